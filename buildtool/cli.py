@@ -1,0 +1,175 @@
+"""The `buildtool` command line: a thin shell over the library.
+
+Every failure a user can cause ends in one line on stderr and exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from . import __version__
+from .errors import BuildtoolError, UsageError
+
+
+def load_model(spec: str):
+    """A path to a .tflite file, or the name of a zoo architecture."""
+    from . import tflite_reader
+
+    if os.path.exists(spec) or spec.endswith(".tflite") or os.sep in spec:
+        return tflite_reader.load(spec)
+    from . import zoo
+
+    if spec in zoo.names():
+        return zoo.build(spec)
+    raise UsageError(f"'{spec}' is neither a model file nor a zoo name (zoo: {', '.join(zoo.names())})")
+
+
+def _write_atomic(path: str, data: bytes) -> None:
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+def cmd_inspect(a) -> int:
+    from .inspect import describe, format_text
+
+    g = load_model(a.model)
+    info = describe(g)
+    print(json.dumps(info, indent=1) if a.json else format_text(info))
+    return 0
+
+
+def add_plan_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--align", type=int, default=16, help="buffer alignment in bytes (default 16)")
+    p.add_argument("--time-budget", type=float, default=2.0, metavar="S",
+                   help="seconds the exact solver may spend (default 2)")
+    p.add_argument("--no-order-search", action="store_true", help="keep the model's operator order")
+    p.add_argument("--no-inplace", action="store_true", help="never run operators in place")
+
+
+def plan_options(a) -> dict:
+    if a.align < 1 or a.align & (a.align - 1):
+        raise UsageError(f"--align {a.align} must be a power of two")
+    if a.time_budget < 0:
+        raise UsageError("--time-budget must not be negative")
+    return {"align": a.align, "time_budget": a.time_budget, "order_search": not a.no_order_search,
+            "inplace": not a.no_inplace}
+
+
+def make_plan(g, a):
+    from .arena import plan_arena
+
+    return plan_arena(g, **plan_options(a))
+
+
+def cmd_plan(a) -> int:
+    g = load_model(a.model)
+    plan = make_plan(g, a)
+    if a.json:
+        print(json.dumps(plan.to_json(), indent=1))
+    else:
+        print(f"{g.name}: arena {plan.arena_bytes} B (lower bound {plan.lower_bound_bytes} B, "
+              f"{'optimal' if plan.optimal else 'not proven optimal'}, planner {plan.planner}); "
+              f"activations total {plan.total_activation_bytes} B; {plan.macs} MACs; params {plan.params_bytes} B")
+    return 0
+
+
+def cmd_zoo(a) -> int:
+    from . import zoo
+    from .tflite_writer import serialize
+
+    if a.list or not a.name:
+        for name, desc in zoo.describe().items():
+            print(f"{name:14s} {desc}")
+        return 0
+    if a.name not in zoo.names():
+        raise UsageError(f"unknown zoo model '{a.name}' (known: {', '.join(zoo.names())})")
+    out = a.output or f"{a.name}.tflite"
+    _write_atomic(out, serialize(zoo.build(a.name)))
+    print(f"wrote {out}")
+    return 0
+
+
+def cmd_run(a) -> int:
+    import numpy as np
+
+    from .executor import run
+
+    g = load_model(a.model)
+    try:
+        x = np.load(a.input, allow_pickle=False)
+    except FileNotFoundError:
+        raise UsageError(f"input file not found: {a.input}") from None
+    except (ValueError, OSError) as e:
+        raise UsageError(f"cannot read input {a.input} as a .npy array: {e}") from None
+    t = g.tensors[g.inputs[0]]
+    if tuple(x.shape) != tuple(t.shape) or x.dtype != np.dtype(t.dtype):
+        raise UsageError(f"input {a.input} is {x.dtype}{list(x.shape)}, the model wants {t.dtype}{list(t.shape)}")
+    plan = make_plan(g, a)
+    outs = run(g, plan, [x])
+    if a.output:
+        import io
+
+        buf = io.BytesIO()
+        np.save(buf, outs[0])
+        _write_atomic(a.output, buf.getvalue())
+    else:
+        print(" ".join(str(int(v)) for v in outs[0].reshape(-1)))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="buildtool", description="int8 TFLite CNN -> memory-planned MCU firmware")
+    p.add_argument("--version", action="version", version=f"buildtool {__version__}")
+    sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
+
+    s = sub.add_parser("inspect", help="ops, tensors, shapes, quantisation, MACs, params, activation bytes")
+    s.add_argument("model", help=".tflite file or zoo name")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(fn=cmd_inspect)
+
+    s = sub.add_parser("plan", help="plan the tensor arena")
+    s.add_argument("model")
+    s.add_argument("--json", action="store_true")
+    add_plan_options(s)
+    s.set_defaults(fn=cmd_plan)
+
+    s = sub.add_parser("zoo", help="write a well-known architecture as an int8 .tflite")
+    s.add_argument("name", nargs="?")
+    s.add_argument("-o", "--output")
+    s.add_argument("--list", action="store_true")
+    s.set_defaults(fn=cmd_zoo)
+
+    s = sub.add_parser("run", help="run the model on the reference executor inside the planned arena")
+    s.add_argument("model")
+    s.add_argument("--input", required=True, help=".npy input tensor")
+    s.add_argument("--output", help=".npy file for the output (default: print it)")
+    add_plan_options(s)
+    s.set_defaults(fn=cmd_run)
+    return p
+
+
+def main(argv=None) -> int:
+    p = build_parser()
+    a = p.parse_args(argv)
+    if not getattr(a, "fn", None):
+        p.print_help()
+        return 2
+    try:
+        return a.fn(a)
+    except BuildtoolError as e:
+        print(f"buildtool: error: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        print("buildtool: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

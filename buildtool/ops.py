@@ -1,0 +1,260 @@
+"""The operators we support: their normalised options, shape checks and MAC counts.
+
+Options keys (all operators):
+  CONV_2D            padding ('SAME'|'VALID'), stride_h, stride_w, dilation_h, dilation_w, activation
+  DEPTHWISE_CONV_2D  as CONV_2D plus depth_multiplier
+  FULLY_CONNECTED    activation, keep_num_dims
+  ADD, MUL           activation
+  CONCATENATION      axis, activation
+  AVERAGE_POOL_2D,
+  MAX_POOL_2D        padding, stride_h, stride_w, filter_h, filter_w, activation
+  MEAN               keep_dims            (axes come from constant input 1)
+  PAD                -                    (paddings come from constant input 1)
+  RESHAPE            -                    (the output tensor's shape is authoritative)
+  SOFTMAX            beta
+  SPLIT              num_splits           (axis comes from constant input 0)
+  STRIDED_SLICE      begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask, offset
+  LOGISTIC, HARD_SWISH, QUANTIZE, DEQUANTIZE: none
+activation is one of 'NONE', 'RELU', 'RELU_N1_TO_1', 'RELU6'.
+"""
+
+from __future__ import annotations
+
+
+from .errors import ModelError
+from .ir import Graph, Operator
+
+SUPPORTED = (
+    "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MUL", "CONCATENATION",
+    "AVERAGE_POOL_2D", "MAX_POOL_2D", "MEAN", "PAD", "RESHAPE", "SOFTMAX", "LOGISTIC",
+    "QUANTIZE", "DEQUANTIZE", "HARD_SWISH", "SPLIT", "STRIDED_SLICE",
+)
+ACTIVATIONS = ("NONE", "RELU", "RELU_N1_TO_1", "RELU6")
+# Element-wise operators whose output may overwrite an input of the same size.
+ELEMENTWISE_INPLACE = ("LOGISTIC", "HARD_SWISH", "QUANTIZE", "ADD", "MUL")
+# Operators that only reinterpret their input's bytes.
+ALIASING = ("RESHAPE",)
+
+
+def conv_out_size(size: int, k: int, stride: int, dilation: int, padding: str) -> int:
+    eff = (k - 1) * dilation + 1
+    if padding == "SAME":
+        return (size + stride - 1) // stride
+    return (size - eff + stride) // stride
+
+
+def conv_padding(size: int, k: int, stride: int, dilation: int, padding: str) -> int:
+    """Leading padding (top or left) as TFLite computes it."""
+    if padding != "SAME":
+        return 0
+    out = conv_out_size(size, k, stride, dilation, padding)
+    eff = (k - 1) * dilation + 1
+    total = max((out - 1) * stride + eff - size, 0)
+    return total // 2
+
+
+def _shape(g: Graph, i: int) -> tuple:
+    return tuple(g.tensors[i].shape)
+
+
+def _need(cond: bool, op: Operator, what: str) -> None:
+    if not cond:
+        raise ModelError(f"operator {op.index} ({op.opcode}): {what}")
+
+
+def _const(g: Graph, op: Operator, pos: int, what: str):
+    _need(len(op.inputs) > pos and op.inputs[pos] >= 0 and g.tensors[op.inputs[pos]].is_const, op,
+          f"{what} (input {pos}) must be a constant tensor")
+    return g.tensors[op.inputs[pos]].data
+
+
+def check_op(g: Graph, op: Operator) -> None:
+    """Semantic checks of one operator: arity, types, shapes. Raises ModelError."""
+    if op.opcode not in SUPPORTED:
+        raise ModelError(f"operator {op.index} is {op.opcode}, which is not supported "
+                         f"(supported: {', '.join(SUPPORTED)})")
+    o = op.options
+    if "activation" in o and o["activation"] not in ACTIVATIONS:
+        raise ModelError(f"operator {op.index} ({op.opcode}): fused activation {o['activation']} is not supported")
+    _need(len(op.outputs) >= 1, op, "has no outputs")
+    act_in = [i for i in op.inputs if i >= 0 and not g.tensors[i].is_const]
+    for t in [g.tensors[i] for i in act_in] + [g.tensors[i] for i in op.outputs]:
+        if op.opcode == "QUANTIZE" and t.index in act_in and t.dtype == "float32":
+            continue
+        if op.opcode == "DEQUANTIZE" and t.index in op.outputs and t.dtype == "float32":
+            continue
+        if t.dtype.startswith("float"):
+            raise ModelError(f"operator {op.index} ({op.opcode}) computes in {t.dtype} (tensor '{t.name}'): "
+                             f"float activations are not supported; convert the model with full-integer int8 "
+                             f"quantisation")
+        if t.dtype != "int8" and op.opcode not in ("RESHAPE",):
+            raise ModelError(f"operator {op.index} ({op.opcode}): tensor '{t.name}' is {t.dtype}; "
+                             f"only int8 activations are supported")
+        if t.quant is None and t.dtype == "int8":
+            raise ModelError(f"operator {op.index} ({op.opcode}): int8 tensor '{t.name}' has no quantisation")
+    fn = _CHECKS.get(op.opcode)
+    if fn:
+        fn(g, op)
+
+
+def _check_conv(g, op):
+    o = op.options
+    _need(len(op.inputs) >= 2 and op.inputs[0] >= 0, op, "needs input and filter")
+    inp, flt, out = _shape(g, op.inputs[0]), _const(g, op, 1, "filter"), _shape(g, op.outputs[0])
+    _need(len(inp) == 4 and len(out) == 4 and flt.ndim == 4, op, "input, filter and output must be 4-D")
+    _need(inp[0] == 1, op, f"batch size {inp[0]} is not supported; convert with batch size 1")
+    _need(g.tensors[op.inputs[1]].dtype == "int8", op, "filter must be int8")
+    dw = op.opcode == "DEPTHWISE_CONV_2D"
+    cout = flt.shape[3] if dw else flt.shape[0]
+    kh, kw = flt.shape[1], flt.shape[2]
+    if dw:
+        _need(flt.shape[0] == 1, op, "depthwise filter must be [1, kh, kw, cout]")
+        _need(cout == inp[3] * o.get("depth_multiplier", 1), op,
+              f"output channels {cout} != input channels {inp[3]} x depth multiplier")
+    else:
+        _need(flt.shape[3] == inp[3], op, f"filter depth {flt.shape[3]} != input channels {inp[3]}")
+    _need(out[3] == cout, op, f"output channels {out[3]} != filter channels {cout}")
+    for k in ("stride_h", "stride_w", "dilation_h", "dilation_w"):
+        _need(1 <= o.get(k, 1) <= 64, op, f"{k} {o.get(k)} out of range")
+    eh = conv_out_size(inp[1], kh, o["stride_h"], o["dilation_h"], o["padding"])
+    ew = conv_out_size(inp[2], kw, o["stride_w"], o["dilation_w"], o["padding"])
+    _need((out[1], out[2]) == (eh, ew), op, f"output size {out[1]}x{out[2]} != expected {eh}x{ew}")
+    if len(op.inputs) > 2 and op.inputs[2] >= 0:
+        b = _const(g, op, 2, "bias")
+        _need(b.size == cout and g.tensors[op.inputs[2]].dtype == "int32", op, "bias must be int32 [cout]")
+    fq = g.tensors[op.inputs[1]].quant
+    _need(fq is not None and len(fq.scale) in (1, cout), op, "filter quantisation must be per-tensor or per-channel")
+
+
+def _check_fc(g, op):
+    _need(len(op.inputs) >= 2, op, "needs input and weights")
+    inp, w, out = _shape(g, op.inputs[0]), _const(g, op, 1, "weights"), _shape(g, op.outputs[0])
+    _need(w.ndim == 2, op, "weights must be 2-D [out, in]")
+    n_in = 1
+    for d in inp:
+        n_in *= d
+    _need(n_in % w.shape[1] == 0, op, f"input size {n_in} is not a multiple of weights depth {w.shape[1]}")
+    _need(out[-1] == w.shape[0], op, f"output size {out[-1]} != weights rows {w.shape[0]}")
+    _need(g.tensors[op.inputs[1]].dtype == "int8", op, "weights must be int8")
+    if len(op.inputs) > 2 and op.inputs[2] >= 0:
+        b = _const(g, op, 2, "bias")
+        _need(b.size == w.shape[0], op, "bias must have one value per output")
+
+
+def _check_binary(g, op):
+    _need(len(op.inputs) == 2, op, "needs two inputs")
+    a, b, out = _shape(g, op.inputs[0]), _shape(g, op.inputs[1]), _shape(g, op.outputs[0])
+    try:
+        import numpy as np
+        bs = tuple(np.broadcast_shapes(a, b))
+    except ValueError:
+        bs = None
+    _need(bs == tuple(out), op, f"input shapes {list(a)} and {list(b)} do not broadcast to {list(out)}")
+
+
+def _check_same(g, op):
+    _need(len(op.inputs) >= 1 and op.inputs[0] >= 0, op, "needs an input")
+    _need(_shape(g, op.inputs[0]) == _shape(g, op.outputs[0]), op, "input and output shapes differ")
+
+
+def _check_concat(g, op):
+    out = _shape(g, op.outputs[0])
+    axis = op.options.get("axis", 0)
+    if axis < 0:
+        axis += len(out)
+    _need(0 <= axis < len(out), op, f"axis {op.options.get('axis')} out of range")
+    total = 0
+    for i in op.inputs:
+        s = _shape(g, i)
+        _need(len(s) == len(out) and all(s[d] == out[d] for d in range(len(out)) if d != axis), op,
+              f"input shape {list(s)} does not fit output {list(out)} on axis {axis}")
+        total += s[axis]
+    _need(total == out[axis], op, f"inputs add up to {total} on axis {axis}, output has {out[axis]}")
+
+
+def _check_pool(g, op):
+    o = op.options
+    inp, out = _shape(g, op.inputs[0]), _shape(g, op.outputs[0])
+    _need(len(inp) == 4 and len(out) == 4 and inp[0] == 1 and inp[3] == out[3], op, "needs [1,H,W,C] in and out")
+    eh = conv_out_size(inp[1], o["filter_h"], o["stride_h"], 1, o["padding"])
+    ew = conv_out_size(inp[2], o["filter_w"], o["stride_w"], 1, o["padding"])
+    _need(o["filter_h"] >= 1 and o["filter_w"] >= 1 and o["stride_h"] >= 1 and o["stride_w"] >= 1, op,
+          "filter and stride must be positive")
+    _need((out[1], out[2]) == (eh, ew), op, f"output size {out[1]}x{out[2]} != expected {eh}x{ew}")
+
+
+def _check_mean(g, op):
+    axes = _const(g, op, 1, "axes").reshape(-1)
+    inp = _shape(g, op.inputs[0])
+    for a in axes:
+        _need(-len(inp) <= int(a) < len(inp), op, f"axis {int(a)} out of range")
+
+
+def _check_pad(g, op):
+    p = _const(g, op, 1, "paddings")
+    inp, out = _shape(g, op.inputs[0]), _shape(g, op.outputs[0])
+    _need(p.shape == (len(inp), 2) and (p >= 0).all(), op, "paddings must be non-negative [rank, 2]")
+    _need(tuple(int(inp[d] + p[d, 0] + p[d, 1]) for d in range(len(inp))) == out, op,
+          "output shape does not match paddings")
+
+
+def _check_reshape(g, op):
+    a, b = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    _need(a.num_elements == b.num_elements, op, f"reshape {list(a.shape)} -> {list(b.shape)} changes size")
+
+
+def _check_split(g, op):
+    axis = int(_const(g, op, 0, "axis").reshape(-1)[0])
+    inp = _shape(g, op.inputs[1])
+    if axis < 0:
+        axis += len(inp)
+    _need(0 <= axis < len(inp), op, "axis out of range")
+    n = len(op.outputs)
+    _need(inp[axis] % n == 0, op, f"dimension {inp[axis]} does not split into {n}")
+
+
+def _check_slice(g, op):
+    for pos, what in ((1, "begin"), (2, "end"), (3, "strides")):
+        _const(g, op, pos, what)
+    st = g.tensors[op.inputs[3]].data
+    _need((st != 0).all(), op, "strides must be non-zero")
+
+
+_CHECKS = {
+    "CONV_2D": _check_conv, "DEPTHWISE_CONV_2D": _check_conv, "FULLY_CONNECTED": _check_fc,
+    "ADD": _check_binary, "MUL": _check_binary, "CONCATENATION": _check_concat,
+    "AVERAGE_POOL_2D": _check_pool, "MAX_POOL_2D": _check_pool, "MEAN": _check_mean, "PAD": _check_pad,
+    "RESHAPE": _check_reshape, "SOFTMAX": _check_same, "LOGISTIC": _check_same, "HARD_SWISH": _check_same,
+    "QUANTIZE": _check_same, "DEQUANTIZE": _check_same, "SPLIT": _check_split, "STRIDED_SLICE": _check_slice,
+}
+
+
+def op_macs(g: Graph, op: Operator) -> int:
+    """Multiply-accumulates of one operator (convolutions and dense layers)."""
+    if op.opcode in ("CONV_2D", "DEPTHWISE_CONV_2D"):
+        out = g.tensors[op.outputs[0]].shape
+        flt = g.tensors[op.inputs[1]].shape
+        per_out = flt[1] * flt[2] * (1 if op.opcode == "DEPTHWISE_CONV_2D" else flt[3])
+        return int(out[1] * out[2] * out[3] * per_out)
+    if op.opcode == "FULLY_CONNECTED":
+        w = g.tensors[op.inputs[1]].shape
+        rows = g.tensors[op.inputs[0]].num_elements // w[1]
+        return int(rows * w[0] * w[1])
+    return 0
+
+
+def graph_macs(g: Graph) -> int:
+    return sum(op_macs(g, op) for op in g.operators)
+
+
+def check_graph(g: Graph) -> None:
+    for op in g.operators:
+        check_op(g, op)
+    for i in g.inputs:
+        t = g.tensors[i]
+        if t.dtype not in ("int8", "float32"):
+            raise ModelError(f"model input '{t.name}' is {t.dtype}; only int8 inputs are supported")
+
+
+__all__ = ["SUPPORTED", "check_op", "check_graph", "op_macs", "graph_macs", "conv_out_size", "conv_padding",
+           "ELEMENTWISE_INPLACE", "ALIASING"]

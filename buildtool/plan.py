@@ -1,0 +1,100 @@
+"""The arena plan: the contract between the planner, the executor, code generation and the daemon.
+
+Vocabulary
+- step s: the s-th operator executed, op index `order[s]`.
+- A *buffer* is one allocation in the arena: [offset, offset + size) reserved over the
+  steps [first_step, last_step] (inclusive). Graph inputs start at step 0; graph outputs end
+  at the last step. A tensor produced at step s starts at s; it ends at the last step that
+  reads it.
+- Several tensors may live in one buffer (aliases): a RESHAPE output shares its input's buffer;
+  an element-wise op run in place writes its output over the input it is the last reader of;
+  a CONCATENATION's inputs are *views* into the output's buffer (each producer writes its
+  channels straight into its slice, with the output's pixel stride).
+- A *scratch* buffer is working memory of one operator (e.g. the channel buffer of an in-place
+  depthwise convolution); it lives only at that operator's step.
+- Every buffer offset is a multiple of `align`, and the packer reserves sizes rounded up to
+  `align`; `arena_bytes` is the end of the highest buffer, rounded up to `align`.
+- lower_bound_bytes = max over steps of the sum of aligned buffer sizes live at that step,
+  for the chosen order and aliasing: no packing of those buffers can be smaller.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+
+def align_up(n: int, a: int) -> int:
+    return (n + a - 1) // a * a
+
+
+@dataclass
+class Buffer:
+    id: int
+    offset: int
+    size: int  # bytes actually used (unaligned)
+    first_step: int
+    last_step: int
+    tensors: list = field(default_factory=list)  # tensor indices stored in this buffer
+    kind: str = "tensor"  # "tensor" | "scratch"
+    op: int = -1  # for scratch: the operator index that owns it
+
+
+@dataclass
+class TensorPlace:
+    index: int  # tensor index in the graph
+    name: str
+    buffer: int  # Buffer.id
+    offset: int  # absolute arena byte offset of the tensor's first element
+    size: int  # bytes of the tensor
+    first_step: int
+    last_step: int
+    pixel_stride: int = 0  # 0 = dense; else bytes between consecutive pixels (concat views, NHWC)
+
+
+@dataclass
+class ArenaPlan:
+    arena_bytes: int
+    lower_bound_bytes: int
+    total_activation_bytes: int
+    order: list  # operator indices in execution order
+    buffers: list  # [Buffer]
+    tensors: dict  # tensor index -> TensorPlace (activation tensors only)
+    scratch: dict = field(default_factory=dict)  # op index -> Buffer (kind == "scratch")
+    inplace_ops: list = field(default_factory=list)  # op indices whose output overwrites an input
+    planner: str = ""
+    optimal: bool = False
+    macs: int = 0
+    params_bytes: int = 0
+    align: int = 16
+
+    def step_of(self) -> dict:
+        return {op: s for s, op in enumerate(self.order)}
+
+    def to_json(self) -> dict:
+        """The documented `buildtool plan --json` form (deterministic key order)."""
+        return {
+            "arena_bytes": self.arena_bytes,
+            "lower_bound_bytes": self.lower_bound_bytes,
+            "total_activation_bytes": self.total_activation_bytes,
+            "planner": self.planner,
+            "optimal": self.optimal,
+            "macs": self.macs,
+            "params_bytes": self.params_bytes,
+            "align": self.align,
+            "order": list(self.order),
+            "inplace_ops": list(self.inplace_ops),
+            "tensors": [asdict(self.tensors[k]) for k in sorted(self.tensors)],
+            "scratch": [asdict(self.scratch[k]) for k in sorted(self.scratch)],
+            "buffers": [asdict(b) for b in self.buffers],
+        }
+
+    @staticmethod
+    def from_json(d: dict) -> "ArenaPlan":
+        tensors = {t["index"]: TensorPlace(**t) for t in d["tensors"]}
+        scratch = {b["op"]: Buffer(**b) for b in d.get("scratch", [])}
+        return ArenaPlan(
+            arena_bytes=d["arena_bytes"], lower_bound_bytes=d["lower_bound_bytes"],
+            total_activation_bytes=d["total_activation_bytes"], order=list(d["order"]),
+            buffers=[Buffer(**b) for b in d["buffers"]], tensors=tensors, scratch=scratch,
+            inplace_ops=list(d.get("inplace_ops", [])), planner=d["planner"], optimal=d["optimal"],
+            macs=d["macs"], params_bytes=d["params_bytes"], align=d.get("align", 16))
