@@ -1,0 +1,45 @@
+"""Shared fixtures. Real-world models come from ../shared/models when it is there (CI has it)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared"))
+SHARED_MODELS = SHARED / "models"
+SHARED_MODEL_NAMES = ["tiny_cnn_32", "dscnn_kws", "resnet_concat_64", "mbv2_w035_144", "mobilenetv2_160_a1"]
+
+
+def shared_model(name: str) -> Path:
+    p = SHARED_MODELS / f"{name}.tflite"
+    if not p.exists():
+        pytest.skip(f"{p} not present (../shared is only on CI and developer machines)")
+    return p
+
+
+def reference_outputs() -> dict:
+    p = SHARED_MODELS / "reference_outputs.json"
+    if not p.exists():
+        pytest.skip("reference_outputs.json not present")
+    return json.loads(p.read_text())["models"]
+
+
+def fixed_input(shape, seed: int = 0) -> np.ndarray:
+    """The input reference_outputs.json was made with."""
+    return np.random.default_rng(seed).integers(-128, 128, size=tuple(shape), dtype=np.int8)
+
+
+def tflm_run(model_bytes: bytes, inputs: list, n_outputs: int = 1) -> list:
+    """Run TFLite Micro's reference interpreter (the correctness oracle)."""
+    from tflite_micro import runtime
+
+    ip = runtime.Interpreter.from_bytes(model_bytes)
+    for i, x in enumerate(inputs):
+        ip.set_input(x, i)
+    ip.invoke()
+    return [np.array(ip.get_output(k)) for k in range(n_outputs)]
