@@ -64,8 +64,9 @@ def parse(data: bytes, name: str = "model", source: str = "<bytes>") -> Graph:
         raise ModelError(f"{source}: corrupt TFLite flatbuffer (cyclic offsets)") from None
     except (struct.error, IndexError, ValueError, TypeError, OverflowError, AttributeError,
             UnicodeDecodeError, KeyError, MemoryError) as e:
-        raise ModelError(f"{source}: corrupt or truncated TFLite flatbuffer ({type(e).__name__}); "
-                         f"re-export the model") from None
+        kind = "read past the end" if isinstance(e, (struct.error, IndexError)) else "inconsistent data"
+        raise ModelError(f"{source}: corrupt or truncated TFLite flatbuffer ({kind}); "
+                         f"re-export the model with the TFLite converter") from None
     validate_graph(g)
     check_graph(g)
     return g

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs everything buildtool needs on a fresh Debian machine (run as root or with sudo available):
+# the cross toolchains and emulators from Debian's packages, then this project with its test extras.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+PKGS="gcc g++ make cmake gcc-arm-none-eabi qemu-system-arm gcc-riscv64-unknown-elf qemu-system-misc"
+missing=""
+for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
+if [ -n "$missing" ]; then
+  echo "install.sh: installing Debian packages:$missing"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+if ! python3 -m pip --version >/dev/null 2>&1; then
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends python3-pip python3-dev >/dev/null
+fi
+PIP="python3 -m pip"
+extra=""
+# Debian's own python refuses system-wide pip installs (PEP 668); this project is a tool, so allow it there.
+if python3 -c 'import sys,sysconfig,os; sys.exit(0 if os.path.exists(os.path.join(sysconfig.get_paths()["stdlib"],"EXTERNALLY-MANAGED")) else 1)'; then
+  extra="--break-system-packages"
+fi
+$PIP install -q $extra --disable-pip-version-check -e ".[test]"
+echo "install.sh: done ($(python3 -m buildtool.cli --version))"
