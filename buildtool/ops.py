@@ -218,6 +218,8 @@ def _check_slice(g, op):
         _const(g, op, pos, what)
     st = g.tensors[op.inputs[3]].data
     _need((st != 0).all(), op, "strides must be non-zero")
+    _need(not op.options.get("ellipsis_mask") and not op.options.get("new_axis_mask"), op,
+          "ellipsis and new-axis masks are not supported")
 
 
 _CHECKS = {

@@ -28,6 +28,11 @@ TYPE_NAMES = {TensorType.FLOAT32: "float32", TensorType.FLOAT16: "float16", Tens
               TensorType.INT8: "int8", TensorType.BOOL: "bool"}
 ACT = {0: "NONE", 1: "RELU", 2: "RELU_N1_TO_1", 3: "RELU6", 4: "TANH", 5: "SIGN_BIT"}
 PAD = {0: "SAME", 1: "VALID"}
+# Inputs an operator cannot run without (the rest are optional, -1 = absent); checked here so that
+# the shape checks never see a missing one.
+REQUIRED_INPUTS = {"CONV_2D": 2, "DEPTHWISE_CONV_2D": 2, "FULLY_CONNECTED": 2, "ADD": 2, "MUL": 2,
+                   "MEAN": 2, "PAD": 2, "SPLIT": 2, "STRIDED_SLICE": 4}
+ALL_REQUIRED = ("ADD", "MUL", "CONCATENATION")
 MAX_TENSORS = 1 << 20
 MAX_FILE = 1 << 31
 
@@ -72,6 +77,11 @@ def parse(data: bytes, name: str = "model", source: str = "<bytes>") -> Graph:
     return g
 
 
+def _text(raw: bytes) -> str:
+    """A name from the file, safe for one-line messages: control characters become '?'."""
+    return "".join(c if c.isprintable() else "?" for c in raw.decode("utf-8", "replace"))
+
+
 class _Reader:
     def __init__(self, buf: bytes, source: str):
         self.buf = buf
@@ -112,7 +122,7 @@ class _Reader:
             code = max(int(oc.BuiltinCode()), int(oc.DeprecatedBuiltinCode()))
             if code == BuiltinOperator.CUSTOM:
                 cc = oc.CustomCode()
-                codes.append("CUSTOM:" + (cc.decode("utf-8", "replace") if cc else "?"))
+                codes.append("CUSTOM:" + (_text(cc) if cc else "?"))
             else:
                 codes.append(OPCODE_NAMES.get(code, f"UNKNOWN_{code}"))
         nbuf = self._len(m.BuffersLength(), 4, "buffer list")
@@ -137,6 +147,9 @@ class _Reader:
             if opcode not in SUPPORTED:
                 self.fail(f"operator {i} is {opcode}, which is not supported "
                           f"(supported: {', '.join(SUPPORTED)})")
+            need = REQUIRED_INPUTS.get(opcode, 1)
+            if len(ins) < need or any(t < 0 for t in (ins if opcode in ALL_REQUIRED else ins[:need])):
+                self.fail(f"operator {i} ({opcode}) lacks a required input (inputs {list(ins)}, needs {need})")
             ops.append(Operator(i, opcode, ins, outs, self._options(op, opcode, i)))
         inputs = [int(x) for x in self._ivec(sg.InputsLength(), sg.Inputs, "subgraph inputs")]
         outputs = [int(x) for x in self._ivec(sg.OutputsLength(), sg.Outputs, "subgraph outputs")]
@@ -150,7 +163,7 @@ class _Reader:
     def _tensor(self, m, t, i, nbuf) -> Tensor:
         self._table_ok(t, f"tensor {i}")
         nm = t.Name()
-        name = nm.decode("utf-8", "replace") if nm else f"t{i}"
+        name = _text(nm) if nm else f"t{i}"
         ttype = t.Type()
         if ttype not in TYPE_NAMES:
             self.fail(f"tensor {i} '{name}' has unsupported type {ttype}")

@@ -1,0 +1,91 @@
+"""Arena planning benchmark: our arena against the lower bound and TFLite Micro's planner.
+
+    python benchmarks/arena.py [--time-budget S] [--align N]
+
+Prints a markdown table (the one in docs/arena.md): for every shared model (../shared/models,
+when present) and every zoo model: total activation bytes, the lower bound in the model's order
+without in-place (what any liveness planner can at best reach), our lower bound and arena
+(order search and in-place on), the winning packer, whether it is proven optimal, TFLite Micro's
+planned arena (measured: the non-persistent "head" its RecordingMicroAllocator reports), and the
+planning time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import os
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from buildtool import zoo  # noqa: E402
+from buildtool.arena import plan_arena  # noqa: E402
+from buildtool.tflite_reader import load  # noqa: E402
+from buildtool.tflite_writer import serialize  # noqa: E402
+
+SHARED = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared")) / "models"
+SHARED_NAMES = ["tiny_cnn_32", "dscnn_kws", "resnet_concat_64", "mbv2_w035_144", "mobilenetv2_160_a1"]
+
+
+def tflm_arena(model: bytes) -> int:
+    """Bytes TFLite Micro's planner gives the activations (the arena head), read from the allocation
+    report its C++ prints to file descriptor 2."""
+    from tflite_micro import runtime
+
+    ip = runtime.Interpreter.from_bytes(model)
+    with tempfile.TemporaryFile() as f:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(f.fileno(), 2)
+        try:
+            ip.print_allocations()
+        finally:
+            ctypes.CDLL(None).fflush(None)  # the C++ side prints through C stdio
+            os.dup2(saved, 2)
+            os.close(saved)
+        f.seek(0)
+        text = f.read().decode(errors="replace")
+    m = re.search(r"Arena allocation head (\d+) bytes", text)
+    if not m:
+        raise RuntimeError("TFLite Micro printed no arena head figure")
+    return int(m.group(1))
+
+
+def models():
+    for name in SHARED_NAMES:
+        p = SHARED / f"{name}.tflite"
+        if p.exists():
+            yield name, load(p), p.read_bytes()
+    for name in zoo.names():
+        g = zoo.build(name)
+        yield f"zoo:{name}", g, serialize(g)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--time-budget", type=float, default=2.0)
+    ap.add_argument("--align", type=int, default=16)
+    a = ap.parse_args(argv)
+    print("| model | activations total | bound, model order | our bound | our arena | planner | optimal "
+          "| TFLM arena | ours vs TFLM | in-place ops | planning time |")
+    print("|---|---:|---:|---:|---:|---|---|---:|---:|---:|---:|")
+    for name, g, data in models():
+        plain = plan_arena(g, align=a.align, time_budget=0, order_search=False, inplace=False)
+        t0 = time.perf_counter()
+        p = plan_arena(g, align=a.align, time_budget=a.time_budget)
+        dt = time.perf_counter() - t0
+        tflm = tflm_arena(data)
+        print(f"| {name} | {p.total_activation_bytes:,} | {plain.lower_bound_bytes:,} | {p.lower_bound_bytes:,} "
+              f"| {p.arena_bytes:,} | {p.planner} | {'yes' if p.optimal else 'no'} | {tflm:,} "
+              f"| {100.0 * (p.arena_bytes - tflm) / tflm:+.1f}% | {len(p.inplace_ops)} | {dt:.2f} s |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

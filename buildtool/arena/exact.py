@@ -1,0 +1,45 @@
+"""Exact packing with OR-Tools CP-SAT: offsets are variables, buffers live at a common step may
+not overlap (NoOverlap2D over fixed time intervals), minimise the arena top.
+
+Seeded with the best heuristic packing (hint and upper bound) and the lower bound, so it only
+ever improves on the heuristics and stops as soon as it reaches the bound. One worker, a fixed
+seed and a deterministic-time limit keep the answer independent of machine load.
+"""
+
+from __future__ import annotations
+
+
+def solve(bufs: list, hint: list, lower: int, upper: int, time_budget: float) -> tuple:
+    """bufs = [(units, first, last)] -> (offsets, top, proven_optimal, deterministic seconds used)."""
+    from ortools.sat.python import cp_model
+
+    m = cp_model.CpModel()
+    xs, xi, ti = [], [], []
+    for k, (u, f, l) in enumerate(bufs):
+        x = m.NewIntVar(0, max(upper - u, 0), f"x{k}")
+        xs.append(x)
+        xi.append(m.NewFixedSizeIntervalVar(x, u, f"xi{k}"))
+        ti.append(m.NewFixedSizeIntervalVar(f, l - f + 1, f"ti{k}"))
+    t = m.NewIntVar(lower, upper, "top")
+    for x, (u, _, _) in zip(xs, bufs):
+        m.Add(x + u <= t)
+    m.AddNoOverlap2D(xi, ti)
+    m.Minimize(t)
+    for x, h in zip(xs, hint):
+        m.AddHint(x, h)
+    s = cp_model.CpSolver()
+    p = s.parameters
+    p.num_workers = 1
+    p.random_seed = 0
+    p.max_deterministic_time = max(time_budget, 0.0)
+    # wall-clock cap only as a safety net; the deterministic limit normally stops it first
+    p.max_time_in_seconds = max(4.0 * time_budget, 1.0)
+    st = s.Solve(m)
+    used = s.deterministic_time
+    if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return list(hint), upper, False, used
+    offs = [int(s.Value(x)) for x in xs]
+    top = max((o + b[0] for o, b in zip(offs, bufs)), default=0)
+    if top > upper:
+        return list(hint), upper, False, used
+    return offs, top, st == cp_model.OPTIMAL, used

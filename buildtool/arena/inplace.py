@@ -1,0 +1,74 @@
+"""In-place candidates and the choice among them.
+
+- RESHAPE: the output always aliases its input (no copy).
+- Element-wise LOGISTIC, HARD_SWISH, QUANTIZE, ADD, MUL: the output overwrites an input of the
+  same shape that this operator is the last reader of.
+- CONCATENATION: its inputs are views into the output's buffer (each producer writes its slice),
+  when every input is read only by the concat, is no graph input/output, has the output's
+  quantisation and the concat has no fused activation.
+- DEPTHWISE_CONV_2D with depth multiplier 1: the output overwrites its dying input, one channel
+  plane at a time through an H_in x W_in scratch buffer live only at that step.
+
+A candidate is kept only when it lowers the peak: start from all of them and drop, last first,
+every one whose removal does not raise the lower bound.
+"""
+
+from __future__ import annotations
+
+from ..ir import Graph
+from ..ops import ELEMENTWISE_INPLACE
+from .liveness import Decision, build_buffers, concat_geometry, lower_bound, tensor_intervals
+
+
+def reshape_decisions(g: Graph, order: list) -> list:
+    return [Decision("reshape", oi) for oi in order if g.operators[oi].opcode == "RESHAPE"
+            and not g.tensors[g.operators[oi].inputs[0]].is_const]
+
+
+def candidates(g: Graph, order: list) -> list:
+    """Every in-place decision that may be legal in this order (concat views first)."""
+    iv = tensor_intervals(g, order)
+    cons = g.consumers()
+    outs, ins = set(g.outputs), set(g.inputs)
+    concat, other = [], []
+    for s, oi in enumerate(order):
+        op = g.operators[oi]
+        o = g.tensors[op.outputs[0]]
+        if op.opcode == "CONCATENATION" and op.options.get("activation", "NONE") == "NONE":
+            xs = list(op.inputs)
+            if (all(i >= 0 and not g.tensors[i].is_const for i in xs) and len(set(xs)) == len(xs)
+                    and all(cons.get(i) == [oi] and i not in outs and i not in ins
+                            and g.tensors[i].dtype == o.dtype and g.tensors[i].quant == o.quant for i in xs)
+                    and concat_geometry(g, op) is not None):
+                concat.append(Decision("concat", oi))
+        elif op.opcode in ELEMENTWISE_INPLACE:
+            for x in g.act_inputs(op):
+                t = g.tensors[x]
+                if (tuple(t.shape) == tuple(o.shape) and t.nbytes == o.nbytes and iv[x][1] == s
+                        and x not in outs):
+                    other.append(Decision("elementwise", oi, x))
+        elif op.opcode == "DEPTHWISE_CONV_2D" and op.options.get("depth_multiplier", 1) == 1:
+            x = op.inputs[0]
+            t = g.tensors[x]
+            if (len(t.shape) == 4 and t.shape[3] == o.shape[3] and t.dtype == o.dtype == "int8"
+                    and iv[x][1] == s and x not in outs):
+                other.append(Decision("depthwise", oi, x))
+    return concat + other
+
+
+def choose(g: Graph, order: list, align: int) -> list:
+    """The in-place decisions (after the RESHAPE aliases) that the lower bound says are worth it."""
+    base = reshape_decisions(g, order)
+    n = len(order)
+
+    def lb(ds):
+        bufs, applied = build_buffers(g, order, base + ds)
+        return lower_bound(bufs, n, align), applied[len([d for d in applied if d.kind == "reshape"]):]
+
+    cur_lb, cur = lb(candidates(g, order))
+    for d in reversed(list(cur)):
+        trial = [c for c in cur if c != d]
+        t_lb, t_applied = lb(trial)
+        if t_lb <= cur_lb:
+            cur_lb, cur = t_lb, t_applied
+    return base + cur

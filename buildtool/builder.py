@@ -1,0 +1,442 @@
+"""Build int8 graphs programmatically, calibrated as they are built.
+
+Random int8 networks collapse to constants unless every layer's quantisation
+fits the values that really reach it. So the builder carries a float forward
+pass of a seeded calibration batch alongside the graph (uniform random int8
+inputs, like the fixed test input) and simulates the int8 model: weights and
+biases are used as their quantised values, every activation is rounded to its
+int8 grid. Convolutions normalise each output channel to unit variance on the
+batch (batch-norm folding with random gamma/beta), so activations keep a
+sensible scale at any depth. Output scales and zero points come from the
+observed range. Everything is drawn from one seeded numpy RNG: the same calls
+give the same graph, bit for bit.
+
+Each op method takes activation tensor indices and returns the output index.
+`out_quant=(scale, zero_point)` overrides calibration and `seed=` gives a
+weighted op its own weight stream, for tests.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import ops
+from .ir import NUMPY_DTYPE, Graph, Operator, Quant, Tensor, validate_graph
+
+_ACT = {"NONE": (-np.inf, np.inf), "RELU": (0.0, np.inf), "RELU_N1_TO_1": (-1.0, 1.0), "RELU6": (0.0, 6.0)}
+_FIXED_01 = (1.0 / 256.0, -128)  # TFLM's required output quantisation of int8 SOFTMAX and LOGISTIC
+
+
+def _pair(v) -> tuple:
+    return (int(v), int(v)) if np.isscalar(v) else (int(v[0]), int(v[1]))
+
+
+def _quant(scale, zp, axis: int = 0) -> Quant:
+    return Quant(np.atleast_1d(np.asarray(scale, dtype=np.float32)),
+                 np.atleast_1d(np.asarray(zp, dtype=np.int64)), axis)
+
+
+def range_quant(lo: float, hi: float) -> tuple:
+    """Asymmetric int8 (scale, zero_point) covering [lo, hi] and exactly representing 0."""
+    lo, hi = min(float(lo), 0.0), max(float(hi), 0.0)
+    if hi - lo < 1e-6:
+        hi = lo + 1e-3
+    scale = np.float32((hi - lo) / 255.0)
+    zp = int(np.clip(np.round(-128 - lo / float(scale)), -128, 127))
+    return float(scale), zp
+
+
+def fake_quant(x: np.ndarray, scale: float, zp: int) -> np.ndarray:
+    """x rounded to the int8 grid and back (what the int8 model sees)."""
+    q = np.clip(np.round(x / scale) + zp, -128, 127)
+    return ((q - zp) * scale).astype(np.float32)
+
+
+def _pad_amounts(size, k, stride, dilation, padding):
+    out = ops.conv_out_size(size, k, stride, dilation, padding)
+    if padding != "SAME":
+        return out, 0, 0
+    total = max((out - 1) * stride + (k - 1) * dilation + 1 - size, 0)
+    return out, total // 2, total - total // 2
+
+
+def _windows(x, kh, kw, sh, sw, dh, dw, padding, fill=0.0):
+    """Yield (i, j, slice of padded x) for every filter tap: output-shaped views, no copies per tap."""
+    n, h, w, c = x.shape
+    oh, pt, pb = _pad_amounts(h, kh, sh, dh, padding)
+    ow, pl, pr = _pad_amounts(w, kw, sw, dw, padding)
+    xp = np.pad(x, ((0, 0), (pt, pb), (pl, pr), (0, 0)), constant_values=fill) if pt + pb + pl + pr else x
+    for i in range(kh):
+        for j in range(kw):
+            yield i, j, xp[:, i * dh: i * dh + (oh - 1) * sh + 1: sh, j * dw: j * dw + (ow - 1) * sw + 1: sw, :]
+
+
+class GraphBuilder:
+    """Append operators to a graph; finish() validates and returns it."""
+
+    def __init__(self, name: str = "model", seed: int = 0, calib_batch: int = 4, description: str = ""):
+        self.name, self.description = name, description
+        self.rng = np.random.default_rng(seed)
+        self.calib_rng = np.random.default_rng(seed + 1_000_003)
+        self.batch = calib_batch
+        self.tensors: list = []
+        self.operators: list = []
+        self.inputs: list = []
+        self.values: dict = {}  # tensor index -> float calibration batch (dequantised int8 values)
+
+    # -- tensors --------------------------------------------------------------
+    def _tensor(self, name, shape, dtype="int8", quant=None, data=None) -> int:
+        i = len(self.tensors)
+        if data is not None:
+            data = np.asarray(data, dtype=NUMPY_DTYPE[dtype]).reshape(shape)
+        self.tensors.append(Tensor(i, name, tuple(int(d) for d in shape), dtype, quant, data))
+        return i
+
+    def const(self, name, data, dtype, quant=None) -> int:
+        data = np.asarray(data)
+        return self._tensor(name, data.shape, dtype, quant, data)
+
+    def _op(self, opcode, inputs, outputs, options=None) -> Operator:
+        op = Operator(len(self.operators), opcode, tuple(inputs), tuple(outputs), dict(options or {}))
+        self.operators.append(op)
+        return op
+
+    def _act_out(self, opname, value, activation="NONE", out_quant=None, shape=None) -> int:
+        """Quantise a float result and make its tensor (batch dimension 1 in the graph)."""
+        lo, hi = _ACT[activation]
+        value = np.clip(value, lo, hi).astype(np.float32)
+        scale, zp = out_quant if out_quant is not None else range_quant(value.min(), value.max())
+        shape = shape if shape is not None else (1,) + value.shape[1:]
+        t = self._tensor(f"{opname}/out", shape, "int8", _quant(scale, zp))
+        self.values[t] = fake_quant(value, scale, zp)
+        return t
+
+    def simulate(self, t: int, sample: int = 0) -> np.ndarray:
+        """Int8 codes of tensor t for one calibration sample, as the builder's simulation computed them."""
+        s, zp = self.quant_of(t)
+        v = self.values[t]
+        return np.clip(np.round(v / s) + zp, -128, 127).astype(np.int8).reshape(-1)[
+            sample * self.tensors[t].num_elements:(sample + 1) * self.tensors[t].num_elements].reshape(self.shape(t))
+
+    def shape(self, t: int) -> tuple:
+        return self.tensors[t].shape
+
+    def quant_of(self, t: int) -> tuple:
+        return self.tensors[t].scale, self.tensors[t].zero_point
+
+    def _rng(self, seed):
+        """Weights come from the builder's stream, or from their own when an op gets a seed."""
+        return self.rng if seed is None else np.random.default_rng(seed)
+
+    def _name(self, kind: str) -> str:
+        return f"{kind}_{len(self.operators)}"
+
+    # -- inputs ---------------------------------------------------------------
+    def input(self, shape, scale: float = 1.0 / 128, zp: int = 0, dtype: str = "int8", name: str = "input",
+              calib=None) -> int:
+        """A model input. Calibration uses uniform random int8 codes (float inputs: uniform in [-1, 1]);
+        calib (int8 codes, one row per sample) replaces the first samples, e.g. to simulate a known input."""
+        shape = tuple(int(d) for d in shape)
+        cal = (self.batch,) + shape[1:]
+        if dtype == "int8":
+            t = self._tensor(name, shape, "int8", _quant(scale, zp))
+            q = self.calib_rng.integers(-128, 128, size=cal)
+            if calib is not None:
+                calib = np.asarray(calib).reshape((-1,) + shape[1:])[:self.batch]
+                q[:len(calib)] = calib
+            self.values[t] = ((q - zp) * np.float32(scale)).astype(np.float32)
+        else:
+            t = self._tensor(name, shape, dtype)
+            self.values[t] = self.calib_rng.uniform(-1, 1, size=cal).astype(np.float32)
+        self.inputs.append(t)
+        return t
+
+    # -- weighted layers ------------------------------------------------------
+    def _fold(self, rng, y, w, b, axis_c, normalize, out_std=1.0):
+        """Batch-norm folding: scale each output channel to unit variance and shift by a random beta."""
+        c = y.shape[-1]
+        red = tuple(range(y.ndim - 1))
+        if normalize:
+            mean, std = y.mean(axis=red), y.std(axis=red)
+            std = np.where(std > 1e-6, std, 1.0)
+            gamma = rng.uniform(0.5, 1.5, size=c).astype(np.float32)
+            beta = rng.normal(0.0, 0.25, size=c).astype(np.float32)
+            g = gamma / std
+        else:  # one scale for the whole layer (dense heads: keep the spread between outputs)
+            mean = np.full(c, y.mean(), np.float32)
+            g = np.full(c, out_std / max(float(y.std()), 1e-6), np.float32)
+            beta = np.zeros(c, np.float32)
+        shape = [1] * w.ndim
+        shape[axis_c] = c
+        return w * g.reshape(shape), (b - mean) * g + beta
+
+    def _quant_weights(self, w, axis_c):
+        red = tuple(d for d in range(w.ndim) if d != axis_c)
+        sw = np.abs(w).max(axis=red) / 127.0
+        sw = np.where(sw > 0, sw, 1e-6).astype(np.float32)
+        shape = [1] * w.ndim
+        shape[axis_c] = len(sw)
+        wq = np.clip(np.round(w / sw.reshape(shape)), -127, 127).astype(np.int8)
+        return wq, sw, sw.reshape(shape)
+
+    def _weighted(self, rng, kind, opcode, x, w, y_fn, axis_c, activation, out_quant, normalize, options,
+                  out_shape, bias=True, out_std=1.0):
+        """Fold, quantise, add weight/bias constants and the operator; y_fn(w) is the float layer."""
+        name = self._name(kind)
+        xv = self.values[x]
+        b = np.zeros(w.shape[axis_c], np.float32)
+        w, b = self._fold(rng, y_fn(xv, w), w, b, axis_c, normalize, out_std)
+        wq, sw, sw_b = self._quant_weights(w, axis_c)
+        s_in = self.tensors[x].scale
+        bscale = (np.float64(s_in) * sw.astype(np.float64)).astype(np.float32)
+        bq = np.clip(np.round(b / bscale), -(2 ** 31), 2 ** 31 - 1).astype(np.int32)
+        ti_w = self.const(f"{name}/weights", wq, "int8", _quant(sw, np.zeros(len(sw)), axis_c))
+        ins = [x, ti_w]
+        y = y_fn(xv, wq.astype(np.float32) * sw_b)
+        if bias:
+            ins.append(self.const(f"{name}/bias", bq, "int32", _quant(bscale, np.zeros(len(bscale)))))
+            y = y + (bq * bscale).astype(np.float32)
+        out = self._act_out(name, y, activation, out_quant, out_shape)
+        self._op(opcode, ins, [out], options)
+        return out
+
+    def conv2d(self, x, cout, k=3, stride=1, padding="SAME", activation="RELU6", dilation=1, *,
+               bias=True, normalize=True, out_quant=None, seed=None) -> int:
+        """CONV_2D with He-normal weights [cout, kh, kw, cin], per-channel int8."""
+        (kh, kw), (sh, sw), (dh, dw) = _pair(k), _pair(stride), _pair(dilation)
+        _, h, wd, cin = self.shape(x)
+        rng = self._rng(seed)
+        w = rng.normal(0, np.sqrt(2.0 / (kh * kw * cin)), size=(cout, kh, kw, cin)).astype(np.float32)
+
+        def f(xv, w):
+            y = 0
+            for i, j, win in _windows(xv, kh, kw, sh, sw, dh, dw, padding):
+                y = y + win @ w[:, i, j, :].T
+            return y
+
+        oh, ow = ops.conv_out_size(h, kh, sh, dh, padding), ops.conv_out_size(wd, kw, sw, dw, padding)
+        opts = {"padding": padding, "stride_h": sh, "stride_w": sw, "dilation_h": dh, "dilation_w": dw,
+                "activation": activation}
+        return self._weighted(rng, "conv", "CONV_2D", x, w, f, 0, activation, out_quant, normalize, opts,
+                              (1, oh, ow, cout), bias)
+
+    def depthwise(self, x, k=3, stride=1, padding="SAME", activation="RELU6", multiplier=1, dilation=1, *,
+                  bias=True, normalize=True, out_quant=None, seed=None) -> int:
+        """DEPTHWISE_CONV_2D, weights [1, kh, kw, cin*multiplier], per-channel int8 on axis 3."""
+        (kh, kw), (sh, sw), (dh, dw) = _pair(k), _pair(stride), _pair(dilation)
+        _, h, wd, cin = self.shape(x)
+        cout = cin * multiplier
+        rng = self._rng(seed)
+        w = rng.normal(0, np.sqrt(2.0 / (kh * kw)), size=(1, kh, kw, cout)).astype(np.float32)
+
+        def f(xv, w):
+            if multiplier > 1:
+                xv = np.repeat(xv, multiplier, axis=3)
+            y = 0
+            for i, j, win in _windows(xv, kh, kw, sh, sw, dh, dw, padding):
+                y = y + win * w[0, i, j, :]
+            return y
+
+        oh, ow = ops.conv_out_size(h, kh, sh, dh, padding), ops.conv_out_size(wd, kw, sw, dw, padding)
+        opts = {"padding": padding, "stride_h": sh, "stride_w": sw, "dilation_h": dh, "dilation_w": dw,
+                "activation": activation, "depth_multiplier": multiplier}
+        return self._weighted(rng, "dwconv", "DEPTHWISE_CONV_2D", x, w, f, 3, activation, out_quant, normalize, opts,
+                              (1, oh, ow, cout), bias)
+
+    def fully_connected(self, x, units, activation="NONE", *, bias=True, out_std=2.0, normalize=False,
+                        out_quant=None, seed=None) -> int:
+        """FULLY_CONNECTED over the flattened input; weights [units, in], per-channel int8.
+
+        Without normalize the layer is scaled as a whole to out_std, so outputs keep their spread.
+        """
+        n_in = self.shape(x)[-1]
+        rows = self.tensors[x].num_elements // n_in
+        rng = self._rng(seed)
+        w = rng.normal(0, np.sqrt(2.0 / n_in), size=(units, n_in)).astype(np.float32)
+
+        def f(xv, w):
+            return xv.reshape(-1, n_in) @ w.T
+
+        opts = {"activation": activation, "keep_num_dims": False}
+        out = self._weighted(rng, "fc", "FULLY_CONNECTED", x, w, f, 0, activation, out_quant, normalize, opts,
+                             (rows, units), bias, out_std)
+        return out
+
+    # -- element-wise and shape ops ------------------------------------------
+    def _binary(self, opcode, a, b, activation, out_quant):
+        va, vb = self.values[a], self.values[b]
+        y = va + vb if opcode == "ADD" else va * vb
+        shape = tuple(np.broadcast_shapes(self.shape(a), self.shape(b)))
+        out = self._act_out(self._name(opcode.lower()), y, activation, out_quant, shape)
+        self._op(opcode, [a, b], [out], {"activation": activation})
+        return out
+
+    def add(self, a, b, activation="NONE", *, out_quant=None) -> int:
+        return self._binary("ADD", a, b, activation, out_quant)
+
+    def mul(self, a, b, activation="NONE", *, out_quant=None) -> int:
+        return self._binary("MUL", a, b, activation, out_quant)
+
+    def _same_quant_out(self, kind, x, value, shape=None, activation="NONE") -> int:
+        """Output sharing x's quantisation (ops that move int8 values without rescaling)."""
+        s, zp = self.quant_of(x)
+        return self._act_out(self._name(kind), value, activation, (s, zp), shape)
+
+    def concat(self, xs, axis=-1, activation="NONE", *, out_quant=None) -> int:
+        """CONCATENATION. TFLM needs one quantisation for all inputs and the output, so inputs
+        with another one are first requantised with QUANTIZE ops."""
+        xs = list(xs)
+        if out_quant is None:
+            lo = min(float(self.values[x].min()) for x in xs)
+            hi = max(float(self.values[x].max()) for x in xs)
+            out_quant = range_quant(lo, hi)
+        out_quant = (float(np.float32(out_quant[0])), int(out_quant[1]))
+        xs = [x if self.quant_of(x) == tuple(out_quant) else self.quantize(x, *out_quant) for x in xs]
+        rank = len(self.shape(xs[0]))
+        ax = axis + rank if axis < 0 else axis
+        shape = list(self.shape(xs[0]))
+        shape[ax] = sum(self.shape(x)[ax] for x in xs)
+        y = np.concatenate([self.values[x] for x in xs], axis=ax)
+        out = self._act_out(self._name("concat"), y, activation, out_quant, tuple(shape))
+        self._op("CONCATENATION", xs, [out], {"axis": axis, "activation": activation})
+        return out
+
+    def _pool(self, opcode, x, k, stride, padding, activation):
+        (kh, kw) = _pair(k)
+        sh, sw = _pair(stride if stride is not None else k)
+        xv = self.values[x]
+        if opcode == "MAX_POOL_2D":
+            y = None
+            for _, _, win in _windows(xv, kh, kw, sh, sw, 1, 1, padding, fill=-np.inf):
+                y = win if y is None else np.maximum(y, win)
+        else:  # TFLite averages over the taps inside the input only
+            ones = np.ones((1,) + xv.shape[1:3] + (1,), np.float32)
+            tot = sum(win for _, _, win in _windows(xv, kh, kw, sh, sw, 1, 1, padding))
+            cnt = sum(win for _, _, win in _windows(ones, kh, kw, sh, sw, 1, 1, padding))
+            y = tot / cnt
+        out = self._same_quant_out(opcode.lower(), x, y, None, activation)
+        self._op(opcode, [x], [out], {"padding": padding, "stride_h": sh, "stride_w": sw, "filter_h": kh,
+                                      "filter_w": kw, "activation": activation})
+        return out
+
+    def avg_pool(self, x, k=2, stride=None, padding="VALID", activation="NONE") -> int:
+        return self._pool("AVERAGE_POOL_2D", x, k, stride, padding, activation)
+
+    def max_pool(self, x, k=2, stride=None, padding="VALID", activation="NONE") -> int:
+        return self._pool("MAX_POOL_2D", x, k, stride, padding, activation)
+
+    def mean(self, x, axes=(1, 2), keep_dims=False, *, out_quant=None) -> int:
+        name = self._name("mean")
+        rank = len(self.shape(x))
+        axes = tuple(a + rank if a < 0 else a for a in axes)
+        y = self.values[x].mean(axis=axes, keepdims=keep_dims)
+        shape = tuple(1 if d in axes else n for d, n in enumerate(self.shape(x)) if keep_dims or d not in axes)
+        ax = self.const(f"{name}/axes", np.array(axes, np.int32), "int32")
+        out = self._act_out(name, y, "NONE", out_quant, shape)
+        self._op("MEAN", [x, ax], [out], {"keep_dims": keep_dims})
+        return out
+
+    def pad(self, x, paddings) -> int:
+        """PAD with the zero point (real zero); paddings [[before, after]] per dimension."""
+        name = self._name("pad")
+        p = np.asarray(paddings, np.int32).reshape(-1, 2)
+        y = np.pad(self.values[x], [(0, 0)] + [tuple(r) for r in p[1:]])
+        shape = tuple(int(n + p[d].sum()) for d, n in enumerate(self.shape(x)))
+        pt = self.const(f"{name}/paddings", p, "int32")
+        out = self._same_quant_out("pad", x, y, shape)
+        self._op("PAD", [x, pt], [out])
+        return out
+
+    def reshape(self, x, shape) -> int:
+        name = self._name("reshape")
+        shape = tuple(int(d) for d in shape)
+        st = self.const(f"{name}/shape", np.array(shape, np.int32), "int32")
+        y = self.values[x].reshape((self.batch,) + shape[1:])
+        out = self._same_quant_out("reshape", x, y, shape)
+        self._op("RESHAPE", [x, st], [out])
+        return out
+
+    def softmax(self, x, beta=1.0) -> int:
+        v = self.values[x] * beta
+        e = np.exp(v - v.max(axis=-1, keepdims=True))
+        out = self._act_out(self._name("softmax"), e / e.sum(axis=-1, keepdims=True), "NONE", _FIXED_01,
+                            self.shape(x))
+        self._op("SOFTMAX", [x], [out], {"beta": float(beta)})
+        return out
+
+    def logistic(self, x) -> int:
+        y = 1.0 / (1.0 + np.exp(-self.values[x]))
+        out = self._act_out(self._name("logistic"), y, "NONE", _FIXED_01, self.shape(x))
+        self._op("LOGISTIC", [x], [out])
+        return out
+
+    def hard_swish(self, x, *, out_quant=None) -> int:
+        v = self.values[x]
+        out = self._act_out(self._name("hard_swish"), v * np.clip(v + 3, 0, 6) / 6, "NONE", out_quant,
+                            self.shape(x))
+        self._op("HARD_SWISH", [x], [out])
+        return out
+
+    def quantize(self, x, scale=None, zp=None) -> int:
+        """QUANTIZE float -> int8, or requantise int8 -> int8 (scale None: from the observed range)."""
+        v = self.values[x]
+        q = range_quant(v.min(), v.max()) if scale is None else (scale, 0 if zp is None else zp)
+        out = self._act_out(self._name("quantize"), v, "NONE", q, self.shape(x))
+        self._op("QUANTIZE", [x], [out])
+        return out
+
+    def dequantize(self, x) -> int:
+        name = self._name("dequantize")
+        out = self._tensor(f"{name}/out", self.shape(x), "float32")
+        self.values[out] = self.values[x]
+        self._op("DEQUANTIZE", [x], [out])
+        return out
+
+    def split(self, x, n, axis=-1) -> list:
+        name = self._name("split")
+        ax = self.const(f"{name}/axis", np.array(axis, np.int32), "int32")
+        rank = len(self.shape(x))
+        a = axis + rank if axis < 0 else axis
+        shape = list(self.shape(x))
+        shape[a] //= n
+        outs = [self._same_quant_out("split", x, v, tuple(shape)) for v in np.split(self.values[x], n, axis=a)]
+        self._op("SPLIT", [ax, x], outs, {"num_splits": n})
+        return outs
+
+    def strided_slice(self, x, begin, end, strides=None, begin_mask=0, end_mask=0, shrink_axis_mask=0) -> int:
+        """STRIDED_SLICE with positive strides; masks as TFLite's (bit d applies to dimension d)."""
+        name = self._name("slice")
+        shape = self.shape(x)
+        strides = strides if strides is not None else [1] * len(shape)
+        sl, out_shape = [slice(None)], []
+        for d, n in enumerate(shape):
+            b = 0 if begin_mask >> d & 1 else begin[d]
+            e = n if end_mask >> d & 1 else end[d]
+            s = slice(b, e, strides[d]) if not shrink_axis_mask >> d & 1 else slice(b, b + 1)
+            size = len(range(*s.indices(n)))
+            if d > 0:
+                sl.append(s)
+            if not shrink_axis_mask >> d & 1:
+                out_shape.append(size)
+        y = self.values[x][tuple(sl)]
+        y = y.reshape((self.batch,) + tuple(out_shape[1:]))
+        ins = [x] + [self.const(f"{name}/{k}", np.array(v, np.int32), "int32")
+                     for k, v in (("begin", begin), ("end", end), ("strides", strides))]
+        out = self._same_quant_out("slice", x, y, tuple(out_shape))
+        self._op("STRIDED_SLICE", ins, [out], {"begin_mask": begin_mask, "end_mask": end_mask, "ellipsis_mask": 0,
+                                              "new_axis_mask": 0, "shrink_axis_mask": shrink_axis_mask,
+                                              "offset": False})
+        return out
+
+    # -- result ---------------------------------------------------------------
+    def finish(self, outputs=None) -> Graph:
+        """The graph (outputs default to the last operator's outputs), validated and op-checked."""
+        if outputs is None:
+            outputs = list(self.operators[-1].outputs)
+        elif np.isscalar(outputs):
+            outputs = [outputs]
+        g = Graph(list(self.tensors), list(self.operators), list(self.inputs), [int(o) for o in outputs],
+                  name=self.name, description=self.description)
+        validate_graph(g)
+        ops.check_graph(g)
+        return g

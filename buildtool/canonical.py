@@ -1,0 +1,177 @@
+"""Canonical form and content hash of a graph or subgraph, for the planning cache.
+
+A cache key must change exactly when the answer of a planner could change:
+op types, options, shapes, dtypes, the parts of quantisation that change sizes
+(per-channel or not, and how many channels), operator order and wiring, the
+values of small integer constants that define shapes (PAD paddings, MEAN axes,
+SPLIT axis, STRIDED_SLICE bounds, RESHAPE shape), the planning options and the
+planner's version. Weight values, bias values, scales and zero points never
+enter a key, so retraining a model (new weights, same structure) hits the cache.
+
+Subgraph forms renumber tensors by first use inside the subgraph, so a region's
+key does not depend on where it sits in the model or on any layer outside it:
+after a change to one layer, only regions that touch that layer miss.
+
+Import cost matters (the daemon client imports this for the version
+handshake): nothing heavy is imported at module level.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+
+import msgpack
+
+FORM_VERSION = 1
+# Constant inputs whose values define output shapes or slicing (op -> input positions).
+STRUCTURAL_INPUTS = {"PAD": (1,), "MEAN": (1,), "SPLIT": (0,), "STRIDED_SLICE": (1, 2, 3), "RESHAPE": (1,)}
+# Package sources whose code decides what a planner returns for a canonical graph.
+_PLANNER_SOURCES = ("arena", "fusion", "plan.py", "ops.py", "ir.py", "canonical.py", "service.py",
+                    "tflite_reader.py")
+# ... and the rest of what the daemon process runs.
+_DAEMON_SOURCES = ("daemon", "cache.py", "errors.py", "__init__.py", "zoo.py", "builder.py")
+_PKG = os.path.dirname(os.path.abspath(__file__))
+
+
+def _plain(v):
+    """Options as msgpack-stable plain values (numpy scalars and tuples included)."""
+    if isinstance(v, dict):
+        return [[str(k), _plain(v[k])] for k in sorted(v, key=str)]
+    if isinstance(v, (list, tuple)):
+        return [_plain(x) for x in v]
+    if isinstance(v, (bool, str, type(None))):
+        return v
+    if hasattr(v, "item"):  # numpy scalar
+        return _plain(v.item())
+    if isinstance(v, (int, float)):
+        return v
+    raise TypeError(f"cannot put a {type(v).__name__} in a canonical form")
+
+
+def _tensor_form(t, with_values: bool) -> list:
+    q = t.quant
+    quant = None if q is None else [len(q.scale), int(q.axis) if len(q.scale) > 1 else 0]
+    values = None
+    if with_values and t.data is not None:
+        values = [int(x) for x in t.data.reshape(-1).tolist()]
+    return [[int(d) for d in t.shape], t.dtype, t.data is not None, quant, values]
+
+
+def _structural_tensors(g, ops) -> set:
+    out = set()
+    for op in ops:
+        for pos in STRUCTURAL_INPUTS.get(op.opcode, ()):
+            if pos < len(op.inputs) and op.inputs[pos] >= 0:
+                t = g.tensors[op.inputs[pos]]
+                if t.data is not None and t.dtype in ("int32", "int64") and t.num_elements <= 64:
+                    out.add(t.index)
+    return out
+
+
+def graph_form(g) -> list:
+    """The whole graph. Tensor names are included because the arena plan reports them."""
+    structural = _structural_tensors(g, g.operators)
+    return ["graph", FORM_VERSION,
+            [_tensor_form(t, t.index in structural) + [t.name] for t in g.tensors],
+            [[op.opcode, [int(i) for i in op.inputs], [int(o) for o in op.outputs], _plain(op.options)]
+             for op in g.operators],
+            [int(i) for i in g.inputs], [int(o) for o in g.outputs]]
+
+
+def subgraph_form(g, op_indices) -> list:
+    """Operators op_indices (in the order given) with the tensors they touch, renumbered.
+
+    Each tensor also records whether it comes from outside the subgraph and whether
+    something outside reads it (graph output or a consumer not in the subgraph): both
+    change what a region planner may do with it. Names are not part of the form.
+    """
+    ops = [g.operators[i] for i in op_indices]
+    inside = set(op_indices)
+    produced = {o for op in ops for o in op.outputs}
+    read_outside = set(g.outputs)
+    for op in g.operators:
+        if op.index not in inside:
+            read_outside.update(i for i in op.inputs if i >= 0)
+    structural = _structural_tensors(g, ops)
+    local: dict = {}
+    tensors = []
+
+    def ref(i: int) -> int:
+        if i < 0:
+            return -1
+        if i not in local:
+            local[i] = len(local)
+            t = g.tensors[i]
+            tensors.append(_tensor_form(t, i in structural) + [i not in produced, i in read_outside])
+        return local[i]
+
+    op_forms = [[op.opcode, [ref(i) for i in op.inputs], [ref(o) for o in op.outputs], _plain(op.options)]
+                for op in ops]
+    return ["subgraph", FORM_VERSION, tensors, op_forms]
+
+
+def digest(obj) -> str:
+    """SHA-256 (hex) of a form; msgpack of plain lists is byte-stable."""
+    return hashlib.sha256(msgpack.packb(obj, use_bin_type=True)).hexdigest()
+
+
+def graph_digest(g) -> str:
+    return digest(graph_form(g))
+
+
+def plan_key(kind: str, form_digest: str, options: dict | None = None) -> str:
+    """Key of one planning problem: what is solved (kind), on what, with which options, by which code."""
+    return digest(["key", FORM_VERSION, kind, planner_version(), form_digest, _plain(options or {})])
+
+
+def subgraph_key(kind: str, g, op_indices, options: dict | None = None) -> str:
+    """Key for a region planner (operator splitting, fusion block): see subgraph_form."""
+    return plan_key(kind, digest(subgraph_form(g, op_indices)), options)
+
+
+def _source_files(names) -> list:
+    files = []
+    for name in names:
+        path = os.path.join(_PKG, name)
+        if os.path.isdir(path):
+            for root, dirs, fs in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+                files += [os.path.join(root, f) for f in sorted(fs) if f.endswith(".py")]
+        elif os.path.isfile(path):
+            files.append(path)
+    return files
+
+
+def _source_digest(names) -> str:
+    h = hashlib.sha256()
+    for f in _source_files(names):
+        with open(f, "rb") as fh:
+            h.update(os.path.relpath(f, _PKG).encode() + b"\0" + hashlib.sha256(fh.read()).digest())
+    return h.hexdigest()
+
+
+@functools.lru_cache(maxsize=None)
+def planner_version() -> str:
+    """buildtool version + hash of the planner's source: any planner edit invalidates old entries.
+
+    Nobody has to remember to bump a number, and a daemon running old code is detected.
+    """
+    from . import __version__
+
+    return f"{__version__}+{_source_digest(_PLANNER_SOURCES)[:16]}"
+
+
+def code_version() -> str:
+    """Fingerprint (path, size, mtime) of the modules a daemon runs, for the daemon handshake.
+
+    A daemon must run the code the client would run itself. Computed on every call
+    (a client may live across edits); stat() keeps it well under a millisecond, the
+    same test Python uses to reuse a .pyc.
+    """
+    h = hashlib.sha256()
+    for f in _source_files(_PLANNER_SOURCES + _DAEMON_SOURCES):
+        st = os.stat(f)
+        h.update(f"{os.path.relpath(f, _PKG)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+    return h.hexdigest()[:16]

@@ -1,0 +1,509 @@
+"""Generate model.c / model.h: the planned model as straight-line C calls into bt_kernels.h.
+
+One static arena of exactly plan.arena_bytes; each operator (in plan order) is one kernel
+call on tensors at their planned offsets, bracketed by profiling hooks with the operator
+index. Every quantisation parameter is a const struct computed here. Weights are read in
+place from the flash image (symbol bt_weights) at offsets that depend only on shapes, so
+model.c does not change when weight values change.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import flash
+from ..errors import ModelError, PlanError
+from ..ir import Graph
+from ..ops import conv_padding
+from ..plan import ArenaPlan
+from ..refops.shape_ops import _slice_bounds
+from . import qparams
+
+HEADER_GUARD = "BT_MODEL_H"
+
+
+def _c_ident(name: str) -> str:
+    return "".join(ch if ch.isalnum() else "_" for ch in name)
+
+
+def _ints(vals, per_line: int = 12) -> str:
+    vals = [str(int(v)) for v in vals]
+    lines = [", ".join(vals[i:i + per_line]) for i in range(0, len(vals), per_line)]
+    return "{\n  " + ",\n  ".join(lines) + "\n}" if len(vals) > per_line else "{" + ", ".join(vals) + "}"
+
+
+def _float(v: float) -> str:
+    """Exact float32 literal (hex float)."""
+    return f"{float(np.float32(v)).hex()}f"
+
+
+def _struct(fields: dict, indent: str = "  ") -> str:
+    if all(isinstance(v, (int, np.integer)) for v in fields.values()) and len(fields) <= 6:
+        return "{" + ", ".join(f".{k} = {int(v)}" for k, v in fields.items()) + "}"
+    parts = []
+    for k, v in fields.items():
+        if isinstance(v, dict):
+            v = _struct(v, indent + "  ")
+        elif isinstance(v, (list, tuple)):
+            v = "{" + ", ".join(str(int(x)) for x in v) + "}"
+        parts.append(f"{indent}.{k} = {v}")
+    return "{\n" + ",\n".join(parts) + "\n" + indent[:-2] + "}"
+
+
+def _prod(xs) -> int:
+    return int(math.prod(int(x) for x in xs))
+
+
+class _Emitter:
+    """Collects declarations and the body of model_invoke for one graph and plan."""
+
+    def __init__(self, g: Graph, plan: ArenaPlan, weight_offsets: dict):
+        self.g, self.plan, self.w = g, plan, weight_offsets
+        self.decls: list = []
+        self.body: list = []
+
+    # -- addresses ----------------------------------------------------------------
+    def place(self, i: int):
+        p = self.plan.tensors.get(i)
+        if p is None:
+            raise PlanError(f"tensor {i} '{self.g.tensors[i].name}' has no place in the arena plan; "
+                            f"re-plan the model")
+        return p
+
+    def act(self, i: int, ctype: str = "int8_t") -> str:
+        return f"(({ctype} *)(bt_arena + {self.place(i).offset}))"
+
+    def weight(self, i: int, ctype: str) -> str:
+        if i not in self.w:
+            raise ModelError(f"constant tensor {i} '{self.g.tensors[i].name}' is not in the flash image")
+        return f"((const {ctype} *)(bt_weights + {self.w[i]}))"
+
+    def pixel_stride(self, i: int) -> int:
+        t = self.g.tensors[i]
+        ps = self.place(i).pixel_stride
+        return ps if ps else (t.shape[-1] if t.shape else 1)
+
+    def dense(self, op, i: int) -> None:
+        """Refuse a strided view where the kernel (or the model I/O when op is None) needs dense bytes."""
+        t = self.g.tensors[i]
+        if not t.is_const and self.place(i).pixel_stride not in (0, t.shape[-1] if t.shape else 1):
+            who = f"operator {op.index} ({op.opcode})" if op is not None else "model input/output"
+            raise PlanError(f"{who} cannot use tensor '{t.name}' as a strided view; plan without that view")
+
+    def bt_shape(self, i: int) -> dict:
+        t = self.g.tensors[i]
+        if len(t.shape) != 4 or t.shape[0] != 1:
+            raise ModelError(f"tensor '{t.name}' must be [1,H,W,C], is {list(t.shape)}")
+        return dict(h=t.shape[1], w=t.shape[2], c=t.shape[3], pixel_stride=self.pixel_stride(i))
+
+    def strides4(self, i: int, shape4: tuple) -> list:
+        """Byte strides of tensor i viewed as the 4-D shape4 (its own shape right-aligned)."""
+        t = self.g.tensors[i]
+        dims = (1,) * (4 - len(t.shape)) + tuple(int(d) for d in t.shape)
+        ps = self.pixel_stride(i)
+        if len(t.shape) == 4:
+            st = [dims[1] * dims[2] * ps, dims[2] * ps, ps, 1]
+        else:
+            if ps != (t.shape[-1] if t.shape else 1):
+                raise PlanError(f"tensor '{t.name}' is a strided view but not NHWC")
+            st = [_prod(dims[k + 1:]) for k in range(4)]
+        return [0 if dims[k] == 1 and shape4[k] != 1 else st[k] for k in range(4)]
+
+    def declare(self, text: str) -> None:
+        self.decls.append(text)
+
+    def call(self, op, text: str) -> None:
+        self.body.append(f"  BT_PROFILE_BEGIN({op.index});\n  {text}\n  BT_PROFILE_END({op.index});")
+
+    # -- operators ----------------------------------------------------------------
+    def conv_fields(self, op) -> dict:
+        g, o = self.g, op.options
+        ti, to = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+        flt = g.tensors[op.inputs[1]]
+        kh, kw = flt.shape[1], flt.shape[2]
+        mult, shift = qparams.conv_multipliers(g, op)
+        n = f"op{op.index}"
+        self.declare(f"static const int32_t {n}_mult[{len(mult)}] = {_ints(mult)};")
+        self.declare(f"static const int32_t {n}_shift[{len(shift)}] = {_ints(shift)};")
+        lo, hi = qparams.act_range(g, op)
+        has_bias = len(op.inputs) > 2 and op.inputs[2] >= 0
+        return dict(
+            **{"in": self.bt_shape(op.inputs[0]), "out": self.bt_shape(op.outputs[0])},
+            kh=kh, kw=kw, stride_h=o["stride_h"], stride_w=o["stride_w"], dil_h=o.get("dilation_h", 1),
+            dil_w=o.get("dilation_w", 1),
+            pad_top=conv_padding(ti.shape[1], kh, o["stride_h"], o.get("dilation_h", 1), o["padding"]),
+            pad_left=conv_padding(ti.shape[2], kw, o["stride_w"], o.get("dilation_w", 1), o["padding"]),
+            input_offset=-ti.zero_point, output_offset=to.zero_point, act_min=lo, act_max=hi,
+            filter=self.weight(op.inputs[1], "int8_t"),
+            bias=self.weight(op.inputs[2], "int32_t") if has_bias else "0",
+            multiplier=f"{n}_mult", shift=f"{n}_shift")
+
+    def CONV_2D(self, op):
+        n = f"op{op.index}"
+        self.declare(f"static const bt_conv_params {n}_p = {_struct(self.conv_fields(op))};")
+        h = self.g.tensors[op.outputs[0]].shape[1]
+        self.call(op, f"bt_conv_s8(&{n}_p, {self.act(op.inputs[0])}, 0, {self.act(op.outputs[0])}, 0, {h});")
+
+    def DEPTHWISE_CONV_2D(self, op):
+        n = f"op{op.index}"
+        fields = dict(conv=self.conv_fields(op), depth_multiplier=op.options.get("depth_multiplier", 1))
+        self.declare(f"static const bt_depthwise_params {n}_p = {_struct(fields)};")
+        if op.index in self.plan.inplace_ops:
+            sc = self.plan.scratch.get(op.index)
+            if sc is None or self.place(op.inputs[0]).offset != self.place(op.outputs[0]).offset:
+                raise PlanError(f"in-place depthwise operator {op.index} needs a scratch buffer and its output "
+                                f"at its input's offset; re-plan the model")
+            self.call(op, f"bt_depthwise_s8_inplace(&{n}_p, {self.act(op.inputs[0])}, bt_arena + {sc.offset});")
+            return
+        h = self.g.tensors[op.outputs[0]].shape[1]
+        self.call(op, f"bt_depthwise_s8(&{n}_p, {self.act(op.inputs[0])}, 0, {self.act(op.outputs[0])}, 0, {h});")
+
+    def FULLY_CONNECTED(self, op):
+        g, n = self.g, f"op{op.index}"
+        ti, to, tw = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]], g.tensors[op.inputs[1]]
+        self.dense(op, op.inputs[0])
+        self.dense(op, op.outputs[0])
+        mult, shift, per_ch = qparams.fc_multipliers(g, op)
+        self.declare(f"static const int32_t {n}_mult[{len(mult)}] = {_ints(mult)};")
+        self.declare(f"static const int32_t {n}_shift[{len(shift)}] = {_ints(shift)};")
+        lo, hi = qparams.act_range(g, op)
+        has_bias = len(op.inputs) > 2 and op.inputs[2] >= 0
+        fields = dict(n_in=tw.shape[1], n_out=tw.shape[0], batches=ti.num_elements // tw.shape[1],
+                      input_offset=-ti.zero_point, filter_offset=-tw.zero_point, output_offset=to.zero_point,
+                      act_min=lo, act_max=hi, weights=self.weight(op.inputs[1], "int8_t"),
+                      bias=self.weight(op.inputs[2], "int32_t") if has_bias else "0",
+                      multiplier=f"{n}_mult", shift=f"{n}_shift", per_channel=per_ch)
+        self.declare(f"static const bt_fc_params {n}_p = {_struct(fields)};")
+        self.call(op, f"bt_fully_connected_s8(&{n}_p, {self.act(op.inputs[0])}, {self.act(op.outputs[0])});")
+
+    def _operand(self, i: int) -> str:
+        return self.weight(i, "int8_t") if self.g.tensors[i].is_const else self.act(i)
+
+    def _bcast(self, op) -> dict:
+        out = self.g.tensors[op.outputs[0]]
+        if len(out.shape) > 4:
+            raise ModelError(f"operator {op.index} ({op.opcode}): more than 4 dimensions are not supported")
+        dims = (1,) * (4 - len(out.shape)) + tuple(int(d) for d in out.shape)
+
+        def strides(i):
+            if self.g.tensors[i].is_const:
+                t = self.g.tensors[i]
+                td = (1,) * (4 - len(t.shape)) + tuple(int(d) for d in t.shape)
+                return [0 if td[k] == 1 and dims[k] != 1 else _prod(td[k + 1:]) for k in range(4)]
+            return self.strides4(i, dims)
+
+        return dict(dims=list(dims), a_stride=strides(op.inputs[0]), b_stride=strides(op.inputs[1]),
+                    out_stride=self.strides4(op.outputs[0], dims))
+
+    def ADD(self, op):
+        n = f"op{op.index}"
+        fields = dict(qparams.add_params(self.g, op), b=self._bcast(op))
+        self.declare(f"static const bt_add_params {n}_p = {_struct(fields)};")
+        self.call(op, f"bt_add_s8(&{n}_p, {self._operand(op.inputs[0])}, {self._operand(op.inputs[1])}, "
+                      f"{self.act(op.outputs[0])});")
+
+    def MUL(self, op):
+        n = f"op{op.index}"
+        fields = dict(qparams.mul_params(self.g, op), b=self._bcast(op))
+        self.declare(f"static const bt_mul_params {n}_p = {_struct(fields)};")
+        self.call(op, f"bt_mul_s8(&{n}_p, {self._operand(op.inputs[0])}, {self._operand(op.inputs[1])}, "
+                      f"{self.act(op.outputs[0])});")
+
+    def _pool(self, op, fn: str):
+        n, o = f"op{op.index}", op.options
+        ti = self.g.tensors[op.inputs[0]]
+        lo, hi = qparams.act_range(self.g, op)
+        fields = {"in": self.bt_shape(op.inputs[0]), "out": self.bt_shape(op.outputs[0]),
+                  "filter_h": o["filter_h"], "filter_w": o["filter_w"], "stride_h": o["stride_h"],
+                  "stride_w": o["stride_w"],
+                  "pad_top": conv_padding(ti.shape[1], o["filter_h"], o["stride_h"], 1, o["padding"]),
+                  "pad_left": conv_padding(ti.shape[2], o["filter_w"], o["stride_w"], 1, o["padding"]),
+                  "act_min": lo, "act_max": hi}
+        self.declare(f"static const bt_pool_params {n}_p = {_struct(fields)};")
+        h = self.g.tensors[op.outputs[0]].shape[1]
+        self.call(op, f"{fn}(&{n}_p, {self.act(op.inputs[0])}, 0, {self.act(op.outputs[0])}, 0, {h});")
+
+    def AVERAGE_POOL_2D(self, op):
+        self._pool(op, "bt_avg_pool_s8")
+
+    def MAX_POOL_2D(self, op):
+        self._pool(op, "bt_max_pool_s8")
+
+    def MEAN(self, op):
+        g, n = self.g, f"op{op.index}"
+        ti, to = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+        rank = len(ti.shape)
+        axes = sorted({int(a) % rank for a in g.tensors[op.inputs[1]].data.reshape(-1)})
+        if axes != list(range(axes[0], axes[-1] + 1)):
+            raise ModelError(f"operator {op.index} (MEAN) over non-adjacent axes {axes} is not supported")
+        outer, reduce = _prod(ti.shape[:axes[0]]), _prod(ti.shape[axes[0]:axes[-1] + 1])
+        inner = _prod(ti.shape[axes[-1] + 1:])
+        self.dense(op, op.outputs[0])
+        ps = self.pixel_stride(op.inputs[0])
+        if ps != (ti.shape[-1] if ti.shape else 1) and not (rank == 4 and axes == [1, 2]):
+            raise PlanError(f"operator {op.index} (MEAN) reads a strided view over axes {axes}; not supported")
+        rstride = ps if rank == 4 and axes == [1, 2] else inner
+        fields = dict(outer=outer, reduce=reduce, inner=inner, outer_stride=reduce * rstride, reduce_stride=rstride,
+                      **qparams.mean_params(ti, to, reduce))
+        self.declare(f"static const bt_mean_params {n}_p = {_struct(fields)};")
+        self.call(op, f"bt_mean_s8(&{n}_p, {self.act(op.inputs[0])}, {self.act(op.outputs[0])});")
+
+    def SOFTMAX(self, op):
+        n, t = f"op{op.index}", self.g.tensors[op.inputs[0]]
+        self.dense(op, op.inputs[0])
+        self.dense(op, op.outputs[0])
+        depth = t.shape[-1]
+        fields = dict(rows=t.num_elements // depth, depth=depth, **qparams.softmax_quant(self.g, op))
+        self.declare(f"static const bt_softmax_params {n}_p = {_struct(fields)};")
+        self.call(op, f"bt_softmax_s8(&{n}_p, {self.act(op.inputs[0])}, {self.act(op.outputs[0])});")
+
+    def _unary(self, op, ctype: str, fields: dict, fn: str):
+        n = f"op{op.index}"
+        self.dense(op, op.inputs[0])
+        self.dense(op, op.outputs[0])
+        fields = dict(n=self.g.tensors[op.inputs[0]].num_elements, **fields)
+        self.declare(f"static const {ctype} {n}_p = {_struct(fields)};")
+        self.call(op, f"{fn}(&{n}_p, {self.act(op.inputs[0])}, {self.act(op.outputs[0])});")
+
+    def LOGISTIC(self, op):
+        self._unary(op, "bt_logistic_params", qparams.logistic_params(self.g, op), "bt_logistic_s8")
+
+    def HARD_SWISH(self, op):
+        self._unary(op, "bt_hard_swish_params", qparams.hard_swish_params(self.g, op), "bt_hard_swish_s8")
+
+    def QUANTIZE(self, op):
+        ti, to = self.g.tensors[op.inputs[0]], self.g.tensors[op.outputs[0]]
+        if ti.dtype == "float32":
+            self.dense(op, op.outputs[0])
+            self.call(op, f"bt_quantize_f32_s8({ti.num_elements}, {_float(to.scale)}, {to.zero_point}, "
+                          f"{self.act(op.inputs[0], 'float')}, {self.act(op.outputs[0])});")
+            return
+        self._unary(op, "bt_requant_params", qparams.requant_params(ti, to), "bt_requantize_s8")
+
+    def DEQUANTIZE(self, op):
+        ti = self.g.tensors[op.inputs[0]]
+        self.dense(op, op.inputs[0])
+        self.call(op, f"bt_dequantize_s8_f32({ti.num_elements}, {_float(ti.scale)}, {ti.zero_point}, "
+                      f"{self.act(op.inputs[0])}, {self.act(op.outputs[0], 'float')});")
+
+    def PAD(self, op):
+        g, n = self.g, f"op{op.index}"
+        ti, to = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+        if len(ti.shape) > 4:
+            raise ModelError(f"operator {op.index} (PAD): more than 4 dimensions are not supported")
+        self.dense(op, op.inputs[0])
+        k = 4 - len(ti.shape)
+        pads = g.tensors[op.inputs[1]].data.reshape(-1, 2)
+        out_dims = [1] * k + [int(d) for d in to.shape]
+        view = self.place(op.outputs[0]).pixel_stride not in (0, to.shape[-1])
+        fields = dict(in_dims=[1] * k + [int(d) for d in ti.shape], out_dims=out_dims,
+                      before=[0] * k + [int(p) for p in pads[:, 0]],
+                      out_stride=self.strides4(op.outputs[0], tuple(out_dims)) if view else [0, 0, 0, 0],
+                      pad_value=to.zero_point if to.quant is not None else 0)
+        self.declare(f"static const bt_pad_params {n}_p = {_struct(fields)};")
+        self.call(op, f"bt_pad_s8(&{n}_p, {self.act(op.inputs[0])}, {self.act(op.outputs[0])});")
+
+    def _strided_copy(self, op, src: int, dst_expr: str, dims: list, out_stride: list, tag: str):
+        """Copy dense tensor src into a strided destination (PAD with no padding)."""
+        n = f"op{op.index}_{tag}"
+        fields = dict(in_dims=dims, out_dims=dims, before=[0, 0, 0, 0], out_stride=out_stride, pad_value=0)
+        self.declare(f"static const bt_pad_params {n} = {_struct(fields)};")
+        return f"bt_pad_s8(&{n}, {self._operand(src)}, {dst_expr});"
+
+    def CONCATENATION(self, op):
+        g, n = self.g, f"op{op.index}"
+        to = g.tensors[op.outputs[0]]
+        rank = len(to.shape)
+        axis = op.options.get("axis", 0) % rank
+        out_place = self.place(op.outputs[0])
+        views = [i for i in op.inputs if not g.tensors[i].is_const and self.place(i).buffer == out_place.buffer]
+        if not views and self.place(op.outputs[0]).pixel_stride in (0, to.shape[-1]) and all(
+                g.tensors[i].is_const or self.place(i).pixel_stride in (0, g.tensors[i].shape[-1])
+                for i in op.inputs):
+            sizes = [_prod(g.tensors[i].shape[axis:]) for i in op.inputs]
+            self.declare(f"static const int32_t {n}_sizes[{len(sizes)}] = {_ints(sizes)};")
+            self.declare(f"static const bt_concat_params {n}_p = {{.n = {len(sizes)}, "
+                         f".outer = {_prod(to.shape[:axis])}, .size = {n}_sizes}};")
+            srcs = ", ".join(self._operand(i) for i in op.inputs)
+            self.call(op, f"{{\n    const int8_t *const in[{len(sizes)}] = {{{srcs}}};\n"
+                          f"    bt_concat_s8(&{n}_p, in, {self.act(op.outputs[0])});\n  }}")
+            return
+        if rank > 4:
+            raise ModelError(f"operator {op.index} (CONCATENATION): more than 4 dimensions are not supported")
+        dims_out = (1,) * (4 - rank) + tuple(int(d) for d in to.shape)
+        ax4 = axis + 4 - rank
+        ost = self.strides4(op.outputs[0], dims_out)
+        copies, pos = [], 0
+        for k, i in enumerate(op.inputs):
+            t = g.tensors[i]
+            if i not in views:
+                self.dense(op, i)
+                dims = [1] * (4 - rank) + [int(d) for d in t.shape]
+                copies.append(self._strided_copy(op, i, f"{self.act(op.outputs[0])} + {pos * ost[ax4]}", dims, ost,
+                                                 f"in{k}"))
+            pos += t.shape[axis]
+        text = "\n  ".join(copies) if copies else "/* every input was written in place into its slice */"
+        self.call(op, text)
+
+    def RESHAPE(self, op):
+        src, dst = op.inputs[0], op.outputs[0]
+        self.dense(op, src)
+        self.dense(op, dst)
+        if self.place(src).offset == self.place(dst).offset:
+            self.call(op, "/* reshape: output shares the input's bytes */")
+            return
+        n = f"op{op.index}"
+        size = self.g.tensors[src].nbytes
+        self.declare(f"static const int32_t {n}_sizes[1] = {{{size}}};")
+        self.declare(f"static const bt_concat_params {n}_p = {{.n = 1, .outer = 1, .size = {n}_sizes}};")
+        self.call(op, f"{{\n    const int8_t *const in[1] = {{{self.act(src)}}};\n"
+                      f"    bt_concat_s8(&{n}_p, in, {self.act(dst)});\n  }}")
+
+    def SPLIT(self, op):
+        g, n = self.g, f"op{op.index}"
+        ti = g.tensors[op.inputs[1]]
+        axis = int(g.tensors[op.inputs[0]].data.reshape(-1)[0]) % len(ti.shape)
+        self.dense(op, op.inputs[1])
+        for o in op.outputs:
+            self.dense(op, o)
+        sizes = [_prod(g.tensors[o].shape[axis:]) for o in op.outputs]
+        self.declare(f"static const int32_t {n}_sizes[{len(sizes)}] = {_ints(sizes)};")
+        self.declare(f"static const bt_concat_params {n}_p = {{.n = {len(sizes)}, "
+                     f".outer = {_prod(ti.shape[:axis])}, .size = {n}_sizes}};")
+        outs = ", ".join(self.act(o) for o in op.outputs)
+        self.call(op, f"{{\n    int8_t *const out[{len(sizes)}] = {{{outs}}};\n"
+                      f"    bt_split_s8(&{n}_p, {self.act(op.inputs[1])}, out);\n  }}")
+
+    def STRIDED_SLICE(self, op):
+        g, n, o = self.g, f"op{op.index}", op.options
+        ti, to = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+        if o.get("ellipsis_mask", 0) or o.get("new_axis_mask", 0) or len(ti.shape) > 4:
+            raise ModelError(f"operator {op.index} (STRIDED_SLICE): ellipsis/new-axis masks and more than "
+                             f"4 dimensions are not supported")
+        self.dense(op, op.inputs[0])
+        self.dense(op, op.outputs[0])
+        begin, end, strides = (g.tensors[op.inputs[k]].data.reshape(-1).astype(np.int64) for k in (1, 2, 3))
+        k = 4 - len(ti.shape)
+        b4, s4, o4 = [0] * k, [1] * k, [1] * k
+        for d, size in enumerate(ti.shape):
+            st = int(strides[d]) if d < len(strides) else 1
+            if d < len(begin):
+                lo, hi = _slice_bounds(size, int(begin[d]), int(end[d]), st, o.get("begin_mask", 0) >> d & 1,
+                                       o.get("end_mask", 0) >> d & 1, o.get("shrink_axis_mask", 0) >> d & 1,
+                                       o.get("offset", False))
+            else:
+                lo, hi = 0, size
+            b4.append(lo)
+            s4.append(st)
+            o4.append(max(0, len(range(lo, hi, st))))
+        if _prod(o4) != to.num_elements:
+            raise ModelError(f"operator {op.index} (STRIDED_SLICE): resolved slice {o4} does not match the output "
+                             f"shape {list(to.shape)}")
+        fields = dict(in_dims=[1] * k + [int(d) for d in ti.shape], out_dims=o4, begin=b4, stride=s4)
+        self.declare(f"static const bt_slice_params {n}_p = {_struct(fields)};")
+        self.call(op, f"bt_strided_slice_s8(&{n}_p, {self.act(op.inputs[0])}, {self.act(op.outputs[0])});")
+
+
+def _io_table(e: _Emitter, name: str, idx: list) -> list:
+    ptrs = ", ".join(f"bt_arena + {e.place(i).offset}" for i in idx) or "0"
+    sizes = ", ".join(str(e.g.tensors[i].nbytes) for i in idx) or "0"
+    for i in idx:
+        e.dense(None, i)
+    return [f"static void *const bt_{name}s[] = {{{ptrs}}};",
+            f"static const uint32_t bt_{name}_bytes[] = {{{sizes}}};",
+            f"void *model_{name}(int i) {{ return (i >= 0 && i < {len(idx)}) ? bt_{name}s[i] : 0; }}",
+            f"uint32_t model_{name}_bytes(int i) {{ return (i >= 0 && i < {len(idx)}) ? bt_{name}_bytes[i] : 0; }}"]
+
+
+def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16) -> tuple:
+    """(model_c, model_h) source text for graph g run with `plan`; deterministic."""
+    offsets = flash.layout(g, weights_align)
+    e = _Emitter(g, plan, offsets)
+    for oi in plan.order:
+        op = g.operators[oi]
+        fn = getattr(e, op.opcode, None)
+        if fn is None:
+            raise ModelError(f"operator {op.index} is {op.opcode}, which firmware generation does not support")
+        fn(op)
+    for i in list(g.inputs) + list(g.outputs):
+        if g.tensors[i].is_const or i not in plan.tensors:
+            raise ModelError(f"model input/output tensor {i} is constant or unplanned; firmware needs activations")
+    mhash = flash.model_hash(g)
+    align = max(16, plan.align, weights_align)
+    ident = _c_ident(g.name)
+    h = f"""/* Generated by buildtool for model '{g.name}' on board '{target}'. Do not edit. */
+#ifndef {HEADER_GUARD}
+#define {HEADER_GUARD}
+#include <stdint.h>
+
+#define MODEL_NAME "{ident}"
+#define MODEL_ARENA_BYTES {plan.arena_bytes}u
+#define MODEL_NUM_OPS {len(g.operators)}
+#define MODEL_NUM_STEPS {len(plan.order)}
+#define MODEL_NUM_INPUTS {len(g.inputs)}
+#define MODEL_NUM_OUTPUTS {len(g.outputs)}
+#define MODEL_WEIGHTS_BYTES {max(offsets[i] + g.tensors[i].nbytes for i in offsets) if offsets else flash.HEADER_BYTES}u
+
+/* The tensor arena: all activations live here at their planned offsets. */
+extern int8_t bt_arena[];
+/* The flash image (weights.bin), linked read-only; see buildtool/flash.py. */
+extern const uint8_t bt_weights[];
+
+/* 0 when the linked weights image has the expected magic, version and model hash. */
+int model_init(void);
+/* Runs every operator in plan order; returns 0. */
+int model_invoke(void);
+void *model_input(int i);
+void *model_output(int i);
+uint32_t model_input_bytes(int i);
+uint32_t model_output_bytes(int i);
+
+/* Profiling hooks, called with the operator index around every operator.
+   Weak no-op defaults live in model.c; define BT_PROFILE_BEGIN/END to replace the calls. */
+void bt_profile_begin(int op);
+void bt_profile_end(int op);
+#endif
+"""
+    steps = "\n".join(e.body)
+    c = f"""/* Generated by buildtool for model '{g.name}' on board '{target}'. Do not edit.
+   Plan: {plan.planner}, arena {plan.arena_bytes} bytes, {len(plan.order)} steps. */
+#include <stdint.h>
+#include "bt_kernels.h"
+#include "model.h"
+
+#ifndef BT_PROFILE_BEGIN
+#define BT_PROFILE_BEGIN(op) bt_profile_begin(op)
+#define BT_PROFILE_END(op) bt_profile_end(op)
+#endif
+
+__attribute__((weak)) void bt_profile_begin(int op) {{ (void)op; }}
+__attribute__((weak)) void bt_profile_end(int op) {{ (void)op; }}
+
+int8_t bt_arena[MODEL_ARENA_BYTES] __attribute__((aligned({align})));
+
+static const uint8_t bt_model_hash[16] = {_ints(list(mhash), 16)};
+
+int model_init(void) {{
+  static const uint8_t magic[4] = {{'B', 'T', 'W', 'F'}};
+  const uint8_t *w = bt_weights;
+  for (int i = 0; i < 4; i++)
+    if (w[i] != magic[i]) return 1;
+  if ((w[4] | w[5] << 8 | w[6] << 16 | (uint32_t)w[7] << 24) != {flash.FORMAT_VERSION}u) return 2;
+  for (int i = 0; i < 16; i++)
+    if (w[40 + i] != bt_model_hash[i]) return 3;
+  return 0;
+}}
+
+{chr(10).join(_io_table(e, "input", list(g.inputs)))}
+{chr(10).join(_io_table(e, "output", list(g.outputs)))}
+
+{chr(10).join(e.decls)}
+
+int model_invoke(void) {{
+{steps}
+  return 0;
+}}
+"""
+    return c, h

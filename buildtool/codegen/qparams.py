@@ -1,0 +1,105 @@
+"""Quantisation parameters of each kernel call, computed in Python exactly as
+TFLite Micro's Prepare functions do, so the firmware never computes a scale.
+
+The fixed-point primitives (QuantizeMultiplier, activation ranges) come from
+buildtool.refops, the reference executor's implementation, so both share one
+implementation.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..refops.quant_math import activation_range, quantize_multiplier_scalar, round_half_away
+from ..refops.requant import channel_multipliers
+from ..refops.softmax import softmax_params
+
+
+def act_range(g, op) -> tuple:
+    out = g.tensors[op.outputs[0]]
+    return activation_range(op.options.get("activation", "NONE"), out.scale, out.zero_point)
+
+
+def conv_multipliers(g, op) -> tuple:
+    """Per-output-channel (multipliers, shifts) lists; a per-tensor filter scale is replicated."""
+    m, s = channel_multipliers(g, op)
+    flt = g.tensors[op.inputs[1]]
+    n = flt.shape[0] if op.opcode == "CONV_2D" else flt.shape[3]
+    m, s = np.broadcast_to(m, (n,)), np.broadcast_to(s, (n,))
+    return [int(v) for v in m], [int(v) for v in s]
+
+
+def fc_multipliers(g, op) -> tuple:
+    """(multipliers, shifts, per_channel) of FULLY_CONNECTED."""
+    m, s = channel_multipliers(g, op)
+    return [int(v) for v in np.atleast_1d(m)], [int(v) for v in np.atleast_1d(s)], int(np.size(m) > 1)
+
+
+def add_params(g, op) -> dict:
+    """TFLM PrepareGeneralSubOp/Add for int8: inputs rescaled to twice the larger scale, 20-bit headroom."""
+    t1, t2, to = (g.tensors[i] for i in (op.inputs[0], op.inputs[1], op.outputs[0]))
+    twice_max = 2.0 * float(max(np.float32(t1.scale), np.float32(t2.scale)))
+    left_shift = 20
+    m1, s1 = quantize_multiplier_scalar(float(t1.scale) / twice_max)
+    m2, s2 = quantize_multiplier_scalar(float(t2.scale) / twice_max)
+    mo, so = quantize_multiplier_scalar(twice_max / ((1 << left_shift) * float(to.scale)))
+    lo, hi = act_range(g, op)
+    return dict(input1_offset=-t1.zero_point, input2_offset=-t2.zero_point, output_offset=to.zero_point,
+                left_shift=left_shift, input1_multiplier=m1, input1_shift=s1, input2_multiplier=m2,
+                input2_shift=s2, output_multiplier=mo, output_shift=so, act_min=lo, act_max=hi)
+
+
+def mul_params(g, op) -> dict:
+    t1, t2, to = (g.tensors[i] for i in (op.inputs[0], op.inputs[1], op.outputs[0]))
+    m, s = quantize_multiplier_scalar(float(t1.scale) * float(t2.scale) / float(to.scale))
+    lo, hi = act_range(g, op)
+    return dict(input1_offset=-t1.zero_point, input2_offset=-t2.zero_point, output_offset=to.zero_point,
+                output_multiplier=m, output_shift=s, act_min=lo, act_max=hi)
+
+
+def mean_params(ti, to, num: int) -> dict:
+    """MEAN: integer path when input and output quantisation agree, else a multiplier that includes 1/num."""
+    same = int(ti.zero_point == to.zero_point and np.float32(ti.scale) == np.float32(to.scale))
+    m, s = quantize_multiplier_scalar(float(ti.scale) / float(to.scale))
+    adj = min(num.bit_length() - 1, 32, 31 + s)
+    m, s = (m << adj) // num, s - adj
+    return dict(input_zp=ti.zero_point, output_zp=to.zero_point, multiplier=m, shift=s, same_qparams=same)
+
+
+def softmax_quant(g, op) -> dict:
+    mult, shift, diff_min = softmax_params(op.options.get("beta", 1.0), g.tensors[op.inputs[0]].scale)
+    return dict(input_multiplier=mult, input_left_shift=shift, diff_min=diff_min)
+
+
+def logistic_params(g, op) -> dict:
+    """Input rescaled to Q4.27 (TFLM CalculateArithmeticOpData for LOGISTIC)."""
+    ti = g.tensors[op.inputs[0]]
+    q, shift = math.frexp(float(ti.scale) * float(1 << 27))
+    mult = int(round_half_away(q * float(1 << 31)))
+    radius = int(math.floor(15 * float(1 << 27) / float(2.0 ** shift)))
+    return dict(input_zero_point=ti.zero_point, input_range_radius=radius, input_multiplier=mult,
+                input_left_shift=int(shift))
+
+
+def _int16_multiplier(real: float) -> tuple:
+    """QuantizeMultiplier then DownScaleInt32ToInt16Multiplier."""
+    m, e = quantize_multiplier_scalar(real)
+    return (32767 if m >= (1 << 31) - 1 - (1 << 15) else (m + (1 << 15)) >> 16), e
+
+
+def hard_swish_params(g, op) -> dict:
+    """TFLM HardSwishPrepare: float32 scale arithmetic, int16 fixed-point multipliers."""
+    ti, to = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    hires = np.float32(1.0 / 128.0) * np.float32(ti.scale)
+    om, oe = _int16_multiplier(float(np.float32(hires / np.float32(to.scale))))
+    rm, re = _int16_multiplier(float(np.float32(hires / np.float32(3.0 / 32768.0))))
+    return dict(input_zero_point=ti.zero_point, output_zero_point=to.zero_point,
+                reluish_multiplier_fixedpoint_int16=rm, reluish_multiplier_exponent=re,
+                output_multiplier_fixedpoint_int16=om, output_multiplier_exponent=oe)
+
+
+def requant_params(ti, to) -> dict:
+    m, s = quantize_multiplier_scalar(float(ti.scale) / float(to.scale))
+    return dict(input_zp=ti.zero_point, output_zp=to.zero_point, multiplier=m, shift=s)

@@ -1,0 +1,49 @@
+"""The model without its weight values: everything planning and code generation read.
+
+skeleton.json is what the build system hashes to decide whether model.c must be
+regenerated: changing weight values changes weights.bin but leaves this file (and
+so plan.json and model.c) byte-identical. Weight tensors come back as zeros of the
+right shape; structural constants (paddings, axes, slice bounds) keep their values.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import flash
+from ..ir import NUMPY_DTYPE, Graph, Operator, Quant, Tensor
+
+
+def to_json(g: Graph) -> dict:
+    weights = set(flash.flash_tensors(g))
+    tensors = []
+    for t in g.tensors:
+        d = {"index": t.index, "name": t.name, "shape": [int(x) for x in t.shape], "dtype": t.dtype,
+             "const": t.is_const}
+        if t.quant is not None:
+            d["quant"] = {"scale": [float(s) for s in t.quant.scale.astype(np.float32)],
+                          "zero_point": [int(z) for z in t.quant.zero_point], "axis": int(t.quant.axis)}
+        if t.is_const and t.index not in weights:
+            d["data"] = t.data.reshape(-1).tolist()
+        tensors.append(d)
+    ops = [{"index": op.index, "opcode": op.opcode, "inputs": list(op.inputs), "outputs": list(op.outputs),
+            "options": dict(sorted(op.options.items()))} for op in g.operators]
+    return {"name": g.name, "description": g.description, "inputs": list(g.inputs), "outputs": list(g.outputs),
+            "tensors": tensors, "operators": ops}
+
+
+def from_json(d: dict) -> Graph:
+    tensors = []
+    for t in d["tensors"]:
+        q = t.get("quant")
+        quant = None if q is None else Quant(np.array(q["scale"], dtype=np.float32),
+                                             np.array(q["zero_point"], dtype=np.int64), q["axis"])
+        data = None
+        if t["const"]:
+            dt = NUMPY_DTYPE[t["dtype"]]
+            data = (np.array(t["data"], dtype=dt) if "data" in t else np.zeros(int(np.prod(t["shape"])), dtype=dt))
+            data = data.reshape(t["shape"])
+        tensors.append(Tensor(t["index"], t["name"], tuple(t["shape"]), t["dtype"], quant, data))
+    ops = [Operator(o["index"], o["opcode"], tuple(o["inputs"]), tuple(o["outputs"]), dict(o["options"]))
+           for o in d["operators"]]
+    return Graph(tensors, ops, list(d["inputs"]), list(d["outputs"]), d["name"], d.get("description", ""))

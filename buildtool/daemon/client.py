@@ -1,0 +1,188 @@
+"""Client side of the planner daemon: find or start it, ask, and turn failures into one-line errors.
+
+    plan(model, options, no_daemon=False) -> {"plan", "cache", "plan_ms"}
+
+The daemon is only a speed-up: plan(..., no_daemon=True) calls service.plan_request
+in this process and returns the same plan bytes. Starting: when nothing answers on
+the socket and no daemon holds the lock, the client launches
+`python -m buildtool.daemon.server --detach` (which double-forks away) and polls the
+socket with a deadline. A daemon of another version exits when we say hello; a
+stale socket is removed by the new daemon. If the daemon dies in the middle of a
+request, the request is sent once more to a freshly started daemon.
+
+Only light modules are imported here, so a warm request costs milliseconds.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import socket
+import sys
+import time
+
+from .. import errors
+from ..errors import BuildtoolError
+from . import protocol
+
+START_TIMEOUT_S = 15.0
+REPLY_TIMEOUT_S = 3600.0
+RESPAWN_GAP_S = 1.0
+
+
+def _lock_free(path: str) -> bool:
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)  # closing drops the probe lock at once
+
+
+def _raise_reply(reply: dict):
+    kind = reply.get("kind")
+    cls = getattr(errors, kind, None) if kind in ("ModelError", "PlanError", "UsageError") else BuildtoolError
+    msg = " ".join(str(reply.get("error", "the planner daemon sent an error")).split())
+    raise cls(msg)
+
+
+class DaemonClient:
+    """One connection to the daemon, opened lazily, re-opened (and the daemon restarted) when lost."""
+
+    def __init__(self, start: bool = True, start_timeout: float = START_TIMEOUT_S, idle_s: float | None = None):
+        self.paths = protocol.paths()
+        self.start = start
+        self.start_timeout = start_timeout
+        self.idle_s = idle_s
+        self.daemon_pid = None
+        self._sock = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+
+    def spawn(self) -> None:
+        import subprocess
+
+        cmd = [sys.executable, "-m", "buildtool.daemon.server", "--detach"]
+        if self.idle_s is not None:
+            cmd += ["--idle", str(self.idle_s)]
+        with open(self.paths["log"], "ab") as logf:
+            os.chmod(self.paths["log"], 0o600)
+            # The server forks twice and the first process exits at once: wait() reaps it without blocking.
+            subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf, close_fds=True,
+                             start_new_session=True).wait()
+
+    def _connect_once(self):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(5.0)
+        try:
+            s.connect(self.paths["socket"])
+            protocol.send(s, {"type": "hello", **protocol.versions()})
+            reply = protocol.recv(s)
+        except (OSError, protocol.ConnectionLost, protocol.ProtocolError):
+            s.close()
+            return None, None
+        if reply is None or reply.get("type") != "hello":
+            s.close()
+            return None, None
+        return s, reply
+
+    def connect(self) -> bool:
+        """Open a handshaken connection; start a daemon if allowed. False if none runs and start=False."""
+        deadline = time.monotonic() + self.start_timeout
+        last_spawn = -1e9
+        while True:
+            s, reply = self._connect_once()
+            if s is not None and reply.get("ok"):
+                s.settimeout(REPLY_TIMEOUT_S)
+                self._sock, self.daemon_pid = s, reply.get("pid")
+                return True
+            if s is not None:
+                s.close()  # another version: it is exiting now, its lock frees shortly
+            elif not self.start and _lock_free(self.paths["lock"]):
+                return False
+            if self.start and time.monotonic() - last_spawn > RESPAWN_GAP_S and _lock_free(self.paths["lock"]):
+                self.spawn()
+                last_spawn = time.monotonic()
+            if time.monotonic() > deadline:
+                raise BuildtoolError(f"the planner daemon did not answer within {self.start_timeout:.0f} s; "
+                                     f"see {self.paths['log']}, or use --no-daemon")
+            time.sleep(0.01)
+
+    def request(self, msg: dict) -> dict:
+        for attempt in (1, 2):
+            if self._sock is None and not self.connect():
+                raise BuildtoolError("no planner daemon is running")
+            try:
+                protocol.send(self._sock, msg)
+                reply = protocol.recv(self._sock)
+                if reply is None:
+                    raise protocol.ConnectionLost("closed")
+            except socket.timeout:
+                self.close()
+                raise BuildtoolError(f"the planner daemon did not answer within {REPLY_TIMEOUT_S:.0f} s; "
+                                     f"see {self.paths['log']}, or use --no-daemon") from None
+            except (OSError, protocol.ConnectionLost):
+                self.close()
+                if attempt == 2:
+                    raise BuildtoolError(f"the planner daemon died twice while answering; see "
+                                         f"{self.paths['log']}, or use --no-daemon") from None
+                continue
+            if reply.get("type") == "error":
+                _raise_reply(reply)
+            return reply
+        raise AssertionError("unreachable")
+
+    def plan(self, model, options: dict | None = None) -> dict:
+        msg = {"type": "plan", "options": dict(options or {})}
+        if isinstance(model, (bytes, bytearray)):
+            msg["model_bytes"] = bytes(model)
+        elif isinstance(model, str):
+            if os.path.exists(model) or model.endswith(".tflite") or os.sep in model:
+                msg["model"] = os.path.abspath(model)
+            else:
+                msg["zoo"] = model
+        else:  # a Graph: send it as .tflite bytes
+            from ..tflite_writer import serialize
+
+            msg["model_bytes"] = serialize(model)
+        return self.request(msg)["result"]
+
+    def status(self) -> dict:
+        return self.request({"type": "status"})["status"]
+
+    def clear(self) -> int:
+        return self.request({"type": "clear"})["removed"]
+
+    def stop(self, wait_s: float = 10.0) -> None:
+        """Ask the daemon to exit and wait until it has released its lock."""
+        self.request({"type": "stop"})
+        self.close()
+        deadline = time.monotonic() + wait_s
+        while not _lock_free(self.paths["lock"]):
+            if time.monotonic() > deadline:
+                raise BuildtoolError(f"the planner daemon did not stop within {wait_s:.0f} s; see {self.paths['log']}")
+            time.sleep(0.02)
+
+
+def plan(model, options: dict | None = None, no_daemon: bool = False) -> dict:
+    """Plan through the daemon (started on demand), or in this process with no_daemon=True."""
+    if no_daemon:
+        from ..service import plan_request
+
+        return plan_request(model, options)
+    with DaemonClient() as c:
+        return c.plan(model, options)

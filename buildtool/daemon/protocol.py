@@ -1,0 +1,119 @@
+"""Wire protocol and private paths of the planner daemon.
+
+A message is a 4-byte big-endian length followed by that many bytes of msgpack
+encoding one map with a string "type". Every message, both ways, is limited to
+MAX_MESSAGE bytes: a longer one is refused before its body is read. Decoding is
+plain msgpack (no pickle, no eval, no extension types turned into objects).
+
+The first exchange is a handshake: the client sends {"type": "hello"} with its
+versions() (buildtool release + fingerprint of the package code, planner included);
+a daemon of another version answers ok=False and exits, so the client starts one
+of its own. The daemon's reply also names its planner_version().
+
+All files live in one private per-user directory: $BUILDTOOL_RUNTIME_DIR, else
+$XDG_RUNTIME_DIR/buildtool-<uid>, else /tmp/buildtool-<uid>; it is created 0700 and
+refused unless it is a real directory owned by us that nobody else can write.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+import struct
+
+import msgpack
+
+from ..errors import BuildtoolError
+
+MAX_MESSAGE = 64 << 20
+_LEN = struct.Struct(">I")
+
+
+class ProtocolError(BuildtoolError):
+    """A malformed, oversized or truncated message."""
+
+
+class ConnectionLost(BuildtoolError):
+    """The peer closed the connection (or died) before a whole message arrived."""
+
+
+def versions() -> dict:
+    """What client and daemon must agree on: the release and the exact code (which covers the planner)."""
+    from .. import __version__
+    from ..canonical import code_version
+
+    return {"buildtool": __version__, "code": code_version()}
+
+
+def runtime_dir() -> str:
+    """The private directory, created if needed and checked to be ours (see module doc)."""
+    d = os.environ.get("BUILDTOOL_RUNTIME_DIR")
+    if not d:
+        base = os.environ.get("XDG_RUNTIME_DIR")
+        if not base or not os.path.isdir(base):
+            base = "/tmp"
+        d = os.path.join(base, f"buildtool-{os.getuid()}")
+    try:
+        os.mkdir(d, 0o700)
+    except FileExistsError:
+        pass
+    except OSError as e:
+        raise BuildtoolError(f"cannot create the daemon directory {d}: {e.strerror}; "
+                             f"set BUILDTOOL_RUNTIME_DIR or use --no-daemon") from None
+    st = os.lstat(d)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        raise BuildtoolError(f"{d} is not a private directory owned by you (mode 0700); "
+                             f"remove it or set BUILDTOOL_RUNTIME_DIR, or use --no-daemon")
+    return d
+
+
+def paths() -> dict:
+    d = runtime_dir()
+    p = {"dir": d, "socket": os.path.join(d, "daemon.sock"), "lock": os.path.join(d, "daemon.lock"),
+         "log": os.path.join(d, "daemon.log")}
+    if len(p["socket"].encode()) > 100:
+        raise BuildtoolError(f"daemon socket path {p['socket']} is too long for a Unix socket; "
+                             f"set BUILDTOOL_RUNTIME_DIR to a shorter directory")
+    return p
+
+
+def encode(obj: dict) -> bytes:
+    body = msgpack.packb(obj, use_bin_type=True)
+    if len(body) > MAX_MESSAGE:
+        raise ProtocolError(f"message of {len(body)} bytes exceeds the {MAX_MESSAGE >> 20} MiB limit")
+    return _LEN.pack(len(body)) + body
+
+
+def send(sock: socket.socket, obj: dict) -> None:
+    sock.sendall(encode(obj))
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = sock.recv(min(n - len(buf), 1 << 20))
+        if not chunk:
+            raise ConnectionLost("connection closed in the middle of a message")
+        buf += chunk
+    return bytes(buf)
+
+
+def recv(sock: socket.socket) -> dict | None:
+    """The next message, or None when the peer closed the connection cleanly between messages."""
+    head = sock.recv(_LEN.size)
+    if not head:
+        return None
+    if len(head) < _LEN.size:
+        head += _recv_exact(sock, _LEN.size - len(head))
+    (n,) = _LEN.unpack(head)
+    if n > MAX_MESSAGE:
+        raise ProtocolError(f"message of {n} bytes exceeds the {MAX_MESSAGE >> 20} MiB limit")
+    body = _recv_exact(sock, n)
+    try:
+        obj = msgpack.unpackb(body, raw=False, strict_map_key=True)
+    except Exception as e:  # msgpack raises several unrelated types on garbage
+        raise ProtocolError(f"malformed message ({type(e).__name__})") from None
+    if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
+        raise ProtocolError("malformed message (not a map with a 'type')")
+    return obj

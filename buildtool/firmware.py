@@ -1,0 +1,395 @@
+"""Build and run firmware images from Python (used by `buildtool run --board`, tests and benchmarks).
+
+build():    model -> plan.json, model.c, model.h, weights.bin, firmware.json, firmware.elf in out_dir.
+run():      firmware.elf + an input array -> (output, per-operator profile, RAM report).
+
+The same steps back the SCons tool (site_scons/site_tools/buildtool): generate_sources()
+writes the generated files, compile_command() is the one compiler invocation per board.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from . import flash, targets
+from .errors import BuildtoolError, UsageError
+from .ir import NUMPY_DTYPE, Graph
+
+ROOT = Path(__file__).resolve().parents[1]
+FIRMWARE = ROOT / "firmware"
+KERNELS = ROOT / "kernels"
+PLUGIN_SRC = ROOT / "tools" / "qemu-insncount" / "insncount.c"
+RUN_TIMEOUT = 120.0
+EXIT_MEANING = {1: "failure", 2: "input/output error", 3: "weights image does not match the firmware",
+                4: "model_invoke failed", 97: "RISC-V trap", 98: "Arm HardFault", 99: "unexpected exception",
+                124: "timeout"}
+
+
+class FirmwareError(BuildtoolError):
+    """The toolchain, the emulator or the firmware itself failed."""
+
+
+# -- model and plan -------------------------------------------------------------------
+def load_graph(model) -> Graph:
+    """A Graph, a .tflite path or a zoo name."""
+    if isinstance(model, Graph):
+        return model
+    from . import tflite_reader
+
+    spec = str(model)
+    if os.path.exists(spec) or spec.endswith(".tflite") or os.sep in spec:
+        return tflite_reader.load(spec)
+    from . import zoo
+
+    if spec in zoo.names():
+        return zoo.build(spec)
+    raise UsageError(f"'{spec}' is neither a model file nor a zoo name (zoo: {', '.join(zoo.names())})")
+
+
+def make_plan(g: Graph, **plan_options):
+    from .arena import plan_arena
+
+    return plan_arena(g, **plan_options)
+
+
+def _write(path: Path, data) -> None:
+    """Atomic write that leaves an unchanged file untouched (keeps mtimes for make-like tools)."""
+    data = data.encode() if isinstance(data, str) else data
+    if path.exists() and path.read_bytes() == data:
+        return
+    tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def manifest(g: Graph, plan, board: str) -> dict:
+    """What run() needs to know about a build: I/O tensors, operator order, arena size."""
+    def io(idx):
+        return [{"name": g.tensors[i].name, "shape": [int(d) for d in g.tensors[i].shape],
+                 "dtype": g.tensors[i].dtype} for i in idx]
+
+    return {"model": g.name, "board": board, "arena_bytes": plan.arena_bytes, "inputs": io(g.inputs),
+            "outputs": io(g.outputs), "order": list(plan.order),
+            "opcodes": [g.operators[i].opcode for i in plan.order]}
+
+
+def generate_sources(g: Graph, plan, board: str, out_dir) -> dict:
+    """Write plan.json, model.c, model.h, weights.bin and firmware.json into out_dir; return their paths."""
+    from .codegen import generate
+
+    t = targets.get(board)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    model_c, model_h = generate(g, plan, board, t.weights_align)
+    paths = {"plan": out / "plan.json", "model_c": out / "model.c", "model_h": out / "model.h",
+             "weights": out / "weights.bin", "manifest": out / "firmware.json"}
+    _write(paths["plan"], json.dumps(plan.to_json(), indent=1) + "\n")
+    _write(paths["model_c"], model_c)
+    _write(paths["model_h"], model_h)
+    _write(paths["weights"], flash.build_image(g, board, t.weights_align))
+    _write(paths["manifest"], json.dumps(manifest(g, plan, board), indent=1) + "\n")
+    return paths
+
+
+# -- compilation ------------------------------------------------------------------------
+def kernel_sources(t: targets.Target, kernel_root=KERNELS) -> list:
+    """One file per reference kernel name: the board's optimised file when it exists."""
+    kernel_root = Path(kernel_root)
+    ref = kernel_root / "reference"
+    if not ref.is_dir():
+        raise FirmwareError(f"kernel library not found at {ref}")
+    out = []
+    for f in sorted(ref.glob("*.c")):
+        for kset in t.kernel_search():
+            cand = kernel_root / kset / f.name
+            if cand.exists():
+                out.append(cand)
+                break
+    return out
+
+
+def include_dirs(t: targets.Target, gen_dir, kernel_root=KERNELS) -> list:
+    kernel_root = Path(kernel_root)
+    dirs = [Path(gen_dir), FIRMWARE / "common", kernel_root / "include"]
+    dirs += [kernel_root / k for k in t.kernel_search() if (kernel_root / k).is_dir()]
+    return dirs
+
+
+def compile_flags(t: targets.Target, gen_dir, kernel_root=KERNELS) -> list:
+    """Compiler flags shared by every source of a board build."""
+    return (list(t.cflags) + ["-Wall"] + [f"-D{d}" for d in t.defines]
+            + [f"-I{d}" for d in include_dirs(t, gen_dir, kernel_root)])
+
+
+def sources(t: targets.Target, gen_dir, kernel_root=KERNELS) -> list:
+    """Every C/assembler source of the firmware, in a fixed order."""
+    gen = Path(gen_dir)
+    return ([FIRMWARE / s for s in t.firmware_sources()] + kernel_sources(t, kernel_root)
+            + [gen / "model.c", FIRMWARE / "common" / "weights.S"])
+
+
+def weights_define(weights_path) -> str:
+    return f'-DBT_WEIGHTS_FILE="{Path(weights_path).as_posix()}"'
+
+
+def link_flags(t: targets.Target, ld_script) -> list:
+    return ([f"-T{ld_script}"] if ld_script else []) + list(t.ldflags)
+
+
+def _check_tools(t: targets.Target) -> None:
+    missing = t.missing_tools()
+    if missing:
+        raise FirmwareError(f"board {t.name} needs {', '.join(missing)} on PATH; install the toolchain "
+                            f"(see docs/firmware.md)")
+
+
+def _cache_root() -> Path:
+    base = os.environ.get("BUILDTOOL_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "buildtool")
+    return Path(base) / "kernels"
+
+
+def kernel_library(t: targets.Target, kernel_root=KERNELS) -> Path:
+    """The board's kernels compiled once into a static library, cached by content.
+
+    The key covers the compiler, the flags and every kernel source and header, so any
+    change gives a new library; the link then only adds what the model calls.
+    """
+    kernel_root = Path(kernel_root)
+    srcs = kernel_sources(t, kernel_root)
+    flags = compile_flags(t, kernel_root / "include", kernel_root)
+    h = hashlib.sha256(repr((t.cc, flags)).encode())
+    for f in srcs + sorted(p for d in include_dirs(t, kernel_root / "include", kernel_root) for p in d.glob("*.h")):
+        h.update(str(f).encode() + b"\0" + f.read_bytes())
+    lib = _cache_root() / f"{t.name}-{h.hexdigest()[:16]}" / "libbt_kernels.a"
+    if lib.exists():
+        return lib
+    lib.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=lib.parent) as tmp:
+        objs = []
+        for f in srcs:
+            obj = Path(tmp) / f"{f.stem}.o"
+            r = subprocess.run([t.cc] + flags + ["-c", str(f), "-o", str(obj)], capture_output=True, text=True)
+            if r.returncode != 0:
+                err = r.stderr.strip().splitlines()
+                raise FirmwareError(f"compiling kernel {f} for {t.name} failed: {err[-1] if err else r.returncode}")
+            objs.append(str(obj))
+        r = subprocess.run([t.binutil("ar"), "rcs", str(Path(tmp) / "lib.a")] + objs, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise FirmwareError(f"archiving the kernels for {t.name} failed: {r.stderr.strip()[:200]}")
+        os.replace(Path(tmp) / "lib.a", lib)
+    return lib
+
+
+def build(model, board: str, out_dir, kernels: tuple | None = None, **plan_options) -> dict:
+    """Generate and compile the firmware for `model` on `board` into out_dir; return the paths.
+
+    kernels overrides the board's kernel search order, e.g. ("reference",).
+    plan_options go to buildtool.arena.plan_arena (align, time_budget, order_search, inplace).
+    """
+    t = targets.get(board)
+    if kernels is not None:
+        t = t.with_kernels(tuple(kernels))
+    _check_tools(t)
+    g = load_graph(model)
+    from .ops import check_graph
+
+    check_graph(g)
+    plan = make_plan(g, **plan_options)
+    out = Path(out_dir).resolve()
+    paths = generate_sources(g, plan, board, out)
+    ld = None
+    if t.linker_template:
+        ld = out / "board.ld"
+        _write(ld, t.linker_script())
+    elf = out / "firmware.elf"
+    lib = kernel_library(t)
+    own = [s for s in sources(t, out) if s.parent.parent != KERNELS]
+    cmd = ([t.cc] + compile_flags(t, out) + [weights_define(paths["weights"])]
+           + [str(s) for s in own] + [str(lib)] + link_flags(t, ld) + ["-o", str(elf) + ".tmp"])
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        err = r.stderr.strip().splitlines()
+        overflow = [line for line in err if "overflowed by" in line]
+        if overflow:
+            raise FirmwareError(f"{g.name} does not fit board {board}: {overflow[0].split(': ')[-1]}")
+        raise FirmwareError(f"compiling for {board} failed: {err[-1] if err else r.returncode} "
+                            f"(full command: {' '.join(cmd)})")
+    os.replace(str(elf) + ".tmp", elf)
+    paths["elf"] = elf
+    if ld:
+        paths["ld"] = ld
+    return paths
+
+
+# -- running ---------------------------------------------------------------------------
+def _plugin(work: Path) -> Path:
+    so = work / "libinsncount.so"
+    if not so.exists() or so.stat().st_mtime < PLUGIN_SRC.stat().st_mtime:
+        r = subprocess.run(["gcc", "-O2", "-shared", "-fPIC", "-o", str(so) + ".tmp", str(PLUGIN_SRC)],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise FirmwareError(f"cannot build the QEMU instruction-count plugin: {r.stderr.strip()[:200]}")
+        os.replace(str(so) + ".tmp", so)
+    return so
+
+
+def symbols(t: targets.Target, elf) -> dict:
+    """name -> (address, size) from nm -S."""
+    r = subprocess.run([t.binutil("nm"), "-S", str(elf)], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise FirmwareError(f"nm failed on {elf}: {r.stderr.strip()[:200]}")
+    out = {}
+    for line in r.stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 4:
+            out[parts[3]] = (int(parts[0], 16), int(parts[1], 16))
+        elif len(parts) == 3:
+            out[parts[2]] = (int(parts[0], 16), 0)
+    return out
+
+
+def _section_bytes(t: targets.Target, elf, names: tuple) -> int:
+    r = subprocess.run([t.binutil("size"), "-A", str(elf)], capture_output=True, text=True)
+    total = 0
+    for line in r.stdout.splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[0] in names:
+            total += int(parts[1])
+    return total
+
+
+def ram_report(t: targets.Target, elf, arena_bytes: int, kv: dict) -> dict:
+    """RAM = arena + measured stack high-water mark + the rest of .data/.bss (from the ELF)."""
+    sym = symbols(t, elf)
+    arena_sym = sym.get("bt_arena", (0, 0))[1]
+    if arena_sym != arena_bytes:
+        raise FirmwareError(f"bt_arena in {elf} is {arena_sym} bytes, the plan says {arena_bytes}")
+    stack = int(kv.get("stack_high_water_bytes", 0))
+    if t.platform == "host":
+        static = _section_bytes(t, elf, (".data", ".bss", ".tdata", ".tbss")) - sym.get("host_stack", (0, 0))[1]
+        reserved = sym.get("host_stack", (0, 0))[1]
+    else:
+        static = sym["__bss_end"][0] - sym["__data_start"][0]
+        reserved = sym["__stack_top"][0] - sym["__stack_bottom"][0]
+    other = static - arena_bytes
+    rep = {"arena_bytes": arena_bytes, "stack_bytes": stack, "static_other_bytes": other,
+           "total_bytes": arena_bytes + stack + other, "stack_reserved_bytes": reserved}
+    if "static_ram_bytes" in kv:
+        rep["measured_bytes"] = int(kv["static_ram_bytes"]) + stack
+    if stack >= reserved > 0:
+        raise FirmwareError(f"stack overflow: high-water mark {stack} B reaches the reserved {reserved} B")
+    return rep
+
+
+def _inputs(man: dict, x) -> bytes:
+    xs = list(x) if isinstance(x, (list, tuple)) else [x]
+    if len(xs) != len(man["inputs"]):
+        raise UsageError(f"the model has {len(man['inputs'])} inputs, {len(xs)} given")
+    data = b""
+    for a, spec in zip(xs, man["inputs"]):
+        a = np.asarray(a)
+        if list(a.shape) != spec["shape"] or a.dtype != np.dtype(NUMPY_DTYPE[spec["dtype"]]):
+            raise UsageError(f"input is {a.dtype}{list(a.shape)}, the model wants {spec['dtype']}{spec['shape']}")
+        data += a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes()
+    return data
+
+
+def _outputs(man: dict, data: bytes) -> list:
+    outs, pos = [], 0
+    for spec in man["outputs"]:
+        dt = np.dtype(NUMPY_DTYPE[spec["dtype"]]).newbyteorder("<")
+        n = int(np.prod(spec["shape"])) * dt.itemsize
+        if len(data) < pos + n:
+            raise FirmwareError(f"the firmware wrote {len(data)} output bytes, expected {pos + n}")
+        outs.append(np.frombuffer(data[pos:pos + n], dtype=dt).astype(dt.newbyteorder("=")).reshape(spec["shape"]))
+        pos += n
+    return outs
+
+
+def _key_values(text: str) -> dict:
+    return dict(re.findall(r"^([a-z_]+)=([0-9,]*)$", text, flags=re.M))
+
+
+def _fail(board: str, rc: int, log: str) -> FirmwareError:
+    tail = " | ".join(line for line in log.strip().splitlines()[-3:])
+    return FirmwareError(f"firmware on {board} exited with {rc} ({EXIT_MEANING.get(rc, 'error')}): {tail}")
+
+
+def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = True) -> tuple:
+    """Run out_dir/firmware.elf on `board` with input x (array or list of arrays).
+
+    Returns (output, profile, ram): output is an ndarray (a list when the model has several
+    outputs); profile maps "ops" to per-operator counts in execution order; ram is ram_report().
+    """
+    t = targets.get(board)
+    out = Path(out_dir).resolve()
+    elf = out / "firmware.elf"
+    man_path = out / "firmware.json"
+    if not elf.exists() or not man_path.exists():
+        raise UsageError(f"no firmware in {out}; build it first (buildtool.firmware.build)")
+    man = json.loads(man_path.read_text())
+    if man["board"] != board:
+        raise UsageError(f"the firmware in {out} was built for board {man['board']}, not {board}")
+    _check_tools(t)
+    data = _inputs(man, x)
+    counts, unit, total = [], "", None
+    if not t.emulated:
+        try:
+            r = subprocess.run([str(elf)], input=data, capture_output=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise _fail(board, 124, "") from None
+        log = r.stderr.decode(errors="replace")
+        if r.returncode != 0:
+            raise _fail(board, r.returncode, log)
+        result = r.stdout
+        kv = _key_values(log)
+        if kv.get("op_ns"):
+            ns = [int(v) for v in kv["op_ns"].split(",")]
+            counts, unit = [ns[i] for i in man["order"]], "ns"
+    else:
+        with tempfile.TemporaryDirectory(prefix="bt-run-") as tmp:
+            work = Path(tmp)
+            (work / "input.bin").write_bytes(data)
+            cmd = list(t.run)
+            if profile:
+                sym = symbols(t, elf)
+                mask = ~1 if t.platform == "arm" else ~0
+                so = _plugin(out)
+                cmd += ["-plugin", f"{so},start={sym['bt_profile_begin'][0] & mask:x},"
+                                   f"end={sym['bt_profile_end'][0] & mask:x},out={work / 'count.txt'}"]
+            cmd += ["-kernel", str(elf)]
+            try:
+                r = subprocess.run(cmd, cwd=work, capture_output=True, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                raise _fail(board, 124, "") from None
+            log = (r.stdout + r.stderr).decode(errors="replace")
+            if r.returncode != 0:
+                raise _fail(board, r.returncode, log)
+            kv = _key_values(log)
+            result = (work / "output.bin").read_bytes() if (work / "output.bin").exists() else b""
+            if profile:
+                ck = _key_values((work / "count.txt").read_text())
+                counts = [int(v) for v in ck.get("region_counts", "").split(",") if v]
+                total, unit = int(ck["insns_total"]), "instructions"
+    outs = _outputs(man, result)
+    prof = {"unit": unit, "ops": [{"op": op, "opcode": code, "count": c}
+                                  for op, code, c in zip(man["order"], man["opcodes"], counts)]}
+    if counts and len(counts) != len(man["order"]):
+        raise FirmwareError(f"profile has {len(counts)} regions for {len(man['order'])} operators")
+    if total is not None:
+        prof["total"] = total
+    ram = ram_report(t, elf, man["arena_bytes"], kv)
+    return (outs[0] if len(outs) == 1 else outs), prof, ram
+
+
+__all__ = ["build", "run", "generate_sources", "kernel_sources", "sources", "compile_flags", "link_flags",
+           "FirmwareError", "ram_report", "load_graph", "make_plan"]

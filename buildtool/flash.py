@@ -1,0 +1,127 @@
+"""The weights flash image: constant tensors laid out for in-place reads.
+
+Weights never live in RAM: the firmware links this image into a flash section
+and the generated code reads each tensor at its offset. Offsets depend only on
+tensor shapes and types (never on values), so a change of weight values
+changes weights.bin and nothing else.
+
+Layout (little-endian):
+  0   4  magic b"BTWF"
+  4   4  format version (FORMAT_VERSION)
+  8   4  header size (HEADER_BYTES)
+  12  4  payload size in bytes (tensors, after the header)
+  16  4  CRC-32 (zlib) of the payload
+  20  4  tensor alignment in bytes
+  24 16  target name, NUL-padded ASCII
+  40 16  model hash: first 16 bytes of Graph.structure_hash() (no weight values)
+  56  8  reserved, zero
+Tensor offsets are from the start of the image; the payload starts at HEADER_BYTES.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import zlib
+from dataclasses import dataclass
+
+from .errors import UsageError
+from .ir import Graph
+from .plan import align_up
+
+MAGIC = b"BTWF"
+FORMAT_VERSION = 1
+HEADER_BYTES = 64
+_HEADER = struct.Struct("<4sIIIII16s16s8s")
+
+# Constant inputs that describe structure (read by the code generator and
+# compiled into model.c), not data a kernel streams: (opcode, input position).
+STRUCTURAL_INPUTS = {("PAD", 1), ("MEAN", 1), ("RESHAPE", 1), ("SPLIT", 0),
+                     ("STRIDED_SLICE", 1), ("STRIDED_SLICE", 2), ("STRIDED_SLICE", 3)}
+
+
+@dataclass(frozen=True)
+class FlashInfo:
+    target: str
+    model_hash: bytes
+    payload_bytes: int
+    crc32: int
+    align: int
+    version: int
+
+
+def flash_tensors(g: Graph) -> list:
+    """Constant tensor indices the kernels read from flash, in first-use order."""
+    out = []
+    for op in g.operators:
+        for pos, i in enumerate(op.inputs):
+            if i >= 0 and g.tensors[i].is_const and (op.opcode, pos) not in STRUCTURAL_INPUTS and i not in out:
+                out.append(i)
+    return out
+
+
+def layout(g: Graph, align: int = 16) -> dict:
+    """tensor index -> byte offset in the image (shapes only, so stable under weight changes)."""
+    offsets, off = {}, HEADER_BYTES
+    for i in flash_tensors(g):
+        off = align_up(off, align)
+        offsets[i] = off
+        off += g.tensors[i].nbytes
+    return offsets
+
+
+def model_hash(g: Graph) -> bytes:
+    return bytes.fromhex(g.structure_hash())[:16]
+
+
+def build_image(g: Graph, target: str, align: int = 16) -> bytes:
+    """The complete flash image for graph g on board `target`."""
+    if align < 1 or align > HEADER_BYTES or align & (align - 1):
+        raise UsageError(f"flash alignment {align} must be a power of two up to {HEADER_BYTES}")
+    offsets = layout(g, align)
+    end = max([offsets[i] + g.tensors[i].nbytes for i in offsets], default=HEADER_BYTES)
+    body = bytearray(align_up(end, align) - HEADER_BYTES)
+    for i, off in offsets.items():
+        t = g.tensors[i]
+        raw = t.data.astype(t.data.dtype.newbyteorder("<"), copy=False).tobytes()
+        body[off - HEADER_BYTES:off - HEADER_BYTES + len(raw)] = raw
+    name = target.encode("ascii")[:15]
+    head = _HEADER.pack(MAGIC, FORMAT_VERSION, HEADER_BYTES, len(body), zlib.crc32(body), align,
+                        name, model_hash(g), b"")
+    return head + bytes(body)
+
+
+def write_image(path: str, image: bytes) -> None:
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "wb") as f:
+        f.write(image)
+    os.replace(tmp, path)
+
+
+def parse_header(data: bytes) -> FlashInfo:
+    if len(data) < HEADER_BYTES:
+        raise UsageError(f"flash image is {len(data)} bytes, shorter than its {HEADER_BYTES}-byte header")
+    magic, ver, hsize, size, crc, align, name, mhash, _ = _HEADER.unpack_from(data)
+    if magic != MAGIC:
+        raise UsageError(f"not a buildtool flash image (magic {magic!r}, expected {MAGIC!r})")
+    if ver != FORMAT_VERSION or hsize != HEADER_BYTES:
+        raise UsageError(f"flash image format version {ver} (header {hsize} B) is not supported "
+                         f"(expected version {FORMAT_VERSION}); rebuild it with this buildtool")
+    return FlashInfo(name.rstrip(b"\0").decode("ascii", "replace"), mhash, size, crc, align, ver)
+
+
+def verify(path: str) -> FlashInfo:
+    """Check magic, version, size and CRC of a flash image file; raise UsageError naming the problem."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise UsageError(f"cannot read flash image {path}: {e.strerror}") from None
+    info = parse_header(data)
+    if len(data) != HEADER_BYTES + info.payload_bytes:
+        raise UsageError(f"{path}: size {len(data)} B does not match the header "
+                         f"({HEADER_BYTES} + {info.payload_bytes} B); the image is truncated or padded")
+    crc = zlib.crc32(data[HEADER_BYTES:])
+    if crc != info.crc32:
+        raise UsageError(f"{path}: CRC-32 {crc:08x} does not match the header {info.crc32:08x}; the image is corrupt")
+    return info

@@ -1,0 +1,107 @@
+"""The network as a DAG: nodes are cuts between operators, edges are layers or fusion blocks.
+
+Cut p (0..n) is the state after the first p operators of the model order; the tensors
+live across it are held whole in the arena. An edge p -> q runs operators [p, q):
+either one operator as usual (q = p + 1) or a fusion block. While an edge runs, every
+tensor live across p or q is in the arena (residual tensors held across a block count
+towards its peak), plus the block's window buffers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..errors import PlanError
+from ..plan import align_up
+from .receptive import reduces_tiles, tileable
+
+
+@dataclass
+class Network:
+    g: object
+    streamed: bool  # the graph input comes from a source callback, a band at a time
+    align: int
+    live: list = field(default_factory=list)  # cut -> sorted tensor indices held whole
+    first_start: list = field(default_factory=list)  # q -> smallest p with [p, q) a candidate block run
+
+    @property
+    def n(self) -> int:
+        return len(self.g.operators)
+
+    def held(self, t: int) -> int:
+        if self.streamed and t in self.g.inputs:
+            return 0
+        return align_up(self.g.tensors[t].nbytes, self.align)
+
+    def edge_whole(self, p: int, q: int) -> int:
+        """Aligned bytes of whole tensors in the arena while edge p -> q runs."""
+        ts = set(self.live[p]) | set(self.live[q])
+        if q == p + 1:
+            ts.update(self.g.operators[p].outputs)
+        return sum(self.held(t) for t in ts)
+
+
+def build_network(g, streamed: bool = False, align: int = 16) -> Network:
+    net = Network(g, streamed, align)
+    n = len(g.operators)
+    prod = {i: -1 for i in g.inputs}
+    last = {}
+    for op in g.operators:
+        for o in op.outputs:
+            prod[o] = op.index
+        for i in g.act_inputs(op):
+            last[i] = max(last.get(i, -1), op.index)
+    for o in g.outputs:
+        last[o] = n
+    for p in range(n + 1):
+        net.live.append(sorted(t for t, s in prod.items() if s < p <= last.get(t, -1)
+                               or (p == 0 and s == -1)))
+    if streamed:
+        for i in g.inputs:
+            users = [op.index for op in g.operators if i in g.act_inputs(op)]
+            if not users or not all(tileable(g, g.operators[u]) for u in users):
+                raise PlanError("--input-streamed needs the model input read only by convolution, pooling "
+                                "or element-wise operators; plan without --input-streamed")
+    start = 0
+    for q in range(1, n + 1):
+        op = g.operators[q - 1]
+        if tileable(g, op):
+            net.first_start.append(start)
+        elif reduces_tiles(g, op) and q >= 2 and tileable(g, g.operators[q - 2]):
+            net.first_start.append(start)
+        else:
+            net.first_start.append(-1)
+        if not tileable(g, op):
+            start = q
+    net.first_start.insert(0, -1)
+    return net
+
+
+def block_ok(net: Network, p: int, q: int) -> bool:
+    """Can operators [p, q) run as one fusion block?"""
+    g = net.g
+    if net.first_start[q] < 0 or p < net.first_start[q] or q - p < 1:
+        return False
+    last = g.operators[q - 1]
+    if reduces_tiles(g, last):
+        if q - p < 2 or last.inputs[0] != g.operators[q - 2].outputs[0]:
+            return False
+    out_live = set(net.live[q])
+    for oi in range(p, q - 1):
+        if any(o in out_live for o in g.operators[oi].outputs):
+            return False
+    if net.streamed:
+        for i in g.inputs:
+            reads = [oi for oi in range(p, q) if i in g.act_inputs(g.operators[oi])]
+            if reads and p != 0:
+                return False
+            if p == 0 and i in net.live[q]:
+                return False
+    return True
+
+
+def plain_ok(net: Network, p: int) -> bool:
+    """Can operator p run on its own, as usual? Not when it would read a streamed input whole."""
+    if not net.streamed:
+        return True
+    return not any(i in net.g.inputs for i in net.g.act_inputs(net.g.operators[p]))

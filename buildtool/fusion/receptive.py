@@ -1,0 +1,118 @@
+"""Row and column dependencies of the operators a fusion block may contain.
+
+Along one axis an operator maps an interval [lo, hi) of output positions to the
+interval of input positions it reads: [lo*s - pad, (hi-1)*s - pad + k) clipped to the
+input, with k the dilated window extent. Rows and columns are independent, which is
+what makes every cost of a tiled block separable into a row part and a column part.
+All functions work on numpy arrays of intervals at once; an empty interval (lo >= hi)
+maps to the empty interval (0, 0).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..ops import conv_out_size, conv_padding
+
+# Operators that can run on a tile of their output given tiles of their inputs.
+WINDOWED = ("CONV_2D", "DEPTHWISE_CONV_2D", "MAX_POOL_2D", "AVERAGE_POOL_2D")
+POINTWISE = ("ADD", "MUL")
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One operator along one axis: window extent k, stride s, leading padding, sizes."""
+
+    k: int
+    s: int
+    pad: int
+    n_in: int
+    n_out: int
+
+    def need(self, lo, hi) -> tuple:
+        """Input interval read by output interval [lo, hi) (arrays), clipped; empty stays empty."""
+        lo = np.asarray(lo, dtype=np.int64)
+        hi = np.asarray(hi, dtype=np.int64)
+        a = np.maximum(lo * self.s - self.pad, 0)
+        b = np.minimum((hi - 1) * self.s - self.pad + self.k, self.n_in)
+        empty = (hi <= lo) | (b <= a)
+        return np.where(empty, 0, a), np.where(empty, 0, b)
+
+    def need_end(self, hi) -> np.ndarray:
+        """End of the input read by output positions [0, hi)."""
+        hi = np.asarray(hi, dtype=np.int64)
+        return np.where(hi > 0, np.minimum((hi - 1) * self.s - self.pad + self.k, self.n_in), 0)
+
+    def form(self) -> list:
+        return [self.k, self.s, self.pad, self.n_in, self.n_out]
+
+
+def identity(n: int) -> Axis:
+    return Axis(1, 1, 0, n, n)
+
+
+def _window_axes(g, op) -> tuple:
+    inp = g.tensors[op.inputs[0]].shape
+    o = op.options
+    if op.opcode in ("CONV_2D", "DEPTHWISE_CONV_2D"):
+        f = g.tensors[op.inputs[1]].shape
+        kh, kw = f[1], f[2]
+    else:
+        kh, kw = o["filter_h"], o["filter_w"]
+    dh, dw = o.get("dilation_h", 1), o.get("dilation_w", 1)
+    axes = []
+    for n, k, s, d in ((inp[1], kh, o["stride_h"], dh), (inp[2], kw, o["stride_w"], dw)):
+        axes.append(Axis((k - 1) * d + 1, s, conv_padding(n, k, s, d, o["padding"]), n,
+                         conv_out_size(n, k, s, d, o["padding"])))
+    return tuple(axes)
+
+
+def is_spatial(g, t: int) -> bool:
+    sh = g.tensors[t].shape
+    return len(sh) == 4 and sh[0] == 1
+
+
+def tileable(g, op) -> bool:
+    """Can op compute any output tile from input tiles (so it may sit inside a fusion block)?"""
+    out = op.outputs[0]
+    if len(op.outputs) != 1 or not is_spatial(g, out):
+        return False
+    ins = g.act_inputs(op)
+    if op.opcode in WINDOWED:
+        if op.opcode == "AVERAGE_POOL_2D" and op.options["padding"] != "VALID":
+            return False  # the divisor counts in-image taps: a padded tile would change it
+        if op.opcode == "DEPTHWISE_CONV_2D" and op.options.get("depth_multiplier", 1) != 1:
+            return False
+        return len(ins) == 1 and ins[0] == op.inputs[0] and is_spatial(g, ins[0])
+    if op.opcode in POINTWISE:
+        shape = g.tensors[out].shape
+        return (len(op.inputs) == 2 and all(i >= 0 and not g.tensors[i].is_const for i in op.inputs)
+                and all(tuple(g.tensors[i].shape) == tuple(shape) for i in op.inputs))
+    return False
+
+
+def reduces_tiles(g, op) -> bool:
+    """A MEAN over height and width: it can accumulate a block's output one tile at a time."""
+    if op.opcode != "MEAN" or not is_spatial(g, op.inputs[0]):
+        return False
+    from ..refops.reduce import mean_axes
+
+    return mean_axes(g, op) == (1, 2)
+
+
+def op_axes(g, op) -> tuple:
+    """(row Axis, column Axis) mapping op's output tile to the tile of each spatial input."""
+    if op.opcode in WINDOWED:
+        return _window_axes(g, op)
+    sh = g.tensors[op.inputs[0]].shape
+    return identity(sh[1]), identity(sh[2])
+
+
+def macs_per_pixel(g, op) -> int:
+    """MACs per output pixel (all channels): op_macs / (H_out * W_out)."""
+    from ..ops import op_macs
+
+    sh = g.tensors[op.outputs[0]].shape
+    return op_macs(g, op) // (sh[1] * sh[2]) if len(sh) == 4 else 0

@@ -1,0 +1,220 @@
+"""Run a fused / split schedule tile by tile inside ONE bytearray arena at the planned offsets.
+
+Whole tensors, window buffers and accumulators are numpy views onto the arena at their
+FusedPlan offsets (each view is checked to lie inside arena_bytes), so an unsound plan or
+a wrong window shows up as wrong output bytes. Each operator of a block computes its
+output tile from its inputs' windows through the refops kernels; the kernels' own
+temporaries (their padded input block) are the only memory outside the arena, as in the
+kernels themselves.
+
+A window along a recompute axis holds, for tile i, the interval the tile needs (buffer
+index 0 = the interval's first position); along a cache axis it is a ring of the last
+`extent` positions computed, kept in order by shifting it when new positions arrive.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from .errors import PlanError, UsageError
+from .fusion.schedule import BlockRun, FusedPlan
+from .ir import NUMPY_DTYPE
+from .refops import KERNELS, kernel_inputs
+from .fusion.receptive import WINDOWED
+
+
+class _Arena:
+    def __init__(self, nbytes: int):
+        self.nbytes = nbytes
+        self.buf = np.frombuffer(bytearray(nbytes), dtype=np.uint8)
+
+    def view(self, offset: int, shape: tuple, dtype) -> np.ndarray:
+        dt = np.dtype(dtype)
+        size = int(np.prod(shape)) * dt.itemsize
+        if offset < 0 or offset + size > self.nbytes:
+            raise PlanError(f"buffer [{offset}, {offset + size}) lies outside the {self.nbytes}-byte arena")
+        return np.ndarray(shape, dtype=dt, buffer=self.buf, offset=offset)
+
+
+class _Tile:
+    """A buffer holding image rows/cols starting at (r0, c0): a whole tensor or a window."""
+
+    def __init__(self, arr: np.ndarray, whole: bool):
+        self.arr = arr  # [rows, cols, C]
+        self.whole = whole
+        self.r0 = 0
+        self.c0 = 0
+
+    def region(self, r0, r1, c0, c1) -> np.ndarray:
+        a, b, c, d = r0 - self.r0, r1 - self.r0, c0 - self.c0, c1 - self.c0
+        if a < 0 or c < 0 or b > self.arr.shape[0] or d > self.arr.shape[1]:
+            raise PlanError(f"tile rows [{r0}, {r1}) cols [{c0}, {c1}) are not in the window "
+                            f"(holds rows {self.r0}+{self.arr.shape[0]}, cols {self.c0}+{self.arr.shape[1]})")
+        return self.arr[a:b, c:d]
+
+
+class _TileGraph:
+    """The graph as a kernel sees it when it runs VALID over a pre-padded block."""
+
+    def __init__(self, g, shapes: dict):
+        self._g = g
+        self.tensors = _Tensors(g.tensors, shapes)
+
+
+class _Tensors:
+    def __init__(self, ts, shapes):
+        self._ts, self._shapes = ts, shapes
+
+    def __getitem__(self, i):
+        t = self._ts[i]
+        return dataclasses.replace(t, shape=self._shapes[i]) if i in self._shapes else t
+
+
+def _window_geometry(g, op):
+    from .fusion.receptive import op_axes
+
+    return op_axes(g, op)
+
+
+def _run_windowed(g, op, src: _Tile, out: np.ndarray, r0, r1, c0, c1) -> None:
+    """Output rows [r0, r1) cols [c0, c1) of a sliding-window op from the tile src."""
+    ax_r, ax_c = _window_geometry(g, op)
+    xin = g.tensors[op.inputs[0]]
+    lo_r, hi_r = r0 * ax_r.s - ax_r.pad, (r1 - 1) * ax_r.s - ax_r.pad + ax_r.k
+    lo_c, hi_c = c0 * ax_c.s - ax_c.pad, (c1 - 1) * ax_c.s - ax_c.pad + ax_c.k
+    fill = xin.zero_point if op.opcode in ("CONV_2D", "DEPTHWISE_CONV_2D") else -128
+    block = np.full((1, hi_r - lo_r, hi_c - lo_c, xin.shape[3]), fill, dtype=np.int8)
+    vr0, vr1 = max(lo_r, 0), min(hi_r, ax_r.n_in)
+    vc0, vc1 = max(lo_c, 0), min(hi_c, ax_c.n_in)
+    if vr1 > vr0 and vc1 > vc0:
+        block[0, vr0 - lo_r:vr1 - lo_r, vc0 - lo_c:vc1 - lo_c] = src.region(vr0, vr1, vc0, vc1)
+    vop = dataclasses.replace(op, options={**op.options, "padding": "VALID"})
+    tg = _TileGraph(g, {op.inputs[0]: block.shape, op.outputs[0]: (1, r1 - r0, c1 - c0, out.shape[-1])})
+    KERNELS[op.opcode](tg, vop, [block], [out[None]])
+
+
+def _interval(ap, t: int, i: int) -> tuple:
+    """Positions of t computed at tile/step i along one axis."""
+    if ap.mode == "rec":
+        return int(ap.lo[t][i]), int(ap.hi[t][i])
+    h = ap.hi[t]
+    return (int(h[i - 1]) if i > 0 else 0), int(h[i])
+
+
+def _shift(tile: _Tile, axis: int, new_hi: int, ext: int) -> None:
+    """Advance a ring window along axis so that it ends at new_hi (older positions move down)."""
+    old_hi = (tile.r0 if axis == 0 else tile.c0) + ext
+    n = new_hi - old_hi
+    if n <= 0:
+        return
+    a = tile.arr
+    if n < ext:
+        if axis == 0:
+            a[:ext - n] = a[n:].copy()
+        else:
+            a[:, :ext - n] = a[:, n:].copy()
+    if axis == 0:
+        tile.r0 = new_hi - ext
+    else:
+        tile.c0 = new_hi - ext
+
+
+def _run_block(g, bi: int, blk: BlockRun, plan: FusedPlan, arena: _Arena, whole: dict, source) -> None:
+    tiles = {}
+    for t in blk.windows:
+        shp = blk.window_shape(g, t)
+        tiles[t] = _Tile(arena.view(plan.window_offset[(bi, t)], shp, np.int8), False)
+
+    def tile_of(t):
+        return tiles[t] if t in tiles else whole[t]
+
+    acc = None
+    red = g.operators[blk.geo.reduce_op] if blk.geo.reduce_op >= 0 else None
+    if red is not None:
+        acc = arena.view(plan.acc_offset[bi], (g.tensors[blk.geo.tile_tensor].shape[3],), np.int32)
+        acc[...] = 0
+    rows, cols = blk.rows, blk.cols
+    n_r, n_c = len(rows.bounds) - 1, len(cols.bounds) - 1
+    made = [(s, g.operators[s.op]) for s in blk.geo.steps]
+    for r in range(n_r):
+        for c in range(n_c):
+            for t in blk.windows:  # place the windows for this tile
+                tl = tiles[t]
+                if rows.mode == "rec":
+                    tl.r0 = int(rows.lo[t][r])
+                if cols.mode == "rec":
+                    tl.c0 = int(cols.lo[t][c])
+                elif c == 0:
+                    tl.c0 = -cols.ext[t]
+                if rows.mode == "cache" and r == 0 and c == 0:
+                    tl.r0 = -rows.ext[t]
+            for t in blk.streamed:
+                ra, rb = _interval(rows, t, r)
+                ca, cb = _interval(cols, t, c)
+                tl = tiles[t]
+                if rows.mode == "cache" and c == 0:
+                    _shift(tl, 0, rb, rows.ext[t])
+                if cols.mode == "cache":
+                    _shift(tl, 1, cb, cols.ext[t])
+                if rb > ra and cb > ca:
+                    tl.region(ra, rb, ca, cb)[...] = source(ra, rb, ca, cb)
+            for s, op in made:
+                ra, rb = _interval(rows, s.out, r)
+                ca, cb = _interval(cols, s.out, c)
+                dst = tile_of(s.out)
+                if s.out in tiles:
+                    if rows.mode == "cache" and c == 0:
+                        _shift(dst, 0, rb, rows.ext[s.out])
+                    if cols.mode == "cache":
+                        _shift(dst, 1, cb, cols.ext[s.out])
+                if rb <= ra or cb <= ca:
+                    continue
+                out = dst.region(ra, rb, ca, cb)
+                if op.opcode in WINDOWED:
+                    _run_windowed(g, op, tile_of(op.inputs[0]), out, ra, rb, ca, cb)
+                else:
+                    ins = [tile_of(i).region(ra, rb, ca, cb)[None] for i in op.inputs[:2]]
+                    KERNELS[op.opcode](g, op, ins, [out[None]])
+                if red is not None and s.out == blk.geo.tile_tensor:
+                    acc += out.astype(np.int32).sum(axis=(0, 1), dtype=np.int32)
+    if red is not None:
+        o = red.outputs[0]
+        KERNELS["MEAN"](g, red, [acc.reshape(1, 1, 1, -1)], [whole[o].full])
+
+
+def run_fused(g, plan: FusedPlan, inputs: list) -> list:
+    """Execute plan.schedule inside one arena of plan.arena_bytes; returns copies of the graph outputs.
+
+    With an input-streamed plan the graph input is read through a source callback
+    source(r0, r1, c0, c1) -> rows [r0, r1) x cols [c0, c1) (here: slices of inputs[0]).
+    """
+    if len(inputs) != len(g.inputs):
+        raise UsageError(f"model has {len(g.inputs)} inputs, {len(inputs)} given")
+    arena = _Arena(plan.arena_bytes)
+    whole = {}
+    for t, off in plan.tensor_offset.items():
+        tt = g.tensors[t]
+        full = arena.view(off, tuple(tt.shape), NUMPY_DTYPE[tt.dtype])
+        tl = _Tile(full.reshape(tt.shape[1:]) if len(tt.shape) == 4 else full, True)
+        tl.full = full
+        whole[t] = tl
+    source = None
+    for i, x in zip(g.inputs, inputs):
+        x = np.asarray(x, dtype=NUMPY_DTYPE[g.tensors[i].dtype])
+        if tuple(x.shape) != tuple(g.tensors[i].shape):
+            raise UsageError(f"input has shape {list(x.shape)}, the model expects {list(g.tensors[i].shape)}")
+        if i in whole:
+            whole[i].full[...] = x
+        else:
+            def source(r0, r1, c0, c1, x=x):
+                return x[0, r0:r1, c0:c1]
+    for bi, it in enumerate(plan.schedule.items):
+        if isinstance(it, BlockRun):
+            _run_block(g, bi, it, plan, arena, whole, source)
+        else:
+            op = g.operators[it]
+            ins = [g.tensors[i].data if g.tensors[i].is_const else whole[i].full for i in kernel_inputs(g, op)]
+            KERNELS[op.opcode](g, op, ins, [whole[o].full for o in op.outputs])
+    return [np.array(whole[o].full) for o in g.outputs]

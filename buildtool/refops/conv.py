@@ -1,0 +1,40 @@
+"""CONV_2D, int8 with per-channel or per-tensor filter quantisation (TFLM reference semantics).
+
+The accumulation is exact in float64 (|sum| < 2**53), which lets BLAS do the
+matrix product; padding taps contribute zero because the block is filled with
+the input zero point before subtracting it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .requant import bias_of, channel_multipliers, requantize
+from .window import Window, window_block
+
+
+def conv_window(g, op) -> Window:
+    inp = g.tensors[op.inputs[0]].shape
+    f = g.tensors[op.inputs[1]].shape
+    o = op.options
+    return Window(inp[1], inp[2], f[1], f[2], o["stride_h"], o["stride_w"],
+                  o.get("dilation_h", 1), o.get("dilation_w", 1), o["padding"])
+
+
+def conv2d(g, op, ins, outs, y0: int = 0, y1: int | None = None, in_row0: int = 0) -> None:
+    """Write output rows [y0, y1) of CONV_2D into outs[0] ([1, y1-y0, W_out, C_out])."""
+    win = conv_window(g, op)
+    y1 = win.out_h if y1 is None else y1
+    rows = y1 - y0
+    zp_in = g.tensors[op.inputs[0]].zero_point
+    flt = g.tensors[op.inputs[1]].data
+    cout, kh, kw, cin = flt.shape
+    block = window_block(ins[0], win, y0, y1, in_row0, zp_in, np.int16)
+    block = block.astype(np.float64) - zp_in
+    v = np.lib.stride_tricks.sliding_window_view(block, (win.ekh, win.ekw), axis=(0, 1))
+    v = v[::win.sh, ::win.sw, :, ::win.dh, ::win.dw][:rows, :win.out_w]  # [rows, W_out, cin, kh, kw]
+    cols = np.ascontiguousarray(v.transpose(0, 1, 3, 4, 2)).reshape(rows * win.out_w, kh * kw * cin)
+    w = flt.reshape(cout, kh * kw * cin).astype(np.float64)
+    acc = (cols @ w.T).astype(np.int64) + bias_of(g, op, cout)
+    mult, shift = channel_multipliers(g, op)
+    outs[0][...] = requantize(acc, mult, shift, g, op).reshape(1, rows, win.out_w, cout)

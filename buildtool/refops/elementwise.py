@@ -1,0 +1,123 @@
+"""Element-wise int8 kernels: ADD, MUL, LOGISTIC, HARD_SWISH, QUANTIZE, DEQUANTIZE (TFLM semantics).
+
+Each kernel computes its whole result before writing, so an output that exactly
+aliases an input (in-place execution) is safe.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import fixed_point
+from .quant_math import (activation_range, mbqm, quantize_multiplier, quantize_multiplier_scalar, rdbpot,
+                         round_half_away, srdhm, wrap32)
+
+
+def _out_act(g, op):
+    out = g.tensors[op.outputs[0]]
+    return activation_range(op.options.get("activation", "NONE"), out.scale, out.zero_point)
+
+
+def add(g, op, ins, outs) -> None:
+    """Both inputs rescaled to twice the larger input scale with 20 bits of headroom, summed, rescaled."""
+    t1, t2, to = (g.tensors[i] for i in (op.inputs[0], op.inputs[1], op.outputs[0]))
+    twice_max = 2.0 * float(max(np.float32(t1.scale), np.float32(t2.scale)))
+    left_shift = 20
+    m1, s1 = quantize_multiplier_scalar(float(t1.scale) / twice_max)
+    m2, s2 = quantize_multiplier_scalar(float(t2.scale) / twice_max)
+    mo, so = quantize_multiplier_scalar(twice_max / ((1 << left_shift) * float(to.scale)))
+    a = ins[0].astype(np.int64) - t1.zero_point
+    b = ins[1].astype(np.int64) - t2.zero_point
+    sa = rdbpot(srdhm(wrap32(a << left_shift), m1), -s1)
+    sb = rdbpot(srdhm(wrap32(b << left_shift), m2), -s2)
+    raw = rdbpot(srdhm(wrap32(sa + sb), mo), -so) + to.zero_point
+    lo, hi = _out_act(g, op)
+    outs[0][...] = np.clip(raw, lo, hi).astype(np.int8).reshape(outs[0].shape)
+
+
+def mul(g, op, ins, outs) -> None:
+    t1, t2, to = (g.tensors[i] for i in (op.inputs[0], op.inputs[1], op.outputs[0]))
+    m, s = quantize_multiplier_scalar(float(t1.scale) * float(t2.scale) / float(to.scale))
+    a = ins[0].astype(np.int64) - t1.zero_point
+    b = ins[1].astype(np.int64) - t2.zero_point
+    raw = mbqm(wrap32(a * b), m, s) + to.zero_point
+    lo, hi = _out_act(g, op)
+    outs[0][...] = np.clip(raw, lo, hi).astype(np.int8).reshape(outs[0].shape)
+
+
+def logistic(g, op, ins, outs) -> None:
+    """Input rescaled to Q4.27, gemmlowp logistic, output on scale 1/256 with zero point -128."""
+    ti = g.tensors[op.inputs[0]]
+    real = float(ti.scale) * float(1 << 27)
+    q, shift = np.frexp(real)
+    mult = int(round_half_away(q * float(1 << 31)))
+    radius = int(np.floor(15 * float(1 << 27) / float(2.0 ** int(shift))))
+    x = ins[0].astype(np.int64) - ti.zero_point
+    q4 = mbqm(x, mult, int(shift))
+    y = rdbpot(fixed_point.logistic(q4, 4), 23) - 128
+    y = np.clip(y, -128, 127)
+    y = np.where(x <= -radius, -128, np.where(x >= radius, 127, y))
+    outs[0][...] = y.astype(np.int8).reshape(outs[0].shape)
+
+
+def _srdhm16(a, b):
+    ab = np.asarray(a, dtype=np.int64) * b
+    nudge = np.where(ab >= 0, 1 << 14, 1 - (1 << 14))
+    t = ab + nudge
+    r = np.where(t >= 0, t >> 15, -((-t) >> 15))
+    return np.where((a == b) & (a == -32768), 32767, r)
+
+
+def _sdhm16(a, b):
+    ab = np.asarray(a, dtype=np.int64) * b
+    r = np.where(ab >= 0, ab >> 15, -((-ab) >> 15))
+    return np.where((a == b) & (a == -32768), 32767, r)
+
+
+def _sat_shl16(x, n):
+    return np.clip(np.asarray(x, dtype=np.int64) * (1 << n), -32768, 32767)
+
+
+def _int16_multiplier(real: float) -> tuple:
+    m, e = quantize_multiplier_scalar(real)
+    m16 = 32767 if m >= (1 << 31) - 1 - (1 << 15) else (m + (1 << 15)) >> 16
+    return m16, e
+
+
+def hard_swish(g, op, ins, outs) -> None:
+    """x * relu6(x + 3) / 6 in 16-bit fixed point (TFLM reference HardSwish)."""
+    ti, to = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    hires_scale = np.float32(1.0 / 128.0) * np.float32(ti.scale)
+    out_m, out_e = _int16_multiplier(float(np.float32(hires_scale / np.float32(to.scale))))
+    rel_m, rel_e = _int16_multiplier(float(np.float32(hires_scale / np.float32(3.0 / 32768.0))))
+    v = ins[0].astype(np.int64) - ti.zero_point
+    hires = v * 128
+    pre_out = _srdhm16(hires, out_m)
+    r = hires
+    if rel_e > 0:
+        r = _sat_shl16(r, rel_e - 1)
+    r = _srdhm16(r, rel_m)
+    if rel_e > 0:
+        r = _sat_shl16(r, 1)
+    if rel_e < 0:
+        r = rdbpot(r, -rel_e)
+    r = (r + (1 << 15)) >> 1
+    y = rdbpot(_sdhm16(r, pre_out), -out_e) + to.zero_point
+    outs[0][...] = np.clip(y, -128, 127).astype(np.int8).reshape(outs[0].shape)
+
+
+def quantize(g, op, ins, outs) -> None:
+    """float32 -> int8 (AffineQuantize) or int8 -> int8 requantisation."""
+    ti, to = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    if ti.dtype == "float32":
+        q = round_half_away(ins[0].astype(np.float32) / np.float32(to.scale)).astype(np.int64) + to.zero_point
+    else:
+        m, s = quantize_multiplier(np.float64(ti.scale) / np.float64(to.scale))
+        q = mbqm(ins[0].astype(np.int64) - ti.zero_point, m, s) + to.zero_point
+    outs[0][...] = np.clip(q, -128, 127).astype(np.int8).reshape(outs[0].shape)
+
+
+def dequantize(g, op, ins, outs) -> None:
+    ti = g.tensors[op.inputs[0]]
+    outs[0][...] = (np.float32(ti.scale) * (ins[0].astype(np.int32) - ti.zero_point).astype(np.float32)
+                    ).reshape(outs[0].shape)

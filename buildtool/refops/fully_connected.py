@@ -1,0 +1,21 @@
+"""FULLY_CONNECTED, int8 (TFLM reference semantics: per-tensor or per-channel weights).
+
+Per-tensor: multiplier from double(input_scale) * double(weights_scale) / double(output_scale)
+(GetQuantizedConvolutionMultipler); per-channel: the same per output row.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .requant import bias_of, channel_multipliers, requantize
+
+
+def fully_connected(g, op, ins, outs) -> None:
+    w = g.tensors[op.inputs[1]].data
+    n_out, depth = w.shape
+    zp_in = g.tensors[op.inputs[0]].zero_point
+    x = ins[0].reshape(-1, depth).astype(np.float64) - zp_in
+    acc = (x @ w.astype(np.float64).T).astype(np.int64) + bias_of(g, op, n_out)
+    mult, shift = channel_multipliers(g, op)
+    outs[0][...] = requantize(acc, mult, shift, g, op).reshape(outs[0].shape)

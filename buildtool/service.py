@@ -1,0 +1,117 @@
+"""plan_request: the one pure planning entry the daemon, the CLI (--no-daemon) and build rules call.
+
+    plan_request(model, options, memo) -> {"plan": <ArenaPlan.to_json()>, "cache": {"hits", "misses"},
+                                          "plan_ms": float}
+
+model is a .tflite path, .tflite bytes, a zoo name or a Graph. Every planning
+problem goes through memo.get_or_compute with a content key (canonical.py), so
+the same request gives the same bytes whether it was solved now, by a daemon,
+or read back from the disk cache. Planners that solve many subgraph problems
+(operator splitting, fusion) receive the same memo and key each problem with
+canonical.subgraph_key, so after an edit to one layer only regions touching it
+are solved again.
+
+A file's bytes are mapped to its canonical graph digest through an uncounted
+"model" index entry, so a warm request neither parses the model nor plans.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+
+from . import canonical
+from .cache import NullMemo
+from .errors import UsageError
+
+DEFAULT_OPTIONS = {"align": 16, "time_budget": 2.0, "order_search": True, "inplace": True}
+
+
+def normalize_options(options: dict | None) -> dict:
+    """Defaults filled in, types fixed, unknown keys refused: equal requests get equal keys."""
+    opts = dict(DEFAULT_OPTIONS)
+    for k, v in (options or {}).items():
+        if k not in DEFAULT_OPTIONS:
+            raise UsageError(f"unknown planning option '{k}' (known: {', '.join(DEFAULT_OPTIONS)})")
+        opts[k] = v
+    try:
+        align, budget = int(opts["align"]), float(opts["time_budget"])
+    except (TypeError, ValueError):
+        raise UsageError("planning options align and time_budget must be numbers") from None
+    if align < 1 or align & (align - 1):
+        raise UsageError(f"align {align} must be a power of two")
+    if not budget >= 0:
+        raise UsageError("time_budget must not be negative")
+    return {"align": align, "time_budget": budget, "order_search": bool(opts["order_search"]),
+            "inplace": bool(opts["inplace"])}
+
+
+def arena_plan_json(g, opts: dict) -> dict:
+    """The whole-graph arena plan."""
+    from .arena import plan_arena
+
+    return plan_arena(g, **opts).to_json()
+
+
+class _Model:
+    """A model given as path, bytes, zoo name or Graph; parsed only when a planner needs it."""
+
+    def __init__(self, model):
+        self._graph = None
+        self.data = None
+        self.name = "model"
+        self.source = "<bytes>"
+        if isinstance(model, (bytes, bytearray, memoryview)):
+            self.data = bytes(model)
+        elif isinstance(model, str):
+            if os.path.exists(model) or model.endswith(".tflite") or os.sep in model:
+                from .errors import ModelError
+
+                try:
+                    with open(model, "rb") as f:
+                        self.data = f.read()
+                except FileNotFoundError:
+                    raise ModelError(f"model file not found: {model}") from None
+                except IsADirectoryError:
+                    raise ModelError(f"{model} is a directory, not a .tflite model file") from None
+                except OSError as e:
+                    raise ModelError(f"cannot read model file {model}: {e.strerror}") from None
+                self.source = model
+                self.name = os.path.splitext(os.path.basename(model))[0]
+            else:
+                from . import zoo
+
+                if model not in zoo.names():
+                    raise UsageError(f"'{model}' is neither a model file nor a zoo name "
+                                     f"(zoo: {', '.join(zoo.names())})")
+                self._graph = zoo.build(model)
+        else:
+            self._graph = model
+
+    def graph(self):
+        if self._graph is None:
+            from . import tflite_reader
+
+            self._graph = tflite_reader.parse(self.data, name=self.name, source=self.source)
+        return self._graph
+
+    def digest(self, memo) -> str:
+        """Canonical graph digest; for bytes via the uncounted content index."""
+        if self.data is None:
+            return canonical.graph_digest(self.graph())
+        content = hashlib.sha256(self.data).hexdigest()
+        return memo.get_or_compute("model", canonical.plan_key("model", content),
+                                   lambda: canonical.graph_digest(self.graph()), count=False)
+
+
+def plan_request(model, options: dict | None = None, memo=None) -> dict:
+    """Plan one model. Pure: the result depends only on the model's structure and the options."""
+    t0 = time.perf_counter()
+    memo = memo if memo is not None else NullMemo()
+    opts = normalize_options(options)
+    m = _Model(model)
+    gd = m.digest(memo)
+    plan = memo.get_or_compute("arena", canonical.plan_key("arena", gd, opts),
+                               lambda: arena_plan_json(m.graph(), opts))
+    return {"plan": plan, "cache": memo.stats.as_dict(), "plan_ms": round((time.perf_counter() - t0) * 1e3, 3)}

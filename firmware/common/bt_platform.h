@@ -1,0 +1,23 @@
+/* What the firmware harness needs from a board: console output, input/output
+   transfer and a stack measurement. Implemented once per platform
+   (arm/, riscv/ share semihost_io.c; host/ uses stdio). */
+#ifndef BT_PLATFORM_H
+#define BT_PLATFORM_H
+#include <stddef.h>
+#include <stdint.h>
+
+void bt_puts(const char *s);
+void bt_putu(uint32_t v);
+/* Read exactly n bytes of model input; 0 on success. */
+int bt_read_input(void *buf, size_t n);
+/* Write n bytes of model output; 0 on success. */
+int bt_write_output(const void *buf, size_t n);
+/* The harness body, called by the platform start-up code; returns the exit code. */
+int bt_main(void);
+
+/* Exit codes shared by every board (see docs/firmware.md). */
+#define BT_EXIT_OK 0
+#define BT_EXIT_IO 2
+#define BT_EXIT_IMAGE 3
+#define BT_EXIT_INVOKE 4
+#endif

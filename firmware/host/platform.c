@@ -1,0 +1,70 @@
+/* Host (native) platform: stdin/stdout carry the input and output bytes,
+   messages go to stderr. The model runs on a thread whose stack is a
+   painted static buffer, so the stack high-water mark is measured the same
+   way as on the boards. Per-operator wall time comes from clock_gettime. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include "bt_platform.h"
+#include "model.h"
+
+#define BT_HOST_STACK (1u << 20)
+#define STACK_PAINT 0xDEADBEEFu
+
+static uint32_t host_stack[BT_HOST_STACK / 4] __attribute__((aligned(64)));
+static uint64_t op_ns[MODEL_NUM_OPS > 0 ? MODEL_NUM_OPS : 1];
+static struct timespec op_t0;
+static int main_rc;
+
+void bt_puts(const char *s) { fputs(s, stderr); }
+void bt_putu(uint32_t v) { fprintf(stderr, "%u", (unsigned)v); }
+
+int bt_read_input(void *buf, size_t n) { return fread(buf, 1, n, stdin) == n ? 0 : -1; }
+int bt_write_output(const void *buf, size_t n) {
+  if (fwrite(buf, 1, n, stdout) != n) return -1;
+  return fflush(stdout) == 0 ? 0 : -1;
+}
+
+void bt_profile_begin(int op) {
+  (void)op;
+  clock_gettime(CLOCK_MONOTONIC, &op_t0);
+}
+void bt_profile_end(int op) {
+  struct timespec t1;
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  if (op >= 0 && op < MODEL_NUM_OPS)
+    op_ns[op] += (uint64_t)(t1.tv_sec - op_t0.tv_sec) * 1000000000u + (uint64_t)(t1.tv_nsec - op_t0.tv_nsec);
+}
+
+static void *run(void *arg) {
+  (void)arg;
+  main_rc = bt_main();
+  return NULL;
+}
+
+static uint32_t stack_high_water(void) {
+  uint32_t *p = host_stack, *end = host_stack + BT_HOST_STACK / 4;
+  while (p < end && *p == STACK_PAINT) p++;
+  return (uint32_t)((uintptr_t)end - (uintptr_t)p);
+}
+
+int main(void) {
+  for (size_t i = 0; i < BT_HOST_STACK / 4; i++) host_stack[i] = STACK_PAINT;
+  pthread_attr_t attr;
+  pthread_t th;
+  pthread_attr_init(&attr);
+  pthread_attr_setstack(&attr, host_stack, sizeof host_stack);
+  if (pthread_create(&th, &attr, run, NULL) != 0) {
+    fputs("bt: cannot start the model thread\n", stderr);
+    return 1;
+  }
+  pthread_join(th, NULL);
+  fprintf(stderr, "stack_high_water_bytes=%u\n", (unsigned)stack_high_water());
+  fputs("op_ns=", stderr);
+  for (int i = 0; i < MODEL_NUM_OPS; i++) fprintf(stderr, "%s%llu", i ? "," : "", (unsigned long long)op_ns[i]);
+  fputs("\n", stderr);
+  return main_rc;
+}

@@ -1,0 +1,100 @@
+/* CONV_2D int8 for Cortex-M DSP (M4/M7/M33): direct convolution without im2col or scratch. For each
+ * output pixel and valid filter tap, four output channels at a time share each input word: one LDR +
+ * two SXTB16 (bytes 0,2 and, through ROR #8, bytes 1,3) + two SADD16 (input offset) per 4 input
+ * bytes, then per channel one LDR + two SXTB16 + two SMLAD (bt_dot4x4 in dsp.h). Channel and
+ * input-depth remainders run in scalar code. Same results as
+ * the reference set (bt_kernels.h), same TFLite weight layout. */
+#include "bt_kernels.h"
+#include "requant.h"
+#include "dsp.h"
+
+const char *bt_kernel_set_name(void) { return "cortex-m"; }
+
+/* acc[0..nch) += sum_i f_k[i] * (ip[i] + off), nch 1 or 4 filters spaced fstride bytes apart */
+static inline void dot_n(const int8_t *ip, const int8_t *f, int32_t fstride, int32_t n, int32_t off,
+                         int32_t off2, int32_t *acc, int nch) {
+  const int32_t n4 = n & ~3;
+  if (nch == 4) {
+    if (n4) bt_dot4x4(ip, f, fstride, n4, off2, acc);
+    for (int32_t i = n4; i < n; i++) {
+      const int32_t xv = ip[i] + off;
+      for (int k = 0; k < 4; k++) acc[k] += f[k * fstride + i] * xv;
+    }
+  } else {
+    int32_t a0 = acc[0];
+    for (int32_t i = 0; i < n4; i += 4) {
+      const uint32_t x = bt_ld4(ip + i), w = bt_ld4(f + i);
+      a0 = bt_smlad(bt_sxtb16(w), bt_sadd16(bt_sxtb16(x), off2), a0);
+      a0 = bt_smlad(bt_sxtb16_ror8(w), bt_sadd16(bt_sxtb16_ror8(x), off2), a0);
+    }
+    for (int32_t i = n4; i < n; i++) a0 += f[i] * (ip[i] + off);
+    acc[0] = a0;
+  }
+}
+
+void bt_conv_s8(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
+                int8_t *out, int32_t y0, int32_t y1) {
+  const int32_t cin = p->in.c, cout = p->out.c, kh = p->kh, kw = p->kw;
+  const int32_t in_row = p->in.w * p->in.pixel_stride, ips = p->in.pixel_stride;
+  const int32_t out_row = p->out.w * p->out.pixel_stride;
+  const int32_t off = p->input_offset, off2 = bt_dup16(off);
+  const int32_t fstride = kh * kw * cin;   /* bytes between output channels' filters */
+  if (kh == 1 && kw == 1 && p->pad_top == 0 && p->pad_left == 0) {   /* pointwise: no tap logic */
+    const int32_t n4 = cin & ~3;
+    for (int32_t y = y0; y < y1; y++) {
+      const int8_t *irow = in + (y * p->stride_h - in_y0) * in_row;
+      int8_t *orow = out + (y - y0) * out_row;
+      for (int32_t x = 0; x < p->out.w; x++) {
+        const int8_t *ip = irow + x * p->stride_w * ips;
+        int8_t *o = orow + x * p->out.pixel_stride;
+        for (int32_t oc = 0; oc < cout;) {
+          const int nch = (cout - oc >= 4) ? 4 : 1;
+          int32_t acc[4] = {0, 0, 0, 0};
+          if (nch == 4 && n4) bt_dot4x4(ip, p->filter + oc * cin, cin, n4, off2, acc);
+          else if (nch == 1) dot_n(ip, p->filter + oc * cin, cin, n4, off, off2, acc, 1);
+          for (int32_t i = n4; i < cin; i++) {
+            const int32_t xv = ip[i] + off;
+            for (int k = 0; k < nch; k++) acc[k] += p->filter[(oc + k) * cin + i] * xv;
+          }
+          for (int k = 0; k < nch; k++) {
+            int32_t a = acc[k];
+            if (p->bias) a += p->bias[oc + k];
+            a = bt_mbqm(a, p->multiplier[oc + k], p->shift[oc + k]) + p->output_offset;
+            o[oc + k] = (int8_t)bt_clamp(a, p->act_min, p->act_max);
+          }
+          oc += nch;
+        }
+      }
+    }
+    return;
+  }
+  for (int32_t y = y0; y < y1; y++) {
+    const int32_t iy0 = y * p->stride_h - p->pad_top;
+    for (int32_t x = 0; x < p->out.w; x++) {
+      const int32_t ix0 = x * p->stride_w - p->pad_left;
+      int8_t *o = out + (y - y0) * out_row + x * p->out.pixel_stride;
+      for (int32_t oc = 0; oc < cout;) {
+        const int nch = (cout - oc >= 4) ? 4 : 1;
+        int32_t acc[4] = {0, 0, 0, 0};
+        const int8_t *fbase = p->filter + oc * fstride;
+        for (int32_t ky = 0; ky < kh; ky++) {
+          const int32_t iy = iy0 + ky * p->dil_h;
+          if ((uint32_t)iy >= (uint32_t)p->in.h) continue;
+          const int8_t *irow = in + (iy - in_y0) * in_row;
+          for (int32_t kx = 0; kx < kw; kx++) {
+            const int32_t ix = ix0 + kx * p->dil_w;
+            if ((uint32_t)ix >= (uint32_t)p->in.w) continue;
+            dot_n(irow + ix * ips, fbase + (ky * kw + kx) * cin, fstride, cin, off, off2, acc, nch);
+          }
+        }
+        for (int k = 0; k < nch; k++) {
+          int32_t a = acc[k];
+          if (p->bias) a += p->bias[oc + k];
+          a = bt_mbqm(a, p->multiplier[oc + k], p->shift[oc + k]) + p->output_offset;
+          o[oc + k] = (int8_t)bt_clamp(a, p->act_min, p->act_max);
+        }
+        oc += nch;
+      }
+    }
+  }
+}

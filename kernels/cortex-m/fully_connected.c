@@ -1,0 +1,50 @@
+/* FULLY_CONNECTED int8 for Cortex-M DSP: four outputs at a time share each input word
+ * (LDR + 2 SXTB16 + 2 SADD16), each output adds LDR + 2 SXTB16 + 2 SMLAD per 4 inputs.
+ * A non-zero filter_offset (never produced by TFLite int8) takes the scalar path. */
+#include "bt_kernels.h"
+#include "requant.h"
+#include "dsp.h"
+
+static int32_t requant_fc(const bt_fc_params *p, int32_t o, int32_t acc) {
+  if (p->bias) acc += p->bias[o];
+  const int32_t k = p->per_channel ? o : 0;
+  acc = bt_mbqm(acc, p->multiplier[k], p->shift[k]) + p->output_offset;
+  return bt_clamp(acc, p->act_min, p->act_max);
+}
+
+void bt_fully_connected_s8(const bt_fc_params *p, const int8_t *in, int8_t *out) {
+  const int32_t n = p->n_in, off = p->input_offset, off2 = bt_dup16(off);
+  for (int32_t b = 0; b < p->batches; b++) {
+    const int8_t *x = in + b * n;
+    int8_t *y = out + b * p->n_out;
+    int32_t o = 0;
+    if (p->filter_offset == 0) {
+      for (; o + 4 <= p->n_out; o += 4) {
+        const int8_t *f0 = p->weights + o * n, *f1 = f0 + n, *f2 = f1 + n, *f3 = f2 + n;
+        int32_t acc[4] = {0, 0, 0, 0};
+        const int32_t n4 = n & ~3;
+        if (n4) bt_dot4x4(x, f0, n, n4, off2, acc);
+        for (int32_t i = n4; i < n; i++) {
+          const int32_t xv = x[i] + off;
+          acc[0] += f0[i] * xv; acc[1] += f1[i] * xv; acc[2] += f2[i] * xv; acc[3] += f3[i] * xv;
+        }
+        const int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+        y[o] = (int8_t)requant_fc(p, o, a0); y[o + 1] = (int8_t)requant_fc(p, o + 1, a1);
+        y[o + 2] = (int8_t)requant_fc(p, o + 2, a2); y[o + 3] = (int8_t)requant_fc(p, o + 3, a3);
+      }
+    }
+    for (; o < p->n_out; o++) {
+      const int8_t *w = p->weights + o * n;
+      int32_t acc = 0, i = 0;
+      if (p->filter_offset == 0) {
+        for (; i + 4 <= n; i += 4) {
+          const uint32_t v = bt_ld4(x + i), wv = bt_ld4(w + i);
+          acc = bt_smlad(bt_sxtb16(wv), bt_sadd16(bt_sxtb16(v), off2), acc);
+          acc = bt_smlad(bt_sxtb16_ror8((wv)), bt_sadd16(bt_sxtb16_ror8((v)), off2), acc);
+        }
+      }
+      for (; i < n; i++) acc += (w[i] + p->filter_offset) * (x[i] + off);
+      y[o] = (int8_t)requant_fc(p, o, acc);
+    }
+  }
+}

@@ -1,0 +1,331 @@
+/* bt_kernels.h -- the buildtool int8 kernel API (C99, freestanding).
+ *
+ * Every kernel set (kernels/reference, kernels/cortex-m, kernels/riscv, kernels/xcore) implements
+ * exactly these functions with byte-identical results. A build compiles, for each file name of
+ * kernels/reference/<name>.c, the target folder's file of the same name when it exists, else the
+ * reference one. Add -I kernels/include -I kernels/reference.
+ *
+ * Arithmetic is TensorFlow Lite Micro's int8 reference arithmetic, bit for bit:
+ *   acc (int32) -> MultiplyByQuantizedMultiplier(acc, multiplier, shift)
+ *               = RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(acc << max(shift,0), multiplier),
+ *                                     max(-shift,0))
+ *   then + output zero point, then clamp to [act_min, act_max].
+ * Every quantisation parameter is precomputed by code generation (Python) and passed in the
+ * parameter structs below; the kernels never compute a scale. Field names follow TFLM's
+ * (tflite::ConvParams, ArithmeticParams, SoftmaxParams, HardSwishParams, ...). In particular
+ * `input_offset` = -input_zero_point and `output_offset` = +output_zero_point, as in TFLM.
+ *
+ * Memory: every activation pointer points into the arena; weights, biases and multiplier
+ * tables are read in place (they may be in flash). Kernels never allocate, never call libc,
+ * and use no float, except bt_quantize_f32_s8 / bt_dequantize_s8_f32 (float model I/O).
+ * Filters keep TFLite's layouts: CONV_2D OHWI [c_out][kh][kw][c_in], DEPTHWISE 1HWC
+ * [kh][kw][c_out], FULLY_CONNECTED [n_out][n_in]. No set needs a packed weight layout.
+ *
+ * Activations are NHWC int8, batch 1, described by bt_shape:
+ *   pixel (y, x) channel c of a tensor at `base` lives at  base + (y*w + x)*pixel_stride + c.
+ *   pixel_stride == c for a dense tensor; larger when the tensor is a view into a wider tensor,
+ *   e.g. one input of a channel CONCATENATION written straight into its slice of the output
+ *   (base = output + channel offset, pixel_stride = output channels).
+ *
+ * Row bands (conv, depthwise, pooling): a call computes output rows [y0, y1) only.
+ *   - `in` points at the first byte of ABSOLUTE input row `in_y0` (in_y0 may be 0 for a whole
+ *     tensor). Row r is read at  in + (r - in_y0) * in.w * in.pixel_stride.
+ *   - The params' `in.h` is the FULL input height; padding is applied by absolute row index
+ *     (rows < 0 or >= in.h are padding). The caller must make the band hold every input row
+ *     in [y0*stride_h - pad_top, (y1-1)*stride_h - pad_top + (kh-1)*dil_h] intersected with
+ *     [0, in.h).
+ *   - `out` points at the first byte of output row y0 (NOT row 0). Row y is written at
+ *     out + (y - y0) * out.w * out.pixel_stride.
+ *   - 0 <= y0 <= y1 <= out.h. Whole tensor: in_y0 = 0, y0 = 0, y1 = out.h.
+ *
+ * Aliasing: element-wise kernels (add, mul, logistic, hard_swish, requantize, quantize/dequantize
+ * only where sizes match) accept out == an input (exact alias, same strides). No other kernel
+ * may alias, except bt_depthwise_s8_inplace, which is built for it.
+ *
+ * Symbol renaming: compiling with -DBT_KERNEL_PREFIX_REF renames every function to ref_bt_*
+ * so the test program can link the reference set next to an optimised set.
+ */
+#ifndef BT_KERNELS_H
+#define BT_KERNELS_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#ifdef BT_KERNEL_PREFIX_REF
+#define bt_conv_s8 ref_bt_conv_s8
+#define bt_depthwise_s8 ref_bt_depthwise_s8
+#define bt_depthwise_s8_inplace ref_bt_depthwise_s8_inplace
+#define bt_fully_connected_s8 ref_bt_fully_connected_s8
+#define bt_add_s8 ref_bt_add_s8
+#define bt_mul_s8 ref_bt_mul_s8
+#define bt_avg_pool_s8 ref_bt_avg_pool_s8
+#define bt_max_pool_s8 ref_bt_max_pool_s8
+#define bt_mean_s8 ref_bt_mean_s8
+#define bt_softmax_s8 ref_bt_softmax_s8
+#define bt_logistic_s8 ref_bt_logistic_s8
+#define bt_hard_swish_s8 ref_bt_hard_swish_s8
+#define bt_requantize_s8 ref_bt_requantize_s8
+#define bt_quantize_f32_s8 ref_bt_quantize_f32_s8
+#define bt_dequantize_s8_f32 ref_bt_dequantize_s8_f32
+#define bt_pad_s8 ref_bt_pad_s8
+#define bt_concat_s8 ref_bt_concat_s8
+#define bt_split_s8 ref_bt_split_s8
+#define bt_strided_slice_s8 ref_bt_strided_slice_s8
+#define bt_kernel_set_name ref_bt_kernel_set_name
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* An NHWC activation (batch 1). pixel_stride >= c: bytes between pixel (y,x) and (y,x+1). */
+typedef struct {
+  int32_t h, w, c, pixel_stride;
+} bt_shape;
+
+/* Name of the compiled kernel set: "reference", "cortex-m", "riscv", "riscv-rvv", "xcore". */
+const char *bt_kernel_set_name(void);
+
+/* ------------------------------------------------------------------ CONV_2D (int8, per channel)
+ * TFLM reference_integer_ops::ConvPerChannel. For output (y, x, oc):
+ *   acc = bias[oc] + sum_{ky,kx,ic valid} filter[oc][ky][kx][ic] * (in(iy,ix,ic) + input_offset)
+ *     iy = y*stride_h - pad_top + ky*dil_h, ix = x*stride_w - pad_left + kx*dil_w;
+ *     taps outside [0,in.h) x [0,in.w) are skipped (== zero-point padding).
+ *   out = clamp(MultiplyByQuantizedMultiplier(acc, multiplier[oc], shift[oc]) + output_offset,
+ *               act_min, act_max)
+ * pad_top/pad_left are TFLite's (ops.conv_padding). bias may be NULL (treated as 0).
+ * multiplier/shift have c_out entries (per-tensor quantisation: replicate the value).
+ * in.pixel_stride and out.pixel_stride may exceed c (views). Bands: see the top of this file. */
+typedef struct {
+  bt_shape in, out;                 /* in.h = full input height; out.c = c_out */
+  int32_t kh, kw;
+  int32_t stride_h, stride_w, dil_h, dil_w;
+  int32_t pad_top, pad_left;
+  int32_t input_offset;             /* -input zero point */
+  int32_t output_offset;            /* +output zero point */
+  int32_t act_min, act_max;         /* fused activation and int8 range, in output quantised units */
+  const int8_t *filter;             /* OHWI [out.c][kh][kw][in.c] */
+  const int32_t *bias;              /* [out.c] or NULL */
+  const int32_t *multiplier;        /* [out.c] Q31 from QuantizeMultiplier */
+  const int32_t *shift;             /* [out.c] exponent (>0: left shift) */
+} bt_conv_params;
+
+void bt_conv_s8(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
+                int8_t *out, int32_t y0, int32_t y1);
+
+/* ------------------------------------------------------- DEPTHWISE_CONV_2D (int8, per channel)
+ * TFLM reference_integer_ops::DepthwiseConvPerChannel. Output channel oc = ic*depth_multiplier + m
+ * uses input channel ic and filter[ky][kx][oc]; otherwise exactly as bt_conv_s8 (same params,
+ * out.c = in.c * depth_multiplier, filter layout 1HWC [kh][kw][out.c]). */
+typedef struct {
+  bt_conv_params conv;              /* conv.filter is [kh][kw][out.c] */
+  int32_t depth_multiplier;
+} bt_depthwise_params;
+
+void bt_depthwise_s8(const bt_depthwise_params *p, const int8_t *in, int32_t in_y0,
+                     int8_t *out, int32_t y0, int32_t y1);
+
+/* In-place depthwise: output written over its own input (same address `buf`), whole tensor.
+ * Requires depth_multiplier == 1 and conv.in.pixel_stride == conv.out.pixel_stride.
+ * scratch: conv.in.h * conv.in.w bytes (any alignment), distinct from buf.
+ * Per channel c: copies input plane c into scratch, then computes output channel c from it and
+ * writes it over buf: output pixel p channel c overwrites only byte p*pixel_stride + c.
+ * Output may be smaller than input (stride > 1): bytes beyond the output pixels keep input data. */
+void bt_depthwise_s8_inplace(const bt_depthwise_params *p, int8_t *buf, int8_t *scratch);
+
+/* ---------------------------------------------------------------- FULLY_CONNECTED (int8)
+ * TFLM reference_integer_ops::FullyConnected (per tensor) / FullyConnectedPerChannel.
+ * For each batch row b and output o:
+ *   acc = bias[o] + sum_i (weights[o][i] + filter_offset) * (in[b*n_in + i] + input_offset)
+ *   out[b*n_out + o] = clamp(MBQM(acc, multiplier[k], shift[k]) + output_offset, act_min, act_max)
+ *   with k = per_channel ? o : 0.  Input and output rows are dense. */
+typedef struct {
+  int32_t n_in, n_out, batches;
+  int32_t input_offset;             /* -input zero point */
+  int32_t filter_offset;            /* -weights zero point (0 for TFLite int8) */
+  int32_t output_offset;            /* +output zero point */
+  int32_t act_min, act_max;
+  const int8_t *weights;            /* [n_out][n_in] */
+  const int32_t *bias;              /* [n_out] or NULL */
+  const int32_t *multiplier, *shift;/* [n_out] if per_channel, else [1] */
+  int32_t per_channel;
+} bt_fc_params;
+
+void bt_fully_connected_s8(const bt_fc_params *p, const int8_t *in, int8_t *out);
+
+/* --------------------------------------------------------------- broadcast / strided iteration
+ * Element-wise binary kernels walk a 4-D index space dims[0..3] (outermost first) and address
+ * each operand with its own byte strides (0 on a broadcast dimension). NHWC dense tensor of
+ * shape [1,H,W,C]: dims {1,H,W,C}, strides {H*W*C, W*C, C, 1}; a pixel-strided view uses
+ * {.., W*ps, ps, 1}. Element (i0,i1,i2,i3) of operand X is at X + sum_k i_k*X_stride[k]. */
+typedef struct {
+  int32_t dims[4];
+  int32_t a_stride[4], b_stride[4], out_stride[4];
+} bt_bcast4;
+
+/* ---------------------------------------------------------------------------- ADD (int8)
+ * TFLM reference_integer_ops::Add (ArithmeticParams):
+ *   a' = MBQMSmallerThanOneExp((a + input1_offset) << left_shift, input1_multiplier, input1_shift)
+ *   b' = MBQMSmallerThanOneExp((b + input2_offset) << left_shift, input2_multiplier, input2_shift)
+ *   out = clamp(MBQMSmallerThanOneExp(a' + b', output_multiplier, output_shift) + output_offset,
+ *               act_min, act_max)
+ * (shifts <= 0 as TFLM prepares them; left_shift is 20 for int8). out may alias a or b. */
+typedef struct {
+  int32_t input1_offset, input2_offset, output_offset;   /* -zp1, -zp2, +zp_out */
+  int32_t left_shift;
+  int32_t input1_multiplier, input1_shift;
+  int32_t input2_multiplier, input2_shift;
+  int32_t output_multiplier, output_shift;
+  int32_t act_min, act_max;
+  bt_bcast4 b;
+} bt_add_params;
+
+void bt_add_s8(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out);
+
+/* ---------------------------------------------------------------------------- MUL (int8)
+ * TFLM reference_integer_ops::Mul:
+ *   out = clamp(MBQM((a + input1_offset) * (b + input2_offset), output_multiplier, output_shift)
+ *               + output_offset, act_min, act_max).  out may alias a or b. */
+typedef struct {
+  int32_t input1_offset, input2_offset, output_offset;
+  int32_t output_multiplier, output_shift;
+  int32_t act_min, act_max;
+  bt_bcast4 b;
+} bt_mul_params;
+
+void bt_mul_s8(const bt_mul_params *p, const int8_t *a, const int8_t *b, int8_t *out);
+
+/* ---------------------------------------------------------- AVERAGE_POOL_2D / MAX_POOL_2D
+ * TFLM reference_integer_ops::AveragePool / MaxPool. The window is clipped to the image (padding
+ * is not counted). Average: sum over the clipped window, n = its size,
+ *   avg = sum > 0 ? (sum + n/2)/n : (sum - n/2)/n  (C division), then clamp.
+ * Max: max over the clipped window, then clamp. in.c == out.c. Row bands as for conv. */
+typedef struct {
+  bt_shape in, out;
+  int32_t filter_h, filter_w, stride_h, stride_w;
+  int32_t pad_top, pad_left;
+  int32_t act_min, act_max;
+} bt_pool_params;
+
+void bt_avg_pool_s8(const bt_pool_params *p, const int8_t *in, int32_t in_y0,
+                    int8_t *out, int32_t y0, int32_t y1);
+void bt_max_pool_s8(const bt_pool_params *p, const int8_t *in, int32_t in_y0,
+                    int8_t *out, int32_t y0, int32_t y1);
+
+/* ---------------------------------------------------------------------------- MEAN (int8)
+ * Reduces the middle axis of a dense [outer][reduce][inner] view (MEAN over H,W of NHWC:
+ * outer = 1, reduce = H*W, inner = C; general axes: code generation folds them into this form or
+ * calls it repeatedly). Input rows may be pixel strided: element (o, r, i) is at
+ *   in + o*outer_stride + r*reduce_stride + i       (dense: reduce_stride = inner,
+ *                                                    outer_stride = reduce*inner)
+ * Output is dense [outer][inner]. For each output:
+ *   sum = sum_r in(o, r, i)                                       (int32)
+ *   if same_qparams (TFLM's integer Mean path: input and output scale/zero point equal):
+ *      v = sum - input_zp*num;  v = v > 0 ? (v + num/2)/num : (v - num/2)/num;  v += output_zp
+ *   else (TFLM QuantizedMeanOrSum, integer multiplier that already includes 1/num):
+ *      v = MBQM(sum - input_zp*num, multiplier, shift) + output_zp
+ *   out = clamp(v, -128, 127)          where num = reduce. */
+typedef struct {
+  int32_t outer, reduce, inner;
+  int32_t outer_stride, reduce_stride;
+  int32_t input_zp, output_zp;
+  int32_t multiplier, shift;
+  int32_t same_qparams;
+} bt_mean_params;
+
+void bt_mean_s8(const bt_mean_params *p, const int8_t *in, int8_t *out);
+
+/* ------------------------------------------------------------------------- SOFTMAX (int8)
+ * TFLM reference_ops::Softmax (quantized, gemmlowp fixed point), int8 in, int8 out (output
+ * scale 1/256, zero point -128), over the last axis of a dense [rows][depth] tensor.
+ * input_multiplier/input_left_shift from PreprocessSoftmaxScaling(beta, input_scale, 5),
+ * diff_min from CalculateInputRadius(5, input_left_shift, 31) negated. */
+typedef struct {
+  int32_t rows, depth;
+  int32_t input_multiplier, input_left_shift;
+  int32_t diff_min;
+} bt_softmax_params;
+
+void bt_softmax_s8(const bt_softmax_params *p, const int8_t *in, int8_t *out);
+
+/* ------------------------------------------------------------------------ LOGISTIC (int8)
+ * TFLM reference_integer_ops::Logistic: x = in - input_zero_point;
+ *   x <= -input_range_radius -> -128; x >= input_range_radius -> 127; else
+ *   gemmlowp::logistic on Q4.27 of MBQM(x, input_multiplier, input_left_shift), rescaled to
+ *   output scale 1/256 zero point -128. n dense elements; out may alias in. */
+typedef struct {
+  int32_t n;
+  int32_t input_zero_point, input_range_radius;
+  int32_t input_multiplier, input_left_shift;
+} bt_logistic_params;
+
+void bt_logistic_s8(const bt_logistic_params *p, const int8_t *in, int8_t *out);
+
+/* ---------------------------------------------------------------------- HARD_SWISH (int8)
+ * TFLM reference_ops::HardSwish<int8_t> with HardSwishParams (int16 fixed-point multipliers,
+ * exponents). n dense elements; out may alias in. */
+typedef struct {
+  int32_t n;
+  int32_t input_zero_point, output_zero_point;
+  int32_t reluish_multiplier_fixedpoint_int16, reluish_multiplier_exponent;
+  int32_t output_multiplier_fixedpoint_int16, output_multiplier_exponent;
+} bt_hard_swish_params;
+
+void bt_hard_swish_s8(const bt_hard_swish_params *p, const int8_t *in, int8_t *out);
+
+/* ------------------------------------------------------------ QUANTIZE int8 -> int8 (requant)
+ * TFLM reference_ops::Requantize: out = clamp(MBQM(in - input_zp, multiplier, shift) + output_zp,
+ * -128, 127). n dense elements; out may alias in. */
+typedef struct {
+  int32_t n;
+  int32_t input_zp, output_zp;
+  int32_t multiplier, shift;
+} bt_requant_params;
+
+void bt_requantize_s8(const bt_requant_params *p, const int8_t *in, int8_t *out);
+
+/* QUANTIZE float32 -> int8 (TFLM AffineQuantize): out = clamp(round_half_away(in / scale) + zp).
+ * DEQUANTIZE int8 -> float32: out = scale * (in - zp). Float model I/O only. */
+void bt_quantize_f32_s8(int32_t n, float scale, int32_t zero_point, const float *in, int8_t *out);
+void bt_dequantize_s8_f32(int32_t n, float scale, int32_t zero_point, const int8_t *in, float *out);
+
+/* -------------------------------------------------------------------------- PAD (int8)
+ * 4-D dense pad: output dims out_dims[0..3]; input element (i0..i3) goes to
+ * (i0+before[0], .., i3+before[3]); every other output byte = pad_value (the output zero point).
+ * Output strides may be given for a strided destination (0 = dense): out_stride[k] bytes. */
+typedef struct {
+  int32_t in_dims[4], out_dims[4], before[4];
+  int32_t out_stride[4];            /* all 0: dense */
+  int32_t pad_value;
+} bt_pad_params;
+
+void bt_pad_s8(const bt_pad_params *p, const int8_t *in, int8_t *out);
+
+/* ------------------------------------------------------------------ CONCATENATION / SPLIT
+ * Byte copies (TFLite requires equal quantisation, else code generation adds a requantize).
+ * The tensors are viewed as [outer][axis*inner]: input k contributes `size[k]` bytes to each of
+ * the `outer` output rows of out_row = sum(size) bytes, after the previous inputs' bytes.
+ * SPLIT is the inverse (outputs[k] receives size[k] bytes of each input row). */
+typedef struct {
+  int32_t n;                        /* number of inputs (concat) / outputs (split) */
+  int32_t outer;
+  const int32_t *size;              /* [n] bytes per row of tensor k */
+} bt_concat_params;
+
+void bt_concat_s8(const bt_concat_params *p, const int8_t *const *inputs, int8_t *out);
+void bt_split_s8(const bt_concat_params *p, const int8_t *in, int8_t *const *outputs);
+
+/* -------------------------------------------------------------------- STRIDED_SLICE (int8)
+ * Resolved 4-D slice of a dense input (masks, negative indices and shrink are resolved by code
+ * generation): out(i0..i3) = in(begin[k] + i_k*stride[k]), i_k in [0, out_dims[k]).
+ * stride may be negative. Output dense. */
+typedef struct {
+  int32_t in_dims[4], out_dims[4], begin[4], stride[4];
+} bt_slice_params;
+
+void bt_strided_slice_s8(const bt_slice_params *p, const int8_t *in, int8_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BT_KERNELS_H */

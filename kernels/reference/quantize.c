@@ -1,0 +1,29 @@
+/* QUANTIZE (int8 -> int8 requantize, float -> int8) and DEQUANTIZE (int8 -> float), TFLM semantics. */
+#include "bt_kernels.h"
+#include "requant.h"
+
+void bt_requantize_s8(const bt_requant_params *p, const int8_t *in, int8_t *out) {
+  for (int32_t i = 0; i < p->n; i++) {
+    const int32_t v = bt_mbqm((int32_t)in[i] - p->input_zp, p->multiplier, p->shift) + p->output_zp;
+    out[i] = (int8_t)bt_clamp(v, -128, 127);
+  }
+}
+
+/* round half away from zero (TfLiteRound / std::round) without libm; |x| clamped first */
+static int32_t round_away(float x) {
+  if (x > 1e9f) x = 1e9f;
+  if (x < -1e9f) x = -1e9f;
+  int32_t t = (int32_t)x;
+  float f = x - (float)t;
+  if (f >= 0.5f) t++;
+  else if (f <= -0.5f) t--;
+  return t;
+}
+
+void bt_quantize_f32_s8(int32_t n, float scale, int32_t zero_point, const float *in, int8_t *out) {
+  for (int32_t i = 0; i < n; i++) out[i] = (int8_t)bt_clamp(round_away(in[i] / scale) + zero_point, -128, 127);
+}
+
+void bt_dequantize_s8_f32(int32_t n, float scale, int32_t zero_point, const int8_t *in, float *out) {
+  for (int32_t i = n - 1; i >= 0; i--) out[i] = scale * (float)((int32_t)in[i] - zero_point);
+}

@@ -1,0 +1,135 @@
+/* requant.h -- TFLM / gemmlowp fixed-point helpers shared by every kernel set (static inline).
+ * Bit-exact with tensorflow/lite/kernels/internal/common.h (double-rounding variant, TFLM's
+ * default) and gemmlowp/fixedpoint/fixedpoint.h for the scalar int32/int16 cases. */
+#ifndef BT_REQUANT_H
+#define BT_REQUANT_H
+#include <stdint.h>
+
+#define BT_INLINE static inline __attribute__((always_inline))
+#define BT_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define BT_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* gemmlowp SaturatingRoundingDoublingHighMul (int32): round(a*b / 2^31), saturating -1*-1. */
+BT_INLINE int32_t bt_srdhm(int32_t a, int32_t b) {
+  if (a == b && a == INT32_MIN) return INT32_MAX;
+  int64_t ab = (int64_t)a * (int64_t)b;
+  int64_t nudge = ab >= 0 ? (1 << 30) : (1 - (1 << 30));
+  return (int32_t)((ab + nudge) / ((int64_t)1 << 31));   /* C division truncates, as in gemmlowp */
+}
+
+/* gemmlowp RoundingDivideByPOT: x / 2^e rounded to nearest, ties away from zero. 0 <= e <= 31. */
+BT_INLINE int32_t bt_rdbpot(int32_t x, int e) {
+  int32_t mask = (int32_t)(((int64_t)1 << e) - 1);
+  int32_t rem = x & mask;
+  int32_t thr = (mask >> 1) + (x < 0 ? 1 : 0);
+  return (x >> e) + (rem > thr ? 1 : 0);
+}
+
+/* TFLM MultiplyByQuantizedMultiplier(x, multiplier, shift). */
+BT_INLINE int32_t bt_mbqm(int32_t x, int32_t mult, int32_t shift) {
+  int left = shift > 0 ? shift : 0;
+  int right = shift > 0 ? 0 : -shift;
+  return bt_rdbpot(bt_srdhm((int32_t)((uint32_t)x << left), mult), right);
+}
+
+/* TFLM MultiplyByQuantizedMultiplierSmallerThanOneExp(x, mult, left_shift) (left_shift <= 0). */
+BT_INLINE int32_t bt_mbqm_lt1(int32_t x, int32_t mult, int32_t left_shift) {
+  return bt_rdbpot(bt_srdhm(x, mult), -left_shift);
+}
+
+/* TFLM MultiplyByQuantizedMultiplierGreaterThanOne(x, mult, left_shift) (left_shift >= 0). */
+BT_INLINE int32_t bt_mbqm_gt1(int32_t x, int32_t mult, int32_t left_shift) {
+  return bt_srdhm((int32_t)((uint32_t)x << left_shift), mult);
+}
+
+BT_INLINE int32_t bt_clamp(int32_t v, int32_t lo, int32_t hi) { return v < lo ? lo : (v > hi ? hi : v); }
+
+/* ---- gemmlowp FixedPoint<int32, N> helpers (raw int32 values) ---- */
+
+/* SaturatingRoundingMultiplyByPOT<e>(x) for a compile-time-like exponent e (int32 raw). */
+BT_INLINE int32_t bt_srmbpot(int32_t x, int e) {
+  if (e == 0) return x;
+  if (e < 0) return bt_rdbpot(x, -e);
+  int32_t thr = (int32_t)((1u << (31 - e)) - 1);
+  if (x > thr) return INT32_MAX;
+  if (x < -thr) return INT32_MIN;
+  return (int32_t)((uint32_t)x << e);
+}
+
+/* exp(x) for x in [-1/4, 0): Q0.31 in, Q0.31 out. */
+BT_INLINE int32_t bt_exp_quarter(int32_t a) {
+  const int32_t constant_term = 1895147668, one_third = 715827883;
+  int32_t x = a + (1 << 28);
+  int32_t x2 = bt_srdhm(x, x);
+  int32_t x3 = bt_srdhm(x2, x);
+  int32_t x4 = bt_srdhm(x2, x2);
+  int32_t x4_over_4 = bt_srmbpot(x4, -2);
+  int32_t poly = bt_srmbpot(bt_srdhm(x4_over_4 + x3, one_third) + x2, -1);
+  return constant_term + bt_srdhm(constant_term, x + poly);
+}
+
+/* gemmlowp exp_on_negative_values for FixedPoint<int32, int_bits>: returns Q0.31. */
+static inline int32_t bt_exp_on_negative_values(int32_t a, int int_bits) {
+  const int frac_bits = 31 - int_bits;
+  const int32_t one_quarter = (int32_t)1 << (frac_bits - 2);
+  int32_t mask = one_quarter - 1;
+  int32_t a_mod_quarter_minus_one_quarter = (a & mask) - one_quarter;
+  int32_t result = bt_exp_quarter(bt_srmbpot(a_mod_quarter_minus_one_quarter, int_bits));
+  int32_t remainder = a_mod_quarter_minus_one_quarter - a;
+  static const int32_t mult[7] = {1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242};
+  for (int k = 0; k < 7; k++) {
+    int exponent = k - 2;
+    if (int_bits > exponent) {
+      int sh = frac_bits + exponent;
+      if (remainder & ((int32_t)1 << sh)) result = bt_srdhm(result, mult[k]);
+    }
+  }
+  if (int_bits > 5) {
+    int32_t clamp = -((int32_t)1 << (36 - int_bits));
+    if (a < clamp) result = 0;
+  }
+  if (a == 0) result = INT32_MAX;
+  return result;
+}
+
+/* gemmlowp one_over_one_plus_x_for_x_in_0_1: Q0.31 in, Q0.31 out. */
+static inline int32_t bt_one_over_one_plus_x(int32_t a) {
+  /* RoundingHalfSum(a, One) with One = INT32_MAX */
+  int64_t sum = (int64_t)a + INT32_MAX;
+  int32_t half_den = (int32_t)((sum + (sum >= 0 ? 1 : -1)) / 2);
+  const int32_t c48_17 = 1515870810, cn32_17 = -1010580540;
+  int32_t x = c48_17 + bt_srdhm(half_den, cn32_17);           /* Q2.29 */
+  for (int i = 0; i < 3; i++) {
+    int32_t hdx = bt_srdhm(half_den, x);                        /* Q2 */
+    int32_t one_minus = (1 << 29) - hdx;                        /* F2::One() = 1<<29 */
+    x = x + bt_srmbpot(bt_srdhm(x, one_minus), 2);              /* Rescale<2> of a Q4 value */
+  }
+  return bt_srmbpot(x, 1);                                      /* Rescale<0>(ExactMulByPot<-1>(x)) */
+}
+
+/* Number of leading zeros of a uint32 (x != 0 not required: 32 for 0). */
+BT_INLINE int bt_clz32(uint32_t x) { return x ? __builtin_clz(x) : 32; }
+
+/* int16 helpers (HARD_SWISH) */
+BT_INLINE int16_t bt_srdhm16(int16_t a, int16_t b) {
+  if (a == b && a == INT16_MIN) return INT16_MAX;
+  int32_t ab = (int32_t)a * (int32_t)b;
+  int32_t nudge = ab >= 0 ? (1 << 14) : (1 - (1 << 14));
+  return (int16_t)((ab + nudge) / (1 << 15));
+}
+BT_INLINE int16_t bt_sdhm16(int16_t a, int16_t b) {   /* TFLite SaturatingDoublingHighMul (truncating) */
+  if (a == b && a == INT16_MIN) return INT16_MAX;
+  int32_t ab = (int32_t)a * (int32_t)b;
+  return (int16_t)(ab / (1 << 15));
+}
+BT_INLINE int16_t bt_rdbpot16(int16_t x, int e) {
+  int16_t mask = (int16_t)((1 << e) - 1);
+  int16_t rem = (int16_t)(x & mask);
+  int16_t thr = (int16_t)((mask >> 1) + (x < 0 ? 1 : 0));
+  return (int16_t)((x >> e) + (rem > thr ? 1 : 0));
+}
+BT_INLINE int16_t bt_sat_lshift16(int16_t v, int amount) {
+  int64_t r = (int64_t)v * ((int64_t)1 << amount);
+  return (int16_t)(r > INT16_MAX ? INT16_MAX : (r < INT16_MIN ? INT16_MIN : r));
+}
+#endif

@@ -1,0 +1,39 @@
+/* SOFTMAX int8 -> int8, TFLM reference_ops::Softmax (quantized) with gemmlowp fixed point. */
+#include "bt_kernels.h"
+#include "requant.h"
+
+void bt_softmax_s8(const bt_softmax_params *p, const int8_t *in, int8_t *out) {
+  enum { kScaledDiffIntegerBits = 5, kAccumulationIntegerBits = 12 };
+  for (int32_t r = 0; r < p->rows; r++) {
+    const int8_t *x = in + r * p->depth;
+    int8_t *y = out + r * p->depth;
+    int32_t max_in_row = -128;
+    for (int32_t c = 0; c < p->depth; c++) max_in_row = BT_MAX(max_in_row, x[c]);
+    int32_t sum_of_exps = 0;   /* FixedPoint<int32, 12> */
+    for (int32_t c = 0; c < p->depth; c++) {
+      const int32_t diff = (int32_t)x[c] - max_in_row;
+      if (diff >= p->diff_min) {
+        const int32_t scaled = bt_mbqm_gt1(diff, p->input_multiplier, p->input_left_shift);
+        const int32_t e = bt_exp_on_negative_values(scaled, kScaledDiffIntegerBits);
+        sum_of_exps += bt_srmbpot(e, -kAccumulationIntegerBits);   /* Rescale<12> from Q0 */
+      }
+    }
+    /* GetReciprocal(sum_of_exps, 12, &num_bits_over_unit) */
+    const int headroom_plus_one = bt_clz32((uint32_t)sum_of_exps);
+    const int num_bits_over_unit = kAccumulationIntegerBits - headroom_plus_one;
+    const int32_t shifted_sum_minus_one =
+        (int32_t)(((uint32_t)sum_of_exps << headroom_plus_one) - ((uint32_t)1 << 31));
+    const int32_t shifted_scale = bt_one_over_one_plus_x(shifted_sum_minus_one);
+    for (int32_t c = 0; c < p->depth; c++) {
+      const int32_t diff = (int32_t)x[c] - max_in_row;
+      if (diff >= p->diff_min) {
+        const int32_t scaled = bt_mbqm_gt1(diff, p->input_multiplier, p->input_left_shift);
+        const int32_t e = bt_exp_on_negative_values(scaled, kScaledDiffIntegerBits);
+        const int32_t unsat = bt_rdbpot(bt_srdhm(shifted_scale, e), num_bits_over_unit + 31 - 8);
+        y[c] = (int8_t)bt_clamp(unsat - 128, -128, 127);
+      } else {
+        y[c] = -128;
+      }
+    }
+  }
+}

@@ -1,0 +1,154 @@
+"""Build and run kernels/tests/kernel_test.c for one kernel set on the host or in QEMU.
+
+A kernel set's sources: for every reference file name, the set folder's file of that name when it
+exists, else the reference file (TFLite Micro's optimised-kernel layout). The reference set is
+linked next to it under the ref_bt_ prefix (kernels/tests/ref_all.c).
+Used by tests/test_kernels.py and benchmarks/kernels_micro.py.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+KERNELS = Path(__file__).resolve().parents[1]
+ROOT = KERNELS.parent
+FIRMWARE = ROOT / "firmware"
+PLUGIN_SRC = ROOT / "tools" / "qemu-insncount" / "insncount.c"
+SETS = ("reference", "cortex-m", "riscv", "xcore")
+
+ARM_BOARDS = {  # cpu flags, qemu machine, FLASH, RAM
+    "cortex-m4": ("-mcpu=cortex-m4 -mfloat-abi=hard -mfpu=fpv4-sp-d16", "mps2-an386", "0x00000000", "0x20000000", "4M"),
+    "cortex-m7": ("-mcpu=cortex-m7 -mfloat-abi=hard -mfpu=fpv5-d16", "mps2-an500", "0x00000000", "0x20000000", "4M"),
+    "cortex-m33": ("-mcpu=cortex-m33 -mfloat-abi=hard -mfpu=fpv5-sp-d16", "mps2-an505", "0x10000000", "0x38000000", "2M"),
+    "cortex-m3": ("-mcpu=cortex-m3", "mps2-an385", "0x00000000", "0x20000000", "4M"),
+}
+SEMIHOST = ["-semihosting-config", "enable=on,target=native"]
+RVV_CPU = "rv32,v=true,vext_spec=v1.0,vlen=128,elen=64"
+
+
+def set_sources(name: str) -> list:
+    """The C files of kernel set `name` (target file where one exists, else the reference one)."""
+    out = []
+    for ref in sorted((KERNELS / "reference").glob("*.c")):
+        own = KERNELS / name / ref.name
+        out.append(own if own.exists() else ref)
+    return out
+
+
+def _common(name: str) -> list:
+    return [f"-I{KERNELS / 'include'}", f"-I{KERNELS / 'reference'}", f"-I{KERNELS / name}",
+            *map(str, set_sources(name)), str(KERNELS / "tests" / "ref_all.c"), str(KERNELS / "tests" / "kernel_test.c")]
+
+
+def _run(cmd: list, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+
+
+def _compile(cmd: list) -> None:
+    r = _run(cmd)
+    if r.returncode != 0:
+        raise RuntimeError(f"compile failed: {' '.join(cmd)}\n{r.stderr}")
+
+
+def build_host(name: str, out_dir: Path, defines=()) -> Path:
+    exe = Path(out_dir) / f"kt_host_{name}"
+    _compile(["gcc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-DBT_HOST", *[f"-D{d}" for d in defines],
+              *_common(name), "-o", str(exe)])
+    return exe
+
+
+def run_host(exe: Path) -> tuple:
+    r = _run([str(exe)], timeout=60)
+    return r.returncode, r.stdout + r.stderr
+
+
+def _ld(template: Path, out: Path, flash: str, flash_len: str, ram: str, ram_len: str, stack: str) -> Path:
+    text = template.read_text()
+    for k, v in (("@FLASH@", flash), ("@FLASHLEN@", flash_len), ("@RAM@", ram), ("@RAMLEN@", ram_len), ("@STACK@", stack)):
+        text = text.replace(k, v)
+    out.write_text(text)
+    return out
+
+
+def build_arm(name: str, out_dir: Path, cpu: str = "cortex-m4", bench: bool = False) -> Path:
+    flags, _, flash, ram, ram_len = ARM_BOARDS[cpu]
+    out_dir = Path(out_dir)
+    ld = _ld(FIRMWARE / "arm" / "cortexm.ld.in", out_dir / f"{cpu}.ld", flash, "4M", ram, ram_len, "0x4000")
+    elf = out_dir / f"kt_{cpu}_{name}{'_bench' if bench else ''}.elf"
+    _compile(["arm-none-eabi-gcc", "-mthumb", *flags.split(), "-std=c99", "-O2", "-g", "-ffreestanding", "-nostdlib",
+              "-nostartfiles", "-Wall", "-Wextra", "-Werror", *(["-DBT_BENCH"] if bench else []),
+              f"-I{FIRMWARE / 'common'}", "-T", str(ld), "-Wl,--gc-sections",
+              str(FIRMWARE / "arm" / "startup.c"), str(FIRMWARE / "common" / "semihost_io.c"),
+              *_common(name), "-lgcc", "-o", str(elf)])
+    return elf
+
+
+def arm_cmd(elf: Path, cpu: str = "cortex-m4", plugin: list = ()) -> list:
+    return ["timeout", "60", "qemu-system-arm", "-M", ARM_BOARDS[cpu][1], "-nographic", *SEMIHOST, *plugin,
+            "-kernel", str(elf)]
+
+
+def build_riscv(name: str, out_dir: Path, rvv: bool = False, bench: bool = False) -> Path:
+    out_dir = Path(out_dir)
+    ld = _ld(FIRMWARE / "riscv" / "rv32.ld.in", out_dir / "virt.ld", "0x80000000", "1M", "0x80100000", "8M", "0x4000")
+    elf = out_dir / f"kt_rv32_{name}{'_rvv' if rvv else ''}{'_bench' if bench else ''}.elf"
+    _compile(["riscv64-unknown-elf-gcc", "-march=rv32imac", "-mabi=ilp32", "-std=c99", "-O2", "-g", "-ffreestanding",
+              "-nostdlib", "-nostartfiles", "-Wall", "-Wextra", "-Werror", *(["-DBT_RVV"] if rvv else []),
+              *(["-DBT_BENCH"] if bench else []), f"-I{FIRMWARE / 'common'}", "-T", str(ld),
+              str(FIRMWARE / "riscv" / "start.S"), str(FIRMWARE / "riscv" / "sys.c"),
+              str(FIRMWARE / "common" / "semihost_io.c"), *_common(name), "-lgcc", "-o", str(elf)])
+    return elf
+
+
+def riscv_cmd(elf: Path, rvv: bool = False, plugin: list = ()) -> list:
+    return ["timeout", "60", "qemu-system-riscv32", "-M", "virt", "-bios", "none", *(["-cpu", RVV_CPU] if rvv else []),
+            "-nographic", *SEMIHOST, *plugin, "-kernel", str(elf)]
+
+
+def run_cmd(cmd: list) -> tuple:
+    r = _run(cmd, timeout=90)
+    return r.returncode, r.stdout + r.stderr
+
+
+def summary(output: str) -> tuple:
+    """(passed, failed) from the program's last summary line."""
+    m = re.findall(r"(\d+) passed, (\d+) failed", output)
+    if not m:
+        raise AssertionError(f"no summary line in output:\n{output[-2000:]}")
+    return int(m[-1][0]), int(m[-1][1])
+
+
+def tools_present(*tools: str) -> bool:
+    return all(shutil.which(t) for t in tools)
+
+
+def build_plugin(out_dir: Path) -> Path:
+    so = Path(out_dir) / "libinsncount.so"
+    _compile(["gcc", "-O2", "-shared", "-fPIC", "-o", str(so), str(PLUGIN_SRC)])
+    return so
+
+
+def symbol(elf: Path, sym: str, nm: str) -> str:
+    out = _run([nm, str(elf)]).stdout
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[2] == sym:
+            return parts[0]
+    raise KeyError(sym)
+
+
+def count_region(cmd_fn, elf: Path, plugin: Path, begin: str, end: str, nm: str, out_dir: Path, **kw) -> int:
+    """Guest instructions executed between the marker functions `begin` and `end` (QEMU TCG plugin)."""
+    s, e = symbol(elf, begin, nm), symbol(elf, end, nm)
+    cnt = Path(out_dir) / f"{elf.stem}_{begin}.cnt"
+    if cnt.exists():
+        os.unlink(cnt)
+    rc, out = run_cmd(cmd_fn(elf, plugin=["-plugin", f"{plugin},start={s},end={e},out={cnt}"], **kw))
+    if rc != 0:
+        raise RuntimeError(f"benchmark run failed (rc={rc}):\n{out[-2000:]}")
+    m = re.search(r"insns_region=(\d+)", cnt.read_text())
+    return int(m.group(1))

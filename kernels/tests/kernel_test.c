@@ -1,0 +1,532 @@
+/* kernel_test.c -- runs every kernel of the set under test on deterministic pseudo-random cases and
+ * compares the results byte for byte with the reference set, linked next to it under the ref_bt_
+ * prefix (reference files compiled a second time with -DBT_KERNEL_PREFIX_REF).
+ * Prints "N passed, N failed"; the exit code is 1 when any case failed.
+ *
+ * Build: the set's files + the reference files (renamed) + this file, with
+ *   -DBT_HOST            host program (stdio, main)
+ *   otherwise            bare metal: link firmware/<arch>/ start-up + firmware/common/semihost_io.c,
+ *                        which call bt_main() and provide bt_puts/bt_putu.
+ *   -DBT_RVV             enable the RISC-V vector unit before running (RVV kernel set).
+ *   -DBT_BENCH           first run the benchmark kernels once each between marker functions
+ *                        bench_<k>_<ref|opt>_{begin,end} (for the QEMU insn-count plugin).
+ */
+#include <stdint.h>
+#include <stddef.h>
+#include "bt_kernels.h"
+
+/* Reference set under the ref_ prefix (same structs) */
+void ref_bt_conv_s8(const bt_conv_params *, const int8_t *, int32_t, int8_t *, int32_t, int32_t);
+void ref_bt_depthwise_s8(const bt_depthwise_params *, const int8_t *, int32_t, int8_t *, int32_t, int32_t);
+void ref_bt_depthwise_s8_inplace(const bt_depthwise_params *, int8_t *, int8_t *);
+void ref_bt_fully_connected_s8(const bt_fc_params *, const int8_t *, int8_t *);
+void ref_bt_add_s8(const bt_add_params *, const int8_t *, const int8_t *, int8_t *);
+void ref_bt_mul_s8(const bt_mul_params *, const int8_t *, const int8_t *, int8_t *);
+void ref_bt_avg_pool_s8(const bt_pool_params *, const int8_t *, int32_t, int8_t *, int32_t, int32_t);
+void ref_bt_max_pool_s8(const bt_pool_params *, const int8_t *, int32_t, int8_t *, int32_t, int32_t);
+void ref_bt_mean_s8(const bt_mean_params *, const int8_t *, int8_t *);
+void ref_bt_softmax_s8(const bt_softmax_params *, const int8_t *, int8_t *);
+void ref_bt_logistic_s8(const bt_logistic_params *, const int8_t *, int8_t *);
+void ref_bt_hard_swish_s8(const bt_hard_swish_params *, const int8_t *, int8_t *);
+void ref_bt_requantize_s8(const bt_requant_params *, const int8_t *, int8_t *);
+void ref_bt_quantize_f32_s8(int32_t, float, int32_t, const float *, int8_t *);
+void ref_bt_dequantize_s8_f32(int32_t, float, int32_t, const int8_t *, float *);
+void ref_bt_pad_s8(const bt_pad_params *, const int8_t *, int8_t *);
+void ref_bt_concat_s8(const bt_concat_params *, const int8_t *const *, int8_t *);
+void ref_bt_split_s8(const bt_concat_params *, const int8_t *, int8_t *const *);
+void ref_bt_strided_slice_s8(const bt_slice_params *, const int8_t *, int8_t *);
+
+/* ------------------------------------------------------------------ platform */
+#ifdef BT_HOST
+#include <stdio.h>
+static void bt_puts(const char *s) { fputs(s, stdout); }
+static void bt_putu(uint32_t v) { printf("%u", (unsigned)v); }
+int bt_main(void);
+int main(void) { int rc = bt_main(); fflush(stdout); return rc; }
+#else
+void bt_puts(const char *s);
+void bt_putu(uint32_t v);
+#endif
+static void put_i(int32_t v) {
+  if (v < 0) { bt_puts("-"); bt_putu((uint32_t)(-(int64_t)v)); } else bt_putu((uint32_t)v);
+}
+
+/* ------------------------------------------------------------------ buffers, rng */
+#define BUF 163840
+static int8_t g_in[BUF] __attribute__((aligned(16)));
+static int8_t g_in2[BUF] __attribute__((aligned(16)));
+static int8_t g_band[BUF] __attribute__((aligned(16)));
+static int8_t g_ref[BUF] __attribute__((aligned(16)));
+static int8_t g_opt[BUF] __attribute__((aligned(16)));
+static int8_t g_w[65536] __attribute__((aligned(16)));
+static int32_t g_bias[512], g_mult[512], g_shift[512];
+
+static uint32_t rng = 0x12345678u;
+static uint32_t rnd(void) { rng ^= rng << 13; rng ^= rng >> 17; rng ^= rng << 5; return rng; }
+static int32_t ri(int32_t lo, int32_t hi) { return lo + (int32_t)(rnd() % (uint32_t)(hi - lo + 1)); }
+static void fill(int8_t *p, int32_t n) { for (int32_t i = 0; i < n; i++) p[i] = (int8_t)rnd(); }
+static void copy(int8_t *d, const int8_t *s, int32_t n) { for (int32_t i = 0; i < n; i++) d[i] = s[i]; }
+static int ilog2(uint32_t x) { int r = 0; while (x > 1) { x >>= 1; r++; } return r; }
+
+static int passed, failed;
+static void check(const char *name, int32_t case_no, const int8_t *a, const int8_t *b, int32_t n) {
+  for (int32_t i = 0; i < n; i++) {
+    if (a[i] != b[i]) {
+      failed++;
+      bt_puts("FAIL "); bt_puts(name); bt_puts(" case "); put_i(case_no); bt_puts(" byte "); put_i(i);
+      bt_puts(" ref "); put_i(a[i]); bt_puts(" got "); put_i(b[i]); bt_puts("\n");
+      return;
+    }
+  }
+  passed++;
+}
+
+/* random requantisation parameters for accumulators of about 2^acc_bits */
+static void rand_quant(int32_t n, int acc_bits) {
+  for (int32_t i = 0; i < n; i++) {
+    g_mult[i] = (int32_t)(0x40000000u + (rnd() & 0x3fffffffu));
+    g_shift[i] = -(acc_bits - 7) + ri(-2, 2);
+    if (g_shift[i] > 10) g_shift[i] = 10;
+    if (g_shift[i] < -31) g_shift[i] = -31;
+  }
+}
+static void rand_act(int32_t *lo, int32_t *hi, int32_t out_off) {
+  switch (rnd() % 4) {
+    case 0: *lo = out_off < -128 ? -128 : out_off; *hi = 127; break;   /* RELU */
+    case 1: *lo = ri(-128, 0); *hi = ri(*lo, 127); break;
+    default: *lo = -128; *hi = 127;
+  }
+}
+
+/* ------------------------------------------------------------------ conv / depthwise / pool */
+static int32_t out_size(int32_t in, int32_t k, int32_t s, int32_t d, int same) {
+  int32_t eff = (k - 1) * d + 1;
+  return same ? (in + s - 1) / s : (in - eff + s) / s;
+}
+static int32_t pad_before(int32_t in, int32_t k, int32_t s, int32_t d, int same) {
+  if (!same) return 0;
+  int32_t out = out_size(in, k, s, d, same), eff = (k - 1) * d + 1;
+  int32_t t = (out - 1) * s + eff - in;
+  return t > 0 ? t / 2 : 0;
+}
+
+typedef enum { K_CONV, K_DW, K_AVG, K_MAX } spatial_kind;
+
+typedef struct {
+  spatial_kind kind;
+  bt_depthwise_params dw;   /* dw.conv used for conv too */
+  bt_pool_params pool;
+} spatial_case;
+
+static void run_spatial_opt(const spatial_case *c, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1) {
+  switch (c->kind) {
+    case K_CONV: bt_conv_s8(&c->dw.conv, in, in_y0, out, y0, y1); break;
+    case K_DW: bt_depthwise_s8(&c->dw, in, in_y0, out, y0, y1); break;
+    case K_AVG: bt_avg_pool_s8(&c->pool, in, in_y0, out, y0, y1); break;
+    case K_MAX: bt_max_pool_s8(&c->pool, in, in_y0, out, y0, y1); break;
+  }
+}
+static void run_spatial_ref(const spatial_case *c, const int8_t *in, int8_t *out) {
+  const bt_shape *o = c->kind <= K_DW ? &c->dw.conv.out : &c->pool.out;
+  switch (c->kind) {
+    case K_CONV: ref_bt_conv_s8(&c->dw.conv, in, 0, out, 0, o->h); break;
+    case K_DW: ref_bt_depthwise_s8(&c->dw, in, 0, out, 0, o->h); break;
+    case K_AVG: ref_bt_avg_pool_s8(&c->pool, in, 0, out, 0, o->h); break;
+    case K_MAX: ref_bt_max_pool_s8(&c->pool, in, 0, out, 0, o->h); break;
+  }
+}
+
+/* Runs the reference over the whole tensor, the set under test in random row bands (each with
+ * only its needed input rows copied to a separate band buffer), compares every output byte. */
+static void spatial_check(const char *name, int32_t case_no, const spatial_case *c) {
+  const bt_shape in = c->kind <= K_DW ? c->dw.conv.in : c->pool.in;
+  const bt_shape out = c->kind <= K_DW ? c->dw.conv.out : c->pool.out;
+  int32_t kh, sh, dh, pt;
+  if (c->kind <= K_DW) { kh = c->dw.conv.kh; sh = c->dw.conv.stride_h; dh = c->dw.conv.dil_h; pt = c->dw.conv.pad_top; }
+  else { kh = c->pool.filter_h; sh = c->pool.stride_h; dh = 1; pt = c->pool.pad_top; }
+  const int32_t in_row = in.w * in.pixel_stride, out_row = out.w * out.pixel_stride;
+  const int32_t out_bytes = out.h * out_row + 8;
+  fill(g_ref, out_bytes);
+  copy(g_opt, g_ref, out_bytes);
+  run_spatial_ref(c, g_in, g_ref);
+  int32_t y = 0;
+  while (y < out.h) {
+    int32_t y1 = (rnd() % 3 == 0) ? out.h : y + ri(1, out.h - y);
+    int32_t r0 = y * sh - pt, r1 = (y1 - 1) * sh - pt + (kh - 1) * dh + 1;
+    if (r0 < 0) r0 = 0;
+    if (r1 > in.h) r1 = in.h;
+    if (r1 < r0) r1 = r0;
+    fill(g_band, (r1 - r0 + 1) * in_row + 16);
+    copy(g_band, g_in + r0 * in_row, (r1 - r0) * in_row);
+    run_spatial_opt(c, g_band, r0, g_opt + y * out_row, y, y1);
+    y = y1;
+  }
+  check(name, case_no, g_ref, g_opt, out_bytes);
+}
+
+static void gen_conv(bt_conv_params *p, int32_t h, int32_t w, int32_t cin, int32_t cout, int32_t kh, int32_t kw,
+                     int32_t sh, int32_t sw, int32_t dh, int32_t dw_, int same, int32_t in_ps, int32_t out_ps, int is_dw) {
+  p->in = (bt_shape){h, w, cin, in_ps};
+  p->kh = kh; p->kw = kw; p->stride_h = sh; p->stride_w = sw; p->dil_h = dh; p->dil_w = dw_;
+  p->out = (bt_shape){out_size(h, kh, sh, dh, same), out_size(w, kw, sw, dw_, same), cout, out_ps};
+  p->pad_top = pad_before(h, kh, sh, dh, same);
+  p->pad_left = pad_before(w, kw, sw, dw_, same);
+  p->input_offset = ri(-127, 128);
+  p->output_offset = ri(-128, 127);
+  rand_act(&p->act_min, &p->act_max, p->output_offset);
+  int32_t taps = kh * kw * (is_dw ? 1 : cin);
+  int32_t fsize = is_dw ? kh * kw * cout : cout * kh * kw * cin;
+  fill(g_w, fsize);
+  p->filter = g_w;
+  for (int32_t i = 0; i < cout; i++) g_bias[i] = ri(-20000, 20000);
+  p->bias = (rnd() % 4) ? g_bias : NULL;
+  rand_quant(cout, 14 + ilog2((uint32_t)taps) / 2);
+  p->multiplier = g_mult; p->shift = g_shift;
+}
+
+static void test_conv(void) {
+  for (int32_t t = 0; t < 60; t++) {
+    spatial_case c; c.kind = K_CONV;
+    int32_t kh = ri(1, 3) * 2 - 1, kw = kh;
+    if (t % 5 == 1) { kh = 1; kw = 3; }
+    if (t % 5 == 2) { kh = 1; kw = 1; }
+    int32_t cin = (t % 4 == 0) ? ri(1, 5) : ri(1, 24), cout = ri(1, 20);
+    if (t % 7 == 0) { cin = 4 * ri(1, 8); cout = 4 * ri(1, 6); }
+    int32_t s = ri(1, 3), d = (t % 6 == 5) ? 2 : 1;
+    int same = (int)(rnd() & 1);
+    int32_t h = ri(kh + (kh - 1) * (d - 1), 11), w = ri(kw + (kw - 1) * (d - 1), 11);
+    int32_t ips = cin + ((t % 3 == 0) ? ri(1, 5) : 0), ops = cout + ((t % 3 == 1) ? ri(1, 5) : 0);
+    gen_conv(&c.dw.conv, h, w, cin, cout, kh, kw, s, ri(1, 3), d, d, same, ips, ops, 0);
+    c.dw.depth_multiplier = 1;
+    if (c.dw.conv.out.h <= 0 || c.dw.conv.out.w <= 0) continue;
+    fill(g_in, h * w * ips + 16);
+    spatial_check("conv", t, &c);
+  }
+}
+
+static void test_depthwise(void) {
+  for (int32_t t = 0; t < 60; t++) {
+    spatial_case c; c.kind = K_DW;
+    int32_t k = ri(1, 3) * 2 - 1, kw = k;
+    if (t % 6 == 1) kw = 1;
+    int32_t dm = (t % 5 == 0) ? ri(2, 3) : 1;
+    int32_t cin = (t % 4 == 0) ? 4 * ri(1, 12) : ri(1, 40), cout = cin * dm;
+    int32_t s = ri(1, 2), d = (t % 7 == 3) ? 2 : 1;
+    int same = (int)(rnd() & 1);
+    int32_t h = ri(k + (k - 1) * (d - 1), 12), w = ri(kw + (kw - 1) * (d - 1), 12);
+    int32_t ips = cin + ((t % 3 == 0) ? ri(1, 5) : 0), ops = cout + ((t % 3 == 1) ? ri(1, 5) : 0);
+    gen_conv(&c.dw.conv, h, w, cin, cout, k, kw, s, s, d, d, same, ips, ops, 1);
+    c.dw.depth_multiplier = dm;
+    if (c.dw.conv.out.h <= 0 || c.dw.conv.out.w <= 0) continue;
+    fill(g_in, h * w * ips + 16);
+    spatial_check("depthwise", t, &c);
+  }
+  /* in-place: output written over its own input */
+  for (int32_t t = 0; t < 25; t++) {
+    bt_depthwise_params dp;
+    int32_t k = ri(1, 2) * 2 + 1, cin = ri(1, 33), ps = cin + ((t & 1) ? ri(1, 3) : 0);
+    int32_t h = ri(k, 10), w = ri(k, 10), s = ri(1, 2);
+    gen_conv(&dp.conv, h, w, cin, cin, k, k, s, s, 1, 1, (int)(rnd() & 1), ps, ps, 1);
+    dp.depth_multiplier = 1;
+    const int32_t n = h * w * ps;
+    fill(g_in, n + 16);
+    copy(g_ref, g_in, n + 16);
+    copy(g_opt, g_in, n + 16);
+    ref_bt_depthwise_s8(&dp, g_in, 0, g_ref, 0, dp.conv.out.h);
+    fill(g_band, h * w);
+    bt_depthwise_s8_inplace(&dp, g_opt, g_band);
+    check("depthwise_inplace", t, g_ref, g_opt, n + 16);
+  }
+}
+
+static void test_pool(void) {
+  for (int32_t t = 0; t < 40; t++) {
+    spatial_case c; c.kind = (t & 1) ? K_MAX : K_AVG;
+    bt_pool_params *p = &c.pool;
+    int32_t fh = ri(1, 4), fw = ri(1, 4), sh = ri(1, 3), sw = ri(1, 3), cc = ri(1, 30);
+    int same = (int)(rnd() & 1);
+    int32_t h = ri(fh, 12), w = ri(fw, 12);
+    if (t % 8 == 0) { fh = h; fw = w; sh = sw = 1; same = 0; }   /* global pooling */
+    int32_t ips = cc + ((t % 3 == 0) ? ri(1, 4) : 0), ops = cc + ((t % 3 == 1) ? ri(1, 4) : 0);
+    p->in = (bt_shape){h, w, cc, ips};
+    p->out = (bt_shape){out_size(h, fh, sh, 1, same), out_size(w, fw, sw, 1, same), cc, ops};
+    p->filter_h = fh; p->filter_w = fw; p->stride_h = sh; p->stride_w = sw;
+    p->pad_top = pad_before(h, fh, sh, 1, same); p->pad_left = pad_before(w, fw, sw, 1, same);
+    rand_act(&p->act_min, &p->act_max, ri(-128, 127));
+    fill(g_in, h * w * ips + 16);
+    spatial_check((t & 1) ? "max_pool" : "avg_pool", t, &c);
+  }
+}
+
+/* ------------------------------------------------------------------ fully connected */
+static void test_fc(void) {
+  for (int32_t t = 0; t < 40; t++) {
+    bt_fc_params p;
+    p.n_in = (t % 3 == 0) ? 4 * ri(1, 80) : ri(1, 300);
+    p.n_out = ri(1, 40); p.batches = ri(1, 3);
+    p.input_offset = ri(-127, 128); p.output_offset = ri(-128, 127);
+    p.filter_offset = (t % 5 == 4) ? ri(-3, 3) : 0;
+    rand_act(&p.act_min, &p.act_max, p.output_offset);
+    fill(g_w, p.n_in * p.n_out);
+    p.weights = g_w;
+    for (int32_t i = 0; i < p.n_out; i++) g_bias[i] = ri(-30000, 30000);
+    p.bias = (rnd() % 4) ? g_bias : NULL;
+    p.per_channel = (int32_t)(rnd() & 1);
+    rand_quant(p.n_out, 14 + ilog2((uint32_t)p.n_in) / 2);
+    p.multiplier = g_mult; p.shift = g_shift;
+    fill(g_in, p.n_in * p.batches);
+    int32_t nout = p.n_out * p.batches + 8;
+    fill(g_ref, nout); copy(g_opt, g_ref, nout);
+    ref_bt_fully_connected_s8(&p, g_in, g_ref);
+    bt_fully_connected_s8(&p, g_in, g_opt);
+    check("fully_connected", t, g_ref, g_opt, nout);
+  }
+}
+
+/* ------------------------------------------------------------------ add / mul */
+static void rand_bcast(bt_bcast4 *q, int alias) {
+  int32_t d[4] = {ri(1, 2), ri(1, 5), ri(1, 6), ri(1, 24)};
+  uint32_t bmask = alias ? 0 : rnd() & 15, amask = (alias || (rnd() & 1)) ? 0 : rnd() & 15;
+  int32_t extra = (rnd() & 1) ? ri(1, 4) : 0;
+  for (int k = 0; k < 4; k++) q->dims[k] = d[k];
+  /* out: NHWC with a pixel stride; a: same layout as out when aliased */
+  q->out_stride[3] = 1; q->out_stride[2] = d[3] + extra; q->out_stride[1] = d[2] * q->out_stride[2];
+  q->out_stride[0] = d[1] * q->out_stride[1];
+  int32_t s = 1;
+  for (int k = 3; k >= 0; k--) { q->b_stride[k] = (bmask >> k & 1) ? 0 : s; s *= (bmask >> k & 1) ? 1 : d[k]; }
+  if (alias) { for (int k = 0; k < 4; k++) q->a_stride[k] = q->out_stride[k]; }
+  else { s = 1; for (int k = 3; k >= 0; k--) { q->a_stride[k] = (amask >> k & 1) ? 0 : s; s *= (amask >> k & 1) ? 1 : d[k]; } }
+}
+static int32_t bcast_bytes(const bt_bcast4 *q) { return q->dims[0] * q->out_stride[0] + 8; }
+
+static void test_add_mul(void) {
+  for (int32_t t = 0; t < 60; t++) {
+    const int alias = (t % 3 == 2), is_mul = (t & 1);
+    bt_bcast4 q; rand_bcast(&q, alias);
+    const int32_t n = bcast_bytes(&q);
+    fill(g_in, n); fill(g_in2, n);
+    fill(g_ref, n);
+    if (alias) copy(g_ref, g_in, n);
+    copy(g_opt, g_ref, n);
+    const int8_t *a_opt = alias ? g_opt : g_in;
+    if (is_mul) {
+      bt_mul_params p;
+      p.input1_offset = ri(-127, 128); p.input2_offset = ri(-127, 128); p.output_offset = ri(-128, 127);
+      p.output_multiplier = (int32_t)(0x40000000u + (rnd() & 0x3fffffffu)); p.output_shift = ri(-12, -5);
+      rand_act(&p.act_min, &p.act_max, p.output_offset);
+      p.b = q;
+      ref_bt_mul_s8(&p, g_in, g_in2, g_ref);
+      bt_mul_s8(&p, a_opt, g_in2, g_opt);
+      check(alias ? "mul_alias" : "mul", t, g_ref, g_opt, n);
+    } else {
+      bt_add_params p;
+      p.input1_offset = ri(-127, 128); p.input2_offset = ri(-127, 128); p.output_offset = ri(-128, 127);
+      p.left_shift = 20;
+      p.input1_multiplier = (int32_t)(0x40000000u + (rnd() & 0x3fffffffu)); p.input1_shift = ri(-3, 0);
+      p.input2_multiplier = (int32_t)(0x40000000u + (rnd() & 0x3fffffffu)); p.input2_shift = ri(-3, 0);
+      p.output_multiplier = (int32_t)(0x40000000u + (rnd() & 0x3fffffffu)); p.output_shift = ri(-22, -17);
+      rand_act(&p.act_min, &p.act_max, p.output_offset);
+      p.b = q;
+      ref_bt_add_s8(&p, g_in, g_in2, g_ref);
+      bt_add_s8(&p, a_opt, g_in2, g_opt);
+      check(alias ? "add_alias" : "add", t, g_ref, g_opt, n);
+    }
+  }
+}
+
+/* ------------------------------------------------------------------ element-wise and the rest */
+static void test_unary(void) {
+  for (int32_t t = 0; t < 40; t++) {
+    const int32_t n = ri(1, 700), alias = t & 1;
+    fill(g_in, n + 8);
+    fill(g_ref, n + 8);
+    if (alias) copy(g_ref, g_in, n + 8);
+    copy(g_opt, g_ref, n + 8);
+    const int8_t *src_opt = alias ? g_opt : g_in;
+    switch (t % 4) {
+      case 0: {
+        bt_logistic_params p = {n, ri(-128, 127), 0, 0, 0};
+        p.input_multiplier = (int32_t)(0x40000000u + (rnd() & 0x3fffffffu));
+        p.input_left_shift = ri(-2, 6);
+        p.input_range_radius = ri(20, 300);
+        ref_bt_logistic_s8(&p, g_in, g_ref); bt_logistic_s8(&p, src_opt, g_opt);
+        check("logistic", t, g_ref, g_opt, n + 8);
+      } break;
+      case 1: {
+        bt_hard_swish_params p = {n, ri(-128, 127), ri(-128, 127), ri(1, 32767), ri(-8, 8), ri(1, 32767), ri(-10, -1)};
+        ref_bt_hard_swish_s8(&p, g_in, g_ref); bt_hard_swish_s8(&p, src_opt, g_opt);
+        check("hard_swish", t, g_ref, g_opt, n + 8);
+      } break;
+      case 2: {
+        bt_requant_params p = {n, ri(-128, 127), ri(-128, 127), (int32_t)(0x40000000u + (rnd() & 0x3fffffffu)), ri(-6, 2)};
+        ref_bt_requantize_s8(&p, g_in, g_ref); bt_requantize_s8(&p, src_opt, g_opt);
+        check("requantize", t, g_ref, g_opt, n + 8);
+      } break;
+      case 3: {
+        bt_softmax_params p;
+        p.depth = ri(1, 40); p.rows = ri(1, 4);
+        p.input_multiplier = (int32_t)(0x40000000u + (rnd() & 0x3fffffffu));
+        p.input_left_shift = ri(18, 27);
+        p.diff_min = -(int32_t)((((int64_t)31) << 26) >> p.input_left_shift);
+        ref_bt_softmax_s8(&p, g_in, g_ref); bt_softmax_s8(&p, g_in, g_opt);
+        check("softmax", t, g_ref, g_opt, p.rows * p.depth + 8);
+      } break;
+    }
+  }
+  /* float model I/O */
+  for (int32_t t = 0; t < 6; t++) {
+    static float f[300], f2[300];
+    const int32_t n = ri(1, 300);
+    const float scale = (float)ri(1, 1000) / 4096.0f;
+    const int32_t zp = ri(-128, 127);
+    fill(g_in, n);
+    ref_bt_dequantize_s8_f32(n, scale, zp, g_in, f);
+    bt_dequantize_s8_f32(n, scale, zp, g_in, f2);
+    check("dequantize", t, (const int8_t *)f, (const int8_t *)f2, n * 4);
+    for (int32_t i = 0; i < n; i++) f[i] = f[i] * 1.37f + (float)(i % 7) * scale * 0.5f;   /* exact .5 ties too */
+    fill(g_ref, n + 8); copy(g_opt, g_ref, n + 8);
+    ref_bt_quantize_f32_s8(n, scale, zp, f, g_ref);
+    bt_quantize_f32_s8(n, scale, zp, f, g_opt);
+    check("quantize_f32", t, g_ref, g_opt, n + 8);
+  }
+}
+
+static void test_mean(void) {
+  for (int32_t t = 0; t < 20; t++) {
+    bt_mean_params p;
+    p.outer = ri(1, 2); p.reduce = ri(1, 60); p.inner = ri(1, 24);
+    p.reduce_stride = p.inner + ((t & 1) ? ri(1, 3) : 0);
+    p.outer_stride = p.reduce * p.reduce_stride;
+    p.input_zp = ri(-128, 127); p.output_zp = ri(-128, 127);
+    p.same_qparams = (t % 3 == 0);
+    p.multiplier = (int32_t)(0x40000000u + (rnd() & 0x3fffffffu));
+    p.shift = -ilog2((uint32_t)p.reduce) + ri(-1, 1);
+    fill(g_in, p.outer * p.outer_stride + 8);
+    const int32_t n = p.outer * p.inner + 8;
+    fill(g_ref, n); copy(g_opt, g_ref, n);
+    ref_bt_mean_s8(&p, g_in, g_ref); bt_mean_s8(&p, g_in, g_opt);
+    check("mean", t, g_ref, g_opt, n);
+  }
+}
+
+static void test_data_movement(void) {
+  for (int32_t t = 0; t < 15; t++) {
+    bt_pad_params p;
+    int32_t total = 1;
+    for (int k = 0; k < 4; k++) {
+      p.in_dims[k] = k == 0 ? 1 : ri(1, 6);
+      p.before[k] = ri(0, 2);
+      p.out_dims[k] = p.in_dims[k] + p.before[k] + ri(0, 2);
+      p.out_stride[k] = 0;
+      total *= p.out_dims[k];
+    }
+    p.pad_value = ri(-128, 127);
+    fill(g_in, p.in_dims[1] * p.in_dims[2] * p.in_dims[3]);
+    fill(g_ref, total + 8); copy(g_opt, g_ref, total + 8);
+    ref_bt_pad_s8(&p, g_in, g_ref); bt_pad_s8(&p, g_in, g_opt);
+    check("pad", t, g_ref, g_opt, total + 8);
+  }
+  for (int32_t t = 0; t < 10; t++) {
+    int32_t sizes[4];
+    bt_concat_params p = {ri(1, 4), ri(1, 20), sizes};
+    const int8_t *ins[4];
+    int8_t *outs_r[4], *outs_o[4];
+    int32_t row = 0, off = 0;
+    for (int32_t k = 0; k < p.n; k++) { sizes[k] = ri(1, 30); row += sizes[k]; }
+    fill(g_in, p.outer * row);
+    for (int32_t k = 0; k < p.n; k++) { ins[k] = g_in + off; off += p.outer * sizes[k]; }
+    fill(g_ref, p.outer * row + 8); copy(g_opt, g_ref, p.outer * row + 8);
+    ref_bt_concat_s8(&p, ins, g_ref); bt_concat_s8(&p, ins, g_opt);
+    check("concat", t, g_ref, g_opt, p.outer * row + 8);
+    off = 0;
+    for (int32_t k = 0; k < p.n; k++) { outs_r[k] = g_ref + off; outs_o[k] = g_opt + off; off += p.outer * sizes[k]; }
+    fill(g_ref, p.outer * row + 8); copy(g_opt, g_ref, p.outer * row + 8);
+    ref_bt_split_s8(&p, g_in, outs_r); bt_split_s8(&p, g_in, outs_o);
+    check("split", t, g_ref, g_opt, p.outer * row + 8);
+  }
+  for (int32_t t = 0; t < 10; t++) {
+    bt_slice_params p;
+    int32_t total = 1, in_total = 1;
+    for (int k = 0; k < 4; k++) {
+      p.in_dims[k] = ri(1, 6);
+      p.stride[k] = (rnd() % 3 == 0) ? -ri(1, 2) : ri(1, 2);
+      p.begin[k] = p.stride[k] > 0 ? ri(0, p.in_dims[k] - 1) : p.in_dims[k] - 1 - ri(0, p.in_dims[k] - 1);
+      int32_t avail = p.stride[k] > 0 ? (p.in_dims[k] - p.begin[k] + p.stride[k] - 1) / p.stride[k]
+                                     : (p.begin[k] + 1 + (-p.stride[k]) - 1) / (-p.stride[k]);
+      p.out_dims[k] = ri(1, avail);
+      total *= p.out_dims[k]; in_total *= p.in_dims[k];
+    }
+    fill(g_in, in_total);
+    fill(g_ref, total + 8); copy(g_opt, g_ref, total + 8);
+    ref_bt_strided_slice_s8(&p, g_in, g_ref); bt_strided_slice_s8(&p, g_in, g_opt);
+    check("strided_slice", t, g_ref, g_opt, total + 8);
+  }
+}
+
+/* ------------------------------------------------------------------ benchmark cases */
+static void shape_cases(void) {
+  /* the representative shapes of the benchmark, checked for correctness too */
+  spatial_case c;
+  c.kind = K_CONV;
+  gen_conv(&c.dw.conv, 16, 16, 32, 64, 1, 1, 1, 1, 1, 1, 1, 32, 64, 0);
+  fill(g_in, 16 * 16 * 32);
+  spatial_check("conv1x1_16x16x32_64", 0, &c);
+  c.kind = K_DW; c.dw.depth_multiplier = 1;
+  gen_conv(&c.dw.conv, 40, 40, 96, 96, 3, 3, 1, 1, 1, 1, 1, 96, 96, 1);
+  fill(g_in, 40 * 40 * 96);
+  spatial_check("dw3x3_40x40x96", 0, &c);
+}
+
+#ifdef BT_BENCH
+#define MARK(n) \
+  __attribute__((noinline, used)) void n(void) { __asm__ volatile("" ::: "memory"); }
+MARK(bench_0_ref_begin) MARK(bench_0_ref_end) MARK(bench_0_opt_begin) MARK(bench_0_opt_end)
+MARK(bench_1_ref_begin) MARK(bench_1_ref_end) MARK(bench_1_opt_begin) MARK(bench_1_opt_end)
+MARK(bench_2_ref_begin) MARK(bench_2_ref_end) MARK(bench_2_opt_begin) MARK(bench_2_opt_end)
+MARK(bench_3_ref_begin) MARK(bench_3_ref_end) MARK(bench_3_opt_begin) MARK(bench_3_opt_end)
+/* 0: conv 1x1 16x16x32->64   1: depthwise 3x3 40x40x96 s1 SAME
+ * 2: conv 3x3 16x16x16->32 SAME   3: fully connected 512->64 */
+static void bench(void) {
+  bt_depthwise_params d; bt_fc_params f;
+  gen_conv(&d.conv, 16, 16, 32, 64, 1, 1, 1, 1, 1, 1, 1, 32, 64, 0);
+  fill(g_in, BUF);
+  bench_0_ref_begin(); ref_bt_conv_s8(&d.conv, g_in, 0, g_ref, 0, 16); bench_0_ref_end();
+  bench_0_opt_begin(); bt_conv_s8(&d.conv, g_in, 0, g_opt, 0, 16); bench_0_opt_end();
+  check("bench_conv1x1", 0, g_ref, g_opt, 16 * 16 * 64);
+  gen_conv(&d.conv, 40, 40, 96, 96, 3, 3, 1, 1, 1, 1, 1, 96, 96, 1); d.depth_multiplier = 1;
+  bench_1_ref_begin(); ref_bt_depthwise_s8(&d, g_in, 0, g_ref, 0, 40); bench_1_ref_end();
+  bench_1_opt_begin(); bt_depthwise_s8(&d, g_in, 0, g_opt, 0, 40); bench_1_opt_end();
+  check("bench_dw3x3", 0, g_ref, g_opt, 40 * 40 * 96);
+  gen_conv(&d.conv, 16, 16, 16, 32, 3, 3, 1, 1, 1, 1, 1, 16, 32, 0);
+  bench_2_ref_begin(); ref_bt_conv_s8(&d.conv, g_in, 0, g_ref, 0, 16); bench_2_ref_end();
+  bench_2_opt_begin(); bt_conv_s8(&d.conv, g_in, 0, g_opt, 0, 16); bench_2_opt_end();
+  check("bench_conv3x3", 0, g_ref, g_opt, 16 * 16 * 32);
+  f.n_in = 512; f.n_out = 64; f.batches = 1; f.input_offset = 5; f.filter_offset = 0; f.output_offset = -3;
+  f.act_min = -128; f.act_max = 127; fill(g_w, 512 * 64); f.weights = g_w; f.bias = g_bias;
+  rand_quant(64, 18); f.multiplier = g_mult; f.shift = g_shift; f.per_channel = 1;
+  bench_3_ref_begin(); ref_bt_fully_connected_s8(&f, g_in, g_ref); bench_3_ref_end();
+  bench_3_opt_begin(); bt_fully_connected_s8(&f, g_in, g_opt); bench_3_opt_end();
+  check("bench_fc", 0, g_ref, g_opt, 64);
+}
+#endif
+
+int bt_main(void) {
+#ifdef BT_RVV
+  __asm__ volatile(".option push\n.option arch,+zicsr\ncsrs mstatus, %0\n.option pop" ::"r"(1u << 9));
+#endif
+  bt_puts("kernel set: "); bt_puts(bt_kernel_set_name()); bt_puts("\n");
+#ifdef BT_BENCH
+  bench();
+#endif
+  test_conv();
+  test_depthwise();
+  test_pool();
+  test_fc();
+  test_add_mul();
+  test_unary();
+  test_mean();
+  test_data_movement();
+  shape_cases();
+  put_i(passed); bt_puts(" passed, "); put_i(failed); bt_puts(" failed\n");
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,1 @@
+"""Built-in board plugins (entry points of group "buildtool.targets")."""

@@ -1,0 +1,28 @@
+"""Cortex-M boards on QEMU's MPS2 machines (arm-none-eabi-gcc, semihosting)."""
+
+from buildtool.targets import Target
+
+_COMMON = ("-mthumb", "-O2", "-g", "-std=gnu11", "-ffreestanding", "-ffunction-sections", "-fdata-sections")
+_LD = ("-nostdlib", "-nostartfiles", "-Wl,--gc-sections", "-lgcc")
+_SH = ("-nographic", "-semihosting-config", "enable=on,target=native")
+
+
+def _board(name, cpu, machine, cpu_flags, flash, flash_len, ram, ram_len):
+    return Target(
+        name=name, cpu=cpu, description=f"{cpu} on qemu-system-arm -M {machine}", platform="arm",
+        cc="arm-none-eabi-gcc", cflags=cpu_flags + _COMMON, ldflags=cpu_flags + _LD,
+        kernel_sets=("cortex-m",), ram_origin=ram, ram_bytes=ram_len, flash_origin=flash, flash_bytes=flash_len,
+        stack_bytes=0x2000, linker_template="arm/cortexm.ld.in", run=("qemu-system-arm", "-M", machine) + _SH,
+        tool_prefix="arm-none-eabi-", tools=("qemu-system-arm",))
+
+
+def targets():
+    m = 1 << 20
+    return [
+        _board("cortex-m4", "cortex-m4", "mps2-an386", ("-mcpu=cortex-m4", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"),
+               0x00000000, 4 * m, 0x20000000, 4 * m),
+        _board("cortex-m7", "cortex-m7", "mps2-an500", ("-mcpu=cortex-m7", "-mfloat-abi=hard", "-mfpu=fpv5-d16"),
+               0x00000000, 4 * m, 0x20000000, 4 * m),
+        _board("cortex-m33", "cortex-m33", "mps2-an505",
+               ("-mcpu=cortex-m33", "-mfloat-abi=hard", "-mfpu=fpv5-sp-d16"), 0x10000000, 4 * m, 0x38000000, 2 * m),
+    ]

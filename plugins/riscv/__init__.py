@@ -1,0 +1,25 @@
+"""RV32 boards on qemu-system-riscv32 (riscv64-unknown-elf-gcc, freestanding, semihosting)."""
+
+from buildtool.targets import Target
+
+_ARCH = ("-march=rv32imac", "-mabi=ilp32")
+_COMMON = ("-O2", "-g", "-std=gnu11", "-ffreestanding", "-ffunction-sections", "-fdata-sections")
+_LD = ("-nostdlib", "-nostartfiles", "-Wl,--gc-sections", "-lgcc")
+_SH = ("-nographic", "-semihosting-config", "enable=on,target=native")
+
+
+def targets():
+    m = 1 << 20
+    common = dict(platform="riscv", cc="riscv64-unknown-elf-gcc", cflags=_ARCH + _COMMON, ldflags=_ARCH + _LD,
+                  kernel_sets=("riscv",), linker_template="riscv/rv32.ld.in", tool_prefix="riscv64-unknown-elf-",
+                  tools=("qemu-system-riscv32",))
+    return [
+        # -bios none starts at 0x80000000, so code ("flash") sits at the bottom of DRAM.
+        Target(name="riscv32", cpu="rv32imac", description="rv32imac on qemu-system-riscv32 -M virt",
+               flash_origin=0x80000000, flash_bytes=8 * m, ram_origin=0x80800000, ram_bytes=4 * m,
+               stack_bytes=0x2000, run=("qemu-system-riscv32", "-M", "virt", "-bios", "none") + _SH, **common),
+        # HiFive1 (sifive_e): XIP flash at 0x20400000, 16 KiB DTIM RAM; overflow below RAM traps.
+        Target(name="hifive1", cpu="rv32imac (sifive-e31)", description="HiFive1 on qemu-system-riscv32 -M sifive_e",
+               flash_origin=0x20400000, flash_bytes=16 * m, ram_origin=0x80000000, ram_bytes=16 * 1024,
+               stack_bytes=0x800, run=("qemu-system-riscv32", "-M", "sifive_e") + _SH, **common),
+    ]

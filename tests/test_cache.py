@@ -1,0 +1,309 @@
+"""Canonical keys, the content-addressed store and the memo (no daemon process here)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import struct
+import threading
+import time
+
+import msgpack
+import numpy as np
+import pytest
+
+from buildtool import canonical, service
+from buildtool.builder import GraphBuilder
+from buildtool.cache import MAGIC, DiskStore, Memo, NullMemo, _MISSING, entry_digest
+from buildtool.daemon import protocol
+
+
+def small_cnn(channels=(8, 16, 12), seed: int = 0, name: str = "small"):
+    """conv3x3 -> depthwise -> conv1x1 -> conv3x3/2 -> conv1x1 -> mean: 6 ops, every channel count settable."""
+    b = GraphBuilder(name, seed=seed)
+    x = b.input((1, 16, 16, 3))
+    x = b.conv2d(x, channels[0], 3)
+    x = b.depthwise(x, 3)
+    x = b.conv2d(x, channels[1], 1)
+    x = b.conv2d(x, channels[2], 3, 2)
+    x = b.conv2d(x, 8, 1)
+    b.mean(x)
+    return b.finish()
+
+
+def reweighted(g, seed: int):
+    """Same structure, every constant and every scale changed (a retrained model)."""
+    rng = np.random.default_rng(seed)
+    h = g.copy()
+    for t in h.tensors:
+        if t.data is not None and t.index not in canonical._structural_tensors(h, h.operators):
+            t.data = rng.integers(-100, 100, size=t.data.shape).astype(t.data.dtype)
+        if t.quant is not None:
+            t.quant = type(t.quant)(t.quant.scale * np.float32(1.5), t.quant.zero_point + 1, t.quant.axis)
+    return h
+
+
+# -- canonical forms ---------------------------------------------------------------
+def test_weights_and_scales_do_not_change_the_key():
+    g = small_cnn()
+    h = reweighted(g, 1)
+    assert any(not np.array_equal(a.data, b.data) for a, b in zip(g.tensors, h.tensors) if a.data is not None)
+    assert canonical.graph_digest(g) == canonical.graph_digest(h)
+    ops = [1, 2, 3]
+    assert canonical.subgraph_key("blk", g, ops) == canonical.subgraph_key("blk", h, ops)
+
+
+def test_structure_options_and_kind_change_the_key():
+    g = small_cnn()
+    d = canonical.graph_digest(g)
+    assert canonical.graph_digest(small_cnn((8, 20, 12))) != d
+    h = g.copy()
+    h.operators[3].options["padding"] = "VALID"
+    assert canonical.graph_digest(h) != d
+    assert canonical.plan_key("arena", d, {"align": 16}) != canonical.plan_key("arena", d, {"align": 8})
+    assert canonical.plan_key("arena", d, {}) != canonical.plan_key("split", d, {})
+    # per-channel vs per-tensor quantisation changes sizes of generated tables
+    h = g.copy()
+    w = h.operators[0].inputs[1]
+    h.tensors[w].quant = type(h.tensors[w].quant)(h.tensors[w].quant.scale[:1], h.tensors[w].quant.zero_point[:1], 0)
+    assert canonical.graph_digest(h) != d
+
+
+def test_structural_constants_enter_the_key():
+    b = GraphBuilder("p", seed=0)
+    x = b.input((1, 8, 8, 4))
+    b.pad(x, [[0, 0], [1, 1], [1, 1], [0, 0]])
+    g = b.finish()
+    h = g.copy()
+    pt = g.operators[0].inputs[1]
+    h.tensors[pt].data = np.array([[0, 0], [2, 0], [1, 1], [0, 0]], dtype=h.tensors[pt].data.dtype)
+    assert canonical.graph_digest(g) != canonical.graph_digest(h)
+
+
+def test_subgraph_key_is_position_independent():
+    """The same block keys the same wherever it sits: tensors are renumbered inside the region."""
+    b = GraphBuilder("rep", seed=0)
+    x = b.conv2d(b.input((1, 8, 8, 3)), 8, 3)
+    for _ in range(3):
+        x = b.conv2d(x, 8, 1)
+    g = b.finish()
+    forms = [canonical.subgraph_form(g, [i]) for i in (1, 2)]
+    assert forms[0] == forms[1]
+    assert canonical.subgraph_key("blk", g, [1]) == canonical.subgraph_key("blk", g, [2])
+    assert canonical.subgraph_key("blk", g, [1]) != canonical.subgraph_key("blk", g, [0])
+    assert canonical.subgraph_key("blk", g, [1, 2]) == canonical.subgraph_key("blk", g, [2, 3])
+    assert forms[0][2][0][-2:] == [True, False]  # input comes from outside, nothing outside reads it
+
+
+def test_planner_version_tracks_planner_source():
+    v = canonical.planner_version()
+    assert v.startswith(__import__("buildtool").__version__ + "+")
+    assert canonical._source_digest(["arena"]) != canonical._source_digest(["fusion"])
+
+
+# -- incremental: a toy region planner with per-subgraph entries ----------------------
+def _window_planner(g, memo, width=2):
+    """Solve one problem per window of consecutive operators, as the fusion planner will."""
+    out = []
+    for s in range(len(g.operators) - width + 1):
+        ops = list(range(s, s + width))
+        key = canonical.subgraph_key("window", g, ops, {"width": width})
+        out.append(memo.get_or_compute("window", key, lambda ops=ops: sum(
+            g.tensors[o].nbytes for i in ops for o in g.operators[i].outputs)))
+    return out
+
+
+def test_changing_one_layer_misses_only_the_regions_touching_it(tmp_path):
+    memo = Memo(DiskStore(str(tmp_path)))
+    g = small_cnn((8, 16, 12))
+    first = memo.session()
+    _window_planner(g, first)
+    n = len(g.operators) - 1
+    assert first.stats.as_dict() == {"hits": 0, "misses": n}
+    again = memo.session()
+    _window_planner(reweighted(g, 3), again)
+    assert again.stats.as_dict() == {"hits": n, "misses": 0}
+    # op 2 gets 20 output channels: its output feeds op 3, so windows containing op 2 or 3 change
+    changed = memo.session()
+    h = small_cnn((8, 20, 12))
+    vals = _window_planner(h, changed)
+    touching = [s for s in range(n) if {s, s + 1} & {2, 3}]
+    assert changed.stats.as_dict() == {"hits": n - len(touching), "misses": len(touching)}
+    assert vals == _window_planner(h, NullMemo())
+
+
+# -- disk store -----------------------------------------------------------------------
+def test_store_roundtrip_and_survives_a_new_instance(tmp_path):
+    s = DiskStore(str(tmp_path))
+    d = entry_digest("arena", "k1")
+    assert s.get("arena", d) is _MISSING
+    s.put("arena", d, {"a": [1, 2, 3], "b": "x"})
+    assert DiskStore(str(tmp_path)).get("arena", d) == {"a": [1, 2, 3], "b": "x"}
+    assert not [f for _r, _d, fs in os.walk(tmp_path) for f in fs if f.startswith(".tmp")]
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "empty", "other-key"])
+def test_damaged_entry_is_dropped(tmp_path, damage):
+    s = DiskStore(str(tmp_path))
+    d = entry_digest("arena", "k")
+    s.put("arena", d, list(range(100)))
+    path = s._path("arena", d)
+    data = open(path, "rb").read()
+    if damage == "flip":
+        data = data[:-5] + bytes([data[-5] ^ 1]) + data[-4:]
+    elif damage == "truncate":
+        data = data[: len(data) // 2]
+    elif damage == "empty":
+        data = b""
+    else:  # a valid entry stored under the wrong name
+        payload = msgpack.packb(["arena", entry_digest("arena", "other"), [1]])
+        import hashlib
+
+        data = MAGIC + hashlib.sha256(payload).digest() + payload
+    open(path, "wb").write(data)
+    assert s.get("arena", d) is _MISSING
+    assert not os.path.exists(path) and s.corrupt == 1
+
+
+def test_lru_eviction_keeps_recently_used(tmp_path):
+    s = DiskStore(str(tmp_path), cap_bytes=10_000)
+    blob = b"x" * 1000
+    digests = [entry_digest("arena", str(i)) for i in range(12)]
+    for i, d in enumerate(digests[:8]):
+        s.put("arena", d, blob)
+        os.utime(s._path("arena", d), ns=(10**18 + i, 10**18 + i))  # a clear age order
+    entry = os.path.getsize(s._path("arena", digests[0]))
+    assert s.get("arena", digests[0]) == blob  # used now: youngest
+    for d in digests[8:]:
+        s.put("arena", d, blob)
+    left = {d for d in digests if os.path.exists(s._path("arena", d))}
+    st = s.stats()
+    assert st["bytes"] <= 10_000 and st["bytes"] == st["entries"] * entry
+    assert digests[0] in left and digests[-1] in left
+    # evicted oldest first: entries 1, 2, ... went before anything newer
+    gone = [i for i, d in enumerate(digests) if d not in left]
+    assert gone == list(range(1, 1 + len(gone)))
+
+
+# -- memo ------------------------------------------------------------------------------
+def test_in_flight_requests_for_one_key_compute_once(tmp_path):
+    memo = Memo(DiskStore(str(tmp_path)))
+    calls = []
+
+    def slow():
+        calls.append(1)
+        time.sleep(0.3)
+        return {"v": 42}
+
+    sessions = [memo.session() for _ in range(8)]
+    barrier = threading.Barrier(8)
+    results = [None] * 8
+
+    def run(k):
+        barrier.wait()
+        results[k] = sessions[k].get_or_compute("arena", "same", slow)
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1 and results == [{"v": 42}] * 8
+    assert sum(s.stats.misses for s in sessions) == 1 and sum(s.stats.hits for s in sessions) == 7
+    assert memo.stats.as_dict() == {"hits": 7, "misses": 1}
+
+
+def test_failed_compute_is_not_cached(tmp_path):
+    memo = Memo(DiskStore(str(tmp_path)))
+
+    def boom():
+        raise ValueError("no")
+
+    with pytest.raises(ValueError):
+        memo.get_or_compute("arena", "k", boom)
+    assert memo.get_or_compute("arena", "k", lambda: 7) == 7
+    assert memo.stats.as_dict() == {"hits": 0, "misses": 1}
+
+
+def test_null_memo_always_computes_and_values_roundtrip():
+    m = NullMemo()
+    n = []
+    for _ in range(3):
+        assert m.get_or_compute("arena", "k", lambda: n.append(1) or (1, 2)) == [1, 2]
+    assert len(n) == 3 and m.stats.as_dict() == {"hits": 0, "misses": 3}
+    with pytest.raises(ValueError):
+        m.get_or_compute("Bad Kind", "k", lambda: 1)
+
+
+# -- service ---------------------------------------------------------------------------
+def test_plan_request_same_bytes_cold_warm_and_uncached(tmp_path):
+    from buildtool.arena import plan_arena
+    from buildtool.tflite_writer import serialize
+
+    g = small_cnn()
+    data = serialize(g)
+    opts = {"time_budget": 0}
+    direct = json.dumps(plan_arena(g, time_budget=0).to_json())
+    memo = Memo(DiskStore(str(tmp_path)))
+    cold = service.plan_request(data, opts, memo.session())
+    warm = service.plan_request(data, opts, memo.session())
+    fresh = service.plan_request(data, opts, Memo(DiskStore(str(tmp_path))).session())  # from disk only
+    assert cold["cache"] == {"hits": 0, "misses": 1}
+    assert warm["cache"] == fresh["cache"] == {"hits": 1, "misses": 0}
+    for r in (cold, warm, fresh, service.plan_request(data, opts), service.plan_request(g, opts)):
+        assert json.dumps(r["plan"]) == direct
+    # a retrained model: new bytes, same structure -> the arena entry hits
+    assert service.plan_request(serialize(reweighted(g, 9)), opts, memo.session())["cache"] == {"hits": 1,
+                                                                                                "misses": 0}
+
+
+def test_plan_request_refuses_bad_options():
+    from buildtool.errors import UsageError
+
+    with pytest.raises(UsageError, match="unknown planning option 'speed'"):
+        service.plan_request(small_cnn(), {"speed": 1})
+    with pytest.raises(UsageError, match="power of two"):
+        service.plan_request(small_cnn(), {"align": 12})
+
+
+# -- protocol ----------------------------------------------------------------------------
+def test_protocol_roundtrip_and_limits():
+    a, b = socket.socketpair()
+    with a, b:
+        protocol.send(a, {"type": "x", "data": b"\0" * 10, "n": [1, 2]})
+        assert protocol.recv(b) == {"type": "x", "data": b"\0" * 10, "n": [1, 2]}
+        a.sendall(struct.pack(">I", protocol.MAX_MESSAGE + 1))  # body never sent: refused on the header
+        with pytest.raises(protocol.ProtocolError, match="exceeds the 64 MiB limit"):
+            protocol.recv(b)
+        body = b"\xc1garbage"
+        a.sendall(struct.pack(">I", len(body)) + body)
+        with pytest.raises(protocol.ProtocolError, match="malformed"):
+            protocol.recv(b)
+        body = msgpack.packb([1, 2])
+        a.sendall(struct.pack(">I", len(body)) + body)
+        with pytest.raises(protocol.ProtocolError, match="not a map"):
+            protocol.recv(b)
+        a.sendall(struct.pack(">I", 10) + b"abc")
+        a.close()
+        with pytest.raises(protocol.ConnectionLost):
+            protocol.recv(b)
+    with pytest.raises(protocol.ProtocolError):
+        protocol.encode({"type": "x", "data": b"\0" * (protocol.MAX_MESSAGE + 1)})
+
+
+def test_runtime_dir_must_be_private(tmp_path, monkeypatch):
+    from buildtool.errors import BuildtoolError
+
+    d = tmp_path / "rt"
+    monkeypatch.setenv("BUILDTOOL_RUNTIME_DIR", str(d))
+    assert protocol.runtime_dir() == str(d) and (os.stat(d).st_mode & 0o777) == 0o700
+    os.chmod(d, 0o755)
+    with pytest.raises(BuildtoolError, match="not a private directory"):
+        protocol.runtime_dir()
+    link = tmp_path / "link"
+    os.chmod(d, 0o700)
+    link.symlink_to(d)
+    monkeypatch.setenv("BUILDTOOL_RUNTIME_DIR", str(link))
+    with pytest.raises(BuildtoolError, match="not a private directory"):
+        protocol.runtime_dir()

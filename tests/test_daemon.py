@@ -1,0 +1,338 @@
+"""The planner daemon as a real background process, in a private runtime directory per test.
+
+Every test sets BUILDTOOL_RUNTIME_DIR and BUILDTOOL_CACHE_DIR to fresh directories,
+so it never meets the user's daemon, and stops (or kills) every daemon it saw.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import stat
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from types import SimpleNamespace
+
+import pytest
+
+from buildtool import service
+from buildtool.daemon import cli as daemon_cli
+from buildtool.daemon import protocol
+from buildtool.daemon.client import DaemonClient, plan
+from buildtool.errors import BuildtoolError, ModelError
+from buildtool.tflite_writer import save, serialize
+from test_cache import reweighted, small_cnn
+
+
+def alive(pid: int) -> bool:
+    """Running and not a zombie (a detached daemon's parent may never reap it)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def wait_until(cond, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+@pytest.fixture
+def rt(monkeypatch):
+    d = tempfile.mkdtemp(prefix="btd", dir="/tmp")  # short: Unix socket paths are limited to ~100 bytes
+    env = SimpleNamespace(dir=d, run=os.path.join(d, "run"), cache=os.path.join(d, "cache"), pids=[])
+    monkeypatch.setenv("BUILDTOOL_RUNTIME_DIR", env.run)
+    monkeypatch.setenv("BUILDTOOL_CACHE_DIR", env.cache)
+    monkeypatch.setenv("BUILDTOOL_DAEMON_IDLE_S", "300")  # a daemon a crashed test leaves behind ends itself
+    monkeypatch.delenv("BUILDTOOL_DAEMON_TEST_DELAY_S", raising=False)
+    yield env
+    try:
+        c = DaemonClient(start=False, start_timeout=5)
+        if c.connect():
+            env.pids.append(c.daemon_pid)
+            c.stop()
+    except BuildtoolError:
+        pass
+    for pid in env.pids:
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)
+    if not os.environ.get("BT_KEEP"):
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def model_file(env, name, channels=(8, 16, 12), seed=0):
+    p = os.path.join(env.dir, f"{name}.tflite")
+    save(small_cnn(channels, seed=seed, name=name), p)
+    return p
+
+
+def expected(path, options=None) -> str:
+    return json.dumps(service.plan_request(path, options)["plan"])
+
+
+def pid_now(env) -> int:
+    with DaemonClient() as c:
+        c.connect()
+        env.pids.append(c.daemon_pid)
+        return c.daemon_pid
+
+
+def test_starts_on_demand_plans_identically_and_reports(rt, capsys):
+    m = model_file(rt, "a")
+    assert daemon_cli.main(["status"]) == 1
+    assert not os.path.exists(os.path.join(rt.run, "daemon.sock"))
+    r1 = plan(m)
+    pid = pid_now(rt)
+    assert alive(pid) and pid != os.getpid()
+    assert json.dumps(r1["plan"]) == expected(m) == json.dumps(plan(m, no_daemon=True)["plan"])
+    assert r1["cache"] == {"hits": 0, "misses": 1} and r1["plan_ms"] > 0
+    r2 = plan(m)
+    assert r2["cache"] == {"hits": 1, "misses": 0} and json.dumps(r2["plan"]) == json.dumps(r1["plan"])
+    sock = os.path.join(rt.run, "daemon.sock")
+    assert stat.S_ISSOCK(os.stat(sock).st_mode) and stat.S_IMODE(os.stat(sock).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(rt.run).st_mode) == 0o700
+    capsys.readouterr()
+    assert daemon_cli.main(["status", "--json"]) == 0
+    s = json.loads(capsys.readouterr().out)
+    assert s["running"] and s["pid"] == pid and s["socket"] == sock and s["log"] == os.path.join(rt.run, "daemon.log")
+    assert (s["hits"], s["misses"]) == (1, 1) and s["entries"] == 2  # the arena plan + the model index entry
+    assert s["memory"] > 1 << 20 and s["uptime_s"] > 0 and s["watched"] == 1
+    assert os.path.getsize(s["log"]) > 0
+    assert daemon_cli.main(["stop"]) == 0
+    assert wait_until(lambda: not alive(pid)) and not os.path.exists(sock)
+    # the cache survives the restart
+    assert plan(m)["cache"] == {"hits": 1, "misses": 0}
+    assert daemon_cli.main(["clear", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out.splitlines()[-1]) == {"removed": 2}
+    assert plan(m)["cache"] == {"hits": 0, "misses": 1}
+
+
+def test_no_daemon_never_starts_one(rt):
+    m = model_file(rt, "a")
+    assert json.dumps(plan(m, no_daemon=True)["plan"]) == expected(m)
+    assert not os.path.exists(os.path.join(rt.run, "daemon.sock"))
+
+
+def test_kill9_mid_request_next_call_works(rt, monkeypatch):
+    m = model_file(rt, "a")
+    monkeypatch.setenv("BUILDTOOL_DAEMON_TEST_DELAY_S", "1.5")
+    first = pid_now(rt)
+    out = {}
+
+    def call():
+        with DaemonClient() as c:
+            out["r"] = c.plan(m)
+            out["pid"] = c.daemon_pid
+
+    t = threading.Thread(target=call)
+    t.start()
+    time.sleep(0.5)  # the daemon is sleeping inside the request
+    os.kill(first, signal.SIGKILL)
+    t.join(30)
+    assert not alive(first)
+    rt.pids.append(out["pid"])
+    assert out["pid"] != first and json.dumps(out["r"]["plan"]) == expected(m)
+    monkeypatch.delenv("BUILDTOOL_DAEMON_TEST_DELAY_S")
+    assert json.dumps(plan(m)["plan"]) == expected(m)
+
+
+def test_stale_socket_from_dead_daemon_is_cleaned(rt):
+    m = model_file(rt, "a")
+    pid = pid_now(rt)
+    os.kill(pid, signal.SIGKILL)
+    assert wait_until(lambda: not alive(pid))
+    sock = os.path.join(rt.run, "daemon.sock")
+
+    def refused():
+        with socket.socket(socket.AF_UNIX) as s:
+            try:
+                s.connect(sock)
+            except ConnectionRefusedError:
+                return True
+        return False
+
+    assert wait_until(refused)  # the threads of a killed process take a moment to go
+    assert os.path.exists(sock)  # left behind by kill -9
+    assert json.dumps(plan(m)["plan"]) == expected(m)
+    assert pid_now(rt) != pid
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sock)  # a live socket again, where the dead one was
+    s.close()
+
+
+def test_client_of_another_version_restarts_daemon(rt):
+    m = model_file(rt, "a")
+    code = ("import sys, buildtool; buildtool.__version__ = '0.0.0-old'; "
+            "from buildtool.daemon.server import main; sys.exit(main(['--detach']))")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=30)
+    sock = os.path.join(rt.run, "daemon.sock")
+    assert wait_until(lambda: os.path.exists(sock))
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sock)
+    protocol.send(s, {"type": "hello", **protocol.versions()})
+    hello = protocol.recv(s)
+    s.close()
+    old = hello["pid"]
+    rt.pids.append(old)
+    assert hello["ok"] is False and hello["buildtool"] == "0.0.0-old"
+    assert wait_until(lambda: not alive(old))  # our hello made it exit
+    assert json.dumps(plan(m)["plan"]) == expected(m)
+    with DaemonClient() as c:
+        st = c.status()
+    rt.pids.append(st["pid"])
+    assert st["pid"] != old and st["buildtool"] == protocol.versions()["buildtool"]
+
+
+def test_eight_clients_at_once_share_one_daemon(rt):
+    models = [model_file(rt, f"m{k}", (8, 8 + 4 * k, 12)) for k in range(4)]
+    jobs = [models[0], models[0], models[0], models[1], models[1], models[2], models[3], models[3]]
+    want = {m: expected(m) for m in models}
+    results = [None] * len(jobs)
+    barrier = threading.Barrier(len(jobs))
+
+    def run(k):
+        with DaemonClient() as c:
+            c.connect()
+            barrier.wait()
+            results[k] = (c.plan(jobs[k]), c.daemon_pid)
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(len(jobs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    pids = {pid for _, pid in results}
+    rt.pids.extend(pids)
+    assert len(pids) == 1
+    for (r, _), m in zip(results, jobs):
+        assert json.dumps(r["plan"]) == want[m]
+    assert sum(r["cache"]["misses"] for r, _ in results) == len(models)
+    assert sum(r["cache"]["hits"] for r, _ in results) == len(jobs) - len(models)
+
+
+def test_corrupt_cache_entry_is_recomputed(rt):
+    m = model_file(rt, "a")
+    want = expected(m)
+    assert plan(m)["cache"] == {"hits": 0, "misses": 1}
+    assert daemon_cli.main(["stop"]) == 0  # its memory layer would hide the damage
+    arena = os.path.join(rt.cache, "objects", "arena")
+    (entry,) = [os.path.join(r, f) for r, _, fs in os.walk(arena) for f in fs]
+    data = open(entry, "rb").read()
+    open(entry, "wb").write(data[: len(data) - 7])  # truncated
+    r = plan(m)
+    assert r["cache"] == {"hits": 0, "misses": 1} and json.dumps(r["plan"]) == want
+    with DaemonClient() as c:
+        assert c.status()["corrupt_dropped"] == 1
+    assert open(entry, "rb").read() == data  # rewritten whole
+    assert plan(m)["cache"] == {"hits": 1, "misses": 0}
+
+
+def test_oversized_and_garbage_messages_are_refused(rt):
+    m = model_file(rt, "a")
+    pid = pid_now(rt)
+    sock = os.path.join(rt.run, "daemon.sock")
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(sock)
+    size = 100 << 20
+    reply = {}
+
+    def reader():
+        try:
+            reply["msg"] = protocol.recv(s)
+        except (OSError, BuildtoolError) as e:
+            reply["err"] = e
+
+    t = threading.Thread(target=reader)
+    t.start()
+    try:
+        s.sendall(struct.pack(">I", size) + b"\xa5" * size)
+    except OSError:
+        pass  # the daemon hangs up without reading 100 MB
+    t.join(10)
+    s.close()
+    assert reply.get("msg", {}).get("type") == "error", reply
+    assert "exceeds the 64 MiB limit" in reply["msg"]["error"]
+    for garbage in (b"\x00\x00\x00\x05\xc1\xc1\xc1\xc1\xc1", os.urandom(4096), b"\x00\x00\x00\x02\x91\x01"):
+        s = socket.socket(socket.AF_UNIX)
+        s.connect(sock)
+        s.sendall(garbage)
+        s.shutdown(socket.SHUT_WR)
+        try:
+            r = protocol.recv(s)
+        except (OSError, BuildtoolError):
+            r = None
+        s.close()
+        assert r is None or r["type"] == "error"
+    with DaemonClient() as c:  # still the same daemon, still serving
+        assert json.dumps(c.plan(m)["plan"]) == expected(m)
+        assert c.daemon_pid == pid
+
+
+def test_failing_requests_answer_errors_and_daemon_survives(rt):
+    m = model_file(rt, "a")
+    bad = os.path.join(rt.dir, "bad.tflite")
+    with open(bad, "wb") as f:
+        f.write(b"not a model at all, just some bytes")
+    with DaemonClient() as c:
+        with pytest.raises(ModelError, match="not a TFLite model") as e:
+            c.plan(bad)
+        assert "\n" not in str(e.value)
+        with pytest.raises(ModelError, match="model file not found"):
+            c.plan(os.path.join(rt.dir, "missing.tflite"))
+        with pytest.raises(BuildtoolError, match="unknown planning option"):
+            c.plan(m, {"bogus": 1})
+        with pytest.raises(BuildtoolError, match="unknown request type"):
+            c.request({"type": "eval", "code": "1"})
+        assert json.dumps(c.plan(m)["plan"]) == expected(m)
+        rt.pids.append(c.daemon_pid)
+
+
+def test_incremental_weights_hit_channel_change_misses(rt):
+    m = model_file(rt, "a")
+    opts = {"time_budget": 0}
+    assert plan(m, opts)["cache"] == {"hits": 0, "misses": 1}
+    with open(m, "wb") as f:  # retrained: every weight and scale changed, structure the same
+        f.write(serialize(reweighted(small_cnn(name="a"), 7)))
+    r = plan(m, opts)
+    assert r["cache"] == {"hits": 1, "misses": 0} and json.dumps(r["plan"]) == expected(m, opts)
+    save(small_cnn((8, 20, 12), name="a"), m)  # one layer's channel count: the whole-graph entry misses
+    r = plan(m, opts)
+    assert r["cache"] == {"hits": 0, "misses": 1} and json.dumps(r["plan"]) == expected(m, opts)
+    rt.pids.append(pid_now(rt))
+
+
+def test_watcher_replans_changed_model_in_background(rt):
+    m = model_file(rt, "a")
+    plan(m)
+    with DaemonClient() as c:
+        before = c.status()["replans"]
+        rt.pids.append(c.daemon_pid)
+    save(small_cnn((8, 24, 12), name="a"), m)  # written to a temp file and renamed over the model
+
+    def replanned():
+        with DaemonClient() as c:
+            return c.status()["replans"] > before
+
+    assert wait_until(replanned, 15)
+    r = plan(m)
+    assert r["cache"] == {"hits": 1, "misses": 0} and json.dumps(r["plan"]) == expected(m)
+
+
+def test_idle_daemon_exits(rt, monkeypatch):
+    monkeypatch.setenv("BUILDTOOL_DAEMON_IDLE_S", "1")
+    pid = pid_now(rt)
+    assert wait_until(lambda: not alive(pid), 10)
+    assert not os.path.exists(os.path.join(rt.run, "daemon.sock"))
+    assert "idle for" in open(os.path.join(rt.run, "daemon.log")).read()

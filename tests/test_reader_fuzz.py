@@ -1,0 +1,203 @@
+"""The reader on corrupt input: every mutated or truncated model ends in a ModelError or a valid graph,
+never another exception and never a hang; the CLI turns each into one line and exit status 2."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from buildtool import zoo
+from buildtool.builder import GraphBuilder
+from buildtool.errors import ModelError
+from buildtool.ir import Graph
+from buildtool.tflite_reader import parse
+from buildtool.tflite_writer import serialize
+from conftest import ROOT, SHARED_MODELS
+
+PARSE_SECONDS = 2.0  # one parse longer than this is a hang
+SECONDS_PER_THOUSAND = 10.0
+
+
+class _Hang(Exception):
+    pass
+
+
+def _alarm(*_):
+    raise _Hang()
+
+
+def sources() -> dict:
+    """Real converter models when ../shared is there, always a zoo model and a builder model."""
+    out = {}
+    for name in ("tiny_cnn_32", "dscnn_kws"):
+        p = SHARED_MODELS / f"{name}.tflite"
+        if p.exists():
+            out[name] = p.read_bytes()
+    out["zoo-tiny"] = serialize(zoo.build("tiny"))
+    b = GraphBuilder("mixed", seed=4, calib_batch=1)
+    x = b.input((1, 6, 6, 4))
+    s1, s2 = b.split(x, 2, axis=3)
+    c = b.concat([b.max_pool(s1, 2, 1, "SAME"), b.avg_pool(s2, 3, 1, "SAME")])
+    r = b.reshape(b.strided_slice(c, [0, 1, 1, 0], [1, 5, 5, 4], [1, 2, 2, 1]), (1, 16))
+    b.softmax(b.fully_connected(r, 5))
+    out["builder-mixed"] = serialize(b.finish())
+    return out
+
+
+def mutate(data: bytes, rng) -> bytes:
+    """One random corruption: bit flips, byte overwrites, insertions, deletions, changed offsets
+    (aligned 32-bit words, 16-bit vtable entries) or truncation."""
+    d, n = bytearray(data), len(data)
+    kind = int(rng.integers(7))
+    if kind == 0:
+        for _ in range(int(rng.integers(1, 8))):
+            d[int(rng.integers(n))] ^= 1 << int(rng.integers(8))
+    elif kind == 1:
+        for _ in range(int(rng.integers(1, 4))):
+            d[int(rng.integers(n))] = int(rng.integers(256))
+    elif kind == 2:
+        p = int(rng.integers(n))
+        d[p:p] = rng.integers(0, 256, size=int(rng.integers(1, 9)), dtype=np.uint8).tobytes()
+    elif kind == 3:
+        p = int(rng.integers(n))
+        del d[p:p + int(rng.integers(1, 9))]
+    elif kind == 4:
+        p = int(rng.integers(n // 4)) * 4
+        v = int.from_bytes(d[p:p + 4], "little")
+        v = [v + 4, v - 4, v * 2, 0, 0xFFFFFFFF, 0x7FFFFFFF, v + int(rng.integers(-64, 64)),
+             int(rng.integers(0, n))][int(rng.integers(8))] & 0xFFFFFFFF
+        d[p:p + 4] = v.to_bytes(4, "little")
+    elif kind == 5:
+        p = int(rng.integers(n // 2)) * 2
+        d[p:p + 2] = int(rng.integers(0, 65536)).to_bytes(2, "little")
+    else:
+        d = d[:int(rng.integers(n))]
+    return bytes(d)
+
+
+def parse_outcome(data: bytes) -> str:
+    """'graph' or 'error'; any other exception or a hang fails the test with the input's description."""
+    old = signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, PARSE_SECONDS)
+    try:
+        g = parse(data)
+        assert isinstance(g, Graph)
+        return "graph"
+    except ModelError as e:
+        assert "\n" not in str(e) and str(e)
+        return "error"
+    except _Hang:
+        pytest.fail(f"parse hung on a {len(data)}-byte input")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def run_fuzz(count: int, seed: int):
+    rng = np.random.default_rng(seed)
+    src = sources()
+    names = sorted(src)
+    outcomes = {"graph": 0, "error": 0}
+    start = time.perf_counter()
+    for i in range(count):
+        name = names[i % len(names)]
+        data = mutate(src[name], rng)
+        try:
+            outcomes[parse_outcome(data)] += 1
+        except Exception as e:  # report the exact input that broke the reader
+            path = f"/tmp/fuzz-{name}-{seed}-{i}.tflite"
+            with open(path, "wb") as f:
+                f.write(data)
+            raise AssertionError(f"{name} mutation {i} (saved as {path}): {type(e).__name__}: {e}") from e
+    elapsed = time.perf_counter() - start
+    assert elapsed < SECONDS_PER_THOUSAND * count / 1000, f"{count} parses took {elapsed:.1f} s"
+    # Both outcomes occur: the mutations really reach the checks, and harmless ones still parse.
+    assert outcomes["graph"] > count // 20 and outcomes["error"] > count // 4, outcomes
+
+
+def test_mutated_models():
+    run_fuzz(1500, seed=0)
+
+
+@pytest.mark.slow
+def test_mutated_models_long():
+    run_fuzz(20000, seed=1)
+
+
+def test_truncated_models():
+    """Cutting into the last object is always caught (the final <16 bytes may be alignment padding)."""
+    rng = np.random.default_rng(7)
+    for name, data in sources().items():
+        cuts = sorted(set(range(0, 64)) | {int(c) for c in rng.integers(0, len(data) - 16, size=150)}
+                      | {len(data) - 16})
+        for n in cuts:
+            assert parse_outcome(data[:n]) == "error", (name, n)
+        assert parse_outcome(data) == "graph"
+
+
+def test_our_sources_parse_back_exactly():
+    for name, data in sources().items():
+        if not name.startswith(("tiny_cnn", "dscnn")):
+            assert serialize(parse(data)) == data, name
+
+
+def test_names_with_control_characters_stay_on_one_line():
+    """Found by the fuzzer: a corrupt name with a newline used to split the error message."""
+    g = zoo.build("tiny")
+    t = g.tensors[g.inputs[0]]
+    t.name, t.dtype, t.quant = "evil\nname\r\x00", "float32", None
+    with pytest.raises(ModelError) as e:
+        parse(serialize(g))
+    assert "evil?name??" in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.mark.xfail(raises=IndexError, strict=True,
+                   reason="ops._check_fc reads out[-1] of a rank-0 FULLY_CONNECTED output (found by the fuzzer)")
+def test_fully_connected_with_scalar_output_is_a_model_error():
+    b = GraphBuilder(seed=0, calib_batch=1)
+    b.fully_connected(b.input((1, 4)), 1)
+    g = b.finish()
+    g.tensors[g.outputs[0]].shape = ()
+    with pytest.raises(ModelError):
+        parse(serialize(g))
+
+
+# -- command line ---------------------------------------------------------------
+
+def cli_inspect(path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "buildtool.cli", "inspect", str(path)], capture_output=True,
+                          text=True, cwd=ROOT, timeout=60)
+
+
+def bad_models(tmp_path) -> dict:
+    good = serialize(zoo.build("tiny"))
+    unsupported = zoo.build("tiny")
+    unsupported.operators[-1].opcode = "TANH"
+    floating = zoo.build("tiny")
+    for t in floating.activation_tensors():
+        t.dtype, t.quant = "float32", None
+    files = {"truncated": good[:len(good) // 2], "not-tflite": b"PK\x03\x04 this is a zip file, not a model" * 4,
+             "unsupported-op": serialize(unsupported), "float": serialize(floating)}
+    paths = {}
+    for name, data in files.items():
+        paths[name] = tmp_path / f"{name}.tflite"
+        paths[name].write_bytes(data)
+    paths["missing"] = tmp_path / "missing.tflite"
+    return paths
+
+
+def test_cli_reports_bad_models_in_one_line(tmp_path):
+    expect = {"truncated": "truncated", "not-tflite": "not a TFLite model", "unsupported-op": "TANH",
+              "float": "float", "missing": "not found"}
+    for name, path in bad_models(tmp_path).items():
+        r = cli_inspect(path)
+        assert r.returncode == 2, (name, r.stderr)
+        assert r.stdout == "", name
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and "Traceback" not in r.stderr, (name, r.stderr)
+        assert expect[name] in lines[0], (name, lines[0])

@@ -1,0 +1,217 @@
+"""TFLite writer and graph builder: round trips through the reader and TFLite Micro, quantisation sanity."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+import tflite
+
+from buildtool import ops
+from buildtool.builder import GraphBuilder, range_quant
+from buildtool.errors import ModelError
+from buildtool.tflite_reader import load, parse
+from buildtool.tflite_writer import save, serialize
+from conftest import SHARED_MODEL_NAMES, fixed_input, reference_outputs, shared_model, tflm_run
+
+
+def assert_graphs_equal(a, b):
+    assert len(a.tensors) == len(b.tensors)
+    for x, y in zip(a.tensors, b.tensors):
+        assert (x.index, x.name, tuple(x.shape), x.dtype) == (y.index, y.name, tuple(y.shape), y.dtype)
+        assert x.quant == y.quant, x.name
+        assert (x.data is None) == (y.data is None), x.name
+        if x.data is not None:
+            assert x.data.dtype == y.data.dtype and np.array_equal(x.data, y.data), x.name
+    assert [(o.opcode, tuple(o.inputs), tuple(o.outputs), o.options) for o in a.operators] == \
+           [(o.opcode, tuple(o.inputs), tuple(o.outputs), o.options) for o in b.operators]
+    assert (list(a.inputs), list(a.outputs), a.description) == (list(b.inputs), list(b.outputs), b.description)
+
+
+def all_ops_graph(seed=1, calib=None):
+    """Every supported operator at least once, with a few non-default options."""
+    b = GraphBuilder("all_ops", seed=seed, calib_batch=2)
+    x = b.input((1, 16, 16, 3), calib=calib)
+    a = b.conv2d(x, 8, 3, 2)
+    d = b.depthwise(a, 3, 1)
+    r = b.add(a, d)
+    p = b.conv2d(r, 8, 1, activation="NONE")
+    m = b.max_pool(p, 2)
+    v = b.avg_pool(b.avg_pool(p, 3, 2, "SAME"), 1, 1)
+    c = b.concat([m, v])
+    h = b.hard_swish(c)
+    h = b.mul(h, h)
+    h = b.pad(h, [[0, 0], [1, 1], [1, 1], [0, 0]])
+    h = b.logistic(h)
+    s1, s2 = b.split(h, 2, axis=3)
+    t = b.strided_slice(s2, [0, 1, 0, 0], [1, 5, 6, 8], [1, 2, 1, 1])
+    t = b.reshape(t, (1, 2 * 6 * 8))
+    k = b.conv2d(s1, 4, 3, 1, "VALID", dilation=2, activation="RELU")
+    k = b.depthwise(k, 3, 2, multiplier=2, activation="RELU_N1_TO_1")
+    n = b.fully_connected(b.mean(k), 10)
+    o = b.softmax(n)
+    q = b.quantize(t, 0.05, 3)
+    f = b.dequantize(q)
+    return b, b.finish([o, t, f])
+
+
+def first_buffer_offsets(data: bytes):
+    m = tflite.Model.GetRootAs(data, 0)
+    out = []
+    for i in range(m.BuffersLength()):
+        buf = m.Buffers(i)
+        if buf.DataLength():
+            out.append(buf._tab.Vector(buf._tab.Offset(4)))
+    return m, out
+
+
+# -- writer: real converter models -------------------------------------------
+
+@pytest.mark.parametrize("name", SHARED_MODEL_NAMES)
+def test_shared_model_round_trip_runs_identically(name):
+    path = shared_model(name)
+    ref = reference_outputs()[f"{name}.tflite"]
+    g = load(str(path))
+    data = serialize(g)
+    assert data == serialize(g), "serialize must be deterministic"
+    assert_graphs_equal(g, parse(data, name=g.name))
+    x = fixed_input(ref["input_shape"])
+    ours = tflm_run(data, [x])[0]
+    assert np.array_equal(ours.reshape(-1), np.array(ref["tflm_output"], dtype=np.int8))
+    assert np.array_equal(ours, tflm_run(path.read_bytes(), [x])[0])
+
+
+def test_file_layout():
+    _, g = all_ops_graph()
+    data = serialize(g)
+    assert data[4:8] == b"TFL3"
+    m, offsets = first_buffer_offsets(data)
+    assert m.Version() == 3 and m.SubgraphsLength() == 1 and m.MetadataLength() == 0
+    assert m.Buffers(0).DataLength() == 0
+    assert m.BuffersLength() == 1 + sum(t.is_const for t in g.tensors)
+    assert offsets and all(o % 16 == 0 for o in offsets)
+    used = []
+    for i in range(m.OperatorCodesLength()):
+        oc = m.OperatorCodes(i)
+        assert oc.DeprecatedBuiltinCode() == min(oc.BuiltinCode(), 127)
+        used.append(oc.BuiltinCode())
+    assert len(set(used)) == len(used) == len(ops.SUPPORTED)
+    assert {op.opcode for op in g.operators} == set(ops.SUPPORTED)
+
+
+def test_all_ops_round_trip_and_tflm_matches_builder_simulation():
+    x = fixed_input((1, 16, 16, 3))
+    b, g = all_ops_graph(calib=x)
+    data = serialize(g)
+    assert_graphs_equal(g, parse(data, name=g.name))
+    outs = tflm_run(data, [x], n_outputs=3)
+    for t, got in zip(g.outputs[:2], outs):
+        want = b.simulate(t)
+        assert got.shape == want.shape and got.dtype == np.int8
+        assert np.abs(got.astype(int) - want.astype(int)).max() <= 3
+        assert len(np.unique(got)) >= 5
+    s, zp = b.quant_of(g.operators[-1].inputs[0])
+    assert outs[2].dtype == np.float32
+    assert np.allclose(outs[2], (b.simulate(g.operators[-1].inputs[0]).astype(np.float32) - zp) * s, atol=4 * s)
+
+
+def test_save_is_atomic(tmp_path):
+    _, g = all_ops_graph()
+    path = tmp_path / "m.tflite"
+    save(g, str(path))
+    assert path.read_bytes() == serialize(g)
+    assert os.listdir(tmp_path) == ["m.tflite"]
+    bad = g.copy()
+    bad.tensors[0] = type(bad.tensors[0])(0, "x", (1, 16, 16, 3), "complex64")
+    with pytest.raises(ModelError):
+        save(bad, str(tmp_path / "bad.tflite"))
+    assert os.listdir(tmp_path) == ["m.tflite"]
+
+
+# -- builder ------------------------------------------------------------------
+
+def test_builder_is_deterministic_and_seeded():
+    assert serialize(all_ops_graph(seed=5)[1]) == serialize(all_ops_graph(seed=5)[1])
+    assert serialize(all_ops_graph(seed=5)[1]) != serialize(all_ops_graph(seed=6)[1])
+
+
+@pytest.mark.parametrize("padding", ["SAME", "VALID"])
+def test_conv_shapes_follow_conv_out_size(padding):
+    rng = np.random.default_rng(0)
+    for _ in range(12):
+        h, w = (int(v) for v in rng.integers(7, 20, size=2))
+        k, s, d = int(rng.integers(1, 4)), int(rng.integers(1, 4)), int(rng.integers(1, 3))
+        b = GraphBuilder(seed=int(rng.integers(1000)), calib_batch=1)
+        x = b.input((1, h, w, 3))
+        c = b.conv2d(x, 5, k, s, padding, dilation=d)
+        dw = b.depthwise(x, k, s, padding, dilation=d, multiplier=2)
+        g = b.finish([c, dw])
+        want = (1, ops.conv_out_size(h, k, s, d, padding), ops.conv_out_size(w, k, s, d, padding))
+        assert g.tensors[c].shape == want + (5,) and g.tensors[dw].shape == want + (6,)
+        outs = tflm_run(serialize(g), [fixed_input((1, h, w, 3))], n_outputs=2)
+        assert [o.shape for o in outs] == [want + (5,), want + (6,)]
+
+
+def test_deep_network_does_not_collapse():
+    """Forty layers deep, activations still span most of the int8 range on the test input."""
+    b = GraphBuilder("deep", seed=3, calib_batch=2)
+    x = b.input((1, 12, 12, 4))
+    for i in range(20):
+        x = b.conv2d(x, 12, 3, activation="RELU6" if i % 2 else "NONE")
+        x = b.depthwise(x, 3)
+    out = tflm_run(serialize(b.finish()), [fixed_input((1, 12, 12, 4))])[0]
+    assert len(np.unique(out)) > 64
+
+
+def test_quantisation_rules():
+    b = GraphBuilder(seed=0, calib_batch=2)
+    x = b.input((1, 8, 8, 3), scale=0.02, zp=5)
+    assert b.quant_of(x) == (pytest.approx(0.02), 5)
+    c = b.conv2d(x, 4, 3, out_quant=(0.05, -10))
+    assert b.quant_of(c) == (pytest.approx(0.05), -10)
+    r6 = b.conv2d(c, 4, 1)
+    assert b.quant_of(r6)[1] == -128 and b.quant_of(r6)[0] <= 6 / 255 + 1e-7
+    g = b.finish([r6])
+    conv = g.operators[0]
+    w, bias = g.tensors[conv.inputs[1]], g.tensors[conv.inputs[2]]
+    assert w.quant.per_channel and w.quant.axis == 0 and not w.quant.zero_point.any()
+    assert np.abs(w.data).max(axis=(1, 2, 3)).tolist() == [127] * 4  # symmetric, full range per channel
+    assert bias.dtype == "int32" and np.allclose(bias.quant.scale, 0.02 * w.quant.scale, rtol=1e-6)
+    p = b.concat([c, r6])  # different quantisations: requantised first, one scale for all
+    sm = b.softmax(b.fully_connected(b.mean(p), 3))
+    g = b.finish([sm])
+    cat = next(op for op in g.operators if op.opcode == "CONCATENATION")
+    assert {b.quant_of(i) for i in list(cat.inputs) + list(cat.outputs)} == {b.quant_of(p)}
+    assert sum(op.opcode == "QUANTIZE" for op in g.operators) >= 1
+    assert b.quant_of(sm) == (1 / 256, -128)
+
+
+def test_op_seed_gives_its_own_weights():
+    def weights(extra_first):
+        b = GraphBuilder(seed=9, calib_batch=1)
+        x = b.input((1, 6, 6, 3))
+        if extra_first:
+            b.conv2d(x, 4, 3)
+        c = b.conv2d(x, 4, 3, seed=42)
+        g = b.finish([c])
+        return g.tensors[g.operators[-1].inputs[1]].data
+    assert np.array_equal(weights(False), weights(True))
+
+
+def test_concat_with_matching_explicit_quant_needs_no_requantisation():
+    b = GraphBuilder(seed=0, calib_batch=1)
+    x = b.input((1, 4, 4, 2))
+    y = b.conv2d(x, 3, 1, out_quant=(0.05, -10))
+    z = b.conv2d(x, 5, 1, out_quant=(0.05, -10))
+    c = b.concat([y, z], out_quant=(0.05, -10))
+    g = b.finish([c])
+    assert [op.opcode for op in g.operators] == ["CONV_2D", "CONV_2D", "CONCATENATION"]
+    assert g.tensors[c].shape == (1, 4, 4, 8)
+
+
+def test_range_quant_represents_zero():
+    for lo, hi in [(-1.0, 3.0), (0.0, 6.0), (-5.0, -1.0), (2.0, 9.0), (0.0, 0.0)]:
+        s, zp = range_quant(lo, hi)
+        assert -128 <= zp <= 127 and s > 0
+        assert (min(lo, 0) - s) <= (-128 - zp) * s and (127 - zp) * s >= max(hi, 0) - s
