@@ -13,7 +13,13 @@ give the same graph, bit for bit.
 
 Each op method takes activation tensor indices and returns the output index.
 `out_quant=(scale, zero_point)` overrides calibration and `seed=` gives a
-weighted op its own weight stream, for tests.
+weighted op its own weight stream, for tests:
+
+    b = GraphBuilder("t", seed=1)
+    x = b.input((1, 16, 16, 3))
+    y = b.conv2d(x, 8, k=3, stride=2)             # CONV_2D + ReLU6, SAME
+    y = b.add(y, b.depthwise(y, 3), out_quant=(0.05, -3))
+    g = b.finish()                                # validated Graph; b.simulate(y) predicts int8 values
 """
 
 from __future__ import annotations

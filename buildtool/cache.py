@@ -246,7 +246,7 @@ class _Flight:
 class Memo:
     """Shared cache state: hot in-memory entries, a DiskStore (optional), in-flight table, totals."""
 
-    def __init__(self, store: DiskStore | None = None, hot_entries: int = 256):
+    def __init__(self, store: DiskStore | None = None, hot_entries: int = 8192):
         self.store = store
         self.stats = Stats()
         self._hot: collections.OrderedDict = collections.OrderedDict()

@@ -19,8 +19,8 @@ handshake): nothing heavy is imported at module level.
 from __future__ import annotations
 
 import functools
-import hashlib
 import os
+import zlib
 
 import msgpack
 
@@ -114,6 +114,8 @@ def subgraph_form(g, op_indices) -> list:
 
 def digest(obj) -> str:
     """SHA-256 (hex) of a form; msgpack of plain lists is byte-stable."""
+    import hashlib  # here, not at the top: the daemon client imports this module for code_version()
+
     return hashlib.sha256(msgpack.packb(obj, use_bin_type=True)).hexdigest()
 
 
@@ -145,6 +147,8 @@ def _source_files(names) -> list:
 
 
 def _source_digest(names) -> str:
+    import hashlib
+
     h = hashlib.sha256()
     for f in _source_files(names):
         with open(f, "rb") as fh:
@@ -163,15 +167,19 @@ def planner_version() -> str:
     return f"{__version__}+{_source_digest(_PLANNER_SOURCES)[:16]}"
 
 
+@functools.lru_cache(maxsize=None)
+def zoo_version() -> str:
+    """The zoo's graphs are a pure function of this code (and the planner sources in every key)."""
+    return _source_digest(("zoo.py", "builder.py"))[:16]
+
+
 def code_version() -> str:
     """Fingerprint (path, size, mtime) of the modules a daemon runs, for the daemon handshake.
 
     A daemon must run the code the client would run itself. Computed on every call
-    (a client may live across edits); stat() keeps it well under a millisecond, the
-    same test Python uses to reuse a .pyc.
+    (a client may live across edits) from stat() alone, the same test Python uses to
+    reuse a .pyc; CRC-32 rather than SHA-256 keeps hashlib out of the client's imports.
     """
-    h = hashlib.sha256()
-    for f in _source_files(_PLANNER_SOURCES + _DAEMON_SOURCES):
-        st = os.stat(f)
-        h.update(f"{os.path.relpath(f, _PKG)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
-    return h.hexdigest()[:16]
+    text = "".join(f"{os.path.relpath(f, _PKG)}\0{st.st_size}\0{st.st_mtime_ns}\n"
+                   for f in _source_files(_PLANNER_SOURCES + _DAEMON_SOURCES) for st in [os.stat(f)]).encode()
+    return f"{zlib.crc32(text):08x}{zlib.adler32(text):08x}{len(text):x}"

@@ -15,6 +15,8 @@ import os
 import re
 import subprocess
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -117,8 +119,9 @@ def kernel_sources(t: targets.Target, kernel_root=KERNELS) -> list:
 
 
 def include_dirs(t: targets.Target, gen_dir, kernel_root=KERNELS) -> list:
+    """Generated code, harness and kernel headers; gen_dir None: the kernels' own (library build)."""
     kernel_root = Path(kernel_root)
-    dirs = [Path(gen_dir), FIRMWARE / "common", kernel_root / "include"]
+    dirs = ([Path(gen_dir), FIRMWARE / "common"] if gen_dir is not None else []) + [kernel_root / "include"]
     dirs += [kernel_root / k for k in t.kernel_search() if (kernel_root / k).is_dir()]
     return dirs
 
@@ -165,23 +168,23 @@ def kernel_library(t: targets.Target, kernel_root=KERNELS) -> Path:
     """
     kernel_root = Path(kernel_root)
     srcs = kernel_sources(t, kernel_root)
-    flags = compile_flags(t, kernel_root / "include", kernel_root)
+    flags = compile_flags(t, None, kernel_root)
     h = hashlib.sha256(repr((t.cc, flags)).encode())
-    for f in srcs + sorted(p for d in include_dirs(t, kernel_root / "include", kernel_root) for p in d.glob("*.h")):
+    for f in srcs + sorted(p for d in include_dirs(t, None, kernel_root) for p in d.glob("*.h")):
         h.update(str(f).encode() + b"\0" + f.read_bytes())
     lib = _cache_root() / f"{t.name}-{h.hexdigest()[:16]}" / "libbt_kernels.a"
     if lib.exists():
         return lib
     lib.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=lib.parent) as tmp:
-        objs = []
-        for f in srcs:
-            obj = Path(tmp) / f"{f.stem}.o"
-            r = subprocess.run([t.cc] + flags + ["-c", str(f), "-o", str(obj)], capture_output=True, text=True)
+        objs = [str(Path(tmp) / f"{f.stem}.o") for f in srcs]
+        cmds = [[t.cc] + flags + ["-c", str(f), "-o", o] for f, o in zip(srcs, objs)]
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            results = list(pool.map(lambda c: subprocess.run(c, capture_output=True, text=True), cmds))
+        for f, r in zip(srcs, results):
             if r.returncode != 0:
                 err = r.stderr.strip().splitlines()
                 raise FirmwareError(f"compiling kernel {f} for {t.name} failed: {err[-1] if err else r.returncode}")
-            objs.append(str(obj))
         r = subprocess.run([t.binutil("ar"), "rcs", str(Path(tmp) / "lib.a")] + objs, capture_output=True, text=True)
         if r.returncode != 0:
             raise FirmwareError(f"archiving the kernels for {t.name} failed: {r.stderr.strip()[:200]}")
@@ -189,15 +192,21 @@ def kernel_library(t: targets.Target, kernel_root=KERNELS) -> Path:
     return lib
 
 
-def build(model, board: str, out_dir, kernels: tuple | None = None, **plan_options) -> dict:
+def build(model, board: str, out_dir, kernels: tuple | None = None, stack_bytes: int | None = None,
+          **plan_options) -> dict:
     """Generate and compile the firmware for `model` on `board` into out_dir; return the paths.
 
-    kernels overrides the board's kernel search order, e.g. ("reference",).
-    plan_options go to buildtool.arena.plan_arena (align, time_budget, order_search, inplace).
+    kernels overrides the board's kernel search order, e.g. ("reference",); stack_bytes the
+    board's reserved stack. plan_options go to buildtool.arena.plan_arena (align,
+    time_budget, order_search, inplace).
     """
     t = targets.get(board)
     if kernels is not None:
         t = t.with_kernels(tuple(kernels))
+    if stack_bytes is not None:
+        if stack_bytes <= 0 or stack_bytes % 16:
+            raise UsageError(f"stack size {stack_bytes} must be a positive multiple of 16 bytes")
+        t = replace(t, stack_bytes=stack_bytes)
     _check_tools(t)
     g = load_graph(model)
     from .ops import check_graph
@@ -324,6 +333,16 @@ def _fail(board: str, rc: int, log: str) -> FirmwareError:
     return FirmwareError(f"firmware on {board} exited with {rc} ({EXIT_MEANING.get(rc, 'error')}): {tail}")
 
 
+def format_report(prof: dict, ram: dict) -> str:
+    """The RAM report and per-operator profile as printed by `scons run` (and `buildtool run --board`)."""
+    lines = [f"RAM: arena {ram['arena_bytes']} B + stack {ram['stack_bytes']} B + other static "
+             f"{ram['static_other_bytes']} B = {ram['total_bytes']} B"]
+    lines += [f"  op {o['op']:3d} {o['opcode']:20s} {o['count']:>12d} {prof['unit']}" for o in prof["ops"]]
+    if "total" in prof:
+        lines.append(f"  total (whole run) {prof['total']} {prof['unit']}")
+    return "\n".join(lines)
+
+
 def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = True) -> tuple:
     """Run out_dir/firmware.elf on `board` with input x (array or list of arrays).
 
@@ -391,5 +410,5 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
     return (outs[0] if len(outs) == 1 else outs), prof, ram
 
 
-__all__ = ["build", "run", "generate_sources", "kernel_sources", "sources", "compile_flags", "link_flags",
+__all__ = ["build", "run", "format_report", "kernel_library", "generate_sources", "kernel_sources", "sources", "compile_flags", "link_flags",
            "FirmwareError", "ram_report", "load_graph", "make_plan"]

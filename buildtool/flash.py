@@ -125,3 +125,9 @@ def verify(path: str) -> FlashInfo:
     if crc != info.crc32:
         raise UsageError(f"{path}: CRC-32 {crc:08x} does not match the header {info.crc32:08x}; the image is corrupt")
     return info
+
+
+def describe(path: str, info: FlashInfo) -> str:
+    """One line for `buildtool flash verify`."""
+    return (f"{path}: ok, format {info.version}, target {info.target}, {info.payload_bytes} bytes of tensors "
+            f"(aligned {info.align}), crc32 {info.crc32:08x}, model {info.model_hash.hex()}")

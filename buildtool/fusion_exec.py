@@ -22,7 +22,8 @@ from .errors import PlanError, UsageError
 from .fusion.schedule import BlockRun, FusedPlan
 from .ir import NUMPY_DTYPE
 from .refops import KERNELS, kernel_inputs
-from .fusion.receptive import WINDOWED
+from .fusion.receptive import WINDOWED, macs_per_pixel
+from .ops import op_macs
 
 
 class _Arena:
@@ -39,11 +40,10 @@ class _Arena:
 
 
 class _Tile:
-    """A buffer holding image rows/cols starting at (r0, c0): a whole tensor or a window."""
+    """A window buffer holding image rows/cols starting at (r0, c0)."""
 
-    def __init__(self, arr: np.ndarray, whole: bool):
+    def __init__(self, arr: np.ndarray):
         self.arr = arr  # [rows, cols, C]
-        self.whole = whole
         self.r0 = 0
         self.c0 = 0
 
@@ -53,6 +53,39 @@ class _Tile:
             raise PlanError(f"tile rows [{r0}, {r1}) cols [{c0}, {c1}) are not in the window "
                             f"(holds rows {self.r0}+{self.arr.shape[0]}, cols {self.c0}+{self.arr.shape[1]})")
         return self.arr[a:b, c:d]
+
+
+class _Whole:
+    """A whole tensor in the arena: one contiguous view, or full-width row bands at their own offsets."""
+
+    def __init__(self, arena: _Arena, t, bands: list):
+        self.t = t
+        shape = tuple(int(d) for d in t.shape)
+        dt = NUMPY_DTYPE[t.dtype]
+        if len(bands) == 1:
+            self.full = arena.view(bands[0][2], shape, dt)
+        else:
+            self.full = None
+        self.bands = []
+        if len(shape) == 4:
+            for r0, r1, off in sorted(bands):
+                self.bands.append((r0, r1, arena.view(off, (r1 - r0,) + shape[2:], dt)))
+
+    def _parts(self, r0, r1):
+        if not (0 <= r0 <= r1 <= self.t.shape[1]):
+            raise PlanError(f"rows [{r0}, {r1}) outside tensor {self.t.index}")
+        for b0, b1, arr in self.bands:
+            a, b = max(r0, b0), min(r1, b1)
+            if a < b:
+                yield a, b, arr[a - b0:b - b0]
+
+    def region(self, r0, r1, c0, c1) -> np.ndarray:
+        parts = [arr[:, c0:c1] for _, _, arr in self._parts(r0, r1)]
+        return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)
+
+    def write(self, r0, r1, c0, c1, data) -> None:
+        for a, b, arr in self._parts(r0, r1):
+            arr[:, c0:c1] = data[a - r0:b - r0]
 
 
 class _TileGraph:
@@ -121,11 +154,11 @@ def _shift(tile: _Tile, axis: int, new_hi: int, ext: int) -> None:
         tile.c0 = new_hi - ext
 
 
-def _run_block(g, bi: int, blk: BlockRun, plan: FusedPlan, arena: _Arena, whole: dict, source) -> None:
-    tiles = {}
+def _run_block(g, bi: int, blk: BlockRun, plan: FusedPlan, arena: _Arena, whole: dict, source, count: list) -> None:
+    tiles = {}  # window tensors
     for t in blk.windows:
         shp = blk.window_shape(g, t)
-        tiles[t] = _Tile(arena.view(plan.window_offset[(bi, t)], shp, np.int8), False)
+        tiles[t] = _Tile(arena.view(plan.window_offset[(bi, t)], shp, np.int8))
 
     def tile_of(t):
         return tiles[t] if t in tiles else whole[t]
@@ -171,12 +204,18 @@ def _run_block(g, bi: int, blk: BlockRun, plan: FusedPlan, arena: _Arena, whole:
                         _shift(dst, 1, cb, cols.ext[s.out])
                 if rb <= ra or cb <= ca:
                     continue
-                out = dst.region(ra, rb, ca, cb)
+                if s.out in tiles:
+                    out = dst.region(ra, rb, ca, cb)
+                else:
+                    out = np.empty((rb - ra, cb - ca, g.tensors[s.out].shape[3]), np.int8)
+                count[0] += macs_per_pixel(g, op) * (rb - ra) * (cb - ca)
                 if op.opcode in WINDOWED:
                     _run_windowed(g, op, tile_of(op.inputs[0]), out, ra, rb, ca, cb)
                 else:
                     ins = [tile_of(i).region(ra, rb, ca, cb)[None] for i in op.inputs[:2]]
                     KERNELS[op.opcode](g, op, ins, [out[None]])
+                if s.out not in tiles:
+                    dst.write(ra, rb, ca, cb, out)
                 if red is not None and s.out == blk.geo.tile_tensor:
                     acc += out.astype(np.int32).sum(axis=(0, 1), dtype=np.int32)
     if red is not None:
@@ -184,8 +223,10 @@ def _run_block(g, bi: int, blk: BlockRun, plan: FusedPlan, arena: _Arena, whole:
         KERNELS["MEAN"](g, red, [acc.reshape(1, 1, 1, -1)], [whole[o].full])
 
 
-def run_fused(g, plan: FusedPlan, inputs: list) -> list:
+def run_fused(g, plan: FusedPlan, inputs: list, stats: dict | None = None) -> list:
     """Execute plan.schedule inside one arena of plan.arena_bytes; returns copies of the graph outputs.
+
+    stats, when given, receives "macs": the multiply-accumulates actually executed.
 
     With an input-streamed plan the graph input is read through a source callback
     source(r0, r1, c0, c1) -> rows [r0, r1) x cols [c0, c1) (here: slices of inputs[0]).
@@ -193,28 +234,28 @@ def run_fused(g, plan: FusedPlan, inputs: list) -> list:
     if len(inputs) != len(g.inputs):
         raise UsageError(f"model has {len(g.inputs)} inputs, {len(inputs)} given")
     arena = _Arena(plan.arena_bytes)
-    whole = {}
-    for t, off in plan.tensor_offset.items():
-        tt = g.tensors[t]
-        full = arena.view(off, tuple(tt.shape), NUMPY_DTYPE[tt.dtype])
-        tl = _Tile(full.reshape(tt.shape[1:]) if len(tt.shape) == 4 else full, True)
-        tl.full = full
-        whole[t] = tl
+    whole = {t: _Whole(arena, g.tensors[t], bands) for t, bands in plan.bands.items()}
     source = None
     for i, x in zip(g.inputs, inputs):
         x = np.asarray(x, dtype=NUMPY_DTYPE[g.tensors[i].dtype])
         if tuple(x.shape) != tuple(g.tensors[i].shape):
             raise UsageError(f"input has shape {list(x.shape)}, the model expects {list(g.tensors[i].shape)}")
-        if i in whole:
+        if i in whole and whole[i].full is not None:
             whole[i].full[...] = x
+        elif i in whole:  # a banded input: the application writes each band's rows
+            whole[i].write(0, x.shape[1], 0, x.shape[2], x[0])
         else:
             def source(r0, r1, c0, c1, x=x):
                 return x[0, r0:r1, c0:c1]
+    count = [0]
     for bi, it in enumerate(plan.schedule.items):
         if isinstance(it, BlockRun):
-            _run_block(g, bi, it, plan, arena, whole, source)
+            _run_block(g, bi, it, plan, arena, whole, source, count)
         else:
             op = g.operators[it]
+            count[0] += op_macs(g, op)
             ins = [g.tensors[i].data if g.tensors[i].is_const else whole[i].full for i in kernel_inputs(g, op)]
             KERNELS[op.opcode](g, op, ins, [whole[o].full for o in op.outputs])
+    if stats is not None:
+        stats["macs"] = count[0]
     return [np.array(whole[o].full) for o in g.outputs]

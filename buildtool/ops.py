@@ -129,7 +129,7 @@ def _check_conv(g, op):
 def _check_fc(g, op):
     _need(len(op.inputs) >= 2, op, "needs input and weights")
     inp, w, out = _shape(g, op.inputs[0]), _const(g, op, 1, "weights"), _shape(g, op.outputs[0])
-    _need(w.ndim == 2, op, "weights must be 2-D [out, in]")
+    _need(w.ndim == 2 and len(out) >= 1, op, "weights must be 2-D [out, in] and the output at least 1-D")
     n_in = 1
     for d in inp:
         n_in *= d
@@ -176,10 +176,10 @@ def _check_pool(g, op):
     o = op.options
     inp, out = _shape(g, op.inputs[0]), _shape(g, op.outputs[0])
     _need(len(inp) == 4 and len(out) == 4 and inp[0] == 1 and inp[3] == out[3], op, "needs [1,H,W,C] in and out")
-    eh = conv_out_size(inp[1], o["filter_h"], o["stride_h"], 1, o["padding"])
-    ew = conv_out_size(inp[2], o["filter_w"], o["stride_w"], 1, o["padding"])
     _need(o["filter_h"] >= 1 and o["filter_w"] >= 1 and o["stride_h"] >= 1 and o["stride_w"] >= 1, op,
           "filter and stride must be positive")
+    eh = conv_out_size(inp[1], o["filter_h"], o["stride_h"], 1, o["padding"])
+    ew = conv_out_size(inp[2], o["filter_w"], o["stride_w"], 1, o["padding"])
     _need((out[1], out[2]) == (eh, ew), op, f"output size {out[1]}x{out[2]} != expected {eh}x{ew}")
 
 

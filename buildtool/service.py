@@ -1,10 +1,11 @@
 """plan_request: the one pure planning entry the daemon, the CLI (--no-daemon) and build rules call.
 
-    plan_request(model, options, memo) -> {"plan": <ArenaPlan.to_json()>, "cache": {"hits", "misses"},
-                                          "plan_ms": float}
+    plan_request(model, options, memo) -> {"plan": <plan JSON>, "cache": {"hits", "misses"}, "plan_ms": float}
 
-model is a .tflite path, .tflite bytes, a zoo name or a Graph. Every planning
-problem goes through memo.get_or_compute with a content key (canonical.py), so
+model is a .tflite path, .tflite bytes, a zoo name or a Graph. Without fusion
+options the plan is ArenaPlan.to_json() (kind "arena"); with optimize or splits it
+is fusion.plan_fused(...).to_json(g) (kind "fused"). Every planning problem goes
+through memo.get_or_compute with a content key (canonical.py), so
 the same request gives the same bytes whether it was solved now, by a daemon,
 or read back from the disk cache. Planners that solve many subgraph problems
 (operator splitting, fusion) receive the same memo and key each problem with
@@ -25,7 +26,10 @@ from . import canonical
 from .cache import NullMemo
 from .errors import UsageError
 
-DEFAULT_OPTIONS = {"align": 16, "time_budget": 2.0, "order_search": True, "inplace": True}
+DEFAULT_OPTIONS = {"align": 16, "time_budget": 2.0, "order_search": True, "inplace": True,
+                   # fusion.plan_fused (used when optimize or splits is set)
+                   "optimize": None, "max_mac_overhead": None, "ram_limit": None, "splits": None,
+                   "input_streamed": False}
 
 
 def normalize_options(options: dict | None) -> dict:
@@ -43,15 +47,40 @@ def normalize_options(options: dict | None) -> dict:
         raise UsageError(f"align {align} must be a power of two")
     if not budget >= 0:
         raise UsageError("time_budget must not be negative")
+    splits = opts["splits"]
+    if splits is not None and splits != "auto":
+        try:
+            splits = [[int(x) for x in s] for s in splits]
+        except (TypeError, ValueError):
+            splits = None
+        if not splits or any(len(s) != 3 for s in splits):
+            raise UsageError("splits must be 'auto' or a list of [top, bottom, n]")
+    try:
+        mmo = None if opts["max_mac_overhead"] is None else float(opts["max_mac_overhead"])
+        ram = None if opts["ram_limit"] is None else int(opts["ram_limit"])
+    except (TypeError, ValueError):
+        raise UsageError("max_mac_overhead and ram_limit must be numbers") from None
     return {"align": align, "time_budget": budget, "order_search": bool(opts["order_search"]),
-            "inplace": bool(opts["inplace"])}
+            "inplace": bool(opts["inplace"]), "optimize": opts["optimize"], "max_mac_overhead": mmo,
+            "ram_limit": ram, "splits": splits, "input_streamed": bool(opts["input_streamed"])}
 
 
 def arena_plan_json(g, opts: dict) -> dict:
     """The whole-graph arena plan."""
     from .arena import plan_arena
 
-    return plan_arena(g, **opts).to_json()
+    return plan_arena(g, align=opts["align"], time_budget=opts["time_budget"], order_search=opts["order_search"],
+                      inplace=opts["inplace"]).to_json()
+
+
+def fused_plan_json(g, opts: dict, memo) -> dict:
+    """Operator splitting / fusion; its per-block problems go through the same memo."""
+    from .fusion import plan_fused
+
+    splits = opts["splits"] if opts["splits"] in (None, "auto") else [tuple(s) for s in opts["splits"]]
+    return plan_fused(g, optimize=opts["optimize"], max_mac_overhead=opts["max_mac_overhead"],
+                      ram_limit=opts["ram_limit"], splits=splits, input_streamed=opts["input_streamed"],
+                      align=opts["align"], time_budget=opts["time_budget"], memo=memo).to_json(g)
 
 
 class _Model:
@@ -60,6 +89,7 @@ class _Model:
     def __init__(self, model):
         self._graph = None
         self.data = None
+        self.zoo = None
         self.name = "model"
         self.source = "<bytes>"
         if isinstance(model, (bytes, bytearray, memoryview)):
@@ -85,11 +115,15 @@ class _Model:
                 if model not in zoo.names():
                     raise UsageError(f"'{model}' is neither a model file nor a zoo name "
                                      f"(zoo: {', '.join(zoo.names())})")
-                self._graph = zoo.build(model)
+                self.zoo = model
         else:
             self._graph = model
 
     def graph(self):
+        if self._graph is None and self.zoo is not None:
+            from . import zoo
+
+            self._graph = zoo.build(self.zoo)
         if self._graph is None:
             from . import tflite_reader
 
@@ -97,12 +131,14 @@ class _Model:
         return self._graph
 
     def digest(self, memo) -> str:
-        """Canonical graph digest; for bytes via the uncounted content index."""
-        if self.data is None:
+        """Canonical graph digest; for bytes and zoo names via the uncounted "model" index."""
+        if self.zoo is not None:
+            key = canonical.plan_key("zoo", canonical.zoo_version(), {"name": self.zoo})
+        elif self.data is not None:
+            key = canonical.plan_key("model", hashlib.sha256(self.data).hexdigest())
+        else:
             return canonical.graph_digest(self.graph())
-        content = hashlib.sha256(self.data).hexdigest()
-        return memo.get_or_compute("model", canonical.plan_key("model", content),
-                                   lambda: canonical.graph_digest(self.graph()), count=False)
+        return memo.get_or_compute("model", key, lambda: canonical.graph_digest(self.graph()), count=False)
 
 
 def plan_request(model, options: dict | None = None, memo=None) -> dict:
@@ -112,6 +148,10 @@ def plan_request(model, options: dict | None = None, memo=None) -> dict:
     opts = normalize_options(options)
     m = _Model(model)
     gd = m.digest(memo)
-    plan = memo.get_or_compute("arena", canonical.plan_key("arena", gd, opts),
-                               lambda: arena_plan_json(m.graph(), opts))
+    if opts["optimize"] is None and opts["splits"] is None:
+        plan = memo.get_or_compute("arena", canonical.plan_key("arena", gd, opts),
+                                   lambda: arena_plan_json(m.graph(), opts))
+    else:
+        plan = memo.get_or_compute("fused", canonical.plan_key("fused", gd, opts),
+                                   lambda: fused_plan_json(m.graph(), opts, memo))
     return {"plan": plan, "cache": memo.stats.as_dict(), "plan_ms": round((time.perf_counter() - t0) * 1e3, 3)}

@@ -3,9 +3,10 @@
 Block tables follow ../shared/models/zoo.md (MobileNetV2 as keras.applications
 builds it, and MCUNet's searched networks). Only shapes matter for memory; the
 builder's calibration keeps every activation at a sensible int8 scale, so the
-models also make meaningful correctness tests. Padding is SAME everywhere (the
-converter folds Keras' explicit zero padding into the convolutions), ReLU6
-follows every convolution except the projection of an inverted-residual block.
+models also make meaningful correctness tests. Padding is SAME (the converter
+folds Keras' explicit zero padding into the convolutions; only MobileNetV2's last
+1x1 conv is VALID, as Keras has it), ReLU6 follows every convolution except the
+projection of an inverted-residual block, so there are no PAD operators.
 """
 
 from __future__ import annotations

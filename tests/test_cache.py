@@ -307,3 +307,39 @@ def test_runtime_dir_must_be_private(tmp_path, monkeypatch):
     monkeypatch.setenv("BUILDTOOL_RUNTIME_DIR", str(link))
     with pytest.raises(BuildtoolError, match="not a private directory"):
         protocol.runtime_dir()
+
+
+def test_fusion_blocks_cached_per_subgraph(tmp_path, monkeypatch):
+    """plan_request with fusion options: the fused plan is one entry, every block's costs another.
+
+    After one layer's channel count changes, exactly the blocks touching that layer
+    (op 2, or op 3 that reads its output) are solved again; every other block hits.
+    """
+    from buildtool.tflite_writer import serialize
+
+    evaluated = []
+    real = canonical.subgraph_key
+
+    def recording(kind, g, ops, options=None):
+        key = real(kind, g, ops, options)
+        evaluated.append((set(ops), key))
+        return key
+
+    monkeypatch.setattr(canonical, "subgraph_key", recording)
+    memo = Memo(DiskStore(str(tmp_path)))
+    opts = {"optimize": "ram", "time_budget": 0}
+    g = small_cnn((8, 16, 12))
+    first = service.plan_request(serialize(g), opts, memo.session())
+    keys1 = {k for _, k in evaluated}
+    assert first["cache"]["misses"] == 1 + len(keys1) and first["cache"]["hits"] == len(evaluated) - len(keys1)
+    assert first["plan"]["fusion_blocks"] or first["plan"]["arena_bytes"] > 0
+    evaluated.clear()
+    assert service.plan_request(serialize(reweighted(g, 2)), opts, memo.session())["cache"] == {"hits": 1,
+                                                                                                "misses": 0}
+    h = small_cnn((8, 20, 12))
+    second = service.plan_request(serialize(h), opts, memo.session())
+    touching = {k for ops, k in evaluated if ops & {2, 3}}
+    assert touching and not touching & keys1  # every block touching the change is a new problem
+    assert all(k in keys1 for ops, k in evaluated if not ops & {2, 3})  # every other block is known
+    assert second["cache"] == {"misses": 1 + len(touching), "hits": len(evaluated) - len(touching)}
+    assert json.dumps(second["plan"]) == json.dumps(service.plan_request(h, opts)["plan"])

@@ -57,6 +57,7 @@ def rt(monkeypatch):
     monkeypatch.setenv("BUILDTOOL_CACHE_DIR", env.cache)
     monkeypatch.setenv("BUILDTOOL_DAEMON_IDLE_S", "300")  # a daemon a crashed test leaves behind ends itself
     monkeypatch.delenv("BUILDTOOL_DAEMON_TEST_DELAY_S", raising=False)
+    monkeypatch.setenv("BUILDTOOL_DAEMON_WATCH", "0")  # exact hit/miss counts: no background re-plans
     yield env
     try:
         c = DaemonClient(start=False, start_timeout=5)
@@ -108,7 +109,7 @@ def test_starts_on_demand_plans_identically_and_reports(rt, capsys):
     s = json.loads(capsys.readouterr().out)
     assert s["running"] and s["pid"] == pid and s["socket"] == sock and s["log"] == os.path.join(rt.run, "daemon.log")
     assert (s["hits"], s["misses"]) == (1, 1) and s["entries"] == 2  # the arena plan + the model index entry
-    assert s["memory"] > 1 << 20 and s["uptime_s"] > 0 and s["watched"] == 1
+    assert s["memory"] > 1 << 20 and s["uptime_s"] > 0 and s["watched"] == 0
     assert os.path.getsize(s["log"]) > 0
     assert daemon_cli.main(["stop"]) == 0
     assert wait_until(lambda: not alive(pid)) and not os.path.exists(sock)
@@ -313,12 +314,15 @@ def test_incremental_weights_hit_channel_change_misses(rt):
     rt.pids.append(pid_now(rt))
 
 
-def test_watcher_replans_changed_model_in_background(rt):
+def test_watcher_replans_changed_model_in_background(rt, monkeypatch):
+    monkeypatch.setenv("BUILDTOOL_DAEMON_WATCH", "1")
     m = model_file(rt, "a")
     plan(m)
     with DaemonClient() as c:
-        before = c.status()["replans"]
+        st = c.status()
+        before = st["replans"]
         rt.pids.append(c.daemon_pid)
+    assert st["watched"] == 1
     save(small_cnn((8, 24, 12), name="a"), m)  # written to a temp file and renamed over the model
 
     def replanned():
@@ -336,3 +340,23 @@ def test_idle_daemon_exits(rt, monkeypatch):
     assert wait_until(lambda: not alive(pid), 10)
     assert not os.path.exists(os.path.join(rt.run, "daemon.sock"))
     assert "idle for" in open(os.path.join(rt.run, "daemon.log")).read()
+
+
+def test_incremental_fusion_blocks_through_daemon(rt, tmp_path):
+    """The daemon's per-request counts equal an in-process Memo's on the same sequence
+    (test_cache proves which blocks those are: only the ones touching the change)."""
+    from buildtool.cache import DiskStore, Memo
+
+    m = model_file(rt, "f")
+    opts = {"optimize": "ram", "time_budget": 0}
+    local = Memo(DiskStore(str(tmp_path / "local")))
+    steps = [lambda: None,
+             lambda: open(m, "wb").write(serialize(reweighted(small_cnn(name="f"), 4))),
+             lambda: save(small_cnn((8, 20, 12), name="f"), m)]
+    for change in steps:
+        change()
+        want = service.plan_request(m, opts, local.session())
+        got = plan(m, opts)
+        assert got["cache"] == want["cache"] and json.dumps(got["plan"]) == json.dumps(want["plan"])
+    assert want["cache"]["hits"] > 0 and want["cache"]["misses"] > 1
+    rt.pids.append(pid_now(rt))

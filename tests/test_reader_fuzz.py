@@ -156,13 +156,20 @@ def test_names_with_control_characters_stay_on_one_line():
     assert "evil?name??" in str(e.value) and "\n" not in str(e.value)
 
 
-@pytest.mark.xfail(raises=IndexError, strict=True,
-                   reason="ops._check_fc reads out[-1] of a rank-0 FULLY_CONNECTED output (found by the fuzzer)")
 def test_fully_connected_with_scalar_output_is_a_model_error():
     b = GraphBuilder(seed=0, calib_batch=1)
     b.fully_connected(b.input((1, 4)), 1)
     g = b.finish()
     g.tensors[g.outputs[0]].shape = ()
+    with pytest.raises(ModelError):
+        parse(serialize(g))
+
+
+def test_pool_with_zero_stride_is_a_model_error():
+    b = GraphBuilder(seed=0, calib_batch=1)
+    b.max_pool(b.input((1, 4, 4, 2)), 2)
+    g = b.finish()
+    g.operators[0].options["stride_h"] = 0
     with pytest.raises(ModelError):
         parse(serialize(g))
 

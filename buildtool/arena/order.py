@@ -12,6 +12,7 @@ share their input's bytes and cost nothing.
 from __future__ import annotations
 
 from ..ir import Graph
+from ..ops import ELEMENTWISE_INPLACE
 from ..plan import align_up
 
 
@@ -25,8 +26,28 @@ def _groups(g: Graph) -> dict:
     return root
 
 
-def best_order(g: Graph, align: int, width: int = 256) -> list:
-    """A topological order with the smallest peak of live bytes (exact unless the beam cut in)."""
+def _overwritable(g: Graph, align: int) -> list:
+    """op -> [(input tensor, bytes saved)] for same-size element-wise and depthwise in-place runs."""
+    res = []
+    for op in g.operators:
+        o = g.tensors[op.outputs[0]]
+        c = []
+        if op.opcode in ELEMENTWISE_INPLACE:
+            c = [(x, align_up(o.nbytes, align)) for x in g.act_inputs(op)
+                 if tuple(g.tensors[x].shape) == tuple(o.shape) and g.tensors[x].nbytes == o.nbytes]
+        elif (op.opcode == "DEPTHWISE_CONV_2D" and op.options.get("depth_multiplier", 1) == 1
+              and g.tensors[op.inputs[0]].nbytes == o.nbytes):
+            x = g.tensors[op.inputs[0]]
+            c = [(x.index, align_up(o.nbytes, align) - align_up(x.shape[1] * x.shape[2], align))]
+        res.append([(x, s) for x, s in c if s > 0 and x not in g.outputs])
+    return res
+
+
+def best_order(g: Graph, align: int, inplace: bool = False, width: int = 256) -> list:
+    """A topological order with the smallest peak of live bytes (exact unless the beam cut in).
+
+    inplace: count a same-size element-wise or depthwise operator whose input dies there as
+    running in place (its input's bytes hold its output)."""
     n = len(g.operators)
     root = _groups(g)
     r = lambda t: root.get(t, t)  # noqa: E731
@@ -54,6 +75,7 @@ def best_order(g: Graph, align: int, width: int = 256) -> list:
                     pred[op.index] |= 1 << p
                     succ[p].append(op.index)
     new = [[r(o) for o in op.outputs if r(o) == o] for op in g.operators]
+    over = _overwritable(g, align) if inplace else [[] for _ in g.operators]
     touched = [sorted({r(i) for i in g.act_inputs(op)} | {r(o) for o in op.outputs}) for op in g.operators]
 
     start_live = sum(size[k] for k in size if k in {r(i) for i in g.inputs}
@@ -68,6 +90,8 @@ def best_order(g: Graph, align: int, width: int = 256) -> list:
             for v in ready:
                 m2 = mask | 1 << v
                 step = live + sum(size[k] for k in new[v])
+                step -= max((sv for x, sv in over[v] if r(x) not in is_out and not cons_mask[r(x)] & ~m2),
+                            default=0)
                 freed = sum(size[k] for k in touched[v] if k not in is_out and not cons_mask[k] & ~m2)
                 cand = (max(peak, step), step - freed)
                 old = nxt.get(m2)
@@ -84,8 +108,12 @@ def best_order(g: Graph, align: int, width: int = 256) -> list:
     return list(order)
 
 
-def candidate_orders(g: Graph, align: int) -> list:
-    """The model's order first, then the searched order when it differs."""
-    model = [op.index for op in g.operators]
-    found = best_order(g, align) if g.operators else model
-    return [model] if found == model else [model, found]
+def candidate_orders(g: Graph, align: int, inplace: bool = True) -> list:
+    """The model's order first, then the searched orders (without and with in-place) that differ."""
+    res = [[op.index for op in g.operators]]
+    if g.operators:
+        for ip in (False, True) if inplace else (False,):
+            o = best_order(g, align, ip)
+            if o not in res:
+                res.append(o)
+    return res

@@ -58,7 +58,7 @@ def plan_arena(g: Graph, align: int = 16, time_budget: float = 2.0, order_search
     if not time_budget >= 0:
         raise PlanError("time budget must not be negative; pass e.g. time_budget=2")
     model = [op.index for op in g.operators]
-    orders = candidate_orders(g, align) if order_search else [model]
+    orders = candidate_orders(g, align, inplace) if order_search else [model]
     cands = []
     for order in orders:
         choices = [reshape_decisions(g, order)]

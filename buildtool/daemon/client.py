@@ -179,8 +179,9 @@ class DaemonClient:
 
 
 def plan(model, options: dict | None = None, no_daemon: bool = False) -> dict:
-    """Plan through the daemon (started on demand), or in this process with no_daemon=True."""
-    if no_daemon:
+    """Plan through the daemon (started on demand), or in this process with no_daemon=True
+    or BUILDTOOL_NO_DAEMON=1 in the environment (CI, sandboxes without a writable runtime dir)."""
+    if no_daemon or os.environ.get("BUILDTOOL_NO_DAEMON", "") not in ("", "0"):
         from ..service import plan_request
 
         return plan_request(model, options)

@@ -9,7 +9,8 @@ request that fails, or a malformed message, gets an error reply and never stops
 the daemon. It exits after --idle seconds without requests, on SIGTERM, on a
 "stop" request, or when a client of another version says hello.
 
-BUILDTOOL_DAEMON_TEST_DELAY_S (tests only) delays every plan reply so a test can
+BUILDTOOL_DAEMON_WATCH=0 turns off re-planning of changed models (e.g. on network
+file systems without inotify). BUILDTOOL_DAEMON_TEST_DELAY_S (tests only) delays every plan reply so a test can
 kill the daemon in the middle of a request.
 """
 
@@ -63,6 +64,7 @@ class Daemon:
         self._active = 0
         self._last_active = time.monotonic()
         self._delay = float(os.environ.get("BUILDTOOL_DAEMON_TEST_DELAY_S", "0") or 0)
+        self._watch_on = os.environ.get("BUILDTOOL_DAEMON_WATCH", "1") not in ("0", "")
 
     # -- bookkeeping -----------------------------------------------------------
     def _busy(self, delta: int) -> None:
@@ -104,7 +106,7 @@ class Daemon:
         if self._delay:
             time.sleep(self._delay)
         result = service.plan_request(model, options, self.memo.session())
-        if "model" in msg:
+        if "model" in msg and self._watch_on:
             self._watch(model, service.normalize_options(options))
         return result
 

@@ -1,0 +1,77 @@
+"""Memory optimisers: operator splitting and patch-based multi-stage fusion.
+
+plan_fused() is the one entry point the CLI uses; run the result with
+buildtool.fusion_exec.run_fused().
+"""
+
+from __future__ import annotations
+
+from ..errors import PlanError, UsageError
+from .schedule import FusedPlan, Schedule, plan_schedule, schedule_from_edges
+from .search import Front, search_front
+from .split import parse_split, split_schedule
+
+# Solutions of the front tried, best first, when packing turns out above the search's bound.
+_TRIES = 8
+
+
+def plan_fused(g, *, optimize: str | None = None, max_mac_overhead: float | None = None,
+               ram_limit: int | None = None, splits=None, input_streamed: bool = False, align: int = 16,
+               time_budget: float = 2.0, memo=None) -> FusedPlan:
+    """Plan g with operator splitting and/or fusion.
+
+    optimize="ram": least peak RAM with MACs <= max_mac_overhead x vanilla (None: no bound).
+    optimize="macs": least MACs with peak RAM <= ram_limit bytes (PlanError naming the
+    smallest reachable peak when impossible).
+    splits: a list of (top, bottom, n) regions, or "auto" (the least-RAM set of regions).
+    input_streamed: the network input is pulled a band at a time and never held whole.
+    The plan's arena_bytes is the packed arena of the transformed network.
+    """
+    if optimize not in (None, "ram", "macs"):
+        raise UsageError(f"--optimize {optimize}: use 'ram' or 'macs'")
+    if splits is not None and optimize is not None:
+        raise UsageError("--split and --optimize are alternatives; give one of them")
+    if splits is not None and splits != "auto":
+        return plan_schedule(g, split_schedule(g, splits, input_streamed), align, time_budget)
+    if optimize == "macs" and ram_limit is None:
+        raise UsageError("--optimize macs needs --ram-limit")
+    if max_mac_overhead is not None and not max_mac_overhead >= 1.0:
+        raise UsageError(f"--max-mac-overhead {max_mac_overhead} must be at least 1.0")
+    front = search_front(g, input_streamed, align, memo, split_only=splits == "auto")
+    factor = float("inf") if max_mac_overhead is None else max_mac_overhead
+    if optimize == "macs":
+        sols = sorted((s for s in front.solutions if s.peak <= ram_limit), key=lambda s: (s.macs, s.peak))
+        front.p2(ram_limit)  # raises PlanError naming the smallest reachable peak
+    else:
+        sols = sorted((s for s in front.solutions if s.macs <= factor * front.vanilla_macs),
+                      key=lambda s: (s.peak, s.macs))
+        front.p1(factor)
+    mode = "split" if splits == "auto" else "fusion"
+    best = None
+    for s in sols[:_TRIES]:
+        plan = plan_schedule(g, schedule_from_edges(g, s.edges, input_streamed, mode), align, time_budget)
+        if optimize == "macs":
+            if plan.arena_bytes <= ram_limit:
+                return plan
+            continue
+        if best is None or (plan.arena_bytes, plan.macs) < (best.arena_bytes, best.macs):
+            best = plan
+        if plan.arena_bytes == s.peak:  # every later solution has a bound >= this one's
+            break
+    if best is None:
+        raise PlanError(f"no plan fits {ram_limit} B of RAM once packed; raise --ram-limit")
+    return best
+
+
+def parse_bytes(text: str) -> int:
+    """'64KiB', '65536', '64kB' (= 64000), '1MiB' -> bytes."""
+    import re
+
+    m = re.match(r"^\s*(\d+(?:\.\d+)?)\s*(B|KiB|kB|KB|MiB|MB)?\s*$", text)
+    if not m:
+        raise UsageError(f"'{text}' is not a size; write e.g. 65536, 64KiB or 64kB")
+    mult = {None: 1, "B": 1, "KiB": 1024, "kB": 1000, "KB": 1000, "MiB": 1 << 20, "MB": 1000000}[m.group(2)]
+    return int(float(m.group(1)) * mult)
+
+
+__all__ = ["plan_fused", "parse_bytes", "parse_split", "FusedPlan", "Front", "Schedule", "search_front"]

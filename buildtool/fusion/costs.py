@@ -163,23 +163,6 @@ def tile_candidates(n: int) -> tuple:
     return tuple(sorted(c))
 
 
-@dataclass
-class BlockTables:
-    """Costs of one block for every candidate tiling (excluding whole tensors held in the arena).
-
-    hcache_ram/macs: [row tile, col tile]; linebuf_ram/macs: [row tile].
-    """
-
-    rows: tuple  # row tile sizes
-    cols: tuple  # column tile sizes
-    hcache_ram: np.ndarray
-    hcache_macs: np.ndarray
-    linebuf_ram: np.ndarray
-    linebuf_macs: np.ndarray
-    recompute_ram: np.ndarray
-    recompute_macs: np.ndarray
-
-
 def window_tensors(g, geo: Geometry, streamed: tuple = ()) -> list:
     """Tensors that get a window buffer: made inside the block (not its output), or streamed in."""
     made = [st.out for st in geo.steps]
@@ -207,97 +190,152 @@ def accumulator_bytes(g, geo: Geometry) -> int:
     return 4 * g.tensors[geo.tile_tensor].shape[3]
 
 
-class Sweep:
-    """1-D analyses of all blocks ending at one operator, shared by every block start.
+SCHEMES = ("hcache", "linebuf", "recompute")
 
-    A tensor's window depends only on its consumers, which all come after it, so the
-    analysis from the last operator backwards serves every start at once.
+
+class Sweep:
+    """Costs of every block that ends at one operator, for every start and tiling at once.
+
+    A tensor's window depends only on its consumers, which all come after it, so one
+    analysis from the last operator backwards serves every start: a block's costs are
+    running sums over the operators from its start on.
     """
 
-    def __init__(self, g, geo: Geometry):
-        y = g.tensors[geo.tile_tensor].shape
+    def __init__(self, g, longest: Geometry, align: int):
+        self.g, self.geo, self.align = g, longest, align
+        y = g.tensors[longest.tile_tensor].shape
         self.rows, self.cols = tile_candidates(y[1]), tile_candidates(y[2])
         rb = [uniform_bounds(y[1], t) for t in self.rows]
         cb = [uniform_bounds(y[2], t) for t in self.cols]
-        st, yt = geo.steps, geo.tile_tensor
-        self.r_rec = {t: recompute_extent(v) for t, v in recompute_1d(st, 0, yt, rb).items()}
-        self.r_cache = {t: cached_extent(v) for t, v in cached_1d(st, 0, yt, rb).items()}
+        st, yt = longest.steps, longest.tile_tensor
+        self.r_rec_iv = recompute_1d(st, 0, yt, rb)
+        self.r_cache_iv = cached_1d(st, 0, yt, rb)
+        self.r_written = _bounds_matrix(rb)[:, 1:]
+        self.r_rec = {t: recompute_extent(v) for t, v in self.r_rec_iv.items()}
+        self.r_cache = {t: cached_extent(v) for t, v in self.r_cache_iv.items()}
         self.c_cache = {t: cached_extent(v) for t, v in cached_1d(st, 1, yt, cb).items()}
         self.c_rec = {t: recompute_extent(v) for t, v in recompute_1d(st, 1, yt, cb).items()}
-        self.full_col = len(self.cols) - 1  # the last candidate is the whole width
 
-    def tables(self, g, geo: Geometry, streamed: tuple, align: int) -> BlockTables:
-        """Costs of the block geo (a suffix of the swept operators)."""
+    def _sizes(self, t: int) -> tuple:
+        """Aligned window bytes of t: hcache [r, c], linebuf [r], recompute [r, c]."""
+        c, a = self.g.tensors[t].shape[3], self.align
+        ec = self.c_cache[t][0]
+        return (_align(self.r_rec[t][0][:, None] * ec[None, :] * c, a),
+                _align(self.r_cache[t][0] * ec[-1] * c, a),
+                _align(self.r_rec[t][0][:, None] * self.c_rec[t][0][None, :] * c, a))
+
+    def bands(self, x: int | None) -> dict:
+        """Bytes of banded whole tensors per row candidate, for recompute rows and cached rows.
+
+        combo "bp bq": bp = the input x dies row by row as tiles pass it; bq = the output Y is
+        born row by row. The value is max over tile rows of (x rows still needed + Y rows written).
+        """
+        g, y = self.g, self.geo.tile_tensor
+        out = {"00": (np.zeros(len(self.rows), np.int64),) * 2}
+        wy = None
+        if self.geo.reduce_op < 0:
+            sh = g.tensors[y].shape
+            wy = self.r_written * (sh[2] * sh[3])
+            out["01"] = (wy[:, -1], wy[:, -1])
+        if x is not None and x in self.r_rec_iv:
+            sh = g.tensors[x].shape
+            n, row = sh[1], sh[2] * sh[3]
+            lo, hi = self.r_rec_iv[x]
+            a_rec = _alive(np.where(hi > lo, lo, n), n) * row
+            a_cache = _alive(np.minimum(self.r_cache_iv[x][1], n), n) * row
+            out["10"] = (a_rec.max(axis=1), a_cache.max(axis=1))
+            if wy is not None:
+                out["11"] = ((a_rec + wy).max(axis=1), (a_cache + wy).max(axis=1))
+        return out
+
+    def options(self, starts: list, streamed: tuple, schemes=SCHEMES, full_width_only: bool = False,
+                band_x: dict | None = None) -> dict:
+        """start -> {combo: Pareto options [[ram, macs, scheme, th, tw]]} of the block [start, end).
+
+        ram = window buffers + accumulator + banded tensors (see bands); band_x maps a start
+        to the tensor that may die row by row in the block (absent: none).
+        """
+        g, geo = self.g, self.geo
         nr, nc = len(self.rows), len(self.cols)
-        h_ram = np.zeros((nr, nc), dtype=np.int64)
-        l_ram = np.zeros(nr, dtype=np.int64)
-        for t in window_tensors(g, geo, streamed):
-            c = g.tensors[t].shape[3]
-            er, ec, wr = self.r_rec[t][0], self.c_cache[t][0], self.r_cache[t][0]
-            h_ram += _align(er[:, None] * ec[None, :] * c, align)
-            l_ram += _align(wr * ec[self.full_col] * c, align)
-        acc = align_up(accumulator_bytes(g, geo), align) if geo.reduce_op >= 0 else 0
-        # recompute: a tile buffer lives only from its producer to its last reader in the block
-        first = geo.ops[0]
-        live = np.zeros((len(geo.ops), nr, nc), dtype=np.int64)
-        for t, (a, b) in window_lifetimes(g, geo, streamed).items():
-            c = g.tensors[t].shape[3]
-            live[a - first:b - first + 1] += _align(self.r_rec[t][0][:, None] * self.c_rec[t][0][None, :] * c, align)
-        r_ram = live.max(axis=0)
-        h_mac = np.zeros((nr, nc), dtype=np.int64)
-        l_mac = np.zeros(nr, dtype=np.int64)
-        r_mac = np.zeros((nr, nc), dtype=np.int64)
+        k0 = geo.ops[0]
+        n_ops = len(geo.ops)
+        h_ram = np.zeros((nr, nc), np.int64)
+        l_ram = np.zeros(nr, np.int64)
+        live = np.zeros((n_ops, nr, nc), np.int64)
+        h_mac = np.zeros((nr, nc), np.int64)
+        l_mac = np.zeros(nr, np.int64)
+        r_mac = np.zeros((nr, nc), np.int64)
+        acc = _align(accumulator_bytes(g, geo), self.align) if geo.reduce_op >= 0 else 0
+        users = {}
         for s in geo.steps:
+            for t in s.ins:
+                users[t] = s.op
+        if geo.reduce_op >= 0:
+            users[geo.tile_tensor] = geo.reduce_op
+        out = {}
+        wanted = set(starts)
+        for s in reversed(geo.steps):
+            if s.out not in self.r_rec:
+                break  # the tiles never read this output: no block starting at or before it
             mpp = macs_per_pixel(g, g.operators[s.op])
             if mpp:
                 h_mac += mpp * self.r_rec[s.out][1][:, None] * self.c_cache[s.out][1][None, :]
-                l_mac += mpp * self.r_cache[s.out][1] * self.c_cache[s.out][1][self.full_col]
+                l_mac += mpp * self.r_cache[s.out][1] * self.c_cache[s.out][1][-1]
                 r_mac += mpp * self.r_rec[s.out][1][:, None] * self.c_rec[s.out][1][None, :]
-        return BlockTables(self.rows, self.cols, h_ram + acc, h_mac, l_ram + acc, l_mac, r_ram + acc, r_mac)
+            if s.out != geo.tile_tensor or geo.reduce_op >= 0:
+                hs, ls, rs = self._sizes(s.out)
+                h_ram += hs
+                l_ram += ls
+                live[s.op - k0:users[s.out] - k0 + 1] += rs
+            if s.op not in wanted:
+                continue
+            eh, el, er = h_ram, l_ram, live[s.op - k0:].max(axis=0)
+            for t in streamed:
+                if t in users and t not in [x.out for x in geo.steps]:
+                    hs, ls, rs = self._sizes(t)
+                    eh, el = eh + hs, el + ls
+                    extra = live[s.op - k0:].copy()
+                    extra[:users[t] - s.op + 1] += rs
+                    er = extra.max(axis=0)
+            res = {}
+            for combo, (b_rec, b_cache) in self.bands((band_x or {}).get(s.op)).items():
+                res[combo] = _options(self, eh + acc + b_rec[:, None], h_mac, el + acc + b_cache, l_mac,
+                                      er + acc + b_rec[:, None], r_mac, schemes, full_width_only)
+            out[s.op] = res
+        return out
+
+
+def _options(sw, h_ram, h_mac, l_ram, l_mac, r_ram, r_mac, schemes, full_width_only) -> list:
+    nr, nc = len(sw.rows), len(sw.cols)
+    rr, cc = np.meshgrid(np.array(sw.rows), np.array(sw.cols), indexing="ij")
+    rams, macs, kinds, ths, tws = [], [], [], [], []
+    cols = slice(nc - 1, nc) if full_width_only else slice(None)
+    for k, name in enumerate(SCHEMES):
+        if name not in schemes or (full_width_only and name != "hcache"):
+            continue
+        if name == "linebuf":
+            ram, mac, th, tw = l_ram, l_mac, np.array(sw.rows), np.full(nr, sw.cols[-1])
+        else:
+            ram, mac = (h_ram, h_mac) if name == "hcache" else (r_ram, r_mac)
+            ram, mac, th, tw = ram[:, cols], mac[:, cols], rr[:, cols], cc[:, cols]
+        rams.append(ram.reshape(-1))
+        macs.append(mac.reshape(-1))
+        ths.append(th.reshape(-1))
+        tws.append(tw.reshape(-1))
+        kinds.append(np.full(ram.size, k))
+    ram, mac = np.concatenate(rams), np.concatenate(macs)
+    kind, th, tw = np.concatenate(kinds), np.concatenate(ths), np.concatenate(tws)
+    order = np.lexsort((kind, mac, ram))
+    m = mac[order]
+    prev = np.concatenate([[np.iinfo(np.int64).max], np.minimum.accumulate(m)[:-1]])
+    keep = order[m < prev]
+    return [[int(ram[i]), int(mac[i]), SCHEMES[int(kind[i])], int(th[i]), int(tw[i])] for i in keep]
+
+
+def _alive(lo, n: int) -> np.ndarray:
+    """Rows of a tensor of n rows still needed at each tile: n - (lowest row read from then on)."""
+    return n - np.minimum.accumulate(lo[:, ::-1], axis=1)[:, ::-1]
 
 
 def _align(x, a: int):
     return (x + a - 1) // a * a
-
-
-def pareto(ram, macs, tags) -> list:
-    """Non-dominated (ram, macs, tag) triples, by increasing ram."""
-    ram = np.asarray(ram).reshape(-1)
-    macs = np.asarray(macs).reshape(-1)
-    order = np.lexsort((macs, ram))
-    out, best = [], None
-    for i in order:
-        if best is None or macs[i] < best:
-            best = macs[i]
-            out.append((int(ram[i]), int(macs[i]), tags[i]))
-    return out
-
-
-def block_options(g, geo: Geometry, sweep: Sweep, streamed: tuple, align: int,
-                  schemes=("hcache", "linebuf", "recompute"),
-                  full_width_only: bool = False) -> list:
-    """Pareto-optimal [ram, macs, scheme, th, tw] of one block over all candidate tilings.
-
-    full_width_only keeps only single-column-tile tilings (XMOS-style splitting).
-    """
-    tb = sweep.tables(g, geo, streamed, align)
-    rams, macs, tags = [], [], []
-    if "hcache" in schemes:
-        cols = range(len(tb.cols)) if not full_width_only else [len(tb.cols) - 1]
-        for j in cols:
-            for i in range(len(tb.rows)):
-                rams.append(tb.hcache_ram[i, j])
-                macs.append(tb.hcache_macs[i, j])
-                tags.append(("hcache", tb.rows[i], tb.cols[j]))
-    if "linebuf" in schemes:
-        for i in range(len(tb.rows)):
-            rams.append(tb.linebuf_ram[i])
-            macs.append(tb.linebuf_macs[i])
-            tags.append(("linebuf", tb.rows[i], tb.cols[-1]))
-    if "recompute" in schemes:
-        for j in range(len(tb.cols)):
-            for i in range(len(tb.rows)):
-                rams.append(tb.recompute_ram[i, j])
-                macs.append(tb.recompute_macs[i, j])
-                tags.append(("recompute", tb.rows[i], tb.cols[j]))
-    return [[r, m, s, th, tw] for r, m, (s, th, tw) in pareto(rams, macs, tags)]

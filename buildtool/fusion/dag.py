@@ -105,3 +105,20 @@ def plain_ok(net: Network, p: int) -> bool:
     if not net.streamed:
         return True
     return not any(i in net.g.inputs for i in net.g.act_inputs(net.g.operators[p]))
+
+
+def main_tensor(net: Network, p: int) -> int | None:
+    """The tensor a block starting at cut p may consume row by row: the output of operator p-1
+    (the graph input at cut 0, unless it is streamed)."""
+    g = net.g
+    if p == 0:
+        return g.inputs[0] if len(g.inputs) == 1 and not net.streamed else None
+    return g.operators[p - 1].outputs[0]
+
+
+def dies_in(net: Network, t: int | None, p: int, q: int) -> bool:
+    """Is t read only by operators [p, q) (so its rows can be freed as the block's tiles pass)?"""
+    if t is None or t in net.g.outputs:
+        return False
+    users = [op.index for op in net.g.operators if t in net.g.act_inputs(op)]
+    return bool(users) and p <= min(users) and max(users) < q

@@ -29,7 +29,11 @@ MODES = {"recompute": ("rec", "rec"), "hcache": ("rec", "cache"), "linebuf": ("c
 
 @dataclass
 class AxisPlan:
-    """One axis of one block for one tiling. rec: lo/hi[tensor] per tile; cache: hi[tensor] per step."""
+    """One axis of one block for one tiling.
+
+    rec: lo/hi[tensor] = interval each tile needs; cache: hi[tensor] = positions computed
+    after each step, lo[tensor] = lowest position read at that step.
+    """
 
     mode: str
     bounds: tuple
@@ -49,7 +53,7 @@ def axis_plan(geo: Geometry, axis: int, mode: str, bounds: tuple) -> AxisPlan:
     else:
         iv = cached_1d(geo.steps, axis, geo.tile_tensor, [bounds])
         hi = {t: v[0][0] for t, v in iv.items()}
-        lo = {}
+        lo = {t: v[1][0] for t, v in iv.items()}  # lowest position read at each step (huge: none)
         ext, work = {}, {}
         for t, (h, ln) in iv.items():
             prev = np.concatenate([[0], h[0][:-1]])
@@ -78,6 +82,26 @@ class BlockRun:
 
     def window_shape(self, g, t: int) -> tuple:
         return self.rows.ext[t], self.cols.ext[t], g.tensors[t].shape[3]
+
+    @property
+    def n_steps(self) -> int:
+        """Tile-steps of the block: one per row of tiles (rows are the outer loop)."""
+        return len(self.rows.bounds) - 1
+
+    def last_read_step(self, t: int, n_rows: int) -> np.ndarray:
+        """For each row of t (read whole from the arena): the last tile-step that reads it."""
+        lo = self.rows.lo[t]
+        if self.rows.mode == "rec":
+            lo = np.where(self.rows.hi[t] > lo, lo, n_rows)
+        lo = np.minimum(lo, n_rows)
+        rows = np.arange(n_rows)
+        # last step r with lo[r] <= row (lo is non-decreasing), else the first step
+        return np.maximum(np.searchsorted(lo, rows, side="right") - 1, 0)
+
+    def written_step(self, n_rows: int) -> np.ndarray:
+        """For each row of the output tile tensor: the tile-step that writes it."""
+        b = np.array(self.rows.bounds)
+        return np.searchsorted(b, np.arange(n_rows), side="right") - 1
 
     def macs(self, g) -> int:
         total = 0
@@ -110,39 +134,51 @@ class Schedule:
 
     items: list
     streamed: bool
+    mode: str = "fusion"  # "fusion" | "split": how the JSON names the blocks
+    banded: tuple = ()  # tensors held as row bands: made and freed row by row between blocks
 
     def blocks(self) -> list:
         return [it for it in self.items if isinstance(it, BlockRun)]
 
 
-def schedule_from_edges(g, edges, streamed: bool) -> Schedule:
-    items = []
+def schedule_from_edges(g, edges, streamed: bool, mode: str = "fusion") -> Schedule:
+    from .dag import build_network, main_tensor
+
+    items, banded = [], []
     ins = tuple(g.inputs) if streamed else ()
+    net = build_network(g, streamed)
     for e in edges:
         if e.scheme is None:
             items.append(e.p)
         else:
             items.append(block_from_tile(g, e.p, e.q, e.scheme, e.th, e.tw, ins if e.p == 0 else ()))
-    return Schedule(items, streamed)
+            if e.band_in:
+                banded.append(main_tensor(net, e.p))
+    return Schedule(items, streamed, mode, tuple(sorted(set(banded))))
 
 
 @dataclass
 class FusedPlan:
-    """The arena plan of a transformed network: whole tensors, windows, accumulators, packed."""
+    """The arena plan of a transformed network: whole tensors (or their row bands), window
+    pools and accumulators, packed over tile-steps.
+
+    Steps are tile-steps: one per plain operator, one per row of tiles of a block.
+    """
 
     schedule: Schedule
     arena_bytes: int
     lower_bound_bytes: int
     align: int
-    buffers: list  # plan.Buffer; kind "tensor" | "window" | "accumulator"
-    tensor_offset: dict  # whole tensor -> arena offset
-    window_offset: dict  # (block index, tensor) -> arena offset
-    acc_offset: dict  # block index -> arena offset of its accumulator
+    buffers: list  # plan.Buffer; kind "tensor" | "band" | "windows" | "accumulator"
+    bands: dict  # whole tensor -> [(first row, end row, arena offset)] (one band when not banded)
+    window_offset: dict  # (item index, tensor) -> arena offset
+    acc_offset: dict  # item index -> arena offset of its accumulator
+    item_steps: list  # item index -> (first step, last step)
     macs: int
     vanilla_macs: int
     optimal: bool = False
     planner: str = ""
-    profile: list = field(default_factory=list)  # bytes live at each step
+    profile: list = field(default_factory=list)  # bytes live at each tile-step
 
     @property
     def mac_overhead(self) -> float:
@@ -150,10 +186,11 @@ class FusedPlan:
 
     def to_json(self, g) -> dict:
         blocks, splits = [], []
-        for bi, it in enumerate(self.schedule.items):
-            if not isinstance(it, BlockRun):
-                continue
+        for it in self.schedule.blocks():
             th, tw = it.tile
+            if self.schedule.mode == "split":
+                splits.append({"top": it.p, "bottom": it.q - 1, "slices": len(it.rows.bounds) - 1})
+                continue
             blocks.append({"first_op": it.p, "last_op": it.q - 1, "tile": [th, tw], "cache": it.scheme,
                            "row_tiles": len(it.rows.bounds) - 1, "col_tiles": len(it.cols.bounds) - 1,
                            "window_bytes": sum(int(np.prod(it.window_shape(g, t))) for t in it.windows)})
@@ -169,98 +206,150 @@ class FusedPlan:
             "optimal": self.optimal,
             "fusion_blocks": blocks,
             "splits": splits,
+            "banded_tensors": list(self.schedule.banded),
             "buffers": [{"id": b.id, "offset": b.offset, "size": b.size, "first_step": b.first_step,
-                         "last_step": b.last_step, "kind": b.kind, "tensors": list(b.tensors), "op": b.op}
+                         "last_step": b.last_step, "kind": b.kind, "tensors": list(b.tensors)}
                         for b in self.buffers],
         }
 
 
-def buffer_specs(g, sched: Schedule) -> list:
-    """[(key, size, first, last, kind)]: key is ("t", tensor) | ("w", block, tensor) | ("a", block)."""
-    n = len(g.operators)
-    span = {}  # op -> (first, last) steps a whole tensor touched by that op must cover
+def item_steps(sched: Schedule) -> list:
+    out, s = [], 0
     for it in sched.items:
-        if isinstance(it, BlockRun):
-            for oi in it.geo.ops:
-                span[oi] = (it.p, it.q - 1)
-        else:
-            span[it] = (it, it)
-    first, last = {}, {}
-    for i in g.inputs:
-        if not (sched.streamed and i in g.inputs):
-            first[i], last[i] = 0, 0
+        k = it.n_steps if isinstance(it, BlockRun) else 1
+        out.append((s, s + k - 1))
+        s += k
+    return out
+
+
+def _bands_of(g, sched: Schedule, t: int, born: np.ndarray, dies: np.ndarray) -> list:
+    """Consecutive rows with the same (birth, death) step: [(r0, r1, first, last)]."""
+    out, r0 = [], 0
+    n = len(born)
+    for r in range(1, n + 1):
+        if r == n or born[r] != born[r0] or dies[r] != dies[r0]:
+            out.append((r0, r, int(born[r0]), int(max(dies[r0], born[r0]))))
+            r0 = r
+    return out
+
+
+def window_pool(g, blk: BlockRun, align: int) -> tuple:
+    """Offsets of a block's windows inside its pool, and the pool's size.
+
+    Cached schemes keep every window for the whole block. Recompute windows live from
+    their producer to their last reader within one tile pass, so the arena packers lay
+    them out over those operator steps and they share bytes.
+    """
+    if not blk.windows:
+        return {}, 0
+    lifes = window_lifetimes(g, blk.geo, blk.streamed)
+    specs = []
+    for t in blk.windows:
+        f, l = lifes[t] if blk.scheme == "recompute" else (blk.p, blk.q - 1)
+        specs.append((t, int(np.prod(blk.window_shape(g, t))), f - blk.p, l - blk.p))
+    offs, top, *_ = pack([(None, s, f, l) for _, s, f, l in specs], len(blk.geo.ops), align, 0.0)
+    return {t: o for (t, *_), o in zip(specs, offs)}, top
+
+
+def buffer_specs(g, sched: Schedule, align: int) -> tuple:
+    """([(key, size, first, last, kind)], pools): key ("t", tensor, r0, r1) | ("p", item) | ("a", item)."""
+    steps = item_steps(sched)
+    n_steps = steps[-1][1] + 1 if steps else 1
+    item_of = {}
+    for k, it in enumerate(sched.items):
+        for oi in (it.geo.ops if isinstance(it, BlockRun) else [it]):
+            item_of[oi] = k
     inner = {t for it in sched.blocks() for t in it.windows}
+    prod, users = {}, {}
     for op in g.operators:
-        a, b = span[op.index]
         for o in op.outputs:
-            if o not in inner:
-                first[o] = min(first.get(o, a), a)
-                last[o] = max(last.get(o, b), b)
+            prod[o] = item_of[op.index]
         for i in g.act_inputs(op):
-            if i in first:
-                last[i] = max(last[i], b)
-                first[i] = min(first[i], a) if i not in g.inputs else 0
-    for o in g.outputs:
-        if o in last:
-            last[o] = n - 1
-    specs = [(("t", t), g.tensors[t].nbytes, first[t], last[t], "tensor") for t in sorted(first)]
-    for bi, it in enumerate(sched.items):
+            users.setdefault(i, set()).add(item_of[op.index])
+    whole = [t for t in sorted(set(prod) | set(g.inputs))
+             if t not in inner and not (sched.streamed and t in g.inputs)]
+    specs = []
+    for t in whole:
+        first = 0 if t in g.inputs else steps[prod[t]][0]
+        last = max((steps[k][1] for k in users.get(t, ())), default=first)
+        if t in g.outputs:
+            last = n_steps - 1
+        sh = g.tensors[t].shape
+        if t in sched.banded:
+            n = sh[1]
+            born = (np.zeros(n, np.int64) if t in g.inputs else
+                    steps[prod[t]][0] + sched.items[prod[t]].written_step(n))
+            dies = np.zeros(n, np.int64)
+            for k in users[t]:
+                dies = np.maximum(dies, steps[k][0] + sched.items[k].last_read_step(t, n))
+            row = g.tensors[t].nbytes // n
+            for r0, r1, f, l in _bands_of(g, sched, t, born, dies):
+                specs.append((("t", t, r0, r1), (r1 - r0) * row, f, l, "band"))
+        else:
+            rows = sh[1] if len(sh) == 4 else 1
+            specs.append((("t", t, 0, rows), g.tensors[t].nbytes, first, last, "tensor"))
+    pools = {}
+    for k, it in enumerate(sched.items):
         if not isinstance(it, BlockRun):
             continue
-        lifes = window_lifetimes(g, it.geo, it.streamed)
-        for t in it.windows:
-            f, l = lifes[t] if it.scheme == "recompute" else (it.p, it.q - 1)
-            specs.append((("w", bi, t), int(np.prod(it.window_shape(g, t))), f, l, "window"))
+        offs, size = window_pool(g, it, align)
+        pools[k] = offs
+        if size:
+            specs.append((("p", k), size, steps[k][0], steps[k][1], "windows"))
         acc = accumulator_bytes(g, it.geo)
         if acc:
-            specs.append((("a", bi), acc, it.p, it.q - 1, "accumulator"))
-    return specs
+            specs.append((("a", k), acc, steps[k][0], steps[k][1], "accumulator"))
+    return specs, pools, steps
 
 
 def pack(specs: list, n: int, align: int, time_budget: float) -> tuple:
-    """Offsets (bytes) for specs with the arena planner's packers and exact solver."""
+    """Offsets (bytes) for [(key, size, first, last, ...)] with the arena planner's packers and exact solver."""
     from ..arena import exact
     from ..arena.packers import PACKERS, top
 
     units = [(align_up(max(s[1], 1), align) // align, s[2], s[3]) for s in specs]
-    prof = [0] * max(n, 1)
+    diff = [0] * (max(n, 1) + 1)
     for u, f, l in units:
-        for s in range(f, l + 1):
-            prof[s] += u
-    lower = max(prof)
+        diff[f] += u
+        diff[l + 1] -= u
+    prof = list(np.cumsum(diff[:-1]))
+    lower = int(max(prof)) if prof else 0
     best = None
     for name, fn in PACKERS.items():
         offs = fn(units)
         t = top(units, offs)
         if best is None or t < best[0]:
             best = (t, name, offs)
+        if t == lower:
+            break
     t, name, offs = best
     optimal = t == lower
     if not optimal and time_budget > 0:
         res = exact.solve(units, offs, lower, t, time_budget)
-        offs2, t2 = res[0], res[1]
-        proven = res[2]
-        if t2 < t:
-            offs, t, name = offs2, t2, "exact"
-        optimal = proven or t == lower
-    return [o * align for o in offs], t * align, lower * align, name, optimal, [p * align for p in prof]
+        if res[1] < t:
+            offs, t, name = res[0], res[1], "exact"
+        optimal = bool(res[2]) or t == lower
+    return [o * align for o in offs], t * align, lower * align, name, optimal, [int(p) * align for p in prof]
 
 
 def plan_schedule(g, sched: Schedule, align: int = 16, time_budget: float = 2.0) -> FusedPlan:
-    specs = buffer_specs(g, sched)
-    offs, arena, lower, name, optimal, prof = pack(specs, len(g.operators), align, time_budget)
-    buffers, toff, woff, aoff = [], {}, {}, {}
+    specs, pools, steps = buffer_specs(g, sched, align)
+    n_steps = steps[-1][1] + 1 if steps else 1
+    offs, arena, lower, name, optimal, prof = pack(specs, n_steps, align, time_budget)
+    buffers, bands, woff, aoff = [], {}, {}, {}
     for k, ((key, size, f, l, kind), off) in enumerate(zip(specs, offs)):
-        tensors = [key[1]] if key[0] == "t" else ([key[2]] if key[0] == "w" else [])
+        tensors = [key[1]] if key[0] == "t" else (sorted(pools[key[1]]) if key[0] == "p" else [])
         buffers.append(Buffer(k, off, size, f, l, tensors, kind))
         if key[0] == "t":
-            toff[key[1]] = off
-        elif key[0] == "w":
-            woff[(key[1], key[2])] = off
+            bands.setdefault(key[1], []).append((key[2], key[3], off))
+        elif key[0] == "p":
+            for t, o in pools[key[1]].items():
+                woff[(key[1], t)] = off + o
         else:
             aoff[key[1]] = off
     macs = sum(it.macs(g) if isinstance(it, BlockRun) else op_macs(g, g.operators[it]) for it in sched.items)
-    return FusedPlan(sched, arena, lower, align, buffers, toff, woff, aoff, macs, graph_macs(g), optimal, name, prof)
+    return FusedPlan(sched, arena, lower, align, buffers, bands, woff, aoff, steps, macs, graph_macs(g),
+                     optimal, name, prof)
 
 
 def checker_view(plan: FusedPlan) -> tuple:

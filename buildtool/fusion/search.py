@@ -19,8 +19,8 @@ import numpy as np
 
 from ..errors import PlanError
 from ..ops import graph_macs, op_macs
-from .costs import Geometry, Sweep, block_options, geometry
-from .dag import Network, block_ok, build_network, plain_ok
+from .costs import SCHEMES, Sweep, geometry
+from .dag import Network, block_ok, build_network, dies_in, main_tensor, plain_ok
 
 KIND = "fusion-block"
 
@@ -36,6 +36,8 @@ class Edge:
     tw: int = 0
     ram: int = 0  # bytes in the arena while it runs (whole tensors + windows), aligned
     macs: int = 0
+    band_in: bool = False  # the block frees its input row by row (the input was made row by row)
+    band_out: bool = False  # the block's output is made row by row into bands
 
 
 @dataclass
@@ -70,45 +72,52 @@ class Front:
         return min(ok, key=lambda s: (s.macs, s.peak))
 
 
-def block_edges(net: Network, memo=None, split_only: bool = False) -> dict:
-    """(p, q) -> Pareto options [[window ram, macs, scheme, th, tw]] of every valid block."""
+def block_edges(net: Network, memo=None, split_only: bool = False, banding: bool = True) -> dict:
+    """(p, q) -> {combo: Pareto options [[ram, macs, scheme, th, tw]]} of every valid block.
+
+    combo "bp bq" says whether the block's input dies row by row (bp) and its output is
+    born row by row (bq); ram excludes whole tensors (see Network.edge_whole).
+    """
     g = net.g
     out = {}
+    schemes = ("hcache",) if split_only else SCHEMES
     for q in range(1, net.n + 1):
         p0 = net.first_start[q]
         if p0 < 0:
             continue
-        starts = [p for p in range(p0, q) if block_ok(net, p, q)]
+        starts = [p for p in range(p0, q) if block_ok(net, p, q) and _has_steps(g, p, q)]
         if not starts:
             continue
-        longest = geometry(g, range(p0, q))
         state = {}
 
-        def suffix(p, longest=longest, p0=p0) -> Geometry:
-            k = p - p0
-            return Geometry(longest.ops[k:], longest.steps[k:], longest.tile_tensor, longest.reduce_op)
+        def compute(p, q=q, p0=p0, starts=starts, state=state):
+            streamed = tuple(g.inputs) if net.streamed and p == 0 else ()
+            if streamed not in state:
+                if "sweep" not in state:
+                    state["sweep"] = Sweep(g, geometry(g, range(p0, q)), net.align)
+                band_x = {s: main_tensor(net, s) for s in starts
+                          if banding and dies_in(net, main_tensor(net, s), s, q)}
+                state[streamed] = state["sweep"].options([s for s in starts if (s == 0) == bool(streamed)] if net.streamed
+                                             else starts, streamed, schemes, split_only, band_x)
+            return state[streamed].get(p, [])
 
         for p in starts:
-            geo = suffix(p)
-            if not geo.steps:
-                continue
-            streamed = tuple(g.inputs) if net.streamed and p == 0 else ()
-            options = {"streamed": bool(streamed), "align": net.align, "split_only": split_only}
-
-            def compute(geo=geo, streamed=streamed, state=state, longest=longest):
-                if "sweep" not in state:
-                    state["sweep"] = Sweep(g, longest)
-                schemes = ("hcache",) if split_only else ("hcache", "linebuf", "recompute")
-                return block_options(g, geo, state["sweep"], streamed, net.align, schemes, split_only)
-
             if memo is None:
-                opts = compute()
+                opts = compute(p)
             else:
                 from ..canonical import subgraph_key
 
-                opts = memo.get_or_compute(KIND, subgraph_key(KIND, g, list(geo.ops), options), compute)
-            out[(p, q)] = opts
+                options = {"streamed": bool(net.streamed and p == 0), "align": net.align, "split_only": split_only,
+                           "banding": banding}
+                opts = memo.get_or_compute(KIND, subgraph_key(KIND, g, list(range(p, q)), options),
+                                           lambda p=p: compute(p))
+            if opts:
+                out[(p, q)] = opts
     return out
+
+
+def _has_steps(g, p: int, q: int) -> bool:
+    return q - p >= 2 or geometry(g, range(p, q)).reduce_op < 0
 
 
 def _prune(peak, macs, src):
@@ -120,55 +129,69 @@ def _prune(peak, macs, src):
 
 
 def search_front(g, streamed: bool = False, align: int = 16, memo=None, split_only: bool = False,
-                 max_block_ops: int | None = None) -> Front:
+                 banding: bool = True) -> Front:
     """The Pareto front of (peak RAM, MACs) over all plans of g.
 
-    split_only restricts blocks to full-width row slices (operator splitting);
-    max_block_ops bounds the length of a block (None: any).
+    split_only restricts blocks to full-width row slices (operator splitting). banding lets
+    a tensor between two blocks live in row bands, freed / made as the tiles pass.
+    Nodes are (cut, banded) pairs: a banded cut tensor was made by a block and must be
+    consumed by the next block.
     """
     t0 = time.perf_counter()
     net = build_network(g, streamed, align)
-    blocks = block_edges(net, memo, split_only)
-    if max_block_ops is not None:
-        blocks = {k: v for k, v in blocks.items() if k[1] - k[0] <= max_block_ops}
+    blocks = block_edges(net, memo, split_only, banding)
     n = net.n
     edges = []  # edge id -> Edge
-    incoming = {q: [] for q in range(1, n + 1)}
+    incoming = {}  # (q, banded) -> edge ids
+    sources = {}  # edge id -> start node
     for p in range(n):
         if plain_ok(net, p):
             e = Edge(p, p + 1, None, 0, 0, net.edge_whole(p, p + 1), op_macs(g, g.operators[p]))
-            incoming[p + 1].append(len(edges))
+            incoming.setdefault((p + 1, 0), []).append(len(edges))
+            sources[len(edges)] = (p, 0)
             edges.append(e)
-    for (p, q), opts in sorted(blocks.items()):
+    for (p, q), combos in sorted(blocks.items()):
         whole = net.edge_whole(p, q)
-        for ram, macs, scheme, th, tw in opts:
-            incoming[q].append(len(edges))
-            edges.append(Edge(p, q, scheme, th, tw, whole + ram, macs))
-    # labels[c] = (peak, macs, src) with src[k] = (edge id, label index at the edge's start)
-    labels = {0: (np.zeros(1, np.int64), np.zeros(1, np.int64), np.full((1, 2), -1, np.int64))}
-    for q in range(1, n + 1):
-        ps, ms, ss = [], [], []
-        for eid in incoming[q]:
-            e = edges[eid]
-            if e.p not in labels:
+        mp, mq = main_tensor(net, p), main_tensor(net, q)
+        for combo, opts in sorted(combos.items()):
+            bp, bq = int(combo[0]), int(combo[1])
+            if q == n and bq:
                 continue
-            lp, lm, _ = labels[e.p]
-            ps.append(np.maximum(lp, e.ram))
-            ms.append(lm + e.macs)
-            ss.append(np.stack([np.full(len(lp), eid), np.arange(len(lp))], axis=1))
-        if ps:
-            labels[q] = _prune(np.concatenate(ps), np.concatenate(ms), np.concatenate(ss))
-    if n not in labels:
+            w = whole - (net.held(mp) if bp else 0) - (net.held(mq) if bq else 0)
+            for ram, macs, scheme, th, tw in opts:
+                incoming.setdefault((q, bq), []).append(len(edges))
+                sources[len(edges)] = (p, bp)
+                edges.append(Edge(p, q, scheme, th, tw, w + ram, macs, bool(bp), bool(bq)))
+    # labels[node] = (peak, macs, src) with src[k] = (edge id, label index at the edge's start)
+    start = np.zeros(1, np.int64), np.zeros(1, np.int64), np.full((1, 2), -1, np.int64)
+    labels = {(0, 0): start}
+    if banding and main_tensor(net, 0) is not None:
+        labels[(0, 1)] = start
+    for q in range(1, n + 1):
+        for bq in (0, 1):
+            ps, ms, ss = [], [], []
+            for eid in incoming.get((q, bq), []):
+                e = edges[eid]
+                src = sources[eid]
+                if src not in labels:
+                    continue
+                lp, lm, _ = labels[src]
+                ps.append(np.maximum(lp, e.ram))
+                ms.append(lm + e.macs)
+                ss.append(np.stack([np.full(len(lp), eid), np.arange(len(lp))], axis=1))
+            if ps:
+                labels[(q, bq)] = _prune(np.concatenate(ps), np.concatenate(ms), np.concatenate(ss))
+    if (n, 0) not in labels:
         raise PlanError("no execution plan exists for this model with these options")
     sols = []
-    fp, fm, _ = labels[n]
+    fp, fm, _ = labels[(n, 0)]
     for k in range(len(fp)):
-        path, c, i = [], n, k
-        while c > 0:
-            eid, j = labels[c][2][i]
+        path, node, i = [], (n, 0), k
+        while node[0] > 0:
+            eid, j = labels[node][2][i]
             e = edges[int(eid)]
             path.append(e)
-            c, i = e.p, int(j)
+            node, i = sources[int(eid)], int(j)
         sols.append(Solution(int(fp[k]), int(fm[k]), path[::-1]))
     vanilla = max((net.edge_whole(p, p + 1) for p in range(n)), default=0)
     return Front(sols, graph_macs(g), vanilla, streamed, time.perf_counter() - t0)

@@ -18,6 +18,10 @@ _start:
 2:la sp, __stack_top
   la t0, trap_entry
   csrw mtvec, t0
+#ifdef BT_RVV
+  li t0, (1 << 9)           /* mstatus.VS = Initial: the vector unit is usable */
+  csrs mstatus, t0
+#endif
   call reset_c
 3:j 3b
 

@@ -59,7 +59,7 @@ void bt_conv_s8(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
           for (int k = 0; k < nch; k++) {
             int32_t a = acc[k];
             if (p->bias) a += p->bias[oc + k];
-            a = bt_mbqm(a, p->multiplier[oc + k], p->shift[oc + k]) + p->output_offset;
+            a = bt_mbqm_fast(a, p->multiplier[oc + k], p->shift[oc + k]) + p->output_offset;
             o[oc + k] = (int8_t)bt_clamp(a, p->act_min, p->act_max);
           }
           oc += nch;
@@ -90,7 +90,7 @@ void bt_conv_s8(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
         for (int k = 0; k < nch; k++) {
           int32_t a = acc[k];
           if (p->bias) a += p->bias[oc + k];
-          a = bt_mbqm(a, p->multiplier[oc + k], p->shift[oc + k]) + p->output_offset;
+          a = bt_mbqm_fast(a, p->multiplier[oc + k], p->shift[oc + k]) + p->output_offset;
           o[oc + k] = (int8_t)bt_clamp(a, p->act_min, p->act_max);
         }
         oc += nch;

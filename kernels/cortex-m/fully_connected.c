@@ -8,7 +8,7 @@
 static int32_t requant_fc(const bt_fc_params *p, int32_t o, int32_t acc) {
   if (p->bias) acc += p->bias[o];
   const int32_t k = p->per_channel ? o : 0;
-  acc = bt_mbqm(acc, p->multiplier[k], p->shift[k]) + p->output_offset;
+  acc = bt_mbqm_fast(acc, p->multiplier[k], p->shift[k]) + p->output_offset;
   return bt_clamp(acc, p->act_min, p->act_max);
 }
 

@@ -218,19 +218,18 @@ void bt_max_pool_s8(const bt_pool_params *p, const int8_t *in, int32_t in_y0,
  * calls it repeatedly). Input rows may be pixel strided: element (o, r, i) is at
  *   in + o*outer_stride + r*reduce_stride + i       (dense: reduce_stride = inner,
  *                                                    outer_stride = reduce*inner)
- * Output is dense [outer][inner]. For each output:
- *   sum = sum_r in(o, r, i)                                       (int32)
- *   if same_qparams (TFLM's integer Mean path: input and output scale/zero point equal):
- *      v = sum - input_zp*num;  v = v > 0 ? (v + num/2)/num : (v - num/2)/num;  v += output_zp
- *   else (TFLM QuantizedMeanOrSum, integer multiplier that already includes 1/num):
- *      v = MBQM(sum - input_zp*num, multiplier, shift) + output_zp
- *   out = clamp(v, -128, 127)          where num = reduce. */
+ * Output is dense [outer][inner]. For each output (TFLM reduce.h QuantizedMeanOrSum, num = reduce):
+ *   out = clamp(MBQM(sum_r in(o, r, i) - input_zp*num, multiplier, shift) + output_zp, -128, 127)
+ * multiplier/shift fold 1/num into input_scale/output_scale: QuantizeMultiplier(in/out) = (m, s),
+ * k = min(floor(log2 num), 32, 31 + s), multiplier = (m << k) / num (truncating), shift = s - k.
+ * TFLM takes this path for equal input/output quantisation too (checked against TFLM):
+ * same_qparams is ignored (kept so existing initialisers stay valid). */
 typedef struct {
   int32_t outer, reduce, inner;
   int32_t outer_stride, reduce_stride;
   int32_t input_zp, output_zp;
   int32_t multiplier, shift;
-  int32_t same_qparams;
+  int32_t same_qparams;             /* ignored (see above) */
 } bt_mean_params;
 
 void bt_mean_s8(const bt_mean_params *p, const int8_t *in, int8_t *out);

@@ -1,4 +1,4 @@
-/* MEAN int8 over the middle axis of [outer][reduce][inner] (see bt_kernels.h for both TFLM paths). */
+/* MEAN int8 over the middle axis of [outer][reduce][inner], TFLM QuantizedMeanOrSum arithmetic. */
 #include "bt_kernels.h"
 #include "requant.h"
 
@@ -9,12 +9,7 @@ void bt_mean_s8(const bt_mean_params *p, const int8_t *in, int8_t *out) {
       const int8_t *s = in + o * p->outer_stride + i;
       int32_t sum = 0;
       for (int32_t r = 0; r < num; r++) sum += s[r * p->reduce_stride];
-      int32_t v = sum - p->input_zp * num;
-      if (p->same_qparams) {
-        v = v > 0 ? (v + num / 2) / num : (v - num / 2) / num;
-      } else {
-        v = bt_mbqm(v, p->multiplier, p->shift);
-      }
-      out[o * p->inner + i] = (int8_t)bt_clamp(v + p->output_zp, -128, 127);
+      const int32_t v = bt_mbqm(sum - p->input_zp * num, p->multiplier, p->shift) + p->output_zp;
+      out[o * p->inner + i] = (int8_t)bt_clamp(v, -128, 127);
     }
 }

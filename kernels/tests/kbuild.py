@@ -30,18 +30,19 @@ SEMIHOST = ["-semihosting-config", "enable=on,target=native"]
 RVV_CPU = "rv32,v=true,vext_spec=v1.0,vlen=128,elen=64"
 
 
-def set_sources(name: str) -> list:
-    """The C files of kernel set `name` (target file where one exists, else the reference one)."""
+def set_sources(name: str, set_root: Path = KERNELS) -> list:
+    """The C files of kernel set `name` (target file where one exists, else the reference one);
+    set_root is where the set folder lives (kernels/ itself, or elsewhere for a test's own set)."""
     out = []
     for ref in sorted((KERNELS / "reference").glob("*.c")):
-        own = KERNELS / name / ref.name
+        own = Path(set_root) / name / ref.name
         out.append(own if own.exists() else ref)
     return out
 
 
-def _common(name: str) -> list:
-    return [f"-I{KERNELS / 'include'}", f"-I{KERNELS / 'reference'}", f"-I{KERNELS / name}",
-            *map(str, set_sources(name)), str(KERNELS / "tests" / "ref_all.c"), str(KERNELS / "tests" / "kernel_test.c")]
+def _common(name: str, set_root: Path = KERNELS) -> list:
+    return [*(["-DBT_SET_XCORE"] if name == "xcore" else []), f"-I{KERNELS / 'include'}", f"-I{KERNELS / 'reference'}",
+            f"-I{Path(set_root) / name}", *map(str, set_sources(name, set_root)), str(KERNELS / "tests" / "ref_all.c"), str(KERNELS / "tests" / "kernel_test.c")]
 
 
 def _run(cmd: list, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -54,10 +55,10 @@ def _compile(cmd: list) -> None:
         raise RuntimeError(f"compile failed: {' '.join(cmd)}\n{r.stderr}")
 
 
-def build_host(name: str, out_dir: Path, defines=()) -> Path:
-    exe = Path(out_dir) / f"kt_host_{name}"
+def build_host(name: str, out_dir: Path, defines=(), set_root: Path = KERNELS) -> Path:
+    exe = Path(out_dir) / f"kt_host_{name}{'_' + '_'.join(defines) if defines else ''}"
     _compile(["gcc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-DBT_HOST", *[f"-D{d}" for d in defines],
-              *_common(name), "-o", str(exe)])
+              *_common(name, set_root), "-o", str(exe)])
     return exe
 
 

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include "bt_kernels.h"
+#include "requant.h"
 
 /* Reference set under the ref_ prefix (same structs) */
 void ref_bt_conv_s8(const bt_conv_params *, const int8_t *, int32_t, int8_t *, int32_t, int32_t);
@@ -35,6 +36,10 @@ void ref_bt_pad_s8(const bt_pad_params *, const int8_t *, int8_t *);
 void ref_bt_concat_s8(const bt_concat_params *, const int8_t *const *, int8_t *);
 void ref_bt_split_s8(const bt_concat_params *, const int8_t *, int8_t *const *);
 void ref_bt_strided_slice_s8(const bt_slice_params *, const int8_t *, int8_t *);
+
+#ifdef BT_SET_XCORE
+extern uint32_t bt_vpu_ops, bt_vpu_align_faults;   /* xcore set: VPU model statistics */
+#endif
 
 /* ------------------------------------------------------------------ platform */
 #ifdef BT_HOST
@@ -463,6 +468,25 @@ static void test_data_movement(void) {
   }
 }
 
+/* the optimised sets' requantisation (bt_mbqm_fast) against the TFLM transcription (bt_mbqm) */
+static void test_requant_helpers(void) {
+  static const int32_t edge[] = {0, 1, -1, 2, -2, 127, -128, 255, -255, 1 << 20, -(1 << 20), (1 << 30) - 1, 1 << 30,
+                                 -(1 << 30), INT32_MAX, INT32_MIN, INT32_MIN + 1, 12345678, -12345678};
+  static const int32_t mults[] = {0, 1, 1 << 30, (1 << 30) + 1, INT32_MAX, INT32_MIN, -(1 << 30), 1518500250};
+  int32_t bad = 0;
+  for (uint32_t i = 0; i < sizeof edge / sizeof edge[0]; i++)
+    for (uint32_t j = 0; j < sizeof mults / sizeof mults[0]; j++)
+      for (int32_t s = -31; s <= 0; s++)
+        if (bt_mbqm(edge[i], mults[j], s) != bt_mbqm_fast(edge[i], mults[j], s)) bad++;
+  for (int32_t t = 0; t < 20000; t++) {
+    int32_t x = (int32_t)rnd() >> ri(0, 30), m = (int32_t)rnd(), s = ri(-31, 4);
+    if (s > 0) x >>= s + 1;   /* TFLM's left shift must not overflow */
+    if (bt_mbqm(x, m, s) != bt_mbqm_fast(x, m, s)) bad++;
+  }
+  if (bad) { failed++; bt_puts("FAIL bt_mbqm_fast mismatches: "); put_i(bad); bt_puts("\n"); }
+  else passed++;
+}
+
 /* ------------------------------------------------------------------ benchmark cases */
 static void shape_cases(void) {
   /* the representative shapes of the benchmark, checked for correctness too */
@@ -484,28 +508,39 @@ MARK(bench_0_ref_begin) MARK(bench_0_ref_end) MARK(bench_0_opt_begin) MARK(bench
 MARK(bench_1_ref_begin) MARK(bench_1_ref_end) MARK(bench_1_opt_begin) MARK(bench_1_opt_end)
 MARK(bench_2_ref_begin) MARK(bench_2_ref_end) MARK(bench_2_opt_begin) MARK(bench_2_opt_end)
 MARK(bench_3_ref_begin) MARK(bench_3_ref_end) MARK(bench_3_opt_begin) MARK(bench_3_opt_end)
+/* xcore set: VPU instructions issued by the benchmark kernel just run (model count) */
+static void vpu_report(int k) {
+#ifdef BT_SET_XCORE
+  static uint32_t last;
+  bt_puts("bench "); put_i(k); bt_puts(" vpu_ops="); bt_putu(bt_vpu_ops - last); bt_puts("\n");
+  last = bt_vpu_ops;
+#else
+  (void)k;
+#endif
+}
 /* 0: conv 1x1 16x16x32->64   1: depthwise 3x3 40x40x96 s1 SAME
  * 2: conv 3x3 16x16x16->32 SAME   3: fully connected 512->64 */
 static void bench(void) {
   bt_depthwise_params d; bt_fc_params f;
   gen_conv(&d.conv, 16, 16, 32, 64, 1, 1, 1, 1, 1, 1, 1, 32, 64, 0);
   fill(g_in, BUF);
+  vpu_report(-1);
   bench_0_ref_begin(); ref_bt_conv_s8(&d.conv, g_in, 0, g_ref, 0, 16); bench_0_ref_end();
-  bench_0_opt_begin(); bt_conv_s8(&d.conv, g_in, 0, g_opt, 0, 16); bench_0_opt_end();
+  bench_0_opt_begin(); bt_conv_s8(&d.conv, g_in, 0, g_opt, 0, 16); bench_0_opt_end(); vpu_report(0);
   check("bench_conv1x1", 0, g_ref, g_opt, 16 * 16 * 64);
   gen_conv(&d.conv, 40, 40, 96, 96, 3, 3, 1, 1, 1, 1, 1, 96, 96, 1); d.depth_multiplier = 1;
   bench_1_ref_begin(); ref_bt_depthwise_s8(&d, g_in, 0, g_ref, 0, 40); bench_1_ref_end();
-  bench_1_opt_begin(); bt_depthwise_s8(&d, g_in, 0, g_opt, 0, 40); bench_1_opt_end();
+  bench_1_opt_begin(); bt_depthwise_s8(&d, g_in, 0, g_opt, 0, 40); bench_1_opt_end(); vpu_report(1);
   check("bench_dw3x3", 0, g_ref, g_opt, 40 * 40 * 96);
   gen_conv(&d.conv, 16, 16, 16, 32, 3, 3, 1, 1, 1, 1, 1, 16, 32, 0);
   bench_2_ref_begin(); ref_bt_conv_s8(&d.conv, g_in, 0, g_ref, 0, 16); bench_2_ref_end();
-  bench_2_opt_begin(); bt_conv_s8(&d.conv, g_in, 0, g_opt, 0, 16); bench_2_opt_end();
+  bench_2_opt_begin(); bt_conv_s8(&d.conv, g_in, 0, g_opt, 0, 16); bench_2_opt_end(); vpu_report(2);
   check("bench_conv3x3", 0, g_ref, g_opt, 16 * 16 * 32);
   f.n_in = 512; f.n_out = 64; f.batches = 1; f.input_offset = 5; f.filter_offset = 0; f.output_offset = -3;
   f.act_min = -128; f.act_max = 127; fill(g_w, 512 * 64); f.weights = g_w; f.bias = g_bias;
   rand_quant(64, 18); f.multiplier = g_mult; f.shift = g_shift; f.per_channel = 1;
   bench_3_ref_begin(); ref_bt_fully_connected_s8(&f, g_in, g_ref); bench_3_ref_end();
-  bench_3_opt_begin(); bt_fully_connected_s8(&f, g_in, g_opt); bench_3_opt_end();
+  bench_3_opt_begin(); bt_fully_connected_s8(&f, g_in, g_opt); bench_3_opt_end(); vpu_report(3);
   check("bench_fc", 0, g_ref, g_opt, 64);
 }
 #endif
@@ -518,6 +553,7 @@ int bt_main(void) {
 #ifdef BT_BENCH
   bench();
 #endif
+  test_requant_helpers();
   test_conv();
   test_depthwise();
   test_pool();
@@ -527,6 +563,10 @@ int bt_main(void) {
   test_mean();
   test_data_movement();
   shape_cases();
+#ifdef BT_SET_XCORE
+  if (bt_vpu_align_faults) { failed++; bt_puts("FAIL unaligned VPU memory operands: "); bt_putu(bt_vpu_align_faults); bt_puts("\n"); }
+  else passed++;
+#endif
   put_i(passed); bt_puts(" passed, "); put_i(failed); bt_puts(" failed\n");
   return failed ? 1 : 0;
 }

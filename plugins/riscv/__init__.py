@@ -18,6 +18,13 @@ def targets():
         Target(name="riscv32", cpu="rv32imac", description="rv32imac on qemu-system-riscv32 -M virt",
                flash_origin=0x80000000, flash_bytes=8 * m, ram_origin=0x80800000, ram_bytes=4 * m,
                stack_bytes=0x2000, run=("qemu-system-riscv32", "-M", "virt", "-bios", "none") + _SH, **common),
+        # The same machine with the vector extension (RVV 1.0, VLEN 128): the riscv kernel set's RVV paths.
+        Target(name="riscv32-rvv", cpu="rv32imac + V (VLEN 128)",
+               description="rv32imac+V on qemu-system-riscv32 -M virt -cpu rv32,v=true,vlen=128",
+               flash_origin=0x80000000, flash_bytes=8 * m, ram_origin=0x80800000, ram_bytes=4 * m,
+               stack_bytes=0x2000, defines=("BT_RVV=1",),
+               run=("qemu-system-riscv32", "-M", "virt", "-bios", "none", "-cpu",
+                    "rv32,v=true,vext_spec=v1.0,vlen=128,elen=64") + _SH, **common),
         # HiFive1 (sifive_e): XIP flash at 0x20400000, 16 KiB DTIM RAM; overflow below RAM traps.
         Target(name="hifive1", cpu="rv32imac (sifive-e31)", description="HiFive1 on qemu-system-riscv32 -M sifive_e",
                flash_origin=0x20400000, flash_bytes=16 * m, ram_origin=0x80000000, ram_bytes=16 * 1024,

@@ -12,4 +12,4 @@ def targets():
     return [Target(
         name="xcore", cpu="xcore.ai VPU (C model)", description="xcore kernel set on the host, VPU C model",
         platform="host", cc="gcc", cflags=("-O2", "-std=gnu11", "-g"), ldflags=("-pthread",),
-        kernel_sets=("xcore",), defines=("BT_XCORE_VPU_MODEL=1",), stack_bytes=1 << 20, weights_align=32)]
+        kernel_sets=("xcore",), defines=("BT_SET_XCORE",), stack_bytes=1 << 20, weights_align=32)]

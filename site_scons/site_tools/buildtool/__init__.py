@@ -30,10 +30,24 @@ import SCons.Script
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def _python_deps() -> list:
-    """Generated files depend on the generator's code."""
+# The Python modules each generated file is computed by (a change reruns the step; the
+# step's output is compared by content, so an unchanged result stops the rebuild there).
+_GENERATORS = {
+    "zoo": ("zoo.py", "builder.py", "tflite_writer.py", "ir.py", "refops"),
+    "skeleton": ("tflite_reader.py", "ir.py", "ops.py", "flash.py", "codegen/skeleton.py"),
+    "plan": ("arena", "plan.py", "ops.py", "ir.py", "codegen/skeleton.py"),
+    "code": ("codegen", "refops", "flash.py", "firmware.py", "plan.py", "ops.py", "ir.py"),
+    "flash": ("flash.py", "tflite_reader.py", "ir.py"),
+}
+
+
+def _python_deps(step: str) -> list:
     pkg = ROOT / "buildtool"
-    return sorted(str(p) for p in pkg.rglob("*.py") if "__pycache__" not in p.parts)
+    out = []
+    for rel in _GENERATORS[step]:
+        p = pkg / rel
+        out += sorted(str(f) for f in p.rglob("*.py")) if p.is_dir() else [str(p)]
+    return out
 
 
 def _write(path, data) -> None:
@@ -115,12 +129,7 @@ def _run(target, source, env):
         x = np.random.default_rng(0).integers(-128, 128, size=spec["shape"], dtype=np.int8)
     y, prof, ram = firmware.run(env["BT_BOARD"], env["BT_OUT"], x)
     print(f"output: {' '.join(str(int(v)) for v in np.asarray(y).reshape(-1))}")
-    print(f"RAM: arena {ram['arena_bytes']} B + stack {ram['stack_bytes']} B + other static "
-          f"{ram['static_other_bytes']} B = {ram['total_bytes']} B")
-    if prof["ops"]:
-        unit = prof["unit"]
-        for o in prof["ops"]:
-            print(f"  op {o['op']:3d} {o['opcode']:20s} {o['count']:>12d} {unit}")
+    print(firmware.format_report(prof, ram))
     if env.get("BT_OUTPUT"):
         np.save(env["BT_OUTPUT"], np.asarray(y))
     return 0
@@ -149,21 +158,21 @@ def bt_firmware(env, board: str, model: str, out: str, kernels: str = "", plan_o
         t = t.with_kernels(tuple(kernels.split(",")))
     out_dir = env.Dir(out)
     o = out_dir.abspath
-    pyd = _python_deps()
     fenv = env.Clone(BT_BOARD=board, BT_WEIGHTS_ALIGN=t.weights_align,
                      BT_PLAN_OPTIONS=dict(sorted((plan_options or {}).items())))
     if model.endswith(".tflite") or os.sep in model or os.path.exists(model):
         model_node = env.File(model)
     else:
         model_node = fenv.BtZooModel(os.path.join(o, "model.tflite"), fenv.Value(model), BT_ZOO_NAME=model)[0]
-        fenv.Depends(model_node, pyd)
+        fenv.Depends(model_node, _python_deps("zoo"))
     skel = fenv.BtSkeleton(os.path.join(o, "skeleton.json"), model_node)
+    fenv.Depends(skel, _python_deps("skeleton"))
     plan = fenv.BtPlan(os.path.join(o, "plan.json"), skel)
-    fenv.Depends(plan, [fenv.Value(repr(fenv["BT_PLAN_OPTIONS"]))] + pyd)
+    fenv.Depends(plan, [fenv.Value(repr(fenv["BT_PLAN_OPTIONS"]))] + _python_deps("plan"))
     code = fenv.BtCode([os.path.join(o, n) for n in ("model.c", "model.h", "firmware.json")], [skel, plan])
-    fenv.Depends(code, [fenv.Value(f"{board}:{t.weights_align}")] + pyd)
+    fenv.Depends(code, [fenv.Value(f"{board}:{t.weights_align}")] + _python_deps("code"))
     weights = fenv.BtFlash(os.path.join(o, "weights.bin"), model_node)
-    fenv.Depends(weights, [fenv.Value(f"{board}:{t.weights_align}")] + pyd)
+    fenv.Depends(weights, [fenv.Value(f"{board}:{t.weights_align}")] + _python_deps("flash"))
 
     cflags = [f for f in firmware.compile_flags(t, o, kroot) if not f.startswith("-I")]
     ldflags, libs = _split_ldflags(list(t.ldflags))

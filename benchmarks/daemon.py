@@ -1,0 +1,112 @@
+"""Planner daemon: cold plan vs warm cache hit, medians of several runs.
+
+    python benchmarks/daemon.py [--runs N] [--warm-runs N]
+
+Runs a daemon in a private temporary runtime and cache directory (never the
+user's), stops it at the end, and prints a Markdown table for docs/daemon.md.
+Rows per model:
+  in-process   service.plan_request without a daemon or cache (what --no-daemon does)
+  daemon cold  cache cleared, then one request (parse + plan inside the daemon)
+  daemon warm  the same request again over a new connection (what each build does)
+  warm, new process  a fresh Python process: importing the client + the warm request, timed inside
+                     it (what a one-shot CLI call adds to the interpreter's own start, shown
+                     for reference as a bare `python -c pass`)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared")) / "models"
+
+
+def models() -> list:
+    """(label, model spec): zoo architectures, plus the converter-made MobileNetV2 when present."""
+    out = [("mobilenetv2 (zoo)", "mobilenetv2"), ("mcunet-in3 (zoo)", "mcunet-in3")]
+    p = SHARED / "mobilenetv2_160_a1.tflite"
+    if p.exists():
+        out.append(("mobilenetv2_160_a1.tflite", str(p)))
+    return out
+
+
+def median_ms(fn, runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t) * 1e3)
+    return statistics.median(times)
+
+
+def scons_rebuild_rows() -> list:
+    """TODO(after the SCons tool lands): time a no-op rebuild and a weight-only rebuild of a firmware
+    target with the daemon warm vs --no-daemon, and return rows (label, no-daemon ms, daemon ms)."""
+    return []
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=3, help="runs of each cold measurement")
+    ap.add_argument("--warm-runs", type=int, default=20, help="runs of each warm measurement")
+    a = ap.parse_args(argv)
+    tmp = tempfile.mkdtemp(prefix="btbench", dir="/tmp")
+    os.environ["BUILDTOOL_RUNTIME_DIR"] = os.path.join(tmp, "run")
+    os.environ["BUILDTOOL_CACHE_DIR"] = os.path.join(tmp, "cache")
+    from buildtool import service
+    from buildtool.daemon.client import DaemonClient
+
+    rows = []
+    try:
+        with DaemonClient() as c:
+            c.connect()
+        for label, spec in models():
+            inproc = median_ms(lambda: service.plan_request(spec), a.runs)
+
+            def cold():
+                with DaemonClient() as c:
+                    c.clear()
+                    r = c.plan(spec)
+                assert r["cache"] == {"hits": 0, "misses": 1}, r["cache"]
+
+            def warm():
+                with DaemonClient() as c:
+                    return c.plan(spec)["cache"] == {"hits": 1, "misses": 0}
+
+            cold_ms = median_ms(cold, a.runs)
+            for _ in range(3):  # a daemon restarted by a source edit meanwhile must plan once more
+                if warm():
+                    break
+            warm_ms = median_ms(warm, a.warm_runs)
+            code = ("import time; t = time.perf_counter(); from buildtool.daemon.client import plan; "
+                    f"plan({spec!r}); print((time.perf_counter() - t) * 1e3)")
+            proc_ms = statistics.median(
+                float(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout)
+                for _ in range(7))
+            rows.append((label, inproc, cold_ms, warm_ms, proc_ms))
+        bare = median_ms(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True), 5)
+    finally:
+        with DaemonClient(start=False) as c:
+            if c.connect():
+                c.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"| model | in-process plan | daemon cold | daemon warm hit | new process: import + warm hit "
+          f"(interpreter start: {bare:.0f} ms) |")
+    print("|---|---:|---:|---:|---:|")
+    for label, inproc, cold_ms, warm_ms, proc_ms in rows:
+        print(f"| {label} | {inproc:.0f} ms | {cold_ms:.0f} ms | {warm_ms:.1f} ms | {proc_ms:.1f} ms |")
+    for label, nod, dae in scons_rebuild_rows():
+        print(f"| {label} | {nod:.0f} ms | | {dae:.0f} ms | |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+"""Fusion and splitting figures in the layout of msf-CNN's Table 1, for docs/fusion.md.
+
+    python benchmarks/fusion.py [--models mbv2-w0.35,mcunet-vww1,...] [--accounting streamed|arena|both]
+
+Each figure is the packed arena of the real plan (kB = 1000 B, as the papers print),
+with its MAC overhead over the unfused network; the search time is the time to get the
+whole Pareto front (every P1 and P2 answer of the row comes from it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from buildtool import zoo  # noqa: E402
+from buildtool.errors import PlanError  # noqa: E402
+from buildtool.fusion import plan_fused  # noqa: E402
+from buildtool.fusion.schedule import plan_schedule, schedule_from_edges  # noqa: E402
+from buildtool.fusion.search import search_front  # noqa: E402
+from buildtool.report import plain_plan  # noqa: E402
+
+FACTORS = (1.1, 1.2, 1.3, 1.4, 1.5, float("inf"))
+LIMITS_KB = (16, 32, 64, 128, 256)
+MODELS = ("mbv2-w0.35", "mcunet-vww1", "mcunet-in3", "mobilenetv2")
+SPLITS = {"no split": [], "single": [(0, 5, 12)], "dual": [(0, 5, 12), (6, 12, 8)],
+          "triple (xformer's best)": [(0, 5, 12), (6, 12, 8), (13, 20, 2)], "auto": "auto"}
+
+
+def _cell(plan) -> str:
+    return f"{plan.arena_bytes / 1000:.1f} ({plan.mac_overhead:.2f}x)"
+
+
+def table_rows(g, streamed: bool) -> tuple:
+    t0 = time.perf_counter()
+    front = search_front(g, streamed=streamed)
+    t_search = time.perf_counter() - t0
+    vanilla = plain_plan(g, streamed)
+    cells = []
+    for f in FACTORS:
+        s = front.p1(f)
+        cells.append(_cell(plan_schedule(g, schedule_from_edges(g, s.edges, streamed), 16, 1.0)))
+    for kb in LIMITS_KB:
+        try:
+            s = front.p2(kb * 1000)
+            p = plan_schedule(g, schedule_from_edges(g, s.edges, streamed), 16, 1.0)
+            cells.append(_cell(p) if p.arena_bytes <= kb * 1000 else "packing over")
+        except PlanError:
+            cells.append("infeasible")
+    return vanilla, cells, t_search
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--accounting", choices=("streamed", "arena", "both"), default="both")
+    ap.add_argument("--no-splits", action="store_true")
+    a = ap.parse_args(argv)
+    accs = {"streamed": [True], "arena": [False], "both": [True, False]}[a.accounting]
+    head = (["model", "vanilla"] + [f"P1 F={'inf' if f == float('inf') else f}" for f in FACTORS]
+            + [f"P2 {kb} kB" for kb in LIMITS_KB] + ["search s"])
+    for streamed in accs:
+        print(f"\n### {'input streamed' if streamed else 'input in the arena'}, residuals counted: "
+              f"peak kB (MAC overhead)\n")
+        print("| " + " | ".join(head) + " |")
+        print("|" + "---|" * len(head))
+        for name in a.models.split(","):
+            g = zoo.build(name)
+            vanilla, cells, ts = table_rows(g, streamed)
+            print(f"| {name} | {vanilla.lower_bound_bytes / 1000:.1f} | " + " | ".join(cells) + f" | {ts:.2f} |",
+                  flush=True)
+    if not a.no_splits:
+        g = zoo.build("mobilenetv2")
+        print("\n### Operator splitting, mobilenetv2 160 alpha 1.0, input in the arena\n")
+        print("| setting | regions (top:bottom:slices) | peak B | MAC overhead |")
+        print("|---|---|---|---|")
+        for label, sp in SPLITS.items():
+            p = plain_plan(g) if sp == [] else plan_fused(g, splits=sp)
+            regs = " ".join(f"{r['top']}:{r['bottom']}:{r['slices']}" for r in p.to_json(g)["splits"]) or "-"
+            print(f"| {label} | {regs} | {p.arena_bytes} | {p.mac_overhead:.3f} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,114 @@
+"""Kernel benchmarks: executed instructions per model and board (optimised vs reference kernel
+set, QEMU instruction-count plugin, deterministic) and host wall time of our host firmware vs the
+TFLite Micro interpreter on the same model.
+
+    python benchmarks/kernels.py                 # markdown tables on stdout
+    python benchmarks/kernels.py --big           # also mbv2_w035_144 (slower)
+    python benchmarks/kernels.py --runs 20       # host timing repetitions (min is reported)
+
+Instruction counts are the sum of the per-operator regions (model_invoke's work, without
+start-up and I/O). Models come from ../shared/models when present, else from the zoo.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from buildtool import firmware, targets, tflite_reader, zoo  # noqa: E402
+from buildtool.errors import BuildtoolError  # noqa: E402
+from buildtool.tflite_writer import serialize  # noqa: E402
+
+SHARED = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared")) / "models"
+BOARDS = ["cortex-m4", "cortex-m7", "cortex-m33", "riscv32", "riscv32-rvv", "hifive1"]
+
+
+def models(big: bool) -> dict:
+    """name -> .tflite bytes."""
+    names = ["tiny_cnn_32", "dscnn_kws", "resnet_concat_64"] + (["mbv2_w035_144"] if big else [])
+    out = {n: (SHARED / f"{n}.tflite").read_bytes() for n in names if (SHARED / f"{n}.tflite").exists()}
+    out["zoo:tiny"] = serialize(zoo.build("tiny"))
+    return out
+
+
+def example_input(g) -> np.ndarray:
+    return np.random.default_rng(0).integers(-128, 128, size=tuple(g.tensors[g.inputs[0]].shape), dtype=np.int8)
+
+
+def instructions(data: bytes, board: str, kernels, work: Path) -> int | None:
+    """Executed instructions of one inference, or None when the model does not fit the board."""
+    g = tflite_reader.parse(data)
+    try:
+        firmware.build(g, board, work, kernels=kernels)
+    except firmware.FirmwareError as e:
+        if "does not fit" in str(e):
+            return None
+        raise
+    _, prof, _ = firmware.run(board, work, example_input(g))
+    return sum(o["count"] for o in prof["ops"])
+
+
+def host_times(data: bytes, runs: int, work: Path) -> tuple:
+    """(our host firmware ns, TFLM interpreter ns): the minimum over `runs` inferences."""
+    from tflite_micro import runtime
+
+    g = tflite_reader.parse(data)
+    x = example_input(g)
+    firmware.build(g, "host", work)
+    ours = min(sum(o["count"] for o in firmware.run("host", work, x)[1]["ops"]) for _ in range(runs))
+    ip = runtime.Interpreter.from_bytes(data)
+    ip.set_input(x, 0)
+    best = None
+    for _ in range(runs):
+        t0 = time.perf_counter_ns()
+        ip.invoke()
+        dt = time.perf_counter_ns() - t0
+        best = dt if best is None else min(best, dt)
+    return ours, best
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--big", action="store_true", help="include mbv2_w035_144")
+    ap.add_argument("--runs", type=int, default=10)
+    ap.add_argument("--boards", default=",".join(BOARDS))
+    a = ap.parse_args(argv)
+    ms = models(a.big)
+    boards = [b for b in a.boards.split(",") if not targets.get(b).missing_tools()]
+    with tempfile.TemporaryDirectory(prefix="bt-bench-") as tmp:
+        work = Path(tmp)
+        print("### Executed instructions per inference (optimised / reference kernel set)\n")
+        print("| model | " + " | ".join(boards) + " |")
+        print("|---|" + "---:|" * len(boards))
+        for name, data in ms.items():
+            cells = []
+            for b in boards:
+                try:
+                    opt = instructions(data, b, None, work / b / "opt")
+                    ref = instructions(data, b, ("reference",), work / b / "ref")
+                except BuildtoolError as e:
+                    cells.append(f"error: {e}")
+                    continue
+                cells.append("does not fit" if opt is None else
+                             f"{opt / 1e6:.2f} M / {ref / 1e6:.2f} M (x{ref / opt:.2f})")
+            print(f"| {name} | " + " | ".join(cells) + " |")
+        print(f"\n### Host wall time per inference (min of {a.runs} runs)\n")
+        print("| model | our host firmware | TFLM interpreter | TFLM / ours |")
+        print("|---|---:|---:|---:|")
+        for name, data in ms.items():
+            ours, tflm = host_times(data, a.runs, work / "host" / name.replace(":", "_"))
+            print(f"| {name} | {ours / 1e3:.0f} us | {tflm / 1e3:.0f} us | x{tflm / ours:.2f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

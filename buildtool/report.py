@@ -1,0 +1,140 @@
+"""`buildtool report`: an HTML page with an SVG of memory in use over the execution order,
+before (layer by layer) and after splitting / fusion, with the blocks and regions marked.
+
+Both curves are the per-step live bytes of real arena plans (the packed arena size is
+printed beside each); a step is one operator of the model order.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+
+import numpy as np
+
+from .fusion.schedule import BlockRun, FusedPlan, Schedule, plan_schedule
+
+_W, _H = 900, 360
+_ML, _MR, _MT, _MB = 70, 20, 30, 60
+_COLORS = {"recompute": "#e8a33c", "hcache": "#4c9ed9", "linebuf": "#69b36b", "split": "#a77fd1"}
+
+
+def plain_plan(g, streamed: bool = False, align: int = 16) -> FusedPlan:
+    """Layer by layer, every tensor whole: the 'before' of a report."""
+    return plan_schedule(g, Schedule(list(range(len(g.operators))), streamed), align, 0.5)
+
+
+def _fmt(n: int) -> str:
+    return f"{n / 1024:.1f} KiB" if n >= 1024 else f"{n} B"
+
+
+def _nice_step(top: float) -> float:
+    for m in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000):
+        if top / m <= 6:
+            return m
+    return top / 5
+
+
+def memory_svg(g, before: FusedPlan, after: FusedPlan, title: str = "") -> str:
+    """Two step curves (KiB live per step), log-free linear axis, blocks shaded and labelled."""
+    n = len(g.operators)
+    top = max(max(before.profile), max(after.profile), 1) / 1024
+    pw, ph = _W - _ML - _MR, _H - _MT - _MB
+
+    def x(s):
+        return _ML + pw * s / max(n, 1)
+
+    def y(kib):
+        return _MT + ph * (1 - kib / top)
+
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{_W}" height="{_H}" viewBox="0 0 {_W} {_H}" '
+           f'font-family="Helvetica, Arial, sans-serif" font-size="11">',
+           f'<rect width="{_W}" height="{_H}" fill="white"/>']
+    if title:
+        out.append(f'<text x="{_W / 2}" y="18" text-anchor="middle" font-size="13" font-weight="bold">'
+                   f'{html.escape(title)}</text>')
+    for k, it in enumerate(after.schedule.items):
+        if not isinstance(it, BlockRun):
+            continue
+        kind = "split" if after.schedule.mode == "split" else it.scheme
+        x0, x1 = x(it.p), x(it.q)
+        out.append(f'<rect x="{x0:.1f}" y="{_MT}" width="{x1 - x0:.1f}" height="{ph}" fill="{_COLORS[kind]}" '
+                   f'fill-opacity="0.16"><title>ops {it.p}-{it.q - 1}: {kind}, tile {it.tile[0]}x{it.tile[1]}'
+                   f'</title></rect>')
+        out.append(f'<line x1="{x0:.1f}" y1="{_MT}" x2="{x0:.1f}" y2="{_MT + ph}" stroke="{_COLORS[kind]}" '
+                   f'stroke-width="0.8"/>')
+    step = _nice_step(top)
+    v = 0.0
+    while v <= top + 1e-9:
+        out.append(f'<line x1="{_ML}" y1="{y(v):.1f}" x2="{_ML + pw}" y2="{y(v):.1f}" stroke="#ddd"/>')
+        out.append(f'<text x="{_ML - 6}" y="{y(v) + 4:.1f}" text-anchor="end">{v:g}</text>')
+        v += step
+    for s in range(0, n + 1, max(1, n // 13)):
+        out.append(f'<text x="{x(s):.1f}" y="{_MT + ph + 16}" text-anchor="middle">{s}</text>')
+    out.append(f'<text x="{_ML + pw / 2}" y="{_H - 22}" text-anchor="middle">operator (execution order)</text>')
+    out.append(f'<text x="16" y="{_MT + ph / 2}" text-anchor="middle" transform="rotate(-90 16 {_MT + ph / 2})">'
+               f'activation memory in use (KiB)</text>')
+    for plan, color, dash in ((before, "#888", "5,3"), (after, "#c0392b", "")):
+        pts = []
+        for s, b in enumerate(plan.profile):
+            pts += [f"{x(s):.1f},{y(b / 1024):.1f}", f"{x(s + 1):.1f},{y(b / 1024):.1f}"]
+        out.append(f'<polyline points="{" ".join(pts)}" fill="none" stroke="{color}" stroke-width="1.6" '
+                   f'stroke-dasharray="{dash}"/>')
+    lx = _ML + 10
+    ly = _H - 8
+    items = [("#888", f"layer by layer: arena {_fmt(before.arena_bytes)}", "5,3"),
+             ("#c0392b", f"optimised: arena {_fmt(after.arena_bytes)}, MACs x{after.mac_overhead:.3f}", "")]
+    for color, label, dash in items:
+        out.append(f'<line x1="{lx}" y1="{ly - 4}" x2="{lx + 22}" y2="{ly - 4}" stroke="{color}" stroke-width="2" '
+                   f'stroke-dasharray="{dash}"/><text x="{lx + 28}" y="{ly}">{html.escape(label)}</text>')
+        lx += 330
+    for kind in sorted({("split" if after.schedule.mode == "split" else b.scheme) for b in after.schedule.blocks()}):
+        out.append(f'<rect x="{lx}" y="{ly - 10}" width="12" height="10" fill="{_COLORS[kind]}" fill-opacity="0.4"/>'
+                   f'<text x="{lx + 16}" y="{ly}">{kind}</text>')
+        lx += 80
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def report_html(g, before: FusedPlan, after: FusedPlan, title: str) -> str:
+    """A self-contained page: the figure, the headline numbers and the block table."""
+    acc = "input streamed (not in the arena)" if after.schedule.streamed else "input held in the arena"
+    rows = []
+    for it in after.schedule.blocks():
+        kind = "split" if after.schedule.mode == "split" else it.scheme
+        win = sum(int(np.prod(it.window_shape(g, t))) for t in it.windows)
+        ops = ", ".join(g.operators[i].opcode for i in it.geo.ops)
+        rows.append(f"<tr><td>{it.p}&ndash;{it.q - 1}</td><td>{kind}</td><td>{it.tile[0]}&times;{it.tile[1]}</td>"
+                    f"<td>{len(it.rows.bounds) - 1}&times;{len(it.cols.bounds) - 1}</td><td>{win}</td>"
+                    f"<td style='font-size:10px'>{html.escape(ops)}</td></tr>")
+    svg = memory_svg(g, before, after, title)
+    return f"""<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>{html.escape(title)}</title>
+<style>body{{font-family:Helvetica,Arial,sans-serif;max-width:960px;margin:24px auto;color:#222}}
+table{{border-collapse:collapse;font-size:12px}}td,th{{border-bottom:1px solid #ddd;padding:3px 8px;text-align:left}}
+</style></head><body>
+<h1>{html.escape(title)}</h1>
+<p>Accounting: {acc}; residual tensors held across a block are counted. Peak = packed arena of the real plan.</p>
+<table><tr><th></th><th>arena</th><th>lower bound</th><th>MACs</th><th>MAC overhead</th></tr>
+<tr><td>layer by layer</td><td>{before.arena_bytes}</td><td>{before.lower_bound_bytes}</td><td>{before.macs}</td><td>1.000</td></tr>
+<tr><td>optimised</td><td>{after.arena_bytes}</td><td>{after.lower_bound_bytes}</td><td>{after.macs}</td>
+<td>{after.mac_overhead:.3f}</td></tr></table>
+{svg}
+<h2>Blocks</h2>
+<table><tr><th>ops</th><th>scheme</th><th>tile</th><th>tiles</th><th>window bytes</th><th>operators</th></tr>
+{''.join(rows)}</table>
+</body></html>
+"""
+
+
+def write_report(g, after: FusedPlan, path: str, title: str | None = None) -> tuple:
+    """Write path (HTML) and the figure beside it (same name, .svg), atomically. Returns both paths."""
+    before = plain_plan(g, after.schedule.streamed, after.align)
+    title = title or f"{g.name}: activation memory before and after"
+    svg_path = os.path.splitext(path)[0] + ".svg"
+    for p, text in ((svg_path, memory_svg(g, before, after, title)), (path, report_html(g, before, after, title))):
+        tmp = f"{p}.tmp{os.getpid()}"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, p)
+    return path, svg_path

@@ -1,0 +1,261 @@
+"""Firmware: generated model.c + kernels + start-up code, built per board and run (natively or in QEMU).
+
+Every output is compared byte for byte with TFLite Micro's interpreter on the same input.
+Boards whose toolchain or emulator is missing are skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import zlib
+
+import numpy as np
+import pytest
+from conftest import fixed_input, shared_model, tflm_run
+
+from buildtool import firmware, flash, targets, tflite_reader, zoo
+from buildtool.arena import plan_arena
+from buildtool.codegen import generate
+from buildtool.codegen.skeleton import from_json, to_json
+from buildtool.errors import UsageError
+from buildtool.tflite_writer import serialize
+
+MAIN_BOARDS = ["host", "cortex-m4", "riscv32"]
+OTHER_BOARDS = ["cortex-m7", "cortex-m33", "riscv32-rvv", "xcore"]
+SMALL = ["tiny_cnn_32", "dscnn_kws", "resnet_concat_64"]
+
+
+def need(board: str) -> targets.Target:
+    t = targets.get(board)
+    missing = t.missing_tools()
+    if missing:
+        pytest.skip(f"{board} needs {', '.join(missing)}")
+    return t
+
+
+def check_bit_exact(model_bytes: bytes, board: str, out_dir, seeds=(0,)) -> tuple:
+    """Build once, run every seed's input, compare with TFLM; return the last (profile, ram)."""
+    g = tflite_reader.parse(model_bytes)
+    firmware.build(g, board, out_dir)
+    for seed in seeds:
+        x = fixed_input(g.tensors[g.inputs[0]].shape, seed)
+        y, prof, ram = firmware.run(board, out_dir, x)
+        ref = tflm_run(model_bytes, [x])[0]
+        assert y.dtype == ref.dtype and y.shape == ref.shape
+        assert np.array_equal(y, ref), f"{board}: firmware {y.reshape(-1)[:12]} != tflm {ref.reshape(-1)[:12]}"
+    return prof, ram
+
+
+@pytest.mark.parametrize("model", SMALL)
+@pytest.mark.parametrize("board", MAIN_BOARDS)
+def test_shared_models_bit_exact(board, model, tmp_path):
+    need(board)
+    data = shared_model(model).read_bytes()
+    prof, ram = check_bit_exact(data, board, tmp_path)
+    g = tflite_reader.parse(data)
+    assert [o["op"] for o in prof["ops"]] == plan_arena(g).order
+    assert all(o["count"] > 0 for o in prof["ops"])
+
+
+@pytest.mark.parametrize("board", MAIN_BOARDS + OTHER_BOARDS + ["hifive1"])
+def test_tiny_cnn_bit_exact_every_board(board, tmp_path):
+    need(board)
+    check_bit_exact(shared_model("tiny_cnn_32").read_bytes(), board, tmp_path)
+
+
+@pytest.mark.parametrize("board", MAIN_BOARDS + OTHER_BOARDS + ["hifive1"])
+def test_zoo_tiny_bit_exact_every_board(board, tmp_path):
+    """Works without ../shared: the zoo model is generated here."""
+    need(board)
+    check_bit_exact(serialize(zoo.build("tiny")), board, tmp_path, seeds=(0, 1))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["dscnn_kws", "resnet_concat_64"])
+@pytest.mark.parametrize("board", OTHER_BOARDS)
+def test_shared_models_other_boards(board, model, tmp_path):
+    need(board)
+    check_bit_exact(shared_model(model).read_bytes(), board, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("board", ["cortex-m4", "riscv32"])
+def test_mbv2_bit_exact(board, tmp_path):
+    need(board)
+    check_bit_exact(shared_model("mbv2_w035_144").read_bytes(), board, tmp_path)
+
+
+def test_hifive1_refuses_a_model_that_does_not_fit(tmp_path):
+    """16 KiB of RAM: mcunet-vww1 needs an 88 KiB arena; the linker's RAM region says so."""
+    need("hifive1")
+    with pytest.raises(firmware.FirmwareError, match="does not fit board hifive1"):
+        firmware.build(zoo.build("mcunet-vww1"), "hifive1", tmp_path)
+
+
+def _size_sections(t, elf) -> dict:
+    out = subprocess.run([t.binutil("size"), "-A", str(elf)], capture_output=True, text=True, check=True).stdout
+    return {p[0]: int(p[1]) for p in (line.split() for line in out.splitlines()) if len(p) >= 3 and p[0][0] == "."}
+
+
+@pytest.mark.parametrize("board", ["cortex-m4", "cortex-m33", "riscv32", "hifive1"])
+def test_measured_ram_is_arena_plus_stack_plus_static(board, tmp_path):
+    t = need(board)
+    g = zoo.build("tiny")
+    plan = plan_arena(g)
+    firmware.build(g, board, tmp_path)
+    _, _, ram = firmware.run(board, tmp_path, fixed_input(g.tensors[g.inputs[0]].shape))
+    sec = _size_sections(t, tmp_path / "firmware.elf")
+    # independent of the symbols ram_report reads: section sizes from `size -A`
+    static = sec.get(".data", 0) + sec.get(".bss", 0)
+    assert ram["arena_bytes"] == plan.arena_bytes
+    assert ram["static_other_bytes"] == static - plan.arena_bytes
+    assert 0 < ram["stack_bytes"] < ram["stack_reserved_bytes"] == sec[".stack"]
+    # what the firmware measured at run time (linker symbols + painted stack) is the same sum
+    assert ram["measured_bytes"] == plan.arena_bytes + ram["stack_bytes"] + ram["static_other_bytes"]
+    assert ram["total_bytes"] == ram["measured_bytes"]
+
+
+def test_weights_stay_in_flash(tmp_path):
+    t = need("cortex-m4")
+    g = tflite_reader.load(shared_model("dscnn_kws"))
+    paths = firmware.build(g, "cortex-m4", tmp_path)
+    image = paths["weights"].read_bytes()
+    sym = firmware.symbols(t, paths["elf"])
+    flash_end = t.flash_origin + t.flash_bytes
+    assert t.flash_origin <= sym["bt_weights"][0] < sym["bt_weights_end"][0] <= flash_end
+    assert sym["bt_weights_end"][0] - sym["bt_weights"][0] == len(image)
+    sec = _size_sections(t, paths["elf"])
+    assert sec[".bt_weights"] >= len(image) > g.params_bytes()
+    assert sec.get(".data", 0) + sec.get(".bss", 0) < plan_arena(g).arena_bytes + 64  # no weight copy in RAM
+
+
+def test_profile_is_deterministic_and_covers_every_op(tmp_path):
+    need("cortex-m4")
+    g = zoo.build("tiny")
+    firmware.build(g, "cortex-m4", tmp_path)
+    x = fixed_input(g.tensors[g.inputs[0]].shape)
+    p1 = firmware.run("cortex-m4", tmp_path, x)[1]
+    p2 = firmware.run("cortex-m4", tmp_path, x)[1]
+    assert p1 == p2 and p1["unit"] == "instructions"
+    assert [o["op"] for o in p1["ops"]] == plan_arena(g).order
+    assert [o["opcode"] for o in p1["ops"]] == [g.operators[i].opcode for i in plan_arena(g).order]
+    assert 0 < sum(o["count"] for o in p1["ops"]) < p1["total"]
+
+
+def test_host_profile_is_wall_time(tmp_path):
+    g = zoo.build("tiny")
+    firmware.build(g, "host", tmp_path)
+    _, prof, ram = firmware.run("host", tmp_path, fixed_input(g.tensors[g.inputs[0]].shape))
+    assert prof["unit"] == "ns" and len(prof["ops"]) == len(g.operators)
+    assert ram["arena_bytes"] == plan_arena(g).arena_bytes and ram["stack_bytes"] > 0
+
+
+def test_model_c_is_deterministic_and_weight_free():
+    g = zoo.build("tiny")
+    plan = plan_arena(g)
+    c1, h1 = generate(g, plan, "cortex-m4")
+    g2 = g.copy()
+    for t in g2.tensors:
+        if t.is_const and t.dtype == "int8":
+            t.data = (t.data.astype(np.int16) // 2).astype(np.int8)
+    assert generate(g2, plan, "cortex-m4") == (c1, h1)
+    assert f"MODEL_ARENA_BYTES {plan.arena_bytes}u" in h1
+    assert "int model_invoke(void)" in h1
+    assert c1.count("BT_PROFILE_BEGIN(") == len(g.operators) + 1  # + the macro's definition
+
+
+def test_skeleton_round_trip_gives_the_same_code():
+    g = tflite_reader.load(shared_model("resnet_concat_64"))
+    g2 = from_json(json.loads(json.dumps(to_json(g))))
+    p1, p2 = plan_arena(g), plan_arena(g2)
+    assert p1.to_json() == p2.to_json()
+    assert generate(g, p1, "host") == generate(g2, p2, "host")
+
+
+def test_flash_image_header_and_verify(tmp_path):
+    g = zoo.build("tiny")
+    image = flash.build_image(g, "cortex-m4", 16)
+    p = tmp_path / "weights.bin"
+    p.write_bytes(image)
+    info = flash.verify(str(p))
+    assert (info.target, info.version, info.align) == ("cortex-m4", flash.FORMAT_VERSION, 16)
+    assert info.payload_bytes == len(image) - flash.HEADER_BYTES
+    assert info.crc32 == zlib.crc32(image[flash.HEADER_BYTES:])
+    assert info.model_hash == bytes.fromhex(g.structure_hash())[:16]
+    for i, off in flash.layout(g, 16).items():
+        t = g.tensors[i]
+        assert off % 16 == 0
+        assert image[off:off + t.nbytes] == t.data.astype(t.data.dtype.newbyteorder("<")).tobytes()
+    bad = bytearray(image)
+    bad[-1] ^= 1
+    p.write_bytes(bad)
+    with pytest.raises(UsageError, match="CRC"):
+        flash.verify(str(p))
+    p.write_bytes(image[:-1])
+    with pytest.raises(UsageError, match="size"):
+        flash.verify(str(p))
+    p.write_bytes(b"XXXX" + image[4:])
+    with pytest.raises(UsageError, match="magic"):
+        flash.verify(str(p))
+
+
+def test_firmware_rejects_a_foreign_weights_image(tmp_path):
+    """model_init compares the image's model hash: a rebuilt image of another model is refused (exit 3)."""
+    a, b = tflite_reader.load(shared_model("tiny_cnn_32")), zoo.build("tiny")
+    firmware.build(a, "host", tmp_path)
+    flash.write_image(str(tmp_path / "weights.bin"), flash.build_image(b, "host"))
+    # relink with the foreign image (same command as build, kernels from the cache)
+    t = targets.get("host")
+    cmd = ([t.cc] + firmware.compile_flags(t, tmp_path) + [firmware.weights_define(tmp_path / "weights.bin")]
+           + [str(s) for s in firmware.sources(t, tmp_path) if s.parent.parent != firmware.KERNELS]
+           + [str(firmware.kernel_library(t))] + list(t.ldflags) + ["-o", str(tmp_path / "firmware.elf")])
+    subprocess.run(cmd, check=True, capture_output=True)
+    with pytest.raises(firmware.FirmwareError, match="exited with 3"):
+        firmware.run("host", tmp_path, fixed_input(a.tensors[a.inputs[0]].shape))
+
+
+def test_run_checks_the_input(tmp_path):
+    g = zoo.build("tiny")
+    firmware.build(g, "host", tmp_path)
+    with pytest.raises(UsageError, match="the model wants"):
+        firmware.run("host", tmp_path, np.zeros((1, 3, 3, 3), np.int8))
+    with pytest.raises(UsageError, match="built for board host"):
+        firmware.run("cortex-m4", tmp_path, fixed_input(g.tensors[g.inputs[0]].shape))
+
+
+def test_board_registry_and_third_party_plugin(monkeypatch):
+    assert {"host", "cortex-m4", "cortex-m7", "cortex-m33", "riscv32", "hifive1", "xcore"} <= set(targets.names())
+    with pytest.raises(UsageError, match="unknown board"):
+        targets.get("no-such-board")
+
+    class EP:
+        name, value = "acme", "acme_boards:targets"
+
+        def load(self):
+            return lambda: [targets.Target(name="acme-m0", cpu="cortex-m0", description="third party",
+                                           platform="arm", cc="arm-none-eabi-gcc")]
+
+    monkeypatch.setattr(targets, "entry_points", lambda group: [EP()] if group == targets.GROUP else [])
+    monkeypatch.setattr(targets, "_CACHE", {})
+    assert targets.get("acme-m0").cpu == "cortex-m0"
+    assert "cortex-m4" in targets.names()  # built-ins still load
+
+
+@pytest.mark.parametrize("board,code", [("hifive1", 97), ("cortex-m4", 98), ("cortex-m33", 98)])
+def test_stack_overflow_traps(board, code, tmp_path):
+    """A stack budget too small for the model: the guard (unmapped RAM below the stack on sifive_e,
+    the MPU region on v7-M, MSPLIM on v8-M) stops the firmware with the documented exit code."""
+    need(board)
+    g = zoo.build("tiny")
+    firmware.build(g, board, tmp_path, stack_bytes=64)
+    with pytest.raises(firmware.FirmwareError, match=f"exited with {code}"):
+        firmware.run(board, tmp_path, fixed_input(g.tensors[g.inputs[0]].shape))
+
+
+def test_timeout_is_reported_as_124(tmp_path):
+    need("cortex-m4")
+    g = tflite_reader.load(shared_model("resnet_concat_64"))
+    firmware.build(g, "cortex-m4", tmp_path)
+    with pytest.raises(firmware.FirmwareError, match="exited with 124 \\(timeout\\)"):
+        firmware.run("cortex-m4", tmp_path, fixed_input(g.tensors[g.inputs[0]].shape), timeout=0.05)

@@ -1,0 +1,397 @@
+"""The C kernel library (kernels/): every kernel set against the reference set, on the host and in
+QEMU, and the reference set against TensorFlow Lite Micro on one-operator models.
+
+kernels/tests/kernel_test.c runs each kernel of a set on deterministic pseudo-random cases (shapes,
+strides, dilations, paddings, pixel strides, row bands, per-channel quantisation, aliasing,
+in-place depthwise) and compares every byte with the reference set linked next to it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from ctypes import POINTER, Structure, c_int8, c_int32, c_void_p
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import tflm_run
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "kernels" / "tests"))
+import kbuild  # noqa: E402
+
+MIN_CASES = 400  # kernel_test.c runs about 405 comparisons per set
+
+
+def _assert_clean(rc: int, out: str) -> None:
+    passed, failed = kbuild.summary(out)
+    assert (failed, rc) == (0, 0), out[-3000:]
+    assert passed >= MIN_CASES, out[-3000:]
+
+
+@pytest.fixture(scope="module")
+def out_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("kernels")
+
+
+needs_arm = pytest.mark.skipif(not kbuild.tools_present("arm-none-eabi-gcc", "qemu-system-arm"),
+                               reason="arm-none-eabi-gcc / qemu-system-arm not installed")
+needs_rv = pytest.mark.skipif(not kbuild.tools_present("riscv64-unknown-elf-gcc", "qemu-system-riscv32"),
+                              reason="riscv64-unknown-elf-gcc / qemu-system-riscv32 not installed")
+
+
+@pytest.fixture(scope="module")
+def builds(out_dir):
+    """All default-run builds started at once (compiling dominates the run time); tests wait on theirs."""
+    jobs = {("host", s): (kbuild.build_host, (s, out_dir)) for s in kbuild.SETS}
+    if kbuild.tools_present("arm-none-eabi-gcc"):
+        jobs[("arm", "cortex-m4")] = (kbuild.build_arm, ("cortex-m", out_dir, "cortex-m4"))
+    if kbuild.tools_present("riscv64-unknown-elf-gcc"):
+        for rvv in (False, True):
+            jobs[("rv", rvv)] = (kbuild.build_riscv, ("riscv", out_dir, rvv))
+    with ThreadPoolExecutor(max_workers=4) as ex:
+        yield {k: ex.submit(fn, *args) for k, (fn, args) in jobs.items()}
+
+
+# --------------------------------------------------------------------------- every set, host
+@pytest.mark.parametrize("kset", kbuild.SETS)
+def test_set_matches_reference_on_host(kset, builds):
+    """cortex-m runs its exact C model of SXTB16/SMLAD here, xcore its C model of the VPU."""
+    rc, out = kbuild.run_host(builds[("host", kset)].result())
+    assert f"kernel set: {kset}" in out
+    _assert_clean(rc, out)
+
+
+def test_broken_kernel_is_caught(out_dir, tmp_path):
+    """A conv off by one in one output channel must fail the suite (the comparison can fail)."""
+    src = (kbuild.KERNELS / "reference" / "conv.c").read_text()
+    broken = src.replace("o[oc] = (int8_t)bt_clamp(acc, p->act_min, p->act_max);",
+                         "o[oc] = (int8_t)bt_clamp(acc + (oc == 2), p->act_min, p->act_max);")
+    assert broken != src
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "conv.c").write_text(broken)
+    exe = kbuild.build_host("broken", out_dir, set_root=tmp_path)
+    rc, out = kbuild.run_host(exe)
+    passed, failed = kbuild.summary(out)
+    assert rc == 1 and failed > 0 and "FAIL conv" in out
+
+
+# --------------------------------------------------------------------------- QEMU targets
+@needs_arm
+@pytest.mark.parametrize("cpu", ["cortex-m4", pytest.param("cortex-m7", marks=pytest.mark.slow),
+                                 pytest.param("cortex-m33", marks=pytest.mark.slow)])
+def test_cortex_m_set_in_qemu(cpu, builds, out_dir):
+    key = ("arm", cpu)
+    elf = builds[key].result() if key in builds else kbuild.build_arm("cortex-m", out_dir, cpu=cpu)
+    rc, out = kbuild.run_cmd(kbuild.arm_cmd(elf, cpu=cpu))
+    assert "kernel set: cortex-m" in out
+    _assert_clean(rc, out)
+
+
+@needs_arm
+@pytest.mark.slow
+def test_reference_set_on_cortex_m3(out_dir):
+    """The portable set on a core without DSP instructions."""
+    elf = kbuild.build_arm("reference", out_dir, cpu="cortex-m3")
+    _assert_clean(*kbuild.run_cmd(kbuild.arm_cmd(elf, cpu="cortex-m3")))
+
+
+@needs_rv
+@pytest.mark.parametrize("rvv", [False, True], ids=["rv32imac", "rvv"])
+def test_riscv_set_in_qemu(rvv, builds):
+    rc, out = kbuild.run_cmd(kbuild.riscv_cmd(builds[("rv", rvv)].result(), rvv=rvv))
+    assert f"kernel set: {'riscv-rvv' if rvv else 'riscv'}" in out
+    _assert_clean(rc, out)
+
+
+@needs_rv
+def test_rvv_build_really_uses_the_vector_unit(builds):
+    """Without V in the CPU the RVV build must trap (exit 97): the vector paths really run."""
+    rc, out = kbuild.run_cmd(kbuild.riscv_cmd(builds[("rv", True)].result(), rvv=False))
+    assert rc == 97 and "mcause=0x00000002" in out
+
+
+# --------------------------------------------------------------------------- reference vs TFLM
+class Shape(Structure):
+    _fields_ = [(n, c_int32) for n in ("h", "w", "c", "pixel_stride")]
+
+
+def _ints(*names):
+    return [(n, c_int32) for n in names]
+
+
+class ConvP(Structure):
+    _fields_ = [("inp", Shape), ("out", Shape)] + _ints(
+        "kh", "kw", "stride_h", "stride_w", "dil_h", "dil_w", "pad_top", "pad_left", "input_offset",
+        "output_offset", "act_min", "act_max") + [(n, c_void_p) for n in ("filter", "bias", "multiplier", "shift")]
+
+
+class DwP(Structure):
+    _fields_ = [("conv", ConvP), ("depth_multiplier", c_int32)]
+
+
+class FcP(Structure):
+    _fields_ = _ints("n_in", "n_out", "batches", "input_offset", "filter_offset", "output_offset", "act_min",
+                     "act_max") + [(n, c_void_p) for n in ("weights", "bias", "multiplier", "shift")] + \
+        _ints("per_channel")
+
+
+class Bcast4(Structure):
+    _fields_ = [(n, c_int32 * 4) for n in ("dims", "a_stride", "b_stride", "out_stride")]
+
+
+class AddP(Structure):
+    _fields_ = _ints("input1_offset", "input2_offset", "output_offset", "left_shift", "input1_multiplier",
+                     "input1_shift", "input2_multiplier", "input2_shift", "output_multiplier", "output_shift",
+                     "act_min", "act_max") + [("b", Bcast4)]
+
+
+class MulP(Structure):
+    _fields_ = _ints("input1_offset", "input2_offset", "output_offset", "output_multiplier", "output_shift",
+                     "act_min", "act_max") + [("b", Bcast4)]
+
+
+class PoolP(Structure):
+    _fields_ = [("inp", Shape), ("out", Shape)] + _ints("filter_h", "filter_w", "stride_h", "stride_w",
+                                                          "pad_top", "pad_left", "act_min", "act_max")
+
+
+class MeanP(Structure):
+    _fields_ = _ints("outer", "reduce", "inner", "outer_stride", "reduce_stride", "input_zp", "output_zp",
+                     "multiplier", "shift", "same_qparams")
+
+
+class SoftmaxP(Structure):
+    _fields_ = _ints("rows", "depth", "input_multiplier", "input_left_shift", "diff_min")
+
+
+class LogisticP(Structure):
+    _fields_ = _ints("n", "input_zero_point", "input_range_radius", "input_multiplier", "input_left_shift")
+
+
+class HardSwishP(Structure):
+    _fields_ = _ints("n", "input_zero_point", "output_zero_point", "reluish_multiplier_fixedpoint_int16",
+                     "reluish_multiplier_exponent", "output_multiplier_fixedpoint_int16",
+                     "output_multiplier_exponent")
+
+
+class RequantP(Structure):
+    _fields_ = _ints("n", "input_zp", "output_zp", "multiplier", "shift")
+
+
+@pytest.fixture(scope="module")
+def ref_lib(out_dir):
+    so = out_dir / "libbt_reference.so"
+    srcs = [str(p) for p in sorted((kbuild.KERNELS / "reference").glob("*.c"))]
+    subprocess.run(["gcc", "-std=c99", "-O2", "-shared", "-fPIC", "-Wall", "-Werror",
+                    f"-I{kbuild.KERNELS / 'include'}", *srcs, "-o", str(so)], check=True)
+    return ctypes.CDLL(str(so))
+
+
+def _ptr(a: np.ndarray):
+    return a.ctypes.data_as(c_void_p)
+
+
+def _i32(values) -> np.ndarray:
+    return np.ascontiguousarray(np.asarray(values, dtype=np.int32).reshape(-1))
+
+
+def _run_tflm(g, x: np.ndarray) -> np.ndarray:
+    from buildtool import tflite_writer
+    return tflm_run(tflite_writer.serialize(g), [x])[0]
+
+
+def _input(g, seed=3) -> np.ndarray:
+    t = g.tensors[g.inputs[0]]
+    return np.random.default_rng(seed).integers(-128, 128, size=t.shape, dtype=np.int8)
+
+
+def _shape(t) -> Shape:
+    _, h, w, c = t.shape
+    return Shape(h, w, c, c)
+
+
+def _conv_like(lib, g, x):
+    from buildtool import ops
+    from buildtool.codegen import qparams
+    op = g.operators[0]
+    ti, tf, to = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    o = op.options
+    dw = op.opcode == "DEPTHWISE_CONV_2D"
+    kh, kw = tf.shape[1], tf.shape[2]
+    m, s = qparams.conv_multipliers(g, op)
+    lo, hi = qparams.act_range(g, op)
+    keep = [np.ascontiguousarray(tf.data.astype(np.int8)), _i32(g.tensors[op.inputs[2]].data), _i32(m), _i32(s)]
+    p = ConvP(_shape(ti), _shape(to), kh, kw, o["stride_h"], o["stride_w"], o["dilation_h"], o["dilation_w"],
+              ops.conv_padding(ti.shape[1], kh, o["stride_h"], o["dilation_h"], o["padding"]),
+              ops.conv_padding(ti.shape[2], kw, o["stride_w"], o["dilation_w"], o["padding"]),
+              -ti.zero_point, to.zero_point, lo, hi, *map(_ptr, keep))
+    y = np.zeros(to.shape, np.int8)
+    xin = np.ascontiguousarray(x)
+    if dw:
+        d = DwP(p, o.get("depth_multiplier", 1))
+        lib.bt_depthwise_s8(ctypes.byref(d), _ptr(xin), 0, _ptr(y), 0, to.shape[1])
+    else:
+        lib.bt_conv_s8(ctypes.byref(p), _ptr(xin), 0, _ptr(y), 0, to.shape[1])
+    return y
+
+
+def _fc(lib, g, x):
+    from buildtool.codegen import qparams
+    op = g.operators[0]
+    tw, to = g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    ti = g.tensors[op.inputs[0]]
+    m, s, pc = qparams.fc_multipliers(g, op)
+    lo, hi = qparams.act_range(g, op)
+    keep = [np.ascontiguousarray(tw.data.astype(np.int8)), _i32(g.tensors[op.inputs[2]].data), _i32(m), _i32(s)]
+    n_out, n_in = tw.shape
+    p = FcP(n_in, n_out, x.size // n_in, -ti.zero_point, 0, to.zero_point, lo, hi, *map(_ptr, keep), pc)
+    y = np.zeros(to.shape, np.int8)
+    lib.bt_fully_connected_s8(ctypes.byref(p), _ptr(np.ascontiguousarray(x)), _ptr(y))
+    return y
+
+
+def _bcast(a_shape, b_shape, out_shape) -> Bcast4:
+    def strides(shape):
+        shape = (1,) * (4 - len(shape)) + tuple(shape)
+        st, acc = [0] * 4, 1
+        for k in range(3, -1, -1):
+            st[k] = 0 if shape[k] == 1 else acc
+            acc *= shape[k]
+        return st
+    dims = (1,) * (4 - len(out_shape)) + tuple(out_shape)
+    return Bcast4((c_int32 * 4)(*dims), (c_int32 * 4)(*strides(a_shape)), (c_int32 * 4)(*strides(b_shape)),
+                  (c_int32 * 4)(*strides(dims)))
+
+
+def _binary(lib, g, x, b_data):
+    from buildtool.codegen import qparams
+    op = g.operators[0]
+    ta, tb, to = (g.tensors[i] for i in (op.inputs[0], op.inputs[1], op.outputs[0]))
+    q = _bcast(ta.shape, tb.shape, to.shape)
+    y = np.zeros(to.shape, np.int8)
+    a, b = np.ascontiguousarray(x), np.ascontiguousarray(b_data)
+    if op.opcode == "ADD":
+        p = AddP(**qparams.add_params(g, op), b=q)
+        lib.bt_add_s8(ctypes.byref(p), _ptr(a), _ptr(b), _ptr(y))
+    else:
+        p = MulP(**qparams.mul_params(g, op), b=q)
+        lib.bt_mul_s8(ctypes.byref(p), _ptr(a), _ptr(b), _ptr(y))
+    return y
+
+
+def _pool(lib, g, x):
+    from buildtool import ops
+    from buildtool.codegen import qparams
+    op = g.operators[0]
+    ti, to = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    o = op.options
+    lo, hi = qparams.act_range(g, op)
+    p = PoolP(_shape(ti), _shape(to), o["filter_h"], o["filter_w"], o["stride_h"], o["stride_w"],
+              ops.conv_padding(ti.shape[1], o["filter_h"], o["stride_h"], 1, o["padding"]),
+              ops.conv_padding(ti.shape[2], o["filter_w"], o["stride_w"], 1, o["padding"]), lo, hi)
+    y = np.zeros(to.shape, np.int8)
+    fn = lib.bt_avg_pool_s8 if op.opcode == "AVERAGE_POOL_2D" else lib.bt_max_pool_s8
+    fn(ctypes.byref(p), _ptr(np.ascontiguousarray(x)), 0, _ptr(y), 0, to.shape[1])
+    return y
+
+
+def _unary(lib, g, x):
+    from buildtool.codegen import qparams
+    op = g.operators[0]
+    ti, to = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    n = x.size
+    y = np.zeros(to.shape, np.int8)
+    xi = np.ascontiguousarray(x)
+    if op.opcode == "MEAN":
+        _, h, w, c = ti.shape
+        p = MeanP(1, h * w, c, h * w * c, c, **qparams.mean_params(ti, to, h * w))
+        lib.bt_mean_s8(ctypes.byref(p), _ptr(xi), _ptr(y))
+    elif op.opcode == "SOFTMAX":
+        depth = ti.shape[-1]
+        p = SoftmaxP(n // depth, depth, **qparams.softmax_quant(g, op))
+        lib.bt_softmax_s8(ctypes.byref(p), _ptr(xi), _ptr(y))
+    elif op.opcode == "LOGISTIC":
+        lib.bt_logistic_s8(ctypes.byref(LogisticP(n, **qparams.logistic_params(g, op))), _ptr(xi), _ptr(y))
+    elif op.opcode == "HARD_SWISH":
+        lib.bt_hard_swish_s8(ctypes.byref(HardSwishP(n, **qparams.hard_swish_params(g, op))), _ptr(xi), _ptr(y))
+    elif op.opcode == "QUANTIZE":
+        lib.bt_requantize_s8(ctypes.byref(RequantP(n, **qparams.requant_params(ti, to))), _ptr(xi), _ptr(y))
+    else:
+        raise AssertionError(op.opcode)
+    return y
+
+
+def _one_op(build, shape=(1, 9, 11, 12), in_q=(0.05, 3), seed=0):
+    from buildtool.builder import GraphBuilder
+    b = GraphBuilder(seed=seed)
+    x = b.input(shape, *in_q)
+    build(b, x)
+    return b.finish()
+
+
+TFLM_CASES = {
+    "conv3x3_s2_relu6": lambda b, x: b.conv2d(x, 10, k=3, stride=2, padding="SAME", activation="RELU6"),
+    "conv1x1": lambda b, x: b.conv2d(x, 16, k=1, activation="NONE"),
+    "conv5x3_valid_dil2": lambda b, x: b.conv2d(x, 7, k=(3, 2), dilation=2, padding="VALID", activation="RELU"),
+    "depthwise3x3": lambda b, x: b.depthwise(x, k=3, stride=1, activation="RELU6"),
+    "depthwise_s2_dm2": lambda b, x: b.depthwise(x, k=3, stride=2, multiplier=2, activation="NONE"),
+    "avg_pool": lambda b, x: b.avg_pool(x, k=3, stride=2, padding="SAME"),
+    "max_pool": lambda b, x: b.max_pool(x, k=2, stride=2, padding="VALID"),
+    "mean_hw": lambda b, x: b.mean(x, axes=(1, 2), keep_dims=True),
+    "mean_hw_same_quant": lambda b, x: b.mean(x, axes=(1, 2), keep_dims=True, out_quant=(0.05, 3)),
+    # equal quantisation where a divide-by-count mean differs from TFLM (it did before the fix)
+    "mean_hw_same_quant_7x7x40": (lambda b, x: b.mean(x, axes=(1, 2), keep_dims=True, out_quant=(0.1, -20)),
+                                  (1, 7, 7, 40), (0.1, -20)),
+    "softmax": lambda b, x: b.softmax(x, beta=0.7),
+    "logistic": lambda b, x: b.logistic(x),
+    "hard_swish": lambda b, x: b.hard_swish(x),
+    "requantize": lambda b, x: b.quantize(x, 0.031, -7),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TFLM_CASES))
+def test_reference_kernels_match_tflm(case, ref_lib):
+    spec = TFLM_CASES[case]
+    g = _one_op(*spec) if isinstance(spec, tuple) else _one_op(spec)
+    x = _input(g)
+    op = g.operators[0]
+    if op.opcode in ("CONV_2D", "DEPTHWISE_CONV_2D"):
+        got = _conv_like(ref_lib, g, x)
+    elif op.opcode in ("AVERAGE_POOL_2D", "MAX_POOL_2D"):
+        got = _pool(ref_lib, g, x)
+    else:
+        got = _unary(ref_lib, g, x)
+    want = _run_tflm(g, x)
+    assert got.shape == tuple(want.shape) or got.size == want.size
+    np.testing.assert_array_equal(got.reshape(-1), want.reshape(-1))
+
+
+def test_reference_fully_connected_matches_tflm(ref_lib):
+    g = _one_op(lambda b, x: b.fully_connected(b.reshape(x, (1, 99)), 13, activation="RELU"), shape=(1, 9, 11, 1))
+    # the reshape makes this a two-op graph: run FC on the reshaped bytes (same bytes, RESHAPE aliases)
+    x = _input(g)
+    fc = [op for op in g.operators if op.opcode == "FULLY_CONNECTED"][0]
+    sub = type(g)(g.tensors, [fc], [fc.inputs[0]], list(fc.outputs), name=g.name)
+    got = _fc(ref_lib, sub, x.reshape(1, 99))
+    np.testing.assert_array_equal(got.reshape(-1), _run_tflm(g, x).reshape(-1))
+
+
+@pytest.mark.parametrize("opname,b_shape", [("add", (1, 9, 11, 12)), ("add", (1, 1, 1, 12)),
+                                            ("mul", (1, 9, 11, 12)), ("mul", (1, 9, 1, 12))])
+def test_reference_binary_matches_tflm(opname, b_shape, ref_lib):
+    from buildtool.builder import GraphBuilder
+    b = GraphBuilder(seed=1)
+    x = b.input((1, 9, 11, 12), 0.05, 3, name="a")
+    y = b.input(b_shape, 0.02, -9, name="b")
+    getattr(b, opname)(x, y, activation="RELU" if opname == "add" else "NONE")
+    g = b.finish()
+    xa = _input(g, seed=5)
+    xb = np.random.default_rng(6).integers(-128, 128, size=b_shape, dtype=np.int8)
+    from buildtool import tflite_writer
+    want = tflm_run(tflite_writer.serialize(g), [xa, xb])[0]
+    np.testing.assert_array_equal(_binary(ref_lib, g, xa, xb).reshape(-1), want.reshape(-1))
