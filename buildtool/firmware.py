@@ -193,12 +193,12 @@ def kernel_library(t: targets.Target, kernel_root=KERNELS) -> Path:
 
 
 def build(model, board: str, out_dir, kernels: tuple | None = None, stack_bytes: int | None = None,
-          **plan_options) -> dict:
+          plan=None, **plan_options) -> dict:
     """Generate and compile the firmware for `model` on `board` into out_dir; return the paths.
 
     kernels overrides the board's kernel search order, e.g. ("reference",); stack_bytes the
     board's reserved stack. plan_options go to buildtool.arena.plan_arena (align,
-    time_budget, order_search, inplace).
+    time_budget, order_search, inplace); or pass a ready ArenaPlan as plan.
     """
     t = targets.get(board)
     if kernels is not None:
@@ -212,7 +212,8 @@ def build(model, board: str, out_dir, kernels: tuple | None = None, stack_bytes:
     from .ops import check_graph
 
     check_graph(g)
-    plan = make_plan(g, **plan_options)
+    if plan is None:
+        plan = make_plan(g, **plan_options)
     out = Path(out_dir).resolve()
     paths = generate_sources(g, plan, board, out)
     ld = None

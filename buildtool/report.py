@@ -35,8 +35,21 @@ def _nice_step(top: float) -> float:
     return top / 5
 
 
+def _op_span(plan: FusedPlan, step: int) -> tuple:
+    """The stretch of the operator axis a tile-step covers: a block's tile-steps share its operators."""
+    for k, (s0, s1) in enumerate(plan.item_steps):
+        if s0 <= step <= s1:
+            it = plan.schedule.items[k]
+            if not isinstance(it, BlockRun):
+                return it, it + 1
+            w = (it.q - it.p) / (s1 - s0 + 1)
+            return it.p + (step - s0) * w, it.p + (step - s0 + 1) * w
+    raise ValueError(step)
+
+
 def memory_svg(g, before: FusedPlan, after: FusedPlan, title: str = "") -> str:
-    """Two step curves (KiB live per step), log-free linear axis, blocks shaded and labelled."""
+    """Two step curves of KiB live over the operator axis (a block's tile-steps spread over its
+    operators), blocks shaded by scheme."""
     n = len(g.operators)
     top = max(max(before.profile), max(after.profile), 1) / 1024
     pw, ph = _W - _ML - _MR, _H - _MT - _MB
@@ -77,7 +90,8 @@ def memory_svg(g, before: FusedPlan, after: FusedPlan, title: str = "") -> str:
     for plan, color, dash in ((before, "#888", "5,3"), (after, "#c0392b", "")):
         pts = []
         for s, b in enumerate(plan.profile):
-            pts += [f"{x(s):.1f},{y(b / 1024):.1f}", f"{x(s + 1):.1f},{y(b / 1024):.1f}"]
+            a, e = _op_span(plan, s)
+            pts += [f"{x(a):.2f},{y(b / 1024):.1f}", f"{x(e):.2f},{y(b / 1024):.1f}"]
         out.append(f'<polyline points="{" ".join(pts)}" fill="none" stroke="{color}" stroke-width="1.6" '
                    f'stroke-dasharray="{dash}"/>')
     lx = _ML + 10

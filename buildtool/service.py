@@ -24,7 +24,7 @@ import time
 
 from . import canonical
 from .cache import NullMemo
-from .errors import UsageError
+from .errors import ModelError, UsageError
 
 DEFAULT_OPTIONS = {"align": 16, "time_budget": 2.0, "order_search": True, "inplace": True,
                    # fusion.plan_fused (used when optimize or splits is set)
@@ -96,8 +96,6 @@ class _Model:
             self.data = bytes(model)
         elif isinstance(model, str):
             if os.path.exists(model) or model.endswith(".tflite") or os.sep in model:
-                from .errors import ModelError
-
                 try:
                     with open(model, "rb") as f:
                         self.data = f.read()

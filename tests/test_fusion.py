@@ -259,8 +259,8 @@ def test_split_regions_execute_and_reject_bad_regions():
     g = _zoo("mcunet-vww1")
     x = fixed_input(g.tensors[g.inputs[0]].shape)
     ref = run_unplanned(g, [x])
-    one = plan_fused(g, splits=[(0, 5, 4)])
-    two = plan_fused(g, splits=[(0, 5, 4), (6, 8, 3)])
+    one = plan_fused(g, splits=[(0, 5, 4)], time_budget=0.2)
+    two = plan_fused(g, splits=[(0, 5, 4), (6, 8, 3)], time_budget=0.2)
     for p in (one, two):
         _check_plan(g, p, x, ref)
         assert p.to_json(g)["splits"][0] == {"top": 0, "bottom": 5, "slices": 4}
@@ -269,7 +269,7 @@ def test_split_regions_execute_and_reject_bad_regions():
     n = len(g.operators)
     with pytest.raises(PlanError, match="cannot be split"):
         plan_fused(g, splits=[(n - 3, n - 1, 2)])  # ends in the classifier
-    auto = plan_fused(g, splits="auto")
+    auto = plan_fused(g, splits="auto", time_budget=0.2)
     assert auto.arena_bytes <= min(one.arena_bytes, two.arena_bytes)
     assert all(b["cache"] == "hcache" for b in auto.to_json(g)["fusion_blocks"]) or auto.to_json(g)["splits"]
 

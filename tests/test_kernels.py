@@ -395,3 +395,26 @@ def test_reference_binary_matches_tflm(opname, b_shape, ref_lib):
     from buildtool import tflite_writer
     want = tflm_run(tflite_writer.serialize(g), [xa, xb])[0]
     np.testing.assert_array_equal(_binary(ref_lib, g, xa, xb).reshape(-1), want.reshape(-1))
+
+
+def test_reference_float_io_matches_tflm(ref_lib):
+    """QUANTIZE float32 -> int8 (round half away from zero, exact .5 ties included) and DEQUANTIZE."""
+    from buildtool import tflite_writer
+    from buildtool.builder import GraphBuilder
+    scale, zp = 0.0625, -5   # a power of two: x / scale is exact, so the ties below really are ties
+    b = GraphBuilder(seed=2)
+    x = b.input((1, 4, 4, 8), dtype="float32")
+    q = b.quantize(x, scale, zp)
+    b.dequantize(q)
+    g = b.finish()
+    xf = (np.arange(-64, 64) * (scale / 2)).astype(np.float32).reshape(1, 4, 4, 8)   # every other value: a .5 tie
+    want_f = tflm_run(tflite_writer.serialize(g), [xf])[0]
+    n = xf.size
+    got_q = np.zeros(n, np.int8)
+    got_f = np.zeros(n, np.float32)
+    ref_lib.bt_quantize_f32_s8(n, ctypes.c_float(scale), zp, _ptr(np.ascontiguousarray(xf.reshape(-1))), _ptr(got_q))
+    ref_lib.bt_dequantize_s8_f32(n, ctypes.c_float(scale), zp, _ptr(got_q), _ptr(got_f))
+    want_q = np.round(want_f.reshape(-1) / scale) + zp   # DEQUANTIZE by a power of two is exact
+    np.testing.assert_array_equal(got_q, want_q.astype(np.int8))
+    np.testing.assert_array_equal(got_f, want_f.reshape(-1))
+    assert np.any(got_q[1::2] != np.floor(xf.reshape(-1)[1::2] / scale + 0.5) + zp)   # ties went away from 0

@@ -27,7 +27,7 @@ from . import protocol
 
 START_TIMEOUT_S = 15.0
 REPLY_TIMEOUT_S = 3600.0
-RESPAWN_GAP_S = 1.0
+RESPAWN_GAP_S = 5.0  # a daemon still importing under load must not get a twin
 
 
 def _lock_free(path: str) -> bool:
@@ -82,8 +82,11 @@ class DaemonClient:
         with open(self.paths["log"], "ab") as logf:
             os.chmod(self.paths["log"], 0o600)
             # The server forks twice and the first process exits at once: wait() reaps it without blocking.
-            subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf, close_fds=True,
-                             start_new_session=True).wait()
+            rc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf, close_fds=True,
+                                  start_new_session=True).wait(timeout=60)
+        if rc != 0:
+            raise BuildtoolError(f"the planner daemon failed to start (exit status {rc}); see {self.paths['log']}, "
+                                 f"or use --no-daemon")
 
     def _connect_once(self):
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -178,10 +181,14 @@ class DaemonClient:
             time.sleep(0.02)
 
 
+def daemon_wanted(no_daemon: bool = False) -> bool:
+    """False with --no-daemon or BUILDTOOL_NO_DAEMON=1 (CI, sandboxes without a writable runtime dir)."""
+    return not no_daemon and os.environ.get("BUILDTOOL_NO_DAEMON", "") in ("", "0")
+
+
 def plan(model, options: dict | None = None, no_daemon: bool = False) -> dict:
-    """Plan through the daemon (started on demand), or in this process with no_daemon=True
-    or BUILDTOOL_NO_DAEMON=1 in the environment (CI, sandboxes without a writable runtime dir)."""
-    if no_daemon or os.environ.get("BUILDTOOL_NO_DAEMON", "") not in ("", "0"):
+    """Plan through the daemon (started on demand), or in this process when not daemon_wanted(no_daemon)."""
+    if not daemon_wanted(no_daemon):
         from ..service import plan_request
 
         return plan_request(model, options)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import fcntl
+import importlib
 import logging
 import os
 import signal
@@ -28,7 +29,7 @@ import time
 import traceback
 
 from ..canonical import planner_version
-from ..errors import BuildtoolError
+from ..errors import BuildtoolError, UsageError
 from . import protocol
 
 log = logging.getLogger("buildtool.daemon")
@@ -99,8 +100,12 @@ class Daemon:
                 raise protocol.ProtocolError("model_bytes must be bytes")
         elif isinstance(msg.get("model"), str) and os.path.isabs(msg["model"]):
             model = msg["model"]
-        elif isinstance(msg.get("zoo"), str) and os.sep not in msg["zoo"]:
+        elif isinstance(msg.get("zoo"), str):
+            from .. import zoo
+
             model = msg["zoo"]
+            if model not in zoo.names():
+                raise UsageError(f"'{model}' is neither a model file nor a zoo name (zoo: {', '.join(zoo.names())})")
         else:
             raise protocol.ProtocolError("a plan request needs an absolute model path, model_bytes or a zoo name")
         if self._delay:
@@ -288,8 +293,11 @@ def main(argv=None) -> int:
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     log.info("serving %s (versions %s, cache %s, idle timeout %.0f s)", p["socket"], d.versions,
              d.memo.store.root, a.idle)
-    from .. import arena, service, tflite_reader  # noqa: F401  (warm imports before the first request)
-
+    try:  # warm imports before the first request; if one fails, requests report it (and the log has it)
+        for name in ("arena", "service", "tflite_reader"):
+            importlib.import_module(f"buildtool.{name}")
+    except Exception:
+        log.error("cannot import the planner:\n%s", traceback.format_exc())
     try:
         d.serve(listener)
     finally:

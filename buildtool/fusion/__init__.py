@@ -39,18 +39,34 @@ def plan_fused(g, *, optimize: str | None = None, max_mac_overhead: float | None
         raise UsageError(f"--max-mac-overhead {max_mac_overhead} must be at least 1.0")
     front = search_front(g, input_streamed, align, memo, split_only=splits == "auto")
     factor = float("inf") if max_mac_overhead is None else max_mac_overhead
+    return plan_from_front(g, front, optimize=optimize or "ram", factor=factor, ram_limit=ram_limit,
+                           mode="split" if splits == "auto" else "fusion", align=align, time_budget=time_budget)
+
+
+def plan_from_front(g, front: Front, *, optimize: str = "ram", factor: float = float("inf"),
+                    ram_limit: int | None = None, mode: str = "fusion", align: int = 16,
+                    time_budget: float = 2.0) -> FusedPlan:
+    """Pack the best solutions of the front and keep the best real arena.
+
+    The search's peak is a lower bound of each packed arena; the first few solutions in
+    order of that bound (P1) or of MACs (P2) are packed with the heuristics, the best one
+    is polished (iterated greedy, then the exact solver for time_budget seconds).
+    """
+    streamed = front.streamed
     if optimize == "macs":
-        sols = sorted((s for s in front.solutions if s.peak <= ram_limit), key=lambda s: (s.macs, s.peak))
         front.p2(ram_limit)  # raises PlanError naming the smallest reachable peak
+        sols = sorted((s for s in front.solutions if s.peak <= ram_limit), key=lambda s: (s.macs, s.peak))
     else:
+        front.p1(factor)
         sols = sorted((s for s in front.solutions if s.macs <= factor * front.vanilla_macs),
                       key=lambda s: (s.peak, s.macs))
-        front.p1(factor)
-    mode = "split" if splits == "auto" else "fusion"
     best = None
     for s in sols[:_TRIES]:
-        plan = plan_schedule(g, schedule_from_edges(g, s.edges, input_streamed, mode), align, time_budget)
+        sched = schedule_from_edges(g, s.edges, streamed, mode)
+        plan = plan_schedule(g, sched, align, 0.0, rounds=0)
         if optimize == "macs":
+            if plan.arena_bytes > ram_limit:
+                plan = plan_schedule(g, sched, align, time_budget)
             if plan.arena_bytes <= ram_limit:
                 return plan
             continue
@@ -59,7 +75,11 @@ def plan_fused(g, *, optimize: str | None = None, max_mac_overhead: float | None
         if plan.arena_bytes == s.peak:  # every later solution has a bound >= this one's
             break
     if best is None:
-        raise PlanError(f"no plan fits {ram_limit} B of RAM once packed; raise --ram-limit")
+        raise PlanError(f"no plan fits {ram_limit} B of RAM once packed (the search's bound allowed it); "
+                        f"raise --ram-limit a little")
+    if not best.optimal:
+        polished = plan_schedule(g, best.schedule, align, time_budget)
+        best = polished if polished.arena_bytes <= best.arena_bytes else best
     return best
 
 
@@ -74,4 +94,4 @@ def parse_bytes(text: str) -> int:
     return int(float(m.group(1)) * mult)
 
 
-__all__ = ["plan_fused", "parse_bytes", "parse_split", "FusedPlan", "Front", "Schedule", "search_front"]
+__all__ = ["plan_fused", "plan_from_front", "parse_bytes", "parse_split", "FusedPlan", "Front", "Schedule", "search_front"]

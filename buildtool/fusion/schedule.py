@@ -222,15 +222,13 @@ def item_steps(sched: Schedule) -> list:
     return out
 
 
-def _bands_of(g, sched: Schedule, t: int, born: np.ndarray, dies: np.ndarray) -> list:
-    """Consecutive rows with the same (birth, death) step: [(r0, r1, first, last)]."""
-    out, r0 = [], 0
+def _bands_of(born: np.ndarray, dies: np.ndarray, rows_per_band: int = 1) -> list:
+    """Row bands [(r0, r1, first, last)] of `rows_per_band` rows (one row: every band of a
+    tensor has the same size, so a band freed by the input fits any band of the output)."""
     n = len(born)
-    for r in range(1, n + 1):
-        if r == n or born[r] != born[r0] or dies[r] != dies[r0]:
-            out.append((r0, r, int(born[r0]), int(max(dies[r0], born[r0]))))
-            r0 = r
-    return out
+    return [(r0, min(r0 + rows_per_band, n), int(born[r0:r0 + rows_per_band].min()),
+             int(max(dies[r0:r0 + rows_per_band].max(), born[r0:r0 + rows_per_band].max())))
+            for r0 in range(0, n, rows_per_band)]
 
 
 def window_pool(g, blk: BlockRun, align: int) -> tuple:
@@ -283,7 +281,7 @@ def buffer_specs(g, sched: Schedule, align: int) -> tuple:
             for k in users[t]:
                 dies = np.maximum(dies, steps[k][0] + sched.items[k].last_read_step(t, n))
             row = g.tensors[t].nbytes // n
-            for r0, r1, f, l in _bands_of(g, sched, t, born, dies):
+            for r0, r1, f, l in _bands_of(born, dies):
                 specs.append((("t", t, r0, r1), (r1 - r0) * row, f, l, "band"))
         else:
             rows = sh[1] if len(sh) == 4 else 1
@@ -302,7 +300,7 @@ def buffer_specs(g, sched: Schedule, align: int) -> tuple:
     return specs, pools, steps
 
 
-def pack(specs: list, n: int, align: int, time_budget: float) -> tuple:
+def pack(specs: list, n: int, align: int, time_budget: float, rounds: int = 0) -> tuple:
     """Offsets (bytes) for [(key, size, first, last, ...)] with the arena planner's packers and exact solver."""
     from ..arena import exact
     from ..arena.packers import PACKERS, top
@@ -323,6 +321,10 @@ def pack(specs: list, n: int, align: int, time_budget: float) -> tuple:
         if t == lower:
             break
     t, name, offs = best
+    if t > lower and rounds:
+        offs2, t2 = improve(units, offs, lower, rounds)
+        if t2 < t:
+            offs, t, name = offs2, t2, name + "+improve"
     optimal = t == lower
     if not optimal and time_budget > 0:
         res = exact.solve(units, offs, lower, t, time_budget)
@@ -332,10 +334,35 @@ def pack(specs: list, n: int, align: int, time_budget: float) -> tuple:
     return [o * align for o in offs], t * align, lower * align, name, optimal, [int(p) * align for p in prof]
 
 
-def plan_schedule(g, sched: Schedule, align: int = 16, time_budget: float = 2.0) -> FusedPlan:
+def improve(units: list, offsets: list, lower: int, rounds: int, seed: int = 0) -> tuple:
+    """Iterated greedy: re-place with first fit, the buffers at the top and a random tenth first,
+    the rest in their current offset order (which never raises the top). Deterministic."""
+    import random
+
+    from ..arena.packers import _first_fit, _place, top
+
+    rng = random.Random(seed)
+    best, bt = list(offsets), top(units, offsets)
+    n = len(units)
+    for _ in range(rounds):
+        if bt <= lower:
+            break
+        front = {i for i in range(n) if best[i] + units[i][0] == bt}
+        front.update(rng.sample(range(n), k=max(1, n // 10)))
+        seq = sorted(range(n), key=lambda i: (i not in front, -units[i][0] if i in front else best[i], i))
+        new = _place(units, seq, _first_fit)
+        t = top(units, new)
+        if t <= bt:
+            best, bt = new, t
+    return best, bt
+
+
+def plan_schedule(g, sched: Schedule, align: int = 16, time_budget: float = 2.0, rounds: int = 30) -> FusedPlan:
+    """Pack the schedule's buffers: the planner's packers, `rounds` of iterated greedy, then
+    the exact solver for time_budget seconds (deterministic time) if still above the bound."""
     specs, pools, steps = buffer_specs(g, sched, align)
     n_steps = steps[-1][1] + 1 if steps else 1
-    offs, arena, lower, name, optimal, prof = pack(specs, n_steps, align, time_budget)
+    offs, arena, lower, name, optimal, prof = pack(specs, n_steps, align, time_budget, rounds)
     buffers, bands, woff, aoff = [], {}, {}, {}
     for k, ((key, size, f, l, kind), off) in enumerate(zip(specs, offs)):
         tensors = [key[1]] if key[0] == "t" else (sorted(pools[key[1]]) if key[0] == "p" else [])

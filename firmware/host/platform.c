@@ -1,13 +1,16 @@
 /* Host (native) platform: stdin/stdout carry the input and output bytes,
    messages go to stderr. The model runs on a thread whose stack is a
    painted static buffer, so the stack high-water mark is measured the same
-   way as on the boards. Per-operator wall time comes from clock_gettime. */
+   way as on the boards: from the thread's entry frame down to the deepest
+   overwritten word (glibc keeps the thread descriptor and TLS at the top of a
+   user-supplied stack, which is not the model's use). Per-operator wall time comes from clock_gettime. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "bt_platform.h"
 #include "model.h"
 
@@ -18,15 +21,30 @@ static uint32_t host_stack[BT_HOST_STACK / 4] __attribute__((aligned(64)));
 static uint64_t op_ns[MODEL_NUM_OPS > 0 ? MODEL_NUM_OPS : 1];
 static struct timespec op_t0;
 static int main_rc;
+static uintptr_t entry_sp;
 
-void bt_puts(const char *s) { fputs(s, stderr); }
-void bt_putu(uint32_t v) { fprintf(stderr, "%u", (unsigned)v); }
-
-int bt_read_input(void *buf, size_t n) { return fread(buf, 1, n, stdin) == n ? 0 : -1; }
-int bt_write_output(const void *buf, size_t n) {
-  if (fwrite(buf, 1, n, stdout) != n) return -1;
-  return fflush(stdout) == 0 ? 0 : -1;
+/* Raw read/write system calls: stdio would add kilobytes of its own stack to the measurement. */
+static int xfer(int fd, char *buf, size_t n, int out) {
+  while (n > 0) {
+    ssize_t k = out ? write(fd, buf, n) : read(fd, buf, n);
+    if (k <= 0) return -1;
+    buf += k;
+    n -= (size_t)k;
+  }
+  return 0;
 }
+
+void bt_puts(const char *s) { xfer(2, (char *)s, strlen(s), 1); }
+void bt_putu(uint32_t v) {
+  char b[12];
+  int i = 11;
+  b[i] = 0;
+  do { b[--i] = (char)('0' + v % 10); v /= 10; } while (v);
+  bt_puts(&b[i]);
+}
+
+int bt_read_input(void *buf, size_t n) { return xfer(0, buf, n, 0); }
+int bt_write_output(const void *buf, size_t n) { return xfer(1, (char *)buf, n, 1); }
 
 void bt_profile_begin(int op) {
   (void)op;
@@ -41,6 +59,7 @@ void bt_profile_end(int op) {
 
 static void *run(void *arg) {
   (void)arg;
+  entry_sp = (uintptr_t)__builtin_frame_address(0);
   main_rc = bt_main();
   return NULL;
 }
@@ -48,7 +67,7 @@ static void *run(void *arg) {
 static uint32_t stack_high_water(void) {
   uint32_t *p = host_stack, *end = host_stack + BT_HOST_STACK / 4;
   while (p < end && *p == STACK_PAINT) p++;
-  return (uint32_t)((uintptr_t)end - (uintptr_t)p);
+  return (uint32_t)(entry_sp - (uintptr_t)p);
 }
 
 int main(void) {

@@ -39,30 +39,37 @@ void bt_conv_s8(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
   const int32_t out_row = p->out.w * p->out.pixel_stride;
   const int32_t off = p->input_offset, off2 = bt_dup16(off);
   const int32_t fstride = kh * kw * cin;   /* bytes between output channels' filters */
+  const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
+  const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
   if (kh == 1 && kw == 1 && p->pad_top == 0 && p->pad_left == 0) {   /* pointwise: no tap logic */
-    const int32_t n4 = cin & ~3;
+    const int32_t n4 = cin & ~3, ops = p->out.pixel_stride, step = p->stride_w * ips, ow = p->out.w;
+    const int8_t *const filter = p->filter;
     for (int32_t y = y0; y < y1; y++) {
-      const int8_t *irow = in + (y * p->stride_h - in_y0) * in_row;
-      int8_t *orow = out + (y - y0) * out_row;
-      for (int32_t x = 0; x < p->out.w; x++) {
-        const int8_t *ip = irow + x * p->stride_w * ips;
-        int8_t *o = orow + x * p->out.pixel_stride;
-        for (int32_t oc = 0; oc < cout;) {
-          const int nch = (cout - oc >= 4) ? 4 : 1;
+      const int8_t *ip = in + (y * p->stride_h - in_y0) * in_row;
+      int8_t *o = out + (y - y0) * out_row;
+      for (int32_t x = 0; x < ow; x++, ip += step, o += ops) {
+        int32_t oc = 0;
+        for (; oc + 4 <= cout; oc += 4) {
           int32_t acc[4] = {0, 0, 0, 0};
-          if (nch == 4 && n4) bt_dot4x4(ip, p->filter + oc * cin, cin, n4, off2, acc);
-          else if (nch == 1) dot_n(ip, p->filter + oc * cin, cin, n4, off, off2, acc, 1);
+          const int8_t *f = filter + oc * cin;
+          if (n4) bt_dot4x4(ip, f, cin, n4, off2, acc);
           for (int32_t i = n4; i < cin; i++) {
             const int32_t xv = ip[i] + off;
-            for (int k = 0; k < nch; k++) acc[k] += p->filter[(oc + k) * cin + i] * xv;
+            acc[0] += f[i] * xv; acc[1] += f[cin + i] * xv; acc[2] += f[2 * cin + i] * xv; acc[3] += f[3 * cin + i] * xv;
           }
-          for (int k = 0; k < nch; k++) {
-            int32_t a = acc[k];
-            if (p->bias) a += p->bias[oc + k];
-            a = bt_mbqm_fast(a, p->multiplier[oc + k], p->shift[oc + k]) + p->output_offset;
-            o[oc + k] = (int8_t)bt_clamp(a, p->act_min, p->act_max);
-          }
-          oc += nch;
+          if (bias) { acc[0] += bias[oc]; acc[1] += bias[oc + 1]; acc[2] += bias[oc + 2]; acc[3] += bias[oc + 3]; }
+          const uint32_t r0 = (uint8_t)bt_clamp(bt_mbqm_fast(acc[0], mult[oc], shift[oc]) + zp, lo, hi);
+          const uint32_t r1 = (uint8_t)bt_clamp(bt_mbqm_fast(acc[1], mult[oc + 1], shift[oc + 1]) + zp, lo, hi);
+          const uint32_t r2 = (uint8_t)bt_clamp(bt_mbqm_fast(acc[2], mult[oc + 2], shift[oc + 2]) + zp, lo, hi);
+          const uint32_t r3 = (uint8_t)bt_clamp(bt_mbqm_fast(acc[3], mult[oc + 3], shift[oc + 3]) + zp, lo, hi);
+          const uint32_t word = r0 | (r1 << 8) | (r2 << 16) | (r3 << 24);
+          __builtin_memcpy(o + oc, &word, 4);   /* one store: int8 stores would alias the parameters */
+        }
+        for (; oc < cout; oc++) {
+          int32_t a = 0;
+          dot_n(ip, filter + oc * cin, cin, cin, off, off2, &a, 1);
+          if (bias) a += bias[oc];
+          o[oc] = (int8_t)bt_clamp(bt_mbqm_fast(a, mult[oc], shift[oc]) + zp, lo, hi);
         }
       }
     }
@@ -89,9 +96,8 @@ void bt_conv_s8(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
         }
         for (int k = 0; k < nch; k++) {
           int32_t a = acc[k];
-          if (p->bias) a += p->bias[oc + k];
-          a = bt_mbqm_fast(a, p->multiplier[oc + k], p->shift[oc + k]) + p->output_offset;
-          o[oc + k] = (int8_t)bt_clamp(a, p->act_min, p->act_max);
+          if (bias) a += bias[oc + k];
+          o[oc + k] = (int8_t)bt_clamp(bt_mbqm_fast(a, mult[oc + k], shift[oc + k]) + zp, lo, hi);
         }
         oc += nch;
       }

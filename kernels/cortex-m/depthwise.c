@@ -1,7 +1,8 @@
 /* DEPTHWISE_CONV_2D int8 for Cortex-M DSP, depth multiplier 1: four channels per word. Per tap and
  * 4 channels: LDR input + 2 SXTB16 + 2 SADD16 (offset), LDR filter + 2 SXTB16, then SMLABB/SMLATT
- * into four per-channel accumulators. Depth multiplier > 1 and the in-place variant use the
- * reference code (included below under another name). */
+ * into four per-channel accumulators. 3x3 filters get a straight-line path for the pixels whose
+ * taps are all inside the image (weights unpacked once per channel group and row). Depth
+ * multiplier > 1 and the in-place variant use the reference code (included under another name). */
 #include "bt_kernels.h"
 #include "requant.h"
 #include "dsp.h"
@@ -10,47 +11,54 @@
 #include "../reference/depthwise.c"
 #undef bt_depthwise_s8
 
-void bt_depthwise_s8(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0,
-                     int8_t *out, int32_t y0, int32_t y1) {
-  if (dp->depth_multiplier != 1) {
-    bt_ref_depthwise_generic_s8(dp, in, in_y0, out, y0, y1);
-    return;
-  }
-  const bt_conv_params *p = &dp->conv;
+/* Output row y (written at orow), pixels [xa, xb): any filter size, padding and dilation. */
+static void dw_pixels(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *orow, int32_t y,
+                      int32_t xa, int32_t xb) {
   const int32_t c_n = p->out.c, kh = p->kh, kw = p->kw;
   const int32_t in_row = p->in.w * p->in.pixel_stride, ips = p->in.pixel_stride;
-  const int32_t out_row = p->out.w * p->out.pixel_stride;
   const int32_t off = p->input_offset, off2 = bt_dup16(off);
   const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
   const int32_t dy = p->dil_h * in_row, dx = p->dil_w * ips;   /* input step between taps */
-  for (int32_t y = y0; y < y1; y++) {
+  const int32_t fy = kw * c_n;                                 /* filter step between tap rows */
+  {
     const int32_t iy0 = y * p->stride_h - p->pad_top;
     int32_t ky0 = 0, ky1 = kh;   /* valid tap rows */
     while (ky0 < kh && iy0 + ky0 * p->dil_h < 0) ky0++;
     while (ky1 > ky0 && iy0 + (ky1 - 1) * p->dil_h >= p->in.h) ky1--;
-    for (int32_t x = 0; x < p->out.w; x++) {
+    for (int32_t x = xa; x < xb; x++) {
       const int32_t ix0 = x * p->stride_w - p->pad_left;
       int32_t kx0 = 0, kx1 = kw;
       while (kx0 < kw && ix0 + kx0 * p->dil_w < 0) kx0++;
       while (kx1 > kx0 && ix0 + (kx1 - 1) * p->dil_w >= p->in.w) kx1--;
-      int8_t *o = out + (y - y0) * out_row + x * p->out.pixel_stride;
+      int8_t *o = orow + x * p->out.pixel_stride;
       const int8_t *ibase = in + (iy0 - in_y0) * in_row + ix0 * ips;
       int32_t c = 0;
       for (; c + 4 <= c_n; c += 4) {
         int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
         const int8_t *irow = ibase + ky0 * dy + kx0 * dx + c;
         const int8_t *frow = p->filter + (ky0 * kw + kx0) * c_n + c;
-        for (int32_t ky = ky0; ky < ky1; ky++, irow += dy, frow += kw * c_n) {
-          const int8_t *ip = irow, *fp = frow;
-          for (int32_t kx = kx0; kx < kx1; kx++, ip += dx, fp += c_n) {
-            const uint32_t xv = bt_ld4(ip), wv = bt_ld4(fp);
-            const int32_t xa = bt_sadd16(bt_sxtb16(xv), off2), xb = bt_sadd16(bt_sxtb16_ror8((xv)), off2);
-            const int32_t wa = bt_sxtb16(wv), wb = bt_sxtb16_ror8((wv));
-            a0 = bt_smlabb(wa, xa, a0); a2 = bt_smlatt(wa, xa, a2);
-            a1 = bt_smlabb(wb, xb, a1); a3 = bt_smlatt(wb, xb, a3);
+#define BT_DW_TAP(ip, fp)                                                                       \
+  do {                                                                                          \
+    const uint32_t xv = bt_ld4(ip), wv = bt_ld4(fp);                                            \
+    const int32_t xa = bt_sadd16(bt_sxtb16(xv), off2), xb = bt_sadd16(bt_sxtb16_ror8(xv), off2); \
+    const int32_t wa = bt_sxtb16(wv), wb = bt_sxtb16_ror8(wv);                                  \
+    a0 = bt_smlabb(wa, xa, a0); a2 = bt_smlatt(wa, xa, a2);                                     \
+    a1 = bt_smlabb(wb, xb, a1); a3 = bt_smlatt(wb, xb, a3);                                     \
+  } while (0)
+        if (kx1 - kx0 == 3) {   /* full 3-wide rows (3x3 interior): straight-line taps */
+          for (int32_t ky = ky0; ky < ky1; ky++, irow += dy, frow += fy) {
+            BT_DW_TAP(irow, frow);
+            BT_DW_TAP(irow + dx, frow + c_n);
+            BT_DW_TAP(irow + 2 * dx, frow + 2 * c_n);
+          }
+        } else {
+          for (int32_t ky = ky0; ky < ky1; ky++, irow += dy, frow += fy) {
+            const int8_t *ip = irow, *fp = frow;
+            for (int32_t kx = kx0; kx < kx1; kx++, ip += dx, fp += c_n) BT_DW_TAP(ip, fp);
           }
         }
+#undef BT_DW_TAP
         if (bias) { a0 += bias[c]; a1 += bias[c + 1]; a2 += bias[c + 2]; a3 += bias[c + 3]; }
         const uint32_t r0 = (uint8_t)bt_clamp(bt_mbqm_fast(a0, mult[c], shift[c]) + zp, lo, hi);
         const uint32_t r1 = (uint8_t)bt_clamp(bt_mbqm_fast(a1, mult[c + 1], shift[c + 1]) + zp, lo, hi);
@@ -69,6 +77,87 @@ void bt_depthwise_s8(const bt_depthwise_params *dp, const int8_t *in, int32_t in
         a = bt_mbqm_fast(a, p->multiplier[c], p->shift[c]) + p->output_offset;
         o[c] = (int8_t)bt_clamp(a, p->act_min, p->act_max);
       }
+    }
+  }
+}
+
+/* 3x3 filter, output row y with every tap inside the image for pixels [xa, xb): per group of four
+ * channels the nine weight words are unpacked once (SXTB16 into c0,c2 and c1,c3 halves), then each
+ * pixel runs nine straight-line taps (LDR + 2 SXTB16 + 2 SADD16 + 4 SMLAxy). */
+static void dw3x3_interior(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *orow, int32_t y,
+                           int32_t xa, int32_t xb) {
+  const int32_t c_n = p->out.c, ips = p->in.pixel_stride, in_row = p->in.w * ips, ops = p->out.pixel_stride;
+  const int32_t dy = p->dil_h * in_row, dx = p->dil_w * ips, xstep = p->stride_w * ips;
+  const int32_t off = p->input_offset, off2 = bt_dup16(off), zp = p->output_offset, lo = p->act_min, hi = p->act_max;
+  const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
+  const int8_t *const irow = in + (y * p->stride_h - p->pad_top - in_y0) * in_row + (xa * p->stride_w - p->pad_left) * ips;
+  int32_t c = 0;
+  for (; c + 4 <= c_n; c += 4) {
+    int32_t wa[9], wb[9];
+    for (int t = 0; t < 9; t++) {
+      const uint32_t w = bt_ld4(p->filter + t * c_n + c);
+      wa[t] = bt_sxtb16(w);
+      wb[t] = bt_sxtb16_ror8(w);
+    }
+    const int32_t b0 = bias ? bias[c] : 0, b1 = bias ? bias[c + 1] : 0, b2 = bias ? bias[c + 2] : 0,
+                  b3 = bias ? bias[c + 3] : 0;
+    const int8_t *ip = irow + c;
+    int8_t *o = orow + xa * ops + c;
+    for (int32_t x = xa; x < xb; x++, ip += xstep, o += ops) {
+      int32_t a0 = b0, a1 = b1, a2 = b2, a3 = b3;
+#define BT_DW3_TAP(q, t)                                                                        \
+  do {                                                                                          \
+    const uint32_t xv = bt_ld4(q);                                                              \
+    const int32_t xe = bt_sadd16(bt_sxtb16(xv), off2), xo = bt_sadd16(bt_sxtb16_ror8(xv), off2); \
+    a0 = bt_smlabb(wa[t], xe, a0); a2 = bt_smlatt(wa[t], xe, a2);                               \
+    a1 = bt_smlabb(wb[t], xo, a1); a3 = bt_smlatt(wb[t], xo, a3);                               \
+  } while (0)
+      const int8_t *r0 = ip, *r1 = ip + dy, *r2 = ip + 2 * dy;
+      BT_DW3_TAP(r0, 0); BT_DW3_TAP(r0 + dx, 1); BT_DW3_TAP(r0 + 2 * dx, 2);
+      BT_DW3_TAP(r1, 3); BT_DW3_TAP(r1 + dx, 4); BT_DW3_TAP(r1 + 2 * dx, 5);
+      BT_DW3_TAP(r2, 6); BT_DW3_TAP(r2 + dx, 7); BT_DW3_TAP(r2 + 2 * dx, 8);
+#undef BT_DW3_TAP
+      const uint32_t q0 = (uint8_t)bt_clamp(bt_mbqm_fast(a0, mult[c], shift[c]) + zp, lo, hi);
+      const uint32_t q1 = (uint8_t)bt_clamp(bt_mbqm_fast(a1, mult[c + 1], shift[c + 1]) + zp, lo, hi);
+      const uint32_t q2 = (uint8_t)bt_clamp(bt_mbqm_fast(a2, mult[c + 2], shift[c + 2]) + zp, lo, hi);
+      const uint32_t q3 = (uint8_t)bt_clamp(bt_mbqm_fast(a3, mult[c + 3], shift[c + 3]) + zp, lo, hi);
+      const uint32_t word = q0 | (q1 << 8) | (q2 << 16) | (q3 << 24);
+      __builtin_memcpy(o, &word, 4);
+    }
+  }
+  for (; c < c_n; c++) {   /* channel remainder */
+    const int8_t *ip = irow + c;
+    int8_t *o = orow + xa * ops + c;
+    for (int32_t x = xa; x < xb; x++, ip += xstep, o += ops) {
+      int32_t a = bias ? bias[c] : 0;
+      for (int t = 0; t < 9; t++) a += p->filter[t * c_n + c] * (ip[(t / 3) * dy + (t % 3) * dx] + off);
+      *o = (int8_t)bt_clamp(bt_mbqm_fast(a, mult[c], shift[c]) + zp, lo, hi);
+    }
+  }
+}
+
+void bt_depthwise_s8(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0,
+                     int8_t *out, int32_t y0, int32_t y1) {
+  if (dp->depth_multiplier != 1) {
+    bt_ref_depthwise_generic_s8(dp, in, in_y0, out, y0, y1);
+    return;
+  }
+  const bt_conv_params *p = &dp->conv;
+  const int32_t out_row = p->out.w * p->out.pixel_stride;
+  /* output columns whose taps are all inside the image */
+  int32_t xi0 = 0, xi1 = p->out.w;
+  while (xi0 < xi1 && xi0 * p->stride_w - p->pad_left < 0) xi0++;
+  while (xi1 > xi0 && (xi1 - 1) * p->stride_w - p->pad_left + (p->kw - 1) * p->dil_w >= p->in.w) xi1--;
+  for (int32_t y = y0; y < y1; y++) {
+    int8_t *orow = out + (y - y0) * out_row;
+    const int32_t iy0 = y * p->stride_h - p->pad_top;
+    const int row_inside = iy0 >= 0 && iy0 + (p->kh - 1) * p->dil_h < p->in.h;
+    if (p->kh == 3 && p->kw == 3 && row_inside && xi0 < xi1) {
+      dw_pixels(p, in, in_y0, orow, y, 0, xi0);
+      dw3x3_interior(p, in, in_y0, orow, y, xi0, xi1);
+      dw_pixels(p, in, in_y0, orow, y, xi1, p->out.w);
+    } else {
+      dw_pixels(p, in, in_y0, orow, y, 0, p->out.w);
     }
   }
 }

@@ -38,9 +38,10 @@
  *     out + (y - y0) * out.w * out.pixel_stride.
  *   - 0 <= y0 <= y1 <= out.h. Whole tensor: in_y0 = 0, y0 = 0, y1 = out.h.
  *
- * Aliasing: element-wise kernels (add, mul, logistic, hard_swish, requantize, quantize/dequantize
- * only where sizes match) accept out == an input (exact alias, same strides). No other kernel
- * may alias, except bt_depthwise_s8_inplace, which is built for it.
+ * Aliasing: element-wise kernels (add, mul, logistic, hard_swish, requantize) accept out == an input
+ * (exact alias, same strides). bt_quantize_f32_s8 and bt_dequantize_s8_f32 also accept out == in
+ * (same start address; the buffer holds the larger of the two). No other kernel may alias, except
+ * bt_depthwise_s8_inplace, which is built for it.
  *
  * Symbol renaming: compiling with -DBT_KERNEL_PREFIX_REF renames every function to ref_bt_*
  * so the test program can link the reference set next to an optimised set.

@@ -8,10 +8,12 @@ Used by tests/test_kernels.py and benchmarks/kernels_micro.py.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 
 KERNELS = Path(__file__).resolve().parents[1]
@@ -40,26 +42,55 @@ def set_sources(name: str, set_root: Path = KERNELS) -> list:
     return out
 
 
-def _common(name: str, set_root: Path = KERNELS) -> list:
-    return [*(["-DBT_SET_XCORE"] if name == "xcore" else []), f"-I{KERNELS / 'include'}", f"-I{KERNELS / 'reference'}",
-            f"-I{Path(set_root) / name}", *map(str, set_sources(name, set_root)), str(KERNELS / "tests" / "ref_all.c"), str(KERNELS / "tests" / "kernel_test.c")]
-
-
 def _run(cmd: list, timeout: float = 120) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
 
 
-def _compile(cmd: list) -> None:
-    r = _run(cmd)
+def _headers_digest() -> str:
+    h = hashlib.sha1()
+    for d in (KERNELS, FIRMWARE):
+        for f in sorted(d.rglob("*.h")):
+            h.update(str(f).encode() + f.read_bytes())
+    return h.hexdigest()
+
+
+def _object(cc: list, src: Path, defines: tuple, out_dir: Path, digest: str) -> Path:
+    """src compiled once per (compiler flags, defines, contents): builds share the reference objects."""
+    key = hashlib.sha1(repr((cc, str(src), sorted(defines), digest)).encode() + Path(src).read_bytes()).hexdigest()[:20]
+    obj = Path(out_dir) / "obj" / f"{Path(src).stem}-{key}.o"
+    if not obj.exists():
+        obj.parent.mkdir(parents=True, exist_ok=True)
+        tmp = obj.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+        cmd = [*cc, *[f"-D{d}" for d in defines], "-c", str(src), "-o", str(tmp)]
+        r = _run(cmd)
+        if r.returncode != 0:
+            raise RuntimeError(f"compile failed: {' '.join(cmd)}\n{r.stderr}")
+        os.replace(tmp, obj)
+    return obj
+
+
+def _build(cc: list, link: list, name: str, out: Path, set_root: Path = KERNELS, set_defines=(),
+           test_defines=(), platform=()) -> Path:
+    """Link the set, the renamed reference set, the test program and platform sources into out."""
+    out_dir = out.parent
+    digest = _headers_digest()
+    flags = [*cc, f"-I{KERNELS / 'include'}", f"-I{KERNELS / 'reference'}", f"-I{Path(set_root) / name}",
+             f"-I{FIRMWARE / 'common'}"]
+    xdefs = ("BT_SET_XCORE",) if name == "xcore" else ()
+    objs = [_object(flags, src, tuple(set_defines), out_dir, digest) for src in set_sources(name, set_root)]
+    objs.append(_object(flags, KERNELS / "tests" / "ref_all.c", (), out_dir, digest))
+    objs.append(_object(flags, KERNELS / "tests" / "kernel_test.c", tuple(test_defines) + xdefs, out_dir, digest))
+    objs += [_object(flags, src, tuple(set_defines), out_dir, digest) for src in platform]
+    r = _run([*cc, *link, *map(str, objs), "-o", str(out)] + (["-lgcc"] if link else []))
     if r.returncode != 0:
-        raise RuntimeError(f"compile failed: {' '.join(cmd)}\n{r.stderr}")
+        raise RuntimeError(f"link failed for {out.name}:\n{r.stderr}")
+    return out
 
 
 def build_host(name: str, out_dir: Path, defines=(), set_root: Path = KERNELS) -> Path:
     exe = Path(out_dir) / f"kt_host_{name}{'_' + '_'.join(defines) if defines else ''}"
-    _compile(["gcc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-DBT_HOST", *[f"-D{d}" for d in defines],
-              *_common(name, set_root), "-o", str(exe)])
-    return exe
+    cc = ["gcc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror"]
+    return _build(cc, [], name, exe, set_root, test_defines=("BT_HOST", *defines))
 
 
 def run_host(exe: Path) -> tuple:
@@ -71,7 +102,9 @@ def _ld(template: Path, out: Path, flash: str, flash_len: str, ram: str, ram_len
     text = template.read_text()
     for k, v in (("@FLASH@", flash), ("@FLASHLEN@", flash_len), ("@RAM@", ram), ("@RAMLEN@", ram_len), ("@STACK@", stack)):
         text = text.replace(k, v)
-    out.write_text(text)
+    tmp = out.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, out)
     return out
 
 
@@ -80,12 +113,11 @@ def build_arm(name: str, out_dir: Path, cpu: str = "cortex-m4", bench: bool = Fa
     out_dir = Path(out_dir)
     ld = _ld(FIRMWARE / "arm" / "cortexm.ld.in", out_dir / f"{cpu}.ld", flash, "4M", ram, ram_len, "0x4000")
     elf = out_dir / f"kt_{cpu}_{name}{'_bench' if bench else ''}.elf"
-    _compile(["arm-none-eabi-gcc", "-mthumb", *flags.split(), "-std=c99", "-O2", "-g", "-ffreestanding", "-nostdlib",
-              "-nostartfiles", "-Wall", "-Wextra", "-Werror", *(["-DBT_BENCH"] if bench else []),
-              f"-I{FIRMWARE / 'common'}", "-T", str(ld), "-Wl,--gc-sections",
-              str(FIRMWARE / "arm" / "startup.c"), str(FIRMWARE / "common" / "semihost_io.c"),
-              *_common(name), "-lgcc", "-o", str(elf)])
-    return elf
+    cc = ["arm-none-eabi-gcc", "-mthumb", *flags.split(), "-std=c99", "-O2", "-g", "-ffreestanding", "-Wall",
+          "-Wextra", "-Werror"]
+    link = ["-nostdlib", "-nostartfiles", "-T", str(ld), "-Wl,--gc-sections"]
+    return _build(cc, link, name, elf, test_defines=("BT_BENCH",) if bench else (),
+                  platform=(FIRMWARE / "arm" / "startup.c", FIRMWARE / "common" / "semihost_io.c"))
 
 
 def arm_cmd(elf: Path, cpu: str = "cortex-m4", plugin: list = ()) -> list:
@@ -97,12 +129,13 @@ def build_riscv(name: str, out_dir: Path, rvv: bool = False, bench: bool = False
     out_dir = Path(out_dir)
     ld = _ld(FIRMWARE / "riscv" / "rv32.ld.in", out_dir / "virt.ld", "0x80000000", "1M", "0x80100000", "8M", "0x4000")
     elf = out_dir / f"kt_rv32_{name}{'_rvv' if rvv else ''}{'_bench' if bench else ''}.elf"
-    _compile(["riscv64-unknown-elf-gcc", "-march=rv32imac", "-mabi=ilp32", "-std=c99", "-O2", "-g", "-ffreestanding",
-              "-nostdlib", "-nostartfiles", "-Wall", "-Wextra", "-Werror", *(["-DBT_RVV"] if rvv else []),
-              *(["-DBT_BENCH"] if bench else []), f"-I{FIRMWARE / 'common'}", "-T", str(ld),
-              str(FIRMWARE / "riscv" / "start.S"), str(FIRMWARE / "riscv" / "sys.c"),
-              str(FIRMWARE / "common" / "semihost_io.c"), *_common(name), "-lgcc", "-o", str(elf)])
-    return elf
+    cc = ["riscv64-unknown-elf-gcc", "-march=rv32imac", "-mabi=ilp32", "-std=c99", "-O2", "-g", "-ffreestanding",
+          "-Wall", "-Wextra", "-Werror"]
+    link = ["-nostdlib", "-nostartfiles", "-T", str(ld)]
+    rv = ("BT_RVV",) if rvv else ()
+    return _build(cc, link, name, elf, set_defines=rv, test_defines=rv + (("BT_BENCH",) if bench else ()),
+                  platform=(FIRMWARE / "riscv" / "start.S", FIRMWARE / "riscv" / "sys.c",
+                            FIRMWARE / "common" / "semihost_io.c"))
 
 
 def riscv_cmd(elf: Path, rvv: bool = False, plugin: list = ()) -> list:
@@ -129,7 +162,9 @@ def tools_present(*tools: str) -> bool:
 
 def build_plugin(out_dir: Path) -> Path:
     so = Path(out_dir) / "libinsncount.so"
-    _compile(["gcc", "-O2", "-shared", "-fPIC", "-o", str(so), str(PLUGIN_SRC)])
+    r = _run(["gcc", "-O2", "-shared", "-fPIC", "-o", str(so), str(PLUGIN_SRC)])
+    if r.returncode != 0:
+        raise RuntimeError(f"plugin build failed:\n{r.stderr}")
     return so
 
 

@@ -38,7 +38,7 @@ void ref_bt_split_s8(const bt_concat_params *, const int8_t *, int8_t *const *);
 void ref_bt_strided_slice_s8(const bt_slice_params *, const int8_t *, int8_t *);
 
 #ifdef BT_SET_XCORE
-extern uint32_t bt_vpu_ops, bt_vpu_align_faults;   /* xcore set: VPU model statistics */
+#include "vpu.h"   /* xcore set: the VPU model (statistics, and its own unit test below) */
 #endif
 
 /* ------------------------------------------------------------------ platform */
@@ -197,6 +197,7 @@ static void test_conv(void) {
     if (t % 5 == 2) { kh = 1; kw = 1; }
     int32_t cin = (t % 4 == 0) ? ri(1, 5) : ri(1, 24), cout = ri(1, 20);
     if (t % 7 == 0) { cin = 4 * ri(1, 8); cout = 4 * ri(1, 6); }
+    if (t % 10 == 9) { cin = ri(33, 72); cout = ri(17, 40); kh = kw = (t & 1) ? 1 : 3; }   /* several chunks/groups */
     int32_t s = ri(1, 3), d = (t % 6 == 5) ? 2 : 1;
     int same = (int)(rnd() & 1);
     int32_t h = ri(kh + (kh - 1) * (d - 1), 11), w = ri(kw + (kw - 1) * (d - 1), 11);
@@ -393,6 +394,13 @@ static void test_unary(void) {
     ref_bt_quantize_f32_s8(n, scale, zp, f, g_ref);
     bt_quantize_f32_s8(n, scale, zp, f, g_opt);
     check("quantize_f32", t, g_ref, g_opt, n + 8);
+    /* both also work in place (same start address) */
+    for (int32_t i = 0; i < n; i++) f2[i] = f[i];
+    bt_quantize_f32_s8(n, scale, zp, f2, (int8_t *)f2);
+    check("quantize_f32_inplace", t, g_ref, (const int8_t *)f2, n);
+    bt_dequantize_s8_f32(n, scale, zp, (const int8_t *)f2, f2);
+    ref_bt_dequantize_s8_f32(n, scale, zp, g_ref, f);
+    check("dequantize_inplace", t, (const int8_t *)f, (const int8_t *)f2, n * 4);
   }
 }
 
@@ -487,6 +495,46 @@ static void test_requant_helpers(void) {
   else passed++;
 }
 
+#ifdef BT_SET_XCORE
+/* The VPU model against hand-computed XS3 semantics (instructions the kernels do not all use). */
+static void test_vpu_model(void) {
+  int8_t a[32] __attribute__((aligned(4))), c[32] __attribute__((aligned(4))), r[32] __attribute__((aligned(4)));
+  uint16_t sh[16] __attribute__((aligned(4)));
+  int32_t acc[16];
+  int bad = 0;
+  for (int i = 0; i < 32; i++) { a[i] = (int8_t)(i - 16); c[i] = (int8_t)(3 - i % 7); }
+  VSETC_S8(); VCLRDR(); VLDC(c);
+  for (int k = 0; k < 16; k++) { a[0] = (int8_t)k; VLMACCR(a); }       /* row k ends in acc[15-k] */
+  bt_vpu_read_acc(acc);
+  for (int k = 0; k < 16; k++) {
+    int32_t want = 0;
+    for (int i = 0; i < 32; i++) want += c[i] * (i == 0 ? 15 - k : i - 16);
+    bad += acc[k] != want;
+  }
+  VCLRDR(); VLMACC(a); VLMACC(a); bt_vpu_read_acc(acc);                 /* element-wise, 16 lanes */
+  for (int i = 0; i < 16; i++) bad += acc[i] != 2 * c[i] * a[i];
+  for (int i = 0; i < 16; i++) sh[i] = (uint16_t)(i % 4);
+  VLSAT(sh); VSTR(r);                                                    /* round half up, sat +-127 */
+  for (int i = 0; i < 16; i++) {
+    int32_t v = acc[i], s2 = i % 4, want = s2 ? (v >> s2) + ((v >> (s2 - 1)) & 1) : v;
+    want = want > 127 ? 127 : (want < -127 ? -127 : want);
+    bad += r[i] != want;
+  }
+  for (int i = 16; i < 32; i++) bad += r[i] != 0;
+  for (int i = 0; i < 32; i++) a[i] = (int8_t)(i * 8 - 128);
+  VLASHR(a, 1); VLADD(a); VSTR(r);                                       /* sat8(a/2 + a) */
+  for (int i = 0; i < 32; i++) {
+    int32_t want = (a[i] >> 1) + a[i];
+    bad += r[i] != (want > 127 ? 127 : (want < -127 ? -127 : want));
+  }
+  for (int i = 0; i < 32; i++) r[i] = 5;
+  VSTRPV(r, 0x0000f00fu);
+  for (int i = 0; i < 32; i++) bad += r[i] != (((0x0000f00fu >> i) & 1) ? bt_vpu.vR.s8[i] : 5);
+  if (bad) { failed++; bt_puts("FAIL vpu model: "); put_i(bad); bt_puts(" mismatches\n"); }
+  else passed++;
+}
+#endif
+
 /* ------------------------------------------------------------------ benchmark cases */
 static void shape_cases(void) {
   /* the representative shapes of the benchmark, checked for correctness too */
@@ -554,6 +602,9 @@ int bt_main(void) {
   bench();
 #endif
   test_requant_helpers();
+#ifdef BT_SET_XCORE
+  test_vpu_model();
+#endif
   test_conv();
   test_depthwise();
   test_pool();

@@ -128,10 +128,12 @@ def _run(target, source, env):
         spec = man["inputs"][0]
         x = np.random.default_rng(0).integers(-128, 128, size=spec["shape"], dtype=np.int8)
     y, prof, ram = firmware.run(env["BT_BOARD"], env["BT_OUT"], x)
-    print(f"output: {' '.join(str(int(v)) for v in np.asarray(y).reshape(-1))}")
+    ys = y if isinstance(y, list) else [y]
+    for k, v in enumerate(ys):
+        print(f"output{k if len(ys) > 1 else ''}: {' '.join(str(e) for e in v.reshape(-1).tolist())}")
     print(firmware.format_report(prof, ram))
     if env.get("BT_OUTPUT"):
-        np.save(env["BT_OUTPUT"], np.asarray(y))
+        np.save(env["BT_OUTPUT"], ys[0])
     return 0
 
 
@@ -149,15 +151,15 @@ def _split_ldflags(flags) -> tuple:
 
 def bt_firmware(env, board: str, model: str, out: str, kernels: str = "", plan_options: dict | None = None,
                 run_input: str = "", run_output: str = "", kernel_root: str = ""):
-    """Declare the whole firmware build; returns the ELF node (and registers a 'run' alias)."""
+    """Declare the whole firmware build; return the default nodes (ELF, compile_commands.json,
+    weights.bin, plan.json) and register the 'run' alias (build, run, print output and RAM)."""
     from buildtool import firmware, targets
 
     t = targets.get(board)
     kroot = Path(kernel_root).resolve() if kernel_root else firmware.KERNELS
     if kernels:
         t = t.with_kernels(tuple(kernels.split(",")))
-    out_dir = env.Dir(out)
-    o = out_dir.abspath
+    o = env.Dir(out).abspath
     fenv = env.Clone(BT_BOARD=board, BT_WEIGHTS_ALIGN=t.weights_align,
                      BT_PLAN_OPTIONS=dict(sorted((plan_options or {}).items())))
     if model.endswith(".tflite") or os.sep in model or os.path.exists(model):
@@ -180,7 +182,7 @@ def bt_firmware(env, board: str, model: str, out: str, kernels: str = "", plan_o
     cenv = fenv.Clone(CC=t.cc, AS=t.cc, ASPP=t.cc, LINK=t.cc, CCFLAGS=cflags, ASPPFLAGS=cflags,
                       CPPPATH=[str(d) for d in firmware.include_dirs(t, o, kroot)], LINKFLAGS=ldflags, LIBS=libs,
                       PROGSUFFIX=".elf", OBJSUFFIX=".o")
-    objs, cdb = [], []
+    objs, db = [], []
     for src in firmware.sources(t, o, kroot):
         src = Path(src)
         if src.name == "weights.S":
@@ -188,7 +190,7 @@ def bt_firmware(env, board: str, model: str, out: str, kernels: str = "", plan_o
             wenv.Append(ASPPFLAGS=[f'-DBT_WEIGHTS_FILE=\\"{weights[0].abspath}\\"'])  # through the shell
             obj = wenv.Object(os.path.join(o, "obj", "weights.o"), str(src))
             wenv.Depends(obj, weights)
-            cdb.append(_cdb_entry(wenv, "$ASPPCOM", obj[0], src))
+            db.append(_cdb_entry(wenv, "$ASPPCOM", obj[0], src))
         else:
             if src.is_relative_to(kroot):
                 name = f"kernels/{src.stem}.o"
@@ -199,7 +201,7 @@ def bt_firmware(env, board: str, model: str, out: str, kernels: str = "", plan_o
             obj = cenv.Object(os.path.join(o, "obj", name), code[0] if src.name == "model.c" else str(src))
             if src.name == "model.c":
                 cenv.Depends(obj, code[1])
-            cdb.append(_cdb_entry(cenv, "$CCCOM", obj[0], src if src.name != "model.c" else code[0]))
+            db.append(_cdb_entry(cenv, "$CCCOM", obj[0], src if src.name != "model.c" else code[0]))
         objs += obj
     if t.linker_template:
         ld = fenv.BtText(os.path.join(o, "board.ld"), fenv.Value(t.linker_script()))
@@ -209,11 +211,12 @@ def bt_firmware(env, board: str, model: str, out: str, kernels: str = "", plan_o
     else:
         elf = cenv.Program(os.path.join(o, "firmware.elf"), objs)
     # our own compilation database: SCons' CompilationDatabase is AlwaysBuild, which defeats `scons -q`
-    cdb = fenv.BtText(os.path.join(o, "compile_commands.json"), fenv.Value(json.dumps(cdb, indent=1) + "\n"))
+    cdb = fenv.BtText(os.path.join(o, "compile_commands.json"), fenv.Value(json.dumps(db, indent=1) + "\n"))
     renv = fenv.Clone(BT_OUT=o, BT_INPUT=run_input, BT_OUTPUT=run_output)
-    run = renv.Alias("run", [elf, code[2]], SCons.Action.Action(_run, "running firmware on $BT_BOARD"))
+    nodes = elf + cdb + weights + plan
+    run = renv.Alias("run", nodes + [code[2]], SCons.Action.Action(_run, "running firmware on $BT_BOARD"))
     renv.AlwaysBuild(run)
-    return elf + cdb + weights + plan
+    return nodes
 
 
 def generate(env):
