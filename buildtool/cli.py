@@ -94,6 +94,16 @@ def cmd_zoo(a) -> int:
     return 0
 
 
+def _board_run(g, x, a):
+    from . import firmware
+
+    out = a.build_dir or os.path.join("build", a.board, g.name)
+    firmware.build(g, a.board, out, **plan_options(a))
+    y, prof, ram = firmware.run(a.board, out, x)
+    print(firmware.format_report(prof, ram), file=sys.stderr)
+    return y if isinstance(y, list) else [y]
+
+
 def cmd_run(a) -> int:
     import numpy as np
 
@@ -109,8 +119,10 @@ def cmd_run(a) -> int:
     t = g.tensors[g.inputs[0]]
     if tuple(x.shape) != tuple(t.shape) or x.dtype != np.dtype(t.dtype):
         raise UsageError(f"input {a.input} is {x.dtype}{list(x.shape)}, the model wants {t.dtype}{list(t.shape)}")
-    plan = make_plan(g, a)
-    outs = run(g, plan, [x])
+    if a.board:
+        outs = _board_run(g, x, a)
+    else:
+        outs = run(g, make_plan(g, a), [x])
     if a.output:
         import io
 
@@ -119,6 +131,24 @@ def cmd_run(a) -> int:
         _write_atomic(a.output, buf.getvalue())
     else:
         print(" ".join(str(int(v)) for v in outs[0].reshape(-1)))
+    return 0
+
+
+def cmd_flash(a) -> int:
+    from . import flash
+
+    if not os.path.exists(a.image):
+        raise UsageError(f"flash image not found: {a.image}")
+    info = flash.verify(a.image)
+    print(flash.describe(a.image, info))
+    return 0
+
+
+def cmd_boards(a) -> int:
+    from . import targets
+
+    for name, t in sorted(targets.boards().items()):
+        print(f"{name:12s} {t.description}")
     return 0
 
 
@@ -148,8 +178,18 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("model")
     s.add_argument("--input", required=True, help=".npy input tensor")
     s.add_argument("--output", help=".npy file for the output (default: print it)")
+    s.add_argument("--board", help="build firmware for this board and run it (QEMU or natively)")
+    s.add_argument("--build-dir", help="where to build firmware (default build/BOARD/MODEL)")
     add_plan_options(s)
     s.set_defaults(fn=cmd_run)
+
+    s = sub.add_parser("flash", help="flash images: `flash verify weights.bin`")
+    s.add_argument("action", choices=["verify"])
+    s.add_argument("image")
+    s.set_defaults(fn=cmd_flash)
+
+    s = sub.add_parser("boards", help="list the boards (target plugins) that are installed")
+    s.set_defaults(fn=cmd_boards)
     return p
 
 

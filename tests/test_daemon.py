@@ -59,7 +59,7 @@ def rt(monkeypatch):
     monkeypatch.delenv("BUILDTOOL_DAEMON_TEST_DELAY_S", raising=False)
     monkeypatch.setenv("BUILDTOOL_DAEMON_WATCH", "0")  # exact hit/miss counts: no background re-plans
     yield env
-    for _ in range(2):  # twice: a twin spawned under load may take the lock when the first one stops
+    for _ in range(2):  # twice: a twin spawned under load may take the lock (within 0.1 s) as the first stops
         try:
             c = DaemonClient(start=False, start_timeout=5)
             if c.connect():
@@ -67,7 +67,7 @@ def rt(monkeypatch):
                 c.stop()
         except BuildtoolError:
             pass
-        time.sleep(0.6)
+        time.sleep(0.2)
     for pid in env.pids:
         if alive(pid):
             os.kill(pid, signal.SIGKILL)

@@ -232,8 +232,10 @@ def _detach(log_path: str) -> None:
     os.close(out)
 
 
-def _take_lock(path: str, wait_s: float = 0.5):
-    """The one-daemon-per-user lock, or None if another daemon holds it."""
+def _take_lock(path: str, wait_s: float = 0.1):
+    """The one-daemon-per-user lock, or None if another daemon holds it.
+
+    The short wait covers a client's lock probe (client._lock_free), held for microseconds."""
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     deadline = time.monotonic() + wait_s
     while True:

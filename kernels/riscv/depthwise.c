@@ -61,8 +61,9 @@ static void dw_rows(const bt_depthwise_params *dp, const int8_t *in, int32_t in_
     int32_t ky0 = 0, ky1 = kh;
     while (ky0 < kh && iy0 + ky0 * p->dil_h < 0) ky0++;
     while (ky1 > ky0 && iy0 + (ky1 - 1) * p->dil_h >= p->in.h) ky1--;
+    const int32_t skip_from = (y >= yi0 && y < yi1) ? xi0 : p->out.w;   /* interior: already done */
     for (int32_t x = 0; x < p->out.w; x++) {
-      if (y >= yi0 && y < yi1 && x >= xi0 && x < xi1) { x = xi1 - 1; continue; }
+      if (x == skip_from) { x = xi1 - 1; continue; }
       const int32_t ix0 = x * p->stride_w - p->pad_left;
       int32_t kx0 = 0, kx1 = kw;
       while (kx0 < kw && ix0 + kx0 * p->dil_w < 0) kx0++;
