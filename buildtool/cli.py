@@ -49,6 +49,7 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
                    help="seconds the exact solver may spend (default 2)")
     p.add_argument("--no-order-search", action="store_true", help="keep the model's operator order")
     p.add_argument("--no-inplace", action="store_true", help="never run operators in place")
+    p.add_argument("--no-daemon", action="store_true", help="plan in this process, without the planner daemon")
 
 
 def plan_options(a) -> dict:
@@ -60,21 +61,36 @@ def plan_options(a) -> dict:
             "inplace": not a.no_inplace}
 
 
-def make_plan(g, a):
-    from .arena import plan_arena
+def request_plan(a) -> dict:
+    """The plan as JSON (plus cache statistics): through the planner daemon unless --no-daemon."""
+    from .daemon.client import daemon_wanted, plan
 
-    return plan_arena(g, **plan_options(a))
+    use = daemon_wanted(a.no_daemon)
+    r = plan(a.model, plan_options(a), no_daemon=not use)
+    r["via_daemon"] = use
+    return r
+
+
+def make_plan(g, a):
+    from .plan import ArenaPlan
+
+    return ArenaPlan.from_json(request_plan(a)["plan"])
 
 
 def cmd_plan(a) -> int:
-    g = load_model(a.model)
-    plan = make_plan(g, a)
+    r = request_plan(a)
+    plan = r["plan"]
     if a.json:
-        print(json.dumps(plan.to_json(), indent=1))
+        out = dict(plan)
+        if r["via_daemon"]:
+            out["cache"], out["plan_ms"] = r["cache"], r["plan_ms"]
+        print(json.dumps(out, indent=1))
     else:
-        print(f"{g.name}: arena {plan.arena_bytes} B (lower bound {plan.lower_bound_bytes} B, "
-              f"{'optimal' if plan.optimal else 'not proven optimal'}, planner {plan.planner}); "
-              f"activations total {plan.total_activation_bytes} B; {plan.macs} MACs; params {plan.params_bytes} B")
+        name = os.path.splitext(os.path.basename(a.model))[0]
+        print(f"{name}: arena {plan['arena_bytes']} B (lower bound {plan['lower_bound_bytes']} B, "
+              f"{'optimal' if plan['optimal'] else 'not proven optimal'}, planner {plan['planner']}); "
+              f"activations total {plan['total_activation_bytes']} B; {plan['macs']} MACs; "
+              f"params {plan['params_bytes']} B")
     return 0
 
 
@@ -187,6 +203,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("action", choices=["verify"])
     s.add_argument("image")
     s.set_defaults(fn=cmd_flash)
+
+    from .daemon import cli as daemon_cli
+
+    s = sub.add_parser("daemon", help="the background planner daemon: start, stop, status, clear")
+    daemon_cli.build_parser(s)
+    s.set_defaults(fn=daemon_cli.run)
 
     s = sub.add_parser("boards", help="list the boards (target plugins) that are installed")
     s.set_defaults(fn=cmd_boards)

@@ -161,9 +161,15 @@ def test_p1_p2_answers():
 
 
 def test_impossible_ram_limit_names_smallest_peak():
+    import re
+
     g = _zoo("tiny")
-    with pytest.raises(PlanError, match=r"smallest reachable peak is \d+ B"):
-        plan_fused(g, optimize="macs", ram_limit=64)
+    with pytest.raises(PlanError, match=r"smallest reachable peak is \d+ B") as e:
+        plan_fused(g, optimize="macs", ram_limit=64, time_budget=0.5)
+    named = int(re.search(r"peak is (\d+) B", str(e.value)).group(1))
+    assert named >= min(s.peak for s in search_front(g).solutions)
+    ok = plan_fused(g, optimize="macs", ram_limit=named, time_budget=0.5)  # the named peak is reachable
+    assert ok.arena_bytes <= named
 
 
 def test_memo_caches_blocks_by_structure():

@@ -100,6 +100,19 @@ def test_reference_set_on_cortex_m3(out_dir):
     _assert_clean(*kbuild.run_cmd(kbuild.arm_cmd(elf, cpu="cortex-m3")))
 
 
+@needs_arm
+@needs_rv
+@pytest.mark.slow
+@pytest.mark.parametrize("opt", ["-O0", "-Os", "-O3"])
+def test_optimised_sets_at_other_optimisation_levels(opt, out_dir):
+    """The inline asm (register budget) and the freestanding code (no memcpy/memset calls) hold at
+    every optimisation level a firmware build may use."""
+    elf = kbuild.build_arm("cortex-m", out_dir, cpu="cortex-m4", opt=opt)
+    _assert_clean(*kbuild.run_cmd(kbuild.arm_cmd(elf)))
+    elf = kbuild.build_riscv("riscv", out_dir, rvv=True, opt=opt)
+    _assert_clean(*kbuild.run_cmd(kbuild.riscv_cmd(elf, rvv=True)))
+
+
 @needs_rv
 @pytest.mark.parametrize("rvv", [False, True], ids=["rv32imac", "rvv"])
 def test_riscv_set_in_qemu(rvv, builds):

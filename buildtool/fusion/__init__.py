@@ -13,6 +13,7 @@ from .split import parse_split, split_schedule
 
 # Solutions of the front tried, best first, when packing turns out above the search's bound.
 _TRIES = 8
+_POLISH = 3  # of those, how many get the iterated-greedy pass before the best gets the exact solver
 
 
 def plan_fused(g, *, optimize: str | None = None, max_mac_overhead: float | None = None,
@@ -54,13 +55,14 @@ def plan_from_front(g, front: Front, *, optimize: str = "ram", factor: float = f
     """
     streamed = front.streamed
     if optimize == "macs":
-        front.p2(ram_limit)  # raises PlanError naming the smallest reachable peak
         sols = sorted((s for s in front.solutions if s.peak <= ram_limit), key=lambda s: (s.macs, s.peak))
+        if not sols:
+            _unreachable(g, front, ram_limit, mode, align, time_budget)
     else:
         front.p1(factor)
         sols = sorted((s for s in front.solutions if s.macs <= factor * front.vanilla_macs),
                       key=lambda s: (s.peak, s.macs))
-    best = None
+    tried = []
     for s in sols[:_TRIES]:
         sched = schedule_from_edges(g, s.edges, streamed, mode)
         plan = plan_schedule(g, sched, align, 0.0, rounds=0)
@@ -70,17 +72,27 @@ def plan_from_front(g, front: Front, *, optimize: str = "ram", factor: float = f
             if plan.arena_bytes <= ram_limit:
                 return plan
             continue
-        if best is None or (plan.arena_bytes, plan.macs) < (best.arena_bytes, best.macs):
-            best = plan
+        tried.append(plan)
         if plan.arena_bytes == s.peak:  # every later solution has a bound >= this one's
             break
-    if best is None:
-        raise PlanError(f"no plan fits {ram_limit} B of RAM once packed (the search's bound allowed it); "
-                        f"raise --ram-limit a little")
-    if not best.optimal:
-        polished = plan_schedule(g, best.schedule, align, time_budget)
-        best = polished if polished.arena_bytes <= best.arena_bytes else best
+    if not tried:
+        _unreachable(g, front, ram_limit, mode, align, time_budget)
+    tried.sort(key=lambda p: (p.arena_bytes, p.macs))
+    if tried[0].optimal:
+        return tried[0]
+    polished = [plan_schedule(g, p.schedule, align, 0.0) for p in tried[:_POLISH]]
+    best = min(polished + tried, key=lambda p: (p.arena_bytes, p.macs))
+    if not best.optimal and time_budget > 0:
+        exact = plan_schedule(g, best.schedule, align, time_budget)
+        best = exact if exact.arena_bytes <= best.arena_bytes else best
     return best
+
+
+def _unreachable(g, front: Front, ram_limit: int, mode: str, align: int, time_budget: float) -> None:
+    """Raise the PlanError of an impossible --ram-limit, naming the smallest peak we can pack."""
+    best = plan_from_front(g, front, optimize="ram", mode=mode, align=align, time_budget=time_budget)
+    raise PlanError(f"no plan fits {ram_limit} B of RAM: the smallest reachable peak is {best.arena_bytes} B "
+                    f"({best.macs / front.vanilla_macs:.2f} x the MACs); raise --ram-limit to at least that")
 
 
 def parse_bytes(text: str) -> int:

@@ -274,6 +274,7 @@ class Sweep:
             users[geo.tile_tensor] = geo.reduce_op
         out = {}
         wanted = set(starts)
+        layout = _layout(self, schemes, full_width_only)
         for s in reversed(geo.steps):
             if s.out not in self.r_rec:
                 break  # the tiles never read this output: no block starting at or before it
@@ -297,34 +298,42 @@ class Sweep:
                     extra = live[s.op - k0:].copy()
                     extra[:users[t] - s.op + 1] += rs
                     er = extra.max(axis=0)
+            mac = _flat(layout[0], layout[1], h_mac, l_mac, r_mac)
+            base = _flat(layout[0], layout[1], eh, el, er) + acc
             res = {}
             for combo, (b_rec, b_cache) in self.bands((band_x or {}).get(s.op)).items():
-                res[combo] = _options(self, eh + acc + b_rec[:, None], h_mac, el + acc + b_cache, l_mac,
-                                      er + acc + b_rec[:, None], r_mac, schemes, full_width_only)
+                band = _flat(layout[0], layout[1], np.broadcast_to(b_rec[:, None], eh.shape), b_cache,
+                             np.broadcast_to(b_rec[:, None], er.shape))
+                res[combo] = _pareto(layout, base + band, mac)
             out[s.op] = res
         return out
 
 
-def _options(sw, h_ram, h_mac, l_ram, l_mac, r_ram, r_mac, schemes, full_width_only) -> list:
+def _layout(sw, schemes, full_width_only) -> tuple:
+    """Which (scheme, th, tw) each flattened candidate is: index arrays shared by every block."""
     nr, nc = len(sw.rows), len(sw.cols)
     rr, cc = np.meshgrid(np.array(sw.rows), np.array(sw.cols), indexing="ij")
-    rams, macs, kinds, ths, tws = [], [], [], [], []
     cols = slice(nc - 1, nc) if full_width_only else slice(None)
+    parts = []
     for k, name in enumerate(SCHEMES):
         if name not in schemes or (full_width_only and name != "hcache"):
             continue
         if name == "linebuf":
-            ram, mac, th, tw = l_ram, l_mac, np.array(sw.rows), np.full(nr, sw.cols[-1])
+            parts.append((k, name, np.array(sw.rows), np.full(nr, sw.cols[-1])))
         else:
-            ram, mac = (h_ram, h_mac) if name == "hcache" else (r_ram, r_mac)
-            ram, mac, th, tw = ram[:, cols], mac[:, cols], rr[:, cols], cc[:, cols]
-        rams.append(ram.reshape(-1))
-        macs.append(mac.reshape(-1))
-        ths.append(th.reshape(-1))
-        tws.append(tw.reshape(-1))
-        kinds.append(np.full(ram.size, k))
-    ram, mac = np.concatenate(rams), np.concatenate(macs)
-    kind, th, tw = np.concatenate(kinds), np.concatenate(ths), np.concatenate(tws)
+            parts.append((k, name, rr[:, cols].reshape(-1), cc[:, cols].reshape(-1)))
+    kind = np.concatenate([np.full(len(th), k) for k, _, th, _ in parts])
+    return parts, cols, kind, np.concatenate([p[2] for p in parts]), np.concatenate([p[3] for p in parts])
+
+
+def _flat(parts, cols, h, l, r) -> np.ndarray:
+    by = {"hcache": lambda: h[:, cols].reshape(-1), "linebuf": lambda: l,
+          "recompute": lambda: r[:, cols].reshape(-1)}
+    return np.concatenate([by[name]() for _, name, _, _ in parts])
+
+
+def _pareto(layout, ram, mac) -> list:
+    _, _, kind, th, tw = layout
     order = np.lexsort((kind, mac, ram))
     m = mac[order]
     prev = np.concatenate([[np.iinfo(np.int64).max], np.minimum.accumulate(m)[:-1]])

@@ -23,6 +23,7 @@ class Network:
     align: int
     live: list = field(default_factory=list)  # cut -> sorted tensor indices held whole
     first_start: list = field(default_factory=list)  # q -> smallest p with [p, q) a candidate block run
+    users: dict = field(default_factory=dict)  # tensor -> operator indices that read it, in order
 
     @property
     def n(self) -> int:
@@ -51,6 +52,7 @@ def build_network(g, streamed: bool = False, align: int = 16) -> Network:
             prod[o] = op.index
         for i in g.act_inputs(op):
             last[i] = max(last.get(i, -1), op.index)
+            net.users.setdefault(i, []).append(op.index)
     for o in g.outputs:
         last[o] = n
     for p in range(n + 1):
@@ -92,8 +94,7 @@ def block_ok(net: Network, p: int, q: int) -> bool:
             return False
     if net.streamed:
         for i in g.inputs:
-            reads = [oi for oi in range(p, q) if i in g.act_inputs(g.operators[oi])]
-            if reads and p != 0:
+            if p != 0 and any(p <= u < q for u in net.users.get(i, [])):
                 return False
             if p == 0 and i in net.live[q]:
                 return False
@@ -120,5 +121,5 @@ def dies_in(net: Network, t: int | None, p: int, q: int) -> bool:
     """Is t read only by operators [p, q) (so its rows can be freed as the block's tiles pass)?"""
     if t is None or t in net.g.outputs:
         return False
-    users = [op.index for op in net.g.operators if t in net.g.act_inputs(op)]
-    return bool(users) and p <= min(users) and max(users) < q
+    users = net.users.get(t, [])
+    return bool(users) and p <= users[0] and users[-1] < q

@@ -50,7 +50,8 @@ void bt_conv_s8(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
       for (int32_t x = 0; x < ow; x++, ip += step, o += ops) {
         int32_t oc = 0;
         for (; oc + 4 <= cout; oc += 4) {
-          int32_t acc[4] = {0, 0, 0, 0};
+          int32_t acc[4];
+          acc[0] = 0; acc[1] = 0; acc[2] = 0; acc[3] = 0;   /* (an initialiser becomes a memset call at -Os) */
           const int8_t *f = filter + oc * cin;
           if (n4) bt_dot4x4(ip, f, cin, n4, off2, acc);
           for (int32_t i = n4; i < cin; i++) {
@@ -82,7 +83,8 @@ void bt_conv_s8(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
       int8_t *o = out + (y - y0) * out_row + x * p->out.pixel_stride;
       for (int32_t oc = 0; oc < cout;) {
         const int nch = (cout - oc >= 4) ? 4 : 1;
-        int32_t acc[4] = {0, 0, 0, 0};
+        int32_t acc[4];
+        acc[0] = 0; acc[1] = 0; acc[2] = 0; acc[3] = 0;   /* (an initialiser becomes a memset call at -Os) */
         const int8_t *fbase = p->filter + oc * fstride;
         for (int32_t ky = 0; ky < kh; ky++) {
           const int32_t iy = iy0 + ky * p->dil_h;

@@ -43,12 +43,12 @@ static inline uint32_t bt_ld4(const int8_t *p) { uint32_t v; __builtin_memcpy(&v
 static inline int32_t bt_dup16(int32_t v) { return (int32_t)(((uint32_t)(uint16_t)v << 16) | (uint16_t)v); }
 
 /* acc[k] += sum_{i<n4} f0[k*fs + i] * (ip[i] + off) for k = 0..3; n4 a positive multiple of 4.
- * off2 = bt_dup16(off). The DSP version is hand-scheduled asm: 28 instructions per 16 MACs, no
- * spills (GCC's own allocation of this loop spilled pointers and accumulators to the stack). */
+ * off2 = bt_dup16(off). The DSP version is hand-scheduled asm: 30 instructions per 16 MACs and no
+ * spills (GCC's own allocation of this loop spilled pointers and accumulators to the stack). It
+ * needs 12 registers (fine with a frame pointer); unoptimised (-O0) builds use the C version. */
 static inline void bt_dot4x4(const int8_t *ip, const int8_t *f0, int32_t fs, int32_t n4, int32_t off2, int32_t *acc) {
-#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)   /* -O0 lacks the registers */
   int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
-  const int8_t *f2 = f0 + 2 * fs;
   const int8_t *end = ip + n4;
   uint32_t xa, xb, w, t;
   __asm__ volatile(
@@ -58,30 +58,32 @@ static inline void bt_dot4x4(const int8_t *ip, const int8_t *f0, int32_t fs, int
       "sxtb16 %[xb], %[w], ror #8\n\t"
       "sadd16 %[xa], %[xa], %[off2]\n\t"
       "sadd16 %[xb], %[xb], %[off2]\n\t"
-      "ldr %[w], [%[f0], %[fs]]\n\t"
+      "ldr %[w], [%[f0], %[fs]]\n\t"            /* channel 1 */
       "sxtb16 %[t], %[w]\n\t"
       "smlad %[a1], %[t], %[xa], %[a1]\n\t"
       "sxtb16 %[t], %[w], ror #8\n\t"
       "smlad %[a1], %[t], %[xb], %[a1]\n\t"
-      "ldr %[w], [%[f0]], #4\n\t"
-      "sxtb16 %[t], %[w]\n\t"
-      "smlad %[a0], %[t], %[xa], %[a0]\n\t"
-      "sxtb16 %[t], %[w], ror #8\n\t"
-      "smlad %[a0], %[t], %[xb], %[a0]\n\t"
-      "ldr %[w], [%[f2], %[fs]]\n\t"
-      "sxtb16 %[t], %[w]\n\t"
-      "smlad %[a3], %[t], %[xa], %[a3]\n\t"
-      "sxtb16 %[t], %[w], ror #8\n\t"
-      "smlad %[a3], %[t], %[xb], %[a3]\n\t"
-      "ldr %[w], [%[f2]], #4\n\t"
+      "add %[t], %[f0], %[fs], lsl #1\n\t"
+      "ldr %[w], [%[t]]\n\t"                     /* channel 2 */
       "sxtb16 %[t], %[w]\n\t"
       "smlad %[a2], %[t], %[xa], %[a2]\n\t"
       "sxtb16 %[t], %[w], ror #8\n\t"
       "smlad %[a2], %[t], %[xb], %[a2]\n\t"
+      "add %[t], %[f0], %[fs], lsl #1\n\t"
+      "ldr %[w], [%[t], %[fs]]\n\t"              /* channel 3 */
+      "sxtb16 %[t], %[w]\n\t"
+      "smlad %[a3], %[t], %[xa], %[a3]\n\t"
+      "sxtb16 %[t], %[w], ror #8\n\t"
+      "smlad %[a3], %[t], %[xb], %[a3]\n\t"
+      "ldr %[w], [%[f0]], #4\n\t"                /* channel 0 */
+      "sxtb16 %[t], %[w]\n\t"
+      "smlad %[a0], %[t], %[xa], %[a0]\n\t"
+      "sxtb16 %[t], %[w], ror #8\n\t"
+      "smlad %[a0], %[t], %[xb], %[a0]\n\t"
       "ldr %[t], %[end]\n\t"
       "cmp %[ip], %[t]\n\t"
       "bne 1b\n\t"
-      : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [ip] "+r"(ip), [f0] "+r"(f0), [f2] "+r"(f2),
+      : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [ip] "+r"(ip), [f0] "+r"(f0),
         [xa] "=&r"(xa), [xb] "=&r"(xb), [w] "=&r"(w), [t] "=&r"(t)
       : [fs] "r"(fs), [off2] "r"(off2), [end] "m"(end)
       : "cc", "memory");

@@ -52,6 +52,21 @@ int main(void) { int rc = bt_main(); fflush(stdout); return rc; }
 void bt_puts(const char *s);
 void bt_putu(uint32_t v);
 #endif
+#ifndef BT_HOST
+/* GCC may emit calls to these for struct copies even in freestanding code (e.g. at -O0); the
+ * kernels themselves never need them. Byte loops through volatile so they cannot become calls. */
+void *memcpy(void *d, const void *s, size_t n) {
+  volatile uint8_t *dd = (volatile uint8_t *)d;
+  const uint8_t *ss = (const uint8_t *)s;
+  for (size_t i = 0; i < n; i++) dd[i] = ss[i];
+  return d;
+}
+void *memset(void *d, int c, size_t n) {
+  volatile uint8_t *dd = (volatile uint8_t *)d;
+  for (size_t i = 0; i < n; i++) dd[i] = (uint8_t)c;
+  return d;
+}
+#endif
 static void put_i(int32_t v) {
   if (v < 0) { bt_puts("-"); bt_putu((uint32_t)(-(int64_t)v)); } else bt_putu((uint32_t)v);
 }
