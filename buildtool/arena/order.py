@@ -5,8 +5,12 @@ Dynamic programming over the sets of operators already run (order ideals): the b
 after a set of operators do not depend on the order they ran in, so for each set we keep
 only the best peak so far. Chains have one set per length; residual blocks and concat
 branches a handful. A beam (the best `width` sets per length) bounds the work on very wide
-graphs, where the result is then a good order rather than the best one. RESHAPE outputs
-share their input's bytes and cost nothing.
+graphs, where the result is then a good order rather than the best one.
+
+Tensors that will share bytes form one group: RESHAPE outputs join their input; with
+in-place on, concat inputs join the concat output (views: the group is live from its first
+producer on), and a same-size element-wise or depthwise operator whose input dies at it
+needs no new bytes at that step.
 """
 
 from __future__ import annotations
@@ -16,14 +20,25 @@ from ..ops import ELEMENTWISE_INPLACE
 from ..plan import align_up
 
 
-def _groups(g: Graph) -> dict:
-    """tensor -> alias root (RESHAPE outputs join their input)."""
+def _groups(g: Graph, views: list) -> dict:
+    """tensor -> group root: RESHAPE outputs join their input, viewed concat inputs their output."""
     root = {}
+
+    def r(t):
+        while t in root:
+            t = root[t]
+        return t
+
+    concat_ops = {d.op for d in views}
     for op in g.operators:
         if op.opcode == "RESHAPE" and not g.tensors[op.inputs[0]].is_const:
-            x = op.inputs[0]
-            root[op.outputs[0]] = root.get(x, x)
-    return root
+            root[op.outputs[0]] = r(op.inputs[0])
+        elif op.index in concat_ops:
+            members = set(root.values())
+            if all(r(x) == x and x not in members for x in op.inputs):
+                for x in op.inputs:
+                    root[x] = op.outputs[0]
+    return {t: r(t) for t in root}
 
 
 def _overwritable(g: Graph, align: int) -> list:
@@ -44,22 +59,25 @@ def _overwritable(g: Graph, align: int) -> list:
 
 
 def best_order(g: Graph, align: int, inplace: bool = False, width: int = 256) -> list:
-    """A topological order with the smallest peak of live bytes (exact unless the beam cut in).
+    """A topological order with the smallest peak of live bytes (exact unless the beam cut in)."""
+    from .inplace import candidates
 
-    inplace: count a same-size element-wise or depthwise operator whose input dies there as
-    running in place (its input's bytes hold its output)."""
     n = len(g.operators)
-    root = _groups(g)
+    model = [op.index for op in g.operators]
+    views = [d for d in candidates(g, model) if d.kind == "concat"] if inplace else []
+    root = _groups(g, views)
     r = lambda t: root.get(t, t)  # noqa: E731
     prod = g.producers()
-    size, cons_mask, is_out = {}, {}, set()
-    for t in range(len(g.tensors)):
-        if g.tensors[t].is_const or (t not in prod and t not in g.inputs):
+    size, cons_mask, prod_mask, is_out = {}, {}, {}, set()
+    ins = {r(i) for i in g.inputs}
+    for t in sorted(set(prod) | set(g.inputs)):
+        if g.tensors[t].is_const:
             continue
         k = r(t)
         if k == t:
             size[k] = align_up(g.tensors[t].nbytes, align)
         cons_mask.setdefault(k, 0)
+        prod_mask[k] = prod_mask.get(k, 0) | (1 << prod[t] if t in prod else 0)
     for op in g.operators:
         for i in g.act_inputs(op):
             cons_mask[r(i)] |= 1 << op.index
@@ -74,12 +92,11 @@ def best_order(g: Graph, align: int, inplace: bool = False, width: int = 256) ->
                 if not pred[op.index] >> p & 1:
                     pred[op.index] |= 1 << p
                     succ[p].append(op.index)
-    new = [[r(o) for o in op.outputs if r(o) == o] for op in g.operators]
+    made = [sorted({r(o) for o in op.outputs} - ins) for op in g.operators]
     over = _overwritable(g, align) if inplace else [[] for _ in g.operators]
     touched = [sorted({r(i) for i in g.act_inputs(op)} | {r(o) for o in op.outputs}) for op in g.operators]
 
-    start_live = sum(size[k] for k in size if k in {r(i) for i in g.inputs}
-                     and (cons_mask[k] or k in is_out))
+    start_live = sum(size[k] for k in ins if cons_mask[k] or k in is_out)
     ready0 = tuple(v for v in range(n) if pred[v] == 0)
     # mask -> (peak, live, order, ready)
     states = {0: (start_live, start_live, (), ready0)}
@@ -89,13 +106,13 @@ def best_order(g: Graph, align: int, inplace: bool = False, width: int = 256) ->
             peak, live, order, ready = states[mask]
             for v in ready:
                 m2 = mask | 1 << v
-                step = live + sum(size[k] for k in new[v])
-                step -= max((sv for x, sv in over[v] if r(x) not in is_out and not cons_mask[r(x)] & ~m2),
+                step = live + sum(size[k] for k in made[v] if not prod_mask[k] & mask)
+                saved = max((sv for x, sv in over[v] if r(x) not in is_out and not cons_mask[r(x)] & ~m2),
                             default=0)
                 freed = sum(size[k] for k in touched[v] if k not in is_out and not cons_mask[k] & ~m2)
-                cand = (max(peak, step), step - freed)
+                cand = (max(peak, step - saved), step - freed)
                 old = nxt.get(m2)
-                if old is not None and old[:2] <= cand:
+                if old is not None and old[0] <= cand[0]:
                     continue
                 rd = tuple(sorted([w for w in ready if w != v]
                                   + [w for w in succ[v] if pred[w] & ~m2 == 0]))

@@ -3,7 +3,7 @@
  * Every kernel set (kernels/reference, kernels/cortex-m, kernels/riscv, kernels/xcore) implements
  * exactly these functions with byte-identical results. A build compiles, for each file name of
  * kernels/reference/<name>.c, the target folder's file of the same name when it exists, else the
- * reference one. Add -I kernels/include -I kernels/reference.
+ * reference one. Add -I kernels/include -I kernels/<set> -I kernels/reference.
  *
  * Arithmetic is TensorFlow Lite Micro's int8 reference arithmetic, bit for bit:
  *   acc (int32) -> MultiplyByQuantizedMultiplier(acc, multiplier, shift)
@@ -33,7 +33,7 @@
  *   - The params' `in.h` is the FULL input height; padding is applied by absolute row index
  *     (rows < 0 or >= in.h are padding). The caller must make the band hold every input row
  *     in [y0*stride_h - pad_top, (y1-1)*stride_h - pad_top + (kh-1)*dil_h] intersected with
- *     [0, in.h).
+ *     [0, in.h) (pooling: kh = filter_h, dil_h = 1); no other input row is read.
  *   - `out` points at the first byte of output row y0 (NOT row 0). Row y is written at
  *     out + (y - y0) * out.w * out.pixel_stride.
  *   - 0 <= y0 <= y1 <= out.h. Whole tensor: in_y0 = 0, y0 = 0, y1 = out.h.

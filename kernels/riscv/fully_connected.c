@@ -1,6 +1,7 @@
 /* FULLY_CONNECTED int8 for RISC-V rv32imac (four outputs per input load, unrolled) and, with
  * -DBT_RVV, RVV 1.0 (16 outputs per vector: strided weight loads + vwmacc.vx by the scalar input;
- * vector requantisation). A non-zero filter_offset takes the plain scalar path. */
+ * vector requantisation of per-channel multipliers; per-tensor quantisation uses the scalar loop).
+ * A non-zero filter_offset takes the plain scalar path. */
 #include "bt_kernels.h"
 #include "requant.h"
 #ifdef BT_RVV
