@@ -50,6 +50,15 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-order-search", action="store_true", help="keep the model's operator order")
     p.add_argument("--no-inplace", action="store_true", help="never run operators in place")
     p.add_argument("--no-daemon", action="store_true", help="plan in this process, without the planner daemon")
+    f = p.add_argument_group("memory optimisers (operator splitting, patch-based fusion)")
+    f.add_argument("--split", action="append", metavar="TOP:BOTTOM:N|auto",
+                   help="compute ops TOP..BOTTOM in N horizontal slices (repeatable), or 'auto'")
+    f.add_argument("--optimize", choices=("ram", "macs"),
+                   help="ram: least peak RAM under --max-mac-overhead; macs: least MACs under --ram-limit")
+    f.add_argument("--max-mac-overhead", type=float, metavar="F", help="MACs <= F x the unfused network")
+    f.add_argument("--ram-limit", metavar="SIZE", help="peak RAM limit, e.g. 65536, 64KiB, 64kB")
+    f.add_argument("--input-streamed", action="store_true",
+                   help="pull the network input a row band at a time instead of holding it in the arena")
 
 
 def plan_options(a) -> dict:
@@ -57,8 +66,30 @@ def plan_options(a) -> dict:
         raise UsageError(f"--align {a.align} must be a power of two")
     if a.time_budget < 0:
         raise UsageError("--time-budget must not be negative")
-    return {"align": a.align, "time_budget": a.time_budget, "order_search": not a.no_order_search,
+    opts = {"align": a.align, "time_budget": a.time_budget, "order_search": not a.no_order_search,
             "inplace": not a.no_inplace}
+    if fused_requested(a):
+        from .fusion import parse_bytes, parse_split
+
+        splits = None
+        if a.split:
+            if "auto" in a.split:
+                if len(a.split) > 1:
+                    raise UsageError("--split auto cannot be combined with explicit regions")
+                splits = "auto"
+            else:
+                splits = [list(parse_split(x)) for x in a.split]
+        optimize = a.optimize or (None if splits else "ram")
+        opts.update(optimize=optimize, max_mac_overhead=a.max_mac_overhead,
+                    ram_limit=parse_bytes(a.ram_limit) if a.ram_limit else None, splits=splits,
+                    input_streamed=a.input_streamed)
+    elif a.max_mac_overhead is not None or a.ram_limit:
+        raise UsageError("--max-mac-overhead and --ram-limit need --optimize ram|macs")
+    return opts
+
+
+def fused_requested(a) -> bool:
+    return bool(a.split or a.optimize or a.input_streamed)
 
 
 def request_plan(a) -> dict:
@@ -77,6 +108,27 @@ def make_plan(g, a):
     return ArenaPlan.from_json(request_plan(a)["plan"])
 
 
+def fused_plan(g, a):
+    from .fusion import plan_fused
+
+    o = plan_options(a)
+    return plan_fused(g, optimize=o.get("optimize"), max_mac_overhead=o.get("max_mac_overhead"),
+                      ram_limit=o.get("ram_limit"), splits=o.get("splits"),
+                      input_streamed=o.get("input_streamed", False), align=o["align"],
+                      time_budget=o["time_budget"])
+
+
+def cmd_report(a) -> int:
+    from .report import write_report
+
+    g = load_model(a.model)
+    if not fused_requested(a):
+        a.optimize = "ram"
+    html, svg = write_report(g, fused_plan(g, a), a.output)
+    print(f"wrote {html} and {svg}")
+    return 0
+
+
 def cmd_plan(a) -> int:
     r = request_plan(a)
     plan = r["plan"]
@@ -85,6 +137,12 @@ def cmd_plan(a) -> int:
         if r["via_daemon"]:
             out["cache"], out["plan_ms"] = r["cache"], r["plan_ms"]
         print(json.dumps(out, indent=1))
+    elif "mac_overhead" in plan:
+        name = os.path.splitext(os.path.basename(a.model))[0]
+        acc = "input streamed" if plan.get("input_accounting") == "streamed" else "input in the arena"
+        print(f"{name}: arena {plan['arena_bytes']} B ({acc}, residuals counted; search bound "
+              f"{plan['lower_bound_bytes']} B); {plan['macs']} MACs = {plan['mac_overhead']:.3f} x unfused; "
+              f"{len(plan.get('fusion_blocks', []))} fusion blocks, {len(plan.get('splits', []))} split regions")
     else:
         name = os.path.splitext(os.path.basename(a.model))[0]
         print(f"{name}: arena {plan['arena_bytes']} B (lower bound {plan['lower_bound_bytes']} B, "
@@ -135,7 +193,14 @@ def cmd_run(a) -> int:
     t = g.tensors[g.inputs[0]]
     if tuple(x.shape) != tuple(t.shape) or x.dtype != np.dtype(t.dtype):
         raise UsageError(f"input {a.input} is {x.dtype}{list(x.shape)}, the model wants {t.dtype}{list(t.shape)}")
-    if a.board:
+    if fused_requested(a):
+        if a.board:
+            raise UsageError("split/fused plans run on the reference executor only so far; drop --board "
+                             "or the --split/--optimize/--input-streamed options")
+        from .fusion_exec import run_fused
+
+        outs = run_fused(g, fused_plan(g, a), [x])
+    elif a.board:
         outs = _board_run(g, x, a)
     else:
         outs = run(g, make_plan(g, a), [x])
@@ -198,6 +263,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--build-dir", help="where to build firmware (default build/BOARD/MODEL)")
     add_plan_options(s)
     s.set_defaults(fn=cmd_run)
+
+    s = sub.add_parser("report", help="HTML + SVG report: memory over the execution order, fusion blocks")
+    s.add_argument("model")
+    s.add_argument("-o", "--output", default="report.html")
+    add_plan_options(s)
+    s.set_defaults(fn=cmd_report)
 
     s = sub.add_parser("flash", help="flash images: `flash verify weights.bin`")
     s.add_argument("action", choices=["verify"])

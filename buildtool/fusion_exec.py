@@ -89,20 +89,36 @@ class _Whole:
 
 
 class _TileGraph:
-    """The graph as a kernel sees it when it runs VALID over a pre-padded block."""
+    """The graph as a kernel sees it when it runs VALID over a pre-padded block (and, for one
+    output channel of a convolution, with that channel's filter, bias and scale)."""
 
-    def __init__(self, g, shapes: dict):
+    def __init__(self, g, shapes: dict, swap: dict | None = None):
         self._g = g
-        self.tensors = _Tensors(g.tensors, shapes)
+        self.tensors = _Tensors(g.tensors, shapes, swap or {})
 
 
 class _Tensors:
-    def __init__(self, ts, shapes):
-        self._ts, self._shapes = ts, shapes
+    def __init__(self, ts, shapes, swap):
+        self._ts, self._shapes, self._swap = ts, shapes, swap
 
     def __getitem__(self, i):
-        t = self._ts[i]
+        t = self._swap.get(i, self._ts[i])
         return dataclasses.replace(t, shape=self._shapes[i]) if i in self._shapes else t
+
+
+def _one_channel(g, op, c: int) -> dict:
+    """Filter and bias tensors of a CONV_2D cut down to output channel c."""
+    from .ir import Quant
+
+    f = g.tensors[op.inputs[1]]
+    q = f.quant
+    if q.per_channel:
+        q = Quant(q.scale[c:c + 1], q.zero_point[c:c + 1] if len(q.zero_point) > 1 else q.zero_point, q.axis)
+    swap = {op.inputs[1]: dataclasses.replace(f, data=f.data[c:c + 1], shape=(1,) + tuple(f.shape[1:]), quant=q)}
+    if len(op.inputs) > 2 and op.inputs[2] >= 0:
+        b = g.tensors[op.inputs[2]]
+        swap[op.inputs[2]] = dataclasses.replace(b, data=b.data.reshape(-1)[c:c + 1], shape=(1,))
+    return swap
 
 
 def _window_geometry(g, op):
@@ -111,21 +127,31 @@ def _window_geometry(g, op):
     return op_axes(g, op)
 
 
-def _run_windowed(g, op, src: _Tile, out: np.ndarray, r0, r1, c0, c1) -> None:
-    """Output rows [r0, r1) cols [c0, c1) of a sliding-window op from the tile src."""
+def _run_windowed(g, op, src: _Tile, out: np.ndarray, r0, r1, c0, c1, channel: int | None = None) -> None:
+    """Output rows [r0, r1) cols [c0, c1) of a sliding-window op from the tile src.
+
+    channel: compute only that output channel (a CONV_2D: that filter; a depthwise
+    convolution: src holds just that input channel)."""
     ax_r, ax_c = _window_geometry(g, op)
     xin = g.tensors[op.inputs[0]]
     lo_r, hi_r = r0 * ax_r.s - ax_r.pad, (r1 - 1) * ax_r.s - ax_r.pad + ax_r.k
     lo_c, hi_c = c0 * ax_c.s - ax_c.pad, (c1 - 1) * ax_c.s - ax_c.pad + ax_c.k
     fill = xin.zero_point if op.opcode in ("CONV_2D", "DEPTHWISE_CONV_2D") else -128
-    block = np.full((1, hi_r - lo_r, hi_c - lo_c, xin.shape[3]), fill, dtype=np.int8)
+    n_in = 1 if channel is not None and op.opcode == "DEPTHWISE_CONV_2D" else xin.shape[3]
+    block = np.full((1, hi_r - lo_r, hi_c - lo_c, n_in), fill, dtype=np.int8)
     vr0, vr1 = max(lo_r, 0), min(hi_r, ax_r.n_in)
     vc0, vc1 = max(lo_c, 0), min(hi_c, ax_c.n_in)
     if vr1 > vr0 and vc1 > vc0:
         block[0, vr0 - lo_r:vr1 - lo_r, vc0 - lo_c:vc1 - lo_c] = src.region(vr0, vr1, vc0, vc1)
     vop = dataclasses.replace(op, options={**op.options, "padding": "VALID"})
-    tg = _TileGraph(g, {op.inputs[0]: block.shape, op.outputs[0]: (1, r1 - r0, c1 - c0, out.shape[-1])})
-    KERNELS[op.opcode](tg, vop, [block], [out[None]])
+    shapes = {op.inputs[0]: block.shape, op.outputs[0]: (1, r1 - r0, c1 - c0, out.shape[-1])}
+    if channel is None:
+        KERNELS[op.opcode](_TileGraph(g, shapes), vop, [block], [out[None]])
+    elif op.opcode == "CONV_2D":
+        KERNELS[op.opcode](_TileGraph(g, shapes, _one_channel(g, op, channel)), vop, [block], [out[None]])
+    else:
+        shapes[op.inputs[0]] = block.shape[:3] + (xin.shape[3],)
+        KERNELS[op.opcode](_TileGraph(g, shapes), vop, [block], [out[None]], channels=slice(channel, channel + 1))
 
 
 def _interval(ap, t: int, i: int) -> tuple:
@@ -171,6 +197,8 @@ def _run_block(g, bi: int, blk: BlockRun, plan: FusedPlan, arena: _Arena, whole:
     rows, cols = blk.rows, blk.cols
     n_r, n_c = len(rows.bounds) - 1, len(cols.bounds) - 1
     made = [(s, g.operators[s.op]) for s in blk.geo.steps]
+    chw = {t for t in blk.windows if blk.channelwise(g, t)}  # made channel by channel inside their reader
+    maker = {s.out: (s, op) for s, op in made}
     for r in range(n_r):
         for c in range(n_c):
             for t in blk.windows:  # place the windows for this tile
@@ -194,6 +222,8 @@ def _run_block(g, bi: int, blk: BlockRun, plan: FusedPlan, arena: _Arena, whole:
                 if rb > ra and cb > ca:
                     tl.region(ra, rb, ca, cb)[...] = source(ra, rb, ca, cb)
             for s, op in made:
+                if s.out in chw:
+                    continue
                 ra, rb = _interval(rows, s.out, r)
                 ca, cb = _interval(cols, s.out, c)
                 dst = tile_of(s.out)
@@ -209,7 +239,10 @@ def _run_block(g, bi: int, blk: BlockRun, plan: FusedPlan, arena: _Arena, whole:
                 else:
                     out = np.empty((rb - ra, cb - ca, g.tensors[s.out].shape[3]), np.int8)
                 count[0] += macs_per_pixel(g, op) * (rb - ra) * (cb - ca)
-                if op.opcode in WINDOWED:
+                if op.inputs[0] in chw:
+                    _channel_by_channel(g, maker[op.inputs[0]], op, tiles, tile_of, rows, cols, r, c, out,
+                                        (ra, rb, ca, cb), count)
+                elif op.opcode in WINDOWED:
                     _run_windowed(g, op, tile_of(op.inputs[0]), out, ra, rb, ca, cb)
                 else:
                     ins = [tile_of(i).region(ra, rb, ca, cb)[None] for i in op.inputs[:2]]
@@ -221,6 +254,20 @@ def _run_block(g, bi: int, blk: BlockRun, plan: FusedPlan, arena: _Arena, whole:
     if red is not None:
         o = red.outputs[0]
         KERNELS["MEAN"](g, red, [acc.reshape(1, 1, 1, -1)], [whole[o].full])
+
+
+def _channel_by_channel(g, made, dw, tiles, tile_of, rows, cols, r, c, out, box, count) -> None:
+    """An expansion conv and its depthwise reader, one channel at a time: the conv's output
+    channel k fills the one-channel window, then the depthwise makes output channel k."""
+    s, conv = made
+    t = s.out
+    ra, rb = _interval(rows, t, r)
+    ca, cb = _interval(cols, t, c)
+    win = tiles[t]
+    count[0] += macs_per_pixel(g, conv) * (rb - ra) * (cb - ca)
+    for k in range(g.tensors[t].shape[3]):
+        _run_windowed(g, conv, tile_of(conv.inputs[0]), win.region(ra, rb, ca, cb), ra, rb, ca, cb, channel=k)
+        _run_windowed(g, dw, win, out[..., k:k + 1], *box, channel=k)
 
 
 def run_fused(g, plan: FusedPlan, inputs: list, stats: dict | None = None) -> list:
@@ -235,7 +282,7 @@ def run_fused(g, plan: FusedPlan, inputs: list, stats: dict | None = None) -> li
         raise UsageError(f"model has {len(g.inputs)} inputs, {len(inputs)} given")
     arena = _Arena(plan.arena_bytes)
     whole = {t: _Whole(arena, g.tensors[t], bands) for t, bands in plan.bands.items()}
-    source = None
+    streamed = []
     for i, x in zip(g.inputs, inputs):
         x = np.asarray(x, dtype=NUMPY_DTYPE[g.tensors[i].dtype])
         if tuple(x.shape) != tuple(g.tensors[i].shape):
@@ -245,8 +292,11 @@ def run_fused(g, plan: FusedPlan, inputs: list, stats: dict | None = None) -> li
         elif i in whole:  # a banded input: the application writes each band's rows
             whole[i].write(0, x.shape[1], 0, x.shape[2], x[0])
         else:
-            def source(r0, r1, c0, c1, x=x):
-                return x[0, r0:r1, c0:c1]
+            streamed.append(x)
+
+    def source(r0, r1, c0, c1):
+        """The sensor: rows [r0, r1) x cols [c0, c1) of the (single) streamed input."""
+        return streamed[0][0, r0:r1, c0:c1]
     count = [0]
     for bi, it in enumerate(plan.schedule.items):
         if isinstance(it, BlockRun):

@@ -8,13 +8,14 @@ printed beside each); a step is one operator of the model order.
 from __future__ import annotations
 
 import html
+import math
 import os
 
 import numpy as np
 
 from .fusion.schedule import BlockRun, FusedPlan, Schedule, plan_schedule
 
-_W, _H = 900, 360
+_W, _H = 960, 380
 _ML, _MR, _MT, _MB = 70, 20, 30, 60
 _COLORS = {"recompute": "#e8a33c", "hcache": "#4c9ed9", "linebuf": "#69b36b", "split": "#a77fd1"}
 
@@ -26,13 +27,6 @@ def plain_plan(g, streamed: bool = False, align: int = 16) -> FusedPlan:
 
 def _fmt(n: int) -> str:
     return f"{n / 1024:.1f} KiB" if n >= 1024 else f"{n} B"
-
-
-def _nice_step(top: float) -> float:
-    for m in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000):
-        if top / m <= 6:
-            return m
-    return top / 5
 
 
 def _op_span(plan: FusedPlan, step: int) -> tuple:
@@ -52,13 +46,17 @@ def memory_svg(g, before: FusedPlan, after: FusedPlan, title: str = "") -> str:
     operators), blocks shaded by scheme."""
     n = len(g.operators)
     top = max(max(before.profile), max(after.profile), 1) / 1024
+    low = max(min(min(before.profile), min(after.profile)), 1) / 1024
+    ticks = [m * 10 ** e for e in range(-3, 7) for m in (1, 2, 5)]
+    lo = max(t for t in ticks if t <= max(low, 0.001))
+    hi = min(t for t in ticks if t >= top)
     pw, ph = _W - _ML - _MR, _H - _MT - _MB
 
     def x(s):
         return _ML + pw * s / max(n, 1)
 
-    def y(kib):
-        return _MT + ph * (1 - kib / top)
+    def y(kib):  # log scale: the optimised curve is often 10-100x below the other
+        return _MT + ph * (1 - (math.log10(max(kib, lo)) - math.log10(lo)) / (math.log10(hi) - math.log10(lo)))
 
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{_W}" height="{_H}" viewBox="0 0 {_W} {_H}" '
            f'font-family="Helvetica, Arial, sans-serif" font-size="11">',
@@ -76,17 +74,14 @@ def memory_svg(g, before: FusedPlan, after: FusedPlan, title: str = "") -> str:
                    f'</title></rect>')
         out.append(f'<line x1="{x0:.1f}" y1="{_MT}" x2="{x0:.1f}" y2="{_MT + ph}" stroke="{_COLORS[kind]}" '
                    f'stroke-width="0.8"/>')
-    step = _nice_step(top)
-    v = 0.0
-    while v <= top + 1e-9:
+    for v in (t for t in ticks if lo <= t <= hi):
         out.append(f'<line x1="{_ML}" y1="{y(v):.1f}" x2="{_ML + pw}" y2="{y(v):.1f}" stroke="#ddd"/>')
         out.append(f'<text x="{_ML - 6}" y="{y(v) + 4:.1f}" text-anchor="end">{v:g}</text>')
-        v += step
     for s in range(0, n + 1, max(1, n // 13)):
         out.append(f'<text x="{x(s):.1f}" y="{_MT + ph + 16}" text-anchor="middle">{s}</text>')
     out.append(f'<text x="{_ML + pw / 2}" y="{_H - 22}" text-anchor="middle">operator (execution order)</text>')
     out.append(f'<text x="16" y="{_MT + ph / 2}" text-anchor="middle" transform="rotate(-90 16 {_MT + ph / 2})">'
-               f'activation memory in use (KiB)</text>')
+               f'activation memory in use (KiB, log scale)</text>')
     for plan, color, dash in ((before, "#888", "5,3"), (after, "#c0392b", "")):
         pts = []
         for s, b in enumerate(plan.profile):
@@ -95,17 +90,17 @@ def memory_svg(g, before: FusedPlan, after: FusedPlan, title: str = "") -> str:
         out.append(f'<polyline points="{" ".join(pts)}" fill="none" stroke="{color}" stroke-width="1.6" '
                    f'stroke-dasharray="{dash}"/>')
     lx = _ML + 10
-    ly = _H - 8
+    ly = _H - 6
     items = [("#888", f"layer by layer: arena {_fmt(before.arena_bytes)}", "5,3"),
              ("#c0392b", f"optimised: arena {_fmt(after.arena_bytes)}, MACs x{after.mac_overhead:.3f}", "")]
     for color, label, dash in items:
         out.append(f'<line x1="{lx}" y1="{ly - 4}" x2="{lx + 22}" y2="{ly - 4}" stroke="{color}" stroke-width="2" '
                    f'stroke-dasharray="{dash}"/><text x="{lx + 28}" y="{ly}">{html.escape(label)}</text>')
-        lx += 330
+        lx += 300
     for kind in sorted({("split" if after.schedule.mode == "split" else b.scheme) for b in after.schedule.blocks()}):
         out.append(f'<rect x="{lx}" y="{ly - 10}" width="12" height="10" fill="{_COLORS[kind]}" fill-opacity="0.4"/>'
                    f'<text x="{lx + 16}" y="{ly}">{kind}</text>')
-        lx += 80
+        lx += 76
     out.append("</svg>")
     return "\n".join(out)
 

@@ -109,6 +109,14 @@ def test_depthwise_in_place_with_scratch():
     assert p.inplace_ops == [0]
     assert p.scratch[0].size == 64 and p.scratch[0].first_step == p.scratch[0].last_step == 0
     assert p.tensors[x].offset == p.tensors[y].offset
+    # the checker needs the scratch plane, big enough, apart from the tensor it is copied from
+    q = copy.deepcopy(p)
+    del q.scratch[0]
+    assert problems(g, q)
+    q = copy.deepcopy(p)
+    q.scratch[0].size = q.buffers[q.scratch[0].id].size = 63
+    assert any("scratch" in e for e in problems(g, q))
+    assert any("overlap" in e for e in problems(g, _moved(p, p.scratch[0].id, p.tensors[x].offset)))
 
 
 def test_elementwise_in_place_only_where_it_helps():
@@ -143,9 +151,15 @@ def test_reshape_aliases_without_copy():
     assert p.arena_bytes == 256  # step 0: input + y; the reshape costs nothing; step 2: y + 16 B
 
 
-def test_plans_are_deterministic():
-    g = _two_branches()
-    assert plan_arena(g).to_json() == plan_arena(g).to_json()
+def test_plans_are_deterministic_and_survive_json():
+    from buildtool import zoo
+    from buildtool.plan import ArenaPlan
+
+    for g in (_two_branches(), zoo.build("mcunet-in3")):
+        p = plan_arena(g)
+        assert p.to_json() == plan_arena(g).to_json()
+        q = ArenaPlan.from_json(p.to_json())
+        assert problems(g, q) == [] and q.to_json() == p.to_json()
 
 
 # -- real models ----------------------------------------------------------------------------
@@ -345,6 +359,73 @@ def test_random_graphs_plan_and_verify(data):
     assert p.optimal == (p.arena_bytes == p.lower_bound_bytes) or p.planner == "exact"
 
 
+def _topological_orders(g, limit):
+    """Every topological order, or None when there are more than limit."""
+    prod = g.producers()
+    preds = [{prod[i] for i in g.act_inputs(op) if i in prod} for op in g.operators]
+    out = []
+
+    def rec(done, order):
+        if len(out) > limit:
+            return
+        if len(order) == len(g.operators):
+            out.append(list(order))
+            return
+        for v in range(len(g.operators)):
+            if v not in done and preds[v] <= done:
+                rec(done | {v}, order + [v])
+
+    rec(frozenset(), [])
+    return out if len(out) <= limit else None
+
+
+def _order_brute_force(data, max_ops, max_orders):
+    """Over every topological order of a small random graph, with or without in-place, no lower
+    bound is below the one of the plan we return."""
+    from buildtool.arena.inplace import choose, reshape_decisions
+    from buildtool.arena.liveness import build_buffers, lower_bound
+
+    g = random_graph(data, max_ops=max_ops)
+    orders = _topological_orders(g, max_orders)
+    assume(orders is not None)
+    best = min(lower_bound(build_buffers(g, o, ds)[0], len(o), 16)
+               for o in orders for ds in (reshape_decisions(g, o), choose(g, o, 16)))
+    assert _plan(g, time_budget=0).lower_bound_bytes == best
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(st.data())
+def test_order_search_matches_brute_force(data):
+    _order_brute_force(data, 6, 200)
+
+
+@pytest.mark.slow
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(st.data())
+def test_order_search_matches_brute_force_more(data):
+    _order_brute_force(data, 8, 400)
+
+
+def test_wide_graph_uses_the_beam_and_stays_fast():
+    """14 parallel conv -> mean branches: 2^14 sets of finished branches, more than the beam keeps.
+
+    Whatever the order, when the last conv runs the input (64 B), its output (128 B) and 13 finished
+    branches (a 16 B mean each, or more if unfinished) are live: 400 B. Finishing each branch
+    before starting the next reaches it; the model's order (all convs first) needs 64 + 14 x 128."""
+    import time
+
+    b = GraphBuilder("wide")
+    x = b.input((1, 4, 4, 4))
+    convs = [b.conv2d(x, 8, 1) for _ in range(14)]
+    outs = [b.mean(c) for c in convs]
+    g = b.finish(outs)
+    t = time.perf_counter()
+    p = _plan(g)
+    assert time.perf_counter() - t < 10
+    assert p.lower_bound_bytes == p.arena_bytes == 400
+    assert _plan(g, order_search=False).arena_bytes == 64 + 14 * 128
+
+
 def _moved(p, bid, new_offset):
     q = copy.deepcopy(p)
     b = q.buffers[bid]
@@ -363,7 +444,8 @@ def _moved(p, bid, new_offset):
 def test_checker_rejects_corrupted_plans(data):
     g = random_graph(data)
     p = _plan(g, time_budget=0.2)
-    kind = data.draw(st.sampled_from(["overlap", "misalign", "outside", "order", "stride", "lifetime"]))
+    kind = data.draw(st.sampled_from(["overlap", "misalign", "outside", "order", "stride", "lifetime",
+                                      "not_in_place", "scratch"]))
     if kind == "overlap":
         pairs = [(x, y) for x in p.buffers for y in p.buffers if x.id < y.id
                  and x.first_step <= y.last_step and y.first_step <= x.last_step]
@@ -388,7 +470,19 @@ def test_checker_rejects_corrupted_plans(data):
         t = data.draw(st.sampled_from(sorted(p.tensors)))
         assume(len(g.tensors[t].shape) > 1 and g.tensors[t].num_elements > g.tensors[t].shape[-1])
         q = copy.deepcopy(p)
-        q.tensors[t].pixel_stride = g.tensors[t].shape[-1] + 1
+        q.tensors[t].pixel_stride = (p.tensors[t].pixel_stride or g.tensors[t].shape[-1]) + 1
+    elif kind == "not_in_place":  # an op writes over its input without being run in place
+        assume(p.inplace_ops)
+        q = copy.deepcopy(p)
+        q.inplace_ops.remove(data.draw(st.sampled_from(p.inplace_ops)))
+    elif kind == "scratch":  # a depthwise scratch plane dropped, or moved onto its own input
+        assume(p.scratch)
+        op = data.draw(st.sampled_from(sorted(p.scratch)))
+        if data.draw(st.booleans()):
+            q = copy.deepcopy(p)
+            del q.scratch[op]
+        else:
+            q = _moved(p, p.scratch[op].id, p.tensors[g.operators[op].inputs[0]].offset)
     else:  # claim a shorter life than the tensor really has
         longer = [t for t, tp in p.tensors.items() if tp.last_step > tp.first_step]
         assume(longer)

@@ -57,18 +57,40 @@ def candidates(g: Graph, order: list) -> list:
 
 
 def choose(g: Graph, order: list, align: int) -> list:
-    """The in-place decisions (after the RESHAPE aliases) that the lower bound says are worth it."""
+    """The in-place decisions (after the RESHAPE aliases) that the lower bound says are worth it.
+
+    Candidates interact (dropping one can make another necessary), so this is a small local
+    search: from all candidates and from none, alternately add any candidate that lowers the bound
+    and drop any whose removal does not raise it, until nothing changes; the better end wins.
+    """
     base = reshape_decisions(g, order)
+    cands = candidates(g, order)
     n = len(order)
+    memo = {}
 
-    def lb(ds):
-        bufs, applied = build_buffers(g, order, base + ds)
-        return lower_bound(bufs, n, align), applied[len([d for d in applied if d.kind == "reshape"]):]
+    def lb(chosen):
+        key = tuple(sorted(chosen))
+        if key not in memo:
+            bufs, applied = build_buffers(g, order, base + [cands[k] for k in key])
+            memo[key] = (lower_bound(bufs, n, align), frozenset(cands.index(d) for d in applied if d in cands))
+        return memo[key]
 
-    cur_lb, cur = lb(candidates(g, order))
-    for d in reversed(list(cur)):
-        trial = [c for c in cur if c != d]
-        t_lb, t_applied = lb(trial)
-        if t_lb <= cur_lb:
-            cur_lb, cur = t_lb, t_applied
-    return base + cur
+    def settle(chosen):
+        cur, cur_lb = lb(chosen)[1], lb(chosen)[0]
+        for _ in range(2 * len(cands) + 2):
+            changed = False
+            for k in range(len(cands)):
+                if k not in cur:
+                    t_lb, t_set = lb(cur | {k})
+                    if t_lb < cur_lb:
+                        cur, cur_lb, changed = t_set, t_lb, True
+            for k in sorted(cur, reverse=True):
+                t_lb, t_set = lb(cur - {k})
+                if t_lb <= cur_lb:
+                    cur, cur_lb, changed = t_set, t_lb, True
+            if not changed:
+                break
+        return cur_lb, len(cur), sorted(cur)
+
+    best = min(settle(frozenset(range(len(cands)))), settle(frozenset()))
+    return base + [cands[k] for k in best[2]]

@@ -18,7 +18,7 @@ _POLISH = 3  # of those, how many get the iterated-greedy pass before the best g
 
 def plan_fused(g, *, optimize: str | None = None, max_mac_overhead: float | None = None,
                ram_limit: int | None = None, splits=None, input_streamed: bool = False, align: int = 16,
-               time_budget: float = 2.0, memo=None) -> FusedPlan:
+               time_budget: float = 2.0, memo=None, band_input: bool = True) -> FusedPlan:
     """Plan g with operator splitting and/or fusion.
 
     optimize="ram": least peak RAM with MACs <= max_mac_overhead x vanilla (None: no bound).
@@ -26,6 +26,8 @@ def plan_fused(g, *, optimize: str | None = None, max_mac_overhead: float | None
     smallest reachable peak when impossible).
     splits: a list of (top, bottom, n) regions, or "auto" (the least-RAM set of regions).
     input_streamed: the network input is pulled a band at a time and never held whole.
+    band_input (input in the arena): the input may be held in row bands that are freed as
+    the first block passes them (False: one contiguous input tensor, as TFLite Micro has).
     The plan's arena_bytes is the packed arena of the transformed network.
     """
     if optimize not in (None, "ram", "macs"):
@@ -38,7 +40,7 @@ def plan_fused(g, *, optimize: str | None = None, max_mac_overhead: float | None
         raise UsageError("--optimize macs needs --ram-limit")
     if max_mac_overhead is not None and not max_mac_overhead >= 1.0:
         raise UsageError(f"--max-mac-overhead {max_mac_overhead} must be at least 1.0")
-    front = search_front(g, input_streamed, align, memo, split_only=splits == "auto")
+    front = search_front(g, input_streamed, align, memo, split_only=splits == "auto", band_input=band_input)
     factor = float("inf") if max_mac_overhead is None else max_mac_overhead
     return plan_from_front(g, front, optimize=optimize or "ram", factor=factor, ram_limit=ram_limit,
                            mode="split" if splits == "auto" else "fusion", align=align, time_budget=time_budget)

@@ -26,7 +26,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..plan import align_up
 from .receptive import Axis, macs_per_pixel, op_axes, reduces_tiles
 
 BIG = np.int64(1) << 40
@@ -171,16 +170,41 @@ def window_tensors(g, geo: Geometry, streamed: tuple = ()) -> list:
     return list(dict.fromkeys(inner + ext))
 
 
+def run_step(g, geo: Geometry) -> dict:
+    """op -> the operator step at which it runs in a recompute tile pass: a conv whose output is
+    made channel by channel runs inside its depthwise reader's step."""
+    step = {s.op: s.op for s in geo.steps}
+    for s in geo.steps:
+        if channelwise(g, geo, s.out):
+            step[s.op] = next(u.op for u in geo.steps if s.out in u.ins)
+    return step
+
+
 def window_lifetimes(g, geo: Geometry, streamed: tuple = ()) -> dict:
-    """Window tensor -> (first op, last op) of the block that touch it within one tile pass."""
+    """Window tensor -> (first op, last op) of the block that touch it within one recompute tile pass."""
+    step = run_step(g, geo)
     out = {}
     for t in window_tensors(g, geo, streamed):
-        users = [s.op for s in geo.steps if t in s.ins]
+        users = [step[s.op] for s in geo.steps if t in s.ins]
         if geo.reduce_op >= 0 and t == geo.tile_tensor:
             users.append(geo.reduce_op)
-        made = [s.op for s in geo.steps if s.out == t]
+        made = [step[s.op] for s in geo.steps if s.out == t]
         out[t] = (made[0] if made else min(users), max(users))
     return out
+
+
+def channelwise(g, geo: Geometry, t: int) -> bool:
+    """Is t made by a CONV_2D and read only by a depthwise convolution of the block?
+
+    Then the recompute scheme makes t one channel at a time right before the depthwise
+    convolution uses that channel (an inverted bottleneck's expansion never exists whole,
+    not even within a tile): t's window holds one channel.
+    """
+    made = [s for s in geo.steps if s.out == t]
+    users = [s for s in geo.steps if t in s.ins]
+    return (len(made) == 1 and g.operators[made[0].op].opcode == "CONV_2D" and len(users) == 1
+            and g.operators[users[0].op].opcode == "DEPTHWISE_CONV_2D" and t != geo.tile_tensor
+            and g.operators[users[0].op].inputs[0] == t)
 
 
 def accumulator_bytes(g, geo: Geometry) -> int:
@@ -220,9 +244,10 @@ class Sweep:
         """Aligned window bytes of t: hcache [r, c], linebuf [r], recompute [r, c]."""
         c, a = self.g.tensors[t].shape[3], self.align
         ec = self.c_cache[t][0]
+        cr = 1 if channelwise(self.g, self.geo, t) else c
         return (_align(self.r_rec[t][0][:, None] * ec[None, :] * c, a),
                 _align(self.r_cache[t][0] * ec[-1] * c, a),
-                _align(self.r_rec[t][0][:, None] * self.c_rec[t][0][None, :] * c, a))
+                _align(self.r_rec[t][0][:, None] * self.c_rec[t][0][None, :] * cr, a))
 
     def bands(self, x: int | None) -> dict:
         """Bytes of banded whole tensors per row candidate, for recompute rows and cached rows.
@@ -267,9 +292,10 @@ class Sweep:
         r_mac = np.zeros((nr, nc), np.int64)
         acc = _align(accumulator_bytes(g, geo), self.align) if geo.reduce_op >= 0 else 0
         users = {}
+        step = run_step(g, geo)
         for s in geo.steps:
             for t in s.ins:
-                users[t] = s.op
+                users[t] = max(users.get(t, -1), step[s.op])
         if geo.reduce_op >= 0:
             users[geo.tile_tensor] = geo.reduce_op
         out = {}
@@ -287,7 +313,7 @@ class Sweep:
                 hs, ls, rs = self._sizes(s.out)
                 h_ram += hs
                 l_ram += ls
-                live[s.op - k0:users[s.out] - k0 + 1] += rs
+                live[step[s.op] - k0:users[s.out] - k0 + 1] += rs
             if s.op not in wanted:
                 continue
             eh, el, er = h_ram, l_ram, live[s.op - k0:].max(axis=0)

@@ -20,8 +20,8 @@ from ..errors import PlanError
 from ..ir import Graph, Tensor
 from ..ops import graph_macs, op_macs
 from ..plan import ArenaPlan, Buffer, TensorPlace, align_up
-from .costs import (Geometry, accumulator_bytes, cached_1d, geometry, macs_per_pixel, recompute_1d,
-                    uniform_bounds, window_lifetimes, window_tensors)
+from .costs import (Geometry, accumulator_bytes, cached_1d, channelwise, geometry, macs_per_pixel,
+                    recompute_1d, uniform_bounds, window_lifetimes, window_tensors)
 
 # per-axis mode of each scheme: rows, columns
 MODES = {"recompute": ("rec", "rec"), "hcache": ("rec", "cache"), "linebuf": ("cache", "cache")}
@@ -80,8 +80,12 @@ class BlockRun:
         r, c = self.rows.bounds, self.cols.bounds
         return r[1] - r[0], c[1] - c[0]
 
+    def channelwise(self, g, t: int) -> bool:
+        """Is t made one channel at a time, right before its depthwise reader (recompute only)?"""
+        return self.scheme == "recompute" and channelwise(g, self.geo, t)
+
     def window_shape(self, g, t: int) -> tuple:
-        return self.rows.ext[t], self.cols.ext[t], g.tensors[t].shape[3]
+        return self.rows.ext[t], self.cols.ext[t], 1 if self.channelwise(g, t) else g.tensors[t].shape[3]
 
     @property
     def n_steps(self) -> int:
@@ -300,10 +304,15 @@ def buffer_specs(g, sched: Schedule, align: int) -> tuple:
     return specs, pools, steps
 
 
-def pack(specs: list, n: int, align: int, time_budget: float, rounds: int = 0) -> tuple:
-    """Offsets (bytes) for [(key, size, first, last, ...)] with the arena planner's packers and exact solver."""
+def pack(specs: list, n: int, align: int, time_budget: float, rounds: int = 0, pinned: tuple = ()) -> tuple:
+    """Offsets (bytes) for [(key, size, first, last, ...)] with the arena planner's packers and exact solver.
+
+    pinned: spec indices laid out first, one after another from offset 0 (the row bands of an
+    input held in the arena, which then stays one contiguous tensor); the other buffers are
+    placed around them by first fit in the packers' orders.
+    """
     from ..arena import exact
-    from ..arena.packers import PACKERS, top
+    from ..arena.packers import PACKERS, _first_fit, _place, _profile, top
 
     units = [(align_up(max(s[1], 1), align) // align, s[2], s[3]) for s in specs]
     diff = [0] * (max(n, 1) + 1)
@@ -313,20 +322,34 @@ def pack(specs: list, n: int, align: int, time_budget: float, rounds: int = 0) -
     prof = list(np.cumsum(diff[:-1]))
     lower = int(max(prof)) if prof else 0
     best = None
-    for name, fn in PACKERS.items():
-        offs = fn(units)
-        t = top(units, offs)
-        if best is None or t < best[0]:
-            best = (t, name, offs)
-        if t == lower:
-            break
+    if pinned:
+        rest = [i for i in range(len(units)) if i not in set(pinned)]
+        prof_u = _profile(units)
+        pressure = [max(prof_u[f:l + 1]) for _, f, l in units]
+        orders = {"pinned+size": lambda i: (-units[i][0], units[i][1], i),
+                  "pinned+conflict": lambda i: (-pressure[i], -units[i][0], units[i][1], i),
+                  "pinned+order": lambda i: (units[i][1], i),
+                  "pinned+longest": lambda i: (-(units[i][2] - units[i][1]), -units[i][0], units[i][1], i)}
+        for name, key in orders.items():
+            offs = _place(units, list(pinned) + sorted(rest, key=key), _first_fit)
+            t = top(units, offs)
+            if best is None or t < best[0]:
+                best = (t, name, offs)
+    else:
+        for name, fn in PACKERS.items():
+            offs = fn(units)
+            t = top(units, offs)
+            if best is None or t < best[0]:
+                best = (t, name, offs)
+            if t == lower:
+                break
     t, name, offs = best
     if t > lower and rounds:
-        offs2, t2 = improve(units, offs, lower, rounds)
+        offs2, t2 = improve(units, offs, lower, rounds, pinned)
         if t2 < t:
             offs, t, name = offs2, t2, name + "+improve"
     optimal = t == lower
-    if not optimal and time_budget > 0:
+    if not optimal and time_budget > 0 and not pinned:
         res = exact.solve(units, offs, lower, t, time_budget)
         if res[1] < t:
             offs, t, name = res[0], res[1], "exact"
@@ -334,9 +357,10 @@ def pack(specs: list, n: int, align: int, time_budget: float, rounds: int = 0) -
     return [o * align for o in offs], t * align, lower * align, name, optimal, [int(p) * align for p in prof]
 
 
-def improve(units: list, offsets: list, lower: int, rounds: int, seed: int = 0) -> tuple:
+def improve(units: list, offsets: list, lower: int, rounds: int, pinned: tuple = (), seed: int = 0) -> tuple:
     """Iterated greedy: re-place with first fit, the buffers at the top and a random tenth first,
-    the rest in their current offset order (which never raises the top). Deterministic."""
+    the rest in their current offset order (which never raises the top). Pinned buffers stay
+    first, in order. Deterministic."""
     import random
 
     from ..arena.packers import _first_fit, _place, top
@@ -349,7 +373,9 @@ def improve(units: list, offsets: list, lower: int, rounds: int, seed: int = 0) 
             break
         front = {i for i in range(n) if best[i] + units[i][0] == bt}
         front.update(rng.sample(range(n), k=max(1, n // 10)))
-        seq = sorted(range(n), key=lambda i: (i not in front, -units[i][0] if i in front else best[i], i))
+        front -= set(pinned)
+        rest = [i for i in range(n) if i not in set(pinned)]
+        seq = list(pinned) + sorted(rest, key=lambda i: (i not in front, -units[i][0] if i in front else best[i], i))
         new = _place(units, seq, _first_fit)
         t = top(units, new)
         if t <= bt:
@@ -362,7 +388,9 @@ def plan_schedule(g, sched: Schedule, align: int = 16, time_budget: float = 2.0,
     the exact solver for time_budget seconds (deterministic time) if still above the bound."""
     specs, pools, steps = buffer_specs(g, sched, align)
     n_steps = steps[-1][1] + 1 if steps else 1
-    offs, arena, lower, name, optimal, prof = pack(specs, n_steps, align, time_budget, rounds)
+    pinned = tuple(sorted((k for k, sp in enumerate(specs) if sp[0][0] == "t" and sp[0][1] in g.inputs
+                           and sp[4] == "band"), key=lambda k: specs[k][0][2]))
+    offs, arena, lower, name, optimal, prof = pack(specs, n_steps, align, time_budget, rounds, pinned)
     buffers, bands, woff, aoff = [], {}, {}, {}
     for k, ((key, size, f, l, kind), off) in enumerate(zip(specs, offs)):
         tensors = [key[1]] if key[0] == "t" else (sorted(pools[key[1]]) if key[0] == "p" else [])

@@ -129,11 +129,12 @@ def _prune(peak, macs, src):
 
 
 def search_front(g, streamed: bool = False, align: int = 16, memo=None, split_only: bool = False,
-                 banding: bool = True) -> Front:
+                 banding: bool = True, band_input: bool = True) -> Front:
     """The Pareto front of (peak RAM, MACs) over all plans of g.
 
     split_only restricts blocks to full-width row slices (operator splitting). banding lets
-    a tensor between two blocks live in row bands, freed / made as the tiles pass.
+    a tensor between two blocks live in row bands, freed / made as the tiles pass;
+    band_input lets the graph input (held in the arena) be such a tensor.
     Nodes are (cut, banded) pairs: a banded cut tensor was made by a block and must be
     consumed by the next block.
     """
@@ -165,7 +166,9 @@ def search_front(g, streamed: bool = False, align: int = 16, memo=None, split_on
     # labels[node] = (peak, macs, src) with src[k] = (edge id, label index at the edge's start)
     start = np.zeros(1, np.int64), np.zeros(1, np.int64), np.full((1, 2), -1, np.int64)
     labels = {(0, 0): start}
-    if banding and main_tensor(net, 0) is not None:
+    x0 = main_tensor(net, 0)
+    if banding and band_input and x0 is not None and (g.tensors[x0].nbytes // g.tensors[x0].shape[1]) % align == 0:
+        # the input's row bands are laid out back to back, so it stays one contiguous tensor
         labels[(0, 1)] = start
     for q in range(1, n + 1):
         for bq in (0, 1):
