@@ -1,4 +1,4 @@
-"""The SCons build (SConstruct + site_scons/site_tools/buildtool): declared outputs, `scons -q`,
+"""The SCons build (SConstruct + site_scons/site_tools/btfirmware): declared outputs, `scons -q`,
 and SCons' own dependency tracking (one kernel edit -> one object; a weight edit -> flash image only)."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """SCons tool: firmware for one (board, model) pair, with every output declared.
 
-    env = Environment(tools=["default", "buildtool"])
+    env = Environment(tools=["default", "btfirmware"])
     elf = env.BtFirmware(board="cortex-m4", model="tiny", out="build/cortex-m4/tiny")
 
 Pipeline (each step a Builder whose targets are declared, so SCons' content
@@ -82,10 +82,14 @@ def _load_skeleton(path):
 
 
 def _plan(target, source, env):
-    from buildtool.arena import plan_arena
+    """Plan through the planner daemon (started on demand; BUILDTOOL_NO_DAEMON=1 plans in-process).
 
-    plan = plan_arena(_load_skeleton(str(source[0])), **env["BT_PLAN_OPTIONS"])
-    _write(str(target[0]), json.dumps(plan.to_json(), indent=1) + "\n")
+    The daemon only saves time: its answer is byte-identical to the in-process planner's.
+    """
+    from buildtool.daemon.client import plan
+
+    r = plan(_load_skeleton(str(source[0])), dict(env["BT_PLAN_OPTIONS"]))
+    _write(str(target[0]), json.dumps(r["plan"], indent=1) + "\n")
     return 0
 
 
