@@ -54,6 +54,31 @@ def table_rows(g, streamed: bool) -> tuple:
     return vanilla, cells, t_search
 
 
+def peak_item(g, plan) -> str:
+    """The schedule item running at the plan's peak tile-step (where the bound sits)."""
+    step = plan.profile.index(max(plan.profile))
+    for k, (s0, s1) in enumerate(plan.item_steps):
+        if s0 <= step <= s1:
+            it = plan.schedule.items[k]
+            if isinstance(it, int):
+                return f"op {it} {g.operators[it].opcode}"
+            return f"ops {it.p}-{it.q - 1} {it.scheme} {it.tile[0]}x{it.tile[1]}"
+    return "-"
+
+
+def least_ram(names, accs) -> None:
+    """F = inf plans in bytes: packed arena, the schedule's bound, and where the bound sits."""
+    print("\n### Least-RAM plans (F = inf), bytes\n")
+    print("| model | input | arena B | bound B | MAC overhead | peak at | planner |")
+    print("|---|---|---|---|---|---|---|")
+    for name in names:
+        g = zoo.build(name)
+        for streamed in accs:
+            p = plan_fused(g, optimize="ram", input_streamed=streamed, time_budget=BUDGET)
+            print(f"| {name} | {'streamed' if streamed else 'in arena'} | {p.arena_bytes} | {p.lower_bound_bytes} "
+                  f"| {p.mac_overhead:.2f}x | {peak_item(g, p)} | {p.planner} |", flush=True)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default=",".join(MODELS))
@@ -73,6 +98,7 @@ def main(argv=None) -> int:
             vanilla, cells, ts = table_rows(g, streamed)
             print(f"| {name} | {vanilla.lower_bound_bytes / 1000:.1f} | " + " | ".join(cells) + f" | {ts:.2f} |",
                   flush=True)
+    least_ram(a.models.split(","), accs)
     if not a.no_splits:
         g = zoo.build("mobilenetv2")
         print("\n### Operator splitting, mobilenetv2 160 alpha 1.0, input in the arena\n")

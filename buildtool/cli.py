@@ -193,15 +193,12 @@ def cmd_run(a) -> int:
     t = g.tensors[g.inputs[0]]
     if tuple(x.shape) != tuple(t.shape) or x.dtype != np.dtype(t.dtype):
         raise UsageError(f"input {a.input} is {x.dtype}{list(x.shape)}, the model wants {t.dtype}{list(t.shape)}")
-    if fused_requested(a):
-        if a.board:
-            raise UsageError("split/fused plans run on the reference executor only so far; drop --board "
-                             "or the --split/--optimize/--input-streamed options")
+    if a.board:
+        outs = _board_run(g, x, a)
+    elif fused_requested(a):
         from .fusion_exec import run_fused
 
         outs = run_fused(g, fused_plan(g, a), [x])
-    elif a.board:
-        outs = _board_run(g, x, a)
     else:
         outs = run(g, make_plan(g, a), [x])
     if a.output:

@@ -56,10 +56,28 @@ def load_graph(model) -> Graph:
     raise UsageError(f"'{spec}' is neither a model file nor a zoo name (zoo: {', '.join(zoo.names())})")
 
 
+FUSION_OPTIONS = ("optimize", "max_mac_overhead", "ram_limit", "splits", "input_streamed", "band_input")
+ARENA_ONLY_OPTIONS = ("order_search", "inplace")  # the layer-by-layer planner's; a fused plan has its own order
+
+
 def make_plan(g: Graph, **plan_options):
+    """An ArenaPlan (buildtool.arena.plan_arena), or a FusedPlan when any fusion option is given
+    (optimize, max_mac_overhead, ram_limit, splits, input_streamed, band_input: plan_fused's;
+    align and time_budget go to either planner)."""
+    if any(plan_options.get(k) not in (None, False) for k in FUSION_OPTIONS):
+        from .fusion import plan_fused
+
+        return plan_fused(g, **{k: v for k, v in plan_options.items() if k not in ARENA_ONLY_OPTIONS})
+    plan_options = {k: v for k, v in plan_options.items() if k not in FUSION_OPTIONS}
     from .arena import plan_arena
 
     return plan_arena(g, **plan_options)
+
+
+def _is_fused(plan) -> bool:
+    from .fusion import FusedPlan
+
+    return isinstance(plan, FusedPlan)
 
 
 def _write(path: Path, data) -> None:
@@ -78,9 +96,14 @@ def manifest(g: Graph, plan, board: str) -> dict:
         return [{"name": g.tensors[i].name, "shape": [int(d) for d in g.tensors[i].shape],
                  "dtype": g.tensors[i].dtype} for i in idx]
 
+    if _is_fused(plan):
+        from .codegen.fused_c import manifest_order
+
+        order, opcodes = manifest_order(g, plan)
+    else:
+        order, opcodes = list(plan.order), [g.operators[i].opcode for i in plan.order]
     return {"model": g.name, "board": board, "arena_bytes": plan.arena_bytes, "inputs": io(g.inputs),
-            "outputs": io(g.outputs), "order": list(plan.order),
-            "opcodes": [g.operators[i].opcode for i in plan.order]}
+            "outputs": io(g.outputs), "order": order, "opcodes": opcodes}
 
 
 def generate_sources(g: Graph, plan, board: str, out_dir) -> dict:
@@ -90,10 +113,17 @@ def generate_sources(g: Graph, plan, board: str, out_dir) -> dict:
     t = targets.get(board)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    model_c, model_h = generate(g, plan, board, t.weights_align)
+    if _is_fused(plan):
+        from .codegen.fused_c import generate as generate_fused
+
+        model_c, model_h = generate_fused(g, plan, board, t.weights_align)
+        plan_json = plan.to_json(g)
+    else:
+        model_c, model_h = generate(g, plan, board, t.weights_align)
+        plan_json = plan.to_json()
     paths = {"plan": out / "plan.json", "model_c": out / "model.c", "model_h": out / "model.h",
              "weights": out / "weights.bin", "manifest": out / "firmware.json"}
-    _write(paths["plan"], json.dumps(plan.to_json(), indent=1) + "\n")
+    _write(paths["plan"], json.dumps(plan_json, indent=1) + "\n")
     _write(paths["model_c"], model_c)
     _write(paths["model_h"], model_h)
     _write(paths["weights"], flash.build_image(g, board, t.weights_align))
@@ -198,7 +228,9 @@ def build(model, board: str, out_dir, kernels: tuple | None = None, stack_bytes:
 
     kernels overrides the board's kernel search order, e.g. ("reference",); stack_bytes the
     board's reserved stack. plan_options go to buildtool.arena.plan_arena (align,
-    time_budget, order_search, inplace); or pass a ready ArenaPlan as plan.
+    time_budget, order_search, inplace), or with any fusion option (optimize, splits,
+    input_streamed, ...) to buildtool.fusion.plan_fused; or pass a ready ArenaPlan or
+    FusedPlan as plan (fused blocks then run as generated tile loops, see codegen/fused_c.py).
     """
     t = targets.get(board)
     if kernels is not None:

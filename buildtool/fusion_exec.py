@@ -22,6 +22,7 @@ from .errors import PlanError, UsageError
 from .fusion.schedule import BlockRun, FusedPlan
 from .ir import NUMPY_DTYPE
 from .refops import KERNELS, kernel_inputs
+from .fusion.costs import accumulator_dtype
 from .fusion.receptive import WINDOWED, macs_per_pixel
 from .ops import op_macs
 
@@ -192,15 +193,34 @@ def _run_block(g, bi: int, blk: BlockRun, plan: FusedPlan, arena: _Arena, whole:
     acc = None
     red = g.operators[blk.geo.reduce_op] if blk.geo.reduce_op >= 0 else None
     if red is not None:
-        acc = arena.view(plan.acc_offset[bi], (g.tensors[blk.geo.tile_tensor].shape[3],), np.int32)
+        acc = arena.view(plan.acc_offset[bi], (g.tensors[blk.geo.tile_tensor].shape[3],),
+                         accumulator_dtype(g, blk.geo))
         acc[...] = 0
     rows, cols = blk.rows, blk.cols
     n_r, n_c = len(rows.bounds) - 1, len(cols.bounds) - 1
     made = [(s, g.operators[s.op]) for s in blk.geo.steps]
     chw = {t for t in blk.windows if blk.channelwise(g, t)}  # made channel by channel inside their reader
     maker = {s.out: (s, op) for s, op in made}
+    pulled = {t for t in blk.streamed if blk.pulled_rows(g, t)}
     for r in range(n_r):
         for c in range(n_c):
+            def windowed(op, out, ra, rb, ca, cb, channel=None, r=r, c=c):
+                """Output tile [ra, rb) x [ca, cb) of a sliding-window op; from a pulled input one
+                output row at a time, each after pulling the input rows it reads into the window."""
+                t = op.inputs[0]
+                if t not in pulled:
+                    _run_windowed(g, op, tile_of(t), out, ra, rb, ca, cb, channel)
+                    return
+                ax = _window_geometry(g, op)[0]
+                tl = tiles[t]
+                ta, tb = _interval(cols, t, c)
+                for rr in range(ra, rb):
+                    r0, r1 = max(rr * ax.s - ax.pad, 0), min(rr * ax.s - ax.pad + ax.k, ax.n_in)
+                    tl.r0 = r0
+                    if r1 > r0 and tb > ta:
+                        tl.region(r0, r1, ta, tb)[...] = source(r0, r1, ta, tb)
+                    _run_windowed(g, op, tl, out[rr - ra:rr - ra + 1], rr, rr + 1, ca, cb, channel)
+
             for t in blk.windows:  # place the windows for this tile
                 tl = tiles[t]
                 if rows.mode == "rec":
@@ -212,6 +232,8 @@ def _run_block(g, bi: int, blk: BlockRun, plan: FusedPlan, arena: _Arena, whole:
                 if rows.mode == "cache" and r == 0 and c == 0:
                     tl.r0 = -rows.ext[t]
             for t in blk.streamed:
+                if t in pulled:
+                    continue  # its reader pulls the rows it needs, one output row at a time
                 ra, rb = _interval(rows, t, r)
                 ca, cb = _interval(cols, t, c)
                 tl = tiles[t]
@@ -240,23 +262,23 @@ def _run_block(g, bi: int, blk: BlockRun, plan: FusedPlan, arena: _Arena, whole:
                     out = np.empty((rb - ra, cb - ca, g.tensors[s.out].shape[3]), np.int8)
                 count[0] += macs_per_pixel(g, op) * (rb - ra) * (cb - ca)
                 if op.inputs[0] in chw:
-                    _channel_by_channel(g, maker[op.inputs[0]], op, tiles, tile_of, rows, cols, r, c, out,
+                    _channel_by_channel(g, maker[op.inputs[0]], op, tiles, windowed, rows, cols, r, c, out,
                                         (ra, rb, ca, cb), count)
                 elif op.opcode in WINDOWED:
-                    _run_windowed(g, op, tile_of(op.inputs[0]), out, ra, rb, ca, cb)
+                    windowed(op, out, ra, rb, ca, cb)
                 else:
                     ins = [tile_of(i).region(ra, rb, ca, cb)[None] for i in op.inputs[:2]]
                     KERNELS[op.opcode](g, op, ins, [out[None]])
                 if s.out not in tiles:
                     dst.write(ra, rb, ca, cb, out)
                 if red is not None and s.out == blk.geo.tile_tensor:
-                    acc += out.astype(np.int32).sum(axis=(0, 1), dtype=np.int32)
+                    acc += out.sum(axis=(0, 1), dtype=acc.dtype)
     if red is not None:
         o = red.outputs[0]
-        KERNELS["MEAN"](g, red, [acc.reshape(1, 1, 1, -1)], [whole[o].full])
+        KERNELS["MEAN"](g, red, [acc.astype(np.int32).reshape(1, 1, 1, -1)], [whole[o].full])
 
 
-def _channel_by_channel(g, made, dw, tiles, tile_of, rows, cols, r, c, out, box, count) -> None:
+def _channel_by_channel(g, made, dw, tiles, windowed, rows, cols, r, c, out, box, count) -> None:
     """An expansion conv and its depthwise reader, one channel at a time: the conv's output
     channel k fills the one-channel window, then the depthwise makes output channel k."""
     s, conv = made
@@ -266,7 +288,7 @@ def _channel_by_channel(g, made, dw, tiles, tile_of, rows, cols, r, c, out, box,
     win = tiles[t]
     count[0] += macs_per_pixel(g, conv) * (rb - ra) * (cb - ca)
     for k in range(g.tensors[t].shape[3]):
-        _run_windowed(g, conv, tile_of(conv.inputs[0]), win.region(ra, rb, ca, cb), ra, rb, ca, cb, channel=k)
+        windowed(conv, win.region(ra, rb, ca, cb), ra, rb, ca, cb, channel=k)
         _run_windowed(g, dw, win, out[..., k:k + 1], *box, channel=k)
 
 

@@ -356,7 +356,7 @@ def test_random_graphs_plan_and_verify(data):
     # never worse than the heuristics alone in the model's order without in-place
     plain = _plan(g, align=align, order_search=False, inplace=False, time_budget=0)
     assert p.arena_bytes <= plain.arena_bytes <= plain.total_activation_bytes
-    assert p.optimal == (p.arena_bytes == p.lower_bound_bytes) or p.planner == "exact"
+    assert p.optimal or p.arena_bytes > p.lower_bound_bytes  # reaching the bound is optimal
 
 
 def _topological_orders(g, limit):
@@ -381,7 +381,7 @@ def _topological_orders(g, limit):
 
 def _order_brute_force(data, max_ops, max_orders):
     """Over every topological order of a small random graph, with or without in-place, no lower
-    bound is below the one of the plan we return."""
+    bound is below the one of the plan we return (or our arena is already no larger)."""
     from buildtool.arena.inplace import choose, reshape_decisions
     from buildtool.arena.liveness import build_buffers, lower_bound
 
@@ -390,7 +390,8 @@ def _order_brute_force(data, max_ops, max_orders):
     assume(orders is not None)
     best = min(lower_bound(build_buffers(g, o, ds)[0], len(o), 16)
                for o in orders for ds in (reshape_decisions(g, o), choose(g, o, 16)))
-    assert _plan(g, time_budget=0).lower_bound_bytes == best
+    p = _plan(g, time_budget=1.0)
+    assert p.lower_bound_bytes == best or p.arena_bytes <= best
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
@@ -400,10 +401,10 @@ def test_order_search_matches_brute_force(data):
 
 
 @pytest.mark.slow
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(st.data())
 def test_order_search_matches_brute_force_more(data):
-    _order_brute_force(data, 8, 400)
+    _order_brute_force(data, 9, 1000)
 
 
 def test_wide_graph_uses_the_beam_and_stays_fast():
@@ -536,4 +537,44 @@ def test_executor_on_shared_models(name):
     g = load(shared_model(name))
     p = _plan(g)
     x = fixed_input(g.tensors[g.inputs[0]].shape)
+    np.testing.assert_array_equal(executor.run(g, p, [x])[0], executor.run_unplanned(g, [x])[0])
+
+
+def _tflm_arena(model: bytes) -> int:
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location(
+        "bench_arena", Path(__file__).resolve().parents[1] / "benchmarks" / "arena.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.tflm_arena(model)
+
+
+@pytest.mark.parametrize("name", ["tiny", "mcunet-in3", pytest.param("mcunet-vww1", marks=pytest.mark.slow),
+                                  pytest.param("mbv2-w0.35", marks=pytest.mark.slow),
+                                  pytest.param("mobilenetv2", marks=pytest.mark.slow)])
+def test_zoo_never_above_tflm_measured(name):
+    """TFLite Micro's own planner, measured on the serialised zoo model, never beats us."""
+    pytest.importorskip("tflite_micro")
+    from buildtool import zoo
+    from buildtool.tflite_writer import serialize
+
+    g = zoo.build(name)
+    tflm = _tflm_arena(serialize(g))
+    assert tflm >= ZOO[name][0]  # nothing below the liveness bound without in-place
+    assert _plan(g).arena_bytes <= tflm
+    if name == "mcunet-in3":
+        assert tflm == 371712  # zoo.md's figure for TFLite Micro's greedy
+
+
+@pytest.mark.parametrize("name", ["mcunet-in3", "mcunet-vww1"])
+def test_executor_on_zoo_models_with_in_place(name):
+    executor = pytest.importorskip("buildtool.executor")
+    from buildtool import zoo
+
+    g = zoo.build(name)
+    p = _plan(g)
+    assert p.inplace_ops
+    x = np.random.default_rng(1).integers(-128, 128, size=g.tensors[g.inputs[0]].shape, dtype=np.int8)
     np.testing.assert_array_equal(executor.run(g, p, [x])[0], executor.run_unplanned(g, [x])[0])

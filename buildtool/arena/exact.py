@@ -12,8 +12,11 @@ from __future__ import annotations
 DETERMINISTIC_PER_SECOND = 20.0
 
 
-def solve(bufs: list, hint: list, lower: int, upper: int, time_budget: float) -> tuple:
-    """bufs = [(units, first, last)] -> (offsets, top, proven_optimal, deterministic seconds used)."""
+def solve(bufs: list, hint: list, lower: int, upper: int, time_budget: float, wall_cap: bool = True) -> tuple:
+    """bufs = [(units, first, last)] -> (offsets, top, proven_optimal, deterministic seconds used).
+
+    wall_cap=False drops the wall-clock safety net: only deterministic time stops the search,
+    so the answer never depends on machine load (the run may take longer on a loaded machine)."""
     from ortools.sat.python import cp_model
 
     m = cp_model.CpModel()
@@ -38,7 +41,8 @@ def solve(bufs: list, hint: list, lower: int, upper: int, time_budget: float) ->
     # (measured on the 2-core development machine), so budget/20 units take roughly 0.75 x the
     # budget. The wall-clock cap is only a safety net; a run stopped by it may differ.
     p.max_deterministic_time = time_budget / DETERMINISTIC_PER_SECOND
-    p.max_time_in_seconds = 2.0 * time_budget
+    if wall_cap:
+        p.max_time_in_seconds = 2.0 * time_budget
     st = s.Solve(m)
     used = s.deterministic_time
     if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):

@@ -66,13 +66,14 @@ def choose(g: Graph, order: list, align: int) -> list:
     base = reshape_decisions(g, order)
     cands = candidates(g, order)
     n = len(order)
+    index = {d: k for k, d in enumerate(cands)}
     memo = {}
 
     def lb(chosen):
         key = tuple(sorted(chosen))
         if key not in memo:
             bufs, applied = build_buffers(g, order, base + [cands[k] for k in key])
-            memo[key] = (lower_bound(bufs, n, align), frozenset(cands.index(d) for d in applied if d in cands))
+            memo[key] = (lower_bound(bufs, n, align), frozenset(index[d] for d in applied if d in index))
         return memo[key]
 
     def settle(chosen):

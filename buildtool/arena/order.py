@@ -10,7 +10,7 @@ graphs, where the result is then a good order rather than the best one.
 Tensors that will share bytes form one group: RESHAPE outputs join their input; with
 in-place on, concat inputs join the concat output (views: the group is live from its first
 producer on), and a same-size element-wise or depthwise operator whose input dies at it
-needs no new bytes at that step.
+needs no new bytes at that step (a strided depthwise output then keeps its input's size).
 """
 
 from __future__ import annotations
@@ -42,19 +42,22 @@ def _groups(g: Graph, views: list) -> dict:
 
 
 def _overwritable(g: Graph, align: int) -> list:
-    """op -> [(input tensor, bytes saved)] for same-size element-wise and depthwise in-place runs."""
+    """op -> [(input tensor, bytes saved at its step, bytes its output's buffer grows by)] for
+    element-wise and depthwise operators that may run in place (the output then keeps the input's
+    bytes: a strided depthwise output holds on to its bigger input's buffer)."""
     res = []
     for op in g.operators:
         o = g.tensors[op.outputs[0]]
+        ob = align_up(o.nbytes, align)
         c = []
         if op.opcode in ELEMENTWISE_INPLACE:
-            c = [(x, align_up(o.nbytes, align)) for x in g.act_inputs(op)
+            c = [(x, ob, 0) for x in g.act_inputs(op)
                  if tuple(g.tensors[x].shape) == tuple(o.shape) and g.tensors[x].nbytes == o.nbytes]
         elif (op.opcode == "DEPTHWISE_CONV_2D" and op.options.get("depth_multiplier", 1) == 1
-              and g.tensors[op.inputs[0]].nbytes == o.nbytes):
+              and g.tensors[op.inputs[0]].shape[3] == o.shape[3]):
             x = g.tensors[op.inputs[0]]
-            c = [(x.index, align_up(o.nbytes, align) - align_up(x.shape[1] * x.shape[2], align))]
-        res.append([(x, s) for x, s in c if s > 0 and x not in g.outputs])
+            c = [(x.index, ob - align_up(x.shape[1] * x.shape[2], align), align_up(x.nbytes, align) - ob)]
+        res.append([e for e in c if e[1] > 0 and e[0] not in g.outputs])
     return res
 
 
@@ -98,30 +101,39 @@ def best_order(g: Graph, align: int, inplace: bool = False, width: int = 256) ->
 
     start_live = sum(size[k] for k in ins if cons_mask[k] or k in is_out)
     ready0 = tuple(v for v in range(n) if pred[v] == 0)
-    # mask -> (peak, live, order, ready)
-    states = {0: (start_live, start_live, (), ready0)}
+    # (mask, live) -> (peak, order, ready). The live bytes after a set of operators depend on
+    # the path only through in-place strided depthwise runs, so a few lives per set are kept.
+    states = {(0, start_live): (start_live, (), ready0)}
     for _ in range(n):
         nxt = {}
-        for mask in sorted(states):
-            peak, live, order, ready = states[mask]
+        for (mask, live) in sorted(states):
+            peak, order, ready = states[(mask, live)]
             for v in ready:
                 m2 = mask | 1 << v
                 step = live + sum(size[k] for k in made[v] if not prod_mask[k] & mask)
-                saved = max((sv for x, sv in over[v] if r(x) not in is_out and not cons_mask[r(x)] & ~m2),
-                            default=0)
+                saved, grow = max(((sv, -gr) for x, sv, gr in over[v]
+                                   if r(x) not in is_out and not cons_mask[r(x)] & ~m2), default=(0, 0))
                 freed = sum(size[k] for k in touched[v] if k not in is_out and not cons_mask[k] & ~m2)
-                cand = (max(peak, step - saved), step - freed)
-                old = nxt.get(m2)
-                if old is not None and old[0] <= cand[0]:
+                key = (m2, step - freed - grow)
+                pk = max(peak, step - saved)
+                old = nxt.get(key)
+                if old is not None and old[0] <= pk:
                     continue
                 rd = tuple(sorted([w for w in ready if w != v]
                                   + [w for w in succ[v] if pred[w] & ~m2 == 0]))
-                nxt[m2] = (cand[0], cand[1], order + (v,), rd)
-        if len(nxt) > width:
-            keep = sorted(nxt, key=lambda k: (nxt[k][0], nxt[k][1], k))[:width]
-            nxt = {k: nxt[k] for k in keep}
-        states = nxt
-    (_, (_, _, order, _)), = states.items()
+                nxt[key] = (pk, order + (v,), rd)
+        # drop a state when another one of the same set has no higher peak and no more live bytes
+        front, kept = {}, {}
+        for key in sorted(nxt, key=lambda k: (k[0], k[1], nxt[k][0])):
+            pk = nxt[key][0]
+            if key[0] in front and front[key[0]] <= pk:
+                continue
+            front[key[0]] = pk
+            kept[key] = nxt[key]
+        if len(kept) > width:
+            kept = {k: kept[k] for k in sorted(kept, key=lambda k: (kept[k][0], k[1], k[0]))[:width]}
+        states = kept
+    _, order, _ = min(states.values())
     return list(order)
 
 

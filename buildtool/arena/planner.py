@@ -1,9 +1,10 @@
 """plan_arena: the smallest arena we can find for a graph, verified before it is returned.
 
 For each candidate execution order and aliasing choice: liveness -> buffers -> lower bound ->
-every heuristic packer. The exact solver then works on the most promising candidate whose best
-packing is still above its lower bound. The smallest arena wins; ties go to the earlier
-candidate and packer, so the result is deterministic.
+every heuristic packer. The exact solver then works on the candidates, lowest bound first,
+while one could still beat the best arena (they share one deterministic budget). The smallest
+arena wins; ties go to the lower bound, then to the earlier candidate and packer, so the
+result is deterministic.
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def plan_arena(g: Graph, align: int = 16, time_budget: float = 2.0, order_search
                 choices.append(chosen)
         for ds in choices:
             cands.append(_candidate(g, order, ds, align))
-    best = min(cands, key=lambda c: c.top)
+    best = min(cands, key=lambda c: (c.top, c.lower))
     # exact solving, most promising candidate first, while one could still beat the best arena
     budget = time_budget
     for k in sorted(range(len(cands)), key=lambda k: (cands[k].lower, cands[k].top, k)):
@@ -80,7 +81,7 @@ def plan_arena(g: Graph, align: int = 16, time_budget: float = 2.0, order_search
         if t < c.top:
             c.offsets, c.top, c.planner = offs, t, "exact"
         c.optimal = proven or t == c.lower
-        best = min(cands, key=lambda c: (c.top, not c.optimal))
+        best = min(cands, key=lambda c: (c.top, c.lower, not c.optimal))
     plan = _to_plan(g, best, align)
     checker.check(g, plan)
     return plan

@@ -413,28 +413,45 @@ class _Emitter:
         self.call(op, f"bt_strided_slice_s8(&{n}_p, {self.act(op.inputs[0])}, {self.act(op.outputs[0])});")
 
 
-def _io_table(e: _Emitter, name: str, idx: list) -> list:
-    ptrs = ", ".join(f"bt_arena + {e.place(i).offset}" for i in idx) or "0"
-    sizes = ", ".join(str(e.g.tensors[i].nbytes) for i in idx) or "0"
+def _io_table(e: _Emitter, name: str, idx: list, streamed: tuple = ()) -> list:
+    """Pointer and size of each model input/output; a streamed input has 0 bytes (it is
+    pulled a region at a time by the generated code, never held whole)."""
+    ptrs = ", ".join("bt_arena" if i in streamed else f"bt_arena + {e.place(i).offset}" for i in idx) or "0"
+    sizes = ", ".join("0" if i in streamed else str(e.g.tensors[i].nbytes) for i in idx) or "0"
     for i in idx:
-        e.dense(None, i)
+        if i not in streamed:
+            e.dense(None, i)
     return [f"static void *const bt_{name}s[] = {{{ptrs}}};",
             f"static const uint32_t bt_{name}_bytes[] = {{{sizes}}};",
             f"void *model_{name}(int i) {{ return (i >= 0 && i < {len(idx)}) ? bt_{name}s[i] : 0; }}",
             f"uint32_t model_{name}_bytes(int i) {{ return (i >= 0 && i < {len(idx)}) ? bt_{name}_bytes[i] : 0; }}"]
 
 
-def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16) -> tuple:
-    """(model_c, model_h) source text for graph g run with `plan`; deterministic."""
+def emit_op(e: _Emitter, oi: int) -> None:
+    op = e.g.operators[oi]
+    fn = getattr(e, op.opcode, None)
+    if fn is None:
+        raise ModelError(f"operator {op.index} is {op.opcode}, which firmware generation does not support")
+    fn(op)
+
+
+def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, emit=None,
+             emitter=_Emitter, streamed: tuple = ()) -> tuple:
+    """(model_c, model_h) source text for graph g run with `plan`; deterministic.
+
+    emit(e), when given, fills the emitter's declarations and body instead of one call per
+    operator of plan.order (fused plans: buildtool/codegen/fused_c.py, with its own emitter
+    class); streamed: graph inputs the generated code pulls itself."""
     offsets = flash.layout(g, weights_align)
-    e = _Emitter(g, plan, offsets)
-    for oi in plan.order:
-        op = g.operators[oi]
-        fn = getattr(e, op.opcode, None)
-        if fn is None:
-            raise ModelError(f"operator {op.index} is {op.opcode}, which firmware generation does not support")
-        fn(op)
+    e = emitter(g, plan, offsets)
+    if emit is None:
+        for oi in plan.order:
+            emit_op(e, oi)
+    else:
+        emit(e)
     for i in list(g.inputs) + list(g.outputs):
+        if i in streamed:
+            continue
         if g.tensors[i].is_const or i not in plan.tensors:
             raise ModelError(f"model input/output tensor {i} is constant or unplanned; firmware needs activations")
     mhash = flash.model_hash(g)
@@ -504,7 +521,7 @@ int model_init(void) {{
   return 0;
 }}
 
-{chr(10).join(_io_table(e, "input", list(g.inputs)))}
+{chr(10).join(_io_table(e, "input", list(g.inputs), streamed))}
 {chr(10).join(_io_table(e, "output", list(g.outputs)))}
 
 {chr(10).join(e.decls)}

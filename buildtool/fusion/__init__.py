@@ -12,8 +12,8 @@ from .search import Front, search_front
 from .split import parse_split, split_schedule
 
 # Solutions of the front tried, best first, when packing turns out above the search's bound.
-_TRIES = 8
-_POLISH = 3  # of those, how many get the iterated-greedy pass before the best gets the exact solver
+_TRIES = 10
+_POLISH = 10  # of those, how many get the iterated-greedy pass before the best gets the exact solver
 
 
 def plan_fused(g, *, optimize: str | None = None, max_mac_overhead: float | None = None,

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .receptive import Axis, macs_per_pixel, op_axes, reduces_tiles
+from .receptive import WINDOWED, Axis, macs_per_pixel, op_axes, reduces_tiles
 
 BIG = np.int64(1) << 40
 
@@ -207,11 +207,60 @@ def channelwise(g, geo: Geometry, t: int) -> bool:
             and g.operators[users[0].op].inputs[0] == t)
 
 
+def inplace_source(g, geo: Geometry, t: int) -> int | None:
+    """The window a 1x1 convolution's output window t overwrites in place (recompute scheme), or None.
+
+    A 1x1 stride-1 CONV_2D with no more output than input channels whose input window is made
+    by the operator just before it and read by it alone can write output pixel i over input pixel i's bytes (pixels in raster order,
+    each read whole before it is written: its output starts at or before its input), so the
+    two windows share bytes, as TinyEngine does for in-place layers.
+    """
+    made = [s for s in geo.steps if s.out == t]
+    if len(made) != 1 or (t == geo.tile_tensor and geo.reduce_op < 0) or channelwise(g, geo, t):
+        return None
+    op = g.operators[made[0].op]
+    if op.opcode != "CONV_2D" or made[0].ins != (op.inputs[0],):
+        return None
+    src = op.inputs[0]
+    f = g.tensors[op.inputs[1]].shape
+    if f[1] != 1 or f[2] != 1 or op.options["stride_h"] != 1 or op.options["stride_w"] != 1:
+        return None
+    if g.tensors[t].shape[3] > g.tensors[src].shape[3] or src == geo.tile_tensor:
+        return None
+    k = geo.steps.index(made[0])
+    if k == 0 or geo.steps[k - 1].out != src or [s.op for s in geo.steps if src in s.ins] != [op.index]:
+        return None  # made by the operator just before (so a block holds both or starts at op), read by op alone
+    return src
+
+
+def pulled_rows(g, geo: Geometry, t: int) -> int:
+    """Rows of a streamed input t that the recompute scheme holds at once, or 0 (the whole interval).
+
+    When t's only reader in the block is one sliding-window operator, that operator makes its
+    output tile one row at a time and pulls from the source just the rows that row reads
+    (its dilated kernel height), so the input window is a few rows of the tile's columns.
+    """
+    readers = [s for s in geo.steps if t in s.ins]
+    if len(readers) != 1 or g.operators[readers[0].op].opcode not in WINDOWED:
+        return 0
+    if g.operators[readers[0].op].inputs[0] != t:
+        return 0
+    ax = readers[0].axes[0]
+    return min(ax.k, ax.n_in)
+
+
+def accumulator_dtype(g, geo: Geometry) -> str:
+    """Element type of the MEAN's per-channel running sum: int16 holds the sum of up to 256
+    int8 values exactly (|sum| <= 128 * 256), so a small final feature map needs half the bytes."""
+    sh = g.tensors[geo.tile_tensor].shape
+    return "int16" if sh[1] * sh[2] <= 256 else "int32"
+
+
 def accumulator_bytes(g, geo: Geometry) -> int:
-    """int32 per channel of the MEAN that accumulates the block's tiles."""
+    """Bytes of the running sum (one per channel) of the MEAN that accumulates the block's tiles."""
     if geo.reduce_op < 0:
         return 0
-    return 4 * g.tensors[geo.tile_tensor].shape[3]
+    return {"int16": 2, "int32": 4}[accumulator_dtype(g, geo)] * g.tensors[geo.tile_tensor].shape[3]
 
 
 SCHEMES = ("hcache", "linebuf", "recompute")
@@ -240,14 +289,21 @@ class Sweep:
         self.c_cache = {t: cached_extent(v) for t, v in cached_1d(st, 1, yt, cb).items()}
         self.c_rec = {t: recompute_extent(v) for t, v in recompute_1d(st, 1, yt, cb).items()}
 
-    def _sizes(self, t: int) -> tuple:
-        """Aligned window bytes of t: hcache [r, c], linebuf [r], recompute [r, c]."""
+    def _sizes(self, t: int, streamed: bool = False) -> tuple:
+        """Aligned window bytes of t: hcache [r, c], linebuf [r], recompute [r, c].
+
+        A streamed input read by one sliding-window operator is pulled a few rows at a time
+        in the recompute scheme (see pulled_rows)."""
         c, a = self.g.tensors[t].shape[3], self.align
         ec = self.c_cache[t][0]
         cr = 1 if channelwise(self.g, self.geo, t) else c
+        rr = self.r_rec[t][0]
+        k = pulled_rows(self.g, self.geo, t) if streamed else 0
+        if k:
+            rr = np.minimum(rr, k)
         return (_align(self.r_rec[t][0][:, None] * ec[None, :] * c, a),
                 _align(self.r_cache[t][0] * ec[-1] * c, a),
-                _align(self.r_rec[t][0][:, None] * self.c_rec[t][0][None, :] * cr, a))
+                _align(rr[:, None] * self.c_rec[t][0][None, :] * cr, a))
 
     def bands(self, x: int | None) -> dict:
         """Bytes of banded whole tensors per row candidate, for recompute rows and cached rows.
@@ -302,6 +358,7 @@ class Sweep:
         wanted = set(starts)
         layout = _layout(self, schemes, full_width_only)
         for s in reversed(geo.steps):
+            inplace = False
             if s.out not in self.r_rec:
                 break  # the tiles never read this output: no block starting at or before it
             mpp = macs_per_pixel(g, g.operators[s.op])
@@ -313,13 +370,16 @@ class Sweep:
                 hs, ls, rs = self._sizes(s.out)
                 h_ram += hs
                 l_ram += ls
-                live[step[s.op] - k0:users[s.out] - k0 + 1] += rs
+                inplace = inplace_source(g, geo, s.out) is not None  # shares its input's bytes at its step
+                live[step[s.op] - k0 + inplace:users[s.out] - k0 + 1] += rs
             if s.op not in wanted:
                 continue
             eh, el, er = h_ram, l_ram, live[s.op - k0:].max(axis=0)
+            if inplace and (s.out != geo.tile_tensor or geo.reduce_op >= 0):
+                er = np.maximum(er, live[s.op - k0] + rs)  # starting here, its input is not a window
             for t in streamed:
                 if t in users and t not in [x.out for x in geo.steps]:
-                    hs, ls, rs = self._sizes(t)
+                    hs, ls, rs = self._sizes(t, streamed=True)
                     eh, el = eh + hs, el + ls
                     extra = live[s.op - k0:].copy()
                     extra[:users[t] - s.op + 1] += rs

@@ -21,7 +21,7 @@ from ..ir import Graph, Tensor
 from ..ops import graph_macs, op_macs
 from ..plan import ArenaPlan, Buffer, TensorPlace, align_up
 from .costs import (Geometry, accumulator_bytes, cached_1d, channelwise, geometry, macs_per_pixel,
-                    recompute_1d, uniform_bounds, window_lifetimes, window_tensors)
+                    inplace_source, pulled_rows, recompute_1d, uniform_bounds, window_lifetimes, window_tensors)
 
 # per-axis mode of each scheme: rows, columns
 MODES = {"recompute": ("rec", "rec"), "hcache": ("rec", "cache"), "linebuf": ("cache", "cache")}
@@ -84,8 +84,21 @@ class BlockRun:
         """Is t made one channel at a time, right before its depthwise reader (recompute only)?"""
         return self.scheme == "recompute" and channelwise(g, self.geo, t)
 
+    def inplace_source(self, g, t: int) -> int | None:
+        """The window whose bytes t's 1x1 convolution overwrites pixel by pixel (recompute only):
+        t's window starts at the same offset; None when t has its own bytes."""
+        return inplace_source(g, self.geo, t) if self.scheme == "recompute" else None
+
+    def pulled_rows(self, g, t: int) -> int:
+        """Rows of streamed input t held at once: its reader makes one output row at a time and
+        pulls just the rows that row reads (recompute only; 0: the tile's whole interval)."""
+        if self.scheme != "recompute" or t not in self.streamed:
+            return 0
+        return min(pulled_rows(g, self.geo, t), self.rows.ext[t])
+
     def window_shape(self, g, t: int) -> tuple:
-        return self.rows.ext[t], self.cols.ext[t], 1 if self.channelwise(g, t) else g.tensors[t].shape[3]
+        rows = self.pulled_rows(g, t) or self.rows.ext[t]
+        return rows, self.cols.ext[t], 1 if self.channelwise(g, t) else g.tensors[t].shape[3]
 
     @property
     def n_steps(self) -> int:
@@ -245,12 +258,40 @@ def window_pool(g, blk: BlockRun, align: int) -> tuple:
     if not blk.windows:
         return {}, 0
     lifes = window_lifetimes(g, blk.geo, blk.streamed)
-    specs = []
+    root, need = {}, {}  # window -> the window whose bytes it occupies; root -> {step: bytes}
     for t in blk.windows:
+        src = blk.inplace_source(g, t)
+        root[t] = root[src] if src is not None else t
         f, l = lifes[t] if blk.scheme == "recompute" else (blk.p, blk.q - 1)
-        specs.append((t, int(np.prod(blk.window_shape(g, t))), f - blk.p, l - blk.p))
-    offs, top, *_ = pack([(None, s, f, l) for _, s, f, l in specs], len(blk.geo.ops), align, 0.0)
-    return {t: o for (t, *_), o in zip(specs, offs)}, top
+        size = align_up(int(np.prod(blk.window_shape(g, t))), align)
+        steps = need.setdefault(root[t], {})
+        for st in range(f + (src is not None), l + 1):  # at its step an in-place output is inside its input
+            steps[st] = max(steps.get(st, 0), size)
+    at, top = _pack_pool(need)
+    return {t: at[root[t]] for t in blk.windows}, top
+
+
+def _pack_pool(need: dict) -> tuple:
+    """Offsets for buffers whose size varies by step ({key: {step: bytes}}): first fit in a few
+    orders (each buffer at the lowest offset clear of those placed at every step it lives),
+    keeping the lowest top. Deterministic."""
+    keys = sorted(need)
+    orders = (lambda k: (-max(need[k].values()), min(need[k]), k), lambda k: (min(need[k]), k),
+              lambda k: (-sum(need[k].values()), k))
+    best = None
+    for order in orders:
+        at = {}
+        for k in sorted(keys, key=order):
+            cands = sorted({0} | {at[j] + sz for j in at for sz in need[j].values()})
+            for o in cands:
+                if all(not (at[j] < o + need[k][st] and o < at[j] + need[j][st])
+                       for j in at for st in need[k] if st in need[j]):
+                    at[k] = o
+                    break
+        top = max((at[k] + sz for k in at for sz in need[k].values()), default=0)
+        if best is None or top < best[1]:
+            best = (at, top)
+    return best
 
 
 def buffer_specs(g, sched: Schedule, align: int) -> tuple:
@@ -312,7 +353,7 @@ def pack(specs: list, n: int, align: int, time_budget: float, rounds: int = 0, p
     placed around them by first fit in the packers' orders.
     """
     from ..arena import exact
-    from ..arena.packers import PACKERS, _first_fit, _place, _profile, top
+    from ..arena.packers import PACKERS, _best_fit, _first_fit, _place, _profile, top
 
     units = [(align_up(max(s[1], 1), align) // align, s[2], s[3]) for s in specs]
     diff = [0] * (max(n, 1) + 1)
@@ -322,21 +363,30 @@ def pack(specs: list, n: int, align: int, time_budget: float, rounds: int = 0, p
     prof = list(np.cumsum(diff[:-1]))
     lower = int(max(prof)) if prof else 0
     best = None
+    prof_u = _profile(units)
+    pressure = [max(prof_u[f:l + 1]) for _, f, l in units]
+    band = [len(s) > 4 and s[4] == "band" for s in specs]
+    # row bands flow through the arena in birth order around the blocks' pools placed first
+    flow = {"pools+size,bands": (lambda i: (band[i], units[i][1] if band[i] else -units[i][0], i)),
+            "pools+conflict,bands": (lambda i: (band[i], units[i][1] if band[i] else -pressure[i], i))}
     if pinned:
         rest = [i for i in range(len(units)) if i not in set(pinned)]
-        prof_u = _profile(units)
-        pressure = [max(prof_u[f:l + 1]) for _, f, l in units]
         orders = {"pinned+size": lambda i: (-units[i][0], units[i][1], i),
                   "pinned+conflict": lambda i: (-pressure[i], -units[i][0], units[i][1], i),
                   "pinned+order": lambda i: (units[i][1], i),
-                  "pinned+longest": lambda i: (-(units[i][2] - units[i][1]), -units[i][0], units[i][1], i)}
+                  "pinned+longest": lambda i: (-(units[i][2] - units[i][1]), -units[i][0], units[i][1], i),
+                  **{"pinned+" + k: v for k, v in flow.items()}}
         for name, key in orders.items():
-            offs = _place(units, list(pinned) + sorted(rest, key=key), _first_fit)
-            t = top(units, offs)
-            if best is None or t < best[0]:
-                best = (t, name, offs)
+            for fit in (_first_fit, _best_fit):
+                offs = _place(units, list(pinned) + sorted(rest, key=key), fit)
+                t = top(units, offs)
+                if best is None or t < best[0]:
+                    best = (t, name, offs)
     else:
-        for name, fn in PACKERS.items():
+        cands = list(PACKERS.items()) + [
+            (f"{k}+{fit.__name__.strip('_')}", lambda u, k=k, fit=fit: _place(u, sorted(range(len(u)), key=flow[k]), fit))
+            for k in flow for fit in (_first_fit, _best_fit)]
+        for name, fn in cands:
             offs = fn(units)
             t = top(units, offs)
             if best is None or t < best[0]:
@@ -350,7 +400,7 @@ def pack(specs: list, n: int, align: int, time_budget: float, rounds: int = 0, p
             offs, t, name = offs2, t2, name + "+improve"
     optimal = t == lower
     if not optimal and time_budget > 0 and not pinned:
-        res = exact.solve(units, offs, lower, t, time_budget)
+        res = exact.solve(units, offs, lower, t, time_budget, wall_cap=False)  # load-independent
         if res[1] < t:
             offs, t, name = res[0], res[1], "exact"
         optimal = bool(res[2]) or t == lower
