@@ -1,0 +1,117 @@
+"""The command line end to end: `buildtool run` is bit-exact with TFLite Micro on every zoo and shared
+model, `plan --json` carries the documented keys, and user mistakes end in one line and exit 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import ROOT, SHARED_MODEL_NAMES, fixed_input, reference_outputs, shared_model, tflm_run
+
+from buildtool import cli, zoo
+from buildtool.tflite_writer import serialize
+
+PLAN_KEYS = {"arena_bytes", "lower_bound_bytes", "total_activation_bytes", "order", "tensors", "planner",
+             "optimal", "macs", "params_bytes"}
+
+
+def run_cli(args, capsys) -> tuple:
+    rc = cli.main(args)
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+@pytest.fixture(autouse=True)
+def no_daemon(monkeypatch):
+    monkeypatch.setenv("BUILDTOOL_NO_DAEMON", "1")
+
+
+@pytest.mark.parametrize("name", zoo.names())
+def test_run_zoo_model_is_bit_exact_with_tflm(name, tmp_path, capsys):
+    g = zoo.build(name)
+    x = fixed_input(g.tensors[g.inputs[0]].shape)
+    np.save(tmp_path / "x.npy", x)
+    rc, _, err = run_cli(["run", name, "--input", str(tmp_path / "x.npy"), "--output", str(tmp_path / "y.npy")],
+                         capsys)
+    assert rc == 0, err
+    y = np.load(tmp_path / "y.npy")
+    assert np.array_equal(y, tflm_run(serialize(g), [x])[0])
+
+
+@pytest.mark.parametrize("name", SHARED_MODEL_NAMES)
+def test_run_shared_model_is_bit_exact_with_tflm(name, tmp_path, capsys):
+    path = shared_model(name)
+    ref = reference_outputs()[f"{name}.tflite"]
+    x = fixed_input(ref["input_shape"])
+    np.save(tmp_path / "x.npy", x)
+    rc, out, err = run_cli(["run", str(path), "--input", str(tmp_path / "x.npy")], capsys)
+    assert rc == 0, err
+    assert [int(v) for v in out.split()] == ref["tflm_output"]
+
+
+def test_plan_json_has_the_documented_keys(capsys):
+    rc, out, _ = run_cli(["plan", "tiny", "--json"], capsys)
+    assert rc == 0
+    plan = json.loads(out)
+    assert PLAN_KEYS <= set(plan)
+    for t in plan["tensors"]:
+        assert {"name", "offset", "size", "first_step", "last_step"} <= set(t)
+        assert t["offset"] % 16 == 0 and t["offset"] + t["size"] <= plan["arena_bytes"]
+    assert plan["arena_bytes"] >= plan["lower_bound_bytes"] > 0
+
+
+def test_align_flag_is_honoured(capsys):
+    rc, out, _ = run_cli(["plan", "tiny", "--json", "--align", "64"], capsys)
+    assert rc == 0
+    plan = json.loads(out)
+    assert plan["align"] == 64 and all(t["offset"] % 64 == 0 for t in plan["tensors"])
+
+
+def test_zoo_writes_a_model_the_reader_loads(tmp_path, capsys):
+    out = tmp_path / "t.tflite"
+    rc, _, _ = run_cli(["zoo", "tiny", "-o", str(out)], capsys)
+    assert rc == 0 and out.read_bytes() == serialize(zoo.build("tiny"))
+    rc, text, _ = run_cli(["zoo", "--list"], capsys)
+    assert rc == 0 and all(n in text for n in zoo.names())
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["plan", "no-such-model"], "neither a model file nor a zoo name"),
+    (["plan", "/nonexistent/m.tflite"], "not found"),
+    (["plan", "tiny", "--align", "3"], "power of two"),
+    (["plan", "tiny", "--optimize", "macs"], "--ram-limit"),
+    (["plan", "tiny", "--max-mac-overhead", "1.2"], "--optimize"),
+    (["plan", "mcunet-vww1", "--optimize", "macs", "--ram-limit", "1KiB"], "smallest reachable peak"),
+    (["zoo", "nope"], "unknown zoo model"),
+    (["run", "tiny", "--input", "/nonexistent.npy"], "input file not found"),
+    (["run", "tiny", "--input", "/nonexistent.npy", "--board", "no-board"], "input file not found"),
+])
+def test_user_errors_are_one_line_exit_2(args, needle, capsys):
+    rc, out, err = run_cli(args, capsys)
+    assert rc == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("buildtool: error:") and needle in lines[0], err
+
+
+def test_wrong_input_shape_is_a_clear_error(tmp_path, capsys):
+    np.save(tmp_path / "x.npy", np.zeros((1, 8, 8, 3), np.int8))
+    rc, _, err = run_cli(["run", "tiny", "--input", str(tmp_path / "x.npy")], capsys)
+    assert rc == 2 and "the model wants int8[1, 32, 32, 3]" in err
+
+
+def test_unknown_board_is_a_clear_error(tmp_path, capsys):
+    np.save(tmp_path / "x.npy", np.zeros((1, 32, 32, 3), np.int8))
+    rc, _, err = run_cli(["run", "tiny", "--input", str(tmp_path / "x.npy"), "--board", "no-board",
+                          "--build-dir", str(tmp_path / "b")], capsys)
+    assert rc == 2 and "no-board" in err and len(err.strip().splitlines()) == 1
+
+
+def test_entry_point_process_exit_code_and_no_traceback(tmp_path):
+    bad = tmp_path / "bad.tflite"
+    bad.write_bytes(b"\x00" * 64)
+    r = subprocess.run([sys.executable, "-m", "buildtool.cli", "plan", str(bad)], capture_output=True, text=True,
+                       cwd=ROOT, timeout=60)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and "not a TFLite model" in r.stderr
