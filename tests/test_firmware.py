@@ -36,10 +36,10 @@ def need(board: str) -> targets.Target:
     return t
 
 
-def check_bit_exact(model_bytes: bytes, board: str, out_dir, seeds=(0,)) -> tuple:
+def check_bit_exact(model_bytes: bytes, board: str, out_dir, seeds=(0,), **plan_options) -> tuple:
     """Build once, run every seed's input, compare with TFLM; return the last (profile, ram)."""
     g = tflite_reader.parse(model_bytes)
-    firmware.build(g, board, out_dir)
+    firmware.build(g, board, out_dir, **plan_options)
     for seed in seeds:
         x = fixed_input(g.tensors[g.inputs[0]].shape, seed)
         y, prof, ram = firmware.run(board, out_dir, x)
@@ -86,6 +86,23 @@ def test_shared_models_other_boards(board, model, tmp_path):
 def test_mbv2_bit_exact(board, tmp_path):
     need(board)
     check_bit_exact(shared_model("mbv2_w035_144").read_bytes(), board, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("board", MAIN_BOARDS + OTHER_BOARDS)
+def test_zoo_mbv2_w035_bit_exact_every_board(board, tmp_path):
+    """mbv2-w0.35 with the plain arena plan on every board with the RAM for it (hifive1, 16 KiB,
+    runs it with the minimum-RAM fusion plan: tests/test_fused_firmware.py)."""
+    need(board)
+    check_bit_exact(serialize(zoo.build("mbv2-w0.35")), board, tmp_path)
+
+
+def test_dscnn_kws_fused_bit_exact_on_hifive1(tmp_path):
+    """A second shared model on the 16 KiB board: its plain arena (16,000 B) leaves no room for the
+    stack, the minimum-RAM fusion plan does."""
+    need("hifive1")
+    _, ram = check_bit_exact(shared_model("dscnn_kws").read_bytes(), "hifive1", tmp_path, optimize="ram")
+    assert ram["total_bytes"] <= 16 * 1024
 
 
 def test_hifive1_refuses_a_model_that_does_not_fit(tmp_path):

@@ -127,3 +127,37 @@ def test_default_build_dir_is_build_board_model():
     """Without out=, a zoo name builds into build/BOARD/MODEL under the project."""
     r = scons("-n", "board=host", "model=tiny")
     assert os.path.join("build", "host", "tiny", "plan.json") in r.stdout
+
+
+def test_scons_plans_through_the_daemon(tmp_path):
+    """The BtPlan step asks the planner daemon (started on demand): a second build of the same model
+    structure is a cache hit, and the plan is byte-identical to the in-process planner's."""
+    env = dict(os.environ, BUILDTOOL_RUNTIME_DIR=str(tmp_path / "run"), BUILDTOOL_CACHE_DIR=str(tmp_path / "cache"),
+               BUILDTOOL_NO_DAEMON="0", BUILDTOOL_DAEMON_WATCH="0")
+    model = tmp_path / "m.tflite"
+    model.write_bytes(serialize(zoo.build("tiny")))
+
+    def status() -> dict:
+        r = subprocess.run([sys.executable, "-m", "buildtool.cli", "daemon", "status", "--json"], env=env,
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+
+    try:
+        for out in ("b1", "b2"):
+            r = subprocess.run([sys.executable, "-m", "SCons", "-Q", "-C", str(ROOT), "board=host", f"model={model}",
+                                f"out={tmp_path / out}", str(tmp_path / out / "plan.json")], env=env,
+                               capture_output=True, text=True, timeout=300)
+            assert r.returncode == 0, r.stdout + r.stderr
+        st = status()
+        assert (st["hits"], st["misses"]) == (1, 1)
+        plan1 = (tmp_path / "b1" / "plan.json").read_bytes()
+        assert plan1 == (tmp_path / "b2" / "plan.json").read_bytes()
+        from buildtool.arena import plan_arena
+        from buildtool.codegen.skeleton import from_json
+
+        skel = from_json(json.loads((tmp_path / "b1" / "skeleton.json").read_text()))
+        assert json.loads(plan1) == plan_arena(skel).to_json()
+    finally:
+        subprocess.run([sys.executable, "-m", "buildtool.cli", "daemon", "stop"], env=env, capture_output=True,
+                       timeout=60)
