@@ -22,7 +22,8 @@ from .errors import PlanError, UsageError
 from .fusion.schedule import BlockRun, FusedPlan
 from .ir import NUMPY_DTYPE
 from .refops import KERNELS, kernel_inputs
-from .fusion.costs import accumulator_dtype
+from .fusion.costs import accumulator_dtype, accumulator_len, is_dense
+from .refops.requant import bias_of, channel_multipliers, requantize
 from .fusion.receptive import WINDOWED, macs_per_pixel
 from .ops import op_macs
 
@@ -192,9 +193,9 @@ def _run_block(g, bi: int, blk: BlockRun, plan: FusedPlan, arena: _Arena, whole:
 
     acc = None
     red = g.operators[blk.geo.reduce_op] if blk.geo.reduce_op >= 0 else None
+    dense = is_dense(g, blk.geo)
     if red is not None:
-        acc = arena.view(plan.acc_offset[bi], (g.tensors[blk.geo.tile_tensor].shape[3],),
-                         accumulator_dtype(g, blk.geo))
+        acc = arena.view(plan.acc_offset[bi], (accumulator_len(g, blk.geo),), accumulator_dtype(g, blk.geo))
         acc[...] = 0
     rows, cols = blk.rows, blk.cols
     n_r, n_c = len(rows.bounds) - 1, len(cols.bounds) - 1
@@ -271,11 +272,39 @@ def _run_block(g, bi: int, blk: BlockRun, plan: FusedPlan, arena: _Arena, whole:
                     KERNELS[op.opcode](g, op, ins, [out[None]])
                 if s.out not in tiles:
                     dst.write(ra, rb, ca, cb, out)
-                if red is not None and s.out == blk.geo.tile_tensor:
+                if dense and s.out == blk.geo.tile_tensor:
+                    _dense_accumulate(g, red, acc, out, ra, ca, g.tensors[blk.geo.tile_tensor].shape[2])
+                elif red is not None and s.out == blk.geo.tile_tensor:
                     acc += out.sum(axis=(0, 1), dtype=acc.dtype)
-    if red is not None:
+    if dense:
+        count[0] += op_macs(g, red)
+        _dense_done(g, red, acc, whole[red.outputs[0]].full)
+    elif red is not None:
         o = red.outputs[0]
         KERNELS["MEAN"](g, red, [acc.astype(np.int32).reshape(1, 1, 1, -1)], [whole[o].full])
+
+
+def _dense_accumulate(g, fc, acc: np.ndarray, tile: np.ndarray, r0: int, c0: int, width: int) -> None:
+    """Add a finished output tile's partial dot products to a dense layer's int32 sums.
+
+    Pixel (y, x) channel c of the block's output (width pixels wide) is element
+    ((y*W + x)*C + c) of the dense layer's input row; the input offset is applied per
+    element, as the kernel does, so the sums over all tiles equal the kernel's dot products
+    (int32 wraps alike in any order)."""
+    w = g.tensors[fc.inputs[1]].data
+    h, wd, ch = tile.shape
+    ys, xs = np.meshgrid(np.arange(r0, r0 + h), np.arange(c0, c0 + wd), indexing="ij")
+    idx = (((ys * width + xs) * ch)[..., None] + np.arange(ch)).reshape(-1)
+    part = w[:, idx].astype(np.int64) @ (tile.reshape(-1).astype(np.int64) - g.tensors[fc.inputs[0]].zero_point)
+    acc[...] = (acc.astype(np.int64) + part).astype(np.int32)
+
+
+def _dense_done(g, fc, acc: np.ndarray, out: np.ndarray) -> None:
+    """The dense layer's bias, requantisation and activation, once, on the accumulated sums."""
+    n_out = acc.shape[0]
+    total = acc.astype(np.int64) + bias_of(g, fc, n_out)
+    mult, shift = channel_multipliers(g, fc)
+    out[...] = requantize(total.reshape(1, n_out), mult, shift, g, fc).reshape(out.shape)
 
 
 def _channel_by_channel(g, made, dw, tiles, windowed, rows, cols, r, c, out, box, count) -> None:

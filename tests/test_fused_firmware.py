@@ -17,7 +17,9 @@ from conftest import fixed_input, shared_model, tflm_run
 from buildtool import firmware, targets, tflite_reader, zoo
 from buildtool.codegen.fused_c import generate
 from buildtool.fusion import plan_fused
+from buildtool.fusion.costs import is_dense
 from buildtool.tflite_writer import serialize
+from test_fusion import dense_head
 
 MAIN_BOARDS = ["host", "cortex-m4", "riscv32"]
 # name -> plan_fused options (a tuple of items, so plans can be cached across boards)
@@ -43,6 +45,9 @@ def _model(name: str) -> tuple:
     if name.startswith("shared:"):
         data = shared_model(name[7:]).read_bytes()
         return tflite_reader.parse(data), data
+    if name.startswith("dense-head"):  # conv -> flatten -> dense ("-4d": no RESHAPE), see test_fusion
+        g = dense_head(flatten=name == "dense-head")
+        return g, serialize(g)
     g = zoo.build(name)
     return g, serialize(g)
 
@@ -109,13 +114,25 @@ def test_shared_models_fused_bit_exact(board, model, tmp_path):
             check(f"shared:{model}", setting, board, tmp_path / setting)
 
 
+@pytest.mark.parametrize("board", ["host", "cortex-m4"])
+@pytest.mark.parametrize("setting", ["ram", "ram-streamed"])
+@pytest.mark.parametrize("model", ["dense-head", "dense-head-4d"])
+def test_iterative_dense_bit_exact(board, setting, model, tmp_path):
+    """A block ending in FULLY_CONNECTED accumulates it tile by tile in the firmware too."""
+    need(board)
+    plan, _, _ = check(model, setting, board, tmp_path)
+    g, _ = _model(model)
+    assert is_dense(g, plan.schedule.items[-1].geo)
+
+
 def test_features_are_exercised():
     """The default settings cover every kind of buffer the generated loops handle, and the
     generated code handles each one the plan uses."""
     runtime_end = "end of the fused-plan runtime"
     seen = set()
     for name, settings in (("tiny", list(SETTINGS) + ["split-explicit"]),
-                           ("mcunet-vww1", ["ram", "ram-streamed", "split-explicit"])):
+                           ("mcunet-vww1", ["ram", "ram-streamed", "split-explicit"]),
+                           ("dense-head", ["ram"])):
         g, _ = _model(name)
         for setting in settings:
             plan = _plan(name, setting)
@@ -128,7 +145,8 @@ def test_features_are_exercised():
                 "cached columns": any(b.cols.mode == "cache" and b.windows for b in blocks),
                 "row bands": bool(plan.schedule.banded),
                 "streamed input": any(b.streamed for b in blocks),
-                "tile-wise MEAN": any(b.geo.reduce_op >= 0 for b in blocks),
+                "tile-wise MEAN": any(b.geo.reduce_op >= 0 and not is_dense(g, b.geo) for b in blocks),
+                "iterative dense": any(is_dense(g, b.geo) for b in blocks),
                 "in-place 1x1": any(getattr(b, "inplace_source", lambda g, t: None)(g, s.out) is not None
                                     for b in blocks for s in b.geo.steps),
             }
@@ -139,6 +157,7 @@ def test_features_are_exercised():
                 "row bands": "_rows[" in code,
                 "streamed input": "fx_source(" in code or "fx_pulled(" in code,
                 "tile-wise MEAN": "fx_accumulate" in code,
+                "iterative dense": "fx_dense_acc(acc" in code and "fx_dense_done(acc" in code,
                 "in-place 1x1": "fx_conv_inplace(&" in code,
             }
             for k, used in uses.items():
@@ -146,7 +165,7 @@ def test_features_are_exercised():
                 if used:
                     seen.add(k)
     assert seen >= {"channel by channel", "column tiles", "cached columns", "row bands", "streamed input",
-                    "tile-wise MEAN"}
+                    "tile-wise MEAN", "iterative dense"}
 
 
 def test_profile_regions_are_plan_items(tmp_path):

@@ -273,6 +273,87 @@ def test_mean_accumulator_is_int16_up_to_256_pixels():
     assert accumulator_dtype(g, big) == "int32" and accumulator_bytes(g, big) == 4 * 3
 
 
+def dense_head(flatten: bool = True):
+    """conv 3x3 s2 -> depthwise 3x3 -> conv 1x1 -> RESHAPE to [1, 12*12*24] -> FULLY_CONNECTED(10).
+
+    flatten=False drops the RESHAPE: the dense layer reads the [1, 12, 12, 24] tensor itself
+    (ops.py accepts any input whose size is a multiple of the weights' depth)."""
+    import dataclasses
+
+    from buildtool.builder import GraphBuilder
+    from buildtool.tflite_writer import serialize
+
+    b = GraphBuilder("dense-head", seed=3)
+    y = b.conv2d(b.input((1, 24, 24, 4)), 16, k=3, stride=2)
+    y = b.conv2d(b.depthwise(y, k=3), 24, k=1)
+    h, w, c = b.shape(y)[1:]
+    g = b.finish([b.fully_connected(b.reshape(y, (1, h * w * c)), 10)])
+    if not flatten:
+        rs, fc = g.operators[3], g.operators[4]
+        g.operators = g.operators[:3] + [dataclasses.replace(fc, index=3, inputs=(rs.inputs[0],) + fc.inputs[1:])]
+        g = tflite_reader.parse(serialize(g))
+    return g
+
+
+@pytest.mark.parametrize("flatten", [True, False])
+def test_iterative_dense_accumulates_tiles(flatten):
+    """A block ending in the dense layer never holds its 3,456-byte input: per output neuron an
+    int32 sum of each tile's partial dot products, finished once; outputs equal TFLM's."""
+    from conftest import tflm_run
+
+    from buildtool.arena import plan_arena
+    from buildtool.fusion.costs import is_dense
+    from buildtool.fusion.schedule import BlockRun
+    from buildtool.tflite_writer import serialize
+
+    g = dense_head(flatten)
+    n = len(g.operators)
+    fc = g.operators[-1]
+    assert fc.opcode == "FULLY_CONNECTED" and len(g.operators) == (5 if flatten else 4)
+    x = fixed_input(g.tensors[g.inputs[0]].shape)
+    ref = run_unplanned(g, [x])
+    assert np.array_equal(ref[0], tflm_run(serialize(g), [x])[0])
+    y = g.operators[2].outputs[0]  # the block's last spatial tensor, 12 x 12 x 24
+    held_fc = 3456 + 16  # a plain dense layer holds its whole input and its (aligned) output
+    plain = plan_arena(g).arena_bytes
+    for streamed in (False, True):
+        plan = plan_fused(g, optimize="ram", input_streamed=streamed, time_budget=0.3)
+        blk = plan.schedule.items[-1]
+        assert isinstance(blk, BlockRun) and blk.q == n and is_dense(g, blk.geo) and blk.geo.reduce_op == fc.index
+        assert [b.size for b in plan.buffers if b.kind == "accumulator"] == [4 * 10]
+        assert y not in plan.bands and all(t not in plan.bands for t in fc.inputs)  # never made whole
+        assert plan.arena_bytes < held_fc < plain
+        assert plan.macs >= graph_macs(g)  # the dense layer's MACs are all done, once
+        assert search_front(g, streamed).p1(INF).peak == plan.lower_bound_bytes
+        _check_plan(g, plan, x, ref)
+    # input in the arena: the 2,304-byte input, the output, the 1x1 tile windows, the sums
+    plan = plan_fused(g, optimize="ram", time_budget=0.3)
+    assert plan.arena_bytes == 2304 + 16 + 48 + 48
+    # every scheme accumulates each pixel once (cached tiles too), and split regions may end in it
+    from buildtool.fusion.search import Edge
+    for edges in ([Edge(0, n, "hcache", 5, 7)], [Edge(0, n, "linebuf", 5, 12)],
+                  [Edge(0, 2, "recompute", 4, 12), Edge(2, n, "linebuf", 3, 12)]):
+        for streamed in (False, True):
+            _check_plan(g, plan_schedule(g, schedule_from_edges(g, edges, streamed), 16, 0.0), x, ref)
+    _check_plan(g, plan_fused(g, splits=[(0, n - 1, 3)], time_budget=0.2), x, ref)
+
+
+def test_dense_tail_only_where_the_block_output_is_read_whole():
+    """FULLY_CONNECTED after a global MEAN (MobileNets) reads 1 x C: no dense edge, plans unchanged;
+    a dense layer fed by a RESHAPE whose output is also a graph output is not fused."""
+    from buildtool.fusion.dag import tail_cut
+
+    for name in ("tiny", "mcunet-vww1"):
+        g = _zoo(name)
+        assert all(tail_cut(g, q) is None for q in range(2, len(g.operators) + 1))
+    g = dense_head()
+    assert [q for q in range(2, 6) if tail_cut(g, q) is not None] == [5]
+    net = build_network(g)
+    assert block_ok(net, 0, 5) and block_ok(net, 2, 5) and not block_ok(net, 3, 5) and not block_ok(net, 4, 5)
+    g.outputs = g.outputs + [g.operators[3].outputs[0]]
+    assert not any(block_ok(build_network(g), p, 5) for p in range(5))
+
+
 def test_mbv2_least_ram_streamed_below_msf_cnn_board_figure():
     """Issue 3: mbv2-w0.35 at F = inf, input streamed, residuals counted: below 8,560 B."""
     g = _zoo("mbv2-w0.35")

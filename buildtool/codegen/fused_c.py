@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from .. import targets
 from ..errors import ModelError, PlanError
-from ..fusion.costs import accumulator_bytes
+from ..fusion.costs import accumulator_bytes, accumulator_len, is_dense
 from ..fusion.receptive import POINTWISE, WINDOWED, op_axes
 from ..fusion.schedule import BlockRun, FusedPlan
 from ..fusion_exec import _interval
@@ -154,6 +154,19 @@ class _Emit:
             fields = dict(q, b=dict(dims=z, a_stride=z, b_stride=z, out_stride=z))
             ctype = "bt_add_params" if op.opcode == "ADD" else "bt_mul_params"
             e.declare(f"static const {ctype} {n} = {_struct(fields)};")
+        elif op.opcode == "FULLY_CONNECTED":  # the kernel's parameters (model_c), used by fx_dense_*
+            ti, to, tw = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]], g.tensors[op.inputs[1]]
+            mult, shift, per_ch = qparams.fc_multipliers(g, op)
+            e.declare(f"static const int32_t op{op.index}_mult[{len(mult)}] = {_ints(mult)};")
+            e.declare(f"static const int32_t op{op.index}_shift[{len(shift)}] = {_ints(shift)};")
+            lo, hi = qparams.act_range(g, op)
+            has_bias = len(op.inputs) > 2 and op.inputs[2] >= 0
+            fields = dict(n_in=tw.shape[1], n_out=tw.shape[0], batches=1, input_offset=-ti.zero_point,
+                          filter_offset=-tw.zero_point, output_offset=to.zero_point, act_min=lo, act_max=hi,
+                          weights=e.weight(op.inputs[1], "int8_t"),
+                          bias=e.weight(op.inputs[2], "int32_t") if has_bias else "0",
+                          multiplier=f"op{op.index}_mult", shift=f"op{op.index}_shift", per_channel=per_ch)
+            e.declare(f"static const bt_fc_params {n} = {_struct(fields)};")
         else:
             raise ModelError(f"operator {op.index} ({op.opcode}) cannot run inside a fused block")
         return n
@@ -185,7 +198,12 @@ class _Emit:
         red = g.operators[blk.geo.reduce_op] if blk.geo.reduce_op >= 0 else None
         y = blk.geo.tile_tensor
         acc_bits = 0
-        if red is not None:
+        dense = is_dense(g, blk.geo)
+        if dense:
+            fp = self.params(e, red)
+            lines.append(f"  int32_t *acc = (int32_t *)(bt_arena + {plan.acc_offset[k]});")
+            lines.append(f"  for (int i = 0; i < {accumulator_len(g, blk.geo)}; i++) acc[i] = 0;")
+        elif red is not None:
             acc_bits = 8 * accumulator_bytes(g, blk.geo) // g.tensors[y].shape[3]
             lines.append(f"  int{acc_bits}_t *acc = (int{acc_bits}_t *)(bt_arena + {plan.acc_offset[k]});")
             lines.append(f"  for (int i = 0; i < {g.tensors[y].shape[3]}; i++) acc[i] = 0;")
@@ -231,12 +249,17 @@ class _Emit:
                 body.append(f"      const fx_buf a = {self.buf(k, blk, op.inputs[0])}, "
                             f"b = {self.buf(k, blk, op.inputs[1])};\n"
                             f"      fx_pw({kind}, &{p}, &a, &b, &o, {box}, {g.tensors[t].shape[3]});")
-            if red is not None and t == y:
+            if dense and t == y:
+                w, ch = g.tensors[y].shape[2:]
+                body.append(f"      fx_dense_acc(acc, &{fp}, &o, {box}, {w}, {ch});")
+            elif red is not None and t == y:
                 body.append(f"      fx_accumulate{acc_bits}(acc, &o, {box}, {g.tensors[y].shape[3]});")
             body.append("    } }")
             lines.append(f"    /* op {op.index}: {op.opcode} */\n" + "\n".join(b for b in body if b))
         lines.append("  }")
-        if red is not None:
+        if dense:
+            lines.append(f"  fx_dense_done(acc, &{fp}, bt_arena + {plan.bands[red.outputs[0]][0][2]});")
+        elif red is not None:
             ti, to = g.tensors[y], g.tensors[red.outputs[0]]
             num = ti.shape[1] * ti.shape[2]
             mp = qparams.mean_params(ti, to, num)
@@ -551,6 +574,33 @@ FX_FN void fx_mean_done##bits(const int##bits##_t *acc, int8_t *out, int32_t ch,
 }
 FX_MEAN(16, uint16_t)
 FX_MEAN(32, uint32_t)
+
+/* Iterative dense: a FULLY_CONNECTED over the flattened block output (w pixels wide, ch channels)
+   adds each finished tile's partial dot products to its int32 sums (pixel (y, x) channel c is input
+   element ((y*w + x)*ch + c); offsets per element, as bt_fully_connected_s8), then finishes once. */
+FX_FN void fx_dense_acc(int32_t *acc, const bt_fc_params *p, const fx_buf *t, int32_t ra, int32_t rb, int32_t ca,
+                         int32_t cb, int32_t w, int32_t ch) {
+  for (int32_t y = ra; y < rb; y++)
+    for (int32_t x = ca; x < cb; x++) {
+      const int8_t *px = fx_at(t, y, x);
+      for (int32_t o = 0; o < p->n_out; o++) {
+        const int8_t *wt = p->weights + o * p->n_in + (y * w + x) * ch;
+        uint32_t s = (uint32_t)acc[o];
+        for (int32_t i = 0; i < ch; i++)
+          s += (uint32_t)(((int32_t)wt[i] + p->filter_offset) * ((int32_t)px[i] + p->input_offset));
+        acc[o] = (int32_t)s;
+      }
+    }
+}
+FX_FN void fx_dense_done(const int32_t *acc, const bt_fc_params *p, int8_t *out) {
+  for (int32_t o = 0; o < p->n_out; o++) {
+    int32_t a = acc[o];
+    if (p->bias) a = (int32_t)((uint32_t)a + (uint32_t)p->bias[o]);
+    const int32_t k = p->per_channel ? o : 0;
+    a = bt_mbqm(a, p->multiplier[k], p->shift[k]) + p->output_offset;
+    out[o] = (int8_t)bt_clamp(a, p->act_min, p->act_max);
+  }
+}
 
 /* A 1x1 stride-1 convolution whose output window starts at its input window's bytes: pixel by
    pixel in raster order, each input pixel copied aside before its output overwrites it. */

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..refops.quant_math import activation_range, quantize_multiplier_scalar, round_half_away
 from ..refops.requant import channel_multipliers
+from ..refops.elementwise import add_params, mul_params  # noqa: F401 (re-exported for model_c)
 from ..refops.softmax import softmax_params
 
 
@@ -35,28 +36,6 @@ def fc_multipliers(g, op) -> tuple:
     """(multipliers, shifts, per_channel) of FULLY_CONNECTED."""
     m, s = channel_multipliers(g, op)
     return [int(v) for v in np.atleast_1d(m)], [int(v) for v in np.atleast_1d(s)], int(np.size(m) > 1)
-
-
-def add_params(g, op) -> dict:
-    """TFLM PrepareGeneralSubOp/Add for int8: inputs rescaled to twice the larger scale, 20-bit headroom."""
-    t1, t2, to = (g.tensors[i] for i in (op.inputs[0], op.inputs[1], op.outputs[0]))
-    twice_max = 2.0 * float(max(np.float32(t1.scale), np.float32(t2.scale)))
-    left_shift = 20
-    m1, s1 = quantize_multiplier_scalar(float(t1.scale) / twice_max)
-    m2, s2 = quantize_multiplier_scalar(float(t2.scale) / twice_max)
-    mo, so = quantize_multiplier_scalar(twice_max / ((1 << left_shift) * float(to.scale)))
-    lo, hi = act_range(g, op)
-    return dict(input1_offset=-t1.zero_point, input2_offset=-t2.zero_point, output_offset=to.zero_point,
-                left_shift=left_shift, input1_multiplier=m1, input1_shift=s1, input2_multiplier=m2,
-                input2_shift=s2, output_multiplier=mo, output_shift=so, act_min=lo, act_max=hi)
-
-
-def mul_params(g, op) -> dict:
-    t1, t2, to = (g.tensors[i] for i in (op.inputs[0], op.inputs[1], op.outputs[0]))
-    m, s = quantize_multiplier_scalar(float(t1.scale) * float(t2.scale) / float(to.scale))
-    lo, hi = act_range(g, op)
-    return dict(input1_offset=-t1.zero_point, input2_offset=-t2.zero_point, output_offset=to.zero_point,
-                output_multiplier=m, output_shift=s, act_min=lo, act_max=hi)
 
 
 def mean_params(ti, to, num: int) -> dict:

@@ -2,7 +2,8 @@
 
 A block is a run of consecutive tileable operators whose only tensor used after it is
 the output of its last operator (or, for a block that ends in a MEAN over height and
-width, the MEAN's small output: the mean then accumulates one tile at a time).
+width or in a FULLY_CONNECTED over the flattened last output, directly or through a
+RESHAPE, that operator's small output: it then accumulates one tile at a time).
 The block's last spatial tensor Y is cut into tiles; every other tensor made inside
 the block lives in a window buffer that holds just what the tiles need.
 
@@ -26,7 +27,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .receptive import WINDOWED, Axis, macs_per_pixel, op_axes, reduces_tiles
+from ..ops import op_macs
+from .receptive import WINDOWED, Axis, dense_reads_whole, flattens, is_spatial, macs_per_pixel, op_axes, reduces_tiles
 
 BIG = np.int64(1) << 40
 
@@ -48,19 +50,45 @@ class Geometry:
     ops: tuple  # every operator index of the block, in order
     steps: tuple  # Step for each tileable operator (all but a final MEAN)
     tile_tensor: int  # Y: the last spatial tensor, cut into tiles
-    reduce_op: int  # the MEAN operator that accumulates Y, or -1
+    reduce_op: int  # the MEAN or FULLY_CONNECTED operator that accumulates Y, or -1
+    flat_op: int = -1  # the RESHAPE flattening Y for that FULLY_CONNECTED, or -1
+
+
+def dense_tail(g, ops) -> tuple | None:
+    """(flatten RESHAPE or -1, FULLY_CONNECTED) when ops end in a dense layer that reads the
+    whole last spatial tensor (directly or flattened), else None."""
+    fc = g.operators[ops[-1]]
+    if fc.opcode != "FULLY_CONNECTED":
+        return None
+    if len(ops) >= 2:
+        rs = g.operators[ops[-2]]
+        if flattens(g, rs) and dense_reads_whole(g, fc, rs.outputs[0]):
+            return rs.index, fc.index
+    if is_spatial(g, fc.inputs[0]) and dense_reads_whole(g, fc, fc.inputs[0]):
+        return -1, fc.index
+    return None
 
 
 def geometry(g, ops) -> Geometry:
     ops = tuple(ops)
-    reduce_op = ops[-1] if reduces_tiles(g, g.operators[ops[-1]]) else -1
-    body = ops[:-1] if reduce_op >= 0 else ops
+    flat, reduce_op = dense_tail(g, ops) or (-1, ops[-1] if reduces_tiles(g, g.operators[ops[-1]]) else -1)
+    body = [oi for oi in ops if oi not in (reduce_op, flat)]
     steps = []
     for oi in body:
         op = g.operators[oi]
         steps.append(Step(oi, op.outputs[0], op_axes(g, op), tuple(g.act_inputs(op))))
-    y = steps[-1].out if steps else g.operators[reduce_op].inputs[0]
-    return Geometry(ops, tuple(steps), y, reduce_op)
+    y = steps[-1].out if steps else g.operators[flat if flat >= 0 else reduce_op].inputs[0]
+    return Geometry(ops, tuple(steps), y, reduce_op, flat)
+
+
+def is_dense(g, geo: Geometry) -> bool:
+    """Does the block end in a FULLY_CONNECTED accumulating its tiles (iterative dense)?"""
+    return geo.reduce_op >= 0 and g.operators[geo.reduce_op].opcode == "FULLY_CONNECTED"
+
+
+def tail_macs(g, geo: Geometry) -> int:
+    """MACs of the accumulating tail: a dense layer does all of its own, one tile at a time."""
+    return op_macs(g, g.operators[geo.reduce_op]) if is_dense(g, geo) else 0
 
 
 def uniform_bounds(n: int, t: int) -> tuple:
@@ -250,17 +278,28 @@ def pulled_rows(g, geo: Geometry, t: int) -> int:
 
 
 def accumulator_dtype(g, geo: Geometry) -> str:
-    """Element type of the MEAN's per-channel running sum: int16 holds the sum of up to 256
-    int8 values exactly (|sum| <= 128 * 256), so a small final feature map needs half the bytes."""
+    """Element type of the running sums. A MEAN's per-channel sum: int16 holds the sum of up to
+    256 int8 values exactly (|sum| <= 128 * 256), so a small final feature map needs half the
+    bytes. A dense layer's per-neuron dot products: int32, as its kernel accumulates."""
+    if is_dense(g, geo):
+        return "int32"
     sh = g.tensors[geo.tile_tensor].shape
     return "int16" if sh[1] * sh[2] <= 256 else "int32"
 
 
+def accumulator_len(g, geo: Geometry) -> int:
+    """Running sums of the accumulating tail: one per channel (MEAN) or per output neuron (dense)."""
+    if is_dense(g, geo):
+        return g.tensors[g.operators[geo.reduce_op].inputs[1]].shape[0]
+    return g.tensors[geo.tile_tensor].shape[3]
+
+
 def accumulator_bytes(g, geo: Geometry) -> int:
-    """Bytes of the running sum (one per channel) of the MEAN that accumulates the block's tiles."""
+    """Bytes of the running sums of the MEAN or dense layer that accumulates the block's tiles
+    (instead of holding the whole tensor it reads)."""
     if geo.reduce_op < 0:
         return 0
-    return {"int16": 2, "int32": 4}[accumulator_dtype(g, geo)] * g.tensors[geo.tile_tensor].shape[3]
+    return {"int16": 2, "int32": 4}[accumulator_dtype(g, geo)] * accumulator_len(g, geo)
 
 
 SCHEMES = ("hcache", "linebuf", "recompute")
@@ -384,7 +423,7 @@ class Sweep:
                     extra = live[s.op - k0:].copy()
                     extra[:users[t] - s.op + 1] += rs
                     er = extra.max(axis=0)
-            mac = _flat(layout[0], layout[1], h_mac, l_mac, r_mac)
+            mac = _flat(layout[0], layout[1], h_mac, l_mac, r_mac) + tail_macs(g, geo)
             base = _flat(layout[0], layout[1], eh, el, er) + acc
             res = {}
             for combo, (b_rec, b_cache) in self.bands((band_x or {}).get(s.op)).items():

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from ..errors import PlanError
 from ..plan import align_up
+from .costs import dense_tail
 from .receptive import reduces_tiles, tileable
 
 
@@ -76,7 +77,24 @@ def build_network(g, streamed: bool = False, align: int = 16) -> Network:
         if not tileable(g, op):
             start = q
     net.first_start.insert(0, -1)
+    for q in range(2, n + 1):  # a dense layer over the last spatial output, flattened or not
+        k = tail_cut(g, q)
+        if k is not None:
+            net.first_start[q] = net.first_start[k]
     return net
+
+
+def tail_cut(g, q: int) -> int | None:
+    """The cut before a dense tail ending at operator q-1 (before its flattening RESHAPE, else
+    before the dense layer), when the operator just before that cut is tileable and makes the
+    tensor the tail reads: a block ending at q then accumulates the dense layer tile by tile."""
+    tail = dense_tail(g, range(max(q - 2, 0), q))
+    if tail is None:
+        return None
+    k = tail[0] if tail[0] >= 0 else tail[1]
+    if k < 1 or not tileable(g, g.operators[k - 1]) or g.operators[k - 1].outputs[0] != g.operators[k].inputs[0]:
+        return None
+    return k
 
 
 def block_ok(net: Network, p: int, q: int) -> bool:
@@ -85,9 +103,15 @@ def block_ok(net: Network, p: int, q: int) -> bool:
     if net.first_start[q] < 0 or p < net.first_start[q] or q - p < 1:
         return False
     last = g.operators[q - 1]
-    if reduces_tiles(g, last):
+    k = tail_cut(g, q)
+    if k is not None:
+        if p >= k:
+            return False
+    elif reduces_tiles(g, last):
         if q - p < 2 or last.inputs[0] != g.operators[q - 2].outputs[0]:
             return False
+    elif not tileable(g, last):
+        return False
     out_live = set(net.live[q])
     for oi in range(p, q - 1):
         if any(o in out_live for o in g.operators[oi].outputs):

@@ -102,6 +102,24 @@ def reduces_tiles(g, op) -> bool:
     return mean_axes(g, op) == (1, 2)
 
 
+def flattens(g, op) -> bool:
+    """A RESHAPE of a spatial [1, H, W, C] tensor to [1, H*W*C] (NHWC order: a flatten)."""
+    if op.opcode != "RESHAPE" or not is_spatial(g, op.inputs[0]):
+        return False
+    return tuple(g.tensors[op.outputs[0]].shape) == (1, g.tensors[op.inputs[0]].num_elements)
+
+
+def dense_reads_whole(g, op, t: int) -> bool:
+    """Is op a FULLY_CONNECTED whose one input row is all of tensor t (one batch)?
+
+    Then it can accumulate t a tile at a time: element ((y*W + x)*C + c) of the row is
+    pixel (y, x), channel c."""
+    if op.opcode != "FULLY_CONNECTED" or op.inputs[0] != t:
+        return False
+    w = g.tensors[op.inputs[1]]
+    return w.data is not None and len(w.shape) == 2 and w.shape[1] == g.tensors[t].num_elements
+
+
 def op_axes(g, op) -> tuple:
     """(row Axis, column Axis) mapping op's output tile to the tile of each spatial input."""
     if op.opcode in WINDOWED:

@@ -6,8 +6,8 @@ last reader; when either sits inside a block it lives over the whole block (a ti
 revisits every operator of the block). Window buffers of cached schemes (hcache, linebuf)
 keep data from tile to tile, so they live over the whole block; those of the recompute
 scheme live from their producer to their last reader within the block (tile-steps), so
-buffers of different layers share bytes. A MEAN that accumulates tiles owns an int32
-accumulator over the block.
+buffers of different layers share bytes. A MEAN or dense layer that accumulates tiles owns
+an accumulator over the block (the flattened tensor a dense layer reads is never made).
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from ..ir import Graph, Tensor
 from ..ops import graph_macs, op_macs
 from ..plan import ArenaPlan, Buffer, TensorPlace, align_up
 from .costs import (Geometry, accumulator_bytes, cached_1d, channelwise, geometry, macs_per_pixel,
-                    inplace_source, pulled_rows, recompute_1d, uniform_bounds, window_lifetimes, window_tensors)
+                    inplace_source, pulled_rows, recompute_1d, tail_macs, uniform_bounds, window_lifetimes,
+                    window_tensors)
 
 # per-axis mode of each scheme: rows, columns
 MODES = {"recompute": ("rec", "rec"), "hcache": ("rec", "cache"), "linebuf": ("cache", "cache")}
@@ -124,7 +125,7 @@ class BlockRun:
         total = 0
         for s in self.geo.steps:
             total += macs_per_pixel(g, g.operators[s.op]) * self.rows.work[s.out] * self.cols.work[s.out]
-        return total
+        return total + tail_macs(g, self.geo)
 
 
 def make_block(g, p: int, q: int, scheme: str, row_bounds: tuple, col_bounds: tuple, streamed: tuple = ()) -> BlockRun:
@@ -303,6 +304,7 @@ def buffer_specs(g, sched: Schedule, align: int) -> tuple:
         for oi in (it.geo.ops if isinstance(it, BlockRun) else [it]):
             item_of[oi] = k
     inner = {t for it in sched.blocks() for t in it.windows}
+    inner |= {g.operators[it.geo.flat_op].outputs[0] for it in sched.blocks() if it.geo.flat_op >= 0}  # never made
     prod, users = {}, {}
     for op in g.operators:
         for o in op.outputs:

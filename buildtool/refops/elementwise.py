@@ -18,31 +18,48 @@ def _out_act(g, op):
     return activation_range(op.options.get("activation", "NONE"), out.scale, out.zero_point)
 
 
-def add(g, op, ins, outs) -> None:
-    """Both inputs rescaled to twice the larger input scale with 20 bits of headroom, summed, rescaled."""
+def add_params(g, op) -> dict:
+    """TFLM's int8 ADD parameters: inputs rescaled to twice the larger scale with 20 bits of headroom.
+
+    Shared with code generation (codegen/qparams.py), so the C kernels get the same integers.
+    """
     t1, t2, to = (g.tensors[i] for i in (op.inputs[0], op.inputs[1], op.outputs[0]))
     twice_max = 2.0 * float(max(np.float32(t1.scale), np.float32(t2.scale)))
     left_shift = 20
     m1, s1 = quantize_multiplier_scalar(float(t1.scale) / twice_max)
     m2, s2 = quantize_multiplier_scalar(float(t2.scale) / twice_max)
     mo, so = quantize_multiplier_scalar(twice_max / ((1 << left_shift) * float(to.scale)))
-    a = ins[0].astype(np.int64) - t1.zero_point
-    b = ins[1].astype(np.int64) - t2.zero_point
-    sa = rdbpot(srdhm(wrap32(a << left_shift), m1), -s1)
-    sb = rdbpot(srdhm(wrap32(b << left_shift), m2), -s2)
-    raw = rdbpot(srdhm(wrap32(sa + sb), mo), -so) + to.zero_point
     lo, hi = _out_act(g, op)
-    outs[0][...] = np.clip(raw, lo, hi).astype(np.int8).reshape(outs[0].shape)
+    return dict(input1_offset=-t1.zero_point, input2_offset=-t2.zero_point, output_offset=to.zero_point,
+                left_shift=left_shift, input1_multiplier=m1, input1_shift=s1, input2_multiplier=m2,
+                input2_shift=s2, output_multiplier=mo, output_shift=so, act_min=lo, act_max=hi)
+
+
+def mul_params(g, op) -> dict:
+    """TFLM's int8 MUL parameters (shared with code generation)."""
+    t1, t2, to = (g.tensors[i] for i in (op.inputs[0], op.inputs[1], op.outputs[0]))
+    m, s = quantize_multiplier_scalar(float(t1.scale) * float(t2.scale) / float(to.scale))
+    lo, hi = _out_act(g, op)
+    return dict(input1_offset=-t1.zero_point, input2_offset=-t2.zero_point, output_offset=to.zero_point,
+                output_multiplier=m, output_shift=s, act_min=lo, act_max=hi)
+
+
+def add(g, op, ins, outs) -> None:
+    p = add_params(g, op)
+    a = ins[0].astype(np.int64) + p["input1_offset"]
+    b = ins[1].astype(np.int64) + p["input2_offset"]
+    sa = rdbpot(srdhm(wrap32(a << p["left_shift"]), p["input1_multiplier"]), -p["input1_shift"])
+    sb = rdbpot(srdhm(wrap32(b << p["left_shift"]), p["input2_multiplier"]), -p["input2_shift"])
+    raw = rdbpot(srdhm(wrap32(sa + sb), p["output_multiplier"]), -p["output_shift"]) + p["output_offset"]
+    outs[0][...] = np.clip(raw, p["act_min"], p["act_max"]).astype(np.int8).reshape(outs[0].shape)
 
 
 def mul(g, op, ins, outs) -> None:
-    t1, t2, to = (g.tensors[i] for i in (op.inputs[0], op.inputs[1], op.outputs[0]))
-    m, s = quantize_multiplier_scalar(float(t1.scale) * float(t2.scale) / float(to.scale))
-    a = ins[0].astype(np.int64) - t1.zero_point
-    b = ins[1].astype(np.int64) - t2.zero_point
-    raw = mbqm(wrap32(a * b), m, s) + to.zero_point
-    lo, hi = _out_act(g, op)
-    outs[0][...] = np.clip(raw, lo, hi).astype(np.int8).reshape(outs[0].shape)
+    p = mul_params(g, op)
+    a = ins[0].astype(np.int64) + p["input1_offset"]
+    b = ins[1].astype(np.int64) + p["input2_offset"]
+    raw = mbqm(wrap32(a * b), p["output_multiplier"], p["output_shift"]) + p["output_offset"]
+    outs[0][...] = np.clip(raw, p["act_min"], p["act_max"]).astype(np.int8).reshape(outs[0].shape)
 
 
 def logistic(g, op, ins, outs) -> None:
