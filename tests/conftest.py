@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +15,24 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared"))
 SHARED_MODELS = SHARED / "models"
 SHARED_MODEL_NAMES = ["tiny_cnn_32", "dscnn_kws", "resnet_concat_64", "mbv2_w035_144", "mobilenetv2_160_a1"]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_daemon_dirs(tmp_path_factory):
+    """Builds started by the tests (SCons plans through the planner daemon) get a daemon and a plan
+    cache of their own, never the user's; the daemon is stopped when the session ends."""
+    d = tmp_path_factory.mktemp("bt-daemon")
+    keys = ("BUILDTOOL_RUNTIME_DIR", "BUILDTOOL_CACHE_DIR")
+    old = {k: os.environ.get(k) for k in keys}
+    os.environ["BUILDTOOL_RUNTIME_DIR"], os.environ["BUILDTOOL_CACHE_DIR"] = str(d / "run"), str(d / "cache")
+    yield
+    subprocess.run([sys.executable, "-m", "buildtool.cli", "daemon", "stop"], capture_output=True, timeout=60,
+                   cwd=ROOT)
+    for k, v in old.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
 
 
 def shared_model(name: str) -> Path:

@@ -111,17 +111,21 @@ def best_order(g: Graph, align: int, inplace: bool = False, width: int = 256) ->
             for v in ready:
                 m2 = mask | 1 << v
                 step = live + sum(size[k] for k in made[v] if not prod_mask[k] & mask)
-                saved, grow = max(((sv, -gr) for x, sv, gr in over[v]
-                                   if r(x) not in is_out and not cons_mask[r(x)] & ~m2), default=(0, 0))
                 freed = sum(size[k] for k in touched[v] if k not in is_out and not cons_mask[k] & ~m2)
-                key = (m2, step - freed - grow)
-                pk = max(peak, step - saved)
-                old = nxt.get(key)
-                if old is not None and old[0] <= pk:
-                    continue
-                rd = tuple(sorted([w for w in ready if w != v]
-                                  + [w for w in succ[v] if pred[w] & ~m2 == 0]))
-                nxt[key] = (pk, order + (v,), rd)
+                rd = None
+                # running v in place is a choice, not a rule: a strided depthwise output that keeps
+                # its input's bigger buffer can cost more later than it saves now
+                for saved, grow in [(0, 0)] + [(sv, -gr) for x, sv, gr in over[v]
+                                               if r(x) not in is_out and not cons_mask[r(x)] & ~m2]:
+                    key = (m2, step - freed - grow)
+                    pk = max(peak, step - saved)
+                    old = nxt.get(key)
+                    if old is not None and old[0] <= pk:
+                        continue
+                    if rd is None:
+                        rd = tuple(sorted([w for w in ready if w != v]
+                                          + [w for w in succ[v] if pred[w] & ~m2 == 0]))
+                    nxt[key] = (pk, order + (v,), rd)
         # drop a state when another one of the same set has no higher peak and no more live bytes
         front, kept = {}, {}
         for key in sorted(nxt, key=lambda k: (k[0], k[1], nxt[k][0])):
