@@ -110,3 +110,16 @@ PACKERS = {
 
 def top(bufs: list, offsets: list) -> int:
     return max((o + b[0] for o, b in zip(offsets, bufs)), default=0)
+
+
+def best_of(bufs: list, packers, lower: int) -> tuple:
+    """(top, name, offsets) of the best of (name, packer) pairs, in order; stops at `lower`."""
+    best = None
+    for name, fn in packers:
+        offs = fn(bufs)
+        t = top(bufs, offs)
+        if best is None or t < best[0]:
+            best = (t, name, offs)
+        if t == lower:
+            break
+    return best

@@ -19,7 +19,7 @@ from . import checker, exact
 from .inplace import choose, reshape_decisions
 from .liveness import activation_tensors, build_buffers, lower_bound, tensor_intervals
 from .order import candidate_orders
-from .packers import PACKERS, top
+from .packers import PACKERS, best_of
 
 
 @dataclass
@@ -39,15 +39,7 @@ def _candidate(g: Graph, order: list, decisions: list, align: int) -> _Candidate
     bufs, applied = build_buffers(g, order, decisions)
     units = [(align_up(b.size, align) // align, b.first, b.last) for b in bufs]
     lower = lower_bound(bufs, len(order), align) // align
-    best = None
-    for name, fn in PACKERS.items():
-        offs = fn(units)
-        t = top(units, offs)
-        if best is None or t < best[0]:
-            best = (t, name, offs)
-        if t == lower:
-            break
-    t, name, offs = best
+    t, name, offs = best_of(units, PACKERS.items(), lower)
     return _Candidate(order, applied, bufs, units, lower, offs, t, name, t == lower)
 
 

@@ -355,7 +355,7 @@ def pack(specs: list, n: int, align: int, time_budget: float, rounds: int = 0, p
     placed around them by first fit in the packers' orders.
     """
     from ..arena import exact
-    from ..arena.packers import PACKERS, _best_fit, _first_fit, _place, _profile, top
+    from ..arena.packers import PACKERS, _best_fit, _first_fit, _place, _profile, best_of, top
 
     units = [(align_up(max(s[1], 1), align) // align, s[2], s[3]) for s in specs]
     diff = [0] * (max(n, 1) + 1)
@@ -388,13 +388,7 @@ def pack(specs: list, n: int, align: int, time_budget: float, rounds: int = 0, p
         cands = list(PACKERS.items()) + [
             (f"{k}+{fit.__name__.strip('_')}", lambda u, k=k, fit=fit: _place(u, sorted(range(len(u)), key=flow[k]), fit))
             for k in flow for fit in (_first_fit, _best_fit)]
-        for name, fn in cands:
-            offs = fn(units)
-            t = top(units, offs)
-            if best is None or t < best[0]:
-                best = (t, name, offs)
-            if t == lower:
-                break
+        best = best_of(units, cands, lower)
     t, name, offs = best
     if t > lower and rounds:
         offs2, t2 = improve(units, offs, lower, rounds, pinned)
