@@ -23,7 +23,6 @@ from ..fusion.receptive import POINTWISE, WINDOWED, op_axes
 from ..fusion.schedule import BlockRun, FusedPlan
 from ..fusion_exec import _interval
 from ..ir import Graph
-from ..ops import conv_padding
 from ..plan import ArenaPlan, TensorPlace
 from . import qparams
 from .model_c import _Emitter, _ints, _struct, emit_op, generate as generate_model
@@ -139,15 +138,7 @@ class _Emit:
             fields = dict(conv=e.conv_fields(op), depth_multiplier=o.get("depth_multiplier", 1))
             e.declare(f"static const bt_depthwise_params {n} = {_struct(fields)};")
         elif op.opcode in ("MAX_POOL_2D", "AVERAGE_POOL_2D"):
-            ti = g.tensors[op.inputs[0]]
-            lo, hi = qparams.act_range(g, op)
-            fields = {"in": e.bt_shape(op.inputs[0]), "out": e.bt_shape(op.outputs[0]),
-                      "filter_h": o["filter_h"], "filter_w": o["filter_w"], "stride_h": o["stride_h"],
-                      "stride_w": o["stride_w"],
-                      "pad_top": conv_padding(ti.shape[1], o["filter_h"], o["stride_h"], 1, o["padding"]),
-                      "pad_left": conv_padding(ti.shape[2], o["filter_w"], o["stride_w"], 1, o["padding"]),
-                      "act_min": lo, "act_max": hi}
-            e.declare(f"static const bt_pool_params {n} = {_struct(fields)};")
+            e.declare(f"static const bt_pool_params {n} = {_struct(e.pool_fields(op))};")
         elif op.opcode in POINTWISE:
             z = [0, 0, 0, 0]
             q = qparams.add_params(g, op) if op.opcode == "ADD" else qparams.mul_params(g, op)

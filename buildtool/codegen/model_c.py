@@ -218,17 +218,21 @@ class _Emitter:
         self.call(op, f"bt_mul_s8(&{n}_p, {self._operand(op.inputs[0])}, {self._operand(op.inputs[1])}, "
                       f"{self.act(op.outputs[0])});")
 
-    def _pool(self, op, fn: str):
-        n, o = f"op{op.index}", op.options
+    def pool_fields(self, op) -> dict:
+        """bt_pool_params of MAX_POOL_2D / AVERAGE_POOL_2D (also used by fused tile loops)."""
+        o = op.options
         ti = self.g.tensors[op.inputs[0]]
         lo, hi = qparams.act_range(self.g, op)
-        fields = {"in": self.bt_shape(op.inputs[0]), "out": self.bt_shape(op.outputs[0]),
-                  "filter_h": o["filter_h"], "filter_w": o["filter_w"], "stride_h": o["stride_h"],
-                  "stride_w": o["stride_w"],
-                  "pad_top": conv_padding(ti.shape[1], o["filter_h"], o["stride_h"], 1, o["padding"]),
-                  "pad_left": conv_padding(ti.shape[2], o["filter_w"], o["stride_w"], 1, o["padding"]),
-                  "act_min": lo, "act_max": hi}
-        self.declare(f"static const bt_pool_params {n}_p = {_struct(fields)};")
+        return {"in": self.bt_shape(op.inputs[0]), "out": self.bt_shape(op.outputs[0]),
+                "filter_h": o["filter_h"], "filter_w": o["filter_w"], "stride_h": o["stride_h"],
+                "stride_w": o["stride_w"],
+                "pad_top": conv_padding(ti.shape[1], o["filter_h"], o["stride_h"], 1, o["padding"]),
+                "pad_left": conv_padding(ti.shape[2], o["filter_w"], o["stride_w"], 1, o["padding"]),
+                "act_min": lo, "act_max": hi}
+
+    def _pool(self, op, fn: str):
+        n = f"op{op.index}"
+        self.declare(f"static const bt_pool_params {n}_p = {_struct(self.pool_fields(op))};")
         h = self.g.tensors[op.outputs[0]].shape[1]
         self.call(op, f"{fn}(&{n}_p, {self.act(op.inputs[0])}, 0, {self.act(op.outputs[0])}, 0, {h});")
 
@@ -330,9 +334,7 @@ class _Emitter:
                 g.tensors[i].is_const or self.place(i).pixel_stride in (0, g.tensors[i].shape[-1])
                 for i in op.inputs):
             sizes = [_prod(g.tensors[i].shape[axis:]) for i in op.inputs]
-            self.declare(f"static const int32_t {n}_sizes[{len(sizes)}] = {_ints(sizes)};")
-            self.declare(f"static const bt_concat_params {n}_p = {{.n = {len(sizes)}, "
-                         f".outer = {_prod(to.shape[:axis])}, .size = {n}_sizes}};")
+            self._concat_params(n, sizes, _prod(to.shape[:axis]))
             srcs = ", ".join(self._operand(i) for i in op.inputs)
             self.call(op, f"{{\n    const int8_t *const in[{len(sizes)}] = {{{srcs}}};\n"
                           f"    bt_concat_s8(&{n}_p, in, {self.act(op.outputs[0])});\n  }}")
@@ -354,6 +356,12 @@ class _Emitter:
         text = "\n  ".join(copies) if copies else "/* every input was written in place into its slice */"
         self.call(op, text)
 
+    def _concat_params(self, n: str, sizes: list, outer: int) -> None:
+        """bt_concat_params {n}_p: `outer` rows of the given byte sizes (concat, split, reshape copy)."""
+        self.declare(f"static const int32_t {n}_sizes[{len(sizes)}] = {_ints(sizes)};")
+        self.declare(f"static const bt_concat_params {n}_p = {{.n = {len(sizes)}, .outer = {outer}, "
+                     f".size = {n}_sizes}};")
+
     def RESHAPE(self, op):
         src, dst = op.inputs[0], op.outputs[0]
         self.dense(op, src)
@@ -363,8 +371,7 @@ class _Emitter:
             return
         n = f"op{op.index}"
         size = self.g.tensors[src].nbytes
-        self.declare(f"static const int32_t {n}_sizes[1] = {{{size}}};")
-        self.declare(f"static const bt_concat_params {n}_p = {{.n = 1, .outer = 1, .size = {n}_sizes}};")
+        self._concat_params(n, [size], 1)
         self.call(op, f"{{\n    const int8_t *const in[1] = {{{self.act(src)}}};\n"
                       f"    bt_concat_s8(&{n}_p, in, {self.act(dst)});\n  }}")
 
@@ -376,9 +383,7 @@ class _Emitter:
         for o in op.outputs:
             self.dense(op, o)
         sizes = [_prod(g.tensors[o].shape[axis:]) for o in op.outputs]
-        self.declare(f"static const int32_t {n}_sizes[{len(sizes)}] = {_ints(sizes)};")
-        self.declare(f"static const bt_concat_params {n}_p = {{.n = {len(sizes)}, "
-                     f".outer = {_prod(ti.shape[:axis])}, .size = {n}_sizes}};")
+        self._concat_params(n, sizes, _prod(ti.shape[:axis]))
         outs = ", ".join(self.act(o) for o in op.outputs)
         self.call(op, f"{{\n    int8_t *const out[{len(sizes)}] = {{{outs}}};\n"
                       f"    bt_split_s8(&{n}_p, {self.act(op.inputs[1])}, out);\n  }}")
