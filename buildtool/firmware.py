@@ -47,13 +47,38 @@ def load_graph(model) -> Graph:
     from . import tflite_reader
 
     spec = str(model)
-    if os.path.exists(spec) or spec.endswith(".tflite") or os.sep in spec:
+    if is_model_file(spec):
         return tflite_reader.load(spec)
     from . import zoo
 
-    if spec in zoo.names():
-        return zoo.build(spec)
-    raise UsageError(f"'{spec}' is neither a model file nor a zoo name (zoo: {', '.join(zoo.names())})")
+    check_zoo_name(spec)
+    return zoo.build(spec)
+
+
+def is_model_file(spec: str) -> bool:
+    """A model argument names a .tflite file (else it must be a zoo name)."""
+    return os.path.exists(spec) or spec.endswith(".tflite") or os.sep in spec
+
+
+def check_zoo_name(spec: str) -> None:
+    from . import zoo
+
+    if spec not in zoo.names():
+        raise UsageError(f"'{spec}' is neither a model file nor a zoo name (zoo: {', '.join(zoo.names())})")
+
+
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,99}")
+
+
+def build_dir_name(name: str) -> str:
+    """The build folder named after a model: a name of letters, digits and . _ - (e.g. mbv2-w0.35,
+    tiny_cnn_32) is kept as it is; any other is mapped onto those characters plus a short hash
+    of the original, so it reaches a shell or a build tool only as a plain word and two
+    different names never share a folder."""
+    if _PLAIN_NAME.fullmatch(name):
+        return name
+    plain = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._-")[:64] or "model"
+    return f"{plain}-{hashlib.sha256(name.encode('utf-8', 'surrogateescape')).hexdigest()[:12]}"
 
 
 FUSION_OPTIONS = ("optimize", "max_mac_overhead", "ram_limit", "splits", "input_streamed", "band_input")

@@ -15,16 +15,34 @@ signatures decide what reruns):
 A weight change rewrites model.tflite and weights.bin; skeleton.json comes out
 byte-identical, so plan.json, model.c and their objects are not rebuilt: only
 weights.o (which .incbin's weights.bin) and the link run.
+
+Hostile input. No string a user names (model path, out=, kernel_root=, input=, output=)
+reaches SCons' variable substitution or a shell: the model file becomes a node directly,
+input/output are read by Python only, and every path that does land on a compiler command
+line (the build folder, named by firmware.build_dir_name, and the sources and include
+directories) must be made of characters that are plain words to a shell (else one line,
+exit 2).
+
+Read-back files. skeleton.json, plan.json and firmware.json, which later steps read back,
+are each written with a seal (NAME.seal: the file's SHA-256 and what made it; for the plan
+the model's structure hash, the options and the planner version). A file that no longer
+matches its seal is remade (one line says so), and codegen uses a plan only when it matches
+its seal and passes the independent checker (buildtool/arena/checker.py); otherwise it
+re-plans once and refuses in one line if that plan fails too.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import os
+import re
 from pathlib import Path
 
 import SCons.Action
 import SCons.Builder
+import SCons.Errors
 import SCons.Script
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -56,6 +74,79 @@ def _write(path, data) -> None:
     write(Path(path), data)
 
 
+def _one_line(step):
+    """A build step whose failures a user can act on end in one line (exit 2), not a traceback."""
+    @functools.wraps(step)
+    def run(target, source, env):
+        from buildtool.errors import BuildtoolError
+
+        try:
+            return step(target, source, env)
+        except BuildtoolError as e:
+            raise SCons.Errors.UserError(str(e)) from None
+    return run
+
+
+# -- paths on command lines -------------------------------------------------------------
+_COMMAND_WORD = re.compile(r"[\w.+,=@%:/ -]+")  # plain to sh (SCons quotes words with spaces)
+
+
+def _command_path(path, what: str) -> str:
+    """path as a string that may go on a command line; refuse anything a shell or SCons would
+    read as more than a plain word (quotes, $, `, ;, newline, ...)."""
+    s = str(path)
+    if not _COMMAND_WORD.fullmatch(s):
+        from buildtool.errors import UsageError
+
+        bad = re.search(r"[^\w.+,=@%:/ -]", s)
+        raise UsageError(f"{what} {s!r} contains {bad.group()!r}, which is not safe on a compiler command line; "
+                         f"use a path of letters, digits, spaces and . _ - + , = @ % : /")
+    return s
+
+
+# -- sealed read-back files ---------------------------------------------------------------
+def _seal_of(path) -> Path:
+    return Path(f"{path}.seal")
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _write_sealed(path, data, made_from: dict) -> None:
+    """Write path and path.seal: its SHA-256 and what it was made from."""
+    data = data.encode() if isinstance(data, str) else data
+    _write(path, data)
+    _write(_seal_of(path), json.dumps({"sha256": _sha256(data), **made_from}, indent=1, sort_keys=True) + "\n")
+
+
+def _unsealed(path) -> str | None:
+    """Why path does not match its seal (None when it does, or when it was never made)."""
+    path, seal = Path(path), _seal_of(path)
+    if not path.exists() or not seal.exists():
+        return None  # a missing output is rebuilt by SCons anyway
+    try:
+        recorded = json.loads(seal.read_text())["sha256"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return f"its seal {seal.name} is unreadable"
+    try:
+        if recorded == _sha256(path.read_bytes()):
+            return None
+    except OSError as e:
+        return f"it cannot be read ({e.strerror})"
+    return "it does not match the digest recorded when it was made (edited or damaged)"
+
+
+def _read_sealed(path) -> tuple:
+    """(bytes, seal) of a read-back file; PlanError when it does not match its seal."""
+    from buildtool.errors import PlanError
+
+    why = _unsealed(path) or (None if _seal_of(path).exists() else f"its seal {_seal_of(path).name} is missing")
+    if why:
+        raise PlanError(f"{path}: {why}; run scons again to remake it")
+    return Path(path).read_bytes(), json.loads(_seal_of(path).read_text())
+
+
 def _zoo_model(target, source, env):
     from buildtool import zoo
     from buildtool.tflite_writer import serialize
@@ -65,45 +156,95 @@ def _zoo_model(target, source, env):
 
 
 def _skeleton(target, source, env):
-    from buildtool import tflite_reader
+    from buildtool import __version__, tflite_reader
     from buildtool.codegen.skeleton import to_json
     from buildtool.ops import check_graph
 
     g = tflite_reader.load(str(source[0]))
     check_graph(g)
-    _write(str(target[0]), json.dumps(to_json(g), indent=0, sort_keys=True) + "\n")
+    made_from = {"model_sha256": _sha256(Path(str(source[0])).read_bytes()), "buildtool": __version__}
+    _write_sealed(str(target[0]), json.dumps(to_json(g), indent=0, sort_keys=True) + "\n", made_from)
     return 0
 
 
 def _load_skeleton(path):
+    """The skeleton graph, only when skeleton.json matches its seal."""
     from buildtool.codegen.skeleton import from_json
 
-    return from_json(json.loads(Path(path).read_text()))
+    return from_json(json.loads(_read_sealed(path)[0]))
 
 
-def _plan(target, source, env):
-    """Plan through the planner daemon (started on demand; BUILDTOOL_NO_DAEMON=1 plans in-process).
+def _plan_made_from(g, options: dict) -> dict:
+    """What a plan of g is a function of: the model's structure hash, the options, the planner's version."""
+    from buildtool import canonical
+    from buildtool.service import normalize_options
+
+    return {"model": canonical.graph_digest(g), "options": normalize_options(options),
+            "planner": canonical.planner_version()}
+
+
+def _plan_to(path, g, options: dict) -> None:
+    """Plan through the planner daemon (started on demand; BUILDTOOL_NO_DAEMON=1 plans in-process)
+    and write plan.json with its seal.
 
     The daemon only saves time: its answer is byte-identical to the in-process planner's.
     """
     from buildtool.daemon.client import plan
 
-    r = plan(_load_skeleton(str(source[0])), dict(env["BT_PLAN_OPTIONS"]))
-    _write(str(target[0]), json.dumps(r["plan"], indent=1) + "\n")
+    r = plan(g, dict(options))
+    _write_sealed(path, json.dumps(r["plan"], indent=1) + "\n", _plan_made_from(g, options))
+
+
+def _plan(target, source, env):
+    _plan_to(str(target[0]), _load_skeleton(str(source[0])), env["BT_PLAN_OPTIONS"])
     return 0
+
+
+def _plan_problem(g, path, options: dict) -> tuple:
+    """(ArenaPlan, None) when plan.json matches its seal, was made for g with these options by this
+    planner and passes the independent checker; else (None, what is wrong)."""
+    from buildtool.arena.checker import problems
+    from buildtool.plan import ArenaPlan
+
+    why = _unsealed(path) or (None if _seal_of(path).exists() else "its seal is missing")
+    if why:
+        return None, why
+    data, seal = Path(path).read_bytes(), json.loads(_seal_of(path).read_text())
+    expected = _plan_made_from(g, options)
+    changed = [k for k in ("model", "options", "planner") if seal.get(k) != json.loads(json.dumps(expected[k]))]
+    if changed:
+        return None, f"it was planned for another {' / '.join(changed)}"
+    try:
+        plan = ArenaPlan.from_json(json.loads(data))
+        err = problems(g, plan)
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
+        return None, f"it is not a valid arena plan ({type(e).__name__}: {e})"
+    if err:
+        return None, f"it fails the plan checker: {err[0]} ({len(err)} problem(s))"
+    return plan, None
 
 
 def _code(target, source, env):
     from buildtool.codegen import generate
+    from buildtool.errors import PlanError
     from buildtool.firmware import manifest
-    from buildtool.plan import ArenaPlan
 
     g = _load_skeleton(str(source[0]))
-    plan = ArenaPlan.from_json(json.loads(Path(str(source[1])).read_text()))
+    path, options = str(source[1]), env["BT_PLAN_OPTIONS"]
+    plan, why = _plan_problem(g, path, options)
+    if why:
+        print(f"scons: {path}: {why}: re-planning")
+        _plan_to(path, g, options)
+        plan, why = _plan_problem(g, path, options)
+        if why:
+            raise PlanError(f"{path}: {why} even after re-planning; refusing to generate code from it "
+                            f"(clear the plan cache with `buildtool daemon clear` and please report this model)")
     c, h = generate(g, plan, env["BT_BOARD"], env["BT_WEIGHTS_ALIGN"])
     _write(str(target[0]), c)
     _write(str(target[1]), h)
-    _write(str(target[2]), json.dumps(manifest(g, plan, env["BT_BOARD"]), indent=1) + "\n")
+    made_from = {"skeleton_sha256": _sha256(Path(str(source[0])).read_bytes()),
+                 "plan_sha256": _sha256(Path(path).read_bytes()), "board": env["BT_BOARD"]}
+    _write_sealed(str(target[2]), json.dumps(manifest(g, plan, env["BT_BOARD"]), indent=1) + "\n", made_from)
     return 0
 
 
@@ -121,23 +262,34 @@ def _text(target, source, env):
 
 
 def _run(target, source, env):
+    """BT_RUN (out, input, output) is a dict, never substituted: its paths reach Python only."""
     import numpy as np
 
     from buildtool import firmware
+    from buildtool.errors import UsageError
 
-    man = json.loads(Path(env["BT_OUT"], "firmware.json").read_text())
-    if env.get("BT_INPUT"):
-        x = np.load(env["BT_INPUT"], allow_pickle=False)
+    r = env["BT_RUN"]
+    man = json.loads(_read_sealed(os.path.join(r["out"], "firmware.json"))[0])
+    if r["input"]:
+        try:
+            x = np.load(r["input"], allow_pickle=False)
+        except (OSError, ValueError) as e:
+            why = e.strerror if isinstance(e, OSError) else e
+            raise UsageError(f"input={r['input']!r} is not a readable .npy array ({why})") from None
     else:
         spec = man["inputs"][0]
         x = np.random.default_rng(0).integers(-128, 128, size=spec["shape"], dtype=np.int8)
-    y, prof, ram = firmware.run(env["BT_BOARD"], env["BT_OUT"], x)
+    y, prof, ram = firmware.run(env["BT_BOARD"], r["out"], x)
     ys = y if isinstance(y, list) else [y]
     for k, v in enumerate(ys):
         print(f"output{k if len(ys) > 1 else ''}: {' '.join(str(e) for e in v.reshape(-1).tolist())}")
     print(firmware.format_report(prof, ram))
-    if env.get("BT_OUTPUT"):
-        np.save(env["BT_OUTPUT"], ys[0])
+    if r["output"]:
+        try:
+            with open(r["output"], "wb") as f:
+                np.save(f, ys[0])
+        except OSError as e:
+            raise UsageError(f"output={r['output']!r} cannot be written ({e.strerror})") from None
     return 0
 
 
@@ -156,39 +308,56 @@ def _split_ldflags(flags) -> tuple:
 def bt_firmware(env, board: str, model: str, out: str, kernels: str = "", plan_options: dict | None = None,
                 run_input: str = "", run_output: str = "", kernel_root: str = ""):
     """Declare the whole firmware build; return the default nodes (ELF, compile_commands.json,
-    weights.bin, plan.json) and register the 'run' alias (build, run, print output and RAM)."""
+    weights.bin, plan.json) and register the 'run' alias (build, run, print output and RAM).
+
+    out "" is build/BOARD/NAME (NAME: firmware.build_dir_name of the model's name). A user's
+    error (unknown board or zoo name, a path unsafe on a command line) raises a BuildtoolError."""
     from buildtool import firmware, targets
 
     t = targets.get(board)
     kroot = Path(kernel_root).resolve() if kernel_root else firmware.KERNELS
     if kernels:
         t = t.with_kernels(tuple(kernels.split(",")))
-    o = env.Dir(out).abspath
+    if not firmware.is_model_file(model):
+        firmware.check_zoo_name(model)
+    top = env.Dir("#").abspath
+    out = out or os.path.join("build", board, default_name(model))
+    o = _command_path(os.path.normpath(os.path.join(top, out)), "out directory")
+    _command_path(kroot, "kernel_root")
+    d = env.fs.Dir(o)  # nodes made directly: a string target or source would go through substitution
     fenv = env.Clone(BT_BOARD=board, BT_WEIGHTS_ALIGN=t.weights_align,
                      BT_PLAN_OPTIONS=dict(sorted((plan_options or {}).items())))
-    if model.endswith(".tflite") or os.sep in model or os.path.exists(model):
-        model_node = env.File(model)
+    if firmware.is_model_file(model):
+        model_node = env.fs.File(os.path.abspath(model))
     else:
-        model_node = fenv.BtZooModel(os.path.join(o, "model.tflite"), fenv.Value(model), BT_ZOO_NAME=model)[0]
+        model_node = fenv.BtZooModel(d.File("model.tflite"), fenv.Value(model), BT_ZOO_NAME=model)[0]
         fenv.Depends(model_node, _python_deps("zoo"))
-    skel = fenv.BtSkeleton(os.path.join(o, "skeleton.json"), model_node)
+    skel = fenv.BtSkeleton([d.File("skeleton.json"), d.File("skeleton.json.seal")], model_node)
     fenv.Depends(skel, _python_deps("skeleton"))
-    plan = fenv.BtPlan(os.path.join(o, "plan.json"), skel)
+    plan = fenv.BtPlan([d.File("plan.json"), d.File("plan.json.seal")], skel[0])
     fenv.Depends(plan, [fenv.Value(repr(fenv["BT_PLAN_OPTIONS"]))] + _python_deps("plan"))
-    code = fenv.BtCode([os.path.join(o, n) for n in ("model.c", "model.h", "firmware.json")], [skel, plan])
-    fenv.Depends(code, [fenv.Value(f"{board}:{t.weights_align}")] + _python_deps("code"))
-    weights = fenv.BtFlash(os.path.join(o, "weights.bin"), model_node)
+    code = fenv.BtCode([d.File(n) for n in ("model.c", "model.h", "firmware.json", "firmware.json.seal")],
+                       [skel[0], plan[0]])
+    fenv.Depends(code, [plan[1], fenv.Value(f"{board}:{t.weights_align}")] + _python_deps("code"))
+    weights = fenv.BtFlash(d.File("weights.bin"), model_node)
     fenv.Depends(weights, [fenv.Value(f"{board}:{t.weights_align}")] + _python_deps("flash"))
+    if not env.GetOption("clean"):  # a read-back file changed since it was made: SCons alone would not remake it
+        for node, step, redo in ((skel[0], skel, "remaking it"), (plan[0], plan, "re-planning"),
+                                 (code[2], code, "regenerating the code")):
+            why = _unsealed(node.abspath)
+            if why:
+                print(f"scons: {node}: {why}: {redo}")
+                fenv.AlwaysBuild(step)
 
     cflags = [f for f in firmware.compile_flags(t, o, kroot) if not f.startswith("-I")]
     ldflags, libs = _split_ldflags(list(t.ldflags))
     # include directories through CPPPATH so SCons' scanner sees model.h and every kernel header
     cenv = fenv.Clone(CC=t.cc, AS=t.cc, ASPP=t.cc, LINK=t.cc, CCFLAGS=cflags, ASPPFLAGS=cflags,
-                      CPPPATH=[str(d) for d in firmware.include_dirs(t, o, kroot)], LINKFLAGS=ldflags, LIBS=libs,
-                      PROGSUFFIX=".elf", OBJSUFFIX=".o")
+                      CPPPATH=[_command_path(d, "include directory") for d in firmware.include_dirs(t, o, kroot)],
+                      LINKFLAGS=ldflags, LIBS=libs, PROGSUFFIX=".elf", OBJSUFFIX=".o")
     objs, db = [], []
     for src in firmware.sources(t, o, kroot):
-        src = Path(src)
+        src = Path(_command_path(src, "source file"))
         if src.name == "weights.S":
             wenv = cenv.Clone()
             wenv.Append(ASPPFLAGS=[f'-DBT_WEIGHTS_FILE=\\"{weights[0].abspath}\\"'])  # through the shell
@@ -216,22 +385,32 @@ def bt_firmware(env, board: str, model: str, out: str, kernels: str = "", plan_o
         elf = cenv.Program(os.path.join(o, "firmware.elf"), objs)
     # our own compilation database: SCons' CompilationDatabase is AlwaysBuild, which defeats `scons -q`
     cdb = fenv.BtText(os.path.join(o, "compile_commands.json"), fenv.Value(json.dumps(db, indent=1) + "\n"))
-    renv = fenv.Clone(BT_OUT=o, BT_INPUT=run_input, BT_OUTPUT=run_output)
+    renv = fenv.Clone()
+    renv["BT_RUN"] = {"out": o, "input": run_input, "output": run_output}  # set, not Clone(): no substitution
     nodes = elf + cdb + weights + plan
-    run = renv.Alias("run", nodes + [code[2]], SCons.Action.Action(_run, "running firmware on $BT_BOARD"))
+    run = renv.Alias("run", nodes + [code[2]], SCons.Action.Action(_one_line(_run), "running firmware on $BT_BOARD"))
     renv.AlwaysBuild(run)
     return nodes
 
 
+def default_name(model: str) -> str:
+    """The build folder name of a model argument (a .tflite path or a zoo name)."""
+    from buildtool.firmware import build_dir_name
+
+    return build_dir_name(os.path.splitext(os.path.basename(model))[0])
+
+
 def generate(env):
     mk = SCons.Builder.Builder
-    env["BUILDERS"]["BtZooModel"] = mk(action=SCons.Action.Action(_zoo_model, "zoo model $BT_ZOO_NAME -> $TARGET"))
-    env["BUILDERS"]["BtSkeleton"] = mk(action=SCons.Action.Action(_skeleton, "skeleton $TARGET"))
-    env["BUILDERS"]["BtPlan"] = mk(action=SCons.Action.Action(_plan, "plan $TARGET"))
-    env["BUILDERS"]["BtCode"] = mk(action=SCons.Action.Action(_code, "codegen $TARGETS"))
-    env["BUILDERS"]["BtFlash"] = mk(action=SCons.Action.Action(_flash, "flash image $TARGET"))
+    env["BUILDERS"]["BtZooModel"] = mk(action=SCons.Action.Action(_one_line(_zoo_model),
+                                                                  "zoo model $BT_ZOO_NAME -> $TARGET"))
+    env["BUILDERS"]["BtSkeleton"] = mk(action=SCons.Action.Action(_one_line(_skeleton), "skeleton $TARGET"))
+    env["BUILDERS"]["BtPlan"] = mk(action=SCons.Action.Action(_one_line(_plan), "plan $TARGET"))
+    env["BUILDERS"]["BtCode"] = mk(action=SCons.Action.Action(_one_line(_code), "codegen ${TARGETS[:3]}"))
+    env["BUILDERS"]["BtFlash"] = mk(action=SCons.Action.Action(_one_line(_flash), "flash image $TARGET"))
     env["BUILDERS"]["BtText"] = mk(action=SCons.Action.Action(_text, "write $TARGET"))
     env.AddMethod(bt_firmware, "BtFirmware")
+    env.AddMethod(lambda env, model: default_name(model), "BtDefaultName")
 
 
 def exists(env):
