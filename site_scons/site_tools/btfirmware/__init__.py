@@ -320,6 +320,11 @@ def bt_firmware(env, board: str, model: str, out: str, kernels: str = "", plan_o
         t = t.with_kernels(tuple(kernels.split(",")))
     if not firmware.is_model_file(model):
         firmware.check_zoo_name(model)
+    elif not os.path.isfile(model):
+        from buildtool.errors import ModelError
+
+        raise ModelError(f"model {model!r} is a directory, not a .tflite model file" if os.path.isdir(model)
+                         else f"model file not found: {model!r}")
     top = env.Dir("#").abspath
     out = out or os.path.join("build", board, default_name(model))
     o = _command_path(os.path.normpath(os.path.join(top, out)), "out directory")

@@ -1,0 +1,251 @@
+"""Hostile input reaching SCons builds (issue 9, items 1 and 2).
+
+1. A model, out=, kernel_root=, input= or output= path that a shell or SCons' variable
+   substitution would read as more than a word: the build works (the folder named after the
+   model is made of safe characters) or is refused in one line, and no command is injected.
+2. Files a later step reads back (plan.json, skeleton.json, firmware.json) that were edited or
+   damaged after they were made: re-made (one line says so) or refused in one line, never
+   turned into firmware.
+
+Every build runs in a scratch project (SConstruct and site_scons copied, buildtool linked), so
+the default build folder build/host/NAME lands in a temporary directory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import fixed_input, tflm_run
+
+from buildtool import zoo
+from buildtool.firmware import build_dir_name
+from buildtool.tflite_writer import serialize
+
+ROOT = Path(__file__).resolve().parents[1]
+# each would run `touch PWNED` (or expand $x) if it reached a shell or SCons' substitution as it is
+NAMES = ['a";touch PWNED;"b', "$x", "$(touch PWNED)", "`touch PWNED`", "it's", "a b", "new\nline",
+         '${__import__("os").system("touch PWNED")}']
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory):
+    top = tmp_path_factory.mktemp("hostile")
+    shutil.copy(ROOT / "SConstruct", top / "SConstruct")
+    shutil.copytree(ROOT / "site_scons", top / "site_scons", ignore=shutil.ignore_patterns("__pycache__"))
+    (top / "buildtool").symlink_to(ROOT / "buildtool")
+    (top / "m").mkdir()
+    return top
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    g = zoo.build("tiny")
+    data = serialize(g)
+    x = fixed_input(g.tensors[g.inputs[0]].shape)
+    return data, x, tflm_run(data, [x])[0]
+
+
+def scons(top, *args, env=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "SCons", "-Q", "-C", str(top), *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def no_injection(top) -> None:
+    hits = [p for d in (top, ROOT, Path.cwd()) for p in d.rglob("PWNED")]
+    assert not hits, hits
+
+
+def files(top) -> set:
+    return {p for d in ("build", "m") if (top / d).exists() for p in (top / d).rglob("*")} | set(top.iterdir())
+
+
+def output_line(y) -> str:
+    return f"output: {' '.join(str(int(v)) for v in y.reshape(-1))}"
+
+
+def test_build_dir_name_keeps_plain_names_and_maps_the_rest():
+    for name in ("mbv2-w0.35", "tiny_cnn_32", "tiny", "mcunet-vww1", "v1.2_final"):
+        assert build_dir_name(name) == name
+    mapped = [build_dir_name(n) for n in NAMES + ["a_b", "..", ".", "-o", "é", "x" * 300]]
+    assert all(m.replace("-", "").replace("_", "").replace(".", "").isalnum() and m.isascii() for m in mapped)
+    assert len(set(mapped)) == len(mapped)  # "a b" and "a_b" (kept as it is) do not collide
+    assert build_dir_name("a b") != build_dir_name("a\tb") and all(len(m) <= 100 for m in mapped)
+    assert build_dir_name("a b") == build_dir_name("a b")
+
+
+@pytest.mark.parametrize("name", NAMES, ids=range(len(NAMES)))
+def test_hostile_model_name_builds_and_runs(scratch, tiny, name):
+    """The model, input and output files all carry the name; the default build folder is its safe form."""
+    data, x, ref = tiny
+    model, inp, outp = (scratch / "m" / f"{name}{ext}" for ext in (".tflite", ".npy", ".out.npy"))
+    model.write_bytes(data)
+    np.save(inp, x)
+    r = scons(scratch, "run", "board=host", f"model={model}", f"input={inp}", f"output={outp}")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (scratch / "build" / "host" / build_dir_name(name) / "firmware.elf").is_file()
+    assert output_line(ref) in r.stdout
+    assert np.array_equal(np.load(outp), ref)
+    no_injection(scratch)
+
+
+@pytest.mark.parametrize("arg", ['out={t}/a";touch PWNED;"b', "out={t}/$x", "out={t}/$(touch PWNED)",
+                                 'out={t}/${{__import__("os").system("touch PWNED")}}', "out={t}/new\nline",
+                                 "kernel_root={t}/`touch PWNED`", "kernel_root={t}/it's"], ids=range(7))
+def test_unsafe_command_line_path_is_refused_in_one_line(scratch, arg):
+    """out= and kernel_root= land on compiler command lines: refused before anything runs."""
+    t = scratch / "refused"
+    before = files(scratch)
+    r = scons(scratch, "run", "board=host", "model=tiny", arg.format(t=t))
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("scons: *** ") and "not safe on a compiler command line" in lines[0]
+    assert files(scratch) == before  # nothing made
+    no_injection(scratch)
+
+
+def test_spaces_in_out_and_kernel_root_work(scratch, tiny):
+    data, x, ref = tiny
+    d = scratch / "with space"
+    shutil.copytree(ROOT / "kernels", d / "my kernels", ignore=shutil.ignore_patterns("tests", "__pycache__"))
+    model = scratch / "m" / "plain.tflite"
+    model.write_bytes(data)
+    r = scons(scratch, "run", "board=host", f"model={model}", f"out={d / 'o u t'}", f"kernel_root={d / 'my kernels'}")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert output_line(ref) in r.stdout and (d / "o u t" / "firmware.elf").is_file()
+
+
+# -- read-back files ---------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def built(scratch, tiny):
+    """scons board=host model=tiny, built once: build/host/tiny in the scratch project."""
+    r = scons(scratch, "board=host", "model=tiny")
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = scratch / "build" / "host" / "tiny"
+    return out, {n: (out / n).read_bytes() for n in ("plan.json", "skeleton.json", "firmware.json", "model.c")}
+
+
+def overlap(plan: dict) -> dict:
+    """Two tensors live at the same step moved onto the same bytes (tensor and buffer offsets)."""
+    bufs = {b["id"]: b for b in plan["buffers"]}
+    ts = plan["tensors"]
+    for a in ts:
+        for b in ts:
+            if (a["buffer"] != b["buffer"] and a["offset"] != b["offset"] and a["first_step"] <= b["last_step"]
+                    and b["first_step"] <= a["last_step"]):
+                b["offset"] = bufs[b["buffer"]]["offset"] = a["offset"]
+                return plan
+    raise AssertionError("no two tensors live together")
+
+
+def run_and_check(scratch, out, before, ref, replans: str) -> None:
+    """scons run: one line says the file is remade, the output is TFLM's, the read-back files are as before."""
+    r = scons(scratch, "run", "board=host", "model=tiny")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "Traceback" not in r.stdout + r.stderr
+    said = [line for line in r.stdout.splitlines() if replans in line]
+    assert len(said) == 1, r.stdout
+    assert output_line(ref) in r.stdout
+    for n, data in before.items():
+        assert (out / n).read_bytes() == data, n
+    assert scons(scratch, "-q", "board=host", "model=tiny").returncode == 0  # and then up to date
+
+
+def test_overlapping_plan_is_replanned(scratch, built, tiny):
+    out, before = built
+    (out / "plan.json").write_text(json.dumps(overlap(json.loads(before["plan.json"])), indent=1) + "\n")
+    run_and_check(scratch, out, before, tiny[2], "plan.json: it does not match the digest recorded when it was "
+                  "made (edited or damaged): re-planning")
+
+
+def test_overlapping_plan_with_a_matching_seal_fails_the_checker_and_is_replanned(scratch, built, tiny):
+    """Even when the seal is rewritten to match, codegen checks the plan with the independent checker."""
+    out, before = built
+    bad = json.dumps(overlap(json.loads(before["plan.json"])), indent=1) + "\n"
+    seal = json.loads((out / "plan.json.seal").read_text())
+    seal["sha256"] = hashlib.sha256(bad.encode()).hexdigest()
+    (out / "plan.json").write_text(bad)
+    (out / "plan.json.seal").write_text(json.dumps(seal))
+    r = scons(scratch, "run", "board=host", "model=tiny")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "it fails the plan checker: buffers" in r.stdout and "overlap in bytes while both live" in r.stdout
+    assert output_line(tiny[2]) in r.stdout
+    assert (out / "plan.json").read_bytes() == before["plan.json"]
+    assert (out / "model.c").read_bytes() == before["model.c"]
+
+
+@pytest.mark.parametrize("damage", ["plan.json", "plan.json.seal"])
+def test_invalid_json_plan_is_replanned(scratch, built, tiny, damage):
+    out, before = built
+    (out / damage).write_text('{"arena_bytes": ')
+    run_and_check(scratch, out, before, tiny[2], "re-planning")
+
+
+def test_damaged_skeleton_and_manifest_are_remade(scratch, built, tiny):
+    """A changed scale in skeleton.json would change every requantisation; a changed shape in
+    firmware.json the input the run step sends."""
+    out, before = built
+    skel = json.loads(before["skeleton.json"])
+    q = next(t["quant"] for t in skel["tensors"] if t.get("quant"))
+    q["scale"][0] *= 2
+    (out / "skeleton.json").write_text(json.dumps(skel, indent=0, sort_keys=True) + "\n")
+    man = json.loads(before["firmware.json"])
+    man["inputs"][0]["shape"][1] = 1
+    (out / "firmware.json").write_text(json.dumps(man, indent=1) + "\n")
+    r = scons(scratch, "run", "board=host", "model=tiny")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "skeleton.json: it does not match the digest recorded when it was made (edited or damaged): remaking it" \
+        in r.stdout
+    assert "firmware.json: it does not match the digest recorded when it was made" in r.stdout
+    assert output_line(tiny[2]) in r.stdout
+    for n, data in before.items():
+        assert (out / n).read_bytes() == data, n
+
+
+def test_unsound_plan_from_the_planner_is_refused_in_one_line(scratch, tmp_path):
+    """A plan that fails the checker however often it is made (here: a poisoned plan cache) is
+    refused in one line, exit 2, before any code is generated from it."""
+    from buildtool.cache import DiskStore
+
+    env = dict(os.environ, BUILDTOOL_RUNTIME_DIR=str(tmp_path / "run"), BUILDTOOL_CACHE_DIR=str(tmp_path / "cache"),
+               BUILDTOOL_NO_DAEMON="0", BUILDTOOL_DAEMON_WATCH="0")
+    out = tmp_path / "b"
+    try:
+        r = scons(scratch, "board=host", "model=tiny", f"out={out}", str(out / "plan.json"), env=env)
+        assert r.returncode == 0, r.stdout + r.stderr
+        subprocess.run([sys.executable, "-m", "buildtool.cli", "daemon", "stop"], env=env, capture_output=True,
+                       timeout=60, cwd=ROOT)
+        store = DiskStore(str(tmp_path / "cache"))
+        entries = list((tmp_path / "cache" / "objects" / "arena").glob("*/*"))
+        assert len(entries) == 1
+        digest = entries[0].parent.name + entries[0].name
+        store.put("arena", digest, overlap(store.get("arena", digest)))
+        (out / "plan.json").unlink()
+        r = scons(scratch, "run", "board=host", "model=tiny", f"out={out}", env=env)
+        assert r.returncode == 2, r.stdout + r.stderr
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 1 and "fails the plan checker" in lines[0] and "even after re-planning" in lines[0]
+        assert not (out / "model.c").exists() and not (out / "firmware.elf").exists()
+    finally:
+        subprocess.run([sys.executable, "-m", "buildtool.cli", "daemon", "stop"], env=env, capture_output=True,
+                       timeout=60, cwd=ROOT)
+
+
+@pytest.mark.parametrize("args", [["model=/nonexistent/m.tflite"], ["model={t}"], ["model=$(touch PWNED)"],
+                                  ['model=${{__import__("os").system("touch PWNED")}}'], ["board=$(touch PWNED)"]],
+                         ids=range(5))
+def test_bad_model_or_board_is_refused_in_one_line(scratch, args):
+    before = files(scratch)
+    r = scons(scratch, "board=host", *[a.format(t=scratch / "m") for a in args])
+    assert r.returncode == 2, r.stdout + r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("scons: *** "), r.stderr
+    assert files(scratch) == before  # nothing made
+    no_injection(scratch)
