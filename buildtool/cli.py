@@ -171,7 +171,7 @@ def cmd_zoo(a) -> int:
 def _board_run(g, x, a):
     from . import firmware
 
-    out = a.build_dir or os.path.join("build", a.board, g.name)
+    out = a.build_dir or os.path.join("build", a.board, firmware.build_dir_name(g.name))
     firmware.build(g, a.board, out, **plan_options(a))
     y, prof, ram = firmware.run(a.board, out, x)
     print(firmware.format_report(prof, ram), file=sys.stderr)

@@ -129,7 +129,8 @@ def built(scratch, tiny):
     r = scons(scratch, "board=host", "model=tiny")
     assert r.returncode == 0, r.stdout + r.stderr
     out = scratch / "build" / "host" / "tiny"
-    return out, {n: (out / n).read_bytes() for n in ("plan.json", "skeleton.json", "firmware.json", "model.c")}
+    return out, {n: (out / n).read_bytes()
+                 for n in ("model.tflite", "plan.json", "skeleton.json", "firmware.json", "model.c", "weights.bin")}
 
 
 def overlap(plan: dict) -> dict:
@@ -188,10 +189,13 @@ def test_invalid_json_plan_is_replanned(scratch, built, tiny, damage):
     run_and_check(scratch, out, before, tiny[2], "re-planning")
 
 
-def test_damaged_skeleton_and_manifest_are_remade(scratch, built, tiny):
-    """A changed scale in skeleton.json would change every requantisation; a changed shape in
-    firmware.json the input the run step sends."""
+def test_damaged_zoo_model_skeleton_and_manifest_are_remade(scratch, built, tiny):
+    """A changed byte in the zoo's model.tflite would change a weight; a changed scale in skeleton.json
+    every requantisation; a changed shape in firmware.json the input the run step sends."""
     out, before = built
+    model = bytearray(before["model.tflite"])
+    model[len(model) // 2] ^= 0x55
+    (out / "model.tflite").write_bytes(model)
     skel = json.loads(before["skeleton.json"])
     q = next(t["quant"] for t in skel["tensors"] if t.get("quant"))
     q["scale"][0] *= 2
@@ -204,6 +208,7 @@ def test_damaged_skeleton_and_manifest_are_remade(scratch, built, tiny):
     assert "skeleton.json: it does not match the digest recorded when it was made (edited or damaged): remaking it" \
         in r.stdout
     assert "firmware.json: it does not match the digest recorded when it was made" in r.stdout
+    assert "model.tflite: it does not match the digest recorded when it was made" in r.stdout
     assert output_line(tiny[2]) in r.stdout
     for n, data in before.items():
         assert (out / n).read_bytes() == data, n
@@ -249,3 +254,19 @@ def test_bad_model_or_board_is_refused_in_one_line(scratch, args):
     assert len(lines) == 1 and lines[0].startswith("scons: *** "), r.stderr
     assert files(scratch) == before  # nothing made
     no_injection(scratch)
+
+
+def test_cli_board_run_default_folder_is_the_safe_name(tmp_path, monkeypatch, capsys, tiny):
+    """`buildtool run --board` builds into build/BOARD/NAME too: the same safe folder name."""
+    from buildtool import cli
+
+    data, x, ref = tiny
+    name = 'a"b $x'
+    (tmp_path / f"{name}.tflite").write_bytes(data)
+    np.save(tmp_path / "x.npy", x)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("BUILDTOOL_NO_DAEMON", "1")
+    rc = cli.main(["run", "--board", "host", f"{name}.tflite", "--input", "x.npy", "--output", "y.npy"])
+    assert rc == 0, capsys.readouterr().err
+    assert np.array_equal(np.load(tmp_path / "y.npy"), ref)
+    assert (tmp_path / "build" / "host" / build_dir_name(name) / "firmware.elf").is_file()

@@ -151,7 +151,10 @@ def _zoo_model(target, source, env):
     from buildtool import zoo
     from buildtool.tflite_writer import serialize
 
-    _write(str(target[0]), serialize(zoo.build(env["BT_ZOO_NAME"])))
+    from buildtool.canonical import zoo_version
+
+    name = env["BT_ZOO_NAME"]
+    _write_sealed(str(target[0]), serialize(zoo.build(name)), {"zoo": name, "zoo_version": zoo_version()})
     return 0
 
 
@@ -332,11 +335,15 @@ def bt_firmware(env, board: str, model: str, out: str, kernels: str = "", plan_o
     d = env.fs.Dir(o)  # nodes made directly: a string target or source would go through substitution
     fenv = env.Clone(BT_BOARD=board, BT_WEIGHTS_ALIGN=t.weights_align,
                      BT_PLAN_OPTIONS=dict(sorted((plan_options or {}).items())))
+    sealed = []  # (read-back file, the step that makes it, what remaking it means)
     if firmware.is_model_file(model):
         model_node = env.fs.File(os.path.abspath(model))
     else:
-        model_node = fenv.BtZooModel(d.File("model.tflite"), fenv.Value(model), BT_ZOO_NAME=model)[0]
-        fenv.Depends(model_node, _python_deps("zoo"))
+        zoo_model = fenv.BtZooModel([d.File("model.tflite"), d.File("model.tflite.seal")], fenv.Value(model),
+                                    BT_ZOO_NAME=model)
+        fenv.Depends(zoo_model, _python_deps("zoo"))
+        model_node = zoo_model[0]
+        sealed.append((model_node, zoo_model, "remaking it"))
     skel = fenv.BtSkeleton([d.File("skeleton.json"), d.File("skeleton.json.seal")], model_node)
     fenv.Depends(skel, _python_deps("skeleton"))
     plan = fenv.BtPlan([d.File("plan.json"), d.File("plan.json.seal")], skel[0])
@@ -347,8 +354,9 @@ def bt_firmware(env, board: str, model: str, out: str, kernels: str = "", plan_o
     weights = fenv.BtFlash(d.File("weights.bin"), model_node)
     fenv.Depends(weights, [fenv.Value(f"{board}:{t.weights_align}")] + _python_deps("flash"))
     if not env.GetOption("clean"):  # a read-back file changed since it was made: SCons alone would not remake it
-        for node, step, redo in ((skel[0], skel, "remaking it"), (plan[0], plan, "re-planning"),
-                                 (code[2], code, "regenerating the code")):
+        sealed += [(skel[0], skel, "remaking it"), (plan[0], plan, "re-planning"),
+                   (code[2], code, "regenerating the code")]
+        for node, step, redo in sealed:
             why = _unsealed(node.abspath)
             if why:
                 print(f"scons: {node}: {why}: {redo}")
