@@ -19,6 +19,7 @@ A file's bytes are mapped to its canonical graph digest through an uncounted
 from __future__ import annotations
 
 import hashlib
+import numbers
 import os
 import time
 
@@ -32,37 +33,78 @@ DEFAULT_OPTIONS = {"align": 16, "time_budget": 2.0, "order_search": True, "inpla
                    "input_streamed": False}
 
 
+# Allowed ranges of the numeric options: anything outside is refused in one line naming option,
+# value and range (an align of 2**40 would plan a 2 TB arena; a NaN or endless time budget never ends).
+MAX_ALIGN = 4096
+MAX_TIME_BUDGET_S = 3600.0
+MAX_MAC_OVERHEAD = 1000.0
+MAX_RAM_LIMIT = 1 << 32
+MAX_SPLITS, MAX_SPLIT_OPS, MAX_SPLIT_N = 256, 1 << 16, 1024
+
+
+def _refuse(name: str, value, rule: str):
+    raise UsageError(f"planning option {name}={value!r} is invalid: it must be {rule}")
+
+
+def _int(name: str, v, lo: int, hi: int, rule: str | None = None, shown=None) -> int:
+    """An integer (not a bool, not a string or float) in [lo, hi]."""
+    rule = rule or f"an integer from {lo} to {hi}"
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or not lo <= v <= hi:
+        _refuse(name, v if shown is None else shown, rule)
+    return int(v)
+
+
+def _real(name: str, v, lo: float, hi: float) -> float:
+    """A finite number (int or float, not a bool or string) in [lo, hi]."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not lo <= v <= hi:  # NaN fails too
+        _refuse(name, v, f"a number from {lo:g} to {hi:g}")
+    return float(v)
+
+
+def _bool(name: str, v) -> bool:
+    if not isinstance(v, bool):
+        _refuse(name, v, "true or false")
+    return v
+
+
 def normalize_options(options: dict | None) -> dict:
-    """Defaults filled in, types fixed, unknown keys refused: equal requests get equal keys."""
+    """Defaults filled in, types and ranges checked, unknown keys refused: equal requests get equal keys.
+
+    Strict at the boundary: "16" is not an align, True is not a number, NaN is not a time budget."""
+    if options is not None and not isinstance(options, dict):
+        raise UsageError(f"planning options must be a map, not {type(options).__name__}")
     opts = dict(DEFAULT_OPTIONS)
     for k, v in (options or {}).items():
         if k not in DEFAULT_OPTIONS:
             raise UsageError(f"unknown planning option '{k}' (known: {', '.join(DEFAULT_OPTIONS)})")
         opts[k] = v
-    try:
-        align, budget = int(opts["align"]), float(opts["time_budget"])
-    except (TypeError, ValueError):
-        raise UsageError("planning options align and time_budget must be numbers") from None
-    if align < 1 or align & (align - 1):
-        raise UsageError(f"align {align} must be a power of two")
-    if not budget >= 0:
-        raise UsageError("time_budget must not be negative")
+    align = _int("align", opts["align"], 1, MAX_ALIGN, f"a power of two from 1 to {MAX_ALIGN}")
+    if align & (align - 1):
+        _refuse("align", align, f"a power of two from 1 to {MAX_ALIGN}")
+    budget = _real("time_budget", opts["time_budget"], 0, MAX_TIME_BUDGET_S)
+    if opts["optimize"] not in (None, "ram", "macs"):
+        _refuse("optimize", opts["optimize"], "'ram', 'macs' or none")
     splits = opts["splits"]
     if splits is not None and splits != "auto":
-        try:
-            splits = [[int(x) for x in s] for s in splits]
-        except (TypeError, ValueError):
-            splits = None
-        if not splits or any(len(s) != 3 for s in splits):
-            raise UsageError("splits must be 'auto' or a list of [top, bottom, n]")
-    try:
-        mmo = None if opts["max_mac_overhead"] is None else float(opts["max_mac_overhead"])
-        ram = None if opts["ram_limit"] is None else int(opts["ram_limit"])
-    except (TypeError, ValueError):
-        raise UsageError("max_mac_overhead and ram_limit must be numbers") from None
-    return {"align": align, "time_budget": budget, "order_search": bool(opts["order_search"]),
-            "inplace": bool(opts["inplace"]), "optimize": opts["optimize"], "max_mac_overhead": mmo,
-            "ram_limit": ram, "splits": splits, "input_streamed": bool(opts["input_streamed"])}
+        rule = (f"'auto' or a list of at most {MAX_SPLITS} [top, bottom, n] with 0 <= top <= bottom < "
+                f"{MAX_SPLIT_OPS} and 1 <= n <= {MAX_SPLIT_N}")
+        if not isinstance(splits, (list, tuple)) or not 0 < len(splits) <= MAX_SPLITS:
+            _refuse("splits", splits, rule)
+        for sp in splits:
+            if not isinstance(sp, (list, tuple)) or len(sp) != 3:
+                _refuse("splits", splits, rule)
+            top, bottom = (_int("splits", x, 0, MAX_SPLIT_OPS - 1, rule, splits) for x in sp[:2])
+            _int("splits", sp[2], 1, MAX_SPLIT_N, rule, splits)
+            if bottom < top:
+                _refuse("splits", splits, rule)
+        splits = [[int(x) for x in sp] for sp in splits]
+    mmo = None if opts["max_mac_overhead"] is None else _real("max_mac_overhead", opts["max_mac_overhead"], 1,
+                                                                MAX_MAC_OVERHEAD)
+    ram = None if opts["ram_limit"] is None else _int("ram_limit", opts["ram_limit"], 1, MAX_RAM_LIMIT,
+                                                      f"a byte count from 1 to {MAX_RAM_LIMIT} (4 GiB)")
+    return {"align": align, "time_budget": budget, "order_search": _bool("order_search", opts["order_search"]),
+            "inplace": _bool("inplace", opts["inplace"]), "optimize": opts["optimize"], "max_mac_overhead": mmo,
+            "ram_limit": ram, "splits": splits, "input_streamed": _bool("input_streamed", opts["input_streamed"])}
 
 
 def arena_plan_json(g, opts: dict) -> dict:

@@ -458,3 +458,43 @@ def test_stale_temp_files_are_cleaned(tmp_path):
     assert os.path.exists(live) and not os.path.exists(dead) and not os.path.exists(old)
     assert s.stats()["entries"] == 1
     assert s.clear() == 1 and os.path.exists(live)  # a live writer's temp file is left to finish
+
+
+@pytest.mark.parametrize("options, needle", [
+    ({"align": 2 ** 64}, "align=18446744073709551616 is invalid: it must be a power of two from 1 to 4096"),
+    ({"align": 2 ** 40}, "align=1099511627776 is invalid: it must be a power of two from 1 to 4096"),
+    ({"align": "16"}, "align='16' is invalid"),
+    ({"align": True}, "align=True is invalid"),
+    ({"align": 16.0}, "align=16.0 is invalid"),
+    ({"time_budget": float("nan")}, "time_budget=nan is invalid: it must be a number from 0 to 3600"),
+    ({"time_budget": float("inf")}, "time_budget=inf is invalid"),
+    ({"time_budget": "2"}, "time_budget='2' is invalid"),
+    ({"time_budget": -1}, "time_budget=-1 is invalid"),
+    ({"max_mac_overhead": float("nan")}, "max_mac_overhead=nan is invalid: it must be a number from 1 to 1000"),
+    ({"max_mac_overhead": 0.5}, "max_mac_overhead=0.5 is invalid"),
+    ({"ram_limit": 2 ** 64}, "ram_limit=18446744073709551616 is invalid: it must be a byte count from 1 to"),
+    ({"ram_limit": 0}, "ram_limit=0 is invalid"),
+    ({"ram_limit": 65536.5}, "ram_limit=65536.5 is invalid"),
+    ({"order_search": "false"}, "order_search='false' is invalid: it must be true or false"),
+    ({"inplace": 0}, "inplace=0 is invalid"),
+    ({"input_streamed": None}, "input_streamed=None is invalid"),
+    ({"optimize": "speed"}, "optimize='speed' is invalid: it must be 'ram', 'macs' or none"),
+    ({"splits": [[0, 2, 2 ** 70]]}, "splits=[[0, 2, 1180591620717411303424]] is invalid"),
+    ({"splits": [[3, 1, 2]]}, "splits=[[3, 1, 2]] is invalid"),
+    ({"splits": [["0", 1, 2]]}, "splits=[['0', 1, 2]] is invalid"),
+    ({"splits": "all"}, "splits='all' is invalid"),
+])
+def test_every_option_is_checked_for_type_and_range(options, needle):
+    from buildtool.errors import UsageError
+
+    with pytest.raises(UsageError) as e:
+        service.plan_request(small_cnn(), options)
+    assert needle in str(e.value) and "\n" not in str(e.value)
+
+
+def test_options_in_range_are_accepted_and_normalised():
+    o = service.normalize_options({"align": np.int64(4096), "time_budget": 3600, "ram_limit": 65536,
+                                   "max_mac_overhead": 1, "splits": [(0, 2, 3)], "optimize": "macs"})
+    assert o["align"] == 4096 and type(o["align"]) is int and o["time_budget"] == 3600.0
+    assert o["splits"] == [[0, 2, 3]] and o["max_mac_overhead"] == 1.0
+    assert service.normalize_options(o) == o
