@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import numbers
 import os
+import stat
 import time
 
 from . import canonical
@@ -125,10 +126,41 @@ def fused_plan_json(g, opts: dict, memo) -> dict:
                       align=opts["align"], time_budget=opts["time_budget"], memo=memo).to_json(g)
 
 
+MAX_MODEL_BYTES = 256 << 20  # far above any microcontroller model; bounds what one request may read
+
+
+def read_model_file(path: str, shown: str | None = None) -> bytes:
+    """A model file's bytes; one-line ModelErrors naming it as shown (the path the user typed).
+
+    Never blocks on a fifo and never reads more than MAX_MODEL_BYTES (a daemon request is bounded)."""
+    shown = shown or path
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise ModelError(f"model file not found: {shown}") from None
+    except OSError as e:
+        raise ModelError(f"cannot read model file {shown}: {e.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise ModelError(f"{shown} is a directory, not a .tflite model file")
+        if not stat.S_ISREG(st.st_mode):
+            raise ModelError(f"{shown} is not a regular file; give the path of a .tflite model file")
+        if st.st_size > MAX_MODEL_BYTES:
+            raise ModelError(f"model file {shown} is {st.st_size >> 20} MiB, more than the "
+                             f"{MAX_MODEL_BYTES >> 20} MiB a planner reads; is it a .tflite model?")
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return f.read(MAX_MODEL_BYTES)
+    except OSError as e:
+        raise ModelError(f"cannot read model file {shown}: {e.strerror}") from None
+    finally:
+        os.close(fd)
+
+
 class _Model:
     """A model given as path, bytes, zoo name or Graph; parsed only when a planner needs it."""
 
-    def __init__(self, model):
+    def __init__(self, model, source: str | None = None):
         self._graph = None
         self.data = None
         self.zoo = None
@@ -138,17 +170,10 @@ class _Model:
             self.data = bytes(model)
         elif isinstance(model, str):
             if os.path.exists(model) or model.endswith(".tflite") or os.sep in model:
-                try:
-                    with open(model, "rb") as f:
-                        self.data = f.read()
-                except FileNotFoundError:
-                    raise ModelError(f"model file not found: {model}") from None
-                except IsADirectoryError:
-                    raise ModelError(f"{model} is a directory, not a .tflite model file") from None
-                except OSError as e:
-                    raise ModelError(f"cannot read model file {model}: {e.strerror}") from None
-                self.source = model
-                self.name = os.path.splitext(os.path.basename(model))[0]
+                shown = source or model  # messages name the file as the user typed it
+                self.data = read_model_file(model, shown)
+                self.source = shown
+                self.name = os.path.splitext(os.path.basename(shown))[0]
             else:
                 from . import zoo
 
@@ -181,12 +206,15 @@ class _Model:
         return memo.get_or_compute("model", key, lambda: canonical.graph_digest(self.graph()), count=False)
 
 
-def plan_request(model, options: dict | None = None, memo=None) -> dict:
-    """Plan one model. Pure: the result depends only on the model's structure and the options."""
+def plan_request(model, options: dict | None = None, memo=None, source: str | None = None) -> dict:
+    """Plan one model. Pure: the result depends only on the model's structure and the options.
+
+    source: how error messages name a model path (the daemon gets an absolute path and the
+    path as the user typed it, so its errors read exactly like in-process ones)."""
     t0 = time.perf_counter()
     memo = memo if memo is not None else NullMemo()
     opts = normalize_options(options)
-    m = _Model(model)
+    m = _Model(model, source)
     gd = m.digest(memo)
     if opts["optimize"] is None and opts["splits"] is None:
         plan = memo.get_or_compute("arena", canonical.plan_key("arena", gd, opts),
