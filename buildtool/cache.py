@@ -31,7 +31,6 @@ from __future__ import annotations
 import collections
 import errno
 import hashlib
-import logging
 import os
 import re
 import shutil
@@ -51,7 +50,6 @@ TEMP_STALE_S = 3600  # a temp file this old is left over even if its pid is aliv
 _KIND = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
 _TEMP = re.compile(r"^\.tmp(\d+)?")
 _MISSING = object()
-log = logging.getLogger("buildtool.cache")
 
 
 class Cancelled(Exception):
@@ -215,9 +213,12 @@ class DiskStore:
             with self._lock:
                 self.write_errors += 1
                 first = self.write_errors == 1
-            if first:
-                log.warning("the plan cache in %s cannot be written (%s); plans are made but not stored",
-                            self.root, e.strerror or e)
+            if first:  # logging is imported only now: the client imports this module and must start fast
+                import logging
+
+                logging.getLogger("buildtool.cache").warning(
+                    "the plan cache in %s cannot be written (%s); plans are made but not stored",
+                    self.root, e.strerror or e)
             return False
         with self._lock:
             if self._size is None:

@@ -175,7 +175,10 @@ class DaemonClient:
         raise AssertionError("unreachable")
 
     def plan(self, model, options: dict | None = None) -> dict:
-        msg = {"type": "plan", "options": dict(options or {})}
+        from ..service import normalize_options
+
+        # checked here too: a bad option costs no round trip (and 2**64 would not even pack)
+        msg = {"type": "plan", "options": normalize_options(options)}
         if isinstance(model, (bytes, bytearray)):
             msg["model_bytes"] = bytes(model)
         elif isinstance(model, str):
