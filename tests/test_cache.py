@@ -498,3 +498,51 @@ def test_options_in_range_are_accepted_and_normalised():
     assert o["align"] == 4096 and type(o["align"]) is int and o["time_budget"] == 3600.0
     assert o["splits"] == [[0, 2, 3]] and o["max_mac_overhead"] == 1.0
     assert service.normalize_options(o) == o
+
+
+def test_cancelled_request_stops_at_a_check_point_and_waiters_solve_it_themselves(tmp_path):
+    from buildtool.cache import Cancelled
+
+    memo = Memo(DiskStore(str(tmp_path)))
+    gone = threading.Event()
+    started = threading.Event()
+
+    def check():
+        if gone.is_set():
+            raise Cancelled("the client hung up")
+
+    def abandoned():  # a fused plan whose blocks go through the same session: each look-up is a check point
+        started.set()
+        for k in range(1000):
+            leaver.get_or_compute("fusion-block", f"b{k}", lambda: time.sleep(0.01) or k)
+        return "never"
+
+    leaver, stayer = memo.session(check), memo.session()
+    out = {}
+    t = threading.Thread(target=lambda: out.update(a=_catch(lambda: leaver.get_or_compute("fused", "k", abandoned))))
+    t.start()
+    started.wait(5)
+    w = threading.Thread(target=lambda: out.update(b=stayer.get_or_compute("fused", "k", lambda: "solved")))
+    w.start()  # waits for the first request's answer to the same key
+    time.sleep(0.1)
+    gone.set()
+    t.join(10)
+    w.join(10)
+    assert isinstance(out["a"], Cancelled) and out["b"] == "solved"
+    assert memo.get_or_compute("fused", "k", lambda: "again") == "solved"
+    assert memo.store.stats()["entries"] < 1000
+
+
+def _catch(f):
+    try:
+        return f()
+    except Exception as e:
+        return e
+
+
+def test_hot_layer_is_bounded_in_bytes(tmp_path):
+    memo = Memo(DiskStore(str(tmp_path)), hot_bytes=10_000)
+    for k in range(50):
+        memo.get_or_compute("arena", str(k), lambda: b"x" * 1000)
+    assert memo._hot_bytes <= 10_000 and len(memo._hot) < 10
+    assert memo.get_or_compute("arena", "0", lambda: b"recomputed") == b"x" * 1000  # from disk

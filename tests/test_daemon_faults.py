@@ -222,3 +222,18 @@ def test_log_rotates_by_size(rt, monkeypatch):
     assert os.path.getsize(log) < 8000 and os.path.getsize(log + ".1") < 8000
     with DaemonClient() as c:
         assert json.dumps(c.plan(m)["plan"]) == expected(m) and c.daemon_pid == pid
+
+
+def test_model_size_is_bounded_and_fifos_do_not_hang(rt):
+    big = os.path.join(rt.dir, "big.tflite")
+    with open(big, "wb") as f:
+        f.truncate(service.MAX_MODEL_BYTES + 1)  # sparse: no disk, no memory
+    fifo = os.path.join(rt.dir, "fifo.tflite")
+    os.mkfifo(fifo)  # reading it would wait for a writer forever
+    for path, needle in ((big, "256 MiB, more than the 256 MiB a planner reads"), (fifo, "is not a regular file")):
+        with pytest.raises(ModelError, match=needle) as d:
+            plan(path)
+        with pytest.raises(ModelError) as n:
+            plan(path, no_daemon=True)
+        assert str(d.value) == str(n.value)
+    rt.pids.append(pid_now(rt))
