@@ -15,20 +15,29 @@ round trip of what compute() gave, so a hit and a miss return identical data.
   view with its own per-request hit/miss counters over the same shared state.
 
 DiskStore entries are files objects/<kind>/<ab>/<digest>: magic, SHA-256 of the
-payload, payload = msgpack [kind, digest, value]. Writes go to a temp file and
-os.replace, so a reader never sees half an entry; a truncated or corrupt entry is
-detected by its checksum, deleted and recomputed. The file mtime is the LRU
-clock; past the size cap the least recently used entries are evicted.
+payload, payload = msgpack [kind, digest, value]. Writes go to a temp file
+(.tmp<pid>-...) and os.replace, so a reader never sees half an entry; a truncated
+or corrupt entry, or anything that is not a regular file at an entry's path, is a
+miss: it is deleted and recomputed. The file mtime is the LRU clock; past the size
+cap the least recently used entries are evicted. Directories are private (0700).
+
+The cache is only an accelerator: a store that cannot be written (read-only, full
+disk, unwritable HOME) never fails a plan; the value is returned unstored and one
+warning is logged per store.
 """
 
 from __future__ import annotations
 
 import collections
+import errno
 import hashlib
 import os
 import re
+import shutil
+import stat
 import tempfile
 import threading
+import time
 from typing import Callable
 
 import msgpack
@@ -36,8 +45,15 @@ import msgpack
 MAGIC = b"BTCACHE1"
 HEADER = len(MAGIC) + 32
 DEFAULT_CAP_BYTES = 512 << 20
+HOT_BYTES = 64 << 20  # the in-memory layer holds at most this much msgpack
+TEMP_STALE_S = 3600  # a temp file this old is left over even if its pid is alive (pid reuse)
 _KIND = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
+_TEMP = re.compile(r"^\.tmp(\d+)?")
 _MISSING = object()
+
+
+class Cancelled(Exception):
+    """Raised at a memo check point when the request's client has gone (see MemoSession)."""
 
 
 def default_cache_dir() -> str:
@@ -57,7 +73,44 @@ def entry_digest(kind: str, key) -> str:
 
 
 def _roundtrip(value):
-    return msgpack.unpackb(msgpack.packb(value, use_bin_type=True), raw=False, strict_map_key=False)
+    return _sized_roundtrip(value)[0]
+
+
+def _sized_roundtrip(value) -> tuple:
+    data = msgpack.packb(value, use_bin_type=True)
+    return msgpack.unpackb(data, raw=False, strict_map_key=False), len(data)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: someone else's live process
+        pass
+    return True
+
+
+def _stale_temp(name: str, mtime: float, now: float) -> bool:
+    """A temp file of a writer that died (its pid is gone) or that is older than TEMP_STALE_S."""
+    m = _TEMP.match(name)
+    if m is None:
+        return False
+    return now - mtime > TEMP_STALE_S or (m.group(1) is not None and not _pid_alive(int(m.group(1))))
+
+
+def _remove(path: str) -> bool:
+    """Delete whatever is at path (file, symlink, fifo or directory tree); True if it went."""
+    try:
+        if stat.S_ISDIR(os.lstat(path).st_mode):
+            shutil.rmtree(path)
+        else:
+            os.unlink(path)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return False
+    return True
 
 
 class Stats:
@@ -97,6 +150,13 @@ class NullMemo:
         return _roundtrip(compute())
 
 
+def _listdir(path: str) -> list:
+    try:
+        return sorted(os.listdir(path))
+    except OSError:
+        return []
+
+
 class DiskStore:
     """Content-addressed files with checksums, atomic writes and an LRU size cap."""
 
@@ -105,29 +165,36 @@ class DiskStore:
         self.objects = os.path.join(self.root, "objects")
         self.cap_bytes = cap_bytes
         self.corrupt = 0  # entries found damaged and dropped since start
+        self.write_errors = 0  # values that could not be stored (read-only cache, full disk)
         self._lock = threading.Lock()
         self._size = None  # bytes on disk, scanned lazily
+        self._private: set = set()  # directories known to exist with mode 0700
 
     def _path(self, kind: str, digest: str) -> str:
         return os.path.join(self.objects, kind, digest[:2], digest[2:])
 
     def get(self, kind: str, digest: str):
-        """The stored value, or _MISSING. Damaged entries are deleted."""
+        """The stored value, or _MISSING. Damaged entries (of any sort) are deleted and are misses."""
         path = self._path(kind, digest)
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
+        try:  # no symlinks followed, no blocking on a fifo
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         except (FileNotFoundError, NotADirectoryError):
+            return _MISSING  # a non-directory in the way is replaced by put()
+        except OSError:
+            self._damaged(path)
             return _MISSING
         try:
+            with os.fdopen(fd, "rb") as f:
+                if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+                    raise ValueError("not a regular file")
+                data = f.read()
             if data[:len(MAGIC)] != MAGIC or hashlib.sha256(data[HEADER:]).digest() != data[len(MAGIC):HEADER]:
                 raise ValueError("checksum")
             k, d, value = msgpack.unpackb(data[HEADER:], raw=False, strict_map_key=False)
             if (k, d) != (kind, digest):
                 raise ValueError("entry holds another key")
-        except (ValueError, TypeError, msgpack.UnpackException):
-            self._drop(path, len(data))
-            self.corrupt += 1
+        except (OSError, ValueError, TypeError, msgpack.UnpackException):
+            self._damaged(path)
             return _MISSING
         try:
             os.utime(path)  # LRU clock
@@ -135,23 +202,24 @@ class DiskStore:
             pass
         return value
 
-    def put(self, kind: str, digest: str, value) -> None:
+    def put(self, kind: str, digest: str, value) -> bool:
+        """Store value; False (and one warning per store) when the cache cannot be written."""
         payload = msgpack.packb([kind, digest, value], use_bin_type=True)
         data = MAGIC + hashlib.sha256(payload).digest() + payload
         path = self._path(kind, digest)
-        d = os.path.dirname(path)
-        os.makedirs(d, mode=0o700, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp")
         try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+            self._write(path, data)
+        except OSError as e:
+            with self._lock:
+                self.write_errors += 1
+                first = self.write_errors == 1
+            if first:  # logging is imported only now: the client imports this module and must start fast
+                import logging
+
+                logging.getLogger("buildtool.cache").warning(
+                    "the plan cache in %s cannot be written (%s); plans are made but not stored",
+                    self.root, e.strerror or e)
+            return False
         with self._lock:
             if self._size is None:
                 self._size = self._scan_size()
@@ -160,20 +228,76 @@ class DiskStore:
             over = self._size > self.cap_bytes
         if over:
             self.evict(keep=path)
+        return True
 
-    def _drop(self, path: str, size: int) -> None:
+    def _write(self, path: str, data: bytes) -> None:
+        d = os.path.dirname(path)
+        self._private_dirs(d)
         try:
-            os.unlink(path)
-        except OSError:
+            fd, tmp = tempfile.mkstemp(dir=d, prefix=f".tmp{os.getpid()}-")
+        except (FileNotFoundError, NotADirectoryError):  # removed or damaged since we made it: again
+            self._private.clear()
+            self._private_dirs(d)
+            fd, tmp = tempfile.mkstemp(dir=d, prefix=f".tmp{os.getpid()}-")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            try:
+                os.replace(tmp, path)
+            except OSError as e:
+                if e.errno not in (errno.EISDIR, errno.ENOTEMPTY, errno.EEXIST) or not _remove(path):
+                    raise
+                os.replace(tmp, path)  # a directory stood at the entry's path: it is gone now
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+
+    def _private_dirs(self, d: str) -> None:
+        """Create root .. d, each 0700; replace a non-directory in the way; tighten old 0755 ones."""
+        if d in self._private:
             return
-        with self._lock:
-            if self._size is not None:
-                self._size -= size
+        os.makedirs(os.path.dirname(self.root), exist_ok=True)
+        chain = [self.root]
+        rel = os.path.relpath(d, self.root)
+        for part in rel.split(os.sep):
+            chain.append(os.path.join(chain[-1], part))
+        for p in chain:
+            if p in self._private:
+                continue
+            try:
+                os.mkdir(p, 0o700)
+            except FileExistsError:
+                st = os.lstat(p)
+                if not stat.S_ISDIR(st.st_mode):
+                    if p == self.root:
+                        raise NotADirectoryError(errno.ENOTDIR, "not a directory", p) from None
+                    _remove(p)  # a damaged store: a file or symlink where a directory belongs
+                    os.mkdir(p, 0o700)
+                elif st.st_mode & 0o077 and st.st_uid == os.getuid():
+                    os.chmod(p, 0o700)
+            self._private.add(p)
+
+    def _damaged(self, path: str) -> None:
+        try:
+            size = os.lstat(path).st_size
+        except OSError:
+            size = 0
+        if _remove(path):
+            with self._lock:
+                self.corrupt += 1
+                if self._size is not None:
+                    self._size -= size
+        else:
+            with self._lock:
+                self.corrupt += 1
 
     def _files(self):
         for root, _dirs, files in os.walk(self.objects):
             for f in files:
-                if not f.startswith(".tmp"):
+                if not _TEMP.match(f):
                     yield os.path.join(root, f)
 
     def _scan_size(self) -> int:
@@ -223,16 +347,40 @@ class DiskStore:
                 pass
         return {"entries": n, "bytes": size, "cap_bytes": self.cap_bytes, "dir": self.root}
 
+    def clean_temps(self) -> int:
+        """Delete temp files left by interrupted writes (writer dead, or older than TEMP_STALE_S)."""
+        n, now = 0, time.time()
+        for root, _dirs, files in os.walk(self.objects):
+            for f in files:
+                p = os.path.join(root, f)
+                try:
+                    stale = _stale_temp(f, os.lstat(p).st_mtime, now)
+                except OSError:
+                    continue
+                if stale and _remove(p):
+                    n += 1
+        return n
+
     def clear(self) -> int:
+        """Delete every entry, damaged ones (directories, links, misplaced files) included; the
+        number removed. Temp files of live writers are left to finish."""
         n = 0
-        for p in list(self._files()):
-            try:
-                os.unlink(p)
-                n += 1
-            except OSError:
-                pass
+        self.clean_temps()
+        for kind in _listdir(self.objects):
+            kp = os.path.join(self.objects, kind)
+            if not os.path.isdir(kp) or os.path.islink(kp):
+                n += _remove(kp)
+                continue
+            for ab in _listdir(kp):
+                ap = os.path.join(kp, ab)
+                if not os.path.isdir(ap) or os.path.islink(ap):
+                    n += _remove(ap)
+                    continue
+                for name in _listdir(ap):
+                    if not _TEMP.match(name):
+                        n += _remove(os.path.join(ap, name))
         with self._lock:
-            self._size = 0
+            self._size = None
         return n
 
 
@@ -246,39 +394,50 @@ class _Flight:
 class Memo:
     """Shared cache state: hot in-memory entries, a DiskStore (optional), in-flight table, totals."""
 
-    def __init__(self, store: DiskStore | None = None, hot_entries: int = 8192):
+    def __init__(self, store: DiskStore | None = None, hot_entries: int = 8192, hot_bytes: int = HOT_BYTES):
         self.store = store
         self.stats = Stats()
-        self._hot: collections.OrderedDict = collections.OrderedDict()
+        self._hot: collections.OrderedDict = collections.OrderedDict()  # (kind, digest) -> (value, size)
         self._hot_max = hot_entries
+        self._hot_bytes_max = hot_bytes
+        self._hot_bytes = 0
         self._flights: dict = {}
         self._lock = threading.Lock()
 
-    def session(self) -> "MemoSession":
-        return MemoSession(self)
+    def session(self, check: Callable | None = None) -> "MemoSession":
+        return MemoSession(self, check)
 
     def get_or_compute(self, kind: str, key, compute: Callable, count: bool = True):
         return self._get(kind, key, compute, [self.stats] if count else [])
 
-    def _get(self, kind: str, key, compute: Callable, stats: list):
+    def _get(self, kind: str, key, compute: Callable, stats: list, check: Callable | None = None):
         d = entry_digest(kind, key)
         hk = (kind, d)
-        with self._lock:
-            if hk in self._hot:
-                self._hot.move_to_end(hk)
-                value = self._hot[hk]
-                flight, owner = None, False
-            else:
-                value = _MISSING
-                flight = self._flights.get(hk)
-                owner = flight is None
-                if owner:
-                    flight = self._flights[hk] = _Flight()
-        if value is not _MISSING:
-            self._count(stats, kind, True)
-            return value
-        if not owner:  # someone else is solving this very key: wait for their answer
-            flight.done.wait()
+        while True:
+            if check is not None:
+                check()  # raises Cancelled when the request's client has gone
+            with self._lock:
+                if hk in self._hot:
+                    self._hot.move_to_end(hk)
+                    value = self._hot[hk][0]
+                    flight, owner = None, False
+                else:
+                    value = _MISSING
+                    flight = self._flights.get(hk)
+                    owner = flight is None
+                    if owner:
+                        flight = self._flights[hk] = _Flight()
+            if value is not _MISSING:
+                self._count(stats, kind, True)
+                return value
+            if owner:
+                break
+            # someone else is solving this very key: wait for their answer (checking our own client)
+            while not flight.done.wait(0.2):
+                if check is not None:
+                    check()
+            if isinstance(flight.error, Cancelled):
+                continue  # their client went away, ours did not: solve it ourselves
             if flight.error is not None:
                 raise flight.error
             self._count(stats, kind, True)
@@ -286,15 +445,18 @@ class Memo:
         try:
             value = self.store.get(kind, d) if self.store is not None else _MISSING
             hit = value is not _MISSING
-            if not hit:
-                value = _roundtrip(compute())
+            if hit:
+                size = len(msgpack.packb(value, use_bin_type=True))
+            else:
+                value, size = _sized_roundtrip(compute())
                 if self.store is not None:
                     self.store.put(kind, d, value)
             flight.value = value
             with self._lock:
-                self._hot[hk] = value
-                while len(self._hot) > self._hot_max:
-                    self._hot.popitem(last=False)
+                self._hot[hk] = (value, size)
+                self._hot_bytes += size
+                while self._hot and (len(self._hot) > self._hot_max or self._hot_bytes > self._hot_bytes_max):
+                    self._hot_bytes -= self._hot.popitem(last=False)[1][1]
         except BaseException as e:
             flight.error = e
             raise
@@ -313,16 +475,22 @@ class Memo:
     def clear(self) -> int:
         with self._lock:
             self._hot.clear()
+            self._hot_bytes = 0
         return self.store.clear() if self.store is not None else 0
 
 
 class MemoSession:
-    """One request's view of a shared Memo: same entries, its own counters."""
+    """One request's view of a shared Memo: same entries, its own counters.
 
-    def __init__(self, shared: Memo):
+    check(), if given, is called at every get_or_compute (and while waiting for another
+    request's answer): the daemon raises Cancelled from it once the client has hung up,
+    so abandoned work stops at its next cache look-up and its memory is freed."""
+
+    def __init__(self, shared: Memo, check: Callable | None = None):
         self.shared = shared
         self.stats = Stats()
+        self.check = check
 
     def get_or_compute(self, kind: str, key, compute: Callable, count: bool = True):
         stats = [self.stats, self.shared.stats] if count else []
-        return self.shared._get(kind, key, compute, stats)
+        return self.shared._get(kind, key, compute, stats, self.check)

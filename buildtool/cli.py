@@ -62,10 +62,6 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
 
 
 def plan_options(a) -> dict:
-    if a.align < 1 or a.align & (a.align - 1):
-        raise UsageError(f"--align {a.align} must be a power of two")
-    if a.time_budget < 0:
-        raise UsageError("--time-budget must not be negative")
     opts = {"align": a.align, "time_budget": a.time_budget, "order_search": not a.no_order_search,
             "inplace": not a.no_inplace}
     if fused_requested(a):
@@ -85,6 +81,9 @@ def plan_options(a) -> dict:
                     input_streamed=a.input_streamed)
     elif a.max_mac_overhead is not None or a.ram_limit:
         raise UsageError("--max-mac-overhead and --ram-limit need --optimize ram|macs")
+    from .service import normalize_options
+
+    normalize_options(opts)  # every option's type and range, here too for report (which plans directly)
     return opts
 
 

@@ -19,7 +19,9 @@ A file's bytes are mapped to its canonical graph digest through an uncounted
 from __future__ import annotations
 
 import hashlib
+import numbers
 import os
+import stat
 import time
 
 from . import canonical
@@ -32,37 +34,78 @@ DEFAULT_OPTIONS = {"align": 16, "time_budget": 2.0, "order_search": True, "inpla
                    "input_streamed": False}
 
 
+# Allowed ranges of the numeric options: anything outside is refused in one line naming option,
+# value and range (an align of 2**40 would plan a 2 TB arena; a NaN or endless time budget never ends).
+MAX_ALIGN = 4096
+MAX_TIME_BUDGET_S = 3600.0
+MAX_MAC_OVERHEAD = 1000.0
+MAX_RAM_LIMIT = 1 << 32
+MAX_SPLITS, MAX_SPLIT_OPS, MAX_SPLIT_N = 256, 1 << 16, 1024
+
+
+def _refuse(name: str, value, rule: str):
+    raise UsageError(f"planning option {name}={value!r} is invalid: it must be {rule}")
+
+
+def _int(name: str, v, lo: int, hi: int, rule: str | None = None, shown=None) -> int:
+    """An integer (not a bool, not a string or float) in [lo, hi]."""
+    rule = rule or f"an integer from {lo} to {hi}"
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral) or not lo <= v <= hi:
+        _refuse(name, v if shown is None else shown, rule)
+    return int(v)
+
+
+def _real(name: str, v, lo: float, hi: float) -> float:
+    """A finite number (int or float, not a bool or string) in [lo, hi]."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Real) or not lo <= v <= hi:  # NaN fails too
+        _refuse(name, v, f"a number from {lo:g} to {hi:g}")
+    return float(v)
+
+
+def _bool(name: str, v) -> bool:
+    if not isinstance(v, bool):
+        _refuse(name, v, "true or false")
+    return v
+
+
 def normalize_options(options: dict | None) -> dict:
-    """Defaults filled in, types fixed, unknown keys refused: equal requests get equal keys."""
+    """Defaults filled in, types and ranges checked, unknown keys refused: equal requests get equal keys.
+
+    Strict at the boundary: "16" is not an align, True is not a number, NaN is not a time budget."""
+    if options is not None and not isinstance(options, dict):
+        raise UsageError(f"planning options must be a map, not {type(options).__name__}")
     opts = dict(DEFAULT_OPTIONS)
     for k, v in (options or {}).items():
         if k not in DEFAULT_OPTIONS:
             raise UsageError(f"unknown planning option '{k}' (known: {', '.join(DEFAULT_OPTIONS)})")
         opts[k] = v
-    try:
-        align, budget = int(opts["align"]), float(opts["time_budget"])
-    except (TypeError, ValueError):
-        raise UsageError("planning options align and time_budget must be numbers") from None
-    if align < 1 or align & (align - 1):
-        raise UsageError(f"align {align} must be a power of two")
-    if not budget >= 0:
-        raise UsageError("time_budget must not be negative")
+    align = _int("align", opts["align"], 1, MAX_ALIGN, f"a power of two from 1 to {MAX_ALIGN}")
+    if align & (align - 1):
+        _refuse("align", align, f"a power of two from 1 to {MAX_ALIGN}")
+    budget = _real("time_budget", opts["time_budget"], 0, MAX_TIME_BUDGET_S)
+    if opts["optimize"] not in (None, "ram", "macs"):
+        _refuse("optimize", opts["optimize"], "'ram', 'macs' or none")
     splits = opts["splits"]
     if splits is not None and splits != "auto":
-        try:
-            splits = [[int(x) for x in s] for s in splits]
-        except (TypeError, ValueError):
-            splits = None
-        if not splits or any(len(s) != 3 for s in splits):
-            raise UsageError("splits must be 'auto' or a list of [top, bottom, n]")
-    try:
-        mmo = None if opts["max_mac_overhead"] is None else float(opts["max_mac_overhead"])
-        ram = None if opts["ram_limit"] is None else int(opts["ram_limit"])
-    except (TypeError, ValueError):
-        raise UsageError("max_mac_overhead and ram_limit must be numbers") from None
-    return {"align": align, "time_budget": budget, "order_search": bool(opts["order_search"]),
-            "inplace": bool(opts["inplace"]), "optimize": opts["optimize"], "max_mac_overhead": mmo,
-            "ram_limit": ram, "splits": splits, "input_streamed": bool(opts["input_streamed"])}
+        rule = (f"'auto' or a list of at most {MAX_SPLITS} [top, bottom, n] with 0 <= top <= bottom < "
+                f"{MAX_SPLIT_OPS} and 1 <= n <= {MAX_SPLIT_N}")
+        if not isinstance(splits, (list, tuple)) or not 0 < len(splits) <= MAX_SPLITS:
+            _refuse("splits", splits, rule)
+        for sp in splits:
+            if not isinstance(sp, (list, tuple)) or len(sp) != 3:
+                _refuse("splits", splits, rule)
+            top, bottom = (_int("splits", x, 0, MAX_SPLIT_OPS - 1, rule, splits) for x in sp[:2])
+            _int("splits", sp[2], 1, MAX_SPLIT_N, rule, splits)
+            if bottom < top:
+                _refuse("splits", splits, rule)
+        splits = [[int(x) for x in sp] for sp in splits]
+    mmo = None if opts["max_mac_overhead"] is None else _real("max_mac_overhead", opts["max_mac_overhead"], 1,
+                                                                MAX_MAC_OVERHEAD)
+    ram = None if opts["ram_limit"] is None else _int("ram_limit", opts["ram_limit"], 1, MAX_RAM_LIMIT,
+                                                      f"a byte count from 1 to {MAX_RAM_LIMIT} (4 GiB)")
+    return {"align": align, "time_budget": budget, "order_search": _bool("order_search", opts["order_search"]),
+            "inplace": _bool("inplace", opts["inplace"]), "optimize": opts["optimize"], "max_mac_overhead": mmo,
+            "ram_limit": ram, "splits": splits, "input_streamed": _bool("input_streamed", opts["input_streamed"])}
 
 
 def arena_plan_json(g, opts: dict) -> dict:
@@ -83,10 +126,41 @@ def fused_plan_json(g, opts: dict, memo) -> dict:
                       align=opts["align"], time_budget=opts["time_budget"], memo=memo).to_json(g)
 
 
+MAX_MODEL_BYTES = 256 << 20  # far above any microcontroller model; bounds what one request may read
+
+
+def read_model_file(path: str, shown: str | None = None) -> bytes:
+    """A model file's bytes; one-line ModelErrors naming it as shown (the path the user typed).
+
+    Never blocks on a fifo and never reads more than MAX_MODEL_BYTES (a daemon request is bounded)."""
+    shown = shown or path
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise ModelError(f"model file not found: {shown}") from None
+    except OSError as e:
+        raise ModelError(f"cannot read model file {shown}: {e.strerror}") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise ModelError(f"{shown} is a directory, not a .tflite model file")
+        if not stat.S_ISREG(st.st_mode):
+            raise ModelError(f"{shown} is not a regular file; give the path of a .tflite model file")
+        if st.st_size > MAX_MODEL_BYTES:
+            raise ModelError(f"model file {shown} is {st.st_size >> 20} MiB, more than the "
+                             f"{MAX_MODEL_BYTES >> 20} MiB a planner reads; is it a .tflite model?")
+        with os.fdopen(os.dup(fd), "rb") as f:
+            return f.read(MAX_MODEL_BYTES)
+    except OSError as e:
+        raise ModelError(f"cannot read model file {shown}: {e.strerror}") from None
+    finally:
+        os.close(fd)
+
+
 class _Model:
     """A model given as path, bytes, zoo name or Graph; parsed only when a planner needs it."""
 
-    def __init__(self, model):
+    def __init__(self, model, source: str | None = None):
         self._graph = None
         self.data = None
         self.zoo = None
@@ -96,17 +170,10 @@ class _Model:
             self.data = bytes(model)
         elif isinstance(model, str):
             if os.path.exists(model) or model.endswith(".tflite") or os.sep in model:
-                try:
-                    with open(model, "rb") as f:
-                        self.data = f.read()
-                except FileNotFoundError:
-                    raise ModelError(f"model file not found: {model}") from None
-                except IsADirectoryError:
-                    raise ModelError(f"{model} is a directory, not a .tflite model file") from None
-                except OSError as e:
-                    raise ModelError(f"cannot read model file {model}: {e.strerror}") from None
-                self.source = model
-                self.name = os.path.splitext(os.path.basename(model))[0]
+                shown = source or model  # messages name the file as the user typed it
+                self.data = read_model_file(model, shown)
+                self.source = shown
+                self.name = os.path.splitext(os.path.basename(shown))[0]
             else:
                 from . import zoo
 
@@ -139,12 +206,15 @@ class _Model:
         return memo.get_or_compute("model", key, lambda: canonical.graph_digest(self.graph()), count=False)
 
 
-def plan_request(model, options: dict | None = None, memo=None) -> dict:
-    """Plan one model. Pure: the result depends only on the model's structure and the options."""
+def plan_request(model, options: dict | None = None, memo=None, source: str | None = None) -> dict:
+    """Plan one model. Pure: the result depends only on the model's structure and the options.
+
+    source: how error messages name a model path (the daemon gets an absolute path and the
+    path as the user typed it, so its errors read exactly like in-process ones)."""
     t0 = time.perf_counter()
     memo = memo if memo is not None else NullMemo()
     opts = normalize_options(options)
-    m = _Model(model)
+    m = _Model(model, source)
     gd = m.digest(memo)
     if opts["optimize"] is None and opts["splits"] is None:
         plan = memo.get_or_compute("arena", canonical.plan_key("arena", gd, opts),

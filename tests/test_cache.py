@@ -343,3 +343,206 @@ def test_fusion_blocks_cached_per_subgraph(tmp_path, monkeypatch):
     assert all(k in keys1 for ops, k in evaluated if not ops & {2, 3})  # every other block is known
     assert second["cache"] == {"misses": 1 + len(touching), "hits": len(evaluated) - len(touching)}
     assert json.dumps(second["plan"]) == json.dumps(service.plan_request(h, opts)["plan"])
+
+
+# -- faults: the cache is an accelerator, never a reason for a plan to fail ------------------
+def _devfull_mkstemp(real):
+    """mkstemp whose file descriptor is /dev/full: every write fails with ENOSPC, as on a full disk."""
+    def mkstemp(*a, **kw):
+        fd, path = real(*a, **kw)
+        os.close(fd)
+        return os.open("/dev/full", os.O_WRONLY), path
+    return mkstemp
+
+
+def _raising(err):
+    def f(*a, **kw):
+        raise OSError(err, os.strerror(err))
+    return f
+
+
+@pytest.mark.parametrize("fault", ["full-disk", "read-only", "permission", "home-not-a-directory"])
+def test_unwritable_cache_never_fails_a_plan(tmp_path, monkeypatch, caplog, fault):
+    import errno
+    import logging
+    import tempfile
+
+    from buildtool import cache
+
+    root = tmp_path / "cache"
+    if fault == "full-disk":
+        monkeypatch.setattr(cache.tempfile, "mkstemp", _devfull_mkstemp(tempfile.mkstemp))
+    elif fault == "read-only":
+        monkeypatch.setattr(cache.tempfile, "mkstemp", _raising(errno.EROFS))
+    elif fault == "permission":
+        monkeypatch.setattr(cache.tempfile, "mkstemp", _raising(errno.EACCES))
+    else:  # HOME (and so ~/.cache) below a regular file: a real failure even for root
+        (tmp_path / "home").write_text("")
+        monkeypatch.delenv("BUILDTOOL_CACHE_DIR", raising=False)
+        monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+        monkeypatch.setenv("HOME", str(tmp_path / "home"))
+        root = None
+    g = small_cnn()
+    opts = {"optimize": "ram", "time_budget": 0}  # the fused plan and its per-block entries: many writes
+    want = json.dumps(service.plan_request(g, opts)["plan"])
+    memo = Memo(DiskStore(None if root is None else str(root)))
+    with caplog.at_level(logging.WARNING, logger="buildtool.cache"):
+        for _ in range(2):
+            assert json.dumps(service.plan_request(g, opts, memo.session())["plan"]) == want
+    warnings = [r for r in caplog.records if r.name == "buildtool.cache"]
+    assert len(warnings) == 1 and "cannot be written" in warnings[0].getMessage()
+    assert memo.store.write_errors > 1 and memo.store.stats()["entries"] == 0
+    if root is not None and root.exists():
+        assert not [f for _r, _d, fs in os.walk(root) for f in fs]  # no temp file left behind
+
+
+@pytest.mark.parametrize("damage", ["directory", "fifo", "symlink", "file-for-directory"])
+def test_anything_at_an_entry_path_is_a_miss_and_repaired(tmp_path, damage):
+    s = DiskStore(str(tmp_path))
+    d = entry_digest("arena", "k")
+    path = s._path("arena", d)
+    s.put("arena", d, [1, 2])
+    os.unlink(path)
+    if damage == "directory":
+        os.makedirs(os.path.join(path, "sub"))
+    elif damage == "fifo":
+        os.mkfifo(path)  # opening it for reading would block forever
+    elif damage == "symlink":
+        os.symlink("/etc/passwd", path)
+    else:  # a file where the <2 hex> directory belongs
+        os.rmdir(os.path.dirname(path))
+        open(os.path.dirname(path), "wb").close()
+    assert s.get("arena", d) is _MISSING
+    memo = Memo(s)
+    assert memo.get_or_compute("arena", "k", lambda: [3, 4]) == [3, 4]
+    assert os.path.isfile(path) and not os.path.islink(path)
+    assert DiskStore(str(tmp_path)).get("arena", d) == [3, 4]  # repaired on disk
+
+
+def test_clear_removes_damaged_entries(tmp_path):
+    s = DiskStore(str(tmp_path))
+    for k in ("a", "b", "c"):
+        s.put("arena", entry_digest("arena", k), k)
+    os.unlink(s._path("arena", entry_digest("arena", "a")))
+    os.makedirs(s._path("arena", entry_digest("arena", "a")))  # a directory at an entry's path
+    os.unlink(s._path("arena", entry_digest("arena", "b")))
+    os.symlink("/nowhere", s._path("arena", entry_digest("arena", "b")))
+    assert s.clear() == 3
+    assert not [f for _r, _d, fs in os.walk(s.objects) for f in fs]
+    assert not os.path.lexists(s._path("arena", entry_digest("arena", "a")))
+    assert s.get("arena", entry_digest("arena", "a")) is _MISSING
+
+
+def test_store_directories_are_private(tmp_path):
+    old = tmp_path / "c" / "objects" / "fused"
+    old.mkdir(parents=True, mode=0o755)
+    os.chmod(old.parent, 0o755)
+    s = DiskStore(str(tmp_path / "c"))
+    for kind in ("arena", "fused"):
+        d = entry_digest(kind, "k")
+        s.put(kind, d, 1)
+        for p in (s.root, s.objects, os.path.join(s.objects, kind), os.path.dirname(s._path(kind, d))):
+            assert os.stat(p).st_mode & 0o777 == 0o700, p
+
+
+def test_stale_temp_files_are_cleaned(tmp_path):
+    s = DiskStore(str(tmp_path))
+    d = entry_digest("arena", "k")
+    s.put("arena", d, 1)
+    ab = os.path.dirname(s._path("arena", d))
+    dead, live, old = (os.path.join(ab, n) for n in (".tmp999999999-x", f".tmp{os.getpid()}-y", ".tmpz"))
+    for p in (dead, live, old):
+        open(p, "wb").write(b"half an entry")
+    os.utime(old, (time.time() - 7200, time.time() - 7200))
+    assert s.clean_temps() == 2
+    assert os.path.exists(live) and not os.path.exists(dead) and not os.path.exists(old)
+    assert s.stats()["entries"] == 1
+    assert s.clear() == 1 and os.path.exists(live)  # a live writer's temp file is left to finish
+
+
+@pytest.mark.parametrize("options, needle", [
+    ({"align": 2 ** 64}, "align=18446744073709551616 is invalid: it must be a power of two from 1 to 4096"),
+    ({"align": 2 ** 40}, "align=1099511627776 is invalid: it must be a power of two from 1 to 4096"),
+    ({"align": "16"}, "align='16' is invalid"),
+    ({"align": True}, "align=True is invalid"),
+    ({"align": 16.0}, "align=16.0 is invalid"),
+    ({"time_budget": float("nan")}, "time_budget=nan is invalid: it must be a number from 0 to 3600"),
+    ({"time_budget": float("inf")}, "time_budget=inf is invalid"),
+    ({"time_budget": "2"}, "time_budget='2' is invalid"),
+    ({"time_budget": -1}, "time_budget=-1 is invalid"),
+    ({"max_mac_overhead": float("nan")}, "max_mac_overhead=nan is invalid: it must be a number from 1 to 1000"),
+    ({"max_mac_overhead": 0.5}, "max_mac_overhead=0.5 is invalid"),
+    ({"ram_limit": 2 ** 64}, "ram_limit=18446744073709551616 is invalid: it must be a byte count from 1 to"),
+    ({"ram_limit": 0}, "ram_limit=0 is invalid"),
+    ({"ram_limit": 65536.5}, "ram_limit=65536.5 is invalid"),
+    ({"order_search": "false"}, "order_search='false' is invalid: it must be true or false"),
+    ({"inplace": 0}, "inplace=0 is invalid"),
+    ({"input_streamed": None}, "input_streamed=None is invalid"),
+    ({"optimize": "speed"}, "optimize='speed' is invalid: it must be 'ram', 'macs' or none"),
+    ({"splits": [[0, 2, 2 ** 70]]}, "splits=[[0, 2, 1180591620717411303424]] is invalid"),
+    ({"splits": [[3, 1, 2]]}, "splits=[[3, 1, 2]] is invalid"),
+    ({"splits": [["0", 1, 2]]}, "splits=[['0', 1, 2]] is invalid"),
+    ({"splits": "all"}, "splits='all' is invalid"),
+])
+def test_every_option_is_checked_for_type_and_range(options, needle):
+    from buildtool.errors import UsageError
+
+    with pytest.raises(UsageError) as e:
+        service.plan_request(small_cnn(), options)
+    assert needle in str(e.value) and "\n" not in str(e.value)
+
+
+def test_options_in_range_are_accepted_and_normalised():
+    o = service.normalize_options({"align": np.int64(4096), "time_budget": 3600, "ram_limit": 65536,
+                                   "max_mac_overhead": 1, "splits": [(0, 2, 3)], "optimize": "macs"})
+    assert o["align"] == 4096 and type(o["align"]) is int and o["time_budget"] == 3600.0
+    assert o["splits"] == [[0, 2, 3]] and o["max_mac_overhead"] == 1.0
+    assert service.normalize_options(o) == o
+
+
+def test_cancelled_request_stops_at_a_check_point_and_waiters_solve_it_themselves(tmp_path):
+    from buildtool.cache import Cancelled
+
+    memo = Memo(DiskStore(str(tmp_path)))
+    gone = threading.Event()
+    started = threading.Event()
+
+    def check():
+        if gone.is_set():
+            raise Cancelled("the client hung up")
+
+    def abandoned():  # a fused plan whose blocks go through the same session: each look-up is a check point
+        started.set()
+        for k in range(1000):
+            leaver.get_or_compute("fusion-block", f"b{k}", lambda: time.sleep(0.01) or k)
+        return "never"
+
+    leaver, stayer = memo.session(check), memo.session()
+    out = {}
+    t = threading.Thread(target=lambda: out.update(a=_catch(lambda: leaver.get_or_compute("fused", "k", abandoned))))
+    t.start()
+    started.wait(5)
+    w = threading.Thread(target=lambda: out.update(b=stayer.get_or_compute("fused", "k", lambda: "solved")))
+    w.start()  # waits for the first request's answer to the same key
+    time.sleep(0.1)
+    gone.set()
+    t.join(10)
+    w.join(10)
+    assert isinstance(out["a"], Cancelled) and out["b"] == "solved"
+    assert memo.get_or_compute("fused", "k", lambda: "again") == "solved"
+    assert memo.store.stats()["entries"] < 1000
+
+
+def _catch(f):
+    try:
+        return f()
+    except Exception as e:
+        return e
+
+
+def test_hot_layer_is_bounded_in_bytes(tmp_path):
+    memo = Memo(DiskStore(str(tmp_path)), hot_bytes=10_000)
+    for k in range(50):
+        memo.get_or_compute("arena", str(k), lambda: b"x" * 1000)
+    assert memo._hot_bytes <= 10_000 and len(memo._hot) < 10
+    assert memo.get_or_compute("arena", "0", lambda: b"recomputed") == b"x" * 1000  # from disk

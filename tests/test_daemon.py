@@ -24,7 +24,7 @@ import pytest
 
 from buildtool import service
 from buildtool.daemon import cli as daemon_cli
-from buildtool.daemon import protocol
+from buildtool.daemon import client, protocol
 from buildtool.daemon.client import DaemonClient, plan
 from buildtool.errors import BuildtoolError, ModelError
 from buildtool.tflite_writer import save, serialize
@@ -363,12 +363,19 @@ def test_incremental_fusion_blocks_through_daemon(rt, tmp_path):
     rt.pids.append(pid_now(rt))
 
 
-def test_daemon_that_cannot_start_fails_fast(rt, monkeypatch):
+def test_daemon_that_cannot_start_fails_fast_and_plans_in_process(rt, monkeypatch, capsys):
     monkeypatch.setenv("BUILDTOOL_DAEMON_IDLE_S", "not-a-number")
+    monkeypatch.setattr(client, "_warned", False)
+    m = model_file(rt, "a")
     t = time.monotonic()
-    with pytest.raises(BuildtoolError, match="failed to start .* see .*daemon.log, or use --no-daemon"):
-        plan(model_file(rt, "a"))
+    with pytest.raises(BuildtoolError, match="failed to start .* see .*daemon.log"):
+        DaemonClient().connect()
+    assert json.dumps(plan(m)["plan"]) == expected(m)
+    assert json.dumps(plan(m)["plan"]) == expected(m)
     assert time.monotonic() - t < 10
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("buildtool: warning: the planner daemon failed to start")
+    assert err[0].endswith("; planning in this process")
     assert "not-a-number" in open(os.path.join(rt.run, "daemon.log")).read()
 
 

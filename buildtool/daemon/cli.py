@@ -30,12 +30,25 @@ def _status_text(s: dict) -> str:
 
 def run(a) -> int:
     from .client import DaemonClient
+    from .protocol import DaemonUnavailable
 
     if a.action == "start":
         with DaemonClient(idle_s=a.idle) as c:
             s = c.status()
         print(json.dumps({"running": True, **s}, indent=1, sort_keys=True) if a.json
               else f"planner daemon running, pid {s['pid']}, log {s['log']}")
+        return 0
+    if a.action == "clear":
+        try:
+            with DaemonClient(start=False) as c:
+                n = c.clear() if c.connect() else None
+        except DaemonUnavailable:  # no usable runtime directory: no daemon, the cache is still ours
+            n = None
+        if n is None:
+            from ..cache import DiskStore
+
+            n = DiskStore().clear()
+        print(json.dumps({"removed": n}) if a.json else f"removed {n} cache entries")
         return 0
     with DaemonClient(start=False) as c:
         running = c.connect()
@@ -53,14 +66,6 @@ def run(a) -> int:
             else:
                 print(json.dumps({"stopped": None}) if a.json else "no planner daemon running")
             return 0
-        if running:
-            n = c.clear()
-        else:
-            from ..cache import DiskStore
-
-            n = DiskStore().clear()
-        print(json.dumps({"removed": n}) if a.json else f"removed {n} cache entries")
-        return 0
 
 
 def main(argv=None) -> int:

@@ -4,11 +4,19 @@
 
 The daemon is only a speed-up: plan(..., no_daemon=True) calls service.plan_request
 in this process and returns the same plan bytes. Starting: when nothing answers on
-the socket and no daemon holds the lock, the client launches
-`python -m buildtool.daemon.server --detach` (which double-forks away) and polls the
-socket with a deadline. A daemon of another version exits when we say hello; a
-stale socket is removed by the new daemon. If the daemon dies in the middle of a
-request, the request is sent once more to a freshly started daemon.
+the socket and no daemon holds the lock, the client launches the server module of
+this very buildtool (its package directory first on sys.path, so a daemon started
+from another checkout's root imports the same code) with --detach (it double-forks
+away) and polls the socket with a deadline. A daemon of another version exits when
+we say hello; a stale socket is removed by the new daemon. A client starts at most
+one daemon per connection: one that exits at once, runs other code or does not answer
+raises DaemonUnavailable, and plan() then warns once and plans in its own process (as
+it does when the runtime directory is unusable). If the daemon dies in the middle of
+a request, the request is sent once more to a freshly started daemon.
+
+Model paths travel absolute, with the path as typed ("source") for messages, so the
+daemon's errors read exactly like in-process ones; paths and messages that are not
+UTF-8 travel as bytes (protocol.to_wire).
 
 Only light modules are imported here, so a warm request costs milliseconds.
 """
@@ -28,6 +36,10 @@ from . import protocol
 START_TIMEOUT_S = 15.0
 REPLY_TIMEOUT_S = 3600.0
 RESPAWN_GAP_S = 5.0  # a daemon still importing under load must not get a twin
+PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_SERVER = "import sys; sys.path.insert(0, sys.argv.pop(1)); from buildtool.daemon.server import main; " \
+          "sys.exit(main(sys.argv[1:]))"
+_warned = False
 
 
 def _lock_free(path: str) -> bool:
@@ -47,8 +59,7 @@ def _lock_free(path: str) -> bool:
 def _raise_reply(reply: dict):
     kind = reply.get("kind")
     cls = getattr(errors, kind, None) if kind in ("ModelError", "PlanError", "UsageError") else BuildtoolError
-    msg = " ".join(str(reply.get("error", "the planner daemon sent an error")).split())
-    raise cls(msg)
+    raise cls(protocol.from_wire(reply.get("error", "the planner daemon sent an error")))
 
 
 class DaemonClient:
@@ -76,17 +87,22 @@ class DaemonClient:
     def spawn(self) -> None:
         import subprocess
 
-        cmd = [sys.executable, "-m", "buildtool.daemon.server", "--detach"]
+        # Not `python -m`: that puts the current directory first on sys.path, and run from the root of
+        # another checkout the daemon would import that checkout's buildtool (other code: a respawn loop).
+        cmd = [sys.executable, "-c", _SERVER, PACKAGE_PARENT, "--detach"]
         if self.idle_s is not None:
             cmd += ["--idle", str(self.idle_s)]
-        with open(self.paths["log"], "ab") as logf:
-            os.chmod(self.paths["log"], 0o600)
-            # The server forks twice and the first process exits at once: wait() reaps it without blocking.
-            rc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf, close_fds=True,
-                                  start_new_session=True).wait(timeout=60)
+        try:
+            with open(self.paths["log"], "ab") as logf:
+                os.chmod(self.paths["log"], 0o600)
+                # The server forks twice and the first process exits at once: wait() reaps it without blocking.
+                rc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf, close_fds=True,
+                                      cwd=PACKAGE_PARENT, start_new_session=True).wait(timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise protocol.DaemonUnavailable(f"the planner daemon could not be started ({e})") from None
         if rc != 0:
-            raise BuildtoolError(f"the planner daemon failed to start (exit status {rc}); see {self.paths['log']}, "
-                                 f"or use --no-daemon")
+            raise protocol.DaemonUnavailable(f"the planner daemon failed to start (exit status {rc}); "
+                                             f"see {self.paths['log']}")
 
     def _connect_once(self):
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -106,7 +122,7 @@ class DaemonClient:
     def connect(self) -> bool:
         """Open a handshaken connection; start a daemon if allowed. False if none runs and start=False."""
         deadline = time.monotonic() + self.start_timeout
-        last_spawn = -1e9
+        spawned = None  # when we started one: at most once, so there is no respawn loop
         while True:
             s, reply = self._connect_once()
             if s is not None and reply.get("ok"):
@@ -115,14 +131,23 @@ class DaemonClient:
                 return True
             if s is not None:
                 s.close()  # another version: it is exiting now, its lock frees shortly
+                if spawned is not None:
+                    raise protocol.DaemonUnavailable(
+                        f"the planner daemon started for this client runs other code (buildtool "
+                        f"{reply.get('buildtool')}, code {reply.get('code')}; this client: {protocol.versions()}); "
+                        f"see {self.paths['log']}")
             elif not self.start and _lock_free(self.paths["lock"]):
                 return False
-            if self.start and time.monotonic() - last_spawn > RESPAWN_GAP_S and _lock_free(self.paths["lock"]):
-                self.spawn()
-                last_spawn = time.monotonic()
+            if self.start and _lock_free(self.paths["lock"]):
+                if spawned is None:
+                    self.spawn()
+                    spawned = time.monotonic()
+                elif time.monotonic() - spawned > RESPAWN_GAP_S:
+                    raise protocol.DaemonUnavailable(f"the planner daemon exited as it started; "
+                                                     f"see {self.paths['log']}")
             if time.monotonic() > deadline:
-                raise BuildtoolError(f"the planner daemon did not answer within {self.start_timeout:.0f} s; "
-                                     f"see {self.paths['log']}, or use --no-daemon")
+                raise protocol.DaemonUnavailable(f"the planner daemon did not answer within "
+                                                 f"{self.start_timeout:.0f} s; see {self.paths['log']}")
             time.sleep(0.01)
 
     def request(self, msg: dict) -> dict:
@@ -150,12 +175,16 @@ class DaemonClient:
         raise AssertionError("unreachable")
 
     def plan(self, model, options: dict | None = None) -> dict:
-        msg = {"type": "plan", "options": dict(options or {})}
+        from ..service import normalize_options
+
+        # checked here too: a bad option costs no round trip (and 2**64 would not even pack)
+        msg = {"type": "plan", "options": normalize_options(options)}
         if isinstance(model, (bytes, bytearray)):
             msg["model_bytes"] = bytes(model)
         elif isinstance(model, str):
             if os.path.exists(model) or model.endswith(".tflite") or os.sep in model:
-                msg["model"] = os.path.abspath(model)
+                msg["model"] = protocol.to_wire(os.path.abspath(model))
+                msg["source"] = protocol.to_wire(model)
             else:
                 msg["zoo"] = model
         else:  # a Graph: send it as .tflite bytes
@@ -186,11 +215,22 @@ def daemon_wanted(no_daemon: bool = False) -> bool:
     return not no_daemon and os.environ.get("BUILDTOOL_NO_DAEMON", "") in ("", "0")
 
 
-def plan(model, options: dict | None = None, no_daemon: bool = False) -> dict:
-    """Plan through the daemon (started on demand), or in this process when not daemon_wanted(no_daemon)."""
-    if not daemon_wanted(no_daemon):
-        from ..service import plan_request
+def warn_once(text: str) -> None:
+    global _warned
+    if not _warned:
+        _warned = True
+        print(f"buildtool: warning: {text}", file=sys.stderr)
 
-        return plan_request(model, options)
-    with DaemonClient() as c:
-        return c.plan(model, options)
+
+def plan(model, options: dict | None = None, no_daemon: bool = False) -> dict:
+    """Plan through the daemon (started on demand), or in this process when not daemon_wanted(no_daemon)
+    or when no daemon can be used (one warning line, then the same plan made here)."""
+    if daemon_wanted(no_daemon):
+        try:
+            with DaemonClient() as c:
+                return c.plan(model, options)
+        except protocol.DaemonUnavailable as e:
+            warn_once(f"{e}; planning in this process")
+    from ..service import plan_request
+
+    return plan_request(model, options)

@@ -38,6 +38,26 @@ class ConnectionLost(BuildtoolError):
     """The peer closed the connection (or died) before a whole message arrived."""
 
 
+class DaemonUnavailable(BuildtoolError):
+    """No daemon can be used (unusable runtime directory, a daemon that does not come up):
+    client.plan() then plans in its own process after one warning."""
+
+
+def to_wire(text: str):
+    """A str for msgpack; a path or message that is not valid UTF-8 (POSIX paths are bytes:
+    Python holds the undecodable ones as surrogates) travels as its bytes instead."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return os.fsencode(text)
+
+
+def from_wire(value):
+    """Inverse of to_wire: bytes become the str (with surrogates) that Python uses for them."""
+    return os.fsdecode(value) if isinstance(value, bytes) else value
+
+
 def versions() -> dict:
     """What client and daemon must agree on: the release and the exact code (which covers the planner)."""
     from .. import __version__
@@ -59,12 +79,12 @@ def runtime_dir() -> str:
     except FileExistsError:
         pass
     except OSError as e:
-        raise BuildtoolError(f"cannot create the daemon directory {d}: {e.strerror}; "
-                             f"set BUILDTOOL_RUNTIME_DIR or use --no-daemon") from None
+        raise DaemonUnavailable(f"cannot create the daemon directory {d}: {e.strerror}; "
+                                f"set BUILDTOOL_RUNTIME_DIR") from None
     st = os.lstat(d)
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
-        raise BuildtoolError(f"{d} is not a private directory owned by you (mode 0700); "
-                             f"remove it or set BUILDTOOL_RUNTIME_DIR, or use --no-daemon")
+        raise DaemonUnavailable(f"{d} is not a private directory owned by you (mode 0700); "
+                                f"remove it or set BUILDTOOL_RUNTIME_DIR")
     return d
 
 
@@ -73,7 +93,7 @@ def paths() -> dict:
     p = {"dir": d, "socket": os.path.join(d, "daemon.sock"), "lock": os.path.join(d, "daemon.lock"),
          "log": os.path.join(d, "daemon.log")}
     if len(p["socket"].encode()) > 100:
-        raise BuildtoolError(f"daemon socket path {p['socket']} is too long for a Unix socket; "
+        raise DaemonUnavailable(f"daemon socket path {p['socket']} is too long for a Unix socket; "
                              f"set BUILDTOOL_RUNTIME_DIR to a shorter directory")
     return p
 

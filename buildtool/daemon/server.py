@@ -3,15 +3,21 @@
     python -m buildtool.daemon.server [--detach] [--idle S]
 
 One daemon per user: it holds an exclusive flock on daemon.lock for its whole
-life and serves daemon.sock (0600) in the private runtime directory. A thread
-per connection; requests for the same key are solved once (cache.Memo). A
-request that fails, or a malformed message, gets an error reply and never stops
-the daemon. It exits after --idle seconds without requests, on SIGTERM, on a
+life and serves daemon.sock (0600) in the private runtime directory; if either
+file is removed or replaced under it, it exits (a second daemon may own them now).
+A thread per connection (at most MAX_CONNECTIONS), at most MAX_PLANS plans at
+once; requests for the same key are solved once (cache.Memo). A request whose
+client hangs up is cancelled at its next cache look-up (cache.Cancelled), so
+abandoned work stops and its memory is freed. A request that fails, a malformed
+message, or any exception in a connection thread is logged and answered with an
+error and never stops the daemon. The log rotates to daemon.log.1 past
+LOG_ROTATE_BYTES. It exits after --idle seconds without requests, on SIGTERM, on a
 "stop" request, or when a client of another version says hello.
 
 BUILDTOOL_DAEMON_WATCH=0 turns off re-planning of changed models (e.g. on network
 file systems without inotify). BUILDTOOL_DAEMON_TEST_DELAY_S (tests only) delays every plan reply so a test can
-kill the daemon in the middle of a request.
+kill the daemon in the middle of a request; the delay is a cancellation check point.
+BUILDTOOL_DAEMON_LOG_MAX_BYTES overrides LOG_ROTATE_BYTES.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import fcntl
 import importlib
 import logging
 import os
+import select
 import signal
 import socket
 import sys
@@ -36,6 +43,45 @@ log = logging.getLogger("buildtool.daemon")
 DEFAULT_IDLE_S = 3 * 3600
 CONN_TIMEOUT_S = 600
 LOG_ROTATE_BYTES = 4 << 20
+MAX_CONNECTIONS = 64
+MAX_PLANS = max(2, os.cpu_count() or 1)  # plans solved at once; more requests wait (bounds memory and CPU)
+
+
+def client_gone(conn: socket.socket) -> bool:
+    """True once the peer has hung up. Our client sends nothing while it waits for an answer,
+    so a readable socket means end of file (or a reset)."""
+    try:
+        ready = select.poll()
+        ready.register(conn, select.POLLIN | select.POLLHUP | select.POLLERR)
+        if not ready.poll(0):
+            return False
+        return conn.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
+
+class _RotatingLog(logging.StreamHandler):
+    """Log lines to stderr (the log file, when detached); past max_bytes the file moves to .1 and a new
+    one takes over fds 1 and 2, so tracebacks written straight to stderr rotate with it."""
+
+    def __init__(self, path: str, max_bytes: int):
+        super().__init__(sys.stderr)
+        self.path, self.max_bytes = path, max_bytes
+
+    def emit(self, record):
+        super().emit(record)
+        try:
+            if os.fstat(2).st_size > self.max_bytes and os.fstat(2).st_ino == os.stat(self.path).st_ino:
+                sys.stderr.flush()
+                os.replace(self.path, self.path + ".1")
+                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+                os.dup2(fd, 1)
+                os.dup2(fd, 2)
+                os.close(fd)
+        except OSError:
+            pass
 
 
 def _rss_bytes() -> int:
@@ -63,6 +109,8 @@ class Daemon:
         self.watcher = None
         self._lock = threading.Lock()
         self._active = 0
+        self._connections = 0
+        self._slots = threading.BoundedSemaphore(MAX_PLANS)
         self._last_active = time.monotonic()
         self._delay = float(os.environ.get("BUILDTOOL_DAEMON_TEST_DELAY_S", "0") or 0)
         self._watch_on = os.environ.get("BUILDTOOL_DAEMON_WATCH", "1") not in ("0", "")
@@ -88,18 +136,27 @@ class Daemon:
                 **self.versions}
 
     # -- planning ----------------------------------------------------------------
-    def plan(self, msg: dict) -> dict:
+    def plan(self, msg: dict, conn: socket.socket | None = None) -> dict:
         from .. import service
+        from ..cache import Cancelled
+
+        def check():
+            if conn is not None and client_gone(conn):
+                raise Cancelled("the client hung up")
 
         options = msg.get("options") or {}
         if not isinstance(options, dict):
             raise protocol.ProtocolError("plan options must be a map")
+        source = protocol.from_wire(msg.get("source"))
+        if source is not None and not isinstance(source, str):
+            raise protocol.ProtocolError("source must be a string")
+        model = protocol.from_wire(msg.get("model"))
         if "model_bytes" in msg:
             model = msg["model_bytes"]
             if not isinstance(model, bytes):
                 raise protocol.ProtocolError("model_bytes must be bytes")
-        elif isinstance(msg.get("model"), str) and os.path.isabs(msg["model"]):
-            model = msg["model"]
+        elif isinstance(model, str) and os.path.isabs(model):
+            pass
         elif isinstance(msg.get("zoo"), str):
             from .. import zoo
 
@@ -108,9 +165,16 @@ class Daemon:
                 raise UsageError(f"'{model}' is neither a model file nor a zoo name (zoo: {', '.join(zoo.names())})")
         else:
             raise protocol.ProtocolError("a plan request needs an absolute model path, model_bytes or a zoo name")
-        if self._delay:
-            time.sleep(self._delay)
-        result = service.plan_request(model, options, self.memo.session())
+        while not self._slots.acquire(timeout=0.2):  # wait for a free planning slot, while the client waits
+            check()
+        try:
+            deadline = time.monotonic() + self._delay
+            while time.monotonic() < deadline:
+                check()
+                time.sleep(0.05)
+            result = service.plan_request(model, options, self.memo.session(check), source=source)
+        finally:
+            self._slots.release()
         if "model" in msg and self._watch_on:
             self._watch(model, service.normalize_options(options))
         return result
@@ -138,6 +202,21 @@ class Daemon:
 
     # -- connections -------------------------------------------------------------
     def handle(self, conn: socket.socket) -> None:
+        try:
+            self._serve_connection(conn)
+        except BaseException as e:  # nothing may end a connection thread silently (MemoryError included)
+            try:
+                log.error("connection thread failed:\n%s", traceback.format_exc())
+                protocol.send(conn, {"type": "error", "kind": "BuildtoolError",
+                                     "error": _internal_error(e, self.paths["log"])})
+            except BaseException:
+                pass
+        finally:
+            conn.close()
+            with self._lock:
+                self._connections -= 1
+
+    def _serve_connection(self, conn: socket.socket) -> None:
         conn.settimeout(CONN_TIMEOUT_S)
         try:
             hello = protocol.recv(conn)
@@ -159,7 +238,7 @@ class Daemon:
                 msg = protocol.recv(conn)
                 if msg is None:
                     return
-                protocol.send(conn, self.answer(msg))
+                protocol.send(conn, self.answer(msg, conn))
                 if msg["type"] == "stop":
                     self.stop_event.set()
                     return
@@ -171,15 +250,15 @@ class Daemon:
                 pass
         except (OSError, protocol.ConnectionLost) as e:
             log.info("connection ended: %s", e)
-        finally:
-            conn.close()
 
-    def answer(self, msg: dict) -> dict:
+    def answer(self, msg: dict, conn: socket.socket | None = None) -> dict:
+        from ..cache import Cancelled
+
         t = msg["type"]
         self._busy(+1)
         try:
             if t == "plan":
-                return {"type": "result", "result": self.plan(msg)}
+                return {"type": "result", "result": self.plan(msg, conn)}
             if t == "status":
                 return {"type": "status", "status": self.status()}
             if t == "clear":
@@ -188,20 +267,33 @@ class Daemon:
                 return {"type": "ok"}
             return {"type": "error", "error": f"unknown request type '{t}'", "kind": "ProtocolError"}
         except BuildtoolError as e:
-            return {"type": "error", "error": str(e), "kind": type(e).__name__}
+            return {"type": "error", "error": protocol.to_wire(str(e)), "kind": type(e).__name__}
+        except Cancelled:
+            log.info("%s request cancelled: its client hung up", t)
+            return {"type": "error", "error": "cancelled: the client hung up", "kind": "BuildtoolError"}
         except Exception as e:
             log.error("internal error on %s request:\n%s", t, traceback.format_exc())
-            return {"type": "error", "kind": "BuildtoolError",
-                    "error": f"internal error in the planner daemon ({type(e).__name__}: {e}); "
-                             f"see {self.paths['log']}, or run with --no-daemon"}
+            return {"type": "error", "kind": "BuildtoolError", "error": _internal_error(e, self.paths["log"])}
         finally:
             self._busy(-1)
 
-    def serve(self, listener: socket.socket) -> None:
+    def still_owner(self, lock_fd: int, sock_ino: int) -> bool:
+        """Our lock file and socket are still the ones at their paths (not deleted or replaced)."""
+        try:
+            return (os.stat(self.paths["lock"]).st_ino == os.fstat(lock_fd).st_ino
+                    and os.stat(self.paths["socket"]).st_ino == sock_ino)
+        except OSError:
+            return False
+
+    def serve(self, listener: socket.socket, lock_fd: int | None = None, sock_ino: int | None = None) -> None:
         listener.settimeout(0.25)
         while not self.stop_event.is_set():
             if self.idle_for() > self.idle_s:
                 log.info("idle for %.0f s: exiting", self.idle_s)
+                break
+            if lock_fd is not None and not self.still_owner(lock_fd, sock_ino):
+                log.warning("%s or %s was removed or replaced: exiting (another daemon may own them)",
+                            self.paths["lock"], self.paths["socket"])
                 break
             try:
                 conn, _ = listener.accept()
@@ -212,7 +304,32 @@ class Daemon:
                 time.sleep(0.1)
                 continue
             self._busy(0)
-            threading.Thread(target=self.handle, args=(conn,), daemon=True).start()
+            with self._lock:
+                full = self._connections >= MAX_CONNECTIONS
+                if not full:
+                    self._connections += 1
+            if full:
+                log.warning("refused a connection: %d are open", MAX_CONNECTIONS)
+                try:
+                    protocol.send(conn, {"type": "error", "kind": "BuildtoolError", "error":
+                                         f"the planner daemon is serving {MAX_CONNECTIONS} connections; try again"})
+                except OSError:
+                    pass
+                conn.close()
+                continue
+            try:
+                threading.Thread(target=self.handle, args=(conn,), daemon=True).start()
+            except Exception as e:  # e.g. no memory for a thread: refuse this one, keep serving
+                log.error("cannot serve a connection: %s", e)
+                with self._lock:
+                    self._connections -= 1
+                conn.close()
+
+
+def _internal_error(e: BaseException, log_path: str) -> str:
+    what = " ".join(f"{type(e).__name__}: {e}".split())[:300]
+    return protocol.to_wire(f"internal error in the planner daemon ({what}); see {log_path}, "
+                            f"or run with --no-daemon")
 
 
 def _detach(log_path: str) -> None:
@@ -281,8 +398,12 @@ def main(argv=None) -> int:
         pass
     if a.detach:
         _detach(p["log"])
-    logging.basicConfig(stream=sys.stderr, level=logging.INFO,
-                        format=f"%(asctime)s [{os.getpid()}] %(levelname)s %(message)s")
+    handler = (_RotatingLog(p["log"], int(os.environ.get("BUILDTOOL_DAEMON_LOG_MAX_BYTES") or LOG_ROTATE_BYTES))
+               if a.detach else logging.StreamHandler(sys.stderr))
+    handler.setFormatter(logging.Formatter(f"%(asctime)s [{os.getpid()}] %(levelname)s %(message)s"))
+    logging.basicConfig(level=logging.INFO, handlers=[handler])
+    threading.excepthook = lambda h: log.error("thread %s died:\n%s", h.thread and h.thread.name, "".join(
+        traceback.format_exception(h.exc_type, h.exc_value, h.exc_traceback)))
     lock_fd = _take_lock(p["lock"])
     if lock_fd is None:
         log.info("another daemon holds %s: not starting a second one", p["lock"])
@@ -295,13 +416,16 @@ def main(argv=None) -> int:
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     log.info("serving %s (versions %s, cache %s, idle timeout %.0f s)", p["socket"], d.versions,
              d.memo.store.root, a.idle)
+    n = d.memo.store.clean_temps()
+    if n:
+        log.info("removed %d temp files left by interrupted cache writes", n)
     try:  # warm imports before the first request; if one fails, requests report it (and the log has it)
         for name in ("arena", "service", "tflite_reader"):
             importlib.import_module(f"buildtool.{name}")
     except Exception:
         log.error("cannot import the planner:\n%s", traceback.format_exc())
     try:
-        d.serve(listener)
+        d.serve(listener, lock_fd, ino)
     finally:
         listener.close()
         try:
