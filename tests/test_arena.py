@@ -578,3 +578,26 @@ def test_executor_on_zoo_models_with_in_place(name):
     assert p.inplace_ops
     x = np.random.default_rng(1).integers(-128, 128, size=g.tensors[g.inputs[0]].shape, dtype=np.int8)
     np.testing.assert_array_equal(executor.run(g, p, [x])[0], executor.run_unplanned(g, [x])[0])
+
+
+@pytest.mark.parametrize("kind", ["add", "mul", "add_same", "add_late"])
+def test_in_place_never_aliases_two_live_inputs(kind):
+    """ADD/MUL of two graph inputs: both live from step 0, so the output may overwrite one of them,
+    never let the two share bytes (the planner's own checker refused these models)."""
+    from buildtool.executor import run
+    from buildtool.tflite_writer import serialize
+
+    from conftest import tflm_run
+
+    b = GraphBuilder(kind, seed=3)
+    x = b.input((1, 6, 6, 4), scale=0.05, zp=-2)
+    y = x if kind == "add_same" else b.input((1, 6, 6, 4), scale=0.03, zp=5, name="second")
+    if kind == "add_late":  # a graph input read first at a later step, beside a made tensor
+        x = b.logistic(b.conv2d(x, 4, 1))
+    o = b.mul(x, y) if kind == "mul" else b.add(x, y)
+    g = b.finish([b.hard_swish(o)])
+    p = _plan(g)
+    assert bool(p.inplace_ops) == (kind != "add_late")  # the output still overwrites one input
+    rng = np.random.default_rng(7)
+    xs = [rng.integers(-128, 128, size=g.tensors[i].shape, dtype=np.int8) for i in g.inputs]
+    np.testing.assert_array_equal(run(g, p, xs)[0], tflm_run(serialize(g), xs)[0])

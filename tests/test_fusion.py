@@ -489,3 +489,29 @@ def test_search_table_is_fast():
         except PlanError:
             pass
     assert time.perf_counter() - t < 4.0  # 2 s on an idle machine; the CI box is shared
+
+
+def test_zero_mac_model_every_optimiser_mode():
+    """A model of pools, pad and reshape only: 0 MACs (inf x 0 used to be NaN: every plan refused)."""
+    from buildtool.builder import GraphBuilder
+    from buildtool.tflite_writer import serialize
+
+    from conftest import tflm_run
+
+    b = GraphBuilder("zero-mac")
+    x = b.input((1, 24, 24, 8))
+    y = b.max_pool(b.max_pool(x, 3, 1, padding="SAME"), 3, 1, padding="SAME")
+    y = b.pad(b.avg_pool(y, 2, 2), [[0, 0], [1, 1], [1, 1], [0, 0]])
+    y = b.reshape(b.max_pool(y, 3, 2), (1, 6 * 6 * 8))
+    g = b.finish([y])
+    assert graph_macs(g) == 0
+    xin = fixed_input(g.tensors[g.inputs[0]].shape)
+    ref = run_unplanned(g, [xin])
+    assert np.array_equal(ref[0], tflm_run(serialize(g), [xin])[0])
+    plain = plan_fused(g, optimize="ram", max_mac_overhead=1.0, time_budget=0.2)
+    assert plain.arena_bytes < 2 * 24 * 24 * 8  # fusion pays off even without MACs
+    settings = FAST + [dict(optimize="ram", max_mac_overhead=1.0), dict(optimize="macs", ram_limit=plain.arena_bytes),
+                       dict(splits=[(0, 1, 4)])]
+    _settings(g, settings)
+    with pytest.raises(PlanError, match=r"smallest reachable peak is \d+ B \(1.00 x the MACs\)"):
+        plan_fused(g, optimize="macs", ram_limit=16)

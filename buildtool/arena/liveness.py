@@ -136,7 +136,9 @@ def build_buffers(g: Graph, order: list, decisions: list) -> tuple:
             return False
         if any(t in outputs or iv[t][1] > s for t in gx):
             return False
-        return all(iv[t][0] >= s for t in groups[where[o]])
+        # o's group may hold only tensors born after this step or made by it: a graph input
+        # lives from step 0 too, so at step 0 it would still be live beside x
+        return all(iv[t][0] > s or t in op.outputs for t in groups[where[o]])
 
     for d in decisions:
         op = g.operators[d.op]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..errors import PlanError, UsageError
 from .schedule import FusedPlan, Schedule, plan_schedule, schedule_from_edges
-from .search import Front, search_front
+from .search import Front, search_front, within_macs
 from .split import parse_split, split_schedule
 
 # Solutions of the front tried, best first, when packing turns out above the search's bound.
@@ -62,7 +62,7 @@ def plan_from_front(g, front: Front, *, optimize: str = "ram", factor: float = f
             _unreachable(g, front, ram_limit, mode, align, time_budget)
     else:
         front.p1(factor)
-        sols = sorted((s for s in front.solutions if s.macs <= factor * front.vanilla_macs),
+        sols = sorted((s for s in front.solutions if within_macs(s.macs, factor, front.vanilla_macs)),
                       key=lambda s: (s.peak, s.macs))
     tried = []
     for s in sols[:_TRIES]:
@@ -94,7 +94,7 @@ def _unreachable(g, front: Front, ram_limit: int, mode: str, align: int, time_bu
     """Raise the PlanError of an impossible --ram-limit, naming the smallest peak we can pack."""
     best = plan_from_front(g, front, optimize="ram", mode=mode, align=align, time_budget=time_budget)
     raise PlanError(f"no plan fits {ram_limit} B of RAM: the smallest reachable peak is {best.arena_bytes} B "
-                    f"({best.macs / front.vanilla_macs:.2f} x the MACs); raise --ram-limit to at least that")
+                    f"({best.mac_overhead:.2f} x the MACs); raise --ram-limit to at least that")
 
 
 def parse_bytes(text: str) -> int:

@@ -47,6 +47,11 @@ class Solution:
     edges: list
 
 
+def within_macs(macs: int, factor: float, vanilla: int) -> bool:
+    """macs <= factor x vanilla, where factor may be inf (no bound; inf x 0 MACs would be NaN)."""
+    return factor == float("inf") or macs <= factor * vanilla
+
+
 @dataclass
 class Front:
     solutions: list  # Solution, by increasing peak and decreasing MACs
@@ -57,7 +62,7 @@ class Front:
 
     def p1(self, factor: float) -> Solution:
         """Least peak with MACs <= factor x vanilla (factor may be inf)."""
-        ok = [s for s in self.solutions if s.macs <= factor * self.vanilla_macs]
+        ok = [s for s in self.solutions if within_macs(s.macs, factor, self.vanilla_macs)]
         if not ok:
             raise PlanError(f"no plan keeps MACs within {factor} x vanilla; use a larger --max-mac-overhead")
         return min(ok, key=lambda s: (s.peak, s.macs))
