@@ -373,15 +373,15 @@ def check_segments(t: targets.Target, elf) -> None:
             what = (f"zero-fills {_b(s['memsz'] - s['filesz'])} in flash" if in_flash else
                     f"spans 0x{lo:x}..0x{hi:x}, outside flash 0x{t.flash_origin:x}..0x{flash_end:x} "
                     f"and RAM 0x{t.ram_origin:x}..0x{ram_end:x}")
-            raise FirmwareError(f"{elf}: the load segment at physical address 0x{lo:x} ({_b(s['memsz'])}) {what}; "
-                                f"board {t.name}'s linker script must keep .bss and the stack NOLOAD and out of "
-                                f"every PT_LOAD segment (see firmware/arm/cortexm.ld.in)")
+            raise FirmwareError(f"firmware for board {t.name}: the load segment at physical address 0x{lo:x} "
+                                f"({_b(s['memsz'])}) {what}; the board's linker script must keep .bss and the stack "
+                                f"NOLOAD and out of every PT_LOAD segment (see firmware/arm/cortexm.ld.in)")
         spans.append((lo, hi))
     spans.sort()
     for (a0, a1), (b0, b1) in zip(spans, spans[1:]):
         if b0 < a1:
-            raise FirmwareError(f"{elf}: load segments 0x{a0:x}..0x{a1:x} and 0x{b0:x}..0x{b1:x} overlap; "
-                                f"fix board {t.name}'s linker script")
+            raise FirmwareError(f"firmware for board {t.name}: load segments 0x{a0:x}..0x{a1:x} and "
+                                f"0x{b0:x}..0x{b1:x} overlap; fix the board's linker script")
 
 
 # -- running ---------------------------------------------------------------------------

@@ -9,11 +9,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import subprocess
+import sys
 import zlib
 
 import numpy as np
 import pytest
-from conftest import SHARED_MODEL_NAMES, fixed_input, shared_model, tflm_run
+from conftest import ROOT, SHARED_MODEL_NAMES, fixed_input, shared_model, tflm_run
 
 from buildtool import firmware, flash, targets, tflite_reader, zoo
 from buildtool.arena import naive_plan, plan_arena
@@ -142,10 +143,83 @@ def test_dscnn_kws_fused_bit_exact_on_hifive1(tmp_path):
 
 
 def test_hifive1_refuses_a_model_that_does_not_fit(tmp_path):
-    """16 KiB of RAM: mcunet-vww1 needs an 88 KiB arena; the linker's RAM region says so."""
+    """16 KiB of RAM: mcunet-vww1 needs an 88 KiB arena (19,696 B even fused, so no --optimize ram
+    hint); refused before linking, in one line naming the board's RAM and the need."""
     need("hifive1")
-    with pytest.raises(firmware.FirmwareError, match="does not fit board hifive1"):
+    with pytest.raises(firmware.FirmwareError) as e:
         firmware.build(zoo.build("mcunet-vww1"), "hifive1", tmp_path)
+    assert str(e.value) == ("mcunet-vww1 does not fit board hifive1: it needs 91,648 B of RAM (arena 89,600 B + "
+                            "stack 2,048 B), the board has 16,384 B of RAM (16 KiB)")
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_refusal_suggests_optimize_ram_when_that_fits(tmp_path):
+    """dscnn_kws: 16,000 B of arena + 2 KiB of stack > 16 KiB; the least-RAM fusion plan fits."""
+    need("hifive1")
+    g = tflite_reader.load(shared_model("dscnn_kws"))
+    with pytest.raises(firmware.FirmwareError) as e:
+        firmware.build(g, "hifive1", tmp_path)
+    assert str(e.value).endswith("the board has 16,384 B of RAM (16 KiB); with --optimize ram it fits "
+                                 "(arena 8,640 B + stack 2,048 B = 10,688 B)")
+
+
+def test_cli_refuses_in_one_line_with_status_2(tmp_path):
+    """`buildtool run --board`: the refusal is one line on stderr, exit status 2, nothing written."""
+    need("hifive1")
+    x = tmp_path / "x.npy"
+    np.save(x, fixed_input((1, 80, 80, 3)))
+    r = subprocess.run([sys.executable, "-m", "buildtool.cli", "run", "mcunet-vww1", "--board", "hifive1",
+                        "--input", str(x), "--build-dir", str(tmp_path / "b")],
+                       capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.count("\n") == 1 and "does not fit board hifive1: it needs 91,648 B of RAM" in r.stderr
+    assert not (tmp_path / "b").exists()
+
+
+class _BoardWithScript(targets.Target):
+    """A board whose linker script text is given (a third-party board's own script)."""
+
+    def __init__(self, base, name, script):
+        super().__init__(**{**dataclasses.asdict(base), "name": name})
+        object.__setattr__(self, "_script", script)
+
+    def linker_script(self):
+        return self._script
+
+
+def _add_board(monkeypatch, t):
+    monkeypatch.setattr(targets, "_CACHE", {**targets.boards(), t.name: t})
+
+
+def test_build_refuses_a_linker_script_that_zero_fills_flash(monkeypatch, tmp_path):
+    """Without explicit program headers ld puts .bss in the .data segment at a flash load address:
+    QEMU's loader would zero-fill the arena's size there (past the end of flash into its mirror,
+    over the vector table, for MobileNetV2). The build refuses such an ELF and leaves none behind."""
+    base = need("cortex-m4")
+    script = base.linker_script()
+    script = script[:script.index("PHDRS {")] + script[script.index("SECTIONS {"):]
+    for tag in (" :text", " :data", " :NONE"):
+        script = script.replace(tag, "")
+    _add_board(monkeypatch, _BoardWithScript(base, "m4-default-phdrs", script))
+    with pytest.raises(firmware.FirmwareError, match="zero-fills 6,144 B in flash"):
+        firmware.build(zoo.build("tiny"), "m4-default-phdrs", tmp_path)
+    assert not (tmp_path / "firmware.elf").exists() and not (tmp_path / "firmware.elf.tmp").exists()
+
+
+def test_flash_too_small_is_refused_in_one_line(monkeypatch, tmp_path):
+    """Weights beyond the flash: refused before linking; code + weights just beyond it: the
+    linker's overflow becomes the same kind of line."""
+    base = need("cortex-m4")
+    g = zoo.build("tiny")
+    _add_board(monkeypatch, dataclasses.replace(base, name="m4-1k-flash", flash_bytes=1024))
+    with pytest.raises(firmware.FirmwareError) as e:
+        firmware.build(g, "m4-1k-flash", tmp_path)
+    assert str(e.value) == (f"tiny does not fit board m4-1k-flash: its weights need {g.params_bytes():,} B of "
+                            f"flash, the board has 1,024 B")
+    _add_board(monkeypatch, dataclasses.replace(base, name="m4-4k-flash", flash_bytes=4096))
+    with pytest.raises(firmware.FirmwareError, match=r"^tiny does not fit board m4-4k-flash: code, weights and "
+                                                     r"data need [\d,]+ B of flash, the board has 4,096 B$"):
+        firmware.build(g, "m4-4k-flash", tmp_path)
 
 
 def _size_sections(t, elf) -> dict:
