@@ -167,14 +167,53 @@ def cmd_zoo(a) -> int:
     return 0
 
 
-def _board_run(g, x, a):
+def _board_run(g, xs, a):
     from . import firmware
 
     out = a.build_dir or os.path.join("build", a.board, firmware.build_dir_name(g.name))
     firmware.build(g, a.board, out, **plan_options(a))
-    y, prof, ram = firmware.run(a.board, out, x)
+    y, prof, ram = firmware.run(a.board, out, xs)
     print(firmware.format_report(prof, ram), file=sys.stderr)
     return y if isinstance(y, list) else [y]
+
+
+def _load_inputs(g, paths: list) -> list:
+    """One array per model input, in the model's order: one .npy per input (--input given once per
+    input), or one .npz holding them all, keyed by input name or arr_0, arr_1, ... (np.savez)."""
+    import numpy as np
+
+    specs = [g.tensors[i] for i in g.inputs]
+    names = ", ".join(t.name for t in specs)
+    npz = [p for p in paths if p.endswith(".npz")]
+    if npz and len(paths) > 1:
+        raise UsageError(f"give one .npz holding every input, or one .npy per input; not both ({', '.join(paths)})")
+    arrays = []
+    for path in paths:
+        try:
+            data = np.load(path, allow_pickle=False)
+        except FileNotFoundError:
+            raise UsageError(f"input file not found: {path}") from None
+        except (ValueError, OSError) as e:
+            raise UsageError(f"cannot read input {path} as a .npy or .npz array: {e}") from None
+        if isinstance(data, np.lib.npyio.NpzFile):
+            with data:
+                keys = list(data.keys())
+                order = ([t.name for t in specs] if all(t.name in keys for t in specs)
+                         else [f"arr_{k}" for k in range(len(keys))])
+                if sorted(order) != sorted(keys):
+                    raise UsageError(f"{path} holds {', '.join(keys) or 'no arrays'}; name its arrays after the "
+                                     f"model's inputs ({names}) or arr_0, arr_1, ... in order")
+                arrays += [(f"{path}[{k}]", data[k]) for k in order]
+        else:
+            arrays.append((path, data))
+    if len(arrays) != len(specs):
+        raise UsageError(f"the model has {len(specs)} input{'s' if len(specs) > 1 else ''} ({names}), "
+                         f"{len(arrays)} given; pass --input once per input in that order, or one .npz")
+    for (src, x), t in zip(arrays, specs):
+        if tuple(x.shape) != tuple(t.shape) or x.dtype != np.dtype(t.dtype):
+            raise UsageError(f"input {src} is {x.dtype}{list(x.shape)}, the model wants {t.dtype}{list(t.shape)}"
+                             + (f" for its input {t.name}" if len(specs) > 1 else ""))
+    return [x for _, x in arrays]
 
 
 def cmd_run(a) -> int:
@@ -183,23 +222,15 @@ def cmd_run(a) -> int:
     from .executor import run
 
     g = load_model(a.model)
-    try:
-        x = np.load(a.input, allow_pickle=False)
-    except FileNotFoundError:
-        raise UsageError(f"input file not found: {a.input}") from None
-    except (ValueError, OSError) as e:
-        raise UsageError(f"cannot read input {a.input} as a .npy array: {e}") from None
-    t = g.tensors[g.inputs[0]]
-    if tuple(x.shape) != tuple(t.shape) or x.dtype != np.dtype(t.dtype):
-        raise UsageError(f"input {a.input} is {x.dtype}{list(x.shape)}, the model wants {t.dtype}{list(t.shape)}")
+    xs = _load_inputs(g, a.input)
     if a.board:
-        outs = _board_run(g, x, a)
+        outs = _board_run(g, xs, a)
     elif fused_requested(a):
         from .fusion_exec import run_fused
 
-        outs = run_fused(g, fused_plan(g, a), [x])
+        outs = run_fused(g, fused_plan(g, a), xs)
     else:
-        outs = run(g, make_plan(g, a), [x])
+        outs = run(g, make_plan(g, a), xs)
     if a.output:
         import io
 
@@ -253,7 +284,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("run", help="run the model on the reference executor inside the planned arena")
     s.add_argument("model")
-    s.add_argument("--input", required=True, help=".npy input tensor")
+    s.add_argument("--input", required=True, action="append",
+                   help=".npy input tensor; repeat once per model input in order, or one .npz holding them all")
     s.add_argument("--output", help=".npy file for the output (default: print it)")
     s.add_argument("--board", help="build firmware for this board and run it (QEMU or natively)")
     s.add_argument("--build-dir", help="where to build firmware (default build/BOARD/MODEL)")

@@ -85,11 +85,15 @@ FUSION_OPTIONS = ("optimize", "max_mac_overhead", "ram_limit", "splits", "input_
 ARENA_ONLY_OPTIONS = ("order_search", "inplace")  # the layer-by-layer planner's; a fused plan has its own order
 
 
+def _fusion_requested(plan_options: dict) -> bool:
+    return any(plan_options.get(k) not in (None, False) for k in FUSION_OPTIONS)
+
+
 def make_plan(g: Graph, **plan_options):
     """An ArenaPlan (buildtool.arena.plan_arena), or a FusedPlan when any fusion option is given
     (optimize, max_mac_overhead, ram_limit, splits, input_streamed, band_input: plan_fused's;
     align and time_budget go to either planner)."""
-    if any(plan_options.get(k) not in (None, False) for k in FUSION_OPTIONS):
+    if _fusion_requested(plan_options):
         from .fusion import plan_fused
 
         return plan_fused(g, **{k: v for k, v in plan_options.items() if k not in ARENA_ONLY_OPTIONS})
@@ -271,30 +275,138 @@ def build(model, board: str, out_dir, kernels: tuple | None = None, stack_bytes:
     check_graph(g)
     if plan is None:
         plan = make_plan(g, **plan_options)
+    check_fits(g, plan, t, **plan_options)
     out = Path(out_dir).resolve()
+    elf = out / "firmware.elf"
+    if elf.exists():
+        elf.unlink()  # a refused or failed build leaves no firmware of other sources behind
     paths = generate_sources(g, plan, board, out)
     ld = None
     if t.linker_template:
         ld = out / "board.ld"
         _write(ld, t.linker_script())
-    elf = out / "firmware.elf"
     lib = kernel_library(t)
     own = [s for s in sources(t, out) if s.parent.parent != KERNELS]
+    tmp = Path(str(elf) + ".tmp")
     cmd = ([t.cc] + compile_flags(t, out) + [weights_define(paths["weights"])]
-           + [str(s) for s in own] + [str(lib)] + link_flags(t, ld) + ["-o", str(elf) + ".tmp"])
+           + [str(s) for s in own] + [str(lib)] + link_flags(t, ld) + ["-o", str(tmp)])
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         err = r.stderr.strip().splitlines()
-        overflow = [line for line in err if "overflowed by" in line]
+        overflow = [m for m in map(_OVERFLOW.search, err) if m]
         if overflow:
-            raise FirmwareError(f"{g.name} does not fit board {board}: {overflow[0].split(': ')[-1]}")
+            raise FirmwareError(_overflow_message(g, plan, t, overflow[0].group(1), int(overflow[0].group(2))))
         raise FirmwareError(f"compiling for {board} failed: {err[-1] if err else r.returncode} "
                             f"(full command: {' '.join(cmd)})")
-    os.replace(str(elf) + ".tmp", elf)
+    try:
+        if t.linker_template:
+            check_segments(t, tmp)
+    except FirmwareError:
+        tmp.unlink()
+        raise
+    os.replace(tmp, elf)
     paths["elf"] = elf
     if ld:
         paths["ld"] = ld
     return paths
+
+
+# -- does it fit the board ------------------------------------------------------------------
+_OVERFLOW = re.compile(r"region [`'\"]?(\w+)[`'\"]? overflowed by (\d+) bytes")
+
+
+def _b(n: int) -> str:
+    return f"{n:,} B"
+
+
+def _ram_size(t: targets.Target) -> str:
+    return f"{_b(t.ram_bytes)} of RAM" + (f" ({t.ram_bytes // 1024} KiB)" if t.ram_bytes % 1024 == 0 else "")
+
+
+def _optimize_ram_hint(g: Graph, plan, t: targets.Target, plan_options: dict) -> str:
+    """'; --optimize ram fits it (...)' when the least-RAM fusion plan would fit the board, else ''.
+
+    The fusion search's least peak is a lower bound of every packed fused arena, so the
+    (slower) packing only runs when that bound leaves room for the stack.
+    """
+    if _is_fused(plan) or _fusion_requested(plan_options):
+        return ""
+    from .fusion import plan_fused, search_front
+
+    align = plan_options.get("align", 16)
+    room = t.ram_bytes - t.stack_bytes
+    front = search_front(g, False, align)
+    if not front.solutions or min(s.peak for s in front.solutions) > room:
+        return ""
+    fused = plan_fused(g, optimize="ram", align=align, time_budget=plan_options.get("time_budget", 2.0))
+    if fused.arena_bytes > room:
+        return ""
+    return (f"; with --optimize ram it fits (arena {_b(fused.arena_bytes)} + stack {_b(t.stack_bytes)} = "
+            f"{_b(fused.arena_bytes + t.stack_bytes)})")
+
+
+def check_fits(g: Graph, plan, t: targets.Target, **plan_options) -> None:
+    """Refuse, before anything is written or linked, a model whose arena and stack exceed the
+    board's RAM or whose weights exceed its flash: one line naming the board's size and the
+    need, suggesting --optimize ram when the least-RAM fusion plan would fit."""
+    if t.ram_bytes and plan.arena_bytes + t.stack_bytes > t.ram_bytes:
+        need = plan.arena_bytes + t.stack_bytes
+        raise FirmwareError(f"{g.name} does not fit board {t.name}: it needs {_b(need)} of RAM (arena "
+                            f"{_b(plan.arena_bytes)} + stack {_b(t.stack_bytes)}), the board has {_ram_size(t)}"
+                            + _optimize_ram_hint(g, plan, t, plan_options))
+    if t.flash_bytes and g.params_bytes() > t.flash_bytes:
+        raise FirmwareError(f"{g.name} does not fit board {t.name}: its weights need {_b(g.params_bytes())} of "
+                            f"flash, the board has {_b(t.flash_bytes)}")
+
+
+def _overflow_message(g: Graph, plan, t: targets.Target, region: str, over: int) -> str:
+    """The linker's 'region X overflowed by N bytes' as the same one line as check_fits'."""
+    if region.upper() == "RAM":
+        return (f"{g.name} does not fit board {t.name}: it needs {_b(t.ram_bytes + over)} of RAM (arena "
+                f"{_b(plan.arena_bytes)} + stack {_b(t.stack_bytes)} + other static data), the board has "
+                f"{_ram_size(t)}")
+    if region.upper() == "FLASH":
+        return (f"{g.name} does not fit board {t.name}: code, weights and data need "
+                f"{_b(t.flash_bytes + over)} of flash, the board has {_b(t.flash_bytes)}")
+    return f"{g.name} does not fit board {t.name}: the linker's region {region} overflows by {_b(over)}"
+
+
+def load_segments(t: targets.Target, elf) -> list:
+    """The ELF's PT_LOAD program headers (readelf -lW) as dicts: offset, vaddr, paddr, filesz, memsz."""
+    r = subprocess.run([t.binutil("readelf"), "-lW", str(elf)], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise FirmwareError(f"readelf failed on {elf}: {r.stderr.strip()[:200]}")
+    keys = ("offset", "vaddr", "paddr", "filesz", "memsz")
+    return [dict(zip(keys, (int(v, 16) for v in line.split()[1:6])))
+            for line in r.stdout.splitlines() if line.split()[:1] == ["LOAD"]]
+
+
+def check_segments(t: targets.Target, elf) -> None:
+    """What an ELF loader writes must land where the board has it: QEMU's -kernel (like a flash
+    programmer) writes every PT_LOAD segment at its physical address and zero-fills MemSiz past
+    FileSiz there. A segment must lie wholly in the board's flash with nothing to zero-fill
+    (a zero-fill at a flash address overwrites what follows it, and past the end of flash QEMU's
+    mirror of it: the vector table and code), or wholly in its RAM; no two may overlap."""
+    flash_end, ram_end = t.flash_origin + t.flash_bytes, t.ram_origin + t.ram_bytes
+    spans = []
+    for s in load_segments(t, elf):
+        lo, hi = s["paddr"], s["paddr"] + s["memsz"]
+        if s["memsz"] == 0:
+            continue
+        in_flash = t.flash_origin <= lo and hi <= flash_end
+        if not ((in_flash and s["filesz"] == s["memsz"]) or (t.ram_origin <= lo and hi <= ram_end)):
+            what = (f"zero-fills {_b(s['memsz'] - s['filesz'])} in flash" if in_flash else
+                    f"spans 0x{lo:x}..0x{hi:x}, outside flash 0x{t.flash_origin:x}..0x{flash_end:x} "
+                    f"and RAM 0x{t.ram_origin:x}..0x{ram_end:x}")
+            raise FirmwareError(f"firmware for board {t.name}: the load segment at physical address 0x{lo:x} "
+                                f"({_b(s['memsz'])}) {what}; the board's linker script must keep .bss and the stack "
+                                f"NOLOAD and out of every PT_LOAD segment (see firmware/arm/cortexm.ld.in)")
+        spans.append((lo, hi))
+    spans.sort()
+    for (a0, a1), (b0, b1) in zip(spans, spans[1:]):
+        if b0 < a1:
+            raise FirmwareError(f"firmware for board {t.name}: load segments 0x{a0:x}..0x{a1:x} and "
+                                f"0x{b0:x}..0x{b1:x} overlap; fix the board's linker script")
 
 
 # -- running ---------------------------------------------------------------------------
@@ -469,4 +581,4 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
 
 
 __all__ = ["build", "run", "format_report", "kernel_library", "generate_sources", "kernel_sources", "sources", "compile_flags", "link_flags",
-           "FirmwareError", "ram_report", "load_graph", "make_plan"]
+           "FirmwareError", "ram_report", "load_graph", "make_plan", "check_fits", "check_segments", "load_segments"]

@@ -9,11 +9,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import subprocess
+import sys
 import zlib
 
 import numpy as np
 import pytest
-from conftest import fixed_input, shared_model, tflm_run
+from conftest import ROOT, SHARED_MODEL_NAMES, fixed_input, shared_model, tflm_run
 
 from buildtool import firmware, flash, targets, tflite_reader, zoo
 from buildtool.arena import naive_plan, plan_arena
@@ -24,8 +25,6 @@ from buildtool.errors import UsageError
 from buildtool.tflite_writer import serialize
 
 MAIN_BOARDS = ["host", "cortex-m4", "riscv32"]
-OTHER_BOARDS = ["cortex-m7", "cortex-m33", "riscv32-rvv", "xcore"]
-SMALL = ["tiny_cnn_32", "dscnn_kws", "resnet_concat_64"]
 
 
 def need(board: str) -> targets.Target:
@@ -49,52 +48,90 @@ def check_bit_exact(model_bytes: bytes, board: str, out_dir, seeds=(0,), **plan_
     return prof, ram
 
 
-@pytest.mark.parametrize("model", SMALL)
-@pytest.mark.parametrize("board", MAIN_BOARDS)
-def test_shared_models_bit_exact(board, model, tmp_path):
-    need(board)
-    data = shared_model(model).read_bytes()
-    prof, ram = check_bit_exact(data, board, tmp_path)
+# -- the board matrix: every zoo and shared model on every installed board ------------------------
+ZOO = zoo.names()
+SHARED = SHARED_MODEL_NAMES
+# big arenas and long QEMU runs (together about a minute of the matrix): `-m "slow or not slow"` (CI)
+BIG = {"mobilenetv2", "mbv2-w0.35", "mcunet-in3", "mbv2_w035_144", "mobilenetv2_160_a1"}
+_MODEL_BYTES: dict = {}
+_TFLM: dict = {}
+
+
+def model_bytes(name: str) -> bytes:
+    """A zoo model serialised, or a shared model's file (skipped where ../shared is absent)."""
+    if name not in _MODEL_BYTES:
+        _MODEL_BYTES[name] = serialize(zoo.build(name)) if name in ZOO else shared_model(name).read_bytes()
+    return _MODEL_BYTES[name]
+
+
+def tflm_reference(name: str, data: bytes, x: np.ndarray, seed: int) -> np.ndarray:
+    """TFLM's output for the model's input of this seed, once per model for all boards."""
+    if (name, seed) not in _TFLM:
+        _TFLM[name, seed] = tflm_run(data, [x])[0]
+    return _TFLM[name, seed]
+
+
+def _load_segments_readelf(t, elf) -> list:
+    """(paddr, filesz, memsz) of every PT_LOAD, read here with readelf independently of firmware.py."""
+    out = subprocess.run([t.binutil("readelf"), "-lW", str(elf)], capture_output=True, text=True, check=True).stdout
+    return [(int(p[3], 16), int(p[4], 16), int(p[5], 16)) for p in map(str.split, out.splitlines())
+            if p[:1] == ["LOAD"]]
+
+
+def assert_loads_in_flash(t, elf) -> None:
+    """What QEMU's ELF loader writes (every PT_LOAD, file bytes then zero-fill to MemSiz, at its
+    physical address) stays inside the board's flash, overwrites no other segment (code), and the
+    arena, stack and .bss are loaded by nothing (NOLOAD: zeroed and painted by the start-up code)."""
+    segs = sorted(_load_segments_readelf(t, elf))
+    flash_end = t.flash_origin + t.flash_bytes
+    for paddr, filesz, memsz in segs:
+        assert t.flash_origin <= paddr and paddr + memsz <= flash_end, f"segment at 0x{paddr:x} leaves flash"
+        assert filesz == memsz, f"segment at 0x{paddr:x} zero-fills {memsz - filesz} B of flash"
+    for (a, _, na), (b, _, _) in zip(segs, segs[1:]):
+        assert a + na <= b, f"segments at 0x{a:x} and 0x{b:x} overlap"
+    sym = firmware.symbols(t, elf)
+    arena = sym["bt_arena"][0]
+    assert t.ram_origin <= sym["__stack_bottom"][0] < sym["__bss_end"][0] <= t.ram_origin + t.ram_bytes
+    assert sym["__bss_start"][0] <= arena < sym["__bss_end"][0]
+    assert sum(filesz for _, filesz, _ in segs) < t.flash_bytes
+
+
+def _matrix_params():
+    return [pytest.param(m, b, marks=[pytest.mark.slow] if m in BIG else [], id=f"{m}-{b}")
+            for m in ZOO + SHARED for b in targets.names()]
+
+
+@pytest.mark.parametrize("model,board", _matrix_params())
+def test_board_matrix(model, board, tmp_path):
+    """Every zoo and shared model on every installed board (third-party boards included): built
+    once, run on one input (tiny: two), byte-identical with TFLite Micro, the profile covering the plan's
+    order, every load segment inside flash. A board whose RAM the model does not fit refuses it
+    before linking with one line naming its RAM and the need."""
+    t = need(board)
+    data = model_bytes(model)
     g = tflite_reader.parse(data)
-    assert [o["op"] for o in prof["ops"]] == plan_arena(g).order
+    plan = plan_arena(g)
+    need_bytes = plan.arena_bytes + t.stack_bytes
+    if t.ram_bytes and need_bytes > t.ram_bytes:  # (ram_bytes 0: the host's, unlimited)
+        with pytest.raises(firmware.FirmwareError) as e:
+            firmware.build(g, board, tmp_path, plan=plan)
+        msg = str(e.value)
+        assert "\n" not in msg and f"does not fit board {board}" in msg
+        assert f"needs {need_bytes:,} B of RAM" in msg and f"the board has {t.ram_bytes:,} B of RAM" in msg
+        assert not (tmp_path / "firmware.elf").exists() and not (tmp_path / "model.c").exists()
+        return
+    paths = firmware.build(g, board, tmp_path, plan=plan)
+    if t.linker_template:
+        assert_loads_in_flash(t, paths["elf"])
+    for seed in (0, 1) if model == "tiny" else (0,):
+        x = fixed_input(g.tensors[g.inputs[0]].shape, seed)
+        y, prof, ram = firmware.run(board, tmp_path, x, timeout=600)
+        ref = tflm_reference(model, data, x, seed)
+        assert y.dtype == ref.dtype and y.shape == ref.shape
+        assert np.array_equal(y, ref), f"{board}: firmware {y.reshape(-1)[:12]} != tflm {ref.reshape(-1)[:12]}"
+    assert [o["op"] for o in prof["ops"]] == plan.order
     assert all(o["count"] > 0 for o in prof["ops"])
-
-
-def test_tiny_cnn_bit_exact_on_hifive1(tmp_path):
-    """The one shared model that fits 16 KiB of RAM."""
-    need("hifive1")
-    check_bit_exact(shared_model("tiny_cnn_32").read_bytes(), "hifive1", tmp_path)
-
-
-@pytest.mark.parametrize("board", MAIN_BOARDS + OTHER_BOARDS + ["hifive1"])
-def test_zoo_tiny_bit_exact_every_board(board, tmp_path):
-    """Works without ../shared: the zoo model is generated here."""
-    need(board)
-    check_bit_exact(serialize(zoo.build("tiny")), board, tmp_path, seeds=(0, 1))
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("model", SMALL)
-@pytest.mark.parametrize("board", OTHER_BOARDS)
-def test_shared_models_other_boards(board, model, tmp_path):
-    need(board)
-    check_bit_exact(shared_model(model).read_bytes(), board, tmp_path)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("board", ["cortex-m4", "riscv32"])
-def test_mbv2_bit_exact(board, tmp_path):
-    need(board)
-    check_bit_exact(shared_model("mbv2_w035_144").read_bytes(), board, tmp_path)
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("board", MAIN_BOARDS + OTHER_BOARDS)
-def test_zoo_mbv2_w035_bit_exact_every_board(board, tmp_path):
-    """mbv2-w0.35 with the plain arena plan on every board with the RAM for it (hifive1, 16 KiB,
-    runs it with the minimum-RAM fusion plan: tests/test_fused_firmware.py)."""
-    need(board)
-    check_bit_exact(serialize(zoo.build("mbv2-w0.35")), board, tmp_path)
+    assert ram["arena_bytes"] == plan.arena_bytes
 
 
 def test_dscnn_kws_fused_bit_exact_on_hifive1(tmp_path):
@@ -106,10 +143,83 @@ def test_dscnn_kws_fused_bit_exact_on_hifive1(tmp_path):
 
 
 def test_hifive1_refuses_a_model_that_does_not_fit(tmp_path):
-    """16 KiB of RAM: mcunet-vww1 needs an 88 KiB arena; the linker's RAM region says so."""
+    """16 KiB of RAM: mcunet-vww1 needs an 88 KiB arena (19,696 B even fused, so no --optimize ram
+    hint); refused before linking, in one line naming the board's RAM and the need."""
     need("hifive1")
-    with pytest.raises(firmware.FirmwareError, match="does not fit board hifive1"):
+    with pytest.raises(firmware.FirmwareError) as e:
         firmware.build(zoo.build("mcunet-vww1"), "hifive1", tmp_path)
+    assert str(e.value) == ("mcunet-vww1 does not fit board hifive1: it needs 91,648 B of RAM (arena 89,600 B + "
+                            "stack 2,048 B), the board has 16,384 B of RAM (16 KiB)")
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_refusal_suggests_optimize_ram_when_that_fits(tmp_path):
+    """dscnn_kws: 16,000 B of arena + 2 KiB of stack > 16 KiB; the least-RAM fusion plan fits."""
+    need("hifive1")
+    g = tflite_reader.load(shared_model("dscnn_kws"))
+    with pytest.raises(firmware.FirmwareError) as e:
+        firmware.build(g, "hifive1", tmp_path)
+    assert str(e.value).endswith("the board has 16,384 B of RAM (16 KiB); with --optimize ram it fits "
+                                 "(arena 8,640 B + stack 2,048 B = 10,688 B)")
+
+
+def test_cli_refuses_in_one_line_with_status_2(tmp_path):
+    """`buildtool run --board`: the refusal is one line on stderr, exit status 2, nothing written."""
+    need("hifive1")
+    x = tmp_path / "x.npy"
+    np.save(x, fixed_input((1, 80, 80, 3)))
+    r = subprocess.run([sys.executable, "-m", "buildtool.cli", "run", "mcunet-vww1", "--board", "hifive1",
+                        "--input", str(x), "--build-dir", str(tmp_path / "b")],
+                       capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.count("\n") == 1 and "does not fit board hifive1: it needs 91,648 B of RAM" in r.stderr
+    assert not (tmp_path / "b").exists()
+
+
+class _BoardWithScript(targets.Target):
+    """A board whose linker script text is given (a third-party board's own script)."""
+
+    def __init__(self, base, name, script):
+        super().__init__(**{**dataclasses.asdict(base), "name": name})
+        object.__setattr__(self, "_script", script)
+
+    def linker_script(self):
+        return self._script
+
+
+def _add_board(monkeypatch, t):
+    monkeypatch.setattr(targets, "_CACHE", {**targets.boards(), t.name: t})
+
+
+def test_build_refuses_a_linker_script_that_zero_fills_flash(monkeypatch, tmp_path):
+    """Without explicit program headers ld puts .bss in the .data segment at a flash load address:
+    QEMU's loader would zero-fill the arena's size there (past the end of flash into its mirror,
+    over the vector table, for MobileNetV2). The build refuses such an ELF and leaves none behind."""
+    base = need("cortex-m4")
+    script = base.linker_script()
+    script = script[:script.index("PHDRS {")] + script[script.index("SECTIONS {"):]
+    for tag in (" :text", " :data", " :NONE"):
+        script = script.replace(tag, "")
+    _add_board(monkeypatch, _BoardWithScript(base, "m4-default-phdrs", script))
+    with pytest.raises(firmware.FirmwareError, match="zero-fills 6,144 B in flash"):
+        firmware.build(zoo.build("tiny"), "m4-default-phdrs", tmp_path)
+    assert not (tmp_path / "firmware.elf").exists() and not (tmp_path / "firmware.elf.tmp").exists()
+
+
+def test_flash_too_small_is_refused_in_one_line(monkeypatch, tmp_path):
+    """Weights beyond the flash: refused before linking; code + weights just beyond it: the
+    linker's overflow becomes the same kind of line."""
+    base = need("cortex-m4")
+    g = zoo.build("tiny")
+    _add_board(monkeypatch, dataclasses.replace(base, name="m4-1k-flash", flash_bytes=1024))
+    with pytest.raises(firmware.FirmwareError) as e:
+        firmware.build(g, "m4-1k-flash", tmp_path)
+    assert str(e.value) == (f"tiny does not fit board m4-1k-flash: its weights need {g.params_bytes():,} B of "
+                            f"flash, the board has 1,024 B")
+    _add_board(monkeypatch, dataclasses.replace(base, name="m4-4k-flash", flash_bytes=4096))
+    with pytest.raises(firmware.FirmwareError, match=r"^tiny does not fit board m4-4k-flash: code, weights and "
+                                                     r"data need [\d,]+ B of flash, the board has 4,096 B$"):
+        firmware.build(g, "m4-4k-flash", tmp_path)
 
 
 def _size_sections(t, elf) -> dict:
