@@ -24,7 +24,7 @@ import time
 
 from . import canonical
 from .cache import NullMemo
-from .errors import ModelError, UsageError
+from .errors import UsageError
 
 DEFAULT_OPTIONS = {"align": 16, "time_budget": 2.0, "order_search": True, "inplace": True,
                    # fusion.plan_fused (used when optimize or splits is set)
@@ -96,15 +96,9 @@ class _Model:
             self.data = bytes(model)
         elif isinstance(model, str):
             if os.path.exists(model) or model.endswith(".tflite") or os.sep in model:
-                try:
-                    with open(model, "rb") as f:
-                        self.data = f.read()
-                except FileNotFoundError:
-                    raise ModelError(f"model file not found: {model}") from None
-                except IsADirectoryError:
-                    raise ModelError(f"{model} is a directory, not a .tflite model file") from None
-                except OSError as e:
-                    raise ModelError(f"cannot read model file {model}: {e.strerror}") from None
+                from .tflite_reader import read_model_file
+
+                self.data = read_model_file(model)
                 self.source = model
                 self.name = os.path.splitext(os.path.basename(model))[0]
             else:
