@@ -35,10 +35,11 @@ PAD = {0: "SAME", 1: "VALID"}
 REQUIRED_INPUTS = {"CONV_2D": 2, "DEPTHWISE_CONV_2D": 2, "FULLY_CONNECTED": 2, "ADD": 2, "MUL": 2,
                    "MEAN": 2, "PAD": 2, "SPLIT": 2, "STRIDED_SLICE": 4}
 ALL_REQUIRED = ("ADD", "MUL", "CONCATENATION")
-# Limits that keep every file under the size limit read or refused within about a second: the flatbuffer
-# lets vector entries share one table, so a small file can claim millions of operators or tensors.
-MAX_TENSORS = 1 << 16
-MAX_OPERATORS = 1 << 14
+# Limits that keep every file under the size limit read or refused within about a second (reading costs
+# ~0.1 ms per operator and ~0.2 ms per tensor): a flatbuffer lets entries share one table, so a small file
+# can claim millions of operators or tensors. Far above any model a microcontroller runs.
+MAX_TENSORS = 1 << 13
+MAX_OPERATORS = 1 << 12
 MAX_OPERATOR_IO = 1 << 12  # inputs or outputs of one operator, or of the graph
 MAX_FILE = (1 << 31) - 1  # a flatbuffer cannot address more
 DEFAULT_MAX_MODEL_BYTES = 256 << 20
@@ -194,6 +195,11 @@ class _Reader:
         self.n = len(buf)
         self.src = source
         self.issues = {}  # tensor index -> what stops it from planning (blocker() decides if it matters)
+        # Entries of vectors a converter never shares (operator inputs/outputs, scales, zero points) must
+        # fit in the file together; shared ones would let a small file make us read gigabytes.
+        self.budget = self.n
+        self.tables = {}  # table position -> (kind, index): operators and tensors are never shared
+        self.data = {}  # buffer index -> constant array (tensors that share a buffer share its array)
 
     def fail(self, msg: str):
         raise ModelError(f"{self.src}: {msg}")
@@ -210,6 +216,19 @@ class _Reader:
         if not (0 <= pos <= self.n - 4):
             self.fail(f"corrupt flatbuffer: {what} table lies outside the file (truncated?)")
         return obj
+
+    def _own_table(self, obj, kind: str, i: int):
+        """Operators and tensors each have their own table; two entries naming one table is corruption."""
+        self._table_ok(obj, f"{kind} {i}")
+        prev = self.tables.setdefault(obj._tab.Pos, (kind, i))
+        if prev != (kind, i):
+            self.fail(f"corrupt flatbuffer: {kind} {i} and {prev[0]} {prev[1]} are the same table")
+        return obj
+
+    def _spend(self, n: int, elem: int, what: str) -> None:
+        self.budget -= n * elem
+        if self.budget < 0:
+            self.fail(f"corrupt flatbuffer: {what} and earlier vectors claim more entries than the file holds")
 
     def graph(self, name: str) -> Graph:
         root = struct.unpack_from("<I", self.buf, 0)[0]
@@ -232,7 +251,7 @@ class _Reader:
         nops = self._len(sg.OperatorsLength(), 4, "operator list", MAX_OPERATORS)
         ops = []
         for i in range(nops):
-            op = self._table_ok(sg.Operators(i), "operator")
+            op = self._own_table(sg.Operators(i), "operator", i)
             ci = op.OpcodeIndex()
             if not (0 <= ci < ncodes):
                 self.fail(f"operator {i} uses opcode index {ci}, but the model has {ncodes} operator codes")
@@ -262,14 +281,16 @@ class _Reader:
             return "CUSTOM:" + (short(_text(cc)) if cc else "?")
         return OPCODE_NAMES.get(code, f"UNKNOWN_{code}")
 
-    def _ivec(self, n, as_numpy, what, cap=MAX_OPERATOR_IO) -> list:
+    def _ivec(self, n, as_numpy, what, cap=MAX_OPERATOR_IO, spend=True) -> list:
         """An int32 vector as a list of ints: its length checked against the file first, read in one go."""
         if self._len(n, 4, what, cap) == 0:
             return []
+        if spend:
+            self._spend(n, 4, what)
         return [int(x) for x in as_numpy().tolist()]
 
     def _tensor(self, m, t, i, nbuf) -> Tensor:
-        self._table_ok(t, f"tensor {i}")
+        self._own_table(t, "tensor", i)
         nm = t.Name()
         name = _text(nm) if nm else f"t{i}"
         ttype = t.Type()
@@ -278,7 +299,7 @@ class _Reader:
                       f"cannot read")
         dtype = TYPE_NAMES[ttype]
         # The stored shape is what TFLite Micro runs with; shape_signature (a -1 batch) is ignored, as it does.
-        shape = tuple(self._ivec(t.ShapeLength(), t.ShapeAsNumpy, f"tensor {i} shape", 64))
+        shape = tuple(self._ivec(t.ShapeLength(), t.ShapeAsNumpy, f"tensor {i} shape", 64, spend=False))
         label = f"tensor {i} '{short(name)}'"
         if len(shape) > 6:
             self.issues[i] = f"{label} has rank {len(shape)}; at most 6 is supported"
@@ -301,7 +322,10 @@ class _Reader:
                 if len(raw) != want or any(d < 0 for d in shape):
                     self.fail(f"{label}: buffer holds {len(raw)} bytes, shape {list(shape)[:8]} "
                               f"of {dtype} needs {want} (truncated?)")
-                data = np.frombuffer(raw, dtype=NUMPY_DTYPE[dtype]).reshape(shape).copy()
+                flat = self.data.get((b, dtype))
+                if flat is None:
+                    flat = self.data[(b, dtype)] = np.frombuffer(raw, dtype=NUMPY_DTYPE[dtype]).copy()
+                data = flat.reshape(shape)
         return Tensor(i, name, shape, dtype, quant, data)
 
     def _quant(self, t, i, name, shape, dtype):
@@ -313,6 +337,8 @@ class _Reader:
         nz = self._len(q.ZeroPointLength(), 8, "zero points", 1 << 24)
         if not ns:
             return None
+        self._spend(ns, 4, f"tensor {i} scales")
+        self._spend(nz, 8, f"tensor {i} zero points")
         scale = np.asarray(q.ScaleAsNumpy(), dtype=np.float32).reshape(-1)
         zp = np.asarray(q.ZeroPointAsNumpy(), dtype=np.int64).reshape(-1) if nz else np.zeros(1, np.int64)
         if nz not in (ns, 1):
