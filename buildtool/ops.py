@@ -116,8 +116,8 @@ def check_op(g: Graph, op: Operator) -> None:
             raise ModelError(f"operator {op.index} ({op.opcode}) computes in {t.dtype} (tensor '{name}'): "
                              f"float activations are not supported; convert with full-integer int8 quantisation")
         if t.dtype not in ok:
-            raise ModelError(f"operator {op.index} ({op.opcode}): tensor '{name}' is {t.dtype}; only "
-                             f"{'/'.join(ok)} activations are supported; quantise the model to int8")
+            raise ModelError(f"operator {op.index} ({op.opcode}): tensor {t.index} is {t.dtype}; only "
+                             f"{'/'.join(ok)} activations are supported: quantise the model to int8")
         if t.quant is None and t.dtype == "int8":
             raise ModelError(f"operator {op.index} ({op.opcode}): int8 tensor '{name}' has no quantisation")
     fn = _CHECKS.get(op.opcode)
