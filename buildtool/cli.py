@@ -9,16 +9,23 @@ import argparse
 import json
 import os
 import sys
+import warnings
 
 from . import __version__
-from .errors import BuildtoolError, UsageError
+from .errors import BuildtoolError, ModelError, PlanError, UsageError
+
+MAX_ERROR_CHARS = 200  # the longest error line we aim for (model path included)
+
+
+def is_model_path(spec: str) -> bool:
+    return os.path.exists(spec) or spec.endswith(".tflite") or os.sep in spec
 
 
 def load_model(spec: str):
     """A path to a .tflite file, or the name of a zoo architecture."""
     from . import tflite_reader
 
-    if os.path.exists(spec) or spec.endswith(".tflite") or os.sep in spec:
+    if is_model_path(spec):
         return tflite_reader.load(spec)
     from . import zoo
 
@@ -35,11 +42,31 @@ def _write_atomic(path: str, data: bytes) -> None:
 
 
 def cmd_inspect(a) -> int:
+    """Any well-formed model, including ones the planner refuses: the last line says what would stop it."""
     from .inspect import describe, format_text
 
-    g = load_model(a.model)
-    info = describe(g)
+    if is_model_path(a.model):
+        from .tflite_reader import load_any
+
+        g, problem = load_any(a.model)
+    else:
+        g, problem = load_model(a.model), None
+    info = describe(g, problem)
     print(json.dumps(info, indent=1) if a.json else format_text(info))
+    return 0
+
+
+def cmd_ops(a) -> int:
+    """The supported operators and their activation types, from the table the checks use."""
+    from .ops import supported_table
+
+    rows = supported_table()
+    if a.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    print(f"{'operator':20} {'input types':40} output types")
+    for r in rows:
+        print(f"{r['op']:20} {', '.join(r['inputs']):40} {', '.join(r['outputs'])}")
     return 0
 
 
@@ -270,6 +297,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true")
     s.set_defaults(fn=cmd_inspect)
 
+    s = sub.add_parser("ops", help="the supported operators and their activation types")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(fn=cmd_ops)
+
     s = sub.add_parser("plan", help="plan the tensor arena")
     s.add_argument("model")
     s.add_argument("--json", action="store_true")
@@ -314,6 +345,19 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def error_message(e: BuildtoolError, spec: str | None) -> str:
+    """One line; a problem with the model starts with the model path as the user typed it (the planner
+    daemon reports the absolute path it was sent; the library may say nothing of the path)."""
+    msg = " ".join(str(e).split())
+    if not spec or not isinstance(e, (ModelError, PlanError)):
+        return msg
+    for known in (spec, os.path.abspath(spec), "<bytes>"):
+        if msg.startswith(known + ": "):
+            msg = msg[len(known) + 2:]
+            break
+    return f"{spec}: {msg}"
+
+
 def main(argv=None) -> int:
     p = build_parser()
     a = p.parse_args(argv)
@@ -321,10 +365,17 @@ def main(argv=None) -> int:
         p.print_help()
         return 2
     try:
-        return a.fn(a)
+        with warnings.catch_warnings():
+            # numpy's overflow/invalid warnings on odd models are noise before the one error line.
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return a.fn(a)
     except BuildtoolError as e:
-        print(f"buildtool: error: {e}", file=sys.stderr)
+        print(f"buildtool: error: {error_message(e, getattr(a, 'model', None))}", file=sys.stderr)
         return e.exit_code
+    except MemoryError:
+        e = ModelError("ran out of memory; the model needs more memory than this process may use")
+        print(f"buildtool: error: {error_message(e, getattr(a, 'model', None))}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("buildtool: interrupted", file=sys.stderr)
         return 130

@@ -1,9 +1,18 @@
-"""`buildtool inspect`: what a model is made of."""
+"""`buildtool inspect`: what a model is made of, for any well-formed model; a model the planner refuses
+gets a last "would not plan: ..." line naming the first problem."""
 
 from __future__ import annotations
 
 from .ir import Graph
-from .ops import graph_macs, op_macs
+from .ops import op_macs
+
+
+def _macs(g: Graph, op) -> int:
+    """MACs of an operator; 0 when its tensors are too odd to count (inspect reads unplannable models)."""
+    try:
+        return op_macs(g, op)
+    except (IndexError, ValueError, TypeError, KeyError):
+        return 0
 
 
 def _quant(t) -> dict | None:
@@ -16,8 +25,9 @@ def _quant(t) -> dict | None:
             "scale_max": float(q.scale.max())}
 
 
-def describe(g: Graph) -> dict:
+def describe(g: Graph, problem: str | None = None) -> dict:
     acts = g.activation_tensors()
+    macs = [_macs(g, op) for op in g.operators]
     return {
         "name": g.name,
         "inputs": [{"name": g.tensors[i].name, "shape": list(g.tensors[i].shape), "dtype": g.tensors[i].dtype,
@@ -26,7 +36,8 @@ def describe(g: Graph) -> dict:
                      "quant": _quant(g.tensors[i])} for i in g.outputs],
         "num_operators": len(g.operators),
         "num_tensors": len(g.tensors),
-        "macs": graph_macs(g),
+        "macs": sum(macs),
+        "would_not_plan": problem,
         "params_bytes": g.params_bytes(),
         "activation_bytes": sum(t.nbytes for t in acts),
         "largest_activation_bytes": max((t.nbytes for t in acts), default=0),
@@ -36,7 +47,7 @@ def describe(g: Graph) -> dict:
                        for i in op.inputs if i >= 0],
             "outputs": [{"index": o, "shape": list(g.tensors[o].shape), "quant": _quant(g.tensors[o])}
                         for o in op.outputs],
-            "options": op.options, "macs": op_macs(g, op)} for op in g.operators],
+            "options": op.options, "macs": m} for op, m in zip(g.operators, macs)],
         "tensors": [{"index": t.index, "name": t.name, "shape": list(t.shape), "dtype": t.dtype,
                      "bytes": t.nbytes, "const": t.is_const, "quant": _quant(t)} for t in g.tensors],
     }
@@ -60,4 +71,6 @@ def format_text(info: dict) -> str:
         out = _fmt_shape(op["outputs"][0]["shape"]) if op["outputs"] else "-"
         opts = " ".join(f"{k}={v}" for k, v in op["options"].items())
         lines.append(f"  {op['index']:>3} {op['opcode']:18} {out:16} {op['macs']:>12,}  {opts}")
+    if info.get("would_not_plan"):
+        lines.append(f"would not plan: {info['would_not_plan']}")
     return "\n".join(lines)

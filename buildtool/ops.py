@@ -30,6 +30,11 @@ SUPPORTED = (
     "QUANTIZE", "DEQUANTIZE", "HARD_SWISH", "SPLIT", "STRIDED_SLICE",
 )
 ACTIVATIONS = ("NONE", "RELU", "RELU_N1_TO_1", "RELU6")
+# Activation types an operator reads and writes when they are not int8 only: (inputs, outputs).
+ACT_TYPES = {
+    "QUANTIZE": (("int8", "float32"), ("int8",)), "DEQUANTIZE": (("int8",), ("int8", "float32")),
+    "RESHAPE": (("int8", "uint8", "int16", "int32", "int64", "bool"),) * 2,
+}
 # Element-wise operators whose output may overwrite an input of the same size.
 ELEMENTWISE_INPLACE = ("LOGISTIC", "HARD_SWISH", "QUANTIZE", "ADD", "MUL")
 # Operators that only reinterpret their input's bytes.
@@ -53,6 +58,33 @@ def conv_padding(size: int, k: int, stride: int, dilation: int, padding: str) ->
     return total // 2
 
 
+def activation_types(opcode: str) -> tuple:
+    """(input types, output types) of an operator's activations."""
+    return ACT_TYPES.get(opcode, (("int8",), ("int8",)))
+
+
+def supported_table() -> list:
+    """What `buildtool ops` prints: every supported operator and its activation types, from the
+    tables the checks use."""
+    return [{"op": name, "inputs": list(activation_types(name)[0]), "outputs": list(activation_types(name)[1])}
+            for name in SUPPORTED]
+
+
+def unsupported_message(op: Operator) -> str:
+    return f"operator {op.index} is {op.opcode}, which is not supported; run 'buildtool ops' to see what is"
+
+
+def _short(name: str, n: int = 48) -> str:
+    return name if len(name) <= n else name[:n - 3] + "..."
+
+
+def _elements(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
+
+
 def _shape(g: Graph, i: int) -> tuple:
     return tuple(g.tensors[i].shape)
 
@@ -71,27 +103,23 @@ def _const(g: Graph, op: Operator, pos: int, what: str):
 def check_op(g: Graph, op: Operator) -> None:
     """Semantic checks of one operator: arity, types, shapes. Raises ModelError."""
     if op.opcode not in SUPPORTED:
-        raise ModelError(f"operator {op.index} is {op.opcode}, which is not supported "
-                         f"(supported: {', '.join(SUPPORTED)})")
+        raise ModelError(unsupported_message(op))
     o = op.options
     if "activation" in o and o["activation"] not in ACTIVATIONS:
         raise ModelError(f"operator {op.index} ({op.opcode}): fused activation {o['activation']} is not supported")
     _need(len(op.outputs) >= 1, op, "has no outputs")
     act_in = [i for i in op.inputs if i >= 0 and not g.tensors[i].is_const]
-    for t in [g.tensors[i] for i in act_in] + [g.tensors[i] for i in op.outputs]:
-        if op.opcode == "QUANTIZE" and t.index in act_in and t.dtype == "float32":
-            continue
-        if op.opcode == "DEQUANTIZE" and t.index in op.outputs and t.dtype == "float32":
-            continue
-        if t.dtype.startswith("float"):
-            raise ModelError(f"operator {op.index} ({op.opcode}) computes in {t.dtype} (tensor '{t.name}'): "
-                             f"float activations are not supported; convert the model with full-integer int8 "
-                             f"quantisation")
-        if t.dtype != "int8" and op.opcode not in ("RESHAPE",):
-            raise ModelError(f"operator {op.index} ({op.opcode}): tensor '{t.name}' is {t.dtype}; "
-                             f"only int8 activations are supported")
+    in_types, out_types = activation_types(op.opcode)
+    for t, ok in [(g.tensors[i], in_types) for i in act_in] + [(g.tensors[i], out_types) for i in op.outputs]:
+        name = _short(t.name)
+        if t.dtype not in ok and t.dtype.startswith("float"):
+            raise ModelError(f"operator {op.index} ({op.opcode}) computes in {t.dtype} (tensor '{name}'): "
+                             f"float activations are not supported; convert with full-integer int8 quantisation")
+        if t.dtype not in ok:
+            raise ModelError(f"operator {op.index} ({op.opcode}): tensor {t.index} is {t.dtype}; only "
+                             f"{'/'.join(ok)} activations are supported: quantise the model to int8")
         if t.quant is None and t.dtype == "int8":
-            raise ModelError(f"operator {op.index} ({op.opcode}): int8 tensor '{t.name}' has no quantisation")
+            raise ModelError(f"operator {op.index} ({op.opcode}): int8 tensor '{name}' has no quantisation")
     fn = _CHECKS.get(op.opcode)
     if fn:
         fn(g, op)
@@ -102,7 +130,7 @@ def _check_conv(g, op):
     _need(len(op.inputs) >= 2 and op.inputs[0] >= 0, op, "needs input and filter")
     inp, flt, out = _shape(g, op.inputs[0]), _const(g, op, 1, "filter"), _shape(g, op.outputs[0])
     _need(len(inp) == 4 and len(out) == 4 and flt.ndim == 4, op, "input, filter and output must be 4-D")
-    _need(inp[0] == 1, op, f"batch size {inp[0]} is not supported; convert with batch size 1")
+    _need(inp[0] == 1 and out[0] == 1, op, f"batch size {inp[0]} is not supported; convert with batch size 1")
     _need(g.tensors[op.inputs[1]].dtype == "int8", op, "filter must be int8")
     dw = op.opcode == "DEPTHWISE_CONV_2D"
     cout = flt.shape[3] if dw else flt.shape[0]
@@ -133,8 +161,12 @@ def _check_fc(g, op):
     n_in = 1
     for d in inp:
         n_in *= d
-    _need(n_in % w.shape[1] == 0, op, f"input size {n_in} is not a multiple of weights depth {w.shape[1]}")
+    _need(w.shape[1] >= 1 and n_in % w.shape[1] == 0, op,
+          f"input size {n_in} is not a multiple of weights depth {w.shape[1]}")
     _need(out[-1] == w.shape[0], op, f"output size {out[-1]} != weights rows {w.shape[0]}")
+    rows = n_in // w.shape[1]
+    _need(_elements(out) == rows * w.shape[0], op,
+          f"output shape {list(out)[:8]} != {rows} rows of {w.shape[0]} (input {list(inp)[:8]})")
     _need(g.tensors[op.inputs[1]].dtype == "int8", op, "weights must be int8")
     if len(op.inputs) > 2 and op.inputs[2] >= 0:
         b = _const(g, op, 2, "bias")
@@ -175,7 +207,8 @@ def _check_concat(g, op):
 def _check_pool(g, op):
     o = op.options
     inp, out = _shape(g, op.inputs[0]), _shape(g, op.outputs[0])
-    _need(len(inp) == 4 and len(out) == 4 and inp[0] == 1 and inp[3] == out[3], op, "needs [1,H,W,C] in and out")
+    _need(len(inp) == 4 and len(out) == 4 and inp[0] == 1 and out[0] == 1 and inp[3] == out[3], op,
+          "needs [1,H,W,C] in and out")
     _need(o["filter_h"] >= 1 and o["filter_w"] >= 1 and o["stride_h"] >= 1 and o["stride_w"] >= 1, op,
           "filter and stride must be positive")
     eh = conv_out_size(inp[1], o["filter_h"], o["stride_h"], 1, o["padding"])
@@ -185,9 +218,15 @@ def _check_pool(g, op):
 
 def _check_mean(g, op):
     axes = _const(g, op, 1, "axes").reshape(-1)
-    inp = _shape(g, op.inputs[0])
+    inp, out = _shape(g, op.inputs[0]), _shape(g, op.outputs[0])
+    _need(axes.size <= len(inp), op, f"{axes.size} axes for a rank-{len(inp)} input")
     for a in axes:
         _need(-len(inp) <= int(a) < len(inp), op, f"axis {int(a)} out of range")
+    red = {int(a) % len(inp) for a in axes}
+    keep = op.options.get("keep_dims", False)
+    want = tuple(1 if d in red else n for d, n in enumerate(inp) if keep or d not in red)
+    _need(out == want or (not want and _elements(out) == 1), op,
+          f"output shape {list(out)[:8]} != {list(want)} (input {list(inp)[:8]}, axes {sorted(red)})")
 
 
 def _check_pad(g, op):
@@ -211,15 +250,33 @@ def _check_split(g, op):
     _need(0 <= axis < len(inp), op, "axis out of range")
     n = len(op.outputs)
     _need(inp[axis] % n == 0, op, f"dimension {inp[axis]} does not split into {n}")
+    want = inp[:axis] + (inp[axis] // n,) + inp[axis + 1:]
+    for o in op.outputs:
+        _need(_shape(g, o) == want, op, f"output shape {list(_shape(g, o))[:8]} != {list(want)}")
 
 
 def _check_slice(g, op):
     for pos, what in ((1, "begin"), (2, "end"), (3, "strides")):
         _const(g, op, pos, what)
-    st = g.tensors[op.inputs[3]].data
-    _need((st != 0).all(), op, "strides must be non-zero")
-    _need(not op.options.get("ellipsis_mask") and not op.options.get("new_axis_mask"), op,
+    from .refops.shape_ops import _slice_bounds
+
+    o = op.options
+    inp, out = _shape(g, op.inputs[0]), _shape(g, op.outputs[0])
+    begin, end, st = (g.tensors[op.inputs[k]].data.reshape(-1).astype(int).tolist() for k in (1, 2, 3))
+    _need(all(st), op, "strides must be non-zero")
+    _need(not o.get("ellipsis_mask") and not o.get("new_axis_mask"), op,
           "ellipsis and new-axis masks are not supported")
+    _need(len(begin) == len(end) == len(st) <= len(inp), op,
+          f"begin, end and strides need one entry per input dimension (input {list(inp)[:8]})")
+    n = 1
+    for d, size in enumerate(inp):
+        if d < len(begin):
+            b, e = _slice_bounds(size, begin[d], end[d], st[d], o.get("begin_mask", 0) >> d & 1,
+                                 o.get("end_mask", 0) >> d & 1, o.get("shrink_axis_mask", 0) >> d & 1,
+                                 o.get("offset", False))
+            size = len(range(b, e, st[d]))
+        n *= size
+    _need(_elements(out) == n, op, f"output shape {list(out)[:8]} does not hold the {n} sliced elements")
 
 
 _CHECKS = {
@@ -250,13 +307,18 @@ def graph_macs(g: Graph) -> int:
 
 
 def check_graph(g: Graph) -> None:
+    if not g.inputs:
+        raise ModelError("the graph has no inputs; a model needs at least one input tensor")
+    if not g.outputs:
+        raise ModelError("the graph has no outputs; a model needs at least one output tensor")
     for op in g.operators:
         check_op(g, op)
     for i in g.inputs:
         t = g.tensors[i]
         if t.dtype not in ("int8", "float32"):
-            raise ModelError(f"model input '{t.name}' is {t.dtype}; only int8 inputs are supported")
+            raise ModelError(f"model input '{_short(t.name)}' is {t.dtype}; only int8 inputs are supported; "
+                             f"quantise the model to int8")
 
 
-__all__ = ["SUPPORTED", "check_op", "check_graph", "op_macs", "graph_macs", "conv_out_size", "conv_padding",
+__all__ = ["SUPPORTED", "ACT_TYPES", "activation_types", "supported_table", "unsupported_message", "check_op", "check_graph", "op_macs", "graph_macs", "conv_out_size", "conv_padding",
            "ELEMENTWISE_INPLACE", "ALIASING"]

@@ -21,12 +21,13 @@ from __future__ import annotations
 import hashlib
 import numbers
 import os
-import stat
+
 import time
 
 from . import canonical
 from .cache import NullMemo
-from .errors import ModelError, UsageError
+from .errors import UsageError
+from .tflite_reader import read_model_file
 
 DEFAULT_OPTIONS = {"align": 16, "time_budget": 2.0, "order_search": True, "inplace": True,
                    # fusion.plan_fused (used when optimize or splits is set)
@@ -124,37 +125,6 @@ def fused_plan_json(g, opts: dict, memo) -> dict:
     return plan_fused(g, optimize=opts["optimize"], max_mac_overhead=opts["max_mac_overhead"],
                       ram_limit=opts["ram_limit"], splits=splits, input_streamed=opts["input_streamed"],
                       align=opts["align"], time_budget=opts["time_budget"], memo=memo).to_json(g)
-
-
-MAX_MODEL_BYTES = 256 << 20  # far above any microcontroller model; bounds what one request may read
-
-
-def read_model_file(path: str, shown: str | None = None) -> bytes:
-    """A model file's bytes; one-line ModelErrors naming it as shown (the path the user typed).
-
-    Never blocks on a fifo and never reads more than MAX_MODEL_BYTES (a daemon request is bounded)."""
-    shown = shown or path
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:
-        raise ModelError(f"model file not found: {shown}") from None
-    except OSError as e:
-        raise ModelError(f"cannot read model file {shown}: {e.strerror}") from None
-    try:
-        st = os.fstat(fd)
-        if stat.S_ISDIR(st.st_mode):
-            raise ModelError(f"{shown} is a directory, not a .tflite model file")
-        if not stat.S_ISREG(st.st_mode):
-            raise ModelError(f"{shown} is not a regular file; give the path of a .tflite model file")
-        if st.st_size > MAX_MODEL_BYTES:
-            raise ModelError(f"model file {shown} is {st.st_size >> 20} MiB, more than the "
-                             f"{MAX_MODEL_BYTES >> 20} MiB a planner reads; is it a .tflite model?")
-        with os.fdopen(os.dup(fd), "rb") as f:
-            return f.read(MAX_MODEL_BYTES)
-    except OSError as e:
-        raise ModelError(f"cannot read model file {shown}: {e.strerror}") from None
-    finally:
-        os.close(fd)
 
 
 class _Model:

@@ -11,6 +11,7 @@ corrupt file becomes a ModelError.
 from __future__ import annotations
 
 import os
+import stat
 import struct
 
 import numpy as np
@@ -18,14 +19,15 @@ import tflite
 from tflite.BuiltinOperator import BuiltinOperator
 from tflite.TensorType import TensorType
 
-from .errors import ModelError
+from .errors import ModelError, UsageError
 from .ir import NUMPY_DTYPE, Graph, Operator, Quant, Tensor, validate_graph
-from .ops import check_graph
+from .ops import SUPPORTED, check_graph, unsupported_message
 
 OPCODE_NAMES = {v: k for k, v in vars(BuiltinOperator).items() if not k.startswith("_")}
 TYPE_NAMES = {TensorType.FLOAT32: "float32", TensorType.FLOAT16: "float16", TensorType.INT32: "int32",
               TensorType.UINT8: "uint8", TensorType.INT64: "int64", TensorType.INT16: "int16",
               TensorType.INT8: "int8", TensorType.BOOL: "bool"}
+TYPE_ENUM = {v: k for k, v in vars(TensorType).items() if not k.startswith("_")}
 ACT = {0: "NONE", 1: "RELU", 2: "RELU_N1_TO_1", 3: "RELU6", 4: "TANH", 5: "SIGN_BIT"}
 PAD = {0: "SAME", 1: "VALID"}
 # Inputs an operator cannot run without (the rest are optional, -1 = absent); checked here so that
@@ -33,36 +35,113 @@ PAD = {0: "SAME", 1: "VALID"}
 REQUIRED_INPUTS = {"CONV_2D": 2, "DEPTHWISE_CONV_2D": 2, "FULLY_CONNECTED": 2, "ADD": 2, "MUL": 2,
                    "MEAN": 2, "PAD": 2, "SPLIT": 2, "STRIDED_SLICE": 4}
 ALL_REQUIRED = ("ADD", "MUL", "CONCATENATION")
-MAX_TENSORS = 1 << 20
-MAX_FILE = 1 << 31
+# Limits that keep every file under the size limit read or refused within about a second (reading costs
+# ~0.1 ms per operator and ~0.2 ms per tensor): a flatbuffer lets entries share one table, so a small file
+# can claim millions of operators or tensors. Far above any model a microcontroller runs.
+MAX_TENSORS = 1 << 13
+MAX_OPERATORS = 1 << 12
+MAX_OPERATOR_IO = 1 << 12  # inputs or outputs of one operator, or of the graph
+MAX_FILE = (1 << 31) - 1  # a flatbuffer cannot address more
+DEFAULT_MAX_MODEL_BYTES = 256 << 20
+MAX_MODEL_BYTES_ENV = "BUILDTOOL_MAX_MODEL_BYTES"
+
+
+def max_model_bytes() -> int:
+    """The largest model file read: 256 MiB, or BUILDTOOL_MAX_MODEL_BYTES (at most 2 GiB - 1)."""
+    v = os.environ.get(MAX_MODEL_BYTES_ENV, "").strip()
+    if not v:
+        return DEFAULT_MAX_MODEL_BYTES
+    try:
+        n = int(v)
+    except ValueError:
+        n = -1
+    if n < 1:
+        raise UsageError(f"{MAX_MODEL_BYTES_ENV}={v[:40]!r} is not a positive number of bytes")
+    return min(n, MAX_FILE)
+
+
+def read_model_file(path: str, shown: str | None = None) -> bytes:
+    """The bytes of a model file; the one way the CLI, the daemon and the build rules read a model.
+
+    Refuses, in one line, what is not a regular file (a FIFO, a device, a directory) and files over
+    max_model_bytes(); opens with O_NONBLOCK so a FIFO cannot hang, and never reads past the limit.
+    Messages name the file as `shown` (the path as the user typed it; the daemon gets absolute paths).
+    """
+    shown = shown or path
+    limit = max_model_bytes()
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise ModelError(f"{shown}: model file not found; check the path") from None
+    except IsADirectoryError:
+        raise ModelError(f"{shown}: is a directory, not a .tflite model file") from None
+    except OSError as e:
+        raise ModelError(f"{shown}: cannot read the model file ({e.strerror})") from None
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise ModelError(f"{shown}: is a directory, not a .tflite model file")
+        if not stat.S_ISREG(st.st_mode):
+            kind = ("a FIFO" if stat.S_ISFIFO(st.st_mode) else "a device" if stat.S_ISCHR(st.st_mode)
+                    or stat.S_ISBLK(st.st_mode) else "a socket" if stat.S_ISSOCK(st.st_mode) else "a special file")
+            raise ModelError(f"{shown}: is {kind}, not a regular file; save the model to a .tflite file first")
+        too_big = (f"{shown}: file is larger than the {limit} byte model size limit; "
+                   f"set {MAX_MODEL_BYTES_ENV} to raise it")
+        if st.st_size > limit:
+            raise ModelError(too_big)
+        chunks, total = [], 0
+        while True:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:  # the file grew while we read it
+                raise ModelError(too_big)
+        return b"".join(chunks)
+    except OSError as e:
+        raise ModelError(f"{shown}: cannot read the model file ({e.strerror})") from None
+    finally:
+        os.close(fd)
 
 
 def load(path: str) -> Graph:
-    """Read a .tflite file. Raises ModelError with a one-line message on any problem."""
-    if not os.path.exists(path):
-        raise ModelError(f"model file not found: {path}")
-    if os.path.isdir(path):
-        raise ModelError(f"{path} is a directory, not a .tflite model file")
-    try:
-        size = os.path.getsize(path)
-        if size > MAX_FILE:
-            raise ModelError(f"{path}: file is {size} bytes, larger than the 2 GiB a flatbuffer can hold")
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise ModelError(f"cannot read model file {path}: {e.strerror}") from None
-    name = os.path.splitext(os.path.basename(path))[0]
-    return parse(data, name=name, source=path)
+    """Read a .tflite file that can plan. Raises ModelError with a one-line message on any problem."""
+    return parse(read_model_file(path), name=_name(path), source=path)
+
+
+def load_any(path: str) -> tuple:
+    """(graph, problem) for any well-formed model, including unsupported operators and types; problem
+    names (without the path) what would stop it from planning, or is None. For `inspect`."""
+    g, issues = read(read_model_file(path), name=_name(path), source=path)
+    return g, blocker(g, issues)
+
+
+def _name(path: str) -> str:
+    return os.path.splitext(os.path.basename(path))[0]
 
 
 def parse(data: bytes, name: str = "model", source: str = "<bytes>") -> Graph:
+    """Bytes -> Graph; raises ModelError naming the first blocking problem, operator support first."""
+    g, issues = read(data, name, source)
+    problem = blocker(g, issues)
+    if problem:
+        raise ModelError(f"{source}: {problem}")
+    return g
+
+
+def read(data: bytes, name: str = "model", source: str = "<bytes>") -> tuple:
+    """(graph, {tensor index: problem}) of a well-formed model; raises ModelError only when the file
+    is not one (corrupt flatbuffer, indices out of range, data that does not fit its tensor)."""
     if len(data) < 16:
         raise ModelError(f"{source}: file is {len(data)} bytes, too short to be a TFLite model (truncated?)")
     if data[4:8] != b"TFL3":
         raise ModelError(f"{source}: not a TFLite model (no 'TFL3' flatbuffer identifier); "
                          f"give a .tflite file made by the TFLite converter")
     try:
-        g = _Reader(bytes(data), source).graph(name)
+        r = _Reader(bytes(data), source)
+        with np.errstate(all="ignore"):
+            return r.graph(name), r.issues
     except ModelError:
         raise
     except RecursionError:
@@ -72,9 +151,39 @@ def parse(data: bytes, name: str = "model", source: str = "<bytes>") -> Graph:
         kind = "read past the end" if isinstance(e, (struct.error, IndexError)) else "inconsistent data"
         raise ModelError(f"{source}: corrupt or truncated TFLite flatbuffer ({kind}); "
                          f"re-export the model with the TFLite converter") from None
-    validate_graph(g)
-    check_graph(g)
-    return g
+
+
+def blocker(g: Graph, issues: dict | None = None) -> str | None:
+    """The first problem that stops g from planning (without the model path), or None.
+
+    Order: operator support, required operator inputs, then problems
+    of tensors that supported operators use (issues: read()'s), the graph's structure and each
+    operator's semantic checks (types, shapes). A tensor only an unsupported operator uses never
+    blocks reading."""
+    for op in g.operators:
+        if op.opcode not in SUPPORTED:
+            return unsupported_message(op)
+    for op in g.operators:
+        need = REQUIRED_INPUTS.get(op.opcode, 1)
+        ins = op.inputs
+        if len(ins) < need or any(t < 0 for t in (ins if op.opcode in ALL_REQUIRED else ins[:need])):
+            return f"operator {op.index} ({op.opcode}) lacks a required input (inputs {list(ins)[:8]}, needs {need})"
+    if issues:
+        used = {t for op in g.operators for t in op.inputs + op.outputs} | set(g.inputs) | set(g.outputs)
+        for t in sorted(used & set(issues)):
+            return issues[t]
+    try:
+        with np.errstate(all="ignore"):
+            validate_graph(g)
+            check_graph(g)
+    except ModelError as e:
+        return str(e)
+    return None
+
+
+def short(name: str, n: int = 48) -> str:
+    """A tensor or operator name cut to n characters for one-line messages."""
+    return name if len(name) <= n else name[:n - 3] + "..."
 
 
 def _text(raw: bytes) -> str:
@@ -87,13 +196,21 @@ class _Reader:
         self.buf = buf
         self.n = len(buf)
         self.src = source
+        self.issues = {}  # tensor index -> what stops it from planning (blocker() decides if it matters)
+        # Entries of vectors a converter never shares (operator inputs/outputs, scales, zero points) must
+        # fit in the file together; shared ones would let a small file make us read gigabytes.
+        self.budget = self.n
+        self.tables = {}  # table position -> (kind, index): operators and tensors are never shared
+        self.data = {}  # buffer index -> constant array (tensors that share a buffer share its array)
 
     def fail(self, msg: str):
         raise ModelError(f"{self.src}: {msg}")
 
-    def _len(self, n: int, elem: int, what: str) -> int:
+    def _len(self, n: int, elem: int, what: str, cap: int | None = None) -> int:
         if n < 0 or n * elem > self.n:
             self.fail(f"corrupt flatbuffer: {what} claims {n} entries, more than the file holds (truncated?)")
+        if cap is not None and n > cap:
+            self.fail(f"{what} has {n} entries, more than the {cap} buildtool reads")
         return n
 
     def _table_ok(self, obj, what: str):
@@ -101,6 +218,19 @@ class _Reader:
         if not (0 <= pos <= self.n - 4):
             self.fail(f"corrupt flatbuffer: {what} table lies outside the file (truncated?)")
         return obj
+
+    def _own_table(self, obj, kind: str, i: int):
+        """Operators and tensors each have their own table; two entries naming one table is corruption."""
+        self._table_ok(obj, f"{kind} {i}")
+        prev = self.tables.setdefault(obj._tab.Pos, (kind, i))
+        if prev != (kind, i):
+            self.fail(f"corrupt flatbuffer: {kind} {i} and {prev[0]} {prev[1]} are the same table")
+        return obj
+
+    def _spend(self, n: int, elem: int, what: str) -> None:
+        self.budget -= n * elem
+        if self.budget < 0:
+            self.fail(f"corrupt flatbuffer: {what} and earlier vectors claim more entries than the file holds")
 
     def graph(self, name: str) -> Graph:
         root = struct.unpack_from("<I", self.buf, 0)[0]
@@ -116,87 +246,74 @@ class _Reader:
         if nsub > 1:
             self.fail(f"model has {nsub} subgraphs; only single-subgraph models are supported")
         ncodes = self._len(m.OperatorCodesLength(), 4, "operator code list")
-        codes = []
-        for i in range(ncodes):
-            oc = self._table_ok(m.OperatorCodes(i), "operator code")
-            code = max(int(oc.BuiltinCode()), int(oc.DeprecatedBuiltinCode()))
-            if code == BuiltinOperator.CUSTOM:
-                cc = oc.CustomCode()
-                codes.append("CUSTOM:" + (_text(cc) if cc else "?"))
-            else:
-                codes.append(OPCODE_NAMES.get(code, f"UNKNOWN_{code}"))
+        codes = {}
         nbuf = self._len(m.BuffersLength(), 4, "buffer list")
         sg = self._table_ok(m.Subgraphs(0), "subgraph")
-        ntens = self._len(sg.TensorsLength(), 4, "tensor list")
-        if ntens > MAX_TENSORS:
-            self.fail(f"model has {ntens} tensors, more than supported")
-        tensors = [self._tensor(m, sg.Tensors(i), i, nbuf) for i in range(ntens)]
+        ntens = self._len(sg.TensorsLength(), 4, "tensor list", MAX_TENSORS)
+        nops = self._len(sg.OperatorsLength(), 4, "operator list", MAX_OPERATORS)
         ops = []
-        for i in range(self._len(sg.OperatorsLength(), 4, "operator list")):
-            op = self._table_ok(sg.Operators(i), "operator")
+        for i in range(nops):
+            op = self._own_table(sg.Operators(i), "operator", i)
             ci = op.OpcodeIndex()
             if not (0 <= ci < ncodes):
                 self.fail(f"operator {i} uses opcode index {ci}, but the model has {ncodes} operator codes")
+            if ci not in codes:
+                codes[ci] = self._opcode(m, ci)
             opcode = codes[ci]
-            ins = tuple(int(x) for x in self._ivec(op.InputsLength(), op.Inputs, "operator inputs"))
-            outs = tuple(int(x) for x in self._ivec(op.OutputsLength(), op.Outputs, "operator outputs"))
+            ins = tuple(self._ivec(op.InputsLength(), op.InputsAsNumpy, f"operator {i} inputs"))
+            outs = tuple(self._ivec(op.OutputsLength(), op.OutputsAsNumpy, f"operator {i} outputs"))
             for t in ins + outs:
                 if not (-1 <= t < ntens):
                     self.fail(f"operator {i} ({opcode}) refers to tensor {t}, but the model has {ntens} tensors")
-            from .ops import SUPPORTED
-            if opcode not in SUPPORTED:
-                self.fail(f"operator {i} is {opcode}, which is not supported "
-                          f"(supported: {', '.join(SUPPORTED)})")
-            need = REQUIRED_INPUTS.get(opcode, 1)
-            if len(ins) < need or any(t < 0 for t in (ins if opcode in ALL_REQUIRED else ins[:need])):
-                self.fail(f"operator {i} ({opcode}) lacks a required input (inputs {list(ins)}, needs {need})")
-            ops.append(Operator(i, opcode, ins, outs, self._options(op, opcode, i)))
-        inputs = [int(x) for x in self._ivec(sg.InputsLength(), sg.Inputs, "subgraph inputs")]
-        outputs = [int(x) for x in self._ivec(sg.OutputsLength(), sg.Outputs, "subgraph outputs")]
+            # Options only of operators we run: an unsupported one is refused by name, not by its options.
+            opts = self._options(op, opcode, i) if opcode in SUPPORTED else {}
+            ops.append(Operator(i, opcode, ins, outs, opts))
+        inputs = self._ivec(sg.InputsLength(), sg.InputsAsNumpy, "subgraph inputs")
+        outputs = self._ivec(sg.OutputsLength(), sg.OutputsAsNumpy, "subgraph outputs")
+        tensors = [self._tensor(m, sg.Tensors(i), i, nbuf) for i in range(ntens)]
         desc = m.Description()
         return Graph(tensors, ops, inputs, outputs, name=name,
                      description=desc.decode("utf-8", "replace") if desc else "")
 
-    def _ivec(self, n, get, what):
-        return [get(j) for j in range(self._len(n, 4, what))]
+    def _opcode(self, m, ci: int) -> str:
+        oc = self._table_ok(m.OperatorCodes(ci), "operator code")
+        code = max(int(oc.BuiltinCode()), int(oc.DeprecatedBuiltinCode()))
+        if code == BuiltinOperator.CUSTOM:
+            cc = oc.CustomCode()
+            return "CUSTOM:" + (short(_text(cc)) if cc else "?")
+        return OPCODE_NAMES.get(code, f"UNKNOWN_{code}")
+
+    def _ivec(self, n, as_numpy, what, cap=MAX_OPERATOR_IO, spend=True) -> list:
+        """An int32 vector as a list of ints: its length checked against the file first, read in one go."""
+        if self._len(n, 4, what, cap) == 0:
+            return []
+        if spend:
+            self._spend(n, 4, what)
+        return [int(x) for x in as_numpy().tolist()]
 
     def _tensor(self, m, t, i, nbuf) -> Tensor:
-        self._table_ok(t, f"tensor {i}")
+        self._own_table(t, "tensor", i)
         nm = t.Name()
         name = _text(nm) if nm else f"t{i}"
         ttype = t.Type()
         if ttype not in TYPE_NAMES:
-            self.fail(f"tensor {i} '{name}' has unsupported type {ttype}")
+            self.fail(f"tensor {i} '{short(name)}' has type {TYPE_ENUM.get(ttype, ttype)}, which buildtool "
+                      f"cannot read")
         dtype = TYPE_NAMES[ttype]
-        shape = tuple(int(d) for d in self._ivec(t.ShapeLength(), t.Shape, f"tensor {i} shape"))
+        # The stored shape is what TFLite Micro runs with; shape_signature (a -1 batch) is ignored, as it does.
+        shape = tuple(self._ivec(t.ShapeLength(), t.ShapeAsNumpy, f"tensor {i} shape", 64, spend=False))
+        label = f"tensor {i} '{short(name)}'"
         if len(shape) > 6:
-            self.fail(f"tensor {i} '{name}' has rank {len(shape)}; at most 6 is supported")
-        if t.ShapeSignatureLength() and any(int(d) < 0 for d in
-                                            self._ivec(t.ShapeSignatureLength(), t.ShapeSignature, "signature")):
-            self.fail(f"tensor {i} '{name}' has a dynamic shape; convert with static shapes (batch_size=1)")
-        for d in shape:
-            if d <= 0 or d > (1 << 24):
-                self.fail(f"tensor {i} '{name}' has invalid shape {list(shape)}")
+            self.issues[i] = f"{label} has rank {len(shape)}; at most 6 is supported"
+        elif any(d <= 0 or d > (1 << 24) for d in shape):
+            self.issues[i] = f"{label} has shape {list(shape)}, which buildtool cannot plan"
         if t.Sparsity() is not None:
-            self.fail(f"tensor {i} '{name}' is sparse; sparse models are not supported")
-        quant = None
-        q = t.Quantization()
-        if q is not None:
-            self._table_ok(q, f"tensor {i} quantisation")
-            ns = self._len(q.ScaleLength(), 4, "scales")
-            nz = self._len(q.ZeroPointLength(), 8, "zero points")
-            if ns:
-                scale = np.array([q.Scale(j) for j in range(ns)], dtype=np.float32)
-                zp = np.array([q.ZeroPoint(j) for j in range(nz)] or [0], dtype=np.int64)
-                if nz not in (ns, 0, 1) or (ns > 1 and nz == 1 and False):
-                    self.fail(f"tensor {i} '{name}': {ns} scales but {nz} zero points")
-                if len(zp) == 1 and ns > 1:
-                    zp = np.repeat(zp, ns)
-                quant = Quant(scale, zp, int(q.QuantizedDimension()))
+            self.issues[i] = f"{label} is sparse; sparse models are not supported"
+        quant = self._quant(t, i, name, shape, dtype)
         data = None
         b = t.Buffer()
         if not (0 <= b < max(nbuf, 1)):
-            self.fail(f"tensor {i} '{name}' uses buffer {b}, but the model has {nbuf} buffers")
+            self.fail(f"{label} uses buffer {b}, but the model has {nbuf} buffers")
         if b > 0:
             raw = self._buffer(m.Buffers(b), b)
             if raw is not None and len(raw):
@@ -204,11 +321,41 @@ class _Reader:
                 for d in shape:
                     n *= d
                 want = n * np.dtype(NUMPY_DTYPE[dtype]).itemsize
-                if len(raw) != want:
-                    self.fail(f"tensor {i} '{name}': buffer holds {len(raw)} bytes, shape {list(shape)} "
+                if len(raw) != want or any(d < 0 for d in shape):
+                    self.fail(f"{label}: buffer holds {len(raw)} bytes, shape {list(shape)[:8]} "
                               f"of {dtype} needs {want} (truncated?)")
-                data = np.frombuffer(raw, dtype=NUMPY_DTYPE[dtype]).reshape(shape).copy()
+                flat = self.data.get((b, dtype))
+                if flat is None:
+                    flat = self.data[(b, dtype)] = np.frombuffer(raw, dtype=NUMPY_DTYPE[dtype]).copy()
+                data = flat.reshape(shape)
         return Tensor(i, name, shape, dtype, quant, data)
+
+    def _quant(self, t, i, name, shape, dtype):
+        q = t.Quantization()
+        if q is None:
+            return None
+        self._table_ok(q, f"tensor {i} quantisation")
+        ns = self._len(q.ScaleLength(), 4, "scales", 1 << 24)
+        nz = self._len(q.ZeroPointLength(), 8, "zero points", 1 << 24)
+        if not ns:
+            return None
+        self._spend(ns, 4, f"tensor {i} scales")
+        self._spend(nz, 8, f"tensor {i} zero points")
+        scale = np.asarray(q.ScaleAsNumpy(), dtype=np.float32).reshape(-1)
+        zp = np.asarray(q.ZeroPointAsNumpy(), dtype=np.int64).reshape(-1) if nz else np.zeros(1, np.int64)
+        if nz not in (ns, 1):
+            self.fail(f"tensor {i} '{short(name)}': {ns} scales but {nz} zero points")
+        if len(zp) == 1 and ns > 1:
+            zp = np.repeat(zp, ns)
+        axis = int(q.QuantizedDimension())
+        if ns > 1 and not (0 <= axis < len(shape) and shape[axis] == ns):
+            # TFLite Micro reads per-channel parameters only where they mean something (int8 filters); it
+            # ignores quantized_dimension elsewhere, e.g. on a 1-D bias whose converter left axis 3.
+            if len(shape) == 1 and shape[0] == ns:
+                axis = 0
+            elif dtype != "int8":
+                return None
+        return Quant(scale, zp, axis)
 
     def _buffer(self, buf, b):
         self._table_ok(buf, f"buffer {b}")
@@ -279,7 +426,7 @@ class _Reader:
             return {"beta": float(o.Beta()) if o else 1.0}
         if opcode == "SPLIT":
             o = load(tflite.SplitOptions)
-            return {"num_splits": o.NumSplits() if o else len(self._ivec(op.OutputsLength(), op.Outputs, "o"))}
+            return {"num_splits": o.NumSplits() if o else self._len(op.OutputsLength(), 4, "o")}
         if opcode == "STRIDED_SLICE":
             o = load(tflite.StridedSliceOptions)
             if o is None:

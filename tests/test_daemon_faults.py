@@ -17,6 +17,7 @@ import time
 
 import pytest
 
+from buildtool.tflite_reader import max_model_bytes
 from buildtool import cli, service
 from buildtool.daemon import client, protocol, server
 from buildtool.daemon.client import DaemonClient, plan
@@ -65,7 +66,7 @@ def test_non_utf8_model_path_through_daemon(rt, fresh_warning):
         plan(missing)
     with pytest.raises(ModelError) as n:
         plan(missing, no_daemon=True)
-    assert str(d.value) == str(n.value) == f"model file not found: {missing}"
+    assert str(d.value) == str(n.value) == f"{missing}: model file not found; check the path"
     with DaemonClient() as c:
         assert c.status()["misses"] == 1  # the first plan went through the daemon
         rt.pids.append(c.daemon_pid)
@@ -227,10 +228,10 @@ def test_log_rotates_by_size(rt, monkeypatch):
 def test_model_size_is_bounded_and_fifos_do_not_hang(rt):
     big = os.path.join(rt.dir, "big.tflite")
     with open(big, "wb") as f:
-        f.truncate(service.MAX_MODEL_BYTES + 1)  # sparse: no disk, no memory
+        f.truncate(max_model_bytes() + 1)  # sparse: no disk, no memory
     fifo = os.path.join(rt.dir, "fifo.tflite")
     os.mkfifo(fifo)  # reading it would wait for a writer forever
-    for path, needle in ((big, "256 MiB, more than the 256 MiB a planner reads"), (fifo, "is not a regular file")):
+    for path, needle in ((big, "larger than the 268435456 byte model size limit"), (fifo, "is a FIFO, not a regular file")):
         with pytest.raises(ModelError, match=needle) as d:
             plan(path)
         with pytest.raises(ModelError) as n:

@@ -1,0 +1,268 @@
+"""The front door: reading model files (special files, the size limit, vectors claiming more than the file
+holds), operator checks before tensor details, output-shape checks, `inspect` on any well-formed model,
+`buildtool ops`, one-line errors that start with the model path as typed, and the published models of
+../shared/models/real (as found: shape_signature with a -1 batch, a bias with quantized_dimension 3)."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tflite
+from conftest import ROOT, SHARED_MODELS, fixed_input, tflm_run
+
+from buildtool import cli, tflite_reader, zoo
+from buildtool.builder import GraphBuilder
+from buildtool.errors import ModelError, UsageError
+from buildtool.ir import Quant
+from buildtool.ops import SUPPORTED
+from buildtool.tflite_reader import parse, read_model_file
+from buildtool.tflite_writer import _Writer, serialize
+
+REAL = SHARED_MODELS / "real"
+REAL_MODELS = sorted(p.stem for p in REAL.glob("*.tflite")) if REAL.exists() else []
+RUNNABLE_REAL = ["mlperftiny_kws_ref_model", "tflm_hello_world_int8"]
+MEMORY_LIMIT = 2 << 30  # address space of a CLI child: reading /dev/zero used to grow without bound
+
+
+def real_model(name: str):
+    p = REAL / f"{name}.tflite"
+    if not p.exists():
+        pytest.skip(f"{p} not present (../shared is only on CI and developer machines)")
+    return p
+
+
+def limited():
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+
+
+def cli_proc(args, env=None, cwd=ROOT, timeout=60) -> subprocess.CompletedProcess:
+    """The CLI in a child with bounded memory and time; a hang is a TimeoutExpired failure."""
+    e = dict(os.environ, **(env or {}))
+    e["PYTHONPATH"] = str(ROOT)
+    return subprocess.run([sys.executable, "-m", "buildtool.cli", *map(str, args)], capture_output=True,
+                          text=True, cwd=cwd, timeout=timeout, env=e, preexec_fn=limited)
+
+
+def one_error_line(r) -> str:
+    assert r.returncode == 2 and r.stdout == "" and "Traceback" not in r.stderr, r.stderr
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("buildtool: error: "), r.stderr
+    return lines[0]
+
+
+@pytest.fixture
+def own_daemon(tmp_path):
+    """A daemon of this test's own, started from a memory-limited CLI child (it inherits the limit)."""
+    env = {"BUILDTOOL_RUNTIME_DIR": str(tmp_path / "run"), "BUILDTOOL_CACHE_DIR": str(tmp_path / "cache"),
+           "BUILDTOOL_NO_DAEMON": "0"}
+    yield env
+    cli_proc(["daemon", "stop"], env=env)
+
+
+def run_cli(args, capsys) -> tuple:
+    rc = cli.main([str(a) for a in args])
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+# -- reading files ------------------------------------------------------------------
+
+def test_special_files_are_refused_in_one_line_without_hanging(tmp_path, own_daemon):
+    fifo = tmp_path / "model.tflite"
+    os.mkfifo(fifo)
+    cases = {fifo: "is a FIFO, not a regular file", "/dev/zero": "is a device, not a regular file",
+             tmp_path: "is a directory"}
+    for path, needle in cases.items():
+        for args, env in ((["plan", path, "--no-daemon"], None), (["inspect", path], None),
+                          (["plan", path], own_daemon)):
+            line = one_error_line(cli_proc(args, env=env))
+            assert line == f"buildtool: error: {path}: {needle}" + line.split(needle, 1)[1], (args, line)
+
+
+def test_files_over_the_size_limit_are_refused(monkeypatch, tmp_path):
+    path = tmp_path / "m.tflite"
+    path.write_bytes(serialize(zoo.build("tiny")))
+    size = path.stat().st_size
+    monkeypatch.setenv("BUILDTOOL_MAX_MODEL_BYTES", str(size - 1))
+    with pytest.raises(ModelError, match=f"larger than the {size - 1} byte model size limit; "
+                                         f"set BUILDTOOL_MAX_MODEL_BYTES to raise it"):
+        read_model_file(str(path))
+    monkeypatch.setenv("BUILDTOOL_MAX_MODEL_BYTES", str(size))
+    assert read_model_file(str(path)) == path.read_bytes()
+    monkeypatch.setenv("BUILDTOOL_MAX_MODEL_BYTES", "lots")
+    with pytest.raises(UsageError, match="BUILDTOOL_MAX_MODEL_BYTES"):
+        read_model_file(str(path))
+    monkeypatch.delenv("BUILDTOOL_MAX_MODEL_BYTES")
+    assert tflite_reader.max_model_bytes() == 256 << 20
+
+
+class _SharedEntries(_Writer):
+    """Writes one subgraph vector (operators or tensors) as n entries that all name one table."""
+
+    def __init__(self, g, start_fn, n):
+        super().__init__(g)
+        self.start_fn, self.n = start_fn, n
+
+    def _offsets(self, start_fn, offs):
+        return super()._offsets(start_fn, [offs[0]] * self.n if start_fn is self.start_fn else offs)
+
+
+@pytest.mark.parametrize("kind, start_fn, cap", [
+    ("operator", tflite.SubGraphStartOperatorsVector, tflite_reader.MAX_OPERATORS),
+    ("tensor", tflite.SubGraphStartTensorsVector, tflite_reader.MAX_TENSORS)])
+def test_vectors_claiming_many_entries_are_refused_before_reading_them(kind, start_fn, cap):
+    """A 400 kB file naming one table 100,000 times used to be read entry by entry (minutes at 2 M)."""
+    g = zoo.build("tiny")
+    with pytest.raises(ModelError, match=f"{kind} list has 100000 entries, more than the {cap} buildtool reads"):
+        parse(_SharedEntries(g, start_fn, 100_000).build())
+    with pytest.raises(ModelError, match=f"{kind} 1 and {kind} 0 are the same table"):
+        parse(_SharedEntries(g, start_fn, len(g.tensors)).build())
+
+
+# -- operator checks ------------------------------------------------------------------
+
+def _refused(g, needle):
+    with pytest.raises(ModelError) as e:
+        parse(serialize(g))
+    assert needle in str(e.value), str(e.value)
+    return str(e.value)
+
+
+def test_fully_connected_output_shape_must_follow_from_its_input():
+    """Found by the red team: 10 inputs, output [16777216, 10]; run crashed reshaping, firmware printed 160 MB."""
+    b = GraphBuilder(seed=0, calib_batch=1)
+    b.fully_connected(b.input((1, 10)), 10)
+    g = b.finish()
+    g.tensors[g.outputs[0]].shape = (1 << 24, 10)
+    _refused(g, "operator 0 (FULLY_CONNECTED): output shape [16777216, 10] != 1 rows of 10")
+
+
+def test_mean_output_shape_must_follow_from_its_axes():
+    b = GraphBuilder(seed=0, calib_batch=1)
+    b.mean(b.input((1, 4, 4, 8)), axes=(1, 2))
+    g = b.finish()
+    assert g.tensors[g.outputs[0]].shape == (1, 8)
+    g.tensors[g.outputs[0]].shape = (1, 4, 8)
+    _refused(g, "operator 0 (MEAN): output shape [1, 4, 8] != [1, 8]")
+
+
+def test_split_and_strided_slice_output_shapes_are_checked():
+    b = GraphBuilder(seed=0, calib_batch=1)
+    x = b.input((1, 4, 4, 8))
+    s1, s2 = b.split(x, 2, axis=3)
+    y = b.strided_slice(s1, [0, 0, 0, 0], [1, 2, 4, 4], [1, 1, 1, 1])
+    g = b.finish(outputs=[s2, y])
+    ss = next(op for op in g.operators if op.opcode == "STRIDED_SLICE")
+    sp = next(op for op in g.operators if op.opcode == "SPLIT")
+    bad = g.copy()
+    bad.tensors[ss.outputs[0]].shape = (1, 4, 4, 4)
+    _refused(bad, f"operator {ss.index} (STRIDED_SLICE): output shape [1, 4, 4, 4] does not hold the 32 sliced")
+    bad = g.copy()
+    bad.tensors[sp.outputs[1]].shape = (1, 4, 8, 2)
+    _refused(bad, f"operator {sp.index} (SPLIT): output shape [1, 4, 8, 2] != [1, 4, 4, 4]")
+
+
+def test_a_graph_without_outputs_is_refused():
+    g = zoo.build("tiny")
+    g.outputs = []
+    _refused(g, "the graph has no outputs")
+
+
+def test_unsupported_operator_is_named_before_its_odd_tensors():
+    """An LSTM used to be refused as 'tensor 18 ... has invalid shape [0]' (its intermediate tensors)."""
+    g = zoo.build("tiny")
+    last = g.operators[-1]
+    last.opcode, last.options = "UNIDIRECTIONAL_SEQUENCE_LSTM", {}
+    g.tensors[last.outputs[0]].shape = (0,)
+    msg = _refused(g, f"operator {last.index} is UNIDIRECTIONAL_SEQUENCE_LSTM, which is not supported; "
+                      "run 'buildtool ops' to see what is")
+    assert "(supported:" not in msg and len(msg) < 120
+
+
+def test_quantized_dimension_is_ignored_where_it_means_nothing():
+    """A converter left quantized_dimension 3 on a 1-D bias; TFLite Micro never reads it."""
+    b = GraphBuilder(seed=0, calib_batch=1)
+    b.conv2d(b.input((1, 6, 6, 3)), 8, k=3)
+    g = b.finish()
+    bias = g.tensors[g.operators[0].inputs[2]]
+    bias.quant = Quant(np.full(8, 0.01, np.float32), np.zeros(8, np.int64), axis=3)
+    h = parse(serialize(g))
+    assert h.tensors[bias.index].quant.axis == 0
+
+
+def test_shape_signature_batch_is_ignored():
+    """A -1 batch in shape_signature with a static stored shape: TFLite Micro runs the stored shape."""
+    class _Signature(_Writer):
+        def _tensor(self, t, buffer_index):
+            real_start = tflite.TensorStart
+
+            def start(b):
+                sig = self._ints(tflite.TensorStartShapeSignatureVector, [-1] + list(t.shape[1:]))
+                real_start(b)
+                tflite.TensorAddShapeSignature(b, sig)
+            tflite.TensorStart = start
+            try:
+                return super()._tensor(t, buffer_index)
+            finally:
+                tflite.TensorStart = real_start
+
+    g = zoo.build("tiny")
+    assert serialize(parse(_Signature(g).build())) == serialize(g)
+
+
+# -- inspect, ops, messages -----------------------------------------------------------------
+
+def test_ops_lists_the_table_the_checks_use(capsys):
+    rc, out, _ = run_cli(["ops", "--json"], capsys)
+    assert rc == 0
+    rows = json.loads(out)
+    assert [r["op"] for r in rows] == list(SUPPORTED)
+    assert {"op": "QUANTIZE", "inputs": ["int8", "float32"], "outputs": ["int8"]} in rows
+    rc, out, _ = run_cli(["ops"], capsys)
+    assert rc == 0 and [line.split()[0] for line in out.splitlines()[1:]] == list(SUPPORTED)
+
+
+@pytest.mark.parametrize("name", REAL_MODELS or ["none"])
+def test_every_real_model_inspects_and_plan_names_what_stops_it(name, capsys):
+    path = real_model(name)
+    rc, out, err = run_cli(["inspect", path], capsys)
+    assert rc == 0 and err == "", err
+    last = out.strip().splitlines()[-1]
+    rc, out, err = run_cli(["plan", path], capsys)
+    if name in RUNNABLE_REAL:
+        assert rc == 0 and not last.startswith("would not plan"), (last, err)
+        return
+    assert rc == 2 and last.startswith("would not plan: operator "), last
+    line = err.strip()
+    assert line == f"buildtool: error: {path}: {last[len('would not plan: '):]}"
+    assert len(line) <= cli.MAX_ERROR_CHARS, line
+
+
+@pytest.mark.parametrize("name", RUNNABLE_REAL)
+def test_real_int8_models_run_bit_exact_with_tflm(name, tmp_path, capsys):
+    path = real_model(name)
+    g = tflite_reader.load(str(path))
+    x = fixed_input(g.tensors[g.inputs[0]].shape)
+    np.save(tmp_path / "x.npy", x)
+    rc, _, err = run_cli(["run", path, "--input", tmp_path / "x.npy", "--output", tmp_path / "y.npy"], capsys)
+    assert rc == 0, err
+    ref = tflm_run(path.read_bytes(), [x])[0]
+    y = np.load(tmp_path / "y.npy")
+    assert y.dtype == ref.dtype and np.array_equal(y.reshape(ref.shape), ref)
+
+
+def test_errors_start_with_the_path_as_typed_with_and_without_daemon(own_daemon):
+    model = real_model("seanet_add-add0")
+    rel = os.path.relpath(model, REAL.parent)
+    lines = {cli_proc(["plan", rel, *extra], env=own_daemon, cwd=REAL.parent).stderr
+             for extra in ([], ["--no-daemon"])}
+    assert len(lines) == 1, lines
+    line = one_error_line(cli_proc(["plan", rel], env=own_daemon, cwd=REAL.parent))
+    assert line.startswith(f"buildtool: error: {rel}: operator 0 (ADD): tensor ")
+    assert "is int16; only int8 activations are supported" in line and len(line) <= cli.MAX_ERROR_CHARS
