@@ -32,7 +32,9 @@ PAD = {0: "SAME", 1: "VALID"}
 # the shape checks never see a missing one.
 REQUIRED_INPUTS = {"CONV_2D": 2, "DEPTHWISE_CONV_2D": 2, "FULLY_CONNECTED": 2, "ADD": 2, "MUL": 2,
                    "MEAN": 2, "PAD": 2, "SPLIT": 2, "STRIDED_SLICE": 4}
-ALL_REQUIRED = ("ADD", "MUL", "CONCATENATION")
+REQUIRED_INPUTS["SUB"] = 2
+REQUIRED_INPUTS["TRANSPOSE_CONV"] = 3
+ALL_REQUIRED = ("ADD", "MUL", "CONCATENATION", "SUB")
 MAX_TENSORS = 1 << 20
 MAX_FILE = 1 << 31
 
@@ -171,8 +173,8 @@ class _Reader:
         shape = tuple(int(d) for d in self._ivec(t.ShapeLength(), t.Shape, f"tensor {i} shape"))
         if len(shape) > 6:
             self.fail(f"tensor {i} '{name}' has rank {len(shape)}; at most 6 is supported")
-        if t.ShapeSignatureLength() and any(int(d) < 0 for d in
-                                            self._ivec(t.ShapeSignatureLength(), t.ShapeSignature, "signature")):
+        sig = self._ivec(t.ShapeSignatureLength(), t.ShapeSignature, "signature") if t.ShapeSignatureLength() else []
+        if any(int(d) < 0 for d in sig[1:]) or (sig and int(sig[0]) < 0 and shape[:1] != (1,)):
             self.fail(f"tensor {i} '{name}' has a dynamic shape; convert with static shapes (batch_size=1)")
         for d in shape:
             if d <= 0 or d > (1 << 24):
@@ -256,8 +258,8 @@ class _Reader:
                 self.fail(f"operator {i} (FULLY_CONNECTED) uses shuffled weights, which are not supported")
             return {"activation": self._enum(ACT, o.FusedActivationFunction(), i, "activation"),
                     "keep_num_dims": bool(o.KeepNumDims())}
-        if opcode in ("ADD", "MUL"):
-            o = load(tflite.AddOptions if opcode == "ADD" else tflite.MulOptions)
+        if opcode in ("ADD", "MUL", "SUB"):
+            o = load({"ADD": tflite.AddOptions, "MUL": tflite.MulOptions, "SUB": tflite.SubOptions}[opcode])
             return {"activation": self._enum(ACT, o.FusedActivationFunction(), i, "activation") if o else "NONE"}
         if opcode == "CONCATENATION":
             o = load(tflite.ConcatenationOptions)
@@ -288,6 +290,16 @@ class _Reader:
             return {"begin_mask": o.BeginMask(), "end_mask": o.EndMask(), "ellipsis_mask": o.EllipsisMask(),
                     "new_axis_mask": o.NewAxisMask(), "shrink_axis_mask": o.ShrinkAxisMask(),
                     "offset": bool(o.Offset())}
+        if opcode == "LEAKY_RELU":
+            o = load(tflite.LeakyReluOptions)
+            return {"alpha": float(o.Alpha()) if o else 0.0}
+        if opcode == "TRANSPOSE_CONV":
+            o = load(tflite.TransposeConvOptions)
+            if o is None:
+                self.fail(f"operator {i} (TRANSPOSE_CONV) has no options")
+            return {"padding": self._enum(PAD, o.Padding(), i, "padding"), "stride_h": o.StrideH(),
+                    "stride_w": o.StrideW(),
+                    "activation": self._enum(ACT, o.FusedActivationFunction(), i, "activation")}
         return {}
 
     def _enum(self, table, v, i, what):

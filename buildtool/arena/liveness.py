@@ -134,6 +134,8 @@ def build_buffers(g: Graph, order: list, decisions: list) -> tuple:
             return False
         if any(where[i] == where[x] for i in g.act_inputs(op) if i != x):
             return False
+        if any(where[i] == where[o] for i in g.act_inputs(op)):  # o already overwrites another input
+            return False
         if any(t in outputs or iv[t][1] > s for t in gx):
             return False
         return all(iv[t][0] >= s for t in groups[where[o]])
