@@ -73,6 +73,18 @@
 #define bt_split_s8 ref_bt_split_s8
 #define bt_strided_slice_s8 ref_bt_strided_slice_s8
 #define bt_kernel_set_name ref_bt_kernel_set_name
+#define bt_add_s16 ref_bt_add_s16
+#define bt_sub_s8 ref_bt_sub_s8
+#define bt_sub_s16 ref_bt_sub_s16
+#define bt_conv_s16 ref_bt_conv_s16
+#define bt_transpose_conv_s8 ref_bt_transpose_conv_s8
+#define bt_transpose_conv_s16 ref_bt_transpose_conv_s16
+#define bt_leaky_relu_s8 ref_bt_leaky_relu_s8
+#define bt_leaky_relu_s16 ref_bt_leaky_relu_s16
+#define bt_requantize ref_bt_requantize
+#define bt_quantize_f32_s16 ref_bt_quantize_f32_s16
+#define bt_pad_s16 ref_bt_pad_s16
+#define bt_strided_slice_s16 ref_bt_strided_slice_s16
 #endif
 
 #ifdef __cplusplus
@@ -324,6 +336,64 @@ typedef struct {
 } bt_slice_params;
 
 void bt_strided_slice_s8(const bt_slice_params *p, const int8_t *in, int8_t *out);
+
+/* ============================================================ int16 (16x8) and newer operators
+ * 16x8 quantisation (TFLM): int16 activations with zero point 0, int8 weights, int32 or int64
+ * bias. The _s16 kernels take the same parameter structs as their int8 twins; pointers are
+ * int16_t and every stride and size counts elements (int16 tensors are always dense). */
+
+/* ADD int16: as bt_add_s8 with left_shift 15. SUB (int8, int16): as ADD with a' - b' (TFLM
+ * SubElementwise; code generation prepares SUB's multipliers in float32 as TFLM does). */
+void bt_add_s16(const bt_add_params *p, const int16_t *a, const int16_t *b, int16_t *out);
+void bt_sub_s8(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out);
+void bt_sub_s16(const bt_add_params *p, const int16_t *a, const int16_t *b, int16_t *out);
+
+/* Convolution parameters with an optional int64 bias (16x8 kernels). */
+typedef struct {
+  bt_conv_params conv;              /* conv.bias: int32 bias or NULL */
+  const int64_t *bias64;            /* [out.c] int64 bias, or NULL */
+} bt_conv_wide_params;
+
+/* CONV_2D 16x8: TFLM reference_integer_ops::ConvPerChannel<AccumScalar> on int16 input
+ * (input_offset must be 0). With bias64 the accumulator is int64 and the requantisation TFLM's
+ * MultiplyByQuantizedMultiplier(int64_t, ...) (bt_mbqm64 in requant.h); otherwise (conv.bias int32
+ * or none) int32 and bt_mbqm. Row bands as bt_conv_s8 (row strides in elements). */
+void bt_conv_s16(const bt_conv_wide_params *p, const int16_t *in, int32_t in_y0,
+                 int16_t *out, int32_t y0, int32_t y1);
+
+/* TRANSPOSE_CONV (TFLM reference_integer_ops::TransposeConv). weights OHWI [out.c][kh][kw][in.c].
+ * Output (y, x, oc) sums, over taps (ky, kx) with iy = (y + pad_top - ky) / stride_h and
+ * ix = (x + pad_left - kx) / stride_w exact and inside the input, weights[oc][ky][kx][ic] *
+ * (in(iy, ix, ic) + input_offset): the same sum TFLM scatters into its scratch accumulator, so no
+ * scratch is needed. Then + bias, requantise (int8: int32 acc and bt_mbqm with `bias`; int16: int64
+ * acc, bias64 or conv.bias (either widened) and bt_mbqm64), + output_offset, clamp. Dense tensors;
+ * conv.dil_* unused. */
+void bt_transpose_conv_s8(const bt_conv_wide_params *p, const int8_t *in, int8_t *out);
+void bt_transpose_conv_s16(const bt_conv_wide_params *p, const int16_t *in, int16_t *out);
+
+/* LEAKY_RELU (TFLM reference_ops::QuantizeLeakyRelu): x = in - input_offset (the input zero point);
+ * out = clamp(output_offset + MBQM(x, x >= 0 ? identity : alpha multiplier/shift), type range).
+ * n dense elements; out may alias in. */
+typedef struct {
+  int32_t n;
+  int32_t input_offset, output_offset;   /* +input zero point, +output zero point (TFLM's names) */
+  int32_t output_multiplier_alpha, output_shift_alpha;
+  int32_t output_multiplier_identity, output_shift_identity;
+} bt_leaky_relu_params;
+
+void bt_leaky_relu_s8(const bt_leaky_relu_params *p, const int8_t *in, int8_t *out);
+void bt_leaky_relu_s16(const bt_leaky_relu_params *p, const int16_t *in, int16_t *out);
+
+/* QUANTIZE between integer types (TFLM reference_ops::Requantize): in_bytes 1, 2 or 4 (int8, int16,
+ * int32 input), out_bytes 1 or 2; out = clamp(MBQM(in - input_zp (int32 wrap), multiplier, shift)
+ * + output_zp, output type range). out may alias in when in_bytes == out_bytes.
+ * float32 -> int16: as bt_quantize_f32_s8 with the int16 range. */
+void bt_requantize(const bt_requant_params *p, const void *in, int32_t in_bytes, void *out, int32_t out_bytes);
+void bt_quantize_f32_s16(int32_t n, float scale, int32_t zero_point, const float *in, int16_t *out);
+
+/* PAD and STRIDED_SLICE on int16 elements: as the int8 kernels, in elements. */
+void bt_pad_s16(const bt_pad_params *p, const int16_t *in, int16_t *out);
+void bt_strided_slice_s16(const bt_slice_params *p, const int16_t *in, int16_t *out);
 
 #ifdef __cplusplus
 }
