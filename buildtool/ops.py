@@ -182,6 +182,14 @@ def _check_binary(g, op):
     except ValueError:
         bs = None
     _need(bs == tuple(out), op, f"input shapes {list(a)} and {list(b)} do not broadcast to {list(out)}")
+    if op.opcode in ("ADD", "SUB"):
+        # TFLM rescales the sum by 2 * max(input scales) / (2**left_shift * output scale), which must be < 1
+        t1, t2, to = (g.tensors[i] for i in (op.inputs[0], op.inputs[1], op.outputs[0]))
+        if t1.quant is not None and t2.quant is not None and to.quant is not None:
+            shift = 15 if to.dtype == "int16" else 20
+            _need(2 * max(t1.scale, t2.scale) < (1 << shift) * to.scale, op,
+                  f"output scale {to.scale:g} is too small for input scales {t1.scale:g} and {t2.scale:g} "
+                  f"(TFLite Micro needs an output multiplier below 1); re-quantise the model")
 
 
 def _check_same(g, op):
@@ -278,6 +286,10 @@ def _check_transpose_conv(g, op):
     _need((inp[1], inp[2]) == (eh, ew), op, f"output size {out[1]}x{out[2]} does not give input size "
                                              f"{inp[1]}x{inp[2]} (expected an input of {eh}x{ew})")
     _bias_ok(g, op, 3, cout)
+    if len(op.inputs) > 3 and op.inputs[3] >= 0 and g.tensors[op.outputs[0]].dtype == "int16":
+        # TFLM reads an int16 TRANSPOSE_CONV's bias as int64 whatever its type
+        _need(g.tensors[op.inputs[3]].dtype == "int64", op, "an int16 (16x8) transpose convolution needs an "
+                                                             "int64 bias; re-quantise the model")
     fq = g.tensors[op.inputs[1]].quant
     _need(fq is not None and len(fq.scale) in (1, cout), op, "weights quantisation must be per-tensor or per-channel")
 

@@ -28,14 +28,14 @@ def bias_of(g, op, n: int) -> np.ndarray:
 
 
 def wide_accumulator(g, op) -> bool:
-    """16x8 kernels with an int64 bias accumulate in int64 and requantise with the int64
+    """16x8 kernels with an int64 bias or none accumulate in int64 and requantise with the int64
     MultiplyByQuantizedMultiplier (TFLM's ConvPerChannel<int64_t>); int8 ones, and int16 with an
-    int32 bias or none, use the int32 one."""
+    int32 bias, use the int32 one (checked against TFLM)."""
     if g.tensors[op.outputs[0]].dtype != "int16":
         return False
     pos = 3 if op.opcode == "TRANSPOSE_CONV" else 2
     has_bias = len(op.inputs) > pos and op.inputs[pos] >= 0
-    return op.opcode == "TRANSPOSE_CONV" or (has_bias and g.tensors[op.inputs[pos]].dtype == "int64")
+    return op.opcode == "TRANSPOSE_CONV" or not has_bias or g.tensors[op.inputs[pos]].dtype == "int64"
 
 
 def requantize(acc, mult, shift, g, op) -> np.ndarray:

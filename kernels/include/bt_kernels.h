@@ -355,9 +355,9 @@ typedef struct {
 } bt_conv_wide_params;
 
 /* CONV_2D 16x8: TFLM reference_integer_ops::ConvPerChannel<AccumScalar> on int16 input
- * (input_offset must be 0). With bias64 the accumulator is int64 and the requantisation TFLM's
- * MultiplyByQuantizedMultiplier(int64_t, ...) (bt_mbqm64 in requant.h); otherwise (conv.bias int32
- * or none) int32 and bt_mbqm. Row bands as bt_conv_s8 (row strides in elements). */
+ * (input_offset must be 0). With an int32 conv.bias the accumulator is int32 and the requantisation
+ * bt_mbqm; otherwise (bias64 or no bias at all) int64 and TFLM's MultiplyByQuantizedMultiplier(int64_t,
+ * ...) (bt_mbqm64 in requant.h). Row bands as bt_conv_s8 (row strides in elements). */
 void bt_conv_s16(const bt_conv_wide_params *p, const int16_t *in, int32_t in_y0,
                  int16_t *out, int32_t y0, int32_t y1);
 
@@ -366,7 +366,7 @@ void bt_conv_s16(const bt_conv_wide_params *p, const int16_t *in, int32_t in_y0,
  * ix = (x + pad_left - kx) / stride_w exact and inside the input, weights[oc][ky][kx][ic] *
  * (in(iy, ix, ic) + input_offset): the same sum TFLM scatters into its scratch accumulator, so no
  * scratch is needed. Then + bias, requantise (int8: int32 acc and bt_mbqm with `bias`; int16: int64
- * acc, bias64 or conv.bias (either widened) and bt_mbqm64), + output_offset, clamp. Dense tensors;
+ * acc, bias64 and bt_mbqm64), + output_offset, clamp. Dense tensors;
  * conv.dil_* unused. */
 void bt_transpose_conv_s8(const bt_conv_wide_params *p, const int8_t *in, int8_t *out);
 void bt_transpose_conv_s16(const bt_conv_wide_params *p, const int16_t *in, int16_t *out);

@@ -30,12 +30,10 @@ void bt_conv_s16(const bt_conv_wide_params *w, const int16_t *in, int32_t in_y0,
           }
         }
         int32_t r;
-        if (w->bias64) {
-          r = bt_mbqm64(acc + w->bias64[oc], p->multiplier[oc], p->shift[oc]);
+        if (p->bias) {
+          r = bt_mbqm((int32_t)acc + p->bias[oc], p->multiplier[oc], p->shift[oc]);
         } else {
-          int32_t acc32 = (int32_t)acc;
-          if (p->bias) acc32 += p->bias[oc];
-          r = bt_mbqm(acc32, p->multiplier[oc], p->shift[oc]);
+          r = bt_mbqm64(acc + (w->bias64 ? w->bias64[oc] : 0), p->multiplier[oc], p->shift[oc]);
         }
         o[oc] = (int16_t)bt_clamp(r + p->output_offset, p->act_min, p->act_max);
       }
