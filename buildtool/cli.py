@@ -184,23 +184,30 @@ def cmd_run(a) -> int:
     from .executor import run
 
     g = load_model(a.model)
-    try:
-        x = np.load(a.input, allow_pickle=False)
-    except FileNotFoundError:
-        raise UsageError(f"input file not found: {a.input}") from None
-    except (ValueError, OSError) as e:
-        raise UsageError(f"cannot read input {a.input} as a .npy array: {e}") from None
-    t = g.tensors[g.inputs[0]]
-    if tuple(x.shape) != tuple(t.shape) or x.dtype != np.dtype(t.dtype):
-        raise UsageError(f"input {a.input} is {x.dtype}{list(x.shape)}, the model wants {t.dtype}{list(t.shape)}")
+    if len(a.input) != len(g.inputs):
+        raise UsageError(f"the model has {len(g.inputs)} inputs, {len(a.input)} given; pass --input once per "
+                         f"model input, in order")
+    xs = []
+    for path, i in zip(a.input, g.inputs):
+        try:
+            x = np.load(path, allow_pickle=False)
+        except FileNotFoundError:
+            raise UsageError(f"input file not found: {path}") from None
+        except (ValueError, OSError) as e:
+            raise UsageError(f"cannot read input {path} as a .npy array: {e}") from None
+        t = g.tensors[i]
+        if tuple(x.shape) != tuple(t.shape) or x.dtype != np.dtype(t.dtype):
+            raise UsageError(f"input {path} is {x.dtype}{list(x.shape)}, the model wants {t.dtype}{list(t.shape)}")
+        xs.append(x)
+    x = xs[0] if len(xs) == 1 else xs
     if a.board:
         outs = _board_run(g, x, a)
     elif fused_requested(a):
         from .fusion_exec import run_fused
 
-        outs = run_fused(g, fused_plan(g, a), [x])
+        outs = run_fused(g, fused_plan(g, a), xs)
     else:
-        outs = run(g, make_plan(g, a), [x])
+        outs = run(g, make_plan(g, a), xs)
     if a.output:
         import io
 
@@ -254,7 +261,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("run", help="run the model on the reference executor inside the planned arena")
     s.add_argument("model")
-    s.add_argument("--input", required=True, help=".npy input tensor")
+    s.add_argument("--input", required=True, action="append",
+                   help=".npy input tensor (once per model input, in order)")
     s.add_argument("--output", help=".npy file for the output (default: print it)")
     s.add_argument("--board", help="build firmware for this board and run it (QEMU or natively)")
     s.add_argument("--build-dir", help="where to build firmware (default build/BOARD/MODEL)")
