@@ -38,7 +38,8 @@ SUPPORTED = (
 SUPPORTED += ("LEAKY_RELU", "SUB", "TRANSPOSE_CONV")
 # Operators that also take int16 activations (16x8 quantisation).
 INT16_OPS = ("CONV_2D", "ADD", "SUB", "PAD", "STRIDED_SLICE", "QUANTIZE", "RESHAPE", "LEAKY_RELU",
-             "TRANSPOSE_CONV")
+             "TRANSPOSE_CONV", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "MUL", "AVERAGE_POOL_2D", "MAX_POOL_2D",
+             "CONCATENATION", "SPLIT", "DEQUANTIZE", "MEAN")
 ACTIVATIONS = ("NONE", "RELU", "RELU_N1_TO_1", "RELU6")
 # Element-wise operators whose output may overwrite an input of the same size.
 ELEMENTWISE_INPLACE = ("LOGISTIC", "HARD_SWISH", "QUANTIZE", "ADD", "MUL")
@@ -125,12 +126,16 @@ def _check_dtypes(g, op) -> None:
 
 
 def _bias_ok(g, op, pos: int, n: int) -> None:
-    """Bias: int32 [n]; int64 [n] also for int16 (16x8) activations."""
+    """Bias: int32 [n]; for int16 (16x8) activations int64 [n] too, or only int64 where TFLM reads the
+    bias as int64 whatever its type (DEPTHWISE_CONV_2D, TRANSPOSE_CONV: checked against TFLM)."""
     if len(op.inputs) > pos and op.inputs[pos] >= 0:
         b = _const(g, op, pos, "bias")
-        types = ("int32", "int64") if g.tensors[op.outputs[0]].dtype == "int16" else ("int32",)
+        types = ("int32",)
+        if g.tensors[op.outputs[0]].dtype == "int16":
+            types = ("int64",) if op.opcode in ("DEPTHWISE_CONV_2D", "TRANSPOSE_CONV") else ("int32", "int64")
         _need(b.size == n and g.tensors[op.inputs[pos]].dtype in types, op,
-              f"bias must be {' or '.join(types)} [{n}]")
+              f"bias must be {' or '.join(types)} [{n}]" + ("; re-quantise the model with an int64 bias (16x8)"
+                                                            if types == ("int64",) else ""))
 
 
 def _check_conv(g, op):
@@ -286,10 +291,6 @@ def _check_transpose_conv(g, op):
     _need((inp[1], inp[2]) == (eh, ew), op, f"output size {out[1]}x{out[2]} does not give input size "
                                              f"{inp[1]}x{inp[2]} (expected an input of {eh}x{ew})")
     _bias_ok(g, op, 3, cout)
-    if len(op.inputs) > 3 and op.inputs[3] >= 0 and g.tensors[op.outputs[0]].dtype == "int16":
-        # TFLM reads an int16 TRANSPOSE_CONV's bias as int64 whatever its type
-        _need(g.tensors[op.inputs[3]].dtype == "int64", op, "an int16 (16x8) transpose convolution needs an "
-                                                             "int64 bias; re-quantise the model")
     fq = g.tensors[op.inputs[1]].quant
     _need(fq is not None and len(fq.scale) in (1, cout), op, "weights quantisation must be per-tensor or per-channel")
 

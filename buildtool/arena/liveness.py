@@ -79,6 +79,8 @@ def concat_geometry(g: Graph, op) -> list | None:
     output (pixel stride = output channels). On an axis with only ones before it: each input is a contiguous block.
     """
     out = g.tensors[op.outputs[0]]
+    if out.dtype != "int8":  # views (pixel strides) are int8 only
+        return None
     rank = len(out.shape)
     axis = op.options.get("axis", 0)
     axis = axis + rank if axis < 0 else axis

@@ -146,7 +146,7 @@ class _Emitter:
         self.declare(f"static const int32_t {n}_mult[{len(mult)}] = {_ints(mult)};")
         self.declare(f"static const int32_t {n}_shift[{len(shift)}] = {_ints(shift)};")
         lo, hi = qparams.act_range(g, op)
-        has_bias = len(op.inputs) > 2 and op.inputs[2] >= 0
+        has_bias = len(op.inputs) > 2 and op.inputs[2] >= 0 and g.tensors[op.inputs[2]].dtype == "int32"
         return dict(
             **{"in": self.bt_shape(op.inputs[0]), "out": self.bt_shape(op.outputs[0])},
             kh=kh, kw=kw, stride_h=o["stride_h"], stride_w=o["stride_w"], dil_h=o.get("dilation_h", 1),
@@ -202,10 +202,20 @@ class _Emitter:
         h = self.g.tensors[op.outputs[0]].shape[1]
         self.call(op, f"bt_conv_s8(&{n}_p, {self.act(op.inputs[0])}, 0, {self.act(op.outputs[0])}, 0, {h});")
 
+    def bias64(self, op, pos: int = 2) -> str:
+        """Pointer to an int64 bias (16x8 kernels) or 0."""
+        b = op.inputs[pos] if len(op.inputs) > pos else -1
+        return self.weight(b, "int64_t") if b >= 0 and self.g.tensors[b].dtype == "int64" else "0"
+
     def DEPTHWISE_CONV_2D(self, op):
         n = f"op{op.index}"
         fields = dict(conv=self.conv_fields(op), depth_multiplier=op.options.get("depth_multiplier", 1))
         self.declare(f"static const bt_depthwise_params {n}_p = {_struct(fields)};")
+        if self.g.tensors[op.outputs[0]].dtype == "int16":
+            h = self.g.tensors[op.outputs[0]].shape[1]
+            self.call(op, f"bt_depthwise_s16(&{n}_p, {self.bias64(op)}, {self.cact(op.inputs[0])}, 0, "
+                          f"{self.cact(op.outputs[0])}, 0, {h});")
+            return
         if op.index in self.plan.inplace_ops:
             sc = self.plan.scratch.get(op.index)
             if sc is None or self.place(op.inputs[0]).offset != self.place(op.outputs[0]).offset:
@@ -225,13 +235,17 @@ class _Emitter:
         self.declare(f"static const int32_t {n}_mult[{len(mult)}] = {_ints(mult)};")
         self.declare(f"static const int32_t {n}_shift[{len(shift)}] = {_ints(shift)};")
         lo, hi = qparams.act_range(g, op)
-        has_bias = len(op.inputs) > 2 and op.inputs[2] >= 0
+        has_bias = len(op.inputs) > 2 and op.inputs[2] >= 0 and g.tensors[op.inputs[2]].dtype == "int32"
         fields = dict(n_in=tw.shape[1], n_out=tw.shape[0], batches=ti.num_elements // tw.shape[1],
                       input_offset=-ti.zero_point, filter_offset=-tw.zero_point, output_offset=to.zero_point,
                       act_min=lo, act_max=hi, weights=self.weight(op.inputs[1], "int8_t"),
                       bias=self.weight(op.inputs[2], "int32_t") if has_bias else "0",
                       multiplier=f"{n}_mult", shift=f"{n}_shift", per_channel=per_ch)
         self.declare(f"static const bt_fc_params {n}_p = {_struct(fields)};")
+        if to.dtype == "int16":
+            self.call(op, f"bt_fully_connected_s16(&{n}_p, {self.bias64(op)}, {self.cact(op.inputs[0])}, "
+                          f"{self.cact(op.outputs[0])});")
+            return
         self.call(op, f"bt_fully_connected_s8(&{n}_p, {self.act(op.inputs[0])}, {self.act(op.outputs[0])});")
 
     def _operand(self, i: int) -> str:
@@ -272,8 +286,8 @@ class _Emitter:
         n = f"op{op.index}"
         fields = dict(qparams.mul_params(self.g, op), b=self._bcast(op))
         self.declare(f"static const bt_mul_params {n}_p = {_struct(fields)};")
-        self.call(op, f"bt_mul_s8(&{n}_p, {self._operand(op.inputs[0])}, {self._operand(op.inputs[1])}, "
-                      f"{self.act(op.outputs[0])});")
+        self.call(op, f"bt_mul_{self.sfx(op.outputs[0])}(&{n}_p, {self._operand(op.inputs[0])}, "
+                      f"{self._operand(op.inputs[1])}, {self.cact(op.outputs[0])});")
 
     def pool_fields(self, op) -> dict:
         """bt_pool_params of MAX_POOL_2D / AVERAGE_POOL_2D (also used by fused tile loops)."""
@@ -291,13 +305,13 @@ class _Emitter:
         n = f"op{op.index}"
         self.declare(f"static const bt_pool_params {n}_p = {_struct(self.pool_fields(op))};")
         h = self.g.tensors[op.outputs[0]].shape[1]
-        self.call(op, f"{fn}(&{n}_p, {self.act(op.inputs[0])}, 0, {self.act(op.outputs[0])}, 0, {h});")
+        self.call(op, f"{fn}(&{n}_p, {self.cact(op.inputs[0])}, 0, {self.cact(op.outputs[0])}, 0, {h});")
 
     def AVERAGE_POOL_2D(self, op):
-        self._pool(op, "bt_avg_pool_s8")
+        self._pool(op, f"bt_avg_pool_{self.sfx(op.outputs[0])}")
 
     def MAX_POOL_2D(self, op):
-        self._pool(op, "bt_max_pool_s8")
+        self._pool(op, f"bt_max_pool_{self.sfx(op.outputs[0])}")
 
     def MEAN(self, op):
         g, n = self.g, f"op{op.index}"
@@ -316,7 +330,8 @@ class _Emitter:
         fields = dict(outer=outer, reduce=reduce, inner=inner, outer_stride=reduce * rstride, reduce_stride=rstride,
                       **qparams.mean_params(ti, to, reduce))
         self.declare(f"static const bt_mean_params {n}_p = {_struct(fields)};")
-        self.call(op, f"bt_mean_s8(&{n}_p, {self.act(op.inputs[0])}, {self.act(op.outputs[0])});")
+        self.call(op, f"bt_mean_{self.sfx(op.outputs[0])}(&{n}_p, {self.cact(op.inputs[0])}, "
+                      f"{self.cact(op.outputs[0])});")
 
     def SOFTMAX(self, op):
         n, t = f"op{op.index}", self.g.tensors[op.inputs[0]]
@@ -370,8 +385,8 @@ class _Emitter:
     def DEQUANTIZE(self, op):
         ti = self.g.tensors[op.inputs[0]]
         self.dense(op, op.inputs[0])
-        self.call(op, f"bt_dequantize_s8_f32({ti.num_elements}, {_float(ti.scale)}, {ti.zero_point}, "
-                      f"{self.act(op.inputs[0])}, {self.act(op.outputs[0], 'float')});")
+        self.call(op, f"bt_dequantize_{self.sfx(op.inputs[0])}_f32({ti.num_elements}, {_float(ti.scale)}, "
+                      f"{ti.zero_point}, {self.cact(op.inputs[0])}, {self.act(op.outputs[0], 'float')});")
 
     def PAD(self, op):
         g, n = self.g, f"op{op.index}"
@@ -408,14 +423,15 @@ class _Emitter:
         if not views and self.place(op.outputs[0]).pixel_stride in (0, to.shape[-1]) and all(
                 g.tensors[i].is_const or self.place(i).pixel_stride in (0, g.tensors[i].shape[-1])
                 for i in op.inputs):
-            sizes = [_prod(g.tensors[i].shape[axis:]) for i in op.inputs]
+            sizes = [g.tensors[i].nbytes // _prod(g.tensors[i].shape[:axis]) for i in op.inputs]
             self._concat_params(n, sizes, _prod(to.shape[:axis]))
-            srcs = ", ".join(self._operand(i) for i in op.inputs)
+            srcs = ", ".join(self.weight(i, "int8_t") if g.tensors[i].is_const else self.act(i) for i in op.inputs)
             self.call(op, f"{{\n    const int8_t *const in[{len(sizes)}] = {{{srcs}}};\n"
                           f"    bt_concat_s8(&{n}_p, in, {self.act(op.outputs[0])});\n  }}")
             return
-        if rank > 4:
-            raise ModelError(f"operator {op.index} (CONCATENATION): more than 4 dimensions are not supported")
+        if rank > 4 or to.dtype != "int8":
+            raise ModelError(f"operator {op.index} (CONCATENATION): strided int16 or more than 4-D concatenation "
+                             f"is not supported")
         dims_out = (1,) * (4 - rank) + tuple(int(d) for d in to.shape)
         ax4 = axis + 4 - rank
         ost = self.strides4(op.outputs[0], dims_out)
@@ -457,7 +473,7 @@ class _Emitter:
         self.dense(op, op.inputs[1])
         for o in op.outputs:
             self.dense(op, o)
-        sizes = [_prod(g.tensors[o].shape[axis:]) for o in op.outputs]
+        sizes = [g.tensors[o].nbytes // _prod(g.tensors[o].shape[:axis]) for o in op.outputs]
         self._concat_params(n, sizes, _prod(ti.shape[:axis]))
         outs = ", ".join(self.act(o) for o in op.outputs)
         self.call(op, f"{{\n    int8_t *const out[{len(sizes)}] = {{{outs}}};\n"

@@ -60,7 +60,7 @@ def mul(g, op, ins, outs) -> None:
     a = ins[0].astype(np.int64) + p["input1_offset"]
     b = ins[1].astype(np.int64) + p["input2_offset"]
     raw = mbqm(wrap32(a * b), p["output_multiplier"], p["output_shift"]) + p["output_offset"]
-    outs[0][...] = np.clip(raw, p["act_min"], p["act_max"]).astype(np.int8).reshape(outs[0].shape)
+    outs[0][...] = np.clip(raw, p["act_min"], p["act_max"]).astype(outs[0].dtype).reshape(outs[0].shape)
 
 
 def logistic(g, op, ins, outs) -> None:

@@ -85,6 +85,13 @@
 #define bt_quantize_f32_s16 ref_bt_quantize_f32_s16
 #define bt_pad_s16 ref_bt_pad_s16
 #define bt_strided_slice_s16 ref_bt_strided_slice_s16
+#define bt_depthwise_s16 ref_bt_depthwise_s16
+#define bt_fully_connected_s16 ref_bt_fully_connected_s16
+#define bt_mul_s16 ref_bt_mul_s16
+#define bt_avg_pool_s16 ref_bt_avg_pool_s16
+#define bt_max_pool_s16 ref_bt_max_pool_s16
+#define bt_mean_s16 ref_bt_mean_s16
+#define bt_dequantize_s16_f32 ref_bt_dequantize_s16_f32
 #endif
 
 #ifdef __cplusplus
@@ -391,7 +398,28 @@ void bt_leaky_relu_s16(const bt_leaky_relu_params *p, const int16_t *in, int16_t
 void bt_requantize(const bt_requant_params *p, const void *in, int32_t in_bytes, void *out, int32_t out_bytes);
 void bt_quantize_f32_s16(int32_t n, float scale, int32_t zero_point, const float *in, int16_t *out);
 
-/* PAD and STRIDED_SLICE on int16 elements: as the int8 kernels, in elements. */
+/* DEPTHWISE_CONV_2D 16x8 (TFLM DepthwiseConvPerChannel on int16): int64 accumulator, bias64 (TFLM reads
+ * an int16 depthwise bias as int64; NULL: none; conv.bias is ignored) and bt_mbqm64. Otherwise as
+ * bt_depthwise_s8 (row bands; strides in elements). */
+void bt_depthwise_s16(const bt_depthwise_params *p, const int64_t *bias64, const int16_t *in, int32_t in_y0,
+                      int16_t *out, int32_t y0, int32_t y1);
+
+/* FULLY_CONNECTED 16x8: with an int32 p->bias, int32 accumulator and bt_mbqm; otherwise int64, bias64
+ * (or none) and bt_mbqm64 (as TFLM). Otherwise as bt_fully_connected_s8. */
+void bt_fully_connected_s16(const bt_fc_params *p, const int64_t *bias64, const int16_t *in, int16_t *out);
+
+/* MUL, AVERAGE_POOL_2D, MAX_POOL_2D, MEAN on int16: the int8 kernels' arithmetic with the int16 range
+ * (strides count elements). DEQUANTIZE int16 -> float32. */
+void bt_mul_s16(const bt_mul_params *p, const int16_t *a, const int16_t *b, int16_t *out);
+void bt_avg_pool_s16(const bt_pool_params *p, const int16_t *in, int32_t in_y0, int16_t *out, int32_t y0,
+                     int32_t y1);
+void bt_max_pool_s16(const bt_pool_params *p, const int16_t *in, int32_t in_y0, int16_t *out, int32_t y0,
+                     int32_t y1);
+void bt_mean_s16(const bt_mean_params *p, const int16_t *in, int16_t *out);
+void bt_dequantize_s16_f32(int32_t n, float scale, int32_t zero_point, const int16_t *in, float *out);
+
+/* PAD and STRIDED_SLICE on int16 elements: as the int8 kernels, in elements. CONCATENATION, SPLIT and
+ * RESHAPE are byte copies (bt_concat_s8, bt_split_s8): code generation gives their sizes in bytes. */
 void bt_pad_s16(const bt_pad_params *p, const int16_t *in, int16_t *out);
 void bt_strided_slice_s16(const bt_slice_params *p, const int16_t *in, int16_t *out);
 

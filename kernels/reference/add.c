@@ -13,7 +13,7 @@ BT_INLINE int32_t add_one(const bt_add_params *p, int32_t a, int32_t b, int32_t 
 }
 
 /* One loop for both element types (wide: int16) and both signs (-1: SUB). */
-static void add_sub(const bt_add_params *p, const void *a, const void *b, void *out, int wide, int32_t sign) {
+BT_INLINE void add_sub(const bt_add_params *p, const void *a, const void *b, void *out, int wide, int32_t sign) {
   const bt_bcast4 *q = &p->b;
   for (int32_t i0 = 0; i0 < q->dims[0]; i0++)
     for (int32_t i1 = 0; i1 < q->dims[1]; i1++)

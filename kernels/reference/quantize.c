@@ -43,3 +43,7 @@ void bt_requantize(const bt_requant_params *p, const void *in, int32_t in_bytes,
 void bt_quantize_f32_s16(int32_t n, float scale, int32_t zero_point, const float *in, int16_t *out) {
   for (int32_t i = 0; i < n; i++) out[i] = (int16_t)bt_clamp(round_away(in[i] / scale) + zero_point, -32768, 32767);
 }
+
+void bt_dequantize_s16_f32(int32_t n, float scale, int32_t zero_point, const int16_t *in, float *out) {
+  for (int32_t i = n - 1; i >= 0; i--) out[i] = scale * (float)((int32_t)in[i] - zero_point);
+}

@@ -33,7 +33,7 @@ static int64_t tconv_sum(const bt_conv_params *p, const void *in, int wide, int3
   return acc;
 }
 
-static void tconv(const bt_conv_wide_params *w, const void *in, void *out, int wide) {
+BT_INLINE void tconv(const bt_conv_wide_params *w, const void *in, void *out, int wide) {
   const bt_conv_params *p = &w->conv;
   for (int32_t y = 0; y < p->out.h; y++)
     for (int32_t x = 0; x < p->out.w; x++)
