@@ -175,9 +175,74 @@ def gen_quantize(rng):
     return b
 
 
+def gen_depthwise(rng):
+    b = GraphBuilder("dw", seed=int(rng.integers(1 << 30)))
+    k = int(rng.choice([1, 2, 3]))
+    x = _input(b, rng, _shape(rng))
+    b.depthwise(x, k, int(rng.integers(1, 3)), "SAME", str(rng.choice(ACTS)), multiplier=int(rng.choice([1, 2])),
+                dilation=int(rng.choice([1, 2])), bias=bool(rng.random() < 0.75))
+    return b
+
+
+def gen_fc(rng):
+    b = GraphBuilder("fc", seed=int(rng.integers(1 << 30)))
+    x = _input(b, rng, (int(rng.integers(1, 4)), int(rng.integers(1, 60))))
+    b.fully_connected(x, int(rng.integers(1, 20)), str(rng.choice(ACTS)), bias=bool(rng.random() < 0.75),
+                      out_quant=rquant(rng) if rng.random() < 0.5 else None)
+    return b
+
+
+def gen_mul(rng):
+    b = GraphBuilder("mul", seed=int(rng.integers(1 << 30)))
+    shape = _shape(rng)
+    b.mul(_input(b, rng, shape), _input(b, rng, tuple(d if rng.random() < 0.6 else 1 for d in shape)),
+          str(rng.choice(ACTS)))
+    return b
+
+
+def gen_pool(rng, opcode):
+    b = GraphBuilder("pool", seed=int(rng.integers(1 << 30)))
+    x = _input(b, rng, _shape(rng, 3))
+    (b.avg_pool if opcode == "AVERAGE_POOL_2D" else b.max_pool)(
+        x, (int(rng.integers(1, 4)), int(rng.integers(1, 4))), (int(rng.integers(1, 3)), int(rng.integers(1, 3))),
+        str(rng.choice(["SAME", "VALID"])), str(rng.choice(ACTS)))
+    return b
+
+
+def gen_mean(rng):
+    b = GraphBuilder("mean", seed=int(rng.integers(1 << 30)))
+    b.mean(_input(b, rng, _shape(rng)), [[1, 2], [1], [2], [3]][int(rng.integers(0, 4))],
+           keep_dims=bool(rng.random() < 0.5), out_quant=rquant(rng) if rng.random() < 0.6 else None)
+    return b
+
+
+def gen_concat(rng):
+    b = GraphBuilder("concat", seed=int(rng.integers(1 << 30)))
+    s, q = _shape(rng), rquant(rng)
+    b.concat([b.input(s, *q), b.input(s, *q)], axis=int(rng.integers(1, 4)), out_quant=q)
+    return b
+
+
+def gen_split(rng):
+    b = GraphBuilder("split", seed=int(rng.integers(1 << 30)))
+    s = _shape(rng)
+    b.split(_input(b, rng, s[:3] + (2 * s[3],)), 2, axis=int(rng.choice([3, -1])))
+    return b
+
+
+def gen_dequantize(rng):
+    b = GraphBuilder("dequantize", seed=int(rng.integers(1 << 30)))
+    b.dequantize(_input(b, rng, _shape(rng)))
+    return b
+
+
 GEN16 = {"ADD": lambda r: gen_add_sub(r, "ADD"), "SUB": lambda r: gen_add_sub(r, "SUB"), "CONV_2D": gen_conv,
          "TRANSPOSE_CONV": gen_transpose_conv, "LEAKY_RELU": gen_leaky_relu, "PAD": gen_pad,
-         "STRIDED_SLICE": gen_strided_slice, "QUANTIZE": gen_quantize}
+         "STRIDED_SLICE": gen_strided_slice, "QUANTIZE": gen_quantize, "DEPTHWISE_CONV_2D": gen_depthwise,
+         "FULLY_CONNECTED": gen_fc, "MUL": gen_mul, "AVERAGE_POOL_2D": lambda r: gen_pool(r, "AVERAGE_POOL_2D"),
+         "MAX_POOL_2D": lambda r: gen_pool(r, "MAX_POOL_2D"), "MEAN": gen_mean, "CONCATENATION": gen_concat,
+         "SPLIT": gen_split, "DEQUANTIZE": gen_dequantize}
+INT64_BIAS_ONLY = ("DEPTHWISE_CONV_2D", "TRANSPOSE_CONV")  # TFLM reads their int16 bias as int64
 
 
 def check_16x8(g, seed: int) -> None:
@@ -186,16 +251,35 @@ def check_16x8(g, seed: int) -> None:
     for got in (run(g, naive_plan(g), xs), run_unplanned(g, xs)):
         for w, y in zip(want, got):
             w = np.asarray(w).reshape(y.shape)
-            assert y.dtype == w.dtype and np.array_equal(y, w), (g.operators, np.abs(y.astype(float) - w).max())
+            assert y.dtype == w.dtype and np.array_equal(y, w, equal_nan=True), g.operators
+
+
+def test_every_int16_operator_has_a_generator():
+    assert set(GEN16) == set(ops.INT16_OPS) - {"RESHAPE"}
 
 
 @pytest.mark.parametrize("opcode", sorted(GEN16))
 def test_random_16x8_models_match_tflm(opcode):
     rng = np.random.default_rng(sum(map(ord, opcode)) + 16)
-    for case in range(16):
-        g = as_int16x8(GEN16[opcode](rng).finish(), bias64=opcode == "TRANSPOSE_CONV" or case % 2 == 0)
-        assert {g.tensors[o].dtype for o in g.operators[0].outputs} == {"int16"}
+    for case in range(12):
+        g = as_int16x8(GEN16[opcode](rng).finish(), bias64=opcode in INT64_BIAS_ONLY or case % 2 == 0)
+        assert g.tensors[g.operators[0].outputs[0]].dtype in ("int16", "float32")
         check_16x8(g, case)
+
+
+@pytest.mark.parametrize("opcode", sorted(GEN16))
+def test_random_16x8_models_match_tflm_in_host_firmware(opcode, tmp_path):
+    if targets.get("host").missing_tools():
+        pytest.skip("no host compiler")
+    rng = np.random.default_rng(sum(map(ord, opcode)) + 17)
+    for case in range(2):
+        g = as_int16x8(GEN16[opcode](rng).finish(), bias64=opcode in INT64_BIAS_ONLY or case == 0)
+        firmware.build(g, "host", tmp_path / str(case))
+        xs = random_inputs(g, case)
+        want = tflm_run(serialize(g), xs, len(g.outputs))
+        y = firmware.run("host", tmp_path / str(case), xs[0] if len(xs) == 1 else xs)[0]
+        for w, got in zip(want, y if isinstance(y, list) else [y]):
+            assert np.array_equal(np.asarray(w).reshape(got.shape), got, equal_nan=True), (opcode, case)
 
 
 def test_quantize_between_int8_and_int16_matches_tflm():
@@ -240,6 +324,19 @@ def test_a_16x8_network_runs_bit_exact_in_firmware(tmp_path):
             assert np.array_equal(y, want) and np.array_equal(run(g, plan_arena(g), xs)[0], want), board
 
 
+@pytest.mark.parametrize("dtype", ["int8", "int16"])
+def test_leaky_relu_matches_tflm_on_every_input_value(dtype):
+    """Exhaustive: TFLM rounds a negative alpha's ties as for |alpha| and negates (-0.5 * -3 -> 1, not 2)."""
+    lo, n = (-128, 256) if dtype == "int8" else (-32768, 65536)
+    x = np.arange(lo, lo + n).astype(dtype).reshape(1, 1, n // 256, 256)
+    for alpha, so in ((-0.5, 0.001), (-0.25, 0.0021), (-1.5, 0.001), (0.2, 0.001), (1.7, 0.0007)):
+        b = GraphBuilder("leaky", seed=1)
+        b.leaky_relu(b.input(x.shape, 0.001, 0), alpha, out_quant=(so, 0))
+        g = b.finish() if dtype == "int8" else as_int16x8(b.finish())
+        g.tensors[0].quant.scale[:], g.tensors[1].quant.scale[:] = 0.001, so
+        assert np.array_equal(run_unplanned(g, [x])[0], tflm_run(serialize(g), [x])[0]), alpha
+
+
 # -- refusals ---------------------------------------------------------------------------------
 def _leaky16():
     b = GraphBuilder("l", seed=1)
@@ -257,7 +354,7 @@ def test_int16_needs_zero_point_zero():
 def test_int16_transpose_conv_needs_an_int64_bias():
     b = GraphBuilder("t", seed=1)
     b.transpose_conv(b.input((1, 3, 3, 2), 0.05, 0), 3, 3, 2, "SAME")
-    with pytest.raises(ModelError, match=r"TRANSPOSE_CONV\): bias must be int64 \[3\]; re-quantise the model with an int64 bias"):
+    with pytest.raises(ModelError, match=r"TRANSPOSE_CONV\): bias must be int64 \[3\]; re-quantise the model"):
         as_int16x8(b.finish(), bias64=False)
 
 

@@ -379,7 +379,8 @@ void bt_transpose_conv_s8(const bt_conv_wide_params *p, const int8_t *in, int8_t
 void bt_transpose_conv_s16(const bt_conv_wide_params *p, const int16_t *in, int16_t *out);
 
 /* LEAKY_RELU (TFLM reference_ops::QuantizeLeakyRelu): x = in - input_offset (the input zero point);
- * out = clamp(output_offset + MBQM(x, x >= 0 ? identity : alpha multiplier/shift), type range).
+ * out = clamp(output_offset + MBQM(x, x >= 0 ? identity : alpha multiplier/shift), type range), where a
+ * negative multiplier m (negative alpha) gives -MBQM(x, -m, shift) (ties round as TFLM's do).
  * n dense elements; out may alias in. */
 typedef struct {
   int32_t n;
