@@ -103,6 +103,23 @@ def test_cli_run_takes_one_input_per_model_input(tmp_path):
     assert r.returncode == 2 and "the model has 2 inputs, 1 given" in r.stderr and "Traceback" not in r.stderr
 
 
+def test_optimisers_leave_int16_operators_unfused(tmp_path):
+    """Fused and split code is int8: an int16 model plans unfused under --optimize and refuses streaming."""
+    data = seanet("conv-conv0")
+    g = tflite_reader.parse(data)
+    x = random_inputs(g, 1)[0]
+    np.save(tmp_path / "x.npy", x)
+    model = str(shared_model("real/seanet_conv-conv0"))
+    cli = [sys.executable, "-m", "buildtool.cli"]
+    r = subprocess.run(cli + ["run", model, "--input", str(tmp_path / "x.npy"), "--optimize", "ram", "--no-daemon",
+                              "--output", str(tmp_path / "y.npy")], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert np.array_equal(np.load(tmp_path / "y.npy"), tflm_run(data, [x])[0])
+    r = subprocess.run(cli + ["plan", model, "--input-streamed", "--no-daemon"], cwd=ROOT, capture_output=True,
+                       text=True)
+    assert r.returncode == 2 and "--input-streamed needs" in r.stderr and "Traceback" not in r.stderr
+
+
 # -- random one-op models -------------------------------------------------------------------
 def rquant(rng):
     return float(np.float32(rng.uniform(0.005, 0.2))), int(rng.integers(-128, 128))
