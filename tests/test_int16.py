@@ -341,6 +341,28 @@ def test_a_16x8_network_runs_bit_exact_in_firmware(tmp_path):
             assert np.array_equal(y, want) and np.array_equal(run(g, plan_arena(g), xs)[0], want), board
 
 
+@pytest.mark.parametrize("opcode", ["ADD", "SUB"])
+def test_add_sub_multipliers_come_from_double_scale_arithmetic(opcode):
+    """Scales whose float32 and double rescaling multipliers differ: TFLM follows the double ones."""
+    from buildtool.refops.quant_math import quantize_multiplier_scalar as qm
+
+    rng, f = np.random.default_rng(0), np.float32
+    while True:
+        s1, s2, so = (float(f(rng.uniform(1e-4, 1e-3))) for _ in range(3))
+        tm, twice = f(2) * max(f(s1), f(s2)), 2.0 * max(s1, s2)
+        if qm(float(f(f(s1) / tm))) != qm(s1 / twice) or qm(float(f(tm / (f(1 << 15) * f(so))))) != qm(
+                twice / ((1 << 15) * so)):
+            break
+    b = GraphBuilder("s", seed=1)
+    x, y = b.input((1, 1, 64, 256), 0.05, 0), b.input((1, 1, 64, 256), 0.05, 0)
+    (b.add if opcode == "ADD" else b.sub)(x, y, out_quant=(0.05, 0))
+    g = as_int16x8(b.finish())
+    for t, sc in zip(g.tensors, (s1, s2, so)):
+        t.quant.scale[:] = sc
+    xs = random_inputs(g, 1)
+    assert np.array_equal(run_unplanned(g, xs)[0], tflm_run(serialize(g), xs)[0])
+
+
 @pytest.mark.parametrize("dtype", ["int8", "int16"])
 def test_leaky_relu_matches_tflm_on_every_input_value(dtype):
     """Exhaustive: TFLM rounds a negative alpha's ties as for |alpha| and negates (-0.5 * -3 -> 1, not 2)."""

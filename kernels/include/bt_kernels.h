@@ -349,8 +349,8 @@ void bt_strided_slice_s8(const bt_slice_params *p, const int8_t *in, int8_t *out
  * bias. The _s16 kernels take the same parameter structs as their int8 twins; pointers are
  * int16_t and every stride and size counts elements (int16 tensors are always dense). */
 
-/* ADD int16: as bt_add_s8 with left_shift 15. SUB (int8, int16): as ADD with a' - b' (TFLM
- * SubElementwise; code generation prepares SUB's multipliers in float32 as TFLM does). */
+/* ADD int16: as bt_add_s8 with left_shift 15. SUB (int8, int16): as ADD (same parameters) with
+ * a' - b' (TFLM SubElementwise). */
 void bt_add_s16(const bt_add_params *p, const int16_t *a, const int16_t *b, int16_t *out);
 void bt_sub_s8(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out);
 void bt_sub_s16(const bt_add_params *p, const int16_t *a, const int16_t *b, int16_t *out);
