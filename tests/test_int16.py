@@ -35,6 +35,9 @@ def random_inputs(g, seed: int) -> list:
         if i in shapes:
             xs.append(np.array(shapes[i], dtype=np.int32))
             continue
+        if t.dtype == "float32":
+            xs.append(rng.uniform(-3, 3, size=t.shape).astype(np.float32))
+            continue
         info = np.iinfo(NUMPY_DTYPE[t.dtype])
         xs.append(rng.integers(info.min, info.max, size=t.shape, endpoint=True).astype(NUMPY_DTYPE[t.dtype]))
     return xs
@@ -316,7 +319,7 @@ def test_quantize_between_int8_and_int16_matches_tflm():
 def test_a_16x8_network_runs_bit_exact_in_firmware(tmp_path):
     """Every 16x8 kernel in one model, on the host and in QEMU (Cortex-M4)."""
     b = GraphBuilder("net16", seed=7)
-    x = b.input((1, 6, 7, 3), 0.02, 3)
+    x = b.quantize(b.input((1, 6, 7, 3), dtype="float32"), 0.02, 3)
     y = b.pad(x, [[0, 0], [1, 0], [0, 2], [0, 0]])
     y = b.conv2d(y, 6, 3, 2, "SAME", "RELU")
     y = b.leaky_relu(y, 0.2)
@@ -325,10 +328,11 @@ def test_a_16x8_network_runs_bit_exact_in_firmware(tmp_path):
     y = b.sub(z, w)
     y = b.add(y, b.strided_slice(y, [0, 0, 0, 0], [1, 1, 10, 4], [1, 1, 1, 1]))
     y = b.strided_slice(y, [0, 1, 0, 0], [1, 8, 10, 4], [1, 2, 1, 3])
-    g = as_int16x8(b.finish([b.quantize(y)]))
+    g = as_int16x8(b.finish([b.dequantize(b.quantize(y))]))
     data = serialize(g)
     assert {op.opcode for op in g.operators} == {"PAD", "CONV_2D", "LEAKY_RELU", "TRANSPOSE_CONV", "SUB", "ADD",
-                                                  "STRIDED_SLICE", "QUANTIZE"}
+                                                  "STRIDED_SLICE", "QUANTIZE", "DEQUANTIZE"}
+    assert [g.tensors[i].dtype for i in g.inputs + g.outputs] == ["float32", "float32"]
     for board in ("host", "cortex-m4"):
         t = targets.get(board)
         if t.missing_tools():
