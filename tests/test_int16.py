@@ -78,6 +78,18 @@ def test_seanet_layer_firmware_matches_tflm(name, board, tmp_path):
     assert [o["op"] for o in prof["ops"]] == [0]
 
 
+def test_constant_int16_operand_of_sub_in_firmware(tmp_path):
+    """SEANet's SUB with its broadcast [64] operand made a constant (int16 weights in the flash image)."""
+    g = tflite_reader.parse(seanet("sub-sub0"))
+    g.tensors[1].data = np.random.default_rng(3).integers(-32768, 32768, size=(64,)).astype(np.int16)
+    g.inputs = [0]
+    data = serialize(g)
+    firmware.build(g, "host", tmp_path)
+    x = random_inputs(g, 2)
+    y, _, _ = firmware.run("host", tmp_path, x[0])
+    assert np.array_equal(y, tflm_run(data, x)[0]) and np.array_equal(run(g, plan_arena(g), x)[0], y)
+
+
 def test_int16_tensors_take_two_bytes_in_the_arena():
     g = tflite_reader.parse(seanet("leaky_relu-leaky_relu0"))
     t = g.tensors[g.inputs[0]]
