@@ -341,19 +341,29 @@ def test_a_16x8_network_runs_bit_exact_in_firmware(tmp_path):
     y = b.add(y, b.strided_slice(y, [0, 0, 0, 0], [1, 1, 10, 4], [1, 1, 1, 1]))
     y = b.strided_slice(y, [0, 1, 0, 0], [1, 8, 10, 4], [1, 2, 1, 3])
     g = as_int16x8(b.finish([b.dequantize(b.quantize(y))]))
-    data = serialize(g)
     assert {op.opcode for op in g.operators} == {"PAD", "CONV_2D", "LEAKY_RELU", "TRANSPOSE_CONV", "SUB", "ADD",
                                                   "STRIDED_SLICE", "QUANTIZE", "DEQUANTIZE"}
     assert [g.tensors[i].dtype for i in g.inputs + g.outputs] == ["float32", "float32"]
-    for board in ("host", "cortex-m4"):
+    b = GraphBuilder("net16b", seed=8)
+    x = b.input((1, 7, 6, 4), 0.03, -5)
+    y = b.depthwise(x, 3, 1, "SAME", "RELU6", multiplier=2)
+    y = b.mul(b.avg_pool(y, 2, 1, "SAME"), b.max_pool(y, 3, 1, "SAME"))
+    p, q = b.split(b.concat([y, b.depthwise(x, 3, 1, "SAME", "NONE")]), 2)
+    y = b.fully_connected(b.reshape(b.mean(b.add(p, q), (1,), keep_dims=True), (1, 6 * 6)), 10)
+    g2 = as_int16x8(b.finish([y]))
+    assert {op.opcode for op in g2.operators} == {"DEPTHWISE_CONV_2D", "MUL", "AVERAGE_POOL_2D", "MAX_POOL_2D",
+                                                   "CONCATENATION", "SPLIT", "ADD", "MEAN", "RESHAPE",
+                                                   "FULLY_CONNECTED", "QUANTIZE"}
+    for board, g in [(bd, gr) for bd in ("host", "cortex-m4") for gr in (g, g2)]:
+        data = serialize(g)
         t = targets.get(board)
         if t.missing_tools():
             pytest.skip(f"{board} needs {', '.join(t.missing_tools())}")
-        firmware.build(g, board, tmp_path / board)
+        firmware.build(g, board, tmp_path / board / g.name)
         for seed in range(2):
             xs = random_inputs(g, seed)
             want = tflm_run(data, xs)[0]
-            y, _, _ = firmware.run(board, tmp_path / board, xs[0])
+            y, _, _ = firmware.run(board, tmp_path / board / g.name, xs[0])
             assert np.array_equal(y, want) and np.array_equal(run(g, plan_arena(g), xs)[0], want), board
 
 
