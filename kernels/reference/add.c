@@ -32,7 +32,15 @@ BT_INLINE void add_sub(const bt_add_params *p, const void *a, const void *b, voi
       }
 }
 
-void bt_add_s8(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out) { add_sub(p, a, b, out, 0, 1); }
-void bt_add_s16(const bt_add_params *p, const int16_t *a, const int16_t *b, int16_t *out) { add_sub(p, a, b, out, 1, 1); }
-void bt_sub_s8(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out) { add_sub(p, a, b, out, 0, -1); }
-void bt_sub_s16(const bt_add_params *p, const int16_t *a, const int16_t *b, int16_t *out) { add_sub(p, a, b, out, 1, -1); }
+void bt_add_s8(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out) {
+  add_sub(p, a, b, out, 0, 1);
+}
+void bt_add_s16(const bt_add_params *p, const int16_t *a, const int16_t *b, int16_t *out) {
+  add_sub(p, a, b, out, 1, 1);
+}
+void bt_sub_s8(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out) {
+  add_sub(p, a, b, out, 0, -1);
+}
+void bt_sub_s16(const bt_add_params *p, const int16_t *a, const int16_t *b, int16_t *out) {
+  add_sub(p, a, b, out, 1, -1);
+}
