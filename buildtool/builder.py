@@ -271,7 +271,7 @@ class GraphBuilder:
     # -- element-wise and shape ops ------------------------------------------
     def _binary(self, opcode, a, b, activation, out_quant):
         va, vb = self.values[a], self.values[b]
-        y = va + vb if opcode == "ADD" else va * vb
+        y = va + vb if opcode == "ADD" else va - vb if opcode == "SUB" else va * vb
         shape = tuple(np.broadcast_shapes(self.shape(a), self.shape(b)))
         out = self._act_out(self._name(opcode.lower()), y, activation, out_quant, shape)
         self._op(opcode, [a, b], [out], {"activation": activation})
@@ -282,6 +282,47 @@ class GraphBuilder:
 
     def mul(self, a, b, activation="NONE", *, out_quant=None) -> int:
         return self._binary("MUL", a, b, activation, out_quant)
+
+    def sub(self, a, b, activation="NONE", *, out_quant=None) -> int:
+        return self._binary("SUB", a, b, activation, out_quant)
+
+    def leaky_relu(self, x, alpha=0.2, *, out_quant=None) -> int:
+        v = self.values[x]
+        alpha = float(np.float32(alpha))
+        out = self._act_out(self._name("leaky_relu"), np.where(v >= 0, v, alpha * v), "NONE", out_quant,
+                            self.shape(x))
+        self._op("LEAKY_RELU", [x], [out], {"alpha": alpha})
+        return out
+
+    def transpose_conv(self, x, cout, k=3, stride=2, padding="SAME", *, bias=True, normalize=True,
+                       out_quant=None, seed=None) -> int:
+        """TRANSPOSE_CONV (inputs output_shape, weights [cout, kh, kw, cin], x, [bias]); the output is
+        the largest size whose convolution with this geometry gives x's size."""
+        (kh, kw), (sh, sw) = _pair(k), _pair(stride)
+        _, h, wd, cin = self.shape(x)
+        oh = h * sh if padding == "SAME" else (h - 1) * sh + kh
+        ow = wd * sw if padding == "SAME" else (wd - 1) * sw + kw
+        pt = ops.conv_padding(oh, kh, sh, 1, padding)
+        pl = ops.conv_padding(ow, kw, sw, 1, padding)
+        rng = self._rng(seed)
+        w = rng.normal(0, np.sqrt(2.0 / (kh * kw * cin)), size=(cout, kh, kw, cin)).astype(np.float32)
+
+        def f(xv, w):
+            full = np.zeros((xv.shape[0], max((h - 1) * sh + kh, pt + oh), max((wd - 1) * sw + kw, pl + ow), cout),
+                            np.float32)
+            for i in range(kh):
+                for j in range(kw):
+                    full[:, i:i + (h - 1) * sh + 1:sh, j:j + (wd - 1) * sw + 1:sw] += xv @ w[:, i, j, :].T
+            return full[:, pt:pt + oh, pl:pl + ow]
+
+        name = self._name("tconv")
+        opts = {"padding": padding, "stride_h": sh, "stride_w": sw, "activation": "NONE"}
+        out = self._weighted(rng, "tconv", "TRANSPOSE_CONV", x, w, f, 0, "NONE", out_quant, normalize, opts,
+                             (1, oh, ow, cout), bias)
+        op = self.operators[-1]
+        shp = self.const(f"{name}/output_shape", np.array([1, oh, ow, cout], np.int32), "int32")
+        op.inputs = (shp, op.inputs[1], op.inputs[0]) + op.inputs[2:]
+        return out
 
     def _same_quant_out(self, kind, x, value, shape=None, activation="NONE") -> int:
         """Output sharing x's quantisation (ops that move int8 values without rescaling)."""
@@ -435,6 +476,10 @@ class GraphBuilder:
         return out
 
     # -- result ---------------------------------------------------------------
+    def finish_int16(self, outputs=None, bias64: bool = True) -> Graph:
+        """The graph as a 16x8 model: see as_int16x8."""
+        return as_int16x8(self.finish(outputs), bias64)
+
     def finish(self, outputs=None) -> Graph:
         """The graph (outputs default to the last operator's outputs), validated and op-checked."""
         if outputs is None:
@@ -446,3 +491,35 @@ class GraphBuilder:
         validate_graph(g)
         ops.check_graph(g)
         return g
+
+
+def as_int16x8(g: Graph, bias64: bool = True) -> Graph:
+    """The int8 graph g quantised 16x8 instead (TFLite's int16 activation mode): every int8 activation
+    becomes int16 with zero point 0 over the same real range, weights stay int8, and the biases of
+    convolutions and dense layers are requantised to the new input scale as int64 (int32 when
+    bias64 is False). Unit-interval outputs (SOFTMAX, LOGISTIC) are not converted."""
+    g = g.copy()
+    new_scale = {}
+    for t in g.tensors:
+        if t.is_const or t.dtype != "int8" or t.quant is None:
+            continue
+        s, zp = float(t.scale), int(t.zero_point)
+        lim = max(abs(-128 - zp), abs(127 - zp)) * s
+        t.dtype, t.quant = "int16", _quant(np.float32(max(lim, 1e-2) / 32767.0), 0)
+        new_scale[t.index] = float(t.quant.scale[0])
+    for op in g.operators:
+        pos = {"CONV_2D": 2, "DEPTHWISE_CONV_2D": 2, "FULLY_CONNECTED": 2, "TRANSPOSE_CONV": 3}.get(op.opcode)
+        if pos is None or len(op.inputs) <= pos or op.inputs[pos] < 0:
+            continue
+        x = op.inputs[2 if op.opcode == "TRANSPOSE_CONV" else 0]
+        b, w = g.tensors[op.inputs[pos]], g.tensors[op.inputs[1]]
+        bscale = (np.float64(new_scale[x]) * w.quant.scale.astype(np.float64)).astype(np.float32)
+        real = b.data.astype(np.float64) * b.quant.scale.astype(np.float64)
+        lim = (1 << 31) - 1 if not bias64 else (1 << 40)
+        q = np.clip(np.round(real / bscale), -lim, lim)
+        b.dtype = "int64" if bias64 else "int32"
+        b.data = q.astype(NUMPY_DTYPE[b.dtype]).reshape(b.shape)
+        b.quant = _quant(bscale, np.zeros(len(bscale)))
+    validate_graph(g)
+    ops.check_graph(g)
+    return g

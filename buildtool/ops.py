@@ -15,7 +15,13 @@ Options keys (all operators):
   SPLIT              num_splits           (axis comes from constant input 0)
   STRIDED_SLICE      begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask, offset
   LOGISTIC, HARD_SWISH, QUANTIZE, DEQUANTIZE: none
+  SUB                activation
+  LEAKY_RELU         alpha
+  TRANSPOSE_CONV     padding, stride_h, stride_w, activation  (inputs: output_shape, weights, input, [bias])
 activation is one of 'NONE', 'RELU', 'RELU_N1_TO_1', 'RELU6'.
+
+Activations are int8; the operators in INT16_OPS also run 16x8 quantised (int16 activations with
+zero point 0, int8 weights, int32 or int64 bias), as TFLite Micro does.
 """
 
 from __future__ import annotations
@@ -29,14 +35,21 @@ SUPPORTED = (
     "AVERAGE_POOL_2D", "MAX_POOL_2D", "MEAN", "PAD", "RESHAPE", "SOFTMAX", "LOGISTIC",
     "QUANTIZE", "DEQUANTIZE", "HARD_SWISH", "SPLIT", "STRIDED_SLICE",
 )
+SUPPORTED += ("LEAKY_RELU", "SUB", "TRANSPOSE_CONV")
+# Operators that also take int16 activations (16x8 quantisation).
+INT16_OPS = ("CONV_2D", "ADD", "SUB", "PAD", "STRIDED_SLICE", "QUANTIZE", "RESHAPE", "LEAKY_RELU",
+             "TRANSPOSE_CONV", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "MUL", "AVERAGE_POOL_2D", "MAX_POOL_2D",
+             "CONCATENATION", "SPLIT", "DEQUANTIZE", "MEAN")
 ACTIVATIONS = ("NONE", "RELU", "RELU_N1_TO_1", "RELU6")
-# Activation types an operator reads and writes when they are not int8 only: (inputs, outputs).
+# Activation types of the operators that are not simply int8 (or int8/int16 on INT16_OPS): (inputs, outputs).
 ACT_TYPES = {
-    "QUANTIZE": (("int8", "float32"), ("int8",)), "DEQUANTIZE": (("int8",), ("int8", "float32")),
+    "QUANTIZE": (("int8", "int16", "int32", "float32"), ("int8", "int16")),
+    "DEQUANTIZE": (("int8", "int16"), ("int8", "int16", "float32")),
     "RESHAPE": (("int8", "uint8", "int16", "int32", "int64", "bool"),) * 2,
 }
 # Element-wise operators whose output may overwrite an input of the same size.
 ELEMENTWISE_INPLACE = ("LOGISTIC", "HARD_SWISH", "QUANTIZE", "ADD", "MUL")
+ELEMENTWISE_INPLACE += ("LEAKY_RELU", "SUB")
 # Operators that only reinterpret their input's bytes.
 ALIASING = ("RESHAPE",)
 
@@ -60,7 +73,10 @@ def conv_padding(size: int, k: int, stride: int, dilation: int, padding: str) ->
 
 def activation_types(opcode: str) -> tuple:
     """(input types, output types) of an operator's activations."""
-    return ACT_TYPES.get(opcode, (("int8",), ("int8",)))
+    if opcode in ACT_TYPES:
+        return ACT_TYPES[opcode]
+    t = ("int8", "int16") if opcode in INT16_OPS else ("int8",)
+    return t, t
 
 
 def supported_table() -> list:
@@ -108,7 +124,18 @@ def check_op(g: Graph, op: Operator) -> None:
     if "activation" in o and o["activation"] not in ACTIVATIONS:
         raise ModelError(f"operator {op.index} ({op.opcode}): fused activation {o['activation']} is not supported")
     _need(len(op.outputs) >= 1, op, "has no outputs")
+    _check_dtypes(g, op)
+    fn = _CHECKS.get(op.opcode)
+    if fn:
+        fn(g, op)
+
+
+def _check_dtypes(g, op) -> None:
+    """Activation types: int8 everywhere, int16 (zero point 0) on INT16_OPS, float only at QUANTIZE's
+    input and DEQUANTIZE's output, int32 at QUANTIZE's input and TRANSPOSE_CONV's output_shape."""
     act_in = [i for i in op.inputs if i >= 0 and not g.tensors[i].is_const]
+    if op.opcode == "TRANSPOSE_CONV":
+        act_in = [i for i in act_in if i != op.inputs[0]]  # output_shape (int32)
     in_types, out_types = activation_types(op.opcode)
     for t, ok in [(g.tensors[i], in_types) for i in act_in] + [(g.tensors[i], out_types) for i in op.outputs]:
         name = _short(t.name)
@@ -117,12 +144,28 @@ def check_op(g: Graph, op: Operator) -> None:
                              f"float activations are not supported; convert with full-integer int8 quantisation")
         if t.dtype not in ok:
             raise ModelError(f"operator {op.index} ({op.opcode}): tensor {t.index} is {t.dtype}; only "
-                             f"{'/'.join(ok)} activations are supported: quantise the model to int8")
-        if t.quant is None and t.dtype == "int8":
-            raise ModelError(f"operator {op.index} ({op.opcode}): int8 tensor '{name}' has no quantisation")
-    fn = _CHECKS.get(op.opcode)
-    if fn:
-        fn(g, op)
+                             f"{'/'.join(ok)} activations are supported: quantise the model to int8 (or 16x8)")
+        if t.quant is None and t.dtype in ("int8", "int16"):
+            raise ModelError(f"operator {op.index} ({op.opcode}): {t.dtype} tensor '{name}' has no quantisation")
+        if t.dtype == "int16" and t.quant is not None and int(t.quant.zero_point[0]) != 0:
+            raise ModelError(f"operator {op.index} ({op.opcode}): int16 tensor '{name}' has zero point "
+                             f"{int(t.quant.zero_point[0])}; 16x8 quantisation needs zero point 0")
+    if op.opcode not in ("QUANTIZE", "DEQUANTIZE", "RESHAPE"):
+        kinds = {g.tensors[i].dtype for i in act_in + list(op.outputs)}
+        _need(len(kinds) == 1, op, f"mixes activation types {sorted(kinds)}; inputs and outputs must share one")
+
+
+def _bias_ok(g, op, pos: int, n: int) -> None:
+    """Bias: int32 [n]; for int16 (16x8) activations int64 [n] too, or only int64 where TFLM reads the
+    bias as int64 whatever its type (DEPTHWISE_CONV_2D, TRANSPOSE_CONV: checked against TFLM)."""
+    if len(op.inputs) > pos and op.inputs[pos] >= 0:
+        b = _const(g, op, pos, "bias")
+        types = ("int32",)
+        if g.tensors[op.outputs[0]].dtype == "int16":
+            types = ("int64",) if op.opcode in ("DEPTHWISE_CONV_2D", "TRANSPOSE_CONV") else ("int32", "int64")
+        _need(b.size == n and g.tensors[op.inputs[pos]].dtype in types, op,
+              f"bias must be {' or '.join(types)} [{n}]" + ("; re-quantise the model with an int64 bias (16x8)"
+                                                            if types == ("int64",) else ""))
 
 
 def _check_conv(g, op):
@@ -147,9 +190,7 @@ def _check_conv(g, op):
     eh = conv_out_size(inp[1], kh, o["stride_h"], o["dilation_h"], o["padding"])
     ew = conv_out_size(inp[2], kw, o["stride_w"], o["dilation_w"], o["padding"])
     _need((out[1], out[2]) == (eh, ew), op, f"output size {out[1]}x{out[2]} != expected {eh}x{ew}")
-    if len(op.inputs) > 2 and op.inputs[2] >= 0:
-        b = _const(g, op, 2, "bias")
-        _need(b.size == cout and g.tensors[op.inputs[2]].dtype == "int32", op, "bias must be int32 [cout]")
+    _bias_ok(g, op, 2, cout)
     fq = g.tensors[op.inputs[1]].quant
     _need(fq is not None and len(fq.scale) in (1, cout), op, "filter quantisation must be per-tensor or per-channel")
 
@@ -168,9 +209,7 @@ def _check_fc(g, op):
     _need(_elements(out) == rows * w.shape[0], op,
           f"output shape {list(out)[:8]} != {rows} rows of {w.shape[0]} (input {list(inp)[:8]})")
     _need(g.tensors[op.inputs[1]].dtype == "int8", op, "weights must be int8")
-    if len(op.inputs) > 2 and op.inputs[2] >= 0:
-        b = _const(g, op, 2, "bias")
-        _need(b.size == w.shape[0], op, "bias must have one value per output")
+    _bias_ok(g, op, 2, w.shape[0])
 
 
 def _check_binary(g, op):
@@ -182,6 +221,14 @@ def _check_binary(g, op):
     except ValueError:
         bs = None
     _need(bs == tuple(out), op, f"input shapes {list(a)} and {list(b)} do not broadcast to {list(out)}")
+    if op.opcode in ("ADD", "SUB"):
+        # TFLM rescales the sum by 2 * max(input scales) / (2**left_shift * output scale), which must be < 1
+        t1, t2, to = (g.tensors[i] for i in (op.inputs[0], op.inputs[1], op.outputs[0]))
+        if t1.quant is not None and t2.quant is not None and to.quant is not None:
+            shift = 15 if to.dtype == "int16" else 20
+            _need(2 * max(t1.scale, t2.scale) < (1 << shift) * to.scale, op,
+                  f"output scale {to.scale:g} is too small for input scales {t1.scale:g} and {t2.scale:g} "
+                  f"(TFLite Micro needs an output multiplier below 1); re-quantise the model")
 
 
 def _check_same(g, op):
@@ -279,6 +326,34 @@ def _check_slice(g, op):
     _need(_elements(out) == n, op, f"output shape {list(out)[:8]} does not hold the {n} sliced elements")
 
 
+def _check_transpose_conv(g, op):
+    """Inputs (output_shape, weights [cout, kh, kw, cin], input [1, H, W, cin], [bias]): the output size
+    is the one whose convolution with the same geometry gives the input size."""
+    o = op.options
+    inp, out = _shape(g, op.inputs[2]), _shape(g, op.outputs[0])
+    flt = _const(g, op, 1, "weights")
+    _need(len(inp) == 4 and len(out) == 4 and flt.ndim == 4, op, "input, weights and output must be 4-D")
+    _need(inp[0] == 1 and out[0] == 1, op, "batch size must be 1")
+    _need(g.tensors[op.inputs[1]].dtype == "int8", op, "weights must be int8")
+    cout, kh, kw, cin = flt.shape
+    _need(cin == inp[3] and cout == out[3], op, f"weights {list(flt.shape)} do not match input channels "
+                                                 f"{inp[3]} and output channels {out[3]}")
+    shp = g.tensors[op.inputs[0]]
+    _need(shp.dtype == "int32" and shp.num_elements == 4, op, "output_shape (input 0) must be int32 [4]")
+    if shp.is_const:
+        _need(tuple(int(v) for v in shp.data.reshape(-1)) == tuple(out), op,
+              f"output_shape {shp.data.reshape(-1).tolist()} != output tensor shape {list(out)}")
+    for k in ("stride_h", "stride_w"):
+        _need(1 <= o.get(k, 1) <= 64, op, f"{k} {o.get(k)} out of range")
+    eh = conv_out_size(out[1], kh, o["stride_h"], 1, o["padding"])
+    ew = conv_out_size(out[2], kw, o["stride_w"], 1, o["padding"])
+    _need((inp[1], inp[2]) == (eh, ew), op, f"output size {out[1]}x{out[2]} does not give input size "
+                                             f"{inp[1]}x{inp[2]} (expected an input of {eh}x{ew})")
+    _bias_ok(g, op, 3, cout)
+    fq = g.tensors[op.inputs[1]].quant
+    _need(fq is not None and len(fq.scale) in (1, cout), op, "weights quantisation must be per-tensor or per-channel")
+
+
 _CHECKS = {
     "CONV_2D": _check_conv, "DEPTHWISE_CONV_2D": _check_conv, "FULLY_CONNECTED": _check_fc,
     "ADD": _check_binary, "MUL": _check_binary, "CONCATENATION": _check_concat,
@@ -286,6 +361,7 @@ _CHECKS = {
     "RESHAPE": _check_reshape, "SOFTMAX": _check_same, "LOGISTIC": _check_same, "HARD_SWISH": _check_same,
     "QUANTIZE": _check_same, "DEQUANTIZE": _check_same, "SPLIT": _check_split, "STRIDED_SLICE": _check_slice,
 }
+_CHECKS.update({"LEAKY_RELU": _check_same, "SUB": _check_binary, "TRANSPOSE_CONV": _check_transpose_conv})
 
 
 def op_macs(g: Graph, op: Operator) -> int:
@@ -299,6 +375,9 @@ def op_macs(g: Graph, op: Operator) -> int:
         w = g.tensors[op.inputs[1]].shape
         rows = g.tensors[op.inputs[0]].num_elements // w[1]
         return int(rows * w[0] * w[1])
+    if op.opcode == "TRANSPOSE_CONV":
+        flt = g.tensors[op.inputs[1]].shape
+        return int(g.tensors[op.inputs[2]].num_elements * flt[0] * flt[1] * flt[2])
     return 0
 
 
@@ -315,10 +394,11 @@ def check_graph(g: Graph) -> None:
         check_op(g, op)
     for i in g.inputs:
         t = g.tensors[i]
-        if t.dtype not in ("int8", "float32"):
-            raise ModelError(f"model input '{_short(t.name)}' is {t.dtype}; only int8 inputs are supported; "
-                             f"quantise the model to int8")
+        if t.dtype not in ("int8", "int16", "int32", "float32"):
+            raise ModelError(f"model input '{_short(t.name)}' is {t.dtype}; only int8, int16, int32 and float32 "
+                             f"inputs are supported")
 
 
-__all__ = ["SUPPORTED", "ACT_TYPES", "activation_types", "supported_table", "unsupported_message", "check_op", "check_graph", "op_macs", "graph_macs", "conv_out_size", "conv_padding",
-           "ELEMENTWISE_INPLACE", "ALIASING"]
+__all__ = ["SUPPORTED", "ACT_TYPES", "activation_types", "supported_table", "unsupported_message", "check_op",
+           "check_graph", "op_macs", "graph_macs", "conv_out_size", "conv_padding", "ELEMENTWISE_INPLACE", "ALIASING",
+           "INT16_OPS"]

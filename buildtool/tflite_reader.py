@@ -34,7 +34,9 @@ PAD = {0: "SAME", 1: "VALID"}
 # the shape checks never see a missing one.
 REQUIRED_INPUTS = {"CONV_2D": 2, "DEPTHWISE_CONV_2D": 2, "FULLY_CONNECTED": 2, "ADD": 2, "MUL": 2,
                    "MEAN": 2, "PAD": 2, "SPLIT": 2, "STRIDED_SLICE": 4}
-ALL_REQUIRED = ("ADD", "MUL", "CONCATENATION")
+REQUIRED_INPUTS["SUB"] = 2
+REQUIRED_INPUTS["TRANSPOSE_CONV"] = 3
+ALL_REQUIRED = ("ADD", "MUL", "CONCATENATION", "SUB")
 # Limits that keep every file under the size limit read or refused within about a second (reading costs
 # ~0.1 ms per operator and ~0.2 ms per tensor): a flatbuffer lets entries share one table, so a small file
 # can claim millions of operators or tensors. Far above any model a microcontroller runs.
@@ -403,8 +405,8 @@ class _Reader:
                 self.fail(f"operator {i} (FULLY_CONNECTED) uses shuffled weights, which are not supported")
             return {"activation": self._enum(ACT, o.FusedActivationFunction(), i, "activation"),
                     "keep_num_dims": bool(o.KeepNumDims())}
-        if opcode in ("ADD", "MUL"):
-            o = load(tflite.AddOptions if opcode == "ADD" else tflite.MulOptions)
+        if opcode in ("ADD", "MUL", "SUB"):
+            o = load({"ADD": tflite.AddOptions, "MUL": tflite.MulOptions, "SUB": tflite.SubOptions}[opcode])
             return {"activation": self._enum(ACT, o.FusedActivationFunction(), i, "activation") if o else "NONE"}
         if opcode == "CONCATENATION":
             o = load(tflite.ConcatenationOptions)
@@ -435,6 +437,16 @@ class _Reader:
             return {"begin_mask": o.BeginMask(), "end_mask": o.EndMask(), "ellipsis_mask": o.EllipsisMask(),
                     "new_axis_mask": o.NewAxisMask(), "shrink_axis_mask": o.ShrinkAxisMask(),
                     "offset": bool(o.Offset())}
+        if opcode == "LEAKY_RELU":
+            o = load(tflite.LeakyReluOptions)
+            return {"alpha": float(o.Alpha()) if o else 0.0}
+        if opcode == "TRANSPOSE_CONV":
+            o = load(tflite.TransposeConvOptions)
+            if o is None:
+                self.fail(f"operator {i} (TRANSPOSE_CONV) has no options")
+            return {"padding": self._enum(PAD, o.Padding(), i, "padding"), "stride_h": o.StrideH(),
+                    "stride_w": o.StrideW(),
+                    "activation": self._enum(ACT, o.FusedActivationFunction(), i, "activation")}
         return {}
 
     def _enum(self, table, v, i, what):

@@ -211,6 +211,21 @@ class _Writer:
         if code == "DEQUANTIZE":
             tflite.DequantizeOptionsStart(b)
             return BuiltinOptions.DequantizeOptions, tflite.DequantizeOptionsEnd(b)
+        if code == "SUB":
+            tflite.SubOptionsStart(b)
+            tflite.SubOptionsAddFusedActivationFunction(b, act())
+            return BuiltinOptions.SubOptions, tflite.SubOptionsEnd(b)
+        if code == "LEAKY_RELU":
+            tflite.LeakyReluOptionsStart(b)
+            tflite.LeakyReluOptionsAddAlpha(b, float(o.get("alpha", 0.0)))
+            return BuiltinOptions.LeakyReluOptions, tflite.LeakyReluOptionsEnd(b)
+        if code == "TRANSPOSE_CONV":
+            tflite.TransposeConvOptionsStart(b)
+            tflite.TransposeConvOptionsAddPadding(b, PAD_CODES[o["padding"]])
+            tflite.TransposeConvOptionsAddStrideW(b, o["stride_w"])
+            tflite.TransposeConvOptionsAddStrideH(b, o["stride_h"])
+            tflite.TransposeConvOptionsAddFusedActivationFunction(b, act())
+            return BuiltinOptions.TransposeConvOptions, tflite.TransposeConvOptionsEnd(b)
         return BuiltinOptions.NONE, None
 
     def _operator(self, op, opcode_index):

@@ -58,7 +58,8 @@ def tflm_run(model_bytes: bytes, inputs: list, n_outputs: int = 1) -> list:
     """Run TFLite Micro's reference interpreter (the correctness oracle)."""
     from tflite_micro import runtime
 
-    ip = runtime.Interpreter.from_bytes(model_bytes)
+    # TFLM's default arena (10x the file) is too small for tiny files with large activations
+    ip = runtime.Interpreter.from_bytes(model_bytes, arena_size=max(10 * len(model_bytes), 1 << 20))
     for i, x in enumerate(inputs):
         ip.set_input(x, i)
     ip.invoke()

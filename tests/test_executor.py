@@ -132,7 +132,7 @@ def _binary(rng, opcode):
     c = _in(b, rng, tuple(other))
     if rng.random() < 0.5:
         a, c = c, a
-    fn = b.add if opcode == "ADD" else b.mul
+    fn = {"ADD": b.add, "MUL": b.mul, "SUB": b.sub}[opcode]
     fn(a, c, str(rng.choice(ACTS)), out_quant=rquant(rng) if rng.random() < 0.5 else None)
     return b.finish()
 
@@ -249,6 +249,23 @@ def gen_strided_slice(rng):
     return b.finish()
 
 
+def gen_leaky_relu(rng):
+    b = GraphBuilder("leaky_relu", seed=int(rng.integers(1 << 30)))
+    x = _in(b, rng, (1, int(rng.integers(1, 6)), int(rng.integers(1, 6)), int(rng.integers(1, 9))))
+    b.leaky_relu(x, float(rng.choice([0.01, 0.1, 0.3, 2.0, -0.25])),
+                 out_quant=rquant(rng) if rng.random() < 0.5 else None)
+    return b.finish()
+
+
+def gen_transpose_conv(rng):
+    b = GraphBuilder("tconv", seed=int(rng.integers(1 << 30)))
+    x = _in(b, rng, (1, int(rng.integers(1, 6)), int(rng.integers(1, 6)), int(rng.integers(1, 9))))
+    b.transpose_conv(x, int(rng.integers(1, 9)), (int(rng.integers(1, 4)), int(rng.integers(1, 5))),
+                     (int(rng.integers(1, 3)), int(rng.integers(1, 4))), str(rng.choice(["SAME", "VALID"])),
+                     bias=bool(rng.random() < 0.8), out_quant=rquant(rng) if rng.random() < 0.5 else None)
+    return per_tensor_weights(b.finish(), rng)
+
+
 GENERATORS = {
     "CONV_2D": gen_conv, "DEPTHWISE_CONV_2D": gen_depthwise, "FULLY_CONNECTED": gen_fc,
     "ADD": lambda r: _binary(r, "ADD"), "MUL": lambda r: _binary(r, "MUL"), "CONCATENATION": gen_concat,
@@ -257,6 +274,8 @@ GENERATORS = {
     "QUANTIZE": gen_quantize, "DEQUANTIZE": gen_dequantize, "HARD_SWISH": gen_hard_swish, "SPLIT": gen_split,
     "STRIDED_SLICE": gen_strided_slice,
 }
+GENERATORS.update({"LEAKY_RELU": gen_leaky_relu, "SUB": lambda r: _binary(r, "SUB"),
+                   "TRANSPOSE_CONV": gen_transpose_conv})
 
 
 def test_every_supported_op_has_a_kernel_and_a_generator():

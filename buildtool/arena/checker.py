@@ -15,6 +15,7 @@ from ..ir import Graph
 from ..plan import ArenaPlan
 
 _ELEMENTWISE = ("LOGISTIC", "HARD_SWISH", "QUANTIZE", "ADD", "MUL")
+_ELEMENTWISE += ("LEAKY_RELU", "SUB")
 
 
 def _up(n: int, a: int) -> int:

@@ -79,6 +79,8 @@ def concat_geometry(g: Graph, op) -> list | None:
     output (pixel stride = output channels). On an axis with only ones before it: each input is a contiguous block.
     """
     out = g.tensors[op.outputs[0]]
+    if out.dtype != "int8":  # views (pixel strides) are int8 only
+        return None
     rank = len(out.shape)
     axis = op.options.get("axis", 0)
     axis = axis + rank if axis < 0 else axis
@@ -133,6 +135,8 @@ def build_buffers(g: Graph, order: list, decisions: list) -> tuple:
         if where[x] == where[o] or not dense(x) or not dense(o):
             return False
         if any(where[i] == where[x] for i in g.act_inputs(op) if i != x):
+            return False
+        if any(where[i] == where[o] for i in g.act_inputs(op)):  # o already overwrites another input
             return False
         if any(t in outputs or iv[t][1] > s for t in gx):
             return False

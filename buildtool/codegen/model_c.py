@@ -19,7 +19,10 @@ from ..ir import Graph
 from ..ops import conv_padding
 from ..plan import ArenaPlan
 from ..refops.shape_ops import _slice_bounds
+from ..refops.transpose_conv import transpose_conv_padding
 from . import qparams
+
+CTYPES = {"int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "float32": "float"}
 
 HEADER_GUARD = "BT_MODEL_H"
 
@@ -80,6 +83,14 @@ class _Emitter:
     def act(self, i: int, ctype: str = "int8_t") -> str:
         return f"(({ctype} *)(bt_arena + {self.place(i).offset}))"
 
+    def cact(self, i: int) -> str:
+        """Activation pointer typed by the tensor's element type."""
+        return self.act(i, CTYPES[self.g.tensors[i].dtype])
+
+    def sfx(self, i: int) -> str:
+        """Kernel name suffix of tensor i's element type: s8 or s16."""
+        return "s16" if self.g.tensors[i].dtype == "int16" else "s8"
+
     def weight(self, i: int, ctype: str) -> str:
         if i not in self.w:
             raise ModelError(f"constant tensor {i} '{self.g.tensors[i].name}' is not in the flash image")
@@ -135,7 +146,7 @@ class _Emitter:
         self.declare(f"static const int32_t {n}_mult[{len(mult)}] = {_ints(mult)};")
         self.declare(f"static const int32_t {n}_shift[{len(shift)}] = {_ints(shift)};")
         lo, hi = qparams.act_range(g, op)
-        has_bias = len(op.inputs) > 2 and op.inputs[2] >= 0
+        has_bias = len(op.inputs) > 2 and op.inputs[2] >= 0 and g.tensors[op.inputs[2]].dtype == "int32"
         return dict(
             **{"in": self.bt_shape(op.inputs[0]), "out": self.bt_shape(op.outputs[0])},
             kh=kh, kw=kw, stride_h=o["stride_h"], stride_w=o["stride_w"], dil_h=o.get("dilation_h", 1),
@@ -147,16 +158,64 @@ class _Emitter:
             bias=self.weight(op.inputs[2], "int32_t") if has_bias else "0",
             multiplier=f"{n}_mult", shift=f"{n}_shift")
 
+    def TRANSPOSE_CONV(self, op):
+        g, o, n = self.g, op.options, f"op{op.index}"
+        x, y = op.inputs[2], op.outputs[0]
+        self.dense(op, x)
+        self.dense(op, y)
+        flt = g.tensors[op.inputs[1]]
+        mult, shift = qparams.conv_multipliers(g, op)
+        self.declare(f"static const int32_t {n}_mult[{len(mult)}] = {_ints(mult)};")
+        self.declare(f"static const int32_t {n}_shift[{len(shift)}] = {_ints(shift)};")
+        lo, hi = qparams.act_range(g, op)
+        pt, pl = transpose_conv_padding(g, op)
+        has_bias = len(op.inputs) > 3 and op.inputs[3] >= 0
+        fields = {"in": self.bt_shape(x), "out": self.bt_shape(y), "kh": flt.shape[1], "kw": flt.shape[2],
+                  "stride_h": o["stride_h"], "stride_w": o["stride_w"], "dil_h": 1, "dil_w": 1,
+                  "pad_top": pt, "pad_left": pl, "input_offset": -g.tensors[x].zero_point,
+                  "output_offset": g.tensors[y].zero_point, "act_min": lo, "act_max": hi,
+                  "filter": self.weight(op.inputs[1], "int8_t"),
+                  "bias": self.weight(op.inputs[3], "int32_t") if has_bias else "0",
+                  "multiplier": f"{n}_mult", "shift": f"{n}_shift"}
+        self.wide_conv(op, fields)
+        self.call(op, f"bt_transpose_conv_{self.sfx(y)}(&{n}_p, {self.cact(x)}, {self.cact(y)});")
+
+    def wide_conv(self, op, fields: dict) -> str:
+        """Declare bt_conv_wide_params {n}_p (16x8 kernels, transpose conv): int64 bias in bias64."""
+        n = f"op{op.index}"
+        pos = 3 if op.opcode == "TRANSPOSE_CONV" else 2
+        b64 = len(op.inputs) > pos and op.inputs[pos] >= 0 and self.g.tensors[op.inputs[pos]].dtype == "int64"
+        if b64:
+            fields["bias"] = "0"
+        wide = dict(conv=fields, bias64=self.weight(op.inputs[pos], "int64_t") if b64 else "0")
+        self.declare(f"static const bt_conv_wide_params {n}_p = {_struct(wide)};")
+        return n
+
     def CONV_2D(self, op):
         n = f"op{op.index}"
+        if self.g.tensors[op.outputs[0]].dtype == "int16":
+            self.wide_conv(op, self.conv_fields(op))
+            h = self.g.tensors[op.outputs[0]].shape[1]
+            self.call(op, f"bt_conv_s16(&{n}_p, {self.cact(op.inputs[0])}, 0, {self.cact(op.outputs[0])}, 0, {h});")
+            return
         self.declare(f"static const bt_conv_params {n}_p = {_struct(self.conv_fields(op))};")
         h = self.g.tensors[op.outputs[0]].shape[1]
         self.call(op, f"bt_conv_s8(&{n}_p, {self.act(op.inputs[0])}, 0, {self.act(op.outputs[0])}, 0, {h});")
+
+    def bias64(self, op, pos: int = 2) -> str:
+        """Pointer to an int64 bias (16x8 kernels) or 0."""
+        b = op.inputs[pos] if len(op.inputs) > pos else -1
+        return self.weight(b, "int64_t") if b >= 0 and self.g.tensors[b].dtype == "int64" else "0"
 
     def DEPTHWISE_CONV_2D(self, op):
         n = f"op{op.index}"
         fields = dict(conv=self.conv_fields(op), depth_multiplier=op.options.get("depth_multiplier", 1))
         self.declare(f"static const bt_depthwise_params {n}_p = {_struct(fields)};")
+        if self.g.tensors[op.outputs[0]].dtype == "int16":
+            h = self.g.tensors[op.outputs[0]].shape[1]
+            self.call(op, f"bt_depthwise_s16(&{n}_p, {self.bias64(op)}, {self.cact(op.inputs[0])}, 0, "
+                          f"{self.cact(op.outputs[0])}, 0, {h});")
+            return
         if op.index in self.plan.inplace_ops:
             sc = self.plan.scratch.get(op.index)
             if sc is None or self.place(op.inputs[0]).offset != self.place(op.outputs[0]).offset:
@@ -176,17 +235,22 @@ class _Emitter:
         self.declare(f"static const int32_t {n}_mult[{len(mult)}] = {_ints(mult)};")
         self.declare(f"static const int32_t {n}_shift[{len(shift)}] = {_ints(shift)};")
         lo, hi = qparams.act_range(g, op)
-        has_bias = len(op.inputs) > 2 and op.inputs[2] >= 0
+        has_bias = len(op.inputs) > 2 and op.inputs[2] >= 0 and g.tensors[op.inputs[2]].dtype == "int32"
         fields = dict(n_in=tw.shape[1], n_out=tw.shape[0], batches=ti.num_elements // tw.shape[1],
                       input_offset=-ti.zero_point, filter_offset=-tw.zero_point, output_offset=to.zero_point,
                       act_min=lo, act_max=hi, weights=self.weight(op.inputs[1], "int8_t"),
                       bias=self.weight(op.inputs[2], "int32_t") if has_bias else "0",
                       multiplier=f"{n}_mult", shift=f"{n}_shift", per_channel=per_ch)
         self.declare(f"static const bt_fc_params {n}_p = {_struct(fields)};")
+        if to.dtype == "int16":
+            self.call(op, f"bt_fully_connected_s16(&{n}_p, {self.bias64(op)}, {self.cact(op.inputs[0])}, "
+                          f"{self.cact(op.outputs[0])});")
+            return
         self.call(op, f"bt_fully_connected_s8(&{n}_p, {self.act(op.inputs[0])}, {self.act(op.outputs[0])});")
 
     def _operand(self, i: int) -> str:
-        return self.weight(i, "int8_t") if self.g.tensors[i].is_const else self.act(i)
+        t = self.g.tensors[i]
+        return self.weight(i, CTYPES[t.dtype]) if t.is_const else self.cact(i)
 
     def _bcast(self, op) -> dict:
         out = self.g.tensors[op.outputs[0]]
@@ -208,15 +272,22 @@ class _Emitter:
         n = f"op{op.index}"
         fields = dict(qparams.add_params(self.g, op), b=self._bcast(op))
         self.declare(f"static const bt_add_params {n}_p = {_struct(fields)};")
-        self.call(op, f"bt_add_s8(&{n}_p, {self._operand(op.inputs[0])}, {self._operand(op.inputs[1])}, "
-                      f"{self.act(op.outputs[0])});")
+        self.call(op, f"bt_add_{self.sfx(op.outputs[0])}(&{n}_p, {self._operand(op.inputs[0])}, "
+                      f"{self._operand(op.inputs[1])}, {self.cact(op.outputs[0])});")
+
+    def SUB(self, op):
+        n = f"op{op.index}"
+        fields = dict(qparams.sub_params(self.g, op), b=self._bcast(op))
+        self.declare(f"static const bt_add_params {n}_p = {_struct(fields)};")
+        self.call(op, f"bt_sub_{self.sfx(op.outputs[0])}(&{n}_p, {self._operand(op.inputs[0])}, "
+                      f"{self._operand(op.inputs[1])}, {self.cact(op.outputs[0])});")
 
     def MUL(self, op):
         n = f"op{op.index}"
         fields = dict(qparams.mul_params(self.g, op), b=self._bcast(op))
         self.declare(f"static const bt_mul_params {n}_p = {_struct(fields)};")
-        self.call(op, f"bt_mul_s8(&{n}_p, {self._operand(op.inputs[0])}, {self._operand(op.inputs[1])}, "
-                      f"{self.act(op.outputs[0])});")
+        self.call(op, f"bt_mul_{self.sfx(op.outputs[0])}(&{n}_p, {self._operand(op.inputs[0])}, "
+                      f"{self._operand(op.inputs[1])}, {self.cact(op.outputs[0])});")
 
     def pool_fields(self, op) -> dict:
         """bt_pool_params of MAX_POOL_2D / AVERAGE_POOL_2D (also used by fused tile loops)."""
@@ -234,13 +305,13 @@ class _Emitter:
         n = f"op{op.index}"
         self.declare(f"static const bt_pool_params {n}_p = {_struct(self.pool_fields(op))};")
         h = self.g.tensors[op.outputs[0]].shape[1]
-        self.call(op, f"{fn}(&{n}_p, {self.act(op.inputs[0])}, 0, {self.act(op.outputs[0])}, 0, {h});")
+        self.call(op, f"{fn}(&{n}_p, {self.cact(op.inputs[0])}, 0, {self.cact(op.outputs[0])}, 0, {h});")
 
     def AVERAGE_POOL_2D(self, op):
-        self._pool(op, "bt_avg_pool_s8")
+        self._pool(op, f"bt_avg_pool_{self.sfx(op.outputs[0])}")
 
     def MAX_POOL_2D(self, op):
-        self._pool(op, "bt_max_pool_s8")
+        self._pool(op, f"bt_max_pool_{self.sfx(op.outputs[0])}")
 
     def MEAN(self, op):
         g, n = self.g, f"op{op.index}"
@@ -259,7 +330,8 @@ class _Emitter:
         fields = dict(outer=outer, reduce=reduce, inner=inner, outer_stride=reduce * rstride, reduce_stride=rstride,
                       **qparams.mean_params(ti, to, reduce))
         self.declare(f"static const bt_mean_params {n}_p = {_struct(fields)};")
-        self.call(op, f"bt_mean_s8(&{n}_p, {self.act(op.inputs[0])}, {self.act(op.outputs[0])});")
+        self.call(op, f"bt_mean_{self.sfx(op.outputs[0])}(&{n}_p, {self.cact(op.inputs[0])}, "
+                      f"{self.cact(op.outputs[0])});")
 
     def SOFTMAX(self, op):
         n, t = f"op{op.index}", self.g.tensors[op.inputs[0]]
@@ -278,6 +350,14 @@ class _Emitter:
         self.declare(f"static const {ctype} {n}_p = {_struct(fields)};")
         self.call(op, f"{fn}(&{n}_p, {self.act(op.inputs[0])}, {self.act(op.outputs[0])});")
 
+    def LEAKY_RELU(self, op):
+        n, x, y = f"op{op.index}", op.inputs[0], op.outputs[0]
+        self.dense(op, x)
+        self.dense(op, y)
+        fields = dict(n=self.g.tensors[x].num_elements, **qparams.leaky_relu_params(self.g, op))
+        self.declare(f"static const bt_leaky_relu_params {n}_p = {_struct(fields)};")
+        self.call(op, f"bt_leaky_relu_{self.sfx(y)}(&{n}_p, {self.cact(x)}, {self.cact(y)});")
+
     def LOGISTIC(self, op):
         self._unary(op, "bt_logistic_params", qparams.logistic_params(self.g, op), "bt_logistic_s8")
 
@@ -288,16 +368,25 @@ class _Emitter:
         ti, to = self.g.tensors[op.inputs[0]], self.g.tensors[op.outputs[0]]
         if ti.dtype == "float32":
             self.dense(op, op.outputs[0])
-            self.call(op, f"bt_quantize_f32_s8({ti.num_elements}, {_float(to.scale)}, {to.zero_point}, "
-                          f"{self.act(op.inputs[0], 'float')}, {self.act(op.outputs[0])});")
+            self.call(op, f"bt_quantize_f32_{self.sfx(op.outputs[0])}({ti.num_elements}, {_float(to.scale)}, "
+                          f"{to.zero_point}, {self.act(op.inputs[0], 'float')}, {self.cact(op.outputs[0])});")
             return
-        self._unary(op, "bt_requant_params", qparams.requant_params(ti, to), "bt_requantize_s8")
+        if ti.dtype == to.dtype == "int8":
+            self._unary(op, "bt_requant_params", qparams.requant_params(ti, to), "bt_requantize_s8")
+            return
+        n = f"op{op.index}"
+        self.dense(op, op.inputs[0])
+        self.dense(op, op.outputs[0])
+        fields = dict(n=ti.num_elements, **qparams.requant_params(ti, to))
+        self.declare(f"static const bt_requant_params {n}_p = {_struct(fields)};")
+        self.call(op, f"bt_requantize(&{n}_p, {self.act(op.inputs[0])}, {ti.nbytes // ti.num_elements}, "
+                      f"{self.act(op.outputs[0])}, {to.nbytes // to.num_elements});")
 
     def DEQUANTIZE(self, op):
         ti = self.g.tensors[op.inputs[0]]
         self.dense(op, op.inputs[0])
-        self.call(op, f"bt_dequantize_s8_f32({ti.num_elements}, {_float(ti.scale)}, {ti.zero_point}, "
-                      f"{self.act(op.inputs[0])}, {self.act(op.outputs[0], 'float')});")
+        self.call(op, f"bt_dequantize_{self.sfx(op.inputs[0])}_f32({ti.num_elements}, {_float(ti.scale)}, "
+                      f"{ti.zero_point}, {self.cact(op.inputs[0])}, {self.act(op.outputs[0], 'float')});")
 
     def PAD(self, op):
         g, n = self.g, f"op{op.index}"
@@ -314,7 +403,8 @@ class _Emitter:
                       out_stride=self.strides4(op.outputs[0], tuple(out_dims)) if view else [0, 0, 0, 0],
                       pad_value=to.zero_point if to.quant is not None else 0)
         self.declare(f"static const bt_pad_params {n}_p = {_struct(fields)};")
-        self.call(op, f"bt_pad_s8(&{n}_p, {self.act(op.inputs[0])}, {self.act(op.outputs[0])});")
+        self.call(op, f"bt_pad_{self.sfx(op.outputs[0])}(&{n}_p, {self.cact(op.inputs[0])}, "
+                      f"{self.cact(op.outputs[0])});")
 
     def _strided_copy(self, op, src: int, dst_expr: str, dims: list, out_stride: list, tag: str):
         """Copy dense tensor src into a strided destination (PAD with no padding)."""
@@ -333,14 +423,15 @@ class _Emitter:
         if not views and self.place(op.outputs[0]).pixel_stride in (0, to.shape[-1]) and all(
                 g.tensors[i].is_const or self.place(i).pixel_stride in (0, g.tensors[i].shape[-1])
                 for i in op.inputs):
-            sizes = [_prod(g.tensors[i].shape[axis:]) for i in op.inputs]
+            sizes = [g.tensors[i].nbytes // _prod(g.tensors[i].shape[:axis]) for i in op.inputs]
             self._concat_params(n, sizes, _prod(to.shape[:axis]))
-            srcs = ", ".join(self._operand(i) for i in op.inputs)
+            srcs = ", ".join(self.weight(i, "int8_t") if g.tensors[i].is_const else self.act(i) for i in op.inputs)
             self.call(op, f"{{\n    const int8_t *const in[{len(sizes)}] = {{{srcs}}};\n"
                           f"    bt_concat_s8(&{n}_p, in, {self.act(op.outputs[0])});\n  }}")
             return
-        if rank > 4:
-            raise ModelError(f"operator {op.index} (CONCATENATION): more than 4 dimensions are not supported")
+        if rank > 4 or to.dtype != "int8":
+            raise ModelError(f"operator {op.index} (CONCATENATION): strided int16 or more than 4-D concatenation "
+                             f"is not supported")
         dims_out = (1,) * (4 - rank) + tuple(int(d) for d in to.shape)
         ax4 = axis + 4 - rank
         ost = self.strides4(op.outputs[0], dims_out)
@@ -382,7 +473,7 @@ class _Emitter:
         self.dense(op, op.inputs[1])
         for o in op.outputs:
             self.dense(op, o)
-        sizes = [_prod(g.tensors[o].shape[axis:]) for o in op.outputs]
+        sizes = [g.tensors[o].nbytes // _prod(g.tensors[o].shape[:axis]) for o in op.outputs]
         self._concat_params(n, sizes, _prod(ti.shape[:axis]))
         outs = ", ".join(self.act(o) for o in op.outputs)
         self.call(op, f"{{\n    int8_t *const out[{len(sizes)}] = {{{outs}}};\n"
@@ -415,7 +506,8 @@ class _Emitter:
                              f"shape {list(to.shape)}")
         fields = dict(in_dims=[1] * k + [int(d) for d in ti.shape], out_dims=o4, begin=b4, stride=s4)
         self.declare(f"static const bt_slice_params {n}_p = {_struct(fields)};")
-        self.call(op, f"bt_strided_slice_s8(&{n}_p, {self.act(op.inputs[0])}, {self.act(op.outputs[0])});")
+        self.call(op, f"bt_strided_slice_{self.sfx(op.outputs[0])}(&{n}_p, {self.cact(op.inputs[0])}, "
+                      f"{self.cact(op.outputs[0])});")
 
 
 def _io_table(e: _Emitter, name: str, idx: list, streamed: tuple = ()) -> list:

@@ -12,22 +12,24 @@ import math
 
 import numpy as np
 
-from ..refops.quant_math import activation_range, quantize_multiplier_scalar, round_half_away
+from ..refops.quant_math import QRANGE, activation_range, quantize_multiplier_scalar, round_half_away
 from ..refops.requant import channel_multipliers
 from ..refops.elementwise import add_params, mul_params  # noqa: F401 (re-exported for model_c)
 from ..refops.softmax import softmax_params
+from ..refops.leaky_relu import leaky_relu_params  # noqa: F401 (re-exported for model_c)
+from ..refops.sub import sub_params  # noqa: F401 (re-exported for model_c)
 
 
 def act_range(g, op) -> tuple:
     out = g.tensors[op.outputs[0]]
-    return activation_range(op.options.get("activation", "NONE"), out.scale, out.zero_point)
+    return activation_range(op.options.get("activation", "NONE"), out.scale, out.zero_point, *QRANGE[out.dtype])
 
 
 def conv_multipliers(g, op) -> tuple:
     """Per-output-channel (multipliers, shifts) lists; a per-tensor filter scale is replicated."""
     m, s = channel_multipliers(g, op)
     flt = g.tensors[op.inputs[1]]
-    n = flt.shape[0] if op.opcode == "CONV_2D" else flt.shape[3]
+    n = flt.shape[3] if op.opcode == "DEPTHWISE_CONV_2D" else flt.shape[0]
     m, s = np.broadcast_to(m, (n,)), np.broadcast_to(s, (n,))
     return [int(v) for v in m], [int(v) for v in s]
 

@@ -74,10 +74,15 @@ def is_spatial(g, t: int) -> bool:
     return len(sh) == 4 and sh[0] == 1
 
 
+def int8_only(g, op) -> bool:
+    """Fused and split code runs int8 kernels only (int16 activations stay unfused)."""
+    return all(g.tensors[i].dtype == "int8" for i in g.act_inputs(op) + list(op.outputs))
+
+
 def tileable(g, op) -> bool:
     """Can op compute any output tile from input tiles (so it may sit inside a fusion block)?"""
     out = op.outputs[0]
-    if len(op.outputs) != 1 or not is_spatial(g, out):
+    if len(op.outputs) != 1 or not is_spatial(g, out) or not int8_only(g, op):
         return False
     ins = g.act_inputs(op)
     if op.opcode in WINDOWED:
@@ -95,7 +100,7 @@ def tileable(g, op) -> bool:
 
 def reduces_tiles(g, op) -> bool:
     """A MEAN over height and width: it can accumulate a block's output one tile at a time."""
-    if op.opcode != "MEAN" or not is_spatial(g, op.inputs[0]):
+    if op.opcode != "MEAN" or not is_spatial(g, op.inputs[0]) or not int8_only(g, op):
         return False
     from ..refops.reduce import mean_axes
 
@@ -104,7 +109,7 @@ def reduces_tiles(g, op) -> bool:
 
 def flattens(g, op) -> bool:
     """A RESHAPE of a spatial [1, H, W, C] tensor to [1, H*W*C] (NHWC order: a flatten)."""
-    if op.opcode != "RESHAPE" or not is_spatial(g, op.inputs[0]):
+    if op.opcode != "RESHAPE" or not is_spatial(g, op.inputs[0]) or not int8_only(g, op):
         return False
     return tuple(g.tensors[op.outputs[0]].shape) == (1, g.tensors[op.inputs[0]].num_elements)
 
@@ -114,7 +119,7 @@ def dense_reads_whole(g, op, t: int) -> bool:
 
     Then it can accumulate t a tile at a time: element ((y*W + x)*C + c) of the row is
     pixel (y, x), channel c."""
-    if op.opcode != "FULLY_CONNECTED" or op.inputs[0] != t:
+    if op.opcode != "FULLY_CONNECTED" or op.inputs[0] != t or not int8_only(g, op):
         return False
     w = g.tensors[op.inputs[1]]
     return w.data is not None and len(w.shape) == 2 and w.shape[1] == g.tensors[t].num_elements

@@ -19,6 +19,9 @@ from .pooling import average_pool2d, max_pool2d, pool_window
 from .reduce import mean
 from .shape_ops import concatenation, pad, reshape, split, strided_slice
 from .softmax import softmax
+from .leaky_relu import leaky_relu
+from .sub import sub
+from .transpose_conv import transpose_conv
 
 KERNELS = {
     "CONV_2D": conv2d,
@@ -40,6 +43,7 @@ KERNELS = {
     "SPLIT": split,
     "STRIDED_SLICE": strided_slice,
 }
+KERNELS.update({"LEAKY_RELU": leaky_relu, "SUB": sub, "TRANSPOSE_CONV": transpose_conv})
 BANDED = ("CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D")
 _WINDOWS = {"CONV_2D": conv_window, "DEPTHWISE_CONV_2D": dw_window,
             "AVERAGE_POOL_2D": pool_window, "MAX_POOL_2D": pool_window}
@@ -56,7 +60,7 @@ def kernel_inputs(g, op) -> list:
     ADD, MUL and CONCATENATION receive every operand, constants included (their
     data comes from the graph); repeated inputs are passed once per position.
     """
-    if op.opcode in ("ADD", "MUL", "CONCATENATION"):
+    if op.opcode in ("ADD", "MUL", "CONCATENATION", "SUB"):
         return [i for i in op.inputs if i >= 0]
     return [i for i in op.inputs if i >= 0 and not g.tensors[i].is_const]
 

@@ -9,23 +9,24 @@ from __future__ import annotations
 import numpy as np
 
 from . import fixed_point
-from .quant_math import (activation_range, mbqm, quantize_multiplier, quantize_multiplier_scalar, rdbpot,
+from .quant_math import (QRANGE, activation_range, mbqm, quantize_multiplier, quantize_multiplier_scalar, rdbpot,
                          round_half_away, srdhm, wrap32)
 
 
 def _out_act(g, op):
     out = g.tensors[op.outputs[0]]
-    return activation_range(op.options.get("activation", "NONE"), out.scale, out.zero_point)
+    return activation_range(op.options.get("activation", "NONE"), out.scale, out.zero_point, *QRANGE[out.dtype])
 
 
 def add_params(g, op) -> dict:
-    """TFLM's int8 ADD parameters: inputs rescaled to twice the larger scale with 20 bits of headroom.
+    """TFLM's ADD parameters: inputs rescaled to twice the larger scale with 20 bits of headroom
+    (15 for int16).
 
     Shared with code generation (codegen/qparams.py), so the C kernels get the same integers.
     """
     t1, t2, to = (g.tensors[i] for i in (op.inputs[0], op.inputs[1], op.outputs[0]))
     twice_max = 2.0 * float(max(np.float32(t1.scale), np.float32(t2.scale)))
-    left_shift = 20
+    left_shift = 15 if to.dtype == "int16" else 20
     m1, s1 = quantize_multiplier_scalar(float(t1.scale) / twice_max)
     m2, s2 = quantize_multiplier_scalar(float(t2.scale) / twice_max)
     mo, so = quantize_multiplier_scalar(twice_max / ((1 << left_shift) * float(to.scale)))
@@ -51,7 +52,7 @@ def add(g, op, ins, outs) -> None:
     sa = rdbpot(srdhm(wrap32(a << p["left_shift"]), p["input1_multiplier"]), -p["input1_shift"])
     sb = rdbpot(srdhm(wrap32(b << p["left_shift"]), p["input2_multiplier"]), -p["input2_shift"])
     raw = rdbpot(srdhm(wrap32(sa + sb), p["output_multiplier"]), -p["output_shift"]) + p["output_offset"]
-    outs[0][...] = np.clip(raw, p["act_min"], p["act_max"]).astype(np.int8).reshape(outs[0].shape)
+    outs[0][...] = np.clip(raw, p["act_min"], p["act_max"]).astype(outs[0].dtype).reshape(outs[0].shape)
 
 
 def mul(g, op, ins, outs) -> None:
@@ -59,7 +60,7 @@ def mul(g, op, ins, outs) -> None:
     a = ins[0].astype(np.int64) + p["input1_offset"]
     b = ins[1].astype(np.int64) + p["input2_offset"]
     raw = mbqm(wrap32(a * b), p["output_multiplier"], p["output_shift"]) + p["output_offset"]
-    outs[0][...] = np.clip(raw, p["act_min"], p["act_max"]).astype(np.int8).reshape(outs[0].shape)
+    outs[0][...] = np.clip(raw, p["act_min"], p["act_max"]).astype(outs[0].dtype).reshape(outs[0].shape)
 
 
 def logistic(g, op, ins, outs) -> None:
@@ -124,14 +125,15 @@ def hard_swish(g, op, ins, outs) -> None:
 
 
 def quantize(g, op, ins, outs) -> None:
-    """float32 -> int8 (AffineQuantize) or int8 -> int8 requantisation."""
+    """float32 -> int8/int16 (AffineQuantize) or int8/int16/int32 -> int8/int16 requantisation."""
     ti, to = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    qmin, qmax = QRANGE[to.dtype]
     if ti.dtype == "float32":
         q = round_half_away(ins[0].astype(np.float32) / np.float32(to.scale)).astype(np.int64) + to.zero_point
     else:
         m, s = quantize_multiplier(np.float64(ti.scale) / np.float64(to.scale))
-        q = mbqm(ins[0].astype(np.int64) - ti.zero_point, m, s) + to.zero_point
-    outs[0][...] = np.clip(q, -128, 127).astype(np.int8).reshape(outs[0].shape)
+        q = mbqm(wrap32(ins[0].astype(np.int64) - ti.zero_point), m, s) + to.zero_point
+    outs[0][...] = np.clip(q, qmin, qmax).astype(to.dtype).reshape(outs[0].shape)
 
 
 def dequantize(g, op, ins, outs) -> None:

@@ -1,4 +1,4 @@
-"""AVERAGE_POOL_2D and MAX_POOL_2D, int8 (TFLM reference semantics).
+"""AVERAGE_POOL_2D and MAX_POOL_2D, int8 and int16 (TFLM reference semantics).
 
 Padding positions are skipped: the average divides by the number of in-image taps
 (rounding half away from zero), the maximum ignores them.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .quant_math import activation_range
+from .quant_math import QRANGE, activation_range
 from .window import Window, taps, window_block
 
 
@@ -20,7 +20,7 @@ def pool_window(g, op) -> Window:
 
 def _act(g, op):
     out = g.tensors[op.outputs[0]]
-    return activation_range(op.options.get("activation", "NONE"), out.scale, out.zero_point)
+    return activation_range(op.options.get("activation", "NONE"), out.scale, out.zero_point, *QRANGE[out.dtype])
 
 
 def average_pool2d(g, op, ins, outs, y0: int = 0, y1: int | None = None, in_row0: int = 0) -> None:
@@ -39,17 +39,18 @@ def average_pool2d(g, op, ins, outs, y0: int = 0, y1: int | None = None, in_row0
     half = cnt // 2
     q = np.where(acc > 0, (acc + half) // cnt, -((-acc + half) // cnt))  # C truncating division
     lo, hi = _act(g, op)
-    outs[0][...] = np.clip(q, lo, hi).astype(np.int8).reshape(outs[0].shape)
+    outs[0][...] = np.clip(q, lo, hi).astype(outs[0].dtype).reshape(outs[0].shape)
 
 
 def max_pool2d(g, op, ins, outs, y0: int = 0, y1: int | None = None, in_row0: int = 0) -> None:
     win = pool_window(g, op)
     y1 = win.out_h if y1 is None else y1
     rows = y1 - y0
-    block = window_block(ins[0], win, y0, y1, in_row0, -129, np.int16)
-    m = np.full((rows, win.out_w, block.shape[-1]), -128, dtype=np.int16)
+    qmin = QRANGE[outs[0].dtype.name][0]
+    block = window_block(ins[0], win, y0, y1, in_row0, qmin - 1, np.int32)
+    m = np.full((rows, win.out_w, block.shape[-1]), qmin, dtype=np.int32)
     for ky in range(win.kh):
         for kx in range(win.kw):
             np.maximum(m, taps(block, win, ky, kx, rows), out=m)
     lo, hi = _act(g, op)
-    outs[0][...] = np.clip(m, lo, hi).astype(np.int8).reshape(outs[0].shape)
+    outs[0][...] = np.clip(m, lo, hi).astype(outs[0].dtype).reshape(outs[0].shape)

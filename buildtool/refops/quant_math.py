@@ -123,3 +123,16 @@ def activation_range(act: str, scale: float, zero_point: int, qmin: int = -128, 
 def clz32(x: int) -> int:
     x &= 0xFFFFFFFF
     return 32 - x.bit_length()
+
+
+QRANGE = {"int8": (-128, 127), "int16": (-32768, 32767)}
+
+
+def mbqm64(x, multiplier, shift):
+    """MultiplyByQuantizedMultiplier(int64 x, ...) of TFLite's 16x8 kernels: the multiplier is first
+    rounded to 16 bits (0x7FFF when it would overflow), then one rounding shift by 15 - shift."""
+    x = np.asarray(x, dtype=np.int64)
+    m = np.asarray(multiplier, dtype=np.int64)
+    reduced = np.where(m < 0x7FFF0000, (m + (1 << 15)) >> 16, 0x7FFF)
+    total = 15 - np.asarray(shift, dtype=np.int64)
+    return (x * reduced + (np.int64(1) << (total - 1))) >> total

@@ -1,4 +1,4 @@
-"""MEAN, int8 (TFLM reference semantics, reduce.h QuantizedMeanOrSum).
+"""MEAN, int8 and int16 (TFLM reference semantics, reduce.h QuantizedMeanOrSum).
 
 TFLM sums the raw int8 values in int32, folds 1/n into the input/output rescaling
 multiplier (multiplier << floor(log2 n), divided by n, truncating) and applies it to
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .quant_math import mbqm, quantize_multiplier_scalar, wrap32
+from .quant_math import QRANGE, mbqm, quantize_multiplier_scalar, wrap32
 
 
 def mean_axes(g, op) -> tuple:
@@ -34,4 +34,4 @@ def mean(g, op, ins, outs) -> None:
     total = ins[0].astype(np.int64).sum(axis=axes)
     mult, shift = mean_multiplier(ti.scale, to.scale, n)
     r = mbqm(wrap32(total - ti.zero_point * n), mult, shift) + to.zero_point
-    outs[0][...] = np.clip(r, -128, 127).astype(np.int8).reshape(outs[0].shape)
+    outs[0][...] = np.clip(r, *QRANGE[to.dtype]).astype(to.dtype).reshape(outs[0].shape)

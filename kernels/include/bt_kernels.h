@@ -73,6 +73,25 @@
 #define bt_split_s8 ref_bt_split_s8
 #define bt_strided_slice_s8 ref_bt_strided_slice_s8
 #define bt_kernel_set_name ref_bt_kernel_set_name
+#define bt_add_s16 ref_bt_add_s16
+#define bt_sub_s8 ref_bt_sub_s8
+#define bt_sub_s16 ref_bt_sub_s16
+#define bt_conv_s16 ref_bt_conv_s16
+#define bt_transpose_conv_s8 ref_bt_transpose_conv_s8
+#define bt_transpose_conv_s16 ref_bt_transpose_conv_s16
+#define bt_leaky_relu_s8 ref_bt_leaky_relu_s8
+#define bt_leaky_relu_s16 ref_bt_leaky_relu_s16
+#define bt_requantize ref_bt_requantize
+#define bt_quantize_f32_s16 ref_bt_quantize_f32_s16
+#define bt_pad_s16 ref_bt_pad_s16
+#define bt_strided_slice_s16 ref_bt_strided_slice_s16
+#define bt_depthwise_s16 ref_bt_depthwise_s16
+#define bt_fully_connected_s16 ref_bt_fully_connected_s16
+#define bt_mul_s16 ref_bt_mul_s16
+#define bt_avg_pool_s16 ref_bt_avg_pool_s16
+#define bt_max_pool_s16 ref_bt_max_pool_s16
+#define bt_mean_s16 ref_bt_mean_s16
+#define bt_dequantize_s16_f32 ref_bt_dequantize_s16_f32
 #endif
 
 #ifdef __cplusplus
@@ -324,6 +343,86 @@ typedef struct {
 } bt_slice_params;
 
 void bt_strided_slice_s8(const bt_slice_params *p, const int8_t *in, int8_t *out);
+
+/* ============================================================ int16 (16x8) and newer operators
+ * 16x8 quantisation (TFLM): int16 activations with zero point 0, int8 weights, int32 or int64
+ * bias. The _s16 kernels take the same parameter structs as their int8 twins; pointers are
+ * int16_t and every stride and size counts elements (int16 tensors are always dense). */
+
+/* ADD int16: as bt_add_s8 with left_shift 15. SUB (int8, int16): as ADD (same parameters) with
+ * a' - b' (TFLM SubElementwise). */
+void bt_add_s16(const bt_add_params *p, const int16_t *a, const int16_t *b, int16_t *out);
+void bt_sub_s8(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out);
+void bt_sub_s16(const bt_add_params *p, const int16_t *a, const int16_t *b, int16_t *out);
+
+/* Convolution parameters with an optional int64 bias (16x8 kernels). */
+typedef struct {
+  bt_conv_params conv;              /* conv.bias: int32 bias or NULL */
+  const int64_t *bias64;            /* [out.c] int64 bias, or NULL */
+} bt_conv_wide_params;
+
+/* CONV_2D 16x8: TFLM reference_integer_ops::ConvPerChannel<AccumScalar> on int16 input
+ * (input_offset must be 0). With an int32 conv.bias the accumulator is int32 and the requantisation
+ * bt_mbqm; otherwise (bias64 or no bias at all) int64 and TFLM's MultiplyByQuantizedMultiplier(int64_t,
+ * ...) (bt_mbqm64 in requant.h). Row bands as bt_conv_s8 (row strides in elements). */
+void bt_conv_s16(const bt_conv_wide_params *p, const int16_t *in, int32_t in_y0,
+                 int16_t *out, int32_t y0, int32_t y1);
+
+/* TRANSPOSE_CONV (TFLM reference_integer_ops::TransposeConv). weights OHWI [out.c][kh][kw][in.c].
+ * Output (y, x, oc) sums, over taps (ky, kx) with iy = (y + pad_top - ky) / stride_h and
+ * ix = (x + pad_left - kx) / stride_w exact and inside the input, weights[oc][ky][kx][ic] *
+ * (in(iy, ix, ic) + input_offset): the same sum TFLM scatters into its scratch accumulator, so no
+ * scratch is needed. Then + bias, requantise (int8: int32 acc and bt_mbqm with `bias`; int16: int64
+ * acc, bias64 and bt_mbqm64), + output_offset, clamp. Dense tensors;
+ * conv.dil_* unused. */
+void bt_transpose_conv_s8(const bt_conv_wide_params *p, const int8_t *in, int8_t *out);
+void bt_transpose_conv_s16(const bt_conv_wide_params *p, const int16_t *in, int16_t *out);
+
+/* LEAKY_RELU (TFLM reference_ops::QuantizeLeakyRelu): x = in - input_offset (the input zero point);
+ * out = clamp(output_offset + MBQM(x, x >= 0 ? identity : alpha multiplier/shift), type range), where a
+ * negative multiplier m (negative alpha) gives -MBQM(x, -m, shift) (ties round as TFLM's do).
+ * n dense elements; out may alias in. */
+typedef struct {
+  int32_t n;
+  int32_t input_offset, output_offset;   /* +input zero point, +output zero point (TFLM's names) */
+  int32_t output_multiplier_alpha, output_shift_alpha;
+  int32_t output_multiplier_identity, output_shift_identity;
+} bt_leaky_relu_params;
+
+void bt_leaky_relu_s8(const bt_leaky_relu_params *p, const int8_t *in, int8_t *out);
+void bt_leaky_relu_s16(const bt_leaky_relu_params *p, const int16_t *in, int16_t *out);
+
+/* QUANTIZE between integer types (TFLM reference_ops::Requantize): in_bytes 1, 2 or 4 (int8, int16,
+ * int32 input), out_bytes 1 or 2; out = clamp(MBQM(in - input_zp (int32 wrap), multiplier, shift)
+ * + output_zp, output type range). out may alias in when in_bytes == out_bytes.
+ * float32 -> int16: as bt_quantize_f32_s8 with the int16 range. */
+void bt_requantize(const bt_requant_params *p, const void *in, int32_t in_bytes, void *out, int32_t out_bytes);
+void bt_quantize_f32_s16(int32_t n, float scale, int32_t zero_point, const float *in, int16_t *out);
+
+/* DEPTHWISE_CONV_2D 16x8 (TFLM DepthwiseConvPerChannel on int16): int64 accumulator, bias64 (TFLM reads
+ * an int16 depthwise bias as int64; NULL: none; conv.bias is ignored) and bt_mbqm64. Otherwise as
+ * bt_depthwise_s8 (row bands; strides in elements). */
+void bt_depthwise_s16(const bt_depthwise_params *p, const int64_t *bias64, const int16_t *in, int32_t in_y0,
+                      int16_t *out, int32_t y0, int32_t y1);
+
+/* FULLY_CONNECTED 16x8: with an int32 p->bias, int32 accumulator and bt_mbqm; otherwise int64, bias64
+ * (or none) and bt_mbqm64 (as TFLM). Otherwise as bt_fully_connected_s8. */
+void bt_fully_connected_s16(const bt_fc_params *p, const int64_t *bias64, const int16_t *in, int16_t *out);
+
+/* MUL, AVERAGE_POOL_2D, MAX_POOL_2D, MEAN on int16: the int8 kernels' arithmetic with the int16 range
+ * (strides count elements). DEQUANTIZE int16 -> float32. */
+void bt_mul_s16(const bt_mul_params *p, const int16_t *a, const int16_t *b, int16_t *out);
+void bt_avg_pool_s16(const bt_pool_params *p, const int16_t *in, int32_t in_y0, int16_t *out, int32_t y0,
+                     int32_t y1);
+void bt_max_pool_s16(const bt_pool_params *p, const int16_t *in, int32_t in_y0, int16_t *out, int32_t y0,
+                     int32_t y1);
+void bt_mean_s16(const bt_mean_params *p, const int16_t *in, int16_t *out);
+void bt_dequantize_s16_f32(int32_t n, float scale, int32_t zero_point, const int16_t *in, float *out);
+
+/* PAD and STRIDED_SLICE on int16 elements: as the int8 kernels, in elements. CONCATENATION, SPLIT and
+ * RESHAPE are byte copies (bt_concat_s8, bt_split_s8): code generation gives their sizes in bytes. */
+void bt_pad_s16(const bt_pad_params *p, const int16_t *in, int16_t *out);
+void bt_strided_slice_s16(const bt_slice_params *p, const int16_t *in, int16_t *out);
 
 #ifdef __cplusplus
 }

@@ -57,6 +57,14 @@ BT_INLINE int32_t bt_mbqm_gt1(int32_t x, int32_t mult, int32_t left_shift) {
   return bt_srdhm((int32_t)((uint32_t)x << left_shift), mult);
 }
 
+/* TFLM MultiplyByQuantizedMultiplier(int64_t x, mult, shift) of the 16x8 kernels: the multiplier
+ * rounded to 16 bits (0x7FFF when that overflows), then one rounding right shift by 15 - shift. */
+BT_INLINE int32_t bt_mbqm64(int64_t x, int32_t mult, int32_t shift) {
+  const int64_t reduced = mult < 0x7FFF0000 ? (mult + (1 << 15)) >> 16 : 0x7FFF;
+  const int total = 15 - shift;
+  return (int32_t)((x * reduced + ((int64_t)1 << (total - 1))) >> total);
+}
+
 BT_INLINE int32_t bt_clamp(int32_t v, int32_t lo, int32_t hi) { return v < lo ? lo : (v > hi ? hi : v); }
 
 /* ---- gemmlowp FixedPoint<int32, N> helpers (raw int32 values) ---- */

@@ -16,3 +16,6 @@
 #include "../reference/concat.c"
 #include "../reference/split.c"
 #include "../reference/strided_slice.c"
+#include "../reference/conv_s16.c"
+#include "../reference/transpose_conv.c"
+#include "../reference/leaky_relu.c"
