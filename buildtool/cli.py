@@ -210,7 +210,9 @@ def _load_inputs(g, paths: list) -> list:
     import numpy as np
 
     specs = [g.tensors[i] for i in g.inputs]
-    names = ", ".join(t.name for t in specs)
+    from .tflite_reader import short
+
+    names = ", ".join(short(t.name, 32) for t in specs)
     npz = [p for p in paths if p.endswith(".npz")]
     if npz and len(paths) > 1:
         raise UsageError(f"give one .npz holding every input, or one .npy per input; not both ({', '.join(paths)})")
@@ -234,12 +236,12 @@ def _load_inputs(g, paths: list) -> list:
         else:
             arrays.append((path, data))
     if len(arrays) != len(specs):
-        raise UsageError(f"the model has {len(specs)} input{'s' if len(specs) > 1 else ''} ({names}), "
-                         f"{len(arrays)} given; pass --input once per input in that order, or one .npz")
+        raise UsageError(f"the model has {len(specs)} input{'s' if len(specs) > 1 else ''}, {len(arrays)} given; "
+                         f"pass --input once per input in order ({names}), or one .npz")
     for (src, x), t in zip(arrays, specs):
         if tuple(x.shape) != tuple(t.shape) or x.dtype != np.dtype(t.dtype):
             raise UsageError(f"input {src} is {x.dtype}{list(x.shape)}, the model wants {t.dtype}{list(t.shape)}"
-                             + (f" for its input {t.name}" if len(specs) > 1 else ""))
+                             + (f" for its input {short(t.name, 32)}" if len(specs) > 1 else ""))
     return [x for _, x in arrays]
 
 

@@ -82,7 +82,7 @@ def test_input_mistakes_are_one_line_errors(model, tmp_path, capsys):
     np.savez(tmp_path / "ok.npz", *xs)
     cases = [
         (["--input", tmp_path / "x0.npy"],
-         "the model has 2 inputs (image, bias_map), 1 given; pass --input once per input in that order, or one .npz"),
+         "the model has 2 inputs, 1 given; pass --input once per input in order (image, bias_map), or one .npz"),
         (["--input", tmp_path / "x1.npy", "--input", tmp_path / "x0.npy"],
          f"input {tmp_path / 'x1.npy'} is int8[1, 8, 8, 6], the model wants int8[1, 8, 8, 4] for its input image"),
         (["--input", tmp_path / "bad.npz"],
