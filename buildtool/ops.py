@@ -15,6 +15,14 @@ Options keys (all operators):
   SPLIT              num_splits           (axis comes from constant input 0)
   STRIDED_SLICE      begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask, offset
   LOGISTIC, HARD_SWISH, QUANTIZE, DEQUANTIZE: none
+  RELU, RELU6, TANH, PRELU, MAXIMUM, MINIMUM: none   (PRELU alpha is constant input 1)
+  TRANSPOSE          -                    (perm comes from constant input 1)
+  RESIZE_NEAREST_NEIGHBOR,
+  RESIZE_BILINEAR    align_corners, half_pixel_centers   (output size comes from constant input 1)
+  SQUEEZE            squeeze_dims         (the output tensor's shape is authoritative)
+  EXPAND_DIMS        -                    (axis comes from constant input 1)
+  DEPTH_TO_SPACE,
+  SPACE_TO_DEPTH     block_size
 activation is one of 'NONE', 'RELU', 'RELU_N1_TO_1', 'RELU6'.
 """
 
@@ -28,12 +36,15 @@ SUPPORTED = (
     "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MUL", "CONCATENATION",
     "AVERAGE_POOL_2D", "MAX_POOL_2D", "MEAN", "PAD", "RESHAPE", "SOFTMAX", "LOGISTIC",
     "QUANTIZE", "DEQUANTIZE", "HARD_SWISH", "SPLIT", "STRIDED_SLICE",
+    "RELU", "RELU6", "TANH", "PRELU", "MAXIMUM", "MINIMUM", "TRANSPOSE", "RESIZE_NEAREST_NEIGHBOR",
+    "RESIZE_BILINEAR", "SQUEEZE", "EXPAND_DIMS", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH",
 )
 ACTIVATIONS = ("NONE", "RELU", "RELU_N1_TO_1", "RELU6")
 # Element-wise operators whose output may overwrite an input of the same size.
-ELEMENTWISE_INPLACE = ("LOGISTIC", "HARD_SWISH", "QUANTIZE", "ADD", "MUL")
+ELEMENTWISE_INPLACE = ("LOGISTIC", "HARD_SWISH", "QUANTIZE", "ADD", "MUL",
+                       "RELU", "RELU6", "TANH", "PRELU", "MAXIMUM", "MINIMUM")
 # Operators that only reinterpret their input's bytes.
-ALIASING = ("RESHAPE",)
+ALIASING = ("RESHAPE", "SQUEEZE", "EXPAND_DIMS")
 
 
 def conv_out_size(size: int, k: int, stride: int, dilation: int, padding: str) -> int:
@@ -229,6 +240,8 @@ _CHECKS = {
     "RESHAPE": _check_reshape, "SOFTMAX": _check_same, "LOGISTIC": _check_same, "HARD_SWISH": _check_same,
     "QUANTIZE": _check_same, "DEQUANTIZE": _check_same, "SPLIT": _check_split, "STRIDED_SLICE": _check_slice,
 }
+from .ops_extra import EXTRA_CHECKS, EXTRA_MACS  # noqa: E402 (it uses the helpers above)
+_CHECKS.update(EXTRA_CHECKS)
 
 
 def op_macs(g: Graph, op: Operator) -> int:
@@ -242,6 +255,8 @@ def op_macs(g: Graph, op: Operator) -> int:
         w = g.tensors[op.inputs[1]].shape
         rows = g.tensors[op.inputs[0]].num_elements // w[1]
         return int(rows * w[0] * w[1])
+    if op.opcode in EXTRA_MACS:
+        return EXTRA_MACS[op.opcode](g, op)
     return 0
 
 

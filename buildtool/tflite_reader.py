@@ -32,7 +32,9 @@ PAD = {0: "SAME", 1: "VALID"}
 # the shape checks never see a missing one.
 REQUIRED_INPUTS = {"CONV_2D": 2, "DEPTHWISE_CONV_2D": 2, "FULLY_CONNECTED": 2, "ADD": 2, "MUL": 2,
                    "MEAN": 2, "PAD": 2, "SPLIT": 2, "STRIDED_SLICE": 4}
-ALL_REQUIRED = ("ADD", "MUL", "CONCATENATION")
+REQUIRED_INPUTS.update({"PRELU": 2, "MAXIMUM": 2, "MINIMUM": 2, "TRANSPOSE": 2, "RESIZE_NEAREST_NEIGHBOR": 2,
+                        "RESIZE_BILINEAR": 2, "EXPAND_DIMS": 2})
+ALL_REQUIRED = ("ADD", "MUL", "CONCATENATION", "PRELU", "MAXIMUM", "MINIMUM")
 MAX_TENSORS = 1 << 20
 MAX_FILE = 1 << 31
 
@@ -288,9 +290,31 @@ class _Reader:
             return {"begin_mask": o.BeginMask(), "end_mask": o.EndMask(), "ellipsis_mask": o.EllipsisMask(),
                     "new_axis_mask": o.NewAxisMask(), "shrink_axis_mask": o.ShrinkAxisMask(),
                     "offset": bool(o.Offset())}
+        if opcode in _EXTRA_OPTIONS:
+            return _EXTRA_OPTIONS[opcode](self, load(getattr(tflite, _EXTRA_OPTION_TABLES[opcode])))
         return {}
+
+    def _resize_options(self, o) -> dict:
+        return {"align_corners": bool(o.AlignCorners()) if o else False,
+                "half_pixel_centers": bool(o.HalfPixelCenters()) if o else False}
+
+    def _squeeze_options(self, o) -> dict:
+        n = o.SqueezeDimsLength() if o else 0
+        return {"squeeze_dims": tuple(int(d) for d in self._ivec(n, o.SqueezeDims, "squeeze dims")) if n else ()}
+
+    def _block_options(self, o) -> dict:
+        return {"block_size": int(o.BlockSize()) if o else 0}
 
     def _enum(self, table, v, i, what):
         if v not in table:
             self.fail(f"operator {i}: unknown {what} value {v}")
         return table[v]
+
+
+# Option tables of the activation, layout and resize operators: opcode -> (schema table, parser).
+_EXTRA_OPTION_TABLES = {"RESIZE_NEAREST_NEIGHBOR": "ResizeNearestNeighborOptions",
+                        "RESIZE_BILINEAR": "ResizeBilinearOptions", "SQUEEZE": "SqueezeOptions",
+                        "DEPTH_TO_SPACE": "DepthToSpaceOptions", "SPACE_TO_DEPTH": "SpaceToDepthOptions"}
+_EXTRA_OPTIONS = {"RESIZE_NEAREST_NEIGHBOR": _Reader._resize_options, "RESIZE_BILINEAR": _Reader._resize_options,
+                  "SQUEEZE": _Reader._squeeze_options, "DEPTH_TO_SPACE": _Reader._block_options,
+                  "SPACE_TO_DEPTH": _Reader._block_options}

@@ -18,6 +18,7 @@ from buildtool.refops.quant_math import mbqm, quantize_multiplier, rdbpot, srdhm
 from buildtool.tflite_reader import parse
 from buildtool.tflite_writer import serialize
 from conftest import SHARED_MODEL_NAMES, fixed_input, reference_outputs, shared_model, tflm_run
+from opgen_extra import EXTRA_GENERATORS
 
 ACTS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")
 
@@ -257,6 +258,7 @@ GENERATORS = {
     "QUANTIZE": gen_quantize, "DEQUANTIZE": gen_dequantize, "HARD_SWISH": gen_hard_swish, "SPLIT": gen_split,
     "STRIDED_SLICE": gen_strided_slice,
 }
+GENERATORS.update(EXTRA_GENERATORS)
 
 
 def test_every_supported_op_has_a_kernel_and_a_generator():

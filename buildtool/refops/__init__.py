@@ -19,6 +19,9 @@ from .pooling import average_pool2d, max_pool2d, pool_window
 from .reduce import mean
 from .shape_ops import concatenation, pad, reshape, split, strided_slice
 from .softmax import softmax
+from .activation import maximum, minimum, prelu, relu, relu6, tanh
+from .layout import depth_to_space, expand_dims, space_to_depth, squeeze, transpose
+from .resize import resize_bilinear, resize_nearest_neighbor
 
 KERNELS = {
     "CONV_2D": conv2d,
@@ -40,6 +43,12 @@ KERNELS = {
     "SPLIT": split,
     "STRIDED_SLICE": strided_slice,
 }
+KERNELS.update({
+    "RELU": relu, "RELU6": relu6, "TANH": tanh, "PRELU": prelu, "MAXIMUM": maximum, "MINIMUM": minimum,
+    "TRANSPOSE": transpose, "DEPTH_TO_SPACE": depth_to_space, "SPACE_TO_DEPTH": space_to_depth,
+    "SQUEEZE": squeeze, "EXPAND_DIMS": expand_dims,
+    "RESIZE_NEAREST_NEIGHBOR": resize_nearest_neighbor, "RESIZE_BILINEAR": resize_bilinear,
+})
 BANDED = ("CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D")
 _WINDOWS = {"CONV_2D": conv_window, "DEPTHWISE_CONV_2D": dw_window,
             "AVERAGE_POOL_2D": pool_window, "MAX_POOL_2D": pool_window}
