@@ -20,6 +20,7 @@ from ..ops import conv_padding
 from ..plan import ArenaPlan
 from ..refops.shape_ops import _slice_bounds
 from . import qparams
+from .extra_c import ExtraOpsEmitter
 
 HEADER_GUARD = "BT_MODEL_H"
 
@@ -61,7 +62,7 @@ def _prod(xs) -> int:
     return int(math.prod(int(x) for x in xs))
 
 
-class _Emitter:
+class _Emitter(ExtraOpsEmitter):
     """Collects declarations and the body of model_invoke for one graph and plan."""
 
     def __init__(self, g: Graph, plan: ArenaPlan, weight_offsets: dict):

@@ -16,3 +16,6 @@
 #include "../reference/concat.c"
 #include "../reference/split.c"
 #include "../reference/strided_slice.c"
+#include "../reference/activation.c"
+#include "../reference/transpose.c"
+#include "../reference/resize.c"
