@@ -19,6 +19,8 @@ from buildtool.builder import GraphBuilder
 from buildtool.codegen import generate
 from buildtool.errors import ModelError
 from buildtool.executor import run
+from buildtool.fusion import plan_fused
+from buildtool.fusion_exec import run_fused
 from buildtool.ir import Graph, validate_graph
 from buildtool.tflite_reader import parse
 from buildtool.tflite_writer import serialize
@@ -199,3 +201,29 @@ def test_bad_models_get_one_line_errors():
     _bad(bad_squeeze, "not 1")
     _bad(both_bilinear_modes, "cannot both be set")
     _bad(alpha_per_channel, "per-tensor")
+
+
+def fused_model():
+    """The element-wise operators between convolutions: the least-RAM fusion plan tiles them all."""
+    b = GraphBuilder("extra_fused", seed=4)
+    x = b.input((1, 24, 24, 3))
+    k = b.relu(b.conv2d(x, 8, 3, 2, activation="NONE"))
+    k = b.prelu(b.tanh(b.depthwise(k, 3, 1, activation="NONE")))
+    m = b.conv2d(k, 8, 1, 1, out_quant=b.quant_of(k), activation="NONE")
+    k = b.prelu(b.relu6(b.minimum(b.maximum(k, m), k)), (1,))
+    k = b.conv2d(k, 16, 3, 2)
+    return b.finish(b.fully_connected(b.mean(k), 5))
+
+
+@pytest.mark.parametrize("board", ["host", "cortex-m4"])
+def test_elementwise_ops_run_inside_fused_blocks(board, tmp_path):
+    need(board)
+    g = fused_model()
+    plan = plan_fused(g, optimize="ram", time_budget=0.5)
+    tiled = {g.operators[s.op].opcode for it in plan.schedule.blocks() for s in it.geo.steps}
+    assert {"RELU", "RELU6", "TANH", "PRELU", "MAXIMUM", "MINIMUM"} <= tiled
+    xs = random_inputs(g)
+    want = tflm_run(serialize(g), xs)[0].reshape(-1)
+    assert np.array_equal(run_fused(g, plan, xs)[0].reshape(-1), want)
+    firmware.build(g, board, tmp_path, plan=plan)
+    assert np.array_equal(firmware.run(board, tmp_path, xs)[0].reshape(-1), want)
