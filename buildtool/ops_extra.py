@@ -3,6 +3,11 @@
 RELU, RELU6, TANH, PRELU, MAXIMUM, MINIMUM, TRANSPOSE, RESIZE_NEAREST_NEIGHBOR,
 RESIZE_BILINEAR, SQUEEZE, EXPAND_DIMS, DEPTH_TO_SPACE, SPACE_TO_DEPTH. Imported by ops.py
 (which owns the dispatch table); use it through buildtool.ops.
+
+TFLM facts (checked against it, tests/test_ops_extra.py): MAXIMUM and MINIMUM compare raw codes
+and accept any quantisation (converters give inputs and output one); RELU6 clamps raw codes in the
+input's quantisation and TANH writes scale 1/128, zero point 0, whatever the output tensor says;
+the resizes, transposes and reshapes copy or interpolate raw codes. Only PRELU requantises.
 """
 
 from __future__ import annotations
@@ -16,16 +21,6 @@ MAX_TRANSPOSE_RANK = 5  # TFLM's reference Transpose
 
 def _one_input(g, op):
     _need(len(op.inputs) >= 1 and op.inputs[0] >= 0, op, "needs an input")
-
-
-def _check_minmax(g, op):
-    _check_binary(g, op)
-    qs = [g.tensors[i].quant for i in (op.inputs[0], op.inputs[1], op.outputs[0])]
-    _need(all(q is not None and len(q.scale) == 1 for q in qs), op, "inputs and output need per-tensor quantisation")
-    same = all(np.float32(q.scale[0]) == np.float32(qs[0].scale[0]) and int(q.zero_point[0]) == int(qs[0].zero_point[0])
-               for q in qs)
-    _need(same, op, "inputs and output must share one scale and zero point (TFLM compares raw int8 values); "
-          "requantise an input with QUANTIZE first")
 
 
 def _check_prelu(g, op):
@@ -100,7 +95,7 @@ def _check_space_depth(g, op):
 
 EXTRA_CHECKS = {
     "RELU": _check_same, "RELU6": _check_same, "TANH": _check_same, "PRELU": _check_prelu,
-    "MAXIMUM": _check_minmax, "MINIMUM": _check_minmax, "TRANSPOSE": _check_transpose,
+    "MAXIMUM": _check_binary, "MINIMUM": _check_binary, "TRANSPOSE": _check_transpose,
     "RESIZE_NEAREST_NEIGHBOR": _check_resize, "RESIZE_BILINEAR": _check_resize, "SQUEEZE": _check_squeeze,
     "EXPAND_DIMS": _check_expand_dims, "DEPTH_TO_SPACE": _check_space_depth, "SPACE_TO_DEPTH": _check_space_depth,
 }

@@ -377,8 +377,9 @@ typedef struct {
 void bt_prelu_s8(const bt_prelu_params *p, const int8_t *in, const int8_t *alpha, int8_t *out);
 
 /* ------------------------------------------------------------------- MAXIMUM / MINIMUM (int8)
- * TFLM MaximumMinimumBroadcast: element-wise max / min of the raw codes (inputs and output share one
- * quantisation, checked by buildtool). Broadcasting and strides as ADD; out may alias a or b. */
+ * TFLM MaximumMinimumBroadcast: element-wise max / min of the raw codes (TFLM does not rescale, whatever
+ * the quantisations; converters give inputs and output one). Broadcasting and strides as ADD; out may
+ * alias a or b. */
 void bt_maximum_s8(const bt_bcast4 *p, const int8_t *a, const int8_t *b, int8_t *out);
 void bt_minimum_s8(const bt_bcast4 *p, const int8_t *a, const int8_t *b, int8_t *out);
 
