@@ -556,6 +556,7 @@ class GraphBuilder:
         else:
             vy, y0, y1 = bilinear_taps(h, oh, align_corners, half_pixel_centers)
             vx, x0, x1 = bilinear_taps(w, ow, align_corners, half_pixel_centers)
+            y0, x0 = np.minimum(y0, h - 1), np.minimum(x0, w - 1)  # past the input: finish() says so
             fy = ((vy - (y0 << 10)) / 1024.0)[None, :, None, None].astype(np.float32)
             fx = ((vx - (x0 << 10)) / 1024.0)[None, None, :, None].astype(np.float32)
             top = v[:, y0][:, :, x0] * (1 - fx) + v[:, y0][:, :, x1] * fx

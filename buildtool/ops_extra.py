@@ -52,8 +52,14 @@ def _check_resize(g, op):
     _need(out == (1, int(size[0]), int(size[1]), inp[3]), op,
           f"output shape {list(out)} != [1, {int(size[0])}, {int(size[1])}, {inp[3]}]")
     if op.opcode == "RESIZE_BILINEAR":
-        _need(not (op.options.get("align_corners") and op.options.get("half_pixel_centers")), op,
-              "align_corners and half_pixel_centers cannot both be set")
+        from .refops.resize import bilinear_taps
+
+        align, half = bool(op.options.get("align_corners")), bool(op.options.get("half_pixel_centers"))
+        _need(not (align and half), op, "align_corners and half_pixel_centers cannot both be set")
+        for n_in, n_out, what in ((inp[1], out[1], "height"), (inp[2], out[2], "width")):
+            _need(bilinear_taps(n_in, n_out, align, half)[1].max() < n_in, op,
+                  f"{what} {n_in} -> {n_out}: at this ratio TFLM's integer interpolation reads past the input "
+                  f"(undefined results); resize in two steps")
 
 
 def _check_squeeze(g, op):

@@ -179,6 +179,11 @@ def test_bad_models_get_one_line_errors():
         g.operators[0].options["half_pixel_centers"] = True
         parse(serialize(g))
 
+    def bilinear_past_the_input():
+        b = GraphBuilder("r")
+        b.resize_bilinear(b.input((1, 1, 4, 2)), (55, 4))
+        b.finish()
+
     def alpha_per_channel():
         b = GraphBuilder("p")
         b.prelu(b.input((1, 3, 3, 2)), (2,))
@@ -192,6 +197,7 @@ def test_bad_models_get_one_line_errors():
     _bad(bad_squeeze, "not 1")
     _bad(both_bilinear_modes, "cannot both be set")
     _bad(alpha_per_channel, "per-tensor")
+    _bad(bilinear_past_the_input, "height 1 -> 55: at this ratio TFLM's integer interpolation reads past")
 
 
 def fused_model():
