@@ -30,8 +30,12 @@ def _check_prelu(g, op):
     inp, out = _shape(g, op.inputs[0]), _shape(g, op.outputs[0])
     _need(ta.dtype == "int8" and ta.quant is not None and len(ta.quant.scale) == 1, op,
           "alpha must be int8 with per-tensor quantisation")
-    _need(alpha.ndim <= len(inp) and tuple(np.broadcast_shapes(inp, alpha.shape)) == inp == out, op,
-          f"alpha shape {list(alpha.shape)} must broadcast to the input shape {list(inp)} (= output shape)")
+    try:
+        fits = alpha.ndim <= len(inp) and tuple(np.broadcast_shapes(inp, alpha.shape)) == inp == out
+    except ValueError:
+        fits = False
+    _need(fits, op, f"alpha shape {list(alpha.shape)} must broadcast to the input shape {list(inp)} "
+          f"(= output shape {list(out)})")
 
 
 def _check_transpose(g, op):

@@ -179,6 +179,14 @@ def test_bad_models_get_one_line_errors():
         g.operators[0].options["half_pixel_centers"] = True
         parse(serialize(g))
 
+    def alpha_does_not_broadcast():
+        b = GraphBuilder("p")
+        b.prelu(b.input((1, 3, 3, 2)), (1, 1, 2))
+        g = b.finish()
+        a = g.tensors[g.operators[0].inputs[1]]
+        a.data, a.shape = np.zeros((1, 1, 3), np.int8), (1, 1, 3)
+        parse(serialize(g))
+
     def bilinear_past_the_input():
         b = GraphBuilder("r")
         b.resize_bilinear(b.input((1, 1, 4, 2)), (55, 4))
@@ -197,6 +205,7 @@ def test_bad_models_get_one_line_errors():
     _bad(bad_squeeze, "not 1")
     _bad(both_bilinear_modes, "cannot both be set")
     _bad(alpha_per_channel, "per-tensor")
+    _bad(alpha_does_not_broadcast, r"alpha shape \[1, 1, 3\] must broadcast to the input shape \[1, 3, 3, 2\]")
     _bad(bilinear_past_the_input, "height 1 -> 55: at this ratio TFLM's integer interpolation reads past")
 
 
