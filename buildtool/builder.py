@@ -31,6 +31,7 @@ from .ir import NUMPY_DTYPE, Graph, Operator, Quant, Tensor, validate_graph
 
 _ACT = {"NONE": (-np.inf, np.inf), "RELU": (0.0, np.inf), "RELU_N1_TO_1": (-1.0, 1.0), "RELU6": (0.0, 6.0)}
 _FIXED_01 = (1.0 / 256.0, -128)  # TFLM's required output quantisation of int8 SOFTMAX and LOGISTIC
+_FIXED_TANH = (1.0 / 128.0, 0)  # the output quantisation TFLM's int8 TANH computes in
 
 
 def _pair(v) -> tuple:
@@ -474,6 +475,144 @@ class GraphBuilder:
                                               "new_axis_mask": 0, "shrink_axis_mask": shrink_axis_mask,
                                               "offset": False})
         return out
+
+    # -- activations, layout and resize (TFLM int8 semantics, see ops_extra.py) ----------
+    def _per_sample(self, x, fn, out_shape) -> np.ndarray:
+        """Calibration values of fn(x) for a shape-only op: fn maps x in its graph shape to the output.
+
+        The builder's calibration arrays stack the samples on axis 0; when an op moves or makes that
+        axis other than 1, the output keeps the input's values (its spread), not their positions."""
+        v = self.values[x]
+        cal = (self.batch,) + tuple(out_shape[1:])
+        if self.shape(x)[0] == 1 and out_shape and out_shape[0] == 1:
+            return np.stack([fn(s[None]) for s in v]).reshape(cal)
+        return np.resize(v, cal)
+
+    def relu(self, x, *, out_quant=None) -> int:
+        out = self._act_out(self._name("relu"), np.maximum(self.values[x], 0), "NONE", out_quant, self.shape(x))
+        self._op("RELU", [x], [out])
+        return out
+
+    def relu6(self, x) -> int:
+        """RELU6: TFLM clamps the input codes, so the output keeps the input's quantisation."""
+        out = self._same_quant_out("relu6", x, np.clip(self.values[x], 0, 6), self.shape(x))
+        self._op("RELU6", [x], [out])
+        return out
+
+    def tanh(self, x) -> int:
+        out = self._act_out(self._name("tanh"), np.tanh(self.values[x]), "NONE", _FIXED_TANH, self.shape(x))
+        self._op("TANH", [x], [out])
+        return out
+
+    def prelu(self, x, alpha_shape=None, *, out_quant=None, seed=None) -> int:
+        """PRELU with random alphas in [-0.5, 1] (shape default [1, 1, C]), int8 per-tensor asymmetric."""
+        name = self._name("prelu")
+        shape = tuple(alpha_shape) if alpha_shape is not None else (1, 1, self.shape(x)[-1])
+        alpha = self._rng(seed).uniform(-0.5, 1.0, size=shape).astype(np.float32)
+        s, zp = range_quant(alpha.min(), alpha.max())
+        aq = np.clip(np.round(alpha / s) + zp, -128, 127).astype(np.int8)
+        ta = self.const(f"{name}/alpha", aq, "int8", _quant(s, zp))
+        v = self.values[x]
+        y = np.where(v >= 0, v, v * ((aq.astype(np.float32) - zp) * np.float32(s)))
+        out = self._act_out(name, y, "NONE", out_quant, self.shape(x))
+        self._op("PRELU", [x, ta], [out])
+        return out
+
+    def _minmax(self, opcode, a, b, out_quant):
+        """MAXIMUM / MINIMUM: TFLM compares raw codes, so both inputs are first requantised (QUANTIZE)
+        to the output's quantisation (default: the first input's)."""
+        q = tuple(out_quant) if out_quant is not None else self.quant_of(a)
+        q = (float(np.float32(q[0])), int(q[1]))
+        a, b = (t if self.quant_of(t) == q else self.quantize(t, *q) for t in (a, b))
+        y = (np.maximum if opcode == "MAXIMUM" else np.minimum)(self.values[a], self.values[b])
+        shape = tuple(np.broadcast_shapes(self.shape(a), self.shape(b)))
+        out = self._act_out(self._name(opcode.lower()), y, "NONE", q, shape)
+        self._op(opcode, [a, b], [out])
+        return out
+
+    def maximum(self, a, b, *, out_quant=None) -> int:
+        return self._minmax("MAXIMUM", a, b, out_quant)
+
+    def minimum(self, a, b, *, out_quant=None) -> int:
+        return self._minmax("MINIMUM", a, b, out_quant)
+
+    def transpose(self, x, perm) -> int:
+        name = self._name("transpose")
+        perm = tuple(int(p) for p in perm)
+        shape = tuple(self.shape(x)[p] for p in perm)
+        pt = self.const(f"{name}/perm", np.array(perm, np.int32), "int32")
+        out = self._same_quant_out("transpose", x, self._per_sample(x, lambda v: np.transpose(v, perm), shape), shape)
+        self._op("TRANSPOSE", [x, pt], [out])
+        return out
+
+    def _space_depth(self, opcode, x, block) -> int:
+        from .refops.layout import block_view
+
+        view, perm = block_view(opcode, self.shape(x), int(block))
+        if opcode == "DEPTH_TO_SPACE":
+            shape = (1, self.shape(x)[1] * block, self.shape(x)[2] * block, self.shape(x)[3] // (block * block))
+        else:
+            shape = (1, self.shape(x)[1] // block, self.shape(x)[2] // block, self.shape(x)[3] * block * block)
+        y = self._per_sample(x, lambda v: np.transpose(v.reshape(view), perm), shape)
+        out = self._same_quant_out(opcode.lower(), x, y, shape)
+        self._op(opcode, [x], [out], {"block_size": int(block)})
+        return out
+
+    def depth_to_space(self, x, block) -> int:
+        return self._space_depth("DEPTH_TO_SPACE", x, block)
+
+    def space_to_depth(self, x, block) -> int:
+        return self._space_depth("SPACE_TO_DEPTH", x, block)
+
+    def squeeze(self, x, dims=()) -> int:
+        """SQUEEZE the given dimensions (all size-1 dimensions when dims is empty)."""
+        s = self.shape(x)
+        drop = {d % len(s) for d in dims} if dims else {d for d, n in enumerate(s) if n == 1}
+        shape = tuple(n for d, n in enumerate(s) if d not in drop)
+        out = self._same_quant_out("squeeze", x, self._per_sample(x, lambda v: v.reshape(shape), shape), shape)
+        self._op("SQUEEZE", [x], [out], {"squeeze_dims": tuple(int(d) for d in dims)})
+        return out
+
+    def expand_dims(self, x, axis) -> int:
+        name = self._name("expand_dims")
+        s = self.shape(x)
+        a = int(axis) % (len(s) + 1)
+        shape = s[:a] + (1,) + s[a:]
+        at = self.const(f"{name}/axis", np.array([axis], np.int32), "int32")
+        out = self._same_quant_out("expand_dims", x, self._per_sample(x, lambda v: v.reshape(shape), shape), shape)
+        self._op("EXPAND_DIMS", [x, at], [out])
+        return out
+
+    def _resize(self, opcode, x, size, align_corners, half_pixel_centers) -> int:
+        from .refops.resize import bilinear_taps, nearest_indices
+
+        name = self._name(opcode.lower())
+        _, h, w, c = self.shape(x)
+        oh, ow = (int(v) for v in size)
+        st = self.const(f"{name}/size", np.array([oh, ow], np.int32), "int32")
+        v = self.values[x]
+        if opcode == "RESIZE_NEAREST_NEIGHBOR":
+            y = v[:, nearest_indices(h, oh, align_corners, half_pixel_centers)]
+            y = y[:, :, nearest_indices(w, ow, align_corners, half_pixel_centers)]
+        else:
+            vy, y0, y1 = bilinear_taps(h, oh, align_corners, half_pixel_centers)
+            vx, x0, x1 = bilinear_taps(w, ow, align_corners, half_pixel_centers)
+            y0, x0 = np.minimum(y0, h - 1), np.minimum(x0, w - 1)  # past the input: finish() says so
+            fy = ((vy - (y0 << 10)) / 1024.0)[None, :, None, None].astype(np.float32)
+            fx = ((vx - (x0 << 10)) / 1024.0)[None, None, :, None].astype(np.float32)
+            top = v[:, y0][:, :, x0] * (1 - fx) + v[:, y0][:, :, x1] * fx
+            bot = v[:, y1][:, :, x0] * (1 - fx) + v[:, y1][:, :, x1] * fx
+            y = top * (1 - fy) + bot * fy
+        out = self._same_quant_out(opcode.lower(), x, y, (1, oh, ow, c))
+        self._op(opcode, [x, st], [out], {"align_corners": bool(align_corners),
+                                          "half_pixel_centers": bool(half_pixel_centers)})
+        return out
+
+    def resize_nearest(self, x, size, align_corners=False, half_pixel_centers=False) -> int:
+        return self._resize("RESIZE_NEAREST_NEIGHBOR", x, size, align_corners, half_pixel_centers)
+
+    def resize_bilinear(self, x, size, align_corners=False, half_pixel_centers=False) -> int:
+        return self._resize("RESIZE_BILINEAR", x, size, align_corners, half_pixel_centers)
 
     # -- result ---------------------------------------------------------------
     def finish_int16(self, outputs=None, bias64: bool = True) -> Graph:

@@ -27,6 +27,8 @@ import msgpack
 FORM_VERSION = 1
 # Constant inputs whose values define output shapes or slicing (op -> input positions).
 STRUCTURAL_INPUTS = {"PAD": (1,), "MEAN": (1,), "SPLIT": (0,), "STRIDED_SLICE": (1, 2, 3), "RESHAPE": (1,)}
+STRUCTURAL_INPUTS.update({"TRANSPOSE": (1,), "EXPAND_DIMS": (1,), "RESIZE_NEAREST_NEIGHBOR": (1,),
+                          "RESIZE_BILINEAR": (1,)})
 # Package sources whose code decides what a planner returns for a canonical graph.
 _PLANNER_SOURCES = ("arena", "fusion", "plan.py", "ops.py", "ir.py", "canonical.py", "service.py",
                     "tflite_reader.py")

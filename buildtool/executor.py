@@ -12,7 +12,7 @@ import numpy as np
 
 from .errors import PlanError, UsageError
 from .ir import NUMPY_DTYPE, Graph
-from .ops import ELEMENTWISE_INPLACE
+from .ops import ALIASING, ELEMENTWISE_INPLACE
 from .plan import ArenaPlan
 from .refops import KERNELS, kernel_inputs
 
@@ -61,7 +61,7 @@ def _check_plan(g: Graph, plan: ArenaPlan) -> None:
 
 def _check_overlap(g: Graph, plan: ArenaPlan, op) -> None:
     """An operator not run in place must not write over bytes it reads (the MCU kernel would corrupt them)."""
-    if op.opcode in ("CONCATENATION", "RESHAPE"):
+    if op.opcode == "CONCATENATION" or op.opcode in ALIASING:
         return
     inplace = op.index in plan.inplace_ops and op.opcode in IN_PLACE_OPS
     for o in op.outputs:

@@ -38,6 +38,7 @@ _HEADER = struct.Struct("<4sIIIII16s16s8s")
 # compiled into model.c), not data a kernel streams: (opcode, input position).
 STRUCTURAL_INPUTS = {("PAD", 1), ("MEAN", 1), ("RESHAPE", 1), ("SPLIT", 0),
                      ("STRIDED_SLICE", 1), ("STRIDED_SLICE", 2), ("STRIDED_SLICE", 3)}
+STRUCTURAL_INPUTS |= {("TRANSPOSE", 1), ("EXPAND_DIMS", 1), ("RESIZE_NEAREST_NEIGHBOR", 1), ("RESIZE_BILINEAR", 1)}
 
 
 @dataclass(frozen=True)

@@ -268,7 +268,8 @@ def _run_block(g, bi: int, blk: BlockRun, plan: FusedPlan, arena: _Arena, whole:
                 elif op.opcode in WINDOWED:
                     windowed(op, out, ra, rb, ca, cb)
                 else:
-                    ins = [tile_of(i).region(ra, rb, ca, cb)[None] for i in op.inputs[:2]]
+                    ins = [tile_of(i).region(ra, rb, ca, cb)[None] for i in op.inputs[:2]
+                           if not g.tensors[i].is_const]  # PRELU's alpha: read by the kernel
                     KERNELS[op.opcode](g, op, ins, [out[None]])
                 if s.out not in tiles:
                     dst.write(ra, rb, ca, cb, out)

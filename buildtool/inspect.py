@@ -66,11 +66,11 @@ def format_text(info: dict) -> str:
             q = t["quant"] or {}
             lines.append(f"  {io[:-1]:6s} {t['name']}: {t['dtype']} {_fmt_shape(t['shape'])} "
                          f"scale {q.get('scale', '-')} zp {q.get('zero_point', '-')}")
-    lines.append(f"  {'#':>3} {'op':18} {'output':16} {'MACs':>12}  options")
+    lines.append(f"  {'#':>3} {'op':23} {'output':16} {'MACs':>12}  options")
     for op in info["operators"]:
         out = _fmt_shape(op["outputs"][0]["shape"]) if op["outputs"] else "-"
         opts = " ".join(f"{k}={v}" for k, v in op["options"].items())
-        lines.append(f"  {op['index']:>3} {op['opcode']:18} {out:16} {op['macs']:>12,}  {opts}")
+        lines.append(f"  {op['index']:>3} {op['opcode']:23} {out:16} {op['macs']:>12,}  {opts}")
     if info.get("would_not_plan"):
         lines.append(f"would not plan: {info['would_not_plan']}")
     return "\n".join(lines)

@@ -18,6 +18,14 @@ Options keys (all operators):
   SUB                activation
   LEAKY_RELU         alpha
   TRANSPOSE_CONV     padding, stride_h, stride_w, activation  (inputs: output_shape, weights, input, [bias])
+  RELU, RELU6, TANH, PRELU, MAXIMUM, MINIMUM: none   (PRELU alpha is constant input 1)
+  TRANSPOSE          -                    (perm comes from constant input 1)
+  RESIZE_NEAREST_NEIGHBOR,
+  RESIZE_BILINEAR    align_corners, half_pixel_centers   (output size comes from constant input 1)
+  SQUEEZE            squeeze_dims         (the output tensor's shape is authoritative)
+  EXPAND_DIMS        -                    (axis comes from constant input 1)
+  DEPTH_TO_SPACE,
+  SPACE_TO_DEPTH     block_size
 activation is one of 'NONE', 'RELU', 'RELU_N1_TO_1', 'RELU6'.
 
 Activations are int8; the operators in INT16_OPS also run 16x8 quantised (int16 activations with
@@ -34,6 +42,8 @@ SUPPORTED = (
     "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MUL", "CONCATENATION",
     "AVERAGE_POOL_2D", "MAX_POOL_2D", "MEAN", "PAD", "RESHAPE", "SOFTMAX", "LOGISTIC",
     "QUANTIZE", "DEQUANTIZE", "HARD_SWISH", "SPLIT", "STRIDED_SLICE",
+    "RELU", "RELU6", "TANH", "PRELU", "MAXIMUM", "MINIMUM", "TRANSPOSE", "RESIZE_NEAREST_NEIGHBOR",
+    "RESIZE_BILINEAR", "SQUEEZE", "EXPAND_DIMS", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH",
 )
 SUPPORTED += ("LEAKY_RELU", "SUB", "TRANSPOSE_CONV")
 # Operators that also take int16 activations (16x8 quantisation).
@@ -48,10 +58,11 @@ ACT_TYPES = {
     "RESHAPE": (("int8", "uint8", "int16", "int32", "int64", "bool"),) * 2,
 }
 # Element-wise operators whose output may overwrite an input of the same size.
-ELEMENTWISE_INPLACE = ("LOGISTIC", "HARD_SWISH", "QUANTIZE", "ADD", "MUL")
+ELEMENTWISE_INPLACE = ("LOGISTIC", "HARD_SWISH", "QUANTIZE", "ADD", "MUL",
+                       "RELU", "RELU6", "TANH", "PRELU", "MAXIMUM", "MINIMUM")
 ELEMENTWISE_INPLACE += ("LEAKY_RELU", "SUB")
 # Operators that only reinterpret their input's bytes.
-ALIASING = ("RESHAPE",)
+ALIASING = ("RESHAPE", "SQUEEZE", "EXPAND_DIMS")
 
 
 def conv_out_size(size: int, k: int, stride: int, dilation: int, padding: str) -> int:
@@ -362,6 +373,8 @@ _CHECKS = {
     "QUANTIZE": _check_same, "DEQUANTIZE": _check_same, "SPLIT": _check_split, "STRIDED_SLICE": _check_slice,
 }
 _CHECKS.update({"LEAKY_RELU": _check_same, "SUB": _check_binary, "TRANSPOSE_CONV": _check_transpose_conv})
+from .ops_extra import EXTRA_CHECKS, EXTRA_MACS  # noqa: E402 (it uses the helpers above)
+_CHECKS.update(EXTRA_CHECKS)
 
 
 def op_macs(g: Graph, op: Operator) -> int:
@@ -378,6 +391,8 @@ def op_macs(g: Graph, op: Operator) -> int:
     if op.opcode == "TRANSPOSE_CONV":
         flt = g.tensors[op.inputs[1]].shape
         return int(g.tensors[op.inputs[2]].num_elements * flt[0] * flt[1] * flt[2])
+    if op.opcode in EXTRA_MACS:
+        return EXTRA_MACS[op.opcode](g, op)
     return 0
 
 

@@ -36,7 +36,9 @@ REQUIRED_INPUTS = {"CONV_2D": 2, "DEPTHWISE_CONV_2D": 2, "FULLY_CONNECTED": 2, "
                    "MEAN": 2, "PAD": 2, "SPLIT": 2, "STRIDED_SLICE": 4}
 REQUIRED_INPUTS["SUB"] = 2
 REQUIRED_INPUTS["TRANSPOSE_CONV"] = 3
-ALL_REQUIRED = ("ADD", "MUL", "CONCATENATION", "SUB")
+REQUIRED_INPUTS.update({"PRELU": 2, "MAXIMUM": 2, "MINIMUM": 2, "TRANSPOSE": 2, "RESIZE_NEAREST_NEIGHBOR": 2,
+                        "RESIZE_BILINEAR": 2, "EXPAND_DIMS": 2})
+ALL_REQUIRED = ("ADD", "MUL", "CONCATENATION", "SUB", "PRELU", "MAXIMUM", "MINIMUM")
 # Limits that keep every file under the size limit read or refused within about a second (reading costs
 # ~0.1 ms per operator and ~0.2 ms per tensor): a flatbuffer lets entries share one table, so a small file
 # can claim millions of operators or tensors. Far above any model a microcontroller runs.
@@ -447,9 +449,31 @@ class _Reader:
             return {"padding": self._enum(PAD, o.Padding(), i, "padding"), "stride_h": o.StrideH(),
                     "stride_w": o.StrideW(),
                     "activation": self._enum(ACT, o.FusedActivationFunction(), i, "activation")}
+        if opcode in _EXTRA_OPTIONS:
+            return _EXTRA_OPTIONS[opcode](self, load(getattr(tflite, _EXTRA_OPTION_TABLES[opcode])))
         return {}
+
+    def _resize_options(self, o) -> dict:
+        return {"align_corners": bool(o.AlignCorners()) if o else False,
+                "half_pixel_centers": bool(o.HalfPixelCenters()) if o else False}
+
+    def _squeeze_options(self, o) -> dict:
+        n = o.SqueezeDimsLength() if o else 0
+        return {"squeeze_dims": tuple(int(d) for d in self._ivec(n, o.SqueezeDims, "squeeze dims")) if n else ()}
+
+    def _block_options(self, o) -> dict:
+        return {"block_size": int(o.BlockSize()) if o else 0}
 
     def _enum(self, table, v, i, what):
         if v not in table:
             self.fail(f"operator {i}: unknown {what} value {v}")
         return table[v]
+
+
+# Option tables of the activation, layout and resize operators: opcode -> (schema table, parser).
+_EXTRA_OPTION_TABLES = {"RESIZE_NEAREST_NEIGHBOR": "ResizeNearestNeighborOptions",
+                        "RESIZE_BILINEAR": "ResizeBilinearOptions", "SQUEEZE": "SqueezeOptions",
+                        "DEPTH_TO_SPACE": "DepthToSpaceOptions", "SPACE_TO_DEPTH": "SpaceToDepthOptions"}
+_EXTRA_OPTIONS = {"RESIZE_NEAREST_NEIGHBOR": _Reader._resize_options, "RESIZE_BILINEAR": _Reader._resize_options,
+                  "SQUEEZE": _Reader._squeeze_options, "DEPTH_TO_SPACE": _Reader._block_options,
+                  "SPACE_TO_DEPTH": _Reader._block_options}

@@ -226,7 +226,35 @@ class _Writer:
             tflite.TransposeConvOptionsAddStrideH(b, o["stride_h"])
             tflite.TransposeConvOptionsAddFusedActivationFunction(b, act())
             return BuiltinOptions.TransposeConvOptions, tflite.TransposeConvOptionsEnd(b)
+        if code in _EXTRA_OPTIONS:
+            return _EXTRA_OPTIONS[code](self, op)
         return BuiltinOptions.NONE, None
+
+    # -- options of the activation, layout and resize operators ---------------------------
+    def _empty_options(self, name: str):
+        getattr(tflite, f"{name}Start")(self.b)
+        return getattr(BuiltinOptions, name), getattr(tflite, f"{name}End")(self.b)
+
+    def _resize_options(self, op):
+        name = "ResizeBilinearOptions" if op.opcode == "RESIZE_BILINEAR" else "ResizeNearestNeighborOptions"
+        getattr(tflite, f"{name}Start")(self.b)
+        getattr(tflite, f"{name}AddAlignCorners")(self.b, bool(op.options.get("align_corners", False)))
+        getattr(tflite, f"{name}AddHalfPixelCenters")(self.b, bool(op.options.get("half_pixel_centers", False)))
+        return getattr(BuiltinOptions, name), getattr(tflite, f"{name}End")(self.b)
+
+    def _squeeze_options(self, op):
+        dims = list(op.options.get("squeeze_dims", ()))
+        vec = self._ints(tflite.SqueezeOptionsStartSqueezeDimsVector, dims) if dims else None
+        tflite.SqueezeOptionsStart(self.b)
+        if vec is not None:
+            tflite.SqueezeOptionsAddSqueezeDims(self.b, vec)
+        return BuiltinOptions.SqueezeOptions, tflite.SqueezeOptionsEnd(self.b)
+
+    def _block_options(self, op):
+        name = "DepthToSpaceOptions" if op.opcode == "DEPTH_TO_SPACE" else "SpaceToDepthOptions"
+        getattr(tflite, f"{name}Start")(self.b)
+        getattr(tflite, f"{name}AddBlockSize")(self.b, int(op.options["block_size"]))
+        return getattr(BuiltinOptions, name), getattr(tflite, f"{name}End")(self.b)
 
     def _operator(self, op, opcode_index):
         b = self.b
@@ -298,3 +326,14 @@ class _Writer:
         tflite.ModelAddBuffers(b, buffers)
         b.Finish(tflite.ModelEnd(b), file_identifier=b"TFL3")
         return bytes(b.Output())
+
+
+_EXTRA_OPTIONS = {
+    "TRANSPOSE": lambda w, op: w._empty_options("TransposeOptions"),
+    "MAXIMUM": lambda w, op: w._empty_options("MaximumMinimumOptions"),
+    "MINIMUM": lambda w, op: w._empty_options("MaximumMinimumOptions"),
+    "EXPAND_DIMS": lambda w, op: w._empty_options("ExpandDimsOptions"),
+    "RESIZE_NEAREST_NEIGHBOR": _Writer._resize_options, "RESIZE_BILINEAR": _Writer._resize_options,
+    "SQUEEZE": _Writer._squeeze_options, "DEPTH_TO_SPACE": _Writer._block_options,
+    "SPACE_TO_DEPTH": _Writer._block_options,
+}

@@ -18,6 +18,7 @@ from buildtool.refops.quant_math import mbqm, quantize_multiplier, rdbpot, srdhm
 from buildtool.tflite_reader import parse
 from buildtool.tflite_writer import serialize
 from conftest import SHARED_MODEL_NAMES, fixed_input, reference_outputs, shared_model, tflm_run
+from opgen_extra import EXTRA_GENERATORS
 
 ACTS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")
 
@@ -276,6 +277,7 @@ GENERATORS = {
 }
 GENERATORS.update({"LEAKY_RELU": gen_leaky_relu, "SUB": lambda r: _binary(r, "SUB"),
                    "TRANSPOSE_CONV": gen_transpose_conv})
+GENERATORS.update(EXTRA_GENERATORS)
 
 
 def test_every_supported_op_has_a_kernel_and_a_generator():

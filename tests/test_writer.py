@@ -49,12 +49,23 @@ def all_ops_graph(seed=1, calib=None):
     t = b.reshape(t, (1, 2 * 6 * 8))
     k = b.conv2d(s1, 4, 3, 1, "VALID", dilation=2, activation="RELU")
     k = b.transpose_conv(k, 4, 2, 2, "SAME")
+    k = extra_ops_chain(b, k)
     k = b.depthwise(k, 3, 2, multiplier=2, activation="RELU_N1_TO_1")
     n = b.fully_connected(b.mean(k), 10)
     o = b.softmax(n)
     q = b.quantize(t, 0.05, 3)
     f = b.dequantize(q)
     return b, b.finish([o, t, f])
+
+
+def extra_ops_chain(b, k):
+    """The activation, layout and resize operators (ops_extra.py), shape in = shape out."""
+    _, h, w, _ = b.shape(k)
+    e = b.space_to_depth(b.resize_nearest(k, (2 * h, 2 * w), align_corners=True), 2)
+    e = b.resize_bilinear(b.depth_to_space(e, 2), (h, w), half_pixel_centers=True)
+    e = b.transpose(b.transpose(e, (0, 2, 1, 3)), (0, 2, 1, 3))
+    e = b.squeeze(b.expand_dims(e, 0), [0])
+    return b.minimum(b.maximum(b.relu(b.tanh(e)), b.prelu(e)), b.relu6(e))
 
 
 def first_buffer_offsets(data: bytes):

@@ -12,10 +12,10 @@ import numpy as np
 
 from ..errors import PlanError
 from ..ir import Graph
+from ..ops import ALIASING, ELEMENTWISE_INPLACE
 from ..plan import ArenaPlan
 
-_ELEMENTWISE = ("LOGISTIC", "HARD_SWISH", "QUANTIZE", "ADD", "MUL")
-_ELEMENTWISE += ("LEAKY_RELU", "SUB")
+_ELEMENTWISE = ELEMENTWISE_INPLACE
 
 
 def _up(n: int, a: int) -> int:
@@ -252,7 +252,7 @@ def _sharing_problems(g: Graph, plan: ArenaPlan, step: dict, first: dict, last: 
 
     P = plan.tensors
     for op in g.operators:
-        if op.opcode == "RESHAPE" and op.inputs[0] in P:
+        if op.opcode in ALIASING and op.inputs[0] in P:
             x, o = op.inputs[0], op.outputs[0]
             if (P[x].offset, P[x].pixel_stride, P[o].pixel_stride) == (P[o].offset, 0, 0):
                 root[find(o)] = find(x)

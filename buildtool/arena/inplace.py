@@ -1,7 +1,7 @@
 """In-place candidates and the choice among them.
 
-- RESHAPE: the output always aliases its input (no copy).
-- Element-wise LOGISTIC, HARD_SWISH, QUANTIZE, ADD, MUL: the output overwrites an input of the
+- RESHAPE, SQUEEZE, EXPAND_DIMS (ops.ALIASING): the output always aliases its input (no copy).
+- Element-wise operators (ops.ELEMENTWISE_INPLACE): the output overwrites an input of the
   same shape that this operator is the last reader of.
 - CONCATENATION: its inputs are views into the output's buffer (each producer writes its slice),
   when every input is read only by the concat, is no graph input/output, has the output's
@@ -16,12 +16,12 @@ every one whose removal does not raise the lower bound.
 from __future__ import annotations
 
 from ..ir import Graph
-from ..ops import ELEMENTWISE_INPLACE
+from ..ops import ALIASING, ELEMENTWISE_INPLACE
 from .liveness import Decision, build_buffers, concat_geometry, lower_bound, tensor_intervals
 
 
 def reshape_decisions(g: Graph, order: list) -> list:
-    return [Decision("reshape", oi) for oi in order if g.operators[oi].opcode == "RESHAPE"
+    return [Decision("reshape", oi) for oi in order if g.operators[oi].opcode in ALIASING
             and not g.tensors[g.operators[oi].inputs[0]].is_const]
 
 

@@ -16,7 +16,7 @@ needs no new bytes at that step (a strided depthwise output then keeps its input
 from __future__ import annotations
 
 from ..ir import Graph
-from ..ops import ELEMENTWISE_INPLACE
+from ..ops import ALIASING, ELEMENTWISE_INPLACE
 from ..plan import align_up
 
 
@@ -31,7 +31,7 @@ def _groups(g: Graph, views: list) -> dict:
 
     concat_ops = {d.op for d in views}
     for op in g.operators:
-        if op.opcode == "RESHAPE" and not g.tensors[op.inputs[0]].is_const:
+        if op.opcode in ALIASING and not g.tensors[op.inputs[0]].is_const:
             root[op.outputs[0]] = r(op.inputs[0])
         elif op.index in concat_ops:
             members = set(root.values())

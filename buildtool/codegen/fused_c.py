@@ -19,11 +19,12 @@ from __future__ import annotations
 from .. import targets
 from ..errors import ModelError, PlanError
 from ..fusion.costs import accumulator_bytes, accumulator_len, is_dense
-from ..fusion.receptive import POINTWISE, WINDOWED, op_axes
+from ..fusion.receptive import MINMAX, POINTWISE, UNARY, WINDOWED, op_axes
 from ..fusion.schedule import BlockRun, FusedPlan
 from ..fusion_exec import _interval
 from ..ir import Graph
 from ..plan import ArenaPlan, TensorPlace
+from ..refops.activation import prelu_params, relu6_bounds, relu_params, tanh_params
 from . import qparams
 from .model_c import _Emitter, _ints, _struct, emit_op, generate as generate_model
 
@@ -139,6 +140,8 @@ class _Emit:
             e.declare(f"static const bt_depthwise_params {n} = {_struct(fields)};")
         elif op.opcode in ("MAX_POOL_2D", "AVERAGE_POOL_2D"):
             e.declare(f"static const bt_pool_params {n} = {_struct(e.pool_fields(op))};")
+        elif op.opcode in UNARY + MINMAX:
+            self.elementwise_params(e, op, n)
         elif op.opcode in POINTWISE:
             z = [0, 0, 0, 0]
             q = qparams.add_params(g, op) if op.opcode == "ADD" else qparams.mul_params(g, op)
@@ -161,6 +164,23 @@ class _Emit:
         else:
             raise ModelError(f"operator {op.index} ({op.opcode}) cannot run inside a fused block")
         return n
+
+    def elementwise_params(self, e: _Emitter, op, n: str) -> None:
+        """Parameters of a tiled RELU, RELU6, TANH, PRELU (fx_unary) or MAXIMUM / MINIMUM (fx_pw); the
+        runtime fills in the element count and the tile's strides."""
+        g, z = self.g, [0, 0, 0, 0]
+        if op.opcode == "RELU":
+            e.declare(f"static const bt_relu_params {n} = {_struct(dict(n=0, **relu_params(g, op)))};")
+        elif op.opcode == "RELU6":
+            e.declare(f"static const int32_t {n}[2] = {_ints(relu6_bounds(g, op))};")
+        elif op.opcode == "TANH":
+            e.declare(f"static const bt_tanh_params {n} = {_struct(dict(n=0, **tanh_params(g, op)))};")
+        elif op.opcode == "PRELU":  # alpha: one value per channel, or one for all
+            per_c = int(g.tensors[op.inputs[1]].shape[-1] > 1) if g.tensors[op.inputs[1]].shape else 0
+            b = dict(dims=z, a_stride=z, b_stride=[0, 0, 0, per_c], out_stride=z)
+            e.declare(f"static const bt_prelu_params {n} = {_struct(dict(prelu_params(g, op), b=b))};")
+        else:
+            e.declare(f"static const bt_bcast4 {n} = {_struct(dict(dims=z, a_stride=z, b_stride=z, out_stride=z))};")
 
     def dw_by_channel(self, e: _Emitter, op) -> str:
         """A depthwise filter [kh][kw][C] regrouped per channel [C][kh*kw] (in flash), so one
@@ -234,9 +254,14 @@ class _Emit:
             elif op.opcode in WINDOWED:
                 body.append(f"      const fx_buf i0 = {self.buf(k, blk, op.inputs[0])};\n"
                             f"      {self.windowed(e, k, blk, op, '&i0', '&o', box, '-1', '0', pulled)}")
+            elif op.opcode in UNARY:
+                alpha = e.weight(op.inputs[1], "int8_t") if op.opcode == "PRELU" else "0"
+                body.append(f"      const fx_buf a = {self.buf(k, blk, op.inputs[0])};\n"
+                            f"      fx_unary(FX_{op.opcode}, &{self.params(e, op)}, {alpha}, &a, &o, {box}, "
+                            f"{g.tensors[t].shape[3]});")
             else:
                 p = self.params(e, op)
-                kind = "FX_ADD" if op.opcode == "ADD" else "FX_MUL"
+                kind = {"ADD": "FX_ADD", "MUL": "FX_MUL", "MAXIMUM": "FX_MAX", "MINIMUM": "FX_MIN"}[op.opcode]
                 body.append(f"      const fx_buf a = {self.buf(k, blk, op.inputs[0])}, "
                             f"b = {self.buf(k, blk, op.inputs[1])};\n"
                             f"      fx_pw({kind}, &{p}, &a, &b, &o, {box}, {g.tensors[t].shape[3]});")
@@ -391,7 +416,7 @@ typedef struct {
   int8_t *const *rows;     /* row-banded tensor: address of each row, else 0 */
 } fx_buf;
 
-enum { FX_CONV, FX_DW, FX_MAXP, FX_AVGP, FX_ADD, FX_MUL };
+enum { FX_CONV, FX_DW, FX_MAXP, FX_AVGP, FX_ADD, FX_MUL, FX_MAX, FX_MIN, FX_RELU, FX_RELU6, FX_TANH, FX_PRELU };
 
 FX_FN int8_t *fx_at(const fx_buf *b, int32_t y, int32_t x) {
   if (b->rows) return b->rows[y] + x * b->ps;
@@ -525,13 +550,14 @@ FX_FN void fx_win(int kind, const void *prm, const fx_buf *in, const fx_buf *out
   }
 }
 
-/* An element-wise ADD/MUL over rows [ra, rb) x cols [ca, cb), one row per call. */
+/* An element-wise ADD/MUL/MAXIMUM/MINIMUM over rows [ra, rb) x cols [ca, cb), one row per call. */
 FX_FN void fx_pw(int kind, const void *prm, const fx_buf *a, const fx_buf *b, const fx_buf *o, int32_t ra,
                   int32_t rb, int32_t ca, int32_t cb, int32_t ch) {
-  union { bt_add_params a; bt_mul_params m; } q;
+  union { bt_add_params a; bt_mul_params m; bt_bcast4 x; } q;
   bt_bcast4 *s;
   if (kind == FX_ADD) { fx_get(&q.a, prm, sizeof q.a); s = &q.a.b; }
-  else { fx_get(&q.m, prm, sizeof q.m); s = &q.m.b; }
+  else if (kind == FX_MUL) { fx_get(&q.m, prm, sizeof q.m); s = &q.m.b; }
+  else { fx_get(&q.x, prm, sizeof q.x); s = &q.x; }
   const int32_t dims[4] = {1, 1, cb - ca, ch};
   for (int i = 0; i < 4; i++) {
     s->dims[i] = dims[i];
@@ -541,8 +567,38 @@ FX_FN void fx_pw(int kind, const void *prm, const fx_buf *a, const fx_buf *b, co
   }
   for (int32_t y = ra; y < rb; y++) {
     if (kind == FX_ADD) bt_add_s8(&q.a, fx_at(a, y, ca), fx_at(b, y, ca), fx_at(o, y, ca));
-    else bt_mul_s8(&q.m, fx_at(a, y, ca), fx_at(b, y, ca), fx_at(o, y, ca));
+    else if (kind == FX_MUL) bt_mul_s8(&q.m, fx_at(a, y, ca), fx_at(b, y, ca), fx_at(o, y, ca));
+    else if (kind == FX_MAX) bt_maximum_s8(&q.x, fx_at(a, y, ca), fx_at(b, y, ca), fx_at(o, y, ca));
+    else bt_minimum_s8(&q.x, fx_at(a, y, ca), fx_at(b, y, ca), fx_at(o, y, ca));
   }
+}
+
+/* An element-wise RELU/RELU6/TANH/PRELU over rows [ra, rb) x cols [ca, cb): one call per row when the
+   row's pixels are contiguous in both buffers, else one per pixel. PRELU's alpha stride comes with prm. */
+FX_FN void fx_unary(int kind, const void *prm, const int8_t *alpha, const fx_buf *a, const fx_buf *o, int32_t ra,
+                     int32_t rb, int32_t ca, int32_t cb, int32_t ch) {
+  union { bt_relu_params r; bt_tanh_params t; bt_prelu_params p; int32_t b[2]; } q;
+  const int32_t step = a->ps == ch && o->ps == ch ? cb - ca : 1, n = step * ch;
+  if (kind == FX_RELU) { fx_get(&q.r, prm, sizeof q.r); q.r.n = n; }
+  else if (kind == FX_TANH) { fx_get(&q.t, prm, sizeof q.t); q.t.n = n; }
+  else if (kind == FX_RELU6) fx_get(q.b, prm, sizeof q.b);
+  else {
+    fx_get(&q.p, prm, sizeof q.p);
+    const int32_t dims[4] = {1, 1, step, ch};
+    for (int i = 0; i < 4; i++) {
+      q.p.b.dims[i] = dims[i];
+      q.p.b.a_stride[i] = q.p.b.out_stride[i] = i == 3 ? 1 : i == 2 ? ch : 0;
+    }
+  }
+  for (int32_t y = ra; y < rb; y++)
+    for (int32_t x = ca; x < cb; x += step) {
+      const int8_t *in = fx_at(a, y, x);
+      int8_t *out = fx_at(o, y, x);
+      if (kind == FX_RELU) bt_relu_s8(&q.r, in, out);
+      else if (kind == FX_TANH) bt_tanh_s8(&q.t, in, out);
+      else if (kind == FX_RELU6) bt_relu6_s8(n, q.b[0], q.b[1], in, out);
+      else bt_prelu_s8(&q.p, in, alpha, out);
+    }
 }
 
 /* MEAN over H and W, one tile at a time: running sums per channel (int16 when the map has at most

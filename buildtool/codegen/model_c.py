@@ -21,6 +21,7 @@ from ..plan import ArenaPlan
 from ..refops.shape_ops import _slice_bounds
 from ..refops.transpose_conv import transpose_conv_padding
 from . import qparams
+from .extra_c import ExtraOpsEmitter
 
 CTYPES = {"int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "float32": "float"}
 
@@ -64,7 +65,7 @@ def _prod(xs) -> int:
     return int(math.prod(int(x) for x in xs))
 
 
-class _Emitter:
+class _Emitter(ExtraOpsEmitter):
     """Collects declarations and the body of model_invoke for one graph and plan."""
 
     def __init__(self, g: Graph, plan: ArenaPlan, weight_offsets: dict):

@@ -19,6 +19,10 @@ from ..ops import conv_out_size, conv_padding
 # Operators that can run on a tile of their output given tiles of their inputs.
 WINDOWED = ("CONV_2D", "DEPTHWISE_CONV_2D", "MAX_POOL_2D", "AVERAGE_POOL_2D")
 POINTWISE = ("ADD", "MUL")
+# Element-wise operators with one activation input (PRELU: and a per-channel constant alpha), and
+# MAXIMUM / MINIMUM, which tile like ADD.
+UNARY = ("RELU", "RELU6", "TANH", "PRELU")
+MINMAX = ("MAXIMUM", "MINIMUM")
 
 
 @dataclass(frozen=True)
@@ -91,11 +95,19 @@ def tileable(g, op) -> bool:
         if op.opcode == "DEPTHWISE_CONV_2D" and op.options.get("depth_multiplier", 1) != 1:
             return False
         return len(ins) == 1 and ins[0] == op.inputs[0] and is_spatial(g, ins[0])
-    if op.opcode in POINTWISE:
+    if op.opcode in UNARY:
+        return len(ins) == 1 and ins[0] == op.inputs[0] and g.tensors[ins[0]].shape == g.tensors[out].shape and (
+            op.opcode != "PRELU" or _per_channel(g.tensors[op.inputs[1]].shape))
+    if op.opcode in POINTWISE + MINMAX:
         shape = g.tensors[out].shape
         return (len(op.inputs) == 2 and all(i >= 0 and not g.tensors[i].is_const for i in op.inputs)
                 and all(tuple(g.tensors[i].shape) == tuple(shape) for i in op.inputs))
     return False
+
+
+def _per_channel(shape) -> bool:
+    """A constant that broadcasts over batch, rows and columns of an NHWC tensor (one value per channel)."""
+    return all(d == 1 for d in shape[:-1])
 
 
 def reduces_tiles(g, op) -> bool:

@@ -22,6 +22,9 @@ from .softmax import softmax
 from .leaky_relu import leaky_relu
 from .sub import sub
 from .transpose_conv import transpose_conv
+from .activation import maximum, minimum, prelu, relu, relu6, tanh
+from .layout import depth_to_space, expand_dims, space_to_depth, squeeze, transpose
+from .resize import resize_bilinear, resize_nearest_neighbor
 
 KERNELS = {
     "CONV_2D": conv2d,
@@ -44,6 +47,12 @@ KERNELS = {
     "STRIDED_SLICE": strided_slice,
 }
 KERNELS.update({"LEAKY_RELU": leaky_relu, "SUB": sub, "TRANSPOSE_CONV": transpose_conv})
+KERNELS.update({
+    "RELU": relu, "RELU6": relu6, "TANH": tanh, "PRELU": prelu, "MAXIMUM": maximum, "MINIMUM": minimum,
+    "TRANSPOSE": transpose, "DEPTH_TO_SPACE": depth_to_space, "SPACE_TO_DEPTH": space_to_depth,
+    "SQUEEZE": squeeze, "EXPAND_DIMS": expand_dims,
+    "RESIZE_NEAREST_NEIGHBOR": resize_nearest_neighbor, "RESIZE_BILINEAR": resize_bilinear,
+})
 BANDED = ("CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D")
 _WINDOWS = {"CONV_2D": conv_window, "DEPTHWISE_CONV_2D": dw_window,
             "AVERAGE_POOL_2D": pool_window, "MAX_POOL_2D": pool_window}

@@ -38,7 +38,8 @@
  *     out + (y - y0) * out.w * out.pixel_stride.
  *   - 0 <= y0 <= y1 <= out.h. Whole tensor: in_y0 = 0, y0 = 0, y1 = out.h.
  *
- * Aliasing: element-wise kernels (add, mul, logistic, hard_swish, requantize) accept out == an input
+ * Aliasing: element-wise kernels (add, mul, logistic, hard_swish, requantize, relu, relu6, tanh, prelu,
+ * maximum, minimum) accept out == an input
  * (exact alias, same strides). bt_quantize_f32_s8 and bt_dequantize_s8_f32 also accept out == in
  * (same start address; the buffer holds the larger of the two). No other kernel may alias, except
  * bt_depthwise_s8_inplace, which is built for it.
@@ -92,6 +93,15 @@
 #define bt_max_pool_s16 ref_bt_max_pool_s16
 #define bt_mean_s16 ref_bt_mean_s16
 #define bt_dequantize_s16_f32 ref_bt_dequantize_s16_f32
+#define bt_relu_s8 ref_bt_relu_s8
+#define bt_relu6_s8 ref_bt_relu6_s8
+#define bt_tanh_s8 ref_bt_tanh_s8
+#define bt_prelu_s8 ref_bt_prelu_s8
+#define bt_maximum_s8 ref_bt_maximum_s8
+#define bt_minimum_s8 ref_bt_minimum_s8
+#define bt_transpose_s8 ref_bt_transpose_s8
+#define bt_resize_nearest_s8 ref_bt_resize_nearest_s8
+#define bt_resize_bilinear_s8 ref_bt_resize_bilinear_s8
 #endif
 
 #ifdef __cplusplus
@@ -423,6 +433,91 @@ void bt_dequantize_s16_f32(int32_t n, float scale, int32_t zero_point, const int
  * RESHAPE are byte copies (bt_concat_s8, bt_split_s8): code generation gives their sizes in bytes. */
 void bt_pad_s16(const bt_pad_params *p, const int16_t *in, int16_t *out);
 void bt_strided_slice_s16(const bt_slice_params *p, const int16_t *in, int16_t *out);
+/* ---------------------------------------------------------------------------- RELU (int8)
+ * TFLM ReluQuantized: out = clamp(MBQM(in - input_zp, multiplier, shift) + output_zp, act_min, act_max)
+ * with multiplier/shift = QuantizeMultiplier(input_scale / output_scale), act_min = max(-128, output_zp),
+ * act_max = 127. n dense elements; out may alias in. */
+typedef struct {
+  int32_t n;
+  int32_t input_zp, output_zp;
+  int32_t multiplier, shift;
+  int32_t act_min, act_max;
+} bt_relu_params;
+
+void bt_relu_s8(const bt_relu_params *p, const int8_t *in, int8_t *out);
+
+/* RELU6 (int8), TFLM Relu6Quantized: a clamp of the raw codes to [lo, hi] = [input zero point,
+ * 6.0 quantised with the INPUT's scale] (TFLM does not requantise). n dense elements; out may alias in. */
+void bt_relu6_s8(int32_t n, int32_t lo, int32_t hi, const int8_t *in, int8_t *out);
+
+/* ---------------------------------------------------------------------------- TANH (int8)
+ * TFLM reference_integer_ops::Tanh: x = in - input_zero_point; x <= -radius -> -128, x >= radius -> 127,
+ * else gemmlowp::tanh on Q4.27 of MBQM(x, input_multiplier, input_left_shift), rounded to Q0.7
+ * (output scale 1/128, zero point 0). Same parameters as LOGISTIC. n dense elements; out may alias in. */
+typedef bt_logistic_params bt_tanh_params;
+
+void bt_tanh_s8(const bt_tanh_params *p, const int8_t *in, int8_t *out);
+
+/* ---------------------------------------------------------------------------- PRELU (int8)
+ * TFLM reference_ops::BroadcastPrelu4DSlow: v = in + input_offset;
+ *   v >= 0: out = MBQM(v, output_multiplier_1, output_shift_1)              (input_scale / output_scale)
+ *   v <  0: out = MBQM(v * (alpha + alpha_offset), output_multiplier_2, output_shift_2)
+ *                                                               (input_scale * alpha_scale / output_scale)
+ *   then + output_offset, clamp to [-128, 127]. b.a_stride walks the input, b.b_stride alpha (0 on
+ *   broadcast dimensions). out may alias in. */
+typedef struct {
+  int32_t input_offset, alpha_offset, output_offset;   /* -zp_in, -zp_alpha, +zp_out */
+  int32_t output_multiplier_1, output_shift_1;
+  int32_t output_multiplier_2, output_shift_2;
+  bt_bcast4 b;
+} bt_prelu_params;
+
+void bt_prelu_s8(const bt_prelu_params *p, const int8_t *in, const int8_t *alpha, int8_t *out);
+
+/* ------------------------------------------------------------------- MAXIMUM / MINIMUM (int8)
+ * TFLM MaximumMinimumBroadcast: element-wise max / min of the raw codes (TFLM does not rescale, whatever
+ * the quantisations; converters give inputs and output one). Broadcasting and strides as ADD; out may
+ * alias a or b. */
+void bt_maximum_s8(const bt_bcast4 *p, const int8_t *a, const int8_t *b, int8_t *out);
+void bt_minimum_s8(const bt_bcast4 *p, const int8_t *a, const int8_t *b, int8_t *out);
+
+/* ------------------------------------------------ TRANSPOSE / DEPTH_TO_SPACE / SPACE_TO_DEPTH
+ * A permutation of up to 6 dimensions: output element (i0..i5), dense row-major in out_dims, is input
+ * byte  sum_k i_k * in_stride[k]. Code generation resolves TRANSPOSE's perm and the 5-D views of
+ * DEPTH_TO_SPACE / SPACE_TO_DEPTH (refops/layout.py) into this form. out must not alias in. */
+typedef struct {
+  int32_t out_dims[6];
+  int32_t in_stride[6];
+} bt_transpose_params;
+
+void bt_transpose_s8(const bt_transpose_params *p, const int8_t *in, int8_t *out);
+
+/* ---------------------------------------------------------- RESIZE_NEAREST_NEIGHBOR (int8)
+ * out(y, x, c) = in(src_y[y], src_x[x], c). The source indices come from TFLM's GetNearestNeighbor
+ * (float32 arithmetic, align_corners / half_pixel_centers), computed by code generation, so the kernel
+ * needs no float. in.c == out.c; pixel strides as bt_shape. out must not alias in. */
+typedef struct {
+  bt_shape in, out;
+  const int32_t *src_y;             /* [out.h] */
+  const int32_t *src_x;             /* [out.w] */
+} bt_resize_nearest_params;
+
+void bt_resize_nearest_s8(const bt_resize_nearest_params *p, const int8_t *in, int8_t *out);
+
+/* ------------------------------------------------------------------ RESIZE_BILINEAR (int8)
+ * TFLM reference_ops::ResizeBilinearInteger: source positions in 1/1024 pixel steps,
+ *   scale10 = (1024*in + out/2) / out   (align_corners: (1024*(in-1) + (out-1)/2) / (out-1), when out > 1)
+ *   pos = y*scale10 (half_pixel_centers: + scale10/2 - 512), y0 = max(pos/1024, 0),
+ *   y1 = min((pos + 1023)/1024, in-1) (C division), weights 1024 - (pos - 1024*y0) and pos - 1024*y0;
+ *   the same on x; out = (sum of the 4 weighted codes + (sum > 0 ? 2^19 : -2^19)) / 2^20 (C division).
+ * Raw codes in and out (one quantisation). in.c == out.c; pixel strides as bt_shape; no aliasing. */
+typedef struct {
+  bt_shape in, out;
+  int32_t scale10_h, scale10_w;
+  int32_t half_pixel_centers;
+} bt_resize_bilinear_params;
+
+void bt_resize_bilinear_s8(const bt_resize_bilinear_params *p, const int8_t *in, int8_t *out);
 
 #ifdef __cplusplus
 }

@@ -19,3 +19,6 @@
 #include "../reference/conv_s16.c"
 #include "../reference/transpose_conv.c"
 #include "../reference/leaky_relu.c"
+#include "../reference/activation.c"
+#include "../reference/transpose.c"
+#include "../reference/resize.c"

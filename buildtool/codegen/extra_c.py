@@ -1,0 +1,90 @@
+"""model.c calls of the activation, layout and resize operators (RELU .. SPACE_TO_DEPTH).
+
+A mixin of the plain emitter (model_c._Emitter): every parameter comes from the reference
+executor's functions (buildtool/refops/activation.py, layout.py, resize.py), so the C kernels get
+the same integers and index tables as the numpy kernels.
+"""
+
+from __future__ import annotations
+
+from . import model_c as _m  # model_c imports this module first; its helpers are used at call time
+from ..errors import ModelError
+from ..refops.activation import prelu_params, relu6_bounds, relu_params, tanh_params
+from ..refops.layout import permutation, permute_geometry
+from ..refops.resize import bilinear_scale10, nearest_tables
+
+
+class ExtraOpsEmitter:
+    """Methods named after the opcodes; `self` is a model_c._Emitter."""
+
+    def RELU(self, op):
+        self._unary(op, "bt_relu_params", relu_params(self.g, op), "bt_relu_s8")
+
+    def RELU6(self, op):
+        lo, hi = relu6_bounds(self.g, op)
+        self.dense(op, op.inputs[0])
+        self.dense(op, op.outputs[0])
+        n = self.g.tensors[op.inputs[0]].num_elements
+        self.call(op, f"bt_relu6_s8({n}, {lo}, {hi}, {self.act(op.inputs[0])}, {self.act(op.outputs[0])});")
+
+    def TANH(self, op):
+        self._unary(op, "bt_tanh_params", tanh_params(self.g, op), "bt_tanh_s8")
+
+    def PRELU(self, op):
+        n = f"op{op.index}"
+        fields = dict(prelu_params(self.g, op), b=self._bcast(op))
+        self.declare(f"static const bt_prelu_params {n}_p = {_m._struct(fields)};")
+        self.call(op, f"bt_prelu_s8(&{n}_p, {self._operand(op.inputs[0])}, {self._operand(op.inputs[1])}, "
+                      f"{self.act(op.outputs[0])});")
+
+    def _minmax(self, op, fn: str):
+        n = f"op{op.index}"
+        self.declare(f"static const bt_bcast4 {n}_p = {_m._struct(self._bcast(op))};")
+        self.call(op, f"{fn}(&{n}_p, {self._operand(op.inputs[0])}, {self._operand(op.inputs[1])}, "
+                      f"{self.act(op.outputs[0])});")
+
+    def MAXIMUM(self, op):
+        self._minmax(op, "bt_maximum_s8")
+
+    def MINIMUM(self, op):
+        self._minmax(op, "bt_minimum_s8")
+
+    def TRANSPOSE(self, op):
+        view, perm = permutation(self.g, op)
+        if len(view) > 6:
+            raise ModelError(f"operator {op.index} ({op.opcode}): more than 6 dimensions are not supported")
+        self.dense(op, op.inputs[0])
+        self.dense(op, op.outputs[0])
+        dims, strides = permute_geometry(view, perm)
+        n = f"op{op.index}"
+        self.declare(f"static const bt_transpose_params {n}_p = {_m._struct(dict(out_dims=dims, in_stride=strides))};")
+        self.call(op, f"bt_transpose_s8(&{n}_p, {self.act(op.inputs[0])}, {self.act(op.outputs[0])});")
+
+    DEPTH_TO_SPACE = SPACE_TO_DEPTH = TRANSPOSE
+
+    def SQUEEZE(self, op):
+        self.RESHAPE(op)
+
+    def EXPAND_DIMS(self, op):
+        self.RESHAPE(op)
+
+    def RESIZE_NEAREST_NEIGHBOR(self, op):
+        n = f"op{op.index}"
+        ys, xs = nearest_tables(self.g, op)
+        self.declare(f"static const int32_t {n}_y[{len(ys)}] = {_m._ints(ys)};")
+        self.declare(f"static const int32_t {n}_x[{len(xs)}] = {_m._ints(xs)};")
+        fields = {"in": self.bt_shape(op.inputs[0]), "out": self.bt_shape(op.outputs[0]), "src_y": f"{n}_y",
+                  "src_x": f"{n}_x"}
+        self.declare(f"static const bt_resize_nearest_params {n}_p = {_m._struct(fields)};")
+        self.call(op, f"bt_resize_nearest_s8(&{n}_p, {self.act(op.inputs[0])}, {self.act(op.outputs[0])});")
+
+    def RESIZE_BILINEAR(self, op):
+        n, o = f"op{op.index}", op.options
+        ti, to = self.g.tensors[op.inputs[0]], self.g.tensors[op.outputs[0]]
+        align = bool(o.get("align_corners"))
+        fields = {"in": self.bt_shape(op.inputs[0]), "out": self.bt_shape(op.outputs[0]),
+                  "scale10_h": bilinear_scale10(ti.shape[1], to.shape[1], align),
+                  "scale10_w": bilinear_scale10(ti.shape[2], to.shape[2], align),
+                  "half_pixel_centers": int(bool(o.get("half_pixel_centers")))}
+        self.declare(f"static const bt_resize_bilinear_params {n}_p = {_m._struct(fields)};")
+        self.call(op, f"bt_resize_bilinear_s8(&{n}_p, {self.act(op.inputs[0])}, {self.act(op.outputs[0])});")

@@ -1,0 +1,112 @@
+"""Element-wise int8 kernels: RELU, RELU6, TANH, PRELU, MAXIMUM, MINIMUM (TFLM semantics).
+
+The parameter functions are shared with code generation (codegen/model_c.py), so the C kernels
+get the same integers. Each kernel computes its whole result before writing, so an output that
+exactly aliases an input (in-place execution) is safe.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .fixed_point import exp_on_negative_values, rounding_half_sum
+from .quant_math import INT32_MAX, mbqm, mul_by_pot, quantize_multiplier_scalar, rdbpot, round_half_away, srdhm, wrap32
+
+
+def operands(g, op, ins) -> list:
+    """Every input in operator order: constants from the graph, activations from `ins` (kernel_inputs)."""
+    it = iter(ins)
+    return [g.tensors[i].data if g.tensors[i].is_const else next(it) for i in op.inputs if i >= 0]
+
+
+def relu_params(g, op) -> dict:
+    """TFLM CalculateReluOpData: requantise input -> output, clamp at real 0 (and nothing above)."""
+    ti, to = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    m, s = quantize_multiplier_scalar(float(ti.scale) / float(to.scale))
+    return dict(input_zp=ti.zero_point, output_zp=to.zero_point, multiplier=m, shift=s,
+                act_min=max(-128, to.zero_point), act_max=127)
+
+
+def relu6_bounds(g, op) -> tuple:
+    """TFLM Relu6: a clamp of the raw input codes to [input zero point, 6.0 in the INPUT's quantisation]
+    (the output's quantisation is not used)."""
+    ti = g.tensors[op.inputs[0]]
+    six = int(round_half_away(np.float32(6.0) / np.float32(ti.scale))) + ti.zero_point
+    return ti.zero_point, int(np.clip(six, -128, 127))
+
+
+def tanh_params(g, op) -> dict:
+    """Input rescaled to Q4.27 (TFLM CalculateArithmeticOpData for TANH; the same numbers as LOGISTIC)."""
+    ti = g.tensors[op.inputs[0]]
+    q, shift = np.frexp(float(ti.scale) * float(1 << 27))
+    mult = int(round_half_away(q * float(1 << 31)))
+    radius = int(np.floor(15 * float(1 << 27) / float(2.0 ** int(shift))))
+    return dict(input_zero_point=ti.zero_point, input_range_radius=radius, input_multiplier=mult,
+                input_left_shift=int(shift))
+
+
+def prelu_params(g, op) -> dict:
+    """TFLM CalculatePreluParams: one multiplier for x >= 0, one (with alpha's scale) for x < 0."""
+    ti, ta, to = (g.tensors[i] for i in (op.inputs[0], op.inputs[1], op.outputs[0]))
+    m1, s1 = quantize_multiplier_scalar(float(ti.scale) / float(to.scale))
+    m2, s2 = quantize_multiplier_scalar(float(ti.scale) * float(ta.scale) / float(to.scale))
+    return dict(input_offset=-ti.zero_point, alpha_offset=-ta.zero_point, output_offset=to.zero_point,
+                output_multiplier_1=m1, output_shift_1=s1, output_multiplier_2=m2, output_shift_2=s2)
+
+
+def relu(g, op, ins, outs) -> None:
+    p = relu_params(g, op)
+    y = mbqm(ins[0].astype(np.int64) - p["input_zp"], p["multiplier"], p["shift"]) + p["output_zp"]
+    outs[0][...] = np.clip(y, p["act_min"], p["act_max"]).astype(np.int8).reshape(outs[0].shape)
+
+
+def relu6(g, op, ins, outs) -> None:
+    lo, hi = relu6_bounds(g, op)
+    outs[0][...] = np.clip(ins[0], lo, hi).astype(np.int8).reshape(outs[0].shape)
+
+
+def tanh_q0(a):
+    """gemmlowp tanh of a Q4.27 value, Q0.31 result (raw int32 in int64 arrays)."""
+    a = np.asarray(a, dtype=np.int64)
+    neg = a < 0
+    e = exp_on_negative_values(-np.abs(a), 5)  # ExactMulByPot<1>: the same raw value read as Q5.26
+    # one_minus_x_over_one_plus_x_for_x_in_0_1: Newton-Raphson for 1/(1+x) in Q2.29, then 2/(1+x) - 1
+    half_den = rounding_half_sum(e, INT32_MAX)
+    x = wrap32(1515870810 + srdhm(half_den, -1010580540))
+    for _ in range(3):
+        one_minus = wrap32((1 << 29) - srdhm(half_den, x))
+        x = wrap32(x + mul_by_pot(srdhm(x, one_minus), 2))
+    r = mul_by_pot(wrap32(x - (1 << 29)), 2)  # (1 - e) / (1 + e) = tanh(|a|)
+    return np.where(a == 0, 0, np.where(neg, -r, r))
+
+
+def tanh(g, op, ins, outs) -> None:
+    """TFLM reference_integer_ops::Tanh: output on scale 1/128, zero point 0."""
+    p = tanh_params(g, op)
+    x = ins[0].astype(np.int64) - p["input_zero_point"]
+    q4 = mbqm(x, p["input_multiplier"], p["input_left_shift"])
+    y = np.clip(rdbpot(tanh_q0(q4), 31 - 7), -128, 127)
+    r = p["input_range_radius"]
+    y = np.where(x <= -r, -128, np.where(x >= r, 127, y))
+    outs[0][...] = y.astype(np.int8).reshape(outs[0].shape)
+
+
+def prelu(g, op, ins, outs) -> None:
+    p = prelu_params(g, op)
+    x, alpha = operands(g, op, ins)
+    v = x.astype(np.int64) + p["input_offset"]
+    a = np.broadcast_to(alpha.astype(np.int64) + p["alpha_offset"], v.shape)
+    pos = mbqm(v, p["output_multiplier_1"], p["output_shift_1"])
+    neg = mbqm(wrap32(v * a), p["output_multiplier_2"], p["output_shift_2"])
+    y = np.where(v >= 0, pos, neg) + p["output_offset"]
+    outs[0][...] = np.clip(y, -128, 127).astype(np.int8).reshape(outs[0].shape)
+
+
+def maximum(g, op, ins, outs) -> None:
+    a, b = operands(g, op, ins)
+    outs[0][...] = np.maximum(a, b).reshape(outs[0].shape)
+
+
+def minimum(g, op, ins, outs) -> None:
+    a, b = operands(g, op, ins)
+    outs[0][...] = np.minimum(a, b).reshape(outs[0].shape)

@@ -1,0 +1,135 @@
+"""Random one-operator models of the activation, layout and resize operators (ops_extra.py), for
+the TFLite Micro comparisons in test_executor.py (numpy executor) and test_ops_extra.py (firmware)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from buildtool.builder import GraphBuilder
+
+
+def rquant(rng):
+    return float(np.float32(rng.uniform(0.005, 0.2))), int(rng.integers(-128, 128))
+
+
+def _builder(rng, name):
+    return GraphBuilder(name, seed=int(rng.integers(1 << 30)))
+
+
+def _in(b, rng, shape):
+    s, zp = rquant(rng)
+    return b.input(tuple(int(d) for d in shape), scale=s, zp=zp)
+
+
+def _shape4(rng, hi=7):
+    return (1,) + tuple(int(rng.integers(1, hi)) for _ in range(3))
+
+
+def _any_shape(rng):
+    rank = int(rng.integers(1, 5))
+    return tuple(int(rng.integers(1, 6)) for _ in range(rank))
+
+
+def gen_relu(rng):
+    b = _builder(rng, "relu")
+    b.relu(_in(b, rng, _any_shape(rng)), out_quant=rquant(rng) if rng.random() < 0.7 else None)
+    return b.finish()
+
+
+def gen_relu6(rng):
+    b = _builder(rng, "relu6")
+    s = float(np.float32(rng.uniform(0.005, 0.1)))
+    b.relu6(b.input(_shape4(rng), scale=s, zp=int(rng.integers(-128, 128))))
+    return b.finish()
+
+
+def gen_tanh(rng):
+    b = _builder(rng, "tanh")
+    s = float(np.float32(rng.uniform(0.002, 0.5)))
+    b.tanh(b.input(_shape4(rng, 9), scale=s, zp=int(rng.integers(-128, 128))))
+    return b.finish()
+
+
+def gen_prelu(rng):
+    b = _builder(rng, "prelu")
+    shape = _shape4(rng)
+    alpha = [(1, 1, shape[3]), (shape[3],), shape[1:], (1, 1, 1)][int(rng.integers(0, 4))]
+    b.prelu(_in(b, rng, shape), alpha, out_quant=rquant(rng) if rng.random() < 0.7 else None)
+    return b.finish()
+
+
+def _minmax(rng, opcode):
+    b = _builder(rng, opcode.lower())
+    shape = _shape4(rng)
+    other = tuple(d if rng.random() < 0.6 else 1 for d in shape)
+    q = rquant(rng)
+    x, y = b.input(shape, scale=q[0], zp=q[1], name="a"), b.input(other, scale=q[0], zp=q[1], name="b")
+    if rng.random() < 0.5:
+        x, y = y, x
+    (b.maximum if opcode == "MAXIMUM" else b.minimum)(x, y)
+    return b.finish()
+
+
+def gen_transpose(rng):
+    b = _builder(rng, "transpose")
+    shape = _any_shape(rng) if rng.random() < 0.3 else (1,) + _any_shape(rng)
+    b.transpose(_in(b, rng, shape), rng.permutation(len(shape)))
+    return b.finish()
+
+
+def gen_squeeze(rng):
+    b = _builder(rng, "squeeze")
+    shape = tuple(int(rng.choice([1, 1, 2, 3])) for _ in range(int(rng.integers(2, 5))))
+    if 1 not in shape:
+        shape = (1,) + shape
+    if all(n == 1 for n in shape):
+        shape = shape[:-1] + (2,)
+    ones = [d for d, n in enumerate(shape) if n == 1]
+    dims = () if rng.random() < 0.4 else tuple(int(d) - (len(shape) if rng.random() < 0.5 else 0)
+                                               for d in rng.choice(ones, size=int(rng.integers(1, len(ones) + 1)),
+                                                                   replace=False))
+    b.squeeze(_in(b, rng, shape), dims)
+    return b.finish()
+
+
+def gen_expand_dims(rng):
+    b = _builder(rng, "expand_dims")
+    shape = tuple(int(rng.integers(1, 5)) for _ in range(int(rng.integers(1, 4))))
+    b.expand_dims(_in(b, rng, shape), int(rng.integers(-len(shape) - 1, len(shape) + 1)))
+    return b.finish()
+
+
+def gen_depth_to_space(rng):
+    b = _builder(rng, "d2s")
+    k = int(rng.integers(1, 4))
+    shape = (1, int(rng.integers(1, 5)), int(rng.integers(1, 5)), k * k * int(rng.integers(1, 4)))
+    b.depth_to_space(_in(b, rng, shape), k)
+    return b.finish()
+
+
+def gen_space_to_depth(rng):
+    b = _builder(rng, "s2d")
+    k = int(rng.integers(1, 4))
+    shape = (1, k * int(rng.integers(1, 4)), k * int(rng.integers(1, 4)), int(rng.integers(1, 5)))
+    b.space_to_depth(_in(b, rng, shape), k)
+    return b.finish()
+
+
+def _resize(rng, opcode):
+    b = _builder(rng, opcode.lower())
+    shape = _shape4(rng, 8)
+    size = (int(rng.integers(1, 17)), int(rng.integers(1, 17)))
+    mode = int(rng.integers(0, 3))  # plain, align_corners, half_pixel_centers
+    fn = b.resize_nearest if opcode == "RESIZE_NEAREST_NEIGHBOR" else b.resize_bilinear
+    fn(_in(b, rng, shape), size, align_corners=mode == 1, half_pixel_centers=mode == 2)
+    return b.finish()
+
+
+EXTRA_GENERATORS = {
+    "RELU": gen_relu, "RELU6": gen_relu6, "TANH": gen_tanh, "PRELU": gen_prelu,
+    "MAXIMUM": lambda r: _minmax(r, "MAXIMUM"), "MINIMUM": lambda r: _minmax(r, "MINIMUM"),
+    "TRANSPOSE": gen_transpose, "SQUEEZE": gen_squeeze, "EXPAND_DIMS": gen_expand_dims,
+    "DEPTH_TO_SPACE": gen_depth_to_space, "SPACE_TO_DEPTH": gen_space_to_depth,
+    "RESIZE_NEAREST_NEIGHBOR": lambda r: _resize(r, "RESIZE_NEAREST_NEIGHBOR"),
+    "RESIZE_BILINEAR": lambda r: _resize(r, "RESIZE_BILINEAR"),
+}

@@ -1,0 +1,256 @@
+"""RELU, RELU6, TANH, PRELU, MAXIMUM, MINIMUM, TRANSPOSE, RESIZE_NEAREST_NEIGHBOR, RESIZE_BILINEAR,
+SQUEEZE, EXPAND_DIMS, DEPTH_TO_SPACE, SPACE_TO_DEPTH: byte-exact against TFLite Micro in the numpy
+executor (test_executor.py runs 20 random one-op models each), here in firmware (random one-op
+models merged into one image per board), in place, as aliases, and their one-line errors."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from conftest import tflm_run
+from opgen_extra import EXTRA_GENERATORS
+from test_firmware import need
+
+from buildtool import firmware, ops
+from buildtool.arena import checker, naive_plan, plan_arena
+from buildtool.builder import GraphBuilder
+from buildtool.codegen import generate
+from buildtool.errors import ModelError
+from buildtool.executor import run
+from buildtool.fusion import plan_fused
+from buildtool.fusion_exec import run_fused
+from buildtool.ir import Graph, validate_graph
+from buildtool.tflite_reader import parse
+from buildtool.tflite_writer import serialize
+
+EXTRA = sorted(EXTRA_GENERATORS)
+
+
+def merge(graphs: list, name: str = "merged") -> Graph:
+    """Independent graphs side by side in one graph (their inputs and outputs concatenated)."""
+    tensors, operators, inputs, outputs = [], [], [], []
+    for g in graphs:
+        base = len(tensors)
+
+        def m(i):
+            return i + base if i >= 0 else i
+
+        tensors += [dataclasses.replace(t, index=t.index + base, name=f"g{len(inputs)}_{t.name}") for t in g.tensors]
+        operators += [dataclasses.replace(op, index=len(operators) + k, inputs=tuple(map(m, op.inputs)),
+                                          outputs=tuple(map(m, op.outputs)), options=dict(op.options))
+                      for k, op in enumerate(g.operators)]
+        inputs += [m(i) for i in g.inputs]
+        outputs += [m(i) for i in g.outputs]
+    g = Graph(tensors, operators, inputs, outputs, name=name)
+    validate_graph(g)
+    ops.check_graph(g)
+    return g
+
+
+def random_inputs(g, seed=0) -> list:
+    rng = np.random.default_rng(seed)
+    return [rng.integers(-128, 128, size=g.tensors[i].shape, dtype=np.int8) for i in g.inputs]
+
+
+def one_op_models(cases: int, seed: int = 7) -> Graph:
+    rng = np.random.default_rng(seed)
+    return merge([EXTRA_GENERATORS[op](rng) for op in EXTRA for _ in range(cases)], "extra_ops")
+
+
+def check_firmware(g, board, tmp_path, plan, seeds=(0,)):
+    firmware.build(g, board, tmp_path, plan=plan)
+    data = serialize(g)
+    for seed in seeds:
+        xs = random_inputs(g, seed)
+        ys = firmware.run(board, tmp_path, xs)[0]
+        ys = ys if isinstance(ys, list) else [ys]
+        refs = tflm_run(data, xs, len(g.outputs))
+        assert len(ys) == len(refs)
+        for k, (y, r) in enumerate(zip(ys, refs)):
+            assert y.dtype == r.dtype and np.array_equal(y.reshape(-1), r.reshape(-1)), (
+                board, k, g.operators[[o for op in g.operators for o in op.outputs].index(g.outputs[k])].opcode)
+
+
+@pytest.mark.parametrize("board,cases", [("host", 4), ("cortex-m4", 1)])
+def test_random_one_op_models_in_firmware_match_tflm(board, cases, tmp_path):
+    """cases random models of each operator in one image; host: two inputs each."""
+    need(board)
+    g = one_op_models(cases)
+    assert {op.opcode for op in g.operators} >= set(EXTRA)
+    check_firmware(g, board, tmp_path, naive_plan(g), seeds=(0, 1) if board == "host" else (0,))
+
+
+def chain_model(seed=3):
+    """Every new operator in one network, element-wise ones on a big tensor so running them in place pays."""
+    b = GraphBuilder("extra_chain", seed=seed)
+    x = b.input((1, 12, 10, 4))
+    k = b.conv2d(x, 8, 3, 1)
+    k = b.prelu(b.tanh(b.relu(k, out_quant=(0.03, -100))))
+    k = b.relu6(b.maximum(k, b.minimum(k, b.conv2d(k, 8, 1, 1, out_quant=b.quant_of(k)))))
+    e = b.space_to_depth(b.resize_nearest(k, (8, 6), half_pixel_centers=True), 2)
+    e = b.resize_bilinear(b.depth_to_space(e, 2), (12, 10), align_corners=True)
+    e = b.squeeze(b.expand_dims(b.transpose(e, (0, 2, 1, 3)), 1), [1])
+    return b.finish(b.conv2d(e, 3, 3, 2))
+
+
+def inplace_plan(g, opcodes):
+    """naive plan with every listed element-wise op writing over an input that dies there (same size)."""
+    p = naive_plan(g)
+    cons = g.consumers()
+    for op in g.operators:
+        xs = [x for x in g.act_inputs(op) if cons[x][-1] == op.index and x not in g.inputs
+              and g.tensors[x].nbytes == g.tensors[op.outputs[0]].nbytes]
+        if op.opcode in opcodes and xs:
+            p.tensors[op.outputs[0]] = dataclasses.replace(p.tensors[op.outputs[0]], offset=p.tensors[xs[0]].offset)
+            p.inplace_ops.append(op.index)
+    return p
+
+
+def test_chain_in_place_and_aliased_matches_tflm(tmp_path):
+    g = chain_model()
+    xs = random_inputs(g)
+    want = tflm_run(serialize(g), xs)[0]
+    elementwise = ("RELU", "RELU6", "TANH", "PRELU", "MAXIMUM", "MINIMUM")
+    forced = inplace_plan(g, elementwise)
+    assert sorted(g.operators[i].opcode for i in forced.inplace_ops) == sorted(elementwise)
+    planned = plan_arena(g)
+    assert checker.problems(g, planned) == []
+    for p in (forced, planned):
+        assert np.array_equal(run(g, p, xs)[0], want.reshape(g.tensors[g.outputs[0]].shape))
+    # SQUEEZE and EXPAND_DIMS are aliases: no bytes of their own, no copy in model.c
+    for op in g.operators:
+        if op.opcode in ("SQUEEZE", "EXPAND_DIMS"):
+            assert planned.tensors[op.outputs[0]].offset == planned.tensors[op.inputs[0]].offset
+    c, _ = generate(g, planned, "host")
+    assert c.count("output shares the input's bytes") == 2
+    assert planned.arena_bytes < naive_plan(g).arena_bytes
+    check_firmware(g, "host", tmp_path / "forced", forced)
+
+
+@pytest.mark.parametrize("board", ["host", "cortex-m4"])
+def test_chain_planned_firmware_matches_tflm(board, tmp_path):
+    need(board)
+    g = chain_model()
+    check_firmware(g, board, tmp_path, plan_arena(g))
+
+
+def test_round_trip_keeps_options():
+    rng = np.random.default_rng(5)
+    g = one_op_models(2, seed=5)
+    h = parse(serialize(g))
+    assert [(op.opcode, op.options) for op in h.operators] == [(op.opcode, op.options) for op in g.operators]
+    assert serialize(h) == serialize(g)
+    del rng
+
+
+def _bad(make, match):
+    with pytest.raises(ModelError, match=match):
+        make()
+
+
+def test_bad_models_get_one_line_errors():
+    def bad_perm():
+        b = GraphBuilder("t")
+        b.transpose(b.input((1, 2, 3, 4)), (0, 2, 1, 3))
+        g = b.finish()
+        g.tensors[g.operators[0].inputs[1]].data = np.array([0, 1, 1, 3], np.int32)
+        ops.check_graph(g)
+
+    def bad_block():
+        b = GraphBuilder("d")
+        b.depth_to_space(b.input((1, 2, 3, 8)), 2)
+        g = b.finish()
+        g.operators[0].options["block_size"] = 3
+        ops.check_graph(g)
+
+    def bad_squeeze():
+        b = GraphBuilder("s")
+        b.squeeze(b.input((1, 2, 1, 4)), [2])
+        g = b.finish()
+        g.operators[0].options["squeeze_dims"] = (1,)
+        ops.check_graph(g)
+
+    def both_bilinear_modes():
+        b = GraphBuilder("r")
+        b.resize_bilinear(b.input((1, 4, 4, 2)), (8, 8), align_corners=True)
+        g = b.finish()
+        g.operators[0].options["half_pixel_centers"] = True
+        parse(serialize(g))
+
+    def alpha_does_not_broadcast():
+        b = GraphBuilder("p")
+        b.prelu(b.input((1, 3, 3, 2)), (1, 1, 2))
+        g = b.finish()
+        a = g.tensors[g.operators[0].inputs[1]]
+        a.data, a.shape = np.zeros((1, 1, 3), np.int8), (1, 1, 3)
+        parse(serialize(g))
+
+    def bilinear_past_the_input():
+        b = GraphBuilder("r")
+        b.resize_bilinear(b.input((1, 1, 4, 2)), (55, 4))
+        b.finish()
+
+    def alpha_per_channel():
+        b = GraphBuilder("p")
+        b.prelu(b.input((1, 3, 3, 2)), (2,))
+        g = b.finish()
+        a = g.tensors[g.operators[0].inputs[1]]
+        a.quant = dataclasses.replace(a.quant, scale=np.array([0.1, 0.2], np.float32), zero_point=np.zeros(2, np.int64))
+        ops.check_graph(g)
+
+    _bad(bad_perm, r"perm \[0, 1, 1, 3\] is not a permutation")
+    _bad(bad_block, "not a multiple of block_size")
+    _bad(bad_squeeze, "not 1")
+    _bad(both_bilinear_modes, "cannot both be set")
+    _bad(alpha_per_channel, "per-tensor")
+    _bad(alpha_does_not_broadcast, r"alpha shape \[1, 1, 3\] must broadcast to the input shape \[1, 3, 3, 2\]")
+    _bad(bilinear_past_the_input, "height 1 -> 55: at this ratio TFLM's integer interpolation reads past")
+
+
+def fused_model():
+    """The element-wise operators between convolutions: the least-RAM fusion plan tiles them all."""
+    b = GraphBuilder("extra_fused", seed=4)
+    x = b.input((1, 24, 24, 3))
+    k = b.relu(b.conv2d(x, 8, 3, 2, activation="NONE"))
+    k = b.prelu(b.tanh(b.depthwise(k, 3, 1, activation="NONE")))
+    m = b.conv2d(k, 8, 1, 1, out_quant=b.quant_of(k), activation="NONE")
+    k = b.prelu(b.relu6(b.minimum(b.maximum(k, m), k)), (1,))
+    k = b.conv2d(k, 16, 3, 2)
+    return b.finish(b.fully_connected(b.mean(k), 5))
+
+
+@pytest.mark.parametrize("board", ["host", "cortex-m4"])
+def test_elementwise_ops_run_inside_fused_blocks(board, tmp_path):
+    need(board)
+    g = fused_model()
+    plan = plan_fused(g, optimize="ram", time_budget=0.5)
+    tiled = {g.operators[s.op].opcode for it in plan.schedule.blocks() for s in it.geo.steps}
+    assert {"RELU", "RELU6", "TANH", "PRELU", "MAXIMUM", "MINIMUM"} <= tiled
+    xs = random_inputs(g)
+    want = tflm_run(serialize(g), xs)[0].reshape(-1)
+    assert np.array_equal(run_fused(g, plan, xs)[0].reshape(-1), want)
+    firmware.build(g, board, tmp_path, plan=plan)
+    assert np.array_equal(firmware.run(board, tmp_path, xs)[0].reshape(-1), want)
+
+
+def test_tflm_ignores_the_output_quantisation_where_it_does_not_requantise():
+    """RELU6, TANH, MAXIMUM/MINIMUM, resizes and transposes with an output quantisation unlike the
+    input's: TFLM writes raw codes anyway, and so do we (byte-exact, numpy and firmware)."""
+    rng = np.random.default_rng(11)
+    graphs = []
+    for opcode in ("RELU6", "TANH", "MAXIMUM", "MINIMUM", "RESIZE_BILINEAR", "RESIZE_NEAREST_NEIGHBOR",
+                   "TRANSPOSE", "SPACE_TO_DEPTH"):
+        g = EXTRA_GENERATORS[opcode](rng)
+        t = g.tensors[g.outputs[0]]
+        t.quant = dataclasses.replace(t.quant, scale=np.array([0.037], np.float32), zero_point=np.array([13]))
+        if opcode in ("MAXIMUM", "MINIMUM"):
+            x = g.tensors[g.inputs[1]]
+            x.quant = dataclasses.replace(x.quant, scale=x.quant.scale * 3, zero_point=x.quant.zero_point // 2)
+        graphs.append(g)
+    g = merge(graphs, "raw_codes")
+    xs = random_inputs(g, 3)
+    want = tflm_run(serialize(g), xs, len(g.outputs))
+    for y, w in zip(run(g, naive_plan(g), xs), want):
+        assert np.array_equal(y.reshape(-1), w.reshape(-1))
