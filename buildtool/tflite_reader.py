@@ -459,7 +459,7 @@ class _Reader:
 
     def _squeeze_options(self, o) -> dict:
         n = o.SqueezeDimsLength() if o else 0
-        return {"squeeze_dims": tuple(int(d) for d in self._ivec(n, o.SqueezeDims, "squeeze dims")) if n else ()}
+        return {"squeeze_dims": tuple(int(d) for d in self._ivec(n, o.SqueezeDimsAsNumpy, "squeeze dims")) if n else ()}
 
     def _block_options(self, o) -> dict:
         return {"block_size": int(o.BlockSize()) if o else 0}
