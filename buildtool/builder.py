@@ -434,6 +434,45 @@ class GraphBuilder:
                                               "offset": False})
         return out
 
+    # -- stateful operators ---------------------------------------------------
+    def svdf(self, x, units, rank=1, memory=4, state_dtype="int8", *, out_quant=None, seed=None) -> int:
+        """SVDF over a [1, n_in] input: units * rank filters, `memory` time steps of int8 (or int16)
+        state in a variable tensor. Calibrated on one step from a reset state (only the newest
+        memory slot holds a value); the output range is widened for the history a real run adds."""
+        rng = self._rng(seed)
+        n_in = self.shape(x)[-1]
+        n_filter = units * rank
+        name = self._name("svdf")
+        wf = rng.normal(0, np.sqrt(1.0 / n_in), size=(n_filter, n_in)).astype(np.float32)
+        wt = rng.normal(0, np.sqrt(1.0 / memory), size=(n_filter, memory)).astype(np.float32)
+        wf_s = float(np.float32(np.abs(wf).max() / 127))
+        wf_q = np.clip(np.round(wf / wf_s), -127, 127)
+        feat = self.values[x].reshape(-1, n_in) @ (wf_q * wf_s).T
+        qmax = 127 if state_dtype == "int8" else 32767
+        if state_dtype == "int8":
+            st_s, st_zp = range_quant(1.2 * feat.min(), 1.2 * feat.max())
+        else:
+            st_s, st_zp = float(np.float32(1.2 * np.abs(feat).max() / qmax + 1e-9)), 0
+        wt_s = float(np.float32(np.abs(wt).max() / qmax))
+        wt_q = np.clip(np.round(wt / wt_s), -qmax, qmax)
+        b_s = float(np.float32(np.float32(st_s) * np.float32(wt_s)))
+        bias = rng.normal(0, 0.2, size=units).astype(np.float32)
+        bias_q = np.round(bias / b_s).astype(np.int64)
+        ifw = self.const(f"{name}/weights_feature", wf_q.astype(np.int8), "int8", _quant(wf_s, 0))
+        itw = self.const(f"{name}/weights_time", wt_q.astype(NUMPY_DTYPE[state_dtype]), state_dtype,
+                         _quant(wt_s, 0))
+        ib = self.const(f"{name}/bias", bias_q.astype(np.int32), "int32", _quant(b_s, 0))
+        ist = self._tensor(f"{name}/state", (1, n_filter * memory), state_dtype, _quant(st_s, st_zp))
+        self.tensors[ist].variable = True
+        sf = np.clip(np.round(feat / st_s) + st_zp, -qmax - 1, qmax)
+        y = ((sf - st_zp) * st_s * (wt_q[:, -1] * wt_s)).reshape(-1, units, rank).sum(axis=2) + bias_q * b_s
+        if out_quant is None:
+            spread = float(np.sqrt(memory))
+            out_quant = range_quant(spread * y.min(), spread * y.max())
+        out = self._act_out(name, y, "NONE", out_quant, (1, units))
+        self._op("SVDF", [x, ifw, itw, ib, ist], [out], {"rank": rank, "activation": "NONE"})
+        return out
+
     # -- result ---------------------------------------------------------------
     def finish(self, outputs=None) -> Graph:
         """The graph (outputs default to the last operator's outputs), validated and op-checked."""

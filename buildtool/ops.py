@@ -23,12 +23,13 @@ from __future__ import annotations
 
 from .errors import ModelError
 from .ir import Graph, Operator
+from .stateful import STATEFUL_CHECKS, STATEFUL_MACS, check_edge, edge_types
 
 SUPPORTED = (
     "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MUL", "CONCATENATION",
     "AVERAGE_POOL_2D", "MAX_POOL_2D", "MEAN", "PAD", "RESHAPE", "SOFTMAX", "LOGISTIC",
     "QUANTIZE", "DEQUANTIZE", "HARD_SWISH", "SPLIT", "STRIDED_SLICE",
-)
+) + tuple(STATEFUL_CHECKS)
 ACTIVATIONS = ("NONE", "RELU", "RELU_N1_TO_1", "RELU6")
 # Element-wise operators whose output may overwrite an input of the same size.
 ELEMENTWISE_INPLACE = ("LOGISTIC", "HARD_SWISH", "QUANTIZE", "ADD", "MUL")
@@ -77,6 +78,10 @@ def check_op(g: Graph, op: Operator) -> None:
     if "activation" in o and o["activation"] not in ACTIVATIONS:
         raise ModelError(f"operator {op.index} ({op.opcode}): fused activation {o['activation']} is not supported")
     _need(len(op.outputs) >= 1, op, "has no outputs")
+    if op.opcode in STATEFUL_CHECKS:
+        return STATEFUL_CHECKS[op.opcode](g, op)
+    if edge_types(g, op):
+        return check_edge(g, op)
     act_in = [i for i in op.inputs if i >= 0 and not g.tensors[i].is_const]
     for t in [g.tensors[i] for i in act_in] + [g.tensors[i] for i in op.outputs]:
         if op.opcode == "QUANTIZE" and t.index in act_in and t.dtype == "float32":
@@ -242,6 +247,8 @@ def op_macs(g: Graph, op: Operator) -> int:
         w = g.tensors[op.inputs[1]].shape
         rows = g.tensors[op.inputs[0]].num_elements // w[1]
         return int(rows * w[0] * w[1])
+    if op.opcode in STATEFUL_MACS:
+        return STATEFUL_MACS[op.opcode](g, op)
     return 0
 
 
@@ -254,8 +261,8 @@ def check_graph(g: Graph) -> None:
         check_op(g, op)
     for i in g.inputs:
         t = g.tensors[i]
-        if t.dtype not in ("int8", "float32"):
-            raise ModelError(f"model input '{t.name}' is {t.dtype}; only int8 inputs are supported")
+        if t.dtype not in ("int8", "int16", "float32"):
+            raise ModelError(f"model input '{t.name}' is {t.dtype}; only int8 and int16 inputs are supported")
 
 
 __all__ = ["SUPPORTED", "check_op", "check_graph", "op_macs", "graph_macs", "conv_out_size", "conv_padding",

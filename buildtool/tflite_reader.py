@@ -21,6 +21,7 @@ from tflite.TensorType import TensorType
 from .errors import ModelError
 from .ir import NUMPY_DTYPE, Graph, Operator, Quant, Tensor, validate_graph
 from .ops import check_graph
+from .stateful import STATEFUL_OPTIONS
 
 OPCODE_NAMES = {v: k for k, v in vars(BuiltinOperator).items() if not k.startswith("_")}
 TYPE_NAMES = {TensorType.FLOAT32: "float32", TensorType.FLOAT16: "float16", TensorType.INT32: "int32",
@@ -31,7 +32,7 @@ PAD = {0: "SAME", 1: "VALID"}
 # Inputs an operator cannot run without (the rest are optional, -1 = absent); checked here so that
 # the shape checks never see a missing one.
 REQUIRED_INPUTS = {"CONV_2D": 2, "DEPTHWISE_CONV_2D": 2, "FULLY_CONNECTED": 2, "ADD": 2, "MUL": 2,
-                   "MEAN": 2, "PAD": 2, "SPLIT": 2, "STRIDED_SLICE": 4}
+                   "MEAN": 2, "PAD": 2, "SPLIT": 2, "STRIDED_SLICE": 4, "SVDF": 5}
 ALL_REQUIRED = ("ADD", "MUL", "CONCATENATION")
 MAX_TENSORS = 1 << 20
 MAX_FILE = 1 << 31
@@ -175,7 +176,8 @@ class _Reader:
                                             self._ivec(t.ShapeSignatureLength(), t.ShapeSignature, "signature")):
             self.fail(f"tensor {i} '{name}' has a dynamic shape; convert with static shapes (batch_size=1)")
         for d in shape:
-            if d <= 0 or d > (1 << 24):
+            # 0 is left to validate_graph: an empty tensor no operator reads (an LSTM's intermediates) is fine
+            if d < 0 or d > (1 << 24):
                 self.fail(f"tensor {i} '{name}' has invalid shape {list(shape)}")
         if t.Sparsity() is not None:
             self.fail(f"tensor {i} '{name}' is sparse; sparse models are not supported")
@@ -208,6 +210,8 @@ class _Reader:
                     self.fail(f"tensor {i} '{name}': buffer holds {len(raw)} bytes, shape {list(shape)} "
                               f"of {dtype} needs {want} (truncated?)")
                 data = np.frombuffer(raw, dtype=NUMPY_DTYPE[dtype]).reshape(shape).copy()
+        if t.IsVariable():  # TFLM resets the state at start-up whatever the buffer holds
+            return Tensor(i, name, shape, dtype, quant, None, variable=True)
         return Tensor(i, name, shape, dtype, quant, data)
 
     def _buffer(self, buf, b):
@@ -288,6 +292,8 @@ class _Reader:
             return {"begin_mask": o.BeginMask(), "end_mask": o.EndMask(), "ellipsis_mask": o.EllipsisMask(),
                     "new_axis_mask": o.NewAxisMask(), "shrink_axis_mask": o.ShrinkAxisMask(),
                     "offset": bool(o.Offset())}
+        if opcode in STATEFUL_OPTIONS:
+            return STATEFUL_OPTIONS[opcode](self, load, i)
         return {}
 
     def _enum(self, table, v, i, what):

@@ -249,13 +249,21 @@ def gen_strided_slice(rng):
     return b.finish()
 
 
+def gen_svdf(rng):
+    b = GraphBuilder("svdf", seed=int(rng.integers(1 << 30)))
+    x = _in(b, rng, (1, int(rng.integers(1, 30))))
+    b.svdf(x, int(rng.integers(1, 12)), int(rng.integers(1, 4)), int(rng.integers(1, 8)),
+           str(rng.choice(["int8", "int16"])))
+    return b.finish()
+
+
 GENERATORS = {
     "CONV_2D": gen_conv, "DEPTHWISE_CONV_2D": gen_depthwise, "FULLY_CONNECTED": gen_fc,
     "ADD": lambda r: _binary(r, "ADD"), "MUL": lambda r: _binary(r, "MUL"), "CONCATENATION": gen_concat,
     "AVERAGE_POOL_2D": lambda r: _pool(r, "AVERAGE_POOL_2D"), "MAX_POOL_2D": lambda r: _pool(r, "MAX_POOL_2D"),
     "MEAN": gen_mean, "PAD": gen_pad, "RESHAPE": gen_reshape, "SOFTMAX": gen_softmax, "LOGISTIC": gen_logistic,
     "QUANTIZE": gen_quantize, "DEQUANTIZE": gen_dequantize, "HARD_SWISH": gen_hard_swish, "SPLIT": gen_split,
-    "STRIDED_SLICE": gen_strided_slice,
+    "STRIDED_SLICE": gen_strided_slice, "SVDF": gen_svdf,
 }
 
 

@@ -51,9 +51,10 @@ def all_ops_graph(seed=1, calib=None):
     k = b.depthwise(k, 3, 2, multiplier=2, activation="RELU_N1_TO_1")
     n = b.fully_connected(b.mean(k), 10)
     o = b.softmax(n)
+    sv = b.svdf(n, 4, rank=2, memory=3)
     q = b.quantize(t, 0.05, 3)
     f = b.dequantize(q)
-    return b, b.finish([o, t, f])
+    return b, b.finish([o, t, f, sv])
 
 
 def first_buffer_offsets(data: bytes):

@@ -124,14 +124,15 @@ def hard_swish(g, op, ins, outs) -> None:
 
 
 def quantize(g, op, ins, outs) -> None:
-    """float32 -> int8 (AffineQuantize) or int8 -> int8 requantisation."""
+    """float32 -> int8 (AffineQuantize) or integer -> integer requantisation (int8/int16 -> int8/int16/int32)."""
     ti, to = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
     if ti.dtype == "float32":
         q = round_half_away(ins[0].astype(np.float32) / np.float32(to.scale)).astype(np.int64) + to.zero_point
     else:
         m, s = quantize_multiplier(np.float64(ti.scale) / np.float64(to.scale))
         q = mbqm(ins[0].astype(np.int64) - ti.zero_point, m, s) + to.zero_point
-    outs[0][...] = np.clip(q, -128, 127).astype(np.int8).reshape(outs[0].shape)
+    lim = np.iinfo(outs[0].dtype)  # int8, or int16/int32 at a model's edges (stateful.EDGE_TYPES)
+    outs[0][...] = np.clip(q, lim.min, lim.max).astype(outs[0].dtype).reshape(outs[0].shape)
 
 
 def dequantize(g, op, ins, outs) -> None:

@@ -73,6 +73,9 @@
 #define bt_split_s8 ref_bt_split_s8
 #define bt_strided_slice_s8 ref_bt_strided_slice_s8
 #define bt_kernel_set_name ref_bt_kernel_set_name
+#define bt_softmax_s8_s16 ref_bt_softmax_s8_s16
+#define bt_requantize_wide ref_bt_requantize_wide
+#define bt_svdf_s8 ref_bt_svdf_s8
 #endif
 
 #ifdef __cplusplus
@@ -247,6 +250,8 @@ typedef struct {
 } bt_softmax_params;
 
 void bt_softmax_s8(const bt_softmax_params *p, const int8_t *in, int8_t *out);
+/* The same with an int16 output (scale 1/65536, zero point -32768): TFLM's int8 -> int16 softmax. */
+void bt_softmax_s8_s16(const bt_softmax_params *p, const int8_t *in, int16_t *out);
 
 /* ------------------------------------------------------------------------ LOGISTIC (int8)
  * TFLM reference_integer_ops::Logistic: x = in - input_zero_point;
@@ -283,6 +288,17 @@ typedef struct {
 } bt_requant_params;
 
 void bt_requantize_s8(const bt_requant_params *p, const int8_t *in, int8_t *out);
+
+/* QUANTIZE between integer widths (TFLM reference_ops::Requantize): in_bits 8|16, out_bits 8|16|32;
+ * out = clamp(MBQM(in - input_zp, multiplier, shift) + output_zp) to the output type. n dense elements. */
+typedef struct {
+  int32_t n;
+  int32_t input_zp, output_zp;
+  int32_t multiplier, shift;
+  int32_t in_bits, out_bits;
+} bt_requant_wide_params;
+
+void bt_requantize_wide(const bt_requant_wide_params *p, const void *in, void *out);
 
 /* QUANTIZE float32 -> int8 (TFLM AffineQuantize): out = clamp(round_half_away(in / scale) + zp).
  * DEQUANTIZE int8 -> float32: out = scale * (in - zp). Float model I/O only. */
@@ -324,6 +340,26 @@ typedef struct {
 } bt_slice_params;
 
 void bt_strided_slice_s8(const bt_slice_params *p, const int8_t *in, int8_t *out);
+
+/* ------------------------------------------------------------------------------ SVDF (int8)
+ * TFLM's integer SVDF. in [batch][n_input] int8; state [batch][n_filter][n_memory] of int8 or
+ * int16 (state_bits; the time weights [n_filter][n_memory] have the same type) is updated in place
+ * and persists across invocations; out [batch][n_filter / rank] int8. Per invocation: the whole
+ * state shifts one element towards its start; each filter's newest slot gets
+ * clamp(MBQM(sum wf * (in - input_zp), mult1, shift1), state type) + state_zp narrowed to the state
+ * type; out = clamp(MBQM(bias + sum over the unit's rank filters of
+ * sum_m wt * (state - state_zp), mult2, shift2) + output_zp, -128, 127). No fused activation. */
+typedef struct {
+  int32_t batch, n_input, n_filter, n_memory, rank;
+  int32_t input_zp, state_zp, output_zp;
+  int32_t mult1, shift1, mult2, shift2;
+  int32_t state_bits;               /* 8 or 16 */
+  const int8_t *weights_feature;    /* [n_filter][n_input] */
+  const void *weights_time;         /* [n_filter][n_memory], int8 or int16 as the state */
+  const int32_t *bias;              /* [n_filter / rank] or 0 */
+} bt_svdf_params;
+
+void bt_svdf_s8(const bt_svdf_params *p, const int8_t *in, void *state, int8_t *out);
 
 #ifdef __cplusplus
 }

@@ -16,3 +16,5 @@
 #include "../reference/concat.c"
 #include "../reference/split.c"
 #include "../reference/strided_slice.c"
+#include "../reference/requant_wide.c"
+#include "../reference/svdf.c"
