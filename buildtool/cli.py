@@ -169,10 +169,16 @@ def cmd_zoo(a) -> int:
 
 
 def _board_run(g, x, a):
+    import numpy as np
+
     from . import firmware
 
     out = a.build_dir or os.path.join("build", a.board, g.name)
     firmware.build(g, a.board, out, **plan_options(a))
+    if a.sequence:
+        ys, prof, ram = firmware.run(a.board, out, list(x), sequence=True)
+        print(firmware.format_report(prof, ram), file=sys.stderr)
+        return [np.stack(ys)]
     y, prof, ram = firmware.run(a.board, out, x)
     print(firmware.format_report(prof, ram), file=sys.stderr)
     return y if isinstance(y, list) else [y]
@@ -191,14 +197,22 @@ def cmd_run(a) -> int:
     except (ValueError, OSError) as e:
         raise UsageError(f"cannot read input {a.input} as a .npy array: {e}") from None
     t = g.tensors[g.inputs[0]]
-    if tuple(x.shape) != tuple(t.shape) or x.dtype != np.dtype(t.dtype):
-        raise UsageError(f"input {a.input} is {x.dtype}{list(x.shape)}, the model wants {t.dtype}{list(t.shape)}")
+    want = ((x.shape[0] if x.ndim else 0),) + tuple(t.shape) if a.sequence else tuple(t.shape)
+    if tuple(x.shape) != want or x.dtype != np.dtype(t.dtype) or (a.sequence and not want[0]):
+        wanted = f"[N, {', '.join(map(str, t.shape))}] with N >= 1" if a.sequence else str(list(t.shape))
+        raise UsageError(f"input {a.input} is {x.dtype}{list(x.shape)}, the model wants {t.dtype}{wanted}")
+    if a.sequence and fused_requested(a):
+        raise UsageError("--sequence runs the plain plan; drop --split/--optimize/--input-streamed")
     if a.board:
         outs = _board_run(g, x, a)
     elif fused_requested(a):
         from .fusion_exec import run_fused
 
         outs = run_fused(g, fused_plan(g, a), [x])
+    elif a.sequence:
+        from .executor import run_sequence
+
+        outs = [np.stack([o[0] for o in run_sequence(g, make_plan(g, a), [[xi] for xi in x])])]
     else:
         outs = run(g, make_plan(g, a), [x])
     if a.output:
@@ -256,6 +270,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("model")
     s.add_argument("--input", required=True, help=".npy input tensor")
     s.add_argument("--output", help=".npy file for the output (default: print it)")
+    s.add_argument("--sequence", action="store_true",
+                   help="the .npy stacks N inputs on a new first axis: invoke N times, the model's state "
+                        "(SVDF/LSTM) carrying over; the output stacks the N outputs")
     s.add_argument("--board", help="build firmware for this board and run it (QEMU or natively)")
     s.add_argument("--build-dir", help="where to build firmware (default build/BOARD/MODEL)")
     add_plan_options(s)

@@ -202,3 +202,28 @@ def test_random_svdf_firmware_over_invocations(board, tmp_path):
         firmware.build(g, board, out)
         got, _, _ = firmware.run(board, out, sets, sequence=True, profile=False)
         assert [y.tolist() for y in got] == [w[0].reshape(y.shape).tolist() for y, w in zip(got, want)]
+
+
+# -- CLI -----------------------------------------------------------------------------------------
+def test_cli_run_sequence_and_refusals(tmp_path, capsys, monkeypatch):
+    from buildtool import cli
+
+    monkeypatch.setenv("BUILDTOOL_NO_DAEMON", "1")
+    rng = np.random.default_rng(12)
+    g = svdf_model(rng, 12)
+    (tmp_path / "m.tflite").write_bytes(serialize(g))
+    sets = random_inputs(g, rng, 4)
+    np.save(tmp_path / "x.npy", np.stack([s[0] for s in sets]))
+    want, _ = tflm_sequence(serialize(g), sets, 1)
+    args = ["run", str(tmp_path / "m.tflite"), "--input", str(tmp_path / "x.npy")]
+    for extra in ([], ["--board", "host", "--build-dir", str(tmp_path / "b")]):
+        assert cli.main(args + ["--sequence", "--output", str(tmp_path / "y.npy")] + extra) == 0
+        assert np.load(tmp_path / "y.npy").tolist() == [w[0].tolist() for w in want]
+    capsys.readouterr()
+    # without --sequence the stacked file is the wrong shape; fusion cannot keep state
+    assert cli.main(args) == 2
+    assert cli.main(args[:2] + ["--input", str(tmp_path / "x.npy"), "--sequence", "--optimize", "ram"]) == 2
+    assert cli.main(["plan", str(tmp_path / "m.tflite"), "--split", "auto"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 3 and "wants int8[1," in err[0] and "--sequence runs the plain plan" in err[1]
+    assert "keeps state between invocations (SVDF)" in err[2] and "Traceback" not in "".join(err)
