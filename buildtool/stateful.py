@@ -12,6 +12,8 @@ Also here: the int16/int32 model edges the TFLM keyword example needs around its
 
 from __future__ import annotations
 
+import math
+
 from .errors import ModelError
 
 LSTM_INPUTS = 24
@@ -132,6 +134,78 @@ def write_svdf_options(b, o, act_codes) -> tuple:
     return BuiltinOptions.SVDFOptions, tflite.SVDFOptionsEnd(b)
 
 
+# -- UNIDIRECTIONAL_SEQUENCE_LSTM ------------------------------------------------------------------
+def lstm_dims(g, op) -> dict:
+    x, h = g.tensors[op.inputs[LSTM_X]], g.tensors[op.inputs[LSTM_H]]
+    tm = op.options.get("time_major", False)
+    batch, steps = (x.shape[1], x.shape[0]) if tm else (x.shape[0], x.shape[1])
+    return dict(batch=batch, steps=steps, n_input=x.shape[2], n_state=h.num_elements // max(batch, 1),
+                time_major=tm)
+
+
+def check_lstm(g, op) -> None:
+    _need(len(op.inputs) == LSTM_INPUTS and len(op.outputs) == 1, op,
+          f"needs {LSTM_INPUTS} inputs and 1 output, has {len(op.inputs)} and {len(op.outputs)}")
+    x = _act(g, op, op.inputs[LSTM_X], "input")
+    _need(len(x.shape) == 3, op, f"input must be 3-D [batch, time, input] (or time-major), not {list(x.shape)}")
+    act = op.options.get("lstm_activation", "TANH")
+    _need(act == "TANH", op, f"cell activation {act} is not supported (only TANH)")
+    _need(op.options.get("cell_clip", 0.0) >= 0, op, "cell_clip must not be negative")
+    for group, what in ((LSTM_PEEPHOLE, "peephole (cell-to-gate) weights"), (LSTM_PROJ, "a projection layer"),
+                        (LSTM_LAYER_NORM, "layer normalisation")):
+        _need(all(_in(op, k) < 0 for k in group), op, f"{what} is not supported")
+    _need(_in(op, LSTM_W_IN[0]) >= 0, op, "has no input gate (CIFG), which TFLite Micro's integer LSTM does not run")
+    h = _state(g, op, LSTM_H, "hidden (output) state", ("int8",))
+    c = _state(g, op, LSTM_C, "cell state", ("int16",))
+    d = lstm_dims(g, op)
+    n_in, n = d["n_input"], d["n_state"]
+    _need(h.num_elements == d["batch"] * n and c.num_elements == d["batch"] * n, op,
+          f"hidden and cell state must hold batch x state = {d['batch']} x {n} values")
+    scale = float(c.scale)
+    _need(c.zero_point == 0 and 2.0 ** round(math.log2(scale)) == scale, op,
+          f"cell state scale {scale} must be a power of two with zero point 0")
+    for k in LSTM_W_IN:
+        w = _const(g, op, k, "input weights", shape=(n, n_in))
+        _need(not w.quant.per_channel, op, f"input weights (input {k}) must be quantised per tensor")
+    for k in LSTM_W_REC:
+        w = _const(g, op, k, "recurrent weights", shape=(n, n))
+        _need(not w.quant.per_channel, op, f"recurrent weights (input {k}) must be quantised per tensor")
+    for k in LSTM_BIAS:
+        _const(g, op, k, "gate bias", ("int32",), shape=(n,))
+    y = _act(g, op, op.outputs[0], "output")
+    x0, x1 = x.shape[0], x.shape[1]
+    _need(tuple(y.shape) == (x0, x1, n), op, f"output {list(y.shape)} must be [{x0}, {x1}, {n}]")
+
+
+def lstm_macs(g, op) -> int:
+    d = lstm_dims(g, op)
+    return d["batch"] * d["steps"] * 4 * d["n_state"] * (d["n_input"] + d["n_state"])
+
+
+def read_lstm_options(reader, load, i) -> dict:
+    import tflite
+
+    o = load(tflite.UnidirectionalSequenceLSTMOptions)
+    if o is None:
+        reader.fail(f"operator {i} (UNIDIRECTIONAL_SEQUENCE_LSTM) has no options")
+    from .tflite_reader import ACT
+    return {"lstm_activation": reader._enum(ACT, o.FusedActivationFunction(), i, "activation"),
+            "cell_clip": float(o.CellClip()), "proj_clip": float(o.ProjClip()), "time_major": bool(o.TimeMajor())}
+
+
+def write_lstm_options(b, o, act_codes) -> tuple:
+    import tflite
+    from tflite.BuiltinOptions import BuiltinOptions
+
+    codes = dict(act_codes, TANH=4)
+    tflite.UnidirectionalSequenceLSTMOptionsStart(b)
+    tflite.UnidirectionalSequenceLSTMOptionsAddFusedActivationFunction(b, codes[o.get("lstm_activation", "TANH")])
+    tflite.UnidirectionalSequenceLSTMOptionsAddCellClip(b, float(o.get("cell_clip", 0.0)))
+    tflite.UnidirectionalSequenceLSTMOptionsAddProjClip(b, float(o.get("proj_clip", 0.0)))
+    tflite.UnidirectionalSequenceLSTMOptionsAddTimeMajor(b, bool(o.get("time_major", False)))
+    return BuiltinOptions.UnidirectionalSequenceLSTMOptions, tflite.UnidirectionalSequenceLSTMOptionsEnd(b)
+
+
 # -- int16 / int32 model edges (QUANTIZE, SOFTMAX) ---------------------------------------------------
 EDGE_TYPES = {"QUANTIZE": {("int16", "int8"), ("int16", "int32"), ("int8", "int16"), ("int16", "int16")},
               "SOFTMAX": {("int8", "int16")}}
@@ -155,7 +229,7 @@ def check_edge(g, op) -> None:
 
 
 # -- dispatch (one-line entries in ops.py and tflite_reader.py) ------------------------------------
-STATEFUL_CHECKS = {"SVDF": check_svdf}
-STATEFUL_MACS = {"SVDF": svdf_macs}
-STATEFUL_OPTIONS = {"SVDF": read_svdf_options}
-STATEFUL_WRITERS = {"SVDF": write_svdf_options}
+STATEFUL_CHECKS = {"SVDF": check_svdf, "UNIDIRECTIONAL_SEQUENCE_LSTM": check_lstm}
+STATEFUL_MACS = {"SVDF": svdf_macs, "UNIDIRECTIONAL_SEQUENCE_LSTM": lstm_macs}
+STATEFUL_OPTIONS = {"SVDF": read_svdf_options, "UNIDIRECTIONAL_SEQUENCE_LSTM": read_lstm_options}
+STATEFUL_WRITERS = {"SVDF": write_svdf_options, "UNIDIRECTIONAL_SEQUENCE_LSTM": write_lstm_options}

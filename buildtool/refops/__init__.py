@@ -19,6 +19,7 @@ from .pooling import average_pool2d, max_pool2d, pool_window
 from .reduce import mean
 from .shape_ops import concatenation, pad, reshape, split, strided_slice
 from .softmax import softmax
+from .lstm import lstm
 from .svdf import svdf
 
 KERNELS = {
@@ -41,6 +42,7 @@ KERNELS = {
     "SPLIT": split,
     "STRIDED_SLICE": strided_slice,
     "SVDF": svdf,
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": lstm,
 }
 BANDED = ("CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D")
 _WINDOWS = {"CONV_2D": conv_window, "DEPTHWISE_CONV_2D": dw_window,
