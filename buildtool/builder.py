@@ -473,6 +473,55 @@ class GraphBuilder:
         self._op("SVDF", [x, ifw, itw, ib, ist], [out], {"rank": rank, "activation": "NONE"})
         return out
 
+    def lstm(self, x, units, *, time_major=False, cell_clip=0.0, cell_scale_power=-11, seed=None) -> int:
+        """UNIDIRECTIONAL_SEQUENCE_LSTM over x [batch, time, in] ([time, batch, in] when time_major):
+        four gates with per-tensor int8 weights, int32 biases, an int8 hidden state on (1/128, 0) (also
+        the output's quantisation) and an int16 cell state on 2^cell_scale_power, both variable."""
+        rng = self._rng(seed)
+        shape = self.shape(x)
+        n_in = shape[2]
+        batch = shape[1] if time_major else shape[0]
+        name = self._name("lstm")
+        xs = float(self.tensors[x].scale)
+        hq = (1.0 / 128, 0)
+        ins = [x] + [-1] * 23
+        w_f = {}
+        for k, (rows, cols) in ((1, (units, n_in)), (5, (units, units))):
+            for gate in range(4):
+                w = rng.normal(0, np.sqrt(1.0 / cols), size=(rows, cols)).astype(np.float32)
+                ws = float(np.float32(np.abs(w).max() / 127))
+                wq = np.clip(np.round(w / ws), -127, 127)
+                w_f[(k, gate)] = wq * ws
+                ins[k + gate] = self.const(f"{name}/w{k + gate}", wq.astype(np.int8), "int8", _quant(ws, 0))
+        for gate in range(4):
+            ws = float(self.tensors[ins[1 + gate]].scale)
+            bs = float(np.float32(np.float32(xs) * np.float32(ws)))
+            bias = rng.normal(1.0 if gate == 1 else 0.0, 0.3, size=units).astype(np.float32)
+            ins[12 + gate] = self.const(f"{name}/b{gate}", np.round(bias / bs).astype(np.int32), "int32",
+                                        _quant(bs, 0))
+        ih = self._tensor(f"{name}/hidden_state", (batch, units), "int8", _quant(*hq))
+        ic = self._tensor(f"{name}/cell_state", (batch, units), "int16", _quant(2.0 ** cell_scale_power, 0))
+        self.tensors[ih].variable = self.tensors[ic].variable = True
+        ins[18], ins[19] = ih, ic
+        # calibration: a float LSTM over the batch-major calibration samples (time-major: zeros)
+        v = self.values[x]
+        out_v = np.zeros(v.shape[:2] + (units,), np.float32)
+        if not time_major:
+            sig = lambda z: 1.0 / (1.0 + np.exp(-z))  # noqa: E731
+            h = np.zeros((v.shape[0], units), np.float32)
+            c = np.zeros_like(h)
+            for t in range(v.shape[1]):
+                pre = [v[:, t] @ w_f[(1, k)].T + h @ w_f[(5, k)].T for k in range(4)]
+                c = sig(pre[1]) * c + sig(pre[0]) * np.tanh(pre[2])
+                if cell_clip > 0:
+                    c = np.clip(c, -cell_clip, cell_clip)
+                h = sig(pre[3]) * np.tanh(c)
+                out_v[:, t] = h
+        out = self._act_out(name, out_v, "NONE", hq, shape[:2] + (units,))
+        self._op("UNIDIRECTIONAL_SEQUENCE_LSTM", ins, [out], {"lstm_activation": "TANH", "cell_clip": float(cell_clip),
+                                                            "proj_clip": 0.0, "time_major": bool(time_major)})
+        return out
+
     # -- result ---------------------------------------------------------------
     def finish(self, outputs=None) -> Graph:
         """The graph (outputs default to the last operator's outputs), validated and op-checked."""

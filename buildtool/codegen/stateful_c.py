@@ -7,8 +7,9 @@ carries over from one invocation to the next.
 
 from __future__ import annotations
 
+from ..refops.lstm import GATE_INPUTS, lstm_params
 from ..refops.svdf import svdf_params
-from ..stateful import svdf_dims
+from ..stateful import LSTM_C, LSTM_H, LSTM_X, lstm_dims, svdf_dims
 
 
 def state_reset(e) -> list:
@@ -47,4 +48,27 @@ def SVDF(e, op) -> None:
                f"{e.act(op.outputs[0])});")
 
 
-STATEFUL_EMITTERS = {"SVDF": SVDF}
+def UNIDIRECTIONAL_SEQUENCE_LSTM(e, op) -> None:
+    from .model_c import _struct
+
+    g, n = e.g, f"op{op.index}"
+    for i in (op.inputs[LSTM_X], op.inputs[LSTM_H], op.inputs[LSTM_C], op.outputs[0]):
+        e.dense(op, i)
+    d, p = lstm_dims(g, op), lstm_params(g, op)
+    fields = dict(batch=d["batch"], steps=d["steps"], n_input=d["n_input"], n_state=d["n_state"],
+                  time_major=int(d["time_major"]), input_zp=p["input_zp"], hidden_zp=p["hidden_zp"],
+                  cell_power=p["cell_power"], forget_mult=p["forget_mult"], forget_shift=p["forget_shift"],
+                  input_mult=p["input_mult"], input_shift=p["input_shift"], output_mult=p["output_mult"],
+                  output_shift=p["output_shift"], cell_clip=p["cell_clip"])
+    for gate, (wi, wr, b) in GATE_INPUTS.items():
+        q = p["gates"][gate]
+        fields[gate] = dict(in_mult=q["in_mult"], in_shift=q["in_shift"], rec_mult=q["rec_mult"],
+                            rec_shift=q["rec_shift"], w_in_zp=q["w_in_zp"], w_rec_zp=q["w_rec_zp"],
+                            w_in=e.weight(op.inputs[wi], "int8_t"), w_rec=e.weight(op.inputs[wr], "int8_t"),
+                            bias=e.weight(op.inputs[b], "int32_t") if op.inputs[b] >= 0 else "0")
+    e.declare(f"static const bt_lstm_params {n}_p = {_struct(fields)};")
+    e.call(op, f"bt_lstm_s8(&{n}_p, {e.act(op.inputs[LSTM_X])}, {e.act(op.inputs[LSTM_H])}, "
+               f"{e.act(op.inputs[LSTM_C], 'int16_t')}, {e.act(op.outputs[0])});")
+
+
+STATEFUL_EMITTERS = {"SVDF": SVDF, "UNIDIRECTIONAL_SEQUENCE_LSTM": UNIDIRECTIONAL_SEQUENCE_LSTM}

@@ -76,6 +76,7 @@
 #define bt_softmax_s8_s16 ref_bt_softmax_s8_s16
 #define bt_requantize_wide ref_bt_requantize_wide
 #define bt_svdf_s8 ref_bt_svdf_s8
+#define bt_lstm_s8 ref_bt_lstm_s8
 #endif
 
 #ifdef __cplusplus
@@ -360,6 +361,34 @@ typedef struct {
 } bt_svdf_params;
 
 void bt_svdf_s8(const bt_svdf_params *p, const int8_t *in, void *state, int8_t *out);
+
+/* ------------------------------------------------------------ UNIDIRECTIONAL_SEQUENCE_LSTM (int8)
+ * TFLM's integer LSTM (8x8->16), no CIFG/peephole/projection/layer norm. Per time step and batch
+ * row, for each state element: each gate = sat16(sat16(MBQM(bias + sum (w_in - w_in_zp) *
+ * (x - input_zp), in_mult, in_shift)) + sat16(MBQM(sum (w_rec - w_rec_zp) * (h - hidden_zp),
+ * rec_mult, rec_shift))) on Q3.12, then TFLM's int16 LUT sigmoid (cell gate: tanh) into Q0.15;
+ * cell = sat16(sat16(MBQM(f * cell, forget_*)) + sat16(MBQM(i * g, input_*))), clipped to
+ * +-cell_clip when cell_clip > 0; h = clamp8(MBQM(tanh_{2^cell_power}(cell) * o, output_*) + hidden_zp).
+ * in [batch][steps][n_input] ([steps][batch][n_input] when time_major); out likewise with n_state;
+ * hidden [batch][n_state] int8 and cell [batch][n_state] int16 are updated in place and persist
+ * across invocations. out must not overlap the other tensors (it is the step's scratch). */
+typedef struct {
+  int32_t in_mult, in_shift, rec_mult, rec_shift;
+  int32_t w_in_zp, w_rec_zp;
+  const int8_t *w_in;               /* [n_state][n_input] */
+  const int8_t *w_rec;              /* [n_state][n_state] */
+  const int32_t *bias;              /* [n_state] or 0 */
+} bt_lstm_gate;
+
+typedef struct {
+  int32_t batch, steps, n_input, n_state, time_major;
+  int32_t input_zp, hidden_zp, cell_power;
+  int32_t forget_mult, forget_shift, input_mult, input_shift, output_mult, output_shift;
+  int32_t cell_clip;                /* quantised; 0 = no clipping */
+  bt_lstm_gate forget, input, cell, output;
+} bt_lstm_params;
+
+void bt_lstm_s8(const bt_lstm_params *p, const int8_t *in, int8_t *hidden, int16_t *cell, int8_t *out);
 
 #ifdef __cplusplus
 }

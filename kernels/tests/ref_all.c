@@ -18,3 +18,4 @@
 #include "../reference/strided_slice.c"
 #include "../reference/requant_wide.c"
 #include "../reference/svdf.c"
+#include "../reference/lstm.c"
