@@ -257,13 +257,23 @@ def gen_svdf(rng):
     return b.finish()
 
 
+def gen_lstm(rng):
+    b = GraphBuilder("lstm", seed=int(rng.integers(1 << 30)))
+    tm = bool(rng.random() < 0.3)
+    steps, batch = int(rng.integers(1, 6)), int(rng.integers(1, 3))
+    x = _in(b, rng, (steps, batch, int(rng.integers(1, 12))) if tm else (batch, steps, int(rng.integers(1, 12))))
+    b.lstm(x, int(rng.integers(1, 10)), time_major=tm, cell_clip=float(rng.choice([0.0, 3.0])),
+           cell_scale_power=int(rng.integers(-13, -9)))
+    return b.finish()
+
+
 GENERATORS = {
     "CONV_2D": gen_conv, "DEPTHWISE_CONV_2D": gen_depthwise, "FULLY_CONNECTED": gen_fc,
     "ADD": lambda r: _binary(r, "ADD"), "MUL": lambda r: _binary(r, "MUL"), "CONCATENATION": gen_concat,
     "AVERAGE_POOL_2D": lambda r: _pool(r, "AVERAGE_POOL_2D"), "MAX_POOL_2D": lambda r: _pool(r, "MAX_POOL_2D"),
     "MEAN": gen_mean, "PAD": gen_pad, "RESHAPE": gen_reshape, "SOFTMAX": gen_softmax, "LOGISTIC": gen_logistic,
     "QUANTIZE": gen_quantize, "DEQUANTIZE": gen_dequantize, "HARD_SWISH": gen_hard_swish, "SPLIT": gen_split,
-    "STRIDED_SLICE": gen_strided_slice, "SVDF": gen_svdf,
+    "STRIDED_SLICE": gen_strided_slice, "SVDF": gen_svdf, "UNIDIRECTIONAL_SEQUENCE_LSTM": gen_lstm,
 }
 
 

@@ -1,4 +1,4 @@
-"""Stateful operators (SVDF): byte-exact against TFLite Micro over sequences of invocations, with the
+"""Stateful operators (SVDF, UNIDIRECTIONAL_SEQUENCE_LSTM): byte-exact against TFLite Micro over sequences of invocations, with the
 state kept in persistent buffers of the arena, in the numpy executor and in firmware."""
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from conftest import SHARED_MODELS
 REAL = SHARED_MODELS / "real"
 KWS = "tflm_keyword_scrambled_8bit"
 SVDF_OUTPUTS = [5, 13, 21, 29, 37, 42, 47]  # every SVDF output of the keyword model
+LSTM = "tflm_trained_lstm_int8"
+LSTM_OUTPUT = 23  # the LSTM's own output (every time step), before the dense classifier
 
 
 def real_model(name):
@@ -71,6 +73,21 @@ def svdf_model(rng, seed: int):
     return b.finish()
 
 
+def lstm_model(rng, seed: int):
+    """A random LSTM: batch- or time-major, 1-2 batch rows, a few steps, cell clip or none, cell scales
+    2^-13..2^-10 (the tanh input shift of either sign), sometimes followed by a dense layer."""
+    b = GraphBuilder("lstm", seed=seed)
+    tm = bool(rng.random() < 0.3)
+    steps, batch, n_in = int(rng.integers(1, 8)), int(rng.integers(1, 3)), int(rng.integers(1, 20))
+    x = b.input((steps, batch, n_in) if tm else (batch, steps, n_in),
+                scale=float(np.float32(rng.uniform(0.005, 0.05))), zp=int(rng.integers(-20, 20)))
+    y = b.lstm(x, int(rng.integers(1, 16)), time_major=tm, cell_clip=float(rng.choice([0.0, 2.0, 5.0])),
+               cell_scale_power=int(rng.integers(-13, -9)))
+    if rng.random() < 0.3:
+        y = b.fully_connected(y, int(rng.integers(2, 8)))
+    return b.finish()
+
+
 def check_sequence(g, input_sets, plan=None, extra=()):
     """Our executor in its planned arena invoked like TFLM: every output of every invocation equal,
     and the state (variable tensors) equal after the last."""
@@ -96,6 +113,25 @@ def test_random_svdf_models_match_tflm_over_invocations():
         dtypes |= {g.tensors[v].dtype for v in g.variable_tensors()}
         check_sequence(g, random_inputs(g, rng, 5))
     assert dtypes == {"int8", "int16"}
+
+
+def test_random_lstm_models_match_tflm_over_invocations():
+    rng = np.random.default_rng(21)
+    seen = set()
+    for case in range(16):
+        g = lstm_model(rng, case)
+        op = next(o for o in g.operators if o.opcode == "UNIDIRECTIONAL_SEQUENCE_LSTM")
+        seen.add((op.options["time_major"], op.options["cell_clip"] > 0))
+        check_sequence(g, random_inputs(g, rng, 4))
+    assert seen == {(False, False), (False, True), (True, False), (True, True)}
+
+
+def test_lstm_model_matches_tflm_over_invocations():
+    g = load(str(real_model(LSTM)))
+    assert g.variable_tensors() == [16, 17]
+    g.outputs = list(g.outputs) + [LSTM_OUTPUT]
+    rng = np.random.default_rng(6)
+    check_sequence(g, random_inputs(g, rng, 4))
 
 
 def test_keyword_model_matches_tflm_over_invocations():
@@ -162,6 +198,36 @@ def test_checker_refuses_a_plan_that_reuses_state_bytes():
 
 
 # -- reader ----------------------------------------------------------------------------------
+def test_reader_accepts_unread_empty_tensors_only():
+    """The LSTM file carries empty [0] tensors only its `intermediates` list names (TFLM ignores them);
+    an empty tensor an operator really reads stays an error."""
+    g = load(str(real_model(LSTM)))
+    assert [t.shape for t in g.tensors[18:23]] == [(0,)] * 5
+    bad = g.copy()
+    bad.tensors[2] = dataclasses.replace(bad.tensors[2], shape=(0,), data=np.zeros(0, np.int32))
+    with pytest.raises(ModelError, match=r"tensor 2 .* has invalid shape \[0\]"):
+        parse(serialize(bad))
+
+
+def test_lstm_variants_tflm_cannot_run_are_refused():
+    g = lstm_model(np.random.default_rng(2), 2)
+    op = g.operators[0]
+    cifg = g.copy()
+    cifg.operators[0].inputs = (op.inputs[0], -1) + tuple(op.inputs[2:])
+    with pytest.raises(ModelError, match="no input gate"):
+        parse(serialize(cifg))
+    sig = g.copy()
+    sig.operators[0].options["lstm_activation"] = "RELU"
+    with pytest.raises(ModelError, match="cell activation RELU is not supported"):
+        parse(serialize(sig))
+    cell = g.copy()
+    c = op.inputs[19]
+    cell.tensors[c] = dataclasses.replace(cell.tensors[c], quant=dataclasses.replace(
+        cell.tensors[c].quant, scale=np.array([0.001], np.float32)))
+    with pytest.raises(ModelError, match="must be a power of two"):
+        parse(serialize(cell))
+
+
 def test_svdf_state_must_be_variable():
     g = svdf_model(np.random.default_rng(1), 1)
     g2 = g.copy()
@@ -192,10 +258,24 @@ def test_keyword_model_firmware_over_invocations(board, tmp_path):
 
 
 @pytest.mark.parametrize("board", ["host", "cortex-m4"])
-def test_random_svdf_firmware_over_invocations(board, tmp_path):
+def test_lstm_model_firmware_over_invocations(board, tmp_path):
+    g = load(str(real_model(LSTM)))
+    g.outputs = list(g.outputs) + [LSTM_OUTPUT]
+    sets = random_inputs(g, np.random.default_rng(7), 3)
+    want, _ = tflm_sequence(serialize(g), sets, len(g.outputs))
+    firmware.build(g, board, tmp_path)
+    got, _, _ = firmware.run(board, tmp_path, sets, sequence=True, profile=False)
+    for y, w in zip(got, want):
+        for a, e in zip(y, w):
+            assert np.array_equal(a, e.reshape(a.shape))
+
+
+@pytest.mark.parametrize("board", ["host", "cortex-m4"])
+@pytest.mark.parametrize("make", [svdf_model, lstm_model])
+def test_random_stateful_firmware_over_invocations(board, make, tmp_path):
     rng = np.random.default_rng(11)
     for case in range(3 if board == "host" else 2):
-        g = parse(serialize(svdf_model(rng, 100 + case)))
+        g = parse(serialize(make(rng, 100 + case)))
         sets = random_inputs(g, rng, 4)
         want, _ = tflm_sequence(serialize(g), sets, 1)
         out = tmp_path / f"c{case}"

@@ -52,9 +52,10 @@ def all_ops_graph(seed=1, calib=None):
     n = b.fully_connected(b.mean(k), 10)
     o = b.softmax(n)
     sv = b.svdf(n, 4, rank=2, memory=3)
+    ls = b.lstm(b.reshape(n, (1, 2, 5)), 3, cell_clip=2.0)
     q = b.quantize(t, 0.05, 3)
     f = b.dequantize(q)
-    return b, b.finish([o, t, f, sv])
+    return b, b.finish([o, t, f, sv, ls])
 
 
 def first_buffer_offsets(data: bytes):
