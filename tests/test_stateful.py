@@ -307,3 +307,30 @@ def test_cli_run_sequence_and_refusals(tmp_path, capsys, monkeypatch):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 3 and "wants int8[1," in err[0] and "--sequence runs the plain plan" in err[1]
     assert "keeps state between invocations (SVDF)" in err[2] and "Traceback" not in "".join(err)
+
+
+# -- build system --------------------------------------------------------------------------------
+def test_skeleton_keeps_state_tensors():
+    """The SCons build plans from the weight-free skeleton: it must still know which tensors are state."""
+    import json
+
+    from buildtool.codegen import skeleton
+
+    g = load(str(real_model(LSTM)))
+    sk = skeleton.from_json(json.loads(json.dumps(skeleton.to_json(g))))
+    assert sk.variable_tensors() == g.variable_tensors() == [16, 17]
+    assert plan_arena(sk).to_json() == plan_arena(g).to_json()
+
+
+def test_scons_run_of_the_keyword_model(tmp_path):
+    """`scons run` with its default input on a model whose input is int16."""
+    import subprocess
+    import sys
+
+    from conftest import ROOT
+
+    r = subprocess.run([sys.executable, "-m", "SCons", "-C", str(ROOT), "-Q", "run", "board=host",
+                        f"model={real_model(KWS)}", f"out={tmp_path / 'build'}"], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "output: 0 32767" in r.stdout and "SVDF" in r.stdout

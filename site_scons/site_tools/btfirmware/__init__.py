@@ -130,7 +130,8 @@ def _run(target, source, env):
         x = np.load(env["BT_INPUT"], allow_pickle=False)
     else:
         spec = man["inputs"][0]
-        x = np.random.default_rng(0).integers(-128, 128, size=spec["shape"], dtype=np.int8)
+        dt = np.dtype(spec["dtype"])  # int8, or an int16 model input (values in the int8 range)
+        x = np.random.default_rng(0).integers(-128, 128, size=spec["shape"], dtype=np.int8).astype(dt)
     y, prof, ram = firmware.run(env["BT_BOARD"], env["BT_OUT"], x)
     ys = y if isinstance(y, list) else [y]
     for k, v in enumerate(ys):
