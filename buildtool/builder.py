@@ -614,6 +614,94 @@ class GraphBuilder:
     def resize_bilinear(self, x, size, align_corners=False, half_pixel_centers=False) -> int:
         return self._resize("RESIZE_BILINEAR", x, size, align_corners, half_pixel_centers)
 
+    # -- stateful operators ---------------------------------------------------
+    def svdf(self, x, units, rank=1, memory=4, state_dtype="int8", *, out_quant=None, seed=None) -> int:
+        """SVDF over a [1, n_in] input: units * rank filters, `memory` time steps of int8 (or int16)
+        state in a variable tensor. Calibrated on one step from a reset state (only the newest
+        memory slot holds a value); the output range is widened for the history a real run adds."""
+        rng = self._rng(seed)
+        n_in = self.shape(x)[-1]
+        n_filter = units * rank
+        name = self._name("svdf")
+        wf = rng.normal(0, np.sqrt(1.0 / n_in), size=(n_filter, n_in)).astype(np.float32)
+        wt = rng.normal(0, np.sqrt(1.0 / memory), size=(n_filter, memory)).astype(np.float32)
+        wf_s = float(np.float32(np.abs(wf).max() / 127))
+        wf_q = np.clip(np.round(wf / wf_s), -127, 127)
+        feat = self.values[x].reshape(-1, n_in) @ (wf_q * wf_s).T
+        qmax = 127 if state_dtype == "int8" else 32767
+        if state_dtype == "int8":
+            st_s, st_zp = range_quant(1.2 * feat.min(), 1.2 * feat.max())
+        else:
+            st_s, st_zp = float(np.float32(1.2 * np.abs(feat).max() / qmax + 1e-9)), 0
+        wt_s = float(np.float32(np.abs(wt).max() / qmax))
+        wt_q = np.clip(np.round(wt / wt_s), -qmax, qmax)
+        b_s = float(np.float32(np.float32(st_s) * np.float32(wt_s)))
+        bias = rng.normal(0, 0.2, size=units).astype(np.float32)
+        bias_q = np.round(bias / b_s).astype(np.int64)
+        ifw = self.const(f"{name}/weights_feature", wf_q.astype(np.int8), "int8", _quant(wf_s, 0))
+        itw = self.const(f"{name}/weights_time", wt_q.astype(NUMPY_DTYPE[state_dtype]), state_dtype,
+                         _quant(wt_s, 0))
+        ib = self.const(f"{name}/bias", bias_q.astype(np.int32), "int32", _quant(b_s, 0))
+        ist = self._tensor(f"{name}/state", (1, n_filter * memory), state_dtype, _quant(st_s, st_zp))
+        self.tensors[ist].variable = True
+        sf = np.clip(np.round(feat / st_s) + st_zp, -qmax - 1, qmax)
+        y = ((sf - st_zp) * st_s * (wt_q[:, -1] * wt_s)).reshape(-1, units, rank).sum(axis=2) + bias_q * b_s
+        if out_quant is None:
+            spread = float(np.sqrt(memory))
+            out_quant = range_quant(spread * y.min(), spread * y.max())
+        out = self._act_out(name, y, "NONE", out_quant, (1, units))
+        self._op("SVDF", [x, ifw, itw, ib, ist], [out], {"rank": rank, "activation": "NONE"})
+        return out
+
+    def lstm(self, x, units, *, time_major=False, cell_clip=0.0, cell_scale_power=-11, seed=None) -> int:
+        """UNIDIRECTIONAL_SEQUENCE_LSTM over x [batch, time, in] ([time, batch, in] when time_major):
+        four gates with per-tensor int8 weights, int32 biases, an int8 hidden state on (1/128, 0) (also
+        the output's quantisation) and an int16 cell state on 2^cell_scale_power, both variable."""
+        rng = self._rng(seed)
+        shape = self.shape(x)
+        n_in = shape[2]
+        batch = shape[1] if time_major else shape[0]
+        name = self._name("lstm")
+        xs = float(self.tensors[x].scale)
+        hq = (1.0 / 128, 0)
+        ins = [x] + [-1] * 23
+        w_f = {}
+        for k, (rows, cols) in ((1, (units, n_in)), (5, (units, units))):
+            for gate in range(4):
+                w = rng.normal(0, np.sqrt(1.0 / cols), size=(rows, cols)).astype(np.float32)
+                ws = float(np.float32(np.abs(w).max() / 127))
+                wq = np.clip(np.round(w / ws), -127, 127)
+                w_f[(k, gate)] = wq * ws
+                ins[k + gate] = self.const(f"{name}/w{k + gate}", wq.astype(np.int8), "int8", _quant(ws, 0))
+        for gate in range(4):
+            ws = float(self.tensors[ins[1 + gate]].scale)
+            bs = float(np.float32(np.float32(xs) * np.float32(ws)))
+            bias = rng.normal(1.0 if gate == 1 else 0.0, 0.3, size=units).astype(np.float32)
+            ins[12 + gate] = self.const(f"{name}/b{gate}", np.round(bias / bs).astype(np.int32), "int32",
+                                        _quant(bs, 0))
+        ih = self._tensor(f"{name}/hidden_state", (batch, units), "int8", _quant(*hq))
+        ic = self._tensor(f"{name}/cell_state", (batch, units), "int16", _quant(2.0 ** cell_scale_power, 0))
+        self.tensors[ih].variable = self.tensors[ic].variable = True
+        ins[18], ins[19] = ih, ic
+        # calibration: a float LSTM over the batch-major calibration samples (time-major: zeros)
+        v = self.values[x]
+        out_v = np.zeros(v.shape[:2] + (units,), np.float32)
+        if not time_major:
+            sig = lambda z: 1.0 / (1.0 + np.exp(-z))  # noqa: E731
+            h = np.zeros((v.shape[0], units), np.float32)
+            c = np.zeros_like(h)
+            for t in range(v.shape[1]):
+                pre = [v[:, t] @ w_f[(1, k)].T + h @ w_f[(5, k)].T for k in range(4)]
+                c = sig(pre[1]) * c + sig(pre[0]) * np.tanh(pre[2])
+                if cell_clip > 0:
+                    c = np.clip(c, -cell_clip, cell_clip)
+                h = sig(pre[3]) * np.tanh(c)
+                out_v[:, t] = h
+        out = self._act_out(name, out_v, "NONE", hq, shape[:2] + (units,))
+        self._op("UNIDIRECTIONAL_SEQUENCE_LSTM", ins, [out], {"lstm_activation": "TANH", "cell_clip": float(cell_clip),
+                                                            "proj_clip": 0.0, "time_major": bool(time_major)})
+        return out
+
     # -- result ---------------------------------------------------------------
     def finish_int16(self, outputs=None, bias64: bool = True) -> Graph:
         """The graph as a 16x8 model: see as_int16x8."""

@@ -31,7 +31,7 @@ STRUCTURAL_INPUTS.update({"TRANSPOSE": (1,), "EXPAND_DIMS": (1,), "RESIZE_NEARES
                           "RESIZE_BILINEAR": (1,)})
 # Package sources whose code decides what a planner returns for a canonical graph.
 _PLANNER_SOURCES = ("arena", "fusion", "plan.py", "ops.py", "ir.py", "canonical.py", "service.py",
-                    "tflite_reader.py")
+                    "tflite_reader.py", "stateful.py")
 # ... and the rest of what the daemon process runs.
 _DAEMON_SOURCES = ("daemon", "cache.py", "errors.py", "__init__.py", "zoo.py", "builder.py")
 _PKG = os.path.dirname(os.path.abspath(__file__))
@@ -58,7 +58,8 @@ def _tensor_form(t, with_values: bool) -> list:
     values = None
     if with_values and t.data is not None:
         values = [int(x) for x in t.data.reshape(-1).tolist()]
-    return [[int(d) for d in t.shape], t.dtype, t.data is not None, quant, values]
+    form = [[int(d) for d in t.shape], t.dtype, t.data is not None, quant, values]
+    return form + ["variable"] if t.variable else form  # persistent buffers: a different plan
 
 
 def _structural_tensors(g, ops) -> set:

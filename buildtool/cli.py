@@ -199,14 +199,32 @@ def _board_run(g, xs, a):
 
     out = a.build_dir or os.path.join("build", a.board, firmware.build_dir_name(g.name))
     firmware.build(g, a.board, out, **plan_options(a))
+    if a.sequence:
+        ys, prof, ram = firmware.run(a.board, out, _steps(xs), sequence=True)
+        print(firmware.format_report(prof, ram), file=sys.stderr)
+        return _stack_steps(ys)
     y, prof, ram = firmware.run(a.board, out, xs)
     print(firmware.format_report(prof, ram), file=sys.stderr)
     return y if isinstance(y, list) else [y]
 
 
-def _load_inputs(g, paths: list) -> list:
+def _steps(xs: list) -> list:
+    """Per-input arrays of N stacked invocations -> N input sets."""
+    return [[x[n] for x in xs] for n in range(len(xs[0]))]
+
+
+def _stack_steps(ys: list) -> list:
+    """N invocations' outputs -> one array per model output, stacking the N on a new first axis."""
+    import numpy as np
+
+    ys = [y if isinstance(y, list) else [y] for y in ys]
+    return [np.stack([y[k] for y in ys]) for k in range(len(ys[0]))]
+
+
+def _load_inputs(g, paths: list, sequence: bool = False) -> list:
     """One array per model input, in the model's order: one .npy per input (--input given once per
-    input), or one .npz holding them all, keyed by input name or arr_0, arr_1, ... (np.savez)."""
+    input), or one .npz holding them all, keyed by input name or arr_0, arr_1, ... (np.savez).
+    sequence: each array stacks N >= 1 invocations on a new first axis (the same N for every input)."""
     import numpy as np
 
     specs = [g.tensors[i] for i in g.inputs]
@@ -238,9 +256,12 @@ def _load_inputs(g, paths: list) -> list:
     if len(arrays) != len(specs):
         raise UsageError(f"the model has {len(specs)} input{'s' if len(specs) > 1 else ''}, {len(arrays)} given; "
                          f"pass --input once per input in order ({names}), or one .npz")
+    n = arrays[0][1].shape[0] if sequence and arrays[0][1].ndim else 0
     for (src, x), t in zip(arrays, specs):
-        if tuple(x.shape) != tuple(t.shape) or x.dtype != np.dtype(t.dtype):
-            raise UsageError(f"input {src} is {x.dtype}{list(x.shape)}, the model wants {t.dtype}{list(t.shape)}"
+        want = (n,) + tuple(t.shape) if sequence else tuple(t.shape)
+        if tuple(x.shape) != want or x.dtype != np.dtype(t.dtype) or (sequence and not n):
+            wanted = f"[N, {', '.join(map(str, t.shape))}] with N >= 1" if sequence else str(list(t.shape))
+            raise UsageError(f"input {src} is {x.dtype}{list(x.shape)}, the model wants {t.dtype}{wanted}"
                              + (f" for its input {short(t.name, 32)}" if len(specs) > 1 else ""))
     return [x for _, x in arrays]
 
@@ -251,13 +272,19 @@ def cmd_run(a) -> int:
     from .executor import run
 
     g = load_model(a.model)
-    xs = _load_inputs(g, a.input)
+    xs = _load_inputs(g, a.input, a.sequence)
+    if a.sequence and fused_requested(a):
+        raise UsageError("--sequence runs the plain plan; drop --split/--optimize/--input-streamed")
     if a.board:
         outs = _board_run(g, xs, a)
     elif fused_requested(a):
         from .fusion_exec import run_fused
 
         outs = run_fused(g, fused_plan(g, a), xs)
+    elif a.sequence:
+        from .executor import run_sequence
+
+        outs = _stack_steps(run_sequence(g, make_plan(g, a), _steps(xs)))
     else:
         outs = run(g, make_plan(g, a), xs)
     if a.output:
@@ -320,6 +347,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--input", required=True, action="append",
                    help=".npy input tensor; repeat once per model input in order, or one .npz holding them all")
     s.add_argument("--output", help=".npy file for the output (default: print it)")
+    s.add_argument("--sequence", action="store_true",
+                   help="the .npy stacks N inputs on a new first axis: invoke N times, the model's state "
+                        "(SVDF/LSTM) carrying over; the output stacks the N outputs")
     s.add_argument("--board", help="build firmware for this board and run it (QEMU or natively)")
     s.add_argument("--build-dir", help="where to build firmware (default build/BOARD/MODEL)")
     add_plan_options(s)

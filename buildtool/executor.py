@@ -106,38 +106,69 @@ def _check_inputs(g: Graph, inputs: list) -> None:
             raise UsageError(f"input {k} has shape {list(np.shape(x))}, the model expects {list(t.shape)}")
 
 
+def init_state(g: Graph, view) -> None:
+    """Reset every variable tensor as TFLM does at start-up: every byte set to Tensor.state_fill_byte."""
+    for v in g.variable_tensors():
+        t = g.tensors[v]
+        view(v).view(np.uint8)[...] = t.state_fill_byte
+
+
+class Session:
+    """One planned arena kept across invocations: variable tensors (SVDF/LSTM state) persist in it
+    from one invoke() to the next, as in TFLite Micro and the firmware."""
+
+    def __init__(self, g: Graph, plan: ArenaPlan):
+        _check_plan(g, plan)
+        self.g, self.plan = g, plan
+        self.arena = bytearray(plan.arena_bytes)
+        self.buf = np.frombuffer(self.arena, dtype=np.uint8)
+        init_state(g, self.view)
+
+    def view(self, i):
+        t = self.g.tensors[i]
+        if t.is_const:
+            return t.data
+        p = self.plan.tensors[i]
+        return tensor_view(self.buf, t, p.offset, p.pixel_stride)
+
+    def invoke(self, inputs: list) -> list:
+        """Execute plan.order once; returns copies of the graph outputs."""
+        g, plan, view = self.g, self.plan, self.view
+        _check_inputs(g, inputs)
+        for i, x in zip(g.inputs, inputs):
+            view(i)[...] = np.asarray(x, dtype=NUMPY_DTYPE[g.tensors[i].dtype])
+        for oi in plan.order:
+            op = g.operators[oi]
+            _check_overlap(g, plan, op)
+            ins = [view(i) for i in kernel_inputs(g, op)]
+            outs = [view(o) for o in op.outputs]
+            if op.opcode == "DEPTHWISE_CONV_2D" and oi in plan.inplace_ops:
+                _depthwise_in_place(g, op, self.buf, plan, ins[0], outs[0])
+            else:
+                run_op(g, op, ins, outs)
+        return [np.array(view(i)) for i in g.outputs]
+
+
 def run(g: Graph, plan: ArenaPlan, inputs: list) -> list:
     """Execute plan.order inside one arena of plan.arena_bytes; returns copies of the graph outputs."""
     _check_inputs(g, inputs)
-    _check_plan(g, plan)
-    arena = bytearray(plan.arena_bytes)
-    buf = np.frombuffer(arena, dtype=np.uint8)
+    return Session(g, plan).invoke(inputs)
 
-    def view(i):
-        t = g.tensors[i]
-        if t.is_const:
-            return t.data
-        p = plan.tensors[i]
-        return tensor_view(buf, t, p.offset, p.pixel_stride)
 
-    for i, x in zip(g.inputs, inputs):
-        view(i)[...] = np.asarray(x, dtype=NUMPY_DTYPE[g.tensors[i].dtype])
-    for oi in plan.order:
-        op = g.operators[oi]
-        _check_overlap(g, plan, op)
-        ins = [view(i) for i in kernel_inputs(g, op)]
-        outs = [view(o) for o in op.outputs]
-        if op.opcode == "DEPTHWISE_CONV_2D" and oi in plan.inplace_ops:
-            _depthwise_in_place(g, op, buf, plan, ins[0], outs[0])
-        else:
-            run_op(g, op, ins, outs)
-    return [np.array(view(i)) for i in g.outputs]
+def run_sequence(g: Graph, plan: ArenaPlan, input_sets: list) -> list:
+    """Invoke the same arena once per input set (state persists between invocations); one output list each."""
+    s = Session(g, plan)
+    return [s.invoke(x) for x in input_sets]
 
 
 def run_unplanned(g: Graph, inputs: list) -> list:
     """Same kernels, one separate numpy array per tensor, model order."""
     _check_inputs(g, inputs)
     arrays = {i: np.array(x, dtype=NUMPY_DTYPE[g.tensors[i].dtype]) for i, x in zip(g.inputs, inputs)}
+    for v in g.variable_tensors():
+        t = g.tensors[v]
+        arrays[v] = np.zeros(t.shape, NUMPY_DTYPE[t.dtype])
+    init_state(g, arrays.__getitem__)
 
     def get(i):
         t = g.tensors[i]
@@ -154,4 +185,4 @@ def run_unplanned(g: Graph, inputs: list) -> list:
     return [np.array(get(i)) for i in g.outputs]
 
 
-__all__ = ["run", "run_unplanned", "run_op", "tensor_view", "extent"]
+__all__ = ["run", "run_sequence", "Session", "init_state", "run_unplanned", "run_op", "tensor_view", "extent"]

@@ -513,11 +513,14 @@ def format_report(prof: dict, ram: dict) -> str:
     return "\n".join(lines)
 
 
-def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = True) -> tuple:
+def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = True, sequence: bool = False) -> tuple:
     """Run out_dir/firmware.elf on `board` with input x (array or list of arrays).
 
     Returns (output, profile, ram): output is an ndarray (a list when the model has several
     outputs); profile maps "ops" to per-operator counts in execution order; ram is ram_report().
+    sequence=True: x is a list of input sets, invoked one after the other in the same run (the
+    model's state persists between them, as in TFLite Micro); output is then a list with one
+    entry per invocation, and the profile counts cover every invocation.
     """
     t = targets.get(board)
     out = Path(out_dir).resolve()
@@ -529,7 +532,9 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
     if man["board"] != board:
         raise UsageError(f"the firmware in {out} was built for board {man['board']}, not {board}")
     _check_tools(t)
-    data = _inputs(man, x)
+    if sequence and not len(x):
+        raise UsageError("an input sequence needs at least one input set")
+    data = b"".join(_inputs(man, xi) for xi in x) if sequence else _inputs(man, x)
     counts, unit, total = [], "", None
     if not t.emulated:
         try:
@@ -568,8 +573,18 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
             if profile:
                 ck = _key_values((work / "count.txt").read_text())
                 counts = [int(v) for v in ck.get("region_counts", "").split(",") if v]
+                n = len(man["order"])
+                if sequence and n and len(counts) == n * len(x):  # one region per operator and invocation
+                    counts = [sum(counts[k::n]) for k in range(n)]
                 total, unit = int(ck["insns_total"]), "instructions"
-    outs = _outputs(man, result)
+    if sequence:
+        per = sum(int(np.prod(o["shape"])) * np.dtype(NUMPY_DTYPE[o["dtype"]]).itemsize for o in man["outputs"])
+        if len(result) != per * len(x):
+            raise FirmwareError(f"the firmware wrote {len(result)} output bytes, expected {per} for each of "
+                                f"{len(x)} invocations")
+        runs = [_outputs(man, result[k * per:(k + 1) * per]) for k in range(len(x))]
+    else:
+        outs = _outputs(man, result)
     prof = {"unit": unit, "ops": [{"op": op, "opcode": code, "count": c}
                                   for op, code, c in zip(man["order"], man["opcodes"], counts)]}
     if counts and len(counts) != len(man["order"]):
@@ -577,6 +592,8 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
     if total is not None:
         prof["total"] = total
     ram = ram_report(t, elf, man["arena_bytes"], kv)
+    if sequence:
+        return [(o[0] if len(o) == 1 else o) for o in runs], prof, ram
     return (outs[0] if len(outs) == 1 else outs), prof, ram
 
 

@@ -43,10 +43,20 @@ class Tensor:
     dtype: str
     quant: Quant | None = None
     data: np.ndarray | None = None  # constant data, already shaped; None for activations
+    # A variable tensor (`is_variable` in the flatbuffer: SVDF/LSTM state) is an activation that an
+    # operator updates in place and that persists across invocations. Its start value is TFLite
+    # Micro's reset value (state_fill_byte), whatever data the file holds.
+    variable: bool = False
 
     @property
     def is_const(self) -> bool:
         return self.data is not None
+
+    @property
+    def state_fill_byte(self) -> int:
+        """The byte TFLM's ResetVariableTensors memsets a variable tensor with: the zero point of an
+        int8 tensor, 0 for every other type."""
+        return self.zero_point & 0xFF if self.dtype == "int8" and self.quant is not None else 0
 
     @property
     def num_elements(self) -> int:
@@ -90,6 +100,17 @@ class Graph:
     def tensor(self, i: int) -> Tensor:
         return self.tensors[i]
 
+    def variable_tensors(self) -> list:
+        """Indices of the persistent (variable) tensors, sorted."""
+        return [t.index for t in self.tensors if t.variable]
+
+    def referenced(self) -> set:
+        """Tensor indices some operator or the subgraph inputs/outputs refer to."""
+        ref = set(self.inputs) | set(self.outputs)
+        for op in self.operators:
+            ref.update(i for i in list(op.inputs) + list(op.outputs) if i >= 0)
+        return ref
+
     def activation_tensors(self) -> list:
         return [t for t in self.tensors if not t.is_const]
 
@@ -131,7 +152,7 @@ class Graph:
         """Hash of everything that affects memory planning, never weight values."""
         h = hashlib.sha256()
         for t in self.tensors:
-            h.update(repr((t.index, t.shape, t.dtype, t.is_const)).encode())
+            h.update(repr((t.index, t.shape, t.dtype, t.is_const) + (("variable",) if t.variable else ())).encode())
         for op in self.operators:
             h.update(repr((op.opcode, op.inputs, op.outputs, sorted(op.options.items()))).encode())
         h.update(repr((self.inputs, self.outputs)).encode())
@@ -146,9 +167,14 @@ def validate_graph(g: Graph) -> None:
     from .errors import ModelError
 
     n = len(g.tensors)
+    referenced = g.referenced()
     for t in g.tensors:
         if t.dtype not in DTYPE_BYTES:
             raise ModelError(f"tensor {t.index} '{t.name}' has unsupported type {t.dtype}")
+        if t.index not in referenced and t.num_elements == 0 and t.data is None:
+            continue  # an empty placeholder no operator reads (e.g. an LSTM's unused intermediates)
+        if t.variable and t.data is not None:
+            raise ModelError(f"tensor {t.index} '{t.name}' is variable but has constant data")
         if any((not isinstance(d, (int, np.integer))) or d <= 0 or d > (1 << 24) for d in t.shape):
             raise ModelError(f"tensor {t.index} '{t.name}' has invalid shape {list(t.shape)}")
         if t.nbytes > (1 << 31):
@@ -170,7 +196,7 @@ def validate_graph(g: Graph) -> None:
     for i in list(g.inputs) + list(g.outputs):
         if not (0 <= i < n):
             raise ModelError(f"subgraph input/output tensor index {i} out of range (0..{n - 1})")
-    written = set(g.inputs)
+    written = set(g.inputs) | set(g.variable_tensors())
     for op in g.operators:
         for i in list(op.inputs) + list(op.outputs):
             if not (-1 <= i < n):
@@ -185,6 +211,9 @@ def validate_graph(g: Graph) -> None:
                 raise ModelError(f"operator {op.index} ({op.opcode}) has an absent output")
             if g.tensors[o].is_const:
                 raise ModelError(f"operator {op.index} ({op.opcode}) writes constant tensor {o}")
+            if g.tensors[o].variable:
+                raise ModelError(f"operator {op.index} ({op.opcode}) has variable tensor {o} as an output; "
+                                 f"state tensors are operator inputs")
             if o in written:
                 raise ModelError(f"tensor {o} is written twice (operator {op.index})")
             written.add(o)

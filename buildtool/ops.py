@@ -37,6 +37,7 @@ from __future__ import annotations
 
 from .errors import ModelError
 from .ir import Graph, Operator
+from .stateful import STATEFUL_CHECKS, STATEFUL_MACS, check_edge, edge_types
 
 SUPPORTED = (
     "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MUL", "CONCATENATION",
@@ -45,7 +46,7 @@ SUPPORTED = (
     "RELU", "RELU6", "TANH", "PRELU", "MAXIMUM", "MINIMUM", "TRANSPOSE", "RESIZE_NEAREST_NEIGHBOR",
     "RESIZE_BILINEAR", "SQUEEZE", "EXPAND_DIMS", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH",
 )
-SUPPORTED += ("LEAKY_RELU", "SUB", "TRANSPOSE_CONV")
+SUPPORTED += ("LEAKY_RELU", "SUB", "TRANSPOSE_CONV") + tuple(STATEFUL_CHECKS)
 # Operators that also take int16 activations (16x8 quantisation).
 INT16_OPS = ("CONV_2D", "ADD", "SUB", "PAD", "STRIDED_SLICE", "QUANTIZE", "RESHAPE", "LEAKY_RELU",
              "TRANSPOSE_CONV", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "MUL", "AVERAGE_POOL_2D", "MAX_POOL_2D",
@@ -53,8 +54,9 @@ INT16_OPS = ("CONV_2D", "ADD", "SUB", "PAD", "STRIDED_SLICE", "QUANTIZE", "RESHA
 ACTIVATIONS = ("NONE", "RELU", "RELU_N1_TO_1", "RELU6")
 # Activation types of the operators that are not simply int8 (or int8/int16 on INT16_OPS): (inputs, outputs).
 ACT_TYPES = {
-    "QUANTIZE": (("int8", "int16", "int32", "float32"), ("int8", "int16")),
+    "QUANTIZE": (("int8", "int16", "int32", "float32"), ("int8", "int16", "int32")),
     "DEQUANTIZE": (("int8", "int16"), ("int8", "int16", "float32")),
+    "SOFTMAX": (("int8",), ("int8", "int16")),  # int8 -> int16: stateful.EDGE_TYPES
     "RESHAPE": (("int8", "uint8", "int16", "int32", "int64", "bool"),) * 2,
 }
 # Element-wise operators whose output may overwrite an input of the same size.
@@ -135,6 +137,10 @@ def check_op(g: Graph, op: Operator) -> None:
     if "activation" in o and o["activation"] not in ACTIVATIONS:
         raise ModelError(f"operator {op.index} ({op.opcode}): fused activation {o['activation']} is not supported")
     _need(len(op.outputs) >= 1, op, "has no outputs")
+    if op.opcode in STATEFUL_CHECKS:
+        return STATEFUL_CHECKS[op.opcode](g, op)
+    if edge_types(g, op):
+        return check_edge(g, op)
     _check_dtypes(g, op)
     fn = _CHECKS.get(op.opcode)
     if fn:
@@ -393,6 +399,8 @@ def op_macs(g: Graph, op: Operator) -> int:
         return int(g.tensors[op.inputs[2]].num_elements * flt[0] * flt[1] * flt[2])
     if op.opcode in EXTRA_MACS:
         return EXTRA_MACS[op.opcode](g, op)
+    if op.opcode in STATEFUL_MACS:
+        return STATEFUL_MACS[op.opcode](g, op)
     return 0
 
 

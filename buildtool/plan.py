@@ -10,6 +10,10 @@ Vocabulary
   an element-wise op run in place writes its output over the input it is the last reader of;
   a CONCATENATION's inputs are *views* into the output's buffer (each producer writes its
   channels straight into its slice, with the output's pixel stride).
+- A *persistent* buffer holds one variable tensor (the state of an SVDF or LSTM, `is_variable` in
+  the flatbuffer): it lives at every step [0, last] and nothing else ever shares its bytes, so its
+  contents survive from one invocation to the next. It is initialised once, at start-up, as TFLite
+  Micro resets variable tensors (every byte = `Tensor.state_fill_byte`), never by an invocation.
 - A *scratch* buffer is working memory of one operator (e.g. the channel buffer of an in-place
   depthwise convolution); it lives only at that operator's step.
 - Every buffer offset is a multiple of `align`, and the packer reserves sizes rounded up to
@@ -35,7 +39,7 @@ class Buffer:
     first_step: int
     last_step: int
     tensors: list = field(default_factory=list)  # tensor indices stored in this buffer
-    kind: str = "tensor"  # "tensor" | "scratch"
+    kind: str = "tensor"  # "tensor" | "scratch" | "persistent"
     op: int = -1  # for scratch: the operator index that owns it
 
 
@@ -66,6 +70,10 @@ class ArenaPlan:
     macs: int = 0
     params_bytes: int = 0
     align: int = 16
+
+    def persistent(self) -> list:
+        """The persistent buffers (one per variable tensor), by id."""
+        return [b for b in self.buffers if b.kind == "persistent"]
 
     def step_of(self) -> dict:
         return {op: s for s, op in enumerate(self.order)}

@@ -22,6 +22,7 @@ from tflite.TensorType import TensorType
 from .errors import ModelError, UsageError
 from .ir import NUMPY_DTYPE, Graph, Operator, Quant, Tensor, validate_graph
 from .ops import SUPPORTED, check_graph, unsupported_message
+from .stateful import STATEFUL_OPTIONS
 
 OPCODE_NAMES = {v: k for k, v in vars(BuiltinOperator).items() if not k.startswith("_")}
 TYPE_NAMES = {TensorType.FLOAT32: "float32", TensorType.FLOAT16: "float16", TensorType.INT32: "int32",
@@ -33,7 +34,7 @@ PAD = {0: "SAME", 1: "VALID"}
 # Inputs an operator cannot run without (the rest are optional, -1 = absent); checked here so that
 # the shape checks never see a missing one.
 REQUIRED_INPUTS = {"CONV_2D": 2, "DEPTHWISE_CONV_2D": 2, "FULLY_CONNECTED": 2, "ADD": 2, "MUL": 2,
-                   "MEAN": 2, "PAD": 2, "SPLIT": 2, "STRIDED_SLICE": 4}
+                   "MEAN": 2, "PAD": 2, "SPLIT": 2, "STRIDED_SLICE": 4, "SVDF": 5}
 REQUIRED_INPUTS["SUB"] = 2
 REQUIRED_INPUTS["TRANSPOSE_CONV"] = 3
 REQUIRED_INPUTS.update({"PRELU": 2, "MAXIMUM": 2, "MINIMUM": 2, "TRANSPOSE": 2, "RESIZE_NEAREST_NEIGHBOR": 2,
@@ -332,6 +333,8 @@ class _Reader:
                 if flat is None:
                     flat = self.data[(b, dtype)] = np.frombuffer(raw, dtype=NUMPY_DTYPE[dtype]).copy()
                 data = flat.reshape(shape)
+        if t.IsVariable():  # TFLM resets the state at start-up whatever the buffer holds
+            return Tensor(i, name, shape, dtype, quant, None, variable=True)
         return Tensor(i, name, shape, dtype, quant, data)
 
     def _quant(self, t, i, name, shape, dtype):
@@ -451,6 +454,8 @@ class _Reader:
                     "activation": self._enum(ACT, o.FusedActivationFunction(), i, "activation")}
         if opcode in _EXTRA_OPTIONS:
             return _EXTRA_OPTIONS[opcode](self, load(getattr(tflite, _EXTRA_OPTION_TABLES[opcode])))
+        if opcode in STATEFUL_OPTIONS:
+            return STATEFUL_OPTIONS[opcode](self, load, i)
         return {}
 
     def _resize_options(self, o) -> dict:

@@ -21,6 +21,7 @@ from tflite.TensorType import TensorType
 
 from .errors import ModelError
 from .ir import NUMPY_DTYPE, Graph
+from .stateful import STATEFUL_WRITERS
 
 TYPE_CODES = {"float32": TensorType.FLOAT32, "float16": TensorType.FLOAT16, "int32": TensorType.INT32,
               "uint8": TensorType.UINT8, "int64": TensorType.INT64, "int16": TensorType.INT16,
@@ -107,6 +108,8 @@ class _Writer:
         tflite.TensorAddName(b, name)
         if quant is not None:
             tflite.TensorAddQuantization(b, quant)
+        if t.variable:
+            tflite.TensorAddIsVariable(b, True)
         return tflite.TensorEnd(b)
 
     def _buffer(self, data):
@@ -228,6 +231,8 @@ class _Writer:
             return BuiltinOptions.TransposeConvOptions, tflite.TransposeConvOptionsEnd(b)
         if code in _EXTRA_OPTIONS:
             return _EXTRA_OPTIONS[code](self, op)
+        if code in STATEFUL_WRITERS:
+            return STATEFUL_WRITERS[code](b, o, ACT_CODES)
         return BuiltinOptions.NONE, None
 
     # -- options of the activation, layout and resize operators ---------------------------

@@ -265,6 +265,22 @@ def gen_transpose_conv(rng):
                      (int(rng.integers(1, 3)), int(rng.integers(1, 4))), str(rng.choice(["SAME", "VALID"])),
                      bias=bool(rng.random() < 0.8), out_quant=rquant(rng) if rng.random() < 0.5 else None)
     return per_tensor_weights(b.finish(), rng)
+def gen_svdf(rng):
+    b = GraphBuilder("svdf", seed=int(rng.integers(1 << 30)))
+    x = _in(b, rng, (1, int(rng.integers(1, 30))))
+    b.svdf(x, int(rng.integers(1, 12)), int(rng.integers(1, 4)), int(rng.integers(1, 8)),
+           str(rng.choice(["int8", "int16"])))
+    return b.finish()
+
+
+def gen_lstm(rng):
+    b = GraphBuilder("lstm", seed=int(rng.integers(1 << 30)))
+    tm = bool(rng.random() < 0.3)
+    steps, batch = int(rng.integers(1, 6)), int(rng.integers(1, 3))
+    x = _in(b, rng, (steps, batch, int(rng.integers(1, 12))) if tm else (batch, steps, int(rng.integers(1, 12))))
+    b.lstm(x, int(rng.integers(1, 10)), time_major=tm, cell_clip=float(rng.choice([0.0, 3.0])),
+           cell_scale_power=int(rng.integers(-13, -9)))
+    return b.finish()
 
 
 GENERATORS = {
@@ -273,7 +289,7 @@ GENERATORS = {
     "AVERAGE_POOL_2D": lambda r: _pool(r, "AVERAGE_POOL_2D"), "MAX_POOL_2D": lambda r: _pool(r, "MAX_POOL_2D"),
     "MEAN": gen_mean, "PAD": gen_pad, "RESHAPE": gen_reshape, "SOFTMAX": gen_softmax, "LOGISTIC": gen_logistic,
     "QUANTIZE": gen_quantize, "DEQUANTIZE": gen_dequantize, "HARD_SWISH": gen_hard_swish, "SPLIT": gen_split,
-    "STRIDED_SLICE": gen_strided_slice,
+    "STRIDED_SLICE": gen_strided_slice, "SVDF": gen_svdf, "UNIDIRECTIONAL_SEQUENCE_LSTM": gen_lstm,
 }
 GENERATORS.update({"LEAKY_RELU": gen_leaky_relu, "SUB": lambda r: _binary(r, "SUB"),
                    "TRANSPOSE_CONV": gen_transpose_conv})

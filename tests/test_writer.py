@@ -53,9 +53,11 @@ def all_ops_graph(seed=1, calib=None):
     k = b.depthwise(k, 3, 2, multiplier=2, activation="RELU_N1_TO_1")
     n = b.fully_connected(b.mean(k), 10)
     o = b.softmax(n)
+    sv = b.svdf(n, 4, rank=2, memory=3)
+    ls = b.lstm(b.reshape(n, (1, 2, 5)), 3, cell_clip=2.0)
     q = b.quantize(t, 0.05, 3)
     f = b.dequantize(q)
-    return b, b.finish([o, t, f])
+    return b, b.finish([o, t, f, sv, ls])
 
 
 def extra_ops_chain(b, k):

@@ -62,9 +62,10 @@ def problems(g: Graph, plan: ArenaPlan) -> list:
     step = {oi: s for s, oi in enumerate(order)}
 
     # liveness, recomputed from scratch
-    have = {i for i in g.inputs if not g.tensors[i].is_const}
+    variable = {t.index for t in g.tensors if t.variable}
+    have = {i for i in g.inputs if not g.tensors[i].is_const} | variable
     first = {i: 0 for i in have}
-    last = {i: 0 for i in have}
+    last = {i: (max(n - 1, 0) if i in variable else 0) for i in have}
     for s, oi in enumerate(order):
         op = g.operators[oi]
         for i in op.inputs:
@@ -96,9 +97,12 @@ def problems(g: Graph, plan: ArenaPlan) -> list:
         if (p.first_step, p.last_step) != (first[t], last[t]):
             err.append(f"tensor {t}: live {p.first_step}..{p.last_step}, recomputed {first[t]}..{last[t]}")
         b = bufs.get(p.buffer)
-        if b is None or b.kind != "tensor":
-            err.append(f"tensor {t}: buffer {p.buffer} does not exist or is not a tensor buffer")
+        if b is None or b.kind != ("persistent" if t in variable else "tensor"):
+            err.append(f"tensor {t}: buffer {p.buffer} does not exist or is not a "
+                       f"{'persistent' if t in variable else 'tensor'} buffer")
             continue
+        if t in variable and (b.tensors != [t] or (b.first_step, b.last_step) != (0, max(n - 1, 0))):
+            err.append(f"variable tensor {t}: its persistent buffer {b.id} must hold it alone at every step")
         s0, s1 = _span(g, p)
         if p.pixel_stride < 0 or s0 < b.offset or s1 > b.offset + b.size:
             err.append(f"tensor {t}: bytes {s0}..{s1} outside buffer {b.id} ({b.offset}..{b.offset + b.size})")
@@ -197,7 +201,7 @@ def _inplace_rule(g: Graph, plan: ArenaPlan, oi: int, step: dict, last: dict, co
             t, pi = g.tensors[i], P.get(i)
             if pi is None or (pi.offset, pi.pixel_stride) != views[i]:
                 return set(), f"operator {oi}: input {i} is not a view at its slice of the output"
-            if i in outs or i in ins or consumers.get(i) != {oi} or last[i] != s:
+            if i in outs or i in ins or t.variable or consumers.get(i) != {oi} or last[i] != s:
                 return set(), f"operator {oi}: input {i} has other readers or is a graph input/output"
             if t.quant != g.tensors[o].quant or t.dtype != g.tensors[o].dtype:
                 return set(), f"operator {oi}: input {i} quantisation differs from the output's"
@@ -209,7 +213,7 @@ def _inplace_rule(g: Graph, plan: ArenaPlan, oi: int, step: dict, last: dict, co
             px, tx, to = P[x], g.tensors[x], g.tensors[o]
             if px.offset != po.offset or px.pixel_stride or po.pixel_stride:
                 continue
-            if last[x] != s or x in outs:
+            if last[x] != s or x in outs or tx.variable:
                 return set(), f"operator {oi}: overwritten input {x} is still needed after this step"
             if dw:
                 sc = plan.scratch.get(oi)

@@ -31,7 +31,7 @@ class BufferSpec:
     size: int
     first: int
     last: int
-    kind: str = "tensor"  # "tensor" | "scratch"
+    kind: str = "tensor"  # "tensor" | "scratch" | "persistent" (a variable tensor, live at every step)
     op: int = -1
 
 
@@ -49,17 +49,21 @@ class Decision:
 
 
 def activation_tensors(g: Graph) -> list:
-    """Graph inputs and every tensor some operator writes, sorted by index."""
-    ts = {i for i in g.inputs if not g.tensors[i].is_const}
+    """Graph inputs, variable (state) tensors and every tensor some operator writes, sorted by index."""
+    ts = {i for i in g.inputs if not g.tensors[i].is_const} | set(g.variable_tensors())
     for op in g.operators:
         ts.update(o for o in op.outputs if o >= 0)
     return sorted(ts)
 
 
 def tensor_intervals(g: Graph, order: list) -> dict:
-    """tensor index -> (first_step, last_step) for every activation tensor."""
+    """tensor index -> (first_step, last_step) for every activation tensor.
+
+    A variable tensor lives at every step: its bytes carry the state from one invocation to the next.
+    """
     last_step = len(order) - 1
     iv = {i: [0, 0] for i in g.inputs if not g.tensors[i].is_const}
+    iv.update({v: [0, 0] for v in g.variable_tensors()})
     for s, oi in enumerate(order):
         op = g.operators[oi]
         for i in g.act_inputs(op):
@@ -69,6 +73,8 @@ def tensor_intervals(g: Graph, order: list) -> dict:
     for o in g.outputs:
         if o in iv:
             iv[o][1] = max(last_step, 0)
+    for v in g.variable_tensors():
+        iv[v] = [0, max(last_step, 0)]
     return {k: (v[0], v[1]) for k, v in iv.items()}
 
 
@@ -113,6 +119,7 @@ def build_buffers(g: Graph, order: list, decisions: list) -> tuple:
     where = {t: t for t in iv}
     outputs = set(g.outputs)
     inputs = set(g.inputs)
+    variable = set(g.variable_tensors())
     scratch, applied = [], []
 
     def merge(src_tensor, dst_tensor, dst_off, stride):
@@ -132,7 +139,7 @@ def build_buffers(g: Graph, order: list, decisions: list) -> tuple:
     def overwrite_ok(op, x, o):
         s = step[op.index]
         gx = groups[where[x]]
-        if where[x] == where[o] or not dense(x) or not dense(o):
+        if where[x] == where[o] or not dense(x) or not dense(o) or x in variable:
             return False
         if any(where[i] == where[x] for i in g.act_inputs(op) if i != x):
             return False
@@ -149,7 +156,7 @@ def build_buffers(g: Graph, order: list, decisions: list) -> tuple:
         o = op.outputs[0]
         if d.kind == "reshape":
             x = op.inputs[0]
-            if where[x] == where[o] or not dense(x) or len(groups[where[o]]) != 1:
+            if where[x] == where[o] or not dense(x) or len(groups[where[o]]) != 1 or x in variable:
                 continue
             merge(o, x, groups[where[x]][x][0], 0)
         elif d.kind in ("elementwise", "depthwise"):
@@ -165,7 +172,7 @@ def build_buffers(g: Graph, order: list, decisions: list) -> tuple:
             geo = concat_geometry(g, op)
             if geo is None or not dense(o) or len({i for i, _, _ in geo}) != len(geo):
                 continue
-            if any(len(groups[where[i]]) != 1 or i in inputs or i in outputs for i, _, _ in geo):
+            if any(len(groups[where[i]]) != 1 or i in inputs or i in outputs or i in variable for i, _, _ in geo):
                 continue
             base = groups[where[o]][o][0]
             for i, off, stride in geo:
@@ -178,7 +185,9 @@ def build_buffers(g: Graph, order: list, decisions: list) -> tuple:
     for members in groups.values():
         ms = tuple(Member(t, o, st) for t, (o, st) in sorted(members.items()))
         size = max(m.offset + extent(g, m.tensor, m.pixel_stride) for m in ms)
-        buffers.append(BufferSpec(ms, size, min(iv[m.tensor][0] for m in ms), max(iv[m.tensor][1] for m in ms)))
+        kind = "persistent" if ms[0].tensor in variable else "tensor"
+        buffers.append(BufferSpec(ms, size, min(iv[m.tensor][0] for m in ms), max(iv[m.tensor][1] for m in ms),
+                                  kind))
     buffers.sort(key=lambda b: (b.first, b.members[0].tensor))
     return buffers + sorted(scratch, key=lambda b: (b.first, b.op)), applied
 

@@ -23,11 +23,15 @@ def naive_plan(g: Graph, align: int = 16) -> ArenaPlan:
             first[o] = s
     for o in g.outputs:
         lastuse[o] = last
+    variable = set(g.variable_tensors())
+    for v in variable:
+        first[v], lastuse[v] = 0, max(last, 0)
     buffers, places, off = [], {}, 0
     for t in g.tensors:
         if t.is_const or t.index not in first:
             continue
-        b = Buffer(len(buffers), off, t.nbytes, first[t.index], lastuse.get(t.index, first[t.index]), [t.index])
+        b = Buffer(len(buffers), off, t.nbytes, first[t.index], lastuse.get(t.index, first[t.index]), [t.index],
+                   "persistent" if t.index in variable else "tensor")
         buffers.append(b)
         places[t.index] = TensorPlace(t.index, t.name, b.id, off, t.nbytes, b.first_step, b.last_step)
         off += align_up(t.nbytes, align)

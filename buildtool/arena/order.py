@@ -70,6 +70,8 @@ def best_order(g: Graph, align: int, inplace: bool = False, width: int = 256) ->
     views = [d for d in candidates(g, model) if d.kind == "concat"] if inplace else []
     root = _groups(g, views)
     r = lambda t: root.get(t, t)  # noqa: E731
+    # variable (state) tensors are live at every step whatever the order: they do not steer it
+    acts = lambda op: [i for i in g.act_inputs(op) if not g.tensors[i].variable]  # noqa: E731
     prod = g.producers()
     size, cons_mask, prod_mask, is_out = {}, {}, {}, set()
     ins = {r(i) for i in g.inputs}
@@ -82,7 +84,7 @@ def best_order(g: Graph, align: int, inplace: bool = False, width: int = 256) ->
         cons_mask.setdefault(k, 0)
         prod_mask[k] = prod_mask.get(k, 0) | (1 << prod[t] if t in prod else 0)
     for op in g.operators:
-        for i in g.act_inputs(op):
+        for i in acts(op):
             cons_mask[r(i)] |= 1 << op.index
     for o in g.outputs:
         is_out.add(r(o))
@@ -97,7 +99,7 @@ def best_order(g: Graph, align: int, inplace: bool = False, width: int = 256) ->
                     succ[p].append(op.index)
     made = [sorted({r(o) for o in op.outputs} - ins) for op in g.operators]
     over = _overwritable(g, align) if inplace else [[] for _ in g.operators]
-    touched = [sorted({r(i) for i in g.act_inputs(op)} | {r(o) for o in op.outputs}) for op in g.operators]
+    touched = [sorted({r(i) for i in acts(op)} | {r(o) for o in op.outputs}) for op in g.operators]
 
     start_live = sum(size[k] for k in ins if cons_mask[k] or k in is_out)
     ready0 = tuple(v for v in range(n) if pred[v] == 0)

@@ -25,6 +25,8 @@ def to_json(g: Graph) -> dict:
                           "zero_point": [int(z) for z in t.quant.zero_point], "axis": int(t.quant.axis)}
         if t.is_const and t.index not in weights:
             d["data"] = t.data.reshape(-1).tolist()
+        if t.variable:
+            d["variable"] = True
         tensors.append(d)
     ops = [{"index": op.index, "opcode": op.opcode, "inputs": list(op.inputs), "outputs": list(op.outputs),
             "options": dict(sorted(op.options.items()))} for op in g.operators]
@@ -43,7 +45,8 @@ def from_json(d: dict) -> Graph:
             dt = NUMPY_DTYPE[t["dtype"]]
             data = (np.array(t["data"], dtype=dt) if "data" in t else np.zeros(int(np.prod(t["shape"])), dtype=dt))
             data = data.reshape(t["shape"])
-        tensors.append(Tensor(t["index"], t["name"], tuple(t["shape"]), t["dtype"], quant, data))
+        tensors.append(Tensor(t["index"], t["name"], tuple(t["shape"]), t["dtype"], quant, data,
+                              variable=bool(t.get("variable", False))))
     ops = [Operator(o["index"], o["opcode"], tuple(o["inputs"]), tuple(o["outputs"]), dict(o["options"]))
            for o in d["operators"]]
     return Graph(tensors, ops, list(d["inputs"]), list(d["outputs"]), d["name"], d.get("description", ""))

@@ -25,6 +25,8 @@ from .transpose_conv import transpose_conv
 from .activation import maximum, minimum, prelu, relu, relu6, tanh
 from .layout import depth_to_space, expand_dims, space_to_depth, squeeze, transpose
 from .resize import resize_bilinear, resize_nearest_neighbor
+from .lstm import lstm
+from .svdf import svdf
 
 KERNELS = {
     "CONV_2D": conv2d,
@@ -45,6 +47,8 @@ KERNELS = {
     "HARD_SWISH": hard_swish,
     "SPLIT": split,
     "STRIDED_SLICE": strided_slice,
+    "SVDF": svdf,
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": lstm,
 }
 KERNELS.update({"LEAKY_RELU": leaky_relu, "SUB": sub, "TRANSPOSE_CONV": transpose_conv})
 KERNELS.update({

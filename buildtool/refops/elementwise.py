@@ -125,15 +125,15 @@ def hard_swish(g, op, ins, outs) -> None:
 
 
 def quantize(g, op, ins, outs) -> None:
-    """float32 -> int8/int16 (AffineQuantize) or int8/int16/int32 -> int8/int16 requantisation."""
+    """float32 -> int8/int16 (AffineQuantize) or int8/int16/int32 -> int8/int16/int32 requantisation."""
     ti, to = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
-    qmin, qmax = QRANGE[to.dtype]
     if ti.dtype == "float32":
         q = round_half_away(ins[0].astype(np.float32) / np.float32(to.scale)).astype(np.int64) + to.zero_point
     else:
         m, s = quantize_multiplier(np.float64(ti.scale) / np.float64(to.scale))
         q = mbqm(wrap32(ins[0].astype(np.int64) - ti.zero_point), m, s) + to.zero_point
-    outs[0][...] = np.clip(q, qmin, qmax).astype(to.dtype).reshape(outs[0].shape)
+    lim = np.iinfo(outs[0].dtype)
+    outs[0][...] = np.clip(q, lim.min, lim.max).astype(outs[0].dtype).reshape(outs[0].shape)
 
 
 def dequantize(g, op, ins, outs) -> None:

@@ -37,13 +37,15 @@ def softmax(g, op, ins, outs) -> None:
     exps = exp_on_negative_values(scaled, SCALED_DIFF_INTEGER_BITS)
     sums = wrap32(np.where(live, rdbpot(exps, ACCUM_INTEGER_BITS), 0).sum(axis=1))
     out = np.empty_like(x)
+    lim = np.iinfo(outs[0].dtype)  # int8 output, or int16 (scale 1/65536, zero point -32768)
+    bits = lim.bits
     for r in range(x.shape[0]):
         s = int(sums[r])
         headroom = clz32(s)
         bits_over_unit = ACCUM_INTEGER_BITS - headroom
         shifted_minus_one = int(wrap32(((s & 0xFFFFFFFF) << headroom & 0xFFFFFFFF) - (1 << 31)))
         scale = one_over_one_plus_x_for_x_in_0_1(np.array([shifted_minus_one]))[0]
-        exponent = bits_over_unit + 31 - 8
-        o = rdbpot(srdhm(scale, exps[r]), exponent) - 128
-        out[r] = np.where(live[r], np.clip(o, -128, 127), -128)
-    outs[0][...] = out.astype(np.int8).reshape(outs[0].shape)
+        exponent = bits_over_unit + 31 - bits
+        o = rdbpot(srdhm(scale, exps[r]), exponent) + lim.min
+        out[r] = np.where(live[r], np.clip(o, lim.min, lim.max), lim.min)
+    outs[0][...] = out.astype(outs[0].dtype).reshape(outs[0].shape)

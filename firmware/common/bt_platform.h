@@ -8,7 +8,8 @@
 
 void bt_puts(const char *s);
 void bt_putu(uint32_t v);
-/* Read exactly n bytes of model input; 0 on success. */
+/* Read exactly n bytes of model input; 0 on success, BT_INPUT_END when the input had ended
+   (no byte read), another non-zero value on a short read or error. */
 int bt_read_input(void *buf, size_t n);
 /* Write n bytes of model output; 0 on success. */
 int bt_write_output(const void *buf, size_t n);
@@ -20,4 +21,5 @@ int bt_main(void);
 #define BT_EXIT_IO 2
 #define BT_EXIT_IMAGE 3
 #define BT_EXIT_INVOKE 4
+#define BT_INPUT_END 1
 #endif

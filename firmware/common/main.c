@@ -1,5 +1,5 @@
-/* Firmware harness: check the weights image, read the input, run the model,
-   write the output, report the arena size. The start-up code reports the
+/* Firmware harness: check the weights image, then read an input, run the model and write the
+   output for every input set given (state persists between them), report the arena size. The start-up code reports the
    stack high-water mark and the static RAM after bt_main returns. */
 #include "bt_platform.h"
 #include "model.h"
@@ -10,20 +10,29 @@ int bt_main(void) {
     bt_puts("bt: weights image does not match this firmware (magic/version/model hash)\n");
     return BT_EXIT_IMAGE;
   }
-  for (int i = 0; i < MODEL_NUM_INPUTS; i++)
-    if (bt_read_input(model_input(i), model_input_bytes(i)) != 0) {
-      bt_puts("bt: cannot read the input\n");
-      return BT_EXIT_IO;
+  /* One invocation per input set until the input ends: the model's state (variable tensors)
+     carries over between invocations. A streamed input (0 bytes here) runs once. */
+  for (int run = 0;; run++) {
+    for (int i = 0; i < MODEL_NUM_INPUTS; i++) {
+      int r = bt_read_input(model_input(i), model_input_bytes(i));
+      if (r == BT_INPUT_END && i == 0 && run > 0) goto done;
+      if (r != 0) {
+        bt_puts("bt: cannot read the input\n");
+        return BT_EXIT_IO;
+      }
     }
-  if (model_invoke() != 0) {
-    bt_puts("bt: model_invoke failed\n");
-    return BT_EXIT_INVOKE;
+    if (model_invoke() != 0) {
+      bt_puts("bt: model_invoke failed\n");
+      return BT_EXIT_INVOKE;
+    }
+    for (int i = 0; i < MODEL_NUM_OUTPUTS; i++)
+      if (bt_write_output(model_output(i), model_output_bytes(i)) != 0) {
+        bt_puts("bt: cannot write the output\n");
+        return BT_EXIT_IO;
+      }
+    if (MODEL_NUM_INPUTS == 0 || model_input_bytes(0) == 0) break;
   }
-  for (int i = 0; i < MODEL_NUM_OUTPUTS; i++)
-    if (bt_write_output(model_output(i), model_output_bytes(i)) != 0) {
-      bt_puts("bt: cannot write the output\n");
-      return BT_EXIT_IO;
-    }
+done:
   bt_puts("arena_bytes=");
   bt_putu(MODEL_ARENA_BYTES);
   bt_puts("\n");

@@ -37,7 +37,8 @@ int bt_read_input(void *buf, size_t n) {
   if (h < 0) h = sh_open("input.bin", MODE_RB);
   if (h < 0) return -1;
   uintptr_t blk[3] = {(uintptr_t)h, (uintptr_t)buf, (uintptr_t)n};
-  return sh_call(SYS_READ, blk) == 0 ? 0 : -1; /* returns the bytes NOT read */
+  const int left = sh_call(SYS_READ, blk); /* returns the bytes NOT read */
+  return left == 0 ? 0 : (n > 0 && (size_t)left == n) ? BT_INPUT_END : -1;
 }
 
 int bt_write_output(const void *buf, size_t n) {

@@ -43,7 +43,13 @@ void bt_putu(uint32_t v) {
   bt_puts(&b[i]);
 }
 
-int bt_read_input(void *buf, size_t n) { return xfer(0, buf, n, 0); }
+int bt_read_input(void *buf, size_t n) {
+  if (n == 0) return 0;
+  ssize_t k = read(0, buf, n);
+  if (k == 0) return BT_INPUT_END;
+  if (k < 0) return -1;
+  return xfer(0, (char *)buf + k, n - (size_t)k, 0);
+}
 int bt_write_output(const void *buf, size_t n) { return xfer(1, (char *)buf, n, 1); }
 
 void bt_profile_begin(int op) {

@@ -102,6 +102,9 @@
 #define bt_transpose_s8 ref_bt_transpose_s8
 #define bt_resize_nearest_s8 ref_bt_resize_nearest_s8
 #define bt_resize_bilinear_s8 ref_bt_resize_bilinear_s8
+#define bt_softmax_s8_s16 ref_bt_softmax_s8_s16
+#define bt_svdf_s8 ref_bt_svdf_s8
+#define bt_lstm_s8 ref_bt_lstm_s8
 #endif
 
 #ifdef __cplusplus
@@ -276,6 +279,8 @@ typedef struct {
 } bt_softmax_params;
 
 void bt_softmax_s8(const bt_softmax_params *p, const int8_t *in, int8_t *out);
+/* The same with an int16 output (scale 1/65536, zero point -32768): TFLM's int8 -> int16 softmax. */
+void bt_softmax_s8_s16(const bt_softmax_params *p, const int8_t *in, int16_t *out);
 
 /* ------------------------------------------------------------------------ LOGISTIC (int8)
  * TFLM reference_integer_ops::Logistic: x = in - input_zero_point;
@@ -403,7 +408,7 @@ void bt_leaky_relu_s8(const bt_leaky_relu_params *p, const int8_t *in, int8_t *o
 void bt_leaky_relu_s16(const bt_leaky_relu_params *p, const int16_t *in, int16_t *out);
 
 /* QUANTIZE between integer types (TFLM reference_ops::Requantize): in_bytes 1, 2 or 4 (int8, int16,
- * int32 input), out_bytes 1 or 2; out = clamp(MBQM(in - input_zp (int32 wrap), multiplier, shift)
+ * int32 input), out_bytes 1, 2 or 4; out = clamp(MBQM(in - input_zp (int32 wrap), multiplier, shift)
  * + output_zp, output type range). out may alias in when in_bytes == out_bytes.
  * float32 -> int16: as bt_quantize_f32_s8 with the int16 range. */
 void bt_requantize(const bt_requant_params *p, const void *in, int32_t in_bytes, void *out, int32_t out_bytes);
@@ -518,6 +523,53 @@ typedef struct {
 } bt_resize_bilinear_params;
 
 void bt_resize_bilinear_s8(const bt_resize_bilinear_params *p, const int8_t *in, int8_t *out);
+/* ------------------------------------------------------------------------------ SVDF (int8)
+ * TFLM's integer SVDF. in [batch][n_input] int8; state [batch][n_filter][n_memory] of int8 or
+ * int16 (state_bits; the time weights [n_filter][n_memory] have the same type) is updated in place
+ * and persists across invocations; out [batch][n_filter / rank] int8. Per invocation: the whole
+ * state shifts one element towards its start; each filter's newest slot gets
+ * clamp(MBQM(sum wf * (in - input_zp), mult1, shift1), state type) + state_zp narrowed to the state
+ * type; out = clamp(MBQM(bias + sum over the unit's rank filters of
+ * sum_m wt * (state - state_zp), mult2, shift2) + output_zp, -128, 127). No fused activation. */
+typedef struct {
+  int32_t batch, n_input, n_filter, n_memory, rank;
+  int32_t input_zp, state_zp, output_zp;
+  int32_t mult1, shift1, mult2, shift2;
+  int32_t state_bits;               /* 8 or 16 */
+  const int8_t *weights_feature;    /* [n_filter][n_input] */
+  const void *weights_time;         /* [n_filter][n_memory], int8 or int16 as the state */
+  const int32_t *bias;              /* [n_filter / rank] or 0 */
+} bt_svdf_params;
+
+void bt_svdf_s8(const bt_svdf_params *p, const int8_t *in, void *state, int8_t *out);
+
+/* ------------------------------------------------------------ UNIDIRECTIONAL_SEQUENCE_LSTM (int8)
+ * TFLM's integer LSTM (8x8->16), no CIFG/peephole/projection/layer norm. Per time step and batch
+ * row, for each state element: each gate = sat16(sat16(MBQM(bias + sum (w_in - w_in_zp) *
+ * (x - input_zp), in_mult, in_shift)) + sat16(MBQM(sum (w_rec - w_rec_zp) * (h - hidden_zp),
+ * rec_mult, rec_shift))) on Q3.12, then TFLM's int16 LUT sigmoid (cell gate: tanh) into Q0.15;
+ * cell = sat16(sat16(MBQM(f * cell, forget_*)) + sat16(MBQM(i * g, input_*))), clipped to
+ * +-cell_clip when cell_clip > 0; h = clamp8(MBQM(tanh_{2^cell_power}(cell) * o, output_*) + hidden_zp).
+ * in [batch][steps][n_input] ([steps][batch][n_input] when time_major); out likewise with n_state;
+ * hidden [batch][n_state] int8 and cell [batch][n_state] int16 are updated in place and persist
+ * across invocations. out must not overlap the other tensors (it is the step's scratch). */
+typedef struct {
+  int32_t in_mult, in_shift, rec_mult, rec_shift;
+  int32_t w_in_zp, w_rec_zp;
+  const int8_t *w_in;               /* [n_state][n_input] */
+  const int8_t *w_rec;              /* [n_state][n_state] */
+  const int32_t *bias;              /* [n_state] or 0 */
+} bt_lstm_gate;
+
+typedef struct {
+  int32_t batch, steps, n_input, n_state, time_major;
+  int32_t input_zp, hidden_zp, cell_power;
+  int32_t forget_mult, forget_shift, input_mult, input_shift, output_mult, output_shift;
+  int32_t cell_clip;                /* quantised; 0 = no clipping */
+  bt_lstm_gate forget, input, cell, output;
+} bt_lstm_params;
+
+void bt_lstm_s8(const bt_lstm_params *p, const int8_t *in, int8_t *hidden, int16_t *cell, int8_t *out);
 
 #ifdef __cplusplus
 }

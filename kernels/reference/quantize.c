@@ -29,13 +29,15 @@ void bt_dequantize_s8_f32(int32_t n, float scale, int32_t zero_point, const int8
 }
 
 void bt_requantize(const bt_requant_params *p, const void *in, int32_t in_bytes, void *out, int32_t out_bytes) {
-  const int32_t lo = out_bytes == 2 ? -32768 : -128, hi = out_bytes == 2 ? 32767 : 127;
+  const int32_t lo = out_bytes == 4 ? INT32_MIN : out_bytes == 2 ? -32768 : -128;
+  const int32_t hi = out_bytes == 4 ? INT32_MAX : out_bytes == 2 ? 32767 : 127;
   for (int32_t i = 0; i < p->n; i++) {
     const int32_t x = in_bytes == 4 ? ((const int32_t *)in)[i]
                     : in_bytes == 2 ? ((const int16_t *)in)[i] : ((const int8_t *)in)[i];
     const int32_t v = bt_clamp(bt_mbqm((int32_t)((uint32_t)x - (uint32_t)p->input_zp), p->multiplier, p->shift) +
                                p->output_zp, lo, hi);
-    if (out_bytes == 2) ((int16_t *)out)[i] = (int16_t)v;
+    if (out_bytes == 4) ((int32_t *)out)[i] = v;
+    else if (out_bytes == 2) ((int16_t *)out)[i] = (int16_t)v;
     else ((int8_t *)out)[i] = (int8_t)v;
   }
 }

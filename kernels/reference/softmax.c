@@ -1,12 +1,13 @@
-/* SOFTMAX int8 -> int8, TFLM reference_ops::Softmax (quantized) with gemmlowp fixed point. */
+/* SOFTMAX int8 -> int8 (or int16), TFLM reference_ops::Softmax (quantized) with gemmlowp fixed point. */
 #include "bt_kernels.h"
 #include "requant.h"
 
-void bt_softmax_s8(const bt_softmax_params *p, const int8_t *in, int8_t *out) {
+/* out_bits 8: int8 output (scale 1/256, zero point -128); 16: int16 (scale 1/65536, zero point -32768) */
+static void softmax_rows(const bt_softmax_params *p, const int8_t *in, void *out, int out_bits) {
   enum { kScaledDiffIntegerBits = 5, kAccumulationIntegerBits = 12 };
+  const int32_t out_min = out_bits == 16 ? -32768 : -128, out_max = out_bits == 16 ? 32767 : 127;
   for (int32_t r = 0; r < p->rows; r++) {
     const int8_t *x = in + r * p->depth;
-    int8_t *y = out + r * p->depth;
     int32_t max_in_row = -128;
     for (int32_t c = 0; c < p->depth; c++) max_in_row = BT_MAX(max_in_row, x[c]);
     int32_t sum_of_exps = 0;   /* FixedPoint<int32, 12> */
@@ -26,14 +27,19 @@ void bt_softmax_s8(const bt_softmax_params *p, const int8_t *in, int8_t *out) {
     const int32_t shifted_scale = bt_one_over_one_plus_x(shifted_sum_minus_one);
     for (int32_t c = 0; c < p->depth; c++) {
       const int32_t diff = (int32_t)x[c] - max_in_row;
+      int32_t v = out_min;
       if (diff >= p->diff_min) {
         const int32_t scaled = bt_mbqm_gt1(diff, p->input_multiplier, p->input_left_shift);
         const int32_t e = bt_exp_on_negative_values(scaled, kScaledDiffIntegerBits);
-        const int32_t unsat = bt_rdbpot(bt_srdhm(shifted_scale, e), num_bits_over_unit + 31 - 8);
-        y[c] = (int8_t)bt_clamp(unsat - 128, -128, 127);
-      } else {
-        y[c] = -128;
+        const int32_t unsat = bt_rdbpot(bt_srdhm(shifted_scale, e), num_bits_over_unit + 31 - out_bits);
+        v = bt_clamp(unsat + out_min, out_min, out_max);
       }
+      if (out_bits == 16) ((int16_t *)out)[r * p->depth + c] = (int16_t)v;
+      else ((int8_t *)out)[r * p->depth + c] = (int8_t)v;
     }
   }
 }
+
+void bt_softmax_s8(const bt_softmax_params *p, const int8_t *in, int8_t *out) { softmax_rows(p, in, out, 8); }
+
+void bt_softmax_s8_s16(const bt_softmax_params *p, const int8_t *in, int16_t *out) { softmax_rows(p, in, out, 16); }

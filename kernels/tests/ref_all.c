@@ -22,3 +22,5 @@
 #include "../reference/activation.c"
 #include "../reference/transpose.c"
 #include "../reference/resize.c"
+#include "../reference/svdf.c"
+#include "../reference/lstm.c"

@@ -280,8 +280,10 @@ def _run(target, source, env):
             why = e.strerror if isinstance(e, OSError) else e
             raise UsageError(f"input={r['input']!r} is not a readable .npy array ({why})") from None
     else:
-        spec = man["inputs"][0]
-        x = np.random.default_rng(0).integers(-128, 128, size=spec["shape"], dtype=np.int8)
+        rng = np.random.default_rng(0)  # every model input; int16 inputs get values in the int8 range
+        xs = [rng.integers(-128, 128, size=spec["shape"], dtype=np.int8).astype(np.dtype(spec["dtype"]))
+              for spec in man["inputs"]]
+        x = xs[0] if len(xs) == 1 else xs
     y, prof, ram = firmware.run(env["BT_BOARD"], r["out"], x)
     ys = y if isinstance(y, list) else [y]
     for k, v in enumerate(ys):

@@ -1,0 +1,74 @@
+"""Code generation for the stateful operators (SVDF) and their variable tensors.
+
+A variable tensor lives in a persistent buffer of the arena (plan.py): model_init() resets it once,
+as TFLite Micro's ResetVariableTensors does, and model_invoke() only updates it, so the state
+carries over from one invocation to the next.
+"""
+
+from __future__ import annotations
+
+from ..refops.lstm import GATE_INPUTS, lstm_params
+from ..refops.svdf import svdf_params
+from ..stateful import LSTM_C, LSTM_H, LSTM_X, lstm_dims, svdf_dims
+
+
+def state_reset(e) -> list:
+    """C lines for model_init(): every byte of each variable tensor set to its reset byte."""
+    lines = []
+    for v in e.g.variable_tensors():
+        t = e.g.tensors[v]
+        lines.append(f"  for (uint32_t i = 0; i < {t.nbytes}u; i++) bt_arena[{e.place(v).offset}u + i] = "
+                     f"(int8_t){t.state_fill_byte - 256 if t.state_fill_byte > 127 else t.state_fill_byte}; "
+                     f"/* state '{_safe(t.name)}' */")
+    return lines
+
+
+def _safe(text: str) -> str:
+    from .model_c import _comment
+    return _comment(text)
+
+
+def SVDF(e, op) -> None:
+    g, n = e.g, f"op{op.index}"
+    for i in (op.inputs[0], op.inputs[4], op.outputs[0]):
+        e.dense(op, i)
+    d = svdf_dims(g, op)
+    wt = g.tensors[op.inputs[2]]
+    bits = 16 if wt.dtype == "int16" else 8
+    p = svdf_params(g, op)
+    fields = dict(batch=d["batch"], n_input=d["n_input"], n_filter=d["n_filter"], n_memory=d["n_memory"],
+                  rank=d["rank"], input_zp=p["input_zp"], state_zp=p["state_zp"], output_zp=p["output_zp"],
+                  mult1=p["mult1"], shift1=p["shift1"], mult2=p["mult2"], shift2=p["shift2"], state_bits=bits,
+                  weights_feature=e.weight(op.inputs[1], "int8_t"),
+                  weights_time=e.weight(op.inputs[2], "int16_t" if bits == 16 else "int8_t"),
+                  bias=e.weight(op.inputs[3], "int32_t") if op.inputs[3] >= 0 else "0")
+    from .model_c import _struct
+    e.declare(f"static const bt_svdf_params {n}_p = {_struct(fields)};")
+    e.call(op, f"bt_svdf_s8(&{n}_p, {e.act(op.inputs[0])}, bt_arena + {e.place(op.inputs[4]).offset}, "
+               f"{e.act(op.outputs[0])});")
+
+
+def UNIDIRECTIONAL_SEQUENCE_LSTM(e, op) -> None:
+    from .model_c import _struct
+
+    g, n = e.g, f"op{op.index}"
+    for i in (op.inputs[LSTM_X], op.inputs[LSTM_H], op.inputs[LSTM_C], op.outputs[0]):
+        e.dense(op, i)
+    d, p = lstm_dims(g, op), lstm_params(g, op)
+    fields = dict(batch=d["batch"], steps=d["steps"], n_input=d["n_input"], n_state=d["n_state"],
+                  time_major=int(d["time_major"]), input_zp=p["input_zp"], hidden_zp=p["hidden_zp"],
+                  cell_power=p["cell_power"], forget_mult=p["forget_mult"], forget_shift=p["forget_shift"],
+                  input_mult=p["input_mult"], input_shift=p["input_shift"], output_mult=p["output_mult"],
+                  output_shift=p["output_shift"], cell_clip=p["cell_clip"])
+    for gate, (wi, wr, b) in GATE_INPUTS.items():
+        q = p["gates"][gate]
+        fields[gate] = dict(in_mult=q["in_mult"], in_shift=q["in_shift"], rec_mult=q["rec_mult"],
+                            rec_shift=q["rec_shift"], w_in_zp=q["w_in_zp"], w_rec_zp=q["w_rec_zp"],
+                            w_in=e.weight(op.inputs[wi], "int8_t"), w_rec=e.weight(op.inputs[wr], "int8_t"),
+                            bias=e.weight(op.inputs[b], "int32_t") if op.inputs[b] >= 0 else "0")
+    e.declare(f"static const bt_lstm_params {n}_p = {_struct(fields)};")
+    e.call(op, f"bt_lstm_s8(&{n}_p, {e.act(op.inputs[LSTM_X])}, {e.act(op.inputs[LSTM_H])}, "
+               f"{e.act(op.inputs[LSTM_C], 'int16_t')}, {e.act(op.outputs[0])});")
+
+
+STATEFUL_EMITTERS = {"SVDF": SVDF, "UNIDIRECTIONAL_SEQUENCE_LSTM": UNIDIRECTIONAL_SEQUENCE_LSTM}
