@@ -23,12 +23,13 @@ line (the build folder, named by firmware.build_dir_name, and the sources and in
 directories) must be made of characters that are plain words to a shell (else one line,
 exit 2).
 
-Read-back files. skeleton.json, plan.json and firmware.json, which later steps read back,
-are each written with a seal (NAME.seal: the file's SHA-256 and what made it; for the plan
-the model's structure hash, the options and the planner version). A file that no longer
-matches its seal is remade (one line says so), and codegen uses a plan only when it matches
-its seal and passes the independent checker (buildtool/arena/checker.py); otherwise it
-re-plans once and refuses in one line if that plan fails too.
+Read-back files. skeleton.json, plan.json, firmware.json and a zoo model's model.tflite,
+which later steps read back, are each written with a seal (NAME.seal: the file's SHA-256
+and what made it; for the plan the model's structure hash, the options and the planner
+version). A file that no longer matches its seal is remade (one line says so), and codegen
+uses a plan only when it matches its seal and passes the independent checker
+(buildtool/arena/checker.py); otherwise it re-plans once and refuses in one line if that
+plan fails too.
 """
 
 from __future__ import annotations
@@ -149,9 +150,8 @@ def _read_sealed(path) -> tuple:
 
 def _zoo_model(target, source, env):
     from buildtool import zoo
-    from buildtool.tflite_writer import serialize
-
     from buildtool.canonical import zoo_version
+    from buildtool.tflite_writer import serialize
 
     name = env["BT_ZOO_NAME"]
     _write_sealed(str(target[0]), serialize(zoo.build(name)), {"zoo": name, "zoo_version": zoo_version()})
@@ -402,7 +402,7 @@ def bt_firmware(env, board: str, model: str, out: str, kernels: str = "", plan_o
     cdb = fenv.BtText(os.path.join(o, "compile_commands.json"), fenv.Value(json.dumps(db, indent=1) + "\n"))
     renv = fenv.Clone()
     renv["BT_RUN"] = {"out": o, "input": run_input, "output": run_output}  # set, not Clone(): no substitution
-    nodes = elf + cdb + weights + plan
+    nodes = elf + cdb + weights + plan[:1]
     run = renv.Alias("run", nodes + [code[2]], SCons.Action.Action(_one_line(_run), "running firmware on $BT_BOARD"))
     renv.AlwaysBuild(run)
     return nodes
