@@ -75,6 +75,8 @@ def runtime_dir() -> str:
             base = "/tmp"
         d = os.path.join(base, f"buildtool-{os.getuid()}")
     try:
+        if os.environ.get("BUILDTOOL_RUNTIME_DIR"):
+            os.makedirs(os.path.dirname(os.path.abspath(d)), 0o700, exist_ok=True)
         os.mkdir(d, 0o700)
     except FileExistsError:
         pass
