@@ -8,10 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import socket
-import subprocess
-import sys
 import threading
 import time
 
