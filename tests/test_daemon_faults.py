@@ -234,3 +234,46 @@ def test_model_size_is_bounded_and_fifos_do_not_hang(rt):
             plan(path, no_daemon=True)
         assert str(d.value) == str(n.value)
     rt.pids.append(pid_now(rt))
+
+
+def test_plans_at_once_are_capped_and_a_waiting_request_of_a_gone_client_never_runs(monkeypatch, tmp_path):
+    from buildtool.cache import Cancelled
+
+    d = server.Daemon({"log": str(tmp_path / "log"), "socket": "", "lock": ""}, 60, str(tmp_path / "c"), 1 << 20)
+    d._slots = threading.BoundedSemaphore(1)
+    running, most, ran = [0], [0], []
+    lock = threading.Lock()
+
+    def fake_plan(model, options, memo, source=None):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+            ran.append(model)
+        time.sleep(0.3)
+        with lock:
+            running[0] -= 1
+        return {"plan": model}
+
+    monkeypatch.setattr(service, "plan_request", fake_plan)
+    pairs = [socket.socketpair() for _ in range(4)]
+    out = {}
+
+    def call(k):
+        try:
+            out[k] = d.plan({"type": "plan", "zoo": "tiny"}, pairs[k][0])
+        except Cancelled as e:
+            out[k] = e
+
+    threads = [threading.Thread(target=call, args=(k,)) for k in range(4)]
+    for t in threads[:3]:
+        t.start()
+    time.sleep(0.1)
+    threads[3].start()
+    pairs[3][1].close()  # this client hangs up while its request waits for a slot
+    for t in threads:
+        t.join(10)
+    assert most[0] == 1 and len(ran) == 3
+    assert isinstance(out[3], Cancelled) and all(out[k] == {"plan": "tiny"} for k in range(3))
+    for a, b in pairs:
+        a.close()
+        b.close()

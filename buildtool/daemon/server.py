@@ -168,6 +168,7 @@ class Daemon:
         while not self._slots.acquire(timeout=0.2):  # wait for a free planning slot, while the client waits
             check()
         try:
+            check()  # the client may have gone while we waited
             deadline = time.monotonic() + self._delay
             while time.monotonic() < deadline:
                 check()
