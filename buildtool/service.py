@@ -18,14 +18,11 @@ A file's bytes are mapped to its canonical graph digest through an uncounted
 
 from __future__ import annotations
 
-import hashlib
 import numbers
 import os
 import stat
 import time
 
-from . import canonical
-from .cache import NullMemo
 from .errors import ModelError, UsageError
 
 DEFAULT_OPTIONS = {"align": 16, "time_budget": 2.0, "order_search": True, "inplace": True,
@@ -197,6 +194,10 @@ class _Model:
 
     def digest(self, memo) -> str:
         """Canonical graph digest; for bytes and zoo names via the uncounted "model" index."""
+        import hashlib
+
+        from . import canonical
+
         if self.zoo is not None:
             key = canonical.plan_key("zoo", canonical.zoo_version(), {"name": self.zoo})
         elif self.data is not None:
@@ -211,6 +212,9 @@ def plan_request(model, options: dict | None = None, memo=None, source: str | No
 
     source: how error messages name a model path (the daemon gets an absolute path and the
     path as the user typed it, so its errors read exactly like in-process ones)."""
+    from . import canonical
+    from .cache import NullMemo
+
     t0 = time.perf_counter()
     memo = memo if memo is not None else NullMemo()
     opts = normalize_options(options)

@@ -277,3 +277,13 @@ def test_plans_at_once_are_capped_and_a_waiting_request_of_a_gone_client_never_r
     for a, b in pairs:
         a.close()
         b.close()
+
+
+def test_numpy_option_values_go_through_the_daemon(rt):
+    import numpy as np
+
+    m = model_file(rt, "a")
+    with DaemonClient() as c:
+        rt.pids.append(c.daemon_pid)
+        got = c.plan(m, {"align": np.int64(32), "time_budget": np.float32(0.5)})["plan"]
+    assert json.dumps(got) == expected(m, {"align": 32, "time_budget": 0.5})
