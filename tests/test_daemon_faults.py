@@ -103,7 +103,9 @@ def test_unwritable_cache_dir_through_daemon(rt, monkeypatch):
     m, n = model_file(rt, "a"), model_file(rt, "b", (8, 12, 12))
     assert json.dumps(plan(m)["plan"]) == expected(m)
     assert json.dumps(plan(n)["plan"]) == expected(n)
-    rt.pids.append(pid_now(rt))
+    with DaemonClient() as c:
+        rt.pids.append(c.daemon_pid)
+        assert c.status()["cache_write_errors"] >= 2
     assert log_text(rt).count("cannot be written") == 1
 
 
