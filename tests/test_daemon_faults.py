@@ -289,3 +289,14 @@ def test_numpy_option_values_go_through_the_daemon(rt):
         rt.pids.append(c.daemon_pid)
         got = c.plan(m, {"align": np.int64(32), "time_budget": np.float32(0.5)})["plan"]
     assert json.dumps(got) == expected(m, {"align": 32, "time_budget": 0.5})
+
+
+# -- item 16: temp files of interrupted writes ------------------------------------------------------
+def test_daemon_start_removes_stale_temp_files(rt):
+    ab = os.path.join(rt.cache, "objects", "arena", "ab")
+    os.makedirs(ab)
+    dead = os.path.join(ab, ".tmp999999999-x")  # its writer (no such pid) was killed mid-write
+    open(dead, "wb").write(b"half an entry")
+    rt.pids.append(pid_now(rt))
+    assert wait_until(lambda: not os.path.exists(dead))
+    assert "removed 1 temp files" in log_text(rt)

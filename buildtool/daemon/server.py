@@ -418,9 +418,13 @@ def main(argv=None) -> int:
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     log.info("serving %s (versions %s, cache %s, idle timeout %.0f s)", p["socket"], d.versions,
              d.memo.store.root, a.idle)
-    n = d.memo.store.clean_temps()
-    if n:
-        log.info("removed %d temp files left by interrupted cache writes", n)
+
+    def clean():
+        n = d.memo.store.clean_temps()
+        if n:
+            log.info("removed %d temp files left by interrupted cache writes", n)
+
+    threading.Thread(target=clean, name="clean-temps", daemon=True).start()  # off the first request's path
     try:  # warm imports before the first request; if one fails, requests report it (and the log has it)
         for name in ("arena", "service", "tflite_reader"):
             importlib.import_module(f"buildtool.{name}")
