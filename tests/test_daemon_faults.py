@@ -132,9 +132,8 @@ def test_daemon_started_from_another_checkout_runs_our_code(rt, monkeypatch, cap
                     ignore=shutil.ignore_patterns("__pycache__"))  # a clone: new mtimes, another fingerprint
     m = model_file(rt, "a")
     monkeypatch.chdir(clone)
-    t = time.monotonic()
     assert json.dumps(plan(m)["plan"]) == expected(m)
-    assert time.monotonic() - t < 10 and capsys.readouterr().err == ""
+    assert capsys.readouterr().err == ""  # no warning: the daemon answered
     with DaemonClient() as c:
         st = c.status()
         rt.pids.append(c.daemon_pid)
@@ -146,9 +145,7 @@ def test_daemon_of_other_code_is_started_once_then_in_process(rt, monkeypatch, c
              "from buildtool.daemon.server import main; sys.exit(main(sys.argv[1:]))")
     monkeypatch.setattr(client, "_SERVER", other)
     m = model_file(rt, "a")
-    t = time.monotonic()
     assert json.dumps(plan(m)["plan"]) == expected(m)
-    assert time.monotonic() - t < 10
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and "runs other code" in err[0] and err[0].endswith("; planning in this process")
     assert wait_until(lambda: "client of another version" in log_text(rt))
