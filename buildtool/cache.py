@@ -270,14 +270,14 @@ class DiskStore:
             try:
                 os.mkdir(p, 0o700)
             except FileExistsError:
-                st = os.lstat(p)
+                st = os.stat(p) if p == self.root else os.lstat(p)  # the root may be a symlink (a moved ~/.cache)
                 if not stat.S_ISDIR(st.st_mode):
                     if p == self.root:
                         raise NotADirectoryError(errno.ENOTDIR, "not a directory", p) from None
                     _remove(p)  # a damaged store: a file or symlink where a directory belongs
                     os.mkdir(p, 0o700)
-                elif st.st_mode & 0o077 and st.st_uid == os.getuid():
-                    os.chmod(p, 0o700)
+                elif p != self.root and st.st_mode & 0o077 and st.st_uid == os.getuid():
+                    os.chmod(p, 0o700)  # made 0755 by an older version (the root is the user's choice)
             self._private.add(p)
 
     def _damaged(self, path: str) -> None:

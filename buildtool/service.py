@@ -18,16 +18,11 @@ A file's bytes are mapped to its canonical graph digest through an uncounted
 
 from __future__ import annotations
 
-import hashlib
 import numbers
 import os
-
 import time
 
-from . import canonical
-from .cache import NullMemo
-from .errors import UsageError
-from .tflite_reader import read_model_file
+from .errors import ModelError, UsageError
 
 DEFAULT_OPTIONS = {"align": 16, "time_budget": 2.0, "order_search": True, "inplace": True,
                    # fusion.plan_fused (used when optimize or splits is set)
@@ -140,6 +135,8 @@ class _Model:
             self.data = bytes(model)
         elif isinstance(model, str):
             if os.path.exists(model) or model.endswith(".tflite") or os.sep in model:
+                from .tflite_reader import read_model_file
+
                 shown = source or model  # messages name the file as the user typed it
                 self.data = read_model_file(model, shown)
                 self.source = shown
@@ -167,6 +164,10 @@ class _Model:
 
     def digest(self, memo) -> str:
         """Canonical graph digest; for bytes and zoo names via the uncounted "model" index."""
+        import hashlib
+
+        from . import canonical
+
         if self.zoo is not None:
             key = canonical.plan_key("zoo", canonical.zoo_version(), {"name": self.zoo})
         elif self.data is not None:
@@ -181,6 +182,9 @@ def plan_request(model, options: dict | None = None, memo=None, source: str | No
 
     source: how error messages name a model path (the daemon gets an absolute path and the
     path as the user typed it, so its errors read exactly like in-process ones)."""
+    from . import canonical
+    from .cache import NullMemo
+
     t0 = time.perf_counter()
     memo = memo if memo is not None else NullMemo()
     opts = normalize_options(options)

@@ -441,8 +441,19 @@ def test_store_directories_are_private(tmp_path):
     for kind in ("arena", "fused"):
         d = entry_digest(kind, "k")
         s.put(kind, d, 1)
-        for p in (s.root, s.objects, os.path.join(s.objects, kind), os.path.dirname(s._path(kind, d))):
+        for p in (s.objects, os.path.join(s.objects, kind), os.path.dirname(s._path(kind, d))):
             assert os.stat(p).st_mode & 0o777 == 0o700, p
+    new = DiskStore(str(tmp_path / "new" / "cache"))
+    new.put("arena", entry_digest("arena", "k"), 1)
+    assert os.stat(new.root).st_mode & 0o777 == 0o700
+
+
+def test_cache_root_may_be_a_symlink(tmp_path):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    s = DiskStore(str(tmp_path / "link"))
+    d = entry_digest("arena", "k")
+    assert s.put("arena", d, 5) and DiskStore(str(tmp_path / "real")).get("arena", d) == 5
 
 
 def test_stale_temp_files_are_cleaned(tmp_path):

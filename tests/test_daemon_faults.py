@@ -8,10 +8,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import socket
-import subprocess
-import sys
 import threading
 import time
 
@@ -107,7 +104,9 @@ def test_unwritable_cache_dir_through_daemon(rt, monkeypatch):
     m, n = model_file(rt, "a"), model_file(rt, "b", (8, 12, 12))
     assert json.dumps(plan(m)["plan"]) == expected(m)
     assert json.dumps(plan(n)["plan"]) == expected(n)
-    rt.pids.append(pid_now(rt))
+    with DaemonClient() as c:
+        rt.pids.append(c.daemon_pid)
+        assert c.status()["cache_write_errors"] >= 2
     assert log_text(rt).count("cannot be written") == 1
 
 
@@ -134,9 +133,8 @@ def test_daemon_started_from_another_checkout_runs_our_code(rt, monkeypatch, cap
                     ignore=shutil.ignore_patterns("__pycache__"))  # a clone: new mtimes, another fingerprint
     m = model_file(rt, "a")
     monkeypatch.chdir(clone)
-    t = time.monotonic()
     assert json.dumps(plan(m)["plan"]) == expected(m)
-    assert time.monotonic() - t < 10 and capsys.readouterr().err == ""
+    assert capsys.readouterr().err == ""  # no warning: the daemon answered
     with DaemonClient() as c:
         st = c.status()
         rt.pids.append(c.daemon_pid)
@@ -148,9 +146,7 @@ def test_daemon_of_other_code_is_started_once_then_in_process(rt, monkeypatch, c
              "from buildtool.daemon.server import main; sys.exit(main(sys.argv[1:]))")
     monkeypatch.setattr(client, "_SERVER", other)
     m = model_file(rt, "a")
-    t = time.monotonic()
     assert json.dumps(plan(m)["plan"]) == expected(m)
-    assert time.monotonic() - t < 10
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and "runs other code" in err[0] and err[0].endswith("; planning in this process")
     assert wait_until(lambda: "client of another version" in log_text(rt))
@@ -238,3 +234,67 @@ def test_model_size_is_bounded_and_fifos_do_not_hang(rt):
             plan(path, no_daemon=True)
         assert str(d.value) == str(n.value)
     rt.pids.append(pid_now(rt))
+
+
+def test_plans_at_once_are_capped_and_a_waiting_request_of_a_gone_client_never_runs(monkeypatch, tmp_path):
+    from buildtool.cache import Cancelled
+
+    d = server.Daemon({"log": str(tmp_path / "log"), "socket": "", "lock": ""}, 60, str(tmp_path / "c"), 1 << 20)
+    d._slots = threading.BoundedSemaphore(1)
+    running, most, ran = [0], [0], []
+    lock = threading.Lock()
+
+    def fake_plan(model, options, memo, source=None):
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+            ran.append(model)
+        time.sleep(0.3)
+        with lock:
+            running[0] -= 1
+        return {"plan": model}
+
+    monkeypatch.setattr(service, "plan_request", fake_plan)
+    pairs = [socket.socketpair() for _ in range(4)]
+    out = {}
+
+    def call(k):
+        try:
+            out[k] = d.plan({"type": "plan", "zoo": "tiny"}, pairs[k][0])
+        except Cancelled as e:
+            out[k] = e
+
+    threads = [threading.Thread(target=call, args=(k,)) for k in range(4)]
+    for t in threads[:3]:
+        t.start()
+    time.sleep(0.1)
+    threads[3].start()
+    pairs[3][1].close()  # this client hangs up while its request waits for a slot
+    for t in threads:
+        t.join(10)
+    assert most[0] == 1 and len(ran) == 3
+    assert isinstance(out[3], Cancelled) and all(out[k] == {"plan": "tiny"} for k in range(3))
+    for a, b in pairs:
+        a.close()
+        b.close()
+
+
+def test_numpy_option_values_go_through_the_daemon(rt):
+    import numpy as np
+
+    m = model_file(rt, "a")
+    with DaemonClient() as c:
+        rt.pids.append(c.daemon_pid)
+        got = c.plan(m, {"align": np.int64(32), "time_budget": np.float32(0.5)})["plan"]
+    assert json.dumps(got) == expected(m, {"align": 32, "time_budget": 0.5})
+
+
+# -- item 16: temp files of interrupted writes ------------------------------------------------------
+def test_daemon_start_removes_stale_temp_files(rt):
+    ab = os.path.join(rt.cache, "objects", "arena", "ab")
+    os.makedirs(ab)
+    dead = os.path.join(ab, ".tmp999999999-x")  # its writer (no such pid) was killed mid-write
+    open(dead, "wb").write(b"half an entry")
+    rt.pids.append(pid_now(rt))
+    assert wait_until(lambda: not os.path.exists(dead))
+    assert "removed 1 temp files" in log_text(rt)

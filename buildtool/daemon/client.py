@@ -29,6 +29,8 @@ import socket
 import sys
 import time
 
+import msgpack
+
 from .. import errors
 from ..errors import BuildtoolError
 from . import protocol
@@ -175,10 +177,14 @@ class DaemonClient:
         raise AssertionError("unreachable")
 
     def plan(self, model, options: dict | None = None) -> dict:
-        from ..service import normalize_options
+        options = dict(options or {})
+        try:
+            msgpack.packb(options, use_bin_type=True)
+        except (TypeError, ValueError, OverflowError):  # 2**64, a numpy scalar: checked (and made plain) here
+            from ..service import normalize_options  # (not on the fast path: the import costs milliseconds)
 
-        # checked here too: a bad option costs no round trip (and 2**64 would not even pack)
-        msg = {"type": "plan", "options": normalize_options(options)}
+            options = normalize_options(options)
+        msg = {"type": "plan", "options": options}
         if isinstance(model, (bytes, bytearray)):
             msg["model_bytes"] = bytes(model)
         elif isinstance(model, str):

@@ -75,6 +75,8 @@ def runtime_dir() -> str:
             base = "/tmp"
         d = os.path.join(base, f"buildtool-{os.getuid()}")
     try:
+        if os.environ.get("BUILDTOOL_RUNTIME_DIR"):
+            os.makedirs(os.path.dirname(os.path.abspath(d)), 0o700, exist_ok=True)
         os.mkdir(d, 0o700)
     except FileExistsError:
         pass
@@ -92,9 +94,9 @@ def paths() -> dict:
     d = runtime_dir()
     p = {"dir": d, "socket": os.path.join(d, "daemon.sock"), "lock": os.path.join(d, "daemon.lock"),
          "log": os.path.join(d, "daemon.log")}
-    if len(p["socket"].encode()) > 100:
+    if len(os.fsencode(p["socket"])) > 100:
         raise DaemonUnavailable(f"daemon socket path {p['socket']} is too long for a Unix socket; "
-                             f"set BUILDTOOL_RUNTIME_DIR to a shorter directory")
+                                f"set BUILDTOOL_RUNTIME_DIR to a shorter directory")
     return p
 
 

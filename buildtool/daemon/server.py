@@ -130,7 +130,8 @@ class Daemon:
         return {"pid": os.getpid(), "uptime_s": round(time.time() - self.started, 3),
                 "entries": store["entries"], "cache_bytes": store["bytes"], "cache_cap_bytes": store["cap_bytes"],
                 "cache_dir": store["dir"], "hits": self.memo.stats.hits, "misses": self.memo.stats.misses,
-                "corrupt_dropped": self.memo.store.corrupt, "watched": self.watcher.watched if self.watcher else 0,
+                "corrupt_dropped": self.memo.store.corrupt, "cache_write_errors": self.memo.store.write_errors,
+                "watched": self.watcher.watched if self.watcher else 0,
                 "replans": self.replans, "idle_timeout_s": self.idle_s, "log": self.paths["log"],
                 "socket": self.paths["socket"], "memory": _rss_bytes(), "planner": planner_version(),
                 **self.versions}
@@ -168,6 +169,7 @@ class Daemon:
         while not self._slots.acquire(timeout=0.2):  # wait for a free planning slot, while the client waits
             check()
         try:
+            check()  # the client may have gone while we waited
             deadline = time.monotonic() + self._delay
             while time.monotonic() < deadline:
                 check()
@@ -416,9 +418,13 @@ def main(argv=None) -> int:
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     log.info("serving %s (versions %s, cache %s, idle timeout %.0f s)", p["socket"], d.versions,
              d.memo.store.root, a.idle)
-    n = d.memo.store.clean_temps()
-    if n:
-        log.info("removed %d temp files left by interrupted cache writes", n)
+
+    def clean():
+        n = d.memo.store.clean_temps()
+        if n:
+            log.info("removed %d temp files left by interrupted cache writes", n)
+
+    threading.Thread(target=clean, name="clean-temps", daemon=True).start()  # off the first request's path
     try:  # warm imports before the first request; if one fails, requests report it (and the log has it)
         for name in ("arena", "service", "tflite_reader"):
             importlib.import_module(f"buildtool.{name}")
