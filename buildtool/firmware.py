@@ -324,7 +324,7 @@ def _ram_size(t: targets.Target) -> str:
 
 
 def _optimize_ram_hint(g: Graph, plan, t: targets.Target, plan_options: dict) -> str:
-    """'; --optimize ram fits it (...)' when the least-RAM fusion plan would fit the board, else ''.
+    """'; with --optimize ram it fits (...)' when the least-RAM fusion plan would fit the board, else ''.
 
     The fusion search's least peak is a lower bound of every packed fused arena, so the
     (slower) packing only runs when that bound leaves room for the stack.
@@ -335,10 +335,13 @@ def _optimize_ram_hint(g: Graph, plan, t: targets.Target, plan_options: dict) ->
 
     align = plan_options.get("align", 16)
     room = t.ram_bytes - t.stack_bytes
-    front = search_front(g, False, align)
-    if not front.solutions or min(s.peak for s in front.solutions) > room:
+    try:
+        front = search_front(g, False, align)
+        if not front.solutions or min(s.peak for s in front.solutions) > room:
+            return ""
+        fused = plan_fused(g, optimize="ram", align=align, time_budget=plan_options.get("time_budget", 2.0))
+    except BuildtoolError:  # a graph the fusion planner does not take: no hint
         return ""
-    fused = plan_fused(g, optimize="ram", align=align, time_budget=plan_options.get("time_budget", 2.0))
     if fused.arena_bytes > room:
         return ""
     return (f"; with --optimize ram it fits (arena {_b(fused.arena_bytes)} + stack {_b(t.stack_bytes)} = "
@@ -597,5 +600,6 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
     return (outs[0] if len(outs) == 1 else outs), prof, ram
 
 
-__all__ = ["build", "run", "format_report", "kernel_library", "generate_sources", "kernel_sources", "sources", "compile_flags", "link_flags",
-           "FirmwareError", "ram_report", "load_graph", "make_plan", "check_fits", "check_segments", "load_segments"]
+__all__ = ["build", "run", "format_report", "kernel_library", "generate_sources", "kernel_sources", "sources",
+           "compile_flags", "link_flags", "FirmwareError", "ram_report", "load_graph", "make_plan", "check_fits",
+           "check_segments", "load_segments"]

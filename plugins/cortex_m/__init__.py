@@ -17,6 +17,11 @@ def _board(name, cpu, machine, cpu_flags, flash, flash_len, ram, ram_len):
 
 
 def targets():
+    """QEMU 7.2's memory maps (`info mtree`): an386 and an500 have ZBT SSRAM1, 4 MiB at 0x0 (our
+    flash; 0x400000 is its mirror, which a load past the end of flash overwrites: the vector
+    table) and SSRAM2&3, 4 MiB at 0x20000000 (our RAM). an505 boots Secure: SSRAM1's secure alias
+    is 4 MiB at 0x10000000 (mirror at 0x10400000), SSRAM2 2 MiB at 0x38000000 (SSRAM3, behind
+    another MPC at 0x38200000, is not used)."""
     m = 1 << 20
     return [
         _board("cortex-m4", "cortex-m4", "mps2-an386", ("-mcpu=cortex-m4", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"),

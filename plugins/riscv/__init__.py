@@ -14,7 +14,8 @@ def targets():
                   kernel_sets=("riscv",), linker_template="riscv/rv32.ld.in", tool_prefix="riscv64-unknown-elf-",
                   tools=("qemu-system-riscv32",))
     return [
-        # -bios none starts at 0x80000000, so code ("flash") sits at the bottom of DRAM.
+        # -bios none starts at 0x80000000, so code ("flash") sits at the bottom of DRAM (128 MiB at
+        # 0x80000000); "RAM" is the 4 MiB after the first 8.
         Target(name="riscv32", cpu="rv32imac", description="rv32imac on qemu-system-riscv32 -M virt",
                flash_origin=0x80000000, flash_bytes=8 * m, ram_origin=0x80800000, ram_bytes=4 * m,
                stack_bytes=0x2000, run=("qemu-system-riscv32", "-M", "virt", "-bios", "none") + _SH, **common),
