@@ -137,12 +137,10 @@ def test_chain_planned_firmware_matches_tflm(board, tmp_path):
 
 
 def test_round_trip_keeps_options():
-    rng = np.random.default_rng(5)
     g = one_op_models(2, seed=5)
     h = parse(serialize(g))
     assert [(op.opcode, op.options) for op in h.operators] == [(op.opcode, op.options) for op in g.operators]
     assert serialize(h) == serialize(g)
-    del rng
 
 
 def _bad(make, match):
