@@ -334,3 +334,16 @@ def test_scons_run_of_the_keyword_model(tmp_path):
                        timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "output: 0 32767" in r.stdout and "SVDF" in r.stdout
+
+
+def test_report_of_a_stateful_model_counts_its_state(tmp_path):
+    from buildtool.report import plain_plan
+
+    g = load(str(real_model(LSTM)))
+    before = plain_plan(g)
+    state = {t for b in before.buffers if b.kind == "persistent" for t in b.tensors}
+    assert state == {16, 17} and before.arena_bytes == plan_arena(g).arena_bytes
+    from buildtool import cli
+
+    assert cli.main(["report", str(real_model(LSTM)), "-o", str(tmp_path / "r.html"), "--no-daemon"]) == 0
+    assert "1.4 KiB" in (tmp_path / "r.html").read_text()
