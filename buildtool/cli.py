@@ -148,6 +148,12 @@ def cmd_report(a) -> int:
     from .report import write_report
 
     g = load_model(a.model)
+    if g.variable_tensors() and not fused_requested(a):  # stateful: no fusion, the layer-by-layer plan only
+        from .report import plain_plan
+
+        html, svg = write_report(g, plain_plan(g), a.output)
+        print(f"wrote {html} and {svg}")
+        return 0
     if not fused_requested(a):
         a.optimize = "ram"
     html, svg = write_report(g, fused_plan(g, a), a.output)

@@ -162,7 +162,8 @@ def check_lstm(g, op) -> None:
     _need(h.num_elements == d["batch"] * n and c.num_elements == d["batch"] * n, op,
           f"hidden and cell state must hold batch x state = {d['batch']} x {n} values")
     scale = float(c.scale)
-    _need(c.zero_point == 0 and 2.0 ** round(math.log2(scale)) == scale, op,
+    lg = math.log2(scale)  # TFLM's CheckedLog2: within 1e-3 of a power of two
+    _need(c.zero_point == 0 and abs(lg - round(lg)) < 1e-3, op,
           f"cell state scale {scale} must be a power of two with zero point 0")
     for k in LSTM_W_IN:
         w = _const(g, op, k, "input weights", shape=(n, n_in))

@@ -334,3 +334,31 @@ def test_scons_run_of_the_keyword_model(tmp_path):
                        timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "output: 0 32767" in r.stdout and "SVDF" in r.stdout
+
+
+def test_report_of_a_stateful_model_counts_its_state(tmp_path):
+    from buildtool.report import plain_plan
+
+    g = load(str(real_model(LSTM)))
+    before = plain_plan(g)
+    state = {t for b in before.buffers if b.kind == "persistent" for t in b.tensors}
+    assert state == {16, 17} and before.arena_bytes == plan_arena(g).arena_bytes
+    from buildtool import cli
+
+    assert cli.main(["report", str(real_model(LSTM)), "-o", str(tmp_path / "r.html"), "--no-daemon"]) == 0
+    assert "1.4 KiB" in (tmp_path / "r.html").read_text()
+
+
+def test_generated_code_is_deterministic_and_resets_state_in_model_init():
+    from buildtool.codegen.model_c import generate
+
+    g = load(str(real_model(KWS)))
+    plan = plan_arena(g)
+    c1, h1 = generate(g, plan, "host")
+    c2, h2 = generate(load(str(real_model(KWS))), plan_arena(g), "host")
+    assert (c1, h1) == (c2, h2)
+    init = c1.split("int model_init(void) {")[1].split("\n}\n")[0]
+    for v in g.variable_tensors():
+        t, off = g.tensors[v], plan.tensors[v].offset
+        assert f"i < {t.nbytes}u; i++) bt_arena[{off}u + i] = (int8_t){t.zero_point};" in init
+    assert "bt_arena[" not in c1.split("int model_invoke(void) {")[1].split("bt_svdf_s8")[0]

@@ -333,6 +333,8 @@ def buffer_specs(g, sched: Schedule, align: int) -> tuple:
         else:
             rows = sh[1] if len(sh) == 4 else 1
             specs.append((("t", t, 0, rows), g.tensors[t].nbytes, first, last, "tensor"))
+    for t in g.variable_tensors():  # state (SVDF/LSTM): live at every step, never shared
+        specs.append((("t", t, 0, 1), g.tensors[t].nbytes, 0, n_steps - 1, "persistent"))
     pools = {}
     for k, it in enumerate(sched.items):
         if not isinstance(it, BlockRun):
