@@ -272,13 +272,64 @@ def _load_inputs(g, paths: list, sequence: bool = False) -> list:
     return [x for _, x in arrays]
 
 
-def cmd_run(a) -> int:
+def _output_keys(g) -> list:
+    """The keys of `run --output y.npz`: the output tensors' names when they are distinct and not
+    empty, else arr_0, arr_1, ... (np.savez's); in both cases np.load(...).files lists them in order."""
+    names = [g.tensors[i].name for i in g.outputs]
+    if all(names) and len(set(names)) == len(names):
+        return names
+    return [f"arr_{k}" for k in range(len(names))]
+
+
+def _npz_bytes(keys: list, arrays: list) -> bytes:
+    """An .npz np.load reads, byte-identical for the same arrays (np.savez stamps the current time)."""
+    import io
+    import zipfile
+
     import numpy as np
 
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
+        for k, y in zip(keys, arrays):
+            with z.open(zipfile.ZipInfo(f"{k}.npy", date_time=(1980, 1, 1, 0, 0, 0)), "w", force_zip64=True) as f:
+                np.lib.format.write_array(f, np.ascontiguousarray(y), allow_pickle=False)
+    return buf.getvalue()
+
+
+def _check_output_path(g, path: str | None) -> None:
+    if path and not path.endswith(".npz") and len(g.outputs) > 1:
+        raise UsageError(f"the model has {len(g.outputs)} outputs and a .npy holds one array; "
+                         f"save them all with --output {os.path.splitext(path)[0]}.npz")
+
+
+def _save_outputs(g, outs: list, path: str) -> None:
+    import io
+
+    import numpy as np
+
+    if path.endswith(".npz"):
+        _write_atomic(path, _npz_bytes(_output_keys(g), outs))
+        return
+    buf = io.BytesIO()
+    np.save(buf, outs[0])
+    _write_atomic(path, buf.getvalue())
+
+
+def _print_outputs(g, outs: list) -> None:
+    """One line of values per output; with several outputs each line starts with the output's name."""
+    from .tflite_reader import short
+
+    for k, y in zip(_output_keys(g), outs):
+        values = " ".join(map(str, y.reshape(-1).tolist()))
+        print(f"{short(k, 32)}: {values}" if len(outs) > 1 else values)
+
+
+def cmd_run(a) -> int:
     from .executor import run
 
     g = load_model(a.model)
     xs = _load_inputs(g, a.input, a.sequence)
+    _check_output_path(g, a.output)
     if a.sequence and fused_requested(a):
         raise UsageError("--sequence runs the plain plan; drop --split/--optimize/--input-streamed")
     if a.board:
@@ -294,13 +345,9 @@ def cmd_run(a) -> int:
     else:
         outs = run(g, make_plan(g, a), xs)
     if a.output:
-        import io
-
-        buf = io.BytesIO()
-        np.save(buf, outs[0])
-        _write_atomic(a.output, buf.getvalue())
+        _save_outputs(g, outs, a.output)
     else:
-        print(" ".join(str(int(v)) for v in outs[0].reshape(-1)))
+        _print_outputs(g, outs)
     return 0
 
 
@@ -352,7 +399,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("model")
     s.add_argument("--input", required=True, action="append",
                    help=".npy input tensor; repeat once per model input in order, or one .npz holding them all")
-    s.add_argument("--output", help=".npy file for the output (default: print it)")
+    s.add_argument("--output", help=".npy file for the output, or .npz for every output keyed by output name "
+                                    "in order (default: print them)")
     s.add_argument("--sequence", action="store_true",
                    help="the .npy stacks N inputs on a new first axis: invoke N times, the model's state "
                         "(SVDF/LSTM) carrying over; the output stacks the N outputs")

@@ -94,3 +94,41 @@ def test_input_mistakes_are_one_line_errors(model, tmp_path, capsys):
         rc, out, err = run_cli(["run", path, "--no-daemon"] + args, capsys)
         lines = err.strip().splitlines()
         assert rc == 2 and out == "" and len(lines) == 1 and needle in lines[0], (args, err)
+
+
+# -- several outputs -------------------------------------------------------------------------
+def two_output_model():
+    """A conv feature map and the dense classifier behind it: two outputs of different shapes."""
+    b = GraphBuilder("two_outputs", seed=9)
+    f = b.conv2d(b.input((1, 6, 6, 3), name="image"), 4, 3, 2)
+    y = b.fully_connected(b.reshape(f, (1, 36)), 5)
+    return b.finish([f, y])
+
+
+@pytest.mark.parametrize("board", [None, "host"])
+def test_every_output_is_saved_and_printed(board, tmp_path, capsys):
+    g = two_output_model()
+    data = serialize(g)
+    (tmp_path / "m.tflite").write_bytes(data)
+    x = np.random.default_rng(4).integers(-128, 128, size=(1, 6, 6, 3), dtype=np.int8)
+    np.save(tmp_path / "x.npy", x)
+    ref = tflm_run(data, [x], 2)
+    names = [g.tensors[i].name for i in g.outputs]
+    args = ["run", tmp_path / "m.tflite", "--input", tmp_path / "x.npy", "--no-daemon",
+            "--build-dir", tmp_path / "b"] + _available(board)
+    rc, _, err = run_cli(args + ["--output", tmp_path / "y.npz"], capsys)
+    assert rc == 0, err
+    with np.load(tmp_path / "y.npz") as y:
+        assert y.files == names  # keyed by output name, in the model's order
+        for k, r in zip(names, ref):
+            assert y[k].dtype == r.dtype and np.array_equal(y[k], r)
+    first = (tmp_path / "y.npz").read_bytes()
+    assert run_cli(args + ["--output", tmp_path / "y.npz"], capsys)[0] == 0
+    assert (tmp_path / "y.npz").read_bytes() == first  # no time stamps: the same run, the same bytes
+    rc, out, _ = run_cli(args, capsys)
+    assert rc == 0 and out.splitlines() == [f"{n}: {' '.join(map(str, r.reshape(-1).tolist()))}"
+                                            for n, r in zip(names, ref)]
+    rc, out, err = run_cli(args + ["--output", tmp_path / "y.npy"], capsys)
+    assert rc == 2 and out == "" and not (tmp_path / "y.npy").exists()
+    assert err == ("buildtool: error: the model has 2 outputs and a .npy holds one array; save them all with "
+                   f"--output {tmp_path / 'y'}.npz\n")
