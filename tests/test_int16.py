@@ -20,8 +20,6 @@ from buildtool.executor import run, run_unplanned
 from buildtool.ir import NUMPY_DTYPE
 from buildtool.tflite_writer import serialize
 
-SEANET = ["add-add0", "conv-conv0", "leaky_relu-leaky_relu0", "pad-pad0", "quantize-quantize0",
-          "strided_slice-strided_slice0", "sub-sub0", "transpose_conv-transpose_conv0"]
 ACTS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")
 
 
@@ -47,37 +45,7 @@ def seanet(name: str) -> bytes:
     return shared_model(f"real/seanet_{name}").read_bytes()
 
 
-# -- TFLM's SEANet layers ---------------------------------------------------------------
-@pytest.mark.parametrize("name", SEANET)
-def test_seanet_layer_matches_tflm_on_the_executor(name):
-    data = seanet(name)
-    g = tflite_reader.parse(data)
-    plan = plan_arena(g)
-    for seed in range(4):
-        xs = random_inputs(g, seed)
-        want = tflm_run(data, xs)[0]
-        got = run(g, plan, xs)[0]
-        assert got.dtype == want.dtype and np.array_equal(got, want), name
-        assert np.array_equal(run_unplanned(g, xs)[0], want)
-
-
-@pytest.mark.parametrize("board", ["host", "cortex-m4"])
-@pytest.mark.parametrize("name", SEANET)
-def test_seanet_layer_firmware_matches_tflm(name, board, tmp_path):
-    t = targets.get(board)
-    if t.missing_tools():
-        pytest.skip(f"{board} needs {', '.join(t.missing_tools())}")
-    data = seanet(name)
-    g = tflite_reader.parse(data)
-    firmware.build(g, board, tmp_path)
-    for seed in range(2):
-        xs = random_inputs(g, seed)
-        y, prof, _ = firmware.run(board, tmp_path, xs[0] if len(xs) == 1 else xs)
-        want = tflm_run(data, xs)[0]
-        assert y.dtype == want.dtype and np.array_equal(y, want), (name, board)
-    assert [o["op"] for o in prof["ops"]] == [0]
-
-
+# -- TFLM's SEANet layers (the layers themselves: test_real_models.py) --------------------------
 def test_constant_int16_operand_of_sub_in_firmware(tmp_path):
     """SEANet's SUB with its broadcast [64] operand made a constant (int16 weights in the flash image)."""
     g = tflite_reader.parse(seanet("sub-sub0"))

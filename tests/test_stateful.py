@@ -37,7 +37,8 @@ def tflm_sequence(data: bytes, input_sets: list, n_outputs: int, tensors=()) -> 
     from tflite_micro import runtime
 
     cfg = runtime.InterpreterConfig.kPreserveAllTensors if tensors else runtime.InterpreterConfig.kAllocationRecording
-    ip = runtime.Interpreter.from_bytes(data, intrepreter_config=cfg)
+    # TFLM's default arena (10x the file) is too small for tiny files with large activations
+    ip = runtime.Interpreter.from_bytes(data, arena_size=max(10 * len(data), 1 << 20), intrepreter_config=cfg)
     outs = []
     for xs in input_sets:
         for k, x in enumerate(xs):
@@ -124,24 +125,6 @@ def test_random_lstm_models_match_tflm_over_invocations():
         seen.add((op.options["time_major"], op.options["cell_clip"] > 0))
         check_sequence(g, random_inputs(g, rng, 4))
     assert seen == {(False, False), (False, True), (True, False), (True, True)}
-
-
-def test_lstm_model_matches_tflm_over_invocations():
-    g = load(str(real_model(LSTM)))
-    assert g.variable_tensors() == [16, 17]
-    g.outputs = list(g.outputs) + [LSTM_OUTPUT]
-    rng = np.random.default_rng(6)
-    check_sequence(g, random_inputs(g, rng, 4))
-
-
-def test_keyword_model_matches_tflm_over_invocations():
-    g = load(str(real_model(KWS)))
-    assert len(g.variable_tensors()) == 7
-    # every SVDF output becomes a model output too: the final softmax saturates on this model
-    g.outputs = list(g.outputs) + SVDF_OUTPUTS
-    rng = np.random.default_rng(3)
-    for _ in range(2):
-        check_sequence(g, random_inputs(g, rng, 6))
 
 
 def test_state_persists_only_within_a_session():
@@ -242,34 +225,6 @@ def test_svdf_state_must_be_variable():
 
 
 # -- firmware ------------------------------------------------------------------------------------
-@pytest.mark.parametrize("board", ["host", "cortex-m4"])
-def test_keyword_model_firmware_over_invocations(board, tmp_path):
-    g = load(str(real_model(KWS)))
-    g.outputs = list(g.outputs) + SVDF_OUTPUTS
-    rng = np.random.default_rng(5)
-    sets = random_inputs(g, rng, 4)
-    want, _ = tflm_sequence(serialize(g), sets, len(g.outputs))
-    firmware.build(g, board, tmp_path)
-    got, prof, _ = firmware.run(board, tmp_path, sets, sequence=True)
-    assert len(got) == len(sets) and len(prof["ops"]) == len(g.operators)
-    for y, w in zip(got, want):
-        for a, e in zip(y, w):
-            assert a.dtype == e.dtype and np.array_equal(a, e.reshape(a.shape))
-
-
-@pytest.mark.parametrize("board", ["host", "cortex-m4"])
-def test_lstm_model_firmware_over_invocations(board, tmp_path):
-    g = load(str(real_model(LSTM)))
-    g.outputs = list(g.outputs) + [LSTM_OUTPUT]
-    sets = random_inputs(g, np.random.default_rng(7), 3)
-    want, _ = tflm_sequence(serialize(g), sets, len(g.outputs))
-    firmware.build(g, board, tmp_path)
-    got, _, _ = firmware.run(board, tmp_path, sets, sequence=True, profile=False)
-    for y, w in zip(got, want):
-        for a, e in zip(y, w):
-            assert np.array_equal(a, e.reshape(a.shape))
-
-
 @pytest.mark.parametrize("board", ["host", "cortex-m4"])
 @pytest.mark.parametrize("make", [svdf_model, lstm_model])
 def test_random_stateful_firmware_over_invocations(board, make, tmp_path):
