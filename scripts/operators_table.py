@@ -1,0 +1,273 @@
+"""Write docs/operators.md: every supported operator, its activation types, the kernels each target set
+has for it, whether the planner runs it in place, whether it may sit in a fusion block, and the
+bit-exact test cases behind it. Everything comes from the code and the test suite, so rerunning the
+script keeps the page true:
+
+- operators and activation types: ops.supported_table() (what `buildtool ops` prints);
+- kernels: the C functions the generated code calls for one-operator models of each type (the test
+  suite's generators), looked up in the kernel folders (a set optimises an operator when it defines
+  one of the functions the operator calls; otherwise the set uses the reference file);
+- in place / alias: ops.ALIASING, executor.IN_PLACE_OPS and the opcodes arena/inplace.py decides on;
+- fusion: fusion/receptive.py's tables (inside a block) and its tail checks (last operator of a block);
+- tests: `pytest --collect-only -q -m "slow or not slow"` test ids that name the operator (as
+  written or lower-case; a model name stands for the operators of that model) and whose test function
+  reaches TFLite Micro (tflm_* helpers, through helpers and fixtures of the test modules).
+
+    python3 scripts/operators_table.py [-o docs/operators.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import datetime
+import inspect
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from buildtool import executor, ops, targets, tflite_reader, zoo  # noqa: E402
+from buildtool.arena import inplace, plan_arena  # noqa: E402
+from buildtool.builder import as_int16x8  # noqa: E402
+from buildtool.codegen.model_c import generate  # noqa: E402
+from buildtool.fusion import receptive  # noqa: E402
+from test_int16 import GEN16  # noqa: E402  (the 16x8 one-operator generators)
+
+KERNELS = ROOT / "kernels"
+SETS = sorted(p.name for p in KERNELS.iterdir() if p.is_dir() and p.name not in ("include", "reference", "tests"))
+SAMPLES = 6  # one-operator models per operator and activation type
+CALL = re.compile(r"\b(bt_\w+)\(")
+DEFINITION = re.compile(r"^[A-Za-z_][\w \t\*]*?\b(bt_\w+)\s*\(")  # at column 0
+ALIASES = {"UNIDIRECTIONAL_SEQUENCE_LSTM": ("lstm",)}
+
+
+# -- kernels ---------------------------------------------------------------------------------
+def defined_functions() -> dict:
+    """Kernel function -> the kernel folders that define it."""
+    where = {}
+    for folder in ["reference"] + SETS:
+        for c in sorted((KERNELS / folder).glob("*.c")):
+            for line in c.read_text().splitlines():
+                m = DEFINITION.match(line)
+                if m and not line.rstrip().endswith(");"):  # a prototype ends so
+                    where.setdefault(m.group(1), set()).add(folder)
+    return where
+
+
+def samples(opcode: str, dtype: str) -> list:
+    """One-operator models from the test suite's generators (int16: the 16x8 generators)."""
+    import numpy as np
+    from test_executor import GENERATORS
+    from test_int16 import INT64_BIAS_ONLY
+
+    rng = np.random.default_rng(sum(map(ord, opcode)))
+    if dtype == "int8":
+        return [GENERATORS[opcode](rng) for _ in range(SAMPLES)]
+    return [as_int16x8(GEN16[opcode](rng).finish(), bias64=opcode in INT64_BIAS_ONLY or k % 2 == 0)
+            for k in range(SAMPLES)]
+
+
+def called_functions(g, opcode: str) -> set:
+    model_c, _ = generate(g, plan_arena(g), "host")
+    body = model_c.split("int model_invoke(void) {")[1]
+    return {f for f in CALL.findall(body) if not f.startswith("bt_profile")}
+
+
+def kernel_column(opcode: str, types: list, where: dict) -> str:
+    """'reference' or the sets that optimise it (per activation type when that differs)."""
+    per = {}
+    for dtype in types:
+        funcs = set()
+        for g in samples(opcode, dtype):
+            funcs |= {f for f in called_functions(g, opcode) if f in where}
+        opt = [s for s in SETS if any(s in where[f] for f in funcs)]
+        per[dtype] = ", ".join(opt) if opt else "reference"
+        if not funcs:
+            per[dtype] = "none (alias or copy)"
+    if len(set(per.values())) == 1:
+        return next(iter(per.values()))
+    return "; ".join(f"{t}: {v}" for t, v in per.items())
+
+
+# -- planner and fusion tables ---------------------------------------------------------------
+def _opcodes_named(fn) -> set:
+    return set(re.findall(r'opcode [!=]= "([A-Z0-9_]+)"', inspect.getsource(fn)))
+
+
+def in_place_column(opcode: str) -> str:
+    if opcode in ops.ALIASING:
+        return "alias"
+    if opcode in _opcodes_named(inplace.candidates) and opcode not in executor.IN_PLACE_OPS:
+        return "inputs as views"
+    if opcode in executor.IN_PLACE_OPS:
+        return "in place"
+    return ""
+
+
+def fusion_column(opcode: str) -> str:
+    if opcode in receptive.WINDOWED + receptive.UNARY + receptive.POINTWISE + receptive.MINMAX:
+        return "in block"
+    if any(opcode in _opcodes_named(f) for f in (receptive.reduces_tiles, receptive.flattens,
+                                                 receptive.dense_reads_whole)):
+        return "block tail"
+    return ""
+
+
+# -- test counts -----------------------------------------------------------------------------
+def collected_ids() -> list:
+    r = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-m", "slow or not slow",
+                        "-p", "no:cacheprovider"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    ids = [line for line in r.stdout.splitlines() if "::" in line]
+    if r.returncode != 0 or not ids:
+        sys.exit(f"operators_table: pytest --collect-only failed: {r.stdout[-300:]}{r.stderr[-300:]}")
+    return ids
+
+
+def test_references() -> tuple:
+    """(name -> names it uses, generator tables): module-level functions (their arguments too: the
+    fixtures) and assignments of the test modules; generator tables are their dicts of one-operator
+    model generators keyed by opcode."""
+    import importlib
+
+    refs, tables = {}, {}
+    for path in sorted((ROOT / "tests").glob("*.py")):
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.FunctionDef):
+                names = {a.arg for a in node.args.args}
+            elif isinstance(node, ast.Assign) and all(isinstance(t, ast.Name) for t in node.targets):
+                names = set()
+            else:
+                continue
+            names |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            names |= {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+            for name in [node.name] if isinstance(node, ast.FunctionDef) else [t.id for t in node.targets]:
+                refs.setdefault(name, set()).update(names - {name})
+                if isinstance(node, ast.Assign):
+                    v = getattr(importlib.import_module(path.stem), name, None)
+                    if (isinstance(v, dict) and v and set(v) <= set(ops.SUPPORTED)
+                            and all(callable(f) for f in v.values())):
+                        tables[name] = set(v)
+    return refs, tables
+
+
+def reachable(refs: dict, name: str) -> set:
+    seen, todo = set(), [name]
+    while todo:
+        for r in refs.get(todo.pop(), ()):
+            if r not in seen:
+                seen.add(r)
+                todo.append(r)
+    return seen
+
+
+def model_operators() -> dict:
+    """Model name (as test ids spell it) -> its operators: zoo, ../shared/models and its real/."""
+    from conftest import SHARED_MODELS
+
+    found = {name: {op.opcode for op in zoo.build(name).operators} for name in zoo.names()}
+    for p in sorted(SHARED_MODELS.glob("*.tflite")) + sorted((SHARED_MODELS / "real").glob("*.tflite")):
+        g, _ = tflite_reader.load_any(str(p))
+        found[p.stem] = {op.opcode for op in g.operators}
+    return found
+
+
+def _token(word: str) -> re.Pattern:
+    return re.compile(rf"(?<![A-Za-z0-9]){re.escape(word)}(?![A-Za-z0-9])")
+
+
+def count_tests(ids: list, models: dict) -> dict:
+    """opcode -> Counter of executor / host / qemu test ids. A test counts when what it uses reaches
+    TFLite Micro (a name with "tflm" in it, or the TFLM-made reference_outputs); its operators are
+    those its id names (or a model in its id holds), else those of the generator tables it uses."""
+    refs, tables = test_references()
+    uses = {f: reachable(refs, f) for f in {tid.split("::")[-1].split("[")[0] for tid in ids}}
+    oracle = {f for f, r in uses.items() if any("tflm" in n.lower() or n == "reference_outputs" for n in r)}
+    emulated = [b for b in targets.names() if targets.get(b).emulated]
+    on_host = [b for b in targets.names() if not targets.get(b).emulated]
+    words = {op: [_token(w) for w in (op, op.lower()) + ALIASES.get(op, ())] for op in ops.SUPPORTED}
+    model_pats = {m: re.compile(rf"(?<=[\[-]){re.escape(m)}(?=[\]-])") for m in models}
+    counts = {op: Counter() for op in ops.SUPPORTED}
+    for tid in ids:
+        func = tid.split("::")[-1].split("[")[0]
+        if func not in oracle:
+            continue
+        named = {op for op, pats in words.items() if any(p.search(tid) for p in pats)}
+        for m, pat in model_pats.items():
+            if pat.search(tid):
+                named |= models[m] & set(ops.SUPPORTED)
+        if not named:
+            named = set().union(*(tables[t] for t in tables if t in uses[func]))
+        if any(_token(b).search(tid) for b in emulated):
+            where = "qemu"
+        elif any(_token(b).search(tid) for b in on_host) or "firmware" in func:
+            where = "host"
+        else:
+            where = "executor"
+        for op in named:
+            counts[op][where] += 1
+    return counts
+
+
+# -- the page --------------------------------------------------------------------------------
+def commit() -> str:
+    r = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    return r.stdout.strip() or "unknown"
+
+
+def page() -> str:
+    where = defined_functions()
+    ids = collected_ids()
+    counts = count_tests(ids, model_operators())
+    day = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+    lines = [
+        "# Operators",
+        "",
+        f"Generated by `python3 scripts/operators_table.py` on {day} (commit {commit()}, {len(ids)} test ids "
+        "collected); do not edit by hand, rerun the script. Everything below is derived from the code and the "
+        "test suite:",
+        "",
+        "- **types**: activation types of inputs -> outputs, from `ops.supported_table()` (`buildtool ops`).",
+        "- **kernels**: the target sets (`kernels/<set>/`) that optimise the operator: a set counts when it "
+        "defines a C function that the generated code calls for the test suite's one-operator models of "
+        "that type; `reference` means every board runs `kernels/reference/`.",
+        "- **memory**: `alias` (the output is its input's bytes, `ops.ALIASING`), `in place` (the output may "
+        "overwrite a dying input, `executor.IN_PLACE_OPS`), `inputs as views` (producers write straight into "
+        "the output, `arena/inplace.py`).",
+        "- **fusion**: `in block` (tileable: may sit anywhere in a patch-fusion or split block, "
+        "`fusion/receptive.py`), `block tail` (only as a block's last operators: MEAN over H and W, "
+        "a flatten, the dense layer reading it). Fused and split code is int8 only.",
+        "- **tests**: bit-exact test cases (collected test ids whose test reaches TFLite Micro through a "
+        "`tflm_*` helper) that name the operator, or a model holding it, counted by where they run: the "
+        "numpy executor, host firmware (`host`, `xcore`, or a firmware test naming no board), QEMU "
+        "(a test naming an emulated board). A test id is one case; many loop over several random models.",
+        "",
+        "| operator | types | kernels | memory | fusion | executor | host firmware | QEMU |",
+        "|---|---|---|---|---|---:|---:|---:|",
+    ]
+    for row in ops.supported_table():
+        op = row["op"]
+        types = f"{'/'.join(row['inputs'])} -> {'/'.join(row['outputs'])}"
+        act = ["int8", "int16"] if op in GEN16 else ["int8"]
+        c = counts[op]
+        lines.append(f"| {op} | {types} | {kernel_column(op, act, where)} | {in_place_column(op)} | "
+                     f"{fusion_column(op)} | {c['executor']} | {c['host']} | {c['qemu']} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("-o", "--output", default=str(ROOT / "docs" / "operators.md"))
+    a = p.parse_args(argv)
+    text = page()
+    Path(a.output).write_text(text)
+    print(f"wrote {a.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
