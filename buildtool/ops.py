@@ -21,7 +21,7 @@ activation is one of 'NONE', 'RELU', 'RELU_N1_TO_1', 'RELU6'.
 from __future__ import annotations
 
 
-from .errors import ModelError
+from .errors import ModelError, short
 from .ir import Graph, Operator
 
 SUPPORTED = (
@@ -74,10 +74,6 @@ def unsupported_message(op: Operator) -> str:
     return f"operator {op.index} is {op.opcode}, which is not supported; run 'buildtool ops' to see what is"
 
 
-def _short(name: str, n: int = 48) -> str:
-    return name if len(name) <= n else name[:n - 3] + "..."
-
-
 def _elements(shape) -> int:
     n = 1
     for d in shape:
@@ -111,15 +107,18 @@ def check_op(g: Graph, op: Operator) -> None:
     act_in = [i for i in op.inputs if i >= 0 and not g.tensors[i].is_const]
     in_types, out_types = activation_types(op.opcode)
     for t, ok in [(g.tensors[i], in_types) for i in act_in] + [(g.tensors[i], out_types) for i in op.outputs]:
-        name = _short(t.name)
+        name = short(t.name)
         if t.dtype not in ok and t.dtype.startswith("float"):
-            raise ModelError(f"operator {op.index} ({op.opcode}) computes in {t.dtype} (tensor '{name}'): "
-                             f"float activations are not supported; convert with full-integer int8 quantisation")
+            raise ModelError(f"operator {op.index} ({op.opcode}): tensor {t.index} is {t.dtype}; float activations "
+                             f"are not supported: convert with full-integer int8 quantisation")
         if t.dtype not in ok:
             raise ModelError(f"operator {op.index} ({op.opcode}): tensor {t.index} is {t.dtype}; only "
                              f"{'/'.join(ok)} activations are supported: quantise the model to int8")
         if t.quant is None and t.dtype == "int8":
             raise ModelError(f"operator {op.index} ({op.opcode}): int8 tensor '{name}' has no quantisation")
+        if t.dtype == "int8" and not ((t.quant.zero_point >= -128) & (t.quant.zero_point <= 127)).all():
+            raise ModelError(f"operator {op.index} ({op.opcode}): int8 tensor {t.index} has zero point "
+                             f"{int(t.quant.zero_point[0])}, outside -128..127")
     fn = _CHECKS.get(op.opcode)
     if fn:
         fn(g, op)
@@ -311,12 +310,17 @@ def check_graph(g: Graph) -> None:
         raise ModelError("the graph has no inputs; a model needs at least one input tensor")
     if not g.outputs:
         raise ModelError("the graph has no outputs; a model needs at least one output tensor")
+    if len(set(g.inputs)) != len(g.inputs):
+        raise ModelError(f"the graph lists an input tensor twice (inputs {list(g.inputs)[:8]})")
+    for i in list(g.inputs) + list(g.outputs):
+        if g.tensors[i].is_const:
+            raise ModelError(f"graph input/output tensor {i} is a constant; inputs and outputs must be activations")
     for op in g.operators:
         check_op(g, op)
     for i in g.inputs:
         t = g.tensors[i]
         if t.dtype not in ("int8", "float32"):
-            raise ModelError(f"model input '{_short(t.name)}' is {t.dtype}; only int8 inputs are supported; "
+            raise ModelError(f"model input '{short(t.name)}' is {t.dtype}; only int8 inputs are supported; "
                              f"quantise the model to int8")
 
 

@@ -174,6 +174,22 @@ def test_a_graph_without_outputs_is_refused():
     _refused(g, "the graph has no outputs")
 
 
+def test_a_constant_graph_input_is_refused():
+    """Found by the CLI fuzz: a weight tensor listed as a graph input crashed the order search (KeyError)."""
+    g = zoo.build("tiny")
+    w = g.operators[0].inputs[1]
+    g.inputs = list(g.inputs) + [w]
+    _refused(g, f"graph input/output tensor {w} is a constant; inputs and outputs must be activations")
+
+
+def test_int8_zero_point_outside_int8_is_refused():
+    """Found by the CLI fuzz: zero point 65536 on an int8 input crashed `run` (OverflowError in conv)."""
+    g = zoo.build("tiny")
+    t = g.tensors[g.inputs[0]]
+    t.quant = Quant(t.quant.scale, np.array([65536]), t.quant.axis)
+    _refused(g, f"operator 0 (CONV_2D): int8 tensor {t.index} has zero point 65536, outside -128..127")
+
+
 def test_unsupported_operator_is_named_before_its_odd_tensors():
     """An LSTM used to be refused as 'tensor 18 ... has invalid shape [0]' (its intermediate tensors)."""
     g = zoo.build("tiny")
