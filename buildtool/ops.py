@@ -35,6 +35,8 @@ ACT_TYPES = {
     "QUANTIZE": (("int8", "float32"), ("int8",)), "DEQUANTIZE": (("int8",), ("int8", "float32")),
     "RESHAPE": (("int8", "uint8", "int16", "int32", "int64", "bool"),) * 2,
 }
+# The smallest activation scale: 6.0 / scale (the RELU6 bound) must stay a finite float32.
+MIN_SCALE = 1e-30
 # Element-wise operators whose output may overwrite an input of the same size.
 ELEMENTWISE_INPLACE = ("LOGISTIC", "HARD_SWISH", "QUANTIZE", "ADD", "MUL")
 # Operators that only reinterpret their input's bytes.
@@ -116,6 +118,9 @@ def check_op(g: Graph, op: Operator) -> None:
                              f"{'/'.join(ok)} activations are supported: quantise the model to int8")
         if t.quant is None and t.dtype == "int8":
             raise ModelError(f"operator {op.index} ({op.opcode}): int8 tensor '{name}' has no quantisation")
+        if t.dtype == "int8" and not (t.quant.scale >= MIN_SCALE).all():
+            raise ModelError(f"operator {op.index} ({op.opcode}): int8 tensor {t.index} has scale "
+                             f"{float(t.quant.scale.min()):.3g}, too small to compute with (at least {MIN_SCALE:g})")
         if t.dtype == "int8" and not ((t.quant.zero_point >= -128) & (t.quant.zero_point <= 127)).all():
             raise ModelError(f"operator {op.index} ({op.opcode}): int8 tensor {t.index} has zero point "
                              f"{int(t.quant.zero_point[0])}, outside -128..127")

@@ -190,6 +190,22 @@ def test_int8_zero_point_outside_int8_is_refused():
     _refused(g, f"operator 0 (CONV_2D): int8 tensor {t.index} has zero point 65536, outside -128..127")
 
 
+def test_denormal_activation_scale_is_refused():
+    """A scale of 1e-40 made `run` die with OverflowError (6.0 / scale is infinite in float32)."""
+    g = zoo.build("tiny")
+    t = g.tensors[g.operators[0].outputs[0]]
+    t.quant = Quant(np.full(1, 1e-40, np.float32), t.quant.zero_point, t.quant.axis)
+    _refused(g, f"operator 0 (CONV_2D): int8 tensor {t.index} has scale 1e-40, too small to compute with")
+
+
+def test_numpy_warnings_do_not_precede_the_error_line():
+    code = ("import sys\nimport numpy as np\nfrom buildtool import cli\nfrom buildtool.errors import ModelError\n"
+            "def noisy(a):\n    np.float32(1) / np.float32(0)\n    raise ModelError('the one line')\n"
+            "cli.cmd_boards = noisy\nsys.exit(cli.main(['boards']))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert (r.returncode, r.stderr) == (2, "buildtool: error: the one line\n")
+
+
 def test_unsupported_operator_is_named_before_its_odd_tensors():
     """An LSTM used to be refused as 'tensor 18 ... has invalid shape [0]' (its intermediate tensors)."""
     g = zoo.build("tiny")
