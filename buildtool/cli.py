@@ -211,6 +211,8 @@ def cmd_run(a) -> int:
     from .executor import run
 
     g = load_model(a.model)
+    if os.path.exists(a.input) and not os.path.isfile(a.input):
+        raise UsageError(f"input {a.input} is not a regular file; give a .npy file")
     try:
         x = np.load(a.input, allow_pickle=False)
     except FileNotFoundError:

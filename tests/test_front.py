@@ -85,6 +85,13 @@ def test_special_files_are_refused_in_one_line_without_hanging(tmp_path, own_dae
             assert line == f"buildtool: error: {path}: {needle}" + line.split(needle, 1)[1], (args, line)
 
 
+def test_a_fifo_as_run_input_is_refused(tmp_path):
+    fifo = tmp_path / "x.npy"
+    os.mkfifo(fifo)
+    line = one_error_line(cli_proc(["run", "tiny", "--no-daemon", "--input", fifo]))
+    assert line == f"buildtool: error: input {fifo} is not a regular file; give a .npy file"
+
+
 def test_files_over_the_size_limit_are_refused(monkeypatch, tmp_path):
     path = tmp_path / "m.tflite"
     path.write_bytes(serialize(zoo.build("tiny")))
