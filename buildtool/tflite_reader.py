@@ -236,8 +236,8 @@ class _Reader:
         nsub = self._len(m.SubgraphsLength(), 4, "subgraph list")
         if nsub < 1:
             self.fail("model has no subgraphs")
-        if nsub > 1:
-            self.fail(f"model has {nsub} subgraphs; only single-subgraph models are supported")
+        # Subgraph 0 is the model, as in TFLite Micro; the others only run under control-flow operators
+        # (IF, WHILE, CALL_ONCE), which are not supported and are refused by name.
         ncodes = self._len(m.OperatorCodesLength(), 4, "operator code list")
         codes = {}
         nbuf = self._len(m.BuffersLength(), 4, "buffer list")

@@ -255,6 +255,16 @@ def test_shape_signature_batch_is_ignored():
     assert serialize(parse(_Signature(g).build())) == serialize(g)
 
 
+def test_subgraphs_after_the_first_are_ignored():
+    """TFLite Micro runs subgraph 0; the others only run under control-flow operators."""
+    class _TwoSubgraphs(_Writer):
+        def _offsets(self, start_fn, offs):
+            return super()._offsets(start_fn, offs * 2 if start_fn is tflite.ModelStartSubgraphsVector else offs)
+
+    g = zoo.build("tiny")
+    assert serialize(parse(_TwoSubgraphs(g).build())) == serialize(g)
+
+
 # -- inspect, ops, messages -----------------------------------------------------------------
 
 def test_ops_lists_the_table_the_checks_use(capsys):
