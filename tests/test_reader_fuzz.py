@@ -357,6 +357,7 @@ def run_cli_fuzz(count: int, seed: int, tmp_path) -> list:
         err = res["stderr"]
         lines = err.splitlines()
         ok = (not res["timed_out"] and res["rc"] in (0, 2) and "Traceback" not in err
+              and "ran out of memory" not in err
               and (lines == [] if res["rc"] == 0 else
                    len(lines) == 1 and lines[0].startswith("buildtool: error: ")
                    and len(lines[0].replace(res["args"][1], "")) <= MAX_ERROR_CHARS - 20))
