@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -327,6 +328,10 @@ def cli_mutants(count: int, seed: int, out_dir) -> list:
     return files
 
 
+def _limit_memory():
+    resource.setrlimit(resource.RLIMIT_AS, (CLI_MEMORY, CLI_MEMORY))
+
+
 def run_cli_fuzz(count: int, seed: int, tmp_path) -> list:
     files = cli_mutants(count, seed, tmp_path)
     cases = []
@@ -342,7 +347,7 @@ def run_cli_fuzz(count: int, seed: int, tmp_path) -> list:
            "scratch": str(scratch)}
     try:
         r = subprocess.run([sys.executable, str(ROOT / "tests" / "cli_fuzz.py")], input=json.dumps(job),
-                           capture_output=True, text=True, cwd=ROOT, env=env,
+                           capture_output=True, text=True, cwd=ROOT, env=env, preexec_fn=_limit_memory,
                            timeout=CLI_TIMEOUT_S * len(cases))
         status = subprocess.run([sys.executable, "-m", "buildtool.cli", "daemon", "status"], capture_output=True,
                                 text=True, cwd=ROOT, env=env, timeout=60)
@@ -376,5 +381,6 @@ def test_mutated_models_through_the_command_line(tmp_path):
 
 
 @pytest.mark.slow
-def test_mutated_models_through_the_command_line_long(tmp_path):
-    run_cli_fuzz(2000, seed=1, tmp_path=tmp_path)
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_mutated_models_through_the_command_line_long(seed, tmp_path):
+    run_cli_fuzz(500, seed=seed, tmp_path=tmp_path)
