@@ -12,7 +12,7 @@ import sys
 import warnings
 
 from . import __version__
-from .errors import BuildtoolError, ModelError, PlanError, UsageError
+from .errors import BuildtoolError, ModelError, PlanError, UsageError, one_line
 
 MAX_ERROR_CHARS = 200  # the longest error line we aim for (model path included)
 
@@ -242,6 +242,8 @@ def _load_inputs(g, paths: list, sequence: bool = False) -> list:
         raise UsageError(f"give one .npz holding every input, or one .npy per input; not both ({', '.join(paths)})")
     arrays = []
     for path in paths:
+        if os.path.exists(path) and not os.path.isfile(path):
+            raise UsageError(f"input {path} is not a regular file; give a .npy or .npz file")
         try:
             data = np.load(path, allow_pickle=False)
         except FileNotFoundError:
@@ -434,7 +436,7 @@ def build_parser() -> argparse.ArgumentParser:
 def error_message(e: BuildtoolError, spec: str | None) -> str:
     """One line; a problem with the model starts with the model path as the user typed it (the planner
     daemon reports the absolute path it was sent; the library may say nothing of the path)."""
-    msg = " ".join(str(e).split())
+    msg = one_line(str(e))
     if not spec or not isinstance(e, (ModelError, PlanError)):
         return msg
     for known in (spec, os.path.abspath(spec), "<bytes>"):

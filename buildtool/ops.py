@@ -35,7 +35,7 @@ zero point 0, int8 weights, int32 or int64 bias), as TFLite Micro does.
 from __future__ import annotations
 
 
-from .errors import ModelError
+from .errors import ModelError, short
 from .ir import Graph, Operator
 from .stateful import STATEFUL_CHECKS, STATEFUL_MACS, check_edge, edge_types
 
@@ -59,6 +59,8 @@ ACT_TYPES = {
     "SOFTMAX": (("int8",), ("int8", "int16")),  # int8 -> int16: stateful.EDGE_TYPES
     "RESHAPE": (("int8", "uint8", "int16", "int32", "int64", "bool"),) * 2,
 }
+# The smallest activation scale: 6.0 / scale (the RELU6 bound) must stay a finite float32.
+MIN_SCALE = 1e-30
 # Element-wise operators whose output may overwrite an input of the same size.
 ELEMENTWISE_INPLACE = ("LOGISTIC", "HARD_SWISH", "QUANTIZE", "ADD", "MUL",
                        "RELU", "RELU6", "TANH", "PRELU", "MAXIMUM", "MINIMUM")
@@ -101,10 +103,6 @@ def supported_table() -> list:
 
 def unsupported_message(op: Operator) -> str:
     return f"operator {op.index} is {op.opcode}, which is not supported; run 'buildtool ops' to see what is"
-
-
-def _short(name: str, n: int = 48) -> str:
-    return name if len(name) <= n else name[:n - 3] + "..."
 
 
 def _elements(shape) -> int:
@@ -155,15 +153,21 @@ def _check_dtypes(g, op) -> None:
         act_in = [i for i in act_in if i != op.inputs[0]]  # output_shape (int32)
     in_types, out_types = activation_types(op.opcode)
     for t, ok in [(g.tensors[i], in_types) for i in act_in] + [(g.tensors[i], out_types) for i in op.outputs]:
-        name = _short(t.name)
+        name = short(t.name)
         if t.dtype not in ok and t.dtype.startswith("float"):
-            raise ModelError(f"operator {op.index} ({op.opcode}) computes in {t.dtype} (tensor '{name}'): "
-                             f"float activations are not supported; convert with full-integer int8 quantisation")
+            raise ModelError(f"operator {op.index} ({op.opcode}): tensor {t.index} is {t.dtype}; float activations "
+                             f"are not supported: convert with full-integer int8 quantisation")
         if t.dtype not in ok:
             raise ModelError(f"operator {op.index} ({op.opcode}): tensor {t.index} is {t.dtype}; only "
                              f"{'/'.join(ok)} activations are supported: quantise the model to int8 (or 16x8)")
         if t.quant is None and t.dtype in ("int8", "int16"):
             raise ModelError(f"operator {op.index} ({op.opcode}): {t.dtype} tensor '{name}' has no quantisation")
+        if t.dtype in ("int8", "int16") and not (t.quant.scale >= MIN_SCALE).all():
+            raise ModelError(f"operator {op.index} ({op.opcode}): {t.dtype} tensor {t.index} has scale "
+                             f"{float(t.quant.scale.min()):.3g}, too small to compute with (at least {MIN_SCALE:g})")
+        if t.dtype == "int8" and not ((t.quant.zero_point >= -128) & (t.quant.zero_point <= 127)).all():
+            raise ModelError(f"operator {op.index} ({op.opcode}): int8 tensor {t.index} has zero point "
+                             f"{int(t.quant.zero_point[0])}, outside -128..127")
         if t.dtype == "int16" and t.quant is not None and int(t.quant.zero_point[0]) != 0:
             raise ModelError(f"operator {op.index} ({op.opcode}): int16 tensor '{name}' has zero point "
                              f"{int(t.quant.zero_point[0])}; 16x8 quantisation needs zero point 0")
@@ -413,12 +417,17 @@ def check_graph(g: Graph) -> None:
         raise ModelError("the graph has no inputs; a model needs at least one input tensor")
     if not g.outputs:
         raise ModelError("the graph has no outputs; a model needs at least one output tensor")
+    if len(set(g.inputs)) != len(g.inputs):
+        raise ModelError(f"the graph lists an input tensor twice (inputs {list(g.inputs)[:8]})")
+    for i in list(g.inputs) + list(g.outputs):
+        if g.tensors[i].is_const:
+            raise ModelError(f"graph input/output tensor {i} is a constant; inputs and outputs must be activations")
     for op in g.operators:
         check_op(g, op)
     for i in g.inputs:
         t = g.tensors[i]
         if t.dtype not in ("int8", "int16", "int32", "float32"):
-            raise ModelError(f"model input '{_short(t.name)}' is {t.dtype}; only int8, int16, int32 and float32 "
+            raise ModelError(f"model input '{short(t.name)}' is {t.dtype}; only int8, int16, int32 and float32 "
                              f"inputs are supported")
 
 

@@ -19,7 +19,7 @@ import tflite
 from tflite.BuiltinOperator import BuiltinOperator
 from tflite.TensorType import TensorType
 
-from .errors import ModelError, UsageError
+from .errors import ModelError, UsageError, one_line, short
 from .ir import NUMPY_DTYPE, Graph, Operator, Quant, Tensor, validate_graph
 from .ops import SUPPORTED, check_graph, unsupported_message
 from .stateful import STATEFUL_OPTIONS
@@ -182,13 +182,8 @@ def blocker(g: Graph, issues: dict | None = None) -> str | None:
             validate_graph(g)
             check_graph(g)
     except ModelError as e:
-        return str(e)
+        return one_line(str(e))
     return None
-
-
-def short(name: str, n: int = 48) -> str:
-    """A tensor or operator name cut to n characters for one-line messages."""
-    return name if len(name) <= n else name[:n - 3] + "..."
 
 
 def _text(raw: bytes) -> str:
@@ -248,8 +243,8 @@ class _Reader:
         nsub = self._len(m.SubgraphsLength(), 4, "subgraph list")
         if nsub < 1:
             self.fail("model has no subgraphs")
-        if nsub > 1:
-            self.fail(f"model has {nsub} subgraphs; only single-subgraph models are supported")
+        # Subgraph 0 is the model, as in TFLite Micro; the others only run under control-flow operators
+        # (IF, WHILE, CALL_ONCE), which are not supported and are refused by name.
         ncodes = self._len(m.OperatorCodesLength(), 4, "operator code list")
         codes = {}
         nbuf = self._len(m.BuffersLength(), 4, "buffer list")
@@ -326,9 +321,11 @@ class _Reader:
                 for d in shape:
                     n *= d
                 want = n * np.dtype(NUMPY_DTYPE[dtype]).itemsize
-                if len(raw) != want or any(d < 0 for d in shape):
-                    self.fail(f"{label}: buffer holds {len(raw)} bytes, shape {list(shape)[:8]} "
-                              f"of {dtype} needs {want} (truncated?)")
+                if any(d < 0 for d in shape):
+                    self.fail(f"tensor {i} holds constant data but has shape {list(shape)[:8]}")
+                if len(raw) != want:
+                    self.fail(f"tensor {i}: buffer holds {len(raw)} bytes, shape {list(shape)[:8]} of {dtype} "
+                              f"needs {want} (truncated?)")
                 flat = self.data.get((b, dtype))
                 if flat is None:
                     flat = self.data[(b, dtype)] = np.frombuffer(raw, dtype=NUMPY_DTYPE[dtype]).copy()

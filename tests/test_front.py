@@ -84,6 +84,13 @@ def test_special_files_are_refused_in_one_line_without_hanging(tmp_path, own_dae
             assert line == f"buildtool: error: {path}: {needle}" + line.split(needle, 1)[1], (args, line)
 
 
+def test_a_fifo_as_run_input_is_refused(tmp_path):
+    fifo = tmp_path / "x.npy"
+    os.mkfifo(fifo)
+    line = one_error_line(cli_proc(["run", "tiny", "--no-daemon", "--input", fifo]))
+    assert line == f"buildtool: error: input {fifo} is not a regular file; give a .npy file"
+
+
 def test_files_over_the_size_limit_are_refused(monkeypatch, tmp_path):
     path = tmp_path / "m.tflite"
     path.write_bytes(serialize(zoo.build("tiny")))
@@ -173,6 +180,38 @@ def test_a_graph_without_outputs_is_refused():
     _refused(g, "the graph has no outputs")
 
 
+def test_a_constant_graph_input_is_refused():
+    """Found by the CLI fuzz: a weight tensor listed as a graph input crashed the order search (KeyError)."""
+    g = zoo.build("tiny")
+    w = g.operators[0].inputs[1]
+    g.inputs = list(g.inputs) + [w]
+    _refused(g, f"graph input/output tensor {w} is a constant; inputs and outputs must be activations")
+
+
+def test_int8_zero_point_outside_int8_is_refused():
+    """Found by the CLI fuzz: zero point 65536 on an int8 input crashed `run` (OverflowError in conv)."""
+    g = zoo.build("tiny")
+    t = g.tensors[g.inputs[0]]
+    t.quant = Quant(t.quant.scale, np.array([65536]), t.quant.axis)
+    _refused(g, f"operator 0 (CONV_2D): int8 tensor {t.index} has zero point 65536, outside -128..127")
+
+
+def test_denormal_activation_scale_is_refused():
+    """A scale of 1e-40 made `run` die with OverflowError (6.0 / scale is infinite in float32)."""
+    g = zoo.build("tiny")
+    t = g.tensors[g.operators[0].outputs[0]]
+    t.quant = Quant(np.full(1, 1e-40, np.float32), t.quant.zero_point, t.quant.axis)
+    _refused(g, f"operator 0 (CONV_2D): int8 tensor {t.index} has scale 1e-40, too small to compute with")
+
+
+def test_numpy_warnings_do_not_precede_the_error_line():
+    code = ("import sys\nimport numpy as np\nfrom buildtool import cli\nfrom buildtool.errors import ModelError\n"
+            "def noisy(a):\n    np.float32(1) / np.float32(0)\n    raise ModelError('the one line')\n"
+            "cli.cmd_boards = noisy\nsys.exit(cli.main(['boards']))\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert (r.returncode, r.stderr) == (2, "buildtool: error: the one line\n")
+
+
 def test_unsupported_operator_is_named_before_its_odd_tensors():
     """An LSTM used to be refused as 'tensor 18 ... has invalid shape [0]' (its intermediate tensors); LSTM is
     supported now, so an operator we still lack stands in for it."""
@@ -214,6 +253,16 @@ def test_shape_signature_batch_is_ignored():
 
     g = zoo.build("tiny")
     assert serialize(parse(_Signature(g).build())) == serialize(g)
+
+
+def test_subgraphs_after_the_first_are_ignored():
+    """TFLite Micro runs subgraph 0; the others only run under control-flow operators."""
+    class _TwoSubgraphs(_Writer):
+        def _offsets(self, start_fn, offs):
+            return super()._offsets(start_fn, offs * 2 if start_fn is tflite.ModelStartSubgraphsVector else offs)
+
+    g = zoo.build("tiny")
+    assert serialize(parse(_TwoSubgraphs(g).build())) == serialize(g)
 
 
 # -- inspect, ops, messages -----------------------------------------------------------------

@@ -3,6 +3,9 @@ never another exception and never a hang; the CLI turns each into one line and e
 
 from __future__ import annotations
 
+import json
+import os
+import resource
 import signal
 import subprocess
 import sys
@@ -13,6 +16,7 @@ import pytest
 
 from buildtool import zoo
 from buildtool.builder import GraphBuilder
+from buildtool.cli import MAX_ERROR_CHARS
 from buildtool.errors import ModelError
 from buildtool.ir import Graph
 from buildtool.tflite_reader import parse
@@ -150,7 +154,7 @@ def test_names_with_control_characters_stay_on_one_line():
     """Found by the fuzzer: a corrupt name with a newline used to split the error message."""
     g = zoo.build("tiny")
     t = g.tensors[g.inputs[0]]
-    t.name, t.dtype, t.quant = "evil\nname\r\x00", "float32", None
+    t.name, t.quant = "evil\nname\r\x00", None
     with pytest.raises(ModelError) as e:
         parse(serialize(g))
     assert "evil?name??" in str(e.value) and "\n" not in str(e.value)
@@ -215,3 +219,168 @@ def test_cli_reports_bad_models_in_one_line(tmp_path):
             assert last.startswith("would not plan: operator ") and expect[name] in last, (name, last)
         else:
             assert r.returncode == 2 and r.stdout == "" and expect[name] in r.stderr, (name, r.stderr)
+
+
+# -- hostile models through the command line --------------------------------------------------------
+# Mutants of the shared models (bytes, and structure: shapes, options, indices, types, quantisation) go
+# through `inspect`, `plan` with and without the planner daemon, and `run`, each command in a child
+# with an address-space limit and a deadline (tests/cli_fuzz.py): exit 0 or 2, one stderr line on
+# failure, no traceback, nothing on stderr on success, no hang, no daemon death.
+
+CLI_WEIGHTS = {"tiny_cnn_32": 5, "dscnn_kws": 4, "resnet_concat_64": 3, "mbv2_w035_144": 1, "mobilenetv2_160_a1": 1}
+CLI_TIMEOUT_S = 60.0
+CLI_MEMORY = 3 << 30
+ODD_DIMS = (0, -1, 1, 2, 3, 7, 1 << 12, 1 << 24, (1 << 31) - 1)
+ODD_SCALES = (0.0, -1.0, float("inf"), float("nan"), 1e-30, 1e30, 1e-6)
+
+
+def _odd_int(rng, v: int) -> int:
+    return int(rng.choice([0, 1, -1, 2, v + 1, v - 1, v * 2, 64, 65, 1 << 16, (1 << 31) - 1, -(1 << 31)]))
+
+
+def mutate_graph(g: Graph, rng) -> Graph:
+    """One structural corruption of a copy of g that the writer can still serialise."""
+    g = g.copy()
+    kind = int(rng.integers(9))
+    ops = g.operators
+    op = ops[int(rng.integers(len(ops)))]
+    t = g.tensors[int(rng.integers(len(g.tensors)))]
+    if kind == 0:  # a dimension of any tensor
+        if t.shape:
+            shape = list(t.shape)
+            shape[int(rng.integers(len(shape)))] = int(rng.choice(ODD_DIMS))
+            t.shape = tuple(shape)
+    elif kind == 1:  # rank of an activation
+        t.shape = tuple(t.shape) + (1,) if rng.integers(2) or not t.shape else tuple(t.shape)[1:]
+    elif kind == 2:  # an option value
+        keys = [k for k, v in op.options.items() if isinstance(v, (int, bool)) and not isinstance(v, str)]
+        if keys:
+            k = keys[int(rng.integers(len(keys)))]
+            op.options[k] = _odd_int(rng, int(op.options[k])) if not isinstance(op.options[k], bool) else \
+                not op.options[k]
+        elif "padding" in op.options:
+            op.options["padding"] = "VALID" if op.options["padding"] == "SAME" else "SAME"
+    elif kind == 3:  # an operator input or output names another tensor (or none)
+        io = list(op.inputs) if rng.integers(2) or not op.outputs else list(op.outputs)
+        if io:
+            io[int(rng.integers(len(io)))] = int(rng.integers(-1, len(g.tensors)))
+            if io is not None and len(io) == len(op.inputs) and list(op.inputs) != io:
+                op.inputs = tuple(io)
+            else:
+                op.outputs = tuple(io)
+    elif kind == 4:  # another supported operator in its place
+        from buildtool.ops import SUPPORTED
+
+        op.opcode = str(rng.choice(SUPPORTED))
+    elif kind == 5:  # a type
+        t.dtype = str(rng.choice(["int16", "int32", "float32", "uint8", "int8"]))
+        if t.data is not None:
+            t.data = t.data.astype(t.dtype)
+    elif kind == 6:  # quantisation
+        if t.quant is not None:
+            q = t.quant
+            if rng.integers(2):
+                q.scale = q.scale.copy()
+                q.scale[int(rng.integers(len(q.scale)))] = rng.choice(ODD_SCALES)
+            else:
+                q.zero_point = q.zero_point.copy()
+                q.zero_point[int(rng.integers(len(q.zero_point)))] = _odd_int(rng, 0)
+                q.axis = int(rng.integers(-1, 5)) if rng.integers(2) else q.axis
+    elif kind == 7:  # constant data an operator interprets (axes, paddings, begin/end)
+        if t.data is not None and t.data.dtype == np.int32 and 0 < t.data.size <= 64:
+            t.data = t.data.copy()
+            flat = t.data.reshape(-1)
+            flat[int(rng.integers(flat.size))] = _odd_int(rng, int(flat[0]))
+    else:  # graph inputs and outputs
+        which = g.inputs if rng.integers(2) else g.outputs
+        if rng.integers(2) and which:
+            which.pop()
+        else:
+            which.append(int(rng.integers(len(g.tensors))))
+    return g
+
+
+def cli_mutants(count: int, seed: int, out_dir) -> list:
+    """count mutated model files (half bytes, half structure) of the shared models, weighted to small ones."""
+    from buildtool.tflite_reader import read
+
+    paths = sorted(SHARED_MODELS.glob("*.tflite"))
+    if not paths:
+        pytest.skip(f"no models in {SHARED_MODELS}")
+    names = [p.stem for p in paths]
+    weights = np.array([CLI_WEIGHTS.get(n, 1) for n in names], float)
+    data = {p.stem: p.read_bytes() for p in paths}
+    graphs = {n: read(d, name=n)[0] for n, d in data.items()}
+    rng = np.random.default_rng(seed)
+    files = []
+    while len(files) < count:
+        name = names[int(rng.choice(len(names), p=weights / weights.sum()))]
+        if rng.integers(2):
+            blob = mutate(data[name], rng)
+        else:
+            try:
+                blob = serialize(mutate_graph(graphs[name], rng))
+            except Exception:  # the writer cannot hold this corruption: draw another
+                continue
+        p = out_dir / f"{len(files):04d}-{name}.tflite"
+        p.write_bytes(blob)
+        files.append(p)
+    return files
+
+
+def _limit_memory():
+    resource.setrlimit(resource.RLIMIT_AS, (CLI_MEMORY, CLI_MEMORY))
+
+
+def run_cli_fuzz(count: int, seed: int, tmp_path) -> list:
+    files = cli_mutants(count, seed, tmp_path)
+    cases = []
+    for p in files:
+        for args, inp in ((["inspect", p], False), (["plan", p, "--no-daemon", "--time-budget", "0.2"], False),
+                          (["plan", p, "--time-budget", "0.2"], False), (["run", p, "--time-budget", "0.2"], True)):
+            cases.append({"id": len(cases), "args": [str(a) for a in args], "input": inp})
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    env = dict(os.environ, PYTHONPATH=str(ROOT), BUILDTOOL_NO_DAEMON="0",
+               BUILDTOOL_RUNTIME_DIR=str(tmp_path / "run"), BUILDTOOL_CACHE_DIR=str(tmp_path / "cache"))
+    job = {"cases": cases, "workers": 2, "timeout_s": CLI_TIMEOUT_S, "memory_bytes": CLI_MEMORY,
+           "scratch": str(scratch)}
+    try:
+        r = subprocess.run([sys.executable, str(ROOT / "tests" / "cli_fuzz.py")], input=json.dumps(job),
+                           capture_output=True, text=True, cwd=ROOT, env=env, preexec_fn=_limit_memory,
+                           timeout=CLI_TIMEOUT_S * len(cases))
+        status = subprocess.run([sys.executable, "-m", "buildtool.cli", "daemon", "status"], capture_output=True,
+                                text=True, cwd=ROOT, env=env, timeout=60)
+    finally:
+        subprocess.run([sys.executable, "-m", "buildtool.cli", "daemon", "stop"], capture_output=True, cwd=ROOT,
+                       env=env, timeout=60)
+    assert r.returncode == 0, r.stderr[-2000:]
+    results = [json.loads(line) for line in r.stdout.splitlines()]
+    assert len(results) == len(cases)
+    bad = []
+    for res in results:
+        err = res["stderr"]
+        lines = err.splitlines()
+        ok = (not res["timed_out"] and res["rc"] in (0, 2) and "Traceback" not in err
+              and "ran out of memory" not in err
+              and (lines == [] if res["rc"] == 0 else
+                   len(lines) == 1 and lines[0].startswith("buildtool: error: ")
+                   and len(lines[0].replace(res["args"][1], "")) <= MAX_ERROR_CHARS - 20))
+        if not ok:
+            bad.append(f"{' '.join(res['args'])}: rc {res['rc']}, timed out {res['timed_out']}, "
+                       f"{res['seconds']} s: {err[-600:]}")
+    assert not bad, f"{len(bad)} of {len(results)} commands misbehaved:\n" + "\n".join(bad[:10])
+    assert status.returncode == 0, f"the planner daemon died during the fuzz: {status.stderr}"
+    return results
+
+
+def test_mutated_models_through_the_command_line(tmp_path):
+    results = run_cli_fuzz(240, seed=0, tmp_path=tmp_path)
+    # The mutants reach every outcome: refused, planned and run.
+    assert {r["rc"] for r in results if r["args"][0] == "run"} == {0, 2}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_mutated_models_through_the_command_line_long(seed, tmp_path):
+    run_cli_fuzz(500, seed=seed, tmp_path=tmp_path)
