@@ -515,3 +515,36 @@ def test_zero_mac_model_every_optimiser_mode():
     _settings(g, settings)
     with pytest.raises(PlanError, match=r"smallest reachable peak is \d+ B \(1.00 x the MACs\)"):
         plan_fused(g, optimize="macs", ram_limit=16)
+
+
+def test_search_work_is_linear_on_wide_and_deep_graphs(monkeypatch):
+    """One input read by 300 pools (every output used after it): only one-operator blocks exist,
+    and the search analyses just those (it used to analyse every run [0, q): cubic time, and hold
+    every cut's live tensors: quadratic memory). A deep chain analyses blocks of at most
+    MAX_BLOCK_OPS operators."""
+    from buildtool.builder import GraphBuilder
+    from buildtool.fusion import search
+    from buildtool.fusion.dag import MAX_BLOCK_OPS
+
+    analysed = []
+
+    class Counting(search.Sweep):
+        def __init__(self, g, longest, align):
+            analysed.append(len(longest.ops))
+            super().__init__(g, longest, align)
+
+    monkeypatch.setattr(search, "Sweep", Counting)
+    b = GraphBuilder("wide-pools")
+    x = b.input((1, 4, 4, 4))
+    g = b.finish([b.max_pool(x, 1, 1) for _ in range(300)])
+    plan = plan_fused(g, optimize="ram", time_budget=0.1)
+    assert analysed == [1] * 300
+    assert plan.arena_bytes == plan.lower_bound_bytes == 64 + 300 * 64
+    assert checker.problems(*checker_view(plan)) == []
+    analysed.clear()
+    b = GraphBuilder("deep")
+    y = b.input((1, 4, 4, 2))
+    for _ in range(MAX_BLOCK_OPS + 20):
+        y = b.max_pool(y, 3, 1, padding="SAME")
+    search_front(b.finish([y]))
+    assert max(analysed) == MAX_BLOCK_OPS
