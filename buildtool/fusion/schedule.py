@@ -355,7 +355,7 @@ def pack(specs: list, n: int, align: int, time_budget: float, rounds: int = 0, p
     placed around them by first fit in the packers' orders.
     """
     from ..arena import exact
-    from ..arena.packers import PACKERS, _best_fit, _first_fit, _place, _profile, best_of, top
+    from ..arena.packers import PACK_WORK, PACKERS, _best_fit, _first_fit, _place, _profile, best_of, top
 
     units = [(align_up(max(s[1], 1), align) // align, s[2], s[3]) for s in specs]
     diff = [0] * (max(n, 1) + 1)
@@ -378,7 +378,10 @@ def pack(specs: list, n: int, align: int, time_budget: float, rounds: int = 0, p
                   "pinned+order": lambda i: (units[i][1], i),
                   "pinned+longest": lambda i: (-(units[i][2] - units[i][1]), -units[i][0], units[i][1], i),
                   **{"pinned+" + k: v for k, v in flow.items()}}
-        for name, key in orders.items():
+        pairs = len(units) * (len(units) - 1) // 2
+        for k, (name, key) in enumerate(orders.items()):
+            if k and 2 * (k + 1) * pairs > PACK_WORK:  # each order is two quadratic placements
+                break
             for fit in (_first_fit, _best_fit):
                 offs = _place(units, list(pinned) + sorted(rest, key=key), fit)
                 t = top(units, offs)
@@ -390,6 +393,8 @@ def pack(specs: list, n: int, align: int, time_budget: float, rounds: int = 0, p
             for k in flow for fit in (_first_fit, _best_fit)]
         best = best_of(units, cands, lower)
     t, name, offs = best
+    # each round is one quadratic placement: at most 2 x PACK_WORK pairs (30 rounds up to 700 buffers)
+    rounds = min(rounds, 2 * PACK_WORK // max(len(units) * (len(units) - 1) // 2, 1))
     if t > lower and rounds:
         offs2, t2 = improve(units, offs, lower, rounds, pinned)
         if t2 < t:
