@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import PlanError
+from ..ops import ELEMENTWISE_INPLACE
 from ..plan import align_up
 from .costs import dense_tail
 from .receptive import reduces_tiles, tileable
@@ -183,3 +184,20 @@ def dies_in(net: Network, t: int | None, p: int, q: int) -> bool:
         return False
     users = net.users.get(t, [])
     return bool(users) and p <= users[0] and users[-1] < q
+
+
+def inplace_input(net: Network, p: int) -> int | None:
+    """The input whose bytes operator p's output takes when p runs as usual: a same-shape
+    element-wise operator over an input it is the last reader of, neither a graph input nor a
+    graph output (the arena planner's element-wise in-place). None when there is none."""
+    g = net.g
+    op = g.operators[p]
+    if op.opcode not in ELEMENTWISE_INPLACE or op.outputs[0] in g.outputs:
+        return None
+    o = g.tensors[op.outputs[0]]
+    for x in g.act_inputs(op):
+        t = g.tensors[x]
+        if (tuple(t.shape) == tuple(o.shape) and t.nbytes == o.nbytes and t.dtype == o.dtype
+                and net.last.get(x) == p and x not in g.inputs and x not in g.outputs):
+            return x
+    return None
