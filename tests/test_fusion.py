@@ -25,7 +25,7 @@ from buildtool.fusion.search import block_edges
 from buildtool.fusion_exec import run_fused
 from buildtool.ops import graph_macs
 
-from conftest import fixed_input, shared_model
+from conftest import SHARED_MODEL_NAMES, fixed_input, shared_model
 
 INF = float("inf")
 
@@ -599,3 +599,32 @@ def test_optimisers_never_lose_to_the_plain_plan():
         assert plan.arena_bytes <= plain, kw
         _check_plan(g, plan, x, ref)
     assert plan.schedule.inplace and not plan.schedule.blocks()  # the plain plan, element-wise in place
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", zoo.names() + [f"shared:{n}" for n in SHARED_MODEL_NAMES])
+def test_every_optimiser_mode_at_most_the_plain_arena(name):
+    """--optimize ram (any MAC bound, input in the arena or streamed), --split auto and --optimize
+    macs with the plain arena as the limit: never above the plain plan (one search per front)."""
+    from buildtool.arena import plan_arena
+    from buildtool.fusion import plan_from_front
+
+    g = _shared(name[7:]) if name.startswith("shared:") else _zoo(name)
+    plain = plan_arena(g).arena_bytes
+    front, split, streamed = search_front(g), search_front(g, split_only=True), search_front(g, streamed=True)
+    plans = [plan_from_front(g, front, factor=f, time_budget=0.0) for f in (1.0, 1.2, INF)]
+    plans += [plan_from_front(g, front, optimize="macs", ram_limit=plain, time_budget=0.0),
+              plan_from_front(g, split, mode="split", time_budget=0.0),
+              plan_from_front(g, streamed, time_budget=0.0)]
+    assert max(p.arena_bytes for p in plans) <= plain
+
+
+def test_plain_plan_in_place_runs_on_host_firmware(tmp_path):
+    """The fused firmware of that plain plan (a MUL writing over its input) is bit-exact."""
+    from buildtool import firmware
+
+    g = _efficientnet_stem_blocks()
+    x = fixed_input(g.tensors[g.inputs[0]].shape)
+    firmware.build(g, "host", tmp_path, optimize="ram", time_budget=0.2)
+    y, _, ram = firmware.run("host", tmp_path, x)
+    assert np.array_equal(y, run_unplanned(g, [x])[0]) and ram["arena_bytes"] == 442368
