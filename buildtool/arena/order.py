@@ -4,8 +4,9 @@ busiest step needs the fewest bytes.
 Dynamic programming over the sets of operators already run (order ideals): the bytes live
 after a set of operators do not depend on the order they ran in, so for each set we keep
 only the best peak so far. Chains have one set per length; residual blocks and concat
-branches a handful. A beam (the best `width` sets per length) bounds the work on very wide
-graphs, where the result is then a good order rather than the best one.
+branches a handful. A beam (the best `width` sets per length) and a deterministic work
+budget (counted pairs of set and next operator, see best_order) bound time and memory on very
+wide graphs, where the result is then a good order rather than the best one.
 
 Tensors that will share bytes form one group: RESHAPE outputs join their input; with
 in-place on, concat inputs join the concat output (views: the group is live from its first
