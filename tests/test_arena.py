@@ -601,3 +601,56 @@ def test_in_place_never_aliases_two_live_inputs(kind):
     rng = np.random.default_rng(7)
     xs = [rng.integers(-128, 128, size=g.tensors[i].shape, dtype=np.int8) for i in g.inputs]
     np.testing.assert_array_equal(run(g, p, xs)[0], tflm_run(serialize(g), xs)[0])
+
+
+def _wide_pools(n):
+    """One input read by n 1x1 max pools, each a graph output: n! orders, all equally good."""
+    b = GraphBuilder("wide-pools")
+    x = b.input((1, 4, 4, 4))
+    return b.finish([b.max_pool(x, 1, 1) for _ in range(n)])
+
+
+@pytest.mark.parametrize("work", [100, 50_000])
+def test_order_search_work_is_bounded_on_wide_graphs(work):
+    """The order search counts its work and stays within the budget (or one pair per step when the
+    budget is below that), degrading to the earliest ready operators; same budget, same order."""
+    from buildtool.arena.order import best_order
+
+    g = _wide_pools(300)
+    for ip in (False, True):
+        stats = {}
+        order = best_order(g, 16, ip, work=work, stats=stats)
+        assert sorted(order) == list(range(300)) and stats["cut"] > 0
+        assert stats["work"] <= max(work, 300)
+        assert best_order(g, 16, ip, work=work) == order
+    if work < 300:
+        assert order == list(range(300))  # one pair a step: the model order
+
+
+def test_in_place_choice_work_is_bounded():
+    from buildtool.arena.inplace import candidates, choose
+
+    b = GraphBuilder("wide-ew")
+    x = b.input((1, 4, 4, 4))
+    g = b.finish([b.logistic(b.conv2d(x, 4, 1)) for _ in range(200)])
+    order = [op.index for op in g.operators]
+    assert len(candidates(g, order)) == 200
+    full, cut = {}, {}
+    choose(g, order, 16, work=10**9, stats=full)
+    choose(g, order, 16, work=20_000, stats=cut)
+    assert full["work"] > 5 * 20_000
+    assert cut["work"] <= 20_000 + 2 * (len(order) + 200)  # stops before the evaluation past its share
+
+
+def test_wide_graph_plans_with_bounded_work():
+    """3,000 outputs of one input: 4.5 million buffer pairs, more than the quadratic packers may
+    compare, so only the sweep packs; the order and in-place searches stop at their budgets."""
+    from buildtool.arena import packers
+
+    g = _wide_pools(3000)
+    p = _plan(g, time_budget=0.1)
+    assert p.planner == "model_order"
+    assert p.arena_bytes == p.lower_bound_bytes == 64 + 3000 * 64
+    bufs = [(1, 0, 2)] * 3
+    assert packers.best_of(bufs, packers.PACKERS.items(), 0, work=2)[1] == "model_order"
+    assert packers.best_of(bufs, packers.PACKERS.items(), 0, work=3)[1] == "greedy_size"

@@ -25,7 +25,7 @@ from buildtool.fusion.search import block_edges
 from buildtool.fusion_exec import run_fused
 from buildtool.ops import graph_macs
 
-from conftest import fixed_input, shared_model
+from conftest import SHARED_MODEL_NAMES, fixed_input, shared_model
 
 INF = float("inf")
 
@@ -515,3 +515,116 @@ def test_zero_mac_model_every_optimiser_mode():
     _settings(g, settings)
     with pytest.raises(PlanError, match=r"smallest reachable peak is \d+ B \(1.00 x the MACs\)"):
         plan_fused(g, optimize="macs", ram_limit=16)
+
+
+def test_search_work_is_linear_on_wide_and_deep_graphs(monkeypatch):
+    """One input read by 300 pools (every output used after it): only one-operator blocks exist,
+    and the search analyses just those (it used to analyse every run [0, q): cubic time, and hold
+    every cut's live tensors: quadratic memory). A deep chain analyses blocks of at most
+    MAX_BLOCK_OPS operators."""
+    from buildtool.builder import GraphBuilder
+    from buildtool.fusion import search
+    from buildtool.fusion.dag import MAX_BLOCK_OPS
+
+    analysed = []
+
+    class Counting(search.Sweep):
+        def __init__(self, g, longest, align):
+            analysed.append(len(longest.ops))
+            super().__init__(g, longest, align)
+
+    monkeypatch.setattr(search, "Sweep", Counting)
+    b = GraphBuilder("wide-pools")
+    x = b.input((1, 4, 4, 4))
+    g = b.finish([b.max_pool(x, 1, 1) for _ in range(300)])
+    plan = plan_fused(g, optimize="ram", time_budget=0.1)
+    assert analysed == [1] * 300
+    assert plan.arena_bytes == plan.lower_bound_bytes == 64 + 300 * 64
+    assert checker.problems(*checker_view(plan)) == []
+    analysed.clear()
+    b = GraphBuilder("deep")
+    y = b.input((1, 4, 4, 2))
+    for _ in range(MAX_BLOCK_OPS + 20):
+        y = b.max_pool(y, 3, 1, padding="SAME")
+    search_front(b.finish([y]))
+    assert max(analysed) == MAX_BLOCK_OPS
+
+
+def _efficientnet_stem_blocks():
+    """EfficientNet-B0's first blocks at 96x96 (swish, squeeze-and-excitation): the plain plan
+    writes the swish MUL over its input in place, which no fusion block beats."""
+    from buildtool.builder import GraphBuilder
+
+    b = GraphBuilder("effnet-b0-head")
+
+    def swish(x):
+        return b.mul(x, b.logistic(x))
+
+    def mbconv(x, cout, exp, stride, k=3):
+        cin = b.shape(x)[3]
+        h = swish(b.conv2d(x, cin * exp, 1, activation="NONE")) if exp != 1 else x
+        h = swish(b.depthwise(h, k, stride, activation="NONE"))
+        s = swish(b.conv2d(b.mean(h, keep_dims=True), max(1, cin // 4), 1, activation="NONE"))
+        h = b.mul(h, b.logistic(b.conv2d(s, b.shape(h)[3], 1, activation="NONE")))
+        h = b.conv2d(h, cout, 1, activation="NONE")
+        return b.add(h, x) if stride == 1 and cin == cout else h
+
+    x = b.input((1, 96, 96, 3))
+    y = mbconv(swish(b.conv2d(x, 32, 3, 2, activation="NONE")), 16, 1, 1)
+    y = mbconv(mbconv(y, 24, 6, 2), 24, 6, 1)
+    y = b.fully_connected(b.mean(swish(b.conv2d(y, 64, 1, activation="NONE"))), 10)
+    return b.finish([y])
+
+
+def test_optimisers_never_lose_to_the_plain_plan():
+    """--optimize ram and --split auto used to return 498,528 and 511,488 B here, above the plain
+    plan's 442,368 B: now an optimiser that cannot beat running every layer as usual returns that."""
+    from tflite_micro import runtime
+
+    from buildtool.arena import plan_arena
+    from buildtool.tflite_writer import serialize
+
+    g = _efficientnet_stem_blocks()
+    plain = plan_arena(g).arena_bytes
+    assert plain == 442368
+    x = fixed_input(g.tensors[g.inputs[0]].shape)
+    ref = run_unplanned(g, [x])
+    tflm = runtime.Interpreter.from_bytes(serialize(g), arena_size=4 << 20)  # more than tflm_run's default
+    tflm.set_input(x, 0)
+    tflm.invoke()
+    assert np.array_equal(ref[0], tflm.get_output(0))
+    for kw in (dict(optimize="ram"), dict(splits="auto"), dict(optimize="ram", max_mac_overhead=1.0),
+               dict(optimize="macs", ram_limit=plain)):
+        plan = plan_fused(g, time_budget=0.2, **kw)
+        assert plan.arena_bytes <= plain, kw
+        _check_plan(g, plan, x, ref)
+    assert plan.schedule.inplace and not plan.schedule.blocks()  # the plain plan, element-wise in place
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", zoo.names() + [f"shared:{n}" for n in SHARED_MODEL_NAMES])
+def test_every_optimiser_mode_at_most_the_plain_arena(name):
+    """--optimize ram (any MAC bound, input in the arena or streamed), --split auto and --optimize
+    macs with the plain arena as the limit: never above the plain plan (one search per front)."""
+    from buildtool.arena import plan_arena
+    from buildtool.fusion import plan_from_front
+
+    g = _shared(name[7:]) if name.startswith("shared:") else _zoo(name)
+    plain = plan_arena(g).arena_bytes
+    front, split, streamed = search_front(g), search_front(g, split_only=True), search_front(g, streamed=True)
+    plans = [plan_from_front(g, front, factor=f, time_budget=0.0) for f in (1.0, 1.2, INF)]
+    plans += [plan_from_front(g, front, optimize="macs", ram_limit=plain, time_budget=0.0),
+              plan_from_front(g, split, mode="split", time_budget=0.0),
+              plan_from_front(g, streamed, time_budget=0.0)]
+    assert max(p.arena_bytes for p in plans) <= plain
+
+
+def test_plain_plan_in_place_runs_on_host_firmware(tmp_path):
+    """The fused firmware of that plain plan (a MUL writing over its input) is bit-exact."""
+    from buildtool import firmware
+
+    g = _efficientnet_stem_blocks()
+    x = fixed_input(g.tensors[g.inputs[0]].shape)
+    firmware.build(g, "host", tmp_path, optimize="ram", time_budget=0.2)
+    y, _, ram = firmware.run("host", tmp_path, x)
+    assert np.array_equal(y, run_unplanned(g, [x])[0]) and ram["arena_bytes"] == 442368

@@ -149,10 +149,11 @@ def problems(g: Graph, plan: ArenaPlan) -> list:
                 err.append(f"buffers {x.id} and {y.id} overlap in bytes while both live")
 
     # lower bound and totals, recomputed
-    prof = [0] * max(n, 1)
+    change = [0] * (max(n, 1) + 1)
     for b in plan.buffers:
-        for s in range(b.first_step, b.last_step + 1):
-            prof[s] += _up(b.size, a)
+        change[b.first_step] += _up(b.size, a)
+        change[b.last_step + 1] -= _up(b.size, a)
+    prof = np.cumsum(change[:-1]).tolist()
     if plan.lower_bound_bytes != max(prof):
         err.append(f"lower_bound_bytes {plan.lower_bound_bytes} != recomputed {max(prof)}")
     tot = sum(_up(g.tensors[t].nbytes, a) for t in have)

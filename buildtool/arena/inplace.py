@@ -56,42 +56,65 @@ def candidates(g: Graph, order: list) -> list:
     return concat + other
 
 
-def choose(g: Graph, order: list, align: int) -> list:
+# The local search's deterministic work budget: one unit is one operator (or decision) of one
+# lower-bound evaluation. About 50,000 units take a second here; every search gets at least
+# MIN_WORK, three times what the zoo's biggest network needs (mcunet-in3: 9,085 units).
+WORK_PER_SECOND = 50_000
+MIN_WORK = 30_000
+
+
+def choose_work(time_budget: float) -> int:
+    """Work units of one in-place choice for a planning time budget (seconds)."""
+    return max(MIN_WORK, int(WORK_PER_SECOND * time_budget))
+
+
+def choose(g: Graph, order: list, align: int, work: int | None = None, stats: dict | None = None) -> list:
     """The in-place decisions (after the RESHAPE aliases) that the lower bound says are worth it.
 
     Candidates interact (dropping one can make another necessary), so this is a small local
     search: from all candidates and from none, alternately add any candidate that lowers the bound
     and drop any whose removal does not raise it, until nothing changes; the better end wins.
+    work bounds the units spent (default: choose_work of a 2 s budget): the search from all gets
+    half, the one from none the rest, and each stops where its share runs out. stats, when given,
+    receives "work" (units spent).
     """
     base = reshape_decisions(g, order)
     cands = candidates(g, order)
     n = len(order)
     index = {d: k for k, d in enumerate(cands)}
     memo = {}
+    work = choose_work(2.0) if work is None else work
+    spent = [0]
 
     def lb(chosen):
         key = tuple(sorted(chosen))
         if key not in memo:
+            spent[0] += n + len(base) + len(key)
             bufs, applied = build_buffers(g, order, base + [cands[k] for k in key])
             memo[key] = (lower_bound(bufs, n, align), frozenset(index[d] for d in applied if d in index))
         return memo[key]
 
-    def settle(chosen):
+    def settle(chosen, stop):
         cur, cur_lb = lb(chosen)[1], lb(chosen)[0]
         for _ in range(2 * len(cands) + 2):
             changed = False
             for k in range(len(cands)):
-                if k not in cur:
+                if k not in cur and spent[0] < stop:
                     t_lb, t_set = lb(cur | {k})
                     if t_lb < cur_lb:
                         cur, cur_lb, changed = t_set, t_lb, True
             for k in sorted(cur, reverse=True):
+                if spent[0] >= stop:
+                    break
                 t_lb, t_set = lb(cur - {k})
                 if t_lb <= cur_lb:
                     cur, cur_lb, changed = t_set, t_lb, True
-            if not changed:
+            if not changed or spent[0] >= stop:
                 break
         return cur_lb, len(cur), sorted(cur)
 
-    best = min(settle(frozenset(range(len(cands)))), settle(frozenset()))
+    from_all = settle(frozenset(range(len(cands))), work // 2)
+    best = min(from_all, settle(frozenset(), work))
+    if stats is not None:
+        stats.update(work=spent[0])
     return base + [cands[k] for k in best[2]]

@@ -6,6 +6,14 @@ wins on different graphs.
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from heapq import heappop, heappush
+
+# Buffer pairs the quadratic packers may compare in one best_of (each places a buffer against
+# every buffer placed before it: n (n - 1) / 2 pairs each). Packers that would go past it are
+# skipped; the sweep (model_order, about linear) always runs, so a plan of any size is cheap.
+PACK_WORK = 3_000_000
+
 
 def _first_fit(units: int, busy: list) -> int:
     """Lowest offset where `units` fit between the (start, end) ranges in busy."""
@@ -59,9 +67,37 @@ def greedy_size(bufs):
 
 
 def model_order(bufs):
-    """In the order buffers appear, lowest offset that fits: the naive baseline."""
-    seq = sorted(range(len(bufs)), key=lambda i: (bufs[i][1], i))
-    return _place(bufs, seq, _first_fit)
+    """In the order buffers appear, lowest offset that fits: the naive baseline.
+
+    A sweep over the steps with the free gaps between the live buffers (the same offsets as
+    first fit against every buffer placed before, at a cost linear in buffers x gaps)."""
+    offsets = [0] * len(bufs)
+    starts, ends = [0], [None]  # free gaps [start, end), sorted; the last one is unbounded
+    live = []  # (last step, offset, end) of placed buffers
+    for i in sorted(range(len(bufs)), key=lambda i: (bufs[i][1], i)):
+        u, f, l = bufs[i]
+        while live and live[0][0] < f:
+            _, o, e = heappop(live)
+            k = bisect_right(starts, o)
+            if k and ends[k - 1] == o:  # joins the gap below
+                k -= 1
+                ends[k] = e
+            else:
+                starts.insert(k, o)
+                ends.insert(k, e)
+            if k + 1 < len(starts) and starts[k + 1] == ends[k]:  # and the gap above
+                ends[k] = ends[k + 1]
+                del starts[k + 1], ends[k + 1]
+        if u == 0:
+            continue
+        k = next(k for k, (a, b) in enumerate(zip(starts, ends)) if b is None or b - a >= u)
+        offsets[i] = o = starts[k]
+        if ends[k] is not None and ends[k] - o == u:
+            del starts[k], ends[k]
+        else:
+            starts[k] = o + u
+        heappush(live, (l, o, o + u))
+    return offsets
 
 
 def best_fit(bufs):
@@ -112,10 +148,21 @@ def top(bufs: list, offsets: list) -> int:
     return max((o + b[0] for o, b in zip(offsets, bufs)), default=0)
 
 
-def best_of(bufs: list, packers, lower: int) -> tuple:
-    """(top, name, offsets) of the best of (name, packer) pairs, in order; stops at `lower`."""
+def best_of(bufs: list, packers, lower: int, work: int = PACK_WORK) -> tuple:
+    """(top, name, offsets) of the best of (name, packer) pairs, in order; stops at `lower`.
+
+    The quadratic packers run only while their buffer pairs fit in `work` (see PACK_WORK); the
+    model_order sweep always runs (also when it is not among them and nothing else could)."""
     best = None
+    pairs, spent = len(bufs) * (len(bufs) - 1) // 2, 0
+    packers = list(packers)
+    if not any(fn is model_order for _, fn in packers) and pairs > work:
+        packers.append(("model_order", model_order))
     for name, fn in packers:
+        if fn is not model_order:
+            if spent + pairs > work:
+                continue
+            spent += pairs
         offs = fn(bufs)
         t = top(bufs, offs)
         if best is None or t < best[0]:

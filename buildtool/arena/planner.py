@@ -16,9 +16,9 @@ from ..ir import Graph
 from ..ops import graph_macs
 from ..plan import ArenaPlan, Buffer, TensorPlace, align_up
 from . import checker, exact
-from .inplace import choose, reshape_decisions
+from .inplace import choose, choose_work, reshape_decisions
 from .liveness import activation_tensors, build_buffers, lower_bound, tensor_intervals
-from .order import candidate_orders
+from .order import candidate_orders, order_work
 from .packers import PACKERS, best_of
 
 
@@ -51,12 +51,12 @@ def plan_arena(g: Graph, align: int = 16, time_budget: float = 2.0, order_search
     if not time_budget >= 0:
         raise PlanError("time budget must not be negative; pass e.g. time_budget=2")
     model = [op.index for op in g.operators]
-    orders = candidate_orders(g, align, inplace) if order_search else [model]
+    orders = candidate_orders(g, align, inplace, order_work(time_budget)) if order_search else [model]
     cands = []
     for order in orders:
         choices = [reshape_decisions(g, order)]
         if inplace:
-            chosen = choose(g, order, align)
+            chosen = choose(g, order, align, choose_work(time_budget))
             if chosen != choices[0]:
                 choices.append(chosen)
         for ds in choices:

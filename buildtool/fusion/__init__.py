@@ -60,9 +60,12 @@ def plan_from_front(g, front: Front, *, optimize: str = "ram", factor: float = f
     is polished (iterated greedy, then the exact solver for time_budget seconds).
     """
     streamed = front.streamed
+    plain = _plain(g, front, mode, align)
     if optimize == "macs":
         sols = sorted((s for s in front.solutions if s.peak <= ram_limit), key=lambda s: (s.macs, s.peak))
         if not sols:
+            if plain is not None and plain.arena_bytes <= ram_limit:
+                return plain
             _unreachable(g, front, ram_limit, mode, align, time_budget)
     else:
         front.p1(factor)
@@ -73,6 +76,8 @@ def plan_from_front(g, front: Front, *, optimize: str = "ram", factor: float = f
         sched = schedule_from_edges(g, s.edges, streamed, mode)
         plan = plan_schedule(g, sched, align, 0.0, rounds=0)
         if optimize == "macs":
+            if plain is not None and plain.arena_bytes <= ram_limit and plain.macs < s.macs:
+                return plain  # the fewest MACs there are, and it fits
             if plan.arena_bytes > ram_limit:
                 plan = plan_schedule(g, sched, align, time_budget)
             if plan.arena_bytes <= ram_limit:
@@ -82,16 +87,30 @@ def plan_from_front(g, front: Front, *, optimize: str = "ram", factor: float = f
         if plan.arena_bytes == s.peak:  # every later solution has a bound >= this one's
             break
     if not tried:
+        if plain is not None and optimize == "macs" and plain.arena_bytes <= ram_limit:
+            return plain
         _unreachable(g, front, ram_limit, mode, align, time_budget)
     tried.sort(key=lambda p: (p.arena_bytes, p.macs))
     if tried[0].optimal:
-        return tried[0]
-    polished = [plan_schedule(g, p.schedule, align, 0.0) for p in tried[:_POLISH]]
-    best = min(polished + tried, key=lambda p: (p.arena_bytes, p.macs))
-    if not best.optimal and time_budget > 0:
-        exact = plan_schedule(g, best.schedule, align, time_budget)
-        best = exact if exact.arena_bytes <= best.arena_bytes else best
-    return best
+        best = tried[0]
+    else:
+        polished = [plan_schedule(g, p.schedule, align, 0.0) for p in tried[:_POLISH]]
+        best = min(polished + tried, key=lambda p: (p.arena_bytes, p.macs))
+        if not best.optimal and time_budget > 0:
+            exact = plan_schedule(g, best.schedule, align, time_budget)
+            best = exact if exact.arena_bytes <= best.arena_bytes else best
+    # an optimiser that cannot beat running every operator as usual returns that plan
+    if plain is not None and plain.lower_bound_bytes < best.arena_bytes and not plain.optimal and time_budget > 0:
+        plain = plan_schedule(g, plain.schedule, align, time_budget)
+    return plain if plain is not None and plain.arena_bytes < best.arena_bytes else best
+
+
+def _plain(g, front: Front, mode: str, align: int) -> FusedPlan | None:
+    """Every operator as usual, element-wise ones in place, packed by the heuristics: the plan an
+    optimiser must not lose to (None when the input is streamed: no operator may read it whole)."""
+    if front.streamed:
+        return None
+    return plan_schedule(g, Schedule(list(range(len(g.operators))), False, mode, inplace=True), align, 0.0, rounds=0)
 
 
 def _unreachable(g, front: Front, ram_limit: int, mode: str, align: int, time_budget: float) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..errors import PlanError
+from ..ops import ELEMENTWISE_INPLACE
 from ..plan import align_up
 from .costs import dense_tail
 from .receptive import reduces_tiles, tileable
@@ -22,7 +23,9 @@ class Network:
     g: object
     streamed: bool  # the graph input comes from a source callback, a band at a time
     align: int
-    live: list = field(default_factory=list)  # cut -> sorted tensor indices held whole
+    born: dict = field(default_factory=dict)  # tensor -> producing operator (-1: graph input)
+    last: dict = field(default_factory=dict)  # tensor -> last reading operator (n: graph output; -1: none)
+    whole: list = field(default_factory=list)  # cut -> aligned bytes of the tensors live across it
     first_start: list = field(default_factory=list)  # q -> smallest p with [p, q) a candidate block run
     users: dict = field(default_factory=dict)  # tensor -> operator indices that read it, in order
 
@@ -35,12 +38,20 @@ class Network:
             return 0
         return align_up(self.g.tensors[t].nbytes, self.align)
 
+    def is_live(self, t: int, p: int) -> bool:
+        """Is tensor t held whole across cut p (made before it, read at or after it)?"""
+        s, e = self.born.get(t, -1), self.last.get(t, -1)
+        return s < p <= e or (p == 0 and s == -1)
+
     def edge_whole(self, p: int, q: int) -> int:
-        """Aligned bytes of whole tensors in the arena while edge p -> q runs."""
-        ts = set(self.live[p]) | set(self.live[q])
+        """Aligned bytes of whole tensors in the arena while edge p -> q runs: those live across p
+        or q (the ones across q not across p are made by operators p..q-1), and for one operator
+        its outputs nobody reads."""
+        ops = self.g.operators
+        res = self.whole[p] + sum(self.held(o) for k in range(p, q) for o in ops[k].outputs if self.is_live(o, q))
         if q == p + 1:
-            ts.update(self.g.operators[p].outputs)
-        return sum(self.held(t) for t in ts)
+            res += sum(self.held(o) for o in ops[p].outputs if not self.is_live(o, q))
+        return res
 
 
 def build_network(g, streamed: bool = False, align: int = 16) -> Network:
@@ -56,9 +67,17 @@ def build_network(g, streamed: bool = False, align: int = 16) -> Network:
             net.users.setdefault(i, []).append(op.index)
     for o in g.outputs:
         last[o] = n
+    net.born, net.last = prod, last
+    change = [0] * (n + 2)
+    for t, s in prod.items():  # live across cuts s + 1 .. last (a graph input across cut 0 at least)
+        e = max(last.get(t, -1), 0) if s == -1 else last.get(t, -1)
+        if e >= s + 1:
+            change[s + 1] += net.held(t)
+            change[e + 1] -= net.held(t)
+    run = 0
     for p in range(n + 1):
-        net.live.append(sorted(t for t, s in prod.items() if s < p <= last.get(t, -1)
-                               or (p == 0 and s == -1)))
+        run += change[p]
+        net.whole.append(run)
     if streamed:
         for i in g.inputs:
             users = [op.index for op in g.operators if i in g.act_inputs(op)]
@@ -112,17 +131,35 @@ def block_ok(net: Network, p: int, q: int) -> bool:
             return False
     elif not tileable(g, last):
         return False
-    out_live = set(net.live[q])
     for oi in range(p, q - 1):
-        if any(o in out_live for o in g.operators[oi].outputs):
+        if any(net.is_live(o, q) for o in g.operators[oi].outputs):
             return False
     if net.streamed:
         for i in g.inputs:
             if p != 0 and any(p <= u < q for u in net.users.get(i, [])):
                 return False
-            if p == 0 and i in net.live[q]:
+            if p == 0 and net.is_live(i, q):
                 return False
     return True
+
+
+# The longest block the search considers (operators). Every block of the zoo's networks is
+# shorter; the cap keeps the search linear in the length of very deep tileable runs.
+MAX_BLOCK_OPS = 96
+
+
+def block_starts(net: Network, q: int) -> range:
+    """The cuts p that may start a block ending at q as far as block_ok's rule on tensors used
+    after q goes (scanning back from q - 1, the first operator that makes such a tensor ends it)
+    and the block length cap allow."""
+    p0 = net.first_start[q]
+    if p0 < 0:
+        return range(0)
+    p0 = max(p0, q - MAX_BLOCK_OPS)
+    p = q - 1
+    while p > p0 and not any(net.is_live(o, q) for o in net.g.operators[p - 1].outputs):
+        p -= 1
+    return range(p, q)
 
 
 def plain_ok(net: Network, p: int) -> bool:
@@ -147,3 +184,20 @@ def dies_in(net: Network, t: int | None, p: int, q: int) -> bool:
         return False
     users = net.users.get(t, [])
     return bool(users) and p <= users[0] and users[-1] < q
+
+
+def inplace_input(net: Network, p: int) -> int | None:
+    """The input whose bytes operator p's output takes when p runs as usual: a same-shape
+    element-wise operator over an input it is the last reader of, neither a graph input nor a
+    graph output (the arena planner's element-wise in-place). None when there is none."""
+    g = net.g
+    op = g.operators[p]
+    if op.opcode not in ELEMENTWISE_INPLACE or op.outputs[0] in g.outputs:
+        return None
+    o = g.tensors[op.outputs[0]]
+    for x in g.act_inputs(op):
+        t = g.tensors[x]
+        if (tuple(t.shape) == tuple(o.shape) and t.nbytes == o.nbytes and t.dtype == o.dtype
+                and net.last.get(x) == p and x not in g.inputs and x not in g.outputs):
+            return x
+    return None

@@ -154,6 +154,7 @@ class Schedule:
     streamed: bool
     mode: str = "fusion"  # "fusion" | "split": how the JSON names the blocks
     banded: tuple = ()  # tensors held as row bands: made and freed row by row between blocks
+    inplace: bool = False  # plain element-wise operators write over the whole input they read last
 
     def blocks(self) -> list:
         return [it for it in self.items if isinstance(it, BlockRun)]
@@ -296,7 +297,8 @@ def _pack_pool(need: dict) -> tuple:
 
 
 def buffer_specs(g, sched: Schedule, align: int) -> tuple:
-    """([(key, size, first, last, kind)], pools): key ("t", tensor, r0, r1) | ("p", item) | ("a", item)."""
+    """([(key, size, first, last, kind)], pools, steps, alias): key ("t", tensor, r0, r1) | ("p", item)
+    | ("a", item); alias maps an in-place output to the tensor whose buffer holds it."""
     steps = item_steps(sched)
     n_steps = steps[-1][1] + 1 if steps else 1
     item_of = {}
@@ -313,11 +315,25 @@ def buffer_specs(g, sched: Schedule, align: int) -> tuple:
             users.setdefault(i, set()).add(item_of[op.index])
     whole = [t for t in sorted(set(prod) | set(g.inputs))
              if t not in inner and not (sched.streamed and t in g.inputs)]
+    # in place: a plain element-wise operator writes its output over the whole input it reads
+    # last; the output is no buffer of its own, the input's lives on until the output dies
+    from .dag import build_network, inplace_input
+
+    net = build_network(g, sched.streamed, align) if sched.inplace else None
+    alias = {}
+    for it in sched.items if sched.inplace else ():
+        x = inplace_input(net, it) if not isinstance(it, BlockRun) else None
+        o = g.operators[it].outputs[0] if x is not None else None
+        if x is not None and {x, o}.isdisjoint(inner | set(sched.banded)):
+            alias[o] = alias.get(x, x)
     specs = []
     for t in whole:
+        if t in alias:
+            continue
         first = 0 if t in g.inputs else steps[prod[t]][0]
-        last = max((steps[k][1] for k in users.get(t, ())), default=first)
-        if t in g.outputs:
+        members = [t] + [a for a, r in alias.items() if r == t]
+        last = max((steps[k][1] for m in members for k in users.get(m, ())), default=first)
+        if t in g.outputs or any(m in g.outputs for m in members):
             last = n_steps - 1
         sh = g.tensors[t].shape
         if t in sched.banded:
@@ -346,7 +362,7 @@ def buffer_specs(g, sched: Schedule, align: int) -> tuple:
         acc = accumulator_bytes(g, it.geo)
         if acc:
             specs.append((("a", k), acc, steps[k][0], steps[k][1], "accumulator"))
-    return specs, pools, steps
+    return specs, pools, steps, alias
 
 
 def pack(specs: list, n: int, align: int, time_budget: float, rounds: int = 0, pinned: tuple = ()) -> tuple:
@@ -357,7 +373,7 @@ def pack(specs: list, n: int, align: int, time_budget: float, rounds: int = 0, p
     placed around them by first fit in the packers' orders.
     """
     from ..arena import exact
-    from ..arena.packers import PACKERS, _best_fit, _first_fit, _place, _profile, best_of, top
+    from ..arena.packers import PACK_WORK, PACKERS, _best_fit, _first_fit, _place, _profile, best_of, top
 
     units = [(align_up(max(s[1], 1), align) // align, s[2], s[3]) for s in specs]
     diff = [0] * (max(n, 1) + 1)
@@ -380,7 +396,10 @@ def pack(specs: list, n: int, align: int, time_budget: float, rounds: int = 0, p
                   "pinned+order": lambda i: (units[i][1], i),
                   "pinned+longest": lambda i: (-(units[i][2] - units[i][1]), -units[i][0], units[i][1], i),
                   **{"pinned+" + k: v for k, v in flow.items()}}
-        for name, key in orders.items():
+        pairs = len(units) * (len(units) - 1) // 2
+        for k, (name, key) in enumerate(orders.items()):
+            if k and 2 * (k + 1) * pairs > PACK_WORK:  # each order is two quadratic placements
+                break
             for fit in (_first_fit, _best_fit):
                 offs = _place(units, list(pinned) + sorted(rest, key=key), fit)
                 t = top(units, offs)
@@ -392,6 +411,8 @@ def pack(specs: list, n: int, align: int, time_budget: float, rounds: int = 0, p
             for k in flow for fit in (_first_fit, _best_fit)]
         best = best_of(units, cands, lower)
     t, name, offs = best
+    # each round is one quadratic placement: at most 2 x PACK_WORK pairs (30 rounds up to 700 buffers)
+    rounds = min(rounds, 2 * PACK_WORK // max(len(units) * (len(units) - 1) // 2, 1))
     if t > lower and rounds:
         offs2, t2 = improve(units, offs, lower, rounds, pinned)
         if t2 < t:
@@ -434,7 +455,7 @@ def improve(units: list, offsets: list, lower: int, rounds: int, pinned: tuple =
 def plan_schedule(g, sched: Schedule, align: int = 16, time_budget: float = 2.0, rounds: int = 30) -> FusedPlan:
     """Pack the schedule's buffers: the planner's packers, `rounds` of iterated greedy, then
     the exact solver for time_budget seconds (deterministic time) if still above the bound."""
-    specs, pools, steps = buffer_specs(g, sched, align)
+    specs, pools, steps, alias = buffer_specs(g, sched, align)
     n_steps = steps[-1][1] + 1 if steps else 1
     pinned = tuple(sorted((k for k, sp in enumerate(specs) if sp[0][0] == "t" and sp[0][1] in g.inputs
                            and sp[4] == "band"), key=lambda k: specs[k][0][2]))
@@ -450,6 +471,9 @@ def plan_schedule(g, sched: Schedule, align: int = 16, time_budget: float = 2.0,
                 woff[(key[1], t)] = off + o
         else:
             aoff[key[1]] = off
+    for o, x in sorted(alias.items()):
+        bands[o] = list(bands[x])
+        buffers[next(b.id for b in buffers if b.kind == "tensor" and x in b.tensors)].tensors.append(o)
     macs = sum(it.macs(g) if isinstance(it, BlockRun) else op_macs(g, g.operators[it]) for it in sched.items)
     return FusedPlan(sched, arena, lower, align, buffers, bands, woff, aoff, steps, macs, graph_macs(g),
                      optimal, name, prof)

@@ -20,7 +20,7 @@ import numpy as np
 from ..errors import PlanError
 from ..ops import graph_macs, op_macs
 from .costs import SCHEMES, Sweep, geometry
-from .dag import Network, block_ok, build_network, dies_in, main_tensor, plain_ok
+from .dag import Network, block_ok, block_starts, build_network, dies_in, main_tensor, plain_ok
 
 KIND = "fusion-block"
 
@@ -87,12 +87,10 @@ def block_edges(net: Network, memo=None, split_only: bool = False, banding: bool
     out = {}
     schemes = ("hcache",) if split_only else SCHEMES
     for q in range(1, net.n + 1):
-        p0 = net.first_start[q]
-        if p0 < 0:
-            continue
-        starts = [p for p in range(p0, q) if block_ok(net, p, q) and _has_steps(g, p, q)]
+        starts = [p for p in block_starts(net, q) if block_ok(net, p, q) and _has_steps(g, p, q)]
         if not starts:
             continue
+        p0 = starts[0]  # the analysis of the longest block serves every shorter one
         state = {}
 
         def compute(p, q=q, p0=p0, starts=starts, state=state):
