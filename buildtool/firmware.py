@@ -23,6 +23,7 @@ import numpy as np
 
 from . import flash, targets
 from .errors import BuildtoolError, UsageError
+from .fsutil import write_atomic, write_error
 from .ir import NUMPY_DTYPE, Graph
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -112,11 +113,12 @@ def _is_fused(plan) -> bool:
 def _write(path: Path, data) -> None:
     """Atomic write that leaves an unchanged file untouched (keeps mtimes for make-like tools)."""
     data = data.encode() if isinstance(data, str) else data
-    if path.exists() and path.read_bytes() == data:
-        return
-    tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    try:
+        if path.is_file() and path.read_bytes() == data:
+            return
+    except OSError:
+        pass  # unreadable: write it
+    write_atomic(path, data)
 
 
 def manifest(g: Graph, plan, board: str) -> dict:
@@ -141,7 +143,10 @@ def generate_sources(g: Graph, plan, board: str, out_dir) -> dict:
 
     t = targets.get(board)
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise write_error(out, e, "create the build directory") from None
     if _is_fused(plan):
         from .codegen.fused_c import generate as generate_fused
 
@@ -198,8 +203,25 @@ def sources(t: targets.Target, gen_dir, kernel_root=KERNELS) -> list:
             + [gen / "model.c", FIRMWARE / "common" / "weights.S"])
 
 
+def c_string(text: str) -> str:
+    """text (a path) as a C string literal that the assembler's .incbin reads back byte for byte:
+    \\ and \" escaped, every byte outside printable ASCII (and '?', against trigraphs) as a
+    three-digit octal escape, which both the C preprocessor and the GNU assembler take."""
+    out = []
+    for b in os.fsencode(text):
+        c = chr(b)
+        if c in '"\\':
+            out.append("\\" + c)
+        elif 32 <= b < 127 and c != "?":
+            out.append(c)
+        else:
+            out.append(f"\\{b:03o}")
+    return '"' + "".join(out) + '"'
+
+
 def weights_define(weights_path) -> str:
-    return f'-DBT_WEIGHTS_FILE="{Path(weights_path).as_posix()}"'
+    """The -D flag naming weights.bin for firmware/common/weights.S (any path: quotes, backslashes)."""
+    return f"-DBT_WEIGHTS_FILE={c_string(Path(weights_path).as_posix())}"
 
 
 def link_flags(t: targets.Target, ld_script) -> list:
@@ -560,8 +582,8 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
             if profile:
                 sym = symbols(t, elf)
                 mask = ~1 if t.platform == "arm" else ~0
-                so = _plugin(out)
-                cmd += ["-plugin", f"{so},start={sym['bt_profile_begin'][0] & mask:x},"
+                so = _plugin(out)  # its path goes into QEMU's option syntax, where ',,' is one comma
+                cmd += ["-plugin", f"{str(so).replace(',', ',,')},start={sym['bt_profile_begin'][0] & mask:x},"
                                    f"end={sym['bt_profile_end'][0] & mask:x},out={work / 'count.txt'}"]
             cmd += ["-kernel", str(elf)]
             try:
