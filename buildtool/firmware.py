@@ -9,6 +9,7 @@ writes the generated files, compile_command() is the one compiler invocation per
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -318,6 +319,9 @@ def build(model, board: str, out_dir, kernels: tuple | None = None, stack_bytes:
         overflow = [m for m in map(_OVERFLOW.search, err) if m]
         if overflow:
             raise FirmwareError(_overflow_message(g, plan, t, overflow[0].group(1), int(overflow[0].group(2))))
+        for code in _WRITE_ERRNOS:  # the linker could not write the image: say so, not "ld returned 1"
+            if any(os.strerror(code) in line for line in err):
+                raise write_error(elf, OSError(code, os.strerror(code)))
         raise FirmwareError(f"compiling for {board} failed: {err[-1] if err else r.returncode} "
                             f"(full command: {' '.join(cmd)})")
     try:
@@ -335,6 +339,7 @@ def build(model, board: str, out_dir, kernels: tuple | None = None, stack_bytes:
 
 # -- does it fit the board ------------------------------------------------------------------
 _OVERFLOW = re.compile(r"region [`'\"]?(\w+)[`'\"]? overflowed by (\d+) bytes")
+_WRITE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES)
 
 
 def _b(n: int) -> str:

@@ -184,6 +184,24 @@ def test_a_full_disk_under_stdout_is_one_line(args, tmp_path):
                                               "device; free some space or write elsewhere\n"), r.stderr
 
 
+def test_a_full_disk_at_link_time_is_one_line_naming_the_image(tmp_path, monkeypatch):
+    from buildtool import firmware
+
+    real = subprocess.run
+
+    def run(cmd, *args, **kw):  # the linker meets a full disk writing the image
+        if any(str(c).endswith("firmware.elf.tmp") for c in cmd):
+            return subprocess.CompletedProcess(cmd, 1, "", "/usr/bin/ld: final link failed: No space left on device\n"
+                                                           "collect2: error: ld returned 1 exit status\n")
+        return real(cmd, *args, **kw)
+
+    monkeypatch.setattr(firmware.subprocess, "run", run)
+    with pytest.raises(fsutil.WriteError) as e:
+        firmware.build("tiny", "host", tmp_path / "b")
+    assert str(e.value) == (f"cannot write {tmp_path / 'b' / 'firmware.elf'}: No space left on device; "
+                            f"free some space or write elsewhere")
+
+
 # -- 3. a build directory no C string can hold as it is ------------------------------------
 def test_firmware_builds_and_runs_in_a_build_dir_with_quotes_backslashes_and_dollars(tmp_path, x_npy, capsys):
     out = tmp_path / "we\"ird\\ $HOME 'q" / "b"
