@@ -257,8 +257,11 @@ def kernel_library(t: targets.Target, kernel_root=KERNELS) -> Path:
     lib = _cache_root() / f"{t.name}-{h.hexdigest()[:16]}" / "libbt_kernels.a"
     if lib.exists():
         return lib
-    lib.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=lib.parent) as tmp:
+    try:
+        lib.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise write_error(lib.parent, e, "create the kernel cache directory") from None
+    with tempfile.TemporaryDirectory(prefix="bt-kernels-") as tmp:  # the system's: a killed build leaves none here
         objs = [str(Path(tmp) / f"{f.stem}.o") for f in srcs]
         cmds = [[t.cc] + flags + ["-c", str(f), "-o", o] for f, o in zip(srcs, objs)]
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
@@ -270,7 +273,7 @@ def kernel_library(t: targets.Target, kernel_root=KERNELS) -> Path:
         r = subprocess.run([t.binutil("ar"), "rcs", str(Path(tmp) / "lib.a")] + objs, capture_output=True, text=True)
         if r.returncode != 0:
             raise FirmwareError(f"archiving the kernels for {t.name} failed: {r.stderr.strip()[:200]}")
-        os.replace(Path(tmp) / "lib.a", lib)
+        write_atomic(lib, (Path(tmp) / "lib.a").read_bytes())
     return lib
 
 

@@ -75,6 +75,34 @@ def test_a_writer_killed_mid_write_leaves_one_temp_file_that_the_next_write_remo
     assert out.read_bytes() == serialize(zoo.build("tiny"))
 
 
+_KILLED_KERNEL_BUILD = """
+import subprocess, time
+from buildtool import firmware, targets
+real = subprocess.run
+def run(cmd, *args, **kw):
+    if cmd[0].endswith("ar"):  # every kernel compiled: stop before the archive is made
+        print("archiving", flush=True)
+        time.sleep(600)
+    return real(cmd, *args, **kw)
+subprocess.run = run
+firmware.kernel_library(targets.get("host"))
+"""
+
+
+def test_a_kernel_build_killed_midway_leaves_nothing_in_the_kernel_cache(tmp_path):
+    (tmp_path / "tmp").mkdir()  # the system's temp directory, which keeps what the killed build left
+    p = subprocess.Popen([sys.executable, "-c", _KILLED_KERNEL_BUILD], cwd=ROOT, stdout=subprocess.PIPE, text=True,
+                         env={**os.environ, "BUILDTOOL_CACHE": str(tmp_path / "cache"), "TMPDIR": str(tmp_path / "tmp")})
+    try:
+        assert p.stdout.readline() == "archiving\n"
+    finally:
+        p.kill()
+        p.wait()
+        p.stdout.close()
+    (lib_dir,) = (tmp_path / "cache" / "kernels").iterdir()
+    assert os.listdir(lib_dir) == []
+
+
 def test_a_live_writers_temp_file_is_kept_unless_it_is_an_hour_old(tmp_path):
     out = tmp_path / "w.bin"
     live = tmp_path / f"{fsutil.temp_prefix(out)}{os.getppid()}-0123abcd"  # pytest's parent is alive
