@@ -142,6 +142,7 @@ def write_report(g, after: FusedPlan, path: str, title: str | None = None) -> tu
     before = plain_plan(g, after.schedule.streamed, after.align)
     title = title or f"{g.name}: activation memory before and after"
     svg_path = os.path.splitext(path)[0] + ".svg"
-    for p, text in ((svg_path, memory_svg(g, before, after, title)), (path, report_html(g, before, after, title))):
+    # the page first: it holds the figure too, so a failure never leaves a figure without its page
+    for p, text in ((path, report_html(g, before, after, title)), (svg_path, memory_svg(g, before, after, title))):
         write_atomic(p, text)
     return path, svg_path
