@@ -91,8 +91,9 @@ firmware.kernel_library(targets.get("host"))
 
 def test_a_kernel_build_killed_midway_leaves_nothing_in_the_kernel_cache(tmp_path):
     (tmp_path / "tmp").mkdir()  # the system's temp directory, which keeps what the killed build left
+    env = {**os.environ, "BUILDTOOL_CACHE": str(tmp_path / "cache"), "TMPDIR": str(tmp_path / "tmp")}
     p = subprocess.Popen([sys.executable, "-c", _KILLED_KERNEL_BUILD], cwd=ROOT, stdout=subprocess.PIPE, text=True,
-                         env={**os.environ, "BUILDTOOL_CACHE": str(tmp_path / "cache"), "TMPDIR": str(tmp_path / "tmp")})
+                         env=env)
     try:
         assert p.stdout.readline() == "archiving\n"
     finally:
@@ -209,8 +210,8 @@ def test_a_full_disk_under_stdout_is_one_line(args, tmp_path):
     flash.write_image(str(img), flash.build_image(zoo.build("tiny"), "host", 16))
     args = [str(img) if a == "IMAGE" else a for a in args]
     with open("/dev/full", "w") as full:
-        r = subprocess.run([sys.executable, "-m", "buildtool.cli"] + args, cwd=ROOT, stdout=full, stderr=subprocess.PIPE,
-                           text=True, timeout=120, env={**os.environ, "BUILDTOOL_NO_DAEMON": "1"})
+        r = subprocess.run([sys.executable, "-m", "buildtool.cli"] + args, cwd=ROOT, stdout=full,
+                           stderr=subprocess.PIPE, text=True, timeout=120, env={**os.environ, "BUILDTOOL_NO_DAEMON": "1"})
     assert r.returncode == 2 and r.stderr == ("buildtool: error: cannot write to standard output: No space left on "
                                               "device; free some space or write elsewhere\n"), r.stderr
 
@@ -258,7 +259,8 @@ HUGE, HUGER = "9" * 400, "9" * 5000
 @pytest.mark.parametrize("opts", [
     ["--optimize", "macs", "--ram-limit", HUGE], ["--optimize", "macs", "--ram-limit", HUGER],
     ["--optimize", "macs", "--ram-limit", HUGE + ".5KiB"], ["--align", HUGE],
-    ["--align", HUGER], ["--align", "x" * 5000], ["--time-budget", "x" * 5000], ["--split", f"0:1:{HUGE}"], ["--split", f"0:1:{HUGER}"], ["--split", f"{HUGER}:1:2"],
+    ["--align", HUGER], ["--align", "x" * 5000], ["--time-budget", "x" * 5000],
+    ["--split", f"0:1:{HUGE}"], ["--split", f"0:1:{HUGER}"], ["--split", f"{HUGER}:1:2"],
 ])
 def test_absurd_numbers_are_one_short_line(opts, capsys):
     rc, err = run_cli(["plan", "tiny"] + opts, capsys)
