@@ -211,7 +211,7 @@ def test_a_full_disk_under_stdout_is_one_line(args, tmp_path):
     args = [str(img) if a == "IMAGE" else a for a in args]
     with open("/dev/full", "w") as full:
         r = subprocess.run([sys.executable, "-m", "buildtool.cli"] + args, cwd=ROOT, stdout=full,
-                           stderr=subprocess.PIPE, text=True, timeout=120, env={**os.environ, "BUILDTOOL_NO_DAEMON": "1"})
+                           stderr=subprocess.PIPE, text=True, timeout=120)  # no daemon: the autouse fixture
     assert r.returncode == 2 and r.stderr == ("buildtool: error: cannot write to standard output: No space left on "
                                               "device; free some space or write elsewhere\n"), r.stderr
 
