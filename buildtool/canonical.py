@@ -33,7 +33,7 @@ STRUCTURAL_INPUTS.update({"TRANSPOSE": (1,), "EXPAND_DIMS": (1,), "RESIZE_NEARES
 _PLANNER_SOURCES = ("arena", "fusion", "plan.py", "ops.py", "ir.py", "canonical.py", "service.py",
                     "tflite_reader.py", "stateful.py")
 # ... and the rest of what the daemon process runs.
-_DAEMON_SOURCES = ("daemon", "cache.py", "errors.py", "__init__.py", "zoo.py", "builder.py")
+_DAEMON_SOURCES = ("daemon", "cache.py", "errors.py", "fsutil.py", "__init__.py", "zoo.py", "builder.py")
 _PKG = os.path.dirname(os.path.abspath(__file__))
 
 

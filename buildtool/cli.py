@@ -35,10 +35,9 @@ def load_model(spec: str):
 
 
 def _write_atomic(path: str, data: bytes) -> None:
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, path)
+    from .fsutil import write_atomic
+
+    write_atomic(path, data)
 
 
 def cmd_inspect(a) -> int:
@@ -70,9 +69,23 @@ def cmd_ops(a) -> int:
     return 0
 
 
+def number_arg(conv, what: str):
+    """An argparse type: conv(text), refusing garbage in one short line (a 5000-digit value is not echoed)."""
+    def parse(text: str):
+        try:
+            return conv(text)
+        except ValueError:
+            shown = text if len(text) <= 40 else text[:37] + "..."
+            raise argparse.ArgumentTypeError(f"'{shown}' is not {what}") from None
+
+    parse.__name__ = conv.__name__
+    return parse
+
+
 def add_plan_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--align", type=int, default=16, help="buffer alignment in bytes (default 16)")
-    p.add_argument("--time-budget", type=float, default=2.0, metavar="S",
+    p.add_argument("--align", type=number_arg(int, "a whole number"), default=16,
+                   help="buffer alignment in bytes (default 16)")
+    p.add_argument("--time-budget", type=number_arg(float, "a number"), default=2.0, metavar="S",
                    help="seconds the exact solver may spend (default 2)")
     p.add_argument("--no-order-search", action="store_true", help="keep the model's operator order")
     p.add_argument("--no-inplace", action="store_true", help="never run operators in place")
@@ -82,7 +95,8 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
                    help="compute ops TOP..BOTTOM in N horizontal slices (repeatable), or 'auto'")
     f.add_argument("--optimize", choices=("ram", "macs"),
                    help="ram: least peak RAM under --max-mac-overhead; macs: least MACs under --ram-limit")
-    f.add_argument("--max-mac-overhead", type=float, metavar="F", help="MACs <= F x the unfused network")
+    f.add_argument("--max-mac-overhead", type=number_arg(float, "a number"), metavar="F",
+                   help="MACs <= F x the unfused network")
     f.add_argument("--ram-limit", metavar="SIZE", help="peak RAM limit, e.g. 65536, 64KiB, 64kB")
     f.add_argument("--input-streamed", action="store_true",
                    help="pull the network input a row band at a time instead of holding it in the arena")
@@ -393,7 +407,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("zoo", help="write a well-known architecture as an int8 .tflite")
     s.add_argument("name", nargs="?")
-    s.add_argument("-o", "--output")
+    s.add_argument("-o", "--output", help=".tflite file to write (default NAME.tflite; its directory must exist)")
     s.add_argument("--list", action="store_true")
     s.set_defaults(fn=cmd_zoo)
 
@@ -413,7 +427,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("report", help="HTML + SVG report: memory over the execution order, fusion blocks")
     s.add_argument("model")
-    s.add_argument("-o", "--output", default="report.html")
+    s.add_argument("-o", "--output", default="report.html",
+                   help="HTML file to write (default report.html; its directory must exist); the figure goes "
+                        "beside it as .svg")
     add_plan_options(s)
     s.set_defaults(fn=cmd_report)
 
@@ -452,8 +468,10 @@ def main(argv=None) -> int:
     if not getattr(a, "fn", None):
         p.print_help()
         return 2
+    from .fsutil import guarded_stdout
+
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), guarded_stdout():  # a full disk under stdout: one line too
             # numpy's overflow/invalid warnings on odd models are noise before the one error line.
             warnings.simplefilter("ignore", RuntimeWarning)
             return a.fn(a)

@@ -9,6 +9,7 @@ writes the generated files, compile_command() is the one compiler invocation per
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -23,6 +24,7 @@ import numpy as np
 
 from . import flash, targets
 from .errors import BuildtoolError, UsageError
+from .fsutil import write_atomic, write_error
 from .ir import NUMPY_DTYPE, Graph
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -112,11 +114,12 @@ def _is_fused(plan) -> bool:
 def _write(path: Path, data) -> None:
     """Atomic write that leaves an unchanged file untouched (keeps mtimes for make-like tools)."""
     data = data.encode() if isinstance(data, str) else data
-    if path.exists() and path.read_bytes() == data:
-        return
-    tmp = path.with_name(f"{path.name}.tmp{os.getpid()}")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
+    try:
+        if path.is_file() and path.read_bytes() == data:
+            return
+    except OSError:
+        pass  # unreadable: write it
+    write_atomic(path, data)
 
 
 def manifest(g: Graph, plan, board: str) -> dict:
@@ -141,7 +144,10 @@ def generate_sources(g: Graph, plan, board: str, out_dir) -> dict:
 
     t = targets.get(board)
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise write_error(out, e, "create the build directory") from None
     if _is_fused(plan):
         from .codegen.fused_c import generate as generate_fused
 
@@ -198,8 +204,25 @@ def sources(t: targets.Target, gen_dir, kernel_root=KERNELS) -> list:
             + [gen / "model.c", FIRMWARE / "common" / "weights.S"])
 
 
+def c_string(text: str) -> str:
+    """text (a path) as a C string literal that the assembler's .incbin reads back byte for byte:
+    \\ and \" escaped, every byte outside printable ASCII (and '?', against trigraphs) as a
+    three-digit octal escape, which both the C preprocessor and the GNU assembler take."""
+    out = []
+    for b in os.fsencode(text):
+        c = chr(b)
+        if c in '"\\':
+            out.append("\\" + c)
+        elif 32 <= b < 127 and c != "?":
+            out.append(c)
+        else:
+            out.append(f"\\{b:03o}")
+    return '"' + "".join(out) + '"'
+
+
 def weights_define(weights_path) -> str:
-    return f'-DBT_WEIGHTS_FILE="{Path(weights_path).as_posix()}"'
+    """The -D flag naming weights.bin for firmware/common/weights.S (any path: quotes, backslashes)."""
+    return f"-DBT_WEIGHTS_FILE={c_string(Path(weights_path).as_posix())}"
 
 
 def link_flags(t: targets.Target, ld_script) -> list:
@@ -234,8 +257,11 @@ def kernel_library(t: targets.Target, kernel_root=KERNELS) -> Path:
     lib = _cache_root() / f"{t.name}-{h.hexdigest()[:16]}" / "libbt_kernels.a"
     if lib.exists():
         return lib
-    lib.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=lib.parent) as tmp:
+    try:
+        lib.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise write_error(lib.parent, e, "create the kernel cache directory") from None
+    with tempfile.TemporaryDirectory(prefix="bt-kernels-") as tmp:  # the system's: a killed build leaves none here
         objs = [str(Path(tmp) / f"{f.stem}.o") for f in srcs]
         cmds = [[t.cc] + flags + ["-c", str(f), "-o", o] for f, o in zip(srcs, objs)]
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
@@ -247,7 +273,7 @@ def kernel_library(t: targets.Target, kernel_root=KERNELS) -> Path:
         r = subprocess.run([t.binutil("ar"), "rcs", str(Path(tmp) / "lib.a")] + objs, capture_output=True, text=True)
         if r.returncode != 0:
             raise FirmwareError(f"archiving the kernels for {t.name} failed: {r.stderr.strip()[:200]}")
-        os.replace(Path(tmp) / "lib.a", lib)
+        write_atomic(lib, (Path(tmp) / "lib.a").read_bytes())
     return lib
 
 
@@ -296,6 +322,9 @@ def build(model, board: str, out_dir, kernels: tuple | None = None, stack_bytes:
         overflow = [m for m in map(_OVERFLOW.search, err) if m]
         if overflow:
             raise FirmwareError(_overflow_message(g, plan, t, overflow[0].group(1), int(overflow[0].group(2))))
+        for code in _WRITE_ERRNOS:  # the linker could not write the image: say so, not "ld returned 1"
+            if any(os.strerror(code) in line for line in err):
+                raise write_error(elf, OSError(code, os.strerror(code)))
         raise FirmwareError(f"compiling for {board} failed: {err[-1] if err else r.returncode} "
                             f"(full command: {' '.join(cmd)})")
     try:
@@ -313,6 +342,7 @@ def build(model, board: str, out_dir, kernels: tuple | None = None, stack_bytes:
 
 # -- does it fit the board ------------------------------------------------------------------
 _OVERFLOW = re.compile(r"region [`'\"]?(\w+)[`'\"]? overflowed by (\d+) bytes")
+_WRITE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES)
 
 
 def _b(n: int) -> str:
@@ -560,8 +590,8 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
             if profile:
                 sym = symbols(t, elf)
                 mask = ~1 if t.platform == "arm" else ~0
-                so = _plugin(out)
-                cmd += ["-plugin", f"{so},start={sym['bt_profile_begin'][0] & mask:x},"
+                so = _plugin(out)  # its path goes into QEMU's option syntax, where ',,' is one comma
+                cmd += ["-plugin", f"{str(so).replace(',', ',,')},start={sym['bt_profile_begin'][0] & mask:x},"
                                    f"end={sym['bt_profile_end'][0] & mask:x},out={work / 'count.txt'}"]
             cmd += ["-kernel", str(elf)]
             try:

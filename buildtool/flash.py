@@ -20,12 +20,12 @@ Tensor offsets are from the start of the image; the payload starts at HEADER_BYT
 
 from __future__ import annotations
 
-import os
 import struct
 import zlib
 from dataclasses import dataclass
 
 from .errors import UsageError
+from .fsutil import write_atomic
 from .ir import Graph
 from .plan import align_up
 
@@ -93,10 +93,7 @@ def build_image(g: Graph, target: str, align: int = 16) -> bytes:
 
 
 def write_image(path: str, image: bytes) -> None:
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "wb") as f:
-        f.write(image)
-    os.replace(tmp, path)
+    write_atomic(path, image)
 
 
 def parse_header(data: bytes) -> FlashInfo:

@@ -13,6 +13,7 @@ import os
 
 import numpy as np
 
+from .fsutil import write_atomic
 from .fusion.schedule import BlockRun, FusedPlan, Schedule, plan_schedule
 
 _W, _H = 960, 380
@@ -141,9 +142,7 @@ def write_report(g, after: FusedPlan, path: str, title: str | None = None) -> tu
     before = plain_plan(g, after.schedule.streamed, after.align)
     title = title or f"{g.name}: activation memory before and after"
     svg_path = os.path.splitext(path)[0] + ".svg"
-    for p, text in ((svg_path, memory_svg(g, before, after, title)), (path, report_html(g, before, after, title))):
-        tmp = f"{p}.tmp{os.getpid()}"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, p)
+    # the page first: it holds the figure too, so a failure never leaves a figure without its page
+    for p, text in ((path, report_html(g, before, after, title)), (svg_path, memory_svg(g, before, after, title))):
+        write_atomic(p, text)
     return path, svg_path

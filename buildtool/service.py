@@ -40,7 +40,9 @@ MAX_SPLITS, MAX_SPLIT_OPS, MAX_SPLIT_N = 256, 1 << 16, 1024
 
 
 def _refuse(name: str, value, rule: str):
-    raise UsageError(f"planning option {name}={value!r} is invalid: it must be {rule}")
+    shown = repr(value)
+    shown = shown if len(shown) <= 60 else shown[:57] + "..."  # a 400-digit value stays one short line
+    raise UsageError(f"planning option {name}={shown} is invalid: it must be {rule}")
 
 
 def _int(name: str, v, lo: int, hi: int, rule: str | None = None, shown=None) -> int:

@@ -9,9 +9,6 @@ activations point at buffer 0. Output bytes depend only on the graph.
 
 from __future__ import annotations
 
-import os
-import tempfile
-
 import flatbuffers
 import numpy as np
 import tflite
@@ -38,17 +35,9 @@ def serialize(g: Graph) -> bytes:
 
 def save(g: Graph, path: str) -> None:
     """Write atomically: a reader never sees a half-written file."""
-    data = serialize(g)
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".tflite", dir=d)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    from .fsutil import write_atomic
+
+    write_atomic(path, serialize(g))
 
 
 class _Writer:

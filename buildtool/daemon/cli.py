@@ -10,14 +10,19 @@ import argparse
 import json
 import sys
 
-from ..errors import BuildtoolError
+from ..errors import BuildtoolError, UsageError
+
+MAX_IDLE_S = 366 * 24 * 3600  # a year: --idle larger than that is a typo
 
 
 def build_parser(p: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
     p = p or argparse.ArgumentParser(prog="buildtool daemon", description="the background planner daemon")
     p.add_argument("action", choices=("start", "stop", "status", "clear"))
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.add_argument("--idle", type=float, metavar="S", help="start: exit after S seconds without requests")
+    from ..cli import number_arg
+
+    p.add_argument("--idle", type=number_arg(float, "a number of seconds"), metavar="S",
+                   help="start: exit after S seconds without requests")
     return p
 
 
@@ -32,6 +37,8 @@ def run(a) -> int:
     from .client import DaemonClient
     from .protocol import DaemonUnavailable
 
+    if a.idle is not None and not 0 < a.idle <= MAX_IDLE_S:  # NaN fails too
+        raise UsageError(f"--idle {a.idle:g} must be a number of seconds above 0 and at most {MAX_IDLE_S}")
     if a.action == "start":
         with DaemonClient(idle_s=a.idle) as c:
             s = c.status()

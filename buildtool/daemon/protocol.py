@@ -76,7 +76,9 @@ def runtime_dir() -> str:
         d = os.path.join(base, f"buildtool-{os.getuid()}")
     try:
         if os.environ.get("BUILDTOOL_RUNTIME_DIR"):
-            os.makedirs(os.path.dirname(os.path.abspath(d)), 0o700, exist_ok=True)
+            from ..fsutil import makedirs_private
+
+            makedirs_private(os.path.dirname(os.path.abspath(d)))  # every parent it creates 0700 too
         os.mkdir(d, 0o700)
     except FileExistsError:
         pass

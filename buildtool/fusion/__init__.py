@@ -124,11 +124,17 @@ def parse_bytes(text: str) -> int:
     """'64KiB', '65536', '64kB' (= 64000), '1MiB' -> bytes."""
     import re
 
-    m = re.match(r"^\s*(\d+(?:\.\d+)?)\s*(B|KiB|kB|KB|MiB|MB)?\s*$", text)
+    m = re.match(r"^\s*([0-9]+)(?:\.([0-9]+))?\s*(B|KiB|kB|KB|MiB|MB)?\s*$", text, re.ASCII)
+    shown = text if len(text) <= 40 else text[:37] + "..."
     if not m:
-        raise UsageError(f"'{text}' is not a size; write e.g. 65536, 64KiB or 64kB")
-    mult = {None: 1, "B": 1, "KiB": 1024, "kB": 1000, "KB": 1000, "MiB": 1 << 20, "MB": 1000000}[m.group(2)]
-    return int(float(m.group(1)) * mult)
+        raise UsageError(f"'{shown}' is not a size; write e.g. 65536, 64KiB or 64kB")
+    whole, frac = m.group(1).lstrip("0"), (m.group(2) or "").rstrip("0")
+    if len(whole) > 18:  # beyond any memory (and int() refuses thousands of digits)
+        raise UsageError(f"size '{shown}' is too large; write e.g. 65536, 64KiB or 64kB")
+    if len(frac) > 18:
+        raise UsageError(f"size '{shown}' has more than 18 decimals; write e.g. 65536, 64KiB or 64kB")
+    mult = {None: 1, "B": 1, "KiB": 1024, "kB": 1000, "KB": 1000, "MiB": 1 << 20, "MB": 1000000}[m.group(3)]
+    return int(whole or 0) * mult + int(frac or 0) * mult // 10 ** len(frac)  # exact, rounded down
 
 
 __all__ = ["plan_fused", "plan_from_front", "parse_bytes", "parse_split", "FusedPlan", "Front", "Schedule", "search_front"]

@@ -22,11 +22,14 @@ _SPEC = re.compile(r"^(\d+):(\d+):(\d+)$")
 def parse_split(spec: str) -> tuple:
     """'TOP:BOTTOM:N' -> (top, bottom, n)."""
     m = _SPEC.match(spec.strip())
+    shown = spec if len(spec) <= 40 else spec[:37] + "..."
     if not m:
-        raise UsageError(f"--split '{spec}' must be TOP:BOTTOM:N (operator indices and a slice count) or 'auto'")
+        raise UsageError(f"--split '{shown}' must be TOP:BOTTOM:N (operator indices and a slice count) or 'auto'")
+    if any(len(x.lstrip("0")) > 9 for x in m.groups()):  # beyond any model (and int() refuses thousands of digits)
+        raise UsageError(f"--split '{shown}': a number is too large for an operator index or a slice count")
     top, bottom, n = (int(x) for x in m.groups())
     if bottom < top or n < 1:
-        raise UsageError(f"--split '{spec}': need TOP <= BOTTOM and N >= 1")
+        raise UsageError(f"--split '{shown}': need TOP <= BOTTOM and N >= 1")
     return top, bottom, n
 
 

@@ -1,0 +1,226 @@
+"""Writing output files: the one atomic write every output of buildtool goes through.
+
+write_atomic(path, data) writes a temp file beside path, named `.NAME.tmp<pid>-<random>` so it
+can be recognised, fsyncs it and renames it over path: a reader sees the old file or the new
+one, never half of one. On any exception (KeyboardInterrupt included) the temp file is removed;
+a writer killed outright (SIGKILL, power loss) leaves its temp file behind, and the next write
+of the same target removes it once its writer's pid is gone or it is older than an hour, so at
+most one such file per target outlives its writer until the next write.
+
+A write that fails (no such directory, a directory in the way, a full disk, a read-only file
+system, no permission) raises WriteError: one line naming the path and what to do; the old
+target, if any, is left as it was.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import stat
+import sys
+import time
+
+from .errors import BuildtoolError
+
+TEMP_STALE_S = 3600  # a temp file this old is left over even if a process with its pid is alive (pid reuse)
+_HINTS = {errno.ENOSPC: "free some space or write elsewhere", errno.EDQUOT: "free some space or write elsewhere",
+          errno.EROFS: "choose a writable directory", errno.EACCES: "choose a directory you may write to",
+          errno.EPERM: "choose a directory you may write to", errno.ENAMETOOLONG: "choose a shorter name"}
+
+
+class WriteError(BuildtoolError):
+    """An output file or directory cannot be written."""
+
+
+def write_error(path, e: OSError, what: str = "write") -> WriteError:
+    """The one-line WriteError for an OSError met while writing path."""
+    path = os.fspath(path)
+    d = os.path.dirname(path) or "."
+    if isinstance(e, IsADirectoryError) or os.path.isdir(path):
+        return WriteError(f"cannot {what} {path}: it is a directory; give a file name")
+    if isinstance(e, (FileNotFoundError, NotADirectoryError)) and not os.path.isdir(d):
+        if os.path.lexists(d):
+            return WriteError(f"cannot {what} {path}: {d} is not a directory; choose another path")
+        return WriteError(f"cannot {what} {path}: directory {d} does not exist; create it or choose another path")
+    hint = _HINTS.get(e.errno)
+    return WriteError(f"cannot {what} {path}: {e.strerror or e}" + (f"; {hint}" if hint else ""))
+
+
+def temp_prefix(path) -> str:
+    """The name every temp file of path starts with (its directory's entries are matched against it)."""
+    return f".{os.path.basename(os.fspath(path))}.tmp"
+
+
+def _pid_alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    except OverflowError:
+        return False
+    return True
+
+
+def clean_stale(path) -> int:
+    """Remove the temp files of path left by writers that died (or older than TEMP_STALE_S); how many."""
+    path = os.fspath(path)
+    d = os.path.dirname(path) or "."
+    pat = re.compile(re.escape(temp_prefix(path)) + r"(\d{1,10})-[0-9a-f]{8}$")
+    removed = 0
+    try:
+        entries = list(os.scandir(d))
+    except OSError:
+        return 0
+    now = time.time()
+    for e in entries:
+        m = pat.match(e.name)
+        if not m:
+            continue
+        try:
+            st = e.stat(follow_symlinks=False)
+            if not stat.S_ISREG(st.st_mode):
+                continue
+            pid = int(m.group(1))
+            if (pid != os.getpid() and not _pid_alive(pid)) or now - st.st_mtime > TEMP_STALE_S:
+                os.unlink(e.path)
+                removed += 1
+        except OSError:
+            pass  # gone already, or not ours to remove
+    return removed
+
+
+def _open_temp(path: str, mode: int | None) -> tuple:
+    prefix = os.path.join(os.path.dirname(path), f"{temp_prefix(path)}{os.getpid()}-")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(100):
+        tmp = prefix + os.urandom(4).hex()
+        try:
+            return os.open(tmp, flags, 0o666 if mode is None else 0o600), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free temp file name", prefix)
+
+
+def write_atomic(path, data, mode: int | None = None) -> None:
+    """Write data (bytes, or str as UTF-8) to path atomically; mode: the file's permission bits
+    (None: 0666 less the umask, as open() gives). Raises WriteError naming path on failure."""
+    path = os.fspath(path)
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    if os.path.isdir(path):
+        raise write_error(path, IsADirectoryError(errno.EISDIR, "Is a directory"))
+    clean_stale(path)
+    try:
+        fd, tmp = _open_temp(path, mode)
+    except OSError as e:
+        raise write_error(path, e) from None
+    try:
+        try:
+            if mode is not None:
+                os.fchmod(fd, mode)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(e, OSError):
+            raise write_error(path, e) from None
+        raise
+    _sync_dir(os.path.dirname(path) or ".")
+
+
+def _sync_dir(d: str) -> None:
+    """Make the rename itself durable; best effort (not every file system lets a directory be fsynced)."""
+    try:
+        fd = os.open(d, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def makedirs_private(path) -> None:
+    """Create path and every missing parent, each one made here 0700 (existing ones are left as they are)."""
+    path = os.path.abspath(os.fspath(path))
+    missing = []
+    while not os.path.lexists(path):
+        missing.append(path)
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    for p in reversed(missing):
+        try:
+            os.mkdir(p, 0o700)
+        except FileExistsError:
+            pass
+
+
+class _GuardedStream:
+    """sys.stdout whose write errors (a full disk, an I/O error) become one WriteError line.
+    A closed pipe stays BrokenPipeError: the reader went away, which is not an error of ours."""
+
+    def __init__(self, stream, name: str):
+        self._stream, self._name = stream, name
+
+    def _call(self, fn, *args):
+        try:
+            return fn(*args)
+        except BrokenPipeError:
+            raise
+        except OSError as e:
+            _silence(self._stream)
+            raise WriteError(f"cannot write to {self._name}: {e.strerror or e}"
+                             + (f"; {_HINTS[e.errno]}" if e.errno in _HINTS else "")) from None
+
+    def write(self, s):
+        return self._call(self._stream.write, s)
+
+    def flush(self):
+        return self._call(self._stream.flush)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def _silence(stream) -> None:
+    """Point the failed stream's descriptor at /dev/null, so that the interpreter's own flush at exit
+    does not print a second error (what it still buffers cannot be written anyway)."""
+    try:
+        fd = stream.fileno()
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, fd)
+        os.close(null)
+    except (OSError, ValueError, AttributeError):  # a test's capture stream has no descriptor
+        pass
+
+
+class guarded_stdout:
+    """with guarded_stdout(): ... -- output errors on stdout inside (and at the final flush) are WriteErrors."""
+
+    def __enter__(self):
+        self._old = sys.stdout
+        sys.stdout = _GuardedStream(self._old, "standard output")
+        return sys.stdout
+
+    def __exit__(self, *exc):
+        guarded, sys.stdout = sys.stdout, self._old
+        if exc[0] is None:
+            guarded.flush()
+        return False

@@ -1,0 +1,298 @@
+"""Robustness at the edges: atomic writes that survive being killed, full disks and directories in the
+way, hostile build paths, absurd numbers on the command line. Every failure is one line and exit 2."""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+from conftest import ROOT, fixed_input, tflm_run
+
+from buildtool import cli, fsutil, zoo
+from buildtool.tflite_writer import serialize
+
+
+def run_cli(args, capsys) -> tuple:
+    """Exit status and stderr of `buildtool ARGS` in this process (argparse's own errors included)."""
+    try:
+        rc = cli.main(args)
+    except SystemExit as e:
+        rc = e.code
+    return rc, capsys.readouterr().err
+
+
+def one_line_error(rc, err) -> bool:
+    """Exit 2 and one error line (argparse's own refusals print the usage above it)."""
+    lines = err.splitlines()
+    if lines and lines[0].startswith("usage:"):
+        lines = [x for x in lines if x.startswith("buildtool")]
+    return rc == 2 and len(lines) == 1 and lines[0].startswith("buildtool") and "Traceback" not in err
+
+
+def temps(d) -> list:
+    return sorted(n for n in os.listdir(d) if ".tmp" in n)
+
+
+@pytest.fixture(autouse=True)
+def no_daemon(monkeypatch):
+    monkeypatch.setenv("BUILDTOOL_NO_DAEMON", "1")
+
+
+# -- 1. one atomic write ----------------------------------------------------------------
+_KILLED_WRITER = """
+import os, sys, time
+from buildtool import cli
+def hang(src, dst):  # stop between writing the temp file and renaming it
+    print("writing", flush=True)
+    time.sleep(600)
+os.replace = hang
+cli.main(["zoo", "tiny", "-o", sys.argv[1]])
+"""
+
+
+def test_a_writer_killed_mid_write_leaves_one_temp_file_that_the_next_write_removes(tmp_path):
+    out = tmp_path / "t.tflite"
+    out.write_bytes(b"old")
+    p = subprocess.Popen([sys.executable, "-c", _KILLED_WRITER, str(out)], cwd=ROOT, stdout=subprocess.PIPE,
+                         text=True)
+    try:
+        assert p.stdout.readline() == "writing\n"
+    finally:
+        p.kill()
+        p.wait()
+        p.stdout.close()
+    left = temps(tmp_path)
+    assert len(left) == 1 and left[0].startswith(".t.tflite.tmp"), left  # recognisable: hidden, the target's name
+    assert out.read_bytes() == b"old"
+    assert cli.main(["zoo", "tiny", "-o", str(out)]) == 0
+    assert temps(tmp_path) == []
+    assert out.read_bytes() == serialize(zoo.build("tiny"))
+
+
+_KILLED_KERNEL_BUILD = """
+import subprocess, time
+from buildtool import firmware, targets
+real = subprocess.run
+def run(cmd, *args, **kw):
+    if cmd[0].endswith("ar"):  # every kernel compiled: stop before the archive is made
+        print("archiving", flush=True)
+        time.sleep(600)
+    return real(cmd, *args, **kw)
+subprocess.run = run
+firmware.kernel_library(targets.get("host"))
+"""
+
+
+def test_a_kernel_build_killed_midway_leaves_nothing_in_the_kernel_cache(tmp_path):
+    (tmp_path / "tmp").mkdir()  # the system's temp directory, which keeps what the killed build left
+    env = {**os.environ, "BUILDTOOL_CACHE": str(tmp_path / "cache"), "TMPDIR": str(tmp_path / "tmp")}
+    p = subprocess.Popen([sys.executable, "-c", _KILLED_KERNEL_BUILD], cwd=ROOT, stdout=subprocess.PIPE, text=True,
+                         env=env)
+    try:
+        assert p.stdout.readline() == "archiving\n"
+    finally:
+        p.kill()
+        p.wait()
+        p.stdout.close()
+    (lib_dir,) = (tmp_path / "cache" / "kernels").iterdir()
+    assert os.listdir(lib_dir) == []
+
+
+def test_a_live_writers_temp_file_is_kept_unless_it_is_an_hour_old(tmp_path):
+    out = tmp_path / "w.bin"
+    live = tmp_path / f"{fsutil.temp_prefix(out)}{os.getppid()}-0123abcd"  # pytest's parent is alive
+    live.write_bytes(b"half")
+    fsutil.write_atomic(out, b"one")
+    assert temps(tmp_path) == [live.name]
+    old = time.time() - fsutil.TEMP_STALE_S - 60
+    os.utime(live, (old, old))
+    fsutil.write_atomic(out, "two")
+    assert temps(tmp_path) == [] and out.read_bytes() == b"two"
+
+
+def test_full_disk_keeps_the_old_file_and_leaves_no_temp_file(tmp_path, monkeypatch):
+    out = tmp_path / "w.bin"
+    out.write_bytes(b"old contents")
+    real_write = os.write
+    calls = []
+
+    def write(fd, data):  # half the data goes out, then the disk is full
+        calls.append(len(data))
+        if len(calls) > 1:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, bytes(data)[:len(data) // 2])
+
+    monkeypatch.setattr(fsutil.os, "write", write)
+    with pytest.raises(fsutil.WriteError, match=r"^cannot write .*w\.bin: No space left on device; free some space"):
+        fsutil.write_atomic(out, b"x" * 100000)
+    assert out.read_bytes() == b"old contents" and temps(tmp_path) == []
+
+
+def test_an_interrupted_write_removes_its_temp_file(tmp_path, monkeypatch):
+    out = tmp_path / "w.bin"
+    out.write_bytes(b"old")
+
+    def interrupted(fd):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fsutil.os, "fsync", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        fsutil.write_atomic(out, b"new")
+    assert out.read_bytes() == b"old" and temps(tmp_path) == []
+
+
+def test_every_writer_uses_the_one_helper(tmp_path, monkeypatch):
+    """cli, flash, report, firmware and the .tflite writer all write through fsutil.write_atomic."""
+    from buildtool import firmware, flash, report, tflite_writer
+
+    seen = []
+    real = fsutil.write_atomic
+    monkeypatch.setattr(fsutil, "write_atomic", lambda p, d, mode=None: (seen.append(os.path.basename(p)),
+                                                                        real(p, d, mode)))
+    for mod in (flash, report, firmware):
+        monkeypatch.setattr(mod, "write_atomic", fsutil.write_atomic)
+    g = zoo.build("tiny")
+    cli._write_atomic(str(tmp_path / "a.npy"), b"1")
+    flash.write_image(str(tmp_path / "w.bin"), flash.build_image(g, "host", 16))
+    tflite_writer.save(g, str(tmp_path / "t.tflite"))
+    firmware._write(tmp_path / "m.c", "int x;\n")
+    report.write_report(g, cli.fused_plan(g, cli.build_parser().parse_args(["report", "tiny", "--optimize", "ram"])),
+                        str(tmp_path / "r.html"))
+    assert seen == ["a.npy", "w.bin", "t.tflite", "m.c", "r.html", "r.svg"]
+    assert temps(tmp_path) == []
+
+
+# -- 2, 6. outputs that cannot be written -------------------------------------------------
+def test_report_into_a_missing_directory_is_one_line(tmp_path, capsys):
+    rc, err = run_cli(["report", "tiny", "-o", str(tmp_path / "nope" / "r.html")], capsys)
+    assert one_line_error(rc, err), err
+    assert err == (f"buildtool: error: cannot write {tmp_path / 'nope' / 'r.html'}: directory {tmp_path / 'nope'} "
+                   f"does not exist; create it or choose another path\n")
+    assert not (tmp_path / "nope").exists()
+
+
+@pytest.fixture
+def x_npy(tmp_path):
+    g = zoo.build("tiny")
+    p = tmp_path / "x.npy"
+    np.save(p, fixed_input(g.tensors[g.inputs[0]].shape))
+    return str(p)
+
+
+@pytest.mark.parametrize("cmd", ["zoo", "run", "report", "build-dir"])
+def test_a_directory_or_a_file_in_the_way_is_one_line(cmd, tmp_path, x_npy, capsys):
+    d = tmp_path / "d"
+    d.mkdir()
+    (d / "keep").write_bytes(b"k")
+    args = {"zoo": ["zoo", "tiny", "-o", str(d)], "run": ["run", "tiny", "--input", x_npy, "--output", str(d)],
+            "report": ["report", "tiny", "-o", str(d)],
+            "build-dir": ["run", "tiny", "--board", "host", "--input", x_npy, "--build-dir", str(d / "keep" / "b")]}
+    rc, err = run_cli(args[cmd], capsys)
+    assert one_line_error(rc, err), err
+    assert ("it is a directory; give a file name" in err if cmd != "build-dir"
+            else f"cannot create the build directory {d / 'keep' / 'b'}: {d / 'keep'} is not a directory" in err), err
+    assert os.listdir(d) == ["keep"] and (d / "keep").read_bytes() == b"k"
+    assert sorted(os.listdir(tmp_path)) == ["d", "x.npy"]  # no report figure without its page
+
+
+@pytest.mark.parametrize("args", [["plan", "tiny", "--json"], ["plan", "tiny"], ["inspect", "tiny"], ["ops"],
+                                  ["zoo", "--list"], ["boards"], ["flash", "verify", "IMAGE"]])
+def test_a_full_disk_under_stdout_is_one_line(args, tmp_path):
+    from buildtool import flash
+
+    img = tmp_path / "w.bin"
+    flash.write_image(str(img), flash.build_image(zoo.build("tiny"), "host", 16))
+    args = [str(img) if a == "IMAGE" else a for a in args]
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([sys.executable, "-m", "buildtool.cli"] + args, cwd=ROOT, stdout=full,
+                           stderr=subprocess.PIPE, text=True, timeout=120)  # no daemon: the autouse fixture
+    assert r.returncode == 2 and r.stderr == ("buildtool: error: cannot write to standard output: No space left on "
+                                              "device; free some space or write elsewhere\n"), r.stderr
+
+
+def test_a_full_disk_at_link_time_is_one_line_naming_the_image(tmp_path, monkeypatch):
+    from buildtool import firmware
+
+    real = subprocess.run
+
+    def run(cmd, *args, **kw):  # the linker meets a full disk writing the image
+        if any(str(c).endswith("firmware.elf.tmp") for c in cmd):
+            return subprocess.CompletedProcess(cmd, 1, "", "/usr/bin/ld: final link failed: No space left on device\n"
+                                                           "collect2: error: ld returned 1 exit status\n")
+        return real(cmd, *args, **kw)
+
+    monkeypatch.setattr(firmware.subprocess, "run", run)
+    with pytest.raises(fsutil.WriteError) as e:
+        firmware.build("tiny", "host", tmp_path / "b")
+    assert str(e.value) == (f"cannot write {tmp_path / 'b' / 'firmware.elf'}: No space left on device; "
+                            f"free some space or write elsewhere")
+
+
+# -- 3. a build directory no C string can hold as it is ------------------------------------
+def test_firmware_builds_and_runs_in_a_build_dir_with_quotes_backslashes_and_dollars(tmp_path, x_npy, capsys):
+    out = tmp_path / "we\"ird\\ $HOME 'q" / "b"
+    y = tmp_path / "y.npy"
+    rc = cli.main(["run", "tiny", "--board", "host", "--input", x_npy, "--output", str(y), "--build-dir", str(out)])
+    assert rc == 0, capsys.readouterr().err
+    want = tflm_run(serialize(zoo.build("tiny")), [np.load(x_npy)])[0]
+    assert np.load(y).tobytes() == want.tobytes()
+    assert (out / "firmware.elf").exists()
+
+
+def test_weights_define_escapes_for_c_and_the_assembler():
+    from buildtool.firmware import weights_define
+
+    assert weights_define('/a"b\\c $d\'e??/w.bin') == r'-DBT_WEIGHTS_FILE="/a\"b\\c $d' + "'" + r'e\077\077/w.bin"'
+    assert weights_define("/x\ny/\u00e9.bin") == r'-DBT_WEIGHTS_FILE="/x\012y/\303\251.bin"'
+
+
+# -- 4. numbers on the command line ---------------------------------------------------------
+HUGE, HUGER = "9" * 400, "9" * 5000
+
+
+@pytest.mark.parametrize("opts", [
+    ["--optimize", "macs", "--ram-limit", HUGE], ["--optimize", "macs", "--ram-limit", HUGER],
+    ["--optimize", "macs", "--ram-limit", HUGE + ".5KiB"], ["--align", HUGE],
+    ["--align", HUGER], ["--align", "x" * 5000], ["--time-budget", "x" * 5000],
+    ["--split", f"0:1:{HUGE}"], ["--split", f"0:1:{HUGER}"], ["--split", f"{HUGER}:1:2"],
+])
+def test_absurd_numbers_are_one_short_line(opts, capsys):
+    rc, err = run_cli(["plan", "tiny"] + opts, capsys)
+    assert one_line_error(rc, err) and len(err.splitlines()[-1]) < 200, err
+
+
+def test_parse_bytes_is_exact():
+    """Decimal sizes in exact arithmetic (2.01 * 1000 in floats is 2009.99...), rounded down to a byte."""
+    from buildtool.fusion import parse_bytes
+
+    texts = ("2.01kB", "2.05MB", "65536", "64KiB", "64kB", "0.5KiB", "64.5KiB", "0.1MiB", " 12 B ", "1.5")
+    assert [parse_bytes(t) for t in texts] == [2010, 2050000, 65536, 65536, 64000, 512, 66048, 104857, 12, 1]
+
+
+@pytest.mark.parametrize("idle", ["nan", "inf", "-1", "0", HUGE, "x" * 5000])
+def test_daemon_idle_must_be_a_positive_number_of_seconds(idle, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("BUILDTOOL_RUNTIME_DIR", str(tmp_path / "run"))
+    rc, err = run_cli(["daemon", "start", "--idle", idle], capsys)
+    assert one_line_error(rc, err) and "--idle" in err and len(err.splitlines()[-1]) < 200, err
+    assert not (tmp_path / "run" / "daemon.sock").exists()
+
+
+# -- 5. the daemon's directory ---------------------------------------------------------------
+def test_runtime_dir_parents_are_created_private(tmp_path, monkeypatch):
+    from buildtool.daemon.protocol import runtime_dir
+
+    d = tmp_path / "a" / "b" / "run"
+    monkeypatch.setenv("BUILDTOOL_RUNTIME_DIR", str(d))
+    old = os.umask(0o022)
+    try:
+        assert runtime_dir() == str(d)
+    finally:
+        os.umask(old)
+    for p in (tmp_path / "a", tmp_path / "a" / "b", d):
+        assert stat.S_IMODE(os.stat(p).st_mode) == 0o700, p
