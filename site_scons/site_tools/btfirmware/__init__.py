@@ -34,6 +34,7 @@ plan fails too.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -289,7 +290,8 @@ def _code(target, source, env):
     from buildtool import targets
     from buildtool.firmware import check_fits
 
-    check_fits(g, plan, targets.get(env["BT_BOARD"]), **options)  # one line, before any code is written
+    # one line naming the model as the user did, before any code is written
+    check_fits(dataclasses.replace(g, name=env["BT_MODEL_NAME"]), plan, targets.get(env["BT_BOARD"]), **options)
     c, h = generate(g, plan, env["BT_BOARD"], env["BT_WEIGHTS_ALIGN"])
     _write(str(target[0]), c)
     _write(str(target[1]), h)
@@ -421,6 +423,7 @@ def bt_firmware(env, board: str, model: str, out: str, kernels: str = "", plan_o
     d = env.fs.Dir(o)  # nodes made directly: a string target or source would go through substitution
     fenv = env.Clone(BT_BOARD=board, BT_WEIGHTS_ALIGN=t.weights_align,
                      BT_PLAN_OPTIONS=dict(sorted((plan_options or {}).items())))
+    fenv["BT_MODEL_NAME"] = os.path.splitext(os.path.basename(model))[0]  # set, not Clone(): no substitution
     sealed = []  # (read-back file, the step that makes it, what remaking it means)
     if firmware.is_model_file(model):
         model_node = env.fs.File(os.path.abspath(model))
