@@ -270,3 +270,24 @@ def test_cli_board_run_default_folder_is_the_safe_name(tmp_path, monkeypatch, ca
     assert rc == 0, capsys.readouterr().err
     assert np.array_equal(np.load(tmp_path / "y.npy"), ref)
     assert (tmp_path / "build" / "host" / build_dir_name(name) / "firmware.elf").is_file()
+
+
+def test_tool_imports_the_buildtool_of_its_own_checkout(tmp_path):
+    """scons -C CHECKOUT from another directory uses CHECKOUT's buildtool, not the current directory's
+    or an installed one (here: a copy of the package that says so when imported)."""
+    top = tmp_path / "checkout"
+    top.mkdir()
+    shutil.copy(ROOT / "SConstruct", top / "SConstruct")
+    shutil.copytree(ROOT / "site_scons", top / "site_scons", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "buildtool", top / "buildtool", ignore=shutil.ignore_patterns("__pycache__"))
+    for d in ("firmware", "kernels", "plugins"):
+        (top / d).symlink_to(ROOT / d)
+    with open(top / "buildtool" / "__init__.py", "a") as f:
+        f.write("\nprint('buildtool imported from', __file__)\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = dict(os.environ, PYTHONPATH="")
+    r = subprocess.run([sys.executable, "-m", "SCons", "-Q", "-C", str(top), "-n", "board=host", "model=tiny"],
+                       cwd=elsewhere, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"buildtool imported from {top / 'buildtool' / '__init__.py'}" in r.stdout.splitlines()
