@@ -49,10 +49,13 @@ import SCons.Errors
 import SCons.Script
 
 ROOT = Path(__file__).resolve().parents[3]
-if (ROOT / "buildtool" / "__init__.py").is_file() and (not sys.path or sys.path[0] != str(ROOT)):
-    # run from a checkout (scons -C CHECKOUT): that checkout's buildtool, not whichever the current
-    # directory or site-packages holds (SConstruct imports buildtool only after loading this tool)
+if (ROOT / "buildtool" / "__init__.py").is_file() and "buildtool" not in sys.modules:
+    # Loaded from a checkout (its SConstruct, or toolpath=CHECKOUT/site_scons/site_tools): that
+    # checkout's buildtool, not whichever the current directory or site-packages holds. Imported
+    # now, while the root is first on sys.path: SCons restores sys.path after loading a tool, and
+    # every later buildtool.* import follows the package's own __path__.
     sys.path.insert(0, str(ROOT))
+    import buildtool  # noqa: E402,F401
 
 
 # The Python modules each generated file is computed by (a change reruns the step; the
