@@ -221,6 +221,50 @@ def test_model_too_big_for_the_board_is_refused_in_one_line(tmp_path):
     assert not any((tmp_path / n).exists() for n in ("model.c", "model.h", "firmware.json", "firmware.elf"))
 
 
+BAD_SCRIPT_PLUGIN = """
+import dataclasses
+
+from buildtool import targets
+
+
+class Board(targets.Target):
+    \"\"\"cortex-m4 with its linker script minus the program headers: ld then puts .bss in a load
+    segment at a flash address, which QEMU's loader would zero-fill.\"\"\"
+
+    def linker_script(self):
+        s = targets.get("cortex-m4").linker_script()
+        s = s[:s.index("PHDRS {")] + s[s.index("SECTIONS {"):]
+        for tag in (" :text", " :data", " :NONE"):
+            s = s.replace(tag, "")
+        return s
+
+
+def boards():
+    m4 = next(t for t in targets._import_builtin("plugins.cortex_m").targets() if t.name == "cortex-m4")
+    return Board(**{**dataclasses.asdict(m4), "name": "m4-default-phdrs"})
+"""
+
+
+def test_misplaced_load_segment_is_refused_and_the_elf_removed(tmp_path):
+    """The segment check (firmware.check_segments) runs after the SCons link too: a third-party
+    board (registered through the buildtool.targets entry point) whose linker script would have
+    QEMU zero-fill flash gets one line, exit 2, and no firmware.elf."""
+    if targets.get("cortex-m4").missing_tools():
+        pytest.skip("needs the cortex-m4 toolchain")
+    site = tmp_path / "site"
+    (site / "badboard-0.dist-info").mkdir(parents=True)
+    (site / "badboard-0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: badboard\nVersion: 0\n")
+    (site / "badboard-0.dist-info" / "entry_points.txt").write_text(
+        "[buildtool.targets]\nm4-default-phdrs = badboard:boards\n")
+    (site / "badboard.py").write_text(BAD_SCRIPT_PLUGIN)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")])))
+    r = subprocess.run([sys.executable, "-m", "SCons", "-C", str(ROOT), "board=m4-default-phdrs", "model=tiny",
+                        f"out={tmp_path / 'b'}"], capture_output=True, text=True, timeout=300, env=env)
+    one_line_error(r, "firmware for board m4-default-phdrs: the load segment at physical address",
+                   "zero-fills 6,144 B in flash")
+    assert not (tmp_path / "b" / "firmware.elf").exists()
+
+
 def two_in_two_out():
     from buildtool.builder import GraphBuilder
 
