@@ -221,6 +221,23 @@ def test_model_too_big_for_the_board_is_refused_in_one_line(tmp_path):
     assert not any((tmp_path / n).exists() for n in ("model.c", "model.h", "firmware.json", "firmware.elf"))
 
 
+def test_too_big_but_fits_fused_names_the_optimize_ram_build(tmp_path):
+    """A model whose least-RAM fused plan fits: the line says how to build that (SCons itself makes
+    layer-by-layer plans only)."""
+    from buildtool.builder import GraphBuilder
+
+    b = GraphBuilder("big", seed=1)
+    x = b.input((1, 48, 48, 3))
+    x = b.conv2d(b.conv2d(x, 8, 3), 8, 3)
+    model = tmp_path / "big.tflite"
+    model.write_bytes(serialize(b.finish([b.conv2d(x, 8, 3, stride=2)])))
+    r = scons("board=hifive1", f"model={model}", f"out={tmp_path / 'b'}", check=False)
+    one_line_error(r, "big does not fit board hifive1: it needs 38,912 B of RAM (arena 36,864 B + stack 2,048 B), the "
+                   "board has 16,384 B of RAM (16 KiB); with `buildtool run --board hifive1 --optimize ram` it fits "
+                   "(arena 11,760 B + stack 2,048 B = 13,808 B)")
+    assert not (tmp_path / "b" / "model.c").exists()
+
+
 BAD_SCRIPT_PLUGIN = """
 import dataclasses
 

@@ -293,8 +293,10 @@ def _code(target, source, env):
     from buildtool import targets
     from buildtool.firmware import check_fits
 
-    # one line naming the model as the user did, before any code is written
-    check_fits(dataclasses.replace(g, name=env["BT_MODEL_NAME"]), plan, targets.get(env["BT_BOARD"]), **options)
+    # one line naming the model as the user did, before any code is written; SCons builds plain
+    # (layer-by-layer) plans only, so a fused plan that fits is one `buildtool run --board` makes
+    check_fits(dataclasses.replace(g, name=env["BT_MODEL_NAME"]), plan, targets.get(env["BT_BOARD"]),
+               hint=f"`buildtool run --board {env['BT_BOARD']} --optimize ram`", **options)
     c, h = generate(g, plan, env["BT_BOARD"], env["BT_WEIGHTS_ALIGN"])
     _write(str(target[0]), c)
     _write(str(target[1]), h)
