@@ -258,28 +258,44 @@ class Board(targets.Target):
 
 def boards():
     m4 = next(t for t in targets._import_builtin("plugins.cortex_m").targets() if t.name == "cortex-m4")
-    return Board(**{**dataclasses.asdict(m4), "name": "m4-default-phdrs"})
+    return [Board(**{**dataclasses.asdict(m4), "name": "m4-default-phdrs"}),
+            dataclasses.replace(m4, name="m4-tight", ram_bytes=6144 + m4.stack_bytes)]
 """
 
 
-def test_misplaced_load_segment_is_refused_and_the_elf_removed(tmp_path):
-    """The segment check (firmware.check_segments) runs after the SCons link too: a third-party
-    board (registered through the buildtool.targets entry point) whose linker script would have
-    QEMU zero-fill flash gets one line, exit 2, and no firmware.elf."""
+def scons_with_plugin(tmp_path, *args) -> subprocess.CompletedProcess:
+    """scons with two more boards from a plugin on PYTHONPATH (an installed distribution's
+    buildtool.targets entry point): m4-default-phdrs (a linker script without program headers)
+    and m4-tight (RAM for exactly tiny's arena and the stack)."""
     if targets.get("cortex-m4").missing_tools():
         pytest.skip("needs the cortex-m4 toolchain")
     site = tmp_path / "site"
     (site / "badboard-0.dist-info").mkdir(parents=True)
     (site / "badboard-0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: badboard\nVersion: 0\n")
-    (site / "badboard-0.dist-info" / "entry_points.txt").write_text(
-        "[buildtool.targets]\nm4-default-phdrs = badboard:boards\n")
+    (site / "badboard-0.dist-info" / "entry_points.txt").write_text("[buildtool.targets]\nbad = badboard:boards\n")
     (site / "badboard.py").write_text(BAD_SCRIPT_PLUGIN)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")])))
-    r = subprocess.run([sys.executable, "-m", "SCons", "-C", str(ROOT), "board=m4-default-phdrs", "model=tiny",
-                        f"out={tmp_path / 'b'}"], capture_output=True, text=True, timeout=300, env=env)
+    return subprocess.run([sys.executable, "-m", "SCons", "-C", str(ROOT), *args], capture_output=True, text=True,
+                          timeout=300, env=env)
+
+
+def test_misplaced_load_segment_is_refused_and_the_elf_removed(tmp_path):
+    """The segment check (firmware.check_segments) runs after the SCons link too: a third-party
+    board whose linker script would have QEMU zero-fill flash gets one line, exit 2, and no firmware.elf."""
+    r = scons_with_plugin(tmp_path, "board=m4-default-phdrs", "model=tiny", f"out={tmp_path / 'b'}")
     one_line_error(r, "firmware for board m4-default-phdrs: the load segment at physical address",
                    "zero-fills 6,144 B in flash")
     assert not (tmp_path / "b" / "firmware.elf").exists()
+
+
+def test_link_overflow_is_one_line(tmp_path):
+    """RAM for the arena and the stack but not the harness' static data: the fits check passes and the
+    linker's overflow becomes firmware.build's one line (the figures from the arena plan)."""
+    r = scons_with_plugin(tmp_path, "board=m4-tight", "model=tiny", f"out={tmp_path / 'b'}")
+    line = one_line_error(r, "tiny does not fit board m4-tight: it needs ")
+    assert re.search(r"it needs [\d,]+ B of RAM \(arena 6,144 B \+ stack 8,192 B \+ other static data\), the board "
+                     r"has 14,336 B of RAM \(14 KiB\)$", line), line
+    assert "overflowed" not in r.stdout + r.stderr and not (tmp_path / "b" / "firmware.elf").exists()
 
 
 def two_in_two_out():

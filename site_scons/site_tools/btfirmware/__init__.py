@@ -329,6 +329,30 @@ def _check_segments(target, source, env):
     return 0
 
 
+def _link_spawn(out: str, board: str, model_name: str):
+    """SPAWN for the link: the linker's 'region X overflowed by N bytes' (code, weights and static data
+    beyond what the fits check counts) becomes firmware.build's one line, not the linker's page."""
+    import subprocess
+
+    def spawn(sh, escape, cmd, args, env):
+        r = subprocess.run([sh, "-c", " ".join(args)], env=env, capture_output=True, text=True)
+        sys.stdout.write(r.stdout)
+        from buildtool import firmware
+
+        over = [m for m in map(firmware._OVERFLOW.search, r.stderr.splitlines()) if m] if r.returncode else []
+        if not over:
+            sys.stderr.write(r.stderr)
+            return r.returncode
+        from buildtool import targets
+        from buildtool.plan import ArenaPlan
+
+        g = dataclasses.replace(_load_skeleton(os.path.join(out, "skeleton.json")), name=model_name)
+        plan = ArenaPlan.from_json(json.loads(Path(out, "plan.json").read_text()))
+        raise SCons.Errors.UserError(firmware._overflow_message(g, plan, targets.get(board), over[0].group(1),
+                                                                int(over[0].group(2))))
+    return spawn
+
+
 def _text(target, source, env):
     _write(str(target[0]), source[0].get_contents())
     return 0
@@ -486,9 +510,11 @@ def bt_firmware(env, board: str, model: str, out: str, kernels: str = "", plan_o
     if t.linker_template:
         ld = fenv.BtText(os.path.join(o, "board.ld"), fenv.Value(t.linker_script()))
         cenv.Append(LINKFLAGS=[f"-T{ld[0].abspath}"])
-        elf = cenv.Program(os.path.join(o, "firmware.elf"), objs)
-        cenv.Depends(elf, ld)
-        cenv.AddPostAction(elf, SCons.Action.Action(_one_line(_check_segments), None))
+        lenv = cenv.Clone()
+        lenv["SPAWN"] = _link_spawn(o, board, fenv["BT_MODEL_NAME"])  # set, not Clone(): no substitution
+        elf = lenv.Program(os.path.join(o, "firmware.elf"), objs)
+        lenv.Depends(elf, ld)
+        lenv.AddPostAction(elf, SCons.Action.Action(_one_line(_check_segments), None))
     else:
         elf = cenv.Program(os.path.join(o, "firmware.elf"), objs)
     # our own compilation database: SCons' CompilationDatabase is AlwaysBuild, which defeats `scons -q`
