@@ -320,6 +320,7 @@ def test_scons_run_with_several_inputs_and_outputs(tmp_path):
         np.save(tmp_path / f"x{k}.npy", x)
     np.savez(tmp_path / "x.npz", *xs)
     base = ["run", "board=host", f"model={model}", f"out={tmp_path / 'b'}"]
+    saved = set()
     for inp in (f"{tmp_path / 'x0.npy'},{tmp_path / 'x1.npy'}", str(tmp_path / "x.npz")):
         (tmp_path / "y.npz").unlink(missing_ok=True)
         r = scons(*base, f"input={inp}", f"output={tmp_path / 'y.npz'}")
@@ -329,6 +330,8 @@ def test_scons_run_with_several_inputs_and_outputs(tmp_path):
             assert list(y.keys()) == ["arr_0", "arr_1"]
             assert all(np.array_equal(y[f"arr_{k}"], ref) and y[f"arr_{k}"].dtype == ref.dtype
                        for k, ref in enumerate(refs))
+        saved.add((tmp_path / "y.npz").read_bytes())
+    assert len(saved) == 1  # the same outputs, the same bytes
     one_line_error(scons(*base, f"input={tmp_path / 'x0.npy'}", check=False),
                    "the model has 2 inputs, 1 given; give input=a.npy,b.npy with one .npy per input in order "
                    "(image, bias_map), or one .npz")

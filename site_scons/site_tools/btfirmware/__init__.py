@@ -382,6 +382,21 @@ def _check_output(r: dict, man: dict) -> None:
         raise UsageError(f"output={r['output']!r}: the model has {n} outputs; name a .npz file to save them all")
 
 
+def _savez(f, arrays: list) -> None:
+    """np.savez's layout (arr_0.npy, arr_1.npy, ... in the model's output order, which input= reads
+    back) with a fixed timestamp, so the same outputs give the same bytes."""
+    import io
+    import zipfile
+
+    import numpy as np
+
+    with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as z:
+        for k, a in enumerate(arrays):
+            b = io.BytesIO()
+            np.save(b, a)
+            z.writestr(zipfile.ZipInfo(f"arr_{k}.npy", date_time=(1980, 1, 1, 0, 0, 0)), b.getvalue())
+
+
 def _run(target, source, env):
     """BT_RUN (out, input, output) is a dict, never substituted: its paths reach Python only."""
     import io
@@ -403,7 +418,7 @@ def _run(target, source, env):
     if r["output"]:
         buf = io.BytesIO()
         if r["output"].endswith(".npz"):
-            np.savez(buf, *ys)  # arr_0, arr_1, ... in the model's output order (input= reads it back)
+            _savez(buf, ys)
         else:
             np.save(buf, ys[0])
         try:
