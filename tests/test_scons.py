@@ -184,7 +184,7 @@ def one_line_error(r, *parts) -> str:
     (["inplace=2"], ["inplace='2'", "true or false"]),
     (["kernels=nosuch"], ["kernels='nosuch'", "board host has no kernel set 'nosuch'", "its sets are reference"]),
     (["board=cortex-m4", "kernels=cortex-m,xcore"], ["no kernel set 'xcore'", "its sets are cortex-m, reference"]),
-    (["bord=host"], ["unknown build variable(s) bord", "known: board, model"]),
+    (["bord=host"], ["unknown build variable(s) 'bord'; known: board, model"]),
 ], ids=["align-abc", "align-24", "budget-neg", "budget-nan", "order-maybe", "inplace-2", "kernels", "kernels-board",
         "typo"])
 def test_bad_build_variable_is_refused_in_one_line(args, parts):
