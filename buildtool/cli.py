@@ -241,53 +241,6 @@ def _stack_steps(ys: list) -> list:
     return [np.stack([y[k] for y in ys]) for k in range(len(ys[0]))]
 
 
-def _load_inputs(g, paths: list, sequence: bool = False) -> list:
-    """One array per model input, in the model's order: one .npy per input (--input given once per
-    input), or one .npz holding them all, keyed by input name or arr_0, arr_1, ... (np.savez).
-    sequence: each array stacks N >= 1 invocations on a new first axis (the same N for every input)."""
-    import numpy as np
-
-    specs = [g.tensors[i] for i in g.inputs]
-    from .tflite_reader import short
-
-    names = ", ".join(short(t.name, 32) for t in specs)
-    npz = [p for p in paths if p.endswith(".npz")]
-    if npz and len(paths) > 1:
-        raise UsageError(f"give one .npz holding every input, or one .npy per input; not both ({', '.join(paths)})")
-    arrays = []
-    for path in paths:
-        if os.path.exists(path) and not os.path.isfile(path):
-            raise UsageError(f"input {path} is not a regular file; give a .npy or .npz file")
-        try:
-            data = np.load(path, allow_pickle=False)
-        except FileNotFoundError:
-            raise UsageError(f"input file not found: {path}") from None
-        except (ValueError, OSError) as e:
-            raise UsageError(f"cannot read input {path} as a .npy or .npz array: {e}") from None
-        if isinstance(data, np.lib.npyio.NpzFile):
-            with data:
-                keys = list(data.keys())
-                order = ([t.name for t in specs] if all(t.name in keys for t in specs)
-                         else [f"arr_{k}" for k in range(len(keys))])
-                if sorted(order) != sorted(keys):
-                    raise UsageError(f"{path} holds {', '.join(keys) or 'no arrays'}; name its arrays after the "
-                                     f"model's inputs ({names}) or arr_0, arr_1, ... in order")
-                arrays += [(f"{path}[{k}]", data[k]) for k in order]
-        else:
-            arrays.append((path, data))
-    if len(arrays) != len(specs):
-        raise UsageError(f"the model has {len(specs)} input{'s' if len(specs) > 1 else ''}, {len(arrays)} given; "
-                         f"pass --input once per input in order ({names}), or one .npz")
-    n = arrays[0][1].shape[0] if sequence and arrays[0][1].ndim else 0
-    for (src, x), t in zip(arrays, specs):
-        want = (n,) + tuple(t.shape) if sequence else tuple(t.shape)
-        if tuple(x.shape) != want or x.dtype != np.dtype(t.dtype) or (sequence and not n):
-            wanted = f"[N, {', '.join(map(str, t.shape))}] with N >= 1" if sequence else str(list(t.shape))
-            raise UsageError(f"input {src} is {x.dtype}{list(x.shape)}, the model wants {t.dtype}{wanted}"
-                             + (f" for its input {short(t.name, 32)}" if len(specs) > 1 else ""))
-    return [x for _, x in arrays]
-
-
 def _output_keys(g) -> list:
     """The keys of `run --output y.npz`: the output tensors' names when they are distinct and not
     empty, else arr_0, arr_1, ... (np.savez's); in both cases np.load(...).files lists them in order."""
@@ -297,21 +250,6 @@ def _output_keys(g) -> list:
     return [f"arr_{k}" for k in range(len(names))]
 
 
-def _npz_bytes(keys: list, arrays: list) -> bytes:
-    """An .npz np.load reads, byte-identical for the same arrays (np.savez stamps the current time)."""
-    import io
-    import zipfile
-
-    import numpy as np
-
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED) as z:
-        for k, y in zip(keys, arrays):
-            with z.open(zipfile.ZipInfo(f"{k}.npy", date_time=(1980, 1, 1, 0, 0, 0)), "w", force_zip64=True) as f:
-                np.lib.format.write_array(f, np.ascontiguousarray(y), allow_pickle=False)
-    return buf.getvalue()
-
-
 def _check_output_path(g, path: str | None) -> None:
     if path and not path.endswith(".npz") and len(g.outputs) > 1:
         raise UsageError(f"the model has {len(g.outputs)} outputs and a .npy holds one array; "
@@ -319,16 +257,9 @@ def _check_output_path(g, path: str | None) -> None:
 
 
 def _save_outputs(g, outs: list, path: str) -> None:
-    import io
+    from .inputs import output_file_bytes
 
-    import numpy as np
-
-    if path.endswith(".npz"):
-        _write_atomic(path, _npz_bytes(_output_keys(g), outs))
-        return
-    buf = io.BytesIO()
-    np.save(buf, outs[0])
-    _write_atomic(path, buf.getvalue())
+    _write_atomic(path, output_file_bytes(path, outs, _output_keys(g)))
 
 
 def _print_outputs(g, outs: list) -> None:
@@ -344,7 +275,9 @@ def cmd_run(a) -> int:
     from .executor import run
 
     g = load_model(a.model)
-    xs = _load_inputs(g, a.input, a.sequence)
+    from .inputs import load_inputs
+
+    xs = load_inputs(g, a.input, a.sequence)
     _check_output_path(g, a.output)
     if a.sequence and fused_requested(a):
         raise UsageError("--sequence runs the plain plan; drop --split/--optimize/--input-streamed")

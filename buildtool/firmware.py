@@ -353,8 +353,9 @@ def _ram_size(t: targets.Target) -> str:
     return f"{_b(t.ram_bytes)} of RAM" + (f" ({t.ram_bytes // 1024} KiB)" if t.ram_bytes % 1024 == 0 else "")
 
 
-def _optimize_ram_hint(g: Graph, plan, t: targets.Target, plan_options: dict) -> str:
-    """'; with --optimize ram it fits (...)' when the least-RAM fusion plan would fit the board, else ''.
+def _optimize_ram_hint(g: Graph, plan, t: targets.Target, plan_options: dict, how: str = "--optimize ram") -> str:
+    """'; with --optimize ram it fits (...)' when the least-RAM fusion plan would fit the board, else ''
+    (how: the option as the caller spells it).
 
     The fusion search's least peak is a lower bound of every packed fused arena, so the
     (slower) packing only runs when that bound leaves room for the stack.
@@ -374,19 +375,20 @@ def _optimize_ram_hint(g: Graph, plan, t: targets.Target, plan_options: dict) ->
         return ""
     if fused.arena_bytes > room:
         return ""
-    return (f"; with --optimize ram it fits (arena {_b(fused.arena_bytes)} + stack {_b(t.stack_bytes)} = "
+    return (f"; with {how} it fits (arena {_b(fused.arena_bytes)} + stack {_b(t.stack_bytes)} = "
             f"{_b(fused.arena_bytes + t.stack_bytes)})")
 
 
-def check_fits(g: Graph, plan, t: targets.Target, **plan_options) -> None:
+def check_fits(g: Graph, plan, t: targets.Target, hint: str = "--optimize ram", **plan_options) -> None:
     """Refuse, before anything is written or linked, a model whose arena and stack exceed the
     board's RAM or whose weights exceed its flash: one line naming the board's size and the
-    need, suggesting --optimize ram when the least-RAM fusion plan would fit."""
+    need, suggesting --optimize ram (or hint: how the caller spells it) when the least-RAM
+    fusion plan would fit."""
     if t.ram_bytes and plan.arena_bytes + t.stack_bytes > t.ram_bytes:
         need = plan.arena_bytes + t.stack_bytes
         raise FirmwareError(f"{g.name} does not fit board {t.name}: it needs {_b(need)} of RAM (arena "
                             f"{_b(plan.arena_bytes)} + stack {_b(t.stack_bytes)}), the board has {_ram_size(t)}"
-                            + _optimize_ram_hint(g, plan, t, plan_options))
+                            + _optimize_ram_hint(g, plan, t, plan_options, hint))
     if t.flash_bytes and g.params_bytes() > t.flash_bytes:
         raise FirmwareError(f"{g.name} does not fit board {t.name}: its weights need {_b(g.params_bytes())} of "
                             f"flash, the board has {_b(t.flash_bytes)}")

@@ -161,3 +161,197 @@ def test_scons_plans_through_the_daemon(tmp_path):
     finally:
         subprocess.run([sys.executable, "-m", "buildtool.cli", "daemon", "stop"], env=env, capture_output=True,
                        timeout=60)
+
+
+# -- build variables, board limits, several inputs, one-line errors (issues 9, 10, 12) ----------
+def one_line_error(r, *parts) -> str:
+    """The build was refused with exit 2 and one line on stderr holding every part; no traceback."""
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "Traceback" not in r.stdout + r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("scons: *** "), r.stderr
+    for p in parts:
+        assert p in lines[0], (p, lines[0])
+    return lines[0]
+
+
+@pytest.mark.parametrize("args, parts", [
+    (["align=abc"], ["align='abc'", "a power of two from 1 to 4096"]),
+    (["align=24"], ["align=24", "a power of two"]),
+    (["time_budget=-1"], ["time_budget=-1", "a number from 0 to 3600"]),
+    (["time_budget=nan"], ["time_budget=nan", "a number from 0 to 3600"]),
+    (["order_search=maybe"], ["order_search='maybe'", "true or false"]),
+    (["inplace=2"], ["inplace='2'", "true or false"]),
+    (["kernels=nosuch"], ["kernels='nosuch'", "board host has no kernel set 'nosuch'", "its sets are reference"]),
+    (["board=cortex-m4", "kernels=cortex-m,xcore"], ["no kernel set 'xcore'", "its sets are cortex-m, reference"]),
+    (["bord=host"], ["unknown build variable(s) 'bord'; known: board, model"]),
+], ids=["align-abc", "align-24", "budget-neg", "budget-nan", "order-maybe", "inplace-2", "kernels", "kernels-board",
+        "typo"])
+def test_bad_build_variable_is_refused_in_one_line(args, parts):
+    one_line_error(scons("-n", *args, check=False), *parts)
+
+
+def test_plan_variables_reach_the_planner(tmp_path):
+    """align=64 order_search=off inplace=no: accepted spellings, and the plan is made with them."""
+    scons("board=host", "model=tiny", f"out={tmp_path}", "align=64", "order_search=off", "inplace=no",
+          str(tmp_path / "plan.json"))
+    plan = json.loads((tmp_path / "plan.json").read_text())
+    assert plan["buffers"] and all(b["offset"] % 64 == 0 for b in plan["buffers"])
+    seal = json.loads((tmp_path / "plan.json.seal").read_text())
+    assert (seal["options"]["align"], seal["options"]["order_search"], seal["options"]["inplace"]) == (64, False, False)
+
+
+def test_help_lists_every_variable_with_its_default():
+    r = scons("-h")
+    for name, default in (("board", "host"), ("model", "tiny"), ("out", ""), ("kernels", ""), ("kernel_root", ""),
+                          ("input", ""), ("output", ""), ("align", "16"), ("time_budget", "2"),
+                          ("order_search", "1"), ("inplace", "1")):
+        line = next((x for x in r.stdout.splitlines() if x.split()[:1] == [name]), None)
+        assert line is not None, (name, r.stdout)
+        assert len(line.split()) > 2 and (not default or line.endswith(f"[default {default}]")), line
+
+
+def test_model_too_big_for_the_board_is_refused_in_one_line(tmp_path):
+    """hifive1 has 16 KiB of RAM: the fits check (firmware.check_fits) refuses before any code is
+    generated or linked, not a page of linker errors."""
+    r = scons("board=hifive1", "model=mcunet-vww1", f"out={tmp_path}", check=False)
+    one_line_error(r, "mcunet-vww1 does not fit board hifive1: it needs 91,648 B of RAM (arena 89,600 B + stack "
+                   "2,048 B), the board has 16,384 B of RAM (16 KiB)")
+    assert "overflowed" not in r.stdout + r.stderr
+    assert not any((tmp_path / n).exists() for n in ("model.c", "model.h", "firmware.json", "firmware.elf"))
+
+
+def test_too_big_but_fits_fused_names_the_optimize_ram_build(tmp_path):
+    """A model whose least-RAM fused plan fits: the line says how to build that (SCons itself makes
+    layer-by-layer plans only)."""
+    from buildtool.builder import GraphBuilder
+
+    b = GraphBuilder("big", seed=1)
+    x = b.input((1, 48, 48, 3))
+    x = b.conv2d(b.conv2d(x, 8, 3), 8, 3)
+    model = tmp_path / "big.tflite"
+    model.write_bytes(serialize(b.finish([b.conv2d(x, 8, 3, stride=2)])))
+    r = scons("board=hifive1", f"model={model}", f"out={tmp_path / 'b'}", check=False)
+    one_line_error(r, "big does not fit board hifive1: it needs 38,912 B of RAM (arena 36,864 B + stack 2,048 B), the "
+                   "board has 16,384 B of RAM (16 KiB); with `buildtool run --board hifive1 --optimize ram` it fits "
+                   "(arena 11,760 B + stack 2,048 B = 13,808 B)")
+    assert not (tmp_path / "b" / "model.c").exists()
+
+
+BAD_SCRIPT_PLUGIN = """
+import dataclasses
+
+from buildtool import targets
+
+
+class Board(targets.Target):
+    \"\"\"cortex-m4 with its linker script minus the program headers: ld then puts .bss in a load
+    segment at a flash address, which QEMU's loader would zero-fill.\"\"\"
+
+    def linker_script(self):
+        s = targets.get("cortex-m4").linker_script()
+        s = s[:s.index("PHDRS {")] + s[s.index("SECTIONS {"):]
+        for tag in (" :text", " :data", " :NONE"):
+            s = s.replace(tag, "")
+        return s
+
+
+def boards():
+    m4 = next(t for t in targets._import_builtin("plugins.cortex_m").targets() if t.name == "cortex-m4")
+    return [Board(**{**dataclasses.asdict(m4), "name": "m4-default-phdrs"}),
+            dataclasses.replace(m4, name="m4-tight", ram_bytes=6144 + m4.stack_bytes)]
+"""
+
+
+def scons_with_plugin(tmp_path, *args) -> subprocess.CompletedProcess:
+    """scons with two more boards from a plugin on PYTHONPATH (an installed distribution's
+    buildtool.targets entry point): m4-default-phdrs (a linker script without program headers)
+    and m4-tight (RAM for exactly tiny's arena and the stack)."""
+    if targets.get("cortex-m4").missing_tools():
+        pytest.skip("needs the cortex-m4 toolchain")
+    site = tmp_path / "site"
+    (site / "badboard-0.dist-info").mkdir(parents=True)
+    (site / "badboard-0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: badboard\nVersion: 0\n")
+    (site / "badboard-0.dist-info" / "entry_points.txt").write_text("[buildtool.targets]\nbad = badboard:boards\n")
+    (site / "badboard.py").write_text(BAD_SCRIPT_PLUGIN)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")])))
+    return subprocess.run([sys.executable, "-m", "SCons", "-C", str(ROOT), *args], capture_output=True, text=True,
+                          timeout=300, env=env)
+
+
+def test_misplaced_load_segment_is_refused_and_the_elf_removed(tmp_path):
+    """The segment check (firmware.check_segments) runs after the SCons link too: a third-party
+    board whose linker script would have QEMU zero-fill flash gets one line, exit 2, and no firmware.elf."""
+    r = scons_with_plugin(tmp_path, "board=m4-default-phdrs", "model=tiny", f"out={tmp_path / 'b'}")
+    one_line_error(r, "firmware for board m4-default-phdrs: the load segment at physical address",
+                   "zero-fills 6,144 B in flash")
+    assert not (tmp_path / "b" / "firmware.elf").exists()
+
+
+def test_link_overflow_is_one_line(tmp_path):
+    """RAM for the arena and the stack but not the harness' static data: the fits check passes and the
+    linker's overflow becomes firmware.build's one line (the figures from the arena plan)."""
+    r = scons_with_plugin(tmp_path, "board=m4-tight", "model=tiny", f"out={tmp_path / 'b'}")
+    line = one_line_error(r, "tiny does not fit board m4-tight: it needs ")
+    assert re.search(r"it needs [\d,]+ B of RAM \(arena 6,144 B \+ stack 8,192 B \+ other static data\), the board "
+                     r"has 14,336 B of RAM \(14 KiB\)$", line), line
+    assert "overflowed" not in r.stdout + r.stderr and not (tmp_path / "b" / "firmware.elf").exists()
+
+
+def two_in_two_out():
+    from buildtool.builder import GraphBuilder
+
+    b = GraphBuilder("two_in_two_out", seed=5)
+    a = b.input((1, 6, 6, 3), name="image")
+    c = b.input((1, 6, 6, 4), scale=1.0 / 64, zp=5, name="bias_map")
+    s = b.add(b.conv2d(a, 4, 3, activation="NONE"), c)
+    return b.finish([s, b.conv2d(c, 2, 1)])
+
+
+def test_scons_run_with_several_inputs_and_outputs(tmp_path):
+    """input=a.npy,b.npy or one .npz (buildtool run's rules); output=y.npz keeps every output."""
+    data = serialize(two_in_two_out())
+    model = tmp_path / "two.tflite"
+    model.write_bytes(data)
+    rng = np.random.default_rng(1)
+    xs = [rng.integers(-128, 128, size=s, dtype=np.int8) for s in ((1, 6, 6, 3), (1, 6, 6, 4))]
+    refs = tflm_run(data, xs, n_outputs=2)
+    for k, x in enumerate(xs):
+        np.save(tmp_path / f"x{k}.npy", x)
+    np.savez(tmp_path / "x.npz", *xs)
+    base = ["run", "board=host", f"model={model}", f"out={tmp_path / 'b'}"]
+    saved = set()
+    for inp in (f"{tmp_path / 'x0.npy'},{tmp_path / 'x1.npy'}", str(tmp_path / "x.npz")):
+        (tmp_path / "y.npz").unlink(missing_ok=True)
+        r = scons(*base, f"input={inp}", f"output={tmp_path / 'y.npz'}")
+        for k, ref in enumerate(refs):
+            assert f"output{k}: {' '.join(str(int(v)) for v in ref.reshape(-1))}" in r.stdout
+        with np.load(tmp_path / "y.npz") as y:
+            assert list(y.keys()) == ["arr_0", "arr_1"]
+            assert all(np.array_equal(y[f"arr_{k}"], ref) and y[f"arr_{k}"].dtype == ref.dtype
+                       for k, ref in enumerate(refs))
+        saved.add((tmp_path / "y.npz").read_bytes())
+    assert len(saved) == 1  # the same outputs, the same bytes
+    one_line_error(scons(*base, f"input={tmp_path / 'x0.npy'}", check=False),
+                   "the model has 2 inputs, 1 given; give input=a.npy,b.npy with one .npy per input in order "
+                   "(image, bias_map), or one .npz")
+    one_line_error(scons(*base, f"input={tmp_path / 'x1.npy'},{tmp_path / 'x0.npy'}", check=False),
+                   "is int8[1, 6, 6, 4], the model wants int8[1, 6, 6, 3] for its input image")
+    one_line_error(scons(*base, f"output={tmp_path / 'y.npy'}", check=False),
+                   "the model has 2 outputs; name a .npz file to save them all")
+    assert not (tmp_path / "y.npy").exists()
+
+
+@pytest.mark.parametrize("case", ["missing", "board", "zoo", "damaged", "input"])
+def test_errors_end_in_one_line(tmp_path, case):
+    """No traceback from any refusal: SConstruct time (model, board, zoo name) or a build step's (a
+    damaged model file read by the skeleton step, an input file the run step cannot read)."""
+    model = tmp_path / "m.tflite"
+    data = serialize(zoo.build("tiny"))
+    model.write_bytes(data[:len(data) // 2] if case == "damaged" else data)
+    (tmp_path / "x.npy").write_text("not an array\n")
+    args = {"missing": [f"model={tmp_path / 'nope.tflite'}"], "board": ["board=nosuch"], "zoo": ["model=nosuchzoo"],
+            "damaged": [f"model={model}"], "input": ["run", f"model={model}", f"input={tmp_path / 'x.npy'}"]}[case]
+    want = {"missing": "model file not found", "board": "unknown board 'nosuch'", "zoo": "neither a model file nor a "
+            "zoo name", "damaged": "corrupt flatbuffer", "input": f"cannot read input {tmp_path / 'x.npy'}"}[case]
+    one_line_error(scons(*args, f"out={tmp_path / 'b'}", check=False), want)

@@ -270,3 +270,26 @@ def test_cli_board_run_default_folder_is_the_safe_name(tmp_path, monkeypatch, ca
     assert rc == 0, capsys.readouterr().err
     assert np.array_equal(np.load(tmp_path / "y.npy"), ref)
     assert (tmp_path / "build" / "host" / build_dir_name(name) / "firmware.elf").is_file()
+
+
+def test_tool_imports_the_buildtool_of_its_own_checkout(tmp_path):
+    """A project elsewhere that loads the tool from a checkout (toolpath=CHECKOUT/site_scons/site_tools)
+    gets that checkout's buildtool, not the current directory's or an installed one (here: a copy of
+    the package that says so when imported)."""
+    top = tmp_path / "checkout"
+    top.mkdir()
+    shutil.copytree(ROOT / "site_scons", top / "site_scons", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "buildtool", top / "buildtool", ignore=shutil.ignore_patterns("__pycache__"))
+    with open(top / "buildtool" / "__init__.py", "a") as f:
+        f.write("\nprint('buildtool imported from', __file__)\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "SConstruct").write_text(
+        f"env = Environment(tools=['default', 'btfirmware'], toolpath=[{str(top / 'site_scons' / 'site_tools')!r}])\n"
+        "print('folder', env.BtDefaultName('a b.tflite'))\n")
+    r = subprocess.run([sys.executable, "-m", "SCons", "-Q", "-n"], cwd=elsewhere, capture_output=True, text=True,
+                       timeout=300, env=dict(os.environ, PYTHONPATH=""))
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert f"buildtool imported from {top / 'buildtool' / '__init__.py'}" in lines
+    assert f"folder {build_dir_name('a b')}" in lines

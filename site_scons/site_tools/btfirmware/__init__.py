@@ -34,11 +34,13 @@ plan fails too.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
 import os
 import re
+import sys
 from pathlib import Path
 
 import SCons.Action
@@ -47,6 +49,13 @@ import SCons.Errors
 import SCons.Script
 
 ROOT = Path(__file__).resolve().parents[3]
+if (ROOT / "buildtool" / "__init__.py").is_file() and "buildtool" not in sys.modules:
+    # Loaded from a checkout (its SConstruct, or toolpath=CHECKOUT/site_scons/site_tools): that
+    # checkout's buildtool, not whichever the current directory or site-packages holds. Imported
+    # now, while the root is first on sys.path: SCons restores sys.path after loading a tool, and
+    # every later buildtool.* import follows the package's own __path__.
+    sys.path.insert(0, str(ROOT))
+    import buildtool  # noqa: E402,F401
 
 
 # The Python modules each generated file is computed by (a change reruns the step; the
@@ -86,6 +95,45 @@ def _one_line(step):
         except BuildtoolError as e:
             raise SCons.Errors.UserError(str(e)) from None
     return run
+
+
+# -- build variables ----------------------------------------------------------------------
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+def plan_options(given: dict) -> dict:
+    """The plan options named on the command line (strings: align=16 time_budget=2 order_search=1
+    inplace=0), checked by service.normalize_options: a bad value is refused in one line naming
+    the variable, the value and what is allowed."""
+    from buildtool.service import normalize_options
+
+    opts = {}
+    for k, v in given.items():
+        v = v.strip()
+        if k == "align" and re.fullmatch(r"[+-]?\d+", v):
+            v = int(v)
+        elif k == "time_budget":
+            try:
+                v = float(v)
+            except ValueError:
+                pass
+        elif k in ("order_search", "inplace") and v.lower() in _TRUE + _FALSE:
+            v = v.lower() in _TRUE
+        opts[k] = v
+    norm = normalize_options(opts)
+    return {k: norm[k] for k in opts}
+
+
+def _kernel_sets(t, kernels: str) -> tuple:
+    """kernels=SET[,SET] as a search order; one line listing the board's sets for an unknown name."""
+    from buildtool.errors import UsageError
+
+    sets = tuple(kernels.split(","))
+    bad = [s for s in sets if s not in t.kernel_search()]
+    if bad:
+        raise UsageError(f"kernels={kernels!r}: board {t.name} has no kernel set {bad[0]!r}; "
+                         f"its sets are {', '.join(t.kernel_search())}")
+    return sets
 
 
 # -- paths on command lines -------------------------------------------------------------
@@ -242,6 +290,13 @@ def _code(target, source, env):
         if why:
             raise PlanError(f"{path}: {why} even after re-planning; refusing to generate code from it "
                             f"(clear the plan cache with `buildtool daemon clear` and please report this model)")
+    from buildtool import targets
+    from buildtool.firmware import check_fits
+
+    # one line naming the model as the user did, before any code is written; SCons builds plain
+    # (layer-by-layer) plans only, so a fused plan that fits is one `buildtool run --board` makes
+    check_fits(dataclasses.replace(g, name=env["BT_MODEL_NAME"]), plan, targets.get(env["BT_BOARD"]),
+               hint=f"`buildtool run --board {env['BT_BOARD']} --optimize ram`", **options)
     c, h = generate(g, plan, env["BT_BOARD"], env["BT_WEIGHTS_ALIGN"])
     _write(str(target[0]), c)
     _write(str(target[1]), h)
@@ -259,40 +314,93 @@ def _flash(target, source, env):
     return 0
 
 
+def _check_segments(target, source, env):
+    """After the link: every load segment lies where the board has memory (firmware.check_segments);
+    a firmware.elf that does not is removed, so no build is left that a loader would misplace."""
+    from buildtool import targets
+    from buildtool.errors import BuildtoolError
+    from buildtool.firmware import check_segments
+
+    try:
+        check_segments(targets.get(env["BT_BOARD"]), str(target[0]))
+    except BuildtoolError:
+        Path(str(target[0])).unlink(missing_ok=True)
+        raise
+    return 0
+
+
+def _link_spawn(out: str, board: str, model_name: str):
+    """SPAWN for the link: the linker's 'region X overflowed by N bytes' (code, weights and static data
+    beyond what the fits check counts) becomes firmware.build's one line, not the linker's page."""
+    import subprocess
+
+    def spawn(sh, escape, cmd, args, env):
+        r = subprocess.run([sh, "-c", " ".join(args)], env=env, capture_output=True, text=True)
+        sys.stdout.write(r.stdout)
+        from buildtool import firmware
+
+        over = [m for m in map(firmware._OVERFLOW.search, r.stderr.splitlines()) if m] if r.returncode else []
+        if not over:
+            sys.stderr.write(r.stderr)
+            return r.returncode
+        from buildtool import targets
+        from buildtool.plan import ArenaPlan
+
+        g = dataclasses.replace(_load_skeleton(os.path.join(out, "skeleton.json")), name=model_name)
+        plan = ArenaPlan.from_json(json.loads(Path(out, "plan.json").read_text()))
+        raise SCons.Errors.UserError(firmware._overflow_message(g, plan, targets.get(board), over[0].group(1),
+                                                                int(over[0].group(2))))
+    return spawn
+
+
 def _text(target, source, env):
     _write(str(target[0]), source[0].get_contents())
     return 0
 
 
-def _run(target, source, env):
-    """BT_RUN (out, input, output) is a dict, never substituted: its paths reach Python only."""
+def _run_inputs(r: dict, man: dict) -> list:
+    """The arrays input= names (one .npy per model input, comma-separated, or one .npz; checked
+    like `buildtool run --input`), else a fixed random array for every model input."""
     import numpy as np
 
+    from buildtool.inputs import load_inputs
+
+    if r["input"]:
+        paths = [r["input"]] if os.path.isfile(r["input"]) else r["input"].split(",")
+        g = _load_skeleton(os.path.join(r["out"], "skeleton.json"))
+        return load_inputs(g, paths, how="give input=a.npy,b.npy with one .npy per input in order")
+    rng = np.random.default_rng(0)  # int16 inputs get values in the int8 range
+    return [rng.integers(-128, 128, size=spec["shape"], dtype=np.int8).astype(np.dtype(spec["dtype"]))
+            for spec in man["inputs"]]
+
+
+def _check_output(r: dict, man: dict) -> None:
+    from buildtool.errors import UsageError
+
+    n = len(man["outputs"])
+    if r["output"] and n > 1 and not r["output"].endswith(".npz"):
+        raise UsageError(f"output={r['output']!r}: the model has {n} outputs; name a .npz file to save them all")
+
+
+def _run(target, source, env):
+    """BT_RUN (out, input, output) is a dict, never substituted: its paths reach Python only."""
     from buildtool import firmware
     from buildtool.errors import UsageError
 
     r = env["BT_RUN"]
     man = json.loads(_read_sealed(os.path.join(r["out"], "firmware.json"))[0])
-    if r["input"]:
-        try:
-            x = np.load(r["input"], allow_pickle=False)
-        except (OSError, ValueError) as e:
-            why = e.strerror if isinstance(e, OSError) else e
-            raise UsageError(f"input={r['input']!r} is not a readable .npy array ({why})") from None
-    else:
-        rng = np.random.default_rng(0)  # every model input; int16 inputs get values in the int8 range
-        xs = [rng.integers(-128, 128, size=spec["shape"], dtype=np.int8).astype(np.dtype(spec["dtype"]))
-              for spec in man["inputs"]]
-        x = xs[0] if len(xs) == 1 else xs
-    y, prof, ram = firmware.run(env["BT_BOARD"], r["out"], x)
+    _check_output(r, man)
+    xs = _run_inputs(r, man)
+    y, prof, ram = firmware.run(env["BT_BOARD"], r["out"], xs[0] if len(xs) == 1 else xs)
     ys = y if isinstance(y, list) else [y]
     for k, v in enumerate(ys):
         print(f"output{k if len(ys) > 1 else ''}: {' '.join(str(e) for e in v.reshape(-1).tolist())}")
     print(firmware.format_report(prof, ram))
     if r["output"]:
+        from buildtool.inputs import output_file_bytes
+
         try:
-            with open(r["output"], "wb") as f:
-                np.save(f, ys[0])
+            _write(r["output"], output_file_bytes(r["output"], ys))
         except OSError as e:
             raise UsageError(f"output={r['output']!r} cannot be written ({e.strerror})") from None
     return 0
@@ -322,7 +430,7 @@ def bt_firmware(env, board: str, model: str, out: str, kernels: str = "", plan_o
     t = targets.get(board)
     kroot = Path(kernel_root).resolve() if kernel_root else firmware.KERNELS
     if kernels:
-        t = t.with_kernels(tuple(kernels.split(",")))
+        t = t.with_kernels(_kernel_sets(t, kernels))
     if not firmware.is_model_file(model):
         firmware.check_zoo_name(model)
     elif not os.path.isfile(model):
@@ -337,6 +445,7 @@ def bt_firmware(env, board: str, model: str, out: str, kernels: str = "", plan_o
     d = env.fs.Dir(o)  # nodes made directly: a string target or source would go through substitution
     fenv = env.Clone(BT_BOARD=board, BT_WEIGHTS_ALIGN=t.weights_align,
                      BT_PLAN_OPTIONS=dict(sorted((plan_options or {}).items())))
+    fenv["BT_MODEL_NAME"] = os.path.splitext(os.path.basename(model))[0]  # set, not Clone(): no substitution
     sealed = []  # (read-back file, the step that makes it, what remaking it means)
     if firmware.is_model_file(model):
         model_node = env.fs.File(os.path.abspath(model))
@@ -394,8 +503,11 @@ def bt_firmware(env, board: str, model: str, out: str, kernels: str = "", plan_o
     if t.linker_template:
         ld = fenv.BtText(os.path.join(o, "board.ld"), fenv.Value(t.linker_script()))
         cenv.Append(LINKFLAGS=[f"-T{ld[0].abspath}"])
-        elf = cenv.Program(os.path.join(o, "firmware.elf"), objs)
-        cenv.Depends(elf, ld)
+        lenv = cenv.Clone()
+        lenv["SPAWN"] = _link_spawn(o, board, fenv["BT_MODEL_NAME"])  # set, not Clone(): no substitution
+        elf = lenv.Program(os.path.join(o, "firmware.elf"), objs)
+        lenv.Depends(elf, ld)
+        lenv.AddPostAction(elf, SCons.Action.Action(_one_line(_check_segments), None))
     else:
         elf = cenv.Program(os.path.join(o, "firmware.elf"), objs)
     # our own compilation database: SCons' CompilationDatabase is AlwaysBuild, which defeats `scons -q`
@@ -426,6 +538,7 @@ def generate(env):
     env["BUILDERS"]["BtText"] = mk(action=SCons.Action.Action(_text, "write $TARGET"))
     env.AddMethod(bt_firmware, "BtFirmware")
     env.AddMethod(lambda env, model: default_name(model), "BtDefaultName")
+    env.AddMethod(lambda env, given: plan_options(given), "BtPlanOptions")
 
 
 def exists(env):
