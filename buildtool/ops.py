@@ -51,6 +51,8 @@ SUPPORTED += ("LEAKY_RELU", "SUB", "TRANSPOSE_CONV") + tuple(STATEFUL_CHECKS)
 INT16_OPS = ("CONV_2D", "ADD", "SUB", "PAD", "STRIDED_SLICE", "QUANTIZE", "RESHAPE", "LEAKY_RELU",
              "TRANSPOSE_CONV", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "MUL", "AVERAGE_POOL_2D", "MAX_POOL_2D",
              "CONCATENATION", "SPLIT", "DEQUANTIZE", "MEAN")
+INT16_OPS += ("RELU", "RELU6", "PRELU", "MAXIMUM", "MINIMUM", "TRANSPOSE", "RESIZE_NEAREST_NEIGHBOR", "SQUEEZE",
+              "EXPAND_DIMS")
 ACTIVATIONS = ("NONE", "RELU", "RELU_N1_TO_1", "RELU6")
 # Activation types of the operators that are not simply int8 (or int8/int16 on INT16_OPS): (inputs, outputs).
 ACT_TYPES = {

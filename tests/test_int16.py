@@ -1,6 +1,7 @@
 """16x8 quantisation (int16 activations, int8 weights, int64 bias) and the SEANet operators
 (LEAKY_RELU, SUB, TRANSPOSE_CONV): byte-exact against TFLite Micro on the numpy executor, host and
-Cortex-M4 firmware, on TFLM's own SEANet layer models and on random one-op models."""
+Cortex-M4 firmware, on TFLM's own SEANet layer models and on random one-op models of every
+INT16_OPS operator (the activation and layout ones TFLM runs on int16 included: EXTRA16)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import sys
 import numpy as np
 import pytest
 from conftest import ROOT, shared_model, tflm_run
+from opgen_extra import EXTRA_GENERATORS
 
 from buildtool import firmware, ops, targets, tflite_reader
 from buildtool.arena import naive_plan, plan_arena
@@ -274,7 +276,17 @@ GEN16 = {"ADD": lambda r: gen_add_sub(r, "ADD"), "SUB": lambda r: gen_add_sub(r,
          "FULLY_CONNECTED": gen_fc, "MUL": gen_mul, "AVERAGE_POOL_2D": lambda r: gen_pool(r, "AVERAGE_POOL_2D"),
          "MAX_POOL_2D": lambda r: gen_pool(r, "MAX_POOL_2D"), "MEAN": gen_mean, "CONCATENATION": gen_concat,
          "SPLIT": gen_split, "DEQUANTIZE": gen_dequantize}
+# The activation and layout operators TFLM also runs on int16 (its DEPTH_TO_SPACE, SPACE_TO_DEPTH,
+# RESIZE_BILINEAR and HARD_SWISH refuse int16): their int8 generators, converted by as_int16x8.
+EXTRA16 = ("RELU", "RELU6", "PRELU", "MAXIMUM", "MINIMUM", "TRANSPOSE", "RESIZE_NEAREST_NEIGHBOR", "SQUEEZE",
+           "EXPAND_DIMS")
+GEN16.update({op: EXTRA_GENERATORS[op] for op in EXTRA16})
 INT64_BIAS_ONLY = ("DEPTHWISE_CONV_2D", "TRANSPOSE_CONV")  # TFLM reads their int16 bias as int64
+
+
+def model16(opcode: str, rng, bias64: bool):
+    g = GEN16[opcode](rng)
+    return as_int16x8(g.finish() if isinstance(g, GraphBuilder) else g, bias64=bias64)
 
 
 def check_16x8(g, seed: int) -> None:
@@ -294,7 +306,7 @@ def test_every_int16_operator_has_a_generator():
 def test_random_16x8_models_match_tflm(opcode):
     rng = np.random.default_rng(sum(map(ord, opcode)) + 16)
     for case in range(12):
-        g = as_int16x8(GEN16[opcode](rng).finish(), bias64=opcode in INT64_BIAS_ONLY or case % 2 == 0)
+        g = model16(opcode, rng, opcode in INT64_BIAS_ONLY or case % 2 == 0)
         assert g.tensors[g.operators[0].outputs[0]].dtype in ("int16", "float32")
         check_16x8(g, case)
 
@@ -305,7 +317,7 @@ def test_random_16x8_models_match_tflm_in_host_firmware(opcode, tmp_path):
         pytest.skip("no host compiler")
     rng = np.random.default_rng(sum(map(ord, opcode)) + 17)
     for case in range(2):
-        g = as_int16x8(GEN16[opcode](rng).finish(), bias64=opcode in INT64_BIAS_ONLY or case == 0)
+        g = model16(opcode, rng, opcode in INT64_BIAS_ONLY or case == 0)
         firmware.build(g, "host", tmp_path / str(case))
         xs = random_inputs(g, case)
         want = tflm_run(serialize(g), xs, len(g.outputs))
@@ -448,3 +460,25 @@ def test_add_of_two_model_inputs_plans_them_apart():
     assert plan.tensors[0].offset != plan.tensors[1].offset
     xs = [np.full((1, 4, 4, 8), 7, np.int8), np.full((1, 4, 4, 8), -9, np.int8)]
     assert np.array_equal(run(g, plan, xs)[0], tflm_run(serialize(g), xs)[0])
+
+
+@pytest.mark.parametrize("board", ["host", "cortex-m4"])
+def test_int16_activation_and_layout_operators_in_one_image_match_tflm(board, tmp_path):
+    """Two random int16 models of each EXTRA16 operator side by side in one image (one build per board)."""
+    from test_ops_extra import merge
+
+    t = targets.get(board)
+    if t.missing_tools():
+        pytest.skip(f"{board} needs {', '.join(t.missing_tools())}")
+    rng = np.random.default_rng(161)
+    g = merge([model16(op, rng, True) for op in EXTRA16 for _ in range(2)], "extra16")
+    plan = plan_arena(g)
+    assert {g.tensors[i].dtype for i in g.inputs + g.outputs} == {"int16"}
+    firmware.build(g, board, tmp_path, plan=plan)
+    xs = random_inputs(g, 4)
+    want = tflm_run(serialize(g), xs, len(g.outputs))
+    ys = firmware.run(board, tmp_path, xs)[0]
+    for k, (w, y) in enumerate(zip(want, ys)):
+        assert y.dtype == w.dtype and np.array_equal(y.reshape(-1), w.reshape(-1)), (board, k)
+    for w, y in zip(want, run(g, plan, xs)):
+        assert np.array_equal(y.reshape(-1), w.reshape(-1))

@@ -1,4 +1,5 @@
-"""Element-wise int8 kernels: RELU, RELU6, TANH, PRELU, MAXIMUM, MINIMUM (TFLM semantics).
+"""Element-wise kernels: RELU, RELU6, TANH, PRELU, MAXIMUM, MINIMUM (TFLM semantics); int8, and int16
+(16x8) for all but TANH.
 
 The parameter functions are shared with code generation (codegen/model_c.py), so the C kernels
 get the same integers. Each kernel computes its whole result before writing, so an output that
@@ -19,12 +20,19 @@ def operands(g, op, ins) -> list:
     return [g.tensors[i].data if g.tensors[i].is_const else next(it) for i in op.inputs if i >= 0]
 
 
+def type_range(t) -> tuple:
+    """(min, max) of tensor t's integer type."""
+    info = np.iinfo(t.dtype)
+    return int(info.min), int(info.max)
+
+
 def relu_params(g, op) -> dict:
     """TFLM CalculateReluOpData: requantise input -> output, clamp at real 0 (and nothing above)."""
     ti, to = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
     m, s = quantize_multiplier_scalar(float(ti.scale) / float(to.scale))
+    lo, hi = type_range(to)
     return dict(input_zp=ti.zero_point, output_zp=to.zero_point, multiplier=m, shift=s,
-                act_min=max(-128, to.zero_point), act_max=127)
+                act_min=max(lo, to.zero_point), act_max=hi)
 
 
 def relu6_bounds(g, op) -> tuple:
@@ -32,7 +40,7 @@ def relu6_bounds(g, op) -> tuple:
     (the output's quantisation is not used)."""
     ti = g.tensors[op.inputs[0]]
     six = int(round_half_away(np.float32(6.0) / np.float32(ti.scale))) + ti.zero_point
-    return ti.zero_point, int(np.clip(six, -128, 127))
+    return ti.zero_point, int(np.clip(six, *type_range(ti)))
 
 
 def tanh_params(g, op) -> dict:
@@ -57,12 +65,12 @@ def prelu_params(g, op) -> dict:
 def relu(g, op, ins, outs) -> None:
     p = relu_params(g, op)
     y = mbqm(ins[0].astype(np.int64) - p["input_zp"], p["multiplier"], p["shift"]) + p["output_zp"]
-    outs[0][...] = np.clip(y, p["act_min"], p["act_max"]).astype(np.int8).reshape(outs[0].shape)
+    outs[0][...] = np.clip(y, p["act_min"], p["act_max"]).reshape(outs[0].shape)
 
 
 def relu6(g, op, ins, outs) -> None:
     lo, hi = relu6_bounds(g, op)
-    outs[0][...] = np.clip(ins[0], lo, hi).astype(np.int8).reshape(outs[0].shape)
+    outs[0][...] = np.clip(ins[0], lo, hi).reshape(outs[0].shape)
 
 
 def tanh_q0(a):
@@ -99,7 +107,8 @@ def prelu(g, op, ins, outs) -> None:
     pos = mbqm(v, p["output_multiplier_1"], p["output_shift_1"])
     neg = mbqm(wrap32(v * a), p["output_multiplier_2"], p["output_shift_2"])
     y = np.where(v >= 0, pos, neg) + p["output_offset"]
-    outs[0][...] = np.clip(y, -128, 127).astype(np.int8).reshape(outs[0].shape)
+    info = np.iinfo(outs[0].dtype)
+    outs[0][...] = np.clip(y, info.min, info.max).reshape(outs[0].shape)
 
 
 def maximum(g, op, ins, outs) -> None:

@@ -99,6 +99,11 @@
 #define bt_prelu_s8 ref_bt_prelu_s8
 #define bt_maximum_s8 ref_bt_maximum_s8
 #define bt_minimum_s8 ref_bt_minimum_s8
+#define bt_relu_s16 ref_bt_relu_s16
+#define bt_relu6_s16 ref_bt_relu6_s16
+#define bt_prelu_s16 ref_bt_prelu_s16
+#define bt_maximum_s16 ref_bt_maximum_s16
+#define bt_minimum_s16 ref_bt_minimum_s16
 #define bt_transpose_s8 ref_bt_transpose_s8
 #define bt_resize_nearest_s8 ref_bt_resize_nearest_s8
 #define bt_resize_bilinear_s8 ref_bt_resize_bilinear_s8
@@ -438,10 +443,10 @@ void bt_dequantize_s16_f32(int32_t n, float scale, int32_t zero_point, const int
  * RESHAPE are byte copies (bt_concat_s8, bt_split_s8): code generation gives their sizes in bytes. */
 void bt_pad_s16(const bt_pad_params *p, const int16_t *in, int16_t *out);
 void bt_strided_slice_s16(const bt_slice_params *p, const int16_t *in, int16_t *out);
-/* ---------------------------------------------------------------------------- RELU (int8)
+/* ---------------------------------------------------------------------------- RELU (int8, int16)
  * TFLM ReluQuantized: out = clamp(MBQM(in - input_zp, multiplier, shift) + output_zp, act_min, act_max)
- * with multiplier/shift = QuantizeMultiplier(input_scale / output_scale), act_min = max(-128, output_zp),
- * act_max = 127. n dense elements; out may alias in. */
+ * with multiplier/shift = QuantizeMultiplier(input_scale / output_scale), act_min = max(type min, output_zp),
+ * act_max = type max. n dense elements; out may alias in. */
 typedef struct {
   int32_t n;
   int32_t input_zp, output_zp;
@@ -450,10 +455,12 @@ typedef struct {
 } bt_relu_params;
 
 void bt_relu_s8(const bt_relu_params *p, const int8_t *in, int8_t *out);
+void bt_relu_s16(const bt_relu_params *p, const int16_t *in, int16_t *out);
 
-/* RELU6 (int8), TFLM Relu6Quantized: a clamp of the raw codes to [lo, hi] = [input zero point,
+/* RELU6 (int8, int16), TFLM Relu6Quantized: a clamp of the raw codes to [lo, hi] = [input zero point,
  * 6.0 quantised with the INPUT's scale] (TFLM does not requantise). n dense elements; out may alias in. */
 void bt_relu6_s8(int32_t n, int32_t lo, int32_t hi, const int8_t *in, int8_t *out);
+void bt_relu6_s16(int32_t n, int32_t lo, int32_t hi, const int16_t *in, int16_t *out);
 
 /* ---------------------------------------------------------------------------- TANH (int8)
  * TFLM reference_integer_ops::Tanh: x = in - input_zero_point; x <= -radius -> -128, x >= radius -> 127,
@@ -463,12 +470,12 @@ typedef bt_logistic_params bt_tanh_params;
 
 void bt_tanh_s8(const bt_tanh_params *p, const int8_t *in, int8_t *out);
 
-/* ---------------------------------------------------------------------------- PRELU (int8)
+/* ---------------------------------------------------------------------------- PRELU (int8; int16 with int8 alpha)
  * TFLM reference_ops::BroadcastPrelu4DSlow: v = in + input_offset;
  *   v >= 0: out = MBQM(v, output_multiplier_1, output_shift_1)              (input_scale / output_scale)
  *   v <  0: out = MBQM(v * (alpha + alpha_offset), output_multiplier_2, output_shift_2)
  *                                                               (input_scale * alpha_scale / output_scale)
- *   then + output_offset, clamp to [-128, 127]. b.a_stride walks the input, b.b_stride alpha (0 on
+ *   then + output_offset, clamp to the output type's range. b.a_stride walks the input, b.b_stride alpha (0 on
  *   broadcast dimensions). out may alias in. */
 typedef struct {
   int32_t input_offset, alpha_offset, output_offset;   /* -zp_in, -zp_alpha, +zp_out */
@@ -478,18 +485,22 @@ typedef struct {
 } bt_prelu_params;
 
 void bt_prelu_s8(const bt_prelu_params *p, const int8_t *in, const int8_t *alpha, int8_t *out);
+void bt_prelu_s16(const bt_prelu_params *p, const int16_t *in, const int8_t *alpha, int16_t *out);
 
-/* ------------------------------------------------------------------- MAXIMUM / MINIMUM (int8)
+/* ------------------------------------------------------------------- MAXIMUM / MINIMUM (int8, int16)
  * TFLM MaximumMinimumBroadcast: element-wise max / min of the raw codes (TFLM does not rescale, whatever
  * the quantisations; converters give inputs and output one). Broadcasting and strides as ADD; out may
  * alias a or b. */
 void bt_maximum_s8(const bt_bcast4 *p, const int8_t *a, const int8_t *b, int8_t *out);
 void bt_minimum_s8(const bt_bcast4 *p, const int8_t *a, const int8_t *b, int8_t *out);
+void bt_maximum_s16(const bt_bcast4 *p, const int16_t *a, const int16_t *b, int16_t *out);
+void bt_minimum_s16(const bt_bcast4 *p, const int16_t *a, const int16_t *b, int16_t *out);
 
 /* ------------------------------------------------ TRANSPOSE / DEPTH_TO_SPACE / SPACE_TO_DEPTH
  * A permutation of up to 6 dimensions: output element (i0..i5), dense row-major in out_dims, is input
  * byte  sum_k i_k * in_stride[k]. Code generation resolves TRANSPOSE's perm and the 5-D views of
- * DEPTH_TO_SPACE / SPACE_TO_DEPTH (refops/layout.py) into this form. out must not alias in. */
+ * DEPTH_TO_SPACE / SPACE_TO_DEPTH (refops/layout.py) into this form; int16 tensors are moved as bytes
+ * (one more innermost dimension of 2 bytes, model_c). out must not alias in. */
 typedef struct {
   int32_t out_dims[6];
   int32_t in_stride[6];
@@ -500,7 +511,8 @@ void bt_transpose_s8(const bt_transpose_params *p, const int8_t *in, int8_t *out
 /* ---------------------------------------------------------- RESIZE_NEAREST_NEIGHBOR (int8)
  * out(y, x, c) = in(src_y[y], src_x[x], c). The source indices come from TFLM's GetNearestNeighbor
  * (float32 arithmetic, align_corners / half_pixel_centers), computed by code generation, so the kernel
- * needs no float. in.c == out.c; pixel strides as bt_shape. out must not alias in. */
+ * needs no float. in.c == out.c; pixel strides as bt_shape. int16 tensors are moved as bytes (c and
+ * pixel strides doubled by code generation). out must not alias in. */
 typedef struct {
   bt_shape in, out;
   const int32_t *src_y;             /* [out.h] */
