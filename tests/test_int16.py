@@ -281,6 +281,17 @@ GEN16 = {"ADD": lambda r: gen_add_sub(r, "ADD"), "SUB": lambda r: gen_add_sub(r,
 EXTRA16 = ("RELU", "RELU6", "PRELU", "MAXIMUM", "MINIMUM", "TRANSPOSE", "RESIZE_NEAREST_NEIGHBOR", "SQUEEZE",
            "EXPAND_DIMS")
 GEN16.update({op: EXTRA_GENERATORS[op] for op in EXTRA16})
+
+
+def gen_logistic(rng):
+    b = GraphBuilder("logistic", seed=int(rng.integers(1 << 30)))
+    b.logistic(_input(b, rng, _shape(rng)))
+    return b
+
+
+# int16 LOGISTIC and TANH interpolate TFLM's sigmoid table (refops/activation.py sigmoid_table16).
+LUT16 = ("LOGISTIC", "TANH")
+GEN16.update({"LOGISTIC": gen_logistic, "TANH": EXTRA_GENERATORS["TANH"]})
 INT64_BIAS_ONLY = ("DEPTHWISE_CONV_2D", "TRANSPOSE_CONV")  # TFLM reads their int16 bias as int64
 
 
@@ -414,6 +425,28 @@ def test_leaky_relu_matches_tflm_on_every_input_value(dtype):
         assert np.array_equal(run_unplanned(g, [x])[0], tflm_run(serialize(g), [x])[0]), alpha
 
 
+@pytest.mark.parametrize("opcode", LUT16)
+def test_int16_logistic_and_tanh_match_tflm_on_every_input_value(opcode):
+    """Exhaustive over the 65536 int16 inputs at power-of-two input scales (TFLM's plain multiply by 3),
+    scales the kernel rescales, and large scales that saturate most of the range."""
+    x = np.arange(-32768, 32768).astype(np.int16).reshape(1, 1, 256, 256)
+    for scale in (2.0 ** -12, 2.0 ** -11, 2.0 ** -13, 1 / 12288, 0.00037, 0.0021, 0.05, 3.0):
+        b = GraphBuilder("lut16", seed=1)
+        (b.logistic if opcode == "LOGISTIC" else b.tanh)(b.input(x.shape, 0.05, 0))
+        g = as_int16x8(b.finish())
+        g.tensors[0].quant.scale[:] = scale
+        assert np.array_equal(run_unplanned(g, [x])[0], tflm_run(serialize(g), [x])[0]), scale
+
+
+def test_sigmoid_table_of_the_int16_kernels():
+    from buildtool.refops.activation import sigmoid_table16
+
+    t = sigmoid_table16().astype(np.int64)
+    exact = 65536 / (1 + np.exp(-np.arange(256) / 24))
+    assert t[0] == 32768 and t[-1] == 65535 and (np.diff(t) >= 0).all()
+    assert (np.abs(t[:-1] - exact[:-1]) <= 1.2).all() and ((t - exact)[:60] > 0.5).sum() > 20  # above round()
+
+
 # -- refusals ---------------------------------------------------------------------------------
 def _leaky16():
     b = GraphBuilder("l", seed=1)
@@ -444,6 +477,19 @@ def test_add_with_a_too_small_output_scale_is_refused():
         ops.check_graph(g)
 
 
+@pytest.mark.parametrize("opcode", LUT16)
+def test_int16_logistic_and_tanh_need_output_scale_two_to_the_minus_15(opcode):
+    b = GraphBuilder("l", seed=1)
+    (b.logistic if opcode == "LOGISTIC" else b.tanh)(b.input((1, 2, 2, 3), 0.05, 0))
+    g = as_int16x8(b.finish())
+    g.tensors[1].quant.scale[:] = 1 / 30000
+    with pytest.raises(ModelError, match=rf"\({opcode}\): int16 output scale 3.33333e-05 must be 2\^-15"):
+        ops.check_graph(g)
+    g.tensors[1].quant.scale[:], g.tensors[0].quant.scale[:] = 2.0 ** -15, 6.0
+    with pytest.raises(ModelError, match="int16 input scale 6 is too large"):
+        ops.check_graph(g)
+
+
 def test_mixed_int8_int16_operator_is_refused():
     g = _leaky16()
     g.tensors[1] = dataclasses.replace(g.tensors[1], dtype="int8")
@@ -464,14 +510,15 @@ def test_add_of_two_model_inputs_plans_them_apart():
 
 @pytest.mark.parametrize("board", ["host", "cortex-m4"])
 def test_int16_activation_and_layout_operators_in_one_image_match_tflm(board, tmp_path):
-    """Two random int16 models of each EXTRA16 operator side by side in one image (one build per board)."""
+    """Two random int16 models of each EXTRA16 and LUT16 operator side by side in one image (one build per
+    board)."""
     from test_ops_extra import merge
 
     t = targets.get(board)
     if t.missing_tools():
         pytest.skip(f"{board} needs {', '.join(t.missing_tools())}")
     rng = np.random.default_rng(161)
-    g = merge([model16(op, rng, True) for op in EXTRA16 for _ in range(2)], "extra16")
+    g = merge([model16(op, rng, True) for op in EXTRA16 + LUT16 for _ in range(2)], "extra16")
     plan = plan_arena(g)
     assert {g.tensors[i].dtype for i in g.inputs + g.outputs} == {"int16"}
     firmware.build(g, board, tmp_path, plan=plan)

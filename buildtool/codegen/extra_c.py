@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from . import model_c as _m  # model_c imports this module first; its helpers are used at call time
 from ..errors import ModelError
-from ..refops.activation import prelu_params, relu6_bounds, relu_params, tanh_params
+from ..refops.activation import (lut16_params, prelu_params, relu6_bounds, relu_params, sigmoid_table16,
+                                 tanh_params)
 from ..refops.layout import permutation, permute_geometry
 from ..refops.resize import bilinear_scale10, nearest_tables
 
@@ -29,7 +30,22 @@ class ExtraOpsEmitter:
                       f"{self.cact(op.outputs[0])});")
 
     def TANH(self, op):
+        if self.g.tensors[op.outputs[0]].dtype == "int16":
+            return self.lut16(op, "bt_tanh_s16")
         self._unary(op, "bt_tanh_params", tanh_params(self.g, op), "bt_tanh_s8")
+
+    def lut16(self, op, fn: str):
+        """int16 LOGISTIC / TANH: the sigmoid table goes into model.c once, shared by every such call."""
+        if not getattr(self, "_lut16_declared", False):
+            self._lut16_declared = True
+            self.declare(f"static const uint16_t bt_sigmoid_table16[256] = {_m._ints(sigmoid_table16())};")
+        x, y = op.inputs[0], op.outputs[0]
+        self.dense(op, x)
+        self.dense(op, y)
+        n = f"op{op.index}"
+        fields = dict(n=self.g.tensors[x].num_elements, **lut16_params(self.g, op), table="bt_sigmoid_table16")
+        self.declare(f"static const bt_lut16_params {n}_p = {_m._struct(fields)};")
+        self.call(op, f"{fn}(&{n}_p, {self.cact(x)}, {self.cact(y)});")
 
     def PRELU(self, op):
         n = f"op{op.index}"

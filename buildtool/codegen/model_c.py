@@ -365,6 +365,8 @@ class _Emitter(ExtraOpsEmitter):
         self.call(op, f"bt_leaky_relu_{self.sfx(y)}(&{n}_p, {self.cact(x)}, {self.cact(y)});")
 
     def LOGISTIC(self, op):
+        if self.g.tensors[op.outputs[0]].dtype == "int16":
+            return self.lut16(op, "bt_logistic_s16")
         self._unary(op, "bt_logistic_params", qparams.logistic_params(self.g, op), "bt_logistic_s8")
 
     def HARD_SWISH(self, op):

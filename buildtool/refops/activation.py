@@ -1,5 +1,5 @@
 """Element-wise kernels: RELU, RELU6, TANH, PRELU, MAXIMUM, MINIMUM (TFLM semantics); int8, and int16
-(16x8) for all but TANH.
+(16x8). int16 TANH and LOGISTIC interpolate one 256-entry sigmoid table (sigmoid_table16).
 
 The parameter functions are shared with code generation (codegen/model_c.py), so the C kernels
 get the same integers. Each kernel computes its whole result before writing, so an output that
@@ -89,7 +89,9 @@ def tanh_q0(a):
 
 
 def tanh(g, op, ins, outs) -> None:
-    """TFLM reference_integer_ops::Tanh: output on scale 1/128, zero point 0."""
+    """TFLM reference_integer_ops::Tanh: output on scale 1/128, zero point 0 (int16: tanh_s16)."""
+    if outs[0].dtype == np.int16:
+        return tanh_s16(g, op, ins, outs)
     p = tanh_params(g, op)
     x = ins[0].astype(np.int64) - p["input_zero_point"]
     q4 = mbqm(x, p["input_multiplier"], p["input_left_shift"])
@@ -119,3 +121,77 @@ def maximum(g, op, ins, outs) -> None:
 def minimum(g, op, ins, outs) -> None:
     a, b = operands(g, op, ins)
     outs[0][...] = np.minimum(a, b).reshape(outs[0].shape)
+
+
+# -- int16 LOGISTIC and TANH: linear interpolation in a table of the sigmoid --------------------------
+LUT16_STEP = 24  # table entry i samples sigmoid(i / 24): 256 entries cover [0, 10.625]
+
+
+def sigmoid_table16() -> np.ndarray:
+    """The 256 uint16 samples TFLM's int16 LOGISTIC and TANH interpolate (found by matching TFLM on
+    every int16 input; docs/operators.md): entry i is 65536 * sigmoid(i / 24) lowered by half the error
+    that linear interpolation to the next entry makes at the midpoint, rounded half up; the last
+    entry is 65535, the saturated value beyond the table."""
+    x = np.arange(256, dtype=np.float64) / LUT16_STEP
+    h = 1.0 / LUT16_STEP
+
+    def f(v):
+        return 65536.0 / (1.0 + np.exp(-v))
+
+    val = f(x)
+    err = (val + f(x + h)) / 2.0 - f(x + h / 2.0)
+    t = np.floor(val - err / 2.0 + 0.5)
+    t[-1] = 65535
+    return np.minimum(t, 65535).astype(np.uint16)
+
+
+# Largest input multiplier: x * multiplier must fit in int32 for every int16 x.
+LUT16_MAX_MULTIPLIER = 65535
+
+
+def lut16_params(g, op) -> dict:
+    """TFLM's int16 LOGISTIC / TANH input rescaling to 1/(3 * 4096) units: d = (x * multiplier +
+    round) >> left_shift. A power-of-two input scale of 2^-12 (TANH: also 2^-11) is a plain multiply
+    by 3 << shift; any other scale gets a multiplier in (16383.5, 32767] (doubled with the shift
+    from the float32 scale in double arithmetic, then truncated)."""
+    s = float(np.float32(g.tensors[op.inputs[0]].scale))
+    lg = np.log2(s)
+    shift = 12 + int(round(lg))
+    if abs(lg - round(lg)) < 1e-3 and shift in ((0, 1) if op.opcode == "TANH" else (0,)):
+        return dict(input_multiplier=3 << shift, input_left_shift=0)
+    m, shift = s * 4096.0 * 3.0, 0
+    while m <= 32767.0 / 2.0 and shift <= 30:
+        shift, m = shift + 1, m * 2.0
+    return dict(input_multiplier=int(m), input_left_shift=shift)
+
+
+def _lut16_interp(a, frac_bits: int, saturated: int):
+    """Table value at a / 2^frac_bits (a >= 0) by linear interpolation, in units of 2^-frac_bits."""
+    t = sigmoid_table16().astype(np.int64)
+    uh = a >> frac_bits
+    k = np.minimum(uh, 254)
+    ut = a & ((1 << frac_bits) - 1)
+    return np.where(uh >= 255, saturated, (t[k] << frac_bits) + ut * (t[k + 1] - t[k]))
+
+
+def _lut16_input(g, op, x):
+    p = lut16_params(g, op)
+    sh = p["input_left_shift"]
+    return (x.astype(np.int64) * p["input_multiplier"] + ((1 << sh) >> 1)) >> sh
+
+
+def logistic_s16(g, op, ins, outs) -> None:
+    """int16 LOGISTIC: output scale 2^-15, zero point 0; sigmoid(-x) = 1 - sigmoid(x) with TFLM's rounding."""
+    d = _lut16_input(g, op, ins[0])
+    r = _lut16_interp(np.abs(d), 9, 0x7FFF << 10)
+    r = np.where(d >= 0, r + (1 << 9), (1 << 25) - r + (1 << 9) - 1)
+    outs[0][...] = (r >> 10).astype(np.int16).reshape(outs[0].shape)
+
+
+def tanh_s16(g, op, ins, outs) -> None:
+    """int16 TANH = 2 * sigmoid(2x) - 1 from the same table (the input read with one bit less of
+    fraction); output scale 2^-15, zero point 0."""
+    d = _lut16_input(g, op, ins[0])
+    r = _lut16_interp(np.abs(d), 8, 0xFFFF << 8)
+    r = np.where(d >= 0, r - (1 << 23) + (1 << 7), (1 << 23) - r + (1 << 7) - 1)
+    outs[0][...] = (r >> 8).astype(np.int16).reshape(outs[0].shape)

@@ -100,6 +100,8 @@
 #define bt_maximum_s8 ref_bt_maximum_s8
 #define bt_minimum_s8 ref_bt_minimum_s8
 #define bt_relu_s16 ref_bt_relu_s16
+#define bt_logistic_s16 ref_bt_logistic_s16
+#define bt_tanh_s16 ref_bt_tanh_s16
 #define bt_relu6_s16 ref_bt_relu6_s16
 #define bt_prelu_s16 ref_bt_prelu_s16
 #define bt_maximum_s16 ref_bt_maximum_s16
@@ -299,6 +301,21 @@ typedef struct {
 } bt_logistic_params;
 
 void bt_logistic_s8(const bt_logistic_params *p, const int8_t *in, int8_t *out);
+
+/* ------------------------------------------------------------------ LOGISTIC / TANH (int16)
+ * TFLM's int16 kernels: d = (in * input_multiplier + (1 << input_left_shift >> 1)) >> input_left_shift
+ * (units of 1/(3*4096)); |d| indexes `table` (256 entries, 65536 * sigmoid(i/24) adjusted for
+ * interpolation: refops/activation.py sigmoid_table16) with 9 fraction bits for LOGISTIC, 8 for TANH
+ * (tanh x = 2 sigmoid(2x) - 1), linear interpolation, saturated past entry 254; the sign restores the
+ * negative half. Output scale 2^-15, zero point 0. n dense elements; out may alias in. */
+typedef struct {
+  int32_t n;
+  int32_t input_multiplier, input_left_shift;
+  const uint16_t *table;            /* [256] */
+} bt_lut16_params;
+
+void bt_logistic_s16(const bt_lut16_params *p, const int16_t *in, int16_t *out);
+void bt_tanh_s16(const bt_lut16_params *p, const int16_t *in, int16_t *out);
 
 /* ---------------------------------------------------------------------- HARD_SWISH (int8)
  * TFLM reference_ops::HardSwish<int8_t> with HardSwishParams (int16 fixed-point multipliers,
