@@ -129,7 +129,7 @@ LUT16_STEP = 24  # table entry i samples sigmoid(i / 24): 256 entries cover [0, 
 
 def sigmoid_table16() -> np.ndarray:
     """The 256 uint16 samples TFLM's int16 LOGISTIC and TANH interpolate (found by matching TFLM on
-    every int16 input; docs/operators.md): entry i is 65536 * sigmoid(i / 24) lowered by half the error
+    every int16 input; docs/arena.md): entry i is 65536 * sigmoid(i / 24) lowered by half the error
     that linear interpolation to the next entry makes at the midpoint, rounded half up; the last
     entry is 65535, the saturated value beyond the table."""
     x = np.arange(256, dtype=np.float64) / LUT16_STEP
