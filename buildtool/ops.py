@@ -52,13 +52,13 @@ INT16_OPS = ("CONV_2D", "ADD", "SUB", "PAD", "STRIDED_SLICE", "QUANTIZE", "RESHA
              "TRANSPOSE_CONV", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "MUL", "AVERAGE_POOL_2D", "MAX_POOL_2D",
              "CONCATENATION", "SPLIT", "DEQUANTIZE", "MEAN")
 INT16_OPS += ("RELU", "RELU6", "PRELU", "MAXIMUM", "MINIMUM", "TRANSPOSE", "RESIZE_NEAREST_NEIGHBOR", "SQUEEZE",
-              "EXPAND_DIMS", "LOGISTIC", "TANH")
+              "EXPAND_DIMS", "LOGISTIC", "TANH", "SOFTMAX")
 ACTIVATIONS = ("NONE", "RELU", "RELU_N1_TO_1", "RELU6")
 # Activation types of the operators that are not simply int8 (or int8/int16 on INT16_OPS): (inputs, outputs).
 ACT_TYPES = {
     "QUANTIZE": (("int8", "int16", "int32", "float32"), ("int8", "int16", "int32")),
     "DEQUANTIZE": (("int8", "int16"), ("int8", "int16", "float32")),
-    "SOFTMAX": (("int8",), ("int8", "int16")),  # int8 -> int16: stateful.EDGE_TYPES
+    "SOFTMAX": (("int8", "int16"), ("int8", "int16")),  # int8 -> int16: stateful.EDGE_TYPES; int16 -> int16
     "RESHAPE": (("int8", "uint8", "int16", "int32", "int64", "bool"),) * 2,
 }
 # Element-wise operators whose output may overwrite an input of the same size.

@@ -41,6 +41,17 @@ def _check_sigmoid_like(g, op):
           f"int16 input scale {float(ti.scale):g} is too large (at most {LUT16_MAX_MULTIPLIER / 12288:.4g})")
 
 
+def _check_softmax(g, op):
+    """int16 -> int16 SOFTMAX (TFLM's table path) writes scale 2^-15, zero point 0 (int8 -> int16 is a
+    model edge: stateful.check_edge)."""
+    _check_same(g, op)
+    to = g.tensors[op.outputs[0]]
+    if to.dtype == "int16":
+        _need(abs(float(to.scale) - 2.0 ** -15) <= 1e-3 * 2.0 ** -15, op,
+              f"int16 output scale {float(to.scale):g} must be 2^-15 (1/32768), as TFLM's int16 SOFTMAX writes; "
+              f"re-quantise the model")
+
+
 def _check_prelu(g, op):
     _need(len(op.inputs) == 2 and op.inputs[0] >= 0, op, "needs input and alpha")
     alpha = _const(g, op, 1, "alpha")
@@ -123,7 +134,7 @@ def _check_space_depth(g, op):
 
 EXTRA_CHECKS = {
     "RELU": _check_same, "RELU6": _check_same, "TANH": _check_sigmoid_like, "LOGISTIC": _check_sigmoid_like,
-    "PRELU": _check_prelu,
+    "PRELU": _check_prelu, "SOFTMAX": _check_softmax,
     "MAXIMUM": _check_binary, "MINIMUM": _check_binary, "TRANSPOSE": _check_transpose,
     "RESIZE_NEAREST_NEIGHBOR": _check_resize, "RESIZE_BILINEAR": _check_resize, "SQUEEZE": _check_squeeze,
     "EXPAND_DIMS": _check_expand_dims, "DEPTH_TO_SPACE": _check_space_depth, "SPACE_TO_DEPTH": _check_space_depth,

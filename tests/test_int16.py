@@ -289,9 +289,17 @@ def gen_logistic(rng):
     return b
 
 
-# int16 LOGISTIC and TANH interpolate TFLM's sigmoid table (refops/activation.py sigmoid_table16).
-LUT16 = ("LOGISTIC", "TANH")
-GEN16.update({"LOGISTIC": gen_logistic, "TANH": EXTRA_GENERATORS["TANH"]})
+def gen_softmax(rng):
+    b = GraphBuilder("softmax", seed=int(rng.integers(1 << 30)))
+    shape = [(int(rng.integers(1, 9)), int(rng.integers(1, 40))), _shape(rng)][int(rng.integers(0, 2))]
+    b.softmax(_input(b, rng, shape), beta=float(rng.choice([1.0, 0.5, 0.3, 2.0])))
+    return b
+
+
+# int16 LOGISTIC and TANH interpolate TFLM's sigmoid table (refops/activation.py sigmoid_table16),
+# SOFTMAX its exp and reciprocal tables (refops/softmax.py softmax_luts16).
+LUT16 = ("LOGISTIC", "TANH", "SOFTMAX")
+GEN16.update({"LOGISTIC": gen_logistic, "TANH": EXTRA_GENERATORS["TANH"], "SOFTMAX": gen_softmax})
 INT64_BIAS_ONLY = ("DEPTHWISE_CONV_2D", "TRANSPOSE_CONV")  # TFLM reads their int16 bias as int64
 
 
@@ -425,7 +433,7 @@ def test_leaky_relu_matches_tflm_on_every_input_value(dtype):
         assert np.array_equal(run_unplanned(g, [x])[0], tflm_run(serialize(g), [x])[0]), alpha
 
 
-@pytest.mark.parametrize("opcode", LUT16)
+@pytest.mark.parametrize("opcode", LUT16[:2])
 def test_int16_logistic_and_tanh_match_tflm_on_every_input_value(opcode):
     """Exhaustive over the 65536 int16 inputs at power-of-two input scales (TFLM's plain multiply by 3),
     scales the kernel rescales, and large scales that saturate most of the range."""
@@ -436,6 +444,32 @@ def test_int16_logistic_and_tanh_match_tflm_on_every_input_value(opcode):
         g = as_int16x8(b.finish())
         g.tensors[0].quant.scale[:] = scale
         assert np.array_equal(run_unplanned(g, [x])[0], tflm_run(serialize(g), [x])[0]), scale
+
+
+def test_int16_softmax_matches_tflm_over_every_table_segment():
+    """Rows of random spreads at several input scales and betas: together they reach every segment of
+    the exp table and of the reciprocal table (whose float32 and double builds differ at two entries:
+    TFLM's is float32)."""
+    from buildtool.refops.quant_math import clz32, mbqm
+    from buildtool.refops.softmax import lut16_lookup, softmax16_params, softmax_luts16
+
+    rng = np.random.default_rng(5)
+    exp_seen, rec_seen = set(), set()
+    for scale, beta in ((0.0004, 1.0), (0.001, 0.3), (0.003, 1.0), (0.00005, 2.0)):
+        spread = rng.integers(1, 32768, size=(2048, 1))
+        x = (rng.integers(-32768, 32768, size=(2048, 12)) % (spread + 1) - spread // 2).astype(np.int16)
+        b = GraphBuilder("sm16", seed=1)
+        b.softmax(b.input((1,) + x.shape, 0.05, 0), beta=beta)
+        g = as_int16x8(b.finish())
+        g.tensors[0].quant.scale[:] = scale
+        assert np.array_equal(run_unplanned(g, [x[None]])[0], tflm_run(serialize(g), [x[None]])[0]), scale
+        m, sh = softmax16_params(beta, g.tensors[0].scale)
+        d = np.clip(mbqm(x.astype(np.int64) - x.max(axis=1, keepdims=True), m, sh) + 32767, -32768, 32767)
+        exp_seen |= set((256 + (d >> 7)).reshape(-1).tolist())
+        for total in lut16_lookup(d, softmax_luts16()[0]).sum(axis=1):
+            h = clz32(int(total))
+            rec_seen.add(256 + ((((int(total) << (h - 1)) + (1 << 13)) >> 14) - 3 * (1 << 15) >> 7))
+    assert len(exp_seen) == 512 and len(rec_seen) >= 250  # exp: every segment; 1/(1+x): x in [0, 1)
 
 
 def test_sigmoid_table_of_the_int16_kernels():
@@ -478,13 +512,15 @@ def test_add_with_a_too_small_output_scale_is_refused():
 
 
 @pytest.mark.parametrize("opcode", LUT16)
-def test_int16_logistic_and_tanh_need_output_scale_two_to_the_minus_15(opcode):
+def test_int16_logistic_tanh_softmax_need_output_scale_two_to_the_minus_15(opcode):
     b = GraphBuilder("l", seed=1)
-    (b.logistic if opcode == "LOGISTIC" else b.tanh)(b.input((1, 2, 2, 3), 0.05, 0))
+    getattr(b, opcode.lower())(b.input((1, 2, 2, 3), 0.05, 0))
     g = as_int16x8(b.finish())
     g.tensors[1].quant.scale[:] = 1 / 30000
     with pytest.raises(ModelError, match=rf"\({opcode}\): int16 output scale 3.33333e-05 must be 2\^-15"):
         ops.check_graph(g)
+    if opcode == "SOFTMAX":
+        return
     g.tensors[1].quant.scale[:], g.tensors[0].quant.scale[:] = 2.0 ** -15, 6.0
     with pytest.raises(ModelError, match="int16 input scale 6 is too large"):
         ops.check_graph(g)

@@ -1,4 +1,5 @@
-"""model.c calls of the activation, layout and resize operators (RELU .. SPACE_TO_DEPTH).
+"""model.c calls of the activation, layout and resize operators (RELU .. SPACE_TO_DEPTH), and the int16
+table kernels of LOGISTIC, TANH and SOFTMAX.
 
 A mixin of the plain emitter (model_c._Emitter): every parameter comes from the reference
 executor's functions (buildtool/refops/activation.py, layout.py, resize.py), so the C kernels get
@@ -13,6 +14,7 @@ from ..refops.activation import (lut16_params, prelu_params, relu6_bounds, relu_
                                  tanh_params)
 from ..refops.layout import permutation, permute_geometry
 from ..refops.resize import bilinear_scale10, nearest_tables
+from ..refops.softmax import softmax16_params, softmax_luts16
 
 
 class ExtraOpsEmitter:
@@ -46,6 +48,19 @@ class ExtraOpsEmitter:
         fields = dict(n=self.g.tensors[x].num_elements, **lut16_params(self.g, op), table="bt_sigmoid_table16")
         self.declare(f"static const bt_lut16_params {n}_p = {_m._struct(fields)};")
         self.call(op, f"{fn}(&{n}_p, {self.cact(x)}, {self.cact(y)});")
+
+    def softmax16(self, op):
+        """int16 -> int16 SOFTMAX: its two tables go into model.c once, shared by every such call."""
+        if not getattr(self, "_softmax16_declared", False):
+            self._softmax16_declared = True
+            for name, t in zip(("bt_softmax_exp16", "bt_softmax_rec16"), softmax_luts16()):
+                self.declare(f"static const int16_t {name}[513] = {_m._ints(t)};")
+        n, t = f"op{op.index}", self.g.tensors[op.inputs[0]]
+        mult, shift = softmax16_params(op.options.get("beta", 1.0), t.scale)
+        fields = dict(rows=t.num_elements // t.shape[-1], depth=t.shape[-1], input_multiplier=mult,
+                      input_left_shift=shift, exp_lut="bt_softmax_exp16", rec_lut="bt_softmax_rec16")
+        self.declare(f"static const bt_softmax16_params {n}_p = {_m._struct(fields)};")
+        self.call(op, f"bt_softmax_s16(&{n}_p, {self.cact(op.inputs[0])}, {self.cact(op.outputs[0])});")
 
     def PRELU(self, op):
         n = f"op{op.index}"

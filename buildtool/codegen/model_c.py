@@ -340,6 +340,8 @@ class _Emitter(ExtraOpsEmitter):
         self.dense(op, op.inputs[0])
         self.dense(op, op.outputs[0])
         depth = t.shape[-1]
+        if t.dtype == "int16":
+            return self.softmax16(op)
         fields = dict(rows=t.num_elements // depth, depth=depth, **qparams.softmax_quant(self.g, op))
         self.declare(f"static const bt_softmax_params {n}_p = {_struct(fields)};")
         if self.g.tensors[op.outputs[0]].dtype == "int16":

@@ -100,6 +100,7 @@
 #define bt_maximum_s8 ref_bt_maximum_s8
 #define bt_minimum_s8 ref_bt_minimum_s8
 #define bt_relu_s16 ref_bt_relu_s16
+#define bt_softmax_s16 ref_bt_softmax_s16
 #define bt_logistic_s16 ref_bt_logistic_s16
 #define bt_tanh_s16 ref_bt_tanh_s16
 #define bt_relu6_s16 ref_bt_relu6_s16
@@ -288,6 +289,19 @@ typedef struct {
 void bt_softmax_s8(const bt_softmax_params *p, const int8_t *in, int8_t *out);
 /* The same with an int16 output (scale 1/65536, zero point -32768): TFLM's int8 -> int16 softmax. */
 void bt_softmax_s8_s16(const bt_softmax_params *p, const int8_t *in, int16_t *out);
+
+/* int16 -> int16 (TFLM's table path): per row, d = MBQM(in - row max, input_multiplier, input_left_shift)
+ * + 32767 clamped to int16 (65535 codes per 10.0 of beta * difference) gives exp(d) by exp_lut; the sum
+ * normalised to [1, 2) gives its reciprocal by rec_lut (1/(1+x)); out = exp * reciprocal rounded back to
+ * scale 2^-15, zero point 0, clamped to [0, 32767]. Tables: 513 int16 entries, 512 segments of 128 codes,
+ * interpolated with the rounded slope (refops/softmax.py). */
+typedef struct {
+  int32_t rows, depth;
+  int32_t input_multiplier, input_left_shift;
+  const int16_t *exp_lut, *rec_lut;   /* [513] each */
+} bt_softmax16_params;
+
+void bt_softmax_s16(const bt_softmax16_params *p, const int16_t *in, int16_t *out);
 
 /* ------------------------------------------------------------------------ LOGISTIC (int8)
  * TFLM reference_integer_ops::Logistic: x = in - input_zero_point;
