@@ -161,6 +161,9 @@ def _check_dtypes(g, op) -> None:
         if t.dtype not in ok and t.dtype.startswith("float"):
             raise ModelError(f"operator {op.index} ({op.opcode}) computes in {t.dtype} (tensor '{name}'): "
                              f"float activations are not supported; convert with full-integer int8 quantisation")
+        if t.dtype == "int16" and "int16" not in ok:
+            raise ModelError(f"operator {op.index} ({op.opcode}): tensor {t.index} is int16, and TFLite Micro runs "
+                             f"{op.opcode} on int8 only: keep this operator int8 (QUANTIZE around it)")
         if t.dtype not in ok:
             raise ModelError(f"operator {op.index} ({op.opcode}): tensor {t.index} is {t.dtype}; only "
                              f"{'/'.join(ok)} activations are supported: quantise the model to int8 (or 16x8)")

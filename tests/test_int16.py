@@ -526,6 +526,18 @@ def test_int16_logistic_tanh_softmax_need_output_scale_two_to_the_minus_15(opcod
         ops.check_graph(g)
 
 
+@pytest.mark.parametrize("opcode", ["HARD_SWISH", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH", "RESIZE_BILINEAR"])
+def test_operators_tflm_runs_only_on_int8_refuse_int16(opcode):
+    """TFLM refuses these on int16 (checked against it: tests/test_int16.py EXTRA16 lists the rest)."""
+    b = GraphBuilder("x", seed=1)
+    x = b.input((1, 4, 4, 4), 0.05, 0)
+    {"HARD_SWISH": lambda: b.hard_swish(x), "DEPTH_TO_SPACE": lambda: b.depth_to_space(x, 2),
+     "SPACE_TO_DEPTH": lambda: b.space_to_depth(x, 2), "RESIZE_BILINEAR": lambda: b.resize_bilinear(x, (6, 6))}[opcode]()
+    with pytest.raises(ModelError, match=rf"\({opcode}\): tensor 0 is int16, and TFLite Micro runs {opcode} on "
+                                         r"int8 only: keep this operator int8"):
+        as_int16x8(b.finish())
+
+
 def test_mixed_int8_int16_operator_is_refused():
     g = _leaky16()
     g.tensors[1] = dataclasses.replace(g.tensors[1], dtype="int8")
