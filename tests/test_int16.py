@@ -531,8 +531,9 @@ def test_operators_tflm_runs_only_on_int8_refuse_int16(opcode):
     """TFLM refuses these on int16 (checked against it: tests/test_int16.py EXTRA16 lists the rest)."""
     b = GraphBuilder("x", seed=1)
     x = b.input((1, 4, 4, 4), 0.05, 0)
-    {"HARD_SWISH": lambda: b.hard_swish(x), "DEPTH_TO_SPACE": lambda: b.depth_to_space(x, 2),
-     "SPACE_TO_DEPTH": lambda: b.space_to_depth(x, 2), "RESIZE_BILINEAR": lambda: b.resize_bilinear(x, (6, 6))}[opcode]()
+    make = {"HARD_SWISH": lambda: b.hard_swish(x), "DEPTH_TO_SPACE": lambda: b.depth_to_space(x, 2),
+            "SPACE_TO_DEPTH": lambda: b.space_to_depth(x, 2), "RESIZE_BILINEAR": lambda: b.resize_bilinear(x, (6, 6))}
+    make[opcode]()
     with pytest.raises(ModelError, match=rf"\({opcode}\): tensor 0 is int16, and TFLite Micro runs {opcode} on "
                                          r"int8 only: keep this operator int8"):
         as_int16x8(b.finish())
