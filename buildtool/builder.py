@@ -724,7 +724,7 @@ def as_int16x8(g: Graph, bias64: bool = True) -> Graph:
     """The int8 graph g quantised 16x8 instead (TFLite's int16 activation mode): every int8 activation
     becomes int16 with zero point 0 over the same real range, weights stay int8, and the biases of
     convolutions and dense layers are requantised to the new input scale as int64 (int32 when
-    bias64 is False). Unit-interval outputs (SOFTMAX, LOGISTIC) are not converted."""
+    bias64 is False). LOGISTIC, TANH and SOFTMAX outputs get TFLM's fixed int16 scale 2^-15."""
     g = g.copy()
     new_scale = {}
     for t in g.tensors:
@@ -734,6 +734,9 @@ def as_int16x8(g: Graph, bias64: bool = True) -> Graph:
         lim = max(abs(-128 - zp), abs(127 - zp)) * s
         t.dtype, t.quant = "int16", _quant(np.float32(max(lim, 1e-2) / 32767.0), 0)
         new_scale[t.index] = float(t.quant.scale[0])
+    for op in g.operators:
+        if op.opcode in ("LOGISTIC", "TANH", "SOFTMAX") and g.tensors[op.outputs[0]].dtype == "int16":
+            g.tensors[op.outputs[0]].quant = _quant(np.float32(2.0 ** -15), 0)
     for op in g.operators:
         pos = {"CONV_2D": 2, "DEPTHWISE_CONV_2D": 2, "FULLY_CONNECTED": 2, "TRANSPOSE_CONV": 3}.get(op.opcode)
         if pos is None or len(op.inputs) <= pos or op.inputs[pos] < 0:

@@ -51,12 +51,14 @@ SUPPORTED += ("LEAKY_RELU", "SUB", "TRANSPOSE_CONV") + tuple(STATEFUL_CHECKS)
 INT16_OPS = ("CONV_2D", "ADD", "SUB", "PAD", "STRIDED_SLICE", "QUANTIZE", "RESHAPE", "LEAKY_RELU",
              "TRANSPOSE_CONV", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "MUL", "AVERAGE_POOL_2D", "MAX_POOL_2D",
              "CONCATENATION", "SPLIT", "DEQUANTIZE", "MEAN")
+INT16_OPS += ("RELU", "RELU6", "PRELU", "MAXIMUM", "MINIMUM", "TRANSPOSE", "RESIZE_NEAREST_NEIGHBOR", "SQUEEZE",
+              "EXPAND_DIMS", "LOGISTIC", "TANH", "SOFTMAX")
 ACTIVATIONS = ("NONE", "RELU", "RELU_N1_TO_1", "RELU6")
 # Activation types of the operators that are not simply int8 (or int8/int16 on INT16_OPS): (inputs, outputs).
 ACT_TYPES = {
     "QUANTIZE": (("int8", "int16", "int32", "float32"), ("int8", "int16", "int32")),
     "DEQUANTIZE": (("int8", "int16"), ("int8", "int16", "float32")),
-    "SOFTMAX": (("int8",), ("int8", "int16")),  # int8 -> int16: stateful.EDGE_TYPES
+    "SOFTMAX": (("int8", "int16"), ("int8", "int16")),  # int8 -> int16: stateful.EDGE_TYPES; int16 -> int16
     "RESHAPE": (("int8", "uint8", "int16", "int32", "int64", "bool"),) * 2,
 }
 # The smallest activation scale: 6.0 / scale (the RELU6 bound) must stay a finite float32.
@@ -157,6 +159,9 @@ def _check_dtypes(g, op) -> None:
         if t.dtype not in ok and t.dtype.startswith("float"):
             raise ModelError(f"operator {op.index} ({op.opcode}): tensor {t.index} is {t.dtype}; float activations "
                              f"are not supported: convert with full-integer int8 quantisation")
+        if t.dtype == "int16" and "int16" not in ok:
+            raise ModelError(f"operator {op.index} ({op.opcode}): tensor {t.index} is int16, and TFLite Micro runs "
+                             f"{op.opcode} on int8 only: keep this operator int8 (QUANTIZE around it)")
         if t.dtype not in ok:
             raise ModelError(f"operator {op.index} ({op.opcode}): tensor {t.index} is {t.dtype}; only "
                              f"{'/'.join(ok)} activations are supported: quantise the model to int8 (or 16x8)")

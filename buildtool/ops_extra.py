@@ -1,7 +1,8 @@
 """Checks and MAC counts of the activation, layout and resize operators (see ops.py for options).
 
 RELU, RELU6, TANH, PRELU, MAXIMUM, MINIMUM, TRANSPOSE, RESIZE_NEAREST_NEIGHBOR,
-RESIZE_BILINEAR, SQUEEZE, EXPAND_DIMS, DEPTH_TO_SPACE, SPACE_TO_DEPTH. Imported by ops.py
+RESIZE_BILINEAR, SQUEEZE, EXPAND_DIMS, DEPTH_TO_SPACE, SPACE_TO_DEPTH (and LOGISTIC's check, shared with
+TANH). Imported by ops.py
 (which owns the dispatch table); use it through buildtool.ops.
 
 TFLM facts (checked against it, tests/test_ops_extra.py): MAXIMUM and MINIMUM compare raw codes
@@ -21,6 +22,34 @@ MAX_TRANSPOSE_RANK = 5  # TFLM's reference Transpose
 
 def _one_input(g, op):
     _need(len(op.inputs) >= 1 and op.inputs[0] >= 0, op, "needs an input")
+
+
+def _check_sigmoid_like(g, op):
+    """LOGISTIC and TANH; int16 (TFLM's table interpolation) needs the output on scale 2^-15 and an
+    input scale whose rescaling multiplier fits the kernel's int32 product."""
+    _check_same(g, op)
+    ti, to = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    if to.dtype != "int16":
+        return
+    from .refops.activation import LUT16_MAX_MULTIPLIER, lut16_params
+
+    lg = np.log2(float(to.scale))
+    _need(round(lg) == -15 and abs(lg + 15) < 1e-3, op,
+          f"int16 output scale {float(to.scale):g} must be 2^-15 (1/32768), as TFLM's int16 {op.opcode} writes; "
+          f"re-quantise the model")
+    _need(lut16_params(g, op)["input_multiplier"] <= LUT16_MAX_MULTIPLIER, op,
+          f"int16 input scale {float(ti.scale):g} is too large (at most {LUT16_MAX_MULTIPLIER / 12288:.4g})")
+
+
+def _check_softmax(g, op):
+    """int16 -> int16 SOFTMAX (TFLM's table path) writes scale 2^-15, zero point 0 (int8 -> int16 is a
+    model edge: stateful.check_edge)."""
+    _check_same(g, op)
+    to = g.tensors[op.outputs[0]]
+    if to.dtype == "int16":
+        _need(abs(float(to.scale) - 2.0 ** -15) <= 1e-3 * 2.0 ** -15, op,
+              f"int16 output scale {float(to.scale):g} must be 2^-15 (1/32768), as TFLM's int16 SOFTMAX writes; "
+              f"re-quantise the model")
 
 
 def _check_prelu(g, op):
@@ -104,7 +133,8 @@ def _check_space_depth(g, op):
 
 
 EXTRA_CHECKS = {
-    "RELU": _check_same, "RELU6": _check_same, "TANH": _check_same, "PRELU": _check_prelu,
+    "RELU": _check_same, "RELU6": _check_same, "TANH": _check_sigmoid_like, "LOGISTIC": _check_sigmoid_like,
+    "PRELU": _check_prelu, "SOFTMAX": _check_softmax,
     "MAXIMUM": _check_binary, "MINIMUM": _check_binary, "TRANSPOSE": _check_transpose,
     "RESIZE_NEAREST_NEIGHBOR": _check_resize, "RESIZE_BILINEAR": _check_resize, "SQUEEZE": _check_squeeze,
     "EXPAND_DIMS": _check_expand_dims, "DEPTH_TO_SPACE": _check_space_depth, "SPACE_TO_DEPTH": _check_space_depth,

@@ -1,6 +1,7 @@
 """16x8 quantisation (int16 activations, int8 weights, int64 bias) and the SEANet operators
 (LEAKY_RELU, SUB, TRANSPOSE_CONV): byte-exact against TFLite Micro on the numpy executor, host and
-Cortex-M4 firmware, on TFLM's own SEANet layer models and on random one-op models."""
+Cortex-M4 firmware, on TFLM's own SEANet layer models and on random one-op models of every
+INT16_OPS operator (the activation and layout ones TFLM runs on int16 included: EXTRA16)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import sys
 import numpy as np
 import pytest
 from conftest import ROOT, shared_model, tflm_run
+from opgen_extra import EXTRA_GENERATORS
 
 from buildtool import firmware, ops, targets, tflite_reader
 from buildtool.arena import naive_plan, plan_arena
@@ -242,7 +244,36 @@ GEN16 = {"ADD": lambda r: gen_add_sub(r, "ADD"), "SUB": lambda r: gen_add_sub(r,
          "FULLY_CONNECTED": gen_fc, "MUL": gen_mul, "AVERAGE_POOL_2D": lambda r: gen_pool(r, "AVERAGE_POOL_2D"),
          "MAX_POOL_2D": lambda r: gen_pool(r, "MAX_POOL_2D"), "MEAN": gen_mean, "CONCATENATION": gen_concat,
          "SPLIT": gen_split, "DEQUANTIZE": gen_dequantize}
+# The activation and layout operators TFLM also runs on int16 (its DEPTH_TO_SPACE, SPACE_TO_DEPTH,
+# RESIZE_BILINEAR and HARD_SWISH refuse int16): their int8 generators, converted by as_int16x8.
+EXTRA16 = ("RELU", "RELU6", "PRELU", "MAXIMUM", "MINIMUM", "TRANSPOSE", "RESIZE_NEAREST_NEIGHBOR", "SQUEEZE",
+           "EXPAND_DIMS")
+GEN16.update({op: EXTRA_GENERATORS[op] for op in EXTRA16})
+
+
+def gen_logistic(rng):
+    b = GraphBuilder("logistic", seed=int(rng.integers(1 << 30)))
+    b.logistic(_input(b, rng, _shape(rng)))
+    return b
+
+
+def gen_softmax(rng):
+    b = GraphBuilder("softmax", seed=int(rng.integers(1 << 30)))
+    shape = [(int(rng.integers(1, 9)), int(rng.integers(1, 40))), _shape(rng)][int(rng.integers(0, 2))]
+    b.softmax(_input(b, rng, shape), beta=float(rng.choice([1.0, 0.5, 0.3, 2.0])))
+    return b
+
+
+# int16 LOGISTIC and TANH interpolate TFLM's sigmoid table (refops/activation.py sigmoid_table16),
+# SOFTMAX its exp and reciprocal tables (refops/softmax.py softmax_luts16).
+LUT16 = ("LOGISTIC", "TANH", "SOFTMAX")
+GEN16.update({"LOGISTIC": gen_logistic, "TANH": EXTRA_GENERATORS["TANH"], "SOFTMAX": gen_softmax})
 INT64_BIAS_ONLY = ("DEPTHWISE_CONV_2D", "TRANSPOSE_CONV")  # TFLM reads their int16 bias as int64
+
+
+def model16(opcode: str, rng, bias64: bool):
+    g = GEN16[opcode](rng)
+    return as_int16x8(g.finish() if isinstance(g, GraphBuilder) else g, bias64=bias64)
 
 
 def check_16x8(g, seed: int) -> None:
@@ -262,7 +293,7 @@ def test_every_int16_operator_has_a_generator():
 def test_random_16x8_models_match_tflm(opcode):
     rng = np.random.default_rng(sum(map(ord, opcode)) + 16)
     for case in range(12):
-        g = as_int16x8(GEN16[opcode](rng).finish(), bias64=opcode in INT64_BIAS_ONLY or case % 2 == 0)
+        g = model16(opcode, rng, opcode in INT64_BIAS_ONLY or case % 2 == 0)
         assert g.tensors[g.operators[0].outputs[0]].dtype in ("int16", "float32")
         check_16x8(g, case)
 
@@ -273,7 +304,7 @@ def test_random_16x8_models_match_tflm_in_host_firmware(opcode, tmp_path):
         pytest.skip("no host compiler")
     rng = np.random.default_rng(sum(map(ord, opcode)) + 17)
     for case in range(2):
-        g = as_int16x8(GEN16[opcode](rng).finish(), bias64=opcode in INT64_BIAS_ONLY or case == 0)
+        g = model16(opcode, rng, opcode in INT64_BIAS_ONLY or case == 0)
         firmware.build(g, "host", tmp_path / str(case))
         xs = random_inputs(g, case)
         want = tflm_run(serialize(g), xs, len(g.outputs))
@@ -370,6 +401,54 @@ def test_leaky_relu_matches_tflm_on_every_input_value(dtype):
         assert np.array_equal(run_unplanned(g, [x])[0], tflm_run(serialize(g), [x])[0]), alpha
 
 
+@pytest.mark.parametrize("opcode", LUT16[:2])
+def test_int16_logistic_and_tanh_match_tflm_on_every_input_value(opcode):
+    """Exhaustive over the 65536 int16 inputs at power-of-two input scales (TFLM's plain multiply by 3),
+    scales the kernel rescales, and large scales that saturate most of the range."""
+    x = np.arange(-32768, 32768).astype(np.int16).reshape(1, 1, 256, 256)
+    for scale in (2.0 ** -12, 2.0 ** -11, 2.0 ** -13, 1 / 12288, 0.00037, 0.0021, 0.05, 3.0):
+        b = GraphBuilder("lut16", seed=1)
+        (b.logistic if opcode == "LOGISTIC" else b.tanh)(b.input(x.shape, 0.05, 0))
+        g = as_int16x8(b.finish())
+        g.tensors[0].quant.scale[:] = scale
+        assert np.array_equal(run_unplanned(g, [x])[0], tflm_run(serialize(g), [x])[0]), scale
+
+
+def test_int16_softmax_matches_tflm_over_every_table_segment():
+    """Rows of random spreads at several input scales and betas: together they reach every segment of
+    the exp table and of the reciprocal table (whose float32 and double builds differ at two entries:
+    TFLM's is float32)."""
+    from buildtool.refops.quant_math import clz32, mbqm
+    from buildtool.refops.softmax import lut16_lookup, softmax16_params, softmax_luts16
+
+    rng = np.random.default_rng(5)
+    exp_seen, rec_seen = set(), set()
+    for scale, beta in ((0.0004, 1.0), (0.001, 0.3), (0.003, 1.0), (0.00005, 2.0)):
+        spread = rng.integers(1, 32768, size=(2048, 1))
+        x = (rng.integers(-32768, 32768, size=(2048, 12)) % (spread + 1) - spread // 2).astype(np.int16)
+        b = GraphBuilder("sm16", seed=1)
+        b.softmax(b.input((1,) + x.shape, 0.05, 0), beta=beta)
+        g = as_int16x8(b.finish())
+        g.tensors[0].quant.scale[:] = scale
+        assert np.array_equal(run_unplanned(g, [x[None]])[0], tflm_run(serialize(g), [x[None]])[0]), scale
+        m, sh = softmax16_params(beta, g.tensors[0].scale)
+        d = np.clip(mbqm(x.astype(np.int64) - x.max(axis=1, keepdims=True), m, sh) + 32767, -32768, 32767)
+        exp_seen |= set((256 + (d >> 7)).reshape(-1).tolist())
+        for total in lut16_lookup(d, softmax_luts16()[0]).sum(axis=1):
+            h = clz32(int(total))
+            rec_seen.add(256 + ((((int(total) << (h - 1)) + (1 << 13)) >> 14) - 3 * (1 << 15) >> 7))
+    assert len(exp_seen) == 512 and len(rec_seen) >= 250  # exp: every segment; 1/(1+x): x in [0, 1)
+
+
+def test_sigmoid_table_of_the_int16_kernels():
+    from buildtool.refops.activation import sigmoid_table16
+
+    t = sigmoid_table16().astype(np.int64)
+    exact = 65536 / (1 + np.exp(-np.arange(256) / 24))
+    assert t[0] == 32768 and t[-1] == 65535 and (np.diff(t) >= 0).all()
+    assert (np.abs(t[:-1] - exact[:-1]) <= 1.2).all() and ((t - exact)[:60] > 0.5).sum() > 20  # above round()
+
+
 # -- refusals ---------------------------------------------------------------------------------
 def _leaky16():
     b = GraphBuilder("l", seed=1)
@@ -400,6 +479,34 @@ def test_add_with_a_too_small_output_scale_is_refused():
         ops.check_graph(g)
 
 
+@pytest.mark.parametrize("opcode", LUT16)
+def test_int16_logistic_tanh_softmax_need_output_scale_two_to_the_minus_15(opcode):
+    b = GraphBuilder("l", seed=1)
+    getattr(b, opcode.lower())(b.input((1, 2, 2, 3), 0.05, 0))
+    g = as_int16x8(b.finish())
+    g.tensors[1].quant.scale[:] = 1 / 30000
+    with pytest.raises(ModelError, match=rf"\({opcode}\): int16 output scale 3.33333e-05 must be 2\^-15"):
+        ops.check_graph(g)
+    if opcode == "SOFTMAX":
+        return
+    g.tensors[1].quant.scale[:], g.tensors[0].quant.scale[:] = 2.0 ** -15, 6.0
+    with pytest.raises(ModelError, match="int16 input scale 6 is too large"):
+        ops.check_graph(g)
+
+
+@pytest.mark.parametrize("opcode", ["HARD_SWISH", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH", "RESIZE_BILINEAR"])
+def test_operators_tflm_runs_only_on_int8_refuse_int16(opcode):
+    """TFLM refuses these on int16 (checked against it: tests/test_int16.py EXTRA16 lists the rest)."""
+    b = GraphBuilder("x", seed=1)
+    x = b.input((1, 4, 4, 4), 0.05, 0)
+    make = {"HARD_SWISH": lambda: b.hard_swish(x), "DEPTH_TO_SPACE": lambda: b.depth_to_space(x, 2),
+            "SPACE_TO_DEPTH": lambda: b.space_to_depth(x, 2), "RESIZE_BILINEAR": lambda: b.resize_bilinear(x, (6, 6))}
+    make[opcode]()
+    with pytest.raises(ModelError, match=rf"\({opcode}\): tensor 0 is int16, and TFLite Micro runs {opcode} on "
+                                         r"int8 only: keep this operator int8"):
+        as_int16x8(b.finish())
+
+
 def test_mixed_int8_int16_operator_is_refused():
     g = _leaky16()
     g.tensors[1] = dataclasses.replace(g.tensors[1], dtype="int8")
@@ -416,3 +523,26 @@ def test_add_of_two_model_inputs_plans_them_apart():
     assert plan.tensors[0].offset != plan.tensors[1].offset
     xs = [np.full((1, 4, 4, 8), 7, np.int8), np.full((1, 4, 4, 8), -9, np.int8)]
     assert np.array_equal(run(g, plan, xs)[0], tflm_run(serialize(g), xs)[0])
+
+
+@pytest.mark.parametrize("board", ["host", "cortex-m4"])
+def test_int16_activation_and_layout_operators_in_one_image_match_tflm(board, tmp_path):
+    """Two random int16 models of each EXTRA16 and LUT16 operator side by side in one image (one build per
+    board)."""
+    from test_ops_extra import merge
+
+    t = targets.get(board)
+    if t.missing_tools():
+        pytest.skip(f"{board} needs {', '.join(t.missing_tools())}")
+    rng = np.random.default_rng(161)
+    g = merge([model16(op, rng, True) for op in EXTRA16 + LUT16 for _ in range(2)], "extra16")
+    plan = plan_arena(g)
+    assert {g.tensors[i].dtype for i in g.inputs + g.outputs} == {"int16"}
+    firmware.build(g, board, tmp_path, plan=plan)
+    xs = random_inputs(g, 4)
+    want = tflm_run(serialize(g), xs, len(g.outputs))
+    ys = firmware.run(board, tmp_path, xs)[0]
+    for k, (w, y) in enumerate(zip(want, ys)):
+        assert y.dtype == w.dtype and np.array_equal(y.reshape(-1), w.reshape(-1)), (board, k)
+    for w, y in zip(want, run(g, plan, xs)):
+        assert np.array_equal(y.reshape(-1), w.reshape(-1))

@@ -233,6 +233,32 @@ def test_elementwise_ops_run_inside_fused_blocks(board, tmp_path):
     assert np.array_equal(firmware.run(board, tmp_path, xs)[0].reshape(-1), want)
 
 
+def fused_leaky_sub_model():
+    """LEAKY_RELU (positive and negative alpha) and SUB between convolutions."""
+    b = GraphBuilder("leaky_sub_fused", seed=6)
+    x = b.input((1, 24, 24, 3))
+    k = b.leaky_relu(b.conv2d(x, 8, 3, 2, activation="NONE"), 0.2, out_quant=(0.04, -20))
+    m = b.leaky_relu(b.depthwise(k, 3, 1, activation="NONE"), -0.3)
+    k = b.sub(b.conv2d(m, 8, 1, 1, activation="NONE"), k, "RELU")
+    k = b.conv2d(k, 16, 3, 2)
+    return b.finish(b.fully_connected(b.mean(k), 5))
+
+
+@pytest.mark.parametrize("board", ["host", "cortex-m4"])
+def test_leaky_relu_and_sub_run_inside_fused_blocks(board, tmp_path):
+    need(board)
+    g = fused_leaky_sub_model()
+    plan = plan_fused(g, optimize="ram", time_budget=0.5)
+    tiled = [g.operators[s.op].opcode for it in plan.schedule.blocks() for s in it.geo.steps]
+    assert tiled.count("LEAKY_RELU") == 2 and "SUB" in tiled
+    assert plan.arena_bytes < plan_arena(g).arena_bytes
+    xs = random_inputs(g)
+    want = tflm_run(serialize(g), xs)[0].reshape(-1)
+    assert np.array_equal(run_fused(g, plan, xs)[0].reshape(-1), want)
+    firmware.build(g, board, tmp_path, plan=plan)
+    assert np.array_equal(firmware.run(board, tmp_path, xs)[0].reshape(-1), want)
+
+
 def test_tflm_ignores_the_output_quantisation_where_it_does_not_requantise():
     """RELU6, TANH, MAXIMUM/MINIMUM, resizes and transposes with an output quantisation unlike the
     input's: TFLM writes raw codes anyway, and so do we (byte-exact, numpy and firmware)."""

@@ -144,9 +144,9 @@ class _Emit:
             self.elementwise_params(e, op, n)
         elif op.opcode in POINTWISE:
             z = [0, 0, 0, 0]
-            q = qparams.add_params(g, op) if op.opcode == "ADD" else qparams.mul_params(g, op)
+            q = {"ADD": qparams.add_params, "SUB": qparams.sub_params, "MUL": qparams.mul_params}[op.opcode](g, op)
             fields = dict(q, b=dict(dims=z, a_stride=z, b_stride=z, out_stride=z))
-            ctype = "bt_add_params" if op.opcode == "ADD" else "bt_mul_params"
+            ctype = "bt_mul_params" if op.opcode == "MUL" else "bt_add_params"
             e.declare(f"static const {ctype} {n} = {_struct(fields)};")
         elif op.opcode == "FULLY_CONNECTED":  # the kernel's parameters (model_c), used by fx_dense_*
             ti, to, tw = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]], g.tensors[op.inputs[1]]
@@ -166,7 +166,7 @@ class _Emit:
         return n
 
     def elementwise_params(self, e: _Emitter, op, n: str) -> None:
-        """Parameters of a tiled RELU, RELU6, TANH, PRELU (fx_unary) or MAXIMUM / MINIMUM (fx_pw); the
+        """Parameters of a tiled RELU, RELU6, TANH, PRELU, LEAKY_RELU (fx_unary) or MAXIMUM / MINIMUM (fx_pw); the
         runtime fills in the element count and the tile's strides."""
         g, z = self.g, [0, 0, 0, 0]
         if op.opcode == "RELU":
@@ -175,6 +175,9 @@ class _Emit:
             e.declare(f"static const int32_t {n}[2] = {_ints(relu6_bounds(g, op))};")
         elif op.opcode == "TANH":
             e.declare(f"static const bt_tanh_params {n} = {_struct(dict(n=0, **tanh_params(g, op)))};")
+        elif op.opcode == "LEAKY_RELU":
+            fields = dict(n=0, **qparams.leaky_relu_params(g, op))
+            e.declare(f"static const bt_leaky_relu_params {n} = {_struct(fields)};")
         elif op.opcode == "PRELU":  # alpha: one value per channel, or one for all
             per_c = int(g.tensors[op.inputs[1]].shape[-1] > 1) if g.tensors[op.inputs[1]].shape else 0
             b = dict(dims=z, a_stride=z, b_stride=[0, 0, 0, per_c], out_stride=z)
@@ -261,7 +264,8 @@ class _Emit:
                             f"{g.tensors[t].shape[3]});")
             else:
                 p = self.params(e, op)
-                kind = {"ADD": "FX_ADD", "MUL": "FX_MUL", "MAXIMUM": "FX_MAX", "MINIMUM": "FX_MIN"}[op.opcode]
+                kind = {"ADD": "FX_ADD", "SUB": "FX_SUB", "MUL": "FX_MUL", "MAXIMUM": "FX_MAX",
+                        "MINIMUM": "FX_MIN"}[op.opcode]
                 body.append(f"      const fx_buf a = {self.buf(k, blk, op.inputs[0])}, "
                             f"b = {self.buf(k, blk, op.inputs[1])};\n"
                             f"      fx_pw({kind}, &{p}, &a, &b, &o, {box}, {g.tensors[t].shape[3]});")
@@ -416,7 +420,8 @@ typedef struct {
   int8_t *const *rows;     /* row-banded tensor: address of each row, else 0 */
 } fx_buf;
 
-enum { FX_CONV, FX_DW, FX_MAXP, FX_AVGP, FX_ADD, FX_MUL, FX_MAX, FX_MIN, FX_RELU, FX_RELU6, FX_TANH, FX_PRELU };
+enum { FX_CONV, FX_DW, FX_MAXP, FX_AVGP, FX_ADD, FX_MUL, FX_MAX, FX_MIN, FX_RELU, FX_RELU6, FX_TANH, FX_PRELU,
+       FX_SUB, FX_LEAKY_RELU };
 
 FX_FN int8_t *fx_at(const fx_buf *b, int32_t y, int32_t x) {
   if (b->rows) return b->rows[y] + x * b->ps;
@@ -550,12 +555,12 @@ FX_FN void fx_win(int kind, const void *prm, const fx_buf *in, const fx_buf *out
   }
 }
 
-/* An element-wise ADD/MUL/MAXIMUM/MINIMUM over rows [ra, rb) x cols [ca, cb), one row per call. */
+/* An element-wise ADD/SUB/MUL/MAXIMUM/MINIMUM over rows [ra, rb) x cols [ca, cb), one row per call. */
 FX_FN void fx_pw(int kind, const void *prm, const fx_buf *a, const fx_buf *b, const fx_buf *o, int32_t ra,
                   int32_t rb, int32_t ca, int32_t cb, int32_t ch) {
   union { bt_add_params a; bt_mul_params m; bt_bcast4 x; } q;
   bt_bcast4 *s;
-  if (kind == FX_ADD) { fx_get(&q.a, prm, sizeof q.a); s = &q.a.b; }
+  if (kind == FX_ADD || kind == FX_SUB) { fx_get(&q.a, prm, sizeof q.a); s = &q.a.b; }
   else if (kind == FX_MUL) { fx_get(&q.m, prm, sizeof q.m); s = &q.m.b; }
   else { fx_get(&q.x, prm, sizeof q.x); s = &q.x; }
   const int32_t dims[4] = {1, 1, cb - ca, ch};
@@ -567,20 +572,22 @@ FX_FN void fx_pw(int kind, const void *prm, const fx_buf *a, const fx_buf *b, co
   }
   for (int32_t y = ra; y < rb; y++) {
     if (kind == FX_ADD) bt_add_s8(&q.a, fx_at(a, y, ca), fx_at(b, y, ca), fx_at(o, y, ca));
+    else if (kind == FX_SUB) bt_sub_s8(&q.a, fx_at(a, y, ca), fx_at(b, y, ca), fx_at(o, y, ca));
     else if (kind == FX_MUL) bt_mul_s8(&q.m, fx_at(a, y, ca), fx_at(b, y, ca), fx_at(o, y, ca));
     else if (kind == FX_MAX) bt_maximum_s8(&q.x, fx_at(a, y, ca), fx_at(b, y, ca), fx_at(o, y, ca));
     else bt_minimum_s8(&q.x, fx_at(a, y, ca), fx_at(b, y, ca), fx_at(o, y, ca));
   }
 }
 
-/* An element-wise RELU/RELU6/TANH/PRELU over rows [ra, rb) x cols [ca, cb): one call per row when the
+/* An element-wise RELU/RELU6/TANH/PRELU/LEAKY_RELU over rows [ra, rb) x cols [ca, cb): one call per row when the
    row's pixels are contiguous in both buffers, else one per pixel. PRELU's alpha stride comes with prm. */
 FX_FN void fx_unary(int kind, const void *prm, const int8_t *alpha, const fx_buf *a, const fx_buf *o, int32_t ra,
                      int32_t rb, int32_t ca, int32_t cb, int32_t ch) {
-  union { bt_relu_params r; bt_tanh_params t; bt_prelu_params p; int32_t b[2]; } q;
+  union { bt_relu_params r; bt_tanh_params t; bt_prelu_params p; bt_leaky_relu_params l; int32_t b[2]; } q;
   const int32_t step = a->ps == ch && o->ps == ch ? cb - ca : 1, n = step * ch;
   if (kind == FX_RELU) { fx_get(&q.r, prm, sizeof q.r); q.r.n = n; }
   else if (kind == FX_TANH) { fx_get(&q.t, prm, sizeof q.t); q.t.n = n; }
+  else if (kind == FX_LEAKY_RELU) { fx_get(&q.l, prm, sizeof q.l); q.l.n = n; }
   else if (kind == FX_RELU6) fx_get(q.b, prm, sizeof q.b);
   else {
     fx_get(&q.p, prm, sizeof q.p);
@@ -596,6 +603,7 @@ FX_FN void fx_unary(int kind, const void *prm, const int8_t *alpha, const fx_buf
       int8_t *out = fx_at(o, y, x);
       if (kind == FX_RELU) bt_relu_s8(&q.r, in, out);
       else if (kind == FX_TANH) bt_tanh_s8(&q.t, in, out);
+      else if (kind == FX_LEAKY_RELU) bt_leaky_relu_s8(&q.l, in, out);
       else if (kind == FX_RELU6) bt_relu6_s8(n, q.b[0], q.b[1], in, out);
       else bt_prelu_s8(&q.p, in, alpha, out);
     }

@@ -340,6 +340,8 @@ class _Emitter(ExtraOpsEmitter):
         self.dense(op, op.inputs[0])
         self.dense(op, op.outputs[0])
         depth = t.shape[-1]
+        if t.dtype == "int16":
+            return self.softmax16(op)
         fields = dict(rows=t.num_elements // depth, depth=depth, **qparams.softmax_quant(self.g, op))
         self.declare(f"static const bt_softmax_params {n}_p = {_struct(fields)};")
         if self.g.tensors[op.outputs[0]].dtype == "int16":
@@ -365,6 +367,8 @@ class _Emitter(ExtraOpsEmitter):
         self.call(op, f"bt_leaky_relu_{self.sfx(y)}(&{n}_p, {self.cact(x)}, {self.cact(y)});")
 
     def LOGISTIC(self, op):
+        if self.g.tensors[op.outputs[0]].dtype == "int16":
+            return self.lut16(op, "bt_logistic_s16")
         self._unary(op, "bt_logistic_params", qparams.logistic_params(self.g, op), "bt_logistic_s8")
 
     def HARD_SWISH(self, op):

@@ -18,10 +18,10 @@ from ..ops import conv_out_size, conv_padding
 
 # Operators that can run on a tile of their output given tiles of their inputs.
 WINDOWED = ("CONV_2D", "DEPTHWISE_CONV_2D", "MAX_POOL_2D", "AVERAGE_POOL_2D")
-POINTWISE = ("ADD", "MUL")
+POINTWISE = ("ADD", "MUL", "SUB")
 # Element-wise operators with one activation input (PRELU: and a per-channel constant alpha), and
 # MAXIMUM / MINIMUM, which tile like ADD.
-UNARY = ("RELU", "RELU6", "TANH", "PRELU")
+UNARY = ("RELU", "RELU6", "TANH", "PRELU", "LEAKY_RELU")
 MINMAX = ("MAXIMUM", "MINIMUM")
 
 

@@ -1,4 +1,5 @@
-"""Element-wise int8 kernels: RELU, RELU6, TANH, PRELU, MAXIMUM, MINIMUM (TFLM semantics).
+"""Element-wise kernels: RELU, RELU6, TANH, PRELU, MAXIMUM, MINIMUM (TFLM semantics); int8, and int16
+(16x8). int16 TANH and LOGISTIC interpolate one 256-entry sigmoid table (sigmoid_table16).
 
 The parameter functions are shared with code generation (codegen/model_c.py), so the C kernels
 get the same integers. Each kernel computes its whole result before writing, so an output that
@@ -19,12 +20,19 @@ def operands(g, op, ins) -> list:
     return [g.tensors[i].data if g.tensors[i].is_const else next(it) for i in op.inputs if i >= 0]
 
 
+def type_range(t) -> tuple:
+    """(min, max) of tensor t's integer type."""
+    info = np.iinfo(t.dtype)
+    return int(info.min), int(info.max)
+
+
 def relu_params(g, op) -> dict:
     """TFLM CalculateReluOpData: requantise input -> output, clamp at real 0 (and nothing above)."""
     ti, to = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
     m, s = quantize_multiplier_scalar(float(ti.scale) / float(to.scale))
+    lo, hi = type_range(to)
     return dict(input_zp=ti.zero_point, output_zp=to.zero_point, multiplier=m, shift=s,
-                act_min=max(-128, to.zero_point), act_max=127)
+                act_min=max(lo, to.zero_point), act_max=hi)
 
 
 def relu6_bounds(g, op) -> tuple:
@@ -32,7 +40,7 @@ def relu6_bounds(g, op) -> tuple:
     (the output's quantisation is not used)."""
     ti = g.tensors[op.inputs[0]]
     six = int(round_half_away(np.float32(6.0) / np.float32(ti.scale))) + ti.zero_point
-    return ti.zero_point, int(np.clip(six, -128, 127))
+    return ti.zero_point, int(np.clip(six, *type_range(ti)))
 
 
 def tanh_params(g, op) -> dict:
@@ -57,12 +65,12 @@ def prelu_params(g, op) -> dict:
 def relu(g, op, ins, outs) -> None:
     p = relu_params(g, op)
     y = mbqm(ins[0].astype(np.int64) - p["input_zp"], p["multiplier"], p["shift"]) + p["output_zp"]
-    outs[0][...] = np.clip(y, p["act_min"], p["act_max"]).astype(np.int8).reshape(outs[0].shape)
+    outs[0][...] = np.clip(y, p["act_min"], p["act_max"]).reshape(outs[0].shape)
 
 
 def relu6(g, op, ins, outs) -> None:
     lo, hi = relu6_bounds(g, op)
-    outs[0][...] = np.clip(ins[0], lo, hi).astype(np.int8).reshape(outs[0].shape)
+    outs[0][...] = np.clip(ins[0], lo, hi).reshape(outs[0].shape)
 
 
 def tanh_q0(a):
@@ -81,7 +89,9 @@ def tanh_q0(a):
 
 
 def tanh(g, op, ins, outs) -> None:
-    """TFLM reference_integer_ops::Tanh: output on scale 1/128, zero point 0."""
+    """TFLM reference_integer_ops::Tanh: output on scale 1/128, zero point 0 (int16: tanh_s16)."""
+    if outs[0].dtype == np.int16:
+        return tanh_s16(g, op, ins, outs)
     p = tanh_params(g, op)
     x = ins[0].astype(np.int64) - p["input_zero_point"]
     q4 = mbqm(x, p["input_multiplier"], p["input_left_shift"])
@@ -99,7 +109,8 @@ def prelu(g, op, ins, outs) -> None:
     pos = mbqm(v, p["output_multiplier_1"], p["output_shift_1"])
     neg = mbqm(wrap32(v * a), p["output_multiplier_2"], p["output_shift_2"])
     y = np.where(v >= 0, pos, neg) + p["output_offset"]
-    outs[0][...] = np.clip(y, -128, 127).astype(np.int8).reshape(outs[0].shape)
+    info = np.iinfo(outs[0].dtype)
+    outs[0][...] = np.clip(y, info.min, info.max).reshape(outs[0].shape)
 
 
 def maximum(g, op, ins, outs) -> None:
@@ -110,3 +121,77 @@ def maximum(g, op, ins, outs) -> None:
 def minimum(g, op, ins, outs) -> None:
     a, b = operands(g, op, ins)
     outs[0][...] = np.minimum(a, b).reshape(outs[0].shape)
+
+
+# -- int16 LOGISTIC and TANH: linear interpolation in a table of the sigmoid --------------------------
+LUT16_STEP = 24  # table entry i samples sigmoid(i / 24): 256 entries cover [0, 10.625]
+
+
+def sigmoid_table16() -> np.ndarray:
+    """The 256 uint16 samples TFLM's int16 LOGISTIC and TANH interpolate (found by matching TFLM on
+    every int16 input; docs/arena.md): entry i is 65536 * sigmoid(i / 24) lowered by half the error
+    that linear interpolation to the next entry makes at the midpoint, rounded half up; the last
+    entry is 65535, the saturated value beyond the table."""
+    x = np.arange(256, dtype=np.float64) / LUT16_STEP
+    h = 1.0 / LUT16_STEP
+
+    def f(v):
+        return 65536.0 / (1.0 + np.exp(-v))
+
+    val = f(x)
+    err = (val + f(x + h)) / 2.0 - f(x + h / 2.0)
+    t = np.floor(val - err / 2.0 + 0.5)
+    t[-1] = 65535
+    return np.minimum(t, 65535).astype(np.uint16)
+
+
+# Largest input multiplier: x * multiplier must fit in int32 for every int16 x.
+LUT16_MAX_MULTIPLIER = 65535
+
+
+def lut16_params(g, op) -> dict:
+    """TFLM's int16 LOGISTIC / TANH input rescaling to 1/(3 * 4096) units: d = (x * multiplier +
+    round) >> left_shift. A power-of-two input scale of 2^-12 (TANH: also 2^-11) is a plain multiply
+    by 3 << shift; any other scale gets a multiplier in (16383.5, 32767] (doubled with the shift
+    from the float32 scale in double arithmetic, then truncated)."""
+    s = float(np.float32(g.tensors[op.inputs[0]].scale))
+    lg = np.log2(s)
+    shift = 12 + int(round(lg))
+    if abs(lg - round(lg)) < 1e-3 and shift in ((0, 1) if op.opcode == "TANH" else (0,)):
+        return dict(input_multiplier=3 << shift, input_left_shift=0)
+    m, shift = s * 4096.0 * 3.0, 0
+    while m <= 32767.0 / 2.0 and shift <= 30:
+        shift, m = shift + 1, m * 2.0
+    return dict(input_multiplier=int(m), input_left_shift=shift)
+
+
+def _lut16_interp(a, frac_bits: int, saturated: int):
+    """Table value at a / 2^frac_bits (a >= 0) by linear interpolation, in units of 2^-frac_bits."""
+    t = sigmoid_table16().astype(np.int64)
+    uh = a >> frac_bits
+    k = np.minimum(uh, 254)
+    ut = a & ((1 << frac_bits) - 1)
+    return np.where(uh >= 255, saturated, (t[k] << frac_bits) + ut * (t[k + 1] - t[k]))
+
+
+def _lut16_input(g, op, x):
+    p = lut16_params(g, op)
+    sh = p["input_left_shift"]
+    return (x.astype(np.int64) * p["input_multiplier"] + ((1 << sh) >> 1)) >> sh
+
+
+def logistic_s16(g, op, ins, outs) -> None:
+    """int16 LOGISTIC: output scale 2^-15, zero point 0; sigmoid(-x) = 1 - sigmoid(x) with TFLM's rounding."""
+    d = _lut16_input(g, op, ins[0])
+    r = _lut16_interp(np.abs(d), 9, 0x7FFF << 10)
+    r = np.where(d >= 0, r + (1 << 9), (1 << 25) - r + (1 << 9) - 1)
+    outs[0][...] = (r >> 10).astype(np.int16).reshape(outs[0].shape)
+
+
+def tanh_s16(g, op, ins, outs) -> None:
+    """int16 TANH = 2 * sigmoid(2x) - 1 from the same table (the input read with one bit less of
+    fraction); output scale 2^-15, zero point 0."""
+    d = _lut16_input(g, op, ins[0])
+    r = _lut16_interp(np.abs(d), 8, 0xFFFF << 8)
+    r = np.where(d >= 0, r - (1 << 23) + (1 << 7), (1 << 23) - r + (1 << 7) - 1)
+    outs[0][...] = (r >> 8).astype(np.int16).reshape(outs[0].shape)

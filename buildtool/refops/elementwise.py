@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import fixed_point
+from .activation import logistic_s16
 from .quant_math import (QRANGE, activation_range, mbqm, quantize_multiplier, quantize_multiplier_scalar, rdbpot,
                          round_half_away, srdhm, wrap32)
 
@@ -64,7 +65,10 @@ def mul(g, op, ins, outs) -> None:
 
 
 def logistic(g, op, ins, outs) -> None:
-    """Input rescaled to Q4.27, gemmlowp logistic, output on scale 1/256 with zero point -128."""
+    """Input rescaled to Q4.27, gemmlowp logistic, output on scale 1/256 with zero point -128 (int16:
+    activation.logistic_s16)."""
+    if outs[0].dtype == np.int16:
+        return logistic_s16(g, op, ins, outs)
     ti = g.tensors[op.inputs[0]]
     real = float(ti.scale) * float(1 << 27)
     q, shift = np.frexp(real)

@@ -99,6 +99,14 @@
 #define bt_prelu_s8 ref_bt_prelu_s8
 #define bt_maximum_s8 ref_bt_maximum_s8
 #define bt_minimum_s8 ref_bt_minimum_s8
+#define bt_relu_s16 ref_bt_relu_s16
+#define bt_softmax_s16 ref_bt_softmax_s16
+#define bt_logistic_s16 ref_bt_logistic_s16
+#define bt_tanh_s16 ref_bt_tanh_s16
+#define bt_relu6_s16 ref_bt_relu6_s16
+#define bt_prelu_s16 ref_bt_prelu_s16
+#define bt_maximum_s16 ref_bt_maximum_s16
+#define bt_minimum_s16 ref_bt_minimum_s16
 #define bt_transpose_s8 ref_bt_transpose_s8
 #define bt_resize_nearest_s8 ref_bt_resize_nearest_s8
 #define bt_resize_bilinear_s8 ref_bt_resize_bilinear_s8
@@ -282,6 +290,19 @@ void bt_softmax_s8(const bt_softmax_params *p, const int8_t *in, int8_t *out);
 /* The same with an int16 output (scale 1/65536, zero point -32768): TFLM's int8 -> int16 softmax. */
 void bt_softmax_s8_s16(const bt_softmax_params *p, const int8_t *in, int16_t *out);
 
+/* int16 -> int16 (TFLM's table path): per row, d = MBQM(in - row max, input_multiplier, input_left_shift)
+ * + 32767 clamped to int16 (65535 codes per 10.0 of beta * difference) gives exp(d) by exp_lut; the sum
+ * normalised to [1, 2) gives its reciprocal by rec_lut (1/(1+x)); out = exp * reciprocal rounded back to
+ * scale 2^-15, zero point 0, clamped to [0, 32767]. Tables: 513 int16 entries, 512 segments of 128 codes,
+ * interpolated with the rounded slope (refops/softmax.py). */
+typedef struct {
+  int32_t rows, depth;
+  int32_t input_multiplier, input_left_shift;
+  const int16_t *exp_lut, *rec_lut;   /* [513] each */
+} bt_softmax16_params;
+
+void bt_softmax_s16(const bt_softmax16_params *p, const int16_t *in, int16_t *out);
+
 /* ------------------------------------------------------------------------ LOGISTIC (int8)
  * TFLM reference_integer_ops::Logistic: x = in - input_zero_point;
  *   x <= -input_range_radius -> -128; x >= input_range_radius -> 127; else
@@ -294,6 +315,21 @@ typedef struct {
 } bt_logistic_params;
 
 void bt_logistic_s8(const bt_logistic_params *p, const int8_t *in, int8_t *out);
+
+/* ------------------------------------------------------------------ LOGISTIC / TANH (int16)
+ * TFLM's int16 kernels: d = (in * input_multiplier + (1 << input_left_shift >> 1)) >> input_left_shift
+ * (units of 1/(3*4096)); |d| indexes `table` (256 entries, 65536 * sigmoid(i/24) adjusted for
+ * interpolation: refops/activation.py sigmoid_table16) with 9 fraction bits for LOGISTIC, 8 for TANH
+ * (tanh x = 2 sigmoid(2x) - 1), linear interpolation, saturated past entry 254; the sign restores the
+ * negative half. Output scale 2^-15, zero point 0. n dense elements; out may alias in. */
+typedef struct {
+  int32_t n;
+  int32_t input_multiplier, input_left_shift;
+  const uint16_t *table;            /* [256] */
+} bt_lut16_params;
+
+void bt_logistic_s16(const bt_lut16_params *p, const int16_t *in, int16_t *out);
+void bt_tanh_s16(const bt_lut16_params *p, const int16_t *in, int16_t *out);
 
 /* ---------------------------------------------------------------------- HARD_SWISH (int8)
  * TFLM reference_ops::HardSwish<int8_t> with HardSwishParams (int16 fixed-point multipliers,
@@ -438,10 +474,10 @@ void bt_dequantize_s16_f32(int32_t n, float scale, int32_t zero_point, const int
  * RESHAPE are byte copies (bt_concat_s8, bt_split_s8): code generation gives their sizes in bytes. */
 void bt_pad_s16(const bt_pad_params *p, const int16_t *in, int16_t *out);
 void bt_strided_slice_s16(const bt_slice_params *p, const int16_t *in, int16_t *out);
-/* ---------------------------------------------------------------------------- RELU (int8)
+/* ---------------------------------------------------------------------------- RELU (int8, int16)
  * TFLM ReluQuantized: out = clamp(MBQM(in - input_zp, multiplier, shift) + output_zp, act_min, act_max)
- * with multiplier/shift = QuantizeMultiplier(input_scale / output_scale), act_min = max(-128, output_zp),
- * act_max = 127. n dense elements; out may alias in. */
+ * with multiplier/shift = QuantizeMultiplier(input_scale / output_scale), act_min = max(type min, output_zp),
+ * act_max = type max. n dense elements; out may alias in. */
 typedef struct {
   int32_t n;
   int32_t input_zp, output_zp;
@@ -450,10 +486,12 @@ typedef struct {
 } bt_relu_params;
 
 void bt_relu_s8(const bt_relu_params *p, const int8_t *in, int8_t *out);
+void bt_relu_s16(const bt_relu_params *p, const int16_t *in, int16_t *out);
 
-/* RELU6 (int8), TFLM Relu6Quantized: a clamp of the raw codes to [lo, hi] = [input zero point,
+/* RELU6 (int8, int16), TFLM Relu6Quantized: a clamp of the raw codes to [lo, hi] = [input zero point,
  * 6.0 quantised with the INPUT's scale] (TFLM does not requantise). n dense elements; out may alias in. */
 void bt_relu6_s8(int32_t n, int32_t lo, int32_t hi, const int8_t *in, int8_t *out);
+void bt_relu6_s16(int32_t n, int32_t lo, int32_t hi, const int16_t *in, int16_t *out);
 
 /* ---------------------------------------------------------------------------- TANH (int8)
  * TFLM reference_integer_ops::Tanh: x = in - input_zero_point; x <= -radius -> -128, x >= radius -> 127,
@@ -463,12 +501,12 @@ typedef bt_logistic_params bt_tanh_params;
 
 void bt_tanh_s8(const bt_tanh_params *p, const int8_t *in, int8_t *out);
 
-/* ---------------------------------------------------------------------------- PRELU (int8)
+/* ---------------------------------------------------------------------------- PRELU (int8; int16 with int8 alpha)
  * TFLM reference_ops::BroadcastPrelu4DSlow: v = in + input_offset;
  *   v >= 0: out = MBQM(v, output_multiplier_1, output_shift_1)              (input_scale / output_scale)
  *   v <  0: out = MBQM(v * (alpha + alpha_offset), output_multiplier_2, output_shift_2)
  *                                                               (input_scale * alpha_scale / output_scale)
- *   then + output_offset, clamp to [-128, 127]. b.a_stride walks the input, b.b_stride alpha (0 on
+ *   then + output_offset, clamp to the output type's range. b.a_stride walks the input, b.b_stride alpha (0 on
  *   broadcast dimensions). out may alias in. */
 typedef struct {
   int32_t input_offset, alpha_offset, output_offset;   /* -zp_in, -zp_alpha, +zp_out */
@@ -478,18 +516,22 @@ typedef struct {
 } bt_prelu_params;
 
 void bt_prelu_s8(const bt_prelu_params *p, const int8_t *in, const int8_t *alpha, int8_t *out);
+void bt_prelu_s16(const bt_prelu_params *p, const int16_t *in, const int8_t *alpha, int16_t *out);
 
-/* ------------------------------------------------------------------- MAXIMUM / MINIMUM (int8)
+/* ------------------------------------------------------------------- MAXIMUM / MINIMUM (int8, int16)
  * TFLM MaximumMinimumBroadcast: element-wise max / min of the raw codes (TFLM does not rescale, whatever
  * the quantisations; converters give inputs and output one). Broadcasting and strides as ADD; out may
  * alias a or b. */
 void bt_maximum_s8(const bt_bcast4 *p, const int8_t *a, const int8_t *b, int8_t *out);
 void bt_minimum_s8(const bt_bcast4 *p, const int8_t *a, const int8_t *b, int8_t *out);
+void bt_maximum_s16(const bt_bcast4 *p, const int16_t *a, const int16_t *b, int16_t *out);
+void bt_minimum_s16(const bt_bcast4 *p, const int16_t *a, const int16_t *b, int16_t *out);
 
 /* ------------------------------------------------ TRANSPOSE / DEPTH_TO_SPACE / SPACE_TO_DEPTH
  * A permutation of up to 6 dimensions: output element (i0..i5), dense row-major in out_dims, is input
  * byte  sum_k i_k * in_stride[k]. Code generation resolves TRANSPOSE's perm and the 5-D views of
- * DEPTH_TO_SPACE / SPACE_TO_DEPTH (refops/layout.py) into this form. out must not alias in. */
+ * DEPTH_TO_SPACE / SPACE_TO_DEPTH (refops/layout.py) into this form; int16 tensors are moved as bytes
+ * (one more innermost dimension of 2 bytes, model_c). out must not alias in. */
 typedef struct {
   int32_t out_dims[6];
   int32_t in_stride[6];
@@ -500,7 +542,8 @@ void bt_transpose_s8(const bt_transpose_params *p, const int8_t *in, int8_t *out
 /* ---------------------------------------------------------- RESIZE_NEAREST_NEIGHBOR (int8)
  * out(y, x, c) = in(src_y[y], src_x[x], c). The source indices come from TFLM's GetNearestNeighbor
  * (float32 arithmetic, align_corners / half_pixel_centers), computed by code generation, so the kernel
- * needs no float. in.c == out.c; pixel strides as bt_shape. out must not alias in. */
+ * needs no float. in.c == out.c; pixel strides as bt_shape. int16 tensors are moved as bytes (c and
+ * pixel strides doubled by code generation). out must not alias in. */
 typedef struct {
   bt_shape in, out;
   const int32_t *src_y;             /* [out.h] */

@@ -1,16 +1,23 @@
-/* RELU, RELU6, TANH, PRELU, MAXIMUM, MINIMUM int8 (TFLM reference arithmetic). */
+/* RELU, RELU6, TANH, PRELU, MAXIMUM, MINIMUM int8; RELU, RELU6, PRELU, MAXIMUM, MINIMUM also int16
+ * (TFLM reference arithmetic; one body per operator for both element types). */
 #include "bt_kernels.h"
 #include "requant.h"
 
-void bt_relu_s8(const bt_relu_params *p, const int8_t *in, int8_t *out) {
-  for (int32_t i = 0; i < p->n; i++) {
-    const int32_t v = bt_mbqm((int32_t)in[i] - p->input_zp, p->multiplier, p->shift) + p->output_zp;
-    out[i] = (int8_t)bt_clamp(v, p->act_min, p->act_max);
+#define BT_RELU_BODY(T) \
+  for (int32_t i = 0; i < p->n; i++) { \
+    const int32_t v = bt_mbqm((int32_t)in[i] - p->input_zp, p->multiplier, p->shift) + p->output_zp; \
+    out[i] = (T)bt_clamp(v, p->act_min, p->act_max); \
   }
-}
+
+void bt_relu_s8(const bt_relu_params *p, const int8_t *in, int8_t *out) { BT_RELU_BODY(int8_t) }
+void bt_relu_s16(const bt_relu_params *p, const int16_t *in, int16_t *out) { BT_RELU_BODY(int16_t) }
 
 void bt_relu6_s8(int32_t n, int32_t lo, int32_t hi, const int8_t *in, int8_t *out) {
   for (int32_t i = 0; i < n; i++) out[i] = (int8_t)bt_clamp(in[i], lo, hi);
+}
+
+void bt_relu6_s16(int32_t n, int32_t lo, int32_t hi, const int16_t *in, int16_t *out) {
+  for (int32_t i = 0; i < n; i++) out[i] = (int16_t)bt_clamp(in[i], lo, hi);
 }
 
 /* gemmlowp tanh(FixedPoint<int32, 4>) -> Q0.31 raw: 2 / (1 + exp(-2|a|)) - 1 by Newton-Raphson. */
@@ -45,41 +52,51 @@ void bt_tanh_s8(const bt_tanh_params *p, const int8_t *in, int8_t *out) {
   }
 }
 
-BT_INLINE int8_t prelu_one(const bt_prelu_params *p, int8_t x, int8_t alpha) {
-  const int32_t v = (int32_t)x + p->input_offset;
+BT_INLINE int32_t prelu_one(const bt_prelu_params *p, int32_t x, int8_t alpha, int32_t lo, int32_t hi) {
+  const int32_t v = x + p->input_offset;
   int32_t r;
   if (v >= 0) r = bt_mbqm(v, p->output_multiplier_1, p->output_shift_1);
   else r = bt_mbqm(v * ((int32_t)alpha + p->alpha_offset), p->output_multiplier_2, p->output_shift_2);
-  return (int8_t)bt_clamp(r + p->output_offset, -128, 127);
+  return bt_clamp(r + p->output_offset, lo, hi);
 }
 
-void bt_prelu_s8(const bt_prelu_params *p, const int8_t *in, const int8_t *alpha, int8_t *out) {
+/* Broadcast walk over the output of an element-wise pair: po[] = EXPR(pa[], pb[]). */
+#define BT_BCAST4_BODY(TA, TB, TO, EXPR) \
+  for (int32_t i0 = 0; i0 < q->dims[0]; i0++) \
+    for (int32_t i1 = 0; i1 < q->dims[1]; i1++) \
+      for (int32_t i2 = 0; i2 < q->dims[2]; i2++) { \
+        const TA *pa = a + i0 * q->a_stride[0] + i1 * q->a_stride[1] + i2 * q->a_stride[2]; \
+        const TB *pb = b + i0 * q->b_stride[0] + i1 * q->b_stride[1] + i2 * q->b_stride[2]; \
+        TO *po = out + i0 * q->out_stride[0] + i1 * q->out_stride[1] + i2 * q->out_stride[2]; \
+        for (int32_t i3 = 0; i3 < q->dims[3]; i3++) { \
+          const TA x = pa[i3 * q->a_stride[3]]; \
+          const TB y = pb[i3 * q->b_stride[3]]; \
+          po[i3 * q->out_stride[3]] = (TO)(EXPR); \
+        } \
+      }
+
+void bt_prelu_s8(const bt_prelu_params *p, const int8_t *a, const int8_t *b, int8_t *out) {
   const bt_bcast4 *q = &p->b;
-  for (int32_t i0 = 0; i0 < q->dims[0]; i0++)
-    for (int32_t i1 = 0; i1 < q->dims[1]; i1++)
-      for (int32_t i2 = 0; i2 < q->dims[2]; i2++) {
-        const int8_t *pa = in + i0 * q->a_stride[0] + i1 * q->a_stride[1] + i2 * q->a_stride[2];
-        const int8_t *pb = alpha + i0 * q->b_stride[0] + i1 * q->b_stride[1] + i2 * q->b_stride[2];
-        int8_t *po = out + i0 * q->out_stride[0] + i1 * q->out_stride[1] + i2 * q->out_stride[2];
-        for (int32_t i3 = 0; i3 < q->dims[3]; i3++)
-          po[i3 * q->out_stride[3]] = prelu_one(p, pa[i3 * q->a_stride[3]], pb[i3 * q->b_stride[3]]);
-      }
+  BT_BCAST4_BODY(int8_t, int8_t, int8_t, prelu_one(p, x, y, -128, 127))
 }
 
-static void act_minmax(const bt_bcast4 *q, const int8_t *a, const int8_t *b, int8_t *out, int is_max) {
-  for (int32_t i0 = 0; i0 < q->dims[0]; i0++)
-    for (int32_t i1 = 0; i1 < q->dims[1]; i1++)
-      for (int32_t i2 = 0; i2 < q->dims[2]; i2++) {
-        const int8_t *pa = a + i0 * q->a_stride[0] + i1 * q->a_stride[1] + i2 * q->a_stride[2];
-        const int8_t *pb = b + i0 * q->b_stride[0] + i1 * q->b_stride[1] + i2 * q->b_stride[2];
-        int8_t *po = out + i0 * q->out_stride[0] + i1 * q->out_stride[1] + i2 * q->out_stride[2];
-        for (int32_t i3 = 0; i3 < q->dims[3]; i3++) {
-          const int8_t x = pa[i3 * q->a_stride[3]], y = pb[i3 * q->b_stride[3]];
-          po[i3 * q->out_stride[3]] = is_max ? (x > y ? x : y) : (x < y ? x : y);
-        }
-      }
+void bt_prelu_s16(const bt_prelu_params *p, const int16_t *a, const int8_t *b, int16_t *out) {
+  const bt_bcast4 *q = &p->b;
+  BT_BCAST4_BODY(int16_t, int8_t, int16_t, prelu_one(p, x, y, -32768, 32767))
 }
 
-void bt_maximum_s8(const bt_bcast4 *p, const int8_t *a, const int8_t *b, int8_t *out) { act_minmax(p, a, b, out, 1); }
+void bt_maximum_s8(const bt_bcast4 *q, const int8_t *a, const int8_t *b, int8_t *out) {
+  BT_BCAST4_BODY(int8_t, int8_t, int8_t, x > y ? x : y)
+}
 
-void bt_minimum_s8(const bt_bcast4 *p, const int8_t *a, const int8_t *b, int8_t *out) { act_minmax(p, a, b, out, 0); }
+void bt_minimum_s8(const bt_bcast4 *q, const int8_t *a, const int8_t *b, int8_t *out) {
+  BT_BCAST4_BODY(int8_t, int8_t, int8_t, x < y ? x : y)
+}
+
+void bt_maximum_s16(const bt_bcast4 *q, const int16_t *a, const int16_t *b, int16_t *out) {
+  BT_BCAST4_BODY(int16_t, int16_t, int16_t, x > y ? x : y)
+}
+
+void bt_minimum_s16(const bt_bcast4 *q, const int16_t *a, const int16_t *b, int16_t *out) {
+  BT_BCAST4_BODY(int16_t, int16_t, int16_t, x < y ? x : y)
+}

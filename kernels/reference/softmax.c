@@ -43,3 +43,31 @@ static void softmax_rows(const bt_softmax_params *p, const int8_t *in, void *out
 void bt_softmax_s8(const bt_softmax_params *p, const int8_t *in, int8_t *out) { softmax_rows(p, in, out, 8); }
 
 void bt_softmax_s8_s16(const bt_softmax_params *p, const int8_t *in, int16_t *out) { softmax_rows(p, in, out, 16); }
+
+/* int16 -> int16: TFLM's table path (tables from refops/softmax.py softmax_luts16). */
+BT_INLINE int32_t softmax_lut16(int32_t v, const int16_t *t) {   /* v in int16 range */
+  const int32_t k = 256 + (v >> 7), slope = (int32_t)t[k + 1] - t[k];
+  return t[k] + ((slope * (v & 0x7F) + 64) >> 7);
+}
+
+void bt_softmax_s16(const bt_softmax16_params *p, const int16_t *in, int16_t *out) {
+  for (int32_t r = 0; r < p->rows; r++) {
+    const int16_t *x = in + r * p->depth;
+    int16_t *y = out + r * p->depth;
+    int32_t max = -32768, sum = 0;
+    for (int32_t c = 0; c < p->depth; c++) max = x[c] > max ? x[c] : max;
+    for (int32_t c = 0; c < p->depth; c++) {   /* exps kept in the output row */
+      const int32_t d = bt_mbqm((int32_t)x[c] - max, p->input_multiplier, p->input_left_shift) + 32767;
+      y[c] = (int16_t)softmax_lut16(bt_clamp(d, -32768, 32767), p->exp_lut);
+      sum += y[c];
+    }
+    const int headroom = bt_clz32((uint32_t)sum);
+    const int32_t norm = (int32_t)((((int64_t)sum << (headroom - 1)) + (1 << 13)) >> 14);   /* [1, 2) in Q1.15 */
+    const int64_t rec = softmax_lut16(bt_clamp(norm - (1 << 15) - (1 << 16), -32768, 32767), p->rec_lut);
+    const int rs = 31 - headroom;
+    for (int32_t c = 0; c < p->depth; c++) {
+      const int64_t v = ((int64_t)y[c] * rec + ((int64_t)1 << (rs - 1))) >> rs;
+      y[c] = (int16_t)(v < 0 ? 0 : v > 32767 ? 32767 : v);
+    }
+  }
+}
