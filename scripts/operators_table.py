@@ -34,7 +34,6 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from buildtool import executor, ops, targets, tflite_reader, zoo  # noqa: E402
 from buildtool.arena import inplace, plan_arena  # noqa: E402
-from buildtool.builder import as_int16x8  # noqa: E402
 from buildtool.codegen.model_c import generate  # noqa: E402
 from buildtool.fusion import receptive  # noqa: E402
 from test_int16 import GEN16  # noqa: E402  (the 16x8 one-operator generators)
@@ -64,13 +63,12 @@ def samples(opcode: str, dtype: str) -> list:
     """One-operator models from the test suite's generators (int16: the 16x8 generators)."""
     import numpy as np
     from test_executor import GENERATORS
-    from test_int16 import INT64_BIAS_ONLY
+    from test_int16 import INT64_BIAS_ONLY, model16
 
     rng = np.random.default_rng(sum(map(ord, opcode)))
     if dtype == "int8":
         return [GENERATORS[opcode](rng) for _ in range(SAMPLES)]
-    return [as_int16x8(GEN16[opcode](rng).finish(), bias64=opcode in INT64_BIAS_ONLY or k % 2 == 0)
-            for k in range(SAMPLES)]
+    return [model16(opcode, rng, bias64=opcode in INT64_BIAS_ONLY or k % 2 == 0) for k in range(SAMPLES)]
 
 
 def called_functions(g, opcode: str) -> set:
