@@ -36,11 +36,16 @@ class ExtraOpsEmitter:
             return self.lut16(op, "bt_tanh_s16")
         self._unary(op, "bt_tanh_params", tanh_params(self.g, op), "bt_tanh_s8")
 
-    def lut16(self, op, fn: str):
-        """int16 LOGISTIC / TANH: the sigmoid table goes into model.c once, shared by every such call."""
+    def sigmoid_table16(self) -> str:
+        """The int16 sigmoid table (LOGISTIC, TANH, LSTM gates), declared in model.c once."""
         if not getattr(self, "_lut16_declared", False):
             self._lut16_declared = True
             self.declare(f"static const uint16_t bt_sigmoid_table16[256] = {_m._ints(sigmoid_table16())};")
+        return "bt_sigmoid_table16"
+
+    def lut16(self, op, fn: str):
+        """int16 LOGISTIC / TANH: the sigmoid table goes into model.c once, shared by every such call."""
+        self.sigmoid_table16()
         x, y = op.inputs[0], op.outputs[0]
         self.dense(op, x)
         self.dense(op, y)

@@ -66,6 +66,7 @@ def UNIDIRECTIONAL_SEQUENCE_LSTM(e, op) -> None:
                             rec_shift=q["rec_shift"], w_in_zp=q["w_in_zp"], w_rec_zp=q["w_rec_zp"],
                             w_in=e.weight(op.inputs[wi], "int8_t"), w_rec=e.weight(op.inputs[wr], "int8_t"),
                             bias=e.weight(op.inputs[b], "int32_t") if op.inputs[b] >= 0 else "0")
+    fields["sigmoid_table"] = e.sigmoid_table16()
     e.declare(f"static const bt_lstm_params {n}_p = {_struct(fields)};")
     e.call(op, f"bt_lstm_s8(&{n}_p, {e.act(op.inputs[LSTM_X])}, {e.act(op.inputs[LSTM_H])}, "
                f"{e.act(op.inputs[LSTM_C], 'int16_t')}, {e.act(op.outputs[0])});")

@@ -610,6 +610,7 @@ typedef struct {
   int32_t forget_mult, forget_shift, input_mult, input_shift, output_mult, output_shift;
   int32_t cell_clip;                /* quantised; 0 = no clipping */
   bt_lstm_gate forget, input, cell, output;
+  const uint16_t *sigmoid_table;    /* [256] the int16 sigmoid table (refops/activation.py sigmoid_table16) */
 } bt_lstm_params;
 
 void bt_lstm_s8(const bt_lstm_params *p, const int8_t *in, int8_t *hidden, int16_t *cell, int8_t *out);

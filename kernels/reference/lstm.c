@@ -2,29 +2,11 @@
 #include "bt_kernels.h"
 #include "requant.h"
 
-/* sigmoid(i / 24) in unsigned 0.16 fixed point (TFLite's table for its int16 sigmoid and tanh) */
-static const uint16_t lstm_sigmoid_table[256] = {
-    32768, 33451, 34133, 34813, 35493, 36169, 36843, 37513, 38180, 38841, 39498, 40149, 40794, 41432, 42064, 42688,
-    43304, 43912, 44511, 45102, 45683, 46255, 46817, 47369, 47911, 48443, 48964, 49475, 49975, 50464, 50942, 51409,
-    51865, 52311, 52745, 53169, 53581, 53983, 54374, 54755, 55125, 55485, 55834, 56174, 56503, 56823, 57133, 57433,
-    57724, 58007, 58280, 58544, 58800, 59048, 59288, 59519, 59743, 59959, 60168, 60370, 60565, 60753, 60935, 61110,
-    61279, 61441, 61599, 61750, 61896, 62036, 62172, 62302, 62428, 62549, 62666, 62778, 62886, 62990, 63090, 63186,
-    63279, 63368, 63454, 63536, 63615, 63691, 63765, 63835, 63903, 63968, 64030, 64090, 64148, 64204, 64257, 64308,
-    64357, 64405, 64450, 64494, 64536, 64576, 64614, 64652, 64687, 64721, 64754, 64786, 64816, 64845, 64873, 64900,
-    64926, 64950, 64974, 64997, 65019, 65039, 65060, 65079, 65097, 65115, 65132, 65149, 65164, 65179, 65194, 65208,
-    65221, 65234, 65246, 65258, 65269, 65280, 65291, 65301, 65310, 65319, 65328, 65337, 65345, 65352, 65360, 65367,
-    65374, 65381, 65387, 65393, 65399, 65404, 65410, 65415, 65420, 65425, 65429, 65433, 65438, 65442, 65445, 65449,
-    65453, 65456, 65459, 65462, 65465, 65468, 65471, 65474, 65476, 65479, 65481, 65483, 65485, 65488, 65489, 65491,
-    65493, 65495, 65497, 65498, 65500, 65501, 65503, 65504, 65505, 65507, 65508, 65509, 65510, 65511, 65512, 65513,
-    65514, 65515, 65516, 65517, 65517, 65518, 65519, 65520, 65520, 65521, 65522, 65522, 65523, 65523, 65524, 65524,
-    65525, 65525, 65526, 65526, 65526, 65527, 65527, 65528, 65528, 65528, 65529, 65529, 65529, 65529, 65530, 65530,
-    65530, 65530, 65531, 65531, 65531, 65531, 65531, 65532, 65532, 65532, 65532, 65532, 65532, 65533, 65533, 65533,
-    65533, 65533, 65533, 65533, 65533, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65534, 65535};
 
 static int32_t lstm_sat16(int32_t v) { return bt_clamp(v, -32768, 32767); }
 
 /* int16 sigmoid of a Q3.12 value -> Q0.15 (input scaled by 3, table step 2^9) */
-static int32_t lstm_sigmoid(int32_t x) {
+static int32_t lstm_sigmoid(const uint16_t *lstm_sigmoid_table, int32_t x) {
   const int32_t v = x * 3;
   const uint32_t a = (uint32_t)(v < 0 ? -v : v), uh = a >> 9;
   uint32_t r;
@@ -35,7 +17,7 @@ static int32_t lstm_sigmoid(int32_t x) {
 }
 
 /* int16 tanh of a value on scale 2^power -> Q0.15 (input scaled by 3 << (15 + power - 3), table step 2^8) */
-static int32_t lstm_tanh(int32_t x, int32_t power) {
+static int32_t lstm_tanh(const uint16_t *lstm_sigmoid_table, int32_t x, int32_t power) {
   int32_t shift = 15 + power - 3, mult = 3;
   if (shift < 0) shift = -shift;
   else { mult = 3 << shift; shift = 0; }
@@ -64,16 +46,16 @@ static int32_t lstm_gate(const bt_lstm_gate *q, const bt_lstm_params *p, const i
    reads the old hidden state), then into the hidden state */
 static void lstm_row(const bt_lstm_params *p, const int8_t *x, int8_t *h, int16_t *c, int8_t *out_row) {
   for (int32_t o = 0; o < p->n_state; o++) {
-    const int32_t f = lstm_sigmoid(lstm_gate(&p->forget, p, x, h, o));
-    const int32_t i = lstm_sigmoid(lstm_gate(&p->input, p, x, h, o));
-    const int32_t g = lstm_tanh(lstm_gate(&p->cell, p, x, h, o), -12);
-    const int32_t og = lstm_sigmoid(lstm_gate(&p->output, p, x, h, o));
+    const int32_t f = lstm_sigmoid(p->sigmoid_table, lstm_gate(&p->forget, p, x, h, o));
+    const int32_t i = lstm_sigmoid(p->sigmoid_table, lstm_gate(&p->input, p, x, h, o));
+    const int32_t g = lstm_tanh(p->sigmoid_table, lstm_gate(&p->cell, p, x, h, o), -12);
+    const int32_t og = lstm_sigmoid(p->sigmoid_table, lstm_gate(&p->output, p, x, h, o));
     const int32_t fc = lstm_sat16(bt_mbqm(f * c[o], p->forget_mult, p->forget_shift));
     const int32_t ic = lstm_sat16(bt_mbqm(i * g, p->input_mult, p->input_shift));
     int32_t cell = lstm_sat16(fc + ic);
     if (p->cell_clip > 0) cell = bt_clamp(cell, -p->cell_clip, p->cell_clip);
     c[o] = (int16_t)cell;
-    const int32_t t = lstm_tanh(cell, p->cell_power);
+    const int32_t t = lstm_tanh(p->sigmoid_table, cell, p->cell_power);
     out_row[o] = (int8_t)bt_clamp(bt_mbqm(t * og, p->output_mult, p->output_shift) + p->hidden_zp, -128, 127);
   }
   for (int32_t o = 0; o < p->n_state; o++) h[o] = out_row[o];
