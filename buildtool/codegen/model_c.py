@@ -270,26 +270,20 @@ class _Emitter(ExtraOpsEmitter):
         return dict(dims=list(dims), a_stride=strides(op.inputs[0]), b_stride=strides(op.inputs[1]),
                     out_stride=self.strides4(op.outputs[0], dims))
 
-    def ADD(self, op):
+    def _binary(self, op, params: dict, struct: str, fn: str):
         n = f"op{op.index}"
-        fields = dict(qparams.add_params(self.g, op), b=self._bcast(op))
-        self.declare(f"static const bt_add_params {n}_p = {_struct(fields)};")
-        self.call(op, f"bt_add_{self.sfx(op.outputs[0])}(&{n}_p, {self._operand(op.inputs[0])}, "
+        self.declare(f"static const {struct} {n}_p = {_struct(dict(params, b=self._bcast(op)))};")
+        self.call(op, f"{fn}_{self.sfx(op.outputs[0])}(&{n}_p, {self._operand(op.inputs[0])}, "
                       f"{self._operand(op.inputs[1])}, {self.cact(op.outputs[0])});")
+
+    def ADD(self, op):
+        self._binary(op, qparams.add_params(self.g, op), "bt_add_params", "bt_add")
 
     def SUB(self, op):
-        n = f"op{op.index}"
-        fields = dict(qparams.sub_params(self.g, op), b=self._bcast(op))
-        self.declare(f"static const bt_add_params {n}_p = {_struct(fields)};")
-        self.call(op, f"bt_sub_{self.sfx(op.outputs[0])}(&{n}_p, {self._operand(op.inputs[0])}, "
-                      f"{self._operand(op.inputs[1])}, {self.cact(op.outputs[0])});")
+        self._binary(op, qparams.sub_params(self.g, op), "bt_add_params", "bt_sub")
 
     def MUL(self, op):
-        n = f"op{op.index}"
-        fields = dict(qparams.mul_params(self.g, op), b=self._bcast(op))
-        self.declare(f"static const bt_mul_params {n}_p = {_struct(fields)};")
-        self.call(op, f"bt_mul_{self.sfx(op.outputs[0])}(&{n}_p, {self._operand(op.inputs[0])}, "
-                      f"{self._operand(op.inputs[1])}, {self.cact(op.outputs[0])});")
+        self._binary(op, qparams.mul_params(self.g, op), "bt_mul_params", "bt_mul")
 
     def pool_fields(self, op) -> dict:
         """bt_pool_params of MAX_POOL_2D / AVERAGE_POOL_2D (also used by fused tile loops)."""

@@ -46,14 +46,18 @@ def mul_params(g, op) -> dict:
                 output_multiplier=m, output_shift=s, act_min=lo, act_max=hi)
 
 
-def add(g, op, ins, outs) -> None:
-    p = add_params(g, op)
+def add_sub(p: dict, ins, outs, sign: int = 1) -> None:
+    """TFLM's quantised ADD (sign 1) and SUB (sign -1) with ADD's parameters p."""
     a = ins[0].astype(np.int64) + p["input1_offset"]
     b = ins[1].astype(np.int64) + p["input2_offset"]
     sa = rdbpot(srdhm(wrap32(a << p["left_shift"]), p["input1_multiplier"]), -p["input1_shift"])
     sb = rdbpot(srdhm(wrap32(b << p["left_shift"]), p["input2_multiplier"]), -p["input2_shift"])
-    raw = rdbpot(srdhm(wrap32(sa + sb), p["output_multiplier"]), -p["output_shift"]) + p["output_offset"]
+    raw = rdbpot(srdhm(wrap32(sa + sign * sb), p["output_multiplier"]), -p["output_shift"]) + p["output_offset"]
     outs[0][...] = np.clip(raw, p["act_min"], p["act_max"]).astype(outs[0].dtype).reshape(outs[0].shape)
+
+
+def add(g, op, ins, outs) -> None:
+    add_sub(add_params(g, op), ins, outs)
 
 
 def mul(g, op, ins, outs) -> None:
