@@ -4,6 +4,8 @@ import re
 
 NAME_CHARS = 48  # a tensor or operator name in a message is cut to this many characters
 _LONG_QUOTED = re.compile("'([^'\n]{%d,})'" % (NAME_CHARS + 1))
+LIST_ITEMS = 8  # a list of values from a model file (a perm, a shape, constants) keeps this many in a message
+_LIST = re.compile(r"\[([^\[\]]*)\]")
 
 
 def short(name: str, n: int = NAME_CHARS) -> str:
@@ -11,9 +13,17 @@ def short(name: str, n: int = NAME_CHARS) -> str:
     return name if len(name) <= n else name[:n - 3] + "..."
 
 
+def _short_list(m) -> str:
+    items = m.group(1).split(", ")
+    if len(items) <= LIST_ITEMS:
+        return m.group(0)
+    return f"[{', '.join(items[:LIST_ITEMS - 2])}, ... ({len(items)} values)]"
+
+
 def one_line(msg: str) -> str:
-    """A message as one line with every long quoted name shortened."""
-    return _LONG_QUOTED.sub(lambda m: f"'{short(m.group(1))}'", " ".join(msg.split()))
+    """A message as one line with every long quoted name and every long list of values shortened."""
+    msg = _LONG_QUOTED.sub(lambda m: f"'{short(m.group(1))}'", " ".join(msg.split()))
+    return _LIST.sub(_short_list, msg)
 
 
 class BuildtoolError(Exception):

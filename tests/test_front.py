@@ -88,7 +88,21 @@ def test_a_fifo_as_run_input_is_refused(tmp_path):
     fifo = tmp_path / "x.npy"
     os.mkfifo(fifo)
     line = one_error_line(cli_proc(["run", "tiny", "--no-daemon", "--input", fifo]))
-    assert line == f"buildtool: error: input {fifo} is not a regular file; give a .npy file"
+    assert line == f"buildtool: error: input {fifo} is not a regular file; give a .npy or .npz file"
+
+
+def test_long_lists_of_values_are_cut_in_error_lines(tmp_path):
+    """Found by the CLI fuzz: a mutated TRANSPOSE perm of 96 values was printed whole (a 500-character line)."""
+    b = GraphBuilder(seed=0, calib_batch=1)
+    b.transpose(b.input((1, 4, 4, 8)), (0, 2, 1, 3))
+    g = b.finish()
+    perm = g.tensors[g.operators[0].inputs[1]]
+    perm.data = np.arange(96, dtype=np.int32)[::-1].copy()
+    perm.shape = (96,)
+    path = tmp_path / "m.tflite"
+    path.write_bytes(serialize(g))
+    line = one_error_line(cli_proc(["plan", path, "--no-daemon"]))
+    assert "[95, 94, 93, 92, 91, 90, ... (96 values)]" in line and len(line) <= cli.MAX_ERROR_CHARS + len(str(path))
 
 
 def test_files_over_the_size_limit_are_refused(monkeypatch, tmp_path):
