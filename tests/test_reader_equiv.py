@@ -65,7 +65,8 @@ def reference_graph(data: bytes) -> Graph:
     desc = m.Description()
     inputs = [int(x) for x in sg.InputsAsNumpy().tolist()] if sg.InputsLength() else []
     outputs = [int(x) for x in sg.OutputsAsNumpy().tolist()] if sg.OutputsLength() else []
-    return Graph(tensors, ops, inputs, outputs, name="model", description=desc.decode("utf-8", "replace") if desc else "")
+    return Graph(tensors, ops, inputs, outputs, name="model",
+                 description=desc.decode("utf-8", "replace") if desc else "")
 
 
 def same_value(a, b, where):
@@ -134,3 +135,15 @@ def test_option_tables_read_as_before():
     seen = {op.opcode for data in models.values() for op in tflite_reader.parse(data).operators}
     assert {"SQUEEZE", "RESIZE_BILINEAR", "DEPTH_TO_SPACE", "STRIDED_SLICE", "SPLIT", "TRANSPOSE_CONV",
             "LEAKY_RELU", "SOFTMAX", "MEAN", "CONCATENATION"} <= seen
+
+
+def test_a_vtable_before_the_file_start_is_refused():
+    """struct reads a negative position from the end of the file, where this tensor finds the bytes of
+    its real vtable: the direct reads check the position themselves (the accessors refused it only as
+    'inconsistent data'), and the line names the table."""
+    data = bytearray(serialize(zoo.build("tiny")))
+    pos = tflite.Model.GetRootAs(bytes(data), 0).Subgraphs(0).Tensors(0)._tab.Pos
+    soff = int.from_bytes(data[pos:pos + 4], "little", signed=True)
+    data[pos:pos + 4] = (soff + len(data)).to_bytes(4, "little", signed=True)
+    with pytest.raises(tflite_reader.ModelError, match="tensor 0 vtable lies outside the file"):
+        tflite_reader.parse(bytes(data))
