@@ -1,11 +1,14 @@
 """Read an int8 TFLite flatbuffer (schema v3) into the graph IR.
 
-Uses the generated schema classes of the `tflite` package (PyPI) on top of the
-`flatbuffers` runtime: they are generated from TensorFlow's own schema.fbs, so
-we do not keep a copy of the schema or a flatc step in the build. The Python
-flatbuffers runtime does not verify buffers, so every offset, length and index
-is checked here before it is used, and anything the runtime still raises on a
-corrupt file becomes a ModelError.
+The tables on the hot path (model, subgraph, tensors, quantisation, buffers,
+operators, operator codes) are read directly from the bytes: each distinct vtable
+once, scalars with struct, vectors in one struct call or as numpy views, with the
+field slots of TensorFlow's schema.fbs named below (no flatc step in the build).
+Option tables, a few fields per operator, go through the generated classes of the
+`tflite` package (PyPI). Nothing is trusted: every table, vtable, field, vector
+and buffer is checked against the file before it is read, and anything still
+raised on a corrupt file becomes a ModelError. tests/test_reader_equiv.py keeps
+the generated-accessor reading as the reference the direct reads must match.
 """
 
 from __future__ import annotations
@@ -246,13 +249,6 @@ class _Reader:
 
     def fail(self, msg: str):
         raise ModelError(f"{self.src}: {msg}")
-
-    def _len(self, n: int, elem: int, what: str, cap: int | None = None) -> int:
-        if n < 0 or n * elem > self.n:
-            self.fail(f"corrupt flatbuffer: {what} claims {n} entries, more than the file holds (truncated?)")
-        if cap is not None and n > cap:
-            self.fail(f"{what} has {n} entries, more than the {cap} buildtool reads")
-        return n
 
     def _table(self, pos: int, what: str) -> tuple:
         """(pos, field offsets) of the table at pos; the table and its vtable must lie in the file."""
