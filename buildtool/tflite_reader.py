@@ -309,9 +309,14 @@ class _Reader:
         return v + 4, n
 
     def _tables(self, t: tuple, slot: int, what: str, cap: int | None = None) -> list:
-        """Positions of the tables a vector of offsets names."""
+        """Positions of the tables a vector of offsets names (a capped vector: read in one go)."""
         start, n = self._vector(t, slot, 4, what, cap)
         return [start + 4 * k + o for k, o in enumerate(struct.unpack_from(f"<{n}I", self.buf, start))]
+
+    def _entry(self, vec: tuple, k: int) -> int:
+        """Position of the table entry k of an uncapped vector of offsets (start, count) names."""
+        p = vec[0] + 4 * k
+        return p + _U32(self.buf, p)[0]
 
     def _string(self, t: tuple, slot: int, what: str):
         start, n = self._vector(t, slot, 1, what)
@@ -329,16 +334,17 @@ class _Reader:
         version = self._scalar(m, _MODEL["version"], _U32)
         if version != 3:
             self.fail(f"TFLite schema version {version} is not supported (need 3)")
-        subgraphs = self._tables(m, _MODEL["subgraphs"], "subgraph list")
-        if not subgraphs:
+        subgraphs = self._vector(m, _MODEL["subgraphs"], 4, "subgraph list")
+        if not subgraphs[1]:
             self.fail("model has no subgraphs")
         # Subgraph 0 is the model, as in TFLite Micro; the others only run under control-flow operators
         # (IF, WHILE, CALL_ONCE), which are not supported and are refused by name.
-        opcodes = self._tables(m, _MODEL["operator_codes"], "operator code list")
-        ncodes = len(opcodes)
+        # Operator codes and buffers are read where used: their counts are bounded by the file only.
+        opcodes = self._vector(m, _MODEL["operator_codes"], 4, "operator code list")
+        ncodes = opcodes[1]
         codes = {}
-        buffers = self._tables(m, _MODEL["buffers"], "buffer list")
-        sg = self._table(subgraphs[0], "subgraph")
+        buffers = self._vector(m, _MODEL["buffers"], 4, "buffer list")
+        sg = self._table(self._entry(subgraphs, 0), "subgraph")
         tensor_tables = self._tables(sg, _SUBGRAPH["tensors"], "tensor list", MAX_TENSORS)
         ntens = len(tensor_tables)
         ops = []
@@ -348,7 +354,7 @@ class _Reader:
             if not (0 <= ci < ncodes):
                 self.fail(f"operator {i} uses opcode index {ci}, but the model has {ncodes} operator codes")
             if ci not in codes:
-                codes[ci] = self._opcode(opcodes[ci])
+                codes[ci] = self._opcode(self._entry(opcodes, ci))
             opcode = codes[ci]
             ins = tuple(self._ivec(op, _OPERATOR["inputs"], f"operator {i} inputs"))
             outs = tuple(self._ivec(op, _OPERATOR["outputs"], f"operator {i} outputs"))
@@ -394,7 +400,7 @@ class _Reader:
         if self.budget < 0:
             self.fail(f"corrupt flatbuffer: {what} and earlier vectors claim more entries than the file holds")
 
-    def _tensor(self, buffers: list, pos: int, i: int) -> Tensor:
+    def _tensor(self, buffers: tuple, pos: int, i: int) -> Tensor:
         t = self._own_table(pos, "tensor", i)
         nm = self._string(t, _TENSOR["name"], f"tensor {i} name")
         name = _text(nm) if nm else f"t{i}"
@@ -415,11 +421,11 @@ class _Reader:
         quant = self._quant(t, i, name, shape, dtype)
         data = None
         b = self._scalar(t, _TENSOR["buffer"], _U32)
-        nbuf = len(buffers)
+        nbuf = buffers[1]
         if not (0 <= b < max(nbuf, 1)):
             self.fail(f"{label} uses buffer {b}, but the model has {nbuf} buffers")
         if b > 0:
-            start, size = self._buffer(buffers[b], b)
+            start, size = self._buffer(self._entry(buffers, b), b)
             if size:
                 n = 1
                 for d in shape:
