@@ -1,11 +1,14 @@
 """Read an int8 TFLite flatbuffer (schema v3) into the graph IR.
 
-Uses the generated schema classes of the `tflite` package (PyPI) on top of the
-`flatbuffers` runtime: they are generated from TensorFlow's own schema.fbs, so
-we do not keep a copy of the schema or a flatc step in the build. The Python
-flatbuffers runtime does not verify buffers, so every offset, length and index
-is checked here before it is used, and anything the runtime still raises on a
-corrupt file becomes a ModelError.
+The tables on the hot path (model, subgraph, tensors, quantisation, buffers,
+operators, operator codes) are read directly from the bytes: each distinct vtable
+once, scalars with struct, vectors in one struct call or as numpy views, with the
+field slots of TensorFlow's schema.fbs named below (no flatc step in the build).
+Option tables, a few fields per operator, go through the generated classes of the
+`tflite` package (PyPI). Nothing is trusted: every table, vtable, field, vector
+and buffer is checked against the file before it is read, and anything still
+raised on a corrupt file becomes a ModelError. tests/test_reader_equiv.py keeps
+the generated-accessor reading as the reference the direct reads must match.
 """
 
 from __future__ import annotations
@@ -188,10 +191,50 @@ def blocker(g: Graph, issues: dict | None = None) -> str | None:
 
 def _text(raw: bytes) -> str:
     """A name from the file, safe for one-line messages: control characters become '?'."""
-    return "".join(c if c.isprintable() else "?" for c in raw.decode("utf-8", "replace"))
+    s = raw.decode("utf-8", "replace")
+    if s.isprintable():
+        return s
+    return "".join(c if c.isprintable() else "?" for c in s)
+
+
+# Field slots (vtable byte offsets: 4 + 2 x the field's position in TensorFlow's schema.fbs) of the
+# tables read directly; option tables go through the generated classes.
+_MODEL = {"version": 4, "operator_codes": 6, "subgraphs": 8, "description": 10, "buffers": 12}
+_SUBGRAPH = {"tensors": 4, "inputs": 6, "outputs": 8, "operators": 10}
+_TENSOR = {"shape": 4, "type": 6, "buffer": 8, "name": 10, "quantization": 12, "is_variable": 14,
+           "sparsity": 16}
+_QUANT = {"scale": 8, "zero_point": 10, "quantized_dimension": 16}
+_OPERATOR = {"opcode_index": 4, "inputs": 6, "outputs": 8, "builtin_options": 12}
+_OPCODE = {"deprecated_builtin_code": 4, "custom_code": 6, "builtin_code": 10}
+_BUFFER = {"data": 4, "offset": 6, "size": 8}
+_SQUEEZE_DIMS = 4
+_NSLOTS = 8  # vtables are padded to this many slots: absent fields read as offset 0
+_I8, _U8, _U16 = struct.Struct("<b").unpack_from, struct.Struct("<B").unpack_from, struct.Struct("<H").unpack_from
+_I32, _U32 = struct.Struct("<i").unpack_from, struct.Struct("<I").unpack_from
+_U64 = struct.Struct("<Q").unpack_from
+_ITEMSIZE = {k: np.dtype(v).itemsize for k, v in NUMPY_DTYPE.items()}
+
+
+def _quant_params(scale, zp, axis: int, shape: tuple, dtype: str):
+    """Quant from the stored scales, zero points (one or one per scale) and quantized_dimension."""
+    ns = len(scale)
+    if len(zp) == 1 and ns > 1:
+        zp = np.repeat(zp, ns)
+    if ns > 1 and not (0 <= axis < len(shape) and shape[axis] == ns):
+        # TFLite Micro reads per-channel parameters only where they mean something (int8 filters); it
+        # ignores quantized_dimension elsewhere, e.g. on a 1-D bias whose converter left axis 3.
+        if len(shape) == 1 and shape[0] == ns:
+            axis = 0
+        elif dtype != "int8":
+            return None
+    return Quant(scale, zp, axis)
 
 
 class _Reader:
+    """Reads the flatbuffer directly: each vtable is read once (tables of one kind share a few), scalar
+    fields with struct, vectors as numpy views or one struct call, every offset and length checked
+    against the file before it is used."""
+
     def __init__(self, buf: bytes, source: str):
         self.buf = buf
         self.n = len(buf)
@@ -202,190 +245,247 @@ class _Reader:
         self.budget = self.n
         self.tables = {}  # table position -> (kind, index): operators and tensors are never shared
         self.data = {}  # buffer index -> constant array (tensors that share a buffer share its array)
+        self.vtables = {}  # vtable position -> its field offsets, padded to _NSLOTS
 
     def fail(self, msg: str):
         raise ModelError(f"{self.src}: {msg}")
 
-    def _len(self, n: int, elem: int, what: str, cap: int | None = None) -> int:
-        if n < 0 or n * elem > self.n:
+    def _table(self, pos: int, what: str) -> tuple:
+        """(pos, field offsets) of the table at pos; the table and its vtable must lie in the file."""
+        if not (0 <= pos <= self.n - 4):
+            self.fail(f"corrupt flatbuffer: {what} table lies outside the file (truncated?)")
+        vt = pos - _I32(self.buf, pos)[0]
+        slots = self.vtables.get(vt)
+        if slots is None:
+            if not (0 <= vt <= self.n - 4):
+                self.fail(f"corrupt flatbuffer: {what} vtable lies outside the file (truncated?)")
+            size, obj = _U16(self.buf, vt)[0], _U16(self.buf, vt + 2)[0]
+            if size < 4 or size & 1 or vt + size > self.n:
+                self.fail(f"corrupt flatbuffer: {what} vtable of {size} bytes does not fit the file (truncated?)")
+            slots = struct.unpack_from(f"<{(size - 4) // 2}H", self.buf, vt + 4)
+            if any(s >= obj for s in slots if s):
+                self.fail(f"corrupt flatbuffer: {what} has a field outside its {obj}-byte table")
+            slots = self.vtables[vt] = (obj,) + slots + (0,) * (_NSLOTS - len(slots))
+        if pos + slots[0] > self.n:
+            self.fail(f"corrupt flatbuffer: {what} table lies outside the file (truncated?)")
+        return pos, slots
+
+    def _own_table(self, pos: int, kind: str, i: int) -> tuple:
+        """Operators and tensors each have their own table; two entries naming one table is corruption."""
+        t = self._table(pos, f"{kind} {i}")
+        prev = self.tables.setdefault(pos, (kind, i))
+        if prev != (kind, i):
+            self.fail(f"corrupt flatbuffer: {kind} {i} and {prev[0]} {prev[1]} are the same table")
+        return t
+
+    @staticmethod
+    def _at(t: tuple, slot: int) -> int:
+        """The position of field `slot` (a vtable byte offset) of table t, or 0 when absent."""
+        o = t[1][(slot >> 1) - 1]  # t[1][0] is the object size, t[1][1] the field at vtable byte 4
+        return t[0] + o if o else 0
+
+    def _ref(self, t: tuple, slot: int, what: str) -> int:
+        """Where the offset field `slot` of t points, or -1 when absent."""
+        f = self._at(t, slot)
+        if not f:
+            return -1
+        if f > self.n - 4:
+            self.fail(f"corrupt flatbuffer: {what} lies outside the file (truncated?)")
+        return f + _U32(self.buf, f)[0]
+
+    def _vector(self, t: tuple, slot: int, elem: int, what: str, cap: int | None = None) -> tuple:
+        """(start, count) of the vector field `slot` of t, (0, 0) when absent; count checked against
+        the file (it must fit where it lies) and against cap."""
+        v = self._ref(t, slot, what)
+        if v < 0:
+            return 0, 0
+        if v > self.n - 4:
+            self.fail(f"corrupt flatbuffer: {what} lies outside the file (truncated?)")
+        n = _U32(self.buf, v)[0]
+        if n * elem > self.n - v - 4:
             self.fail(f"corrupt flatbuffer: {what} claims {n} entries, more than the file holds (truncated?)")
         if cap is not None and n > cap:
             self.fail(f"{what} has {n} entries, more than the {cap} buildtool reads")
-        return n
+        return v + 4, n
 
-    def _table_ok(self, obj, what: str):
-        pos = obj._tab.Pos
-        if not (0 <= pos <= self.n - 4):
-            self.fail(f"corrupt flatbuffer: {what} table lies outside the file (truncated?)")
-        return obj
+    def _tables(self, t: tuple, slot: int, what: str, cap: int | None = None) -> list:
+        """Positions of the tables a vector of offsets names (a capped vector: read in one go)."""
+        start, n = self._vector(t, slot, 4, what, cap)
+        return [start + 4 * k + o for k, o in enumerate(struct.unpack_from(f"<{n}I", self.buf, start))]
 
-    def _own_table(self, obj, kind: str, i: int):
-        """Operators and tensors each have their own table; two entries naming one table is corruption."""
-        self._table_ok(obj, f"{kind} {i}")
-        prev = self.tables.setdefault(obj._tab.Pos, (kind, i))
-        if prev != (kind, i):
-            self.fail(f"corrupt flatbuffer: {kind} {i} and {prev[0]} {prev[1]} are the same table")
-        return obj
+    def _entry(self, vec: tuple, k: int) -> int:
+        """Position of the table entry k of an uncapped vector of offsets (start, count) names."""
+        p = vec[0] + 4 * k
+        return p + _U32(self.buf, p)[0]
+
+    def _string(self, t: tuple, slot: int, what: str):
+        start, n = self._vector(t, slot, 1, what)
+        return self.buf[start:start + n] if start else None
+
+    def _scalar(self, t: tuple, slot: int, get, default=0):
+        f = self._at(t, slot)
+        return get(self.buf, f)[0] if f else default
+
+    def graph(self, name: str) -> Graph:
+        root = _U32(self.buf, 0)[0]
+        if root + 4 > self.n:
+            self.fail("corrupt flatbuffer: root table outside the file (truncated?)")
+        m = self._table(root, "model")
+        version = self._scalar(m, _MODEL["version"], _U32)
+        if version != 3:
+            self.fail(f"TFLite schema version {version} is not supported (need 3)")
+        subgraphs = self._vector(m, _MODEL["subgraphs"], 4, "subgraph list")
+        if not subgraphs[1]:
+            self.fail("model has no subgraphs")
+        # Subgraph 0 is the model, as in TFLite Micro; the others only run under control-flow operators
+        # (IF, WHILE, CALL_ONCE), which are not supported and are refused by name.
+        # Operator codes and buffers are read where used: their counts are bounded by the file only.
+        opcodes = self._vector(m, _MODEL["operator_codes"], 4, "operator code list")
+        ncodes = opcodes[1]
+        codes = {}
+        buffers = self._vector(m, _MODEL["buffers"], 4, "buffer list")
+        sg = self._table(self._entry(subgraphs, 0), "subgraph")
+        tensor_tables = self._tables(sg, _SUBGRAPH["tensors"], "tensor list", MAX_TENSORS)
+        ntens = len(tensor_tables)
+        ops = []
+        for i, pos in enumerate(self._tables(sg, _SUBGRAPH["operators"], "operator list", MAX_OPERATORS)):
+            op = self._own_table(pos, "operator", i)
+            ci = self._scalar(op, _OPERATOR["opcode_index"], _U32)
+            if not (0 <= ci < ncodes):
+                self.fail(f"operator {i} uses opcode index {ci}, but the model has {ncodes} operator codes")
+            if ci not in codes:
+                codes[ci] = self._opcode(self._entry(opcodes, ci))
+            opcode = codes[ci]
+            ins = tuple(self._ivec(op, _OPERATOR["inputs"], f"operator {i} inputs"))
+            outs = tuple(self._ivec(op, _OPERATOR["outputs"], f"operator {i} outputs"))
+            for t in ins + outs:
+                if not (-1 <= t < ntens):
+                    self.fail(f"operator {i} ({opcode}) refers to tensor {t}, but the model has {ntens} tensors")
+            # Options only of operators we run: an unsupported one is refused by name, not by its options.
+            if opcode in SUPPORTED:
+                table = self._ref(op, _OPERATOR["builtin_options"], f"operator {i} options")
+                opts = self._options(table if table >= 0 else None, opcode, i, len(outs))
+            else:
+                opts = {}
+            ops.append(Operator(i, opcode, ins, outs, opts))
+        inputs = self._ivec(sg, _SUBGRAPH["inputs"], "subgraph inputs")
+        outputs = self._ivec(sg, _SUBGRAPH["outputs"], "subgraph outputs")
+        tensors = [self._tensor(buffers, pos, i) for i, pos in enumerate(tensor_tables)]
+        desc = self._string(m, _MODEL["description"], "model description")
+        return Graph(tensors, ops, inputs, outputs, name=name,
+                     description=desc.decode("utf-8", "replace") if desc else "")
+
+    def _opcode(self, pos: int) -> str:
+        oc = self._table(pos, "operator code")
+        dep = self._scalar(oc, _OPCODE["deprecated_builtin_code"], _I8)
+        code = self._scalar(oc, _OPCODE["builtin_code"], _I32)
+        # builtin_code below PLACEHOLDER_FOR_GREATER_OP_CODES (127) defers to the deprecated byte field
+        code = max(dep if code < BuiltinOperator.PLACEHOLDER_FOR_GREATER_OP_CODES else code, dep)
+        if code == BuiltinOperator.CUSTOM:
+            cc = self._string(oc, _OPCODE["custom_code"], "custom code")
+            return "CUSTOM:" + (short(_text(cc)) if cc else "?")
+        return OPCODE_NAMES.get(code, f"UNKNOWN_{code}")
+
+    def _ivec(self, t: tuple, slot: int, what: str, cap=MAX_OPERATOR_IO, spend=True) -> list:
+        """An int32 vector as a list of ints: its length checked against the file first, read in one go."""
+        start, n = self._vector(t, slot, 4, what, cap)
+        if n == 0:
+            return []
+        if spend:
+            self._spend(n, 4, what)
+        return list(struct.unpack_from(f"<{n}i", self.buf, start))
 
     def _spend(self, n: int, elem: int, what: str) -> None:
         self.budget -= n * elem
         if self.budget < 0:
             self.fail(f"corrupt flatbuffer: {what} and earlier vectors claim more entries than the file holds")
 
-    def graph(self, name: str) -> Graph:
-        root = struct.unpack_from("<I", self.buf, 0)[0]
-        if root + 4 > self.n:
-            self.fail("corrupt flatbuffer: root table outside the file (truncated?)")
-        m = tflite.Model.GetRootAs(self.buf, 0)
-        version = m.Version()
-        if version != 3:
-            self.fail(f"TFLite schema version {version} is not supported (need 3)")
-        nsub = self._len(m.SubgraphsLength(), 4, "subgraph list")
-        if nsub < 1:
-            self.fail("model has no subgraphs")
-        # Subgraph 0 is the model, as in TFLite Micro; the others only run under control-flow operators
-        # (IF, WHILE, CALL_ONCE), which are not supported and are refused by name.
-        ncodes = self._len(m.OperatorCodesLength(), 4, "operator code list")
-        codes = {}
-        nbuf = self._len(m.BuffersLength(), 4, "buffer list")
-        sg = self._table_ok(m.Subgraphs(0), "subgraph")
-        ntens = self._len(sg.TensorsLength(), 4, "tensor list", MAX_TENSORS)
-        nops = self._len(sg.OperatorsLength(), 4, "operator list", MAX_OPERATORS)
-        ops = []
-        for i in range(nops):
-            op = self._own_table(sg.Operators(i), "operator", i)
-            ci = op.OpcodeIndex()
-            if not (0 <= ci < ncodes):
-                self.fail(f"operator {i} uses opcode index {ci}, but the model has {ncodes} operator codes")
-            if ci not in codes:
-                codes[ci] = self._opcode(m, ci)
-            opcode = codes[ci]
-            ins = tuple(self._ivec(op.InputsLength(), op.InputsAsNumpy, f"operator {i} inputs"))
-            outs = tuple(self._ivec(op.OutputsLength(), op.OutputsAsNumpy, f"operator {i} outputs"))
-            for t in ins + outs:
-                if not (-1 <= t < ntens):
-                    self.fail(f"operator {i} ({opcode}) refers to tensor {t}, but the model has {ntens} tensors")
-            # Options only of operators we run: an unsupported one is refused by name, not by its options.
-            opts = self._options(op, opcode, i) if opcode in SUPPORTED else {}
-            ops.append(Operator(i, opcode, ins, outs, opts))
-        inputs = self._ivec(sg.InputsLength(), sg.InputsAsNumpy, "subgraph inputs")
-        outputs = self._ivec(sg.OutputsLength(), sg.OutputsAsNumpy, "subgraph outputs")
-        tensors = [self._tensor(m, sg.Tensors(i), i, nbuf) for i in range(ntens)]
-        desc = m.Description()
-        return Graph(tensors, ops, inputs, outputs, name=name,
-                     description=desc.decode("utf-8", "replace") if desc else "")
-
-    def _opcode(self, m, ci: int) -> str:
-        oc = self._table_ok(m.OperatorCodes(ci), "operator code")
-        code = max(int(oc.BuiltinCode()), int(oc.DeprecatedBuiltinCode()))
-        if code == BuiltinOperator.CUSTOM:
-            cc = oc.CustomCode()
-            return "CUSTOM:" + (short(_text(cc)) if cc else "?")
-        return OPCODE_NAMES.get(code, f"UNKNOWN_{code}")
-
-    def _ivec(self, n, as_numpy, what, cap=MAX_OPERATOR_IO, spend=True) -> list:
-        """An int32 vector as a list of ints: its length checked against the file first, read in one go."""
-        if self._len(n, 4, what, cap) == 0:
-            return []
-        if spend:
-            self._spend(n, 4, what)
-        return [int(x) for x in as_numpy().tolist()]
-
-    def _tensor(self, m, t, i, nbuf) -> Tensor:
-        self._own_table(t, "tensor", i)
-        nm = t.Name()
+    def _tensor(self, buffers: tuple, pos: int, i: int) -> Tensor:
+        t = self._own_table(pos, "tensor", i)
+        nm = self._string(t, _TENSOR["name"], f"tensor {i} name")
         name = _text(nm) if nm else f"t{i}"
-        ttype = t.Type()
+        ttype = self._scalar(t, _TENSOR["type"], _I8)
         if ttype not in TYPE_NAMES:
             self.fail(f"tensor {i} '{short(name)}' has type {TYPE_ENUM.get(ttype, ttype)}, which buildtool "
                       f"cannot read")
         dtype = TYPE_NAMES[ttype]
         # The stored shape is what TFLite Micro runs with; shape_signature (a -1 batch) is ignored, as it does.
-        shape = tuple(self._ivec(t.ShapeLength(), t.ShapeAsNumpy, f"tensor {i} shape", 64, spend=False))
+        shape = tuple(self._ivec(t, _TENSOR["shape"], f"tensor {i} shape", 64, spend=False))
         label = f"tensor {i} '{short(name)}'"
         if len(shape) > 6:
             self.issues[i] = f"{label} has rank {len(shape)}; at most 6 is supported"
         elif any(d <= 0 or d > (1 << 24) for d in shape):
             self.issues[i] = f"{label} has shape {list(shape)}, which buildtool cannot plan"
-        if t.Sparsity() is not None:
+        if self._at(t, _TENSOR["sparsity"]):
             self.issues[i] = f"{label} is sparse; sparse models are not supported"
         quant = self._quant(t, i, name, shape, dtype)
         data = None
-        b = t.Buffer()
+        b = self._scalar(t, _TENSOR["buffer"], _U32)
+        nbuf = buffers[1]
         if not (0 <= b < max(nbuf, 1)):
             self.fail(f"{label} uses buffer {b}, but the model has {nbuf} buffers")
         if b > 0:
-            raw = self._buffer(m.Buffers(b), b)
-            if raw is not None and len(raw):
+            start, size = self._buffer(self._entry(buffers, b), b)
+            if size:
                 n = 1
                 for d in shape:
                     n *= d
-                want = n * np.dtype(NUMPY_DTYPE[dtype]).itemsize
+                want = n * _ITEMSIZE[dtype]
                 if any(d < 0 for d in shape):
                     self.fail(f"tensor {i} holds constant data but has shape {list(shape)[:8]}")
-                if len(raw) != want:
-                    self.fail(f"tensor {i}: buffer holds {len(raw)} bytes, shape {list(shape)[:8]} of {dtype} "
+                if size != want:
+                    self.fail(f"tensor {i}: buffer holds {size} bytes, shape {list(shape)[:8]} of {dtype} "
                               f"needs {want} (truncated?)")
                 flat = self.data.get((b, dtype))
                 if flat is None:
-                    flat = self.data[(b, dtype)] = np.frombuffer(raw, dtype=NUMPY_DTYPE[dtype]).copy()
+                    flat = self.data[(b, dtype)] = np.frombuffer(self.buf, NUMPY_DTYPE[dtype], n, start).copy()
                 data = flat.reshape(shape)
-        if t.IsVariable():  # TFLM resets the state at start-up whatever the buffer holds
+        if self._scalar(t, _TENSOR["is_variable"], _U8):  # TFLM resets the state at start-up whatever the buffer holds
             return Tensor(i, name, shape, dtype, quant, None, variable=True)
         return Tensor(i, name, shape, dtype, quant, data)
 
     def _quant(self, t, i, name, shape, dtype):
-        q = t.Quantization()
-        if q is None:
+        qpos = self._ref(t, _TENSOR["quantization"], f"tensor {i} quantisation")
+        if qpos < 0:
             return None
-        self._table_ok(q, f"tensor {i} quantisation")
-        ns = self._len(q.ScaleLength(), 4, "scales", 1 << 24)
-        nz = self._len(q.ZeroPointLength(), 8, "zero points", 1 << 24)
+        q = self._table(qpos, f"tensor {i} quantisation")
+        s0, ns = self._vector(q, _QUANT["scale"], 4, "scales", 1 << 24)
+        z0, nz = self._vector(q, _QUANT["zero_point"], 8, "zero points", 1 << 24)
         if not ns:
             return None
         self._spend(ns, 4, f"tensor {i} scales")
         self._spend(nz, 8, f"tensor {i} zero points")
-        scale = np.asarray(q.ScaleAsNumpy(), dtype=np.float32).reshape(-1)
-        zp = np.asarray(q.ZeroPointAsNumpy(), dtype=np.int64).reshape(-1) if nz else np.zeros(1, np.int64)
+        scale = np.frombuffer(self.buf, np.float32, ns, s0)
+        zp = np.frombuffer(self.buf, np.int64, nz, z0) if nz else np.zeros(1, np.int64)
         if nz not in (ns, 1):
             self.fail(f"tensor {i} '{short(name)}': {ns} scales but {nz} zero points")
-        if len(zp) == 1 and ns > 1:
-            zp = np.repeat(zp, ns)
-        axis = int(q.QuantizedDimension())
-        if ns > 1 and not (0 <= axis < len(shape) and shape[axis] == ns):
-            # TFLite Micro reads per-channel parameters only where they mean something (int8 filters); it
-            # ignores quantized_dimension elsewhere, e.g. on a 1-D bias whose converter left axis 3.
-            if len(shape) == 1 and shape[0] == ns:
-                axis = 0
-            elif dtype != "int8":
-                return None
-        return Quant(scale, zp, axis)
+        return _quant_params(scale, zp, self._scalar(q, _QUANT["quantized_dimension"], _I32), shape, dtype)
 
-    def _buffer(self, buf, b):
-        self._table_ok(buf, f"buffer {b}")
-        off = buf.Offset()
+    def _buffer(self, pos: int, b: int) -> tuple:
+        """(start, size) of buffer b's bytes in the file: its data vector, or offset and size past the
+        flatbuffer (large models)."""
+        buf = self._table(pos, f"buffer {b}")
+        off = self._scalar(buf, _BUFFER["offset"], _U64)
         if off > 1:
-            size = buf.Size()
+            size = self._scalar(buf, _BUFFER["size"], _U64)
             if off + size > self.n:
                 self.fail(f"buffer {b} lies outside the file (bytes {off}..{off + size} of {self.n}; truncated?)")
-            return self.buf[off:off + size]
-        n = buf.DataLength()
-        if n == 0:
-            return None
-        o = buf._tab.Offset(4)
-        start = buf._tab.Vector(o)
-        if start < 0 or start + n > self.n or n < 0:
+            return off, size
+        start, n = self._vector(buf, _BUFFER["data"], 1, f"buffer {b}")
+        if start and start + n > self.n:
             self.fail(f"buffer {b} lies outside the file (truncated?)")
-        return self.buf[start:start + n]
+        return start, n
 
-    def _options(self, op, opcode: str, i: int) -> dict:
-        table = op.BuiltinOptions()
+    def _options(self, table: int | None, opcode: str, i: int, n_outputs: int) -> dict:
+        """Normalised options of operator i from its builtin_options table (position or None)."""
+        if table is not None:
+            self._table(table, f"operator {i} options")
 
         def load(cls):
             if table is None:
                 return None
             o = cls()
-            o.Init(table.Bytes, table.Pos)
+            o.Init(self.buf, table)
             return o
 
         if opcode in ("CONV_2D", "DEPTHWISE_CONV_2D"):
@@ -430,7 +530,7 @@ class _Reader:
             return {"beta": float(o.Beta()) if o else 1.0}
         if opcode == "SPLIT":
             o = load(tflite.SplitOptions)
-            return {"num_splits": o.NumSplits() if o else self._len(op.OutputsLength(), 4, "o")}
+            return {"num_splits": o.NumSplits() if o else n_outputs}
         if opcode == "STRIDED_SLICE":
             o = load(tflite.StridedSliceOptions)
             if o is None:
@@ -460,8 +560,8 @@ class _Reader:
                 "half_pixel_centers": bool(o.HalfPixelCenters()) if o else False}
 
     def _squeeze_options(self, o) -> dict:
-        n = o.SqueezeDimsLength() if o else 0
-        return {"squeeze_dims": tuple(int(d) for d in self._ivec(n, o.SqueezeDimsAsNumpy, "squeeze dims")) if n else ()}
+        dims = self._ivec(self._table(o._tab.Pos, "squeeze options"), _SQUEEZE_DIMS, "squeeze dims") if o else ()
+        return {"squeeze_dims": tuple(dims)}
 
     def _block_options(self, o) -> dict:
         return {"block_size": int(o.BlockSize()) if o else 0}
