@@ -14,14 +14,32 @@ from .split import parse_split, split_schedule
 # Solutions of the front tried, best first, when packing turns out above the search's bound.
 _TRIES = 10
 _POLISH = 10  # of those, how many get the iterated-greedy pass before the best gets the exact solver
+# --optimize ram keeps MACs within this factor of the unfused network unless told otherwise: past it the
+# least-RAM plans buy a few hundred bytes with several times the MACs (resnet8blocks: 7.87x for 1 %).
+DEFAULT_MAX_MAC_OVERHEAD = 1.3
+NO_CAP = "none"  # how "no MAC cap" is spelled in options (CLI --max-mac-overhead none, JSON "none")
 
 
-def plan_fused(g, *, optimize: str | None = None, max_mac_overhead: float | None = None,
+def mac_cap(max_mac_overhead) -> float:
+    """The factor an option value means: None -> the default cap, "none" (or inf) -> no cap."""
+    if max_mac_overhead is None:
+        return DEFAULT_MAX_MAC_OVERHEAD
+    if max_mac_overhead == NO_CAP:
+        return float("inf")
+    if isinstance(max_mac_overhead, str) or not max_mac_overhead >= 1.0:
+        raise UsageError(f"--max-mac-overhead {max_mac_overhead} must be a number of at least 1.0, "
+                         f"or '{NO_CAP}' for no cap")
+    return float(max_mac_overhead)
+
+
+def plan_fused(g, *, optimize: str | None = None, max_mac_overhead: float | str | None = None,
                ram_limit: int | None = None, splits=None, input_streamed: bool = False, align: int = 16,
                time_budget: float = 2.0, memo=None, band_input: bool = True) -> FusedPlan:
     """Plan g with operator splitting and/or fusion.
 
-    optimize="ram": least peak RAM with MACs <= max_mac_overhead x vanilla (None: no bound).
+    optimize="ram": least peak RAM with MACs <= max_mac_overhead x vanilla (None: the default
+    DEFAULT_MAX_MAC_OVERHEAD; "none" or inf: no bound). The plan's tradeoff names the other side:
+    the least-RAM plan when a cap cost RAM, the default cap's plan when no cap cost MACs.
     optimize="macs": least MACs with peak RAM <= ram_limit bytes (PlanError naming the
     smallest reachable peak when impossible).
     splits: a list of (top, bottom, n) regions, or "auto" (the least-RAM set of regions).
@@ -42,12 +60,41 @@ def plan_fused(g, *, optimize: str | None = None, max_mac_overhead: float | None
         return plan_schedule(g, split_schedule(g, splits, input_streamed), align, time_budget)
     if optimize == "macs" and ram_limit is None:
         raise UsageError("--optimize macs needs --ram-limit")
-    if max_mac_overhead is not None and not max_mac_overhead >= 1.0:
-        raise UsageError(f"--max-mac-overhead {max_mac_overhead} must be at least 1.0")
+    factor = mac_cap(max_mac_overhead)
     front = search_front(g, input_streamed, align, memo, split_only=splits == "auto", band_input=band_input)
-    factor = float("inf") if max_mac_overhead is None else max_mac_overhead
-    return plan_from_front(g, front, optimize=optimize or "ram", factor=factor, ram_limit=ram_limit,
-                           mode="split" if splits == "auto" else "fusion", align=align, time_budget=time_budget)
+    mode = "split" if splits == "auto" else "fusion"
+    if optimize == "macs":
+        return plan_from_front(g, front, optimize="macs", ram_limit=ram_limit, mode=mode, align=align,
+                               time_budget=time_budget)
+    least = min(s.macs for s in front.solutions)
+    if max_mac_overhead is None and not within_macs(least, factor, front.vanilla_macs):
+        factor = least / front.vanilla_macs  # nothing within the default cap (streamed input): the fewest MACs
+    plan = plan_from_front(g, front, factor=factor, mode=mode, align=align, time_budget=time_budget)
+    plan.mac_cap = factor
+    plan.tradeoff = _tradeoff(g, front, plan, factor, mode, align, time_budget)
+    return plan
+
+
+def _tradeoff(g, front: Front, plan: FusedPlan, factor: float, mode: str, align: int,
+              time_budget: float) -> dict | None:
+    """The plan on the other side of the MAC cap, when it differs: with a cap, the least-RAM plan
+    if it packs smaller; without one, the default cap's plan if the least-RAM plan is above it."""
+    inf = float("inf")
+    if factor != inf:
+        if min(s.peak for s in front.solutions) >= plan.arena_bytes:
+            return None  # no plan's bound is below this arena: lifting the cap cannot help
+        other, cap = plan_from_front(g, front, factor=inf, mode=mode, align=align, time_budget=time_budget), NO_CAP
+        if other.arena_bytes >= plan.arena_bytes:
+            return None
+    else:
+        cap = DEFAULT_MAX_MAC_OVERHEAD
+        if within_macs(plan.macs, cap, front.vanilla_macs):
+            return None
+        if not any(within_macs(s.macs, cap, front.vanilla_macs) for s in front.solutions):
+            return None
+        other = plan_from_front(g, front, factor=cap, mode=mode, align=align, time_budget=time_budget)
+    return {"max_mac_overhead": cap, "arena_bytes": other.arena_bytes, "macs": other.macs,
+            "mac_overhead": round(other.mac_overhead, 6)}
 
 
 def plan_from_front(g, front: Front, *, optimize: str = "ram", factor: float = float("inf"),
@@ -137,4 +184,4 @@ def parse_bytes(text: str) -> int:
     return int(whole or 0) * mult + int(frac or 0) * mult // 10 ** len(frac)  # exact, rounded down
 
 
-__all__ = ["plan_fused", "plan_from_front", "parse_bytes", "parse_split", "FusedPlan", "Front", "Schedule", "search_front"]
+__all__ = ["DEFAULT_MAX_MAC_OVERHEAD", "NO_CAP", "mac_cap", "plan_fused", "plan_from_front", "parse_bytes", "parse_split", "FusedPlan", "Front", "Schedule", "search_front"]
