@@ -81,8 +81,8 @@ def _tradeoff(g, front: Front, plan: FusedPlan, factor: float, mode: str, align:
     if it packs smaller; without one, the default cap's plan if the least-RAM plan is above it."""
     inf = float("inf")
     if factor != inf:
-        if min(s.peak for s in front.solutions) >= plan.arena_bytes:
-            return None  # no plan's bound is below this arena: lifting the cap cannot help
+        if all(within_macs(s.macs, factor, front.vanilla_macs) for s in front.solutions if s.peak < plan.arena_bytes):
+            return None  # no plan above the cap has a bound below this arena: lifting the cap cannot help
         other, cap = plan_from_front(g, front, factor=inf, mode=mode, align=align, time_budget=time_budget), NO_CAP
         if other.arena_bytes >= plan.arena_bytes:
             return None
@@ -184,4 +184,5 @@ def parse_bytes(text: str) -> int:
     return int(whole or 0) * mult + int(frac or 0) * mult // 10 ** len(frac)  # exact, rounded down
 
 
-__all__ = ["DEFAULT_MAX_MAC_OVERHEAD", "NO_CAP", "mac_cap", "plan_fused", "plan_from_front", "parse_bytes", "parse_split", "FusedPlan", "Front", "Schedule", "search_front"]
+__all__ = ["DEFAULT_MAX_MAC_OVERHEAD", "NO_CAP", "mac_cap",
+           "plan_fused", "plan_from_front", "parse_bytes", "parse_split", "FusedPlan", "Front", "Schedule", "search_front"]
