@@ -697,14 +697,14 @@ def test_no_mac_cap_restores_the_least_ram_plan_byte_identically():
         plan_fused(g, optimize="ram", max_mac_overhead="None", input_streamed=True)
 
 
-def test_cli_prints_the_mac_trade_off_on_one_stderr_line(tmp_path, monkeypatch, capsys):
+def test_cli_prints_the_mac_trade_off_on_one_stderr_line(capsys):
     """`buildtool plan M --optimize ram`: stdout as before, one line on stderr naming the other
-    side of the cap and the option that takes it; --json carries it as fields."""
+    side of the cap and the option that takes it; --json carries it as fields; the same through
+    the (test session's private) planner daemon."""
     import json
 
     from buildtool import cli
 
-    monkeypatch.setenv("BUILDTOOL_CACHE_DIR", str(tmp_path / "cache"))
     base = ["plan", "tiny", "--optimize", "ram", "--input-streamed", "--time-budget", "0.2", "--no-daemon"]
     capsys.readouterr()
     assert cli.main(base) == 0
@@ -721,3 +721,8 @@ def test_cli_prints_the_mac_trade_off_on_one_stderr_line(tmp_path, monkeypatch, 
     assert j["max_mac_overhead"] == 1.3 and j["tradeoff"]["arena_bytes"] == 416 and len(err.splitlines()) == 1
     assert cli.main(["plan", "tiny", "--optimize", "ram", "--time-budget", "0.2", "--no-daemon"]) == 0
     assert capsys.readouterr().err == ""  # no trade-off: quiet
+    for extra in ([], ["--max-mac-overhead", "none"], ["--max-mac-overhead", "1.3"]):
+        assert cli.main(base + extra) == 0
+        here = capsys.readouterr()
+        assert cli.main(base[:-1] + extra) == 0  # through the daemon
+        assert capsys.readouterr() == here
