@@ -209,5 +209,5 @@ def parse_bytes(text: str) -> int:
     return int(whole or 0) * mult + int(frac or 0) * mult // 10 ** len(frac)  # exact, rounded down
 
 
-__all__ = ["DEFAULT_MAX_MAC_OVERHEAD", "NO_CAP", "mac_cap",
-           "plan_fused", "plan_from_front", "parse_bytes", "parse_split", "FusedPlan", "Front", "Schedule", "search_front"]
+__all__ = ["DEFAULT_MAX_MAC_OVERHEAD", "NO_CAP", "mac_cap", "plan_fused", "plan_from_front", "parse_bytes",
+           "parse_split", "FusedPlan", "Front", "Schedule", "search_front"]
