@@ -74,7 +74,7 @@ def plan_fused(g, *, optimize: str | None = None, max_mac_overhead: float | str 
     packs = _Packs(g, align)
     plan = plan_from_front(g, front, factor=factor, mode=mode, align=align, time_budget=time_budget, packs=packs)
     tradeoff = _tradeoff(g, front, plan, factor, mode, align, time_budget, packs)
-    return dataclasses.replace(plan, mac_cap=factor, tradeoff=tradeoff)  # (packs may hold plan for the other side)
+    return dataclasses.replace(plan, mac_cap=factor, tradeoff=tradeoff)  # a copy: packs may share plan objects
 
 
 def _tradeoff(g, front: Front, plan: FusedPlan, factor: float, mode: str, align: int,
