@@ -1,10 +1,15 @@
 """Fusion and splitting figures in the layout of msf-CNN's Table 1, for docs/fusion.md.
 
     python benchmarks/fusion.py [--models mbv2-w0.35,mcunet-vww1,...] [--accounting streamed|arena|both]
+                                [--repeats N] [--write-docs]
 
-Each figure is the packed arena of the real plan (kB = 1000 B, as the papers print),
-with its MAC overhead over the unfused network; the search time is the time to get the
-whole Pareto front (every P1 and P2 answer of the row comes from it).
+First, per model and mode, what `buildtool plan` gives with the CLI's defaults: arena bytes,
+planned MACs and their overhead over the unfused network, and the wall time of the whole
+`buildtool plan ... --no-daemon` process (start-up, parsing, search, packing; best of --repeats).
+Then the msf-CNN tables: each figure the packed arena of the real plan (kB = 1000 B, as the
+papers print) with its MAC overhead; "front s" is the time to get the whole Pareto front (every
+P1 and P2 answer of the row comes from it). --write-docs puts all of it between the markers
+of docs/fusion.md.
 """
 
 from __future__ import annotations
@@ -16,6 +21,8 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
+from docs_tables import Out, cli_plan, environment, write_docs  # noqa: E402
+
 from buildtool import zoo  # noqa: E402
 from buildtool.errors import PlanError  # noqa: E402
 from buildtool.fusion import plan_from_front, plan_fused  # noqa: E402
@@ -26,6 +33,12 @@ BUDGET = 0.0  # no exact solving: the figures are deterministic (heuristics + it
 FACTORS = (1.1, 1.2, 1.3, 1.4, 1.5, float("inf"))
 LIMITS_KB = (16, 32, 64, 128, 256)
 MODELS = ("mbv2-w0.35", "mcunet-vww1", "mcunet-in3", "mobilenetv2")
+# (label, `buildtool plan` arguments): the modes a user picks
+MODES = (("plain", []), ("--split auto", ["--split", "auto"]), ("--optimize ram", ["--optimize", "ram"]),
+         ("--optimize ram, no cap", ["--optimize", "ram", "--max-mac-overhead", "none"]),
+         ("--optimize ram --input-streamed", ["--optimize", "ram", "--input-streamed"]),
+         ("--optimize ram --input-streamed, no cap", ["--optimize", "ram", "--input-streamed",
+                                                      "--max-mac-overhead", "none"]))
 SPLITS = {"no split": [], "single": [(0, 5, 12)], "dual": [(0, 5, 12), (6, 12, 8)],
           "triple (xformer's best)": [(0, 5, 12), (6, 12, 8), (13, 20, 2)], "auto": "auto"}
 
@@ -66,17 +79,29 @@ def peak_item(g, plan) -> str:
     return "-"
 
 
-def least_ram(names, accs) -> None:
+def modes(out, names, repeats: int) -> None:
+    """What `buildtool plan` gives per mode with its defaults, and how long the whole command takes."""
+    out("#### `buildtool plan MODEL MODE --no-daemon`: arena, planned MACs, wall time of the command\n")
+    out("| model | mode | arena B | MACs | MAC overhead | plan wall s |")
+    out("|---|---|---:|---:|---:|---:|")
+    for name in names:
+        for label, args in MODES:
+            j, dt = cli_plan(name, args, repeats)
+            out(f"| {name} | {label} | {j['arena_bytes']:,} | {j['macs']:,} | {j.get('mac_overhead', 1.0):.2f}x "
+                f"| {dt:.2f} |")
+
+
+def least_ram(out, names, accs) -> None:
     """F = inf plans in bytes: packed arena, the schedule's bound, and where the bound sits."""
-    print("\n### Least-RAM plans (F = inf), bytes\n")
-    print("| model | input | arena B | bound B | MAC overhead | peak at | planner |")
-    print("|---|---|---|---|---|---|---|")
+    out("\n#### Least-RAM plans (F = inf), bytes\n")
+    out("| model | input | arena B | bound B | MAC overhead | peak at | planner |")
+    out("|---|---|---|---|---|---|---|")
     for name in names:
         g = zoo.build(name)
         for streamed in accs:
-            p = plan_fused(g, optimize="ram", input_streamed=streamed, time_budget=BUDGET)
-            print(f"| {name} | {'streamed' if streamed else 'in arena'} | {p.arena_bytes} | {p.lower_bound_bytes} "
-                  f"| {p.mac_overhead:.2f}x | {peak_item(g, p)} | {p.planner} |", flush=True)
+            p = plan_fused(g, optimize="ram", max_mac_overhead="none", input_streamed=streamed, time_budget=BUDGET)
+            out(f"| {name} | {'streamed' if streamed else 'in arena'} | {p.arena_bytes} | {p.lower_bound_bytes} "
+                f"| {p.mac_overhead:.2f}x | {peak_item(g, p)} | {p.planner} |")
 
 
 def main(argv=None) -> int:
@@ -84,30 +109,37 @@ def main(argv=None) -> int:
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--accounting", choices=("streamed", "arena", "both"), default="both")
     ap.add_argument("--no-splits", action="store_true")
+    ap.add_argument("--repeats", type=int, default=1, help="best of N runs of each `buildtool plan` (default 1)")
+    ap.add_argument("--write-docs", action="store_true", help="rewrite the generated tables of docs/fusion.md")
     a = ap.parse_args(argv)
+    names = a.models.split(",")
     accs = {"streamed": [True], "arena": [False], "both": [True, False]}[a.accounting]
+    out = Out()
+    out(f"Measured {environment()}; `python benchmarks/fusion.py --repeats {a.repeats}`.\n")
+    modes(out, names, a.repeats)
     head = (["model", "vanilla"] + [f"P1 F={'inf' if f == float('inf') else f}" for f in FACTORS]
-            + [f"P2 {kb} kB" for kb in LIMITS_KB] + ["search s"])
+            + [f"P2 {kb} kB" for kb in LIMITS_KB] + ["front s"])
     for streamed in accs:
-        print(f"\n### {'input streamed' if streamed else 'input in the arena'}, residuals counted: "
-              f"peak kB (MAC overhead)\n")
-        print("| " + " | ".join(head) + " |")
-        print("|" + "---|" * len(head))
-        for name in a.models.split(","):
+        out(f"\n#### {'input streamed' if streamed else 'input in the arena'}, residuals counted: "
+            f"peak kB (MAC overhead)\n")
+        out("| " + " | ".join(head) + " |")
+        out("|" + "---|" * len(head))
+        for name in names:
             g = zoo.build(name)
             vanilla, cells, ts = table_rows(g, streamed)
-            print(f"| {name} | {vanilla.lower_bound_bytes / 1000:.1f} | " + " | ".join(cells) + f" | {ts:.2f} |",
-                  flush=True)
-    least_ram(a.models.split(","), accs)
+            out(f"| {name} | {vanilla.lower_bound_bytes / 1000:.1f} | " + " | ".join(cells) + f" | {ts:.2f} |")
+    least_ram(out, names, accs)
     if not a.no_splits:
         g = zoo.build("mobilenetv2")
-        print("\n### Operator splitting, mobilenetv2 160 alpha 1.0, input in the arena\n")
-        print("| setting | regions (top:bottom:slices) | peak B | MAC overhead |")
-        print("|---|---|---|---|")
+        out("\n#### Operator splitting, mobilenetv2 160 alpha 1.0, input in the arena\n")
+        out("| setting | regions (top:bottom:slices) | peak B | MAC overhead |")
+        out("|---|---|---|---|")
         for label, sp in SPLITS.items():
             p = plain_plan(g) if sp == [] else plan_fused(g, splits=sp, time_budget=BUDGET)
             regs = " ".join(f"{r['top']}:{r['bottom']}:{r['slices']}" for r in p.to_json(g)["splits"]) or "-"
-            print(f"| {label} | {regs} | {p.arena_bytes} | {p.mac_overhead:.3f} |", flush=True)
+            out(f"| {label} | {regs} | {p.arena_bytes} | {p.mac_overhead:.3f} |")
+    if a.write_docs:
+        write_docs("docs/fusion.md", "fusion.py", out.text)
     return 0
 
 

@@ -82,6 +82,10 @@ def number_arg(conv, what: str):
     return parse
 
 
+def _cap_arg(text: str):
+    return "none" if text.strip().lower() == "none" else float(text)
+
+
 def add_plan_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--align", type=number_arg(int, "a whole number"), default=16,
                    help="buffer alignment in bytes (default 16)")
@@ -95,8 +99,8 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
                    help="compute ops TOP..BOTTOM in N horizontal slices (repeatable), or 'auto'")
     f.add_argument("--optimize", choices=("ram", "macs"),
                    help="ram: least peak RAM under --max-mac-overhead; macs: least MACs under --ram-limit")
-    f.add_argument("--max-mac-overhead", type=number_arg(float, "a number"), metavar="F",
-                   help="MACs <= F x the unfused network")
+    f.add_argument("--max-mac-overhead", type=number_arg(_cap_arg, "a number or 'none'"), metavar="F|none",
+                   help="MACs <= F x the unfused network (default 1.3; 'none': least RAM at any MAC cost)")
     f.add_argument("--ram-limit", metavar="SIZE", help="peak RAM limit, e.g. 65536, 64KiB, 64kB")
     f.add_argument("--input-streamed", action="store_true",
                    help="pull the network input a row band at a time instead of holding it in the arena")
@@ -180,12 +184,14 @@ def cmd_plan(a) -> int:
     plan = r["plan"]
     if a.json:
         out = dict(plan)
+        _say_tradeoff(os.path.splitext(os.path.basename(a.model))[0], plan)
         if r["via_daemon"]:
             out["cache"], out["plan_ms"] = r["cache"], r["plan_ms"]
         print(json.dumps(out, indent=1))
     elif "mac_overhead" in plan:
         name = os.path.splitext(os.path.basename(a.model))[0]
         acc = "input streamed" if plan.get("input_accounting") == "streamed" else "input in the arena"
+        _say_tradeoff(name, plan)
         print(f"{name}: arena {plan['arena_bytes']} B ({acc}, residuals counted; search bound "
               f"{plan['lower_bound_bytes']} B); {plan['macs']} MACs = {plan['mac_overhead']:.3f} x unfused; "
               f"{len(plan.get('fusion_blocks', []))} fusion blocks, {len(plan.get('splits', []))} split regions")
@@ -196,6 +202,22 @@ def cmd_plan(a) -> int:
               f"activations total {plan['total_activation_bytes']} B; {plan['macs']} MACs; "
               f"params {plan['params_bytes']} B")
     return 0
+
+
+def _say_tradeoff(name: str, plan: dict) -> None:
+    """One line on stderr when the MAC cap made a difference (the plan JSON holds the figures)."""
+    t = plan.get("tradeoff")  # (formatted here: a warm daemon hit imports no planner)
+    if not t:
+        return
+    a, o = plan["arena_bytes"], t["arena_bytes"]
+    pct = f"{(o - a) / a * 100:+.1f} %"
+    if t["max_mac_overhead"] == "none":
+        line = (f"at most {plan['max_mac_overhead']:g}x MACs gives {a:,} B ({plan['mac_overhead']:.2f}x); "
+                f"least RAM {o:,} B ({pct}) costs {t['mac_overhead']:.2f}x MACs: --max-mac-overhead none")
+    else:
+        line = (f"least RAM {a:,} B costs {plan['mac_overhead']:.2f}x MACs; at most {t['max_mac_overhead']:g}x "
+                f"MACs gives {o:,} B ({pct}): --max-mac-overhead {t['max_mac_overhead']:g}")
+    print(f"{name}: {line}", file=sys.stderr)
 
 
 def cmd_zoo(a) -> int:

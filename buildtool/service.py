@@ -35,6 +35,7 @@ DEFAULT_OPTIONS = {"align": 16, "time_budget": 2.0, "order_search": True, "inpla
 MAX_ALIGN = 4096
 MAX_TIME_BUDGET_S = 3600.0
 MAX_MAC_OVERHEAD = 1000.0
+DEFAULT_MAX_MAC_OVERHEAD = 1.3  # = fusion.DEFAULT_MAX_MAC_OVERHEAD (not imported: the fast path stays light)
 MAX_RAM_LIMIT = 1 << 32
 MAX_SPLITS, MAX_SPLIT_OPS, MAX_SPLIT_N = 256, 1 << 16, 1024
 
@@ -53,10 +54,10 @@ def _int(name: str, v, lo: int, hi: int, rule: str | None = None, shown=None) ->
     return int(v)
 
 
-def _real(name: str, v, lo: float, hi: float) -> float:
+def _real(name: str, v, lo: float, hi: float, rule: str | None = None) -> float:
     """A finite number (int or float, not a bool or string) in [lo, hi]."""
     if isinstance(v, bool) or not isinstance(v, numbers.Real) or not lo <= v <= hi:  # NaN fails too
-        _refuse(name, v, f"a number from {lo:g} to {hi:g}")
+        _refuse(name, v, rule or f"a number from {lo:g} to {hi:g}")
     return float(v)
 
 
@@ -97,8 +98,12 @@ def normalize_options(options: dict | None) -> dict:
             if bottom < top:
                 _refuse("splits", splits, rule)
         splits = [[int(x) for x in sp] for sp in splits]
-    mmo = None if opts["max_mac_overhead"] is None else _real("max_mac_overhead", opts["max_mac_overhead"], 1,
-                                                                MAX_MAC_OVERHEAD)
+    mmo = opts["max_mac_overhead"]
+    if mmo is None and (opts["optimize"] == "ram" or (opts["optimize"] is None and splits == "auto")):
+        mmo = DEFAULT_MAX_MAC_OVERHEAD  # the cap --optimize ram applies unless told: one key for both spellings
+    elif mmo is not None and mmo != "none":
+        mmo = _real("max_mac_overhead", mmo, 1, MAX_MAC_OVERHEAD, f"a number from 1 to {MAX_MAC_OVERHEAD:g} "
+                    f"(default {DEFAULT_MAX_MAC_OVERHEAD:g}) or 'none' (no cap)")
     ram = None if opts["ram_limit"] is None else _int("ram_limit", opts["ram_limit"], 1, MAX_RAM_LIMIT,
                                                       f"a byte count from 1 to {MAX_RAM_LIMIT} (4 GiB)")
     return {"align": align, "time_budget": budget, "order_search": _bool("order_search", opts["order_search"]),

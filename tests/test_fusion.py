@@ -317,7 +317,7 @@ def test_iterative_dense_accumulates_tiles(flatten):
     held_fc = 3456 + 16  # a plain dense layer holds its whole input and its (aligned) output
     plain = plan_arena(g).arena_bytes
     for streamed in (False, True):
-        plan = plan_fused(g, optimize="ram", input_streamed=streamed, time_budget=0.3)
+        plan = plan_fused(g, optimize="ram", max_mac_overhead="none", input_streamed=streamed, time_budget=0.3)
         blk = plan.schedule.items[-1]
         assert isinstance(blk, BlockRun) and blk.q == n and is_dense(g, blk.geo) and blk.geo.reduce_op == fc.index
         assert [b.size for b in plan.buffers if b.kind == "accumulator"] == [4 * 10]
@@ -327,7 +327,7 @@ def test_iterative_dense_accumulates_tiles(flatten):
         assert search_front(g, streamed).p1(INF).peak == plan.lower_bound_bytes
         _check_plan(g, plan, x, ref)
     # input in the arena: the 2,304-byte input, the output, the 1x1 tile windows, the sums
-    plan = plan_fused(g, optimize="ram", time_budget=0.3)
+    plan = plan_fused(g, optimize="ram", max_mac_overhead="none", time_budget=0.3)
     assert plan.arena_bytes == 2304 + 16 + 48 + 48
     # every scheme accumulates each pixel once (cached tiles too), and split regions may end in it
     from buildtool.fusion.search import Edge
@@ -357,10 +357,11 @@ def test_dense_tail_only_where_the_block_output_is_read_whole():
 def test_mbv2_least_ram_streamed_below_msf_cnn_board_figure():
     """Issue 3: mbv2-w0.35 at F = inf, input streamed, residuals counted: below 8,560 B."""
     g = _zoo("mbv2-w0.35")
-    plan = plan_fused(g, optimize="ram", input_streamed=True, time_budget=0)
+    plan = plan_fused(g, optimize="ram", max_mac_overhead="none", input_streamed=True, time_budget=0)
     assert plan.arena_bytes < 8560
     assert checker.problems(*checker_view(plan)) == []
-    assert plan.to_json(g) == plan_fused(g, optimize="ram", input_streamed=True, time_budget=0).to_json(g)
+    again = plan_fused(g, optimize="ram", max_mac_overhead="none", input_streamed=True, time_budget=0)
+    assert plan.to_json(g) == again.to_json(g)
 
 
 def test_zoo_tiny_and_vww1_settings():
@@ -408,14 +409,15 @@ def test_zoo_big_models_settings(name):
 @pytest.mark.slow
 def test_least_ram_plans_execute():
     """F = inf plans recompute a lot (and make expansions channel by channel): run the small ones."""
-    _settings(_zoo("mcunet-vww1"), [dict(optimize="ram"), dict(optimize="ram", input_streamed=True)])
+    _settings(_zoo("mcunet-vww1"), [dict(optimize="ram", max_mac_overhead="none"),
+                                    dict(optimize="ram", max_mac_overhead="none", input_streamed=True)])
 
 
 @pytest.mark.slow
 def test_mbv2_least_ram_streamed_executes():
     g = _zoo("mbv2-w0.35")
     x = fixed_input(g.tensors[g.inputs[0]].shape)
-    plan = plan_fused(g, optimize="ram", input_streamed=True, time_budget=0)
+    plan = plan_fused(g, optimize="ram", max_mac_overhead="none", input_streamed=True, time_budget=0)
     assert plan.arena_bytes < 8560
     _check_plan(g, plan, x, run_unplanned(g, [x]))
 
@@ -628,3 +630,99 @@ def test_plain_plan_in_place_runs_on_host_firmware(tmp_path):
     firmware.build(g, "host", tmp_path, optimize="ram", time_budget=0.2)
     y, _, ram = firmware.run("host", tmp_path, x)
     assert np.array_equal(y, run_unplanned(g, [x])[0]) and ram["arena_bytes"] == 442368
+
+
+# -- the MAC cap: 1.3 x unless told, the trade-off named (issue 16 item 3) ---------------------------------
+def _tiny_streamed_front():
+    g = _zoo("tiny")
+    return g, search_front(g, streamed=True)
+
+
+def test_default_mac_cap_applies_and_names_what_no_cap_would_give():
+    """tiny, input streamed: least RAM is 416 B at 2.69x MACs; the default cap keeps 1.3x and
+    says what it costs. Without a value, 1.3 and "none" mean the same in every layer."""
+    from buildtool.fusion import plan_from_front
+    from buildtool.service import normalize_options
+
+    g, front = _tiny_streamed_front()
+    plan = plan_fused(g, optimize="ram", input_streamed=True, time_budget=0.2)
+    at13 = plan_from_front(g, front, factor=1.3, time_budget=0.2)
+    least = plan_from_front(g, front, factor=INF, time_budget=0.2)
+    assert plan.mac_overhead <= 1.3 < least.mac_overhead and least.arena_bytes < plan.arena_bytes
+    j = plan.to_json(g)
+    assert {k: v for k, v in j.items() if k not in ("max_mac_overhead", "tradeoff")} == at13.to_json(g)
+    assert j["max_mac_overhead"] == 1.3 and j["tradeoff"] == {
+        "max_mac_overhead": "none", "arena_bytes": least.arena_bytes, "macs": least.macs,
+        "mac_overhead": round(least.mac_overhead, 6)}
+    assert plan_fused(g, optimize="ram", max_mac_overhead=1.3, input_streamed=True,
+                      time_budget=0.2).to_json(g) == j
+    norm = normalize_options({"optimize": "ram"})
+    assert norm == normalize_options({"optimize": "ram", "max_mac_overhead": 1.3})
+    assert norm["max_mac_overhead"] == 1.3 and normalize_options({"splits": "auto"})["max_mac_overhead"] == 1.3
+    assert normalize_options({"optimize": "ram", "max_mac_overhead": "none"})["max_mac_overhead"] == "none"
+    assert normalize_options({})["max_mac_overhead"] is None  # plain plans: the cap means nothing, no key change
+
+
+def test_scons_mac_cap_variable_means_what_the_cli_option_means():
+    """scons max_mac_overhead=none / =1.3: the strings the command line gives become the CLI's values."""
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).parents[1] / "site_scons" / "site_tools" / "btfirmware" / "__init__.py"
+    spec = importlib.util.spec_from_file_location("btfirmware_i16", path)
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    assert tool.plan_options({"optimize": "ram", "max_mac_overhead": "None "})["max_mac_overhead"] == "none"
+    assert tool.plan_options({"optimize": "ram", "max_mac_overhead": "1.3"})["max_mac_overhead"] == 1.3
+    with pytest.raises(UsageError, match="max_mac_overhead='x' is invalid: it must be a number from 1 to 1000"):
+        tool.plan_options({"optimize": "ram", "max_mac_overhead": "x"})
+
+
+def test_no_mac_cap_restores_the_least_ram_plan_byte_identically():
+    """max_mac_overhead "none" is the uncapped least-RAM plan (the old default), JSON byte-identical
+    apart from the cap fields, and names the default cap's plan as the other side."""
+    import json
+
+    from buildtool.fusion import plan_from_front
+
+    g, front = _tiny_streamed_front()
+    plan = plan_fused(g, optimize="ram", max_mac_overhead="none", input_streamed=True, time_budget=0.2)
+    j = plan.to_json(g)
+    assert j.pop("max_mac_overhead") == "none" and j.pop("tradeoff")["max_mac_overhead"] == 1.3
+    assert json.dumps(j) == json.dumps(plan_from_front(g, front, factor=INF, time_budget=0.2).to_json(g))
+    assert plan.arena_bytes == 416 and plan.mac_overhead > 2.6
+    assert plan_fused(g, optimize="ram", max_mac_overhead=INF, input_streamed=True,
+                      time_budget=0.2).to_json(g) == plan.to_json(g)
+    with pytest.raises(UsageError, match="or 'none' for no cap"):
+        plan_fused(g, optimize="ram", max_mac_overhead="None", input_streamed=True)
+
+
+def test_cli_prints_the_mac_trade_off_on_one_stderr_line(capsys):
+    """`buildtool plan M --optimize ram`: stdout as before, one line on stderr naming the other
+    side of the cap and the option that takes it; --json carries it as fields; the same through
+    the (test session's private) planner daemon."""
+    import json
+
+    from buildtool import cli
+
+    base = ["plan", "tiny", "--optimize", "ram", "--input-streamed", "--time-budget", "0.2", "--no-daemon"]
+    capsys.readouterr()
+    assert cli.main(base) == 0
+    out, err = capsys.readouterr()
+    assert err == ("tiny: at most 1.3x MACs gives 1,104 B (1.23x); least RAM 416 B (-62.3 %) costs 2.69x MACs: "
+                   "--max-mac-overhead none\n") and "arena 1104 B" in out
+    assert cli.main(base + ["--max-mac-overhead", "none"]) == 0
+    out, err = capsys.readouterr()
+    assert err == ("tiny: least RAM 416 B costs 2.69x MACs; at most 1.3x MACs gives 1,104 B (+165.4 %): "
+                   "--max-mac-overhead 1.3\n") and "arena 416 B" in out
+    assert cli.main(base + ["--json"]) == 0
+    out, err = capsys.readouterr()
+    j = json.loads(out)
+    assert j["max_mac_overhead"] == 1.3 and j["tradeoff"]["arena_bytes"] == 416 and len(err.splitlines()) == 1
+    assert cli.main(["plan", "tiny", "--optimize", "ram", "--time-budget", "0.2", "--no-daemon"]) == 0
+    assert capsys.readouterr().err == ""  # no trade-off: quiet
+    for extra in ([], ["--max-mac-overhead", "none"], ["--max-mac-overhead", "1.3"]):
+        assert cli.main(base + extra) == 0
+        here = capsys.readouterr()
+        assert cli.main(base[:-1] + extra) == 0  # through the daemon
+        assert capsys.readouterr() == here

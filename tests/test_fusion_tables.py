@@ -20,7 +20,7 @@ from buildtool.executor import run_unplanned
 from buildtool.fusion import plan_fused
 
 TABLE_MODELS = ["mcunet-vww1", "mbv2-w0.35", "mcunet-in3", "mobilenetv2"]
-P1 = [dict(optimize="ram", max_mac_overhead=f) for f in (1.1, 1.2, 1.3, 1.4, 1.5, None)]
+P1 = [dict(optimize="ram", max_mac_overhead=f) for f in (1.1, 1.2, 1.3, 1.4, 1.5, "none")]
 P2 = [dict(optimize="macs", ram_limit=kb * 1000) for kb in (16, 32, 64, 128, 256)]
 
 

@@ -234,7 +234,7 @@ def test_too_big_but_fits_fused_names_the_optimize_ram_build(tmp_path):
     r = scons("board=hifive1", f"model={model}", f"out={tmp_path / 'b'}", check=False)
     one_line_error(r, "big does not fit board hifive1: it needs 38,912 B of RAM (arena 36,864 B + stack 2,048 B), the "
                    "board has 16,384 B of RAM (16 KiB); with `buildtool run --board hifive1 --optimize ram` it fits "
-                   "(arena 11,760 B + stack 2,048 B = 13,808 B)")
+                   "(arena 11,872 B + stack 2,048 B = 13,920 B)")  # within the default 1.3x MACs
     assert not (tmp_path / "b" / "model.c").exists()
 
 

@@ -6,6 +6,8 @@ buildtool.fusion_exec.run_fused().
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..errors import PlanError, UsageError
 from .schedule import FusedPlan, Schedule, plan_schedule, schedule_from_edges
 from .search import Front, search_front, within_macs
@@ -14,14 +16,32 @@ from .split import parse_split, split_schedule
 # Solutions of the front tried, best first, when packing turns out above the search's bound.
 _TRIES = 10
 _POLISH = 10  # of those, how many get the iterated-greedy pass before the best gets the exact solver
+# --optimize ram keeps MACs within this factor of the unfused network unless told otherwise: past it the
+# least-RAM plans buy a few hundred bytes with several times the MACs (resnet8blocks: 7.87x for 1 %).
+DEFAULT_MAX_MAC_OVERHEAD = 1.3
+NO_CAP = "none"  # how "no MAC cap" is spelled in options (CLI --max-mac-overhead none, JSON "none")
 
 
-def plan_fused(g, *, optimize: str | None = None, max_mac_overhead: float | None = None,
+def mac_cap(max_mac_overhead) -> float:
+    """The factor an option value means: None -> the default cap, "none" (or inf) -> no cap."""
+    if max_mac_overhead is None:
+        return DEFAULT_MAX_MAC_OVERHEAD
+    if max_mac_overhead == NO_CAP:
+        return float("inf")
+    if isinstance(max_mac_overhead, str) or not max_mac_overhead >= 1.0:
+        raise UsageError(f"--max-mac-overhead {max_mac_overhead} must be a number of at least 1.0, "
+                         f"or '{NO_CAP}' for no cap")
+    return float(max_mac_overhead)
+
+
+def plan_fused(g, *, optimize: str | None = None, max_mac_overhead: float | str | None = None,
                ram_limit: int | None = None, splits=None, input_streamed: bool = False, align: int = 16,
                time_budget: float = 2.0, memo=None, band_input: bool = True) -> FusedPlan:
     """Plan g with operator splitting and/or fusion.
 
-    optimize="ram": least peak RAM with MACs <= max_mac_overhead x vanilla (None: no bound).
+    optimize="ram": least peak RAM with MACs <= max_mac_overhead x vanilla (None: the default
+    DEFAULT_MAX_MAC_OVERHEAD; "none" or inf: no bound). The plan's tradeoff names the other side:
+    the least-RAM plan when a cap cost RAM, the default cap's plan when no cap cost MACs.
     optimize="macs": least MACs with peak RAM <= ram_limit bytes (PlanError naming the
     smallest reachable peak when impossible).
     splits: a list of (top, bottom, n) regions, or "auto" (the least-RAM set of regions).
@@ -42,17 +62,66 @@ def plan_fused(g, *, optimize: str | None = None, max_mac_overhead: float | None
         return plan_schedule(g, split_schedule(g, splits, input_streamed), align, time_budget)
     if optimize == "macs" and ram_limit is None:
         raise UsageError("--optimize macs needs --ram-limit")
-    if max_mac_overhead is not None and not max_mac_overhead >= 1.0:
-        raise UsageError(f"--max-mac-overhead {max_mac_overhead} must be at least 1.0")
+    factor = mac_cap(max_mac_overhead)
     front = search_front(g, input_streamed, align, memo, split_only=splits == "auto", band_input=band_input)
-    factor = float("inf") if max_mac_overhead is None else max_mac_overhead
-    return plan_from_front(g, front, optimize=optimize or "ram", factor=factor, ram_limit=ram_limit,
-                           mode="split" if splits == "auto" else "fusion", align=align, time_budget=time_budget)
+    mode = "split" if splits == "auto" else "fusion"
+    if optimize == "macs":
+        return plan_from_front(g, front, optimize="macs", ram_limit=ram_limit, mode=mode, align=align,
+                               time_budget=time_budget)
+    least = min(s.macs for s in front.solutions)
+    if max_mac_overhead is None and not within_macs(least, factor, front.vanilla_macs):
+        factor = least / front.vanilla_macs  # nothing within the default cap (streamed input): the fewest MACs
+    packs = _Packs(g, align)
+    plan = plan_from_front(g, front, factor=factor, mode=mode, align=align, time_budget=time_budget, packs=packs)
+    tradeoff = _tradeoff(g, front, plan, factor, mode, align, time_budget, packs)
+    return dataclasses.replace(plan, mac_cap=factor, tradeoff=tradeoff)  # a copy: packs may share plan objects
+
+
+def _tradeoff(g, front: Front, plan: FusedPlan, factor: float, mode: str, align: int,
+              time_budget: float, packs: _Packs) -> dict | None:
+    """The plan on the other side of the MAC cap, when it differs: with a cap, the least-RAM plan
+    if it packs smaller; without one, the default cap's plan if the least-RAM plan is above it."""
+    inf = float("inf")
+    if factor != inf:
+        if all(within_macs(s.macs, factor, front.vanilla_macs) for s in front.solutions if s.peak < plan.arena_bytes):
+            return None  # no plan above the cap has a bound below this arena: lifting the cap cannot help
+        other = plan_from_front(g, front, factor=inf, mode=mode, align=align, time_budget=time_budget, packs=packs)
+        cap = NO_CAP
+        if other.arena_bytes >= plan.arena_bytes:
+            return None
+    else:
+        cap = DEFAULT_MAX_MAC_OVERHEAD
+        if within_macs(plan.macs, cap, front.vanilla_macs):
+            return None
+        if not any(within_macs(s.macs, cap, front.vanilla_macs) for s in front.solutions):
+            return None
+        other = plan_from_front(g, front, factor=cap, mode=mode, align=align, time_budget=time_budget, packs=packs)
+    return {"max_mac_overhead": cap, "arena_bytes": other.arena_bytes, "macs": other.macs,
+            "mac_overhead": round(other.mac_overhead, 6)}
+
+
+class _Packs:
+    """Packed plans of one front, kept so that planning both sides of the MAC cap packs each
+    schedule once (plan_schedule is deterministic: the same schedule and budget give the same plan)."""
+
+    def __init__(self, g, align: int):
+        self.g, self.align, self.scheds, self.plans = g, align, {}, {}
+
+    def schedule(self, key, make) -> Schedule:
+        if key not in self.scheds:
+            self.scheds[key] = make()
+        return self.scheds[key]
+
+    def pack(self, sched: Schedule, time_budget: float, rounds: int = 30) -> FusedPlan:
+        key = (id(sched), time_budget, rounds)  # every schedule stays alive in scheds or in a plan here
+        if key not in self.plans:
+            self.plans[key] = (sched, plan_schedule(self.g, sched, self.align, time_budget, rounds=rounds))
+        return self.plans[key][1]
 
 
 def plan_from_front(g, front: Front, *, optimize: str = "ram", factor: float = float("inf"),
                     ram_limit: int | None = None, mode: str = "fusion", align: int = 16,
-                    time_budget: float = 2.0) -> FusedPlan:
+                    time_budget: float = 2.0, packs: _Packs | None = None) -> FusedPlan:
     """Pack the best solutions of the front and keep the best real arena.
 
     The search's peak is a lower bound of each packed arena; the first few solutions in
@@ -60,7 +129,8 @@ def plan_from_front(g, front: Front, *, optimize: str = "ram", factor: float = f
     is polished (iterated greedy, then the exact solver for time_budget seconds).
     """
     streamed = front.streamed
-    plain = _plain(g, front, mode, align)
+    packs = packs if packs is not None and packs.align == align else _Packs(g, align)
+    plain = _plain(g, front, mode, packs)
     if optimize == "macs":
         sols = sorted((s for s in front.solutions if s.peak <= ram_limit), key=lambda s: (s.macs, s.peak))
         if not sols:
@@ -73,13 +143,14 @@ def plan_from_front(g, front: Front, *, optimize: str = "ram", factor: float = f
                       key=lambda s: (s.peak, s.macs))
     tried = []
     for s in sols[:_TRIES]:
-        sched = schedule_from_edges(g, s.edges, streamed, mode)
-        plan = plan_schedule(g, sched, align, 0.0, rounds=0)
+        sched = packs.schedule((tuple(s.edges), streamed, mode),
+                               lambda s=s: schedule_from_edges(g, s.edges, streamed, mode))
+        plan = packs.pack(sched, 0.0, rounds=0)
         if optimize == "macs":
             if plain is not None and plain.arena_bytes <= ram_limit and plain.macs < s.macs:
                 return plain  # the fewest MACs there are, and it fits
             if plan.arena_bytes > ram_limit:
-                plan = plan_schedule(g, sched, align, time_budget)
+                plan = packs.pack(sched, time_budget)
             if plan.arena_bytes <= ram_limit:
                 return plan
             continue
@@ -94,23 +165,24 @@ def plan_from_front(g, front: Front, *, optimize: str = "ram", factor: float = f
     if tried[0].optimal:
         best = tried[0]
     else:
-        polished = [plan_schedule(g, p.schedule, align, 0.0) for p in tried[:_POLISH]]
+        polished = [packs.pack(p.schedule, 0.0) for p in tried[:_POLISH]]
         best = min(polished + tried, key=lambda p: (p.arena_bytes, p.macs))
         if not best.optimal and time_budget > 0:
-            exact = plan_schedule(g, best.schedule, align, time_budget)
+            exact = packs.pack(best.schedule, time_budget)
             best = exact if exact.arena_bytes <= best.arena_bytes else best
     # an optimiser that cannot beat running every operator as usual returns that plan
     if plain is not None and plain.lower_bound_bytes < best.arena_bytes and not plain.optimal and time_budget > 0:
-        plain = plan_schedule(g, plain.schedule, align, time_budget)
+        plain = packs.pack(plain.schedule, time_budget)
     return plain if plain is not None and plain.arena_bytes < best.arena_bytes else best
 
 
-def _plain(g, front: Front, mode: str, align: int) -> FusedPlan | None:
+def _plain(g, front: Front, mode: str, packs: _Packs) -> FusedPlan | None:
     """Every operator as usual, element-wise ones in place, packed by the heuristics: the plan an
     optimiser must not lose to (None when the input is streamed: no operator may read it whole)."""
     if front.streamed:
         return None
-    return plan_schedule(g, Schedule(list(range(len(g.operators))), False, mode, inplace=True), align, 0.0, rounds=0)
+    sched = packs.schedule(("plain", mode), lambda: Schedule(list(range(len(g.operators))), False, mode, inplace=True))
+    return packs.pack(sched, 0.0, rounds=0)
 
 
 def _unreachable(g, front: Front, ram_limit: int, mode: str, align: int, time_budget: float) -> None:
@@ -137,4 +209,5 @@ def parse_bytes(text: str) -> int:
     return int(whole or 0) * mult + int(frac or 0) * mult // 10 ** len(frac)  # exact, rounded down
 
 
-__all__ = ["plan_fused", "plan_from_front", "parse_bytes", "parse_split", "FusedPlan", "Front", "Schedule", "search_front"]
+__all__ = ["DEFAULT_MAX_MAC_OVERHEAD", "NO_CAP", "mac_cap", "plan_fused", "plan_from_front", "parse_bytes",
+           "parse_split", "FusedPlan", "Front", "Schedule", "search_front"]

@@ -198,6 +198,8 @@ class FusedPlan:
     optimal: bool = False
     planner: str = ""
     profile: list = field(default_factory=list)  # bytes live at each tile-step
+    mac_cap: float | None = None  # --optimize ram: the MAC factor it kept within (inf: none)
+    tradeoff: dict | None = None  # the plan across the cap (fusion.plan_fused), when it differs
 
     @property
     def mac_overhead(self) -> float:
@@ -220,6 +222,9 @@ class FusedPlan:
             "macs": self.macs,
             "vanilla_macs": self.vanilla_macs,
             "mac_overhead": round(self.mac_overhead, 6),
+            **({} if self.mac_cap is None else
+               {"max_mac_overhead": "none" if self.mac_cap == float("inf") else round(self.mac_cap, 6),
+                "tradeoff": self.tradeoff}),
             "align": self.align,
             "planner": self.planner,
             "optimal": self.optimal,

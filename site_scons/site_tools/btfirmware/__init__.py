@@ -112,7 +112,9 @@ def plan_options(given: dict) -> dict:
         v = v.strip()
         if k == "align" and re.fullmatch(r"[+-]?\d+", v):
             v = int(v)
-        elif k == "time_budget":
+        elif k == "max_mac_overhead" and v.lower() == "none":
+            v = "none"
+        elif k in ("time_budget", "max_mac_overhead"):
             try:
                 v = float(v)
             except ValueError:
