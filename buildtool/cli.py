@@ -21,6 +21,11 @@ def is_model_path(spec: str) -> bool:
     return os.path.exists(spec) or spec.endswith(".tflite") or os.sep in spec
 
 
+def _model_name(spec: str) -> str:
+    """A file's name without its extension; a zoo name whole (mbv2-w0.35 keeps its dot)."""
+    return os.path.splitext(os.path.basename(spec))[0] if is_model_path(spec) else spec
+
+
 def load_model(spec: str):
     """A path to a .tflite file, or the name of a zoo architecture."""
     from . import tflite_reader
@@ -184,19 +189,19 @@ def cmd_plan(a) -> int:
     plan = r["plan"]
     if a.json:
         out = dict(plan)
-        _say_tradeoff(os.path.splitext(os.path.basename(a.model))[0], plan)
+        _say_tradeoff(_model_name(a.model), plan)
         if r["via_daemon"]:
             out["cache"], out["plan_ms"] = r["cache"], r["plan_ms"]
         print(json.dumps(out, indent=1))
     elif "mac_overhead" in plan:
-        name = os.path.splitext(os.path.basename(a.model))[0]
+        name = _model_name(a.model)
         acc = "input streamed" if plan.get("input_accounting") == "streamed" else "input in the arena"
         _say_tradeoff(name, plan)
         print(f"{name}: arena {plan['arena_bytes']} B ({acc}, residuals counted; search bound "
               f"{plan['lower_bound_bytes']} B); {plan['macs']} MACs = {plan['mac_overhead']:.3f} x unfused; "
               f"{len(plan.get('fusion_blocks', []))} fusion blocks, {len(plan.get('splits', []))} split regions")
     else:
-        name = os.path.splitext(os.path.basename(a.model))[0]
+        name = _model_name(a.model)
         print(f"{name}: arena {plan['arena_bytes']} B (lower bound {plan['lower_bound_bytes']} B, "
               f"{'optimal' if plan['optimal'] else 'not proven optimal'}, planner {plan['planner']}); "
               f"activations total {plan['total_activation_bytes']} B; {plan['macs']} MACs; "
