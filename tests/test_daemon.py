@@ -405,3 +405,23 @@ def test_warm_fused_plan_cli_imports_neither_numpy_nor_fusion(rt):
     imported = {line.rsplit("|", 1)[1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")}
     assert "buildtool.daemon.client" in imported  # the list is real: the client was imported
     assert not {m for m in imported if m.split(".")[0] == "numpy" or m.startswith("buildtool.fusion")}
+
+
+def test_write_behind_entries_are_on_disk_once_the_daemon_stops(rt):
+    """The daemon writes cache entries behind its answers; stopping it flushes them: an in-process
+    memo over the same directory then hits the plan and every fusion block."""
+    from buildtool.cache import DiskStore, Memo
+
+    m = model_file(rt, "wb")
+    opts = {"optimize": "ram", "time_budget": 0}
+    cold = plan(m, opts)
+    assert cold["cache"]["misses"] > 1
+    pid = pid_now(rt)
+    assert daemon_cli.main(["stop"]) == 0  # at once: the writer's quiet period has usually not passed
+    assert wait_until(lambda: not alive(pid))
+    store = DiskStore(rt.cache)
+    assert store.stats()["entries"] == cold["cache"]["misses"] + 1  # + the model index entry
+    local = Memo(store)
+    again = service.plan_request(m, opts, local.session())
+    assert again["cache"] == {"hits": 1, "misses": 0} and json.dumps(again["plan"]) == json.dumps(cold["plan"])
+    assert store.corrupt == 0
