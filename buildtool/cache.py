@@ -172,8 +172,8 @@ class DiskStore:
     """Content-addressed files with checksums, atomic writes and an LRU size cap.
 
     write_behind=True (the daemon): put() only queues the finished entry bytes; a background
-    writer thread writes the queue once puts have paused for WRITE_BEHIND_QUIET_S (a plan's
-    hundreds of block entries land after the plan is answered) or when it holds more than
+    writer thread writes the queue once puts have paused for WRITE_BEHIND_QUIET_S and no request
+    is being solved (busy(); a plan's hundreds of block entries land after it is answered) or when it holds more than
     WRITE_BEHIND_MAX_BYTES; flush() writes it all now (daemon exit). Queued entries are read
     back from the queue. Every entry is still written to a temp file and renamed, so a crash
     mid-flush loses only queued entries (misses), never leaves a damaged one. No fsync: the
@@ -195,6 +195,7 @@ class DiskStore:
         self._wake = threading.Condition(threading.Lock())
         self._write_lock = threading.Lock()  # one flush at a time (writer thread, flush(), clear())
         self._writer = None
+        self._planning = 0  # requests being solved (the daemon's busy()): the writer waits for none
 
     def _path(self, kind: str, digest: str) -> str:
         return os.path.join(self.objects, kind, digest[:2], digest[2:])
@@ -257,14 +258,20 @@ class DiskStore:
             self._wake.notify()
         return True
 
+    def busy(self, delta: int) -> None:
+        """A request starts (+1) or ends (-1): the writer stays off the CPU while any is solved."""
+        with self._wake:
+            self._planning = max(0, self._planning + delta)
+            self._wake.notify()
+
     def _write_behind(self) -> None:
         while True:
             with self._wake:
                 while not self._pending:
                     self._wake.wait()
                 quiet = time.monotonic() - self._last_put
-                if quiet < WRITE_BEHIND_QUIET_S and self._pending_bytes < WRITE_BEHIND_MAX_BYTES:
-                    self._wake.wait(WRITE_BEHIND_QUIET_S - quiet)
+                if (quiet < WRITE_BEHIND_QUIET_S or self._planning) and self._pending_bytes < WRITE_BEHIND_MAX_BYTES:
+                    self._wake.wait(WRITE_BEHIND_QUIET_S if self._planning else WRITE_BEHIND_QUIET_S - quiet)
                     continue
             try:
                 self.flush()

@@ -633,3 +633,14 @@ def test_crash_mid_flush_leaves_no_corrupt_entry(tmp_path):
     assert got[:2] == [list(range(1000)), list(range(2000))]
     assert s.corrupt == 0 and s.stats()["entries"] == 2
     assert s.clean_temps() == 1
+
+
+def test_write_behind_waits_while_a_request_is_solved(tmp_path):
+    s = DiskStore(str(tmp_path), write_behind=True)
+    d = entry_digest("arena", "k")
+    s.busy(+1)
+    s.put("arena", d, [1])
+    time.sleep(0.5)  # well past the quiet period: still queued while busy
+    assert not os.path.exists(s._path("arena", d)) and s.get("arena", d) == [1]
+    s.busy(-1)
+    assert _wait(lambda: os.path.exists(s._path("arena", d)))

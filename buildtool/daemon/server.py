@@ -120,6 +120,8 @@ class Daemon:
         with self._lock:
             self._active += delta
             self._last_active = time.monotonic()
+        if delta:
+            self.memo.store.busy(delta)  # the cache writer waits until no plan is being solved
 
     def idle_for(self) -> float:
         with self._lock:
