@@ -88,6 +88,15 @@ def _packed_roundtrip(value) -> tuple:
     return msgpack.unpackb(data, raw=False, strict_map_key=False), len(data), data
 
 
+def _quiet_s() -> float:
+    """WRITE_BEHIND_QUIET_S, or $BUILDTOOL_CACHE_WRITE_QUIET_S (tests: a long pause, so only an exit flushes)."""
+    try:
+        v = float(os.environ.get("BUILDTOOL_CACHE_WRITE_QUIET_S", "") or WRITE_BEHIND_QUIET_S)
+    except ValueError:
+        return WRITE_BEHIND_QUIET_S
+    return v if 0 <= v <= 3600 else WRITE_BEHIND_QUIET_S
+
+
 def _write_file(f, data: bytes) -> None:
     f.write(data)  # (a module function so a test can crash a flush between two entries or inside one)
 
@@ -196,6 +205,7 @@ class DiskStore:
         self._write_lock = threading.Lock()  # one flush at a time (writer thread, flush(), clear())
         self._writer = None
         self._planning = 0  # requests being solved (the daemon's busy()): the writer waits for none
+        self.quiet_s = _quiet_s()
 
     def _path(self, kind: str, digest: str) -> str:
         return os.path.join(self.objects, kind, digest[:2], digest[2:])
@@ -270,8 +280,8 @@ class DiskStore:
                 while not self._pending:
                     self._wake.wait()
                 quiet = time.monotonic() - self._last_put
-                if (quiet < WRITE_BEHIND_QUIET_S or self._planning) and self._pending_bytes < WRITE_BEHIND_MAX_BYTES:
-                    self._wake.wait(WRITE_BEHIND_QUIET_S if self._planning else WRITE_BEHIND_QUIET_S - quiet)
+                if (quiet < self.quiet_s or self._planning) and self._pending_bytes < WRITE_BEHIND_MAX_BYTES:
+                    self._wake.wait(self.quiet_s if self._planning else self.quiet_s - quiet)
                     continue
             try:
                 self.flush()

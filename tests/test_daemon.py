@@ -407,17 +407,19 @@ def test_warm_fused_plan_cli_imports_neither_numpy_nor_fusion(rt):
     assert not {m for m in imported if m.split(".")[0] == "numpy" or m.startswith("buildtool.fusion")}
 
 
-def test_write_behind_entries_are_on_disk_once_the_daemon_stops(rt):
+def test_write_behind_entries_are_on_disk_once_the_daemon_stops(rt, monkeypatch):
     """The daemon writes cache entries behind its answers; stopping it flushes them: an in-process
     memo over the same directory then hits the plan and every fusion block."""
     from buildtool.cache import DiskStore, Memo
 
+    monkeypatch.setenv("BUILDTOOL_CACHE_WRITE_QUIET_S", "600")  # the writer waits: only the exit flush writes
     m = model_file(rt, "wb")
     opts = {"optimize": "ram", "time_budget": 0}
     cold = plan(m, opts)
     assert cold["cache"]["misses"] > 1
     pid = pid_now(rt)
-    assert daemon_cli.main(["stop"]) == 0  # at once: the writer's quiet period has usually not passed
+    assert not os.path.exists(os.path.join(rt.cache, "objects", "fused"))  # queued, not yet written
+    assert daemon_cli.main(["stop"]) == 0
     assert wait_until(lambda: not alive(pid))
     store = DiskStore(rt.cache)
     assert store.stats()["entries"] == cold["cache"]["misses"] + 1  # + the model index entry
