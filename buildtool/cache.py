@@ -46,6 +46,8 @@ MAGIC = b"BTCACHE1"
 HEADER = len(MAGIC) + 32
 DEFAULT_CAP_BYTES = 512 << 20
 HOT_BYTES = 64 << 20  # the in-memory layer holds at most this much msgpack
+WRITE_BEHIND_QUIET_S = 0.2  # the writer starts once puts have paused this long ...
+WRITE_BEHIND_MAX_BYTES = 32 << 20  # ... or once this much waits
 TEMP_STALE_S = 3600  # a temp file this old is left over even if its pid is alive (pid reuse)
 _KIND = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
 _TEMP = re.compile(r"^\.tmp(\d+)?")
@@ -77,8 +79,26 @@ def _roundtrip(value):
 
 
 def _sized_roundtrip(value) -> tuple:
+    return _packed_roundtrip(value)[:2]
+
+
+def _packed_roundtrip(value) -> tuple:
+    """(round-tripped value, its msgpack size, the msgpack bytes): the store writes these bytes as they are."""
     data = msgpack.packb(value, use_bin_type=True)
-    return msgpack.unpackb(data, raw=False, strict_map_key=False), len(data)
+    return msgpack.unpackb(data, raw=False, strict_map_key=False), len(data), data
+
+
+def _quiet_s() -> float:
+    """WRITE_BEHIND_QUIET_S, or $BUILDTOOL_CACHE_WRITE_QUIET_S (tests: a long pause, so only an exit flushes)."""
+    try:
+        v = float(os.environ.get("BUILDTOOL_CACHE_WRITE_QUIET_S", "") or WRITE_BEHIND_QUIET_S)
+    except ValueError:
+        return WRITE_BEHIND_QUIET_S
+    return v if 0 <= v <= 3600 else WRITE_BEHIND_QUIET_S
+
+
+def _write_file(f, data: bytes) -> None:
+    f.write(data)  # (a module function so a test can crash a flush between two entries or inside one)
 
 
 def _pid_alive(pid: int) -> bool:
@@ -158,9 +178,17 @@ def _listdir(path: str) -> list:
 
 
 class DiskStore:
-    """Content-addressed files with checksums, atomic writes and an LRU size cap."""
+    """Content-addressed files with checksums, atomic writes and an LRU size cap.
 
-    def __init__(self, root: str | None = None, cap_bytes: int = DEFAULT_CAP_BYTES):
+    write_behind=True (the daemon): put() only queues the finished entry bytes; a background
+    writer thread writes the queue once puts have paused for WRITE_BEHIND_QUIET_S and no request
+    is being solved (busy(); a plan's hundreds of block entries land after it is answered) or when it holds more than
+    WRITE_BEHIND_MAX_BYTES; flush() writes it all now (daemon exit). Queued entries are read
+    back from the queue. Every entry is still written to a temp file and renamed, so a crash
+    mid-flush loses only queued entries (misses), never leaves a damaged one. No fsync: the
+    cache is an accelerator, and a file a power cut truncates fails its checksum (a miss)."""
+
+    def __init__(self, root: str | None = None, cap_bytes: int = DEFAULT_CAP_BYTES, write_behind: bool = False):
         self.root = os.path.abspath(root or default_cache_dir())
         self.objects = os.path.join(self.root, "objects")
         self.cap_bytes = cap_bytes
@@ -169,20 +197,37 @@ class DiskStore:
         self._lock = threading.Lock()
         self._size = None  # bytes on disk, scanned lazily
         self._private: set = set()  # directories known to exist with mode 0700
+        self.write_behind = write_behind
+        self._pending: dict = {}  # (kind, digest) -> entry bytes not yet written (write-behind)
+        self._pending_bytes = 0
+        self._last_put = 0.0
+        self._wake = threading.Condition(threading.Lock())
+        self._write_lock = threading.Lock()  # one flush at a time (writer thread, flush(), clear())
+        self._writer = None
+        self._planning = 0  # requests being solved (the daemon's busy()): the writer waits for none
+        self.quiet_s = _quiet_s()
 
     def _path(self, kind: str, digest: str) -> str:
         return os.path.join(self.objects, kind, digest[:2], digest[2:])
 
     def get(self, kind: str, digest: str):
         """The stored value, or _MISSING. Damaged entries (of any sort) are deleted and are misses."""
+        return self.get_sized(kind, digest)[0]
+
+    def get_sized(self, kind: str, digest: str) -> tuple:
+        """(value, msgpack size of the value) or (_MISSING, 0)."""
+        with self._wake:
+            queued = self._pending.get((kind, digest))
+        if queued is not None:
+            return msgpack.unpackb(queued[HEADER:], raw=False, strict_map_key=False)[2], len(queued)
         path = self._path(kind, digest)
         try:  # no symlinks followed, no blocking on a fifo
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         except (FileNotFoundError, NotADirectoryError):
-            return _MISSING  # a non-directory in the way is replaced by put()
+            return _MISSING, 0  # a non-directory in the way is replaced by put()
         except OSError:
             self._damaged(path)
-            return _MISSING
+            return _MISSING, 0
         try:
             with os.fdopen(fd, "rb") as f:
                 if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
@@ -195,17 +240,75 @@ class DiskStore:
                 raise ValueError("entry holds another key")
         except (OSError, ValueError, TypeError, msgpack.UnpackException):
             self._damaged(path)
-            return _MISSING
+            return _MISSING, 0
         try:
             os.utime(path)  # LRU clock
         except OSError:
             pass
-        return value
+        return value, len(data) - HEADER
 
-    def put(self, kind: str, digest: str, value) -> bool:
-        """Store value; False (and one warning per store) when the cache cannot be written."""
-        payload = msgpack.packb([kind, digest, value], use_bin_type=True)
+    def put(self, kind: str, digest: str, value, packed: bytes | None = None) -> bool:
+        """Store value (packed: its msgpack bytes, when the caller has them); False (and one warning
+        per store) when the cache cannot be written. With write_behind the entry is queued: True."""
+        if packed is None:
+            payload = msgpack.packb([kind, digest, value], use_bin_type=True)
+        else:  # msgpack of [kind, digest, value] without packing the value again
+            payload = b"\x93" + msgpack.packb(kind) + msgpack.packb(digest) + packed
         data = MAGIC + hashlib.sha256(payload).digest() + payload
+        if not self.write_behind:
+            return self._store(kind, digest, data)
+        with self._wake:
+            old = self._pending.pop((kind, digest), None)
+            self._pending_bytes += len(data) - (len(old) if old is not None else 0)
+            self._pending[(kind, digest)] = data
+            self._last_put = time.monotonic()
+            if self._writer is None:
+                self._writer = threading.Thread(target=self._write_behind, name="cache-writer", daemon=True)
+                self._writer.start()
+            self._wake.notify()
+        return True
+
+    def busy(self, delta: int) -> None:
+        """A request starts (+1) or ends (-1): the writer stays off the CPU while any is solved."""
+        with self._wake:
+            self._planning = max(0, self._planning + delta)
+            self._wake.notify()
+
+    def _write_behind(self) -> None:
+        while True:
+            with self._wake:
+                while not self._pending:
+                    self._wake.wait()
+                quiet = time.monotonic() - self._last_put
+                if (quiet < self.quiet_s or self._planning) and self._pending_bytes < WRITE_BEHIND_MAX_BYTES:
+                    self._wake.wait(self.quiet_s if self._planning else self.quiet_s - quiet)
+                    continue
+            try:
+                self.flush()
+            except Exception:  # noqa: BLE001 - a failed write never fails a plan; the writer keeps going
+                import logging
+
+                logging.getLogger("buildtool.cache").exception("cache writer")
+
+    def flush(self) -> int:
+        """Write every queued entry now (batch, one thread at a time); the number written."""
+        n = 0
+        with self._write_lock:
+            while True:
+                with self._wake:
+                    if not self._pending:
+                        return n
+                    (kind, digest), data = next(iter(self._pending.items()))
+                try:
+                    self._store(kind, digest, data)  # a failed write is counted and logged there
+                    n += 1
+                finally:
+                    with self._wake:  # dropped from the queue once on disk (get() always finds it) or failed
+                        if self._pending.get((kind, digest)) is data:
+                            del self._pending[(kind, digest)]
+                            self._pending_bytes -= len(data)
+
+    def _store(self, kind: str, digest: str, data: bytes) -> bool:
         path = self._path(kind, digest)
         try:
             self._write(path, data)
@@ -241,7 +344,7 @@ class DiskStore:
             fd, tmp = tempfile.mkstemp(dir=d, prefix=f".tmp{os.getpid()}-")
         try:
             with os.fdopen(fd, "wb") as f:
-                f.write(data)
+                _write_file(f, data)
             try:
                 os.replace(tmp, path)
             except OSError as e:
@@ -338,6 +441,7 @@ class DiskStore:
         return removed
 
     def stats(self) -> dict:
+        self.flush()  # counts what is on disk, queued entries included
         n = size = 0
         for p in self._files():
             try:
@@ -364,7 +468,10 @@ class DiskStore:
     def clear(self) -> int:
         """Delete every entry, damaged ones (directories, links, misplaced files) included; the
         number removed. Temp files of live writers are left to finish."""
-        n = 0
+        with self._wake:
+            n = len(self._pending)  # queued entries are dropped unwritten
+            self._pending.clear()
+            self._pending_bytes = 0
         self.clean_temps()
         for kind in _listdir(self.objects):
             kp = os.path.join(self.objects, kind)
@@ -443,14 +550,12 @@ class Memo:
             self._count(stats, kind, True)
             return flight.value
         try:
-            value = self.store.get(kind, d) if self.store is not None else _MISSING
+            value, size = self.store.get_sized(kind, d) if self.store is not None else (_MISSING, 0)
             hit = value is not _MISSING
-            if hit:
-                size = len(msgpack.packb(value, use_bin_type=True))
-            else:
-                value, size = _sized_roundtrip(compute())
+            if not hit:
+                value, size, packed = _packed_roundtrip(compute())
                 if self.store is not None:
-                    self.store.put(kind, d, value)
+                    self.store.put(kind, d, value, packed)
             flight.value = value
             with self._lock:
                 self._hot[hk] = (value, size)

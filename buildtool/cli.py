@@ -115,8 +115,6 @@ def plan_options(a) -> dict:
     opts = {"align": a.align, "time_budget": a.time_budget, "order_search": not a.no_order_search,
             "inplace": not a.no_inplace}
     if fused_requested(a):
-        from .fusion import parse_bytes, parse_split
-
         splits = None
         if a.split:
             if "auto" in a.split:
@@ -124,10 +122,16 @@ def plan_options(a) -> dict:
                     raise UsageError("--split auto cannot be combined with explicit regions")
                 splits = "auto"
             else:
+                from .fusion import parse_split  # only here: fusion imports numpy, a warm plan need not
+
                 splits = [list(parse_split(x)) for x in a.split]
         optimize = a.optimize or (None if splits else "ram")
-        opts.update(optimize=optimize, max_mac_overhead=a.max_mac_overhead,
-                    ram_limit=parse_bytes(a.ram_limit) if a.ram_limit else None, splits=splits,
+        ram_limit = None
+        if a.ram_limit:
+            from .fusion import parse_bytes
+
+            ram_limit = parse_bytes(a.ram_limit)
+        opts.update(optimize=optimize, max_mac_overhead=a.max_mac_overhead, ram_limit=ram_limit, splits=splits,
                     input_streamed=a.input_streamed)
     elif a.max_mac_overhead is not None or a.ram_limit:
         raise UsageError("--max-mac-overhead and --ram-limit need --optimize ram|macs")
@@ -193,15 +197,15 @@ def cmd_plan(a) -> int:
         if r["via_daemon"]:
             out["cache"], out["plan_ms"] = r["cache"], r["plan_ms"]
         print(json.dumps(out, indent=1))
-    elif "mac_overhead" in plan:
-        name = _model_name(a.model)
+        return 0
+    name = _model_name(a.model)  # a zoo name whole: mbv2-w0.35
+    if "mac_overhead" in plan:  # printed from the plan's JSON alone: no fusion or numpy import
         acc = "input streamed" if plan.get("input_accounting") == "streamed" else "input in the arena"
         _say_tradeoff(name, plan)
         print(f"{name}: arena {plan['arena_bytes']} B ({acc}, residuals counted; search bound "
               f"{plan['lower_bound_bytes']} B); {plan['macs']} MACs = {plan['mac_overhead']:.3f} x unfused; "
               f"{len(plan.get('fusion_blocks', []))} fusion blocks, {len(plan.get('splits', []))} split regions")
     else:
-        name = _model_name(a.model)
         print(f"{name}: arena {plan['arena_bytes']} B (lower bound {plan['lower_bound_bytes']} B, "
               f"{'optimal' if plan['optimal'] else 'not proven optimal'}, planner {plan['planner']}); "
               f"activations total {plan['total_activation_bytes']} B; {plan['macs']} MACs; "

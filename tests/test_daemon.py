@@ -389,3 +389,41 @@ def test_graph_bytes_and_zoo_requests(rt):
         with pytest.raises(BuildtoolError, match="neither a model file nor a zoo name"):
             c.plan("no-such-zoo-model")
         rt.pids.append(c.daemon_pid)
+
+
+def test_warm_fused_plan_cli_imports_neither_numpy_nor_fusion(rt):
+    """A warm `plan --optimize ram` answered by the daemon prints from the plan's JSON: the CLI
+    process imports only what it uses (checked in -X importtime's list, not by timing)."""
+    p = model_file(rt, "imp")
+    cmd = [sys.executable, "-X", "importtime", "-m", "buildtool.cli", "plan", p, "--optimize", "ram"]
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(os.path.abspath(service.__file__))))
+    first = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    assert first.returncode == 0, first.stderr[-2000:]
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout == first.stdout and r.stdout.startswith("imp: arena ") and "fusion blocks" in r.stdout
+    imported = {line.rsplit("|", 1)[1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")}
+    assert "buildtool.daemon.client" in imported  # the list is real: the client was imported
+    assert not {m for m in imported if m.split(".")[0] == "numpy" or m.startswith("buildtool.fusion")}
+
+
+def test_write_behind_entries_are_on_disk_once_the_daemon_stops(rt, monkeypatch):
+    """The daemon writes cache entries behind its answers; stopping it flushes them: an in-process
+    memo over the same directory then hits the plan and every fusion block."""
+    from buildtool.cache import DiskStore, Memo
+
+    monkeypatch.setenv("BUILDTOOL_CACHE_WRITE_QUIET_S", "600")  # the writer waits: only the exit flush writes
+    m = model_file(rt, "wb")
+    opts = {"optimize": "ram", "time_budget": 0}
+    cold = plan(m, opts)
+    assert cold["cache"]["misses"] > 1
+    pid = pid_now(rt)
+    assert not os.path.exists(os.path.join(rt.cache, "objects", "fused"))  # queued, not yet written
+    assert daemon_cli.main(["stop"]) == 0
+    assert wait_until(lambda: not alive(pid))
+    store = DiskStore(rt.cache)
+    assert store.stats()["entries"] == cold["cache"]["misses"] + 1  # + the model index entry
+    local = Memo(store)
+    again = service.plan_request(m, opts, local.session())
+    assert again["cache"] == {"hits": 1, "misses": 0} and json.dumps(again["plan"]) == json.dumps(cold["plan"])
+    assert store.corrupt == 0

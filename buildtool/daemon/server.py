@@ -100,7 +100,7 @@ class Daemon:
 
         self.paths = paths
         self.idle_s = idle_s
-        self.memo = Memo(DiskStore(cache_dir, cap_bytes))
+        self.memo = Memo(DiskStore(cache_dir, cap_bytes, write_behind=True))  # written after the answer
         self.versions = protocol.versions()
         planner_version()  # fixed now, from the code this process loads
         self.started = time.time()
@@ -120,6 +120,8 @@ class Daemon:
         with self._lock:
             self._active += delta
             self._last_active = time.monotonic()
+        if delta:
+            self.memo.store.busy(delta)  # the cache writer waits until no plan is being solved
 
     def idle_for(self) -> float:
         with self._lock:
@@ -444,6 +446,12 @@ def main(argv=None) -> int:
         deadline = time.monotonic() + 5
         while d.idle_for() == 0.0 and time.monotonic() < deadline:  # let running requests answer
             time.sleep(0.05)
+        try:  # the write-behind queue goes to disk before the lock is released
+            n = d.memo.store.flush()
+            if n:
+                log.info("wrote %d queued cache entries", n)
+        except Exception:  # noqa: BLE001 - never keeps the daemon from stopping
+            log.error("cache flush failed:\n%s", traceback.format_exc())
         log.info("stopped")
         os.close(lock_fd)
     return 0
