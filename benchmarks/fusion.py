@@ -27,6 +27,7 @@ from buildtool import zoo  # noqa: E402
 from buildtool.errors import PlanError  # noqa: E402
 from buildtool.fusion import plan_from_front, plan_fused  # noqa: E402
 from buildtool.fusion.search import search_front  # noqa: E402
+from buildtool.fusion.costs import INSTRUCTION_MARGIN, predict_instructions  # noqa: E402
 from buildtool.report import plain_plan  # noqa: E402
 
 BUDGET = 0.0  # no exact solving: the figures are deterministic (heuristics + iterated greedy)
@@ -104,6 +105,42 @@ def least_ram(out, names, accs) -> None:
                 f"| {p.mac_overhead:.2f}x | {peak_item(g, p)} | {p.planner} |")
 
 
+def firmware_instructions(g, plan, board: str = "cortex-m4") -> tuple:
+    """(whole-run instructions, {op or block start: instructions}) of plan's firmware on board (QEMU)."""
+    import tempfile
+
+    import numpy as np
+
+    from buildtool import firmware
+
+    x = np.random.default_rng(0).integers(-128, 128, g.tensors[g.inputs[0]].shape, dtype=np.int8)
+    with tempfile.TemporaryDirectory(prefix="bt-bench-") as d:
+        firmware.build(g, board, d, plan=plan)
+        _, prof, _ = firmware.run(board, d, x)
+    return prof["total"], {o["op"]: o["count"] for o in prof["ops"]}
+
+
+def instructions(names, accs) -> None:
+    """Planned MACs against cortex-m4 firmware instructions (least-RAM plans): the fused firmware
+    over the prediction (plain per-op instructions x each block's MAC overhead); goal at most
+    INSTRUCTION_MARGIN."""
+    print(f"\n### Firmware cost, cortex-m4 (QEMU instructions), least-RAM plans; goal: ratio <= "
+          f"{INSTRUCTION_MARGIN}\n")
+    print("| model | input | MACs | MAC overhead | plain insns | fused insns | predicted | fused / predicted |")
+    print("|---|---|---|---|---|---|---|---|")
+    from buildtool.firmware import make_plan
+
+    for name in names:
+        g = zoo.build(name)
+        plain_total, plain = firmware_instructions(g, make_plan(g, time_budget=BUDGET))  # the plain firmware
+        for streamed in accs:
+            p = plan_fused(g, optimize="ram", input_streamed=streamed, time_budget=BUDGET)
+            fused_total, _ = firmware_instructions(g, p)
+            pred = predict_instructions(g, p, plain) + (plain_total - sum(plain.values()))
+            print(f"| {name} | {'streamed' if streamed else 'in arena'} | {p.macs} | {p.mac_overhead:.2f}x "
+                  f"| {plain_total} | {fused_total} | {pred} | {fused_total / pred:.2f} |", flush=True)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default=",".join(MODELS))
@@ -111,9 +148,13 @@ def main(argv=None) -> int:
     ap.add_argument("--no-splits", action="store_true")
     ap.add_argument("--repeats", type=int, default=1, help="best of N runs of each `buildtool plan` (default 1)")
     ap.add_argument("--write-docs", action="store_true", help="rewrite the generated tables of docs/fusion.md")
+    ap.add_argument("--instructions", action="store_true", help="only the firmware instruction table")
     a = ap.parse_args(argv)
-    names = a.models.split(",")
     accs = {"streamed": [True], "arena": [False], "both": [True, False]}[a.accounting]
+    names = a.models.split(",")
+    if a.instructions:
+        instructions(names, accs)
+        return 0
     out = Out()
     out(f"Measured {environment()}; `python benchmarks/fusion.py --repeats {a.repeats}`.\n")
     modes(out, names, a.repeats)

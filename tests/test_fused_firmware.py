@@ -17,7 +17,7 @@ from conftest import fixed_input, shared_model, tflm_run
 from buildtool import firmware, targets, tflite_reader, zoo
 from buildtool.codegen.fused_c import generate
 from buildtool.fusion import plan_fused
-from buildtool.fusion.costs import is_dense
+from buildtool.fusion.costs import INSTRUCTION_BOUND, is_dense, predict_instructions
 from buildtool.tflite_writer import serialize
 from test_fusion import dense_head
 
@@ -235,3 +235,19 @@ def test_shared_mbv2_least_ram_runs_on_hifive1(tmp_path):
     y, _, ram = firmware.run("hifive1", tmp_path, x, profile=False)
     assert np.array_equal(y, tflm_run(data, [x])[0])
     assert ram["total_bytes"] <= 16 * 1024
+
+
+def test_fused_instructions_near_prediction(tmp_path):
+    """mbv2-w0.35 --optimize ram on cortex-m4 (QEMU instruction counts are deterministic): the fused
+    firmware, bit-exact, runs within INSTRUCTION_BOUND of predict_instructions (the plain firmware's
+    per-op instructions times each block's MAC overhead); the goal is INSTRUCTION_MARGIN."""
+    need("cortex-m4")
+    g, _ = _model("mbv2-w0.35")
+    plan, prof, _ = check("mbv2-w0.35", "ram", "cortex-m4", tmp_path / "fused", profile=True)
+    assert plan.schedule.blocks() and plan.mac_overhead > 1.2
+    firmware.build(g, "cortex-m4", tmp_path / "plain", time_budget=0.3)
+    _, plain, _ = firmware.run("cortex-m4", tmp_path / "plain", _reference("mbv2-w0.35")[0])
+    counts = {o["op"]: o["count"] for o in plain["ops"]}
+    pred = predict_instructions(g, plan, counts) + plain["total"] - sum(counts.values())
+    assert pred > plain["total"]  # blocks cost their MAC overhead
+    assert prof["total"] <= INSTRUCTION_BOUND * pred, f"{prof['total']} > {INSTRUCTION_BOUND} x {pred}"

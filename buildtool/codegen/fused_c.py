@@ -432,8 +432,15 @@ __attribute__((optimize("no-tree-loop-distribute-patterns")))
 FX_FN void fx_copy(int8_t *dst, const int8_t *src, int32_t n) {
   for (int32_t i = 0; i < n; i++) dst[i] = src[i];
 }
-/* Struct copies without libc (the boards link no memcpy). */
-FX_FN void fx_get(void *dst, const void *src, int32_t n) { fx_copy(dst, src, n); }
+/* Struct copies without libc (the boards link no memcpy): word by word (the structs are word
+   aligned; may_alias: they are read as structs), then any tail bytes. */
+typedef uint32_t __attribute__((may_alias)) fx_word;
+FX_FN void fx_get(void *dst, const void *src, int32_t n) {
+  fx_word *d = dst;
+  const fx_word *s = src;
+  for (int32_t i = 0; i < n / 4; i++) d[i] = s[i];
+  fx_copy((int8_t *)dst + (n & ~3), (const int8_t *)src + (n & ~3), n & 3);
+}
 
 /* A cached window's ring moves n positions down (oldest out) along rows / columns. */
 FX_FN void fx_shift_rows(int8_t *w, int32_t ext, int32_t row_bytes, int32_t n) {
@@ -447,23 +454,34 @@ FX_FN void fx_shift_cols(int8_t *w, int32_t rows, int32_t ext, int32_t ch, int32
 FX_FN void fx_rows(int kind, const void *prm, int8_t *const *rows, int32_t x0, int8_t *out, int32_t y) {
   if (kind == FX_CONV || kind == FX_DW) {
     const bt_conv_params *p = kind == FX_DW ? &((const bt_depthwise_params *)prm)->conv : prm;
+    const int32_t iy0 = y * p->stride_h - p->pad_top, c = p->in.c, ps = p->in.pixel_stride;
+    int32_t ky0 = 0, ky1 = p->kh;  /* valid tap rows and, per pixel, columns: no per-tap checks */
+    while (ky0 < ky1 && iy0 + ky0 * p->dil_h < 0) ky0++;
+    while (ky1 > ky0 && iy0 + (ky1 - 1) * p->dil_h >= p->in.h) ky1--;
     for (int32_t x = 0; x < p->out.w; x++) {
       int8_t *o = out + x * p->out.pixel_stride;
+      const int32_t ix0 = x * p->stride_w - p->pad_left;
+      int32_t kx0 = 0, kx1 = p->kw;
+      while (kx0 < kx1 && ix0 + kx0 * p->dil_w < 0) kx0++;
+      while (kx1 > kx0 && ix0 + (kx1 - 1) * p->dil_w >= p->in.w) kx1--;
+      /* conv taps kx0..kx1 of one row are one run of bytes when pixels are dense and undilated */
+      const int32_t run = kind == FX_CONV && p->dil_w == 1 && ps == c ? (kx1 - kx0) * c : 0;
       for (int32_t oc = 0; oc < p->out.c; oc++) {
         int32_t acc = 0;
-        for (int32_t ky = 0; ky < p->kh; ky++) {
-          const int32_t iy = y * p->stride_h - p->pad_top + ky * p->dil_h;
-          if (iy < 0 || iy >= p->in.h) continue;
-          const int8_t *irow = rows[iy] + x0 * p->in.pixel_stride;
-          for (int32_t kx = 0; kx < p->kw; kx++) {
-            const int32_t ix = x * p->stride_w - p->pad_left + kx * p->dil_w;
-            if (ix < 0 || ix >= p->in.w) continue;
-            const int8_t *ip = irow + ix * p->in.pixel_stride;
+        for (int32_t ky = ky0; ky < ky1; ky++) {
+          const int8_t *irow = rows[iy0 + ky * p->dil_h] + (x0 + ix0) * ps;
+          if (run) {
+            const int8_t *ip = irow + kx0 * c, *fp = p->filter + ((oc * p->kh + ky) * p->kw + kx0) * c;
+            for (int32_t i = 0; i < run; i++) acc += (int32_t)fp[i] * ((int32_t)ip[i] + p->input_offset);
+            continue;
+          }
+          for (int32_t kx = kx0; kx < kx1; kx++) {
+            const int8_t *ip = irow + kx * p->dil_w * ps;
             if (kind == FX_DW) {
               acc += (int32_t)p->filter[(ky * p->kw + kx) * p->out.c + oc] * ((int32_t)ip[oc] + p->input_offset);
             } else {
-              const int8_t *fp = p->filter + ((oc * p->kh + ky) * p->kw + kx) * p->in.c;
-              for (int32_t ic = 0; ic < p->in.c; ic++) acc += (int32_t)fp[ic] * ((int32_t)ip[ic] + p->input_offset);
+              const int8_t *fp = p->filter + ((oc * p->kh + ky) * p->kw + kx) * c;
+              for (int32_t ic = 0; ic < c; ic++) acc += (int32_t)fp[ic] * ((int32_t)ip[ic] + p->input_offset);
             }
           }
         }

@@ -473,3 +473,27 @@ def _alive(lo, n: int) -> np.ndarray:
 
 def _align(x, a: int):
     return (x + a - 1) // a * a
+
+
+# -- firmware instructions ------------------------------------------------------------------
+INSTRUCTION_MARGIN = 1.3  # goal: fused firmware within this factor of predict_instructions
+INSTRUCTION_BOUND = 1.6  # what the tile runtime achieves today (tests hold it; docs/fusion.md)
+
+
+def predict_instructions(g, plan, plain_counts: dict) -> int:
+    """Instructions the fused plan's firmware should execute, from the plain firmware's measured
+    per-operator counts (op index -> instructions, same board and kernels): a plain item as
+    measured, a block as its operators' plain instructions times the block's MAC overhead over
+    them (a tile runtime running the same kernels at the same instructions per MAC)."""
+    from .schedule import BlockRun  # schedule imports this module
+
+    total = 0
+    for it in plan.schedule.items:
+        if not isinstance(it, BlockRun):
+            total += plain_counts[it]
+            continue
+        ops = range(it.p, it.q)
+        plain = sum(plain_counts[i] for i in ops)
+        base = sum(op_macs(g, g.operators[i]) for i in ops)
+        total += round(plain * it.macs(g) / base) if base else plain
+    return total
