@@ -27,6 +27,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from docs_tables import median_ms  # noqa: E402 (beside this script)
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared")) / "models"
@@ -39,15 +40,6 @@ def models() -> list:
     if p.exists():
         out.append(("mobilenetv2_160_a1.tflite", str(p)))
     return out
-
-
-def median_ms(fn, runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t) * 1e3)
-    return statistics.median(times)
 
 
 def scons_rebuild_rows(runs: int = 5) -> list:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import time
@@ -50,6 +51,18 @@ def write_docs(doc: str, script: str, text: str) -> None:
     tmp.write_text(new)
     os.replace(tmp, path)
     print(f"wrote {doc}", file=sys.stderr)
+
+
+def median_ms(fn, runs: int, warm: bool = False) -> float:
+    """Median wall time of fn() in ms over runs calls (warm: one untimed call first, for imports and caches)."""
+    if warm:
+        fn()
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t) * 1e3)
+    return statistics.median(times)
 
 
 def environment() -> str:

@@ -16,10 +16,8 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,6 +26,7 @@ SHARED = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared")) / "mod
 
 from buildtool import tflite_reader, zoo  # noqa: E402
 from buildtool.tflite_writer import serialize  # noqa: E402
+from docs_tables import median_ms  # noqa: E402 (beside this script)
 
 
 def models() -> list:
@@ -38,16 +37,6 @@ def models() -> list:
     return out
 
 
-def median_ms(fn, runs: int) -> float:
-    fn()  # first call outside the timing (imports, caches)
-    times = []
-    for _ in range(runs):
-        t = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t) * 1e3)
-    return statistics.median(times)
-
-
 def tflm_ms(path: str, size: int, runs: int):
     try:
         from tflite_micro import runtime
@@ -55,7 +44,7 @@ def tflm_ms(path: str, size: int, runs: int):
         return None
     arena = max(10 * size, 1 << 20)
     try:
-        return median_ms(lambda: runtime.Interpreter.from_file(path, arena_size=arena), runs)
+        return median_ms(lambda: runtime.Interpreter.from_file(path, arena_size=arena), runs, warm=True)
     except Exception:  # a model TFLM's Python interpreter cannot prepare
         return None
 
@@ -69,10 +58,10 @@ def main(argv=None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for label, data in models():
             g, _ = tflite_reader.read(data)
-            read = median_ms(lambda: tflite_reader.read(data), args.runs)
+            read = median_ms(lambda: tflite_reader.read(data), args.runs, warm=True)
             try:
                 tflite_reader.parse(data)
-                parse = f"{median_ms(lambda: tflite_reader.parse(data), args.runs):.2f}"
+                parse = f"{median_ms(lambda: tflite_reader.parse(data), args.runs, warm=True):.2f}"
             except tflite_reader.ModelError:
                 parse = "refused"  # does not plan (e.g. float32 tensors): read is what inspect costs
             path = os.path.join(tmp, "m.tflite")

@@ -10,6 +10,7 @@ import tflite
 from conftest import SHARED_MODELS
 from opgen_extra import EXTRA_GENERATORS
 from test_int16 import GEN16, INT64_BIAS_ONLY, model16
+from test_reader_fuzz import mixed_model
 
 from buildtool import tflite_reader, zoo
 from buildtool.builder import GraphBuilder
@@ -103,13 +104,7 @@ def _option_models() -> dict:
         out[f"int8-{op}"] = serialize(g.finish() if isinstance(g, GraphBuilder) else g)
     for op in sorted(GEN16):
         out[f"int16-{op}"] = serialize(model16(op, np.random.default_rng(5), op in INT64_BIAS_ONLY))
-    b = GraphBuilder("mixed", seed=4, calib_batch=1)
-    x = b.input((1, 6, 6, 4))
-    s1, s2 = b.split(x, 2, axis=3)
-    c = b.concat([b.max_pool(s1, 2, 1, "SAME"), b.avg_pool(s2, 3, 1, "SAME")])
-    r = b.reshape(b.strided_slice(c, [0, 1, 1, 0], [1, 5, 5, 4], [1, 2, 2, 1]), (1, 16))
-    b.softmax(b.fully_connected(r, 5))
-    out["builder-mixed"] = serialize(b.finish())
+    out["builder-mixed"] = mixed_model()
     return out
 
 

@@ -43,14 +43,19 @@ def sources() -> dict:
         if p.exists():
             out[name] = p.read_bytes()
     out["zoo-tiny"] = serialize(zoo.build("tiny"))
+    out["builder-mixed"] = mixed_model()
+    return out
+
+
+def mixed_model() -> bytes:
+    """A small builder model of split, pools, concat, slice, reshape, dense and softmax."""
     b = GraphBuilder("mixed", seed=4, calib_batch=1)
     x = b.input((1, 6, 6, 4))
     s1, s2 = b.split(x, 2, axis=3)
     c = b.concat([b.max_pool(s1, 2, 1, "SAME"), b.avg_pool(s2, 3, 1, "SAME")])
     r = b.reshape(b.strided_slice(c, [0, 1, 1, 0], [1, 5, 5, 4], [1, 2, 2, 1]), (1, 16))
     b.softmax(b.fully_connected(r, 5))
-    out["builder-mixed"] = serialize(b.finish())
-    return out
+    return serialize(b.finish())
 
 
 def mutate(data: bytes, rng) -> bytes:
