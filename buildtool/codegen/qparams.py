@@ -8,13 +8,12 @@ implementation.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from ..refops.quant_math import QRANGE, activation_range, quantize_multiplier_scalar, round_half_away
+from ..refops.quant_math import QRANGE, activation_range, quantize_multiplier_scalar
 from ..refops.requant import channel_multipliers
 from ..refops.elementwise import add_params, mul_params  # noqa: F401 (re-exported for model_c)
+from ..refops.activation import q4_input_params as logistic_params  # noqa: F401 (re-exported for model_c)
 from ..refops.softmax import softmax_params
 from ..refops.leaky_relu import leaky_relu_params  # noqa: F401 (re-exported for model_c)
 from ..refops.sub import sub_params  # noqa: F401 (re-exported for model_c)
@@ -52,16 +51,6 @@ def mean_params(ti, to, num: int) -> dict:
 def softmax_quant(g, op) -> dict:
     mult, shift, diff_min = softmax_params(op.options.get("beta", 1.0), g.tensors[op.inputs[0]].scale)
     return dict(input_multiplier=mult, input_left_shift=shift, diff_min=diff_min)
-
-
-def logistic_params(g, op) -> dict:
-    """Input rescaled to Q4.27 (TFLM CalculateArithmeticOpData for LOGISTIC)."""
-    ti = g.tensors[op.inputs[0]]
-    q, shift = math.frexp(float(ti.scale) * float(1 << 27))
-    mult = int(round_half_away(q * float(1 << 31)))
-    radius = int(math.floor(15 * float(1 << 27) / float(2.0 ** shift)))
-    return dict(input_zero_point=ti.zero_point, input_range_radius=radius, input_multiplier=mult,
-                input_left_shift=int(shift))
 
 
 def _int16_multiplier(real: float) -> tuple:

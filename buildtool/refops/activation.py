@@ -8,6 +8,8 @@ exactly aliases an input (in-place execution) is safe.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .fixed_point import exp_on_negative_values, rounding_half_sum
@@ -43,14 +45,19 @@ def relu6_bounds(g, op) -> tuple:
     return ti.zero_point, int(np.clip(six, *type_range(ti)))
 
 
-def tanh_params(g, op) -> dict:
-    """Input rescaled to Q4.27 (TFLM CalculateArithmeticOpData for TANH; the same numbers as LOGISTIC)."""
+def q4_input_params(g, op) -> dict:
+    """LOGISTIC / TANH int8: the input rescaled to Q4.27 (TFLM CalculateArithmeticOpData)."""
     ti = g.tensors[op.inputs[0]]
     q, shift = np.frexp(float(ti.scale) * float(1 << 27))
     mult = int(round_half_away(q * float(1 << 31)))
     radius = int(np.floor(15 * float(1 << 27) / float(2.0 ** int(shift))))
     return dict(input_zero_point=ti.zero_point, input_range_radius=radius, input_multiplier=mult,
                 input_left_shift=int(shift))
+
+
+def tanh_params(g, op) -> dict:
+    """Input rescaled to Q4.27 (TFLM CalculateArithmeticOpData for TANH; the same numbers as LOGISTIC)."""
+    return q4_input_params(g, op)
 
 
 def prelu_params(g, op) -> dict:
@@ -127,6 +134,7 @@ def minimum(g, op, ins, outs) -> None:
 LUT16_STEP = 24  # table entry i samples sigmoid(i / 24): 256 entries cover [0, 10.625]
 
 
+@functools.lru_cache(maxsize=1)
 def sigmoid_table16() -> np.ndarray:
     """The 256 uint16 samples TFLM's int16 LOGISTIC and TANH interpolate (found by matching TFLM on
     every int16 input; docs/arena.md): entry i is 65536 * sigmoid(i / 24) lowered by half the error
@@ -142,7 +150,9 @@ def sigmoid_table16() -> np.ndarray:
     err = (val + f(x + h)) / 2.0 - f(x + h / 2.0)
     t = np.floor(val - err / 2.0 + 0.5)
     t[-1] = 65535
-    return np.minimum(t, 65535).astype(np.uint16)
+    t = np.minimum(t, 65535).astype(np.uint16)
+    t.flags.writeable = False  # computed once and shared
+    return t
 
 
 # Largest input multiplier: x * multiplier must fit in int32 for every int16 x.
@@ -180,18 +190,26 @@ def _lut16_input(g, op, x):
     return (x.astype(np.int64) * p["input_multiplier"] + ((1 << sh) >> 1)) >> sh
 
 
-def logistic_s16(g, op, ins, outs) -> None:
-    """int16 LOGISTIC: output scale 2^-15, zero point 0; sigmoid(-x) = 1 - sigmoid(x) with TFLM's rounding."""
-    d = _lut16_input(g, op, ins[0])
+def sigmoid16(d) -> np.ndarray:
+    """Q0.15 sigmoid of d (in 1/(3 * 4096) units): sigmoid(-x) = 1 - sigmoid(x) with TFLM's rounding.
+    Also the LSTM's gates (refops/lstm.py)."""
+    d = np.asarray(d, dtype=np.int64)
     r = _lut16_interp(np.abs(d), 9, 0x7FFF << 10)
-    r = np.where(d >= 0, r + (1 << 9), (1 << 25) - r + (1 << 9) - 1)
-    outs[0][...] = (r >> 10).astype(np.int16).reshape(outs[0].shape)
+    return (np.where(d >= 0, r + (1 << 9), (1 << 25) - r + (1 << 9) - 1) >> 10).astype(np.int16)
+
+
+def tanh16(d) -> np.ndarray:
+    """Q0.15 tanh = 2 * sigmoid(2x) - 1 from the same table (d read with one bit less of fraction)."""
+    d = np.asarray(d, dtype=np.int64)
+    r = _lut16_interp(np.abs(d), 8, 0xFFFF << 8)
+    return (np.where(d >= 0, r - (1 << 23) + (1 << 7), (1 << 23) - r + (1 << 7) - 1) >> 8).astype(np.int16)
+
+
+def logistic_s16(g, op, ins, outs) -> None:
+    """int16 LOGISTIC: output scale 2^-15, zero point 0."""
+    outs[0][...] = sigmoid16(_lut16_input(g, op, ins[0])).reshape(outs[0].shape)
 
 
 def tanh_s16(g, op, ins, outs) -> None:
-    """int16 TANH = 2 * sigmoid(2x) - 1 from the same table (the input read with one bit less of
-    fraction); output scale 2^-15, zero point 0."""
-    d = _lut16_input(g, op, ins[0])
-    r = _lut16_interp(np.abs(d), 8, 0xFFFF << 8)
-    r = np.where(d >= 0, r - (1 << 23) + (1 << 7), (1 << 23) - r + (1 << 7) - 1)
-    outs[0][...] = (r >> 8).astype(np.int16).reshape(outs[0].shape)
+    """int16 TANH: output scale 2^-15, zero point 0."""
+    outs[0][...] = tanh16(_lut16_input(g, op, ins[0])).reshape(outs[0].shape)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import fixed_point
-from .activation import logistic_s16
+from .activation import logistic_s16, q4_input_params
 from .quant_math import (QRANGE, activation_range, mbqm, quantize_multiplier, quantize_multiplier_scalar, rdbpot,
                          round_half_away, srdhm, wrap32)
 
@@ -74,12 +74,10 @@ def logistic(g, op, ins, outs) -> None:
     if outs[0].dtype == np.int16:
         return logistic_s16(g, op, ins, outs)
     ti = g.tensors[op.inputs[0]]
-    real = float(ti.scale) * float(1 << 27)
-    q, shift = np.frexp(real)
-    mult = int(round_half_away(q * float(1 << 31)))
-    radius = int(np.floor(15 * float(1 << 27) / float(2.0 ** int(shift))))
+    p = q4_input_params(g, op)
+    radius = p["input_range_radius"]
     x = ins[0].astype(np.int64) - ti.zero_point
-    q4 = mbqm(x, mult, int(shift))
+    q4 = mbqm(x, p["input_multiplier"], p["input_left_shift"])
     y = rdbpot(fixed_point.logistic(q4, 4), 23) - 128
     y = np.clip(y, -128, 127)
     y = np.where(x <= -radius, -128, np.where(x >= radius, 127, y))

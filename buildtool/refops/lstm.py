@@ -22,31 +22,18 @@ import math
 
 import numpy as np
 
-from .activation import sigmoid_table16
+from . import activation
 from .quant_math import mbqm, quantize_multiplier_scalar
 
-SIGMOID_TABLE = sigmoid_table16().astype(np.int64)  # TFLM's int16 sigmoid table (refops/activation.py)
 GATE_SCALE = 2.0 ** -12  # fully-connected outputs, sigmoid/tanh inputs (Q3.12)
 ACT_SCALE = 2.0 ** -15  # sigmoid/tanh outputs (Q0.15)
 # input positions of the gate weights and biases (TFLite's order), gates in TFLM's evaluation order
 GATE_INPUTS = {"forget": (2, 6, 13), "input": (1, 5, 12), "cell": (3, 7, 14), "output": (4, 8, 15)}
 
 
-def _lut(a, idx_shift: int):
-    """Interpolated table value at |x| >> idx_shift (fraction: the low idx_shift bits)."""
-    uh = a >> idx_shift
-    i = np.minimum(uh, 254)
-    ua, ub = SIGMOID_TABLE[i], SIGMOID_TABLE[i + 1]
-    return uh, (ua << idx_shift) + (a & ((1 << idx_shift) - 1)) * (ub - ua)
-
-
 def sigmoid16(x):
     """TFLM reference_integer_ops::Logistic on int16 Q3.12 input (multiplier 3, no shift) -> Q0.15."""
-    v = np.asarray(x, dtype=np.int64) * 3
-    uh, r = _lut(np.abs(v), 9)
-    r = np.where(uh >= 255, 0x7FFF << 10, r)
-    r = np.where(v >= 0, r + (1 << 9), (1 << 25) - r + (1 << 9) - 1)
-    return (r >> 10).astype(np.int16)
+    return activation.sigmoid16(np.asarray(x, dtype=np.int64) * 3)
 
 
 def tanh16(x, scale_power: int):
@@ -57,11 +44,7 @@ def tanh16(x, scale_power: int):
     else:
         mult, shift = 3 << shift, 0
     rnd = (1 << (shift - 1)) if shift > 0 else 0
-    v = (np.asarray(x, dtype=np.int64) * mult + rnd) >> shift
-    uh, r = _lut(np.abs(v), 8)
-    r = np.where(uh >= 255, 0xFFFF << 8, r)
-    r = np.where(v >= 0, r - (1 << 23) + (1 << 7), -r + (1 << 23) + (1 << 7) - 1)
-    return (r >> 8).astype(np.int64).astype(np.int16)
+    return activation.tanh16((np.asarray(x, dtype=np.int64) * mult + rnd) >> shift)
 
 
 def _sat16(x):

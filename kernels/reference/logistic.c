@@ -33,25 +33,14 @@ static int32_t lut16_input(const bt_lut16_params *p, int16_t x) {
   return ((int32_t)x * p->input_multiplier + ((1 << sh) >> 1)) >> sh;
 }
 
-static int32_t lut16_interp(const uint16_t *t, int32_t d, int32_t frac_bits, int32_t saturated) {
-  const uint32_t a = (uint32_t)(d < 0 ? -d : d), uh = a >> frac_bits;
-  if (uh >= 255) return saturated;
-  const uint32_t ut = a & ((1u << frac_bits) - 1);
-  return (int32_t)(((uint32_t)t[uh] << frac_bits) + ut * (uint32_t)(t[uh + 1] - t[uh]));  /* table rises */
-}
-
 void bt_logistic_s16(const bt_lut16_params *p, const int16_t *in, int16_t *out) {
   for (int32_t i = 0; i < p->n; i++) {
-    const int32_t d = lut16_input(p, in[i]);
-    const int32_t r = lut16_interp(p->table, d, 9, 0x7FFF << 10);
-    out[i] = (int16_t)((d >= 0 ? r + (1 << 9) : (1 << 25) - r + (1 << 9) - 1) >> 10);
+    out[i] = bt_sigmoid16(p->table, lut16_input(p, in[i]));
   }
 }
 
 void bt_tanh_s16(const bt_lut16_params *p, const int16_t *in, int16_t *out) {
   for (int32_t i = 0; i < p->n; i++) {
-    const int32_t d = lut16_input(p, in[i]);
-    const int32_t r = lut16_interp(p->table, d, 8, 0xFFFF << 8);
-    out[i] = (int16_t)((d >= 0 ? r - (1 << 23) + (1 << 7) : (1 << 23) - r + (1 << 7) - 1) >> 8);
+    out[i] = bt_tanh16(p->table, lut16_input(p, in[i]));
   }
 }

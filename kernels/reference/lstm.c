@@ -5,30 +5,16 @@
 
 static int32_t lstm_sat16(int32_t v) { return bt_clamp(v, -32768, 32767); }
 
-/* int16 sigmoid of a Q3.12 value -> Q0.15 (input scaled by 3, table step 2^9) */
-static int32_t lstm_sigmoid(const uint16_t *lstm_sigmoid_table, int32_t x) {
-  const int32_t v = x * 3;
-  const uint32_t a = (uint32_t)(v < 0 ? -v : v), uh = a >> 9;
-  uint32_t r;
-  if (uh >= 255) r = 0x7FFFu << 10;
-  else r = ((uint32_t)lstm_sigmoid_table[uh] << 9) + (a & 0x1FF) * (uint32_t)(lstm_sigmoid_table[uh + 1] - lstm_sigmoid_table[uh]);
-  r = v >= 0 ? r + (1u << 9) : (1u << 25) - r + (1u << 9) - 1;
-  return (int16_t)(r >> 10);
-}
+/* int16 sigmoid of a Q3.12 value -> Q0.15 (input scaled by 3) */
+static int32_t lstm_sigmoid(const uint16_t *table, int32_t x) { return bt_sigmoid16(table, x * 3); }
 
-/* int16 tanh of a value on scale 2^power -> Q0.15 (input scaled by 3 << (15 + power - 3), table step 2^8) */
-static int32_t lstm_tanh(const uint16_t *lstm_sigmoid_table, int32_t x, int32_t power) {
+/* int16 tanh of a value on scale 2^power -> Q0.15 (input scaled by 3 << (15 + power - 3)) */
+static int32_t lstm_tanh(const uint16_t *table, int32_t x, int32_t power) {
   int32_t shift = 15 + power - 3, mult = 3;
   if (shift < 0) shift = -shift;
   else { mult = 3 << shift; shift = 0; }
   const int32_t rnd = shift > 0 ? 1 << (shift - 1) : 0;
-  const int32_t v = (x * mult + rnd) >> shift;
-  const uint32_t a = (uint32_t)(v < 0 ? -v : v), uh = a >> 8;
-  int32_t r;
-  if (uh >= 255) r = 0xFFFF << 8;
-  else r = (int32_t)(((uint32_t)lstm_sigmoid_table[uh] << 8) + (a & 0xFF) * (uint32_t)(lstm_sigmoid_table[uh + 1] - lstm_sigmoid_table[uh]));
-  r = v >= 0 ? r - (1 << 23) + (1 << 7) : -r + (1 << 23) + (1 << 7) - 1;
-  return (int16_t)(r >> 8);
+  return bt_tanh16(table, (x * mult + rnd) >> shift);
 }
 
 /* pre-activation of one gate for state element o: sat16(input FC + recurrent FC), Q3.12 */

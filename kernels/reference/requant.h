@@ -155,4 +155,24 @@ BT_INLINE int16_t bt_sat_lshift16(int16_t v, int amount) {
   int64_t r = (int64_t)v * ((int64_t)1 << amount);
   return (int16_t)(r > INT16_MAX ? INT16_MAX : (r < INT16_MIN ? INT16_MIN : r));
 }
+/* int16 sigmoid and tanh (TFLM's 16x8 LOGISTIC, TANH and the LSTM gates): linear interpolation in a
+   256-entry table of 65536 * sigmoid(i / 24) (refops/activation.py sigmoid_table16); d is the input in
+   1/(3 * 4096) units. Results in Q0.15. */
+BT_INLINE int32_t bt_lut16_interp(const uint16_t *t, int32_t d, int32_t frac_bits, int32_t saturated) {
+  const uint32_t a = (uint32_t)(d < 0 ? -d : d), uh = a >> frac_bits;
+  if (uh >= 255) return saturated;
+  const uint32_t ut = a & ((1u << frac_bits) - 1);
+  return (int32_t)(((uint32_t)t[uh] << frac_bits) + ut * (uint32_t)(t[uh + 1] - t[uh]));  /* table rises */
+}
+
+BT_INLINE int16_t bt_sigmoid16(const uint16_t *t, int32_t d) {
+  const int32_t r = bt_lut16_interp(t, d, 9, 0x7FFF << 10);
+  return (int16_t)((d >= 0 ? r + (1 << 9) : (1 << 25) - r + (1 << 9) - 1) >> 10);
+}
+
+BT_INLINE int16_t bt_tanh16(const uint16_t *t, int32_t d) {  /* 2 * sigmoid(2x) - 1: one bit less of fraction */
+  const int32_t r = bt_lut16_interp(t, d, 8, 0xFFFF << 8);
+  return (int16_t)((d >= 0 ? r - (1 << 23) + (1 << 7) : (1 << 23) - r + (1 << 7) - 1) >> 8);
+}
+
 #endif
