@@ -162,8 +162,8 @@ def test_every_writer_uses_the_one_helper(tmp_path, monkeypatch):
     flash.write_image(str(tmp_path / "w.bin"), flash.build_image(g, "host", 16))
     tflite_writer.save(g, str(tmp_path / "t.tflite"))
     firmware._write(tmp_path / "m.c", "int x;\n")
-    report.write_report(g, cli.fused_plan(g, cli.build_parser().parse_args(["report", "tiny", "--optimize", "ram"])),
-                        str(tmp_path / "r.html"))
+    a = cli.build_parser().parse_args(["report", "tiny", "--optimize", "ram", "--no-daemon"])
+    report.write_report(g, cli.make_plan(g, a, cli.plan_options(a)), cli.make_plan(g, a), str(tmp_path / "r.html"))
     assert seen == ["a.npy", "w.bin", "t.tflite", "m.c", "r.html", "r.svg"]
     assert temps(tmp_path) == []
 

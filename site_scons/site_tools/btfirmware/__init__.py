@@ -63,8 +63,8 @@ if (ROOT / "buildtool" / "__init__.py").is_file() and "buildtool" not in sys.mod
 _GENERATORS = {
     "zoo": ("zoo.py", "builder.py", "tflite_writer.py", "ir.py", "refops"),
     "skeleton": ("tflite_reader.py", "ir.py", "ops.py", "flash.py", "codegen/skeleton.py"),
-    "plan": ("arena", "plan.py", "ops.py", "ir.py", "codegen/skeleton.py"),
-    "code": ("codegen", "refops", "flash.py", "firmware.py", "plan.py", "ops.py", "ir.py"),
+    "plan": ("arena", "fusion", "plan.py", "options.py", "pipeline.py", "ops.py", "ir.py", "codegen/skeleton.py"),
+    "code": ("codegen", "refops", "flash.py", "firmware.py", "pipeline.py", "plan.py", "fusion", "ops.py", "ir.py"),
     "flash": ("flash.py", "tflite_reader.py", "ir.py"),
 }
 
@@ -98,32 +98,14 @@ def _one_line(step):
 
 
 # -- build variables ----------------------------------------------------------------------
-_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
-
-
 def plan_options(given: dict) -> dict:
-    """The plan options named on the command line (strings: align=16 time_budget=2 order_search=1
-    inplace=0), checked by service.normalize_options: a bad value is refused in one line naming
-    the variable, the value and what is allowed."""
-    from buildtool.service import normalize_options
+    """The plan options named on the command line as strings (align=16 optimize=ram
+    max_mac_overhead=none ram_limit=64KiB splits=auto input_streamed=1 ...), checked by
+    buildtool.options.PlanOptions: a bad value is refused in one line naming the variable, the
+    value and what is allowed. Returns the non-default options as a map (PlanOptions.to_map)."""
+    from buildtool.options import PlanOptions
 
-    opts = {}
-    for k, v in given.items():
-        v = v.strip()
-        if k == "align" and re.fullmatch(r"[+-]?\d+", v):
-            v = int(v)
-        elif k == "max_mac_overhead" and v.lower() == "none":
-            v = "none"
-        elif k in ("time_budget", "max_mac_overhead"):
-            try:
-                v = float(v)
-            except ValueError:
-                pass
-        elif k in ("order_search", "inplace") and v.lower() in _TRUE + _FALSE:
-            v = v.lower() in _TRUE
-        opts[k] = v
-    norm = normalize_options(opts)
-    return {k: norm[k] for k in opts}
+    return PlanOptions.from_strings(given).to_map()
 
 
 def _kernel_sets(t, kernels: str) -> tuple:
@@ -230,9 +212,9 @@ def _load_skeleton(path):
 def _plan_made_from(g, options: dict) -> dict:
     """What a plan of g is a function of: the model's structure hash, the options, the planner's version."""
     from buildtool import canonical
-    from buildtool.service import normalize_options
+    from buildtool.options import PlanOptions
 
-    return {"model": canonical.graph_digest(g), "options": normalize_options(options),
+    return {"model": canonical.graph_digest(g), "options": PlanOptions.from_map(options).canonical(),
             "planner": canonical.planner_version()}
 
 
@@ -242,9 +224,9 @@ def _plan_to(path, g, options: dict) -> None:
 
     The daemon only saves time: its answer is byte-identical to the in-process planner's.
     """
-    from buildtool.daemon.client import plan
+    from buildtool.pipeline import plan_json
 
-    r = plan(g, dict(options))
+    r = plan_json(g, options)
     _write_sealed(path, json.dumps(r["plan"], indent=1) + "\n", _plan_made_from(g, options))
 
 
@@ -254,10 +236,10 @@ def _plan(target, source, env):
 
 
 def _plan_problem(g, path, options: dict) -> tuple:
-    """(ArenaPlan, None) when plan.json matches its seal, was made for g with these options by this
+    """(plan, None) when plan.json matches its seal, was made for g with these options by this
     planner and passes the independent checker; else (None, what is wrong)."""
-    from buildtool.arena.checker import problems
-    from buildtool.plan import ArenaPlan
+    from buildtool.errors import BuildtoolError
+    from buildtool.pipeline import load_plan
 
     why = _unsealed(path) or (None if _seal_of(path).exists() else "its seal is missing")
     if why:
@@ -268,19 +250,18 @@ def _plan_problem(g, path, options: dict) -> tuple:
     if changed:
         return None, f"it was planned for another {' / '.join(changed)}"
     try:
-        plan = ArenaPlan.from_json(json.loads(data))
-        err = problems(g, plan)
-    except (ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
-        return None, f"it is not a valid arena plan ({type(e).__name__}: {e})"
+        plan = load_plan(json.loads(data), g)
+        err = plan.problems(g)
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError, BuildtoolError) as e:
+        return None, f"it is not a valid plan ({type(e).__name__}: {e})"
     if err:
         return None, f"it fails the plan checker: {err[0]} ({len(err)} problem(s))"
     return plan, None
 
 
 def _code(target, source, env):
-    from buildtool.codegen import generate
+    from buildtool import pipeline
     from buildtool.errors import PlanError
-    from buildtool.firmware import manifest
 
     g = _load_skeleton(str(source[0]))
     path, options = str(source[1]), env["BT_PLAN_OPTIONS"]
@@ -295,16 +276,16 @@ def _code(target, source, env):
     from buildtool import targets
     from buildtool.firmware import check_fits
 
-    # one line naming the model as the user did, before any code is written; SCons builds plain
-    # (layer-by-layer) plans only, so a fused plan that fits is one `buildtool run --board` makes
+    # one line naming the model as the user did, before any code is written
     check_fits(dataclasses.replace(g, name=env["BT_MODEL_NAME"]), plan, targets.get(env["BT_BOARD"]),
-               hint=f"`buildtool run --board {env['BT_BOARD']} --optimize ram`", **options)
-    c, h = generate(g, plan, env["BT_BOARD"], env["BT_WEIGHTS_ALIGN"])
+               "optimize=ram", options)
+    c, h = plan.emit_c(g, env["BT_BOARD"], env["BT_WEIGHTS_ALIGN"])
     _write(str(target[0]), c)
     _write(str(target[1]), h)
     made_from = {"skeleton_sha256": _sha256(Path(str(source[0])).read_bytes()),
                  "plan_sha256": _sha256(Path(path).read_bytes()), "board": env["BT_BOARD"]}
-    _write_sealed(str(target[2]), json.dumps(manifest(g, plan, env["BT_BOARD"]), indent=1) + "\n", made_from)
+    _write_sealed(str(target[2]), json.dumps(pipeline.manifest(pipeline.read_model(g), plan, env["BT_BOARD"]),
+                                             indent=1) + "\n", made_from)
     return 0
 
 
@@ -434,7 +415,9 @@ def bt_firmware(env, board: str, model: str, out: str, kernels: str = "", plan_o
     if kernels:
         t = t.with_kernels(_kernel_sets(t, kernels))
     if not firmware.is_model_file(model):
-        firmware.check_zoo_name(model)
+        from buildtool.pipeline import locate
+
+        locate(model)  # a zoo name (one line listing the zoo when it is not)
     elif not os.path.isfile(model):
         from buildtool.errors import ModelError
 
@@ -447,7 +430,7 @@ def bt_firmware(env, board: str, model: str, out: str, kernels: str = "", plan_o
     d = env.fs.Dir(o)  # nodes made directly: a string target or source would go through substitution
     fenv = env.Clone(BT_BOARD=board, BT_WEIGHTS_ALIGN=t.weights_align,
                      BT_PLAN_OPTIONS=dict(sorted((plan_options or {}).items())))
-    fenv["BT_MODEL_NAME"] = os.path.splitext(os.path.basename(model))[0]  # set, not Clone(): no substitution
+    fenv["BT_MODEL_NAME"] = model_name(model)  # set, not Clone(): no substitution
     sealed = []  # (read-back file, the step that makes it, what remaking it means)
     if firmware.is_model_file(model):
         model_node = env.fs.File(os.path.abspath(model))
@@ -522,11 +505,18 @@ def bt_firmware(env, board: str, model: str, out: str, kernels: str = "", plan_o
     return nodes
 
 
+def model_name(model: str) -> str:
+    """A file's name without .tflite, a zoo name whole (mbv2-w0.35 keeps its dot)."""
+    from buildtool.pipeline import model_name as name
+
+    return name(model)
+
+
 def default_name(model: str) -> str:
     """The build folder name of a model argument (a .tflite path or a zoo name)."""
     from buildtool.firmware import build_dir_name
 
-    return build_dir_name(os.path.splitext(os.path.basename(model))[0])
+    return build_dir_name(model_name(model))
 
 
 def generate(env):
