@@ -131,7 +131,7 @@ class PlanOptions:
         for k, v in fix.items():
             object.__setattr__(self, k, v)
         if self.splits is not None and self.optimize is not None:
-            raise UsageError("planning options splits and optimize are alternatives; give one of them")
+            raise UsageError("planning option splits cannot be combined with optimize; give one of them")
         if self.optimize is None and self.splits is None and self.input_streamed:
             object.__setattr__(self, "optimize", "ram")  # streaming alone: the least-RAM fused plan
         if not self.fused:
@@ -186,6 +186,13 @@ class PlanOptions:
                 splits = tuple(parse_split(x) for x in a.split)
         if (a.max_mac_overhead is not None or a.ram_limit) and not (a.optimize or a.split or a.input_streamed):
             raise UsageError("--max-mac-overhead and --ram-limit need --optimize ram|macs")
+        try:
+            return cls._from_flags(a, splits)
+        except UsageError as e:
+            raise UsageError(_as_flags(str(e))) from None
+
+    @classmethod
+    def _from_flags(cls, a, splits) -> "PlanOptions":
         return cls(align=a.align, time_budget=a.time_budget, order_search=not a.no_order_search,
                    inplace=not a.no_inplace, optimize=a.optimize, max_mac_overhead=a.max_mac_overhead,
                    ram_limit=parse_bytes(a.ram_limit) if a.ram_limit else None, splits=splits,
@@ -221,6 +228,19 @@ class PlanOptions:
     def describe(self) -> str:
         """key=value of the non-default options, for messages ('' for the defaults)."""
         return " ".join(f"{k}={_to_string(v)}" for k, v in self.to_map().items())
+
+
+FLAGS = {"align": "--align", "time_budget": "--time-budget", "order_search": "--no-order-search",
+         "inplace": "--no-inplace", "optimize": "--optimize", "max_mac_overhead": "--max-mac-overhead",
+         "ram_limit": "--ram-limit", "splits": "--split", "input_streamed": "--input-streamed",
+         "band_input": "--no-band-input"}
+_NAMED = re.compile(r"(planning option |needs |and |with )(%s)\b=?" % "|".join(FLAGS))
+
+
+def _as_flags(msg: str) -> str:
+    """A refusal as the CLI spells its options: 'planning option ram_limit=...' -> '--ram-limit ...'."""
+    return _NAMED.sub(lambda m: ("" if m.group(1).startswith("planning") else m.group(1)) + FLAGS[m.group(2)]
+                      + (" " if m.group(0).endswith("=") else ""), msg)
 
 
 # -- strings ---------------------------------------------------------------------------------

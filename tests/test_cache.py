@@ -505,7 +505,7 @@ def test_every_option_is_checked_for_type_and_range(options, needle):
 
 def test_options_in_range_are_accepted_and_normalised():
     o = service.normalize_options({"align": np.int64(4096), "time_budget": 3600, "ram_limit": 65536,
-                                   "max_mac_overhead": 1, "splits": [(0, 2, 3)], "optimize": "macs"})
+                                   "max_mac_overhead": 1, "splits": [(0, 2, 3)]})
     assert o["align"] == 4096 and type(o["align"]) is int and o["time_budget"] == 3600.0
     assert o["splits"] == [[0, 2, 3]] and o["max_mac_overhead"] == 1.0
     assert service.normalize_options(o) == o
