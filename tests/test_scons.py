@@ -222,8 +222,8 @@ def test_model_too_big_for_the_board_is_refused_in_one_line(tmp_path):
 
 
 def test_too_big_but_fits_fused_names_the_optimize_ram_build(tmp_path):
-    """A model whose least-RAM fused plan fits: the line says how to build that (SCons itself makes
-    layer-by-layer plans only)."""
+    """A model whose least-RAM fused plan fits: the line names the build variable, and with it the
+    same build succeeds (SCons passes every plan option)."""
     from buildtool.builder import GraphBuilder
 
     b = GraphBuilder("big", seed=1)
@@ -233,9 +233,12 @@ def test_too_big_but_fits_fused_names_the_optimize_ram_build(tmp_path):
     model.write_bytes(serialize(b.finish([b.conv2d(x, 8, 3, stride=2)])))
     r = scons("board=hifive1", f"model={model}", f"out={tmp_path / 'b'}", check=False)
     one_line_error(r, "big does not fit board hifive1: it needs 38,912 B of RAM (arena 36,864 B + stack 2,048 B), the "
-                   "board has 16,384 B of RAM (16 KiB); with `buildtool run --board hifive1 --optimize ram` it fits "
+                   "board has 16,384 B of RAM (16 KiB); with optimize=ram it fits "
                    "(arena 11,872 B + stack 2,048 B = 13,920 B)")  # within the default 1.3x MACs
     assert not (tmp_path / "b" / "model.c").exists()
+    r = scons("board=hifive1", f"model={model}", f"out={tmp_path / 'b'}", "optimize=ram")
+    assert json.loads((tmp_path / "b" / "plan.json").read_text())["arena_bytes"] == 11872
+    assert (tmp_path / "b" / "firmware.elf").is_file()
 
 
 BAD_SCRIPT_PLUGIN = """
