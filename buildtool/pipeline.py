@@ -24,7 +24,7 @@ from .errors import UsageError
 from .options import PlanOptions
 
 __all__ = ["Model", "PlanOptions", "locate", "read_model", "check", "plan_memory", "plan_json", "load_plan",
-           "generate", "flash_image", "link", "run", "build", "is_model_file"]
+           "generate", "code", "skeleton", "from_skeleton", "zoo_model", "flash_image", "link", "run", "build", "is_model_file"]
 
 
 # -- read -----------------------------------------------------------------------------------
@@ -97,6 +97,33 @@ def read_model(spec, shown: str | None = None) -> Model:
         return Model(spec.name, spec.name, spec)
     src = locate(str(spec), shown)
     return Model(src.name, src.shown, parse(src))
+
+
+def zoo_model(name: str) -> bytes:
+    """A zoo architecture as .tflite bytes."""
+    from . import zoo
+    from .tflite_writer import serialize
+
+    locate(name)  # one line listing the zoo when it is not a zoo name
+    return serialize(zoo.build(name))
+
+
+def skeleton(model: Model) -> dict:
+    """The model minus its weight values (what planning and code generation depend on): a weight
+    edit leaves it byte-identical, so nothing downstream of it reruns."""
+    from .codegen.skeleton import to_json
+
+    return to_json(model.graph)
+
+
+def from_skeleton(d: dict, name: str | None = None) -> Model:
+    """The Model a skeleton describes (weights absent: enough to plan and generate code)."""
+    from .codegen.skeleton import from_json
+
+    g = from_json(d)
+    if name is not None:
+        g = dataclasses.replace(g, name=name)
+    return Model(g.name, g.name, g)
 
 
 def check(model: Model) -> None:
@@ -174,26 +201,32 @@ def flash_image(model: Model, board: str) -> bytes:
     return flash.build_image(model.graph, board, targets.get(board).weights_align)
 
 
+def code(model: Model, plan, board: str) -> dict:
+    """The generated text files: plan.json, model.c, model.h, firmware.json (weights apart: flash_image)."""
+    from . import targets
+
+    model_c, model_h = plan.emit_c(model.graph, board, targets.get(board).weights_align)
+    return {"plan.json": json.dumps(plan.to_json(model.graph), indent=1) + "\n", "model.c": model_c,
+            "model.h": model_h, "firmware.json": json.dumps(manifest(model, plan, board), indent=1) + "\n"}
+
+
 def generate(model: Model, plan, board: str, out_dir) -> dict:
     """Write plan.json, model.c, model.h, weights.bin and firmware.json into out_dir; return their paths."""
-    from . import targets
     from .fsutil import write_error
 
     model = read_model(model)
-    t = targets.get(board)
     out = Path(out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise write_error(out, e, "create the build directory") from None
-    model_c, model_h = plan.emit_c(model.graph, board, t.weights_align)
+    files = code(model, plan, board)
     paths = {"plan": out / "plan.json", "model_c": out / "model.c", "model_h": out / "model.h",
              "weights": out / "weights.bin", "manifest": out / "firmware.json"}
-    _write(paths["plan"], json.dumps(plan.to_json(model.graph), indent=1) + "\n")
-    _write(paths["model_c"], model_c)
-    _write(paths["model_h"], model_h)
+    for key, name in (("plan", "plan.json"), ("model_c", "model.c"), ("model_h", "model.h")):
+        _write(paths[key], files[name])
     _write(paths["weights"], flash_image(model, board))
-    _write(paths["manifest"], json.dumps(manifest(model, plan, board), indent=1) + "\n")
+    _write(paths["manifest"], files["firmware.json"])
     return paths
 
 

@@ -181,32 +181,29 @@ def _read_sealed(path) -> tuple:
 
 
 def _zoo_model(target, source, env):
-    from buildtool import zoo
+    from buildtool import pipeline
     from buildtool.canonical import zoo_version
-    from buildtool.tflite_writer import serialize
 
     name = env["BT_ZOO_NAME"]
-    _write_sealed(str(target[0]), serialize(zoo.build(name)), {"zoo": name, "zoo_version": zoo_version()})
+    _write_sealed(str(target[0]), pipeline.zoo_model(name), {"zoo": name, "zoo_version": zoo_version()})
     return 0
 
 
 def _skeleton(target, source, env):
-    from buildtool import __version__, tflite_reader
-    from buildtool.codegen.skeleton import to_json
-    from buildtool.ops import check_graph
+    from buildtool import __version__, pipeline
 
-    g = tflite_reader.load(str(source[0]))
-    check_graph(g)
+    model = pipeline.read_model(str(source[0]))
+    pipeline.check(model)
     made_from = {"model_sha256": _sha256(Path(str(source[0])).read_bytes()), "buildtool": __version__}
-    _write_sealed(str(target[0]), json.dumps(to_json(g), indent=0, sort_keys=True) + "\n", made_from)
+    _write_sealed(str(target[0]), json.dumps(pipeline.skeleton(model), indent=0, sort_keys=True) + "\n", made_from)
     return 0
 
 
 def _load_skeleton(path):
     """The skeleton graph, only when skeleton.json matches its seal."""
-    from buildtool.codegen.skeleton import from_json
+    from buildtool.pipeline import from_skeleton
 
-    return from_json(json.loads(_read_sealed(path)[0]))
+    return from_skeleton(json.loads(_read_sealed(path)[0])).graph
 
 
 def _plan_made_from(g, options: dict) -> dict:
@@ -279,21 +276,19 @@ def _code(target, source, env):
     # one line naming the model as the user did, before any code is written
     check_fits(dataclasses.replace(g, name=env["BT_MODEL_NAME"]), plan, targets.get(env["BT_BOARD"]),
                "optimize=ram", options)
-    c, h = plan.emit_c(g, env["BT_BOARD"], env["BT_WEIGHTS_ALIGN"])
-    _write(str(target[0]), c)
-    _write(str(target[1]), h)
+    files = pipeline.code(pipeline.read_model(g), plan, env["BT_BOARD"])
+    _write(str(target[0]), files["model.c"])
+    _write(str(target[1]), files["model.h"])
     made_from = {"skeleton_sha256": _sha256(Path(str(source[0])).read_bytes()),
                  "plan_sha256": _sha256(Path(path).read_bytes()), "board": env["BT_BOARD"]}
-    _write_sealed(str(target[2]), json.dumps(pipeline.manifest(pipeline.read_model(g), plan, env["BT_BOARD"]),
-                                             indent=1) + "\n", made_from)
+    _write_sealed(str(target[2]), files["firmware.json"], made_from)
     return 0
 
 
 def _flash(target, source, env):
-    from buildtool import flash, tflite_reader
+    from buildtool import pipeline
 
-    g = tflite_reader.load(str(source[0]))
-    _write(str(target[0]), flash.build_image(g, env["BT_BOARD"], env["BT_WEIGHTS_ALIGN"]))
+    _write(str(target[0]), pipeline.flash_image(pipeline.read_model(str(source[0])), env["BT_BOARD"]))
     return 0
 
 
@@ -327,10 +322,10 @@ def _link_spawn(out: str, board: str, model_name: str):
             sys.stderr.write(r.stderr)
             return r.returncode
         from buildtool import targets
-        from buildtool.plan import ArenaPlan
+        from buildtool.pipeline import load_plan
 
         g = dataclasses.replace(_load_skeleton(os.path.join(out, "skeleton.json")), name=model_name)
-        plan = ArenaPlan.from_json(json.loads(Path(out, "plan.json").read_text()))
+        plan = load_plan(json.loads(Path(out, "plan.json").read_text()), g)
         raise SCons.Errors.UserError(firmware._overflow_message(g, plan, targets.get(board), over[0].group(1),
                                                                 int(over[0].group(2))))
     return spawn
