@@ -68,7 +68,9 @@ def default_cache_dir() -> str:
 
 def entry_digest(kind: str, key) -> str:
     if not _KIND.match(kind):
-        raise ValueError(f"cache kind {kind!r} must be lower-case letters, digits, '-' or '_'")
+        from .errors import InternalError
+
+        raise InternalError(f"cache kind {kind!r} must be lower-case letters, digits, '-' or '_'")
     if isinstance(key, str):
         key = key.encode()
     return hashlib.sha256(kind.encode() + b"\0" + bytes(key)).hexdigest()

@@ -49,7 +49,9 @@ def _plain(v):
         return _plain(v.item())
     if isinstance(v, (int, float)):
         return v
-    raise TypeError(f"cannot put a {type(v).__name__} in a canonical form")
+    from .errors import InternalError
+
+    raise InternalError(f"cannot put a {type(v).__name__} in a canonical form")
 
 
 def _tensor_form(t, with_values: bool) -> list:

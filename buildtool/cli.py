@@ -12,7 +12,7 @@ import sys
 import warnings
 
 from . import __version__
-from .errors import BuildtoolError, ModelError, PlanError, UsageError, one_line
+from .errors import BuildtoolError, ModelError, PlanError, UsageError, internal, one_line
 
 MAX_ERROR_CHARS = 200  # the longest error line we aim for (model path included)
 
@@ -420,6 +420,12 @@ def main(argv=None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as e:  # a bug: one line and exit 3, the traceback only when asked for
+        if os.environ.get("BUILDTOOL_DEBUG"):
+            raise
+        e = internal(e)
+        print(f"buildtool: error: {e}", file=sys.stderr)
+        return e.exit_code
 
 
 if __name__ == "__main__":

@@ -232,7 +232,9 @@ def test_null_memo_always_computes_and_values_roundtrip():
     for _ in range(3):
         assert m.get_or_compute("arena", "k", lambda: n.append(1) or (1, 2)) == [1, 2]
     assert len(n) == 3 and m.stats.as_dict() == {"hits": 0, "misses": 3}
-    with pytest.raises(ValueError):
+    from buildtool.errors import InternalError
+
+    with pytest.raises(InternalError):
         m.get_or_compute("Bad Kind", "k", lambda: 1)
 
 

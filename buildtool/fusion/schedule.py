@@ -224,7 +224,9 @@ class FusedPlan:
                     return it, it + 1
                 w = (it.q - it.p) / (s1 - s0 + 1)
                 return it.p + (step - s0) * w, it.p + (step - s0 + 1) * w
-        raise PlanError(f"step {step} is beyond the plan's {len(self.profile)} steps")
+        from ..errors import InternalError
+
+        raise InternalError(f"step {step} is beyond the fused plan's {len(self.profile)} steps")
 
     def regions(self, g) -> list:
         d = self.to_json(g)

@@ -88,12 +88,16 @@ def _one_line(step):
     """A build step whose failures a user can act on end in one line (exit 2), not a traceback."""
     @functools.wraps(step)
     def run(target, source, env):
-        from buildtool.errors import BuildtoolError
+        from buildtool.errors import BuildtoolError, internal
 
         try:
             return step(target, source, env)
         except BuildtoolError as e:
             raise SCons.Errors.UserError(str(e)) from None
+        except Exception as e:  # a bug: one line too (BUILDTOOL_DEBUG=1 keeps the traceback)
+            if os.environ.get("BUILDTOOL_DEBUG"):
+                raise
+            raise SCons.Errors.UserError(str(internal(e))) from None
     return run
 
 
