@@ -118,10 +118,6 @@ def plan_options(a):
     return PlanOptions.from_args(a)
 
 
-def fused_requested(a) -> bool:
-    return plan_options(a).fused
-
-
 def request_plan(a, options=None) -> dict:
     """The plan as JSON (plus cache statistics): through the planner daemon unless --no-daemon."""
     from .pipeline import plan_json
@@ -272,27 +268,22 @@ def _print_outputs(g, outs: list) -> None:
 
 
 def cmd_run(a) -> int:
-    from .executor import run
-
     g = load_model(a.model)
     from .inputs import load_inputs
 
     xs = load_inputs(g, a.input, a.sequence)
     _check_output_path(g, a.output)
-    if a.sequence and fused_requested(a):
+    opts = plan_options(a)
+    if a.sequence and opts.fused:
         raise UsageError("--sequence runs the plain plan; drop --split/--optimize/--input-streamed")
     if a.board:
         outs = _board_run(g, xs, a)
-    elif fused_requested(a):
-        from .fusion_exec import run_fused
-
-        outs = run_fused(g, make_plan(g, a), xs)
     elif a.sequence:
         from .executor import run_sequence
 
-        outs = _stack_steps(run_sequence(g, make_plan(g, a), _steps(xs)))
+        outs = _stack_steps(run_sequence(g, make_plan(g, a, opts), _steps(xs)))
     else:
-        outs = run(g, make_plan(g, a), xs)
+        outs = make_plan(g, a, opts).execute(g, xs)
     if a.output:
         _save_outputs(g, outs, a.output)
     else:

@@ -270,7 +270,7 @@ def _optimize_ram_hint(g: Graph, plan, t: targets.Target, options, how: str = "-
     The fusion search's least peak is a lower bound of every packed fused arena, so the
     (slower) packing only runs when that bound leaves room for the stack.
     """
-    if plan.kind != "arena" or options.fused:
+    if options.fused or plan.regions(g):  # already optimised (or asked to be): nothing to suggest
         return ""
     from .fusion import plan_fused, search_front
 

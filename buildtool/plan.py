@@ -80,6 +80,8 @@ class Plan(Protocol):
 
     def emit_c(self, g, board: str, weights_align: int) -> tuple: ...  # (model.c, model.h)
 
+    def execute(self, g, inputs: list) -> list: ...  # the numpy reference executor, inside this plan's arena
+
     def problems(self, g) -> list: ...  # what the independent checker finds wrong ([] when sound)
 
     def to_json(self, g=None) -> dict: ...
@@ -143,6 +145,11 @@ class ArenaPlan:
         from .codegen import generate
 
         return generate(g, self, board, weights_align)
+
+    def execute(self, g, inputs: list) -> list:
+        from .executor import run
+
+        return run(g, self, inputs)
 
     def problems(self, g) -> list:
         from .arena.checker import problems

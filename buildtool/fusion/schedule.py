@@ -242,6 +242,11 @@ class FusedPlan:
 
         return generate(g, self, board, weights_align)
 
+    def execute(self, g, inputs: list) -> list:
+        from ..fusion_exec import run_fused
+
+        return run_fused(g, self, inputs)
+
     def problems(self, g) -> list:
         from ..arena.checker import problems
 
