@@ -370,6 +370,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("boards", help="list the boards (target plugins) that are installed")
     s.set_defaults(fn=cmd_boards)
+
+    from .gen import add_parser as add_gen
+
+    add_gen(sub)
     return p
 
 

@@ -27,6 +27,31 @@ __all__ = ["Model", "PlanOptions", "locate", "read_model", "check", "plan_memory
            "generate", "code", "skeleton", "from_skeleton", "zoo_model", "flash_image", "link", "run", "build", "is_model_file"]
 
 
+# The Python sources each step's output is computed by (a change reruns the step; its output is
+# compared by content, so an unchanged result stops the rebuild there). Build rules declare them.
+STEP_SOURCES = {
+    "model": ("zoo.py", "builder.py", "tflite_writer.py", "ir.py", "refops", "pipeline.py"),
+    "skeleton": ("tflite_reader.py", "ir.py", "ops.py", "ops_extra.py", "stateful.py", "flash.py",
+                 "codegen/skeleton.py", "pipeline.py"),
+    "plan": ("arena", "fusion", "plan.py", "options.py", "pipeline.py", "canonical.py", "ops.py", "ops_extra.py",
+             "stateful.py", "ir.py", "codegen/skeleton.py"),
+    "code": ("codegen", "refops", "fusion", "flash.py", "firmware.py", "pipeline.py", "plan.py", "ops.py",
+             "ops_extra.py", "stateful.py", "ir.py", "targets"),
+    "flash": ("flash.py", "tflite_reader.py", "ir.py", "pipeline.py"),
+    "board": ("targets", "firmware.py", "pipeline.py"),
+}
+PACKAGE = Path(__file__).resolve().parent
+
+
+def step_sources(step: str) -> list:
+    """The Python files a step's output depends on (absolute paths, sorted)."""
+    out = []
+    for rel in STEP_SOURCES[step]:
+        p = PACKAGE / rel
+        out += sorted(str(f) for f in p.rglob("*.py")) if p.is_dir() else ([str(p)] if p.exists() else [])
+    return out
+
+
 # -- read -----------------------------------------------------------------------------------
 def is_model_file(spec: str) -> bool:
     """A model argument names a .tflite file (else it must be a zoo name)."""

@@ -58,24 +58,10 @@ if (ROOT / "buildtool" / "__init__.py").is_file() and "buildtool" not in sys.mod
     import buildtool  # noqa: E402,F401
 
 
-# The Python modules each generated file is computed by (a change reruns the step; the
-# step's output is compared by content, so an unchanged result stops the rebuild there).
-_GENERATORS = {
-    "zoo": ("zoo.py", "builder.py", "tflite_writer.py", "ir.py", "refops"),
-    "skeleton": ("tflite_reader.py", "ir.py", "ops.py", "flash.py", "codegen/skeleton.py"),
-    "plan": ("arena", "fusion", "plan.py", "options.py", "pipeline.py", "ops.py", "ir.py", "codegen/skeleton.py"),
-    "code": ("codegen", "refops", "flash.py", "firmware.py", "pipeline.py", "plan.py", "fusion", "ops.py", "ir.py"),
-    "flash": ("flash.py", "tflite_reader.py", "ir.py"),
-}
-
-
 def _python_deps(step: str) -> list:
-    pkg = ROOT / "buildtool"
-    out = []
-    for rel in _GENERATORS[step]:
-        p = pkg / rel
-        out += sorted(str(f) for f in p.rglob("*.py")) if p.is_dir() else [str(p)]
-    return out
+    from buildtool.pipeline import step_sources
+
+    return step_sources(step)
 
 
 def _write(path, data) -> None:
@@ -264,7 +250,8 @@ def _code(target, source, env):
     from buildtool import pipeline
     from buildtool.errors import PlanError
 
-    g = _load_skeleton(str(source[0]))
+    src = str(source[0])
+    g = pipeline.read_model(src).graph if src.endswith(".tflite") else _load_skeleton(src)
     path, options = str(source[1]), env["BT_PLAN_OPTIONS"]
     plan, why = _plan_problem(g, path, options)
     if why:
@@ -283,7 +270,7 @@ def _code(target, source, env):
     files = pipeline.code(pipeline.read_model(g), plan, env["BT_BOARD"])
     _write(str(target[0]), files["model.c"])
     _write(str(target[1]), files["model.h"])
-    made_from = {"skeleton_sha256": _sha256(Path(str(source[0])).read_bytes()),
+    made_from = {"source_sha256": _sha256(Path(src).read_bytes()),
                  "plan_sha256": _sha256(Path(path).read_bytes()), "board": env["BT_BOARD"]}
     _write_sealed(str(target[2]), files["firmware.json"], made_from)
     return 0
@@ -443,8 +430,13 @@ def bt_firmware(env, board: str, model: str, out: str, kernels: str = "", plan_o
     fenv.Depends(skel, _python_deps("skeleton"))
     plan = fenv.BtPlan([d.File("plan.json"), d.File("plan.json.seal")], skel[0])
     fenv.Depends(plan, [fenv.Value(repr(fenv["BT_PLAN_OPTIONS"]))] + _python_deps("plan"))
+    from buildtool.options import PlanOptions
+
+    # a fused plan's code holds weight copies (depthwise filters regrouped per channel): it is made
+    # from the model itself; a layer-by-layer plan's code only from the skeleton (weights apart)
+    fused = PlanOptions.from_map(plan_options).fused
     code = fenv.BtCode([d.File(n) for n in ("model.c", "model.h", "firmware.json", "firmware.json.seal")],
-                       [skel[0], plan[0]])
+                       [model_node if fused else skel[0], plan[0]] + ([skel[0]] if fused else []))
     fenv.Depends(code, [plan[1], fenv.Value(f"{board}:{t.weights_align}")] + _python_deps("code"))
     weights = fenv.BtFlash(d.File("weights.bin"), model_node)
     fenv.Depends(weights, [fenv.Value(f"{board}:{t.weights_align}")] + _python_deps("flash"))
