@@ -133,6 +133,7 @@ class Daemon:
                 "entries": store["entries"], "cache_bytes": store["bytes"], "cache_cap_bytes": store["cap_bytes"],
                 "cache_dir": store["dir"], "hits": self.memo.stats.hits, "misses": self.memo.stats.misses,
                 "corrupt_dropped": self.memo.store.corrupt, "cache_write_errors": self.memo.store.write_errors,
+                "remote": store["remote"],  # the team cache: url, write, down, hits, misses, corrupt, errors, ...
                 "watched": self.watcher.watched if self.watcher else 0,
                 "replans": self.replans, "idle_timeout_s": self.idle_s, "log": self.paths["log"],
                 "socket": self.paths["socket"], "memory": _rss_bytes(), "planner": planner_version(),
