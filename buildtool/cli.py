@@ -246,16 +246,16 @@ def cmd_zoo(a) -> int:
 
 
 def _board_run(g, xs, a):
-    from . import firmware
+    from . import firmware, runner
 
     out = a.build_dir or os.path.join("build", a.board, firmware.build_dir_name(g.name))
     firmware.build(g, a.board, out, **plan_options(a))
     if a.sequence:
-        ys, prof, ram = firmware.run(a.board, out, _steps(xs), sequence=True)
-        print(firmware.format_report(prof, ram), file=sys.stderr)
+        ys, prof, ram = runner.run(a.board, out, _steps(xs), sequence=True)
+        print(runner.format_report(prof, ram), file=sys.stderr)
         return _stack_steps(ys)
-    y, prof, ram = firmware.run(a.board, out, xs)
-    print(firmware.format_report(prof, ram), file=sys.stderr)
+    y, prof, ram = runner.run(a.board, out, xs)
+    print(runner.format_report(prof, ram), file=sys.stderr)
     return y if isinstance(y, list) else [y]
 
 
