@@ -21,10 +21,13 @@ from . import flash, targets
 from .errors import UsageError
 from .fsutil import write_atomic, write_error
 from .ir import Graph
-from .runner import EXIT_MEANING, PLUGIN_SRC, RUN_TIMEOUT, format_report, ram_report, run, symbols  # noqa: F401
-from .toolchain import (_OVERFLOW, FIRMWARE, KERNELS, ROOT, FirmwareError, _check_tools, _overflow_message,  # noqa: F401
-                        c_string, check_fits, check_segments, compile_flags, include_dirs, kernel_library,
-                        kernel_sources, link, link_flags, load_segments, sources, weights_define)
+from .toolchain import FirmwareError, _check_tools, check_fits, link
+
+# Moved to buildtool.toolchain and buildtool.runner; re-exported here for one release.
+from .runner import EXIT_MEANING, PLUGIN_SRC, RUN_TIMEOUT, format_report, ram_report, run, symbols  # noqa: F401, E402
+from .toolchain import (FIRMWARE, KERNELS, ROOT, c_string, check_segments, compile_flags,  # noqa: F401, E402
+                        include_dirs, kernel_library, kernel_sources, link_flags, load_segments, sources,
+                        weights_define)
 
 
 # -- model and plan -------------------------------------------------------------------

@@ -217,7 +217,7 @@ def test_a_full_disk_under_stdout_is_one_line(args, tmp_path):
 
 
 def test_a_full_disk_at_link_time_is_one_line_naming_the_image(tmp_path, monkeypatch):
-    from buildtool import firmware
+    from buildtool import firmware, toolchain
 
     real = subprocess.run
 
@@ -227,7 +227,7 @@ def test_a_full_disk_at_link_time_is_one_line_naming_the_image(tmp_path, monkeyp
                                                            "collect2: error: ld returned 1 exit status\n")
         return real(cmd, *args, **kw)
 
-    monkeypatch.setattr(firmware.subprocess, "run", run)
+    monkeypatch.setattr(toolchain.subprocess, "run", run)
     with pytest.raises(fsutil.WriteError) as e:
         firmware.build("tiny", "host", tmp_path / "b")
     assert str(e.value) == (f"cannot write {tmp_path / 'b' / 'firmware.elf'}: No space left on device; "
