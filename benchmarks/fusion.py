@@ -111,12 +111,12 @@ def firmware_instructions(g, plan, board: str = "cortex-m4") -> tuple:
 
     import numpy as np
 
-    from buildtool import firmware
+    from buildtool import firmware, runner
 
     x = np.random.default_rng(0).integers(-128, 128, g.tensors[g.inputs[0]].shape, dtype=np.int8)
     with tempfile.TemporaryDirectory(prefix="bt-bench-") as d:
         firmware.build(g, board, d, plan=plan)
-        _, prof, _ = firmware.run(board, d, x)
+        _, prof, _ = runner.run(board, d, x)
     return prof["total"], {o["op"]: o["count"] for o in prof["ops"]}
 
 

@@ -24,7 +24,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from buildtool import firmware, targets, tflite_reader, zoo  # noqa: E402
+from buildtool import firmware, runner, targets, tflite_reader, toolchain, zoo  # noqa: E402
 from buildtool.errors import BuildtoolError  # noqa: E402
 from buildtool.tflite_writer import serialize  # noqa: E402
 
@@ -49,11 +49,11 @@ def instructions(data: bytes, board: str, kernels, work: Path) -> int | None:
     g = tflite_reader.parse(data)
     try:
         firmware.build(g, board, work, kernels=kernels)
-    except firmware.FirmwareError as e:
+    except toolchain.FirmwareError as e:
         if "does not fit" in str(e):
             return None
         raise
-    _, prof, _ = firmware.run(board, work, example_input(g))
+    _, prof, _ = runner.run(board, work, example_input(g))
     return sum(o["count"] for o in prof["ops"])
 
 
@@ -64,7 +64,7 @@ def host_times(data: bytes, runs: int, work: Path) -> tuple:
     g = tflite_reader.parse(data)
     x = example_input(g)
     firmware.build(g, "host", work)
-    ours = min(sum(o["count"] for o in firmware.run("host", work, x)[1]["ops"]) for _ in range(runs))
+    ours = min(sum(o["count"] for o in runner.run("host", work, x)[1]["ops"]) for _ in range(runs))
     ip = runtime.Interpreter.from_bytes(data)
     ip.set_input(x, 0)
     best = None

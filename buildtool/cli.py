@@ -210,17 +210,17 @@ def cmd_zoo(a) -> int:
 
 
 def _board_run(g, xs, a):
-    from . import firmware, pipeline
+    from . import firmware, pipeline, runner
 
     out = a.build_dir or os.path.join("build", a.board, firmware.build_dir_name(g.name))
     opts = plan_options(a)
     pipeline.build(g, a.board, out, opts, make_plan(g, a, opts))
     if a.sequence:
-        ys, prof, ram = firmware.run(a.board, out, _steps(xs), sequence=True)
-        print(firmware.format_report(prof, ram), file=sys.stderr)
+        ys, prof, ram = runner.run(a.board, out, _steps(xs), sequence=True)
+        print(runner.format_report(prof, ram), file=sys.stderr)
         return _stack_steps(ys)
-    y, prof, ram = firmware.run(a.board, out, xs)
-    print(firmware.format_report(prof, ram), file=sys.stderr)
+    y, prof, ram = runner.run(a.board, out, xs)
+    print(runner.format_report(prof, ram), file=sys.stderr)
     return y if isinstance(y, list) else [y]
 
 

@@ -20,6 +20,7 @@ import re
 import stat
 import sys
 import time
+from pathlib import Path
 
 from .errors import BuildtoolError
 
@@ -224,3 +225,16 @@ class guarded_stdout:
         if exc[0] is None:
             guarded.flush()
         return False
+
+
+def write_if_changed(path, data) -> None:
+    """write_atomic, but an unchanged file is left untouched (its mtime too: make-like tools and
+    Ninja's restat stop there)."""
+    path = Path(path)
+    data = data.encode() if isinstance(data, str) else data
+    try:
+        if path.is_file() and path.read_bytes() == data:
+            return
+    except OSError:
+        pass  # unreadable: write it
+    write_atomic(path, data)

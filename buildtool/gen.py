@@ -94,7 +94,7 @@ def run(a) -> int:
         pipeline._write(Path(a.output), pipeline.flash_image(pipeline.read_model(a.input), board))
         _depfile(a.depfile, [a.output], [a.input], step)
     elif step == "board":
-        from . import firmware, targets
+        from . import targets, toolchain
 
         t = targets.get(_board(a))
         out = Path(a.output)
@@ -103,9 +103,9 @@ def run(a) -> int:
         if ld:
             pipeline._write(ld, t.linker_script())
         info = {"board": t.name, "cc": t.cc, "cflags": list(t.cflags) + ["-Wall"] + [f"-D{d}" for d in t.defines],
-                "include_dirs": [str(d) for d in firmware.include_dirs(t, out)],
-                "sources": [str(s) for s in firmware.sources(t, out) if s.name != "model.c"],
-                "ldflags": firmware.link_flags(t, ld), "run": list(t.run), "weights_align": t.weights_align}
+                "include_dirs": [str(d) for d in toolchain.include_dirs(t, out)],
+                "sources": [str(s) for s in toolchain.sources(t, out) if s.name != "model.c"],
+                "ldflags": toolchain.link_flags(t, ld), "run": list(t.run), "weights_align": t.weights_align}
         pipeline._write(out / "board.json", json.dumps(info, indent=1) + "\n")
         _depfile(a.depfile, [out / "board.json"] + ([ld] if ld else []), [], step)
     return 0

@@ -35,10 +35,10 @@ STEP_SOURCES = {
                  "codegen/skeleton.py", "pipeline.py"),
     "plan": ("arena", "fusion", "plan.py", "options.py", "pipeline.py", "canonical.py", "ops.py", "ops_extra.py",
              "stateful.py", "ir.py", "codegen/skeleton.py"),
-    "code": ("codegen", "refops", "fusion", "flash.py", "firmware.py", "pipeline.py", "plan.py", "ops.py",
+    "code": ("codegen", "refops", "fusion", "flash.py", "pipeline.py", "plan.py", "ops.py",
              "ops_extra.py", "stateful.py", "ir.py", "targets"),
     "flash": ("flash.py", "tflite_reader.py", "ir.py", "pipeline.py"),
-    "board": ("targets", "firmware.py", "pipeline.py"),
+    "board": ("targets", "boards", "toolchain.py", "pipeline.py"),
 }
 PACKAGE = Path(__file__).resolve().parent
 
@@ -195,15 +195,9 @@ def load_plan(d: dict, graph):
 # -- generate -------------------------------------------------------------------------------
 def _write(path: Path, data) -> None:
     """Atomic write that leaves an unchanged file untouched (keeps mtimes for make-like tools)."""
-    from .fsutil import write_atomic
+    from .fsutil import write_if_changed
 
-    data = data.encode() if isinstance(data, str) else data
-    try:
-        if path.is_file() and path.read_bytes() == data:
-            return
-    except OSError:
-        pass  # unreadable: write it
-    write_atomic(path, data)
+    write_if_changed(path, data)
 
 
 def manifest(model: Model, plan, board: str) -> dict:
@@ -270,16 +264,17 @@ def board(name: str, kernels: tuple | None = None, stack_bytes: int | None = Non
     return t
 
 
-def link(model: Model, plan, target, out_dir, paths: dict) -> Path:
-    """Compile the generated sources with the board's toolchain and link firmware.elf (atomically)."""
-    from .firmware import link_firmware
+def link(model: Model, plan, target, out_dir, paths: dict) -> dict:
+    """Compile the generated sources with the board's toolchain and link firmware.elf (atomically);
+    paths plus "elf" (and "ld")."""
+    from .toolchain import link as link_firmware
 
     return link_firmware(target, Path(out_dir), paths, model.graph, plan)
 
 
 def run(board_name: str, out_dir, x, **kw) -> tuple:
     """Run a built firmware on input(s) x: (outputs, per-op profile, RAM report)."""
-    from .firmware import run as run_firmware
+    from .runner import run as run_firmware
 
     return run_firmware(board_name, out_dir, x, **kw)
 
@@ -287,7 +282,7 @@ def run(board_name: str, out_dir, x, **kw) -> tuple:
 def build(spec, board_name: str, out_dir, options: PlanOptions | None = None, plan=None,
           kernels: tuple | None = None, stack_bytes: int | None = None, fit_hint: str = "--optimize ram") -> dict:
     """The whole flow: read, check, plan, check it fits, generate, link. Returns the paths written."""
-    from .firmware import check_fits, check_tools
+    from .toolchain import check_fits, check_tools
 
     options = PlanOptions.from_map(options)
     t = board(board_name, kernels, stack_bytes)
@@ -300,8 +295,4 @@ def build(spec, board_name: str, out_dir, options: PlanOptions | None = None, pl
     elf = out / "firmware.elf"
     if elf.exists():
         elf.unlink()  # a refused or failed build leaves no firmware of other sources behind
-    paths = generate(model, plan, board_name, out)
-    paths["elf"] = link(model, plan, t, out, paths)
-    if t.linker_template:
-        paths["ld"] = out / "board.ld"
-    return paths
+    return link(model, plan, t, out, generate(model, plan, board_name, out))

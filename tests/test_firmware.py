@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 from conftest import ROOT, SHARED_MODEL_NAMES, fixed_input, shared_model, tflm_run
 
-from buildtool import firmware, flash, targets, tflite_reader, zoo
+from buildtool import firmware, flash, runner, targets, tflite_reader, toolchain, zoo
 from buildtool.arena import naive_plan, plan_arena
 from buildtool.builder import GraphBuilder
 from buildtool.codegen import generate
@@ -41,7 +41,7 @@ def check_bit_exact(model_bytes: bytes, board: str, out_dir, seeds=(0,), **plan_
     firmware.build(g, board, out_dir, **plan_options)
     for seed in seeds:
         x = fixed_input(g.tensors[g.inputs[0]].shape, seed)
-        y, prof, ram = firmware.run(board, out_dir, x)
+        y, prof, ram = runner.run(board, out_dir, x)
         ref = tflm_run(model_bytes, [x])[0]
         assert y.dtype == ref.dtype and y.shape == ref.shape
         assert np.array_equal(y, ref), f"{board}: firmware {y.reshape(-1)[:12]} != tflm {ref.reshape(-1)[:12]}"
@@ -89,7 +89,7 @@ def assert_loads_in_flash(t, elf) -> None:
         assert filesz == memsz, f"segment at 0x{paddr:x} zero-fills {memsz - filesz} B of flash"
     for (a, _, na), (b, _, _) in zip(segs, segs[1:]):
         assert a + na <= b, f"segments at 0x{a:x} and 0x{b:x} overlap"
-    sym = firmware.symbols(t, elf)
+    sym = runner.symbols(t, elf)
     arena = sym["bt_arena"][0]
     assert t.ram_origin <= sym["__stack_bottom"][0] < sym["__bss_end"][0] <= t.ram_origin + t.ram_bytes
     assert sym["__bss_start"][0] <= arena < sym["__bss_end"][0]
@@ -113,7 +113,7 @@ def test_board_matrix(model, board, tmp_path):
     plan = plan_arena(g)
     need_bytes = plan.arena_bytes + t.stack_bytes
     if t.ram_bytes and need_bytes > t.ram_bytes:  # (ram_bytes 0: the host's, unlimited)
-        with pytest.raises(firmware.FirmwareError) as e:
+        with pytest.raises(toolchain.FirmwareError) as e:
             firmware.build(g, board, tmp_path, plan=plan)
         msg = str(e.value)
         assert "\n" not in msg and f"does not fit board {board}" in msg
@@ -125,7 +125,7 @@ def test_board_matrix(model, board, tmp_path):
         assert_loads_in_flash(t, paths["elf"])
     for seed in (0, 1) if model == "tiny" else (0,):
         x = fixed_input(g.tensors[g.inputs[0]].shape, seed)
-        y, prof, ram = firmware.run(board, tmp_path, x, timeout=600)
+        y, prof, ram = runner.run(board, tmp_path, x, timeout=600)
         ref = tflm_reference(model, data, x, seed)
         assert y.dtype == ref.dtype and y.shape == ref.shape
         assert np.array_equal(y, ref), f"{board}: firmware {y.reshape(-1)[:12]} != tflm {ref.reshape(-1)[:12]}"
@@ -146,7 +146,7 @@ def test_hifive1_refuses_a_model_that_does_not_fit(tmp_path):
     """16 KiB of RAM: mcunet-vww1 needs an 88 KiB arena (19,696 B even fused, so no --optimize ram
     hint); refused before linking, in one line naming the board's RAM and the need."""
     need("hifive1")
-    with pytest.raises(firmware.FirmwareError) as e:
+    with pytest.raises(toolchain.FirmwareError) as e:
         firmware.build(zoo.build("mcunet-vww1"), "hifive1", tmp_path)
     assert str(e.value) == ("mcunet-vww1 does not fit board hifive1: it needs 91,648 B of RAM (arena 89,600 B + "
                             "stack 2,048 B), the board has 16,384 B of RAM (16 KiB)")
@@ -157,7 +157,7 @@ def test_refusal_suggests_optimize_ram_when_that_fits(tmp_path):
     """dscnn_kws: 16,000 B of arena + 2 KiB of stack > 16 KiB; the least-RAM fusion plan fits."""
     need("hifive1")
     g = tflite_reader.load(shared_model("dscnn_kws"))
-    with pytest.raises(firmware.FirmwareError) as e:
+    with pytest.raises(toolchain.FirmwareError) as e:
         firmware.build(g, "hifive1", tmp_path)
     assert str(e.value).endswith("the board has 16,384 B of RAM (16 KiB); with --optimize ram it fits "
                                  "(arena 8,640 B + stack 2,048 B = 10,688 B)")
@@ -201,7 +201,7 @@ def test_build_refuses_a_linker_script_that_zero_fills_flash(monkeypatch, tmp_pa
     for tag in (" :text", " :data", " :NONE"):
         script = script.replace(tag, "")
     _add_board(monkeypatch, _BoardWithScript(base, "m4-default-phdrs", script))
-    with pytest.raises(firmware.FirmwareError, match="zero-fills 6,144 B in flash"):
+    with pytest.raises(toolchain.FirmwareError, match="zero-fills 6,144 B in flash"):
         firmware.build(zoo.build("tiny"), "m4-default-phdrs", tmp_path)
     assert not (tmp_path / "firmware.elf").exists() and not (tmp_path / "firmware.elf.tmp").exists()
 
@@ -212,12 +212,12 @@ def test_flash_too_small_is_refused_in_one_line(monkeypatch, tmp_path):
     base = need("cortex-m4")
     g = zoo.build("tiny")
     _add_board(monkeypatch, dataclasses.replace(base, name="m4-1k-flash", flash_bytes=1024))
-    with pytest.raises(firmware.FirmwareError) as e:
+    with pytest.raises(toolchain.FirmwareError) as e:
         firmware.build(g, "m4-1k-flash", tmp_path)
     assert str(e.value) == (f"tiny does not fit board m4-1k-flash: its weights need {g.params_bytes():,} B of "
                             f"flash, the board has 1,024 B")
     _add_board(monkeypatch, dataclasses.replace(base, name="m4-4k-flash", flash_bytes=4096))
-    with pytest.raises(firmware.FirmwareError, match=r"^tiny does not fit board m4-4k-flash: code, weights and "
+    with pytest.raises(toolchain.FirmwareError, match=r"^tiny does not fit board m4-4k-flash: code, weights and "
                                                      r"data need [\d,]+ B of flash, the board has 4,096 B$"):
         firmware.build(g, "m4-4k-flash", tmp_path)
 
@@ -233,7 +233,7 @@ def test_measured_ram_is_arena_plus_stack_plus_static(board, tmp_path):
     g = zoo.build("tiny")
     plan = plan_arena(g)
     firmware.build(g, board, tmp_path)
-    _, _, ram = firmware.run(board, tmp_path, fixed_input(g.tensors[g.inputs[0]].shape))
+    _, _, ram = runner.run(board, tmp_path, fixed_input(g.tensors[g.inputs[0]].shape))
     sec = _size_sections(t, tmp_path / "firmware.elf")
     # independent of the symbols ram_report reads: section sizes from `size -A`
     static = sec.get(".data", 0) + sec.get(".bss", 0)
@@ -250,7 +250,7 @@ def test_weights_stay_in_flash(tmp_path):
     g = tflite_reader.load(shared_model("dscnn_kws"))
     paths = firmware.build(g, "cortex-m4", tmp_path)
     image = paths["weights"].read_bytes()
-    sym = firmware.symbols(t, paths["elf"])
+    sym = runner.symbols(t, paths["elf"])
     flash_end = t.flash_origin + t.flash_bytes
     assert t.flash_origin <= sym["bt_weights"][0] < sym["bt_weights_end"][0] <= flash_end
     assert sym["bt_weights_end"][0] - sym["bt_weights"][0] == len(image)
@@ -264,8 +264,8 @@ def test_profile_is_deterministic_and_covers_every_op(tmp_path):
     g = zoo.build("tiny")
     firmware.build(g, "cortex-m4", tmp_path)
     x = fixed_input(g.tensors[g.inputs[0]].shape)
-    p1 = firmware.run("cortex-m4", tmp_path, x)[1]
-    p2 = firmware.run("cortex-m4", tmp_path, x)[1]
+    p1 = runner.run("cortex-m4", tmp_path, x)[1]
+    p2 = runner.run("cortex-m4", tmp_path, x)[1]
     assert p1 == p2 and p1["unit"] == "instructions"
     assert [o["op"] for o in p1["ops"]] == plan_arena(g).order
     assert [o["opcode"] for o in p1["ops"]] == [g.operators[i].opcode for i in plan_arena(g).order]
@@ -275,7 +275,7 @@ def test_profile_is_deterministic_and_covers_every_op(tmp_path):
 def test_host_profile_is_wall_time(tmp_path):
     g = zoo.build("tiny")
     firmware.build(g, "host", tmp_path)
-    _, prof, ram = firmware.run("host", tmp_path, fixed_input(g.tensors[g.inputs[0]].shape))
+    _, prof, ram = runner.run("host", tmp_path, fixed_input(g.tensors[g.inputs[0]].shape))
     assert prof["unit"] == "ns" and len(prof["ops"]) == len(g.operators)
     assert ram["arena_bytes"] == plan_arena(g).arena_bytes and ram["stack_bytes"] > 0
 
@@ -336,21 +336,21 @@ def test_firmware_rejects_a_foreign_weights_image(tmp_path):
     flash.write_image(str(tmp_path / "weights.bin"), flash.build_image(b, "host"))
     # relink with the foreign image (same command as build, kernels from the cache)
     t = targets.get("host")
-    cmd = ([t.cc] + firmware.compile_flags(t, tmp_path) + [firmware.weights_define(tmp_path / "weights.bin")]
-           + [str(s) for s in firmware.sources(t, tmp_path) if s.parent.parent != firmware.KERNELS]
-           + [str(firmware.kernel_library(t))] + list(t.ldflags) + ["-o", str(tmp_path / "firmware.elf")])
+    cmd = ([t.cc] + toolchain.compile_flags(t, tmp_path) + [toolchain.weights_define(tmp_path / "weights.bin")]
+           + [str(s) for s in toolchain.sources(t, tmp_path) if s.parent.parent != toolchain.KERNELS]
+           + [str(toolchain.kernel_library(t))] + list(t.ldflags) + ["-o", str(tmp_path / "firmware.elf")])
     subprocess.run(cmd, check=True, capture_output=True)
-    with pytest.raises(firmware.FirmwareError, match="exited with 3"):
-        firmware.run("host", tmp_path, fixed_input(a.tensors[a.inputs[0]].shape))
+    with pytest.raises(toolchain.FirmwareError, match="exited with 3"):
+        runner.run("host", tmp_path, fixed_input(a.tensors[a.inputs[0]].shape))
 
 
 def test_run_checks_the_input(tmp_path):
     g = zoo.build("tiny")
     firmware.build(g, "host", tmp_path)
     with pytest.raises(UsageError, match="the model wants"):
-        firmware.run("host", tmp_path, np.zeros((1, 3, 3, 3), np.int8))
+        runner.run("host", tmp_path, np.zeros((1, 3, 3, 3), np.int8))
     with pytest.raises(UsageError, match="built for board host"):
-        firmware.run("cortex-m4", tmp_path, fixed_input(g.tensors[g.inputs[0]].shape))
+        runner.run("cortex-m4", tmp_path, fixed_input(g.tensors[g.inputs[0]].shape))
 
 
 def test_board_registry_and_third_party_plugin(monkeypatch):
@@ -378,16 +378,16 @@ def test_stack_overflow_traps(board, code, tmp_path):
     need(board)
     g = zoo.build("tiny")
     firmware.build(g, board, tmp_path, stack_bytes=64)
-    with pytest.raises(firmware.FirmwareError, match=f"exited with {code}"):
-        firmware.run(board, tmp_path, fixed_input(g.tensors[g.inputs[0]].shape))
+    with pytest.raises(toolchain.FirmwareError, match=f"exited with {code}"):
+        runner.run(board, tmp_path, fixed_input(g.tensors[g.inputs[0]].shape))
 
 
 def test_timeout_is_reported_as_124(tmp_path):
     need("cortex-m4")
     g = tflite_reader.load(shared_model("resnet_concat_64"))
     firmware.build(g, "cortex-m4", tmp_path)
-    with pytest.raises(firmware.FirmwareError, match="exited with 124 \\(timeout\\)"):
-        firmware.run("cortex-m4", tmp_path, fixed_input(g.tensors[g.inputs[0]].shape), timeout=0.05)
+    with pytest.raises(toolchain.FirmwareError, match="exited with 124 \\(timeout\\)"):
+        runner.run("cortex-m4", tmp_path, fixed_input(g.tensors[g.inputs[0]].shape), timeout=0.05)
 
 
 # -- operator coverage: small generated models through every kernel and code path ------------------
@@ -467,7 +467,7 @@ def test_operator_coverage_bit_exact(make, planner, board, tmp_path):
     plan = {"planner": plan_arena, "naive": naive_plan, "views": view_plan}[planner](g)
     firmware.build(g, board, tmp_path, plan=plan)
     x = model_input(g)
-    y, prof, ram = firmware.run(board, tmp_path, x)
+    y, prof, ram = runner.run(board, tmp_path, x)
     ref = tflm_run(serialize(g), [x])[0]
     assert y.dtype == ref.dtype and np.array_equal(y, ref)
     assert len(prof["ops"]) == len(g.operators) and ram["arena_bytes"] == plan.arena_bytes

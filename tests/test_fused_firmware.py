@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from conftest import fixed_input, shared_model, tflm_run
 
-from buildtool import firmware, targets, tflite_reader, zoo
+from buildtool import firmware, runner, targets, tflite_reader, zoo
 from buildtool.codegen.fused_c import generate
 from buildtool.fusion import plan_fused
 from buildtool.fusion.costs import INSTRUCTION_BOUND, is_dense, predict_instructions
@@ -73,10 +73,10 @@ def check(name: str, setting: str, board: str, out_dir, profile: bool = False) -
     plan = _plan(name, setting)
     paths = firmware.build(g, board, out_dir, plan=plan)
     x, ref = _reference(name)
-    y, prof, ram = firmware.run(board, out_dir, x, profile=profile)
+    y, prof, ram = runner.run(board, out_dir, x, profile=profile)
     assert y.dtype == ref.dtype and y.shape == ref.shape
     assert np.array_equal(y, ref), f"{name} {setting} on {board}: {y.reshape(-1)[:8]} != {ref.reshape(-1)[:8]}"
-    assert firmware.symbols(targets.get(board), paths["elf"])["bt_arena"][1] == plan.arena_bytes
+    assert runner.symbols(targets.get(board), paths["elf"])["bt_arena"][1] == plan.arena_bytes
     assert ram["arena_bytes"] == plan.arena_bytes
     return plan, prof, ram
 
@@ -197,14 +197,14 @@ def test_mbv2_least_ram_runs_on_hifive1(tmp_path):
     paths = firmware.build(g, "hifive1", tmp_path, optimize="ram", input_streamed=True)
     x = fixed_input(g.tensors[g.inputs[0]].shape)
     assert x.nbytes == 62208 > 16 * 1024
-    y, _, ram = firmware.run("hifive1", tmp_path, x, profile=False)
+    y, _, ram = runner.run("hifive1", tmp_path, x, profile=False)
     ref = tflm_run(data, [x])[0]
     assert np.array_equal(y, ref)
     t = targets.get("hifive1")
     assert ram["total_bytes"] <= t.ram_bytes == 16 * 1024
     plan_json = (tmp_path / "plan.json").read_text()
     assert f'"arena_bytes": {ram["arena_bytes"]}' in plan_json
-    assert firmware.symbols(t, paths["elf"])["bt_arena"][1] == ram["arena_bytes"]
+    assert runner.symbols(t, paths["elf"])["bt_arena"][1] == ram["arena_bytes"]
 
 
 def test_build_takes_the_cli_plan_options(tmp_path):
@@ -216,7 +216,7 @@ def test_build_takes_the_cli_plan_options(tmp_path):
             "max_mac_overhead": None, "ram_limit": None, "splits": None, "input_streamed": True}
     firmware.build(g, "host", tmp_path, **opts)
     x, ref = _reference("tiny")
-    y, _, ram = firmware.run("host", tmp_path, x, profile=False)
+    y, _, ram = runner.run("host", tmp_path, x, profile=False)
     assert np.array_equal(y, ref)
     assert ram["arena_bytes"] == plan_fused(g, optimize="ram", input_streamed=True, time_budget=0.3).arena_bytes
     plain = {k: v for k, v in opts.items() if k in ("align", "time_budget", "order_search", "inplace")}
@@ -232,7 +232,7 @@ def test_shared_mbv2_least_ram_runs_on_hifive1(tmp_path):
     g = tflite_reader.parse(data)
     firmware.build(g, "hifive1", tmp_path, optimize="ram", max_mac_overhead="none", input_streamed=True)
     x = fixed_input(g.tensors[g.inputs[0]].shape)
-    y, _, ram = firmware.run("hifive1", tmp_path, x, profile=False)
+    y, _, ram = runner.run("hifive1", tmp_path, x, profile=False)
     assert np.array_equal(y, tflm_run(data, [x])[0])
     assert ram["total_bytes"] <= 16 * 1024
 
@@ -246,7 +246,7 @@ def test_fused_instructions_near_prediction(tmp_path):
     plan, prof, _ = check("mbv2-w0.35", "ram", "cortex-m4", tmp_path / "fused", profile=True)
     assert plan.schedule.blocks() and plan.mac_overhead > 1.2
     firmware.build(g, "cortex-m4", tmp_path / "plain", time_budget=0.3)
-    _, plain, _ = firmware.run("cortex-m4", tmp_path / "plain", _reference("mbv2-w0.35")[0])
+    _, plain, _ = runner.run("cortex-m4", tmp_path / "plain", _reference("mbv2-w0.35")[0])
     counts = {o["op"]: o["count"] for o in plain["ops"]}
     pred = predict_instructions(g, plan, counts) + plain["total"] - sum(counts.values())
     assert pred > plain["total"]  # blocks cost their MAC overhead

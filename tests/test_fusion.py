@@ -623,12 +623,12 @@ def test_every_optimiser_mode_at_most_the_plain_arena(name):
 
 def test_plain_plan_in_place_runs_on_host_firmware(tmp_path):
     """The fused firmware of that plain plan (a MUL writing over its input) is bit-exact."""
-    from buildtool import firmware
+    from buildtool import firmware, runner
 
     g = _efficientnet_stem_blocks()
     x = fixed_input(g.tensors[g.inputs[0]].shape)
     firmware.build(g, "host", tmp_path, optimize="ram", time_budget=0.2)
-    y, _, ram = firmware.run("host", tmp_path, x)
+    y, _, ram = runner.run("host", tmp_path, x)
     assert np.array_equal(y, run_unplanned(g, [x])[0]) and ram["arena_bytes"] == 442368
 
 

@@ -13,7 +13,7 @@ import pytest
 from conftest import fixed_input
 from test_fusion import _check_plan
 
-from buildtool import firmware, zoo
+from buildtool import firmware, runner, zoo
 from buildtool.cache import Memo
 from buildtool.errors import PlanError
 from buildtool.executor import run_unplanned
@@ -63,6 +63,6 @@ def test_firmware_runs_every_table_setting(name, streamed, tmp_path):
     for k, plan in enumerate(table_plans(g, streamed)):
         out = tmp_path / str(k)
         firmware.build(g, "host", out, plan=plan)
-        y, _, ram = firmware.run("host", out, x)
+        y, _, ram = runner.run("host", out, x)
         assert np.array_equal(y, ref), (name, streamed, plan.to_json(g)["fusion_blocks"])
         assert ram["arena_bytes"] == plan.arena_bytes

@@ -14,7 +14,7 @@ import pytest
 from conftest import ROOT, shared_model, tflm_run
 from opgen_extra import EXTRA_GENERATORS
 
-from buildtool import firmware, ops, targets, tflite_reader
+from buildtool import firmware, ops, runner, targets, tflite_reader
 from buildtool.arena import naive_plan, plan_arena
 from buildtool.builder import GraphBuilder, as_int16x8
 from buildtool.errors import ModelError
@@ -56,7 +56,7 @@ def test_constant_int16_operand_of_sub_in_firmware(tmp_path):
     data = serialize(g)
     firmware.build(g, "host", tmp_path)
     x = random_inputs(g, 2)
-    y, _, _ = firmware.run("host", tmp_path, x[0])
+    y, _, _ = runner.run("host", tmp_path, x[0])
     assert np.array_equal(y, tflm_run(data, x)[0]) and np.array_equal(run(g, plan_arena(g), x)[0], y)
 
 
@@ -308,7 +308,7 @@ def test_random_16x8_models_match_tflm_in_host_firmware(opcode, tmp_path):
         firmware.build(g, "host", tmp_path / str(case))
         xs = random_inputs(g, case)
         want = tflm_run(serialize(g), xs, len(g.outputs))
-        y = firmware.run("host", tmp_path / str(case), xs[0] if len(xs) == 1 else xs)[0]
+        y = runner.run("host", tmp_path / str(case), xs[0] if len(xs) == 1 else xs)[0]
         for w, got in zip(want, y if isinstance(y, list) else [y]):
             assert np.array_equal(np.asarray(w).reshape(got.shape), got, equal_nan=True), (opcode, case)
 
@@ -362,7 +362,7 @@ def test_a_16x8_network_runs_bit_exact_in_firmware(tmp_path):
         for seed in range(2):
             xs = random_inputs(g, seed)
             want = tflm_run(data, xs)[0]
-            y, _, _ = firmware.run(board, tmp_path / board / g.name, xs[0])
+            y, _, _ = runner.run(board, tmp_path / board / g.name, xs[0])
             assert np.array_equal(y, want) and np.array_equal(run(g, plan_arena(g), xs)[0], want), board
 
 
@@ -541,7 +541,7 @@ def test_int16_activation_and_layout_operators_in_one_image_match_tflm(board, tm
     firmware.build(g, board, tmp_path, plan=plan)
     xs = random_inputs(g, 4)
     want = tflm_run(serialize(g), xs, len(g.outputs))
-    ys = firmware.run(board, tmp_path, xs)[0]
+    ys = runner.run(board, tmp_path, xs)[0]
     for k, (w, y) in enumerate(zip(want, ys)):
         assert y.dtype == w.dtype and np.array_equal(y.reshape(-1), w.reshape(-1)), (board, k)
     for w, y in zip(want, run(g, plan, xs)):

@@ -13,7 +13,7 @@ from conftest import tflm_run
 from opgen_extra import EXTRA_GENERATORS
 from test_firmware import need
 
-from buildtool import firmware, ops
+from buildtool import firmware, ops, runner
 from buildtool.arena import checker, naive_plan, plan_arena
 from buildtool.builder import GraphBuilder
 from buildtool.codegen import generate
@@ -64,7 +64,7 @@ def check_firmware(g, board, tmp_path, plan, seeds=(0,)):
     data = serialize(g)
     for seed in seeds:
         xs = random_inputs(g, seed)
-        ys = firmware.run(board, tmp_path, xs)[0]
+        ys = runner.run(board, tmp_path, xs)[0]
         ys = ys if isinstance(ys, list) else [ys]
         refs = tflm_run(data, xs, len(g.outputs))
         assert len(ys) == len(refs)
@@ -230,7 +230,7 @@ def test_elementwise_ops_run_inside_fused_blocks(board, tmp_path):
     want = tflm_run(serialize(g), xs)[0].reshape(-1)
     assert np.array_equal(run_fused(g, plan, xs)[0].reshape(-1), want)
     firmware.build(g, board, tmp_path, plan=plan)
-    assert np.array_equal(firmware.run(board, tmp_path, xs)[0].reshape(-1), want)
+    assert np.array_equal(runner.run(board, tmp_path, xs)[0].reshape(-1), want)
 
 
 def fused_leaky_sub_model():
@@ -256,7 +256,7 @@ def test_leaky_relu_and_sub_run_inside_fused_blocks(board, tmp_path):
     want = tflm_run(serialize(g), xs)[0].reshape(-1)
     assert np.array_equal(run_fused(g, plan, xs)[0].reshape(-1), want)
     firmware.build(g, board, tmp_path, plan=plan)
-    assert np.array_equal(firmware.run(board, tmp_path, xs)[0].reshape(-1), want)
+    assert np.array_equal(runner.run(board, tmp_path, xs)[0].reshape(-1), want)
 
 
 def test_tflm_ignores_the_output_quantisation_where_it_does_not_requantise():

@@ -17,7 +17,7 @@ from test_firmware import need
 from test_int16 import random_inputs
 from test_stateful import KWS, LSTM, LSTM_OUTPUT, SVDF_OUTPUTS, check_sequence, tflm_sequence
 
-from buildtool import cli, firmware, tflite_reader
+from buildtool import cli, firmware, runner, tflite_reader
 from buildtool.tflite_writer import serialize
 
 REAL = SHARED_MODELS / "real"
@@ -108,6 +108,6 @@ def built(case, request, tmp_path_factory):
 def test_firmware(case, built):
     """Every input set through one run of the firmware (sequence mode: one arena kept across them)."""
     board, out = built
-    got, prof, _ = firmware.run(board, out, case.sets, sequence=True)
+    got, prof, _ = runner.run(board, out, case.sets, sequence=True)
     assert [o["op"] for o in prof["ops"]] and len(prof["ops"]) == len(case.gx.operators)
     same([y if isinstance(y, list) else [y] for y in got], case.want, board)

@@ -77,7 +77,7 @@ def test_a_writer_killed_mid_write_leaves_one_temp_file_that_the_next_write_remo
 
 _KILLED_KERNEL_BUILD = """
 import subprocess, time
-from buildtool import firmware, targets
+from buildtool import targets, toolchain
 real = subprocess.run
 def run(cmd, *args, **kw):
     if cmd[0].endswith("ar"):  # every kernel compiled: stop before the archive is made
@@ -85,7 +85,7 @@ def run(cmd, *args, **kw):
         time.sleep(600)
     return real(cmd, *args, **kw)
 subprocess.run = run
-firmware.kernel_library(targets.get("host"))
+toolchain.kernel_library(targets.get("host"))
 """
 
 
@@ -217,7 +217,7 @@ def test_a_full_disk_under_stdout_is_one_line(args, tmp_path):
 
 
 def test_a_full_disk_at_link_time_is_one_line_naming_the_image(tmp_path, monkeypatch):
-    from buildtool import firmware
+    from buildtool import firmware, toolchain
 
     real = subprocess.run
 
@@ -227,7 +227,7 @@ def test_a_full_disk_at_link_time_is_one_line_naming_the_image(tmp_path, monkeyp
                                                            "collect2: error: ld returned 1 exit status\n")
         return real(cmd, *args, **kw)
 
-    monkeypatch.setattr(firmware.subprocess, "run", run)
+    monkeypatch.setattr(toolchain.subprocess, "run", run)
     with pytest.raises(fsutil.WriteError) as e:
         firmware.build("tiny", "host", tmp_path / "b")
     assert str(e.value) == (f"cannot write {tmp_path / 'b' / 'firmware.elf'}: No space left on device; "
@@ -246,7 +246,7 @@ def test_firmware_builds_and_runs_in_a_build_dir_with_quotes_backslashes_and_dol
 
 
 def test_weights_define_escapes_for_c_and_the_assembler():
-    from buildtool.firmware import weights_define
+    from buildtool.toolchain import weights_define
 
     assert weights_define('/a"b\\c $d\'e??/w.bin') == r'-DBT_WEIGHTS_FILE="/a\"b\\c $d' + "'" + r'e\077\077/w.bin"'
     assert weights_define("/x\ny/\u00e9.bin") == r'-DBT_WEIGHTS_FILE="/x\012y/\303\251.bin"'

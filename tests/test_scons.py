@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from conftest import fixed_input, tflm_run
 
-from buildtool import firmware, flash, targets, tflite_reader, zoo
+from buildtool import flash, runner, targets, tflite_reader, zoo
 from buildtool.tflite_writer import serialize
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -107,7 +107,7 @@ def test_weight_edit_rebuilds_only_the_flash_image(project):
     assert (out / "weights.bin").read_bytes() != old_image
     # the relinked firmware computes with the new weight
     x = fixed_input(g.tensors[g.inputs[0]].shape)
-    y, _, _ = firmware.run("host", out, x)
+    y, _, _ = runner.run("host", out, x)
     assert np.array_equal(y, tflm_run(model.read_bytes(), [x])[0])
 
 
@@ -212,7 +212,7 @@ def test_help_lists_every_variable_with_its_default():
 
 
 def test_model_too_big_for_the_board_is_refused_in_one_line(tmp_path):
-    """hifive1 has 16 KiB of RAM: the fits check (firmware.check_fits) refuses before any code is
+    """hifive1 has 16 KiB of RAM: the fits check (toolchain.check_fits) refuses before any code is
     generated or linked, not a page of linker errors."""
     r = scons("board=hifive1", "model=mcunet-vww1", f"out={tmp_path}", check=False)
     one_line_error(r, "mcunet-vww1 does not fit board hifive1: it needs 91,648 B of RAM (arena 89,600 B + stack "
@@ -260,7 +260,7 @@ class Board(targets.Target):
 
 
 def boards():
-    m4 = next(t for t in targets._import_builtin("plugins.cortex_m").targets() if t.name == "cortex-m4")
+    m4 = next(t for t in __import__("buildtool.boards.cortex_m", fromlist=["targets"]).targets() if t.name == "cortex-m4")
     return [Board(**{**dataclasses.asdict(m4), "name": "m4-default-phdrs"}),
             dataclasses.replace(m4, name="m4-tight", ram_bytes=6144 + m4.stack_bytes)]
 """
@@ -283,7 +283,7 @@ def scons_with_plugin(tmp_path, *args) -> subprocess.CompletedProcess:
 
 
 def test_misplaced_load_segment_is_refused_and_the_elf_removed(tmp_path):
-    """The segment check (firmware.check_segments) runs after the SCons link too: a third-party
+    """The segment check (toolchain.check_segments) runs after the SCons link too: a third-party
     board whose linker script would have QEMU zero-fill flash gets one line, exit 2, and no firmware.elf."""
     r = scons_with_plugin(tmp_path, "board=m4-default-phdrs", "model=tiny", f"out={tmp_path / 'b'}")
     one_line_error(r, "firmware for board m4-default-phdrs: the load segment at physical address",

@@ -8,7 +8,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from buildtool import firmware
+from buildtool import firmware, runner
 from buildtool.arena import checker, naive_plan
 from buildtool.arena.planner import plan_arena
 from buildtool.builder import GraphBuilder
@@ -235,7 +235,7 @@ def test_random_stateful_firmware_over_invocations(board, make, tmp_path):
         want, _ = tflm_sequence(serialize(g), sets, 1)
         out = tmp_path / f"c{case}"
         firmware.build(g, board, out)
-        got, _, _ = firmware.run(board, out, sets, sequence=True, profile=False)
+        got, _, _ = runner.run(board, out, sets, sequence=True, profile=False)
         assert [y.tolist() for y in got] == [w[0].reshape(y.shape).tolist() for y, w in zip(got, want)]
 
 

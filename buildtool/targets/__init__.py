@@ -3,23 +3,27 @@
 A board is a `Target`. Boards come from entry points of group
 "buildtool.targets": each entry point names a callable returning Targets, so
 a third-party package adds a board by declaring such an entry point. The
-built-in boards live in plugins/ (host, cortex_m, riscv, xcore); they are also
-loaded directly when their entry points are not installed.
+built-in boards live in buildtool.boards (host, cortex_m, riscv, xcore) and are
+always loaded from there first; an entry point naming a board that already
+exists, or failing to load, is skipped. A board's platform (platform.py) owns
+its start-up code, how it runs and how its RAM is read.
 """
 
 from __future__ import annotations
 
 import importlib
-import importlib.util
 import shutil
+import sys
 from dataclasses import dataclass, field, replace
 from importlib.metadata import entry_points
 from pathlib import Path
 
 from ..errors import UsageError
+from .platform import Platform, lookup
 
 GROUP = "buildtool.targets"
-BUILTIN_PLUGINS = ("plugins.host", "plugins.cortex_m", "plugins.riscv", "plugins.xcore")
+BUILTIN_PLUGINS = ("buildtool.boards.host", "buildtool.boards.cortex_m", "buildtool.boards.riscv",
+                   "buildtool.boards.xcore")
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -27,7 +31,8 @@ ROOT = Path(__file__).resolve().parents[2]
 class Target:
     """One board.
 
-    platform selects the start-up code under firmware/ ("host", "arm", "riscv").
+    platform is a Platform or the name of a registered one ("host", "arm", "riscv"): it
+    selects the start-up code under firmware/, how the image runs and how its RAM is read.
     kernel_sets is the search order of kernels/<set>/ directories for each kernel
     file; "reference" is always searched last. run is the emulator command before
     the ELF path (empty: run the executable natively).
@@ -36,7 +41,7 @@ class Target:
     name: str
     cpu: str
     description: str
-    platform: str
+    platform: str | Platform
     cc: str
     cflags: tuple = ()
     ldflags: tuple = ()
@@ -55,8 +60,13 @@ class Target:
     tools: tuple = field(default=())  # programs that must be on PATH to build and run
 
     @property
+    def port(self) -> Platform:
+        """The board's Platform object."""
+        return lookup(self.platform, self.name)
+
+    @property
     def emulated(self) -> bool:
-        return bool(self.run)
+        return not self.port.native
 
     def kernel_search(self) -> tuple:
         return tuple(s for s in self.kernel_sets if s != "reference") + ("reference",)
@@ -77,13 +87,7 @@ class Target:
 
     def firmware_sources(self) -> list:
         """Start-up and harness sources (paths under firmware/)."""
-        common = ["common/main.c"]
-        per = {"host": ["host/platform.c"],
-               "arm": ["arm/startup.c", "common/semihost_io.c", "common/markers.c"],
-               "riscv": ["riscv/start.S", "riscv/sys.c", "common/semihost_io.c", "common/markers.c"]}
-        if self.platform not in per:
-            raise UsageError(f"board {self.name}: unknown platform '{self.platform}' (host, arm, riscv)")
-        return common + per[self.platform] + list(self.extra_sources)
+        return self.port.firmware_sources(self)
 
     def missing_tools(self) -> list:
         return [t for t in (self.cc,) + tuple(self.tools) if shutil.which(t) is None]
@@ -101,34 +105,39 @@ def _load_plugin(obj) -> list:
     return items
 
 
-def _import_builtin(mod: str):
-    """Import a built-in plugin; from the source tree when the installed package predates it."""
-    try:
-        return importlib.import_module(mod)
-    except ModuleNotFoundError:
-        path = ROOT.joinpath(*mod.split(".")) / "__init__.py"
-        spec = importlib.util.spec_from_file_location(mod, path)
-        m = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(m)
-        return m
-
-
 _CACHE: dict = {}
 
 
+def _entry_point_boards() -> tuple:
+    """(boards, problems) from the entry points of other distributions (buildtool's own name the
+    built-ins, already loaded; a stale install names their old modules). A plugin that fails to
+    load is a problem, not an error."""
+    found, problems = [], []
+    for ep in sorted(entry_points(group=GROUP), key=lambda e: e.name):
+        if getattr(getattr(ep, "dist", None), "name", None) == "buildtool":
+            continue
+        try:
+            found += _load_plugin(ep.load())
+        except Exception as e:  # noqa: BLE001 - another distribution's broken plugin must not stop ours
+            problems.append(f"{ep.name} = {ep.value} ({type(e).__name__}: {(str(e).strip().splitlines() or [''])[0]})")
+    return found, problems
+
+
 def boards() -> dict:
-    """name -> Target for every registered board (entry points, then built-ins)."""
+    """name -> Target for every board: the built-ins, then entry points' boards of other names.
+
+    A stale or broken entry point is skipped with one warning line on stderr."""
     if _CACHE:
         return dict(_CACHE)
-    found, seen_modules = {}, set()
-    for ep in sorted(entry_points(group=GROUP), key=lambda e: e.name):
-        seen_modules.add(ep.value.split(":")[0])
-        for t in _load_plugin(ep.load()):
-            found.setdefault(t.name, t)
+    found = {}
     for mod in BUILTIN_PLUGINS:
-        if mod not in seen_modules:
-            for t in _load_plugin(_import_builtin(mod).targets):
-                found.setdefault(t.name, t)
+        for t in _load_plugin(importlib.import_module(mod).targets):
+            found.setdefault(t.name, t)
+    extra, problems = _entry_point_boards()
+    for t in extra:
+        found.setdefault(t.name, t)
+    if problems:
+        print(f"buildtool: warning: skipped board plugins that fail to load: {'; '.join(problems)}", file=sys.stderr)
     _CACHE.update(found)
     return dict(found)
 
@@ -144,4 +153,4 @@ def get(name: str) -> Target:
     return b[name]
 
 
-__all__ = ["Target", "boards", "names", "get", "GROUP"]
+__all__ = ["Target", "Platform", "boards", "names", "get", "GROUP"]

@@ -262,7 +262,7 @@ def _code(target, source, env):
             raise PlanError(f"{path}: {why} even after re-planning; refusing to generate code from it "
                             f"(clear the plan cache with `buildtool daemon clear` and please report this model)")
     from buildtool import targets
-    from buildtool.firmware import check_fits
+    from buildtool.toolchain import check_fits
 
     # one line naming the model as the user did, before any code is written
     check_fits(dataclasses.replace(g, name=env["BT_MODEL_NAME"]), plan, targets.get(env["BT_BOARD"]),
@@ -284,11 +284,11 @@ def _flash(target, source, env):
 
 
 def _check_segments(target, source, env):
-    """After the link: every load segment lies where the board has memory (firmware.check_segments);
+    """After the link: every load segment lies where the board has memory (toolchain.check_segments);
     a firmware.elf that does not is removed, so no build is left that a loader would misplace."""
     from buildtool import targets
     from buildtool.errors import BuildtoolError
-    from buildtool.firmware import check_segments
+    from buildtool.toolchain import check_segments
 
     try:
         check_segments(targets.get(env["BT_BOARD"]), str(target[0]))
@@ -306,9 +306,9 @@ def _link_spawn(out: str, board: str, model_name: str):
     def spawn(sh, escape, cmd, args, env):
         r = subprocess.run([sh, "-c", " ".join(args)], env=env, capture_output=True, text=True)
         sys.stdout.write(r.stdout)
-        from buildtool import firmware
+        from buildtool import toolchain
 
-        over = [m for m in map(firmware._OVERFLOW.search, r.stderr.splitlines()) if m] if r.returncode else []
+        over = [m for m in map(toolchain._OVERFLOW.search, r.stderr.splitlines()) if m] if r.returncode else []
         if not over:
             sys.stderr.write(r.stderr)
             return r.returncode
@@ -317,7 +317,7 @@ def _link_spawn(out: str, board: str, model_name: str):
 
         g = dataclasses.replace(_load_skeleton(os.path.join(out, "skeleton.json")), name=model_name)
         plan = load_plan(json.loads(Path(out, "plan.json").read_text()), g)
-        raise SCons.Errors.UserError(firmware._overflow_message(g, plan, targets.get(board), over[0].group(1),
+        raise SCons.Errors.UserError(toolchain._overflow_message(g, plan, targets.get(board), over[0].group(1),
                                                                 int(over[0].group(2))))
     return spawn
 
@@ -353,18 +353,18 @@ def _check_output(r: dict, man: dict) -> None:
 
 def _run(target, source, env):
     """BT_RUN (out, input, output) is a dict, never substituted: its paths reach Python only."""
-    from buildtool import firmware
+    from buildtool import runner
     from buildtool.errors import UsageError
 
     r = env["BT_RUN"]
     man = json.loads(_read_sealed(os.path.join(r["out"], "firmware.json"))[0])
     _check_output(r, man)
     xs = _run_inputs(r, man)
-    y, prof, ram = firmware.run(env["BT_BOARD"], r["out"], xs[0] if len(xs) == 1 else xs)
+    y, prof, ram = runner.run(env["BT_BOARD"], r["out"], xs[0] if len(xs) == 1 else xs)
     ys = y if isinstance(y, list) else [y]
     for k, v in enumerate(ys):
         print(f"output{k if len(ys) > 1 else ''}: {' '.join(str(e) for e in v.reshape(-1).tolist())}")
-    print(firmware.format_report(prof, ram))
+    print(runner.format_report(prof, ram))
     if r["output"]:
         from buildtool.inputs import output_file_bytes
 
@@ -394,10 +394,10 @@ def bt_firmware(env, board: str, model: str, out: str, kernels: str = "", plan_o
 
     out "" is build/BOARD/NAME (NAME: firmware.build_dir_name of the model's name). A user's
     error (unknown board or zoo name, a path unsafe on a command line) raises a BuildtoolError."""
-    from buildtool import firmware, targets
+    from buildtool import firmware, targets, toolchain
 
     t = targets.get(board)
-    kroot = Path(kernel_root).resolve() if kernel_root else firmware.KERNELS
+    kroot = Path(kernel_root).resolve() if kernel_root else toolchain.KERNELS
     if kernels:
         t = t.with_kernels(_kernel_sets(t, kernels))
     if not firmware.is_model_file(model):
@@ -449,14 +449,14 @@ def bt_firmware(env, board: str, model: str, out: str, kernels: str = "", plan_o
                 print(f"scons: {node}: {why}: {redo}")
                 fenv.AlwaysBuild(step)
 
-    cflags = [f for f in firmware.compile_flags(t, o, kroot) if not f.startswith("-I")]
+    cflags = [f for f in toolchain.compile_flags(t, o, kroot) if not f.startswith("-I")]
     ldflags, libs = _split_ldflags(list(t.ldflags))
     # include directories through CPPPATH so SCons' scanner sees model.h and every kernel header
     cenv = fenv.Clone(CC=t.cc, AS=t.cc, ASPP=t.cc, LINK=t.cc, CCFLAGS=cflags, ASPPFLAGS=cflags,
-                      CPPPATH=[_command_path(d, "include directory") for d in firmware.include_dirs(t, o, kroot)],
+                      CPPPATH=[_command_path(d, "include directory") for d in toolchain.include_dirs(t, o, kroot)],
                       LINKFLAGS=ldflags, LIBS=libs, PROGSUFFIX=".elf", OBJSUFFIX=".o")
     objs, db = [], []
-    for src in firmware.sources(t, o, kroot):
+    for src in toolchain.sources(t, o, kroot):
         src = Path(_command_path(src, "source file"))
         if src.name == "weights.S":
             wenv = cenv.Clone()

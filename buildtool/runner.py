@@ -1,0 +1,210 @@
+"""Running a firmware image: natively or in the board's emulator, reading its output, the
+per-operator profile and the RAM report."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from . import targets
+from .errors import UsageError
+from .ir import NUMPY_DTYPE
+from .toolchain import ROOT, FirmwareError, check_tools
+
+PLUGIN_SRC = ROOT / "tools" / "qemu-insncount" / "insncount.c"
+RUN_TIMEOUT = 120.0
+EXIT_MEANING = {1: "failure", 2: "input/output error", 3: "weights image does not match the firmware",
+                4: "model_invoke failed", 97: "RISC-V trap", 98: "Arm HardFault", 99: "unexpected exception",
+                124: "timeout"}
+
+
+def _plugin(work: Path) -> Path:
+    so = work / "libinsncount.so"
+    if not so.exists() or so.stat().st_mtime < PLUGIN_SRC.stat().st_mtime:
+        r = subprocess.run(["gcc", "-O2", "-shared", "-fPIC", "-o", str(so) + ".tmp", str(PLUGIN_SRC)],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise FirmwareError(f"cannot build the QEMU instruction-count plugin: {r.stderr.strip()[:200]}")
+        os.replace(str(so) + ".tmp", so)
+    return so
+
+
+def symbols(t: targets.Target, elf) -> dict:
+    """name -> (address, size) from nm -S."""
+    r = subprocess.run([t.binutil("nm"), "-S", str(elf)], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise FirmwareError(f"nm failed on {elf}: {r.stderr.strip()[:200]}")
+    out = {}
+    for line in r.stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 4:
+            out[parts[3]] = (int(parts[0], 16), int(parts[1], 16))
+        elif len(parts) == 3:
+            out[parts[2]] = (int(parts[0], 16), 0)
+    return out
+
+
+def _section_bytes(t: targets.Target, elf, names: tuple) -> int:
+    r = subprocess.run([t.binutil("size"), "-A", str(elf)], capture_output=True, text=True)
+    total = 0
+    for line in r.stdout.splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[0] in names:
+            total += int(parts[1])
+    return total
+
+
+def ram_report(t: targets.Target, elf, arena_bytes: int, kv: dict) -> dict:
+    """RAM = arena + measured stack high-water mark + the rest of .data/.bss (from the ELF)."""
+    sym = symbols(t, elf)
+    arena_sym = sym.get("bt_arena", (0, 0))[1]
+    if arena_sym != arena_bytes:
+        raise FirmwareError(f"bt_arena in {elf} is {arena_sym} bytes, the plan says {arena_bytes}")
+    stack = int(kv.get("stack_high_water_bytes", 0))
+    static, reserved = t.port.static_ram(sym, lambda names: _section_bytes(t, elf, names))
+    other = static - arena_bytes
+    rep = {"arena_bytes": arena_bytes, "stack_bytes": stack, "static_other_bytes": other,
+           "total_bytes": arena_bytes + stack + other, "stack_reserved_bytes": reserved}
+    if "static_ram_bytes" in kv:
+        rep["measured_bytes"] = int(kv["static_ram_bytes"]) + stack
+    if stack >= reserved > 0:
+        raise FirmwareError(f"stack overflow: high-water mark {stack} B reaches the reserved {reserved} B")
+    return rep
+
+
+def _inputs(man: dict, x) -> bytes:
+    xs = list(x) if isinstance(x, (list, tuple)) else [x]
+    if len(xs) != len(man["inputs"]):
+        raise UsageError(f"the model has {len(man['inputs'])} inputs, {len(xs)} given")
+    data = b""
+    for a, spec in zip(xs, man["inputs"]):
+        a = np.asarray(a)
+        if list(a.shape) != spec["shape"] or a.dtype != np.dtype(NUMPY_DTYPE[spec["dtype"]]):
+            raise UsageError(f"input is {a.dtype}{list(a.shape)}, the model wants {spec['dtype']}{spec['shape']}")
+        data += a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes()
+    return data
+
+
+def _outputs(man: dict, data: bytes) -> list:
+    outs, pos = [], 0
+    for spec in man["outputs"]:
+        dt = np.dtype(NUMPY_DTYPE[spec["dtype"]]).newbyteorder("<")
+        n = int(np.prod(spec["shape"])) * dt.itemsize
+        if len(data) < pos + n:
+            raise FirmwareError(f"the firmware wrote {len(data)} output bytes, expected {pos + n}")
+        outs.append(np.frombuffer(data[pos:pos + n], dtype=dt).astype(dt.newbyteorder("=")).reshape(spec["shape"]))
+        pos += n
+    return outs
+
+
+def _key_values(text: str) -> dict:
+    return dict(re.findall(r"^([a-z_]+)=([0-9,]*)$", text, flags=re.M))
+
+
+def _fail(board: str, rc: int, log: str) -> FirmwareError:
+    tail = " | ".join(line for line in log.strip().splitlines()[-3:])
+    return FirmwareError(f"firmware on {board} exited with {rc} ({EXIT_MEANING.get(rc, 'error')}): {tail}")
+
+
+def format_report(prof: dict, ram: dict) -> str:
+    """The RAM report and per-operator profile as printed by `scons run` (and `buildtool run --board`)."""
+    lines = [f"RAM: arena {ram['arena_bytes']} B + stack {ram['stack_bytes']} B + other static "
+             f"{ram['static_other_bytes']} B = {ram['total_bytes']} B"]
+    lines += [f"  op {o['op']:3d} {o['opcode']:20s} {o['count']:>12d} {prof['unit']}" for o in prof["ops"]]
+    if "total" in prof:
+        lines.append(f"  total (whole run) {prof['total']} {prof['unit']}")
+    return "\n".join(lines)
+
+
+def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = True, sequence: bool = False) -> tuple:
+    """Run out_dir/firmware.elf on `board` with input x (array or list of arrays).
+
+    Returns (output, profile, ram): output is an ndarray (a list when the model has several
+    outputs); profile maps "ops" to per-operator counts in execution order; ram is ram_report().
+    sequence=True: x is a list of input sets, invoked one after the other in the same run (the
+    model's state persists between them, as in TFLite Micro); output is then a list with one
+    entry per invocation, and the profile counts cover every invocation.
+    """
+    t = targets.get(board)
+    out = Path(out_dir).resolve()
+    elf = out / "firmware.elf"
+    man_path = out / "firmware.json"
+    if not elf.exists() or not man_path.exists():
+        raise UsageError(f"no firmware in {out}; build it first (buildtool.firmware.build)")
+    man = json.loads(man_path.read_text())
+    if man["board"] != board:
+        raise UsageError(f"the firmware in {out} was built for board {man['board']}, not {board}")
+    check_tools(t)
+    if sequence and not len(x):
+        raise UsageError("an input sequence needs at least one input set")
+    data = b"".join(_inputs(man, xi) for xi in x) if sequence else _inputs(man, x)
+    counts, unit, total = [], "", None
+    if t.port.native:
+        try:
+            r = subprocess.run(t.port.run_command(t, elf), input=data, capture_output=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise _fail(board, 124, "") from None
+        log = r.stderr.decode(errors="replace")
+        if r.returncode != 0:
+            raise _fail(board, r.returncode, log)
+        result = r.stdout
+        kv = _key_values(log)
+        if kv.get("op_ns"):
+            ns = [int(v) for v in kv["op_ns"].split(",")]
+            counts, unit = [ns[i] for i in man["order"]], "ns"
+    else:
+        with tempfile.TemporaryDirectory(prefix="bt-run-") as tmp:
+            work = Path(tmp)
+            (work / "input.bin").write_bytes(data)
+            plugin = []
+            if profile:
+                sym = symbols(t, elf)
+                mask = t.port.code_mask
+                so = _plugin(out)  # its path goes into QEMU's option syntax, where ',,' is one comma
+                plugin = ["-plugin", f"{str(so).replace(',', ',,')},start={sym['bt_profile_begin'][0] & mask:x},"
+                                   f"end={sym['bt_profile_end'][0] & mask:x},out={work / 'count.txt'}"]
+            cmd = t.port.run_command(t, elf, plugin)
+            try:
+                r = subprocess.run(cmd, cwd=work, capture_output=True, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                raise _fail(board, 124, "") from None
+            log = (r.stdout + r.stderr).decode(errors="replace")
+            if r.returncode != 0:
+                raise _fail(board, r.returncode, log)
+            kv = _key_values(log)
+            result = (work / "output.bin").read_bytes() if (work / "output.bin").exists() else b""
+            if profile:
+                ck = _key_values((work / "count.txt").read_text())
+                counts = [int(v) for v in ck.get("region_counts", "").split(",") if v]
+                n = len(man["order"])
+                if sequence and n and len(counts) == n * len(x):  # one region per operator and invocation
+                    counts = [sum(counts[k::n]) for k in range(n)]
+                total, unit = int(ck["insns_total"]), "instructions"
+    if sequence:
+        per = sum(int(np.prod(o["shape"])) * np.dtype(NUMPY_DTYPE[o["dtype"]]).itemsize for o in man["outputs"])
+        if len(result) != per * len(x):
+            raise FirmwareError(f"the firmware wrote {len(result)} output bytes, expected {per} for each of "
+                                f"{len(x)} invocations")
+        runs = [_outputs(man, result[k * per:(k + 1) * per]) for k in range(len(x))]
+    else:
+        outs = _outputs(man, result)
+    prof = {"unit": unit, "ops": [{"op": op, "opcode": code, "count": c}
+                                  for op, code, c in zip(man["order"], man["opcodes"], counts)]}
+    if counts and len(counts) != len(man["order"]):
+        raise FirmwareError(f"profile has {len(counts)} regions for {len(man['order'])} operators")
+    if total is not None:
+        prof["total"] = total
+    ram = ram_report(t, elf, man["arena_bytes"], kv)
+    if sequence:
+        return [(o[0] if len(o) == 1 else o) for o in runs], prof, ram
+    return (outs[0] if len(outs) == 1 else outs), prof, ram
+
+
+
+__all__ = ["run", "format_report", "ram_report", "symbols", "EXIT_MEANING", "RUN_TIMEOUT"]

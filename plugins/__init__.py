@@ -1,1 +1,0 @@
-"""Built-in board plugins (entry points of group "buildtool.targets")."""
