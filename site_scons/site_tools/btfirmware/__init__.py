@@ -423,7 +423,7 @@ def bt_firmware(env, board: str, model: str, out: str, kernels: str = "", plan_o
     else:
         zoo_model = fenv.BtZooModel([d.File("model.tflite"), d.File("model.tflite.seal")], fenv.Value(model),
                                     BT_ZOO_NAME=model)
-        fenv.Depends(zoo_model, _python_deps("zoo"))
+        fenv.Depends(zoo_model, _python_deps("model"))
         model_node = zoo_model[0]
         sealed.append((model_node, zoo_model, "remaking it"))
     skel = fenv.BtSkeleton([d.File("skeleton.json"), d.File("skeleton.json.seal")], model_node)
