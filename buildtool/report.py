@@ -14,7 +14,8 @@ import os
 import numpy as np
 
 from .fsutil import write_atomic
-from .fusion.schedule import BlockRun, FusedPlan, Schedule, plan_schedule
+from .fusion.planner import plan_schedule
+from .fusion.schedule import BlockRun, FusedPlan, Schedule
 
 _W, _H = 960, 380
 _ML, _MR, _MT, _MB = 70, 20, 30, 60
