@@ -4,9 +4,9 @@ plan_fused() (planner.py) is the one entry point the CLI uses; run the result wi
 buildtool.fusion_exec.run_fused().
 """
 
+from ..options import DEFAULT_MAX_MAC_OVERHEAD, NO_CAP, parse_bytes
 from .lifetimes import checker_view
-from .planner import (DEFAULT_MAX_MAC_OVERHEAD, NO_CAP, mac_cap, parse_bytes, plan_from_front, plan_fused,
-                      plan_schedule)
+from .planner import mac_cap, plan_from_front, plan_fused, plan_schedule
 from .schedule import BlockRun, FusedPlan, Schedule, schedule_from_edges
 from .search import Front, search_front
 from .split import parse_split

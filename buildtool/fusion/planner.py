@@ -15,6 +15,7 @@ import dataclasses
 from ..arena.packers import pack
 from ..errors import PlanError, UsageError
 from ..ops import graph_macs, op_macs
+from ..options import DEFAULT_MAX_MAC_OVERHEAD, NO_CAP
 from ..plan import Buffer, align_up
 from .lifetimes import buffer_specs
 from .schedule import BlockRun, FusedPlan, Schedule, schedule_from_edges
@@ -24,10 +25,8 @@ from .split import split_schedule
 # Solutions of the front tried, best first, when packing turns out above the search's bound.
 _TRIES = 10
 _POLISH = 10  # of those, how many get the iterated-greedy pass before the best gets the exact solver
-# --optimize ram keeps MACs within this factor of the unfused network unless told otherwise: past it the
-# least-RAM plans buy a few hundred bytes with several times the MACs (resnet8blocks: 7.87x for 1 %).
-DEFAULT_MAX_MAC_OVERHEAD = 1.3
-NO_CAP = "none"  # how "no MAC cap" is spelled in options (CLI --max-mac-overhead none, JSON "none")
+# --optimize ram keeps MACs within DEFAULT_MAX_MAC_OVERHEAD x the unfused network unless told otherwise: past
+# it the least-RAM plans buy a few hundred bytes with several times the MACs (resnet8blocks: 7.87x for 1 %).
 
 
 def plan_fused(g, *, optimize: str | None = None, max_mac_overhead: float | str | None = None,
@@ -233,22 +232,3 @@ def mac_cap(max_mac_overhead) -> float:
         raise UsageError(f"--max-mac-overhead {max_mac_overhead} must be a number of at least 1.0, "
                          f"or '{NO_CAP}' for no cap")
     return float(max_mac_overhead)
-
-
-def parse_bytes(text: str) -> int:
-    """'64KiB', '65536', '64kB' (= 64000), '1MiB' -> bytes."""
-    import re
-
-    m = re.match(r"^\s*([0-9]+)(?:\.([0-9]+))?\s*(B|KiB|kB|KB|MiB|MB)?\s*$", text, re.ASCII)
-    shown = text if len(text) <= 40 else text[:37] + "..."
-    if not m:
-        raise UsageError(f"'{shown}' is not a size; write e.g. 65536, 64KiB or 64kB")
-    whole, frac = m.group(1).lstrip("0"), (m.group(2) or "").rstrip("0")
-    if len(whole) > 18:  # beyond any memory (and int() refuses thousands of digits)
-        raise UsageError(f"size '{shown}' is too large; write e.g. 65536, 64KiB or 64kB")
-    if len(frac) > 18:
-        raise UsageError(f"size '{shown}' has more than 18 decimals; write e.g. 65536, 64KiB or 64kB")
-    mult = {None: 1, "B": 1, "KiB": 1024, "kB": 1000, "KB": 1000, "MiB": 1 << 20, "MB": 1000000}[m.group(3)]
-    return int(whole or 0) * mult + int(frac or 0) * mult // 10 ** len(frac)  # exact, rounded down
-
-
