@@ -24,7 +24,7 @@ def _fmt(n: int) -> str:
 
 def plain_plan(g, streamed: bool = False, align: int = 16):
     """Every tensor whole in the model order, packed like a fused plan (the benchmarks' baseline)."""
-    from .fusion.schedule import Schedule, plan_schedule
+    from .fusion import Schedule, plan_schedule
 
     return plan_schedule(g, Schedule(list(range(len(g.operators))), streamed), align, 0.5)
 

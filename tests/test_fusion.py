@@ -20,7 +20,9 @@ from buildtool.fusion import parse_bytes, parse_split, plan_fused, search_front
 from buildtool.fusion.costs import cached_1d, geometry, recompute_1d, uniform_bounds
 from buildtool.fusion.dag import block_ok, build_network
 from buildtool.fusion.receptive import Axis
-from buildtool.fusion.schedule import Schedule, checker_view, plan_schedule, schedule_from_edges
+from buildtool.fusion.lifetimes import checker_view
+from buildtool.fusion.planner import plan_schedule
+from buildtool.fusion.schedule import Schedule, schedule_from_edges
 from buildtool.fusion.search import block_edges
 from buildtool.fusion_exec import run_fused
 from buildtool.ops import graph_macs

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ..ir import Graph
 from ..plan import align_up
+from .packers import profile
 
 
 @dataclass(frozen=True)
@@ -205,16 +206,7 @@ def extent(g: Graph, t: int, stride: int) -> int:
 
 def live_profile(buffers: list, nsteps: int, align: int) -> list:
     """Sum of aligned buffer sizes live at each step."""
-    diff = [0] * (nsteps + 1)
-    for b in buffers:
-        a = align_up(b.size, align)
-        diff[b.first] += a
-        diff[b.last + 1] -= a
-    prof, run = [], 0
-    for s in range(nsteps):
-        run += diff[s]
-        prof.append(run)
-    return prof
+    return profile([(align_up(b.size, align), b.first, b.last) for b in buffers], nsteps)
 
 
 def lower_bound(buffers: list, nsteps: int, align: int) -> int:

@@ -2,12 +2,19 @@
 never share bytes. Each returns offsets in units of `align` for buffers given as
 (units, first, last); the planner keeps the best. Several orderings are tried because each
 wins on different graphs.
+
+pack() is the whole packing pass the fusion planner runs on a schedule's buffers (the packers,
+orders that keep pinned buffers first, iterated greedy, the exact solver); pack_varying() lays
+out buffers whose size changes from step to step (a fusion block's window pool).
 """
 
 from __future__ import annotations
 
+import random
 from bisect import bisect_right
 from heapq import heappop, heappush
+
+from . import exact
 
 # Buffer pairs the quadratic packers may compare in one best_of (each places a buffer against
 # every buffer placed before it: n (n - 1) / 2 pairs each). Packers that would go past it are
@@ -37,6 +44,8 @@ def _best_fit(units: int, busy: list) -> int:
 
 
 def _place(bufs: list, sequence: list, fit) -> list:
+    """Offsets from placing the buffers in `sequence` one by one with `fit`, each clear of those
+    placed before it that live at a common step."""
     offsets = [0] * len(bufs)
     placed = []
     for i in sequence:
@@ -47,23 +56,52 @@ def _place(bufs: list, sequence: list, fit) -> list:
     return offsets
 
 
-def _profile(bufs: list) -> list:
-    n = max((b[2] for b in bufs), default=-1) + 2
-    diff = [0] * n
+def profile(bufs: list, nsteps: int | None = None) -> list:
+    """The units live at each step 0 .. nsteps - 1 of [(units, first, last)] buffers (None: up to
+    one step past the last buffer's, where nothing is live)."""
+    n = max((b[2] for b in bufs), default=-1) + 2 if nsteps is None else nsteps
+    diff = [0] * (n + 1)
     for u, f, l in bufs:
         diff[f] += u
         diff[l + 1] -= u
     prof, run = [], 0
-    for d in diff:
+    for d in diff[:n]:
         run += d
         prof.append(run)
     return prof
 
 
+def pressure(bufs: list, prof: list | None = None) -> list:
+    """For each buffer, the most units live at any of its steps (prof: profile(bufs), or any profile over their steps)."""
+    prof = profile(bufs) if prof is None else prof
+    return [max(prof[b[1]:b[2] + 1]) for b in bufs]
+
+
+# Orders in which the quadratic packers place buffers: each maps buffers to a sort key of a buffer index.
+def size_order(bufs: list):
+    """Largest first, then born first."""
+    return lambda i: (-bufs[i][0], bufs[i][1], i)
+
+
+def conflict_order(bufs: list, prof: list | None = None):
+    """Most units live beside it first (the tightest to place), then largest."""
+    press = pressure(bufs, prof)
+    return lambda i: (-press[i], -bufs[i][0], bufs[i][1], i)
+
+
+def birth_order(bufs: list):
+    """In the order buffers are born (model order)."""
+    return lambda i: (bufs[i][1], i)
+
+
+def longest_order(bufs: list):
+    """Longest-lived first (they constrain the most steps), then largest."""
+    return lambda i: (-(bufs[i][2] - bufs[i][1]), -bufs[i][0], bufs[i][1], i)
+
+
 def greedy_size(bufs):
     """Largest first, lowest offset that fits (TFLite Micro's GreedyMemoryPlanner ordering)."""
-    seq = sorted(range(len(bufs)), key=lambda i: (-bufs[i][0], bufs[i][1], i))
-    return _place(bufs, seq, _first_fit)
+    return _place(bufs, sorted(range(len(bufs)), key=size_order(bufs)), _first_fit)
 
 
 def model_order(bufs):
@@ -74,7 +112,7 @@ def model_order(bufs):
     offsets = [0] * len(bufs)
     starts, ends = [0], [None]  # free gaps [start, end), sorted; the last one is unbounded
     live = []  # (last step, offset, end) of placed buffers
-    for i in sorted(range(len(bufs)), key=lambda i: (bufs[i][1], i)):
+    for i in sorted(range(len(bufs)), key=birth_order(bufs)):
         u, f, l = bufs[i]
         while live and live[0][0] < f:
             _, o, e = heappop(live)
@@ -102,13 +140,12 @@ def model_order(bufs):
 
 def best_fit(bufs):
     """Largest first, into the tightest gap that holds it (less fragmentation)."""
-    seq = sorted(range(len(bufs)), key=lambda i: (-bufs[i][0], bufs[i][1], i))
-    return _place(bufs, seq, _best_fit)
+    return _place(bufs, sorted(range(len(bufs)), key=size_order(bufs)), _best_fit)
 
 
 def greedy_breadth(bufs):
     """Busiest step first; its buffers largest first (Pisarchyk & Lee's greedy by breadth)."""
-    prof = _profile(bufs)
+    prof = profile(bufs)
     steps = sorted(range(len(prof)), key=lambda s: (-prof[s], s))
     seq, seen = [], set()
     for s in steps:
@@ -122,16 +159,12 @@ def greedy_breadth(bufs):
 
 def greedy_conflict(bufs):
     """Buffers with the most bytes live beside them first (the tightest to place)."""
-    prof = _profile(bufs)
-    pressure = [max(prof[b[1]:b[2] + 1]) for b in bufs]
-    seq = sorted(range(len(bufs)), key=lambda i: (-pressure[i], -bufs[i][0], bufs[i][1], i))
-    return _place(bufs, seq, _first_fit)
+    return _place(bufs, sorted(range(len(bufs)), key=conflict_order(bufs)), _first_fit)
 
 
 def longest_first(bufs):
     """Longest-lived first (they constrain the most steps), then largest."""
-    seq = sorted(range(len(bufs)), key=lambda i: (-(bufs[i][2] - bufs[i][1]), -bufs[i][0], bufs[i][1], i))
-    return _place(bufs, seq, _first_fit)
+    return _place(bufs, sorted(range(len(bufs)), key=longest_order(bufs)), _first_fit)
 
 
 PACKERS = {
@@ -145,6 +178,7 @@ PACKERS = {
 
 
 def top(bufs: list, offsets: list) -> int:
+    """The arena's top: the highest buffer end."""
     return max((o + b[0] for o, b in zip(offsets, bufs)), default=0)
 
 
@@ -169,4 +203,106 @@ def best_of(bufs: list, packers, lower: int, work: int = PACK_WORK) -> tuple:
             best = (t, name, offs)
         if t == lower:
             break
+    return best
+
+
+def pack(bufs: list, nsteps: int, time_budget: float, rounds: int = 0, pinned: tuple = (),
+         bands: tuple = ()) -> tuple:
+    """(offsets, top, lower bound, planner name, optimal, units live at each step) for
+    [(units, first, last)] buffers over nsteps steps: the packers, `rounds` of improve(), then
+    the exact solver for time_budget seconds of deterministic time while above the bound.
+
+    bands: indices of row bands; two more orders place the other buffers first (largest, or most
+    pressed, first), then the bands in birth order, so they flow through the holes left behind.
+    pinned: indices laid out first, one after another from offset 0 (the row bands of an input
+    held in the arena, which then stays one contiguous tensor); the others are placed around
+    them by first and best fit in the packers' orders, and the exact solver does not run.
+    """
+    prof = profile(bufs, max(nsteps, 1))
+    lower = max(prof)
+    press = pressure(bufs, prof)
+    banded = set(bands)
+    band = [i in banded for i in range(len(bufs))]
+    flow = {"pools+size,bands": (lambda i: (band[i], bufs[i][1] if band[i] else -bufs[i][0], i)),
+            "pools+conflict,bands": (lambda i: (band[i], bufs[i][1] if band[i] else -press[i], i))}
+    pairs = len(bufs) * (len(bufs) - 1) // 2
+    if pinned:
+        best = None
+        first = set(pinned)
+        rest = [i for i in range(len(bufs)) if i not in first]
+        orders = {"pinned+size": size_order(bufs), "pinned+conflict": conflict_order(bufs, prof),
+                  "pinned+order": birth_order(bufs), "pinned+longest": longest_order(bufs),
+                  **{"pinned+" + k: v for k, v in flow.items()}}
+        for k, (name, key) in enumerate(orders.items()):
+            if k and 2 * (k + 1) * pairs > PACK_WORK:  # each order is two quadratic placements
+                break
+            for fit in (_first_fit, _best_fit):
+                offs = _place(bufs, list(pinned) + sorted(rest, key=key), fit)
+                t = top(bufs, offs)
+                if best is None or t < best[0]:
+                    best = (t, name, offs)
+    else:
+        cands = list(PACKERS.items()) + [
+            (f"{k}+{fit.__name__.strip('_')}", lambda u, k=k, fit=fit: _place(u, sorted(range(len(u)), key=flow[k]), fit))
+            for k in flow for fit in (_first_fit, _best_fit)]
+        best = best_of(bufs, cands, lower)
+    t, name, offs = best
+    # each round is one quadratic placement: at most 2 x PACK_WORK pairs (30 rounds up to 700 buffers)
+    rounds = min(rounds, 2 * PACK_WORK // max(pairs, 1))
+    if t > lower and rounds:
+        offs2, t2 = improve(bufs, offs, lower, rounds, pinned)
+        if t2 < t:
+            offs, t, name = offs2, t2, name + "+improve"
+    optimal = t == lower
+    if not optimal and time_budget > 0 and not pinned:
+        res = exact.solve(bufs, offs, lower, t, time_budget, wall_cap=False)  # load-independent
+        if res[1] < t:
+            offs, t, name = res[0], res[1], "exact"
+        optimal = bool(res[2]) or t == lower
+    return offs, t, lower, name, optimal, prof
+
+
+def improve(bufs: list, offsets: list, lower: int, rounds: int, pinned: tuple = (), seed: int = 0) -> tuple:
+    """(offsets, top) after `rounds` of iterated greedy from `offsets`: re-place with first fit, the
+    buffers at the top and a random tenth first, the rest in their current offset order (which
+    never raises the top). Pinned buffers stay first, in order. Deterministic."""
+    rng = random.Random(seed)
+    first = set(pinned)
+    best, bt = list(offsets), top(bufs, offsets)
+    n = len(bufs)
+    for _ in range(rounds):
+        if bt <= lower:
+            break
+        front = {i for i in range(n) if best[i] + bufs[i][0] == bt}
+        front.update(rng.sample(range(n), k=max(1, n // 10)))
+        front -= first
+        rest = [i for i in range(n) if i not in first]
+        seq = list(pinned) + sorted(rest, key=lambda i: (i not in front, -bufs[i][0] if i in front else best[i], i))
+        new = _place(bufs, seq, _first_fit)
+        t = top(bufs, new)
+        if t <= bt:
+            best, bt = new, t
+    return best, bt
+
+
+def pack_varying(need: dict) -> tuple:
+    """(offsets, top) for buffers whose size changes by step ({key: {step: size}}): first fit in a
+    few orders (each buffer at the lowest offset clear of those placed, at every step it lives),
+    keeping the lowest top. Deterministic."""
+    keys = sorted(need)
+    orders = (lambda k: (-max(need[k].values()), min(need[k]), k), lambda k: (min(need[k]), k),
+              lambda k: (-sum(need[k].values()), k))
+    best = None
+    for order in orders:
+        at = {}
+        for k in sorted(keys, key=order):
+            cands = sorted({0} | {at[j] + sz for j in at for sz in need[j].values()})
+            for o in cands:
+                if all(not (at[j] < o + need[k][st] and o < at[j] + need[j][st])
+                       for j in at for st in need[k] if st in need[j]):
+                    at[k] = o
+                    break
+        t = max((at[k] + sz for k in at for sz in need[k].values()), default=0)
+        if best is None or t < best[1]:
+            best = (at, t)
     return best

@@ -1,13 +1,10 @@
-"""Turn a chosen path (plain operators, fusion blocks, split regions) into an executable schedule
-and give every buffer a place in one arena, packed by the arena planner's packers.
+"""The schedule IR: a chosen path (plain operators, fusion blocks, split regions) as an executable
+schedule, and FusedPlan, the arena plan of one (buffer lifetimes: lifetimes.py; packing: arena.packers;
+planning: planner.py).
 
-Steps are the operators of the model order. A whole tensor lives from its producer to its
-last reader; when either sits inside a block it lives over the whole block (a tile loop
-revisits every operator of the block). Window buffers of cached schemes (hcache, linebuf)
-keep data from tile to tile, so they live over the whole block; those of the recompute
-scheme live from their producer to their last reader within the block (tile-steps), so
-buffers of different layers share bytes. A MEAN or dense layer that accumulates tiles owns
-an accumulator over the block (the flattened tensor a dense layer reads is never made).
+A fusion block tiles operators [p, q) over its tile tensor: per axis, each tile's interval of
+every tensor (recompute) or the positions computed after each step (cached schemes), and the
+window buffers that hold them. One row of tiles is one tile-step.
 """
 
 from __future__ import annotations
@@ -18,12 +15,9 @@ from typing import ClassVar
 import numpy as np
 
 from ..errors import PlanError
-from ..ir import Graph, Tensor
-from ..ops import graph_macs, op_macs
-from ..plan import ArenaPlan, Buffer, TensorPlace, align_up
-from .costs import (Geometry, accumulator_bytes, cached_1d, channelwise, geometry, macs_per_pixel,
-                    inplace_source, pulled_rows, recompute_1d, tail_macs, uniform_bounds, window_lifetimes,
-                    window_tensors)
+from ..plan import Buffer
+from .costs import (Geometry, cached_1d, channelwise, geometry, macs_per_pixel, inplace_source, pulled_rows,
+                    recompute_1d, tail_macs, uniform_bounds, window_tensors)
 
 # per-axis mode of each scheme: rows, columns
 MODES = {"recompute": ("rec", "rec"), "hcache": ("rec", "cache"), "linebuf": ("cache", "cache")}
@@ -181,6 +175,13 @@ def _ints(xs) -> list:
     return [int(x) for x in xs]
 
 
+def checker_view(plan: FusedPlan) -> tuple:
+    """lifetimes.checker_view (its home; kept here for FusedPlan.problems and older imports)."""
+    from .lifetimes import checker_view as view
+
+    return view(plan)
+
+
 @dataclass
 class FusedPlan:
     """The arena plan of a transformed network: whole tensors (or their row bands), window
@@ -317,279 +318,3 @@ class FusedPlan:
                         for b in self.buffers],
             "layout": self.layout_json(),
         }
-
-
-def item_steps(sched: Schedule) -> list:
-    out, s = [], 0
-    for it in sched.items:
-        k = it.n_steps if isinstance(it, BlockRun) else 1
-        out.append((s, s + k - 1))
-        s += k
-    return out
-
-
-def _bands_of(born: np.ndarray, dies: np.ndarray, rows_per_band: int = 1) -> list:
-    """Row bands [(r0, r1, first, last)] of `rows_per_band` rows (one row: every band of a
-    tensor has the same size, so a band freed by the input fits any band of the output)."""
-    n = len(born)
-    return [(r0, min(r0 + rows_per_band, n), int(born[r0:r0 + rows_per_band].min()),
-             int(max(dies[r0:r0 + rows_per_band].max(), born[r0:r0 + rows_per_band].max())))
-            for r0 in range(0, n, rows_per_band)]
-
-
-def window_pool(g, blk: BlockRun, align: int) -> tuple:
-    """Offsets of a block's windows inside its pool, and the pool's size.
-
-    Cached schemes keep every window for the whole block. Recompute windows live from
-    their producer to their last reader within one tile pass, so the arena packers lay
-    them out over those operator steps and they share bytes.
-    """
-    if not blk.windows:
-        return {}, 0
-    lifes = window_lifetimes(g, blk.geo, blk.streamed)
-    root, need = {}, {}  # window -> the window whose bytes it occupies; root -> {step: bytes}
-    for t in blk.windows:
-        src = blk.inplace_source(g, t)
-        root[t] = root[src] if src is not None else t
-        f, l = lifes[t] if blk.scheme == "recompute" else (blk.p, blk.q - 1)
-        size = align_up(int(np.prod(blk.window_shape(g, t))), align)
-        steps = need.setdefault(root[t], {})
-        for st in range(f + (src is not None), l + 1):  # at its step an in-place output is inside its input
-            steps[st] = max(steps.get(st, 0), size)
-    at, top = _pack_pool(need)
-    return {t: at[root[t]] for t in blk.windows}, top
-
-
-def _pack_pool(need: dict) -> tuple:
-    """Offsets for buffers whose size varies by step ({key: {step: bytes}}): first fit in a few
-    orders (each buffer at the lowest offset clear of those placed at every step it lives),
-    keeping the lowest top. Deterministic."""
-    keys = sorted(need)
-    orders = (lambda k: (-max(need[k].values()), min(need[k]), k), lambda k: (min(need[k]), k),
-              lambda k: (-sum(need[k].values()), k))
-    best = None
-    for order in orders:
-        at = {}
-        for k in sorted(keys, key=order):
-            cands = sorted({0} | {at[j] + sz for j in at for sz in need[j].values()})
-            for o in cands:
-                if all(not (at[j] < o + need[k][st] and o < at[j] + need[j][st])
-                       for j in at for st in need[k] if st in need[j]):
-                    at[k] = o
-                    break
-        top = max((at[k] + sz for k in at for sz in need[k].values()), default=0)
-        if best is None or top < best[1]:
-            best = (at, top)
-    return best
-
-
-def buffer_specs(g, sched: Schedule, align: int) -> tuple:
-    """([(key, size, first, last, kind)], pools, steps, alias): key ("t", tensor, r0, r1) | ("p", item)
-    | ("a", item); alias maps an in-place output to the tensor whose buffer holds it."""
-    steps = item_steps(sched)
-    n_steps = steps[-1][1] + 1 if steps else 1
-    item_of = {}
-    for k, it in enumerate(sched.items):
-        for oi in (it.geo.ops if isinstance(it, BlockRun) else [it]):
-            item_of[oi] = k
-    inner = {t for it in sched.blocks() for t in it.windows}
-    inner |= {g.operators[it.geo.flat_op].outputs[0] for it in sched.blocks() if it.geo.flat_op >= 0}  # never made
-    prod, users = {}, {}
-    for op in g.operators:
-        for o in op.outputs:
-            prod[o] = item_of[op.index]
-        for i in g.act_inputs(op):
-            users.setdefault(i, set()).add(item_of[op.index])
-    whole = [t for t in sorted(set(prod) | set(g.inputs))
-             if t not in inner and not (sched.streamed and t in g.inputs)]
-    # in place: a plain element-wise operator writes its output over the whole input it reads
-    # last; the output is no buffer of its own, the input's lives on until the output dies
-    from .dag import build_network, inplace_input
-
-    net = build_network(g, sched.streamed, align) if sched.inplace else None
-    alias = {}
-    for it in sched.items if sched.inplace else ():
-        x = inplace_input(net, it) if not isinstance(it, BlockRun) else None
-        o = g.operators[it].outputs[0] if x is not None else None
-        if x is not None and {x, o}.isdisjoint(inner | set(sched.banded)):
-            alias[o] = alias.get(x, x)
-    specs = []
-    for t in whole:
-        if t in alias:
-            continue
-        first = 0 if t in g.inputs else steps[prod[t]][0]
-        members = [t] + [a for a, r in alias.items() if r == t]
-        last = max((steps[k][1] for m in members for k in users.get(m, ())), default=first)
-        if t in g.outputs or any(m in g.outputs for m in members):
-            last = n_steps - 1
-        sh = g.tensors[t].shape
-        if t in sched.banded:
-            n = sh[1]
-            born = (np.zeros(n, np.int64) if t in g.inputs else
-                    steps[prod[t]][0] + sched.items[prod[t]].written_step(n))
-            dies = np.zeros(n, np.int64)
-            for k in users[t]:
-                dies = np.maximum(dies, steps[k][0] + sched.items[k].last_read_step(t, n))
-            row = g.tensors[t].nbytes // n
-            for r0, r1, f, l in _bands_of(born, dies):
-                specs.append((("t", t, r0, r1), (r1 - r0) * row, f, l, "band"))
-        else:
-            rows = sh[1] if len(sh) == 4 else 1
-            specs.append((("t", t, 0, rows), g.tensors[t].nbytes, first, last, "tensor"))
-    for t in g.variable_tensors():  # state (SVDF/LSTM): live at every step, never shared
-        specs.append((("t", t, 0, 1), g.tensors[t].nbytes, 0, n_steps - 1, "persistent"))
-    pools = {}
-    for k, it in enumerate(sched.items):
-        if not isinstance(it, BlockRun):
-            continue
-        offs, size = window_pool(g, it, align)
-        pools[k] = offs
-        if size:
-            specs.append((("p", k), size, steps[k][0], steps[k][1], "windows"))
-        acc = accumulator_bytes(g, it.geo)
-        if acc:
-            specs.append((("a", k), acc, steps[k][0], steps[k][1], "accumulator"))
-    return specs, pools, steps, alias
-
-
-def pack(specs: list, n: int, align: int, time_budget: float, rounds: int = 0, pinned: tuple = ()) -> tuple:
-    """Offsets (bytes) for [(key, size, first, last, ...)] with the arena planner's packers and exact solver.
-
-    pinned: spec indices laid out first, one after another from offset 0 (the row bands of an
-    input held in the arena, which then stays one contiguous tensor); the other buffers are
-    placed around them by first fit in the packers' orders.
-    """
-    from ..arena import exact
-    from ..arena.packers import PACK_WORK, PACKERS, _best_fit, _first_fit, _place, _profile, best_of, top
-
-    units = [(align_up(max(s[1], 1), align) // align, s[2], s[3]) for s in specs]
-    diff = [0] * (max(n, 1) + 1)
-    for u, f, l in units:
-        diff[f] += u
-        diff[l + 1] -= u
-    prof = list(np.cumsum(diff[:-1]))
-    lower = int(max(prof)) if prof else 0
-    best = None
-    prof_u = _profile(units)
-    pressure = [max(prof_u[f:l + 1]) for _, f, l in units]
-    band = [len(s) > 4 and s[4] == "band" for s in specs]
-    # row bands flow through the arena in birth order around the blocks' pools placed first
-    flow = {"pools+size,bands": (lambda i: (band[i], units[i][1] if band[i] else -units[i][0], i)),
-            "pools+conflict,bands": (lambda i: (band[i], units[i][1] if band[i] else -pressure[i], i))}
-    if pinned:
-        rest = [i for i in range(len(units)) if i not in set(pinned)]
-        orders = {"pinned+size": lambda i: (-units[i][0], units[i][1], i),
-                  "pinned+conflict": lambda i: (-pressure[i], -units[i][0], units[i][1], i),
-                  "pinned+order": lambda i: (units[i][1], i),
-                  "pinned+longest": lambda i: (-(units[i][2] - units[i][1]), -units[i][0], units[i][1], i),
-                  **{"pinned+" + k: v for k, v in flow.items()}}
-        pairs = len(units) * (len(units) - 1) // 2
-        for k, (name, key) in enumerate(orders.items()):
-            if k and 2 * (k + 1) * pairs > PACK_WORK:  # each order is two quadratic placements
-                break
-            for fit in (_first_fit, _best_fit):
-                offs = _place(units, list(pinned) + sorted(rest, key=key), fit)
-                t = top(units, offs)
-                if best is None or t < best[0]:
-                    best = (t, name, offs)
-    else:
-        cands = list(PACKERS.items()) + [
-            (f"{k}+{fit.__name__.strip('_')}", lambda u, k=k, fit=fit: _place(u, sorted(range(len(u)), key=flow[k]), fit))
-            for k in flow for fit in (_first_fit, _best_fit)]
-        best = best_of(units, cands, lower)
-    t, name, offs = best
-    # each round is one quadratic placement: at most 2 x PACK_WORK pairs (30 rounds up to 700 buffers)
-    rounds = min(rounds, 2 * PACK_WORK // max(len(units) * (len(units) - 1) // 2, 1))
-    if t > lower and rounds:
-        offs2, t2 = improve(units, offs, lower, rounds, pinned)
-        if t2 < t:
-            offs, t, name = offs2, t2, name + "+improve"
-    optimal = t == lower
-    if not optimal and time_budget > 0 and not pinned:
-        res = exact.solve(units, offs, lower, t, time_budget, wall_cap=False)  # load-independent
-        if res[1] < t:
-            offs, t, name = res[0], res[1], "exact"
-        optimal = bool(res[2]) or t == lower
-    return [o * align for o in offs], t * align, lower * align, name, optimal, [int(p) * align for p in prof]
-
-
-def improve(units: list, offsets: list, lower: int, rounds: int, pinned: tuple = (), seed: int = 0) -> tuple:
-    """Iterated greedy: re-place with first fit, the buffers at the top and a random tenth first,
-    the rest in their current offset order (which never raises the top). Pinned buffers stay
-    first, in order. Deterministic."""
-    import random
-
-    from ..arena.packers import _first_fit, _place, top
-
-    rng = random.Random(seed)
-    best, bt = list(offsets), top(units, offsets)
-    n = len(units)
-    for _ in range(rounds):
-        if bt <= lower:
-            break
-        front = {i for i in range(n) if best[i] + units[i][0] == bt}
-        front.update(rng.sample(range(n), k=max(1, n // 10)))
-        front -= set(pinned)
-        rest = [i for i in range(n) if i not in set(pinned)]
-        seq = list(pinned) + sorted(rest, key=lambda i: (i not in front, -units[i][0] if i in front else best[i], i))
-        new = _place(units, seq, _first_fit)
-        t = top(units, new)
-        if t <= bt:
-            best, bt = new, t
-    return best, bt
-
-
-def plan_schedule(g, sched: Schedule, align: int = 16, time_budget: float = 2.0, rounds: int = 30) -> FusedPlan:
-    """Pack the schedule's buffers: the planner's packers, `rounds` of iterated greedy, then
-    the exact solver for time_budget seconds (deterministic time) if still above the bound."""
-    specs, pools, steps, alias = buffer_specs(g, sched, align)
-    n_steps = steps[-1][1] + 1 if steps else 1
-    pinned = tuple(sorted((k for k, sp in enumerate(specs) if sp[0][0] == "t" and sp[0][1] in g.inputs
-                           and sp[4] == "band"), key=lambda k: specs[k][0][2]))
-    offs, arena, lower, name, optimal, prof = pack(specs, n_steps, align, time_budget, rounds, pinned)
-    buffers, bands, woff, aoff = [], {}, {}, {}
-    for k, ((key, size, f, l, kind), off) in enumerate(zip(specs, offs)):
-        tensors = [key[1]] if key[0] == "t" else (sorted(pools[key[1]]) if key[0] == "p" else [])
-        buffers.append(Buffer(k, off, size, f, l, tensors, kind))
-        if key[0] == "t":
-            bands.setdefault(key[1], []).append((key[2], key[3], off))
-        elif key[0] == "p":
-            for t, o in pools[key[1]].items():
-                woff[(key[1], t)] = off + o
-        else:
-            aoff[key[1]] = off
-    for o, x in sorted(alias.items()):
-        bands[o] = list(bands[x])
-        buffers[next(b.id for b in buffers if b.kind == "tensor" and x in b.tensors)].tensors.append(o)
-    macs = sum(it.macs(g) if isinstance(it, BlockRun) else op_macs(g, g.operators[it]) for it in sched.items)
-    return FusedPlan(sched, arena, lower, align, buffers, bands, woff, aoff, steps, macs, graph_macs(g),
-                     optimal, name, prof)
-
-
-def checker_view(plan: FusedPlan) -> tuple:
-    """(graph, ArenaPlan) of the buffer lifetimes alone, for the independent arena checker.
-
-    Each buffer becomes an int8 tensor of its size; the operator at step s writes the buffers
-    that start at s and reads every buffer that is live at s and started before.
-    """
-    from ..ir import Operator, Quant
-
-    bufs = plan.buffers
-    n = max((b.last_step for b in bufs), default=0) + 1
-    q = Quant(np.ones(1, np.float32), np.zeros(1, np.int64))
-    tensors = [Tensor(b.id, f"buf{b.id}", (max(b.size, 1),), "int8", q) for b in bufs]
-    ops = []
-    for s in range(n):
-        ins = tuple(b.id for b in bufs if b.first_step < s <= b.last_step)
-        outs = tuple(b.id for b in bufs if b.first_step == s)
-        ops.append(Operator(s, "CONV_2D", ins, outs, {}))
-    sg = Graph(tensors, ops, [], [], name="fused-buffers")
-    places = {b.id: TensorPlace(b.id, f"buf{b.id}", b.id, b.offset, max(b.size, 1), b.first_step, b.last_step)
-              for b in bufs}
-    ap = ArenaPlan(arena_bytes=plan.arena_bytes, lower_bound_bytes=plan.lower_bound_bytes,
-                   total_activation_bytes=sum(align_up(max(b.size, 1), plan.align) for b in bufs),
-                   order=list(range(n)),
-                   buffers=[Buffer(b.id, b.offset, max(b.size, 1), b.first_step, b.last_step, [b.id], "tensor")
-                            for b in bufs],
-                   tensors=places, align=plan.align)
-    return sg, ap
