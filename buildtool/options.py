@@ -38,7 +38,7 @@ from .errors import UsageError
 MAX_ALIGN = 4096
 MAX_TIME_BUDGET_S = 3600.0
 MAX_MAC_OVERHEAD = 1000.0
-DEFAULT_MAX_MAC_OVERHEAD = 1.3  # = fusion's default cap (fusion is not imported: the warm path stays light)
+DEFAULT_MAX_MAC_OVERHEAD = 1.3  # --optimize ram's MAC cap unless told (fusion reads it from here)
 NO_CAP = "none"
 MAX_RAM_LIMIT = 1 << 32
 MAX_SPLITS, MAX_SPLIT_OPS, MAX_SPLIT_N = 256, 1 << 16, 1024

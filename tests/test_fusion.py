@@ -652,15 +652,19 @@ def test_default_mac_cap_applies_and_names_what_no_cap_would_give():
     least = plan_from_front(g, front, factor=INF, time_budget=0.2)
     assert plan.mac_overhead <= 1.3 < least.mac_overhead and least.arena_bytes < plan.arena_bytes
     j = plan.to_json(g)
-    assert {k: v for k, v in j.items() if k not in ("max_mac_overhead", "tradeoff")} == at13.to_json(g)
+    want = at13.to_json(g)
+    assert j["layout"].pop("mac_cap") == 1.3 and want["layout"].pop("mac_cap") is None  # the cap, exactly
+    assert {k: v for k, v in j.items() if k not in ("max_mac_overhead", "tradeoff")} == want
     assert j["max_mac_overhead"] == 1.3 and j["tradeoff"] == {
         "max_mac_overhead": "none", "arena_bytes": least.arena_bytes, "macs": least.macs,
         "mac_overhead": round(least.mac_overhead, 6)}
-    assert plan_fused(g, optimize="ram", max_mac_overhead=1.3, input_streamed=True,
-                      time_budget=0.2).to_json(g) == j
-    norm = normalize_options({"optimize": "ram"})
-    assert norm == normalize_options({"optimize": "ram", "max_mac_overhead": 1.3})
-    assert norm["max_mac_overhead"] == 1.3 and normalize_options({"splits": "auto"})["max_mac_overhead"] == 1.3
+    explicit = plan_fused(g, optimize="ram", max_mac_overhead=1.3, input_streamed=True, time_budget=0.2).to_json(g)
+    assert explicit["layout"].pop("mac_cap") == 1.3
+    assert explicit == j
+    # no value is "the default cap", kept apart from an explicit 1.3: when nothing is within the default
+    # cap the planner takes the fewest MACs, while an explicit cap is a promise
+    assert normalize_options({"optimize": "ram"})["max_mac_overhead"] is None
+    assert normalize_options({"optimize": "ram", "max_mac_overhead": 1.3})["max_mac_overhead"] == 1.3
     assert normalize_options({"optimize": "ram", "max_mac_overhead": "none"})["max_mac_overhead"] == "none"
     assert normalize_options({})["max_mac_overhead"] is None  # plain plans: the cap means nothing, no key change
 
@@ -691,7 +695,10 @@ def test_no_mac_cap_restores_the_least_ram_plan_byte_identically():
     plan = plan_fused(g, optimize="ram", max_mac_overhead="none", input_streamed=True, time_budget=0.2)
     j = plan.to_json(g)
     assert j.pop("max_mac_overhead") == "none" and j.pop("tradeoff")["max_mac_overhead"] == 1.3
-    assert json.dumps(j) == json.dumps(plan_from_front(g, front, factor=INF, time_budget=0.2).to_json(g))
+    assert j["layout"].pop("mac_cap") == "none"
+    want = plan_from_front(g, front, factor=INF, time_budget=0.2).to_json(g)
+    assert want["layout"].pop("mac_cap") is None
+    assert json.dumps(j) == json.dumps(want)
     assert plan.arena_bytes == 416 and plan.mac_overhead > 2.6
     assert plan_fused(g, optimize="ram", max_mac_overhead=INF, input_streamed=True,
                       time_budget=0.2).to_json(g) == plan.to_json(g)

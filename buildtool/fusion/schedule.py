@@ -175,13 +175,6 @@ def _ints(xs) -> list:
     return [int(x) for x in xs]
 
 
-def checker_view(plan: FusedPlan) -> tuple:
-    """lifetimes.checker_view (its home; kept here for FusedPlan.problems and older imports)."""
-    from .lifetimes import checker_view as view
-
-    return view(plan)
-
-
 @dataclass
 class FusedPlan:
     """The arena plan of a transformed network: whole tensors (or their row bands), window
@@ -250,6 +243,8 @@ class FusedPlan:
 
     def problems(self, g) -> list:
         from ..arena.checker import problems
+
+        from .lifetimes import checker_view
 
         return problems(*checker_view(self))
 
