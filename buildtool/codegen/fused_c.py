@@ -5,7 +5,7 @@ at the same arena offsets: the static arena is exactly plan.arena_bytes. Per blo
 (computed here) give every tensor's interval at each row/column tile and every window's
 origin and ring shift; the C loop walks the tiles and calls the tile runtime
 (kernels/include/bt_fused.h, kernels/reference/fused.c), which shifts cached windows, pulls
-streamed input rows through the platform (bt_read_input_at) and calls the bt_ kernels on bands.
+streamed input rows through the platform (bt_read_input_rows) and calls the bt_ kernels on bands.
 
 Column bands: a kernel's row stride is in.w * pixel_stride, so a call sees a window (or a
 whole tensor) at its physical width, with the input pointer shifted to column X0 and

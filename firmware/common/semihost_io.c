@@ -42,16 +42,20 @@ int bt_read_input(void *buf, size_t n) {
   return left == 0 ? 0 : (n > 0 && (size_t)left == n) ? BT_INPUT_END : -1;
 }
 
-/* Streamed input: its own handle on input.bin, one seek + read per call (weak: the kernel test
+/* Streamed input: its own handle on input.bin, one seek + read per row (weak: the kernel test
    serves its input from memory). */
-__attribute__((weak)) int bt_read_input_at(uint32_t offset, void *dst, size_t n) {
+__attribute__((weak)) int bt_read_input_rows(uint32_t offset, uint32_t n, uint32_t rows, uint32_t in_stride,
+                                             void *dst, uint32_t dst_stride) {
   static int h = -1;
   if (h < 0) h = sh_open("input.bin", MODE_RB);
   if (h < 0) return -1;
-  uintptr_t sk[2] = {(uintptr_t)h, (uintptr_t)offset};
-  uintptr_t rd[3] = {(uintptr_t)h, (uintptr_t)dst, (uintptr_t)n};
-  if (sh_call(SYS_SEEK, sk) != 0) return -1;
-  return sh_call(SYS_READ, rd) == 0 ? 0 : -1;
+  int bad = 0;
+  for (uint32_t y = 0; y < rows; y++) {
+    uintptr_t sk[2] = {(uintptr_t)h, (uintptr_t)(offset + y * in_stride)};
+    uintptr_t rd[3] = {(uintptr_t)h, (uintptr_t)((char *)dst + y * dst_stride), (uintptr_t)n};
+    bad |= sh_call(SYS_SEEK, sk) | sh_call(SYS_READ, rd);
+  }
+  return bad ? -1 : 0;
 }
 
 int bt_write_output(const void *buf, size_t n) {

@@ -58,7 +58,7 @@ void fx_dense_done(const int32_t *acc, const bt_fc_params *p, int8_t *out);
 void fx_conv_inplace(const bt_conv_params *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
                      int32_t ca, int32_t cb);
 /* Streamed input: rows [r0, r1) x cols [c0, c1) of the model input (img_w x img_c per row) into dst,
-   rows `stride` bytes apart (bt_read_input_at of bt_platform.h). */
+   rows `stride` bytes apart (bt_read_input_rows of bt_platform.h). */
 void fx_source(int32_t r0, int32_t r1, int32_t c0, int32_t c1, int8_t *dst, int32_t stride, int32_t img_w,
                int32_t img_c);
 /* A sliding-window operator on a streamed input it pulls itself, one output row at a time: the
@@ -66,6 +66,8 @@ void fx_source(int32_t r0, int32_t r1, int32_t c0, int32_t c1, int8_t *dst, int3
 void fx_pulled(int kind, const void *prm, const fx_buf *win, const fx_buf *out, int32_t ra, int32_t rb,
                int32_t ca, int32_t cb, int32_t ch, int32_t ta, int32_t tb, int32_t s, int32_t pad, int32_t k,
                int32_t n_in, int32_t img_w, int32_t img_c);
-/* Provided by the platform (firmware/common/bt_platform.h): n bytes of the model input from byte offset. */
-int bt_read_input_at(uint32_t offset, void *dst, size_t n);
+/* Provided by the platform (firmware/common/bt_platform.h): `rows` runs of n bytes of the model input,
+   the first at byte `offset`, in_stride bytes apart, into dst, dst_stride bytes apart. */
+int bt_read_input_rows(uint32_t offset, uint32_t n, uint32_t rows, uint32_t in_stride, void *dst,
+                       uint32_t dst_stride);
 #endif

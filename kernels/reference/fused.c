@@ -4,19 +4,31 @@
 #include "bt_fused.h"
 #include "requant.h"
 
+#define FX_ALWAYS static inline __attribute__((always_inline))
 
+
+/* Struct and window copies without libc (the boards link no memcpy). may_alias: words read and
+   written over bytes and structs. */
+typedef uint32_t __attribute__((may_alias)) fx_word;
+
+/* n bytes from src to dst, forward (dst below src when they overlap: the ring shifts), word by
+   word when both addresses and n are word aligned. */
 __attribute__((optimize("no-tree-loop-distribute-patterns")))
 static void fx_copy(int8_t *dst, const int8_t *src, int32_t n) {
+  if ((((uintptr_t)dst | (uintptr_t)src | (uintptr_t)n) & 3) == 0) {
+    fx_word *d = (fx_word *)dst;
+    const fx_word *s = (const fx_word *)src;
+    for (int32_t i = 0; i < n / 4; i++) d[i] = s[i];
+    return;
+  }
   for (int32_t i = 0; i < n; i++) dst[i] = src[i];
 }
-/* Struct copies without libc (the boards link no memcpy): word by word (the structs are word
-   aligned; may_alias: they are read as structs), then any tail bytes. */
-typedef uint32_t __attribute__((may_alias)) fx_word;
+/* A struct copy (word aligned): word by word, then any tail bytes. */
 static void fx_get(void *dst, const void *src, int32_t n) {
   fx_word *d = dst;
   const fx_word *s = src;
   for (int32_t i = 0; i < n / 4; i++) d[i] = s[i];
-  fx_copy((int8_t *)dst + (n & ~3), (const int8_t *)src + (n & ~3), n & 3);
+  for (int32_t i = n & ~3; i < n; i++) ((int8_t *)dst)[i] = ((const int8_t *)src)[i];
 }
 
 /* A cached window's ring moves n positions down (oldest out) along rows / columns. */
@@ -24,7 +36,8 @@ void fx_shift_rows(int8_t *w, int32_t ext, int32_t row_bytes, int32_t n) {
   fx_copy(w, w + n * row_bytes, (ext - n) * row_bytes);
 }
 void fx_shift_cols(int8_t *w, int32_t rows, int32_t ext, int32_t ch, int32_t n) {
-  for (int32_t y = 0; y < rows; y++) fx_copy(w + y * ext * ch, w + (y * ext + n) * ch, (ext - n) * ch);
+  const int32_t row = ext * ch, off = n * ch, len = (ext - n) * ch;
+  for (int32_t y = 0; y < rows; y++, w += row) fx_copy(w, w + off, len);
 }
 
 /* One output row y of a sliding-window operator whose input rows are at rows[iy] (row bands). */
@@ -95,8 +108,8 @@ void fx_rows(int kind, const void *prm, int8_t *const *rows, int32_t x0, int8_t 
 /* Output rows [ra, rb) x cols [ca, cb) of a sliding-window operator, from buffer in into out.
    ch >= 0: only channel ch (a conv's filter ch into a one-channel window; a depthwise on a
    one-channel window into channel ch of out, with the regrouped filter fch). */
-void fx_win(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
-                   int32_t ca, int32_t cb, int32_t ch, const int8_t *fch) {
+FX_ALWAYS void win_kind(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra,
+                        int32_t rb, int32_t ca, int32_t cb, int32_t ch, const int8_t *fch) {
   union { bt_conv_params c; bt_depthwise_params d; bt_pool_params p; } q;
   bt_shape *is, *os;
   int32_t *pad_left, s, k, kh;
@@ -149,10 +162,19 @@ void fx_win(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int3
     }
   }
 }
+void fx_win(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
+            int32_t ca, int32_t cb, int32_t ch, const int8_t *fch) {
+  switch (kind) {  /* one copy per kind: the kind's branches fold away */
+    case FX_CONV: win_kind(FX_CONV, prm, in, out, ra, rb, ca, cb, ch, fch); break;
+    case FX_DW: win_kind(FX_DW, prm, in, out, ra, rb, ca, cb, ch, fch); break;
+    case FX_MAXP: win_kind(FX_MAXP, prm, in, out, ra, rb, ca, cb, ch, fch); break;
+    default: win_kind(FX_AVGP, prm, in, out, ra, rb, ca, cb, ch, fch); break;
+  }
+}
 
 /* An element-wise ADD/SUB/MUL/MAXIMUM/MINIMUM over rows [ra, rb) x cols [ca, cb), one row per call. */
-void fx_pw(int kind, const void *prm, const fx_buf *a, const fx_buf *b, const fx_buf *o, int32_t ra,
-                  int32_t rb, int32_t ca, int32_t cb, int32_t ch) {
+FX_ALWAYS void pw_kind(int kind, const void *prm, const fx_buf *a, const fx_buf *b, const fx_buf *o, int32_t ra,
+                       int32_t rb, int32_t ca, int32_t cb, int32_t ch) {
   union { bt_add_params a; bt_mul_params m; bt_bcast4 x; } q;
   bt_bcast4 *s;
   if (kind == FX_ADD || kind == FX_SUB) { fx_get(&q.a, prm, sizeof q.a); s = &q.a.b; }
@@ -171,6 +193,16 @@ void fx_pw(int kind, const void *prm, const fx_buf *a, const fx_buf *b, const fx
     else if (kind == FX_MUL) bt_mul_s8(&q.m, fx_at(a, y, ca), fx_at(b, y, ca), fx_at(o, y, ca));
     else if (kind == FX_MAX) bt_maximum_s8(&q.x, fx_at(a, y, ca), fx_at(b, y, ca), fx_at(o, y, ca));
     else bt_minimum_s8(&q.x, fx_at(a, y, ca), fx_at(b, y, ca), fx_at(o, y, ca));
+  }
+}
+void fx_pw(int kind, const void *prm, const fx_buf *a, const fx_buf *b, const fx_buf *o, int32_t ra,
+           int32_t rb, int32_t ca, int32_t cb, int32_t ch) {
+  switch (kind) {
+    case FX_ADD: pw_kind(FX_ADD, prm, a, b, o, ra, rb, ca, cb, ch); break;
+    case FX_SUB: pw_kind(FX_SUB, prm, a, b, o, ra, rb, ca, cb, ch); break;
+    case FX_MUL: pw_kind(FX_MUL, prm, a, b, o, ra, rb, ca, cb, ch); break;
+    case FX_MAX: pw_kind(FX_MAX, prm, a, b, o, ra, rb, ca, cb, ch); break;
+    default: pw_kind(FX_MIN, prm, a, b, o, ra, rb, ca, cb, ch); break;
   }
 }
 
@@ -271,24 +303,33 @@ void fx_conv_inplace(const bt_conv_params *prm, const fx_buf *in, const fx_buf *
 }
 
 /* Rows [r0, r1) x cols [c0, c1) of the streamed input (img_w pixels of img_c bytes per row) into dst,
-   row stride bytes apart: one platform read per row. */
+   row stride bytes apart: one platform call. */
 void fx_source(int32_t r0, int32_t r1, int32_t c0, int32_t c1, int8_t *dst, int32_t stride, int32_t img_w,
                int32_t img_c) {
-  for (int32_t y = r0; y < r1; y++)
-    bt_read_input_at((uint32_t)((y * img_w + c0) * img_c), dst + (y - r0) * stride, (size_t)((c1 - c0) * img_c));
+  bt_read_input_rows((uint32_t)((r0 * img_w + c0) * img_c), (uint32_t)((c1 - c0) * img_c), (uint32_t)(r1 - r0),
+                     (uint32_t)(img_w * img_c), dst, (uint32_t)stride);
 }
 
 /* A sliding-window operator on a streamed input it pulls itself: one output row at a time, after
-   reading the input rows that row needs (image columns [ta, tb)) into the window. */
-void fx_pulled(int kind, const void *prm, const fx_buf *win, const fx_buf *out, int32_t ra, int32_t rb,
-                      int32_t ca, int32_t cb, int32_t ch, int32_t ta, int32_t tb, int32_t s, int32_t pad,
-                      int32_t k, int32_t n_in, int32_t img_w, int32_t img_c) {
+   reading the input rows that row needs (image columns [ta, tb)) into the window. kind < 0: any
+   kind through fx_win; else that kind's own copy of the window code. */
+FX_ALWAYS void pulled_kind(int kind, int any, const void *prm, const fx_buf *win, const fx_buf *out, int32_t ra,
+                           int32_t rb, int32_t ca, int32_t cb, int32_t ch, int32_t ta, int32_t tb, int32_t s,
+                           int32_t pad, int32_t k, int32_t n_in, int32_t img_w, int32_t img_c) {
   for (int32_t y = ra; y < rb; y++) {
     const int32_t r0 = BT_MAX(y * s - pad, 0), r1 = BT_MIN(y * s - pad + k, n_in);
     fx_buf w;
     fx_get(&w, win, sizeof w);
     w.r0 = r0;
     if (r1 > r0 && tb > ta) fx_source(r0, r1, ta, tb, fx_at(&w, r0, ta), w.wp * w.ps, img_w, img_c);
-    fx_win(kind, prm, &w, out, y, y + 1, ca, cb, ch, 0);
+    if (any) fx_win(kind, prm, &w, out, y, y + 1, ca, cb, ch, 0);
+    else win_kind(kind, prm, &w, out, y, y + 1, ca, cb, ch, 0);
   }
+}
+void fx_pulled(int kind, const void *prm, const fx_buf *win, const fx_buf *out, int32_t ra, int32_t rb,
+               int32_t ca, int32_t cb, int32_t ch, int32_t ta, int32_t tb, int32_t s, int32_t pad, int32_t k,
+               int32_t n_in, int32_t img_w, int32_t img_c) {
+  if (kind == FX_CONV)  /* a network's first layer: its own copy */
+    pulled_kind(FX_CONV, 0, prm, win, out, ra, rb, ca, cb, ch, ta, tb, s, pad, k, n_in, img_w, img_c);
+  else pulled_kind(kind, 1, prm, win, out, ra, rb, ca, cb, ch, ta, tb, s, pad, k, n_in, img_w, img_c);
 }

@@ -615,11 +615,11 @@ static void bench(void) {
  * makes, on random tile boxes of random operators, against the reference kernel run whole. */
 #define FX_MAXR 64
 static int8_t *fx_rowp[FX_MAXR];
-static const int8_t *g_image;  /* the streamed input bt_read_input_at serves */
+static const int8_t *g_image;  /* the streamed input bt_read_input_rows serves */
 
 /* The test's platform input: served from memory (replaces the semihosting file of the boards). */
-int bt_read_input_at(uint32_t offset, void *dst, size_t n) {
-  copy((int8_t *)dst, g_image + offset, (int32_t)n);
+int bt_read_input_rows(uint32_t offset, uint32_t n, uint32_t rows, uint32_t in_stride, void *dst, uint32_t dst_stride) {
+  for (uint32_t y = 0; y < rows; y++) copy((int8_t *)dst + y * dst_stride, g_image + offset + y * in_stride, (int32_t)n);
   return 0;
 }
 
