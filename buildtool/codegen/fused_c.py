@@ -75,7 +75,7 @@ def pseudo_plan(g: Graph, plan: FusedPlan) -> ArenaPlan:
 
 
 class _Emit:
-    """Fills the emitter with the runtime helpers, block tables and the model_invoke body."""
+    """Fills the emitter with the runtime include, block tables, block functions and the model_invoke body."""
 
     def __init__(self, g: Graph, plan: FusedPlan):
         self.g, self.plan = g, plan
