@@ -11,6 +11,11 @@ void bt_putu(uint32_t v);
 /* Read exactly n bytes of model input; 0 on success, BT_INPUT_END when the input had ended
    (no byte read), another non-zero value on a short read or error. */
 int bt_read_input(void *buf, size_t n);
+/* Read `rows` runs of n bytes of the (single, streamed) model input, the first at byte `offset`,
+   in_stride bytes apart, into dst, dst_stride bytes apart; in any order and as often as needed
+   (the fused runtime pulls rows of a streamed input); 0 on success. */
+int bt_read_input_rows(uint32_t offset, uint32_t n, uint32_t rows, uint32_t in_stride, void *dst,
+                       uint32_t dst_stride);
 /* Write n bytes of model output; 0 on success. */
 int bt_write_output(const void *buf, size_t n);
 /* The harness body, called by the platform start-up code; returns the exit code. */

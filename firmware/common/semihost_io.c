@@ -11,6 +11,7 @@ int sh_call(int op, void *arg); /* platform: bkpt 0xAB (Arm) or the RISC-V ebrea
 #define SYS_WRITE0 0x04
 #define SYS_WRITE 0x05
 #define SYS_READ 0x06
+#define SYS_SEEK 0x0A
 #define MODE_RB 1
 #define MODE_WB 5
 
@@ -39,6 +40,22 @@ int bt_read_input(void *buf, size_t n) {
   uintptr_t blk[3] = {(uintptr_t)h, (uintptr_t)buf, (uintptr_t)n};
   const int left = sh_call(SYS_READ, blk); /* returns the bytes NOT read */
   return left == 0 ? 0 : (n > 0 && (size_t)left == n) ? BT_INPUT_END : -1;
+}
+
+/* Streamed input: its own handle on input.bin, one seek + read per row (weak: the kernel test
+   serves its input from memory). */
+__attribute__((weak)) int bt_read_input_rows(uint32_t offset, uint32_t n, uint32_t rows, uint32_t in_stride,
+                                             void *dst, uint32_t dst_stride) {
+  static int h = -1;
+  if (h < 0) h = sh_open("input.bin", MODE_RB);
+  if (h < 0) return -1;
+  int bad = 0;
+  for (uint32_t y = 0; y < rows; y++) {
+    uintptr_t sk[2] = {(uintptr_t)h, (uintptr_t)(offset + y * in_stride)};
+    uintptr_t rd[3] = {(uintptr_t)h, (uintptr_t)((char *)dst + y * dst_stride), (uintptr_t)n};
+    bad |= sh_call(SYS_SEEK, sk) | sh_call(SYS_READ, rd);
+  }
+  return bad ? -1 : 0;
 }
 
 int bt_write_output(const void *buf, size_t n) {

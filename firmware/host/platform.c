@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -49,6 +50,22 @@ int bt_read_input(void *buf, size_t n) {
   if (k == 0) return BT_INPUT_END;
   if (k < 0) return -1;
   return xfer(0, (char *)buf + k, n - (size_t)k, 0);
+}
+/* Streamed input: stdin read whole once into a buffer outside the arena (the host has no RAM limit). */
+int bt_read_input_rows(uint32_t offset, uint32_t n, uint32_t rows, uint32_t in_stride, void *dst,
+                       uint32_t dst_stride) {
+  static char *image;
+  static size_t len;
+  if (!image) {
+    size_t cap = 1 << 16;
+    ssize_t k;
+    if (!(image = malloc(cap))) return -1;
+    while ((k = read(0, image + len, cap - len)) > 0)
+      if ((len += (size_t)k) == cap && !(image = realloc(image, cap *= 2))) return -1;
+  }
+  if (rows && ((size_t)offset + (size_t)(rows - 1) * in_stride + n > len)) return -1;
+  for (uint32_t y = 0; y < rows; y++) memcpy((char *)dst + (size_t)y * dst_stride, image + offset + (size_t)y * in_stride, n);
+  return 0;
 }
 int bt_write_output(const void *buf, size_t n) { return xfer(1, (char *)buf, n, 1); }
 

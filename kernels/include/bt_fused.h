@@ -1,0 +1,73 @@
+/* bt_fused.h -- the fused-plan tile runtime (kernels/reference/fused.c): the calls a fused model.c
+ * makes per tile. Code generation (buildtool/codegen/fused_c.py) writes each block's tile tables
+ * and constant kernel parameters; these functions walk a tile's box through the bt_ kernels. */
+#ifndef BT_FUSED_H
+#define BT_FUSED_H
+#include <stdint.h>
+#include <stddef.h>
+#include "bt_kernels.h"
+
+/* A tensor as a tile sees it: a cached window, a whole tensor, or a row-banded tensor. */
+typedef struct {
+  int8_t *base;            /* physical position 0 (window) or row 0 (whole tensor) */
+  int32_t r0, c0;          /* image row/column held at physical position 0 */
+  int32_t wp, ps;          /* physical width (pixels), bytes per pixel */
+  int8_t *const *rows;     /* row-banded tensor: address of each row, else 0 */
+} fx_buf;
+
+enum { FX_CONV, FX_DW, FX_MAXP, FX_AVGP, FX_ADD, FX_MUL, FX_MAX, FX_MIN, FX_RELU, FX_RELU6, FX_TANH, FX_PRELU,
+       FX_SUB, FX_LEAKY_RELU };
+
+/* Address of image pixel (y, x) of b. */
+static inline int8_t *fx_at(const fx_buf *b, int32_t y, int32_t x) {
+  if (b->rows) return b->rows[y] + x * b->ps;
+  return (int8_t *)((uintptr_t)b->base + (uintptr_t)(intptr_t)(((y - b->r0) * b->wp + (x - b->c0)) * b->ps));
+}
+
+/* A cached window's ring moves n positions down (oldest out) along rows / columns. */
+void fx_shift_rows(int8_t *w, int32_t ext, int32_t row_bytes, int32_t n);
+void fx_shift_cols(int8_t *w, int32_t rows, int32_t ext, int32_t ch, int32_t n);
+/* One output row y of a sliding-window operator (kind FX_CONV/FX_DW/FX_MAXP/FX_AVGP, prm its bt_
+   params at the tile's geometry) whose input rows are at rows[iy], read from column x0. */
+void fx_rows(int kind, const void *prm, int8_t *const *rows, int32_t x0, int8_t *out, int32_t y);
+/* Output rows [ra, rb) x cols [ca, cb) of a sliding-window operator from in into out. ch >= 0: only
+   channel ch (a conv's filter ch into a one-channel window; a depthwise on a one-channel window into
+   channel ch of out, with the filter regrouped per channel in fch). */
+void fx_win(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
+            int32_t ca, int32_t cb, int32_t ch, const int8_t *fch);
+/* Element-wise FX_ADD/FX_SUB/FX_MUL/FX_MAX/FX_MIN over the box, ch channels. */
+void fx_pw(int kind, const void *prm, const fx_buf *a, const fx_buf *b, const fx_buf *o, int32_t ra,
+           int32_t rb, int32_t ca, int32_t cb, int32_t ch);
+/* Element-wise FX_RELU/FX_RELU6/FX_TANH/FX_PRELU/FX_LEAKY_RELU over the box (alpha: PRELU's). */
+void fx_unary(int kind, const void *prm, const int8_t *alpha, const fx_buf *a, const fx_buf *o, int32_t ra,
+              int32_t rb, int32_t ca, int32_t cb, int32_t ch);
+/* MEAN over H and W: add the box's pixels to per-channel sums (int16 when the map has at most 256
+   pixels, else int32, wrapping), then TFLM's MEAN step into out. */
+void fx_accumulate16(int16_t *acc, const fx_buf *t, int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t ch);
+void fx_accumulate32(int32_t *acc, const fx_buf *t, int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t ch);
+void fx_mean_done16(const int16_t *acc, int8_t *out, int32_t ch, int32_t zp_times_n, int32_t mult,
+                    int32_t shift, int32_t out_zp);
+void fx_mean_done32(const int32_t *acc, int8_t *out, int32_t ch, int32_t zp_times_n, int32_t mult,
+                    int32_t shift, int32_t out_zp);
+/* Iterative dense: a FULLY_CONNECTED over the flattened block output (w pixels wide, ch channels)
+   adds the box's partial dot products to its int32 sums, then finishes once. */
+void fx_dense_acc(int32_t *acc, const bt_fc_params *p, const fx_buf *t, int32_t ra, int32_t rb, int32_t ca,
+                  int32_t cb, int32_t w, int32_t ch);
+void fx_dense_done(const int32_t *acc, const bt_fc_params *p, int8_t *out);
+/* A 1x1 stride-1 convolution over the box whose output overwrites its input window in place. */
+void fx_conv_inplace(const bt_conv_params *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
+                     int32_t ca, int32_t cb);
+/* Streamed input: rows [r0, r1) x cols [c0, c1) of the model input (img_w x img_c per row) into dst,
+   rows `stride` bytes apart (bt_read_input_rows of bt_platform.h). */
+void fx_source(int32_t r0, int32_t r1, int32_t c0, int32_t c1, int8_t *dst, int32_t stride, int32_t img_w,
+               int32_t img_c);
+/* A sliding-window operator on a streamed input it pulls itself, one output row at a time: the
+   input rows that row needs (image columns [ta, tb)) are read into the window win first. */
+void fx_pulled(int kind, const void *prm, const fx_buf *win, const fx_buf *out, int32_t ra, int32_t rb,
+               int32_t ca, int32_t cb, int32_t ch, int32_t ta, int32_t tb, int32_t s, int32_t pad, int32_t k,
+               int32_t n_in, int32_t img_w, int32_t img_c);
+/* Provided by the platform (firmware/common/bt_platform.h): `rows` runs of n bytes of the model input,
+   the first at byte `offset`, in_stride bytes apart, into dst, dst_stride bytes apart. */
+int bt_read_input_rows(uint32_t offset, uint32_t n, uint32_t rows, uint32_t in_stride, void *dst,
+                       uint32_t dst_stride);
+#endif
