@@ -392,3 +392,16 @@ def test_fused_build_runs_bit_exact_and_weight_edits_remake_its_code(board, tmp_
     scons("run", *base, f"input={tmp_path / 'x.npy'}", f"output={tmp_path / 'y.npy'}")
     assert (tmp_path / "b" / "model.c").read_bytes() != before
     assert np.array_equal(np.load(tmp_path / "y.npy"), tflm_run(model.read_bytes(), [x])[0])
+
+
+def test_a_zoo_name_with_dots_stays_whole(tmp_path):
+    """mbv2-w0.35 names its default build folder and model.h's MODEL_NAME whole (not mbv2-w0, not mbv2_w0_35)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("btfirmware_names", ROOT / "site_scons" / "site_tools" / "btfirmware"
+                                                  / "__init__.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    assert tool.default_name("mbv2-w0.35") == "mbv2-w0.35" and tool.default_name("a/b/m.v2.tflite") == "m.v2"
+    scons("board=host", "model=mbv2-w0.35", f"out={tmp_path / 'b'}")
+    assert '#define MODEL_NAME "mbv2-w0.35"' in (tmp_path / "b" / "model.h").read_text()

@@ -264,9 +264,9 @@ def _code(target, source, env):
     from buildtool import targets
     from buildtool.toolchain import check_fits
 
-    # one line naming the model as the user did, before any code is written
-    check_fits(dataclasses.replace(g, name=env["BT_MODEL_NAME"]), plan, targets.get(env["BT_BOARD"]),
-               "optimize=ram", options)
+    g = dataclasses.replace(g, name=env["BT_MODEL_NAME"])  # named as the user did (mbv2-w0.35 whole), in model.h too
+    # one line naming the model, before any code is written
+    check_fits(g, plan, targets.get(env["BT_BOARD"]), "optimize=ram", options)
     files = pipeline.code(pipeline.read_model(g), plan, env["BT_BOARD"])
     _write(str(target[0]), files["model.c"])
     _write(str(target[1]), files["model.h"])
