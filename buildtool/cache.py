@@ -24,6 +24,10 @@ cap the least recently used entries are evicted. Directories are private (0700).
 The cache is only an accelerator: a store that cannot be written (read-only, full
 disk, unwritable HOME) never fails a plan; the value is returned unstored and one
 warning is logged per store.
+
+With $BUILDTOOL_REMOTE_CACHE set, a DiskStore also asks that team cache on a local miss
+(whole-plan kinds and the model index; remote_cache.py), keeps what it gets, and, with
+$BUILDTOOL_REMOTE_CACHE_WRITE=1, publishes the entries it computes (after the local write).
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ TEMP_STALE_S = 3600  # a temp file this old is left over even if its pid is aliv
 _KIND = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
 _TEMP = re.compile(r"^\.tmp(\d+)?")
 _MISSING = object()
+_FROM_ENV = object()
 
 
 class Cancelled(Exception):
@@ -68,7 +73,9 @@ def default_cache_dir() -> str:
 
 def entry_digest(kind: str, key) -> str:
     if not _KIND.match(kind):
-        raise ValueError(f"cache kind {kind!r} must be lower-case letters, digits, '-' or '_'")
+        from .errors import InternalError
+
+        raise InternalError(f"cache kind {kind!r} must be lower-case letters, digits, '-' or '_'")
     if isinstance(key, str):
         key = key.encode()
     return hashlib.sha256(kind.encode() + b"\0" + bytes(key)).hexdigest()
@@ -186,9 +193,13 @@ class DiskStore:
     WRITE_BEHIND_MAX_BYTES; flush() writes it all now (daemon exit). Queued entries are read
     back from the queue. Every entry is still written to a temp file and renamed, so a crash
     mid-flush loses only queued entries (misses), never leaves a damaged one. No fsync: the
-    cache is an accelerator, and a file a power cut truncates fails its checksum (a miss)."""
+    cache is an accelerator, and a file a power cut truncates fails its checksum (a miss).
 
-    def __init__(self, root: str | None = None, cap_bytes: int = DEFAULT_CAP_BYTES, write_behind: bool = False):
+    remote: a remote_cache.RemoteCache asked on a local miss (its hits are kept here, not published
+    again) and sent computed entries when it writes; by default the one $BUILDTOOL_REMOTE_CACHE names."""
+
+    def __init__(self, root: str | None = None, cap_bytes: int = DEFAULT_CAP_BYTES, write_behind: bool = False,
+                 remote=_FROM_ENV):
         self.root = os.path.abspath(root or default_cache_dir())
         self.objects = os.path.join(self.root, "objects")
         self.cap_bytes = cap_bytes
@@ -206,6 +217,14 @@ class DiskStore:
         self._writer = None
         self._planning = 0  # requests being solved (the daemon's busy()): the writer waits for none
         self.quiet_s = _quiet_s()
+        if remote is _FROM_ENV:
+            remote = None
+            if os.environ.get("BUILDTOOL_REMOTE_CACHE"):  # (imported only then: the client starts fast)
+                from .remote_cache import from_env
+
+                remote = from_env()
+        self.remote = remote
+        self._publish: set = set()  # queued (kind, digest) to send to the remote once written locally
 
     def _path(self, kind: str, digest: str) -> str:
         return os.path.join(self.objects, kind, digest[:2], digest[2:])
@@ -215,7 +234,17 @@ class DiskStore:
         return self.get_sized(kind, digest)[0]
 
     def get_sized(self, kind: str, digest: str) -> tuple:
-        """(value, msgpack size of the value) or (_MISSING, 0)."""
+        """(value, msgpack size of the value) or (_MISSING, 0); a local miss asks the remote, if any."""
+        value, size = self._get_local(kind, digest)
+        if value is _MISSING and self.remote is not None:
+            got = self.remote.get(kind, digest)
+            if got is not None:
+                value, blob = got
+                self._put_payload(kind, digest, blob, publish=False)
+                return value, len(blob)
+        return value, size
+
+    def _get_local(self, kind: str, digest: str) -> tuple:
         with self._wake:
             queued = self._pending.get((kind, digest))
         if queued is not None:
@@ -254,10 +283,19 @@ class DiskStore:
             payload = msgpack.packb([kind, digest, value], use_bin_type=True)
         else:  # msgpack of [kind, digest, value] without packing the value again
             payload = b"\x93" + msgpack.packb(kind) + msgpack.packb(digest) + packed
+        publish = self.remote is not None and self.remote.write and self.remote.shares(kind)
+        return self._put_payload(kind, digest, payload, publish)
+
+    def _put_payload(self, kind: str, digest: str, payload: bytes, publish: bool) -> bool:
         data = MAGIC + hashlib.sha256(payload).digest() + payload
         if not self.write_behind:
-            return self._store(kind, digest, data)
+            ok = self._store(kind, digest, data)
+            if publish:
+                self.remote.put(kind, digest, payload)
+            return ok
         with self._wake:
+            if publish:
+                self._publish.add((kind, digest))
             old = self._pending.pop((kind, digest), None)
             self._pending_bytes += len(data) - (len(old) if old is not None else 0)
             self._pending[(kind, digest)] = data
@@ -304,9 +342,14 @@ class DiskStore:
                     n += 1
                 finally:
                     with self._wake:  # dropped from the queue once on disk (get() always finds it) or failed
+                        publish = False
                         if self._pending.get((kind, digest)) is data:
                             del self._pending[(kind, digest)]
                             self._pending_bytes -= len(data)
+                            publish = (kind, digest) in self._publish
+                            self._publish.discard((kind, digest))
+                if publish:  # after the local write, off the request's path
+                    self.remote.put(kind, digest, data[HEADER:])
 
     def _store(self, kind: str, digest: str, data: bytes) -> bool:
         path = self._path(kind, digest)
@@ -449,7 +492,8 @@ class DiskStore:
                 n += 1
             except OSError:
                 pass
-        return {"entries": n, "bytes": size, "cap_bytes": self.cap_bytes, "dir": self.root}
+        return {"entries": n, "bytes": size, "cap_bytes": self.cap_bytes, "dir": self.root,
+                "remote": self.remote.stats() if self.remote is not None else None}
 
     def clean_temps(self) -> int:
         """Delete temp files left by interrupted writes (writer dead, or older than TEMP_STALE_S)."""
@@ -471,6 +515,7 @@ class DiskStore:
         with self._wake:
             n = len(self._pending)  # queued entries are dropped unwritten
             self._pending.clear()
+            self._publish.clear()
             self._pending_bytes = 0
         self.clean_temps()
         for kind in _listdir(self.objects):

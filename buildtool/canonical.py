@@ -30,10 +30,11 @@ STRUCTURAL_INPUTS = {"PAD": (1,), "MEAN": (1,), "SPLIT": (0,), "STRIDED_SLICE": 
 STRUCTURAL_INPUTS.update({"TRANSPOSE": (1,), "EXPAND_DIMS": (1,), "RESIZE_NEAREST_NEIGHBOR": (1,),
                           "RESIZE_BILINEAR": (1,)})
 # Package sources whose code decides what a planner returns for a canonical graph.
-_PLANNER_SOURCES = ("arena", "fusion", "plan.py", "ops.py", "ir.py", "canonical.py", "service.py",
-                    "tflite_reader.py", "stateful.py")
+_PLANNER_SOURCES = ("arena", "fusion", "plan.py", "ops.py", "ops_extra.py", "ir.py", "canonical.py", "service.py",
+                    "options.py", "pipeline.py", "tflite_reader.py", "stateful.py")
 # ... and the rest of what the daemon process runs.
-_DAEMON_SOURCES = ("daemon", "cache.py", "errors.py", "fsutil.py", "__init__.py", "zoo.py", "builder.py")
+_DAEMON_SOURCES = ("daemon", "cache.py", "remote_cache.py", "errors.py", "fsutil.py", "__init__.py", "zoo.py",
+                   "builder.py")
 _PKG = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -49,7 +50,9 @@ def _plain(v):
         return _plain(v.item())
     if isinstance(v, (int, float)):
         return v
-    raise TypeError(f"cannot put a {type(v).__name__} in a canonical form")
+    from .errors import InternalError
+
+    raise InternalError(f"cannot put a {type(v).__name__} in a canonical form")
 
 
 def _tensor_form(t, with_values: bool) -> list:

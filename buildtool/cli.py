@@ -12,31 +12,29 @@ import sys
 import warnings
 
 from . import __version__
-from .errors import BuildtoolError, ModelError, PlanError, UsageError, one_line
+from .errors import BuildtoolError, ModelError, PlanError, UsageError, internal, one_line
 
 MAX_ERROR_CHARS = 200  # the longest error line we aim for (model path included)
 
 
 def is_model_path(spec: str) -> bool:
-    return os.path.exists(spec) or spec.endswith(".tflite") or os.sep in spec
+    from .pipeline import is_model_file
+
+    return is_model_file(spec)
 
 
 def _model_name(spec: str) -> str:
     """A file's name without its extension; a zoo name whole (mbv2-w0.35 keeps its dot)."""
-    return os.path.splitext(os.path.basename(spec))[0] if is_model_path(spec) else spec
+    from .pipeline import model_name
+
+    return model_name(spec)
 
 
 def load_model(spec: str):
     """A path to a .tflite file, or the name of a zoo architecture."""
-    from . import tflite_reader
+    from .pipeline import read_model
 
-    if is_model_path(spec):
-        return tflite_reader.load(spec)
-    from . import zoo
-
-    if spec in zoo.names():
-        return zoo.build(spec)
-    raise UsageError(f"'{spec}' is neither a model file nor a zoo name (zoo: {', '.join(zoo.names())})")
+    return read_model(spec).graph
 
 
 def _write_atomic(path: str, data: bytes) -> None:
@@ -109,81 +107,47 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
     f.add_argument("--ram-limit", metavar="SIZE", help="peak RAM limit, e.g. 65536, 64KiB, 64kB")
     f.add_argument("--input-streamed", action="store_true",
                    help="pull the network input a row band at a time instead of holding it in the arena")
+    f.add_argument("--no-band-input", action="store_true",
+                   help="hold the input as one tensor, never in row bands freed as the first block passes")
 
 
-def plan_options(a) -> dict:
-    opts = {"align": a.align, "time_budget": a.time_budget, "order_search": not a.no_order_search,
-            "inplace": not a.no_inplace}
-    if fused_requested(a):
-        splits = None
-        if a.split:
-            if "auto" in a.split:
-                if len(a.split) > 1:
-                    raise UsageError("--split auto cannot be combined with explicit regions")
-                splits = "auto"
-            else:
-                from .fusion import parse_split  # only here: fusion imports numpy, a warm plan need not
+def plan_options(a):
+    """The CLI's flags as PlanOptions (checked: a bad value is one line)."""
+    from .options import PlanOptions
 
-                splits = [list(parse_split(x)) for x in a.split]
-        optimize = a.optimize or (None if splits else "ram")
-        ram_limit = None
-        if a.ram_limit:
-            from .fusion import parse_bytes
-
-            ram_limit = parse_bytes(a.ram_limit)
-        opts.update(optimize=optimize, max_mac_overhead=a.max_mac_overhead, ram_limit=ram_limit, splits=splits,
-                    input_streamed=a.input_streamed)
-    elif a.max_mac_overhead is not None or a.ram_limit:
-        raise UsageError("--max-mac-overhead and --ram-limit need --optimize ram|macs")
-    from .service import normalize_options
-
-    normalize_options(opts)  # every option's type and range, here too for report (which plans directly)
-    return opts
+    return PlanOptions.from_args(a)
 
 
-def fused_requested(a) -> bool:
-    return bool(a.split or a.optimize or a.input_streamed)
-
-
-def request_plan(a) -> dict:
+def request_plan(a, options=None) -> dict:
     """The plan as JSON (plus cache statistics): through the planner daemon unless --no-daemon."""
-    from .daemon.client import daemon_wanted, plan
+    from .pipeline import plan_json
 
-    use = daemon_wanted(a.no_daemon)
-    r = plan(a.model, plan_options(a), no_daemon=not use)
-    r["via_daemon"] = use
-    return r
+    return plan_json(a.model, options or plan_options(a), a.no_daemon)
 
 
-def make_plan(g, a):
-    from .plan import ArenaPlan
+def make_plan(g, a, options=None):
+    """The plan object for g (the model a.model names), from the daemon's cache when it has it."""
+    from .pipeline import load_plan
 
-    return ArenaPlan.from_json(request_plan(a)["plan"])
-
-
-def fused_plan(g, a):
-    from .fusion import plan_fused
-
-    o = plan_options(a)
-    return plan_fused(g, optimize=o.get("optimize"), max_mac_overhead=o.get("max_mac_overhead"),
-                      ram_limit=o.get("ram_limit"), splits=o.get("splits"),
-                      input_streamed=o.get("input_streamed", False), align=o["align"],
-                      time_budget=o["time_budget"])
+    return load_plan(request_plan(a, options)["plan"], g)
 
 
 def cmd_report(a) -> int:
+    """Layer by layer (the plan `buildtool plan` prints for the same flags) against the optimised
+    plan (--optimize ram unless another optimiser is named); a stateful model has only the first."""
+    import dataclasses
+
     from .report import write_report
 
     g = load_model(a.model)
-    if g.variable_tensors() and not fused_requested(a):  # stateful: no fusion, the layer-by-layer plan only
-        from .report import plain_plan
-
-        html, svg = write_report(g, plain_plan(g), a.output)
-        print(f"wrote {html} and {svg}")
-        return 0
-    if not fused_requested(a):
-        a.optimize = "ram"
-    html, svg = write_report(g, fused_plan(g, a), a.output)
+    opts = plan_options(a)
+    plain = dataclasses.replace(opts, optimize=None, max_mac_overhead=None, ram_limit=None, splits=None,
+                                input_streamed=False, band_input=True)
+    before = make_plan(g, a, plain)
+    after = before
+    if not g.variable_tensors() or opts.fused:
+        after = make_plan(g, a, opts if opts.fused else dataclasses.replace(opts, optimize="ram"))
+    html, svg = write_report(g, before, after, a.output)
     print(f"wrote {html} and {svg}")
     return 0
 
@@ -246,10 +210,11 @@ def cmd_zoo(a) -> int:
 
 
 def _board_run(g, xs, a):
-    from . import firmware
+    from . import firmware, pipeline
 
     out = a.build_dir or os.path.join("build", a.board, firmware.build_dir_name(g.name))
-    firmware.build(g, a.board, out, **plan_options(a))
+    opts = plan_options(a)
+    pipeline.build(g, a.board, out, opts, make_plan(g, a, opts))
     if a.sequence:
         ys, prof, ram = firmware.run(a.board, out, _steps(xs), sequence=True)
         print(firmware.format_report(prof, ram), file=sys.stderr)
@@ -303,27 +268,22 @@ def _print_outputs(g, outs: list) -> None:
 
 
 def cmd_run(a) -> int:
-    from .executor import run
-
     g = load_model(a.model)
     from .inputs import load_inputs
 
     xs = load_inputs(g, a.input, a.sequence)
     _check_output_path(g, a.output)
-    if a.sequence and fused_requested(a):
+    opts = plan_options(a)
+    if a.sequence and opts.fused:
         raise UsageError("--sequence runs the plain plan; drop --split/--optimize/--input-streamed")
     if a.board:
         outs = _board_run(g, xs, a)
-    elif fused_requested(a):
-        from .fusion_exec import run_fused
-
-        outs = run_fused(g, fused_plan(g, a), xs)
     elif a.sequence:
         from .executor import run_sequence
 
-        outs = _stack_steps(run_sequence(g, make_plan(g, a), _steps(xs)))
+        outs = _stack_steps(run_sequence(g, make_plan(g, a, opts), _steps(xs)))
     else:
-        outs = run(g, make_plan(g, a), xs)
+        outs = make_plan(g, a, opts).execute(g, xs)
     if a.output:
         _save_outputs(g, outs, a.output)
     else:
@@ -410,6 +370,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("boards", help="list the boards (target plugins) that are installed")
     s.set_defaults(fn=cmd_boards)
+
+    from .gen import add_parser as add_gen
+
+    add_gen(sub)
     return p
 
 
@@ -451,6 +415,12 @@ def main(argv=None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as e:  # a bug: one line and exit 3, the traceback only when asked for
+        if os.environ.get("BUILDTOOL_DEBUG"):
+            raise
+        e = internal(e)
+        print(f"buildtool: error: {e}", file=sys.stderr)
+        return e.exit_code
 
 
 if __name__ == "__main__":

@@ -42,3 +42,23 @@ class PlanError(BuildtoolError):
 
 class UsageError(BuildtoolError):
     """Bad command-line or API arguments."""
+
+
+REPORT = "please report it with the command and the model (BUILDTOOL_DEBUG=1 shows the traceback)"
+
+
+class InternalError(BuildtoolError):
+    """A broken invariant: a bug of buildtool, not of the user's input. Its own exit status (3) and a
+    'please report' line; `internal(e)` wraps any unexpected exception that reached a boundary."""
+
+    exit_code = 3
+
+    def __init__(self, msg: str):
+        super().__init__(f"internal error: {msg}; {REPORT}")
+
+
+def internal(e: BaseException) -> InternalError:
+    """An unexpected exception (a bare ValueError, KeyError, ...) as one InternalError line."""
+    if isinstance(e, InternalError):
+        return e
+    return InternalError(one_line(f"{type(e).__name__}: {e}")[:300])

@@ -17,15 +17,15 @@ import re
 import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
-from . import flash, targets
+from . import targets
 from .errors import BuildtoolError, UsageError
 from .fsutil import write_atomic, write_error
 from .ir import NUMPY_DTYPE, Graph
+from .options import PlanOptions
 
 ROOT = Path(__file__).resolve().parents[1]
 FIRMWARE = ROOT / "firmware"
@@ -41,32 +41,19 @@ class FirmwareError(BuildtoolError):
     """The toolchain, the emulator or the firmware itself failed."""
 
 
-# -- model and plan -------------------------------------------------------------------
+# -- model and plan (compatibility: these are buildtool.pipeline's steps) -------------------
 def load_graph(model) -> Graph:
     """A Graph, a .tflite path or a zoo name."""
-    if isinstance(model, Graph):
-        return model
-    from . import tflite_reader
+    from . import pipeline
 
-    spec = str(model)
-    if is_model_file(spec):
-        return tflite_reader.load(spec)
-    from . import zoo
-
-    check_zoo_name(spec)
-    return zoo.build(spec)
+    return pipeline.read_model(model).graph
 
 
 def is_model_file(spec: str) -> bool:
     """A model argument names a .tflite file (else it must be a zoo name)."""
-    return os.path.exists(spec) or spec.endswith(".tflite") or os.sep in spec
+    from .pipeline import is_model_file as named_file
 
-
-def check_zoo_name(spec: str) -> None:
-    from . import zoo
-
-    if spec not in zoo.names():
-        raise UsageError(f"'{spec}' is neither a model file nor a zoo name (zoo: {', '.join(zoo.names())})")
+    return named_file(spec)
 
 
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,99}")
@@ -83,87 +70,30 @@ def build_dir_name(name: str) -> str:
     return f"{plain}-{hashlib.sha256(name.encode('utf-8', 'surrogateescape')).hexdigest()[:12]}"
 
 
-FUSION_OPTIONS = ("optimize", "max_mac_overhead", "ram_limit", "splits", "input_streamed", "band_input")
-ARENA_ONLY_OPTIONS = ("order_search", "inplace")  # the layer-by-layer planner's; a fused plan has its own order
-
-
-def _fusion_requested(plan_options: dict) -> bool:
-    return any(plan_options.get(k) not in (None, False) for k in FUSION_OPTIONS)
-
-
 def make_plan(g: Graph, **plan_options):
-    """An ArenaPlan (buildtool.arena.plan_arena), or a FusedPlan when any fusion option is given
-    (optimize, max_mac_overhead, ram_limit, splits, input_streamed, band_input: plan_fused's;
-    align and time_budget go to either planner)."""
-    if _fusion_requested(plan_options):
-        from .fusion import plan_fused
+    """pipeline.plan_memory(g, PlanOptions.from_map(plan_options))."""
+    from . import pipeline
 
-        return plan_fused(g, **{k: v for k, v in plan_options.items() if k not in ARENA_ONLY_OPTIONS})
-    plan_options = {k: v for k, v in plan_options.items() if k not in FUSION_OPTIONS}
-    from .arena import plan_arena
-
-    return plan_arena(g, **plan_options)
-
-
-def _is_fused(plan) -> bool:
-    from .fusion import FusedPlan
-
-    return isinstance(plan, FusedPlan)
+    return pipeline.plan_memory(g, pipeline.PlanOptions.from_map(plan_options))
 
 
 def _write(path: Path, data) -> None:
-    """Atomic write that leaves an unchanged file untouched (keeps mtimes for make-like tools)."""
-    data = data.encode() if isinstance(data, str) else data
-    try:
-        if path.is_file() and path.read_bytes() == data:
-            return
-    except OSError:
-        pass  # unreadable: write it
-    write_atomic(path, data)
+    from .pipeline import _write as write
+
+    write(Path(path), data)
 
 
 def manifest(g: Graph, plan, board: str) -> dict:
-    """What run() needs to know about a build: I/O tensors, operator order, arena size."""
-    def io(idx):
-        return [{"name": g.tensors[i].name, "shape": [int(d) for d in g.tensors[i].shape],
-                 "dtype": g.tensors[i].dtype} for i in idx]
+    from . import pipeline
 
-    if _is_fused(plan):
-        from .codegen.fused_c import manifest_order
-
-        order, opcodes = manifest_order(g, plan)
-    else:
-        order, opcodes = list(plan.order), [g.operators[i].opcode for i in plan.order]
-    return {"model": g.name, "board": board, "arena_bytes": plan.arena_bytes, "inputs": io(g.inputs),
-            "outputs": io(g.outputs), "order": order, "opcodes": opcodes}
+    return pipeline.manifest(pipeline.read_model(g), plan, board)
 
 
 def generate_sources(g: Graph, plan, board: str, out_dir) -> dict:
-    """Write plan.json, model.c, model.h, weights.bin and firmware.json into out_dir; return their paths."""
-    from .codegen import generate
+    """pipeline.generate: plan.json, model.c, model.h, weights.bin and firmware.json into out_dir."""
+    from . import pipeline
 
-    t = targets.get(board)
-    out = Path(out_dir)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise write_error(out, e, "create the build directory") from None
-    if _is_fused(plan):
-        from .codegen.fused_c import generate as generate_fused
-
-        model_c, model_h = generate_fused(g, plan, board, t.weights_align)
-        plan_json = plan.to_json(g)
-    else:
-        model_c, model_h = generate(g, plan, board, t.weights_align)
-        plan_json = plan.to_json()
-    paths = {"plan": out / "plan.json", "model_c": out / "model.c", "model_h": out / "model.h",
-             "weights": out / "weights.bin", "manifest": out / "firmware.json"}
-    _write(paths["plan"], json.dumps(plan_json, indent=1) + "\n")
-    _write(paths["model_c"], model_c)
-    _write(paths["model_h"], model_h)
-    _write(paths["weights"], flash.build_image(g, board, t.weights_align))
-    _write(paths["manifest"], json.dumps(manifest(g, plan, board), indent=1) + "\n")
-    return paths
+    return pipeline.generate(pipeline.read_model(g), plan, board, out_dir)
 
 
 # -- compilation ------------------------------------------------------------------------
@@ -229,7 +159,7 @@ def link_flags(t: targets.Target, ld_script) -> list:
     return ([f"-T{ld_script}"] if ld_script else []) + list(t.ldflags)
 
 
-def _check_tools(t: targets.Target) -> None:
+def check_tools(t: targets.Target) -> None:
     missing = t.missing_tools()
     if missing:
         raise FirmwareError(f"board {t.name} needs {', '.join(missing)} on PATH; install the toolchain "
@@ -279,34 +209,17 @@ def kernel_library(t: targets.Target, kernel_root=KERNELS) -> Path:
 
 def build(model, board: str, out_dir, kernels: tuple | None = None, stack_bytes: int | None = None,
           plan=None, **plan_options) -> dict:
-    """Generate and compile the firmware for `model` on `board` into out_dir; return the paths.
+    """pipeline.build with plan options as keywords (PlanOptions' vocabulary); plan: a ready plan."""
+    from . import pipeline
 
-    kernels overrides the board's kernel search order, e.g. ("reference",); stack_bytes the
-    board's reserved stack. plan_options go to buildtool.arena.plan_arena (align,
-    time_budget, order_search, inplace), or with any fusion option (optimize, splits,
-    input_streamed, ...) to buildtool.fusion.plan_fused; or pass a ready ArenaPlan or
-    FusedPlan as plan (fused blocks then run as generated tile loops, see codegen/fused_c.py).
-    """
-    t = targets.get(board)
-    if kernels is not None:
-        t = t.with_kernels(tuple(kernels))
-    if stack_bytes is not None:
-        if stack_bytes <= 0 or stack_bytes % 16:
-            raise UsageError(f"stack size {stack_bytes} must be a positive multiple of 16 bytes")
-        t = replace(t, stack_bytes=stack_bytes)
-    _check_tools(t)
-    g = load_graph(model)
-    from .ops import check_graph
+    return pipeline.build(model, board, out_dir, pipeline.PlanOptions.from_map(plan_options), plan, kernels,
+                          stack_bytes)
 
-    check_graph(g)
-    if plan is None:
-        plan = make_plan(g, **plan_options)
-    check_fits(g, plan, t, **plan_options)
-    out = Path(out_dir).resolve()
+
+def link_firmware(t: targets.Target, out: Path, paths: dict, g: Graph, plan) -> Path:
+    """Compile the generated sources and the board's start-up code, link with the cached kernel
+    library; firmware.elf appears only when the link and the segment check succeeded."""
     elf = out / "firmware.elf"
-    if elf.exists():
-        elf.unlink()  # a refused or failed build leaves no firmware of other sources behind
-    paths = generate_sources(g, plan, board, out)
     ld = None
     if t.linker_template:
         ld = out / "board.ld"
@@ -325,7 +238,7 @@ def build(model, board: str, out_dir, kernels: tuple | None = None, stack_bytes:
         for code in _WRITE_ERRNOS:  # the linker could not write the image: say so, not "ld returned 1"
             if any(os.strerror(code) in line for line in err):
                 raise write_error(elf, OSError(code, os.strerror(code)))
-        raise FirmwareError(f"compiling for {board} failed: {err[-1] if err else r.returncode} "
+        raise FirmwareError(f"compiling for {t.name} failed: {err[-1] if err else r.returncode} "
                             f"(full command: {' '.join(cmd)})")
     try:
         if t.linker_template:
@@ -334,10 +247,7 @@ def build(model, board: str, out_dir, kernels: tuple | None = None, stack_bytes:
         tmp.unlink()
         raise
     os.replace(tmp, elf)
-    paths["elf"] = elf
-    if ld:
-        paths["ld"] = ld
-    return paths
+    return elf
 
 
 # -- does it fit the board ------------------------------------------------------------------
@@ -353,26 +263,25 @@ def _ram_size(t: targets.Target) -> str:
     return f"{_b(t.ram_bytes)} of RAM" + (f" ({t.ram_bytes // 1024} KiB)" if t.ram_bytes % 1024 == 0 else "")
 
 
-def _optimize_ram_hint(g: Graph, plan, t: targets.Target, plan_options: dict, how: str = "--optimize ram") -> str:
+def _optimize_ram_hint(g: Graph, plan, t: targets.Target, options, how: str = "--optimize ram") -> str:
     """'; with --optimize ram it fits (...)' when the least-RAM fusion plan would fit the board, else ''
     (how: the option as the caller spells it).
 
     The fusion search's least peak is a lower bound of every packed fused arena, so the
     (slower) packing only runs when that bound leaves room for the stack.
     """
-    if _is_fused(plan) or _fusion_requested(plan_options):
+    if options.fused or plan.regions(g):  # already optimised (or asked to be): nothing to suggest
         return ""
     from .fusion import plan_fused, search_front
 
-    align = plan_options.get("align", 16)
+    align = options.align
     room = t.ram_bytes - t.stack_bytes
     try:
         front = search_front(g, False, align)
         if not front.solutions or min(s.peak for s in front.solutions) > room:
             return ""
         for cap, spelled in ((None, how), ("none", f"{how} --max-mac-overhead none")):
-            fused = plan_fused(g, optimize="ram", align=align, time_budget=plan_options.get("time_budget", 2.0),
-                               max_mac_overhead=cap)
+            fused = plan_fused(g, optimize="ram", align=align, time_budget=options.time_budget, max_mac_overhead=cap)
             if fused.arena_bytes <= room:
                 return (f"; with {spelled} it fits (arena {_b(fused.arena_bytes)} + stack {_b(t.stack_bytes)} = "
                         f"{_b(fused.arena_bytes + t.stack_bytes)})")
@@ -381,7 +290,7 @@ def _optimize_ram_hint(g: Graph, plan, t: targets.Target, plan_options: dict, ho
     return ""
 
 
-def check_fits(g: Graph, plan, t: targets.Target, hint: str = "--optimize ram", **plan_options) -> None:
+def check_fits(g: Graph, plan, t: targets.Target, hint: str = "--optimize ram", options=None) -> None:
     """Refuse, before anything is written or linked, a model whose arena and stack exceed the
     board's RAM or whose weights exceed its flash: one line naming the board's size and the
     need, suggesting --optimize ram (or hint: how the caller spells it) when the least-RAM
@@ -390,7 +299,7 @@ def check_fits(g: Graph, plan, t: targets.Target, hint: str = "--optimize ram", 
         need = plan.arena_bytes + t.stack_bytes
         raise FirmwareError(f"{g.name} does not fit board {t.name}: it needs {_b(need)} of RAM (arena "
                             f"{_b(plan.arena_bytes)} + stack {_b(t.stack_bytes)}), the board has {_ram_size(t)}"
-                            + _optimize_ram_hint(g, plan, t, plan_options, hint))
+                            + _optimize_ram_hint(g, plan, t, PlanOptions.from_map(options), hint))
     if t.flash_bytes and g.params_bytes() > t.flash_bytes:
         raise FirmwareError(f"{g.name} does not fit board {t.name}: its weights need {_b(g.params_bytes())} of "
                             f"flash, the board has {_b(t.flash_bytes)}")
@@ -568,7 +477,7 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
     man = json.loads(man_path.read_text())
     if man["board"] != board:
         raise UsageError(f"the firmware in {out} was built for board {man['board']}, not {board}")
-    _check_tools(t)
+    check_tools(t)
     if sequence and not len(x):
         raise UsageError("an input sequence needs at least one input set")
     data = b"".join(_inputs(man, xi) for xi in x) if sequence else _inputs(man, x)

@@ -25,6 +25,7 @@ Vocabulary
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import ClassVar, Protocol
 
 
 def align_up(n: int, a: int) -> int:
@@ -55,8 +56,49 @@ class TensorPlace:
     pixel_stride: int = 0  # 0 = dense; else bytes between consecutive pixels (concat views, NHWC)
 
 
+class Plan(Protocol):
+    """What every later stage reads from a plan, whichever planner made it (ArenaPlan: layer by
+    layer; fusion.FusedPlan: operator splitting / patch-based fusion). Codegen, report, firmware
+    and the daemon use only this; `plan_from_json` reads either back."""
+
+    kind: ClassVar[str]  # "arena" | "fused"
+    arena_bytes: int
+    lower_bound_bytes: int
+    macs: int
+    align: int
+
+    @property
+    def mac_overhead(self) -> float: ...  # MACs / the unfused network's
+
+    def live_bytes(self) -> list: ...  # bytes live at each step (a tile row of a block is a step)
+
+    def step_span(self, step: int) -> tuple: ...  # the stretch of the operator axis a step covers
+
+    def regions(self, g) -> list: ...  # fusion blocks / split regions as JSON maps ([] for layer by layer)
+
+    def manifest_order(self, g) -> tuple: ...  # (profile region ids, their names) in execution order
+
+    def emit_c(self, g, board: str, weights_align: int) -> tuple: ...  # (model.c, model.h)
+
+    def execute(self, g, inputs: list) -> list: ...  # the numpy reference executor, inside this plan's arena
+
+    def problems(self, g) -> list: ...  # what the independent checker finds wrong ([] when sound)
+
+    def to_json(self, g=None) -> dict: ...
+
+
+def plan_from_json(d: dict, g=None) -> Plan:
+    """A plan read back from its JSON (g: the graph it was made for; a fused plan needs it)."""
+    if "input_accounting" in d:  # only a fused plan says how its input is counted
+        from .fusion.schedule import FusedPlan
+
+        return FusedPlan.from_json(d, g)
+    return ArenaPlan.from_json(d)
+
+
 @dataclass
 class ArenaPlan:
+    kind: ClassVar[str] = "arena"
     arena_bytes: int
     lower_bound_bytes: int
     total_activation_bytes: int
@@ -78,7 +120,43 @@ class ArenaPlan:
     def step_of(self) -> dict:
         return {op: s for s, op in enumerate(self.order)}
 
-    def to_json(self) -> dict:
+    @property
+    def mac_overhead(self) -> float:
+        return 1.0
+
+    def live_bytes(self) -> list:
+        """Aligned bytes of the buffers live at each step (the lower bound is the largest)."""
+        out = [0] * max(len(self.order), 1)
+        for b in self.buffers:
+            for s in range(b.first_step, b.last_step + 1):
+                out[s] += align_up(b.size, self.align)
+        return out
+
+    def step_span(self, step: int) -> tuple:
+        return step, step + 1
+
+    def regions(self, g=None) -> list:
+        return []
+
+    def manifest_order(self, g) -> tuple:
+        return list(self.order), [g.operators[i].opcode for i in self.order]
+
+    def emit_c(self, g, board: str, weights_align: int) -> tuple:
+        from .codegen import generate
+
+        return generate(g, self, board, weights_align)
+
+    def execute(self, g, inputs: list) -> list:
+        from .executor import run
+
+        return run(g, self, inputs)
+
+    def problems(self, g) -> list:
+        from .arena.checker import problems
+
+        return problems(g, self)
+
+    def to_json(self, g=None) -> dict:
         """The documented `buildtool plan --json` form (deterministic key order)."""
         return {
             "arena_bytes": self.arena_bytes,

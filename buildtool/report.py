@@ -11,43 +11,43 @@ import html
 import math
 import os
 
-import numpy as np
-
 from .fsutil import write_atomic
-from .fusion.schedule import BlockRun, FusedPlan, Schedule, plan_schedule
 
 _W, _H = 960, 380
 _ML, _MR, _MT, _MB = 70, 20, 30, 60
 _COLORS = {"recompute": "#e8a33c", "hcache": "#4c9ed9", "linebuf": "#69b36b", "split": "#a77fd1"}
 
 
-def plain_plan(g, streamed: bool = False, align: int = 16) -> FusedPlan:
-    """Layer by layer, every tensor whole: the 'before' of a report."""
-    return plan_schedule(g, Schedule(list(range(len(g.operators))), streamed), align, 0.5)
-
-
 def _fmt(n: int) -> str:
     return f"{n / 1024:.1f} KiB" if n >= 1024 else f"{n} B"
 
 
-def _op_span(plan: FusedPlan, step: int) -> tuple:
-    """The stretch of the operator axis a tile-step covers: a block's tile-steps share its operators."""
-    for k, (s0, s1) in enumerate(plan.item_steps):
-        if s0 <= step <= s1:
-            it = plan.schedule.items[k]
-            if not isinstance(it, BlockRun):
-                return it, it + 1
-            w = (it.q - it.p) / (s1 - s0 + 1)
-            return it.p + (step - s0) * w, it.p + (step - s0 + 1) * w
-    raise ValueError(step)
+def plain_plan(g, streamed: bool = False, align: int = 16):
+    """Every tensor whole in the model order, packed like a fused plan (the benchmarks' baseline)."""
+    from .fusion.schedule import Schedule, plan_schedule
+
+    return plan_schedule(g, Schedule(list(range(len(g.operators))), streamed), align, 0.5)
 
 
-def memory_svg(g, before: FusedPlan, after: FusedPlan, title: str = "") -> str:
+def _regions(g, plan) -> list:
+    """(first op, last op, kind, tile, tiles, window bytes) of each fusion block or split region."""
+    out = []
+    for r in plan.regions(g):
+        if "slices" in r:
+            out.append((r["top"], r["bottom"], "split", "rows", f"{r['slices']}&times;1", 0))
+        else:
+            out.append((r["first_op"], r["last_op"], r["cache"], f"{r['tile'][0]}&times;{r['tile'][1]}",
+                        f"{r['row_tiles']}&times;{r['col_tiles']}", r["window_bytes"]))
+    return out
+
+
+def memory_svg(g, before, after, title: str = "") -> str:
     """Two step curves of KiB live over the operator axis (a block's tile-steps spread over its
     operators), blocks shaded by scheme."""
     n = len(g.operators)
-    top = max(max(before.profile), max(after.profile), 1) / 1024
-    low = max(min(min(before.profile), min(after.profile)), 1) / 1024
+    live = {id(p): p.live_bytes() for p in (before, after)}
+    top = max(max(live[id(before)]), max(live[id(after)]), 1) / 1024
+    low = max(min(min(live[id(before)]), min(live[id(after)])), 1) / 1024
     ticks = [m * 10 ** e for e in range(-3, 7) for m in (1, 2, 5)]
     lo = max(t for t in ticks if t <= max(low, 0.001))
     hi = min(t for t in ticks if t >= top)
@@ -65,13 +65,10 @@ def memory_svg(g, before: FusedPlan, after: FusedPlan, title: str = "") -> str:
     if title:
         out.append(f'<text x="{_W / 2}" y="18" text-anchor="middle" font-size="13" font-weight="bold">'
                    f'{html.escape(title)}</text>')
-    for k, it in enumerate(after.schedule.items):
-        if not isinstance(it, BlockRun):
-            continue
-        kind = "split" if after.schedule.mode == "split" else it.scheme
-        x0, x1 = x(it.p), x(it.q)
+    for p, last, kind, tile, _, _ in _regions(g, after):
+        x0, x1 = x(p), x(last + 1)
         out.append(f'<rect x="{x0:.1f}" y="{_MT}" width="{x1 - x0:.1f}" height="{ph}" fill="{_COLORS[kind]}" '
-                   f'fill-opacity="0.16"><title>ops {it.p}-{it.q - 1}: {kind}, tile {it.tile[0]}x{it.tile[1]}'
+                   f'fill-opacity="0.16"><title>ops {p}-{last}: {kind}, tile {html.unescape(tile)}'
                    f'</title></rect>')
         out.append(f'<line x1="{x0:.1f}" y1="{_MT}" x2="{x0:.1f}" y2="{_MT + ph}" stroke="{_COLORS[kind]}" '
                    f'stroke-width="0.8"/>')
@@ -85,8 +82,8 @@ def memory_svg(g, before: FusedPlan, after: FusedPlan, title: str = "") -> str:
                f'activation memory in use (KiB, log scale)</text>')
     for plan, color, dash in ((before, "#888", "5,3"), (after, "#c0392b", "")):
         pts = []
-        for s, b in enumerate(plan.profile):
-            a, e = _op_span(plan, s)
+        for s, b in enumerate(live[id(plan)]):
+            a, e = plan.step_span(s)
             pts += [f"{x(a):.2f},{y(b / 1024):.1f}", f"{x(e):.2f},{y(b / 1024):.1f}"]
         out.append(f'<polyline points="{" ".join(pts)}" fill="none" stroke="{color}" stroke-width="1.6" '
                    f'stroke-dasharray="{dash}"/>')
@@ -98,7 +95,7 @@ def memory_svg(g, before: FusedPlan, after: FusedPlan, title: str = "") -> str:
         out.append(f'<line x1="{lx}" y1="{ly - 4}" x2="{lx + 22}" y2="{ly - 4}" stroke="{color}" stroke-width="2" '
                    f'stroke-dasharray="{dash}"/><text x="{lx + 28}" y="{ly}">{html.escape(label)}</text>')
         lx += 300
-    for kind in sorted({("split" if after.schedule.mode == "split" else b.scheme) for b in after.schedule.blocks()}):
+    for kind in sorted({r[2] for r in _regions(g, after)}):
         out.append(f'<rect x="{lx}" y="{ly - 10}" width="12" height="10" fill="{_COLORS[kind]}" fill-opacity="0.4"/>'
                    f'<text x="{lx + 16}" y="{ly}">{kind}</text>')
         lx += 76
@@ -106,16 +103,15 @@ def memory_svg(g, before: FusedPlan, after: FusedPlan, title: str = "") -> str:
     return "\n".join(out)
 
 
-def report_html(g, before: FusedPlan, after: FusedPlan, title: str) -> str:
+def report_html(g, before, after, title: str) -> str:
     """A self-contained page: the figure, the headline numbers and the block table."""
-    acc = "input streamed (not in the arena)" if after.schedule.streamed else "input held in the arena"
+    streamed = after.to_json(g).get("input_accounting") == "streamed"
+    acc = "input streamed (not in the arena)" if streamed else "input held in the arena"
     rows = []
-    for it in after.schedule.blocks():
-        kind = "split" if after.schedule.mode == "split" else it.scheme
-        win = sum(int(np.prod(it.window_shape(g, t))) for t in it.windows)
-        ops = ", ".join(g.operators[i].opcode for i in it.geo.ops)
-        rows.append(f"<tr><td>{it.p}&ndash;{it.q - 1}</td><td>{kind}</td><td>{it.tile[0]}&times;{it.tile[1]}</td>"
-                    f"<td>{len(it.rows.bounds) - 1}&times;{len(it.cols.bounds) - 1}</td><td>{win}</td>"
+    for p, last, kind, tile, tiles, win in _regions(g, after):
+        ops = ", ".join(g.operators[i].opcode for i in range(p, last + 1))
+        rows.append(f"<tr><td>{p}&ndash;{last}</td><td>{kind}</td><td>{tile}</td>"
+                    f"<td>{tiles}</td><td>{win}</td>"
                     f"<td style='font-size:10px'>{html.escape(ops)}</td></tr>")
     svg = memory_svg(g, before, after, title)
     return f"""<!DOCTYPE html>
@@ -137,9 +133,9 @@ table{{border-collapse:collapse;font-size:12px}}td,th{{border-bottom:1px solid #
 """
 
 
-def write_report(g, after: FusedPlan, path: str, title: str | None = None) -> tuple:
-    """Write path (HTML) and the figure beside it (same name, .svg), atomically. Returns both paths."""
-    before = plain_plan(g, after.schedule.streamed, after.align)
+def write_report(g, before, after, path: str, title: str | None = None) -> tuple:
+    """Write path (HTML) and the figure beside it (same name, .svg), atomically. Returns both paths.
+    before: the layer-by-layer plan (what `buildtool plan` prints); after: the optimised plan."""
     title = title or f"{g.name}: activation memory before and after"
     svg_path = os.path.splitext(path)[0] + ".svg"
     # the page first: it holds the figure too, so a failure never leaves a figure without its page

@@ -93,7 +93,7 @@ def test_cli_refuses_out_of_range_numbers_in_one_line(rt, capsys):
             rc, _, err = run_cli(["plan", "tiny", *args, *where], capsys)
             assert rc == 2 and len(err.splitlines()) == 1 and "is invalid: it must be" in err, (args, err)
     rc, _, err = run_cli(["report", "tiny", "--align", str(2 ** 64), "-o", os.path.join(rt.dir, "r.html")], capsys)
-    assert rc == 2 and "align=18446744073709551616 is invalid" in err
+    assert rc == 2 and "--align 18446744073709551616 is invalid" in err
 
 
 # -- item 3: a cache that cannot be written never fails a plan ------------------------------------------

@@ -347,7 +347,9 @@ def test_band_missing_rows_is_an_error():
     g = _band_graphs()
     op = g.operators[0]
     x = np.zeros((1, 13, 11, 4), np.int8)
-    with pytest.raises(ValueError):
+    from buildtool.errors import InternalError
+
+    with pytest.raises(InternalError):
         KERNELS[op.opcode](g, op, [x[:, 4:6]], [np.zeros((1, 2, 6, 5), np.int8)], y0=2, y1=4, in_row0=4)
 
 

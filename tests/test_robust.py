@@ -162,8 +162,8 @@ def test_every_writer_uses_the_one_helper(tmp_path, monkeypatch):
     flash.write_image(str(tmp_path / "w.bin"), flash.build_image(g, "host", 16))
     tflite_writer.save(g, str(tmp_path / "t.tflite"))
     firmware._write(tmp_path / "m.c", "int x;\n")
-    report.write_report(g, cli.fused_plan(g, cli.build_parser().parse_args(["report", "tiny", "--optimize", "ram"])),
-                        str(tmp_path / "r.html"))
+    a = cli.build_parser().parse_args(["report", "tiny", "--optimize", "ram", "--no-daemon"])
+    report.write_report(g, cli.make_plan(g, a, cli.plan_options(a)), cli.make_plan(g, a), str(tmp_path / "r.html"))
     assert seen == ["a.npy", "w.bin", "t.tflite", "m.c", "r.html", "r.svg"]
     assert temps(tmp_path) == []
 
@@ -296,3 +296,40 @@ def test_runtime_dir_parents_are_created_private(tmp_path, monkeypatch):
         os.umask(old)
     for p in (tmp_path / "a", tmp_path / "a" / "b", d):
         assert stat.S_IMODE(os.stat(p).st_mode) == 0o700, p
+
+
+def test_a_bug_is_one_internal_error_line_with_its_own_exit_status(monkeypatch, capsys):
+    """An exception no check anticipated (a broken invariant) reaches the user as one 'internal error'
+    line asking for a report, exit status 3, in the CLI and in SCons; BUILDTOOL_DEBUG=1 keeps the traceback."""
+    from buildtool import cli, pipeline
+    from buildtool.errors import InternalError
+
+    def broken(*a, **k):
+        raise KeyError("offsets")
+
+    monkeypatch.setattr(pipeline, "plan_memory", broken)
+    monkeypatch.delenv("BUILDTOOL_DEBUG", raising=False)
+    assert cli.main(["plan", "tiny", "--no-daemon"]) == InternalError.exit_code == 3
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("buildtool: error: internal error: KeyError: 'offsets'; please report")
+    monkeypatch.setenv("BUILDTOOL_DEBUG", "1")
+    with pytest.raises(KeyError):
+        cli.main(["plan", "tiny", "--no-daemon"])
+
+
+def test_scons_turns_a_bug_into_one_line(tmp_path):
+    """The SCons tool's steps: a bug in a step is one 'internal error' line, no traceback."""
+    import SCons.Errors
+
+    sys.path.insert(0, str(ROOT / "site_scons" / "site_tools"))
+    try:
+        import btfirmware
+    finally:
+        sys.path.pop(0)
+
+    def step(target, source, env):
+        raise ValueError("bad offset")
+
+    with pytest.raises(SCons.Errors.UserError) as e:
+        btfirmware._one_line(step)([], [], {})
+    assert str(e.value).startswith("internal error: ValueError: bad offset; please report")

@@ -222,8 +222,8 @@ def test_model_too_big_for_the_board_is_refused_in_one_line(tmp_path):
 
 
 def test_too_big_but_fits_fused_names_the_optimize_ram_build(tmp_path):
-    """A model whose least-RAM fused plan fits: the line says how to build that (SCons itself makes
-    layer-by-layer plans only)."""
+    """A model whose least-RAM fused plan fits: the line names the build variable, and with it the
+    same build succeeds (SCons passes every plan option)."""
     from buildtool.builder import GraphBuilder
 
     b = GraphBuilder("big", seed=1)
@@ -233,9 +233,12 @@ def test_too_big_but_fits_fused_names_the_optimize_ram_build(tmp_path):
     model.write_bytes(serialize(b.finish([b.conv2d(x, 8, 3, stride=2)])))
     r = scons("board=hifive1", f"model={model}", f"out={tmp_path / 'b'}", check=False)
     one_line_error(r, "big does not fit board hifive1: it needs 38,912 B of RAM (arena 36,864 B + stack 2,048 B), the "
-                   "board has 16,384 B of RAM (16 KiB); with `buildtool run --board hifive1 --optimize ram` it fits "
+                   "board has 16,384 B of RAM (16 KiB); with optimize=ram it fits "
                    "(arena 11,872 B + stack 2,048 B = 13,920 B)")  # within the default 1.3x MACs
     assert not (tmp_path / "b" / "model.c").exists()
+    r = scons("board=hifive1", f"model={model}", f"out={tmp_path / 'b'}", "optimize=ram")
+    assert json.loads((tmp_path / "b" / "plan.json").read_text())["arena_bytes"] == 11872
+    assert (tmp_path / "b" / "firmware.elf").is_file()
 
 
 BAD_SCRIPT_PLUGIN = """
@@ -355,3 +358,37 @@ def test_errors_end_in_one_line(tmp_path, case):
     want = {"missing": "model file not found", "board": "unknown board 'nosuch'", "zoo": "neither a model file nor a "
             "zoo name", "damaged": "corrupt flatbuffer", "input": f"cannot read input {tmp_path / 'x.npy'}"}[case]
     one_line_error(scons(*args, f"out={tmp_path / 'b'}", check=False), want)
+
+
+@pytest.mark.parametrize("board", ["host", "cortex-m4"])
+def test_fused_build_runs_bit_exact_and_weight_edits_remake_its_code(board, tmp_path):
+    """optimize=ram through SCons: the firmware's output equals the reference executor's and TFLite
+    Micro's; a fused plan's model.c holds weight copies, so a weight-only edit remakes it (a plain
+    plan's does not: see test_weight_edit_rebuilds_only_the_flash_image)."""
+    from conftest import fixed_input, tflm_run
+
+    from buildtool import pipeline
+
+    if targets.get(board).missing_tools():
+        pytest.skip(f"needs the {board} toolchain")
+    g = zoo.build("mbv2-w0.35")
+    model = tmp_path / "m.tflite"
+    model.write_bytes(serialize(g))
+    x = fixed_input(g.tensors[g.inputs[0]].shape)
+    np.save(tmp_path / "x.npy", x)
+    want = tflm_run(model.read_bytes(), [x])[0]
+    base = (f"board={board}", f"model={model}", f"out={tmp_path / 'b'}", "optimize=ram")
+    scons("run", *base, f"input={tmp_path / 'x.npy'}", f"output={tmp_path / 'y.npy'}")
+    assert np.array_equal(np.load(tmp_path / "y.npy"), want)
+    m = pipeline.read_model(str(model))
+    assert np.array_equal(pipeline.plan_memory(m.graph, {"optimize": "ram"}).execute(m.graph, [x])[0], want)
+    before = (tmp_path / "b" / "model.c").read_bytes()
+    h = g.copy()  # the same model with other weight values (scales unchanged: model.c's multipliers stay)
+    rng = np.random.default_rng(3)
+    for t in h.tensors:
+        if t.data is not None and t.dtype == "int8" and t.data.ndim == 4:
+            t.data = rng.integers(-127, 128, size=t.data.shape).astype(np.int8)
+    model.write_bytes(serialize(h))
+    scons("run", *base, f"input={tmp_path / 'x.npy'}", f"output={tmp_path / 'y.npy'}")
+    assert (tmp_path / "b" / "model.c").read_bytes() != before
+    assert np.array_equal(np.load(tmp_path / "y.npy"), tflm_run(model.read_bytes(), [x])[0])

@@ -178,7 +178,9 @@ def build_buffers(g: Graph, order: list, decisions: list) -> tuple:
             for i, off, stride in geo:
                 merge(i, o, base + off, stride)
         else:
-            raise ValueError(d.kind)
+            from ..errors import InternalError
+
+            raise InternalError(f"unknown in-place decision kind {d.kind!r}")
         applied.append(d)
 
     buffers = []

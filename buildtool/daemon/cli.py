@@ -30,7 +30,16 @@ def _status_text(s: dict) -> str:
     return (f"planner daemon pid {s['pid']}, up {s['uptime_s']:.0f} s, {s['entries']} cache entries "
             f"({s['cache_bytes']} B in {s['cache_dir']}), {s['hits']} hits, {s['misses']} misses, "
             f"{s['watched']} models watched, memory {s['memory'] >> 20} MiB\n"
-            f"socket {s['socket']}\nlog {s['log']}")
+            f"socket {s['socket']}\nlog {s['log']}" + _remote_text(s.get("remote")))
+
+
+def _remote_text(r) -> str:
+    if not r:
+        return ""
+    c = {k: r.get(k, 0) for k in ("hits", "misses", "corrupt", "errors", "puts")}
+    return (f"\nteam cache {r['url']} ({'read-write' if r.get('write') else 'read-only'}"
+            f"{', down' if r.get('down') else ''}): {c['hits']} hits, {c['misses']} misses, "
+            f"{c['corrupt']} corrupt, {c['errors']} errors, {c['puts']} stored")
 
 
 def run(a) -> int:

@@ -61,7 +61,10 @@ def _lock_free(path: str) -> bool:
 def _raise_reply(reply: dict):
     kind = reply.get("kind")
     cls = getattr(errors, kind, None) if kind in ("ModelError", "PlanError", "UsageError") else BuildtoolError
-    raise cls(protocol.from_wire(reply.get("error", "the planner daemon sent an error")))
+    e = cls(protocol.from_wire(reply.get("error", "the planner daemon sent an error")))
+    if kind == "InternalError":  # the daemon's message already says so and where its log is
+        e.exit_code = errors.InternalError.exit_code
+    raise e
 
 
 class DaemonClient:
@@ -174,7 +177,7 @@ class DaemonClient:
             if reply.get("type") == "error":
                 _raise_reply(reply)
             return reply
-        raise AssertionError("unreachable")
+        raise errors.InternalError("the daemon client's retry loop ended without an answer")
 
     def plan(self, model, options: dict | None = None) -> dict:
         options = dict(options or {})

@@ -133,6 +133,7 @@ class Daemon:
                 "entries": store["entries"], "cache_bytes": store["bytes"], "cache_cap_bytes": store["cap_bytes"],
                 "cache_dir": store["dir"], "hits": self.memo.stats.hits, "misses": self.memo.stats.misses,
                 "corrupt_dropped": self.memo.store.corrupt, "cache_write_errors": self.memo.store.write_errors,
+                "remote": store["remote"],  # the team cache: url, write, down, hits, misses, corrupt, errors, ...
                 "watched": self.watcher.watched if self.watcher else 0,
                 "replans": self.replans, "idle_timeout_s": self.idle_s, "log": self.paths["log"],
                 "socket": self.paths["socket"], "memory": _rss_bytes(), "planner": planner_version(),
@@ -211,7 +212,7 @@ class Daemon:
         except BaseException as e:  # nothing may end a connection thread silently (MemoryError included)
             try:
                 log.error("connection thread failed:\n%s", traceback.format_exc())
-                protocol.send(conn, {"type": "error", "kind": "BuildtoolError",
+                protocol.send(conn, {"type": "error", "kind": "InternalError",
                                      "error": _internal_error(e, self.paths["log"])})
             except BaseException:
                 pass
@@ -277,7 +278,7 @@ class Daemon:
             return {"type": "error", "error": "cancelled: the client hung up", "kind": "BuildtoolError"}
         except Exception as e:
             log.error("internal error on %s request:\n%s", t, traceback.format_exc())
-            return {"type": "error", "kind": "BuildtoolError", "error": _internal_error(e, self.paths["log"])}
+            return {"type": "error", "kind": "InternalError", "error": _internal_error(e, self.paths["log"])}
         finally:
             self._busy(-1)
 
@@ -315,7 +316,7 @@ class Daemon:
             if full:
                 log.warning("refused a connection: %d are open", MAX_CONNECTIONS)
                 try:
-                    protocol.send(conn, {"type": "error", "kind": "BuildtoolError", "error":
+                    protocol.send(conn, {"type": "error", "kind": "InternalError", "error":
                                          f"the planner daemon is serving {MAX_CONNECTIONS} connections; try again"})
                 except OSError:
                     pass

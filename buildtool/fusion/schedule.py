@@ -13,6 +13,7 @@ an accumulator over the block (the flattened tensor a dense layer reads is never
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
@@ -176,14 +177,20 @@ def schedule_from_edges(g, edges, streamed: bool, mode: str = "fusion") -> Sched
     return Schedule(items, streamed, mode, tuple(sorted(set(banded))))
 
 
+def _ints(xs) -> list:
+    return [int(x) for x in xs]
+
+
 @dataclass
 class FusedPlan:
     """The arena plan of a transformed network: whole tensors (or their row bands), window
     pools and accumulators, packed over tile-steps.
 
     Steps are tile-steps: one per plain operator, one per row of tiles of a block.
+    Implements plan.Plan; its JSON carries the whole layout, so from_json rebuilds it exactly.
     """
 
+    kind: ClassVar[str] = "fused"
     schedule: Schedule
     arena_bytes: int
     lower_bound_bytes: int
@@ -205,7 +212,81 @@ class FusedPlan:
     def mac_overhead(self) -> float:
         return self.macs / self.vanilla_macs if self.vanilla_macs else 1.0
 
-    def to_json(self, g) -> dict:
+    def live_bytes(self) -> list:
+        return list(self.profile)
+
+    def step_span(self, step: int) -> tuple:
+        """The stretch of the operator axis a tile-step covers: a block's tile-steps share its operators."""
+        for k, (s0, s1) in enumerate(self.item_steps):
+            if s0 <= step <= s1:
+                it = self.schedule.items[k]
+                if not isinstance(it, BlockRun):
+                    return it, it + 1
+                w = (it.q - it.p) / (s1 - s0 + 1)
+                return it.p + (step - s0) * w, it.p + (step - s0 + 1) * w
+        from ..errors import InternalError
+
+        raise InternalError(f"step {step} is beyond the fused plan's {len(self.profile)} steps")
+
+    def regions(self, g) -> list:
+        d = self.to_json(g)
+        return d["fusion_blocks"] + d["splits"]
+
+    def manifest_order(self, g) -> tuple:
+        from ..codegen.fused_c import manifest_order
+
+        return manifest_order(g, self)
+
+    def emit_c(self, g, board: str, weights_align: int) -> tuple:
+        from ..codegen.fused_c import generate
+
+        return generate(g, self, board, weights_align)
+
+    def execute(self, g, inputs: list) -> list:
+        from ..fusion_exec import run_fused
+
+        return run_fused(g, self, inputs)
+
+    def problems(self, g) -> list:
+        from ..arena.checker import problems
+
+        return problems(*checker_view(self))
+
+    def layout_json(self) -> dict:
+        """Everything to_json's summary leaves out: the schedule and every offset (from_json's input)."""
+        items = []
+        for it in self.schedule.items:
+            items.append(int(it) if not isinstance(it, BlockRun) else
+                         {"p": int(it.p), "q": int(it.q), "scheme": it.scheme, "rows": _ints(it.rows.bounds),
+                          "cols": _ints(it.cols.bounds), "streamed": _ints(it.streamed)})
+        return {"items": items, "streamed": bool(self.schedule.streamed), "mode": self.schedule.mode,
+                "banded": _ints(self.schedule.banded), "inplace": bool(self.schedule.inplace),
+                "bands": [[int(t), [_ints(b) for b in self.bands[t]]] for t in sorted(self.bands)],
+                "window_offset": [[int(k), int(t), int(o)] for (k, t), o in sorted(self.window_offset.items())],
+                "acc_offset": [[int(k), int(o)] for k, o in sorted(self.acc_offset.items())],
+                "item_steps": [_ints(x) for x in self.item_steps], "profile": _ints(self.profile),
+                "mac_cap": None if self.mac_cap is None else ("none" if self.mac_cap == float("inf") else self.mac_cap)}
+
+    @classmethod
+    def from_json(cls, d: dict, g) -> "FusedPlan":
+        """The plan to_json(g) wrote, rebuilt for g (the same graph's structure)."""
+        if g is None or "layout" not in d:
+            raise PlanError("a fused plan's JSON without its layout (or without its graph) cannot be read back")
+        lay = d["layout"]
+        items = [it if isinstance(it, int) else
+                 make_block(g, it["p"], it["q"], it["scheme"], tuple(it["rows"]), tuple(it["cols"]),
+                            tuple(it["streamed"])) for it in lay["items"]]
+        sched = Schedule(items, lay["streamed"], lay["mode"], tuple(lay["banded"]), lay["inplace"])
+        buffers = [Buffer(b["id"], b["offset"], b["size"], b["first_step"], b["last_step"], list(b["tensors"]),
+                          b["kind"]) for b in d["buffers"]]
+        cap = lay["mac_cap"]
+        return cls(sched, d["arena_bytes"], d["lower_bound_bytes"], d["align"], buffers,
+                   {t: [tuple(b) for b in bs] for t, bs in lay["bands"]},
+                   {(k, t): o for k, t, o in lay["window_offset"]}, {k: o for k, o in lay["acc_offset"]},
+                   [tuple(x) for x in lay["item_steps"]], d["macs"], d["vanilla_macs"], d["optimal"], d["planner"],
+                   list(lay["profile"]), float("inf") if cap == "none" else cap, d.get("tradeoff"))
+
+    def to_json(self, g=None) -> dict:
         blocks, splits = [], []
         for it in self.schedule.blocks():
             th, tw = it.tile
@@ -234,6 +315,7 @@ class FusedPlan:
             "buffers": [{"id": b.id, "offset": b.offset, "size": b.size, "first_step": b.first_step,
                          "last_step": b.last_step, "kind": b.kind, "tensors": list(b.tensors)}
                         for b in self.buffers],
+            "layout": self.layout_json(),
         }
 
 

@@ -9,29 +9,11 @@ same exact DAG search, restricted to such blocks.
 
 from __future__ import annotations
 
-import re
-
-from ..errors import PlanError, UsageError
+from ..errors import PlanError
+from ..options import parse_split  # noqa: F401  (the one parser; re-exported by fusion)
 from .costs import even_bounds, geometry
 from .dag import block_ok, build_network
 from .schedule import Schedule, make_block
-
-_SPEC = re.compile(r"^(\d+):(\d+):(\d+)$")
-
-
-def parse_split(spec: str) -> tuple:
-    """'TOP:BOTTOM:N' -> (top, bottom, n)."""
-    m = _SPEC.match(spec.strip())
-    shown = spec if len(spec) <= 40 else spec[:37] + "..."
-    if not m:
-        raise UsageError(f"--split '{shown}' must be TOP:BOTTOM:N (operator indices and a slice count) or 'auto'")
-    if any(len(x.lstrip("0")) > 9 for x in m.groups()):  # beyond any model (and int() refuses thousands of digits)
-        raise UsageError(f"--split '{shown}': a number is too large for an operator index or a slice count")
-    top, bottom, n = (int(x) for x in m.groups())
-    if bottom < top or n < 1:
-        raise UsageError(f"--split '{shown}': need TOP <= BOTTOM and N >= 1")
-    return top, bottom, n
-
 
 def split_schedule(g, splits, streamed: bool = False) -> Schedule:
     """The schedule running each region (top, bottom, n) in n row slices, every other operator as usual."""

@@ -58,24 +58,10 @@ if (ROOT / "buildtool" / "__init__.py").is_file() and "buildtool" not in sys.mod
     import buildtool  # noqa: E402,F401
 
 
-# The Python modules each generated file is computed by (a change reruns the step; the
-# step's output is compared by content, so an unchanged result stops the rebuild there).
-_GENERATORS = {
-    "zoo": ("zoo.py", "builder.py", "tflite_writer.py", "ir.py", "refops"),
-    "skeleton": ("tflite_reader.py", "ir.py", "ops.py", "flash.py", "codegen/skeleton.py"),
-    "plan": ("arena", "plan.py", "ops.py", "ir.py", "codegen/skeleton.py"),
-    "code": ("codegen", "refops", "flash.py", "firmware.py", "plan.py", "ops.py", "ir.py"),
-    "flash": ("flash.py", "tflite_reader.py", "ir.py"),
-}
-
-
 def _python_deps(step: str) -> list:
-    pkg = ROOT / "buildtool"
-    out = []
-    for rel in _GENERATORS[step]:
-        p = pkg / rel
-        out += sorted(str(f) for f in p.rglob("*.py")) if p.is_dir() else [str(p)]
-    return out
+    from buildtool.pipeline import step_sources
+
+    return step_sources(step)
 
 
 def _write(path, data) -> None:
@@ -88,42 +74,28 @@ def _one_line(step):
     """A build step whose failures a user can act on end in one line (exit 2), not a traceback."""
     @functools.wraps(step)
     def run(target, source, env):
-        from buildtool.errors import BuildtoolError
+        from buildtool.errors import BuildtoolError, internal
 
         try:
             return step(target, source, env)
         except BuildtoolError as e:
             raise SCons.Errors.UserError(str(e)) from None
+        except Exception as e:  # a bug: one line too (BUILDTOOL_DEBUG=1 keeps the traceback)
+            if os.environ.get("BUILDTOOL_DEBUG"):
+                raise
+            raise SCons.Errors.UserError(str(internal(e))) from None
     return run
 
 
 # -- build variables ----------------------------------------------------------------------
-_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
-
-
 def plan_options(given: dict) -> dict:
-    """The plan options named on the command line (strings: align=16 time_budget=2 order_search=1
-    inplace=0), checked by service.normalize_options: a bad value is refused in one line naming
-    the variable, the value and what is allowed."""
-    from buildtool.service import normalize_options
+    """The plan options named on the command line as strings (align=16 optimize=ram
+    max_mac_overhead=none ram_limit=64KiB splits=auto input_streamed=1 ...), checked by
+    buildtool.options.PlanOptions: a bad value is refused in one line naming the variable, the
+    value and what is allowed. Returns the non-default options as a map (PlanOptions.to_map)."""
+    from buildtool.options import PlanOptions
 
-    opts = {}
-    for k, v in given.items():
-        v = v.strip()
-        if k == "align" and re.fullmatch(r"[+-]?\d+", v):
-            v = int(v)
-        elif k == "max_mac_overhead" and v.lower() == "none":
-            v = "none"
-        elif k in ("time_budget", "max_mac_overhead"):
-            try:
-                v = float(v)
-            except ValueError:
-                pass
-        elif k in ("order_search", "inplace") and v.lower() in _TRUE + _FALSE:
-            v = v.lower() in _TRUE
-        opts[k] = v
-    norm = normalize_options(opts)
-    return {k: norm[k] for k in opts}
+    return PlanOptions.from_strings(given).to_map()
 
 
 def _kernel_sets(t, kernels: str) -> tuple:
@@ -199,40 +171,37 @@ def _read_sealed(path) -> tuple:
 
 
 def _zoo_model(target, source, env):
-    from buildtool import zoo
+    from buildtool import pipeline
     from buildtool.canonical import zoo_version
-    from buildtool.tflite_writer import serialize
 
     name = env["BT_ZOO_NAME"]
-    _write_sealed(str(target[0]), serialize(zoo.build(name)), {"zoo": name, "zoo_version": zoo_version()})
+    _write_sealed(str(target[0]), pipeline.zoo_model(name), {"zoo": name, "zoo_version": zoo_version()})
     return 0
 
 
 def _skeleton(target, source, env):
-    from buildtool import __version__, tflite_reader
-    from buildtool.codegen.skeleton import to_json
-    from buildtool.ops import check_graph
+    from buildtool import __version__, pipeline
 
-    g = tflite_reader.load(str(source[0]))
-    check_graph(g)
+    model = pipeline.read_model(str(source[0]))
+    pipeline.check(model)
     made_from = {"model_sha256": _sha256(Path(str(source[0])).read_bytes()), "buildtool": __version__}
-    _write_sealed(str(target[0]), json.dumps(to_json(g), indent=0, sort_keys=True) + "\n", made_from)
+    _write_sealed(str(target[0]), json.dumps(pipeline.skeleton(model), indent=0, sort_keys=True) + "\n", made_from)
     return 0
 
 
 def _load_skeleton(path):
     """The skeleton graph, only when skeleton.json matches its seal."""
-    from buildtool.codegen.skeleton import from_json
+    from buildtool.pipeline import from_skeleton
 
-    return from_json(json.loads(_read_sealed(path)[0]))
+    return from_skeleton(json.loads(_read_sealed(path)[0])).graph
 
 
 def _plan_made_from(g, options: dict) -> dict:
     """What a plan of g is a function of: the model's structure hash, the options, the planner's version."""
     from buildtool import canonical
-    from buildtool.service import normalize_options
+    from buildtool.options import PlanOptions
 
-    return {"model": canonical.graph_digest(g), "options": normalize_options(options),
+    return {"model": canonical.graph_digest(g), "options": PlanOptions.from_map(options).canonical(),
             "planner": canonical.planner_version()}
 
 
@@ -242,9 +211,9 @@ def _plan_to(path, g, options: dict) -> None:
 
     The daemon only saves time: its answer is byte-identical to the in-process planner's.
     """
-    from buildtool.daemon.client import plan
+    from buildtool.pipeline import plan_json
 
-    r = plan(g, dict(options))
+    r = plan_json(g, options)
     _write_sealed(path, json.dumps(r["plan"], indent=1) + "\n", _plan_made_from(g, options))
 
 
@@ -254,10 +223,10 @@ def _plan(target, source, env):
 
 
 def _plan_problem(g, path, options: dict) -> tuple:
-    """(ArenaPlan, None) when plan.json matches its seal, was made for g with these options by this
+    """(plan, None) when plan.json matches its seal, was made for g with these options by this
     planner and passes the independent checker; else (None, what is wrong)."""
-    from buildtool.arena.checker import problems
-    from buildtool.plan import ArenaPlan
+    from buildtool.errors import BuildtoolError
+    from buildtool.pipeline import load_plan
 
     why = _unsealed(path) or (None if _seal_of(path).exists() else "its seal is missing")
     if why:
@@ -268,21 +237,21 @@ def _plan_problem(g, path, options: dict) -> tuple:
     if changed:
         return None, f"it was planned for another {' / '.join(changed)}"
     try:
-        plan = ArenaPlan.from_json(json.loads(data))
-        err = problems(g, plan)
-    except (ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
-        return None, f"it is not a valid arena plan ({type(e).__name__}: {e})"
+        plan = load_plan(json.loads(data), g)
+        err = plan.problems(g)
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError, BuildtoolError) as e:
+        return None, f"it is not a valid plan ({type(e).__name__}: {e})"
     if err:
         return None, f"it fails the plan checker: {err[0]} ({len(err)} problem(s))"
     return plan, None
 
 
 def _code(target, source, env):
-    from buildtool.codegen import generate
+    from buildtool import pipeline
     from buildtool.errors import PlanError
-    from buildtool.firmware import manifest
 
-    g = _load_skeleton(str(source[0]))
+    src = str(source[0])
+    g = pipeline.read_model(src).graph if src.endswith(".tflite") else _load_skeleton(src)
     path, options = str(source[1]), env["BT_PLAN_OPTIONS"]
     plan, why = _plan_problem(g, path, options)
     if why:
@@ -295,24 +264,22 @@ def _code(target, source, env):
     from buildtool import targets
     from buildtool.firmware import check_fits
 
-    # one line naming the model as the user did, before any code is written; SCons builds plain
-    # (layer-by-layer) plans only, so a fused plan that fits is one `buildtool run --board` makes
+    # one line naming the model as the user did, before any code is written
     check_fits(dataclasses.replace(g, name=env["BT_MODEL_NAME"]), plan, targets.get(env["BT_BOARD"]),
-               hint=f"`buildtool run --board {env['BT_BOARD']} --optimize ram`", **options)
-    c, h = generate(g, plan, env["BT_BOARD"], env["BT_WEIGHTS_ALIGN"])
-    _write(str(target[0]), c)
-    _write(str(target[1]), h)
-    made_from = {"skeleton_sha256": _sha256(Path(str(source[0])).read_bytes()),
+               "optimize=ram", options)
+    files = pipeline.code(pipeline.read_model(g), plan, env["BT_BOARD"])
+    _write(str(target[0]), files["model.c"])
+    _write(str(target[1]), files["model.h"])
+    made_from = {"source_sha256": _sha256(Path(src).read_bytes()),
                  "plan_sha256": _sha256(Path(path).read_bytes()), "board": env["BT_BOARD"]}
-    _write_sealed(str(target[2]), json.dumps(manifest(g, plan, env["BT_BOARD"]), indent=1) + "\n", made_from)
+    _write_sealed(str(target[2]), files["firmware.json"], made_from)
     return 0
 
 
 def _flash(target, source, env):
-    from buildtool import flash, tflite_reader
+    from buildtool import pipeline
 
-    g = tflite_reader.load(str(source[0]))
-    _write(str(target[0]), flash.build_image(g, env["BT_BOARD"], env["BT_WEIGHTS_ALIGN"]))
+    _write(str(target[0]), pipeline.flash_image(pipeline.read_model(str(source[0])), env["BT_BOARD"]))
     return 0
 
 
@@ -346,10 +313,10 @@ def _link_spawn(out: str, board: str, model_name: str):
             sys.stderr.write(r.stderr)
             return r.returncode
         from buildtool import targets
-        from buildtool.plan import ArenaPlan
+        from buildtool.pipeline import load_plan
 
         g = dataclasses.replace(_load_skeleton(os.path.join(out, "skeleton.json")), name=model_name)
-        plan = ArenaPlan.from_json(json.loads(Path(out, "plan.json").read_text()))
+        plan = load_plan(json.loads(Path(out, "plan.json").read_text()), g)
         raise SCons.Errors.UserError(firmware._overflow_message(g, plan, targets.get(board), over[0].group(1),
                                                                 int(over[0].group(2))))
     return spawn
@@ -434,7 +401,9 @@ def bt_firmware(env, board: str, model: str, out: str, kernels: str = "", plan_o
     if kernels:
         t = t.with_kernels(_kernel_sets(t, kernels))
     if not firmware.is_model_file(model):
-        firmware.check_zoo_name(model)
+        from buildtool.pipeline import locate
+
+        locate(model)  # a zoo name (one line listing the zoo when it is not)
     elif not os.path.isfile(model):
         from buildtool.errors import ModelError
 
@@ -447,7 +416,7 @@ def bt_firmware(env, board: str, model: str, out: str, kernels: str = "", plan_o
     d = env.fs.Dir(o)  # nodes made directly: a string target or source would go through substitution
     fenv = env.Clone(BT_BOARD=board, BT_WEIGHTS_ALIGN=t.weights_align,
                      BT_PLAN_OPTIONS=dict(sorted((plan_options or {}).items())))
-    fenv["BT_MODEL_NAME"] = os.path.splitext(os.path.basename(model))[0]  # set, not Clone(): no substitution
+    fenv["BT_MODEL_NAME"] = model_name(model)  # set, not Clone(): no substitution
     sealed = []  # (read-back file, the step that makes it, what remaking it means)
     if firmware.is_model_file(model):
         model_node = env.fs.File(os.path.abspath(model))
@@ -461,8 +430,13 @@ def bt_firmware(env, board: str, model: str, out: str, kernels: str = "", plan_o
     fenv.Depends(skel, _python_deps("skeleton"))
     plan = fenv.BtPlan([d.File("plan.json"), d.File("plan.json.seal")], skel[0])
     fenv.Depends(plan, [fenv.Value(repr(fenv["BT_PLAN_OPTIONS"]))] + _python_deps("plan"))
+    from buildtool.options import PlanOptions
+
+    # a fused plan's code holds weight copies (depthwise filters regrouped per channel): it is made
+    # from the model itself; a layer-by-layer plan's code only from the skeleton (weights apart)
+    fused = PlanOptions.from_map(plan_options).fused
     code = fenv.BtCode([d.File(n) for n in ("model.c", "model.h", "firmware.json", "firmware.json.seal")],
-                       [skel[0], plan[0]])
+                       [model_node if fused else skel[0], plan[0]] + ([skel[0]] if fused else []))
     fenv.Depends(code, [plan[1], fenv.Value(f"{board}:{t.weights_align}")] + _python_deps("code"))
     weights = fenv.BtFlash(d.File("weights.bin"), model_node)
     fenv.Depends(weights, [fenv.Value(f"{board}:{t.weights_align}")] + _python_deps("flash"))
@@ -522,11 +496,18 @@ def bt_firmware(env, board: str, model: str, out: str, kernels: str = "", plan_o
     return nodes
 
 
+def model_name(model: str) -> str:
+    """A file's name without .tflite, a zoo name whole (mbv2-w0.35 keeps its dot)."""
+    from buildtool.pipeline import model_name as name
+
+    return name(model)
+
+
 def default_name(model: str) -> str:
     """The build folder name of a model argument (a .tflite path or a zoo name)."""
     from buildtool.firmware import build_dir_name
 
-    return build_dir_name(os.path.splitext(os.path.basename(model))[0])
+    return build_dir_name(model_name(model))
 
 
 def generate(env):

@@ -1,0 +1,160 @@
+"""`buildtool gen STEP`: the pipeline's steps with fixed, declared outputs, for build systems.
+
+    buildtool gen model    ZOO_NAME            -o model.tflite
+    buildtool gen skeleton MODEL.tflite        -o skeleton.json
+    buildtool gen plan     skeleton.json       -o plan.json  [--opt key=value ...] [--no-daemon]
+    buildtool gen code     skeleton.json plan.json --board B -o DIR   (DIR/model.c, model.h, firmware.json;
+                           a fused plan: MODEL.tflite instead of skeleton.json)
+    buildtool gen flash    MODEL.tflite        --board B -o weights.bin
+    buildtool gen board    --board B           -o DIR   (DIR/board.json [+ DIR/board.ld])
+
+Each step rewrites an output only when its bytes change (a build system that compares
+timestamps, e.g. Ninja with restat, stops there) and with --depfile FILE writes a Makefile-style
+depfile naming its inputs and the Python sources of the code that ran. The plan step's
+depfile lists the planner's sources even when the daemon computed the plan (this process never
+imported them). Weights are their own step: a weight-only edit changes model.tflite and
+weights.bin, never skeleton.json, so the plan and model.c are not remade.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from . import pipeline
+from .errors import UsageError
+
+STEPS = ("model", "skeleton", "plan", "code", "flash", "board")
+
+
+def _depfile(path: str | None, outputs: list, inputs: list, step: str) -> None:
+    if not path:
+        return
+    deps = [str(Path(p).resolve()) for p in inputs] + pipeline.step_sources(step)
+
+    def esc(p: str) -> str:
+        return p.replace("\\", "\\\\").replace(" ", "\\ ").replace("#", "\\#").replace("$", "$$")
+
+    text = " ".join(esc(str(Path(o).resolve())) for o in outputs) + ": " + " \\\n  ".join(esc(d) for d in deps) + "\n"
+    pipeline._write(Path(path), text)
+
+
+def _options(pairs: list):
+    given = {}
+    for p in pairs or ():
+        if "=" not in p:
+            raise UsageError(f"--opt '{p[:40]}' must be key=value (e.g. --opt optimize=ram)")
+        k, v = p.split("=", 1)
+        given[k.strip()] = v
+    return pipeline.PlanOptions.from_strings(given)
+
+
+def run(a) -> int:
+    step = a.step
+    if step == "model":
+        _need(a, "input", "a zoo name")
+        pipeline._write(Path(a.output), pipeline.zoo_model(a.input))
+        _depfile(a.depfile, [a.output], [], step)
+    elif step == "skeleton":
+        _need(a, "input", "a .tflite file")
+        model = pipeline.read_model(a.input)
+        pipeline.check(model)
+        pipeline._write(Path(a.output), json.dumps(pipeline.skeleton(model), indent=0, sort_keys=True) + "\n")
+        _depfile(a.depfile, [a.output], [a.input], step)
+    elif step == "plan":
+        _need(a, "input", "skeleton.json")
+        model = _from_skeleton(a.input)
+        r = pipeline.plan_json(model.graph, _options(a.opt), a.no_daemon)
+        pipeline._write(Path(a.output), json.dumps(r["plan"], indent=1) + "\n")
+        _depfile(a.depfile, [a.output], [a.input], step)
+    elif step == "code":
+        _need(a, "input", "skeleton.json or the model")
+        board = _board(a)
+        if not a.plan:
+            raise UsageError("gen code needs the plan: buildtool gen code skeleton.json plan.json --board B -o DIR")
+        # a fused plan's code holds weight copies: give it the model; a layer-by-layer plan's the skeleton
+        model = (pipeline.read_model(a.input, a.name) if a.input.endswith(".tflite")
+                 else _from_skeleton(a.input, a.name))
+        plan = pipeline.load_plan(_json(a.plan), model.graph)
+        if plan.regions(model.graph) and not a.input.endswith(".tflite"):
+            raise UsageError("a fused plan's code holds weights: give gen code the model file, not the skeleton")
+        problems = plan.problems(model.graph)
+        if problems:
+            raise UsageError(f"{a.plan} fails the plan checker ({problems[0]}); make it again with buildtool gen plan")
+        files = pipeline.code(model, plan, board)
+        out = Path(a.output)
+        out.mkdir(parents=True, exist_ok=True)
+        names = ("model.c", "model.h", "firmware.json")
+        for n in names:
+            pipeline._write(out / n, files[n])
+        _depfile(a.depfile, [out / n for n in names], [a.input, a.plan], step)
+    elif step == "flash":
+        _need(a, "input", "a .tflite file")
+        board = _board(a)
+        pipeline._write(Path(a.output), pipeline.flash_image(pipeline.read_model(a.input), board))
+        _depfile(a.depfile, [a.output], [a.input], step)
+    elif step == "board":
+        from . import firmware, targets
+
+        t = targets.get(_board(a))
+        out = Path(a.output)
+        out.mkdir(parents=True, exist_ok=True)
+        ld = out / "board.ld" if t.linker_template else None
+        if ld:
+            pipeline._write(ld, t.linker_script())
+        info = {"board": t.name, "cc": t.cc, "cflags": list(t.cflags) + ["-Wall"] + [f"-D{d}" for d in t.defines],
+                "include_dirs": [str(d) for d in firmware.include_dirs(t, out)],
+                "sources": [str(s) for s in firmware.sources(t, out) if s.name != "model.c"],
+                "ldflags": firmware.link_flags(t, ld), "run": list(t.run), "weights_align": t.weights_align}
+        pipeline._write(out / "board.json", json.dumps(info, indent=1) + "\n")
+        _depfile(a.depfile, [out / "board.json"] + ([ld] if ld else []), [], step)
+    return 0
+
+
+def _need(a, attr: str, what: str) -> None:
+    if not getattr(a, attr):
+        raise UsageError(f"gen {a.step} needs {what}")
+
+
+def _board(a) -> str:
+    from . import targets
+
+    if not a.board:
+        raise UsageError(f"gen {a.step} needs --board (`buildtool boards` lists them)")
+    targets.get(a.board)  # one line listing the boards when unknown
+    return a.board
+
+
+def _json(path: str) -> dict:
+    from .tflite_reader import read_model_file
+
+    try:
+        return json.loads(read_model_file(path, path))  # the bounded reader: regular files only
+    except (ValueError, UnicodeDecodeError) as e:
+        raise UsageError(f"{path} is not JSON ({type(e).__name__}); make it again with buildtool gen") from None
+
+
+def _from_skeleton(path: str, name: str | None = None):
+    try:
+        return pipeline.from_skeleton(_json(path), name)
+    except (KeyError, TypeError, IndexError, ValueError) as e:
+        raise UsageError(f"{path} is not a skeleton ({type(e).__name__}); make it with buildtool gen skeleton") from None
+
+
+def add_parser(sub) -> None:
+    s = sub.add_parser("gen", help="one pipeline step with declared outputs (for build systems)",
+                       description=__doc__.split("\n\n")[1] if __doc__ else None)
+    s.add_argument("step", choices=STEPS)
+    s.add_argument("input", nargs="?", help="the step's input: zoo name, model file or skeleton.json")
+    s.add_argument("plan", nargs="?", help="gen code: plan.json")
+    s.add_argument("-o", "--output", required=True, help="output file (model, skeleton, plan, flash) or directory")
+    s.add_argument("--board", help="board (code, flash, board)")
+    s.add_argument("--name", help="gen code: the model's name in model.h (default: the skeleton's)")
+    s.add_argument("--opt", action="append", metavar="KEY=VALUE",
+                   help="plan option, e.g. optimize=ram (the build variables' vocabulary; repeatable)")
+    s.add_argument("--no-daemon", action="store_true", help="plan in this process")
+    s.add_argument("--depfile", help="write a Makefile-style depfile of the inputs and the code that ran")
+    s.set_defaults(fn=run)
+
+
+__all__ = ["run", "add_parser", "STEPS"]

@@ -1,0 +1,307 @@
+"""The whole flow, model -> graph -> plan -> code -> image -> run, one step function each.
+
+    model = read_model("mbv2-w0.35")                 # a .tflite path or a zoo name
+    check(model)                                      # every operator supported, every shape sound
+    plan = plan_memory(model.graph, PlanOptions())   # the ONLY place that picks arena or fused
+    paths = generate(model, plan, "cortex-m4", out)  # plan.json, model.c, model.h, weights.bin, firmware.json
+    elf = link(model, plan, "cortex-m4", out, paths) # the board's toolchain
+    y, profile, ram = run("cortex-m4", out, x)       # natively or in the board's emulator
+
+`build` is these steps in order. The CLI, the planner daemon (service.py), the SCons tool
+and `firmware.build` call these functions and nothing below them. Each step is a pure
+function of its inputs: the same model, options and board give byte-identical files.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+from pathlib import Path
+
+from .errors import UsageError
+from .options import PlanOptions
+
+__all__ = ["Model", "PlanOptions", "locate", "read_model", "check", "plan_memory", "plan_json", "load_plan",
+           "generate", "code", "skeleton", "from_skeleton", "zoo_model", "flash_image", "link", "run", "build", "is_model_file"]
+
+
+# The Python sources each step's output is computed by (a change reruns the step; its output is
+# compared by content, so an unchanged result stops the rebuild there). Build rules declare them.
+STEP_SOURCES = {
+    "model": ("zoo.py", "builder.py", "tflite_writer.py", "ir.py", "refops", "pipeline.py"),
+    "skeleton": ("tflite_reader.py", "ir.py", "ops.py", "ops_extra.py", "stateful.py", "flash.py",
+                 "codegen/skeleton.py", "pipeline.py"),
+    "plan": ("arena", "fusion", "plan.py", "options.py", "pipeline.py", "canonical.py", "ops.py", "ops_extra.py",
+             "stateful.py", "ir.py", "codegen/skeleton.py"),
+    "code": ("codegen", "refops", "fusion", "flash.py", "firmware.py", "pipeline.py", "plan.py", "ops.py",
+             "ops_extra.py", "stateful.py", "ir.py", "targets"),
+    "flash": ("flash.py", "tflite_reader.py", "ir.py", "pipeline.py"),
+    "board": ("targets", "firmware.py", "pipeline.py"),
+}
+PACKAGE = Path(__file__).resolve().parent
+
+
+def step_sources(step: str) -> list:
+    """The Python files a step's output depends on (absolute paths, sorted)."""
+    out = []
+    for rel in STEP_SOURCES[step]:
+        p = PACKAGE / rel
+        out += sorted(str(f) for f in p.rglob("*.py")) if p.is_dir() else ([str(p)] if p.exists() else [])
+    return out
+
+
+# -- read -----------------------------------------------------------------------------------
+def is_model_file(spec: str) -> bool:
+    """A model argument names a .tflite file (else it must be a zoo name)."""
+    return os.path.exists(spec) or spec.endswith(".tflite") or os.sep in spec
+
+
+def model_name(spec: str) -> str:
+    """How outputs name a model: a file's name without its extension, a zoo name whole (mbv2-w0.35)."""
+    return os.path.splitext(os.path.basename(spec))[0] if is_model_file(spec) else spec
+
+
+@dataclasses.dataclass(frozen=True)
+class Source:
+    """What a model argument names, read but not parsed (the daemon's warm path stops here)."""
+
+    name: str  # a zoo name whole (mbv2-w0.35); a file's name without .tflite
+    shown: str  # how messages name it: the path as the user typed it, or the zoo name
+    data: bytes | None = None  # the file's bytes (None for a zoo name)
+    zoo: str | None = None
+
+    def digest_key(self) -> tuple:
+        """(cache kind, key parts) that identify the model without parsing it."""
+        if self.zoo is not None:
+            return "zoo", self.zoo
+        return "model", hashlib.sha256(self.data).hexdigest()
+
+
+def locate(spec: str, shown: str | None = None) -> Source:
+    """Resolve a path or zoo name (the one resolver): a file is read (bounded, regular files only);
+    a name must be a zoo model. Imports nothing heavy."""
+    if is_model_file(spec):
+        from .tflite_reader import read_model_file
+
+        shown = shown or spec
+        return Source(model_name(shown), shown, read_model_file(spec, shown))
+    from . import zoo
+
+    if spec not in zoo.names():
+        raise UsageError(f"'{spec}' is neither a model file nor a zoo name (zoo: {', '.join(zoo.names())})")
+    return Source(spec, spec, zoo=spec)
+
+
+@dataclasses.dataclass(frozen=True)
+class Model:
+    name: str
+    shown: str
+    graph: object  # ir.Graph
+
+
+def parse(src: Source):
+    """The Graph of a located model."""
+    if src.zoo is not None:
+        from . import zoo
+
+        return zoo.build(src.zoo)
+    from . import tflite_reader
+
+    return tflite_reader.parse(src.data, name=src.name, source=src.shown)
+
+
+def read_model(spec, shown: str | None = None) -> Model:
+    """A .tflite path, a zoo name or a ready Graph -> Model (named as the user named it)."""
+    from .ir import Graph
+
+    if isinstance(spec, Model):
+        return spec
+    if isinstance(spec, Graph):
+        return Model(spec.name, spec.name, spec)
+    src = locate(str(spec), shown)
+    return Model(src.name, src.shown, parse(src))
+
+
+def zoo_model(name: str) -> bytes:
+    """A zoo architecture as .tflite bytes."""
+    from . import zoo
+    from .tflite_writer import serialize
+
+    locate(name)  # one line listing the zoo when it is not a zoo name
+    return serialize(zoo.build(name))
+
+
+def skeleton(model: Model) -> dict:
+    """The model minus its weight values (what planning and code generation depend on): a weight
+    edit leaves it byte-identical, so nothing downstream of it reruns."""
+    from .codegen.skeleton import to_json
+
+    return to_json(model.graph)
+
+
+def from_skeleton(d: dict, name: str | None = None) -> Model:
+    """The Model a skeleton describes (weights absent: enough to plan and generate code)."""
+    from .codegen.skeleton import from_json
+
+    g = from_json(d)
+    if name is not None:
+        g = dataclasses.replace(g, name=name)
+    return Model(g.name, g.name, g)
+
+
+def check(model: Model) -> None:
+    """Every operator supported and sound (one ModelError naming the first problem)."""
+    from .ops import check_graph
+
+    check_graph(model.graph)
+
+
+# -- plan -----------------------------------------------------------------------------------
+def plan_memory(graph, options: PlanOptions | None = None, memo=None):
+    """The plan of graph under options: the layer-by-layer arena plan, or with optimize / splits /
+    input_streamed the operator-splitting / fusion plan. The only place that chooses."""
+    options = PlanOptions.from_map(options)
+    if options.fused:
+        from .fusion import plan_fused
+
+        return plan_fused(graph, memo=memo, **options.fused_kwargs())
+    from .arena import plan_arena
+
+    return plan_arena(graph, **options.arena_kwargs())
+
+
+def plan_json(model, options: PlanOptions | None = None, no_daemon: bool = False) -> dict:
+    """The plan's JSON through the planner daemon and its cache (started on demand), or in this
+    process with no_daemon / BUILDTOOL_NO_DAEMON=1 / no daemon available: byte-identical either way.
+    model: a path, a zoo name, .tflite bytes or a Graph. Returns {"plan", "cache", "plan_ms", "via_daemon"}."""
+    from .daemon.client import daemon_wanted, plan
+
+    options = PlanOptions.from_map(options)
+    use = daemon_wanted(no_daemon)
+    r = plan(model, options.to_map(), no_daemon=not use)
+    r["via_daemon"] = use
+    return r
+
+
+def load_plan(d: dict, graph):
+    """A plan object from its JSON (either kind)."""
+    from .plan import plan_from_json
+
+    return plan_from_json(d, graph)
+
+
+# -- generate -------------------------------------------------------------------------------
+def _write(path: Path, data) -> None:
+    """Atomic write that leaves an unchanged file untouched (keeps mtimes for make-like tools)."""
+    from .fsutil import write_atomic
+
+    data = data.encode() if isinstance(data, str) else data
+    try:
+        if path.is_file() and path.read_bytes() == data:
+            return
+    except OSError:
+        pass  # unreadable: write it
+    write_atomic(path, data)
+
+
+def manifest(model: Model, plan, board: str) -> dict:
+    """What run() needs to know about a build: I/O tensors, operator order, arena size."""
+    g = model.graph
+
+    def io(idx):
+        return [{"name": g.tensors[i].name, "shape": [int(d) for d in g.tensors[i].shape],
+                 "dtype": g.tensors[i].dtype} for i in idx]
+
+    order, opcodes = plan.manifest_order(g)
+    return {"model": g.name, "board": board, "arena_bytes": plan.arena_bytes, "inputs": io(g.inputs),
+            "outputs": io(g.outputs), "order": order, "opcodes": opcodes}
+
+
+def flash_image(model: Model, board: str) -> bytes:
+    """weights.bin: every constant tensor, aligned for the board, with its header."""
+    from . import flash, targets
+
+    return flash.build_image(model.graph, board, targets.get(board).weights_align)
+
+
+def code(model: Model, plan, board: str) -> dict:
+    """The generated text files: plan.json, model.c, model.h, firmware.json (weights apart: flash_image)."""
+    from . import targets
+
+    model_c, model_h = plan.emit_c(model.graph, board, targets.get(board).weights_align)
+    return {"plan.json": json.dumps(plan.to_json(model.graph), indent=1) + "\n", "model.c": model_c,
+            "model.h": model_h, "firmware.json": json.dumps(manifest(model, plan, board), indent=1) + "\n"}
+
+
+def generate(model: Model, plan, board: str, out_dir) -> dict:
+    """Write plan.json, model.c, model.h, weights.bin and firmware.json into out_dir; return their paths."""
+    from .fsutil import write_error
+
+    model = read_model(model)
+    out = Path(out_dir)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise write_error(out, e, "create the build directory") from None
+    files = code(model, plan, board)
+    paths = {"plan": out / "plan.json", "model_c": out / "model.c", "model_h": out / "model.h",
+             "weights": out / "weights.bin", "manifest": out / "firmware.json"}
+    for key, name in (("plan", "plan.json"), ("model_c", "model.c"), ("model_h", "model.h")):
+        _write(paths[key], files[name])
+    _write(paths["weights"], flash_image(model, board))
+    _write(paths["manifest"], files["firmware.json"])
+    return paths
+
+
+# -- build and run --------------------------------------------------------------------------
+def board(name: str, kernels: tuple | None = None, stack_bytes: int | None = None):
+    """The board's Target, with another kernel search order or stack size when asked."""
+    from . import targets
+
+    t = targets.get(name)
+    if kernels is not None:
+        t = t.with_kernels(tuple(kernels))
+    if stack_bytes is not None:
+        if stack_bytes <= 0 or stack_bytes % 16:
+            raise UsageError(f"stack size {stack_bytes} must be a positive multiple of 16 bytes")
+        t = dataclasses.replace(t, stack_bytes=stack_bytes)
+    return t
+
+
+def link(model: Model, plan, target, out_dir, paths: dict) -> Path:
+    """Compile the generated sources with the board's toolchain and link firmware.elf (atomically)."""
+    from .firmware import link_firmware
+
+    return link_firmware(target, Path(out_dir), paths, model.graph, plan)
+
+
+def run(board_name: str, out_dir, x, **kw) -> tuple:
+    """Run a built firmware on input(s) x: (outputs, per-op profile, RAM report)."""
+    from .firmware import run as run_firmware
+
+    return run_firmware(board_name, out_dir, x, **kw)
+
+
+def build(spec, board_name: str, out_dir, options: PlanOptions | None = None, plan=None,
+          kernels: tuple | None = None, stack_bytes: int | None = None, fit_hint: str = "--optimize ram") -> dict:
+    """The whole flow: read, check, plan, check it fits, generate, link. Returns the paths written."""
+    from .firmware import check_fits, check_tools
+
+    options = PlanOptions.from_map(options)
+    t = board(board_name, kernels, stack_bytes)
+    check_tools(t)
+    model = read_model(spec)
+    check(model)
+    plan = plan if plan is not None else plan_memory(model.graph, options)
+    check_fits(model.graph, plan, t, fit_hint, options)
+    out = Path(out_dir).resolve()
+    elf = out / "firmware.elf"
+    if elf.exists():
+        elf.unlink()  # a refused or failed build leaves no firmware of other sources behind
+    paths = generate(model, plan, board_name, out)
+    paths["elf"] = link(model, plan, t, out, paths)
+    if t.linker_template:
+        paths["ld"] = out / "board.ld"
+    return paths

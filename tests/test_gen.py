@@ -1,0 +1,83 @@
+"""`buildtool gen STEP`: declared outputs, byte-identical with the pipeline, rewritten only when they
+change, depfiles naming the code that ran (the plan step's even when the daemon planned)."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT
+
+from buildtool import pipeline
+
+
+def gen(*args, daemon=False, check=True):
+    env = dict(os.environ)
+    if daemon:
+        env.pop("BUILDTOOL_NO_DAEMON", None)
+    else:
+        env["BUILDTOOL_NO_DAEMON"] = "1"
+    r = subprocess.run([sys.executable, "-m", "buildtool.cli", "gen", *map(str, args)], capture_output=True,
+                       text=True, cwd=ROOT, env=env, timeout=300)
+    if check:
+        assert r.returncode == 0, r.stderr
+    return r
+
+
+@pytest.mark.parametrize("opts", [[], ["--opt", "optimize=ram"]])
+def test_steps_make_the_pipelines_bytes(opts, tmp_path):
+    d = tmp_path
+    gen("model", "mbv2-w0.35", "-o", d / "m.tflite")
+    gen("skeleton", d / "m.tflite", "-o", d / "skeleton.json")
+    gen("plan", d / "skeleton.json", "-o", d / "plan.json", "--depfile", d / "plan.d", *opts, daemon=True)
+    code_in = d / ("m.tflite" if opts else "skeleton.json")
+    gen("code", code_in, d / "plan.json", "--board", "cortex-m4", "-o", d / "gen", "--name", "mbv2-w0.35")
+    gen("flash", d / "m.tflite", "--board", "cortex-m4", "-o", d / "weights.bin")
+    gen("board", "--board", "cortex-m4", "-o", d / "gen")
+    m = pipeline.read_model("mbv2-w0.35")
+    plan = pipeline.plan_memory(m.graph, pipeline.PlanOptions.from_strings(dict(o.split("=") for o in opts[1::2])))
+    want = pipeline.generate(m, plan, "cortex-m4", d / "want")
+    for key, got in (("plan", d / "plan.json"), ("model_c", d / "gen" / "model.c"), ("model_h", d / "gen" / "model.h"),
+                     ("manifest", d / "gen" / "firmware.json"), ("weights", d / "weights.bin")):
+        assert got.read_bytes() == want[key].read_bytes(), key
+    dep = (d / "plan.d").read_text()
+    # the daemon planned, yet the depfile names the planner's sources (this process never imported them)
+    assert str(ROOT / "buildtool" / "arena" / "order.py") in dep and str(ROOT / "buildtool" / "fusion") in dep
+    assert dep.startswith(f"{d / 'plan.json'}: {d / 'skeleton.json'}")
+    assert (d / "gen" / "board.ld").is_file() and '"cc": "arm-none-eabi-gcc"' in (d / "gen" / "board.json").read_text()
+
+
+def test_unchanged_output_is_not_rewritten_and_weights_leave_the_skeleton(tmp_path):
+    d = tmp_path
+    gen("model", "tiny", "-o", d / "m.tflite")
+    gen("skeleton", d / "m.tflite", "-o", d / "s.json")
+    os.utime(d / "s.json", (1, 1))
+    gen("skeleton", d / "m.tflite", "-o", d / "s.json")
+    assert os.stat(d / "s.json").st_mtime == 1  # same bytes: untouched (restat stops the rebuild)
+    from buildtool.tflite_writer import serialize
+    import numpy as np
+
+    g = pipeline.read_model(str(d / "m.tflite")).graph.copy()
+    for t in g.tensors:
+        if t.data is not None and t.dtype == "int8" and t.data.ndim == 4:
+            t.data = np.zeros_like(t.data)
+    (d / "m.tflite").write_bytes(serialize(g))
+    gen("skeleton", d / "m.tflite", "-o", d / "s.json")
+    assert os.stat(d / "s.json").st_mtime == 1  # a weight-only edit leaves the skeleton (and the plan) alone
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["plan", "{d}/nope.json", "-o", "{d}/p.json"], "nope.json"),
+    (["plan", "{d}/s.json", "-o", "{d}/p.json", "--opt", "optimize=fast"], "optimize='fast'"),
+    (["plan", "{d}/s.json", "-o", "{d}/p.json", "--opt", "optimize"], "must be key=value"),
+    (["code", "{d}/s.json", "--board", "cortex-m4", "-o", "{d}/g"], "needs the plan"),
+    (["flash", "tiny.tflite", "-o", "{d}/w.bin"], "needs --board"),
+    (["board", "--board", "pdp11", "-o", "{d}/g"], "pdp11"),
+    (["model", "nosuch", "-o", "{d}/m.tflite"], "neither a model file nor a zoo name"),
+])
+def test_bad_input_is_one_line(args, needle, tmp_path):
+    gen("model", "tiny", "-o", tmp_path / "m.tflite")
+    gen("skeleton", tmp_path / "m.tflite", "-o", tmp_path / "s.json")
+    r = gen(*[a.format(d=tmp_path) for a in args], check=False)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1 and needle in lines[0], r.stderr

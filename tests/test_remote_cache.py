@@ -1,0 +1,364 @@
+"""The team-wide plan cache (buildtool/remote_cache.py) against a real nginx WebDAV server.
+
+Each test starts its own nginx (Debian nginx-extras) on 127.0.0.1 at a free port, with a
+config written to a temporary directory, and stops it at the end. Skipped only when nginx is
+not installed (a failure on CI, see conftest.py)."""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from buildtool import remote_cache, service
+from buildtool.cache import DiskStore, Memo, entry_digest
+from buildtool.remote_cache import RemoteCache
+
+ROOT = Path(__file__).resolve().parents[1]
+NGINX = shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx",) if os.path.exists(p)), None)
+REMOTE_ENV = ("BUILDTOOL_REMOTE_CACHE", "BUILDTOOL_REMOTE_CACHE_WRITE", "BUILDTOOL_REMOTE_CACHE_TIMEOUT_S")
+
+CONF = """\
+daemon off;
+master_process on;
+worker_processes 1;
+{user}pid {d}/nginx.pid;
+error_log {d}/logs/error.log;
+events {{ worker_connections 64; }}
+http {{
+  access_log {d}/logs/access.log;
+  client_body_temp_path {d}/tmp/body;
+  proxy_temp_path {d}/tmp/proxy;
+  fastcgi_temp_path {d}/tmp/fastcgi;
+  uwsgi_temp_path {d}/tmp/uwsgi;
+  scgi_temp_path {d}/tmp/scgi;
+  server {{
+    listen 127.0.0.1:{port};
+    root {d}/data;
+    location / {{
+      dav_methods PUT DELETE MKCOL;
+      create_full_put_path on;
+      dav_access user:rw group:r all:r;
+      client_max_body_size 1g;
+      log_not_found off;
+    }}
+  }}
+}}
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _serving(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+        return True
+    except OSError:
+        return False
+
+
+@pytest.fixture
+def nginx():
+    if NGINX is None:
+        pytest.skip("nginx is not installed (Debian: apt-get install nginx-extras; scripts/install.sh does)")
+    d = tempfile.mkdtemp(prefix="btng", dir="/tmp")
+    for sub in ("logs", "tmp", "data"):
+        os.mkdir(os.path.join(d, sub))
+    user = "user root;\n" if os.geteuid() == 0 else ""  # workers otherwise run as nobody: no access to d
+    proc = port = None
+    for _ in range(3):  # the free port may be taken between the probe and nginx's bind: again
+        port = free_port()
+        Path(d, "nginx.conf").write_text(CONF.format(d=d, port=port, user=user))
+        proc = subprocess.Popen([NGINX, "-p", d, "-c", os.path.join(d, "nginx.conf"), "-e",
+                                 os.path.join(d, "logs", "error.log")], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while proc.poll() is None and not _serving(port) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        if proc.poll() is None and _serving(port):
+            break
+    else:
+        pytest.fail(f"nginx did not start: {Path(d, 'logs', 'error.log').read_text()[-2000:]}")
+    ng = SimpleNamespace(dir=d, data=os.path.join(d, "data"), port=port, url=f"http://127.0.0.1:{port}/bt",
+                         log=os.path.join(d, "logs", "access.log"))
+    yield ng
+    proc.send_signal(signal.SIGQUIT)  # graceful stop of the master and its worker
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def no_remote_from_the_caller(monkeypatch):
+    for k in REMOTE_ENV:
+        monkeypatch.delenv(k, raising=False)
+
+
+def puts(ng) -> int:
+    with open(ng.log) as f:
+        return sum('"PUT ' in line for line in f)
+
+
+def server_files(ng, area: str) -> list:
+    return sorted(glob.glob(os.path.join(ng.data, "bt", area, "*")))
+
+
+# -- two checkouts through the CLI and their daemons ----------------------------------------------
+
+def checkout_copy(dst: Path) -> Path:
+    """A second checkout: the package copied elsewhere (same sources, other path)."""
+    shutil.copytree(ROOT / "buildtool", dst / "buildtool", ignore=shutil.ignore_patterns("__pycache__"))
+    return dst
+
+
+def cli(root: Path, env: dict, *args, timeout=240) -> subprocess.CompletedProcess:
+    code = "import sys; sys.path.insert(0, sys.argv.pop(1)); from buildtool.cli import main; sys.exit(main())"
+    r = subprocess.run([sys.executable, "-c", code, str(root), *args], capture_output=True, text=True, env=env,
+                       cwd=str(root), timeout=timeout)
+    assert r.returncode in (0, 1), r.stderr[-3000:]
+    return r
+
+
+def plan_json(root, env, *args) -> tuple:
+    r = cli(root, env, "plan", *args, "--json")
+    assert r.returncode == 0, r.stderr[-3000:]
+    out = json.loads(r.stdout)
+    return json.dumps({k: v for k, v in out.items() if k not in ("cache", "plan_ms")}, sort_keys=True), out["cache"]
+
+
+def checkout_env(tmp: str, name: str, url: str, write: bool) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in REMOTE_ENV + ("BUILDTOOL_NO_DAEMON",)}
+    cache = os.path.join(tmp, name, "cache")
+    env.update(BUILDTOOL_RUNTIME_DIR=os.path.join(tmp, name, "run"), BUILDTOOL_CACHE_DIR=cache,
+               BUILDTOOL_CACHE=cache, BUILDTOOL_DAEMON_WATCH="0",
+               BUILDTOOL_DAEMON_IDLE_S="300", BUILDTOOL_REMOTE_CACHE=url)
+    if write:
+        env["BUILDTOOL_REMOTE_CACHE_WRITE"] = "1"
+    return env
+
+
+def status(root, env) -> dict:
+    r = cli(root, env, "daemon", "status", "--json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    return json.loads(r.stdout)
+
+
+REQUESTS = (("mbv2-w0.35", "--optimize", "ram"), ("tiny",))
+
+
+def test_second_checkout_with_empty_cache_plans_from_remote_hits(nginx, tmp_path):
+    tmp = tempfile.mkdtemp(prefix="btrc", dir="/tmp")  # short: Unix socket paths are limited
+    a_env, b_env = checkout_env(tmp, "a", nginx.url, True), checkout_env(tmp, "b", nginx.url, False)
+    root_a, root_b = ROOT, checkout_copy(tmp_path / "checkout-b")
+    try:
+        plans_a = [plan_json(root_a, a_env, *req) for req in REQUESTS]
+        assert all(c["misses"] >= 1 for _p, c in plans_a)  # computed in A
+        sa = status(root_a, a_env)["remote"]
+        assert sa["url"] == nginx.url and sa["write"] and sa["hits"] == 0 and not sa["down"]
+        cli(root_a, a_env, "daemon", "stop")  # flushes: the entries and their publication land now
+        assert len(server_files(nginx, "ac")) == 4 == len(server_files(nginx, "cas"))  # 2 plans + 2 model indexes
+        published = puts(nginx)
+        assert published == 8
+
+        plans_b = [plan_json(root_b, b_env, *req) for req in REQUESTS]
+        assert [p for p, _c in plans_b] == [p for p, _c in plans_a]  # the same plan bytes
+        assert all(c == {"hits": 1, "misses": 0} for _p, c in plans_b)  # nothing computed in B
+        sb = status(root_b, b_env)
+        assert sb["misses"] == 0 and sb["hits"] == 2
+        assert sb["remote"]["hits"] == 4 and sb["remote"]["corrupt"] == sb["remote"]["errors"] == 0
+        assert not sb["remote"]["write"] and sb["remote"]["puts"] == 0
+        cli(root_b, b_env, "daemon", "stop")
+        assert puts(nginx) == published  # the read-only checkout never PUT
+        assert len(server_files(nginx, "ac")) == 4
+        assert DiskStore(b_env["BUILDTOOL_CACHE_DIR"], remote=None).stats()["entries"] == 4  # kept locally
+        again = plan_json(root_b, b_env, *REQUESTS[1])  # a new daemon: a local hit, no remote look-up
+        assert again[0] == plans_a[1][0] and status(root_b, b_env)["remote"]["hits"] == 0
+    finally:
+        for env, root in ((a_env, root_a), (b_env, root_b)):
+            cli(root, env, "daemon", "stop")
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# -- damaged, foreign and missing entries, in process --------------------------------------------
+
+def memo(tmp_path, name, url, write=False, timeout=2.0) -> Memo:
+    return Memo(DiskStore(str(tmp_path / name), remote=RemoteCache(url, write=write, timeout=timeout)))
+
+
+OPTS = {"time_budget": 0.2}
+
+
+def test_corrupt_blob_and_foreign_entry_are_misses_and_plans_stay_right(nginx, tmp_path):
+    want = json.dumps(service.plan_request("tiny", OPTS)["plan"])
+    a = memo(tmp_path, "a", nginx.url, write=True)
+    assert json.dumps(service.plan_request("tiny", OPTS, a.session())["plan"]) == want
+    assert a.store.remote.stats()["puts"] == 2
+    blobs = server_files(nginx, "cas")
+    for p in blobs:  # a bit flipped in every blob on the server
+        data = bytearray(Path(p).read_bytes())
+        data[len(data) // 2] ^= 0x40
+        Path(p).write_bytes(bytes(data))
+    b = memo(tmp_path, "b", nginx.url)
+    r = service.plan_request("tiny", OPTS, b.session())
+    assert json.dumps(r["plan"]) == want and r["cache"] == {"hits": 0, "misses": 1}
+    assert b.store.remote.stats()["corrupt"] == 2 and b.store.remote.stats()["hits"] == 0
+
+    a.clear()
+    a.store.remote = RemoteCache(nginx.url, write=True)
+    service.plan_request("tiny", OPTS, a.session())  # republished: good blobs again
+    acs = server_files(nginx, "ac")
+    assert len(acs) == 2
+    Path(acs[0]).write_bytes(Path(acs[1]).read_bytes())  # one AC now names the other entry's blob
+    c = memo(tmp_path, "c", nginx.url)
+    r = service.plan_request("tiny", OPTS, c.session())
+    assert json.dumps(r["plan"]) == want
+    st = c.store.remote.stats()
+    assert st["corrupt"] == 1 and st["hits"] == 1  # the foreign entry is a miss, the other a hit
+
+    for p in acs:  # not an action result at all, e.g. another tool's bytes under our prefix
+        Path(p).write_bytes(b"\x00garbage")
+    d = memo(tmp_path, "d", nginx.url)
+    assert json.dumps(service.plan_request("tiny", OPTS, d.session())["plan"]) == want
+    assert d.store.remote.stats()["corrupt"] == 2
+    assert puts(nginx) == 8  # only the two writers' entries: the read-only memos never PUT
+
+
+def test_remote_hit_is_kept_locally_and_not_published_again(nginx, tmp_path):
+    a = memo(tmp_path, "a", nginx.url, write=True)
+    service.plan_request("tiny", OPTS, a.session())
+    n = puts(nginx)
+    b = memo(tmp_path, "b", nginx.url, write=True)  # a writer that gets remote hits does not send them back
+    service.plan_request("tiny", OPTS, b.session())
+    assert b.store.remote.stats()["hits"] == 2 and puts(nginx) == n
+    local = Memo(DiskStore(str(tmp_path / "b"), remote=None))
+    assert service.plan_request("tiny", OPTS, local.session())["cache"] == {"hits": 1, "misses": 0}
+
+
+def test_write_behind_store_publishes_when_flushed(nginx, tmp_path):
+    store = DiskStore(str(tmp_path / "wb"), write_behind=True, remote=RemoteCache(nginx.url, write=True))
+    store.quiet_s = 600  # only flush() writes
+    m = Memo(store)
+    service.plan_request("tiny", OPTS, m.session())
+    assert server_files(nginx, "ac") == []  # nothing on the request's path
+    store.flush()
+    assert len(server_files(nginx, "ac")) == 2 and store.remote.stats()["puts"] == 2
+
+
+def test_only_whole_plans_and_model_indexes_are_shared(nginx, tmp_path):
+    m = memo(tmp_path, "a", nginx.url, write=True)
+    r = service.plan_request("tiny", {"optimize": "ram", "time_budget": 0.2}, m.session())
+    assert r["cache"]["misses"] > 2  # the fused plan and its fusion blocks
+    names = {json.loads(Path(p).read_text())["outputFiles"][0]["path"] for p in server_files(nginx, "ac")}
+    assert names == {"buildtool/fused", "buildtool/model"}
+
+
+# -- a dead or silent server ------------------------------------------------------------------------
+
+TOOL = textwrap.dedent("""
+    import sys, time, json
+    sys.path.insert(0, sys.argv[1])
+    from buildtool import service
+    from buildtool.cache import DiskStore, Memo
+    m = Memo(DiskStore(sys.argv[2]))
+    t0 = time.monotonic()
+    for opts in ({"time_budget": 0.2}, {"time_budget": 0.2, "align": 8}, {"time_budget": 0.2, "align": 4}):
+        service.plan_request("tiny", opts, m.session())
+    print(json.dumps({"s": time.monotonic() - t0, "remote": m.store.remote.stats()}))
+""")
+
+
+def run_tool(tmp_path, url, timeout="0.5") -> tuple:
+    env = {k: v for k, v in os.environ.items() if k not in REMOTE_ENV}
+    env.update(BUILDTOOL_REMOTE_CACHE=url, BUILDTOOL_REMOTE_CACHE_TIMEOUT_S=timeout)
+    r = subprocess.run([sys.executable, "-c", TOOL, str(ROOT), str(tmp_path / "c")], capture_output=True,
+                       text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return json.loads(r.stdout), r.stderr
+
+
+def test_dead_server_is_a_miss_once_and_then_skipped(tmp_path):
+    out, err = run_tool(tmp_path, f"http://127.0.0.1:{free_port()}/bt")  # nothing listens there
+    assert out["remote"]["errors"] == 1 and out["remote"]["down"] and out["remote"]["skipped"] == 3
+    assert len(err.splitlines()) <= 1 and "unreachable" in err and "Traceback" not in err
+    assert out["s"] < 5
+
+
+def test_silent_server_costs_one_bounded_timeout(tmp_path):
+    with socket.socket() as s:  # accepts connections (the kernel does) and never answers
+        s.bind(("127.0.0.1", 0))
+        s.listen(16)
+        t0 = time.monotonic()
+        out, err = run_tool(tmp_path, f"http://127.0.0.1:{s.getsockname()[1]}/bt", timeout="0.5")
+    assert out["remote"]["errors"] == 1 and out["remote"]["skipped"] == 3
+    assert 0.5 <= out["s"] < 5 and time.monotonic() - t0 < 30
+    assert len(err.splitlines()) <= 1 and "timed out" in err
+
+
+def test_dead_server_through_the_daemon(tmp_path):
+    tmp = tempfile.mkdtemp(prefix="btrc", dir="/tmp")
+    env = checkout_env(tmp, "x", f"http://127.0.0.1:{free_port()}/bt", False)
+    env["BUILDTOOL_REMOTE_CACHE_TIMEOUT_S"] = "0.5"
+    try:
+        t0 = time.monotonic()
+        r = cli(ROOT, env, "plan", "tiny", "--json")
+        assert r.returncode == 0 and r.stderr == "" and time.monotonic() - t0 < 60
+        assert status(ROOT, env)["remote"]["down"]
+    finally:
+        cli(ROOT, env, "daemon", "stop")
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# -- configuration and checks, no server -------------------------------------------------------------
+
+def test_configuration_from_the_environment(monkeypatch, caplog):
+    assert remote_cache.from_env() is None and DiskStore("/nonexistent-x", remote=None).remote is None
+    monkeypatch.setenv("BUILDTOOL_REMOTE_CACHE", "http://ci:secret@cache.example:8080/team/bt/")
+    rc = remote_cache.from_env()
+    assert rc.url == "http://cache.example:8080/team/bt" and not rc.write and rc.timeout == 2.0
+    assert rc.auth.startswith("Basic ") and "secret" not in json.dumps(rc.stats())
+    monkeypatch.setenv("BUILDTOOL_REMOTE_CACHE_WRITE", "1")
+    monkeypatch.setenv("BUILDTOOL_REMOTE_CACHE_TIMEOUT_S", "nan")
+    rc = remote_cache.from_env()
+    assert rc.write and rc.timeout == 2.0
+    assert DiskStore("/nonexistent-x").remote is not None  # a store picks it up by default
+    monkeypatch.setenv("BUILDTOOL_REMOTE_CACHE", "ftp://cache/bt")
+    assert remote_cache.from_env() is None
+    assert "not an http:// or https:// URL; the team cache is off" in caplog.text
+
+
+def test_blob_and_action_result_checks():
+    import msgpack
+
+    d = entry_digest("arena", b"k")
+    blob = msgpack.packb(["arena", d, {"x": 1}], use_bin_type=True)
+    h = hashlib.sha256(blob).hexdigest()
+    assert remote_cache.parse_ac(remote_cache.ac_body("arena", h, len(blob)), "arena") == (h, len(blob))
+    assert remote_cache.check_blob(blob, h, len(blob), "arena", d) == {"x": 1}
+    bad = [lambda: remote_cache.parse_ac(remote_cache.ac_body("fused", h, len(blob)), "arena"),
+           lambda: remote_cache.parse_ac(remote_cache.ac_body("arena", "../../etc/passwd", 3), "arena"),
+           lambda: remote_cache.parse_ac(b"{}", "arena"),
+           lambda: remote_cache.check_blob(blob + b"x", h, len(blob) + 1, "arena", d),
+           lambda: remote_cache.check_blob(blob, h, len(blob), "arena", entry_digest("arena", b"other"))]
+    for f in bad:
+        with pytest.raises(remote_cache.Corrupt):
+            f()
