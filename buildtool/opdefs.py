@@ -32,6 +32,7 @@ class OpDef:
     memory: str = ""  # 'alias' (output is the input's bytes), 'elementwise' (may overwrite a same-size input)
     tiling: str = ""  # fusion: 'windowed' (sliding window, banded kernel), 'pointwise', 'unary', 'minmax'
     options: str = ""  # TFLite builtin options table (reader/writer), '' when it has none
+    options_empty: bool = False  # that table has no fields: the writer writes it empty, the reader reads {}
 
 
 def _t(ins, outs=None) -> tuple:
@@ -57,7 +58,7 @@ OPDEFS = (
           options="Pool2DOptions"),
     OpDef("MAX_POOL_2D", "ops:_check_pool", "refops.pooling:max_pool2d", tiling="windowed", options="Pool2DOptions"),
     OpDef("MEAN", "ops:_check_mean", "refops.reduce:mean", required_inputs=2, options="ReducerOptions"),
-    OpDef("PAD", "ops:_check_pad", "refops.shape_ops:pad", required_inputs=2, options="PadOptions"),
+    OpDef("PAD", "ops:_check_pad", "refops.shape_ops:pad", required_inputs=2, options="PadOptions", options_empty=True),
     OpDef("RESHAPE", "ops:_check_reshape", "refops.shape_ops:reshape",
           types=_t(("int8", "uint8", "int16", "int32", "int64", "bool")), memory="alias", options="ReshapeOptions"),
     # int8 -> int16 SOFTMAX: stateful.EDGE_TYPES
@@ -65,11 +66,11 @@ OPDEFS = (
     OpDef("LOGISTIC", "ops_extra:_check_sigmoid_like", "refops.elementwise:logistic", memory="elementwise"),
     OpDef("QUANTIZE", "ops:_check_same", "refops.elementwise:quantize",
           types=_t(("int8", "int16", "int32", "float32"), ("int8", "int16", "int32")), memory="elementwise",
-          options="QuantizeOptions"),
+          options="QuantizeOptions", options_empty=True),
     OpDef("DEQUANTIZE", "ops:_check_same", "refops.elementwise:dequantize",
-          types=_t(("int8", "int16"), ("int8", "int16", "float32")), options="DequantizeOptions"),
+          types=_t(("int8", "int16"), ("int8", "int16", "float32")), options="DequantizeOptions", options_empty=True),
     OpDef("HARD_SWISH", "ops:_check_same", "refops.elementwise:hard_swish", types=_t(I8), memory="elementwise",
-          options="HardSwishOptions"),
+          options="HardSwishOptions", options_empty=True),
     OpDef("SPLIT", "ops:_check_split", "refops.shape_ops:split", required_inputs=2, options="SplitOptions"),
     OpDef("STRIDED_SLICE", "ops:_check_slice", "refops.shape_ops:strided_slice", required_inputs=4,
           options="StridedSliceOptions"),
@@ -79,18 +80,18 @@ OPDEFS = (
     OpDef("PRELU", "ops_extra:_check_prelu", "refops.activation:prelu", memory="elementwise", tiling="unary",
           **_BIN),
     OpDef("MAXIMUM", "ops:_check_binary", "refops.activation:maximum", memory="elementwise", tiling="minmax",
-          options="MaximumMinimumOptions", **_BIN),
+          options="MaximumMinimumOptions", options_empty=True, **_BIN),
     OpDef("MINIMUM", "ops:_check_binary", "refops.activation:minimum", memory="elementwise", tiling="minmax",
-          options="MaximumMinimumOptions", **_BIN),
+          options="MaximumMinimumOptions", options_empty=True, **_BIN),
     OpDef("TRANSPOSE", "ops_extra:_check_transpose", "refops.layout:transpose", required_inputs=2,
-          options="TransposeOptions"),
+          options="TransposeOptions", options_empty=True),
     OpDef("RESIZE_NEAREST_NEIGHBOR", "ops_extra:_check_resize", "refops.resize:resize_nearest_neighbor",
           required_inputs=2, options="ResizeNearestNeighborOptions"),
     OpDef("RESIZE_BILINEAR", "ops_extra:_check_resize", "refops.resize:resize_bilinear", types=_t(I8),
           macs="ops_extra:bilinear_macs", required_inputs=2, options="ResizeBilinearOptions"),
     OpDef("SQUEEZE", "ops_extra:_check_squeeze", "refops.layout:squeeze", memory="alias", options="SqueezeOptions"),
     OpDef("EXPAND_DIMS", "ops_extra:_check_expand_dims", "refops.layout:expand_dims", required_inputs=2,
-          memory="alias", options="ExpandDimsOptions"),
+          memory="alias", options="ExpandDimsOptions", options_empty=True),
     OpDef("DEPTH_TO_SPACE", "ops_extra:_check_space_depth", "refops.layout:depth_to_space", types=_t(I8),
           options="DepthToSpaceOptions"),
     OpDef("SPACE_TO_DEPTH", "ops_extra:_check_space_depth", "refops.layout:space_to_depth", types=_t(I8),

@@ -25,7 +25,7 @@ from tflite.TensorType import TensorType
 from .errors import ModelError, UsageError, one_line, short
 from .ir import NUMPY_DTYPE, Graph, Operator, Quant, Tensor, validate_graph
 from .ops import SUPPORTED, check_graph, unsupported_message
-from .opdefs import OPDEFS
+from .opdefs import BY_NAME, OPDEFS
 from .stateful import STATEFUL_OPTIONS
 
 OPCODE_NAMES = {v: k for k, v in vars(BuiltinOperator).items() if not k.startswith("_")}
@@ -546,7 +546,7 @@ class _Reader:
                     "stride_w": o.StrideW(),
                     "activation": self._enum(ACT, o.FusedActivationFunction(), i, "activation")}
         if opcode in _EXTRA_OPTIONS:
-            return _EXTRA_OPTIONS[opcode](self, load(getattr(tflite, _EXTRA_OPTION_TABLES[opcode])))
+            return _EXTRA_OPTIONS[opcode](self, load(getattr(tflite, BY_NAME[opcode].options)))
         if opcode in STATEFUL_OPTIONS:
             return STATEFUL_OPTIONS[opcode](self, load, i)
         return {}
@@ -568,10 +568,7 @@ class _Reader:
         return table[v]
 
 
-# Option tables of the activation, layout and resize operators: opcode -> (schema table, parser).
-_EXTRA_OPTION_TABLES = {"RESIZE_NEAREST_NEIGHBOR": "ResizeNearestNeighborOptions",
-                        "RESIZE_BILINEAR": "ResizeBilinearOptions", "SQUEEZE": "SqueezeOptions",
-                        "DEPTH_TO_SPACE": "DepthToSpaceOptions", "SPACE_TO_DEPTH": "SpaceToDepthOptions"}
+# Option parsers of the activation, layout and resize operators (their schema tables: opdefs.OPDEFS).
 _EXTRA_OPTIONS = {"RESIZE_NEAREST_NEIGHBOR": _Reader._resize_options, "RESIZE_BILINEAR": _Reader._resize_options,
                   "SQUEEZE": _Reader._squeeze_options, "DEPTH_TO_SPACE": _Reader._block_options,
                   "SPACE_TO_DEPTH": _Reader._block_options}
