@@ -19,7 +19,6 @@ from ..ir import Graph
 from ..plan import ArenaPlan
 from ..refops import prepare
 from ..refops.shape_ops import _slice_bounds
-from ..refops.transpose_conv import transpose_conv_padding
 from . import qparams
 from .extra_c import ExtraOpsEmitter
 
@@ -159,16 +158,14 @@ class _Emitter(ExtraOpsEmitter):
         self.dense(op, x)
         self.dense(op, y)
         flt = g.tensors[op.inputs[1]]
-        mult, shift = qparams.conv_multipliers(g, op)
-        self.declare(f"static const int32_t {n}_mult[{len(mult)}] = {_ints(mult)};")
-        self.declare(f"static const int32_t {n}_shift[{len(shift)}] = {_ints(shift)};")
-        lo, hi = qparams.act_range(g, op)
-        pt, pl = transpose_conv_padding(g, op)
+        p = prepare.transpose_conv(g, op)
+        self.declare(f"static const int32_t {n}_mult[{len(p.multipliers)}] = {_ints(p.multipliers)};")
+        self.declare(f"static const int32_t {n}_shift[{len(p.shifts)}] = {_ints(p.shifts)};")
         has_bias = len(op.inputs) > 3 and op.inputs[3] >= 0
         fields = {"in": self.bt_shape(x), "out": self.bt_shape(y), "kh": flt.shape[1], "kw": flt.shape[2],
                   "stride_h": o["stride_h"], "stride_w": o["stride_w"], "dil_h": 1, "dil_w": 1,
-                  "pad_top": pt, "pad_left": pl, "input_offset": -g.tensors[x].zero_point,
-                  "output_offset": g.tensors[y].zero_point, "act_min": lo, "act_max": hi,
+                  "pad_top": p.pad_top, "pad_left": p.pad_left, "input_offset": p.input_offset,
+                  "output_offset": p.output_offset, "act_min": p.act_min, "act_max": p.act_max,
                   "filter": self.weight(op.inputs[1], "int8_t"),
                   "bias": self.weight(op.inputs[3], "int32_t") if has_bias else "0",
                   "multiplier": f"{n}_mult", "shift": f"{n}_shift"}

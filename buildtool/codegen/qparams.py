@@ -8,11 +8,7 @@ implementation.
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..refops import prepare
-from ..refops.quant_math import quantize_multiplier_scalar
-from ..refops.requant import channel_multipliers
 from ..refops.elementwise import add_params, mul_params  # noqa: F401 (re-exported for model_c)
 from ..refops.activation import q4_input_params as logistic_params  # noqa: F401 (re-exported for model_c)
 from ..refops.softmax import softmax_params
@@ -25,11 +21,8 @@ act_range = prepare.act_range
 
 def conv_multipliers(g, op) -> tuple:
     """Per-output-channel (multipliers, shifts) lists; a per-tensor filter scale is replicated."""
-    m, s = channel_multipliers(g, op)
-    flt = g.tensors[op.inputs[1]]
-    n = flt.shape[3] if op.opcode == "DEPTHWISE_CONV_2D" else flt.shape[0]
-    m, s = np.broadcast_to(m, (n,)), np.broadcast_to(s, (n,))
-    return [int(v) for v in m], [int(v) for v in s]
+    p = prepare.PREPARE[op.opcode](g, op)
+    return list(p.multipliers), list(p.shifts)
 
 
 def fc_multipliers(g, op) -> tuple:
@@ -54,5 +47,5 @@ def hard_swish_params(g, op) -> dict:
 
 
 def requant_params(ti, to) -> dict:
-    m, s = quantize_multiplier_scalar(float(ti.scale) / float(to.scale))
-    return dict(input_zp=ti.zero_point, output_zp=to.zero_point, multiplier=m, shift=s)
+    """bt_requant_params' fields but n (refops.prepare.requant)."""
+    return prepare.fields(prepare.requant(ti, to))

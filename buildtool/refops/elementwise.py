@@ -10,7 +10,7 @@ import numpy as np
 
 from . import fixed_point, prepare
 from .activation import logistic_s16, q4_input_params
-from .quant_math import (mbqm, quantize_multiplier, quantize_multiplier_scalar, rdbpot,
+from .quant_math import (mbqm, quantize_multiplier_scalar, rdbpot,
                          round_half_away, srdhm, wrap32)
 
 
@@ -127,8 +127,8 @@ def quantize(g, op, ins, outs) -> None:
     if ti.dtype == "float32":
         q = round_half_away(ins[0].astype(np.float32) / np.float32(to.scale)).astype(np.int64) + to.zero_point
     else:
-        m, s = quantize_multiplier(np.float64(ti.scale) / np.float64(to.scale))
-        q = mbqm(wrap32(ins[0].astype(np.int64) - ti.zero_point), m, s) + to.zero_point
+        p = prepare.requant(ti, to)
+        q = mbqm(wrap32(ins[0].astype(np.int64) - p.input_zp), p.multiplier, p.shift) + p.output_zp
     lim = np.iinfo(outs[0].dtype)
     outs[0][...] = np.clip(q, lim.min, lim.max).astype(outs[0].dtype).reshape(outs[0].shape)
 

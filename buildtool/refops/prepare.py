@@ -14,6 +14,7 @@ import numpy as np
 
 from .quant_math import QRANGE, activation_range, quantize_multiplier_scalar
 from .requant import channel_multipliers
+from ..ops import conv_padding
 from .window import Window
 
 
@@ -50,14 +51,42 @@ class ConvData:
     act_max: int
 
 
-def conv(g, op) -> ConvData:
+def _channel_lists(g, op) -> tuple:
+    """Per-output-channel (multipliers, shifts) tuples; a per-tensor filter scale is replicated."""
     m, s = channel_multipliers(g, op)
     flt = g.tensors[op.inputs[1]]
     n = flt.shape[3] if op.opcode == "DEPTHWISE_CONV_2D" else flt.shape[0]
-    m, s = np.broadcast_to(m, (n,)), np.broadcast_to(s, (n,))
+    return tuple(int(v) for v in np.broadcast_to(m, (n,))), tuple(int(v) for v in np.broadcast_to(s, (n,)))
+
+
+def conv(g, op) -> ConvData:
     lo, hi = act_range(g, op)
-    return ConvData(window(g, op), tuple(int(v) for v in m), tuple(int(v) for v in s),
-                    -g.tensors[op.inputs[0]].zero_point, g.tensors[op.outputs[0]].zero_point, lo, hi)
+    return ConvData(window(g, op), *_channel_lists(g, op), -g.tensors[op.inputs[0]].zero_point,
+                    g.tensors[op.outputs[0]].zero_point, lo, hi)
+
+
+@dataclass(frozen=True)
+class TransposeConvData:
+    """TRANSPOSE_CONV (inputs output_shape, weights, input, [bias]): padding on the output size."""
+    pad_top: int
+    pad_left: int
+    multipliers: tuple
+    shifts: tuple
+    input_offset: int
+    output_offset: int
+    act_min: int
+    act_max: int
+
+
+def transpose_conv(g, op) -> TransposeConvData:
+    """TFLM ComputePaddingHeightWidth on the output size; per-channel requantisation."""
+    out = g.tensors[op.outputs[0]].shape
+    _, kh, kw, _ = g.tensors[op.inputs[1]].shape
+    o = op.options
+    lo, hi = act_range(g, op)
+    return TransposeConvData(conv_padding(out[1], kh, o["stride_h"], 1, o["padding"]),
+                             conv_padding(out[2], kw, o["stride_w"], 1, o["padding"]), *_channel_lists(g, op),
+                             -g.tensors[op.inputs[2]].zero_point, g.tensors[op.outputs[0]].zero_point, lo, hi)
 
 
 @dataclass(frozen=True)
@@ -109,6 +138,20 @@ def mean_quant(ti, to, num: int) -> MeanData:
     return MeanData(ti.zero_point, to.zero_point, int((m << adj) // num), s - adj, same)
 
 
+@dataclass(frozen=True)
+class RequantData:
+    """QUANTIZE between integer types (bt_requant_params without n)."""
+    input_zp: int
+    output_zp: int
+    multiplier: int
+    shift: int
+
+
+def requant(ti, to) -> RequantData:
+    m, s = quantize_multiplier_scalar(float(ti.scale) / float(to.scale))
+    return RequantData(ti.zero_point, to.zero_point, m, s)
+
+
 def _int16_multiplier(real: float) -> tuple:
     """QuantizeMultiplier then DownScaleInt32ToInt16Multiplier."""
     m, e = quantize_multiplier_scalar(real)
@@ -144,4 +187,5 @@ def mean(g, op) -> MeanData:
 
 
 PREPARE = {"CONV_2D": conv, "DEPTHWISE_CONV_2D": conv, "FULLY_CONNECTED": fully_connected,
-           "HARD_SWISH": hard_swish, "MEAN": mean}
+           "HARD_SWISH": hard_swish, "MEAN": mean, "TRANSPOSE_CONV": transpose_conv,
+           "QUANTIZE": lambda g, op: requant(g.tensors[op.inputs[0]], g.tensors[op.outputs[0]])}
