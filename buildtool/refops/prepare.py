@@ -40,53 +40,52 @@ def fields(data) -> dict:
 
 
 @dataclass(frozen=True)
-class ConvData:
-    """CONV_2D / DEPTHWISE_CONV_2D: window, per-output-channel requantisation, offsets, range."""
-    window: Window
+class ChannelRequant:
+    """Per-output-channel requantisation, offsets and activation range of the convolutions."""
     multipliers: tuple
     shifts: tuple
     input_offset: int
     output_offset: int
     act_min: int
     act_max: int
-
-
-def _channel_lists(g, op) -> tuple:
-    """Per-output-channel (multipliers, shifts) tuples; a per-tensor filter scale is replicated."""
-    m, s = channel_multipliers(g, op)
-    flt = g.tensors[op.inputs[1]]
-    n = flt.shape[3] if op.opcode == "DEPTHWISE_CONV_2D" else flt.shape[0]
-    return tuple(int(v) for v in np.broadcast_to(m, (n,))), tuple(int(v) for v in np.broadcast_to(s, (n,)))
-
-
-def conv(g, op) -> ConvData:
-    lo, hi = act_range(g, op)
-    return ConvData(window(g, op), *_channel_lists(g, op), -g.tensors[op.inputs[0]].zero_point,
-                    g.tensors[op.outputs[0]].zero_point, lo, hi)
 
 
 @dataclass(frozen=True)
-class TransposeConvData:
+class ConvData(ChannelRequant):
+    """CONV_2D / DEPTHWISE_CONV_2D: the requantisation and the window."""
+    window: Window
+
+
+@dataclass(frozen=True)
+class TransposeConvData(ChannelRequant):
     """TRANSPOSE_CONV (inputs output_shape, weights, input, [bias]): padding on the output size."""
     pad_top: int
     pad_left: int
-    multipliers: tuple
-    shifts: tuple
-    input_offset: int
-    output_offset: int
-    act_min: int
-    act_max: int
+
+
+def _channel_requant(g, op, x: int) -> dict:
+    """ChannelRequant's fields for data input x; a per-tensor filter scale is replicated."""
+    m, s = channel_multipliers(g, op)
+    flt = g.tensors[op.inputs[1]]
+    n = flt.shape[3] if op.opcode == "DEPTHWISE_CONV_2D" else flt.shape[0]
+    lo, hi = act_range(g, op)
+    return dict(multipliers=tuple(int(v) for v in np.broadcast_to(m, (n,))),
+                shifts=tuple(int(v) for v in np.broadcast_to(s, (n,))), input_offset=-g.tensors[x].zero_point,
+                output_offset=g.tensors[op.outputs[0]].zero_point, act_min=lo, act_max=hi)
+
+
+def conv(g, op) -> ConvData:
+    return ConvData(window=window(g, op), **_channel_requant(g, op, op.inputs[0]))
 
 
 def transpose_conv(g, op) -> TransposeConvData:
-    """TFLM ComputePaddingHeightWidth on the output size; per-channel requantisation."""
+    """TFLM ComputePaddingHeightWidth on the output size."""
     out = g.tensors[op.outputs[0]].shape
     _, kh, kw, _ = g.tensors[op.inputs[1]].shape
     o = op.options
-    lo, hi = act_range(g, op)
-    return TransposeConvData(conv_padding(out[1], kh, o["stride_h"], 1, o["padding"]),
-                             conv_padding(out[2], kw, o["stride_w"], 1, o["padding"]), *_channel_lists(g, op),
-                             -g.tensors[op.inputs[2]].zero_point, g.tensors[op.outputs[0]].zero_point, lo, hi)
+    return TransposeConvData(pad_top=conv_padding(out[1], kh, o["stride_h"], 1, o["padding"]),
+                             pad_left=conv_padding(out[2], kw, o["stride_w"], 1, o["padding"]),
+                             **_channel_requant(g, op, op.inputs[2]))
 
 
 @dataclass(frozen=True)
