@@ -2,7 +2,8 @@
 
 The tables other modules use are derived from OPDEFS: ops.SUPPORTED, INT16_OPS, ACT_TYPES,
 ELEMENTWISE_INPLACE, ALIASING, the checks and MAC counts (ops.py), refops.KERNELS, BANDED and
-kernel_inputs, the reader's REQUIRED_INPUTS and ALL_REQUIRED, fusion.receptive's WINDOWED,
+kernel_inputs, the STRUCTURAL_INPUTS of canonical.py and flash.py, the reader's REQUIRED_INPUTS and
+ALL_REQUIRED, the option table names of the reader and writer, and fusion.receptive's WINDOWED,
 POINTWISE, UNARY and MINMAX. Functions are named, not imported, so this module imports nothing
 of the tool; `resolve` finds them on first use. The C emitter of an opcode is the method of that
 name on codegen.model_c._Emitter (fused plans: codegen/fused_c.py); its prepare, when it has one,
@@ -29,6 +30,7 @@ class OpDef:
     required_inputs: int = 1  # inputs it cannot run without (the rest may be -1)
     all_required: bool = False  # every listed input must be present
     const_operands: bool = False  # its kernel receives constant inputs too (kernel_inputs)
+    structural: tuple = ()  # positions of constant inputs whose values define shapes or slicing (plan keys)
     memory: str = ""  # 'alias' (output is the input's bytes), 'elementwise' (may overwrite a same-size input)
     tiling: str = ""  # fusion: 'windowed' (sliding window, banded kernel), 'pointwise', 'unary', 'minmax'
     options: str = ""  # TFLite builtin options table (reader/writer), '' when it has none
@@ -57,10 +59,13 @@ OPDEFS = (
     OpDef("AVERAGE_POOL_2D", "ops:_check_pool", "refops.pooling:average_pool2d", tiling="windowed",
           options="Pool2DOptions"),
     OpDef("MAX_POOL_2D", "ops:_check_pool", "refops.pooling:max_pool2d", tiling="windowed", options="Pool2DOptions"),
-    OpDef("MEAN", "ops:_check_mean", "refops.reduce:mean", required_inputs=2, options="ReducerOptions"),
-    OpDef("PAD", "ops:_check_pad", "refops.shape_ops:pad", required_inputs=2, options="PadOptions", options_empty=True),
+    OpDef("MEAN", "ops:_check_mean", "refops.reduce:mean", required_inputs=2, options="ReducerOptions",
+          structural=(1,)),
+    OpDef("PAD", "ops:_check_pad", "refops.shape_ops:pad", required_inputs=2, options="PadOptions",
+          options_empty=True, structural=(1,)),
     OpDef("RESHAPE", "ops:_check_reshape", "refops.shape_ops:reshape",
-          types=_t(("int8", "uint8", "int16", "int32", "int64", "bool")), memory="alias", options="ReshapeOptions"),
+          types=_t(("int8", "uint8", "int16", "int32", "int64", "bool")), memory="alias", options="ReshapeOptions",
+          structural=(1,)),
     # int8 -> int16 SOFTMAX: stateful.EDGE_TYPES
     OpDef("SOFTMAX", "ops_extra:_check_softmax", "refops.softmax:softmax", options="SoftmaxOptions"),
     OpDef("LOGISTIC", "ops_extra:_check_sigmoid_like", "refops.elementwise:logistic", memory="elementwise"),
@@ -71,9 +76,10 @@ OPDEFS = (
           types=_t(("int8", "int16"), ("int8", "int16", "float32")), options="DequantizeOptions", options_empty=True),
     OpDef("HARD_SWISH", "ops:_check_same", "refops.elementwise:hard_swish", types=_t(I8), memory="elementwise",
           options="HardSwishOptions", options_empty=True),
-    OpDef("SPLIT", "ops:_check_split", "refops.shape_ops:split", required_inputs=2, options="SplitOptions"),
+    OpDef("SPLIT", "ops:_check_split", "refops.shape_ops:split", required_inputs=2, options="SplitOptions",
+          structural=(0,)),
     OpDef("STRIDED_SLICE", "ops:_check_slice", "refops.shape_ops:strided_slice", required_inputs=4,
-          options="StridedSliceOptions"),
+          options="StridedSliceOptions", structural=(1, 2, 3)),
     OpDef("RELU", "ops:_check_same", "refops.activation:relu", memory="elementwise", tiling="unary"),
     OpDef("RELU6", "ops:_check_same", "refops.activation:relu6", memory="elementwise", tiling="unary"),
     OpDef("TANH", "ops_extra:_check_sigmoid_like", "refops.activation:tanh", memory="elementwise", tiling="unary"),
@@ -84,14 +90,14 @@ OPDEFS = (
     OpDef("MINIMUM", "ops:_check_binary", "refops.activation:minimum", memory="elementwise", tiling="minmax",
           options="MaximumMinimumOptions", options_empty=True, **_BIN),
     OpDef("TRANSPOSE", "ops_extra:_check_transpose", "refops.layout:transpose", required_inputs=2,
-          options="TransposeOptions", options_empty=True),
+          options="TransposeOptions", options_empty=True, structural=(1,)),
     OpDef("RESIZE_NEAREST_NEIGHBOR", "ops_extra:_check_resize", "refops.resize:resize_nearest_neighbor",
-          required_inputs=2, options="ResizeNearestNeighborOptions"),
+          required_inputs=2, options="ResizeNearestNeighborOptions", structural=(1,)),
     OpDef("RESIZE_BILINEAR", "ops_extra:_check_resize", "refops.resize:resize_bilinear", types=_t(I8),
-          macs="ops_extra:bilinear_macs", required_inputs=2, options="ResizeBilinearOptions"),
+          macs="ops_extra:bilinear_macs", required_inputs=2, options="ResizeBilinearOptions", structural=(1,)),
     OpDef("SQUEEZE", "ops_extra:_check_squeeze", "refops.layout:squeeze", memory="alias", options="SqueezeOptions"),
     OpDef("EXPAND_DIMS", "ops_extra:_check_expand_dims", "refops.layout:expand_dims", required_inputs=2,
-          memory="alias", options="ExpandDimsOptions", options_empty=True),
+          memory="alias", options="ExpandDimsOptions", options_empty=True, structural=(1,)),
     OpDef("DEPTH_TO_SPACE", "ops_extra:_check_space_depth", "refops.layout:depth_to_space", types=_t(I8),
           options="DepthToSpaceOptions"),
     OpDef("SPACE_TO_DEPTH", "ops_extra:_check_space_depth", "refops.layout:space_to_depth", types=_t(I8),
