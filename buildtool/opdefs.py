@@ -31,7 +31,9 @@ class OpDef:
     all_required: bool = False  # every listed input must be present
     const_operands: bool = False  # its kernel receives constant inputs too (kernel_inputs)
     structural: tuple = ()  # positions of constant inputs whose values define shapes or slicing (plan keys)
-    memory: str = ""  # 'alias' (output is the input's bytes), 'elementwise' (may overwrite a same-size input)
+    # In place: 'alias' (the output is the input's bytes), 'elementwise' (may overwrite a same-size input),
+    # 'concat' (inputs may be views into the output), 'depthwise' (channel by channel through scratch).
+    memory: str = ""
     tiling: str = ""  # fusion: 'windowed' (sliding window, banded kernel), 'pointwise', 'unary', 'minmax'
     options: str = ""  # TFLite builtin options table (reader/writer), '' when it has none
     options_empty: bool = False  # that table has no fields: the writer writes it empty, the reader reads {}
@@ -47,7 +49,7 @@ OPDEFS = (
     OpDef("CONV_2D", "ops:_check_conv", "refops.conv:conv2d", macs="ops:conv_macs", required_inputs=2,
           tiling="windowed", options="Conv2DOptions"),
     OpDef("DEPTHWISE_CONV_2D", "ops:_check_conv", "refops.depthwise:depthwise_conv2d", macs="ops:conv_macs",
-          required_inputs=2, tiling="windowed", options="DepthwiseConv2DOptions"),
+          required_inputs=2, memory="depthwise", tiling="windowed", options="DepthwiseConv2DOptions"),
     OpDef("FULLY_CONNECTED", "ops:_check_fc", "refops.fully_connected:fully_connected", macs="ops:fc_macs",
           required_inputs=2, options="FullyConnectedOptions"),
     OpDef("ADD", "ops:_check_binary", "refops.elementwise:add", const_operands=True, memory="elementwise",
@@ -55,7 +57,7 @@ OPDEFS = (
     OpDef("MUL", "ops:_check_binary", "refops.elementwise:mul", const_operands=True, memory="elementwise",
           tiling="pointwise", options="MulOptions", **_BIN),
     OpDef("CONCATENATION", "ops:_check_concat", "refops.shape_ops:concatenation", all_required=True,
-          const_operands=True, options="ConcatenationOptions"),
+          const_operands=True, memory="concat", options="ConcatenationOptions"),
     OpDef("AVERAGE_POOL_2D", "ops:_check_pool", "refops.pooling:average_pool2d", tiling="windowed",
           options="Pool2DOptions"),
     OpDef("MAX_POOL_2D", "ops:_check_pool", "refops.pooling:max_pool2d", tiling="windowed", options="Pool2DOptions"),
