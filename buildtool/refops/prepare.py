@@ -114,12 +114,22 @@ def fully_connected(g, op) -> FcData:
 
 
 @dataclass(frozen=True)
-class MeanData:
-    """MEAN (bt_mean_params' quantisation): 1/num folded into the rescaling multiplier."""
+class RequantData:
+    """QUANTIZE between integer types (bt_requant_params without n)."""
     input_zp: int
     output_zp: int
     multiplier: int
     shift: int
+
+
+def requant(ti, to) -> RequantData:
+    m, s = quantize_multiplier_scalar(float(ti.scale) / float(to.scale))
+    return RequantData(ti.zero_point, to.zero_point, m, s)
+
+
+@dataclass(frozen=True)
+class MeanData(RequantData):
+    """MEAN (bt_mean_params' quantisation): 1/num folded into the rescaling multiplier."""
     same_qparams: int
 
 
@@ -132,23 +142,9 @@ def mean_axes(g, op) -> tuple:
 def mean_quant(ti, to, num: int) -> MeanData:
     """TFLM QuantizedMeanOrSum: multiplier << floor(log2 num), divided by num (truncating)."""
     same = int(ti.zero_point == to.zero_point and np.float32(ti.scale) == np.float32(to.scale))
-    m, s = quantize_multiplier_scalar(float(ti.scale) / float(to.scale))
-    adj = min(num.bit_length() - 1, 32, 31 + s)
-    return MeanData(ti.zero_point, to.zero_point, int((m << adj) // num), s - adj, same)
-
-
-@dataclass(frozen=True)
-class RequantData:
-    """QUANTIZE between integer types (bt_requant_params without n)."""
-    input_zp: int
-    output_zp: int
-    multiplier: int
-    shift: int
-
-
-def requant(ti, to) -> RequantData:
-    m, s = quantize_multiplier_scalar(float(ti.scale) / float(to.scale))
-    return RequantData(ti.zero_point, to.zero_point, m, s)
+    r = requant(ti, to)
+    adj = min(num.bit_length() - 1, 32, 31 + r.shift)
+    return MeanData(r.input_zp, r.output_zp, int((r.multiplier << adj) // num), r.shift - adj, same)
 
 
 def _int16_multiplier(real: float) -> tuple:
