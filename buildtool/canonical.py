@@ -24,14 +24,14 @@ import zlib
 
 import msgpack
 
+from .opdefs import OPDEFS
+
 FORM_VERSION = 1
 # Constant inputs whose values define output shapes or slicing (op -> input positions).
-STRUCTURAL_INPUTS = {"PAD": (1,), "MEAN": (1,), "SPLIT": (0,), "STRIDED_SLICE": (1, 2, 3), "RESHAPE": (1,)}
-STRUCTURAL_INPUTS.update({"TRANSPOSE": (1,), "EXPAND_DIMS": (1,), "RESIZE_NEAREST_NEIGHBOR": (1,),
-                          "RESIZE_BILINEAR": (1,)})
+STRUCTURAL_INPUTS = {d.name: d.structural for d in OPDEFS if d.structural}
 # Package sources whose code decides what a planner returns for a canonical graph.
 _PLANNER_SOURCES = ("arena", "fusion", "plan.py", "ops.py", "ops_extra.py", "ir.py", "canonical.py", "service.py",
-                    "options.py", "pipeline.py", "tflite_reader.py", "stateful.py")
+                    "options.py", "pipeline.py", "tflite_reader.py", "stateful.py", "opdefs.py")
 # ... and the rest of what the daemon process runs.
 _DAEMON_SOURCES = ("daemon", "cache.py", "remote_cache.py", "errors.py", "fsutil.py", "__init__.py", "zoo.py",
                    "builder.py")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import opdefs
 from .errors import PlanError, UsageError
 from .ir import NUMPY_DTYPE, Graph
 from .ops import ALIASING, ELEMENTWISE_INPLACE
@@ -19,7 +20,7 @@ from .refops import KERNELS, kernel_inputs
 
 # Operators that may overwrite an input: element-wise ones (exact alias, same size) and the
 # depthwise convolution, which works channel by channel through its scratch buffer.
-IN_PLACE_OPS = tuple(ELEMENTWISE_INPLACE) + ("DEPTHWISE_CONV_2D",)
+IN_PLACE_OPS = tuple(ELEMENTWISE_INPLACE) + opdefs.names(memory="depthwise")
 
 
 def tensor_view(buf: np.ndarray, t, offset: int, pixel_stride: int = 0) -> np.ndarray:
@@ -61,7 +62,7 @@ def _check_plan(g: Graph, plan: ArenaPlan) -> None:
 
 def _check_overlap(g: Graph, plan: ArenaPlan, op) -> None:
     """An operator not run in place must not write over bytes it reads (the MCU kernel would corrupt them)."""
-    if op.opcode == "CONCATENATION" or op.opcode in ALIASING:
+    if op.opcode in ALIASING + opdefs.names(memory="concat"):
         return
     inplace = op.index in plan.inplace_ops and op.opcode in IN_PLACE_OPS
     for o in op.outputs:

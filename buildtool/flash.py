@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from .errors import UsageError
 from .fsutil import write_atomic
 from .ir import Graph
+from .opdefs import OPDEFS
 from .plan import align_up
 
 MAGIC = b"BTWF"
@@ -36,9 +37,7 @@ _HEADER = struct.Struct("<4sIIIII16s16s8s")
 
 # Constant inputs that describe structure (read by the code generator and
 # compiled into model.c), not data a kernel streams: (opcode, input position).
-STRUCTURAL_INPUTS = {("PAD", 1), ("MEAN", 1), ("RESHAPE", 1), ("SPLIT", 0),
-                     ("STRIDED_SLICE", 1), ("STRIDED_SLICE", 2), ("STRIDED_SLICE", 3)}
-STRUCTURAL_INPUTS |= {("TRANSPOSE", 1), ("EXPAND_DIMS", 1), ("RESIZE_NEAREST_NEIGHBOR", 1), ("RESIZE_BILINEAR", 1)}
+STRUCTURAL_INPUTS = {(d.name, pos) for d in OPDEFS for pos in d.structural}
 
 
 @dataclass(frozen=True)

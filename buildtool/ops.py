@@ -35,40 +35,25 @@ zero point 0, int8 weights, int32 or int64 bias), as TFLite Micro does.
 from __future__ import annotations
 
 
+from . import opdefs
 from .errors import ModelError, short
 from .ir import Graph, Operator
-from .stateful import STATEFUL_CHECKS, STATEFUL_MACS, check_edge, edge_types
+from .opdefs import OPDEFS
+from .stateful import check_edge, edge_types
 
-SUPPORTED = (
-    "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "ADD", "MUL", "CONCATENATION",
-    "AVERAGE_POOL_2D", "MAX_POOL_2D", "MEAN", "PAD", "RESHAPE", "SOFTMAX", "LOGISTIC",
-    "QUANTIZE", "DEQUANTIZE", "HARD_SWISH", "SPLIT", "STRIDED_SLICE",
-    "RELU", "RELU6", "TANH", "PRELU", "MAXIMUM", "MINIMUM", "TRANSPOSE", "RESIZE_NEAREST_NEIGHBOR",
-    "RESIZE_BILINEAR", "SQUEEZE", "EXPAND_DIMS", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH",
-)
-SUPPORTED += ("LEAKY_RELU", "SUB", "TRANSPOSE_CONV") + tuple(STATEFUL_CHECKS)
+# The tables below are derived from the one table per operator, opdefs.OPDEFS.
+SUPPORTED = tuple(d.name for d in OPDEFS)
 # Operators that also take int16 activations (16x8 quantisation).
-INT16_OPS = ("CONV_2D", "ADD", "SUB", "PAD", "STRIDED_SLICE", "QUANTIZE", "RESHAPE", "LEAKY_RELU",
-             "TRANSPOSE_CONV", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "MUL", "AVERAGE_POOL_2D", "MAX_POOL_2D",
-             "CONCATENATION", "SPLIT", "DEQUANTIZE", "MEAN")
-INT16_OPS += ("RELU", "RELU6", "PRELU", "MAXIMUM", "MINIMUM", "TRANSPOSE", "RESIZE_NEAREST_NEIGHBOR", "SQUEEZE",
-              "EXPAND_DIMS", "LOGISTIC", "TANH", "SOFTMAX")
+INT16_OPS = tuple(d.name for d in OPDEFS if "int16" in d.types[0])
 ACTIVATIONS = ("NONE", "RELU", "RELU_N1_TO_1", "RELU6")
 # Activation types of the operators that are not simply int8 (or int8/int16 on INT16_OPS): (inputs, outputs).
-ACT_TYPES = {
-    "QUANTIZE": (("int8", "int16", "int32", "float32"), ("int8", "int16", "int32")),
-    "DEQUANTIZE": (("int8", "int16"), ("int8", "int16", "float32")),
-    "SOFTMAX": (("int8", "int16"), ("int8", "int16")),  # int8 -> int16: stateful.EDGE_TYPES; int16 -> int16
-    "RESHAPE": (("int8", "uint8", "int16", "int32", "int64", "bool"),) * 2,
-}
+ACT_TYPES = {d.name: d.types for d in OPDEFS if d.types not in (((("int8",),) * 2), (("int8", "int16"),) * 2)}
 # The smallest activation scale: 6.0 / scale (the RELU6 bound) must stay a finite float32.
 MIN_SCALE = 1e-30
 # Element-wise operators whose output may overwrite an input of the same size.
-ELEMENTWISE_INPLACE = ("LOGISTIC", "HARD_SWISH", "QUANTIZE", "ADD", "MUL",
-                       "RELU", "RELU6", "TANH", "PRELU", "MAXIMUM", "MINIMUM")
-ELEMENTWISE_INPLACE += ("LEAKY_RELU", "SUB")
+ELEMENTWISE_INPLACE = opdefs.names(memory="elementwise")
 # Operators that only reinterpret their input's bytes.
-ALIASING = ("RESHAPE", "SQUEEZE", "EXPAND_DIMS")
+ALIASING = opdefs.names(memory="alias")
 
 
 def conv_out_size(size: int, k: int, stride: int, dilation: int, padding: str) -> int:
@@ -90,10 +75,8 @@ def conv_padding(size: int, k: int, stride: int, dilation: int, padding: str) ->
 
 def activation_types(opcode: str) -> tuple:
     """(input types, output types) of an operator's activations."""
-    if opcode in ACT_TYPES:
-        return ACT_TYPES[opcode]
-    t = ("int8", "int16") if opcode in INT16_OPS else ("int8",)
-    return t, t
+    d = opdefs.BY_NAME.get(opcode)
+    return d.types if d else (("int8",), ("int8",))
 
 
 def supported_table() -> list:
@@ -137,8 +120,8 @@ def check_op(g: Graph, op: Operator) -> None:
     if "activation" in o and o["activation"] not in ACTIVATIONS:
         raise ModelError(f"operator {op.index} ({op.opcode}): fused activation {o['activation']} is not supported")
     _need(len(op.outputs) >= 1, op, "has no outputs")
-    if op.opcode in STATEFUL_CHECKS:
-        return STATEFUL_CHECKS[op.opcode](g, op)
+    if opdefs.BY_NAME[op.opcode].check.startswith("stateful:"):  # they check their own types
+        return _CHECKS[op.opcode](g, op)
     if edge_types(g, op):
         return check_edge(g, op)
     _check_dtypes(g, op)
@@ -380,37 +363,33 @@ def _check_transpose_conv(g, op):
     _need(fq is not None and len(fq.scale) in (1, cout), op, "weights quantisation must be per-tensor or per-channel")
 
 
-_CHECKS = {
-    "CONV_2D": _check_conv, "DEPTHWISE_CONV_2D": _check_conv, "FULLY_CONNECTED": _check_fc,
-    "ADD": _check_binary, "MUL": _check_binary, "CONCATENATION": _check_concat,
-    "AVERAGE_POOL_2D": _check_pool, "MAX_POOL_2D": _check_pool, "MEAN": _check_mean, "PAD": _check_pad,
-    "RESHAPE": _check_reshape, "SOFTMAX": _check_same, "LOGISTIC": _check_same, "HARD_SWISH": _check_same,
-    "QUANTIZE": _check_same, "DEQUANTIZE": _check_same, "SPLIT": _check_split, "STRIDED_SLICE": _check_slice,
-}
-_CHECKS.update({"LEAKY_RELU": _check_same, "SUB": _check_binary, "TRANSPOSE_CONV": _check_transpose_conv})
-from .ops_extra import EXTRA_CHECKS, EXTRA_MACS  # noqa: E402 (it uses the helpers above)
-_CHECKS.update(EXTRA_CHECKS)
+def conv_macs(g: Graph, op: Operator) -> int:
+    out = g.tensors[op.outputs[0]].shape
+    flt = g.tensors[op.inputs[1]].shape
+    per_out = flt[1] * flt[2] * (1 if op.opcode == "DEPTHWISE_CONV_2D" else flt[3])
+    return int(out[1] * out[2] * out[3] * per_out)
+
+
+def fc_macs(g: Graph, op: Operator) -> int:
+    w = g.tensors[op.inputs[1]].shape
+    rows = g.tensors[op.inputs[0]].num_elements // w[1]
+    return int(rows * w[0] * w[1])
+
+
+def transpose_conv_macs(g: Graph, op: Operator) -> int:
+    flt = g.tensors[op.inputs[1]].shape
+    return int(g.tensors[op.inputs[2]].num_elements * flt[0] * flt[1] * flt[2])
+
+
+# Built from opdefs once this module's functions exist (ops_extra and stateful use the helpers above).
+_CHECKS = opdefs.table("check")
+_MACS = opdefs.table("macs")
 
 
 def op_macs(g: Graph, op: Operator) -> int:
-    """Multiply-accumulates of one operator (convolutions and dense layers)."""
-    if op.opcode in ("CONV_2D", "DEPTHWISE_CONV_2D"):
-        out = g.tensors[op.outputs[0]].shape
-        flt = g.tensors[op.inputs[1]].shape
-        per_out = flt[1] * flt[2] * (1 if op.opcode == "DEPTHWISE_CONV_2D" else flt[3])
-        return int(out[1] * out[2] * out[3] * per_out)
-    if op.opcode == "FULLY_CONNECTED":
-        w = g.tensors[op.inputs[1]].shape
-        rows = g.tensors[op.inputs[0]].num_elements // w[1]
-        return int(rows * w[0] * w[1])
-    if op.opcode == "TRANSPOSE_CONV":
-        flt = g.tensors[op.inputs[1]].shape
-        return int(g.tensors[op.inputs[2]].num_elements * flt[0] * flt[1] * flt[2])
-    if op.opcode in EXTRA_MACS:
-        return EXTRA_MACS[op.opcode](g, op)
-    if op.opcode in STATEFUL_MACS:
-        return STATEFUL_MACS[op.opcode](g, op)
-    return 0
+    """Multiply-accumulates of one operator (convolutions, dense layers, bilinear resize, SVDF, LSTM)."""
+    fn = _MACS.get(op.opcode)
+    return fn(g, op) if fn else 0
 
 
 def graph_macs(g: Graph) -> int:

@@ -2,8 +2,8 @@
 
 RELU, RELU6, TANH, PRELU, MAXIMUM, MINIMUM, TRANSPOSE, RESIZE_NEAREST_NEIGHBOR,
 RESIZE_BILINEAR, SQUEEZE, EXPAND_DIMS, DEPTH_TO_SPACE, SPACE_TO_DEPTH (and LOGISTIC's check, shared with
-TANH). Imported by ops.py
-(which owns the dispatch table); use it through buildtool.ops.
+TANH). Named by opdefs.OPDEFS (the
+table per operator); use them through buildtool.ops.
 
 TFLM facts (checked against it, tests/test_ops_extra.py): MAXIMUM and MINIMUM compare raw codes
 and accept any quantisation (converters give inputs and output one); RELU6 clamps raw codes in the
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ops import _check_binary, _check_same, _const, _need, _shape
+from .ops import _check_same, _const, _need, _shape
 
 MAX_TRANSPOSE_RANK = 5  # TFLM's reference Transpose
 
@@ -132,13 +132,8 @@ def _check_space_depth(g, op):
     _need(out == want, op, f"output shape {list(out)} != expected {list(want)}")
 
 
-EXTRA_CHECKS = {
-    "RELU": _check_same, "RELU6": _check_same, "TANH": _check_sigmoid_like, "LOGISTIC": _check_sigmoid_like,
-    "PRELU": _check_prelu, "SOFTMAX": _check_softmax,
-    "MAXIMUM": _check_binary, "MINIMUM": _check_binary, "TRANSPOSE": _check_transpose,
-    "RESIZE_NEAREST_NEIGHBOR": _check_resize, "RESIZE_BILINEAR": _check_resize, "SQUEEZE": _check_squeeze,
-    "EXPAND_DIMS": _check_expand_dims, "DEPTH_TO_SPACE": _check_space_depth, "SPACE_TO_DEPTH": _check_space_depth,
-}
-# Multiply-accumulates: bilinear resize weighs 4 input pixels per output value; the rest only move,
-# compare or rescale values (like ADD and MUL, counted as 0).
-EXTRA_MACS = {"RESIZE_BILINEAR": lambda g, op: 4 * g.tensors[op.outputs[0]].num_elements}
+def bilinear_macs(g, op) -> int:
+    """Bilinear resize weighs 4 input pixels per output value (the other operators here only move,
+    compare or rescale values: 0, like ADD and MUL)."""
+    return 4 * g.tensors[op.outputs[0]].num_elements
+

@@ -231,7 +231,6 @@ def check_edge(g, op) -> None:
 
 
 # -- dispatch (one-line entries in ops.py and tflite_reader.py) ------------------------------------
-STATEFUL_CHECKS = {"SVDF": check_svdf, "UNIDIRECTIONAL_SEQUENCE_LSTM": check_lstm}
-STATEFUL_MACS = {"SVDF": svdf_macs, "UNIDIRECTIONAL_SEQUENCE_LSTM": lstm_macs}
+# Checks and MAC counts: named by opdefs.OPDEFS.
 STATEFUL_OPTIONS = {"SVDF": read_svdf_options, "UNIDIRECTIONAL_SEQUENCE_LSTM": read_lstm_options}
 STATEFUL_WRITERS = {"SVDF": write_svdf_options, "UNIDIRECTIONAL_SEQUENCE_LSTM": write_lstm_options}

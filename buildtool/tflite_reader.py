@@ -25,6 +25,7 @@ from tflite.TensorType import TensorType
 from .errors import ModelError, UsageError, one_line, short
 from .ir import NUMPY_DTYPE, Graph, Operator, Quant, Tensor, validate_graph
 from .ops import SUPPORTED, check_graph, unsupported_message
+from .opdefs import BY_NAME, OPDEFS
 from .stateful import STATEFUL_OPTIONS
 
 OPCODE_NAMES = {v: k for k, v in vars(BuiltinOperator).items() if not k.startswith("_")}
@@ -36,13 +37,8 @@ ACT = {0: "NONE", 1: "RELU", 2: "RELU_N1_TO_1", 3: "RELU6", 4: "TANH", 5: "SIGN_
 PAD = {0: "SAME", 1: "VALID"}
 # Inputs an operator cannot run without (the rest are optional, -1 = absent); checked here so that
 # the shape checks never see a missing one.
-REQUIRED_INPUTS = {"CONV_2D": 2, "DEPTHWISE_CONV_2D": 2, "FULLY_CONNECTED": 2, "ADD": 2, "MUL": 2,
-                   "MEAN": 2, "PAD": 2, "SPLIT": 2, "STRIDED_SLICE": 4, "SVDF": 5}
-REQUIRED_INPUTS["SUB"] = 2
-REQUIRED_INPUTS["TRANSPOSE_CONV"] = 3
-REQUIRED_INPUTS.update({"PRELU": 2, "MAXIMUM": 2, "MINIMUM": 2, "TRANSPOSE": 2, "RESIZE_NEAREST_NEIGHBOR": 2,
-                        "RESIZE_BILINEAR": 2, "EXPAND_DIMS": 2})
-ALL_REQUIRED = ("ADD", "MUL", "CONCATENATION", "SUB", "PRELU", "MAXIMUM", "MINIMUM")
+REQUIRED_INPUTS = {d.name: d.required_inputs for d in OPDEFS if d.required_inputs > 1}
+ALL_REQUIRED = tuple(d.name for d in OPDEFS if d.all_required)
 # Limits that keep every file under the size limit read or refused within about a second (reading costs
 # ~0.1 ms per operator and ~0.2 ms per tensor): a flatbuffer lets entries share one table, so a small file
 # can claim millions of operators or tensors. Far above any model a microcontroller runs.
@@ -550,7 +546,7 @@ class _Reader:
                     "stride_w": o.StrideW(),
                     "activation": self._enum(ACT, o.FusedActivationFunction(), i, "activation")}
         if opcode in _EXTRA_OPTIONS:
-            return _EXTRA_OPTIONS[opcode](self, load(getattr(tflite, _EXTRA_OPTION_TABLES[opcode])))
+            return _EXTRA_OPTIONS[opcode](self, load(getattr(tflite, BY_NAME[opcode].options)))
         if opcode in STATEFUL_OPTIONS:
             return STATEFUL_OPTIONS[opcode](self, load, i)
         return {}
@@ -572,10 +568,7 @@ class _Reader:
         return table[v]
 
 
-# Option tables of the activation, layout and resize operators: opcode -> (schema table, parser).
-_EXTRA_OPTION_TABLES = {"RESIZE_NEAREST_NEIGHBOR": "ResizeNearestNeighborOptions",
-                        "RESIZE_BILINEAR": "ResizeBilinearOptions", "SQUEEZE": "SqueezeOptions",
-                        "DEPTH_TO_SPACE": "DepthToSpaceOptions", "SPACE_TO_DEPTH": "SpaceToDepthOptions"}
+# Option parsers of the activation, layout and resize operators (their schema tables: opdefs.OPDEFS).
 _EXTRA_OPTIONS = {"RESIZE_NEAREST_NEIGHBOR": _Reader._resize_options, "RESIZE_BILINEAR": _Reader._resize_options,
                   "SQUEEZE": _Reader._squeeze_options, "DEPTH_TO_SPACE": _Reader._block_options,
                   "SPACE_TO_DEPTH": _Reader._block_options}

@@ -18,6 +18,7 @@ from tflite.TensorType import TensorType
 
 from .errors import ModelError
 from .ir import NUMPY_DTYPE, Graph
+from .opdefs import BY_NAME
 from .stateful import STATEFUL_WRITERS
 
 TYPE_CODES = {"float32": TensorType.FLOAT32, "float16": TensorType.FLOAT16, "int32": TensorType.INT32,
@@ -119,6 +120,9 @@ class _Writer:
         def act():
             return ACT_CODES[o.get("activation", "NONE")]
 
+        d = BY_NAME.get(code)
+        if d is not None and d.options_empty:
+            return self._empty_options(d.options)
         if code == "CONV_2D":
             tflite.Conv2DOptionsStart(b)
             tflite.Conv2DOptionsAddPadding(b, PAD_CODES[o["padding"]])
@@ -169,9 +173,6 @@ class _Writer:
             tflite.ReducerOptionsStart(b)
             tflite.ReducerOptionsAddKeepDims(b, bool(o.get("keep_dims", False)))
             return BuiltinOptions.ReducerOptions, tflite.ReducerOptionsEnd(b)
-        if code == "PAD":
-            tflite.PadOptionsStart(b)
-            return BuiltinOptions.PadOptions, tflite.PadOptionsEnd(b)
         if code == "RESHAPE":
             shape = self._ints(tflite.ReshapeOptionsStartNewShapeVector, self.g.tensors[op.outputs[0]].shape)
             tflite.ReshapeOptionsStart(b)
@@ -194,15 +195,6 @@ class _Writer:
             tflite.StridedSliceOptionsAddShrinkAxisMask(b, o.get("shrink_axis_mask", 0))
             tflite.StridedSliceOptionsAddOffset(b, bool(o.get("offset", False)))
             return BuiltinOptions.StridedSliceOptions, tflite.StridedSliceOptionsEnd(b)
-        if code == "HARD_SWISH":
-            tflite.HardSwishOptionsStart(b)
-            return BuiltinOptions.HardSwishOptions, tflite.HardSwishOptionsEnd(b)
-        if code == "QUANTIZE":
-            tflite.QuantizeOptionsStart(b)
-            return BuiltinOptions.QuantizeOptions, tflite.QuantizeOptionsEnd(b)
-        if code == "DEQUANTIZE":
-            tflite.DequantizeOptionsStart(b)
-            return BuiltinOptions.DequantizeOptions, tflite.DequantizeOptionsEnd(b)
         if code == "SUB":
             tflite.SubOptionsStart(b)
             tflite.SubOptionsAddFusedActivationFunction(b, act())
@@ -230,7 +222,7 @@ class _Writer:
         return getattr(BuiltinOptions, name), getattr(tflite, f"{name}End")(self.b)
 
     def _resize_options(self, op):
-        name = "ResizeBilinearOptions" if op.opcode == "RESIZE_BILINEAR" else "ResizeNearestNeighborOptions"
+        name = BY_NAME[op.opcode].options
         getattr(tflite, f"{name}Start")(self.b)
         getattr(tflite, f"{name}AddAlignCorners")(self.b, bool(op.options.get("align_corners", False)))
         getattr(tflite, f"{name}AddHalfPixelCenters")(self.b, bool(op.options.get("half_pixel_centers", False)))
@@ -245,7 +237,7 @@ class _Writer:
         return BuiltinOptions.SqueezeOptions, tflite.SqueezeOptionsEnd(self.b)
 
     def _block_options(self, op):
-        name = "DepthToSpaceOptions" if op.opcode == "DEPTH_TO_SPACE" else "SpaceToDepthOptions"
+        name = BY_NAME[op.opcode].options
         getattr(tflite, f"{name}Start")(self.b)
         getattr(tflite, f"{name}AddBlockSize")(self.b, int(op.options["block_size"]))
         return getattr(BuiltinOptions, name), getattr(tflite, f"{name}End")(self.b)
@@ -323,10 +315,6 @@ class _Writer:
 
 
 _EXTRA_OPTIONS = {
-    "TRANSPOSE": lambda w, op: w._empty_options("TransposeOptions"),
-    "MAXIMUM": lambda w, op: w._empty_options("MaximumMinimumOptions"),
-    "MINIMUM": lambda w, op: w._empty_options("MaximumMinimumOptions"),
-    "EXPAND_DIMS": lambda w, op: w._empty_options("ExpandDimsOptions"),
     "RESIZE_NEAREST_NEIGHBOR": _Writer._resize_options, "RESIZE_BILINEAR": _Writer._resize_options,
     "SQUEEZE": _Writer._squeeze_options, "DEPTH_TO_SPACE": _Writer._block_options,
     "SPACE_TO_DEPTH": _Writer._block_options,

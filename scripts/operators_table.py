@@ -7,7 +7,7 @@ script keeps the page true:
 - kernels: the C functions the generated code calls for one-operator models of each type (the test
   suite's generators), looked up in the kernel folders (a set optimises an operator when it defines
   one of the functions the operator calls; otherwise the set uses the reference file);
-- in place / alias: ops.ALIASING, executor.IN_PLACE_OPS and the opcodes arena/inplace.py decides on;
+- in place / alias: ops.ALIASING, executor.IN_PLACE_OPS and opdefs memory="concat";
 - fusion: fusion/receptive.py's tables (inside a block) and its tail checks (last operator of a block);
 - tests: `pytest --collect-only -q -m "slow or not slow"` test ids that name the operator (as
   written or lower-case; a model name stands for the operators of that model) and whose test function
@@ -32,8 +32,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from buildtool import executor, ops, targets, tflite_reader, zoo  # noqa: E402
-from buildtool.arena import inplace, plan_arena  # noqa: E402
+from buildtool import executor, opdefs, ops, targets, tflite_reader, zoo  # noqa: E402
+from buildtool.arena import plan_arena  # noqa: E402
 from buildtool.codegen.model_c import generate  # noqa: E402
 from buildtool.fusion import receptive  # noqa: E402
 from test_int16 import GEN16  # noqa: E402  (the 16x8 one-operator generators)
@@ -101,7 +101,7 @@ def _opcodes_named(fn) -> set:
 def in_place_column(opcode: str) -> str:
     if opcode in ops.ALIASING:
         return "alias"
-    if opcode in _opcodes_named(inplace.candidates) and opcode not in executor.IN_PLACE_OPS:
+    if opdefs.BY_NAME[opcode].memory == "concat":
         return "inputs as views"
     if opcode in executor.IN_PLACE_OPS:
         return "in place"

@@ -1,4 +1,4 @@
-"""In-place candidates and the choice among them.
+"""In-place candidates and the choice among them (the operators' kinds: opdefs.OpDef.memory).
 
 - RESHAPE, SQUEEZE, EXPAND_DIMS (ops.ALIASING): the output always aliases its input (no copy).
 - Element-wise operators (ops.ELEMENTWISE_INPLACE): the output overwrites an input of the
@@ -16,7 +16,8 @@ every one whose removal does not raise the lower bound.
 from __future__ import annotations
 
 from ..ir import Graph
-from ..ops import ALIASING, ELEMENTWISE_INPLACE
+from ..opdefs import BY_NAME
+from ..ops import ALIASING
 from .liveness import Decision, build_buffers, concat_geometry, lower_bound, tensor_intervals
 
 
@@ -34,20 +35,21 @@ def candidates(g: Graph, order: list) -> list:
     for s, oi in enumerate(order):
         op = g.operators[oi]
         o = g.tensors[op.outputs[0]]
-        if op.opcode == "CONCATENATION" and op.options.get("activation", "NONE") == "NONE":
+        kind = BY_NAME[op.opcode].memory if op.opcode in BY_NAME else ""
+        if kind == "concat" and op.options.get("activation", "NONE") == "NONE":
             xs = list(op.inputs)
             if (all(i >= 0 and not g.tensors[i].is_const for i in xs) and len(set(xs)) == len(xs)
                     and all(cons.get(i) == [oi] and i not in outs and i not in ins
                             and g.tensors[i].dtype == o.dtype and g.tensors[i].quant == o.quant for i in xs)
                     and concat_geometry(g, op) is not None):
                 concat.append(Decision("concat", oi))
-        elif op.opcode in ELEMENTWISE_INPLACE:
+        elif kind == "elementwise":
             for x in g.act_inputs(op):
                 t = g.tensors[x]
                 if (tuple(t.shape) == tuple(o.shape) and t.nbytes == o.nbytes and iv[x][1] == s
                         and x not in outs):
                     other.append(Decision("elementwise", oi, x))
-        elif op.opcode == "DEPTHWISE_CONV_2D" and op.options.get("depth_multiplier", 1) == 1:
+        elif kind == "depthwise" and op.options.get("depth_multiplier", 1) == 1:
             x = op.inputs[0]
             t = g.tensors[x]
             if (len(t.shape) == 4 and t.shape[3] == o.shape[3] and t.dtype == o.dtype == "int8"

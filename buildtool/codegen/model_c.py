@@ -16,10 +16,9 @@ import numpy as np
 from .. import flash
 from ..errors import ModelError, PlanError
 from ..ir import Graph
-from ..ops import conv_padding
 from ..plan import ArenaPlan
+from ..refops import prepare
 from ..refops.shape_ops import _slice_bounds
-from ..refops.transpose_conv import transpose_conv_padding
 from . import qparams
 from .extra_c import ExtraOpsEmitter
 
@@ -135,24 +134,17 @@ class _Emitter(ExtraOpsEmitter):
 
     # -- operators ----------------------------------------------------------------
     def conv_fields(self, op) -> dict:
-        g, o = self.g, op.options
-        ti, to = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
-        flt = g.tensors[op.inputs[1]]
-        kh, kw = flt.shape[1], flt.shape[2]
-        mult, shift = qparams.conv_multipliers(g, op)
-        n = f"op{op.index}"
-        self.declare(f"static const int32_t {n}_mult[{len(mult)}] = {_ints(mult)};")
-        self.declare(f"static const int32_t {n}_shift[{len(shift)}] = {_ints(shift)};")
-        lo, hi = qparams.act_range(g, op)
+        g = self.g
+        p = prepare.conv(g, op)
+        win, n = p.window, f"op{op.index}"
+        self.declare(f"static const int32_t {n}_mult[{len(p.multipliers)}] = {_ints(p.multipliers)};")
+        self.declare(f"static const int32_t {n}_shift[{len(p.shifts)}] = {_ints(p.shifts)};")
         has_bias = len(op.inputs) > 2 and op.inputs[2] >= 0 and g.tensors[op.inputs[2]].dtype == "int32"
         return dict(
             **{"in": self.bt_shape(op.inputs[0]), "out": self.bt_shape(op.outputs[0])},
-            kh=kh, kw=kw, stride_h=o["stride_h"], stride_w=o["stride_w"], dil_h=o.get("dilation_h", 1),
-            dil_w=o.get("dilation_w", 1),
-            pad_top=conv_padding(ti.shape[1], kh, o["stride_h"], o.get("dilation_h", 1), o["padding"]),
-            pad_left=conv_padding(ti.shape[2], kw, o["stride_w"], o.get("dilation_w", 1), o["padding"]),
-            input_offset=-ti.zero_point, output_offset=to.zero_point, act_min=lo, act_max=hi,
-            filter=self.weight(op.inputs[1], "int8_t"),
+            kh=win.kh, kw=win.kw, stride_h=win.sh, stride_w=win.sw, dil_h=win.dh, dil_w=win.dw,
+            pad_top=win.pad_top, pad_left=win.pad_left, input_offset=p.input_offset, output_offset=p.output_offset,
+            act_min=p.act_min, act_max=p.act_max, filter=self.weight(op.inputs[1], "int8_t"),
             bias=self.weight(op.inputs[2], "int32_t") if has_bias else "0",
             multiplier=f"{n}_mult", shift=f"{n}_shift")
 
@@ -162,16 +154,14 @@ class _Emitter(ExtraOpsEmitter):
         self.dense(op, x)
         self.dense(op, y)
         flt = g.tensors[op.inputs[1]]
-        mult, shift = qparams.conv_multipliers(g, op)
-        self.declare(f"static const int32_t {n}_mult[{len(mult)}] = {_ints(mult)};")
-        self.declare(f"static const int32_t {n}_shift[{len(shift)}] = {_ints(shift)};")
-        lo, hi = qparams.act_range(g, op)
-        pt, pl = transpose_conv_padding(g, op)
+        p = prepare.transpose_conv(g, op)
+        self.declare(f"static const int32_t {n}_mult[{len(p.multipliers)}] = {_ints(p.multipliers)};")
+        self.declare(f"static const int32_t {n}_shift[{len(p.shifts)}] = {_ints(p.shifts)};")
         has_bias = len(op.inputs) > 3 and op.inputs[3] >= 0
         fields = {"in": self.bt_shape(x), "out": self.bt_shape(y), "kh": flt.shape[1], "kw": flt.shape[2],
                   "stride_h": o["stride_h"], "stride_w": o["stride_w"], "dil_h": 1, "dil_w": 1,
-                  "pad_top": pt, "pad_left": pl, "input_offset": -g.tensors[x].zero_point,
-                  "output_offset": g.tensors[y].zero_point, "act_min": lo, "act_max": hi,
+                  "pad_top": p.pad_top, "pad_left": p.pad_left, "input_offset": p.input_offset,
+                  "output_offset": p.output_offset, "act_min": p.act_min, "act_max": p.act_max,
                   "filter": self.weight(op.inputs[1], "int8_t"),
                   "bias": self.weight(op.inputs[3], "int32_t") if has_bias else "0",
                   "multiplier": f"{n}_mult", "shift": f"{n}_shift"}
@@ -226,17 +216,15 @@ class _Emitter(ExtraOpsEmitter):
 
     def FULLY_CONNECTED(self, op):
         g, n = self.g, f"op{op.index}"
-        ti, to, tw = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]], g.tensors[op.inputs[1]]
+        to = g.tensors[op.outputs[0]]
         self.dense(op, op.inputs[0])
         self.dense(op, op.outputs[0])
-        mult, shift, per_ch = qparams.fc_multipliers(g, op)
+        p = prepare.fields(prepare.fully_connected(g, op))
+        mult, shift, per_ch = p.pop("multipliers"), p.pop("shifts"), p.pop("per_channel")
         self.declare(f"static const int32_t {n}_mult[{len(mult)}] = {_ints(mult)};")
         self.declare(f"static const int32_t {n}_shift[{len(shift)}] = {_ints(shift)};")
-        lo, hi = qparams.act_range(g, op)
         has_bias = len(op.inputs) > 2 and op.inputs[2] >= 0 and g.tensors[op.inputs[2]].dtype == "int32"
-        fields = dict(n_in=tw.shape[1], n_out=tw.shape[0], batches=ti.num_elements // tw.shape[1],
-                      input_offset=-ti.zero_point, filter_offset=-tw.zero_point, output_offset=to.zero_point,
-                      act_min=lo, act_max=hi, weights=self.weight(op.inputs[1], "int8_t"),
+        fields = dict(p, weights=self.weight(op.inputs[1], "int8_t"),
                       bias=self.weight(op.inputs[2], "int32_t") if has_bias else "0",
                       multiplier=f"{n}_mult", shift=f"{n}_shift", per_channel=per_ch)
         self.declare(f"static const bt_fc_params {n}_p = {_struct(fields)};")
@@ -283,15 +271,11 @@ class _Emitter(ExtraOpsEmitter):
 
     def pool_fields(self, op) -> dict:
         """bt_pool_params of MAX_POOL_2D / AVERAGE_POOL_2D (also used by fused tile loops)."""
-        o = op.options
-        ti = self.g.tensors[op.inputs[0]]
-        lo, hi = qparams.act_range(self.g, op)
+        win = prepare.window(self.g, op)
+        lo, hi = prepare.act_range(self.g, op)
         return {"in": self.bt_shape(op.inputs[0]), "out": self.bt_shape(op.outputs[0]),
-                "filter_h": o["filter_h"], "filter_w": o["filter_w"], "stride_h": o["stride_h"],
-                "stride_w": o["stride_w"],
-                "pad_top": conv_padding(ti.shape[1], o["filter_h"], o["stride_h"], 1, o["padding"]),
-                "pad_left": conv_padding(ti.shape[2], o["filter_w"], o["stride_w"], 1, o["padding"]),
-                "act_min": lo, "act_max": hi}
+                "filter_h": win.kh, "filter_w": win.kw, "stride_h": win.sh, "stride_w": win.sw,
+                "pad_top": win.pad_top, "pad_left": win.pad_left, "act_min": lo, "act_max": hi}
 
     def _pool(self, op, fn: str):
         n = f"op{op.index}"
@@ -307,9 +291,9 @@ class _Emitter(ExtraOpsEmitter):
 
     def MEAN(self, op):
         g, n = self.g, f"op{op.index}"
-        ti, to = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+        ti = g.tensors[op.inputs[0]]
         rank = len(ti.shape)
-        axes = sorted({int(a) % rank for a in g.tensors[op.inputs[1]].data.reshape(-1)})
+        axes = list(prepare.mean_axes(g, op))
         if axes != list(range(axes[0], axes[-1] + 1)):
             raise ModelError(f"operator {op.index} (MEAN) over non-adjacent axes {axes} is not supported")
         outer, reduce = _prod(ti.shape[:axes[0]]), _prod(ti.shape[axes[0]:axes[-1] + 1])
@@ -320,7 +304,7 @@ class _Emitter(ExtraOpsEmitter):
             raise PlanError(f"operator {op.index} (MEAN) reads a strided view over axes {axes}; not supported")
         rstride = ps if rank == 4 and axes == [1, 2] else inner
         fields = dict(outer=outer, reduce=reduce, inner=inner, outer_stride=reduce * rstride, reduce_stride=rstride,
-                      **qparams.mean_params(ti, to, reduce))
+                      **prepare.fields(prepare.mean(g, op)))
         self.declare(f"static const bt_mean_params {n}_p = {_struct(fields)};")
         self.call(op, f"bt_mean_{self.sfx(op.outputs[0])}(&{n}_p, {self.cact(op.inputs[0])}, "
                       f"{self.cact(op.outputs[0])});")

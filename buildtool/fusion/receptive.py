@@ -14,15 +14,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import opdefs
 from ..ops import conv_out_size, conv_padding
 
 # Operators that can run on a tile of their output given tiles of their inputs.
-WINDOWED = ("CONV_2D", "DEPTHWISE_CONV_2D", "MAX_POOL_2D", "AVERAGE_POOL_2D")
-POINTWISE = ("ADD", "MUL", "SUB")
+WINDOWED = opdefs.names(tiling="windowed")
+POINTWISE = opdefs.names(tiling="pointwise")
 # Element-wise operators with one activation input (PRELU: and a per-channel constant alpha), and
 # MAXIMUM / MINIMUM, which tile like ADD.
-UNARY = ("RELU", "RELU6", "TANH", "PRELU", "LEAKY_RELU")
-MINMAX = ("MAXIMUM", "MINIMUM")
+UNARY = opdefs.names(tiling="unary")
+MINMAX = opdefs.names(tiling="minmax")
 
 
 @dataclass(frozen=True)

@@ -9,21 +9,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from .requant import bias_of, channel_multipliers, requantize
-from .window import Window, window_block
+from . import prepare
+from .requant import bias_of, requantize
+from .window import window_block
 
-
-def conv_window(g, op) -> Window:
-    inp = g.tensors[op.inputs[0]].shape
-    f = g.tensors[op.inputs[1]].shape
-    o = op.options
-    return Window(inp[1], inp[2], f[1], f[2], o["stride_h"], o["stride_w"],
-                  o.get("dilation_h", 1), o.get("dilation_w", 1), o["padding"])
+conv_window = prepare.window
 
 
 def conv2d(g, op, ins, outs, y0: int = 0, y1: int | None = None, in_row0: int = 0) -> None:
     """Write output rows [y0, y1) of CONV_2D into outs[0] ([1, y1-y0, W_out, C_out])."""
-    win = conv_window(g, op)
+    p = prepare.conv(g, op)
+    win = p.window
     y1 = win.out_h if y1 is None else y1
     rows = y1 - y0
     zp_in = g.tensors[op.inputs[0]].zero_point
@@ -36,5 +32,4 @@ def conv2d(g, op, ins, outs, y0: int = 0, y1: int | None = None, in_row0: int = 
     cols = np.ascontiguousarray(v.transpose(0, 1, 3, 4, 2)).reshape(rows * win.out_w, kh * kw * cin)
     w = flt.reshape(cout, kh * kw * cin).astype(np.float64)
     acc = (cols @ w.T).astype(np.int64) + bias_of(g, op, cout)
-    mult, shift = channel_multipliers(g, op)
-    outs[0][...] = requantize(acc, mult, shift, g, op).reshape(1, rows, win.out_w, cout)
+    outs[0][...] = requantize(acc, np.array(p.multipliers), np.array(p.shifts), g, op).reshape(1, rows, win.out_w, cout)

@@ -7,16 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .requant import bias_of, channel_multipliers, requantize
+from . import prepare
+from .requant import bias_of, requantize
 from .window import Window, taps, window_block
 
-
-def dw_window(g, op) -> Window:
-    inp = g.tensors[op.inputs[0]].shape
-    f = g.tensors[op.inputs[1]].shape
-    o = op.options
-    return Window(inp[1], inp[2], f[1], f[2], o["stride_h"], o["stride_w"],
-                  o.get("dilation_h", 1), o.get("dilation_w", 1), o["padding"])
+dw_window = prepare.window
 
 
 def depthwise_acc(block, flt, win: Window, rows: int) -> np.ndarray:
@@ -35,7 +30,8 @@ def depthwise_conv2d(g, op, ins, outs, y0: int = 0, y1: int | None = None, in_ro
     With `channels`, ins[0] holds only the input channels those output channels read
     (depth multiplier 1: the same slice) and outs[0] only those output channels.
     """
-    win = dw_window(g, op)
+    p = prepare.conv(g, op)
+    win = p.window
     y1 = win.out_h if y1 is None else y1
     rows = y1 - y0
     zp_in = g.tensors[op.inputs[0]].zero_point
@@ -47,7 +43,5 @@ def depthwise_conv2d(g, op, ins, outs, y0: int = 0, y1: int | None = None, in_ro
         block = np.repeat(block, dm, axis=-1)
     sel = np.arange(cout)[channels]
     acc = depthwise_acc(block, flt[:, :, sel], win, rows).astype(np.int64) + bias_of(g, op, cout)[sel]
-    mult, shift = channel_multipliers(g, op)
-    mult = np.broadcast_to(mult, (cout,))[sel]
-    shift = np.broadcast_to(shift, (cout,))[sel]
+    mult, shift = np.array(p.multipliers)[sel], np.array(p.shifts)[sel]
     outs[0][...] = requantize(acc, mult, shift, g, op).reshape(1, rows, win.out_w, len(sel))

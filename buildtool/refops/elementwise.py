@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import fixed_point
+from . import fixed_point, prepare
 from .activation import logistic_s16, q4_input_params
-from .quant_math import (QRANGE, activation_range, mbqm, quantize_multiplier, quantize_multiplier_scalar, rdbpot,
+from .quant_math import (mbqm, quantize_multiplier_scalar, rdbpot,
                          round_half_away, srdhm, wrap32)
 
 
-def _out_act(g, op):
-    out = g.tensors[op.outputs[0]]
-    return activation_range(op.options.get("activation", "NONE"), out.scale, out.zero_point, *QRANGE[out.dtype])
+_out_act = prepare.act_range
 
 
 def add_params(g, op) -> dict:
@@ -102,19 +100,12 @@ def _sat_shl16(x, n):
     return np.clip(np.asarray(x, dtype=np.int64) * (1 << n), -32768, 32767)
 
 
-def _int16_multiplier(real: float) -> tuple:
-    m, e = quantize_multiplier_scalar(real)
-    m16 = 32767 if m >= (1 << 31) - 1 - (1 << 15) else (m + (1 << 15)) >> 16
-    return m16, e
-
-
 def hard_swish(g, op, ins, outs) -> None:
     """x * relu6(x + 3) / 6 in 16-bit fixed point (TFLM reference HardSwish)."""
-    ti, to = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
-    hires_scale = np.float32(1.0 / 128.0) * np.float32(ti.scale)
-    out_m, out_e = _int16_multiplier(float(np.float32(hires_scale / np.float32(to.scale))))
-    rel_m, rel_e = _int16_multiplier(float(np.float32(hires_scale / np.float32(3.0 / 32768.0))))
-    v = ins[0].astype(np.int64) - ti.zero_point
+    p = prepare.hard_swish(g, op)
+    out_m, out_e = p.output_multiplier_fixedpoint_int16, p.output_multiplier_exponent
+    rel_m, rel_e = p.reluish_multiplier_fixedpoint_int16, p.reluish_multiplier_exponent
+    v = ins[0].astype(np.int64) - p.input_zero_point
     hires = v * 128
     pre_out = _srdhm16(hires, out_m)
     r = hires
@@ -126,7 +117,7 @@ def hard_swish(g, op, ins, outs) -> None:
     if rel_e < 0:
         r = rdbpot(r, -rel_e)
     r = (r + (1 << 15)) >> 1
-    y = rdbpot(_sdhm16(r, pre_out), -out_e) + to.zero_point
+    y = rdbpot(_sdhm16(r, pre_out), -out_e) + p.output_zero_point
     outs[0][...] = np.clip(y, -128, 127).astype(np.int8).reshape(outs[0].shape)
 
 
@@ -136,8 +127,8 @@ def quantize(g, op, ins, outs) -> None:
     if ti.dtype == "float32":
         q = round_half_away(ins[0].astype(np.float32) / np.float32(to.scale)).astype(np.int64) + to.zero_point
     else:
-        m, s = quantize_multiplier(np.float64(ti.scale) / np.float64(to.scale))
-        q = mbqm(wrap32(ins[0].astype(np.int64) - ti.zero_point), m, s) + to.zero_point
+        p = prepare.requant(ti, to)
+        q = mbqm(wrap32(ins[0].astype(np.int64) - p.input_zp), p.multiplier, p.shift) + p.output_zp
     lim = np.iinfo(outs[0].dtype)
     outs[0][...] = np.clip(q, lim.min, lim.max).astype(outs[0].dtype).reshape(outs[0].shape)
 

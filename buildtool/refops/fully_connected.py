@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .requant import bias_of, channel_multipliers, requantize
+from . import prepare
+from .requant import bias_of, requantize
 
 
 def fully_connected(g, op, ins, outs) -> None:
@@ -17,5 +18,5 @@ def fully_connected(g, op, ins, outs) -> None:
     zp_in = g.tensors[op.inputs[0]].zero_point
     x = ins[0].reshape(-1, depth).astype(np.float64) - zp_in
     acc = (x @ w.astype(np.float64).T).astype(np.int64) + bias_of(g, op, n_out)
-    mult, shift = channel_multipliers(g, op)
-    outs[0][...] = requantize(acc, mult, shift, g, op).reshape(outs[0].shape)
+    p = prepare.fully_connected(g, op)
+    outs[0][...] = requantize(acc, np.array(p.multipliers), np.array(p.shifts), g, op).reshape(outs[0].shape)

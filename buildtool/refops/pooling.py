@@ -8,19 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .quant_math import QRANGE, activation_range
-from .window import Window, taps, window_block
-
-
-def pool_window(g, op) -> Window:
-    inp = g.tensors[op.inputs[0]].shape
-    o = op.options
-    return Window(inp[1], inp[2], o["filter_h"], o["filter_w"], o["stride_h"], o["stride_w"], 1, 1, o["padding"])
-
-
-def _act(g, op):
-    out = g.tensors[op.outputs[0]]
-    return activation_range(op.options.get("activation", "NONE"), out.scale, out.zero_point, *QRANGE[out.dtype])
+from .prepare import act_range as _act, window as pool_window
+from .quant_math import QRANGE
+from .window import taps, window_block
 
 
 def average_pool2d(g, op, ins, outs, y0: int = 0, y1: int | None = None, in_row0: int = 0) -> None:

@@ -10,19 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .quant_math import QRANGE, mbqm, quantize_multiplier_scalar, wrap32
-
-
-def mean_axes(g, op) -> tuple:
-    rank = len(g.tensors[op.inputs[0]].shape)
-    axes = g.tensors[op.inputs[1]].data.reshape(-1)
-    return tuple(sorted({int(a) % rank for a in axes}))
-
-
-def mean_multiplier(in_scale: float, out_scale: float, n: int) -> tuple:
-    mult, shift = quantize_multiplier_scalar(float(in_scale) / float(out_scale))
-    s = min(n.bit_length() - 1, 32, 31 + shift)
-    return int((mult << s) // n), shift - s
+from . import prepare
+from .prepare import mean_axes
+from .quant_math import QRANGE, mbqm, wrap32
 
 
 def mean(g, op, ins, outs) -> None:
@@ -32,6 +22,6 @@ def mean(g, op, ins, outs) -> None:
     for a in axes:
         n *= ti.shape[a]
     total = ins[0].astype(np.int64).sum(axis=axes)
-    mult, shift = mean_multiplier(ti.scale, to.scale, n)
-    r = mbqm(wrap32(total - ti.zero_point * n), mult, shift) + to.zero_point
+    p = prepare.mean_quant(ti, to, n)
+    r = mbqm(wrap32(total - p.input_zp * n), p.multiplier, p.shift) + p.output_zp
     outs[0][...] = np.clip(r, *QRANGE[to.dtype]).astype(to.dtype).reshape(outs[0].shape)

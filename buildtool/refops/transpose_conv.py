@@ -10,17 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops import conv_padding
-from .requant import bias_of, channel_multipliers, requantize
-
-
-def transpose_conv_padding(g, op) -> tuple:
-    """(pad_top, pad_left) of TFLM's ComputePaddingHeightWidth on the output size."""
-    out = g.tensors[op.outputs[0]].shape
-    _, kh, kw, _ = g.tensors[op.inputs[1]].shape
-    o = op.options
-    return (conv_padding(out[1], kh, o["stride_h"], 1, o["padding"]),
-            conv_padding(out[2], kw, o["stride_w"], 1, o["padding"]))
+from . import prepare
+from .requant import bias_of, requantize
 
 
 def transpose_conv(g, op, ins, outs) -> None:
@@ -31,12 +22,12 @@ def transpose_conv(g, op, ins, outs) -> None:
     _, h, w, _ = x.shape
     _, oh, ow, _ = outs[0].shape
     sh, sw = op.options["stride_h"], op.options["stride_w"]
-    pt, pl = transpose_conv_padding(g, op)
+    p = prepare.transpose_conv(g, op)
+    pt, pl = p.pad_top, p.pad_left
     xin = x[0].astype(np.float64) - ti.zero_point
     full = np.zeros((max((h - 1) * sh + kh, pt + oh), max((w - 1) * sw + kw, pl + ow), cout), dtype=np.float64)
     for ky in range(kh):
         for kx in range(kw):
             full[ky:ky + (h - 1) * sh + 1:sh, kx:kx + (w - 1) * sw + 1:sw] += xin @ flt[:, ky, kx, :].T
     acc = full[pt:pt + oh, pl:pl + ow].astype(np.int64) + bias_of(g, op, cout)
-    mult, shift = channel_multipliers(g, op)
-    outs[0][...] = requantize(acc, mult, shift, g, op).reshape(outs[0].shape)
+    outs[0][...] = requantize(acc, np.array(p.multipliers), np.array(p.shifts), g, op).reshape(outs[0].shape)

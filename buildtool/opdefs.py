@@ -1,0 +1,140 @@
+"""One table per operator: every fact the tool keeps about an opcode, in one row.
+
+The tables other modules use are derived from OPDEFS: ops.SUPPORTED, INT16_OPS, ACT_TYPES,
+ELEMENTWISE_INPLACE, ALIASING, the checks and MAC counts (ops.py), refops.KERNELS, BANDED and
+kernel_inputs, the STRUCTURAL_INPUTS of canonical.py and flash.py, the reader's REQUIRED_INPUTS and
+ALL_REQUIRED, the option table names of the reader and writer, and fusion.receptive's WINDOWED,
+POINTWISE, UNARY and MINMAX. Functions are named, not imported, so this module imports nothing
+of the tool; `resolve` finds them on first use. The C emitter of an opcode is the method of that
+name on codegen.model_c._Emitter (fused plans: codegen/fused_c.py); its prepare, when it has one,
+is refops.prepare.PREPARE[opcode]. docs/adding-an-operator.md says how to add one.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+I8 = ("int8",)
+I8_16 = ("int8", "int16")
+
+
+@dataclass(frozen=True)
+class OpDef:
+    """One operator. check, macs, kernel: 'module:function' under buildtool (None: none)."""
+    name: str
+    check: str | None  # semantic check (arity, types, shapes); raises ModelError
+    kernel: str  # reference numpy kernel fn(g, op, ins, outs, **band)
+    types: tuple = (I8_16, I8_16)  # activation types (inputs, outputs): int8 and 16x8 unless said
+    macs: str | None = None  # multiply-accumulate count fn(g, op); None: 0
+    required_inputs: int = 1  # inputs it cannot run without (the rest may be -1)
+    all_required: bool = False  # every listed input must be present
+    const_operands: bool = False  # its kernel receives constant inputs too (kernel_inputs)
+    structural: tuple = ()  # positions of constant inputs whose values define shapes or slicing (plan keys)
+    # In place: 'alias' (the output is the input's bytes), 'elementwise' (may overwrite a same-size input),
+    # 'concat' (inputs may be views into the output), 'depthwise' (channel by channel through scratch).
+    memory: str = ""
+    tiling: str = ""  # fusion: 'windowed' (sliding window, banded kernel), 'pointwise', 'unary', 'minmax'
+    options: str = ""  # TFLite builtin options table (reader/writer), '' when it has none
+    options_empty: bool = False  # that table has no fields: the writer writes it empty, the reader reads {}
+
+
+def _t(ins, outs=None) -> tuple:
+    return (ins, ins if outs is None else outs)
+
+
+_BIN = dict(required_inputs=2, all_required=True)
+
+OPDEFS = (
+    OpDef("CONV_2D", "ops:_check_conv", "refops.conv:conv2d", macs="ops:conv_macs", required_inputs=2,
+          tiling="windowed", options="Conv2DOptions"),
+    OpDef("DEPTHWISE_CONV_2D", "ops:_check_conv", "refops.depthwise:depthwise_conv2d", macs="ops:conv_macs",
+          required_inputs=2, memory="depthwise", tiling="windowed", options="DepthwiseConv2DOptions"),
+    OpDef("FULLY_CONNECTED", "ops:_check_fc", "refops.fully_connected:fully_connected", macs="ops:fc_macs",
+          required_inputs=2, options="FullyConnectedOptions"),
+    OpDef("ADD", "ops:_check_binary", "refops.elementwise:add", const_operands=True, memory="elementwise",
+          tiling="pointwise", options="AddOptions", **_BIN),
+    OpDef("MUL", "ops:_check_binary", "refops.elementwise:mul", const_operands=True, memory="elementwise",
+          tiling="pointwise", options="MulOptions", **_BIN),
+    OpDef("CONCATENATION", "ops:_check_concat", "refops.shape_ops:concatenation", all_required=True,
+          const_operands=True, memory="concat", options="ConcatenationOptions"),
+    OpDef("AVERAGE_POOL_2D", "ops:_check_pool", "refops.pooling:average_pool2d", tiling="windowed",
+          options="Pool2DOptions"),
+    OpDef("MAX_POOL_2D", "ops:_check_pool", "refops.pooling:max_pool2d", tiling="windowed", options="Pool2DOptions"),
+    OpDef("MEAN", "ops:_check_mean", "refops.reduce:mean", required_inputs=2, options="ReducerOptions",
+          structural=(1,)),
+    OpDef("PAD", "ops:_check_pad", "refops.shape_ops:pad", required_inputs=2, options="PadOptions",
+          options_empty=True, structural=(1,)),
+    OpDef("RESHAPE", "ops:_check_reshape", "refops.shape_ops:reshape",
+          types=_t(("int8", "uint8", "int16", "int32", "int64", "bool")), memory="alias", options="ReshapeOptions",
+          structural=(1,)),
+    # int8 -> int16 SOFTMAX: stateful.EDGE_TYPES
+    OpDef("SOFTMAX", "ops_extra:_check_softmax", "refops.softmax:softmax", options="SoftmaxOptions"),
+    OpDef("LOGISTIC", "ops_extra:_check_sigmoid_like", "refops.elementwise:logistic", memory="elementwise"),
+    OpDef("QUANTIZE", "ops:_check_same", "refops.elementwise:quantize",
+          types=_t(("int8", "int16", "int32", "float32"), ("int8", "int16", "int32")), memory="elementwise",
+          options="QuantizeOptions", options_empty=True),
+    OpDef("DEQUANTIZE", "ops:_check_same", "refops.elementwise:dequantize",
+          types=_t(("int8", "int16"), ("int8", "int16", "float32")), options="DequantizeOptions", options_empty=True),
+    OpDef("HARD_SWISH", "ops:_check_same", "refops.elementwise:hard_swish", types=_t(I8), memory="elementwise",
+          options="HardSwishOptions", options_empty=True),
+    OpDef("SPLIT", "ops:_check_split", "refops.shape_ops:split", required_inputs=2, options="SplitOptions",
+          structural=(0,)),
+    OpDef("STRIDED_SLICE", "ops:_check_slice", "refops.shape_ops:strided_slice", required_inputs=4,
+          options="StridedSliceOptions", structural=(1, 2, 3)),
+    OpDef("RELU", "ops:_check_same", "refops.activation:relu", memory="elementwise", tiling="unary"),
+    OpDef("RELU6", "ops:_check_same", "refops.activation:relu6", memory="elementwise", tiling="unary"),
+    OpDef("TANH", "ops_extra:_check_sigmoid_like", "refops.activation:tanh", memory="elementwise", tiling="unary"),
+    OpDef("PRELU", "ops_extra:_check_prelu", "refops.activation:prelu", memory="elementwise", tiling="unary",
+          **_BIN),
+    OpDef("MAXIMUM", "ops:_check_binary", "refops.activation:maximum", memory="elementwise", tiling="minmax",
+          options="MaximumMinimumOptions", options_empty=True, **_BIN),
+    OpDef("MINIMUM", "ops:_check_binary", "refops.activation:minimum", memory="elementwise", tiling="minmax",
+          options="MaximumMinimumOptions", options_empty=True, **_BIN),
+    OpDef("TRANSPOSE", "ops_extra:_check_transpose", "refops.layout:transpose", required_inputs=2,
+          options="TransposeOptions", options_empty=True, structural=(1,)),
+    OpDef("RESIZE_NEAREST_NEIGHBOR", "ops_extra:_check_resize", "refops.resize:resize_nearest_neighbor",
+          required_inputs=2, options="ResizeNearestNeighborOptions", structural=(1,)),
+    OpDef("RESIZE_BILINEAR", "ops_extra:_check_resize", "refops.resize:resize_bilinear", types=_t(I8),
+          macs="ops_extra:bilinear_macs", required_inputs=2, options="ResizeBilinearOptions", structural=(1,)),
+    OpDef("SQUEEZE", "ops_extra:_check_squeeze", "refops.layout:squeeze", memory="alias", options="SqueezeOptions"),
+    OpDef("EXPAND_DIMS", "ops_extra:_check_expand_dims", "refops.layout:expand_dims", required_inputs=2,
+          memory="alias", options="ExpandDimsOptions", options_empty=True, structural=(1,)),
+    OpDef("DEPTH_TO_SPACE", "ops_extra:_check_space_depth", "refops.layout:depth_to_space", types=_t(I8),
+          options="DepthToSpaceOptions"),
+    OpDef("SPACE_TO_DEPTH", "ops_extra:_check_space_depth", "refops.layout:space_to_depth", types=_t(I8),
+          options="SpaceToDepthOptions"),
+    OpDef("LEAKY_RELU", "ops:_check_same", "refops.leaky_relu:leaky_relu", memory="elementwise", tiling="unary",
+          options="LeakyReluOptions"),
+    OpDef("SUB", "ops:_check_binary", "refops.sub:sub", const_operands=True, memory="elementwise",
+          tiling="pointwise", options="SubOptions", **_BIN),
+    OpDef("TRANSPOSE_CONV", "ops:_check_transpose_conv", "refops.transpose_conv:transpose_conv",
+          macs="ops:transpose_conv_macs", required_inputs=3, options="TransposeConvOptions"),
+    # Stateful operators: their check owns the types (stateful.py), their state lives in variable tensors.
+    OpDef("SVDF", "stateful:check_svdf", "refops.svdf:svdf", types=_t(I8), macs="stateful:svdf_macs",
+          required_inputs=5, options="SVDFOptions"),
+    OpDef("UNIDIRECTIONAL_SEQUENCE_LSTM", "stateful:check_lstm", "refops.lstm:lstm", types=_t(I8),
+          macs="stateful:lstm_macs", options="UnidirectionalSequenceLSTMOptions"),
+)
+BY_NAME = {d.name: d for d in OPDEFS}
+
+
+def names(**where) -> tuple:
+    """Opcodes, in table order, whose fields equal the given values: names(tiling='windowed')."""
+    return tuple(d.name for d in OPDEFS if all(getattr(d, k) == v for k, v in where.items()))
+
+
+def resolve(ref: str | None):
+    """The function a 'module:function' reference names (module under buildtool), or None."""
+    if ref is None:
+        return None
+    mod, fn = ref.split(":")
+    return getattr(importlib.import_module(f"buildtool.{mod}"), fn)
+
+
+def table(column: str) -> dict:
+    """{opcode: function} of one reference column (check, kernel, macs), operators without one left out."""
+    return {d.name: resolve(getattr(d, column)) for d in OPDEFS if getattr(d, column)}
+
+
+__all__ = ["OpDef", "OPDEFS", "BY_NAME", "names", "resolve", "table"]
