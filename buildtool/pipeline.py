@@ -31,12 +31,12 @@ __all__ = ["Model", "PlanOptions", "locate", "read_model", "check", "plan_memory
 # compared by content, so an unchanged result stops the rebuild there). Build rules declare them.
 STEP_SOURCES = {
     "model": ("zoo.py", "builder.py", "tflite_writer.py", "ir.py", "refops", "pipeline.py"),
-    "skeleton": ("tflite_reader.py", "ir.py", "ops.py", "ops_extra.py", "stateful.py", "flash.py",
+    "skeleton": ("tflite_reader.py", "ir.py", "ops.py", "ops_extra.py", "stateful.py", "opdefs.py", "flash.py",
                  "codegen/skeleton.py", "pipeline.py"),
     "plan": ("arena", "fusion", "plan.py", "options.py", "pipeline.py", "canonical.py", "ops.py", "ops_extra.py",
-             "stateful.py", "ir.py", "codegen/skeleton.py"),
-    "code": ("codegen", "refops", "fusion", "flash.py", "pipeline.py", "plan.py", "ops.py",
-             "ops_extra.py", "stateful.py", "ir.py", "targets"),
+             "stateful.py", "opdefs.py", "ir.py", "codegen/skeleton.py"),
+    "code": ("codegen", "refops", "fusion", "flash.py", "pipeline.py", "plan.py", "ops.py", "ops_extra.py",
+             "stateful.py", "opdefs.py", "ir.py", "targets", "toolchain.py"),
     "flash": ("flash.py", "tflite_reader.py", "ir.py", "pipeline.py"),
     "board": ("targets", "boards", "toolchain.py", "pipeline.py"),
 }
