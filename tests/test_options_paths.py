@@ -104,3 +104,18 @@ def test_canonical_form_is_one_key_for_equal_meanings():
     assert PlanOptions.from_map({}).to_map() == {}
     o = PlanOptions.from_map({"splits": [[0, 0, 2]], "align": 8})
     assert PlanOptions.from_map(o.to_map()) == o
+
+
+def test_report_shows_the_plans_layer_by_layer_arena(tmp_path, capsys):
+    """`report` draws the same layer-by-layer arena `plan` prints (mbv2-w0.35: not the model-order
+    packing it once showed), and the optimised plan `plan --optimize ram` makes."""
+    from buildtool import cli
+
+    assert cli.main(["plan", "mbv2-w0.35", "--json", "--no-daemon"]) == 0
+    plain = json.loads(capsys.readouterr().out)["arena_bytes"]
+    assert cli.main(["plan", "mbv2-w0.35", "--json", "--no-daemon", "--optimize", "ram"]) == 0
+    fused = json.loads(capsys.readouterr().out)["arena_bytes"]
+    assert cli.main(["report", "mbv2-w0.35", "--no-daemon", "-o", str(tmp_path / "r.html")]) == 0
+    page = (tmp_path / "r.html").read_text()
+    assert f"<tr><td>layer by layer</td><td>{plain}</td>" in page
+    assert f"<tr><td>optimised</td><td>{fused}</td>" in page
