@@ -208,3 +208,25 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
 
 
 __all__ = ["run", "format_report", "ram_report", "symbols", "EXIT_MEANING", "RUN_TIMEOUT"]
+
+
+def _kib(n: int) -> str:
+    return f"{n / 1024:,.1f} KiB"
+
+
+def memory_summary(t: targets.Target, elf, arena_bytes: int) -> str:
+    """One line after a link: RAM (arena + reserved stack + other static data) and flash (code +
+    weights) against the board's, in KiB (a native build has no board limits)."""
+    sym = symbols(t, elf)
+    static, stack = t.port.static_ram(sym, lambda names: _section_bytes(t, elf, names))
+    weights = _section_bytes(t, elf, (".bt_weights",))
+    code = _section_bytes(t, elf, (".text", ".rodata", ".data", ".init", ".fini", ".init_array", ".fini_array",
+                                   ".data.rel.ro", ".ARM.exidx", ".srodata", ".sdata"))
+    ram = static + stack
+
+    def of(n: int, total: int) -> str:
+        return f"{_kib(n)} of {_kib(total)} ({100 * n / total:.0f} %)" if total else _kib(n)
+
+    return (f"{t.name}: RAM {of(ram, t.ram_bytes)} = arena {_kib(arena_bytes)} + stack {_kib(stack)} + "
+            f"static {_kib(static - arena_bytes)}; flash {of(code + weights, t.flash_bytes)} = code {_kib(code)} "
+            f"+ weights {_kib(weights)}")

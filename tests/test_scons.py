@@ -23,7 +23,9 @@ OUTPUTS = ("skeleton.json", "plan.json", "model.c", "model.h", "firmware.json", 
            "firmware.elf", "compile_commands.json")
 
 
-def scons(*args, check=True) -> subprocess.CompletedProcess:
+def scons(*args, check=True, verbose=True) -> subprocess.CompletedProcess:
+    """scons with full commands echoed (VERBOSE=1): the tests read which objects were compiled."""
+    args = args + (("VERBOSE=1",) if verbose and not any(a.startswith("VERBOSE=") for a in args) else ())
     r = subprocess.run([sys.executable, "-m", "SCons", "-C", str(ROOT), *args], capture_output=True, text=True,
                        timeout=300)
     if check and r.returncode != 0:
@@ -405,3 +407,29 @@ def test_a_zoo_name_with_dots_stays_whole(tmp_path):
     assert tool.default_name("mbv2-w0.35") == "mbv2-w0.35" and tool.default_name("a/b/m.v2.tflite") == "m.v2"
     scons("board=host", "model=mbv2-w0.35", f"out={tmp_path / 'b'}")
     assert '#define MODEL_NAME "mbv2-w0.35"' in (tmp_path / "b" / "model.h").read_text()
+
+
+def test_quiet_output_and_the_memory_summary(tmp_path):
+    """By default one short line a step (CC/AS/LD, no compiler flags) and, after the link, RAM and
+    flash in use against the board's; VERBOSE=1 prints the full commands."""
+    if targets.get("cortex-m4").missing_tools():
+        pytest.skip("needs the cortex-m4 toolchain")
+    r = scons("board=cortex-m4", "model=tiny", f"out={tmp_path / 'b'}", verbose=False)
+    lines = r.stdout.splitlines()
+    assert f"CC {tmp_path / 'b' / 'model.c'}" in lines and f"LD {tmp_path / 'b' / 'firmware.elf'}" in lines
+    assert not any("-mcpu" in ln for ln in lines) and max(map(len, lines)) < 300  # was 1,089
+    plan = json.loads((tmp_path / "b" / "plan.json").read_text())
+    size = subprocess.run(["arm-none-eabi-size", "-A", str(tmp_path / "b" / "firmware.elf")], capture_output=True,
+                          text=True, check=True).stdout
+    sec = {p[0]: int(p[1]) for p in (ln.split() for ln in size.splitlines()) if len(p) >= 2 and p[1].isdigit()}
+    ram = sec[".stack"] + sec[".data"] + sec[".bss"]  # an independent count from the section table
+    flash = sec[".text"] + sec[".data"] + sec[".bt_weights"]
+    summary = [ln for ln in lines if ln.startswith("cortex-m4: RAM ")]
+    assert summary == [f"cortex-m4: RAM {ram / 1024:,.1f} KiB of 4,096.0 KiB (0 %) = arena "
+                       f"{plan['arena_bytes'] / 1024:.1f} KiB + stack {sec['.stack'] / 1024:.1f} KiB + static "
+                       f"{(sec['.data'] + sec['.bss'] - plan['arena_bytes']) / 1024:.1f} KiB; flash "
+                       f"{flash / 1024:,.1f} KiB of 4,096.0 KiB (0 %) = code {(sec['.text'] + sec['.data']) / 1024:.1f} "
+                       f"KiB + weights {sec['.bt_weights'] / 1024:.1f} KiB"]
+    (tmp_path / "b" / "obj" / "model.o").unlink()
+    r = scons("board=cortex-m4", "model=tiny", f"out={tmp_path / 'b'}", "VERBOSE=1")
+    assert any(ln.startswith("arm-none-eabi-gcc ") and "-mcpu=cortex-m4" in ln for ln in r.stdout.splitlines())

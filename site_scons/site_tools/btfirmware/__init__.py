@@ -298,6 +298,17 @@ def _check_segments(target, source, env):
     return 0
 
 
+def _summary(target, source, env):
+    """After the link: RAM and flash in use against the board's (one line)."""
+    from buildtool import runner, targets
+
+    elf = Path(str(target[0]))
+    if elf.exists():
+        plan = json.loads((elf.parent / "plan.json").read_text())
+        print(runner.memory_summary(targets.get(env["BT_BOARD"]), elf, plan["arena_bytes"]))
+    return 0
+
+
 def _link_spawn(out: str, board: str, model_name: str):
     """SPAWN for the link: the linker's 'region X overflowed by N bytes' (code, weights and static data
     beyond what the fits check counts) becomes firmware.build's one line, not the linker's page."""
@@ -388,7 +399,7 @@ def _split_ldflags(flags) -> tuple:
 
 
 def bt_firmware(env, board: str, model: str, out: str, kernels: str = "", plan_options: dict | None = None,
-                run_input: str = "", run_output: str = "", kernel_root: str = ""):
+                run_input: str = "", run_output: str = "", kernel_root: str = "", verbose: bool = False):
     """Declare the whole firmware build; return the default nodes (ELF, compile_commands.json,
     weights.bin, plan.json) and register the 'run' alias (build, run, print output and RAM).
 
@@ -455,6 +466,8 @@ def bt_firmware(env, board: str, model: str, out: str, kernels: str = "", plan_o
     cenv = fenv.Clone(CC=t.cc, AS=t.cc, ASPP=t.cc, LINK=t.cc, CCFLAGS=cflags, ASPPFLAGS=cflags,
                       CPPPATH=[_command_path(d, "include directory") for d in toolchain.include_dirs(t, o, kroot)],
                       LINKFLAGS=ldflags, LIBS=libs, PROGSUFFIX=".elf", OBJSUFFIX=".o")
+    if not verbose:  # one short line a step; VERBOSE=1 prints the full commands
+        cenv.Replace(CCCOMSTR="CC $SOURCE", ASPPCOMSTR="AS $SOURCE", LINKCOMSTR="LD $TARGET")
     objs, db = [], []
     for src in toolchain.sources(t, o, kroot):
         src = Path(_command_path(src, "source file"))
@@ -486,6 +499,7 @@ def bt_firmware(env, board: str, model: str, out: str, kernels: str = "", plan_o
         lenv.AddPostAction(elf, SCons.Action.Action(_one_line(_check_segments), None))
     else:
         elf = cenv.Program(os.path.join(o, "firmware.elf"), objs)
+    fenv.AddPostAction(elf, SCons.Action.Action(_one_line(_summary), None))
     # our own compilation database: SCons' CompilationDatabase is AlwaysBuild, which defeats `scons -q`
     cdb = fenv.BtText(os.path.join(o, "compile_commands.json"), fenv.Value(json.dumps(db, indent=1) + "\n"))
     renv = fenv.Clone()
