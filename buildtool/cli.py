@@ -309,6 +309,13 @@ def cmd_boards(a) -> int:
     return 0
 
 
+def cmd_scons_dir(a) -> int:
+    from .toolchain import SCONS_DIR
+
+    print(SCONS_DIR)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="buildtool", description="int8 TFLite CNN -> memory-planned MCU firmware")
     p.add_argument("--version", action="version", version=f"buildtool {__version__}")
@@ -370,6 +377,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("boards", help="list the boards (target plugins) that are installed")
     s.set_defaults(fn=cmd_boards)
+
+    s = sub.add_parser("scons-dir", help="the folder for SCons' toolpath=[...] (tools=[\"default\", \"btfirmware\"])")
+    s.set_defaults(fn=cmd_scons_dir)
 
     from .gen import add_parser as add_gen
 

@@ -15,9 +15,9 @@ import numpy as np
 from . import targets
 from .errors import UsageError
 from .ir import NUMPY_DTYPE
-from .toolchain import ROOT, FirmwareError, check_tools
+from .toolchain import PACKAGE, FirmwareError, check_tools
 
-PLUGIN_SRC = ROOT / "tools" / "qemu-insncount" / "insncount.c"
+PLUGIN_SRC = PACKAGE / "tools" / "qemu-insncount" / "insncount.c"
 RUN_TIMEOUT = 120.0
 EXIT_MEANING = {1: "failure", 2: "input/output error", 3: "weights image does not match the firmware",
                 4: "model_invoke failed", 97: "RISC-V trap", 98: "Arm HardFault", 99: "unexpected exception",

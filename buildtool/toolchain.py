@@ -18,9 +18,11 @@ from .fsutil import write_atomic, write_error, write_if_changed
 from .ir import Graph
 from .options import PlanOptions
 
-ROOT = Path(__file__).resolve().parents[1]
-FIRMWARE = ROOT / "firmware"
-KERNELS = ROOT / "kernels"
+PACKAGE = Path(__file__).resolve().parent  # the C sources ship inside the package (pyproject package-data)
+ROOT = PACKAGE  # compat name: the folder holding kernels/, firmware_src/ and tools/
+FIRMWARE = PACKAGE / "firmware_src"
+KERNELS = PACKAGE / "kernels"
+SCONS_DIR = PACKAGE / "scons"  # toolpath=[SCONS_DIR] loads the btfirmware SCons tool
 
 
 class FirmwareError(BuildtoolError):
@@ -81,7 +83,7 @@ def c_string(text: str) -> str:
 
 
 def weights_define(weights_path) -> str:
-    """The -D flag naming weights.bin for firmware/common/weights.S (any path: quotes, backslashes)."""
+    """The -D flag naming weights.bin for firmware_src/common/weights.S (any path: quotes, backslashes)."""
     return f"-DBT_WEIGHTS_FILE={c_string(Path(weights_path).as_posix())}"
 
 
@@ -279,7 +281,7 @@ def check_segments(t: targets.Target, elf) -> None:
                     f"and RAM 0x{t.ram_origin:x}..0x{ram_end:x}")
             raise FirmwareError(f"firmware for board {t.name}: the load segment at physical address 0x{lo:x} "
                                 f"({_b(s['memsz'])}) {what}; the board's linker script must keep .bss and the stack "
-                                f"NOLOAD and out of every PT_LOAD segment (see firmware/arm/cortexm.ld.in)")
+                                f"NOLOAD and out of every PT_LOAD segment (see buildtool/firmware_src/arm/cortexm.ld.in)")
         spans.append((lo, hi))
     spans.sort()
     for (a0, a1), (b0, b1) in zip(spans, spans[1:]):
@@ -291,4 +293,4 @@ def check_segments(t: targets.Target, elf) -> None:
 
 __all__ = ["FirmwareError", "kernel_sources", "include_dirs", "compile_flags", "sources", "c_string",
            "weights_define", "link_flags", "kernel_library", "link", "check_fits", "load_segments",
-           "check_segments", "KERNELS", "FIRMWARE"]
+           "check_segments", "KERNELS", "FIRMWARE", "PACKAGE"]

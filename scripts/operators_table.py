@@ -38,7 +38,7 @@ from buildtool.codegen.model_c import generate  # noqa: E402
 from buildtool.fusion import receptive  # noqa: E402
 from test_int16 import GEN16  # noqa: E402  (the 16x8 one-operator generators)
 
-KERNELS = ROOT / "kernels"
+KERNELS = ROOT / "buildtool" / "kernels"
 SETS = sorted(p.name for p in KERNELS.iterdir() if p.is_dir() and p.name not in ("include", "reference", "tests"))
 SAMPLES = 6  # one-operator models per operator and activation type
 CALL = re.compile(r"\b(bt_\w+)\(")

@@ -76,7 +76,7 @@ def test_every_board_has_a_registered_platform():
         t = targets.get(name)
         assert isinstance(t.port, platform.Platform)
         assert t.firmware_sources()[0] == "common/main.c"
-        assert all((ROOT / "firmware" / s).is_file() for s in t.firmware_sources())
+        assert all((ROOT / "buildtool" / "firmware_src" / s).is_file() for s in t.firmware_sources())
 
 
 def test_platforms_own_start_up_code_running_and_thumb_bit():

@@ -674,7 +674,7 @@ def test_scons_mac_cap_variable_means_what_the_cli_option_means():
     import importlib.util
     import pathlib
 
-    path = pathlib.Path(__file__).parents[1] / "site_scons" / "site_tools" / "btfirmware" / "__init__.py"
+    path = pathlib.Path(__file__).parents[1] / "buildtool" / "scons" / "btfirmware" / "__init__.py"
     spec = importlib.util.spec_from_file_location("btfirmware_i16", path)
     tool = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tool)

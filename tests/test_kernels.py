@@ -21,7 +21,7 @@ import pytest
 from conftest import tflm_run
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "kernels" / "tests"))
+sys.path.insert(0, str(ROOT / "buildtool" / "kernels" / "tests"))
 import kbuild  # noqa: E402
 
 MIN_CASES = 400  # kernel_test.c runs about 405 comparisons per set

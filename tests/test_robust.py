@@ -321,7 +321,7 @@ def test_scons_turns_a_bug_into_one_line(tmp_path):
     """The SCons tool's steps: a bug in a step is one 'internal error' line, no traceback."""
     import SCons.Errors
 
-    sys.path.insert(0, str(ROOT / "site_scons" / "site_tools"))
+    sys.path.insert(0, str(ROOT / "buildtool" / "scons"))
     try:
         import btfirmware
     finally:

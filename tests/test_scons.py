@@ -1,4 +1,4 @@
-"""The SCons build (SConstruct + site_scons/site_tools/btfirmware): declared outputs, `scons -q`,
+"""The SCons build (SConstruct + buildtool/scons/btfirmware): declared outputs, `scons -q`,
 and SCons' own dependency tracking (one kernel edit -> one object; a weight edit -> flash image only)."""
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ def project(tmp_path_factory):
     tests of this module so the build is done once; each test starts with an incremental `scons`."""
     tmp_path = tmp_path_factory.mktemp("scons")
     kroot = tmp_path / "kernels"
-    shutil.copytree(ROOT / "kernels", kroot, ignore=shutil.ignore_patterns("tests", "__pycache__"))
+    shutil.copytree(ROOT / "buildtool" / "kernels", kroot, ignore=shutil.ignore_patterns("tests", "__pycache__"))
     model = tmp_path / "m.tflite"
     model.write_bytes(serialize(zoo.build("tiny")))
     return tmp_path, model, kroot
@@ -400,7 +400,7 @@ def test_a_zoo_name_with_dots_stays_whole(tmp_path):
     """mbv2-w0.35 names its default build folder and model.h's MODEL_NAME whole (not mbv2-w0, not mbv2_w0_35)."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("btfirmware_names", ROOT / "site_scons" / "site_tools" / "btfirmware"
+    spec = importlib.util.spec_from_file_location("btfirmware_names", ROOT / "buildtool" / "scons" / "btfirmware"
                                                   / "__init__.py")
     tool = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(tool)

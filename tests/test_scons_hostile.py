@@ -7,7 +7,7 @@
    damaged after they were made: re-made (one line says so) or refused in one line, never
    turned into firmware.
 
-Every build runs in a scratch project (SConstruct and site_scons copied, buildtool linked), so
+Every build runs in a scratch project (SConstruct copied, buildtool linked), so
 the default build folder build/host/NAME lands in a temporary directory.
 """
 
@@ -39,7 +39,6 @@ NAMES = ['a";touch PWNED;"b', "$x", "$(touch PWNED)", "`touch PWNED`", "it's", "
 def scratch(tmp_path_factory):
     top = tmp_path_factory.mktemp("hostile")
     shutil.copy(ROOT / "SConstruct", top / "SConstruct")
-    shutil.copytree(ROOT / "site_scons", top / "site_scons", ignore=shutil.ignore_patterns("__pycache__"))
     (top / "buildtool").symlink_to(ROOT / "buildtool")
     (top / "m").mkdir()
     return top
@@ -114,7 +113,7 @@ def test_unsafe_command_line_path_is_refused_in_one_line(scratch, arg):
 def test_spaces_in_out_and_kernel_root_work(scratch, tiny):
     data, x, ref = tiny
     d = scratch / "with space"
-    shutil.copytree(ROOT / "kernels", d / "my kernels", ignore=shutil.ignore_patterns("tests", "__pycache__"))
+    shutil.copytree(ROOT / "buildtool" / "kernels", d / "my kernels", ignore=shutil.ignore_patterns("tests", "__pycache__"))
     model = scratch / "m" / "plain.tflite"
     model.write_bytes(data)
     r = scons(scratch, "run", "board=host", f"model={model}", f"out={d / 'o u t'}", f"kernel_root={d / 'my kernels'}")
@@ -272,23 +271,22 @@ def test_cli_board_run_default_folder_is_the_safe_name(tmp_path, monkeypatch, ca
     assert (tmp_path / "build" / "host" / build_dir_name(name) / "firmware.elf").is_file()
 
 
-def test_tool_imports_the_buildtool_of_its_own_checkout(tmp_path):
-    """A project elsewhere that loads the tool from a checkout (toolpath=CHECKOUT/site_scons/site_tools)
-    gets that checkout's buildtool, not the current directory's or an installed one (here: a copy of
-    the package that says so when imported)."""
+def test_tool_imports_the_buildtool_python_finds(tmp_path):
+    """A project elsewhere that loads the tool from a package (toolpath=`buildtool scons-dir`) gets
+    buildtool through a normal import (here PYTHONPATH names a copy of the package that says so when
+    imported), never relative to the tool's own file."""
     top = tmp_path / "checkout"
     top.mkdir()
-    shutil.copytree(ROOT / "site_scons", top / "site_scons", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ROOT / "buildtool", top / "buildtool", ignore=shutil.ignore_patterns("__pycache__"))
     with open(top / "buildtool" / "__init__.py", "a") as f:
         f.write("\nprint('buildtool imported from', __file__)\n")
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (elsewhere / "SConstruct").write_text(
-        f"env = Environment(tools=['default', 'btfirmware'], toolpath=[{str(top / 'site_scons' / 'site_tools')!r}])\n"
+        f"env = Environment(tools=['default', 'btfirmware'], toolpath=[{str(top / 'buildtool' / 'scons')!r}])\n"
         "print('folder', env.BtDefaultName('a b.tflite'))\n")
     r = subprocess.run([sys.executable, "-m", "SCons", "-Q", "-n"], cwd=elsewhere, capture_output=True, text=True,
-                       timeout=300, env=dict(os.environ, PYTHONPATH=""))
+                       timeout=300, env=dict(os.environ, PYTHONPATH=str(top)))
     assert r.returncode == 0, r.stdout + r.stderr
     lines = r.stdout.splitlines()
     assert f"buildtool imported from {top / 'buildtool' / '__init__.py'}" in lines

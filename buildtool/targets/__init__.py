@@ -24,7 +24,7 @@ from .platform import Platform, lookup
 GROUP = "buildtool.targets"
 BUILTIN_PLUGINS = ("buildtool.boards.host", "buildtool.boards.cortex_m", "buildtool.boards.riscv",
                    "buildtool.boards.xcore")
-ROOT = Path(__file__).resolve().parents[2]
+FIRMWARE = Path(__file__).resolve().parents[1] / "firmware_src"  # start-up code, linker scripts
 
 
 @dataclass(frozen=True)
@@ -32,8 +32,8 @@ class Target:
     """One board.
 
     platform is a Platform or the name of a registered one ("host", "arm", "riscv"): it
-    selects the start-up code under firmware/, how the image runs and how its RAM is read.
-    kernel_sets is the search order of kernels/<set>/ directories for each kernel
+    selects the start-up code under buildtool/firmware_src/, how the image runs and how its RAM is read.
+    kernel_sets is the search order of buildtool/kernels/<set>/ directories for each kernel
     file; "reference" is always searched last. run is the emulator command before
     the ELF path (empty: run the executable natively).
     """
@@ -51,11 +51,11 @@ class Target:
     flash_origin: int = 0
     flash_bytes: int = 0
     stack_bytes: int = 8192
-    linker_template: str = ""  # path under firmware/, "" = the toolchain's default
+    linker_template: str = ""  # path under firmware_src/, "" = the toolchain's default
     run: tuple = ()
     weights_align: int = 16
     tool_prefix: str = ""  # binutils prefix, e.g. "arm-none-eabi-"
-    extra_sources: tuple = ()  # more files under firmware/ for this board
+    extra_sources: tuple = ()  # more files under firmware_src/ for this board
     defines: tuple = ()
     tools: tuple = field(default=())  # programs that must be on PATH to build and run
 
@@ -79,14 +79,14 @@ class Target:
         """The board's linker script text ("" for native builds)."""
         if not self.linker_template:
             return ""
-        text = (ROOT / "firmware" / self.linker_template).read_text()
+        text = (FIRMWARE / self.linker_template).read_text()
         for key, val in (("FLASH", self.flash_origin), ("FLASHLEN", self.flash_bytes), ("RAM", self.ram_origin),
                          ("RAMLEN", self.ram_bytes), ("STACK", self.stack_bytes)):
             text = text.replace(f"@{key}@", f"0x{val:x}")
         return text
 
     def firmware_sources(self) -> list:
-        """Start-up and harness sources (paths under firmware/)."""
+        """Start-up and harness sources (paths under firmware_src/)."""
         return self.port.firmware_sources(self)
 
     def missing_tools(self) -> list:

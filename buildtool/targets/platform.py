@@ -15,7 +15,7 @@ from ..errors import UsageError
 class Platform:
     """A family of boards.
 
-    sources: start-up and harness files under firmware/ (after common/main.c).
+    sources: start-up and harness files under buildtool/firmware_src/ (after common/main.c).
     native: the image is an executable run directly (stdin/stdout, per-operator ns on stderr);
     else it runs under the board's emulator command with semihosting (input.bin/output.bin)
     and is profiled by the QEMU instruction-count plugin.
@@ -28,7 +28,7 @@ class Platform:
     code_mask: int = ~0
 
     def firmware_sources(self, t) -> list:
-        """Start-up and harness sources of board t (paths under firmware/)."""
+        """Start-up and harness sources of board t (paths under firmware_src/)."""
         return ["common/main.c"] + list(self.sources) + list(t.extra_sources)
 
     def run_command(self, t, elf, plugin: tuple = ()) -> list:

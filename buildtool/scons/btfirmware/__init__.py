@@ -1,7 +1,9 @@
 """SCons tool: firmware for one (board, model) pair, with every output declared.
 
-    env = Environment(tools=["default", "btfirmware"])
+    env = Environment(tools=["default", "btfirmware"], toolpath=[<`buildtool scons-dir`>])
     elf = env.BtFirmware(board="cortex-m4", model="tiny", out="build/cortex-m4/tiny")
+
+The tool lives in the package (buildtool/scons/btfirmware) and imports buildtool normally.
 
 Pipeline (each step a Builder whose targets are declared, so SCons' content
 signatures decide what reruns):
@@ -48,14 +50,11 @@ import SCons.Builder
 import SCons.Errors
 import SCons.Script
 
-ROOT = Path(__file__).resolve().parents[3]
-if (ROOT / "buildtool" / "__init__.py").is_file() and "buildtool" not in sys.modules:
-    # Loaded from a checkout (its SConstruct, or toolpath=CHECKOUT/site_scons/site_tools): that
-    # checkout's buildtool, not whichever the current directory or site-packages holds. Imported
-    # now, while the root is first on sys.path: SCons restores sys.path after loading a tool, and
-    # every later buildtool.* import follows the package's own __path__.
-    sys.path.insert(0, str(ROOT))
-    import buildtool  # noqa: E402,F401
+try:  # a normal import (installed or editable, or PYTHONPATH): never relative to this file
+    import buildtool  # noqa: F401
+except ImportError:
+    raise SCons.Errors.UserError("the btfirmware tool needs the buildtool package: pip install it "
+                                 "(or put its checkout on PYTHONPATH)") from None
 
 
 def _python_deps(step: str) -> list:
@@ -304,7 +303,7 @@ def _summary(target, source, env):
 
     elf = Path(str(target[0]))
     if elf.exists():
-        plan = json.loads((elf.parent / "plan.json").read_text())
+        plan = json.loads(Path(env["BT_OUT"], "plan.json").read_text())
         print(runner.memory_summary(targets.get(env["BT_BOARD"]), elf, plan["arena_bytes"]))
     return 0
 
@@ -398,10 +397,36 @@ def _split_ldflags(flags) -> tuple:
     return [f for f in flags if not f.startswith("-l")], libs
 
 
-def bt_firmware(env, board: str, model: str, out: str, kernels: str = "", plan_options: dict | None = None,
-                run_input: str = "", run_output: str = "", kernel_root: str = "", verbose: bool = False):
-    """Declare the whole firmware build; return the default nodes (ELF, compile_commands.json,
-    weights.bin, plan.json) and register the 'run' alias (build, run, print output and RAM).
+class BtModel:
+    """What env.BtModel declares: link `objects` (board start-up code, kernels, model.o, weights.o)
+    with the user's sources through `env` (the board's compiler, flags, include directories and
+    linker script), or call Program(). include_dir holds model.h; include_dirs is every directory
+    the objects were compiled with (model.h, bt_platform.h, the kernel headers); libs is empty (the
+    kernels come as objects); nodes are the generated files (plan.json, weights.bin, ...)."""
+
+    def __init__(self, env, link_env, objects, include_dirs, nodes, db):
+        self.env, self._link_env, self.objects, self.include_dirs = env, link_env, objects, include_dirs
+        self.include_dir, self.libs, self.nodes, self.compile_db = include_dirs[0], [], nodes, db
+
+    def Program(self, target, sources):
+        """Link sources (the user's .c files or objects) with the model into an ELF, checked against the
+        board's memory map, with the RAM/flash summary after the link."""
+        from buildtool.errors import UsageError
+
+        if self._link_env is None:  # BtModel(harness=True) leaves the harness to BtFirmware
+            raise UsageError("this model includes the harness; link it with BtFirmware")
+        elf = self._link_env.Program(target, list(sources) + self.objects)
+        self._link_env.Depends(elf, self._link_env["BT_LINK_DEPS"])
+        if self._link_env["BT_CHECK_SEGMENTS"]:
+            self._link_env.AddPostAction(elf, SCons.Action.Action(_one_line(_check_segments), None))
+        self._link_env.AddPostAction(elf, SCons.Action.Action(_one_line(_summary), None))
+        return elf
+
+
+def bt_model(env, board: str, model: str, out: str = "", kernels: str = "", plan_options: dict | None = None,
+             kernel_root: str = "", verbose: bool = False, harness: bool = False) -> BtModel:
+    """Declare a model's build for the user's own application: returns a BtModel (objects, env,
+    include_dir holding model.h). harness=True also compiles the built-in harness (BtFirmware).
 
     out "" is build/BOARD/NAME (NAME: firmware.build_dir_name of the model's name). A user's
     error (unknown board or zoo name, a path unsafe on a command line) raises a BuildtoolError."""
@@ -428,6 +453,7 @@ def bt_firmware(env, board: str, model: str, out: str, kernels: str = "", plan_o
     fenv = env.Clone(BT_BOARD=board, BT_WEIGHTS_ALIGN=t.weights_align,
                      BT_PLAN_OPTIONS=dict(sorted((plan_options or {}).items())))
     fenv["BT_MODEL_NAME"] = model_name(model)  # set, not Clone(): no substitution
+    fenv["BT_OUT"] = o
     sealed = []  # (read-back file, the step that makes it, what remaking it means)
     if firmware.is_model_file(model):
         model_node = env.fs.File(os.path.abspath(model))
@@ -462,15 +488,18 @@ def bt_firmware(env, board: str, model: str, out: str, kernels: str = "", plan_o
 
     cflags = [f for f in toolchain.compile_flags(t, o, kroot) if not f.startswith("-I")]
     ldflags, libs = _split_ldflags(list(t.ldflags))
+    incs = [_command_path(d, "include directory") for d in toolchain.include_dirs(t, o, kroot)]
     # include directories through CPPPATH so SCons' scanner sees model.h and every kernel header
     cenv = fenv.Clone(CC=t.cc, AS=t.cc, ASPP=t.cc, LINK=t.cc, CCFLAGS=cflags, ASPPFLAGS=cflags,
-                      CPPPATH=[_command_path(d, "include directory") for d in toolchain.include_dirs(t, o, kroot)],
-                      LINKFLAGS=ldflags, LIBS=libs, PROGSUFFIX=".elf", OBJSUFFIX=".o")
+                      CPPPATH=incs, LINKFLAGS=ldflags, LIBS=libs, PROGSUFFIX=".elf", OBJSUFFIX=".o")
     if not verbose:  # one short line a step; VERBOSE=1 prints the full commands
         cenv.Replace(CCCOMSTR="CC $SOURCE", ASPPCOMSTR="AS $SOURCE", LINKCOMSTR="LD $TARGET")
     objs, db = [], []
+    main_c = toolchain.FIRMWARE / "common" / "main.c"
     for src in toolchain.sources(t, o, kroot):
         src = Path(_command_path(src, "source file"))
+        if src == main_c and not harness:
+            continue  # the user's application brings its own bt_main
         if src.name == "weights.S":
             wenv = cenv.Clone()
             wenv.Append(ASPPFLAGS=[f'-DBT_WEIGHTS_FILE=\\"{weights[0].abspath}\\"'])  # through the shell
@@ -489,23 +518,35 @@ def bt_firmware(env, board: str, model: str, out: str, kernels: str = "", plan_o
                 cenv.Depends(obj, code[1])
             db.append(_cdb_entry(cenv, "$CCCOM", obj[0], src if src.name != "model.c" else code[0]))
         objs += obj
+    link_deps = []
     if t.linker_template:
         ld = fenv.BtText(os.path.join(o, "board.ld"), fenv.Value(t.linker_script()))
         cenv.Append(LINKFLAGS=[f"-T{ld[0].abspath}"])
+        link_deps = ld
         lenv = cenv.Clone()
         lenv["SPAWN"] = _link_spawn(o, board, fenv["BT_MODEL_NAME"])  # set, not Clone(): no substitution
-        elf = lenv.Program(os.path.join(o, "firmware.elf"), objs)
-        lenv.Depends(elf, ld)
-        lenv.AddPostAction(elf, SCons.Action.Action(_one_line(_check_segments), None))
     else:
-        elf = cenv.Program(os.path.join(o, "firmware.elf"), objs)
-    fenv.AddPostAction(elf, SCons.Action.Action(_one_line(_summary), None))
+        lenv = cenv.Clone()
+    lenv["BT_LINK_DEPS"], lenv["BT_CHECK_SEGMENTS"] = link_deps, bool(t.linker_template)
+    return BtModel(cenv, lenv, objs, incs, weights + plan[:1] + code[:3], db)
+
+
+def bt_firmware(env, board: str, model: str, out: str = "", kernels: str = "", plan_options: dict | None = None,
+                run_input: str = "", run_output: str = "", kernel_root: str = "", verbose: bool = False):
+    """Declare the whole firmware build (BtModel with the built-in harness, linked); return the default
+    nodes (ELF, compile_commands.json, weights.bin, plan.json) and register the 'run' alias (build, run,
+    print output and RAM)."""
+    m = bt_model(env, board, model, out=out, kernels=kernels, plan_options=plan_options, kernel_root=kernel_root,
+                 verbose=verbose, harness=True)
+    o, fenv = m.env["BT_OUT"], m.env
+    elf = m.Program(os.path.join(o, "firmware.elf"), [])
     # our own compilation database: SCons' CompilationDatabase is AlwaysBuild, which defeats `scons -q`
-    cdb = fenv.BtText(os.path.join(o, "compile_commands.json"), fenv.Value(json.dumps(db, indent=1) + "\n"))
+    cdb = fenv.BtText(os.path.join(o, "compile_commands.json"), fenv.Value(json.dumps(m.compile_db, indent=1) + "\n"))
     renv = fenv.Clone()
     renv["BT_RUN"] = {"out": o, "input": run_input, "output": run_output}  # set, not Clone(): no substitution
-    nodes = elf + cdb + weights + plan[:1]
-    run = renv.Alias("run", nodes + [code[2]], SCons.Action.Action(_one_line(_run), "running firmware on $BT_BOARD"))
+    weights, plan, manifest = m.nodes[0], m.nodes[1], m.nodes[4]
+    nodes = elf + cdb + [weights, plan]
+    run = renv.Alias("run", nodes + [manifest], SCons.Action.Action(_one_line(_run), "running firmware on $BT_BOARD"))
     renv.AlwaysBuild(run)
     return nodes
 
@@ -534,6 +575,7 @@ def generate(env):
     env["BUILDERS"]["BtFlash"] = mk(action=SCons.Action.Action(_one_line(_flash), "flash image $TARGET"))
     env["BUILDERS"]["BtText"] = mk(action=SCons.Action.Action(_text, "write $TARGET"))
     env.AddMethod(bt_firmware, "BtFirmware")
+    env.AddMethod(bt_model, "BtModel")
     env.AddMethod(lambda env, model: default_name(model), "BtDefaultName")
     env.AddMethod(lambda env, given: plan_options(given), "BtPlanOptions")
 

@@ -17,9 +17,9 @@ import threading
 from pathlib import Path
 
 KERNELS = Path(__file__).resolve().parents[1]
-ROOT = KERNELS.parent
-FIRMWARE = ROOT / "firmware"
-PLUGIN_SRC = ROOT / "tools" / "qemu-insncount" / "insncount.c"
+PACKAGE = KERNELS.parent
+FIRMWARE = PACKAGE / "firmware_src"
+PLUGIN_SRC = PACKAGE / "tools" / "qemu-insncount" / "insncount.c"
 SETS = ("reference", "cortex-m", "riscv", "xcore")
 
 ARM_BOARDS = {  # cpu flags, qemu machine, FLASH, RAM

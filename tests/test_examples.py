@@ -1,0 +1,76 @@
+"""examples/scons: a user project (its own main.c + BtModel) copied outside the checkout, built with
+the toolpath `buildtool scons-dir` prints, run natively and in QEMU; its printed class and output bytes
+match TFLite Micro's."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import fixed_input, tflm_run
+
+from buildtool import targets, zoo
+from buildtool.tflite_writer import serialize
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _cli(*args, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "buildtool.cli", *args], capture_output=True, text=True,
+                          timeout=60, **kw)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    """examples/scons in a folder of its own, with the tiny model as a .tflite file; the tool's folder
+    and the reference output and class."""
+    top = tmp_path_factory.mktemp("user") / "app"
+    shutil.copytree(ROOT / "examples" / "scons", top, ignore=shutil.ignore_patterns("build", ".sconsign*"))
+    g = zoo.build("tiny")
+    data = serialize(g)
+    (top / "tiny.tflite").write_bytes(data)
+    x = fixed_input(g.tensors[g.inputs[0]].shape)
+    ref = tflm_run(data, [x])[0]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))  # this checkout's buildtool, found by a normal import
+    r = _cli("scons-dir", env=env, cwd=top)
+    assert r.returncode == 0, r.stderr
+    tool_dir = r.stdout.strip()
+    assert Path(tool_dir, "btfirmware", "__init__.py").is_file()
+    return top, env, tool_dir, x, ref
+
+
+def test_scons_dir_is_inside_the_package():
+    r = _cli("scons-dir", cwd=ROOT)
+    assert r.returncode == 0 and Path(r.stdout.strip()) == ROOT / "buildtool" / "scons"
+
+
+@pytest.mark.parametrize("board", ["host", "cortex-m4"])
+def test_user_app_classifies_like_the_reference(project, board, tmp_path):
+    top, env, tool_dir, x, ref = project
+    r = subprocess.run([sys.executable, "-m", "SCons", "-Q", f"toolpath={tool_dir}", f"board={board}",
+                        "model=tiny.tflite"], cwd=top, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    elf = top / "build" / board / "app.elf"
+    assert elf.is_file() and "Traceback" not in r.stdout + r.stderr
+    assert f"{board}: RAM" in r.stdout  # the size summary after the link
+    t = targets.get(board)
+    data = np.ascontiguousarray(x).tobytes()
+    if t.port.native:
+        p = subprocess.run(t.port.run_command(t, elf), input=data, capture_output=True, timeout=60)
+        out, log = p.stdout, p.stderr.decode()
+    else:
+        (tmp_path / "input.bin").write_bytes(data)
+        p = subprocess.run(t.port.run_command(t, elf), cwd=tmp_path, capture_output=True, timeout=120)
+        out, log = (tmp_path / "output.bin").read_bytes(), (p.stdout + p.stderr).decode()
+    assert p.returncode == 0, log
+    assert out == np.ascontiguousarray(ref).tobytes()
+    assert re.search(r"^class=(\d+)$", log, re.M).group(1) == str(int(np.argmax(ref.reshape(-1))))
+    r = subprocess.run([sys.executable, "-m", "SCons", "-Q", "-q", f"toolpath={tool_dir}", f"board={board}",
+                        "model=tiny.tflite"], cwd=top, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr  # up to date
