@@ -4,6 +4,12 @@
     elf = env.BtFirmware(board="cortex-m4", model="tiny", out="build/cortex-m4/tiny")
 
 The tool lives in the package (buildtool/scons/btfirmware) and imports buildtool normally.
+For the user's own application (a main.c defining bt_main):
+
+    m = env.BtModel(board="cortex-m4", model="m.tflite", out="build/cortex-m4")
+    app = m.Program("build/cortex-m4/app.elf", m.env.Object("build/cortex-m4/main.o", "main.c"))
+
+BtFirmware is BtModel(harness=True) (the built-in firmware_src/common/main.c) linked, plus `run`.
 
 Pipeline (each step a Builder whose targets are declared, so SCons' content
 signatures decide what reruns):
