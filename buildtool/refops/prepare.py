@@ -63,8 +63,26 @@ class TransposeConvData(ChannelRequant):
     pad_left: int
 
 
+_REQUANT_MEMO: dict = {}  # content key -> fields: the fused executor prepares per tile, the math once
+
+
 def _channel_requant(g, op, x: int) -> dict:
-    """ChannelRequant's fields for data input x; a per-tensor filter scale is replicated."""
+    """ChannelRequant's fields for data input x; a per-tensor filter scale is replicated. Memoised on
+    everything the result depends on (scales, zero points, shapes, activation), never on identities."""
+    flt, ti, to = g.tensors[op.inputs[1]], g.tensors[x], g.tensors[op.outputs[0]]
+    if any(t.quant is None for t in (ti, flt, to)):
+        return _channel_requant_of(g, op, x)
+    key = (op.opcode, op.options.get("activation", "NONE"), tuple(flt.shape), to.dtype,
+           *(np.asarray(v).tobytes() for t in (ti, flt, to) for v in (t.quant.scale, t.quant.zero_point)))
+    hit = _REQUANT_MEMO.get(key)
+    if hit is None:
+        if len(_REQUANT_MEMO) > 4096:
+            _REQUANT_MEMO.clear()
+        hit = _REQUANT_MEMO[key] = _channel_requant_of(g, op, x)
+    return dict(hit)
+
+
+def _channel_requant_of(g, op, x: int) -> dict:
     m, s = channel_multipliers(g, op)
     flt = g.tensors[op.inputs[1]]
     n = flt.shape[3] if op.opcode == "DEPTHWISE_CONV_2D" else flt.shape[0]
