@@ -2,8 +2,8 @@
 
 Their state lives in *variable* tensors (`Tensor.variable`): operator inputs that the operator
 updates in place and that persist across invocations (the plan keeps them in persistent buffers,
-see plan.py). This module holds what ops.py and the reader need: option reading, semantic checks
-and MAC counts. Options keys:
+see plan.py). This module holds their semantic checks and MAC counts (their options tables are rows
+of opdefs.OPDEFS, read and written by tflite_options). Options keys:
   SVDF                           rank, activation
   UNIDIRECTIONAL_SEQUENCE_LSTM   cell_clip, proj_clip, time_major, lstm_activation
 Also here: the int16/int32 model edges the TFLM keyword example needs around its SVDF stack
@@ -114,26 +114,6 @@ def svdf_macs(g, op) -> int:
     return d["batch"] * d["n_filter"] * (d["n_input"] + d["n_memory"])
 
 
-def read_svdf_options(reader, load, i) -> dict:
-    import tflite
-
-    o = load(tflite.SVDFOptions)
-    if o is None:
-        reader.fail(f"operator {i} (SVDF) has no options")
-    from .tflite_reader import ACT
-    return {"rank": int(o.Rank()), "activation": reader._enum(ACT, o.FusedActivationFunction(), i, "activation")}
-
-
-def write_svdf_options(b, o, act_codes) -> tuple:
-    import tflite
-    from tflite.BuiltinOptions import BuiltinOptions
-
-    tflite.SVDFOptionsStart(b)
-    tflite.SVDFOptionsAddRank(b, int(o["rank"]))
-    tflite.SVDFOptionsAddFusedActivationFunction(b, act_codes[o.get("activation", "NONE")])
-    return BuiltinOptions.SVDFOptions, tflite.SVDFOptionsEnd(b)
-
-
 # -- UNIDIRECTIONAL_SEQUENCE_LSTM ------------------------------------------------------------------
 def lstm_dims(g, op) -> dict:
     x, h = g.tensors[op.inputs[LSTM_X]], g.tensors[op.inputs[LSTM_H]]
@@ -183,30 +163,6 @@ def lstm_macs(g, op) -> int:
     return d["batch"] * d["steps"] * 4 * d["n_state"] * (d["n_input"] + d["n_state"])
 
 
-def read_lstm_options(reader, load, i) -> dict:
-    import tflite
-
-    o = load(tflite.UnidirectionalSequenceLSTMOptions)
-    if o is None:
-        reader.fail(f"operator {i} (UNIDIRECTIONAL_SEQUENCE_LSTM) has no options")
-    from .tflite_reader import ACT
-    return {"lstm_activation": reader._enum(ACT, o.FusedActivationFunction(), i, "activation"),
-            "cell_clip": float(o.CellClip()), "proj_clip": float(o.ProjClip()), "time_major": bool(o.TimeMajor())}
-
-
-def write_lstm_options(b, o, act_codes) -> tuple:
-    import tflite
-    from tflite.BuiltinOptions import BuiltinOptions
-
-    codes = dict(act_codes, TANH=4)
-    tflite.UnidirectionalSequenceLSTMOptionsStart(b)
-    tflite.UnidirectionalSequenceLSTMOptionsAddFusedActivationFunction(b, codes[o.get("lstm_activation", "TANH")])
-    tflite.UnidirectionalSequenceLSTMOptionsAddCellClip(b, float(o.get("cell_clip", 0.0)))
-    tflite.UnidirectionalSequenceLSTMOptionsAddProjClip(b, float(o.get("proj_clip", 0.0)))
-    tflite.UnidirectionalSequenceLSTMOptionsAddTimeMajor(b, bool(o.get("time_major", False)))
-    return BuiltinOptions.UnidirectionalSequenceLSTMOptions, tflite.UnidirectionalSequenceLSTMOptionsEnd(b)
-
-
 # -- int16 / int32 model edges (QUANTIZE, SOFTMAX) ---------------------------------------------------
 # (int8/int16 <-> int8/int16 QUANTIZE is ordinary 16x8: ops.INT16_OPS)
 EDGE_TYPES = {"QUANTIZE": {("int16", "int32")},
@@ -232,5 +188,3 @@ def check_edge(g, op) -> None:
 
 # -- dispatch (one-line entries in ops.py and tflite_reader.py) ------------------------------------
 # Checks and MAC counts: named by opdefs.OPDEFS.
-STATEFUL_OPTIONS = {"SVDF": read_svdf_options, "UNIDIRECTIONAL_SEQUENCE_LSTM": read_lstm_options}
-STATEFUL_WRITERS = {"SVDF": write_svdf_options, "UNIDIRECTIONAL_SEQUENCE_LSTM": write_lstm_options}

@@ -18,23 +18,20 @@ import stat
 import struct
 
 import numpy as np
-import tflite
 from tflite.BuiltinOperator import BuiltinOperator
 from tflite.TensorType import TensorType
 
 from .errors import ModelError, UsageError, one_line, short
 from .ir import NUMPY_DTYPE, Graph, Operator, Quant, Tensor, validate_graph
 from .ops import SUPPORTED, check_graph, unsupported_message
-from .opdefs import BY_NAME, OPDEFS
-from .stateful import STATEFUL_OPTIONS
+from .opdefs import OPDEFS
+from . import tflite_options
 
 OPCODE_NAMES = {v: k for k, v in vars(BuiltinOperator).items() if not k.startswith("_")}
 TYPE_NAMES = {TensorType.FLOAT32: "float32", TensorType.FLOAT16: "float16", TensorType.INT32: "int32",
               TensorType.UINT8: "uint8", TensorType.INT64: "int64", TensorType.INT16: "int16",
               TensorType.INT8: "int8", TensorType.BOOL: "bool"}
 TYPE_ENUM = {v: k for k, v in vars(TensorType).items() if not k.startswith("_")}
-ACT = {0: "NONE", 1: "RELU", 2: "RELU_N1_TO_1", 3: "RELU6", 4: "TANH", 5: "SIGN_BIT"}
-PAD = {0: "SAME", 1: "VALID"}
 # Inputs an operator cannot run without (the rest are optional, -1 = absent); checked here so that
 # the shape checks never see a missing one.
 REQUIRED_INPUTS = {d.name: d.required_inputs for d in OPDEFS if d.required_inputs > 1}
@@ -203,7 +200,6 @@ _QUANT = {"scale": 8, "zero_point": 10, "quantized_dimension": 16}
 _OPERATOR = {"opcode_index": 4, "inputs": 6, "outputs": 8, "builtin_options": 12}
 _OPCODE = {"deprecated_builtin_code": 4, "custom_code": 6, "builtin_code": 10}
 _BUFFER = {"data": 4, "offset": 6, "size": 8}
-_SQUEEZE_DIMS = 4
 _NSLOTS = 8  # vtables are padded to this many slots: absent fields read as offset 0
 _I8, _U8, _U16 = struct.Struct("<b").unpack_from, struct.Struct("<B").unpack_from, struct.Struct("<H").unpack_from
 _I32, _U32 = struct.Struct("<i").unpack_from, struct.Struct("<I").unpack_from
@@ -473,94 +469,11 @@ class _Reader:
         return start, n
 
     def _options(self, table: int | None, opcode: str, i: int, n_outputs: int) -> dict:
-        """Normalised options of operator i from its builtin_options table (position or None)."""
+        """Normalised options of operator i from its builtin_options table (position or None):
+        tflite_options.read, from the operator's row in opdefs."""
         if table is not None:
             self._table(table, f"operator {i} options")
-
-        def load(cls):
-            if table is None:
-                return None
-            o = cls()
-            o.Init(self.buf, table)
-            return o
-
-        if opcode in ("CONV_2D", "DEPTHWISE_CONV_2D"):
-            o = load(tflite.Conv2DOptions if opcode == "CONV_2D" else tflite.DepthwiseConv2DOptions)
-            if o is None:
-                self.fail(f"operator {i} ({opcode}) has no options")
-            d = {"padding": self._enum(PAD, o.Padding(), i, "padding"), "stride_h": o.StrideH(),
-                 "stride_w": o.StrideW(), "dilation_h": o.DilationHFactor() or 1,
-                 "dilation_w": o.DilationWFactor() or 1,
-                 "activation": self._enum(ACT, o.FusedActivationFunction(), i, "activation")}
-            if opcode == "DEPTHWISE_CONV_2D":
-                d["depth_multiplier"] = o.DepthMultiplier() or 1
-            return d
-        if opcode == "FULLY_CONNECTED":
-            o = load(tflite.FullyConnectedOptions)
-            if o is None:
-                return {"activation": "NONE", "keep_num_dims": False}
-            if o.WeightsFormat() != 0:
-                self.fail(f"operator {i} (FULLY_CONNECTED) uses shuffled weights, which are not supported")
-            return {"activation": self._enum(ACT, o.FusedActivationFunction(), i, "activation"),
-                    "keep_num_dims": bool(o.KeepNumDims())}
-        if opcode in ("ADD", "MUL", "SUB"):
-            o = load({"ADD": tflite.AddOptions, "MUL": tflite.MulOptions, "SUB": tflite.SubOptions}[opcode])
-            return {"activation": self._enum(ACT, o.FusedActivationFunction(), i, "activation") if o else "NONE"}
-        if opcode == "CONCATENATION":
-            o = load(tflite.ConcatenationOptions)
-            if o is None:
-                self.fail(f"operator {i} (CONCATENATION) has no options")
-            return {"axis": o.Axis(), "activation": self._enum(ACT, o.FusedActivationFunction(), i, "activation")}
-        if opcode in ("AVERAGE_POOL_2D", "MAX_POOL_2D"):
-            o = load(tflite.Pool2DOptions)
-            if o is None:
-                self.fail(f"operator {i} ({opcode}) has no options")
-            return {"padding": self._enum(PAD, o.Padding(), i, "padding"), "stride_h": o.StrideH(),
-                    "stride_w": o.StrideW(), "filter_h": o.FilterHeight(), "filter_w": o.FilterWidth(),
-                    "activation": self._enum(ACT, o.FusedActivationFunction(), i, "activation")}
-        if opcode == "MEAN":
-            o = load(tflite.ReducerOptions)
-            return {"keep_dims": bool(o.KeepDims()) if o else False}
-        if opcode == "SOFTMAX":
-            o = load(tflite.SoftmaxOptions)
-            return {"beta": float(o.Beta()) if o else 1.0}
-        if opcode == "SPLIT":
-            o = load(tflite.SplitOptions)
-            return {"num_splits": o.NumSplits() if o else n_outputs}
-        if opcode == "STRIDED_SLICE":
-            o = load(tflite.StridedSliceOptions)
-            if o is None:
-                return {"begin_mask": 0, "end_mask": 0, "ellipsis_mask": 0, "new_axis_mask": 0,
-                        "shrink_axis_mask": 0, "offset": False}
-            return {"begin_mask": o.BeginMask(), "end_mask": o.EndMask(), "ellipsis_mask": o.EllipsisMask(),
-                    "new_axis_mask": o.NewAxisMask(), "shrink_axis_mask": o.ShrinkAxisMask(),
-                    "offset": bool(o.Offset())}
-        if opcode == "LEAKY_RELU":
-            o = load(tflite.LeakyReluOptions)
-            return {"alpha": float(o.Alpha()) if o else 0.0}
-        if opcode == "TRANSPOSE_CONV":
-            o = load(tflite.TransposeConvOptions)
-            if o is None:
-                self.fail(f"operator {i} (TRANSPOSE_CONV) has no options")
-            return {"padding": self._enum(PAD, o.Padding(), i, "padding"), "stride_h": o.StrideH(),
-                    "stride_w": o.StrideW(),
-                    "activation": self._enum(ACT, o.FusedActivationFunction(), i, "activation")}
-        if opcode in _EXTRA_OPTIONS:
-            return _EXTRA_OPTIONS[opcode](self, load(getattr(tflite, BY_NAME[opcode].options)))
-        if opcode in STATEFUL_OPTIONS:
-            return STATEFUL_OPTIONS[opcode](self, load, i)
-        return {}
-
-    def _resize_options(self, o) -> dict:
-        return {"align_corners": bool(o.AlignCorners()) if o else False,
-                "half_pixel_centers": bool(o.HalfPixelCenters()) if o else False}
-
-    def _squeeze_options(self, o) -> dict:
-        dims = self._ivec(self._table(o._tab.Pos, "squeeze options"), _SQUEEZE_DIMS, "squeeze dims") if o else ()
-        return {"squeeze_dims": tuple(dims)}
-
-    def _block_options(self, o) -> dict:
-        return {"block_size": int(o.BlockSize()) if o else 0}
+        return tflite_options.read(self, opcode, table, i, n_outputs)
 
     def _enum(self, table, v, i, what):
         if v not in table:
@@ -568,7 +481,3 @@ class _Reader:
         return table[v]
 
 
-# Option parsers of the activation, layout and resize operators (their schema tables: opdefs.OPDEFS).
-_EXTRA_OPTIONS = {"RESIZE_NEAREST_NEIGHBOR": _Reader._resize_options, "RESIZE_BILINEAR": _Reader._resize_options,
-                  "SQUEEZE": _Reader._squeeze_options, "DEPTH_TO_SPACE": _Reader._block_options,
-                  "SPACE_TO_DEPTH": _Reader._block_options}

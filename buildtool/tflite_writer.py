@@ -13,19 +13,15 @@ import flatbuffers
 import numpy as np
 import tflite
 from tflite.BuiltinOperator import BuiltinOperator
-from tflite.BuiltinOptions import BuiltinOptions
 from tflite.TensorType import TensorType
 
 from .errors import ModelError
 from .ir import NUMPY_DTYPE, Graph
-from .opdefs import BY_NAME
-from .stateful import STATEFUL_WRITERS
+from . import tflite_options
 
 TYPE_CODES = {"float32": TensorType.FLOAT32, "float16": TensorType.FLOAT16, "int32": TensorType.INT32,
               "uint8": TensorType.UINT8, "int64": TensorType.INT64, "int16": TensorType.INT16,
               "int8": TensorType.INT8, "bool": TensorType.BOOL}
-ACT_CODES = {"NONE": 0, "RELU": 1, "RELU_N1_TO_1": 2, "RELU6": 3}
-PAD_CODES = {"SAME": 0, "VALID": 1}
 DATA_ALIGN = 16
 
 
@@ -113,140 +109,11 @@ class _Writer:
             tflite.BufferAddData(b, vec)
         return tflite.BufferEnd(b)
 
-    def _options(self, op):
-        """(BuiltinOptions type, table offset or None) for one operator."""
-        b, o, code = self.b, op.options, op.opcode
-
-        def act():
-            return ACT_CODES[o.get("activation", "NONE")]
-
-        d = BY_NAME.get(code)
-        if d is not None and d.options_empty:
-            return self._empty_options(d.options)
-        if code == "CONV_2D":
-            tflite.Conv2DOptionsStart(b)
-            tflite.Conv2DOptionsAddPadding(b, PAD_CODES[o["padding"]])
-            tflite.Conv2DOptionsAddStrideW(b, o["stride_w"])
-            tflite.Conv2DOptionsAddStrideH(b, o["stride_h"])
-            tflite.Conv2DOptionsAddFusedActivationFunction(b, act())
-            tflite.Conv2DOptionsAddDilationWFactor(b, o.get("dilation_w", 1))
-            tflite.Conv2DOptionsAddDilationHFactor(b, o.get("dilation_h", 1))
-            return BuiltinOptions.Conv2DOptions, tflite.Conv2DOptionsEnd(b)
-        if code == "DEPTHWISE_CONV_2D":
-            tflite.DepthwiseConv2DOptionsStart(b)
-            tflite.DepthwiseConv2DOptionsAddPadding(b, PAD_CODES[o["padding"]])
-            tflite.DepthwiseConv2DOptionsAddStrideW(b, o["stride_w"])
-            tflite.DepthwiseConv2DOptionsAddStrideH(b, o["stride_h"])
-            tflite.DepthwiseConv2DOptionsAddDepthMultiplier(b, o.get("depth_multiplier", 1))
-            tflite.DepthwiseConv2DOptionsAddFusedActivationFunction(b, act())
-            tflite.DepthwiseConv2DOptionsAddDilationWFactor(b, o.get("dilation_w", 1))
-            tflite.DepthwiseConv2DOptionsAddDilationHFactor(b, o.get("dilation_h", 1))
-            return BuiltinOptions.DepthwiseConv2DOptions, tflite.DepthwiseConv2DOptionsEnd(b)
-        if code == "FULLY_CONNECTED":
-            tflite.FullyConnectedOptionsStart(b)
-            tflite.FullyConnectedOptionsAddFusedActivationFunction(b, act())
-            tflite.FullyConnectedOptionsAddKeepNumDims(b, bool(o.get("keep_num_dims", False)))
-            return BuiltinOptions.FullyConnectedOptions, tflite.FullyConnectedOptionsEnd(b)
-        if code == "ADD":
-            tflite.AddOptionsStart(b)
-            tflite.AddOptionsAddFusedActivationFunction(b, act())
-            return BuiltinOptions.AddOptions, tflite.AddOptionsEnd(b)
-        if code == "MUL":
-            tflite.MulOptionsStart(b)
-            tflite.MulOptionsAddFusedActivationFunction(b, act())
-            return BuiltinOptions.MulOptions, tflite.MulOptionsEnd(b)
-        if code == "CONCATENATION":
-            tflite.ConcatenationOptionsStart(b)
-            tflite.ConcatenationOptionsAddAxis(b, o.get("axis", 0))
-            tflite.ConcatenationOptionsAddFusedActivationFunction(b, act())
-            return BuiltinOptions.ConcatenationOptions, tflite.ConcatenationOptionsEnd(b)
-        if code in ("AVERAGE_POOL_2D", "MAX_POOL_2D"):
-            tflite.Pool2DOptionsStart(b)
-            tflite.Pool2DOptionsAddPadding(b, PAD_CODES[o["padding"]])
-            tflite.Pool2DOptionsAddStrideW(b, o["stride_w"])
-            tflite.Pool2DOptionsAddStrideH(b, o["stride_h"])
-            tflite.Pool2DOptionsAddFilterWidth(b, o["filter_w"])
-            tflite.Pool2DOptionsAddFilterHeight(b, o["filter_h"])
-            tflite.Pool2DOptionsAddFusedActivationFunction(b, act())
-            return BuiltinOptions.Pool2DOptions, tflite.Pool2DOptionsEnd(b)
-        if code == "MEAN":
-            tflite.ReducerOptionsStart(b)
-            tflite.ReducerOptionsAddKeepDims(b, bool(o.get("keep_dims", False)))
-            return BuiltinOptions.ReducerOptions, tflite.ReducerOptionsEnd(b)
-        if code == "RESHAPE":
-            shape = self._ints(tflite.ReshapeOptionsStartNewShapeVector, self.g.tensors[op.outputs[0]].shape)
-            tflite.ReshapeOptionsStart(b)
-            tflite.ReshapeOptionsAddNewShape(b, shape)
-            return BuiltinOptions.ReshapeOptions, tflite.ReshapeOptionsEnd(b)
-        if code == "SOFTMAX":
-            tflite.SoftmaxOptionsStart(b)
-            tflite.SoftmaxOptionsAddBeta(b, float(o.get("beta", 1.0)))
-            return BuiltinOptions.SoftmaxOptions, tflite.SoftmaxOptionsEnd(b)
-        if code == "SPLIT":
-            tflite.SplitOptionsStart(b)
-            tflite.SplitOptionsAddNumSplits(b, o.get("num_splits", len(op.outputs)))
-            return BuiltinOptions.SplitOptions, tflite.SplitOptionsEnd(b)
-        if code == "STRIDED_SLICE":
-            tflite.StridedSliceOptionsStart(b)
-            tflite.StridedSliceOptionsAddBeginMask(b, o.get("begin_mask", 0))
-            tflite.StridedSliceOptionsAddEndMask(b, o.get("end_mask", 0))
-            tflite.StridedSliceOptionsAddEllipsisMask(b, o.get("ellipsis_mask", 0))
-            tflite.StridedSliceOptionsAddNewAxisMask(b, o.get("new_axis_mask", 0))
-            tflite.StridedSliceOptionsAddShrinkAxisMask(b, o.get("shrink_axis_mask", 0))
-            tflite.StridedSliceOptionsAddOffset(b, bool(o.get("offset", False)))
-            return BuiltinOptions.StridedSliceOptions, tflite.StridedSliceOptionsEnd(b)
-        if code == "SUB":
-            tflite.SubOptionsStart(b)
-            tflite.SubOptionsAddFusedActivationFunction(b, act())
-            return BuiltinOptions.SubOptions, tflite.SubOptionsEnd(b)
-        if code == "LEAKY_RELU":
-            tflite.LeakyReluOptionsStart(b)
-            tflite.LeakyReluOptionsAddAlpha(b, float(o.get("alpha", 0.0)))
-            return BuiltinOptions.LeakyReluOptions, tflite.LeakyReluOptionsEnd(b)
-        if code == "TRANSPOSE_CONV":
-            tflite.TransposeConvOptionsStart(b)
-            tflite.TransposeConvOptionsAddPadding(b, PAD_CODES[o["padding"]])
-            tflite.TransposeConvOptionsAddStrideW(b, o["stride_w"])
-            tflite.TransposeConvOptionsAddStrideH(b, o["stride_h"])
-            tflite.TransposeConvOptionsAddFusedActivationFunction(b, act())
-            return BuiltinOptions.TransposeConvOptions, tflite.TransposeConvOptionsEnd(b)
-        if code in _EXTRA_OPTIONS:
-            return _EXTRA_OPTIONS[code](self, op)
-        if code in STATEFUL_WRITERS:
-            return STATEFUL_WRITERS[code](b, o, ACT_CODES)
-        return BuiltinOptions.NONE, None
-
-    # -- options of the activation, layout and resize operators ---------------------------
-    def _empty_options(self, name: str):
-        getattr(tflite, f"{name}Start")(self.b)
-        return getattr(BuiltinOptions, name), getattr(tflite, f"{name}End")(self.b)
-
-    def _resize_options(self, op):
-        name = BY_NAME[op.opcode].options
-        getattr(tflite, f"{name}Start")(self.b)
-        getattr(tflite, f"{name}AddAlignCorners")(self.b, bool(op.options.get("align_corners", False)))
-        getattr(tflite, f"{name}AddHalfPixelCenters")(self.b, bool(op.options.get("half_pixel_centers", False)))
-        return getattr(BuiltinOptions, name), getattr(tflite, f"{name}End")(self.b)
-
-    def _squeeze_options(self, op):
-        dims = list(op.options.get("squeeze_dims", ()))
-        vec = self._ints(tflite.SqueezeOptionsStartSqueezeDimsVector, dims) if dims else None
-        tflite.SqueezeOptionsStart(self.b)
-        if vec is not None:
-            tflite.SqueezeOptionsAddSqueezeDims(self.b, vec)
-        return BuiltinOptions.SqueezeOptions, tflite.SqueezeOptionsEnd(self.b)
-
-    def _block_options(self, op):
-        name = BY_NAME[op.opcode].options
-        getattr(tflite, f"{name}Start")(self.b)
-        getattr(tflite, f"{name}AddBlockSize")(self.b, int(op.options["block_size"]))
-        return getattr(BuiltinOptions, name), getattr(tflite, f"{name}End")(self.b)
-
     def _operator(self, op, opcode_index):
         b = self.b
         ins = self._ints(tflite.OperatorStartInputsVector, op.inputs)
         outs = self._ints(tflite.OperatorStartOutputsVector, op.outputs)
-        opt_type, opts = self._options(op)
+        opt_type, opts = tflite_options.write(self, op)
         tflite.OperatorStart(b)
         tflite.OperatorAddOpcodeIndex(b, opcode_index)
         tflite.OperatorAddInputs(b, ins)
@@ -314,8 +181,3 @@ class _Writer:
         return bytes(b.Output())
 
 
-_EXTRA_OPTIONS = {
-    "RESIZE_NEAREST_NEIGHBOR": _Writer._resize_options, "RESIZE_BILINEAR": _Writer._resize_options,
-    "SQUEEZE": _Writer._squeeze_options, "DEPTH_TO_SPACE": _Writer._block_options,
-    "SPACE_TO_DEPTH": _Writer._block_options,
-}

@@ -229,3 +229,45 @@ def test_range_quant_represents_zero():
         s, zp = range_quant(lo, hi)
         assert -128 <= zp <= 127 and s > 0
         assert (min(lo, 0) - s) <= (-128 - zp) * s and (127 - zp) * s >= max(hi, 0) - s
+
+
+# -- options: data in the operator table, read and written by tflite_options ----------------------------
+def test_every_option_field_names_the_generated_schema():
+    """A typo in a row's table or field name would only show on the first model that uses it."""
+    from buildtool.opdefs import OPDEFS
+    from buildtool.tflite_options import vtable_offset
+
+    for d in (d for d in OPDEFS if d.options):
+        cls = getattr(tflite, d.options)
+        assert callable(getattr(tflite, f"{d.options}Start")) and callable(getattr(tflite, f"{d.options}End"))
+        for f in d.option_fields:
+            assert callable(getattr(tflite, f"{d.options}Add{f.schema}")), (d.name, f)
+            if f.kind in ("ints", "output_shape"):
+                assert callable(getattr(tflite, f"{d.options}Start{f.schema}Vector")), (d.name, f)
+                assert vtable_offset(d.options, f.schema) >= 4
+            elif f.kind != "output_shape":
+                assert callable(getattr(cls, f.schema)), (d.name, f)
+            assert f.kind in ("int", "bool", "float", "padding", "activation", "ints", "output_shape", "refuse")
+        if not d.options_required:  # a missing optional table reads as the defaults
+            assert all(f.default is not ... for f in d.option_fields if f.kind not in ("output_shape", "refuse"))
+
+
+def test_a_refused_option_value_is_one_line(monkeypatch):
+    """FULLY_CONNECTED with shuffled weights (WeightsFormat != 0) is refused by its row's 'refuse' field."""
+    import dataclasses
+
+    from buildtool import opdefs
+    from buildtool.opdefs import Field
+
+    b = GraphBuilder("fc_shuffled", seed=3)
+    g = b.finish([b.fully_connected(b.input((1, 8), scale=0.05, zp=0), 4)])
+    real = opdefs.BY_NAME["FULLY_CONNECTED"]
+    assert parse(serialize(g)).operators[0].options == {"activation": "NONE", "keep_num_dims": False}
+    monkeypatch.setitem(opdefs.BY_NAME, "FULLY_CONNECTED", dataclasses.replace(
+        real, option_fields=real.option_fields + (Field("weights_format", "WeightsFormat"),)))
+    g.operators[0].options["weights_format"] = 1
+    data = serialize(g)
+    monkeypatch.setitem(opdefs.BY_NAME, "FULLY_CONNECTED", real)
+    with pytest.raises(ModelError, match=r"^<bytes>: operator 0 \(FULLY_CONNECTED\) uses shuffled weights, which are not "
+                                         r"supported$"):
+        parse(data)
