@@ -382,8 +382,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(fn=cmd_scons_dir)
 
     from .gen import add_parser as add_gen
+    from .watch import add_parser as add_watch
 
     add_gen(sub)
+    add_watch(sub)
     return p
 
 
