@@ -74,3 +74,51 @@ def test_user_app_classifies_like_the_reference(project, board, tmp_path):
     r = subprocess.run([sys.executable, "-m", "SCons", "-Q", "-q", f"toolpath={tool_dir}", f"board={board}",
                         "model=tiny.tflite"], cwd=top, env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr  # up to date
+
+
+def _steps(stdout: str) -> list:
+    """The steps a quiet SCons build reports, as 'plan', 'CC model.c', 'AS weights.S', 'LD'..."""
+    out = []
+    for line in stdout.splitlines():
+        word, _, rest = line.partition(" ")
+        if word in ("CC", "AS"):
+            out.append(f"{word} {Path(rest).name}")
+        elif word in ("skeleton", "plan", "codegen", "flash", "LD"):
+            out.append(word)
+    return out
+
+
+def test_each_kind_of_edit_reruns_only_its_steps(tmp_path):
+    """A private copy of the package (so the planner can be edited) and of examples/scons, host."""
+    from edits import tiny_bytes
+
+    pkg = tmp_path / "pkg"
+    shutil.copytree(ROOT / "buildtool", pkg / "buildtool", ignore=shutil.ignore_patterns("__pycache__"))
+    top = tmp_path / "app"
+    shutil.copytree(ROOT / "examples" / "scons", top, ignore=shutil.ignore_patterns("build", ".sconsign*"))
+    model = top / "tiny.tflite"
+    model.write_bytes(tiny_bytes())
+    env = dict(os.environ, PYTHONPATH=str(pkg), BUILDTOOL_NO_DAEMON="1")
+
+    def build() -> list:
+        r = subprocess.run([sys.executable, "-m", "SCons", "-Q", f"toolpath={pkg / 'buildtool' / 'scons'}",
+                            "board=host", "model=tiny.tflite"], cwd=top, env=env, capture_output=True, text=True,
+                           timeout=300)
+        assert r.returncode == 0 and "Traceback" not in r.stdout + r.stderr, r.stdout + r.stderr
+        return _steps(r.stdout)
+
+    cold = build()
+    assert {"skeleton", "plan", "codegen", "flash", "CC model.c", "CC main.c", "AS weights.S", "LD"} <= set(cold)
+    assert build() == []  # no-op
+    model.write_bytes(model.read_bytes())
+    assert build() == []  # same bytes, newer file
+    model.write_bytes(tiny_bytes(bump=1))
+    assert build() == ["skeleton", "flash", "AS weights.S", "LD"]  # weight-only: no plan, no model.c
+    planner = pkg / "buildtool" / "arena" / "planner.py"
+    planner.write_text(planner.read_text() + "# an edit that changes no plan\n")
+    assert build() == ["plan"]  # re-planned, same plan.json: stops there
+    model.write_bytes(tiny_bytes(wide=True))
+    steps = build()
+    assert {"skeleton", "plan", "codegen", "CC model.c", "CC main.c", "flash", "LD"} <= set(steps), steps
+    # the sources that include model.h recompile; no kernel does
+    assert not any(s.startswith("CC ") and s not in ("CC model.c", "CC main.c", "CC platform.c") for s in steps), steps

@@ -13,9 +13,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
-
-from buildtool import zoo
-from buildtool.tflite_writer import serialize
+from edits import tiny_bytes
 
 TIMEOUT = 120
 
@@ -60,16 +58,6 @@ class Watcher:
             rest.append(line)
         self.seen += rest
         return rc
-
-
-def tiny_bytes(bump: int = 0) -> bytes:
-    """tiny.tflite; bump != 0 changes one weight byte only (same structure, same plan)."""
-    g = zoo.build("tiny")
-    if bump:
-        t = next(t for t in g.tensors if t.is_const and t.dtype == "int8")
-        t.data = t.data.copy()
-        t.data.flat[0] = (int(t.data.flat[0]) + bump) % 127
-    return serialize(g)
 
 
 def save(path: Path, data: bytes) -> None:

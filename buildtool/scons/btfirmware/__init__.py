@@ -480,7 +480,8 @@ def bt_model(env, board: str, model: str, out: str = "", kernels: str = "", plan
     fused = PlanOptions.from_map(plan_options).fused
     code = fenv.BtCode([d.File(n) for n in ("model.c", "model.h", "firmware.json", "firmware.json.seal")],
                        [model_node if fused else skel[0], plan[0]] + ([skel[0]] if fused else []))
-    fenv.Depends(code, [plan[1], fenv.Value(f"{board}:{t.weights_align}")] + _python_deps("code"))
+    # not on plan.json.seal: a planner edit that leaves plan.json's bytes as they were stops at the plan
+    fenv.Depends(code, [fenv.Value(f"{board}:{t.weights_align}")] + _python_deps("code"))
     weights = fenv.BtFlash(d.File("weights.bin"), model_node)
     fenv.Depends(weights, [fenv.Value(f"{board}:{t.weights_align}")] + _python_deps("flash"))
     if not env.GetOption("clean"):  # a read-back file changed since it was made: SCons alone would not remake it
