@@ -168,13 +168,16 @@ def test_what_reruns_after_each_edit(project, builds, tmp_path):
 
 
 def test_makefile_generator(project, tmp_path):
+    """A host build with Make, also linking buildtool's harness (buildtool_add_firmware) from the same model."""
     build = project.top / "build" / "make"
-    r = _configure(project, build, "host", "Unix Makefiles")
+    r = _configure(project, build, "host", "Unix Makefiles", "-DBUILD_HARNESS=ON")
     assert r.returncode == 0, r.stdout + r.stderr
     r = _run(["make", "-C", build, "-j2"], project.env)
     assert r.returncode == 0, r.stdout + r.stderr
     out, log = _run_app("host", build / "app", project.x, tmp_path)
     _assert_classifies(out, log, project.ref)
+    out, log = _run_app("host", build / "harness", project.x, tmp_path)
+    assert out == np.ascontiguousarray(project.ref).tobytes() and "arena_bytes=" in log
     assert (build / "compile_commands.json").is_file()
     r = _run(["make", "-C", build], project.env)  # up to date: no step and no compile reruns
     assert r.returncode == 0 and "buildtool " not in r.stdout and "Building" not in r.stdout, r.stdout
