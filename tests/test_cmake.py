@@ -50,8 +50,10 @@ def project(tmp_path_factory):
                            ref=tflm_run(data, [x])[0])
 
 
-def _configure(p, build: Path, board: str, generator: str = "Ninja", *extra) -> subprocess.CompletedProcess:
-    args = ["cmake", "-G", generator, "-S", p.top, "-B", build, f"-DCMAKE_PREFIX_PATH={p.cmake_dir}", *extra]
+def _configure(p, build: Path, board: str, generator: str = "Ninja", *extra,
+               find: str = "CMAKE_PREFIX_PATH") -> subprocess.CompletedProcess:
+    """cmake -G generator for board, finding the package through find (CMAKE_PREFIX_PATH or Buildtool_DIR)."""
+    args = ["cmake", "-G", generator, "-S", p.top, "-B", build, f"-D{find}={p.cmake_dir}", *extra]
     if board != "host":
         args.append(f"-DCMAKE_TOOLCHAIN_FILE={p.cmake_dir}/toolchains/{board}.cmake")
     return _run(args, p.env)
@@ -170,7 +172,7 @@ def test_what_reruns_after_each_edit(project, builds, tmp_path):
 def test_makefile_generator(project, tmp_path):
     """A host build with Make, also linking buildtool's harness (buildtool_add_firmware) from the same model."""
     build = project.top / "build" / "make"
-    r = _configure(project, build, "host", "Unix Makefiles", "-DBUILD_HARNESS=ON")
+    r = _configure(project, build, "host", "Unix Makefiles", "-DBUILD_HARNESS=ON", find="Buildtool_DIR")
     assert r.returncode == 0, r.stdout + r.stderr
     r = _run(["make", "-C", build, "-j2"], project.env)
     assert r.returncode == 0, r.stdout + r.stderr
