@@ -1,9 +1,9 @@
 """CMake + Ninja incremental-build benchmark on examples/cmake (docs/cmake.md).
 
-    python benchmarks/cmake_bench.py [--board host] [--model tiny] [--structural mcunet-vww1]
+    python benchmarks/cmake_bench.py [--board host] [--model tiny] [--structural mcunet-vww1] [--report]
 
 Copies examples/cmake and the buildtool package to a scratch folder (the planner-source edit
-touches the copy, never this checkout), configures with Ninja, and prints a markdown table: cold
+touches the copy, never this checkout), configures with Ninja (-DREPORT=OFF unless --report), and prints a markdown table: cold
 build, no-op, touch with the same bytes, weight-only edit, structural edit, planner-source edit;
 the wall time of each `ninja` and the steps that ran. `cmake_table()` returns the same rows for
 benchmarks/integrations.py; `steps_ran` and `perturb_weights` are shared with tests/test_cmake.py.
@@ -88,10 +88,11 @@ def _setup(work: Path, model: str) -> tuple:
     return pkg, top, env
 
 
-def _configure(top: Path, pkg: Path, board: str, env: dict) -> Path:
+def _configure(top: Path, pkg: Path, board: str, env: dict, report: bool) -> Path:
     build = top / "build" / board
     cmake_dir = pkg / "buildtool" / "cmake"
-    args = ["cmake", "-G", "Ninja", "-S", str(top), "-B", str(build), f"-DCMAKE_PREFIX_PATH={cmake_dir}"]
+    args = ["cmake", "-G", "Ninja", "-S", str(top), "-B", str(build), f"-DCMAKE_PREFIX_PATH={cmake_dir}",
+            f"-DREPORT={'ON' if report else 'OFF'}"]
     if board != "host":
         args.append(f"-DCMAKE_TOOLCHAIN_FILE={cmake_dir}/toolchains/{board}.cmake")
     r = subprocess.run(args, capture_output=True, text=True, env=env)
@@ -100,15 +101,17 @@ def _configure(top: Path, pkg: Path, board: str, env: dict) -> Path:
     return build
 
 
-def cmake_table(board: str = "host", model: str = "tiny", structural: str = "mcunet-vww1", noops: int = 10) -> list:
-    """[(row, seconds, steps that ran)] for each kind of edit, measured in a scratch folder."""
+def cmake_table(board: str = "host", model: str = "tiny", structural: str = "mcunet-vww1", noops: int = 10,
+                report: bool = False) -> list:
+    """[(row, seconds, steps that ran)] for each kind of edit, measured in a scratch folder; report: with
+    the example's post-link RAM/flash line (one more Python start per link)."""
     from buildtool import pipeline
 
     with tempfile.TemporaryDirectory(prefix="bt-cmake-bench-") as tmp:
         work = Path(tmp)
         pkg, top, env = _setup(work, model)
         try:
-            build = _configure(top, pkg, board, env)
+            build = _configure(top, pkg, board, env, report)
             rows = [("cold build",) + _ninja(build, env)]
             times = sorted(_ninja(build, env)[0] for _ in range(noops))
             rows.append((f"no-op (median of {noops})", times[noops // 2], []))
@@ -147,9 +150,10 @@ def main() -> None:
     p.add_argument("--board", default="host")
     p.add_argument("--model", default="tiny")
     p.add_argument("--structural", default="mcunet-vww1")
+    p.add_argument("--report", action="store_true", help="keep the example's post-link RAM/flash report")
     a = p.parse_args()
     sys.path.insert(0, str(ROOT))
-    print(format_table(cmake_table(a.board, a.model, a.structural), a.board))
+    print(format_table(cmake_table(a.board, a.model, a.structural, report=a.report), a.board))
 
 
 if __name__ == "__main__":

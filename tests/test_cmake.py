@@ -72,6 +72,7 @@ def builds(project):
         assert "Traceback" not in r.stdout + r.stderr
         steps = bench.steps_ran(r.stdout)
         assert {"model.o", "weights.o", "main.o", "link"} <= set(steps), steps
+        assert f"{board}: RAM" in r.stdout  # buildtool_firmware_report after the link
         out[board] = build
     return out
 
@@ -176,6 +177,7 @@ def test_makefile_generator(project, tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     r = _run(["make", "-C", build, "-j2"], project.env)
     assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("host: RAM") == 2  # buildtool_firmware_report after each link (app, harness)
     out, log = _run_app("host", build / "app", project.x, tmp_path)
     _assert_classifies(out, log, project.ref)
     out, log = _run_app("host", build / "harness", project.x, tmp_path)

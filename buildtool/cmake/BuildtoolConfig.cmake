@@ -6,6 +6,7 @@
 #                       [PLAN_OPTIONS key=value ...] [RAM_LIMIT <bytes>] [NO_DAEMON])
 #   add_executable(app main.c)  target_link_libraries(app PRIVATE <target>)   # your own bt_main()
 #   buildtool_add_firmware(<exe> MODEL <target>)                               # or the built-in harness
+#   buildtool_firmware_report(<exe> MODEL <target>)   # after the link: load segments + RAM/flash line
 #
 # A cross board needs its toolchain file: -DCMAKE_TOOLCHAIN_FILE=$(buildtool cmake-dir)/toolchains/<board>.cmake
 # (it also makes <board> the default BOARD). Every step is `python -m buildtool.cli gen STEP` with its
@@ -225,6 +226,21 @@ function(buildtool_add_model name)
   _buildtool_targets(${name} "${out}")
 endfunction()
 
+# After <exe>'s link: its load segments where the board has memory (else the ELF is removed) and one
+# line of RAM and flash against the board's (one more Python start per link).
+function(buildtool_firmware_report exe)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "MODEL" "")
+  if(NOT arg_MODEL OR NOT TARGET "${arg_MODEL}")
+    _buildtool_fail(${exe} "MODEL must name a buildtool_add_model target (got '${arg_MODEL}')")
+  endif()
+  get_target_property(board ${arg_MODEL} BUILDTOOL_BOARD)
+  get_target_property(out ${arg_MODEL} BUILDTOOL_OUT)
+  add_custom_command(TARGET ${exe} POST_BUILD
+    COMMAND ${BUILDTOOL_PYTHON_COMMAND} -m buildtool.cmake check "$<TARGET_FILE:${exe}>" --board ${board}
+            --manifest "${out}/firmware.json"
+    VERBATIM)
+endfunction()
+
 # The built-in harness (firmware_src/common/main.c: reads the input, runs, writes the output) linked
 # with a model: <exe> (<exe>.elf on a cross board).
 function(buildtool_add_firmware exe)
@@ -242,6 +258,7 @@ function(buildtool_add_firmware exe)
   if(NOT native)
     set_target_properties(${exe} PROPERTIES SUFFIX ".elf")
   endif()
+  buildtool_firmware_report(${exe} MODEL ${arg_MODEL})
 endfunction()
 
 cmake_policy(POP)

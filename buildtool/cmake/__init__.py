@@ -4,6 +4,7 @@
     python -m buildtool.cmake configure ...  configure time: check the board, model and options, write
                                              the board files and DIR/buildtool.cmake (CMake lists)
     python -m buildtool.cmake ram-check ...  build time: the plan's arena against RAM_LIMIT
+    python -m buildtool.cmake check ...      after a link: load segments and the RAM/flash summary
 
 The flags, sources and linker script come from `buildtool gen board` (board.json), so CMake
 compiles and links exactly as the SCons tool and `buildtool build` do.
@@ -115,4 +116,21 @@ def ram_check(manifest: str, limit: int) -> None:
                         f"try PLAN_OPTIONS optimize=ram")
 
 
-__all__ = ["CMAKE_DIR", "configure", "ram_check"]
+def check_elf(elf: str, board: str, manifest: str) -> str:
+    """After the link: every load segment where the board has memory (else the ELF is removed, so no
+    image a loader would misplace is left) and the one-line RAM/flash summary, as the SCons tool does."""
+    from .. import runner, targets
+    from ..errors import BuildtoolError
+    from ..toolchain import check_segments
+
+    t = targets.get(board)
+    if t.linker_template:
+        try:
+            check_segments(t, elf)
+        except BuildtoolError:
+            Path(elf).unlink(missing_ok=True)
+            raise
+    return runner.memory_summary(t, elf, int(json.loads(Path(manifest).read_text())["arena_bytes"]))
+
+
+__all__ = ["CMAKE_DIR", "configure", "ram_check", "check_elf"]

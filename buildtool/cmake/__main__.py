@@ -1,4 +1,4 @@
-"""`python -m buildtool.cmake configure|ram-check ...`: what BuildtoolConfig.cmake runs (see __init__)."""
+"""`python -m buildtool.cmake configure|ram-check|check ...`: what BuildtoolConfig.cmake runs (see __init__)."""
 
 from __future__ import annotations
 
@@ -20,18 +20,24 @@ def _parser() -> argparse.ArgumentParser:
     r = sub.add_parser("ram-check", help="the plan's arena against RAM_LIMIT")
     r.add_argument("manifest")
     r.add_argument("limit", type=int)
+    k = sub.add_parser("check", help="after a link: load segments and the RAM/flash summary")
+    k.add_argument("elf")
+    k.add_argument("--board", required=True)
+    k.add_argument("--manifest", required=True, help="the model's firmware.json")
     return p
 
 
 def main(argv=None) -> int:
     """Run one command; a user's error or a bug is one line on stderr and a non-zero exit."""
     from ..errors import BuildtoolError, internal
-    from . import configure, ram_check
+    from . import check_elf, configure, ram_check
 
     a = _parser().parse_args(argv)
     try:
         if a.cmd == "configure":
             configure(a.board, a.model, a.zoo, a.opt, a.ram_limit, a.output)
+        elif a.cmd == "check":
+            print(check_elf(a.elf, a.board, a.manifest))
         else:
             ram_check(a.manifest, a.limit)
         return 0
