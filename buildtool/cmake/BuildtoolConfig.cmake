@@ -96,6 +96,7 @@ endfunction()
 
 # Configure time: check the board, model and options (one line when wrong), read the board's flags,
 # sources and linker script (buildtool gen board) into BT_* variables in the caller's scope.
+# Reads buildtool_add_model's arg_* and model.
 function(_buildtool_configure name out)
   set(args --board "${arg_BOARD}" -o "${out}")
   if(arg_ZOO)
@@ -133,6 +134,7 @@ function(_buildtool_check_compiler name board)
 endfunction()
 
 # The pipeline's steps, each `buildtool gen STEP` with its inputs, outputs and depfile declared.
+# Reads buildtool_add_model's arg_*, model_name and BT_*.
 function(_buildtool_steps name out model)
   set(gen ${BUILDTOOL_COMMAND} gen)
   set(tool "${BUILDTOOL_PACKAGE_DIR}/gen.py" "${BUILDTOOL_PACKAGE_DIR}/cli.py")
