@@ -316,6 +316,13 @@ def cmd_scons_dir(a) -> int:
     return 0
 
 
+def cmd_cmake_dir(a) -> int:
+    from .cmake import CMAKE_DIR
+
+    print(CMAKE_DIR)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="buildtool", description="int8 TFLite CNN -> memory-planned MCU firmware")
     p.add_argument("--version", action="version", version=f"buildtool {__version__}")
@@ -380,6 +387,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("scons-dir", help="the folder for SCons' toolpath=[...] (tools=[\"default\", \"btfirmware\"])")
     s.set_defaults(fn=cmd_scons_dir)
+    s = sub.add_parser("cmake-dir", help="the folder for CMAKE_PREFIX_PATH or Buildtool_DIR (find_package(Buildtool))")
+    s.set_defaults(fn=cmd_cmake_dir)
 
     from .gen import add_parser as add_gen
     from .watch import add_parser as add_watch

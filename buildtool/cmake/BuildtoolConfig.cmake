@@ -1,0 +1,266 @@
+# BuildtoolConfig.cmake: buildtool's model pipeline as CMake targets (docs/cmake.md).
+#
+#   cmake -DCMAKE_PREFIX_PATH=$(buildtool cmake-dir) ...     (or -DBuildtool_DIR=$(buildtool cmake-dir))
+#   find_package(Buildtool REQUIRED)
+#   buildtool_add_model(<target> MODEL <file.tflite> | ZOO <name>  [BOARD <board>]
+#                       [PLAN_OPTIONS key=value ...] [RAM_LIMIT <bytes>] [NO_DAEMON])
+#   add_executable(app main.c)  target_link_libraries(app PRIVATE <target>)   # your own bt_main()
+#   buildtool_add_firmware(<exe> MODEL <target>)                               # or the built-in harness
+#   buildtool_firmware_report(<exe> MODEL <target>)   # after the link: load segments + RAM/flash line
+#
+# A cross board needs its toolchain file: -DCMAKE_TOOLCHAIN_FILE=$(buildtool cmake-dir)/toolchains/<board>.cmake
+# (it also makes <board> the default BOARD). Every step is `python -m buildtool.cli gen STEP` with its
+# inputs in DEPENDS and a DEPFILE naming the Python that ran; outputs are rewritten only when their bytes
+# change, so Ninja (restat) and Make stop early: a weight-only edit reruns skeleton, flash, the weights
+# object and the link, never the plan or model.c.
+
+if(CMAKE_VERSION VERSION_LESS 3.20)
+  message(FATAL_ERROR "buildtool: CMake >= 3.20 is needed (DEPFILE with Ninja and Makefiles); this is ${CMAKE_VERSION}")
+endif()
+cmake_policy(PUSH)
+cmake_policy(VERSION 3.20)  # recorded by the functions below: CMP0116 (depfiles) NEW
+
+get_filename_component(BUILDTOOL_CMAKE_DIR "${CMAKE_CURRENT_LIST_DIR}" REALPATH)
+get_filename_component(BUILDTOOL_PACKAGE_DIR "${BUILDTOOL_CMAKE_DIR}" DIRECTORY)
+get_filename_component(_bt_import_root "${BUILDTOOL_PACKAGE_DIR}" DIRECTORY)
+set(BUILDTOOL_TOOLCHAINS_DIR "${BUILDTOOL_CMAKE_DIR}/toolchains")
+
+# The Python that imports this very package: BUILDTOOL_PYTHON if given, else a venv's python next to
+# the package, else the Python3 CMake finds; PYTHONPATH is pinned when the package is not installed there.
+function(_buildtool_probe py out)
+  set(code "import os, numpy, buildtool; print(os.path.dirname(os.path.realpath(buildtool.__file__)))")
+  foreach(env "--unset=PYTHONPATH" "PYTHONPATH=${_bt_import_root}")
+    execute_process(COMMAND "${CMAKE_COMMAND}" -E env "${env}" "${py}" -c "${code}"
+                    WORKING_DIRECTORY "${BUILDTOOL_CMAKE_DIR}"  # not the caller's folder: -c puts it first on sys.path
+                    RESULT_VARIABLE rc OUTPUT_VARIABLE dir ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
+    if(rc EQUAL 0 AND dir STREQUAL BUILDTOOL_PACKAGE_DIR)
+      if(env MATCHES "^--unset")
+        set(${out} "${py}" PARENT_SCOPE)
+      else()
+        set(${out} "${CMAKE_COMMAND};-E;env;${env};${py}" PARENT_SCOPE)
+      endif()
+      return()
+    endif()
+  endforeach()
+  set(${out} "" PARENT_SCOPE)
+endfunction()
+
+function(_buildtool_find_python)
+  if(_BUILDTOOL_PYTHON_FOR STREQUAL BUILDTOOL_PACKAGE_DIR AND _BUILDTOOL_PYTHON_COMMAND)
+    return()  # found at an earlier configure
+  endif()
+  set(candidates "")
+  if(BUILDTOOL_PYTHON)
+    list(APPEND candidates "${BUILDTOOL_PYTHON}")
+  else()
+    get_filename_component(venv "${_bt_import_root}/../../.." ABSOLUTE)  # venv/lib/pythonX.Y/site-packages
+    if(EXISTS "${venv}/pyvenv.cfg" AND EXISTS "${venv}/bin/python3")
+      list(APPEND candidates "${venv}/bin/python3")
+    endif()
+    find_package(Python3 QUIET COMPONENTS Interpreter)
+    if(Python3_EXECUTABLE)
+      list(APPEND candidates "${Python3_EXECUTABLE}")
+    endif()
+  endif()
+  foreach(py IN LISTS candidates)
+    _buildtool_probe("${py}" cmd)
+    if(cmd)
+      set(_BUILDTOOL_PYTHON_COMMAND "${cmd}" CACHE INTERNAL "how to run buildtool's Python")
+      set(_BUILDTOOL_PYTHON_FOR "${BUILDTOOL_PACKAGE_DIR}" CACHE INTERNAL "the package it imports")
+      return()
+    endif()
+  endforeach()
+  message(FATAL_ERROR "buildtool: no Python (tried: ${candidates}) imports buildtool and numpy from "
+                      "${BUILDTOOL_PACKAGE_DIR}; set -DBUILDTOOL_PYTHON=/path/to/python3")
+endfunction()
+
+_buildtool_find_python()
+set(BUILDTOOL_PYTHON_COMMAND "${_BUILDTOOL_PYTHON_COMMAND}")
+set(BUILDTOOL_COMMAND ${BUILDTOOL_PYTHON_COMMAND} -m buildtool.cli)
+
+if("${CMAKE_EXPORT_COMPILE_COMMANDS}" STREQUAL "")  # unless the user said OFF: for clangd and IDEs
+  set(CMAKE_EXPORT_COMPILE_COMMANDS ON)  # (the generators define the cache entry empty)
+endif()
+get_property(_bt_languages GLOBAL PROPERTY ENABLED_LANGUAGES)
+if(NOT "ASM" IN_LIST _bt_languages)  # the weights object is assembler (.incbin of weights.bin)
+  enable_language(ASM)
+endif()
+
+# A user's mistake: one unwrapped line (indented text is pre-formatted in CMake's messages).
+function(_buildtool_fail name text)
+  string(STRIP "${text}" text)
+  string(REGEX REPLACE "^buildtool: error: " "" text "${text}")
+  string(REPLACE "\n" " " text "${text}")
+  message(FATAL_ERROR " buildtool: ${name}: ${text}")
+endfunction()
+
+# Configure time: check the board, model and options (one line when wrong), read the board's flags,
+# sources and linker script (buildtool gen board) into BT_* variables in the caller's scope.
+# Reads buildtool_add_model's arg_* and model.
+function(_buildtool_configure name out)
+  set(args --board "${arg_BOARD}" -o "${out}")
+  if(arg_ZOO)
+    list(APPEND args --zoo "${arg_ZOO}")
+  else()
+    list(APPEND args --model "${model}")
+  endif()
+  foreach(o IN LISTS arg_PLAN_OPTIONS)
+    list(APPEND args --opt "${o}")
+  endforeach()
+  if(DEFINED arg_RAM_LIMIT)
+    list(APPEND args --ram-limit "${arg_RAM_LIMIT}")
+  endif()
+  execute_process(COMMAND ${BUILDTOOL_PYTHON_COMMAND} -m buildtool.cmake configure ${args}
+                  WORKING_DIRECTORY "${BUILDTOOL_CMAKE_DIR}" RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_QUIET)
+  if(NOT rc EQUAL 0)
+    _buildtool_fail(${name} "${err}")
+  endif()
+  include("${out}/buildtool.cmake")
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${BT_CONFIGURE_DEPENDS})
+  foreach(v BT_CC BT_NATIVE BT_CFLAGS BT_INCLUDES BT_KERNEL_SOURCES BT_STARTUP_SOURCES BT_HARNESS_MAIN
+            BT_LDFLAGS BT_LDLIBS BT_LINKER_SCRIPT BT_FUSED BT_RUN)
+    set(${v} "${${v}}" PARENT_SCOPE)
+  endforeach()
+endfunction()
+
+# One build tree compiles for one board: the tree's compiler must be the board's.
+function(_buildtool_check_compiler name board)
+  get_filename_component(cc "${CMAKE_C_COMPILER}" NAME)
+  if(BT_NATIVE AND CMAKE_CROSSCOMPILING)
+    _buildtool_fail(${name} "board ${board} builds natively; this build tree cross-compiles with ${cc} (configure another build tree without the toolchain file)")
+  elseif(NOT BT_NATIVE AND NOT cc STREQUAL BT_CC)
+    _buildtool_fail(${name} "board ${board} compiles with ${BT_CC}, this build tree with ${cc}: configure it with -DCMAKE_TOOLCHAIN_FILE=${BUILDTOOL_TOOLCHAINS_DIR}/${board}.cmake")
+  endif()
+endfunction()
+
+# The pipeline's steps, each `buildtool gen STEP` with its inputs, outputs and depfile declared.
+# Reads buildtool_add_model's arg_*, model_name and BT_*.
+function(_buildtool_steps name out model)
+  set(gen ${BUILDTOOL_COMMAND} gen)
+  set(tool "${BUILDTOOL_PACKAGE_DIR}/gen.py" "${BUILDTOOL_PACKAGE_DIR}/cli.py")
+  if(arg_ZOO)
+    add_custom_command(OUTPUT "${model}"
+      COMMAND ${gen} model "${arg_ZOO}" -o "${model}" --depfile "${out}/model.d"
+      DEPENDS ${tool} DEPFILE "${out}/model.d" VERBATIM COMMENT "buildtool model ${name}")
+  endif()
+  add_custom_command(OUTPUT "${out}/skeleton.json"
+    COMMAND ${gen} skeleton "${model}" -o "${out}/skeleton.json" --depfile "${out}/skeleton.d"
+    DEPENDS "${model}" ${tool} DEPFILE "${out}/skeleton.d" VERBATIM COMMENT "buildtool skeleton ${name}")
+  set(opts "")
+  foreach(o IN LISTS arg_PLAN_OPTIONS)
+    list(APPEND opts --opt "${o}")
+  endforeach()
+  if(arg_NO_DAEMON)
+    list(APPEND opts --no-daemon)
+  endif()
+  add_custom_command(OUTPUT "${out}/plan.json"
+    COMMAND ${gen} plan "${out}/skeleton.json" -o "${out}/plan.json" ${opts} --depfile "${out}/plan.d"
+    DEPENDS "${out}/skeleton.json" ${tool} DEPFILE "${out}/plan.d" VERBATIM COMMENT "buildtool plan ${name}")
+  # a fused plan's code holds weight copies: made from the model; a layer-by-layer plan's from the skeleton
+  set(code_in "${out}/skeleton.json")
+  if(BT_FUSED)
+    set(code_in "${model}")
+  endif()
+  set(check "")
+  if(DEFINED arg_RAM_LIMIT)
+    set(check COMMAND ${BUILDTOOL_PYTHON_COMMAND} -m buildtool.cmake ram-check "${out}/firmware.json" ${arg_RAM_LIMIT})
+  endif()
+  add_custom_command(OUTPUT "${out}/model.c" "${out}/model.h" "${out}/firmware.json"
+    COMMAND ${gen} code "${code_in}" "${out}/plan.json" --board ${arg_BOARD} --name "${model_name}"
+            -o "${out}" --depfile "${out}/code.d"
+    ${check}
+    DEPENDS "${code_in}" "${out}/plan.json" ${tool} DEPFILE "${out}/code.d" VERBATIM
+    COMMENT "buildtool code ${name}")
+  add_custom_command(OUTPUT "${out}/weights.bin"
+    COMMAND ${gen} flash "${model}" --board ${arg_BOARD} -o "${out}/weights.bin" --depfile "${out}/flash.d"
+    DEPENDS "${model}" ${tool} DEPFILE "${out}/flash.d" VERBATIM COMMENT "buildtool flash ${name}")
+  # the one target that runs the steps (Makefile generators must not run them from two targets)
+  add_custom_target(${name}_sources DEPENDS "${out}/model.c" "${out}/model.h" "${out}/firmware.json"
+                                            "${out}/weights.bin")
+endfunction()
+
+# The libraries: <name> (model.c + kernels, STATIC) and <name>_rt (start-up code + weights object,
+# OBJECT, linked into every executable that links <name>).
+function(_buildtool_targets name out)
+  set(blob "${out}/weights_blob.S")
+  set_source_files_properties("${blob}" PROPERTIES OBJECT_DEPENDS "${out}/weights.bin")  # .incbin: unseen by -MD
+  add_library(${name}_rt OBJECT ${BT_STARTUP_SOURCES} "${blob}")
+  add_library(${name} STATIC "${out}/model.c" ${BT_KERNEL_SOURCES})
+  foreach(t ${name} ${name}_rt)
+    add_dependencies(${t} ${name}_sources)
+  endforeach()
+  target_compile_options(${name}_rt PRIVATE ${BT_CFLAGS})
+  target_include_directories(${name}_rt PRIVATE "${out}" ${BT_INCLUDES})
+  target_compile_options(${name} PUBLIC ${BT_CFLAGS})
+  target_include_directories(${name} PUBLIC "${out}" ${BT_INCLUDES})
+  target_link_options(${name} INTERFACE ${BT_LDFLAGS})
+  target_link_libraries(${name} INTERFACE $<TARGET_OBJECTS:${name}_rt> ${BT_LDLIBS})
+  if(BT_LINKER_SCRIPT)
+    set_property(TARGET ${name} APPEND PROPERTY INTERFACE_LINK_DEPENDS "${BT_LINKER_SCRIPT}")
+  endif()
+  set_target_properties(${name} PROPERTIES BUILDTOOL_BOARD "${arg_BOARD}" BUILDTOOL_OUT "${out}"
+                        BUILDTOOL_HARNESS_MAIN "${BT_HARNESS_MAIN}" BUILDTOOL_NATIVE "${BT_NATIVE}"
+                        BUILDTOOL_RUN "${BT_RUN}")
+endfunction()
+
+function(buildtool_add_model name)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "NO_DAEMON" "MODEL;ZOO;BOARD;RAM_LIMIT" "PLAN_OPTIONS")
+  if(arg_UNPARSED_ARGUMENTS)
+    _buildtool_fail(${name} "unknown argument(s) ${arg_UNPARSED_ARGUMENTS} (MODEL, ZOO, BOARD, PLAN_OPTIONS, RAM_LIMIT, NO_DAEMON)")
+  endif()
+  if(NOT arg_BOARD)
+    if(NOT BUILDTOOL_BOARD)
+      _buildtool_fail(${name} "give BOARD <board> (`buildtool boards` lists them) or a buildtool toolchain file")
+    endif()
+    set(arg_BOARD "${BUILDTOOL_BOARD}")
+  endif()
+  set(out "${CMAKE_CURRENT_BINARY_DIR}/${name}")
+  if(arg_ZOO)
+    set(model "${out}/model.tflite")
+    set(model_name "${arg_ZOO}")
+  else()
+    get_filename_component(model "${arg_MODEL}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    get_filename_component(model_name "${model}" NAME_WLE)
+  endif()
+  _buildtool_configure(${name} "${out}")
+  _buildtool_check_compiler(${name} "${arg_BOARD}")
+  _buildtool_steps(${name} "${out}" "${model}")
+  _buildtool_targets(${name} "${out}")
+endfunction()
+
+# After <exe>'s link: its load segments where the board has memory (else the ELF is removed) and one
+# line of RAM and flash against the board's (one more Python start per link).
+function(buildtool_firmware_report exe)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "MODEL" "")
+  if(NOT arg_MODEL OR NOT TARGET "${arg_MODEL}")
+    _buildtool_fail(${exe} "MODEL must name a buildtool_add_model target (got '${arg_MODEL}')")
+  endif()
+  get_target_property(board ${arg_MODEL} BUILDTOOL_BOARD)
+  get_target_property(out ${arg_MODEL} BUILDTOOL_OUT)
+  add_custom_command(TARGET ${exe} POST_BUILD
+    COMMAND ${BUILDTOOL_PYTHON_COMMAND} -m buildtool.cmake check "$<TARGET_FILE:${exe}>" --board ${board}
+            --manifest "${out}/firmware.json"
+    VERBATIM)
+endfunction()
+
+# The built-in harness (firmware_src/common/main.c: reads the input, runs, writes the output) linked
+# with a model: <exe> (<exe>.elf on a cross board).
+function(buildtool_add_firmware exe)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "" "MODEL" "")
+  if(NOT arg_MODEL OR NOT TARGET "${arg_MODEL}")
+    _buildtool_fail(${exe} "MODEL must name a buildtool_add_model target (got '${arg_MODEL}')")
+  endif()
+  get_target_property(main ${arg_MODEL} BUILDTOOL_HARNESS_MAIN)
+  if(NOT main)
+    _buildtool_fail(${exe} "MODEL ${arg_MODEL} was not made by buildtool_add_model")
+  endif()
+  get_target_property(native ${arg_MODEL} BUILDTOOL_NATIVE)
+  add_executable(${exe} "${main}")
+  target_link_libraries(${exe} PRIVATE ${arg_MODEL})
+  if(NOT native)
+    set_target_properties(${exe} PROPERTIES SUFFIX ".elf")
+  endif()
+  buildtool_firmware_report(${exe} MODEL ${arg_MODEL})
+endfunction()
+
+cmake_policy(POP)

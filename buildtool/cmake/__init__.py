@@ -1,0 +1,136 @@
+"""The CMake package config's Python side (BuildtoolConfig.cmake in this folder).
+
+    buildtool cmake-dir                      the folder for CMAKE_PREFIX_PATH or Buildtool_DIR
+    python -m buildtool.cmake configure ...  configure time: check the board, model and options, write
+                                             the board files and DIR/buildtool.cmake (CMake lists)
+    python -m buildtool.cmake ram-check ...  build time: the plan's arena against RAM_LIMIT
+    python -m buildtool.cmake check ...      after a link: load segments and the RAM/flash summary
+
+The flags, sources and linker script come from `buildtool gen board` (board.json), so CMake
+compiles and links exactly as the SCons tool and `buildtool build` do.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+CMAKE_DIR = Path(__file__).resolve().parent
+
+
+def _cmake_quote(s: str) -> str:
+    """s as one element of a quoted CMake list."""
+    for a, b in (("\\", "\\\\"), ('"', '\\"'), ("$", "\\$"), (";", "\\;")):
+        s = s.replace(a, b)
+    return s
+
+
+def _cmake_set(name: str, value) -> str:
+    items = value if isinstance(value, list) else [value]
+    return f'set({name} "{";".join(_cmake_quote(str(v)) for v in items)}")\n'
+
+
+def _check_model(model: str, zoo: str) -> None:
+    """A zoo name must be in the zoo; a model file must be a regular file (one line otherwise)."""
+    from ..errors import ModelError, UsageError
+
+    if bool(model) == bool(zoo):
+        raise UsageError("buildtool_add_model needs exactly one of MODEL <file.tflite> or ZOO <name>")
+    if zoo:
+        from ..pipeline import locate
+
+        locate(zoo)  # one line listing the zoo when it is not a zoo name
+    elif not os.path.isfile(model):
+        raise ModelError(f"MODEL {model!r}: " + ("a directory, not a .tflite file" if os.path.isdir(model)
+                                                 else "file not found"))
+
+
+def _split_sources(info: dict) -> dict:
+    """board.json's sources as kernels, start-up pieces, the harness main.c and weights.S."""
+    from ..toolchain import FIRMWARE, KERNELS
+
+    srcs = [Path(s) for s in info["sources"]]
+    main = FIRMWARE / "common" / "main.c"
+    kernels = [s for s in srcs if s.is_relative_to(KERNELS)]
+    weights = [s for s in srcs if s.name == "weights.S"]
+    startup = [s for s in srcs if s not in kernels and s not in weights and s != main]
+    return {"kernels": kernels, "startup": startup, "main": main, "weights": weights[0]}
+
+
+def configure(board: str, model: str, zoo: str, opts: list, ram_limit: str, out: str) -> None:
+    """Check everything a build needs, then write OUT/board.json (+ board.ld), OUT/weights_blob.S
+    and OUT/buildtool.cmake; nothing is written when a check fails."""
+    import argparse
+
+    from .. import gen, targets
+    from ..errors import UsageError
+    from ..fsutil import write_if_changed
+    from ..toolchain import c_string
+
+    t = targets.get(board)  # one line listing the boards when unknown
+    options = gen._options(opts)
+    if ram_limit and not ram_limit.isdigit():
+        raise UsageError(f"RAM_LIMIT {ram_limit!r} must be a number of bytes")
+    _check_model(model, zoo)
+    o = Path(out).resolve()
+    gen.run(argparse.Namespace(step="board", board=board, output=str(o), depfile=str(o / "board.d")))
+    info = json.loads((o / "board.json").read_text())
+    parts = _split_sources(info)
+    ldflags = [f for f in info["ldflags"] if not f.startswith("-l")]
+    lines = [("BT_BOARD", board), ("BT_CC", info["cc"]), ("BT_NATIVE", "ON" if t.port.native else "OFF"),
+             ("BT_CFLAGS", info["cflags"]), ("BT_INCLUDES", info["include_dirs"][1:]),
+             ("BT_KERNEL_SOURCES", parts["kernels"]), ("BT_STARTUP_SOURCES", parts["startup"]),
+             ("BT_HARNESS_MAIN", parts["main"]), ("BT_LDFLAGS", ldflags),
+             ("BT_LDLIBS", [f[2:] for f in info["ldflags"] if f.startswith("-l")]),
+             ("BT_LINKER_SCRIPT", str(o / "board.ld") if t.linker_template else ""),
+             ("BT_FUSED", "ON" if options.fused else "OFF"), ("BT_RUN", info["run"]),
+             ("BT_CONFIGURE_DEPENDS", _depfile_inputs(o / "board.d") + _template(t))]
+    blob = f"#define BT_WEIGHTS_FILE {c_string(str(o / 'weights.bin'))}\n#include {c_string(str(parts['weights']))}\n"
+    write_if_changed(o / "weights_blob.S", blob)  # .incbin of this model's weights.bin
+    write_if_changed(o / "buildtool.cmake", "".join(_cmake_set(k, v) for k, v in lines))
+
+
+def _depfile_inputs(path: Path) -> list:
+    """The inputs a depfile names (gen writes one path per line after the first)."""
+    text = path.read_text().replace("\\\n", "\n")
+    deps = text.split(":", 1)[1] if ":" in text else ""
+    return [d.strip().replace("\\ ", " ") for d in deps.split("\n") if d.strip()]
+
+
+def _template(t) -> list:
+    """The board's linker script template (a configure input, like the Python that reads it)."""
+    from ..toolchain import FIRMWARE
+
+    return [str(FIRMWARE / t.linker_template)] if t.linker_template else []
+
+
+def ram_check(manifest: str, limit: int) -> None:
+    """Refuse a plan whose arena exceeds RAM_LIMIT (one line)."""
+    from ..errors import PlanError
+
+    man = json.loads(Path(manifest).read_text())
+    arena = int(man["arena_bytes"])
+    if arena > limit:
+        raise PlanError(f"{man.get('model', 'the model')}: arena {arena:,} B exceeds RAM_LIMIT {limit:,} B; "
+                        f"try PLAN_OPTIONS optimize=ram")
+
+
+def check_elf(elf: str, board: str, manifest: str) -> str:
+    """After the link: every load segment where the board has memory (else the ELF is removed, so no
+    image a loader would misplace is left) and the one-line RAM/flash summary, as the SCons tool does."""
+    from .. import runner, targets
+    from ..errors import BuildtoolError
+    from ..toolchain import check_segments
+
+    t = targets.get(board)
+    if t.linker_template:
+        try:
+            check_segments(t, elf)
+        except BuildtoolError:
+            Path(elf).unlink(missing_ok=True)
+            raise
+    return runner.memory_summary(t, elf, int(json.loads(Path(manifest).read_text())["arena_bytes"]))
+
+
+__all__ = ["CMAKE_DIR", "configure", "ram_check", "check_elf"]

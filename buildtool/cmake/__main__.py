@@ -1,0 +1,55 @@
+"""`python -m buildtool.cmake configure|ram-check|check ...`: what BuildtoolConfig.cmake runs (see __init__)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m buildtool.cmake")
+    sub = p.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("configure", help="check a buildtool_add_model call and write its board files")
+    c.add_argument("--board", required=True)
+    c.add_argument("--model", default="")
+    c.add_argument("--zoo", default="")
+    c.add_argument("--opt", action="append", default=[], metavar="KEY=VALUE")
+    c.add_argument("--ram-limit", default="")
+    c.add_argument("-o", "--output", required=True)
+    r = sub.add_parser("ram-check", help="the plan's arena against RAM_LIMIT")
+    r.add_argument("manifest")
+    r.add_argument("limit", type=int)
+    k = sub.add_parser("check", help="after a link: load segments and the RAM/flash summary")
+    k.add_argument("elf")
+    k.add_argument("--board", required=True)
+    k.add_argument("--manifest", required=True, help="the model's firmware.json")
+    return p
+
+
+def main(argv=None) -> int:
+    """Run one command; a user's error or a bug is one line on stderr and a non-zero exit."""
+    from ..errors import BuildtoolError, internal
+    from . import check_elf, configure, ram_check
+
+    a = _parser().parse_args(argv)
+    try:
+        if a.cmd == "configure":
+            configure(a.board, a.model, a.zoo, a.opt, a.ram_limit, a.output)
+        elif a.cmd == "check":
+            print(check_elf(a.elf, a.board, a.manifest))
+        else:
+            ram_check(a.manifest, a.limit)
+        return 0
+    except BuildtoolError as e:
+        print(f"buildtool: error: {e}", file=sys.stderr)
+        return e.exit_code
+    except Exception as e:  # a bug: one line (BUILDTOOL_DEBUG=1 keeps the traceback)
+        if os.environ.get("BUILDTOOL_DEBUG"):
+            raise
+        print(f"buildtool: error: {internal(e)}", file=sys.stderr)
+        return 3
+
+
+if __name__ == "__main__":
+    sys.exit(main())

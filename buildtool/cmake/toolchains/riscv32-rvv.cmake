@@ -1,0 +1,3 @@
+# buildtool board riscv32-rvv: riscv64-unknown-elf-gcc; buildtool_add_model without BOARD builds for it.
+include("${CMAKE_CURRENT_LIST_DIR}/riscv64-unknown-elf.cmake")
+set(BUILDTOOL_BOARD riscv32-rvv)

@@ -1,0 +1,225 @@
+"""examples/cmake: a user project (its own main.c + buildtool_add_model) copied outside the checkout,
+found through `buildtool cmake-dir`, configured with Ninja for the host and (toolchain file) the
+Cortex-M4, built, run natively and in QEMU and compared byte for byte with TFLite Micro; which steps
+rerun after each kind of edit; a Makefile build; clangd on the compile_commands.json; bad input as
+one line at configure time. One build per board is shared by every test (module fixtures)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from conftest import fixed_input, tflm_run
+
+from buildtool import targets, zoo
+from buildtool.errors import PlanError, UsageError
+from buildtool.tflite_writer import serialize
+
+ROOT = Path(__file__).resolve().parents[1]
+_spec = importlib.util.spec_from_file_location("cmake_bench", ROOT / "benchmarks" / "cmake_bench.py")
+bench = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bench)
+
+
+def _run(args: list, env: dict, cwd=None, timeout: int = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([str(a) for a in args], capture_output=True, text=True, env=env, cwd=cwd, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    """examples/cmake in a folder of its own with the tiny model as tiny.tflite; the reference output."""
+    top = tmp_path_factory.mktemp("user") / "app"
+    shutil.copytree(ROOT / "examples" / "cmake", top, ignore=shutil.ignore_patterns("build"))
+    g = zoo.build("tiny")
+    data = serialize(g)
+    (top / "tiny.tflite").write_bytes(data)
+    x = fixed_input(g.tensors[g.inputs[0]].shape)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), BUILDTOOL_DAEMON_WATCH="0")  # this checkout's buildtool
+    r = _run([sys.executable, "-m", "buildtool.cli", "cmake-dir"], env, cwd=top)
+    assert r.returncode == 0, r.stderr
+    return SimpleNamespace(top=top, env=env, cmake_dir=Path(r.stdout.strip()), model=data, x=x,
+                           ref=tflm_run(data, [x])[0])
+
+
+def _configure(p, build: Path, board: str, generator: str = "Ninja", *extra,
+               find: str = "CMAKE_PREFIX_PATH") -> subprocess.CompletedProcess:
+    """cmake -G generator for board, finding the package through find (CMAKE_PREFIX_PATH or Buildtool_DIR)."""
+    args = ["cmake", "-G", generator, "-S", p.top, "-B", build, f"-D{find}={p.cmake_dir}", *extra]
+    if board != "host":
+        args.append(f"-DCMAKE_TOOLCHAIN_FILE={p.cmake_dir}/toolchains/{board}.cmake")
+    return _run(args, p.env)
+
+
+@pytest.fixture(scope="module")
+def builds(project):
+    """{board: build folder}: host and cortex-m4 configured with Ninja and built once."""
+    out = {}
+    for board in ("host", "cortex-m4"):
+        build = project.top / "build" / board
+        r = _configure(project, build, board)
+        assert r.returncode == 0, r.stdout + r.stderr
+        r = _run(["ninja", "-C", build], project.env)
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "Traceback" not in r.stdout + r.stderr
+        steps = bench.steps_ran(r.stdout)
+        assert {"model.o", "weights.o", "main.o", "link"} <= set(steps), steps
+        assert f"{board}: RAM" in r.stdout  # buildtool_firmware_report after the link
+        out[board] = build
+    return out
+
+
+def _app(build: Path, board: str) -> Path:
+    return build / ("app" if targets.get(board).port.native else "app.elf")
+
+
+def _run_app(board: str, elf: Path, x: np.ndarray, tmp: Path) -> tuple:
+    """(output bytes, log) of one run, natively or in QEMU as tests/test_examples.py runs them."""
+    t = targets.get(board)
+    data = np.ascontiguousarray(x).tobytes()
+    if t.port.native:
+        p = subprocess.run(t.port.run_command(t, elf), input=data, capture_output=True, timeout=60)
+        out, log = p.stdout, p.stderr.decode()
+    else:
+        (tmp / "output.bin").unlink(missing_ok=True)
+        (tmp / "input.bin").write_bytes(data)
+        p = subprocess.run(t.port.run_command(t, elf), cwd=tmp, capture_output=True, timeout=120)
+        out, log = (tmp / "output.bin").read_bytes(), (p.stdout + p.stderr).decode()
+    assert p.returncode == 0, log
+    return out, log
+
+
+def _assert_classifies(out: bytes, log: str, ref: np.ndarray) -> None:
+    assert out == np.ascontiguousarray(ref).tobytes()
+    assert re.search(r"^class=(\d+)$", log, re.M).group(1) == str(int(np.argmax(ref.reshape(-1))))
+
+
+def test_cmake_dir_holds_the_package_config_and_toolchains(project):
+    d = project.cmake_dir
+    assert d == ROOT / "buildtool" / "cmake"
+    for f in ["BuildtoolConfig.cmake", "BuildtoolConfigVersion.cmake"] + [
+            f"toolchains/{b}.cmake" for b in ("cortex-m4", "cortex-m7", "cortex-m33", "riscv32", "hifive1")]:
+        assert (d / f).is_file(), f
+    assert '"cmake/**/*.cmake"' in (ROOT / "pyproject.toml").read_text()  # shipped in the wheel
+    # both examples build the same application
+    assert (ROOT / "examples/cmake/main.c").read_bytes() == (ROOT / "examples/scons/main.c").read_bytes()
+
+
+@pytest.mark.parametrize("board", ["host", "cortex-m4"])
+def test_user_app_classifies_like_the_reference(project, builds, board, tmp_path):
+    build = builds[board]
+    out, log = _run_app(board, _app(build, board), project.x, tmp_path)
+    _assert_classifies(out, log, project.ref)
+    db = json.loads((build / "compile_commands.json").read_text())
+    files = {Path(e["file"]).name for e in db}
+    assert {"model.c", "main.c", "weights_blob.S"} <= files
+    t = targets.get(board)
+    model_c = [e["command"] for e in db if Path(e["file"]).name == "model.c"]
+    assert model_c and all(t.cflags[0] in c and (t.port.native or t.cc in c) for c in model_c)  # the board's
+    r = _run(["ninja", "-C", build, "-n", "-d", "explain"], project.env)  # a no-op build runs nothing
+    assert r.returncode == 0 and "no work to do" in r.stdout, r.stdout + r.stderr
+    assert "ninja explain" not in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("board", ["host", "cortex-m4"])
+def test_clangd_finds_no_errors(project, builds, board):
+    """clangd --check on the generated model.c and the user's main.c, with the build's compile_commands.json;
+    the cross build asks arm-none-eabi-gcc for its system include directories (--query-driver)."""
+    clangd = shutil.which("clangd")
+    assert clangd, "clangd is not installed (scripts/install.sh installs Debian's clangd)"
+    build = builds[board]
+    extra = [] if board == "host" else ["--query-driver=/usr/bin/arm-none-eabi-*"]
+    for src in (build / "model" / "model.c", project.top / "main.c"):
+        r = _run([clangd, f"--check={src}", f"--compile-commands-dir={build}", *extra], project.env, timeout=120)
+        m = re.search(r"All checks completed, (\d+) errors", r.stderr)
+        assert m and m.group(1) == "0", r.stderr[-3000:]
+        assert "model.h" not in "".join(line for line in r.stderr.splitlines() if line.startswith("E["))
+
+
+def _ninja_steps(project, build: Path) -> list:
+    r = _run(["ninja", "-C", build], project.env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return bench.steps_ran(r.stdout)
+
+
+def test_what_reruns_after_each_edit(project, builds, tmp_path):
+    """Same bytes: skeleton and flash at most, and they stop there (restat). A weight-only edit: skeleton,
+    flash, the weights object and the link; never the plan, the code or model.c; the new weights reach
+    the image. Undoing it: the same steps again."""
+    build, model = builds["host"], project.top / "tiny.tflite"
+    model.write_bytes(project.model)  # a newer file, the same bytes
+    assert set(_ninja_steps(project, build)) <= {"skeleton", "flash"}
+    try:
+        bench.perturb_weights(model, model)
+        steps = _ninja_steps(project, build)
+        assert sorted(steps) == ["flash", "link", "skeleton", "weights.o"], steps
+        edited = model.read_bytes()
+        out, log = _run_app("host", _app(build, "host"), project.x, tmp_path)
+        _assert_classifies(out, log, tflm_run(edited, [project.x])[0])
+    finally:
+        model.write_bytes(project.model)
+    assert sorted(_ninja_steps(project, build)) == ["flash", "link", "skeleton", "weights.o"]
+    assert _ninja_steps(project, build) == []
+
+
+def test_makefile_generator(project, tmp_path):
+    """A host build with Make, also linking buildtool's harness (buildtool_add_firmware) from the same model."""
+    build = project.top / "build" / "make"
+    r = _configure(project, build, "host", "Unix Makefiles", "-DBUILD_HARNESS=ON", find="Buildtool_DIR")
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = _run(["make", "-C", build, "-j2"], project.env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.count("host: RAM") == 2  # buildtool_firmware_report after each link (app, harness)
+    out, log = _run_app("host", build / "app", project.x, tmp_path)
+    _assert_classifies(out, log, project.ref)
+    out, log = _run_app("host", build / "harness", project.x, tmp_path)
+    assert out == np.ascontiguousarray(project.ref).tobytes() and "arena_bytes=" in log
+    assert (build / "compile_commands.json").is_file()
+    r = _run(["make", "-C", build], project.env)  # up to date: no step and no compile reruns
+    assert r.returncode == 0 and "buildtool " not in r.stdout and "Building" not in r.stdout, r.stdout
+
+
+def _one_line(r: subprocess.CompletedProcess, *expected: str) -> str:
+    assert r.returncode != 0
+    text = r.stdout + r.stderr
+    assert "Traceback" not in text
+    lines = [line.strip() for line in text.splitlines() if "buildtool:" in line]
+    assert len(lines) == 1, text
+    for e in expected:
+        assert e in lines[0], lines[0]
+    return lines[0]
+
+
+def test_bad_input_is_one_line_at_configure(project):
+    build = project.top / "build" / "bad"
+    _one_line(_configure(project, build, "host", "Ninja", "-DBOARD=nosuch"), "unknown board 'nosuch'", "cortex-m4")
+    assert not (build / "build.ninja").exists()  # nothing generated
+    _one_line(_configure(project, build, "host", "Ninja", "-DBOARD=host", "-DPLAN_OPTIONS=optimize=bad"),
+              "optimize='bad'")
+    _one_line(_configure(project, build, "host", "Ninja", "-DPLAN_OPTIONS=", f"-DMODEL={project.top}/nope.tflite"),
+              "nope.tflite", "not found")
+    _one_line(_configure(project, build, "host", "Ninja", f"-DMODEL={project.top}/tiny.tflite", "-DBOARD=cortex-m4"),
+              "arm-none-eabi-gcc", "toolchains/cortex-m4.cmake")
+
+
+def test_ram_limit_and_configure_checks(tmp_path):
+    from buildtool import cmake
+
+    man = tmp_path / "firmware.json"
+    man.write_text(json.dumps({"model": "tiny", "arena_bytes": 6144}))
+    cmake.ram_check(str(man), 6144)
+    with pytest.raises(PlanError, match="arena 6,144 B exceeds RAM_LIMIT 4,096 B"):
+        cmake.ram_check(str(man), 4096)
+    with pytest.raises(UsageError, match="RAM_LIMIT"):
+        cmake.configure("host", "", "tiny", [], "64k", str(tmp_path / "out"))
+    with pytest.raises(UsageError, match="exactly one of MODEL"):
+        cmake.configure("host", "", "", [], "", str(tmp_path / "out"))
+    assert not (tmp_path / "out").exists()  # nothing written when a check fails
