@@ -2,6 +2,7 @@
 
     python benchmarks/integrations.py [--systems scons,cmake,bazel] [--board host] [--runs 3]
 
+(CMake: benchmarks/cmake_bench.py, Bazel: benchmarks/bazel_bench.py print the same rows for theirs.)
 Each system builds its example project (examples/<system>: the user's own main.c + the `tiny`
 model) in a temporary copy, with a private copy of the buildtool package on PYTHONPATH so the
 "planner source edit" row can edit the planner without touching this checkout. Rows:
@@ -60,12 +61,20 @@ def _scons_step(line: str) -> str | None:
 
 
 SYSTEMS = {"scons": SCons}
-try:  # the CMake and Bazel drivers live beside this file when those integrations are present
-    from integrations_more import MORE_SYSTEMS  # noqa: E402
 
-    SYSTEMS.update(MORE_SYSTEMS)
-except ImportError:
-    pass
+
+def _other_tables(name: str, board: str) -> str | None:
+    """The CMake and Bazel tables come from their own drivers beside this file (same rows)."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    if name == "cmake":
+        from cmake_bench import cmake_table, format_table
+
+        return format_table(cmake_table(board), board)
+    if name == "bazel":
+        from bazel_bench import bazel_table, format_table
+
+        return format_table(bazel_table(board), board)
+    return None
 
 
 def _summary(steps: list) -> str:
@@ -112,13 +121,17 @@ def measure(system, runs: int, planner_file: Path) -> list:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--systems", default=",".join(SYSTEMS))
+    ap.add_argument("--systems", default="scons,cmake,bazel")
     ap.add_argument("--board", default="host")
     ap.add_argument("--runs", type=int, default=3)
     a = ap.parse_args()
     for name in a.systems.split(","):
         if name not in SYSTEMS:
-            raise SystemExit(f"integrations: unknown system {name} (known: {', '.join(SYSTEMS)})")
+            table = _other_tables(name, a.board)
+            if table is None:
+                raise SystemExit(f"integrations: unknown system {name} (known: scons, cmake, bazel)")
+            print(f"\n### {name}\n\n{table}", flush=True)
+            continue
         with tempfile.TemporaryDirectory(prefix=f"bt-bench-{name}-") as tmp:
             pkg = Path(tmp) / "pkg"
             shutil.copytree(ROOT / "buildtool", pkg / "buildtool",
@@ -128,8 +141,6 @@ def main() -> int:
             print("| edit | time | steps that ran |\n| --- | ---: | --- |")
             for label, secs, steps in measure(system, a.runs, pkg / "buildtool" / "arena" / "planner.py"):
                 print(f"| {label} | {secs:.2f} s | {steps} |", flush=True)
-            if hasattr(system, "close"):
-                system.close()
     return 0
 
 
