@@ -94,18 +94,33 @@ class _TileGraph:
     """The graph as a kernel sees it when it runs VALID over a pre-padded block (and, for one
     output channel of a convolution, with that channel's filter, bias and scale)."""
 
-    def __init__(self, g, shapes: dict, swap: dict | None = None):
+    def __init__(self, g, shapes: dict, memo: dict, swap: dict | None = None):
         self._g = g
-        self.tensors = _Tensors(g.tensors, shapes, swap or {})
+        self.tensors = _Tensors(g.tensors, shapes, swap or {}, memo)
 
 
 class _Tensors:
-    def __init__(self, ts, shapes, swap):
-        self._ts, self._shapes, self._swap = ts, shapes, swap
+    def __init__(self, ts, shapes, swap, memo):
+        self._ts, self._shapes, self._swap, self._memo = ts, shapes, swap, memo
 
     def __getitem__(self, i):
-        t = self._swap.get(i, self._ts[i])
-        return dataclasses.replace(t, shape=self._shapes[i]) if i in self._shapes else t
+        if i in self._swap:
+            return self._swap[i]
+        if i not in self._shapes:
+            return self._ts[i]
+        key = ("tensor", i, self._shapes[i])  # a tile's shape: the same few recur tile after tile
+        t = self._memo.get(key)
+        if t is None:
+            t = self._memo[key] = dataclasses.replace(self._ts[i], shape=self._shapes[i])
+        return t
+
+
+def _memo(memo: dict, key, make):
+    """memo[key], made on first use (one run's cache of per-operator values that tiles repeat)."""
+    v = memo.get(key)
+    if v is None:
+        v = memo[key] = make()
+    return v
 
 
 def _one_channel(g, op, c: int) -> dict:
@@ -129,12 +144,13 @@ def _window_geometry(g, op):
     return op_axes(g, op)
 
 
-def _run_windowed(g, op, src: _Tile, out: np.ndarray, r0, r1, c0, c1, channel: int | None = None) -> None:
+def _run_windowed(g, op, src: _Tile, out: np.ndarray, r0, r1, c0, c1, memo: dict,
+                  channel: int | None = None) -> None:
     """Output rows [r0, r1) cols [c0, c1) of a sliding-window op from the tile src.
 
     channel: compute only that output channel (a CONV_2D: that filter; a depthwise
-    convolution: src holds just that input channel)."""
-    ax_r, ax_c = _window_geometry(g, op)
+    convolution: src holds just that input channel). memo: the run's cache (_memo)."""
+    ax_r, ax_c = _memo(memo, ("axes", op.index), lambda: _window_geometry(g, op))
     xin = g.tensors[op.inputs[0]]
     lo_r, hi_r = r0 * ax_r.s - ax_r.pad, (r1 - 1) * ax_r.s - ax_r.pad + ax_r.k
     lo_c, hi_c = c0 * ax_c.s - ax_c.pad, (c1 - 1) * ax_c.s - ax_c.pad + ax_c.k
@@ -145,15 +161,17 @@ def _run_windowed(g, op, src: _Tile, out: np.ndarray, r0, r1, c0, c1, channel: i
     vc0, vc1 = max(lo_c, 0), min(hi_c, ax_c.n_in)
     if vr1 > vr0 and vc1 > vc0:
         block[0, vr0 - lo_r:vr1 - lo_r, vc0 - lo_c:vc1 - lo_c] = src.region(vr0, vr1, vc0, vc1)
-    vop = dataclasses.replace(op, options={**op.options, "padding": "VALID"})
+    vop = _memo(memo, ("valid", op.index), lambda: dataclasses.replace(op, options={**op.options, "padding": "VALID"}))
     shapes = {op.inputs[0]: block.shape, op.outputs[0]: (1, r1 - r0, c1 - c0, out.shape[-1])}
     if channel is None:
-        KERNELS[op.opcode](_TileGraph(g, shapes), vop, [block], [out[None]])
+        KERNELS[op.opcode](_TileGraph(g, shapes, memo), vop, [block], [out[None]])
     elif op.opcode == "CONV_2D":
-        KERNELS[op.opcode](_TileGraph(g, shapes, _one_channel(g, op, channel)), vop, [block], [out[None]])
+        swap = _memo(memo, ("channel", op.index, channel), lambda: _one_channel(g, op, channel))
+        KERNELS[op.opcode](_TileGraph(g, shapes, memo, swap), vop, [block], [out[None]])
     else:
         shapes[op.inputs[0]] = block.shape[:3] + (xin.shape[3],)
-        KERNELS[op.opcode](_TileGraph(g, shapes), vop, [block], [out[None]], channels=slice(channel, channel + 1))
+        KERNELS[op.opcode](_TileGraph(g, shapes, memo), vop, [block], [out[None]],
+                           channels=slice(channel, channel + 1))
 
 
 def _interval(ap, t: int, i: int) -> tuple:
@@ -182,7 +200,8 @@ def _shift(tile: _Tile, axis: int, new_hi: int, ext: int) -> None:
         tile.c0 = new_hi - ext
 
 
-def _run_block(g, bi: int, blk: BlockRun, plan: FusedPlan, arena: _Arena, whole: dict, source, count: list) -> None:
+def _run_block(g, bi: int, blk: BlockRun, plan: FusedPlan, arena: _Arena, whole: dict, source, count: list,
+               memo: dict) -> None:
     tiles = {}  # window tensors
     for t in blk.windows:
         shp = blk.window_shape(g, t)
@@ -210,9 +229,9 @@ def _run_block(g, bi: int, blk: BlockRun, plan: FusedPlan, arena: _Arena, whole:
                 output row at a time, each after pulling the input rows it reads into the window."""
                 t = op.inputs[0]
                 if t not in pulled:
-                    _run_windowed(g, op, tile_of(t), out, ra, rb, ca, cb, channel)
+                    _run_windowed(g, op, tile_of(t), out, ra, rb, ca, cb, memo, channel)
                     return
-                ax = _window_geometry(g, op)[0]
+                ax = _memo(memo, ("axes", op.index), lambda: _window_geometry(g, op))[0]
                 tl = tiles[t]
                 ta, tb = _interval(cols, t, c)
                 for rr in range(ra, rb):
@@ -220,7 +239,7 @@ def _run_block(g, bi: int, blk: BlockRun, plan: FusedPlan, arena: _Arena, whole:
                     tl.r0 = r0
                     if r1 > r0 and tb > ta:
                         tl.region(r0, r1, ta, tb)[...] = source(r0, r1, ta, tb)
-                    _run_windowed(g, op, tl, out[rr - ra:rr - ra + 1], rr, rr + 1, ca, cb, channel)
+                    _run_windowed(g, op, tl, out[rr - ra:rr - ra + 1], rr, rr + 1, ca, cb, memo, channel)
 
             for t in blk.windows:  # place the windows for this tile
                 tl = tiles[t]
@@ -264,7 +283,7 @@ def _run_block(g, bi: int, blk: BlockRun, plan: FusedPlan, arena: _Arena, whole:
                 count[0] += macs_per_pixel(g, op) * (rb - ra) * (cb - ca)
                 if op.inputs[0] in chw:
                     _channel_by_channel(g, maker[op.inputs[0]], op, tiles, windowed, rows, cols, r, c, out,
-                                        (ra, rb, ca, cb), count)
+                                        (ra, rb, ca, cb), count, memo)
                 elif op.opcode in WINDOWED:
                     windowed(op, out, ra, rb, ca, cb)
                 else:
@@ -308,7 +327,7 @@ def _dense_done(g, fc, acc: np.ndarray, out: np.ndarray) -> None:
     out[...] = requantize(total.reshape(1, n_out), mult, shift, g, fc).reshape(out.shape)
 
 
-def _channel_by_channel(g, made, dw, tiles, windowed, rows, cols, r, c, out, box, count) -> None:
+def _channel_by_channel(g, made, dw, tiles, windowed, rows, cols, r, c, out, box, count, memo) -> None:
     """An expansion conv and its depthwise reader, one channel at a time: the conv's output
     channel k fills the one-channel window, then the depthwise makes output channel k."""
     s, conv = made
@@ -319,7 +338,7 @@ def _channel_by_channel(g, made, dw, tiles, windowed, rows, cols, r, c, out, box
     count[0] += macs_per_pixel(g, conv) * (rb - ra) * (cb - ca)
     for k in range(g.tensors[t].shape[3]):
         windowed(conv, win.region(ra, rb, ca, cb), ra, rb, ca, cb, channel=k)
-        _run_windowed(g, dw, win, out[..., k:k + 1], *box, channel=k)
+        _run_windowed(g, dw, win, out[..., k:k + 1], *box, memo, channel=k)
 
 
 def run_fused(g, plan: FusedPlan, inputs: list, stats: dict | None = None) -> list:
@@ -349,10 +368,10 @@ def run_fused(g, plan: FusedPlan, inputs: list, stats: dict | None = None) -> li
     def source(r0, r1, c0, c1):
         """The sensor: rows [r0, r1) x cols [c0, c1) of the (single) streamed input."""
         return streamed[0][0, r0:r1, c0:c1]
-    count = [0]
+    count, memo = [0], {}
     for bi, it in enumerate(plan.schedule.items):
         if isinstance(it, BlockRun):
-            _run_block(g, bi, it, plan, arena, whole, source, count)
+            _run_block(g, bi, it, plan, arena, whole, source, count, memo)
         else:
             op = g.operators[it]
             count[0] += op_macs(g, op)
