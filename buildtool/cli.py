@@ -316,6 +316,13 @@ def cmd_scons_dir(a) -> int:
     return 0
 
 
+def cmd_bazel_dir(a) -> int:
+    from .toolchain import PACKAGE
+
+    print(PACKAGE / "bazel")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="buildtool", description="int8 TFLite CNN -> memory-planned MCU firmware")
     p.add_argument("--version", action="version", version=f"buildtool {__version__}")
@@ -380,6 +387,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("scons-dir", help="the folder for SCons' toolpath=[...] (tools=[\"default\", \"btfirmware\"])")
     s.set_defaults(fn=cmd_scons_dir)
+
+    s = sub.add_parser("bazel-dir", help="the path for local_repository(name = \"buildtool\", path = ...) (docs/bazel.md)")
+    s.set_defaults(fn=cmd_bazel_dir)
 
     from .gen import add_parser as add_gen
 

@@ -1,0 +1,159 @@
+"""examples/bazel: a user project (its own main.c + bt_model) copied outside the checkout, its
+local_repository pointed at what `buildtool bazel-dir` prints, built with Debian's Bazel 4.2 for the
+host and cortex-m4, run natively and in QEMU; output bytes and class match TFLite Micro's. One Bazel
+server for the module (shut down at the end); which actions rerun after a weight-only edit."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import fixed_input, tflm_run
+
+from buildtool import flash, targets, tflite_reader, zoo
+from buildtool.bazel_support import executed
+from buildtool.tflite_writer import serialize
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def perturbed(data: bytes, path) -> bytes:
+    """The model with one byte of one weight buffer flipped (structure and scales unchanged)."""
+    g = tflite_reader.parse(data, name="tiny", source=str(path))
+    out = bytearray(data)
+    for i in flash.flash_tensors(g):
+        raw = np.ascontiguousarray(g.tensors[i].data).tobytes()
+        if len(raw) >= 16 and out.count(raw) == 1:
+            out[out.index(raw)] ^= 0x01
+            return bytes(out)
+    raise AssertionError("no unique weight buffer in the model")
+
+
+class Project:
+    """The example in a temporary folder, with its own Bazel output root and server."""
+
+    def __init__(self, top: Path, root: Path, env: dict):
+        self.top, self.root, self.env, self.n = top, root, env, 0
+
+    def bazel(self, *args, log=False, check=True) -> tuple:
+        self.n += 1
+        xlog = self.top.parent / f"exec{self.n}.json"
+        extra = [f"--execution_log_json_file={xlog}"] if log else []
+        r = subprocess.run(["bazel", f"--output_user_root={self.root}", "--max_idle_secs=120", *args[:1], *extra,
+                            *args[1:]], cwd=self.top, env=self.env, capture_output=True, text=True, timeout=300)
+        if check:
+            assert r.returncode == 0, r.stdout + r.stderr
+        return r, (executed(xlog) if log and xlog.exists() else [])
+
+    def shutdown(self) -> None:
+        subprocess.run(["bazel", f"--output_user_root={self.root}", "shutdown"], cwd=self.top, env=self.env,
+                       capture_output=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    base = tmp_path_factory.mktemp("bazel")
+    top = base / "app"
+    shutil.copytree(ROOT / "examples" / "bazel", top)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))  # this checkout's buildtool, for the actions too
+    r = subprocess.run([sys.executable, "-m", "buildtool.cli", "bazel-dir"], capture_output=True, text=True,
+                       env=env, cwd=top, timeout=60)
+    assert r.returncode == 0 and Path(r.stdout.strip()) == ROOT / "buildtool" / "bazel", r.stderr
+    ws = top / "WORKSPACE"
+    ws.write_text(re.sub(r'path = "[^"]*"', f'path = "{r.stdout.strip()}"', ws.read_text()))
+    g = zoo.build("tiny")
+    data = serialize(g)
+    (top / "tiny.tflite").write_bytes(data)
+    p = Project(top, base / "root", env)
+    yield p, data, fixed_input(g.tensors[g.inputs[0]].shape)
+    p.shutdown()
+
+
+def run_app(board: str, elf: Path, x, tmp: Path) -> tuple:
+    t = targets.get(board)
+    data = np.ascontiguousarray(x).tobytes()
+    if t.port.native:
+        p = subprocess.run(t.port.run_command(t, elf), input=data, capture_output=True, timeout=60)
+        out, log = p.stdout, p.stderr.decode()
+    else:
+        (tmp / "input.bin").write_bytes(data)
+        p = subprocess.run(t.port.run_command(t, elf), cwd=tmp, capture_output=True, timeout=120)
+        out, log = (tmp / "output.bin").read_bytes(), (p.stdout + p.stderr).decode()
+    assert p.returncode == 0, log
+    return out, int(re.search(r"^class=(\d+)$", log, re.M).group(1))
+
+
+def check_output(board, project, model: bytes, tmp: Path) -> None:
+    p, _, x = project
+    elf = tmp / f"app-{board}"
+    shutil.copy(p.top / "bazel-bin" / "app", elf)  # bazel-bin follows the last build's configuration
+    ref = tflm_run(model, [x])[0]
+    out, cls = run_app(board, elf, x, tmp)
+    assert out == np.ascontiguousarray(ref).tobytes()
+    assert cls == int(np.argmax(ref.reshape(-1)))
+
+
+def test_host_build_run_and_weight_only_edit(project, tmp_path):
+    p, data, x = project
+    r, ran = p.bazel("build", "//:app", log=True)
+    kinds = {m for m, _, _ in ran}
+    assert {"BtSkeleton", "BtPlan", "BtCode", "BtFlash", "CppCompile", "CppLink"} <= kinds, kinds
+    assert [run for m, _, run in ran if m == "BtPlan"] == ["worker"]
+    assert "Traceback" not in r.stderr
+    check_output("host", project, data, tmp_path)
+    outs = sorted(o for _, o, _ in ran if o.startswith("bazel-out/"))
+    assert not any(str(p.top) in o or str(ROOT) in o for o in outs)  # execroot-relative: cacheable across checkouts
+
+    _, ran = p.bazel("build", "//:app", log=True)
+    assert ran == []  # no-op
+
+    edited = perturbed(data, p.top / "tiny.tflite")
+    (p.top / "tiny.tflite").write_bytes(edited)
+    _, ran = p.bazel("build", "//:app", log=True)
+    kinds = sorted(m for m, _, _ in ran)
+    compiled = sorted(Path(o).name.split(".")[0] for m, o, _ in ran if m == "CppCompile")
+    assert kinds == ["BtFlash", "BtSkeleton", "CppCompile", "CppLink"], ran  # not BtPlan, not BtCode
+    assert compiled == ["weights"], compiled  # buildtool's weights.S, not model.c
+    check_output("host", project, edited, tmp_path)
+    (p.top / "tiny.tflite").write_bytes(data)
+
+
+def test_cortex_m4_build_runs_in_qemu(project, tmp_path):
+    p, data, x = project
+    r, ran = p.bazel("build", "--config=cortex-m4", "//:app", log=True)
+    assert any(m == "CppLink" for m, _, _ in ran) and "Traceback" not in r.stderr
+    check_output("cortex-m4", project, data, tmp_path)
+
+
+def test_compile_commands_from_aquery(project):
+    p, _, _ = project
+    r = subprocess.run([sys.executable, "-m", "buildtool.bazel_support", "compdb", f"--output_user_root={p.root}",
+                        "--", "//:app"], cwd=p.top, env=p.env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    import json
+
+    db = json.loads((p.top / "compile_commands.json").read_text())
+    files = {Path(e["file"]).name for e in db}
+    assert {"main.c", "model.c", "conv.c", "weights.S"} <= files, files
+    assert all("-fno-canonical-system-headers" not in e["arguments"] for e in db)
+
+
+@pytest.mark.parametrize("rule, expect", [
+    ('bt_model(name = "m", model = "//:tiny.tflite", plan_options = {"optimize": "nosuch"})', "optimize"),
+    ('bt_model(name = "m", model = "//:tiny.tflite", board = "nosuch")', "nosuch"),
+])
+def test_bad_input_is_one_line(project, rule, expect):
+    p, _, _ = project
+    (p.top / "bad").mkdir(exist_ok=True)
+    (p.top / "bad" / "BUILD").write_text('load("@buildtool//bazel:defs.bzl", "bt_model")\n' + rule + "\n")
+    r, _ = p.bazel("build", "//bad:m", check=False)
+    assert r.returncode != 0
+    assert "Traceback" not in r.stdout + r.stderr
+    errors = [line for line in r.stderr.splitlines() if expect in line]
+    assert errors, r.stderr
