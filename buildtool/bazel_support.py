@@ -122,13 +122,39 @@ def requests(fd: int = 0):
         buf += utf8.decode(chunk)
 
 
+def _stamp() -> tuple:
+    """What the package's Python sources are now (path, size, mtime): an edit changes it."""
+    out = []
+    for f in sorted(PACKAGE.rglob("*.py")):
+        st = f.stat()
+        out.append((str(f), st.st_size, st.st_mtime_ns))
+    return tuple(out)
+
+
+def _forget_buildtool() -> None:
+    """Drop every imported buildtool module: the next request imports the edited sources."""
+    import importlib
+
+    for name in [m for m in sys.modules if m == "buildtool" or m.startswith("buildtool.")]:
+        del sys.modules[name]
+    importlib.invalidate_caches()
+
+
 def serve(out=sys.stdout) -> None:
-    """The persistent worker: one WorkResponse a line for each request; imports stay warm."""
+    """The persistent worker: one WorkResponse a line for each request; imports stay warm. Bazel 4.2
+    keeps a worker when its tool files change, so the worker re-imports buildtool after an edit."""
+    stamp = _stamp()
     for req in requests():
+        now = _stamp()
+        if now != stamp:
+            _forget_buildtool()
+            stamp = now
         log = io.StringIO()
         with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
             try:
-                code = gen(req.get("arguments", []))
+                from buildtool.bazel_support import gen as fresh  # this module too, after an edit
+
+                code = fresh(req.get("arguments", []))
             except SystemExit as e:  # argparse: its usage line is in log
                 code = e.code if isinstance(e.code, int) else 2
         out.write(json.dumps({"exitCode": code, "output": log.getvalue(), "requestId": req.get("requestId", 0)}) + "\n")

@@ -18,24 +18,28 @@ load("@buildtool_src//:boards.bzl", "BOARDS")
 def _out(ctx, n):
     return ctx.actions.declare_file(ctx.label.name + "/" + n)
 
-def _gen(ctx, mnemonic, args, inputs, outputs, worker = False):
-    """One `buildtool gen` step; outside the sandbox so Python's byte-code cache is reused."""
-    head = [ctx.file._btgen.path, _src_root(ctx), "gen"]
+def _gen(ctx, mnemonic, args, inputs, outputs):
+    """One `buildtool gen` step: in a persistent worker (JSON protocol; imports stay warm), or one
+    process outside the sandbox (so Python's byte-code cache is reused) with worker = False."""
     tail = ctx.actions.args()
     tail.add_all(args)
-    reqs = {"no-sandbox": "1"}
-    if worker:
+    if ctx.attr.worker:
         tail.use_param_file("@%s", use_always = True)
         tail.set_param_file_format("multiline")
         reqs = {"supports-workers": "1", "requires-worker-protocol": "json"}
+    else:
+        reqs = {"no-sandbox": "1"}
     ctx.actions.run(
         executable = ctx.executable._python,
-        arguments = head + [tail],
-        inputs = depset([ctx.file._btgen] + inputs, transitive = [ctx.attr._gen_inputs.files]),
+        arguments = [ctx.file._btgen.path, _src_root(ctx), "gen", tail],
+        inputs = inputs,
+        # buildtool's sources as tools: in the action's key and in the worker's, so an edit to them
+        # reruns the step in a new worker (its output is compared by content: unchanged stops there)
+        tools = depset([ctx.file._btgen], transitive = [ctx.attr._gen_inputs.files]),
         outputs = outputs,
         mnemonic = mnemonic,
         progress_message = "%s %s" % (mnemonic, ctx.label),
-        use_default_shell_env = True,  # PATH (and --action_env) to a python3 with buildtool's dependencies
+        use_default_shell_env = True,  # PATH (and --action_env)
         execution_requirements = reqs,
     )
 
@@ -81,7 +85,7 @@ def _bt_model_impl(ctx):
     opts = []
     for k, v in sorted(ctx.attr.plan_options.items()):
         opts += ["--opt", "%s=%s" % (k, v)]
-    _gen(ctx, "BtPlan", ["plan", skel.path, "-o", plan.path] + opts, [skel], [plan], worker = ctx.attr.worker)
+    _gen(ctx, "BtPlan", ["plan", skel.path, "-o", plan.path] + opts, [skel], [plan])
     _gen(ctx, "BtCode", ["code", skel.path, plan.path, "--board", ctx.attr.board, "-o", model_c.dirname] +
                         (["--name", ctx.attr.model_name] if ctx.attr.model_name else []), [skel, plan], [model_c, model_h, man])
     _gen(ctx, "BtFlash", ["flash", model.path, "--board", ctx.attr.board, "-o", weights.path], [model], [weights])

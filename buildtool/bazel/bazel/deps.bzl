@@ -15,13 +15,14 @@ def _src_impl(rctx):
     for child in pkg.readdir():
         if child.basename not in ["bazel", "__pycache__"]:
             rctx.symlink(child, "buildtool/" + child.basename)
-    python = rctx.os.environ.get("BUILDTOOL_PYTHON", "python3")
+    python = _python(rctx)
     r = rctx.execute([python, str(here.get_child("bazel").get_child("btgen.py")), str(pkg.dirname), "boards", "."],
                      quiet = True)
     if r.return_code != 0:
         fail("buildtool: cannot describe the boards with %s (%s)" % (python, (r.stderr.strip().splitlines() or ["exit %d" % r.return_code])[-1]))
-    # the actions' interpreter: python3 from the action's PATH (--action_env), as a file Bazel can key workers on
-    rctx.file("python3.sh", "#!/bin/sh\nexec python3 \"$@\"\n", executable = True)
+
+    # the actions' interpreter, as a file Bazel can key its workers on
+    rctx.file("python3.sh", "#!/bin/sh\nexec %s \"$@\"\n" % python, executable = True)
     rctx.symlink(Label("@buildtool//bazel:src.BUILD"), "BUILD")
     rctx.symlink(Label("@buildtool//bazel:toolchain.BUILD"), "toolchain/BUILD")
     prefixes = {}
@@ -32,6 +33,15 @@ def _src_impl(rctx):
     for prefix in prefixes:
         for t in _TOOLS:
             rctx.file("toolchain/bin/%s%s" % (prefix, t), "#!/bin/sh\nexec %s%s \"$@\"\n" % (prefix, t), executable = True)
+
+def _python(rctx):
+    """The python3 with buildtool's dependencies: $BUILDTOOL_PYTHON, else python3 on PATH, resolved to
+    the interpreter itself (a version manager's shim costs 0.2 s per action)."""
+    python = rctx.os.environ.get("BUILDTOOL_PYTHON") or "python3"
+    r = rctx.execute([python, "-c", "import sys; print(sys.executable)"], quiet = True)
+    if r.return_code != 0 or not r.stdout.strip():
+        fail("buildtool: cannot run %s (set BUILDTOOL_PYTHON to a python3 with buildtool's dependencies)" % python)
+    return r.stdout.strip()
 
 _buildtool_src = repository_rule(
     implementation = _src_impl,
