@@ -8,13 +8,16 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 from conftest import fixed_input, tflm_run
+from test_remote_cache import CONF, NGINX, _serving, free_port
 
 from buildtool import flash, targets, tflite_reader, zoo
 from buildtool.bazel_support import executed
@@ -38,13 +41,13 @@ def perturbed(data: bytes, path) -> bytes:
 class Project:
     """The example in a temporary folder, with its own Bazel output root and server."""
 
-    def __init__(self, top: Path, root: Path, env: dict):
-        self.top, self.root, self.env, self.n = top, root, env, 0
+    def __init__(self, top: Path, root: Path, env: dict, remote: str):
+        self.top, self.root, self.env, self.remote, self.n = top, root, env, remote, 0
 
     def bazel(self, *args, log=False, check=True) -> tuple:
         self.n += 1
         xlog = self.top.parent / f"exec{self.n}.json"
-        extra = [f"--execution_log_json_file={xlog}"] if log else []
+        extra = ([f"--execution_log_json_file={xlog}"] if log else []) + [f"--remote_cache={self.remote}"]
         r = subprocess.run(["bazel", f"--output_user_root={self.root}", "--max_idle_secs=120", *args[:1], *extra,
                             *args[1:]], cwd=self.top, env=self.env, capture_output=True, text=True, timeout=300)
         if check:
@@ -57,8 +60,29 @@ class Project:
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory):
-    base = tmp_path_factory.mktemp("bazel")
+def cache_url(tmp_path_factory):
+    """A real nginx WebDAV server on 127.0.0.1 (Bazel's HTTP cache); its URL."""
+    if NGINX is None:
+        pytest.skip("nginx is not installed (Debian: apt-get install nginx-extras; scripts/install.sh does)")
+    d = tmp_path_factory.mktemp("nginx")
+    for sub in ("logs", "tmp", "data"):
+        (d / sub).mkdir()
+    user = "user root;\n" if os.geteuid() == 0 else ""
+    port = free_port()
+    (d / "nginx.conf").write_text(CONF.format(d=d, port=port, user=user))
+    proc = subprocess.Popen([NGINX, "-p", str(d), "-c", str(d / "nginx.conf"), "-e", str(d / "logs" / "error.log")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while proc.poll() is None and not _serving(port) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert proc.poll() is None and _serving(port), (d / "logs" / "error.log").read_text()[-2000:]
+    yield f"http://127.0.0.1:{port}/bazel"
+    proc.send_signal(signal.SIGQUIT)
+    proc.wait(timeout=10)
+
+
+def make_project(base: Path, data: bytes, remote: str) -> Project:
+    """examples/bazel in base/app, its @buildtool at what `buildtool bazel-dir` prints."""
     top = base / "app"
     shutil.copytree(ROOT / "examples" / "bazel", top)
     env = dict(os.environ, PYTHONPATH=str(ROOT))  # this checkout's buildtool, for the actions too
@@ -67,10 +91,15 @@ def project(tmp_path_factory):
     assert r.returncode == 0 and Path(r.stdout.strip()) == ROOT / "buildtool" / "bazel", r.stderr
     ws = top / "WORKSPACE"
     ws.write_text(re.sub(r'path = "[^"]*"', f'path = "{r.stdout.strip()}"', ws.read_text()))
+    (top / "tiny.tflite").write_bytes(data)
+    return Project(top, base / "root", env, remote)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory, cache_url):
     g = zoo.build("tiny")
     data = serialize(g)
-    (top / "tiny.tflite").write_bytes(data)
-    p = Project(top, base / "root", env)
+    p = make_project(tmp_path_factory.mktemp("bazel"), data, cache_url)
     yield p, data, fixed_input(g.tensors[g.inputs[0]].shape)
     p.shutdown()
 
@@ -107,8 +136,9 @@ def test_host_build_run_and_weight_only_edit(project, tmp_path):
     assert {run for m, _, run in ran if m.startswith("Bt")} == {"worker"}  # persistent workers, JSON protocol
     assert "Traceback" not in r.stderr
     check_output("host", project, data, tmp_path)
-    outs = sorted(o for _, o, _ in ran if o.startswith("bazel-out/"))
-    assert not any(str(p.top) in o or str(ROOT) in o for o in outs)  # execroot-relative: cacheable across checkouts
+    for f in ("skeleton.json", "plan.json", "model.c", "model.h", "firmware.json"):  # no machine paths
+        text = (p.top / "bazel-bin" / "model" / f).read_text()
+        assert str(p.top) not in text and str(ROOT) not in text and str(p.root) not in text
 
     _, ran = p.bazel("build", "//:app", log=True)
     assert ran == []  # no-op
@@ -129,6 +159,24 @@ def test_cortex_m4_build_runs_in_qemu(project, tmp_path):
     r, ran = p.bazel("build", "--config=cortex-m4", "//:app", log=True)
     assert any(m == "CppLink" for m, _, _ in ran) and "Traceback" not in r.stderr
     check_output("cortex-m4", project, data, tmp_path)
+
+
+def test_second_checkout_builds_from_remote_cache_hits(project, tmp_path):
+    """Another checkout (other path, other output root, cold server) of the same project: every
+    action of the host build is a remote cache hit, the plan made in a worker included."""
+    p, data, x = project
+    other = make_project(tmp_path, data, p.remote)
+    try:
+        r, ran = other.bazel("build", "//:app", log=True)
+        assert {run for _, _, run in ran} == {"remote cache hit"}, ran
+        assert {"BtPlan", "BtCode", "CppLink"} <= {m for m, _, _ in ran}
+        assert "remote cache hit" in r.stderr and "linux-sandbox" not in r.stderr
+    finally:
+        other.shutdown()
+    shutil.copy(other.top / "bazel-bin" / "app", tmp_path / "app.elf")
+    out, cls = run_app("host", tmp_path / "app.elf", x, tmp_path)
+    ref = tflm_run(data, [x])[0]
+    assert out == np.ascontiguousarray(ref).tobytes() and cls == int(np.argmax(ref.reshape(-1)))
 
 
 def test_compile_commands_from_aquery(project):
