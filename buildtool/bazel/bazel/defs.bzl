@@ -71,6 +71,10 @@ def _compile(ctx, name, srcs, hdrs, flags, extra, features, cc_toolchain, contex
     )
     return CcInfo(compilation_context = comp_ctx, linking_context = link_ctx)
 
+def _fused(options):
+    """As buildtool.options.PlanOptions.fused: optimize or splits given (and not none)."""
+    return any([options.get(k, "none").strip().lower() not in ["", "none"] for k in ["optimize", "splits"]])
+
 def _bt_model_impl(ctx):
     board = BOARDS[ctx.attr.board]
     if (ctx.file.model == None) == (ctx.attr.zoo == ""):
@@ -86,8 +90,10 @@ def _bt_model_impl(ctx):
     for k, v in sorted(ctx.attr.plan_options.items()):
         opts += ["--opt", "%s=%s" % (k, v)]
     _gen(ctx, "BtPlan", ["plan", skel.path, "-o", plan.path] + opts, [skel], [plan])
-    _gen(ctx, "BtCode", ["code", skel.path, plan.path, "--board", ctx.attr.board, "-o", model_c.dirname] +
-                        (["--name", ctx.attr.model_name] if ctx.attr.model_name else []), [skel, plan], [model_c, model_h, man])
+    # a fused plan's code holds weight copies: its code step reads the model (as buildtool's SCons tool)
+    code_in = model if _fused(ctx.attr.plan_options) else skel
+    _gen(ctx, "BtCode", ["code", code_in.path, plan.path, "--board", ctx.attr.board, "-o", model_c.dirname] +
+                        (["--name", ctx.attr.model_name] if ctx.attr.model_name else []), [code_in, plan], [model_c, model_h, man])
     _gen(ctx, "BtFlash", ["flash", model.path, "--board", ctx.attr.board, "-o", weights.path], [model], [weights])
 
     cc_toolchain = find_cpp_toolchain(ctx)
@@ -167,6 +173,9 @@ def bt_model(name, model = None, zoo = None, board = None, plan_options = {}, wo
     `buildtool gen plan --opt` (e.g. {"optimize": "ram"}). Output groups: plan, weights, manifest, generated_srcs.
     """
     known = board if board in BOARDS else None  # an unknown board: the board attribute's one-line error
+    if known and BOARDS[known]["cross"] and "target_compatible_with" not in kwargs:
+        # a fixed cross board builds only with its platform (elsewhere: skipped, or one line when asked for)
+        kwargs["target_compatible_with"] = ["@buildtool//platforms:board_" + known]
     _bt_model(
         name = name,
         model = model,
