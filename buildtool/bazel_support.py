@@ -181,7 +181,8 @@ GCC_ONLY = {"-fno-canonical-system-headers"}  # gcc flags clangd rejects
 
 
 def compdb(argv: list, bazel: str = "bazel") -> int:
-    """compile_commands.json in the workspace root from `bazel aquery` (what hedron's extractor does)."""
+    """compile_commands.json from `bazel aquery` (what hedron's extractor does), written to the workspace
+    root and to the execution root, so clangd finds it for main.c and for the generated model.c."""
     flags, targets = (argv[:argv.index("--")], argv[argv.index("--") + 1:]) if "--" in argv else ([], argv)
     if not targets:
         print("buildtool: error: compdb needs targets: compdb [bazel flags] -- //:app", file=sys.stderr)
@@ -198,16 +199,21 @@ def compdb(argv: list, bazel: str = "bazel") -> int:
         return 2
     db = [_entry(r.stdout.strip(), a["arguments"]) for a in json.loads(q.stdout or "{}").get("actions", [])]
     db = [e for e in db if e]
-    Path("compile_commands.json").write_text(json.dumps(db, indent=1) + "\n")
-    print(f"compile_commands.json: {len(db)} entries")
+    text = json.dumps(db, indent=1) + "\n"
+    # the workspace root (the user's sources) and the execution root (clangd resolves generated files there)
+    for d in (Path.cwd(), Path(r.stdout.strip())):
+        (d / "compile_commands.json").write_text(text)
+    print(f"compile_commands.json: {len(db)} entries (here and in {r.stdout.strip()})")
     return 0
 
 
 def _entry(execroot: str, args: list) -> dict | None:
+    """One database entry, "file" the real path clangd looks a file up by (it resolves bazel-out)."""
     args = [a for a in args if a not in GCC_ONLY]
     if "-c" not in args:
         return None
-    return {"directory": execroot, "file": args[args.index("-c") + 1], "arguments": args,
+    src = os.path.realpath(os.path.join(execroot, args[args.index("-c") + 1]))
+    return {"directory": execroot, "file": src, "arguments": args,
             "output": args[args.index("-o") + 1] if "-o" in args else ""}
 
 

@@ -5,6 +5,7 @@ server for the module (shut down at the end); which actions rerun after a weight
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -179,17 +180,21 @@ def test_second_checkout_builds_from_remote_cache_hits(project, tmp_path):
     assert out == np.ascontiguousarray(ref).tobytes() and cls == int(np.argmax(ref.reshape(-1)))
 
 
-def test_compile_commands_from_aquery(project):
+def test_compile_commands_from_aquery_and_clangd(project):
     p, _, _ = project
     r = subprocess.run([sys.executable, "-m", "buildtool.bazel_support", "compdb", f"--output_user_root={p.root}",
                         "--", "//:app"], cwd=p.top, env=p.env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
-    import json
-
     db = json.loads((p.top / "compile_commands.json").read_text())
     files = {Path(e["file"]).name for e in db}
     assert {"main.c", "model.c", "conv.c", "weights.S"} <= files, files
-    assert all("-fno-canonical-system-headers" not in e["arguments"] for e in db)
+    assert all("-fno-canonical-system-headers" not in e["arguments"] and Path(e["file"]).is_absolute() for e in db)
+    if not shutil.which("clangd"):
+        pytest.skip("clangd is not installed (Debian: apt-get install clangd)")
+    p.bazel("build", "//:app")  # the generated sources as this configuration makes them
+    for src in ("main.c", "bazel-bin/model/model.c"):  # model.c: clangd resolves bazel-bin into the execroot
+        c = subprocess.run(["clangd", f"--check={src}"], cwd=p.top, capture_output=True, text=True, timeout=120)
+        assert "All checks completed, 0 errors" in c.stderr, c.stderr[-2000:]
 
 
 @pytest.mark.parametrize("rule, expect", [
