@@ -210,3 +210,23 @@ def test_bad_input_is_one_line(project, rule, expect):
     assert "Traceback" not in r.stdout + r.stderr
     errors = [line for line in r.stderr.splitlines() if expect in line]
     assert errors, r.stderr
+
+
+def test_worker_reads_requests_without_newlines(tmp_path):
+    """Bazel 4.2 sends JSON work requests back to back with no newline: each gets its response line;
+    a bad option is one line and exit 2 inside the response, and the worker lives on."""
+    model = tmp_path / "tiny.tflite"
+    model.write_bytes(serialize(zoo.build("tiny")))
+    skel = tmp_path / "skeleton.json"
+    reqs = [{"arguments": ["skeleton", str(model), "-o", str(skel)], "requestId": 1},
+            {"arguments": ["plan", str(skel), "-o", str(tmp_path / "plan.json"), "--opt", "optimize=nosuch"],
+             "requestId": 2},
+            {"arguments": ["plan", str(skel), "-o", str(tmp_path / "plan.json")], "requestId": 3}]
+    w = subprocess.run([sys.executable, str(ROOT / "buildtool" / "bazel" / "bazel" / "btgen.py"), str(ROOT), "gen",
+                        "--persistent_worker"], input="".join(json.dumps(r) for r in reqs), capture_output=True,
+                       text=True, timeout=120)
+    assert w.returncode == 0, w.stderr
+    out = [json.loads(line) for line in w.stdout.splitlines()]
+    assert [(o["requestId"], o["exitCode"]) for o in out] == [(1, 0), (2, 2), (3, 0)]
+    assert out[1]["output"].count("\n") == 1 and "optimize" in out[1]["output"] and "Traceback" not in out[1]["output"]
+    assert (tmp_path / "plan.json").is_file()
