@@ -388,7 +388,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("scons-dir", help="the folder for SCons' toolpath=[...] (tools=[\"default\", \"btfirmware\"])")
     s.set_defaults(fn=cmd_scons_dir)
 
-    s = sub.add_parser("bazel-dir", help="the path for local_repository(name = \"buildtool\", path = ...) (docs/bazel.md)")
+    s = sub.add_parser("bazel-dir", help="the path for local_repository(name = \"buildtool\", path = ...)")
     s.set_defaults(fn=cmd_bazel_dir)
 
     from .gen import add_parser as add_gen

@@ -6,8 +6,8 @@
 
 bt_model runs the steps of `buildtool gen` as actions (mnemonics BtModel, BtSkeleton, BtPlan,
 BtCode, BtFlash), every output declared, every input (the model, buildtool's sources) declared, so
-results are cached locally and by --remote_cache across checkouts. BtPlan runs in a persistent
-worker (JSON protocol). model.c and the weights image are compiled apart: a weight-only edit
+results are cached locally and by --remote_cache across checkouts. The steps run in persistent
+workers (JSON protocol). model.c and the weights image are compiled apart: a weight-only edit
 changes weights.bin, not skeleton.json, so the plan and the model.c compile are not rerun.
 It returns CcInfo: model.h, model.c, the weights, the board's kernels and start-up code and link flags.
 """
@@ -33,8 +33,8 @@ def _gen(ctx, mnemonic, args, inputs, outputs):
         executable = ctx.executable._python,
         arguments = [ctx.file._btgen.path, _src_root(ctx), "gen", tail],
         inputs = inputs,
-        # buildtool's sources as tools: in the action's key and in the worker's, so an edit to them
-        # reruns the step in a new worker (its output is compared by content: unchanged stops there)
+        # buildtool's sources as tools: in the action's key, so an edit reruns the step (an unchanged
+        # output stops the build there); the worker then re-imports them (buildtool.bazel_support.serve)
         tools = depset([ctx.file._btgen], transitive = [ctx.attr._gen_inputs.files]),
         outputs = outputs,
         mnemonic = mnemonic,
@@ -45,15 +45,17 @@ def _gen(ctx, mnemonic, args, inputs, outputs):
 
 def _src_root(ctx):
     """external/buildtool_src: the directory holding the buildtool package in the execution root."""
-    f = ctx.attr._gen_inputs.files.to_list()[0]
-    return f.path[:f.path.index("/buildtool/")]
+    p = ctx.file._weights_s.path
+    return p[:p.index("/buildtool/")]
 
-def _compile(ctx, name, srcs, hdrs, flags, extra, features, cc_toolchain, contexts):
+def _compile(ctx, cc, part, srcs, hdrs, flags, extra, contexts):
+    """CcInfo of srcs compiled with the configuration's C toolchain (cc: toolchain + features)."""
+    name = ctx.label.name + "_" + part
     comp_ctx, comp_out = cc_common.compile(
         name = name,
         actions = ctx.actions,
-        feature_configuration = features,
-        cc_toolchain = cc_toolchain,
+        feature_configuration = cc.features,
+        cc_toolchain = cc.toolchain,
         srcs = srcs,
         public_hdrs = hdrs,
         includes = [hdrs[0].dirname] if hdrs else [],
@@ -64,8 +66,8 @@ def _compile(ctx, name, srcs, hdrs, flags, extra, features, cc_toolchain, contex
     link_ctx, _ = cc_common.create_linking_context_from_compilation_outputs(
         name = name,
         actions = ctx.actions,
-        feature_configuration = features,
-        cc_toolchain = cc_toolchain,
+        feature_configuration = cc.features,
+        cc_toolchain = cc.toolchain,
         compilation_outputs = comp_out,
         alwayslink = True,
     )
@@ -92,23 +94,29 @@ def _bt_model_impl(ctx):
     _gen(ctx, "BtPlan", ["plan", skel.path, "-o", plan.path] + opts, [skel], [plan])
     # a fused plan's code holds weight copies: its code step reads the model (as buildtool's SCons tool)
     code_in = model if _fused(ctx.attr.plan_options) else skel
-    _gen(ctx, "BtCode", ["code", code_in.path, plan.path, "--board", ctx.attr.board, "-o", model_c.dirname] +
-                        (["--name", ctx.attr.model_name] if ctx.attr.model_name else []), [code_in, plan], [model_c, model_h, man])
+    name_args = ["--name", ctx.attr.model_name] if ctx.attr.model_name else []
+    _gen(ctx, "BtCode", ["code", code_in.path, plan.path, "--board", ctx.attr.board, "-o", model_c.dirname] + name_args,
+         [code_in, plan], [model_c, model_h, man])
     _gen(ctx, "BtFlash", ["flash", model.path, "--board", ctx.attr.board, "-o", weights.path], [model], [weights])
 
-    cc_toolchain = find_cpp_toolchain(ctx)
-    features = cc_common.configure_features(ctx = ctx, cc_toolchain = cc_toolchain,
-                                            requested_features = ctx.features, unsupported_features = ctx.disabled_features)
+    cc = find_cpp_toolchain(ctx)
+    cc = struct(toolchain = cc, features = cc_common.configure_features(
+        ctx = ctx,
+        cc_toolchain = cc,
+        requested_features = ctx.features,
+        unsupported_features = ctx.disabled_features,
+    ))
     deps = [d[CcInfo] for d in ctx.attr.board_lib]
     contexts = [d.compilation_context for d in deps]
-    code = _compile(ctx, ctx.label.name + "_code", [model_c], [model_h], board["copts"], [], features, cc_toolchain, contexts)
+    code = _compile(ctx, cc, "code", [model_c], [model_h], board["copts"], [], contexts)
 
-    # The weights: buildtool's weights.S (.incbin) with weights.bin as the only extra input of this compile.
-    wflags = board["copts"] + ['-DBT_WEIGHTS_FILE="%s"' % weights.path, "-DBT_WEIGHTS_ALIGN=%d" % board["weights_align"]]
-    blob = _compile(ctx, ctx.label.name + "_weights", [ctx.file._weights_s], [], wflags, [weights], features, cc_toolchain, [])
+    # The weights: buildtool's weights.S (.incbin), weights.bin the only extra input of this compile.
+    wflags = ['-DBT_WEIGHTS_FILE="%s"' % weights.path, "-DBT_WEIGHTS_ALIGN=%d" % board["weights_align"]]
+    blob = _compile(ctx, cc, "weights", [ctx.file._weights_s], [], board["copts"] + wflags, [weights], [])
 
-    platform = _compile(ctx, ctx.label.name + "_platform", ctx.files.board_platform, [], board["copts"], [], features,
-                        cc_toolchain, contexts + [code.compilation_context])
+    # the board's start-up code includes model.h
+    platform = _compile(ctx, cc, "platform", ctx.files.board_platform, [], board["copts"], [],
+                        contexts + [code.compilation_context])
 
     infos = [code, blob, platform] + deps
     if ctx.file.board_ld:
@@ -135,10 +143,18 @@ _bt_model = rule(
         "board_lib": attr.label_list(providers = [CcInfo]),
         "board_ld": attr.label(allow_single_file = True),
         "board_platform": attr.label_list(allow_files = True),
-        "_python": attr.label(default = "@buildtool_src//:python3.sh", executable = True, cfg = "host", allow_single_file = True),
+        "_python": attr.label(
+            default = "@buildtool_src//:python3.sh",
+            executable = True,
+            cfg = "host",
+            allow_single_file = True,
+        ),
         "_btgen": attr.label(default = "@buildtool//bazel:btgen.py", allow_single_file = True),
         "_gen_inputs": attr.label(default = "@buildtool_src//:gen_inputs"),
-        "_weights_s": attr.label(default = "@buildtool_src//:buildtool/firmware_src/common/weights.S", allow_single_file = True),
+        "_weights_s": attr.label(
+            default = "@buildtool_src//:buildtool/firmware_src/common/weights.S",
+            allow_single_file = True,
+        ),
         "_cc_toolchain": attr.label(default = "@bazel_tools//tools/cpp:current_cc_toolchain"),
     },
     fragments = ["cpp"],
@@ -166,11 +182,12 @@ def _per_board(board, fn):
     return select(cases)
 
 def bt_model(name, model = None, zoo = None, board = None, plan_options = {}, worker = True, **kwargs):
-    """A model as a C library (CcInfo): model.h + model.c + weights + the board's kernels and start-up code.
+    """A model as a C library (CcInfo): model.h, model.c, weights, the board's kernels and start-up code.
 
     model: a .tflite label, or zoo: a zoo name. board: a buildtool board; default: the one named by
     --platforms=@buildtool//platforms:<board>, host without. plan_options: {key: value} as
-    `buildtool gen plan --opt` (e.g. {"optimize": "ram"}). Output groups: plan, weights, manifest, generated_srcs.
+    `buildtool gen plan --opt` (e.g. {"optimize": "ram"}).
+    Output groups: plan, weights, manifest, generated_srcs.
     """
     known = board if board in BOARDS else None  # an unknown board: the board attribute's one-line error
     if known and BOARDS[known]["cross"] and "target_compatible_with" not in kwargs:

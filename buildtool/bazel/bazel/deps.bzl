@@ -16,23 +16,20 @@ def _src_impl(rctx):
         if child.basename not in ["bazel", "__pycache__"]:
             rctx.symlink(child, "buildtool/" + child.basename)
     python = _python(rctx)
-    r = rctx.execute([python, str(here.get_child("bazel").get_child("btgen.py")), str(pkg.dirname), "boards", "."],
-                     quiet = True)
+    btgen = str(here.get_child("bazel").get_child("btgen.py"))
+    r = rctx.execute([python, btgen, str(pkg.dirname), "boards", "."], quiet = True)
     if r.return_code != 0:
-        fail("buildtool: cannot describe the boards with %s (%s)" % (python, (r.stderr.strip().splitlines() or ["exit %d" % r.return_code])[-1]))
+        why = (r.stderr.strip().splitlines() or ["exit %d" % r.return_code])[-1]
+        fail("buildtool: cannot describe the boards with %s (%s)" % (python, why))
 
     # the actions' interpreter, as a file Bazel can key its workers on
     rctx.file("python3.sh", "#!/bin/sh\nexec %s \"$@\"\n" % python, executable = True)
     rctx.symlink(Label("@buildtool//bazel:src.BUILD"), "BUILD")
     rctx.symlink(Label("@buildtool//bazel:toolchain.BUILD"), "toolchain/BUILD")
-    prefixes = {}
-    for line in rctx.read("boards.bzl").splitlines():
-        if "'cc': '" in line and "-gcc'" in line:
-            cc = line.split("'cc': '")[1].split("'")[0]
-            prefixes[cc[:-len("gcc")]] = True
-    for prefix in prefixes:
+    for prefix in rctx.read("cross_prefixes.txt").splitlines():  # arm-none-eabi-, riscv64-unknown-elf-
         for t in _TOOLS:
-            rctx.file("toolchain/bin/%s%s" % (prefix, t), "#!/bin/sh\nexec %s%s \"$@\"\n" % (prefix, t), executable = True)
+            tool = prefix + t
+            rctx.file("toolchain/bin/" + tool, "#!/bin/sh\nexec %s \"$@\"\n" % tool, executable = True)
 
 def _python(rctx):
     """The python3 with buildtool's dependencies: $BUILDTOOL_PYTHON, else python3 on PATH, resolved to

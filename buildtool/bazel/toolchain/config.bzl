@@ -4,12 +4,22 @@ load("@bazel_tools//tools/cpp:cc_toolchain_config_lib.bzl", "feature", "flag_gro
 load("@bazel_tools//tools/build_defs/cc:action_names.bzl", "ACTION_NAMES")
 load("@buildtool_src//:boards.bzl", "BOARDS")
 
-_COMPILE = [ACTION_NAMES.c_compile, ACTION_NAMES.cpp_compile, ACTION_NAMES.assemble, ACTION_NAMES.preprocess_assemble]
-_LINK = [ACTION_NAMES.cpp_link_executable, ACTION_NAMES.cpp_link_dynamic_library, ACTION_NAMES.cpp_link_nodeps_dynamic_library]
+_COMPILE = [
+    ACTION_NAMES.c_compile,
+    ACTION_NAMES.cpp_compile,
+    ACTION_NAMES.assemble,
+    ACTION_NAMES.preprocess_assemble,
+]
+_LINK = [
+    ACTION_NAMES.cpp_link_executable,
+    ACTION_NAMES.cpp_link_dynamic_library,
+    ACTION_NAMES.cpp_link_nodeps_dynamic_library,
+]
 _TOOLS = ["gcc", "ar", "ld", "nm", "objcopy", "objdump", "strip", "cpp"]
 
 def _flags(name, actions, flags):
-    return feature(name = name, enabled = True, flag_sets = [flag_set(actions = actions, flag_groups = [flag_group(flags = flags)])])
+    groups = [flag_group(flags = flags)]
+    return feature(name = name, enabled = True, flag_sets = [flag_set(actions = actions, flag_groups = groups)])
 
 def _impl(ctx):
     prefix = ctx.attr.prefix
@@ -30,7 +40,8 @@ def _impl(ctx):
         compiler = "gcc",
         abi_version = "none",
         abi_libc_version = "none",
-        tool_paths = [tool_path(name = t, path = "bin/" + prefix + t) for t in _TOOLS] + [tool_path(name = "gcov", path = "/bin/false")],
+        tool_paths = [tool_path(name = t, path = "bin/" + prefix + t) for t in _TOOLS] +
+                     [tool_path(name = "gcov", path = "/bin/false")],
     )
 
 bt_cc_toolchain_config = rule(
