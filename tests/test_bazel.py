@@ -10,8 +10,10 @@ import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -25,6 +27,9 @@ from buildtool.bazel_support import executed
 from buildtool.tflite_writer import serialize
 
 ROOT = Path(__file__).resolve().parents[1]
+if not shutil.which("bazel"):
+    pytest.skip("bazel is not installed (Debian: apt-get install bazel-bootstrap; scripts/install.sh does)",
+                allow_module_level=True)
 
 
 def perturbed(data: bytes, path) -> bytes:
@@ -56,8 +61,16 @@ class Project:
         return r, (executed(xlog) if log and xlog.exists() else [])
 
     def shutdown(self) -> None:
+        """Stop this project's server (and its workers), then remove its output root."""
         subprocess.run(["bazel", f"--output_user_root={self.root}", "shutdown"], cwd=self.top, env=self.env,
                        capture_output=True, timeout=120)
+
+        def writable(fn, path, _):  # Bazel leaves read-only folders in its output root
+            os.chmod(os.path.dirname(path), stat.S_IRWXU)
+            os.chmod(path, stat.S_IRWXU) if os.path.isdir(path) else None
+            fn(path)
+
+        shutil.rmtree(self.root, onerror=writable)
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +106,8 @@ def make_project(base: Path, data: bytes, remote: str) -> Project:
     ws = top / "WORKSPACE"
     ws.write_text(re.sub(r'path = "[^"]*"', f'path = "{r.stdout.strip()}"', ws.read_text()))
     (top / "tiny.tflite").write_bytes(data)
-    return Project(top, base / "root", env, remote)
+    # a short output root: Bazel's server socket lives under it (a Unix socket path has ~100 bytes)
+    return Project(top, Path(tempfile.mkdtemp(prefix="btbz", dir="/tmp")), env, remote)
 
 
 @pytest.fixture(scope="module")
@@ -180,9 +194,9 @@ def test_second_checkout_builds_from_remote_cache_hits(project, tmp_path):
         assert {run for _, _, run in ran} == {"remote cache hit"}, ran
         assert {"BtPlan", "BtCode", "CppLink"} <= {m for m, _, _ in ran}
         assert "remote cache hit" in r.stderr and "linux-sandbox" not in r.stderr
+        shutil.copy(other.top / "bazel-bin" / "app", tmp_path / "app.elf")
     finally:
         other.shutdown()
-    shutil.copy(other.top / "bazel-bin" / "app", tmp_path / "app.elf")
     out, cls = run_app("host", tmp_path / "app.elf", x, tmp_path)
     ref = tflm_run(data, [x])[0]
     assert out == np.ascontiguousarray(ref).tobytes() and cls == int(np.argmax(ref.reshape(-1)))
