@@ -108,10 +108,33 @@ def _args(argv: list) -> list:
 
 
 def gen(argv: list) -> int:
-    """`buildtool gen ARGS`, never through the per-user planner daemon (actions stay hermetic)."""
+    """`buildtool gen ARGS`, never through the per-user planner daemon (actions stay hermetic).
+    With --unused FILE first: then FILE lists the package's Python sources this process never
+    imported (Bazel's unused_inputs_list: an edit to them does not rerun the step)."""
     from . import cli
 
-    return cli.main(["gen", *_args(argv), "--no-daemon"])
+    argv = _args(argv)
+    unused = None
+    if argv[:1] == ["--unused"]:
+        unused, argv = argv[1], argv[2:]
+    code = cli.main(["gen", *argv, "--no-daemon"])
+    if unused:
+        Path(unused).write_text("".join(f + "\n" for f in unimported()))
+    return code
+
+
+def unimported() -> list:
+    """The package's Python sources (as the action names them: relative to the working directory,
+    through the package as imported) that no module of this process was loaded from."""
+    top = os.path.dirname(os.path.abspath(sys.modules["buildtool"].__file__))
+    loaded = {os.path.abspath(m.__file__) for n, m in list(sys.modules.items())
+              if (n == "buildtool" or n.startswith("buildtool.")) and getattr(m, "__file__", None)}
+    out = []
+    for d, dirs, files in os.walk(top, followlinks=True):  # @buildtool_src links each entry
+        skip = ("__pycache__",) + (("kernels", "tools", "bazel") if d == top else ())
+        dirs[:] = sorted(x for x in dirs if x not in skip)
+        out += [os.path.join(d, f) for f in sorted(files) if f.endswith(".py") and os.path.join(d, f) not in loaded]
+    return [os.path.relpath(f) for f in out]
 
 
 def requests(fd: int = 0):

@@ -95,14 +95,15 @@ def cache_url(tmp_path_factory):
     proc.wait(timeout=10)
 
 
-def make_project(base: Path, data: bytes, remote: str) -> Project:
-    """examples/bazel in base/app, its @buildtool at what `buildtool bazel-dir` prints."""
+def make_project(base: Path, data: bytes, remote: str, pkg_root: Path = ROOT) -> Project:
+    """examples/bazel in base/app, its @buildtool at what `buildtool bazel-dir` prints (the buildtool
+    under pkg_root: this checkout's by default)."""
     top = base / "app"
     shutil.copytree(ROOT / "examples" / "bazel", top)
-    env = dict(os.environ, PYTHONPATH=str(ROOT))  # this checkout's buildtool, for the actions too
+    env = dict(os.environ, PYTHONPATH=str(pkg_root))
     r = subprocess.run([sys.executable, "-m", "buildtool.cli", "bazel-dir"], capture_output=True, text=True,
                        env=env, cwd=top, timeout=60)
-    assert r.returncode == 0 and Path(r.stdout.strip()) == ROOT / "buildtool" / "bazel", r.stderr
+    assert r.returncode == 0 and Path(r.stdout.strip()) == pkg_root / "buildtool" / "bazel", r.stderr
     ws = top / "WORKSPACE"
     ws.write_text(re.sub(r'path = "[^"]*"', f'path = "{r.stdout.strip()}"', ws.read_text()))
     (top / "tiny.tflite").write_bytes(data)
@@ -184,17 +185,25 @@ def test_builtin_harness_on_a_zoo_model(project, tmp_path):
     check_output("host", project, data, tmp_path, "harness")  # the zoo's tiny is the test's tiny
 
 
-def test_second_checkout_builds_from_remote_cache_hits(project, tmp_path):
-    """Another checkout (other path, other output root, cold server) of the same project: every
-    action of the host build is a remote cache hit, the plan made in a worker included."""
+def test_second_checkout_remote_hits_then_planner_edit(project, tmp_path):
+    """Another checkout (other path, other output root, cold server; buildtool a copy of this one):
+    every action of the host build is a remote cache hit, the plan made in a worker included. Then
+    a comment added to the planner's source reruns the plan step and the code step (which loads
+    plans), nothing else: their outputs are unchanged."""
     p, data, x = project
-    other = make_project(tmp_path, data, p.remote)
+    pkg = tmp_path / "pkg"
+    shutil.copytree(ROOT / "buildtool", pkg / "buildtool", ignore=shutil.ignore_patterns("__pycache__"))
+    other = make_project(tmp_path, data, p.remote, pkg)
     try:
         r, ran = other.bazel("build", "//:app", log=True)
         assert {run for _, _, run in ran} == {"remote cache hit"}, ran
         assert {"BtPlan", "BtCode", "CppLink"} <= {m for m, _, _ in ran}
         assert "remote cache hit" in r.stderr and "linux-sandbox" not in r.stderr
         shutil.copy(other.top / "bazel-bin" / "app", tmp_path / "app.elf")
+        planner = pkg / "buildtool" / "arena" / "planner.py"
+        planner.write_text(planner.read_text() + "# an edit\n")
+        _, ran = other.bazel("build", "//:app", log=True)
+        assert sorted(m for m, _, _ in ran) == ["BtCode", "BtPlan"], ran
     finally:
         other.shutdown()
     out, cls = run_app("host", tmp_path / "app.elf", x, tmp_path)

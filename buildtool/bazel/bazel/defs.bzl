@@ -21,8 +21,10 @@ def _out(ctx, n):
 def _gen(ctx, mnemonic, args, inputs, outputs):
     """One `buildtool gen` step: in a persistent worker (JSON protocol; imports stay warm), or one
     process outside the sandbox (so Python's byte-code cache is reused) with worker = False."""
+    # the sources the step never imported: their edits do not rerun it (a planner edit reruns the plan only)
+    unused = ctx.actions.declare_file("%s/%s.unused" % (ctx.label.name, mnemonic))
     tail = ctx.actions.args()
-    tail.add_all(args)
+    tail.add_all(["--unused", unused.path] + args)
     if ctx.attr.worker:
         tail.use_param_file("@%s", use_always = True)
         tail.set_param_file_format("multiline")
@@ -36,7 +38,8 @@ def _gen(ctx, mnemonic, args, inputs, outputs):
         # buildtool's sources as tools: in the action's key, so an edit reruns the step (an unchanged
         # output stops the build there); the worker then re-imports them (buildtool.bazel_support.serve)
         tools = depset([ctx.file._btgen], transitive = [ctx.attr._gen_inputs.files]),
-        outputs = outputs,
+        outputs = outputs + [unused],
+        unused_inputs_list = unused,
         mnemonic = mnemonic,
         progress_message = "%s %s" % (mnemonic, ctx.label),
         use_default_shell_env = True,  # PATH (and --action_env)
