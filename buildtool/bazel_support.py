@@ -40,7 +40,10 @@ def _builtin_includes(cc: str) -> list:
             on = False
         elif on:
             lines.append(line.strip())
-    return sorted({d for p in lines for d in (p, os.path.normpath(p))})
+    dirs = {os.path.normpath(p) for p in lines} | set(lines)
+    # merged /usr: gcc found as /bin/<cc> (PATH=/bin:/usr/bin, --incompatible_strict_action_env) names /lib/...
+    dirs |= {d[4:] for d in dirs if d.startswith("/usr/") and os.path.realpath(d[4:]) == os.path.realpath(d)}
+    return sorted(dirs)
 
 
 def board_entry(name: str, out: Path) -> dict:
