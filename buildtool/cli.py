@@ -323,6 +323,13 @@ def cmd_cmake_dir(a) -> int:
     return 0
 
 
+def cmd_bazel_dir(a) -> int:
+    from .toolchain import PACKAGE
+
+    print(PACKAGE / "bazel")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="buildtool", description="int8 TFLite CNN -> memory-planned MCU firmware")
     p.add_argument("--version", action="version", version=f"buildtool {__version__}")
@@ -389,6 +396,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(fn=cmd_scons_dir)
     s = sub.add_parser("cmake-dir", help="the folder for CMAKE_PREFIX_PATH or Buildtool_DIR (find_package(Buildtool))")
     s.set_defaults(fn=cmd_cmake_dir)
+
+    s = sub.add_parser("bazel-dir", help="the path for local_repository(name = \"buildtool\", path = ...)")
+    s.set_defaults(fn=cmd_bazel_dir)
 
     from .gen import add_parser as add_gen
     from .watch import add_parser as add_watch

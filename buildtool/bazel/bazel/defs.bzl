@@ -1,0 +1,221 @@
+"""bt_model / bt_firmware: buildtool's pipeline as Bazel actions.
+
+    load("@buildtool//bazel:defs.bzl", "bt_model", "bt_firmware")
+    bt_model(name = "model", model = "tiny.tflite")        # or zoo = "tiny"; board: from --platforms
+    cc_binary(name = "app", srcs = ["main.c"], deps = [":model"])   # main.c includes model.h
+
+bt_model runs the steps of `buildtool gen` as actions (mnemonics BtModel, BtSkeleton, BtPlan,
+BtCode, BtFlash), every output declared, every input (the model, buildtool's sources) declared, so
+results are cached locally and by --remote_cache across checkouts. The steps run in persistent
+workers (JSON protocol). model.c and the weights image are compiled apart: a weight-only edit
+changes weights.bin, not skeleton.json, so the plan and the model.c compile are not rerun.
+It returns CcInfo: model.h, model.c, the weights, the board's kernels and start-up code and link flags.
+"""
+
+load("@bazel_tools//tools/cpp:toolchain_utils.bzl", "find_cpp_toolchain")
+load("@buildtool_src//:boards.bzl", "BOARDS")
+
+def _out(ctx, n):
+    return ctx.actions.declare_file(ctx.label.name + "/" + n)
+
+def _gen(ctx, mnemonic, args, inputs, outputs):
+    """One `buildtool gen` step: in a persistent worker (JSON protocol; imports stay warm), or one
+    process outside the sandbox (so Python's byte-code cache is reused) with worker = False."""
+    # the sources the step never imported: their edits do not rerun it (a planner edit reruns the plan only)
+    unused = ctx.actions.declare_file("%s/%s.unused" % (ctx.label.name, mnemonic))
+    tail = ctx.actions.args()
+    tail.add_all(["--unused", unused.path] + args)
+    if ctx.attr.worker:
+        tail.use_param_file("@%s", use_always = True)
+        tail.set_param_file_format("multiline")
+        reqs = {"supports-workers": "1", "requires-worker-protocol": "json"}
+    else:
+        reqs = {"no-sandbox": "1"}
+    ctx.actions.run(
+        executable = ctx.executable._python,
+        arguments = [ctx.file._btgen.path, _src_root(ctx), "gen", tail],
+        inputs = inputs,
+        # buildtool's sources as tools: in the action's key, so an edit reruns the step (an unchanged
+        # output stops the build there); the worker then re-imports them (buildtool.bazel_support.serve)
+        tools = depset([ctx.file._btgen], transitive = [ctx.attr._gen_inputs.files]),
+        outputs = outputs + [unused],
+        unused_inputs_list = unused,
+        mnemonic = mnemonic,
+        progress_message = "%s %s" % (mnemonic, ctx.label),
+        use_default_shell_env = True,  # PATH (and --action_env)
+        execution_requirements = reqs,
+    )
+
+def _src_root(ctx):
+    """external/buildtool_src: the directory holding the buildtool package in the execution root."""
+    p = ctx.file._weights_s.path
+    return p[:p.index("/buildtool/")]
+
+def _compile(ctx, cc, part, srcs, hdrs, flags, extra, contexts):
+    """CcInfo of srcs compiled with the configuration's C toolchain (cc: toolchain + features)."""
+    name = ctx.label.name + "_" + part
+    comp_ctx, comp_out = cc_common.compile(
+        name = name,
+        actions = ctx.actions,
+        feature_configuration = cc.features,
+        cc_toolchain = cc.toolchain,
+        srcs = srcs,
+        public_hdrs = hdrs,
+        includes = [hdrs[0].dirname] if hdrs else [],
+        additional_inputs = extra,
+        user_compile_flags = flags,
+        compilation_contexts = contexts,
+    )
+    link_ctx, _ = cc_common.create_linking_context_from_compilation_outputs(
+        name = name,
+        actions = ctx.actions,
+        feature_configuration = cc.features,
+        cc_toolchain = cc.toolchain,
+        compilation_outputs = comp_out,
+        alwayslink = True,
+    )
+    return CcInfo(compilation_context = comp_ctx, linking_context = link_ctx)
+
+def _fused(options):
+    """As buildtool.options.PlanOptions.fused: optimize or splits given (and not none)."""
+    return any([options.get(k, "none").strip().lower() not in ["", "none"] for k in ["optimize", "splits"]])
+
+def _bt_model_impl(ctx):
+    board = BOARDS[ctx.attr.board]
+    if (ctx.file.model == None) == (ctx.attr.zoo == ""):
+        fail("give bt_model exactly one of model = <.tflite label> and zoo = <name>")
+    model = ctx.file.model
+    if model == None:
+        model = _out(ctx, "model.tflite")
+        _gen(ctx, "BtModel", ["model", ctx.attr.zoo, "-o", model.path], [], [model])
+    skel, plan, model_c, model_h, man, weights = [_out(ctx, n) for n in [
+        "skeleton.json", "plan.json", "model.c", "model.h", "firmware.json", "weights.bin"]]
+    _gen(ctx, "BtSkeleton", ["skeleton", model.path, "-o", skel.path], [model], [skel])
+    opts = []
+    for k, v in sorted(ctx.attr.plan_options.items()):
+        opts += ["--opt", "%s=%s" % (k, v)]
+    _gen(ctx, "BtPlan", ["plan", skel.path, "-o", plan.path] + opts, [skel], [plan])
+    # a fused plan's code holds weight copies: its code step reads the model (as buildtool's SCons tool)
+    code_in = model if _fused(ctx.attr.plan_options) else skel
+    name_args = ["--name", ctx.attr.model_name] if ctx.attr.model_name else []
+    _gen(ctx, "BtCode", ["code", code_in.path, plan.path, "--board", ctx.attr.board, "-o", model_c.dirname] + name_args,
+         [code_in, plan], [model_c, model_h, man])
+    _gen(ctx, "BtFlash", ["flash", model.path, "--board", ctx.attr.board, "-o", weights.path], [model], [weights])
+
+    cc = find_cpp_toolchain(ctx)
+    cc = struct(toolchain = cc, features = cc_common.configure_features(
+        ctx = ctx,
+        cc_toolchain = cc,
+        requested_features = ctx.features,
+        unsupported_features = ctx.disabled_features,
+    ))
+    deps = [d[CcInfo] for d in ctx.attr.board_lib]
+    contexts = [d.compilation_context for d in deps]
+    code = _compile(ctx, cc, "code", [model_c], [model_h], board["copts"], [], contexts)
+
+    # The weights: buildtool's weights.S (.incbin), weights.bin the only extra input of this compile.
+    wflags = ['-DBT_WEIGHTS_FILE="%s"' % weights.path, "-DBT_WEIGHTS_ALIGN=%d" % board["weights_align"]]
+    blob = _compile(ctx, cc, "weights", [ctx.file._weights_s], [], board["copts"] + wflags, [weights], [])
+
+    # the board's start-up code includes model.h
+    platform = _compile(ctx, cc, "platform", ctx.files.board_platform, [], board["copts"], [],
+                        contexts + [code.compilation_context])
+
+    infos = [code, blob, platform] + deps
+    if ctx.file.board_ld:
+        ld = ctx.file.board_ld
+        link = cc_common.create_linker_input(owner = ctx.label, user_link_flags = depset(["-T" + ld.path]),
+                                             additional_inputs = depset([ld]))
+        infos.append(CcInfo(linking_context = cc_common.create_linking_context(linker_inputs = depset([link]))))
+    return [
+        DefaultInfo(files = depset([plan, model_c, model_h, man, weights])),
+        cc_common.merge_cc_infos(cc_infos = infos),
+        OutputGroupInfo(plan = depset([plan]), weights = depset([weights]), manifest = depset([man]),
+                        generated_srcs = depset([model_c, model_h])),
+    ]
+
+_bt_model = rule(
+    implementation = _bt_model_impl,
+    attrs = {
+        "model": attr.label(allow_single_file = [".tflite"]),
+        "zoo": attr.string(),
+        "board": attr.string(mandatory = True, values = BOARDS.keys()),
+        "plan_options": attr.string_dict(),
+        "model_name": attr.string(),
+        "worker": attr.bool(default = True),
+        "board_lib": attr.label_list(providers = [CcInfo]),
+        "board_ld": attr.label(allow_single_file = True),
+        "board_platform": attr.label_list(allow_files = True),
+        "_python": attr.label(
+            default = "@buildtool_src//:python3.sh",
+            executable = True,
+            cfg = "host",
+            allow_single_file = True,
+        ),
+        "_btgen": attr.label(default = "@buildtool//bazel:btgen.py", allow_single_file = True),
+        "_gen_inputs": attr.label(default = "@buildtool_src//:gen_inputs"),
+        "_weights_s": attr.label(
+            default = "@buildtool_src//:buildtool/firmware_src/common/weights.S",
+            allow_single_file = True,
+        ),
+        "_cc_toolchain": attr.label(default = "@bazel_tools//tools/cpp:current_cc_toolchain"),
+    },
+    fragments = ["cpp"],
+    toolchains = ["@bazel_tools//tools/cpp:toolchain_type"],
+)
+
+def _same(b):
+    return b
+
+def _lib(b):
+    return ["@buildtool_src//:board_" + b]
+
+def _platform(b):
+    return ["@buildtool_src//:platform_" + b]
+
+def _ld(b):
+    return ("@buildtool_src//:" + BOARDS[b]["ld"]) if BOARDS[b]["ld"] else None
+
+def _per_board(board, fn):
+    """fn(board), or a select over --platforms (host when the platform names no board)."""
+    if board:
+        return fn(board)
+    cases = {"@buildtool//platforms:is_" + b: fn(b) for b in BOARDS if BOARDS[b]["cross"]}
+    cases["//conditions:default"] = fn("host")
+    return select(cases)
+
+def bt_model(name, model = None, zoo = None, board = None, plan_options = {}, worker = True, **kwargs):
+    """A model as a C library (CcInfo): model.h, model.c, weights, the board's kernels and start-up code.
+
+    model: a .tflite label, or zoo: a zoo name. board: a buildtool board; default: the one named by
+    --platforms=@buildtool//platforms:<board>, host without. plan_options: {key: value} as
+    `buildtool gen plan --opt` (e.g. {"optimize": "ram"}).
+    Output groups: plan, weights, manifest, generated_srcs.
+    """
+    known = board if board in BOARDS else None  # an unknown board: the board attribute's one-line error
+    if known and BOARDS[known]["cross"] and "target_compatible_with" not in kwargs:
+        # a fixed cross board builds only with its platform (elsewhere: skipped, or one line when asked for)
+        kwargs["target_compatible_with"] = ["@buildtool//platforms:board_" + known]
+    _bt_model(
+        name = name,
+        model = model,
+        zoo = zoo or "",
+        board = board or _per_board(None, _same),
+        plan_options = plan_options,
+        worker = worker,
+        board_lib = _per_board(known or (board and "host"), _lib),
+        board_ld = _per_board(known or (board and "host"), _ld),
+        board_platform = _per_board(known or (board and "host"), _platform),
+        **kwargs
+    )
+
+def bt_firmware(name, model = None, zoo = None, board = None, plan_options = {}, **kwargs):
+    """The built-in harness (reads an input, runs the model, writes the output) as a cc_binary `name`."""
+    bt_model(name = name + "_model", model = model, zoo = zoo, board = board, plan_options = plan_options,
+             visibility = ["//visibility:private"])
+    native.cc_binary(
+        name = name,
+        srcs = ["@buildtool_src//:buildtool/firmware_src/common/main.c"],
+        deps = [":" + name + "_model"],
+        **kwargs
+    )

@@ -1,0 +1,263 @@
+"""examples/bazel: a user project (its own main.c + bt_model) copied outside the checkout, its
+local_repository pointed at what `buildtool bazel-dir` prints, built with Debian's Bazel 4.2 for the
+host and cortex-m4, run natively and in QEMU; output bytes and class match TFLite Micro's. One Bazel
+server for the module (shut down at the end); which actions rerun after a weight-only edit."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import fixed_input, tflm_run
+from test_remote_cache import CONF, NGINX, _serving, free_port
+
+from buildtool import flash, targets, tflite_reader, zoo
+from buildtool.bazel_support import executed
+from buildtool.tflite_writer import serialize
+
+ROOT = Path(__file__).resolve().parents[1]
+if not shutil.which("bazel"):
+    pytest.skip("bazel is not installed (Debian: apt-get install bazel-bootstrap; scripts/install.sh does)",
+                allow_module_level=True)
+
+
+def perturbed(data: bytes, path) -> bytes:
+    """The model with one byte of one weight buffer flipped (structure and scales unchanged)."""
+    g = tflite_reader.parse(data, name="tiny", source=str(path))
+    out = bytearray(data)
+    for i in flash.flash_tensors(g):
+        raw = np.ascontiguousarray(g.tensors[i].data).tobytes()
+        if len(raw) >= 16 and out.count(raw) == 1:
+            out[out.index(raw)] ^= 0x01
+            return bytes(out)
+    raise AssertionError("no unique weight buffer in the model")
+
+
+class Project:
+    """The example in a temporary folder, with its own Bazel output root and server."""
+
+    def __init__(self, top: Path, root: Path, env: dict, remote: str):
+        self.top, self.root, self.env, self.remote, self.n = top, root, env, remote, 0
+
+    def bazel(self, *args, log=False, check=True) -> tuple:
+        self.n += 1
+        xlog = self.top.parent / f"exec{self.n}.json"
+        extra = ([f"--execution_log_json_file={xlog}"] if log else []) + [f"--remote_cache={self.remote}"]
+        r = subprocess.run(["bazel", f"--output_user_root={self.root}", "--max_idle_secs=120", *args[:1], *extra,
+                            *args[1:]], cwd=self.top, env=self.env, capture_output=True, text=True, timeout=300)
+        if check:
+            assert r.returncode == 0, r.stdout + r.stderr
+        return r, (executed(xlog) if log and xlog.exists() else [])
+
+    def shutdown(self) -> None:
+        """Stop this project's server (and its workers), then remove its output root."""
+        subprocess.run(["bazel", f"--output_user_root={self.root}", "shutdown"], cwd=self.top, env=self.env,
+                       capture_output=True, timeout=120)
+
+        def writable(fn, path, _):  # Bazel leaves read-only folders in its output root
+            os.chmod(os.path.dirname(path), stat.S_IRWXU)
+            os.chmod(path, stat.S_IRWXU) if os.path.isdir(path) else None
+            fn(path)
+
+        shutil.rmtree(self.root, onerror=writable)
+
+
+@pytest.fixture(scope="module")
+def cache_url(tmp_path_factory):
+    """A real nginx WebDAV server on 127.0.0.1 (Bazel's HTTP cache); its URL."""
+    if NGINX is None:
+        pytest.skip("nginx is not installed (Debian: apt-get install nginx-extras; scripts/install.sh does)")
+    d = tmp_path_factory.mktemp("nginx")
+    for sub in ("logs", "tmp", "data"):
+        (d / sub).mkdir()
+    user = "user root;\n" if os.geteuid() == 0 else ""
+    port = free_port()
+    (d / "nginx.conf").write_text(CONF.format(d=d, port=port, user=user))
+    proc = subprocess.Popen([NGINX, "-p", str(d), "-c", str(d / "nginx.conf"), "-e", str(d / "logs" / "error.log")],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while proc.poll() is None and not _serving(port) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert proc.poll() is None and _serving(port), (d / "logs" / "error.log").read_text()[-2000:]
+    yield f"http://127.0.0.1:{port}/bazel"
+    proc.send_signal(signal.SIGQUIT)
+    proc.wait(timeout=10)
+
+
+def make_project(base: Path, data: bytes, remote: str, pkg_root: Path = ROOT) -> Project:
+    """examples/bazel in base/app, its @buildtool at what `buildtool bazel-dir` prints (the buildtool
+    under pkg_root: this checkout's by default)."""
+    top = base / "app"
+    shutil.copytree(ROOT / "examples" / "bazel", top)
+    env = dict(os.environ, PYTHONPATH=str(pkg_root))
+    r = subprocess.run([sys.executable, "-m", "buildtool.cli", "bazel-dir"], capture_output=True, text=True,
+                       env=env, cwd=top, timeout=60)
+    assert r.returncode == 0 and Path(r.stdout.strip()) == pkg_root / "buildtool" / "bazel", r.stderr
+    ws = top / "WORKSPACE"
+    ws.write_text(re.sub(r'path = "[^"]*"', f'path = "{r.stdout.strip()}"', ws.read_text()))
+    (top / "tiny.tflite").write_bytes(data)
+    # a short output root: Bazel's server socket lives under it (a Unix socket path has ~100 bytes)
+    return Project(top, Path(tempfile.mkdtemp(prefix="btbz", dir="/tmp")), env, remote)
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory, cache_url):
+    g = zoo.build("tiny")
+    data = serialize(g)
+    p = make_project(tmp_path_factory.mktemp("bazel"), data, cache_url)
+    yield p, data, fixed_input(g.tensors[g.inputs[0]].shape)
+    p.shutdown()
+
+
+def run_app(board: str, elf: Path, x, tmp: Path) -> tuple:
+    t = targets.get(board)
+    data = np.ascontiguousarray(x).tobytes()
+    if t.port.native:
+        p = subprocess.run(t.port.run_command(t, elf), input=data, capture_output=True, timeout=60)
+        out, log = p.stdout, p.stderr.decode()
+    else:
+        (tmp / "input.bin").write_bytes(data)
+        p = subprocess.run(t.port.run_command(t, elf), cwd=tmp, capture_output=True, timeout=120)
+        out, log = (tmp / "output.bin").read_bytes(), (p.stdout + p.stderr).decode()
+    assert p.returncode == 0, log
+    m = re.search(r"^class=(\d+)$", log, re.M)  # main.c prints it (the built-in harness does not)
+    return out, int(m.group(1)) if m else None
+
+
+def check_output(board, project, model: bytes, tmp: Path, target: str = "app") -> None:
+    p, _, x = project
+    elf = tmp / f"{target}-{board}"
+    shutil.copy(p.top / "bazel-bin" / target, elf)  # bazel-bin follows the last build's configuration
+    ref = tflm_run(model, [x])[0]
+    out, cls = run_app(board, elf, x, tmp)
+    assert out == np.ascontiguousarray(ref).tobytes()
+    assert cls == (int(np.argmax(ref.reshape(-1))) if target == "app" else None)
+
+
+def test_host_build_run_and_weight_only_edit(project, tmp_path):
+    p, data, x = project
+    r, ran = p.bazel("build", "//:app", log=True)
+    kinds = {m for m, _, _ in ran}
+    assert {"BtSkeleton", "BtPlan", "BtCode", "BtFlash", "CppCompile", "CppLink"} <= kinds, kinds
+    assert {run for m, _, run in ran if m.startswith("Bt")} == {"worker"}  # persistent workers, JSON protocol
+    assert "Traceback" not in r.stderr
+    check_output("host", project, data, tmp_path)
+    for f in ("skeleton.json", "plan.json", "model.c", "model.h", "firmware.json"):  # no machine paths
+        text = (p.top / "bazel-bin" / "model" / f).read_text()
+        assert str(p.top) not in text and str(ROOT) not in text and str(p.root) not in text
+
+    _, ran = p.bazel("build", "//:app", log=True)
+    assert ran == []  # no-op
+
+    edited = perturbed(data, p.top / "tiny.tflite")
+    (p.top / "tiny.tflite").write_bytes(edited)
+    _, ran = p.bazel("build", "//:app", log=True)
+    kinds = sorted(m for m, _, _ in ran)
+    compiled = sorted(Path(o).name.split(".")[0] for m, o, _ in ran if m == "CppCompile")
+    assert kinds == ["BtFlash", "BtSkeleton", "CppCompile", "CppLink"], ran  # not BtPlan, not BtCode
+    assert compiled == ["weights"], compiled  # buildtool's weights.S, not model.c
+    check_output("host", project, edited, tmp_path)
+    (p.top / "tiny.tflite").write_bytes(data)
+
+
+def test_cortex_m4_build_runs_in_qemu(project, tmp_path):
+    p, data, x = project
+    r, ran = p.bazel("build", "--config=cortex-m4", "//:app", log=True)
+    assert any(m == "CppLink" for m, _, _ in ran) and "Traceback" not in r.stderr
+    check_output("cortex-m4", project, data, tmp_path)
+
+
+def test_builtin_harness_on_a_zoo_model(project, tmp_path):
+    p, data, _ = project
+    _, ran = p.bazel("build", "//:harness", log=True)
+    assert "BtModel" in {m for m, _, _ in ran}  # zoo = "tiny": the model made by an action
+    check_output("host", project, data, tmp_path, "harness")  # the zoo's tiny is the test's tiny
+
+
+def test_second_checkout_remote_hits_then_planner_edit(project, tmp_path):
+    """Another checkout (other path, other output root, cold server; buildtool a copy of this one):
+    every action of the host build is a remote cache hit, the plan made in a worker included. Then
+    a comment added to the planner's source reruns the plan step and the code step (which loads
+    plans), nothing else: their outputs are unchanged."""
+    p, data, x = project
+    pkg = tmp_path / "pkg"
+    shutil.copytree(ROOT / "buildtool", pkg / "buildtool", ignore=shutil.ignore_patterns("__pycache__"))
+    other = make_project(tmp_path, data, p.remote, pkg)
+    try:
+        r, ran = other.bazel("build", "//:app", log=True)
+        assert {run for _, _, run in ran} == {"remote cache hit"}, ran
+        assert {"BtPlan", "BtCode", "CppLink"} <= {m for m, _, _ in ran}
+        assert "remote cache hit" in r.stderr and "linux-sandbox" not in r.stderr
+        shutil.copy(other.top / "bazel-bin" / "app", tmp_path / "app.elf")
+        planner = pkg / "buildtool" / "arena" / "planner.py"
+        planner.write_text(planner.read_text() + "# an edit\n")
+        _, ran = other.bazel("build", "//:app", log=True)
+        assert sorted(m for m, _, _ in ran) == ["BtCode", "BtPlan"], ran
+    finally:
+        other.shutdown()
+    out, cls = run_app("host", tmp_path / "app.elf", x, tmp_path)
+    ref = tflm_run(data, [x])[0]
+    assert out == np.ascontiguousarray(ref).tobytes() and cls == int(np.argmax(ref.reshape(-1)))
+
+
+def test_compile_commands_from_aquery_and_clangd(project):
+    p, _, _ = project
+    r = subprocess.run([sys.executable, "-m", "buildtool.bazel_support", "compdb", f"--output_user_root={p.root}",
+                        "--", "//:app"], cwd=p.top, env=p.env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    db = json.loads((p.top / "compile_commands.json").read_text())
+    files = {Path(e["file"]).name for e in db}
+    assert {"main.c", "model.c", "conv.c", "weights.S"} <= files, files
+    assert all("-fno-canonical-system-headers" not in e["arguments"] and Path(e["file"]).is_absolute() for e in db)
+    if not shutil.which("clangd"):
+        pytest.skip("clangd is not installed (Debian: apt-get install clangd)")
+    p.bazel("build", "//:app")  # the generated sources as this configuration makes them
+    for src in ("main.c", "bazel-bin/model/model.c"):  # model.c: clangd resolves bazel-bin into the execroot
+        c = subprocess.run(["clangd", f"--check={src}"], cwd=p.top, capture_output=True, text=True, timeout=120)
+        assert "All checks completed, 0 errors" in c.stderr, c.stderr[-2000:]
+
+
+@pytest.mark.parametrize("rule, expect", [
+    ('bt_model(name = "m", model = "//:tiny.tflite", plan_options = {"optimize": "nosuch"})', "optimize"),
+    ('bt_model(name = "m", model = "//:tiny.tflite", board = "nosuch")', "nosuch"),
+])
+def test_bad_input_is_one_line(project, rule, expect):
+    p, _, _ = project
+    (p.top / "bad").mkdir(exist_ok=True)
+    (p.top / "bad" / "BUILD").write_text('load("@buildtool//bazel:defs.bzl", "bt_model")\n' + rule + "\n")
+    r, _ = p.bazel("build", "//bad:m", check=False)
+    assert r.returncode != 0
+    assert "Traceback" not in r.stdout + r.stderr
+    errors = [line for line in r.stderr.splitlines() if expect in line]
+    assert errors, r.stderr
+
+
+def test_worker_reads_requests_without_newlines(tmp_path):
+    """Bazel 4.2 sends JSON work requests back to back with no newline: each gets its response line;
+    a bad option is one line and exit 2 inside the response, and the worker lives on."""
+    model = tmp_path / "tiny.tflite"
+    model.write_bytes(serialize(zoo.build("tiny")))
+    skel = tmp_path / "skeleton.json"
+    reqs = [{"arguments": ["skeleton", str(model), "-o", str(skel)], "requestId": 1},
+            {"arguments": ["plan", str(skel), "-o", str(tmp_path / "plan.json"), "--opt", "optimize=nosuch"],
+             "requestId": 2},
+            {"arguments": ["plan", str(skel), "-o", str(tmp_path / "plan.json")], "requestId": 3}]
+    w = subprocess.run([sys.executable, str(ROOT / "buildtool" / "bazel" / "bazel" / "btgen.py"), str(ROOT), "gen",
+                        "--persistent_worker"], input="".join(json.dumps(r) for r in reqs), capture_output=True,
+                       text=True, timeout=120)
+    assert w.returncode == 0, w.stderr
+    out = [json.loads(line) for line in w.stdout.splitlines()]
+    assert [(o["requestId"], o["exitCode"]) for o in out] == [(1, 0), (2, 2), (3, 0)]
+    assert out[1]["output"].count("\n") == 1 and "optimize" in out[1]["output"] and "Traceback" not in out[1]["output"]
+    assert (tmp_path / "plan.json").is_file()
