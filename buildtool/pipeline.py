@@ -29,17 +29,25 @@ __all__ = ["Model", "PlanOptions", "locate", "read_model", "check", "plan_memory
 
 # The Python sources each step's output is computed by (a change reruns the step; its output is
 # compared by content, so an unchanged result stops the rebuild there). Build rules declare them.
-STEP_SOURCES = {
-    "model": ("zoo.py", "builder.py", "tflite_writer.py", "ir.py", "refops", "pipeline.py"),
-    "skeleton": ("tflite_reader.py", "ir.py", "ops.py", "ops_extra.py", "stateful.py", "opdefs.py", "flash.py",
-                 "codegen/skeleton.py", "pipeline.py"),
-    "plan": ("arena", "fusion", "plan.py", "options.py", "pipeline.py", "canonical.py", "ops.py", "ops_extra.py",
-             "stateful.py", "opdefs.py", "ir.py", "codegen/skeleton.py"),
-    "code": ("codegen", "refops", "fusion", "flash.py", "pipeline.py", "plan.py", "ops.py", "ops_extra.py",
-             "stateful.py", "opdefs.py", "ir.py", "targets", "toolchain.py"),
-    "flash": ("flash.py", "tflite_reader.py", "ir.py", "pipeline.py"),
-    "board": ("targets", "boards", "toolchain.py", "pipeline.py"),
+STEP_SOURCES = {  # a superset of what the step imports (tests/test_gen.py checks it); "__init__.py": the version
+    "model": ("__init__.py", "zoo.py", "builder.py", "tflite_writer.py", "tflite_options.py", "ir.py", "refops",
+              "pipeline.py", "options.py", "opdefs.py", "ops.py", "ops_extra.py", "stateful.py"),
+    "skeleton": ("__init__.py", "tflite_reader.py", "tflite_options.py", "ir.py", "ops.py", "ops_extra.py",
+                 "stateful.py", "opdefs.py", "flash.py", "codegen", "refops", "pipeline.py", "options.py", "plan.py"),
+    "plan": ("__init__.py", "arena", "fusion", "plan.py", "options.py", "pipeline.py", "canonical.py", "cache.py",
+             "service.py", "daemon", "ops.py", "ops_extra.py", "stateful.py", "opdefs.py", "ir.py", "codegen", "refops",
+             "flash.py", "tflite_reader.py", "tflite_options.py"),
+    "code": ("__init__.py", "codegen", "refops", "fusion/__init__.py", "fusion/costs.py", "fusion/dag.py",
+             "fusion/lifetimes.py", "fusion/receptive.py", "fusion/schedule.py", "fusion_exec.py", "arena/__init__.py",
+             "arena/checker.py", "arena/exact.py", "arena/packers.py", "flash.py", "pipeline.py",
+             "plan.py", "options.py", "ops.py", "ops_extra.py", "stateful.py", "opdefs.py", "ir.py", "targets",
+             "boards", "toolchain.py", "tflite_reader.py", "tflite_options.py"),
+    "flash": ("__init__.py", "flash.py", "tflite_reader.py", "tflite_options.py", "ir.py", "pipeline.py", "options.py",
+              "plan.py", "opdefs.py", "ops.py", "ops_extra.py", "stateful.py", "targets", "boards"),
+    "board": ("__init__.py", "targets", "boards", "toolchain.py", "pipeline.py", "options.py", "ir.py"),
 }
+# the command-line shell around the steps: what it imports does not shape a step's output
+SHELL_SOURCES = ("cli.py", "gen.py", "watch.py", "errors.py", "fsutil.py", "daemon/__init__.py", "daemon/cli.py")
 PACKAGE = Path(__file__).resolve().parent
 
 

@@ -1,5 +1,6 @@
 """Runs `buildtool` commands on many model files, each in a forked child of one process that imported
-buildtool once (a fresh interpreter per command would cost more than the commands).
+buildtool once, the lazily loaded modules included (a fresh interpreter or fresh imports per command
+would cost more than the commands).
 
     python tests/cli_fuzz.py < job.json      job: {"cases": [{"id", "args", "input"}], "workers",
                                                    "timeout_s", "memory_bytes", "scratch"}
@@ -62,7 +63,22 @@ def _child(case: dict, scratch: str, memory: int) -> int:
     return rc
 
 
+def _preload() -> None:
+    """Import, once in this parent, every module the commands load lazily (the planner and its solver,
+    the executor and every kernel, the daemon client): each forked child then runs only the command."""
+    import importlib
+
+    from buildtool import opdefs
+
+    for name in ("pipeline", "arena.planner", "arena.exact", "arena.order", "executor", "service", "daemon.client",
+                 "inspect", "inputs", "canonical", "cache", "refops.prepare", "gen", "watch"):
+        importlib.import_module(f"buildtool.{name}")
+    for column in ("check", "kernel", "macs"):
+        opdefs.table(column)
+
+
 def main() -> int:
+    _preload()
     job = json.load(sys.stdin)
     cases, scratch = list(job["cases"]), job["scratch"]
     workers, timeout, memory = int(job["workers"]), float(job["timeout_s"]), int(job["memory_bytes"])

@@ -1,6 +1,7 @@
 """`buildtool gen STEP`: declared outputs, byte-identical with the pipeline, rewritten only when they
 change, depfiles naming the code that ran (the plan step's even when the daemon planned)."""
 
+import json
 import os
 import subprocess
 import sys
@@ -81,3 +82,36 @@ def test_bad_input_is_one_line(args, needle, tmp_path):
     r = gen(*[a.format(d=tmp_path) for a in args], check=False)
     lines = r.stderr.strip().splitlines()
     assert r.returncode == 2 and len(lines) == 1 and needle in lines[0], r.stderr
+
+
+_PROBE = """
+import json, sys
+from buildtool import cli
+rc = cli.main(sys.argv[1:])
+print(json.dumps([rc] + sorted(m.__file__ for n, m in list(sys.modules.items())
+                               if n.startswith("buildtool") and getattr(m, "__file__", None))))
+"""
+
+
+def test_step_sources_cover_every_module_a_step_imports(tmp_path):
+    """A depfile that misses a module the step ran would let an edit to it go unbuilt: every buildtool
+    module a step imports (in-process, plain and fused plans) is in pipeline.step_sources(step), apart
+    from the command-line shell."""
+    (tmp_path / "m.tflite").write_bytes(pipeline.zoo_model("tiny"))
+    shell = {str(pipeline.PACKAGE / s) for s in pipeline.SHELL_SOURCES}
+    runs = [("model", "tiny", "-o", "m2.tflite"), ("skeleton", "m.tflite", "-o", "s.json"),
+            ("plan", "s.json", "-o", "p.json", "--no-daemon"),
+            ("plan", "s.json", "-o", "f.json", "--no-daemon", "--opt", "optimize=ram", "--opt", "time_budget=0.2"),
+            ("code", "s.json", "p.json", "--board", "cortex-m4", "-o", "g"),
+            ("code", "m.tflite", "f.json", "--board", "cortex-m4", "-o", "gf"),
+            ("flash", "m.tflite", "--board", "riscv32", "-o", "w.bin"), ("board", "--board", "cortex-m4", "-o", "g")]
+    for args in runs:
+        r = subprocess.run([sys.executable, "-c", _PROBE, "gen", *args], capture_output=True, text=True, cwd=tmp_path,
+                           env=dict(os.environ, BUILDTOOL_NO_DAEMON="1", PYTHONPATH=str(ROOT)), timeout=300)
+        rc, *imported = json.loads(r.stdout.splitlines()[-1])
+        assert rc == 0, r.stderr
+        missing = set(imported) - shell - set(pipeline.step_sources(args[0]))
+        assert not missing, (args, sorted(missing))
+    # the planner's search is not among the code step's sources: editing it stops at the plan step
+    assert str(pipeline.PACKAGE / "arena" / "planner.py") not in pipeline.step_sources("code")
+    assert str(pipeline.PACKAGE / "fusion" / "search.py") not in pipeline.step_sources("code")

@@ -4,13 +4,18 @@ plan_fused() (planner.py) is the one entry point the CLI uses; run the result wi
 buildtool.fusion_exec.run_fused().
 """
 
-from ..options import DEFAULT_MAX_MAC_OVERHEAD, NO_CAP, parse_bytes
-from .lifetimes import checker_view
-from .planner import mac_cap, plan_from_front, plan_fused, plan_schedule
-from .schedule import BlockRun, FusedPlan, Schedule, schedule_from_edges
-from .search import Front, search_front
-from .split import parse_split
+import importlib
 
-__all__ = ["DEFAULT_MAX_MAC_OVERHEAD", "NO_CAP", "mac_cap", "plan_fused", "plan_from_front", "plan_schedule",
-           "parse_bytes", "parse_split", "checker_view", "FusedPlan", "BlockRun", "Front", "Schedule",
-           "schedule_from_edges", "search_front"]
+# name -> the module that defines it, loaded on first use (the schedule IR without the search)
+_WHERE = {"DEFAULT_MAX_MAC_OVERHEAD": "..options", "NO_CAP": "..options", "parse_bytes": "..options",
+          "checker_view": ".lifetimes", "mac_cap": ".planner", "plan_from_front": ".planner",
+          "plan_fused": ".planner", "plan_schedule": ".planner", "BlockRun": ".schedule", "FusedPlan": ".schedule",
+          "Schedule": ".schedule", "schedule_from_edges": ".schedule", "Front": ".search", "search_front": ".search",
+          "parse_split": ".split"}
+__all__ = list(_WHERE)
+
+
+def __getattr__(name):
+    if name in _WHERE:
+        return getattr(importlib.import_module(_WHERE[name], __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
