@@ -403,9 +403,11 @@ def test_plain_schedule_matches_vanilla_and_streamed_saves_input():
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["mbv2-w0.35", "mcunet-in3", "mobilenetv2"])
 def test_zoo_big_models_settings(name):
-    _settings(_zoo(name), [dict(optimize="ram", max_mac_overhead=1.3),
-                           dict(optimize="ram", max_mac_overhead=1.3, input_streamed=True),
-                           dict(optimize="macs", ram_limit=256 * 1024)])
+    """The numpy executor on the big zoo models (mbv2-w0.35, the benchmark model, at F = 1.3 too: the
+    other two run those plans as firmware in test_fusion_tables.py)."""
+    fused = [dict(optimize="ram", max_mac_overhead=1.3),
+             dict(optimize="ram", max_mac_overhead=1.3, input_streamed=True)]
+    _settings(_zoo(name), (fused if name == "mbv2-w0.35" else []) + [dict(optimize="macs", ram_limit=256 * 1024)])
 
 
 @pytest.mark.slow

@@ -386,6 +386,8 @@ def test_mutated_models_through_the_command_line(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+@pytest.mark.parametrize("seed", [1, 2])
 def test_mutated_models_through_the_command_line_long(seed, tmp_path):
+    """1,000 more mutants (4,000 commands) beside the quick run; each further seed costs CI about
+    two minutes, spent instead on the firmware and bit-exactness suites."""
     run_cli_fuzz(500, seed=seed, tmp_path=tmp_path)

@@ -10,9 +10,12 @@ out buffers whose size changes from step to step (a fusion block's window pool).
 
 from __future__ import annotations
 
+import functools
 import random
 from bisect import bisect_right
 from heapq import heappop, heappush
+
+import numpy as np
 
 from . import exact
 
@@ -43,16 +46,28 @@ def _best_fit(units: int, busy: list) -> int:
     return best[1] if best else off
 
 
+@functools.lru_cache(maxsize=16)
+def _neighbours(bufs: tuple) -> tuple:
+    """For each buffer, the others that live at a common step (in index order)."""
+    first = np.fromiter((b[1] for b in bufs), dtype=np.int64, count=len(bufs))
+    last = np.fromiter((b[2] for b in bufs), dtype=np.int64, count=len(bufs))
+    out = []
+    for i in range(len(bufs)):
+        both = np.flatnonzero((first <= last[i]) & (first[i] <= last))
+        out.append(tuple(int(j) for j in both if j != i))
+    return tuple(out)
+
+
 def _place(bufs: list, sequence: list, fit) -> list:
     """Offsets from placing the buffers in `sequence` one by one with `fit`, each clear of those
     placed before it that live at a common step."""
     offsets = [0] * len(bufs)
-    placed = []
+    placed = [False] * len(bufs)
+    nbrs = _neighbours(tuple(tuple(b) for b in bufs))  # the same for every order a packer tries: computed once
     for i in sequence:
-        u, f, l = bufs[i]
-        busy = [(offsets[j], offsets[j] + bufs[j][0]) for j in placed if bufs[j][1] <= l and f <= bufs[j][2]]
-        offsets[i] = fit(u, busy)
-        placed.append(i)
+        busy = [(offsets[j], offsets[j] + bufs[j][0]) for j in nbrs[i] if placed[j]]
+        offsets[i] = fit(bufs[i][0], busy)
+        placed[i] = True
     return offsets
 
 
@@ -208,6 +223,15 @@ def best_of(bufs: list, packers, lower: int, work: int = PACK_WORK) -> tuple:
 
 def pack(bufs: list, nsteps: int, time_budget: float, rounds: int = 0, pinned: tuple = (),
          bands: tuple = ()) -> tuple:
+    """_pack, remembered: the fusion planner packs the same schedules again for every option set
+    (a pure, deterministic function of its arguments; callers get their own lists)."""
+    offs, t, lower, name, optimal, prof = _pack(tuple(tuple(b) for b in bufs), nsteps, time_budget, rounds,
+                                                tuple(pinned), tuple(bands))
+    return list(offs), t, lower, name, optimal, list(prof)
+
+
+@functools.lru_cache(maxsize=512)
+def _pack(bufs: tuple, nsteps: int, time_budget: float, rounds: int, pinned: tuple, bands: tuple) -> tuple:
     """(offsets, top, lower bound, planner name, optimal, units live at each step) for
     [(units, first, last)] buffers over nsteps steps: the packers, `rounds` of improve(), then
     the exact solver for time_budget seconds of deterministic time while above the bound.
@@ -259,7 +283,7 @@ def pack(bufs: list, nsteps: int, time_budget: float, rounds: int = 0, pinned: t
         if res[1] < t:
             offs, t, name = res[0], res[1], "exact"
         optimal = bool(res[2]) or t == lower
-    return offs, t, lower, name, optimal, prof
+    return tuple(offs), t, lower, name, optimal, tuple(prof)
 
 
 def improve(bufs: list, offsets: list, lower: int, rounds: int, pinned: tuple = (), seed: int = 0) -> tuple:
