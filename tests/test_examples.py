@@ -72,8 +72,30 @@ def test_user_app_classifies_like_the_reference(project, board, tmp_path):
     assert out == np.ascontiguousarray(ref).tobytes()
     assert re.search(r"^class=(\d+)$", log, re.M).group(1) == str(int(np.argmax(ref.reshape(-1))))
     r = subprocess.run([sys.executable, "-m", "SCons", "-Q", "-q", f"toolpath={tool_dir}", f"board={board}",
-                        "model=tiny.tflite"], cwd=top, env=env, capture_output=True, text=True, timeout=300)
-    assert r.returncode == 0, r.stdout + r.stderr  # up to date
+                        "model=tiny.tflite", f"build/{board}/app.elf"], cwd=top, env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr  # up to date (SCons' compilation_db always rewrites its file)
+    _clangd_finds_no_errors(top, top / "build" / board, board)
+
+
+def _clangd_finds_no_errors(top: Path, build: Path, board: str) -> None:
+    """SCons' compilation_db (loaded in the example) lists the user's main.c and the generated model.c
+    with the board's flags; clangd --check reads them with 0 errors (the cross build asks
+    arm-none-eabi-gcc for its system include directories)."""
+    import json
+    import shutil
+
+    db = json.loads((build / "compile_commands.json").read_text())
+    files = {Path(e["directory"], e["file"]).resolve() for e in db}
+    assert {(top / "main.c").resolve(), (build / "model.c").resolve()} <= files
+    clangd = shutil.which("clangd")
+    assert clangd, "clangd is not installed (scripts/install.sh installs Debian's clangd)"
+    extra = [] if board == "host" else ["--query-driver=/usr/bin/arm-none-eabi-*"]
+    for src in (top / "main.c", build / "model.c"):
+        r = subprocess.run([clangd, f"--check={src}", f"--compile-commands-dir={build}", *extra], cwd=top,
+                           capture_output=True, text=True, timeout=120)
+        m = re.search(r"All checks completed, (\d+) errors", r.stderr)
+        assert m and m.group(1) == "0", r.stderr[-3000:]
 
 
 def _steps(stdout: str) -> list:
