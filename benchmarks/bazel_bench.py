@@ -3,23 +3,19 @@ actions it reran.
 
     python benchmarks/bazel_bench.py [--board host] [--runs 3]
 
-`Bazel` is the driver benchmarks/integrations.py takes (integrations_more.MORE_SYSTEMS["bazel"]):
+`Bazel` is the driver benchmarks/integrations.py measures (the same edits as for SCons):
 Bazel(top, pkg_root, board) copies the example to `top`, points its @buildtool at the buildtool
 package under pkg_root; build() returns the steps the build ran (from --execution_log_json_file);
-close() shuts its Bazel server down. Run alone, this file prints the same table for Bazel only.
+close() shuts its Bazel server down. Run alone, this file prints the Bazel table only.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import shutil
-import statistics
 import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,73 +62,8 @@ def step_name(mnemonic: str, output: str) -> str:
     return f"{mnemonic} {stem}"
 
 
-def _edits():
-    """tiny.tflite as a user edits it: (original, one weight byte changed, a structural change)."""
-    from buildtool import zoo
-    from buildtool.tflite_writer import serialize
-
-    g = zoo.build("tiny")
-    base = serialize(g)
-    t = next(t for t in g.tensors if t.is_const and t.dtype == "int8")
-    t.data = t.data.copy()
-    t.data.flat[0] = (int(t.data.flat[0]) + 1) % 127
-    return base, serialize(g), serialize(zoo.build("mcunet-vww1"))
-
-
-def measure(system: Bazel, runs: int, planner: Path) -> list:
-    """[(row, seconds, steps)]: cold, no-op, same bytes, weight-only, structural, planner edit."""
-    base, weights, structural = _edits()
-    model, rows = system.top / "tiny.tflite", []
-
-    def timed(label, edit=None, undo=None, n=runs):
-        times = []
-        for _ in range(n):
-            if edit:
-                edit()
-            t0 = time.perf_counter()
-            steps = system.build()
-            times.append(time.perf_counter() - t0)
-            if undo:
-                undo()
-                system.build()
-        rows.append((label, statistics.median(times), summary(steps)))
-
-    model.write_bytes(base)
-    timed("cold", n=1)
-    timed("no-op")
-    timed("same bytes", edit=lambda: (time.sleep(0.01), model.write_bytes(base)))
-    timed("weight-only", edit=lambda: model.write_bytes(weights), undo=lambda: model.write_bytes(base))
-    timed("structural", edit=lambda: model.write_bytes(structural), undo=lambda: model.write_bytes(base))
-    original, stamp = planner.read_text(), iter(range(1, 1000))
-    timed("planner edit", edit=lambda: planner.write_text(original + f"# edit {next(stamp)}\n"))
-    planner.write_text(original)
-    return rows
-
-
-def summary(steps: list) -> str:
-    others = [s for s in steps if s.startswith("CC ")]
-    text = ", ".join(dict.fromkeys(s for s in steps if s not in others))
-    return (text + (", " if text else "") + f"{len(others)} other compiles" if others else text) or "nothing"
-
-
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--board", default="host")
-    ap.add_argument("--runs", type=int, default=3)
-    a = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="bt-bench-bazel-") as tmp:
-        pkg = Path(tmp) / "pkg"
-        shutil.copytree(ROOT / "buildtool", pkg / "buildtool", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-        system = Bazel(Path(tmp) / "app", pkg, a.board)
-        try:
-            print(f"\n### bazel ({a.board}, tiny, median of {a.runs})\n")
-            print("| edit | time | steps that ran |\n| --- | ---: | --- |")
-            for label, secs, steps in measure(system, a.runs, pkg / "buildtool" / "arena" / "planner.py"):
-                print(f"| {label} | {secs:.2f} s | {steps} |", flush=True)
-        finally:
-            system.close()
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.path.insert(0, str(Path(__file__).parent))
+    from integrations import main
+
+    sys.exit(main(["--systems", "bazel", *sys.argv[1:]]))

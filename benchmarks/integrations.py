@@ -2,7 +2,8 @@
 
     python benchmarks/integrations.py [--systems scons,cmake,bazel] [--board host] [--runs 3]
 
-(CMake: benchmarks/cmake_bench.py, Bazel: benchmarks/bazel_bench.py print the same rows for theirs.)
+(CMake: benchmarks/cmake_bench.py prints its own table with the same rows; Bazel's driver is
+benchmarks/bazel_bench.py.)
 Each system builds its example project (examples/<system>: the user's own main.c + the `tiny`
 model) in a temporary copy, with a private copy of the buildtool package on PYTHONPATH so the
 "planner source edit" row can edit the planner without touching this checkout. Rows:
@@ -60,20 +61,23 @@ def _scons_step(line: str) -> str | None:
     return {"skeleton": "skeleton", "plan": "plan", "codegen": "code", "flash": "flash", "LD": "link"}.get(word)
 
 
-SYSTEMS = {"scons": SCons}
+def _bazel(top: Path, pkg_root: Path, board: str):
+    sys.path.insert(0, str(Path(__file__).parent))
+    from bazel_bench import Bazel
+
+    return Bazel(top, pkg_root, board)
+
+
+SYSTEMS = {"scons": SCons, "bazel": _bazel}
 
 
 def _other_tables(name: str, board: str) -> str | None:
-    """The CMake and Bazel tables come from their own drivers beside this file (same rows)."""
-    sys.path.insert(0, str(Path(__file__).parent))
+    """The CMake table comes from its own driver beside this file (benchmarks/cmake_bench.py)."""
     if name == "cmake":
+        sys.path.insert(0, str(Path(__file__).parent))
         from cmake_bench import cmake_table, format_table
 
         return format_table(cmake_table(board), board)
-    if name == "bazel":
-        from bazel_bench import bazel_table, format_table
-
-        return format_table(bazel_table(board), board)
     return None
 
 
@@ -119,12 +123,12 @@ def measure(system, runs: int, planner_file: Path) -> list:
     return rows
 
 
-def main() -> int:
+def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--systems", default="scons,cmake,bazel")
     ap.add_argument("--board", default="host")
     ap.add_argument("--runs", type=int, default=3)
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     for name in a.systems.split(","):
         if name not in SYSTEMS:
             table = _other_tables(name, a.board)

@@ -75,3 +75,24 @@ def pytest_runtest_makereport(item, call):
     if os.environ.get("CI") == "true" and rep.skipped and not hasattr(rep, "wasxfail"):
         rep.outcome = "failed"
         rep.longrepr = f"skipped on CI, where nothing may be skipped: {rep.longrepr}"
+
+
+def run_app(board: str, elf, x, tmp) -> tuple:
+    """(output bytes, log) of one run of an application built from the examples (or the harness):
+    natively with the input on stdin, or in the board's emulator with input.bin/output.bin in tmp."""
+    from buildtool import targets
+
+    t = targets.get(board)
+    data = np.ascontiguousarray(x).tobytes()
+    if t.port.native:
+        p = subprocess.run(t.port.run_command(t, elf), input=data, capture_output=True, timeout=60)
+        out, log = p.stdout, p.stderr.decode()
+    else:
+        tmp = Path(tmp)
+        (tmp / "output.bin").unlink(missing_ok=True)
+        (tmp / "input.bin").write_bytes(data)
+        p = subprocess.run(t.port.run_command(t, elf), cwd=tmp, capture_output=True, timeout=120)
+        out = (tmp / "output.bin").read_bytes() if (tmp / "output.bin").exists() else b""
+        log = (p.stdout + p.stderr).decode()
+    assert p.returncode == 0, log
+    return out, log

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import fixed_input, tflm_run
+from conftest import fixed_input, run_app, tflm_run
 from test_remote_cache import CONF, NGINX, _serving, free_port
 
-from buildtool import flash, targets, tflite_reader, zoo
+from buildtool import flash, tflite_reader, zoo
 from buildtool.bazel_support import executed
 from buildtool.tflite_writer import serialize
 
@@ -120,18 +120,10 @@ def project(tmp_path_factory, cache_url):
     p.shutdown()
 
 
-def run_app(board: str, elf: Path, x, tmp: Path) -> tuple:
-    t = targets.get(board)
-    data = np.ascontiguousarray(x).tobytes()
-    if t.port.native:
-        p = subprocess.run(t.port.run_command(t, elf), input=data, capture_output=True, timeout=60)
-        out, log = p.stdout, p.stderr.decode()
-    else:
-        (tmp / "input.bin").write_bytes(data)
-        p = subprocess.run(t.port.run_command(t, elf), cwd=tmp, capture_output=True, timeout=120)
-        out, log = (tmp / "output.bin").read_bytes(), (p.stdout + p.stderr).decode()
-    assert p.returncode == 0, log
-    m = re.search(r"^class=(\d+)$", log, re.M)  # main.c prints it (the built-in harness does not)
+def run_and_classify(board: str, elf: Path, x, tmp: Path) -> tuple:
+    """(output bytes, printed class or None: main.c prints it, the built-in harness does not)."""
+    out, log = run_app(board, elf, x, tmp)
+    m = re.search(r"^class=(\d+)$", log, re.M)
     return out, int(m.group(1)) if m else None
 
 
@@ -140,7 +132,7 @@ def check_output(board, project, model: bytes, tmp: Path, target: str = "app") -
     elf = tmp / f"{target}-{board}"
     shutil.copy(p.top / "bazel-bin" / target, elf)  # bazel-bin follows the last build's configuration
     ref = tflm_run(model, [x])[0]
-    out, cls = run_app(board, elf, x, tmp)
+    out, cls = run_and_classify(board, elf, x, tmp)
     assert out == np.ascontiguousarray(ref).tobytes()
     assert cls == (int(np.argmax(ref.reshape(-1))) if target == "app" else None)
 
@@ -206,7 +198,7 @@ def test_second_checkout_remote_hits_then_planner_edit(project, tmp_path):
         assert sorted(m for m, _, _ in ran) == ["BtCode", "BtPlan"], ran
     finally:
         other.shutdown()
-    out, cls = run_app("host", tmp_path / "app.elf", x, tmp_path)
+    out, cls = run_and_classify("host", tmp_path / "app.elf", x, tmp_path)
     ref = tflm_run(data, [x])[0]
     assert out == np.ascontiguousarray(ref).tobytes() and cls == int(np.argmax(ref.reshape(-1)))
 

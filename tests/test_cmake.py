@@ -18,7 +18,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from conftest import fixed_input, tflm_run
+from conftest import fixed_input, run_app, tflm_run
 
 from buildtool import targets, zoo
 from buildtool.errors import PlanError, UsageError
@@ -81,22 +81,6 @@ def _app(build: Path, board: str) -> Path:
     return build / ("app" if targets.get(board).port.native else "app.elf")
 
 
-def _run_app(board: str, elf: Path, x: np.ndarray, tmp: Path) -> tuple:
-    """(output bytes, log) of one run, natively or in QEMU as tests/test_examples.py runs them."""
-    t = targets.get(board)
-    data = np.ascontiguousarray(x).tobytes()
-    if t.port.native:
-        p = subprocess.run(t.port.run_command(t, elf), input=data, capture_output=True, timeout=60)
-        out, log = p.stdout, p.stderr.decode()
-    else:
-        (tmp / "output.bin").unlink(missing_ok=True)
-        (tmp / "input.bin").write_bytes(data)
-        p = subprocess.run(t.port.run_command(t, elf), cwd=tmp, capture_output=True, timeout=120)
-        out, log = (tmp / "output.bin").read_bytes(), (p.stdout + p.stderr).decode()
-    assert p.returncode == 0, log
-    return out, log
-
-
 def _assert_classifies(out: bytes, log: str, ref: np.ndarray) -> None:
     assert out == np.ascontiguousarray(ref).tobytes()
     assert re.search(r"^class=(\d+)$", log, re.M).group(1) == str(int(np.argmax(ref.reshape(-1))))
@@ -116,7 +100,7 @@ def test_cmake_dir_holds_the_package_config_and_toolchains(project):
 @pytest.mark.parametrize("board", ["host", "cortex-m4"])
 def test_user_app_classifies_like_the_reference(project, builds, board, tmp_path):
     build = builds[board]
-    out, log = _run_app(board, _app(build, board), project.x, tmp_path)
+    out, log = run_app(board, _app(build, board), project.x, tmp_path)
     _assert_classifies(out, log, project.ref)
     db = json.loads((build / "compile_commands.json").read_text())
     files = {Path(e["file"]).name for e in db}
@@ -162,7 +146,7 @@ def test_what_reruns_after_each_edit(project, builds, tmp_path):
         steps = _ninja_steps(project, build)
         assert sorted(steps) == ["flash", "link", "skeleton", "weights.o"], steps
         edited = model.read_bytes()
-        out, log = _run_app("host", _app(build, "host"), project.x, tmp_path)
+        out, log = run_app("host", _app(build, "host"), project.x, tmp_path)
         _assert_classifies(out, log, tflm_run(edited, [project.x])[0])
     finally:
         model.write_bytes(project.model)
@@ -178,9 +162,9 @@ def test_makefile_generator(project, tmp_path):
     r = _run(["make", "-C", build, "-j2"], project.env)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.count("host: RAM") == 2  # buildtool_firmware_report after each link (app, harness)
-    out, log = _run_app("host", build / "app", project.x, tmp_path)
+    out, log = run_app("host", build / "app", project.x, tmp_path)
     _assert_classifies(out, log, project.ref)
-    out, log = _run_app("host", build / "harness", project.x, tmp_path)
+    out, log = run_app("host", build / "harness", project.x, tmp_path)
     assert out == np.ascontiguousarray(project.ref).tobytes() and "arena_bytes=" in log
     assert (build / "compile_commands.json").is_file()
     r = _run(["make", "-C", build], project.env)  # up to date: no step and no compile reruns

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import fixed_input, tflm_run
+from conftest import fixed_input, run_app, tflm_run
 
-from buildtool import targets, zoo
+from buildtool import zoo
 from buildtool.tflite_writer import serialize
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -59,16 +59,7 @@ def test_user_app_classifies_like_the_reference(project, board, tmp_path):
     elf = top / "build" / board / "app.elf"
     assert elf.is_file() and "Traceback" not in r.stdout + r.stderr
     assert f"{board}: RAM" in r.stdout  # the size summary after the link
-    t = targets.get(board)
-    data = np.ascontiguousarray(x).tobytes()
-    if t.port.native:
-        p = subprocess.run(t.port.run_command(t, elf), input=data, capture_output=True, timeout=60)
-        out, log = p.stdout, p.stderr.decode()
-    else:
-        (tmp_path / "input.bin").write_bytes(data)
-        p = subprocess.run(t.port.run_command(t, elf), cwd=tmp_path, capture_output=True, timeout=120)
-        out, log = (tmp_path / "output.bin").read_bytes(), (p.stdout + p.stderr).decode()
-    assert p.returncode == 0, log
+    out, log = run_app(board, elf, x, tmp_path)
     assert out == np.ascontiguousarray(ref).tobytes()
     assert re.search(r"^class=(\d+)$", log, re.M).group(1) == str(int(np.argmax(ref.reshape(-1))))
     r = subprocess.run([sys.executable, "-m", "SCons", "-Q", "-q", f"toolpath={tool_dir}", f"board={board}",
