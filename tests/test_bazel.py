@@ -180,9 +180,10 @@ def test_builtin_harness_on_a_zoo_model(project, tmp_path):
 def test_second_checkout_remote_hits_then_planner_edit(project, tmp_path):
     """Another checkout (other path, other output root, cold server; buildtool a copy of this one):
     every action of the host build is a remote cache hit, the plan made in a worker included. Then
-    a comment added to the planner's source reruns the plan step and the code step (which loads
-    plans), nothing else: their outputs are unchanged."""
+    a comment added to the planner's source reruns the plan step, nothing else: its output is
+    unchanged (the code step's sources do not include the planner's search)."""
     p, data, x = project
+    p.bazel("build", "//:app")  # the first checkout fills the cache (a no-op after the other tests)
     pkg = tmp_path / "pkg"
     shutil.copytree(ROOT / "buildtool", pkg / "buildtool", ignore=shutil.ignore_patterns("__pycache__"))
     other = make_project(tmp_path, data, p.remote, pkg)
@@ -195,7 +196,7 @@ def test_second_checkout_remote_hits_then_planner_edit(project, tmp_path):
         planner = pkg / "buildtool" / "arena" / "planner.py"
         planner.write_text(planner.read_text() + "# an edit\n")
         _, ran = other.bazel("build", "//:app", log=True)
-        assert sorted(m for m, _, _ in ran) == ["BtCode", "BtPlan"], ran
+        assert sorted(m for m, _, _ in ran) == ["BtPlan"], ran  # its output unchanged: it stops there
     finally:
         other.shutdown()
     out, cls = run_and_classify("host", tmp_path / "app.elf", x, tmp_path)
