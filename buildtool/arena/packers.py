@@ -46,15 +46,16 @@ def _best_fit(units: int, busy: list) -> int:
     return best[1] if best else off
 
 
-@functools.lru_cache(maxsize=16)
+@functools.lru_cache(maxsize=4)
 def _neighbours(bufs: tuple) -> tuple:
-    """For each buffer, the others that live at a common step (in index order)."""
+    """For each buffer, the others that live at a common step (int32 arrays, in index order: at most
+    n^2 x 4 bytes, and the quadratic packers only run while n^2 / 2 <= PACK_WORK)."""
     first = np.fromiter((b[1] for b in bufs), dtype=np.int64, count=len(bufs))
     last = np.fromiter((b[2] for b in bufs), dtype=np.int64, count=len(bufs))
     out = []
     for i in range(len(bufs)):
-        both = np.flatnonzero((first <= last[i]) & (first[i] <= last))
-        out.append(tuple(int(j) for j in both if j != i))
+        both = np.flatnonzero((first <= last[i]) & (first[i] <= last)).astype(np.int32)
+        out.append(both[both != i])
     return tuple(out)
 
 
@@ -65,7 +66,7 @@ def _place(bufs: list, sequence: list, fit) -> list:
     placed = [False] * len(bufs)
     nbrs = _neighbours(tuple(tuple(b) for b in bufs))  # the same for every order a packer tries: computed once
     for i in sequence:
-        busy = [(offsets[j], offsets[j] + bufs[j][0]) for j in nbrs[i] if placed[j]]
+        busy = [(offsets[j], offsets[j] + bufs[j][0]) for j in nbrs[i].tolist() if placed[j]]
         offsets[i] = fit(bufs[i][0], busy)
         placed[i] = True
     return offsets
