@@ -176,11 +176,11 @@ def watch(build, files, dirs, quiet_s: float = 0.3, rounds: int | None = None) -
     obs = _observe(changes, dirs)
     known = {}
     try:
-        _attempt(build)
-        for d in dirs:
+        for d in dirs:  # before the first build: a save during it is a change
             for p in Path(d).rglob("*"):
                 if p.is_file() and not ignored(str(p), changes.roots) and (files is None or str(p) in files):
                     known[str(p.resolve())] = digest(p)
+        _attempt(build)
         print("watching; Ctrl-C to stop", flush=True)
         done = 0
         while rounds is None or done < rounds:
