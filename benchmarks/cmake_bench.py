@@ -6,7 +6,7 @@ Copies examples/cmake and the buildtool package to a scratch folder (the planner
 touches the copy, never this checkout), configures with Ninja (-DREPORT=OFF unless --report), and prints a markdown table: cold
 build, no-op, touch with the same bytes, weight-only edit, structural edit, planner-source edit;
 the wall time of each `ninja` and the steps that ran. `cmake_table()` returns the same rows for
-benchmarks/integrations.py; `steps_ran` and `perturb_weights` are shared with tests/test_cmake.py.
+benchmarks/integrations.py; `steps_ran` is shared with tests/test_cmake.py.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+from edits import perturb_weights  # noqa: E402
 
 _STEP = re.compile(r"^\[\d+/\d+\] (.*)$", re.M)
 
@@ -46,23 +48,6 @@ def step_name(line: str) -> str:
 def steps_ran(log: str) -> list:
     """The steps a `ninja` run's output says ran, in order."""
     return [step_name(s) for s in _STEP.findall(log)]
-
-
-def perturb_weights(src: Path, dst: Path) -> None:
-    """dst: src with one byte of one weight tensor flipped (structure and scales unchanged)."""
-    import numpy as np
-
-    from buildtool import flash, tflite_reader
-
-    data = bytearray(Path(src).read_bytes())
-    g = tflite_reader.load(str(src))
-    for i in flash.flash_tensors(g):
-        raw = np.ascontiguousarray(g.tensors[i].data).tobytes()
-        if len(raw) >= 64 and data.count(raw) == 1:
-            data[data.index(raw)] ^= 0x01
-            Path(dst).write_bytes(bytes(data))
-            return
-    raise ValueError(f"{src}: no weight buffer found that occurs once")
 
 
 def _ninja(build: Path, env: dict) -> tuple:
@@ -119,7 +104,7 @@ def cmake_table(board: str = "host", model: str = "tiny", structural: str = "mcu
             original = m.read_bytes()
             m.write_bytes(original)
             rows.append(("touch model, same bytes",) + _ninja(build, env))
-            perturb_weights(m, m)
+            m.write_bytes(perturb_weights(m.read_bytes()))
             rows.append(("weight-only edit (1 byte)",) + _ninja(build, env))
             m.write_bytes(pipeline.zoo_model(structural))
             rows.append((f"structural edit ({model} -> {structural})",) + _ninja(build, env))

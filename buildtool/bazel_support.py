@@ -57,16 +57,15 @@ def board_entry(name: str, out: Path) -> dict:
         ld.parent.mkdir(parents=True, exist_ok=True)
         ld.write_text(t.linker_script())
     flags = list(t.cflags) + [f"-D{d}" for d in t.defines]
-    srcs = [s for s in toolchain.sources(t, out) if s.name not in ("model.c", "weights.S")]
-    kernel_root = PACKAGE / "kernels"
+    parts = toolchain.source_parts(t)
     return {
         "cc": t.cc,
         "cross": not t.port.native,
         "cpu_flags": [f for f in flags if f.startswith(CPU_PREFIXES)],
         "copts": [f for f in flags if not f.startswith(CPU_PREFIXES)],
         "linkopts": [f for f in toolchain.link_flags(t, None) if not f.startswith(CPU_PREFIXES + ("-T",))],
-        "kernel_srcs": [_rel(s) for s in srcs if kernel_root in s.resolve().parents],
-        "platform_srcs": [_rel(s) for s in srcs if kernel_root not in s.resolve().parents and s.name != "main.c"],
+        "kernel_srcs": [_rel(s) for s in parts["kernels"]],
+        "platform_srcs": [_rel(s) for s in parts["startup"]],
         "includes": [_rel(d) for d in toolchain.include_dirs(t, out) if PACKAGE in Path(d).resolve().parents],
         "ld": f"boards/{name}/board.ld" if ld else None,
         "weights_align": t.weights_align,

@@ -59,11 +59,22 @@ def compile_flags(t: targets.Target, gen_dir, kernel_root=KERNELS) -> list:
             + [f"-I{d}" for d in include_dirs(t, gen_dir, kernel_root)])
 
 
+HARNESS_MAIN = FIRMWARE / "common" / "main.c"  # the built-in harness (a user's app brings its own main.c)
+WEIGHTS_S = FIRMWARE / "common" / "weights.S"  # .incbin of weights.bin (its path: weights_define)
+
+
+def source_parts(t: targets.Target, kernel_root=KERNELS) -> dict:
+    """The firmware's fixed sources by role: "startup" (the board's start-up and I/O code), "main"
+    (the harness), "kernels" and "weights" (weights.S); model.c is generated apart."""
+    fw = [FIRMWARE / s for s in t.firmware_sources()]
+    return {"startup": [s for s in fw if s != HARNESS_MAIN], "main": HARNESS_MAIN,
+            "kernels": kernel_sources(t, kernel_root), "weights": WEIGHTS_S}
+
+
 def sources(t: targets.Target, gen_dir, kernel_root=KERNELS) -> list:
     """Every C/assembler source of the firmware, in a fixed order."""
-    gen = Path(gen_dir)
     return ([FIRMWARE / s for s in t.firmware_sources()] + kernel_sources(t, kernel_root)
-            + [gen / "model.c", FIRMWARE / "common" / "weights.S"])
+            + [Path(gen_dir) / "model.c", WEIGHTS_S])
 
 
 def c_string(text: str) -> str:

@@ -24,3 +24,20 @@ def tiny_bytes(bump: int = 0, wide: bool = False) -> bytes:
         t.data = t.data.copy()
         t.data.flat[0] = (int(t.data.flat[0]) + bump) % 127
     return serialize(g)
+
+
+def perturb_weights(data: bytes) -> bytes:
+    """Any model's bytes with one byte of one weight buffer flipped (structure and scales unchanged):
+    the first constant of 16 bytes or more whose bytes occur once in the file."""
+    import numpy as np
+
+    from buildtool import flash, tflite_reader
+
+    g = tflite_reader.parse(data, name="model")
+    out = bytearray(data)
+    for i in flash.flash_tensors(g):
+        raw = np.ascontiguousarray(g.tensors[i].data).tobytes()
+        if len(raw) >= 16 and out.count(raw) == 1:
+            out[out.index(raw)] ^= 0x01
+            return bytes(out)
+    raise ValueError("no weight buffer found that occurs once in the model")

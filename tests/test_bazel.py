@@ -20,9 +20,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import fixed_input, run_app, tflm_run
+from edits import perturb_weights
 from test_remote_cache import CONF, NGINX, _serving, free_port
 
-from buildtool import flash, tflite_reader, zoo
+from buildtool import zoo
 from buildtool.bazel_support import executed
 from buildtool.tflite_writer import serialize
 
@@ -30,18 +31,6 @@ ROOT = Path(__file__).resolve().parents[1]
 if not shutil.which("bazel"):
     pytest.skip("bazel is not installed (Debian: apt-get install bazel-bootstrap; scripts/install.sh does)",
                 allow_module_level=True)
-
-
-def perturbed(data: bytes, path) -> bytes:
-    """The model with one byte of one weight buffer flipped (structure and scales unchanged)."""
-    g = tflite_reader.parse(data, name="tiny", source=str(path))
-    out = bytearray(data)
-    for i in flash.flash_tensors(g):
-        raw = np.ascontiguousarray(g.tensors[i].data).tobytes()
-        if len(raw) >= 16 and out.count(raw) == 1:
-            out[out.index(raw)] ^= 0x01
-            return bytes(out)
-    raise AssertionError("no unique weight buffer in the model")
 
 
 class Project:
@@ -152,7 +141,7 @@ def test_host_build_run_and_weight_only_edit(project, tmp_path):
     _, ran = p.bazel("build", "//:app", log=True)
     assert ran == []  # no-op
 
-    edited = perturbed(data, p.top / "tiny.tflite")
+    edited = perturb_weights(data)
     (p.top / "tiny.tflite").write_bytes(edited)
     _, ran = p.bazel("build", "//:app", log=True)
     kinds = sorted(m for m, _, _ in ran)

@@ -65,12 +65,12 @@ def test_user_app_classifies_like_the_reference(project, board, tmp_path):
     r = subprocess.run([sys.executable, "-m", "SCons", "-Q", "-q", f"toolpath={tool_dir}", f"board={board}",
                         "model=tiny.tflite", f"build/{board}/app.elf"], cwd=top, env=env, capture_output=True,
                        text=True, timeout=300)
-    assert r.returncode == 0, r.stdout + r.stderr  # up to date (SCons' compilation_db always rewrites its file)
+    assert r.returncode == 0, r.stdout + r.stderr  # up to date
     _clangd_finds_no_errors(top, top / "build" / board, board)
 
 
 def _clangd_finds_no_errors(top: Path, build: Path, board: str) -> None:
-    """SCons' compilation_db (loaded in the example) lists the user's main.c and the generated model.c
+    """BtModel.CompileCommands (called in the example) lists the user's main.c and the generated model.c
     with the board's flags; clangd --check reads them with 0 errors (the cross build asks
     arm-none-eabi-gcc for its system include directories)."""
     import json

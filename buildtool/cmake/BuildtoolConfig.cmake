@@ -228,13 +228,19 @@ function(buildtool_add_model name)
   _buildtool_targets(${name} "${out}")
 endfunction()
 
+# <exe>'s MODEL argument into <var>: a buildtool_add_model target, else one line.
+macro(_buildtool_model_arg exe var)
+  cmake_parse_arguments(_bt "" "MODEL" "" ${ARGN})
+  if(NOT _bt_MODEL OR NOT TARGET "${_bt_MODEL}")
+    _buildtool_fail(${exe} "MODEL must name a buildtool_add_model target (got '${_bt_MODEL}')")
+  endif()
+  set(${var} "${_bt_MODEL}")
+endmacro()
+
 # After <exe>'s link: its load segments where the board has memory (else the ELF is removed) and one
 # line of RAM and flash against the board's (one more Python start per link).
 function(buildtool_firmware_report exe)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "MODEL" "")
-  if(NOT arg_MODEL OR NOT TARGET "${arg_MODEL}")
-    _buildtool_fail(${exe} "MODEL must name a buildtool_add_model target (got '${arg_MODEL}')")
-  endif()
+  _buildtool_model_arg(${exe} arg_MODEL ${ARGN})
   get_target_property(board ${arg_MODEL} BUILDTOOL_BOARD)
   get_target_property(out ${arg_MODEL} BUILDTOOL_OUT)
   add_custom_command(TARGET ${exe} POST_BUILD
@@ -246,10 +252,7 @@ endfunction()
 # The built-in harness (firmware_src/common/main.c: reads the input, runs, writes the output) linked
 # with a model: <exe> (<exe>.elf on a cross board).
 function(buildtool_add_firmware exe)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "" "MODEL" "")
-  if(NOT arg_MODEL OR NOT TARGET "${arg_MODEL}")
-    _buildtool_fail(${exe} "MODEL must name a buildtool_add_model target (got '${arg_MODEL}')")
-  endif()
+  _buildtool_model_arg(${exe} arg_MODEL ${ARGN})
   get_target_property(main ${arg_MODEL} BUILDTOOL_HARNESS_MAIN)
   if(NOT main)
     _buildtool_fail(${exe} "MODEL ${arg_MODEL} was not made by buildtool_add_model")

@@ -46,18 +46,6 @@ def _check_model(model: str, zoo: str) -> None:
                                                  else "file not found"))
 
 
-def _split_sources(info: dict) -> dict:
-    """board.json's sources as kernels, start-up pieces, the harness main.c and weights.S."""
-    from ..toolchain import FIRMWARE, KERNELS
-
-    srcs = [Path(s) for s in info["sources"]]
-    main = FIRMWARE / "common" / "main.c"
-    kernels = [s for s in srcs if s.is_relative_to(KERNELS)]
-    weights = [s for s in srcs if s.name == "weights.S"]
-    startup = [s for s in srcs if s not in kernels and s not in weights and s != main]
-    return {"kernels": kernels, "startup": startup, "main": main, "weights": weights[0]}
-
-
 def configure(board: str, model: str, zoo: str, opts: list, ram_limit: str, out: str) -> None:
     """Check everything a build needs, then write OUT/board.json (+ board.ld), OUT/weights_blob.S
     and OUT/buildtool.cmake; nothing is written when a check fails."""
@@ -66,7 +54,7 @@ def configure(board: str, model: str, zoo: str, opts: list, ram_limit: str, out:
     from .. import gen, targets
     from ..errors import UsageError
     from ..fsutil import write_if_changed
-    from ..toolchain import c_string
+    from ..toolchain import c_string, source_parts
 
     t = targets.get(board)  # one line listing the boards when unknown
     options = gen._options(opts)
@@ -76,7 +64,7 @@ def configure(board: str, model: str, zoo: str, opts: list, ram_limit: str, out:
     o = Path(out).resolve()
     gen.run(argparse.Namespace(step="board", board=board, output=str(o), depfile=str(o / "board.d")))
     info = json.loads((o / "board.json").read_text())
-    parts = _split_sources(info)
+    parts = source_parts(t)
     ldflags = [f for f in info["ldflags"] if not f.startswith("-l")]
     lines = [("BT_BOARD", board), ("BT_CC", info["cc"]), ("BT_NATIVE", "ON" if t.port.native else "OFF"),
              ("BT_CFLAGS", info["cflags"]), ("BT_INCLUDES", info["include_dirs"][1:]),

@@ -55,6 +55,7 @@ import SCons.Action
 import SCons.Builder
 import SCons.Errors
 import SCons.Script
+import SCons.Util
 
 try:  # a normal import (installed or editable, or PYTHONPATH): never relative to this file
     import buildtool  # noqa: F401
@@ -428,6 +429,14 @@ class BtModel:
         self._link_env.AddPostAction(elf, SCons.Action.Action(_one_line(_summary), None))
         return elf
 
+    def CompileCommands(self, target, objects=()):
+        """compile_commands.json for clangd: the model's objects and `objects` (the user's, compiled with
+        .env), each command exactly as SCons runs it. Not SCons' CompilationDatabase: that is
+        AlwaysBuild, which defeats `scons -q`."""
+        user = SCons.Util.flatten(objects)
+        db = list(self.compile_db) + [_cdb_entry(self.env, "$CCCOM", o, o.sources[0]) for o in user]
+        return self.env.BtText(target, self.env.Value(json.dumps(db, indent=1) + "\n"))
+
 
 def bt_model(env, board: str, model: str, out: str = "", kernels: str = "", plan_options: dict | None = None,
              kernel_root: str = "", verbose: bool = False, harness: bool = False) -> BtModel:
@@ -502,10 +511,9 @@ def bt_model(env, board: str, model: str, out: str = "", kernels: str = "", plan
     if not verbose:  # one short line a step; VERBOSE=1 prints the full commands
         cenv.Replace(CCCOMSTR="CC $SOURCE", ASPPCOMSTR="AS $SOURCE", LINKCOMSTR="LD $TARGET")
     objs, db = [], []
-    main_c = toolchain.FIRMWARE / "common" / "main.c"
     for src in toolchain.sources(t, o, kroot):
         src = Path(_command_path(src, "source file"))
-        if src == main_c and not harness:
+        if src == toolchain.HARNESS_MAIN and not harness:
             continue  # the user's application brings its own bt_main
         if src.name == "weights.S":
             wenv = cenv.Clone()
@@ -547,8 +555,7 @@ def bt_firmware(env, board: str, model: str, out: str = "", kernels: str = "", p
                  verbose=verbose, harness=True)
     o, fenv = m.env["BT_OUT"], m.env
     elf = m.Program(os.path.join(o, "firmware.elf"), [])
-    # our own compilation database: SCons' CompilationDatabase is AlwaysBuild, which defeats `scons -q`
-    cdb = fenv.BtText(os.path.join(o, "compile_commands.json"), fenv.Value(json.dumps(m.compile_db, indent=1) + "\n"))
+    cdb = m.CompileCommands(os.path.join(o, "compile_commands.json"))
     renv = fenv.Clone()
     renv["BT_RUN"] = {"out": o, "input": run_input, "output": run_output}  # set, not Clone(): no substitution
     weights, plan, manifest = m.nodes[0], m.nodes[1], m.nodes[4]
