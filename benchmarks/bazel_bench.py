@@ -16,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,6 +48,21 @@ class Bazel:
         if r.returncode != 0:
             raise SystemExit(f"bazel_bench: bazel failed:\n{r.stderr[-3000:]}")
         return [step_name(m, out) for m, out, _ in executed(log)]
+
+    def floor(self, runs: int) -> list:
+        """No-op build times of an empty workspace (one genrule) on the same Bazel and startup flags:
+        what Bazel itself costs here, whatever the rules do."""
+        empty = self.top.parent / "empty-workspace"
+        empty.mkdir(exist_ok=True)
+        (empty / "WORKSPACE").write_text('workspace(name = "empty")\n')
+        (empty / "BUILD").write_text('genrule(name = "g", outs = ["g.txt"], cmd = "echo hi > $@")\n')
+        times = []
+        for i in range(runs + 1):  # the first build starts that workspace's server
+            t0 = time.perf_counter()
+            subprocess.run(self.startup + ["build", "//:g"], cwd=empty, env=self.env, capture_output=True, check=True)
+            times.append(time.perf_counter() - t0)
+        subprocess.run(self.startup + ["shutdown"], cwd=empty, env=self.env, capture_output=True)
+        return times[1:]
 
     def close(self) -> None:
         subprocess.run(self.startup + ["shutdown"], cwd=self.top, env=self.env, capture_output=True)

@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import functools
 import os
-import zlib
 
 import msgpack
 
+from . import sources
 from .opdefs import OPDEFS
 
 FORM_VERSION = 1
@@ -32,10 +32,6 @@ STRUCTURAL_INPUTS = {d.name: d.structural for d in OPDEFS if d.structural}
 # Package sources whose code decides what a planner returns for a canonical graph.
 _PLANNER_SOURCES = ("arena", "fusion", "plan.py", "ops.py", "ops_extra.py", "ir.py", "canonical.py", "service.py",
                     "options.py", "pipeline.py", "tflite_reader.py", "stateful.py", "opdefs.py")
-# ... and the rest of what the daemon process runs.
-_DAEMON_SOURCES = ("daemon", "cache.py", "remote_cache.py", "errors.py", "fsutil.py", "__init__.py", "zoo.py",
-                   "builder.py")
-_PKG = os.path.dirname(os.path.abspath(__file__))
 
 
 def _plain(v):
@@ -120,7 +116,7 @@ def subgraph_form(g, op_indices) -> list:
 
 def digest(obj) -> str:
     """SHA-256 (hex) of a form; msgpack of plain lists is byte-stable."""
-    import hashlib  # here, not at the top: the daemon client imports this module for code_version()
+    import hashlib
 
     return hashlib.sha256(msgpack.packb(obj, use_bin_type=True)).hexdigest()
 
@@ -139,26 +135,13 @@ def subgraph_key(kind: str, g, op_indices, options: dict | None = None) -> str:
     return plan_key(kind, digest(subgraph_form(g, op_indices)), options)
 
 
-def _source_files(names) -> list:
-    files = []
-    for name in names:
-        path = os.path.join(_PKG, name)
-        if os.path.isdir(path):
-            for root, dirs, fs in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-                files += [os.path.join(root, f) for f in sorted(fs) if f.endswith(".py")]
-        elif os.path.isfile(path):
-            files.append(path)
-    return files
-
-
 def _source_digest(names) -> str:
     import hashlib
 
     h = hashlib.sha256()
-    for f in _source_files(names):
+    for f in sources.files(names):
         with open(f, "rb") as fh:
-            h.update(os.path.relpath(f, _PKG).encode() + b"\0" + hashlib.sha256(fh.read()).digest())
+            h.update(os.path.relpath(f, sources.PKG).encode() + b"\0" + hashlib.sha256(fh.read()).digest())
     return h.hexdigest()
 
 
@@ -177,15 +160,3 @@ def planner_version() -> str:
 def zoo_version() -> str:
     """The zoo's graphs are a pure function of this code (and the planner sources in every key)."""
     return _source_digest(("zoo.py", "builder.py"))[:16]
-
-
-def code_version() -> str:
-    """Fingerprint (path, size, mtime) of the modules a daemon runs, for the daemon handshake.
-
-    A daemon must run the code the client would run itself. Computed on every call
-    (a client may live across edits) from stat() alone, the same test Python uses to
-    reuse a .pyc; CRC-32 rather than SHA-256 keeps hashlib out of the client's imports.
-    """
-    text = "".join(f"{os.path.relpath(f, _PKG)}\0{st.st_size}\0{st.st_mtime_ns}\n"
-                   for f in _source_files(_PLANNER_SOURCES + _DAEMON_SOURCES) for st in [os.stat(f)]).encode()
-    return f"{zlib.crc32(text):08x}{zlib.adler32(text):08x}{len(text):x}"

@@ -421,8 +421,18 @@ def error_message(e: BuildtoolError, spec: str | None) -> str:
     return f"{spec}: {msg}"
 
 
+def gen_parser() -> argparse.ArgumentParser:
+    """`buildtool gen` alone: build systems run it once per step, so it imports only what it needs."""
+    from .gen import add_parser
+
+    p = argparse.ArgumentParser(prog="buildtool")
+    add_parser(p.add_subparsers(dest="cmd", metavar="COMMAND"))
+    return p
+
+
 def main(argv=None) -> int:
-    p = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    p = gen_parser() if argv[:1] == ["gen"] else build_parser()
     a = p.parse_args(argv)
     if not getattr(a, "fn", None):
         p.print_help()

@@ -2,11 +2,12 @@
 
     buildtool gen model    ZOO_NAME            -o model.tflite
     buildtool gen skeleton MODEL.tflite        -o skeleton.json
-    buildtool gen plan     skeleton.json       -o plan.json  [--opt key=value ...] [--no-daemon]
+    buildtool gen plan     skeleton.json       -o plan.json  [--opt key=value ...]
     buildtool gen code     skeleton.json plan.json --board B -o DIR   (DIR/model.c, model.h, firmware.json;
                            a fused plan: MODEL.tflite instead of skeleton.json)
     buildtool gen flash    MODEL.tflite        --board B -o weights.bin
     buildtool gen board    --board B           -o DIR   (DIR/board.json [+ DIR/board.ld])
+    (every step: [--depfile FILE] [--no-daemon])
 
 Each step rewrites an output only when its bytes change (a build system that compares
 timestamps, e.g. Ninja with restat, stops there) and with --depfile FILE writes a Makefile-style
@@ -14,20 +15,31 @@ depfile naming its inputs and the Python sources of the code that ran. The plan 
 depfile lists the planner's sources even when the daemon computed the plan (this process never
 imported them). Weights are their own step: a weight-only edit changes model.tflite and
 weights.bin, never skeleton.json, so the plan and model.c are not remade.
+
+Every step but `board` runs in the planner daemon when one may be used (the same rule as
+planning: not with --no-daemon or BUILDTOOL_NO_DAEMON=1): this process then imports neither
+numpy nor the model reader, which is most of a cold step's time. Paths travel absolute and
+errors come back naming them as typed; a daemon that cannot be used means one warning line
+and the step run here, with the same bytes.
 """
 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
-from . import pipeline
 from .errors import UsageError
 
 STEPS = ("model", "skeleton", "plan", "code", "flash", "board")
+DAEMON_STEPS = ("model", "skeleton", "plan", "code", "flash")  # board needs the caller's toolchain set-up
+ARGS = ("step", "input", "plan", "output", "board", "name", "opt", "depfile")  # what a step reads of its command
+PATHS = ("input", "plan", "output", "depfile")
 
 
 def _depfile(path: str | None, outputs: list, inputs: list, step: str) -> None:
+    from . import pipeline
+
     if not path:
         return
     deps = [str(Path(p).resolve()) for p in inputs] + pipeline.step_sources(step)
@@ -40,16 +52,79 @@ def _depfile(path: str | None, outputs: list, inputs: list, step: str) -> None:
 
 
 def _options(pairs: list):
+    from .options import PlanOptions
+
     given = {}
     for p in pairs or ():
         if "=" not in p:
             raise UsageError(f"--opt '{p[:40]}' must be key=value (e.g. --opt optimize=ram)")
         k, v = p.split("=", 1)
         given[k.strip()] = v
-    return pipeline.PlanOptions.from_strings(given)
+    return PlanOptions.from_strings(given)
 
 
 def run(a) -> int:
+    """One step: in the planner daemon when one may be used, else here."""
+    if a.step in DAEMON_STEPS:
+        from .daemon.client import daemon_wanted
+
+        if daemon_wanted(a.no_daemon) and _via_daemon(a):
+            return 0
+    return run_step(a)
+
+
+def _via_daemon(a) -> bool:
+    """Ask the daemon to run the step; False (after one warning) when no daemon can be used."""
+    from .daemon import protocol
+    from .daemon.client import DaemonClient, warn_once
+    from .errors import BuildtoolError
+
+    args, typed = {k: getattr(a, k) for k in ARGS}, {}
+    for k in PATHS:
+        if args[k] and not (k == "input" and a.step == "model"):  # gen model's input is a zoo name
+            typed[os.path.abspath(args[k])] = args[k]
+            args[k] = os.path.abspath(args[k])
+    wire = {k: ([protocol.to_wire(x) for x in v] if isinstance(v, list) else protocol.to_wire(v))
+            for k, v in args.items() if v is not None}
+    try:
+        with DaemonClient() as c:
+            c.request({"type": "gen", "args": wire})
+    except protocol.DaemonUnavailable as e:
+        warn_once(f"{e}; running the step in this process")
+        return False
+    except BuildtoolError as e:  # the daemon names the absolute paths it was sent: name them as typed
+        msg = str(e)
+        for full in sorted(typed, key=len, reverse=True):
+            msg = msg.replace(full, typed[full])
+        e.args = (msg,)
+        raise
+    return True
+
+
+def step_args(args: dict):
+    """A step's arguments (a daemon request's map) as run_step takes them; ValueError when malformed."""
+    import argparse
+
+    if not isinstance(args, dict) or args.get("step") not in DAEMON_STEPS or set(args) - set(ARGS):
+        raise ValueError("a gen request needs a step and only the keys " + ", ".join(ARGS))
+    a = argparse.Namespace(**{k: args.get(k) for k in ARGS}, no_daemon=True)
+    for k in ARGS:
+        v = getattr(a, k)
+        if k == "opt":
+            if v is not None and not (isinstance(v, list) and all(isinstance(x, str) for x in v)):
+                raise ValueError("gen opt must be a list of strings")
+        elif v is not None and not isinstance(v, str):
+            raise ValueError(f"gen {k} must be a string")
+        elif k in PATHS and v and not (k == "input" and a.step == "model") and not os.path.isabs(v):
+            raise ValueError(f"gen {k} must be an absolute path")
+    return a
+
+
+def run_step(a, planner=None) -> int:
+    """The step itself. planner(graph, PlanOptions) -> {"plan": ...}: how the plan step plans
+    (the daemon passes its memo's; default: in this process)."""
+    from . import pipeline
+
     step = a.step
     if step == "model":
         _need(a, "input", "a zoo name")
@@ -64,7 +139,8 @@ def run(a) -> int:
     elif step == "plan":
         _need(a, "input", "skeleton.json")
         model = _from_skeleton(a.input)
-        r = pipeline.plan_json(model.graph, _options(a.opt), a.no_daemon)
+        options = _options(a.opt)
+        r = planner(model.graph, options) if planner else pipeline.plan_json(model.graph, options, True)
         pipeline._write(Path(a.output), json.dumps(r["plan"], indent=1) + "\n")
         _depfile(a.depfile, [a.output], [a.input], step)
     elif step == "code":
@@ -135,6 +211,8 @@ def _json(path: str) -> dict:
 
 
 def _from_skeleton(path: str, name: str | None = None):
+    from . import pipeline
+
     try:
         return pipeline.from_skeleton(_json(path), name)
     except (KeyError, TypeError, IndexError, ValueError) as e:
@@ -152,9 +230,9 @@ def add_parser(sub) -> None:
     s.add_argument("--name", help="gen code: the model's name in model.h (default: the skeleton's)")
     s.add_argument("--opt", action="append", metavar="KEY=VALUE",
                    help="plan option, e.g. optimize=ram (the build variables' vocabulary; repeatable)")
-    s.add_argument("--no-daemon", action="store_true", help="plan in this process")
+    s.add_argument("--no-daemon", action="store_true", help="run the step (and plan) in this process")
     s.add_argument("--depfile", help="write a Makefile-style depfile of the inputs and the code that ran")
     s.set_defaults(fn=run)
 
 
-__all__ = ["run", "add_parser", "STEPS"]
+__all__ = ["run", "run_step", "step_args", "add_parser", "STEPS"]

@@ -34,8 +34,8 @@ STEP_SOURCES = {  # a superset of what the step imports (tests/test_gen.py check
               "pipeline.py", "options.py", "opdefs.py", "ops.py", "ops_extra.py", "stateful.py"),
     "skeleton": ("__init__.py", "tflite_reader.py", "tflite_options.py", "ir.py", "ops.py", "ops_extra.py",
                  "stateful.py", "opdefs.py", "flash.py", "codegen", "refops", "pipeline.py", "options.py", "plan.py"),
-    "plan": ("__init__.py", "arena", "fusion", "plan.py", "options.py", "pipeline.py", "canonical.py", "cache.py",
-             "service.py", "daemon", "ops.py", "ops_extra.py", "stateful.py", "opdefs.py", "ir.py", "codegen", "refops",
+    "plan": ("__init__.py", "arena", "fusion", "plan.py", "options.py", "pipeline.py", "canonical.py", "sources.py",
+             "cache.py", "service.py", "daemon", "ops.py", "ops_extra.py", "stateful.py", "opdefs.py", "ir.py", "codegen", "refops",
              "flash.py", "tflite_reader.py", "tflite_options.py"),
     "code": ("__init__.py", "codegen", "refops", "fusion/__init__.py", "fusion/costs.py", "fusion/dag.py",
              "fusion/lifetimes.py", "fusion/receptive.py", "fusion/schedule.py", "fusion_exec.py", "arena/__init__.py",
@@ -47,7 +47,8 @@ STEP_SOURCES = {  # a superset of what the step imports (tests/test_gen.py check
     "board": ("__init__.py", "targets", "boards", "toolchain.py", "pipeline.py", "options.py", "ir.py"),
 }
 # the command-line shell around the steps: what it imports does not shape a step's output
-SHELL_SOURCES = ("cli.py", "gen.py", "watch.py", "errors.py", "fsutil.py", "daemon/__init__.py", "daemon/cli.py")
+SHELL_SOURCES = ("cli.py", "gen.py", "watch.py", "errors.py", "fsutil.py", "sources.py", "daemon/__init__.py",
+                 "daemon/cli.py", "daemon/client.py", "daemon/protocol.py")
 PACKAGE = Path(__file__).resolve().parent
 
 

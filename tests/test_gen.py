@@ -27,13 +27,14 @@ def gen(*args, daemon=False, check=True):
 
 @pytest.mark.parametrize("opts", [[], ["--opt", "optimize=ram"]])
 def test_steps_make_the_pipelines_bytes(opts, tmp_path):
-    d = tmp_path
-    gen("model", "mbv2-w0.35", "-o", d / "m.tflite")
-    gen("skeleton", d / "m.tflite", "-o", d / "skeleton.json")
-    gen("plan", d / "skeleton.json", "-o", d / "plan.json", "--depfile", d / "plan.d", *opts, daemon=True)
+    """Plain: every step in this process; fused: every step (but board) in the daemon."""
+    d, daemon = tmp_path, bool(opts)
+    gen("model", "mbv2-w0.35", "-o", d / "m.tflite", daemon=daemon)
+    gen("skeleton", d / "m.tflite", "-o", d / "skeleton.json", daemon=daemon)
+    gen("plan", d / "skeleton.json", "-o", d / "plan.json", "--depfile", d / "plan.d", *opts, daemon=daemon)
     code_in = d / ("m.tflite" if opts else "skeleton.json")
-    gen("code", code_in, d / "plan.json", "--board", "cortex-m4", "-o", d / "gen", "--name", "mbv2-w0.35")
-    gen("flash", d / "m.tflite", "--board", "cortex-m4", "-o", d / "weights.bin")
+    gen("code", code_in, d / "plan.json", "--board", "cortex-m4", "-o", d / "gen", "--name", "mbv2-w0.35", daemon=daemon)
+    gen("flash", d / "m.tflite", "--board", "cortex-m4", "-o", d / "weights.bin", daemon=daemon)
     gen("board", "--board", "cortex-m4", "-o", d / "gen")
     m = pipeline.read_model("mbv2-w0.35")
     plan = pipeline.plan_memory(m.graph, pipeline.PlanOptions.from_strings(dict(o.split("=") for o in opts[1::2])))
@@ -42,7 +43,7 @@ def test_steps_make_the_pipelines_bytes(opts, tmp_path):
                      ("manifest", d / "gen" / "firmware.json"), ("weights", d / "weights.bin")):
         assert got.read_bytes() == want[key].read_bytes(), key
     dep = (d / "plan.d").read_text()
-    # the daemon planned, yet the depfile names the planner's sources (this process never imported them)
+    # with the daemon, the depfile still names the planner's sources (this process never imported them)
     assert str(ROOT / "buildtool" / "arena" / "order.py") in dep and str(ROOT / "buildtool" / "fusion") in dep
     assert dep.startswith(f"{d / 'plan.json'}: {d / 'skeleton.json'}")
     assert (d / "gen" / "board.ld").is_file() and '"cc": "arm-none-eabi-gcc"' in (d / "gen" / "board.json").read_text()
@@ -115,3 +116,54 @@ def test_step_sources_cover_every_module_a_step_imports(tmp_path):
     # the planner's search is not among the code step's sources: editing it stops at the plan step
     assert str(pipeline.PACKAGE / "arena" / "planner.py") not in pipeline.step_sources("code")
     assert str(pipeline.PACKAGE / "fusion" / "search.py") not in pipeline.step_sources("code")
+
+
+_LIGHT = """
+import json, sys
+from buildtool import cli
+rc = cli.main(sys.argv[1:])
+print(json.dumps([rc, sorted(n for n in ("numpy", "buildtool.tflite_reader", "buildtool.pipeline", "tflite")
+                             if n in sys.modules)]))
+"""
+
+
+def test_steps_run_in_the_daemon_with_the_same_bytes(tmp_path):
+    """Every step but board runs in the warm daemon: the client imports neither numpy nor the model
+    reader; outputs and depfiles are byte-identical with the steps run here; errors name paths as
+    typed, word for word as here; a daemon that cannot be used is one warning and the step run here."""
+    (tmp_path / "m.tflite").write_bytes(pipeline.zoo_model("tiny"))
+    steps = [("model", "tiny", "-o", "{o}/z.tflite", "--depfile", "{o}/z.d"),
+             ("skeleton", "m.tflite", "-o", "{o}/s.json", "--depfile", "{o}/s.d"),
+             ("plan", "{o}/s.json", "-o", "{o}/p.json", "--depfile", "{o}/p.d", "--opt", "optimize=ram"),
+             ("code", "m.tflite", "{o}/p.json", "--board", "cortex-m4", "-o", "{o}/g", "--depfile", "{o}/g.d"),
+             ("flash", "m.tflite", "--board", "cortex-m4", "-o", "{o}/w.bin", "--depfile", "{o}/w.d")]
+
+    def run(args, o, **env):
+        e = {k: v for k, v in os.environ.items() if k != "BUILDTOOL_NO_DAEMON"}
+        e.update(PYTHONPATH=str(ROOT), **env)
+        return subprocess.run([sys.executable, "-c", _LIGHT, "gen", *[a.format(o=o) for a in args]],
+                              capture_output=True, text=True, cwd=tmp_path, env=e, timeout=300)
+
+    for o, env in (("here", {"BUILDTOOL_NO_DAEMON": "1"}), ("daemon", {})):
+        (tmp_path / o).mkdir()
+        for args in steps:
+            r = run(args, o, **env)
+            rc, heavy = json.loads(r.stdout.splitlines()[-1])
+            assert rc == 0 and r.stderr == "", r.stderr
+            light = heavy == []
+            assert light == (o == "daemon"), (args, r.stdout)
+    here = sorted(p.relative_to(tmp_path / "here") for p in (tmp_path / "here").rglob("*") if p.is_file())
+    assert len(here) == 12
+    for rel in here:
+        a, b = (tmp_path / "here" / rel).read_bytes(), (tmp_path / "daemon" / rel).read_bytes()
+        assert a.replace(b"/here/", b"/daemon/") == b, rel
+    for args in (("flash", "nope.tflite", "--board", "host", "-o", "x.bin"),
+                 ("code", "m.tflite", "missing/p.json", "--board", "host", "-o", "g2")):
+        errs = [run(args, ".", **env) for env in ({"BUILDTOOL_NO_DAEMON": "1"}, {})]
+        assert [json.loads(r.stdout)[0] for r in errs] == [2, 2] and errs[0].stderr == errs[1].stderr, errs
+        assert str(tmp_path) not in errs[1].stderr and args[1 if args[0] == "flash" else 2] in errs[1].stderr
+    (tmp_path / "not-a-dir").write_text("")
+    (tmp_path / "fallback").mkdir()
+    r = run(steps[4], "fallback", BUILDTOOL_RUNTIME_DIR=str(tmp_path / "not-a-dir" / "run"))
+    assert json.loads(r.stdout)[0] == 0 and "warning" in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr
+    assert (tmp_path / "fallback" / "w.bin").read_bytes() == (tmp_path / "here" / "w.bin").read_bytes()

@@ -137,6 +137,9 @@ endfunction()
 # Reads buildtool_add_model's arg_*, model_name and BT_*.
 function(_buildtool_steps name out model)
   set(gen ${BUILDTOOL_COMMAND} gen)
+  if(arg_NO_DAEMON)  # every step in its own process (default: in the warm planner daemon, started on demand)
+    list(APPEND gen --no-daemon)
+  endif()
   set(tool "${BUILDTOOL_PACKAGE_DIR}/gen.py" "${BUILDTOOL_PACKAGE_DIR}/cli.py")
   if(arg_ZOO)
     add_custom_command(OUTPUT "${model}"
@@ -150,9 +153,6 @@ function(_buildtool_steps name out model)
   foreach(o IN LISTS arg_PLAN_OPTIONS)
     list(APPEND opts --opt "${o}")
   endforeach()
-  if(arg_NO_DAEMON)
-    list(APPEND opts --no-daemon)
-  endif()
   add_custom_command(OUTPUT "${out}/plan.json"
     COMMAND ${gen} plan "${out}/skeleton.json" -o "${out}/plan.json" ${opts} --depfile "${out}/plan.d"
     DEPENDS "${out}/skeleton.json" ${tool} DEPFILE "${out}/plan.d" VERBATIM COMMENT "buildtool plan ${name}")

@@ -61,7 +61,7 @@ def from_wire(value):
 def versions() -> dict:
     """What client and daemon must agree on: the release and the exact code (which covers the planner)."""
     from .. import __version__
-    from ..canonical import code_version
+    from ..sources import code_version
 
     return {"buildtool": __version__, "code": code_version()}
 

@@ -184,6 +184,34 @@ class Daemon:
             self._watch(model, service.normalize_options(options))
         return result
 
+    def gen(self, msg: dict, conn: socket.socket | None = None) -> str:
+        """Run one `buildtool gen` step for a client (its paths absolute); its plan step plans
+        through this daemon's memo, in a planning slot."""
+        from .. import gen, service
+        from ..cache import Cancelled
+
+        def check():
+            if conn is not None and client_gone(conn):
+                raise Cancelled("the client hung up")
+
+        raw = msg.get("args")
+        try:
+            a = gen.step_args({k: ([protocol.from_wire(x) for x in v] if isinstance(v, list) else protocol.from_wire(v))
+                               for k, v in raw.items()} if isinstance(raw, dict) else raw)
+        except ValueError as e:
+            raise protocol.ProtocolError(str(e)) from None
+
+        def planner(graph, options):
+            while not self._slots.acquire(timeout=0.2):
+                check()
+            try:
+                return service.plan_request(graph, options.to_map(), self.memo.session(check))
+            finally:
+                self._slots.release()
+
+        gen.run_step(a, planner)
+        return a.step
+
     def _watch(self, path: str, options: dict) -> None:
         with self._lock:
             if self.watcher is None:
@@ -264,6 +292,8 @@ class Daemon:
         try:
             if t == "plan":
                 return {"type": "result", "result": self.plan(msg, conn)}
+            if t == "gen":
+                return {"type": "ok", "done": self.gen(msg, conn)}
             if t == "status":
                 return {"type": "status", "status": self.status()}
             if t == "clear":

@@ -1,0 +1,38 @@
+"""The package's own Python sources: which files, and a cheap fingerprint of them.
+
+Light on purpose (os and zlib only): the daemon client fingerprints the code on every
+connection, and a `gen` step sent to the daemon must not pay for more.
+"""
+
+from __future__ import annotations
+
+import os
+import zlib
+
+PKG = os.path.dirname(os.path.abspath(__file__))
+
+
+def files(names) -> list:
+    """The .py files under each name (a file or folder relative to the package; "" is all of it), sorted."""
+    out = []
+    for name in names:
+        path = os.path.join(PKG, name)
+        if os.path.isdir(path):
+            for root, dirs, fs in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+                out += [os.path.join(root, f) for f in sorted(fs) if f.endswith(".py")]
+        elif os.path.isfile(path):
+            out.append(path)
+    return out
+
+
+def code_version() -> str:
+    """Fingerprint (path, size, mtime) of every module of the package, for the daemon handshake.
+
+    A daemon must run the code the client would run itself (it plans and runs `gen` steps).
+    Computed on every call (a client may live across edits) from stat() alone, the same test
+    Python uses to reuse a .pyc; CRC-32 rather than SHA-256 keeps hashlib out of the client.
+    """
+    text = "".join(f"{os.path.relpath(f, PKG)}\0{st.st_size}\0{st.st_mtime_ns}\n"
+                   for f in files(("",)) for st in [os.stat(f)]).encode()
+    return f"{zlib.crc32(text):08x}{zlib.adler32(text):08x}{len(text):x}"
