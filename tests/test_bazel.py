@@ -213,6 +213,7 @@ def test_compile_commands_from_aquery_and_clangd(project):
 @pytest.mark.parametrize("rule, expect", [
     ('bt_model(name = "m", model = "//:tiny.tflite", plan_options = {"optimize": "nosuch"})', "optimize"),
     ('bt_model(name = "m", model = "//:tiny.tflite", board = "nosuch")', "nosuch"),
+    ('bt_model(name = "m")', "exactly one of model"),
 ])
 def test_bad_input_is_one_line(project, rule, expect):
     p, _, _ = project

@@ -18,6 +18,12 @@ load("@buildtool_src//:boards.bzl", "BOARDS")
 def _out(ctx, n):
     return ctx.actions.declare_file(ctx.label.name + "/" + n)
 
+def _refuse(ctx, message, output):
+    """A user's mistake as one line when the target builds (Bazel 4.2's fail() prints a Starlark
+    traceback): the action that would make output prints it and fails, so every step after it stops."""
+    ctx.actions.run_shell(outputs = [output], arguments = ["buildtool: error: " + message],
+                          command = 'echo "$1" >&2; exit 2', mnemonic = "BtRefuse")
+
 def _gen(ctx, mnemonic, args, inputs, outputs):
     """One `buildtool gen` step: in a persistent worker (JSON protocol; imports stay warm), or one
     process outside the sandbox (so Python's byte-code cache is reused) with worker = False."""
@@ -82,10 +88,11 @@ def _fused(options):
 
 def _bt_model_impl(ctx):
     board = BOARDS[ctx.attr.board]
-    if (ctx.file.model == None) == (ctx.attr.zoo == ""):
-        fail("give bt_model exactly one of model = <.tflite label> and zoo = <name>")
     model = ctx.file.model
-    if model == None:
+    if (ctx.file.model == None) == (ctx.attr.zoo == ""):
+        model = _out(ctx, "model.tflite")
+        _refuse(ctx, "%s: give bt_model exactly one of model = <.tflite label> and zoo = <name>" % ctx.label, model)
+    elif model == None:
         model = _out(ctx, "model.tflite")
         _gen(ctx, "BtModel", ["model", ctx.attr.zoo, "-o", model.path], [], [model])
     skel, plan, model_c, model_h, man, weights = [_out(ctx, n) for n in [
