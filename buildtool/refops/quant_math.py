@@ -8,6 +8,8 @@ TFLite's QuantizeMultiplier does (frexp, round half away from zero).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 INT32_MIN = -(1 << 31)
@@ -104,6 +106,7 @@ def mbqm(x, multiplier, shift):
     return rdbpot(srdhm(wrap32(x << left), multiplier), right)
 
 
+@functools.lru_cache(maxsize=1024)  # a pure function the fused executor calls once per tile
 def activation_range(act: str, scale: float, zero_point: int, qmin: int = -128, qmax: int = 127) -> tuple:
     """CalculateActivationRangeQuantized: clamp bounds of a fused activation (float32 math)."""
     s = np.float32(scale)
