@@ -2,8 +2,7 @@
 
     python benchmarks/integrations.py [--systems scons,cmake,bazel] [--board host] [--runs 3]
 
-(CMake: benchmarks/cmake_bench.py prints its own table with the same rows; Bazel's driver is
-benchmarks/bazel_bench.py.)
+(The CMake and Bazel drivers are benchmarks/cmake_bench.py and benchmarks/bazel_bench.py.)
 Each system builds its example project (examples/<system>: the user's own main.c + the `tiny`
 model) in a temporary copy, with a private copy of the buildtool package on PYTHONPATH so the
 "planner source edit" row can edit the planner without touching this checkout. Rows:
@@ -68,17 +67,14 @@ def _bazel(top: Path, pkg_root: Path, board: str):
     return Bazel(top, pkg_root, board)
 
 
-SYSTEMS = {"scons": SCons, "bazel": _bazel}
+def _cmake(top: Path, pkg_root: Path, board: str):
+    sys.path.insert(0, str(Path(__file__).parent))
+    from cmake_bench import CMake
+
+    return CMake(top, pkg_root, board)
 
 
-def _other_tables(name: str, board: str) -> str | None:
-    """The CMake table comes from its own driver beside this file (benchmarks/cmake_bench.py)."""
-    if name == "cmake":
-        sys.path.insert(0, str(Path(__file__).parent))
-        from cmake_bench import cmake_table, format_table
-
-        return format_table(cmake_table(board), board)
-    return None
+SYSTEMS = {"scons": SCons, "cmake": _cmake, "bazel": _bazel}
 
 
 def _summary(steps: list) -> str:
@@ -133,11 +129,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     for name in a.systems.split(","):
         if name not in SYSTEMS:
-            table = _other_tables(name, a.board)
-            if table is None:
-                raise SystemExit(f"integrations: unknown system {name} (known: scons, cmake, bazel)")
-            print(f"\n### {name}\n\n{table}", flush=True)
-            continue
+            raise SystemExit(f"integrations: unknown system {name} (known: {', '.join(SYSTEMS)})")
         with tempfile.TemporaryDirectory(prefix=f"bt-bench-{name}-") as tmp:
             pkg = Path(tmp) / "pkg"
             shutil.copytree(ROOT / "buildtool", pkg / "buildtool",
@@ -145,8 +137,12 @@ def main(argv=None) -> int:
             system = SYSTEMS[name](Path(tmp) / "app", pkg, a.board)
             print(f"\n### {name} ({a.board}, tiny, median of {a.runs})\n")
             print("| edit | time | steps that ran |\n| --- | ---: | --- |")
-            for label, secs, steps in measure(system, a.runs, pkg / "buildtool" / "arena" / "planner.py"):
-                print(f"| {label} | {secs:.2f} s | {steps} |", flush=True)
+            try:
+                for label, secs, steps in measure(system, a.runs, pkg / "buildtool" / "arena" / "planner.py"):
+                    print(f"| {label} | {secs:.2f} s | {steps} |", flush=True)
+            finally:
+                if hasattr(system, "close"):
+                    system.close()
     return 0
 
 

@@ -8,14 +8,13 @@ New code calls buildtool.pipeline (and toolchain / runner) directly.
 
 from __future__ import annotations
 
-import hashlib
-import re
 from pathlib import Path
 
 from .ir import Graph
 
 # Moved to buildtool.toolchain and buildtool.runner; re-exported here for one release.
 from .runner import EXIT_MEANING, PLUGIN_SRC, RUN_TIMEOUT, format_report, ram_report, run, symbols  # noqa: F401
+from .pipeline import build_dir_name  # noqa: F401  (moved: pipeline)
 from .toolchain import (FIRMWARE, KERNELS, ROOT, FirmwareError, c_string, check_fits,  # noqa: F401
                         check_segments, check_tools, compile_flags, include_dirs, kernel_library, kernel_sources,
                         link, link_flags, load_segments, sources, weights_define)
@@ -33,20 +32,6 @@ def is_model_file(spec: str) -> bool:
     from .pipeline import is_model_file as named_file
 
     return named_file(spec)
-
-
-_PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,99}")
-
-
-def build_dir_name(name: str) -> str:
-    """The build folder named after a model: a name of letters, digits and . _ - (e.g. mbv2-w0.35,
-    tiny_cnn_32) is kept as it is; any other is mapped onto those characters plus a short hash
-    of the original, so it reaches a shell or a build tool only as a plain word and two
-    different names never share a folder."""
-    if _PLAIN_NAME.fullmatch(name):
-        return name
-    plain = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._-")[:64] or "model"
-    return f"{plain}-{hashlib.sha256(name.encode('utf-8', 'surrogateescape')).hexdigest()[:12]}"
 
 
 def make_plan(g: Graph, **plan_options):

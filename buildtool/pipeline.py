@@ -18,6 +18,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 
 from .errors import UsageError
@@ -70,6 +71,20 @@ def is_model_file(spec: str) -> bool:
 def model_name(spec: str) -> str:
     """How outputs name a model: a file's name without its extension, a zoo name whole (mbv2-w0.35)."""
     return os.path.splitext(os.path.basename(spec))[0] if is_model_file(spec) else spec
+
+
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,99}")
+
+
+def build_dir_name(name: str) -> str:
+    """The build folder named after a model: a name of letters, digits and . _ - (e.g. mbv2-w0.35,
+    tiny_cnn_32) is kept as it is; any other is mapped onto those characters plus a short hash
+    of the original, so it reaches a shell or a build tool only as a plain word and two
+    different names never share a folder."""
+    if _PLAIN_NAME.fullmatch(name):
+        return name
+    plain = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._-")[:64] or "model"
+    return f"{plain}-{hashlib.sha256(name.encode('utf-8', 'surrogateescape')).hexdigest()[:12]}"
 
 
 @dataclasses.dataclass(frozen=True)

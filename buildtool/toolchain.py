@@ -11,12 +11,15 @@ import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import targets
 from .errors import BuildtoolError
 from .fsutil import write_atomic, write_error, write_if_changed
-from .ir import Graph
 from .options import PlanOptions
+
+if TYPE_CHECKING:  # numpy-free at import: the SCons tool reads flags and sources at configure time
+    from .ir import Graph
 
 PACKAGE = Path(__file__).resolve().parent  # the C sources ship inside the package (pyproject package-data)
 ROOT = PACKAGE  # compat name: the folder holding kernels/, firmware_src/ and tools/

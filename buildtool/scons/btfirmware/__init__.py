@@ -27,7 +27,7 @@ weights.o (which .incbin's weights.bin) and the link run.
 Hostile input. No string a user names (model path, out=, kernel_root=, input=, output=)
 reaches SCons' variable substitution or a shell: the model file becomes a node directly,
 input/output are read by Python only, and every path that does land on a compiler command
-line (the build folder, named by firmware.build_dir_name, and the sources and include
+line (the build folder, named by pipeline.build_dir_name, and the sources and include
 directories) must be made of characters that are plain words to a shell (else one line,
 exit 2).
 
@@ -71,9 +71,9 @@ def _python_deps(step: str) -> list:
 
 
 def _write(path, data) -> None:
-    from buildtool.firmware import _write as write
+    from buildtool.fsutil import write_if_changed
 
-    write(Path(path), data)
+    write_if_changed(Path(path), data)
 
 
 def _one_line(step):
@@ -443,18 +443,16 @@ def bt_model(env, board: str, model: str, out: str = "", kernels: str = "", plan
     """Declare a model's build for the user's own application: returns a BtModel (objects, env,
     include_dir holding model.h). harness=True also compiles the built-in harness (BtFirmware).
 
-    out "" is build/BOARD/NAME (NAME: firmware.build_dir_name of the model's name). A user's
+    out "" is build/BOARD/NAME (NAME: pipeline.build_dir_name of the model's name). A user's
     error (unknown board or zoo name, a path unsafe on a command line) raises a BuildtoolError."""
-    from buildtool import firmware, targets, toolchain
+    from buildtool import pipeline, targets, toolchain  # numpy-free: a no-op build imports no more
 
     t = targets.get(board)
     kroot = Path(kernel_root).resolve() if kernel_root else toolchain.KERNELS
     if kernels:
         t = t.with_kernels(_kernel_sets(t, kernels))
-    if not firmware.is_model_file(model):
-        from buildtool.pipeline import locate
-
-        locate(model)  # a zoo name (one line listing the zoo when it is not)
+    if not pipeline.is_model_file(model):
+        pipeline.locate(model)  # a zoo name (one line listing the zoo when it is not)
     elif not os.path.isfile(model):
         from buildtool.errors import ModelError
 
@@ -470,7 +468,7 @@ def bt_model(env, board: str, model: str, out: str = "", kernels: str = "", plan
     fenv["BT_MODEL_NAME"] = model_name(model)  # set, not Clone(): no substitution
     fenv["BT_OUT"] = o
     sealed = []  # (read-back file, the step that makes it, what remaking it means)
-    if firmware.is_model_file(model):
+    if pipeline.is_model_file(model):
         model_node = env.fs.File(os.path.abspath(model))
     else:
         zoo_model = fenv.BtZooModel([d.File("model.tflite"), d.File("model.tflite.seal")], fenv.Value(model),
@@ -574,7 +572,7 @@ def model_name(model: str) -> str:
 
 def default_name(model: str) -> str:
     """The build folder name of a model argument (a .tflite path or a zoo name)."""
-    from buildtool.firmware import build_dir_name
+    from buildtool.pipeline import build_dir_name
 
     return build_dir_name(model_name(model))
 
