@@ -157,7 +157,8 @@ def test_cli_builds_runs_and_refuses_in_one_line(m4, tmp_path, capsys):
         np.save(tmp_path / f"x{k}.npy", m4["xs"][k][0])
         files += ["--input", str(tmp_path / f"x{k}.npy")]
     specs = [str(SHARED_MODELS / "dscnn_kws.tflite"), str(SHARED_MODELS / "tiny_cnn_32.tflite")]
-    assert main(["multi", *specs, "--board", "cortex-m4", "--build-dir", str(tmp_path / "b"), *files]) == 0
+    need("host")  # a third board: natively, the same bytes as in QEMU
+    assert main(["multi", *specs, "--board", "host", "--build-dir", str(tmp_path / "b"), *files]) == 0
     out = capsys.readouterr().out.splitlines()
     own = [p.arena_bytes for p in m4["plans"][1:3]]
     assert out[0].startswith(f"joint arena {max(own):,} B = state 0 B")
@@ -165,6 +166,10 @@ def test_cli_builds_runs_and_refuses_in_one_line(m4, tmp_path, capsys):
     names = [ms[1][0].name, ms[2][0].name, ms[1][0].name]
     assert out[3:] == [f"run {n + 1} {name}: {' '.join(map(str, y.reshape(-1).tolist()))}"
                        for n, (name, y) in enumerate(zip(names, want))]
+    assert main(["multi", *specs, "--board", "host", "--build-dir", str(tmp_path / "b"), *files, "--json"]) == 0
+    rep = json.loads(capsys.readouterr().out)
+    assert rep["arena_bytes"] == max(own) and [r["model"] for r in rep["runs"]] == names
+    assert [r["outputs"] for r in rep["runs"]] == [[y.reshape(-1).tolist()] for y in want]
     for argv, msg in ((["multi", specs[0], "--board", "cortex-m4"], "at least two models"),
                       (["multi", *specs, "--board", "cortex-m4", files[0], files[1]], "once per model (2), 1 given"),
                       (["multi", *specs, "--board", "cortex-m4", "--input-streamed", "--optimize", "ram",
