@@ -26,6 +26,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from docs_tables import Out, environment, write_docs  # noqa: E402
 
 from buildtool import pipeline  # noqa: E402
+from buildtool.joint import model_options  # noqa: E402
 from buildtool.options import PlanOptions  # noqa: E402
 from buildtool.tflite_writer import serialize  # noqa: E402
 
@@ -94,12 +95,12 @@ def main() -> int:
         models = [pipeline.read_model(spec(n)) for n in (a_name, b_name)]
         for how, opts in (("plain", PlanOptions(time_budget=a.time_budget)),
                           ("--optimize ram", PlanOptions(optimize="ram", time_budget=a.time_budget))):
-            plans = [pipeline.plan_memory(m.graph, PlanOptions(time_budget=a.time_budget)
-                                          if m.graph.variable_tensors() else opts) for m in models]
+            plans = [pipeline.plan_memory(m.graph, model_options(m.graph, opts)) for m in models]
             joint, ram, exact = measure(models, plans, a.board)
             own = [p.arena_bytes for p in plans]
             out(f"| {label}: {models[0].name} -> {models[1].name} | {how} | {own[0]:,} | {own[1]:,} | "
-                f"{joint.persistent_bytes:,} | {joint.arena_bytes:,} | {sum(own):,} | {sum(own) - joint.arena_bytes:,} | "
+                f"{joint.persistent_bytes:,} | {joint.arena_bytes:,} | {sum(own):,} | "
+                f"{sum(own) - joint.arena_bytes:,} | "
                 f"{ram['total_bytes']:,} | {'yes' if exact else 'NO'} |")
     out()
     out("A model with state (SVDF) keeps its plain plan: fused plans refuse stateful operators.")

@@ -18,6 +18,7 @@ import re
 
 from .arena.checker import footprint, joint_problems, problems
 from .errors import InternalError, UsageError
+from .options import PlanOptions
 from .plan import ArenaPlan, Buffer, align_up
 
 
@@ -55,7 +56,8 @@ class JointPlan:
         """The figures: joint arena, persistent bytes, and each model's own arena and place."""
         return {"arena_bytes": self.arena_bytes, "persistent_bytes": self.persistent_bytes,
                 "largest_own_arena_bytes": max(p.own.arena_bytes for p in self.parts),
-                "models": [{"name": p.name, "prefix": p.prefix, "kind": p.own.kind, "own_arena_bytes": p.own.arena_bytes,
+                "models": [{"name": p.name, "prefix": p.prefix, "kind": p.own.kind,
+                            "own_arena_bytes": p.own.arena_bytes,
                             "persistent_bytes": p.persistent_bytes, "state_at": p.state_at,
                             "scratch_bytes": p.scratch_bytes, "base": p.base} for p in self.parts]}
 
@@ -72,6 +74,16 @@ def prefixes(names: list) -> list:
             p, k = f"{base}_{k}", k + 1
         out.append(p)
     return out
+
+
+def model_options(graph, options: PlanOptions) -> PlanOptions:
+    """The options a model of a joint plan is planned with: a model with state (SVDF/LSTM) keeps the
+    layer-by-layer plan when the others are fused (fusion refuses state)."""
+    options = PlanOptions.from_map(options)
+    if not (options.fused and graph.variable_tensors()):
+        return options
+    return PlanOptions(align=options.align, time_budget=options.time_budget, order_search=options.order_search,
+                       inplace=options.inplace)
 
 
 def _persistent(plan) -> list:

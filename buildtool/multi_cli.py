@@ -25,7 +25,8 @@ def add_parser(sub) -> None:
 
 def _say(rep: dict) -> None:
     print(f"joint arena {rep['arena_bytes']:,} B = state {rep['persistent_bytes']:,} B + largest scratch "
-          f"{rep['arena_bytes'] - rep['persistent_bytes']:,} B (largest own arena {rep['largest_own_arena_bytes']:,} B)")
+          f"{rep['arena_bytes'] - rep['persistent_bytes']:,} B "
+          f"(largest own arena {rep['largest_own_arena_bytes']:,} B)")
     for m in rep["models"]:
         print(f"  {m['name'][:32]:32s} {m['kind']:5s} own arena {m['own_arena_bytes']:>9,} B  state "
               f"{m['persistent_bytes']:>7,} B at {m['state_at']:<7,} scratch {m['scratch_bytes']:>9,} B")
@@ -36,6 +37,7 @@ def cmd_multi(a) -> int:
     from .cli import plan_options
     from .errors import UsageError
     from .inputs import load_inputs
+    from .joint import model_options
 
     if len(a.models) < 2:
         raise UsageError("multi needs at least two models; build one model with `buildtool run MODEL --board`")
@@ -45,9 +47,10 @@ def cmd_multi(a) -> int:
     models = [pipeline.read_model(m) for m in a.models]
     xs = [load_inputs(m.graph, [p], how="pass one --input per model (a .npz for a model with several inputs)")
           for m, p in zip(models, a.input)]
-    plans = [pipeline.load_plan(pipeline.plan_json(spec, opts, a.no_daemon)["plan"], m.graph)
+    plans = [pipeline.load_plan(pipeline.plan_json(spec, model_options(m.graph, opts), a.no_daemon)["plan"], m.graph)
              for spec, m in zip(a.models, models)]
-    out = a.build_dir or os.path.join("build", a.board, firmware.build_dir_name("multi-" + "-".join(m.name for m in models)))
+    name = firmware.build_dir_name("multi-" + "-".join(m.name for m in models))
+    out = a.build_dir or os.path.join("build", a.board, name)
     _, joint = multi_fw.build(models, a.board, out, plans=plans)
     rep = joint.report()
     runs = multi_fw.run(a.board, out, xs)[0] if xs else []

@@ -15,7 +15,7 @@ from buildtool import pipeline, runner
 from buildtool.arena.checker import footprint, joint_problems
 from buildtool.builder import GraphBuilder
 from buildtool.cli import main
-from buildtool.joint import plan_joint, prefixes
+from buildtool.joint import model_options, plan_joint, prefixes
 from buildtool.options import PlanOptions
 from buildtool.tflite_writer import serialize
 from conftest import SHARED_MODELS, shared_model
@@ -52,7 +52,7 @@ def inputs(model, seed: int) -> list:
 def build_and_run(tmp_path_factory, board: str, options: PlanOptions) -> dict:
     need(board)
     ms = models(tmp_path_factory)
-    plans = [pipeline.plan_memory(m.graph, PlanOptions() if m.graph.variable_tensors() else options) for m, _ in ms]
+    plans = [pipeline.plan_memory(m.graph, model_options(m.graph, options)) for m, _ in ms]
     out = tmp_path_factory.mktemp(f"multi-{board}")
     paths, joint = pipeline.build_multi([m for m, _ in ms], board, out, plans=plans)
     xs = [inputs(m, k) for k, (m, _) in enumerate(ms)]
@@ -115,7 +115,8 @@ def test_joint_arena_is_the_largest_need_plus_every_state(which, request):
     assert joint.problems() == []
     rep = json.loads((r["out"] / "joint.json").read_text())
     assert rep == joint.report() and rep["largest_own_arena_bytes"] == max(p.arena_bytes for p in plans)
-    assert [m["kind"] for m in rep["models"]] == (["arena"] * 4 if which == "m4" else ["arena", "fused", "fused", "arena"])
+    kinds = ["arena"] * 4 if which == "m4" else ["arena", "fused", "fused", "arena"]
+    assert [m["kind"] for m in rep["models"]] == kinds
     # the linked firmware: one shared arena of the joint size, each model's symbols prefixed
     t = pipeline.board(r["board"])
     sym = runner.symbols(t, r["paths"]["elf"])
@@ -133,7 +134,8 @@ def test_joint_checker_catches_a_model_writing_anothers_state(m4):
                               + cnn.plan.buffers[1:])
     fps = [(p.prefix, footprint(bad if p is cnn else p.plan, p.base)) for p in joint.parts]
     err = joint_problems(fps, joint.arena_bytes)
-    assert err[0].startswith(f"{cnn.prefix} writes bytes {state.offset}..") and err[0].endswith(f"of {wake.prefix}'s state")
+    assert err[0].startswith(f"{cnn.prefix} writes bytes {state.offset}..")
+    assert err[0].endswith(f"of {wake.prefix}'s state")
     assert all(e.startswith(f"{cnn.prefix} writes bytes ") for e in err)
     assert joint_problems(fps[:1] + fps[2:], joint.arena_bytes) == []  # without the moved buffer: sound
     assert joint_problems([("a", [(0, 64, True)]), ("b", [(48, 128, False)])], 128) == \
@@ -166,10 +168,17 @@ def test_cli_builds_runs_and_refuses_in_one_line(m4, tmp_path, capsys):
     names = [ms[1][0].name, ms[2][0].name, ms[1][0].name]
     assert out[3:] == [f"run {n + 1} {name}: {' '.join(map(str, y.reshape(-1).tolist()))}"
                        for n, (name, y) in enumerate(zip(names, want))]
-    assert main(["multi", *specs, "--board", "host", "--build-dir", str(tmp_path / "b"), *files, "--json"]) == 0
+    # fused plans for the CNNs, the layer-by-layer plan for the model with state
+    np.save(tmp_path / "x3.npy", m4["xs"][3][0])
+    assert main(["multi", *specs, str(real_model(KWS_REAL)), "--board", "host", "--build-dir", str(tmp_path / "f"),
+                 *files, "--input", str(tmp_path / "x3.npy"), "--optimize", "ram", "--time-budget", "0.5",
+                 "--json"]) == 0
     rep = json.loads(capsys.readouterr().out)
-    assert rep["arena_bytes"] == max(own) and [r["model"] for r in rep["runs"]] == names
-    assert [r["outputs"] for r in rep["runs"]] == [[y.reshape(-1).tolist()] for y in want]
+    assert [m["kind"] for m in rep["models"]] == ["fused", "fused", "arena"]
+    assert rep["persistent_bytes"] == m4["joint"].parts[3].persistent_bytes
+    assert [r["model"] for r in rep["runs"]] == [names[0], names[1], ms[3][0].name, names[0]]
+    want_f = [want[0], want[1], m4["runs"][3][1][0], want[0]]
+    assert [r["outputs"] for r in rep["runs"]] == [[y.reshape(-1).tolist()] for y in want_f]
     for argv, msg in ((["multi", specs[0], "--board", "cortex-m4"], "at least two models"),
                       (["multi", *specs, "--board", "cortex-m4", files[0], files[1]], "once per model (2), 1 given"),
                       (["multi", *specs, "--board", "cortex-m4", "--input-streamed", "--optimize", "ram",

@@ -531,7 +531,7 @@ def check_prefix(prefix: str) -> None:
 
 def _shared_arena(prefix: str, arena_base, align: int) -> str:
     """model.c's arena line(s): its own static arena, or (arena_base given) its part of the shared
-    bt_arena that the multi-model firmware defines, with its weights under their prefixed name."""
+    bt_arena that the multi-model firmware defines (offsets from byte arena_base of it)."""
     p = prefix.upper()
     if arena_base is None:
         return f"int8_t bt_arena[{p}_ARENA_BYTES] __attribute__((aligned({align})));"
