@@ -193,3 +193,29 @@ def test_plan_joint_refuses_one_model(m4):
 
     with pytest.raises(UsageError, match="at least two"):
         plan_joint([m4["ms"][0][0]], [m4["plans"][0]])
+
+
+def test_scons_builds_the_same_firmware_and_is_then_up_to_date(m4, tmp_path):
+    import subprocess
+    import sys
+
+    from buildtool.toolchain import SCONS_DIR
+
+    need("host")
+    (tmp_path / "SConstruct").write_text(
+        f"env = Environment(tools=['default', 'btfirmware'], toolpath=[{str(SCONS_DIR)!r}])\n"
+        "env.BtMultiFirmware(board=ARGUMENTS['board'], models=ARGUMENTS['models'].split(','), out='build')\n")
+    models = f"{SHARED_MODELS / 'dscnn_kws.tflite'},{SHARED_MODELS / 'tiny_cnn_32.tflite'}"
+
+    def scons(*args):
+        return subprocess.run([sys.executable, "-m", "SCons", "-C", str(tmp_path), f"models={models}", *args],
+                              capture_output=True, text=True, timeout=300)
+
+    r = scons("board=host")
+    assert r.returncode == 0, r.stdout + r.stderr
+    runs, _ = pipeline.run_multi("host", tmp_path / "build", [m4["xs"][1], m4["xs"][2]])
+    want = [m4["runs"][1][1][0], m4["runs"][2][1][0], m4["runs"][1][1][0]]
+    assert [k for k, _ in runs] == [0, 1, 0] and all(np.array_equal(ys[0], y) for (_, ys), y in zip(runs, want))
+    assert scons("board=host", "-q").returncode == 0  # every output declared and up to date
+    r = scons("board=nope")
+    assert r.returncode == 2 and "unknown board 'nope'" in r.stderr and "Traceback" not in r.stderr
