@@ -2,11 +2,11 @@
 
 Layout: the persistent buffers (SVDF/LSTM state) of every model sit at the bottom of the arena,
 model after model; above them each model's other buffers overlap one another, so the arena is
-    persistent bytes (all models) + the largest scratch need of one model.
-A model's scratch need is its own plan with its persistent buffers taken out: a persistent buffer
+    persistent bytes (all models) + the largest need of one model.
+A model's need is its own plan with its persistent buffers taken out: a persistent buffer
 lives at every step, so no other buffer of its plan shares its bytes, and sliding the buffers above
 it down by its (aligned) size keeps the packing sound. An arena plan is relocated into the joint
-arena; any other plan (fused: it has no state) runs unchanged from the base of the scratch part.
+arena; any other plan (fused: it has no state) runs unchanged from the base of the shared part.
 The independent check (arena/checker.py: joint_problems, problems on each relocated plan) proves
 no model writes another's state.
 """
@@ -34,7 +34,7 @@ class Part:
     base: int  # the joint-arena byte its plan's offsets count from
     state_at: int  # where its persistent buffers start in the joint arena
     persistent_bytes: int
-    scratch_bytes: int
+    need_bytes: int  # its arena without its state: what it uses of the shared part
 
 
 @dataclasses.dataclass
@@ -59,7 +59,7 @@ class JointPlan:
                 "models": [{"name": p.name, "prefix": p.prefix, "kind": p.own.kind,
                             "own_arena_bytes": p.own.arena_bytes,
                             "persistent_bytes": p.persistent_bytes, "state_at": p.state_at,
-                            "scratch_bytes": p.scratch_bytes, "base": p.base} for p in self.parts]}
+                            "need_bytes": p.need_bytes, "base": p.base} for p in self.parts]}
 
 
 def prefixes(names: list) -> list:
@@ -96,7 +96,7 @@ def _compact(plan: ArenaPlan, b: Buffer) -> int:
     return b.offset - sum(align_up(p.size, plan.align) for p in _persistent(plan) if p.offset < b.offset)
 
 
-def scratch_bytes(plan) -> int:
+def need_bytes(plan) -> int:
     """What a model needs above the shared state: its arena without its persistent buffers."""
     if plan.kind != "arena":
         return plan.arena_bytes
@@ -104,15 +104,15 @@ def scratch_bytes(plan) -> int:
     return align_up(max(tops, default=0), plan.align)
 
 
-def relocate(plan: ArenaPlan, state_at: int, scratch_at: int, arena_bytes: int) -> ArenaPlan:
+def relocate(plan: ArenaPlan, state_at: int, shared_at: int, arena_bytes: int) -> ArenaPlan:
     """The arena plan in joint-arena offsets: persistent buffers from state_at on, the others compacted
-    from scratch_at on."""
+    from shared_at on."""
     moved, at = {}, state_at
     for b in _persistent(plan):
         moved[b.id] = at
         at += align_up(b.size, plan.align)
     for b in plan.buffers:
-        moved.setdefault(b.id, scratch_at + _compact(plan, b))
+        moved.setdefault(b.id, shared_at + _compact(plan, b))
     buffers = [dataclasses.replace(b, offset=moved[b.id], tensors=list(b.tensors)) for b in plan.buffers]
     by_id = {b.id: b for b in buffers}
     old = {b.id: b.offset for b in plan.buffers}
@@ -133,16 +133,16 @@ def plan_joint(models: list, plans: list) -> JointPlan:
     align = max(max(16, p.align) for p in plans)
     pers = [sum(align_up(b.size, p.align) for b in _persistent(p)) for p in plans]
     starts = [sum(align_up(x, align) for x in pers[:k]) for k in range(len(plans))]
-    scratch_at = align_up(sum(align_up(x, align) for x in pers), align)
-    need = [scratch_bytes(p) for p in plans]
-    arena = align_up(scratch_at + max(need), align)
+    shared_at = align_up(sum(align_up(x, align) for x in pers), align)
+    need = [need_bytes(p) for p in plans]
+    arena = align_up(shared_at + max(need), align)
     parts = []
     for m, p, pre, s, ps, sb in zip(models, plans, prefixes([m.name for m in models]), starts, pers, need):
         if p.kind == "arena":
-            parts.append(Part(m.name, pre, m.graph, p, relocate(p, s, scratch_at, arena), 0, s, ps, sb))
+            parts.append(Part(m.name, pre, m.graph, p, relocate(p, s, shared_at, arena), 0, s, ps, sb))
         else:
-            parts.append(Part(m.name, pre, m.graph, p, p, scratch_at, s, ps, sb))
-    joint = JointPlan(parts, arena, scratch_at, align)
+            parts.append(Part(m.name, pre, m.graph, p, p, shared_at, s, ps, sb))
+    joint = JointPlan(parts, arena, shared_at, align)
     err = joint.problems()
     if err:
         raise InternalError(f"joint plan failed verification: {err[0]} ({len(err)} problem(s))")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
 
 def add_parser(sub) -> None:
@@ -24,12 +25,13 @@ def add_parser(sub) -> None:
 
 
 def _say(rep: dict) -> None:
-    print(f"joint arena {rep['arena_bytes']:,} B = state {rep['persistent_bytes']:,} B + largest scratch "
+    print(f"joint arena {rep['arena_bytes']:,} B = state {rep['persistent_bytes']:,} B + largest need "
           f"{rep['arena_bytes'] - rep['persistent_bytes']:,} B "
           f"(largest own arena {rep['largest_own_arena_bytes']:,} B)")
     for m in rep["models"]:
-        print(f"  {m['name'][:32]:32s} {m['kind']:5s} own arena {m['own_arena_bytes']:>9,} B  state "
-              f"{m['persistent_bytes']:>7,} B at {m['state_at']:<7,} scratch {m['scratch_bytes']:>9,} B")
+        at = f"at {m['state_at']:,}" if m["persistent_bytes"] else ""
+        print(f"  {m['name'][:32]:32s} {m['kind'] + ' plan':10s} own arena {m['own_arena_bytes']:>9,} B  state "
+              f"{m['persistent_bytes']:>7,} B {at:10s} need {m['need_bytes']:>9,} B")
 
 
 def cmd_multi(a) -> int:
@@ -53,7 +55,12 @@ def cmd_multi(a) -> int:
     out = a.build_dir or os.path.join("build", a.board, name)
     _, joint = multi_fw.build(models, a.board, out, plans=plans)
     rep = joint.report()
-    runs = multi_fw.run(a.board, out, xs)[0] if xs else []
+    runs = []
+    if xs:
+        from .runner import format_report
+
+        runs, ram = multi_fw.run(a.board, out, xs)
+        print(format_report({"unit": "", "ops": []}, ram), file=sys.stderr)
     if a.json:
         rep = dict(rep, runs=[{"model": models[k].name, "outputs": [y.reshape(-1).tolist() for y in ys]}
                               for k, ys in runs])
