@@ -401,9 +401,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(fn=cmd_bazel_dir)
 
     from .gen import add_parser as add_gen
+    from .multi_cli import add_parser as add_multi
     from .watch import add_parser as add_watch
 
     add_gen(sub)
+    add_multi(sub)
     add_watch(sub)
     return p
 

@@ -25,7 +25,8 @@ from .errors import UsageError
 from .options import PlanOptions
 
 __all__ = ["Model", "PlanOptions", "locate", "read_model", "check", "plan_memory", "plan_json", "load_plan",
-           "generate", "code", "skeleton", "from_skeleton", "zoo_model", "flash_image", "link", "run", "build", "is_model_file"]
+           "generate", "code", "skeleton", "from_skeleton", "zoo_model", "flash_image", "link", "run", "build", "is_model_file",
+           "build_multi", "run_multi"]
 
 
 # The Python sources each step's output is computed by (a change reruns the step; its output is
@@ -48,8 +49,8 @@ STEP_SOURCES = {  # a superset of what the step imports (tests/test_gen.py check
     "board": ("__init__.py", "targets", "boards", "toolchain.py", "pipeline.py", "options.py", "ir.py"),
 }
 # the command-line shell around the steps: what it imports does not shape a step's output
-SHELL_SOURCES = ("cli.py", "gen.py", "watch.py", "errors.py", "fsutil.py", "sources.py", "daemon/__init__.py",
-                 "daemon/cli.py", "daemon/client.py", "daemon/protocol.py")
+SHELL_SOURCES = ("cli.py", "gen.py", "watch.py", "multi_cli.py", "errors.py", "fsutil.py", "sources.py",
+                 "daemon/__init__.py", "daemon/cli.py", "daemon/client.py", "daemon/protocol.py")
 PACKAGE = Path(__file__).resolve().parent
 
 
@@ -320,3 +321,20 @@ def build(spec, board_name: str, out_dir, options: PlanOptions | None = None, pl
     if elf.exists():
         elf.unlink()  # a refused or failed build leaves no firmware of other sources behind
     return link(model, plan, t, out, generate(model, plan, board_name, out))
+
+
+def build_multi(specs: list, board_name: str, out_dir, options: PlanOptions | None = None, plans=None,
+                kernels: tuple | None = None, stack_bytes: int | None = None) -> tuple:
+    """Several models (never running at once) in one firmware and one shared arena: each one's
+    state kept apart, the rest overlapping (joint.py). Returns (paths written, the joint plan)."""
+    from .multi_fw import build as build_firmware
+
+    return build_firmware(specs, board_name, out_dir, options, plans, kernels, stack_bytes)
+
+
+def run_multi(board_name: str, out_dir, xs: list, **kw) -> tuple:
+    """Run a multi-model firmware: xs the inputs of each model; each model runs once, then the first
+    again. Returns ([(model index, outputs)] in run order, RAM report)."""
+    from .multi_fw import run as run_firmware
+
+    return run_firmware(board_name, out_dir, xs, **kw)

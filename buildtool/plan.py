@@ -78,7 +78,8 @@ class Plan(Protocol):
 
     def manifest_order(self, g) -> tuple: ...  # (profile region ids, their names) in execution order
 
-    def emit_c(self, g, board: str, weights_align: int) -> tuple: ...  # (model.c, model.h)
+    def emit_c(self, g, board: str, weights_align: int, **names) -> tuple: ...  # (model.c, model.h); names:
+    # prefix (public symbols <prefix>_init, ...) and arena_base (an offset into a shared arena)
 
     def execute(self, g, inputs: list) -> list: ...  # the numpy reference executor, inside this plan's arena
 
@@ -141,10 +142,10 @@ class ArenaPlan:
     def manifest_order(self, g) -> tuple:
         return list(self.order), [g.operators[i].opcode for i in self.order]
 
-    def emit_c(self, g, board: str, weights_align: int) -> tuple:
+    def emit_c(self, g, board: str, weights_align: int, **names) -> tuple:
         from .codegen import generate
 
-        return generate(g, self, board, weights_align)
+        return generate(g, self, board, weights_align, **names)
 
     def execute(self, g, inputs: list) -> list:
         from .executor import run

@@ -290,3 +290,36 @@ def check(g: Graph, plan: ArenaPlan) -> None:
     if err:
         raise PlanError(f"internal error: arena plan for '{g.name}' failed verification: {err[0]} "
                         f"({len(err)} problem(s)); please report this model")
+
+
+# -- several models in one arena ---------------------------------------------------------------
+def footprint(plan, base: int = 0) -> list:
+    """[(start, end, persistent)] bytes of the shared arena a model's plan may write, its offsets
+    counted from byte `base`: every buffer of an arena plan (aligned), the whole arena of any other
+    plan (a fused plan holds no state and is taken as writing all of it)."""
+    if getattr(plan, "kind", "") != "arena":
+        return [(base, base + plan.arena_bytes, False)]
+    return [(base + b.offset, base + b.offset + _up(b.size, plan.align), b.kind == "persistent")
+            for b in plan.buffers]
+
+
+def joint_problems(parts: list, arena_bytes: int) -> list:
+    """What is wrong with several models sharing one arena of arena_bytes (empty when sound).
+    parts: [(name, footprint)]. No byte of one model's state (persistent buffers) may be written by
+    another model, and every model stays inside the arena."""
+    err = []
+    for name, fp in parts:
+        for lo, hi, _ in fp:
+            if lo < 0 or hi > arena_bytes:
+                err.append(f"{name}: bytes {lo}..{hi} outside the shared arena (0..{arena_bytes})")
+    for name, fp in parts:
+        for other, ofp in parts:
+            if other == name:
+                continue
+            for s0, s1, keep in ofp:
+                if not keep:
+                    continue
+                for lo, hi, _ in fp:
+                    if lo < s1 and s0 < hi:
+                        err.append(f"{name} writes bytes {max(lo, s0)}..{min(hi, s1)} of {other}'s state")
+    return err

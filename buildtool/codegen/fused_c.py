@@ -345,8 +345,9 @@ def streamed_geometry(g: Graph) -> tuple:
     return t.shape[2], t.shape[3]
 
 
-def generate(g: Graph, plan: FusedPlan, target: str, weights_align: int = 16) -> tuple:
-    """(model_c, model_h) for g run with the fused plan on board `target`; deterministic."""
+def generate(g: Graph, plan: FusedPlan, target: str, weights_align: int = 16, **names) -> tuple:
+    """(model_c, model_h) for g run with the fused plan on board `target`; deterministic
+    (names: model_c.generate's prefix / arena_base)."""
     if plan.schedule.streamed and len(g.inputs) != 1:
         raise ModelError("an input-streamed plan needs a model with exactly one input")
     ap = pseudo_plan(g, plan)
@@ -359,7 +360,7 @@ def generate(g: Graph, plan: FusedPlan, target: str, weights_align: int = 16) ->
                 raise PlanError("the input's row bands are not one contiguous tensor; plan with band_input=False")
             ap.tensors[i] = TensorPlace(i, g.tensors[i].name, i, b[0][2], g.tensors[i].nbytes, 0, 0)
     return generate_model(g, ap, target, weights_align, emit=_Emit(g, plan), emitter=_FusedEmitter,
-                          streamed=streamed)
+                          streamed=streamed, **names)
 
 
 def manifest_order(g: Graph, plan: FusedPlan) -> tuple:

@@ -231,10 +231,10 @@ class FusedPlan:
 
         return manifest_order(g, self)
 
-    def emit_c(self, g, board: str, weights_align: int) -> tuple:
+    def emit_c(self, g, board: str, weights_align: int, **names) -> tuple:
         from ..codegen.fused_c import generate
 
-        return generate(g, self, board, weights_align)
+        return generate(g, self, board, weights_align, **names)
 
     def execute(self, g, inputs: list) -> list:
         from ..fusion_exec import run_fused

@@ -10,6 +10,8 @@ For the user's own application (a main.c defining bt_main):
     app = m.Program("build/cortex-m4/app.elf", m.env.Object("build/cortex-m4/main.o", "main.c"))
 
 BtFirmware is BtModel(harness=True) (the built-in firmware_src/common/main.c) linked, plus `run`.
+BtMultiFirmware(board=, models=[...], out=) links several models into one firmware sharing one
+arena (buildtool/multi_fw.py, docs/multi-model.md), as one declared step.
 
 Pipeline (each step a Builder whose targets are declared, so SCons' content
 signatures decide what reruns):
@@ -563,6 +565,51 @@ def bt_firmware(env, board: str, model: str, out: str = "", kernels: str = "", p
     return nodes
 
 
+def _multi(target, source, env):
+    """BT_MULTI (board, models, out, plan options) is a dict, never substituted: paths reach Python only."""
+    from buildtool import multi_fw, runner, targets
+
+    m = env["BT_MULTI"]
+    paths, joint = multi_fw.build(m["models"], m["board"], m["out"], m["options"])
+    print(runner.memory_summary(targets.get(m["board"]), paths["elf"], joint.arena_bytes))
+    return 0
+
+
+def bt_multi_firmware(env, board: str, models: list, out: str = "", plan_options: dict | None = None):
+    """Several models (never running at once) in one firmware sharing one arena (buildtool/multi_fw.py):
+    one step plans each model and all of them jointly, generates and links. Returns the declared
+    outputs: firmware.elf, joint.json, firmware.json, models.c, model.h (board.ld), and per model
+    <prefix>/model.c, model.h, plan.json, weights.bin, weights.o. Run it with pipeline.run_multi."""
+    from buildtool import multi_fw, pipeline, targets, toolchain
+    from buildtool.joint import prefixes
+    from buildtool.options import PlanOptions
+
+    t = targets.get(board)  # one line naming the boards when it is not one
+    for model in models:
+        if not pipeline.is_model_file(model):
+            pipeline.locate(model)
+    opts = PlanOptions.from_map(plan_options or {})
+    top = env.Dir("#").abspath
+    out = out or os.path.join("build", board, "multi-" + "-".join(default_name(m) for m in models))
+    o = os.path.normpath(os.path.join(top, out))
+    d = env.fs.Dir(o)
+    names = ["firmware.elf", "joint.json", "firmware.json", "models.c", "model.h"]
+    names += ["board.ld"] if t.linker_template else []
+    names += [f"{p}/{f}" for p in prefixes([model_name(m) for m in models])
+              for f in ("model.c", "model.h", "plan.json", "weights.bin", "weights.o")]
+    menv = env.Clone()
+    menv["BT_MULTI"] = {"board": board, "models": list(models), "out": o, "options": opts}  # set: no substitution
+    srcs = [env.fs.File(os.path.abspath(m)) if pipeline.is_model_file(m) else menv.Value(m) for m in models]
+    step = menv.Command([d.File(n) for n in names], srcs, SCons.Action.Action(_one_line(_multi),
+                                                                               "multi-model firmware $TARGET"))
+    fw = [p for p in toolchain.FIRMWARE.rglob("*") if p.is_file()]
+    kernels = [p for p in toolchain.KERNELS.rglob("*") if p.suffix in (".c", ".h", ".S")]
+    menv.Depends(step, [menv.Value(repr(opts.canonical()))] + [str(p) for p in sorted(fw + kernels)]
+                 + sorted(set(_python_deps("plan") + _python_deps("code") + _python_deps("flash")
+                              + [multi_fw.__file__, sys.modules["buildtool.joint"].__file__])))
+    return step
+
+
 def model_name(model: str) -> str:
     """A file's name without .tflite, a zoo name whole (mbv2-w0.35 keeps its dot)."""
     from buildtool.pipeline import model_name as name
@@ -588,6 +635,7 @@ def generate(env):
     env["BUILDERS"]["BtText"] = mk(action=SCons.Action.Action(_text, "write $TARGET"))
     env.AddMethod(bt_firmware, "BtFirmware")
     env.AddMethod(bt_model, "BtModel")
+    env.AddMethod(bt_multi_firmware, "BtMultiFirmware")
     env.AddMethod(lambda env, model: default_name(model), "BtDefaultName")
     env.AddMethod(lambda env, given: plan_options(given), "BtPlanOptions")
 
