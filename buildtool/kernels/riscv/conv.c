@@ -19,24 +19,50 @@ const char *bt_kernel_set_name(void) { return "riscv"; }
 #endif
 
 #ifndef BT_RVV
-#define RQ(a, k) ((int8_t)bt_clamp(bt_mbqm_fast((a), mult[k], shift[k]) + zp, lo, hi))
+#include "rv_requant.h"
+
+/* Four output channels x two pixels over cin inputs (two inputs per step): every pointer steps by
+ * itself, so each load is one lb with an immediate offset. */
+static inline void pw_4x2(const int8_t *f0, int32_t cin, const int8_t *q0, const int8_t *q1, const int32_t *base,
+                          int32_t *acc) {
+  const int8_t *f1 = f0 + cin, *f2 = f1 + cin, *f3 = f2 + cin;
+  int32_t a0 = base[0], a1 = base[1], a2 = base[2], a3 = base[3];
+  int32_t b0 = base[0], b1 = base[1], b2 = base[2], b3 = base[3];
+  const int8_t *const q0_end = q0 + (cin & ~1);
+  for (; q0 != q0_end; q0 += 2, q1 += 2, f0 += 2, f1 += 2, f2 += 2, f3 += 2) {
+    int32_t x0 = q0[0], x1 = q1[0], w0 = f0[0], w1 = f1[0], w2 = f2[0], w3 = f3[0];
+    a0 += w0 * x0; a1 += w1 * x0; a2 += w2 * x0; a3 += w3 * x0;
+    b0 += w0 * x1; b1 += w1 * x1; b2 += w2 * x1; b3 += w3 * x1;
+    x0 = q0[1]; x1 = q1[1]; w0 = f0[1]; w1 = f1[1]; w2 = f2[1]; w3 = f3[1];
+    a0 += w0 * x0; a1 += w1 * x0; a2 += w2 * x0; a3 += w3 * x0;
+    b0 += w0 * x1; b1 += w1 * x1; b2 += w2 * x1; b3 += w3 * x1;
+  }
+  if (cin & 1) {
+    const int32_t x0 = q0[0], x1 = q1[0], w0 = f0[0], w1 = f1[0], w2 = f2[0], w3 = f3[0];
+    a0 += w0 * x0; a1 += w1 * x0; a2 += w2 * x0; a3 += w3 * x0;
+    b0 += w0 * x1; b1 += w1 * x1; b2 += w2 * x1; b3 += w3 * x1;
+  }
+  acc[0] = a0; acc[1] = a1; acc[2] = a2; acc[3] = a3; acc[4] = b0; acc[5] = b1; acc[6] = b2; acc[7] = b3;
+}
 
 /* 1x1 convolution without padding: four output channels x two pixels per step (each weight load
  * feeds two multiply-adds, each input load four); the input offset enters once per output as
- * input_offset * sum(w), sum(w) computed once per channel group. */
+ * input_offset * sum(w), sum(w) and the requantisation parameters computed once per channel group. */
 __attribute__((noinline)) static void pointwise(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1) {
   const int32_t cin = p->in.c, cout = p->out.c, ips = p->in.pixel_stride, in_row = p->in.w * ips;
   const int32_t ops = p->out.pixel_stride, out_row = p->out.w * ops, ow = p->out.w, step = p->stride_w * ips;
   const int32_t off = p->input_offset, zp = p->output_offset, lo = p->act_min, hi = p->act_max;
-  const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
+  const int32_t *const bias = p->bias;
   for (int32_t oc = 0; oc < cout;) {
     const int32_t n = cout - oc >= 4 ? 4 : 1;
-    const int8_t *f0 = p->filter + oc * cin, *f1 = f0 + cin, *f2 = f1 + cin, *f3 = f2 + cin;
-    int32_t base[4] = {0, 0, 0, 0};
+    const int8_t *f0 = p->filter + oc * cin;
+    int32_t base[4] = {0, 0, 0, 0}, acc[8];
+    rv_rq q[4];
     for (int32_t k = 0; k < n; k++) {
       int32_t sw = 0;
       for (int32_t i = 0; i < cin; i++) sw += f0[k * cin + i];
       base[k] = (bias ? bias[oc + k] : 0) + off * sw;
+      rv_rq_init(&q[k], p->multiplier[oc + k], p->shift[oc + k]);
     }
     for (int32_t y = y0; y < y1; y++) {
       const int8_t *ip = in + (y * p->stride_h - in_y0) * in_row;
@@ -44,29 +70,39 @@ __attribute__((noinline)) static void pointwise(const bt_conv_params *p, const i
       int32_t x = 0;
       if (n == 4) {
         for (; x + 2 <= ow; x += 2, ip += 2 * step, o += 2 * ops) {
-          const int8_t *q0 = ip, *q1 = ip + step;
-          int32_t a0 = base[0], a1 = base[1], a2 = base[2], a3 = base[3];
-          int32_t b0 = base[0], b1 = base[1], b2 = base[2], b3 = base[3];
-          for (int32_t i = 0; i < cin; i++) {
-            const int32_t x0 = q0[i], x1 = q1[i], w0 = f0[i], w1 = f1[i], w2 = f2[i], w3 = f3[i];
-            a0 += w0 * x0; a1 += w1 * x0; a2 += w2 * x0; a3 += w3 * x0;
-            b0 += w0 * x1; b1 += w1 * x1; b2 += w2 * x1; b3 += w3 * x1;
-          }
-          o[0] = RQ(a0, oc); o[1] = RQ(a1, oc + 1); o[2] = RQ(a2, oc + 2); o[3] = RQ(a3, oc + 3);
-          o[ops] = RQ(b0, oc); o[ops + 1] = RQ(b1, oc + 1); o[ops + 2] = RQ(b2, oc + 2); o[ops + 3] = RQ(b3, oc + 3);
+          pw_4x2(f0, cin, ip, ip + step, base, acc);
+          o[0] = rv_rq_out(acc[0], &q[0], zp, lo, hi); o[1] = rv_rq_out(acc[1], &q[1], zp, lo, hi);
+          o[2] = rv_rq_out(acc[2], &q[2], zp, lo, hi); o[3] = rv_rq_out(acc[3], &q[3], zp, lo, hi);
+          o[ops] = rv_rq_out(acc[4], &q[0], zp, lo, hi); o[ops + 1] = rv_rq_out(acc[5], &q[1], zp, lo, hi);
+          o[ops + 2] = rv_rq_out(acc[6], &q[2], zp, lo, hi); o[ops + 3] = rv_rq_out(acc[7], &q[3], zp, lo, hi);
         }
       }
       for (; x < ow; x++, ip += step, o += ops)
         for (int32_t k = 0; k < n; k++) {
           int32_t a = base[k];
           for (int32_t i = 0; i < cin; i++) a += f0[k * cin + i] * ip[i];
-          o[k] = RQ(a, oc + k);
+          o[k] = rv_rq_out(a, &q[k], zp, lo, hi);
         }
     }
     oc += n;
   }
 }
-#undef RQ
+
+/* acc[k] += sum_i fp[k*fstride + i] * (ip[i] + off), k < 4, i < n: pointer stepping, two inputs per step */
+static inline void mac_4(const int8_t *f0, int32_t fstride, const int8_t *ip, int32_t n, int32_t off, int32_t *acc) {
+  const int8_t *f1 = f0 + fstride, *f2 = f1 + fstride, *f3 = f2 + fstride, *const end = ip + (n & ~1);
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+  for (; ip != end; ip += 2, f0 += 2, f1 += 2, f2 += 2, f3 += 2) {
+    const int32_t x0 = ip[0] + off, x1 = ip[1] + off;
+    a0 += f0[0] * x0 + f0[1] * x1; a1 += f1[0] * x0 + f1[1] * x1;
+    a2 += f2[0] * x0 + f2[1] * x1; a3 += f3[0] * x0 + f3[1] * x1;
+  }
+  if (n & 1) {
+    const int32_t x0 = ip[0] + off;
+    a0 += f0[0] * x0; a1 += f1[0] * x0; a2 += f2[0] * x0; a3 += f3[0] * x0;
+  }
+  acc[0] = a0; acc[1] = a1; acc[2] = a2; acc[3] = a3;
+}
 #endif
 
 void bt_conv_s8(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
@@ -80,7 +116,7 @@ void bt_conv_s8(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
   const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
   const int32_t fstride = kh * kw * cin;
 #ifndef BT_RVV
-  if (kh == 1 && kw == 1 && pt == 0 && pl == 0) {
+  if (kh == 1 && kw == 1 && pt == 0 && pl == 0 && rv_rq_ok(mult, cout)) {
     pointwise(p, in, in_y0, out, y0, y1);
     return;
   }
@@ -112,26 +148,25 @@ void bt_conv_s8(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
       }
 #else
       int32_t oc = 0;
+      /* dense rows (pixel stride = channels, no horizontal dilation): the valid taps of one filter
+       * row are one contiguous run in the input and in the filter */
+      const int dense = ips == cin && dw == 1;
+      const int32_t run = dense ? (kx1 - kx0) * cin : cin, nrun = dense ? 1 : kx1 - kx0;
       for (; oc + 4 <= cout; oc += 4) {
-        int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+        int32_t acc[4] = {0, 0, 0, 0};
         const int8_t *f0 = filter + oc * fstride;
         for (int32_t ky = ky0; ky < ky1; ky++)
-          for (int32_t kx = kx0; kx < kx1; kx++) {
-            const int8_t *ip = ibase + ky * dh * in_row + kx * dw * ips;
-            const int8_t *fp = f0 + (ky * kw + kx) * cin;
-            for (int32_t ic = 0; ic < cin; ic++) {
-              const int32_t xv = ip[ic] + off;
-              a0 += fp[ic] * xv;
-              a1 += fp[ic + fstride] * xv;
-              a2 += fp[ic + 2 * fstride] * xv;
-              a3 += fp[ic + 3 * fstride] * xv;
-            }
+          for (int32_t r = 0; r < nrun; r++) {
+            const int32_t kx = kx0 + r;
+            mac_4(f0 + (ky * kw + kx) * cin, fstride, ibase + ky * dh * in_row + kx * dw * ips, run, off, acc);
           }
-        if (bias) { a0 += bias[oc]; a1 += bias[oc + 1]; a2 += bias[oc + 2]; a3 += bias[oc + 3]; }
-        o[oc] = (int8_t)bt_clamp(bt_mbqm_fast(a0, mult[oc], shift[oc]) + zp, lo, hi);
-        o[oc + 1] = (int8_t)bt_clamp(bt_mbqm_fast(a1, mult[oc + 1], shift[oc + 1]) + zp, lo, hi);
-        o[oc + 2] = (int8_t)bt_clamp(bt_mbqm_fast(a2, mult[oc + 2], shift[oc + 2]) + zp, lo, hi);
-        o[oc + 3] = (int8_t)bt_clamp(bt_mbqm_fast(a3, mult[oc + 3], shift[oc + 3]) + zp, lo, hi);
+        for (int32_t k = 0; k < 4; k++) {
+          rv_rq q;
+          rv_rq_init(&q, mult[oc + k], shift[oc + k]);
+          const int32_t a = acc[k] + (bias ? bias[oc + k] : 0);
+          o[oc + k] = mult[oc + k] == INT32_MIN ? (int8_t)bt_clamp(bt_mbqm_fast(a, mult[oc + k], shift[oc + k]) + zp, lo, hi)
+                                                : rv_rq_out(a, &q, zp, lo, hi);
+        }
       }
       for (; oc < cout; oc++) {
         int32_t a = 0;

@@ -601,6 +601,37 @@ static void test_fast_paths(void) {
     check("fast_fc", (int32_t)i, g_ref, g_opt, nout);
   }
 }
+#if defined(__has_include)
+#if __has_include("rv_requant.h")
+#define BT_HAVE_RV_REQUANT 1
+#include "rv_requant.h"
+#endif
+#endif
+/* the riscv set's requantisation with precomputed per-channel parameters against bt_mbqm */
+static void test_rv_requant(void) {
+#ifdef BT_HAVE_RV_REQUANT
+  static const int32_t edge[] = {0, 1, -1, 2, -2, 127, -128, 1 << 20, -(1 << 20), (1 << 30) - 1, 1 << 30,
+                                 -(1 << 30), INT32_MAX, INT32_MIN, INT32_MIN + 1, 12345678, -12345678};
+  static const int32_t mults[] = {0, 1, 1 << 30, (1 << 30) + 1, INT32_MAX, -(1 << 30), 1518500250};
+  int32_t bad = 0;
+  rv_rq q;
+  for (uint32_t i = 0; i < sizeof edge / sizeof edge[0]; i++)
+    for (uint32_t j = 0; j < sizeof mults / sizeof mults[0]; j++)
+      for (int32_t s = -31; s <= 0; s++) {
+        rv_rq_init(&q, mults[j], s);
+        if (bt_mbqm(edge[i], mults[j], s) != rv_mbqm(edge[i], &q)) bad++;
+      }
+  for (int32_t t = 0; t < 20000; t++) {
+    int32_t x = (int32_t)rnd() >> ri(0, 30), m = (int32_t)rnd(), s = ri(-31, 4);
+    if (m == INT32_MIN) m++;
+    if (s > 0) x >>= s + 1;   /* TFLM's left shift must not overflow */
+    rv_rq_init(&q, m, s);
+    if (bt_mbqm(x, m, s) != rv_mbqm(x, &q)) bad++;
+  }
+  if (bad) { failed++; bt_puts("FAIL rv_mbqm mismatches: "); put_i(bad); bt_puts("\n"); }
+  else passed++;
+#endif
+}
 /* ------------------------------------------------------------------ end of the rvhost block */
 
 /* ------------------------------------------------------------------ benchmark cases */
@@ -902,6 +933,7 @@ int bt_main(void) {
   test_data_movement();
   shape_cases();
   test_fast_paths();
+  test_rv_requant();
   test_fused_spatial();
   test_fused_elementwise();
 #ifdef BT_SET_XCORE
