@@ -64,12 +64,16 @@ __attribute__((noinline)) static void pointwise(const bt_conv_params *p, const i
       base[k] = (bias ? bias[oc + k] : 0) + off * sw;
       rv_rq_init(&q[k], p->multiplier[oc + k], p->shift[oc + k]);
     }
-    for (int32_t y = y0; y < y1; y++) {
+    /* stride 1: the band's pixels are evenly spaced in the input and the output, so the rows are
+     * walked as one run (pairs straddle row ends) */
+    const int flat = p->stride_h == 1 && p->stride_w == 1;
+    for (int32_t y = y0; y < y1; y += flat ? y1 - y0 : 1) {
       const int8_t *ip = in + (y * p->stride_h - in_y0) * in_row;
       int8_t *o = out + (y - y0) * out_row + oc;
+      const int32_t npix = flat ? (y1 - y0) * ow : ow;
       int32_t x = 0;
       if (n == 4) {
-        for (; x + 2 <= ow; x += 2, ip += 2 * step, o += 2 * ops) {
+        for (; x + 2 <= npix; x += 2, ip += 2 * step, o += 2 * ops) {
           pw_4x2(f0, cin, ip, ip + step, base, acc);
           o[0] = rv_rq_out(acc[0], &q[0], zp, lo, hi); o[1] = rv_rq_out(acc[1], &q[1], zp, lo, hi);
           o[2] = rv_rq_out(acc[2], &q[2], zp, lo, hi); o[3] = rv_rq_out(acc[3], &q[3], zp, lo, hi);
@@ -77,7 +81,7 @@ __attribute__((noinline)) static void pointwise(const bt_conv_params *p, const i
           o[ops + 2] = rv_rq_out(acc[6], &q[2], zp, lo, hi); o[ops + 3] = rv_rq_out(acc[7], &q[3], zp, lo, hi);
         }
       }
-      for (; x < ow; x++, ip += step, o += ops)
+      for (; x < npix; x++, ip += step, o += ops)
         for (int32_t k = 0; k < n; k++) {
           int32_t a = base[k];
           for (int32_t i = 0; i < cin; i++) a += f0[k * cin + i] * ip[i];

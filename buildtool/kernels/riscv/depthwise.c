@@ -1,6 +1,7 @@
 /* DEPTHWISE_CONV_2D int8 for RISC-V rv32imac (optimised scalar) and, with -DBT_RVV, RVV 1.0
- * (depth multiplier 1; other multipliers and the in-place variant use the reference code, included
- * below under another name). Scalar: 3x3 interior pixels channel by channel with the nine weights
+ * (depth multiplier 1; other multipliers use the reference code, included below under another
+ * name). The in-place variant runs the same kernel per channel on a one-channel view of the copied
+ * plane (scalar set; RVV and filters of more than 64 taps keep the reference in-place code). Scalar: 3x3 interior pixels channel by channel with the nine weights
  * in registers; elsewhere valid-tap ranges computed once per pixel (no per-tap bounds checks),
  * pointer stepping, hoisted parameters, bt_mbqm_fast. RVV: up to 16 contiguous channels
  * per vector: per tap two byte loads, two sign extensions, the input offset and one widening
@@ -12,8 +13,12 @@
 #endif
 
 #define bt_depthwise_s8 bt_ref_depthwise_generic_s8
+#ifndef BT_RVV
+#define bt_depthwise_s8_inplace bt_ref_depthwise_inplace_s8
+#endif
 #include "../reference/depthwise.c"
 #undef bt_depthwise_s8
+#undef bt_depthwise_s8_inplace
 
 #ifndef BT_RVV
 /* 3x3 filter, output rows [y0, y1) restricted to pixels whose taps are all inside the image:
@@ -125,3 +130,29 @@ void bt_depthwise_s8(const bt_depthwise_params *dp, const int8_t *in, int32_t in
 #endif
   dw_rows(dp, in, in_y0, out, y0, y1, 0, 0, 0, 0);
 }
+
+#ifndef BT_RVV
+/* In place: per channel, the input plane copied to scratch, then bt_depthwise_s8 on a one-channel view
+ * (dense plane in, channel c of buf out, the channel's taps copied into a dense filter). */
+void bt_depthwise_s8_inplace(const bt_depthwise_params *dp, int8_t *buf, int8_t *scratch) {
+  const bt_conv_params *p = &dp->conv;
+  const int32_t taps = p->kh * p->kw, n = p->in.h * p->in.w, ps = p->in.pixel_stride, c_n = p->out.c;
+  if (dp->depth_multiplier != 1 || taps > 64) {
+    bt_ref_depthwise_inplace_s8(dp, buf, scratch);
+    return;
+  }
+  int8_t f[64];
+  bt_depthwise_params v = *dp;
+  v.conv.in.c = v.conv.out.c = v.conv.in.pixel_stride = 1;
+  v.conv.filter = f;
+  for (int32_t c = 0; c < c_n; c++) {
+    const int8_t *src = buf + c;
+    for (int32_t i = 0; i < n; i++, src += ps) scratch[i] = *src;
+    for (int32_t t = 0; t < taps; t++) f[t] = p->filter[t * c_n + c];
+    v.conv.bias = p->bias ? p->bias + c : 0;
+    v.conv.multiplier = p->multiplier + c;
+    v.conv.shift = p->shift + c;
+    bt_depthwise_s8(&v, scratch, 0, buf + c, 0, p->out.h);
+  }
+}
+#endif
