@@ -21,14 +21,14 @@ const char *bt_kernel_set_name(void) { return "riscv"; }
 #ifndef BT_RVV
 #include "rv_requant.h"
 
-/* Four output channels x two pixels over cin inputs (two inputs per step): every pointer steps by
- * itself, so each load is one lb with an immediate offset. */
-static inline void pw_4x2(const int8_t *f0, int32_t cin, const int8_t *q0, const int8_t *q1, const int32_t *base,
-                          int32_t *acc) {
-  const int8_t *f1 = f0 + cin, *f2 = f1 + cin, *f3 = f2 + cin;
-  int32_t a0 = base[0], a1 = base[1], a2 = base[2], a3 = base[3];
-  int32_t b0 = base[0], b1 = base[1], b2 = base[2], b3 = base[3];
-  const int8_t *const q0_end = q0 + (cin & ~1);
+/* acc[k] (pixel q0) and acc[4 + k] (pixel q1) += sum_i f_k[i] * q[i] for the four filters f_k = f0 + k * fstride,
+ * i < n, two inputs per step: every pointer steps by itself, so each load is one lb with an immediate offset. */
+static inline void mac_4x2(const int8_t *f0, int32_t fstride, const int8_t *q0, const int8_t *q1, int32_t n,
+                           int32_t *acc) {
+  const int8_t *f1 = f0 + fstride, *f2 = f1 + fstride, *f3 = f2 + fstride;
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+  int32_t b0 = acc[4], b1 = acc[5], b2 = acc[6], b3 = acc[7];
+  const int8_t *const q0_end = q0 + (n & ~1);
   for (; q0 != q0_end; q0 += 2, q1 += 2, f0 += 2, f1 += 2, f2 += 2, f3 += 2) {
     int32_t x0 = q0[0], x1 = q1[0], w0 = f0[0], w1 = f1[0], w2 = f2[0], w3 = f3[0];
     a0 += w0 * x0; a1 += w1 * x0; a2 += w2 * x0; a3 += w3 * x0;
@@ -37,12 +37,58 @@ static inline void pw_4x2(const int8_t *f0, int32_t cin, const int8_t *q0, const
     a0 += w0 * x0; a1 += w1 * x0; a2 += w2 * x0; a3 += w3 * x0;
     b0 += w0 * x1; b1 += w1 * x1; b2 += w2 * x1; b3 += w3 * x1;
   }
-  if (cin & 1) {
+  if (n & 1) {
     const int32_t x0 = q0[0], x1 = q1[0], w0 = f0[0], w1 = f1[0], w2 = f2[0], w3 = f3[0];
     a0 += w0 * x0; a1 += w1 * x0; a2 += w2 * x0; a3 += w3 * x0;
     b0 += w0 * x1; b1 += w1 * x1; b2 += w2 * x1; b3 += w3 * x1;
   }
   acc[0] = a0; acc[1] = a1; acc[2] = a2; acc[3] = a3; acc[4] = b0; acc[5] = b1; acc[6] = b2; acc[7] = b3;
+}
+
+/* base[k] = bias + input_offset * sum(w) and the requantisation of channels oc..oc+n-1 (n <= 4) */
+static void group_setup(const bt_conv_params *p, int32_t oc, int32_t n, int32_t fstride, int32_t *base, rv_rq *q) {
+  for (int32_t k = 0; k < n; k++) {
+    const int8_t *f = p->filter + (oc + k) * fstride;
+    int32_t sw = 0;
+    for (int32_t i = 0; i < fstride; i++) sw += f[i];
+    base[k] = (p->bias ? p->bias[oc + k] : 0) + p->input_offset * sw;
+    rv_rq_init(&q[k], p->multiplier[oc + k], p->shift[oc + k]);
+  }
+}
+
+/* out[k] = requantised acc[k], k < 4 */
+static inline void store_4(int8_t *o, const int32_t *acc, const rv_rq *q, int32_t zp, int32_t lo, int32_t hi) {
+  o[0] = rv_rq_out(acc[0], &q[0], zp, lo, hi); o[1] = rv_rq_out(acc[1], &q[1], zp, lo, hi);
+  o[2] = rv_rq_out(acc[2], &q[2], zp, lo, hi); o[3] = rv_rq_out(acc[3], &q[3], zp, lo, hi);
+}
+
+/* KxK interior: output rows [ya, yb), columns [xa, xb) (an even count), every tap inside the input;
+ * four output channels x two pixels, one run per filter row when the input rows are dense. */
+static void conv_interior(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
+                          int32_t ya, int32_t yb, int32_t xa, int32_t xb) {
+  const int32_t cin = p->in.c, ips = p->in.pixel_stride, in_row = p->in.w * ips, kh = p->kh, kw = p->kw;
+  const int32_t ops = p->out.pixel_stride, out_row = p->out.w * ops, fstride = kh * kw * cin;
+  const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max, step = p->stride_w * ips;
+  const int dense = ips == cin && p->dil_w == 1;
+  const int32_t run = dense ? kw * cin : cin, nrun = dense ? 1 : kw, rstep = dense ? 0 : p->dil_w * ips;
+  for (int32_t oc = 0; oc < p->out.c; oc += 4) {
+    int32_t base[4], acc[8];
+    rv_rq q[4];
+    group_setup(p, oc, 4, fstride, base, q);
+    const int8_t *const f0 = p->filter + oc * fstride;
+    for (int32_t y = ya; y < yb; y++) {
+      const int8_t *ip = in + (y * p->stride_h - p->pad_top - in_y0) * in_row + (xa * p->stride_w - p->pad_left) * ips;
+      int8_t *o = out + (y - y0) * out_row + xa * ops + oc;
+      for (int32_t x = xa; x < xb; x += 2, ip += 2 * step, o += 2 * ops) {
+        acc[0] = acc[4] = base[0]; acc[1] = acc[5] = base[1]; acc[2] = acc[6] = base[2]; acc[3] = acc[7] = base[3];
+        const int8_t *r = ip, *f = f0;
+        for (int32_t ky = 0; ky < kh; ky++, r += p->dil_h * in_row)
+          for (int32_t k = 0; k < nrun; k++, f += run) mac_4x2(f, fstride, r + k * rstep, r + k * rstep + step, run, acc);
+        store_4(o, acc, q, zp, lo, hi);
+        store_4(o + ops, acc + 4, q, zp, lo, hi);
+      }
+    }
+  }
 }
 
 /* 1x1 convolution without padding: four output channels x two pixels per step (each weight load
@@ -51,19 +97,13 @@ static inline void pw_4x2(const int8_t *f0, int32_t cin, const int8_t *q0, const
 __attribute__((noinline)) static void pointwise(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1) {
   const int32_t cin = p->in.c, cout = p->out.c, ips = p->in.pixel_stride, in_row = p->in.w * ips;
   const int32_t ops = p->out.pixel_stride, out_row = p->out.w * ops, ow = p->out.w, step = p->stride_w * ips;
-  const int32_t off = p->input_offset, zp = p->output_offset, lo = p->act_min, hi = p->act_max;
-  const int32_t *const bias = p->bias;
+  const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
   for (int32_t oc = 0; oc < cout;) {
     const int32_t n = cout - oc >= 4 ? 4 : 1;
     const int8_t *f0 = p->filter + oc * cin;
     int32_t base[4] = {0, 0, 0, 0}, acc[8];
     rv_rq q[4];
-    for (int32_t k = 0; k < n; k++) {
-      int32_t sw = 0;
-      for (int32_t i = 0; i < cin; i++) sw += f0[k * cin + i];
-      base[k] = (bias ? bias[oc + k] : 0) + off * sw;
-      rv_rq_init(&q[k], p->multiplier[oc + k], p->shift[oc + k]);
-    }
+    group_setup(p, oc, n, cin, base, q);
     /* stride 1: the band's pixels are evenly spaced in the input and the output, so the rows are
      * walked as one run (pairs straddle row ends) */
     const int flat = p->stride_h == 1 && p->stride_w == 1;
@@ -74,11 +114,10 @@ __attribute__((noinline)) static void pointwise(const bt_conv_params *p, const i
       int32_t x = 0;
       if (n == 4) {
         for (; x + 2 <= npix; x += 2, ip += 2 * step, o += 2 * ops) {
-          pw_4x2(f0, cin, ip, ip + step, base, acc);
-          o[0] = rv_rq_out(acc[0], &q[0], zp, lo, hi); o[1] = rv_rq_out(acc[1], &q[1], zp, lo, hi);
-          o[2] = rv_rq_out(acc[2], &q[2], zp, lo, hi); o[3] = rv_rq_out(acc[3], &q[3], zp, lo, hi);
-          o[ops] = rv_rq_out(acc[4], &q[0], zp, lo, hi); o[ops + 1] = rv_rq_out(acc[5], &q[1], zp, lo, hi);
-          o[ops + 2] = rv_rq_out(acc[6], &q[2], zp, lo, hi); o[ops + 3] = rv_rq_out(acc[7], &q[3], zp, lo, hi);
+          acc[0] = acc[4] = base[0]; acc[1] = acc[5] = base[1]; acc[2] = acc[6] = base[2]; acc[3] = acc[7] = base[3];
+          mac_4x2(f0, cin, ip, ip + step, cin, acc);
+          store_4(o, acc, q, zp, lo, hi);
+          store_4(o + ops, acc + 4, q, zp, lo, hi);
         }
       }
       for (; x < npix; x++, ip += step, o += ops)
@@ -124,13 +163,26 @@ void bt_conv_s8(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
     pointwise(p, in, in_y0, out, y0, y1);
     return;
   }
+  /* interior block (an even number of columns) with conv_interior, the rest with the loops below */
+  int32_t xa = 0, xb = out_w, ya = y0, yb = y1;
+  while (xa < xb && xa * sw - pl < 0) xa++;
+  while (xb > xa && (xb - 1) * sw - pl + (kw - 1) * dw >= in_w) xb--;
+  while (ya < yb && ya * sh - pt < 0) ya++;
+  while (yb > ya && (yb - 1) * sh - pt + (kh - 1) * dh >= in_h) yb--;
+  xb = xa + ((xb - xa) & ~1);
+  if (cout % 4 || xa == xb || ya == yb || !rv_rq_ok(mult, cout)) ya = yb = y0;
+  if (ya < yb) conv_interior(p, in, in_y0, out, y0, ya, yb, xa, xb);
+#else
+  const int32_t xa = 0, xb = 0, ya = 0, yb = 0;
 #endif
   for (int32_t y = y0; y < y1; y++) {
+    const int32_t skip = y >= ya && y < yb ? xa : out_w;   /* columns [xa, xb) of rows [ya, yb): done */
     const int32_t iy0 = y * sh - pt;
     int32_t ky0 = 0, ky1 = kh;
     while (ky0 < kh && iy0 + ky0 * dh < 0) ky0++;
     while (ky1 > ky0 && iy0 + (ky1 - 1) * dh >= in_h) ky1--;
     for (int32_t x = 0; x < out_w; x++) {
+      if (x == skip) { x = xb - 1; continue; }
       const int32_t ix0 = x * sw - pl;
       int32_t kx0 = 0, kx1 = kw;
       while (kx0 < kw && ix0 + kx0 * dw < 0) kx0++;

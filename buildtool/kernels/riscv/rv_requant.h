@@ -17,7 +17,7 @@ BT_INLINE void rv_rq_init(rv_rq *q, int32_t mult, int32_t shift) {
   q->mult = mult;
   q->left = shift > 0 ? shift : 0;
   q->right = shift > 0 ? 0 : -shift;
-  q->mask = (int32_t)(((int64_t)1 << q->right) - 1);
+  q->mask = (int32_t)((1u << q->right) - 1u);   /* right <= 31 (TFLM's shifts are >= -31) */
   q->half = q->mask >> 1;
 }
 
