@@ -40,12 +40,17 @@ BT_INLINE int32_t bt_hb_dot(const int8_t *restrict w, const int8_t *restrict x, 
   return a;
 }
 
-/* Requantisation of up to 16 channels: bt_mbqm_fast with its shifts, masks and thresholds taken out
- * of the per-output work (equal to bt_mbqm for every input; a multiplier of INT32_MIN, which TFLM's
- * QuantizeMultiplier never makes, takes bt_mbqm_fast itself). */
+/* Requantisation of up to 16 channels with TFLM's two roundings folded into one: with P = (x << left) *
+ * multiplier and r = max(-shift, 0), SaturatingRoundingDoublingHighMul gives h = floor((P + 2^30) / 2^31)
+ * and RoundingDivideByPOT(h, r) = floor((h + 2^(r-1) - [h < 0]) / 2^r) (r >= 1); as floor(floor(X / A) + B)
+ * / C) = floor((X + A*B) / (A*C)) for integers, the result is (P + k - [P < -2^30] * 2^31) >> (31 + r) with
+ * k = 2^30 + 2^(30+r) (r = 0: k = 2^30, no correction): one 64-bit multiply, add and shift per output.
+ * Equal to bt_mbqm for every input (kernel_test.c checks it); a multiplier of INT32_MIN, which TFLM's
+ * QuantizeMultiplier never makes, takes bt_mbqm_fast itself. */
 typedef struct {
   int32_t n, zp, lo, hi, general;
-  int32_t mult[BT_HB], left[BT_HB], right[BT_HB], mask[BT_HB], half[BT_HB], shift[BT_HB];
+  int32_t mult[BT_HB], left[BT_HB], sh[BT_HB], shift[BT_HB];
+  int64_t k[BT_HB], neg[BT_HB];
 } bt_hb_rq;
 
 static inline void bt_hb_rq_init(bt_hb_rq *q, int32_t n, const int32_t *mult, const int32_t *shift, int32_t zp,
@@ -54,10 +59,18 @@ static inline void bt_hb_rq_init(bt_hb_rq *q, int32_t n, const int32_t *mult, co
   for (int32_t j = 0; j < n; j++) {
     const int32_t s = shift[j], r = s > 0 ? 0 : -s;
     q->mult[j] = mult[j]; q->shift[j] = s;
-    q->left[j] = s > 0 ? s : 0; q->right[j] = r;
-    q->mask[j] = (int32_t)(((int64_t)1 << r) - 1); q->half[j] = q->mask[j] >> 1;
+    q->left[j] = s > 0 ? s : 0; q->sh[j] = 31 + r;
+    q->k[j] = ((int64_t)1 << 30) + (r ? (int64_t)1 << (30 + r) : 0);
+    q->neg[j] = r ? (int64_t)1 << 31 : 0;
     q->general |= mult[j] == INT32_MIN;
   }
+}
+
+/* MBQM(x) + zp, clamped, for channel j of the block */
+BT_INLINE int32_t bt_hb_rq_one(const bt_hb_rq *q, int32_t j, int32_t x) {
+  const int64_t prod = (int64_t)(int32_t)((uint32_t)x << q->left[j]) * q->mult[j];
+  const int32_t v = (int32_t)((prod + q->k[j] - (prod < -((int64_t)1 << 30) ? q->neg[j] : 0)) >> q->sh[j]) + q->zp;
+  return v < q->lo ? q->lo : (v > q->hi ? q->hi : v);
 }
 
 /* o[j] = clamp(MBQM(acc[j]) + zp) for the block's n channels */
@@ -67,12 +80,6 @@ static inline void bt_hb_store(int8_t *o, const int32_t *acc, const bt_hb_rq *q)
       o[j] = (int8_t)bt_clamp(bt_mbqm_fast(acc[j], q->mult[j], q->shift[j]) + q->zp, q->lo, q->hi);
     return;
   }
-  for (int32_t j = 0; j < q->n; j++) {
-    const int32_t a = (int32_t)((uint32_t)acc[j] << q->left[j]);
-    const int32_t h = (int32_t)(((int64_t)a * q->mult[j] + ((int64_t)1 << 30)) >> 31);
-    const int32_t r = h >> q->right[j];
-    const int32_t v = r + ((h & q->mask[j]) > q->half[j] + (r < 0)) + q->zp;
-    o[j] = (int8_t)(v < q->lo ? q->lo : (v > q->hi ? q->hi : v));
-  }
+  for (int32_t j = 0; j < q->n; j++) o[j] = (int8_t)bt_hb_rq_one(q, j, acc[j]);
 }
 #endif

@@ -632,6 +632,38 @@ static void test_rv_requant(void) {
   else passed++;
 #endif
 }
+#if defined(__has_include)
+#if __has_include("host_block.h")
+#define BT_HAVE_HOST_BLOCK 1
+#include "host_block.h"
+#endif
+#endif
+/* the host set's folded requantisation (bt_hb_rq_one, zero point 0, no clamp) against bt_mbqm */
+static void test_host_requant(void) {
+#ifdef BT_HAVE_HOST_BLOCK
+  static const int32_t edge[] = {0, 1, -1, 2, -2, 127, -128, 1 << 20, -(1 << 20), (1 << 30) - 1, 1 << 30,
+                                 -(1 << 30), (1 << 30) + 1, -(1 << 30) - 1, INT32_MAX, INT32_MIN, INT32_MIN + 1,
+                                 12345678, -12345678};
+  static const int32_t mults[] = {0, 1, 1 << 30, (1 << 30) + 1, INT32_MAX, -(1 << 30), 1518500250, -1518500250};
+  int32_t bad = 0;
+  bt_hb_rq q;
+  for (uint32_t i = 0; i < sizeof edge / sizeof edge[0]; i++)
+    for (uint32_t j = 0; j < sizeof mults / sizeof mults[0]; j++)
+      for (int32_t s = -31; s <= 0; s++) {
+        bt_hb_rq_init(&q, 1, &mults[j], &s, 0, INT32_MIN, INT32_MAX);
+        if (bt_mbqm(edge[i], mults[j], s) != bt_hb_rq_one(&q, 0, edge[i])) bad++;
+      }
+  for (int32_t t = 0; t < 20000; t++) {
+    int32_t x = (int32_t)rnd() >> ri(0, 30), m = (int32_t)rnd(), s = ri(-31, 4);
+    if (m == INT32_MIN) m++;
+    if (s > 0) x >>= s + 1;   /* TFLM's left shift must not overflow */
+    bt_hb_rq_init(&q, 1, &m, &s, 0, INT32_MIN, INT32_MAX);
+    if (bt_mbqm(x, m, s) != bt_hb_rq_one(&q, 0, x)) bad++;
+  }
+  if (bad) { failed++; bt_puts("FAIL host requantisation mismatches: "); put_i(bad); bt_puts("\n"); }
+  else passed++;
+#endif
+}
 /* ------------------------------------------------------------------ end of the rvhost block */
 
 /* ------------------------------------------------------------------ benchmark cases */
@@ -934,6 +966,7 @@ int bt_main(void) {
   shape_cases();
   test_fast_paths();
   test_rv_requant();
+  test_host_requant();
   test_fused_spatial();
   test_fused_elementwise();
 #ifdef BT_SET_XCORE
