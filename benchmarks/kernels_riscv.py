@@ -83,14 +83,18 @@ def rows(models=MODELS, board: str = "riscv32", work: Path | None = None) -> lis
     return out
 
 
+CLASSES = ("conv 1x1", "conv KxK", "depthwise", "FC", "all")
+
+
 def class_totals(rs: list) -> list:
-    """(model, class, macs, ref, opt) per model and layer class, then 'all' per model."""
+    """(model, class, macs, ref, opt) per model and layer class (CLASSES order, 'all' last)."""
     acc = {}
     for r in rs:
         for key in ((r["model"], r["cls"]), (r["model"], "all")):
             m, a, b = acc.get(key, (0, 0, 0))
             acc[key] = (m + r["macs"], a + r["ref"], b + r["opt"])
-    return [(mdl, cls, *v) for (mdl, cls), v in acc.items()]
+    models = list(dict.fromkeys(r["model"] for r in rs))
+    return [(mdl, cls, *acc[mdl, cls]) for mdl in models for cls in CLASSES if (mdl, cls) in acc]
 
 
 def markdown(rs: list, board: str) -> str:
