@@ -142,16 +142,23 @@ void bt_depthwise_s8_inplace(const bt_depthwise_params *dp, int8_t *buf, int8_t 
     return;
   }
   int8_t f[64];
-  bt_depthwise_params v = *dp;
-  v.conv.in.c = v.conv.out.c = v.conv.in.pixel_stride = 1;
-  v.conv.filter = f;
+  bt_depthwise_params v;   /* set field by field: a struct copy may become a memcpy call (no libc here) */
+  bt_conv_params *q = &v.conv;
+  q->in.h = p->in.h; q->in.w = p->in.w; q->in.c = 1; q->in.pixel_stride = 1;
+  q->out.h = p->out.h; q->out.w = p->out.w; q->out.c = 1; q->out.pixel_stride = p->out.pixel_stride;
+  q->kh = p->kh; q->kw = p->kw; q->stride_h = p->stride_h; q->stride_w = p->stride_w;
+  q->dil_h = p->dil_h; q->dil_w = p->dil_w; q->pad_top = p->pad_top; q->pad_left = p->pad_left;
+  q->input_offset = p->input_offset; q->output_offset = p->output_offset;
+  q->act_min = p->act_min; q->act_max = p->act_max;
+  q->filter = f;
+  v.depth_multiplier = 1;
   for (int32_t c = 0; c < c_n; c++) {
     const int8_t *src = buf + c;
     for (int32_t i = 0; i < n; i++, src += ps) scratch[i] = *src;
     for (int32_t t = 0; t < taps; t++) f[t] = p->filter[t * c_n + c];
-    v.conv.bias = p->bias ? p->bias + c : 0;
-    v.conv.multiplier = p->multiplier + c;
-    v.conv.shift = p->shift + c;
+    q->bias = p->bias ? p->bias + c : 0;
+    q->multiplier = p->multiplier + c;
+    q->shift = p->shift + c;
     bt_depthwise_s8(&v, scratch, 0, buf + c, 0, p->out.h);
   }
 }
