@@ -1,6 +1,6 @@
 /* CONV_2D int8 for the host (plain C99 that gcc -O2 vectorises; see host_block.h).
  * Per block of 16 output channels the filters are transposed once per call into a stack buffer
- * [tap][16] of int16 (tap = (ky, kx, ic); 32 bytes per tap, a variable-length array); each output
+ * [tap][16] of int16 (tap = (ky, kx, ic); 32 bytes per tap, 32 KiB at most); each output
  * pixel then costs, per tap, one broadcast input byte times one 16-lane weight row. The input offset
  * enters once per output as input_offset * sum(w); an interior pixel reads the input in place (one
  * run per filter row when the input is dense, one per tap column otherwise), a border pixel gathers
@@ -109,9 +109,9 @@ void bt_conv_s8(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
     conv_plain(p, in, in_y0, out, y0, y1);
     return;
   }
-  int16_t wt[taps * BT_HB];   /* C99 variable-length arrays: the stack holds what this layer needs */
+  int16_t wt[BT_HOST_TAPS * BT_HB];   /* fixed size: variable-length arrays cost instructions */
   int32_t base[BT_HB];
-  int8_t patch[taps];
+  int8_t patch[BT_HOST_TAPS];
   for (int32_t oc0 = 0; oc0 < p->out.c; oc0 += BT_HB) {
     const int32_t n = p->out.c - oc0 < BT_HB ? p->out.c - oc0 : BT_HB;
     transpose_block(p, taps, oc0, n, wt, base);
