@@ -5,6 +5,11 @@ TFLite Micro interpreter on the same model.
     python benchmarks/kernels.py                 # markdown tables on stdout
     python benchmarks/kernels.py --big           # also mbv2_w035_144 (slower)
     python benchmarks/kernels.py --runs 20       # host timing repetitions (min is reported)
+    python benchmarks/kernels.py --boards none   # host tables only
+
+The host tables compare our host firmware (host kernel set) with the same firmware built on the
+reference kernel set, in wall time (min over --runs, interleaved) and, when valgrind is installed,
+in executed instructions (callgrind: deterministic on a busy machine).
 
 Instruction counts are the sum of the per-operator regions (model_invoke's work, without
 start-up and I/O). Models come from ../shared/models when present, else from the zoo.
@@ -13,7 +18,9 @@ start-up and I/O). Models come from ../shared/models when present, else from the
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -57,14 +64,28 @@ def instructions(data: bytes, board: str, kernels, work: Path) -> int | None:
     return sum(o["count"] for o in prof["ops"])
 
 
+def _bytes(y) -> bytes:
+    """All output bytes of one run (one array or a list of them)."""
+    return b"".join(np.asarray(v).tobytes() for v in (y if isinstance(y, (list, tuple)) else [y]))
+
+
 def host_times(data: bytes, runs: int, work: Path) -> tuple:
-    """(our host firmware ns, TFLM interpreter ns): the minimum over `runs` inferences."""
+    """(our host firmware ns, the same with the reference kernel set, TFLM interpreter ns): the minimum
+    over `runs` inferences; the two firmwares' outputs must be byte-identical."""
     from tflite_micro import runtime
 
     g = tflite_reader.parse(data)
     x = example_input(g)
     firmware.build(g, "host", work)
-    ours = min(sum(o["count"] for o in runner.run("host", work, x)[1]["ops"]) for _ in range(runs))
+    firmware.build(g, "host", work / "ref", kernels=("reference",))
+    ours = refs = None
+    for _ in range(runs):  # interleaved, so a busy machine slows both alike
+        y, prof, _ = runner.run("host", work, x)
+        y_ref, prof_ref, _ = runner.run("host", work / "ref", x)
+        if _bytes(y) != _bytes(y_ref):
+            raise SystemExit("host firmware outputs differ between the host and the reference kernel set")
+        t, t_ref = (sum(o["count"] for o in p["ops"]) for p in (prof, prof_ref))
+        ours, refs = min(ours or t, t), min(refs or t_ref, t_ref)
     ip = runtime.Interpreter.from_bytes(data)
     ip.set_input(x, 0)
     best = None
@@ -73,7 +94,23 @@ def host_times(data: bytes, runs: int, work: Path) -> tuple:
         ip.invoke()
         dt = time.perf_counter_ns() - t0
         best = dt if best is None else min(best, dt)
-    return ours, best
+    return ours, refs, best
+
+
+def host_instructions(work: Path, x) -> int | None:
+    """Instructions of one run of the host firmware in work (valgrind's callgrind, whole process:
+    deterministic where wall time is not), or None without valgrind."""
+    import shutil
+    import subprocess
+
+    if not shutil.which("valgrind"):
+        return None
+    out = work / "callgrind.out"
+    data = runner._inputs(json.loads((work / "firmware.json").read_text()), x)
+    r = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", str(work / "firmware.elf")],
+                       input=data, capture_output=True, timeout=600)
+    m = re.search(rb"Collected : (\d+)", r.stderr)
+    return int(m.group(1)) if r.returncode == 0 and m else None
 
 
 def main(argv=None) -> int:
@@ -83,30 +120,42 @@ def main(argv=None) -> int:
     ap.add_argument("--boards", default=",".join(BOARDS))
     a = ap.parse_args(argv)
     ms = models(a.big)
-    boards = [b for b in a.boards.split(",") if not targets.get(b).missing_tools()]
+    boards = [b for b in a.boards.split(",") if b != "none" and not targets.get(b).missing_tools()]
     with tempfile.TemporaryDirectory(prefix="bt-bench-") as tmp:
         work = Path(tmp)
-        print("### Executed instructions per inference (optimised / reference kernel set)\n")
-        print("| model | " + " | ".join(boards) + " |")
-        print("|---|" + "---:|" * len(boards))
-        for name, data in ms.items():
-            cells = []
-            for b in boards:
-                try:
-                    opt = instructions(data, b, None, work / b / "opt")
-                    ref = instructions(data, b, ("reference",), work / b / "ref")
-                except BuildtoolError as e:
-                    cells.append(f"error: {e}")
-                    continue
-                cells.append("does not fit" if opt is None else
-                             f"{opt / 1e6:.2f} M / {ref / 1e6:.2f} M (x{ref / opt:.2f})")
-            print(f"| {name} | " + " | ".join(cells) + " |")
+        if boards:
+            print("### Executed instructions per inference (optimised / reference kernel set)\n")
+            print("| model | " + " | ".join(boards) + " |")
+            print("|---|" + "---:|" * len(boards))
+            for name, data in ms.items():
+                cells = []
+                for b in boards:
+                    try:
+                        opt = instructions(data, b, None, work / b / "opt")
+                        ref = instructions(data, b, ("reference",), work / b / "ref")
+                    except BuildtoolError as e:
+                        cells.append(f"error: {e}")
+                        continue
+                    cells.append("does not fit" if opt is None else
+                                 f"{opt / 1e6:.2f} M / {ref / 1e6:.2f} M (x{ref / opt:.2f})")
+                print(f"| {name} | " + " | ".join(cells) + " |")
         print(f"\n### Host wall time per inference (min of {a.runs} runs)\n")
-        print("| model | our host firmware | TFLM interpreter | TFLM / ours |")
+        print("| model | our host firmware | same, reference kernel set | reference / ours | TFLM interpreter "
+              "| TFLM / ours |")
+        print("|---|---:|---:|---:|---:|---:|")
+        for name, data in ms.items():
+            ours, ref, tflm = host_times(data, a.runs, work / "host" / name.replace(":", "_"))
+            print(f"| {name} | {ours / 1e3:.0f} us | {ref / 1e3:.0f} us | x{ref / ours:.2f} | {tflm / 1e3:.0f} us "
+                  f"| x{tflm / ours:.2f} |")
+        print("\n### Host firmware instructions per run (valgrind callgrind; whole process, deterministic)\n")
+        print("| model | host kernel set | reference kernel set | reference / host |")
         print("|---|---:|---:|---:|")
         for name, data in ms.items():
-            ours, tflm = host_times(data, a.runs, work / "host" / name.replace(":", "_"))
-            print(f"| {name} | {ours / 1e3:.0f} us | {tflm / 1e3:.0f} us | x{tflm / ours:.2f} |")
+            w = work / "host" / name.replace(":", "_")
+            x = example_input(tflite_reader.parse(data))
+            ours, ref = host_instructions(w, x), host_instructions(w / "ref", x)
+            if ours and ref:
+                print(f"| {name} | {ours / 1e6:.2f} M | {ref / 1e6:.2f} M | x{ref / ours:.2f} |")
     return 0
 
 

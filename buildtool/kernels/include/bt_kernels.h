@@ -1,9 +1,9 @@
 /* bt_kernels.h -- the buildtool int8 kernel API (C99, freestanding).
  *
- * Every kernel set (kernels/reference, kernels/cortex-m, kernels/riscv, kernels/xcore) implements
- * exactly these functions with byte-identical results. A build compiles, for each file name of
- * kernels/reference/<name>.c, the target folder's file of the same name when it exists, else the
- * reference one. Add -I kernels/include -I kernels/<set> -I kernels/reference.
+ * Every kernel set (kernels/reference, kernels/cortex-m, kernels/riscv, kernels/xcore,
+ * kernels/host) implements exactly these functions with byte-identical results. A build compiles,
+ * for each file name of kernels/reference/<name>.c, the target folder's file of the same name when
+ * it exists, else the reference one. Add -I kernels/include -I kernels/<set> -I kernels/reference.
  *
  * Arithmetic is TensorFlow Lite Micro's int8 reference arithmetic, bit for bit:
  *   acc (int32) -> MultiplyByQuantizedMultiplier(acc, multiplier, shift)
@@ -124,7 +124,7 @@ typedef struct {
   int32_t h, w, c, pixel_stride;
 } bt_shape;
 
-/* Name of the compiled kernel set: "reference", "cortex-m", "riscv", "riscv-rvv", "xcore". */
+/* Name of the compiled kernel set: "reference", "cortex-m", "riscv", "riscv-rvv", "xcore", "host". */
 const char *bt_kernel_set_name(void);
 
 /* ------------------------------------------------------------------ CONV_2D (int8, per channel)

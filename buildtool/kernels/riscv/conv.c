@@ -19,54 +19,133 @@ const char *bt_kernel_set_name(void) { return "riscv"; }
 #endif
 
 #ifndef BT_RVV
-#define RQ(a, k) ((int8_t)bt_clamp(bt_mbqm_fast((a), mult[k], shift[k]) + zp, lo, hi))
+#include "rv_requant.h"
+
+/* acc[k] (pixel q0) and acc[4 + k] (pixel q1) += sum_i f_k[i] * q[i] for the four filters f_k = f0 + k * fstride,
+ * i < n, two inputs per step: every pointer steps by itself, so each load is one lb with an immediate offset. */
+static inline void mac_4x2(const int8_t *f0, int32_t fstride, const int8_t *q0, const int8_t *q1, int32_t n,
+                           int32_t *acc) {
+  const int8_t *f1 = f0 + fstride, *f2 = f1 + fstride, *f3 = f2 + fstride;
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+  int32_t b0 = acc[4], b1 = acc[5], b2 = acc[6], b3 = acc[7];
+  const int8_t *const q0_end = q0 + (n & ~1);
+  for (; q0 != q0_end; q0 += 2, q1 += 2, f0 += 2, f1 += 2, f2 += 2, f3 += 2) {
+    int32_t x0 = q0[0], x1 = q1[0], w0 = f0[0], w1 = f1[0], w2 = f2[0], w3 = f3[0];
+    a0 += w0 * x0; a1 += w1 * x0; a2 += w2 * x0; a3 += w3 * x0;
+    b0 += w0 * x1; b1 += w1 * x1; b2 += w2 * x1; b3 += w3 * x1;
+    x0 = q0[1]; x1 = q1[1]; w0 = f0[1]; w1 = f1[1]; w2 = f2[1]; w3 = f3[1];
+    a0 += w0 * x0; a1 += w1 * x0; a2 += w2 * x0; a3 += w3 * x0;
+    b0 += w0 * x1; b1 += w1 * x1; b2 += w2 * x1; b3 += w3 * x1;
+  }
+  if (n & 1) {
+    const int32_t x0 = q0[0], x1 = q1[0], w0 = f0[0], w1 = f1[0], w2 = f2[0], w3 = f3[0];
+    a0 += w0 * x0; a1 += w1 * x0; a2 += w2 * x0; a3 += w3 * x0;
+    b0 += w0 * x1; b1 += w1 * x1; b2 += w2 * x1; b3 += w3 * x1;
+  }
+  acc[0] = a0; acc[1] = a1; acc[2] = a2; acc[3] = a3; acc[4] = b0; acc[5] = b1; acc[6] = b2; acc[7] = b3;
+}
+
+/* base[k] = bias + input_offset * sum(w) and the requantisation of channels oc..oc+n-1 (n <= 4) */
+static void group_setup(const bt_conv_params *p, int32_t oc, int32_t n, int32_t fstride, int32_t *base, rv_rq *q) {
+  for (int32_t k = 0; k < n; k++) {
+    const int8_t *f = p->filter + (oc + k) * fstride;
+    int32_t sw = 0;
+    for (int32_t i = 0; i < fstride; i++) sw += f[i];
+    base[k] = (p->bias ? p->bias[oc + k] : 0) + p->input_offset * sw;
+    rv_rq_init(&q[k], p->multiplier[oc + k], p->shift[oc + k]);
+  }
+}
+
+/* out[k] = requantised acc[k], k < 4 */
+static inline void store_4(int8_t *o, const int32_t *acc, const rv_rq *q, int32_t zp, int32_t lo, int32_t hi) {
+  o[0] = rv_rq_out(acc[0], &q[0], zp, lo, hi); o[1] = rv_rq_out(acc[1], &q[1], zp, lo, hi);
+  o[2] = rv_rq_out(acc[2], &q[2], zp, lo, hi); o[3] = rv_rq_out(acc[3], &q[3], zp, lo, hi);
+}
+
+/* KxK interior: output rows [ya, yb), columns [xa, xb) (an even count), every tap inside the input;
+ * four output channels x two pixels, one run per filter row when the input rows are dense. */
+static void conv_interior(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
+                          int32_t ya, int32_t yb, int32_t xa, int32_t xb) {
+  const int32_t cin = p->in.c, ips = p->in.pixel_stride, in_row = p->in.w * ips, kh = p->kh, kw = p->kw;
+  const int32_t ops = p->out.pixel_stride, out_row = p->out.w * ops, fstride = kh * kw * cin;
+  const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max, step = p->stride_w * ips;
+  const int dense = ips == cin && p->dil_w == 1;
+  const int32_t run = dense ? kw * cin : cin, nrun = dense ? 1 : kw, rstep = dense ? 0 : p->dil_w * ips;
+  for (int32_t oc = 0; oc < p->out.c; oc += 4) {
+    int32_t base[4], acc[8];
+    rv_rq q[4];
+    group_setup(p, oc, 4, fstride, base, q);
+    const int8_t *const f0 = p->filter + oc * fstride;
+    for (int32_t y = ya; y < yb; y++) {
+      const int8_t *ip = in + (y * p->stride_h - p->pad_top - in_y0) * in_row + (xa * p->stride_w - p->pad_left) * ips;
+      int8_t *o = out + (y - y0) * out_row + xa * ops + oc;
+      for (int32_t x = xa; x < xb; x += 2, ip += 2 * step, o += 2 * ops) {
+        acc[0] = acc[4] = base[0]; acc[1] = acc[5] = base[1]; acc[2] = acc[6] = base[2]; acc[3] = acc[7] = base[3];
+        const int8_t *r = ip, *f = f0;
+        for (int32_t ky = 0; ky < kh; ky++, r += p->dil_h * in_row)
+          for (int32_t k = 0; k < nrun; k++, f += run) mac_4x2(f, fstride, r + k * rstep, r + k * rstep + step, run, acc);
+        store_4(o, acc, q, zp, lo, hi);
+        store_4(o + ops, acc + 4, q, zp, lo, hi);
+      }
+    }
+  }
+}
 
 /* 1x1 convolution without padding: four output channels x two pixels per step (each weight load
  * feeds two multiply-adds, each input load four); the input offset enters once per output as
- * input_offset * sum(w), sum(w) computed once per channel group. */
+ * input_offset * sum(w), sum(w) and the requantisation parameters computed once per channel group. */
 __attribute__((noinline)) static void pointwise(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1) {
   const int32_t cin = p->in.c, cout = p->out.c, ips = p->in.pixel_stride, in_row = p->in.w * ips;
   const int32_t ops = p->out.pixel_stride, out_row = p->out.w * ops, ow = p->out.w, step = p->stride_w * ips;
-  const int32_t off = p->input_offset, zp = p->output_offset, lo = p->act_min, hi = p->act_max;
-  const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
+  const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
   for (int32_t oc = 0; oc < cout;) {
     const int32_t n = cout - oc >= 4 ? 4 : 1;
-    const int8_t *f0 = p->filter + oc * cin, *f1 = f0 + cin, *f2 = f1 + cin, *f3 = f2 + cin;
-    int32_t base[4] = {0, 0, 0, 0};
-    for (int32_t k = 0; k < n; k++) {
-      int32_t sw = 0;
-      for (int32_t i = 0; i < cin; i++) sw += f0[k * cin + i];
-      base[k] = (bias ? bias[oc + k] : 0) + off * sw;
-    }
-    for (int32_t y = y0; y < y1; y++) {
+    const int8_t *f0 = p->filter + oc * cin;
+    int32_t base[4] = {0, 0, 0, 0}, acc[8];
+    rv_rq q[4];
+    group_setup(p, oc, n, cin, base, q);
+    /* stride 1: the band's pixels are evenly spaced in the input and the output, so the rows are
+     * walked as one run (pairs straddle row ends) */
+    const int flat = p->stride_h == 1 && p->stride_w == 1;
+    for (int32_t y = y0; y < y1; y += flat ? y1 - y0 : 1) {
       const int8_t *ip = in + (y * p->stride_h - in_y0) * in_row;
       int8_t *o = out + (y - y0) * out_row + oc;
+      const int32_t npix = flat ? (y1 - y0) * ow : ow;
       int32_t x = 0;
       if (n == 4) {
-        for (; x + 2 <= ow; x += 2, ip += 2 * step, o += 2 * ops) {
-          const int8_t *q0 = ip, *q1 = ip + step;
-          int32_t a0 = base[0], a1 = base[1], a2 = base[2], a3 = base[3];
-          int32_t b0 = base[0], b1 = base[1], b2 = base[2], b3 = base[3];
-          for (int32_t i = 0; i < cin; i++) {
-            const int32_t x0 = q0[i], x1 = q1[i], w0 = f0[i], w1 = f1[i], w2 = f2[i], w3 = f3[i];
-            a0 += w0 * x0; a1 += w1 * x0; a2 += w2 * x0; a3 += w3 * x0;
-            b0 += w0 * x1; b1 += w1 * x1; b2 += w2 * x1; b3 += w3 * x1;
-          }
-          o[0] = RQ(a0, oc); o[1] = RQ(a1, oc + 1); o[2] = RQ(a2, oc + 2); o[3] = RQ(a3, oc + 3);
-          o[ops] = RQ(b0, oc); o[ops + 1] = RQ(b1, oc + 1); o[ops + 2] = RQ(b2, oc + 2); o[ops + 3] = RQ(b3, oc + 3);
+        for (; x + 2 <= npix; x += 2, ip += 2 * step, o += 2 * ops) {
+          acc[0] = acc[4] = base[0]; acc[1] = acc[5] = base[1]; acc[2] = acc[6] = base[2]; acc[3] = acc[7] = base[3];
+          mac_4x2(f0, cin, ip, ip + step, cin, acc);
+          store_4(o, acc, q, zp, lo, hi);
+          store_4(o + ops, acc + 4, q, zp, lo, hi);
         }
       }
-      for (; x < ow; x++, ip += step, o += ops)
+      for (; x < npix; x++, ip += step, o += ops)
         for (int32_t k = 0; k < n; k++) {
           int32_t a = base[k];
           for (int32_t i = 0; i < cin; i++) a += f0[k * cin + i] * ip[i];
-          o[k] = RQ(a, oc + k);
+          o[k] = rv_rq_out(a, &q[k], zp, lo, hi);
         }
     }
     oc += n;
   }
 }
-#undef RQ
+
+/* acc[k] += sum_i fp[k*fstride + i] * (ip[i] + off), k < 4, i < n: pointer stepping, two inputs per step */
+static inline void mac_4(const int8_t *f0, int32_t fstride, const int8_t *ip, int32_t n, int32_t off, int32_t *acc) {
+  const int8_t *f1 = f0 + fstride, *f2 = f1 + fstride, *f3 = f2 + fstride, *const end = ip + (n & ~1);
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+  for (; ip != end; ip += 2, f0 += 2, f1 += 2, f2 += 2, f3 += 2) {
+    const int32_t x0 = ip[0] + off, x1 = ip[1] + off;
+    a0 += f0[0] * x0 + f0[1] * x1; a1 += f1[0] * x0 + f1[1] * x1;
+    a2 += f2[0] * x0 + f2[1] * x1; a3 += f3[0] * x0 + f3[1] * x1;
+  }
+  if (n & 1) {
+    const int32_t x0 = ip[0] + off;
+    a0 += f0[0] * x0; a1 += f1[0] * x0; a2 += f2[0] * x0; a3 += f3[0] * x0;
+  }
+  acc[0] = a0; acc[1] = a1; acc[2] = a2; acc[3] = a3;
+}
 #endif
 
 void bt_conv_s8(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
@@ -80,17 +159,30 @@ void bt_conv_s8(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
   const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
   const int32_t fstride = kh * kw * cin;
 #ifndef BT_RVV
-  if (kh == 1 && kw == 1 && pt == 0 && pl == 0) {
+  if (kh == 1 && kw == 1 && pt == 0 && pl == 0 && rv_rq_ok(mult, cout)) {
     pointwise(p, in, in_y0, out, y0, y1);
     return;
   }
+  /* interior block (an even number of columns) with conv_interior, the rest with the loops below */
+  int32_t xa = 0, xb = out_w, ya = y0, yb = y1;
+  while (xa < xb && xa * sw - pl < 0) xa++;
+  while (xb > xa && (xb - 1) * sw - pl + (kw - 1) * dw >= in_w) xb--;
+  while (ya < yb && ya * sh - pt < 0) ya++;
+  while (yb > ya && (yb - 1) * sh - pt + (kh - 1) * dh >= in_h) yb--;
+  xb = xa + ((xb - xa) & ~1);
+  if (cout % 4 || xa == xb || ya == yb || !rv_rq_ok(mult, cout)) ya = yb = y0;
+  if (ya < yb) conv_interior(p, in, in_y0, out, y0, ya, yb, xa, xb);
+#else
+  const int32_t xa = 0, xb = 0, ya = 0, yb = 0;
 #endif
   for (int32_t y = y0; y < y1; y++) {
+    const int32_t skip = y >= ya && y < yb ? xa : out_w;   /* columns [xa, xb) of rows [ya, yb): done */
     const int32_t iy0 = y * sh - pt;
     int32_t ky0 = 0, ky1 = kh;
     while (ky0 < kh && iy0 + ky0 * dh < 0) ky0++;
     while (ky1 > ky0 && iy0 + (ky1 - 1) * dh >= in_h) ky1--;
     for (int32_t x = 0; x < out_w; x++) {
+      if (x == skip) { x = xb - 1; continue; }
       const int32_t ix0 = x * sw - pl;
       int32_t kx0 = 0, kx1 = kw;
       while (kx0 < kw && ix0 + kx0 * dw < 0) kx0++;
@@ -112,26 +204,25 @@ void bt_conv_s8(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
       }
 #else
       int32_t oc = 0;
+      /* dense rows (pixel stride = channels, no horizontal dilation): the valid taps of one filter
+       * row are one contiguous run in the input and in the filter */
+      const int dense = ips == cin && dw == 1;
+      const int32_t run = dense ? (kx1 - kx0) * cin : cin, nrun = dense ? 1 : kx1 - kx0;
       for (; oc + 4 <= cout; oc += 4) {
-        int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+        int32_t acc[4] = {0, 0, 0, 0};
         const int8_t *f0 = filter + oc * fstride;
         for (int32_t ky = ky0; ky < ky1; ky++)
-          for (int32_t kx = kx0; kx < kx1; kx++) {
-            const int8_t *ip = ibase + ky * dh * in_row + kx * dw * ips;
-            const int8_t *fp = f0 + (ky * kw + kx) * cin;
-            for (int32_t ic = 0; ic < cin; ic++) {
-              const int32_t xv = ip[ic] + off;
-              a0 += fp[ic] * xv;
-              a1 += fp[ic + fstride] * xv;
-              a2 += fp[ic + 2 * fstride] * xv;
-              a3 += fp[ic + 3 * fstride] * xv;
-            }
+          for (int32_t r = 0; r < nrun; r++) {
+            const int32_t kx = kx0 + r;
+            mac_4(f0 + (ky * kw + kx) * cin, fstride, ibase + ky * dh * in_row + kx * dw * ips, run, off, acc);
           }
-        if (bias) { a0 += bias[oc]; a1 += bias[oc + 1]; a2 += bias[oc + 2]; a3 += bias[oc + 3]; }
-        o[oc] = (int8_t)bt_clamp(bt_mbqm_fast(a0, mult[oc], shift[oc]) + zp, lo, hi);
-        o[oc + 1] = (int8_t)bt_clamp(bt_mbqm_fast(a1, mult[oc + 1], shift[oc + 1]) + zp, lo, hi);
-        o[oc + 2] = (int8_t)bt_clamp(bt_mbqm_fast(a2, mult[oc + 2], shift[oc + 2]) + zp, lo, hi);
-        o[oc + 3] = (int8_t)bt_clamp(bt_mbqm_fast(a3, mult[oc + 3], shift[oc + 3]) + zp, lo, hi);
+        for (int32_t k = 0; k < 4; k++) {
+          rv_rq q;
+          rv_rq_init(&q, mult[oc + k], shift[oc + k]);
+          const int32_t a = acc[k] + (bias ? bias[oc + k] : 0);
+          o[oc + k] = mult[oc + k] == INT32_MIN ? (int8_t)bt_clamp(bt_mbqm_fast(a, mult[oc + k], shift[oc + k]) + zp, lo, hi)
+                                                : rv_rq_out(a, &q, zp, lo, hi);
+        }
       }
       for (; oc < cout; oc++) {
         int32_t a = 0;

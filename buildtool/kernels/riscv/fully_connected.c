@@ -1,4 +1,5 @@
-/* FULLY_CONNECTED int8 for RISC-V rv32imac (four outputs per input load, unrolled) and, with
+/* FULLY_CONNECTED int8 for RISC-V rv32imac (four outputs per input load, two inputs per step, pointer
+ * stepping) and, with
  * -DBT_RVV, RVV 1.0 (16 outputs per vector: strided weight loads + vwmacc.vx by the scalar input;
  * vector requantisation of per-channel multipliers; per-tensor quantisation uses the scalar loop).
  * A non-zero filter_offset takes the plain scalar path. */
@@ -33,9 +34,15 @@ void bt_fully_connected_s8(const bt_fc_params *p, const int8_t *in, int8_t *out)
       for (; o + 4 <= n_out; o += 4) {
         const int8_t *w0 = wts + o * n, *w1 = w0 + n, *w2 = w1 + n, *w3 = w2 + n;
         int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-        for (int32_t i = 0; i < n; i++) {
-          const int32_t xv = x[i] + off;
-          a0 += w0[i] * xv; a1 += w1[i] * xv; a2 += w2[i] * xv; a3 += w3[i] * xv;
+        const int8_t *xp = x, *const end = x + (n & ~1);
+        for (; xp != end; xp += 2, w0 += 2, w1 += 2, w2 += 2, w3 += 2) {  /* pointer stepping, 2 inputs */
+          const int32_t u = xp[0] + off, v = xp[1] + off;
+          a0 += w0[0] * u + w0[1] * v; a1 += w1[0] * u + w1[1] * v;
+          a2 += w2[0] * u + w2[1] * v; a3 += w3[0] * u + w3[1] * v;
+        }
+        if (n & 1) {
+          const int32_t u = xp[0] + off;
+          a0 += w0[0] * u; a1 += w1[0] * u; a2 += w2[0] * u; a3 += w3[0] * u;
         }
         int32_t acc[4] = {a0, a1, a2, a3};
         for (int k = 0; k < 4; k++) {

@@ -20,7 +20,7 @@ KERNELS = Path(__file__).resolve().parents[1]
 PACKAGE = KERNELS.parent
 FIRMWARE = PACKAGE / "firmware_src"
 PLUGIN_SRC = PACKAGE / "tools" / "qemu-insncount" / "insncount.c"
-SETS = ("reference", "cortex-m", "riscv", "xcore")
+SETS = ("reference", "cortex-m", "riscv", "xcore", "host")
 
 ARM_BOARDS = {  # cpu flags, qemu machine, FLASH, RAM
     "cortex-m4": ("-mcpu=cortex-m4 -mfloat-abi=hard -mfpu=fpv4-sp-d16", "mps2-an386", "0x00000000", "0x20000000", "4M"),
