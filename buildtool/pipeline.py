@@ -47,7 +47,8 @@ STEP_SOURCES = {  # a superset of what the step imports (tests/test_gen.py check
     "board": ("__init__.py", "targets", "boards", "toolchain.py", "pipeline.py", "options.py", "ir.py"),
 }
 # the command-line shell around the steps: what it imports does not shape a step's output
-SHELL_SOURCES = ("cli.py", "gen.py", "watch.py", "errors.py", "fsutil.py", "daemon/__init__.py", "daemon/cli.py")
+SHELL_SOURCES = ("cli.py", "gen.py", "watch.py", "errors.py", "fsutil.py", "daemon/__init__.py", "daemon/cli.py",
+                 "netsplit/__init__.py", "netsplit/cli.py")
 PACKAGE = Path(__file__).resolve().parent
 
 

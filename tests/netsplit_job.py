@@ -1,0 +1,56 @@
+"""The TensorFlow half of tests/test_netsplit.py, run in its own process (OR-Tools' CP-SAT crashes in
+a process where TensorFlow's converter has run, and pytest's process plans later):
+
+    python tests/netsplit_job.py OUT_DIR
+
+writes OUT_DIR/job.json (Keras' count_params of built networks, both searches' tables) and the int8
+models of the searched networks: vgg_search.tflite (threshold 0.5: its factors depend on TensorFlow's
+arithmetic) and resnet_search.tflite (threshold 100: every candidate passes, so its factors are 2,2,2)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+from buildtool.netsplit import api, report, transform  # noqa: E402
+from buildtool.netsplit import data as datasets  # noqa: E402
+from buildtool.netsplit import spec as specs  # noqa: E402
+
+# (architecture, how the test names it, the NetSpec rewrite)
+VARIANTS = {
+    "base": lambda s: s,
+    "split0x2": lambda s: specs.split(s, 0, 2),
+    "factors422": lambda s: specs.with_factors(s, (4, 2, 2)),
+    "naive4": lambda s: specs.naive(s, 4),
+    "shared1x4": lambda s: specs.shared(s, 1, 4),
+}
+
+
+def count_params(data) -> dict:
+    """Keras' own parameter count of every variant of both architectures, and of split_block's rewrite."""
+    out = {}
+    for arch in ("vgg-small", "resnet-small"):
+        base = specs.architecture(arch, data.input_shape, data.classes)
+        for name, make in VARIANTS.items():
+            out[f"{arch}/{name}"] = transform.build(make(base)).count_params()
+        out[f"{arch}/split_block(1,4)"] = transform.split_block(transform.build(base), 1, 4).count_params()
+    return out
+
+
+def main(out: Path) -> None:
+    data = datasets.load("digits:16")
+    result = {"params": count_params(data)}
+    for arch, threshold in (("vgg-small", 0.5), ("resnet-small", 100.0)):
+        r = api.run(arch, data, candidates=(2,), threshold=threshold, epochs=1, baseline_epochs=1,
+                    measure="final", progress=None)
+        (out / f"{arch.split('-')[0]}_search.tflite").write_bytes(r.tflite)
+        result[arch] = {"steps": report.to_json(r.steps), "factors": list(r.spec.factors), "table": r.table}
+    (out / "job.json").write_text(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))
