@@ -41,9 +41,27 @@ def count_params(data) -> dict:
     return out
 
 
+def from_keras(data) -> dict:
+    """A user's plain Keras chain read back as a NetSpec: the rebuilt network computes the same, and
+    split_block rewrites it."""
+    import keras
+    import numpy as np
+
+    L = keras.layers
+    keras.utils.set_random_seed(1)
+    user = keras.Sequential([keras.Input((16, 16, 1)), L.Conv2D(8, 3, padding="same", activation="relu"),
+                             L.MaxPooling2D(2), L.Conv2D(16, 3, padding="same"), L.ReLU(), L.MaxPooling2D(2),
+                             L.GlobalAveragePooling2D(), L.Dense(10)])
+    spec = transform.spec_of(user)
+    x = data.calibration[:8]
+    same = np.allclose(user(x).numpy(), transform.with_spec(user, spec)(x).numpy(), atol=1e-5)
+    return {"filters": [list(b.filters) for b in spec.blocks], "params": user.count_params(), "same_output": bool(same),
+            "split_block(0,2)": transform.split_block(user, 0, 2).count_params()}
+
+
 def main(out: Path) -> None:
     data = datasets.load("digits:16")
-    result = {"params": count_params(data)}
+    result = {"params": count_params(data), "from_keras": from_keras(data)}
     for arch, threshold in (("vgg-small", 0.5), ("resnet-small", 100.0)):
         r = api.run(arch, data, candidates=(2,), threshold=threshold, epochs=1, baseline_epochs=1,
                     measure="final", progress=None)

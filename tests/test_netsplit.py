@@ -3,7 +3,8 @@ the search's stopping rule (a stub evaluator) and two real tiny searches on scik
 and the int8 split models: they plan (the order search finds the branch-at-a-time order), run in
 the reference executor and in cortex-m4 firmware byte-identical to TFLite Micro.
 
-TensorFlow runs only in a child process (tests/netsplit_job.py, once for the module): OR-Tools'
+The tests that need the job are marked slow (about a minute of training and conversion on 2 cores;
+CI runs them). TensorFlow runs only in a child process (tests/netsplit_job.py, once for the module): OR-Tools'
 CP-SAT crashes in a process where TensorFlow's converter has run. Without TensorFlow the tests
 that need it skip (on CI, where nothing may skip, they fail)."""
 
@@ -98,6 +99,7 @@ def _variant(arch: str, name: str) -> specs.NetSpec:
             "naive4": specs.naive(base, 4), "shared1x4": specs.shared(base, 1, 4)}[name]
 
 
+@pytest.mark.slow
 def test_formulas_match_keras_count_params(job):
     counts = job[1]["params"]
     assert len(counts) == 12
@@ -107,6 +109,15 @@ def test_formulas_match_keras_count_params(job):
     assert counts["vgg-small/naive4"] < counts["vgg-small/factors422"] < counts["vgg-small/base"]
 
 
+@pytest.mark.slow
+def test_a_plain_keras_chain_is_read_and_split(job):
+    r = job[1]["from_keras"]
+    spec = specs.NetSpec((16, 16, 1), 10, (specs.Block((8,)), specs.Block((16,))))
+    assert r["filters"] == [[8], [16]] and r["same_output"]
+    assert r["params"] == formulas.params(spec) and r["split_block(0,2)"] == formulas.params(specs.split(spec, 0, 2))
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("arch", ["vgg-small", "resnet-small"])
 def test_real_search_follows_the_rule(job, arch):
     """Each step is kept exactly when its drop is under the threshold, a block stops at its first
@@ -135,6 +146,7 @@ def _model(job, arch: str):
     return data, tflite_reader.parse(data), specs.with_factors(specs.architecture(arch, *DIGITS), factors)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arch", ["vgg-small", "resnet-small"])
 def test_int8_split_model_plans_and_the_order_search_runs_branches_one_at_a_time(job, arch):
     data, g, spec = _model(job, arch)
@@ -151,6 +163,7 @@ def test_int8_split_model_plans_and_the_order_search_runs_branches_one_at_a_time
         assert peaks["branch"] < peaks["layer"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("arch", ["vgg-small", "resnet-small"])
 def test_int8_split_model_runs_bit_exact_in_the_executor(job, arch):
     data, g, _ = _model(job, arch)
@@ -161,6 +174,7 @@ def test_int8_split_model_runs_bit_exact_in_the_executor(job, arch):
         assert np.array_equal(y, ref), options
 
 
+@pytest.mark.slow
 def test_int8_split_model_runs_bit_exact_on_cortex_m4(job, tmp_path):
     from buildtool import firmware
 
