@@ -134,8 +134,9 @@ def test_real_search_follows_the_rule(job, arch):
             factors[s["block"]] = s["k"]
         assert s["factors"][s["block"]] == s["k"]
     assert r["factors"] == factors == steps[-1]["factors"]
-    if arch == "resnet-small":
-        assert factors == [2, 2, 2]
+    if arch == "resnet-small":  # the command line's run: exit 0, and split.keras loads back
+        assert factors == [2, 2, 2] and r["rc"] == 0
+        assert r["keras_reloaded_params"] == steps[-1]["params"]
     assert steps[-1]["params"] == formulas.params(specs.with_factors(specs.architecture(arch, *DIGITS), factors))
     assert steps[-1]["ram"]["plain"] > 0 and "| searched |" in r["table"]
 
