@@ -27,7 +27,7 @@ class Result:
     table: str
 
 
-def _base_model(model, data, seed: int):
+def _base_model(model, data):
     """(NetSpec, Keras model or None) of a .keras file, a Keras model or an architecture name."""
     import keras
 
@@ -79,7 +79,7 @@ def run(model, dataset, candidates=(2, 4, 6, 8), threshold: float = 0.5, epochs:
     if not candidates or any(not isinstance(k, int) or k < 2 for k in candidates):
         raise UsageError(f"candidate split factors must be integers >= 2, not {list(candidates)}")
     data = datasets.load(dataset) if isinstance(dataset, str) else dataset
-    base, given = _base_model(model, data, seed)
+    base, given = _base_model(model, data)
     if baseline_epochs is None:
         baseline_epochs = 0 if given is not None else max(1, 2 * epochs)
     ev = _Evaluator(data, epochs, baseline_epochs, seed, given, progress)

@@ -176,9 +176,10 @@ def spec_of(model: keras.Model) -> NetSpec:
         return model.netsplit_spec
     blocks, filters, classes = [], [], None
     for layer in model.layers:
-        if isinstance(layer, keras.layers.Conv2D) and type(layer) is keras.layers.Conv2D:
+        if type(layer) is keras.layers.Conv2D:
             ok = (tuple(layer.kernel_size) == (3, 3) and layer.padding == "same" and tuple(layer.strides) == (1, 1)
-                  and layer.groups == 1 and tuple(layer.dilation_rate) == (1, 1) and classes is None)
+                  and layer.groups == 1 and tuple(layer.dilation_rate) == (1, 1) and classes is None
+                  and layer.get_config()["activation"] in ("relu", "linear"))
             if not ok:
                 _refuse(layer)
             filters.append(layer.filters)
