@@ -407,6 +407,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_gen(sub)
     add_multi(sub)
     add_watch(sub)
+    from .netsplit.cli import add_parser as add_netsplit
+
+    add_netsplit(sub)
     return p
 
 

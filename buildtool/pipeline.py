@@ -50,7 +50,8 @@ STEP_SOURCES = {  # a superset of what the step imports (tests/test_gen.py check
 }
 # the command-line shell around the steps: what it imports does not shape a step's output
 SHELL_SOURCES = ("cli.py", "gen.py", "watch.py", "multi_cli.py", "errors.py", "fsutil.py", "sources.py",
-                 "daemon/__init__.py", "daemon/cli.py", "daemon/client.py", "daemon/protocol.py")
+                 "daemon/__init__.py", "daemon/cli.py", "daemon/client.py", "daemon/protocol.py",
+                 "netsplit/__init__.py", "netsplit/cli.py")
 PACKAGE = Path(__file__).resolve().parent
 
 

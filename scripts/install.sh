@@ -23,5 +23,6 @@ extra=""
 if python3 -c 'import sys,sysconfig,os; sys.exit(0 if os.path.exists(os.path.join(sysconfig.get_paths()["stdlib"],"EXTERNALLY-MANAGED")) else 1)'; then
   extra="--break-system-packages"
 fi
-$PIP install -q $extra --disable-pip-version-check -e ".[test]"
+# netsplit: TensorFlow for `buildtool netsplit` and tests/test_netsplit.py (which must not skip on CI)
+$PIP install -q $extra --disable-pip-version-check -e ".[test,netsplit]"
 echo "install.sh: done ($(python3 -m buildtool.cli --version))"
