@@ -7,6 +7,7 @@
 #include "bt_kernels.h"
 #include "requant.h"
 #include "dsp.h"
+#include "im2col.h"
 
 const char *bt_kernel_set_name(void) { return "cortex-m"; }
 
@@ -32,8 +33,65 @@ static inline void dot_n(const int8_t *ip, const int8_t *f, int32_t fstride, int
   }
 }
 
+/* Requantised, clamped output of one accumulator (fast: bt_rq2, else bt_mbqm_fast). */
+static inline __attribute__((always_inline)) int32_t rq_out(int32_t acc, int32_t m, int32_t s, int32_t zp,
+                                                           int32_t lo, int32_t hi, const int fast) {
+  return bt_clamp((fast ? bt_rq2(acc, m, -s) : bt_mbqm_fast(acc, m, s)) + zp, lo, hi);
+}
+
+/* The patch-matrix path (im2col.h): output pixels of the band two at a time (the second repeats
+ * the first when the count is odd), output channels two at a time. */
+static inline __attribute__((always_inline)) void conv_cols(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
+                                                           int8_t *out, int32_t y0, int32_t y1, const int fast) {
+  int16_t col[2 * BT_COL_MAX] __attribute__((aligned(4)));
+  int8_t patch[BT_COL_MAX] __attribute__((aligned(4)));
+  const int32_t cin = p->in.c, cout = p->out.c, K = p->kh * p->kw * cin, ow = p->out.w, ops = p->out.pixel_stride;
+  const int32_t off = p->input_offset, off2 = bt_dup16(off), out_row = ow * ops;
+  const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
+  const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
+  const int8_t *const filter = p->filter;
+  const int direct = p->kh == 1 && p->kw == 1 && p->pad_top == 0 && p->pad_left == 0;
+  const int32_t n = (y1 - y0) * ow;
+  for (int32_t t = 0; t < n; t += 2) {
+    int8_t *o[2];
+    for (int j = 0; j < 2; j++) {
+      const int32_t tt = t + j < n ? t + j : t, y = y0 + tt / ow, x = tt % ow;
+      o[j] = out + (y - y0) * out_row + x * ops;
+      const int8_t *src = patch;
+      if (direct) src = in + (y * p->stride_h - in_y0) * p->in.w * p->in.pixel_stride + x * p->stride_w * p->in.pixel_stride;
+      else bt_gather(p, in, in_y0, y, x, patch);
+      bt_widen(src, col + j * BT_COL_MAX, K, off, off2);
+    }
+    int8_t *const o0 = o[0], *const o1 = o[1];
+    int32_t oc = 0;
+    for (; oc + 2 <= cout; oc += 2) {
+      int32_t acc[4];
+      bt_mm2x2(col, filter + oc * K, K, acc);
+      int32_t b0 = 0, b1 = 0;
+      if (bias) { b0 = bias[oc]; b1 = bias[oc + 1]; }
+      const int32_t m0 = mult[oc], m1 = mult[oc + 1], s0 = shift[oc], s1 = shift[oc + 1];
+      const int32_t r00 = rq_out(acc[0] + b0, m0, s0, zp, lo, hi, fast), r01 = rq_out(acc[1] + b1, m1, s1, zp, lo, hi, fast);
+      const int32_t r10 = rq_out(acc[2] + b0, m0, s0, zp, lo, hi, fast), r11 = rq_out(acc[3] + b1, m1, s1, zp, lo, hi, fast);
+      o0[oc] = (int8_t)r00; o0[oc + 1] = (int8_t)r01; o1[oc] = (int8_t)r10; o1[oc + 1] = (int8_t)r11;
+    }
+    if (oc < cout) {
+      int32_t acc[2];
+      bt_mm2x1(col, filter + oc * K, K, acc);
+      const int32_t b = bias ? bias[oc] : 0;
+      const int32_t r0 = rq_out(acc[0] + b, mult[oc], shift[oc], zp, lo, hi, fast);
+      const int32_t r1 = rq_out(acc[1] + b, mult[oc], shift[oc], zp, lo, hi, fast);
+      o0[oc] = (int8_t)r0; o1[oc] = (int8_t)r1;
+    }
+  }
+}
+
 void bt_conv_s8(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
                 int8_t *out, int32_t y0, int32_t y1) {
+  if (p->kh * p->kw * p->in.c <= BT_COL_MAX) {
+    if (bt_rq2_ok(p->multiplier, p->shift, p->out.c)) conv_cols(p, in, in_y0, out, y0, y1, 1);
+    else conv_cols(p, in, in_y0, out, y0, y1, 0);
+    return;
+  }
   const int32_t cin = p->in.c, cout = p->out.c, kh = p->kh, kw = p->kw;
   const int32_t in_row = p->in.w * p->in.pixel_stride, ips = p->in.pixel_stride;
   const int32_t out_row = p->out.w * p->out.pixel_stride;
