@@ -4,16 +4,19 @@
 #include "bt_kernels.h"
 #include "requant.h"
 #include "dsp.h"
+#include "im2col.h"   /* bt_rq2 */
 
-static int32_t requant_fc(const bt_fc_params *p, int32_t o, int32_t acc) {
+static int32_t requant_fc(const bt_fc_params *p, int32_t o, int32_t acc, int fast) {
   if (p->bias) acc += p->bias[o];
   const int32_t k = p->per_channel ? o : 0;
-  acc = bt_mbqm_fast(acc, p->multiplier[k], p->shift[k]) + p->output_offset;
+  acc = (fast ? bt_rq2(acc, p->multiplier[k], -p->shift[k]) : bt_mbqm_fast(acc, p->multiplier[k], p->shift[k]))
+        + p->output_offset;
   return bt_clamp(acc, p->act_min, p->act_max);
 }
 
 void bt_fully_connected_s8(const bt_fc_params *p, const int8_t *in, int8_t *out) {
   const int32_t n = p->n_in, off = p->input_offset, off2 = bt_dup16(off);
+  const int fast = bt_rq2_ok(p->multiplier, p->shift, p->per_channel ? p->n_out : 1);
   for (int32_t b = 0; b < p->batches; b++) {
     const int8_t *x = in + b * n;
     int8_t *y = out + b * p->n_out;
@@ -29,8 +32,8 @@ void bt_fully_connected_s8(const bt_fc_params *p, const int8_t *in, int8_t *out)
           acc[0] += f0[i] * xv; acc[1] += f1[i] * xv; acc[2] += f2[i] * xv; acc[3] += f3[i] * xv;
         }
         const int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
-        y[o] = (int8_t)requant_fc(p, o, a0); y[o + 1] = (int8_t)requant_fc(p, o + 1, a1);
-        y[o + 2] = (int8_t)requant_fc(p, o + 2, a2); y[o + 3] = (int8_t)requant_fc(p, o + 3, a3);
+        y[o] = (int8_t)requant_fc(p, o, a0, fast); y[o + 1] = (int8_t)requant_fc(p, o + 1, a1, fast);
+        y[o + 2] = (int8_t)requant_fc(p, o + 2, a2, fast); y[o + 3] = (int8_t)requant_fc(p, o + 3, a3, fast);
       }
     }
     for (; o < p->n_out; o++) {
@@ -44,7 +47,7 @@ void bt_fully_connected_s8(const bt_fc_params *p, const int8_t *in, int8_t *out)
         }
       }
       for (; i < n; i++) acc += (w[i] + p->filter_offset) * (x[i] + off);
-      y[o] = (int8_t)requant_fc(p, o, acc);
+      y[o] = (int8_t)requant_fc(p, o, acc, fast);
     }
   }
 }
