@@ -85,7 +85,7 @@ static void dw_pixels(const bt_conv_params *p, const int8_t *in, int32_t in_y0, 
 /* Requantised, clamped output of one accumulator (fast: bt_rq2, else bt_mbqm_fast). */
 static inline __attribute__((always_inline)) uint32_t dw_out(int32_t acc, int32_t m, int32_t s, int32_t zp,
                                                             int32_t lo, int32_t hi, const int fast) {
-  return (uint8_t)bt_clamp((fast ? bt_rq2(acc, m, -s) : bt_mbqm_fast(acc, m, s)) + zp, lo, hi);
+  return (uint8_t)bt_clamp((fast ? bt_rq2(acc, m, bt_rq2_p2(s), bt_rq2_e1(s)) : bt_mbqm_fast(acc, m, s)) + zp, lo, hi);
 }
 
 /* 3x3 filter, output row y with every tap inside the image for pixels [xa, xb): per group of four

@@ -9,7 +9,7 @@
 static int32_t requant_fc(const bt_fc_params *p, int32_t o, int32_t acc, int fast) {
   if (p->bias) acc += p->bias[o];
   const int32_t k = p->per_channel ? o : 0;
-  acc = (fast ? bt_rq2(acc, p->multiplier[k], -p->shift[k]) : bt_mbqm_fast(acc, p->multiplier[k], p->shift[k]))
+  acc = (fast ? bt_rq2(acc, p->multiplier[k], bt_rq2_p2(p->shift[k]), bt_rq2_e1(p->shift[k])) : bt_mbqm_fast(acc, p->multiplier[k], p->shift[k]))
         + p->output_offset;
   return bt_clamp(acc, p->act_min, p->act_max);
 }

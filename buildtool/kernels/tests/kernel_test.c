@@ -266,16 +266,16 @@ static void test_rq2(void) {
   static const int32_t mults[] = {0, 1 << 30, (1 << 30) + 1, INT32_MAX, INT32_MAX - 1, 1518500250};
   int32_t bad = 0;
   for (uint32_t j = 0; j < sizeof mults / sizeof mults[0]; j++)
-    for (int32_t s = -31; s <= -1; s++) {
+    for (int32_t s = -31; s <= -2; s++) {
       if (!bt_rq2_ok(&mults[j], &s, 1)) bad++;
       for (uint32_t i = 0; i < sizeof edge / sizeof edge[0]; i++)
-        if (bt_mbqm(edge[i], mults[j], s) != bt_rq2(edge[i], mults[j], -s)) bad++;
+        if (bt_mbqm(edge[i], mults[j], s) != bt_rq2(edge[i], mults[j], bt_rq2_p2(s), bt_rq2_e1(s))) bad++;
     }
   for (int32_t t = 0; t < 20000; t++) {
-    const int32_t x = (int32_t)rnd() >> ri(0, 30), m = (int32_t)(0x40000000u | (rnd() & 0x3fffffffu)), s = ri(-31, -1);
-    if (bt_mbqm(x, m, s) != bt_rq2(x, m, -s)) bad++;
+    const int32_t x = (int32_t)rnd() >> ri(0, 30), m = (int32_t)(0x40000000u | (rnd() & 0x3fffffffu)), s = ri(-31, -2);
+    if (bt_mbqm(x, m, s) != bt_rq2(x, m, bt_rq2_p2(s), bt_rq2_e1(s))) bad++;
   }
-  const int32_t m_small = (1 << 30) - 1, m_neg = -(1 << 30), s_pos = 0, s_neg = -1, s_big = -32;
+  const int32_t m_small = (1 << 30) - 1, m_neg = -(1 << 30), s_pos = -1, s_neg = -2, s_big = -32;
   if (bt_rq2_ok(&m_small, &s_neg, 1) || bt_rq2_ok(&m_neg, &s_neg, 1) || bt_rq2_ok(&mults[1], &s_pos, 1) ||
       bt_rq2_ok(&mults[1], &s_big, 1)) bad++;
   if (bad) { failed++; bt_puts("FAIL bt_rq2 mismatches: "); put_i(bad); bt_puts("\n"); }
