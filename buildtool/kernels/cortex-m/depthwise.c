@@ -12,9 +12,16 @@
 #include "../reference/depthwise.c"
 #undef bt_depthwise_s8
 
+/* Requantised, clamped output of one accumulator (fast: bt_rq2, else bt_mbqm_fast). */
+static inline __attribute__((always_inline)) uint32_t dw_out(int32_t acc, int32_t m, int32_t s, int32_t zp,
+                                                            int32_t lo, int32_t hi, const int fast) {
+  return (uint8_t)bt_clamp((fast ? bt_rq2(acc, m, bt_rq2_p2(s), bt_rq2_e1(s)) : bt_mbqm_fast(acc, m, s)) + zp, lo, hi);
+}
+
 /* Output row y (written at orow), pixels [xa, xb): any filter size, padding and dilation. */
-static void dw_pixels(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *orow, int32_t y,
-                      int32_t xa, int32_t xb) {
+static inline __attribute__((always_inline)) void dw_pixels_q(const bt_conv_params *p, const int8_t *in,
+                                                             int32_t in_y0, int8_t *orow, int32_t y,
+                                                             int32_t xa, int32_t xb, const int fast) {
   const int32_t c_n = p->out.c, kh = p->kh, kw = p->kw;
   const int32_t in_row = p->in.w * p->in.pixel_stride, ips = p->in.pixel_stride;
   const int32_t off = p->input_offset, off2 = bt_dup16(off);
@@ -53,6 +60,11 @@ static void dw_pixels(const bt_conv_params *p, const int8_t *in, int32_t in_y0, 
             BT_DW_TAP(irow + dx, frow + c_n);
             BT_DW_TAP(irow + 2 * dx, frow + 2 * c_n);
           }
+        } else if (kx1 - kx0 == 2) {   /* a 3-wide filter at a left or right border */
+          for (int32_t ky = ky0; ky < ky1; ky++, irow += dy, frow += fy) {
+            BT_DW_TAP(irow, frow);
+            BT_DW_TAP(irow + dx, frow + c_n);
+          }
         } else {
           for (int32_t ky = ky0; ky < ky1; ky++, irow += dy, frow += fy) {
             const int8_t *ip = irow, *fp = frow;
@@ -61,10 +73,10 @@ static void dw_pixels(const bt_conv_params *p, const int8_t *in, int32_t in_y0, 
         }
 #undef BT_DW_TAP
         if (bias) { a0 += bias[c]; a1 += bias[c + 1]; a2 += bias[c + 2]; a3 += bias[c + 3]; }
-        const uint32_t r0 = (uint8_t)bt_clamp(bt_mbqm_fast(a0, mult[c], shift[c]) + zp, lo, hi);
-        const uint32_t r1 = (uint8_t)bt_clamp(bt_mbqm_fast(a1, mult[c + 1], shift[c + 1]) + zp, lo, hi);
-        const uint32_t r2 = (uint8_t)bt_clamp(bt_mbqm_fast(a2, mult[c + 2], shift[c + 2]) + zp, lo, hi);
-        const uint32_t r3 = (uint8_t)bt_clamp(bt_mbqm_fast(a3, mult[c + 3], shift[c + 3]) + zp, lo, hi);
+        const uint32_t r0 = dw_out(a0, mult[c], shift[c], zp, lo, hi, fast);
+        const uint32_t r1 = dw_out(a1, mult[c + 1], shift[c + 1], zp, lo, hi, fast);
+        const uint32_t r2 = dw_out(a2, mult[c + 2], shift[c + 2], zp, lo, hi, fast);
+        const uint32_t r3 = dw_out(a3, mult[c + 3], shift[c + 3], zp, lo, hi, fast);
         const uint32_t word = r0 | (r1 << 8) | (r2 << 16) | (r3 << 24);
         __builtin_memcpy(o + c, &word, 4);   /* one (unaligned) store: int8 stores would alias p */
       }
@@ -80,12 +92,6 @@ static void dw_pixels(const bt_conv_params *p, const int8_t *in, int32_t in_y0, 
       }
     }
   }
-}
-
-/* Requantised, clamped output of one accumulator (fast: bt_rq2, else bt_mbqm_fast). */
-static inline __attribute__((always_inline)) uint32_t dw_out(int32_t acc, int32_t m, int32_t s, int32_t zp,
-                                                            int32_t lo, int32_t hi, const int fast) {
-  return (uint8_t)bt_clamp((fast ? bt_rq2(acc, m, bt_rq2_p2(s), bt_rq2_e1(s)) : bt_mbqm_fast(acc, m, s)) + zp, lo, hi);
 }
 
 /* 3x3 filter, output row y with every tap inside the image for pixels [xa, xb): per group of four
@@ -147,6 +153,12 @@ static inline __attribute__((always_inline)) void dw3x3_rows(const bt_conv_param
   }
 }
 
+static void dw_pixels(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *orow, int32_t y,
+                      int32_t xa, int32_t xb, int fast) {
+  if (fast) dw_pixels_q(p, in, in_y0, orow, y, xa, xb, 1);
+  else dw_pixels_q(p, in, in_y0, orow, y, xa, xb, 0);
+}
+
 static void dw3x3_interior(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *orow, int32_t y,
                            int32_t xa, int32_t xb, int fast) {
   if (fast) dw3x3_rows(p, in, in_y0, orow, y, xa, xb, 1);
@@ -171,11 +183,11 @@ void bt_depthwise_s8(const bt_depthwise_params *dp, const int8_t *in, int32_t in
     const int32_t iy0 = y * p->stride_h - p->pad_top;
     const int row_inside = iy0 >= 0 && iy0 + (p->kh - 1) * p->dil_h < p->in.h;
     if (p->kh == 3 && p->kw == 3 && row_inside && xi0 < xi1) {
-      dw_pixels(p, in, in_y0, orow, y, 0, xi0);
+      dw_pixels(p, in, in_y0, orow, y, 0, xi0, fast);
       dw3x3_interior(p, in, in_y0, orow, y, xi0, xi1, fast);
-      dw_pixels(p, in, in_y0, orow, y, xi1, p->out.w);
+      dw_pixels(p, in, in_y0, orow, y, xi1, p->out.w, fast);
     } else {
-      dw_pixels(p, in, in_y0, orow, y, 0, p->out.w);
+      dw_pixels(p, in, in_y0, orow, y, 0, p->out.w, fast);
     }
   }
 }
