@@ -6,17 +6,50 @@
 #include "dsp.h"
 #include "im2col.h"   /* bt_rq2 */
 
-static int32_t requant_fc(const bt_fc_params *p, int32_t o, int32_t acc, int fast) {
-  if (p->bias) acc += p->bias[o];
+static inline int32_t requant_fc(const bt_fc_params *p, int32_t o, int32_t acc, int fast, int add_bias) {
+  if (add_bias && p->bias) acc += p->bias[o];
   const int32_t k = p->per_channel ? o : 0;
   acc = (fast ? bt_rq2(acc, p->multiplier[k], bt_rq2_p2(p->shift[k]), bt_rq2_e1(p->shift[k])) : bt_mbqm_fast(acc, p->multiplier[k], p->shift[k]))
         + p->output_offset;
   return bt_clamp(acc, p->act_min, p->act_max);
 }
 
+#define BT_FC_COL_MAX (2 * BT_COL_MAX)   /* the same 2560 bytes of stack as conv's two columns */
+
+/* Inputs up to BT_FC_COL_MAX: each batch row is widened once (int16, offset added, im2col.h's
+ * layout), then four outputs at a time take bt_mv1x4 (24 instructions per 16 MACs). */
+static void fc_widened(const bt_fc_params *p, const int8_t *in, int8_t *out, int fast) {
+  int16_t col[BT_FC_COL_MAX] __attribute__((aligned(4)));
+  const int32_t n = p->n_in, n_out = p->n_out, off = p->input_offset, off2 = bt_dup16(off);
+  const int32_t *const bias = p->bias;
+  for (int32_t b = 0; b < p->batches; b++) {
+    bt_widen(in + b * n, col, n, off, off2);
+    int8_t *y = out + b * n_out;
+    int32_t o = 0;
+    for (; o + 4 <= n_out; o += 4) {
+      int32_t acc[4];
+      acc[0] = 0; acc[1] = 0; acc[2] = 0; acc[3] = 0;
+      if (bias) { acc[0] = bias[o]; acc[1] = bias[o + 1]; acc[2] = bias[o + 2]; acc[3] = bias[o + 3]; }
+      bt_mv1x4(col, p->weights + o * n, n, acc);
+      const int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+      const int32_t r0 = requant_fc(p, o, a0, fast, 0), r1 = requant_fc(p, o + 1, a1, fast, 0);
+      const int32_t r2 = requant_fc(p, o + 2, a2, fast, 0), r3 = requant_fc(p, o + 3, a3, fast, 0);
+      y[o] = (int8_t)r0; y[o + 1] = (int8_t)r1; y[o + 2] = (int8_t)r2; y[o + 3] = (int8_t)r3;
+    }
+    for (; o < n_out; o++) {
+      const int32_t a = bt_mv1x1(col, p->weights + o * n, n, bias ? bias[o] : 0);
+      y[o] = (int8_t)requant_fc(p, o, a, fast, 0);
+    }
+  }
+}
+
 void bt_fully_connected_s8(const bt_fc_params *p, const int8_t *in, int8_t *out) {
   const int32_t n = p->n_in, off = p->input_offset, off2 = bt_dup16(off);
   const int fast = bt_rq2_ok(p->multiplier, p->shift, p->per_channel ? p->n_out : 1);
+  if (p->filter_offset == 0 && n <= BT_FC_COL_MAX) {
+    fc_widened(p, in, out, fast);
+    return;
+  }
   for (int32_t b = 0; b < p->batches; b++) {
     const int8_t *x = in + b * n;
     int8_t *y = out + b * p->n_out;
@@ -32,8 +65,8 @@ void bt_fully_connected_s8(const bt_fc_params *p, const int8_t *in, int8_t *out)
           acc[0] += f0[i] * xv; acc[1] += f1[i] * xv; acc[2] += f2[i] * xv; acc[3] += f3[i] * xv;
         }
         const int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
-        y[o] = (int8_t)requant_fc(p, o, a0, fast); y[o + 1] = (int8_t)requant_fc(p, o + 1, a1, fast);
-        y[o + 2] = (int8_t)requant_fc(p, o + 2, a2, fast); y[o + 3] = (int8_t)requant_fc(p, o + 3, a3, fast);
+        y[o] = (int8_t)requant_fc(p, o, a0, fast, 1); y[o + 1] = (int8_t)requant_fc(p, o + 1, a1, fast, 1);
+        y[o + 2] = (int8_t)requant_fc(p, o + 2, a2, fast, 1); y[o + 3] = (int8_t)requant_fc(p, o + 3, a3, fast, 1);
       }
     }
     for (; o < p->n_out; o++) {
@@ -47,7 +80,7 @@ void bt_fully_connected_s8(const bt_fc_params *p, const int8_t *in, int8_t *out)
         }
       }
       for (; i < n; i++) acc += (w[i] + p->filter_offset) * (x[i] + off);
-      y[o] = (int8_t)requant_fc(p, o, acc, fast);
+      y[o] = (int8_t)requant_fc(p, o, acc, fast, 1);
     }
   }
 }

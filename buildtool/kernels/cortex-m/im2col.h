@@ -117,6 +117,80 @@ static inline void bt_mm2x2(const int16_t *c0, const int8_t *f0, int32_t K, int3
   acc[0] = a00; acc[1] = a01; acc[2] = a10; acc[3] = a11;
 }
 
+/* acc[r] = column c . filter row f0 + r*n for r = 0..3 (fully connected: one widened input vector,
+ * four weight rows n bytes apart). n4 = n & ~3 values take the asm loop (24 instructions per 16 MACs),
+ * the n % 4 tail runs in C. */
+static inline void bt_mv1x4(const int16_t *c, const int8_t *f0, int32_t n, int32_t *acc) {
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+  const int32_t n4 = n & ~3;
+  const int16_t *const end = c + n4;
+  const int8_t *f = f0, *f2 = f0 + 2 * n;
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)
+  if (n4) {
+    uint32_t x, y, w, t;
+    __asm__ volatile(
+        "1:\n\t"
+        "ldr %[x], [%[c]], #8\n\t"
+        "ldr %[y], [%[c], #-4]\n\t"
+        "ldr %[w], [%[f], %[n]]\n\t"
+        "sxtb16 %[t], %[w]\n\t"
+        "smlad %[a1], %[t], %[x], %[a1]\n\t"
+        "sxtb16 %[t], %[w], ror #8\n\t"
+        "smlad %[a1], %[t], %[y], %[a1]\n\t"
+        "ldr %[w], [%[f]], #4\n\t"
+        "sxtb16 %[t], %[w]\n\t"
+        "smlad %[a0], %[t], %[x], %[a0]\n\t"
+        "sxtb16 %[t], %[w], ror #8\n\t"
+        "smlad %[a0], %[t], %[y], %[a0]\n\t"
+        "ldr %[w], [%[f2], %[n]]\n\t"
+        "sxtb16 %[t], %[w]\n\t"
+        "smlad %[a3], %[t], %[x], %[a3]\n\t"
+        "sxtb16 %[t], %[w], ror #8\n\t"
+        "smlad %[a3], %[t], %[y], %[a3]\n\t"
+        "ldr %[w], [%[f2]], #4\n\t"
+        "sxtb16 %[t], %[w]\n\t"
+        "smlad %[a2], %[t], %[x], %[a2]\n\t"
+        "sxtb16 %[t], %[w], ror #8\n\t"
+        "smlad %[a2], %[t], %[y], %[a2]\n\t"
+        "cmp %[c], %[end]\n\t"
+        "bne 1b\n\t"
+        : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [c] "+r"(c), [f] "+r"(f), [f2] "+r"(f2),
+          [x] "=&r"(x), [y] "=&r"(y), [w] "=&r"(w), [t] "=&r"(t)
+        : [n] "r"(n), [end] "r"(end)
+        : "cc", "memory");
+  }
+#else
+  for (; c != end; c += 4, f += 4, f2 += 4) {
+    int32_t x, y;
+    __builtin_memcpy(&x, c, 4);
+    __builtin_memcpy(&y, c + 2, 4);
+    const uint32_t w0 = bt_ld4(f), w1 = bt_ld4(f + n), w2 = bt_ld4(f2), w3 = bt_ld4(f2 + n);
+    a0 = bt_smlad(bt_sxtb16_ror8(w0), y, bt_smlad(bt_sxtb16(w0), x, a0));
+    a1 = bt_smlad(bt_sxtb16_ror8(w1), y, bt_smlad(bt_sxtb16(w1), x, a1));
+    a2 = bt_smlad(bt_sxtb16_ror8(w2), y, bt_smlad(bt_sxtb16(w2), x, a2));
+    a3 = bt_smlad(bt_sxtb16_ror8(w3), y, bt_smlad(bt_sxtb16(w3), x, a3));
+  }
+#endif
+  for (int32_t k = n4; k < n; k++, c++, f++, f2++) {
+    a0 += f[0] * c[0]; a1 += f[n] * c[0]; a2 += f2[0] * c[0]; a3 += f2[n] * c[0];
+  }
+  acc[0] = a0; acc[1] = a1; acc[2] = a2; acc[3] = a3;
+}
+
+/* column c . filter row f (n values). */
+static inline int32_t bt_mv1x1(const int16_t *c, const int8_t *f, int32_t n, int32_t acc) {
+  int32_t k = 0;
+  for (; k + 4 <= n; k += 4) {
+    const uint32_t w = bt_ld4(f + k);
+    int32_t x, y;
+    __builtin_memcpy(&x, c + k, 4);
+    __builtin_memcpy(&y, c + k + 2, 4);
+    acc = bt_smlad(bt_sxtb16_ror8(w), y, bt_smlad(bt_sxtb16(w), x, acc));
+  }
+  for (; k < n; k++) acc += f[k] * c[k];
+  return acc;
+}
+
 /* acc = {p0*f0, p1*f0} (the last channel of an odd count). */
 static inline void bt_mm2x1(const int16_t *c0, const int8_t *f, int32_t K, int32_t *acc) {
   int32_t a0 = 0, a1 = 0, k = 0;
