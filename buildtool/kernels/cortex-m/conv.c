@@ -69,17 +69,16 @@ static inline __attribute__((always_inline)) void conv_cols(const bt_conv_params
     int8_t *const o0 = o[0], *const o1 = o[1];
     int32_t oc = 0;
     for (; oc + 2 <= cout; oc += 2) {
-      int32_t acc[4];
-      bt_mm2x2(col, filter + oc * K, K, acc);
-      int32_t b0 = 0, b1 = 0;
+      int32_t acc[4], b0 = 0, b1 = 0;
       if (bias) { b0 = bias[oc]; b1 = bias[oc + 1]; }
+      bt_mm2x2(col, filter + oc * K, K, b0, b1, acc);
       const int32_t m0 = mult[oc], m1 = mult[oc + 1], s0 = shift[oc], s1 = shift[oc + 1];
       const int32_t p0 = fast ? bt_rq2_p2(s0) : 0, e0 = fast ? bt_rq2_e1(s0) : 0;
       const int32_t p1 = fast ? bt_rq2_p2(s1) : 0, e1 = fast ? bt_rq2_e1(s1) : 0;
-      const int32_t r00 = rq_out(acc[0] + b0, m0, s0, p0, e0, zp, lo, hi, fast, full);
-      const int32_t r01 = rq_out(acc[1] + b1, m1, s1, p1, e1, zp, lo, hi, fast, full);
-      const int32_t r10 = rq_out(acc[2] + b0, m0, s0, p0, e0, zp, lo, hi, fast, full);
-      const int32_t r11 = rq_out(acc[3] + b1, m1, s1, p1, e1, zp, lo, hi, fast, full);
+      const int32_t r00 = rq_out(acc[0], m0, s0, p0, e0, zp, lo, hi, fast, full);
+      const int32_t r01 = rq_out(acc[1], m1, s1, p1, e1, zp, lo, hi, fast, full);
+      const int32_t r10 = rq_out(acc[2], m0, s0, p0, e0, zp, lo, hi, fast, full);
+      const int32_t r11 = rq_out(acc[3], m1, s1, p1, e1, zp, lo, hi, fast, full);
       o0[oc] = (int8_t)r00; o0[oc + 1] = (int8_t)r01; o1[oc] = (int8_t)r10; o1[oc + 1] = (int8_t)r11;
     }
     if (oc < cout) {

@@ -29,13 +29,31 @@ static inline void bt_widen(const int8_t *src, int16_t *dst, int32_t n, int32_t 
   for (; k < n; k++) dst[k] = (int16_t)(src[k] + off);
 }
 
+/* dst[0..n) = src[0..n): word copies (unaligned LDR/STR), then bytes. */
+static inline void bt_copy(int8_t *dst, const int8_t *src, int32_t n) {
+  int32_t k = 0;
+  for (; k + 4 <= n; k += 4) {
+    const uint32_t v = bt_ld4(src + k);
+    __builtin_memcpy(dst + k, &v, 4);
+  }
+  for (; k < n; k++) dst[k] = src[k];
+}
+
 /* Gathers the patch of output pixel (y, x) as int8 codes into pb (K bytes): padding taps get the
- * input zero point (-off), which the widening turns into 0. */
+ * input zero point (-off), which the widening turns into 0. A patch inside the image of a dense
+ * input without horizontal dilation is kh copies of kw*c_in contiguous bytes. */
 static inline void bt_gather(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int32_t y, int32_t x,
                              int8_t *pb) {
   const int32_t cin = p->in.c, ips = p->in.pixel_stride, in_row = p->in.w * ips;
   const int8_t zp = (int8_t)(-p->input_offset);
   const int32_t iy0 = y * p->stride_h - p->pad_top, ix0 = x * p->stride_w - p->pad_left;
+  if (ips == cin && p->dil_w == 1 && iy0 >= 0 && iy0 + (p->kh - 1) * p->dil_h < p->in.h && ix0 >= 0 &&
+      ix0 + p->kw <= p->in.w) {
+    const int32_t run = p->kw * cin, dy = p->dil_h * in_row;
+    const int8_t *s = in + (iy0 - in_y0) * in_row + ix0 * ips;
+    for (int32_t ky = 0; ky < p->kh; ky++, s += dy, pb += run) bt_copy(pb, s, run);
+    return;
+  }
   for (int32_t ky = 0; ky < p->kh; ky++) {
     const int32_t iy = iy0 + ky * p->dil_h;
     const int row_ok = (uint32_t)iy < (uint32_t)p->in.h;
@@ -55,45 +73,46 @@ static inline void bt_gather(const bt_conv_params *p, const int8_t *in, int32_t 
 #define BT_STR_(x) #x
 #define BT_STR(x) BT_STR_(x)
 
-/* acc = {p0*f0, p0*f1, p1*f0, p1*f1}: columns c0 and c1 = c0 + BT_COL_MAX, filter rows f0 and f0 + K.
- * The DSP version of the main loop is asm: 20 instructions per 16 MACs, no spills (GCC's own
- * schedule of the same C reloaded two values from the stack per iteration). */
-static inline void bt_mm2x2(const int16_t *c0, const int8_t *f0, int32_t K, int32_t *acc) {
-  int32_t a00 = 0, a01 = 0, a10 = 0, a11 = 0;
+/* One step of bt_mm2x2's asm loop: 4 values of both columns times 4 weights of both rows (16 MACs). */
+#define BT_MM2X2_STEP                                         \
+  "ldr %[wb], [%[f], %[K]]\n\t"                               \
+  "ldr %[wa], [%[f]], #4\n\t"                                 \
+  "ldr %[x], [%[c0]], #8\n\t"                                 \
+  "sxtb16 %[t], %[wa]\n\t"                                    \
+  "ldr %[y], [%[c0], #" BT_STR(2 * BT_COL_MAX - 8) "]\n\t"    \
+  "smlad %[a00], %[t], %[x], %[a00]\n\t"                      \
+  "smlad %[a10], %[t], %[y], %[a10]\n\t"                      \
+  "sxtb16 %[t], %[wb]\n\t"                                    \
+  "smlad %[a01], %[t], %[x], %[a01]\n\t"                      \
+  "smlad %[a11], %[t], %[y], %[a11]\n\t"                      \
+  "ldr %[x], [%[c0], #-4]\n\t"                                \
+  "ldr %[y], [%[c0], #" BT_STR(2 * BT_COL_MAX - 4) "]\n\t"    \
+  "sxtb16 %[t], %[wa], ror #8\n\t"                            \
+  "smlad %[a00], %[t], %[x], %[a00]\n\t"                      \
+  "smlad %[a10], %[t], %[y], %[a10]\n\t"                      \
+  "sxtb16 %[t], %[wb], ror #8\n\t"                            \
+  "smlad %[a01], %[t], %[x], %[a01]\n\t"                      \
+  "smlad %[a11], %[t], %[y], %[a11]\n\t"
+#define BT_MM2X2_OPERANDS                                                                                 \
+  : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [c0] "+r"(c0), [f] "+r"(f),     \
+    [wa] "=&r"(wa), [wb] "=&r"(wb), [t] "=&r"(t), [x] "=&r"(x), [y] "=&r"(y)                            \
+  : [K] "r"(K), [end] "r"(end)                                                                           \
+  : "cc", "memory"
+
+/* acc = {b0 + p0*f0, b1 + p0*f1, b0 + p1*f0, b1 + p1*f1}: columns c0 and c1 = c0 + BT_COL_MAX, filter
+ * rows f0 and f0 + K. The DSP version of the main loop is asm: 20 instructions per 16 MACs, no spills (GCC's own schedule of the same C reloaded two values from the stack per step). */
+static inline void bt_mm2x2(const int16_t *c0, const int8_t *f0, int32_t K, int32_t b0, int32_t b1, int32_t *acc) {
+  int32_t a00 = b0, a01 = b1, a10 = b0, a11 = b1;
   const int32_t K4 = K & ~3;
-  const int16_t *const end = c0 + K4;
   const int8_t *f = f0;
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)   /* -O0 lacks the registers */
+  uint32_t wa, wb, t, x, y;
   if (K4) {
-    uint32_t wa, wb, t, x, y;
-    __asm__ volatile(
-        "1:\n\t"
-        "ldr %[wb], [%[f], %[K]]\n\t"
-        "ldr %[wa], [%[f]], #4\n\t"
-        "ldr %[x], [%[c0]], #8\n\t"
-        "sxtb16 %[t], %[wa]\n\t"
-        "ldr %[y], [%[c0], #" BT_STR(2 * BT_COL_MAX - 8) "]\n\t"
-        "smlad %[a00], %[t], %[x], %[a00]\n\t"
-        "smlad %[a10], %[t], %[y], %[a10]\n\t"
-        "sxtb16 %[t], %[wb]\n\t"
-        "smlad %[a01], %[t], %[x], %[a01]\n\t"
-        "smlad %[a11], %[t], %[y], %[a11]\n\t"
-        "ldr %[x], [%[c0], #-4]\n\t"
-        "ldr %[y], [%[c0], #" BT_STR(2 * BT_COL_MAX - 4) "]\n\t"
-        "sxtb16 %[t], %[wa], ror #8\n\t"
-        "smlad %[a00], %[t], %[x], %[a00]\n\t"
-        "smlad %[a10], %[t], %[y], %[a10]\n\t"
-        "sxtb16 %[t], %[wb], ror #8\n\t"
-        "smlad %[a01], %[t], %[x], %[a01]\n\t"
-        "smlad %[a11], %[t], %[y], %[a11]\n\t"
-        "cmp %[c0], %[end]\n\t"
-        "bne 1b\n\t"
-        : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [c0] "+r"(c0), [f] "+r"(f),
-          [wa] "=&r"(wa), [wb] "=&r"(wb), [t] "=&r"(t), [x] "=&r"(x), [y] "=&r"(y)
-        : [K] "r"(K), [end] "r"(end)
-        : "cc", "memory");
+    const int16_t *const end = c0 + K4;
+    __asm__ volatile("1:\n\t" BT_MM2X2_STEP "cmp %[c0], %[end]\n\tbne 1b\n\t" BT_MM2X2_OPERANDS);
   }
 #else
+  const int16_t *const end = c0 + K4;
   while (c0 != end) {
     const uint32_t wb = bt_ld4(f + K), wa = bt_ld4(f);
     f += 4;
