@@ -34,19 +34,22 @@ static inline void dot_n(const int8_t *ip, const int8_t *f, int32_t fstride, int
 }
 
 /* Requantised, clamped output of one accumulator: fast takes bt_rq2 (p2, e1 from the shift), else
- * bt_mbqm_fast; full: the activation range is the whole int8 range (constant bounds: one SSAT). */
+ * bt_mbqm_fast; act 2: the activation range is the whole int8 range (one SSAT), act 1: its upper
+ * bound is 127 (SSAT, then the lower bound: act_min >= -128), act 0: any range. */
 static inline __attribute__((always_inline)) int32_t rq_out(int32_t acc, int32_t m, int32_t s, int32_t p2, int32_t e1,
                                                            int32_t zp, int32_t lo, int32_t hi, const int fast,
-                                                           const int full) {
+                                                           const int act) {
   const int32_t v = (fast ? bt_rq2(acc, m, p2, e1) : bt_mbqm_fast(acc, m, s)) + zp;
-  return full ? bt_clamp(v, -128, 127) : bt_clamp(v, lo, hi);
+  if (act == 2) return bt_ssat8(v);
+  if (act == 1) { const int32_t t = bt_ssat8(v); return t < lo ? lo : t; }
+  return bt_clamp(v, lo, hi);
 }
 
 /* The patch-matrix path (im2col.h): output pixels of the band two at a time (the second repeats
  * the first when the count is odd), output channels two at a time. */
 static inline __attribute__((always_inline)) void conv_cols(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
                                                            int8_t *out, int32_t y0, int32_t y1, const int fast,
-                                                           const int full) {
+                                                           const int act) {
   int16_t col[2 * BT_COL_MAX] __attribute__((aligned(4)));
   int8_t patch[BT_COL_MAX] __attribute__((aligned(4)));
   const int32_t cin = p->in.c, cout = p->out.c, K = p->kh * p->kw * cin, ow = p->out.w, ops = p->out.pixel_stride;
@@ -75,10 +78,10 @@ static inline __attribute__((always_inline)) void conv_cols(const bt_conv_params
       const int32_t m0 = mult[oc], m1 = mult[oc + 1], s0 = shift[oc], s1 = shift[oc + 1];
       const int32_t p0 = fast ? bt_rq2_p2(s0) : 0, e0 = fast ? bt_rq2_e1(s0) : 0;
       const int32_t p1 = fast ? bt_rq2_p2(s1) : 0, e1 = fast ? bt_rq2_e1(s1) : 0;
-      const int32_t r00 = rq_out(acc[0], m0, s0, p0, e0, zp, lo, hi, fast, full);
-      const int32_t r01 = rq_out(acc[1], m1, s1, p1, e1, zp, lo, hi, fast, full);
-      const int32_t r10 = rq_out(acc[2], m0, s0, p0, e0, zp, lo, hi, fast, full);
-      const int32_t r11 = rq_out(acc[3], m1, s1, p1, e1, zp, lo, hi, fast, full);
+      const int32_t r00 = rq_out(acc[0], m0, s0, p0, e0, zp, lo, hi, fast, act);
+      const int32_t r01 = rq_out(acc[1], m1, s1, p1, e1, zp, lo, hi, fast, act);
+      const int32_t r10 = rq_out(acc[2], m0, s0, p0, e0, zp, lo, hi, fast, act);
+      const int32_t r11 = rq_out(acc[3], m1, s1, p1, e1, zp, lo, hi, fast, act);
       o0[oc] = (int8_t)r00; o0[oc + 1] = (int8_t)r01; o1[oc] = (int8_t)r10; o1[oc + 1] = (int8_t)r11;
     }
     if (oc < cout) {
@@ -86,8 +89,8 @@ static inline __attribute__((always_inline)) void conv_cols(const bt_conv_params
       bt_mm2x1(col, filter + oc * K, K, acc);
       const int32_t b = bias ? bias[oc] : 0;
       const int32_t s0 = shift[oc], p0 = fast ? bt_rq2_p2(s0) : 0, e0 = fast ? bt_rq2_e1(s0) : 0;
-      const int32_t r0 = rq_out(acc[0] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, full);
-      const int32_t r1 = rq_out(acc[1] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, full);
+      const int32_t r0 = rq_out(acc[0] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);
+      const int32_t r1 = rq_out(acc[1] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);
       o0[oc] = (int8_t)r0; o1[oc] = (int8_t)r1;
     }
   }
@@ -96,8 +99,10 @@ static inline __attribute__((always_inline)) void conv_cols(const bt_conv_params
 void bt_conv_s8(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
                 int8_t *out, int32_t y0, int32_t y1) {
   if (p->kh * p->kw * p->in.c <= BT_COL_MAX) {
-    const int fast = bt_rq2_ok(p->multiplier, p->shift, p->out.c), full = p->act_min == -128 && p->act_max == 127;
-    if (fast && full) conv_cols(p, in, in_y0, out, y0, y1, 1, 1);
+    const int fast = bt_rq2_ok(p->multiplier, p->shift, p->out.c);
+    const int act = p->act_max != 127 ? 0 : (p->act_min == -128 ? 2 : 1);
+    if (fast && act == 2) conv_cols(p, in, in_y0, out, y0, y1, 1, 2);
+    else if (fast && act == 1) conv_cols(p, in, in_y0, out, y0, y1, 1, 1);
     else if (fast) conv_cols(p, in, in_y0, out, y0, y1, 1, 0);
     else conv_cols(p, in, in_y0, out, y0, y1, 0, 0);
     return;
