@@ -303,7 +303,7 @@ def _label(g, op) -> str:
 
 def _row(label: str, n: int, macs_: int, cm: int, ours: int, ref: int, ok: bool) -> str:
     return (f"| {label} | {n} | {macs_ / 1e6:.2f} M | {cm / 1e6:.3f} M | {ours / 1e6:.3f} M | {ref / 1e6:.3f} M | "
-            f"{ours / cm:.2f} | {'yes' if ok else 'NO'} |")
+            f"{ours / cm:.3f} | {'yes' if ok else 'NO'} |")
 
 
 def table(name: str, rows: list, per_layer: bool) -> None:
