@@ -1,9 +1,15 @@
-/* CONV_2D int8 for Cortex-M DSP (M4/M7/M33): direct convolution without im2col or scratch. For each
- * output pixel and valid filter tap, four output channels at a time share each input word: one LDR +
- * two SXTB16 (bytes 0,2 and, through ROR #8, bytes 1,3) + two SADD16 (input offset) per 4 input
- * bytes, then per channel one LDR + two SXTB16 + two SMLAD (bt_dot4x4 in dsp.h). Channel and
- * input-depth remainders run in scalar code. Same results as
- * the reference set (bt_kernels.h), same TFLite weight layout. */
+/* CONV_2D int8 for Cortex-M DSP (M4/M7/M33). Each call picks its path from the layer's parameters
+ * (constants of model.c):
+ *  - patches of at most BT_COL_MAX (640) values (kh*kw*c_in): the patch-matrix path of im2col.h, two
+ *    output pixels x two output channels per SMLAD step, the patch widened once per pixel (1x1 without
+ *    padding reads the input pixel in place; other filters gather it, word copies inside the image);
+ *    requantisation by bt_rq2 when every channel allows it, SSAT clamps when the upper bound is 127;
+ *  - larger patches: direct convolution without scratch. For each output pixel and valid filter tap,
+ *    four output channels at a time share each input word: one LDR + two SXTB16 (bytes 0,2 and,
+ *    through ROR #8, bytes 1,3) + two SADD16 (input offset) per 4 input bytes, then per channel one
+ *    LDR + two SXTB16 + two SMLAD (bt_dot4x4 in dsp.h); remainders in scalar code.
+ * Stack: 3.2 KB on the patch-matrix path. Same results as the reference set (bt_kernels.h), same
+ * TFLite weight layout. */
 #include "bt_kernels.h"
 #include "requant.h"
 #include "dsp.h"

@@ -1,7 +1,9 @@
 /* DEPTHWISE_CONV_2D int8 for Cortex-M DSP, depth multiplier 1: four channels per word. Per tap and
  * 4 channels: LDR input + 2 SXTB16 + 2 SADD16 (offset), LDR filter + 2 SXTB16, then SMLABB/SMLATT
  * into four per-channel accumulators. 3x3 filters get a straight-line path for the pixels whose
- * taps are all inside the image (weights unpacked once per channel group and row). Depth
+ * taps are all inside the image (weights unpacked once per channel group and row, the input offset
+ * folded into the bias); border pixels have straight-line 2- and 3-wide tap rows. Requantisation by
+ * bt_rq2 (im2col.h) when every channel allows it. Depth
  * multiplier > 1 and the in-place variant use the reference code (included under another name). */
 #include "bt_kernels.h"
 #include "requant.h"
