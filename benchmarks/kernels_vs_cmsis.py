@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "buildtool" / "kernels" / "tests"))
 
 import kbuild  # noqa: E402
-from buildtool import tflite_reader  # noqa: E402
+from buildtool import ops, tflite_reader  # noqa: E402
 from buildtool.refops import prepare  # noqa: E402
 
 SHARED = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared"))
@@ -61,15 +61,6 @@ def layer_class(g, op) -> str:
     if cin % 4:
         return CLASSES[0]
     return CLASSES[1] if kh == kw == 1 else CLASSES[2]
-
-
-def macs(g, op) -> int:
-    t_out, w = g.tensors[op.outputs[0]], g.tensors[op.inputs[1]]
-    if op.opcode == "FULLY_CONNECTED":
-        return int(np.prod(t_out.shape)) * int(w.shape[1])
-    kh, kw = int(w.shape[1]), int(w.shape[2])
-    per = kh * kw * (int(w.shape[3]) if op.opcode == "CONV_2D" else 1)
-    return int(np.prod(t_out.shape)) * per
 
 
 class Blob:
@@ -285,7 +276,7 @@ def measure(name: str, work: Path) -> list:
     rows = []
     for (k, op), d in zip(layers, diffs):
         cm, ours, ref = counts[3 * k: 3 * k + 3]
-        rows.append(dict(k=k, op=op, cls=layer_class(g, op), macs=macs(g, op), cmsis=cm, ours=ours, ref=ref,
+        rows.append(dict(k=k, op=op, cls=layer_class(g, op), macs=ops.op_macs(g, op), cmsis=cm, ours=ours, ref=ref,
                          identical=d == (0, 0), label=_label(g, op)))
     return rows
 
@@ -338,6 +329,9 @@ def main(argv=None) -> int:
     bad = 0
     with tempfile.TemporaryDirectory(prefix="bt-cmsis-") as tmp:
         for name in a.models.split(","):
+            if not (SHARED / "models" / f"{name}.tflite").is_file():
+                print(f"\n{name}: no {SHARED / 'models' / name}.tflite, skipped")
+                continue
             rows = measure(name, Path(tmp) / name)
             table(name, rows, a.layers)
             bad += sum(not r["identical"] for r in rows)
