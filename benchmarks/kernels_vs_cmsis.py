@@ -313,6 +313,13 @@ def table(name: str, rows: list, per_layer: bool) -> None:
                all(r["identical"] for r in rows)))
 
 
+def has_newlib() -> bool:
+    """True when arm-none-eabi-gcc compiles an #include <string.h> (CMSIS-NN needs it)."""
+    r = subprocess.run(["arm-none-eabi-gcc", "-fsyntax-only", "-x", "c", "-"], input="#include <string.h>\n",
+                       capture_output=True, text=True)
+    return r.returncode == 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default=",".join(MODELS))
@@ -323,6 +330,9 @@ def main(argv=None) -> int:
         return 0
     if not kbuild.tools_present("arm-none-eabi-gcc", "qemu-system-arm"):
         print("CMSIS-NN comparison skipped: arm-none-eabi-gcc or qemu-system-arm is not installed")
+        return 0
+    if not has_newlib():
+        print("CMSIS-NN comparison skipped: arm-none-eabi-gcc finds no string.h (Debian: libnewlib-arm-none-eabi)")
         return 0
     print(f"Instructions executed per layer (QEMU {kbuild.ARM_BOARDS[CPU][1]}, {CPU}, -O2, plugin count), "
           "outputs compared byte for byte with our reference set")
