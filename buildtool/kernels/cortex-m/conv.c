@@ -51,31 +51,36 @@ static inline __attribute__((always_inline)) int32_t rq_out(int32_t acc, int32_t
   return bt_clamp(v, lo, hi);
 }
 
-/* The patch-matrix path (im2col.h): output pixels of the band two at a time (the second repeats
- * the first when the count is odd), output channels two at a time. */
+/* Widens output pixel tt of the band (raster order from row y0)'s patch into col (gathered through
+ * patch unless direct: 1x1 without padding reads the pixel in place); returns its output address. */
+static inline __attribute__((always_inline)) int8_t *pixel_col(const bt_conv_params *p, const int8_t *in,
+                                                              int32_t in_y0, int8_t *out, int32_t y0, int32_t tt,
+                                                              int direct, int8_t *patch, int16_t *col) {
+  const int32_t ow = p->out.w, ips = p->in.pixel_stride, y = y0 + tt / ow, x = tt % ow;
+  const int8_t *src = patch;
+  if (direct) src = in + (y * p->stride_h - in_y0) * p->in.w * ips + x * p->stride_w * ips;
+  else bt_gather(p, in, in_y0, y, x, patch);
+  bt_widen(src, col, p->kh * p->kw * p->in.c, p->input_offset, bt_dup16(p->input_offset));
+  return out + (y - y0) * ow * p->out.pixel_stride + x * p->out.pixel_stride;
+}
+
+/* The patch-matrix path (im2col.h): output pixels of the band two at a time, output channels two at
+ * a time; an odd last pixel alone, four channels at a time (bt_mv1x4). */
 static inline __attribute__((always_inline)) void conv_cols(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
                                                            int8_t *out, int32_t y0, int32_t y1, const int fast,
                                                            const int act) {
   int16_t col[2 * BT_COL_MAX] __attribute__((aligned(4)));
   int8_t patch[BT_COL_MAX] __attribute__((aligned(4)));
-  const int32_t cin = p->in.c, cout = p->out.c, K = p->kh * p->kw * cin, ow = p->out.w, ops = p->out.pixel_stride;
-  const int32_t off = p->input_offset, off2 = bt_dup16(off), out_row = ow * ops;
+  const int32_t cout = p->out.c, K = p->kh * p->kw * p->in.c;
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
   const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
   const int8_t *const filter = p->filter;
   const int direct = p->kh == 1 && p->kw == 1 && p->pad_top == 0 && p->pad_left == 0;
-  const int32_t n = (y1 - y0) * ow;
-  for (int32_t t = 0; t < n; t += 2) {
-    int8_t *o[2];
-    for (int j = 0; j < 2; j++) {
-      const int32_t tt = t + j < n ? t + j : t, y = y0 + tt / ow, x = tt % ow;
-      o[j] = out + (y - y0) * out_row + x * ops;
-      const int8_t *src = patch;
-      if (direct) src = in + (y * p->stride_h - in_y0) * p->in.w * p->in.pixel_stride + x * p->stride_w * p->in.pixel_stride;
-      else bt_gather(p, in, in_y0, y, x, patch);
-      bt_widen(src, col + j * BT_COL_MAX, K, off, off2);
-    }
-    int8_t *const o0 = o[0], *const o1 = o[1];
+  const int32_t n = (y1 - y0) * p->out.w;
+  int32_t t = 0;
+  for (; t + 2 <= n; t += 2) {
+    int8_t *const o0 = pixel_col(p, in, in_y0, out, y0, t, direct, patch, col);
+    int8_t *const o1 = pixel_col(p, in, in_y0, out, y0, t + 1, direct, patch, col + BT_COL_MAX);
     int32_t oc = 0;
     for (; oc + 2 <= cout; oc += 2) {
       int32_t acc[4], b0 = 0, b1 = 0;
@@ -100,11 +105,32 @@ static inline __attribute__((always_inline)) void conv_cols(const bt_conv_params
       o0[oc] = (int8_t)r0; o1[oc] = (int8_t)r1;
     }
   }
+  if (t < n) {
+    int8_t *const o = pixel_col(p, in, in_y0, out, y0, t, direct, patch, col);
+    int32_t oc = 0;
+    for (; oc + 4 <= cout; oc += 4) {
+      int32_t acc[4];
+      acc[0] = 0; acc[1] = 0; acc[2] = 0; acc[3] = 0;
+      if (bias) { acc[0] = bias[oc]; acc[1] = bias[oc + 1]; acc[2] = bias[oc + 2]; acc[3] = bias[oc + 3]; }
+      bt_mv1x4(col, filter + oc * K, K, acc);
+      int32_t r[4];
+      for (int k = 0; k < 4; k++) {
+        const int32_t sk = shift[oc + k], pk = fast ? bt_rq2_p2(sk) : 0, ek = fast ? bt_rq2_e1(sk) : 0;
+        r[k] = rq_out(acc[k], mult[oc + k], sk, pk, ek, zp, lo, hi, fast, act);
+      }
+      o[oc] = (int8_t)r[0]; o[oc + 1] = (int8_t)r[1]; o[oc + 2] = (int8_t)r[2]; o[oc + 3] = (int8_t)r[3];
+    }
+    for (; oc < cout; oc++) {
+      const int32_t a = bt_mv1x1(col, filter + oc * K, K, bias ? bias[oc] : 0);
+      const int32_t sk = shift[oc], pk = fast ? bt_rq2_p2(sk) : 0, ek = fast ? bt_rq2_e1(sk) : 0;
+      o[oc] = (int8_t)rq_out(a, mult[oc], sk, pk, ek, zp, lo, hi, fast, act);
+    }
+  }
 }
 
 void bt_conv_s8(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
                 int8_t *out, int32_t y0, int32_t y1) {
-  if (p->kh * p->kw * p->in.c <= BT_COL_MAX) {
+  if (p->kh * p->kw * p->in.c <= BT_COL_MAX && p->out.c >= 4) {
     const int fast = bt_rq2_ok(p->multiplier, p->shift, p->out.c);
     const int act = p->act_max != 127 ? 0 : (p->act_min == -128 ? 2 : 1);
     if (fast && act == 2) conv_cols(p, in, in_y0, out, y0, y1, 1, 2);
