@@ -51,17 +51,23 @@ static inline __attribute__((always_inline)) int32_t rq_out(int32_t acc, int32_t
   return bt_clamp(v, lo, hi);
 }
 
+/* The per-call values pixel_col needs, read once (int8 output stores could alias the parameters). */
+typedef struct {
+  int32_t K, off, off2, ow, ips, ops, in_row, sh, sw;
+  int direct;   /* 1x1 without padding: the pixel is read in place */
+} col_geom;
+
 /* Widens output pixel tt of the band (raster order from row y0)'s patch into col (gathered through
- * patch unless direct: 1x1 without padding reads the pixel in place); returns its output address. */
-static inline __attribute__((always_inline)) int8_t *pixel_col(const bt_conv_params *p, const int8_t *in,
-                                                              int32_t in_y0, int8_t *out, int32_t y0, int32_t tt,
-                                                              int direct, int8_t *patch, int16_t *col) {
-  const int32_t ow = p->out.w, ips = p->in.pixel_stride, y = y0 + tt / ow, x = tt % ow;
+ * patch unless g->direct); returns its output address. */
+static inline __attribute__((always_inline)) int8_t *pixel_col(const bt_conv_params *p, const col_geom *g,
+                                                              const int8_t *in, int32_t in_y0, int8_t *out,
+                                                              int32_t y0, int32_t tt, int8_t *patch, int16_t *col) {
+  const int32_t y = y0 + tt / g->ow, x = tt % g->ow;
   const int8_t *src = patch;
-  if (direct) src = in + (y * p->stride_h - in_y0) * p->in.w * ips + x * p->stride_w * ips;
+  if (g->direct) src = in + (y * g->sh - in_y0) * g->in_row + x * g->sw * g->ips;
   else bt_gather(p, in, in_y0, y, x, patch);
-  bt_widen(src, col, p->kh * p->kw * p->in.c, p->input_offset, bt_dup16(p->input_offset));
-  return out + (y - y0) * ow * p->out.pixel_stride + x * p->out.pixel_stride;
+  bt_widen(src, col, g->K, g->off, g->off2);
+  return out + ((y - y0) * g->ow + x) * g->ops;
 }
 
 /* The patch-matrix path (im2col.h): output pixels of the band two at a time, output channels two at
@@ -75,12 +81,14 @@ static inline __attribute__((always_inline)) void conv_cols(const bt_conv_params
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
   const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
   const int8_t *const filter = p->filter;
-  const int direct = p->kh == 1 && p->kw == 1 && p->pad_top == 0 && p->pad_left == 0;
+  const col_geom g = {K, p->input_offset, bt_dup16(p->input_offset), p->out.w, p->in.pixel_stride,
+                      p->out.pixel_stride, p->in.w * p->in.pixel_stride, p->stride_h, p->stride_w,
+                      p->kh == 1 && p->kw == 1 && p->pad_top == 0 && p->pad_left == 0};
   const int32_t n = (y1 - y0) * p->out.w;
   int32_t t = 0;
   for (; t + 2 <= n; t += 2) {
-    int8_t *const o0 = pixel_col(p, in, in_y0, out, y0, t, direct, patch, col);
-    int8_t *const o1 = pixel_col(p, in, in_y0, out, y0, t + 1, direct, patch, col + BT_COL_MAX);
+    int8_t *const o0 = pixel_col(p, &g, in, in_y0, out, y0, t, patch, col);
+    int8_t *const o1 = pixel_col(p, &g, in, in_y0, out, y0, t + 1, patch, col + BT_COL_MAX);
     int32_t oc = 0;
     for (; oc + 2 <= cout; oc += 2) {
       int32_t acc[4], b0 = 0, b1 = 0;
@@ -106,7 +114,7 @@ static inline __attribute__((always_inline)) void conv_cols(const bt_conv_params
     }
   }
   if (t < n) {
-    int8_t *const o = pixel_col(p, in, in_y0, out, y0, t, direct, patch, col);
+    int8_t *const o = pixel_col(p, &g, in, in_y0, out, y0, t, patch, col);
     int32_t oc = 0;
     for (; oc + 4 <= cout; oc += 4) {
       int32_t acc[4];
