@@ -39,6 +39,12 @@ static inline int32_t bt_sxtb16_ror8(uint32_t x) { return bt_sxtb16(bt_ror8(x));
 #endif
 /* Unaligned 32-bit load (ldr: v7-M/v8-M Mainline allow unaligned normal-memory word loads). */
 static inline uint32_t bt_ld4(const int8_t *p) { uint32_t v; __builtin_memcpy(&v, p, 4); return v; }
+/* v saturated to [-128, 127] (SSAT #8). */
+#if defined(__ARM_FEATURE_SAT) && __ARM_FEATURE_SAT
+static inline int32_t bt_ssat8(int32_t v) { return __ssat(v, 8); }
+#else
+static inline int32_t bt_ssat8(int32_t v) { return v < -128 ? -128 : (v > 127 ? 127 : v); }
+#endif
 /* Both 16-bit halves set to v. */
 static inline int32_t bt_dup16(int32_t v) { return (int32_t)(((uint32_t)(uint16_t)v << 16) | (uint16_t)v); }
 

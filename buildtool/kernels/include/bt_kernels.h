@@ -18,6 +18,8 @@
  * Memory: every activation pointer points into the arena; weights, biases and multiplier
  * tables are read in place (they may be in flash). Kernels never allocate, never call libc,
  * and use no float, except bt_quantize_f32_s8 / bt_dequantize_s8_f32 (float model I/O).
+ * Scratch lives on the stack: the cortex-m set's conv and fully connected take up to 3.3 KB
+ * (two int16 patch columns and the gathered patch, docs/kernels.md); boards reserve 8 KB.
  * Filters keep TFLite's layouts: CONV_2D OHWI [c_out][kh][kw][c_in], DEPTHWISE 1HWC
  * [kh][kw][c_out], FULLY_CONNECTED [n_out][n_in]. No set needs a packed weight layout.
  *

@@ -227,6 +227,62 @@ static void test_conv(void) {
   }
 }
 
+/* Convolution variants of the optimised sets (cortex-m: the patch-matrix path of im2col.h and its
+ * bt_rq2 requantisation): input depths 1, 3, 5, 17 and random, odd and even pixel and channel counts
+ * (1 included), rectangular filters (10x4 as a keyword-spotting stem), strides, dilations, both
+ * paddings, random offsets, pixel-strided views, a left shift on one channel (the generic
+ * requantisation) and patches just over the 640-value column limit (the direct path). */
+static void test_conv_variants(void) {
+  static const int32_t depths[] = {1, 3, 5, 17};
+  for (int32_t t = 0; t < 64; t++) {
+    spatial_case c; c.kind = K_CONV;
+    int32_t cin = t < 32 ? depths[t % 4] : ri(1, 40), cout = (t % 5 == 0) ? 1 : ri(1, 24);
+    int32_t kh = (t % 4 == 3) ? 1 : ri(1, 3) * 2 - 1, kw = (t % 8 == 5) ? ri(1, 4) : kh;
+    if (t % 12 == 11) { kh = 10; kw = 4; }
+    if (t % 16 == 15) { cin = ri(72, 80); kh = kw = 3; }
+    const int32_t d = (t % 10 == 7) ? 2 : 1;
+    int32_t h = ri(kh + (kh - 1) * (d - 1), 13), w = ri(kw + (kw - 1) * (d - 1), 13);
+    int32_t ips = cin + ((t % 3 == 0) ? ri(1, 5) : 0), ops = cout + ((t % 3 == 1) ? ri(1, 5) : 0);
+    gen_conv(&c.dw.conv, h, w, cin, cout, kh, kw, ri(1, 3), ri(1, 3), d, d, (int)(rnd() & 1), ips, ops, 0);
+    c.dw.depth_multiplier = 1;
+    if (t % 9 == 4) g_shift[ri(0, cout - 1)] = ri(0, 2);
+    if (c.dw.conv.out.h <= 0 || c.dw.conv.out.w <= 0) continue;
+    fill(g_in, h * w * ips + 16);
+    spatial_check("conv_variants", t, &c);
+  }
+}
+
+#if defined(__has_include)
+#if __has_include("im2col.h")
+#include "im2col.h"
+#define BT_HAVE_RQ2 1
+#endif
+#endif
+#ifdef BT_HAVE_RQ2
+/* cortex-m's bt_rq2 against bt_mbqm wherever bt_rq2_ok allows it (TFLite multipliers, right shifts) */
+static void test_rq2(void) {
+  static const int32_t edge[] = {0, 1, -1, 2, -2, 3, -3, 127, -128, 1 << 20, -(1 << 20), (1 << 30) - 1, 1 << 30,
+                                 -(1 << 30), INT32_MAX, INT32_MIN, INT32_MIN + 1, INT32_MAX - 1, 12345678, -12345678};
+  static const int32_t mults[] = {0, 1 << 30, (1 << 30) + 1, INT32_MAX, INT32_MAX - 1, 1518500250};
+  int32_t bad = 0;
+  for (uint32_t j = 0; j < sizeof mults / sizeof mults[0]; j++)
+    for (int32_t s = -31; s <= -2; s++) {
+      if (!bt_rq2_ok(&mults[j], &s, 1)) bad++;
+      for (uint32_t i = 0; i < sizeof edge / sizeof edge[0]; i++)
+        if (bt_mbqm(edge[i], mults[j], s) != bt_rq2(edge[i], mults[j], bt_rq2_p2(s), bt_rq2_e1(s))) bad++;
+    }
+  for (int32_t t = 0; t < 20000; t++) {
+    const int32_t x = (int32_t)rnd() >> ri(0, 30), m = (int32_t)(0x40000000u | (rnd() & 0x3fffffffu)), s = ri(-31, -2);
+    if (bt_mbqm(x, m, s) != bt_rq2(x, m, bt_rq2_p2(s), bt_rq2_e1(s))) bad++;
+  }
+  const int32_t m_small = (1 << 30) - 1, m_neg = -(1 << 30), s_pos = -1, s_neg = -2, s_big = -32;
+  if (bt_rq2_ok(&m_small, &s_neg, 1) || bt_rq2_ok(&m_neg, &s_neg, 1) || bt_rq2_ok(&mults[1], &s_pos, 1) ||
+      bt_rq2_ok(&mults[1], &s_big, 1)) bad++;
+  if (bad) { failed++; bt_puts("FAIL bt_rq2 mismatches: "); put_i(bad); bt_puts("\n"); }
+  else passed++;
+}
+#endif
+
 static void test_depthwise(void) {
   for (int32_t t = 0; t < 60; t++) {
     spatial_case c; c.kind = K_DW;
@@ -969,6 +1025,10 @@ int bt_main(void) {
   test_host_requant();
   test_fused_spatial();
   test_fused_elementwise();
+  test_conv_variants();
+#ifdef BT_HAVE_RQ2
+  test_rq2();
+#endif
 #ifdef BT_SET_XCORE
   if (bt_vpu_align_faults) { failed++; bt_puts("FAIL unaligned VPU memory operands: "); bt_putu(bt_vpu_align_faults); bt_puts("\n"); }
   else passed++;

@@ -1,0 +1,352 @@
+"""Our cortex-m kernel set against CMSIS-NN, layer by layer, on the shared models (Cortex-M4, QEMU).
+
+    python benchmarks/kernels_vs_cmsis.py                    # the four shared models
+    python benchmarks/kernels_vs_cmsis.py --models dscnn_kws --layers
+
+For every int8 CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED layer of each model, one firmware image
+(mps2-an386, cortex-m4, -O2) holds the layer's real weights, bias and quantisation and runs it on a
+pseudo-random input three times: CMSIS-NN (built from ../shared/peers/cmsis-nn, its s8 wrappers as
+TFLite Micro calls them), our cortex-m set, and our reference set. The project's QEMU plugin counts
+the instructions of each call (one marker region per call) and the image checks that the three
+outputs are byte-identical. Prints, per model, a table per layer class and in total (with
+--layers also per layer): instructions of CMSIS-NN, ours, the reference, ours / CMSIS-NN, identical.
+CMSIS-NN needs newlib's string.h (Debian: libnewlib-arm-none-eabi). Without ../shared it says so and
+exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "buildtool" / "kernels" / "tests"))
+
+import kbuild  # noqa: E402
+from buildtool import ops, tflite_reader  # noqa: E402
+from buildtool.refops import prepare  # noqa: E402
+
+SHARED = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared"))
+CMSIS = SHARED / "peers" / "cmsis-nn"
+MODELS = ["mbv2_w035_144", "tiny_cnn_32", "dscnn_kws", "resnet_concat_64"]
+CPU = "cortex-m4"
+CLASSES = ("stem conv (c_in % 4 != 0)", "pointwise 1x1", "other conv", "depthwise", "fully connected")
+CMSIS_DIRS = ("ConvolutionFunctions", "FullyConnectedFunctions", "NNSupportFunctions")
+
+
+def cmsis_sources() -> list:
+    """CMSIS-NN's integer sources of the three folders the wrappers need (float files left out)."""
+    out = []
+    for d in CMSIS_DIRS:
+        for f in sorted((CMSIS / "Source" / d).glob("*.c")):
+            if not re.search(r"f16|f32|flt", f.name):
+                out.append(f)
+    return out
+
+
+def layer_class(g, op) -> str:
+    if op.opcode == "FULLY_CONNECTED":
+        return CLASSES[4]
+    if op.opcode == "DEPTHWISE_CONV_2D":
+        return CLASSES[3]
+    _, kh, kw, cin = g.tensors[op.inputs[1]].shape
+    if cin % 4:
+        return CLASSES[0]
+    return CLASSES[1] if kh == kw == 1 else CLASSES[2]
+
+
+class Blob:
+    """The image's constant data: one byte string, 16-byte aligned pieces."""
+
+    def __init__(self):
+        self.data = bytearray()
+
+    def add(self, arr) -> int:
+        while len(self.data) % 16:
+            self.data.append(0)
+        off = len(self.data)
+        self.data += np.ascontiguousarray(arr).tobytes()
+        return off
+
+
+def _ints(vals) -> str:
+    return "{" + ", ".join(str(int(v)) for v in vals) + "}"
+
+
+def _bias(g, op, blob: Blob) -> str:
+    b = op.inputs[2] if len(op.inputs) > 2 else -1
+    if b < 0:
+        return "0"
+    return f"(const int32_t *)(bench_blob + {blob.add(g.tensors[b].data.astype('<i4'))})"
+
+
+def conv_layer(g, op, k: int, blob: Blob) -> tuple:
+    """(declarations, body) of one CONV_2D / DEPTHWISE_CONV_2D layer."""
+    p = prepare.conv(g, op)
+    w, ti, to = g.tensors[op.inputs[1]], g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    win, dw = p.window, op.opcode == "DEPTHWISE_CONV_2D"
+    filt = f"(const int8_t *)(bench_blob + {blob.add(w.data.astype(np.int8))})"
+    bias = _bias(g, op, blob)
+    _, h, wd, c = ti.shape
+    _, oh, ow, oc = to.shape
+    decl = (f"static const int32_t m{k}[] = {_ints(p.multipliers)};\n"
+            f"static const int32_t s{k}[] = {_ints(p.shifts)};\n")
+    conv = (f"{{{{{h}, {wd}, {c}, {c}}}, {{{oh}, {ow}, {oc}, {oc}}}, {win.kh}, {win.kw}, {win.sh}, {win.sw}, "
+            f"{win.dh}, {win.dw}, {win.pad_top}, {win.pad_left}, {p.input_offset}, {p.output_offset}, "
+            f"{p.act_min}, {p.act_max}, {filt}, {bias}, m{k}, s{k}}}")
+    cp_tail = (f"{{{win.sw}, {win.sh}}}, {{{win.pad_left}, {win.pad_top}}}, {{{win.dw}, {win.dh}}}, "
+               f"{{{p.act_min}, {p.act_max}}}}}")
+    common = (f"  cmsis_nn_per_channel_quant_params q = {{(int32_t *)m{k}, (int32_t *)s{k}}};\n"
+              f"  cmsis_nn_dims id = {{1, {h}, {wd}, {c}}}, od = {{1, {oh}, {ow}, {oc}}}, bd = {{1, 1, 1, {oc}}};\n")
+    n_in, n_out = h * wd * c, oh * ow * oc
+    if dw:
+        mult = oc // c
+        decl += f"static const bt_depthwise_params p{k} = {{{conv}, {mult}}};\n"
+        body = (common + f"  cmsis_nn_dims fd = {{1, {win.kh}, {win.kw}, {oc}}};\n"
+                f"  cmsis_nn_dw_conv_params cp = {{{p.input_offset}, {p.output_offset}, {mult}, {cp_tail};\n"
+                f"  cmsis_nn_context ctx = {{g_scratch, arm_depthwise_conv_wrapper_s8_get_buffer_size(&cp, &id, &fd, &od)}};\n"
+                f"  run_begin({k}, {n_in});\n"
+                f"  bench_begin(); arm_depthwise_conv_wrapper_s8(&ctx, &cp, &q, &id, g_in, &fd, {filt}, &bd, {bias}, &od, g_cmsis); bench_end();\n"
+                f"  bench_begin(); bt_depthwise_s8(&p{k}, g_in, 0, g_opt, 0, {oh}); bench_end();\n"
+                f"  bench_begin(); ref_bt_depthwise_s8(&p{k}, g_in, 0, g_ref, 0, {oh}); bench_end();\n")
+    else:
+        decl += f"static const bt_conv_params p{k} = {conv};\n"
+        body = (common + f"  cmsis_nn_dims fd = {{{oc}, {win.kh}, {win.kw}, {c}}};\n"
+                f"  cmsis_nn_conv_params cp = {{{p.input_offset}, {p.output_offset}, {cp_tail};\n"
+                f"  cmsis_nn_context ctx = {{g_scratch, arm_convolve_wrapper_s8_get_buffer_size(&cp, &id, &fd, &od)}};\n"
+                f"  run_begin({k}, {n_in});\n"
+                f"  bench_begin(); arm_convolve_wrapper_s8(&ctx, &cp, &q, &id, g_in, &fd, {filt}, &bd, {bias}, &od, g_cmsis); bench_end();\n"
+                f"  bench_begin(); bt_conv_s8(&p{k}, g_in, 0, g_opt, 0, {oh}); bench_end();\n"
+                f"  bench_begin(); ref_bt_conv_s8(&p{k}, g_in, 0, g_ref, 0, {oh}); bench_end();\n")
+    return decl, body + f"  run_end({k}, {n_out});\n", n_in, n_out
+
+
+def fc_layer(g, op, k: int, blob: Blob) -> tuple:
+    """(declarations, body) of one FULLY_CONNECTED layer (per-tensor or per-channel)."""
+    p = prepare.fully_connected(g, op)
+    w = g.tensors[op.inputs[1]]
+    filt = f"(const int8_t *)(bench_blob + {blob.add(w.data.astype(np.int8))})"
+    bias = _bias(g, op, blob)
+    decl = (f"static const int32_t m{k}[] = {_ints(p.multipliers)};\n"
+            f"static const int32_t s{k}[] = {_ints(p.shifts)};\n"
+            f"static const bt_fc_params p{k} = {{{p.n_in}, {p.n_out}, {p.batches}, {p.input_offset}, "
+            f"{p.filter_offset}, {p.output_offset}, {p.act_min}, {p.act_max}, {filt}, {bias}, m{k}, s{k}, "
+            f"{p.per_channel}}};\n")
+    n_in, n_out = p.n_in * p.batches, p.n_out * p.batches
+    call = (f"arm_fully_connected_per_channel_s8(&ctx, &fp, &qc, &id, g_in, &fd, {filt}, &bd, {bias}, &od, g_cmsis)"
+            if p.per_channel else
+            f"arm_fully_connected_s8(&ctx, &fp, &qt, &id, g_in, &fd, {filt}, &bd, {bias}, &od, g_cmsis)")
+    body = (f"  cmsis_nn_per_channel_quant_params qc = {{(int32_t *)m{k}, (int32_t *)s{k}}};\n"
+            f"  cmsis_nn_per_tensor_quant_params qt = {{m{k}[0], s{k}[0]}};\n"
+            f"  (void)qc; (void)qt;\n"
+            f"  cmsis_nn_dims id = {{{p.batches}, 1, 1, {p.n_in}}}, fd = {{{p.n_in}, 1, 1, {p.n_out}}};\n"
+            f"  cmsis_nn_dims od = {{{p.batches}, 1, 1, {p.n_out}}}, bd = {{1, 1, 1, {p.n_out}}};\n"
+            f"  cmsis_nn_fc_params fp = {{{p.input_offset}, {p.filter_offset}, {p.output_offset}, "
+            f"{{{p.act_min}, {p.act_max}}}}};\n"
+            f"  cmsis_nn_context ctx = {{0, 0}};\n"
+            f"  run_begin({k}, {n_in});\n"
+            f"  bench_begin(); {call}; bench_end();\n"
+            f"  bench_begin(); bt_fully_connected_s8(&p{k}, g_in, g_opt); bench_end();\n"
+            f"  bench_begin(); ref_bt_fully_connected_s8(&p{k}, g_in, g_ref); bench_end();\n"
+            f"  run_end({k}, {n_out});\n")
+    return decl, body, n_in, n_out
+
+
+PRELUDE = r"""
+#include <stdint.h>
+#include "bt_kernels.h"
+#include "arm_nnfunctions.h"
+void bt_puts(const char *s);
+void bt_putu(uint32_t v);
+void ref_bt_conv_s8(const bt_conv_params *, const int8_t *, int32_t, int8_t *, int32_t, int32_t);
+void ref_bt_depthwise_s8(const bt_depthwise_params *, const int8_t *, int32_t, int8_t *, int32_t, int32_t);
+void ref_bt_fully_connected_s8(const bt_fc_params *, const int8_t *, int8_t *);
+extern const int8_t bench_blob[];
+__attribute__((noinline, used)) void bench_begin(void) { __asm__ volatile("" ::: "memory"); }
+__attribute__((noinline, used)) void bench_end(void) { __asm__ volatile("" ::: "memory"); }
+static int8_t g_in[IN_MAX] __attribute__((aligned(16)));
+static int8_t g_cmsis[OUT_MAX] __attribute__((aligned(16)));
+static int8_t g_opt[OUT_MAX] __attribute__((aligned(16)));
+static int8_t g_ref[OUT_MAX] __attribute__((aligned(16)));
+static int8_t g_scratch[SCRATCH_MAX] __attribute__((aligned(16)));
+static void run_begin(int k, int32_t n) {
+  uint32_t s = 0x9E3779B9u * (uint32_t)(k + 1);
+  for (int32_t i = 0; i < n; i++) { s = s * 1664525u + 1013904223u; g_in[i] = (int8_t)(s >> 24); }
+  for (int32_t i = 0; i < OUT_MAX; i++) { g_cmsis[i] = 0x55; g_opt[i] = 0x66; g_ref[i] = 0x77; }
+}
+static void run_end(int k, int32_t n) {
+  uint32_t bad_c = 0, bad_o = 0;
+  for (int32_t i = 0; i < n; i++) { bad_c += g_cmsis[i] != g_ref[i]; bad_o += g_opt[i] != g_ref[i]; }
+  bt_puts("layer "); bt_putu((uint32_t)k); bt_puts(" cmsis_diff "); bt_putu(bad_c);
+  bt_puts(" ours_diff "); bt_putu(bad_o); bt_puts("\n");
+}
+"""
+
+
+def generate(g, work: Path) -> tuple:
+    """Write bench.c and blob.S for graph g; returns (layers [(k, op)], c file, asm file)."""
+    blob, decls, bodies, layers = Blob(), [], [], []
+    in_max = out_max = 16
+    for op in g.operators:
+        if op.opcode not in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"):
+            continue
+        if g.tensors[op.outputs[0]].dtype != "int8":
+            continue
+        k = len(layers)
+        fn = fc_layer if op.opcode == "FULLY_CONNECTED" else conv_layer
+        d, b, n_in, n_out = fn(g, op, k, blob)
+        decls.append(d)
+        bodies.append(f"static void layer{k}(void) {{\n{b}}}\n")
+        in_max, out_max = max(in_max, n_in), max(out_max, n_out)
+        layers.append((k, op))
+    scratch = 65536 * 4
+    head = f"#define IN_MAX {in_max}\n#define OUT_MAX {out_max}\n#define SCRATCH_MAX {scratch}\n"
+    main = ("int bt_main(void) {\n" + "".join(f"  layer{k}();\n" for k, _ in layers) + "  return 0;\n}\n")
+    c = work / "bench.c"
+    c.write_text(head + PRELUDE + "".join(decls) + "".join(bodies) + main)
+    (work / "blob.bin").write_bytes(bytes(blob.data))
+    s = work / "blob.S"
+    s.write_text(f'  .section .rodata.bench_blob\n  .balign 16\n  .global bench_blob\nbench_blob:\n'
+                 f'  .incbin "{work / "blob.bin"}"\n')
+    return layers, c, s
+
+
+def build(work: Path, c: Path, s: Path) -> Path:
+    """Link the layers, CMSIS-NN, our cortex-m set and the renamed reference set for mps2-an386."""
+    flags, _, flash, ram, ram_len = kbuild.ARM_BOARDS[CPU]
+    cc = ["arm-none-eabi-gcc", "-mthumb", *flags.split(), "-std=c99", "-O2", "-g", "-ffunction-sections",
+          "-fdata-sections"]
+    k = kbuild.KERNELS
+    inc = [f"-I{k / 'include'}", f"-I{k / 'reference'}", f"-I{k / 'cortex-m'}", f"-I{kbuild.FIRMWARE / 'common'}",
+           f"-I{CMSIS / 'Include'}"]
+    digest = kbuild._headers_digest()
+    objs = [kbuild._object(cc + inc, src, (), work.parent, digest) for src in kbuild.set_sources("cortex-m")]
+    objs.append(kbuild._object(cc + inc, k / "tests" / "ref_all.c", (), work.parent, digest))
+    objs += [kbuild._object(cc + inc, src, (), work.parent, digest) for src in cmsis_sources()]
+    objs += [kbuild._object(cc + inc, src, (), work.parent, digest)
+             for src in (kbuild.FIRMWARE / "arm" / "startup.c", kbuild.FIRMWARE / "common" / "semihost_io.c")]
+    for src in (c, s):
+        obj = work / (src.name + ".o")
+        r = subprocess.run([*cc, *inc, "-c", str(src), "-o", str(obj)], capture_output=True, text=True)
+        if r.returncode:
+            raise RuntimeError(f"compile failed: {src}\n{r.stderr[-3000:]}")
+        objs.append(obj)
+    ld = kbuild._ld(kbuild.FIRMWARE / "arm" / "cortexm.ld.in", work / "bench.ld", flash, "4M", ram, ram_len, "0x4000")
+    elf = work / "bench.elf"
+    r = subprocess.run([*cc, "-nostartfiles", "-T", str(ld), "-Wl,--gc-sections", *map(str, objs), "-o", str(elf),
+                        "-lc", "-lgcc"], capture_output=True, text=True)
+    if r.returncode:
+        raise RuntimeError(f"link failed:\n{r.stderr[-3000:]}")
+    return elf
+
+
+def run(elf: Path, work: Path) -> tuple:
+    """(region counts, per-layer (cmsis_diff, ours_diff)) from one QEMU run."""
+    plugin = kbuild.build_plugin(work)
+    s = kbuild.symbol(elf, "bench_begin", "arm-none-eabi-nm")
+    e = kbuild.symbol(elf, "bench_end", "arm-none-eabi-nm")
+    cnt = work / "counts.txt"
+    cmd = ["qemu-system-arm", "-M", kbuild.ARM_BOARDS[CPU][1], "-nographic", *kbuild.SEMIHOST,
+           "-plugin", f"{plugin},start={int(s, 16) & ~1:x},end={int(e, 16) & ~1:x},out={cnt}", "-kernel", str(elf)]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
+    if r.returncode:
+        raise RuntimeError(f"QEMU run failed (rc={r.returncode}):\n{(r.stdout + r.stderr)[-2000:]}")
+    m = re.search(r"region_counts=([\d,]*)", cnt.read_text())
+    counts = [int(v) for v in m.group(1).split(",") if v]
+    diffs = [(int(a), int(b)) for a, b in re.findall(r"layer \d+ cmsis_diff (\d+) ours_diff (\d+)", r.stdout + r.stderr)]
+    return counts, diffs
+
+
+def measure(name: str, work: Path) -> list:
+    """One row per layer: dict(k, op, cls, macs, cmsis, ours, ref, identical)."""
+    g = tflite_reader.parse((SHARED / "models" / f"{name}.tflite").read_bytes())
+    work.mkdir(parents=True, exist_ok=True)
+    layers, c, s = generate(g, work)
+    counts, diffs = run(build(work, c, s), work)
+    if len(counts) != 3 * len(layers) or len(diffs) != len(layers):
+        raise RuntimeError(f"{name}: {len(counts)} regions and {len(diffs)} checks for {len(layers)} layers")
+    rows = []
+    for (k, op), d in zip(layers, diffs):
+        cm, ours, ref = counts[3 * k: 3 * k + 3]
+        rows.append(dict(k=k, op=op, cls=layer_class(g, op), macs=ops.op_macs(g, op), cmsis=cm, ours=ours, ref=ref,
+                         identical=d == (0, 0), label=_label(g, op)))
+    return rows
+
+
+def _label(g, op) -> str:
+    w, to = g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    if op.opcode == "FULLY_CONNECTED":
+        return f"op {op.index} FC {w.shape[1]} -> {w.shape[0]}"
+    o = op.options
+    kind = "dw" if op.opcode == "DEPTHWISE_CONV_2D" else "conv"
+    cin = g.tensors[op.inputs[0]].shape[3]
+    return (f"op {op.index} {kind} {w.shape[1]}x{w.shape[2]} s{o.get('stride_h', 1)} "
+            f"{cin} -> {to.shape[1]}x{to.shape[2]}x{to.shape[3]}")
+
+
+def _row(label: str, n: int, macs_: int, cm: int, ours: int, ref: int, ok: bool) -> str:
+    return (f"| {label} | {n} | {macs_ / 1e6:.2f} M | {cm / 1e6:.3f} M | {ours / 1e6:.3f} M | {ref / 1e6:.3f} M | "
+            f"{ours / cm:.3f} | {'yes' if ok else 'NO'} |")
+
+
+def table(name: str, rows: list, per_layer: bool) -> None:
+    print(f"\n### {name}\n")
+    print("| layers | n | MACs | CMSIS-NN | ours | reference | ours / CMSIS-NN | identical |")
+    print("|---|---:|---:|---:|---:|---:|---:|---|")
+    if per_layer:
+        for r in rows:
+            print(_row(r["label"], 1, r["macs"], r["cmsis"], r["ours"], r["ref"], r["identical"]))
+    for cls in CLASSES:
+        sel = [r for r in rows if r["cls"] == cls]
+        if sel:
+            print(_row(cls, len(sel), *(sum(r[f] for r in sel) for f in ("macs", "cmsis", "ours", "ref")),
+                       all(r["identical"] for r in sel)))
+    print(_row("**total**", len(rows), *(sum(r[f] for r in rows) for f in ("macs", "cmsis", "ours", "ref")),
+               all(r["identical"] for r in rows)))
+
+
+def has_newlib() -> bool:
+    """True when arm-none-eabi-gcc compiles an #include <string.h> (CMSIS-NN needs it)."""
+    r = subprocess.run(["arm-none-eabi-gcc", "-fsyntax-only", "-x", "c", "-"], input="#include <string.h>\n",
+                       capture_output=True, text=True)
+    return r.returncode == 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--layers", action="store_true", help="also one row per layer")
+    a = ap.parse_args(argv)
+    if not (CMSIS / "Source").is_dir() or not (SHARED / "models").is_dir():
+        print(f"CMSIS-NN comparison skipped: {CMSIS} or {SHARED / 'models'} is absent")
+        return 0
+    if not kbuild.tools_present("arm-none-eabi-gcc", "qemu-system-arm"):
+        print("CMSIS-NN comparison skipped: arm-none-eabi-gcc or qemu-system-arm is not installed")
+        return 0
+    if not has_newlib():
+        print("CMSIS-NN comparison skipped: arm-none-eabi-gcc finds no string.h (Debian: libnewlib-arm-none-eabi)")
+        return 0
+    print(f"Instructions executed per layer (QEMU {kbuild.ARM_BOARDS[CPU][1]}, {CPU}, -O2, plugin count), "
+          "outputs compared byte for byte with our reference set")
+    bad = 0
+    with tempfile.TemporaryDirectory(prefix="bt-cmsis-") as tmp:
+        for name in a.models.split(","):
+            if not (SHARED / "models" / f"{name}.tflite").is_file():
+                print(f"\n{name}: no {SHARED / 'models' / name}.tflite, skipped")
+                continue
+            rows = measure(name, Path(tmp) / name)
+            table(name, rows, a.layers)
+            bad += sum(not r["identical"] for r in rows)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,257 @@
+/* im2col.h -- the cortex-m set's patch-matrix convolution path: each output pixel's input patch
+ * (kh*kw*c_in values, OHWI order) is gathered once, widened to int16 with the input offset added
+ * (padding taps become 0), and a 2-pixel x 2-output-channel SMLAD kernel multiplies two such
+ * columns with two filter rows read straight from flash (2 LDR + 4 SXTB16 + 4 LDR + 8 SMLAD per 16
+ * MACs). Requantisation takes bt_rq2 (one SMLAL-based rounding, exact for TFLite's multipliers)
+ * when every channel allows it. Used by conv.c for any patch of at most BT_COL_MAX values. */
+#ifndef BT_CORTEXM_IM2COL_H
+#define BT_CORTEXM_IM2COL_H
+#include <stdint.h>
+#include "bt_kernels.h"
+#include "requant.h"
+#include "dsp.h"
+
+#define BT_COL_MAX 640   /* int16 values per column: 2 columns = 2560 bytes of stack */
+
+/* Column layout: within each group of 4 values k..k+3 the int16s are stored [k, k+2, k+1, k+3], so a
+ * word at col+k pairs with SXTB16(w) (bytes 0, 2) and the word at col+k+2 with SXTB16(w ror 8);
+ * the K % 4 tail values follow in order. */
+
+/* dst[0..n) = the widened, reordered values of src[0..n) + off (off2 = bt_dup16(off)). */
+static inline void bt_widen(const int8_t *src, int16_t *dst, int32_t n, int32_t off, int32_t off2) {
+  int32_t k = 0;
+  for (; k + 4 <= n; k += 4) {
+    const uint32_t v = bt_ld4(src + k);
+    const int32_t a = bt_sadd16(bt_sxtb16(v), off2), b = bt_sadd16(bt_sxtb16_ror8(v), off2);
+    __builtin_memcpy(dst + k, &a, 4);
+    __builtin_memcpy(dst + k + 2, &b, 4);
+  }
+  for (; k < n; k++) dst[k] = (int16_t)(src[k] + off);
+}
+
+/* dst[0..n) = src[0..n): word copies (unaligned LDR/STR), then bytes. */
+static inline void bt_copy(int8_t *dst, const int8_t *src, int32_t n) {
+  int32_t k = 0;
+  for (; k + 4 <= n; k += 4) {
+    const uint32_t v = bt_ld4(src + k);
+    __builtin_memcpy(dst + k, &v, 4);
+  }
+  for (; k < n; k++) dst[k] = src[k];
+}
+
+/* Gathers the patch of output pixel (y, x) as int8 codes into pb (K bytes): padding taps get the
+ * input zero point (-off), which the widening turns into 0. A patch inside the image of a dense
+ * input without horizontal dilation is kh copies of kw*c_in contiguous bytes. */
+static inline void bt_gather(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int32_t y, int32_t x,
+                             int8_t *pb) {
+  const int32_t cin = p->in.c, ips = p->in.pixel_stride, in_row = p->in.w * ips;
+  const int8_t zp = (int8_t)(-p->input_offset);
+  const int32_t iy0 = y * p->stride_h - p->pad_top, ix0 = x * p->stride_w - p->pad_left;
+  if (ips == cin && p->dil_w == 1 && iy0 >= 0 && iy0 + (p->kh - 1) * p->dil_h < p->in.h && ix0 >= 0 &&
+      ix0 + p->kw <= p->in.w) {
+    const int32_t run = p->kw * cin, dy = p->dil_h * in_row;
+    const int8_t *s = in + (iy0 - in_y0) * in_row + ix0 * ips;
+    for (int32_t ky = 0; ky < p->kh; ky++, s += dy, pb += run) bt_copy(pb, s, run);
+    return;
+  }
+  for (int32_t ky = 0; ky < p->kh; ky++) {
+    const int32_t iy = iy0 + ky * p->dil_h;
+    const int row_ok = (uint32_t)iy < (uint32_t)p->in.h;
+    const int8_t *irow = in + (iy - in_y0) * in_row;
+    for (int32_t kx = 0; kx < p->kw; kx++, pb += cin) {
+      const int32_t ix = ix0 + kx * p->dil_w;
+      if (row_ok && (uint32_t)ix < (uint32_t)p->in.w) {
+        const int8_t *s = irow + ix * ips;
+        for (int32_t c = 0; c < cin; c++) pb[c] = s[c];
+      } else {
+        for (int32_t c = 0; c < cin; c++) pb[c] = zp;
+      }
+    }
+  }
+}
+
+#define BT_STR_(x) #x
+#define BT_STR(x) BT_STR_(x)
+
+/* One step of bt_mm2x2's asm loop: 4 values of both columns times 4 weights of both rows (16 MACs). */
+#define BT_MM2X2_STEP                                         \
+  "ldr %[wb], [%[f], %[K]]\n\t"                               \
+  "ldr %[wa], [%[f]], #4\n\t"                                 \
+  "ldr %[x], [%[c0]], #8\n\t"                                 \
+  "sxtb16 %[t], %[wa]\n\t"                                    \
+  "ldr %[y], [%[c0], #" BT_STR(2 * BT_COL_MAX - 8) "]\n\t"    \
+  "smlad %[a00], %[t], %[x], %[a00]\n\t"                      \
+  "smlad %[a10], %[t], %[y], %[a10]\n\t"                      \
+  "sxtb16 %[t], %[wb]\n\t"                                    \
+  "smlad %[a01], %[t], %[x], %[a01]\n\t"                      \
+  "smlad %[a11], %[t], %[y], %[a11]\n\t"                      \
+  "ldr %[x], [%[c0], #-4]\n\t"                                \
+  "ldr %[y], [%[c0], #" BT_STR(2 * BT_COL_MAX - 4) "]\n\t"    \
+  "sxtb16 %[t], %[wa], ror #8\n\t"                            \
+  "smlad %[a00], %[t], %[x], %[a00]\n\t"                      \
+  "smlad %[a10], %[t], %[y], %[a10]\n\t"                      \
+  "sxtb16 %[t], %[wb], ror #8\n\t"                            \
+  "smlad %[a01], %[t], %[x], %[a01]\n\t"                      \
+  "smlad %[a11], %[t], %[y], %[a11]\n\t"
+#define BT_MM2X2_OPERANDS                                                                                 \
+  : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [c0] "+r"(c0), [f] "+r"(f),     \
+    [wa] "=&r"(wa), [wb] "=&r"(wb), [t] "=&r"(t), [x] "=&r"(x), [y] "=&r"(y)                            \
+  : [K] "r"(K), [end] "r"(end)                                                                           \
+  : "cc", "memory"
+
+/* acc = {b0 + p0*f0, b1 + p0*f1, b0 + p1*f0, b1 + p1*f1}: columns c0 and c1 = c0 + BT_COL_MAX, filter
+ * rows f0 and f0 + K. The DSP version of the main loop is asm: 20 instructions per 16 MACs, no spills (GCC's own schedule of the same C reloaded two values from the stack per step). */
+static inline void bt_mm2x2(const int16_t *c0, const int8_t *f0, int32_t K, int32_t b0, int32_t b1, int32_t *acc) {
+  int32_t a00 = b0, a01 = b1, a10 = b0, a11 = b1;
+  const int32_t K4 = K & ~3;
+  const int8_t *f = f0;
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)   /* -O0 lacks the registers */
+  uint32_t wa, wb, t, x, y;
+  if (K4) {
+    const int16_t *const end = c0 + K4;
+    __asm__ volatile("1:\n\t" BT_MM2X2_STEP "cmp %[c0], %[end]\n\tbne 1b\n\t" BT_MM2X2_OPERANDS);
+  }
+#else
+  const int16_t *const end = c0 + K4;
+  while (c0 != end) {
+    const uint32_t wb = bt_ld4(f + K), wa = bt_ld4(f);
+    f += 4;
+    const int32_t al = bt_sxtb16(wa), ah = bt_sxtb16_ror8(wa), bl = bt_sxtb16(wb), bh = bt_sxtb16_ror8(wb);
+    int32_t x;
+    __builtin_memcpy(&x, c0, 4);
+    a00 = bt_smlad(al, x, a00); a01 = bt_smlad(bl, x, a01);
+    __builtin_memcpy(&x, c0 + 2, 4);
+    a00 = bt_smlad(ah, x, a00); a01 = bt_smlad(bh, x, a01);
+    __builtin_memcpy(&x, c0 + BT_COL_MAX, 4);
+    a10 = bt_smlad(al, x, a10); a11 = bt_smlad(bl, x, a11);
+    __builtin_memcpy(&x, c0 + BT_COL_MAX + 2, 4);
+    a10 = bt_smlad(ah, x, a10); a11 = bt_smlad(bh, x, a11);
+    c0 += 4;
+  }
+#endif
+  for (int32_t k = K4; k < K; k++, c0++, f++) {
+    const int32_t w0 = f[0], w1 = f[K], x0 = c0[0], x1 = c0[BT_COL_MAX];
+    a00 += w0 * x0; a01 += w1 * x0; a10 += w0 * x1; a11 += w1 * x1;
+  }
+  acc[0] = a00; acc[1] = a01; acc[2] = a10; acc[3] = a11;
+}
+
+/* acc[r] = column c . filter row f0 + r*n for r = 0..3 (fully connected: one widened input vector,
+ * four weight rows n bytes apart). n4 = n & ~3 values take the asm loop (25 instructions per 16 MACs; the end
+ * pointer stays in memory: 12 registers fit every optimisation level),
+ * the n % 4 tail runs in C. */
+static inline void bt_mv1x4(const int16_t *c, const int8_t *f0, int32_t n, int32_t *acc) {
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+  const int32_t n4 = n & ~3;
+  const int16_t *const end = c + n4;
+  const int8_t *f = f0, *f2 = f0 + 2 * n;
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)
+  if (n4) {
+    uint32_t x, y, w, t;
+    __asm__ volatile(
+        "1:\n\t"
+        "ldr %[x], [%[c]], #8\n\t"
+        "ldr %[y], [%[c], #-4]\n\t"
+        "ldr %[w], [%[f], %[n]]\n\t"
+        "sxtb16 %[t], %[w]\n\t"
+        "smlad %[a1], %[t], %[x], %[a1]\n\t"
+        "sxtb16 %[t], %[w], ror #8\n\t"
+        "smlad %[a1], %[t], %[y], %[a1]\n\t"
+        "ldr %[w], [%[f]], #4\n\t"
+        "sxtb16 %[t], %[w]\n\t"
+        "smlad %[a0], %[t], %[x], %[a0]\n\t"
+        "sxtb16 %[t], %[w], ror #8\n\t"
+        "smlad %[a0], %[t], %[y], %[a0]\n\t"
+        "ldr %[w], [%[f2], %[n]]\n\t"
+        "sxtb16 %[t], %[w]\n\t"
+        "smlad %[a3], %[t], %[x], %[a3]\n\t"
+        "sxtb16 %[t], %[w], ror #8\n\t"
+        "smlad %[a3], %[t], %[y], %[a3]\n\t"
+        "ldr %[w], [%[f2]], #4\n\t"
+        "sxtb16 %[t], %[w]\n\t"
+        "smlad %[a2], %[t], %[x], %[a2]\n\t"
+        "sxtb16 %[t], %[w], ror #8\n\t"
+        "smlad %[a2], %[t], %[y], %[a2]\n\t"
+        "ldr %[t], %[end]\n\t"
+        "cmp %[c], %[t]\n\t"
+        "bne 1b\n\t"
+        : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [c] "+r"(c), [f] "+r"(f), [f2] "+r"(f2),
+          [x] "=&r"(x), [y] "=&r"(y), [w] "=&r"(w), [t] "=&r"(t)
+        : [n] "r"(n), [end] "m"(end)
+        : "cc", "memory");
+  }
+#else
+  for (; c != end; c += 4, f += 4, f2 += 4) {
+    int32_t x, y;
+    __builtin_memcpy(&x, c, 4);
+    __builtin_memcpy(&y, c + 2, 4);
+    const uint32_t w0 = bt_ld4(f), w1 = bt_ld4(f + n), w2 = bt_ld4(f2), w3 = bt_ld4(f2 + n);
+    a0 = bt_smlad(bt_sxtb16_ror8(w0), y, bt_smlad(bt_sxtb16(w0), x, a0));
+    a1 = bt_smlad(bt_sxtb16_ror8(w1), y, bt_smlad(bt_sxtb16(w1), x, a1));
+    a2 = bt_smlad(bt_sxtb16_ror8(w2), y, bt_smlad(bt_sxtb16(w2), x, a2));
+    a3 = bt_smlad(bt_sxtb16_ror8(w3), y, bt_smlad(bt_sxtb16(w3), x, a3));
+  }
+#endif
+  for (int32_t k = n4; k < n; k++, c++, f++, f2++) {
+    a0 += f[0] * c[0]; a1 += f[n] * c[0]; a2 += f2[0] * c[0]; a3 += f2[n] * c[0];
+  }
+  acc[0] = a0; acc[1] = a1; acc[2] = a2; acc[3] = a3;
+}
+
+/* column c . filter row f (n values). */
+static inline int32_t bt_mv1x1(const int16_t *c, const int8_t *f, int32_t n, int32_t acc) {
+  int32_t k = 0;
+  for (; k + 4 <= n; k += 4) {
+    const uint32_t w = bt_ld4(f + k);
+    int32_t x, y;
+    __builtin_memcpy(&x, c + k, 4);
+    __builtin_memcpy(&y, c + k + 2, 4);
+    acc = bt_smlad(bt_sxtb16_ror8(w), y, bt_smlad(bt_sxtb16(w), x, acc));
+  }
+  for (; k < n; k++) acc += f[k] * c[k];
+  return acc;
+}
+
+/* acc = {p0*f0, p1*f0} (the last channel of an odd count). */
+static inline void bt_mm2x1(const int16_t *c0, const int8_t *f, int32_t K, int32_t *acc) {
+  int32_t a0 = 0, a1 = 0, k = 0;
+  for (; k + 4 <= K; k += 4) {
+    const uint32_t w = bt_ld4(f + k);
+    const int32_t l = bt_sxtb16(w), h = bt_sxtb16_ror8(w);
+    int32_t x;
+    __builtin_memcpy(&x, c0 + k, 4); a0 = bt_smlad(l, x, a0);
+    __builtin_memcpy(&x, c0 + k + 2, 4); a0 = bt_smlad(h, x, a0);
+    __builtin_memcpy(&x, c0 + BT_COL_MAX + k, 4); a1 = bt_smlad(l, x, a1);
+    __builtin_memcpy(&x, c0 + BT_COL_MAX + k + 2, 4); a1 = bt_smlad(h, x, a1);
+  }
+  for (; k < K; k++) { a0 += f[k] * c0[k]; a1 += f[k] * c0[BT_COL_MAX + k]; }
+  acc[0] = a0; acc[1] = a1;
+}
+
+/* 1 when bt_rq2 equals bt_mbqm for every channel: multiplier 0 or in [2^30, 2^31) (what TFLite's
+ * QuantizeMultiplier gives) and shift in [-31, -2] (a right shift of at least 2). */
+static inline int bt_rq2_ok(const int32_t *mult, const int32_t *shift, int32_t n) {
+  for (int32_t i = 0; i < n; i++)
+    if ((mult[i] != 0 && mult[i] < (1 << 30)) || shift[i] > -2 || shift[i] < -31) return 0;
+  return 1;
+}
+
+/* MultiplyByQuantizedMultiplier(a, m, -e) for bt_rq2_ok parameters, given p2 = 2^(e-2) and e1 = e-1:
+ *   h = floor((a*m + 2^30) / 2^31) and RoundingDivideByPOT(h, e) = floor((h + 2^(e-1) - [h<0]) / 2^e)
+ * fold into one 64-bit sum, floor((a*m + 2^30 + 2^(30+e) - [h<0]*2^31) / 2^(31+e)) (floor of a floor),
+ * whose quotient is the high word shifted right by e-1. With m >= 2^30, h < 0 exactly when a < 0
+ * (a = -1, m = 2^30 gives h = 0 either way: both forms yield 0); m = 0 gives 0 both ways. The
+ * constant's words are lo = 2^30 | (a & 2^31), hi = 2^(e-2) + (a >> 31) (e >= 2: 2^30 - 2^31 borrows
+ * one from the high word), so the whole step is AND, ORR, ADD, SMLAL, ASR. */
+static inline int32_t bt_rq2(int32_t a, int32_t m, int32_t p2, int32_t e1) {
+  const uint32_t lo = 0x40000000u | ((uint32_t)a & 0x80000000u);
+  const uint32_t hi = (uint32_t)(p2 + (a >> 31));
+  const uint64_t acc = (((uint64_t)hi << 32) | lo) + (uint64_t)((int64_t)a * m);
+  return (int32_t)(acc >> 32) >> e1;
+}
+
+/* bt_rq2's per-channel values from a TFLite shift (-31..-2). */
+static inline int32_t bt_rq2_p2(int32_t shift) { return 1 << (-shift - 2); }
+static inline int32_t bt_rq2_e1(int32_t shift) { return -shift - 1; }
+
+#endif

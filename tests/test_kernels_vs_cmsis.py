@@ -1,0 +1,43 @@
+"""benchmarks/kernels_vs_cmsis.py: one line and exit 0 without ../shared; on a shared model every
+conv/depthwise/FC layer runs in CMSIS-NN, our cortex-m set and our reference set with byte-identical
+outputs, one counted region per call."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "benchmarks" / "kernels_vs_cmsis.py"
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import kernels_vs_cmsis as kvc  # noqa: E402
+
+
+def test_without_shared_it_says_so_in_one_line_and_exits_0(tmp_path):
+    env = {**os.environ, "BUILDTOOL_SHARED": str(tmp_path / "nowhere"), "PYTHONPATH": str(ROOT)}
+    r = subprocess.run([sys.executable, str(BENCH)], env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == ""
+    lines = r.stdout.strip().splitlines()
+    assert len(lines) == 1 and "skipped" in lines[0] and str(tmp_path / "nowhere") in lines[0]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (kvc.CMSIS / "Source").is_dir() or not (kvc.SHARED / "models" / "tiny_cnn_32.tflite").is_file()
+                    or not kvc.kbuild.tools_present("arm-none-eabi-gcc", "qemu-system-arm") or not kvc.has_newlib(),
+                    reason="needs ../shared (CMSIS-NN, tiny_cnn_32), the Arm toolchain with newlib, QEMU")
+def test_every_layer_of_a_shared_model_runs_identically_in_all_three(tmp_path):
+    from buildtool import ops, tflite_reader
+    g = tflite_reader.parse((kvc.SHARED / "models" / "tiny_cnn_32.tflite").read_bytes())
+    want = [op.index for op in g.operators if op.opcode in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")]
+    rows = kvc.measure("tiny_cnn_32", tmp_path / "tiny")
+    assert [r["op"].index for r in rows] == want
+    assert all(r["identical"] for r in rows)
+    assert [r["macs"] for r in rows] == [ops.op_macs(g, g.operators[i]) for i in want]
+    # each region counted its whole call: a Cortex-M4 instruction does at most 2 MACs (SMLAD)
+    assert all(min(r["cmsis"], r["ours"], r["ref"]) * 2 >= r["macs"] for r in rows)
+    assert {r["cls"] for r in rows} <= set(kvc.CLASSES)
