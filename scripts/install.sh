@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-PKGS="gcc g++ make cmake ninja-build gcc-arm-none-eabi qemu-system-arm gcc-riscv64-unknown-elf qemu-system-misc nginx-extras bazel-bootstrap clangd"
+PKGS="gcc g++ make cmake ninja-build gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm gcc-riscv64-unknown-elf qemu-system-misc nginx-extras bazel-bootstrap clangd"
 missing=""
 for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then
