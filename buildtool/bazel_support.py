@@ -40,7 +40,7 @@ def _builtin_includes(cc: str) -> list:
             on = False
         elif on:
             lines.append(line.strip())
-    dirs = {os.path.normpath(p) for p in lines} | set(lines)
+    dirs = {os.path.normpath(p) for p in lines}  # Bazel refuses a/../b (newlib's dir is listed that way)
     # merged /usr: gcc found as /bin/<cc> (PATH=/bin:/usr/bin, --incompatible_strict_action_env) names /lib/...
     dirs |= {d[4:] for d in dirs if d.startswith("/usr/") and os.path.realpath(d[4:]) == os.path.realpath(d)}
     return sorted(dirs)
