@@ -11,14 +11,13 @@ once, then the first again: its state and the shared arena survive the others' r
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
 from . import pipeline
 from .errors import UsageError
 from .fsutil import write_error, write_if_changed
-from .toolchain import (FIRMWARE, FirmwareError, check_segments, check_tools, compile_flags, kernel_library,
+from .toolchain import (FIRMWARE, FirmwareError, check_tools, install_elf, compile_flags, kernel_library,
                         link_flags, source_parts, weights_define)
 
 MAIN = FIRMWARE / "common" / "multi_main.c"
@@ -123,13 +122,7 @@ def link(t, out, paths: dict) -> dict:
     srcs += [str(part["model_c"]) for part in paths["parts"]]
     _cc([t.cc] + flags + srcs + objs + [str(kernel_library(t))] + link_flags(t, ld) + ["-o", str(tmp)],
         f"linking the multi-model firmware for {t.name}")
-    try:
-        if t.linker_template:
-            check_segments(t, tmp)
-    except FirmwareError:
-        tmp.unlink()
-        raise
-    os.replace(tmp, elf)
+    install_elf(t, tmp, elf)
     return dict(paths, elf=elf)
 
 

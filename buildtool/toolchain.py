@@ -171,6 +171,16 @@ def link(t: targets.Target, out_dir, paths: dict, g: Graph, plan) -> dict:
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         raise _link_error(g, plan, t, elf, r, cmd)
+    install_elf(t, tmp, elf)
+    paths = dict(paths, elf=elf)
+    if ld:
+        paths["ld"] = ld
+    return paths
+
+
+def install_elf(t: targets.Target, tmp: Path, elf: Path) -> None:
+    """Move a freshly linked ELF into place once its load segments lie where the board has memory
+    (check_segments); one that does not is removed, so no build is left that a loader would misplace."""
     try:
         if t.linker_template:
             check_segments(t, tmp)
@@ -178,10 +188,6 @@ def link(t: targets.Target, out_dir, paths: dict, g: Graph, plan) -> dict:
         tmp.unlink()
         raise
     os.replace(tmp, elf)
-    paths = dict(paths, elf=elf)
-    if ld:
-        paths["ld"] = ld
-    return paths
 
 
 def _link_error(g: Graph, plan, t: targets.Target, elf: Path, r, cmd: list) -> BuildtoolError:
