@@ -73,6 +73,11 @@ def run(a) -> int:
     return run_step(a)
 
 
+def _paths(step: str) -> tuple:
+    """The arguments that name files (gen model's input is a zoo name)."""
+    return tuple(k for k in PATHS if not (k == "input" and step == "model"))
+
+
 def _via_daemon(a) -> bool:
     """Ask the daemon to run the step; False (after one warning) when no daemon can be used."""
     from .daemon import protocol
@@ -80,8 +85,8 @@ def _via_daemon(a) -> bool:
     from .errors import BuildtoolError
 
     args, typed = {k: getattr(a, k) for k in ARGS}, {}
-    for k in PATHS:
-        if args[k] and not (k == "input" and a.step == "model"):  # gen model's input is a zoo name
+    for k in _paths(a.step):
+        if args[k]:
             typed[os.path.abspath(args[k])] = args[k]
             args[k] = os.path.abspath(args[k])
     wire = {k: ([protocol.to_wire(x) for x in v] if isinstance(v, list) else protocol.to_wire(v))
@@ -115,7 +120,7 @@ def step_args(args: dict):
                 raise ValueError("gen opt must be a list of strings")
         elif v is not None and not isinstance(v, str):
             raise ValueError(f"gen {k} must be a string")
-        elif k in PATHS and v and not (k == "input" and a.step == "model") and not os.path.isabs(v):
+        elif k in _paths(a.step) and v and not os.path.isabs(v):
             raise ValueError(f"gen {k} must be an absolute path")
     return a
 
