@@ -184,7 +184,7 @@ def one_line_error(r, *parts) -> str:
     (["time_budget=nan"], ["time_budget=nan", "a number from 0 to 3600"]),
     (["order_search=maybe"], ["order_search='maybe'", "true or false"]),
     (["inplace=2"], ["inplace='2'", "true or false"]),
-    (["kernels=nosuch"], ["kernels='nosuch'", "board host has no kernel set 'nosuch'", "its sets are reference"]),
+    (["kernels=nosuch"], ["kernels='nosuch'", "board host has no kernel set 'nosuch'", "its sets are host, reference"]),
     (["board=cortex-m4", "kernels=cortex-m,xcore"], ["no kernel set 'xcore'", "its sets are cortex-m, reference"]),
     (["bord=host"], ["unknown build variable(s) 'bord'; known: board, model"]),
 ], ids=["align-abc", "align-24", "budget-neg", "budget-nan", "order-maybe", "inplace-2", "kernels", "kernels-board",
@@ -421,10 +421,12 @@ def test_quiet_output_and_the_memory_summary(tmp_path):
     ram = sec[".stack"] + sec[".data"] + sec[".bss"]  # an independent count from the section table
     flash = sec[".text"] + sec[".data"] + sec[".bt_weights"]
     summary = [ln for ln in lines if ln.startswith("cortex-m4: RAM ")]
-    assert summary == [f"cortex-m4: RAM {ram / 1024:,.1f} KiB of 4,096.0 KiB (0 %) = arena "
+    pct = lambda n: f"{100 * n / (4 << 20):.0f} %"  # noqa: E731  (of the board's 4 MiB)
+    assert summary == [f"cortex-m4: RAM {ram / 1024:,.1f} KiB of 4,096.0 KiB ({pct(ram)}) = arena "
                        f"{plan['arena_bytes'] / 1024:.1f} KiB + stack {sec['.stack'] / 1024:.1f} KiB + static "
                        f"{(sec['.data'] + sec['.bss'] - plan['arena_bytes']) / 1024:.1f} KiB; flash "
-                       f"{flash / 1024:,.1f} KiB of 4,096.0 KiB (0 %) = code {(sec['.text'] + sec['.data']) / 1024:.1f} "
+                       f"{flash / 1024:,.1f} KiB of 4,096.0 KiB ({pct(flash)}) = code "
+                       f"{(sec['.text'] + sec['.data']) / 1024:.1f} "
                        f"KiB + weights {sec['.bt_weights'] / 1024:.1f} KiB"]
     (tmp_path / "b" / "obj" / "model.o").unlink()
     r = scons("board=cortex-m4", "model=tiny", f"out={tmp_path / 'b'}", "VERBOSE=1")
