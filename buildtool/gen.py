@@ -89,8 +89,7 @@ def _via_daemon(a) -> bool:
         if args[k]:
             typed[os.path.abspath(args[k])] = args[k]
             args[k] = os.path.abspath(args[k])
-    wire = {k: ([protocol.to_wire(x) for x in v] if isinstance(v, list) else protocol.to_wire(v))
-            for k, v in args.items() if v is not None}
+    wire = {k: protocol.to_wire(v) for k, v in args.items() if v is not None}
     try:
         with DaemonClient() as c:
             c.request({"type": "gen", "args": wire})

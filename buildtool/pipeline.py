@@ -57,11 +57,9 @@ PACKAGE = Path(__file__).resolve().parent
 
 def step_sources(step: str) -> list:
     """The Python files a step's output depends on (absolute paths, sorted)."""
-    out = []
-    for rel in STEP_SOURCES[step]:
-        p = PACKAGE / rel
-        out += sorted(str(f) for f in p.rglob("*.py")) if p.is_dir() else ([str(p)] if p.exists() else [])
-    return out
+    from .sources import files
+
+    return [str(Path(f).resolve()) for f in files(STEP_SOURCES[step])]
 
 
 # -- read -----------------------------------------------------------------------------------

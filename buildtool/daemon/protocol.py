@@ -43,9 +43,11 @@ class DaemonUnavailable(BuildtoolError):
     client.plan() then plans in its own process after one warning."""
 
 
-def to_wire(text: str):
+def to_wire(text):
     """A str for msgpack; a path or message that is not valid UTF-8 (POSIX paths are bytes:
-    Python holds the undecodable ones as surrogates) travels as its bytes instead."""
+    Python holds the undecodable ones as surrogates) travels as its bytes instead. A list: each item."""
+    if isinstance(text, list):
+        return [to_wire(t) for t in text]
     try:
         text.encode("utf-8")
         return text
@@ -55,6 +57,8 @@ def to_wire(text: str):
 
 def from_wire(value):
     """Inverse of to_wire: bytes become the str (with surrogates) that Python uses for them."""
+    if isinstance(value, list):
+        return [from_wire(v) for v in value]
     return os.fsdecode(value) if isinstance(value, bytes) else value
 
 

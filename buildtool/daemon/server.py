@@ -23,6 +23,7 @@ BUILDTOOL_DAEMON_LOG_MAX_BYTES overrides LOG_ROTATE_BYTES.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import fcntl
 import importlib
 import logging
@@ -140,14 +141,34 @@ class Daemon:
                 **self.versions}
 
     # -- planning ----------------------------------------------------------------
-    def plan(self, msg: dict, conn: socket.socket | None = None) -> dict:
-        from .. import service
+    def _cancel_check(self, conn: socket.socket | None):
+        """A check that raises cache.Cancelled once the client has hung up (planners call it often)."""
         from ..cache import Cancelled
 
         def check():
             if conn is not None and client_gone(conn):
                 raise Cancelled("the client hung up")
+        return check
 
+    @contextlib.contextmanager
+    def _planning_slot(self, check):
+        """Hold one of MAX_PLANS planning slots (waited for while the client waits; then the test delay)."""
+        while not self._slots.acquire(timeout=0.2):
+            check()
+        try:
+            check()  # the client may have gone while we waited
+            deadline = time.monotonic() + self._delay
+            while time.monotonic() < deadline:
+                check()
+                time.sleep(0.05)
+            yield
+        finally:
+            self._slots.release()
+
+    def plan(self, msg: dict, conn: socket.socket | None = None) -> dict:
+        from .. import service
+
+        check = self._cancel_check(conn)
         options = msg.get("options") or {}
         if not isinstance(options, dict):
             raise protocol.ProtocolError("plan options must be a map")
@@ -169,17 +190,8 @@ class Daemon:
                 raise UsageError(f"'{model}' is neither a model file nor a zoo name (zoo: {', '.join(zoo.names())})")
         else:
             raise protocol.ProtocolError("a plan request needs an absolute model path, model_bytes or a zoo name")
-        while not self._slots.acquire(timeout=0.2):  # wait for a free planning slot, while the client waits
-            check()
-        try:
-            check()  # the client may have gone while we waited
-            deadline = time.monotonic() + self._delay
-            while time.monotonic() < deadline:
-                check()
-                time.sleep(0.05)
+        with self._planning_slot(check):
             result = service.plan_request(model, options, self.memo.session(check), source=source)
-        finally:
-            self._slots.release()
         if "model" in msg and self._watch_on:
             self._watch(model, service.normalize_options(options))
         return result
@@ -188,26 +200,17 @@ class Daemon:
         """Run one `buildtool gen` step for a client (its paths absolute); its plan step plans
         through this daemon's memo, in a planning slot."""
         from .. import gen, service
-        from ..cache import Cancelled
 
-        def check():
-            if conn is not None and client_gone(conn):
-                raise Cancelled("the client hung up")
-
+        check = self._cancel_check(conn)
         raw = msg.get("args")
         try:
-            a = gen.step_args({k: ([protocol.from_wire(x) for x in v] if isinstance(v, list) else protocol.from_wire(v))
-                               for k, v in raw.items()} if isinstance(raw, dict) else raw)
+            a = gen.step_args({k: protocol.from_wire(v) for k, v in raw.items()} if isinstance(raw, dict) else raw)
         except ValueError as e:
             raise protocol.ProtocolError(str(e)) from None
 
         def planner(graph, options):
-            while not self._slots.acquire(timeout=0.2):
-                check()
-            try:
+            with self._planning_slot(check):
                 return service.plan_request(graph, options.to_map(), self.memo.session(check))
-            finally:
-                self._slots.release()
 
         gen.run_step(a, planner)
         return a.step
