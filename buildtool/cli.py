@@ -6,7 +6,6 @@ Every failure a user can cause ends in one line on stderr and exit status 2.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import warnings
@@ -54,6 +53,8 @@ def cmd_inspect(a) -> int:
     else:
         g, problem = load_model(a.model), None
     info = describe(g, problem)
+    import json
+
     print(json.dumps(info, indent=1) if a.json else format_text(info))
     return 0
 
@@ -64,6 +65,8 @@ def cmd_ops(a) -> int:
 
     rows = supported_table()
     if a.json:
+        import json
+
         print(json.dumps(rows, indent=1))
         return 0
     print(f"{'operator':20} {'input types':40} output types")
@@ -160,6 +163,8 @@ def cmd_plan(a) -> int:
         _say_tradeoff(_model_name(a.model), plan)
         if r["via_daemon"]:
             out["cache"], out["plan_ms"] = r["cache"], r["plan_ms"]
+        import json
+
         print(json.dumps(out, indent=1))
         return 0
     name = _model_name(a.model)  # a zoo name whole: mbv2-w0.35
@@ -330,7 +335,48 @@ def cmd_bazel_dir(a) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+# Commands whose parsers live in their own modules: imported only when the command line names them
+# (or asks for the command list), so a warm `buildtool plan` loads none of them.
+_MODULE_COMMANDS = ("daemon", "gen", "multi", "watch", "netsplit")
+_COMMANDS = ("inspect", "ops", "plan", "zoo", "run", "report", "flash", "boards", "scons-dir", "cmake-dir",
+             "bazel-dir") + _MODULE_COMMANDS
+
+
+def _add_module_commands(sub, only: str | None) -> None:
+    """The five module commands; with `only`, every other one is a bare stub (never shown: the command
+    list is printed only when no command was named)."""
+    def wanted(name: str) -> bool:
+        if only in (None, name):
+            return True
+        sub.add_parser(name)
+        return False
+
+    if wanted("daemon"):
+        from .daemon import cli as daemon_cli
+
+        s = sub.add_parser("daemon", help="the background planner daemon: start, stop, status, clear")
+        daemon_cli.build_parser(s)
+        s.set_defaults(fn=daemon_cli.run)
+    if wanted("gen"):
+        from .gen import add_parser as add_gen
+
+        add_gen(sub)
+    if wanted("multi"):
+        from .multi_cli import add_parser as add_multi
+
+        add_multi(sub)
+    if wanted("watch"):
+        from .watch import add_parser as add_watch
+
+        add_watch(sub)
+    if wanted("netsplit"):
+        from .netsplit.cli import add_parser as add_netsplit
+
+        add_netsplit(sub)
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line; `only` (a command's name) skips importing the other commands' modules."""
     p = argparse.ArgumentParser(prog="buildtool", description="int8 TFLite CNN -> memory-planned MCU firmware")
     p.add_argument("--version", action="version", version=f"buildtool {__version__}")
     sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
@@ -383,12 +429,6 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("image")
     s.set_defaults(fn=cmd_flash)
 
-    from .daemon import cli as daemon_cli
-
-    s = sub.add_parser("daemon", help="the background planner daemon: start, stop, status, clear")
-    daemon_cli.build_parser(s)
-    s.set_defaults(fn=daemon_cli.run)
-
     s = sub.add_parser("boards", help="list the boards (target plugins) that are installed")
     s.set_defaults(fn=cmd_boards)
 
@@ -400,16 +440,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("bazel-dir", help="the path for local_repository(name = \"buildtool\", path = ...)")
     s.set_defaults(fn=cmd_bazel_dir)
 
-    from .gen import add_parser as add_gen
-    from .multi_cli import add_parser as add_multi
-    from .watch import add_parser as add_watch
-
-    add_gen(sub)
-    add_multi(sub)
-    add_watch(sub)
-    from .netsplit.cli import add_parser as add_netsplit
-
-    add_netsplit(sub)
+    _add_module_commands(sub, only)
     return p
 
 
@@ -426,18 +457,9 @@ def error_message(e: BuildtoolError, spec: str | None) -> str:
     return f"{spec}: {msg}"
 
 
-def gen_parser() -> argparse.ArgumentParser:
-    """`buildtool gen` alone: build systems run it once per step, so it imports only what it needs."""
-    from .gen import add_parser
-
-    p = argparse.ArgumentParser(prog="buildtool")
-    add_parser(p.add_subparsers(dest="cmd", metavar="COMMAND"))
-    return p
-
-
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    p = gen_parser() if argv[:1] == ["gen"] else build_parser()
+    p = build_parser(argv[0] if argv[:1] and argv[0] in _COMMANDS else None)
     a = p.parse_args(argv)
     if not getattr(a, "fn", None):
         p.print_help()

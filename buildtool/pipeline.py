@@ -15,8 +15,6 @@ function of its inputs: the same model, options and board give byte-identical fi
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import os
 import re
 from pathlib import Path
@@ -84,6 +82,8 @@ def build_dir_name(name: str) -> str:
     if _PLAIN_NAME.fullmatch(name):
         return name
     plain = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._-")[:64] or "model"
+    import hashlib  # (here and below: a warm daemon hit imports neither hashlib nor json)
+
     return f"{plain}-{hashlib.sha256(name.encode('utf-8', 'surrogateescape')).hexdigest()[:12]}"
 
 
@@ -100,6 +100,8 @@ class Source:
         """(cache kind, key parts) that identify the model without parsing it."""
         if self.zoo is not None:
             return "zoo", self.zoo
+        import hashlib
+
         return "model", hashlib.sha256(self.data).hexdigest()
 
 
@@ -246,6 +248,8 @@ def flash_image(model: Model, board: str) -> bytes:
 
 def code(model: Model, plan, board: str) -> dict:
     """The generated text files: plan.json, model.c, model.h, firmware.json (weights apart: flash_image)."""
+    import json
+
     from . import targets
 
     model_c, model_h = plan.emit_c(model.graph, board, targets.get(board).weights_align)

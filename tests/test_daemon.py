@@ -405,6 +405,9 @@ def test_warm_fused_plan_cli_imports_neither_numpy_nor_fusion(rt):
     imported = {line.rsplit("|", 1)[1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")}
     assert "buildtool.daemon.client" in imported  # the list is real: the client was imported
     assert not {m for m in imported if m.split(".")[0] == "numpy" or m.startswith("buildtool.fusion")}
+    # nor the other commands' modules, nor what only a miss or --json needs
+    assert not imported & {"buildtool.gen", "buildtool.watch", "buildtool.multi_cli", "buildtool.netsplit.cli",
+                           "buildtool.daemon.cli", "hashlib", "json"}
 
 
 def test_write_behind_entries_are_on_disk_once_the_daemon_stops(rt, monkeypatch):
