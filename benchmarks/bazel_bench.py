@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+KIT = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared")) / "integration-kit" / "bazel"
 sys.path[:0] = [str(ROOT)]
 from buildtool.bazel_support import executed  # noqa: E402
 
@@ -49,19 +50,37 @@ class Bazel:
             raise SystemExit(f"bazel_bench: bazel failed:\n{r.stderr[-3000:]}")
         return [step_name(m, out) for m, out, _ in executed(log)]
 
-    def floor(self, runs: int) -> list:
-        """No-op build times of an empty workspace (one genrule) on the same Bazel and startup flags:
-        what Bazel itself costs here, whatever the rules do."""
+    def floors(self, runs: int) -> list:
+        """[(row, times, what ran)]: this workspace's no-op without the execution log the other rows
+        write, then the no-op of an empty workspace (one genrule: what Bazel itself costs here,
+        whatever the rules do) and, when ../shared is present, of the integration kit's prototype
+        workspace (its stub repositories and a plain cc_binary), on the same Bazel and startup flags."""
+        rows = [("no-op, no execution log", self._noops(self.top, "//:app", runs, self.flags), "nothing")]
         empty = self.top.parent / "empty-workspace"
         empty.mkdir(exist_ok=True)
         (empty / "WORKSPACE").write_text('workspace(name = "empty")\n')
         (empty / "BUILD").write_text('genrule(name = "g", outs = ["g.txt"], cmd = "echo hi > $@")\n')
+        rows.append(("no-op, empty workspace", self._noops(empty, "//:g", runs), "nothing (Bazel's floor)"))
+        if KIT.is_dir():
+            kit = self.top.parent / "kit-workspace"
+            shutil.copytree(KIT, kit, symlinks=True)
+            (kit / "hello_plain.c").write_text("int main(void) { return 0; }\n")
+            with open(kit / "BUILD", "a") as f:
+                f.write('\ncc_binary(name = "hello_plain", srcs = ["hello_plain.c"])\n')
+            rows.append(("no-op, integration kit prototype", self._noops(kit, "//:hello_plain", runs),
+                         "nothing (the prototype's own no-op, measured now)"))
+        return rows
+
+    def _noops(self, ws: Path, target: str, runs: int, flags=()) -> list:
+        """No-op build times of target in ws (its first build, untimed, starts that workspace's server)."""
         times = []
-        for i in range(runs + 1):  # the first build starts that workspace's server
+        for _ in range(runs + 1):
             t0 = time.perf_counter()
-            subprocess.run(self.startup + ["build", "//:g"], cwd=empty, env=self.env, capture_output=True, check=True)
+            subprocess.run(self.startup + ["build", *flags, target], cwd=ws, env=self.env, capture_output=True,
+                           check=True)
             times.append(time.perf_counter() - t0)
-        subprocess.run(self.startup + ["shutdown"], cwd=empty, env=self.env, capture_output=True)
+        if ws != self.top:
+            subprocess.run(self.startup + ["shutdown"], cwd=ws, env=self.env, capture_output=True)
         return times[1:]
 
     def close(self) -> None:

@@ -107,8 +107,8 @@ def measure(system, runs: int, planner_file: Path) -> list:
     model.write_bytes(tiny_bytes())
     timed("cold", n=1)
     timed("no-op")
-    if hasattr(system, "floor"):  # Bazel: its own no-op cost on an empty workspace, measured now
-        rows.append(("no-op, empty workspace", statistics.median(system.floor(runs)), "nothing (Bazel's floor)"))
+    if hasattr(system, "floors"):  # Bazel: no-ops to compare with (its own floor, the prototype), measured now
+        rows += [(label, statistics.median(times), ran) for label, times, ran in system.floors(runs)]
     timed("same bytes", edit=lambda: (time.sleep(0.01), model.write_bytes(model.read_bytes())))
     timed("weight-only", edit=lambda: model.write_bytes(tiny_bytes(1)), undo=lambda: model.write_bytes(tiny_bytes()))
     timed("structural", edit=lambda: model.write_bytes(tiny_bytes(wide=True)),
