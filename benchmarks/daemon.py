@@ -12,7 +12,8 @@ Rows per model:
                      it (what a one-shot CLI call adds to the interpreter's own start, shown
                      for reference as a bare `python -c pass`)
 A second table times whole `buildtool plan MODEL --optimize ram` CLI processes (mbv2-w0.35):
---no-daemon, a daemon miss (cache cleared first, daemon running), a warm daemon hit. The
+--no-daemon, a daemon miss (cache cleared first, daemon running), a warm daemon hit, and that hit
+again under `python -S` (no .pth start-up hooks: what an interpreter with a plain wheel install runs). The
 children keep compiled bytecode in a private PYTHONPYCACHEPREFIX, as an installed buildtool has.
 """
 
@@ -116,8 +117,18 @@ def cli_rows(runs: int, warm_runs: int) -> list:
         miss.append((time.perf_counter() - t) * 1e3)
     warm = median_ms(cli, warm_runs)
     bare = median_ms(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True, env=env), warm_runs)
+    # The same without site's start-up hooks (.pth files: an editable install's finder, this machine's
+    # certificate hook), which an interpreter with a plain wheel install does not run: -S, and the
+    # directory holding msgpack on PYTHONPATH (its .pth files are not read from there).
+    import msgpack
+
+    lean = dict(env, PYTHONPATH=os.pathsep.join([str(ROOT), os.path.dirname(os.path.dirname(msgpack.__file__))]))
+    warm_s = median_ms(lambda: subprocess.run([sys.executable, "-S", *cmd[1:]], check=True, capture_output=True,
+                                              env=lean, cwd=ROOT), warm_runs)
+    bare_s = median_ms(lambda: subprocess.run([sys.executable, "-S", "-c", "pass"], check=True, env=lean), warm_runs)
     return [("`--no-daemon`", statistics.median(nod)), ("daemon miss (cache cleared)", statistics.median(miss)),
-            ("daemon warm hit", warm), ("(`python -c pass`)", bare)]
+            ("daemon warm hit", warm), ("(`python -c pass`)", bare),
+            ("daemon warm hit, no site hooks (`python -S`)", warm_s), ("(`python -S -c pass`)", bare_s)]
 
 
 def main(argv=None) -> int:
