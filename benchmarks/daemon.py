@@ -1,6 +1,6 @@
 """Planner daemon: cold plan vs warm cache hit, medians of several runs.
 
-    python benchmarks/daemon.py [--runs N] [--warm-runs N]
+    python benchmarks/daemon.py [--runs N] [--warm-runs N] [--cli-only] [--write-docs]
 
 Runs a daemon in a private temporary runtime and cache directory (never the
 user's), stops it at the end, and prints a Markdown table for docs/daemon.md.
@@ -28,7 +28,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from docs_tables import median_ms  # noqa: E402 (beside this script)
+from docs_tables import Out, environment, median_ms, write_docs  # noqa: E402 (beside this script)
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared")) / "models"
@@ -136,7 +136,11 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=3, help="runs of each cold measurement")
     ap.add_argument("--warm-runs", type=int, default=20, help="runs of each warm measurement")
     ap.add_argument("--cli-only", action="store_true", help="only the whole-CLI-process table")
+    ap.add_argument("--write-docs", action="store_true", help="rewrite the generated tables of docs/daemon.md "
+                                                              "(not with --cli-only)")
     a = ap.parse_args(argv)
+    if a.write_docs and a.cli_only:
+        ap.error("--write-docs needs every table: drop --cli-only")
     tmp = tempfile.mkdtemp(prefix="btbench", dir="/tmp")
     os.environ["BUILDTOOL_RUNTIME_DIR"] = os.path.join(tmp, "run")
     os.environ["BUILDTOOL_CACHE_DIR"] = os.path.join(tmp, "cache")
@@ -179,23 +183,28 @@ def main(argv=None) -> int:
             if c.connect():
                 c.stop()
         shutil.rmtree(tmp, ignore_errors=True)
-    print("| `buildtool plan mbv2-w0.35 --optimize ram`, whole CLI process | median |")
-    print("|---|---:|")
+    out = Out()
+    out(f"Measured {environment()}; load average {os.getloadavg()[0]:.1f} at the end.")
+    out()
+    out("| `buildtool plan mbv2-w0.35 --optimize ram`, whole CLI process | median |")
+    out("|---|---:|")
     for label, ms in cli_table:
-        print(f"| {label} | {ms:.0f} ms |")
-    print()
+        out(f"| {label} | {ms:.0f} ms |")
+    out()
     if a.cli_only:
         return 0
-    print(f"| model | in-process plan | daemon cold | daemon warm hit | new process: import + warm hit "
-          f"(interpreter start: {bare:.0f} ms) |")
-    print("|---|---:|---:|---:|---:|")
+    out(f"| model | in-process plan | daemon cold | daemon warm hit | new process: import + warm hit "
+        f"(interpreter start: {bare:.0f} ms) |")
+    out("|---|---:|---:|---:|---:|")
     for label, inproc, cold_ms, warm_ms, proc_ms in rows:
-        print(f"| {label} | {inproc:.0f} ms | {cold_ms:.0f} ms | {warm_ms:.1f} ms | {proc_ms:.1f} ms |")
-    print()
-    print("| build step | without daemon (BUILDTOOL_NO_DAEMON=1) | with the daemon |")
-    print("|---|---:|---:|")
+        out(f"| {label} | {inproc:.0f} ms | {cold_ms:.0f} ms | {warm_ms:.1f} ms | {proc_ms:.1f} ms |")
+    out()
+    out("| build step | without daemon (BUILDTOOL_NO_DAEMON=1) | with the daemon |")
+    out("|---|---:|---:|")
     for label, nod, dae in scons_rows:
-        print(f"| {label} | {nod:.0f} ms | {dae:.0f} ms |")
+        out(f"| {label} | {nod:.0f} ms | {dae:.0f} ms |")
+    if a.write_docs:
+        write_docs("docs/daemon.md", "daemon.py", out.text)
     return 0
 
 
