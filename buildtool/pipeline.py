@@ -43,8 +43,8 @@ STEP_SOURCES = {  # a superset of what the step imports (tests/test_gen.py check
              "fusion/lifetimes.py", "fusion/receptive.py", "fusion/schedule.py", "fusion_exec.py", "arena/__init__.py",
              "arena/checker.py", "arena/exact.py", "arena/packers.py", "flash.py", "pipeline.py",
              "plan.py", "options.py", "ops.py", "ops_extra.py", "stateful.py", "opdefs.py", "ir.py", "targets",
-             "boards", "toolchain.py", "tflite_reader.py", "tflite_options.py"),
-    "flash": ("__init__.py", "flash.py", "tflite_reader.py", "tflite_options.py", "ir.py", "pipeline.py", "options.py",
+             "boards", "toolchain.py", "regions.py", "tflite_reader.py", "tflite_options.py"),
+    "flash": ("__init__.py", "flash.py", "regions.py", "tflite_reader.py", "tflite_options.py", "ir.py", "pipeline.py", "options.py",
               "plan.py", "opdefs.py", "ops.py", "ops_extra.py", "stateful.py", "targets", "boards"),
     "board": ("__init__.py", "targets", "boards", "toolchain.py", "pipeline.py", "options.py", "ir.py"),
 }
@@ -237,11 +237,15 @@ def manifest(model: Model, plan, board: str) -> dict:
             "outputs": io(g.outputs), "order": order, "opcodes": opcodes}
 
 
-def flash_image(model: Model, board: str) -> bytes:
-    """weights.bin: every constant tensor, aligned for the board, with its header."""
+def flash_image(model: Model, board: str, plan=None) -> bytes:
+    """weights.bin: every constant tensor, aligned for the board, with its header; on a board with
+    memory regions, those placed in an external region last (regions.py; plan: its traffic counts)."""
     from . import flash, targets
+    from .regions import image_groups
 
-    return flash.build_image(model.graph, board, targets.get(board).weights_align)
+    t = targets.get(board)
+    split = image_groups(model.graph, plan, t)
+    return flash.build_image(model.graph, board, t.weights_align, split[0] if split else None)
 
 
 def code(model: Model, plan, board: str) -> dict:
@@ -268,7 +272,7 @@ def generate(model: Model, plan, board: str, out_dir) -> dict:
              "weights": out / "weights.bin", "manifest": out / "firmware.json"}
     for key, name in (("plan", "plan.json"), ("model_c", "model.c"), ("model_h", "model.h")):
         _write(paths[key], files[name])
-    _write(paths["weights"], flash_image(model, board))
+    _write(paths["weights"], flash_image(model, board, plan))
     _write(paths["manifest"], files["firmware.json"])
     return paths
 
