@@ -15,7 +15,7 @@ Layout (little-endian):
   24 16  target name, NUL-padded ASCII
   40 16  model hash: first 16 bytes of Graph.structure_hash() (no weight values)
   56  4  external part: offset of the tensors placed in an external memory region (0: none)
-  60  4  reserved, zero
+  60  4  CRC-32 of the external part's tensor indices (u32 each; 0 when none): the code checks both
 Tensor offsets are from the start of the image; the payload starts at HEADER_BYTES. When a board's
 placement (buildtool/regions.py) puts tensors in an external region, those come last, from a
 multiple of 64 (the external part), and weights.S links that part into the region's own section.
@@ -90,6 +90,13 @@ def model_hash(g: Graph) -> bytes:
     return bytes.fromhex(g.structure_hash())[:16]
 
 
+def ext_signature(groups=None) -> int:
+    """The CRC-32 of which tensors the external part holds (0 when there is none)."""
+    if not groups or len(groups) < 2 or not groups[1]:
+        return 0
+    return zlib.crc32(struct.pack(f"<{len(groups[1])}I", *groups[1]))
+
+
 def build_image(g: Graph, target: str, align: int = 16, groups=None) -> bytes:
     """The complete flash image for graph g on board `target` (groups: see layout)."""
     if align < 1 or align > HEADER_BYTES or align & (align - 1):
@@ -103,7 +110,7 @@ def build_image(g: Graph, target: str, align: int = 16, groups=None) -> bytes:
         body[off - HEADER_BYTES:off - HEADER_BYTES + len(raw)] = raw
     name = target.encode("ascii")[:15]
     head = _HEADER.pack(MAGIC, FORMAT_VERSION, HEADER_BYTES, len(body), zlib.crc32(body), align,
-                        name, model_hash(g), ext_offset(g, align, groups), 0)
+                        name, model_hash(g), ext_offset(g, align, groups), ext_signature(groups))
     return head + bytes(body)
 
 

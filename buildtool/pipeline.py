@@ -237,14 +237,15 @@ def manifest(model: Model, plan, board: str) -> dict:
             "outputs": io(g.outputs), "order": order, "opcodes": opcodes}
 
 
-def flash_image(model: Model, board: str, plan=None) -> bytes:
+def flash_image(model: Model, board: str, plan=None, split: bool = True) -> bytes:
     """weights.bin: every constant tensor, aligned for the board, with its header; on a board with
-    memory regions, those placed in an external region last (regions.py; plan: its traffic counts)."""
+    memory regions, those placed in an external region last (regions.py; plan: its traffic counts;
+    split=False: never, as a multi-model firmware's code reads every image whole from flash)."""
     from . import flash, targets
     from .regions import image_groups
 
     t = targets.get(board)
-    split = image_groups(model.graph, plan, t)
+    split = image_groups(model.graph, plan, t) if split else None
     return flash.build_image(model.graph, board, t.weights_align, split[0] if split else None)
 
 

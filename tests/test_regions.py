@@ -220,3 +220,34 @@ def test_unknown_board_and_board_without_room_are_one_line(capsys, monkeypatch):
     assert main(["plan", "tiny", "--board", "m4-small"]) == 2
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and "do not fit board m4-small's weight regions" in err[0]
+
+
+@pytest.fixture
+def m4_512(monkeypatch):
+    """cortex-m4 with 512 B of its flash left for weights (tiny's weights must split), under its own
+    name (the cached kernel library is the board's)."""
+    base = _need("cortex-m4")
+    regs = tuple(dataclasses.replace(r, reserve=r.size - 512 - 128) if r.name == "flash" else r for r in base.regions)
+    t = dataclasses.replace(base, regions=regs)
+    monkeypatch.setattr(targets, "_CACHE", {**targets.boards(), t.name: t})
+    return t
+
+
+def test_fused_plan_split_runs_bit_exact_and_a_foreign_split_is_refused(m4_512, tmp_path):
+    """A fused plan's placement (weights re-read per tile kept in flash) differs from a
+    layer-by-layer one's; firmware built with it is bit-exact, and an image split for the other
+    placement is refused at start-up (header offset and tensor signature checked)."""
+    model = pipeline.read_model("tiny")
+    g = model.graph
+    fused = pipeline.plan_memory(g, pipeline.PlanOptions.from_map({"optimize": "ram"}))
+    p, plain = regions.place(g, fused, m4_512), regions.place(g, None, m4_512)
+    _check(g, fused, m4_512, p)
+    assert p.weights != plain.weights and "psram" in p.weights.values()
+    paths = pipeline.build(model, "cortex-m4", tmp_path, plan=fused)
+    x = fixed_input(g.tensors[g.inputs[0]].shape, 1)
+    y, _, _ = runner.run("cortex-m4", tmp_path, x)
+    assert np.array_equal(y, tflm_run(serialize(g), [x])[0])
+    paths["weights"].write_bytes(pipeline.flash_image(model, "cortex-m4"))  # gen flash's: no plan
+    pipeline.link(model, fused, m4_512, tmp_path, paths)
+    with pytest.raises(runner.FirmwareError, match="exited with 3 \\(weights image does not match the firmware\\)"):
+        runner.run("cortex-m4", tmp_path, x)

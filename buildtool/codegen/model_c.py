@@ -67,6 +67,7 @@ class _Emitter(ExtraOpsEmitter):
     """Collects declarations and the body of model_invoke for one graph and plan."""
 
     ext_offset = 0  # where the flash image's external part starts (0: none)
+    ext_signature = 0  # flash.ext_signature of its tensors
 
     def __init__(self, g: Graph, plan: ArenaPlan, weight_offsets: dict):
         self.g, self.plan, self.w = g, plan, weight_offsets
@@ -570,10 +571,12 @@ def _ext_decl(e) -> str:
 
 
 def _ext_check(e) -> str:
-    """model_init's check that the linked image splits where this code reads it (none when unsplit)."""
+    """model_init's check that the linked image splits where this code reads it, the same tensors
+    external (none when unsplit)."""
     if not e.ext_offset:
         return ""
-    return (f"  if ((w[56] | w[57] << 8 | w[58] << 16 | (uint32_t)w[59] << 24) != {e.ext_offset}u) return 4;\n")
+    return (f"  if ((w[56] | w[57] << 8 | w[58] << 16 | (uint32_t)w[59] << 24) != {e.ext_offset}u ||\n"
+            f"      (w[60] | w[61] << 8 | w[62] << 16 | (uint32_t)w[63] << 24) != {e.ext_signature}u) return 4;\n")
 
 
 def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, emit=None,
@@ -587,11 +590,13 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
     arena_base (multi-model firmware): no arena of its own, plan offsets are from that byte of
     a shared bt_arena."""
     check_prefix(prefix)
-    split = _placement_groups(g, plan, target, weights_align) if prefix == "model" else None
+    placed = getattr(emit, "plan", plan)  # a fused plan's emit carries it: its tile counts place weights
+    split = _placement_groups(g, placed, target, weights_align) if prefix == "model" else None
     groups = split[0] if split else None
     offsets = flash.layout(g, weights_align, groups)
     e = emitter(g, plan, offsets)
     e.ext_offset = flash.ext_offset(g, weights_align, groups)
+    e.ext_signature = flash.ext_signature(groups)
     if emit is None:
         for oi in plan.order:
             emit_op(e, oi)

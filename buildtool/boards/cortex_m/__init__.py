@@ -18,12 +18,12 @@ def _board(name, cpu, machine, cpu_flags, flash, flash_len, ram, ram_len, region
 
 def an386_regions() -> tuple:
     """mps2-an386's memories as QEMU 7.2 maps them (`info mtree`): SSRAM1 (4 MiB at 0, the code
-    memory: our flash, 256 KiB of it kept for code and .data), block RAM (16 KiB at 0x01000000),
+    memory: our flash, 512 KiB of it kept for code and .data), block RAM (16 KiB at 0x01000000),
     SSRAM2&3 (4 MiB at 0x20000000: data, the arena) and PSRAM (16 MiB at 0x21000000, external).
     Costs are relative per byte read: the ZBT SRAMs and block RAM are single-cycle on the FPGA,
     PSRAM is the slow external memory (QEMU itself runs every region at the same speed)."""
     m = 1 << 20
-    return (Region("flash", 0x00000000, 4 * m, 1, ("code", "weights"), 256 * 1024, "FLASH"),
+    return (Region("flash", 0x00000000, 4 * m, 1, ("code", "weights"), 512 * 1024, "FLASH"),
             Region("blockram", 0x01000000, 16 * 1024, 1, (), 0, "BLOCKRAM"),
             Region("sram", 0x20000000, 4 * m, 1, ("arena",), 0, "RAM"),
             Region("psram", 0x21000000, 16 * m, 4, ("weights", "arena"), 0, "PSRAM"))
