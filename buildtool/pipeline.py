@@ -44,8 +44,8 @@ STEP_SOURCES = {  # a superset of what the step imports (tests/test_gen.py check
              "arena/checker.py", "arena/exact.py", "arena/packers.py", "flash.py", "pipeline.py",
              "plan.py", "options.py", "ops.py", "ops_extra.py", "stateful.py", "opdefs.py", "ir.py", "targets",
              "boards", "toolchain.py", "regions.py", "tflite_reader.py", "tflite_options.py"),
-    "flash": ("__init__.py", "flash.py", "regions.py", "tflite_reader.py", "tflite_options.py", "ir.py", "pipeline.py", "options.py",
-              "plan.py", "opdefs.py", "ops.py", "ops_extra.py", "stateful.py", "targets", "boards"),
+    "flash": ("__init__.py", "flash.py", "regions.py", "tflite_reader.py", "tflite_options.py", "ir.py", "pipeline.py",
+              "options.py", "plan.py", "opdefs.py", "ops.py", "ops_extra.py", "stateful.py", "targets", "boards"),
     "board": ("__init__.py", "targets", "boards", "toolchain.py", "pipeline.py", "options.py", "ir.py"),
 }
 # the command-line shell around the steps: what it imports does not shape a step's output
@@ -245,8 +245,8 @@ def flash_image(model: Model, board: str, plan=None, split: bool = True) -> byte
     from .regions import image_groups
 
     t = targets.get(board)
-    split = image_groups(model.graph, plan, t) if split else None
-    return flash.build_image(model.graph, board, t.weights_align, split[0] if split else None)
+    placed = image_groups(model.graph, plan, t) if split else None
+    return flash.build_image(model.graph, board, t.weights_align, placed[0] if placed else None)
 
 
 def code(model: Model, plan, board: str) -> dict:

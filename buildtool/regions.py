@@ -90,10 +90,7 @@ def place(g, plan, board, align: int | None = None) -> Placement:
     caps = [weight_capacity(r, r is primary) for r in wregs]
     choice = _assign([t[i] for i in tensors], sizes, [r.cost for r in wregs], caps, align)
     if choice is None:
-        need, have = sum(sizes), sum(caps)
-        raise PlanError(f"{g.name}: its {need:,} B of weights do not fit board {board.name}'s weight regions "
-                        + ", ".join(f"{r.name} ({c:,} B free)" for r, c in zip(wregs, caps))
-                        + f": {max(need - have, 0):,} B short" + ("" if need > have else " once packed"))
+        raise _no_fit(g, board, wregs, caps, sum(sizes))
     weights = {i: wregs[c].name for i, c in zip(tensors, choice)}
     used = {r.name: 0 for r in regions}
     for i, c, s in zip(tensors, choice, sizes):
@@ -106,6 +103,14 @@ def place(g, plan, board, align: int | None = None) -> Placement:
     cost = sum(wregs[c].cost * t[i] for i, c in zip(tensors, choice))
     return Placement(board.name, weights, arena_reg, arena_bytes, used, {r.name: r.size for r in regions},
                      t, cost, primary.name, tuple(r.name for r in regions))
+
+
+def _no_fit(g, board, wregs, caps, need: int) -> PlanError:
+    """The one line naming every weight region, its free bytes and how many bytes are short."""
+    have = sum(caps)
+    return PlanError(f"{g.name}: its {need:,} B of weights do not fit board {board.name}'s weight regions "
+                     + ", ".join(f"{r.name} ({c:,} B free)" for r, c in zip(wregs, caps))
+                     + f": {max(need - have, 0):,} B short" + ("" if need > have else " once packed"))
 
 
 def _arena_region(regions, need: int):

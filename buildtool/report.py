@@ -148,6 +148,7 @@ def write_report(g, before, after, path: str, title: str | None = None, placemen
     title = title or f"{g.name}: activation memory before and after"
     svg_path = os.path.splitext(path)[0] + ".svg"
     # the page first: it holds the figure too, so a failure never leaves a figure without its page
-    for p, text in ((path, report_html(g, before, after, title, placement)), (svg_path, memory_svg(g, before, after, title))):
+    page = report_html(g, before, after, title, placement)
+    for p, text in ((path, page), (svg_path, memory_svg(g, before, after, title))):
         write_atomic(p, text)
     return path, svg_path

@@ -20,7 +20,8 @@ def placement_svg(p) -> str:
     h = 30 + _ROW * len(p.order)
     pw = _W - _ML - _MR
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{_W}" height="{h}" viewBox="0 0 {_W} {h}" '
-           f'font-family="Helvetica, Arial, sans-serif" font-size="11">', f'<rect width="{_W}" height="{h}" fill="white"/>',
+           f'font-family="Helvetica, Arial, sans-serif" font-size="11">',
+           f'<rect width="{_W}" height="{h}" fill="white"/>',
            f'<text x="{_W / 2}" y="16" text-anchor="middle" font-size="13" font-weight="bold">'
            f'{html.escape(p.board)}: placement per memory region (bytes used / size)</text>']
     for k, r in enumerate(p.order):

@@ -125,8 +125,9 @@ def test_nothing_fits_is_one_plan_error():
                             f"flash (256 B free), ext (512 B free): {need - 768:,} B short")
 
 
-@pytest.mark.parametrize("options,key,count", [({"optimize": "ram"}, ("first_op", "last_op"), ("row_tiles", "col_tiles")),
-                                               ({"splits": "auto"}, ("top", "bottom"), ("slices",))])
+@pytest.mark.parametrize("options,key,count", [
+    ({"optimize": "ram"}, ("first_op", "last_op"), ("row_tiles", "col_tiles")),
+    ({"splits": "auto"}, ("top", "bottom"), ("slices",))])
 def test_fused_plan_traffic_counts_tiles(options, key, count):
     """A fused block's weights are read once per tile, a split region's once per slice: the traffic
     is the plan's count x bytes (layer by layer: the bytes once)."""

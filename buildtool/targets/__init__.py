@@ -140,8 +140,8 @@ def _with_regions(text: str, extra: tuple) -> str:
     template's other lines as they are."""
     mem = "".join(f"  {r.memory} (r) : ORIGIN = 0x{r.origin:x}, LENGTH = 0x{r.size:x}\n" for r in extra)
     phdrs = "".join(f"  {r.name} PT_LOAD;\n" for r in extra)
-    secs = "".join(f"  .bt_weights_{r.name} : {{ . = ALIGN(64); KEEP(*(.bt_weights_{r.name})) }} > {r.memory} :{r.name}\n"
-                   for r in extra)
+    secs = "".join(f"  .bt_weights_{r.name} : {{ . = ALIGN(64); KEEP(*(.bt_weights_{r.name})) }} "
+                   f"> {r.memory} :{r.name}\n" for r in extra)
     return text.replace("@EXT_MEMORY@\n", mem).replace("@EXT_PHDRS@\n", phdrs).replace("@EXT_SECTIONS@\n", secs)
 
 
