@@ -223,11 +223,11 @@ def cmd_zoo(a) -> int:
     from .tflite_writer import serialize
 
     if a.list or not a.name:
-        for name, desc in zoo.describe().items():
+        for name, desc in zoo.describe(large=True).items():
             print(f"{name:14s} {desc}")
         return 0
-    if a.name not in zoo.names():
-        raise UsageError(f"unknown zoo model '{a.name}' (known: {', '.join(zoo.names())})")
+    if a.name not in zoo.names(large=True):
+        raise UsageError(f"unknown zoo model '{a.name}' (known: {', '.join(zoo.names(large=True))})")
     out = a.output or f"{a.name}.tflite"
     _write_atomic(out, serialize(zoo.build(a.name)))
     print(f"wrote {out}")

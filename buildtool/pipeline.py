@@ -113,8 +113,8 @@ def locate(spec: str, shown: str | None = None) -> Source:
         return Source(model_name(shown), shown, read_model_file(spec, shown))
     from . import zoo
 
-    if spec not in zoo.names():
-        raise UsageError(f"'{spec}' is neither a model file nor a zoo name (zoo: {', '.join(zoo.names())})")
+    if spec not in zoo.names(large=True):
+        raise UsageError(f"'{spec}' is neither a model file nor a zoo name (zoo: {', '.join(zoo.names(True))})")
     return Source(spec, spec, zoo=spec)
 
 

@@ -50,7 +50,7 @@ def models() -> dict:
     """name -> zoo name or model path (shared models only when ../shared is there)."""
     from buildtool import zoo
 
-    out = {n: n for n in zoo.names() if n not in zoo.LARGE}  # LARGE: tests/test_regions.py
+    out = {n: n for n in zoo.names()}
     for d in (SHARED, SHARED / "real"):
         for p in sorted(d.glob("*.tflite")) if d.is_dir() else ():
             out[p.stem] = str(p)
