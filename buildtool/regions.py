@@ -96,6 +96,8 @@ def place(g, plan, board, align: int | None = None) -> Placement:
     for i, c, s in zip(tensors, choice, sizes):
         used[wregs[c].name] += s
     used[primary.name] += HEADER_BYTES
+    if any(c for c in choice):  # the image's part in the primary region ends where the external part starts
+        used[primary.name] = align_up(used[primary.name], EXT_ALIGN)
     arena_reg = _arena_region(regions, plan.arena_bytes + board.stack_bytes if plan is not None else 0)
     arena_bytes = plan.arena_bytes if plan is not None else 0
     if arena_reg is not None:

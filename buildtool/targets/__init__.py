@@ -99,9 +99,9 @@ class Target:
         return replace(self, kernel_sets=tuple(sets))
 
     def memory_regions(self) -> tuple:
-        """The board's Regions: its own list (the one named FLASH and the one named RAM at the board's
-        flash and RAM, whose fields stay the one word on them), else its flash (code and weights) and
-        RAM (the arena)."""
+        """The board's Regions: its own list, else its flash (code and weights) and RAM (the arena). The
+        regions whose linker name is FLASH or RAM take their origin and size from the board's
+        flash_* and ram_* fields, so those stay the one statement of them."""
         if self.regions:
             own = {"FLASH": (self.flash_origin, self.flash_bytes), "RAM": (self.ram_origin, self.ram_bytes)}
             return tuple(replace(r, origin=own[r.memory][0], size=own[r.memory][1]) if r.memory in own else r
@@ -135,9 +135,9 @@ class Target:
 
 
 def _with_regions(text: str, extra: tuple) -> str:
-    """Fill a linker template's @EXT_MEMORY@ and @EXT_SECTIONS@ lines: one MEMORY line, one load
-    segment and one weights section (.bt_weights_<name>) per external region; none leaves the
-    template's other lines as they are."""
+    """Fill a linker template's @EXT_MEMORY@, @EXT_PHDRS@ and @EXT_SECTIONS@ lines: one MEMORY line,
+    one load segment and one weights section (.bt_weights_<name>) per external region; with none,
+    the lines go and the rest of the template is as it was."""
     mem = "".join(f"  {r.memory} (r) : ORIGIN = 0x{r.origin:x}, LENGTH = 0x{r.size:x}\n" for r in extra)
     phdrs = "".join(f"  {r.name} PT_LOAD;\n" for r in extra)
     secs = "".join(f"  .bt_weights_{r.name} : {{ . = ALIGN(64); KEEP(*(.bt_weights_{r.name})) }} "
