@@ -150,12 +150,35 @@ def cmd_report(a) -> int:
     after = before
     if not g.variable_tensors() or opts.fused:
         after = make_plan(g, a, opts if opts.fused else dataclasses.replace(opts, optimize="ram"))
-    html, svg = write_report(g, before, after, a.output)
+    html, svg = write_report(g, before, after, a.output, placement=_placement(g, after, a))
     print(f"wrote {html} and {svg}")
     return 0
 
 
+def _placement(g, plan, a):
+    """The board's placement of the plan (regions.py) when --board is given, else None."""
+    if not getattr(a, "board", None):
+        return None
+    from . import regions, targets
+
+    return regions.place(g, plan, targets.get(a.board))
+
+
+def _say_placement(a, plan_json: dict) -> None:
+    """`plan --board B`: one line per memory region the placement uses (bytes used / size)."""
+    from .plan import plan_from_json
+    from .regions import describe
+
+    g = load_model(a.model)
+    for line in describe(_placement(g, plan_from_json(plan_json, g), a)):
+        print(f"  {line}")
+
+
 def cmd_plan(a) -> int:
+    if a.board:
+        from . import targets
+
+        targets.get(a.board)  # an unknown board is refused before planning
     r = request_plan(a)
     plan = r["plan"]
     if a.json:
@@ -179,6 +202,8 @@ def cmd_plan(a) -> int:
               f"{'optimal' if plan['optimal'] else 'not proven optimal'}, planner {plan['planner']}); "
               f"activations total {plan['total_activation_bytes']} B; {plan['macs']} MACs; "
               f"params {plan['params_bytes']} B")
+    if a.board:
+        _say_placement(a, plan)
     return 0
 
 
@@ -203,11 +228,11 @@ def cmd_zoo(a) -> int:
     from .tflite_writer import serialize
 
     if a.list or not a.name:
-        for name, desc in zoo.describe().items():
+        for name, desc in zoo.describe(large=True).items():
             print(f"{name:14s} {desc}")
         return 0
-    if a.name not in zoo.names():
-        raise UsageError(f"unknown zoo model '{a.name}' (known: {', '.join(zoo.names())})")
+    if a.name not in zoo.names(large=True):
+        raise UsageError(f"unknown zoo model '{a.name}' (known: {', '.join(zoo.names(large=True))})")
     out = a.output or f"{a.name}.tflite"
     _write_atomic(out, serialize(zoo.build(a.name)))
     print(f"wrote {out}")
@@ -393,6 +418,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     s = sub.add_parser("plan", help="plan the tensor arena")
     s.add_argument("model")
     s.add_argument("--json", action="store_true")
+    s.add_argument("--board", help="also print the placement in this board's memory regions")
     add_plan_options(s)
     s.set_defaults(fn=cmd_plan)
 
@@ -421,6 +447,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     s.add_argument("-o", "--output", default="report.html",
                    help="HTML file to write (default report.html; its directory must exist); the figure goes "
                         "beside it as .svg")
+    s.add_argument("--board", help="also draw the placement in this board's memory regions")
     add_plan_options(s)
     s.set_defaults(fn=cmd_report)
 

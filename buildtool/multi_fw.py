@@ -84,7 +84,7 @@ def generate(models: list, joint, board: str, out) -> dict:
         write_if_changed(d / "model.c", c)
         write_if_changed(d / "model.h", h)
         write_if_changed(d / "plan.json", json.dumps(p.plan.to_json(p.graph), indent=1) + "\n")
-        write_if_changed(d / "weights.bin", pipeline.flash_image(m, board))
+        write_if_changed(d / "weights.bin", pipeline.flash_image(m, board, split=False))  # all in flash
         paths["parts"].append({"prefix": p.prefix, "model_c": d / "model.c", "weights": d / "weights.bin"})
     write_if_changed(paths["models_c"], models_c(joint, align))
     write_if_changed(out / "model.h", platform_header(joint))

@@ -41,9 +41,9 @@ STEP_SOURCES = {  # a superset of what the step imports (tests/test_gen.py check
              "fusion/lifetimes.py", "fusion/receptive.py", "fusion/schedule.py", "fusion_exec.py", "arena/__init__.py",
              "arena/checker.py", "arena/exact.py", "arena/packers.py", "flash.py", "pipeline.py",
              "plan.py", "options.py", "ops.py", "ops_extra.py", "stateful.py", "opdefs.py", "ir.py", "targets",
-             "boards", "toolchain.py", "tflite_reader.py", "tflite_options.py"),
-    "flash": ("__init__.py", "flash.py", "tflite_reader.py", "tflite_options.py", "ir.py", "pipeline.py", "options.py",
-              "plan.py", "opdefs.py", "ops.py", "ops_extra.py", "stateful.py", "targets", "boards"),
+             "boards", "toolchain.py", "regions.py", "tflite_reader.py", "tflite_options.py"),
+    "flash": ("__init__.py", "flash.py", "regions.py", "tflite_reader.py", "tflite_options.py", "ir.py", "pipeline.py",
+              "options.py", "plan.py", "opdefs.py", "ops.py", "ops_extra.py", "stateful.py", "targets", "boards"),
     "board": ("__init__.py", "targets", "boards", "toolchain.py", "pipeline.py", "options.py", "ir.py"),
 }
 # the command-line shell around the steps: what it imports does not shape a step's output
@@ -115,8 +115,8 @@ def locate(spec: str, shown: str | None = None) -> Source:
         return Source(model_name(shown), shown, read_model_file(spec, shown))
     from . import zoo
 
-    if spec not in zoo.names():
-        raise UsageError(f"'{spec}' is neither a model file nor a zoo name (zoo: {', '.join(zoo.names())})")
+    if spec not in zoo.names(large=True):
+        raise UsageError(f"'{spec}' is neither a model file nor a zoo name (zoo: {', '.join(zoo.names(True))})")
     return Source(spec, spec, zoo=spec)
 
 
@@ -239,11 +239,16 @@ def manifest(model: Model, plan, board: str) -> dict:
             "outputs": io(g.outputs), "order": order, "opcodes": opcodes}
 
 
-def flash_image(model: Model, board: str) -> bytes:
-    """weights.bin: every constant tensor, aligned for the board, with its header."""
+def flash_image(model: Model, board: str, plan=None, split: bool = True) -> bytes:
+    """weights.bin: every constant tensor, aligned for the board, with its header; on a board with
+    memory regions, those placed in an external region last (regions.py; plan: its traffic counts;
+    split=False: never, as a multi-model firmware's code reads every image whole from flash)."""
     from . import flash, targets
+    from .regions import image_groups
 
-    return flash.build_image(model.graph, board, targets.get(board).weights_align)
+    t = targets.get(board)
+    placed = image_groups(model.graph, plan, t) if split else None
+    return flash.build_image(model.graph, board, t.weights_align, placed[0] if placed else None)
 
 
 def code(model: Model, plan, board: str) -> dict:
@@ -272,7 +277,7 @@ def generate(model: Model, plan, board: str, out_dir) -> dict:
              "weights": out / "weights.bin", "manifest": out / "firmware.json"}
     for key, name in (("plan", "plan.json"), ("model_c", "model.c"), ("model_h", "model.h")):
         _write(paths[key], files[name])
-    _write(paths["weights"], flash_image(model, board))
+    _write(paths["weights"], flash_image(model, board, plan))
     _write(paths["manifest"], files["firmware.json"])
     return paths
 

@@ -103,8 +103,9 @@ def memory_svg(g, before, after, title: str = "") -> str:
     return "\n".join(out)
 
 
-def report_html(g, before, after, title: str) -> str:
-    """A self-contained page: the figure, the headline numbers and the block table."""
+def report_html(g, before, after, title: str, placement=None) -> str:
+    """A self-contained page: the figure, the headline numbers and the block table (and, given a
+    board's placement of the optimised plan, its memory regions: report_regions.py)."""
     streamed = after.to_json(g).get("input_accounting") == "streamed"
     acc = "input streamed (not in the arena)" if streamed else "input held in the arena"
     rows = []
@@ -129,16 +130,25 @@ table{{border-collapse:collapse;font-size:12px}}td,th{{border-bottom:1px solid #
 <h2>Blocks</h2>
 <table><tr><th>ops</th><th>scheme</th><th>tile</th><th>tiles</th><th>window bytes</th><th>operators</th></tr>
 {''.join(rows)}</table>
-</body></html>
+{_placement_section(placement)}</body></html>
 """
 
 
-def write_report(g, before, after, path: str, title: str | None = None) -> tuple:
+def _placement_section(placement) -> str:
+    if placement is None:
+        return ""
+    from .report_regions import placement_html
+
+    return placement_html(placement)
+
+
+def write_report(g, before, after, path: str, title: str | None = None, placement=None) -> tuple:
     """Write path (HTML) and the figure beside it (same name, .svg), atomically. Returns both paths.
     before: the layer-by-layer plan (what `buildtool plan` prints); after: the optimised plan."""
     title = title or f"{g.name}: activation memory before and after"
     svg_path = os.path.splitext(path)[0] + ".svg"
     # the page first: it holds the figure too, so a failure never leaves a figure without its page
-    for p, text in ((path, report_html(g, before, after, title)), (svg_path, memory_svg(g, before, after, title))):
+    page = report_html(g, before, after, title, placement)
+    for p, text in ((path, page), (svg_path, memory_svg(g, before, after, title))):
         write_atomic(p, text)
     return path, svg_path

@@ -101,6 +101,21 @@ def weights_define(weights_path) -> str:
     return f"-DBT_WEIGHTS_FILE={c_string(Path(weights_path).as_posix())}"
 
 
+def weights_split_defines(t: targets.Target, weights_path) -> list:
+    """The -D flags that split weights.bin at its external part (none when the image has none)."""
+    from .flash import parse_header
+
+    with open(weights_path, "rb") as f:
+        ext = parse_header(f.read(64)).ext_offset
+    if not ext:
+        return []
+    regs = t.external_regions()
+    if len(regs) != 1:
+        raise FirmwareError(f"{weights_path} has an external part but board {t.name} has "
+                            f"{len(regs)} external weight regions")
+    return [f"-DBT_WEIGHTS_EXT_OFFSET={ext}", f"-DBT_WEIGHTS_EXT_SECTION=.bt_weights_{regs[0].name}"]
+
+
 def link_flags(t: targets.Target, ld_script) -> list:
     return ([f"-T{ld_script}"] if ld_script else []) + list(t.ldflags)
 
@@ -167,6 +182,7 @@ def link(t: targets.Target, out_dir, paths: dict, g: Graph, plan) -> dict:
     own = [s for s in sources(t, out) if s.parent.parent != KERNELS]
     tmp = Path(str(elf) + ".tmp")
     cmd = ([t.cc] + compile_flags(t, out) + [weights_define(paths["weights"])]
+           + weights_split_defines(t, paths["weights"])
            + [str(s) for s in own] + [str(lib)] + link_flags(t, ld) + ["-o", str(tmp)])
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
@@ -255,7 +271,11 @@ def check_fits(g: Graph, plan, t: targets.Target, hint: str = "--optimize ram", 
         raise FirmwareError(f"{g.name} does not fit board {t.name}: it needs {_b(need)} of RAM (arena "
                             f"{_b(plan.arena_bytes)} + stack {_b(t.stack_bytes)}), the board has {_ram_size(t)}"
                             + _optimize_ram_hint(g, plan, t, PlanOptions.from_map(options), hint))
-    if t.flash_bytes and g.params_bytes() > t.flash_bytes:
+    if t.regions:  # the placement fits every weight in a region, or says by how much it cannot
+        from .regions import place
+
+        place(g, plan, t)
+    elif t.flash_bytes and g.params_bytes() > t.flash_bytes:
         raise FirmwareError(f"{g.name} does not fit board {t.name}: its weights need {_b(g.params_bytes())} of "
                             f"flash, the board has {_b(t.flash_bytes)}")
 
@@ -294,7 +314,8 @@ def check_segments(t: targets.Target, elf) -> None:
         lo, hi = s["paddr"], s["paddr"] + s["memsz"]
         if s["memsz"] == 0:
             continue
-        in_flash = t.flash_origin <= lo and hi <= flash_end
+        in_flash = (t.flash_origin <= lo and hi <= flash_end) or any(
+            r.origin <= lo and hi <= r.end for r in t.external_regions())
         if not ((in_flash and s["filesz"] == s["memsz"]) or (t.ram_origin <= lo and hi <= ram_end)):
             what = (f"zero-fills {_b(s['memsz'] - s['filesz'])} in flash" if in_flash else
                     f"spans 0x{lo:x}..0x{hi:x}, outside flash 0x{t.flash_origin:x}..0x{flash_end:x} "

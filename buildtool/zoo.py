@@ -27,6 +27,12 @@ IN3_BLOCKS = ((16, 3, 2, 7), (16, 5, 1, 3), (16, 5, 1, 7), (16, 4, 1, 5), (24, 5
               (48, 5, 1, 3), (96, 6, 2, 3), (96, 5, 1, 7), (96, 4, 1, 3), (160, 5, 1, 7))
 
 
+# EfficientNet-Lite0 (expansion, channels, repeats, first stride, kernel): EfficientNet-B0's blocks
+# without squeeze-excitation, ReLU6 for swish, stem and head not scaled (the TFLite-friendly variant).
+EFFNET_LITE0_BLOCKS = ((1, 16, 1, 1, 3), (6, 24, 2, 2, 3), (6, 40, 2, 2, 5), (6, 80, 3, 2, 3), (6, 112, 3, 1, 5),
+                       (6, 192, 4, 2, 5), (6, 320, 1, 1, 3))
+
+
 def make_divisible(v: float, divisor: int = 8) -> int:
     """Keras' channel rounding: nearest multiple of divisor, at least divisor, never losing over 10%."""
     new = max(divisor, int(v + divisor / 2) // divisor * divisor)
@@ -53,6 +59,19 @@ def mobilenetv2(b: GraphBuilder, size: int = 160, alpha: float = 1.0, classes: i
     x = b.mean(x)
     x = b.fully_connected(x, classes, out_std=3.0)
     b.softmax(x)
+
+
+def efficientnet_lite(b: GraphBuilder, size: int = 96, classes: int = 1000, calib=None) -> None:
+    """EfficientNet-Lite0: stem 3x3 s2 32, MBConv blocks (EFFNET_LITE0_BLOCKS), 1x1 1280 head,
+    global average pool, fully connected (logits)."""
+    x = b.input((1, size, size, 3), calib=calib)
+    x = b.conv2d(x, 32, 3, 2)
+    for e, c, n, s, k in EFFNET_LITE0_BLOCKS:
+        for r in range(n):
+            x = inverted_residual(b, x, c, e, s if r == 0 else 1, k)
+    x = b.conv2d(x, 1280, 1)
+    x = b.mean(x)
+    b.fully_connected(x, classes, out_std=3.0)
 
 
 def mcunet(b: GraphBuilder, size: int, blocks, classes: int, calib=None) -> None:
@@ -91,15 +110,22 @@ _MODELS = {
                                                   "11.6 M MACs"),
     "mcunet-in3": (mcunet, (176, IN3_BLOCKS, 1000), "MCUNet in3 (msf-CNN's MN2-320K), 176x176x3 -> 1000 logits, "
                                                     "81.8 M MACs"),
+    "efficientnet-lite0": (efficientnet_lite, (96, 1000), "EfficientNet-Lite0 (B0 without squeeze-excitation, "
+                                                        "ReLU6), 96x96x3 -> 1000 logits, 4.6 M weights: more "
+                                                        "than a 4 MiB flash holds"),
 }
+# more weights than any board's flash: left out of names() (the test matrices, the golden recording);
+# tests/test_regions.py builds it
+LARGE = ("efficientnet-lite0",)
 
 
-def names() -> list:
-    return list(_MODELS)
+def names(large: bool = False) -> list:
+    """The zoo's names; large=True adds the LARGE ones."""
+    return [n for n in _MODELS if large or n not in LARGE]
 
 
-def describe() -> dict:
-    return {n: d for n, (_, _, d) in _MODELS.items()}
+def describe(large: bool = False) -> dict:
+    return {n: _MODELS[n][2] for n in names(large)}
 
 
 def builder(name: str, calib=None, seed: int = 0) -> GraphBuilder:

@@ -198,7 +198,7 @@ def test_build_refuses_a_linker_script_that_zero_fills_flash(monkeypatch, tmp_pa
     base = need("cortex-m4")
     script = base.linker_script()
     script = script[:script.index("PHDRS {")] + script[script.index("SECTIONS {"):]
-    for tag in (" :text", " :data", " :NONE"):
+    for tag in (" :text", " :data", " :NONE", " :psram"):
         script = script.replace(tag, "")
     _add_board(monkeypatch, _BoardWithScript(base, "m4-default-phdrs", script))
     with pytest.raises(toolchain.FirmwareError, match="zero-fills 6,144 B in flash"):
@@ -208,8 +208,9 @@ def test_build_refuses_a_linker_script_that_zero_fills_flash(monkeypatch, tmp_pa
 
 def test_flash_too_small_is_refused_in_one_line(monkeypatch, tmp_path):
     """Weights beyond the flash: refused before linking; code + weights just beyond it: the
-    linker's overflow becomes the same kind of line."""
-    base = need("cortex-m4")
+    linker's overflow becomes the same kind of line (a board without external memory regions:
+    tests/test_regions.py covers the placement's refusal)."""
+    base = dataclasses.replace(need("cortex-m4"), regions=())
     g = zoo.build("tiny")
     _add_board(monkeypatch, dataclasses.replace(base, name="m4-1k-flash", flash_bytes=1024))
     with pytest.raises(toolchain.FirmwareError) as e:

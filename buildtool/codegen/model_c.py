@@ -66,6 +66,9 @@ def _prod(xs) -> int:
 class _Emitter(ExtraOpsEmitter):
     """Collects declarations and the body of model_invoke for one graph and plan."""
 
+    ext_offset = 0  # where the flash image's external part starts (0: none)
+    ext_signature = 0  # flash.ext_signature of its tensors
+
     def __init__(self, g: Graph, plan: ArenaPlan, weight_offsets: dict):
         self.g, self.plan, self.w = g, plan, weight_offsets
         self.decls: list = []
@@ -93,7 +96,10 @@ class _Emitter(ExtraOpsEmitter):
     def weight(self, i: int, ctype: str) -> str:
         if i not in self.w:
             raise ModelError(f"constant tensor {i} '{self.g.tensors[i].name}' is not in the flash image")
-        return f"((const {ctype} *)(bt_weights + {self.w[i]}))"
+        off = self.w[i]
+        if self.ext_offset and off >= self.ext_offset:  # placed in an external region (regions.py)
+            return f"((const {ctype} *)(bt_weights_ext + {off - self.ext_offset}))"
+        return f"((const {ctype} *)(bt_weights + {off}))"
 
     def pixel_stride(self, i: int) -> int:
         t = self.g.tensors[i]
@@ -542,6 +548,37 @@ def _shared_arena(prefix: str, arena_base, align: int) -> str:
     return "\n".join(lines)
 
 
+def _placement_groups(g: Graph, plan, target: str, weights_align: int):
+    """The flash image's [primary, external] tensor groups on a board with memory regions (regions.py),
+    None when every weight stays in the primary region or the board is not a registered one."""
+    from .. import targets
+    from ..errors import UsageError
+    from ..regions import image_groups
+
+    try:
+        board = targets.get(target)
+    except UsageError:
+        return None
+    return image_groups(g, plan, board, weights_align)
+
+
+def _ext_decl(e) -> str:
+    """model.h's declaration of the external part of the flash image (none when it has none)."""
+    if not e.ext_offset:
+        return ""
+    return ("/* The flash image's external part, from byte " + str(e.ext_offset)
+            + " (firmware_src/common/weights.S). */\nextern const uint8_t bt_weights_ext[];\n")
+
+
+def _ext_check(e) -> str:
+    """model_init's check that the linked image splits where this code reads it, the same tensors
+    external (none when unsplit)."""
+    if not e.ext_offset:
+        return ""
+    return (f"  if ((w[56] | w[57] << 8 | w[58] << 16 | (uint32_t)w[59] << 24) != {e.ext_offset}u ||\n"
+            f"      (w[60] | w[61] << 8 | w[62] << 16 | (uint32_t)w[63] << 24) != {e.ext_signature}u) return 4;\n")
+
+
 def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, emit=None,
              emitter=_Emitter, streamed: tuple = (), prefix: str = "model", arena_base=None) -> tuple:
     """(model_c, model_h) source text for graph g run with `plan`; deterministic.
@@ -553,8 +590,13 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
     arena_base (multi-model firmware): no arena of its own, plan offsets are from that byte of
     a shared bt_arena."""
     check_prefix(prefix)
-    offsets = flash.layout(g, weights_align)
+    placed = getattr(emit, "plan", plan)  # a fused plan's emit carries it: its tile counts place weights
+    split = _placement_groups(g, placed, target, weights_align) if prefix == "model" else None
+    groups = split[0] if split else None
+    offsets = flash.layout(g, weights_align, groups)
     e = emitter(g, plan, offsets)
+    e.ext_offset = flash.ext_offset(g, weights_align, groups)
+    e.ext_signature = flash.ext_signature(groups)
     if emit is None:
         for oi in plan.order:
             emit_op(e, oi)
@@ -590,7 +632,7 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
 extern int8_t bt_arena[];
 /* The flash image (weights.bin), linked read-only; see buildtool/flash.py. */
 extern const uint8_t {weights}[];
-
+{_ext_decl(e)}
 /* 0 when the linked weights image has the expected magic, version and model hash. */
 int {p}_init(void);
 /* Runs every operator in plan order; returns 0. */
@@ -634,7 +676,7 @@ int {p}_init(void) {{
   if ((w[4] | w[5] << 8 | w[6] << 16 | (uint32_t)w[7] << 24) != {flash.FORMAT_VERSION}u) return 2;
   for (int i = 0; i < 16; i++)
     if (w[40 + i] != bt_model_hash[i]) return 3;
-{state}  return 0;
+{_ext_check(e)}{state}  return 0;
 }}
 
 {chr(10).join(_io_table(e, "input", list(g.inputs), streamed, p))}

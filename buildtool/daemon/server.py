@@ -186,8 +186,9 @@ class Daemon:
             from .. import zoo
 
             model = msg["zoo"]
-            if model not in zoo.names():
-                raise UsageError(f"'{model}' is neither a model file nor a zoo name (zoo: {', '.join(zoo.names())})")
+            if model not in zoo.names(large=True):
+                raise UsageError(f"'{model}' is neither a model file nor a zoo name "
+                                 f"(zoo: {', '.join(zoo.names(large=True))})")
         else:
             raise protocol.ProtocolError("a plan request needs an absolute model path, model_bytes or a zoo name")
         with self._planning_slot(check):

@@ -28,6 +28,25 @@ FIRMWARE = Path(__file__).resolve().parents[1] / "firmware_src"  # start-up code
 
 
 @dataclass(frozen=True)
+class Region:
+    """One memory region of a board: where it is, how big, how dear a byte read there is (cost 1 is
+    the fastest), and what may live there ("code", "weights", "arena"). reserve: bytes kept back from
+    weights for what else the region holds (code, .data); memory: the linker script's name of it."""
+
+    name: str
+    origin: int
+    size: int
+    cost: int = 1
+    holds: tuple = ()
+    reserve: int = 0
+    memory: str = ""
+
+    @property
+    def end(self) -> int:
+        return self.origin + self.size
+
+
+@dataclass(frozen=True)
 class Target:
     """One board.
 
@@ -58,6 +77,10 @@ class Target:
     extra_sources: tuple = ()  # more files under firmware_src/ for this board
     defines: tuple = ()
     tools: tuple = field(default=())  # programs that must be on PATH to build and run
+    regions: tuple = ()  # Regions, when the board has more than its flash and RAM (memory_regions())
+
+    def __post_init__(self):  # regions given as maps (dataclasses.asdict of a board) become Regions
+        object.__setattr__(self, "regions", tuple(Region(**r) if isinstance(r, dict) else r for r in self.regions))
 
     @property
     def port(self) -> Platform:
@@ -75,11 +98,26 @@ class Target:
         """The same board using another kernel search order (e.g. reference only)."""
         return replace(self, kernel_sets=tuple(sets))
 
+    def memory_regions(self) -> tuple:
+        """The board's Regions: its own list, else its flash (code and weights) and RAM (the arena). The
+        regions whose linker name is FLASH or RAM take their origin and size from the board's
+        flash_* and ram_* fields, so those stay the one statement of them."""
+        if self.regions:
+            own = {"FLASH": (self.flash_origin, self.flash_bytes), "RAM": (self.ram_origin, self.ram_bytes)}
+            return tuple(replace(r, origin=own[r.memory][0], size=own[r.memory][1]) if r.memory in own else r
+                         for r in self.regions)
+        return (Region("flash", self.flash_origin, self.flash_bytes, 1, ("code", "weights"), 0, "FLASH"),
+                Region("ram", self.ram_origin, self.ram_bytes, 1, ("arena",), 0, "RAM"))
+
+    def external_regions(self) -> tuple:
+        """Regions beyond the board's flash and RAM that may hold weights (their own linker sections)."""
+        return tuple(r for r in self.regions if "weights" in r.holds and r.memory not in ("FLASH", "RAM"))
+
     def linker_script(self) -> str:
         """The board's linker script text ("" for native builds)."""
         if not self.linker_template:
             return ""
-        text = (FIRMWARE / self.linker_template).read_text()
+        text = _with_regions((FIRMWARE / self.linker_template).read_text(), self.external_regions())
         for key, val in (("FLASH", self.flash_origin), ("FLASHLEN", self.flash_bytes), ("RAM", self.ram_origin),
                          ("RAMLEN", self.ram_bytes), ("STACK", self.stack_bytes)):
             text = text.replace(f"@{key}@", f"0x{val:x}")
@@ -94,6 +132,17 @@ class Target:
 
     def binutil(self, tool: str) -> str:
         return f"{self.tool_prefix}{tool}"
+
+
+def _with_regions(text: str, extra: tuple) -> str:
+    """Fill a linker template's @EXT_MEMORY@, @EXT_PHDRS@ and @EXT_SECTIONS@ lines: one MEMORY line,
+    one load segment and one weights section (.bt_weights_<name>) per external region; with none,
+    the lines go and the rest of the template is as it was."""
+    mem = "".join(f"  {r.memory} (r) : ORIGIN = 0x{r.origin:x}, LENGTH = 0x{r.size:x}\n" for r in extra)
+    phdrs = "".join(f"  {r.name} PT_LOAD;\n" for r in extra)
+    secs = "".join(f"  .bt_weights_{r.name} : {{ . = ALIGN(64); KEEP(*(.bt_weights_{r.name})) }} "
+                   f"> {r.memory} :{r.name}\n" for r in extra)
+    return text.replace("@EXT_MEMORY@\n", mem).replace("@EXT_PHDRS@\n", phdrs).replace("@EXT_SECTIONS@\n", secs)
 
 
 def _load_plugin(obj) -> list:
@@ -153,4 +202,4 @@ def get(name: str) -> Target:
     return b[name]
 
 
-__all__ = ["Target", "Platform", "boards", "names", "get", "GROUP"]
+__all__ = ["Target", "Region", "Platform", "boards", "names", "get", "GROUP"]

@@ -1,0 +1,53 @@
+"""The placement of a model in a board's memory regions (regions.py) as an SVG bar chart and an
+HTML table, for `buildtool report --board B`."""
+
+from __future__ import annotations
+
+import html
+
+_W, _ROW, _ML, _MR = 960, 34, 110, 250
+_FILL = {"weights": "#4c9ed9", "arena": "#e8a33c"}
+
+
+def _parts(p, region: str) -> list:
+    """(kind, bytes) of what the placement puts in region."""
+    weights = p.used.get(region, 0) - (p.arena_bytes if p.arena == region else 0)
+    return [(k, n) for k, n in (("weights", weights), ("arena", p.arena_bytes if p.arena == region else 0)) if n]
+
+
+def placement_svg(p) -> str:
+    """One bar per region: its size the full width, what the placement puts there filled in."""
+    h = 30 + _ROW * len(p.order)
+    pw = _W - _ML - _MR
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{_W}" height="{h}" viewBox="0 0 {_W} {h}" '
+           f'font-family="Helvetica, Arial, sans-serif" font-size="11">',
+           f'<rect width="{_W}" height="{h}" fill="white"/>',
+           f'<text x="{_W / 2}" y="16" text-anchor="middle" font-size="13" font-weight="bold">'
+           f'{html.escape(p.board)}: placement per memory region (bytes used / size)</text>']
+    for k, r in enumerate(p.order):
+        y = 26 + _ROW * k
+        out.append(f'<text x="{_ML - 8}" y="{y + 15}" text-anchor="end">{html.escape(r)}</text>')
+        out.append(f'<rect x="{_ML}" y="{y}" width="{pw}" height="20" fill="#f2f2f2" stroke="#999"/>')
+        x = _ML
+        for kind, n in _parts(p, r):
+            w = pw * n / p.sizes[r] if p.sizes[r] else 0
+            out.append(f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="20" fill="{_FILL[kind]}">'
+                       f'<title>{kind}: {n:,} B</title></rect>')
+            x += w
+        used = p.used.get(r, 0)
+        pct = f" ({100 * used / p.sizes[r]:.1f} %)" if p.sizes[r] else ""
+        out.append(f'<text x="{_ML + pw + 8}" y="{y + 15}">{used:,} / {p.sizes[r]:,} B{pct}</text>')
+    out.append("</svg>")
+    return "\n".join(out)
+
+
+def placement_html(p) -> str:
+    """The section of the report page: the bars and a table of regions."""
+    rows = "".join(f"<tr><td>{html.escape(r)}</td><td>{p.used.get(r, 0):,}</td><td>{p.sizes[r]:,}</td>"
+                   f"<td>{sum(1 for v in p.weights.values() if v == r)}</td>"
+                   f"<td>{'yes' if p.arena == r else ''}</td></tr>" for r in p.order)
+    return (f"<h2>Memory regions of {html.escape(p.board)}</h2>\n"
+            f"<p>Weights placed to minimise cost per byte read x bytes read per inference (cost {p.cost:,}); "
+            f"the arena in the cheapest region that holds it.</p>\n{placement_svg(p)}\n"
+            f"<table><tr><th>region</th><th>bytes used</th><th>size</th><th>weight tensors</th><th>arena</th></tr>"
+            f"{rows}</table>\n")
