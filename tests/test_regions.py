@@ -4,12 +4,16 @@ than the 4 MiB flash runs bit-exact in QEMU with the rest of its weights in PSRA
 
 import dataclasses
 import itertools
+import os
 import re
+import shutil
 import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import fixed_input, tflm_run
+from conftest import fixed_input, run_app, tflm_run
 
 from buildtool import flash, pipeline, regions, report, runner, targets, zoo
 from buildtool.cli import main
@@ -182,6 +186,28 @@ def test_big_model_runs_bit_exact_with_weights_in_psram(big, tmp_path):
     assert ram["arena_bytes"] == plan.arena_bytes
     summary = runner.memory_summary(t, paths["elf"], plan.arena_bytes)
     assert f"; psram {p.used['psram'] / 1024:,.1f} KiB of 16,384.0 KiB" in summary
+
+
+@pytest.mark.slow
+def test_scons_user_app_links_the_psram_part(big, tmp_path):
+    """examples/scons (the user's main.c, BtModel) builds the same model: the weights object takes the
+    image's split from weights.bin when it is assembled; the app runs bit-exact in QEMU."""
+    g, plan, p, paths = big
+    root = Path(__file__).resolve().parents[1]
+    top = tmp_path / "app"
+    shutil.copytree(root / "examples" / "scons", top, ignore=shutil.ignore_patterns("build", ".sconsign*"))
+    (top / "big.tflite").write_bytes(serialize(g))
+    r = subprocess.run([sys.executable, "-m", "SCons", "-Q", f"toolpath={root / 'buildtool' / 'scons'}",
+                        "board=cortex-m4", "model=big.tflite"], cwd=top, capture_output=True, text=True,
+                       timeout=600, env=dict(os.environ, PYTHONPATH=str(root)))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"; psram {p.used['psram'] / 1024:,.1f} KiB of 16,384.0 KiB" in r.stdout
+    elf = top / "build" / "cortex-m4" / "app.elf"
+    ext = [s for s in toolchain_segments(targets.get("cortex-m4"), elf) if s[0] >= 0x21000000]
+    assert ext == [(0x21000000, p.used["psram"], p.used["psram"])]
+    x = fixed_input(g.tensors[g.inputs[0]].shape, 0)
+    out, _ = run_app("cortex-m4", elf, x, tmp_path)
+    assert out == np.ascontiguousarray(tflm_run(serialize(g), [x])[0]).tobytes()
 
 
 def toolchain_segments(t, elf) -> list:

@@ -518,6 +518,11 @@ def bt_model(env, board: str, model: str, out: str = "", kernels: str = "", plan
         if src.name == "weights.S":
             wenv = cenv.Clone()
             wenv.Append(ASPPFLAGS=[f'-DBT_WEIGHTS_FILE=\\"{weights[0].abspath}\\"'])  # through the shell
+            # the image's external part (weights placed in PSRAM...), read from weights.bin's header
+            # when the command runs: weights.bin is built by then (the object depends on it)
+            wenv["_BT_SPLIT"] = lambda target, source, env, for_signature, w=weights[0].abspath: (
+                toolchain.weights_split_defines(t, w) if os.path.exists(w) else [])
+            wenv.Append(ASPPFLAGS=["${_BT_SPLIT}"])
             obj = wenv.Object(os.path.join(o, "obj", "weights.o"), str(src))
             wenv.Depends(obj, weights)
             db.append(_cdb_entry(wenv, "$ASPPCOM", obj[0], src))
