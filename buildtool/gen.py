@@ -33,8 +33,9 @@ from .errors import UsageError
 
 STEPS = ("model", "skeleton", "plan", "code", "flash", "board")
 DAEMON_STEPS = ("model", "skeleton", "plan", "code", "flash")  # board needs the caller's toolchain set-up
-ARGS = ("step", "input", "plan", "output", "board", "name", "opt", "depfile")  # what a step reads of its command
-PATHS = ("input", "plan", "output", "depfile")
+ARGS = ("step", "input", "plan", "output", "board", "name", "opt", "depfile",
+        "split_header")  # what a step reads of its command
+PATHS = ("input", "plan", "output", "depfile", "split_header")
 
 
 def _depfile(path: str | None, outputs: list, inputs: list, step: str) -> None:
@@ -172,7 +173,13 @@ def run_step(a, planner=None) -> int:
         _need(a, "input", "a .tflite file")
         board = _board(a)
         pipeline._write(Path(a.output), pipeline.flash_image(pipeline.read_model(a.input), board))
-        _depfile(a.depfile, [a.output], [a.input], step)
+        outputs = [a.output]
+        if a.split_header:  # for build systems that assemble weights.S without reading weights.bin
+            from . import targets, toolchain
+
+            pipeline._write(Path(a.split_header), toolchain.weights_split_header(targets.get(board), a.output))
+            outputs.append(a.split_header)
+        _depfile(a.depfile, outputs, [a.input], step)
     elif step == "board":
         from . import targets, toolchain
 
@@ -236,6 +243,9 @@ def add_parser(sub) -> None:
                    help="plan option, e.g. optimize=ram (the build variables' vocabulary; repeatable)")
     s.add_argument("--no-daemon", action="store_true", help="run the step (and plan) in this process")
     s.add_argument("--depfile", help="write a Makefile-style depfile of the inputs and the code that ran")
+    s.add_argument("--split-header", metavar="FILE",
+                   help="gen flash: also write the C header that splits weights.bin for weights.S (the "
+                        "defines of its part in external memory; none when it has none)")
     s.set_defaults(fn=run)
 
 

@@ -116,6 +116,15 @@ def weights_split_defines(t: targets.Target, weights_path) -> list:
     return [f"-DBT_WEIGHTS_EXT_OFFSET={ext}", f"-DBT_WEIGHTS_EXT_SECTION=.bt_weights_{regs[0].name}"]
 
 
+def weights_split_header(t: targets.Target, weights_path) -> str:
+    """weights_split_defines as a header weights.S can #include first (CMake, Bazel)."""
+    lines = ["/* The split of weights.bin (buildtool gen flash --split-header): its part in external memory. */"]
+    for flag in weights_split_defines(t, weights_path):
+        name, value = flag[2:].split("=", 1)
+        lines.append(f"#define {name} {value}")
+    return "\n".join(lines) + "\n"
+
+
 def link_flags(t: targets.Target, ld_script) -> list:
     return ([f"-T{ld_script}"] if ld_script else []) + list(t.ldflags)
 

@@ -159,6 +159,25 @@ def test_cortex_m4_build_runs_in_qemu(project, tmp_path):
     check_output("cortex-m4", project, data, tmp_path)
 
 
+@pytest.mark.slow
+def test_weights_beyond_flash_link_their_psram_part(project, tmp_path):
+    """A zoo model with more weights than cortex-m4's flash: the flash step's split header puts the
+    image's external part in PSRAM when weights.S is assembled; the app runs bit-exact in QEMU."""
+    p, _, x = project
+    big = zoo.build("efficientnet-lite0")
+    with open(p.top / "BUILD", "a") as f:
+        f.write('\nbt_model(name = "big", zoo = "efficientnet-lite0")\n'
+                'cc_binary(name = "big_app", srcs = ["main.c"], deps = [":big"])\n')
+    p.bazel("build", "--config=cortex-m4", "//:big_app")
+    split = (p.top / "bazel-bin" / "big" / "weights_split.h").read_text()
+    assert "#define BT_WEIGHTS_EXT_SECTION .bt_weights_psram" in split
+    elf = tmp_path / "big_app"
+    shutil.copy(p.top / "bazel-bin" / "big_app", elf)
+    x = fixed_input(big.tensors[big.inputs[0]].shape)
+    out, _ = run_and_classify("cortex-m4", elf, x, tmp_path)
+    assert out == np.ascontiguousarray(tflm_run(serialize(big), [x])[0]).tobytes()
+
+
 def test_builtin_harness_on_a_zoo_model(project, tmp_path):
     p, data, _ = project
     _, ran = p.bazel("build", "//:harness", log=True)

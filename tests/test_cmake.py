@@ -78,6 +78,22 @@ def builds(project):
     return out
 
 
+@pytest.mark.slow
+def test_weights_beyond_flash_link_their_psram_part(project, tmp_path):
+    """ZOO efficientnet-lite0 (more weights than cortex-m4's flash): the flash step's split header puts
+    the image's external part in PSRAM when weights_blob.S is assembled; bit-exact in QEMU."""
+    build = tmp_path / "big"
+    r = _configure(project, build, "cortex-m4", "Ninja", "-DZOO=efficientnet-lite0")
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = _run(["ninja", "-C", build], project.env, timeout=900)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr
+    assert "; psram " in r.stdout and "Traceback" not in r.stdout + r.stderr
+    big = zoo.build("efficientnet-lite0")
+    x = fixed_input(big.tensors[big.inputs[0]].shape)
+    out, _ = run_app("cortex-m4", _app(build, "cortex-m4"), x, tmp_path)
+    assert out == np.ascontiguousarray(tflm_run(serialize(big), [x])[0]).tobytes()
+
+
 def _app(build: Path, board: str) -> Path:
     return build / ("app" if targets.get(board).port.native else "app.elf")
 

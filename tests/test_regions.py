@@ -223,8 +223,16 @@ def test_flash_step_and_cli_agree_with_the_build(big, tmp_path, capsys):
     g, plan, p, paths = big
     model_file = tmp_path / f"{BIG}.tflite"
     model_file.write_bytes(serialize(g))
-    assert main(["gen", "flash", str(model_file), "--board", "cortex-m4", "-o", str(tmp_path / "w.bin")]) == 0
+    assert main(["gen", "flash", str(model_file), "--board", "cortex-m4", "-o", str(tmp_path / "w.bin"),
+                 "--split-header", str(tmp_path / "w.h")]) == 0
     assert (tmp_path / "w.bin").read_bytes() == paths["weights"].read_bytes()
+    ext = flash.verify(str(tmp_path / "w.bin")).ext_offset  # the header CMake and Bazel assemble with
+    assert (tmp_path / "w.h").read_text().splitlines()[1:] == [
+        f"#define BT_WEIGHTS_EXT_OFFSET {ext}", "#define BT_WEIGHTS_EXT_SECTION .bt_weights_psram"]
+    (tmp_path / "tiny.tflite").write_bytes(serialize(zoo.build("tiny")))
+    assert main(["gen", "flash", str(tmp_path / "tiny.tflite"), "--board", "cortex-m4", "-o", str(tmp_path / "t.bin"),
+                 "--split-header", str(tmp_path / "t.h")]) == 0
+    assert "#define" not in (tmp_path / "t.h").read_text()  # all in flash: no split
     assert main(["plan", BIG, "--board", "cortex-m4"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[1:] == [f"  {line}" for line in regions.describe(p)]

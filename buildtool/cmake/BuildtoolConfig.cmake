@@ -171,19 +171,21 @@ function(_buildtool_steps name out model)
     ${check}
     DEPENDS "${code_in}" "${out}/plan.json" ${tool} DEPFILE "${out}/code.d" VERBATIM
     COMMENT "buildtool code ${name}")
-  add_custom_command(OUTPUT "${out}/weights.bin"
+  add_custom_command(OUTPUT "${out}/weights.bin" "${out}/weights_split.h"
     COMMAND ${gen} flash "${model}" --board ${arg_BOARD} -o "${out}/weights.bin" --depfile "${out}/flash.d"
+            --split-header "${out}/weights_split.h"
     DEPENDS "${model}" ${tool} DEPFILE "${out}/flash.d" VERBATIM COMMENT "buildtool flash ${name}")
   # the one target that runs the steps (Makefile generators must not run them from two targets)
   add_custom_target(${name}_sources DEPENDS "${out}/model.c" "${out}/model.h" "${out}/firmware.json"
-                                            "${out}/weights.bin")
+                                            "${out}/weights.bin" "${out}/weights_split.h")
 endfunction()
 
 # The libraries: <name> (model.c + kernels, STATIC) and <name>_rt (start-up code + weights object,
 # OBJECT, linked into every executable that links <name>).
 function(_buildtool_targets name out)
   set(blob "${out}/weights_blob.S")
-  set_source_files_properties("${blob}" PROPERTIES OBJECT_DEPENDS "${out}/weights.bin")  # .incbin: unseen by -MD
+  set_source_files_properties("${blob}" PROPERTIES OBJECT_DEPENDS  # .incbin: unseen by -MD
+                              "${out}/weights.bin;${out}/weights_split.h")
   add_library(${name}_rt OBJECT ${BT_STARTUP_SOURCES} "${blob}")
   add_library(${name} STATIC "${out}/model.c" ${BT_KERNEL_SOURCES})
   foreach(t ${name} ${name}_rt)

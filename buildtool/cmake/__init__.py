@@ -74,7 +74,9 @@ def configure(board: str, model: str, zoo: str, opts: list, ram_limit: str, out:
              ("BT_LINKER_SCRIPT", str(o / "board.ld") if t.linker_template else ""),
              ("BT_FUSED", "ON" if options.fused else "OFF"), ("BT_RUN", info["run"]),
              ("BT_CONFIGURE_DEPENDS", _depfile_inputs(o / "board.d") + _template(t))]
-    blob = f"#define BT_WEIGHTS_FILE {c_string(str(o / 'weights.bin'))}\n#include {c_string(str(parts['weights']))}\n"
+    blob = (f"#define BT_WEIGHTS_FILE {c_string(str(o / 'weights.bin'))}\n"
+            f"#include {c_string(str(o / 'weights_split.h'))}\n"  # the flash step's: its external part
+            f"#include {c_string(str(parts['weights']))}\n")
     write_if_changed(o / "weights_blob.S", blob)  # .incbin of this model's weights.bin
     write_if_changed(o / "buildtool.cmake", "".join(_cmake_set(k, v) for k, v in lines))
 

@@ -107,7 +107,9 @@ def _bt_model_impl(ctx):
     name_args = ["--name", ctx.attr.model_name] if ctx.attr.model_name else []
     _gen(ctx, "BtCode", ["code", code_in.path, plan.path, "--board", ctx.attr.board, "-o", model_c.dirname] + name_args,
          [code_in, plan], [model_c, model_h, man])
-    _gen(ctx, "BtFlash", ["flash", model.path, "--board", ctx.attr.board, "-o", weights.path], [model], [weights])
+    split = _out(ctx, "weights_split.h")  # the image's part in external memory (defines; empty when none)
+    _gen(ctx, "BtFlash", ["flash", model.path, "--board", ctx.attr.board, "-o", weights.path, "--split-header",
+                          split.path], [model], [weights, split])
 
     cc = find_cpp_toolchain(ctx)
     cc = struct(toolchain = cc, features = cc_common.configure_features(
@@ -120,9 +122,10 @@ def _bt_model_impl(ctx):
     contexts = [d.compilation_context for d in deps]
     code = _compile(ctx, cc, "code", [model_c], [model_h], board["copts"], [], contexts)
 
-    # The weights: buildtool's weights.S (.incbin), weights.bin the only extra input of this compile.
-    wflags = ['-DBT_WEIGHTS_FILE="%s"' % weights.path, "-DBT_WEIGHTS_ALIGN=%d" % board["weights_align"]]
-    blob = _compile(ctx, cc, "weights", [ctx.file._weights_s], [], board["copts"] + wflags, [weights], [])
+    # The weights: buildtool's weights.S (.incbin), weights.bin and its split the extra inputs of this compile.
+    wflags = ['-DBT_WEIGHTS_FILE="%s"' % weights.path, "-DBT_WEIGHTS_ALIGN=%d" % board["weights_align"],
+              "-include", split.path]
+    blob = _compile(ctx, cc, "weights", [ctx.file._weights_s], [], board["copts"] + wflags, [weights, split], [])
 
     # the board's start-up code includes model.h
     platform = _compile(ctx, cc, "platform", ctx.files.board_platform, [], board["copts"], [],
