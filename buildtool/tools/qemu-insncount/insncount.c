@@ -14,7 +14,8 @@
    '+' when it directly follows a single load in the same block and ends with
    " [reg]" when its address has a register offset ("ldr [reg]"). The key
    "(refill)" counts blocks entered at an address other than the end of the
-   block executed before (taken branches, calls, returns, exceptions).
+   block executed before (taken branches, calls, returns, exceptions);
+   "(other)" the instructions of kinds beyond the first 1022 seen.
    Debian ships no qemu-plugin.h, so the few v1 entry points are declared here.
    Based on the shared toolchain kit's plugin. */
 #include <stddef.h>
@@ -65,12 +66,12 @@ static uint64_t key_counts[MAX_KEYS], key_start[MAX_KEYS];
 static size_t n_keys;
 static uint64_t *mix; /* n_regions x MAX_KEYS */
 static uint64_t last_end;
-enum { REFILL_KEY = 0 };
+enum { REFILL_KEY = 0, OTHER_KEY = 1 };
 
 static size_t key_id(const char *key) {
   for (size_t i = 0; i < n_keys; i++)
     if (!strcmp(keys[i], key)) return i;
-  if (n_keys == MAX_KEYS) return MAX_KEYS - 1; /* shared overflow key, never reached in practice */
+  if (n_keys == MAX_KEYS) return OTHER_KEY; /* every further kind of instruction: "(other)" */
   keys[n_keys] = strdup(key);
   return n_keys++;
 }
@@ -220,7 +221,7 @@ __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t 
     else if (!strcmp(argv[i], "mode=insn")) per_insn = 1;
     else if (!strcmp(argv[i], "mix=on")) with_mix = 1;
   }
-  if (with_mix) key_id("(refill)");
+  if (with_mix) key_id("(refill)"), key_id("(other)");
   qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
   qemu_plugin_register_atexit_cb(id, at_exit, NULL);
   return 0;
