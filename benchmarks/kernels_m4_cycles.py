@@ -44,8 +44,8 @@ def rows(name: str, work: Path) -> list:
     return out + [("**all operators**", *[sum(r[k] for r in out) for k in range(1, 6)])]
 
 
-def _per_mac(v: int, macs: int) -> str:
-    return f"{v / macs:.2f}" if macs else "-"
+def _per_mac(lo: int, hi: int, macs: int) -> str:
+    return f"{lo / macs:.2f}-{hi / macs:.2f}" if macs else "-"
 
 
 def table(name: str, rs: list) -> str:
@@ -53,9 +53,8 @@ def table(name: str, rs: list) -> str:
              "| layers | n | MACs | instructions | insns/MAC | est. cycles (low-high) | est. cycles/MAC | "
              "est. cycles/insn |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for c, n, macs, insns, lo, hi in rs:
-        lines.append(f"| {c} | {n} | {macs / 1e6:.2f} M | {insns / 1e6:.3f} M | {_per_mac(insns, macs)} | "
-                     f"{lo / 1e6:.3f}-{hi / 1e6:.3f} M | {_per_mac(lo, macs)}-{_per_mac(hi, macs)} | "
-                     f"{lo / insns:.2f}-{hi / insns:.2f} |")
+        lines.append(f"| {c} | {n} | {macs:,} | {insns:,} | {f'{insns / macs:.2f}' if macs else '-'} | "
+                     f"{lo:,}-{hi:,} | {_per_mac(lo, hi, macs)} | {lo / insns:.2f}-{hi / insns:.2f} |")
     return "\n".join(lines)
 
 

@@ -232,7 +232,7 @@ def manifest(model: Model, plan, board: str) -> dict:
         return [{"name": g.tensors[i].name, "shape": [int(d) for d in g.tensors[i].shape],
                  "dtype": g.tensors[i].dtype} for i in idx]
 
-    from .region_macs import region_macs
+    from .op_cost import region_macs
 
     order, opcodes = plan.manifest_order(g)
     return {"model": g.name, "board": board, "arena_bytes": plan.arena_bytes, "inputs": io(g.inputs),

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import cycles, targets
+from . import cycles, op_cost, targets
 from .errors import UsageError
 from .ir import NUMPY_DTYPE
 from .toolchain import PACKAGE, FirmwareError, check_tools
@@ -107,25 +107,6 @@ def _key_values(text: str) -> dict:
     return dict(re.findall(r"^([a-z_]+)=([0-9,]*)$", text, flags=re.M))
 
 
-def _mixes(text: str, n: int) -> list:
-    """The n regions' instruction mixes [{key: executions}] from the plugin's "mix" lines."""
-    out = [{} for _ in range(n)]
-    for line in text.splitlines():
-        if line.startswith("mix\t"):
-            _, region, count, key = line.split("\t", 3)
-            out[int(region)][key] = int(count)
-    return out
-
-
-def _fold(per_region: list, n: int) -> list:
-    """Mixes of n operators invoked several times: summed per operator."""
-    out = [{} for _ in range(n)]
-    for k, mix in enumerate(per_region):
-        for key, c in mix.items():
-            out[k % n][key] = out[k % n].get(key, 0) + c
-    return out
-
-
 def _fail(board: str, rc: int, log: str) -> FirmwareError:
     tail = " | ".join(line for line in log.strip().splitlines()[-3:])
     return FirmwareError(f"firmware on {board} exited with {rc} ({EXIT_MEANING.get(rc, 'error')}): {tail}")
@@ -135,40 +116,13 @@ def format_report(prof: dict, ram: dict) -> str:
     """The RAM report and per-operator profile as printed by `scons run` (and `buildtool run --board`)."""
     lines = [f"RAM: arena {ram['arena_bytes']} B + stack {ram['stack_bytes']} B + other static "
              f"{ram['static_other_bytes']} B = {ram['total_bytes']} B"]
-    if "cycles_model" in prof:
-        lines.append(f"  cycles are an ESTIMATE from the instruction mix ({prof['cycles_model']}; low-high: "
-                     "pipeline refill 1-3, divide 2-12 cycles)")
-    lines += [f"  op {o['op']:3d} {o['opcode']:20s} {o['count']:>12d} {prof['unit']}{_op_costs(o, prof['unit'])}"
+    lines += op_cost.header(prof)
+    lines += [f"  op {o['op']:3d} {o['opcode']:20s} {o['count']:>12d} {prof['unit']}{op_cost.columns(o, prof['unit'])}"
               for o in prof["ops"]]
-    est = [o["cycles_estimate"] for o in prof["ops"] if "cycles_estimate" in o]
-    if est:
-        lines.append(f"  operators: {sum(o['count'] for o in prof['ops'])} {prof['unit']}, estimated "
-                     f"{sum(e[0] for e in est):,}-{sum(e[1] for e in est):,} cycles")
+    lines += op_cost.summary(prof)
     if "total" in prof:
         lines.append(f"  total (whole run) {prof['total']} {prof['unit']}")
     return "\n".join(lines)
-
-
-def _op_costs(o: dict, unit: str) -> str:
-    """The per-MAC and estimated-cycle columns of one operator's report line ('' when unknown)."""
-    per = "insns" if unit == "instructions" else unit
-    text = f" {o['count'] / o['macs']:7.2f} {per}/MAC" if o.get("macs") else ""
-    if "cycles_estimate" in o:
-        lo, hi = o["cycles_estimate"]
-        text = (text or " " * (13 + len(per))) + f"  est. cycles {lo:,}-{hi:,}"
-    return text
-
-
-def _annotate(prof: dict, macs, mixes: list, cpu: str) -> None:
-    """Add each operator's MACs (from firmware.json), instruction mix and estimated cycles."""
-    for k, o in enumerate(prof["ops"]):
-        if macs and k < len(macs):
-            o["macs"] = macs[k]
-        if k < len(mixes):
-            o["mix"] = dict(sorted(mixes[k].items()))
-            o["cycles_estimate"] = list(cycles.estimate(mixes[k]))
-    if mixes:
-        prof["cycles_model"] = f"{cpu} TRM timings, zero wait states"
 
 
 def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = True, sequence: bool = False) -> tuple:
@@ -233,11 +187,11 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
                 text = (work / "count.txt").read_text()
                 ck = _key_values(text)
                 counts = [int(v) for v in ck.get("region_counts", "").split(",") if v]
-                mixes = _mixes(text, len(counts)) if t.cpu in cycles.CPUS else []
+                mixes = op_cost.read_mixes(text, len(counts)) if t.cpu in cycles.CPUS else []
                 n = len(man["order"])
                 if sequence and n and len(counts) == n * len(x):  # one region per operator and invocation
                     counts = [sum(counts[k::n]) for k in range(n)]
-                    mixes = _fold(mixes, n) if mixes else []
+                    mixes = op_cost.fold(mixes, n) if mixes else []
                 total, unit = int(ck["insns_total"]), "instructions"
     if sequence:
         per = sum(int(np.prod(o["shape"])) * np.dtype(NUMPY_DTYPE[o["dtype"]]).itemsize for o in man["outputs"])
@@ -251,7 +205,7 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
                                   for op, code, c in zip(man["order"], man["opcodes"], counts)]}
     if counts and len(counts) != len(man["order"]):
         raise FirmwareError(f"profile has {len(counts)} regions for {len(man['order'])} operators")
-    _annotate(prof, man.get("macs"), mixes, t.cpu)
+    op_cost.annotate(prof, man.get("macs"), mixes, t.cpu)
     if total is not None:
         prof["total"] = total
     ram = ram_report(t, elf, man["arena_bytes"], kv)

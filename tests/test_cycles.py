@@ -9,7 +9,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from buildtool import cycles, runner
+from buildtool import cycles, op_cost, runner
 from buildtool.ops import op_macs
 
 MODEL = "/work/shared/models/tiny_cnn_32.tflite"
@@ -58,6 +58,14 @@ def test_estimate_of_a_hand_made_mix():
     assert cycles.estimate({"(refill)": 5}, p=(2, 2)) == (10, 10)
 
 
+def test_mixes_read_and_folded_per_operator():
+    """The plugin's mix lines per region; with several invocations, summed per operator."""
+    text = "insns_total=9\nmix\t0\t2\tldr\nmix\t1\t3\tadd\nmix\t2\t4\tldr\nmix\t3\t1\tpop {r4, pc}\n"
+    mixes = op_cost.read_mixes(text, 4)
+    assert mixes == [{"ldr": 2}, {"add": 3}, {"ldr": 4}, {"pop {r4, pc}": 1}]
+    assert op_cost.fold(mixes, 2) == [{"ldr": 6}, {"add": 3, "pop {r4, pc}": 1}]
+
+
 def test_plugin_counts_the_mix_of_a_known_loop(tmp_path):
     """A hand-written loop whose executed mix is known: 10 iterations of ldr, ldr, str, smlad, subs,
     bne (the first ldr of the first iteration follows the literal load in the same block)."""
@@ -74,7 +82,7 @@ def test_plugin_counts_the_mix_of_a_known_loop(tmp_path):
                     f"{so},start={sym['begin']:x},end={sym['end']:x},out={out},mix=on"],
                    check=True, capture_output=True, timeout=60)
     text = out.read_text()
-    (mix,) = runner._mixes(text, 1)
+    (mix,) = op_cost.read_mixes(text, 1)
     assert mix == {"movs": 1, "ldr": 10, "+ldr": 11, "+str": 10, "smlad": 10, "subs": 10, "bne": 10, "bl": 1,
                    "bx": 1, "(refill)": 11}  # refills: the return from begin, 9 back edges, the call of end
     assert runner._key_values(text)["region_counts"] == str(cycles.instructions(mix)) == "64"

@@ -268,7 +268,8 @@ static void test_rq2(void) {
     }
   for (int32_t t = 0; t < 20000; t++) {
     const int32_t x = (int32_t)rnd() >> ri(0, 30), m = (int32_t)(0x40000000u | (rnd() & 0x3fffffffu)), s = ri(-31, -2);
-    if (bt_mbqm(x, m, s) != bt_rq2(x, m, bt_rq2_p2(s), bt_rq2_e1(s)) || bt_mbqm(x, m, s) != bt_rq2s(x, m, -s - 2)) bad++;
+    const int32_t want = bt_mbqm(x, m, s);
+    if (want != bt_rq2(x, m, bt_rq2_p2(s), bt_rq2_e1(s)) || want != bt_rq2s(x, m, -s - 2)) bad++;
   }
   const int32_t m_small = (1 << 30) - 1, m_neg = -(1 << 30), s_pos = -1, s_neg = -2, s_big = -32;
   if (bt_rq2_ok(&m_small, &s_neg, 1) || bt_rq2_ok(&m_neg, &s_neg, 1) || bt_rq2_ok(&mults[1], &s_pos, 1) ||
