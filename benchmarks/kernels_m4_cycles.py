@@ -2,7 +2,8 @@
 QEMU plugin, instructions per MAC, and the cycle range buildtool/cycles.py estimates from each
 operator's executed instruction mix with the Cortex-M4 TRM timings) for the cortex-m kernel set on
 the shared models (qemu-system-arm -M mps2-an386, -O2). The cycles are an estimate, not a
-measurement: low = pipeline refill 1 cycle, divide 2, IT folded; high = refill 3, divide 12.
+measurement: low = pipeline refill 1 cycle, divide 2, IT folded, loads and stores after a load
+pipelined; high = refill 3, divide 12, nothing folded or pipelined.
 
     python benchmarks/kernels_m4_cycles.py                  # the four shared models, Markdown tables
     python benchmarks/kernels_m4_cycles.py --models tiny_cnn_32

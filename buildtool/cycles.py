@@ -14,9 +14,9 @@ and "Load/store timings"), with P, the pipeline refill, 1..3 cycles:
 | data processing, multiply and multiply-accumulate (MUL, MLA, SMLAL, SMLAD ...), SIMD, saturate, extend | 1 |
 | IT | 0 (folded onto the instruction before) .. 1 |
 | SDIV, UDIV | 2 .. 12 |
-| LDR (any size) | 2; 1 right after a single load (pipelined) |
-| STR with an immediate offset | 1 .. 2; 1 right after a single load |
-| STR with a register offset | 2; 1 right after a single load |
+| LDR (any size) | 2; right after a single load 1 (pipelined) .. 2 (a base update, a dependent address) |
+| STR with an immediate offset | 1 .. 2; right after a single load 1 .. 2 |
+| STR with a register offset | 2; right after a single load 1 .. 2 |
 | LDRD, STRD | 1 + N = 3 |
 | LDM, STM, PUSH, POP (and VLDM, VSTM, VPUSH, VPOP) | 1 + N (N registers, words for VFP) |
 | branches, CBZ/CBNZ | 1, + P when taken |
@@ -68,11 +68,11 @@ def _memory(m: str, pipelined: bool, reg_offset: bool) -> tuple | None:
     """Cycles (low, high) of a single load or store, None if m is not one."""
     if m.startswith(("ldrd", "strd")):
         return 3, 3
-    if m.startswith(("ldr", "ldrex")):
-        return (1, 1) if pipelined else (2, 2)
-    if m.startswith(("str", "strex")):
-        if pipelined:
-            return 1, 1
+    if pipelined and m.startswith(("ldr", "str")):
+        return 1, 2
+    if m.startswith("ldr"):
+        return 2, 2
+    if m.startswith("str"):
         return (2, 2) if reg_offset else (1, 2)
     return None
 

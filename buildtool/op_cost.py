@@ -51,7 +51,7 @@ def header(prof: dict) -> list:
     if "cycles_model" not in prof:
         return []
     return [f"  cycles are an ESTIMATE from the instruction mix ({prof['cycles_model']}; low-high: "
-            "pipeline refill 1-3, divide 2-12 cycles)"]
+            "pipeline refill 1-3, divide 2-12 cycles, loads and stores pipelined or not)"]
 
 
 def columns(o: dict, unit: str) -> str:
