@@ -9,7 +9,6 @@
 #include "bt_kernels.h"
 #include "requant.h"
 #include "dsp.h"
-#include "im2col.h"   /* bt_rq2 */
 
 #define bt_depthwise_s8 bt_ref_depthwise_generic_s8
 #define bt_depthwise_s8_inplace bt_ref_depthwise_inplace_s8
