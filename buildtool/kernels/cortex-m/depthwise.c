@@ -196,46 +196,9 @@ void bt_depthwise_s8(const bt_depthwise_params *dp, const int8_t *in, int32_t in
   }
 }
 
-/* Output row y of an in-place depthwise may be written over its input once no row still to compute
- * reads the input rows it overlaps: row `next` is the first still to compute. */
-static int dw_row_free(const bt_conv_params *p, int32_t y, int32_t next) {
-  const int32_t last_in = (int32_t)(((y + 1) * p->out.w - 1) / p->in.w);   /* last input row it overlaps */
-  return next >= p->out.h || next * p->stride_h - p->pad_top > last_in;
-}
+#include "dw_inplace_rows.h"
 
-/* Rows held at once (computed, not yet written back), at most, when every row is written back as
- * soon as it may: the ring dw_inplace_rows needs. */
-static int32_t dw_rows_pending(const bt_conv_params *p) {
-  int32_t most = 0;
-  for (int32_t next = 1, done = 0; next <= p->out.h; next++) {   /* rows [0, next) computed */
-    if (next - done > most) most = next - done;
-    while (done < next && dw_row_free(p, done, next)) done++;
-  }
-  return most;
-}
-
-/* In place by rows: each output row computed by bt_depthwise_s8 above into a ring of rows in
- * scratch, written back (its channel bytes only) once no later row reads what it covers. */
-static void dw_inplace_rows(const bt_depthwise_params *dp, int8_t *buf, int8_t *scratch, int32_t ring) {
-  const bt_conv_params *p = &dp->conv;
-  const int32_t ps = p->out.pixel_stride, row = p->out.w * ps, c_n = p->out.c;
-  int32_t done = 0;
-  for (int32_t next = 0; next < p->out.h || done < next;) {
-    if (next < p->out.h && next - done < ring) {
-      bt_depthwise_s8(dp, buf, 0, scratch + (next % ring) * row, next, next + 1);
-      next++;
-      continue;
-    }
-    for (; done < next && dw_row_free(p, done, next); done++) {
-      const int8_t *src = scratch + (done % ring) * row;
-      int8_t *dst = buf + done * row;
-      for (int32_t i = 0; i < row; i += ps)
-        for (int32_t c = 0; c < c_n; c++) dst[i + c] = src[i + c];
-    }
-  }
-}
-
-/* In place: by rows (dw_inplace_rows) when scratch (in.h * in.w bytes) holds the rows that must wait;
+/* In place: by rows (dw_inplace_rows.h) when scratch (in.h * in.w bytes) holds the rows that must wait;
  * else per channel, the input plane copied to scratch, then bt_depthwise_s8 above on a one-channel view
  * (dense plane in, channel c of buf out, the channel's taps copied into a dense filter). Depth
  * multipliers above 1 and filters of more than 64 taps keep the reference code. */
@@ -247,8 +210,8 @@ void bt_depthwise_s8_inplace(const bt_depthwise_params *dp, int8_t *buf, int8_t 
     return;
   }
   const int32_t ring = n / (p->out.w * p->out.pixel_stride);
-  if (ring >= 1 && dw_rows_pending(p) <= ring) {
-    dw_inplace_rows(dp, buf, scratch, ring);
+  if (ring >= 1 && bt_dw_rows_pending(p) <= ring) {
+    bt_dw_inplace_rows(dp, buf, scratch, ring);
     return;
   }
   int8_t f[64];
