@@ -234,9 +234,11 @@ def manifest(model: Model, plan, board: str) -> dict:
         return [{"name": g.tensors[i].name, "shape": [int(d) for d in g.tensors[i].shape],
                  "dtype": g.tensors[i].dtype} for i in idx]
 
+    from .op_cost import region_macs
+
     order, opcodes = plan.manifest_order(g)
     return {"model": g.name, "board": board, "arena_bytes": plan.arena_bytes, "inputs": io(g.inputs),
-            "outputs": io(g.outputs), "order": order, "opcodes": opcodes}
+            "outputs": io(g.outputs), "order": order, "opcodes": opcodes, "macs": region_macs(g, plan)}
 
 
 def flash_image(model: Model, board: str, plan=None, split: bool = True) -> bytes:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import targets
+from . import cycles, op_cost, targets
 from .errors import UsageError
 from .ir import NUMPY_DTYPE
 from .toolchain import PACKAGE, FirmwareError, check_tools
@@ -116,7 +116,10 @@ def format_report(prof: dict, ram: dict) -> str:
     """The RAM report and per-operator profile as printed by `scons run` (and `buildtool run --board`)."""
     lines = [f"RAM: arena {ram['arena_bytes']} B + stack {ram['stack_bytes']} B + other static "
              f"{ram['static_other_bytes']} B = {ram['total_bytes']} B"]
-    lines += [f"  op {o['op']:3d} {o['opcode']:20s} {o['count']:>12d} {prof['unit']}" for o in prof["ops"]]
+    lines += op_cost.header(prof)
+    lines += [f"  op {o['op']:3d} {o['opcode']:20s} {o['count']:>12d} {prof['unit']}{op_cost.columns(o, prof['unit'])}"
+              for o in prof["ops"]]
+    lines += op_cost.summary(prof)
     if "total" in prof:
         lines.append(f"  total (whole run) {prof['total']} {prof['unit']}")
     return "\n".join(lines)
@@ -144,7 +147,7 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
     if sequence and not len(x):
         raise UsageError("an input sequence needs at least one input set")
     data = b"".join(_inputs(man, xi) for xi in x) if sequence else _inputs(man, x)
-    counts, unit, total = [], "", None
+    counts, unit, total, mixes = [], "", None, []
     if t.port.native:
         try:
             r = subprocess.run(t.port.run_command(t, elf), input=data, capture_output=True, timeout=timeout)
@@ -168,7 +171,8 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
                 mask = t.port.code_mask
                 so = _plugin(out)  # its path goes into QEMU's option syntax, where ',,' is one comma
                 plugin = ["-plugin", f"{str(so).replace(',', ',,')},start={sym['bt_profile_begin'][0] & mask:x},"
-                                   f"end={sym['bt_profile_end'][0] & mask:x},out={work / 'count.txt'}"]
+                                   f"end={sym['bt_profile_end'][0] & mask:x},out={work / 'count.txt'}"
+                                   + (",mix=on" if t.cpu in cycles.CPUS else "")]
             cmd = t.port.run_command(t, elf, plugin)
             try:
                 r = subprocess.run(cmd, cwd=work, capture_output=True, timeout=timeout)
@@ -180,11 +184,14 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
             kv = _key_values(log)
             result = (work / "output.bin").read_bytes() if (work / "output.bin").exists() else b""
             if profile:
-                ck = _key_values((work / "count.txt").read_text())
+                text = (work / "count.txt").read_text()
+                ck = _key_values(text)
                 counts = [int(v) for v in ck.get("region_counts", "").split(",") if v]
+                mixes = op_cost.read_mixes(text, len(counts)) if t.cpu in cycles.CPUS else []
                 n = len(man["order"])
                 if sequence and n and len(counts) == n * len(x):  # one region per operator and invocation
                     counts = [sum(counts[k::n]) for k in range(n)]
+                    mixes = op_cost.fold(mixes, n) if mixes else []
                 total, unit = int(ck["insns_total"]), "instructions"
     if sequence:
         per = sum(int(np.prod(o["shape"])) * np.dtype(NUMPY_DTYPE[o["dtype"]]).itemsize for o in man["outputs"])
@@ -198,6 +205,7 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
                                   for op, code, c in zip(man["order"], man["opcodes"], counts)]}
     if counts and len(counts) != len(man["order"]):
         raise FirmwareError(f"profile has {len(counts)} regions for {len(man['order'])} operators")
+    op_cost.annotate(prof, man.get("macs"), mixes, t.cpu)
     if total is not None:
         prof["total"] = total
     ram = ram_report(t, elf, man["arena_bytes"], kv)

@@ -6,7 +6,7 @@
 #include "bt_kernels.h"
 #include "requant.h"
 #include "dsp.h"
-#include "im2col.h"   /* bt_rq2 */
+#include "im2col.h"   /* bt_widen, bt_mv1x4 */
 
 static inline int32_t requant_fc(const bt_fc_params *p, int32_t o, int32_t acc, int fast) {
   if (p->bias) acc += p->bias[o];

@@ -228,30 +228,6 @@ static inline void bt_mm2x1(const int16_t *c0, const int8_t *f, int32_t K, int32
   acc[0] = a0; acc[1] = a1;
 }
 
-/* 1 when bt_rq2 equals bt_mbqm for every channel: multiplier 0 or in [2^30, 2^31) (what TFLite's
- * QuantizeMultiplier gives) and shift in [-31, -2] (a right shift of at least 2). */
-static inline int bt_rq2_ok(const int32_t *mult, const int32_t *shift, int32_t n) {
-  for (int32_t i = 0; i < n; i++)
-    if ((mult[i] != 0 && mult[i] < (1 << 30)) || shift[i] > -2 || shift[i] < -31) return 0;
-  return 1;
-}
-
-/* MultiplyByQuantizedMultiplier(a, m, -e) for bt_rq2_ok parameters, given p2 = 2^(e-2) and e1 = e-1:
- *   h = floor((a*m + 2^30) / 2^31) and RoundingDivideByPOT(h, e) = floor((h + 2^(e-1) - [h<0]) / 2^e)
- * fold into one 64-bit sum, floor((a*m + 2^30 + 2^(30+e) - [h<0]*2^31) / 2^(31+e)) (floor of a floor),
- * whose quotient is the high word shifted right by e-1. With m >= 2^30, h < 0 exactly when a < 0
- * (a = -1, m = 2^30 gives h = 0 either way: both forms yield 0); m = 0 gives 0 both ways. The
- * constant's words are lo = 2^30 | (a & 2^31), hi = 2^(e-2) + (a >> 31) (e >= 2: 2^30 - 2^31 borrows
- * one from the high word), so the whole step is AND, ORR, ADD, SMLAL, ASR. */
-static inline int32_t bt_rq2(int32_t a, int32_t m, int32_t p2, int32_t e1) {
-  const uint32_t lo = 0x40000000u | ((uint32_t)a & 0x80000000u);
-  const uint32_t hi = (uint32_t)(p2 + (a >> 31));
-  const uint64_t acc = (((uint64_t)hi << 32) | lo) + (uint64_t)((int64_t)a * m);
-  return (int32_t)(acc >> 32) >> e1;
-}
-
-/* bt_rq2's per-channel values from a TFLite shift (-31..-2). */
-static inline int32_t bt_rq2_p2(int32_t shift) { return 1 << (-shift - 2); }
-static inline int32_t bt_rq2_e1(int32_t shift) { return -shift - 1; }
+/* bt_rq2, bt_rq2_ok, bt_rq2_p2, bt_rq2_e1: requant.h (shared with the riscv set). */
 
 #endif

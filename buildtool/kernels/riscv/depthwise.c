@@ -1,7 +1,9 @@
 /* DEPTHWISE_CONV_2D int8 for RISC-V rv32imac (optimised scalar) and, with -DBT_RVV, RVV 1.0
  * (depth multiplier 1; other multipliers use the reference code, included below under another
- * name). The in-place variant runs the same kernel per channel on a one-channel view of the copied
- * plane (scalar set; RVV and filters of more than 64 taps keep the reference in-place code). Scalar: 3x3 interior pixels channel by channel with the nine weights
+ * name). The in-place variant runs the same kernel row by row through a ring of rows in scratch
+ * (dw_inplace_rows.h), or per channel on a one-channel view of the copied plane when scratch cannot
+ * hold the rows that must wait (scalar set; RVV and filters of more than 64 taps keep the reference
+ * in-place code). Scalar: 3x3 interior pixels channel by channel with the nine weights
  * in registers; elsewhere valid-tap ranges computed once per pixel (no per-tap bounds checks),
  * pointer stepping, hoisted parameters, bt_mbqm_fast. RVV: up to 16 contiguous channels
  * per vector: per tap two byte loads, two sign extensions, the input offset and one widening
@@ -132,13 +134,21 @@ void bt_depthwise_s8(const bt_depthwise_params *dp, const int8_t *in, int32_t in
 }
 
 #ifndef BT_RVV
-/* In place: per channel, the input plane copied to scratch, then bt_depthwise_s8 on a one-channel view
+#include "dw_inplace_rows.h"
+
+/* In place: by rows (dw_inplace_rows.h) when scratch (in.h * in.w bytes) holds the rows that must wait;
+ * else per channel, the input plane copied to scratch, then bt_depthwise_s8 on a one-channel view
  * (dense plane in, channel c of buf out, the channel's taps copied into a dense filter). */
 void bt_depthwise_s8_inplace(const bt_depthwise_params *dp, int8_t *buf, int8_t *scratch) {
   const bt_conv_params *p = &dp->conv;
   const int32_t taps = p->kh * p->kw, n = p->in.h * p->in.w, ps = p->in.pixel_stride, c_n = p->out.c;
   if (dp->depth_multiplier != 1 || taps > 64) {
     bt_ref_depthwise_inplace_s8(dp, buf, scratch);
+    return;
+  }
+  const int32_t ring = n / (p->out.w * p->out.pixel_stride);
+  if (ring >= 1 && bt_dw_rows_pending(p) <= ring) {
+    bt_dw_inplace_rows(dp, buf, scratch, ring);
     return;
   }
   int8_t f[64];

@@ -252,14 +252,8 @@ static void test_conv_variants(void) {
   }
 }
 
-#if defined(__has_include)
-#if __has_include("im2col.h")
-#include "im2col.h"
-#define BT_HAVE_RQ2 1
-#endif
-#endif
-#ifdef BT_HAVE_RQ2
-/* cortex-m's bt_rq2 against bt_mbqm wherever bt_rq2_ok allows it (TFLite multipliers, right shifts) */
+/* bt_rq2 and bt_rq2s (requant.h; the cortex-m and riscv sets) against bt_mbqm wherever bt_rq2_ok allows it (TFLite
+ * multipliers, right shifts) */
 static void test_rq2(void) {
   static const int32_t edge[] = {0, 1, -1, 2, -2, 3, -3, 127, -128, 1 << 20, -(1 << 20), (1 << 30) - 1, 1 << 30,
                                  -(1 << 30), INT32_MAX, INT32_MIN, INT32_MIN + 1, INT32_MAX - 1, 12345678, -12345678};
@@ -269,11 +263,13 @@ static void test_rq2(void) {
     for (int32_t s = -31; s <= -2; s++) {
       if (!bt_rq2_ok(&mults[j], &s, 1)) bad++;
       for (uint32_t i = 0; i < sizeof edge / sizeof edge[0]; i++)
-        if (bt_mbqm(edge[i], mults[j], s) != bt_rq2(edge[i], mults[j], bt_rq2_p2(s), bt_rq2_e1(s))) bad++;
+        if (bt_mbqm(edge[i], mults[j], s) != bt_rq2(edge[i], mults[j], bt_rq2_p2(s), bt_rq2_e1(s)) ||
+            bt_mbqm(edge[i], mults[j], s) != bt_rq2s(edge[i], mults[j], -s - 2)) bad++;
     }
   for (int32_t t = 0; t < 20000; t++) {
     const int32_t x = (int32_t)rnd() >> ri(0, 30), m = (int32_t)(0x40000000u | (rnd() & 0x3fffffffu)), s = ri(-31, -2);
-    if (bt_mbqm(x, m, s) != bt_rq2(x, m, bt_rq2_p2(s), bt_rq2_e1(s))) bad++;
+    const int32_t want = bt_mbqm(x, m, s);
+    if (want != bt_rq2(x, m, bt_rq2_p2(s), bt_rq2_e1(s)) || want != bt_rq2s(x, m, -s - 2)) bad++;
   }
   const int32_t m_small = (1 << 30) - 1, m_neg = -(1 << 30), s_pos = -1, s_neg = -2, s_big = -32;
   if (bt_rq2_ok(&m_small, &s_neg, 1) || bt_rq2_ok(&m_neg, &s_neg, 1) || bt_rq2_ok(&mults[1], &s_pos, 1) ||
@@ -281,7 +277,6 @@ static void test_rq2(void) {
   if (bad) { failed++; bt_puts("FAIL bt_rq2 mismatches: "); put_i(bad); bt_puts("\n"); }
   else passed++;
 }
-#endif
 
 static void test_depthwise(void) {
   for (int32_t t = 0; t < 60; t++) {
@@ -300,11 +295,12 @@ static void test_depthwise(void) {
     fill(g_in, h * w * ips + 16);
     spatial_check("depthwise", t, &c);
   }
-  /* in-place: output written over its own input */
-  for (int32_t t = 0; t < 25; t++) {
+  /* in-place: output written over its own input (from case 25 on, few channels and tall images: the
+   * scratch plane holds several output rows, so an optimised set may go row by row) */
+  for (int32_t t = 0; t < 40; t++) {
     bt_depthwise_params dp;
-    int32_t k = ri(1, 2) * 2 + 1, cin = ri(1, 33), ps = cin + ((t & 1) ? ri(1, 3) : 0);
-    int32_t h = ri(k, 10), w = ri(k, 10), s = ri(1, 2);
+    int32_t k = ri(1, 2) * 2 + 1, cin = t < 25 ? ri(1, 33) : ri(1, 5), ps = cin + ((t & 1) ? ri(1, 3) : 0);
+    int32_t h = t < 25 ? ri(k, 10) : ri(2 * ps, 24), w = ri(k, 10), s = ri(1, 2);
     gen_conv(&dp.conv, h, w, cin, cin, k, k, s, s, 1, 1, (int)(rnd() & 1), ps, ps, 1);
     dp.depth_multiplier = 1;
     const int32_t n = h * w * ps;
@@ -359,6 +355,34 @@ static void test_fc(void) {
     ref_bt_fully_connected_s8(&p, g_in, g_ref);
     bt_fully_connected_s8(&p, g_in, g_opt);
     check("fully_connected", t, g_ref, g_opt, nout);
+  }
+}
+
+/* Fully connected at the sizes around the optimised sets' row and input blocks: n_in and n_out each
+ * 1, 3, 5 and 17, per-channel and per-tensor, with and without bias, extreme input offsets, and one
+ * output whose multiplier or shift bt_rq2 does not take (the generic requantisation). */
+static void test_fc_sizes(void) {
+  static const int32_t sizes[] = {1, 3, 5, 17};
+  static const int32_t offs[] = {-127, 128, 0, 5};
+  for (int32_t t = 0; t < 16; t++) {
+    bt_fc_params p;
+    p.n_in = sizes[t % 4]; p.n_out = sizes[t / 4]; p.batches = 1 + (t % 3 == 2);
+    p.input_offset = offs[(t + t / 4) % 4]; p.output_offset = ri(-128, 127); p.filter_offset = 0;
+    rand_act(&p.act_min, &p.act_max, p.output_offset);
+    fill(g_w, p.n_in * p.n_out); p.weights = g_w;
+    for (int32_t j = 0; j < p.n_out; j++) g_bias[j] = ri(-30000, 30000);
+    p.bias = (t % 5 == 1) ? NULL : g_bias;
+    p.per_channel = (t % 2 == 0);
+    rand_quant(p.n_out, 14 + ilog2((uint32_t)p.n_in) / 2);
+    if (t % 4 == 3) g_shift[ri(0, p.n_out - 1)] = ri(-1, 1);
+    if (t % 8 == 5) g_mult[ri(0, p.n_out - 1)] = ri(1, (1 << 30) - 1);
+    p.multiplier = g_mult; p.shift = g_shift;
+    fill(g_in, p.n_in * p.batches);
+    const int32_t nout = p.n_out * p.batches + 8;
+    fill(g_ref, nout); copy(g_opt, g_ref, nout);
+    ref_bt_fully_connected_s8(&p, g_in, g_ref);
+    bt_fully_connected_s8(&p, g_in, g_opt);
+    check("fc_sizes", t, g_ref, g_opt, nout);
   }
 }
 
@@ -1026,9 +1050,8 @@ int bt_main(void) {
   test_fused_spatial();
   test_fused_elementwise();
   test_conv_variants();
-#ifdef BT_HAVE_RQ2
   test_rq2();
-#endif
+  test_fc_sizes();
 #ifdef BT_SET_XCORE
   if (bt_vpu_align_faults) { failed++; bt_puts("FAIL unaligned VPU memory operands: "); bt_putu(bt_vpu_align_faults); bt_puts("\n"); }
   else passed++;

@@ -4,8 +4,18 @@
    region is recorded in order, so with per-operator marker functions
    (firmware/common/markers.c) region k is the k-th executed operator.
    Options: out=FILE (else qemu_plugin_outs, visible with -d plugin),
-   start=, end=, mode=insn (count per instruction instead of per block).
+   start=, end=, mode=insn (count per instruction instead of per block),
+   mix=on (also the instruction mix of every region, below).
    Output: insns_total=N, regions=K, region_counts=c0,c1,... (one line each).
+   With mix=on, one more line per region and kind of instruction:
+   "mix<TAB>region<TAB>count<TAB>key". The key is QEMU's disassembly of the
+   instruction: its mnemonic alone, or the whole text when it writes pc or has
+   a register list ("pop {r4, pc}"); a single load or store's key starts with
+   '+' when it directly follows a single load in the same block and ends with
+   " [reg]" when its address has a register offset ("ldr [reg]"). The key
+   "(refill)" counts blocks entered at an address other than the end of the
+   block executed before (taken branches, calls, returns, exceptions);
+   "(other)" the instructions of kinds beyond the first 1022 seen.
    Debian ships no qemu-plugin.h, so the few v1 entry points are declared here.
    Based on the shared toolchain kit's plugin. */
 #include <stddef.h>
@@ -34,6 +44,11 @@ size_t qemu_plugin_tb_n_insns(const struct qemu_plugin_tb *tb);
 struct qemu_plugin_insn *qemu_plugin_tb_get_insn(const struct qemu_plugin_tb *tb, size_t idx);
 uint64_t qemu_plugin_insn_vaddr(const struct qemu_plugin_insn *insn);
 void qemu_plugin_outs(const char *string);
+void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *tb, qemu_plugin_vcpu_udata_cb_t cb,
+                                          enum qemu_plugin_cb_flags flags, void *userdata);
+uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
+size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
+char *qemu_plugin_insn_disas(const struct qemu_plugin_insn *insn);
 
 __attribute__((visibility("default"))) int qemu_plugin_version = 1;
 
@@ -41,14 +56,97 @@ static uint64_t insn_count, region_start;
 static uint64_t start_addr = ~0ull, end_addr = ~0ull;
 static uint64_t *regions;
 static size_t n_regions, cap_regions;
-static int in_region, per_insn;
+static int in_region, per_insn, with_mix;
 static const char *outfile;
+
+/* The instruction mix: one counter per key, snapshots at region starts and ends. */
+#define MAX_KEYS 1024
+static char *keys[MAX_KEYS];
+static uint64_t key_counts[MAX_KEYS], key_start[MAX_KEYS];
+static size_t n_keys;
+static uint64_t *mix; /* n_regions x MAX_KEYS */
+static uint64_t last_end;
+enum { REFILL_KEY = 0, OTHER_KEY = 1 };
+
+static size_t key_id(const char *key) {
+  for (size_t i = 0; i < n_keys; i++)
+    if (!strcmp(keys[i], key)) return i;
+  if (n_keys == MAX_KEYS) return OTHER_KEY; /* every further kind of instruction: "(other)" */
+  keys[n_keys] = strdup(key);
+  return n_keys++;
+}
+
+static int starts_with(const char *s, const char *p) { return !strncmp(s, p, strlen(p)); }
+
+static int single_load_store(const char *m) {
+  return (starts_with(m, "ldr") || starts_with(m, "str")) && !starts_with(m, "ldrd") && !starts_with(m, "strd") &&
+         !starts_with(m, "ldrex") && !starts_with(m, "strex");
+}
+
+/* A memory operand "[rn, rm...]" (not "[rn]", "[rn, #imm]" or "[rn], #imm"). */
+static int register_offset(const char *ops) {
+  const char *b = strchr(ops, '[');
+  if (!b) return 0;
+  const char *c = strpbrk(b, ",]");
+  return c && *c == ',' && c[1 + strspn(c + 1, " ")] != '#';
+}
+
+/* The key of one instruction (see the top comment); *load: it is a single load. */
+static void insn_key(struct qemu_plugin_insn *insn, int after_load, char *key, size_t cap, int *load) {
+  char *text = qemu_plugin_insn_disas(insn);
+  const char *t = text ? text : "?";
+  while (*t == ' ' || *t == '\t') t++;
+  size_t m = strcspn(t, " \t");
+  char mnem[32];
+  snprintf(mnem, sizeof mnem, "%.*s", (int)(m < 31 ? m : 31), t);
+  int mem = single_load_store(mnem);
+  *load = mem && mnem[0] == 'l';
+  const char *ops = t + m + strspn(t + m, " \t");
+  int whole = starts_with(ops, "pc") || strchr(ops, '{') != NULL;
+  snprintf(key, cap, "%s%s%s", after_load && mem ? "+" : "", whole ? t : mnem,
+           mem && register_offset(ops) ? " [reg]" : "");
+  free(text);
+}
+
+struct tb_span {
+  uint64_t start, end;
+};
+
+static void on_tb(unsigned int vcpu, void *u) {
+  (void)vcpu;
+  struct tb_span *s = u;
+  if (last_end && s->start != last_end) key_counts[REFILL_KEY]++;
+  last_end = s->end;
+}
+
+static void mix_tb(struct qemu_plugin_tb *tb, size_t n) {
+  size_t ids[n ? n : 1], uses[n ? n : 1], k = 0;
+  int after_load = 0;
+  char key[96];
+  for (size_t i = 0; i < n; i++) {
+    struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+    insn_key(insn, after_load, key, sizeof key, &after_load);
+    size_t id = key_id(key), j = 0;
+    while (j < k && ids[j] != id) j++;
+    if (j == k) ids[k] = id, uses[k++] = 0;
+    uses[j]++;
+  }
+  for (size_t j = 0; j < k; j++)
+    qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &key_counts[ids[j]], uses[j]);
+  struct tb_span *s = malloc(sizeof *s);
+  if (!s) abort();
+  struct qemu_plugin_insn *last = qemu_plugin_tb_get_insn(tb, n - 1);
+  s->start = qemu_plugin_tb_vaddr(tb);
+  s->end = qemu_plugin_insn_vaddr(last) + qemu_plugin_insn_size(last);
+  qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb, QEMU_PLUGIN_CB_NO_REGS, s);
+}
 
 static void on_start(unsigned int vcpu, void *u) {
   (void)vcpu;
   (void)u;
   region_start = insn_count;
   in_region = 1;
+  if (with_mix) memcpy(key_start, key_counts, sizeof key_counts);
 }
 
 static void on_end(unsigned int vcpu, void *u) {
@@ -58,8 +156,11 @@ static void on_end(unsigned int vcpu, void *u) {
   if (n_regions == cap_regions) {
     cap_regions = cap_regions ? 2 * cap_regions : 256;
     regions = realloc(regions, cap_regions * sizeof *regions);
-    if (!regions) abort();
+    if (with_mix) mix = realloc(mix, cap_regions * sizeof key_counts);
+    if (!regions || (with_mix && !mix)) abort();
   }
+  if (with_mix)
+    for (size_t i = 0; i < MAX_KEYS; i++) mix[n_regions * MAX_KEYS + i] = key_counts[i] - key_start[i];
   regions[n_regions++] = insn_count - region_start;
   in_region = 0;
 }
@@ -75,6 +176,14 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
     if (va == start_addr) qemu_plugin_register_vcpu_insn_exec_cb(insn, on_start, QEMU_PLUGIN_CB_NO_REGS, NULL);
     if (va == end_addr) qemu_plugin_register_vcpu_insn_exec_cb(insn, on_end, QEMU_PLUGIN_CB_NO_REGS, NULL);
   }
+  if (with_mix && n) mix_tb(tb, n);
+}
+
+static void write_mix(FILE *f) {
+  for (size_t r = 0; r < n_regions; r++)
+    for (size_t i = 0; i < n_keys; i++)
+      if (mix[r * MAX_KEYS + i])
+        fprintf(f, "mix\t%llu\t%llu\t%s\n", (unsigned long long)r, (unsigned long long)mix[r * MAX_KEYS + i], keys[i]);
 }
 
 static void at_exit(qemu_plugin_id_t id, void *p) {
@@ -89,6 +198,7 @@ static void at_exit(qemu_plugin_id_t id, void *p) {
             (unsigned long long)insn_count, (unsigned long long)sum, (unsigned long long)n_regions);
     for (size_t i = 0; i < n_regions; i++) fprintf(f, "%s%llu", i ? "," : "", (unsigned long long)regions[i]);
     fputs("\n", f);
+    if (with_mix) write_mix(f);
     fclose(f);
   } else {
     snprintf(buf, sizeof buf, "insns_total=%llu\n", (unsigned long long)insn_count);
@@ -98,6 +208,7 @@ static void at_exit(qemu_plugin_id_t id, void *p) {
     qemu_plugin_outs(buf);
   }
   free(regions);
+  free(mix);
 }
 
 __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
@@ -108,7 +219,9 @@ __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t 
     else if (!strncmp(argv[i], "start=", 6)) start_addr = strtoull(argv[i] + 6, NULL, 16);
     else if (!strncmp(argv[i], "end=", 4)) end_addr = strtoull(argv[i] + 4, NULL, 16);
     else if (!strcmp(argv[i], "mode=insn")) per_insn = 1;
+    else if (!strcmp(argv[i], "mix=on")) with_mix = 1;
   }
+  if (with_mix) key_id("(refill)"), key_id("(other)");
   qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
   qemu_plugin_register_atexit_cb(id, at_exit, NULL);
   return 0;

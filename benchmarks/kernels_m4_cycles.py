@@ -1,0 +1,75 @@
+"""Cortex-M4 estimated cycles per layer class: the run report's figures (executed instructions from the
+QEMU plugin, instructions per MAC, and the cycle range buildtool/cycles.py estimates from each
+operator's executed instruction mix with the Cortex-M4 TRM timings) for the cortex-m kernel set on
+the shared models (qemu-system-arm -M mps2-an386, -O2). The cycles are an estimate, not a
+measurement: low = pipeline refill 1 cycle, divide 2, IT folded, loads and stores after a load
+pipelined; high = refill 3, divide 12, nothing folded or pipelined.
+
+    python benchmarks/kernels_m4_cycles.py                  # the four shared models, Markdown tables
+    python benchmarks/kernels_m4_cycles.py --models tiny_cnn_32
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from buildtool import firmware, runner, tflite_reader  # noqa: E402
+from kernels_riscv import KERNEL_OPS, MODELS, SHARED, layer_class  # noqa: E402
+
+
+def _class(g, op) -> str:
+    return layer_class(g, op) if op.opcode in KERNEL_OPS else "other operators"
+
+
+def rows(name: str, work: Path) -> list:
+    """Per layer class of one model: (class, n, MACs, instructions, low, high cycles), then the total."""
+    g = tflite_reader.parse((SHARED / f"{name}.tflite").read_bytes())
+    x = np.random.default_rng(0).integers(-128, 128, size=tuple(g.tensors[g.inputs[0]].shape), dtype=np.int8)
+    firmware.build(g, "cortex-m4", work)
+    _, prof, _ = runner.run("cortex-m4", work, x)
+    sums: dict = {}
+    for o in prof["ops"]:
+        s = sums.setdefault(_class(g, g.operators[o["op"]]), [0, 0, 0, 0, 0])
+        for k, v in enumerate((1, o.get("macs", 0), o["count"], *o["cycles_estimate"])):
+            s[k] += v
+    out = [(c, *v) for c, v in sorted(sums.items())]
+    return out + [("**all operators**", *[sum(r[k] for r in out) for k in range(1, 6)])]
+
+
+def _per_mac(lo: int, hi: int, macs: int) -> str:
+    return f"{lo / macs:.2f}-{hi / macs:.2f}" if macs else "-"
+
+
+def table(name: str, rs: list) -> str:
+    lines = [f"### {name}", "",
+             "| layers | n | MACs | instructions | insns/MAC | est. cycles (low-high) | est. cycles/MAC | "
+             "est. cycles/insn |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for c, n, macs, insns, lo, hi in rs:
+        lines.append(f"| {c} | {n} | {macs:,} | {insns:,} | {f'{insns / macs:.2f}' if macs else '-'} | "
+                     f"{lo:,}-{hi:,} | {_per_mac(lo, hi, macs)} | {lo / insns:.2f}-{hi / insns:.2f} |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--models", default=",".join(MODELS))
+    a = ap.parse_args()
+    print("Estimated Cortex-M4 cycles (buildtool/cycles.py: TRM timings over the executed instruction mix; "
+          "an estimate, zero wait states), cortex-m kernel set, QEMU mps2-an386, -O2\n")
+    with tempfile.TemporaryDirectory(prefix="bt-m4cyc-") as tmp:
+        for name in a.models.split(","):
+            print(table(name, rows(name, Path(tmp) / name)) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
