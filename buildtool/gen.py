@@ -5,7 +5,9 @@
     buildtool gen plan     skeleton.json       -o plan.json  [--opt key=value ...]
     buildtool gen code     skeleton.json plan.json --board B -o DIR   (DIR/model.c, model.h, firmware.json;
                            a fused plan: MODEL.tflite instead of skeleton.json)
-    buildtool gen flash    MODEL.tflite        --board B -o weights.bin
+    buildtool gen flash    MODEL.tflite [plan.json] --board B -o weights.bin  [--split-header FILE]
+                           (plan.json: a fused plan's, for the weights' placement in memory regions;
+                           FILE: weights.bin's split as defines for weights.S)
     buildtool gen board    --board B           -o DIR   (DIR/board.json [+ DIR/board.ld])
     (every step: [--depfile FILE] [--no-daemon])
 
@@ -172,14 +174,18 @@ def run_step(a, planner=None) -> int:
     elif step == "flash":
         _need(a, "input", "a .tflite file")
         board = _board(a)
-        pipeline._write(Path(a.output), pipeline.flash_image(pipeline.read_model(a.input), board))
+        model = pipeline.read_model(a.input)
+        # a fused plan re-reads weights per tile: which go to external memory follows its counts, as
+        # its code step's do (a layer-by-layer plan's placement needs no plan)
+        plan = pipeline.load_plan(_json(a.plan), model.graph) if a.plan else None
+        pipeline._write(Path(a.output), pipeline.flash_image(model, board, plan))
         outputs = [a.output]
         if a.split_header:  # for build systems that assemble weights.S without reading weights.bin
             from . import targets, toolchain
 
             pipeline._write(Path(a.split_header), toolchain.weights_split_header(targets.get(board), a.output))
             outputs.append(a.split_header)
-        _depfile(a.depfile, outputs, [a.input], step)
+        _depfile(a.depfile, outputs, [a.input] + ([a.plan] if a.plan else []), step)
     elif step == "board":
         from . import targets, toolchain
 
@@ -235,7 +241,8 @@ def add_parser(sub) -> None:
                        description=__doc__.split("\n\n")[1] if __doc__ else None)
     s.add_argument("step", choices=STEPS)
     s.add_argument("input", nargs="?", help="the step's input: zoo name, model file or skeleton.json")
-    s.add_argument("plan", nargs="?", help="gen code: plan.json")
+    s.add_argument("plan", nargs="?", help="gen code: plan.json; gen flash: a fused plan's plan.json (its weights' "
+                                           "placement in memory regions)")
     s.add_argument("-o", "--output", required=True, help="output file (model, skeleton, plan, flash) or directory")
     s.add_argument("--board", help="board (code, flash, board)")
     s.add_argument("--name", help="gen code: the model's name in model.h (default: the skeleton's)")

@@ -41,9 +41,14 @@ STEP_SOURCES = {  # a superset of what the step imports (tests/test_gen.py check
              "fusion/lifetimes.py", "fusion/receptive.py", "fusion/schedule.py", "fusion_exec.py", "arena/__init__.py",
              "arena/checker.py", "arena/exact.py", "arena/packers.py", "flash.py", "pipeline.py",
              "plan.py", "options.py", "ops.py", "ops_extra.py", "stateful.py", "opdefs.py", "ir.py", "targets",
-             "boards", "toolchain.py", "regions.py", "tflite_reader.py", "tflite_options.py"),
+             "boards", "toolchain.py", "regions.py", "tflite_reader.py", "tflite_options.py", "op_cost.py",
+             "cycles.py"),
     "flash": ("__init__.py", "flash.py", "regions.py", "tflite_reader.py", "tflite_options.py", "ir.py", "pipeline.py",
-              "options.py", "plan.py", "opdefs.py", "ops.py", "ops_extra.py", "stateful.py", "targets", "boards"),
+              "options.py", "plan.py", "opdefs.py", "ops.py", "ops_extra.py", "stateful.py", "targets", "boards",
+              "toolchain.py",  # --split-header; a fused plan given: its loader
+              "codegen", "refops", "fusion/__init__.py", "fusion/costs.py", "fusion/dag.py", "fusion/lifetimes.py",
+              "fusion/receptive.py", "fusion/schedule.py", "fusion_exec.py", "arena/__init__.py",
+              "arena/checker.py", "arena/exact.py", "arena/packers.py"),
     "board": ("__init__.py", "targets", "boards", "toolchain.py", "pipeline.py", "options.py", "ir.py"),
 }
 # the command-line shell around the steps: what it imports does not shape a step's output

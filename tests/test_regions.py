@@ -4,6 +4,7 @@ than the 4 MiB flash runs bit-exact in QEMU with the rest of its weights in PSRA
 
 import dataclasses
 import itertools
+import json
 import os
 import re
 import shutil
@@ -282,7 +283,16 @@ def test_fused_plan_split_runs_bit_exact_and_a_foreign_split_is_refused(m4_512, 
     x = fixed_input(g.tensors[g.inputs[0]].shape, 1)
     y, _, _ = runner.run("cortex-m4", tmp_path, x)
     assert np.array_equal(y, tflm_run(serialize(g), [x])[0])
-    paths["weights"].write_bytes(pipeline.flash_image(model, "cortex-m4"))  # gen flash's: no plan
+    # gen flash given the fused plan (as the build systems give it) writes the build's image; without
+    # it, the layer-by-layer placement's, which the firmware refuses below
+    (tmp_path / "tiny.tflite").write_bytes(serialize(g))
+    (tmp_path / "fused.json").write_text(json.dumps(fused.to_json(g)))
+    for extra, name in (([str(tmp_path / "fused.json")], "w_fused.bin"), ([], "w_plain.bin")):
+        assert main(["gen", "flash", str(tmp_path / "tiny.tflite"), *extra, "--board", "cortex-m4", "--no-daemon",
+                     "-o", str(tmp_path / name)]) == 0
+    assert (tmp_path / "w_fused.bin").read_bytes() == paths["weights"].read_bytes()
+    assert (tmp_path / "w_plain.bin").read_bytes() == pipeline.flash_image(model, "cortex-m4")
+    paths["weights"].write_bytes(pipeline.flash_image(model, "cortex-m4"))  # no plan: another placement
     pipeline.link(model, fused, m4_512, tmp_path, paths)
     with pytest.raises(runner.FirmwareError, match="exited with 3 \\(weights image does not match the firmware\\)"):
         runner.run("cortex-m4", tmp_path, x)

@@ -256,7 +256,7 @@ class Board(targets.Target):
     def linker_script(self):
         s = targets.get("cortex-m4").linker_script()
         s = s[:s.index("PHDRS {")] + s[s.index("SECTIONS {"):]
-        for tag in (" :text", " :data", " :NONE"):
+        for tag in (" :text", " :data", " :NONE", " :psram"):
             s = s.replace(tag, "")
         return s
 

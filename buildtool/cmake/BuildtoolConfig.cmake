@@ -171,10 +171,15 @@ function(_buildtool_steps name out model)
     ${check}
     DEPENDS "${code_in}" "${out}/plan.json" ${tool} DEPFILE "${out}/code.d" VERBATIM
     COMMENT "buildtool code ${name}")
+  # a fused plan re-reads weights per tile: the flash step places them (memory regions) by its counts
+  set(flash_plan "")
+  if(BT_FUSED)
+    set(flash_plan "${out}/plan.json")
+  endif()
   add_custom_command(OUTPUT "${out}/weights.bin" "${out}/weights_split.h"
-    COMMAND ${gen} flash "${model}" --board ${arg_BOARD} -o "${out}/weights.bin" --depfile "${out}/flash.d"
-            --split-header "${out}/weights_split.h"
-    DEPENDS "${model}" ${tool} DEPFILE "${out}/flash.d" VERBATIM COMMENT "buildtool flash ${name}")
+    COMMAND ${gen} flash "${model}" ${flash_plan} --board ${arg_BOARD} -o "${out}/weights.bin"
+            --depfile "${out}/flash.d" --split-header "${out}/weights_split.h"
+    DEPENDS "${model}" ${flash_plan} ${tool} DEPFILE "${out}/flash.d" VERBATIM COMMENT "buildtool flash ${name}")
   # the one target that runs the steps (Makefile generators must not run them from two targets)
   add_custom_target(${name}_sources DEPENDS "${out}/model.c" "${out}/model.h" "${out}/firmware.json"
                                             "${out}/weights.bin" "${out}/weights_split.h")

@@ -108,8 +108,10 @@ def _bt_model_impl(ctx):
     _gen(ctx, "BtCode", ["code", code_in.path, plan.path, "--board", ctx.attr.board, "-o", model_c.dirname] + name_args,
          [code_in, plan], [model_c, model_h, man])
     split = _out(ctx, "weights_split.h")  # the image's part in external memory (defines; empty when none)
-    _gen(ctx, "BtFlash", ["flash", model.path, "--board", ctx.attr.board, "-o", weights.path, "--split-header",
-                          split.path], [model], [weights, split])
+    # a fused plan re-reads weights per tile: the flash step places them (memory regions) by its counts
+    flash_plan = [plan] if _fused(ctx.attr.plan_options) else []
+    _gen(ctx, "BtFlash", ["flash", model.path] + [p.path for p in flash_plan] + ["--board", ctx.attr.board, "-o",
+                          weights.path, "--split-header", split.path], [model] + flash_plan, [weights, split])
 
     cc = find_cpp_toolchain(ctx)
     cc = struct(toolchain = cc, features = cc_common.configure_features(

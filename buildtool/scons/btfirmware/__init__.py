@@ -285,9 +285,12 @@ def _code(target, source, env):
 
 
 def _flash(target, source, env):
+    """weights.bin; a fused plan's (the second source) places the weights as its code step does."""
     from buildtool import pipeline
 
-    _write(str(target[0]), pipeline.flash_image(pipeline.read_model(str(source[0])), env["BT_BOARD"]))
+    model = pipeline.read_model(str(source[0]))
+    plan = pipeline.load_plan(json.loads(Path(str(source[1])).read_text()), model.graph) if len(source) > 1 else None
+    _write(str(target[0]), pipeline.flash_image(model, env["BT_BOARD"], plan))
     return 0
 
 
@@ -491,7 +494,7 @@ def bt_model(env, board: str, model: str, out: str = "", kernels: str = "", plan
                        [model_node if fused else skel[0], plan[0]] + ([skel[0]] if fused else []))
     # not on plan.json.seal: a planner edit that leaves plan.json's bytes as they were stops at the plan
     fenv.Depends(code, [fenv.Value(f"{board}:{t.weights_align}")] + _python_deps("code"))
-    weights = fenv.BtFlash(d.File("weights.bin"), model_node)
+    weights = fenv.BtFlash(d.File("weights.bin"), [model_node] + ([plan[0]] if fused else []))
     fenv.Depends(weights, [fenv.Value(f"{board}:{t.weights_align}")] + _python_deps("flash"))
     if not env.GetOption("clean"):  # a read-back file changed since it was made: SCons alone would not remake it
         sealed += [(skel[0], skel, "remaking it"), (plan[0], plan, "re-planning"),
