@@ -73,11 +73,32 @@ def peak_item(g, plan) -> str:
     step = plan.profile.index(max(plan.profile))
     for k, (s0, s1) in enumerate(plan.item_steps):
         if s0 <= step <= s1:
-            it = plan.schedule.items[k]
-            if isinstance(it, int):
-                return f"op {it} {g.operators[it].opcode}"
-            return f"ops {it.p}-{it.q - 1} {it.scheme} {it.tile[0]}x{it.tile[1]}"
+            grp = next((grp for grp in plan.schedule.pipelined if k in grp), (k,))
+            return " + ".join(_item(g, plan.schedule.items[j]) for j in grp) + (" pipelined" if len(grp) > 1 else "")
     return "-"
+
+
+def _item(g, it) -> str:
+    if isinstance(it, int):
+        return f"op {it} {g.operators[it].opcode}"
+    return f"ops {it.p}-{it.q - 1} {it.scheme} {it.tile[0]}x{it.tile[1]}"
+
+
+def pipelined(out, names, accs) -> None:
+    """Least-RAM plans (F = inf) with and without pipelined pairs in the search: where a pair of
+    blocks running interleaved tile rows lowers the least peak, and what it costs in MACs."""
+    out("\n#### Pipelined blocks: least-RAM plans (F = inf) searched without and with pipelined pairs, bytes\n")
+    out("| model | input | sequential arena B | bound B | MAC overhead | pipelined arena B | bound B | MAC overhead | pair |")
+    out("|---|---|---:|---:|---:|---:|---:|---:|---|")
+    for name in names:
+        g = zoo.build(name)
+        for streamed in accs:
+            plans = [plan_from_front(g, search_front(g, streamed=streamed, pipelined=on), time_budget=BUDGET)
+                     for on in (False, True)]
+            grp = plans[1].schedule.pipelined
+            pair = " + ".join(_item(g, plans[1].schedule.items[j]) for j in grp[0]) if grp else "none chosen"
+            cells = " | ".join(f"{p.arena_bytes:,} | {p.lower_bound_bytes:,} | {p.mac_overhead:.2f}x" for p in plans)
+            out(f"| {name} | {'streamed' if streamed else 'in arena'} | {cells} | {pair} |")
 
 
 def modes(out, names, repeats: int) -> None:
@@ -170,6 +191,7 @@ def main(argv=None) -> int:
             vanilla, cells, ts = table_rows(g, streamed)
             out(f"| {name} | {vanilla.lower_bound_bytes / 1000:.1f} | " + " | ".join(cells) + f" | {ts:.2f} |")
     least_ram(out, names, accs)
+    pipelined(out, names, accs)
     if not a.no_splits:
         g = zoo.build("mobilenetv2")
         out("\n#### Operator splitting, mobilenetv2 160 alpha 1.0, input in the arena\n")

@@ -202,10 +202,24 @@ def _shift(tile: _Tile, axis: int, new_hi: int, ext: int) -> None:
 
 def _run_block(g, bi: int, blk: BlockRun, plan: FusedPlan, arena: _Arena, whole: dict, source, count: list,
                memo: dict) -> None:
-    tiles = {}  # window tensors
+    for _ in _block_rows(g, bi, blk, plan, arena, whole, source, count, memo):
+        pass
+
+
+def _place_windows(g, bi: int, blk: BlockRun, plan: FusedPlan, arena: _Arena, tiles: dict, r: int) -> None:
+    """Views of the block's windows for tile row r: at their planned offsets, which for a pipelined
+    block are within its pool at that row (plan.window_base)."""
+    base = plan.window_base[bi][r] if bi in plan.window_base else 0
     for t in blk.windows:
-        shp = blk.window_shape(g, t)
-        tiles[t] = _Tile(arena.view(plan.window_offset[(bi, t)], shp, np.int8))
+        tiles[t] = _Tile(arena.view(base + plan.window_offset[(bi, t)], blk.window_shape(g, t), np.int8))
+
+
+def _block_rows(g, bi: int, blk: BlockRun, plan: FusedPlan, arena: _Arena, whole: dict, source, count: list,
+                memo: dict):
+    """Run the block one tile row per step: a generator that yields after each row (a pipelined
+    group interleaves the rows of its blocks) and finishes the accumulating tail after the last."""
+    tiles = {}  # window tensors
+    _place_windows(g, bi, blk, plan, arena, tiles, 0)
 
     def tile_of(t):
         return tiles[t] if t in tiles else whole[t]
@@ -223,6 +237,8 @@ def _run_block(g, bi: int, blk: BlockRun, plan: FusedPlan, arena: _Arena, whole:
     maker = {s.out: (s, op) for s, op in made}
     pulled = {t for t in blk.streamed if blk.pulled_rows(g, t)}
     for r in range(n_r):
+        if bi in plan.window_base and r:
+            _place_windows(g, bi, blk, plan, arena, tiles, r)
         for c in range(n_c):
             def windowed(op, out, ra, rb, ca, cb, channel=None, r=r, c=c):
                 """Output tile [ra, rb) x [ca, cb) of a sliding-window op; from a pulled input one
@@ -296,6 +312,8 @@ def _run_block(g, bi: int, blk: BlockRun, plan: FusedPlan, arena: _Arena, whole:
                     _dense_accumulate(g, red, acc, out, ra, ca, g.tensors[blk.geo.tile_tensor].shape[2])
                 elif red is not None and s.out == blk.geo.tile_tensor:
                     acc += out.sum(axis=(0, 1), dtype=acc.dtype)
+        if r < n_r - 1:
+            yield r
     if dense:
         count[0] += op_macs(g, red)
         _dense_done(g, red, acc, whole[red.outputs[0]].full)
@@ -341,6 +359,17 @@ def _channel_by_channel(g, made, dw, tiles, windowed, rows, cols, r, c, out, box
         _run_windowed(g, dw, win, out[..., k:k + 1], *box, memo, channel=k)
 
 
+def _run_group(g, grp: tuple, plan: FusedPlan, arena: _Arena, whole: dict, source, count: list, memo: dict) -> None:
+    """A pipelined group: its blocks' tile rows in pull order (fusion.pipeline.pull_order); each
+    step runs one row (the last one also the block's accumulating tail)."""
+    from .fusion.pipeline import pull_order
+
+    blocks = [plan.schedule.items[k] for k in grp]
+    rows = [_block_rows(g, k, b, plan, arena, whole, source, count, memo) for k, b in zip(grp, blocks)]
+    for j, _ in pull_order(blocks):
+        next(rows[j], None)
+
+
 def run_fused(g, plan: FusedPlan, inputs: list, stats: dict | None = None) -> list:
     """Execute plan.schedule inside one arena of plan.arena_bytes; returns copies of the graph outputs.
 
@@ -369,8 +398,15 @@ def run_fused(g, plan: FusedPlan, inputs: list, stats: dict | None = None) -> li
         """The sensor: rows [r0, r1) x cols [c0, c1) of the (single) streamed input."""
         return streamed[0][0, r0:r1, c0:c1]
     count, memo = [0], {}
+    groups = {grp[0]: grp for grp in plan.schedule.pipelined}
+    done = set()
     for bi, it in enumerate(plan.schedule.items):
-        if isinstance(it, BlockRun):
+        if bi in done:
+            continue
+        if bi in groups:
+            _run_group(g, groups[bi], plan, arena, whole, source, count, memo)
+            done.update(groups[bi])
+        elif isinstance(it, BlockRun):
             _run_block(g, bi, it, plan, arena, whole, source, count, memo)
         else:
             op = g.operators[it]

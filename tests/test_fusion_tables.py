@@ -54,7 +54,8 @@ def extremes(g, plans: list) -> list:
 @pytest.mark.slow
 def test_reference_executor_runs_the_streamed_table_extremes():
     """The numpy executor on the streamed row (rows pulled from the sensor: its hardest path), on its
-    extreme plans (the executor runs tile by tile in numpy: ~30 s a plan); every setting of both rows
+    extreme plans (the executor runs tile by tile in numpy: ~30 s a plan, the least-RAM one, a pipelined
+    pair at 7.5x MACs, about a minute); every setting of both rows
     runs as firmware below."""
     g = zoo.build("mcunet-vww1")
     x = fixed_input(g.tensors[g.inputs[0]].shape)

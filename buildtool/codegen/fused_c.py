@@ -25,7 +25,7 @@ from ..fusion_exec import _interval
 from ..ir import Graph
 from ..plan import ArenaPlan, TensorPlace
 from ..refops.activation import prelu_params, relu6_bounds, relu_params, tanh_params
-from . import qparams
+from . import pipeline_c, qparams
 from .model_c import _Emitter, _ints, _struct, emit_op, generate as generate_model
 
 
@@ -95,9 +95,12 @@ class _Emit:
             e.declare(f"static int8_t *const fx_t{t}_rows[{len(rows)}] = {{{addrs}}};")
         self.banded = set(banded)
         self.declared = set()
+        self.piped = {k for grp in plan.schedule.pipelined for k in grp}
         for k, it in enumerate(plan.schedule.items):
             if isinstance(it, BlockRun):
                 self.block(e, k, it)
+                if k in self.piped:
+                    pipeline_c.invoke_group(e, plan, k)
             else:
                 op = g.operators[it]
                 for i in list(g.act_inputs(op)) + list(op.outputs):
@@ -113,14 +116,18 @@ class _Emit:
         sh = g.tensors[t].shape
         if t in blk.windows:
             er, ec, cw = blk.window_shape(g, t)
-            off = self.plan.window_offset[(k, t)]
-            return (f"{{bt_arena + {off}, fx{k}_t{t}_r[r][2], fx{k}_t{t}_c[c][2], {ec}, {cw}, 0}}")
+            return (f"{{{self.window_addr(k, t)}, fx{k}_t{t}_r[r][2], fx{k}_t{t}_c[c][2], {ec}, {cw}, 0}}")
         if t in self.banded:
             return f"{{0, 0, 0, {sh[2]}, {sh[3]}, fx_t{t}_rows}}"
         if t not in self.plan.bands:
             raise PlanError(f"tensor {t} of block {blk.p}-{blk.q - 1} has no place in the fused plan")
         off = self.plan.bands[t][0][2]
         return f"{{bt_arena + {off}, 0, 0, {sh[2]}, {sh[3]}, 0}}"
+
+    def window_addr(self, k: int, t: int) -> str:
+        """C address of window t of item k: a pipelined block's pool moves per tile row (pipeline_c)."""
+        off = self.plan.window_offset[(k, t)]
+        return f"bt_arena + fx{k}_base[r] + {off}" if k in self.plan.window_base else f"bt_arena + {off}"
 
     def params(self, e: _Emitter, op) -> str:
         """Declare op's constant kernel parameters once; return the struct's name."""
@@ -204,7 +211,9 @@ class _Emit:
             ct = axis_table(blk.cols, t, n_c, win)
             e.declare(f"static const int16_t fx{k}_t{t}_r[{n_r}][4] = {_rows(rt)};")
             e.declare(f"static const int16_t fx{k}_t{t}_c[{n_c}][4] = {_rows(ct)};")
-        lines = [f"static void fx_block{k}(void) {{"]
+        row_fn = k in self.piped  # a pipelined block runs one tile row per call (pipeline_c)
+        zero = "if (r == 0) " if row_fn else ""  # its accumulator starts at the first row
+        lines = [pipeline_c.row_header(plan, k, n_r) if row_fn else f"static void fx_block{k}(void) {{"]
         red = g.operators[blk.geo.reduce_op] if blk.geo.reduce_op >= 0 else None
         y = blk.geo.tile_tensor
         acc_bits = 0
@@ -212,12 +221,13 @@ class _Emit:
         if dense:
             fp = self.params(e, red)
             lines.append(f"  int32_t *acc = (int32_t *)(bt_arena + {plan.acc_offset[k]});")
-            lines.append(f"  for (int i = 0; i < {accumulator_len(g, blk.geo)}; i++) acc[i] = 0;")
+            lines.append(f"  {zero}for (int i = 0; i < {accumulator_len(g, blk.geo)}; i++) acc[i] = 0;")
         elif red is not None:
             acc_bits = 8 * accumulator_bytes(g, blk.geo) // g.tensors[y].shape[3]
             lines.append(f"  int{acc_bits}_t *acc = (int{acc_bits}_t *)(bt_arena + {plan.acc_offset[k]});")
-            lines.append(f"  for (int i = 0; i < {g.tensors[y].shape[3]}; i++) acc[i] = 0;")
-        lines.append(f"  for (int r = 0; r < {n_r}; r++)\n  for (int c = 0; c < {n_c}; c++) {{")
+            lines.append(f"  {zero}for (int i = 0; i < {g.tensors[y].shape[3]}; i++) acc[i] = 0;")
+        lines.append(f"  for (int c = 0; c < {n_c}; c++) {{" if row_fn else
+                     f"  for (int r = 0; r < {n_r}; r++)\n  for (int c = 0; c < {n_c}; c++) {{")
         pulled = {t for t in blk.streamed if _pulled_rows(g, blk, t)}
         for t in blk.streamed:
             if t in pulled:
@@ -273,6 +283,8 @@ class _Emit:
             body.append("    } }")
             lines.append(f"    /* op {op.index}: {op.opcode} */\n" + "\n".join(b for b in body if b))
         lines.append("  }")
+        if row_fn and red is not None:
+            lines.append(f"  if (r < {n_r - 1}) return;")
         if dense:
             lines.append(f"  fx_dense_done(acc, &{fp}, bt_arena + {plan.bands[red.outputs[0]][0][2]});")
         elif red is not None:
@@ -284,6 +296,8 @@ class _Emit:
                          f"{mp['multiplier']}, {mp['shift']}, {mp['output_zp']});")
         lines.append("}")
         e.declare("\n".join(lines))
+        if row_fn:
+            return
         ops = f"{blk.p}..{blk.q - 1}"
         e.body.append(f"  /* block ops {ops}: {blk.scheme}, {n_r}x{n_c} tiles */\n"
                       f"  BT_PROFILE_BEGIN({blk.p});\n  fx_block{k}();\n  BT_PROFILE_END({blk.p});")
@@ -308,14 +322,14 @@ class _Emit:
     def shifts(self, k: int, blk: BlockRun, t: int, ind: str) -> str:
         """Ring moves of a cached window before the tile (fusion_exec._shift)."""
         er, ec, cw = blk.window_shape(self.g, t)
-        off = self.plan.window_offset[(k, t)]
+        at = self.window_addr(k, t)
         out = []
         if blk.rows.mode == "cache":
             out.append(f"{ind}if (c == 0 && fx{k}_t{t}_r[r][3]) "
-                       f"fx_shift_rows(bt_arena + {off}, {er}, {ec * cw}, fx{k}_t{t}_r[r][3]);")
+                       f"fx_shift_rows({at}, {er}, {ec * cw}, fx{k}_t{t}_r[r][3]);")
         if blk.cols.mode == "cache":
             out.append(f"{ind}if (fx{k}_t{t}_c[c][3]) "
-                       f"fx_shift_cols(bt_arena + {off}, {er}, {ec}, {cw}, fx{k}_t{t}_c[c][3]);")
+                       f"fx_shift_cols({at}, {er}, {ec}, {cw}, fx{k}_t{t}_c[c][3]);")
         return "\n".join(out)
 
 
@@ -366,8 +380,15 @@ def generate(g: Graph, plan: FusedPlan, target: str, weights_align: int = 16, **
 def manifest_order(g: Graph, plan: FusedPlan) -> tuple:
     """(profile region ids, their names): one per plain operator or block, in execution order."""
     order, names = [], []
-    for it in plan.schedule.items:
-        if isinstance(it, BlockRun):
+    later = {k for grp in plan.schedule.pipelined for k in grp[1:]}
+    last = {grp[0]: plan.schedule.items[grp[-1]] for grp in plan.schedule.pipelined}
+    for k, it in enumerate(plan.schedule.items):
+        if k in later:
+            continue  # a pipelined group is one region, named after its first block
+        if k in last:
+            order.append(it.p)
+            names.append(f"PIPELINED_{it.p}_{last[k].q - 1}")
+        elif isinstance(it, BlockRun):
             order.append(it.p)
             names.append(f"FUSED_{it.p}_{it.q - 1}")
         else:

@@ -23,13 +23,51 @@ from .schedule import BlockRun, FusedPlan, Schedule
 
 
 def item_steps(sched: Schedule) -> list:
-    """(first step, last step) of each item: one step per plain operator, one per row of tiles of a block."""
+    """(first step, last step) of each item: one step per plain operator, one per row of tiles of a
+    block (the items of a pipelined group share their steps)."""
+    seq = _item_steps(sched)
+    if not sched.pipelined:
+        return seq
+    pos = step_positions(sched)
+    return [(min(pos[s] for s in range(s0, s1 + 1)), max(pos[s] for s in range(s0, s1 + 1))) for s0, s1 in seq]
+
+
+def _item_steps(sched: Schedule) -> list:
+    """(first step, last step) of each item when every item runs whole, in order."""
     out, s = [], 0
     for it in sched.items:
         k = it.n_steps if isinstance(it, BlockRun) else 1
         out.append((s, s + k - 1))
         s += k
     return out
+
+
+def tile_order(sched: Schedule) -> list:
+    """(item, row) of every step in execution order: items in order, a pipelined group's rows interleaved."""
+    from .pipeline import pull_order
+
+    first = {grp[0]: grp for grp in sched.pipelined}
+    out, k = [], 0
+    while k < len(sched.items):
+        grp = first.get(k, (k,))
+        if len(grp) > 1:
+            out += [(grp[j], i) for j, i in pull_order([sched.items[x] for x in grp])]
+        else:
+            it = sched.items[k]
+            out += [(k, i) for i in range(it.n_steps if isinstance(it, BlockRun) else 1)]
+        k = grp[-1] + 1
+    return out
+
+
+def step_positions(sched: Schedule) -> list:
+    """For each step of the in-order numbering (_item_steps), its position in tile_order."""
+    seq = _item_steps(sched)
+    order = tile_order(sched) if sched.pipelined else [(k, i) for k, (s0, s1) in enumerate(seq)
+                                                         for i in range(s1 - s0 + 1)]
+    pos = [0] * len(order)
+    for s, (k, i) in enumerate(order):
+        pos[seq[k][0] + i] = s
+    return pos
 
 
 def _bands_of(born: np.ndarray, dies: np.ndarray, rows_per_band: int = 1) -> list:
@@ -66,8 +104,9 @@ def window_pool(g, blk: BlockRun, align: int) -> tuple:
 
 def buffer_specs(g, sched: Schedule, align: int) -> tuple:
     """([(key, size, first, last, kind)], pools, steps, alias): key ("t", tensor, r0, r1) | ("p", item)
-    | ("a", item); alias maps an in-place output to the tensor whose buffer holds it."""
-    steps = item_steps(sched)
+    | ("a", item) | ("r", item, row) (a pipelined block's window pool at one tile row); alias maps an
+    in-place output to the tensor whose buffer holds it."""
+    steps = _item_steps(sched)
     n_steps = steps[-1][1] + 1 if steps else 1
     item_of = {}
     for k, it in enumerate(sched.items):
@@ -128,7 +167,29 @@ def buffer_specs(g, sched: Schedule, align: int) -> tuple:
         acc = accumulator_bytes(g, it.geo)
         if acc:
             specs.append((("a", k), acc, steps[k][0], steps[k][1], "accumulator"))
+    if sched.pipelined:
+        return _interleaved(sched, specs), pools, item_steps(sched), alias
     return specs, pools, steps, alias
+
+
+def _interleaved(sched: Schedule, specs: list) -> list:
+    """specs with steps moved to tile_order: a row band lives from the step that writes it to the
+    one that last reads it; a pipelined block's pool is one buffer per tile row, live at that step
+    alone (recompute and hcache windows keep nothing between tile rows); the rest span their steps."""
+    pos = step_positions(sched)
+    seq = _item_steps(sched)
+    piped = {k for grp in sched.pipelined for k in grp}
+    out = []
+    for key, size, f, l, kind in specs:
+        if kind == "windows" and key[1] in piped:
+            s0 = seq[key[1]][0]
+            out += [(("r", key[1], s - s0), size, pos[s], pos[s], kind) for s in range(f, l + 1)]
+        elif kind == "band":
+            out.append((key, size, pos[f], pos[l], kind))
+        else:
+            span = [pos[s] for s in range(f, l + 1)]
+            out.append((key, size, min(span), max(span), kind))
+    return out
 
 
 def checker_view(plan: FusedPlan) -> tuple:

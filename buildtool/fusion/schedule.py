@@ -150,6 +150,7 @@ class Schedule:
     mode: str = "fusion"  # "fusion" | "split": how the JSON names the blocks
     banded: tuple = ()  # tensors held as row bands: made and freed row by row between blocks
     inplace: bool = False  # plain element-wise operators write over the whole input they read last
+    pipelined: tuple = ()  # groups of consecutive block items whose tile rows run interleaved (pipeline.py)
 
     def blocks(self) -> list:
         return [it for it in self.items if isinstance(it, BlockRun)]
@@ -161,14 +162,20 @@ def schedule_from_edges(g, edges, streamed: bool, mode: str = "fusion") -> Sched
     items, banded = [], []
     ins = tuple(g.inputs) if streamed else ()
     net = build_network(g, streamed)
+    pipelined = []
     for e in edges:
         if e.scheme is None:
             items.append(e.p)
-        else:
-            items.append(block_from_tile(g, e.p, e.q, e.scheme, e.th, e.tw, ins if e.p == 0 else ()))
-            if e.band_in:
-                banded.append(main_tensor(net, e.p))
-    return Schedule(items, streamed, mode, tuple(sorted(set(banded))))
+            continue
+        q = e.pipe[0] if e.pipe else e.q
+        items.append(block_from_tile(g, e.p, q, e.scheme, e.th, e.tw, ins if e.p == 0 else ()))
+        if e.band_in:
+            banded.append(main_tensor(net, e.p))
+        if e.pipe:  # the second block of a pipelined pair reads the first one's rows as they are made
+            items.append(block_from_tile(g, q, e.q, *e.pipe[1:]))
+            banded.append(main_tensor(net, q))
+            pipelined.append((len(items) - 2, len(items) - 1))
+    return Schedule(items, streamed, mode, tuple(sorted(set(banded))), pipelined=tuple(pipelined))
 
 
 def _ints(xs) -> list:
@@ -201,6 +208,7 @@ class FusedPlan:
     profile: list = field(default_factory=list)  # bytes live at each tile-step
     mac_cap: float | None = None  # --optimize ram: the MAC factor it kept within (inf: none)
     tradeoff: dict | None = None  # the plan across the cap (fusion.plan_fused), when it differs
+    window_base: dict = field(default_factory=dict)  # pipelined item -> its window pool's offset per tile row
 
     @property
     def mac_overhead(self) -> float:
@@ -261,7 +269,10 @@ class FusedPlan:
                 "window_offset": [[int(k), int(t), int(o)] for (k, t), o in sorted(self.window_offset.items())],
                 "acc_offset": [[int(k), int(o)] for k, o in sorted(self.acc_offset.items())],
                 "item_steps": [_ints(x) for x in self.item_steps], "profile": _ints(self.profile),
-                "mac_cap": None if self.mac_cap is None else ("none" if self.mac_cap == float("inf") else self.mac_cap)}
+                "mac_cap": None if self.mac_cap is None else ("none" if self.mac_cap == float("inf") else self.mac_cap),
+                **({"pipelined": [_ints(grp) for grp in self.schedule.pipelined],
+                    "window_base": [[int(k), _ints(v)] for k, v in sorted(self.window_base.items())]}
+                   if self.schedule.pipelined else {})}
 
     @classmethod
     def from_json(cls, d: dict, g) -> "FusedPlan":
@@ -272,7 +283,8 @@ class FusedPlan:
         items = [it if isinstance(it, int) else
                  make_block(g, it["p"], it["q"], it["scheme"], tuple(it["rows"]), tuple(it["cols"]),
                             tuple(it["streamed"])) for it in lay["items"]]
-        sched = Schedule(items, lay["streamed"], lay["mode"], tuple(lay["banded"]), lay["inplace"])
+        sched = Schedule(items, lay["streamed"], lay["mode"], tuple(lay["banded"]), lay["inplace"],
+                         tuple(tuple(grp) for grp in lay.get("pipelined", ())))
         buffers = [Buffer(b["id"], b["offset"], b["size"], b["first_step"], b["last_step"], list(b["tensors"]),
                           b["kind"]) for b in d["buffers"]]
         cap = lay["mac_cap"]
@@ -280,18 +292,24 @@ class FusedPlan:
                    {t: [tuple(b) for b in bs] for t, bs in lay["bands"]},
                    {(k, t): o for k, t, o in lay["window_offset"]}, {k: o for k, o in lay["acc_offset"]},
                    [tuple(x) for x in lay["item_steps"]], d["macs"], d["vanilla_macs"], d["optimal"], d["planner"],
-                   list(lay["profile"]), float("inf") if cap == "none" else cap, d.get("tradeoff"))
+                   list(lay["profile"]), float("inf") if cap == "none" else cap, d.get("tradeoff"),
+                   {k: list(v) for k, v in lay.get("window_base", ())})
 
     def to_json(self, g=None) -> dict:
         blocks, splits = [], []
-        for it in self.schedule.blocks():
+        piped = {k: grp for grp in self.schedule.pipelined for k in grp}
+        for k, it in enumerate(self.schedule.items):
+            if not isinstance(it, BlockRun):
+                continue
             th, tw = it.tile
             if self.schedule.mode == "split":
                 splits.append({"top": it.p, "bottom": it.q - 1, "slices": len(it.rows.bounds) - 1})
                 continue
             blocks.append({"first_op": it.p, "last_op": it.q - 1, "tile": [th, tw], "cache": it.scheme,
                            "row_tiles": len(it.rows.bounds) - 1, "col_tiles": len(it.cols.bounds) - 1,
-                           "window_bytes": sum(int(np.prod(it.window_shape(g, t))) for t in it.windows)})
+                           "window_bytes": sum(int(np.prod(it.window_shape(g, t))) for t in it.windows),
+                           **({"pipelined_with": [self.schedule.items[j].p for j in piped[k] if j != k]}
+                              if k in piped else {})})
         return {
             "arena_bytes": self.arena_bytes,
             "lower_bound_bytes": self.lower_bound_bytes,

@@ -38,6 +38,7 @@ class Edge:
     macs: int = 0
     band_in: bool = False  # the block frees its input row by row (the input was made row by row)
     band_out: bool = False  # the block's output is made row by row into bands
+    pipe: tuple = ()  # pipelined pair: (q, scheme, th, tw) of the second block [q, self.q); first is [p, q)
 
 
 @dataclass
@@ -132,12 +133,13 @@ def _prune(peak, macs, src):
 
 
 def search_front(g, streamed: bool = False, align: int = 16, memo=None, split_only: bool = False,
-                 banding: bool = True, band_input: bool = True) -> Front:
+                 banding: bool = True, band_input: bool = True, pipelined: bool = True) -> Front:
     """The Pareto front of (peak RAM, MACs) over all plans of g.
 
     split_only restricts blocks to full-width row slices (operator splitting). banding lets
     a tensor between two blocks live in row bands, freed / made as the tiles pass;
-    band_input lets the graph input (held in the arena) be such a tensor.
+    band_input lets the graph input (held in the arena) be such a tensor. pipelined adds
+    pairs of blocks run with interleaved tile rows (pipeline.py) where they can lower the least peak.
     Nodes are (cut, banded) pairs: a banded cut tensor was made by a block and must be
     consumed by the next block.
     """
@@ -173,6 +175,13 @@ def search_front(g, streamed: bool = False, align: int = 16, memo=None, split_on
     if banding and band_input and x0 is not None and (g.tensors[x0].nbytes // g.tensors[x0].shape[1]) % align == 0:
         # the input's row bands are laid out back to back, so it stays one contiguous tensor
         labels[(0, 1)] = start
+    if pipelined and banding and not split_only:
+        from .pipeline import pipelined_edges
+
+        for src, e in pipelined_edges(g, net, blocks, edges, sources, Edge, list(labels)):
+            incoming.setdefault((e.q, int(e.band_out)), []).append(len(edges))
+            sources[len(edges)] = src
+            edges.append(e)
     for q in range(1, n + 1):
         for bq in (0, 1):
             ps, ms, ss = [], [], []
