@@ -6,6 +6,21 @@
 
 #define FX_ALWAYS static inline __attribute__((always_inline))
 
+/* A set's own paths: a set's fused.c may define FX_SET_PATHS, include this file and define
+   fx_k_box(kind, q, in, out, ra, rb, ca, oc, x0), a whole box of a sliding-window operator (q: its
+   parameters at the tile's geometry, output channel oc of out from column ca, x0: the input's first
+   column), and fx_k_pulled (fx_pulled's arguments): each returns 1 when it did the work. */
+typedef union { bt_conv_params c; bt_depthwise_params d; bt_pool_params p; } fx_prm;  /* a kernel's parameters */
+#ifdef FX_SET_PATHS
+static int fx_k_box(int kind, const fx_prm *q, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
+                    int32_t ca, int32_t oc, int32_t x0);
+static int fx_k_pulled(int kind, const void *prm, const fx_buf *win, const fx_buf *out, int32_t ra, int32_t rb,
+                       int32_t ca, int32_t cb, int32_t ch, int32_t ta, int32_t tb, int32_t s, int32_t pad, int32_t k,
+                       int32_t n_in, int32_t img_w, int32_t img_c);
+#else
+#define fx_k_box(kind, q, in, out, ra, rb, ca, oc, x0) 0
+#define fx_k_pulled(kind, prm, win, out, ra, rb, ca, cb, ch, ta, tb, s, pad, k, n_in, img_w, img_c) 0
+#endif
 
 /* Struct and window copies without libc (the boards link no memcpy). may_alias: words read and
    written over bytes and structs. */
@@ -105,20 +120,19 @@ void fx_rows(int kind, const void *prm, int8_t *const *rows, int32_t x0, int8_t 
   }
 }
 
-/* Output rows [ra, rb) x cols [ca, cb) of a sliding-window operator, from buffer in into out.
-   ch >= 0: only channel ch (a conv's filter ch into a one-channel window; a depthwise on a
-   one-channel window into channel ch of out, with the regrouped filter fch). */
-FX_ALWAYS void win_kind(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra,
-                        int32_t rb, int32_t ca, int32_t cb, int32_t ch, const int8_t *fch) {
-  union { bt_conv_params c; bt_depthwise_params d; bt_pool_params p; } q;
+/* q = prm at a tile's geometry: input in, output columns [ca, cb) of out; ch >= 0: only channel ch
+   (a conv's filter ch into a one-channel window; a depthwise on a one-channel window into channel ch
+   of out, with the regrouped filter fch). Returns the input's first column x0. */
+FX_ALWAYS int32_t win_geom(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int32_t ca, int32_t cb,
+                           int32_t ch, const int8_t *fch, fx_prm *q) {
   bt_shape *is, *os;
-  int32_t *pad_left, s, k, kh;
+  int32_t *pad_left, s, k;
   if (kind == FX_CONV || kind == FX_DW) {
-    bt_conv_params *c = &q.c;
-    if (kind == FX_DW) { fx_get(&q.d, prm, sizeof q.d); c = &q.d.conv; }
-    else fx_get(&q.c, prm, sizeof q.c);
+    bt_conv_params *c = &q->c;
+    if (kind == FX_DW) { fx_get(&q->d, prm, sizeof q->d); c = &q->d.conv; }
+    else fx_get(&q->c, prm, sizeof q->c);
     is = &c->in; os = &c->out; pad_left = &c->pad_left;
-    s = c->stride_w; k = (c->kw - 1) * c->dil_w + 1; kh = c->kh;
+    s = c->stride_w; k = (c->kw - 1) * c->dil_w + 1;
     if (ch >= 0) {
       if (kind == FX_CONV) c->filter += ch * c->kh * c->kw * c->in.c;
       else { c->filter = fch + ch * c->kh * c->kw; is->c = 1; }
@@ -128,16 +142,28 @@ FX_ALWAYS void win_kind(int kind, const void *prm, const fx_buf *in, const fx_bu
       os->c = 1;
     }
   } else {
-    fx_get(&q.p, prm, sizeof q.p);
-    is = &q.p.in; os = &q.p.out; pad_left = &q.p.pad_left;
-    s = q.p.stride_w; k = q.p.filter_w; kh = q.p.filter_h;
+    fx_get(&q->p, prm, sizeof q->p);
+    is = &q->p.in; os = &q->p.out; pad_left = &q->p.pad_left;
+    s = q->p.stride_w; k = q->p.filter_w;
   }
   const int32_t w = is->w, nlo = ca * s - *pad_left, nhi = (cb - 1) * s - *pad_left + k;
   const int32_t x0 = in->rows ? 0 : nlo < 0 ? 0 : nhi > w ? w - in->wp : in->c0;
   *pad_left += x0 - ca * s;
   is->w = in->wp; is->pixel_stride = in->ps;
   os->w = cb - ca; os->pixel_stride = out->ps;
+  return x0;
+}
+
+/* Output rows [ra, rb) x cols [ca, cb) of a sliding-window operator, from buffer in into out
+   (ch, fch: as win_geom). */
+FX_ALWAYS void win_kind(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra,
+                        int32_t rb, int32_t ca, int32_t cb, int32_t ch, const int8_t *fch) {
+  fx_prm q;
+  const int32_t x0 = win_geom(kind, prm, in, out, ca, cb, ch, fch, &q);
+  const bt_shape *is = kind == FX_CONV || kind == FX_DW ? &q.c.in : &q.p.in;
+  const int32_t kh = kind == FX_CONV || kind == FX_DW ? q.c.kh : q.p.filter_h;
   const int32_t oc = ch >= 0 && kind == FX_DW ? ch : 0;
+  if (fx_k_box(kind, &q, in, out, ra, rb, ca, oc, x0)) return;
   if (in->rows) {  /* row bands: a 1-row conv reads one band per output row, else fx_rows */
     for (int32_t y = ra; y < rb; y++) {
       int8_t *o = fx_at(out, y, ca) + oc;
@@ -316,6 +342,7 @@ void fx_source(int32_t r0, int32_t r1, int32_t c0, int32_t c1, int8_t *dst, int3
 FX_ALWAYS void pulled_kind(int kind, int any, const void *prm, const fx_buf *win, const fx_buf *out, int32_t ra,
                            int32_t rb, int32_t ca, int32_t cb, int32_t ch, int32_t ta, int32_t tb, int32_t s,
                            int32_t pad, int32_t k, int32_t n_in, int32_t img_w, int32_t img_c) {
+  if (fx_k_pulled(kind, prm, win, out, ra, rb, ca, cb, ch, ta, tb, s, pad, k, n_in, img_w, img_c)) return;
   for (int32_t y = ra; y < rb; y++) {
     const int32_t r0 = BT_MAX(y * s - pad, 0), r1 = BT_MIN(y * s - pad + k, n_in);
     fx_buf w;
