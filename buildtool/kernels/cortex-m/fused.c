@@ -210,6 +210,86 @@ static void conv1_edge(const bt_conv_params *p, const cm_conv1 *st, const cm_src
                            st->fast, p->output_offset, p->act_min, p->act_max);
 }
 
+/* acc + sum_k f[k] * ip[k] over n values, f widened by cm_widen (pairs [k, k+2], [k+1, k+3]). */
+static inline __attribute__((always_inline)) int32_t cm_dot(const int8_t *ip, const int16_t *f, int32_t n, int32_t acc) {
+  int32_t k = 0;
+  for (; k + 4 <= n; k += 4) {
+    const uint32_t v = bt_ld4(ip + k);
+    int32_t a, b;
+    __builtin_memcpy(&a, f + k, 4);
+    __builtin_memcpy(&b, f + k + 2, 4);
+    acc = bt_smlad(a, bt_sxtb16(v), acc);
+    acc = bt_smlad(b, bt_sxtb16_ror8(v), acc);
+  }
+  for (; k < n; k++) acc += f[k] * ip[k];
+  return acc;
+}
+
+/* n outputs of a one-run conv (a 1x1, or one dense tap row) from pixels ip + i*step into o + i*ops:
+   sum and requantisation (bt_rq2: st->fast) in one pass, G groups of 4 values and T single values
+   per run. */
+static inline __attribute__((always_inline)) void cm_run_out(const int8_t *ip, int32_t step, int32_t n, const int16_t *f,
+                                                            int8_t *o, int32_t ops, const bt_conv_params *p,
+                                                            const cm_conv1 *st, const int G, const int T) {
+  int32_t w[8];
+  for (int g = 0; g < G; g++) { __builtin_memcpy(&w[2 * g], f + 4 * g, 4); __builtin_memcpy(&w[2 * g + 1], f + 4 * g + 2, 4); }
+  const int32_t acc0 = st->acc0, m = st->m, p2 = st->p2, e1 = st->e1;
+  const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
+  for (int32_t i = 0; i < n; i++, ip += step, o += ops) {
+    int32_t a = acc0;
+    for (int g = 0; g < G; g++) {
+      const uint32_t v = bt_ld4(ip + 4 * g);
+      a = bt_smlad(w[2 * g], bt_sxtb16(v), a);
+      a = bt_smlad(w[2 * g + 1], bt_sxtb16_ror8(v), a);
+    }
+    for (int t = 0; t < T; t++) a += f[4 * G + t] * ip[4 * G + t];
+    *o = cm_out(a, m, 0, p2, e1, 1, zp, lo, hi);
+  }
+}
+
+/* The same for runs longer than 16 values: two pixels at a time share each filter word. */
+static void cm_run_out_long(const int8_t *ip, int32_t step, int32_t n, const int16_t *f, int32_t len, int8_t *o,
+                            int32_t ops, const bt_conv_params *p, const cm_conv1 *st) {
+  const int32_t m = st->m, sh = st->sh, p2 = st->p2, e1 = st->e1, fast = st->fast;
+  const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
+  int32_t i = 0;
+  for (; i + 2 <= n; i += 2, ip += 2 * step, o += 2 * ops) {
+    const int8_t *iq = ip + step;
+    int32_t a0 = st->acc0, a1 = st->acc0, k = 0;
+    for (; k + 4 <= len; k += 4) {
+      int32_t fa, fb;
+      __builtin_memcpy(&fa, f + k, 4);
+      __builtin_memcpy(&fb, f + k + 2, 4);
+      const uint32_t v0 = bt_ld4(ip + k), v1 = bt_ld4(iq + k);
+      a0 = bt_smlad(fa, bt_sxtb16(v0), a0); a0 = bt_smlad(fb, bt_sxtb16_ror8(v0), a0);
+      a1 = bt_smlad(fa, bt_sxtb16(v1), a1); a1 = bt_smlad(fb, bt_sxtb16_ror8(v1), a1);
+    }
+    for (; k < len; k++) { a0 += f[k] * ip[k]; a1 += f[k] * iq[k]; }
+    o[0] = cm_out(a0, m, sh, p2, e1, fast, zp, lo, hi);
+    o[ops] = cm_out(a1, m, sh, p2, e1, fast, zp, lo, hi);
+  }
+  if (i < n) *o = cm_out(cm_dot(ip, f, len, st->acc0), m, sh, p2, e1, fast, zp, lo, hi);
+}
+
+/* Interior pixels [xa, xa + n) of rows [ya, ya + nr) of a conv whose taps are one run (st->nrun 1):
+   row by row, one pass each. */
+static void conv1_single(const bt_conv_params *p, const cm_conv1 *st, const cm_src *s, int8_t *out, int32_t out_row,
+                         int32_t ya, int32_t nr, int32_t xa, int32_t n) {
+  const int32_t ps = p->in.pixel_stride, step = p->stride_w * ps, ops = p->out.pixel_stride;
+  const int32_t ix = (xa * p->stride_w - p->pad_left) * ps;
+  for (int32_t j = 0; j < nr; j++) {
+    const int8_t *ip = cm_row(s, (ya + j) * p->stride_h - p->pad_top) + ix;
+    int8_t *o = out + j * out_row + xa * ops;
+    switch (st->fast ? st->run : 0) {
+#define CM_RUN(k) case k: cm_run_out(ip, step, n, st->fw, o, ops, p, st, (k) >> 2, (k) & 3); break;
+      CM_RUN(1) CM_RUN(2) CM_RUN(3) CM_RUN(4) CM_RUN(5) CM_RUN(6) CM_RUN(7) CM_RUN(8)
+      CM_RUN(9) CM_RUN(10) CM_RUN(11) CM_RUN(12) CM_RUN(13) CM_RUN(14) CM_RUN(15) CM_RUN(16)
+#undef CM_RUN
+      default: cm_run_out_long(ip, step, n, st->fw, st->run, o, ops, p, st); break;
+    }
+  }
+}
+
 /* Interior pixels [xa, xa + n) of rows [ya, ya + nr) (all taps inside; out holds row ya): per tap
    row (or tap), one pass adding that run's dot products to the sums, then one requantisation pass.
    Row bands (s->rows) take one row per pass. */
@@ -238,7 +318,8 @@ static void conv1_chunk(const bt_conv_params *p, const cm_conv1 *st, const cm_sr
   const int32_t *a = acc;
   for (int32_t j = 0; j < nr; j++) {
     int8_t *o = out + j * out_row + xa * ops;
-    for (int32_t i = 0; i < n; i++, o += ops) *o = cm_out(*a++, m, sh, p2, e1, fast, zp, lo, hi);
+    if (fast) for (int32_t i = 0; i < n; i++, o += ops) *o = cm_out(*a++, m, 0, p2, e1, 1, zp, lo, hi);
+    else for (int32_t i = 0; i < n; i++, o += ops) *o = cm_out(*a++, m, sh, 0, 0, 0, zp, lo, hi);
   }
 }
 
@@ -264,7 +345,8 @@ static void conv1_rows(const bt_conv_params *p, const cm_conv1 *st, const cm_src
   for (int32_t y = ya; y < yb; y += rows_per) {
     const int32_t nr = yb - y < rows_per ? yb - y : rows_per;
     for (int32_t xa = xi0; xa < xi1; xa += CM_CHUNK)
-      conv1_chunk(p, st, s, out + (y - y0) * out_row, out_row, y, nr, xa, xi1 - xa < CM_CHUNK ? xi1 - xa : CM_CHUNK);
+      (st->nrun == 1 ? conv1_single : conv1_chunk)(p, st, s, out + (y - y0) * out_row, out_row, y, nr, xa,
+                                                    xi1 - xa < CM_CHUNK ? xi1 - xa : CM_CHUNK);
   }
 }
 
@@ -293,10 +375,10 @@ typedef struct {
 
 /* n interior outputs of one row of a 3x3 undilated depthwise on a dense one-channel input (ip: the
    first output's top-left tap, rows `row` bytes apart), stride 1: the words x0..x3 of each tap row
-   serve two outputs (SMLAD on bytes 0,2 / 1,3 plus SMLABB / SMLABT for the middle tap). */
+   serve two outputs (SMLAD on bytes 0,2 / 1,3 plus SMLABB / SMLABT for the middle tap); bt_rq2. */
 static void dw3_s1(const cm_dw3 *k, const int8_t *ip, int32_t row, int32_t n, int8_t *o, int32_t ops,
                    const bt_conv_params *p, const cm_conv1 *st) {
-  const int32_t m = st->m, sh = st->sh, p2 = st->p2, e1 = st->e1, fast = st->fast;
+  const int32_t m = st->m, p2 = st->p2, e1 = st->e1;
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
   int32_t i = 0;
   for (; i + 2 <= n; i += 2, ip += 2, o += 2 * ops) {
@@ -308,15 +390,15 @@ static void dw3_s1(const cm_dw3 *k, const int8_t *ip, int32_t row, int32_t n, in
       s0 = bt_smlad(k->f02[t], e, s0); s0 = bt_smlabb(k->f1[t], d, s0);
       s1 = bt_smlad(k->f02[t], d, s1); s1 = cm_smlabt(k->f1[t], e, s1);
     }
-    o[0] = cm_out(s0, m, sh, p2, e1, fast, zp, lo, hi);
-    o[ops] = cm_out(s1, m, sh, p2, e1, fast, zp, lo, hi);
+    o[0] = cm_out(s0, m, 0, p2, e1, 1, zp, lo, hi);
+    o[ops] = cm_out(s1, m, 0, p2, e1, 1, zp, lo, hi);
   }
   if (i < n) {
     int32_t s0 = k->acc0;
     const int8_t *r = ip;
     for (int t = 0; t < 3; t++, r += row)
       s0 += (int16_t)k->f02[t] * r[0] + k->f1[t] * r[1] + (k->f02[t] >> 16) * r[2];
-    o[0] = cm_out(s0, m, sh, p2, e1, fast, zp, lo, hi);
+    o[0] = cm_out(s0, m, 0, p2, e1, 1, zp, lo, hi);
   }
 }
 
@@ -324,7 +406,7 @@ static void dw3_s1(const cm_dw3 *k, const int8_t *ip, int32_t row, int32_t n, in
    (its word would reach past its taps). */
 static void dw3_sn(const cm_dw3 *k, const int8_t *ip, int32_t row, int32_t s, int32_t n, int8_t *o, int32_t ops,
                    const bt_conv_params *p, const cm_conv1 *st) {
-  const int32_t m = st->m, sh = st->sh, p2 = st->p2, e1 = st->e1, fast = st->fast;
+  const int32_t m = st->m, p2 = st->p2, e1 = st->e1;
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
   for (int32_t i = 0; i < n; i++, ip += s, o += ops) {
     int32_t s0 = k->acc0;
@@ -338,7 +420,7 @@ static void dw3_sn(const cm_dw3 *k, const int8_t *ip, int32_t row, int32_t s, in
     else
       for (int t = 0; t < 3; t++, r += row)
         s0 += (int16_t)k->f02[t] * r[0] + k->f1[t] * r[1] + (k->f02[t] >> 16) * r[2];
-    o[0] = cm_out(s0, m, sh, p2, e1, fast, zp, lo, hi);
+    o[0] = cm_out(s0, m, 0, p2, e1, 1, zp, lo, hi);
   }
 }
 
@@ -403,8 +485,8 @@ static int dw1(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0, i
     if (n <= 0) continue;
     const int8_t *ip = in + (y * p->stride_h - p->pad_top - in_y0) * in_row + (xi0 * p->stride_w - p->pad_left) * ps;
     int8_t *o = orow + xi0 * p->out.pixel_stride;
-    if (fast3 && p->stride_w == 1) dw3_s1(&k3, ip, in_row, n, o, p->out.pixel_stride, p, &st);
-    else if (fast3) dw3_sn(&k3, ip, in_row, p->stride_w, n, o, p->out.pixel_stride, p, &st);
+    if (fast3 && st.fast && p->stride_w == 1) dw3_s1(&k3, ip, in_row, n, o, p->out.pixel_stride, p, &st);
+    else if (fast3 && st.fast) dw3_sn(&k3, ip, in_row, p->stride_w, n, o, p->out.pixel_stride, p, &st);
     else dw_any(p, fk, st.acc0, ip, n, o, &st);
   }
   return 1;
