@@ -271,6 +271,54 @@ static void cm_run_out_long(const int8_t *ip, int32_t step, int32_t n, const int
   if (i < n) *o = cm_out(cm_dot(ip, f, len, st->acc0), m, sh, p2, e1, fast, zp, lo, hi);
 }
 
+/* n outputs of a conv whose kh tap rows are dense runs of 4G+T values (row r of output i at
+   ipr[r] + i*step): all runs summed in registers, then requantised (bt_rq2: st->fast). */
+static inline __attribute__((always_inline)) void cm_rows_out(const int8_t *const *ipr, int32_t kh, int32_t step,
+                                                             int32_t n, const int16_t *fw, int8_t *o, int32_t ops,
+                                                             const bt_conv_params *p, const cm_conv1 *st, const int G,
+                                                             const int T) {
+  const int32_t m = st->m, p2 = st->p2, e1 = st->e1, zp = p->output_offset, lo = p->act_min, hi = p->act_max;
+  for (int32_t i = 0; i < n; i++, o += ops) {
+    int32_t a = st->acc0;
+    const int16_t *f = fw;
+    for (int32_t r = 0; r < kh; r++, f += 4 * G + T) {
+      const int8_t *ip = ipr[r] + i * step;
+      for (int g = 0; g < G; g++) {
+        const uint32_t v = bt_ld4(ip + 4 * g);
+        int32_t fa, fb;
+        __builtin_memcpy(&fa, f + 4 * g, 4);
+        __builtin_memcpy(&fb, f + 4 * g + 2, 4);
+        a = bt_smlad(fa, bt_sxtb16(v), a);
+        a = bt_smlad(fb, bt_sxtb16_ror8(v), a);
+      }
+      for (int t = 0; t < T; t++) a += f[4 * G + t] * ip[4 * G + t];
+    }
+    *o = cm_out(a, m, 0, p2, e1, 1, zp, lo, hi);
+  }
+}
+
+/* Interior pixels [xa, xa + n) of rows [ya, ya + nr) of a conv whose tap rows are dense runs of at
+   most 16 values (kh <= CM_KH), requantised by bt_rq2: one pass per output row. */
+#define CM_KH 8
+static void conv1_dense(const bt_conv_params *p, const cm_conv1 *st, const cm_src *s, int8_t *out, int32_t out_row,
+                        int32_t ya, int32_t nr, int32_t xa, int32_t n) {
+  const int32_t ps = p->in.pixel_stride, step = p->stride_w * ps, ops = p->out.pixel_stride, kh = p->kh;
+  const int32_t ix = (xa * p->stride_w - p->pad_left) * ps;
+  const int8_t *ipr[CM_KH];
+  for (int32_t j = 0; j < nr; j++) {
+    const int32_t iy = (ya + j) * p->stride_h - p->pad_top;
+    for (int32_t r = 0; r < kh; r++) ipr[r] = cm_row(s, iy + r * p->dil_h) + ix;
+    int8_t *o = out + j * out_row + xa * ops;
+    switch (st->run) {
+#define CM_RUN(k) case k: cm_rows_out(ipr, kh, step, n, st->fw, o, ops, p, st, (k) >> 2, (k) & 3); break;
+      CM_RUN(1) CM_RUN(2) CM_RUN(3) CM_RUN(4) CM_RUN(5) CM_RUN(6) CM_RUN(7) CM_RUN(8)
+      CM_RUN(9) CM_RUN(10) CM_RUN(11) CM_RUN(12) CM_RUN(13) CM_RUN(14) CM_RUN(15) CM_RUN(16)
+#undef CM_RUN
+      default: break;   /* not taken: conv1_rows checks the run length */
+    }
+  }
+}
+
 /* Interior pixels [xa, xa + n) of rows [ya, ya + nr) of a conv whose taps are one run (st->nrun 1):
    row by row, one pass each. */
 static void conv1_single(const bt_conv_params *p, const cm_conv1 *st, const cm_src *s, int8_t *out, int32_t out_row,
@@ -342,11 +390,14 @@ static void conv1_rows(const bt_conv_params *p, const cm_conv1 *st, const cm_src
     }
   if (n <= 0) return;
   const int32_t rows_per = n > CM_CHUNK ? 1 : CM_CHUNK / n;
+  void (*const chunk)(const bt_conv_params *, const cm_conv1 *, const cm_src *, int8_t *, int32_t, int32_t, int32_t,
+                      int32_t, int32_t) =
+      st->nrun == 1 ? conv1_single
+      : st->dense && st->fast && st->run <= 16 && p->kh <= CM_KH ? conv1_dense : conv1_chunk;
   for (int32_t y = ya; y < yb; y += rows_per) {
     const int32_t nr = yb - y < rows_per ? yb - y : rows_per;
     for (int32_t xa = xi0; xa < xi1; xa += CM_CHUNK)
-      (st->nrun == 1 ? conv1_single : conv1_chunk)(p, st, s, out + (y - y0) * out_row, out_row, y, nr, xa,
-                                                    xi1 - xa < CM_CHUNK ? xi1 - xa : CM_CHUNK);
+      chunk(p, st, s, out + (y - y0) * out_row, out_row, y, nr, xa, xi1 - xa < CM_CHUNK ? xi1 - xa : CM_CHUNK);
   }
 }
 
