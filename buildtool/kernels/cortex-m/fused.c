@@ -427,7 +427,7 @@ typedef struct {
 /* n interior outputs of one row of a 3x3 undilated depthwise on a dense one-channel input (ip: the
    first output's top-left tap, rows `row` bytes apart), stride 1: the words x0..x3 of each tap row
    serve two outputs (SMLAD on bytes 0,2 / 1,3 plus SMLABB / SMLABT for the middle tap); bt_rq2. */
-static void dw3_s1(const cm_dw3 *k, const int8_t *ip, int32_t row, int32_t n, int8_t *o, int32_t ops,
+static inline __attribute__((always_inline)) void dw3_s1(const cm_dw3 *k, const int8_t *ip, int32_t row, int32_t n, int8_t *o, int32_t ops,
                    const bt_conv_params *p, const cm_conv1 *st) {
   const int32_t m = st->m, p2 = st->p2, e1 = st->e1;
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
@@ -455,7 +455,7 @@ static void dw3_s1(const cm_dw3 *k, const int8_t *ip, int32_t row, int32_t n, in
 
 /* The same at stride s > 1: one output per word of each tap row (x3 unused), the last output scalar
    (its word would reach past its taps). */
-static void dw3_sn(const cm_dw3 *k, const int8_t *ip, int32_t row, int32_t s, int32_t n, int8_t *o, int32_t ops,
+static inline __attribute__((always_inline)) void dw3_sn(const cm_dw3 *k, const int8_t *ip, int32_t row, int32_t s, int32_t n, int8_t *o, int32_t ops,
                    const bt_conv_params *p, const cm_conv1 *st) {
   const int32_t m = st->m, p2 = st->p2, e1 = st->e1;
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
