@@ -487,15 +487,20 @@ def predict_instructions(g, plan, plain_counts: dict) -> int:
     per-operator counts (op index -> instructions, same board and kernels): a plain item as
     measured, a block as its operators' plain instructions times the block's MAC overhead over
     them (a tile runtime running the same kernels at the same instructions per MAC)."""
+    return sum(n for _, n in predict_items(g, plan, plain_counts))
+
+
+def predict_items(g, plan, plain_counts: dict) -> list:
+    """predict_instructions per schedule item: [(item, instructions)] in schedule order."""
     from .schedule import BlockRun  # schedule imports this module
 
-    total = 0
+    out = []
     for it in plan.schedule.items:
         if not isinstance(it, BlockRun):
-            total += plain_counts[it]
+            out.append((it, plain_counts[it]))
             continue
         ops = range(it.p, it.q)
         plain = sum(plain_counts[i] for i in ops)
         base = sum(op_macs(g, g.operators[i]) for i in ops)
-        total += round(plain * it.macs(g) / base) if base else plain
-    return total
+        out.append((it, round(plain * it.macs(g) / base) if base else plain))
+    return out
