@@ -18,6 +18,14 @@
 #define CM_K_MAX 640   /* filter values of one output channel handled here (kh*kw*c_in) */
 #define CM_TAPS 64     /* depthwise taps handled here (kh*kw) */
 
+/* Where output row y of a box goes: column ca, channel oc of a window, whole or row-banded tensor. */
+typedef struct {
+  const fx_buf *b;
+  int32_t ca, oc;
+} cm_dst;
+
+static inline int8_t *cm_orow(const cm_dst *d, int32_t y) { return fx_at(d->b, y, d->ca) + d->oc; }
+
 /* Both 16-bit halves: lo, hi (int16 values). */
 static inline int32_t cm_pack(int32_t lo, int32_t hi) { return (int32_t)(((uint32_t)(uint16_t)lo) | ((uint32_t)hi << 16)); }
 /* c + bottom(a) * top(b) (SMLABT). */
@@ -300,7 +308,7 @@ static inline __attribute__((always_inline)) void cm_rows_out(const int8_t *cons
 /* Interior pixels [xa, xa + n) of rows [ya, ya + nr) of a conv whose tap rows are dense runs of at
    most 16 values (kh <= CM_KH), requantised by bt_rq2: one pass per output row. */
 #define CM_KH 8
-static void conv1_dense(const bt_conv_params *p, const cm_conv1 *st, const cm_src *s, int8_t *out, int32_t out_row,
+static void conv1_dense(const bt_conv_params *p, const cm_conv1 *st, const cm_src *s, const cm_dst *d,
                         int32_t ya, int32_t nr, int32_t xa, int32_t n) {
   const int32_t ps = p->in.pixel_stride, step = p->stride_w * ps, ops = p->out.pixel_stride, kh = p->kh;
   const int32_t ix = (xa * p->stride_w - p->pad_left) * ps;
@@ -308,7 +316,7 @@ static void conv1_dense(const bt_conv_params *p, const cm_conv1 *st, const cm_sr
   for (int32_t j = 0; j < nr; j++) {
     const int32_t iy = (ya + j) * p->stride_h - p->pad_top;
     for (int32_t r = 0; r < kh; r++) ipr[r] = cm_row(s, iy + r * p->dil_h) + ix;
-    int8_t *o = out + j * out_row + xa * ops;
+    int8_t *o = cm_orow(d, ya + j) + xa * ops;
     switch (st->run) {
 #define CM_RUN(k) case k: cm_rows_out(ipr, kh, step, n, st->fw, o, ops, p, st, (k) >> 2, (k) & 3); break;
       CM_RUN(1) CM_RUN(2) CM_RUN(3) CM_RUN(4) CM_RUN(5) CM_RUN(6) CM_RUN(7) CM_RUN(8)
@@ -321,13 +329,13 @@ static void conv1_dense(const bt_conv_params *p, const cm_conv1 *st, const cm_sr
 
 /* Interior pixels [xa, xa + n) of rows [ya, ya + nr) of a conv whose taps are one run (st->nrun 1):
    row by row, one pass each. */
-static void conv1_single(const bt_conv_params *p, const cm_conv1 *st, const cm_src *s, int8_t *out, int32_t out_row,
+static void conv1_single(const bt_conv_params *p, const cm_conv1 *st, const cm_src *s, const cm_dst *d,
                          int32_t ya, int32_t nr, int32_t xa, int32_t n) {
   const int32_t ps = p->in.pixel_stride, step = p->stride_w * ps, ops = p->out.pixel_stride;
   const int32_t ix = (xa * p->stride_w - p->pad_left) * ps;
   for (int32_t j = 0; j < nr; j++) {
     const int8_t *ip = cm_row(s, (ya + j) * p->stride_h - p->pad_top) + ix;
-    int8_t *o = out + j * out_row + xa * ops;
+    int8_t *o = cm_orow(d, ya + j) + xa * ops;
     switch (st->fast ? st->run : 0) {
 #define CM_RUN(k) case k: cm_run_out(ip, step, n, st->fw, o, ops, p, st, (k) >> 2, (k) & 3); break;
       CM_RUN(1) CM_RUN(2) CM_RUN(3) CM_RUN(4) CM_RUN(5) CM_RUN(6) CM_RUN(7) CM_RUN(8)
@@ -341,7 +349,7 @@ static void conv1_single(const bt_conv_params *p, const cm_conv1 *st, const cm_s
 /* Interior pixels [xa, xa + n) of rows [ya, ya + nr) (all taps inside; out holds row ya): per tap
    row (or tap), one pass adding that run's dot products to the sums, then one requantisation pass.
    Row bands (s->rows) take one row per pass. */
-static void conv1_chunk(const bt_conv_params *p, const cm_conv1 *st, const cm_src *s, int8_t *out, int32_t out_row,
+static void conv1_chunk(const bt_conv_params *p, const cm_conv1 *st, const cm_src *s, const cm_dst *d,
                         int32_t ya, int32_t nr, int32_t xa, int32_t n) {
   int32_t acc[CM_CHUNK];
   const int32_t ps = p->in.pixel_stride, run = st->run, dh = p->dil_h;
@@ -365,39 +373,39 @@ static void conv1_chunk(const bt_conv_params *p, const cm_conv1 *st, const cm_sr
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max, ops = p->out.pixel_stride;
   const int32_t *a = acc;
   for (int32_t j = 0; j < nr; j++) {
-    int8_t *o = out + j * out_row + xa * ops;
+    int8_t *o = cm_orow(d, ya + j) + xa * ops;
     if (fast) for (int32_t i = 0; i < n; i++, o += ops) *o = cm_out(*a++, m, 0, p2, e1, 1, zp, lo, hi);
     else for (int32_t i = 0; i < n; i++, o += ops) *o = cm_out(*a++, m, sh, 0, 0, 0, zp, lo, hi);
   }
 }
 
-/* Output rows [y0, y1) of a one-output-channel conv (out holds row y0, rows out_row bytes apart):
+/* Output rows [y0, y1) of a one-output-channel conv into d:
    rows and columns whose taps leave the input pixel by pixel, the interior in chunks of at most
    CM_CHUNK pixels (several rows per chunk when they fit). */
-static void conv1_rows(const bt_conv_params *p, const cm_conv1 *st, const cm_src *s, int8_t *out, int32_t out_row,
+static void conv1_rows(const bt_conv_params *p, const cm_conv1 *st, const cm_src *s, const cm_dst *d,
                        int32_t y0, int32_t y1) {
   int32_t ya = y0, yb = y1;   /* rows whose taps are all inside */
   while (ya < yb && ya * p->stride_h - p->pad_top < 0) ya++;
   while (yb > ya && (yb - 1) * p->stride_h - p->pad_top + (p->kh - 1) * p->dil_h >= p->in.h) yb--;
-  for (int32_t y = y0; y < ya; y++) conv1_edge(p, st, s, out + (y - y0) * out_row, y, 0, p->out.w);
-  for (int32_t y = yb > ya ? yb : ya; y < y1; y++) conv1_edge(p, st, s, out + (y - y0) * out_row, y, 0, p->out.w);
+  for (int32_t y = y0; y < ya; y++) conv1_edge(p, st, s, cm_orow(d, y), y, 0, p->out.w);
+  for (int32_t y = yb > ya ? yb : ya; y < y1; y++) conv1_edge(p, st, s, cm_orow(d, y), y, 0, p->out.w);
   const int32_t xi0 = st->xi0, xi1 = st->xi1, n = xi1 - xi0;
   if (ya >= yb) return;
   if (xi0 > 0 || xi1 < p->out.w)
     for (int32_t y = ya; y < yb; y++) {
-      conv1_edge(p, st, s, out + (y - y0) * out_row, y, 0, xi0);
-      conv1_edge(p, st, s, out + (y - y0) * out_row, y, xi1, p->out.w);
+      conv1_edge(p, st, s, cm_orow(d, y), y, 0, xi0);
+      conv1_edge(p, st, s, cm_orow(d, y), y, xi1, p->out.w);
     }
   if (n <= 0) return;
   const int32_t rows_per = n > CM_CHUNK ? 1 : CM_CHUNK / n;
-  void (*const chunk)(const bt_conv_params *, const cm_conv1 *, const cm_src *, int8_t *, int32_t, int32_t, int32_t,
+  void (*const chunk)(const bt_conv_params *, const cm_conv1 *, const cm_src *, const cm_dst *, int32_t, int32_t,
                       int32_t, int32_t) =
       st->nrun == 1 ? conv1_single
       : st->dense && st->fast && st->run <= 16 && p->kh <= CM_KH ? conv1_dense : conv1_chunk;
   for (int32_t y = ya; y < yb; y += rows_per) {
     const int32_t nr = yb - y < rows_per ? yb - y : rows_per;
     for (int32_t xa = xi0; xa < xi1; xa += CM_CHUNK)
-      chunk(p, st, s, out + (y - y0) * out_row, out_row, y, nr, xa, xi1 - xa < CM_CHUNK ? xi1 - xa : CM_CHUNK);
+      chunk(p, st, s, d, y, nr, xa, xi1 - xa < CM_CHUNK ? xi1 - xa : CM_CHUNK);
   }
 }
 
@@ -502,8 +510,8 @@ static void dw1_edge(const bt_conv_params *p, const int8_t *in, int32_t in_y0, c
 }
 
 /* A depthwise on a one-channel input (in.c == out.c == 1, multiplier 1) over rows [y0, y1) (out
-   holds row y0, rows out_row bytes apart); 0 when this path does not apply. */
-static int dw1(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0, int8_t *out, int32_t out_row,
+   into d; 0 when this path does not apply. */
+static int dw1(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0, const cm_dst *d,
                int32_t y0, int32_t y1) {
   const bt_conv_params *p = &dp->conv;
   const int32_t kh = p->kh, kw = p->kw, ps = p->in.pixel_stride;
@@ -522,15 +530,15 @@ static int dw1(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0, i
   int32_t ya = y0, yb = y1;   /* rows whose taps are all inside */
   while (ya < yb && ya * p->stride_h - p->pad_top < 0) ya++;
   while (yb > ya && (yb - 1) * p->stride_h - p->pad_top + (kh - 1) * p->dil_h >= p->in.h) yb--;
-  for (int32_t y = y0; y < ya; y++) dw1_edge(p, in, in_y0, fk, &st, out + (y - y0) * out_row, y, 0, p->out.w);
-  for (int32_t y = yb > ya ? yb : ya; y < y1; y++) dw1_edge(p, in, in_y0, fk, &st, out + (y - y0) * out_row, y, 0, p->out.w);
+  for (int32_t y = y0; y < ya; y++) dw1_edge(p, in, in_y0, fk, &st, cm_orow(d, y), y, 0, p->out.w);
+  for (int32_t y = yb > ya ? yb : ya; y < y1; y++) dw1_edge(p, in, in_y0, fk, &st, cm_orow(d, y), y, 0, p->out.w);
   const int fast3 = kh == 3 && kw == 3 && p->dil_h == 1 && p->dil_w == 1 && ps == 1;
   cm_dw3 k3;
   if (fast3)
     for (int t = 0; t < 3; t++) { k3.f02[t] = cm_pack(fk[3 * t], fk[3 * t + 2]); k3.f1[t] = fk[3 * t + 1]; }
   k3.acc0 = st.acc0;
   for (int32_t y = ya; y < yb; y++) {
-    int8_t *orow = out + (y - y0) * out_row;
+    int8_t *orow = cm_orow(d, y);
     if (xi0 > 0) dw1_edge(p, in, in_y0, fk, &st, orow, y, 0, xi0);
     if (xi1 < p->out.w) dw1_edge(p, in, in_y0, fk, &st, orow, y, xi1, p->out.w);
     if (n <= 0) continue;
@@ -546,21 +554,19 @@ static int dw1(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0, i
 #define FX_SET_PATHS
 #include "../reference/fused.c"
 
-/* A whole box (reference: win_kind): one-channel convs and depthwises into a window or whole tensor
-   here, in one call per box; everything else is left to the reference. */
+/* A whole box (reference: win_kind): one-channel convs and depthwises here, in one call per box;
+   everything else is left to the reference. */
 static int fx_k_box(int kind, const fx_prm *q, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
                     int32_t ca, int32_t oc, int32_t x0) {
-  if (out->rows) return 0;
-  int8_t *o = fx_at(out, ra, ca) + oc;
-  const int32_t out_row = out->wp * out->ps;
+  const cm_dst d = {out, ca, oc};
   if (kind == FX_CONV) {
     cm_conv1 st;
     if (q->c.out.c != 1 || !conv1_prep(&q->c, &st)) return 0;
     const cm_src s = {in->rows ? 0 : fx_at(in, in->r0, x0), in->r0, in->wp * in->ps, in->rows, in->rows ? x0 * in->ps : 0};
-    conv1_rows(&q->c, &st, &s, o, out_row, ra, rb);
+    conv1_rows(&q->c, &st, &s, &d, ra, rb);
     return 1;
   }
-  if (kind == FX_DW && !in->rows) return dw1(&q->d, fx_at(in, in->r0, x0), in->r0, o, out_row, ra, rb);
+  if (kind == FX_DW && !in->rows) return dw1(&q->d, fx_at(in, in->r0, x0), in->r0, &d, ra, rb);
   return 0;
 }
 
@@ -569,7 +575,8 @@ static int fx_k_box(int kind, const fx_prm *q, const fx_buf *in, const fx_buf *o
 static int fx_k_pulled(int kind, const void *prm, const fx_buf *win, const fx_buf *out, int32_t ra, int32_t rb,
                        int32_t ca, int32_t cb, int32_t ch, int32_t ta, int32_t tb, int32_t s, int32_t pad, int32_t k,
                        int32_t n_in, int32_t img_w, int32_t img_c) {
-  if (kind != FX_CONV || out->rows) return 0;
+  if (kind != FX_CONV) return 0;
+  const cm_dst d = {out, ca, 0};
   fx_prm q;
   cm_conv1 st;
   const int32_t x0 = win_geom(FX_CONV, prm, win, out, ca, cb, ch, 0, &q);
@@ -581,7 +588,7 @@ static int fx_k_pulled(int kind, const void *prm, const fx_buf *win, const fx_bu
     w.r0 = r0;
     if (r1 > r0 && tb > ta) fx_source(r0, r1, ta, tb, fx_at(&w, r0, ta), w.wp * w.ps, img_w, img_c);
     const cm_src src = {fx_at(&w, r0, x0), r0, w.wp * w.ps, 0, 0};
-    conv1_rows(&q.c, &st, &src, fx_at(out, y, ca), out->wp * out->ps, y, y + 1);
+    conv1_rows(&q.c, &st, &src, &d, y, y + 1);
   }
   return 1;
 }
