@@ -14,17 +14,10 @@
 #include "requant.h"
 #include "dsp.h"
 #include "im2col.h"
+#include "fx_box.h"
 
 #define CM_K_MAX 640   /* filter values of one output channel handled here (kh*kw*c_in) */
 #define CM_TAPS 64     /* depthwise taps handled here (kh*kw) */
-
-/* Where output row y of a box goes: column ca, channel oc of a window, whole or row-banded tensor. */
-typedef struct {
-  const fx_buf *b;
-  int32_t ca, oc;
-} cm_dst;
-
-static inline int8_t *cm_orow(const cm_dst *d, int32_t y) { return fx_at(d->b, y, d->ca) + d->oc; }
 
 /* Both 16-bit halves: lo, hi (int16 values). */
 static inline int32_t cm_pack(int32_t lo, int32_t hi) { return (int32_t)(((uint32_t)(uint16_t)lo) | ((uint32_t)hi << 16)); }
@@ -37,49 +30,20 @@ static inline int32_t cm_smlabt(int32_t a, int32_t b, int32_t c) {
 }
 #endif
 
-/* Where input row iy of a tile starts: a band (base holds row y0, rows `row` bytes apart) or row
-   bands (rows[iy], from column offset xoff bytes). */
-typedef struct {
-  const int8_t *base;
-  int32_t y0, row;
-  int8_t *const *rows;
-  int32_t xoff;
-} cm_src;
-
-static inline const int8_t *cm_row(const cm_src *s, int32_t iy) {
-  return s->rows ? s->rows[iy] + s->xoff : s->base + (iy - s->y0) * s->row;
-}
-
 /* One requantised, clamped output: bt_rq2 (p2, e1) when fast, else bt_mbqm_fast. */
 static inline __attribute__((always_inline)) int8_t cm_out(int32_t acc, int32_t m, int32_t sh, int32_t p2, int32_t e1,
                                                           int fast, int32_t zp, int32_t lo, int32_t hi) {
   return (int8_t)bt_clamp((fast ? bt_rq2(acc, m, p2, e1) : bt_mbqm_fast(acc, m, sh)) + zp, lo, hi);
 }
 
-/* Range [*a, *b) of taps 0..k-1 (step d) from o that fall inside [0, n). */
-static inline void cm_taps(int32_t o, int32_t k, int32_t d, int32_t n, int32_t *a, int32_t *b) {
-  int32_t t0 = 0, t1 = k;
-  while (t0 < t1 && o + t0 * d < 0) t0++;
-  while (t1 > t0 && o + (t1 - 1) * d >= n) t1--;
-  *a = t0; *b = t1;
-}
-
-/* Columns [*a, *b) of the output whose taps all lie inside the input. */
-static inline void cm_interior(const bt_conv_params *p, int32_t *a, int32_t *b) {
-  int32_t x0 = 0, x1 = p->out.w;
-  while (x0 < x1 && x0 * p->stride_w - p->pad_left < 0) x0++;
-  while (x1 > x0 && (x1 - 1) * p->stride_w - p->pad_left + (p->kw - 1) * p->dil_w >= p->in.w) x1--;
-  *a = x0; *b = x1;
-}
-
 /* One conv output (channel 0 of p) at a border pixel: the valid taps only, scalar. */
-static int32_t conv1_border(const bt_conv_params *p, const cm_src *s, int32_t iy0, int32_t ix0) {
+static int32_t conv1_border(const bt_conv_params *p, const box_src *s, int32_t iy0, int32_t ix0) {
   const int32_t c = p->in.c, ps = p->in.pixel_stride;
   int32_t ky0, ky1, kx0, kx1, acc = p->bias ? p->bias[0] : 0;
-  cm_taps(iy0, p->kh, p->dil_h, p->in.h, &ky0, &ky1);
-  cm_taps(ix0, p->kw, p->dil_w, p->in.w, &kx0, &kx1);
+  box_taps(iy0, p->kh, p->dil_h, p->in.h, &ky0, &ky1);
+  box_taps(ix0, p->kw, p->dil_w, p->in.w, &kx0, &kx1);
   for (int32_t ky = ky0; ky < ky1; ky++) {
-    const int8_t *irow = cm_row(s, iy0 + ky * p->dil_h);
+    const int8_t *irow = box_row(s, iy0 + ky * p->dil_h);
     for (int32_t kx = kx0; kx < kx1; kx++) {
       const int8_t *ip = irow + (ix0 + kx * p->dil_w) * ps, *fp = p->filter + (ky * p->kw + kx) * c;
       for (int32_t i = 0; i < c; i++) acc += fp[i] * (ip[i] + p->input_offset);
@@ -205,12 +169,12 @@ static int conv1_prep(const bt_conv_params *p, cm_conv1 *st) {
   st->fast = bt_rq2_ok(&st->m, &st->sh, 1);
   st->p2 = st->fast ? bt_rq2_p2(st->sh) : 0;
   st->e1 = st->fast ? bt_rq2_e1(st->sh) : 0;
-  cm_interior(p, &st->xi0, &st->xi1);
+  box_interior(p, &st->xi0, &st->xi1);
   return 1;
 }
 
 /* Output row y of a one-output-channel conv, pixels [xa, xb), one at a time (borders). */
-static void conv1_edge(const bt_conv_params *p, const cm_conv1 *st, const cm_src *s, int8_t *orow, int32_t y,
+static void conv1_edge(const bt_conv_params *p, const cm_conv1 *st, const box_src *s, int8_t *orow, int32_t y,
                        int32_t xa, int32_t xb) {
   const int32_t iy0 = y * p->stride_h - p->pad_top, ops = p->out.pixel_stride;
   for (int32_t x = xa; x < xb; x++)
@@ -308,15 +272,15 @@ static inline __attribute__((always_inline)) void cm_rows_out(const int8_t *cons
 /* Interior pixels [xa, xa + n) of rows [ya, ya + nr) of a conv whose tap rows are dense runs of at
    most 16 values (kh <= CM_KH), requantised by bt_rq2: one pass per output row. */
 #define CM_KH 8
-static void conv1_dense(const bt_conv_params *p, const cm_conv1 *st, const cm_src *s, const cm_dst *d,
+static void conv1_dense(const bt_conv_params *p, const cm_conv1 *st, const box_src *s, const box_dst *d,
                         int32_t ya, int32_t nr, int32_t xa, int32_t n) {
   const int32_t ps = p->in.pixel_stride, step = p->stride_w * ps, ops = p->out.pixel_stride, kh = p->kh;
   const int32_t ix = (xa * p->stride_w - p->pad_left) * ps;
   const int8_t *ipr[CM_KH];
   for (int32_t j = 0; j < nr; j++) {
     const int32_t iy = (ya + j) * p->stride_h - p->pad_top;
-    for (int32_t r = 0; r < kh; r++) ipr[r] = cm_row(s, iy + r * p->dil_h) + ix;
-    int8_t *o = cm_orow(d, ya + j) + xa * ops;
+    for (int32_t r = 0; r < kh; r++) ipr[r] = box_row(s, iy + r * p->dil_h) + ix;
+    int8_t *o = box_orow(d, ya + j) + xa * ops;
     switch (st->run) {
 #define CM_RUN(k) case k: cm_rows_out(ipr, kh, step, n, st->fw, o, ops, p, st, (k) >> 2, (k) & 3); break;
       CM_RUN(1) CM_RUN(2) CM_RUN(3) CM_RUN(4) CM_RUN(5) CM_RUN(6) CM_RUN(7) CM_RUN(8)
@@ -329,13 +293,13 @@ static void conv1_dense(const bt_conv_params *p, const cm_conv1 *st, const cm_sr
 
 /* Interior pixels [xa, xa + n) of rows [ya, ya + nr) of a conv whose taps are one run (st->nrun 1):
    row by row, one pass each. */
-static void conv1_single(const bt_conv_params *p, const cm_conv1 *st, const cm_src *s, const cm_dst *d,
+static void conv1_single(const bt_conv_params *p, const cm_conv1 *st, const box_src *s, const box_dst *d,
                          int32_t ya, int32_t nr, int32_t xa, int32_t n) {
   const int32_t ps = p->in.pixel_stride, step = p->stride_w * ps, ops = p->out.pixel_stride;
   const int32_t ix = (xa * p->stride_w - p->pad_left) * ps;
   for (int32_t j = 0; j < nr; j++) {
-    const int8_t *ip = cm_row(s, (ya + j) * p->stride_h - p->pad_top) + ix;
-    int8_t *o = cm_orow(d, ya + j) + xa * ops;
+    const int8_t *ip = box_row(s, (ya + j) * p->stride_h - p->pad_top) + ix;
+    int8_t *o = box_orow(d, ya + j) + xa * ops;
     switch (st->fast ? st->run : 0) {
 #define CM_RUN(k) case k: cm_run_out(ip, step, n, st->fw, o, ops, p, st, (k) >> 2, (k) & 3); break;
       CM_RUN(1) CM_RUN(2) CM_RUN(3) CM_RUN(4) CM_RUN(5) CM_RUN(6) CM_RUN(7) CM_RUN(8)
@@ -349,7 +313,7 @@ static void conv1_single(const bt_conv_params *p, const cm_conv1 *st, const cm_s
 /* Interior pixels [xa, xa + n) of rows [ya, ya + nr) (all taps inside; out holds row ya): per tap
    row (or tap), one pass adding that run's dot products to the sums, then one requantisation pass.
    Row bands (s->rows) take one row per pass. */
-static void conv1_chunk(const bt_conv_params *p, const cm_conv1 *st, const cm_src *s, const cm_dst *d,
+static void conv1_chunk(const bt_conv_params *p, const cm_conv1 *st, const box_src *s, const box_dst *d,
                         int32_t ya, int32_t nr, int32_t xa, int32_t n) {
   int32_t acc[CM_CHUNK];
   const int32_t ps = p->in.pixel_stride, run = st->run, dh = p->dil_h;
@@ -365,7 +329,7 @@ static void conv1_chunk(const bt_conv_params *p, const cm_conv1 *st, const cm_sr
           cm_pass_run(&pass, f, run, acc + j * n);
         }
       } else {
-        const cm_pass pass = {cm_row(s, iy + ky * dh) + xo, p->stride_w * ps, n, nr, s->row * p->stride_h};
+        const cm_pass pass = {box_row(s, iy + ky * dh) + xo, p->stride_w * ps, n, nr, s->row * p->stride_h};
         cm_pass_run(&pass, f, run, acc);
       }
     }
@@ -373,7 +337,7 @@ static void conv1_chunk(const bt_conv_params *p, const cm_conv1 *st, const cm_sr
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max, ops = p->out.pixel_stride;
   const int32_t *a = acc;
   for (int32_t j = 0; j < nr; j++) {
-    int8_t *o = cm_orow(d, ya + j) + xa * ops;
+    int8_t *o = box_orow(d, ya + j) + xa * ops;
     if (fast) for (int32_t i = 0; i < n; i++, o += ops) *o = cm_out(*a++, m, 0, p2, e1, 1, zp, lo, hi);
     else for (int32_t i = 0; i < n; i++, o += ops) *o = cm_out(*a++, m, sh, 0, 0, 0, zp, lo, hi);
   }
@@ -382,23 +346,22 @@ static void conv1_chunk(const bt_conv_params *p, const cm_conv1 *st, const cm_sr
 /* Output rows [y0, y1) of a one-output-channel conv into d:
    rows and columns whose taps leave the input pixel by pixel, the interior in chunks of at most
    CM_CHUNK pixels (several rows per chunk when they fit). */
-static void conv1_rows(const bt_conv_params *p, const cm_conv1 *st, const cm_src *s, const cm_dst *d,
+static void conv1_rows(const bt_conv_params *p, const cm_conv1 *st, const box_src *s, const box_dst *d,
                        int32_t y0, int32_t y1) {
-  int32_t ya = y0, yb = y1;   /* rows whose taps are all inside */
-  while (ya < yb && ya * p->stride_h - p->pad_top < 0) ya++;
-  while (yb > ya && (yb - 1) * p->stride_h - p->pad_top + (p->kh - 1) * p->dil_h >= p->in.h) yb--;
-  for (int32_t y = y0; y < ya; y++) conv1_edge(p, st, s, cm_orow(d, y), y, 0, p->out.w);
-  for (int32_t y = yb > ya ? yb : ya; y < y1; y++) conv1_edge(p, st, s, cm_orow(d, y), y, 0, p->out.w);
+  int32_t ya, yb;
+  box_inside_rows(p, y0, y1, &ya, &yb);
+  for (int32_t y = y0; y < ya; y++) conv1_edge(p, st, s, box_orow(d, y), y, 0, p->out.w);
+  for (int32_t y = yb > ya ? yb : ya; y < y1; y++) conv1_edge(p, st, s, box_orow(d, y), y, 0, p->out.w);
   const int32_t xi0 = st->xi0, xi1 = st->xi1, n = xi1 - xi0;
   if (ya >= yb) return;
   if (xi0 > 0 || xi1 < p->out.w)
     for (int32_t y = ya; y < yb; y++) {
-      conv1_edge(p, st, s, cm_orow(d, y), y, 0, xi0);
-      conv1_edge(p, st, s, cm_orow(d, y), y, xi1, p->out.w);
+      conv1_edge(p, st, s, box_orow(d, y), y, 0, xi0);
+      conv1_edge(p, st, s, box_orow(d, y), y, xi1, p->out.w);
     }
   if (n <= 0) return;
   const int32_t rows_per = n > CM_CHUNK ? 1 : CM_CHUNK / n;
-  void (*const chunk)(const bt_conv_params *, const cm_conv1 *, const cm_src *, const cm_dst *, int32_t, int32_t,
+  void (*const chunk)(const bt_conv_params *, const cm_conv1 *, const box_src *, const box_dst *, int32_t, int32_t,
                       int32_t, int32_t) =
       st->nrun == 1 ? conv1_single
       : st->dense && st->fast && st->run <= 16 && p->kh <= CM_KH ? conv1_dense : conv1_chunk;
@@ -414,8 +377,8 @@ static int32_t dw1_border(const bt_conv_params *p, const int8_t *in, int32_t in_
                           int32_t iy0, int32_t ix0) {
   const int32_t ps = p->in.pixel_stride, in_row = p->in.w * ps, off = p->input_offset;
   int32_t ky0, ky1, kx0, kx1, acc = p->bias ? p->bias[0] : 0;
-  cm_taps(iy0, p->kh, p->dil_h, p->in.h, &ky0, &ky1);
-  cm_taps(ix0, p->kw, p->dil_w, p->in.w, &kx0, &kx1);
+  box_taps(iy0, p->kh, p->dil_h, p->in.h, &ky0, &ky1);
+  box_taps(ix0, p->kw, p->dil_w, p->in.w, &kx0, &kx1);
   const int32_t dy = p->dil_h * in_row, dx = p->dil_w * ps;
   const int8_t *rp = in + (iy0 + ky0 * p->dil_h - in_y0) * in_row + (ix0 + kx0 * p->dil_w) * ps;
   for (int32_t ky = ky0; ky < ky1; ky++, rp += dy) {
@@ -511,7 +474,7 @@ static void dw1_edge(const bt_conv_params *p, const int8_t *in, int32_t in_y0, c
 
 /* A depthwise on a one-channel input (in.c == out.c == 1, multiplier 1) over rows [y0, y1) (out
    into d; 0 when this path does not apply. */
-static int dw1(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0, const cm_dst *d,
+static int dw1(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0, const box_dst *d,
                int32_t y0, int32_t y1) {
   const bt_conv_params *p = &dp->conv;
   const int32_t kh = p->kh, kw = p->kw, ps = p->in.pixel_stride;
@@ -525,20 +488,19 @@ static int dw1(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0, c
   st.fast = bt_rq2_ok(&st.m, &st.sh, 1);
   st.p2 = st.fast ? bt_rq2_p2(st.sh) : 0;
   st.e1 = st.fast ? bt_rq2_e1(st.sh) : 0;
-  cm_interior(p, &st.xi0, &st.xi1);
+  box_interior(p, &st.xi0, &st.xi1);
   const int32_t in_row = p->in.w * ps, xi0 = st.xi0, xi1 = st.xi1, n = xi1 - xi0;
-  int32_t ya = y0, yb = y1;   /* rows whose taps are all inside */
-  while (ya < yb && ya * p->stride_h - p->pad_top < 0) ya++;
-  while (yb > ya && (yb - 1) * p->stride_h - p->pad_top + (kh - 1) * p->dil_h >= p->in.h) yb--;
-  for (int32_t y = y0; y < ya; y++) dw1_edge(p, in, in_y0, fk, &st, cm_orow(d, y), y, 0, p->out.w);
-  for (int32_t y = yb > ya ? yb : ya; y < y1; y++) dw1_edge(p, in, in_y0, fk, &st, cm_orow(d, y), y, 0, p->out.w);
+  int32_t ya, yb;
+  box_inside_rows(p, y0, y1, &ya, &yb);
+  for (int32_t y = y0; y < ya; y++) dw1_edge(p, in, in_y0, fk, &st, box_orow(d, y), y, 0, p->out.w);
+  for (int32_t y = yb > ya ? yb : ya; y < y1; y++) dw1_edge(p, in, in_y0, fk, &st, box_orow(d, y), y, 0, p->out.w);
   const int fast3 = kh == 3 && kw == 3 && p->dil_h == 1 && p->dil_w == 1 && ps == 1;
   cm_dw3 k3;
   if (fast3)
     for (int t = 0; t < 3; t++) { k3.f02[t] = cm_pack(fk[3 * t], fk[3 * t + 2]); k3.f1[t] = fk[3 * t + 1]; }
   k3.acc0 = st.acc0;
   for (int32_t y = ya; y < yb; y++) {
-    int8_t *orow = cm_orow(d, y);
+    int8_t *orow = box_orow(d, y);
     if (xi0 > 0) dw1_edge(p, in, in_y0, fk, &st, orow, y, 0, xi0);
     if (xi1 < p->out.w) dw1_edge(p, in, in_y0, fk, &st, orow, y, xi1, p->out.w);
     if (n <= 0) continue;
@@ -556,13 +518,13 @@ static int dw1(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0, c
 
 /* A whole box (reference: win_kind): one-channel convs and depthwises here, in one call per box;
    everything else is left to the reference. */
-static int fx_k_box(int kind, const fx_prm *q, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
+__attribute__((noinline)) static int fx_k_box(int kind, const fx_prm *q, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
                     int32_t ca, int32_t oc, int32_t x0) {
-  const cm_dst d = {out, ca, oc};
+  const box_dst d = {out, ca, oc};
   if (kind == FX_CONV) {
     cm_conv1 st;
     if (q->c.out.c != 1 || !conv1_prep(&q->c, &st)) return 0;
-    const cm_src s = {in->rows ? 0 : fx_at(in, in->r0, x0), in->r0, in->wp * in->ps, in->rows, in->rows ? x0 * in->ps : 0};
+    const box_src s = {in->rows ? 0 : fx_at(in, in->r0, x0), in->r0, in->wp * in->ps, in->rows, in->rows ? x0 * in->ps : 0};
     conv1_rows(&q->c, &st, &s, &d, ra, rb);
     return 1;
   }
@@ -572,11 +534,11 @@ static int fx_k_box(int kind, const fx_prm *q, const fx_buf *in, const fx_buf *o
 
 /* A one-channel conv pulling its streamed input (reference: pulled_kind): the per-call values once,
    then per output row the input rows it needs and that row. */
-static int fx_k_pulled(int kind, const void *prm, const fx_buf *win, const fx_buf *out, int32_t ra, int32_t rb,
+__attribute__((noinline)) static int fx_k_pulled(int kind, const void *prm, const fx_buf *win, const fx_buf *out, int32_t ra, int32_t rb,
                        int32_t ca, int32_t cb, int32_t ch, int32_t ta, int32_t tb, int32_t s, int32_t pad, int32_t k,
                        int32_t n_in, int32_t img_w, int32_t img_c) {
   if (kind != FX_CONV) return 0;
-  const cm_dst d = {out, ca, 0};
+  const box_dst d = {out, ca, 0};
   fx_prm q;
   cm_conv1 st;
   const int32_t x0 = win_geom(FX_CONV, prm, win, out, ca, cb, ch, 0, &q);
@@ -587,7 +549,7 @@ static int fx_k_pulled(int kind, const void *prm, const fx_buf *win, const fx_bu
     const int32_t r0 = BT_MAX(y * s - pad, 0), r1 = BT_MIN(y * s - pad + k, n_in);
     w.r0 = r0;
     if (r1 > r0 && tb > ta) fx_source(r0, r1, ta, tb, fx_at(&w, r0, ta), w.wp * w.ps, img_w, img_c);
-    const cm_src src = {fx_at(&w, r0, x0), r0, w.wp * w.ps, 0, 0};
+    const box_src src = {fx_at(&w, r0, x0), r0, w.wp * w.ps, 0, 0};
     conv1_rows(&q.c, &st, &src, &d, y, y + 1);
   }
   return 1;

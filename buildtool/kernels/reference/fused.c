@@ -345,7 +345,6 @@ void fx_source(int32_t r0, int32_t r1, int32_t c0, int32_t c1, int8_t *dst, int3
 FX_ALWAYS void pulled_kind(int kind, int any, const void *prm, const fx_buf *win, const fx_buf *out, int32_t ra,
                            int32_t rb, int32_t ca, int32_t cb, int32_t ch, int32_t ta, int32_t tb, int32_t s,
                            int32_t pad, int32_t k, int32_t n_in, int32_t img_w, int32_t img_c) {
-  if (fx_k_pulled(kind, prm, win, out, ra, rb, ca, cb, ch, ta, tb, s, pad, k, n_in, img_w, img_c)) return;
   for (int32_t y = ra; y < rb; y++) {
     const int32_t r0 = BT_MAX(y * s - pad, 0), r1 = BT_MIN(y * s - pad + k, n_in);
     fx_buf w;
@@ -356,10 +355,17 @@ FX_ALWAYS void pulled_kind(int kind, int any, const void *prm, const fx_buf *win
     else win_kind(kind, prm, &w, out, y, y + 1, ca, cb, ch, 0);
   }
 }
-void fx_pulled(int kind, const void *prm, const fx_buf *win, const fx_buf *out, int32_t ra, int32_t rb,
-               int32_t ca, int32_t cb, int32_t ch, int32_t ta, int32_t tb, int32_t s, int32_t pad, int32_t k,
-               int32_t n_in, int32_t img_w, int32_t img_c) {
+__attribute__((noinline)) static void pulled(int kind, const void *prm, const fx_buf *win, const fx_buf *out,
+                                             int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t ch, int32_t ta,
+                                             int32_t tb, int32_t s, int32_t pad, int32_t k, int32_t n_in,
+                                             int32_t img_w, int32_t img_c) {
   if (kind == FX_CONV)  /* a network's first layer: its own copy */
     pulled_kind(FX_CONV, 0, prm, win, out, ra, rb, ca, cb, ch, ta, tb, s, pad, k, n_in, img_w, img_c);
   else pulled_kind(kind, 1, prm, win, out, ra, rb, ca, cb, ch, ta, tb, s, pad, k, n_in, img_w, img_c);
+}
+void fx_pulled(int kind, const void *prm, const fx_buf *win, const fx_buf *out, int32_t ra, int32_t rb,
+               int32_t ca, int32_t cb, int32_t ch, int32_t ta, int32_t tb, int32_t s, int32_t pad, int32_t k,
+               int32_t n_in, int32_t img_w, int32_t img_c) {  /* a set's own path, else the reference's */
+  if (!fx_k_pulled(kind, prm, win, out, ra, rb, ca, cb, ch, ta, tb, s, pad, k, n_in, img_w, img_c))
+    pulled(kind, prm, win, out, ra, rb, ca, cb, ch, ta, tb, s, pad, k, n_in, img_w, img_c);
 }
