@@ -313,20 +313,26 @@ void fx_dense_done(const int32_t *acc, const bt_fc_params *p, int8_t *out) {
   }
 }
 
-/* A 1x1 stride-1 convolution whose output window starts at its input window's bytes: pixel by
-   pixel in raster order, each input pixel copied aside before its output overwrites it. */
+/* A 1x1 stride-1 convolution whose output window starts at its input window's bytes, in raster
+   order: up to FX_INPLACE_BYTES of a row's input pixels copied aside, then one kernel call writes
+   their outputs (output pixels are no wider than input pixels, so they land on pixels already
+   copied; the reference read them one at a time). */
+#define FX_INPLACE_BYTES 256
 void fx_conv_inplace(const bt_conv_params *prm, const fx_buf *in, const fx_buf *out, int32_t ra,
                             int32_t rb, int32_t ca, int32_t cb) {
   bt_conv_params q;
   fx_get(&q, prm, sizeof q);
-  int8_t px[q.in.c];
-  q.in.h = q.in.w = q.out.h = q.out.w = 1;
-  q.in.pixel_stride = q.in.c;
-  q.out.pixel_stride = q.out.c;
+  const int32_t c = q.in.c, per = c <= FX_INPLACE_BYTES ? FX_INPLACE_BYTES / c : 1;
+  int8_t px[c <= FX_INPLACE_BYTES ? FX_INPLACE_BYTES : c];
+  q.in.h = q.out.h = 1;
+  q.in.pixel_stride = c;
+  q.out.pixel_stride = out->ps;
   q.pad_top = q.pad_left = 0;
   for (int32_t y = ra; y < rb; y++)
-    for (int32_t x = ca; x < cb; x++) {
-      fx_copy(px, fx_at(in, y, x), q.in.c);
+    for (int32_t x = ca; x < cb; x += per) {
+      const int32_t n = cb - x < per ? cb - x : per;
+      for (int32_t i = 0; i < n; i++) fx_copy(px + i * c, fx_at(in, y, x + i), c);
+      q.in.w = q.out.w = n;
       bt_conv_s8(&q, px, 0, fx_at(out, y, x), 0, 1);
     }
 }
