@@ -2,7 +2,7 @@
 
     python benchmarks/fusion.py [--models mbv2-w0.35,mcunet-vww1,...] [--accounting streamed|arena|both]
                                 [--repeats N] [--write-docs]
-    python benchmarks/fusion.py --instructions [--blocks] [--models ...]   # firmware cost, cortex-m4
+    python benchmarks/fusion.py --instructions [--blocks] [--board B] [--models ...]   # firmware cost
 
 First, per model and mode, what `buildtool plan` gives with the CLI's defaults: arena bytes,
 planned MACs and their overhead over the unfused network, and the wall time of the whole
@@ -123,11 +123,11 @@ def firmware_instructions(g, plan, board: str = "cortex-m4") -> tuple:
     return prof["total"], [(o["op"], o["count"]) for o in prof["ops"]]
 
 
-def instructions(names, accs, blocks: bool) -> None:
-    """Planned MACs against cortex-m4 firmware instructions (least-RAM plans): the fused firmware
+def instructions(names, accs, blocks: bool, board: str = "cortex-m4") -> None:
+    """Planned MACs against firmware instructions on board (least-RAM plans): the fused firmware
     over the prediction (plain per-op instructions x each block's MAC overhead); goal at most
     INSTRUCTION_MARGIN. blocks: then the same per fused block."""
-    print(f"\n### Firmware cost, cortex-m4 (QEMU instructions), least-RAM plans; goal: ratio <= "
+    print(f"\n### Firmware cost, {board} (QEMU instructions), least-RAM plans; goal: ratio <= "
           f"{INSTRUCTION_MARGIN}\n")
     print("| model | input | MACs | MAC overhead | plain insns | fused insns | predicted | fused / predicted |")
     print("|---|---|---|---|---|---|---|---|")
@@ -136,11 +136,11 @@ def instructions(names, accs, blocks: bool) -> None:
     rows = []
     for name in names:
         g = zoo.build(name)
-        plain_total, plain = firmware_instructions(g, make_plan(g, time_budget=BUDGET))  # the plain firmware
+        plain_total, plain = firmware_instructions(g, make_plan(g, time_budget=BUDGET), board)  # the plain firmware
         plain = dict(plain)
         for streamed in accs:
             p = plan_fused(g, optimize="ram", input_streamed=streamed, time_budget=BUDGET)
-            fused_total, fused = firmware_instructions(g, p)
+            fused_total, fused = firmware_instructions(g, p, board)
             items = predict_items(g, p, plain)
             pred = sum(n for _, n in items) + (plain_total - sum(plain.values()))
             where = "streamed" if streamed else "in arena"
@@ -166,11 +166,12 @@ def main(argv=None) -> int:
     ap.add_argument("--write-docs", action="store_true", help="rewrite the generated tables of docs/fusion.md")
     ap.add_argument("--instructions", action="store_true", help="only the firmware instruction table")
     ap.add_argument("--blocks", action="store_true", help="with --instructions: also per fused block")
+    ap.add_argument("--board", default="cortex-m4", help="with --instructions: the board (default cortex-m4)")
     a = ap.parse_args(argv)
     accs = {"streamed": [True], "arena": [False], "both": [True, False]}[a.accounting]
     names = a.models.split(",")
     if a.instructions:
-        instructions(names, accs, a.blocks)
+        instructions(names, accs, a.blocks, a.board)
         return 0
     out = Out()
     out(f"Measured {environment()}; `python benchmarks/fusion.py --repeats {a.repeats}`.\n")

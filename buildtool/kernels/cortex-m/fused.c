@@ -1,15 +1,20 @@
 /* fused.c -- the fused-plan tile runtime for Cortex-M DSP: the reference runtime (included below)
- * with the one-channel calls of the channel-by-channel scheme on their own paths. A tile computes
- * an expansion conv one output channel at a time into a one-channel window, then the depthwise on
- * that window; the set's conv and depthwise kernels block 4 channels and never reach their fast paths
- * there. Here, per call:
- *  - conv, one output channel (window, band or row bands): the channel's filter widened once to
- *    int16 pairs (im2col.h layout); per interior pixel and tap row one LDR + two SXTB16 + two
- *    SMLAD per 4 input bytes, the input offset folded into the start value; border pixels scalar;
- *  - depthwise on a one-channel window: the filter held as int32 taps, the offset folded likewise,
- *    3x3 stride-1 rows two pixels per input word (SMLAD + SMLABB/SMLABT);
- *  - requantisation by bt_rq2 when the channel allows it.
- * Stack: CM_K_MAX int16s. Same results as the reference runtime, byte for byte. */
+ * with the one-channel calls of the channel-by-channel scheme on their own paths (fx_k_box,
+ * fx_k_pulled). A tile computes an expansion conv one output channel at a time into a one-channel
+ * window, then the depthwise on that window; the set's conv and depthwise kernels block 4 channels
+ * and would run their scalar remainders there, paying their whole set-up per call. Here, per call:
+ *  - conv, one output channel (window, whole tensor, row bands, or pulled from the streamed input):
+ *    the channel's filter widened once to int16 pairs (im2col.h layout), the input offset folded
+ *    into the start value (bias + offset * sum(filter), exact in int32). Interior pixels: a 1x1 (or
+ *    one dense tap row) sums and requantises in one pass, one LDR + two SXTB16 + two SMLAD per 4
+ *    input bytes with the filter words in registers (runs over 16 bytes two pixels at a time);
+ *    dense tap rows of up to 16 bytes (the stem) sum all rows in registers; other shapes add one
+ *    pass per tap row or tap over chunks of CM_CHUNK sums. Border pixels walk their valid taps;
+ *  - depthwise on a one-channel input: the taps as int32, the offset folded likewise; 3x3 rows
+ *    take two outputs per input word at stride 1 (SMLAD + SMLABB/SMLABT), one at larger strides;
+ *  - requantisation by bt_rq2 when the channel allows it (else bt_mbqm_fast).
+ * Stack: CM_K_MAX int16s and CM_CHUNK sums, below the set's conv (3.2 KB). Same results as the
+ * reference runtime, byte for byte. */
 #include "bt_fused.h"
 #include "requant.h"
 #include "dsp.h"
@@ -20,7 +25,9 @@
 #define CM_TAPS 64     /* depthwise taps handled here (kh*kw) */
 
 /* Both 16-bit halves: lo, hi (int16 values). */
-static inline int32_t cm_pack(int32_t lo, int32_t hi) { return (int32_t)(((uint32_t)(uint16_t)lo) | ((uint32_t)hi << 16)); }
+static inline int32_t cm_pack(int32_t lo, int32_t hi) {
+  return (int32_t)(((uint32_t)(uint16_t)lo) | ((uint32_t)hi << 16));
+}
 /* c + bottom(a) * top(b) (SMLABT). */
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
 #define cm_smlabt(a, b, c) __smlabt((a), (b), (c))
@@ -64,7 +71,10 @@ typedef struct {
 static inline __attribute__((always_inline)) void cm_pass_dot(const cm_pass *ps, const int16_t *f, int32_t *acc,
                                                              const int G, int32_t T) {
   int32_t w[8];
-  for (int g = 0; g < G; g++) { __builtin_memcpy(&w[2 * g], f + 4 * g, 4); __builtin_memcpy(&w[2 * g + 1], f + 4 * g + 2, 4); }
+  for (int g = 0; g < G; g++) {
+    __builtin_memcpy(&w[2 * g], f + 4 * g, 4);
+    __builtin_memcpy(&w[2 * g + 1], f + 4 * g + 2, 4);
+  }
   const int32_t step = ps->step, n = ps->n;
   for (int32_t j = 0; j < ps->nr; j++) {
     const int8_t *ip = ps->ip + j * ps->rs;
@@ -183,7 +193,8 @@ static void conv1_edge(const bt_conv_params *p, const cm_conv1 *st, const box_sr
 }
 
 /* acc + sum_k f[k] * ip[k] over n values, f widened by cm_widen (pairs [k, k+2], [k+1, k+3]). */
-static inline __attribute__((always_inline)) int32_t cm_dot(const int8_t *ip, const int16_t *f, int32_t n, int32_t acc) {
+static inline __attribute__((always_inline)) int32_t cm_dot(const int8_t *ip, const int16_t *f, int32_t n,
+                                                            int32_t acc) {
   int32_t k = 0;
   for (; k + 4 <= n; k += 4) {
     const uint32_t v = bt_ld4(ip + k);
@@ -200,11 +211,15 @@ static inline __attribute__((always_inline)) int32_t cm_dot(const int8_t *ip, co
 /* n outputs of a one-run conv (a 1x1, or one dense tap row) from pixels ip + i*step into o + i*ops:
    sum and requantisation (bt_rq2: st->fast) in one pass, G groups of 4 values and T single values
    per run. */
-static inline __attribute__((always_inline)) void cm_run_out(const int8_t *ip, int32_t step, int32_t n, const int16_t *f,
+static inline __attribute__((always_inline)) void cm_run_out(const int8_t *ip, int32_t step, int32_t n,
+                                                            const int16_t *f,
                                                             int8_t *o, int32_t ops, const bt_conv_params *p,
                                                             const cm_conv1 *st, const int G, const int T) {
   int32_t w[8];
-  for (int g = 0; g < G; g++) { __builtin_memcpy(&w[2 * g], f + 4 * g, 4); __builtin_memcpy(&w[2 * g + 1], f + 4 * g + 2, 4); }
+  for (int g = 0; g < G; g++) {
+    __builtin_memcpy(&w[2 * g], f + 4 * g, 4);
+    __builtin_memcpy(&w[2 * g + 1], f + 4 * g + 2, 4);
+  }
   const int32_t acc0 = st->acc0, m = st->m, p2 = st->p2, e1 = st->e1;
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
   for (int32_t i = 0; i < n; i++, ip += step, o += ops) {
@@ -310,7 +325,7 @@ static void conv1_single(const bt_conv_params *p, const cm_conv1 *st, const box_
   }
 }
 
-/* Interior pixels [xa, xa + n) of rows [ya, ya + nr) (all taps inside; out holds row ya): per tap
+/* Interior pixels [xa, xa + n) of rows [ya, ya + nr) (all taps inside) into d: per tap
    row (or tap), one pass adding that run's dot products to the sums, then one requantisation pass.
    Row bands (s->rows) take one row per pass. */
 static void conv1_chunk(const bt_conv_params *p, const cm_conv1 *st, const box_src *s, const box_dst *d,
@@ -398,7 +413,8 @@ typedef struct {
 /* n interior outputs of one row of a 3x3 undilated depthwise on a dense one-channel input (ip: the
    first output's top-left tap, rows `row` bytes apart), stride 1: the words x0..x3 of each tap row
    serve two outputs (SMLAD on bytes 0,2 / 1,3 plus SMLABB / SMLABT for the middle tap); bt_rq2. */
-static inline __attribute__((always_inline)) void dw3_s1(const cm_dw3 *k, const int8_t *ip, int32_t row, int32_t n, int8_t *o, int32_t ops,
+static inline __attribute__((always_inline)) void dw3_s1(const cm_dw3 *k, const int8_t *ip, int32_t row, int32_t n,
+                                                        int8_t *o, int32_t ops,
                    const bt_conv_params *p, const cm_conv1 *st) {
   const int32_t m = st->m, p2 = st->p2, e1 = st->e1;
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
@@ -426,7 +442,8 @@ static inline __attribute__((always_inline)) void dw3_s1(const cm_dw3 *k, const 
 
 /* The same at stride s > 1: one output per word of each tap row (x3 unused), the last output scalar
    (its word would reach past its taps). */
-static inline __attribute__((always_inline)) void dw3_sn(const cm_dw3 *k, const int8_t *ip, int32_t row, int32_t s, int32_t n, int8_t *o, int32_t ops,
+static inline __attribute__((always_inline)) void dw3_sn(const cm_dw3 *k, const int8_t *ip, int32_t row, int32_t s,
+                                                        int32_t n, int8_t *o, int32_t ops,
                    const bt_conv_params *p, const cm_conv1 *st) {
   const int32_t m = st->m, p2 = st->p2, e1 = st->e1;
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
@@ -472,8 +489,8 @@ static void dw1_edge(const bt_conv_params *p, const int8_t *in, int32_t in_y0, c
                            st->e1, st->fast, p->output_offset, p->act_min, p->act_max);
 }
 
-/* A depthwise on a one-channel input (in.c == out.c == 1, multiplier 1) over rows [y0, y1) (out
-   into d; 0 when this path does not apply. */
+/* A depthwise on a one-channel input (in.c == out.c == 1, multiplier 1) over rows [y0, y1) into
+   d; 0 when this path does not apply. */
 static int dw1(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0, const box_dst *d,
                int32_t y0, int32_t y1) {
   const bt_conv_params *p = &dp->conv;
@@ -518,13 +535,14 @@ static int dw1(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0, c
 
 /* A whole box (reference: win_kind): one-channel convs and depthwises here, in one call per box;
    everything else is left to the reference. */
-__attribute__((noinline)) static int fx_k_box(int kind, const fx_prm *q, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
-                    int32_t ca, int32_t oc, int32_t x0) {
+__attribute__((noinline)) static int fx_k_box(int kind, const fx_prm *q, const fx_buf *in, const fx_buf *out,
+                                              int32_t ra, int32_t rb, int32_t ca, int32_t oc, int32_t x0) {
   const box_dst d = {out, ca, oc};
   if (kind == FX_CONV) {
     cm_conv1 st;
     if (q->c.out.c != 1 || !conv1_prep(&q->c, &st)) return 0;
-    const box_src s = {in->rows ? 0 : fx_at(in, in->r0, x0), in->r0, in->wp * in->ps, in->rows, in->rows ? x0 * in->ps : 0};
+    const box_src s = {in->rows ? 0 : fx_at(in, in->r0, x0), in->r0, in->wp * in->ps, in->rows,
+                       in->rows ? x0 * in->ps : 0};
     conv1_rows(&q->c, &st, &s, &d, ra, rb);
     return 1;
   }
@@ -534,9 +552,10 @@ __attribute__((noinline)) static int fx_k_box(int kind, const fx_prm *q, const f
 
 /* A one-channel conv pulling its streamed input (reference: pulled_kind): the per-call values once,
    then per output row the input rows it needs and that row. */
-__attribute__((noinline)) static int fx_k_pulled(int kind, const void *prm, const fx_buf *win, const fx_buf *out, int32_t ra, int32_t rb,
-                       int32_t ca, int32_t cb, int32_t ch, int32_t ta, int32_t tb, int32_t s, int32_t pad, int32_t k,
-                       int32_t n_in, int32_t img_w, int32_t img_c) {
+__attribute__((noinline)) static int fx_k_pulled(int kind, const void *prm, const fx_buf *win, const fx_buf *out,
+                                                 int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t ch,
+                                                 int32_t ta, int32_t tb, int32_t s, int32_t pad, int32_t k,
+                                                 int32_t n_in, int32_t img_w, int32_t img_c) {
   if (kind != FX_CONV) return 0;
   const box_dst d = {out, ca, 0};
   fx_prm q;

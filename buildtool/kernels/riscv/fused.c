@@ -94,7 +94,8 @@ static void conv1_row(const bt_conv_params *p, const rv_conv1 *st, const box_src
   }
   if (xa >= xb) return;
   const int8_t *ipr[RV_KH];
-  for (int32_t ky = 0; ky < p->kh; ky++) ipr[ky] = box_row(s, iy0 + ky * p->dil_h) + (xa * p->stride_w - p->pad_left) * ps;
+  const int32_t ix = (xa * p->stride_w - p->pad_left) * ps;
+  for (int32_t ky = 0; ky < p->kh; ky++) ipr[ky] = box_row(s, iy0 + ky * p->dil_h) + ix;
   const int32_t run = st->run, kw = st->dense ? 1 : p->kw, dx = p->dil_w * ps, n = xb - xa;
   int8_t *o = orow + xa * ops;
   if (st->dense)
@@ -152,7 +153,8 @@ static void dw1_interior(const bt_conv_params *p, int32_t acc0, const rv_rq *q, 
   const int8_t *ip = ir + (xa * p->stride_w - p->pad_left) * ps;
   const int32_t step = p->stride_w * ps;
   if (p->kh == 3 && p->kw == 3) {
-    const int32_t f0 = fk[0], f1 = fk[1], f2 = fk[2], f3 = fk[3], f4 = fk[4], f5 = fk[5], f6 = fk[6], f7 = fk[7], f8 = fk[8];
+    const int32_t f0 = fk[0], f1 = fk[1], f2 = fk[2], f3 = fk[3], f4 = fk[4], f5 = fk[5];
+    const int32_t f6 = fk[6], f7 = fk[7], f8 = fk[8];
     for (int32_t x = xa; x < xb; x++, ip += step) {
       const int8_t *r0 = ip, *r1 = ip + dy, *r2 = ip + 2 * dy;
       const int32_t a = acc0 + f0 * r0[0] + f1 * r0[dx] + f2 * r0[2 * dx] + f3 * r1[0] + f4 * r1[dx] + f5 * r1[2 * dx]
@@ -201,13 +203,14 @@ static int dw1(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0, c
 
 /* A whole box (reference: win_kind): one-channel convs and depthwises here, in one call per box;
    everything else is left to the reference. */
-__attribute__((noinline)) static int fx_k_box(int kind, const fx_prm *q, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
-                    int32_t ca, int32_t oc, int32_t x0) {
+__attribute__((noinline)) static int fx_k_box(int kind, const fx_prm *q, const fx_buf *in, const fx_buf *out,
+                                              int32_t ra, int32_t rb, int32_t ca, int32_t oc, int32_t x0) {
   const box_dst d = {out, ca, oc};
   if (kind == FX_CONV) {
     rv_conv1 st;
     if (q->c.out.c != 1 || !conv1_prep(&q->c, &st)) return 0;
-    const box_src s = {in->rows ? 0 : fx_at(in, in->r0, x0), in->r0, in->wp * in->ps, in->rows, in->rows ? x0 * in->ps : 0};
+    const box_src s = {in->rows ? 0 : fx_at(in, in->r0, x0), in->r0, in->wp * in->ps, in->rows,
+                       in->rows ? x0 * in->ps : 0};
     conv1_rows(&q->c, &st, &s, &d, ra, rb);
     return 1;
   }
@@ -217,9 +220,10 @@ __attribute__((noinline)) static int fx_k_box(int kind, const fx_prm *q, const f
 
 /* A one-channel conv pulling its streamed input (reference: pulled_kind): the per-call values once,
    then per output row the input rows it needs and that row. */
-__attribute__((noinline)) static int fx_k_pulled(int kind, const void *prm, const fx_buf *win, const fx_buf *out, int32_t ra, int32_t rb,
-                       int32_t ca, int32_t cb, int32_t ch, int32_t ta, int32_t tb, int32_t s, int32_t pad, int32_t k,
-                       int32_t n_in, int32_t img_w, int32_t img_c) {
+__attribute__((noinline)) static int fx_k_pulled(int kind, const void *prm, const fx_buf *win, const fx_buf *out,
+                                                 int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t ch,
+                                                 int32_t ta, int32_t tb, int32_t s, int32_t pad, int32_t k,
+                                                 int32_t n_in, int32_t img_w, int32_t img_c) {
   if (kind != FX_CONV) return 0;
   const box_dst d = {out, ca, 0};
   fx_prm q;
