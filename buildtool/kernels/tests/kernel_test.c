@@ -901,7 +901,7 @@ static void test_fused_spatial(void) {
    the filter regrouped per channel (mode 3), over random tiles, against the reference run whole. */
 static void test_fused_channelwise(void) {
   static int8_t fch[512];
-  for (int32_t t = 0; t < 48; t++) {
+  for (int32_t t = 0; t < 80; t++) {
     const int mode = t % 4;
     spatial_case c;
     c.kind = mode == 3 ? K_DW : K_CONV;
