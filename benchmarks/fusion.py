@@ -2,6 +2,7 @@
 
     python benchmarks/fusion.py [--models mbv2-w0.35,mcunet-vww1,...] [--accounting streamed|arena|both]
                                 [--repeats N] [--write-docs]
+    python benchmarks/fusion.py --instructions [--blocks] [--board B] [--models ...]   # firmware cost
 
 First, per model and mode, what `buildtool plan` gives with the CLI's defaults: arena bytes,
 planned MACs and their overhead over the unfused network, and the wall time of the whole
@@ -27,7 +28,8 @@ from buildtool import zoo  # noqa: E402
 from buildtool.errors import PlanError  # noqa: E402
 from buildtool.fusion import plan_from_front, plan_fused  # noqa: E402
 from buildtool.fusion.search import search_front  # noqa: E402
-from buildtool.fusion.costs import INSTRUCTION_MARGIN, predict_instructions  # noqa: E402
+from buildtool.fusion.costs import INSTRUCTION_MARGIN, predict_items  # noqa: E402
+from buildtool.fusion.schedule import BlockRun  # noqa: E402
 from buildtool.report import plain_plan  # noqa: E402
 
 BUDGET = 0.0  # no exact solving: the figures are deterministic (heuristics + iterated greedy)
@@ -127,7 +129,8 @@ def least_ram(out, names, accs) -> None:
 
 
 def firmware_instructions(g, plan, board: str = "cortex-m4") -> tuple:
-    """(whole-run instructions, {op or block start: instructions}) of plan's firmware on board (QEMU)."""
+    """(whole-run instructions, [(profile region id, instructions)] in execution order) of plan's
+    firmware on board (QEMU)."""
     import tempfile
 
     import numpy as np
@@ -138,28 +141,41 @@ def firmware_instructions(g, plan, board: str = "cortex-m4") -> tuple:
     with tempfile.TemporaryDirectory(prefix="bt-bench-") as d:
         firmware.build(g, board, d, plan=plan)
         _, prof, _ = runner.run(board, d, x)
-    return prof["total"], {o["op"]: o["count"] for o in prof["ops"]}
+    return prof["total"], [(o["op"], o["count"]) for o in prof["ops"]]
 
 
-def instructions(names, accs) -> None:
-    """Planned MACs against cortex-m4 firmware instructions (least-RAM plans): the fused firmware
+def instructions(names, accs, blocks: bool, board: str = "cortex-m4") -> None:
+    """Planned MACs against firmware instructions on board (least-RAM plans): the fused firmware
     over the prediction (plain per-op instructions x each block's MAC overhead); goal at most
-    INSTRUCTION_MARGIN."""
-    print(f"\n### Firmware cost, cortex-m4 (QEMU instructions), least-RAM plans; goal: ratio <= "
+    INSTRUCTION_MARGIN. blocks: then the same per fused block."""
+    print(f"\n### Firmware cost, {board} (QEMU instructions), least-RAM plans; goal: ratio <= "
           f"{INSTRUCTION_MARGIN}\n")
     print("| model | input | MACs | MAC overhead | plain insns | fused insns | predicted | fused / predicted |")
     print("|---|---|---|---|---|---|---|---|")
     from buildtool.firmware import make_plan
 
+    rows = []
     for name in names:
         g = zoo.build(name)
-        plain_total, plain = firmware_instructions(g, make_plan(g, time_budget=BUDGET))  # the plain firmware
+        plain_total, plain = firmware_instructions(g, make_plan(g, time_budget=BUDGET), board)  # the plain firmware
+        plain = dict(plain)
         for streamed in accs:
             p = plan_fused(g, optimize="ram", input_streamed=streamed, time_budget=BUDGET)
-            fused_total, _ = firmware_instructions(g, p)
-            pred = predict_instructions(g, p, plain) + (plain_total - sum(plain.values()))
-            print(f"| {name} | {'streamed' if streamed else 'in arena'} | {p.macs} | {p.mac_overhead:.2f}x "
+            fused_total, fused = firmware_instructions(g, p, board)
+            items = predict_items(g, p, plain)
+            pred = sum(n for _, n in items) + (plain_total - sum(plain.values()))
+            where = "streamed" if streamed else "in arena"
+            print(f"| {name} | {where} | {p.macs} | {p.mac_overhead:.2f}x "
                   f"| {plain_total} | {fused_total} | {pred} | {fused_total / pred:.2f} |", flush=True)
+            rows += [(name, where, it, sum(plain[i] for i in range(it.p, it.q)), n, pr)
+                     for (it, pr), (_, n) in zip(items, fused) if isinstance(it, BlockRun)]
+    if not blocks:
+        return
+    print("\n| model | input | block (ops) | MAC overhead | plain insns | fused insns | predicted | fused / predicted |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, where, it, plain_n, n, pr in rows:
+        print(f"| {name} | {where} | {it.p}-{it.q - 1} | {pr / plain_n:.2f}x | {plain_n} | {n} | {pr} "
+              f"| {n / pr:.2f} |")
 
 
 def main(argv=None) -> int:
@@ -170,11 +186,13 @@ def main(argv=None) -> int:
     ap.add_argument("--repeats", type=int, default=1, help="best of N runs of each `buildtool plan` (default 1)")
     ap.add_argument("--write-docs", action="store_true", help="rewrite the generated tables of docs/fusion.md")
     ap.add_argument("--instructions", action="store_true", help="only the firmware instruction table")
+    ap.add_argument("--blocks", action="store_true", help="with --instructions: also per fused block")
+    ap.add_argument("--board", default="cortex-m4", help="with --instructions: the board (default cortex-m4)")
     a = ap.parse_args(argv)
     accs = {"streamed": [True], "arena": [False], "both": [True, False]}[a.accounting]
     names = a.models.split(",")
     if a.instructions:
-        instructions(names, accs)
+        instructions(names, accs, a.blocks, a.board)
         return 0
     out = Out()
     out(f"Measured {environment()}; `python benchmarks/fusion.py --repeats {a.repeats}`.\n")

@@ -145,14 +145,15 @@ def _cache_root() -> Path:
 def kernel_library(t: targets.Target, kernel_root=KERNELS) -> Path:
     """The board's kernels compiled once into a static library, cached by content.
 
-    The key covers the compiler, the flags and every kernel source and header, so any
-    change gives a new library; the link then only adds what the model calls.
+    The key covers the compiler, the flags and every kernel source and header (the .c files of
+    the set folders too: a set's file may include the reference's), so any change gives a new
+    library; the link then only adds what the model calls.
     """
     kernel_root = Path(kernel_root)
     srcs = kernel_sources(t, kernel_root)
     flags = compile_flags(t, None, kernel_root)
     h = hashlib.sha256(repr((t.cc, flags)).encode())
-    for f in srcs + sorted(p for d in include_dirs(t, None, kernel_root) for p in d.glob("*.h")):
+    for f in srcs + sorted(p for d in include_dirs(t, None, kernel_root) for p in d.glob("*.[ch]")):
         h.update(str(f).encode() + b"\0" + f.read_bytes())
     lib = _cache_root() / f"{t.name}-{h.hexdigest()[:16]}" / "libbt_kernels.a"
     if lib.exists():

@@ -477,10 +477,10 @@ def _align(x, a: int):
 
 # -- firmware instructions ------------------------------------------------------------------
 INSTRUCTION_MARGIN = 1.3  # goal: fused firmware within this factor of predict_instructions
-INSTRUCTION_BOUND = 1.6  # what the tile runtime achieved against the plain firmware before issue 13's kernels
-# The cortex-m set's patch-matrix paths made plain firmware ~40 % faster while the tile runtime keeps its
-# own loops (issue 13 item 3): against the new plain counts the tests hold this looser bound.
-INSTRUCTION_REGRESSION_BOUND = 2.5
+# What the other measured least-RAM plans hold (tests/test_fused_firmware.py: streamed inputs and
+# mcunet-vww1 on cortex-m4, mbv2-w0.35 on riscv32): small tiles still pay per-call costs (parameter
+# copies, filter set-up per channel and row) and one channel runs where the plain kernels run four.
+INSTRUCTION_BOUND = 1.6
 
 
 def predict_instructions(g, plan, plain_counts: dict) -> int:
@@ -488,15 +488,20 @@ def predict_instructions(g, plan, plain_counts: dict) -> int:
     per-operator counts (op index -> instructions, same board and kernels): a plain item as
     measured, a block as its operators' plain instructions times the block's MAC overhead over
     them (a tile runtime running the same kernels at the same instructions per MAC)."""
+    return sum(n for _, n in predict_items(g, plan, plain_counts))
+
+
+def predict_items(g, plan, plain_counts: dict) -> list:
+    """predict_instructions per schedule item: [(item, instructions)] in schedule order."""
     from .schedule import BlockRun  # schedule imports this module
 
-    total = 0
+    out = []
     for it in plan.schedule.items:
         if not isinstance(it, BlockRun):
-            total += plain_counts[it]
+            out.append((it, plain_counts[it]))
             continue
         ops = range(it.p, it.q)
         plain = sum(plain_counts[i] for i in ops)
         base = sum(op_macs(g, g.operators[i]) for i in ops)
-        total += round(plain * it.macs(g) / base) if base else plain
-    return total
+        out.append((it, round(plain * it.macs(g) / base) if base else plain))
+    return out

@@ -6,6 +6,21 @@
 
 #define FX_ALWAYS static inline __attribute__((always_inline))
 
+/* A set's own paths: a set's fused.c may define FX_SET_PATHS, include this file and define
+   fx_k_box(kind, q, in, out, ra, rb, ca, oc, x0), a whole box of a sliding-window operator (q: its
+   parameters at the tile's geometry, output channel oc of out from column ca, x0: the input's first
+   column), and fx_k_pulled (fx_pulled's arguments): each returns 1 when it did the work. */
+typedef union { bt_conv_params c; bt_depthwise_params d; bt_pool_params p; } fx_prm;  /* a kernel's parameters */
+#ifdef FX_SET_PATHS
+static int fx_k_box(int kind, const fx_prm *q, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
+                    int32_t ca, int32_t oc, int32_t x0);
+static int fx_k_pulled(int kind, const void *prm, const fx_buf *win, const fx_buf *out, int32_t ra, int32_t rb,
+                       int32_t ca, int32_t cb, int32_t ch, int32_t ta, int32_t tb, int32_t s, int32_t pad, int32_t k,
+                       int32_t n_in, int32_t img_w, int32_t img_c);
+#else
+#define fx_k_box(kind, q, in, out, ra, rb, ca, oc, x0) 0
+#define fx_k_pulled(kind, prm, win, out, ra, rb, ca, cb, ch, ta, tb, s, pad, k, n_in, img_w, img_c) 0
+#endif
 
 /* Struct and window copies without libc (the boards link no memcpy). may_alias: words read and
    written over bytes and structs. */
@@ -23,11 +38,14 @@ static void fx_copy(int8_t *dst, const int8_t *src, int32_t n) {
   }
   for (int32_t i = 0; i < n; i++) dst[i] = src[i];
 }
-/* A struct copy (word aligned): word by word, then any tail bytes. */
+/* A struct copy (word aligned): four words at a time, then words, then any tail bytes. */
+__attribute__((optimize("no-tree-loop-distribute-patterns")))
 static void fx_get(void *dst, const void *src, int32_t n) {
   fx_word *d = dst;
   const fx_word *s = src;
-  for (int32_t i = 0; i < n / 4; i++) d[i] = s[i];
+  int32_t i = 0;
+  for (; i + 4 <= n / 4; i += 4) { d[i] = s[i]; d[i + 1] = s[i + 1]; d[i + 2] = s[i + 2]; d[i + 3] = s[i + 3]; }
+  for (; i < n / 4; i++) d[i] = s[i];
   for (int32_t i = n & ~3; i < n; i++) ((int8_t *)dst)[i] = ((const int8_t *)src)[i];
 }
 
@@ -105,20 +123,19 @@ void fx_rows(int kind, const void *prm, int8_t *const *rows, int32_t x0, int8_t 
   }
 }
 
-/* Output rows [ra, rb) x cols [ca, cb) of a sliding-window operator, from buffer in into out.
-   ch >= 0: only channel ch (a conv's filter ch into a one-channel window; a depthwise on a
-   one-channel window into channel ch of out, with the regrouped filter fch). */
-FX_ALWAYS void win_kind(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra,
-                        int32_t rb, int32_t ca, int32_t cb, int32_t ch, const int8_t *fch) {
-  union { bt_conv_params c; bt_depthwise_params d; bt_pool_params p; } q;
+/* q = prm at a tile's geometry: input in, output columns [ca, cb) of out; ch >= 0: only channel ch
+   (a conv's filter ch into a one-channel window; a depthwise on a one-channel window into channel ch
+   of out, with the regrouped filter fch). Returns the input's first column x0. */
+FX_ALWAYS int32_t win_geom(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int32_t ca, int32_t cb,
+                           int32_t ch, const int8_t *fch, fx_prm *q) {
   bt_shape *is, *os;
-  int32_t *pad_left, s, k, kh;
+  int32_t *pad_left, s, k;
   if (kind == FX_CONV || kind == FX_DW) {
-    bt_conv_params *c = &q.c;
-    if (kind == FX_DW) { fx_get(&q.d, prm, sizeof q.d); c = &q.d.conv; }
-    else fx_get(&q.c, prm, sizeof q.c);
+    bt_conv_params *c = &q->c;
+    if (kind == FX_DW) { fx_get(&q->d, prm, sizeof q->d); c = &q->d.conv; }
+    else fx_get(&q->c, prm, sizeof q->c);
     is = &c->in; os = &c->out; pad_left = &c->pad_left;
-    s = c->stride_w; k = (c->kw - 1) * c->dil_w + 1; kh = c->kh;
+    s = c->stride_w; k = (c->kw - 1) * c->dil_w + 1;
     if (ch >= 0) {
       if (kind == FX_CONV) c->filter += ch * c->kh * c->kw * c->in.c;
       else { c->filter = fch + ch * c->kh * c->kw; is->c = 1; }
@@ -128,16 +145,28 @@ FX_ALWAYS void win_kind(int kind, const void *prm, const fx_buf *in, const fx_bu
       os->c = 1;
     }
   } else {
-    fx_get(&q.p, prm, sizeof q.p);
-    is = &q.p.in; os = &q.p.out; pad_left = &q.p.pad_left;
-    s = q.p.stride_w; k = q.p.filter_w; kh = q.p.filter_h;
+    fx_get(&q->p, prm, sizeof q->p);
+    is = &q->p.in; os = &q->p.out; pad_left = &q->p.pad_left;
+    s = q->p.stride_w; k = q->p.filter_w;
   }
   const int32_t w = is->w, nlo = ca * s - *pad_left, nhi = (cb - 1) * s - *pad_left + k;
   const int32_t x0 = in->rows ? 0 : nlo < 0 ? 0 : nhi > w ? w - in->wp : in->c0;
   *pad_left += x0 - ca * s;
   is->w = in->wp; is->pixel_stride = in->ps;
   os->w = cb - ca; os->pixel_stride = out->ps;
+  return x0;
+}
+
+/* Output rows [ra, rb) x cols [ca, cb) of a sliding-window operator, from buffer in into out
+   (ch, fch: as win_geom). */
+FX_ALWAYS void win_kind(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra,
+                        int32_t rb, int32_t ca, int32_t cb, int32_t ch, const int8_t *fch) {
+  fx_prm q;
+  const int32_t x0 = win_geom(kind, prm, in, out, ca, cb, ch, fch, &q);
+  const bt_shape *is = kind == FX_CONV || kind == FX_DW ? &q.c.in : &q.p.in;
+  const int32_t kh = kind == FX_CONV || kind == FX_DW ? q.c.kh : q.p.filter_h;
   const int32_t oc = ch >= 0 && kind == FX_DW ? ch : 0;
+  if (fx_k_box(kind, &q, in, out, ra, rb, ca, oc, x0)) return;
   if (in->rows) {  /* row bands: a 1-row conv reads one band per output row, else fx_rows */
     for (int32_t y = ra; y < rb; y++) {
       int8_t *o = fx_at(out, y, ca) + oc;
@@ -284,20 +313,26 @@ void fx_dense_done(const int32_t *acc, const bt_fc_params *p, int8_t *out) {
   }
 }
 
-/* A 1x1 stride-1 convolution whose output window starts at its input window's bytes: pixel by
-   pixel in raster order, each input pixel copied aside before its output overwrites it. */
+/* A 1x1 stride-1 convolution whose output window starts at its input window's bytes, in raster
+   order: up to FX_INPLACE_BYTES of a row's input pixels copied aside, then one kernel call writes
+   their outputs (output pixels are no wider than input pixels, so they land on pixels already
+   copied; the reference read them one at a time). */
+#define FX_INPLACE_BYTES 256
 void fx_conv_inplace(const bt_conv_params *prm, const fx_buf *in, const fx_buf *out, int32_t ra,
                             int32_t rb, int32_t ca, int32_t cb) {
   bt_conv_params q;
   fx_get(&q, prm, sizeof q);
-  int8_t px[q.in.c];
-  q.in.h = q.in.w = q.out.h = q.out.w = 1;
-  q.in.pixel_stride = q.in.c;
-  q.out.pixel_stride = q.out.c;
+  const int32_t c = q.in.c, per = c <= FX_INPLACE_BYTES ? FX_INPLACE_BYTES / c : 1;
+  int8_t px[c <= FX_INPLACE_BYTES ? FX_INPLACE_BYTES : c];
+  q.in.h = q.out.h = 1;
+  q.in.pixel_stride = c;
+  q.out.pixel_stride = out->ps;
   q.pad_top = q.pad_left = 0;
   for (int32_t y = ra; y < rb; y++)
-    for (int32_t x = ca; x < cb; x++) {
-      fx_copy(px, fx_at(in, y, x), q.in.c);
+    for (int32_t x = ca; x < cb; x += per) {
+      const int32_t n = cb - x < per ? cb - x : per;
+      for (int32_t i = 0; i < n; i++) fx_copy(px + i * c, fx_at(in, y, x + i), c);
+      q.in.w = q.out.w = n;
       bt_conv_s8(&q, px, 0, fx_at(out, y, x), 0, 1);
     }
 }
@@ -326,10 +361,17 @@ FX_ALWAYS void pulled_kind(int kind, int any, const void *prm, const fx_buf *win
     else win_kind(kind, prm, &w, out, y, y + 1, ca, cb, ch, 0);
   }
 }
-void fx_pulled(int kind, const void *prm, const fx_buf *win, const fx_buf *out, int32_t ra, int32_t rb,
-               int32_t ca, int32_t cb, int32_t ch, int32_t ta, int32_t tb, int32_t s, int32_t pad, int32_t k,
-               int32_t n_in, int32_t img_w, int32_t img_c) {
+__attribute__((noinline)) static void pulled(int kind, const void *prm, const fx_buf *win, const fx_buf *out,
+                                             int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t ch, int32_t ta,
+                                             int32_t tb, int32_t s, int32_t pad, int32_t k, int32_t n_in,
+                                             int32_t img_w, int32_t img_c) {
   if (kind == FX_CONV)  /* a network's first layer: its own copy */
     pulled_kind(FX_CONV, 0, prm, win, out, ra, rb, ca, cb, ch, ta, tb, s, pad, k, n_in, img_w, img_c);
   else pulled_kind(kind, 1, prm, win, out, ra, rb, ca, cb, ch, ta, tb, s, pad, k, n_in, img_w, img_c);
+}
+void fx_pulled(int kind, const void *prm, const fx_buf *win, const fx_buf *out, int32_t ra, int32_t rb,
+               int32_t ca, int32_t cb, int32_t ch, int32_t ta, int32_t tb, int32_t s, int32_t pad, int32_t k,
+               int32_t n_in, int32_t img_w, int32_t img_c) {  /* a set's own path, else the reference's */
+  if (!fx_k_pulled(kind, prm, win, out, ra, rb, ca, cb, ch, ta, tb, s, pad, k, n_in, img_w, img_c))
+    pulled(kind, prm, win, out, ra, rb, ca, cb, ch, ta, tb, s, pad, k, n_in, img_w, img_c);
 }

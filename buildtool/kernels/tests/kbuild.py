@@ -47,10 +47,13 @@ def _run(cmd: list, timeout: float = 120) -> subprocess.CompletedProcess:
 
 
 def _headers_digest() -> str:
+    """Every header, and the reference kernels a set's file may include."""
     h = hashlib.sha1()
     for d in (KERNELS, FIRMWARE):
         for f in sorted(d.rglob("*.h")):
             h.update(str(f).encode() + f.read_bytes())
+    for f in sorted((KERNELS / "reference").glob("*.c")):
+        h.update(str(f).encode() + f.read_bytes())
     return h.hexdigest()
 
 

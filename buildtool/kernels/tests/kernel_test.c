@@ -919,6 +919,69 @@ static void test_fused_spatial(void) {
   }
 }
 
+/* The channel-by-channel scheme (fx_win / fx_pulled with ch >= 0): a conv's output channels one at
+   a time into a one-channel buffer (mode 0: from the whole input, 1: from row bands, 2: pulled from
+   the streamed input), and a depthwise from a one-channel input into channel ch of its output with
+   the filter regrouped per channel (mode 3), over random tiles, against the reference run whole. */
+static void test_fused_channelwise(void) {
+  static int8_t fch[512];
+  for (int32_t t = 0; t < 80; t++) {
+    const int mode = t % 4;
+    spatial_case c;
+    c.kind = mode == 3 ? K_DW : K_CONV;
+    const int32_t k = ri(1, 3) * 2 - 1, s = ri(1, 2), h = ri(k, 14), w = ri(k, 14);
+    const int32_t cin = mode == 3 ? ri(1, 12) : ri(1, mode == 2 ? 4 : 24), cout = mode == 3 ? cin : ri(1, 12);
+    const int32_t ps = mode == 1 ? cin + ri(0, 3) : cin;
+    gen_conv(&c.dw.conv, h, w, cin, cout, k, k, s, s, 1, 1, (int)(rnd() & 1), ps, cout + ri(0, 2), mode == 3);
+    c.dw.depth_multiplier = 1;
+    const bt_conv_params *p = &c.dw.conv;
+    const bt_shape out = p->out;
+    const int32_t out_bytes = out.h * out.w * out.pixel_stride + 8;
+    fill(g_in, h * w * ps + 16);
+    fill(g_ref, out_bytes);
+    copy(g_opt, g_ref, out_bytes);
+    run_spatial_ref(&c, g_in, g_ref);
+    int32_t rb[FX_MAXR + 1], cb[FX_MAXR + 1];
+    const int32_t nr = fx_split(out.h, rb), nc = fx_split(out.w, cb), eh = k;
+    if (mode == 1)
+      for (int32_t r = 0; r < h; r++) {
+        fx_rowp[r] = g_band + (h - 1 - r) * w * ps;
+        copy(fx_rowp[r], g_in + r * w * ps, w * ps);
+      }
+    if (mode == 3)
+      for (int32_t ch = 0; ch < cout; ch++)
+        for (int32_t i = 0; i < k * k; i++) fch[ch * k * k + i] = p->filter[i * cout + ch];
+    g_image = g_in;
+    const fx_buf o = {g_opt, 0, 0, out.w, out.pixel_stride, 0}, o1 = {g_in2, 0, 0, out.w, 1, 0};
+    for (int32_t ch = 0; ch < cout; ch++) {
+      if (mode == 3)
+        for (int32_t i = 0; i < h * w; i++) g_band[i] = g_in[i * ps + ch];
+      for (int32_t i = 0; i < nr; i++)
+        for (int32_t j = 0; j < nc; j++) {
+          const int32_t ra = rb[i], rb1 = rb[i + 1], ca = cb[j], cb1 = cb[j + 1];
+          const int32_t c0 = BT_MAX(ca * s - p->pad_left, 0), c1 = BT_MIN((cb1 - 1) * s - p->pad_left + k, w);
+          if (mode == 3) {
+            const fx_buf b = {g_band, 0, 0, w, 1, 0};
+            fx_win(FX_DW, &c.dw, &b, &o, ra, rb1, ca, cb1, ch, fch);
+          } else if (mode == 2) {
+            int8_t *win = g_band + 4096;
+            fill(win, eh * (c1 - c0) * ps + 16);
+            const fx_buf b = {win, 0, c0, c1 - c0, ps, 0};
+            fx_pulled(FX_CONV, p, &b, &o1, ra, rb1, ca, cb1, ch, c0, c1, s, p->pad_top, eh, h, w, ps);
+          } else {
+            const fx_buf b = {mode == 0 ? g_in : 0, 0, 0, w, ps, mode == 1 ? fx_rowp : 0};
+            fx_win(FX_CONV, p, &b, &o1, ra, rb1, ca, cb1, ch, 0);
+          }
+        }
+      if (mode != 3)
+        for (int32_t i = 0; i < out.h * out.w; i++) g_opt[i * out.pixel_stride + ch] = g_in2[i];
+    }
+    static const char *const names[4] = {"fx_win conv by channel", "fx_win conv by channel, row bands",
+                                         "fx_pulled conv by channel", "fx_win depthwise by channel"};
+    check(names[mode], t, g_ref, g_opt, out_bytes);
+  }
+}
+
 /* fx_pw (MAXIMUM, MINIMUM), fx_unary (RELU6), the ring shifts, MEAN and iterative dense over tiles
    of strided buffers, against results computed here or by the reference kernels run whole. */
 static void test_fused_elementwise(void) {
@@ -1048,6 +1111,7 @@ int bt_main(void) {
   test_rv_requant();
   test_host_requant();
   test_fused_spatial();
+  test_fused_channelwise();
   test_fused_elementwise();
   test_conv_variants();
   test_rq2();

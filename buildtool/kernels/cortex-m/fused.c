@@ -1,0 +1,575 @@
+/* fused.c -- the fused-plan tile runtime for Cortex-M DSP: the reference runtime (included below)
+ * with the one-channel calls of the channel-by-channel scheme on their own paths (fx_k_box,
+ * fx_k_pulled). A tile computes an expansion conv one output channel at a time into a one-channel
+ * window, then the depthwise on that window; the set's conv and depthwise kernels block 4 channels
+ * and would run their scalar remainders there, paying their whole set-up per call. Here, per call:
+ *  - conv, one output channel (window, whole tensor, row bands, or pulled from the streamed input):
+ *    the channel's filter widened once to int16 pairs (im2col.h layout), the input offset folded
+ *    into the start value (bias + offset * sum(filter), exact in int32). Interior pixels: a 1x1 (or
+ *    one dense tap row) sums and requantises in one pass, one LDR + two SXTB16 + two SMLAD per 4
+ *    input bytes with the filter words in registers (runs over 16 bytes two pixels at a time);
+ *    dense tap rows of up to 16 bytes (the stem) sum all rows in registers; other shapes add one
+ *    pass per tap row or tap over chunks of CM_CHUNK sums. Border pixels walk their valid taps;
+ *  - depthwise on a one-channel input: the taps as int32, the offset folded likewise; 3x3 rows
+ *    take two outputs per input word at stride 1 (SMLAD + SMLABB/SMLABT), one at larger strides;
+ *  - requantisation by bt_rq2 when the channel allows it (else bt_mbqm_fast).
+ * Stack: CM_K_MAX int16s and CM_CHUNK sums, below the set's conv (3.2 KB). Same results as the
+ * reference runtime, byte for byte. */
+#include "bt_fused.h"
+#include "requant.h"
+#include "dsp.h"
+#include "im2col.h"
+#include "fx_box.h"
+
+#define CM_K_MAX 640   /* filter values of one output channel handled here (kh*kw*c_in) */
+#define CM_TAPS 64     /* depthwise taps handled here (kh*kw) */
+
+/* Both 16-bit halves: lo, hi (int16 values). */
+static inline int32_t cm_pack(int32_t lo, int32_t hi) {
+  return (int32_t)(((uint32_t)(uint16_t)lo) | ((uint32_t)hi << 16));
+}
+/* c + bottom(a) * top(b) (SMLABT). */
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+#define cm_smlabt(a, b, c) __smlabt((a), (b), (c))
+#else
+static inline int32_t cm_smlabt(int32_t a, int32_t b, int32_t c) {
+  return (int32_t)((uint32_t)c + (uint32_t)((int32_t)(int16_t)(uint16_t)((uint32_t)a & 0xffffu) * ((int32_t)b >> 16)));
+}
+#endif
+
+/* One requantised, clamped output: bt_rq2 (p2, e1) when fast, else bt_mbqm_fast. */
+static inline __attribute__((always_inline)) int8_t cm_out(int32_t acc, int32_t m, int32_t sh, int32_t p2, int32_t e1,
+                                                          int fast, int32_t zp, int32_t lo, int32_t hi) {
+  return (int8_t)bt_clamp((fast ? bt_rq2(acc, m, p2, e1) : bt_mbqm_fast(acc, m, sh)) + zp, lo, hi);
+}
+
+/* One conv output (channel 0 of p) at a border pixel: the valid taps only, scalar. */
+static int32_t conv1_border(const bt_conv_params *p, const box_src *s, int32_t iy0, int32_t ix0) {
+  const int32_t c = p->in.c, ps = p->in.pixel_stride;
+  int32_t ky0, ky1, kx0, kx1, acc = p->bias ? p->bias[0] : 0;
+  box_taps(iy0, p->kh, p->dil_h, p->in.h, &ky0, &ky1);
+  box_taps(ix0, p->kw, p->dil_w, p->in.w, &kx0, &kx1);
+  for (int32_t ky = ky0; ky < ky1; ky++) {
+    const int8_t *irow = box_row(s, iy0 + ky * p->dil_h);
+    for (int32_t kx = kx0; kx < kx1; kx++) {
+      const int8_t *ip = irow + (ix0 + kx * p->dil_w) * ps, *fp = p->filter + (ky * p->kw + kx) * c;
+      for (int32_t i = 0; i < c; i++) acc += fp[i] * (ip[i] + p->input_offset);
+    }
+  }
+  return acc;
+}
+
+/* The pixels of a pass: nr rows of n pixels, pixel (j, i) at ip + j*rs + i*step; their sums are
+   acc[j*n + i]. */
+typedef struct {
+  const int8_t *ip;
+  int32_t step, n, nr, rs;
+} cm_pass;
+
+/* acc[.] += f . run of each pixel of the pass: G groups of 4 values (f widened, the words held in
+   registers) then T single values (T < 4, f int16 in order). */
+static inline __attribute__((always_inline)) void cm_pass_dot(const cm_pass *ps, const int16_t *f, int32_t *acc,
+                                                             const int G, int32_t T) {
+  int32_t w[8];
+  for (int g = 0; g < G; g++) {
+    __builtin_memcpy(&w[2 * g], f + 4 * g, 4);
+    __builtin_memcpy(&w[2 * g + 1], f + 4 * g + 2, 4);
+  }
+  const int32_t step = ps->step, n = ps->n;
+  for (int32_t j = 0; j < ps->nr; j++) {
+    const int8_t *ip = ps->ip + j * ps->rs;
+    for (int32_t i = 0; i < n; i++, ip += step, acc++) {
+      int32_t a = *acc;
+      for (int g = 0; g < G; g++) {
+        const uint32_t v = bt_ld4(ip + 4 * g);
+        a = bt_smlad(w[2 * g], bt_sxtb16(v), a);
+        a = bt_smlad(w[2 * g + 1], bt_sxtb16_ror8(v), a);
+      }
+      for (int32_t t = 0; t < T; t++) a += f[4 * G + t] * ip[4 * G + t];
+      *acc = a;
+    }
+  }
+}
+
+/* The same for runs longer than 16 values: two pixels at a time share each filter word. */
+static void cm_pass_long(const cm_pass *ps, const int16_t *f, int32_t len, int32_t *acc) {
+  for (int32_t j = 0; j < ps->nr; j++) {
+    const int8_t *ip = ps->ip + j * ps->rs;
+    int32_t i = 0;
+    for (; i + 2 <= ps->n; i += 2, ip += 2 * ps->step, acc += 2) {
+      const int8_t *iq = ip + ps->step;
+      int32_t a0 = acc[0], a1 = acc[1], k = 0;
+      for (; k + 4 <= len; k += 4) {
+        int32_t fa, fb;
+        __builtin_memcpy(&fa, f + k, 4);
+        __builtin_memcpy(&fb, f + k + 2, 4);
+        const uint32_t v0 = bt_ld4(ip + k), v1 = bt_ld4(iq + k);
+        a0 = bt_smlad(fa, bt_sxtb16(v0), a0); a0 = bt_smlad(fb, bt_sxtb16_ror8(v0), a0);
+        a1 = bt_smlad(fa, bt_sxtb16(v1), a1); a1 = bt_smlad(fb, bt_sxtb16_ror8(v1), a1);
+      }
+      for (; k < len; k++) { a0 += f[k] * ip[k]; a1 += f[k] * iq[k]; }
+      acc[0] = a0; acc[1] = a1;
+    }
+    if (i < ps->n) {
+      int32_t a0 = acc[0], k = 0;
+      for (; k + 4 <= len; k += 4) {
+        int32_t fa, fb;
+        __builtin_memcpy(&fa, f + k, 4);
+        __builtin_memcpy(&fb, f + k + 2, 4);
+        const uint32_t v0 = bt_ld4(ip + k);
+        a0 = bt_smlad(fa, bt_sxtb16(v0), a0); a0 = bt_smlad(fb, bt_sxtb16_ror8(v0), a0);
+      }
+      for (; k < len; k++) a0 += f[k] * ip[k];
+      *acc++ = a0;
+    }
+  }
+}
+
+/* acc[.] += f . run of `len` values of each pixel of the pass (runs of any length; up to 16 values
+   unrolled). */
+static void cm_pass_run(const cm_pass *ps, const int16_t *f, int32_t len, int32_t *acc) {
+  switch (len) {
+#define CM_RUN(n) case n: cm_pass_dot(ps, f, acc, (n) >> 2, (n) & 3); break;
+    CM_RUN(1) CM_RUN(2) CM_RUN(3) CM_RUN(4) CM_RUN(5) CM_RUN(6) CM_RUN(7) CM_RUN(8)
+    CM_RUN(9) CM_RUN(10) CM_RUN(11) CM_RUN(12) CM_RUN(13) CM_RUN(14) CM_RUN(15) CM_RUN(16)
+#undef CM_RUN
+    default: cm_pass_long(ps, f, len, acc); break;
+  }
+}
+
+#define CM_CHUNK 64   /* interior pixels accumulated at a time (int32 sums on the stack) */
+
+/* A one-output-channel conv's per-call values: the filter widened per run (a tap row when dense, else
+   a tap), the start value with the input offset folded in, the requantisation, the interior columns. */
+typedef struct {
+  int16_t fw[CM_K_MAX] __attribute__((aligned(4)));
+  int32_t acc0, m, sh, p2, e1, fast, xi0, xi1, run, nrun, dense;
+} cm_conv1;
+
+/* dst[0..n) = src[0..n) widened, each group of 4 stored [k, k+2, k+1, k+3] (im2col.h's layout). */
+static inline void cm_widen(const int8_t *src, int16_t *dst, int32_t n) {
+  int32_t k = 0;
+  for (; k + 4 <= n; k += 4) {
+    const uint32_t v = bt_ld4(src + k);
+    const int32_t a = bt_sxtb16(v), b = bt_sxtb16_ror8(v);
+    __builtin_memcpy(dst + k, &a, 4);
+    __builtin_memcpy(dst + k + 2, &b, 4);
+  }
+  for (; k < n; k++) dst[k] = src[k];
+}
+
+/* st = p's per-call values (p: one output channel); 0 when the filter is too large for this path. */
+static int conv1_prep(const bt_conv_params *p, cm_conv1 *st) {
+  const int32_t c = p->in.c, K = p->kh * p->kw * c;
+  if (K > CM_K_MAX) return 0;
+  st->dense = p->dil_w == 1 && p->in.pixel_stride == c;   /* a tap row is one run of bytes */
+  st->run = st->dense ? p->kw * c : c;
+  st->nrun = st->dense ? p->kh : p->kh * p->kw;
+  for (int32_t r = 0; r < st->nrun; r++) cm_widen(p->filter + r * st->run, st->fw + r * st->run, st->run);
+  int32_t fsum = 0, i = 0;
+  for (; i + 2 <= K; i += 2) {
+    int32_t w;
+    __builtin_memcpy(&w, st->fw + i, 4);
+    fsum = bt_smlad(w, 0x00010001, fsum);
+  }
+  if (i < K) fsum += st->fw[i];
+  st->acc0 = (p->bias ? p->bias[0] : 0) + p->input_offset * fsum;
+  st->m = p->multiplier[0];
+  st->sh = p->shift[0];
+  st->fast = bt_rq2_ok(&st->m, &st->sh, 1);
+  st->p2 = st->fast ? bt_rq2_p2(st->sh) : 0;
+  st->e1 = st->fast ? bt_rq2_e1(st->sh) : 0;
+  box_interior(p, &st->xi0, &st->xi1);
+  return 1;
+}
+
+/* Output row y of a one-output-channel conv, pixels [xa, xb), one at a time (borders). */
+static void conv1_edge(const bt_conv_params *p, const cm_conv1 *st, const box_src *s, int8_t *orow, int32_t y,
+                       int32_t xa, int32_t xb) {
+  const int32_t iy0 = y * p->stride_h - p->pad_top, ops = p->out.pixel_stride;
+  for (int32_t x = xa; x < xb; x++)
+    orow[x * ops] = cm_out(conv1_border(p, s, iy0, x * p->stride_w - p->pad_left), st->m, st->sh, st->p2, st->e1,
+                           st->fast, p->output_offset, p->act_min, p->act_max);
+}
+
+/* acc + sum_k f[k] * ip[k] over n values, f widened by cm_widen (pairs [k, k+2], [k+1, k+3]). */
+static inline __attribute__((always_inline)) int32_t cm_dot(const int8_t *ip, const int16_t *f, int32_t n,
+                                                            int32_t acc) {
+  int32_t k = 0;
+  for (; k + 4 <= n; k += 4) {
+    const uint32_t v = bt_ld4(ip + k);
+    int32_t a, b;
+    __builtin_memcpy(&a, f + k, 4);
+    __builtin_memcpy(&b, f + k + 2, 4);
+    acc = bt_smlad(a, bt_sxtb16(v), acc);
+    acc = bt_smlad(b, bt_sxtb16_ror8(v), acc);
+  }
+  for (; k < n; k++) acc += f[k] * ip[k];
+  return acc;
+}
+
+/* n outputs of a one-run conv (a 1x1, or one dense tap row) from pixels ip + i*step into o + i*ops:
+   sum and requantisation (bt_rq2: st->fast) in one pass, G groups of 4 values and T single values
+   per run. */
+static inline __attribute__((always_inline)) void cm_run_out(const int8_t *ip, int32_t step, int32_t n,
+                                                            const int16_t *f,
+                                                            int8_t *o, int32_t ops, const bt_conv_params *p,
+                                                            const cm_conv1 *st, const int G, const int T) {
+  int32_t w[8];
+  for (int g = 0; g < G; g++) {
+    __builtin_memcpy(&w[2 * g], f + 4 * g, 4);
+    __builtin_memcpy(&w[2 * g + 1], f + 4 * g + 2, 4);
+  }
+  const int32_t acc0 = st->acc0, m = st->m, p2 = st->p2, e1 = st->e1;
+  const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
+  for (int32_t i = 0; i < n; i++, ip += step, o += ops) {
+    int32_t a = acc0;
+    for (int g = 0; g < G; g++) {
+      const uint32_t v = bt_ld4(ip + 4 * g);
+      a = bt_smlad(w[2 * g], bt_sxtb16(v), a);
+      a = bt_smlad(w[2 * g + 1], bt_sxtb16_ror8(v), a);
+    }
+    for (int t = 0; t < T; t++) a += f[4 * G + t] * ip[4 * G + t];
+    *o = cm_out(a, m, 0, p2, e1, 1, zp, lo, hi);
+  }
+}
+
+/* The same for runs longer than 16 values: two pixels at a time share each filter word. */
+static void cm_run_out_long(const int8_t *ip, int32_t step, int32_t n, const int16_t *f, int32_t len, int8_t *o,
+                            int32_t ops, const bt_conv_params *p, const cm_conv1 *st) {
+  const int32_t m = st->m, sh = st->sh, p2 = st->p2, e1 = st->e1, fast = st->fast;
+  const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
+  int32_t i = 0;
+  for (; i + 2 <= n; i += 2, ip += 2 * step, o += 2 * ops) {
+    const int8_t *iq = ip + step;
+    int32_t a0 = st->acc0, a1 = st->acc0, k = 0;
+    for (; k + 4 <= len; k += 4) {
+      int32_t fa, fb;
+      __builtin_memcpy(&fa, f + k, 4);
+      __builtin_memcpy(&fb, f + k + 2, 4);
+      const uint32_t v0 = bt_ld4(ip + k), v1 = bt_ld4(iq + k);
+      a0 = bt_smlad(fa, bt_sxtb16(v0), a0); a0 = bt_smlad(fb, bt_sxtb16_ror8(v0), a0);
+      a1 = bt_smlad(fa, bt_sxtb16(v1), a1); a1 = bt_smlad(fb, bt_sxtb16_ror8(v1), a1);
+    }
+    for (; k < len; k++) { a0 += f[k] * ip[k]; a1 += f[k] * iq[k]; }
+    o[0] = cm_out(a0, m, sh, p2, e1, fast, zp, lo, hi);
+    o[ops] = cm_out(a1, m, sh, p2, e1, fast, zp, lo, hi);
+  }
+  if (i < n) *o = cm_out(cm_dot(ip, f, len, st->acc0), m, sh, p2, e1, fast, zp, lo, hi);
+}
+
+/* n outputs of a conv whose kh tap rows are dense runs of 4G+T values (row r of output i at
+   ipr[r] + i*step): all runs summed in registers, then requantised (bt_rq2: st->fast). */
+static inline __attribute__((always_inline)) void cm_rows_out(const int8_t *const *ipr, int32_t kh, int32_t step,
+                                                             int32_t n, const int16_t *fw, int8_t *o, int32_t ops,
+                                                             const bt_conv_params *p, const cm_conv1 *st, const int G,
+                                                             const int T) {
+  const int32_t m = st->m, p2 = st->p2, e1 = st->e1, zp = p->output_offset, lo = p->act_min, hi = p->act_max;
+  for (int32_t i = 0; i < n; i++, o += ops) {
+    int32_t a = st->acc0;
+    const int16_t *f = fw;
+    for (int32_t r = 0; r < kh; r++, f += 4 * G + T) {
+      const int8_t *ip = ipr[r] + i * step;
+      for (int g = 0; g < G; g++) {
+        const uint32_t v = bt_ld4(ip + 4 * g);
+        int32_t fa, fb;
+        __builtin_memcpy(&fa, f + 4 * g, 4);
+        __builtin_memcpy(&fb, f + 4 * g + 2, 4);
+        a = bt_smlad(fa, bt_sxtb16(v), a);
+        a = bt_smlad(fb, bt_sxtb16_ror8(v), a);
+      }
+      for (int t = 0; t < T; t++) a += f[4 * G + t] * ip[4 * G + t];
+    }
+    *o = cm_out(a, m, 0, p2, e1, 1, zp, lo, hi);
+  }
+}
+
+/* Interior pixels [xa, xa + n) of rows [ya, ya + nr) of a conv whose tap rows are dense runs of at
+   most 16 values (kh <= CM_KH), requantised by bt_rq2: one pass per output row. */
+#define CM_KH 8
+static void conv1_dense(const bt_conv_params *p, const cm_conv1 *st, const box_src *s, const box_dst *d,
+                        int32_t ya, int32_t nr, int32_t xa, int32_t n) {
+  const int32_t ps = p->in.pixel_stride, step = p->stride_w * ps, ops = p->out.pixel_stride, kh = p->kh;
+  const int32_t ix = (xa * p->stride_w - p->pad_left) * ps;
+  const int8_t *ipr[CM_KH];
+  for (int32_t j = 0; j < nr; j++) {
+    const int32_t iy = (ya + j) * p->stride_h - p->pad_top;
+    for (int32_t r = 0; r < kh; r++) ipr[r] = box_row(s, iy + r * p->dil_h) + ix;
+    int8_t *o = box_orow(d, ya + j) + xa * ops;
+    switch (st->run) {
+#define CM_RUN(k) case k: cm_rows_out(ipr, kh, step, n, st->fw, o, ops, p, st, (k) >> 2, (k) & 3); break;
+      CM_RUN(1) CM_RUN(2) CM_RUN(3) CM_RUN(4) CM_RUN(5) CM_RUN(6) CM_RUN(7) CM_RUN(8)
+      CM_RUN(9) CM_RUN(10) CM_RUN(11) CM_RUN(12) CM_RUN(13) CM_RUN(14) CM_RUN(15) CM_RUN(16)
+#undef CM_RUN
+      default: break;   /* not taken: conv1_rows checks the run length */
+    }
+  }
+}
+
+/* Interior pixels [xa, xa + n) of rows [ya, ya + nr) of a conv whose taps are one run (st->nrun 1):
+   row by row, one pass each. */
+static void conv1_single(const bt_conv_params *p, const cm_conv1 *st, const box_src *s, const box_dst *d,
+                         int32_t ya, int32_t nr, int32_t xa, int32_t n) {
+  const int32_t ps = p->in.pixel_stride, step = p->stride_w * ps, ops = p->out.pixel_stride;
+  const int32_t ix = (xa * p->stride_w - p->pad_left) * ps;
+  for (int32_t j = 0; j < nr; j++) {
+    const int8_t *ip = box_row(s, (ya + j) * p->stride_h - p->pad_top) + ix;
+    int8_t *o = box_orow(d, ya + j) + xa * ops;
+    switch (st->fast ? st->run : 0) {
+#define CM_RUN(k) case k: cm_run_out(ip, step, n, st->fw, o, ops, p, st, (k) >> 2, (k) & 3); break;
+      CM_RUN(1) CM_RUN(2) CM_RUN(3) CM_RUN(4) CM_RUN(5) CM_RUN(6) CM_RUN(7) CM_RUN(8)
+      CM_RUN(9) CM_RUN(10) CM_RUN(11) CM_RUN(12) CM_RUN(13) CM_RUN(14) CM_RUN(15) CM_RUN(16)
+#undef CM_RUN
+      default: cm_run_out_long(ip, step, n, st->fw, st->run, o, ops, p, st); break;
+    }
+  }
+}
+
+/* Interior pixels [xa, xa + n) of rows [ya, ya + nr) (all taps inside) into d: per tap
+   row (or tap), one pass adding that run's dot products to the sums, then one requantisation pass.
+   Row bands (s->rows) take one row per pass. */
+static void conv1_chunk(const bt_conv_params *p, const cm_conv1 *st, const box_src *s, const box_dst *d,
+                        int32_t ya, int32_t nr, int32_t xa, int32_t n) {
+  int32_t acc[CM_CHUNK];
+  const int32_t ps = p->in.pixel_stride, run = st->run, dh = p->dil_h;
+  const int32_t iy = ya * p->stride_h - p->pad_top, ix = xa * p->stride_w - p->pad_left;
+  for (int32_t i = 0; i < nr * n; i++) acc[i] = st->acc0;
+  const int16_t *f = st->fw;
+  for (int32_t ky = 0; ky < p->kh; ky++)
+    for (int32_t kx = 0; kx < (st->dense ? 1 : p->kw); kx++, f += run) {
+      const int32_t xo = (ix + kx * p->dil_w) * ps;
+      if (s->rows) {
+        for (int32_t j = 0; j < nr; j++) {
+          const cm_pass pass = {s->rows[iy + j * p->stride_h + ky * dh] + s->xoff + xo, p->stride_w * ps, n, 1, 0};
+          cm_pass_run(&pass, f, run, acc + j * n);
+        }
+      } else {
+        const cm_pass pass = {box_row(s, iy + ky * dh) + xo, p->stride_w * ps, n, nr, s->row * p->stride_h};
+        cm_pass_run(&pass, f, run, acc);
+      }
+    }
+  const int32_t m = st->m, sh = st->sh, p2 = st->p2, e1 = st->e1, fast = st->fast;
+  const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max, ops = p->out.pixel_stride;
+  const int32_t *a = acc;
+  for (int32_t j = 0; j < nr; j++) {
+    int8_t *o = box_orow(d, ya + j) + xa * ops;
+    if (fast) for (int32_t i = 0; i < n; i++, o += ops) *o = cm_out(*a++, m, 0, p2, e1, 1, zp, lo, hi);
+    else for (int32_t i = 0; i < n; i++, o += ops) *o = cm_out(*a++, m, sh, 0, 0, 0, zp, lo, hi);
+  }
+}
+
+/* Output rows [y0, y1) of a one-output-channel conv into d:
+   rows and columns whose taps leave the input pixel by pixel, the interior in chunks of at most
+   CM_CHUNK pixels (several rows per chunk when they fit). */
+static void conv1_rows(const bt_conv_params *p, const cm_conv1 *st, const box_src *s, const box_dst *d,
+                       int32_t y0, int32_t y1) {
+  int32_t ya, yb;
+  box_inside_rows(p, y0, y1, &ya, &yb);
+  for (int32_t y = y0; y < ya; y++) conv1_edge(p, st, s, box_orow(d, y), y, 0, p->out.w);
+  for (int32_t y = yb > ya ? yb : ya; y < y1; y++) conv1_edge(p, st, s, box_orow(d, y), y, 0, p->out.w);
+  const int32_t xi0 = st->xi0, xi1 = st->xi1, n = xi1 - xi0;
+  if (ya >= yb) return;
+  if (xi0 > 0 || xi1 < p->out.w)
+    for (int32_t y = ya; y < yb; y++) {
+      conv1_edge(p, st, s, box_orow(d, y), y, 0, xi0);
+      conv1_edge(p, st, s, box_orow(d, y), y, xi1, p->out.w);
+    }
+  if (n <= 0) return;
+  const int32_t rows_per = n > CM_CHUNK ? 1 : CM_CHUNK / n;
+  void (*const chunk)(const bt_conv_params *, const cm_conv1 *, const box_src *, const box_dst *, int32_t, int32_t,
+                      int32_t, int32_t) =
+      st->nrun == 1 ? conv1_single
+      : st->dense && st->fast && st->run <= 16 && p->kh <= CM_KH ? conv1_dense : conv1_chunk;
+  for (int32_t y = ya; y < yb; y += rows_per) {
+    const int32_t nr = yb - y < rows_per ? yb - y : rows_per;
+    for (int32_t xa = xi0; xa < xi1; xa += CM_CHUNK)
+      chunk(p, st, s, d, y, nr, xa, xi1 - xa < CM_CHUNK ? xi1 - xa : CM_CHUNK);
+  }
+}
+
+/* One depthwise output (channel 0) at a border pixel: the valid taps only. */
+static int32_t dw1_border(const bt_conv_params *p, const int8_t *in, int32_t in_y0, const int32_t *fk,
+                          int32_t iy0, int32_t ix0) {
+  const int32_t ps = p->in.pixel_stride, in_row = p->in.w * ps, off = p->input_offset;
+  int32_t ky0, ky1, kx0, kx1, acc = p->bias ? p->bias[0] : 0;
+  box_taps(iy0, p->kh, p->dil_h, p->in.h, &ky0, &ky1);
+  box_taps(ix0, p->kw, p->dil_w, p->in.w, &kx0, &kx1);
+  const int32_t dy = p->dil_h * in_row, dx = p->dil_w * ps;
+  const int8_t *rp = in + (iy0 + ky0 * p->dil_h - in_y0) * in_row + (ix0 + kx0 * p->dil_w) * ps;
+  for (int32_t ky = ky0; ky < ky1; ky++, rp += dy) {
+    const int8_t *ip = rp;
+    const int32_t *f = fk + ky * p->kw + kx0;
+    for (int32_t kx = kx0; kx < kx1; kx++, ip += dx) acc += *f++ * (*ip + off);
+  }
+  return acc;
+}
+
+/* A 3x3 one-channel depthwise's filter as SMLAD operands: f02[r] = taps (r,0) and (r,2) as an
+   int16 pair, f1[r] = tap (r,1); acc0 the start value (bias and folded input offset). */
+typedef struct {
+  int32_t f02[3], f1[3], acc0;
+} cm_dw3;
+
+/* n interior outputs of one row of a 3x3 undilated depthwise on a dense one-channel input (ip: the
+   first output's top-left tap, rows `row` bytes apart), stride 1: the words x0..x3 of each tap row
+   serve two outputs (SMLAD on bytes 0,2 / 1,3 plus SMLABB / SMLABT for the middle tap); bt_rq2. */
+static inline __attribute__((always_inline)) void dw3_s1(const cm_dw3 *k, const int8_t *ip, int32_t row, int32_t n,
+                                                        int8_t *o, int32_t ops,
+                   const bt_conv_params *p, const cm_conv1 *st) {
+  const int32_t m = st->m, p2 = st->p2, e1 = st->e1;
+  const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
+  int32_t i = 0;
+  for (; i + 2 <= n; i += 2, ip += 2, o += 2 * ops) {
+    int32_t s0 = k->acc0, s1 = k->acc0;
+    const int8_t *r = ip;
+    for (int t = 0; t < 3; t++, r += row) {
+      const uint32_t v = bt_ld4(r);
+      const int32_t e = bt_sxtb16(v), d = bt_sxtb16_ror8(v);   /* (x0, x2), (x1, x3) */
+      s0 = bt_smlad(k->f02[t], e, s0); s0 = bt_smlabb(k->f1[t], d, s0);
+      s1 = bt_smlad(k->f02[t], d, s1); s1 = cm_smlabt(k->f1[t], e, s1);
+    }
+    o[0] = cm_out(s0, m, 0, p2, e1, 1, zp, lo, hi);
+    o[ops] = cm_out(s1, m, 0, p2, e1, 1, zp, lo, hi);
+  }
+  if (i < n) {
+    int32_t s0 = k->acc0;
+    const int8_t *r = ip;
+    for (int t = 0; t < 3; t++, r += row)
+      s0 += (int16_t)k->f02[t] * r[0] + k->f1[t] * r[1] + (k->f02[t] >> 16) * r[2];
+    o[0] = cm_out(s0, m, 0, p2, e1, 1, zp, lo, hi);
+  }
+}
+
+/* The same at stride s > 1: one output per word of each tap row (x3 unused), the last output scalar
+   (its word would reach past its taps). */
+static inline __attribute__((always_inline)) void dw3_sn(const cm_dw3 *k, const int8_t *ip, int32_t row, int32_t s,
+                                                        int32_t n, int8_t *o, int32_t ops,
+                   const bt_conv_params *p, const cm_conv1 *st) {
+  const int32_t m = st->m, p2 = st->p2, e1 = st->e1;
+  const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
+  for (int32_t i = 0; i < n; i++, ip += s, o += ops) {
+    int32_t s0 = k->acc0;
+    const int8_t *r = ip;
+    if (i + 1 < n)
+      for (int t = 0; t < 3; t++, r += row) {
+        const uint32_t v = bt_ld4(r);
+        s0 = bt_smlad(k->f02[t], bt_sxtb16(v), s0);
+        s0 = bt_smlabb(k->f1[t], bt_sxtb16_ror8(v), s0);
+      }
+    else
+      for (int t = 0; t < 3; t++, r += row)
+        s0 += (int16_t)k->f02[t] * r[0] + k->f1[t] * r[1] + (k->f02[t] >> 16) * r[2];
+    o[0] = cm_out(s0, m, 0, p2, e1, 1, zp, lo, hi);
+  }
+}
+
+/* n interior outputs of one row of any one-channel depthwise (ip: the first output's top-left tap). */
+static void dw_any(const bt_conv_params *p, const int32_t *fk, int32_t acc0, const int8_t *ip, int32_t n, int8_t *o,
+                   const cm_conv1 *st) {
+  const int32_t ps = p->in.pixel_stride, in_row = p->in.w * ps, dy = p->dil_h * in_row, dx = p->dil_w * ps;
+  const int32_t step = p->stride_w * ps, ops = p->out.pixel_stride;
+  for (int32_t i = 0; i < n; i++, ip += step, o += ops) {
+    int32_t acc = acc0;
+    const int32_t *f = fk;
+    const int8_t *rp = ip;
+    for (int32_t ky = 0; ky < p->kh; ky++, rp += dy) {
+      const int8_t *q = rp;
+      for (int32_t kx = 0; kx < p->kw; kx++, q += dx) acc += *f++ * *q;
+    }
+    *o = cm_out(acc, st->m, st->sh, st->p2, st->e1, st->fast, p->output_offset, p->act_min, p->act_max);
+  }
+}
+
+/* Output row y of a one-channel depthwise, pixels [xa, xb), one at a time through dw1_border. */
+static void dw1_edge(const bt_conv_params *p, const int8_t *in, int32_t in_y0, const int32_t *fk,
+                     const cm_conv1 *st, int8_t *orow, int32_t y, int32_t xa, int32_t xb) {
+  const int32_t iy0 = y * p->stride_h - p->pad_top, ops = p->out.pixel_stride;
+  for (int32_t x = xa; x < xb; x++)
+    orow[x * ops] = cm_out(dw1_border(p, in, in_y0, fk, iy0, x * p->stride_w - p->pad_left), st->m, st->sh, st->p2,
+                           st->e1, st->fast, p->output_offset, p->act_min, p->act_max);
+}
+
+/* A depthwise on a one-channel input (in.c == out.c == 1, multiplier 1) over rows [y0, y1) into
+   d; 0 when this path does not apply. */
+static int dw1(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0, const box_dst *d,
+               int32_t y0, int32_t y1) {
+  const bt_conv_params *p = &dp->conv;
+  const int32_t kh = p->kh, kw = p->kw, ps = p->in.pixel_stride;
+  if (p->out.c != 1 || dp->depth_multiplier != 1 || kh * kw > CM_TAPS) return 0;
+  int32_t fk[CM_TAPS], fsum = 0;
+  for (int32_t t = 0; t < kh * kw; t++) { fk[t] = p->filter[t]; fsum += fk[t]; }
+  cm_conv1 st;   /* only its requantisation and interior columns are used here */
+  st.acc0 = (p->bias ? p->bias[0] : 0) + p->input_offset * fsum;
+  st.m = p->multiplier[0];
+  st.sh = p->shift[0];
+  st.fast = bt_rq2_ok(&st.m, &st.sh, 1);
+  st.p2 = st.fast ? bt_rq2_p2(st.sh) : 0;
+  st.e1 = st.fast ? bt_rq2_e1(st.sh) : 0;
+  box_interior(p, &st.xi0, &st.xi1);
+  const int32_t in_row = p->in.w * ps, xi0 = st.xi0, xi1 = st.xi1, n = xi1 - xi0;
+  int32_t ya, yb;
+  box_inside_rows(p, y0, y1, &ya, &yb);
+  for (int32_t y = y0; y < ya; y++) dw1_edge(p, in, in_y0, fk, &st, box_orow(d, y), y, 0, p->out.w);
+  for (int32_t y = yb > ya ? yb : ya; y < y1; y++) dw1_edge(p, in, in_y0, fk, &st, box_orow(d, y), y, 0, p->out.w);
+  const int fast3 = kh == 3 && kw == 3 && p->dil_h == 1 && p->dil_w == 1 && ps == 1;
+  cm_dw3 k3;
+  if (fast3)
+    for (int t = 0; t < 3; t++) { k3.f02[t] = cm_pack(fk[3 * t], fk[3 * t + 2]); k3.f1[t] = fk[3 * t + 1]; }
+  k3.acc0 = st.acc0;
+  for (int32_t y = ya; y < yb; y++) {
+    int8_t *orow = box_orow(d, y);
+    if (xi0 > 0) dw1_edge(p, in, in_y0, fk, &st, orow, y, 0, xi0);
+    if (xi1 < p->out.w) dw1_edge(p, in, in_y0, fk, &st, orow, y, xi1, p->out.w);
+    if (n <= 0) continue;
+    const int8_t *ip = in + (y * p->stride_h - p->pad_top - in_y0) * in_row + (xi0 * p->stride_w - p->pad_left) * ps;
+    int8_t *o = orow + xi0 * p->out.pixel_stride;
+    if (fast3 && st.fast && p->stride_w == 1) dw3_s1(&k3, ip, in_row, n, o, p->out.pixel_stride, p, &st);
+    else if (fast3 && st.fast) dw3_sn(&k3, ip, in_row, p->stride_w, n, o, p->out.pixel_stride, p, &st);
+    else dw_any(p, fk, st.acc0, ip, n, o, &st);
+  }
+  return 1;
+}
+
+#define FX_SET_PATHS
+#include "../reference/fused.c"
+
+/* A whole box (reference: win_kind): one-channel convs and depthwises here, in one call per box;
+   everything else is left to the reference. */
+__attribute__((noinline)) static int fx_k_box(int kind, const fx_prm *q, const fx_buf *in, const fx_buf *out,
+                                              int32_t ra, int32_t rb, int32_t ca, int32_t oc, int32_t x0) {
+  const box_dst d = {out, ca, oc};
+  if (kind == FX_CONV) {
+    cm_conv1 st;
+    if (q->c.out.c != 1 || !conv1_prep(&q->c, &st)) return 0;
+    const box_src s = {in->rows ? 0 : fx_at(in, in->r0, x0), in->r0, in->wp * in->ps, in->rows,
+                       in->rows ? x0 * in->ps : 0};
+    conv1_rows(&q->c, &st, &s, &d, ra, rb);
+    return 1;
+  }
+  if (kind == FX_DW && !in->rows) return dw1(&q->d, fx_at(in, in->r0, x0), in->r0, &d, ra, rb);
+  return 0;
+}
+
+/* A one-channel conv pulling its streamed input (reference: pulled_kind): the per-call values once,
+   then per output row the input rows it needs and that row. */
+__attribute__((noinline)) static int fx_k_pulled(int kind, const void *prm, const fx_buf *win, const fx_buf *out,
+                                                 int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t ch,
+                                                 int32_t ta, int32_t tb, int32_t s, int32_t pad, int32_t k,
+                                                 int32_t n_in, int32_t img_w, int32_t img_c) {
+  if (kind != FX_CONV) return 0;
+  const box_dst d = {out, ca, 0};
+  fx_prm q;
+  cm_conv1 st;
+  const int32_t x0 = win_geom(FX_CONV, prm, win, out, ca, cb, ch, 0, &q);
+  if (q.c.out.c != 1 || !conv1_prep(&q.c, &st)) return 0;
+  fx_buf w;
+  fx_get(&w, win, sizeof w);
+  for (int32_t y = ra; y < rb; y++) {
+    const int32_t r0 = BT_MAX(y * s - pad, 0), r1 = BT_MIN(y * s - pad + k, n_in);
+    w.r0 = r0;
+    if (r1 > r0 && tb > ta) fx_source(r0, r1, ta, tb, fx_at(&w, r0, ta), w.wp * w.ps, img_w, img_c);
+    const box_src src = {fx_at(&w, r0, x0), r0, w.wp * w.ps, 0, 0};
+    conv1_rows(&q.c, &st, &src, &d, y, y + 1);
+  }
+  return 1;
+}
