@@ -38,6 +38,7 @@ STEP_SOURCES = {  # a superset of what the step imports (tests/test_gen.py check
              "cache.py", "service.py", "daemon", "ops.py", "ops_extra.py", "stateful.py", "opdefs.py", "ir.py", "codegen", "refops",
              "flash.py", "tflite_reader.py", "tflite_options.py"),
     "code": ("__init__.py", "codegen", "refops", "fusion/__init__.py", "fusion/costs.py", "fusion/dag.py",
+             "fusion/pipeline.py",
              "fusion/lifetimes.py", "fusion/receptive.py", "fusion/schedule.py", "fusion_exec.py", "arena/__init__.py",
              "arena/checker.py", "arena/exact.py", "arena/packers.py", "flash.py", "pipeline.py",
              "plan.py", "options.py", "ops.py", "ops_extra.py", "stateful.py", "opdefs.py", "ir.py", "targets",
@@ -47,6 +48,7 @@ STEP_SOURCES = {  # a superset of what the step imports (tests/test_gen.py check
               "options.py", "plan.py", "opdefs.py", "ops.py", "ops_extra.py", "stateful.py", "targets", "boards",
               "toolchain.py",  # --split-header; a fused plan given: its loader
               "codegen", "refops", "fusion/__init__.py", "fusion/costs.py", "fusion/dag.py", "fusion/lifetimes.py",
+              "fusion/pipeline.py",
               "fusion/receptive.py", "fusion/schedule.py", "fusion_exec.py", "arena/__init__.py",
               "arena/checker.py", "arena/exact.py", "arena/packers.py"),
     "board": ("__init__.py", "targets", "boards", "toolchain.py", "pipeline.py", "options.py", "ir.py"),

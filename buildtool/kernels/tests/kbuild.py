@@ -102,7 +102,9 @@ def run_host(exe: Path) -> tuple:
 
 
 def _ld(template: Path, out: Path, flash: str, flash_len: str, ram: str, ram_len: str, stack: str) -> Path:
-    text = template.read_text()
+    from buildtool.targets import _with_regions
+
+    text = _with_regions(template.read_text(), ())  # no external regions: those lines go
     for k, v in (("@FLASH@", flash), ("@FLASHLEN@", flash_len), ("@RAM@", ram), ("@RAMLEN@", ram_len), ("@STACK@", stack)):
         text = text.replace(k, v)
     tmp = out.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
