@@ -367,14 +367,27 @@ _COMMANDS = ("inspect", "ops", "plan", "zoo", "run", "report", "flash", "boards"
              "bazel-dir") + _MODULE_COMMANDS
 
 
+class _Skipped:
+    """The parser of a command the command line does not name: every call does nothing."""
+
+    def __getattr__(self, name):
+        return lambda *args, **kw: self
+
+
+class _OnlyOne:
+    """argparse's subparsers, building only the named command's parser (all of them when only is None)."""
+
+    def __init__(self, sub, only: str | None):
+        self.sub, self.only = sub, only
+
+    def add_parser(self, name: str, **kw):
+        return self.sub.add_parser(name, **kw) if self.only in (None, name) else _Skipped()
+
+
 def _add_module_commands(sub, only: str | None) -> None:
-    """The five module commands; with `only`, every other one is a bare stub (never shown: the command
-    list is printed only when no command was named)."""
+    """The five module commands, each module imported only when its command is built."""
     def wanted(name: str) -> bool:
-        if only in (None, name):
-            return True
-        sub.add_parser(name)
-        return False
+        return only in (None, name)
 
     if wanted("daemon"):
         from .daemon import cli as daemon_cli
@@ -401,10 +414,11 @@ def _add_module_commands(sub, only: str | None) -> None:
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The whole command line; `only` (a command's name) skips importing the other commands' modules."""
+    """The whole command line; `only` (a command's name): that command's parser alone, and no other
+    command's module imported (the command list is printed only when no command was named)."""
     p = argparse.ArgumentParser(prog="buildtool", description="int8 TFLite CNN -> memory-planned MCU firmware")
     p.add_argument("--version", action="version", version=f"buildtool {__version__}")
-    sub = p.add_subparsers(dest="cmd", metavar="COMMAND")
+    sub = _OnlyOne(p.add_subparsers(dest="cmd", metavar="COMMAND"), only)
 
     s = sub.add_parser("inspect", help="ops, tensors, shapes, quantisation, MACs, params, activation bytes")
     s.add_argument("model", help=".tflite file or zoo name")
