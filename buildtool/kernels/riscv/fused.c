@@ -201,43 +201,5 @@ static int dw1(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0, c
 #define FX_SET_PATHS
 #include "../reference/fused.c"
 
-/* A whole box (reference: win_kind): one-channel convs and depthwises here, in one call per box;
-   everything else is left to the reference. */
-__attribute__((noinline)) static int fx_k_box(int kind, const fx_prm *q, const fx_buf *in, const fx_buf *out,
-                                              int32_t ra, int32_t rb, int32_t ca, int32_t oc, int32_t x0) {
-  const box_dst d = {out, ca, oc};
-  if (kind == FX_CONV) {
-    rv_conv1 st;
-    if (q->c.out.c != 1 || !conv1_prep(&q->c, &st)) return 0;
-    const box_src s = {in->rows ? 0 : fx_at(in, in->r0, x0), in->r0, in->wp * in->ps, in->rows,
-                       in->rows ? x0 * in->ps : 0};
-    conv1_rows(&q->c, &st, &s, &d, ra, rb);
-    return 1;
-  }
-  if (kind == FX_DW && !in->rows) return dw1(&q->d, fx_at(in, in->r0, x0), in->r0, &d, ra, rb);
-  return 0;
-}
-
-/* A one-channel conv pulling its streamed input (reference: pulled_kind): the per-call values once,
-   then per output row the input rows it needs and that row. */
-__attribute__((noinline)) static int fx_k_pulled(int kind, const void *prm, const fx_buf *win, const fx_buf *out,
-                                                 int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t ch,
-                                                 int32_t ta, int32_t tb, int32_t s, int32_t pad, int32_t k,
-                                                 int32_t n_in, int32_t img_w, int32_t img_c) {
-  if (kind != FX_CONV) return 0;
-  const box_dst d = {out, ca, 0};
-  fx_prm q;
-  rv_conv1 st;
-  const int32_t x0 = win_geom(FX_CONV, prm, win, out, ca, cb, ch, 0, &q);
-  if (q.c.out.c != 1 || !conv1_prep(&q.c, &st)) return 0;
-  fx_buf w;
-  fx_get(&w, win, sizeof w);
-  for (int32_t y = ra; y < rb; y++) {
-    const int32_t r0 = BT_MAX(y * s - pad, 0), r1 = BT_MIN(y * s - pad + k, n_in);
-    w.r0 = r0;
-    if (r1 > r0 && tb > ta) fx_source(r0, r1, ta, tb, fx_at(&w, r0, ta), w.wp * w.ps, img_w, img_c);
-    const box_src src = {fx_at(&w, r0, x0), r0, w.wp * w.ps, 0, 0};
-    conv1_rows(&q.c, &st, &src, &d, y, y + 1);
-  }
-  return 1;
-}
+#define FX_CONV1 rv_conv1
+#include "../reference/fx_hooks.h"
