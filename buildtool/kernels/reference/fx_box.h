@@ -49,4 +49,21 @@ static inline void box_inside_rows(const bt_conv_params *p, int32_t y0, int32_t 
   while (yb > ya && (yb - 1) * p->stride_h - p->pad_top + (p->kh - 1) * p->dil_h >= p->in.h) yb--;
   *a = ya; *b = yb;
 }
+
+/* One conv output (channel 0 of p) at a border pixel: the valid taps only, scalar (its bias
+   included, not requantised). */
+static int32_t conv1_border(const bt_conv_params *p, const box_src *s, int32_t iy0, int32_t ix0) {
+  const int32_t c = p->in.c, ps = p->in.pixel_stride;
+  int32_t ky0, ky1, kx0, kx1, acc = p->bias ? p->bias[0] : 0;
+  box_taps(iy0, p->kh, p->dil_h, p->in.h, &ky0, &ky1);
+  box_taps(ix0, p->kw, p->dil_w, p->in.w, &kx0, &kx1);
+  for (int32_t ky = ky0; ky < ky1; ky++) {
+    const int8_t *irow = box_row(s, iy0 + ky * p->dil_h);
+    for (int32_t kx = kx0; kx < kx1; kx++) {
+      const int8_t *ip = irow + (ix0 + kx * p->dil_w) * ps, *fp = p->filter + (ky * p->kw + kx) * c;
+      for (int32_t i = 0; i < c; i++) acc += fp[i] * (ip[i] + p->input_offset);
+    }
+  }
+  return acc;
+}
 #endif

@@ -136,40 +136,4 @@ void bt_depthwise_s8(const bt_depthwise_params *dp, const int8_t *in, int32_t in
 #ifndef BT_RVV
 #include "dw_inplace_rows.h"
 
-/* In place: by rows (dw_inplace_rows.h) when scratch (in.h * in.w bytes) holds the rows that must wait;
- * else per channel, the input plane copied to scratch, then bt_depthwise_s8 on a one-channel view
- * (dense plane in, channel c of buf out, the channel's taps copied into a dense filter). */
-void bt_depthwise_s8_inplace(const bt_depthwise_params *dp, int8_t *buf, int8_t *scratch) {
-  const bt_conv_params *p = &dp->conv;
-  const int32_t taps = p->kh * p->kw, n = p->in.h * p->in.w, ps = p->in.pixel_stride, c_n = p->out.c;
-  if (dp->depth_multiplier != 1 || taps > 64) {
-    bt_ref_depthwise_inplace_s8(dp, buf, scratch);
-    return;
-  }
-  const int32_t ring = n / (p->out.w * p->out.pixel_stride);
-  if (ring >= 1 && bt_dw_rows_pending(p) <= ring) {
-    bt_dw_inplace_rows(dp, buf, scratch, ring);
-    return;
-  }
-  int8_t f[64];
-  bt_depthwise_params v;   /* set field by field: a struct copy may become a memcpy call (no libc here) */
-  bt_conv_params *q = &v.conv;
-  q->in.h = p->in.h; q->in.w = p->in.w; q->in.c = 1; q->in.pixel_stride = 1;
-  q->out.h = p->out.h; q->out.w = p->out.w; q->out.c = 1; q->out.pixel_stride = p->out.pixel_stride;
-  q->kh = p->kh; q->kw = p->kw; q->stride_h = p->stride_h; q->stride_w = p->stride_w;
-  q->dil_h = p->dil_h; q->dil_w = p->dil_w; q->pad_top = p->pad_top; q->pad_left = p->pad_left;
-  q->input_offset = p->input_offset; q->output_offset = p->output_offset;
-  q->act_min = p->act_min; q->act_max = p->act_max;
-  q->filter = f;
-  v.depth_multiplier = 1;
-  for (int32_t c = 0; c < c_n; c++) {
-    const int8_t *src = buf + c;
-    for (int32_t i = 0; i < n; i++, src += ps) scratch[i] = *src;
-    for (int32_t t = 0; t < taps; t++) f[t] = p->filter[t * c_n + c];
-    q->bias = p->bias ? p->bias + c : 0;
-    q->multiplier = p->multiplier + c;
-    q->shift = p->shift + c;
-    bt_depthwise_s8(&v, scratch, 0, buf + c, 0, p->out.h);
-  }
-}
 #endif

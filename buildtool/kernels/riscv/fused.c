@@ -48,22 +48,6 @@ static int conv1_prep(const bt_conv_params *p, rv_conv1 *st) {
   return 1;
 }
 
-/* One conv output at a border pixel: the valid taps only. */
-static int32_t conv1_border(const bt_conv_params *p, const box_src *s, int32_t iy0, int32_t ix0) {
-  const int32_t c = p->in.c, ps = p->in.pixel_stride;
-  int32_t ky0, ky1, kx0, kx1, acc = p->bias ? p->bias[0] : 0;
-  box_taps(iy0, p->kh, p->dil_h, p->in.h, &ky0, &ky1);
-  box_taps(ix0, p->kw, p->dil_w, p->in.w, &kx0, &kx1);
-  for (int32_t ky = ky0; ky < ky1; ky++) {
-    const int8_t *irow = box_row(s, iy0 + ky * p->dil_h);
-    for (int32_t kx = kx0; kx < kx1; kx++) {
-      const int8_t *ip = irow + (ix0 + kx * p->dil_w) * ps, *fp = p->filter + (ky * p->kw + kx) * c;
-      for (int32_t i = 0; i < c; i++) acc += fp[i] * (ip[i] + p->input_offset);
-    }
-  }
-  return acc;
-}
-
 /* n interior outputs of a conv whose kh tap rows are dense runs of R values (row r of output i at
    ipr[r] + i*step): each run unrolled, one output after another. */
 static inline __attribute__((always_inline)) void rv_rows_out(const int8_t *const *ipr, int32_t kh, int32_t step,
