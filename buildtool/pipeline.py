@@ -29,6 +29,11 @@ __all__ = ["Model", "PlanOptions", "locate", "read_model", "check", "plan_memory
 
 # The Python sources each step's output is computed by (a change reruns the step; its output is
 # compared by content, so an unchanged result stops the rebuild there). Build rules declare them.
+# what reading a fused plan back (plan_from_json) imports: the code step's, and the flash step's when
+# given a fused plan (its weights' placement follows the plan's tile counts)
+_FUSED_PLAN_LOADER = ("codegen", "refops", "fusion/__init__.py", "fusion/costs.py", "fusion/dag.py", "fusion/pipeline.py",
+                      "fusion/lifetimes.py", "fusion/receptive.py", "fusion/schedule.py", "fusion_exec.py",
+                      "arena/__init__.py", "arena/checker.py", "arena/exact.py", "arena/packers.py")
 STEP_SOURCES = {  # a superset of what the step imports (tests/test_gen.py checks it); "__init__.py": the version
     "model": ("__init__.py", "zoo.py", "builder.py", "tflite_writer.py", "tflite_options.py", "ir.py", "refops",
               "pipeline.py", "options.py", "opdefs.py", "ops.py", "ops_extra.py", "stateful.py"),
@@ -37,20 +42,14 @@ STEP_SOURCES = {  # a superset of what the step imports (tests/test_gen.py check
     "plan": ("__init__.py", "arena", "fusion", "plan.py", "options.py", "pipeline.py", "canonical.py", "sources.py",
              "cache.py", "service.py", "daemon", "ops.py", "ops_extra.py", "stateful.py", "opdefs.py", "ir.py", "codegen", "refops",
              "flash.py", "tflite_reader.py", "tflite_options.py"),
-    "code": ("__init__.py", "codegen", "refops", "fusion/__init__.py", "fusion/costs.py", "fusion/dag.py",
-             "fusion/pipeline.py",
-             "fusion/lifetimes.py", "fusion/receptive.py", "fusion/schedule.py", "fusion_exec.py", "arena/__init__.py",
-             "arena/checker.py", "arena/exact.py", "arena/packers.py", "flash.py", "pipeline.py",
-             "plan.py", "options.py", "ops.py", "ops_extra.py", "stateful.py", "opdefs.py", "ir.py", "targets",
-             "boards", "toolchain.py", "regions.py", "tflite_reader.py", "tflite_options.py", "op_cost.py",
-             "cycles.py"),
-    "flash": ("__init__.py", "flash.py", "regions.py", "tflite_reader.py", "tflite_options.py", "ir.py", "pipeline.py",
-              "options.py", "plan.py", "opdefs.py", "ops.py", "ops_extra.py", "stateful.py", "targets", "boards",
-              "toolchain.py",  # --split-header; a fused plan given: its loader
-              "codegen", "refops", "fusion/__init__.py", "fusion/costs.py", "fusion/dag.py", "fusion/lifetimes.py",
-              "fusion/pipeline.py",
-              "fusion/receptive.py", "fusion/schedule.py", "fusion_exec.py", "arena/__init__.py",
-              "arena/checker.py", "arena/exact.py", "arena/packers.py"),
+    "code": _FUSED_PLAN_LOADER + ("__init__.py", "flash.py", "pipeline.py", "plan.py", "options.py", "ops.py",
+                                  "ops_extra.py", "stateful.py", "opdefs.py", "ir.py", "targets", "boards",
+                                  "toolchain.py", "regions.py", "tflite_reader.py", "tflite_options.py",
+                                  "op_cost.py", "cycles.py"),
+    "flash": _FUSED_PLAN_LOADER + ("__init__.py", "flash.py", "regions.py", "tflite_reader.py", "tflite_options.py",
+                                   "ir.py", "pipeline.py", "options.py", "plan.py", "opdefs.py", "ops.py",
+                                   "ops_extra.py", "stateful.py", "targets", "boards",
+                                   "toolchain.py"),  # --split-header
     "board": ("__init__.py", "targets", "boards", "toolchain.py", "pipeline.py", "options.py", "ir.py"),
 }
 # the command-line shell around the steps: what it imports does not shape a step's output
