@@ -11,7 +11,8 @@ Rows per model:
   warm, new process  a fresh Python process: importing the client + the warm request, timed inside
                      it (what a one-shot CLI call adds to the interpreter's own start, shown
                      for reference as a bare `python -c pass`)
-A second table times whole `buildtool plan MODEL --optimize ram` CLI processes (mbv2-w0.35):
+A second table times whole `buildtool plan MODEL --optimize ram` CLI processes (mbv2-w0.35; pip's
+console script, run by this interpreter):
 --no-daemon, a daemon miss (cache cleared first, daemon running), a warm daemon hit, and that hit
 again under `python -S` (no .pth start-up hooks: what an interpreter with a plain wheel install runs). The
 children keep compiled bytecode in a private PYTHONPYCACHEPREFIX, as an installed buildtool has.
@@ -89,13 +90,28 @@ def scons_rebuild_rows(runs: int = 5) -> list:
     return rows
 
 
+def console_script() -> list:
+    """How a user runs buildtool: pip's `buildtool` script for this interpreter (it imports re and
+    buildtool.cli), run by this interpreter (not through a shell shim); else `-m buildtool.cli`."""
+    import sysconfig
+
+    script = os.path.join(sysconfig.get_path("scripts"), "buildtool")
+    try:
+        with open(script, encoding="utf-8", errors="replace") as f:
+            if "from buildtool.cli import main" in f.read(4096):
+                return [script]
+    except OSError:
+        pass
+    return ["-m", "buildtool.cli"]
+
+
 def cli_rows(runs: int, warm_runs: int) -> list:
     """Whole CLI processes, fused plan of mbv2-w0.35: rows (label, median ms)."""
     from buildtool.daemon.client import DaemonClient
 
     env = dict(os.environ, PYTHONPYCACHEPREFIX=os.path.join(os.environ["BUILDTOOL_CACHE_DIR"], "pyc"))
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    cmd = [sys.executable, "-m", "buildtool.cli", "plan", "mbv2-w0.35", "--optimize", "ram"]
+    cmd = [sys.executable, *console_script(), "plan", "mbv2-w0.35", "--optimize", "ram"]
 
     def cli(*extra):
         subprocess.run(cmd + list(extra), check=True, capture_output=True, env=env, cwd=ROOT)

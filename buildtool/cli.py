@@ -5,7 +5,6 @@ Every failure a user can cause ends in one line on stderr and exit status 2.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import warnings
@@ -81,6 +80,8 @@ def number_arg(conv, what: str):
         try:
             return conv(text)
         except ValueError:
+            import argparse
+
             shown = text if len(text) <= 40 else text[:37] + "..."
             raise argparse.ArgumentTypeError(f"'{shown}' is not {what}") from None
 
@@ -122,10 +123,14 @@ def plan_options(a):
 
 
 def request_plan(a, options=None) -> dict:
-    """The plan as JSON (plus cache statistics): through the planner daemon unless --no-daemon."""
+    """The plan as JSON (plus cache statistics): through the planner daemon unless --no-daemon
+    (inside the daemon, serving a client's command line: its own planner, a.planner)."""
+    options = options or plan_options(a)
+    if getattr(a, "planner", None) is not None:
+        return dict(a.planner(a.model, options.to_map()), via_daemon=True)
     from .pipeline import plan_json
 
-    return plan_json(a.model, options or plan_options(a), a.no_daemon)
+    return plan_json(a.model, options, a.no_daemon)
 
 
 def make_plan(g, a, options=None):
@@ -174,40 +179,44 @@ def _say_placement(a, plan_json: dict) -> None:
         print(f"  {line}")
 
 
-def cmd_plan(a) -> int:
+def _print(text: str, err: bool = False) -> None:
+    print(text, file=sys.stderr if err else sys.stdout)
+
+
+def cmd_plan(a, say=_print) -> int:
+    """say(text, err): where the lines go (the daemon collects them for a client's command line)."""
     if a.board:
         from . import targets
 
         targets.get(a.board)  # an unknown board is refused before planning
     r = request_plan(a)
     plan = r["plan"]
+    name = _model_name(a.model)  # a zoo name whole: mbv2-w0.35
+    _say_tradeoff(name, plan, say)
     if a.json:
         out = dict(plan)
-        _say_tradeoff(_model_name(a.model), plan)
         if r["via_daemon"]:
             out["cache"], out["plan_ms"] = r["cache"], r["plan_ms"]
         import json
 
-        print(json.dumps(out, indent=1))
+        say(json.dumps(out, indent=1))
         return 0
-    name = _model_name(a.model)  # a zoo name whole: mbv2-w0.35
     if "mac_overhead" in plan:  # printed from the plan's JSON alone: no fusion or numpy import
         acc = "input streamed" if plan.get("input_accounting") == "streamed" else "input in the arena"
-        _say_tradeoff(name, plan)
-        print(f"{name}: arena {plan['arena_bytes']} B ({acc}, residuals counted; search bound "
-              f"{plan['lower_bound_bytes']} B); {plan['macs']} MACs = {plan['mac_overhead']:.3f} x unfused; "
-              f"{len(plan.get('fusion_blocks', []))} fusion blocks, {len(plan.get('splits', []))} split regions")
+        say(f"{name}: arena {plan['arena_bytes']} B ({acc}, residuals counted; search bound "
+            f"{plan['lower_bound_bytes']} B); {plan['macs']} MACs = {plan['mac_overhead']:.3f} x unfused; "
+            f"{len(plan.get('fusion_blocks', []))} fusion blocks, {len(plan.get('splits', []))} split regions")
     else:
-        print(f"{name}: arena {plan['arena_bytes']} B (lower bound {plan['lower_bound_bytes']} B, "
-              f"{'optimal' if plan['optimal'] else 'not proven optimal'}, planner {plan['planner']}); "
-              f"activations total {plan['total_activation_bytes']} B; {plan['macs']} MACs; "
-              f"params {plan['params_bytes']} B")
+        say(f"{name}: arena {plan['arena_bytes']} B (lower bound {plan['lower_bound_bytes']} B, "
+            f"{'optimal' if plan['optimal'] else 'not proven optimal'}, planner {plan['planner']}); "
+            f"activations total {plan['total_activation_bytes']} B; {plan['macs']} MACs; "
+            f"params {plan['params_bytes']} B")
     if a.board:
         _say_placement(a, plan)
     return 0
 
 
-def _say_tradeoff(name: str, plan: dict) -> None:
+def _say_tradeoff(name: str, plan: dict, say=_print) -> None:
     """One line on stderr when the MAC cap made a difference (the plan JSON holds the figures)."""
     t = plan.get("tradeoff")  # (formatted here: a warm daemon hit imports no planner)
     if not t:
@@ -220,7 +229,7 @@ def _say_tradeoff(name: str, plan: dict) -> None:
     else:
         line = (f"least RAM {a:,} B costs {plan['mac_overhead']:.2f}x MACs; at most {t['max_mac_overhead']:g}x "
                 f"MACs gives {o:,} B ({pct}): --max-mac-overhead {t['max_mac_overhead']:g}")
-    print(f"{name}: {line}", file=sys.stderr)
+    say(f"{name}: {line}", True)
 
 
 def cmd_zoo(a) -> int:
@@ -416,6 +425,8 @@ def _add_module_commands(sub, only: str | None) -> None:
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The whole command line; `only` (a command's name): that command's parser alone, and no other
     command's module imported (the command list is printed only when no command was named)."""
+    import argparse
+
     p = argparse.ArgumentParser(prog="buildtool", description="int8 TFLite CNN -> memory-planned MCU firmware")
     p.add_argument("--version", action="version", version=f"buildtool {__version__}")
     sub = _OnlyOne(p.add_subparsers(dest="cmd", metavar="COMMAND"), only)
@@ -485,21 +496,60 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return p
 
 
-def error_message(e: BuildtoolError, spec: str | None) -> str:
+def error_message(e: BuildtoolError, spec: str | None, sent: str | None = None) -> str:
     """One line; a problem with the model starts with the model path as the user typed it (the planner
-    daemon reports the absolute path it was sent; the library may say nothing of the path)."""
+    daemon reports the absolute path it was sent, `sent` when not this process's abspath; the library
+    may say nothing of the path)."""
     msg = one_line(str(e))
     if not spec or not isinstance(e, (ModelError, PlanError)):
         return msg
-    for known in (spec, os.path.abspath(spec), "<bytes>"):
+    for known in (spec, sent or os.path.abspath(spec), "<bytes>"):
         if msg.startswith(known + ": "):
             msg = msg[len(known) + 2:]
             break
     return f"{spec}: {msg}"
 
 
+# Commands a running planner daemon may run for this process (the fast path: daemon/thin.py).
+DAEMON_COMMANDS = ("plan",)
+
+
+def serve(argv: list, cwd: str, planner) -> dict | None:
+    """The daemon's side of the fast path: run `buildtool ARGV` for a client whose working
+    directory is cwd, planning with planner(model, options map). Returns {"lines": [[err, text]...],
+    "exit": status}, or None when the client must run the command itself (not a daemon command, a
+    usage error or --help for argparse to print there, --no-daemon, --board: boards may come from
+    plug-ins installed after the daemon started)."""
+    if not argv or argv[0] not in DAEMON_COMMANDS or "-h" in argv or "--help" in argv:
+        return None
+    try:
+        a = build_parser(argv[0]).parse_args(argv)  # (a usage message lands in the daemon's log)
+    except SystemExit:
+        return None
+    if a.no_daemon or a.board:
+        return None
+    typed = a.model
+    path = os.path.join(cwd, typed)
+    if os.path.exists(path) or typed.endswith(".tflite") or os.sep in typed:  # is_model_path, seen from cwd
+        a.model = path
+    a.planner = lambda model, options: planner(model, options, typed)
+    lines = []
+    try:
+        code = a.fn(a, lambda text, err=False: lines.append([err, text]))
+    except BuildtoolError as e:
+        lines.append([True, f"buildtool: error: {error_message(e, typed, a.model)}"])
+        code = e.exit_code
+    return {"lines": lines, "exit": code}
+
+
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] and argv[0] in DAEMON_COMMANDS:
+        from .daemon.thin import run_in_daemon
+
+        code = run_in_daemon(argv)
+        if code is not None:
+            return code
     p = build_parser(argv[0] if argv[:1] and argv[0] in _COMMANDS else None)
     a = p.parse_args(argv)
     if not getattr(a, "fn", None):

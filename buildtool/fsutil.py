@@ -173,6 +173,14 @@ def makedirs_private(path) -> None:
             pass
 
 
+def stdout_error(stream, e: OSError, name: str = "standard output") -> WriteError:
+    """The one line for a failed write to an output stream; the stream is pointed at /dev/null, so
+    the interpreter's flush at exit does not print a second error."""
+    _silence(stream)
+    return WriteError(f"cannot write to {name}: {e.strerror or e}"
+                      + (f"; {_HINTS[e.errno]}" if e.errno in _HINTS else ""))
+
+
 class _GuardedStream:
     """sys.stdout whose write errors (a full disk, an I/O error) become one WriteError line.
     A closed pipe stays BrokenPipeError: the reader went away, which is not an error of ours."""
@@ -186,9 +194,7 @@ class _GuardedStream:
         except BrokenPipeError:
             raise
         except OSError as e:
-            _silence(self._stream)
-            raise WriteError(f"cannot write to {self._name}: {e.strerror or e}"
-                             + (f"; {_HINTS[e.errno]}" if e.errno in _HINTS else "")) from None
+            raise stdout_error(self._stream, e, self._name) from None
 
     def write(self, s):
         return self._call(self._stream.write, s)

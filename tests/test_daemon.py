@@ -405,9 +405,48 @@ def test_warm_fused_plan_cli_imports_neither_numpy_nor_fusion(rt):
     imported = {line.rsplit("|", 1)[1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")}
     assert "buildtool.daemon.client" in imported  # the list is real: the client was imported
     assert not {m for m in imported if m.split(".")[0] == "numpy" or m.startswith("buildtool.fusion")}
-    # nor the other commands' modules, nor what only a miss or --json needs
+    # nor the other commands' modules, nor what only a miss or --json needs, nor (the daemon runs the
+    # command line: daemon/thin.py) the parser, the options and the pipeline
     assert not imported & {"buildtool.gen", "buildtool.watch", "buildtool.multi_cli", "buildtool.netsplit.cli",
-                           "buildtool.daemon.cli", "hashlib", "json"}
+                           "buildtool.daemon.cli", "hashlib", "json", "argparse", "dataclasses",
+                           "buildtool.options", "buildtool.pipeline"}
+
+
+def _cli(args, cwd, **env):
+    r = subprocess.run([sys.executable, "-X", "importtime", "-m", "buildtool.cli", *args], capture_output=True,
+                       text=True, cwd=cwd, timeout=120, env=dict(os.environ, PYTHONPATH=os.path.dirname(
+                           os.path.dirname(os.path.abspath(service.__file__))), **env))
+    lines = r.stderr.splitlines()
+    ran_here = any(line.endswith("| argparse") for line in lines)
+    return (r.returncode, r.stdout, [x for x in lines if not x.startswith("import time:")]), ran_here
+
+
+def test_the_daemon_runs_a_warm_command_line_with_the_output_of_one_run_here(rt):
+    """A running daemon runs `buildtool plan ...` for the client (daemon/thin.py -> cli.serve): the same
+    stdout, stderr and exit status as --no-daemon, with paths relative to the client's directory and
+    errors naming the model as typed; a usage error and --help still come from this process."""
+    m = model_file(rt, "thin")
+    d = os.path.dirname(m)
+    runs = [["plan", "thin.tflite", "--optimize", "ram"],  # relative to the client's cwd, not the daemon's
+            ["plan", "thin.tflite"],
+            ["plan", "tiny", "--input-streamed", "--optimize", "ram"],  # a zoo name
+            ["plan", "thin.tflite", "--optimize", "macs", "--ram-limit", "100"],  # a PlanError, exit 2
+            ["plan", "missing.tflite"]]  # a ModelError: the path as typed
+    here = [_cli(a + ["--no-daemon"], d) for a in runs]
+    assert all(ran for _, ran in here)
+    _cli(runs[0], d)  # starts the daemon (this one ran here)
+    for args, (want, _) in zip(runs, here):
+        got, ran_here = _cli(args, d)
+        assert not ran_here, args  # the daemon ran it: this process never imported argparse
+        assert got == want, args
+    assert here[3][0][0] == 2 and here[3][0][2][-1].startswith("buildtool: error: thin.tflite: no plan fits 100 B")
+    assert here[4][0][2] == ["buildtool: error: missing.tflite: model file not found; check the path"]
+    bad, ran_here = _cli(["plan", "thin.tflite", "--optimize", "fast"], d)
+    assert ran_here and bad[0] == 2 and "invalid choice: 'fast'" in bad[2][-1]
+    assert _cli(["plan", "thin.tflite", "--json"], d)[1] is False
+    out = json.loads(_cli(["plan", "thin.tflite", "--json"], d)[0][1])
+    assert out["cache"]["hits"] == 1 and out["arena_bytes"] == json.loads(
+        _cli(["plan", "thin.tflite", "--json", "--no-daemon"], d)[0][1])["arena_bytes"]
 
 
 def test_write_behind_entries_are_on_disk_once_the_daemon_stops(rt, monkeypatch):

@@ -187,19 +187,7 @@ class DaemonClient:
             from ..service import normalize_options  # (not on the fast path: the import costs milliseconds)
 
             options = normalize_options(options)
-        msg = {"type": "plan", "options": options}
-        if isinstance(model, (bytes, bytearray)):
-            msg["model_bytes"] = bytes(model)
-        elif isinstance(model, str):
-            if os.path.exists(model) or model.endswith(".tflite") or os.sep in model:
-                msg["model"] = protocol.to_wire(os.path.abspath(model))
-                msg["source"] = protocol.to_wire(model)
-            else:
-                msg["zoo"] = model
-        else:  # a Graph: send it as .tflite bytes
-            from ..tflite_writer import serialize
-
-            msg["model_bytes"] = serialize(model)
+        msg = protocol.plan_message(model, options)
         return self.request(msg)["result"]
 
     def status(self) -> dict:

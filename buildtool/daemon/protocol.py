@@ -70,6 +70,25 @@ def versions() -> dict:
     return {"buildtool": __version__, "code": code_version()}
 
 
+def plan_message(model, options: dict, source: str | None = None) -> dict:
+    """A plan request. model: a path (sent absolute, with the path as typed as "source" for messages),
+    a zoo name, .tflite bytes or a Graph (sent as its .tflite bytes)."""
+    msg = {"type": "plan", "options": options}
+    if isinstance(model, (bytes, bytearray)):
+        msg["model_bytes"] = bytes(model)
+    elif isinstance(model, str):
+        if os.path.exists(model) or model.endswith(".tflite") or os.sep in model:
+            msg["model"] = to_wire(os.path.abspath(model))
+            msg["source"] = to_wire(model if source is None else source)
+        else:
+            msg["zoo"] = model
+    else:
+        from ..tflite_writer import serialize
+
+        msg["model_bytes"] = serialize(model)
+    return msg
+
+
 def runtime_dir() -> str:
     """The private directory, created if needed and checked to be ours (see module doc)."""
     d = os.environ.get("BUILDTOOL_RUNTIME_DIR")

@@ -216,6 +216,24 @@ class Daemon:
         gen.run_step(a, planner)
         return a.step
 
+    def cli(self, msg: dict, conn: socket.socket | None = None) -> dict | None:
+        """Run a client's command line (cli.serve; its plans through plan() above): the lines to
+        print and the exit status, or None when the client must run it itself."""
+        from .. import cli
+
+        argv, cwd = protocol.from_wire(msg.get("argv")), protocol.from_wire(msg.get("cwd"))
+        if not (isinstance(argv, list) and all(isinstance(x, str) for x in argv)
+                and isinstance(cwd, str) and os.path.isabs(cwd)):
+            raise protocol.ProtocolError("a cli request needs argv (strings) and an absolute cwd")
+
+        def planner(model, options, source):
+            return self.plan(protocol.plan_message(model, options, source), conn)
+
+        r = cli.serve(argv, cwd, planner)
+        if r is not None:
+            r["lines"] = [[bool(err), protocol.to_wire(text)] for err, text in r["lines"]]
+        return r
+
     def _watch(self, path: str, options: dict) -> None:
         with self._lock:
             if self.watcher is None:
@@ -298,6 +316,8 @@ class Daemon:
                 return {"type": "result", "result": self.plan(msg, conn)}
             if t == "gen":
                 return {"type": "ok", "done": self.gen(msg, conn)}
+            if t == "cli":
+                return {"type": "cli", **(self.cli(msg, conn) or {"lines": None})}
             if t == "status":
                 return {"type": "status", "status": self.status()}
             if t == "clear":
