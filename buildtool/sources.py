@@ -33,6 +33,22 @@ def code_version() -> str:
     Computed on every call (a client may live across edits) from stat() alone, the same test
     Python uses to reuse a .pyc; CRC-32 rather than SHA-256 keeps hashlib out of the client.
     """
-    text = "".join(f"{os.path.relpath(f, PKG)}\0{st.st_size}\0{st.st_mtime_ns}\n"
-                   for f in files(("",)) for st in [os.stat(f)]).encode()
+    text = "".join(_stat_lines(PKG, "")).encode()
     return f"{zlib.crc32(text):08x}{zlib.adler32(text):08x}{len(text):x}"
+
+
+def _stat_lines(path: str, rel: str):
+    """`name\0size\0mtime_ns` of every .py under path, in files()' order (a directory's files, then its
+    subdirectories); scandir and no path arithmetic: this runs on every connection to the daemon."""
+    with os.scandir(path) as it:
+        entries = sorted(it, key=lambda e: e.name)
+    dirs = []
+    for e in entries:
+        if e.is_dir():
+            if e.name != "__pycache__":
+                dirs.append(e)
+        elif e.name.endswith(".py"):
+            st = e.stat()
+            yield f"{rel}{e.name}\0{st.st_size}\0{st.st_mtime_ns}\n"
+    for e in dirs:
+        yield from _stat_lines(e.path, f"{rel}{e.name}/")
