@@ -5,9 +5,11 @@
  * pointer steps once per four inputs), the last one to three rows two and one at a time the same
  * way; each output requantised by bt_rq2s (requant.h) when its multiplier and shift allow it
  * (TFLite's do), else bt_mbqm_fast. A non-zero filter_offset takes the plain scalar path.
- * Register-pressure-aware scheduling: GCC's default pre-allocation scheduling hoists the 4x4 step's
- * loads and spills the accumulators to the stack. */
-#pragma GCC optimize("sched-pressure")
+ * Compiled without pre-allocation scheduling (GCC's default hoists the 4x4 step's loads and spills the
+ * accumulators to the stack), with one register-allocation region (per-loop regions spill and reload
+ * the pass's pointers around every row pass) and without induction-variable rewriting (the steps keep
+ * their own pointers). */
+#pragma GCC optimize("no-schedule-insns", "ira-region=one", "no-ivopts")
 #include "bt_kernels.h"
 #include "requant.h"
 #ifdef BT_RVV
@@ -15,12 +17,12 @@
 #endif
 
 /* clamp(MultiplyByQuantizedMultiplier(acc, m, s) + zp, lo, hi) as int8: bt_rq2s when m and s allow it
- * (bt_rq2_ok), else bt_mbqm_fast. */
+ * (bt_rq2_ok), else bt_mbqm_fast; v is in [lo, hi] exactly when v - lo <= hi - lo unsigned (one compare). */
 BT_INLINE int8_t fc_out(int32_t acc, int32_t m, int32_t s, int32_t zp, int32_t lo, int32_t hi) {
-  int32_t v = (m >= (1 << 30) && (uint32_t)(s + 31) <= 29u) ? bt_rq2s(acc, m, -s - 2) : bt_mbqm_fast(acc, m, s);
+  const int32_t e2 = -2 - s;
+  int32_t v = (m >= (1 << 30) && (uint32_t)e2 < 30u) ? bt_rq2s(acc, m, e2) : bt_mbqm_fast(acc, m, s);
   v += zp;
-  v = v < lo ? lo : v;
-  v = v > hi ? hi : v;
+  if ((uint32_t)(v - lo) > (uint32_t)(hi - lo)) v = v < lo ? lo : hi;
   return (int8_t)v;
 }
 
