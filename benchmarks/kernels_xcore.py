@@ -123,17 +123,25 @@ def class_totals(rs: list) -> list:
     return [(mdl, cls, *acc[mdl, cls]) for mdl in models for cls in CLASSES if (mdl, cls) in acc]
 
 
+def _per_mac(vpu: int, macs: int) -> str:
+    """' | VPU insns/MAC | MACs/VPU insn' ('-' for a layer without VPU instructions)."""
+    return f" | {vpu / macs:.3f} | {macs / vpu:.1f}" if vpu else " | - | -"
+
+
 def markdown(rs: list) -> str:
     lines = ["### Per layer, xcore set on the VPU model (VPU instructions)\n",
              "| model | op | class | layer | MACs | VPU insns | VPU insns/MAC | MACs/VPU insn | outputs identical |",
              "|---|---:|---|---|---:|---:|---:|---:|---|"]
     for r in rs:
-        lines.append(f"| {r['model']} | {r['op']} | {r['cls']} | {r['label']} | {r['macs']} | {r['vpu']} "
-                     f"| {r['vpu'] / r['macs']:.3f} | {r['macs'] / r['vpu']:.1f} | {'yes' if r['identical'] else 'NO'} |")
+        lines.append(f"| {r['model']} | {r['op']} | {r['cls']} | {r['label']} | {r['macs']} | {r['vpu']}"
+                     f"{_per_mac(r['vpu'], r['macs'])} | {'yes' if r['identical'] else 'NO'} |")
+    if any(r["vpu"] == 0 for r in rs):
+        lines.append("\nA layer with 0 VPU instructions runs scalar code only (the in-place depthwise, which the xcore "
+                     "set takes from the reference set).")
     lines += ["", "### Totals per layer class, xcore set on the VPU model\n",
               "| model | class | MACs | VPU insns | VPU insns/MAC | MACs/VPU insn |", "|---|---|---:|---:|---:|---:|"]
     for mdl, cls, macs, vpu in class_totals(rs):
-        lines.append(f"| {mdl} | {cls} | {macs} | {vpu} | {vpu / macs:.3f} | {macs / vpu:.1f} |")
+        lines.append(f"| {mdl} | {cls} | {macs} | {vpu}{_per_mac(vpu, macs)} |")
     return "\n".join(lines)
 
 

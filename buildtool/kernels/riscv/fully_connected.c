@@ -6,10 +6,10 @@
  * way; each output requantised by bt_rq2s (requant.h) when its multiplier and shift allow it
  * (TFLite's do), else bt_mbqm_fast. A non-zero filter_offset takes the plain scalar path.
  * Compiled without pre-allocation scheduling (GCC's default hoists the 4x4 step's loads and spills the
- * accumulators to the stack), with one register-allocation region (per-loop regions spill and reload
- * the pass's pointers around every row pass) and without induction-variable rewriting (the steps keep
- * their own pointers). */
-#pragma GCC optimize("no-schedule-insns", "ira-region=one", "no-ivopts")
+ * accumulators to the stack) and without induction-variable rewriting (the steps keep their own
+ * pointers); the entry point keeps only p live (the generic path is a function of its own), so small
+ * layers do not pay for spilling every parameter at entry. */
+#pragma GCC optimize("no-schedule-insns", "no-ivopts")
 #include "bt_kernels.h"
 #include "requant.h"
 #ifdef BT_RVV
@@ -92,38 +92,40 @@ BT_INLINE void fc_vector(const bt_fc_params *p, int pc, const int8_t *x, int8_t 
   if (o < n_out) fc_rows1(p, pc, x, p->weights + o * n, n, off, y, o);
 }
 
+/* Outputs o.. of one input vector with a non-zero filter_offset: the plain scalar loop. */
+static __attribute__((noinline)) void fc_generic(const bt_fc_params *p, const int8_t *x, int8_t *y, int32_t o) {
+  const int32_t n = p->n_in, off = p->input_offset, foff = p->filter_offset;
+  for (; o < p->n_out; o++) {
+    const int8_t *w = p->weights + o * n;
+    const int32_t j = p->per_channel ? o : 0;
+    int32_t a = 0;
+    for (int32_t i = 0; i < n; i++) a += (w[i] + foff) * (x[i] + off);
+    if (p->bias) a += p->bias[o];
+    y[o] = (int8_t)bt_clamp(bt_mbqm_fast(a, p->multiplier[j], p->shift[j]) + p->output_offset, p->act_min, p->act_max);
+  }
+}
+
 void bt_fully_connected_s8(const bt_fc_params *p, const int8_t *in, int8_t *out) {
-  const int32_t n = p->n_in, n_out = p->n_out, off = p->input_offset, foff = p->filter_offset;
-  const int8_t *const wts = p->weights;
-  const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
   for (int32_t b = 0; b < p->batches; b++) {
-    const int8_t *x = in + b * n;
-    int8_t *y = out + b * n_out;
+    const int8_t *x = in + b * p->n_in;
+    int8_t *y = out + b * p->n_out;
     int32_t o = 0;
 #ifdef BT_RVV
-    if (p->per_channel && foff == 0) {
+    if (p->per_channel && p->filter_offset == 0) {
+      const int32_t n = p->n_in, n_out = p->n_out, off = p->input_offset;
       for (; o < n_out;) {
         const int32_t vl = bt_rvv_setvl16(n_out - o);
         bt_rvv_acc_zero(vl);
-        const int8_t *w = wts + o * n;
+        const int8_t *w = p->weights + o * n;
         for (int32_t i = 0; i < n; i++) bt_rvv_mac_vx_strided(w + i, n, x[i] + off);
-        bt_rvv_requant_store(vl, p->bias ? p->bias + o : 0, p->multiplier + o, p->shift + o, zp, lo, hi, y + o);
+        bt_rvv_requant_store(vl, p->bias ? p->bias + o : 0, p->multiplier + o, p->shift + o, p->output_offset,
+                             p->act_min, p->act_max, y + o);
         o += vl;
       }
     }
 #endif
-    if (foff == 0) {
-      if (p->per_channel) fc_vector(p, 1, x, y, o);
-      else fc_vector(p, 0, x, y, o);
-      continue;
-    }
-    for (; o < n_out; o++) {
-      const int8_t *w = wts + o * n;
-      const int32_t j = p->per_channel ? o : 0;
-      int32_t a = 0;
-      for (int32_t i = 0; i < n; i++) a += (w[i] + foff) * (x[i] + off);
-      if (p->bias) a += p->bias[o];
-      y[o] = (int8_t)bt_clamp(bt_mbqm_fast(a, p->multiplier[j], p->shift[j]) + zp, lo, hi);
-    }
+    if (p->filter_offset != 0) fc_generic(p, x, y, o);
+    else if (p->per_channel) fc_vector(p, 1, x, y, o);
+    else fc_vector(p, 0, x, y, o);
   }
 }
