@@ -115,7 +115,8 @@ def _rvv_cells(rvv, ref: int, macs: int) -> str:
 
 def markdown(rs: list, board: str, rvv_board: str | None = None) -> str:
     has_rvv = bool(rs) and rs[0].get("rvv") is not None
-    rh, rs_ = (f" | {rvv_board} insns | {rvv_board} insns/MAC | {rvv_board} / ref", "---:|" * 3) if has_rvv else ("", "")
+    rh = f" | {rvv_board} insns | {rvv_board} insns/MAC | {rvv_board} / ref" if has_rvv else ""
+    rs_ = "---:|" * 3 if has_rvv else ""
     title = f"riscv set vs reference set{f', and the riscv set with RVV on {rvv_board}' if has_rvv else ''}"
     lines = [f"### Per layer, {board}: {title} (instructions, QEMU plugin)\n",
              "| model | op | class | layer | MACs | reference insns | riscv insns | ref insns/MAC | riscv insns/MAC "
@@ -126,7 +127,8 @@ def markdown(rs: list, board: str, rvv_board: str | None = None) -> str:
                      f"| {r['ref_per_mac']:.2f} | {r['opt_per_mac']:.2f} | {r['ratio']:.3f}"
                      f"{_rvv_cells(r.get('rvv'), r['ref'], r['macs'])} | {'yes' if r['identical'] else 'NO'} |")
     lines += ["", f"### Totals per layer class, {board}{f' and {rvv_board}' if has_rvv else ''}\n",
-              f"| model | class | MACs | reference insns | riscv insns | ref insns/MAC | riscv insns/MAC | riscv / ref{rh} |",
+              "| model | class | MACs | reference insns | riscv insns | ref insns/MAC | riscv insns/MAC "
+              f"| riscv / ref{rh} |",
               "|---|---|---:|---:|---:|---:|---:|---:|" + rs_]
     for mdl, cls, macs, ref, opt, rvv in class_totals(rs):
         lines.append(f"| {mdl} | {cls} | {macs} | {ref} | {opt} | {ref / macs:.2f} | {opt / macs:.2f} | {opt / ref:.3f}"

@@ -85,7 +85,8 @@ def rows(models=MODELS, work: Path | None = None) -> list:
             x = _example(g)
             firmware.build(g, "xcore", base / name / "xcore")
             firmware.build(g, "host", base / name / "ref", kernels=("reference",))
-            same = _same(runner.run("xcore", base / name / "xcore", x)[0], runner.run("host", base / name / "ref", x)[0])
+            y = runner.run("xcore", base / name / "xcore", x)[0]
+            same = _same(y, runner.run("host", base / name / "ref", x)[0])
             counts = vpu_ops(base / name / "xcore", x)
             for op in g.operators:
                 if op.opcode in KERNEL_OPS:
@@ -105,7 +106,8 @@ def fused_totals(models=MODELS, work: Path | None = None) -> list:
             x = _example(g)
             firmware.build(g, "xcore", base / name / "plain")
             firmware.build(g, "xcore", base / name / "fused", optimize="ram")
-            same = _same(runner.run("xcore", base / name / "plain", x)[0], runner.run("xcore", base / name / "fused", x)[0])
+            y = runner.run("xcore", base / name / "plain", x)[0]
+            same = _same(y, runner.run("xcore", base / name / "fused", x)[0])
             macs = sum(ops.op_macs(g, op) for op in g.operators)
             out.append((name, macs, sum(vpu_ops(base / name / "plain", x).values()),
                         sum(vpu_ops(base / name / "fused", x).values()), same))

@@ -155,7 +155,11 @@ static int dw1(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0, c
     const int32_t iy0 = y * p->stride_h - p->pad_top, inside = y >= ya && y < yb;
     const int32_t a = inside ? xi0 : p->out.w, b = inside ? xi1 : p->out.w;
     for (int32_t x = 0; x < p->out.w; x++) {
-      if (x == a && a < b) { dw1_interior(p, fk, acc0, &q, in + (iy0 - in_y0) * in_row, orow, a, b); x = b - 1; continue; }
+      if (x == a && a < b) {
+        dw1_interior(p, fk, acc0, &q, in + (iy0 - in_y0) * in_row, orow, a, b);
+        x = b - 1;
+        continue;
+      }
       orow[x * ops] = h_out(&q, dw1_border(p, fk, in, in_y0, iy0, x * p->stride_w - p->pad_left));
     }
   }
