@@ -55,8 +55,24 @@ static int conv1_prep(const bt_conv_params *p, h_conv1 *st) {
   return 1;
 }
 
+/* n interior outputs of a conv whose kh tap rows are dense runs of R values (row r of output i at
+   ipr[r] + i*step), R a compile-time constant (the run's loop unrolled, its filter values hoisted). */
+static inline __attribute__((always_inline)) void h_rows_out(const int8_t *const *ipr, int32_t kh, int32_t step,
+                                                            int32_t n, const int8_t *fw, int8_t *o, int32_t ops,
+                                                            const h_conv1 *st, const int R) {
+  for (int32_t i = 0; i < n; i++, o += ops) {
+    int32_t a = st->acc0;
+    const int8_t *f = fw;
+    for (int32_t r = 0; r < kh; r++, f += R) {
+      const int8_t *ip = ipr[r] + i * step;
+      for (int t = 0; t < R; t++) a += (int16_t)(f[t] * ip[t]);
+    }
+    *o = h_out(&st->q, a);
+  }
+}
+
 /* Output row y of a one-output-channel conv, pixels [xa, xb): border pixels (inside: 0) or interior
-   pixels (inside: 1, every tap in the input). */
+   pixels (inside: 1, every tap in the input; dense runs of up to 16 values unrolled). */
 static void conv1_row(const bt_conv_params *p, const h_conv1 *st, const box_src *s, int8_t *orow, int32_t y,
                       int32_t xa, int32_t xb, int inside) {
   const int32_t iy0 = y * p->stride_h - p->pad_top, ps = p->in.pixel_stride, ops = p->out.pixel_stride;
@@ -71,6 +87,14 @@ static void conv1_row(const bt_conv_params *p, const h_conv1 *st, const box_src 
   for (int32_t ky = 0; ky < p->kh; ky++) ipr[ky] = box_row(s, iy0 + ky * p->dil_h) + ix;
   const int32_t run = st->run, kw = st->dense ? 1 : p->kw, dx = p->dil_w * ps;
   int8_t *o = orow + xa * ops;
+  if (st->dense)
+    switch (run) {
+#define H_RUN(k) case k: h_rows_out(ipr, p->kh, step, xb - xa, st->f, o, ops, st, k); return;
+      H_RUN(1) H_RUN(2) H_RUN(3) H_RUN(4) H_RUN(5) H_RUN(6) H_RUN(7) H_RUN(8)
+      H_RUN(9) H_RUN(10) H_RUN(11) H_RUN(12) H_RUN(13) H_RUN(14) H_RUN(15) H_RUN(16)
+#undef H_RUN
+      default: break;
+    }
   for (int32_t i = 0; i < xb - xa; i++, o += ops) {
     const int32_t off = i * step;
     int32_t a = st->acc0;
