@@ -3,9 +3,10 @@
  * through reference/fx_hooks.h), written like host_block.h for gcc -O2's vectoriser. Per call:
  *  - conv, one output channel (window, band or row bands, or pulled from the streamed input): the
  *    input offset folded into the start value (bias + offset * sum(filter), exact in int32); an
- *    interior pixel sums its dense tap rows (or taps) as int8 x int8 dot products in 16-value blocks
- *    (products formed as int16, a compile-time trip count: SSE2 on x86-64) and a scalar tail; border
- *    pixels walk their valid taps (reference/fx_box.h);
+ *    interior pixel sums its dense tap rows of up to 16 values with the run length a compile-time
+ *    constant (unrolled, filter values hoisted), longer runs or taps as int8 x int8 dot products in
+ *    16-value blocks (products formed as int16, a compile-time trip count: SSE2 on x86-64) and a
+ *    scalar tail; border pixels walk their valid taps (reference/fx_box.h);
  *  - depthwise on a one-channel input: the offset folded likewise, the taps as int32 (a 3x3 filter's
  *    nine in registers), interior pixels without bounds checks;
  *  - requantisation by host_block.h's folded form, its per-channel values prepared once per call.
