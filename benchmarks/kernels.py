@@ -6,6 +6,8 @@ TFLite Micro interpreter on the same model.
     python benchmarks/kernels.py --big           # also mbv2_w035_144 (slower)
     python benchmarks/kernels.py --runs 20       # host timing repetitions (min is reported)
     python benchmarks/kernels.py --boards none   # host tables only
+    python benchmarks/kernels.py --boards none --big --models mbv2_w035_144 --optimize ram
+                                                 # the fused plan's firmware (host tile runtime)
 
 The host tables compare our host firmware (host kernel set) with the same firmware built on the
 reference kernel set, in wall time (min over --runs, interleaved) and, when valgrind is installed,
@@ -69,15 +71,16 @@ def _bytes(y) -> bytes:
     return b"".join(np.asarray(v).tobytes() for v in (y if isinstance(y, (list, tuple)) else [y]))
 
 
-def host_times(data: bytes, runs: int, work: Path) -> tuple:
+def host_times(data: bytes, runs: int, work: Path, plan: dict | None = None) -> tuple:
     """(our host firmware ns, the same with the reference kernel set, TFLM interpreter ns): the minimum
-    over `runs` inferences; the two firmwares' outputs must be byte-identical."""
+    over `runs` inferences; the two firmwares' outputs must be byte-identical. plan: planning options
+    (e.g. {"optimize": "ram"}: a fused plan)."""
     from tflite_micro import runtime
 
     g = tflite_reader.parse(data)
     x = example_input(g)
-    firmware.build(g, "host", work)
-    firmware.build(g, "host", work / "ref", kernels=("reference",))
+    firmware.build(g, "host", work, **(plan or {}))
+    firmware.build(g, "host", work / "ref", kernels=("reference",), **(plan or {}))
     ours = refs = None
     for _ in range(runs):  # interleaved, so a busy machine slows both alike
         y, prof, _ = runner.run("host", work, x)
@@ -118,8 +121,11 @@ def main(argv=None) -> int:
     ap.add_argument("--big", action="store_true", help="include mbv2_w035_144")
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--boards", default=",".join(BOARDS))
+    ap.add_argument("--models", help="only these models (comma-separated names)")
+    ap.add_argument("--optimize", choices=("ram", "macs"), help="host tables: a fused plan (planning option)")
     a = ap.parse_args(argv)
-    ms = models(a.big)
+    ms = {k: v for k, v in models(a.big).items() if not a.models or k in a.models.split(",")}
+    plan = {"optimize": a.optimize} if a.optimize else {}
     boards = [b for b in a.boards.split(",") if b != "none" and not targets.get(b).missing_tools()]
     with tempfile.TemporaryDirectory(prefix="bt-bench-") as tmp:
         work = Path(tmp)
@@ -144,7 +150,7 @@ def main(argv=None) -> int:
               "| TFLM / ours |")
         print("|---|---:|---:|---:|---:|---:|")
         for name, data in ms.items():
-            ours, ref, tflm = host_times(data, a.runs, work / "host" / name.replace(":", "_"))
+            ours, ref, tflm = host_times(data, a.runs, work / "host" / name.replace(":", "_"), plan)
             print(f"| {name} | {ours / 1e3:.0f} us | {ref / 1e3:.0f} us | x{ref / ours:.2f} | {tflm / 1e3:.0f} us "
                   f"| x{tflm / ours:.2f} |")
         print("\n### Host firmware instructions per run (valgrind callgrind; whole process, deterministic)\n")

@@ -5,9 +5,11 @@
  * pointer steps once per four inputs), the last one to three rows two and one at a time the same
  * way; each output requantised by bt_rq2s (requant.h) when its multiplier and shift allow it
  * (TFLite's do), else bt_mbqm_fast. A non-zero filter_offset takes the plain scalar path.
- * Register-pressure-aware scheduling: GCC's default pre-allocation scheduling hoists the 4x4 step's
- * loads and spills the accumulators to the stack. */
-#pragma GCC optimize("sched-pressure")
+ * Compiled without pre-allocation scheduling (GCC's default hoists the 4x4 step's loads and spills the
+ * accumulators to the stack) and without induction-variable rewriting (the steps keep their own
+ * pointers); the entry point keeps only p live (the generic path is a function of its own), so small
+ * layers do not pay for spilling every parameter at entry. */
+#pragma GCC optimize("no-schedule-insns", "no-ivopts")
 #include "bt_kernels.h"
 #include "requant.h"
 #ifdef BT_RVV
@@ -15,12 +17,12 @@
 #endif
 
 /* clamp(MultiplyByQuantizedMultiplier(acc, m, s) + zp, lo, hi) as int8: bt_rq2s when m and s allow it
- * (bt_rq2_ok), else bt_mbqm_fast. */
+ * (bt_rq2_ok), else bt_mbqm_fast; v is in [lo, hi] exactly when v - lo <= hi - lo unsigned (one compare). */
 BT_INLINE int8_t fc_out(int32_t acc, int32_t m, int32_t s, int32_t zp, int32_t lo, int32_t hi) {
-  int32_t v = (m >= (1 << 30) && (uint32_t)(s + 31) <= 29u) ? bt_rq2s(acc, m, -s - 2) : bt_mbqm_fast(acc, m, s);
+  const int32_t e2 = -2 - s;
+  int32_t v = (m >= (1 << 30) && (uint32_t)e2 < 30u) ? bt_rq2s(acc, m, e2) : bt_mbqm_fast(acc, m, s);
   v += zp;
-  v = v < lo ? lo : v;
-  v = v > hi ? hi : v;
+  if ((uint32_t)(v - lo) > (uint32_t)(hi - lo)) v = v < lo ? lo : hi;
   return (int8_t)v;
 }
 
@@ -90,38 +92,40 @@ BT_INLINE void fc_vector(const bt_fc_params *p, int pc, const int8_t *x, int8_t 
   if (o < n_out) fc_rows1(p, pc, x, p->weights + o * n, n, off, y, o);
 }
 
+/* Outputs o.. of one input vector with a non-zero filter_offset: the plain scalar loop. */
+static __attribute__((noinline)) void fc_generic(const bt_fc_params *p, const int8_t *x, int8_t *y, int32_t o) {
+  const int32_t n = p->n_in, off = p->input_offset, foff = p->filter_offset;
+  for (; o < p->n_out; o++) {
+    const int8_t *w = p->weights + o * n;
+    const int32_t j = p->per_channel ? o : 0;
+    int32_t a = 0;
+    for (int32_t i = 0; i < n; i++) a += (w[i] + foff) * (x[i] + off);
+    if (p->bias) a += p->bias[o];
+    y[o] = (int8_t)bt_clamp(bt_mbqm_fast(a, p->multiplier[j], p->shift[j]) + p->output_offset, p->act_min, p->act_max);
+  }
+}
+
 void bt_fully_connected_s8(const bt_fc_params *p, const int8_t *in, int8_t *out) {
-  const int32_t n = p->n_in, n_out = p->n_out, off = p->input_offset, foff = p->filter_offset;
-  const int8_t *const wts = p->weights;
-  const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
   for (int32_t b = 0; b < p->batches; b++) {
-    const int8_t *x = in + b * n;
-    int8_t *y = out + b * n_out;
+    const int8_t *x = in + b * p->n_in;
+    int8_t *y = out + b * p->n_out;
     int32_t o = 0;
 #ifdef BT_RVV
-    if (p->per_channel && foff == 0) {
+    if (p->per_channel && p->filter_offset == 0) {
+      const int32_t n = p->n_in, n_out = p->n_out, off = p->input_offset;
       for (; o < n_out;) {
         const int32_t vl = bt_rvv_setvl16(n_out - o);
         bt_rvv_acc_zero(vl);
-        const int8_t *w = wts + o * n;
+        const int8_t *w = p->weights + o * n;
         for (int32_t i = 0; i < n; i++) bt_rvv_mac_vx_strided(w + i, n, x[i] + off);
-        bt_rvv_requant_store(vl, p->bias ? p->bias + o : 0, p->multiplier + o, p->shift + o, zp, lo, hi, y + o);
+        bt_rvv_requant_store(vl, p->bias ? p->bias + o : 0, p->multiplier + o, p->shift + o, p->output_offset,
+                             p->act_min, p->act_max, y + o);
         o += vl;
       }
     }
 #endif
-    if (foff == 0) {
-      if (p->per_channel) fc_vector(p, 1, x, y, o);
-      else fc_vector(p, 0, x, y, o);
-      continue;
-    }
-    for (; o < n_out; o++) {
-      const int8_t *w = wts + o * n;
-      const int32_t j = p->per_channel ? o : 0;
-      int32_t a = 0;
-      for (int32_t i = 0; i < n; i++) a += (w[i] + foff) * (x[i] + off);
-      if (p->bias) a += p->bias[o];
-      y[o] = (int8_t)bt_clamp(bt_mbqm_fast(a, p->multiplier[j], p->shift[j]) + zp, lo, hi);
-    }
+    if (p->filter_offset != 0) fc_generic(p, x, y, o);
+    else if (p->per_channel) fc_vector(p, 1, x, y, o);
+    else fc_vector(p, 0, x, y, o);
   }
 }
