@@ -161,7 +161,8 @@ def _placement(g, plan, a):
         return None
     from . import regions, targets
 
-    return regions.place(g, plan, targets.get(a.board))
+    t = targets.get(a.board)
+    return regions.place(g, regions.place_arena(g, plan, t), t)
 
 
 def _say_placement(a, plan_json: dict) -> None:

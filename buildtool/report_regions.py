@@ -9,10 +9,17 @@ _W, _ROW, _ML, _MR = 960, 34, 110, 250
 _FILL = {"weights": "#4c9ed9", "arena": "#e8a33c"}
 
 
+def _arena_in(p, region: str) -> int:
+    """Arena bytes the placement puts in region (its buffers' part there when they are spread)."""
+    if p.arena_parts:
+        return p.arena_parts.get(region, 0)
+    return p.arena_bytes if p.arena == region else 0
+
+
 def _parts(p, region: str) -> list:
     """(kind, bytes) of what the placement puts in region."""
-    weights = p.used.get(region, 0) - (p.arena_bytes if p.arena == region else 0)
-    return [(k, n) for k, n in (("weights", weights), ("arena", p.arena_bytes if p.arena == region else 0)) if n]
+    arena = _arena_in(p, region)
+    return [(k, n) for k, n in (("weights", p.used.get(region, 0) - arena), ("arena", arena)) if n]
 
 
 def placement_svg(p) -> str:
@@ -45,9 +52,24 @@ def placement_html(p) -> str:
     """The section of the report page: the bars and a table of regions."""
     rows = "".join(f"<tr><td>{html.escape(r)}</td><td>{p.used.get(r, 0):,}</td><td>{p.sizes[r]:,}</td>"
                    f"<td>{sum(1 for v in p.weights.values() if v == r)}</td>"
-                   f"<td>{'yes' if p.arena == r else ''}</td></tr>" for r in p.order)
+                   f"<td>{_arena_cell(p, r)}</td></tr>" for r in p.order)
     return (f"<h2>Memory regions of {html.escape(p.board)}</h2>\n"
             f"<p>Weights placed to minimise cost per byte read x bytes read per inference (cost {p.cost:,}); "
-            f"the arena in the cheapest region that holds it.</p>\n{placement_svg(p)}\n"
+            f"{_arena_note(p)}</p>\n{placement_svg(p)}\n"
             f"<table><tr><th>region</th><th>bytes used</th><th>size</th><th>weight tensors</th><th>arena</th></tr>"
             f"{rows}</table>\n")
+
+
+def _arena_cell(p, region: str) -> str:
+    """The table's arena column: yes (the whole arena) or its bytes there (spread buffers)."""
+    if p.arena_parts:
+        return f"{p.arena_parts[region]:,} B" if region in p.arena_parts else ""
+    return "yes" if p.arena == region else ""
+
+
+def _arena_note(p) -> str:
+    """How the arena was placed."""
+    if p.arena_parts:
+        return ("the arena's buffers spread over " + ", ".join(f"{r} ({n:,} B)" for r, n in p.arena_parts.items())
+                + ", minimising the bytes moved in the slow regions (arena/regional.py).")
+    return "the arena in the cheapest region that holds it."
