@@ -329,7 +329,6 @@ def run(board_name: str, out_dir, x, **kw) -> tuple:
 def build(spec, board_name: str, out_dir, options: PlanOptions | None = None, plan=None,
           kernels: tuple | None = None, stack_bytes: int | None = None, fit_hint: str = "--optimize ram") -> dict:
     """The whole flow: read, check, plan, check it fits, generate, link. Returns the paths written."""
-    from .regions import place_arena
     from .toolchain import check_fits, check_tools
 
     options = PlanOptions.from_map(options)
@@ -338,7 +337,6 @@ def build(spec, board_name: str, out_dir, options: PlanOptions | None = None, pl
     model = read_model(spec)
     check(model)
     plan = plan if plan is not None else plan_memory(model.graph, options)
-    plan = place_arena(model.graph, plan, t)  # arena buffers over the board's regions when RAM is short
     check_fits(model.graph, plan, t, fit_hint, options)
     out = Path(out_dir).resolve()
     elf = out / "firmware.elf"

@@ -40,6 +40,7 @@ class Placement:
     primary: str = ""  # the region holding the image's header (bt_weights)
     order: tuple = field(default=())  # the regions in the board's order
     arena_parts: dict = field(default_factory=dict)  # region -> arena bytes there, when the buffers are spread
+    arena_buffers: tuple = field(default=())  # then (region, offset there, size, first step, last step) each
 
     def group(self, region: str, tensors: list) -> list:
         """tensors (in their given order) placed in region."""
@@ -111,7 +112,14 @@ def place(g, plan, board, align: int | None = None) -> Placement:
     cost = sum(wregs[c].cost * t[i] for i, c in zip(tensors, choice))
     return Placement(board.name, weights, arena_reg, arena_bytes, used, {r.name: r.size for r in regions},
                      t, cost, primary.name, tuple(r.name for r in regions),
-                     {r["name"]: r["bytes"] for r in spread or []})
+                     {r["name"]: r["bytes"] for r in spread or []}, _spread_buffers(plan) if spread else ())
+
+
+def _spread_buffers(plan) -> tuple:
+    """(region, region-local offset, size, first step, last step) of each buffer of a spread plan."""
+    at = {b.id: b for b in plan.buffers}
+    return tuple((r["name"], at[k].offset - r["base"], at[k].size, at[k].first_step, at[k].last_step)
+                 for r in plan.arena_regions for k in r["buffers"])
 
 
 def arena_regions(board) -> list:

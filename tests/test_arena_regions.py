@@ -7,10 +7,15 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import fixed_input, tflm_run
+from conftest import fixed_input, run_app, tflm_run
 
 from buildtool import pipeline, regions, report_regions, runner, targets
 from buildtool.arena.regional import ArenaRegion, buffer_traffic, spread
@@ -131,5 +136,38 @@ def test_arena_larger_than_ram_runs_bit_exact_with_buffers_in_psram(demo, capsys
     assert p.arena_parts == {"sram": fast["bytes"], "psram": slow["bytes"]}
     svg = report_regions.placement_svg(p)
     assert f"<title>arena: {slow['bytes']:,} B</title>" in svg and f"<title>arena: {fast['bytes']:,} B</title>" in svg
+    panels = report_regions.arena_svg(p)  # every buffer drawn in its region's own offsets
+    assert panels.count("<title>") == len(spread_plan.buffers)
+    for r in spread_plan.arena_regions:
+        for k in r["buffers"]:
+            b = spread_plan.buffers[k]
+            lo = b.offset - r["base"]
+            assert f"<title>{r['name']}: [{lo:,}, {lo + b.size:,}) steps {b.first_step}..{b.last_step}</title>" in panels
+    assert report_regions.arena_svg(regions.place(g, plan, targets.get("cortex-m4"))) == ""
     assert main(["plan", DEMO, "--board", SMALL]) == 0
     assert f"psram: {slow['bytes']:,} / 16,777,216 B (arena buffers ({slow['bytes']:,} B))" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_scons_user_app_spreads_the_arena_the_same_way(demo, tmp_path):
+    """examples/scons (the user's main.c; its plan step knows no board): the code step spreads the arena
+    as the build did, the board's linker script has the PSRAM arena section, the app runs bit-exact."""
+    g, _, spread_plan, paths = demo
+    root = Path(__file__).resolve().parents[1]
+    top = tmp_path / "app"
+    shutil.copytree(root / "examples" / "scons", top, ignore=shutil.ignore_patterns("build", ".sconsign*"))
+    (top / f"{DEMO}.tflite").write_bytes(serialize(g))  # the same name: the same model.c
+    r = subprocess.run([sys.executable, "-m", "SCons", "-Q", f"toolpath={root / 'buildtool' / 'scons'}",
+                        f"board={SMALL}", f"model={DEMO}.tflite"], cwd=top, capture_output=True, text=True,
+                       timeout=600, env=dict(os.environ, PYTHONPATH=str(root)))
+    assert r.returncode == 0, r.stdout + r.stderr
+    slow = spread_plan.arena_regions[1]["bytes"]
+    assert f"arena {spread_plan.arena_regions[0]['bytes'] / 1024:,.1f} KiB" in r.stdout
+    assert f"; psram {slow / 1024:,.1f} KiB of 16,384.0 KiB (0 %) = arena" in r.stdout
+    built = next((top / "build").rglob("model.c")).read_text()
+    assert built == paths["model_c"].read_text()
+    elf = top / "build" / SMALL / "app.elf"
+    assert runner.symbols(targets.get(SMALL), elf)["bt_arena_psram"][1] == slow
+    x = fixed_input(g.tensors[g.inputs[0]].shape, 0)
+    out, _ = run_app(SMALL, elf, x, tmp_path)
+    assert out == np.ascontiguousarray(tflm_run(serialize(g), [x])[0]).tobytes()
