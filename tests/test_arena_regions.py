@@ -5,6 +5,7 @@ bit-exact in QEMU with the rest of the arena in PSRAM."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import os
@@ -171,3 +172,29 @@ def test_scons_user_app_spreads_the_arena_the_same_way(demo, tmp_path):
     x = fixed_input(g.tensors[g.inputs[0]].shape, 0)
     out, _ = run_app(SMALL, elf, x, tmp_path)
     assert out == np.ascontiguousarray(tflm_run(serialize(g), [x])[0]).tobytes()
+
+
+@pytest.mark.slow
+def test_state_in_psram_persists_across_invocations_bit_exact(monkeypatch, tmp_path):
+    """The keyword model's SVDF state buffers (persistent) spread too, on a board whose RAM holds half
+    its arena: model_init sets the state in each region, every invocation equals TFLM's."""
+    from test_stateful import KWS, random_inputs, real_model, tflm_sequence
+
+    path = real_model(KWS)
+    model = pipeline.read_model(str(path))
+    g = model.graph
+    plan = pipeline.plan_memory(g)
+    base = targets.get(SMALL)
+    t = dataclasses.replace(base, name="m4-half-ram", ram_bytes=base.stack_bytes + plan.arena_bytes // 2)
+    monkeypatch.setattr(targets, "_CACHE", {**targets.boards(), t.name: t})
+    spread_plan = regions.place_arena(g, plan, t)
+    kinds = {r["name"]: {spread_plan.buffers[k].kind for k in r["buffers"]} for r in spread_plan.arena_regions}
+    assert "persistent" in kinds["psram"]
+    paths = pipeline.build(model, t.name, tmp_path, plan=plan)
+    assert "(bt_arena_psram + " in paths["model_c"].read_text()
+    sets = random_inputs(g, np.random.default_rng(0), 3)
+    got, _, _ = runner.run(t.name, tmp_path, sets, sequence=True, profile=False)
+    want, _ = tflm_sequence(path.read_bytes(), sets, 1)
+    assert len(got) == len(want) == 3
+    for y, w in zip(got, want):
+        assert np.array_equal(np.asarray(y).reshape(-1), np.asarray(w[0]).reshape(-1))
