@@ -155,7 +155,11 @@ def cmd_report(a) -> int:
     after = before
     if not g.variable_tensors() or opts.fused:
         after = make_plan(g, a, opts if opts.fused else dataclasses.replace(opts, optimize="ram"))
-    html, svg = write_report(g, before, after, a.output, placement=_placement(g, after, a))
+    placement = _placement(g, after, a)
+    if placement is not None and after is not before:  # the layer-by-layer plan's too when its buffers spread
+        spread = _placement(g, before, a)
+        placement = (placement, spread) if spread.arena_parts else placement
+    html, svg = write_report(g, before, after, a.output, placement=placement)
     print(f"wrote {html} and {svg}")
     return 0
 
@@ -166,7 +170,8 @@ def _placement(g, plan, a):
         return None
     from . import regions, targets
 
-    return regions.place(g, plan, targets.get(a.board))
+    t = targets.get(a.board)
+    return regions.place(g, regions.place_arena(g, plan, t), t)
 
 
 def _say_placement(a, plan_json: dict) -> None:

@@ -33,7 +33,8 @@ __all__ = ["Model", "PlanOptions", "locate", "read_model", "check", "plan_memory
 # given a fused plan (its weights' placement follows the plan's tile counts)
 _FUSED_PLAN_LOADER = ("codegen", "refops", "fusion/__init__.py", "fusion/costs.py", "fusion/dag.py", "fusion/pipeline.py",
                       "fusion/lifetimes.py", "fusion/receptive.py", "fusion/schedule.py", "fusion_exec.py",
-                      "arena/__init__.py", "arena/checker.py", "arena/exact.py", "arena/packers.py")
+                      "arena/__init__.py", "arena/checker.py", "arena/exact.py", "arena/packers.py",
+                      "arena/regional.py")
 STEP_SOURCES = {  # a superset of what the step imports (tests/test_gen.py checks it); "__init__.py": the version
     "model": ("__init__.py", "zoo.py", "builder.py", "tflite_writer.py", "tflite_options.py", "ir.py", "refops",
               "pipeline.py", "options.py", "opdefs.py", "ops.py", "ops_extra.py", "stateful.py"),
@@ -243,7 +244,9 @@ def manifest(model: Model, plan, board: str) -> dict:
     from .op_cost import region_macs
 
     order, opcodes = plan.manifest_order(g)
-    return {"model": g.name, "board": board, "arena_bytes": plan.arena_bytes, "inputs": io(g.inputs),
+    from .plan import first_bytes
+
+    return {"model": g.name, "board": board, "arena_bytes": first_bytes(plan), "inputs": io(g.inputs),
             "outputs": io(g.outputs), "order": order, "opcodes": opcodes, "macs": region_macs(g, plan)}
 
 
@@ -265,6 +268,9 @@ def code(model: Model, plan, board: str) -> dict:
 
     from . import targets
 
+    from .regions import place_arena
+
+    plan = place_arena(model.graph, plan, targets.get(board))  # arena/regional.py; the plan itself when it fits RAM
     model_c, model_h = plan.emit_c(model.graph, board, targets.get(board).weights_align)
     return {"plan.json": json.dumps(plan.to_json(model.graph), indent=1) + "\n", "model.c": model_c,
             "model.h": model_h, "firmware.json": json.dumps(manifest(model, plan, board), indent=1) + "\n"}

@@ -88,6 +88,27 @@ class Plan(Protocol):
     def to_json(self, g=None) -> dict: ...
 
 
+def first_bytes(plan) -> int:
+    """Bytes of the plan's arena in its first (cheapest) region: the whole arena unless spread."""
+    regs = getattr(plan, "arena_regions", None)
+    return regs[0]["bytes"] if regs else plan.arena_bytes
+
+
+def arena_symbol(plan, r: dict) -> str:
+    """The C array holding region r of the plan's arena: bt_arena for the first, bt_arena_<name> after."""
+    return "bt_arena" if r is plan.arena_regions[0] or r["base"] == 0 else f"bt_arena_{r['name']}"
+
+
+def region_of(plan, offset: int) -> dict:
+    """The arena region (plan.arena_regions entry) holding virtual byte offset."""
+    for r in plan.arena_regions:
+        if r["base"] <= offset < r["base"] + r["bytes"]:
+            return r
+    from .errors import PlanError
+
+    raise PlanError(f"arena offset {offset} lies in no region of the plan")
+
+
 def plan_from_json(d: dict, g=None) -> Plan:
     """A plan read back from its JSON (g: the graph it was made for; a fused plan needs it)."""
     if "input_accounting" in d:  # only a fused plan says how its input is counted
@@ -113,6 +134,9 @@ class ArenaPlan:
     macs: int = 0
     params_bytes: int = 0
     align: int = 16
+    # [] = one arena; else the regions the buffers are placed in (arena/regional.py), cheapest first:
+    # {"name", "base": its first virtual offset, "bytes", "buffers": [buffer ids]}
+    arena_regions: list = field(default_factory=list)
 
     def persistent(self) -> list:
         """The persistent buffers (one per variable tensor), by id."""
@@ -173,7 +197,13 @@ class ArenaPlan:
             "tensors": [asdict(self.tensors[k]) for k in sorted(self.tensors)],
             "scratch": [asdict(self.scratch[k]) for k in sorted(self.scratch)],
             "buffers": [asdict(b) for b in self.buffers],
-        }
+        } | ({"arena_regions": self._regions_json()} if self.arena_regions else {})
+
+    def _regions_json(self) -> list:
+        """Per region: its name, virtual base, bytes, and each buffer's id and region-local offset."""
+        at = {b.id: b.offset for b in self.buffers}
+        return [{"name": r["name"], "base": r["base"], "bytes": r["bytes"],
+                 "buffers": [{"id": k, "offset": at[k] - r["base"]} for k in r["buffers"]]} for r in self.arena_regions]
 
     @staticmethod
     def from_json(d: dict) -> "ArenaPlan":
@@ -184,4 +214,6 @@ class ArenaPlan:
             total_activation_bytes=d["total_activation_bytes"], order=list(d["order"]),
             buffers=[Buffer(**b) for b in d["buffers"]], tensors=tensors, scratch=scratch,
             inplace_ops=list(d.get("inplace_ops", [])), planner=d["planner"], optimal=d["optimal"],
-            macs=d["macs"], params_bytes=d["params_bytes"], align=d.get("align", 16))
+            macs=d["macs"], params_bytes=d["params_bytes"], align=d.get("align", 16),
+            arena_regions=[{"name": r["name"], "base": r["base"], "bytes": r["bytes"],
+                            "buffers": [b["id"] for b in r["buffers"]]} for r in d.get("arena_regions", [])])

@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .arena.regional import ArenaRegion
+from .arena.regional import spread as spread_arena
 from .errors import PlanError
 from .flash import EXT_ALIGN, HEADER_BYTES, flash_tensors
 from .plan import align_up
@@ -37,6 +39,8 @@ class Placement:
     cost: int  # sum of cost x traffic
     primary: str = ""  # the region holding the image's header (bt_weights)
     order: tuple = field(default=())  # the regions in the board's order
+    arena_parts: dict = field(default_factory=dict)  # region -> arena bytes there, when the buffers are spread
+    arena_buffers: tuple = field(default=())  # then (region, offset there, size, first step, last step) each
 
     def group(self, region: str, tensors: list) -> list:
         """tensors (in their given order) placed in region."""
@@ -49,7 +53,8 @@ class Placement:
     def to_json(self) -> dict:
         return {"board": self.board, "arena": self.arena, "arena_bytes": self.arena_bytes, "cost": self.cost,
                 "regions": [{"name": r, "size": self.sizes[r], "used": self.used.get(r, 0),
-                             "tensors": sorted(i for i, v in self.weights.items() if v == r)} for r in self.order]}
+                             "tensors": sorted(i for i, v in self.weights.items() if v == r)} for r in self.order]
+                } | ({"arena_parts": dict(self.arena_parts)} if self.arena_parts else {})
 
 
 def traffic(g, plan=None) -> dict:
@@ -98,13 +103,45 @@ def place(g, plan, board, align: int | None = None) -> Placement:
     used[primary.name] += HEADER_BYTES
     if any(c for c in choice):  # the image's part in the primary region ends where the external part starts
         used[primary.name] = align_up(used[primary.name], EXT_ALIGN)
-    arena_reg = _arena_region(regions, plan.arena_bytes + board.stack_bytes if plan is not None else 0)
+    spread = getattr(plan, "arena_regions", None)
+    arena_reg = spread[0]["name"] if spread else _arena_region(
+        regions, plan.arena_bytes + board.stack_bytes if plan is not None else 0)
     arena_bytes = plan.arena_bytes if plan is not None else 0
-    if arena_reg is not None:
-        used[arena_reg] += arena_bytes
+    for r in spread or ([{"name": arena_reg, "bytes": arena_bytes}] if arena_reg is not None else []):
+        used[r["name"]] += r["bytes"]
     cost = sum(wregs[c].cost * t[i] for i, c in zip(tensors, choice))
     return Placement(board.name, weights, arena_reg, arena_bytes, used, {r.name: r.size for r in regions},
-                     t, cost, primary.name, tuple(r.name for r in regions))
+                     t, cost, primary.name, tuple(r.name for r in regions),
+                     {r["name"]: r["bytes"] for r in spread or []}, _spread_buffers(plan) if spread else ())
+
+
+def _spread_buffers(plan) -> tuple:
+    """(region, region-local offset, size, first step, last step) of each buffer of a spread plan."""
+    at = {b.id: b for b in plan.buffers}
+    return tuple((r["name"], at[k].offset - r["base"], at[k].size, at[k].first_step, at[k].last_step)
+                 for r in plan.arena_regions for k in r["buffers"])
+
+
+def arena_regions(board) -> list:
+    """The board's regions that may hold arena buffers as arena/regional.py takes them, cheapest first
+    (board order breaks ties): capacity = size - reserve, less the stack in the RAM region."""
+    regions = board.memory_regions()
+    regs = sorted((r for r in regions if "arena" in r.holds), key=lambda r: (r.cost, regions.index(r)))
+    return [ArenaRegion(r.name, max(0, r.size - r.reserve - (board.stack_bytes if r.memory == "RAM" else 0)), r.cost)
+            for r in regs]
+
+
+def place_arena(g, plan, board):
+    """plan with its arena buffers spread over the board's regions when the board has regions of its
+    own and the arena does not fit the cheapest whole (arena/regional.py); else plan itself. A fused
+    plan keeps its arena whole (its tile buffers are not placed one by one)."""
+    if plan is None or plan.kind != "arena" or not board.regions or plan.arena_regions:
+        return plan
+    regs = arena_regions(board)
+    memory = {r.name: r.memory for r in board.memory_regions()}
+    if not regs or memory[regs[0].name] != "RAM":  # the firmware's bt_arena is in RAM
+        return plan
+    return spread_arena(g, plan, regs)
 
 
 def _no_fit(g, board, wregs, caps, need: int) -> PlanError:
@@ -196,7 +233,10 @@ def describe(p: Placement) -> list:
     lines = []
     for r in p.order:
         n = sum(1 for v in p.weights.values() if v == r)
-        what = ([f"{n} weight tensors"] if n else []) + (["the arena"] if p.arena == r else [])
+        parts = p.arena_parts or ({p.arena: p.arena_bytes} if p.arena else {})
+        whole = len(parts) == 1
+        what = ([f"{n} weight tensors"] if n else []) + (
+            ["the arena" if whole else f"arena buffers ({parts[r]:,} B)"] if r in parts else [])
         if what:
             lines.append(f"{r}: {p.used[r]:,} / {p.sizes[r]:,} B ({', '.join(what)})")
     return lines

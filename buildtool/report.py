@@ -105,7 +105,7 @@ def memory_svg(g, before, after, title: str = "") -> str:
 
 def report_html(g, before, after, title: str, placement=None) -> str:
     """A self-contained page: the figure, the headline numbers and the block table (and, given a
-    board's placement of the optimised plan, its memory regions: report_regions.py)."""
+    board's placement of the optimised plan, its memory regions: report_regions.py; a tuple: several)."""
     streamed = after.to_json(g).get("input_accounting") == "streamed"
     acc = "input streamed (not in the arena)" if streamed else "input held in the arena"
     rows = []
@@ -139,7 +139,7 @@ def _placement_section(placement) -> str:
         return ""
     from .report_regions import placement_html
 
-    return placement_html(placement)
+    return "".join(placement_html(p) for p in (placement if isinstance(placement, tuple) else (placement,)))
 
 
 def write_report(g, before, after, path: str, title: str | None = None, placement=None) -> tuple:

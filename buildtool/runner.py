@@ -235,8 +235,11 @@ def memory_summary(t: targets.Target, elf, arena_bytes: int) -> str:
     def of(n: int, total: int) -> str:
         return f"{_kib(n)} of {_kib(total)} ({100 * n / total:.0f} %)" if total else _kib(n)
 
-    ext = "".join(f"; {r.name} {of(n, r.size)} = weights" for r in t.external_regions()
-                  for n in [_section_bytes(t, elf, (f".bt_weights_{r.name}",))] if n)
+    ext = ""
+    for r in t.extra_memories():  # weights and arena buffers placed in external regions
+        w, a = (_section_bytes(t, elf, (f".bt_{kind}_{r.name}",)) for kind in ("weights", "arena"))
+        what = ([f"weights {_kib(w)}" if a else "weights"] if w else []) + ([f"arena {_kib(a)}"] if a else [])
+        ext += f"; {r.name} {of(w + a, r.size)} = {' + '.join(what)}" if what else ""
     return (f"{t.name}: RAM {of(ram, t.ram_bytes)} = arena {_kib(arena_bytes)} + stack {_kib(stack)} + "
             f"static {_kib(static - arena_bytes)}; flash {of(code + weights, t.flash_bytes)} = code {_kib(code)} "
             f"+ weights {_kib(weights)}{ext}")

@@ -272,14 +272,19 @@ def _optimize_ram_hint(g: Graph, plan, t: targets.Target, options: PlanOptions, 
 
 
 def check_fits(g: Graph, plan, t: targets.Target, hint: str = "--optimize ram", options=None) -> None:
-    """Refuse, before anything is written or linked, a model whose arena and stack exceed the
-    board's RAM or whose weights exceed its flash: one line naming the board's size and the
+    """Refuse, before anything is written or linked, a model whose arena (its RAM part, when the
+    board's regions take the rest: regions.place_arena) and stack exceed the board's RAM or whose
+    weights exceed its flash: one line naming the board's size and the
     need, suggesting --optimize ram (or hint: how the caller spells it) when the least-RAM
     fusion plan would fit."""
-    if t.ram_bytes and plan.arena_bytes + t.stack_bytes > t.ram_bytes:
-        need = plan.arena_bytes + t.stack_bytes
+    from .plan import first_bytes
+    from .regions import place_arena
+
+    plan = place_arena(g, plan, t)  # on a board with regions, arena buffers RAM cannot hold go elsewhere
+    if t.ram_bytes and first_bytes(plan) + t.stack_bytes > t.ram_bytes:
+        need = first_bytes(plan) + t.stack_bytes
         raise FirmwareError(f"{g.name} does not fit board {t.name}: it needs {_b(need)} of RAM (arena "
-                            f"{_b(plan.arena_bytes)} + stack {_b(t.stack_bytes)}), the board has {_ram_size(t)}"
+                            f"{_b(first_bytes(plan))} + stack {_b(t.stack_bytes)}), the board has {_ram_size(t)}"
                             + _optimize_ram_hint(g, plan, t, PlanOptions.from_map(options), hint))
     if t.regions:  # the placement fits every weight in a region, or says by how much it cannot
         from .regions import place

@@ -161,6 +161,32 @@ def problems(g: Graph, plan: ArenaPlan) -> list:
         err.append(f"total_activation_bytes {plan.total_activation_bytes} != recomputed {tot}")
 
     err += _sharing_problems(g, plan, step, first, last)
+    err += region_problems(plan)
+    return err
+
+
+def region_problems(plan) -> list:
+    """A plan over several arena regions: the regions lie one after the other from 0 to arena_bytes
+    (each its own address space), every buffer is in exactly one, and wholly inside it (so no two
+    regions share a byte and each region's offsets run from 0 to its bytes)."""
+    regs = getattr(plan, "arena_regions", None) or []
+    if not regs:
+        return []
+    err, at, owner = [], 0, {}
+    for r in regs:
+        if r["base"] != at or r["bytes"] < 0 or r["bytes"] % plan.align:
+            err.append(f"arena region {r['name']} at {r['base']} ({r['bytes']} B) does not follow at {at}")
+        at = r["base"] + r["bytes"]
+        for k in r["buffers"]:
+            owner.setdefault(k, []).append(r)
+    if at != plan.arena_bytes:
+        err.append(f"arena regions end at {at}, arena_bytes is {plan.arena_bytes}")
+    for b in plan.buffers:
+        rs = owner.get(b.id, [])
+        if len(rs) != 1:
+            err.append(f"buffer {b.id} is in {len(rs)} arena regions")
+        elif not (rs[0]["base"] <= b.offset and b.offset + _up(b.size, plan.align) <= rs[0]["base"] + rs[0]["bytes"]):
+            err.append(f"buffer {b.id} [{b.offset}, {b.offset + b.size}) is not inside region {rs[0]['name']}")
     return err
 
 

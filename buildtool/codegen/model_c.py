@@ -17,7 +17,7 @@ import numpy as np
 from .. import flash
 from ..errors import ModelError, PlanError
 from ..ir import Graph
-from ..plan import ArenaPlan
+from ..plan import ArenaPlan, arena_symbol, first_bytes, region_of
 from ..refops import prepare
 from ..refops.shape_ops import _slice_bounds
 from . import qparams
@@ -82,8 +82,16 @@ class _Emitter(ExtraOpsEmitter):
                             f"re-plan the model")
         return p
 
+    def at(self, off: int) -> str:
+        """C expression of plan arena offset off: bt_arena + off, or with the buffers placed in several
+        regions (arena/regional.py) that region's arena + the offset in it."""
+        if not getattr(self.plan, "arena_regions", None):
+            return f"bt_arena + {off}"
+        r = region_of(self.plan, off)
+        return f"{arena_symbol(self.plan, r)} + {off - r['base']}"
+
     def act(self, i: int, ctype: str = "int8_t") -> str:
-        return f"(({ctype} *)(bt_arena + {self.place(i).offset}))"
+        return f"(({ctype} *)({self.at(self.place(i).offset)}))"
 
     def cact(self, i: int) -> str:
         """Activation pointer typed by the tensor's element type."""
@@ -217,7 +225,7 @@ class _Emitter(ExtraOpsEmitter):
             if sc is None or self.place(op.inputs[0]).offset != self.place(op.outputs[0]).offset:
                 raise PlanError(f"in-place depthwise operator {op.index} needs a scratch buffer and its output "
                                 f"at its input's offset; re-plan the model")
-            self.call(op, f"bt_depthwise_s8_inplace(&{n}_p, {self.act(op.inputs[0])}, bt_arena + {sc.offset});")
+            self.call(op, f"bt_depthwise_s8_inplace(&{n}_p, {self.act(op.inputs[0])}, {self.at(sc.offset)});")
             return
         h = self.g.tensors[op.outputs[0]].shape[1]
         self.call(op, f"bt_depthwise_s8(&{n}_p, {self.act(op.inputs[0])}, 0, {self.act(op.outputs[0])}, 0, {h});")
@@ -509,7 +517,7 @@ for _name, _fn in STATEFUL_EMITTERS.items():
 def _io_table(e: _Emitter, name: str, idx: list, streamed: tuple = (), prefix: str = "model") -> list:
     """Pointer and size of each model input/output; a streamed input has 0 bytes (it is
     pulled a region at a time by the generated code, never held whole)."""
-    ptrs = ", ".join("bt_arena" if i in streamed else f"bt_arena + {e.place(i).offset}" for i in idx) or "0"
+    ptrs = ", ".join("bt_arena" if i in streamed else e.at(e.place(i).offset) for i in idx) or "0"
     sizes = ", ".join("0" if i in streamed else str(e.g.tensors[i].nbytes) for i in idx) or "0"
     for i in idx:
         if i not in streamed:
@@ -535,12 +543,16 @@ def check_prefix(prefix: str) -> None:
                         f"([a-z][a-z0-9_]*) not starting with bt_ or fx_")
 
 
-def _shared_arena(prefix: str, arena_base, align: int) -> str:
-    """model.c's arena line(s): its own static arena, or (arena_base given) its part of the shared
-    bt_arena that the multi-model firmware defines (offsets from byte arena_base of it)."""
+def _shared_arena(prefix: str, arena_base, align: int, plan=None) -> str:
+    """model.c's arena line(s): its own static arena (and one per further region the plan places
+    buffers in, in the linker section .bt_arena_<region>), or (arena_base given) its part of the
+    shared bt_arena that the multi-model firmware defines (offsets from byte arena_base of it)."""
     p = prefix.upper()
     if arena_base is None:
-        return f"int8_t bt_arena[{p}_ARENA_BYTES] __attribute__((aligned({align})));"
+        more = (getattr(plan, "arena_regions", None) or [])[1:]
+        return "\n".join([f"int8_t bt_arena[{p}_ARENA_BYTES] __attribute__((aligned({align})));"]
+                         + [f"int8_t {arena_symbol(plan, r)}[{r['bytes']}] "
+                            f"__attribute__((section(\".bt_arena_{r['name']}\"), aligned({align})));" for r in more])
     lines = [f"/* bt_arena is shared with other models (defined by the multi-model firmware); this model's\n"
              f"   offsets start at its byte {arena_base}. */"]
     if arena_base:
@@ -621,7 +633,7 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
 #include <stdint.h>
 
 #define {P}_NAME {c_string(g.name)}
-#define {P}_ARENA_BYTES {plan.arena_bytes}u
+#define {P}_ARENA_BYTES {first_bytes(plan)}u
 #define {P}_NUM_OPS {len(g.operators)}
 #define {P}_NUM_STEPS {len(plan.order)}
 #define {P}_NUM_INPUTS {len(g.inputs)}
@@ -664,7 +676,7 @@ void bt_profile_end(int op);
 __attribute__((weak)) void bt_profile_begin(int op) {{ (void)op; }}
 __attribute__((weak)) void bt_profile_end(int op) {{ (void)op; }}
 
-{_shared_arena(p, arena_base, align)}{"" if p == "model" else chr(10) + "#define bt_weights " + weights}
+{_shared_arena(p, arena_base, align, plan)}{"" if p == "model" else chr(10) + "#define bt_weights " + weights}
 
 static const uint8_t bt_model_hash[16] = {_ints(list(mhash), 16)};
 

@@ -17,7 +17,9 @@ def state_reset(e) -> list:
     lines = []
     for v in e.g.variable_tensors():
         t = e.g.tensors[v]
-        lines.append(f"  for (uint32_t i = 0; i < {t.nbytes}u; i++) bt_arena[{e.place(v).offset}u + i] = "
+        off = e.place(v).offset
+        byte = f"({e.at(off)})[i]" if getattr(e.plan, "arena_regions", None) else f"bt_arena[{off}u + i]"
+        lines.append(f"  for (uint32_t i = 0; i < {t.nbytes}u; i++) {byte} = "
                      f"(int8_t){t.state_fill_byte - 256 if t.state_fill_byte > 127 else t.state_fill_byte}; "
                      f"/* state '{_safe(t.name)}' */")
     return lines
@@ -44,7 +46,7 @@ def SVDF(e, op) -> None:
                   bias=e.weight(op.inputs[3], "int32_t") if op.inputs[3] >= 0 else "0")
     from .model_c import _struct
     e.declare(f"static const bt_svdf_params {n}_p = {_struct(fields)};")
-    e.call(op, f"bt_svdf_s8(&{n}_p, {e.act(op.inputs[0])}, bt_arena + {e.place(op.inputs[4]).offset}, "
+    e.call(op, f"bt_svdf_s8(&{n}_p, {e.act(op.inputs[0])}, {e.at(e.place(op.inputs[4]).offset)}, "
                f"{e.act(op.outputs[0])});")
 
 

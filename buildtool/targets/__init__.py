@@ -113,11 +113,17 @@ class Target:
         """Regions beyond the board's flash and RAM that may hold weights (their own linker sections)."""
         return tuple(r for r in self.regions if "weights" in r.holds and r.memory not in ("FLASH", "RAM"))
 
+    def extra_memories(self) -> tuple:
+        """Regions beyond the board's flash and RAM that may hold weights or arena buffers (a MEMORY line
+        each)."""
+        return tuple(r for r in self.regions
+                     if {"weights", "arena"} & set(r.holds) and r.memory not in ("FLASH", "RAM"))
+
     def linker_script(self) -> str:
         """The board's linker script text ("" for native builds)."""
         if not self.linker_template:
             return ""
-        text = _with_regions((FIRMWARE / self.linker_template).read_text(), self.external_regions())
+        text = _with_regions((FIRMWARE / self.linker_template).read_text(), self.extra_memories())
         for key, val in (("FLASH", self.flash_origin), ("FLASHLEN", self.flash_bytes), ("RAM", self.ram_origin),
                          ("RAMLEN", self.ram_bytes), ("STACK", self.stack_bytes)):
             text = text.replace(f"@{key}@", f"0x{val:x}")
@@ -135,13 +141,19 @@ class Target:
 
 
 def _with_regions(text: str, extra: tuple) -> str:
-    """Fill a linker template's @EXT_MEMORY@, @EXT_PHDRS@ and @EXT_SECTIONS@ lines: one MEMORY line,
-    one load segment and one weights section (.bt_weights_<name>) per external region; with none,
+    """Fill a linker template's @EXT_MEMORY@, @EXT_PHDRS@ and @EXT_SECTIONS@ lines: one MEMORY line
+    per extra region; one load segment and one weights section (.bt_weights_<name>) per region that
+    may hold weights; one NOLOAD arena section (.bt_arena_<name>, arena buffers placed there by
+    arena/regional.py; ld drops it when empty) per region that may hold arena buffers. With none,
     the lines go and the rest of the template is as it was."""
-    mem = "".join(f"  {r.memory} (r) : ORIGIN = 0x{r.origin:x}, LENGTH = 0x{r.size:x}\n" for r in extra)
-    phdrs = "".join(f"  {r.name} PT_LOAD;\n" for r in extra)
+    weights = [r for r in extra if "weights" in r.holds]
+    mem = "".join(f"  {r.memory} (r{'w' if 'weights' not in r.holds else ''}) : ORIGIN = 0x{r.origin:x}, "
+                  f"LENGTH = 0x{r.size:x}\n" for r in extra)
+    phdrs = "".join(f"  {r.name} PT_LOAD;\n" for r in weights)
     secs = "".join(f"  .bt_weights_{r.name} : {{ . = ALIGN(64); KEEP(*(.bt_weights_{r.name})) }} "
-                   f"> {r.memory} :{r.name}\n" for r in extra)
+                   f"> {r.memory} :{r.name}\n" for r in weights)
+    secs += "".join(f"  .bt_arena_{r.name} (NOLOAD) : {{ *(.bt_arena_{r.name}) }} > {r.memory} :NONE\n"
+                    for r in extra if "arena" in r.holds)
     return text.replace("@EXT_MEMORY@\n", mem).replace("@EXT_PHDRS@\n", phdrs).replace("@EXT_SECTIONS@\n", secs)
 
 

@@ -5,6 +5,7 @@ from buildtool.targets import Region, Target
 _COMMON = ("-mthumb", "-O2", "-g", "-std=gnu11", "-ffreestanding", "-ffunction-sections", "-fdata-sections")
 _LD = ("-nostdlib", "-nostartfiles", "-Wl,--gc-sections", "-lgcc")
 _SH = ("-nographic", "-semihosting-config", "enable=on,target=native")
+_M4 = ("-mcpu=cortex-m4", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16")
 
 
 def _board(name, cpu, machine, cpu_flags, flash, flash_len, ram, ram_len, regions=()):
@@ -37,8 +38,12 @@ def targets():
     another MPC at 0x38200000, is not used)."""
     m = 1 << 20
     return [
-        _board("cortex-m4", "cortex-m4", "mps2-an386", ("-mcpu=cortex-m4", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"),
-               0x00000000, 4 * m, 0x20000000, 4 * m, an386_regions()),
+        _board("cortex-m4", "cortex-m4", "mps2-an386", _M4, 0x00000000, 4 * m, 0x20000000, 4 * m, an386_regions()),
+        # a part with 256 KiB of on-chip SRAM and external PSRAM (docs/regions.md): mps2-an386 with only
+        # the first 256 KiB of SSRAM2&3 declared (the RAM region takes the board's ram_* fields); an
+        # arena larger than that spreads its buffers into the PSRAM
+        _board("cortex-m4-256k", "cortex-m4", "mps2-an386", _M4, 0x00000000, 4 * m, 0x20000000, 256 * 1024,
+               an386_regions()),
         _board("cortex-m7", "cortex-m7", "mps2-an500", ("-mcpu=cortex-m7", "-mfloat-abi=hard", "-mfpu=fpv5-d16"),
                0x00000000, 4 * m, 0x20000000, 4 * m),
         _board("cortex-m33", "cortex-m33", "mps2-an505",

@@ -315,8 +315,8 @@ def _summary(target, source, env):
 
     elf = Path(str(target[0]))
     if elf.exists():
-        plan = json.loads(Path(env["BT_OUT"], "plan.json").read_text())
-        print(runner.memory_summary(targets.get(env["BT_BOARD"]), elf, plan["arena_bytes"]))
+        man = json.loads(_read_sealed(str(Path(env["BT_OUT"], "firmware.json")))[0])  # arena_bytes: the RAM part
+        print(runner.memory_summary(targets.get(env["BT_BOARD"]), elf, man["arena_bytes"]))
     return 0
 
 
