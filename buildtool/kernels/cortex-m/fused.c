@@ -394,70 +394,84 @@ typedef struct {
   int32_t f02[3], f1[3], acc0;
 } cm_dw3;
 
-/* n interior outputs of one row of a 3x3 undilated depthwise on a dense one-channel input (ip: the
-   first output's top-left tap, rows `row` bytes apart), stride 1: the words x0..x3 of each tap row
-   serve two outputs (SMLAD on bytes 0,2 / 1,3 plus SMLABB / SMLABT for the middle tap); bt_rq2. */
-static inline __attribute__((always_inline)) void dw3_s1(const cm_dw3 *k, const int8_t *ip, int32_t row, int32_t n,
+/* Tap row t (its bytes at r) of a 3x3 one-channel depthwise: x0..x3 as (x0, x2) e, (x1, x3) d; output
+   i adds f02 . e + f1 * x1, output i + 1 f02 . d + f1 * x2. */
+#define CM_DW3_PAIR(t, r)                                                   \
+  do {                                                                      \
+    const uint32_t v = bt_ld4(r);                                           \
+    const int32_t e = bt_sxtb16(v), d = bt_sxtb16_ror8(v);                  \
+    s0 = bt_smlad(k->f02[t], e, s0); s0 = bt_smlabb(k->f1[t], d, s0);       \
+    s1 = bt_smlad(k->f02[t], d, s1); s1 = cm_smlabt(k->f1[t], e, s1);       \
+  } while (0)
+/* Tap row t of one output from the word at r (x3 unused). */
+#define CM_DW3_ONE(t, r)                                                    \
+  do {                                                                      \
+    const uint32_t v = bt_ld4(r);                                           \
+    s0 = bt_smlad(k->f02[t], bt_sxtb16(v), s0);                             \
+    s0 = bt_smlabb(k->f1[t], bt_sxtb16_ror8(v), s0);                        \
+  } while (0)
+/* Tap row t of one output, byte by byte (the last output: a word would reach past its taps). */
+#define CM_DW3_BYTES(t, r) (s0 += (int16_t)k->f02[t] * (r)[0] + k->f1[t] * (r)[1] + (k->f02[t] >> 16) * (r)[2])
+
+/* n outputs of one row of a 3x3 undilated depthwise on a dense one-channel input (r0, r1, r2: the tap
+   rows of the first output), stride 1: the words x0..x3 of each tap row serve two outputs (SMLAD on bytes
+   0,2 / 1,3 plus SMLABB / SMLABT for the middle tap); bt_rq2. */
+static inline __attribute__((always_inline)) void dw3_s1(const cm_dw3 *k, const int8_t *r0, const int8_t *r1,
+                                                        const int8_t *r2, int32_t n,
                                                         int8_t *o, int32_t ops,
                    const bt_conv_params *p, const cm_conv1 *st) {
   const int32_t m = st->m, p2 = st->p2, e1 = st->e1;
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
   int32_t i = 0;
-  for (; i + 2 <= n; i += 2, ip += 2, o += 2 * ops) {
+  for (; i + 2 <= n; i += 2, o += 2 * ops, r0 += 2, r1 += 2, r2 += 2) {
     int32_t s0 = k->acc0, s1 = k->acc0;
-    const int8_t *r = ip;
-    for (int t = 0; t < 3; t++, r += row) {
-      const uint32_t v = bt_ld4(r);
-      const int32_t e = bt_sxtb16(v), d = bt_sxtb16_ror8(v);   /* (x0, x2), (x1, x3) */
-      s0 = bt_smlad(k->f02[t], e, s0); s0 = bt_smlabb(k->f1[t], d, s0);
-      s1 = bt_smlad(k->f02[t], d, s1); s1 = cm_smlabt(k->f1[t], e, s1);
-    }
+    CM_DW3_PAIR(0, r0); CM_DW3_PAIR(1, r1); CM_DW3_PAIR(2, r2);
     o[0] = cm_out(s0, m, 0, p2, e1, 1, zp, lo, hi);
     o[ops] = cm_out(s1, m, 0, p2, e1, 1, zp, lo, hi);
   }
   if (i < n) {
     int32_t s0 = k->acc0;
-    const int8_t *r = ip;
-    for (int t = 0; t < 3; t++, r += row)
-      s0 += (int16_t)k->f02[t] * r[0] + k->f1[t] * r[1] + (k->f02[t] >> 16) * r[2];
+    CM_DW3_BYTES(0, r0); CM_DW3_BYTES(1, r1); CM_DW3_BYTES(2, r2);
     o[0] = cm_out(s0, m, 0, p2, e1, 1, zp, lo, hi);
   }
 }
 
-/* The same at stride s > 1: one output per word of each tap row (x3 unused), the last output scalar
-   (its word would reach past its taps). */
-static inline __attribute__((always_inline)) void dw3_sn(const cm_dw3 *k, const int8_t *ip, int32_t row, int32_t s,
+/* The same at stride s > 1: one output per word of each tap row (x3 unused), the last output byte by
+   byte. */
+static inline __attribute__((always_inline)) void dw3_sn(const cm_dw3 *k, const int8_t *r0, const int8_t *r1,
+                                                        const int8_t *r2, int32_t s,
                                                         int32_t n, int8_t *o, int32_t ops,
                    const bt_conv_params *p, const cm_conv1 *st) {
   const int32_t m = st->m, p2 = st->p2, e1 = st->e1;
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
-  for (int32_t i = 0; i < n; i++, ip += s, o += ops) {
+  for (int32_t i = 0; i < n; i++, o += ops, r0 += s, r1 += s, r2 += s) {
     int32_t s0 = k->acc0;
-    const int8_t *r = ip;
-    if (i + 1 < n)
-      for (int t = 0; t < 3; t++, r += row) {
-        const uint32_t v = bt_ld4(r);
-        s0 = bt_smlad(k->f02[t], bt_sxtb16(v), s0);
-        s0 = bt_smlabb(k->f1[t], bt_sxtb16_ror8(v), s0);
-      }
-    else
-      for (int t = 0; t < 3; t++, r += row)
-        s0 += (int16_t)k->f02[t] * r[0] + k->f1[t] * r[1] + (k->f02[t] >> 16) * r[2];
+    if (i + 1 < n) { CM_DW3_ONE(0, r0); CM_DW3_ONE(1, r1); CM_DW3_ONE(2, r2); }
+    else { CM_DW3_BYTES(0, r0); CM_DW3_BYTES(1, r1); CM_DW3_BYTES(2, r2); }
     o[0] = cm_out(s0, m, 0, p2, e1, 1, zp, lo, hi);
   }
 }
 
-/* n interior outputs of one row of any one-channel depthwise (ip: the first output's top-left tap). */
-static void dw_any(const bt_conv_params *p, const int32_t *fk, int32_t acc0, const int8_t *ip, int32_t n, int8_t *o,
-                   const cm_conv1 *st) {
-  const int32_t ps = p->in.pixel_stride, in_row = p->in.w * ps, dy = p->dil_h * in_row, dx = p->dil_w * ps;
-  const int32_t step = p->stride_w * ps, ops = p->out.pixel_stride;
-  for (int32_t i = 0; i < n; i++, ip += step, o += ops) {
-    int32_t acc = acc0;
+/* n outputs of one row of a one-channel depthwise (rp[ky]: tap row ky of the first output):
+   3x3 undilated by dw3_s1 / dw3_sn, other undilated widths by cm_rows_out (taps widened per tap row
+   in st->fw), the rest (dilated, or requantised without bt_rq2) tap by tap. */
+static void dw1_row(const bt_conv_params *p, const cm_conv1 *st, const cm_dw3 *k3, int fast3, const int32_t *fk,
+                    const int8_t *const *rp, int32_t n, int8_t *o) {
+  const int32_t ops = p->out.pixel_stride, ps = p->in.pixel_stride, step = p->stride_w * ps, dx = p->dil_w * ps;
+  if (fast3 && st->fast && p->stride_w == 1) { dw3_s1(k3, rp[0], rp[1], rp[2], n, o, ops, p, st); return; }
+  if (fast3 && st->fast) { dw3_sn(k3, rp[0], rp[1], rp[2], p->stride_w, n, o, ops, p, st); return; }
+  if (st->fast && dx == 1)
+    switch (p->kw) {
+#define CM_RUN(k) case k: cm_rows_out(rp, p->kh, step, n, st->fw, o, ops, p, st, (k) >> 2, (k) & 3); return;
+      CM_RUN(1) CM_RUN(2) CM_RUN(3) CM_RUN(4) CM_RUN(5) CM_RUN(6) CM_RUN(7) CM_RUN(8)
+#undef CM_RUN
+      default: break;
+    }
+  for (int32_t i = 0; i < n; i++, o += ops) {
+    int32_t acc = st->acc0;
     const int32_t *f = fk;
-    const int8_t *rp = ip;
-    for (int32_t ky = 0; ky < p->kh; ky++, rp += dy) {
-      const int8_t *q = rp;
+    for (int32_t ky = 0; ky < p->kh; ky++) {
+      const int8_t *q = rp[ky] + i * step;
       for (int32_t kx = 0; kx < p->kw; kx++, q += dx) acc += *f++ * *q;
     }
     *o = cm_out(acc, st->m, st->sh, st->p2, st->e1, st->fast, p->output_offset, p->act_min, p->act_max);
@@ -473,43 +487,111 @@ static void dw1_edge(const bt_conv_params *p, const int8_t *in, int32_t in_y0, c
                            st->e1, st->fast, p->output_offset, p->act_min, p->act_max);
 }
 
+#define CM_PADB 1024   /* bytes of padded tap rows dw1_padded holds (kh + 1 rows) */
+
+/* src[0..n) into dst, then bytes of value z up to dst[m). */
+__attribute__((optimize("no-tree-loop-distribute-patterns")))
+static void cm_fill(int8_t *dst, const int8_t *src, int32_t n, int32_t m, int8_t z) {
+  int32_t i = 0;
+  for (; i < n; i++) dst[i] = src[i];
+  for (; i < m; i++) dst[i] = z;
+}
+
+/* Rows [y0, y1) of an undilated one-channel depthwise (dense input, in_row bytes a row) into d with
+   every output through dw1_row, for boxes that are mostly border (small maps): each input row the
+   taps read copied once into a ring of kh rows, padded with the input's zero point at the sides (a
+   tap row above or below the input: a row of it); the padded terms vanish with the input offset
+   folded into the start value. 0 when the rows do not fit CM_PADB. */
+static int dw1_padded(const bt_conv_params *p, const cm_conv1 *st, const cm_dw3 *k3, int fast3, const int32_t *fk,
+                      const int8_t *in, int32_t in_y0, int32_t in_row, const box_dst *d, int32_t y0, int32_t y1) {
+  const int32_t kh = p->kh, lo = -p->pad_left, hi = (p->out.w - 1) * p->stride_w - p->pad_left + p->kw;
+  const int32_t pw = (hi - lo + 3) & ~3, z = -p->input_offset;
+  if (p->dil_h != 1 || p->dil_w != 1 || p->in.pixel_stride != 1 || z < -128 || z > 127 || (kh + 1) * pw > CM_PADB)
+    return 0;
+  int8_t buf[CM_PADB] __attribute__((aligned(4)));
+  int8_t *const zrow = buf + kh * pw;
+  const int32_t a = lo < 0 ? 0 : lo, b = hi < p->in.w ? hi : p->in.w;   /* input columns the taps read */
+  int32_t tag[CM_KH];
+  cm_fill(zrow, 0, 0, pw, (int8_t)z);
+  for (int32_t t = 0; t < kh; t++) tag[t] = -1;
+  for (int32_t y = y0; y < y1; y++) {
+    const int8_t *rp[CM_KH];
+    const int32_t iy0 = y * p->stride_h - p->pad_top;
+    for (int32_t ky = 0; ky < kh; ky++) {
+      const int32_t iy = iy0 + ky;
+      int8_t *slot = buf + (iy % kh) * pw;
+      if (iy < 0 || iy >= p->in.h) slot = zrow;
+      else if (tag[iy % kh] != iy) {
+        cm_fill(slot, 0, 0, a - lo, (int8_t)z);
+        cm_fill(slot + (a - lo), in + (iy - in_y0) * in_row + a, b - a, pw - (a - lo), (int8_t)z);
+        tag[iy % kh] = iy;
+      }
+      rp[ky] = slot;
+    }
+    dw1_row(p, st, k3, fast3, fk, rp, p->out.w, box_orow(d, y));
+  }
+  return 1;
+}
+
+#define CM_ZROW 256   /* bytes of the zero-point row standing in for tap rows above / below the input */
+
 /* A depthwise on a one-channel input (in.c == out.c == 1, multiplier 1) over rows [y0, y1) into
-   d; 0 when this path does not apply. */
+   d; 0 when this path does not apply. Per output row, the columns whose taps stay inside the input
+   columns go through dw1_row, a tap row above or below the input read as a row of the input's zero
+   point (its terms vanish: the input offset is folded into the start value); the few side pixels
+   (and whole rows when that row would not fit CM_ZROW) pixel by pixel. */
 static int dw1(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0, const box_dst *d,
                int32_t y0, int32_t y1) {
   const bt_conv_params *p = &dp->conv;
   const int32_t kh = p->kh, kw = p->kw, ps = p->in.pixel_stride;
-  if (p->out.c != 1 || dp->depth_multiplier != 1 || kh * kw > CM_TAPS) return 0;
+  if (p->out.c != 1 || dp->depth_multiplier != 1 || kh * kw > CM_TAPS || kh > CM_KH) return 0;
   int32_t fk[CM_TAPS], fsum = 0;
   for (int32_t t = 0; t < kh * kw; t++) { fk[t] = p->filter[t]; fsum += fk[t]; }
-  cm_conv1 st;   /* only its requantisation and interior columns are used here */
+  cm_conv1 st;   /* its requantisation, interior columns and (fw) the taps widened per tap row */
+  for (int32_t r = 0; r < kh; r++) cm_widen(p->filter + r * kw, st.fw + r * kw, kw);
   st.acc0 = (p->bias ? p->bias[0] : 0) + p->input_offset * fsum;
   st.m = p->multiplier[0];
   st.sh = p->shift[0];
   st.fast = bt_rq2_ok(&st.m, &st.sh, 1);
   st.p2 = st.fast ? bt_rq2_p2(st.sh) : 0;
   st.e1 = st.fast ? bt_rq2_e1(st.sh) : 0;
-  box_interior(p, &st.xi0, &st.xi1);
-  const int32_t in_row = p->in.w * ps, xi0 = st.xi0, xi1 = st.xi1, n = xi1 - xi0;
-  int32_t ya, yb;
-  box_inside_rows(p, y0, y1, &ya, &yb);
-  for (int32_t y = y0; y < ya; y++) dw1_edge(p, in, in_y0, fk, &st, box_orow(d, y), y, 0, p->out.w);
-  for (int32_t y = yb > ya ? yb : ya; y < y1; y++) dw1_edge(p, in, in_y0, fk, &st, box_orow(d, y), y, 0, p->out.w);
   const int fast3 = kh == 3 && kw == 3 && p->dil_h == 1 && p->dil_w == 1 && ps == 1;
   cm_dw3 k3;
   if (fast3)
     for (int t = 0; t < 3; t++) { k3.f02[t] = cm_pack(fk[3 * t], fk[3 * t + 2]); k3.f1[t] = fk[3 * t + 1]; }
   k3.acc0 = st.acc0;
-  for (int32_t y = ya; y < yb; y++) {
+  box_interior(p, &st.xi0, &st.xi1);
+  const int32_t in_row = p->in.w * ps, xi0 = st.xi0, xi1 = st.xi1, n = xi1 - xi0;
+  const int32_t span = n > 0 ? ((n - 1) * p->stride_w + (kw - 1) * p->dil_w + 1) * ps : 0, z = -p->input_offset;
+  int32_t ya, yb;
+  box_inside_rows(p, y0, y1, &ya, &yb);
+  const int32_t inner = yb > ya && n > 0 ? (yb - ya) * n : 0;
+  if (2 * inner < (y1 - y0) * p->out.w && dw1_padded(p, &st, &k3, fast3, fk, in, in_y0, in_row, d, y0, y1)) return 1;
+  /* rows with taps above or below the input: through the zero-point row when it can stand in */
+  const int zr = (ya > y0 || yb < y1) && n > 0 && span <= CM_ZROW && ps == 1 && z >= -128 && z <= 127;
+  uint32_t zw[CM_ZROW / 4];
+  if (zr)
+    for (int32_t i = 0; i < (span + 3) / 4; i++) zw[i] = (uint32_t)(uint8_t)z * 0x01010101u;
+  for (int32_t y = y0; y < y1; y++) {
     int8_t *orow = box_orow(d, y);
+    if ((y < ya || y >= yb) && !zr) { dw1_edge(p, in, in_y0, fk, &st, orow, y, 0, p->out.w); continue; }
     if (xi0 > 0) dw1_edge(p, in, in_y0, fk, &st, orow, y, 0, xi0);
     if (xi1 < p->out.w) dw1_edge(p, in, in_y0, fk, &st, orow, y, xi1, p->out.w);
     if (n <= 0) continue;
-    const int8_t *ip = in + (y * p->stride_h - p->pad_top - in_y0) * in_row + (xi0 * p->stride_w - p->pad_left) * ps;
+    const int32_t iy0 = y * p->stride_h - p->pad_top, ix = (xi0 * p->stride_w - p->pad_left) * ps;
+    const int8_t *ip = in + (iy0 - in_y0) * in_row + ix;
     int8_t *o = orow + xi0 * p->out.pixel_stride;
-    if (fast3 && st.fast && p->stride_w == 1) dw3_s1(&k3, ip, in_row, n, o, p->out.pixel_stride, p, &st);
-    else if (fast3 && st.fast) dw3_sn(&k3, ip, in_row, p->stride_w, n, o, p->out.pixel_stride, p, &st);
-    else dw_any(p, fk, st.acc0, ip, n, o, &st);
+    if (fast3 && st.fast && y >= ya && y < yb) {   /* all tap rows inside: the row's pointers */
+      if (p->stride_w == 1) dw3_s1(&k3, ip, ip + in_row, ip + 2 * in_row, n, o, p->out.pixel_stride, p, &st);
+      else dw3_sn(&k3, ip, ip + in_row, ip + 2 * in_row, p->stride_w, n, o, p->out.pixel_stride, p, &st);
+      continue;
+    }
+    const int8_t *rp[CM_KH];
+    for (int32_t ky = 0; ky < kh; ky++) {
+      const int32_t iy = iy0 + ky * p->dil_h;
+      rp[ky] = iy < 0 || iy >= p->in.h ? (const int8_t *)zw : ip + ky * p->dil_h * in_row;
+    }
+    dw1_row(p, &st, &k3, fast3, fk, rp, n, o);
   }
   return 1;
 }
