@@ -372,7 +372,7 @@ static void conv1_rows(const bt_conv_params *p, const cm_conv1 *st, const box_sr
 }
 
 /* One depthwise output (channel 0) at a border pixel: the valid taps only. */
-static int32_t dw1_border(const bt_conv_params *p, const int8_t *in, int32_t in_y0, const int32_t *fk,
+static int32_t dw1_border(const bt_conv_params *p, const int8_t *in, int32_t in_y0, const int8_t *fk,
                           int32_t iy0, int32_t ix0) {
   const int32_t ps = p->in.pixel_stride, in_row = p->in.w * ps, off = p->input_offset;
   int32_t ky0, ky1, kx0, kx1, acc = p->bias ? p->bias[0] : 0;
@@ -382,7 +382,7 @@ static int32_t dw1_border(const bt_conv_params *p, const int8_t *in, int32_t in_
   const int8_t *rp = in + (iy0 + ky0 * p->dil_h - in_y0) * in_row + (ix0 + kx0 * p->dil_w) * ps;
   for (int32_t ky = ky0; ky < ky1; ky++, rp += dy) {
     const int8_t *ip = rp;
-    const int32_t *f = fk + ky * p->kw + kx0;
+    const int8_t *f = fk + ky * p->kw + kx0;
     for (int32_t kx = kx0; kx < kx1; kx++, ip += dx) acc += *f++ * (*ip + off);
   }
   return acc;
@@ -455,7 +455,7 @@ static inline __attribute__((always_inline)) void dw3_sn(const cm_dw3 *k, const 
 /* n outputs of one row of a one-channel depthwise (rp[ky]: tap row ky of the first output):
    3x3 undilated by dw3_s1 / dw3_sn, other undilated widths by cm_rows_out (taps widened per tap row
    in st->fw), the rest (dilated, or requantised without bt_rq2) tap by tap. */
-static void dw1_row(const bt_conv_params *p, const cm_conv1 *st, const cm_dw3 *k3, int fast3, const int32_t *fk,
+static void dw1_row(const bt_conv_params *p, const cm_conv1 *st, const cm_dw3 *k3, int fast3, const int8_t *fk,
                     const int8_t *const *rp, int32_t n, int8_t *o) {
   const int32_t ops = p->out.pixel_stride, ps = p->in.pixel_stride, step = p->stride_w * ps, dx = p->dil_w * ps;
   if (fast3 && st->fast && p->stride_w == 1) { dw3_s1(k3, rp[0], rp[1], rp[2], n, o, ops, p, st); return; }
@@ -469,7 +469,7 @@ static void dw1_row(const bt_conv_params *p, const cm_conv1 *st, const cm_dw3 *k
     }
   for (int32_t i = 0; i < n; i++, o += ops) {
     int32_t acc = st->acc0;
-    const int32_t *f = fk;
+    const int8_t *f = fk;
     for (int32_t ky = 0; ky < p->kh; ky++) {
       const int8_t *q = rp[ky] + i * step;
       for (int32_t kx = 0; kx < p->kw; kx++, q += dx) acc += *f++ * *q;
@@ -479,7 +479,7 @@ static void dw1_row(const bt_conv_params *p, const cm_conv1 *st, const cm_dw3 *k
 }
 
 /* Output row y of a one-channel depthwise, pixels [xa, xb), one at a time through dw1_border. */
-static void dw1_edge(const bt_conv_params *p, const int8_t *in, int32_t in_y0, const int32_t *fk,
+static void dw1_edge(const bt_conv_params *p, const int8_t *in, int32_t in_y0, const int8_t *fk,
                      const cm_conv1 *st, int8_t *orow, int32_t y, int32_t xa, int32_t xb) {
   const int32_t iy0 = y * p->stride_h - p->pad_top, ops = p->out.pixel_stride;
   for (int32_t x = xa; x < xb; x++)
@@ -502,7 +502,7 @@ static void cm_fill(int8_t *dst, const int8_t *src, int32_t n, int32_t m, int8_t
    taps read copied once into a ring of kh rows, padded with the input's zero point at the sides (a
    tap row above or below the input: a row of it); the padded terms vanish with the input offset
    folded into the start value. 0 when the rows do not fit CM_PADB. */
-static int dw1_padded(const bt_conv_params *p, const cm_conv1 *st, const cm_dw3 *k3, int fast3, const int32_t *fk,
+static int dw1_padded(const bt_conv_params *p, const cm_conv1 *st, const cm_dw3 *k3, int fast3, const int8_t *fk,
                       const int8_t *in, int32_t in_y0, int32_t in_row, const box_dst *d, int32_t y0, int32_t y1) {
   const int32_t kh = p->kh, lo = -p->pad_left, hi = (p->out.w - 1) * p->stride_w - p->pad_left + p->kw;
   const int32_t pw = (hi - lo + 3) & ~3, z = -p->input_offset;
@@ -545,17 +545,19 @@ static int dw1(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0, c
   const bt_conv_params *p = &dp->conv;
   const int32_t kh = p->kh, kw = p->kw, ps = p->in.pixel_stride;
   if (p->out.c != 1 || dp->depth_multiplier != 1 || kh * kw > CM_TAPS || kh > CM_KH) return 0;
-  int32_t fk[CM_TAPS], fsum = 0;
-  for (int32_t t = 0; t < kh * kw; t++) { fk[t] = p->filter[t]; fsum += fk[t]; }
-  cm_conv1 st;   /* its requantisation, interior columns and (fw) the taps widened per tap row */
-  for (int32_t r = 0; r < kh; r++) cm_widen(p->filter + r * kw, st.fw + r * kw, kw);
+  const int8_t *fk = p->filter;
+  int32_t fsum = 0;
+  for (int32_t t = 0; t < kh * kw; t++) fsum += fk[t];
+  const int fast3 = kh == 3 && kw == 3 && p->dil_h == 1 && p->dil_w == 1 && ps == 1;
+  cm_conv1 st;   /* its requantisation, interior columns and (fw, not for fast3) the taps widened per tap row */
+  if (!fast3)
+    for (int32_t r = 0; r < kh; r++) cm_widen(p->filter + r * kw, st.fw + r * kw, kw);
   st.acc0 = (p->bias ? p->bias[0] : 0) + p->input_offset * fsum;
   st.m = p->multiplier[0];
   st.sh = p->shift[0];
   st.fast = bt_rq2_ok(&st.m, &st.sh, 1);
   st.p2 = st.fast ? bt_rq2_p2(st.sh) : 0;
   st.e1 = st.fast ? bt_rq2_e1(st.sh) : 0;
-  const int fast3 = kh == 3 && kw == 3 && p->dil_h == 1 && p->dil_w == 1 && ps == 1;
   cm_dw3 k3;
   if (fast3)
     for (int t = 0; t < 3; t++) { k3.f02[t] = cm_pack(fk[3 * t], fk[3 * t + 2]); k3.f1[t] = fk[3 * t + 1]; }
