@@ -416,7 +416,7 @@ typedef struct {
 /* n outputs of one row of a 3x3 undilated depthwise on a dense one-channel input (r0, r1, r2: the tap
    rows of the first output), stride 1: the words x0..x3 of each tap row serve two outputs (SMLAD on bytes
    0,2 / 1,3 plus SMLABB / SMLABT for the middle tap); bt_rq2. */
-static inline __attribute__((always_inline)) void dw3_s1(const cm_dw3 *k, const int8_t *r0, const int8_t *r1,
+static __attribute__((noinline)) void dw3_s1(const cm_dw3 *k, const int8_t *r0, const int8_t *r1,
                                                         const int8_t *r2, int32_t n,
                                                         int8_t *o, int32_t ops,
                    const bt_conv_params *p, const cm_conv1 *st) {
@@ -438,7 +438,7 @@ static inline __attribute__((always_inline)) void dw3_s1(const cm_dw3 *k, const 
 
 /* The same at stride s > 1: one output per word of each tap row (x3 unused), the last output byte by
    byte. */
-static inline __attribute__((always_inline)) void dw3_sn(const cm_dw3 *k, const int8_t *r0, const int8_t *r1,
+static __attribute__((noinline)) void dw3_sn(const cm_dw3 *k, const int8_t *r0, const int8_t *r1,
                                                         const int8_t *r2, int32_t s,
                                                         int32_t n, int8_t *o, int32_t ops,
                    const bt_conv_params *p, const cm_conv1 *st) {
