@@ -252,7 +252,7 @@ static inline __attribute__((always_inline)) void cm_rows_out(const int8_t *cons
   for (int32_t i = 0; i < n; i++, o += ops) {
     int32_t a = st->acc0;
     const int16_t *f = fw;
-    for (int32_t r = 0; r < kh; r++, f += 4 * G + T) {
+    _Pragma("GCC unroll 8") for (int32_t r = 0; r < kh; r++, f += 4 * G + T) {
       const int8_t *ip = ipr[r] + i * step;
       for (int g = 0; g < G; g++) {
         const uint32_t v = bt_ld4(ip + 4 * g);
@@ -268,6 +268,13 @@ static inline __attribute__((always_inline)) void cm_rows_out(const int8_t *cons
   }
 }
 
+/* cm_rows_out for 3 tap rows of 9 values (a 3x3 conv on 3 channels: an RGB stem), its rows unrolled. */
+static __attribute__((noinline)) void cm_rows_out_3x9(const int8_t *const *ipr, int32_t step, int32_t n,
+                                                     const int16_t *fw, int8_t *o, int32_t ops,
+                                                     const bt_conv_params *p, const cm_conv1 *st) {
+  cm_rows_out(ipr, 3, step, n, fw, o, ops, p, st, 2, 1);
+}
+
 /* Interior pixels [xa, xa + n) of rows [ya, ya + nr) of a conv whose tap rows are dense runs of at
    most 16 values (kh <= CM_KH), requantised by bt_rq2: one pass per output row. */
 #define CM_KH 8
@@ -280,6 +287,7 @@ static void conv1_dense(const bt_conv_params *p, const cm_conv1 *st, const box_s
     const int32_t iy = (ya + j) * p->stride_h - p->pad_top;
     for (int32_t r = 0; r < kh; r++) ipr[r] = box_row(s, iy + r * p->dil_h) + ix;
     int8_t *o = box_orow(d, ya + j) + xa * ops;
+    if (kh == 3 && st->run == 9) { cm_rows_out_3x9(ipr, step, n, st->fw, o, ops, p, st); continue; }
     switch (st->run) {
 #define CM_RUN(k) case k: cm_rows_out(ipr, kh, step, n, st->fw, o, ops, p, st, (k) >> 2, (k) & 3); break;
       CM_RUN(1) CM_RUN(2) CM_RUN(3) CM_RUN(4) CM_RUN(5) CM_RUN(6) CM_RUN(7) CM_RUN(8)
