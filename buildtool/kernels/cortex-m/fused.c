@@ -218,14 +218,13 @@ static inline __attribute__((always_inline)) void cm_run_out(const int8_t *ip, i
   }
 }
 
-/* The same for runs longer than 16 values: two pixels at a time share each filter word. */
-static void cm_run_out_long(const int8_t *ip, int32_t step, int32_t n, const int16_t *f, int32_t len, int8_t *o,
-                            int32_t ops, const bt_conv_params *p, const cm_conv1 *st) {
+/* n pairs of outputs of a one-run conv whose run is longer than 16 values, pixels ip + i*step and
+   iq + i*step into o + i*ops and oq + i*ops: the two pixels share each filter word. */
+static void cm_long_pairs(const int8_t *ip, const int8_t *iq, int32_t step, int32_t n, const int16_t *f, int32_t len,
+                          int8_t *o, int8_t *oq, int32_t ops, const bt_conv_params *p, const cm_conv1 *st) {
   const int32_t m = st->m, sh = st->sh, p2 = st->p2, e1 = st->e1, fast = st->fast;
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
-  int32_t i = 0;
-  for (; i + 2 <= n; i += 2, ip += 2 * step, o += 2 * ops) {
-    const int8_t *iq = ip + step;
+  for (int32_t i = 0; i < n; i++, ip += step, iq += step, o += ops, oq += ops) {
     int32_t a0 = st->acc0, a1 = st->acc0, k = 0;
     for (; k + 4 <= len; k += 4) {
       int32_t fa, fb;
@@ -236,10 +235,21 @@ static void cm_run_out_long(const int8_t *ip, int32_t step, int32_t n, const int
       a1 = bt_smlad(fa, bt_sxtb16(v1), a1); a1 = bt_smlad(fb, bt_sxtb16_ror8(v1), a1);
     }
     for (; k < len; k++) { a0 += f[k] * ip[k]; a1 += f[k] * iq[k]; }
-    o[0] = cm_out(a0, m, sh, p2, e1, fast, zp, lo, hi);
-    o[ops] = cm_out(a1, m, sh, p2, e1, fast, zp, lo, hi);
+    *o = cm_out(a0, m, sh, p2, e1, fast, zp, lo, hi);
+    *oq = cm_out(a1, m, sh, p2, e1, fast, zp, lo, hi);
   }
-  if (i < n) *o = cm_out(cm_dot(ip, f, len, st->acc0), m, sh, p2, e1, fast, zp, lo, hi);
+}
+
+/* The same along one row of n pixels: neighbouring pixels in pairs, the last one alone. */
+static void cm_run_out_long(const int8_t *ip, int32_t step, int32_t n, const int16_t *f, int32_t len, int8_t *o,
+                            int32_t ops, const bt_conv_params *p, const cm_conv1 *st) {
+  cm_long_pairs(ip, ip + step, 2 * step, n / 2, f, len, o, o + ops, 2 * ops, p, st);
+  if (n & 1) {
+    ip += (n - 1) * step;
+    o += (n - 1) * ops;
+    *o = cm_out(cm_dot(ip, f, len, st->acc0), st->m, st->sh, st->p2, st->e1, st->fast, p->output_offset, p->act_min,
+                p->act_max);
+  }
 }
 
 /* n outputs of a conv whose kh tap rows are dense runs of 4G+T values (row r of output i at
@@ -304,7 +314,13 @@ static void conv1_single(const bt_conv_params *p, const cm_conv1 *st, const box_
                          int32_t ya, int32_t nr, int32_t xa, int32_t n) {
   const int32_t ps = p->in.pixel_stride, step = p->stride_w * ps, ops = p->out.pixel_stride;
   const int32_t ix = (xa * p->stride_w - p->pad_left) * ps;
-  for (int32_t j = 0; j < nr; j++) {
+  int32_t j = 0;
+  if (!st->fast || st->run > 16)   /* long runs: two rows at a time (pairs however narrow the rows) */
+    for (; j + 2 <= nr; j += 2)
+      cm_long_pairs(box_row(s, (ya + j) * p->stride_h - p->pad_top) + ix,
+                    box_row(s, (ya + j + 1) * p->stride_h - p->pad_top) + ix, step, n, st->fw, st->run,
+                    box_orow(d, ya + j) + xa * ops, box_orow(d, ya + j + 1) + xa * ops, ops, p, st);
+  for (; j < nr; j++) {
     const int8_t *ip = box_row(s, (ya + j) * p->stride_h - p->pad_top) + ix;
     int8_t *o = box_orow(d, ya + j) + xa * ops;
     switch (st->fast ? st->run : 0) {
