@@ -10,11 +10,14 @@
  *    input bytes with the filter words in registers (runs over 16 bytes two pixels at a time);
  *    dense tap rows of up to 16 bytes (the stem) sum all rows in registers; other shapes add one
  *    pass per tap row or tap over chunks of CM_CHUNK sums. Border pixels walk their valid taps;
- *  - depthwise on a one-channel input: the taps as int32, the offset folded likewise; 3x3 rows
- *    take two outputs per input word at stride 1 (SMLAD + SMLABB/SMLABT), one at larger strides;
+ *  - depthwise on a one-channel input: the offset folded likewise; 3x3 rows take two outputs per
+ *    input word at stride 1 (SMLAD + SMLABB/SMLABT), one at larger strides, other widths SMLAD on
+ *    taps widened per row; tap rows above or below the input read a row of the input's zero point
+ *    (their terms vanish), and boxes that are mostly border (small maps) copy their input rows once
+ *    into a zero-point-padded ring;
  *  - requantisation by bt_rq2 when the channel allows it (else bt_mbqm_fast).
- * Stack: CM_K_MAX int16s and CM_CHUNK sums, below the set's conv (3.2 KB). Same results as the
- * reference runtime, byte for byte. */
+ * Stack: CM_K_MAX int16s and CM_CHUNK sums (a depthwise's padded rows reuse the int16s), below
+ * the set's conv (3.2 KB). Same results as the reference runtime, byte for byte. */
 #include "bt_fused.h"
 #include "requant.h"
 #include "dsp.h"
@@ -512,6 +515,9 @@ static void dw1_edge(const bt_conv_params *p, const int8_t *in, int32_t in_y0, c
 }
 
 #define CM_PADB 1024   /* bytes of padded tap rows dw1_padded holds (kh + 1 rows) */
+#define CM_ZROW 256    /* bytes of the zero-point row standing in for tap rows above / below the input */
+/* Both live in the part of cm_conv1's fw a depthwise's taps leave free. */
+_Static_assert(2 * (CM_K_MAX - CM_TAPS) >= CM_PADB && CM_PADB >= CM_ZROW, "depthwise scratch");
 
 /* src[0..n) into dst, then bytes of value z up to dst[m). */
 __attribute__((optimize("no-tree-loop-distribute-patterns")))
@@ -525,14 +531,14 @@ static void cm_fill(int8_t *dst, const int8_t *src, int32_t n, int32_t m, int8_t
    every output through dw1_row, for boxes that are mostly border (small maps): each input row the
    taps read copied once into a ring of kh rows, padded with the input's zero point at the sides (a
    tap row above or below the input: a row of it); the padded terms vanish with the input offset
-   folded into the start value. 0 when the rows do not fit CM_PADB. */
+   folded into the start value; buf: CM_PADB bytes. 0 when the rows do not fit. */
 static int dw1_padded(const bt_conv_params *p, const cm_conv1 *st, const cm_dw3 *k3, int fast3, const int8_t *fk,
-                      const int8_t *in, int32_t in_y0, int32_t in_row, const box_dst *d, int32_t y0, int32_t y1) {
+                      int8_t *buf, const int8_t *in, int32_t in_y0, int32_t in_row, const box_dst *d, int32_t y0,
+                      int32_t y1) {
   const int32_t kh = p->kh, lo = -p->pad_left, hi = (p->out.w - 1) * p->stride_w - p->pad_left + p->kw;
   const int32_t pw = (hi - lo + 3) & ~3, z = -p->input_offset;
   if (p->dil_h != 1 || p->dil_w != 1 || p->in.pixel_stride != 1 || z < -128 || z > 127 || (kh + 1) * pw > CM_PADB)
     return 0;
-  int8_t buf[CM_PADB] __attribute__((aligned(4)));
   int8_t *const zrow = buf + kh * pw;
   const int32_t a = lo < 0 ? 0 : lo, b = hi < p->in.w ? hi : p->in.w;   /* input columns the taps read */
   int32_t tag[CM_KH];
@@ -557,8 +563,6 @@ static int dw1_padded(const bt_conv_params *p, const cm_conv1 *st, const cm_dw3 
   return 1;
 }
 
-#define CM_ZROW 256   /* bytes of the zero-point row standing in for tap rows above / below the input */
-
 /* A depthwise on a one-channel input (in.c == out.c == 1, multiplier 1) over rows [y0, y1) into
    d; 0 when this path does not apply. Per output row, the columns whose taps stay inside the input
    columns go through dw1_row, a tap row above or below the input read as a row of the input's zero
@@ -574,6 +578,7 @@ static int dw1(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0, c
   for (int32_t t = 0; t < kh * kw; t++) fsum += fk[t];
   const int fast3 = kh == 3 && kw == 3 && p->dil_h == 1 && p->dil_w == 1 && ps == 1;
   cm_conv1 st;   /* its requantisation, interior columns and (fw, not for fast3) the taps widened per tap row */
+  int8_t *const scratch = (int8_t *)(st.fw + CM_TAPS);   /* the rest of fw: padded rows (CM_PADB bytes) */
   if (!fast3)
     for (int32_t r = 0; r < kh; r++) cm_widen(p->filter + r * kw, st.fw + r * kw, kw);
   st.acc0 = (p->bias ? p->bias[0] : 0) + p->input_offset * fsum;
@@ -592,10 +597,11 @@ static int dw1(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0, c
   int32_t ya, yb;
   box_inside_rows(p, y0, y1, &ya, &yb);
   const int32_t inner = yb > ya && n > 0 ? (yb - ya) * n : 0;
-  if (2 * inner < (y1 - y0) * p->out.w && dw1_padded(p, &st, &k3, fast3, fk, in, in_y0, in_row, d, y0, y1)) return 1;
+  if (2 * inner < (y1 - y0) * p->out.w && dw1_padded(p, &st, &k3, fast3, fk, scratch, in, in_y0, in_row, d, y0, y1))
+    return 1;
   /* rows with taps above or below the input: through the zero-point row when it can stand in */
   const int zr = (ya > y0 || yb < y1) && n > 0 && span <= CM_ZROW && ps == 1 && z >= -128 && z <= 127;
-  uint32_t zw[CM_ZROW / 4];
+  uint32_t *const zw = (uint32_t *)scratch;
   if (zr)
     for (int32_t i = 0; i < (span + 3) / 4; i++) zw[i] = (uint32_t)(uint8_t)z * 0x01010101u;
   for (int32_t y = y0; y < y1; y++) {
