@@ -133,16 +133,20 @@ typedef struct {
   int32_t acc0, m, sh, p2, e1, fast, xi0, xi1, run, nrun, dense;
 } cm_conv1;
 
-/* dst[0..n) = src[0..n) widened, each group of 4 stored [k, k+2, k+1, k+3] (im2col.h's layout). */
-static inline void cm_widen(const int8_t *src, int16_t *dst, int32_t n) {
-  int32_t k = 0;
+/* dst[0..n) = src[0..n) widened, each group of 4 stored [k, k+2, k+1, k+3] (im2col.h's layout); returns
+   their sum. */
+static inline int32_t cm_widen(const int8_t *src, int16_t *dst, int32_t n) {
+  int32_t k = 0, sum = 0;
   for (; k + 4 <= n; k += 4) {
     const uint32_t v = bt_ld4(src + k);
     const int32_t a = bt_sxtb16(v), b = bt_sxtb16_ror8(v);
     __builtin_memcpy(dst + k, &a, 4);
     __builtin_memcpy(dst + k + 2, &b, 4);
+    sum = bt_smlad(a, 0x00010001, sum);
+    sum = bt_smlad(b, 0x00010001, sum);
   }
-  for (; k < n; k++) dst[k] = src[k];
+  for (; k < n; k++) { dst[k] = src[k]; sum += src[k]; }
+  return sum;
 }
 
 /* st = p's per-call values (p: one output channel); 0 when the filter is too large for this path. */
@@ -152,14 +156,8 @@ static int conv1_prep(const bt_conv_params *p, cm_conv1 *st) {
   st->dense = p->dil_w == 1 && p->in.pixel_stride == c;   /* a tap row is one run of bytes */
   st->run = st->dense ? p->kw * c : c;
   st->nrun = st->dense ? p->kh : p->kh * p->kw;
-  for (int32_t r = 0; r < st->nrun; r++) cm_widen(p->filter + r * st->run, st->fw + r * st->run, st->run);
-  int32_t fsum = 0, i = 0;
-  for (; i + 2 <= K; i += 2) {
-    int32_t w;
-    __builtin_memcpy(&w, st->fw + i, 4);
-    fsum = bt_smlad(w, 0x00010001, fsum);
-  }
-  if (i < K) fsum += st->fw[i];
+  int32_t fsum = 0;
+  for (int32_t r = 0; r < st->nrun; r++) fsum += cm_widen(p->filter + r * st->run, st->fw + r * st->run, st->run);
   st->acc0 = (p->bias ? p->bias[0] : 0) + p->input_offset * fsum;
   st->m = p->multiplier[0];
   st->sh = p->shift[0];
