@@ -479,10 +479,10 @@ def _align(x, a: int):
 INSTRUCTION_MARGIN = 1.3  # goal: fused firmware within this factor of predict_instructions (not met yet)
 # A regression guard on the measured least-RAM plans (tests/test_fused_firmware.py; docs/fusion.md has
 # the figures): small tiles still pay per-call costs (parameter copies, filter set-up per channel and
-# row) and one channel runs where the plain kernels run four. On cortex-m4 the plain set's in-place
-# depthwise got its fast row path after the tile runtime's work (mbv2-w0.35's block 0-5: plain
-# 41.9 M -> 26.0 M instructions), which lowered the predictions the fused firmware is held to.
-INSTRUCTION_BOUND = 2.0
+# row) and one channel runs where the plain kernels run four. The bound sits some 10% above the worst
+# case the test holds (cortex-m4, mcunet-vww1 with the input streamed: benchmarks/fusion.py
+# --instructions prints it).
+INSTRUCTION_BOUND = 1.8
 
 
 def predict_instructions(g, plan, plain_counts: dict) -> int:

@@ -10,11 +10,14 @@
  *    input bytes with the filter words in registers (runs over 16 bytes two pixels at a time);
  *    dense tap rows of up to 16 bytes (the stem) sum all rows in registers; other shapes add one
  *    pass per tap row or tap over chunks of CM_CHUNK sums. Border pixels walk their valid taps;
- *  - depthwise on a one-channel input: the taps as int32, the offset folded likewise; 3x3 rows
- *    take two outputs per input word at stride 1 (SMLAD + SMLABB/SMLABT), one at larger strides;
+ *  - depthwise on a one-channel input: the offset folded likewise; 3x3 rows take two outputs per
+ *    input word at stride 1 (SMLAD + SMLABB/SMLABT), one at larger strides, other widths SMLAD on
+ *    taps widened per row; tap rows above or below the input read a row of the input's zero point
+ *    (their terms vanish), and boxes that are mostly border (small maps) copy their input rows once
+ *    into a zero-point-padded ring;
  *  - requantisation by bt_rq2 when the channel allows it (else bt_mbqm_fast).
- * Stack: CM_K_MAX int16s and CM_CHUNK sums, below the set's conv (3.2 KB). Same results as the
- * reference runtime, byte for byte. */
+ * Stack: CM_K_MAX int16s and CM_CHUNK sums (a depthwise's padded rows reuse the int16s), below
+ * the set's conv (3.2 KB). Same results as the reference runtime, byte for byte. */
 #include "bt_fused.h"
 #include "requant.h"
 #include "dsp.h"
@@ -130,16 +133,20 @@ typedef struct {
   int32_t acc0, m, sh, p2, e1, fast, xi0, xi1, run, nrun, dense;
 } cm_conv1;
 
-/* dst[0..n) = src[0..n) widened, each group of 4 stored [k, k+2, k+1, k+3] (im2col.h's layout). */
-static inline void cm_widen(const int8_t *src, int16_t *dst, int32_t n) {
-  int32_t k = 0;
+/* dst[0..n) = src[0..n) widened, each group of 4 stored [k, k+2, k+1, k+3] (im2col.h's layout); returns
+   their sum. */
+static inline int32_t cm_widen(const int8_t *src, int16_t *dst, int32_t n) {
+  int32_t k = 0, sum = 0;
   for (; k + 4 <= n; k += 4) {
     const uint32_t v = bt_ld4(src + k);
     const int32_t a = bt_sxtb16(v), b = bt_sxtb16_ror8(v);
     __builtin_memcpy(dst + k, &a, 4);
     __builtin_memcpy(dst + k + 2, &b, 4);
+    sum = bt_smlad(a, 0x00010001, sum);
+    sum = bt_smlad(b, 0x00010001, sum);
   }
-  for (; k < n; k++) dst[k] = src[k];
+  for (; k < n; k++) { dst[k] = src[k]; sum += src[k]; }
+  return sum;
 }
 
 /* st = p's per-call values (p: one output channel); 0 when the filter is too large for this path. */
@@ -149,14 +156,8 @@ static int conv1_prep(const bt_conv_params *p, cm_conv1 *st) {
   st->dense = p->dil_w == 1 && p->in.pixel_stride == c;   /* a tap row is one run of bytes */
   st->run = st->dense ? p->kw * c : c;
   st->nrun = st->dense ? p->kh : p->kh * p->kw;
-  for (int32_t r = 0; r < st->nrun; r++) cm_widen(p->filter + r * st->run, st->fw + r * st->run, st->run);
-  int32_t fsum = 0, i = 0;
-  for (; i + 2 <= K; i += 2) {
-    int32_t w;
-    __builtin_memcpy(&w, st->fw + i, 4);
-    fsum = bt_smlad(w, 0x00010001, fsum);
-  }
-  if (i < K) fsum += st->fw[i];
+  int32_t fsum = 0;
+  for (int32_t r = 0; r < st->nrun; r++) fsum += cm_widen(p->filter + r * st->run, st->fw + r * st->run, st->run);
   st->acc0 = (p->bias ? p->bias[0] : 0) + p->input_offset * fsum;
   st->m = p->multiplier[0];
   st->sh = p->shift[0];
@@ -218,14 +219,13 @@ static inline __attribute__((always_inline)) void cm_run_out(const int8_t *ip, i
   }
 }
 
-/* The same for runs longer than 16 values: two pixels at a time share each filter word. */
-static void cm_run_out_long(const int8_t *ip, int32_t step, int32_t n, const int16_t *f, int32_t len, int8_t *o,
-                            int32_t ops, const bt_conv_params *p, const cm_conv1 *st) {
+/* n pairs of outputs of a one-run conv whose run is longer than 16 values, pixels ip + i*step and
+   iq + i*step into o + i*ops and oq + i*ops: the two pixels share each filter word. */
+static void cm_long_pairs(const int8_t *ip, const int8_t *iq, int32_t step, int32_t n, const int16_t *f, int32_t len,
+                          int8_t *o, int8_t *oq, int32_t ops, const bt_conv_params *p, const cm_conv1 *st) {
   const int32_t m = st->m, sh = st->sh, p2 = st->p2, e1 = st->e1, fast = st->fast;
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
-  int32_t i = 0;
-  for (; i + 2 <= n; i += 2, ip += 2 * step, o += 2 * ops) {
-    const int8_t *iq = ip + step;
+  for (int32_t i = 0; i < n; i++, ip += step, iq += step, o += ops, oq += ops) {
     int32_t a0 = st->acc0, a1 = st->acc0, k = 0;
     for (; k + 4 <= len; k += 4) {
       int32_t fa, fb;
@@ -236,10 +236,21 @@ static void cm_run_out_long(const int8_t *ip, int32_t step, int32_t n, const int
       a1 = bt_smlad(fa, bt_sxtb16(v1), a1); a1 = bt_smlad(fb, bt_sxtb16_ror8(v1), a1);
     }
     for (; k < len; k++) { a0 += f[k] * ip[k]; a1 += f[k] * iq[k]; }
-    o[0] = cm_out(a0, m, sh, p2, e1, fast, zp, lo, hi);
-    o[ops] = cm_out(a1, m, sh, p2, e1, fast, zp, lo, hi);
+    *o = cm_out(a0, m, sh, p2, e1, fast, zp, lo, hi);
+    *oq = cm_out(a1, m, sh, p2, e1, fast, zp, lo, hi);
   }
-  if (i < n) *o = cm_out(cm_dot(ip, f, len, st->acc0), m, sh, p2, e1, fast, zp, lo, hi);
+}
+
+/* The same along one row of n pixels: neighbouring pixels in pairs, the last one alone. */
+static void cm_run_out_long(const int8_t *ip, int32_t step, int32_t n, const int16_t *f, int32_t len, int8_t *o,
+                            int32_t ops, const bt_conv_params *p, const cm_conv1 *st) {
+  cm_long_pairs(ip, ip + step, 2 * step, n / 2, f, len, o, o + ops, 2 * ops, p, st);
+  if (n & 1) {
+    ip += (n - 1) * step;
+    o += (n - 1) * ops;
+    *o = cm_out(cm_dot(ip, f, len, st->acc0), st->m, st->sh, st->p2, st->e1, st->fast, p->output_offset, p->act_min,
+                p->act_max);
+  }
 }
 
 /* n outputs of a conv whose kh tap rows are dense runs of 4G+T values (row r of output i at
@@ -252,7 +263,7 @@ static inline __attribute__((always_inline)) void cm_rows_out(const int8_t *cons
   for (int32_t i = 0; i < n; i++, o += ops) {
     int32_t a = st->acc0;
     const int16_t *f = fw;
-    for (int32_t r = 0; r < kh; r++, f += 4 * G + T) {
+    _Pragma("GCC unroll 8") for (int32_t r = 0; r < kh; r++, f += 4 * G + T) {
       const int8_t *ip = ipr[r] + i * step;
       for (int g = 0; g < G; g++) {
         const uint32_t v = bt_ld4(ip + 4 * g);
@@ -268,6 +279,13 @@ static inline __attribute__((always_inline)) void cm_rows_out(const int8_t *cons
   }
 }
 
+/* cm_rows_out for 3 tap rows of 9 values (a 3x3 conv on 3 channels: an RGB stem), its rows unrolled. */
+static __attribute__((noinline)) void cm_rows_out_3x9(const int8_t *const *ipr, int32_t step, int32_t n,
+                                                     const int16_t *fw, int8_t *o, int32_t ops,
+                                                     const bt_conv_params *p, const cm_conv1 *st) {
+  cm_rows_out(ipr, 3, step, n, fw, o, ops, p, st, 2, 1);
+}
+
 /* Interior pixels [xa, xa + n) of rows [ya, ya + nr) of a conv whose tap rows are dense runs of at
    most 16 values (kh <= CM_KH), requantised by bt_rq2: one pass per output row. */
 #define CM_KH 8
@@ -280,6 +298,7 @@ static void conv1_dense(const bt_conv_params *p, const cm_conv1 *st, const box_s
     const int32_t iy = (ya + j) * p->stride_h - p->pad_top;
     for (int32_t r = 0; r < kh; r++) ipr[r] = box_row(s, iy + r * p->dil_h) + ix;
     int8_t *o = box_orow(d, ya + j) + xa * ops;
+    if (kh == 3 && st->run == 9) { cm_rows_out_3x9(ipr, step, n, st->fw, o, ops, p, st); continue; }
     switch (st->run) {
 #define CM_RUN(k) case k: cm_rows_out(ipr, kh, step, n, st->fw, o, ops, p, st, (k) >> 2, (k) & 3); break;
       CM_RUN(1) CM_RUN(2) CM_RUN(3) CM_RUN(4) CM_RUN(5) CM_RUN(6) CM_RUN(7) CM_RUN(8)
@@ -296,7 +315,13 @@ static void conv1_single(const bt_conv_params *p, const cm_conv1 *st, const box_
                          int32_t ya, int32_t nr, int32_t xa, int32_t n) {
   const int32_t ps = p->in.pixel_stride, step = p->stride_w * ps, ops = p->out.pixel_stride;
   const int32_t ix = (xa * p->stride_w - p->pad_left) * ps;
-  for (int32_t j = 0; j < nr; j++) {
+  int32_t j = 0;
+  if (!st->fast || st->run > 16)   /* long runs: two rows at a time (pairs however narrow the rows) */
+    for (; j + 2 <= nr; j += 2)
+      cm_long_pairs(box_row(s, (ya + j) * p->stride_h - p->pad_top) + ix,
+                    box_row(s, (ya + j + 1) * p->stride_h - p->pad_top) + ix, step, n, st->fw, st->run,
+                    box_orow(d, ya + j) + xa * ops, box_orow(d, ya + j + 1) + xa * ops, ops, p, st);
+  for (; j < nr; j++) {
     const int8_t *ip = box_row(s, (ya + j) * p->stride_h - p->pad_top) + ix;
     int8_t *o = box_orow(d, ya + j) + xa * ops;
     switch (st->fast ? st->run : 0) {
@@ -372,7 +397,7 @@ static void conv1_rows(const bt_conv_params *p, const cm_conv1 *st, const box_sr
 }
 
 /* One depthwise output (channel 0) at a border pixel: the valid taps only. */
-static int32_t dw1_border(const bt_conv_params *p, const int8_t *in, int32_t in_y0, const int32_t *fk,
+static int32_t dw1_border(const bt_conv_params *p, const int8_t *in, int32_t in_y0, const int8_t *fk,
                           int32_t iy0, int32_t ix0) {
   const int32_t ps = p->in.pixel_stride, in_row = p->in.w * ps, off = p->input_offset;
   int32_t ky0, ky1, kx0, kx1, acc = p->bias ? p->bias[0] : 0;
@@ -382,7 +407,7 @@ static int32_t dw1_border(const bt_conv_params *p, const int8_t *in, int32_t in_
   const int8_t *rp = in + (iy0 + ky0 * p->dil_h - in_y0) * in_row + (ix0 + kx0 * p->dil_w) * ps;
   for (int32_t ky = ky0; ky < ky1; ky++, rp += dy) {
     const int8_t *ip = rp;
-    const int32_t *f = fk + ky * p->kw + kx0;
+    const int8_t *f = fk + ky * p->kw + kx0;
     for (int32_t kx = kx0; kx < kx1; kx++, ip += dx) acc += *f++ * (*ip + off);
   }
   return acc;
@@ -394,70 +419,84 @@ typedef struct {
   int32_t f02[3], f1[3], acc0;
 } cm_dw3;
 
-/* n interior outputs of one row of a 3x3 undilated depthwise on a dense one-channel input (ip: the
-   first output's top-left tap, rows `row` bytes apart), stride 1: the words x0..x3 of each tap row
-   serve two outputs (SMLAD on bytes 0,2 / 1,3 plus SMLABB / SMLABT for the middle tap); bt_rq2. */
-static inline __attribute__((always_inline)) void dw3_s1(const cm_dw3 *k, const int8_t *ip, int32_t row, int32_t n,
+/* Tap row t (its bytes at r) of a 3x3 one-channel depthwise: x0..x3 as (x0, x2) e, (x1, x3) d; output
+   i adds f02 . e + f1 * x1, output i + 1 f02 . d + f1 * x2. */
+#define CM_DW3_PAIR(t, r)                                                   \
+  do {                                                                      \
+    const uint32_t v = bt_ld4(r);                                           \
+    const int32_t e = bt_sxtb16(v), d = bt_sxtb16_ror8(v);                  \
+    s0 = bt_smlad(k->f02[t], e, s0); s0 = bt_smlabb(k->f1[t], d, s0);       \
+    s1 = bt_smlad(k->f02[t], d, s1); s1 = cm_smlabt(k->f1[t], e, s1);       \
+  } while (0)
+/* Tap row t of one output from the word at r (x3 unused). */
+#define CM_DW3_ONE(t, r)                                                    \
+  do {                                                                      \
+    const uint32_t v = bt_ld4(r);                                           \
+    s0 = bt_smlad(k->f02[t], bt_sxtb16(v), s0);                             \
+    s0 = bt_smlabb(k->f1[t], bt_sxtb16_ror8(v), s0);                        \
+  } while (0)
+/* Tap row t of one output, byte by byte (the last output: a word would reach past its taps). */
+#define CM_DW3_BYTES(t, r) (s0 += (int16_t)k->f02[t] * (r)[0] + k->f1[t] * (r)[1] + (k->f02[t] >> 16) * (r)[2])
+
+/* n outputs of one row of a 3x3 undilated depthwise on a dense one-channel input (r0, r1, r2: the tap
+   rows of the first output), stride 1: the words x0..x3 of each tap row serve two outputs (SMLAD on bytes
+   0,2 / 1,3 plus SMLABB / SMLABT for the middle tap); bt_rq2. */
+static __attribute__((noinline)) void dw3_s1(const cm_dw3 *k, const int8_t *r0, const int8_t *r1,
+                                                        const int8_t *r2, int32_t n,
                                                         int8_t *o, int32_t ops,
                    const bt_conv_params *p, const cm_conv1 *st) {
   const int32_t m = st->m, p2 = st->p2, e1 = st->e1;
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
   int32_t i = 0;
-  for (; i + 2 <= n; i += 2, ip += 2, o += 2 * ops) {
+  for (; i + 2 <= n; i += 2, o += 2 * ops, r0 += 2, r1 += 2, r2 += 2) {
     int32_t s0 = k->acc0, s1 = k->acc0;
-    const int8_t *r = ip;
-    for (int t = 0; t < 3; t++, r += row) {
-      const uint32_t v = bt_ld4(r);
-      const int32_t e = bt_sxtb16(v), d = bt_sxtb16_ror8(v);   /* (x0, x2), (x1, x3) */
-      s0 = bt_smlad(k->f02[t], e, s0); s0 = bt_smlabb(k->f1[t], d, s0);
-      s1 = bt_smlad(k->f02[t], d, s1); s1 = cm_smlabt(k->f1[t], e, s1);
-    }
+    CM_DW3_PAIR(0, r0); CM_DW3_PAIR(1, r1); CM_DW3_PAIR(2, r2);
     o[0] = cm_out(s0, m, 0, p2, e1, 1, zp, lo, hi);
     o[ops] = cm_out(s1, m, 0, p2, e1, 1, zp, lo, hi);
   }
   if (i < n) {
     int32_t s0 = k->acc0;
-    const int8_t *r = ip;
-    for (int t = 0; t < 3; t++, r += row)
-      s0 += (int16_t)k->f02[t] * r[0] + k->f1[t] * r[1] + (k->f02[t] >> 16) * r[2];
+    CM_DW3_BYTES(0, r0); CM_DW3_BYTES(1, r1); CM_DW3_BYTES(2, r2);
     o[0] = cm_out(s0, m, 0, p2, e1, 1, zp, lo, hi);
   }
 }
 
-/* The same at stride s > 1: one output per word of each tap row (x3 unused), the last output scalar
-   (its word would reach past its taps). */
-static inline __attribute__((always_inline)) void dw3_sn(const cm_dw3 *k, const int8_t *ip, int32_t row, int32_t s,
+/* The same at stride s > 1: one output per word of each tap row (x3 unused), the last output byte by
+   byte. */
+static __attribute__((noinline)) void dw3_sn(const cm_dw3 *k, const int8_t *r0, const int8_t *r1,
+                                                        const int8_t *r2, int32_t s,
                                                         int32_t n, int8_t *o, int32_t ops,
                    const bt_conv_params *p, const cm_conv1 *st) {
   const int32_t m = st->m, p2 = st->p2, e1 = st->e1;
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
-  for (int32_t i = 0; i < n; i++, ip += s, o += ops) {
+  for (int32_t i = 0; i < n; i++, o += ops, r0 += s, r1 += s, r2 += s) {
     int32_t s0 = k->acc0;
-    const int8_t *r = ip;
-    if (i + 1 < n)
-      for (int t = 0; t < 3; t++, r += row) {
-        const uint32_t v = bt_ld4(r);
-        s0 = bt_smlad(k->f02[t], bt_sxtb16(v), s0);
-        s0 = bt_smlabb(k->f1[t], bt_sxtb16_ror8(v), s0);
-      }
-    else
-      for (int t = 0; t < 3; t++, r += row)
-        s0 += (int16_t)k->f02[t] * r[0] + k->f1[t] * r[1] + (k->f02[t] >> 16) * r[2];
+    if (i + 1 < n) { CM_DW3_ONE(0, r0); CM_DW3_ONE(1, r1); CM_DW3_ONE(2, r2); }
+    else { CM_DW3_BYTES(0, r0); CM_DW3_BYTES(1, r1); CM_DW3_BYTES(2, r2); }
     o[0] = cm_out(s0, m, 0, p2, e1, 1, zp, lo, hi);
   }
 }
 
-/* n interior outputs of one row of any one-channel depthwise (ip: the first output's top-left tap). */
-static void dw_any(const bt_conv_params *p, const int32_t *fk, int32_t acc0, const int8_t *ip, int32_t n, int8_t *o,
-                   const cm_conv1 *st) {
-  const int32_t ps = p->in.pixel_stride, in_row = p->in.w * ps, dy = p->dil_h * in_row, dx = p->dil_w * ps;
-  const int32_t step = p->stride_w * ps, ops = p->out.pixel_stride;
-  for (int32_t i = 0; i < n; i++, ip += step, o += ops) {
-    int32_t acc = acc0;
-    const int32_t *f = fk;
-    const int8_t *rp = ip;
-    for (int32_t ky = 0; ky < p->kh; ky++, rp += dy) {
-      const int8_t *q = rp;
+/* n outputs of one row of a one-channel depthwise (rp[ky]: tap row ky of the first output):
+   3x3 undilated by dw3_s1 / dw3_sn, other undilated widths by cm_rows_out (taps widened per tap row
+   in st->fw), the rest (dilated, or requantised without bt_rq2) tap by tap. */
+static void dw1_row(const bt_conv_params *p, const cm_conv1 *st, const cm_dw3 *k3, int fast3, const int8_t *fk,
+                    const int8_t *const *rp, int32_t n, int8_t *o) {
+  const int32_t ops = p->out.pixel_stride, ps = p->in.pixel_stride, step = p->stride_w * ps, dx = p->dil_w * ps;
+  if (fast3 && st->fast && p->stride_w == 1) { dw3_s1(k3, rp[0], rp[1], rp[2], n, o, ops, p, st); return; }
+  if (fast3 && st->fast) { dw3_sn(k3, rp[0], rp[1], rp[2], p->stride_w, n, o, ops, p, st); return; }
+  if (st->fast && dx == 1)
+    switch (p->kw) {
+#define CM_RUN(k) case k: cm_rows_out(rp, p->kh, step, n, st->fw, o, ops, p, st, (k) >> 2, (k) & 3); return;
+      CM_RUN(1) CM_RUN(2) CM_RUN(3) CM_RUN(4) CM_RUN(5) CM_RUN(6) CM_RUN(7) CM_RUN(8)
+#undef CM_RUN
+      default: break;
+    }
+  for (int32_t i = 0; i < n; i++, o += ops) {
+    int32_t acc = st->acc0;
+    const int8_t *f = fk;
+    for (int32_t ky = 0; ky < p->kh; ky++) {
+      const int8_t *q = rp[ky] + i * step;
       for (int32_t kx = 0; kx < p->kw; kx++, q += dx) acc += *f++ * *q;
     }
     *o = cm_out(acc, st->m, st->sh, st->p2, st->e1, st->fast, p->output_offset, p->act_min, p->act_max);
@@ -465,7 +504,7 @@ static void dw_any(const bt_conv_params *p, const int32_t *fk, int32_t acc0, con
 }
 
 /* Output row y of a one-channel depthwise, pixels [xa, xb), one at a time through dw1_border. */
-static void dw1_edge(const bt_conv_params *p, const int8_t *in, int32_t in_y0, const int32_t *fk,
+static void dw1_edge(const bt_conv_params *p, const int8_t *in, int32_t in_y0, const int8_t *fk,
                      const cm_conv1 *st, int8_t *orow, int32_t y, int32_t xa, int32_t xb) {
   const int32_t iy0 = y * p->stride_h - p->pad_top, ops = p->out.pixel_stride;
   for (int32_t x = xa; x < xb; x++)
@@ -473,43 +512,116 @@ static void dw1_edge(const bt_conv_params *p, const int8_t *in, int32_t in_y0, c
                            st->e1, st->fast, p->output_offset, p->act_min, p->act_max);
 }
 
+#define CM_PADB 1024   /* bytes of padded tap rows dw1_padded holds (kh + 1 rows) */
+#define CM_ZROW 256    /* bytes of the zero-point row standing in for tap rows above / below the input */
+/* Both live in the part of cm_conv1's fw a depthwise's taps leave free. */
+_Static_assert(2 * (CM_K_MAX - CM_TAPS) >= CM_PADB && CM_PADB >= CM_ZROW, "depthwise scratch");
+
+/* src[0..n) into dst, then bytes of value z up to dst[m). */
+__attribute__((optimize("no-tree-loop-distribute-patterns")))
+static void cm_fill(int8_t *dst, const int8_t *src, int32_t n, int32_t m, int8_t z) {
+  int32_t i = 0;
+  for (; i < n; i++) dst[i] = src[i];
+  for (; i < m; i++) dst[i] = z;
+}
+
+/* Rows [y0, y1) of an undilated one-channel depthwise (dense input, in_row bytes a row) into d with
+   every output through dw1_row, for boxes that are mostly border (small maps): each input row the
+   taps read copied once into a ring of kh rows, padded with the input's zero point at the sides (a
+   tap row above or below the input: a row of it); the padded terms vanish with the input offset
+   folded into the start value; buf: CM_PADB bytes. 0 when the rows do not fit. */
+static int dw1_padded(const bt_conv_params *p, const cm_conv1 *st, const cm_dw3 *k3, int fast3, const int8_t *fk,
+                      int8_t *buf, const int8_t *in, int32_t in_y0, int32_t in_row, const box_dst *d, int32_t y0,
+                      int32_t y1) {
+  const int32_t kh = p->kh, lo = -p->pad_left, hi = (p->out.w - 1) * p->stride_w - p->pad_left + p->kw;
+  const int32_t pw = (hi - lo + 3) & ~3, z = -p->input_offset;
+  if (p->dil_h != 1 || p->dil_w != 1 || p->in.pixel_stride != 1 || z < -128 || z > 127 || (kh + 1) * pw > CM_PADB)
+    return 0;
+  int8_t *const zrow = buf + kh * pw;
+  const int32_t a = lo < 0 ? 0 : lo, b = hi < p->in.w ? hi : p->in.w;   /* input columns the taps read */
+  int32_t tag[CM_KH];
+  cm_fill(zrow, 0, 0, pw, (int8_t)z);
+  for (int32_t t = 0; t < kh; t++) tag[t] = -1;
+  for (int32_t y = y0; y < y1; y++) {
+    const int8_t *rp[CM_KH];
+    const int32_t iy0 = y * p->stride_h - p->pad_top;
+    for (int32_t ky = 0; ky < kh; ky++) {
+      const int32_t iy = iy0 + ky;
+      int8_t *slot = buf + (iy % kh) * pw;
+      if (iy < 0 || iy >= p->in.h) slot = zrow;
+      else if (tag[iy % kh] != iy) {
+        cm_fill(slot, 0, 0, a - lo, (int8_t)z);
+        cm_fill(slot + (a - lo), in + (iy - in_y0) * in_row + a, b - a, pw - (a - lo), (int8_t)z);
+        tag[iy % kh] = iy;
+      }
+      rp[ky] = slot;
+    }
+    dw1_row(p, st, k3, fast3, fk, rp, p->out.w, box_orow(d, y));
+  }
+  return 1;
+}
+
 /* A depthwise on a one-channel input (in.c == out.c == 1, multiplier 1) over rows [y0, y1) into
-   d; 0 when this path does not apply. */
+   d; 0 when this path does not apply. Per output row, the columns whose taps stay inside the input
+   columns go through dw1_row, a tap row above or below the input read as a row of the input's zero
+   point (its terms vanish: the input offset is folded into the start value); the few side pixels
+   (and whole rows when that row would not fit CM_ZROW) pixel by pixel. */
 static int dw1(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0, const box_dst *d,
                int32_t y0, int32_t y1) {
   const bt_conv_params *p = &dp->conv;
   const int32_t kh = p->kh, kw = p->kw, ps = p->in.pixel_stride;
-  if (p->out.c != 1 || dp->depth_multiplier != 1 || kh * kw > CM_TAPS) return 0;
-  int32_t fk[CM_TAPS], fsum = 0;
-  for (int32_t t = 0; t < kh * kw; t++) { fk[t] = p->filter[t]; fsum += fk[t]; }
-  cm_conv1 st;   /* only its requantisation and interior columns are used here */
+  if (p->out.c != 1 || dp->depth_multiplier != 1 || kh * kw > CM_TAPS || kh > CM_KH) return 0;
+  const int8_t *fk = p->filter;
+  int32_t fsum = 0;
+  for (int32_t t = 0; t < kh * kw; t++) fsum += fk[t];
+  const int fast3 = kh == 3 && kw == 3 && p->dil_h == 1 && p->dil_w == 1 && ps == 1;
+  cm_conv1 st;   /* its requantisation, interior columns and (fw, not for fast3) the taps widened per tap row */
+  int8_t *const scratch = (int8_t *)(st.fw + CM_TAPS);   /* the rest of fw: padded rows (CM_PADB bytes) */
+  if (!fast3)
+    for (int32_t r = 0; r < kh; r++) cm_widen(p->filter + r * kw, st.fw + r * kw, kw);
   st.acc0 = (p->bias ? p->bias[0] : 0) + p->input_offset * fsum;
   st.m = p->multiplier[0];
   st.sh = p->shift[0];
   st.fast = bt_rq2_ok(&st.m, &st.sh, 1);
   st.p2 = st.fast ? bt_rq2_p2(st.sh) : 0;
   st.e1 = st.fast ? bt_rq2_e1(st.sh) : 0;
-  box_interior(p, &st.xi0, &st.xi1);
-  const int32_t in_row = p->in.w * ps, xi0 = st.xi0, xi1 = st.xi1, n = xi1 - xi0;
-  int32_t ya, yb;
-  box_inside_rows(p, y0, y1, &ya, &yb);
-  for (int32_t y = y0; y < ya; y++) dw1_edge(p, in, in_y0, fk, &st, box_orow(d, y), y, 0, p->out.w);
-  for (int32_t y = yb > ya ? yb : ya; y < y1; y++) dw1_edge(p, in, in_y0, fk, &st, box_orow(d, y), y, 0, p->out.w);
-  const int fast3 = kh == 3 && kw == 3 && p->dil_h == 1 && p->dil_w == 1 && ps == 1;
   cm_dw3 k3;
   if (fast3)
     for (int t = 0; t < 3; t++) { k3.f02[t] = cm_pack(fk[3 * t], fk[3 * t + 2]); k3.f1[t] = fk[3 * t + 1]; }
   k3.acc0 = st.acc0;
-  for (int32_t y = ya; y < yb; y++) {
+  box_interior(p, &st.xi0, &st.xi1);
+  const int32_t in_row = p->in.w * ps, xi0 = st.xi0, xi1 = st.xi1, n = xi1 - xi0;
+  const int32_t span = n > 0 ? ((n - 1) * p->stride_w + (kw - 1) * p->dil_w + 1) * ps : 0, z = -p->input_offset;
+  int32_t ya, yb;
+  box_inside_rows(p, y0, y1, &ya, &yb);
+  const int32_t inner = yb > ya && n > 0 ? (yb - ya) * n : 0;
+  if (2 * inner < (y1 - y0) * p->out.w && dw1_padded(p, &st, &k3, fast3, fk, scratch, in, in_y0, in_row, d, y0, y1))
+    return 1;
+  /* rows with taps above or below the input: through the zero-point row when it can stand in */
+  const int zr = (ya > y0 || yb < y1) && n > 0 && span <= CM_ZROW && ps == 1 && z >= -128 && z <= 127;
+  uint32_t *const zw = (uint32_t *)scratch;
+  if (zr)
+    for (int32_t i = 0; i < (span + 3) / 4; i++) zw[i] = (uint32_t)(uint8_t)z * 0x01010101u;
+  for (int32_t y = y0; y < y1; y++) {
     int8_t *orow = box_orow(d, y);
+    if ((y < ya || y >= yb) && !zr) { dw1_edge(p, in, in_y0, fk, &st, orow, y, 0, p->out.w); continue; }
     if (xi0 > 0) dw1_edge(p, in, in_y0, fk, &st, orow, y, 0, xi0);
     if (xi1 < p->out.w) dw1_edge(p, in, in_y0, fk, &st, orow, y, xi1, p->out.w);
     if (n <= 0) continue;
-    const int8_t *ip = in + (y * p->stride_h - p->pad_top - in_y0) * in_row + (xi0 * p->stride_w - p->pad_left) * ps;
+    const int32_t iy0 = y * p->stride_h - p->pad_top, ix = (xi0 * p->stride_w - p->pad_left) * ps;
+    const int8_t *ip = in + (iy0 - in_y0) * in_row + ix;
     int8_t *o = orow + xi0 * p->out.pixel_stride;
-    if (fast3 && st.fast && p->stride_w == 1) dw3_s1(&k3, ip, in_row, n, o, p->out.pixel_stride, p, &st);
-    else if (fast3 && st.fast) dw3_sn(&k3, ip, in_row, p->stride_w, n, o, p->out.pixel_stride, p, &st);
-    else dw_any(p, fk, st.acc0, ip, n, o, &st);
+    if (fast3 && st.fast && y >= ya && y < yb) {   /* all tap rows inside: the row's pointers */
+      if (p->stride_w == 1) dw3_s1(&k3, ip, ip + in_row, ip + 2 * in_row, n, o, p->out.pixel_stride, p, &st);
+      else dw3_sn(&k3, ip, ip + in_row, ip + 2 * in_row, p->stride_w, n, o, p->out.pixel_stride, p, &st);
+      continue;
+    }
+    const int8_t *rp[CM_KH];
+    for (int32_t ky = 0; ky < kh; ky++) {
+      const int32_t iy = iy0 + ky * p->dil_h;
+      rp[ky] = iy < 0 || iy >= p->in.h ? (const int8_t *)zw : ip + ky * p->dil_h * in_row;
+    }
+    dw1_row(p, &st, &k3, fast3, fk, rp, n, o);
   }
   return 1;
 }

@@ -38,13 +38,16 @@ static void fx_copy(int8_t *dst, const int8_t *src, int32_t n) {
   }
   for (int32_t i = 0; i < n; i++) dst[i] = src[i];
 }
+/* Four words as one value (a block copy: LDM / STM where the target has them). */
+typedef struct { uint32_t w[4]; } __attribute__((may_alias)) fx_quad;
+
 /* A struct copy (word aligned): four words at a time, then words, then any tail bytes. */
 __attribute__((optimize("no-tree-loop-distribute-patterns")))
 static void fx_get(void *dst, const void *src, int32_t n) {
   fx_word *d = dst;
   const fx_word *s = src;
   int32_t i = 0;
-  for (; i + 4 <= n / 4; i += 4) { d[i] = s[i]; d[i + 1] = s[i + 1]; d[i + 2] = s[i + 2]; d[i + 3] = s[i + 3]; }
+  for (; i + 4 <= n / 4; i += 4) *(fx_quad *)(d + i) = *(const fx_quad *)(s + i);
   for (; i < n / 4; i++) d[i] = s[i];
   for (int32_t i = n & ~3; i < n; i++) ((int8_t *)dst)[i] = ((const int8_t *)src)[i];
 }
