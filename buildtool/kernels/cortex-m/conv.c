@@ -1,5 +1,5 @@
-/* CONV_2D int8 for Cortex-M DSP (M4/M7/M33). Each call picks its path from the layer's parameters
- * (constants of model.c):
+/* CONV_2D int8 for Cortex-M DSP (M4/M7/M33). Variants (bt_variants.h), which model.c calls directly
+ * (chosen at code generation, buildtool/kernel_variants.py); bt_conv_s8 picks the same one at run time:
  *  - patches of at most BT_COL_MAX (640) values (kh*kw*c_in): the patch-matrix path of im2col.h, two
  *    output pixels x two output channels per SMLAD step, the patch widened once per pixel (1x1 without
  *    padding reads the input pixel in place; other filters gather it, word copies inside the image);
@@ -14,6 +14,7 @@
 #include "requant.h"
 #include "dsp.h"
 #include "im2col.h"
+#include "bt_variants.h"
 
 const char *bt_kernel_set_name(void) { return "cortex-m"; }
 
@@ -136,17 +137,29 @@ static inline __attribute__((always_inline)) void conv_cols(const bt_conv_params
   }
 }
 
-void bt_conv_s8(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
-                int8_t *out, int32_t y0, int32_t y1) {
-  if (p->kh * p->kw * p->in.c <= BT_COL_MAX && p->out.c >= 4) {
-    const int fast = bt_rq2_ok(p->multiplier, p->shift, p->out.c);
-    const int act = p->act_max != 127 ? 0 : (p->act_min == -128 ? 2 : 1);
-    if (fast && act == 2) conv_cols(p, in, in_y0, out, y0, y1, 1, 2);
-    else if (fast && act == 1) conv_cols(p, in, in_y0, out, y0, y1, 1, 1);
-    else if (fast) conv_cols(p, in, in_y0, out, y0, y1, 1, 0);
-    else conv_cols(p, in, in_y0, out, y0, y1, 0, 0);
-    return;
-  }
+/* The patch-matrix variants (bt_variants.h): requantisation by bt_rq2 or not, SSAT clamps. */
+void bt_conv_s8_pm_rq2_ssat(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
+                            int32_t y1) {
+  conv_cols(p, in, in_y0, out, y0, y1, 1, 2);
+}
+
+void bt_conv_s8_pm_rq2_ssat_lo(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
+                               int32_t y1) {
+  conv_cols(p, in, in_y0, out, y0, y1, 1, 1);
+}
+
+void bt_conv_s8_pm_rq2(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
+                       int32_t y1) {
+  conv_cols(p, in, in_y0, out, y0, y1, 1, 0);
+}
+
+void bt_conv_s8_pm(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1) {
+  conv_cols(p, in, in_y0, out, y0, y1, 0, 0);
+}
+
+/* Direct convolution (no scratch): patches over BT_COL_MAX values or fewer than 4 output channels. */
+void bt_conv_s8_direct(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
+                       int32_t y1) {
   const int32_t cin = p->in.c, cout = p->out.c, kh = p->kh, kw = p->kw;
   const int32_t in_row = p->in.w * p->in.pixel_stride, ips = p->in.pixel_stride;
   const int32_t out_row = p->out.w * p->out.pixel_stride;
@@ -218,4 +231,24 @@ void bt_conv_s8(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
       }
     }
   }
+}
+
+typedef void (*conv_fn)(const bt_conv_params *, const int8_t *, int32_t, int8_t *, int32_t, int32_t);
+static const conv_fn conv_variants[] = {bt_conv_s8_pm_rq2_ssat, bt_conv_s8_pm_rq2_ssat_lo, bt_conv_s8_pm_rq2,
+                                        bt_conv_s8_pm, bt_conv_s8_direct};
+static const char *const conv_names[] = {"bt_conv_s8_pm_rq2_ssat", "bt_conv_s8_pm_rq2_ssat_lo", "bt_conv_s8_pm_rq2",
+                                         "bt_conv_s8_pm", "bt_conv_s8_direct"};
+
+/* Index in conv_variants of the variant for p (buildtool/kernel_variants.py states the same rules). */
+static int conv_variant(const bt_conv_params *p) {
+  if (p->kh * p->kw * p->in.c > BT_COL_MAX || p->out.c < 4) return 4;
+  if (!bt_rq2_ok(p->multiplier, p->shift, p->out.c)) return 3;
+  if (p->act_max != 127) return 2;
+  return p->act_min == -128 ? 0 : 1;
+}
+
+const char *bt_conv_s8_variant(const bt_conv_params *p) { return conv_names[conv_variant(p)]; }
+
+void bt_conv_s8(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1) {
+  conv_variants[conv_variant(p)](p, in, in_y0, out, y0, y1);
 }

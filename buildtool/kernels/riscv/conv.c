@@ -20,6 +20,7 @@ const char *bt_kernel_set_name(void) { return "riscv"; }
 
 #ifndef BT_RVV
 #include "rv_requant.h"
+#include "bt_variants.h"
 
 /* acc[k] (pixel q0) and acc[4 + k] (pixel q1) += sum_i f_k[i] * q[i] for the four filters f_k = f0 + k * fstride,
  * i < n, two inputs per step: every pointer steps by itself, so each load is one lb with an immediate offset. */
@@ -148,8 +149,33 @@ static inline void mac_4(const int8_t *f0, int32_t fstride, const int8_t *ip, in
 }
 #endif
 
+#ifndef BT_RVV
+void bt_conv_s8_pointwise(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
+                          int32_t y1) {
+  pointwise(p, in, in_y0, out, y0, y1);
+}
+
+/* The variant bt_conv_s8 takes for p (buildtool/kernel_variants.py states the same rule). */
+static int conv_is_pointwise(const bt_conv_params *p) {
+  return p->kh == 1 && p->kw == 1 && p->pad_top == 0 && p->pad_left == 0 && rv_rq_ok(p->multiplier, p->out.c);
+}
+
+const char *bt_conv_s8_variant(const bt_conv_params *p) {
+  return conv_is_pointwise(p) ? "bt_conv_s8_pointwise" : "bt_conv_s8_general";
+}
+
+void bt_conv_s8(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1) {
+  if (conv_is_pointwise(p)) pointwise(p, in, in_y0, out, y0, y1);
+  else bt_conv_s8_general(p, in, in_y0, out, y0, y1);
+}
+
+/* Every other convolution: an interior block by conv_interior, the border by the loops below. */
+void bt_conv_s8_general(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
+                        int32_t y1) {
+#else
 void bt_conv_s8(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
                 int8_t *out, int32_t y0, int32_t y1) {
+#endif
   const int32_t cin = p->in.c, cout = p->out.c, kh = p->kh, kw = p->kw;
   const int32_t ips = p->in.pixel_stride, in_row = p->in.w * ips, in_h = p->in.h, in_w = p->in.w;
   const int32_t ops = p->out.pixel_stride, out_row = p->out.w * ops, out_w = p->out.w;
@@ -159,10 +185,6 @@ void bt_conv_s8(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
   const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
   const int32_t fstride = kh * kw * cin;
 #ifndef BT_RVV
-  if (kh == 1 && kw == 1 && pt == 0 && pl == 0 && rv_rq_ok(mult, cout)) {
-    pointwise(p, in, in_y0, out, y0, y1);
-    return;
-  }
   /* interior block (an even number of columns) with conv_interior, the rest with the loops below */
   int32_t xa = 0, xb = out_w, ya = y0, yb = y1;
   while (xa < xb && xa * sw - pl < 0) xa++;
