@@ -1,7 +1,9 @@
 """Kernel variants chosen at code generation (buildtool/kernel_variants.py) against the run-time
-dispatchers: per shared model and board, executed instructions (QEMU plugin: the operators' regions
-and the whole run), the conv/depthwise/FC part, code size (.text) and whether the outputs are
-byte-identical.
+dispatchers: per shared model and board, model.c in each of kernel_variants.MODES (dispatchers: as
+before the tables; variants: the chosen variant called; instances: also a per-layer instance of the
+cortex-m patch-matrix loops with the layer's parameters as constants), executed instructions (QEMU
+plugin: the operators' regions), the conv/depthwise/FC part, code size (.text) and whether the
+outputs are byte-identical across the modes.
 
     python benchmarks/kernel_variants.py                       # cortex-m4 and riscv32, shared models
     python benchmarks/kernel_variants.py --boards cortex-m4 --models mbv2_w035_144
@@ -45,14 +47,17 @@ def measure(g, board: str, work: Path, x) -> dict | None:
             "text": text, "out": b"".join(np.asarray(v).tobytes() for v in ys)}
 
 
-def compare(name: str, board: str, work: Path) -> list | None:
-    """[before, after] for one model and board (None: the model does not fit)."""
+def compare(name: str, board: str, work: Path) -> dict | None:
+    """mode -> measure() for one model and board (None: the model does not fit)."""
     g = tflite_reader.parse((SHARED / f"{name}.tflite").read_bytes())
     x = np.random.default_rng(0).integers(-128, 128, size=tuple(g.tensors[g.inputs[0]].shape), dtype=np.int8)
-    with kernel_variants.dispatchers_only():
-        before = measure(g, board, work / "dispatch", x)
-    after = measure(g, board, work / "variants", x)
-    return None if before is None or after is None else [before, after]
+    out = {}
+    for mode in ("dispatchers", "variants", "instances"):
+        with kernel_variants.mode(mode):
+            out[mode] = measure(g, board, work / mode, x)
+        if out[mode] is None:
+            return None
+    return out
 
 
 def main() -> None:
@@ -60,8 +65,8 @@ def main() -> None:
     ap.add_argument("--boards", default="cortex-m4,riscv32")
     ap.add_argument("--models", default=",".join(MODELS))
     a = ap.parse_args()
-    print("| model | board | instructions, dispatchers | variants | ratio | conv/dw/FC ratio "
-          "| whole run, dispatchers | variants | .text bytes, dispatchers | variants | identical |")
+    print("| model | board | instructions: dispatchers | variants | instances | instances / dispatchers "
+          "| conv+dw+FC ratio | .text bytes: dispatchers | variants | instances | identical |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
     with tempfile.TemporaryDirectory(prefix="bt-variants-") as tmp:
         for name in a.models.split(","):
@@ -72,11 +77,11 @@ def main() -> None:
                 if r is None:
                     print(f"| {name} | {board} | does not fit |||||||||")
                     continue
-                b, v = r
-                print(f"| {name} | {board} | {b['ops']:,} | {v['ops']:,} | {v['ops'] / b['ops']:.4f} "
-                      f"| {v['kernels'] / b['kernels']:.4f} | {b['total']:,} | {v['total']:,} "
-                      f"| {b['text']:,} | {v['text']:,} | {'yes' if b['out'] == v['out'] else 'NO'} |", flush=True)
-
+                d, v, i = r["dispatchers"], r["variants"], r["instances"]
+                same = d["out"] == v["out"] == i["out"]
+                print(f"| {name} | {board} | {d['ops']:,} | {v['ops']:,} | {i['ops']:,} | {i['ops'] / d['ops']:.4f} "
+                      f"| {i['kernels'] / d['kernels']:.4f} | {d['text']:,} | {v['text']:,} | {i['text']:,} "
+                      f"| {'yes' if same else 'NO'} |", flush=True)
 
 if __name__ == "__main__":
     main()

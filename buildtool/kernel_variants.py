@@ -76,6 +76,15 @@ RISCV = {
     ),
 }
 
+# Variants model.c instantiates per layer instead, in a function of its own calling the set's macro
+# (bt_variants.h) on the layer's constant parameters, so gcc folds them into the loops (measured by
+# benchmarks/kernel_variants.py): variant -> (macro, its arguments after the dispatcher's)
+INSTANCES = {"bt_conv_s8_pm_rq2_ssat": ("BT_CONV_PM", (1, 2)), "bt_conv_s8_pm_rq2_ssat_lo": ("BT_CONV_PM", (1, 1)),
+             "bt_conv_s8_pm_rq2": ("BT_CONV_PM", (1, 0)), "bt_conv_s8_pm": ("BT_CONV_PM", (0, 0)),
+             "bt_conv_s8_pointwise": ("BT_CONV_PW", ())}
+# macro -> the names of its arguments after the dispatcher's (cortex-m/conv_pm.h, riscv/conv_pw.h)
+INSTANCE_PARAMS = {"BT_CONV_PM": ("fast", "act"), "BT_CONV_PW": ()}
+
 # kernel set -> (the macro its bt_variants.h defines, its table)
 TABLES = {"cortex-m": ("BT_VARIANTS_CORTEX_M", CORTEX_M), "riscv": ("BT_VARIANTS_RISCV", RISCV)}
 
@@ -102,21 +111,32 @@ def for_board(board: str):
     except (BuildtoolError, KeyError):
         return None
     first = t.kernel_search()[0]
-    if _dispatch_only or first not in TABLES or any("BT_RVV" in d for d in (*t.defines, *t.cflags)):
+    if _mode == "dispatchers" or first not in TABLES or any("BT_RVV" in d for d in (*t.defines, *t.cflags)):
         return None
     return TABLES[first]
 
 
-_dispatch_only = False
+
+# what generated model.c does on boards with a table: "instances" (the default: variants, and its own
+# instance of the INSTANCES variants' loops per such layer), "variants" (variant calls only) or "dispatchers"
+# (the dispatchers, as before the tables); benchmarks compare the three
+MODES = ("instances", "variants", "dispatchers")
+_mode = "instances"
 
 
 @contextmanager
-def dispatchers_only():
-    """Within this block generated model.c calls the dispatchers as before the tables (benchmarks
-    compare the two)."""
-    global _dispatch_only
-    _dispatch_only = True
+def mode(name: str):
+    """Generate model.c in another of MODES within this block."""
+    global _mode
+    if name not in MODES:
+        raise ValueError(f"unknown kernel variant mode {name!r} (known: {', '.join(MODES)})")
+    old, _mode = _mode, name
     try:
         yield
     finally:
-        _dispatch_only = False
+        _mode = old
+
+
+def instances() -> bool:
+    """model.c instantiates the INSTANCES variants' loops per layer."""
+    return _mode == "instances"

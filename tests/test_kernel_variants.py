@@ -8,6 +8,7 @@ reference set: tests/test_kernels.py checks that each variant of a table ran the
 from __future__ import annotations
 
 import ctypes
+import re
 import shutil
 import subprocess
 import sys
@@ -142,34 +143,59 @@ def test_board_tables():
     assert kernel_variants.for_board("riscv32")[0] == "BT_VARIANTS_RISCV"
     for board in ("riscv32-rvv", "host", "xcore", "no-such-board"):
         assert kernel_variants.for_board(board) is None
-    with kernel_variants.dispatchers_only():
+    with kernel_variants.mode("dispatchers"):
         assert kernel_variants.for_board("cortex-m4") is None
+    with pytest.raises(ValueError), kernel_variants.mode("fastest"):
+        pass
 
 
 @pytest.fixture(scope="module")
 def model_sources():
-    """tiny_cnn_32's model.c on cortex-m4, riscv32 and host, and on cortex-m4 with the dispatchers."""
+    """tiny_cnn_32's model.c on cortex-m4 (each of kernel_variants.MODES), riscv32 and host."""
     model = _tiny_cnn()
     plan = pipeline.plan_memory(model.graph, pipeline.PlanOptions())
     out = {b: pipeline.code(model, plan, b)["model.c"] for b in ("cortex-m4", "riscv32", "host")}
-    with kernel_variants.dispatchers_only():
-        out["dispatch"] = pipeline.code(model, plan, "cortex-m4")["model.c"]
+    for mode in kernel_variants.MODES:
+        with kernel_variants.mode(mode):
+            out[mode] = pipeline.code(model, plan, "cortex-m4")["model.c"]
     return out
 
 
+def _without_variant_block(c: str) -> str:
+    head, rest = c.split("/* Kernel variants chosen per layer", 1)
+    return head + "#ifndef BT_PROFILE_BEGIN" + rest.split("#ifndef BT_PROFILE_BEGIN", 1)[1]
+
+
 def test_model_c_calls_variants(model_sources):
-    """model.c on cortex-m4 calls variants with a fallback to the dispatchers; the host's calls the
-    dispatchers; without the variant block and calls the cortex-m4 model.c is the dispatcher one."""
-    cm, host = model_sources["cortex-m4"], model_sources["host"]
+    """model.c on cortex-m4 calls variants, with a fallback to the dispatchers; without that block and
+    with the dispatchers' names it is the dispatcher model.c; the host's calls the dispatchers."""
+    cm, host = model_sources["variants"], model_sources["host"]
     assert "bt_conv_s8(" not in cm and "bt_conv_s8_pm" in cm and "#ifndef BT_VARIANTS_CORTEX_M" in cm
     assert "bt_conv_s8(" in host and "bt_variants.h" not in host
     assert "BT_VARIANTS_RISCV" in model_sources["riscv32"]
-    head, rest = cm.split("/* Kernel variants chosen per layer", 1)
-    plain = head + "#ifndef BT_PROFILE_BEGIN" + rest.split("#ifndef BT_PROFILE_BEGIN", 1)[1]
+    plain = _without_variant_block(cm)
     for kind, table in kernel_variants.CORTEX_M.items():
         for name, _ in table:
             plain = plain.replace(f"  {name}(&", f"  {kernel_variants.DISPATCHERS[kind]}(&")
-    assert plain == model_sources["dispatch"]
+    assert plain == model_sources["dispatchers"]
+
+
+def test_model_c_instantiates_layers(model_sources):
+    """By default each cortex-m patch-matrix conv layer gets its own function instantiating BT_CONV_PM
+    with its constant parameters (fallback: the dispatcher), each riscv pointwise one BT_CONV_PW;
+    other layers call their variant."""
+    cm, var = model_sources["instances"], model_sources["variants"]
+    assert cm == model_sources["cortex-m4"]
+    pm = re.findall(r"  (bt_conv_s8_pm\w*)\(&(op\d+)_p, (.*?), 0, (.*?), 0, (\d+)\);", var)
+    assert pm
+    for name, op, src, dst, h in pm:
+        fast, act = kernel_variants.INSTANCES[name][1]
+        assert f"  BT_CONV_PM(&{op}_p, in, 0, out, 0, {h}, {fast}, {act});" in cm
+        assert f"  {op}_conv({src}, {dst});" in cm
+    assert "#define BT_CONV_PM(p, in, in_y0, out, y0, y1, fast, act) bt_conv_s8(p, in, in_y0, out, y0, y1)" in cm
+    assert "bt_conv_s8_pm" not in cm
+    rv = model_sources["riscv32"]
+    assert "  BT_CONV_PW(&op" in rv and "bt_conv_s8_pointwise" not in rv and "bt_conv_s8_general(&op" in rv
 
 
 needs_arm = pytest.mark.skipif(not all(shutil.which(t) for t in ("arm-none-eabi-gcc", "qemu-system-arm")),

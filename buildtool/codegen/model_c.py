@@ -216,7 +216,22 @@ class _Emitter(ExtraOpsEmitter):
         self.declare(f"static const bt_conv_params {n}_p = {_struct(fields)};")
         h = self.g.tensors[op.outputs[0]].shape[1]
         fn = self.kernel("conv", self.conv_layer(op, fields))
+        if fn in kernel_variants.INSTANCES and kernel_variants.instances():
+            self.call(op, f"{self.instance(n, fn, h)}({self.act(op.inputs[0])}, {self.act(op.outputs[0])});")
+            return
         self.call(op, f"{fn}(&{n}_p, {self.act(op.inputs[0])}, 0, {self.act(op.outputs[0])}, 0, {h});")
+
+    def instance(self, n: str, variant: str, h: int) -> str:
+        """Declare {n}_conv, the layer's own instance of `variant`'s loops (the set's macro on its constant
+        parameters, kernel_variants.INSTANCES; its own stack frame); returns its name."""
+        macro, extra = kernel_variants.INSTANCES[variant]
+        params = ", ".join(("p", "in", "in_y0", "out", "y0", "y1") + kernel_variants.INSTANCE_PARAMS[macro])
+        self.used_variants.pop(variant, None)
+        self.used_variants[f"{macro}({params})"] = "bt_conv_s8(p, in, in_y0, out, y0, y1)"
+        args = "".join(f", {a}" for a in extra)
+        self.declare(f"static __attribute__((noinline)) void {n}_conv(const int8_t *in, int8_t *out) {{\n"
+                     f"  {macro}(&{n}_p, in, 0, out, 0, {h}{args});\n}}")
+        return f"{n}_conv"
 
     def bias64(self, op, pos: int = 2) -> str:
         """Pointer to an int64 bias (16x8 kernels) or 0."""

@@ -18,6 +18,11 @@ BT_CONV_VARIANT(bt_conv_s8_direct);          /* direct convolution */
 #undef BT_CONV_VARIANT
 const char *bt_conv_s8_variant(const bt_conv_params *p);
 
+/* model.c's own instantiation of the patch-matrix loops for one layer (conv_pm.h), its parameters
+ * a constant struct: fast 1 is the bt_rq2 requantisation, act 2 / 1 / 0 as the variants above. */
+#include "conv_pm.h"
+#define BT_CONV_PM(p, in, in_y0, out, y0, y1, fast, act) bt_conv_pm(p, in, in_y0, out, y0, y1, fast, act)
+
 #define BT_DW_VARIANT(name) \
   void name(const bt_depthwise_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1)
 BT_DW_VARIANT(bt_depthwise_s8_m1_rq2);       /* depth multiplier 1, bt_rq2 */

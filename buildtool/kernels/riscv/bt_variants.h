@@ -16,5 +16,10 @@ void bt_conv_s8_pointwise(const bt_conv_params *p, const int8_t *in, int32_t in_
 void bt_conv_s8_general(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
                         int32_t y1);
 const char *bt_conv_s8_variant(const bt_conv_params *p);
+
+/* model.c's own instantiation of the pointwise loops for one layer (conv_pw.h), its parameters a
+ * constant struct */
+#include "conv_pw.h"
+#define BT_CONV_PW(p, in, in_y0, out, y0, y1) bt_conv_pw(p, in, in_y0, out, y0, y1)
 #endif
 #endif
