@@ -9,6 +9,7 @@ in-place depthwise) and compares every byte with the reference set linked next t
 from __future__ import annotations
 
 import ctypes
+import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -18,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from buildtool import kernel_variants
 from conftest import tflm_run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,10 +29,14 @@ import kbuild  # noqa: E402
 MIN_CASES = 400  # kernel_test.c runs about 405 comparisons per set
 
 
-def _assert_clean(rc: int, out: str) -> None:
+def _assert_clean(rc: int, out: str, kset: str = "") -> None:
+    """No failure, enough cases, and (kset with a variant table) every variant of the table ran."""
     passed, failed = kbuild.summary(out)
     assert (failed, rc) == (0, 0), out[-3000:]
     assert passed >= MIN_CASES, out[-3000:]
+    if kset in kernel_variants.TABLES:
+        ran = set(re.findall(r"^variants:(.*)$", out, re.M)[-1].split())
+        assert ran == {name for t in kernel_variants.TABLES[kset][1].values() for name, _ in t}
 
 
 @pytest.fixture(scope="module")
@@ -63,7 +69,7 @@ def test_set_matches_reference_on_host(kset, builds):
     """cortex-m runs its exact C model of SXTB16/SMLAD here, xcore its C model of the VPU."""
     rc, out = kbuild.run_host(builds[("host", kset)].result())
     assert f"kernel set: {kset}" in out
-    _assert_clean(rc, out)
+    _assert_clean(rc, out, kset)
 
 
 def test_broken_kernel_is_caught(out_dir, tmp_path):
@@ -89,7 +95,7 @@ def test_cortex_m_set_in_qemu(cpu, builds, out_dir):
     elf = builds[key].result() if key in builds else kbuild.build_arm("cortex-m", out_dir, cpu=cpu)
     rc, out = kbuild.run_cmd(kbuild.arm_cmd(elf, cpu=cpu))
     assert "kernel set: cortex-m" in out
-    _assert_clean(rc, out)
+    _assert_clean(rc, out, "cortex-m")
 
 
 @needs_arm
@@ -119,7 +125,7 @@ def test_optimised_sets_at_other_optimisation_levels(opt, out_dir):
 def test_riscv_set_in_qemu(rvv, builds):
     rc, out = kbuild.run_cmd(kbuild.riscv_cmd(builds[("rv", rvv)].result(), rvv=rvv))
     assert f"kernel set: {'riscv-rvv' if rvv else 'riscv'}" in out
-    _assert_clean(rc, out)
+    _assert_clean(rc, out, "" if rvv else "riscv")
 
 
 @needs_rv

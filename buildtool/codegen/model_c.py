@@ -14,7 +14,7 @@ import re
 
 import numpy as np
 
-from .. import flash
+from .. import flash, kernel_variants
 from ..errors import ModelError, PlanError
 from ..ir import Graph
 from ..plan import ArenaPlan, arena_symbol, first_bytes, region_of
@@ -68,11 +68,13 @@ class _Emitter(ExtraOpsEmitter):
 
     ext_offset = 0  # where the flash image's external part starts (0: none)
     ext_signature = 0  # flash.ext_signature of its tensors
+    variants = None  # (guard macro, table) of the board's kernel set (kernel_variants.for_board), or None
 
     def __init__(self, g: Graph, plan: ArenaPlan, weight_offsets: dict):
         self.g, self.plan, self.w = g, plan, weight_offsets
         self.decls: list = []
         self.body: list = []
+        self.used_variants: dict = {}  # variant called -> its dispatcher
 
     # -- addresses ----------------------------------------------------------------
     def place(self, i: int):
@@ -148,6 +150,22 @@ class _Emitter(ExtraOpsEmitter):
         self.body.append(f"  /* op {op.index}: {op.opcode} -> {name} */\n"
                          f"  BT_PROFILE_BEGIN({op.index});\n  {text}\n  BT_PROFILE_END({op.index});")
 
+    def kernel(self, kind: str, layer: dict) -> str:
+        """The function model.c calls for a layer of kind "conv", "depthwise" or "fully_connected": the
+        variant the board's table picks (kernel_variants.py), else the set's dispatcher."""
+        dispatcher = kernel_variants.DISPATCHERS[kind]
+        if self.variants is None:
+            return dispatcher
+        name = kernel_variants.choose(self.variants[1], kind, layer)
+        if name != dispatcher:
+            self.used_variants[name] = dispatcher
+        return name
+
+    def conv_layer(self, op, fields: dict) -> dict:
+        """A conv or depthwise layer for kernel_variants: its struct fields with its requantisation."""
+        p = prepare.conv(self.g, op)
+        return dict(fields, multipliers=list(p.multipliers), shifts=list(p.shifts))
+
     # -- operators ----------------------------------------------------------------
     def conv_fields(self, op) -> dict:
         g = self.g
@@ -202,9 +220,26 @@ class _Emitter(ExtraOpsEmitter):
             h = self.g.tensors[op.outputs[0]].shape[1]
             self.call(op, f"bt_conv_s16(&{n}_p, {self.cact(op.inputs[0])}, 0, {self.cact(op.outputs[0])}, 0, {h});")
             return
-        self.declare(f"static const bt_conv_params {n}_p = {_struct(self.conv_fields(op))};")
+        fields = self.conv_fields(op)
+        self.declare(f"static const bt_conv_params {n}_p = {_struct(fields)};")
         h = self.g.tensors[op.outputs[0]].shape[1]
-        self.call(op, f"bt_conv_s8(&{n}_p, {self.act(op.inputs[0])}, 0, {self.act(op.outputs[0])}, 0, {h});")
+        fn = self.kernel("conv", self.conv_layer(op, fields))
+        if fn in kernel_variants.INSTANCES and kernel_variants.instances():
+            self.call(op, f"{self.instance(n, fn, h)}({self.act(op.inputs[0])}, {self.act(op.outputs[0])});")
+            return
+        self.call(op, f"{fn}(&{n}_p, {self.act(op.inputs[0])}, 0, {self.act(op.outputs[0])}, 0, {h});")
+
+    def instance(self, n: str, variant: str, h: int) -> str:
+        """Declare {n}_conv, the layer's own instance of `variant`'s loops (the set's macro on its constant
+        parameters, kernel_variants.INSTANCES; its own stack frame); returns its name."""
+        macro, extra = kernel_variants.INSTANCES[variant]
+        params = ", ".join(("p", "in", "in_y0", "out", "y0", "y1") + kernel_variants.INSTANCE_PARAMS[macro])
+        self.used_variants.pop(variant, None)
+        self.used_variants[f"{macro}({params})"] = "bt_conv_s8(p, in, in_y0, out, y0, y1)"
+        args = "".join(f", {a}" for a in extra)
+        self.declare(f"static __attribute__((noinline)) void {n}_conv(const int8_t *in, int8_t *out) {{\n"
+                     f"  {macro}(&{n}_p, in, 0, out, 0, {h}{args});\n}}")
+        return f"{n}_conv"
 
     def bias64(self, op, pos: int = 2) -> str:
         """Pointer to an int64 bias (16x8 kernels) or 0."""
@@ -228,7 +263,9 @@ class _Emitter(ExtraOpsEmitter):
             self.call(op, f"bt_depthwise_s8_inplace(&{n}_p, {self.act(op.inputs[0])}, {self.at(sc.offset)});")
             return
         h = self.g.tensors[op.outputs[0]].shape[1]
-        self.call(op, f"bt_depthwise_s8(&{n}_p, {self.act(op.inputs[0])}, 0, {self.act(op.outputs[0])}, 0, {h});")
+        layer = dict(self.conv_layer(op, fields["conv"]), depth_multiplier=fields["depth_multiplier"])
+        fn = self.kernel("depthwise", layer)
+        self.call(op, f"{fn}(&{n}_p, {self.act(op.inputs[0])}, 0, {self.act(op.outputs[0])}, 0, {h});")
 
     def FULLY_CONNECTED(self, op):
         g, n = self.g, f"op{op.index}"
@@ -248,7 +285,8 @@ class _Emitter(ExtraOpsEmitter):
             self.call(op, f"bt_fully_connected_s16(&{n}_p, {self.bias64(op)}, {self.cact(op.inputs[0])}, "
                           f"{self.cact(op.outputs[0])});")
             return
-        self.call(op, f"bt_fully_connected_s8(&{n}_p, {self.act(op.inputs[0])}, {self.act(op.outputs[0])});")
+        fn = self.kernel("fully_connected", dict(fields, multipliers=list(mult), shifts=list(shift)))
+        self.call(op, f"{fn}(&{n}_p, {self.act(op.inputs[0])}, {self.act(op.outputs[0])});")
 
     def _operand(self, i: int) -> str:
         t = self.g.tensors[i]
@@ -591,6 +629,18 @@ def _ext_check(e) -> str:
             f"      (w[60] | w[61] << 8 | w[62] << 16 | (uint32_t)w[63] << 24) != {e.ext_signature}u) return 4;\n")
 
 
+def _variant_block(e) -> str:
+    """model.c's include of the kernel set's bt_variants.h when it calls variants, and the fallback
+    to the dispatchers when another set is linked (--kernels reference, a user's kernel folder)."""
+    if not e.used_variants:
+        return ""
+    fallback = "".join(f"#define {v} {d}\n" for v, d in sorted(e.used_variants.items()))
+    return (f"\n/* Kernel variants chosen per layer (buildtool/kernel_variants.py). */\n"
+            f"#if defined __has_include\n#if __has_include(\"bt_variants.h\")\n#include \"bt_variants.h\"\n"
+            f"#endif\n#endif\n#ifndef {e.variants[0]}  /* another kernel set: its dispatchers choose */\n"
+            f"{fallback}#endif\n")
+
+
 def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, emit=None,
              emitter=_Emitter, streamed: tuple = (), prefix: str = "model", arena_base=None) -> tuple:
     """(model_c, model_h) source text for graph g run with `plan`; deterministic.
@@ -607,6 +657,7 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
     groups = split[0] if split else None
     offsets = flash.layout(g, weights_align, groups)
     e = emitter(g, plan, offsets)
+    e.variants = kernel_variants.for_board(target)
     e.ext_offset = flash.ext_offset(g, weights_align, groups)
     e.ext_signature = flash.ext_signature(groups)
     if emit is None:
@@ -667,7 +718,7 @@ void bt_profile_end(int op);
 #include <stdint.h>
 #include "bt_kernels.h"
 #include "model.h"
-
+{_variant_block(e)}
 #ifndef BT_PROFILE_BEGIN
 #define BT_PROFILE_BEGIN(op) bt_profile_begin(op)
 #define BT_PROFILE_END(op) bt_profile_end(op)

@@ -1,5 +1,5 @@
-/* CONV_2D int8 for Cortex-M DSP (M4/M7/M33). Each call picks its path from the layer's parameters
- * (constants of model.c):
+/* CONV_2D int8 for Cortex-M DSP (M4/M7/M33). Variants (bt_variants.h), which model.c calls directly
+ * (chosen at code generation, buildtool/kernel_variants.py); bt_conv_s8 picks the same one at run time:
  *  - patches of at most BT_COL_MAX (640) values (kh*kw*c_in): the patch-matrix path of im2col.h, two
  *    output pixels x two output channels per SMLAD step, the patch widened once per pixel (1x1 without
  *    padding reads the input pixel in place; other filters gather it, word copies inside the image);
@@ -14,6 +14,7 @@
 #include "requant.h"
 #include "dsp.h"
 #include "im2col.h"
+#include "bt_variants.h"   /* and conv_pm.h: the patch-matrix loops */
 
 const char *bt_kernel_set_name(void) { return "cortex-m"; }
 
@@ -39,114 +40,29 @@ static inline void dot_n(const int8_t *ip, const int8_t *f, int32_t fstride, int
   }
 }
 
-/* Requantised, clamped output of one accumulator: fast takes bt_rq2 (p2, e1 from the shift), else
- * bt_mbqm_fast; act 2: the activation range is the whole int8 range (one SSAT), act 1: its upper
- * bound is 127 (SSAT, then the lower bound: act_min >= -128), act 0: any range. */
-static inline __attribute__((always_inline)) int32_t rq_out(int32_t acc, int32_t m, int32_t s, int32_t p2, int32_t e1,
-                                                           int32_t zp, int32_t lo, int32_t hi, const int fast,
-                                                           const int act) {
-  const int32_t v = (fast ? bt_rq2(acc, m, p2, e1) : bt_mbqm_fast(acc, m, s)) + zp;
-  if (act == 2) return bt_ssat8(v);
-  if (act == 1) { const int32_t t = bt_ssat8(v); return t < lo ? lo : t; }
-  return bt_clamp(v, lo, hi);
+/* The patch-matrix variants (bt_variants.h): requantisation by bt_rq2 or not, SSAT clamps. */
+void bt_conv_s8_pm_rq2_ssat(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
+                            int32_t y1) {
+  bt_conv_pm(p, in, in_y0, out, y0, y1, 1, 2);
 }
 
-/* The per-call values pixel_col needs, read once (int8 output stores could alias the parameters). */
-typedef struct {
-  int32_t K, off, off2, ow, ips, ops, in_row, sh, sw;
-  int direct;   /* 1x1 without padding: the pixel is read in place */
-} col_geom;
-
-/* Widens output pixel tt of the band (raster order from row y0)'s patch into col (gathered through
- * patch unless g->direct); returns its output address. */
-static inline __attribute__((always_inline)) int8_t *pixel_col(const bt_conv_params *p, const col_geom *g,
-                                                              const int8_t *in, int32_t in_y0, int8_t *out,
-                                                              int32_t y0, int32_t tt, int8_t *patch, int16_t *col) {
-  const int32_t y = y0 + tt / g->ow, x = tt % g->ow;
-  const int8_t *src = patch;
-  if (g->direct) src = in + (y * g->sh - in_y0) * g->in_row + x * g->sw * g->ips;
-  else bt_gather(p, in, in_y0, y, x, patch);
-  bt_widen(src, col, g->K, g->off, g->off2);
-  return out + ((y - y0) * g->ow + x) * g->ops;
+void bt_conv_s8_pm_rq2_ssat_lo(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
+                               int32_t y1) {
+  bt_conv_pm(p, in, in_y0, out, y0, y1, 1, 1);
 }
 
-/* The patch-matrix path (im2col.h): output pixels of the band two at a time, output channels two at
- * a time; an odd last pixel alone, four channels at a time (bt_mv1x4). */
-static inline __attribute__((always_inline)) void conv_cols(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
-                                                           int8_t *out, int32_t y0, int32_t y1, const int fast,
-                                                           const int act) {
-  int16_t col[2 * BT_COL_MAX] __attribute__((aligned(4)));
-  int8_t patch[BT_COL_MAX] __attribute__((aligned(4)));
-  const int32_t cout = p->out.c, K = p->kh * p->kw * p->in.c;
-  const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
-  const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
-  const int8_t *const filter = p->filter;
-  const col_geom g = {K, p->input_offset, bt_dup16(p->input_offset), p->out.w, p->in.pixel_stride,
-                      p->out.pixel_stride, p->in.w * p->in.pixel_stride, p->stride_h, p->stride_w,
-                      p->kh == 1 && p->kw == 1 && p->pad_top == 0 && p->pad_left == 0};
-  const int32_t n = (y1 - y0) * p->out.w;
-  int32_t t = 0;
-  for (; t + 2 <= n; t += 2) {
-    int8_t *const o0 = pixel_col(p, &g, in, in_y0, out, y0, t, patch, col);
-    int8_t *const o1 = pixel_col(p, &g, in, in_y0, out, y0, t + 1, patch, col + BT_COL_MAX);
-    int32_t oc = 0;
-    for (; oc + 2 <= cout; oc += 2) {
-      int32_t acc[4], b0 = 0, b1 = 0;
-      if (bias) { b0 = bias[oc]; b1 = bias[oc + 1]; }
-      bt_mm2x2(col, filter + oc * K, K, b0, b1, acc);
-      const int32_t m0 = mult[oc], m1 = mult[oc + 1], s0 = shift[oc], s1 = shift[oc + 1];
-      const int32_t p0 = fast ? bt_rq2_p2(s0) : 0, e0 = fast ? bt_rq2_e1(s0) : 0;
-      const int32_t p1 = fast ? bt_rq2_p2(s1) : 0, e1 = fast ? bt_rq2_e1(s1) : 0;
-      const int32_t r00 = rq_out(acc[0], m0, s0, p0, e0, zp, lo, hi, fast, act);
-      const int32_t r01 = rq_out(acc[1], m1, s1, p1, e1, zp, lo, hi, fast, act);
-      const int32_t r10 = rq_out(acc[2], m0, s0, p0, e0, zp, lo, hi, fast, act);
-      const int32_t r11 = rq_out(acc[3], m1, s1, p1, e1, zp, lo, hi, fast, act);
-      o0[oc] = (int8_t)r00; o0[oc + 1] = (int8_t)r01; o1[oc] = (int8_t)r10; o1[oc + 1] = (int8_t)r11;
-    }
-    if (oc < cout) {
-      int32_t acc[2];
-      bt_mm2x1(col, filter + oc * K, K, acc);
-      const int32_t b = bias ? bias[oc] : 0;
-      const int32_t s0 = shift[oc], p0 = fast ? bt_rq2_p2(s0) : 0, e0 = fast ? bt_rq2_e1(s0) : 0;
-      const int32_t r0 = rq_out(acc[0] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);
-      const int32_t r1 = rq_out(acc[1] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);
-      o0[oc] = (int8_t)r0; o1[oc] = (int8_t)r1;
-    }
-  }
-  if (t < n) {
-    int8_t *const o = pixel_col(p, &g, in, in_y0, out, y0, t, patch, col);
-    int32_t oc = 0;
-    for (; oc + 4 <= cout; oc += 4) {
-      int32_t acc[4];
-      acc[0] = 0; acc[1] = 0; acc[2] = 0; acc[3] = 0;
-      if (bias) { acc[0] = bias[oc]; acc[1] = bias[oc + 1]; acc[2] = bias[oc + 2]; acc[3] = bias[oc + 3]; }
-      bt_mv1x4(col, filter + oc * K, K, acc);
-      int32_t r[4];
-      for (int k = 0; k < 4; k++) {
-        const int32_t sk = shift[oc + k], pk = fast ? bt_rq2_p2(sk) : 0, ek = fast ? bt_rq2_e1(sk) : 0;
-        r[k] = rq_out(acc[k], mult[oc + k], sk, pk, ek, zp, lo, hi, fast, act);
-      }
-      o[oc] = (int8_t)r[0]; o[oc + 1] = (int8_t)r[1]; o[oc + 2] = (int8_t)r[2]; o[oc + 3] = (int8_t)r[3];
-    }
-    for (; oc < cout; oc++) {
-      const int32_t a = bt_mv1x1(col, filter + oc * K, K, bias ? bias[oc] : 0);
-      const int32_t sk = shift[oc], pk = fast ? bt_rq2_p2(sk) : 0, ek = fast ? bt_rq2_e1(sk) : 0;
-      o[oc] = (int8_t)rq_out(a, mult[oc], sk, pk, ek, zp, lo, hi, fast, act);
-    }
-  }
+void bt_conv_s8_pm_rq2(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
+                       int32_t y1) {
+  bt_conv_pm(p, in, in_y0, out, y0, y1, 1, 0);
 }
 
-void bt_conv_s8(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
-                int8_t *out, int32_t y0, int32_t y1) {
-  if (p->kh * p->kw * p->in.c <= BT_COL_MAX && p->out.c >= 4) {
-    const int fast = bt_rq2_ok(p->multiplier, p->shift, p->out.c);
-    const int act = p->act_max != 127 ? 0 : (p->act_min == -128 ? 2 : 1);
-    if (fast && act == 2) conv_cols(p, in, in_y0, out, y0, y1, 1, 2);
-    else if (fast && act == 1) conv_cols(p, in, in_y0, out, y0, y1, 1, 1);
-    else if (fast) conv_cols(p, in, in_y0, out, y0, y1, 1, 0);
-    else conv_cols(p, in, in_y0, out, y0, y1, 0, 0);
-    return;
-  }
+void bt_conv_s8_pm(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1) {
+  bt_conv_pm(p, in, in_y0, out, y0, y1, 0, 0);
+}
+
+/* Direct convolution (no scratch): patches over BT_COL_MAX values or fewer than 4 output channels. */
+void bt_conv_s8_direct(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
+                       int32_t y1) {
   const int32_t cin = p->in.c, cout = p->out.c, kh = p->kh, kw = p->kw;
   const int32_t in_row = p->in.w * p->in.pixel_stride, ips = p->in.pixel_stride;
   const int32_t out_row = p->out.w * p->out.pixel_stride;
@@ -218,4 +134,24 @@ void bt_conv_s8(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
       }
     }
   }
+}
+
+typedef void (*conv_fn)(const bt_conv_params *, const int8_t *, int32_t, int8_t *, int32_t, int32_t);
+static const conv_fn conv_variants[] = {bt_conv_s8_pm_rq2_ssat, bt_conv_s8_pm_rq2_ssat_lo, bt_conv_s8_pm_rq2,
+                                        bt_conv_s8_pm, bt_conv_s8_direct};
+static const char *const conv_names[] = {"bt_conv_s8_pm_rq2_ssat", "bt_conv_s8_pm_rq2_ssat_lo", "bt_conv_s8_pm_rq2",
+                                         "bt_conv_s8_pm", "bt_conv_s8_direct"};
+
+/* Index in conv_variants of the variant for p (buildtool/kernel_variants.py states the same rules). */
+static int conv_variant(const bt_conv_params *p) {
+  if (p->kh * p->kw * p->in.c > BT_COL_MAX || p->out.c < 4) return 4;
+  if (!bt_rq2_ok(p->multiplier, p->shift, p->out.c)) return 3;
+  if (p->act_max != 127) return 2;
+  return p->act_min == -128 ? 0 : 1;
+}
+
+const char *bt_conv_s8_variant(const bt_conv_params *p) { return conv_names[conv_variant(p)]; }
+
+void bt_conv_s8(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1) {
+  conv_variants[conv_variant(p)](p, in, in_y0, out, y0, y1);
 }

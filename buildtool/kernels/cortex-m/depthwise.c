@@ -9,6 +9,7 @@
 #include "bt_kernels.h"
 #include "requant.h"
 #include "dsp.h"
+#include "bt_variants.h"
 
 #define bt_depthwise_s8 bt_ref_depthwise_generic_s8
 #define bt_depthwise_s8_inplace bt_ref_depthwise_inplace_s8
@@ -169,15 +170,12 @@ static void dw3x3_interior(const bt_conv_params *p, const int8_t *in, int32_t in
   else dw3x3_rows(p, in, in_y0, orow, y, xa, xb, 0);
 }
 
-void bt_depthwise_s8(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0,
-                     int8_t *out, int32_t y0, int32_t y1) {
-  if (dp->depth_multiplier != 1) {
-    bt_ref_depthwise_generic_s8(dp, in, in_y0, out, y0, y1);
-    return;
-  }
+/* Depth multiplier 1 (fast: requantisation by bt_rq2): the 3x3 interior path where a row has one. */
+static inline __attribute__((always_inline)) void dw_m1(const bt_depthwise_params *dp, const int8_t *in,
+                                                       int32_t in_y0, int8_t *out, int32_t y0, int32_t y1,
+                                                       const int fast) {
   const bt_conv_params *p = &dp->conv;
   const int32_t out_row = p->out.w * p->out.pixel_stride;
-  const int fast = bt_rq2_ok(p->multiplier, p->shift, p->out.c);
   /* output columns whose taps are all inside the image */
   int32_t xi0 = 0, xi1 = p->out.w;
   while (xi0 < xi1 && xi0 * p->stride_w - p->pad_left < 0) xi0++;
@@ -194,6 +192,33 @@ void bt_depthwise_s8(const bt_depthwise_params *dp, const int8_t *in, int32_t in
       dw_pixels(p, in, in_y0, orow, y, 0, p->out.w, fast);
     }
   }
+}
+
+void bt_depthwise_s8_m1_rq2(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
+                            int32_t y1) {
+  dw_m1(dp, in, in_y0, out, y0, y1, 1);
+}
+
+void bt_depthwise_s8_m1(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
+                        int32_t y1) {
+  dw_m1(dp, in, in_y0, out, y0, y1, 0);
+}
+
+typedef void (*dw_fn)(const bt_depthwise_params *, const int8_t *, int32_t, int8_t *, int32_t, int32_t);
+static const dw_fn dw_variants[] = {bt_depthwise_s8_m1_rq2, bt_depthwise_s8_m1, bt_ref_depthwise_generic_s8};
+static const char *const dw_names[] = {"bt_depthwise_s8_m1_rq2", "bt_depthwise_s8_m1", "bt_ref_depthwise_generic_s8"};
+
+/* Index in dw_variants of the variant for dp (buildtool/kernel_variants.py states the same rules). */
+static int dw_variant(const bt_depthwise_params *dp) {
+  if (dp->depth_multiplier != 1) return 2;
+  return bt_rq2_ok(dp->conv.multiplier, dp->conv.shift, dp->conv.out.c) ? 0 : 1;
+}
+
+const char *bt_depthwise_s8_variant(const bt_depthwise_params *dp) { return dw_names[dw_variant(dp)]; }
+
+void bt_depthwise_s8(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0,
+                     int8_t *out, int32_t y0, int32_t y1) {
+  dw_variants[dw_variant(dp)](dp, in, in_y0, out, y0, y1);
 }
 
 #include "dw_inplace_rows.h"

@@ -7,6 +7,7 @@
 #include "requant.h"
 #include "dsp.h"
 #include "im2col.h"   /* bt_widen, bt_mv1x4 */
+#include "bt_variants.h"
 
 static inline int32_t requant_fc(const bt_fc_params *p, int32_t o, int32_t acc, int fast) {
   if (p->bias) acc += p->bias[o];
@@ -27,7 +28,8 @@ static inline __attribute__((always_inline)) int32_t fc_out(int32_t a, const int
 
 /* Inputs up to BT_FC_COL_MAX: each batch row is widened once (int16, offset added, im2col.h's
  * layout), then four outputs at a time take bt_mv1x4 (25 instructions per 16 MACs). */
-static void fc_widened(const bt_fc_params *p, const int8_t *in, int8_t *out, int fast) {
+static inline __attribute__((always_inline)) void fc_widened(const bt_fc_params *p, const int8_t *in, int8_t *out,
+                                                             const int fast) {
   int16_t col[BT_FC_COL_MAX] __attribute__((aligned(4)));
   const int32_t n = p->n_in, n_out = p->n_out, off = p->input_offset, off2 = bt_dup16(off), batches = p->batches;
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max, kstep = p->per_channel ? 1 : 0;
@@ -56,13 +58,16 @@ static void fc_widened(const bt_fc_params *p, const int8_t *in, int8_t *out, int
   }
 }
 
-void bt_fully_connected_s8(const bt_fc_params *p, const int8_t *in, int8_t *out) {
+static int fc_rq2(const bt_fc_params *p) { return bt_rq2_ok(p->multiplier, p->shift, p->per_channel ? p->n_out : 1); }
+
+void bt_fully_connected_s8_widened_rq2(const bt_fc_params *p, const int8_t *in, int8_t *out) { fc_widened(p, in, out, 1); }
+
+void bt_fully_connected_s8_widened(const bt_fc_params *p, const int8_t *in, int8_t *out) { fc_widened(p, in, out, 0); }
+
+/* Inputs over BT_FC_COL_MAX values or a non-zero filter offset. */
+void bt_fully_connected_s8_direct(const bt_fc_params *p, const int8_t *in, int8_t *out) {
   const int32_t n = p->n_in, off = p->input_offset, off2 = bt_dup16(off);
-  const int fast = bt_rq2_ok(p->multiplier, p->shift, p->per_channel ? p->n_out : 1);
-  if (p->filter_offset == 0 && n <= BT_FC_COL_MAX) {
-    fc_widened(p, in, out, fast);
-    return;
-  }
+  const int fast = fc_rq2(p);
   for (int32_t b = 0; b < p->batches; b++) {
     const int8_t *x = in + b * n;
     int8_t *y = out + b * p->n_out;
@@ -97,3 +102,19 @@ void bt_fully_connected_s8(const bt_fc_params *p, const int8_t *in, int8_t *out)
     }
   }
 }
+
+typedef void (*fc_fn)(const bt_fc_params *, const int8_t *, int8_t *);
+static const fc_fn fc_variants[] = {bt_fully_connected_s8_widened_rq2, bt_fully_connected_s8_widened,
+                                    bt_fully_connected_s8_direct};
+static const char *const fc_names[] = {"bt_fully_connected_s8_widened_rq2", "bt_fully_connected_s8_widened",
+                                       "bt_fully_connected_s8_direct"};
+
+/* Index in fc_variants of the variant for p (buildtool/kernel_variants.py states the same rules). */
+static int fc_variant(const bt_fc_params *p) {
+  if (p->filter_offset != 0 || p->n_in > BT_FC_COL_MAX) return 2;
+  return fc_rq2(p) ? 0 : 1;
+}
+
+const char *bt_fully_connected_s8_variant(const bt_fc_params *p) { return fc_names[fc_variant(p)]; }
+
+void bt_fully_connected_s8(const bt_fc_params *p, const int8_t *in, int8_t *out) { fc_variants[fc_variant(p)](p, in, out); }

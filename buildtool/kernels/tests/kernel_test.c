@@ -17,6 +17,11 @@
 #include "bt_kernels.h"
 #include "requant.h"
 #include "bt_fused.h"
+#if defined __has_include
+#if __has_include("bt_variants.h")
+#include "bt_variants.h"   /* a set with kernel variants chosen at code generation */
+#endif
+#endif
 
 /* Reference set under the ref_ prefix (same structs) */
 void ref_bt_conv_s8(const bt_conv_params *, const int8_t *, int32_t, int8_t *, int32_t, int32_t);
@@ -91,6 +96,28 @@ static void copy(int8_t *d, const int8_t *s, int32_t n) { for (int32_t i = 0; i 
 static int ilog2(uint32_t x) { int r = 0; while (x > 1) { x >>= 1; r++; } return r; }
 
 static int passed, failed;
+
+/* The kernel variants the dispatchers took (sets with bt_variants.h), printed at the end: the tests
+ * check that every variant of the set's table (buildtool/kernel_variants.py) ran against the reference. */
+static const char *g_variants[16];
+static int g_nvariants;
+static inline void note_variant(const char *name) {
+  for (int i = 0; i < g_nvariants; i++)
+    if (g_variants[i] == name) return;
+  if (g_nvariants < 16) g_variants[g_nvariants++] = name;
+}
+#if defined BT_VARIANTS_CORTEX_M || defined BT_VARIANTS_RISCV
+#define NOTE_CONV(p) note_variant(bt_conv_s8_variant(p))
+#else
+#define NOTE_CONV(p) ((void)(p))
+#endif
+#ifdef BT_VARIANTS_CORTEX_M
+#define NOTE_DW(p) note_variant(bt_depthwise_s8_variant(p))
+#define NOTE_FC(p) note_variant(bt_fully_connected_s8_variant(p))
+#else
+#define NOTE_DW(p) ((void)(p))
+#define NOTE_FC(p) ((void)(p))
+#endif
 static void check(const char *name, int32_t case_no, const int8_t *a, const int8_t *b, int32_t n) {
   for (int32_t i = 0; i < n; i++) {
     if (a[i] != b[i]) {
@@ -142,8 +169,8 @@ typedef struct {
 
 static void run_spatial_opt(const spatial_case *c, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1) {
   switch (c->kind) {
-    case K_CONV: bt_conv_s8(&c->dw.conv, in, in_y0, out, y0, y1); break;
-    case K_DW: bt_depthwise_s8(&c->dw, in, in_y0, out, y0, y1); break;
+    case K_CONV: NOTE_CONV(&c->dw.conv); bt_conv_s8(&c->dw.conv, in, in_y0, out, y0, y1); break;
+    case K_DW: NOTE_DW(&c->dw); bt_depthwise_s8(&c->dw, in, in_y0, out, y0, y1); break;
     case K_AVG: bt_avg_pool_s8(&c->pool, in, in_y0, out, y0, y1); break;
     case K_MAX: bt_max_pool_s8(&c->pool, in, in_y0, out, y0, y1); break;
   }
@@ -291,6 +318,7 @@ static void test_depthwise(void) {
     int32_t ips = cin + ((t % 3 == 0) ? ri(1, 5) : 0), ops = cout + ((t % 3 == 1) ? ri(1, 5) : 0);
     gen_conv(&c.dw.conv, h, w, cin, cout, k, kw, s, s, d, d, same, ips, ops, 1);
     c.dw.depth_multiplier = dm;
+    if (t % 8 == 6) g_shift[ri(0, cout - 1)] = ri(-1, 1);   /* not bt_rq2: the generic requantisation */
     if (c.dw.conv.out.h <= 0 || c.dw.conv.out.w <= 0) continue;
     fill(g_in, h * w * ips + 16);
     spatial_check("depthwise", t, &c);
@@ -353,6 +381,7 @@ static void test_fc(void) {
     int32_t nout = p.n_out * p.batches + 8;
     fill(g_ref, nout); copy(g_opt, g_ref, nout);
     ref_bt_fully_connected_s8(&p, g_in, g_ref);
+    NOTE_FC(&p);
     bt_fully_connected_s8(&p, g_in, g_opt);
     check("fully_connected", t, g_ref, g_opt, nout);
   }
@@ -381,6 +410,7 @@ static void test_fc_sizes(void) {
     const int32_t nout = p.n_out * p.batches + 8;
     fill(g_ref, nout); copy(g_opt, g_ref, nout);
     ref_bt_fully_connected_s8(&p, g_in, g_ref);
+    NOTE_FC(&p);
     bt_fully_connected_s8(&p, g_in, g_opt);
     check("fc_sizes", t, g_ref, g_opt, nout);
   }
@@ -1120,6 +1150,9 @@ int bt_main(void) {
   if (bt_vpu_align_faults) { failed++; bt_puts("FAIL unaligned VPU memory operands: "); bt_putu(bt_vpu_align_faults); bt_puts("\n"); }
   else passed++;
 #endif
+  bt_puts("variants:");
+  for (int i = 0; i < g_nvariants; i++) { bt_puts(" "); bt_puts(g_variants[i]); }
+  bt_puts("\n");
   put_i(passed); bt_puts(" passed, "); put_i(failed); bt_puts(" failed\n");
   return failed ? 1 : 0;
 }

@@ -1,0 +1,38 @@
+/* The cortex-m set's kernel variants: model.c calls the one buildtool/kernel_variants.py picks for
+ * each layer (the same rules as the dispatchers bt_conv_s8, bt_depthwise_s8, bt_fully_connected_s8,
+ * which stay for the tile runtime and other callers); the linker drops the variants no layer uses.
+ * bt_*_variant() names the variant a dispatcher takes for a layer (tests compare it with the table). */
+#ifndef BT_VARIANTS_H
+#define BT_VARIANTS_H
+#include "bt_kernels.h"
+
+#define BT_VARIANTS_CORTEX_M 1
+
+#define BT_CONV_VARIANT(name) \
+  void name(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1)
+BT_CONV_VARIANT(bt_conv_s8_pm_rq2_ssat);     /* patch matrix, bt_rq2, activation the whole int8 range */
+BT_CONV_VARIANT(bt_conv_s8_pm_rq2_ssat_lo);  /* patch matrix, bt_rq2, upper bound 127, a lower bound */
+BT_CONV_VARIANT(bt_conv_s8_pm_rq2);          /* patch matrix, bt_rq2, any activation range */
+BT_CONV_VARIANT(bt_conv_s8_pm);              /* patch matrix, bt_mbqm_fast */
+BT_CONV_VARIANT(bt_conv_s8_direct);          /* direct convolution */
+#undef BT_CONV_VARIANT
+const char *bt_conv_s8_variant(const bt_conv_params *p);
+
+/* model.c's own instantiation of the patch-matrix loops for one layer (conv_pm.h), its parameters
+ * a constant struct: fast 1 is the bt_rq2 requantisation, act 2 / 1 / 0 as the variants above. */
+#include "conv_pm.h"
+#define BT_CONV_PM(p, in, in_y0, out, y0, y1, fast, act) bt_conv_pm(p, in, in_y0, out, y0, y1, fast, act)
+
+#define BT_DW_VARIANT(name) \
+  void name(const bt_depthwise_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1)
+BT_DW_VARIANT(bt_depthwise_s8_m1_rq2);       /* depth multiplier 1, bt_rq2 */
+BT_DW_VARIANT(bt_depthwise_s8_m1);           /* depth multiplier 1, bt_mbqm_fast */
+BT_DW_VARIANT(bt_ref_depthwise_generic_s8);  /* other depth multipliers: the reference code */
+#undef BT_DW_VARIANT
+const char *bt_depthwise_s8_variant(const bt_depthwise_params *p);
+
+void bt_fully_connected_s8_widened_rq2(const bt_fc_params *p, const int8_t *in, int8_t *out);
+void bt_fully_connected_s8_widened(const bt_fc_params *p, const int8_t *in, int8_t *out);
+void bt_fully_connected_s8_direct(const bt_fc_params *p, const int8_t *in, int8_t *out);
+const char *bt_fully_connected_s8_variant(const bt_fc_params *p);
+#endif

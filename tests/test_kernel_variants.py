@@ -1,0 +1,230 @@
+"""Kernel variants chosen at code generation (buildtool/kernel_variants.py): the Python table picks
+the variant the C dispatcher picks (bt_*_variant(), the kernels compiled for the host) on random
+layers; model.c calls the chosen variants on cortex-m and riscv boards only, and falls back to the
+dispatchers when another kernel set is linked. (kernel_test.c runs every variant against the
+reference set: tests/test_kernels.py checks that each variant of a table ran there.)
+"""
+
+from __future__ import annotations
+
+import ctypes
+import re
+import shutil
+import subprocess
+import sys
+from ctypes import c_char_p, c_int32, c_void_p
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from buildtool import kernel_variants, pipeline
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+from test_kernels import ConvP, DwP, FcP  # noqa: E402
+
+KERNELS = ROOT / "buildtool" / "kernels"
+CASES = 3000
+# the variant queries of each set with a table: the files that define them
+QUERIES = {"cortex-m": {"conv": "conv.c", "depthwise": "depthwise.c", "fully_connected": "fully_connected.c"},
+           "riscv": {"conv": "conv.c"}}
+QUERY_FN = {"conv": "bt_conv_s8_variant", "depthwise": "bt_depthwise_s8_variant",
+            "fully_connected": "bt_fully_connected_s8_variant"}
+
+
+@pytest.fixture(scope="module")
+def libs(tmp_path_factory) -> dict:
+    """Each set's variant-choosing files as one host shared library (cortex-m: its C model of the DSP)."""
+    out = tmp_path_factory.mktemp("variants")
+    libs = {}
+    for kset, files in QUERIES.items():
+        so = out / f"lib_{kset}.so"
+        srcs = [str(KERNELS / kset / f) for f in sorted(set(files.values()))]
+        subprocess.run(["gcc", "-std=c99", "-O1", "-shared", "-fPIC", "-Wall", "-Werror", "-Wl,--no-undefined",
+                        f"-I{KERNELS / 'include'}", f"-I{KERNELS / 'reference'}", f"-I{KERNELS / kset}", *srcs,
+                        "-o", str(so)], check=True)
+        lib = ctypes.CDLL(str(so))
+        for fn in (QUERY_FN[k] for k in files):
+            getattr(lib, fn).restype = c_char_p
+        libs[kset] = lib
+    return libs
+
+
+def _quant(rng, n: int) -> tuple:
+    """Multipliers and shifts around bt_rq2_ok's and rv_rq_ok's edges: mostly TFLite's, some not."""
+    mult = rng.integers(1 << 30, (1 << 31) - 1, size=n, endpoint=True)
+    shift = rng.integers(-12, -2, size=n, endpoint=True)
+    if rng.random() < 0.5:
+        k = rng.integers(0, n)
+        mult[k] = rng.choice([0, (1 << 30) - 1, 1, -(1 << 31), -(1 << 30), 1 << 30])
+        shift[k] = rng.choice([-32, -31, -2, -1, 0, 3, int(shift[k])])
+    return [int(v) for v in mult], [int(v) for v in shift]
+
+
+def _conv(rng) -> dict:
+    kh, kw = int(rng.choice([1, 1, 3, 5, 10])), int(rng.choice([1, 1, 3, 4, 7]))
+    cin, cout = int(rng.choice([1, 3, 5, 17, 32, 64, 71, 130])), int(rng.integers(1, 20))
+    lo = int(rng.choice([-128, -128, -100, 0]))
+    hi = int(rng.choice([127, 127, 100]))
+    mult, shift = _quant(rng, cout)
+    return {"in": {"h": 8, "w": 8, "c": cin, "pixel_stride": cin}, "out": {"h": 8, "w": 8, "c": cout,
+            "pixel_stride": cout}, "kh": kh, "kw": kw, "stride_h": 1, "stride_w": 1, "dil_h": 1, "dil_w": 1,
+            "pad_top": int(rng.integers(0, 2)) * (kh > 1 or rng.random() < 0.2),
+            "pad_left": int(rng.integers(0, 2)) * (kw > 1 or rng.random() < 0.2),
+            "input_offset": 3, "output_offset": -5, "act_min": lo, "act_max": hi,
+            "multipliers": mult, "shifts": shift}
+
+
+def _conv_struct(p: dict, keep: list) -> ConvP:
+    m, s = np.array(p["multipliers"], np.int32), np.array(p["shifts"], np.int32)
+    keep += [m, s]
+    c = ConvP(kh=p["kh"], kw=p["kw"], stride_h=1, stride_w=1, dil_h=1, dil_w=1, pad_top=p["pad_top"],
+              pad_left=p["pad_left"], input_offset=p["input_offset"], output_offset=p["output_offset"],
+              act_min=p["act_min"], act_max=p["act_max"], multiplier=m.ctypes.data_as(c_void_p),
+              shift=s.ctypes.data_as(c_void_p))
+    for name, key in (("inp", "in"), ("out", "out")):
+        for f in ("h", "w", "c", "pixel_stride"):
+            setattr(getattr(c, name), f, p[key][f])
+    return c
+
+
+def _fc(rng) -> dict:
+    n_out, per_channel = int(rng.integers(1, 40)), int(rng.integers(0, 2))
+    mult, shift = _quant(rng, n_out if per_channel else 1)
+    return {"n_in": int(rng.choice([1, 3, 17, 640, 1280, 1281, 4000])), "n_out": n_out, "batches": 1,
+            "input_offset": 1, "filter_offset": int(rng.choice([0, 0, 0, 2])), "output_offset": 0,
+            "act_min": -128, "act_max": 127, "per_channel": per_channel, "multipliers": mult, "shifts": shift}
+
+
+def _fc_struct(p: dict, keep: list) -> FcP:
+    m, s = np.array(p["multipliers"], np.int32), np.array(p["shifts"], np.int32)
+    keep += [m, s]
+    return FcP(**{k: p[k] for k in ("n_in", "n_out", "batches", "input_offset", "filter_offset", "output_offset",
+                                     "act_min", "act_max", "per_channel")},
+               multiplier=m.ctypes.data_as(c_void_p), shift=s.ctypes.data_as(c_void_p))
+
+
+def _query(lib, kind: str, p: dict) -> str:
+    keep: list = []
+    if kind == "conv":
+        arg = _conv_struct(p, keep)
+    elif kind == "depthwise":
+        arg = DwP(conv=_conv_struct(p, keep), depth_multiplier=c_int32(p["depth_multiplier"]))
+    else:
+        arg = _fc_struct(p, keep)
+    return getattr(lib, QUERY_FN[kind])(ctypes.byref(arg)).decode()
+
+
+@pytest.mark.parametrize("kset,kind", [(s, k) for s, files in QUERIES.items() for k in files])
+def test_table_picks_what_the_dispatcher_picks(libs, kset, kind):
+    """Random layers (channel counts 1, 3, 5, 17 among others, multipliers and shifts at the
+    requantisation paths' edges): the table's choice is the C dispatcher's, and every variant occurs."""
+    rng = np.random.default_rng(13)
+    table = kernel_variants.TABLES[kset][1]
+    seen, wrong = set(), []
+    for _ in range(CASES):
+        p = _fc(rng) if kind == "fully_connected" else _conv(rng)
+        if kind == "depthwise":
+            p["depth_multiplier"] = int(rng.choice([1, 1, 1, 2]))
+        want, got = _query(libs[kset], kind, p), kernel_variants.choose(table, kind, p)
+        seen.add(want)
+        if want != got:
+            wrong.append((want, got, p))
+    assert not wrong, f"{len(wrong)} of {CASES} differ, e.g. {wrong[0]}"
+    assert seen == {name for name, _ in table[kind]}
+
+
+def test_board_tables():
+    """cortex-m boards use the cortex-m table, scalar riscv boards the riscv one; the RVV board, the
+    host, xcore and unknown boards none."""
+    assert kernel_variants.for_board("cortex-m4")[0] == "BT_VARIANTS_CORTEX_M"
+    assert kernel_variants.for_board("cortex-m33")[0] == "BT_VARIANTS_CORTEX_M"
+    assert kernel_variants.for_board("riscv32")[0] == "BT_VARIANTS_RISCV"
+    for board in ("riscv32-rvv", "host", "xcore", "no-such-board"):
+        assert kernel_variants.for_board(board) is None
+    with kernel_variants.mode("dispatchers"):
+        assert kernel_variants.for_board("cortex-m4") is None
+    with pytest.raises(ValueError), kernel_variants.mode("fastest"):
+        pass
+
+
+@pytest.fixture(scope="module")
+def model_sources():
+    """tiny_cnn_32's model.c on cortex-m4 (each of kernel_variants.MODES), riscv32 and host."""
+    model = _tiny_cnn()
+    plan = pipeline.plan_memory(model.graph, pipeline.PlanOptions())
+    out = {b: pipeline.code(model, plan, b)["model.c"] for b in ("cortex-m4", "riscv32", "host")}
+    for mode in kernel_variants.MODES:
+        with kernel_variants.mode(mode):
+            out[mode] = pipeline.code(model, plan, "cortex-m4")["model.c"]
+    return out
+
+
+def _without_variant_block(c: str) -> str:
+    head, rest = c.split("/* Kernel variants chosen per layer", 1)
+    return head + "#ifndef BT_PROFILE_BEGIN" + rest.split("#ifndef BT_PROFILE_BEGIN", 1)[1]
+
+
+def test_model_c_calls_variants(model_sources):
+    """model.c on cortex-m4 calls variants, with a fallback to the dispatchers; without that block and
+    with the dispatchers' names it is the dispatcher model.c; the host's calls the dispatchers."""
+    cm, host = model_sources["variants"], model_sources["host"]
+    assert "bt_conv_s8(" not in cm and "bt_conv_s8_pm" in cm and "#ifndef BT_VARIANTS_CORTEX_M" in cm
+    assert "bt_conv_s8(" in host and "bt_variants.h" not in host
+    assert "BT_VARIANTS_RISCV" in model_sources["riscv32"]
+    plain = _without_variant_block(cm)
+    for kind, table in kernel_variants.CORTEX_M.items():
+        for name, _ in table:
+            plain = plain.replace(f"  {name}(&", f"  {kernel_variants.DISPATCHERS[kind]}(&")
+    assert plain == model_sources["dispatchers"]
+
+
+def test_model_c_instantiates_layers(model_sources):
+    """By default each cortex-m patch-matrix conv layer gets its own function instantiating BT_CONV_PM
+    with its constant parameters (fallback: the dispatcher), each riscv pointwise one BT_CONV_PW;
+    other layers call their variant."""
+    cm, var = model_sources["instances"], model_sources["variants"]
+    assert cm == model_sources["cortex-m4"]
+    pm = re.findall(r"  (bt_conv_s8_pm\w*)\(&(op\d+)_p, (.*?), 0, (.*?), 0, (\d+)\);", var)
+    assert pm
+    for name, op, src, dst, h in pm:
+        fast, act = kernel_variants.INSTANCES[name][1]
+        assert f"  BT_CONV_PM(&{op}_p, in, 0, out, 0, {h}, {fast}, {act});" in cm
+        assert f"  {op}_conv({src}, {dst});" in cm
+    assert "#define BT_CONV_PM(p, in, in_y0, out, y0, y1, fast, act) bt_conv_s8(p, in, in_y0, out, y0, y1)" in cm
+    assert "bt_conv_s8_pm" not in cm
+    rv = model_sources["riscv32"]
+    assert "  BT_CONV_PW(&op" in rv and "bt_conv_s8_pointwise" not in rv and "bt_conv_s8_general(&op" in rv
+
+
+needs_arm = pytest.mark.skipif(not all(shutil.which(t) for t in ("arm-none-eabi-gcc", "qemu-system-arm")),
+                               reason="arm-none-eabi-gcc / qemu-system-arm not installed")
+
+
+@needs_arm
+def test_firmware_links_only_the_variants_it_calls(tmp_path):
+    """tiny_cnn_32 on cortex-m4: the variants model.c calls are linked, the dispatchers and the other
+    variants dropped; with the reference set linked instead (the fallback to the dispatchers) the
+    outputs are the same bytes."""
+    from buildtool import firmware, runner, targets
+
+    model = _tiny_cnn()
+    g = model.graph
+    x = np.random.default_rng(0).integers(-128, 128, size=tuple(g.tensors[g.inputs[0]].shape), dtype=np.int8)
+    firmware.build(g, "cortex-m4", tmp_path / "v")
+    firmware.build(g, "cortex-m4", tmp_path / "r", kernels=("reference",))
+    syms = runner.symbols(targets.get("cortex-m4"), tmp_path / "v" / "firmware.elf")
+    table = {n for t in kernel_variants.CORTEX_M.values() for n, _ in t}
+    calls = {n for n in table if f"{n}(&" in (tmp_path / "v" / "model.c").read_text()}
+    assert calls and calls <= set(syms)
+    assert not (table - calls) & set(syms)
+    assert not {"bt_conv_s8", "bt_depthwise_s8", "bt_fully_connected_s8"} & set(syms)
+    y, _, _ = runner.run("cortex-m4", tmp_path / "v", x)
+    y_ref, _, _ = runner.run("cortex-m4", tmp_path / "r", x)
+    assert np.asarray(y).tobytes() == np.asarray(y_ref).tobytes()
+
+
+def _tiny_cnn():
+    path = ROOT.parent / "shared" / "models" / "tiny_cnn_32.tflite"
+    return pipeline.read_model(str(path) if path.exists() else "tiny")
