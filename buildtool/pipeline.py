@@ -31,7 +31,7 @@ __all__ = ["Model", "PlanOptions", "locate", "read_model", "check", "plan_memory
 # compared by content, so an unchanged result stops the rebuild there). Build rules declare them.
 # what reading a fused plan back (plan_from_json) imports: the code step's, and the flash step's when
 # given a fused plan (its weights' placement follows the plan's tile counts)
-_FUSED_PLAN_LOADER = ("codegen", "refops", "fusion/__init__.py", "fusion/costs.py", "fusion/dag.py", "fusion/pipeline.py",
+_FUSED_PLAN_LOADER = ("codegen", "kernel_variants.py", "refops", "fusion/__init__.py", "fusion/costs.py", "fusion/dag.py", "fusion/pipeline.py",
                       "fusion/lifetimes.py", "fusion/receptive.py", "fusion/schedule.py", "fusion_exec.py",
                       "arena/__init__.py", "arena/checker.py", "arena/exact.py", "arena/packers.py",
                       "arena/regional.py")
@@ -39,9 +39,11 @@ STEP_SOURCES = {  # a superset of what the step imports (tests/test_gen.py check
     "model": ("__init__.py", "zoo.py", "builder.py", "tflite_writer.py", "tflite_options.py", "ir.py", "refops",
               "pipeline.py", "options.py", "opdefs.py", "ops.py", "ops_extra.py", "stateful.py"),
     "skeleton": ("__init__.py", "tflite_reader.py", "tflite_options.py", "ir.py", "ops.py", "ops_extra.py",
-                 "stateful.py", "opdefs.py", "flash.py", "codegen", "refops", "pipeline.py", "options.py", "plan.py"),
+                 "stateful.py", "opdefs.py", "flash.py", "codegen", "kernel_variants.py", "refops", "pipeline.py", "options.py",
+                 "plan.py"),
     "plan": ("__init__.py", "arena", "fusion", "plan.py", "options.py", "pipeline.py", "canonical.py", "sources.py",
-             "cache.py", "service.py", "daemon", "ops.py", "ops_extra.py", "stateful.py", "opdefs.py", "ir.py", "codegen", "refops",
+             "cache.py", "service.py", "daemon", "ops.py", "ops_extra.py", "stateful.py", "opdefs.py", "ir.py", "codegen",
+             "kernel_variants.py", "refops",
              "flash.py", "tflite_reader.py", "tflite_options.py"),
     "code": _FUSED_PLAN_LOADER + ("__init__.py", "flash.py", "pipeline.py", "plan.py", "options.py", "ops.py",
                                   "ops_extra.py", "stateful.py", "opdefs.py", "ir.py", "targets", "boards",
@@ -55,7 +57,7 @@ STEP_SOURCES = {  # a superset of what the step imports (tests/test_gen.py check
 }
 # the command-line shell around the steps: what it imports does not shape a step's output
 SHELL_SOURCES = ("cli.py", "gen.py", "watch.py", "multi_cli.py", "errors.py", "fsutil.py", "sources.py",
-                 "daemon/__init__.py", "daemon/cli.py", "daemon/client.py", "daemon/protocol.py",
+                 "daemon/__init__.py", "daemon/cli.py", "daemon/client.py", "daemon/protocol.py", "daemon/thin.py",
                  "netsplit/__init__.py", "netsplit/cli.py")
 PACKAGE = Path(__file__).resolve().parent
 
