@@ -439,3 +439,30 @@ def test_reference_float_io_matches_tflm(ref_lib):
     np.testing.assert_array_equal(got_q, want_q.astype(np.int8))
     np.testing.assert_array_equal(got_f, want_f.reshape(-1))
     assert np.any(got_q[1::2] != np.floor(xf.reshape(-1)[1::2] / scale + 0.5) + zp)   # ties went away from 0
+
+
+def test_every_kernel_file_has_its_test_file():
+    """kernels/tests/README.md's table, the test files' first lines and kernel_test.c's includes agree,
+    and every kernel file of every set is covered by a test file or named as checked against TFLite
+    Micro elsewhere (reference-only kernels)."""
+    kernels = ROOT / "buildtool" / "kernels"
+    tests = kernels / "tests"
+    readme = (tests / "README.md").read_text()
+    table = dict(re.findall(r"^\| (.+?) \| `(\w+_test\.c)` \|$", readme, re.M))
+    files = sorted(p.name for p in tests.glob("*_test.c") if p.name != "kernel_test.c")
+    assert sorted(table.values()) == files  # the table lists each test file once
+    included = re.findall(r'^#include "(\w+_test\.c)"', (tests / "kernel_test.c").read_text(), re.M)
+    assert sorted(included) == files
+    covered = set()
+    for covers, name in table.items():
+        first = (tests / name).read_text().split("\n", 1)[0]
+        assert first.startswith(f"/* {name} -- tests of ")
+        names = set(re.findall(r"`(?:\w+/)?(\w+\.[ch])`", covers))
+        assert names <= set(re.findall(r"(\w+\.[ch])", first)), name
+        covered |= names
+    elsewhere = set(re.findall(r"`(\w+\.c)`", readme.split("checked against TFLite Micro", 1)[1]))
+    for folder in ("reference", "cortex-m", "riscv", "host", "xcore"):
+        for src in (kernels / folder).glob("*.c"):
+            assert src.name in covered | elsewhere, f"{folder}/{src.name} has no test file"
+    for name in elsewhere:  # only kernels no set replaces are left to the model-level tests
+        assert not any((kernels / s / name).exists() for s in ("cortex-m", "riscv", "host", "xcore")), name

@@ -47,13 +47,13 @@ def _run(cmd: list, timeout: float = 120) -> subprocess.CompletedProcess:
 
 
 def _headers_digest() -> str:
-    """Every header, and the reference kernels a set's file may include."""
+    """Every header, the reference kernels a set's file may include and the per-kernel test files."""
     h = hashlib.sha1()
     for d in (KERNELS, FIRMWARE):
         for f in sorted(d.rglob("*.h")):
             h.update(str(f).encode() + f.read_bytes())
-    for f in sorted((KERNELS / "reference").glob("*.c")):
-        h.update(str(f).encode() + f.read_bytes())
+    for f in sorted((KERNELS / "reference").glob("*.c")) + sorted((KERNELS / "tests").glob("*.c")):
+        h.update(str(f).encode() + f.read_bytes())  # (kernel_test.c includes the *_test.c files)
     return h.hexdigest()
 
 

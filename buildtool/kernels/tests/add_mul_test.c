@@ -1,0 +1,53 @@
+/* add_mul_test.c -- tests of add.c and mul.c (one broadcast harness), against the reference set.
+ * Part of kernel_test.c (one translation unit: it includes this file after kernel_test.h). */
+
+/* ------------------------------------------------------------------ add / mul */
+static void rand_bcast(bt_bcast4 *q, int alias) {
+  int32_t d[4] = {ri(1, 2), ri(1, 5), ri(1, 6), ri(1, 24)};
+  uint32_t bmask = alias ? 0 : rnd() & 15, amask = (alias || (rnd() & 1)) ? 0 : rnd() & 15;
+  int32_t extra = (rnd() & 1) ? ri(1, 4) : 0;
+  for (int k = 0; k < 4; k++) q->dims[k] = d[k];
+  /* out: NHWC with a pixel stride; a: same layout as out when aliased */
+  q->out_stride[3] = 1; q->out_stride[2] = d[3] + extra; q->out_stride[1] = d[2] * q->out_stride[2];
+  q->out_stride[0] = d[1] * q->out_stride[1];
+  int32_t s = 1;
+  for (int k = 3; k >= 0; k--) { q->b_stride[k] = (bmask >> k & 1) ? 0 : s; s *= (bmask >> k & 1) ? 1 : d[k]; }
+  if (alias) { for (int k = 0; k < 4; k++) q->a_stride[k] = q->out_stride[k]; }
+  else { s = 1; for (int k = 3; k >= 0; k--) { q->a_stride[k] = (amask >> k & 1) ? 0 : s; s *= (amask >> k & 1) ? 1 : d[k]; } }
+}
+static int32_t bcast_bytes(const bt_bcast4 *q) { return q->dims[0] * q->out_stride[0] + 8; }
+
+static void test_add_mul(void) {
+  for (int32_t t = 0; t < 60; t++) {
+    const int alias = (t % 3 == 2), is_mul = (t & 1);
+    bt_bcast4 q; rand_bcast(&q, alias);
+    const int32_t n = bcast_bytes(&q);
+    fill(g_in, n); fill(g_in2, n);
+    fill(g_ref, n);
+    if (alias) copy(g_ref, g_in, n);
+    copy(g_opt, g_ref, n);
+    const int8_t *a_opt = alias ? g_opt : g_in;
+    if (is_mul) {
+      bt_mul_params p;
+      p.input1_offset = ri(-127, 128); p.input2_offset = ri(-127, 128); p.output_offset = ri(-128, 127);
+      p.output_multiplier = (int32_t)(0x40000000u + (rnd() & 0x3fffffffu)); p.output_shift = ri(-12, -5);
+      rand_act(&p.act_min, &p.act_max, p.output_offset);
+      p.b = q;
+      ref_bt_mul_s8(&p, g_in, g_in2, g_ref);
+      bt_mul_s8(&p, a_opt, g_in2, g_opt);
+      check(alias ? "mul_alias" : "mul", t, g_ref, g_opt, n);
+    } else {
+      bt_add_params p;
+      p.input1_offset = ri(-127, 128); p.input2_offset = ri(-127, 128); p.output_offset = ri(-128, 127);
+      p.left_shift = 20;
+      p.input1_multiplier = (int32_t)(0x40000000u + (rnd() & 0x3fffffffu)); p.input1_shift = ri(-3, 0);
+      p.input2_multiplier = (int32_t)(0x40000000u + (rnd() & 0x3fffffffu)); p.input2_shift = ri(-3, 0);
+      p.output_multiplier = (int32_t)(0x40000000u + (rnd() & 0x3fffffffu)); p.output_shift = ri(-22, -17);
+      rand_act(&p.act_min, &p.act_max, p.output_offset);
+      p.b = q;
+      ref_bt_add_s8(&p, g_in, g_in2, g_ref);
+      bt_add_s8(&p, a_opt, g_in2, g_opt);
+      check(alias ? "add_alias" : "add", t, g_ref, g_opt, n);
+    }
+  }
+}

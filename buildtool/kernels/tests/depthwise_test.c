@@ -1,0 +1,39 @@
+/* depthwise_test.c -- tests of depthwise.c, against the reference set.
+ * Part of kernel_test.c (one translation unit: it includes this file after kernel_test.h). */
+
+static void test_depthwise(void) {
+  for (int32_t t = 0; t < 60; t++) {
+    spatial_case c; c.kind = K_DW;
+    int32_t k = ri(1, 3) * 2 - 1, kw = k;
+    if (t % 6 == 1) kw = 1;
+    int32_t dm = (t % 5 == 0) ? ri(2, 3) : 1;
+    int32_t cin = (t % 4 == 0) ? 4 * ri(1, 12) : ri(1, 40), cout = cin * dm;
+    int32_t s = ri(1, 2), d = (t % 7 == 3) ? 2 : 1;
+    int same = (int)(rnd() & 1);
+    int32_t h = ri(k + (k - 1) * (d - 1), 12), w = ri(kw + (kw - 1) * (d - 1), 12);
+    int32_t ips = cin + ((t % 3 == 0) ? ri(1, 5) : 0), ops = cout + ((t % 3 == 1) ? ri(1, 5) : 0);
+    gen_conv(&c.dw.conv, h, w, cin, cout, k, kw, s, s, d, d, same, ips, ops, 1);
+    c.dw.depth_multiplier = dm;
+    if (t % 8 == 6) g_shift[ri(0, cout - 1)] = ri(-1, 1);   /* not bt_rq2: the generic requantisation */
+    if (c.dw.conv.out.h <= 0 || c.dw.conv.out.w <= 0) continue;
+    fill(g_in, h * w * ips + 16);
+    spatial_check("depthwise", t, &c);
+  }
+  /* in-place: output written over its own input (from case 25 on, few channels and tall images: the
+   * scratch plane holds several output rows, so an optimised set may go row by row) */
+  for (int32_t t = 0; t < 40; t++) {
+    bt_depthwise_params dp;
+    int32_t k = ri(1, 2) * 2 + 1, cin = t < 25 ? ri(1, 33) : ri(1, 5), ps = cin + ((t & 1) ? ri(1, 3) : 0);
+    int32_t h = t < 25 ? ri(k, 10) : ri(2 * ps, 24), w = ri(k, 10), s = ri(1, 2);
+    gen_conv(&dp.conv, h, w, cin, cin, k, k, s, s, 1, 1, (int)(rnd() & 1), ps, ps, 1);
+    dp.depth_multiplier = 1;
+    const int32_t n = h * w * ps;
+    fill(g_in, n + 16);
+    copy(g_ref, g_in, n + 16);
+    copy(g_opt, g_in, n + 16);
+    ref_bt_depthwise_s8(&dp, g_in, 0, g_ref, 0, dp.conv.out.h);
+    fill(g_band, h * w);
+    bt_depthwise_s8_inplace(&dp, g_opt, g_band);
+    check("depthwise_inplace", t, g_ref, g_opt, n + 16);
+  }
+}

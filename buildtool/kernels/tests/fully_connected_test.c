@@ -1,0 +1,57 @@
+/* fully_connected_test.c -- tests of fully_connected.c, against the reference set.
+ * Part of kernel_test.c (one translation unit: it includes this file after kernel_test.h). */
+
+/* ------------------------------------------------------------------ fully connected */
+static void test_fc(void) {
+  for (int32_t t = 0; t < 40; t++) {
+    bt_fc_params p;
+    p.n_in = (t % 3 == 0) ? 4 * ri(1, 80) : ri(1, 300);
+    p.n_out = ri(1, 40); p.batches = ri(1, 3);
+    p.input_offset = ri(-127, 128); p.output_offset = ri(-128, 127);
+    p.filter_offset = (t % 5 == 4) ? ri(-3, 3) : 0;
+    rand_act(&p.act_min, &p.act_max, p.output_offset);
+    fill(g_w, p.n_in * p.n_out);
+    p.weights = g_w;
+    for (int32_t i = 0; i < p.n_out; i++) g_bias[i] = ri(-30000, 30000);
+    p.bias = (rnd() % 4) ? g_bias : NULL;
+    p.per_channel = (int32_t)(rnd() & 1);
+    rand_quant(p.n_out, 14 + ilog2((uint32_t)p.n_in) / 2);
+    p.multiplier = g_mult; p.shift = g_shift;
+    fill(g_in, p.n_in * p.batches);
+    int32_t nout = p.n_out * p.batches + 8;
+    fill(g_ref, nout); copy(g_opt, g_ref, nout);
+    ref_bt_fully_connected_s8(&p, g_in, g_ref);
+    NOTE_FC(&p);
+    bt_fully_connected_s8(&p, g_in, g_opt);
+    check("fully_connected", t, g_ref, g_opt, nout);
+  }
+}
+
+/* Fully connected at the sizes around the optimised sets' row and input blocks: n_in and n_out each
+ * 1, 3, 5 and 17, per-channel and per-tensor, with and without bias, extreme input offsets, and one
+ * output whose multiplier or shift bt_rq2 does not take (the generic requantisation). */
+static void test_fc_sizes(void) {
+  static const int32_t sizes[] = {1, 3, 5, 17};
+  static const int32_t offs[] = {-127, 128, 0, 5};
+  for (int32_t t = 0; t < 16; t++) {
+    bt_fc_params p;
+    p.n_in = sizes[t % 4]; p.n_out = sizes[t / 4]; p.batches = 1 + (t % 3 == 2);
+    p.input_offset = offs[(t + t / 4) % 4]; p.output_offset = ri(-128, 127); p.filter_offset = 0;
+    rand_act(&p.act_min, &p.act_max, p.output_offset);
+    fill(g_w, p.n_in * p.n_out); p.weights = g_w;
+    for (int32_t j = 0; j < p.n_out; j++) g_bias[j] = ri(-30000, 30000);
+    p.bias = (t % 5 == 1) ? NULL : g_bias;
+    p.per_channel = (t % 2 == 0);
+    rand_quant(p.n_out, 14 + ilog2((uint32_t)p.n_in) / 2);
+    if (t % 4 == 3) g_shift[ri(0, p.n_out - 1)] = ri(-1, 1);
+    if (t % 8 == 5) g_mult[ri(0, p.n_out - 1)] = ri(1, (1 << 30) - 1);
+    p.multiplier = g_mult; p.shift = g_shift;
+    fill(g_in, p.n_in * p.batches);
+    const int32_t nout = p.n_out * p.batches + 8;
+    fill(g_ref, nout); copy(g_opt, g_ref, nout);
+    ref_bt_fully_connected_s8(&p, g_in, g_ref);
+    NOTE_FC(&p);
+    bt_fully_connected_s8(&p, g_in, g_opt);
+    check("fc_sizes", t, g_ref, g_opt, nout);
+  }
+}
