@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 from buildtool import firmware, ops, runner, tflite_reader  # noqa: E402
 
 SHARED = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared")) / "models"
-MODELS = ("mbv2_w035_144", "tiny_cnn_32", "dscnn_kws", "resnet_concat_64")
+MODELS = ("mbv2_w035_144", "tiny_cnn_32", "dscnn_kws", "resnet_concat_64", "mobilenetv2_160_a1")
 KERNEL_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")
 
 

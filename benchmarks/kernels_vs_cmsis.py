@@ -36,7 +36,7 @@ from buildtool.refops import prepare  # noqa: E402
 
 SHARED = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared"))
 CMSIS = SHARED / "peers" / "cmsis-nn"
-MODELS = ["mbv2_w035_144", "tiny_cnn_32", "dscnn_kws", "resnet_concat_64"]
+MODELS = ["mbv2_w035_144", "tiny_cnn_32", "dscnn_kws", "resnet_concat_64", "mobilenetv2_160_a1"]
 CPU = "cortex-m4"
 CLASSES = ("stem conv (c_in % 4 != 0)", "pointwise 1x1", "other conv", "depthwise", "fully connected")
 CMSIS_DIRS = ("ConvolutionFunctions", "FullyConnectedFunctions", "NNSupportFunctions")
