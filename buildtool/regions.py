@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .arena.regional import ArenaRegion
+from .arena.regional import ArenaRegion, one_region_each, solve_choice
 from .arena.regional import spread as spread_arena
 from .errors import PlanError
 from .flash import EXT_ALIGN, HEADER_BYTES, flash_tensors
@@ -211,21 +211,11 @@ def _cp_sat(traffic, sizes, costs, caps):
     from ortools.sat.python import cp_model
 
     m = cp_model.CpModel()
-    x = [[m.NewBoolVar(f"x{i}_{r}") for r in range(len(costs))] for i in range(len(sizes))]
-    for row in x:
-        m.AddExactlyOne(row)
+    x = one_region_each(m, len(sizes), len(costs))
     for r, cap in enumerate(caps):
         m.Add(sum(sizes[i] * x[i][r] for i in range(len(sizes))) <= cap)
     m.Minimize(sum(costs[r] * traffic[i] * x[i][r] for i in range(len(sizes)) for r in range(len(costs))))
-    s = cp_model.CpSolver()
-    s.parameters.num_workers = 1
-    s.parameters.max_time_in_seconds = 60.0
-    st = s.Solve(m)
-    if st == cp_model.INFEASIBLE:
-        return None
-    if st != cp_model.OPTIMAL:
-        raise PlanError(f"the weight placement over {len(costs)} regions was not proven optimal in 60 s")
-    return [next(r for r in range(len(costs)) if s.Value(x[i][r])) for i in range(len(sizes))]
+    return solve_choice(m, x, "the weight placement")
 
 
 def describe(p: Placement) -> list:

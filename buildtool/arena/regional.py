@@ -92,13 +92,27 @@ def _assign(plan, units, traffic, regions, bounds):
     from ortools.sat.python import cp_model
 
     m = cp_model.CpModel()
-    x = [[m.NewBoolVar(f"x{k}_{r}") for r in range(len(regions))] for k in range(len(units))]
-    for row in x:
-        m.AddExactlyOne(row)
+    x = one_region_each(m, len(units), len(regions))
     for live in _live(plan):
         for r, bound in enumerate(bounds):
             m.Add(sum(units[k] * x[k][r] for k in live) <= bound)
     m.Minimize(sum(regions[r].cost * traffic[k] * x[k][r] for k in range(len(units)) for r in range(len(regions))))
+    return solve_choice(m, x, "the arena's placement")
+
+
+def one_region_each(m, items: int, regions: int) -> list:
+    """x[i][r]: item i lives in region r, exactly one r per item (a CP-SAT model's placement variables)."""
+    x = [[m.NewBoolVar(f"x{i}_{r}") for r in range(regions)] for i in range(items)]
+    for row in x:
+        m.AddExactlyOne(row)
+    return x
+
+
+def solve_choice(m, x: list, what: str):
+    """Solve a placement model over one_region_each's x: each item's region index, None when nothing
+    fits; a PlanError naming `what` when not proven optimal in 60 s (one worker: deterministic)."""
+    from ortools.sat.python import cp_model
+
     s = cp_model.CpSolver()
     s.parameters.num_workers = 1
     s.parameters.max_time_in_seconds = 60.0
@@ -106,8 +120,8 @@ def _assign(plan, units, traffic, regions, bounds):
     if st == cp_model.INFEASIBLE:
         return None
     if st != cp_model.OPTIMAL:
-        raise PlanError(f"the arena's placement over {len(regions)} regions was not proven optimal in 60 s")
-    return [next(r for r in range(len(regions)) if s.Value(x[k][r])) for k in range(len(units))]
+        raise PlanError(f"{what} over {len(x[0]) if x else 0} regions was not proven optimal in 60 s")
+    return [next(r for r, v in enumerate(row) if s.Value(v)) for row in x]
 
 
 def _pack(plan, units, members: list) -> tuple:
