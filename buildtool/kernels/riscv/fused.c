@@ -100,19 +100,8 @@ static void conv1_row(const bt_conv_params *p, const rv_conv1 *st, const box_src
   }
 }
 
-/* Output rows [y0, y1) of a one-output-channel conv into d. */
-static void conv1_rows(const bt_conv_params *p, const rv_conv1 *st, const box_src *s, const box_dst *d, int32_t y0,
-                       int32_t y1) {
-  int32_t ya, yb;
-  box_inside_rows(p, y0, y1, &ya, &yb);
-  for (int32_t y = y0; y < y1; y++) {
-    int8_t *orow = box_orow(d, y);
-    if (y < ya || y >= yb) { conv1_row(p, st, s, orow, y, 0, p->out.w, 0); continue; }
-    conv1_row(p, st, s, orow, y, 0, st->xi0, 0);
-    conv1_row(p, st, s, orow, y, st->xi0, st->xi1, 1);
-    conv1_row(p, st, s, orow, y, st->xi1 > st->xi0 ? st->xi1 : st->xi0, p->out.w, 0);
-  }
-}
+#define FX_CONV1 rv_conv1
+#include "../reference/fx_conv1_rows.h"
 
 /* One depthwise output at a border pixel: the valid taps only. */
 static int32_t dw1_border(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int32_t iy0, int32_t ix0) {
@@ -185,5 +174,4 @@ static int dw1(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0, c
 #define FX_SET_PATHS
 #include "../reference/fused.c"
 
-#define FX_CONV1 rv_conv1
 #include "../reference/fx_hooks.h"
