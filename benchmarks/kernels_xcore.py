@@ -74,24 +74,27 @@ def _example(g):
     return np.random.default_rng(0).integers(-128, 128, size=tuple(g.tensors[g.inputs[0]].shape), dtype=np.int8)
 
 
+def _models(models, work: Path | None):
+    """(name, graph, example input, its work directory) per model, under work or a temporary directory."""
+    with tempfile.TemporaryDirectory(prefix="bt-kxcore-") as tmp:
+        for name in models:
+            g = tflite_reader.parse((SHARED / f"{name}.tflite").read_bytes())
+            yield name, g, _example(g), Path(work or tmp) / name
+
+
 def rows(models=MODELS, work: Path | None = None) -> list:
     """One dict per conv/depthwise/FC layer: model, op, class, label, macs, vpu (VPU instructions),
     identical (the whole model's outputs, xcore set vs reference set on the host)."""
     out = []
-    with tempfile.TemporaryDirectory(prefix="bt-kxcore-") as tmp:
-        base = Path(work or tmp)
-        for name in models:
-            g = tflite_reader.parse((SHARED / f"{name}.tflite").read_bytes())
-            x = _example(g)
-            firmware.build(g, "xcore", base / name / "xcore")
-            firmware.build(g, "host", base / name / "ref", kernels=("reference",))
-            y = runner.run("xcore", base / name / "xcore", x)[0]
-            same = _same(y, runner.run("host", base / name / "ref", x)[0])
-            counts = vpu_ops(base / name / "xcore", x)
-            for op in g.operators:
-                if op.opcode in KERNEL_OPS:
-                    out.append(dict(model=name, op=op.index, cls=layer_class(g, op), label=layer_label(g, op),
-                                    macs=ops.op_macs(g, op), vpu=counts.get(op.index, 0), identical=same))
+    for name, g, x, d in _models(models, work):
+        firmware.build(g, "xcore", d / "xcore")
+        firmware.build(g, "host", d / "ref", kernels=("reference",))
+        same = _same(runner.run("xcore", d / "xcore", x)[0], runner.run("host", d / "ref", x)[0])
+        counts = vpu_ops(d / "xcore", x)
+        for op in g.operators:
+            if op.opcode in KERNEL_OPS:
+                out.append(dict(model=name, op=op.index, cls=layer_class(g, op), label=layer_label(g, op),
+                                macs=ops.op_macs(g, op), vpu=counts.get(op.index, 0), identical=same))
     return out
 
 
@@ -99,18 +102,12 @@ def fused_totals(models=MODELS, work: Path | None = None) -> list:
     """(model, MACs of the default plan, VPU instructions of the default plan, of the --optimize ram plan,
     outputs identical) per model."""
     out = []
-    with tempfile.TemporaryDirectory(prefix="bt-kxcore-") as tmp:
-        base = Path(work or tmp)
-        for name in models:
-            g = tflite_reader.parse((SHARED / f"{name}.tflite").read_bytes())
-            x = _example(g)
-            firmware.build(g, "xcore", base / name / "plain")
-            firmware.build(g, "xcore", base / name / "fused", optimize="ram")
-            y = runner.run("xcore", base / name / "plain", x)[0]
-            same = _same(y, runner.run("xcore", base / name / "fused", x)[0])
-            macs = sum(ops.op_macs(g, op) for op in g.operators)
-            out.append((name, macs, sum(vpu_ops(base / name / "plain", x).values()),
-                        sum(vpu_ops(base / name / "fused", x).values()), same))
+    for name, g, x, d in _models(models, work):
+        firmware.build(g, "xcore", d / "plain")
+        firmware.build(g, "xcore", d / "fused", optimize="ram")
+        same = _same(runner.run("xcore", d / "plain", x)[0], runner.run("xcore", d / "fused", x)[0])
+        macs = sum(ops.op_macs(g, op) for op in g.operators)
+        out.append((name, macs, sum(vpu_ops(d / "plain", x).values()), sum(vpu_ops(d / "fused", x).values()), same))
     return out
 
 

@@ -533,10 +533,11 @@ def serve(argv: list, cwd: str, planner) -> dict | None:
         return None
     if a.no_daemon or a.board:
         return None
+    from .pipeline import is_model_file
+
     typed = a.model
-    path = os.path.join(cwd, typed)
-    if os.path.exists(path) or typed.endswith(".tflite") or os.sep in typed:  # is_model_path, seen from cwd
-        a.model = path
+    if is_model_file(typed, cwd):
+        a.model = os.path.join(cwd, typed)
     a.planner = lambda model, options: planner(model, options, typed)
     lines = []
     try:

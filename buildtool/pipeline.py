@@ -70,9 +70,10 @@ def step_sources(step: str) -> list:
 
 
 # -- read -----------------------------------------------------------------------------------
-def is_model_file(spec: str) -> bool:
-    """A model argument names a .tflite file (else it must be a zoo name)."""
-    return os.path.exists(spec) or spec.endswith(".tflite") or os.sep in spec
+def is_model_file(spec: str, cwd: str = "") -> bool:
+    """A model argument names a .tflite file (else it must be a zoo name); cwd: the directory a relative
+    path is taken from (the daemon, for a client's command line), else this process's."""
+    return os.path.exists(os.path.join(cwd, spec)) or spec.endswith(".tflite") or os.sep in spec
 
 
 def model_name(spec: str) -> str:

@@ -18,9 +18,7 @@ def files(names) -> list:
     for name in names:
         path = os.path.join(PKG, name)
         if os.path.isdir(path):
-            for root, dirs, fs in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-                out += [os.path.join(root, f) for f in sorted(fs) if f.endswith(".py")]
+            out += [e.path for _, e in _py_entries(path, "")]
         elif os.path.isfile(path):
             out.append(path)
     return out
@@ -33,13 +31,15 @@ def code_version() -> str:
     Computed on every call (a client may live across edits) from stat() alone, the same test
     Python uses to reuse a .pyc; CRC-32 rather than SHA-256 keeps hashlib out of the client.
     """
-    text = "".join(_stat_lines(PKG, "")).encode()
+    text = "".join(f"{name}\0{st.st_size}\0{st.st_mtime_ns}\n"
+                   for name, e in _py_entries(PKG, "") for st in [e.stat()]).encode()
     return f"{zlib.crc32(text):08x}{zlib.adler32(text):08x}{len(text):x}"
 
 
-def _stat_lines(path: str, rel: str):
-    """`name\0size\0mtime_ns` of every .py under path, in files()' order (a directory's files, then its
-    subdirectories); scandir and no path arithmetic: this runs on every connection to the daemon."""
+def _py_entries(path: str, rel: str):
+    """(name relative to path, DirEntry) of every .py under path: a directory's files, then its
+    subdirectories, each sorted, __pycache__ skipped; scandir and no path arithmetic (code_version runs
+    on every connection to the daemon)."""
     with os.scandir(path) as it:
         entries = sorted(it, key=lambda e: e.name)
     dirs = []
@@ -48,7 +48,6 @@ def _stat_lines(path: str, rel: str):
             if e.name != "__pycache__":
                 dirs.append(e)
         elif e.name.endswith(".py"):
-            st = e.stat()
-            yield f"{rel}{e.name}\0{st.st_size}\0{st.st_mtime_ns}\n"
+            yield f"{rel}{e.name}", e
     for e in dirs:
-        yield from _stat_lines(e.path, f"{rel}{e.name}/")
+        yield from _py_entries(e.path, f"{rel}{e.name}/")
