@@ -103,6 +103,21 @@ def _outputs(man: dict, data: bytes) -> list:
     return outs
 
 
+def _by_function(sym: dict, mask: int, pcs: list) -> list:
+    """Fold the plugin's per-address counts [(address, n)] into the functions holding them:
+    [(name, instructions)], most first (an address in no sized symbol: "?ADDR")."""
+    import bisect
+
+    funcs = sorted((a & mask, (a & mask) + max(n, 1), name) for name, (a, n) in sym.items() if n)
+    starts = [f[0] for f in funcs]
+    out = {}
+    for a, n in pcs:
+        k = bisect.bisect_right(starts, a) - 1
+        name = funcs[k][2] if k >= 0 and a < funcs[k][1] else f"?{a:x}"
+        out[name] = out.get(name, 0) + n
+    return sorted(out.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
 def _key_values(text: str) -> dict:
     return dict(re.findall(r"^([a-z_]+)=([0-9,]*)$", text, flags=re.M))
 
@@ -125,7 +140,8 @@ def format_report(prof: dict, ram: dict) -> str:
     return "\n".join(lines)
 
 
-def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = True, sequence: bool = False) -> tuple:
+def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = True, sequence: bool = False,
+        functions: bool = False) -> tuple:
     """Run out_dir/firmware.elf on `board` with input x (array or list of arrays).
 
     Returns (output, profile, ram): output is an ndarray (a list when the model has several
@@ -133,6 +149,9 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
     sequence=True: x is a list of input sets, invoked one after the other in the same run (the
     model's state persists between them, as in TFLite Micro); output is then a list with one
     entry per invocation, and the profile counts cover every invocation.
+    functions=True (QEMU boards): profile["functions"] is also [(function, instructions)] of the
+    whole run, most first (where a per-operator count cannot say which code the time goes to), and
+    profile["addresses"] [(code address, instructions of the blocks starting there)].
     """
     t = targets.get(board)
     out = Path(out_dir).resolve()
@@ -147,7 +166,7 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
     if sequence and not len(x):
         raise UsageError("an input sequence needs at least one input set")
     data = b"".join(_inputs(man, xi) for xi in x) if sequence else _inputs(man, x)
-    counts, unit, total, mixes = [], "", None, []
+    counts, unit, total, mixes, fn_counts = [], "", None, [], None
     if t.port.native:
         try:
             r = subprocess.run(t.port.run_command(t, elf), input=data, capture_output=True, timeout=timeout)
@@ -172,7 +191,8 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
                 so = _plugin(out)  # its path goes into QEMU's option syntax, where ',,' is one comma
                 plugin = ["-plugin", f"{str(so).replace(',', ',,')},start={sym['bt_profile_begin'][0] & mask:x},"
                                    f"end={sym['bt_profile_end'][0] & mask:x},out={work / 'count.txt'}"
-                                   + (",mix=on" if t.cpu in cycles.CPUS else "")]
+                                   + (",mix=on" if t.cpu in cycles.CPUS else "")
+                                   + (f",pcs={work / 'pcs.txt'}" if functions else "")]
             cmd = t.port.run_command(t, elf, plugin)
             try:
                 r = subprocess.run(cmd, cwd=work, capture_output=True, timeout=timeout)
@@ -193,6 +213,10 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
                     counts = [sum(counts[k::n]) for k in range(n)]
                     mixes = op_cost.fold(mixes, n) if mixes else []
                 total, unit = int(ck["insns_total"]), "instructions"
+                if functions:
+                    pcs = [(int(a, 16) & mask, int(n)) for a, n in
+                           (line.split("\t") for line in (work / "pcs.txt").read_text().splitlines())]
+                    fn_counts = _by_function(sym, mask, pcs)
     if sequence:
         per = sum(int(np.prod(o["shape"])) * np.dtype(NUMPY_DTYPE[o["dtype"]]).itemsize for o in man["outputs"])
         if len(result) != per * len(x):
@@ -208,6 +232,8 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
     op_cost.annotate(prof, man.get("macs"), mixes, t.cpu)
     if total is not None:
         prof["total"] = total
+    if fn_counts is not None:
+        prof["functions"], prof["addresses"] = fn_counts, pcs
     ram = ram_report(t, elf, man["arena_bytes"], kv)
     if sequence:
         return [(o[0] if len(o) == 1 else o) for o in runs], prof, ram

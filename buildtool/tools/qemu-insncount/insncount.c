@@ -5,7 +5,10 @@
    (firmware/common/markers.c) region k is the k-th executed operator.
    Options: out=FILE (else qemu_plugin_outs, visible with -d plugin),
    start=, end=, mode=insn (count per instruction instead of per block),
-   mix=on (also the instruction mix of every region, below).
+   mix=on (also the instruction mix of every region, below), pcs=FILE (a
+   per-instruction profile of the whole run: one line "ADDR<TAB>N" per
+   instruction address executed, N its executions; the runner folds them
+   into functions with the ELF's symbols).
    Output: insns_total=N, regions=K, region_counts=c0,c1,... (one line each).
    With mix=on, one more line per region and kind of instruction:
    "mix<TAB>region<TAB>count<TAB>key". The key is QEMU's disassembly of the
@@ -57,7 +60,21 @@ static uint64_t start_addr = ~0ull, end_addr = ~0ull;
 static uint64_t *regions;
 static size_t n_regions, cap_regions;
 static int in_region, per_insn, with_mix;
-static const char *outfile;
+static const char *outfile, *pcs_file;
+
+/* The per-instruction profile: one execution counter per translated block and the addresses of its
+   instructions (a block translated again gets a new counter; at exit the counts of one address are
+   summed). */
+struct tb_count {
+  uint64_t execs;
+  size_t n;
+  struct tb_count *next;
+  uint64_t vaddr[];
+};
+struct pc_count {
+  uint64_t vaddr, execs;
+};
+static struct tb_count *tb_counts;
 
 /* The instruction mix: one counter per key, snapshots at region starts and ends. */
 #define MAX_KEYS 1024
@@ -177,6 +194,39 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
     if (va == end_addr) qemu_plugin_register_vcpu_insn_exec_cb(insn, on_end, QEMU_PLUGIN_CB_NO_REGS, NULL);
   }
   if (with_mix && n) mix_tb(tb, n);
+  if (pcs_file && n) {
+    struct tb_count *c = calloc(1, sizeof *c + n * sizeof c->vaddr[0]);
+    if (!c) abort();
+    c->n = n;
+    for (size_t i = 0; i < n; i++) c->vaddr[i] = qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, i));
+    c->next = tb_counts;
+    tb_counts = c;
+    qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &c->execs, 1);
+  }
+}
+
+static int by_vaddr(const void *a, const void *b) {
+  uint64_t x = ((const struct pc_count *)a)->vaddr, y = ((const struct pc_count *)b)->vaddr;
+  return x < y ? -1 : x > y;
+}
+
+/* pcs=FILE: "ADDR<TAB>N" by increasing address, the counts of one address summed. */
+static void write_pcs(void) {
+  size_t n = 0, i = 0;
+  for (struct tb_count *c = tb_counts; c; c = c->next) n += c->execs ? c->n : 0;
+  struct pc_count *all = malloc((n ? n : 1) * sizeof *all);
+  FILE *f = fopen(pcs_file, "w");
+  if (!all || !f) abort();
+  for (struct tb_count *c = tb_counts; c; c = c->next)
+    for (size_t k = 0; c->execs && k < c->n; k++) all[i].vaddr = c->vaddr[k], all[i++].execs = c->execs;
+  qsort(all, n, sizeof *all, by_vaddr);
+  for (i = 0; i < n;) {
+    uint64_t va = all[i].vaddr, sum = 0;
+    for (; i < n && all[i].vaddr == va; i++) sum += all[i].execs;
+    fprintf(f, "%llx\t%llu\n", (unsigned long long)va, (unsigned long long)sum);
+  }
+  fclose(f);
+  free(all);
 }
 
 static void write_mix(FILE *f) {
@@ -207,6 +257,7 @@ static void at_exit(qemu_plugin_id_t id, void *p) {
              (unsigned long long)n_regions);
     qemu_plugin_outs(buf);
   }
+  if (pcs_file) write_pcs();
   free(regions);
   free(mix);
 }
@@ -220,6 +271,7 @@ __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t 
     else if (!strncmp(argv[i], "end=", 4)) end_addr = strtoull(argv[i] + 4, NULL, 16);
     else if (!strcmp(argv[i], "mode=insn")) per_insn = 1;
     else if (!strcmp(argv[i], "mix=on")) with_mix = 1;
+    else if (!strncmp(argv[i], "pcs=", 4)) pcs_file = argv[i] + 4;
   }
   if (with_mix) key_id("(refill)"), key_id("(other)");
   qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
