@@ -14,7 +14,9 @@ Rows per model:
 A second table times whole `buildtool plan MODEL --optimize ram` CLI processes (mbv2-w0.35; pip's
 console script, run by this interpreter):
 --no-daemon, a daemon miss (cache cleared first, daemon running), a warm daemon hit, and that hit
-again under `python -S` (no .pth start-up hooks: what an interpreter with a plain wheel install runs). The
+again under `python -S` (no .pth start-up hooks), and the warm hit of a user's install: this checkout
+built as a wheel and installed with its dependencies into a fresh venv (pip, from the package index or
+pip's cache; --no-venv skips it), whose own console script is timed against its own daemon. The
 children keep compiled bytecode in a private PYTHONPYCACHEPREFIX, as an installed buildtool has.
 """
 
@@ -105,6 +107,39 @@ def console_script() -> list:
     return ["-m", "buildtool.cli"]
 
 
+def venv_rows(tmp: str, warm_runs: int) -> list:
+    """The warm hit of a user's install: a wheel of this checkout and its dependencies in a fresh venv
+    (no editable-install finder, none of this interpreter's site hooks), its console script against its
+    own daemon (own runtime and cache directories). Rows (label, median ms); one row saying why when the
+    install cannot be made here (no package index)."""
+    venv, wheels = os.path.join(tmp, "venv"), os.path.join(tmp, "wheels")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("BUILDTOOL_", "PYTHON"))}
+    env.update(BUILDTOOL_RUNTIME_DIR=os.path.join(tmp, "venv-run"), BUILDTOOL_CACHE_DIR=os.path.join(tmp, "venv-cache"))
+    src = os.path.join(tmp, "src")  # a copy: setuptools writes build/ beside the sources it builds
+    shutil.copytree(ROOT / "buildtool", os.path.join(src, "buildtool"), ignore=shutil.ignore_patterns("__pycache__"))
+    for f in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / f, src)
+    steps = [[sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", wheels, src],
+             [sys.executable, "-m", "venv", venv]]
+    script, py = os.path.join(venv, "bin", "buildtool"), os.path.join(venv, "bin", "python")
+    try:
+        for cmd in steps:
+            subprocess.run(cmd, check=True, capture_output=True, cwd=tmp, timeout=600)
+        wheel = [os.path.join(wheels, f) for f in os.listdir(wheels) if f.startswith("buildtool-")]
+        subprocess.run([py, "-m", "pip", "install", "-q", *wheel], check=True, capture_output=True, timeout=600)
+    except (subprocess.SubprocessError, OSError) as e:
+        why = (getattr(e, "stderr", b"") or b"").decode(errors="replace").strip().splitlines()[-1:] or [str(e)]
+        return [("daemon warm hit, wheel in a fresh venv", f"not measured: {why[0][:120]}")]
+    cmd = [script, "plan", "mbv2-w0.35", "--optimize", "ram"]
+    try:
+        subprocess.run(cmd, check=True, capture_output=True, env=env, cwd=tmp)  # starts its daemon, plans once
+        warm = median_ms(lambda: subprocess.run(cmd, check=True, capture_output=True, env=env, cwd=tmp), warm_runs)
+        bare = median_ms(lambda: subprocess.run([py, "-c", "pass"], check=True, env=env), warm_runs)
+    finally:
+        subprocess.run([script, "daemon", "stop"], capture_output=True, env=env, cwd=tmp)
+    return [("daemon warm hit, wheel in a fresh venv (a user's install)", warm), ("(its `python -c pass`)", bare)]
+
+
 def cli_rows(runs: int, warm_runs: int) -> list:
     """Whole CLI processes, fused plan of mbv2-w0.35: rows (label, median ms)."""
     from buildtool.daemon.client import DaemonClient
@@ -152,11 +187,12 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=3, help="runs of each cold measurement")
     ap.add_argument("--warm-runs", type=int, default=20, help="runs of each warm measurement")
     ap.add_argument("--cli-only", action="store_true", help="only the whole-CLI-process table")
+    ap.add_argument("--no-venv", action="store_true", help="skip the fresh-venv install (its wheel and pip run)")
     ap.add_argument("--write-docs", action="store_true", help="rewrite the generated tables of docs/daemon.md "
                                                               "(not with --cli-only)")
     a = ap.parse_args(argv)
-    if a.write_docs and a.cli_only:
-        ap.error("--write-docs needs every table: drop --cli-only")
+    if a.write_docs and (a.cli_only or a.no_venv):
+        ap.error("--write-docs needs every table: drop --cli-only / --no-venv")
     tmp = tempfile.mkdtemp(prefix="btbench", dir="/tmp")
     os.environ["BUILDTOOL_RUNTIME_DIR"] = os.path.join(tmp, "run")
     os.environ["BUILDTOOL_CACHE_DIR"] = os.path.join(tmp, "cache")
@@ -168,6 +204,8 @@ def main(argv=None) -> int:
         with DaemonClient() as c:
             c.connect()
         cli_table = cli_rows(max(a.runs, 5), max(a.warm_runs, 9))
+        if not a.no_venv:
+            cli_table += venv_rows(tmp, max(a.warm_runs, 9))
         for label, spec in ([] if a.cli_only else models()):
             inproc = median_ms(lambda: service.plan_request(spec), a.runs)
 
@@ -205,7 +243,7 @@ def main(argv=None) -> int:
     out("| `buildtool plan mbv2-w0.35 --optimize ram`, whole CLI process | median |")
     out("|---|---:|")
     for label, ms in cli_table:
-        out(f"| {label} | {ms:.0f} ms |")
+        out(f"| {label} | {ms if isinstance(ms, str) else f'{ms:.0f} ms'} |")
     out()
     if a.cli_only:
         return 0

@@ -72,7 +72,7 @@ def main(argv=None) -> int:
     cap = None if a.max_mac_overhead is None else a.max_mac_overhead if a.max_mac_overhead == "none" \
         else float(a.max_mac_overhead)
     total, fns = profile(a.model, a.board, a.optimize, a.input_streamed, cap, a.inlined)
-    print(f"| function | instructions | share |\n|---|---|---|")
+    print("| function | instructions | share |\n|---|---|---|")
     for name, n in fns[:a.top]:
         print(f"| {name} | {n:,} | {100 * n / total:.1f} % |")
     rest = sum(n for _, n in fns[a.top:])

@@ -1,11 +1,7 @@
 """Errors a user can act on. The CLI prints them as one line and exits with status 2."""
 
-import re
-
 NAME_CHARS = 48  # a tensor or operator name in a message is cut to this many characters
-_LONG_QUOTED = re.compile("'([^'\n]{%d,})'" % (NAME_CHARS + 1))
 LIST_ITEMS = 8  # a list of values from a model file (a perm, a shape, constants) keeps this many in a message
-_LIST = re.compile(r"\[([^\[\]]*)\]")
 
 
 def short(name: str, n: int = NAME_CHARS) -> str:
@@ -22,8 +18,10 @@ def _short_list(m) -> str:
 
 def one_line(msg: str) -> str:
     """A message as one line with every long quoted name and every long list of values shortened."""
-    msg = _LONG_QUOTED.sub(lambda m: f"'{short(m.group(1))}'", " ".join(msg.split()))
-    return _LIST.sub(_short_list, msg)
+    import re  # here, not at import: a warm `buildtool plan` prints what the daemon made (re is ~10 ms)
+
+    msg = re.sub("'([^'\n]{%d,})'" % (NAME_CHARS + 1), lambda m: f"'{short(m.group(1))}'", " ".join(msg.split()))
+    return re.sub(r"\[([^\[\]]*)\]", _short_list, msg)
 
 
 class BuildtoolError(Exception):

@@ -66,9 +66,9 @@ def test_mixes_read_and_folded_per_operator():
     assert op_cost.fold(mixes, 2) == [{"ldr": 6}, {"add": 3, "pop {r4, pc}": 1}]
 
 
-def test_plugin_counts_the_mix_of_a_known_loop(tmp_path):
-    """A hand-written loop whose executed mix is known: 10 iterations of ldr, ldr, str, smlad, subs,
-    bne (the first ldr of the first iteration follows the literal load in the same block)."""
+def _loop(tmp_path, options: str) -> tuple:
+    """LOOP_S built and run under the plugin with start/end at begin/end plus `options`: (symbol
+    addresses, the plugin's out= text)."""
     (tmp_path / "loop.S").write_text(LOOP_S)
     elf = tmp_path / "loop.elf"
     subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-nostdlib", "-nostartfiles",
@@ -79,14 +79,39 @@ def test_plugin_counts_the_mix_of_a_known_loop(tmp_path):
     out = tmp_path / "count.txt"
     subprocess.run(["qemu-system-arm", "-M", "mps2-an386", "-nographic", "-semihosting-config",
                     "enable=on,target=native", "-kernel", str(elf), "-plugin",
-                    f"{so},start={sym['begin']:x},end={sym['end']:x},out={out},mix=on"],
+                    f"{so},start={sym['begin']:x},end={sym['end']:x},out={out}{options}"],
                    check=True, capture_output=True, timeout=60)
-    text = out.read_text()
+    return sym, out.read_text()
+
+
+def test_plugin_counts_the_mix_of_a_known_loop(tmp_path):
+    """A hand-written loop whose executed mix is known: 10 iterations of ldr, ldr, str, smlad, subs,
+    bne (the first ldr of the first iteration follows the literal load in the same block)."""
+    _, text = _loop(tmp_path, ",mix=on")
     (mix,) = op_cost.read_mixes(text, 1)
     assert mix == {"movs": 1, "ldr": 10, "+ldr": 11, "+str": 10, "smlad": 10, "subs": 10, "bne": 10, "bl": 1,
                    "bx": 1, "(refill)": 11}  # refills: the return from begin, 9 back edges, the call of end
     assert runner._key_values(text)["region_counts"] == str(cycles.instructions(mix)) == "64"
     assert cycles.estimate(mix) == (85, 128)  # high: the 21 pipelined loads and stores at 2, 11 refills at 3
+
+
+def test_plugin_counts_every_instruction_address_of_a_known_loop(tmp_path):
+    """pcs=FILE: each instruction of the loop body executed 10 times at its own address (Thumb: the
+    smlad is 4 bytes, the others 2), the counts adding up to the whole run, and the runner's fold
+    into functions by symbol address and size."""
+    pcs_file = tmp_path / "pcs.txt"
+    sym, text = _loop(tmp_path, f",pcs={pcs_file}")
+    pcs = [(int(a, 16), int(n)) for a, n in (line.split("\t") for line in pcs_file.read_text().splitlines())]
+    assert [a for a, _ in pcs] == sorted({a for a, _ in pcs})  # one line per address, in order
+    loop = sym["loop"]
+    assert [(a - loop, n) for a, n in pcs if loop <= a < loop + 14] == [(0, 10), (2, 10), (4, 10), (6, 10),
+                                                                         (10, 10), (12, 10)]
+    assert sum(n for _, n in pcs) == int(runner._key_values(text)["insns_total"])
+    table = {"reset": (sym["reset"], loop - sym["reset"]), "body": (loop, 14), "begin": (sym["begin"], 2)}
+    fns = dict(runner._by_function(table, ~0, pcs))
+    assert fns["body"] == 60 and fns["begin"] == 1  # the whole loop; begin's bx once
+    assert fns["reset"] == 3  # bl begin, movs, the literal ldr
+    assert sum(fns.values()) == sum(n for _, n in pcs)  # the rest under "?ADDR" names, none lost
 
 
 @pytest.fixture(scope="module")
@@ -102,7 +127,7 @@ def m4_run(tmp_path_factory):
                            "--output", str(tmp / "y.npy"), MODEL],
                           capture_output=True, text=True, env={**os.environ, "PYTHONPATH": os.getcwd()}, timeout=300)
     assert proc.returncode == 0, proc.stderr
-    y, prof, _ = runner.run("cortex-m4", tmp / "fw", x)
+    y, prof, _ = runner.run("cortex-m4", tmp / "fw", x, functions=True)
     assert np.array_equal(y, np.load(tmp / "y.npy"))
     return proc.stderr, prof, pipeline.read_model(MODEL).graph, json.loads((tmp / "fw" / "firmware.json").read_text())
 
@@ -119,6 +144,18 @@ def test_m4_profile_has_mix_and_estimate(m4_run):
         assert o["count"] - o["mix"].get("it", 0) <= lo < hi <= 4 * o["count"]
     conv = prof["ops"][0]
     assert conv["opcode"] == "CONV_2D" and conv["mix"].get("smlad", 0) > 0  # the patch-matrix kernel's MACs
+
+
+def test_m4_profile_by_function(m4_run):
+    """runner.run(functions=True): every instruction of the run in exactly one function, most first,
+    the per-operator counts unchanged; the model's code among them by name."""
+    _, prof, _, _ = m4_run
+    fns = prof["functions"]
+    assert sum(n for _, n in fns) == prof["total"] == sum(n for _, n in prof["addresses"])
+    assert [n for _, n in fns] == sorted((n for _, n in fns), reverse=True)
+    names = dict(fns)
+    assert names.get("model_invoke", 0) > 0 and not any(k.startswith("?") for k, _ in fns[:5])
+    assert sum(o["count"] for o in prof["ops"]) < prof["total"]  # the operators are part of the run
 
 
 def test_m4_report_prints_per_mac_and_labelled_estimate(m4_run):
