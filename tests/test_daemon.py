@@ -391,6 +391,19 @@ def test_graph_bytes_and_zoo_requests(rt):
         rt.pids.append(c.daemon_pid)
 
 
+def test_a_zoo_name_from_a_command_line_stays_a_zoo_name_in_the_daemon(tmp_path, monkeypatch):
+    """The daemon's side of a client's command line says which string is a zoo name: a file of that
+    name in the daemon's own directory does not turn it into a path (plan_message's zoo=)."""
+    from buildtool.daemon import protocol
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tiny").write_bytes(b"not a model")
+    assert "model" in protocol.plan_message("tiny", {})  # undecided: the file here wins
+    assert protocol.plan_message("tiny", {}, zoo=True)["zoo"] == "tiny"
+    m = protocol.plan_message("/abs/tiny", {}, "tiny", zoo=False)
+    assert protocol.from_wire(m["model"]) == "/abs/tiny" and protocol.from_wire(m["source"]) == "tiny"
+
+
 def test_warm_fused_plan_cli_imports_neither_numpy_nor_fusion(rt):
     """A warm `plan --optimize ram` answered by the daemon prints from the plan's JSON: the CLI
     process imports only what it uses (checked in -X importtime's list, not by timing)."""

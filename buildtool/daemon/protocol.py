@@ -70,14 +70,15 @@ def versions() -> dict:
     return {"buildtool": __version__, "code": code_version()}
 
 
-def plan_message(model, options: dict, source: str | None = None) -> dict:
+def plan_message(model, options: dict, source: str | None = None, zoo: bool | None = None) -> dict:
     """A plan request. model: a path (sent absolute, with the path as typed as "source" for messages),
-    a zoo name, .tflite bytes or a Graph (sent as its .tflite bytes)."""
+    a zoo name, .tflite bytes or a Graph (sent as its .tflite bytes). zoo: whether a string is a zoo
+    name, when the caller knows (None: a file of that name in this process's directory is a path)."""
     msg = {"type": "plan", "options": options}
     if isinstance(model, (bytes, bytearray)):
         msg["model_bytes"] = bytes(model)
     elif isinstance(model, str):
-        if os.path.exists(model) or model.endswith(".tflite") or os.sep in model:
+        if not zoo if zoo is not None else os.path.exists(model) or model.endswith(".tflite") or os.sep in model:
             msg["model"] = to_wire(os.path.abspath(model))
             msg["source"] = to_wire(model if source is None else source)
         else:

@@ -226,8 +226,8 @@ class Daemon:
                 and isinstance(cwd, str) and os.path.isabs(cwd)):
             raise protocol.ProtocolError("a cli request needs argv (strings) and an absolute cwd")
 
-        def planner(model, options, source):
-            return self.plan(protocol.plan_message(model, options, source), conn)
+        def planner(model, options, source):  # cli.serve made a model file's path absolute (client's cwd)
+            return self.plan(protocol.plan_message(model, options, source, zoo=not os.path.isabs(model)), conn)
 
         r = cli.serve(argv, cwd, planner)
         if r is not None:
