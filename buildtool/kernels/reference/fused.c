@@ -181,6 +181,18 @@ FX_ALWAYS void win_kind(int kind, const void *prm, const fx_buf *in, const fx_bu
     }
     return;
   }
+  if (kind == FX_CONV && cb - ca == 1 && rb - ra > 1 && !out->rows && q.c.kh == 1 && q.c.kw == 1 &&
+      q.c.stride_h == 1 && q.c.stride_w == 1 && q.c.pad_top == 0 && q.c.pad_left == x0 - ca) {
+    /* a 1x1 over one column of a wider window (a cached-columns tile): its pixels, a row pitch apart,
+       as one row of rb - ra pixels, in one call instead of one call per pixel */
+    q.c.in.h = q.c.out.h = 1;
+    q.c.in.w = q.c.out.w = rb - ra;
+    q.c.in.pixel_stride = in->wp * in->ps;
+    q.c.out.pixel_stride = out->wp * out->ps;
+    q.c.pad_left = 0;
+    bt_conv_s8(&q.c, fx_at(in, ra, ca), 0, fx_at(out, ra, ca) + oc, 0, 1);
+    return;
+  }
   const int8_t *ip = fx_at(in, in->r0, x0);
   const int whole = !out->rows && ca == out->c0 && cb - ca == out->wp;
   for (int32_t y = ra; y < rb; y = whole ? rb : y + 1) {
