@@ -184,7 +184,8 @@ FX_ALWAYS void win_kind(int kind, const void *prm, const fx_buf *in, const fx_bu
   if (kind == FX_CONV && cb - ca == 1 && rb - ra > 1 && !out->rows && q.c.kh == 1 && q.c.kw == 1 &&
       q.c.stride_h == 1 && q.c.stride_w == 1 && q.c.pad_top == 0 && q.c.pad_left == x0 - ca) {
     /* a 1x1 over one column of a wider window (a cached-columns tile): its pixels, a row pitch apart,
-       as one row of rb - ra pixels, in one call instead of one call per pixel */
+       as one row of rb - ra pixels, in one call instead of one call per pixel (row-band inputs, whose
+       rows lie anywhere, came in above) */
     q.c.in.h = q.c.out.h = 1;
     q.c.in.w = q.c.out.w = rb - ra;
     q.c.in.pixel_stride = in->wp * in->ps;
