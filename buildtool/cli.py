@@ -516,22 +516,27 @@ def error_message(e: BuildtoolError, spec: str | None, sent: str | None = None) 
 
 
 # Commands a running planner daemon may run for this process (the fast path: daemon/thin.py).
-DAEMON_COMMANDS = ("plan",)
+DAEMON_COMMANDS = ("plan", "gen")
 
 
-def serve(argv: list, cwd: str, planner) -> dict | None:
+def serve(argv: list, cwd: str, planner, gen_planner=None) -> dict | None:
     """The daemon's side of the fast path: run `buildtool ARGV` for a client whose working
-    directory is cwd, planning with planner(model, options map). Returns {"lines": [[err, text]...],
-    "exit": status}, or None when the client must run the command itself (not a daemon command, a
-    usage error or --help for argparse to print there, --no-daemon, --board: boards may come from
-    plug-ins installed after the daemon started)."""
+    directory is cwd, planning with planner(model, options map) (gen steps: gen_planner(graph,
+    PlanOptions), as gen.run_step takes it). Returns {"lines": [[err, text]...], "exit": status}, or
+    None when the client must run the command itself (not a daemon command, a usage error or --help
+    for argparse to print there, --no-daemon, `plan --board`: boards may come from plug-ins installed
+    after the daemon started; `gen board`: the caller's toolchain set-up)."""
     if not argv or argv[0] not in DAEMON_COMMANDS or "-h" in argv or "--help" in argv:
         return None
     try:
         a = build_parser(argv[0]).parse_args(argv)  # (a usage message lands in the daemon's log)
     except SystemExit:
         return None
-    if a.no_daemon or a.board:
+    if a.no_daemon:
+        return None
+    if argv[0] == "gen":
+        return _serve_gen(a, cwd, gen_planner)
+    if a.board:
         return None
     from .pipeline import is_model_file
 
@@ -546,6 +551,24 @@ def serve(argv: list, cwd: str, planner) -> dict | None:
         lines.append([True, f"buildtool: error: {error_message(e, typed, a.model)}"])
         code = e.exit_code
     return {"lines": lines, "exit": code}
+
+
+def _serve_gen(a, cwd: str, planner) -> dict | None:
+    """serve's `gen STEP` (a step the daemon runs for gen.run too): paths from the client's cwd, errors
+    naming them as typed, as that path and --no-daemon print them."""
+    from . import gen
+
+    if a.step not in gen.DAEMON_STEPS or planner is None:
+        return None
+    args = {k: getattr(a, k) for k in gen.ARGS}
+    typed = gen.absolute_paths(args, cwd)
+    for k, v in args.items():
+        setattr(a, k, v)
+    try:
+        gen.run_step(a, planner)
+    except BuildtoolError as e:
+        return {"lines": [[True, f"buildtool: error: {gen.as_typed(one_line(str(e)), typed)}"]], "exit": e.exit_code}
+    return {"lines": [], "exit": 0}
 
 
 def main(argv=None) -> int:

@@ -87,11 +87,8 @@ def _via_daemon(a) -> bool:
     from .daemon.client import DaemonClient, warn_once
     from .errors import BuildtoolError
 
-    args, typed = {k: getattr(a, k) for k in ARGS}, {}
-    for k in _paths(a.step):
-        if args[k]:
-            typed[os.path.abspath(args[k])] = args[k]
-            args[k] = os.path.abspath(args[k])
+    args = {k: getattr(a, k) for k in ARGS}
+    typed = absolute_paths(args, os.getcwd())
     wire = {k: protocol.to_wire(v) for k, v in args.items() if v is not None}
     try:
         with DaemonClient() as c:
@@ -100,12 +97,28 @@ def _via_daemon(a) -> bool:
         warn_once(f"{e}; running the step in this process")
         return False
     except BuildtoolError as e:  # the daemon names the absolute paths it was sent: name them as typed
-        msg = str(e)
-        for full in sorted(typed, key=len, reverse=True):
-            msg = msg.replace(full, typed[full])
-        e.args = (msg,)
+        e.args = (as_typed(str(e), typed),)
         raise
     return True
+
+
+def absolute_paths(args: dict, cwd: str) -> dict:
+    """Make a step's path arguments (args: ARGS -> value, changed in place) absolute from cwd, for a
+    process in another directory (the daemon); returns {absolute: as typed} for as_typed."""
+    typed = {}
+    for k in _paths(args["step"]):
+        if args.get(k):
+            full = os.path.normpath(os.path.join(cwd, args[k]))
+            typed[full] = args[k]
+            args[k] = full
+    return typed
+
+
+def as_typed(msg: str, typed: dict) -> str:
+    """msg with the absolute paths of absolute_paths named as the user typed them."""
+    for full in sorted(typed, key=len, reverse=True):
+        msg = msg.replace(full, typed[full])
+    return msg
 
 
 def step_args(args: dict):
@@ -256,4 +269,4 @@ def add_parser(sub) -> None:
     s.set_defaults(fn=run)
 
 
-__all__ = ["run", "run_step", "step_args", "add_parser", "STEPS"]
+__all__ = ["run", "run_step", "step_args", "add_parser", "absolute_paths", "as_typed", "STEPS"]

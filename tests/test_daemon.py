@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 import shutil
 import signal
 import socket
@@ -460,6 +461,35 @@ def test_the_daemon_runs_a_warm_command_line_with_the_output_of_one_run_here(rt)
     out = json.loads(_cli(["plan", "thin.tflite", "--json"], d)[0][1])
     assert out["cache"]["hits"] == 1 and out["arena_bytes"] == json.loads(
         _cli(["plan", "thin.tflite", "--json", "--no-daemon"], d)[0][1])["arena_bytes"]
+
+
+def test_the_daemon_runs_warm_gen_steps_with_the_files_and_output_of_one_run_here(rt):
+    """`buildtool gen STEP` through the fast path (the build systems' one process per step): every step
+    the daemon may run writes the same bytes as with --no-daemon, paths taken from the client's
+    directory; an error names the path as typed, with the same status; `gen board` runs here."""
+    m = model_file(rt, "genthin")
+    d = os.path.dirname(m)
+    steps = lambda o: [["gen", "skeleton", "genthin.tflite", "-o", f"{o}/s.json", "--depfile", f"{o}/s.d"],  # noqa: E731
+                       ["gen", "plan", f"{o}/s.json", "-o", f"{o}/p.json", "--opt", "optimize=ram"],
+                       ["gen", "code", "genthin.tflite", f"{o}/p.json", "--board", "cortex-m4", "-o", f"{o}/c"],
+                       ["gen", "flash", "genthin.tflite", f"{o}/p.json", "--board", "cortex-m4", "-o", f"{o}/w.bin"],
+                       ["gen", "model", "tiny", "-o", f"{o}/tiny.tflite"],
+                       ["gen", "skeleton", "nothere.tflite", "-o", f"{o}/x.json"]]  # a ModelError
+    for o in ("here", "there"):
+        os.mkdir(os.path.join(d, o))
+    here = [_cli(a + ["--no-daemon"], d) for a in steps("here")]
+    assert [r[0][0] for r in here] == [0, 0, 0, 0, 0, 2] and all(ran for _, ran in here)
+    _cli(["plan", "genthin.tflite"], d)  # starts the daemon
+    for args, (want, _) in zip(steps("there"), here):
+        got, ran_here = _cli(args, d)
+        assert not ran_here, args
+        assert got == want, args
+    assert here[5][0][2] == ["buildtool: error: nothere.tflite: model file not found; check the path"]
+    for f in ("s.json", "p.json", "c/model.c", "c/model.h", "c/firmware.json", "w.bin", "tiny.tflite"):
+        assert (Path(d) / "there" / f).read_bytes() == (Path(d) / "here" / f).read_bytes(), f
+    dep = (Path(d) / "there" / "s.d").read_text()
+    assert dep.startswith(f"{Path(d) / 'there' / 's.json'}: {Path(m)}") and "tflite_reader.py" in dep
+    assert _cli(["gen", "board", "--board", "cortex-m4", "-o", "b"], d)[1]  # not a daemon step: here
 
 
 def test_write_behind_entries_are_on_disk_once_the_daemon_stops(rt, monkeypatch):

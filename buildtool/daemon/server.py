@@ -200,7 +200,7 @@ class Daemon:
     def gen(self, msg: dict, conn: socket.socket | None = None) -> str:
         """Run one `buildtool gen` step for a client (its paths absolute); its plan step plans
         through this daemon's memo, in a planning slot."""
-        from .. import gen, service
+        from .. import gen
 
         check = self._cancel_check(conn)
         raw = msg.get("args")
@@ -209,12 +209,18 @@ class Daemon:
         except ValueError as e:
             raise protocol.ProtocolError(str(e)) from None
 
+        gen.run_step(a, self._gen_planner(check))
+        return a.step
+
+    def _gen_planner(self, check):
+        """How a gen step run here plans: through this daemon's memo, in a planning slot."""
+        from .. import service
+
         def planner(graph, options):
             with self._planning_slot(check):
                 return service.plan_request(graph, options.to_map(), self.memo.session(check))
 
-        gen.run_step(a, planner)
-        return a.step
+        return planner
 
     def cli(self, msg: dict, conn: socket.socket | None = None) -> dict | None:
         """Run a client's command line (cli.serve; its plans through plan() above): the lines to
@@ -229,7 +235,7 @@ class Daemon:
         def planner(model, options, source):  # cli.serve made a model file's path absolute (client's cwd)
             return self.plan(protocol.plan_message(model, options, source, zoo=not os.path.isabs(model)), conn)
 
-        r = cli.serve(argv, cwd, planner)
+        r = cli.serve(argv, cwd, planner, self._gen_planner(self._cancel_check(conn)))
         if r is not None:
             r["lines"] = [[bool(err), protocol.to_wire(text)] for err, text in r["lines"]]
         return r
