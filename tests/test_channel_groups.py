@@ -33,9 +33,9 @@ def case():
     seen = []
     real = groups.choose_groups
 
-    def spy(g, plan, align, pack):
+    def spy(g, plan, align):
         seen.append(plan)
-        return real(g, plan, align, pack)
+        return real(g, plan, align)
 
     groups.choose_groups = spy
     try:

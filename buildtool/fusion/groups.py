@@ -2,15 +2,18 @@
 
 A channelwise window (costs.channelwise: a CONV_2D's output read only by a depthwise) holds G
 channels: the conv makes G output channels per call and the depthwise runs on the G-channel window,
-so set-up and input loads are shared by G channels. The window's bytes grow G-fold and are packed
-like any window; choose_groups keeps the largest G for which the re-packed arena is not larger.
+so set-up and input loads are shared by G channels. The window's bytes grow G-fold and are planned:
+choose_groups grows a block's window pool only where the packed layout has room for it over the
+pool's whole lifetime (every other buffer stays where it is), so the arena never grows.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from .lifetimes import window_pool
+from ..arena.packers import profile
+from ..plan import align_up
+from .lifetimes import buffer_specs, window_pool
 from .schedule import BlockRun, FusedPlan, Schedule
 
 # tried largest first; no 2: the kernel sets block 4 channels, and 2-channel calls run their scalar
@@ -23,62 +26,76 @@ def group_for(n_channels: int, cap: int) -> int:
     return next((n for n in GROUPS if n <= cap and n_channels % n == 0), 1)
 
 
-def with_groups(g, blk: BlockRun, cap: int) -> BlockRun:
-    """blk with every channelwise window made group_for(its channels, cap) channels at a time."""
-    groups = {t: group_for(g.tensors[t].shape[3], cap) for t in blk.windows if blk.channelwise(g, t)}
+def with_groups(g, blk: BlockRun, cap: int, only: int | None = None) -> BlockRun:
+    """blk with every channelwise window (or just window `only`) made group_for(its channels, cap)
+    channels at a time."""
+    groups = {t: group_for(g.tensors[t].shape[3], cap) for t in blk.windows
+              if blk.channelwise(g, t) and only in (None, t)}
     return dataclasses.replace(blk, groups={t: n for t, n in sorted(groups.items()) if n > 1})
 
 
-def _fits(g, plan: FusedPlan, k: int, blk: BlockRun, align: int) -> bool:
-    """Can the grown window pool of item k fit under the plan's arena at its steps (live bytes there
-    plus the pool's growth; a cheap filter before packing)?"""
-    grow = window_pool(g, blk, align)[1] - window_pool(g, plan.schedule.items[k], align)[1]
-    s0, s1 = plan.item_steps[k]
-    return max(plan.profile[s0:s1 + 1], default=0) + grow <= plan.arena_bytes
+def _variants(g, blk: BlockRun):
+    """Grouped versions of blk, best first: all its channelwise windows at each cap of GROUPS, then
+    (with several) each window alone."""
+    chw = [t for t in blk.windows if blk.channelwise(g, t)]
+    for only in [None] + (chw if len(chw) > 1 else []):
+        for cap in GROUPS:
+            v = with_groups(g, blk, cap, only)
+            if v.groups:
+                yield v
 
 
-def _best(g, plan: FusedPlan, k: int, cap: int, align: int) -> BlockRun:
-    """Item k at the largest G within cap whose grown pool passes _fits (the block itself: none)."""
-    blk = plan.schedule.items[k]
-    for c in GROUPS:
-        if c <= cap:
-            cand = with_groups(g, blk, c)
-            if cand.groups and _fits(g, plan, k, cand, align):
-                return cand
-    return blk
+def first_fit(j: int, size: int, offs: list, sizes: list, lives: list, top: int, align: int) -> int | None:
+    """The lowest aligned offset where buffer j, `size` bytes, overlaps no buffer live at any of its
+    steps and ends within top (None: nowhere)."""
+    f, l = lives[j]
+    taken = sorted((offs[i], offs[i] + align_up(max(sizes[i], 1), align)) for i in range(len(offs))
+                   if i != j and lives[i][0] <= l and f <= lives[i][1])
+    at = 0
+    for a, b in taken:
+        if at + size <= a:
+            break
+        at = max(at, align_up(b, align))
+    return at if at + size <= top else None
 
 
-def _candidates(g, plan: FusedPlan, ks: list, align: int):
-    """Group assignments {item: block} to try, best first: every block at each cap of GROUPS, then
-    the blocks with the most headroom at the largest cap, half of them, a quarter, ... one."""
-    for cap in GROUPS:
-        yield {k: _best(g, plan, k, cap, align) for k in ks}
-    top = {k: _best(g, plan, k, GROUPS[0], align) for k in ks}
-    ranked = sorted((k for k in ks if top[k].groups), key=lambda k: (max(plan.profile[
-        plan.item_steps[k][0]:plan.item_steps[k][1] + 1]) + window_pool(g, top[k], align)[1], k))
-    n = len(ranked) // 2
-    while n >= 1:
-        yield {k: top[k] for k in ranked[:n]}
-        n //= 2
-
-
-def choose_groups(g, plan: FusedPlan, align: int, pack) -> FusedPlan:
-    """plan with channel groups where they cost no arena bytes: the first of _candidates whose
-    schedule, re-packed by pack(schedule), has an arena <= plan's. Deterministic; plan itself when
-    no candidate fits."""
-    items = plan.schedule.items
-    ks = [k for k, it in enumerate(items) if isinstance(it, BlockRun) and any(it.channelwise(g, t) for t in it.windows)]
-    tried = set()
-    for cand in _candidates(g, plan, ks, align):
-        key = tuple((k, tuple(sorted(b.groups.items()))) for k, b in sorted(cand.items()) if b.groups)
-        if not key or key in tried:
+def choose_groups(g, plan: FusedPlan, align: int) -> FusedPlan:
+    """plan with channel groups where they cost no arena bytes: block by block, the first of its
+    _variants whose grown window pool first_fit places in the plan's layout. Deterministic; plan
+    itself when every block keeps G = 1."""
+    sched = plan.schedule
+    piped = {k for grp in sched.pipelined for k in grp}  # their pools are per tile row: left at G = 1
+    specs, pools, _, alias = buffer_specs(g, sched, align)
+    pool_of = {sp[0][1]: j for j, sp in enumerate(specs) if sp[0][0] == "p"}
+    offs, sizes = [b.offset for b in plan.buffers], [sp[1] for sp in specs]
+    lives = [(b.first_step, b.last_step) for b in plan.buffers]
+    items = list(sched.items)
+    for k, it in enumerate(items):
+        if k in piped or k not in pool_of or not isinstance(it, BlockRun):
             continue
-        tried.add(key)
-        new = [cand.get(k, it) for k, it in enumerate(items)]
-        packed = pack(dataclasses.replace(plan.schedule, items=new))
-        if packed.arena_bytes <= plan.arena_bytes:
-            return packed
-    return plan
+        for blk in _variants(g, it):
+            inner, size = window_pool(g, blk, align)
+            at = first_fit(pool_of[k], size, offs, sizes, lives, plan.arena_bytes, align)
+            if at is not None:
+                items[k], pools[k], offs[pool_of[k]], sizes[pool_of[k]] = blk, inner, at, size
+                break
+    if items == list(sched.items):
+        return plan
+    return _placed(g, plan, dataclasses.replace(sched, items=items), specs, sizes, pools, alias, offs, align)
+
+
+def _placed(g, plan: FusedPlan, sched: Schedule, specs: list, sizes: list, pools: dict, alias: dict,
+            offs: list, align: int) -> FusedPlan:
+    """plan's layout with the buffers at offs and the sizes of sched (the grown window pools)."""
+    from .planner import _layout
+
+    specs = [(sp[0], n) + tuple(sp[2:]) for sp, n in zip(specs, sizes)]
+    buffers, bands, woff, aoff, base = _layout(specs, pools, alias, offs)
+    live = profile([(align_up(max(n, 1), align) // align, b.first_step, b.last_step)
+                    for n, b in zip(sizes, buffers)], len(plan.profile))
+    return dataclasses.replace(plan, schedule=sched, buffers=buffers, bands=bands, window_offset=woff,
+                               acc_offset=aoff, window_base=base, profile=[u * align for u in live],
+                               lower_bound_bytes=max(plan.lower_bound_bytes, max(live) * align))
 
 
 def grouped(sched: Schedule) -> dict:

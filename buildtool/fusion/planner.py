@@ -62,24 +62,22 @@ def plan_fused(g, *, optimize: str | None = None, max_mac_overhead: float | str 
     mode = "split" if splits == "auto" else "fusion"
     if optimize == "macs":
         return _grouped(g, plan_from_front(g, front, optimize="macs", ram_limit=ram_limit, mode=mode, align=align,
-                                           time_budget=time_budget), align, time_budget)
+                                           time_budget=time_budget), align)
     least = min(s.macs for s in front.solutions)
     if max_mac_overhead is None and not within_macs(least, factor, front.vanilla_macs):
         factor = least / front.vanilla_macs  # nothing within the default cap (streamed input): the fewest MACs
     packs = _Packs(g, align)
     plan = plan_from_front(g, front, factor=factor, mode=mode, align=align, time_budget=time_budget, packs=packs)
     tradeoff = _tradeoff(g, front, plan, factor, mode, align, time_budget, packs)
-    plan = _grouped(g, plan, align, time_budget)
+    plan = _grouped(g, plan, align)
     return dataclasses.replace(plan, mac_cap=factor, tradeoff=tradeoff)  # a copy: packs may share plan objects
 
 
-def _grouped(g, plan: FusedPlan, align: int, time_budget: float) -> FusedPlan:
-    """plan with channel-group windows where the re-packed arena does not grow (groups.py); candidates
-    are packed as the plan was (the exact solver when it was polished by it)."""
+def _grouped(g, plan: FusedPlan, align: int) -> FusedPlan:
+    """plan with channel-group windows where its layout has room for them (groups.py)."""
     from .groups import choose_groups
 
-    budget = time_budget if plan.planner == "exact" else 0.0
-    return choose_groups(g, plan, align, lambda sched: plan_schedule(g, sched, align, budget))
+    return choose_groups(g, plan, align)
 
 
 def _tradeoff(g, front: Front, plan: FusedPlan, factor: float, mode: str, align: int,
