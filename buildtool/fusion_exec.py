@@ -123,18 +123,18 @@ def _memo(memo: dict, key, make):
     return v
 
 
-def _one_channel(g, op, c: int) -> dict:
-    """Filter and bias tensors of a CONV_2D cut down to output channel c."""
+def _channel_group(g, op, c: int, n: int) -> dict:
+    """Filter and bias tensors of a CONV_2D cut down to output channels [c, c + n)."""
     from .ir import Quant
 
     f = g.tensors[op.inputs[1]]
     q = f.quant
     if q.per_channel:
-        q = Quant(q.scale[c:c + 1], q.zero_point[c:c + 1] if len(q.zero_point) > 1 else q.zero_point, q.axis)
-    swap = {op.inputs[1]: dataclasses.replace(f, data=f.data[c:c + 1], shape=(1,) + tuple(f.shape[1:]), quant=q)}
+        q = Quant(q.scale[c:c + n], q.zero_point[c:c + n] if len(q.zero_point) > 1 else q.zero_point, q.axis)
+    swap = {op.inputs[1]: dataclasses.replace(f, data=f.data[c:c + n], shape=(n,) + tuple(f.shape[1:]), quant=q)}
     if len(op.inputs) > 2 and op.inputs[2] >= 0:
         b = g.tensors[op.inputs[2]]
-        swap[op.inputs[2]] = dataclasses.replace(b, data=b.data.reshape(-1)[c:c + 1], shape=(1,))
+        swap[op.inputs[2]] = dataclasses.replace(b, data=b.data.reshape(-1)[c:c + n], shape=(n,))
     return swap
 
 
@@ -145,17 +145,17 @@ def _window_geometry(g, op):
 
 
 def _run_windowed(g, op, src: _Tile, out: np.ndarray, r0, r1, c0, c1, memo: dict,
-                  channel: int | None = None) -> None:
+                  channel: int | None = None, n: int = 1) -> None:
     """Output rows [r0, r1) cols [c0, c1) of a sliding-window op from the tile src.
 
-    channel: compute only that output channel (a CONV_2D: that filter; a depthwise
-    convolution: src holds just that input channel). memo: the run's cache (_memo)."""
+    channel: compute only output channels [channel, channel + n) (a CONV_2D: those filters; a depthwise
+    convolution: src holds just those input channels). memo: the run's cache (_memo)."""
     ax_r, ax_c = _memo(memo, ("axes", op.index), lambda: _window_geometry(g, op))
     xin = g.tensors[op.inputs[0]]
     lo_r, hi_r = r0 * ax_r.s - ax_r.pad, (r1 - 1) * ax_r.s - ax_r.pad + ax_r.k
     lo_c, hi_c = c0 * ax_c.s - ax_c.pad, (c1 - 1) * ax_c.s - ax_c.pad + ax_c.k
     fill = xin.zero_point if op.opcode in ("CONV_2D", "DEPTHWISE_CONV_2D") else -128
-    n_in = 1 if channel is not None and op.opcode == "DEPTHWISE_CONV_2D" else xin.shape[3]
+    n_in = n if channel is not None and op.opcode == "DEPTHWISE_CONV_2D" else xin.shape[3]
     block = np.full((1, hi_r - lo_r, hi_c - lo_c, n_in), fill, dtype=np.int8)
     vr0, vr1 = max(lo_r, 0), min(hi_r, ax_r.n_in)
     vc0, vc1 = max(lo_c, 0), min(hi_c, ax_c.n_in)
@@ -166,12 +166,12 @@ def _run_windowed(g, op, src: _Tile, out: np.ndarray, r0, r1, c0, c1, memo: dict
     if channel is None:
         KERNELS[op.opcode](_TileGraph(g, shapes, memo), vop, [block], [out[None]])
     elif op.opcode == "CONV_2D":
-        swap = _memo(memo, ("channel", op.index, channel), lambda: _one_channel(g, op, channel))
+        swap = _memo(memo, ("channel", op.index, channel, n), lambda: _channel_group(g, op, channel, n))
         KERNELS[op.opcode](_TileGraph(g, shapes, memo, swap), vop, [block], [out[None]])
     else:
         shapes[op.inputs[0]] = block.shape[:3] + (xin.shape[3],)
         KERNELS[op.opcode](_TileGraph(g, shapes, memo), vop, [block], [out[None]],
-                           channels=slice(channel, channel + 1))
+                           channels=slice(channel, channel + n))
 
 
 def _interval(ap, t: int, i: int) -> tuple:
@@ -240,12 +240,12 @@ def _block_rows(g, bi: int, blk: BlockRun, plan: FusedPlan, arena: _Arena, whole
         if bi in plan.window_base and r:
             _place_windows(g, bi, blk, plan, arena, tiles, r)
         for c in range(n_c):
-            def windowed(op, out, ra, rb, ca, cb, channel=None, r=r, c=c):
+            def windowed(op, out, ra, rb, ca, cb, channel=None, n=1, r=r, c=c):
                 """Output tile [ra, rb) x [ca, cb) of a sliding-window op; from a pulled input one
                 output row at a time, each after pulling the input rows it reads into the window."""
                 t = op.inputs[0]
                 if t not in pulled:
-                    _run_windowed(g, op, tile_of(t), out, ra, rb, ca, cb, memo, channel)
+                    _run_windowed(g, op, tile_of(t), out, ra, rb, ca, cb, memo, channel, n)
                     return
                 ax = _memo(memo, ("axes", op.index), lambda: _window_geometry(g, op))[0]
                 tl = tiles[t]
@@ -255,7 +255,7 @@ def _block_rows(g, bi: int, blk: BlockRun, plan: FusedPlan, arena: _Arena, whole
                     tl.r0 = r0
                     if r1 > r0 and tb > ta:
                         tl.region(r0, r1, ta, tb)[...] = source(r0, r1, ta, tb)
-                    _run_windowed(g, op, tl, out[rr - ra:rr - ra + 1], rr, rr + 1, ca, cb, memo, channel)
+                    _run_windowed(g, op, tl, out[rr - ra:rr - ra + 1], rr, rr + 1, ca, cb, memo, channel, n)
 
             for t in blk.windows:  # place the windows for this tile
                 tl = tiles[t]
@@ -299,7 +299,7 @@ def _block_rows(g, bi: int, blk: BlockRun, plan: FusedPlan, arena: _Arena, whole
                 count[0] += macs_per_pixel(g, op) * (rb - ra) * (cb - ca)
                 if op.inputs[0] in chw:
                     _channel_by_channel(g, maker[op.inputs[0]], op, tiles, windowed, rows, cols, r, c, out,
-                                        (ra, rb, ca, cb), count, memo)
+                                        (ra, rb, ca, cb), count, memo, blk.group(op.inputs[0]))
                 elif op.opcode in WINDOWED:
                     windowed(op, out, ra, rb, ca, cb)
                 else:
@@ -345,18 +345,18 @@ def _dense_done(g, fc, acc: np.ndarray, out: np.ndarray) -> None:
     out[...] = requantize(total.reshape(1, n_out), mult, shift, g, fc).reshape(out.shape)
 
 
-def _channel_by_channel(g, made, dw, tiles, windowed, rows, cols, r, c, out, box, count, memo) -> None:
-    """An expansion conv and its depthwise reader, one channel at a time: the conv's output
-    channel k fills the one-channel window, then the depthwise makes output channel k."""
+def _channel_by_channel(g, made, dw, tiles, windowed, rows, cols, r, c, out, box, count, memo, n: int) -> None:
+    """An expansion conv and its depthwise reader, n channels at a time: the conv's output
+    channels [k, k + n) fill the n-channel window, then the depthwise makes those output channels."""
     s, conv = made
     t = s.out
     ra, rb = _interval(rows, t, r)
     ca, cb = _interval(cols, t, c)
     win = tiles[t]
     count[0] += macs_per_pixel(g, conv) * (rb - ra) * (cb - ca)
-    for k in range(g.tensors[t].shape[3]):
-        windowed(conv, win.region(ra, rb, ca, cb), ra, rb, ca, cb, channel=k)
-        _run_windowed(g, dw, win, out[..., k:k + 1], *box, memo, channel=k)
+    for k in range(0, g.tensors[t].shape[3], n):
+        windowed(conv, win.region(ra, rb, ca, cb), ra, rb, ca, cb, channel=k, n=n)
+        _run_windowed(g, dw, win, out[..., k:k + n], *box, memo, channel=k, n=n)
 
 
 def _run_group(g, grp: tuple, plan: FusedPlan, arena: _Arena, whole: dict, source, count: list, memo: dict) -> None:

@@ -188,13 +188,14 @@ class _Emit:
         else:
             e.declare(f"static const bt_bcast4 {n} = {_struct(dict(dims=z, a_stride=z, b_stride=z, out_stride=z))};")
 
-    def dw_by_channel(self, e: _Emitter, op) -> str:
-        """A depthwise filter [kh][kw][C] regrouped per channel [C][kh*kw] (in flash), so one
-        channel's taps are contiguous for a one-channel call."""
+    def dw_by_channel(self, e: _Emitter, op, group: int) -> str:
+        """A depthwise filter [kh][kw][C] regrouped per group of `group` channels [C/group][kh*kw][group]
+        (in flash), so one group's taps are contiguous for a call on a group-channel window."""
         n = f"op{op.index}_fch"
         f = self.g.tensors[op.inputs[1]].data
         kk = f.shape[1] * f.shape[2]
-        e.declare(f"static const int8_t {n}[{f.size}] = {_ints(f.reshape(kk, -1).T.reshape(-1))};")
+        by = f.reshape(kk, -1, group).transpose(1, 0, 2).reshape(-1)
+        e.declare(f"static const int8_t {n}[{f.size}] = {_ints(by)};")
         return n
 
     # -- blocks -------------------------------------------------------------------------
@@ -253,11 +254,11 @@ class _Emit:
                 conv = maker[op.inputs[0]][1]
                 w = op.inputs[0]
                 make = self.windowed(e, k, blk, conv, "&ci", "&wv", "WR[0], WR[1], WC[0], WC[1]", "ch", "0", pulled)
-                dp, fch = self.params(e, op), self.dw_by_channel(e, op)
+                dp, fch = self.params(e, op), self.dw_by_channel(e, op, blk.group(w))
                 body.append(f"      const fx_buf ci = {self.buf(k, blk, conv.inputs[0])}, "
                             f"wv = {self.buf(k, blk, w)};\n"
                             f"      const int16_t *WR = fx{k}_t{w}_r[r], *WC = fx{k}_t{w}_c[c];\n"
-                            f"      for (int ch = 0; ch < {g.tensors[w].shape[3]}; ch++) {{\n"
+                            f"      for (int ch = 0; ch < {g.tensors[w].shape[3]}; {_step('ch', blk.group(w))}) {{\n"
                             f"        {make}\n"
                             f"        fx_win(FX_DW, &{dp}, &wv, &o, {box}, ch, {fch});\n      }}")
             elif op.opcode in WINDOWED:
@@ -343,6 +344,11 @@ def _inplace_source(g: Graph, blk: BlockRun, t: int):
     """The window t's 1x1 convolution overwrites in place, or None."""
     fn = getattr(blk, "inplace_source", None)
     return fn(g, t) if fn is not None else None
+
+
+def _step(v: str, n: int) -> str:
+    """C increment of loop variable v by n."""
+    return f"{v}++" if n == 1 else f"{v} += {n}"
 
 
 def _rows(table: list) -> str:

@@ -479,10 +479,10 @@ def _align(x, a: int):
 INSTRUCTION_MARGIN = 1.3  # goal: fused firmware within this factor of predict_instructions (not met yet)
 # A regression guard on the measured least-RAM plans (tests/test_fused_firmware.py; docs/fusion.md has
 # the figures): small tiles still pay per-call costs (parameter copies, filter set-up per channel and
-# row) and one channel runs where the plain kernels run four. The bound sits some 10% above the worst
-# case the test holds (cortex-m4, mcunet-vww1 with the input streamed: benchmarks/fusion.py
-# --instructions prints it).
-INSTRUCTION_BOUND = 1.8
+# row), and blocks whose channelwise windows had no room for channel groups (fusion/groups.py) run one
+# channel where the plain kernels run four. The bound sits some 10% above the worst case the test
+# holds (cortex-m4, mbv2-w0.35 with the input streamed: benchmarks/fusion.py --instructions prints it).
+INSTRUCTION_BOUND = 1.72
 
 
 def predict_instructions(g, plan, plain_counts: dict) -> int:

@@ -61,15 +61,23 @@ def plan_fused(g, *, optimize: str | None = None, max_mac_overhead: float | str 
     front = search_front(g, input_streamed, align, memo, split_only=splits == "auto", band_input=band_input)
     mode = "split" if splits == "auto" else "fusion"
     if optimize == "macs":
-        return plan_from_front(g, front, optimize="macs", ram_limit=ram_limit, mode=mode, align=align,
-                               time_budget=time_budget)
+        return _grouped(g, plan_from_front(g, front, optimize="macs", ram_limit=ram_limit, mode=mode, align=align,
+                                           time_budget=time_budget), align)
     least = min(s.macs for s in front.solutions)
     if max_mac_overhead is None and not within_macs(least, factor, front.vanilla_macs):
         factor = least / front.vanilla_macs  # nothing within the default cap (streamed input): the fewest MACs
     packs = _Packs(g, align)
     plan = plan_from_front(g, front, factor=factor, mode=mode, align=align, time_budget=time_budget, packs=packs)
     tradeoff = _tradeoff(g, front, plan, factor, mode, align, time_budget, packs)
+    plan = _grouped(g, plan, align)
     return dataclasses.replace(plan, mac_cap=factor, tradeoff=tradeoff)  # a copy: packs may share plan objects
+
+
+def _grouped(g, plan: FusedPlan, align: int) -> FusedPlan:
+    """plan with channel-group windows where its layout has room for them (groups.py)."""
+    from .groups import choose_groups
+
+    return choose_groups(g, plan, align)
 
 
 def _tradeoff(g, front: Front, plan: FusedPlan, factor: float, mode: str, align: int,

@@ -70,6 +70,7 @@ class BlockRun:
     cols: AxisPlan
     windows: list  # window tensors (made inside, or streamed in)
     streamed: tuple  # graph inputs pulled from the source
+    groups: dict = field(default_factory=dict)  # channelwise window -> channels made per call (absent: 1)
 
     @property
     def tile(self) -> tuple:
@@ -92,9 +93,13 @@ class BlockRun:
             return 0
         return min(pulled_rows(g, self.geo, t), self.rows.ext[t])
 
+    def group(self, t: int) -> int:
+        """Channels of channelwise window t made per call (its window's channel count)."""
+        return self.groups.get(t, 1)
+
     def window_shape(self, g, t: int) -> tuple:
         rows = self.pulled_rows(g, t) or self.rows.ext[t]
-        return rows, self.cols.ext[t], 1 if self.channelwise(g, t) else g.tensors[t].shape[3]
+        return rows, self.cols.ext[t], self.group(t) if self.channelwise(g, t) else g.tensors[t].shape[3]
 
     @property
     def n_steps(self) -> int:
@@ -123,7 +128,8 @@ class BlockRun:
         return total + tail_macs(g, self.geo)
 
 
-def make_block(g, p: int, q: int, scheme: str, row_bounds: tuple, col_bounds: tuple, streamed: tuple = ()) -> BlockRun:
+def make_block(g, p: int, q: int, scheme: str, row_bounds: tuple, col_bounds: tuple, streamed: tuple = (),
+               groups: dict | None = None) -> BlockRun:
     if scheme not in MODES:
         raise PlanError(f"unknown fusion scheme '{scheme}' (known: {', '.join(MODES)})")
     geo = geometry(g, range(p, q))
@@ -133,7 +139,12 @@ def make_block(g, p: int, q: int, scheme: str, row_bounds: tuple, col_bounds: tu
     rows = axis_plan(geo, 0, rm, row_bounds)
     cols = axis_plan(geo, 1, cm, col_bounds)
     st = tuple(t for t in streamed if any(t in s.ins for s in geo.steps))
-    return BlockRun(p, q, scheme, geo, rows, cols, window_tensors(g, geo, st), st)
+    blk = BlockRun(p, q, scheme, geo, rows, cols, window_tensors(g, geo, st), st)
+    for t, n in (groups or {}).items():
+        if t not in blk.windows or not blk.channelwise(g, t) or n < 1 or g.tensors[t].shape[3] % n:
+            raise PlanError(f"block {p}-{q - 1}: window {t} cannot be made {n} channels at a time")
+    blk.groups = {int(t): int(n) for t, n in sorted((groups or {}).items()) if n != 1}
+    return blk
 
 
 def block_from_tile(g, p: int, q: int, scheme: str, th: int, tw: int, streamed: tuple = ()) -> BlockRun:
@@ -262,7 +273,8 @@ class FusedPlan:
         for it in self.schedule.items:
             items.append(int(it) if not isinstance(it, BlockRun) else
                          {"p": int(it.p), "q": int(it.q), "scheme": it.scheme, "rows": _ints(it.rows.bounds),
-                          "cols": _ints(it.cols.bounds), "streamed": _ints(it.streamed)})
+                          "cols": _ints(it.cols.bounds), "streamed": _ints(it.streamed),
+                          **({"groups": [[int(t), int(n)] for t, n in sorted(it.groups.items())]} if it.groups else {})})
         return {"items": items, "streamed": bool(self.schedule.streamed), "mode": self.schedule.mode,
                 "banded": _ints(self.schedule.banded), "inplace": bool(self.schedule.inplace),
                 "bands": [[int(t), [_ints(b) for b in self.bands[t]]] for t in sorted(self.bands)],
@@ -282,7 +294,7 @@ class FusedPlan:
         lay = d["layout"]
         items = [it if isinstance(it, int) else
                  make_block(g, it["p"], it["q"], it["scheme"], tuple(it["rows"]), tuple(it["cols"]),
-                            tuple(it["streamed"])) for it in lay["items"]]
+                            tuple(it["streamed"]), dict(it.get("groups", ()))) for it in lay["items"]]
         sched = Schedule(items, lay["streamed"], lay["mode"], tuple(lay["banded"]), lay["inplace"],
                          tuple(tuple(grp) for grp in lay.get("pipelined", ())))
         buffers = [Buffer(b["id"], b["offset"], b["size"], b["first_step"], b["last_step"], list(b["tensors"]),

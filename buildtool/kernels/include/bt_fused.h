@@ -31,8 +31,9 @@ void fx_shift_cols(int8_t *w, int32_t rows, int32_t ext, int32_t ch, int32_t n);
    params at the tile's geometry) whose input rows are at rows[iy], read from column x0. */
 void fx_rows(int kind, const void *prm, int8_t *const *rows, int32_t x0, int8_t *out, int32_t y);
 /* Output rows [ra, rb) x cols [ca, cb) of a sliding-window operator from in into out. ch >= 0: only
-   channel ch (a conv's filter ch into a one-channel window; a depthwise on a one-channel window into
-   channel ch of out, with the filter regrouped per channel in fch). */
+   channels [ch, ch + n) of a channelwise window of n channels (n: the window's pixel stride): a conv's
+   filters ch.. into the window; a depthwise on the window into channels ch.. of out, with the filter
+   regrouped per n channels in fch ([C/n][kh*kw][n]). */
 void fx_win(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
             int32_t ca, int32_t cb, int32_t ch, const int8_t *fch);
 /* Element-wise FX_ADD/FX_SUB/FX_MUL/FX_MAX/FX_MIN over the box, ch channels. */

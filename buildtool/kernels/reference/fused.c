@@ -126,9 +126,10 @@ void fx_rows(int kind, const void *prm, int8_t *const *rows, int32_t x0, int8_t 
   }
 }
 
-/* q = prm at a tile's geometry: input in, output columns [ca, cb) of out; ch >= 0: only channel ch
-   (a conv's filter ch into a one-channel window; a depthwise on a one-channel window into channel ch
-   of out, with the regrouped filter fch). Returns the input's first column x0. */
+/* q = prm at a tile's geometry: input in, output columns [ca, cb) of out; ch >= 0: only the n channels
+   from ch that a channelwise window holds (n: its pixel stride; a conv's filters ch.. into the window;
+   a depthwise on the window into channels ch.. of out, with the filter regrouped per n channels in
+   fch). Returns the input's first column x0. */
 FX_ALWAYS int32_t win_geom(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int32_t ca, int32_t cb,
                            int32_t ch, const int8_t *fch, fx_prm *q) {
   bt_shape *is, *os;
@@ -139,13 +140,14 @@ FX_ALWAYS int32_t win_geom(int kind, const void *prm, const fx_buf *in, const fx
     else fx_get(&q->c, prm, sizeof q->c);
     is = &c->in; os = &c->out; pad_left = &c->pad_left;
     s = c->stride_w; k = (c->kw - 1) * c->dil_w + 1;
-    if (ch >= 0) {
+    if (ch >= 0) {  /* channels [ch, ch + n): n is the channelwise window's channel count */
+      const int32_t n = kind == FX_CONV ? out->ps : in->ps;
       if (kind == FX_CONV) c->filter += ch * c->kh * c->kw * c->in.c;
-      else { c->filter = fch + ch * c->kh * c->kw; is->c = 1; }
+      else { c->filter = fch + ch * c->kh * c->kw; is->c = n; }
       if (c->bias) c->bias += ch;
       c->multiplier += ch;
       c->shift += ch;
-      os->c = 1;
+      os->c = n;
     }
   } else {
     fx_get(&q->p, prm, sizeof q->p);

@@ -116,10 +116,11 @@ static void test_fused_spatial(void) {
   }
 }
 
-/* The channel-by-channel scheme (fx_win / fx_pulled with ch >= 0): a conv's output channels one at
-   a time into a one-channel buffer (mode 0: from the whole input, 1: from row bands, 2: pulled from
-   the streamed input), and a depthwise from a one-channel input into channel ch of its output with
-   the filter regrouped per channel (mode 3), over random tiles, against the reference run whole. */
+/* The channel-by-channel scheme (fx_win / fx_pulled with ch >= 0), in groups of n = 1, 2 or 4
+   channels (the window's pixel stride): a conv's output channels n at a time into an n-channel
+   buffer (mode 0: from the whole input, 1: from row bands, 2: pulled from the streamed input), and a
+   depthwise from an n-channel input into channels ch.. of its output with the filter regrouped per
+   group (mode 3), over random tiles, against the reference run whole. */
 static void test_fused_channelwise(void) {
   static int8_t fch[512];
   for (int32_t t = 0; t < 80; t++) {
@@ -129,6 +130,8 @@ static void test_fused_channelwise(void) {
     const int32_t k = ri(1, 3) * 2 - 1, s = ri(1, 2), h = ri(k, 14), w = ri(k, 14);
     const int32_t cin = mode == 3 ? ri(1, 12) : ri(1, mode == 2 ? 4 : 24), cout = mode == 3 ? cin : ri(1, 12);
     const int32_t ps = mode == 1 ? cin + ri(0, 3) : cin;
+    const int32_t pick = (t / 4) % 3 == 0 ? 1 : (t / 4) % 3 == 1 ? 2 : 4;
+    const int32_t n = cout % pick == 0 ? pick : cout % 2 == 0 ? 2 : 1;   /* channels per call */
     gen_conv(&c.dw.conv, h, w, cin, cout, k, k, s, s, 1, 1, (int)(rnd() & 1), ps, cout + ri(0, 2), mode == 3);
     c.dw.depth_multiplier = 1;
     const bt_conv_params *p = &c.dw.conv;
@@ -146,19 +149,19 @@ static void test_fused_channelwise(void) {
         copy(fx_rowp[r], g_in + r * w * ps, w * ps);
       }
     if (mode == 3)
-      for (int32_t ch = 0; ch < cout; ch++)
-        for (int32_t i = 0; i < k * k; i++) fch[ch * k * k + i] = p->filter[i * cout + ch];
+      for (int32_t ch = 0; ch < cout; ch++)   /* [cout / n][k * k][n] */
+        for (int32_t i = 0; i < k * k; i++) fch[((ch / n) * k * k + i) * n + ch % n] = p->filter[i * cout + ch];
     g_image = g_in;
-    const fx_buf o = {g_opt, 0, 0, out.w, out.pixel_stride, 0}, o1 = {g_in2, 0, 0, out.w, 1, 0};
-    for (int32_t ch = 0; ch < cout; ch++) {
+    const fx_buf o = {g_opt, 0, 0, out.w, out.pixel_stride, 0}, o1 = {g_in2, 0, 0, out.w, n, 0};
+    for (int32_t ch = 0; ch < cout; ch += n) {
       if (mode == 3)
-        for (int32_t i = 0; i < h * w; i++) g_band[i] = g_in[i * ps + ch];
+        for (int32_t i = 0; i < h * w * n; i++) g_band[i] = g_in[(i / n) * ps + ch + i % n];
       for (int32_t i = 0; i < nr; i++)
         for (int32_t j = 0; j < nc; j++) {
           const int32_t ra = rb[i], rb1 = rb[i + 1], ca = cb[j], cb1 = cb[j + 1];
           const int32_t c0 = BT_MAX(ca * s - p->pad_left, 0), c1 = BT_MIN((cb1 - 1) * s - p->pad_left + k, w);
           if (mode == 3) {
-            const fx_buf b = {g_band, 0, 0, w, 1, 0};
+            const fx_buf b = {g_band, 0, 0, w, n, 0};
             fx_win(FX_DW, &c.dw, &b, &o, ra, rb1, ca, cb1, ch, fch);
           } else if (mode == 2) {
             int8_t *win = g_band + 4096;
@@ -171,7 +174,7 @@ static void test_fused_channelwise(void) {
           }
         }
       if (mode != 3)
-        for (int32_t i = 0; i < out.h * out.w; i++) g_opt[i * out.pixel_stride + ch] = g_in2[i];
+        for (int32_t i = 0; i < out.h * out.w * n; i++) g_opt[(i / n) * out.pixel_stride + ch + i % n] = g_in2[i];
     }
     static const char *const names[4] = {"fx_win conv by channel", "fx_win conv by channel, row bands",
                                          "fx_pulled conv by channel", "fx_win depthwise by channel"};
