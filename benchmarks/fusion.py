@@ -3,6 +3,7 @@
     python benchmarks/fusion.py [--models mbv2-w0.35,mcunet-vww1,...] [--accounting streamed|arena|both]
                                 [--repeats N] [--write-docs]
     python benchmarks/fusion.py --instructions [--blocks] [--board B] [--models ...]   # firmware cost
+    python benchmarks/fusion.py --instructions --write-docs --models mbv2-w0.35,mcunet-vww1
 
 First, per model and mode, what `buildtool plan` gives with the CLI's defaults: arena bytes,
 planned MACs and their overhead over the unfused network, and the wall time of the whole
@@ -10,7 +11,8 @@ planned MACs and their overhead over the unfused network, and the wall time of t
 Then the msf-CNN tables: each figure the packed arena of the real plan (kB = 1000 B, as the
 papers print) with its MAC overhead; "front s" is the time to get the whole Pareto front (every
 P1 and P2 answer of the row comes from it). --write-docs puts all of it between the markers
-of docs/fusion.md.
+of docs/fusion.md. --instructions --write-docs writes the firmware-cost tables into their own
+region of docs/fusion.md: cortex-m4 with its per-block table, then riscv32.
 """
 
 from __future__ import annotations
@@ -144,14 +146,14 @@ def firmware_instructions(g, plan, board: str = "cortex-m4") -> tuple:
     return prof["total"], [(o["op"], o["count"]) for o in prof["ops"]]
 
 
-def instructions(names, accs, blocks: bool, board: str = "cortex-m4") -> None:
+def instructions(out, names, accs, blocks: bool, board: str = "cortex-m4") -> None:
     """Planned MACs against firmware instructions on board (least-RAM plans): the fused firmware
     over the prediction (plain per-op instructions x each block's MAC overhead); goal at most
     INSTRUCTION_MARGIN. blocks: then the same per fused block."""
-    print(f"\n### Firmware cost, {board} (QEMU instructions), least-RAM plans; goal: ratio <= "
-          f"{INSTRUCTION_MARGIN}\n")
-    print("| model | input | MACs | MAC overhead | plain insns | fused insns | predicted | fused / predicted |")
-    print("|---|---|---|---|---|---|---|---|")
+    out(f"\n#### Firmware cost, {board} (QEMU instructions), least-RAM plans; goal: ratio <= "
+        f"{INSTRUCTION_MARGIN}\n")
+    out("| model | input | MACs | MAC overhead | plain insns | fused insns | predicted | fused / predicted |")
+    out("|---|---|---|---|---|---|---|---|")
     from buildtool.firmware import make_plan
 
     rows = []
@@ -165,17 +167,18 @@ def instructions(names, accs, blocks: bool, board: str = "cortex-m4") -> None:
             items = predict_items(g, p, plain)
             pred = sum(n for _, n in items) + (plain_total - sum(plain.values()))
             where = "streamed" if streamed else "in arena"
-            print(f"| {name} | {where} | {p.macs} | {p.mac_overhead:.2f}x "
-                  f"| {plain_total} | {fused_total} | {pred} | {fused_total / pred:.2f} |", flush=True)
+            out(f"| {name} | {where} | {p.macs} | {p.mac_overhead:.2f}x "
+                f"| {plain_total} | {fused_total} | {pred} | {fused_total / pred:.2f} |")
             rows += [(name, where, it, sum(plain[i] for i in range(it.p, it.q)), n, pr)
                      for (it, pr), (_, n) in zip(items, fused) if isinstance(it, BlockRun)]
     if not blocks:
         return
-    print("\n| model | input | block (ops) | MAC overhead | plain insns | fused insns | predicted | fused / predicted |")
-    print("|---|---|---|---|---|---|---|---|")
+    out(f"\nPer fused block, {board}:\n")
+    out("| model | input | block (ops) | MAC overhead | plain insns | fused insns | predicted | fused / predicted |")
+    out("|---|---|---|---|---|---|---|---|")
     for name, where, it, plain_n, n, pr in rows:
-        print(f"| {name} | {where} | {it.p}-{it.q - 1} | {pr / plain_n:.2f}x | {plain_n} | {n} | {pr} "
-              f"| {n / pr:.2f} |")
+        out(f"| {name} | {where} | {it.p}-{it.q - 1} | {pr / plain_n:.2f}x | {plain_n} | {n} | {pr} "
+            f"| {n / pr:.2f} |")
 
 
 def main(argv=None) -> int:
@@ -192,7 +195,14 @@ def main(argv=None) -> int:
     accs = {"streamed": [True], "arena": [False], "both": [True, False]}[a.accounting]
     names = a.models.split(",")
     if a.instructions:
-        instructions(names, accs, a.blocks, a.board)
+        out = Out()
+        boards = ("cortex-m4", "riscv32") if a.write_docs else (a.board,)
+        out(f"Measured {environment()}; `python benchmarks/fusion.py --instructions --write-docs --models "
+            f"{a.models}`.")
+        for board in boards:
+            instructions(out, names, accs, a.blocks or (a.write_docs and board == "cortex-m4"), board)
+        if a.write_docs:
+            write_docs("docs/fusion.md", "fusion.py --instructions", out.text)
         return 0
     out = Out()
     out(f"Measured {environment()}; `python benchmarks/fusion.py --repeats {a.repeats}`.\n")
