@@ -175,6 +175,36 @@ def test_scons_user_app_spreads_the_arena_the_same_way(demo, tmp_path):
 
 
 @pytest.mark.slow
+def test_cmake_user_app_spreads_the_arena_the_same_way(demo, tmp_path):
+    """examples/cmake for the same board (the cortex-m4 toolchain file, BOARD cortex-m4-256k): its gen
+    steps spread the arena as the build did (the same model.c), the board step's linker script places
+    the PSRAM arena, the user's app runs bit-exact in QEMU."""
+    g, _, spread_plan, paths = demo
+    root = Path(__file__).resolve().parents[1]
+    top = tmp_path / "app"
+    shutil.copytree(root / "examples" / "cmake", top, ignore=shutil.ignore_patterns("build"))
+    model = top / f"{DEMO}.tflite"  # the same name: the same model.c
+    model.write_bytes(serialize(g))
+    env = dict(os.environ, PYTHONPATH=str(root), BUILDTOOL_DAEMON_WATCH="0")
+    cmake_dir = root / "buildtool" / "cmake"
+    r = subprocess.run(["cmake", "-G", "Ninja", "-S", str(top), "-B", str(top / "build"),
+                        f"-DCMAKE_PREFIX_PATH={cmake_dir}", f"-DCMAKE_TOOLCHAIN_FILE={cmake_dir}/toolchains/cortex-m4.cmake",
+                        f"-DBOARD={SMALL}", f"-DMODEL={model}"], capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = subprocess.run(["ninja", "-C", str(top / "build")], capture_output=True, text=True, env=env, timeout=900)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr
+    slow = spread_plan.arena_regions[1]["bytes"]
+    assert f"; psram {slow / 1024:,.1f} KiB of 16,384.0 KiB (0 %) = arena" in r.stdout
+    built = next((top / "build").rglob("model.c")).read_text()
+    assert built == paths["model_c"].read_text()
+    elf = top / "build" / "app.elf"
+    assert runner.symbols(targets.get(SMALL), elf)["bt_arena_psram"][1] == slow
+    x = fixed_input(g.tensors[g.inputs[0]].shape, 0)
+    out, _ = run_app(SMALL, elf, x, tmp_path)
+    assert out == np.ascontiguousarray(tflm_run(serialize(g), [x])[0]).tobytes()
+
+
+@pytest.mark.slow
 def test_state_in_psram_persists_across_invocations_bit_exact(monkeypatch, tmp_path):
     """The keyword model's SVDF state buffers (persistent) spread too, on a board whose RAM holds half
     its arena: model_init sets the state in each region, every invocation equals TFLM's."""
