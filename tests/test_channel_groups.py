@@ -18,7 +18,7 @@ from conftest import fixed_input, tflm_run
 from buildtool import firmware, runner, targets, zoo
 from buildtool.codegen.fused_c import generate
 from buildtool.errors import PlanError
-from buildtool.fusion import FusedPlan, groups, plan_fused
+from buildtool.fusion import FusedPlan, groups, plan_fused, planner
 from buildtool.fusion.schedule import make_block
 from buildtool.fusion_exec import run_fused
 from buildtool.tflite_writer import serialize
@@ -37,11 +37,11 @@ def case():
         seen.append(plan)
         return real(g, plan, align)
 
-    groups.choose_groups = spy
+    planner.choose_groups = spy  # (a module fixture: no monkeypatch)
     try:
         plan = plan_fused(g, optimize="ram", time_budget=0.3)
     finally:
-        groups.choose_groups = real
+        planner.choose_groups = real
     return g, serialize(g), plan, seen[0]
 
 

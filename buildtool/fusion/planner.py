@@ -17,6 +17,7 @@ from ..errors import PlanError, UsageError
 from ..ops import graph_macs, op_macs
 from ..options import DEFAULT_MAX_MAC_OVERHEAD, NO_CAP
 from ..plan import Buffer, align_up
+from .groups import choose_groups
 from .lifetimes import buffer_specs
 from .schedule import BlockRun, FusedPlan, Schedule, schedule_from_edges
 from .search import Front, search_front, within_macs
@@ -61,23 +62,16 @@ def plan_fused(g, *, optimize: str | None = None, max_mac_overhead: float | str 
     front = search_front(g, input_streamed, align, memo, split_only=splits == "auto", band_input=band_input)
     mode = "split" if splits == "auto" else "fusion"
     if optimize == "macs":
-        return _grouped(g, plan_from_front(g, front, optimize="macs", ram_limit=ram_limit, mode=mode, align=align,
-                                           time_budget=time_budget), align)
+        return choose_groups(g, plan_from_front(g, front, optimize="macs", ram_limit=ram_limit, mode=mode,
+                                                align=align, time_budget=time_budget), align)
     least = min(s.macs for s in front.solutions)
     if max_mac_overhead is None and not within_macs(least, factor, front.vanilla_macs):
         factor = least / front.vanilla_macs  # nothing within the default cap (streamed input): the fewest MACs
     packs = _Packs(g, align)
     plan = plan_from_front(g, front, factor=factor, mode=mode, align=align, time_budget=time_budget, packs=packs)
     tradeoff = _tradeoff(g, front, plan, factor, mode, align, time_budget, packs)
-    plan = _grouped(g, plan, align)
+    plan = choose_groups(g, plan, align)  # channel-group windows where the layout has room (groups.py)
     return dataclasses.replace(plan, mac_cap=factor, tradeoff=tradeoff)  # a copy: packs may share plan objects
-
-
-def _grouped(g, plan: FusedPlan, align: int) -> FusedPlan:
-    """plan with channel-group windows where its layout has room for them (groups.py)."""
-    from .groups import choose_groups
-
-    return choose_groups(g, plan, align)
 
 
 def _tradeoff(g, front: Front, plan: FusedPlan, factor: float, mode: str, align: int,
