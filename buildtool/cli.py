@@ -560,10 +560,7 @@ def _serve_gen(a, cwd: str, planner) -> dict | None:
 
     if a.step not in gen.DAEMON_STEPS or planner is None:
         return None
-    args = {k: getattr(a, k) for k in gen.ARGS}
-    typed = gen.absolute_paths(args, cwd)
-    for k, v in args.items():
-        setattr(a, k, v)
+    typed = gen.absolute_paths(vars(a), cwd)  # (a's own attributes, made absolute in place)
     try:
         gen.run_step(a, planner)
     except BuildtoolError as e:

@@ -151,7 +151,7 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
     entry per invocation, and the profile counts cover every invocation.
     functions=True (QEMU boards): profile["functions"] is also [(function, instructions)] of the
     whole run, most first (where a per-operator count cannot say which code the time goes to), and
-    profile["addresses"] [(code address, instructions of the blocks starting there)].
+    profile["addresses"] [(instruction address, its executions)].
     """
     t = targets.get(board)
     out = Path(out_dir).resolve()

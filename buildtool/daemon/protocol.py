@@ -78,7 +78,9 @@ def plan_message(model, options: dict, source: str | None = None, zoo: bool | No
     if isinstance(model, (bytes, bytearray)):
         msg["model_bytes"] = bytes(model)
     elif isinstance(model, str):
-        if not zoo if zoo is not None else os.path.exists(model) or model.endswith(".tflite") or os.sep in model:
+        if zoo is None:
+            zoo = not (os.path.exists(model) or model.endswith(".tflite") or os.sep in model)
+        if not zoo:
             msg["model"] = to_wire(os.path.abspath(model))
             msg["source"] = to_wire(model if source is None else source)
         else:
