@@ -141,7 +141,7 @@ def format_report(prof: dict, ram: dict) -> str:
 
 
 def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = True, sequence: bool = False,
-        functions: bool = False) -> tuple:
+        functions: bool = False, region: int | None = None) -> tuple:
     """Run out_dir/firmware.elf on `board` with input x (array or list of arrays).
 
     Returns (output, profile, ram): output is an ndarray (a list when the model has several
@@ -151,7 +151,8 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
     entry per invocation, and the profile counts cover every invocation.
     functions=True (QEMU boards): profile["functions"] is also [(function, instructions)] of the
     whole run, most first (where a per-operator count cannot say which code the time goes to), and
-    profile["addresses"] [(instruction address, its executions)].
+    profile["addresses"] [(instruction address, its executions)]; region=k: both only inside the k-th
+    profile region executed (an operator or fused block: the index of profile["ops"]).
     """
     t = targets.get(board)
     out = Path(out_dir).resolve()
@@ -192,7 +193,8 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
                 plugin = ["-plugin", f"{str(so).replace(',', ',,')},start={sym['bt_profile_begin'][0] & mask:x},"
                                    f"end={sym['bt_profile_end'][0] & mask:x},out={work / 'count.txt'}"
                                    + (",mix=on" if t.cpu in cycles.CPUS else "")
-                                   + (f",pcs={work / 'pcs.txt'}" if functions else "")]
+                                   + (f",pcs={work / 'pcs.txt'}" if functions else "")
+                                   + (f",pcs_region={region}" if functions and region is not None else "")]
             cmd = t.port.run_command(t, elf, plugin)
             try:
                 r = subprocess.run(cmd, cwd=work, capture_output=True, timeout=timeout)

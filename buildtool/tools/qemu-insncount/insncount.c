@@ -8,7 +8,8 @@
    mix=on (also the instruction mix of every region, below), pcs=FILE (a
    per-instruction profile of the whole run: one line "ADDR<TAB>N" per
    instruction address executed, N its executions; the runner folds them
-   into functions with the ELF's symbols).
+   into functions with the ELF's symbols), pcs_region=K (that profile only
+   inside the K-th region executed, 0 first: one operator or fused block).
    Output: insns_total=N, regions=K, region_counts=c0,c1,... (one line each).
    With mix=on, one more line per region and kind of instruction:
    "mix<TAB>region<TAB>count<TAB>key". The key is QEMU's disassembly of the
@@ -61,6 +62,7 @@ static uint64_t *regions;
 static size_t n_regions, cap_regions;
 static int in_region, per_insn, with_mix;
 static const char *outfile, *pcs_file;
+static long long pcs_region = -1;
 
 /* The per-instruction profile: one execution counter per translated block and the addresses of its
    instructions (a block translated again gets a new counter; at exit the counts of one address are
@@ -182,6 +184,12 @@ static void on_end(unsigned int vcpu, void *u) {
   in_region = 0;
 }
 
+/* pcs_region: a block's executions counted only while the chosen region is open. */
+static void on_tb_pcs(unsigned int vcpu, void *u) {
+  (void)vcpu;
+  if (in_region && (long long)n_regions == pcs_region) ((struct tb_count *)u)->execs++;
+}
+
 static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
   (void)id;
   size_t n = qemu_plugin_tb_n_insns(tb);
@@ -201,7 +209,8 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
     for (size_t i = 0; i < n; i++) c->vaddr[i] = qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, i));
     c->next = tb_counts;
     tb_counts = c;
-    qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &c->execs, 1);
+    if (pcs_region >= 0) qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb_pcs, QEMU_PLUGIN_CB_NO_REGS, c);
+    else qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &c->execs, 1);
   }
 }
 
@@ -272,6 +281,7 @@ __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t 
     else if (!strcmp(argv[i], "mode=insn")) per_insn = 1;
     else if (!strcmp(argv[i], "mix=on")) with_mix = 1;
     else if (!strncmp(argv[i], "pcs=", 4)) pcs_file = argv[i] + 4;
+    else if (!strncmp(argv[i], "pcs_region=", 11)) pcs_region = strtoll(argv[i] + 11, NULL, 10);
   }
   if (with_mix) key_id("(refill)"), key_id("(other)");
   qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
