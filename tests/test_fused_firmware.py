@@ -151,7 +151,7 @@ def test_features_are_exercised():
                                     for b in blocks for s in b.geo.steps),
             }
             emitted = {
-                "channel by channel": "for (int ch = 0;" in code,
+                "channel by channel": "for (int ch = 0;" in code or "fx_chw(&" in code,
                 "column tiles": re.search(r"for \(int c = 0; c < ([2-9]|\d\d+);", code) is not None,
                 "cached columns": "fx_shift_cols(" in code,
                 "row bands": "_rows[" in code,

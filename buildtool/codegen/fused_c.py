@@ -253,14 +253,18 @@ class _Emit:
             if op.inputs[0] in chw:
                 conv = maker[op.inputs[0]][1]
                 w = op.inputs[0]
-                make = self.windowed(e, k, blk, conv, "&ci", "&wv", "WR[0], WR[1], WC[0], WC[1]", "ch", "0", pulled)
+                wbox = "WR[0], WR[1], WC[0], WC[1]"
+                make = self.windowed(e, k, blk, conv, "&ci", "&wv", wbox, "ch", "0", pulled)
                 dp, fch = self.params(e, op), self.dw_by_channel(e, op, blk.group(w))
                 body.append(f"      const fx_buf ci = {self.buf(k, blk, conv.inputs[0])}, "
                             f"wv = {self.buf(k, blk, w)};\n"
-                            f"      const int16_t *WR = fx{k}_t{w}_r[r], *WC = fx{k}_t{w}_c[c];\n"
-                            f"      for (int ch = 0; ch < {g.tensors[w].shape[3]}; {_step('ch', blk.group(w))}) {{\n"
-                            f"        {make}\n"
-                            f"        fx_win(FX_DW, &{dp}, &wv, &o, {box}, ch, {fch});\n      }}")
+                            f"      const int16_t *WR = fx{k}_t{w}_r[r], *WC = fx{k}_t{w}_c[c];")
+                if make.startswith("fx_win("):  # the runtime walks the channels (fx_chw)
+                    body.append(f"      fx_chw(&{self.params(e, conv)}, &ci, &wv, {wbox}, &{dp}, {fch}, &o, {box}, "
+                                f"{g.tensors[w].shape[3]});")
+                else:
+                    body.append(f"      for (int ch = 0; ch < {g.tensors[w].shape[3]}; {_step('ch', blk.group(w))}) "
+                                f"{{\n        {make}\n        fx_win(FX_DW, &{dp}, &wv, &o, {box}, ch, {fch});\n      }}")
             elif op.opcode in WINDOWED:
                 body.append(f"      const fx_buf i0 = {self.buf(k, blk, op.inputs[0])};\n"
                             f"      {self.windowed(e, k, blk, op, '&i0', '&o', box, '-1', '0', pulled)}")

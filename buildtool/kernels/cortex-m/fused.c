@@ -149,13 +149,8 @@ static inline int32_t cm_widen(const int8_t *src, int16_t *dst, int32_t n) {
   return sum;
 }
 
-/* st = p's per-call values (p: one output channel); 0 when the filter is too large for this path. */
-static int conv1_prep(const bt_conv_params *p, cm_conv1 *st) {
-  const int32_t c = p->in.c, K = p->kh * p->kw * c;
-  if (K > CM_K_MAX) return 0;
-  st->dense = p->dil_w == 1 && p->in.pixel_stride == c;   /* a tap row is one run of bytes */
-  st->run = st->dense ? p->kw * c : c;
-  st->nrun = st->dense ? p->kh : p->kh * p->kw;
+/* st's values that depend on p's channel (filter, bias, requantisation), its geometry already in st. */
+static void conv1_chan(const bt_conv_params *p, cm_conv1 *st) {
   int32_t fsum = 0;
   for (int32_t r = 0; r < st->nrun; r++) fsum += cm_widen(p->filter + r * st->run, st->fw + r * st->run, st->run);
   st->acc0 = (p->bias ? p->bias[0] : 0) + p->input_offset * fsum;
@@ -164,9 +159,24 @@ static int conv1_prep(const bt_conv_params *p, cm_conv1 *st) {
   st->fast = bt_rq2_ok(&st->m, &st->sh, 1);
   st->p2 = st->fast ? bt_rq2_p2(st->sh) : 0;
   st->e1 = st->fast ? bt_rq2_e1(st->sh) : 0;
-  box_interior(p, &st->xi0, &st->xi1);
+}
+
+/* st = p's per-call values (p: one output channel); 0 when the filter is too large for this path.
+   first 0: a later channel of the same tile (fx_k_chw), st's geometry kept. */
+static int conv1_prep_ch(const bt_conv_params *p, cm_conv1 *st, int first) {
+  const int32_t c = p->in.c, K = p->kh * p->kw * c;
+  if (K > CM_K_MAX) return 0;
+  if (first) {
+    st->dense = p->dil_w == 1 && p->in.pixel_stride == c;   /* a tap row is one run of bytes */
+    st->run = st->dense ? p->kw * c : c;
+    st->nrun = st->dense ? p->kh : p->kh * p->kw;
+    box_interior(p, &st->xi0, &st->xi1);
+  }
+  conv1_chan(p, st);
   return 1;
 }
+#define conv1_prep(p, st) conv1_prep_ch(p, st, 1)
+#define FX_CONV1_CHAN conv1_prep_ch
 
 /* Output row y of a one-output-channel conv, pixels [xa, xb), one at a time (borders). */
 static void conv1_edge(const bt_conv_params *p, const cm_conv1 *st, const box_src *s, int8_t *orow, int32_t y,
@@ -279,11 +289,44 @@ static inline __attribute__((always_inline)) void cm_rows_out(const int8_t *cons
   }
 }
 
-/* cm_rows_out for 3 tap rows of 9 values (a 3x3 conv on 3 channels: an RGB stem), its rows unrolled. */
+/* Tap row r (9 values at f, widened) of two outputs whose rows start at u and v: each filter word
+   loaded once for both. */
+#define CM_ROW9_PAIR(u, v, f)                                                                  \
+  do {                                                                                         \
+    int32_t w0, w1, w2, w3;                                                                    \
+    __builtin_memcpy(&w0, (f), 4); __builtin_memcpy(&w1, (f) + 2, 4);                         \
+    __builtin_memcpy(&w2, (f) + 4, 4); __builtin_memcpy(&w3, (f) + 6, 4);                     \
+    const uint32_t x0 = bt_ld4(u), y0 = bt_ld4(v);                                             \
+    a = bt_smlad(w0, bt_sxtb16(x0), a); b = bt_smlad(w0, bt_sxtb16(y0), b);                     \
+    a = bt_smlad(w1, bt_sxtb16_ror8(x0), a); b = bt_smlad(w1, bt_sxtb16_ror8(y0), b);           \
+    const uint32_t x1 = bt_ld4((u) + 4), y1 = bt_ld4((v) + 4);                                 \
+    a = bt_smlad(w2, bt_sxtb16(x1), a); b = bt_smlad(w2, bt_sxtb16(y1), b);                     \
+    a = bt_smlad(w3, bt_sxtb16_ror8(x1), a); b = bt_smlad(w3, bt_sxtb16_ror8(y1), b);           \
+    const int32_t f8 = (f)[8];                                                                 \
+    a += f8 * (u)[8]; b += f8 * (v)[8];                                                        \
+    __asm__("" : "+r"(a), "+r"(b));   /* one tap row at a time: gcc would interleave and spill */ \
+  } while (0)
+
+/* cm_rows_out for 3 tap rows of 9 values (a 3x3 conv on 3 channels: an RGB stem): outputs two at
+   a time sharing each filter load, an odd last one alone. */
 static __attribute__((noinline)) void cm_rows_out_3x9(const int8_t *const *ipr, int32_t step, int32_t n,
                                                      const int16_t *fw, int8_t *o, int32_t ops,
                                                      const bt_conv_params *p, const cm_conv1 *st) {
-  cm_rows_out(ipr, 3, step, n, fw, o, ops, p, st, 2, 1);
+  const int32_t m = st->m, p2 = st->p2, e1 = st->e1, zp = p->output_offset, lo = p->act_min, hi = p->act_max;
+  const int8_t *r0 = ipr[0], *r1 = ipr[1], *r2 = ipr[2];
+  int32_t i = 0;
+  for (; i + 2 <= n; i += 2, o += 2 * ops, r0 += 2 * step, r1 += 2 * step, r2 += 2 * step) {
+    int32_t a = st->acc0, b = st->acc0;
+    CM_ROW9_PAIR(r0, r0 + step, fw);
+    CM_ROW9_PAIR(r1, r1 + step, fw + 9);
+    CM_ROW9_PAIR(r2, r2 + step, fw + 18);
+    o[0] = cm_out(a, m, 0, p2, e1, 1, zp, lo, hi);
+    o[ops] = cm_out(b, m, 0, p2, e1, 1, zp, lo, hi);
+  }
+  if (i < n) {
+    const int8_t *last[3] = {r0, r1, r2};
+    cm_rows_out(last, 3, step, 1, fw, o, ops, p, st, 2, 1);
+  }
 }
 
 /* Interior pixels [xa, xa + n) of rows [ya, ya + nr) of a conv whose tap rows are dense runs of at
@@ -561,70 +604,107 @@ static int dw1_padded(const bt_conv_params *p, const cm_conv1 *st, const cm_dw3 
   return 1;
 }
 
-/* A depthwise on a one-channel input (in.c == out.c == 1, multiplier 1) over rows [y0, y1) into
-   d; 0 when this path does not apply. Per output row, the columns whose taps stay inside the input
-   columns go through dw1_row, a tap row above or below the input read as a row of the input's zero
-   point (its terms vanish: the input offset is folded into the start value); the few side pixels
-   (and whole rows when that row would not fit CM_ZROW) pixel by pixel. */
-static int dw1(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0, const box_dst *d,
-               int32_t y0, int32_t y1) {
+/* A one-channel depthwise's values for a tile: its geometry (the same for every channel of a
+   channelwise window) and its channel's filter, start value and requantisation. */
+typedef struct {
+  cm_conv1 st;   /* requantisation, interior columns and (fw, not for fast3) the taps widened per tap row;
+                    the rest of fw: the zero-point row / padded rows (CM_PADB bytes) */
+  cm_dw3 k3;
+  int fast3, zr, padded;
+  int32_t ya, yb, n, in_row;
+} cm_dw1;
+
+/* w's geometry for rows [y0, y1) of p; 0 when this path does not apply. */
+static int dw1_geo(const bt_depthwise_params *dp, int32_t y0, int32_t y1, cm_dw1 *w) {
   const bt_conv_params *p = &dp->conv;
   const int32_t kh = p->kh, kw = p->kw, ps = p->in.pixel_stride;
   if (p->out.c != 1 || dp->depth_multiplier != 1 || kh * kw > CM_TAPS || kh > CM_KH) return 0;
+  w->fast3 = kh == 3 && kw == 3 && p->dil_h == 1 && p->dil_w == 1 && ps == 1;
+  box_interior(p, &w->st.xi0, &w->st.xi1);
+  const int32_t n = w->st.xi1 - w->st.xi0, z = -p->input_offset;
+  const int32_t span = n > 0 ? ((n - 1) * p->stride_w + (kw - 1) * p->dil_w + 1) * ps : 0;
+  w->n = n;
+  w->in_row = p->in.w * ps;
+  box_inside_rows(p, y0, y1, &w->ya, &w->yb);
+  const int32_t inner = w->yb > w->ya && n > 0 ? (w->yb - w->ya) * n : 0;
+  w->padded = 2 * inner < (y1 - y0) * p->out.w;
+  /* rows with taps above or below the input: through the zero-point row when it can stand in */
+  w->zr = (w->ya > y0 || w->yb < y1) && n > 0 && span <= CM_ZROW && ps == 1 && z >= -128 && z <= 127;
+  uint32_t *const zw = (uint32_t *)(w->st.fw + CM_TAPS);
+  if (w->zr)
+    for (int32_t i = 0; i < (span + 3) / 4; i++) zw[i] = (uint32_t)(uint8_t)z * 0x01010101u;
+  return 1;
+}
+
+/* Rows [y0, y1) of p's channel into d, w's geometry worked out (dw1_geo): per output row, the columns
+   whose taps stay inside the input columns go through dw1_row, a tap row above or below the input
+   read as a row of the input's zero point (its terms vanish: the input offset is folded into the start
+   value); the few side pixels (and whole rows when that row would not fit CM_ZROW) pixel by pixel;
+   boxes that are mostly border through dw1_padded when it can. */
+static void dw1_chan(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0, const box_dst *d,
+                     int32_t y0, int32_t y1, cm_dw1 *w) {
+  const bt_conv_params *p = &dp->conv;
+  const int32_t kh = p->kh, kw = p->kw, ps = p->in.pixel_stride;
   const int8_t *fk = p->filter;
+  cm_conv1 *const st = &w->st;
+  cm_dw3 *const k3 = &w->k3;
+  const int fast3 = w->fast3;
+  int8_t *const scratch = (int8_t *)(st->fw + CM_TAPS);
   int32_t fsum = 0;
   for (int32_t t = 0; t < kh * kw; t++) fsum += fk[t];
-  const int fast3 = kh == 3 && kw == 3 && p->dil_h == 1 && p->dil_w == 1 && ps == 1;
-  cm_conv1 st;   /* its requantisation, interior columns and (fw, not for fast3) the taps widened per tap row */
-  int8_t *const scratch = (int8_t *)(st.fw + CM_TAPS);   /* the rest of fw: padded rows (CM_PADB bytes) */
   if (!fast3)
-    for (int32_t r = 0; r < kh; r++) cm_widen(p->filter + r * kw, st.fw + r * kw, kw);
-  st.acc0 = (p->bias ? p->bias[0] : 0) + p->input_offset * fsum;
-  st.m = p->multiplier[0];
-  st.sh = p->shift[0];
-  st.fast = bt_rq2_ok(&st.m, &st.sh, 1);
-  st.p2 = st.fast ? bt_rq2_p2(st.sh) : 0;
-  st.e1 = st.fast ? bt_rq2_e1(st.sh) : 0;
-  cm_dw3 k3;
+    for (int32_t r = 0; r < kh; r++) cm_widen(p->filter + r * kw, st->fw + r * kw, kw);
+  st->acc0 = (p->bias ? p->bias[0] : 0) + p->input_offset * fsum;
+  st->m = p->multiplier[0];
+  st->sh = p->shift[0];
+  st->fast = bt_rq2_ok(&st->m, &st->sh, 1);
+  st->p2 = st->fast ? bt_rq2_p2(st->sh) : 0;
+  st->e1 = st->fast ? bt_rq2_e1(st->sh) : 0;
   if (fast3)
-    for (int t = 0; t < 3; t++) { k3.f02[t] = cm_pack(fk[3 * t], fk[3 * t + 2]); k3.f1[t] = fk[3 * t + 1]; }
-  k3.acc0 = st.acc0;
-  box_interior(p, &st.xi0, &st.xi1);
-  const int32_t in_row = p->in.w * ps, xi0 = st.xi0, xi1 = st.xi1, n = xi1 - xi0;
-  const int32_t span = n > 0 ? ((n - 1) * p->stride_w + (kw - 1) * p->dil_w + 1) * ps : 0, z = -p->input_offset;
-  int32_t ya, yb;
-  box_inside_rows(p, y0, y1, &ya, &yb);
-  const int32_t inner = yb > ya && n > 0 ? (yb - ya) * n : 0;
-  if (2 * inner < (y1 - y0) * p->out.w && dw1_padded(p, &st, &k3, fast3, fk, scratch, in, in_y0, in_row, d, y0, y1))
-    return 1;
-  /* rows with taps above or below the input: through the zero-point row when it can stand in */
-  const int zr = (ya > y0 || yb < y1) && n > 0 && span <= CM_ZROW && ps == 1 && z >= -128 && z <= 127;
-  uint32_t *const zw = (uint32_t *)scratch;
-  if (zr)
-    for (int32_t i = 0; i < (span + 3) / 4; i++) zw[i] = (uint32_t)(uint8_t)z * 0x01010101u;
+    for (int t = 0; t < 3; t++) { k3->f02[t] = cm_pack(fk[3 * t], fk[3 * t + 2]); k3->f1[t] = fk[3 * t + 1]; }
+  k3->acc0 = st->acc0;
+  const int32_t in_row = w->in_row, xi0 = st->xi0, xi1 = st->xi1, n = w->n, ya = w->ya, yb = w->yb;
+  if (w->padded && dw1_padded(p, st, k3, fast3, fk, scratch, in, in_y0, in_row, d, y0, y1)) return;
+  const int zr = w->zr;
   for (int32_t y = y0; y < y1; y++) {
     int8_t *orow = box_orow(d, y);
-    if ((y < ya || y >= yb) && !zr) { dw1_edge(p, in, in_y0, fk, &st, orow, y, 0, p->out.w); continue; }
-    if (xi0 > 0) dw1_edge(p, in, in_y0, fk, &st, orow, y, 0, xi0);
-    if (xi1 < p->out.w) dw1_edge(p, in, in_y0, fk, &st, orow, y, xi1, p->out.w);
+    if ((y < ya || y >= yb) && !zr) { dw1_edge(p, in, in_y0, fk, st, orow, y, 0, p->out.w); continue; }
+    if (xi0 > 0) dw1_edge(p, in, in_y0, fk, st, orow, y, 0, xi0);
+    if (xi1 < p->out.w) dw1_edge(p, in, in_y0, fk, st, orow, y, xi1, p->out.w);
     if (n <= 0) continue;
     const int32_t iy0 = y * p->stride_h - p->pad_top, ix = (xi0 * p->stride_w - p->pad_left) * ps;
     const int8_t *ip = in + (iy0 - in_y0) * in_row + ix;
     int8_t *o = orow + xi0 * p->out.pixel_stride;
-    if (fast3 && st.fast && y >= ya && y < yb) {   /* all tap rows inside: the row's pointers */
-      if (p->stride_w == 1) dw3_s1(&k3, ip, ip + in_row, ip + 2 * in_row, n, o, p->out.pixel_stride, p, &st);
-      else dw3_sn(&k3, ip, ip + in_row, ip + 2 * in_row, p->stride_w, n, o, p->out.pixel_stride, p, &st);
+    if (fast3 && st->fast && y >= ya && y < yb) {   /* all tap rows inside: the row's pointers */
+      if (p->stride_w == 1) dw3_s1(k3, ip, ip + in_row, ip + 2 * in_row, n, o, p->out.pixel_stride, p, st);
+      else dw3_sn(k3, ip, ip + in_row, ip + 2 * in_row, p->stride_w, n, o, p->out.pixel_stride, p, st);
       continue;
     }
     const int8_t *rp[CM_KH];
     for (int32_t ky = 0; ky < kh; ky++) {
       const int32_t iy = iy0 + ky * p->dil_h;
-      rp[ky] = iy < 0 || iy >= p->in.h ? (const int8_t *)zw : ip + ky * p->dil_h * in_row;
+      rp[ky] = iy < 0 || iy >= p->in.h ? (const int8_t *)scratch : ip + ky * p->dil_h * in_row;
     }
-    dw1_row(p, &st, &k3, fast3, fk, rp, n, o);
+    dw1_row(p, st, k3, fast3, fk, rp, n, o);
   }
+}
+
+/* A depthwise on a one-channel input (in.c == out.c == 1, multiplier 1) over rows [y0, y1) into
+   d (first 0: a later channel of the same tile, w's geometry kept); 0 when this path does not
+   apply. */
+static int dw1_ch(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0, const box_dst *d, int32_t y0,
+                  int32_t y1, cm_dw1 *w, int first) {
+  if (first && !dw1_geo(dp, y0, y1, w)) return 0;
+  dw1_chan(dp, in, in_y0, d, y0, y1, w);
   return 1;
 }
+
+static int dw1(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0, const box_dst *d, int32_t y0,
+               int32_t y1) {
+  cm_dw1 w;
+  return dw1_ch(dp, in, in_y0, d, y0, y1, &w, 1);
+}
+#define FX_DW1_CHAN cm_dw1
 
 #define FX_SET_PATHS
 #include "../reference/fused.c"

@@ -36,6 +36,14 @@ void fx_rows(int kind, const void *prm, int8_t *const *rows, int32_t x0, int8_t 
    regrouped per n channels in fch ([C/n][kh*kw][n]). */
 void fx_win(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
             int32_t ca, int32_t cb, int32_t ch, const int8_t *fch);
+/* A channelwise window's tile: for each group of n channels (n: win's pixel stride) from 0 to
+   `channels`, the conv cprm from cin into win over the window's box [wra, wrb) x [wca, wcb), then the
+   depthwise dprm (filter regrouped in fch) from win into out over [ra, rb) x [ca, cb): the same as
+   fx_win(FX_CONV, cprm, cin, win, .., ch, 0) then fx_win(FX_DW, dprm, win, out, .., ch, fch) per
+   group, with what is the same for every group (geometry, dispatch) worked out once. */
+void fx_chw(const void *cprm, const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb, int32_t wca,
+            int32_t wcb, const void *dprm, const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca,
+            int32_t cb, int32_t channels);
 /* Element-wise FX_ADD/FX_SUB/FX_MUL/FX_MAX/FX_MIN over the box, ch channels. */
 void fx_pw(int kind, const void *prm, const fx_buf *a, const fx_buf *b, const fx_buf *o, int32_t ra,
            int32_t rb, int32_t ca, int32_t cb, int32_t ch);

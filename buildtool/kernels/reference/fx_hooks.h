@@ -22,6 +22,54 @@ __attribute__((noinline)) static int fx_k_box(int kind, const fx_prm *q, const f
   return 0;
 }
 
+/* A set may keep its one-channel paths' geometry across a window's channels: FX_CONV1_CHAN(p, st, first)
+   and, with FX_DW1_CHAN its state type, dw1_ch(dp, in, in_y0, d, y0, y1, state, first) (first 0: a
+   later channel of the same tile, only the channel's values to work out). */
+#ifndef FX_CONV1_CHAN
+#define FX_CONV1_CHAN(p, st, first) conv1_prep(p, st)
+#endif
+#ifndef FX_DW1_CHAN
+typedef int fx_dw1_none;
+#define FX_DW1_CHAN fx_dw1_none
+#define dw1_ch(dp, in, in_y0, d, y0, y1, w, first) ((void)(w), dw1(dp, in, in_y0, d, y0, y1))
+#endif
+
+/* A one-channel window's tile (fx_chw): both operators' geometry once, then per channel the set's
+   one-channel conv and depthwise paths on the channel's filter, bias and requantisation (fx_win
+   for a channel they decline). */
+__attribute__((noinline)) static int fx_k_chw(const void *cprm, const fx_buf *cin, const fx_buf *win, int32_t wra,
+                                              int32_t wrb, int32_t wca, int32_t wcb, const void *dprm,
+                                              const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb,
+                                              int32_t ca, int32_t cb, int32_t channels) {
+  if (win->ps != 1 || win->rows) return 0;
+  fx_prm cq, dq;
+  const int32_t cx0 = win_geom(FX_CONV, cprm, cin, win, wca, wcb, 0, 0, &cq);
+  const int32_t dx0 = win_geom(FX_DW, dprm, win, out, ca, cb, 0, fch, &dq);
+  bt_conv_params *const c = &cq.c, *const d = &dq.d.conv;
+  const box_src s = {cin->rows ? 0 : fx_at(cin, cin->r0, cx0), cin->r0, cin->wp * cin->ps, cin->rows,
+                     cin->rows ? cx0 * cin->ps : 0};
+  const box_dst cd = {win, wca, 0};
+  box_dst dd = {out, ca, 0};
+  const int8_t *const din = fx_at(win, win->r0, dx0);
+  const int32_t K = c->kh * c->kw * c->in.c, T = d->kh * d->kw;
+  FX_CONV1 st;
+  FX_DW1_CHAN dw;
+  int conv_ok = 0, dw_ok = 0;   /* the set's path took channel 0 (geometry kept) */
+  for (int32_t ch = 0; ch < channels; ch++) {
+    conv_ok = FX_CONV1_CHAN(c, &st, !conv_ok);
+    if (conv_ok) conv1_rows(c, &st, &s, &cd, wra, wrb);
+    else fx_win(FX_CONV, cprm, cin, win, wra, wrb, wca, wcb, ch, 0);
+    dd.oc = ch;
+    dw_ok = dw1_ch(&dq.d, din, win->r0, &dd, ra, rb, &dw, !dw_ok);
+    if (!dw_ok) fx_win(FX_DW, dprm, win, out, ra, rb, ca, cb, ch, fch);
+    c->filter += K; c->multiplier++; c->shift++;
+    if (c->bias) c->bias++;
+    d->filter += T; d->multiplier++; d->shift++;
+    if (d->bias) d->bias++;
+  }
+  return 1;
+}
+
 /* A one-channel conv pulling its streamed input (reference: pulled_kind): the per-call values once,
    then per output row the input rows it needs and that row. */
 __attribute__((noinline)) static int fx_k_pulled(int kind, const void *prm, const fx_buf *win, const fx_buf *out,
