@@ -99,18 +99,21 @@ static inline __attribute__((always_inline)) void dw_pixels_q(const bt_conv_para
   }
 }
 
-/* 3x3 filter, output row y with every tap inside the image for pixels [xa, xb): per group of four
- * channels the nine weight words are unpacked once (SXTB16 into c0,c2 and c1,c3 halves) and the input
- * offset enters the bias once (offset * the channel's weight sum: every tap is valid here), then each
- * pixel runs nine straight-line taps (LDR + 2 SXTB16 + 4 SMLAxy). */
+/* 3x3 filter, output rows [ya, yb) (out holds row y0) with every tap inside the image for pixels
+ * [xa, xb): per group of four channels the nine weight words are unpacked once for the whole box
+ * (SXTB16 into c0,c2 and c1,c3 halves; narrow boxes, such as a fused tile's column, pay it once, not
+ * per row) and the input offset enters the bias once (offset * the channel's weight sum: every tap is
+ * valid here), then each pixel runs nine straight-line taps (LDR + 2 SXTB16 + 4 SMLAxy). */
 static inline __attribute__((always_inline)) void dw3x3_rows(const bt_conv_params *p, const int8_t *in,
-                                                            int32_t in_y0, int8_t *orow, int32_t y,
-                                                            int32_t xa, int32_t xb, const int fast) {
+                                                            int32_t in_y0, int8_t *out, int32_t y0, int32_t ya,
+                                                            int32_t yb, int32_t xa, int32_t xb, const int fast) {
   const int32_t c_n = p->out.c, ips = p->in.pixel_stride, in_row = p->in.w * ips, ops = p->out.pixel_stride;
   const int32_t dy = p->dil_h * in_row, dx = p->dil_w * ips, xstep = p->stride_w * ips;
   const int32_t off = p->input_offset, zp = p->output_offset, lo = p->act_min, hi = p->act_max;
   const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
-  const int8_t *const irow = in + (y * p->stride_h - p->pad_top - in_y0) * in_row + (xa * p->stride_w - p->pad_left) * ips;
+  const int32_t out_row = p->out.w * ops, in_step = p->stride_h * in_row;
+  const int8_t *const irow = in + (ya * p->stride_h - p->pad_top - in_y0) * in_row + (xa * p->stride_w - p->pad_left) * ips;
+  int8_t *const orow = out + (ya - y0) * out_row;
   int32_t c = 0;
   for (; c + 4 <= c_n; c += 4) {
     int32_t wa[9], wb[9], se = 0, so = 0;
@@ -125,8 +128,9 @@ static inline __attribute__((always_inline)) void dw3x3_rows(const bt_conv_param
                   b2 = (bias ? bias[c + 2] : 0) + off * (se >> 16), b3 = (bias ? bias[c + 3] : 0) + off * (so >> 16);
     const int32_t m0 = mult[c], m1 = mult[c + 1], m2 = mult[c + 2], m3 = mult[c + 3];
     const int32_t s0 = shift[c], s1 = shift[c + 1], s2 = shift[c + 2], s3 = shift[c + 3];
-    const int8_t *ip = irow + c;
-    int8_t *o = orow + xa * ops + c;
+    for (int32_t y = ya; y < yb; y++) {
+    const int8_t *ip = irow + (y - ya) * in_step + c;
+    int8_t *o = orow + (y - ya) * out_row + xa * ops + c;
     for (int32_t x = xa; x < xb; x++, ip += xstep, o += ops) {
       int32_t a0 = b0, a1 = b1, a2 = b2, a3 = b3;
 #define BT_DW3_TAP(q, t)                                                      \
@@ -146,16 +150,18 @@ static inline __attribute__((always_inline)) void dw3x3_rows(const bt_conv_param
       const uint32_t word = q0 | (q1 << 8) | (q2 << 16) | (q3 << 24);
       __builtin_memcpy(o, &word, 4);
     }
-  }
-  for (; c < c_n; c++) {   /* channel remainder */
-    const int8_t *ip = irow + c;
-    int8_t *o = orow + xa * ops + c;
-    for (int32_t x = xa; x < xb; x++, ip += xstep, o += ops) {
-      int32_t a = bias ? bias[c] : 0;
-      for (int t = 0; t < 9; t++) a += p->filter[t * c_n + c] * (ip[(t / 3) * dy + (t % 3) * dx] + off);
-      *o = (int8_t)bt_clamp(bt_mbqm_fast(a, mult[c], shift[c]) + zp, lo, hi);
     }
   }
+  for (; c < c_n; c++)   /* channel remainder */
+    for (int32_t y = ya; y < yb; y++) {
+      const int8_t *ip = irow + (y - ya) * in_step + c;
+      int8_t *o = orow + (y - ya) * out_row + xa * ops + c;
+      for (int32_t x = xa; x < xb; x++, ip += xstep, o += ops) {
+        int32_t a = bias ? bias[c] : 0;
+        for (int t = 0; t < 9; t++) a += p->filter[t * c_n + c] * (ip[(t / 3) * dy + (t % 3) * dx] + off);
+        *o = (int8_t)bt_clamp(bt_mbqm_fast(a, mult[c], shift[c]) + zp, lo, hi);
+      }
+    }
 }
 
 static void dw_pixels(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *orow, int32_t y,
@@ -164,10 +170,10 @@ static void dw_pixels(const bt_conv_params *p, const int8_t *in, int32_t in_y0, 
   else dw_pixels_q(p, in, in_y0, orow, y, xa, xb, 0);
 }
 
-static void dw3x3_interior(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *orow, int32_t y,
-                           int32_t xa, int32_t xb, int fast) {
-  if (fast) dw3x3_rows(p, in, in_y0, orow, y, xa, xb, 1);
-  else dw3x3_rows(p, in, in_y0, orow, y, xa, xb, 0);
+static void dw3x3_interior(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
+                           int32_t ya, int32_t yb, int32_t xa, int32_t xb, int fast) {
+  if (fast) dw3x3_rows(p, in, in_y0, out, y0, ya, yb, xa, xb, 1);
+  else dw3x3_rows(p, in, in_y0, out, y0, ya, yb, xa, xb, 0);
 }
 
 /* Depth multiplier 1 (fast: requantisation by bt_rq2): the 3x3 interior path where a row has one. */
@@ -180,18 +186,21 @@ static inline __attribute__((always_inline)) void dw_m1(const bt_depthwise_param
   int32_t xi0 = 0, xi1 = p->out.w;
   while (xi0 < xi1 && xi0 * p->stride_w - p->pad_left < 0) xi0++;
   while (xi1 > xi0 && (xi1 - 1) * p->stride_w - p->pad_left + (p->kw - 1) * p->dil_w >= p->in.w) xi1--;
+  /* rows whose taps are all inside the image: their interior columns in one call */
+  int32_t ya = y0, yb = y1;
+  while (ya < yb && ya * p->stride_h - p->pad_top < 0) ya++;
+  while (yb > ya && (yb - 1) * p->stride_h - p->pad_top + (p->kh - 1) * p->dil_h >= p->in.h) yb--;
+  const int box = p->kh == 3 && p->kw == 3 && ya < yb && xi0 < xi1;
   for (int32_t y = y0; y < y1; y++) {
     int8_t *orow = out + (y - y0) * out_row;
-    const int32_t iy0 = y * p->stride_h - p->pad_top;
-    const int row_inside = iy0 >= 0 && iy0 + (p->kh - 1) * p->dil_h < p->in.h;
-    if (p->kh == 3 && p->kw == 3 && row_inside && xi0 < xi1) {
+    if (box && y >= ya && y < yb) {
       dw_pixels(p, in, in_y0, orow, y, 0, xi0, fast);
-      dw3x3_interior(p, in, in_y0, orow, y, xi0, xi1, fast);
       dw_pixels(p, in, in_y0, orow, y, xi1, p->out.w, fast);
     } else {
       dw_pixels(p, in, in_y0, orow, y, 0, p->out.w, fast);
     }
   }
+  if (box) dw3x3_interior(p, in, in_y0, out, y0, ya, yb, xi0, xi1, fast);
 }
 
 void bt_depthwise_s8_m1_rq2(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,

@@ -58,7 +58,7 @@ typedef struct {
 static inline __attribute__((always_inline)) void cm_pass_dot(const cm_pass *ps, const int16_t *f, int32_t *acc,
                                                              const int G, int32_t T) {
   int32_t w[8];
-  for (int g = 0; g < G; g++) {
+  _Pragma("GCC unroll 4") for (int g = 0; g < G; g++) {
     __builtin_memcpy(&w[2 * g], f + 4 * g, 4);
     __builtin_memcpy(&w[2 * g + 1], f + 4 * g + 2, 4);
   }
@@ -67,7 +67,7 @@ static inline __attribute__((always_inline)) void cm_pass_dot(const cm_pass *ps,
     const int8_t *ip = ps->ip + j * ps->rs;
     for (int32_t i = 0; i < n; i++, ip += step, acc++) {
       int32_t a = *acc;
-      for (int g = 0; g < G; g++) {
+      _Pragma("GCC unroll 4") for (int g = 0; g < G; g++) {
         const uint32_t v = bt_ld4(ip + 4 * g);
         a = bt_smlad(w[2 * g], bt_sxtb16(v), a);
         a = bt_smlad(w[2 * g + 1], bt_sxtb16_ror8(v), a);
@@ -211,7 +211,7 @@ static inline __attribute__((always_inline)) void cm_run_out(const int8_t *ip, i
                                                             int8_t *o, int32_t ops, const bt_conv_params *p,
                                                             const cm_conv1 *st, const int G, const int T) {
   int32_t w[8];
-  for (int g = 0; g < G; g++) {
+  _Pragma("GCC unroll 4") for (int g = 0; g < G; g++) {
     __builtin_memcpy(&w[2 * g], f + 4 * g, 4);
     __builtin_memcpy(&w[2 * g + 1], f + 4 * g + 2, 4);
   }
@@ -219,7 +219,7 @@ static inline __attribute__((always_inline)) void cm_run_out(const int8_t *ip, i
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
   for (int32_t i = 0; i < n; i++, ip += step, o += ops) {
     int32_t a = acc0;
-    for (int g = 0; g < G; g++) {
+    _Pragma("GCC unroll 4") for (int g = 0; g < G; g++) {
       const uint32_t v = bt_ld4(ip + 4 * g);
       a = bt_smlad(w[2 * g], bt_sxtb16(v), a);
       a = bt_smlad(w[2 * g + 1], bt_sxtb16_ror8(v), a);
@@ -275,7 +275,7 @@ static inline __attribute__((always_inline)) void cm_rows_out(const int8_t *cons
     const int16_t *f = fw;
     _Pragma("GCC unroll 8") for (int32_t r = 0; r < kh; r++, f += 4 * G + T) {
       const int8_t *ip = ipr[r] + i * step;
-      for (int g = 0; g < G; g++) {
+      _Pragma("GCC unroll 4") for (int g = 0; g < G; g++) {
         const uint32_t v = bt_ld4(ip + 4 * g);
         int32_t fa, fb;
         __builtin_memcpy(&fa, f + 4 * g, 4);
