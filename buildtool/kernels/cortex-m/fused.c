@@ -415,6 +415,19 @@ static void conv1_chunk(const bt_conv_params *p, const cm_conv1 *st, const box_s
    CM_CHUNK pixels (several rows per chunk when they fit). */
 static void conv1_rows(const bt_conv_params *p, const cm_conv1 *st, const box_src *s, const box_dst *d,
                        int32_t y0, int32_t y1) {
+  if (y1 == y0 + 1 && st->dense && st->fast && st->run <= 16 && p->kh <= CM_KH) {
+    /* one row of a dense conv (a pulled stem's row): no row-range or chunk bookkeeping */
+    const int32_t iy0 = y0 * p->stride_h - p->pad_top, xi0 = st->xi0, xi1 = st->xi1;
+    int8_t *const orow = box_orow(d, y0);
+    if (iy0 < 0 || iy0 + (p->kh - 1) * p->dil_h >= p->in.h || xi1 <= xi0) {
+      conv1_edge(p, st, s, orow, y0, 0, p->out.w);
+      return;
+    }
+    if (xi0 > 0) conv1_edge(p, st, s, orow, y0, 0, xi0);
+    if (xi1 < p->out.w) conv1_edge(p, st, s, orow, y0, xi1, p->out.w);
+    conv1_dense(p, st, s, d, y0, 1, xi0, xi1 - xi0);
+    return;
+  }
   int32_t ya, yb;
   box_inside_rows(p, y0, y1, &ya, &yb);
   for (int32_t y = y0; y < ya; y++) conv1_edge(p, st, s, box_orow(d, y), y, 0, p->out.w);

@@ -160,8 +160,12 @@ FX_ALWAYS int32_t win_geom(int kind, const void *prm, const fx_buf *in, const fx
     s = q->p.stride_w; k = q->p.filter_w;
   }
   const int32_t w = is->w, nlo = ca * s - *pad_left, nhi = (cb - 1) * s - *pad_left + k;
-  const int32_t x0 = in->rows ? 0 : nlo < 0 ? 0 : nhi > w ? w - in->wp : in->c0;
+  int32_t x0 = in->rows ? 0 : nlo < 0 ? 0 : nhi > w ? w - in->wp : in->c0;
   *pad_left += x0 - ca * s;
+  if (k == 1 && *pad_left < 0) {  /* a 1-wide filter reads from column -pad_left on: start there */
+    x0 -= *pad_left;
+    *pad_left = 0;
+  }
   is->w = in->wp; is->pixel_stride = in->ps;
   os->w = cb - ca; os->pixel_stride = out->ps;
   return x0;
@@ -181,9 +185,9 @@ FX_ALWAYS void win_kind(int kind, const void *prm, const fx_buf *in, const fx_bu
     for (int32_t y = ra; y < rb; y++) {
       int8_t *o = fx_at(out, y, ca) + oc;
       const int32_t iy = kind == FX_CONV || kind == FX_DW ? y * q.c.stride_h - q.c.pad_top : -1;
-      if (kh == 1 && kind == FX_CONV && iy >= 0 && iy < is->h) bt_conv_s8(&q.c, in->rows[iy], iy, o, y, y + 1);
-      else if (kh == 1 && kind == FX_DW && iy >= 0 && iy < is->h)
-        bt_depthwise_s8(&q.d, in->rows[iy], iy, o, y, y + 1);
+      const int8_t *row = iy >= 0 && iy < is->h ? in->rows[iy] + x0 * in->ps : 0;
+      if (kh == 1 && kind == FX_CONV && row) bt_conv_s8(&q.c, row, iy, o, y, y + 1);
+      else if (kh == 1 && kind == FX_DW && row) bt_depthwise_s8(&q.d, row, iy, o, y, y + 1);
       else fx_rows(kind, &q, in->rows, x0, o, y);
     }
     return;
