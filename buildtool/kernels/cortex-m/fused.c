@@ -425,6 +425,14 @@ static void conv1_rows(const bt_conv_params *p, const cm_conv1 *st, const box_sr
     }
     if (xi0 > 0) conv1_edge(p, st, s, orow, y0, 0, xi0);
     if (xi1 < p->out.w) conv1_edge(p, st, s, orow, y0, xi1, p->out.w);
+    if (p->kh == 3 && st->run == 9 && !s->rows) {   /* an RGB stem's row: straight to its loop */
+      const int32_t ps = p->in.pixel_stride, dy = s->row * p->dil_h;
+      const int8_t *const b = s->base + (iy0 - s->y0) * s->row + (xi0 * p->stride_w - p->pad_left) * ps;
+      const int8_t *const ipr[3] = {b, b + dy, b + 2 * dy};
+      cm_rows_out_3x9(ipr, p->stride_w * ps, xi1 - xi0, st->fw, orow + xi0 * p->out.pixel_stride,
+                      p->out.pixel_stride, p, st);
+      return;
+    }
     conv1_dense(p, st, s, d, y0, 1, xi0, xi1 - xi0);
     return;
   }
