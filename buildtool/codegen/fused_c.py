@@ -25,7 +25,7 @@ from ..fusion_exec import _interval
 from ..ir import Graph
 from ..plan import ArenaPlan, TensorPlace
 from ..refops.activation import prelu_params, relu6_bounds, relu_params, tanh_params
-from . import pipeline_c, qparams
+from . import pipeline_c, qparams, tile_kernels
 from .model_c import _Emitter, _ints, _struct, emit_op, generate as generate_model
 
 
@@ -95,6 +95,7 @@ class _Emit:
             e.declare(f"static int8_t *const fx_t{t}_rows[{len(rows)}] = {{{addrs}}};")
         self.banded = set(banded)
         self.declared = set()
+        self.conv_fields = {}  # a CONV_2D's bt_conv_params fields (params), for its tile kernel
         self.piped = {k for grp in plan.schedule.pipelined for k in grp}
         for k, it in enumerate(plan.schedule.items):
             if isinstance(it, BlockRun):
@@ -112,17 +113,22 @@ class _Emit:
     # -- tensors ------------------------------------------------------------------------
     def buf(self, k: int, blk: BlockRun, t: int) -> str:
         """C initialiser of the fx_buf of tensor t at the current tile (variables r, c)."""
-        g = self.g
-        sh = g.tensors[t].shape
+        wp, ps = self.pixels(blk, t)
         if t in blk.windows:
-            er, ec, cw = blk.window_shape(g, t)
-            return (f"{{{self.window_addr(k, t)}, fx{k}_t{t}_r[r][2], fx{k}_t{t}_c[c][2], {ec}, {cw}, 0}}")
+            return (f"{{{self.window_addr(k, t)}, fx{k}_t{t}_r[r][2], fx{k}_t{t}_c[c][2], {wp}, {ps}, 0}}")
         if t in self.banded:
-            return f"{{0, 0, 0, {sh[2]}, {sh[3]}, fx_t{t}_rows}}"
+            return f"{{0, 0, 0, {wp}, {ps}, fx_t{t}_rows}}"
         if t not in self.plan.bands:
             raise PlanError(f"tensor {t} of block {blk.p}-{blk.q - 1} has no place in the fused plan")
         off = self.plan.bands[t][0][2]
-        return f"{{bt_arena + {off}, 0, 0, {sh[2]}, {sh[3]}, 0}}"
+        return f"{{bt_arena + {off}, 0, 0, {wp}, {ps}, 0}}"
+
+    def pixels(self, blk: BlockRun, t: int) -> tuple:
+        """(physical width, pixel stride) of tensor t's fx_buf in block blk: a window's, else the tensor's."""
+        if t in blk.windows:
+            return blk.window_shape(self.g, t)[1:]
+        sh = self.g.tensors[t].shape
+        return sh[2], sh[3]
 
     def window_addr(self, k: int, t: int) -> str:
         """C address of window t of item k: a pipelined block's pool moves per tile row (pipeline_c)."""
@@ -137,7 +143,8 @@ class _Emit:
         self.declared.add(op.index)
         g, o = self.g, op.options
         if op.opcode == "CONV_2D":
-            e.declare(f"static const bt_conv_params {n} = {_struct(e.conv_fields(op))};")
+            self.conv_fields[op.index] = fields = e.conv_fields(op)
+            e.declare(f"static const bt_conv_params {n} = {_struct(fields)};")
         elif op.opcode == "DEPTHWISE_CONV_2D":
             fields = dict(conv=e.conv_fields(op), depth_multiplier=o.get("depth_multiplier", 1))
             e.declare(f"static const bt_depthwise_params {n} = {_struct(fields)};")
@@ -321,8 +328,33 @@ class _Emit:
         if _inplace_source(self.g, blk, op.outputs[0]) is not None:
             if ch != "-1":
                 raise PlanError(f"operator {op.index}: an in-place convolution cannot run channel by channel")
+            kernel = self.tile_kernel(e, blk, op, ch, inplace=True)
+            if kernel:
+                return f"fx_conv_inplace_k(&{p}, {kernel}, {src}, {dst}, {box});"
             return f"fx_conv_inplace(&{p}, {src}, {dst}, {box});"
+        kernel = self.tile_kernel(e, blk, op, ch) if kind == "FX_CONV" else None
+        if kernel:
+            return f"fx_win_k(&{p}, {kernel}, {src}, {dst}, {box}, {ch});"
         return f"fx_win({kind}, &{p}, {src}, {dst}, {box}, {ch}, {fch});"
+
+    def tile_kernel(self, e: _Emitter, blk: BlockRun, op, ch: str, inplace: bool = False):
+        """Declare conv op's tile kernel (tile_kernels.py) when its calls have more than one output channel
+        and the board instantiates its variant (inplace: for fx_conv_inplace_k); its name, else None (the
+        runtime calls bt_conv_s8)."""
+        group = blk.group(op.outputs[0]) if ch != "-1" else 0
+        fields = self.conv_fields[op.index]
+        name = tile_kernels.variant(e, e.conv_layer(op, fields), group) if group != 1 else None
+        t, i = op.outputs[0], op.inputs[0]
+        if name is None or self.g.tensors[t].dtype != "int8":
+            return None
+        n_r, n_c = len(blk.rows.bounds) - 1, len(blk.cols.bounds) - 1
+        rows = [r[:2] for r in axis_table(blk.rows, t, n_r, t in blk.windows)]
+        cols = [c[:2] for c in axis_table(blk.cols, t, n_c, t in blk.windows)]
+        col = tile_kernels.one_column(fields, cols, rows, bool({t, i} & self.banded))
+        shape = "inplace" if inplace else "col" if col else "box"
+        if not tile_kernels.worth(name, cols, rows, shape, fields["in"]["c"]):
+            return None
+        return tile_kernels.define(e, op, fields, name, group, self.pixels(blk, i), self.pixels(blk, t), shape)
 
     def shifts(self, k: int, blk: BlockRun, t: int, ind: str) -> str:
         """Ring moves of a cached window before the tile (fusion_exec._shift)."""

@@ -233,13 +233,17 @@ class _Emitter(ExtraOpsEmitter):
         """Declare {n}_conv, the layer's own instance of `variant`'s loops (the set's macro on its constant
         parameters, kernel_variants.INSTANCES; its own stack frame); returns its name."""
         macro, extra = kernel_variants.INSTANCES[variant]
-        params = ", ".join(("p", "in", "in_y0", "out", "y0", "y1") + kernel_variants.INSTANCE_PARAMS[macro])
         self.used_variants.pop(variant, None)
-        self.used_variants[f"{macro}({params})"] = "bt_conv_s8(p, in, in_y0, out, y0, y1)"
+        self.use_macro(macro)
         args = "".join(f", {a}" for a in extra)
         self.declare(f"static __attribute__((noinline)) void {n}_conv(const int8_t *in, int8_t *out) {{\n"
                      f"  {macro}(&{n}_p, in, 0, out, 0, {h}{args});\n}}")
         return f"{n}_conv"
+
+    def use_macro(self, macro: str) -> None:
+        """model.c calls a kernel set's INSTANCES macro: its fallback (another set linked) is bt_conv_s8."""
+        params = ", ".join(("p", "in", "in_y0", "out", "y0", "y1") + kernel_variants.INSTANCE_PARAMS[macro])
+        self.used_variants[f"{macro}({params})"] = "bt_conv_s8(p, in, in_y0, out, y0, y1)"
 
     def bias64(self, op, pos: int = 2) -> str:
         """Pointer to an int64 bias (16x8 kernels) or 0."""

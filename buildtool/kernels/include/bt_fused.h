@@ -44,6 +44,16 @@ void fx_win(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int3
 void fx_chw(const void *cprm, const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb, int32_t wca,
             int32_t wcb, const void *dprm, const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca,
             int32_t cb, int32_t channels);
+/* A conv kernel with bt_conv_s8's signature. Generated model.c may define one per CONV_2D of a fused
+   block (a "tile kernel": the layer's kernel variant instantiated with every parameter that is the same
+   on every tile as a constant, the tile's geometry copied from p; buildtool/codegen/tile_kernels.py)
+   and pass it to fx_win_k. It must give bt_conv_s8's bytes on every call the runtime makes with it. */
+typedef void (*fx_conv_kernel)(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
+                               int32_t y1);
+/* fx_win(FX_CONV, prm, in, out, ra, rb, ca, cb, ch, 0) with the conv's kernel calls through kernel
+   instead of bt_conv_s8. */
+void fx_win_k(const void *prm, fx_conv_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
+              int32_t ca, int32_t cb, int32_t ch);
 /* Element-wise FX_ADD/FX_SUB/FX_MUL/FX_MAX/FX_MIN over the box, ch channels. */
 void fx_pw(int kind, const void *prm, const fx_buf *a, const fx_buf *b, const fx_buf *o, int32_t ra,
            int32_t rb, int32_t ca, int32_t cb, int32_t ch);
@@ -66,6 +76,10 @@ void fx_dense_done(const int32_t *acc, const bt_fc_params *p, int8_t *out);
 /* A 1x1 stride-1 convolution over the box whose output overwrites its input window in place. */
 void fx_conv_inplace(const bt_conv_params *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
                      int32_t ca, int32_t cb);
+/* The same with its kernel calls (rows of in.w = out.w pixels: in.h = out.h = 1, no padding, input pixels
+   in.c bytes apart) through kernel. */
+void fx_conv_inplace_k(const bt_conv_params *prm, fx_conv_kernel kernel, const fx_buf *in, const fx_buf *out,
+                       int32_t ra, int32_t rb, int32_t ca, int32_t cb);
 /* Streamed input: rows [r0, r1) x cols [c0, c1) of the model input (img_w x img_c per row) into dst,
    rows `stride` bytes apart (bt_read_input_rows of bt_platform.h). */
 void fx_source(int32_t r0, int32_t r1, int32_t c0, int32_t c1, int8_t *dst, int32_t stride, int32_t img_w,

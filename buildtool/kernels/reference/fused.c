@@ -172,9 +172,9 @@ FX_ALWAYS int32_t win_geom(int kind, const void *prm, const fx_buf *in, const fx
 }
 
 /* Output rows [ra, rb) x cols [ca, cb) of a sliding-window operator, from buffer in into out
-   (ch, fch: as win_geom). */
-FX_ALWAYS void win_kind(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra,
-                        int32_t rb, int32_t ca, int32_t cb, int32_t ch, const int8_t *fch) {
+   (ch, fch: as win_geom); a conv's kernel calls go to conv (bt_conv_s8 or model.c's tile kernel). */
+FX_ALWAYS void win_kind(int kind, const void *prm, fx_conv_kernel conv, const fx_buf *in, const fx_buf *out,
+                        int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t ch, const int8_t *fch) {
   fx_prm q;
   const int32_t x0 = win_geom(kind, prm, in, out, ca, cb, ch, fch, &q);
   const bt_shape *is = kind == FX_CONV || kind == FX_DW ? &q.c.in : &q.p.in;
@@ -186,7 +186,7 @@ FX_ALWAYS void win_kind(int kind, const void *prm, const fx_buf *in, const fx_bu
       int8_t *o = fx_at(out, y, ca) + oc;
       const int32_t iy = kind == FX_CONV || kind == FX_DW ? y * q.c.stride_h - q.c.pad_top : -1;
       const int8_t *row = iy >= 0 && iy < is->h ? in->rows[iy] + x0 * in->ps : 0;
-      if (kh == 1 && kind == FX_CONV && row) bt_conv_s8(&q.c, row, iy, o, y, y + 1);
+      if (kh == 1 && kind == FX_CONV && row) conv(&q.c, row, iy, o, y, y + 1);
       else if (kh == 1 && kind == FX_DW && row) bt_depthwise_s8(&q.d, row, iy, o, y, y + 1);
       else fx_rows(kind, &q, in->rows, x0, o, y);
     }
@@ -202,7 +202,7 @@ FX_ALWAYS void win_kind(int kind, const void *prm, const fx_buf *in, const fx_bu
     q.c.in.pixel_stride = in->wp * in->ps;
     q.c.out.pixel_stride = out->wp * out->ps;
     q.c.pad_left = 0;
-    bt_conv_s8(&q.c, fx_at(in, ra, ca), 0, fx_at(out, ra, ca) + oc, 0, 1);
+    conv(&q.c, fx_at(in, ra, ca), 0, fx_at(out, ra, ca) + oc, 0, 1);
     return;
   }
   const int8_t *ip = fx_at(in, in->r0, x0);
@@ -211,7 +211,7 @@ FX_ALWAYS void win_kind(int kind, const void *prm, const fx_buf *in, const fx_bu
     int8_t *o = fx_at(out, y, ca) + oc;
     const int32_t y1 = whole ? rb : y + 1;
     switch (kind) {
-      case FX_CONV: bt_conv_s8(&q.c, ip, in->r0, o, y, y1); break;
+      case FX_CONV: conv(&q.c, ip, in->r0, o, y, y1); break;
       case FX_DW: bt_depthwise_s8(&q.d, ip, in->r0, o, y, y1); break;
       case FX_MAXP: bt_max_pool_s8(&q.p, ip, in->r0, o, y, y1); break;
       default: bt_avg_pool_s8(&q.p, ip, in->r0, o, y, y1); break;
@@ -221,11 +221,15 @@ FX_ALWAYS void win_kind(int kind, const void *prm, const fx_buf *in, const fx_bu
 void fx_win(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
             int32_t ca, int32_t cb, int32_t ch, const int8_t *fch) {
   switch (kind) {  /* one copy per kind: the kind's branches fold away */
-    case FX_CONV: win_kind(FX_CONV, prm, in, out, ra, rb, ca, cb, ch, fch); break;
-    case FX_DW: win_kind(FX_DW, prm, in, out, ra, rb, ca, cb, ch, fch); break;
-    case FX_MAXP: win_kind(FX_MAXP, prm, in, out, ra, rb, ca, cb, ch, fch); break;
-    default: win_kind(FX_AVGP, prm, in, out, ra, rb, ca, cb, ch, fch); break;
+    case FX_CONV: win_kind(FX_CONV, prm, bt_conv_s8, in, out, ra, rb, ca, cb, ch, fch); break;
+    case FX_DW: win_kind(FX_DW, prm, bt_conv_s8, in, out, ra, rb, ca, cb, ch, fch); break;
+    case FX_MAXP: win_kind(FX_MAXP, prm, bt_conv_s8, in, out, ra, rb, ca, cb, ch, fch); break;
+    default: win_kind(FX_AVGP, prm, bt_conv_s8, in, out, ra, rb, ca, cb, ch, fch); break;
   }
+}
+void fx_win_k(const void *prm, fx_conv_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
+              int32_t ca, int32_t cb, int32_t ch) {  /* a conv's own copy (the linker drops it when unused) */
+  win_kind(FX_CONV, prm, kernel, in, out, ra, rb, ca, cb, ch, 0);
 }
 
 void fx_chw(const void *cprm, const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb, int32_t wca,
@@ -357,6 +361,10 @@ void fx_dense_done(const int32_t *acc, const bt_fc_params *p, int8_t *out) {
 #define FX_INPLACE_BYTES 256
 void fx_conv_inplace(const bt_conv_params *prm, const fx_buf *in, const fx_buf *out, int32_t ra,
                             int32_t rb, int32_t ca, int32_t cb) {
+  fx_conv_inplace_k(prm, bt_conv_s8, in, out, ra, rb, ca, cb);
+}
+void fx_conv_inplace_k(const bt_conv_params *prm, fx_conv_kernel kernel, const fx_buf *in, const fx_buf *out,
+                       int32_t ra, int32_t rb, int32_t ca, int32_t cb) {
   bt_conv_params q;
   fx_get(&q, prm, sizeof q);
   const int32_t c = q.in.c, per = c <= FX_INPLACE_BYTES ? FX_INPLACE_BYTES / c : 1;
@@ -370,7 +378,7 @@ void fx_conv_inplace(const bt_conv_params *prm, const fx_buf *in, const fx_buf *
       const int32_t n = cb - x < per ? cb - x : per;
       for (int32_t i = 0; i < n; i++) fx_copy(px + i * c, fx_at(in, y, x + i), c);
       q.in.w = q.out.w = n;
-      bt_conv_s8(&q, px, 0, fx_at(out, y, x), 0, 1);
+      kernel(&q, px, 0, fx_at(out, y, x), 0, 1);
     }
 }
 
@@ -395,7 +403,7 @@ FX_ALWAYS void pulled_kind(int kind, int any, const void *prm, const fx_buf *win
     w.r0 = r0;
     if (r1 > r0 && tb > ta) fx_source(r0, r1, ta, tb, fx_at(&w, r0, ta), w.wp * w.ps, img_w, img_c);
     if (any) fx_win(kind, prm, &w, out, y, y + 1, ca, cb, ch, 0);
-    else win_kind(kind, prm, &w, out, y, y + 1, ca, cb, ch, 0);
+    else win_kind(kind, prm, bt_conv_s8, &w, out, y, y + 1, ca, cb, ch, 0);
   }
 }
 __attribute__((noinline)) static void pulled(int kind, const void *prm, const fx_buf *win, const fx_buf *out,

@@ -61,9 +61,9 @@ static inline __attribute__((always_inline)) void bt_conv_pw(const bt_conv_param
     int32_t base[4] = {0, 0, 0, 0}, acc[8];
     rv_rq q[4];
     group_setup(p, oc, n, cin, base, q);
-    /* stride 1: the band's pixels are evenly spaced in the input and the output, so the rows are
-     * walked as one run (pairs straddle row ends) */
-    const int flat = p->stride_h == 1 && p->stride_w == 1;
+    /* stride 1 and rows as wide as the output's: the band's pixels are evenly spaced in the input and
+     * the output, so the rows are walked as one run (pairs straddle row ends) */
+    const int flat = p->stride_h == 1 && p->stride_w == 1 && p->in.w == p->out.w;
     for (int32_t y = y0; y < y1; y += flat ? y1 - y0 : 1) {
       const int8_t *ip = in + (y * p->stride_h - in_y0) * in_row;
       int8_t *o = out + (y - y0) * out_row + oc;

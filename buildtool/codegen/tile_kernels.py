@@ -1,0 +1,125 @@
+"""Per-layer tile kernels for the convolutions of fused blocks (issue 16 item 2).
+
+The tile runtime (kernels/reference/fused.c) calls a conv's kernel once per tile, band or row with
+the tile's geometry in a bt_conv_params; through bt_conv_s8 that is the set's dispatcher, which
+chooses a variant on every call and runs it with nothing constant. On boards whose kernel set has a
+variant table (kernel_variants.for_board), a CONV_2D the runtime calls with more than one output
+channel gets its own kernel in model.c instead: a function with bt_conv_s8's signature that builds
+a local bt_conv_params from the layer's constants and the few fields a tile changes, then calls
+the set's macro of the layer's variant (kernel_variants.INSTANCES), so gcc folds the constants into
+the loops as it does for the plain firmware's layers. model.c passes it to fx_win_k (or, for an
+in-place 1x1, fx_conv_inplace_k), when every call gets enough pixels for the variant (MIN_PIXELS).
+
+What a tile changes (win_geom and win_kind in fused.c): out.w and pad_left always; filter, bias,
+multiplier and shift for a channel group (ch >= 0); and, on the one-column path of a 1x1 stride-1
+conv without padding, in.h, in.w, out.h and both pixel strides. Everything else is the layer's, or
+the physical width and pixel stride of the buffers the block passes (fixed per layer).
+A 1x1 without padding reads its input columns from the tile's pointer: pad_left <= 0 on every
+call (the buffer holds the columns the tile reads), so the kernel moves the pointer by -pad_left
+pixels and runs with pad_left 0 (the patch-matrix loops read pixels in place; riscv's pointwise
+loops need it).
+"""
+
+from __future__ import annotations
+
+from .. import kernel_variants
+
+SIGNATURE = "const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1"
+
+
+def variant(e, layer: dict, group: int):
+    """The INSTANCES variant the board's table picks for every call shape of the layer (out.c = group
+    channels from each multiple of group; 0: all), or None (no table, another mode, or not one
+    instantiated variant for all of them)."""
+    if e.variants is None or not kernel_variants.instances():
+        return None
+    c = layer["out"]["c"]
+    n = group or c
+    names = {kernel_variants.choose(e.variants[1], "conv",
+                                    dict(layer, out=dict(layer["out"], c=n), multipliers=layer["multipliers"][s:s + n],
+                                         shifts=layer["shifts"][s:s + n]))
+             for s in range(0, c, n)}
+    name = names.pop() if len(names) == 1 else None
+    return name if name in kernel_variants.INSTANCES else None
+
+
+# macro -> the fewest output pixels per call worth its own kernel: riscv's pointwise loops sum every
+# channel's filter once per call (the input offset folded into the start value), as much work as a
+# pixel's MACs, where the general loops' border pixels add the offset per MAC (mbv2-w0.35 streamed
+# on riscv32, benchmarks/fusion.py --blocks: blocks whose 1x1 calls include one-pixel rows ran up to
+# 1.8x slower through them; from two pixels a call they gain)
+MIN_PIXELS = {"BT_CONV_PM": 1, "BT_CONV_PW": 2}
+
+
+def min_pixels(cols: list, rows: list, shape: str, cin: int) -> int:
+    """A lower bound of the output pixels of any kernel call over the tiles (cols, rows: (start, end)
+    of the output per column / row tile; shape as local_params; cin: input channels): a row of a box,
+    a one-column box of several rows ("col"), at most FX_INPLACE_BYTES of input ("inplace")."""
+    widths = [b - a for a, b in cols if b > a] or [0]
+    heights = [b - a for a, b in rows if b > a] or [0]
+    if shape == "col" and 1 in widths:
+        widths = [w for w in widths if w > 1] + [min(heights)]
+    if shape == "inplace":
+        widths.append(max(1, 256 // cin))  # reference/fused.c FX_INPLACE_BYTES
+    return min(widths)
+
+
+def worth(name: str, cols: list, rows: list, shape: str, cin: int) -> bool:
+    """Does variant `name`'s tile kernel get enough pixels per call (MIN_PIXELS)?"""
+    return min_pixels(cols, rows, shape, cin) >= MIN_PIXELS[kernel_variants.INSTANCES[name][0]]
+
+
+def _pointwise(f: dict) -> bool:
+    """A 1x1 without padding (any stride): its tile kernel runs with pad_left 0."""
+    return f["kh"] == 1 and f["kw"] == 1 and f["pad_top"] == 0 and f["pad_left"] == 0
+
+
+def one_column(f: dict, cols: list, rows: list, banded: bool) -> bool:
+    """Can fused.c's one-column path (a 1x1 stride-1 conv without padding, a box one column wide and
+    more than one row high, neither buffer row-banded) call the kernel? cols, rows: the output's
+    (start, end) per column / row tile."""
+    return (_pointwise(f) and f["stride_h"] == 1 and f["stride_w"] == 1 and not banded
+            and any(b - a == 1 for a, b in cols) and any(b - a > 1 for a, b in rows))
+
+
+def local_params(f: dict, group: int, src: tuple, dst: tuple, shape: str) -> dict:
+    """The tile kernel's bt_conv_params: layer fields f, with the tile's fields read from p.
+    src, dst: (physical width, pixel stride) of the input and output buffers; shape: "box" (fx_win_k's
+    calls), "col" (also its one-column path: pixels a row pitch apart) or "inplace" (fx_conv_inplace_k:
+    rows of copied pixels in.c bytes apart)."""
+    q = dict(f)
+    if shape == "inplace":
+        q["in"] = dict(f["in"], h=1, w="p->in.w", pixel_stride=f["in"]["c"])
+        q["out"] = dict(f["out"], h=1, w="p->out.w", pixel_stride=dst[1])
+        return dict(q, pad_top=0, pad_left=0)
+    col = shape == "col"
+    q["in"] = dict(f["in"], h="p->in.h" if col else f["in"]["h"], w="p->in.w" if col else src[0],
+                   pixel_stride="p->in.pixel_stride" if col else src[1])
+    q["out"] = dict(f["out"], h="p->out.h" if col else f["out"]["h"], w="p->out.w", c=group or f["out"]["c"],
+                    pixel_stride="p->out.pixel_stride" if col else dst[1])
+    q["pad_left"] = 0 if _pointwise(f) else "p->pad_left"
+    if group:
+        q.update(filter="p->filter", bias="p->bias", multiplier="p->multiplier", shift="p->shift")
+    return q
+
+
+def define(e, op, fields: dict, name: str, group: int, src: tuple, dst: tuple, shape: str) -> str:
+    """Declare op's tile kernel calling variant `name`'s macro (local_params' arguments); returns the
+    function's name."""
+    from .model_c import _struct
+
+    macro, extra = kernel_variants.INSTANCES[name]
+    e.use_macro(macro)
+    q = local_params(fields, group, src, dst, shape)
+    fn = f"op{op.index}_tk"
+    move = ""
+    if _pointwise(fields) and shape != "inplace":
+        ps = q["in"]["pixel_stride"]
+        move = f"  in -= p->pad_left * {ps};  /* pad_left <= 0: the tile's first input column */\n"
+    args = "".join(f", {a}" for a in extra)
+    user = "fx_conv_inplace_k" if shape == "inplace" else "fx_win_k"
+    e.declare(f"/* op {op.index}'s tile kernel: {name}'s loops on its constants ({user}) */\n"
+              f"static void {fn}({SIGNATURE}) {{\n"
+              f"  const bt_conv_params q = {_struct(q, '    ')};\n{move}"
+              f"  {macro}(&q, in, in_y0, out, y0, y1{args});\n}}")
+    return fn

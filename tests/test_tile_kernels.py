@@ -1,0 +1,133 @@
+"""Per-layer tile kernels of fused blocks (codegen/tile_kernels.py): on boards with a kernel variant table
+the generated model.c gives each multi-channel conv of a block its own kernel (the layer's variant on its
+constants) and passes it to the tile runtime; other boards keep the runtime's bt_conv_s8.
+
+Bit-exactness of firmware using them: tests/test_fused_firmware.py (mcunet-vww1 and tiny on cortex-m4 and
+riscv32 in QEMU, against TFLite Micro) and tests/test_channel_groups.py (channel groups); here, the
+fallback when another kernel set is linked, and what model.c defines and passes.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import numpy as np
+import pytest
+from conftest import fixed_input, tflm_run
+
+from buildtool import firmware, kernel_variants, runner, zoo
+from buildtool.codegen import tile_kernels
+from buildtool.codegen.fused_c import generate
+from buildtool.fusion import plan_fused
+from buildtool.tflite_writer import serialize
+
+MODEL = "mcunet-vww1"
+
+
+@pytest.fixture(scope="module")
+def sources():
+    """mcunet-vww1's least-RAM streamed fused plan: model.c per board, and on cortex-m4 without instances."""
+    g = zoo.build(MODEL)
+    plan = plan_fused(g, optimize="ram", input_streamed=True, time_budget=0.0)
+    out = {b: generate(g, plan, b)[0] for b in ("cortex-m4", "riscv32", "xcore")}
+    with kernel_variants.mode("variants"):
+        out["variants"] = generate(g, plan, "cortex-m4")[0]
+    return out
+
+
+def _kernels(c: str) -> dict:
+    """tile kernel name -> (its macro call, the runtime call passing it)."""
+    out = {}
+    for fn in re.findall(r"static void (op\d+_tk)\(const bt_conv_params \*p,", c):
+        body = c.split(f"static void {fn}(", 1)[1].split("\n}", 1)[0]
+        macro = re.search(r"  (BT_CONV_\w+)\(&q, in, in_y0, out, y0, y1[^;]*\);", body)
+        calls = re.findall(rf"fx_(?:win_k|conv_inplace_k)\(&(op\d+)_p, {fn}, ", c)
+        out[fn] = (macro.group(1) if macro else None, calls)
+    return out
+
+
+def test_model_c_defines_and_passes_tile_kernels(sources):
+    """cortex-m4 and riscv32: each tile kernel calls its set's macro and is passed once, for its own layer;
+    the fallback to bt_conv_s8 is defined; xcore and the variants-only mode keep the runtime's calls."""
+    for board, macro in (("cortex-m4", "BT_CONV_PM"), ("riscv32", "BT_CONV_PW")):
+        c = sources[board]
+        ks = _kernels(c)
+        assert ks, board
+        for fn, (m, calls) in ks.items():
+            assert m == macro and calls == [fn[:-3]], (board, fn, m, calls)
+        fallback = rf"#define {macro}\(p, in, in_y0, out, y0, y1[^)]*\) bt_conv_s8\(p, in, in_y0, out, y0, y1\)"
+        assert re.search(fallback, c)
+    cm = sources["cortex-m4"]
+    assert "fx_win(FX_CONV" in cm  # one-channel calls stay with the runtime's own paths
+    assert "fx_win_k(&op" in cm and "fx_conv_inplace_k(&op" in cm
+    for other in ("xcore", "variants"):
+        assert "_tk(" not in sources[other] and "fx_win_k" not in sources[other]
+        assert "fx_conv_inplace(&op" in sources[other]
+
+
+def test_tile_kernel_constants(sources):
+    """A tile kernel's struct: the tile's fields from p, the rest the layer's constants; a channel group's
+    kernel takes its filter and requantisation from p and has out.c = the group."""
+    cm = sources["cortex-m4"]
+    body = {fn: cm.split(f"static void {fn}(", 1)[1].split("\n}", 1)[0] for fn in _kernels(cm)}
+    for fn, b in body.items():
+        assert ".w = p->out.w" in b and "p->kh" not in b and "p->act_min" not in b and "p->input_offset" not in b
+        grouped = ".filter = p->filter" in b
+        assert grouped == (".multiplier = p->multiplier" in b)
+        assert grouped or f".multiplier = {fn[:-3]}_mult" in b
+    assert any(".filter = p->filter" in b for b in body.values())  # vww1 has channel groups
+    f = dict(kh=3, kw=3, stride_h=2, stride_w=2, pad_top=1, pad_left=1, filter="w", bias="b", multiplier="m",
+             shift="s", **{"in": dict(h=9, w=9, c=8, pixel_stride=8), "out": dict(h=5, w=5, c=16, pixel_stride=16)})
+    q = tile_kernels.local_params(f, 4, (7, 8), (3, 4), "box")
+    assert q["in"] == dict(h=9, w=7, c=8, pixel_stride=8)
+    assert q["out"] == dict(h=5, w="p->out.w", c=4, pixel_stride=4)
+    assert q["pad_left"] == "p->pad_left" and q["filter"] == "p->filter" and q["pad_top"] == 1
+    assert tile_kernels.local_params(f, 0, (7, 8), (3, 4), "box")["filter"] == "w"
+    one = dict(f, kh=1, kw=1, stride_h=1, stride_w=1, pad_top=0, pad_left=0)
+    assert tile_kernels.one_column(one, [(0, 1), (1, 3)], [(0, 2)], False)
+    assert not tile_kernels.one_column(one, [(0, 1)], [(0, 2)], True)
+    assert not tile_kernels.one_column(one, [(0, 2)], [(0, 2)], False)
+    assert not tile_kernels.one_column(f, [(0, 1)], [(0, 2)], False)
+    col = tile_kernels.local_params(one, 0, (7, 8), (3, 4), "col")
+    assert col["in"]["pixel_stride"] == "p->in.pixel_stride" and col["pad_left"] == 0
+
+
+def test_pixels_per_call():
+    """Kernels with a per-call set-up (riscv's pointwise loops) only where every call has enough pixels."""
+    assert tile_kernels.min_pixels([(0, 3), (3, 5), (5, 5)], [(0, 4)], "box", 16) == 2
+    assert tile_kernels.min_pixels([(0, 1), (1, 4)], [(0, 4), (4, 6)], "col", 16) == 2
+    assert tile_kernels.min_pixels([(0, 1), (1, 4)], [(0, 4), (4, 6)], "box", 16) == 1
+    assert tile_kernels.min_pixels([(0, 9)], [(0, 1)], "inplace", 64) == 4
+    assert tile_kernels.worth("bt_conv_s8_pm_rq2_ssat", [(0, 1)], [(0, 1)], "box", 8)
+    assert not tile_kernels.worth("bt_conv_s8_pointwise", [(0, 1), (1, 3)], [(0, 1)], "box", 8)
+    assert tile_kernels.worth("bt_conv_s8_pointwise", [(0, 2), (2, 4)], [(0, 1)], "box", 8)
+
+
+def test_variant_holds_for_every_group():
+    """A group's kernel needs one instantiated variant for every group's channels (bt_rq2 over each)."""
+    class E:
+        variants = kernel_variants.TABLES["cortex-m"]
+    layer = dict(kh=1, kw=1, act_min=-128, act_max=127, pad_top=0, pad_left=0, **{"in": dict(c=8), "out": dict(c=8)},
+                 multipliers=[1 << 30] * 8, shifts=[-3] * 8)
+    assert tile_kernels.variant(E, layer, 4) == "bt_conv_s8_pm_rq2_ssat"
+    assert tile_kernels.variant(E, layer, 2) is None  # out.c < 4: the direct loops
+    slow = dict(layer, multipliers=[1 << 30] * 4 + [1 << 29] * 4)
+    assert tile_kernels.variant(E, slow, 4) is None  # groups would take different variants
+    assert tile_kernels.variant(E, slow, 0) == "bt_conv_s8_pm"
+    E.variants = None
+    assert tile_kernels.variant(E, layer, 0) is None
+
+
+@pytest.mark.skipif(not all(shutil.which(t) for t in ("arm-none-eabi-gcc", "qemu-system-arm")),
+                    reason="arm-none-eabi-gcc / qemu-system-arm not installed")
+def test_reference_set_runs_the_same_model_c(tmp_path):
+    """cortex-m4 model.c with tile kernels linked with the reference set (the macros fall back to
+    bt_conv_s8) gives TFLite Micro's bytes."""
+    g = zoo.build("tiny")
+    plan = plan_fused(g, optimize="ram", time_budget=0.0)
+    firmware.build(g, "cortex-m4", tmp_path, plan=plan, kernels=("reference",))
+    assert "_tk(" in (tmp_path / "model.c").read_text()
+    x = fixed_input(g.tensors[g.inputs[0]].shape)
+    y, _, _ = runner.run("cortex-m4", tmp_path, x)
+    assert np.array_equal(y, tflm_run(serialize(g), [x])[0])
