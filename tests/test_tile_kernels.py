@@ -59,7 +59,7 @@ def test_model_c_defines_and_passes_tile_kernels(sources):
         fallback = rf"#define {macro}\(p, in, in_y0, out, y0, y1[^)]*\) bt_conv_s8\(p, in, in_y0, out, y0, y1\)"
         assert re.search(fallback, c)
     cm = sources["cortex-m4"]
-    assert "fx_win(FX_CONV" in cm  # one-channel calls stay with the runtime's own paths
+    assert "fx_chw(&" in cm  # one-channel windows stay with the runtime's own paths
     assert "fx_win_k(&op" in cm and "fx_conv_inplace_k(&op" in cm
     for other in ("xcore", "variants"):
         assert "_tk(" not in sources[other] and "fx_win_k" not in sources[other]

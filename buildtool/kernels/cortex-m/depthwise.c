@@ -193,9 +193,9 @@ static inline __attribute__((always_inline)) void dw_m1(const bt_depthwise_param
   const int box = p->kh == 3 && p->kw == 3 && ya < yb && xi0 < xi1;
   for (int32_t y = y0; y < y1; y++) {
     int8_t *orow = out + (y - y0) * out_row;
-    if (box && y >= ya && y < yb) {
-      dw_pixels(p, in, in_y0, orow, y, 0, xi0, fast);
-      dw_pixels(p, in, in_y0, orow, y, xi1, p->out.w, fast);
+    if (box && y >= ya && y < yb) {   /* the border columns, if any */
+      if (xi0 > 0) dw_pixels(p, in, in_y0, orow, y, 0, xi0, fast);
+      if (xi1 < p->out.w) dw_pixels(p, in, in_y0, orow, y, xi1, p->out.w, fast);
     } else {
       dw_pixels(p, in, in_y0, orow, y, 0, p->out.w, fast);
     }
