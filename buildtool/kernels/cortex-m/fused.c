@@ -124,13 +124,15 @@ static void cm_pass_run(const cm_pass *ps, const int16_t *f, int32_t len, int32_
   }
 }
 
-#define CM_CHUNK 64   /* interior pixels accumulated at a time (int32 sums on the stack) */
+#define CM_CHUNK 64
+#define CM_KH 8        /* tap rows of a conv whose rows go through conv1_dense */
 
 /* A one-output-channel conv's per-call values: the filter widened per run (a tap row when dense, else
    a tap), the start value with the input offset folded in, the requantisation, the interior columns. */
 typedef struct {
   int16_t fw[CM_K_MAX] __attribute__((aligned(4)));
   int32_t acc0, m, sh, p2, e1, fast, xi0, xi1, run, nrun, dense;
+  int32_t row1;   /* conv1_row1's path: 2 an RGB stem's 3x9 rows, 1 dense rows, 0 conv1_rows */
 } cm_conv1;
 
 /* dst[0..n) = src[0..n) widened, each group of 4 stored [k, k+2, k+1, k+3] (im2col.h's layout); returns
@@ -171,6 +173,7 @@ static int conv1_prep_ch(const bt_conv_params *p, cm_conv1 *st, int first) {
     st->run = st->dense ? p->kw * c : c;
     st->nrun = st->dense ? p->kh : p->kh * p->kw;
     box_interior(p, &st->xi0, &st->xi1);
+    st->row1 = !st->dense || st->run > 16 || p->kh > CM_KH ? 0 : p->kh == 3 && st->run == 9 ? 2 : 1;
   }
   conv1_chan(p, st);
   return 1;
@@ -331,7 +334,6 @@ static __attribute__((noinline)) void cm_rows_out_3x9(const int8_t *const *ipr, 
 
 /* Interior pixels [xa, xa + n) of rows [ya, ya + nr) of a conv whose tap rows are dense runs of at
    most 16 values (kh <= CM_KH), requantised by bt_rq2: one pass per output row. */
-#define CM_KH 8
 static void conv1_dense(const bt_conv_params *p, const cm_conv1 *st, const box_src *s, const box_dst *d,
                         int32_t ya, int32_t nr, int32_t xa, int32_t n) {
   const int32_t ps = p->in.pixel_stride, step = p->stride_w * ps, ops = p->out.pixel_stride, kh = p->kh;
@@ -415,27 +417,6 @@ static void conv1_chunk(const bt_conv_params *p, const cm_conv1 *st, const box_s
    CM_CHUNK pixels (several rows per chunk when they fit). */
 static void conv1_rows(const bt_conv_params *p, const cm_conv1 *st, const box_src *s, const box_dst *d,
                        int32_t y0, int32_t y1) {
-  if (y1 == y0 + 1 && st->dense && st->fast && st->run <= 16 && p->kh <= CM_KH) {
-    /* one row of a dense conv (a pulled stem's row): no row-range or chunk bookkeeping */
-    const int32_t iy0 = y0 * p->stride_h - p->pad_top, xi0 = st->xi0, xi1 = st->xi1;
-    int8_t *const orow = box_orow(d, y0);
-    if (iy0 < 0 || iy0 + (p->kh - 1) * p->dil_h >= p->in.h || xi1 <= xi0) {
-      conv1_edge(p, st, s, orow, y0, 0, p->out.w);
-      return;
-    }
-    if (xi0 > 0) conv1_edge(p, st, s, orow, y0, 0, xi0);
-    if (xi1 < p->out.w) conv1_edge(p, st, s, orow, y0, xi1, p->out.w);
-    if (p->kh == 3 && st->run == 9 && !s->rows) {   /* an RGB stem's row: straight to its loop */
-      const int32_t ps = p->in.pixel_stride, dy = s->row * p->dil_h;
-      const int8_t *const b = s->base + (iy0 - s->y0) * s->row + (xi0 * p->stride_w - p->pad_left) * ps;
-      const int8_t *const ipr[3] = {b, b + dy, b + 2 * dy};
-      cm_rows_out_3x9(ipr, p->stride_w * ps, xi1 - xi0, st->fw, orow + xi0 * p->out.pixel_stride,
-                      p->out.pixel_stride, p, st);
-      return;
-    }
-    conv1_dense(p, st, s, d, y0, 1, xi0, xi1 - xi0);
-    return;
-  }
   int32_t ya, yb;
   box_inside_rows(p, y0, y1, &ya, &yb);
   for (int32_t y = y0; y < ya; y++) conv1_edge(p, st, s, box_orow(d, y), y, 0, p->out.w);
@@ -459,6 +440,34 @@ static void conv1_rows(const bt_conv_params *p, const cm_conv1 *st, const box_sr
       chunk(p, st, s, d, y, nr, xa, xi1 - xa < CM_CHUNK ? xi1 - xa : CM_CHUNK);
   }
 }
+
+/* Output row y of a one-output-channel conv into d (a pulled stem's row, fx_k_pulled): a dense conv
+   without conv1_rows' row-range or chunk bookkeeping, inlined into its caller. */
+static inline __attribute__((always_inline)) void conv1_row1(const bt_conv_params *p, const cm_conv1 *st,
+                                                            const box_src *s, const box_dst *d, int32_t y) {
+  if (st->row1 && st->fast) {
+    const int32_t iy = y * p->stride_h - p->pad_top, xi0 = st->xi0, xi1 = st->xi1;
+    int8_t *const orow = box_orow(d, y);
+    if (iy < 0 || iy + (p->kh - 1) * p->dil_h >= p->in.h || xi1 <= xi0) {
+      conv1_edge(p, st, s, orow, y, 0, p->out.w);
+      return;
+    }
+    if (xi0 > 0) conv1_edge(p, st, s, orow, y, 0, xi0);
+    if (xi1 < p->out.w) conv1_edge(p, st, s, orow, y, xi1, p->out.w);
+    if (st->row1 == 2 && !s->rows) {   /* an RGB stem's row: straight to its loop */
+      const int32_t ps = p->in.pixel_stride, dy = s->row * p->dil_h;
+      const int8_t *const b = s->base + (iy - s->y0) * s->row + (xi0 * p->stride_w - p->pad_left) * ps;
+      const int8_t *const ipr[3] = {b, b + dy, b + 2 * dy};
+      cm_rows_out_3x9(ipr, p->stride_w * ps, xi1 - xi0, st->fw, orow + xi0 * p->out.pixel_stride,
+                      p->out.pixel_stride, p, st);
+      return;
+    }
+    conv1_dense(p, st, s, d, y, 1, xi0, xi1 - xi0);
+    return;
+  }
+  conv1_rows(p, st, s, d, y, y + 1);
+}
+#define FX_CONV1_ROW1
 
 /* One depthwise output (channel 0) at a border pixel: the valid taps only. */
 static int32_t dw1_border(const bt_conv_params *p, const int8_t *in, int32_t in_y0, const int8_t *fk,

@@ -28,6 +28,9 @@ __attribute__((noinline)) static int fx_k_box(int kind, const fx_prm *q, const f
 #ifndef FX_CONV1_CHAN
 #define FX_CONV1_CHAN(p, st, first) conv1_prep(p, st)
 #endif
+#ifndef FX_CONV1_ROW1   /* a set may have its own path for one output row (a pulled conv's) */
+#define conv1_row1(p, st, s, d, y) conv1_rows(p, st, s, d, y, (y) + 1)
+#endif
 #ifndef FX_DW1_CHAN
 typedef int fx_dw1_none;
 #define FX_DW1_CHAN fx_dw1_none
@@ -82,14 +85,17 @@ __attribute__((noinline)) static int fx_k_pulled(int kind, const void *prm, cons
   FX_CONV1 st;
   const int32_t x0 = win_geom(FX_CONV, prm, win, out, ca, cb, ch, 0, &q);
   if (q.c.out.c != 1 || !conv1_prep(&q.c, &st)) return 0;
-  fx_buf w;
-  fx_get(&w, win, sizeof w);
+  /* an output row's input rows go to the window's first physical rows: the same addresses every row */
+  const int32_t pitch = win->wp * win->ps, img_row = img_w * img_c;
+  int8_t *const dst = win->base + (ta - win->c0) * win->ps;
+  box_src src = {win->base + (x0 - win->c0) * win->ps, 0, pitch, 0, 0};
   for (int32_t y = ra; y < rb; y++) {
     const int32_t r0 = BT_MAX(y * s - pad, 0), r1 = BT_MIN(y * s - pad + k, n_in);
-    w.r0 = r0;
-    if (r1 > r0 && tb > ta) fx_source(r0, r1, ta, tb, fx_at(&w, r0, ta), w.wp * w.ps, img_w, img_c);
-    const box_src src = {fx_at(&w, r0, x0), r0, w.wp * w.ps, 0, 0};
-    conv1_rows(&q.c, &st, &src, &d, y, y + 1);
+    if (r1 > r0 && tb > ta)
+      bt_read_input_rows((uint32_t)(r0 * img_row + ta * img_c), (uint32_t)((tb - ta) * img_c), (uint32_t)(r1 - r0),
+                         (uint32_t)img_row, dst, (uint32_t)pitch);
+    src.y0 = r0;
+    conv1_row1(&q.c, &st, &src, &d, y);
   }
   return 1;
 }
