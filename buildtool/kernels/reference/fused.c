@@ -162,7 +162,9 @@ FX_ALWAYS int32_t win_geom(int kind, const void *prm, const fx_buf *in, const fx
   const int32_t w = is->w, nlo = ca * s - *pad_left, nhi = (cb - 1) * s - *pad_left + k;
   int32_t x0 = in->rows ? 0 : nlo < 0 ? 0 : nhi > w ? w - in->wp : in->c0;
   *pad_left += x0 - ca * s;
-  if (k == 1 && *pad_left < 0) {  /* a 1-wide filter reads from column -pad_left on: start there */
+  if (k == 1 && *pad_left < 0 && cb - ca > 1) {
+    /* a 1-wide filter reads from column -pad_left on: start there (one output column keeps the offset:
+       a set's unpadded 1x1 path may cost more than its general path on one pixel, as riscv's does) */
     x0 -= *pad_left;
     *pad_left = 0;
   }
