@@ -17,7 +17,8 @@ from conftest import fixed_input, shared_model, tflm_run
 from buildtool import firmware, runner, targets, tflite_reader, zoo
 from buildtool.codegen.fused_c import generate
 from buildtool.fusion import plan_fused
-from buildtool.fusion.costs import INSTRUCTION_BOUND, is_dense, predict_instructions
+from buildtool.fusion.costs import (INSTRUCTION_BOARDS, INSTRUCTION_BOUND, INSTRUCTION_MARGIN, is_dense,
+                                    predict_instructions)
 from buildtool.tflite_writer import serialize
 from test_fusion import dense_head
 
@@ -251,7 +252,7 @@ def plain_profile(tmp_path_factory):
     return get
 
 
-# the least-RAM plans held to INSTRUCTION_BOUND (the goal, INSTRUCTION_MARGIN, is not met yet: docs/fusion.md)
+# the least-RAM plans held to INSTRUCTION_MARGIN on INSTRUCTION_BOARDS, else to INSTRUCTION_BOUND
 INSTRUCTION_CASES = [("mbv2-w0.35", "ram", "cortex-m4"), ("mbv2-w0.35", "ram-streamed", "cortex-m4"),
                      ("mcunet-vww1", "ram", "cortex-m4"), ("mcunet-vww1", "ram-streamed", "cortex-m4"),
                      ("mbv2-w0.35", "ram", "riscv32")]
@@ -262,7 +263,8 @@ INSTRUCTION_CASES = [("mbv2-w0.35", "ram", "cortex-m4"), ("mbv2-w0.35", "ram-str
 def test_fused_instructions_near_prediction(model, setting, board, plain_profile, tmp_path):
     """Least-RAM plans (QEMU instruction counts are deterministic): the fused firmware, bit-exact,
     runs within its factor of predict_instructions (the plain firmware's per-op instructions times
-    each block's MAC overhead): within INSTRUCTION_BOUND."""
+    each block's MAC overhead): within INSTRUCTION_MARGIN (the goal) on INSTRUCTION_BOARDS, else within
+    INSTRUCTION_BOUND."""
     need(board)
     g, _ = _model(model)
     plan, prof, _ = check(model, setting, board, tmp_path, profile=True)
@@ -271,4 +273,5 @@ def test_fused_instructions_near_prediction(model, setting, board, plain_profile
     counts = {o["op"]: o["count"] for o in plain["ops"]}
     pred = predict_instructions(g, plan, counts) + plain["total"] - sum(counts.values())
     assert pred > plain["total"]  # blocks cost their MAC overhead
-    assert prof["total"] <= INSTRUCTION_BOUND * pred, (prof["total"], pred)
+    bound = INSTRUCTION_MARGIN if board in INSTRUCTION_BOARDS else INSTRUCTION_BOUND
+    assert prof["total"] <= bound * pred, (prof["total"], pred, prof["total"] / pred)

@@ -476,13 +476,13 @@ def _align(x, a: int):
 
 
 # -- firmware instructions ------------------------------------------------------------------
-INSTRUCTION_MARGIN = 1.3  # goal: fused firmware within this factor of predict_instructions (not met yet)
-# A regression guard on the measured least-RAM plans (tests/test_fused_firmware.py; docs/fusion.md has
-# the figures): small tiles still pay per-call costs (parameter copies, filter set-up per channel and
-# row), and blocks whose channelwise windows had no room for channel groups (fusion/groups.py) run one
-# channel where the plain kernels run four. The bound sits some 10% above the worst case the test
-# holds (cortex-m4, mbv2-w0.35 with the input streamed: benchmarks/fusion.py --instructions prints it).
-INSTRUCTION_BOUND = 1.72
+INSTRUCTION_MARGIN = 1.3  # goal: fused firmware within this factor of predict_instructions
+# Boards that meet it on the least-RAM plans tests/test_fused_firmware.py holds (docs/fusion.md has the
+# figures from benchmarks/fusion.py --instructions); elsewhere INSTRUCTION_BOUND is a regression guard
+# some 10% above the worst measured case (riscv32: its one-output-channel conv path, which the
+# channel-by-channel blocks run, costs more per MAC than its plain kernels).
+INSTRUCTION_BOARDS = ("cortex-m4",)
+INSTRUCTION_BOUND = 1.6
 
 
 def predict_instructions(g, plan, plain_counts: dict) -> int:
