@@ -129,11 +129,12 @@ def m4_run(tmp_path_factory):
     assert proc.returncode == 0, proc.stderr
     y, prof, _ = runner.run("cortex-m4", tmp / "fw", x, functions=True)
     assert np.array_equal(y, np.load(tmp / "y.npy"))
-    return proc.stderr, prof, pipeline.read_model(MODEL).graph, json.loads((tmp / "fw" / "firmware.json").read_text())
+    return (proc.stderr, prof, pipeline.read_model(MODEL).graph, json.loads((tmp / "fw" / "firmware.json").read_text()),
+            (tmp / "fw", x))
 
 
 def test_m4_profile_has_mix_and_estimate(m4_run):
-    _, prof, g, man = m4_run
+    _, prof, g, man, _ = m4_run
     assert man["macs"] == [op_macs(g, g.operators[i]) for i in man["order"]]
     assert prof["cycles_model"].startswith("cortex-m4")
     for o, macs in zip(prof["ops"], man["macs"]):
@@ -149,7 +150,7 @@ def test_m4_profile_has_mix_and_estimate(m4_run):
 def test_m4_profile_by_function(m4_run):
     """runner.run(functions=True): every instruction of the run in exactly one function, most first,
     the per-operator counts unchanged; the model's code among them by name."""
-    _, prof, _, _ = m4_run
+    _, prof, _, _, _ = m4_run
     fns = prof["functions"]
     assert sum(n for _, n in fns) == prof["total"] == sum(n for _, n in prof["addresses"])
     assert [n for _, n in fns] == sorted((n for _, n in fns), reverse=True)
@@ -158,8 +159,21 @@ def test_m4_profile_by_function(m4_run):
     assert sum(o["count"] for o in prof["ops"]) < prof["total"]  # the operators are part of the run
 
 
+def test_m4_profile_of_one_region(m4_run):
+    """runner.run(functions=True, region=k) (the plugin's pcs_region): the functions of the k-th operator
+    only, adding up to exactly that operator's count; the whole run's profile is the sum over more."""
+    _, whole, _, man, (fw, x) = m4_run
+    k = man["opcodes"].index("DEPTHWISE_CONV_2D")
+    _, prof, _ = runner.run("cortex-m4", fw, x, functions=True, region=k)
+    assert [o["count"] for o in prof["ops"]] == [o["count"] for o in whole["ops"]]
+    assert sum(n for _, n in prof["functions"]) == prof["ops"][k]["count"] < whole["total"]
+    names = dict(prof["functions"])
+    assert max(names, key=names.get).startswith("bt_depthwise") and names.get("model_invoke", 0) < 50
+    assert all(n <= dict(whole["functions"])[f] for f, n in names.items())
+
+
 def test_m4_report_prints_per_mac_and_labelled_estimate(m4_run):
-    report, prof, _, _ = m4_run
+    report, prof, _, _, _ = m4_run
     assert "cycles are an ESTIMATE from the instruction mix (cortex-m4 TRM timings, zero wait states" in report
     for o in prof["ops"]:
         line = next(ln for ln in report.splitlines() if re.match(rf"\s+op\s+{o['op']}\s+{o['opcode']}\s", ln))
