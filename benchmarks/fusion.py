@@ -168,7 +168,7 @@ def instructions(out, names, accs, blocks: bool, board: str = "cortex-m4") -> No
             pred = sum(n for _, n in items) + (plain_total - sum(plain.values()))
             where = "streamed" if streamed else "in arena"
             out(f"| {name} | {where} | {p.macs} | {p.mac_overhead:.2f}x "
-                f"| {plain_total} | {fused_total} | {pred} | {fused_total / pred:.2f} |")
+                f"| {plain_total} | {fused_total} | {pred} | {fused_total / pred:.3f} |")
             rows += [(name, where, it, sum(plain[i] for i in range(it.p, it.q)), n, pr)
                      for (it, pr), (_, n) in zip(items, fused) if isinstance(it, BlockRun)]
     if not blocks:
