@@ -151,16 +151,23 @@ static inline int32_t cm_widen(const int8_t *src, int16_t *dst, int32_t n) {
   return sum;
 }
 
-/* st's values that depend on p's channel (filter, bias, requantisation), its geometry already in st. */
-static void conv1_chan(const bt_conv_params *p, cm_conv1 *st) {
-  int32_t fsum = 0;
-  for (int32_t r = 0; r < st->nrun; r++) fsum += cm_widen(p->filter + r * st->run, st->fw + r * st->run, st->run);
+/* st's start value (p's bias and the input offset times fsum, the sum of the channel's filter) and
+   requantisation (bt_rq2 when the channel allows it). */
+static inline __attribute__((always_inline)) void cm_chan_values(const bt_conv_params *p, cm_conv1 *st,
+                                                                int32_t fsum) {
   st->acc0 = (p->bias ? p->bias[0] : 0) + p->input_offset * fsum;
   st->m = p->multiplier[0];
   st->sh = p->shift[0];
   st->fast = bt_rq2_ok(&st->m, &st->sh, 1);
   st->p2 = st->fast ? bt_rq2_p2(st->sh) : 0;
   st->e1 = st->fast ? bt_rq2_e1(st->sh) : 0;
+}
+
+/* st's values that depend on p's channel (filter, bias, requantisation), its geometry already in st. */
+static void conv1_chan(const bt_conv_params *p, cm_conv1 *st) {
+  int32_t fsum = 0;
+  for (int32_t r = 0; r < st->nrun; r++) fsum += cm_widen(p->filter + r * st->run, st->fw + r * st->run, st->run);
+  cm_chan_values(p, st, fsum);
 }
 
 /* st = p's per-call values (p: one output channel); 0 when the filter is too large for this path.
@@ -684,12 +691,7 @@ static void dw1_chan(const bt_depthwise_params *dp, const int8_t *in, int32_t in
   for (int32_t t = 0; t < kh * kw; t++) fsum += fk[t];
   if (!fast3)
     for (int32_t r = 0; r < kh; r++) cm_widen(p->filter + r * kw, st->fw + r * kw, kw);
-  st->acc0 = (p->bias ? p->bias[0] : 0) + p->input_offset * fsum;
-  st->m = p->multiplier[0];
-  st->sh = p->shift[0];
-  st->fast = bt_rq2_ok(&st->m, &st->sh, 1);
-  st->p2 = st->fast ? bt_rq2_p2(st->sh) : 0;
-  st->e1 = st->fast ? bt_rq2_e1(st->sh) : 0;
+  cm_chan_values(p, st, fsum);
   if (fast3)
     for (int t = 0; t < 3; t++) { k3->f02[t] = cm_pack(fk[3 * t], fk[3 * t + 2]); k3->f1[t] = fk[3 * t + 1]; }
   k3->acc0 = st->acc0;

@@ -183,14 +183,22 @@ FX_ALWAYS void win_kind(int kind, const void *prm, fx_conv_kernel conv, const fx
   const int32_t kh = kind == FX_CONV || kind == FX_DW ? q.c.kh : q.p.filter_h;
   const int32_t oc = ch >= 0 && kind == FX_DW ? ch : 0;
   if (fx_k_box(kind, &q, in, out, ra, rb, ca, oc, x0)) return;
-  if (in->rows) {  /* row bands: a 1-row conv reads one band per output row, else fx_rows */
+  if (in->rows) {  /* row bands: one kernel call per output row whose input rows lie one after another
+                      (the rows of one band), else fx_rows */
+    const int32_t pitch = in->wp * in->ps;
     for (int32_t y = ra; y < rb; y++) {
       int8_t *o = fx_at(out, y, ca) + oc;
-      const int32_t iy = kind == FX_CONV || kind == FX_DW ? y * q.c.stride_h - q.c.pad_top : -1;
-      const int8_t *row = iy >= 0 && iy < is->h ? in->rows[iy] + x0 * in->ps : 0;
-      if (kh == 1 && kind == FX_CONV && row) conv(&q.c, row, iy, o, y, y + 1);
-      else if (kh == 1 && kind == FX_DW && row) bt_depthwise_s8(&q.d, row, iy, o, y, y + 1);
-      else fx_rows(kind, &q, in->rows, x0, o, y);
+      if (kind == FX_CONV || kind == FX_DW) {
+        const int32_t iy = y * q.c.stride_h - q.c.pad_top;
+        const int32_t r0 = BT_MAX(iy, 0), r1 = BT_MIN(iy + (kh - 1) * q.c.dil_h + 1, is->h);
+        if (r1 > r0 && in->rows[r1 - 1] - in->rows[r0] == (r1 - 1 - r0) * pitch) {
+          const int8_t *row = in->rows[r0] + x0 * in->ps;
+          if (kind == FX_CONV) conv(&q.c, row, r0, o, y, y + 1);
+          else bt_depthwise_s8(&q.d, row, r0, o, y, y + 1);
+          continue;
+        }
+      }
+      fx_rows(kind, &q, in->rows, x0, o, y);
     }
     return;
   }
