@@ -255,7 +255,8 @@ def plain_profile(tmp_path_factory):
 # the least-RAM plans held to INSTRUCTION_MARGIN on INSTRUCTION_BOARDS, else to INSTRUCTION_BOUND
 INSTRUCTION_CASES = [("mbv2-w0.35", "ram", "cortex-m4"), ("mbv2-w0.35", "ram-streamed", "cortex-m4"),
                      ("mcunet-vww1", "ram", "cortex-m4"), ("mcunet-vww1", "ram-streamed", "cortex-m4"),
-                     ("mbv2-w0.35", "ram", "riscv32")]
+                     ("mbv2-w0.35", "ram", "riscv32"),
+                     ("mobilenetv2", "ram", "cortex-m4")]  # its stem reads row bands: a call per output row
 
 
 @pytest.mark.parametrize("model,setting,board", [pytest.param(*k, marks=[] if k == ("mbv2-w0.35", "ram", "cortex-m4")
@@ -268,7 +269,7 @@ def test_fused_instructions_near_prediction(model, setting, board, plain_profile
     need(board)
     g, _ = _model(model)
     plan, prof, _ = check(model, setting, board, tmp_path, profile=True)
-    assert plan.schedule.blocks() and plan.mac_overhead > 1.2
+    assert plan.schedule.blocks() and plan.mac_overhead > 1.05
     plain = plain_profile(model, board)
     counts = {o["op"]: o["count"] for o in plain["ops"]}
     pred = predict_instructions(g, plan, counts) + plain["total"] - sum(counts.values())
