@@ -164,8 +164,7 @@ PRELUDE = r"""
 #include <stdint.h>
 #include "bt_kernels.h"
 #include "arm_nnfunctions.h"
-void bt_puts(const char *s);
-void bt_putu(uint32_t v);
+#include "bt_platform.h"
 void ref_bt_conv_s8(const bt_conv_params *, const int8_t *, int32_t, int8_t *, int32_t, int32_t);
 void ref_bt_depthwise_s8(const bt_depthwise_params *, const int8_t *, int32_t, int8_t *, int32_t, int32_t);
 void ref_bt_fully_connected_s8(const bt_fc_params *, const int8_t *, int8_t *);

@@ -82,36 +82,62 @@ def graph_form(g) -> list:
             [int(i) for i in g.inputs], [int(o) for o in g.outputs]]
 
 
-def subgraph_form(g, op_indices) -> list:
+def subgraph_form(g, op_indices, forms: SubgraphForms | None = None) -> list:
     """Operators op_indices (in the order given) with the tensors they touch, renumbered.
 
     Each tensor also records whether it comes from outside the subgraph and whether
     something outside reads it (graph output or a consumer not in the subgraph): both
     change what a region planner may do with it. Names are not part of the form.
+    forms: SubgraphForms(g), for many subgraphs of one graph (each then costs its own size).
     """
-    ops = [g.operators[i] for i in op_indices]
-    inside = set(op_indices)
-    produced = {o for op in ops for o in op.outputs}
-    read_outside = set(g.outputs)
-    for op in g.operators:
-        if op.index not in inside:
-            read_outside.update(i for i in op.inputs if i >= 0)
-    structural = _structural_tensors(g, ops)
-    local: dict = {}
-    tensors = []
+    return (forms or SubgraphForms(g)).form(op_indices)
 
-    def ref(i: int) -> int:
-        if i < 0:
-            return -1
-        if i not in local:
-            local[i] = len(local)
-            t = g.tensors[i]
-            tensors.append(_tensor_form(t, i in structural) + [i not in produced, i in read_outside])
-        return local[i]
 
-    op_forms = [[op.opcode, [ref(i) for i in op.inputs], [ref(o) for o in op.outputs], _plain(op.options)]
-                for op in ops]
-    return ["subgraph", FORM_VERSION, tensors, op_forms]
+_NONE = frozenset()
+
+
+class SubgraphForms:
+    """What every subgraph form of one graph needs, worked out once: each tensor's readers, each
+    tensor's and each operator's options' own form. The graph must not change while this is in use."""
+
+    def __init__(self, g):
+        self.g = g
+        self.readers: dict = {}
+        for op in g.operators:
+            for i in op.inputs:
+                if i >= 0:
+                    self.readers.setdefault(i, set()).add(op.index)
+        self.outputs = set(g.outputs)
+        self._tensors: dict = {}
+        self._options = [_plain(op.options) for op in g.operators]
+
+    def _tensor(self, i: int, structural: bool) -> list:
+        key = (i, structural)
+        if key not in self._tensors:
+            self._tensors[key] = _tensor_form(self.g.tensors[i], structural)
+        return self._tensors[key]
+
+    def form(self, op_indices) -> list:
+        g = self.g
+        ops = [g.operators[i] for i in op_indices]
+        inside = set(op_indices)
+        produced = {o for op in ops for o in op.outputs}
+        structural = _structural_tensors(g, ops)
+        local: dict = {}
+        tensors = []
+
+        def ref(i: int) -> int:
+            if i < 0:
+                return -1
+            if i not in local:
+                local[i] = len(local)
+                read_outside = i in self.outputs or not self.readers.get(i, _NONE) <= inside
+                tensors.append(self._tensor(i, i in structural) + [i not in produced, read_outside])
+            return local[i]
+
+        op_forms = [[op.opcode, [ref(i) for i in op.inputs], [ref(o) for o in op.outputs], self._options[op.index]]
+                    for op in ops]
+        return ["subgraph", FORM_VERSION, tensors, op_forms]
 
 
 def digest(obj) -> str:
@@ -130,9 +156,9 @@ def plan_key(kind: str, form_digest: str, options: dict | None = None) -> str:
     return digest(["key", FORM_VERSION, kind, planner_version(), form_digest, _plain(options or {})])
 
 
-def subgraph_key(kind: str, g, op_indices, options: dict | None = None) -> str:
+def subgraph_key(kind: str, g, op_indices, options: dict | None = None, forms: SubgraphForms | None = None) -> str:
     """Key for a region planner (operator splitting, fusion block): see subgraph_form."""
-    return plan_key(kind, digest(subgraph_form(g, op_indices)), options)
+    return plan_key(kind, digest(subgraph_form(g, op_indices, forms)), options)
 
 
 def _source_digest(names) -> str:

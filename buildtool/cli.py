@@ -129,8 +129,10 @@ def request_plan(a, options=None) -> dict:
     if getattr(a, "planner", None) is not None:
         return dict(a.planner(a.model, options.to_map()), via_daemon=True)
     from .pipeline import plan_json
+    from .progress import Progress
 
-    return plan_json(a.model, options, a.no_daemon)
+    with Progress(f"planning {_model_name(a.model)}"):
+        return plan_json(a.model, options, a.no_daemon)
 
 
 def make_plan(g, a, options=None):
@@ -206,16 +208,20 @@ def cmd_plan(a, say=_print) -> int:
 
         say(json.dumps(out, indent=1))
         return 0
+    from .units import count, exact, size
+
+    arena_bytes = plan["arena_bytes"]
+    arena = f"{name}: arena {size(arena_bytes)} (" + (f"{exact(arena_bytes)}; " if arena_bytes >= 1024 else "")
     if "mac_overhead" in plan:  # printed from the plan's JSON alone: no fusion or numpy import
         acc = "input streamed" if plan.get("input_accounting") == "streamed" else "input in the arena"
-        say(f"{name}: arena {plan['arena_bytes']} B ({acc}, residuals counted; search bound "
-            f"{plan['lower_bound_bytes']} B); {plan['macs']} MACs = {plan['mac_overhead']:.3f} x unfused; "
+        say(f"{arena}{acc}, residuals counted; search bound {exact(plan['lower_bound_bytes'])}); "
+            f"{count(plan['macs'])} MACs = {plan['mac_overhead']:.3f} x unfused; "
             f"{len(plan.get('fusion_blocks', []))} fusion blocks, {len(plan.get('splits', []))} split regions")
     else:
-        say(f"{name}: arena {plan['arena_bytes']} B (lower bound {plan['lower_bound_bytes']} B, "
+        say(f"{arena}lower bound {exact(plan['lower_bound_bytes'])}, "
             f"{'optimal' if plan['optimal'] else 'not proven optimal'}, planner {plan['planner']}); "
-            f"activations total {plan['total_activation_bytes']} B; {plan['macs']} MACs; "
-            f"params {plan['params_bytes']} B")
+            f"activations total {size(plan['total_activation_bytes'])}; {count(plan['macs'])} MACs; "
+            f"params {size(plan['params_bytes'])}")
     if a.board:
         _say_placement(a, plan)
     return 0
@@ -256,15 +262,22 @@ def cmd_zoo(a) -> int:
 def _board_run(g, xs, a):
     from . import firmware, pipeline, runner
 
+    from .progress import Progress, stage
+
     out = a.build_dir or os.path.join("build", a.board, firmware.build_dir_name(g.name))
     opts = plan_options(a)
-    pipeline.build(g, a.board, out, opts, make_plan(g, a, opts))
-    if a.sequence:
-        ys, prof, ram = runner.run(a.board, out, _steps(xs), sequence=True)
-        print(runner.format_report(prof, ram), file=sys.stderr)
-        return _stack_steps(ys)
-    y, prof, ram = runner.run(a.board, out, xs)
+    plan = make_plan(g, a, opts)
+    with Progress(f"{_model_name(a.model)} on {a.board}"):
+        stage("building the firmware")
+        pipeline.build(g, a.board, out, opts, plan)
+        stage("running it")
+        if a.sequence:
+            ys, prof, ram = runner.run(a.board, out, _steps(xs), sequence=True)
+        else:
+            y, prof, ram = runner.run(a.board, out, xs)
     print(runner.format_report(prof, ram), file=sys.stderr)
+    if a.sequence:
+        return _stack_steps(ys)
     return y if isinstance(y, list) else [y]
 
 

@@ -20,7 +20,9 @@ def one_line(msg: str) -> str:
     """A message as one line with every long quoted name and every long list of values shortened."""
     import re  # here, not at import: a warm `buildtool plan` prints what the daemon made (re is ~10 ms)
 
-    msg = re.sub("'([^'\n]{%d,})'" % (NAME_CHARS + 1), lambda m: f"'{short(m.group(1))}'", " ".join(msg.split()))
+    # a quoted name opens after a non-word character and closes before one (not the text between two names)
+    msg = re.sub("(?<!\\w)'([^'\n]{%d,})'(?!\\w)" % (NAME_CHARS + 1), lambda m: f"'{short(m.group(1))}'",
+                 " ".join(msg.split()))
     return re.sub(r"\[([^\[\]]*)\]", _short_list, msg)
 
 

@@ -19,7 +19,9 @@ import os
 import re
 import stat
 import sys
+import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from .errors import BuildtoolError
@@ -32,6 +34,21 @@ _HINTS = {errno.ENOSPC: "free some space or write elsewhere", errno.EDQUOT: "fre
 
 class WriteError(BuildtoolError):
     """An output file or directory cannot be written."""
+
+
+_client = threading.local()  # .umask: the daemon's thread writing for a client (client_umask)
+
+
+@contextmanager
+def client_umask(umask: int | None):
+    """Files and directories this thread creates inside get the permission bits a process with this
+    umask would give them (the daemon writes build outputs for its clients; None: this process's own)."""
+    old = getattr(_client, "umask", None)
+    _client.umask = umask
+    try:
+        yield
+    finally:
+        _client.umask = old
 
 
 def write_error(path, e: OSError, what: str = "write") -> WriteError:
@@ -113,6 +130,8 @@ def write_atomic(path, data, mode: int | None = None) -> None:
     path = os.fspath(path)
     if isinstance(data, str):
         data = data.encode("utf-8")
+    if mode is None and getattr(_client, "umask", None) is not None:
+        mode = 0o666 & ~_client.umask
     if os.path.isdir(path):
         raise write_error(path, IsADirectoryError(errno.EISDIR, "Is a directory"))
     clean_stale(path)
@@ -158,6 +177,22 @@ def _sync_dir(d: str) -> None:
 
 def makedirs_private(path) -> None:
     """Create path and every missing parent, each one made here 0700 (existing ones are left as they are)."""
+    _makedirs(path, 0o700)
+
+
+def make_dirs(path, what: str = "create the build directory") -> None:
+    """Create an output directory and its missing parents (0777 less the umask: a client's, under
+    client_umask). Raises WriteError naming the path on failure."""
+    u = getattr(_client, "umask", None)
+    try:
+        _makedirs(path, 0o777 if u is None else 0o777 & ~u, exact=u is not None)
+    except OSError as e:
+        raise write_error(path, e, what) from None
+    if not os.path.isdir(path):
+        raise WriteError(f"cannot {what} {os.fspath(path)}: a file is in the way; choose another path")
+
+
+def _makedirs(path, mode: int, exact: bool = False) -> None:
     path = os.path.abspath(os.fspath(path))
     missing = []
     while not os.path.lexists(path):
@@ -168,9 +203,11 @@ def makedirs_private(path) -> None:
         path = parent
     for p in reversed(missing):
         try:
-            os.mkdir(p, 0o700)
+            os.mkdir(p, mode)
         except FileExistsError:
-            pass
+            continue
+        if exact:  # (mkdir's mode is cut by this process's umask)
+            os.chmod(p, mode)
 
 
 def stdout_error(stream, e: OSError, name: str = "standard output") -> WriteError:

@@ -92,7 +92,7 @@ def _via_daemon(a) -> bool:
     wire = {k: protocol.to_wire(v) for k, v in args.items() if v is not None}
     try:
         with DaemonClient() as c:
-            c.request({"type": "gen", "args": wire})
+            c.request({"type": "gen", "args": wire, "umask": protocol.umask_now()})
     except protocol.DaemonUnavailable as e:
         warn_once(f"{e}; running the step in this process")
         return False
@@ -115,9 +115,14 @@ def absolute_paths(args: dict, cwd: str) -> dict:
 
 
 def as_typed(msg: str, typed: dict) -> str:
-    """msg with the absolute paths of absolute_paths named as the user typed them."""
-    for full in sorted(typed, key=len, reverse=True):
-        msg = msg.replace(full, typed[full])
+    """msg with the absolute paths of absolute_paths named as the user typed them (their directories
+    too: "directory D does not exist" names D as typed)."""
+    names = dict(typed)
+    for full, as_given in typed.items():
+        if os.path.dirname(as_given):
+            names.setdefault(os.path.dirname(full), os.path.dirname(as_given))
+    for full in sorted(names, key=len, reverse=True):
+        msg = msg.replace(full, names[full])
     return msg
 
 
@@ -144,6 +149,7 @@ def run_step(a, planner=None) -> int:
     """The step itself. planner(graph, PlanOptions) -> {"plan": ...}: how the plan step plans
     (the daemon passes its memo's; default: in this process)."""
     from . import pipeline
+    from .fsutil import make_dirs
 
     step = a.step
     if step == "model":
@@ -171,15 +177,12 @@ def run_step(a, planner=None) -> int:
         # a fused plan's code holds weight copies: give it the model; a layer-by-layer plan's the skeleton
         model = (pipeline.read_model(a.input, a.name) if a.input.endswith(".tflite")
                  else _from_skeleton(a.input, a.name))
-        plan = pipeline.load_plan(_json(a.plan), model.graph)
+        plan = _plan(a, model.graph)
         if plan.regions(model.graph) and not a.input.endswith(".tflite"):
             raise UsageError("a fused plan's code holds weights: give gen code the model file, not the skeleton")
-        problems = plan.problems(model.graph)
-        if problems:
-            raise UsageError(f"{a.plan} fails the plan checker ({problems[0]}); make it again with buildtool gen plan")
         files = pipeline.code(model, plan, board)
         out = Path(a.output)
-        out.mkdir(parents=True, exist_ok=True)
+        make_dirs(out)
         names = ("model.c", "model.h", "firmware.json")
         for n in names:
             pipeline._write(out / n, files[n])
@@ -190,7 +193,7 @@ def run_step(a, planner=None) -> int:
         model = pipeline.read_model(a.input)
         # a fused plan re-reads weights per tile: which go to external memory follows its counts, as
         # its code step's do (a layer-by-layer plan's placement needs no plan)
-        plan = pipeline.load_plan(_json(a.plan), model.graph) if a.plan else None
+        plan = _plan(a, model.graph) if a.plan else None
         pipeline._write(Path(a.output), pipeline.flash_image(model, board, plan))
         outputs = [a.output]
         if a.split_header:  # for build systems that assemble weights.S without reading weights.bin
@@ -204,7 +207,7 @@ def run_step(a, planner=None) -> int:
 
         t = targets.get(_board(a))
         out = Path(a.output)
-        out.mkdir(parents=True, exist_ok=True)
+        make_dirs(out)
         ld = out / "board.ld" if t.linker_template else None
         if ld:
             pipeline._write(ld, t.linker_script())
@@ -215,6 +218,17 @@ def run_step(a, planner=None) -> int:
         pipeline._write(out / "board.json", json.dumps(info, indent=1) + "\n")
         _depfile(a.depfile, [out / "board.json"] + ([ld] if ld else []), [], step)
     return 0
+
+
+def _plan(a, graph):
+    """The plan file a.plan read back for graph, refused in one line when it is not a sound plan of it."""
+    from . import pipeline
+
+    plan = pipeline.load_plan(_json(a.plan), graph, a.plan)
+    problems = plan.problems(graph)
+    if problems:
+        raise UsageError(f"{a.plan} fails the plan checker ({problems[0]}); make it again with buildtool gen plan")
+    return plan
 
 
 def _need(a, attr: str, what: str) -> None:

@@ -58,9 +58,11 @@ def _fmt_shape(s) -> str:
 
 
 def format_text(info: dict) -> str:
+    from .units import count, size_exact
+
     lines = [f"model {info['name']}: {info['num_operators']} operators, {info['num_tensors']} tensors",
-             f"  MACs {info['macs']:,}   params {info['params_bytes']:,} B   activations "
-             f"{info['activation_bytes']:,} B (largest {info['largest_activation_bytes']:,} B)"]
+             f"  MACs {count(info['macs'])}   params {size_exact(info['params_bytes'])}   activations "
+             f"{size_exact(info['activation_bytes'])}, the largest {size_exact(info['largest_activation_bytes'])}"]
     for io in ("inputs", "outputs"):
         for t in info[io]:
             q = t["quant"] or {}

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from . import pipeline
 from .errors import UsageError
-from .fsutil import write_error, write_if_changed
+from .fsutil import make_dirs, write_if_changed
 from .toolchain import (FIRMWARE, FirmwareError, check_tools, install_elf, compile_flags, kernel_library,
                         link_flags, source_parts, weights_define)
 
@@ -76,10 +76,7 @@ def generate(models: list, joint, board: str, out) -> dict:
              "parts": []}
     for m, p in zip(models, joint.parts):
         d = out / p.prefix
-        try:
-            d.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise write_error(d, e, "create the build directory") from None
+        make_dirs(d)
         c, h = p.plan.emit_c(p.graph, board, align, prefix=p.prefix, arena_base=p.base)
         write_if_changed(d / "model.c", c)
         write_if_changed(d / "model.h", h)

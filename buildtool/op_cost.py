@@ -69,7 +69,7 @@ def summary(prof: dict) -> list:
     est = [o["cycles_estimate"] for o in prof["ops"] if "cycles_estimate" in o]
     if not est:
         return []
-    return [f"  operators: {sum(o['count'] for o in prof['ops'])} {prof['unit']}, estimated "
+    return [f"  operators: {sum(o['count'] for o in prof['ops']):,} {prof['unit']}, estimated "
             f"{sum(e[0] for e in est):,}-{sum(e[1] for e in est):,} cycles"]
 
 

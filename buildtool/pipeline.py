@@ -47,16 +47,16 @@ STEP_SOURCES = {  # a superset of what the step imports (tests/test_gen.py check
              "flash.py", "tflite_reader.py", "tflite_options.py"),
     "code": _FUSED_PLAN_LOADER + ("__init__.py", "flash.py", "pipeline.py", "plan.py", "options.py", "ops.py",
                                   "ops_extra.py", "stateful.py", "opdefs.py", "ir.py", "targets", "boards",
-                                  "toolchain.py", "regions.py", "tflite_reader.py", "tflite_options.py",
+                                  "toolchain.py", "units.py", "regions.py", "tflite_reader.py", "tflite_options.py",
                                   "op_cost.py", "cycles.py"),
     "flash": _FUSED_PLAN_LOADER + ("__init__.py", "flash.py", "regions.py", "tflite_reader.py", "tflite_options.py",
                                    "ir.py", "pipeline.py", "options.py", "plan.py", "opdefs.py", "ops.py",
                                    "ops_extra.py", "stateful.py", "targets", "boards",
-                                   "toolchain.py"),  # --split-header
-    "board": ("__init__.py", "targets", "boards", "toolchain.py", "pipeline.py", "options.py", "ir.py"),
+                                   "toolchain.py", "units.py"),  # --split-header
+    "board": ("__init__.py", "targets", "boards", "toolchain.py", "units.py", "pipeline.py", "options.py", "ir.py"),
 }
 # the command-line shell around the steps: what it imports does not shape a step's output
-SHELL_SOURCES = ("cli.py", "gen.py", "watch.py", "multi_cli.py", "errors.py", "fsutil.py", "sources.py",
+SHELL_SOURCES = ("cli.py", "gen.py", "watch.py", "multi_cli.py", "errors.py", "fsutil.py", "sources.py", "progress.py",
                  "daemon/__init__.py", "daemon/cli.py", "daemon/client.py", "daemon/protocol.py", "daemon/thin.py",
                  "netsplit/__init__.py", "netsplit/cli.py")
 PACKAGE = Path(__file__).resolve().parent
@@ -221,11 +221,16 @@ def plan_json(model, options: PlanOptions | None = None, no_daemon: bool = False
     return r
 
 
-def load_plan(d: dict, graph):
-    """A plan object from its JSON (either kind)."""
+def load_plan(d: dict, graph, source: str | None = None):
+    """A plan object from its JSON (either kind). source: the file it was read from, named in the one
+    line a malformed plan gets (a hand-edited file, another tool's JSON, a plan of another model)."""
     from .plan import plan_from_json
 
-    return plan_from_json(d, graph)
+    try:
+        return plan_from_json(d, graph)
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
+        raise UsageError(f"{source or 'the plan'} is not a buildtool plan for this model ({type(e).__name__}); "
+                         f"make it again with buildtool gen plan") from None
 
 
 # -- generate -------------------------------------------------------------------------------
@@ -281,14 +286,11 @@ def code(model: Model, plan, board: str) -> dict:
 
 def generate(model: Model, plan, board: str, out_dir) -> dict:
     """Write plan.json, model.c, model.h, weights.bin and firmware.json into out_dir; return their paths."""
-    from .fsutil import write_error
+    from .fsutil import make_dirs
 
     model = read_model(model)
     out = Path(out_dir)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise write_error(out, e, "create the build directory") from None
+    make_dirs(out)
     files = code(model, plan, board)
     paths = {"plan": out / "plan.json", "model_c": out / "model.c", "model_h": out / "model.h",
              "weights": out / "weights.bin", "manifest": out / "firmware.json"}

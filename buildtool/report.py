@@ -12,14 +12,11 @@ import math
 import os
 
 from .fsutil import write_atomic
+from .units import size
 
 _W, _H = 960, 380
 _ML, _MR, _MT, _MB = 70, 20, 30, 60
 _COLORS = {"recompute": "#e8a33c", "hcache": "#4c9ed9", "linebuf": "#69b36b", "split": "#a77fd1"}
-
-
-def _fmt(n: int) -> str:
-    return f"{n / 1024:.1f} KiB" if n >= 1024 else f"{n} B"
 
 
 def plain_plan(g, streamed: bool = False, align: int = 16):
@@ -89,8 +86,8 @@ def memory_svg(g, before, after, title: str = "") -> str:
                    f'stroke-dasharray="{dash}"/>')
     lx = _ML + 10
     ly = _H - 6
-    items = [("#888", f"layer by layer: arena {_fmt(before.arena_bytes)}", "5,3"),
-             ("#c0392b", f"optimised: arena {_fmt(after.arena_bytes)}, MACs x{after.mac_overhead:.3f}", "")]
+    items = [("#888", f"layer by layer: arena {size(before.arena_bytes)}", "5,3"),
+             ("#c0392b", f"optimised: arena {size(after.arena_bytes)}, MACs x{after.mac_overhead:.3f}", "")]
     for color, label, dash in items:
         out.append(f'<line x1="{lx}" y1="{ly - 4}" x2="{lx + 22}" y2="{ly - 4}" stroke="{color}" stroke-width="2" '
                    f'stroke-dasharray="{dash}"/><text x="{lx + 28}" y="{ly}">{html.escape(label)}</text>')

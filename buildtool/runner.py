@@ -16,6 +16,7 @@ from . import cycles, op_cost, targets
 from .errors import UsageError
 from .ir import NUMPY_DTYPE
 from .toolchain import PACKAGE, FirmwareError, check_tools
+from .units import exact, kib, size_exact
 
 PLUGIN_SRC = PACKAGE / "tools" / "qemu-insncount" / "insncount.c"
 RUN_TIMEOUT = 120.0
@@ -129,14 +130,14 @@ def _fail(board: str, rc: int, log: str) -> FirmwareError:
 
 def format_report(prof: dict, ram: dict) -> str:
     """The RAM report and per-operator profile as printed by `scons run` (and `buildtool run --board`)."""
-    lines = [f"RAM: arena {ram['arena_bytes']} B + stack {ram['stack_bytes']} B + other static "
-             f"{ram['static_other_bytes']} B = {ram['total_bytes']} B"]
+    lines = [f"RAM: arena {exact(ram['arena_bytes'])} + stack {exact(ram['stack_bytes'])} + other static "
+             f"{exact(ram['static_other_bytes'])} = {size_exact(ram['total_bytes'])}"]
     lines += op_cost.header(prof)
-    lines += [f"  op {o['op']:3d} {o['opcode']:20s} {o['count']:>12d} {prof['unit']}{op_cost.columns(o, prof['unit'])}"
+    lines += [f"  op {o['op']:3d} {o['opcode']:20s} {o['count']:>13,} {prof['unit']}{op_cost.columns(o, prof['unit'])}"
               for o in prof["ops"]]
     lines += op_cost.summary(prof)
     if "total" in prof:
-        lines.append(f"  total (whole run) {prof['total']} {prof['unit']}")
+        lines.append(f"  total (whole run) {prof['total']:,} {prof['unit']}")
     return "\n".join(lines)
 
 
@@ -246,10 +247,6 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
 __all__ = ["run", "format_report", "ram_report", "symbols", "EXIT_MEANING", "RUN_TIMEOUT"]
 
 
-def _kib(n: int) -> str:
-    return f"{n / 1024:,.1f} KiB"
-
-
 def memory_summary(t: targets.Target, elf, arena_bytes: int) -> str:
     """One line after a link: RAM (arena + reserved stack + other static data) and flash (code +
     weights) against the board's, in KiB (a native build has no board limits)."""
@@ -261,13 +258,13 @@ def memory_summary(t: targets.Target, elf, arena_bytes: int) -> str:
     ram = static + stack
 
     def of(n: int, total: int) -> str:
-        return f"{_kib(n)} of {_kib(total)} ({100 * n / total:.0f} %)" if total else _kib(n)
+        return f"{kib(n)} of {kib(total)} ({100 * n / total:.0f} %)" if total else kib(n)
 
     ext = ""
     for r in t.extra_memories():  # weights and arena buffers placed in external regions
         w, a = (_section_bytes(t, elf, (f".bt_{kind}_{r.name}",)) for kind in ("weights", "arena"))
-        what = ([f"weights {_kib(w)}" if a else "weights"] if w else []) + ([f"arena {_kib(a)}"] if a else [])
+        what = ([f"weights {kib(w)}" if a else "weights"] if w else []) + ([f"arena {kib(a)}"] if a else [])
         ext += f"; {r.name} {of(w + a, r.size)} = {' + '.join(what)}" if what else ""
-    return (f"{t.name}: RAM {of(ram, t.ram_bytes)} = arena {_kib(arena_bytes)} + stack {_kib(stack)} + "
-            f"static {_kib(static - arena_bytes)}; flash {of(code + weights, t.flash_bytes)} = code {_kib(code)} "
-            f"+ weights {_kib(weights)}{ext}")
+    return (f"{t.name}: RAM {of(ram, t.ram_bytes)} = arena {kib(arena_bytes)} + stack {kib(stack)} + "
+            f"static {kib(static - arena_bytes)}; flash {of(code + weights, t.flash_bytes)} = code {kib(code)} "
+            f"+ weights {kib(weights)}{ext}")

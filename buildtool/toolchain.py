@@ -17,6 +17,7 @@ from . import targets
 from .errors import BuildtoolError
 from .fsutil import write_atomic, write_error, write_if_changed
 from .options import PlanOptions
+from .units import exact
 
 if TYPE_CHECKING:  # numpy-free at import: the SCons tool reads flags and sources at configure time
     from .ir import Graph
@@ -235,12 +236,8 @@ _OVERFLOW = re.compile(r"region [`'\"]?(\w+)[`'\"]? overflowed by (\d+) bytes")
 _WRITE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES)
 
 
-def _b(n: int) -> str:
-    return f"{n:,} B"
-
-
 def _ram_size(t: targets.Target) -> str:
-    return f"{_b(t.ram_bytes)} of RAM" + (f" ({t.ram_bytes // 1024} KiB)" if t.ram_bytes % 1024 == 0 else "")
+    return f"{exact(t.ram_bytes)} of RAM" + (f" ({t.ram_bytes // 1024} KiB)" if t.ram_bytes % 1024 == 0 else "")
 
 
 def _optimize_ram_hint(g: Graph, plan, t: targets.Target, options: PlanOptions, how: str = "--optimize ram") -> str:
@@ -264,8 +261,8 @@ def _optimize_ram_hint(g: Graph, plan, t: targets.Target, options: PlanOptions, 
             fused = plan_fused(g, optimize="ram", align=align, time_budget=options.time_budget,
                                max_mac_overhead=cap)
             if fused.arena_bytes <= room:
-                return (f"; with {spelled} it fits (arena {_b(fused.arena_bytes)} + stack {_b(t.stack_bytes)} = "
-                        f"{_b(fused.arena_bytes + t.stack_bytes)})")
+                return (f"; with {spelled} it fits (arena {exact(fused.arena_bytes)} + stack {exact(t.stack_bytes)} = "
+                        f"{exact(fused.arena_bytes + t.stack_bytes)})")
     except BuildtoolError:  # a graph the fusion planner does not take: no hint
         return ""
     return ""
@@ -283,28 +280,28 @@ def check_fits(g: Graph, plan, t: targets.Target, hint: str = "--optimize ram", 
     plan = place_arena(g, plan, t)  # on a board with regions, arena buffers RAM cannot hold go elsewhere
     if t.ram_bytes and first_bytes(plan) + t.stack_bytes > t.ram_bytes:
         need = first_bytes(plan) + t.stack_bytes
-        raise FirmwareError(f"{g.name} does not fit board {t.name}: it needs {_b(need)} of RAM (arena "
-                            f"{_b(first_bytes(plan))} + stack {_b(t.stack_bytes)}), the board has {_ram_size(t)}"
+        raise FirmwareError(f"{g.name} does not fit board {t.name}: it needs {exact(need)} of RAM (arena "
+                            f"{exact(first_bytes(plan))} + stack {exact(t.stack_bytes)}), the board has {_ram_size(t)}"
                             + _optimize_ram_hint(g, plan, t, PlanOptions.from_map(options), hint))
     if t.regions:  # the placement fits every weight in a region, or says by how much it cannot
         from .regions import place
 
         place(g, plan, t)
     elif t.flash_bytes and g.params_bytes() > t.flash_bytes:
-        raise FirmwareError(f"{g.name} does not fit board {t.name}: its weights need {_b(g.params_bytes())} of "
-                            f"flash, the board has {_b(t.flash_bytes)}")
+        raise FirmwareError(f"{g.name} does not fit board {t.name}: its weights need {exact(g.params_bytes())} of "
+                            f"flash, the board has {exact(t.flash_bytes)}")
 
 
 def _overflow_message(g: Graph, plan, t: targets.Target, region: str, over: int) -> str:
     """The linker's 'region X overflowed by N bytes' as the same one line as check_fits'."""
     if region.upper() == "RAM":
-        return (f"{g.name} does not fit board {t.name}: it needs {_b(t.ram_bytes + over)} of RAM (arena "
-                f"{_b(plan.arena_bytes)} + stack {_b(t.stack_bytes)} + other static data), the board has "
+        return (f"{g.name} does not fit board {t.name}: it needs {exact(t.ram_bytes + over)} of RAM (arena "
+                f"{exact(plan.arena_bytes)} + stack {exact(t.stack_bytes)} + other static data), the board has "
                 f"{_ram_size(t)}")
     if region.upper() == "FLASH":
         return (f"{g.name} does not fit board {t.name}: code, weights and data need "
-                f"{_b(t.flash_bytes + over)} of flash, the board has {_b(t.flash_bytes)}")
-    return f"{g.name} does not fit board {t.name}: the linker's region {region} overflows by {_b(over)}"
+                f"{exact(t.flash_bytes + over)} of flash, the board has {exact(t.flash_bytes)}")
+    return f"{g.name} does not fit board {t.name}: the linker's region {region} overflows by {exact(over)}"
 
 
 def load_segments(t: targets.Target, elf) -> list:
@@ -332,11 +329,11 @@ def check_segments(t: targets.Target, elf) -> None:
         in_flash = (t.flash_origin <= lo and hi <= flash_end) or any(
             r.origin <= lo and hi <= r.end for r in t.external_regions())
         if not ((in_flash and s["filesz"] == s["memsz"]) or (t.ram_origin <= lo and hi <= ram_end)):
-            what = (f"zero-fills {_b(s['memsz'] - s['filesz'])} in flash" if in_flash else
+            what = (f"zero-fills {exact(s['memsz'] - s['filesz'])} in flash" if in_flash else
                     f"spans 0x{lo:x}..0x{hi:x}, outside flash 0x{t.flash_origin:x}..0x{flash_end:x} "
                     f"and RAM 0x{t.ram_origin:x}..0x{ram_end:x}")
             raise FirmwareError(f"firmware for board {t.name}: the load segment at physical address 0x{lo:x} "
-                                f"({_b(s['memsz'])}) {what}; the board's linker script must keep .bss and the stack "
+                                f"({exact(s['memsz'])}) {what}; the board's linker script must keep .bss and the stack "
                                 f"NOLOAD and out of every PT_LOAD segment (see buildtool/firmware_src/arm/cortexm.ld.in)")
         spans.append((lo, hi))
     spans.sort()

@@ -178,6 +178,33 @@ def test_weights_beyond_flash_link_their_psram_part(project, tmp_path):
     assert out == np.ascontiguousarray(tflm_run(serialize(big), [x])[0]).tobytes()
 
 
+@pytest.mark.slow
+def test_arena_beyond_ram_spreads_into_psram(project, tmp_path):
+    """bt_model with board cortex-m4-256k (its SRAM cannot hold mbv2-w0.35's arena): the code action
+    spreads the arena over SRAM and PSRAM as the planner does (the plan's region sizes are the ELF's
+    arena symbols), the board's linker script places both, the app runs bit-exact in QEMU."""
+    from buildtool import pipeline, regions, runner, targets
+
+    p, _, _ = project
+    board, name = "cortex-m4-256k", "mbv2-w0.35"
+    model = pipeline.read_model(name)
+    spread = regions.place_arena(model.graph, pipeline.plan_memory(model.graph), targets.get(board))
+    assert [r["name"] for r in spread.arena_regions] == ["sram", "psram"]
+    with open(p.top / "BUILD", "a") as f:
+        f.write(f'\nbt_model(name = "spread", zoo = "{name}", board = "{board}")\n'
+                'cc_binary(name = "spread_app", srcs = ["main.c"], deps = [":spread"])\n')
+    r, _ = p.bazel("build", f"--platforms=@buildtool//platforms:{board}", "//:spread_app")
+    assert "Traceback" not in r.stderr
+    elf = tmp_path / "spread_app"
+    shutil.copy(p.top / "bazel-bin" / "spread_app", elf)
+    sym = runner.symbols(targets.get(board), elf)
+    assert [sym["bt_arena"][1], sym["bt_arena_psram"][1]] == [r["bytes"] for r in spread.arena_regions]
+    x = fixed_input(model.graph.tensors[model.graph.inputs[0]].shape)
+    out, cls = run_and_classify(board, elf, x, tmp_path)
+    ref = tflm_run(serialize(model.graph), [x])[0]
+    assert out == np.ascontiguousarray(ref).tobytes() and cls == int(np.argmax(ref.reshape(-1)))
+
+
 def test_builtin_harness_on_a_zoo_model(project, tmp_path):
     p, data, _ = project
     _, ran = p.bazel("build", "//:harness", log=True)

@@ -96,6 +96,27 @@ def test_subgraph_key_is_position_independent():
     assert forms[0][2][0][-2:] == [True, False]  # input comes from outside, nothing outside reads it
 
 
+def test_subgraph_forms_of_one_graph_mark_what_outside_reads():
+    """A residual block: x feeds a conv chain and the ADD after it. Inside [1, 2] x is read outside
+    (by the ADD), inside [1, 2, 3] it is not; the graph's output is always read outside. Forms made
+    with one SubgraphForms for the whole graph equal forms made each on their own."""
+    b = GraphBuilder("res", seed=0)
+    x = b.conv2d(b.input((1, 8, 8, 4)), 8, 3)
+    y = b.conv2d(b.conv2d(x, 8, 1), 8, 1)
+    g = b.finish(b.add(x, y))
+    shared = canonical.SubgraphForms(g)
+
+    def flags(ops):  # {original tensor: (from outside, read outside)}
+        form = canonical.subgraph_form(g, ops, shared)
+        assert form == canonical.subgraph_form(g, ops)
+        seen = list(dict.fromkeys(i for k in ops for i in [*g.operators[k].inputs, *g.operators[k].outputs] if i >= 0))
+        return {t: tuple(form[2][n][-2:]) for n, t in enumerate(seen)}
+
+    assert flags([1, 2])[x] == (True, True) and flags([1, 2, 3])[x] == (True, False)
+    assert flags([3])[g.outputs[0]] == (False, True) and flags([0])[x] == (False, True)
+    assert canonical.subgraph_key("blk", g, [1, 2], None, shared) == canonical.subgraph_key("blk", g, [1, 2])
+
+
 def test_planner_version_tracks_planner_source():
     v = canonical.planner_version()
     assert v.startswith(__import__("buildtool").__version__ + "+")
@@ -322,8 +343,8 @@ def test_fusion_blocks_cached_per_subgraph(tmp_path, monkeypatch):
     evaluated = []
     real = canonical.subgraph_key
 
-    def recording(kind, g, ops, options=None):
-        key = real(kind, g, ops, options)
+    def recording(kind, g, ops, options=None, forms=None):
+        key = real(kind, g, ops, options, forms)
         evaluated.append((set(ops), key))
         return key
 

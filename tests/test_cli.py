@@ -4,6 +4,7 @@ model, `plan --json` carries the documented keys, and user mistakes end in one l
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -63,6 +64,26 @@ def test_plan_json_has_the_documented_keys(capsys):
     assert plan["arena_bytes"] >= plan["lower_bound_bytes"] > 0
 
 
+def test_sizes_are_printed_for_people_with_the_exact_bytes_beside():
+    from buildtool.units import count, size, size_exact
+
+    assert [size(n) for n in (0, 1023, 1024, 716_800, 1024 * 1024 - 1, 3_597_696)] == [
+        "0 B", "1023 B", "1.0 KiB", "700.0 KiB", "1,024.0 KiB", "3.43 MiB"]
+    assert size_exact(512) == "512 B" and size_exact(9_564) == "9.3 KiB (9,564 B)"
+    assert [count(n) for n in (9_999, 164_000, 154_083_200)] == ["9,999", "164.0 k", "154.1 M"]
+
+
+def test_plan_summary_line(capsys):
+    """`plan`'s one line: the arena for people and to the byte, its bound, the planner's figures."""
+    p = json.loads(run_cli(["plan", "tiny", "--json"], capsys)[1])
+    rc, out, _ = run_cli(["plan", "tiny"], capsys)
+    a = p["arena_bytes"]
+    assert rc == 0 and a > 1024 and out == (
+        f"tiny: arena {a / 1024:.1f} KiB ({a:,} B; lower bound {p['lower_bound_bytes']:,} B, optimal, planner "
+        f"{p['planner']}); activations total {p['total_activation_bytes'] / 1024:.1f} KiB; "
+        f"{p['macs'] / 1e3:.1f} k MACs; params {p['params_bytes'] / 1024:.1f} KiB\n")
+
+
 def test_align_flag_is_honoured(capsys):
     rc, out, _ = run_cli(["plan", "tiny", "--json", "--align", "64"], capsys)
     assert rc == 0
@@ -88,6 +109,10 @@ def test_zoo_writes_a_model_the_reader_loads(tmp_path, capsys):
     (["zoo", "nope"], "unknown zoo model"),
     (["run", "tiny", "--input", "/nonexistent.npy"], "input file not found"),
     (["run", "tiny", "--input", "/nonexistent.npy", "--board", "no-board"], "input file not found"),
+    # two short quoted names: the text between them is not taken for one long name and shortened
+    (["plan", "tiny", "--split", "abc"], "--split 'abc' must be TOP:BOTTOM:N (operator indices and a slice count) "
+                                         "or 'auto'"),
+    (["plan", "x" * 80], f"'{'x' * 45}...' is neither"),  # a long quoted name is shortened
 ])
 def test_user_errors_are_one_line_exit_2(args, needle, capsys):
     rc, out, err = run_cli(args, capsys)
@@ -115,3 +140,42 @@ def test_entry_point_process_exit_code_and_no_traceback(tmp_path):
     r = subprocess.run([sys.executable, "-m", "buildtool.cli", "plan", str(bad)], capture_output=True, text=True,
                        cwd=ROOT, timeout=60)
     assert r.returncode == 2 and "Traceback" not in r.stderr and "not a TFLite model" in r.stderr
+
+
+@pytest.mark.slow
+def test_long_planning_shows_progress_on_a_terminal_only(tmp_path):
+    """stderr a terminal (a pty): `plan` redraws one progress line naming the planner's stage and
+    erases it before the summary; stdout is the same as without a terminal, and stderr without a
+    terminal has no progress at all."""
+    import pty
+    import threading
+
+    cmd = [sys.executable, "-m", "buildtool.cli", "plan", "mobilenetv2", "--optimize", "ram", "--no-daemon"]
+    env = dict(os.environ, BUILDTOOL_CACHE_DIR=str(tmp_path / "cache"), TERM="xterm")  # cold: seconds of work
+    env.pop("BUILDTOOL_QUIET", None)
+    master, slave = pty.openpty()
+    r = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=slave, env=env, text=True)
+    os.close(slave)
+    seen = []
+
+    def drain():
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # the child closed its end
+                return
+            if not chunk:
+                return
+            seen.append(chunk)
+
+    t = threading.Thread(target=drain)
+    t.start()
+    out = r.communicate(timeout=300)[0]
+    t.join(timeout=10)
+    os.close(master)
+    tty = b"".join(seen).decode()
+    assert r.returncode == 0
+    assert "\rbuildtool: planning mobilenetv2: " in tty and "fusion blocks ending at operator" in tty, tty[:300]
+    assert tty.rstrip("\r\n").endswith("\r\x1b[K"), tty[-200:]  # erased: what follows starts a clean line
+    plain = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    assert plain.returncode == 0 and plain.stdout == out and "\r" not in plain.stderr

@@ -426,10 +426,11 @@ def test_warm_fused_plan_cli_imports_neither_numpy_nor_fusion(rt):
                            "buildtool.options", "buildtool.pipeline"}
 
 
-def _cli(args, cwd, **env):
+def _cli(args, cwd, umask=None, **env):
     r = subprocess.run([sys.executable, "-X", "importtime", "-m", "buildtool.cli", *args], capture_output=True,
                        text=True, cwd=cwd, timeout=120, env=dict(os.environ, PYTHONPATH=os.path.dirname(
-                           os.path.dirname(os.path.abspath(service.__file__))), **env))
+                           os.path.dirname(os.path.abspath(service.__file__))), **env),
+                       preexec_fn=None if umask is None else lambda: os.umask(umask))
     lines = r.stderr.splitlines()
     ran_here = any(line.endswith("| argparse") for line in lines)
     return (r.returncode, r.stdout, [x for x in lines if not x.startswith("import time:")]), ran_here
@@ -474,22 +475,44 @@ def test_the_daemon_runs_warm_gen_steps_with_the_files_and_output_of_one_run_her
                        ["gen", "code", "genthin.tflite", f"{o}/p.json", "--board", "cortex-m4", "-o", f"{o}/c"],
                        ["gen", "flash", "genthin.tflite", f"{o}/p.json", "--board", "cortex-m4", "-o", f"{o}/w.bin"],
                        ["gen", "model", "tiny", "-o", f"{o}/tiny.tflite"],
-                       ["gen", "skeleton", "nothere.tflite", "-o", f"{o}/x.json"]]  # a ModelError
+                       ["gen", "skeleton", "nothere.tflite", "-o", f"{o}/x.json"],  # a ModelError
+                       ["gen", "skeleton", "genthin.tflite", "-o", "nodir/x.json"]]  # a WriteError
     for o in ("here", "there"):
         os.mkdir(os.path.join(d, o))
     here = [_cli(a + ["--no-daemon"], d) for a in steps("here")]
-    assert [r[0][0] for r in here] == [0, 0, 0, 0, 0, 2] and all(ran for _, ran in here)
+    assert [r[0][0] for r in here] == [0, 0, 0, 0, 0, 2, 2] and all(ran for _, ran in here)
     _cli(["plan", "genthin.tflite"], d)  # starts the daemon
     for args, (want, _) in zip(steps("there"), here):
         got, ran_here = _cli(args, d)
         assert not ran_here, args
         assert got == want, args
     assert here[5][0][2] == ["buildtool: error: nothere.tflite: model file not found; check the path"]
+    assert here[6][0][2] == ["buildtool: error: cannot write nodir/x.json: directory nodir does not exist; "
+                             "create it or choose another path"]
     for f in ("s.json", "p.json", "c/model.c", "c/model.h", "c/firmware.json", "w.bin", "tiny.tflite"):
         assert (Path(d) / "there" / f).read_bytes() == (Path(d) / "here" / f).read_bytes(), f
     dep = (Path(d) / "there" / "s.d").read_text()
     assert dep.startswith(f"{Path(d) / 'there' / 's.json'}: {Path(m)}") and "tflite_reader.py" in dep
     assert _cli(["gen", "board", "--board", "cortex-m4", "-o", "b"], d)[1]  # not a daemon step: here
+
+
+def test_the_daemon_writes_a_clients_files_with_the_clients_umask(rt):
+    """A daemon started by a build with umask 077 writes a gen step's files (and the output directory
+    it creates) as the step's own process would have: 0644 / 0755 under umask 022, 0640 / 0750
+    under 027, as with --no-daemon."""
+    m = model_file(rt, "um")
+    d = os.path.dirname(m)
+    assert _cli(["plan", "um.tflite"], d, umask=0o077)[0][0] == 0  # starts the daemon: umask 077
+    mode = lambda p: stat.S_IMODE(os.stat(os.path.join(d, p)).st_mode)  # noqa: E731
+    for umask, want in ((0o022, 0o644), (0o027, 0o640)):
+        for o, flag in ((f"d{umask:o}", []), (f"h{umask:o}", ["--no-daemon"])):
+            for args in (["gen", "skeleton", "um.tflite", "-o", f"{o}.json"],
+                         ["gen", "plan", f"{o}.json", "-o", f"{o}p.json"],
+                         ["gen", "code", "um.tflite", f"{o}p.json", "--board", "cortex-m4", "-o", f"{o}/c"]):
+                (code, _, err), ran_here = _cli(args + flag, d, umask=umask)
+                assert code == 0 and ran_here == bool(flag), (args, err)
+            assert [mode(f"{o}{f}") for f in (".json", "p.json", "/c/model.c", "/c/firmware.json")] == [want] * 4, o
+            assert mode(o) == mode(f"{o}/c") == 0o777 & ~umask, o  # the directories gen code created
 
 
 def test_write_behind_entries_are_on_disk_once_the_daemon_stops(rt, monkeypatch):

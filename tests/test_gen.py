@@ -76,6 +76,9 @@ def test_unchanged_output_is_not_rewritten_and_weights_leave_the_skeleton(tmp_pa
     (["flash", "tiny.tflite", "-o", "{d}/w.bin"], "needs --board"),
     (["board", "--board", "pdp11", "-o", "{d}/g"], "pdp11"),
     (["model", "nosuch", "-o", "{d}/m.tflite"], "neither a model file nor a zoo name"),
+    (["code", "{d}/m.tflite", "{d}/s.json", "--board", "cortex-m4", "-o", "{d}/g"],  # the skeleton as the plan
+     "s.json is not a buildtool plan for this model (TypeError); make it again with buildtool gen plan"),
+    (["flash", "{d}/m.tflite", "{d}/s.json", "--board", "cortex-m4", "-o", "{d}/w.bin"], "s.json is not a buildtool plan"),
 ])
 def test_bad_input_is_one_line(args, needle, tmp_path):
     gen("model", "tiny", "-o", tmp_path / "m.tflite")
@@ -83,6 +86,24 @@ def test_bad_input_is_one_line(args, needle, tmp_path):
     r = gen(*[a.format(d=tmp_path) for a in args], check=False)
     lines = r.stderr.strip().splitlines()
     assert r.returncode == 2 and len(lines) == 1 and needle in lines[0], r.stderr
+
+
+def test_a_fused_plan_of_another_model_is_refused_by_the_checker(tmp_path):
+    """tiny's least-RAM plan given with mbv2-w0.35: the code and flash steps name the plan and why
+    (its schedule does not run the model's operators), and write nothing."""
+    d = tmp_path
+    gen("model", "tiny", "-o", d / "t.tflite")
+    gen("skeleton", d / "t.tflite", "-o", d / "t.json")
+    gen("plan", d / "t.json", "-o", d / "tp.json", "--opt", "optimize=ram")
+    gen("model", "mbv2-w0.35", "-o", d / "m.tflite")
+    for args in (["code", d / "m.tflite", d / "tp.json", "--board", "cortex-m4", "-o", d / "g"],
+                 ["flash", d / "m.tflite", d / "tp.json", "--board", "cortex-m4", "-o", d / "w.bin"]):
+        r = gen(*args, check=False)
+        assert r.returncode == 2 and r.stderr == (
+            f"buildtool: error: {d / 'tp.json'} fails the plan checker (the schedule does not run each of the "
+            f"model's {len(pipeline.read_model(str(d / 'm.tflite')).graph.operators)} operators once); make it "
+            "again with buildtool gen plan\n"), r.stderr
+    assert not (d / "g").exists() and not (d / "w.bin").exists()
 
 
 _PROBE = """

@@ -121,7 +121,10 @@ def test_scons_run_prints_output_and_ram(project):
     x = fixed_input(g.tensors[g.inputs[0]].shape)
     ref = tflm_run(model.read_bytes(), [x])[0]
     assert f"output: {' '.join(str(int(v)) for v in ref.reshape(-1))}" in r.stdout
-    assert re.search(r"RAM: arena \d+ B \+ stack \d+ B \+ other static \d+ B = \d+ B", r.stdout)
+    m = re.search(r"RAM: arena ([\d,]+) B \+ stack ([\d,]+) B \+ other static ([\d,]+) B = ([\d.,]+) KiB \(([\d,]+) B\)$",
+                  r.stdout, re.M)
+    arena, stack, other, kib, total = (float(v.replace(",", "")) for v in m.groups())
+    assert arena + stack + other == total and kib == round(total / 1024, 1) and arena > 0
     assert (tmp / "build" / "board.ld").is_file() == (board != "host")
 
 

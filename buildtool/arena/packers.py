@@ -25,25 +25,47 @@ from . import exact
 PACK_WORK = 3_000_000
 
 
-def _first_fit(units: int, busy: list) -> int:
-    """Lowest offset where `units` fit between the (start, end) ranges in busy."""
+_NO_GAP = np.iinfo(np.int64).max
+_SCAN_BELOW = 96  # placed neighbours below which a Python scan beats numpy's per-call overhead
+
+
+def _first_fit(units: int, start, before, top: int) -> int:
+    """Lowest offset where `units` fit between the placed ranges: start (sorted), before[k] the
+    highest end of the ranges sorted before k (0 for the first), top the highest end of all."""
+    ok = start - before >= units
+    k = int(ok.argmax())
+    return int(before[k]) if ok[k] else top
+
+
+def _best_fit(units: int, start, before, top: int) -> int:
+    """Offset of the smallest gap that holds `units` (lowest offset on ties), else the top."""
+    gap = start - before
+    k = int(np.where(gap >= units, gap, _NO_GAP).argmin())
+    return int(before[k]) if gap[k] >= units else top
+
+
+def _first_fit_scan(units: int, busy: list) -> int:
+    """_first_fit over a few (start, end) ranges, sorted."""
     off = 0
-    for o, e in sorted(busy):
+    for o, e in busy:
         if o - off >= units:
             break
         off = max(off, e)
     return off
 
 
-def _best_fit(units: int, busy: list) -> int:
-    """Offset of the smallest gap that holds `units` (lowest offset on ties), else the top."""
+def _best_fit_scan(units: int, busy: list) -> int:
+    """_best_fit over a few (start, end) ranges, sorted."""
     off, best = 0, None
-    for o, e in sorted(busy):
+    for o, e in busy:
         gap = o - off
         if gap >= units and (best is None or gap < best[0]):
             best = (gap, off)
         off = max(off, e)
     return best[1] if best else off
+
+
+_SCAN = {_first_fit: _first_fit_scan, _best_fit: _best_fit_scan}
 
 
 @functools.lru_cache(maxsize=4)
@@ -61,15 +83,29 @@ def _neighbours(bufs: tuple) -> tuple:
 
 def _place(bufs: list, sequence: list, fit) -> list:
     """Offsets from placing the buffers in `sequence` one by one with `fit`, each clear of those
-    placed before it that live at a common step."""
-    offsets = [0] * len(bufs)
-    placed = [False] * len(bufs)
+    placed before it that live at a common step (their ranges sorted by start, then end)."""
+    n = len(bufs)
+    units = np.fromiter((b[0] for b in bufs), dtype=np.int64, count=n)
+    offsets = np.zeros(n, dtype=np.int64)
+    placed = np.zeros(n, dtype=bool)
+    offs, scan = [0] * n, _SCAN[fit]  # (offsets as a list too, for the scan)
     nbrs = _neighbours(tuple(tuple(b) for b in bufs))  # the same for every order a packer tries: computed once
     for i in sequence:
-        busy = [(offsets[j], offsets[j] + bufs[j][0]) for j in nbrs[i].tolist() if placed[j]]
-        offsets[i] = fit(bufs[i][0], busy)
+        nb = nbrs[i]
+        nb = nb[placed[nb]]
+        if nb.size < _SCAN_BELOW:
+            offs[i] = offsets[i] = scan(bufs[i][0], sorted((offs[j], offs[j] + bufs[j][0]) for j in nb.tolist()))
+        else:
+            start = offsets[nb]
+            end = start + units[nb]
+            order = np.lexsort((end, start))
+            start, top = start[order], np.maximum.accumulate(end[order])
+            before = np.empty_like(top)
+            before[0] = 0
+            before[1:] = top[:-1]
+            offs[i] = offsets[i] = fit(int(units[i]), start, before, int(top[-1]))
         placed[i] = True
-    return offsets
+    return offs
 
 
 def profile(bufs: list, nsteps: int | None = None) -> list:

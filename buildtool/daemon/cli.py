@@ -27,9 +27,11 @@ def build_parser(p: argparse.ArgumentParser | None = None) -> argparse.ArgumentP
 
 
 def _status_text(s: dict) -> str:
-    return (f"planner daemon pid {s['pid']}, up {s['uptime_s']:.0f} s, {s['entries']} cache entries "
-            f"({s['cache_bytes']} B in {s['cache_dir']}), {s['hits']} hits, {s['misses']} misses, "
-            f"{s['watched']} models watched, memory {s['memory'] >> 20} MiB\n"
+    from ..units import size
+
+    return (f"planner daemon pid {s['pid']}, up {s['uptime_s']:.0f} s, {s['entries']:,} cache entries "
+            f"({size(s['cache_bytes'])} in {s['cache_dir']}), {s['hits']:,} hits, {s['misses']:,} misses, "
+            f"{s['watched']} models watched, memory {size(s['memory'])}\n"
             f"socket {s['socket']}\nlog {s['log']}" + _remote_text(s.get("remote")))
 
 

@@ -62,6 +62,20 @@ def from_wire(value):
     return os.fsdecode(value) if isinstance(value, bytes) else value
 
 
+def umask_now() -> int:
+    """This process's umask, sent with requests that write files (the daemon writes them as this
+    process would). Read by setting it back at once: the client is single-threaded."""
+    u = os.umask(0o22)
+    os.umask(u)
+    return u
+
+
+def umask_of(msg: dict) -> int | None:
+    """A request's umask, or None when it has none (the daemon's own then applies)."""
+    u = msg.get("umask")
+    return u if isinstance(u, int) and not isinstance(u, bool) and 0 <= u <= 0o777 else None
+
+
 def versions() -> dict:
     """What client and daemon must agree on: the release and the exact code (which covers the planner)."""
     from .. import __version__

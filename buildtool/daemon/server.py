@@ -38,6 +38,7 @@ import traceback
 
 from ..canonical import planner_version
 from ..errors import BuildtoolError, UsageError
+from ..fsutil import client_umask
 from . import protocol
 
 log = logging.getLogger("buildtool.daemon")
@@ -209,7 +210,8 @@ class Daemon:
         except ValueError as e:
             raise protocol.ProtocolError(str(e)) from None
 
-        gen.run_step(a, self._gen_planner(check))
+        with client_umask(protocol.umask_of(msg)):  # its files as the client would have made them
+            gen.run_step(a, self._gen_planner(check))
         return a.step
 
     def _gen_planner(self, check):
@@ -235,7 +237,8 @@ class Daemon:
         def planner(model, options, source):  # cli.serve made a model file's path absolute (client's cwd)
             return self.plan(protocol.plan_message(model, options, source, zoo=not os.path.isabs(model)), conn)
 
-        r = cli.serve(argv, cwd, planner, self._gen_planner(self._cancel_check(conn)))
+        with client_umask(protocol.umask_of(msg)):
+            r = cli.serve(argv, cwd, planner, self._gen_planner(self._cancel_check(conn)))
         if r is not None:
             r["lines"] = [[bool(err), protocol.to_wire(text)] for err, text in r["lines"]]
         return r

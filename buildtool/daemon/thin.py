@@ -23,11 +23,15 @@ def run_in_daemon(argv: list) -> int | None:
     if not daemon_wanted("--no-daemon" in argv):
         return None
     try:
-        msg = {"type": "cli", "argv": protocol.to_wire(list(argv)), "cwd": protocol.to_wire(os.getcwd())}
+        msg = {"type": "cli", "argv": protocol.to_wire(list(argv)), "cwd": protocol.to_wire(os.getcwd()),
+               "umask": protocol.umask_now()}
         with DaemonClient(start=False) as c:
             if not c.connect():
                 return None
-            reply = c.request(msg)
+            from ..progress import Progress
+
+            with Progress(f"{argv[0]} (in the planner daemon)"):
+                reply = c.request(msg)
     except (BuildtoolError, OSError):  # (an unusable runtime directory, a deleted working directory)
         return None
     if reply.get("type") != "cli" or not isinstance(reply.get("lines"), list):

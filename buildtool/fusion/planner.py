@@ -16,6 +16,7 @@ from ..arena.packers import pack
 from ..errors import PlanError, UsageError
 from ..ops import graph_macs, op_macs
 from ..options import DEFAULT_MAX_MAC_OVERHEAD, NO_CAP
+from ..progress import stage
 from ..plan import Buffer, align_up
 from .groups import choose_groups
 from .lifetimes import buffer_specs
@@ -139,7 +140,8 @@ def plan_from_front(g, front: Front, *, optimize: str = "ram", factor: float = f
         sols = sorted((s for s in front.solutions if within_macs(s.macs, factor, front.vanilla_macs)),
                       key=lambda s: (s.peak, s.macs))
     tried = []
-    for s in sols[:_TRIES]:
+    for k, s in enumerate(sols[:_TRIES]):
+        stage(f"packing candidate plan {k + 1}/{min(len(sols), _TRIES)}")
         sched = packs.schedule((tuple(s.edges), streamed, mode),
                                lambda s=s: schedule_from_edges(g, s.edges, streamed, mode))
         plan = packs.pack(sched, 0.0, rounds=0)
@@ -162,9 +164,11 @@ def plan_from_front(g, front: Front, *, optimize: str = "ram", factor: float = f
     if tried[0].optimal:
         best = tried[0]
     else:
+        stage("polishing the best packings")
         polished = [packs.pack(p.schedule, 0.0) for p in tried[:_POLISH]]
         best = min(polished + tried, key=lambda p: (p.arena_bytes, p.macs))
         if not best.optimal and time_budget > 0:
+            stage(f"exact arena solver (at most {time_budget:g} s)")
             exact = packs.pack(best.schedule, time_budget)
             best = exact if exact.arena_bytes <= best.arena_bytes else best
     # an optimiser that cannot beat running every operator as usual returns that plan

@@ -265,6 +265,9 @@ class FusedPlan:
 
         from .lifetimes import checker_view
 
+        ran = [k for it in self.schedule.items for k in (range(it.p, it.q) if isinstance(it, BlockRun) else [it])]
+        if sorted(ran) != list(range(len(g.operators))):  # (a plan of another model)
+            return [f"the schedule does not run each of the model's {len(g.operators)} operators once"]
         return problems(*checker_view(self))
 
     def layout_json(self) -> dict:

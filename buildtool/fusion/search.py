@@ -19,6 +19,7 @@ import numpy as np
 
 from ..errors import PlanError
 from ..ops import graph_macs, op_macs
+from ..progress import stage
 from .costs import SCHEMES, Sweep, geometry
 from .dag import Network, block_ok, block_starts, build_network, dies_in, main_tensor, plain_ok
 
@@ -87,7 +88,12 @@ def block_edges(net: Network, memo=None, split_only: bool = False, banding: bool
     g = net.g
     out = {}
     schemes = ("hcache",) if split_only else SCHEMES
+    if memo is not None:
+        from .. import canonical
+
+        forms = canonical.SubgraphForms(g)  # every block's key from one pass over the graph
     for q in range(1, net.n + 1):
+        stage(f"fusion blocks ending at operator {q}/{net.n}")
         starts = [p for p in block_starts(net, q) if block_ok(net, p, q) and _has_steps(g, p, q)]
         if not starts:
             continue
@@ -109,11 +115,9 @@ def block_edges(net: Network, memo=None, split_only: bool = False, banding: bool
             if memo is None:
                 opts = compute(p)
             else:
-                from ..canonical import subgraph_key
-
                 options = {"streamed": bool(net.streamed and p == 0), "align": net.align, "split_only": split_only,
                            "banding": banding}
-                opts = memo.get_or_compute(KIND, subgraph_key(KIND, g, list(range(p, q)), options),
+                opts = memo.get_or_compute(KIND, canonical.subgraph_key(KIND, g, list(range(p, q)), options, forms),
                                            lambda p=p: compute(p))
             if opts:
                 out[(p, q)] = opts

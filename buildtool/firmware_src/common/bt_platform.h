@@ -7,7 +7,14 @@
 #include <stdint.h>
 
 void bt_puts(const char *s);
-void bt_putu(uint32_t v);
+/* v in decimal, through bt_puts (every platform's, so defined once here). */
+static inline void bt_putu(uint32_t v) {
+  char b[12];
+  int i = 11;
+  b[i] = 0;
+  do { b[--i] = (char)('0' + v % 10); v /= 10; } while (v);
+  bt_puts(&b[i]);
+}
 /* Read exactly n bytes of model input; 0 on success, BT_INPUT_END when the input had ended
    (no byte read), another non-zero value on a short read or error. */
 int bt_read_input(void *buf, size_t n);

@@ -18,13 +18,6 @@ int sh_call(int op, void *arg); /* platform: bkpt 0xAB (Arm) or the RISC-V ebrea
 static int output_handle = -1;
 
 void bt_puts(const char *s) { sh_call(SYS_WRITE0, (void *)s); }
-void bt_putu(uint32_t v) {
-  char b[12];
-  int i = 11;
-  b[i] = 0;
-  do { b[--i] = (char)('0' + v % 10); v /= 10; } while (v);
-  bt_puts(&b[i]);
-}
 
 static int sh_open(const char *name, int mode) {
   uint32_t len = 0;

@@ -36,13 +36,6 @@ static int xfer(int fd, char *buf, size_t n, int out) {
 }
 
 void bt_puts(const char *s) { xfer(2, (char *)s, strlen(s), 1); }
-void bt_putu(uint32_t v) {
-  char b[12];
-  int i = 11;
-  b[i] = 0;
-  do { b[--i] = (char)('0' + v % 10); v /= 10; } while (v);
-  bt_puts(&b[i]);
-}
 
 int bt_read_input(void *buf, size_t n) {
   if (n == 0) return 0;

@@ -32,14 +32,18 @@ BT_INLINE void add_sub(const bt_add_params *p, const void *a, const void *b, voi
       }
 }
 
+#ifdef BT_ADD_S8_DENSE /* an optimised set's add.c: int8 from add_dense.h */
+#include "add_dense.h"
+#else
 void bt_add_s8(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out) {
   add_sub(p, a, b, out, 0, 1);
 }
-void bt_add_s16(const bt_add_params *p, const int16_t *a, const int16_t *b, int16_t *out) {
-  add_sub(p, a, b, out, 1, 1);
-}
 void bt_sub_s8(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out) {
   add_sub(p, a, b, out, 0, -1);
+}
+#endif
+void bt_add_s16(const bt_add_params *p, const int16_t *a, const int16_t *b, int16_t *out) {
+  add_sub(p, a, b, out, 1, 1);
 }
 void bt_sub_s16(const bt_add_params *p, const int16_t *a, const int16_t *b, int16_t *out) {
   add_sub(p, a, b, out, 1, -1);

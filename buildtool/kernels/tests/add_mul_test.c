@@ -18,7 +18,7 @@ static void rand_bcast(bt_bcast4 *q, int alias) {
 static int32_t bcast_bytes(const bt_bcast4 *q) { return q->dims[0] * q->out_stride[0] + 8; }
 
 static void test_add_mul(void) {
-  for (int32_t t = 0; t < 60; t++) {
+  for (int32_t t = 0; t < 120; t++) {
     const int alias = (t % 3 == 2), is_mul = (t & 1);
     bt_bcast4 q; rand_bcast(&q, alias);
     const int32_t n = bcast_bytes(&q);
@@ -43,8 +43,20 @@ static void test_add_mul(void) {
       p.input1_multiplier = (int32_t)(0x40000000u + (rnd() & 0x3fffffffu)); p.input1_shift = ri(-3, 0);
       p.input2_multiplier = (int32_t)(0x40000000u + (rnd() & 0x3fffffffu)); p.input2_shift = ri(-3, 0);
       p.output_multiplier = (int32_t)(0x40000000u + (rnd() & 0x3fffffffu)); p.output_shift = ri(-22, -17);
+      /* as TFLite prepares ADD: the larger-scale input's multiplier is 0.5 (2^30, shift 0), in
+       * either position or both; one case in four keeps both random */
+      const int half = (t / 2) % 4;
+      if (half == 0 || half == 2) { p.input1_multiplier = 1 << 30; p.input1_shift = 0; }
+      if (half == 1 || half == 2) { p.input2_multiplier = 1 << 30; p.input2_shift = 0; }
+      if (t % 7 == 0) p.output_shift = ri(-1, 0); /* an output requantisation bt_rq2 cannot take */
       rand_act(&p.act_min, &p.act_max, p.output_offset);
       p.b = q;
+      if (t % 10 == 4) { /* SUB: the same parameters */
+        ref_bt_sub_s8(&p, g_in, g_in2, g_ref);
+        bt_sub_s8(&p, a_opt, g_in2, g_opt);
+        check(alias ? "sub_alias" : "sub", t, g_ref, g_opt, n);
+        continue;
+      }
       ref_bt_add_s8(&p, g_in, g_in2, g_ref);
       bt_add_s8(&p, a_opt, g_in2, g_opt);
       check(alias ? "add_alias" : "add", t, g_ref, g_opt, n);

@@ -7,7 +7,7 @@
  * Build: the set's files + the reference files (renamed) + this file, with
  *   -DBT_HOST            host program (stdio, main)
  *   otherwise            bare metal: link firmware/<arch>/ start-up + firmware/common/semihost_io.c,
- *                        which call bt_main() and provide bt_puts/bt_putu.
+ *                        which call bt_main() and provide bt_puts (bt_platform.h: bt_putu).
  *   -DBT_RVV             enable the RISC-V vector unit before running (RVV kernel set).
  *   -DBT_BENCH           first run the benchmark kernels once each between marker functions
  *                        bench_<k>_<ref|opt>_{begin,end} (for the QEMU insn-count plugin).

@@ -21,6 +21,7 @@ void ref_bt_depthwise_s8(const bt_depthwise_params *, const int8_t *, int32_t, i
 void ref_bt_depthwise_s8_inplace(const bt_depthwise_params *, int8_t *, int8_t *);
 void ref_bt_fully_connected_s8(const bt_fc_params *, const int8_t *, int8_t *);
 void ref_bt_add_s8(const bt_add_params *, const int8_t *, const int8_t *, int8_t *);
+void ref_bt_sub_s8(const bt_add_params *, const int8_t *, const int8_t *, int8_t *);
 void ref_bt_mul_s8(const bt_mul_params *, const int8_t *, const int8_t *, int8_t *);
 void ref_bt_avg_pool_s8(const bt_pool_params *, const int8_t *, int32_t, int8_t *, int32_t, int32_t);
 void ref_bt_max_pool_s8(const bt_pool_params *, const int8_t *, int32_t, int8_t *, int32_t, int32_t);
@@ -48,8 +49,7 @@ static void bt_putu(uint32_t v) { printf("%u", (unsigned)v); }
 int bt_main(void);
 int main(void) { int rc = bt_main(); fflush(stdout); return rc; }
 #else
-void bt_puts(const char *s);
-void bt_putu(uint32_t v);
+#include "bt_platform.h" /* bt_puts from the platform (semihost_io.c), bt_putu on top of it */
 #endif
 #ifndef BT_HOST
 /* GCC may emit calls to these for struct copies even in freestanding code (e.g. at -O0); the

@@ -1,0 +1,88 @@
+"""One line of progress on a terminal while work takes seconds (planning a big model, building and
+running firmware): `buildtool: planning mobilenetv2: packing 3/10 (4 s)`, redrawn in place on stderr
+and erased when the work ends, so the output that follows is exactly what it is without a terminal.
+
+Nothing is shown unless stderr is a terminal (builds, pipes, CI and tests see no change), under
+TERM=dumb or BUILDTOOL_QUIET=1, or before `delay` seconds have passed. Code that runs long calls
+stage("what now") wherever it is (the planner stays a pure function: with no display, stage is a
+no-op costing one global read)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+
+_active = None  # the display shown now (at most one per process)
+
+
+def stage(text: str) -> None:
+    """Name what the work is doing now (shown at the next redraw)."""
+    p = _active
+    if p is not None:
+        p.stage = text
+
+
+def wanted(stream) -> bool:
+    try:
+        tty = stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+    return tty and os.environ.get("TERM") != "dumb" and os.environ.get("BUILDTOOL_QUIET", "") in ("", "0")
+
+
+class Progress:
+    def __init__(self, label: str, stream=None, delay: float = 1.0, interval: float = 0.25):
+        self.label, self.stream, self.delay, self.interval = label, stream or sys.stderr, delay, interval
+        self.stage, self.shown, self._thread = "", False, None
+
+    def __enter__(self) -> "Progress":
+        global _active
+        if _active is None and wanted(self.stream):
+            self._t0, self._stop = time.monotonic(), threading.Event()
+            self._thread = threading.Thread(target=self._draw, name="progress", daemon=True)
+            _active = self
+            self._thread.start()
+        return self
+
+    def _draw(self) -> None:
+        if self._stop.wait(self.delay):
+            return
+        width = _columns(self.stream) - 1
+        while True:
+            line = f"buildtool: {self.label}" + (f": {self.stage}" if self.stage else "")
+            line = f"{line} ({time.monotonic() - self._t0:.0f} s)"
+            if not self._write("\r" + line[:width] + "\x1b[K"):
+                return
+            self.shown = True
+            if self._stop.wait(self.interval):
+                return
+
+    def _write(self, text: str) -> bool:
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+            return True
+        except (OSError, ValueError):
+            return False
+
+    def __exit__(self, *exc) -> None:
+        global _active
+        if self._thread is None:
+            return
+        self._stop.set()
+        self._thread.join()
+        _active = None
+        if self.shown:
+            self._write("\r\x1b[K")
+
+
+def _columns(stream) -> int:
+    try:
+        return os.get_terminal_size(stream.fileno()).columns or 80  # (0: a terminal that never said)
+    except (AttributeError, OSError, ValueError):
+        return 80
+
+
+__all__ = ["Progress", "stage", "wanted"]
