@@ -43,6 +43,15 @@ def _quant(scale, zp, axis: int = 0) -> Quant:
                  np.atleast_1d(np.asarray(zp, dtype=np.int64)), axis)
 
 
+def _mm(a, b) -> np.ndarray:
+    """a @ b for the float calibration pass, the same on every machine. BLAS picks its kernel per CPU
+    (Haswell, SkylakeX, Zen...) and each sums in its own order: in float32 the last bits differ, which
+    moves quantisation ranges, so the zoo's models differed between an AVX-512 machine and others.
+    Summed in float64 (exact products of float32 values) and rounded once to float32, the kernels'
+    differences (about 1e-16 relative) vanish in the rounding."""
+    return (np.asarray(a, np.float64) @ np.asarray(b, np.float64)).astype(np.float32)
+
+
 def range_quant(lo: float, hi: float) -> tuple:
     """Asymmetric int8 (scale, zero_point) covering [lo, hi] and exactly representing 0."""
     lo, hi = min(float(lo), 0.0), max(float(hi), 0.0)
@@ -218,7 +227,7 @@ class GraphBuilder:
         def f(xv, w):
             y = 0
             for i, j, win in _windows(xv, kh, kw, sh, sw, dh, dw, padding):
-                y = y + win @ w[:, i, j, :].T
+                y = y + _mm(win, w[:, i, j, :].T)
             return y
 
         oh, ow = ops.conv_out_size(h, kh, sh, dh, padding), ops.conv_out_size(wd, kw, sw, dw, padding)
@@ -262,7 +271,7 @@ class GraphBuilder:
         w = rng.normal(0, np.sqrt(2.0 / n_in), size=(units, n_in)).astype(np.float32)
 
         def f(xv, w):
-            return xv.reshape(-1, n_in) @ w.T
+            return _mm(xv.reshape(-1, n_in), w.T)
 
         opts = {"activation": activation, "keep_num_dims": False}
         out = self._weighted(rng, "fc", "FULLY_CONNECTED", x, w, f, 0, activation, out_quant, normalize, opts,
@@ -313,7 +322,7 @@ class GraphBuilder:
                             np.float32)
             for i in range(kh):
                 for j in range(kw):
-                    full[:, i:i + (h - 1) * sh + 1:sh, j:j + (wd - 1) * sw + 1:sw] += xv @ w[:, i, j, :].T
+                    full[:, i:i + (h - 1) * sh + 1:sh, j:j + (wd - 1) * sw + 1:sw] += _mm(xv, w[:, i, j, :].T)
             return full[:, pt:pt + oh, pl:pl + ow]
 
         name = self._name("tconv")
@@ -627,7 +636,7 @@ class GraphBuilder:
         wt = rng.normal(0, np.sqrt(1.0 / memory), size=(n_filter, memory)).astype(np.float32)
         wf_s = float(np.float32(np.abs(wf).max() / 127))
         wf_q = np.clip(np.round(wf / wf_s), -127, 127)
-        feat = self.values[x].reshape(-1, n_in) @ (wf_q * wf_s).T
+        feat = _mm(self.values[x].reshape(-1, n_in), (wf_q * wf_s).T)
         qmax = 127 if state_dtype == "int8" else 32767
         if state_dtype == "int8":
             st_s, st_zp = range_quant(1.2 * feat.min(), 1.2 * feat.max())
@@ -691,7 +700,7 @@ class GraphBuilder:
             h = np.zeros((v.shape[0], units), np.float32)
             c = np.zeros_like(h)
             for t in range(v.shape[1]):
-                pre = [v[:, t] @ w_f[(1, k)].T + h @ w_f[(5, k)].T for k in range(4)]
+                pre = [_mm(v[:, t], w_f[(1, k)].T) + _mm(h, w_f[(5, k)].T) for k in range(4)]
                 c = sig(pre[1]) * c + sig(pre[0]) * np.tanh(pre[2])
                 if cell_clip > 0:
                     c = np.clip(c, -cell_clip, cell_clip)

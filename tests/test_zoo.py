@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import platform
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -9,7 +14,7 @@ from buildtool import ops, zoo
 from buildtool.errors import UsageError
 from buildtool.tflite_reader import load, parse
 from buildtool.tflite_writer import serialize
-from conftest import fixed_input, shared_model, tflm_run
+from conftest import ROOT, fixed_input, shared_model, tflm_run
 
 BIG = ["mobilenetv2", "mbv2-w0.35", "mcunet-vww1", "mcunet-in3"]
 
@@ -145,3 +150,28 @@ def test_builder_simulation_predicts_tflm():
         for t, got in zip(probe.outputs, tflm_run(serialize(probe), [x], n_outputs=n_ops)):
             diff = np.abs(got.astype(int) - b.simulate(t).astype(int))
             assert diff.max() <= max_diff and (diff == 0).mean() >= exact, (name, g.tensors[t].name)
+
+
+_ZOO_HASH = """
+import hashlib, sys
+from buildtool import pipeline, zoo
+print(hashlib.sha256(b"".join(pipeline.zoo_model(n) for n in zoo.names())).hexdigest())
+"""
+
+
+@pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"),
+                    reason="OpenBLAS core types named here are x86-64's")
+def test_zoo_models_are_the_same_whichever_blas_kernel_the_cpu_gets():
+    """The zoo's models are byte-identical whatever kernel OpenBLAS picks for this CPU (it picks per CPU:
+    an AVX-512 machine got other float32 sums, hence other quantisation ranges and another
+    mbv2-w0.35 than CI's). Forced here to the machine's own choice and to two that run on any x86-64."""
+    outs = set()
+    for core in (None, "Prescott", "Nehalem"):
+        env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
+        if core:
+            env["OPENBLAS_CORETYPE"] = core
+        env["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + [p for p in [env.get("PYTHONPATH")] if p])
+        r = subprocess.run([sys.executable, "-c", _ZOO_HASH], capture_output=True, text=True, env=env, timeout=600)
+        assert r.returncode == 0, r.stderr
+        outs.add(r.stdout.strip())
+    assert len(outs) == 1, outs
