@@ -208,20 +208,19 @@ def cmd_plan(a, say=_print) -> int:
 
         say(json.dumps(out, indent=1))
         return 0
-    from .units import count, exact, size
+    from .units import count, exact, size, size_exact
 
-    arena_bytes = plan["arena_bytes"]
-    arena = f"{name}: arena {size(arena_bytes)} (" + (f"{exact(arena_bytes)}; " if arena_bytes >= 1024 else "")
+    bound = exact(plan["lower_bound_bytes"])
     if "mac_overhead" in plan:  # printed from the plan's JSON alone: no fusion or numpy import
         acc = "input streamed" if plan.get("input_accounting") == "streamed" else "input in the arena"
-        say(f"{arena}{acc}, residuals counted; search bound {exact(plan['lower_bound_bytes'])}); "
-            f"{count(plan['macs'])} MACs = {plan['mac_overhead']:.3f} x unfused; "
+        arena = size_exact(plan["arena_bytes"], f"{acc}, residuals counted", f"search bound {bound}")
+        say(f"{name}: arena {arena}; {count(plan['macs'])} MACs = {plan['mac_overhead']:.3f} x unfused; "
             f"{len(plan.get('fusion_blocks', []))} fusion blocks, {len(plan.get('splits', []))} split regions")
     else:
-        say(f"{arena}lower bound {exact(plan['lower_bound_bytes'])}, "
-            f"{'optimal' if plan['optimal'] else 'not proven optimal'}, planner {plan['planner']}); "
-            f"activations total {size(plan['total_activation_bytes'])}; {count(plan['macs'])} MACs; "
-            f"params {size(plan['params_bytes'])}")
+        arena = size_exact(plan["arena_bytes"], f"lower bound {bound}, "
+                           f"{'optimal' if plan['optimal'] else 'not proven optimal'}, planner {plan['planner']}")
+        say(f"{name}: arena {arena}; activations total {size(plan['total_activation_bytes'])}; "
+            f"{count(plan['macs'])} MACs; params {size(plan['params_bytes'])}")
     if a.board:
         _say_placement(a, plan)
     return 0

@@ -19,9 +19,11 @@ def exact(n: int) -> str:
     return f"{n:,} B"
 
 
-def size_exact(n: int) -> str:
-    """size(n) with the exact bytes after it when they differ from what size shows."""
-    return size(n) if n < 1024 else f"{size(n)} ({exact(n)})"
+def size_exact(n: int, *notes: str) -> str:
+    """size(n), then in brackets the exact bytes when size rounds them (from 1 KiB on) and any notes,
+    `61.5 KiB (62,992 B; lower bound ...)`."""
+    inside = ([exact(n)] if n >= 1024 else []) + list(notes)
+    return f"{size(n)} ({'; '.join(inside)})" if inside else size(n)
 
 
 def kib(n: int) -> str:

@@ -88,24 +88,24 @@ def _place(bufs: list, sequence: list, fit) -> list:
     units = np.fromiter((b[0] for b in bufs), dtype=np.int64, count=n)
     offsets = np.zeros(n, dtype=np.int64)
     placed = np.zeros(n, dtype=bool)
-    offs, scan = [0] * n, _SCAN[fit]  # (offsets as a list too, for the scan)
+    scan = _SCAN[fit]
     nbrs = _neighbours(tuple(tuple(b) for b in bufs))  # the same for every order a packer tries: computed once
     for i in sequence:
         nb = nbrs[i]
         nb = nb[placed[nb]]
+        start = offsets[nb]
+        end = start + units[nb]
         if nb.size < _SCAN_BELOW:
-            offs[i] = offsets[i] = scan(bufs[i][0], sorted((offs[j], offs[j] + bufs[j][0]) for j in nb.tolist()))
+            offsets[i] = scan(bufs[i][0], sorted(zip(start.tolist(), end.tolist())))
         else:
-            start = offsets[nb]
-            end = start + units[nb]
             order = np.lexsort((end, start))
             start, top = start[order], np.maximum.accumulate(end[order])
             before = np.empty_like(top)
             before[0] = 0
             before[1:] = top[:-1]
-            offs[i] = offsets[i] = fit(int(units[i]), start, before, int(top[-1]))
+            offsets[i] = fit(int(units[i]), start, before, int(top[-1]))
         placed[i] = True
-    return offs
+    return offsets.tolist()
 
 
 def profile(bufs: list, nsteps: int | None = None) -> list:

@@ -122,10 +122,7 @@ static inline __attribute__((always_inline)) void rv_run1_out(const int8_t *ip, 
       /* four taps at a time: gcc would load the whole run first and spill */
       if ((t & 3) == 3 && t != R - 1) __asm__ volatile("" : "+r"(a) : : "memory");
     }
-    int32_t v = bt_rq2(a, m, p2, e1) + zp;
-    v = v < lo ? lo : v;
-    v = v > hi ? hi : v;
-    __builtin_memcpy(o, &v, 1);   /* the low byte (little-endian): no sign extension before the store */
+    RV_PUT2(*o, a, m, p2, e1, zp, lo, hi);
   }
 }
 
