@@ -132,6 +132,8 @@ def best_order(g: Graph, align: int, inplace: bool = False, width: int = 256, wo
                     succ[p].append(op.index)
     made = [sorted({r(o) for o in op.outputs} - ins) for op in g.operators]
     over = _overwritable(g, align) if inplace else [[] for _ in g.operators]
+    # an output viewed inside a concat's buffer has its bytes there: it cannot also take its input's
+    over = [c if r(op.outputs[0]) == op.outputs[0] else [] for op, c in zip(g.operators, over)]
     touched = [sorted({r(i) for i in acts(op)} | {r(o) for o in op.outputs}) for op in g.operators]
 
     start_live = sum(size[k] for k in ins if cons_mask[k] or k in is_out)
