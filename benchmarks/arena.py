@@ -31,9 +31,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from docs_tables import Out, cli_plan, environment, write_docs  # noqa: E402
 
 from buildtool import zoo  # noqa: E402
-from buildtool.arena import plan_arena  # noqa: E402
-from buildtool.tflite_reader import load  # noqa: E402
-from buildtool.tflite_writer import serialize  # noqa: E402
+from buildtool.plan.arena import plan_arena  # noqa: E402
+from buildtool.model.reader import load  # noqa: E402
+from buildtool.model.writer import serialize  # noqa: E402
 
 SHARED = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared")) / "models"
 SHARED_NAMES = ["tiny_cnn_32", "dscnn_kws", "resnet_concat_64", "mbv2_w035_144", "mobilenetv2_160_a1"]

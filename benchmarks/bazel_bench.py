@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 KIT = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared")) / "integration-kit" / "bazel"
 sys.path[:0] = [str(ROOT)]
-from buildtool.bazel_support import executed  # noqa: E402
+from buildtool.integrations.bazel import executed  # noqa: E402
 
 STEPS = {"BtModel": "model", "BtSkeleton": "skeleton", "BtPlan": "plan", "BtCode": "code", "BtFlash": "flash",
          "CppLink": "link"}

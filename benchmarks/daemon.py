@@ -49,8 +49,9 @@ def models() -> list:
 def scons_rebuild_rows(runs: int = 5) -> list:
     """`scons` no-op and weight-only rebuild of the zoo `tiny` firmware (host board), median of `runs`,
     with the planner daemon (warm) and with BUILDTOOL_NO_DAEMON=1: rows (label, no-daemon ms, daemon ms)."""
-    from buildtool import tflite_reader, zoo
-    from buildtool.tflite_writer import serialize
+    from buildtool.model import reader as tflite_reader
+    from buildtool import zoo
+    from buildtool.model.writer import serialize
 
     tmp = Path(tempfile.mkdtemp(prefix="btscons", dir="/tmp"))
     model = tmp / "m.tflite"
@@ -142,7 +143,7 @@ def venv_rows(tmp: str, warm_runs: int) -> list:
 
 def cli_rows(runs: int, warm_runs: int) -> list:
     """Whole CLI processes, fused plan of mbv2-w0.35: rows (label, median ms)."""
-    from buildtool.daemon.client import DaemonClient
+    from buildtool.serve.daemon.client import DaemonClient
 
     env = dict(os.environ, PYTHONPYCACHEPREFIX=os.path.join(os.environ["BUILDTOOL_CACHE_DIR"], "pyc"))
     env.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -196,8 +197,8 @@ def main(argv=None) -> int:
     tmp = tempfile.mkdtemp(prefix="btbench", dir="/tmp")
     os.environ["BUILDTOOL_RUNTIME_DIR"] = os.path.join(tmp, "run")
     os.environ["BUILDTOOL_CACHE_DIR"] = os.path.join(tmp, "cache")
-    from buildtool import service
-    from buildtool.daemon.client import DaemonClient
+    from buildtool.serve import service
+    from buildtool.serve.daemon.client import DaemonClient
 
     rows, scons_rows = [], []
     try:
@@ -224,7 +225,7 @@ def main(argv=None) -> int:
                 if warm():
                     break
             warm_ms = median_ms(warm, a.warm_runs)
-            code = ("import time; t = time.perf_counter(); from buildtool.daemon.client import plan; "
+            code = ("import time; t = time.perf_counter(); from buildtool.serve.daemon.client import plan; "
                     f"plan({spec!r}); print((time.perf_counter() - t) * 1e3)")
             proc_ms = statistics.median(
                 float(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout)

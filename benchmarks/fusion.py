@@ -28,10 +28,10 @@ from docs_tables import Out, cli_plan, environment, write_docs  # noqa: E402
 
 from buildtool import zoo  # noqa: E402
 from buildtool.errors import PlanError  # noqa: E402
-from buildtool.fusion import plan_from_front, plan_fused  # noqa: E402
-from buildtool.fusion.search import search_front  # noqa: E402
-from buildtool.fusion.costs import INSTRUCTION_MARGIN, predict_items  # noqa: E402
-from buildtool.fusion.schedule import BlockRun  # noqa: E402
+from buildtool.plan.fusion import plan_from_front, plan_fused  # noqa: E402
+from buildtool.plan.fusion.search import search_front  # noqa: E402
+from buildtool.plan.fusion.costs import INSTRUCTION_MARGIN, predict_items  # noqa: E402
+from buildtool.plan.fusion.schedule import BlockRun  # noqa: E402
 from buildtool.report import plain_plan  # noqa: E402
 
 BUDGET = 0.0  # no exact solving: the figures are deterministic (heuristics + iterated greedy)
@@ -137,11 +137,12 @@ def firmware_instructions(g, plan, board: str = "cortex-m4") -> tuple:
 
     import numpy as np
 
-    from buildtool import firmware, runner
+    from buildtool import pipeline
+    from buildtool.firmware import runner
 
     x = np.random.default_rng(0).integers(-128, 128, g.tensors[g.inputs[0]].shape, dtype=np.int8)
     with tempfile.TemporaryDirectory(prefix="bt-bench-") as d:
-        firmware.build(g, board, d, plan=plan)
+        pipeline.build(g, board, d, plan=plan)
         _, prof, _ = runner.run(board, d, x)
     return prof["total"], [(o["op"], o["count"]) for o in prof["ops"]]
 

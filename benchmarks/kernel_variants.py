@@ -1,4 +1,4 @@
-"""Kernel variants chosen at code generation (buildtool/kernel_variants.py) against the run-time
+"""Kernel variants chosen at code generation (buildtool/codegen/kernel_variants.py) against the run-time
 dispatchers: per shared model and board, model.c in each of kernel_variants.MODES (dispatchers: as
 before the tables; variants: the chosen variant called; instances: also a per-layer instance of the
 cortex-m patch-matrix loops with the layer's parameters as constants), executed instructions (QEMU
@@ -24,7 +24,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from buildtool import firmware, kernel_variants, runner, targets, tflite_reader, toolchain  # noqa: E402
+from buildtool import pipeline, targets
+from buildtool.codegen import kernel_variants
+from buildtool.firmware import runner, toolchain
+from buildtool.model import reader as tflite_reader  # noqa: E402
 
 SHARED = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared")) / "models"
 MODELS = ["tiny_cnn_32", "dscnn_kws", "resnet_concat_64", "mbv2_w035_144", "mobilenetv2_160_a1"]
@@ -34,7 +37,7 @@ KERNEL_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")
 def measure(g, board: str, work: Path, x) -> dict | None:
     """One build and run: instructions (ops, kernels, whole run), .text bytes, output bytes."""
     try:
-        firmware.build(g, board, work)
+        pipeline.build(g, board, work)
     except toolchain.FirmwareError as e:
         if "does not fit" in str(e):
             return None

@@ -33,9 +33,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from buildtool import firmware, runner, targets, tflite_reader, toolchain, zoo  # noqa: E402
+from buildtool import pipeline, targets, zoo
+from buildtool.firmware import runner, toolchain
+from buildtool.model import reader as tflite_reader  # noqa: E402
 from buildtool.errors import BuildtoolError  # noqa: E402
-from buildtool.tflite_writer import serialize  # noqa: E402
+from buildtool.model.writer import serialize  # noqa: E402
 
 SHARED = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared")) / "models"
 BOARDS = ["cortex-m4", "cortex-m7", "cortex-m33", "riscv32", "riscv32-rvv", "hifive1"]
@@ -57,7 +59,7 @@ def instructions(data: bytes, board: str, kernels, work: Path) -> int | None:
     """Executed instructions of one inference, or None when the model does not fit the board."""
     g = tflite_reader.parse(data)
     try:
-        firmware.build(g, board, work, kernels=kernels)
+        pipeline.build(g, board, work, kernels=kernels)
     except toolchain.FirmwareError as e:
         if "does not fit" in str(e):
             return None
@@ -79,8 +81,8 @@ def host_times(data: bytes, runs: int, work: Path, plan: dict | None = None) -> 
 
     g = tflite_reader.parse(data)
     x = example_input(g)
-    firmware.build(g, "host", work, **(plan or {}))
-    firmware.build(g, "host", work / "ref", kernels=("reference",), **(plan or {}))
+    pipeline.build(g, "host", work, plan or {})
+    pipeline.build(g, "host", work / "ref", plan or {}, kernels=("reference",))
     ours = refs = None
     for _ in range(runs):  # interleaved, so a busy machine slows both alike
         y, prof, _ = runner.run("host", work, x)

@@ -1,5 +1,5 @@
 """Cortex-M4 estimated cycles per layer class: the run report's figures (executed instructions from the
-QEMU plugin, instructions per MAC, and the cycle range buildtool/cycles.py estimates from each
+QEMU plugin, instructions per MAC, and the cycle range buildtool/firmware/cycles.py estimates from each
 operator's executed instruction mix with the Cortex-M4 TRM timings) for the cortex-m kernel set on
 the shared models (qemu-system-arm -M mps2-an386, -O2). The cycles are an estimate, not a
 measurement: low = pipeline refill 1 cycle, divide 2, IT folded, loads and stores after a load
@@ -22,7 +22,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from buildtool import firmware, runner, tflite_reader  # noqa: E402
+from buildtool import pipeline
+from buildtool.firmware import runner
+from buildtool.model import reader as tflite_reader  # noqa: E402
 from kernels_riscv import KERNEL_OPS, MODELS, SHARED, layer_class  # noqa: E402
 
 
@@ -34,7 +36,7 @@ def rows(name: str, work: Path) -> list:
     """Per layer class of one model: (class, n, MACs, instructions, low, high cycles), then the total."""
     g = tflite_reader.parse((SHARED / f"{name}.tflite").read_bytes())
     x = np.random.default_rng(0).integers(-128, 128, size=tuple(g.tensors[g.inputs[0]].shape), dtype=np.int8)
-    firmware.build(g, "cortex-m4", work)
+    pipeline.build(g, "cortex-m4", work)
     _, prof, _ = runner.run("cortex-m4", work, x)
     sums: dict = {}
     for o in prof["ops"]:
@@ -63,7 +65,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default=",".join(MODELS))
     a = ap.parse_args()
-    print("Estimated Cortex-M4 cycles (buildtool/cycles.py: TRM timings over the executed instruction mix; "
+    print("Estimated Cortex-M4 cycles (buildtool/firmware/cycles.py: TRM timings over the executed instruction mix; "
           "an estimate, zero wait states), cortex-m kernel set, QEMU mps2-an386, -O2\n")
     with tempfile.TemporaryDirectory(prefix="bt-m4cyc-") as tmp:
         for name in a.models.split(","):

@@ -24,7 +24,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from buildtool import firmware, ops, runner, tflite_reader  # noqa: E402
+from buildtool import pipeline
+from buildtool.model import ops, reader as tflite_reader
+from buildtool.firmware import runner  # noqa: E402
 
 SHARED = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared")) / "models"
 MODELS = ("mbv2_w035_144", "tiny_cnn_32", "dscnn_kws", "resnet_concat_64", "mobilenetv2_160_a1")
@@ -51,7 +53,7 @@ def layer_label(g, op) -> str:
 
 def _profile(g, board: str, kernels, work: Path, x) -> tuple:
     """(outputs, per-operator instruction counts in operator index order)."""
-    firmware.build(g, board, work, kernels=kernels)
+    pipeline.build(g, board, work, kernels=kernels)
     y, prof, _ = runner.run(board, work, x)
     return y, {o["op"]: o["count"] for o in prof["ops"]}
 

@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "buildtool" / "kernels" / "tests"))
 
 import kbuild  # noqa: E402
-from buildtool import ops, tflite_reader  # noqa: E402
+from buildtool.model import ops, reader as tflite_reader  # noqa: E402
 from buildtool.refops import prepare  # noqa: E402
 
 SHARED = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared"))

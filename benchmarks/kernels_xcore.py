@@ -31,7 +31,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from buildtool import firmware, ops, runner, tflite_reader  # noqa: E402
+from buildtool import pipeline
+from buildtool.model import ops, reader as tflite_reader
+from buildtool.firmware import runner  # noqa: E402
 from kernels_riscv import CLASSES, KERNEL_OPS, MODELS, SHARED, _same, layer_class, layer_label  # noqa: E402
 
 _GDB = """set pagination off
@@ -87,8 +89,8 @@ def rows(models=MODELS, work: Path | None = None) -> list:
     identical (the whole model's outputs, xcore set vs reference set on the host)."""
     out = []
     for name, g, x, d in _models(models, work):
-        firmware.build(g, "xcore", d / "xcore")
-        firmware.build(g, "host", d / "ref", kernels=("reference",))
+        pipeline.build(g, "xcore", d / "xcore")
+        pipeline.build(g, "host", d / "ref", kernels=("reference",))
         same = _same(runner.run("xcore", d / "xcore", x)[0], runner.run("host", d / "ref", x)[0])
         counts = vpu_ops(d / "xcore", x)
         for op in g.operators:
@@ -103,8 +105,8 @@ def fused_totals(models=MODELS, work: Path | None = None) -> list:
     outputs identical) per model."""
     out = []
     for name, g, x, d in _models(models, work):
-        firmware.build(g, "xcore", d / "plain")
-        firmware.build(g, "xcore", d / "fused", optimize="ram")
+        pipeline.build(g, "xcore", d / "plain")
+        pipeline.build(g, "xcore", d / "fused", {"optimize": "ram"})
         same = _same(runner.run("xcore", d / "plain", x)[0], runner.run("xcore", d / "fused", x)[0])
         macs = sum(ops.op_macs(g, op) for op in g.operators)
         out.append((name, macs, sum(vpu_ops(d / "plain", x).values()), sum(vpu_ops(d / "fused", x).values()), same))

@@ -26,9 +26,9 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from docs_tables import Out, environment, write_docs  # noqa: E402
 
 from buildtool import pipeline  # noqa: E402
-from buildtool.joint import model_options  # noqa: E402
+from buildtool.plan.joint import model_options  # noqa: E402
 from buildtool.options import PlanOptions  # noqa: E402
-from buildtool.tflite_writer import serialize  # noqa: E402
+from buildtool.model.writer import serialize  # noqa: E402
 
 SHARED = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared")) / "models"
 PAIRS = [("wake word -> command", "real/tflm_keyword_scrambled_8bit", "dscnn_kws"),

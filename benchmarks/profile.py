@@ -26,9 +26,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import numpy as np  # noqa: E402
 
-from buildtool import firmware, runner, targets, zoo  # noqa: E402
+from buildtool import pipeline, targets, zoo
+from buildtool.firmware import runner  # noqa: E402
 from buildtool.firmware import make_plan  # noqa: E402
-from buildtool.fusion import plan_fused  # noqa: E402
+from buildtool.plan.fusion import plan_fused  # noqa: E402
 
 
 def inlined(board: str, elf: str, addresses: list) -> list:
@@ -67,7 +68,7 @@ def profile(name: str, board: str, optimize: str | None, streamed: bool, cap, by
         plan = make_plan(g, time_budget=0.0)
     x = np.random.default_rng(0).integers(-128, 128, g.tensors[g.inputs[0]].shape, dtype=np.int8)
     with tempfile.TemporaryDirectory(prefix="bt-profile-") as d:
-        firmware.build(g, board, d, plan=plan)
+        pipeline.build(g, board, d, plan=plan)
         k = None if region is None else region_index(json.loads(open(os.path.join(d, "firmware.json")).read()), region)
         _, prof, _ = runner.run(board, d, x, functions=True, region=k)
         fns = inlined(board, os.path.join(d, "firmware.elf"), prof["addresses"]) if by_inlined else prof["functions"]

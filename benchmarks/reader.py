@@ -24,8 +24,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 SHARED = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared")) / "models"
 
-from buildtool import tflite_reader, zoo  # noqa: E402
-from buildtool.tflite_writer import serialize  # noqa: E402
+from buildtool.model import reader as tflite_reader
+from buildtool import zoo  # noqa: E402
+from buildtool.model.writer import serialize  # noqa: E402
 from docs_tables import median_ms  # noqa: E402 (beside this script)
 
 

@@ -28,8 +28,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from buildtool import pipeline, regions, runner, targets  # noqa: E402
-from buildtool.tflite_writer import serialize  # noqa: E402
+from buildtool import pipeline, targets
+from buildtool.plan import regions
+from buildtool.firmware import runner  # noqa: E402
+from buildtool.model.writer import serialize  # noqa: E402
 
 BOARD = "cortex-m4"
 
@@ -65,7 +67,7 @@ def arena_row(name: str, board: str) -> str:
     (arena/regional.py), built, run in QEMU and compared with TFLM."""
     from conftest import fixed_input, tflm_run
 
-    from buildtool.arena.regional import buffer_traffic
+    from buildtool.plan.arena.regional import buffer_traffic
 
     t = targets.get(board)
     model = pipeline.read_model(name)

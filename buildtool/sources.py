@@ -51,3 +51,32 @@ def _py_entries(path: str, rel: str):
             yield f"{rel}{e.name}", e
     for e in dirs:
         yield from _py_entries(e.path, f"{rel}{e.name}/")
+
+
+# The package's layers, lowest first: a module imports only modules of its own layer or a lower one
+# (tests/test_layers.py checks it, imports inside functions included; docs/ARCHITECTURE.md draws it).
+# Each name is a module or package under buildtool; a package's modules share its layer.
+LAYERS = (
+    ("base", ("errors", "units", "progress", "fsutil", "sources", "options")),
+    ("model", ("model",)),  # graph IR, operator table and checks, .tflite reader/writer, model I/O files
+    ("refops", ("refops",)),  # TFLite Micro's kernels in numpy, and the prepare step codegen shares
+    ("zoo", ("zoo",)),  # graphs built in code, calibrated with refops
+    ("boards", ("targets", "boards")),  # the board plugins: CPU, memories, toolchain, emulator
+    ("plan", ("plan",)),  # the plan as data, the arena and fusion planners, flash image and region placement
+    ("codegen", ("codegen",)),  # plan -> model.c / model.h
+    ("firmware", ("firmware",)),  # compile, link, fit, run in an emulator, profile
+    ("report", ("report",)),  # memory drawn as HTML/SVG
+    ("pipeline", ("pipeline",)),  # the flow's step functions
+    ("serve", ("serve",)),  # plan caches (local, team), the plan request, the planner daemon
+    ("shells", ("cli", "integrations", "scons", "cmake", "bazel", "netsplit", "kernels")),
+)
+
+
+def layer_of(module: str):
+    """The layer name of a dotted module under buildtool ("plan.fusion.costs" -> "plan"), or None."""
+    best = None
+    for name, members in LAYERS:
+        for m in members:
+            if (module == m or module.startswith(m + ".")) and (best is None or len(m) > len(best[1])):
+                best = (name, m)
+    return best[0] if best else None

@@ -92,40 +92,8 @@ def case(name: str, spec: str, opt_name: str, plain_arena: int | None = None) ->
         return {"error": f"{type(e).__name__}: {e}"}
 
 
-def case_legacy(name: str, spec: str, opt_name: str, plain_arena: int | None = None) -> dict:
-    """The same through the API before the pipeline existed (firmware.make_plan / generate_sources)."""
-    from buildtool import firmware
-    from buildtool.errors import BuildtoolError
-    from buildtool.ops import check_graph
-
-    opts = dict(OPTION_SETS[opt_name])
-    if opts.get("ram_limit") == "plain":
-        opts["ram_limit"] = plain_arena
-    try:
-        g = firmware.load_graph(spec)
-        check_graph(g)
-        plan = firmware.make_plan(g, **opts)
-        out = {}
-        for board in BOARDS:
-            with tempfile.TemporaryDirectory() as tmp:
-                firmware.generate_sources(g, plan, board, tmp)
-                out[board] = {f: _sha(Path(tmp) / f) for f in FILES}
-        out["arena_bytes"] = plan.arena_bytes
-        return out
-    except BuildtoolError as e:
-        return {"error": f"{type(e).__name__}: {e}"}
-
-
-def has_pipeline() -> bool:
-    try:
-        from buildtool import pipeline  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 def all_cases(names=None, option_sets=None, progress=False) -> dict:
-    run = case if has_pipeline() else case_legacy
+    run = case
     out = {}
     for name, spec in models().items():
         if names is not None and name not in names:

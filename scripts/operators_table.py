@@ -32,10 +32,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from buildtool import executor, opdefs, ops, targets, tflite_reader, zoo  # noqa: E402
-from buildtool.arena import plan_arena  # noqa: E402
+from buildtool.plan.arena import execute as executor
+from buildtool.model import opdefs, ops, reader as tflite_reader
+from buildtool import targets, zoo  # noqa: E402
+from buildtool.plan.arena import plan_arena  # noqa: E402
 from buildtool.codegen.model_c import generate  # noqa: E402
-from buildtool.fusion import receptive  # noqa: E402
+from buildtool.plan.fusion import receptive  # noqa: E402
 from test_int16 import GEN16  # noqa: E402  (the 16x8 one-operator generators)
 
 KERNELS = ROOT / "buildtool" / "kernels"

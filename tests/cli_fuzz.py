@@ -24,7 +24,8 @@ import traceback
 
 import numpy as np
 
-from buildtool import cli, tflite_reader
+from buildtool import cli
+from buildtool.model import reader as tflite_reader
 
 
 def _input_for(path: str, out: str) -> None:
@@ -68,10 +69,11 @@ def _preload() -> None:
     the executor and every kernel, the daemon client): each forked child then runs only the command."""
     import importlib
 
-    from buildtool import opdefs
+    from buildtool.model import opdefs
 
-    for name in ("pipeline", "arena.planner", "arena.exact", "arena.order", "executor", "service", "daemon.client",
-                 "inspect", "inputs", "canonical", "cache", "refops.prepare", "gen", "watch"):
+    for name in ("pipeline", "plan.arena.planner", "plan.arena.exact", "plan.arena.order", "plan.arena.execute",
+                 "serve.service", "serve.daemon.client", "model.inspect", "model.inputs", "plan.canonical", "serve.cache",
+                 "refops.prepare", "cli.gen", "integrations.watch"):
         importlib.import_module(f"buildtool.{name}")
     for column in ("check", "kernel", "macs"):
         opdefs.table(column)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from buildtool import zoo
-from buildtool.builder import GraphBuilder
-from buildtool.tflite_writer import serialize
+from buildtool.zoo.builder import GraphBuilder
+from buildtool.model.writer import serialize
 
 
 def tiny_bytes(bump: int = 0, wide: bool = False) -> bytes:
@@ -31,7 +31,8 @@ def perturb_weights(data: bytes) -> bytes:
     the first constant of 16 bytes or more whose bytes occur once in the file."""
     import numpy as np
 
-    from buildtool import flash, tflite_reader
+    from buildtool.plan import flash
+    from buildtool.model import reader as tflite_reader
 
     g = tflite_reader.parse(data, name="model")
     out = bytearray(data)

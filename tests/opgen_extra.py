@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from buildtool.builder import GraphBuilder
+from buildtool.zoo.builder import GraphBuilder
 
 
 def rquant(rng):

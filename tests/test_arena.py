@@ -11,11 +11,11 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from buildtool.arena import check, plan_arena, problems
-from buildtool.arena.packers import PACKERS, top
-from buildtool.builder import GraphBuilder
+from buildtool.plan.arena import check, plan_arena, problems
+from buildtool.plan.arena.packers import PACKERS, top
+from buildtool.zoo.builder import GraphBuilder
 from buildtool.errors import PlanError
-from buildtool.tflite_reader import load
+from buildtool.model.reader import load
 from conftest import SHARED_MODEL_NAMES, reference_outputs, shared_model
 
 Q = (0.0625, 0)  # one quantisation (exact in float32) for tensors a concat joins
@@ -211,8 +211,8 @@ def test_mcunet_in3_beats_tflm_greedy():
     """TFLite Micro's greedy-by-size placement is 9% above the bound on mcunet-in3 (zoo.md: 371,712 B);
     the exact solver reaches the bound."""
     from buildtool import zoo
-    from buildtool.arena.liveness import build_buffers
-    from buildtool.arena.inplace import reshape_decisions
+    from buildtool.plan.arena.liveness import build_buffers
+    from buildtool.plan.arena.inplace import reshape_decisions
 
     g = zoo.build("mcunet-in3")
     order = [op.index for op in g.operators]
@@ -258,7 +258,7 @@ def _brute_force(bufs):
 @settings(max_examples=80, deadline=None)
 @given(st.lists(st.tuples(st.integers(1, 6), st.integers(0, 5), st.integers(0, 5)), min_size=1, max_size=6))
 def test_packers_and_exact_solver_against_brute_force(raw):
-    from buildtool.arena import exact
+    from buildtool.plan.arena import exact
 
     bufs = [(u, min(a, b), max(a, b)) for u, a, b in raw]
     lb = max(sum(u for u, f, l in bufs if f <= s <= l) for s in range(6))
@@ -278,7 +278,7 @@ def test_packers_and_exact_solver_against_brute_force(raw):
 
 def test_exact_solver_beats_every_heuristic():
     """An instance where every packer ends at 18 units and the optimum (brute force) is the bound, 14."""
-    from buildtool.arena import exact
+    from buildtool.plan.arena import exact
 
     bufs = [(5, 2, 2), (4, 1, 4), (4, 0, 4), (1, 1, 2), (4, 0, 1), (5, 0, 0)]
     assert _brute_force(bufs) == 14
@@ -382,8 +382,8 @@ def _topological_orders(g, limit):
 def _order_brute_force(data, max_ops, max_orders):
     """Over every topological order of a small random graph, with or without in-place, no lower
     bound is below the one of the plan we return (or our arena is already no larger)."""
-    from buildtool.arena.inplace import choose, reshape_decisions
-    from buildtool.arena.liveness import build_buffers, lower_bound
+    from buildtool.plan.arena.inplace import choose, reshape_decisions
+    from buildtool.plan.arena.liveness import build_buffers, lower_bound
 
     g = random_graph(data, max_ops=max_ops)
     orders = _topological_orders(g, max_orders)
@@ -411,8 +411,8 @@ def test_an_output_viewed_in_a_concat_is_not_also_run_in_place():
     """The order search counted a QUANTIZE writing into a concat's buffer as also running in place over
     its input (saving its output's bytes twice) and so preferred an order whose real bound is 208 B;
     every order tried by brute force gives 160 B at best (found by hypothesis)."""
-    from buildtool.arena.inplace import choose, reshape_decisions
-    from buildtool.arena.liveness import build_buffers, lower_bound
+    from buildtool.plan.arena.inplace import choose, reshape_decisions
+    from buildtool.plan.arena.liveness import build_buffers, lower_bound
 
     b = GraphBuilder("random", seed=0, calib_batch=1)
     x = b.input((1, 4, 4, 1))
@@ -538,7 +538,7 @@ def test_checker_rejects_illegal_in_place():
 @given(st.data())
 def test_executor_in_planned_arena_matches_unplanned(data):
     """Running inside the planned arena (views, in-place ops, reordered steps) changes no output byte."""
-    executor = pytest.importorskip("buildtool.executor")
+    executor = pytest.importorskip("buildtool.plan.arena.execute")
     g = random_graph(data)
     p = _plan(g, time_budget=0.2)
     rng = np.random.default_rng(data.draw(st.integers(0, 2**31)))
@@ -551,7 +551,7 @@ def test_executor_in_planned_arena_matches_unplanned(data):
 
 @pytest.mark.parametrize("name", ["tiny_cnn_32", "resnet_concat_64", "mbv2_w035_144", "mobilenetv2_160_a1"])
 def test_executor_on_shared_models(name):
-    executor = pytest.importorskip("buildtool.executor")
+    executor = pytest.importorskip("buildtool.plan.arena.execute")
     from conftest import fixed_input
 
     g = load(shared_model(name))
@@ -578,7 +578,7 @@ def test_zoo_never_above_tflm_measured(name):
     """TFLite Micro's own planner, measured on the serialised zoo model, never beats us."""
     pytest.importorskip("tflite_micro")
     from buildtool import zoo
-    from buildtool.tflite_writer import serialize
+    from buildtool.model.writer import serialize
 
     g = zoo.build(name)
     tflm = _tflm_arena(serialize(g))
@@ -590,7 +590,7 @@ def test_zoo_never_above_tflm_measured(name):
 
 @pytest.mark.parametrize("name", ["mcunet-in3", "mcunet-vww1"])
 def test_executor_on_zoo_models_with_in_place(name):
-    executor = pytest.importorskip("buildtool.executor")
+    executor = pytest.importorskip("buildtool.plan.arena.execute")
     from buildtool import zoo
 
     g = zoo.build(name)
@@ -604,8 +604,8 @@ def test_executor_on_zoo_models_with_in_place(name):
 def test_in_place_never_aliases_two_live_inputs(kind):
     """ADD/MUL of two graph inputs: both live from step 0, so the output may overwrite one of them,
     never let the two share bytes (the planner's own checker refused these models)."""
-    from buildtool.executor import run
-    from buildtool.tflite_writer import serialize
+    from buildtool.plan.arena.execute import run
+    from buildtool.model.writer import serialize
 
     from conftest import tflm_run
 
@@ -634,7 +634,7 @@ def _wide_pools(n):
 def test_order_search_work_is_bounded_on_wide_graphs(work):
     """The order search counts its work and stays within the budget (or one pair per step when the
     budget is below that), degrading to the earliest ready operators; same budget, same order."""
-    from buildtool.arena.order import best_order
+    from buildtool.plan.arena.order import best_order
 
     g = _wide_pools(300)
     for ip in (False, True):
@@ -648,7 +648,7 @@ def test_order_search_work_is_bounded_on_wide_graphs(work):
 
 
 def test_in_place_choice_work_is_bounded():
-    from buildtool.arena.inplace import candidates, choose
+    from buildtool.plan.arena.inplace import candidates, choose
 
     b = GraphBuilder("wide-ew")
     x = b.input((1, 4, 4, 4))
@@ -665,7 +665,7 @@ def test_in_place_choice_work_is_bounded():
 def test_wide_graph_plans_with_bounded_work():
     """3,000 outputs of one input: 4.5 million buffer pairs, more than the quadratic packers may
     compare, so only the sweep packs; the order and in-place searches stop at their budgets."""
-    from buildtool.arena import packers
+    from buildtool.plan.arena import packers
 
     g = _wide_pools(3000)
     p = _plan(g, time_budget=0.1)

@@ -18,12 +18,16 @@ import numpy as np
 import pytest
 from conftest import fixed_input, run_app, tflm_run
 
-from buildtool import pipeline, regions, report_regions, runner, targets
-from buildtool.arena.regional import ArenaRegion, buffer_traffic, spread
+from buildtool import pipeline, targets
+from buildtool.plan import regions
+from buildtool.report import regions as report_regions
+from buildtool.firmware import runner
+from buildtool.plan.arena.regional import ArenaRegion, buffer_traffic, spread
 from buildtool.cli import main
 from buildtool.errors import PlanError
-from buildtool.plan import align_up, plan_from_json
-from buildtool.tflite_writer import serialize
+from buildtool.plan import align_up
+from buildtool.plan.kinds import execute, plan_from_json, problems
+from buildtool.model.writer import serialize
 
 SMALL = "cortex-m4-256k"  # mps2-an386 with 256 KiB of data SRAM declared, PSRAM behind it
 DEMO = "mbv2-w0.35"  # its layer-by-layer arena is larger than that SRAM
@@ -70,9 +74,9 @@ def test_small_placement_is_the_optimum_sound_and_round_trips():
     where = {k: r["name"] for r in out.arena_regions for k in r["buffers"]}
     cost = sum({"fast": 1, "slow": 4}[where[b.id]] * t for b, t in zip(plan.buffers, traffic))
     assert cost == _brute_force(plan, traffic, regs)
-    assert out.problems(g) == []
+    assert problems(out, g) == []
     x = fixed_input(g.tensors[g.inputs[0]].shape, 0)
-    assert np.array_equal(out.execute(g, [x])[0], tflm_run(serialize(g), [x])[0])
+    assert np.array_equal(execute(out, g, [x])[0], tflm_run(serialize(g), [x])[0])
     d = json.loads(json.dumps(out.to_json(g)))
     assert [r["name"] for r in d["arena_regions"]] == ["fast", "slow"]
     assert plan_from_json(d, g) == out and "arena_regions" not in plan.to_json(g)
@@ -80,7 +84,7 @@ def test_small_placement_is_the_optimum_sound_and_round_trips():
     # the checker sees a buffer moved out of its region
     bad = plan_from_json(d, g)
     bad.arena_regions[0]["buffers"].append(bad.arena_regions[1]["buffers"].pop())
-    assert any("not inside region" in p for p in bad.problems(g))
+    assert any("not inside region" in p for p in problems(bad, g))
 
 
 def test_a_plan_that_fits_ram_stays_as_it_is_and_nothing_fits_is_one_line():
@@ -128,7 +132,7 @@ def test_arena_larger_than_ram_runs_bit_exact_with_buffers_in_psram(demo, capsys
     x = fixed_input(g.tensors[g.inputs[0]].shape, 0)
     y, _, ram_rep = runner.run(SMALL, paths["elf"].parent, x)
     ref = tflm_run(serialize(g), [x])[0]
-    assert np.array_equal(y, ref) and np.array_equal(spread_plan.execute(g, [x])[0], ref)
+    assert np.array_equal(y, ref) and np.array_equal(execute(spread_plan, g, [x])[0], ref)
     assert ram_rep["arena_bytes"] == fast["bytes"]
     summary = runner.memory_summary(t, paths["elf"], fast["bytes"])
     assert f"psram {slow['bytes'] / 1024:,.1f} KiB of 16,384.0 KiB (0 %) = arena" in summary

@@ -24,8 +24,8 @@ from edits import perturb_weights
 from test_remote_cache import CONF, NGINX, _serving, free_port
 
 from buildtool import zoo
-from buildtool.bazel_support import executed
-from buildtool.tflite_writer import serialize
+from buildtool.integrations.bazel import executed
+from buildtool.model.writer import serialize
 
 ROOT = Path(__file__).resolve().parents[1]
 if not shutil.which("bazel"):
@@ -183,7 +183,9 @@ def test_arena_beyond_ram_spreads_into_psram(project, tmp_path):
     """bt_model with board cortex-m4-256k (its SRAM cannot hold mbv2-w0.35's arena): the code action
     spreads the arena over SRAM and PSRAM as the planner does (the plan's region sizes are the ELF's
     arena symbols), the board's linker script places both, the app runs bit-exact in QEMU."""
-    from buildtool import pipeline, regions, runner, targets
+    from buildtool import pipeline, targets
+    from buildtool.plan import regions
+    from buildtool.firmware import runner
 
     p, _, _ = project
     board, name = "cortex-m4-256k", "mbv2-w0.35"
@@ -241,7 +243,7 @@ def test_second_checkout_remote_hits_then_planner_edit(project, tmp_path):
 
 def test_compile_commands_from_aquery_and_clangd(project):
     p, _, _ = project
-    r = subprocess.run([sys.executable, "-m", "buildtool.bazel_support", "compdb", f"--output_user_root={p.root}",
+    r = subprocess.run([sys.executable, "-m", "buildtool.integrations.bazel", "compdb", f"--output_user_root={p.root}",
                         "--", "//:app"], cwd=p.top, env=p.env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     db = json.loads((p.top / "compile_commands.json").read_text())

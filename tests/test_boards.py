@@ -11,12 +11,13 @@ import numpy as np
 import pytest
 from conftest import ROOT, fixed_input, tflm_run
 
-from buildtool import firmware, runner, targets, zoo
-from buildtool.arena import plan_arena
+from buildtool import pipeline, targets, zoo
+from buildtool.firmware import runner
+from buildtool.plan.arena import plan_arena
 from buildtool.boards import host as host_boards
 from buildtool.errors import UsageError
 from buildtool.targets import platform
-from buildtool.tflite_writer import serialize
+from buildtool.model.writer import serialize
 
 THIRD_PARTY = "acme-host"
 
@@ -59,7 +60,7 @@ def board(request, monkeypatch):
 def test_board_smoke(board, tmp_path):
     g = zoo.build("tiny")
     data = serialize(g)
-    paths = firmware.build(g, board.name, tmp_path)
+    paths = pipeline.build(g, board.name, tmp_path)
     assert paths["elf"].exists() and ("ld" in paths) == bool(board.linker_template)
     x = fixed_input(g.tensors[g.inputs[0]].shape)
     y, prof, ram = runner.run(board.name, tmp_path, x)

@@ -13,10 +13,11 @@ import msgpack
 import numpy as np
 import pytest
 
-from buildtool import canonical, service
-from buildtool.builder import GraphBuilder
-from buildtool.cache import MAGIC, DiskStore, Memo, NullMemo, _MISSING, entry_digest
-from buildtool.daemon import protocol
+from buildtool.plan import canonical
+from buildtool.serve import service
+from buildtool.zoo.builder import GraphBuilder
+from buildtool.serve.cache import MAGIC, DiskStore, Memo, NullMemo, _MISSING, entry_digest
+from buildtool.serve.daemon import protocol
 
 
 def small_cnn(channels=(8, 16, 12), seed: int = 0, name: str = "small"):
@@ -120,7 +121,7 @@ def test_subgraph_forms_of_one_graph_mark_what_outside_reads():
 def test_planner_version_tracks_planner_source():
     v = canonical.planner_version()
     assert v.startswith(__import__("buildtool").__version__ + "+")
-    assert canonical._source_digest(["arena"]) != canonical._source_digest(["fusion"])
+    assert canonical._source_digest(["plan/arena"]) != canonical._source_digest(["plan/fusion"])
 
 
 # -- incremental: a toy region planner with per-subgraph entries ----------------------
@@ -261,8 +262,8 @@ def test_null_memo_always_computes_and_values_roundtrip():
 
 # -- service ---------------------------------------------------------------------------
 def test_plan_request_same_bytes_cold_warm_and_uncached(tmp_path):
-    from buildtool.arena import plan_arena
-    from buildtool.tflite_writer import serialize
+    from buildtool.plan.arena import plan_arena
+    from buildtool.model.writer import serialize
 
     g = small_cnn()
     data = serialize(g)
@@ -338,7 +339,7 @@ def test_fusion_blocks_cached_per_subgraph(tmp_path, monkeypatch):
     After one layer's channel count changes, exactly the blocks touching that layer
     (op 2, or op 3 that reads its output) are solved again; every other block hits.
     """
-    from buildtool.tflite_writer import serialize
+    from buildtool.model.writer import serialize
 
     evaluated = []
     real = canonical.subgraph_key
@@ -390,7 +391,7 @@ def test_unwritable_cache_never_fails_a_plan(tmp_path, monkeypatch, caplog, faul
     import logging
     import tempfile
 
-    from buildtool import cache
+    from buildtool.serve import cache
 
     root = tmp_path / "cache"
     if fault == "full-disk":
@@ -409,10 +410,10 @@ def test_unwritable_cache_never_fails_a_plan(tmp_path, monkeypatch, caplog, faul
     opts = {"optimize": "ram", "time_budget": 0}  # the fused plan and its per-block entries: many writes
     want = json.dumps(service.plan_request(g, opts)["plan"])
     memo = Memo(DiskStore(None if root is None else str(root)))
-    with caplog.at_level(logging.WARNING, logger="buildtool.cache"):
+    with caplog.at_level(logging.WARNING, logger="buildtool.serve.cache"):
         for _ in range(2):
             assert json.dumps(service.plan_request(g, opts, memo.session())["plan"]) == want
-    warnings = [r for r in caplog.records if r.name == "buildtool.cache"]
+    warnings = [r for r in caplog.records if r.name == "buildtool.serve.cache"]
     assert len(warnings) == 1 and "cannot be written" in warnings[0].getMessage()
     assert memo.store.write_errors > 1 and memo.store.stats()["entries"] == 0
     if root is not None and root.exists():
@@ -535,7 +536,7 @@ def test_options_in_range_are_accepted_and_normalised():
 
 
 def test_cancelled_request_stops_at_a_check_point_and_waiters_solve_it_themselves(tmp_path):
-    from buildtool.cache import Cancelled
+    from buildtool.serve.cache import Cancelled
 
     memo = Memo(DiskStore(str(tmp_path)))
     gone = threading.Event()
@@ -620,7 +621,7 @@ def _wait(cond, timeout=10.0):
 
 _CRASH = """
 import os, sys
-from buildtool import cache
+from buildtool.serve import cache
 s = cache.DiskStore(sys.argv[1], write_behind=True)
 for i in range(4):
     s.put("arena", cache.entry_digest("arena", f"k{i}"), list(range(1000 * (i + 1))))

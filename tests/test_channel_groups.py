@@ -16,13 +16,15 @@ import numpy as np
 import pytest
 from conftest import fixed_input, tflm_run
 
-from buildtool import firmware, runner, targets, zoo
+from buildtool import pipeline, targets, zoo
+from buildtool.plan import kinds
+from buildtool.firmware import runner
 from buildtool.codegen.fused_c import generate
 from buildtool.errors import PlanError
-from buildtool.fusion import FusedPlan, groups, plan_fused, planner
-from buildtool.fusion.schedule import make_block
-from buildtool.fusion_exec import run_fused
-from buildtool.tflite_writer import serialize
+from buildtool.plan.fusion import FusedPlan, groups, plan_fused, planner
+from buildtool.plan.fusion.schedule import make_block
+from buildtool.plan.fusion.execute import run_fused
+from buildtool.model.writer import serialize
 
 MODEL = "mcunet-vww1"
 
@@ -59,7 +61,7 @@ def test_groups_cost_no_arena_and_are_packed(case):
     assert chosen, "the post-pass kept G = 1 everywhere: nothing to test"
     assert not groups.grouped(base.schedule)
     assert plan.arena_bytes <= base.arena_bytes
-    assert plan.problems(g) == [] and base.problems(g) == []
+    assert kinds.problems(plan, g) == [] and kinds.problems(base, g) == []
     assert max(b.offset + b.size for b in plan.buffers) <= plan.arena_bytes
     for k, ws in chosen.items():
         blk, old = plan.schedule.items[k], base.schedule.items[k]
@@ -112,7 +114,7 @@ def test_groups_firmware_bit_exact(case, reference, board, tmp_path):
         pytest.skip(f"{board} needs {', '.join(missing)}")
     g, _, plan, _ = case
     x, ref = reference
-    paths = firmware.build(g, board, tmp_path, plan=plan)
+    paths = pipeline.build(g, board, tmp_path, plan=plan)
     y, _, ram = runner.run(board, tmp_path, x)
     assert np.array_equal(y, ref)
     assert runner.symbols(targets.get(board), paths["elf"])["bt_arena"][1] == plan.arena_bytes == ram["arena_bytes"]

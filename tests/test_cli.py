@@ -13,7 +13,7 @@ import pytest
 from conftest import ROOT, SHARED_MODEL_NAMES, fixed_input, reference_outputs, shared_model, tflm_run
 
 from buildtool import cli, zoo
-from buildtool.tflite_writer import serialize
+from buildtool.model.writer import serialize
 
 PLAN_KEYS = {"arena_bytes", "lower_bound_bytes", "total_activation_bytes", "order", "tensors", "planner",
              "optimal", "macs", "params_bytes"}

@@ -23,7 +23,7 @@ from edits import perturb_weights
 
 from buildtool import targets, zoo
 from buildtool.errors import PlanError, UsageError
-from buildtool.tflite_writer import serialize
+from buildtool.model.writer import serialize
 
 ROOT = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("cmake_bench", ROOT / "benchmarks" / "cmake_bench.py")

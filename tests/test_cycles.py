@@ -1,5 +1,5 @@
 """Per-operator cost in the run report: the QEMU plugin's instruction mix, the Cortex-M4 cycle
-estimate computed from it (buildtool/cycles.py), instructions per MAC."""
+estimate computed from it (buildtool/firmware/cycles.py), instructions per MAC."""
 
 import json
 import os
@@ -9,8 +9,8 @@ import subprocess
 import numpy as np
 import pytest
 
-from buildtool import cycles, op_cost, runner
-from buildtool.ops import op_macs
+from buildtool.firmware import cycles, op_cost, runner
+from buildtool.model.ops import op_macs
 
 MODEL = "/work/shared/models/tiny_cnn_32.tflite"
 

@@ -23,12 +23,12 @@ from types import SimpleNamespace
 
 import pytest
 
-from buildtool import service
-from buildtool.daemon import cli as daemon_cli
-from buildtool.daemon import client, protocol
-from buildtool.daemon.client import DaemonClient, plan
+from buildtool.serve import service
+from buildtool.cli import daemon as daemon_cli
+from buildtool.serve.daemon import client, protocol
+from buildtool.serve.daemon.client import DaemonClient, plan
 from buildtool.errors import BuildtoolError, ModelError
-from buildtool.tflite_writer import save, serialize
+from buildtool.model.writer import save, serialize
 from test_cache import reweighted, small_cnn
 
 
@@ -178,7 +178,7 @@ def test_stale_socket_from_dead_daemon_is_cleaned(rt):
 def test_client_of_another_version_restarts_daemon(rt):
     m = model_file(rt, "a")
     code = ("import sys, buildtool; buildtool.__version__ = '0.0.0-old'; "
-            "from buildtool.daemon.server import main; sys.exit(main(['--detach']))")
+            "from buildtool.serve.daemon.server import main; sys.exit(main(['--detach']))")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=30)
     sock = os.path.join(rt.run, "daemon.sock")
     assert wait_until(lambda: os.path.exists(sock))
@@ -347,7 +347,7 @@ def test_idle_daemon_exits(rt, monkeypatch):
 def test_incremental_fusion_blocks_through_daemon(rt, tmp_path):
     """The daemon's per-request counts equal an in-process Memo's on the same sequence
     (test_cache proves which blocks those are: only the ones touching the change)."""
-    from buildtool.cache import DiskStore, Memo
+    from buildtool.serve.cache import DiskStore, Memo
 
     m = model_file(rt, "f")
     opts = {"optimize": "ram", "time_budget": 0}
@@ -395,7 +395,7 @@ def test_graph_bytes_and_zoo_requests(rt):
 def test_a_zoo_name_from_a_command_line_stays_a_zoo_name_in_the_daemon(tmp_path, monkeypatch):
     """The daemon's side of a client's command line says which string is a zoo name: a file of that
     name in the daemon's own directory does not turn it into a path (plan_message's zoo=)."""
-    from buildtool.daemon import protocol
+    from buildtool.serve.daemon import protocol
 
     monkeypatch.chdir(tmp_path)
     (tmp_path / "tiny").write_bytes(b"not a model")
@@ -417,12 +417,12 @@ def test_warm_fused_plan_cli_imports_neither_numpy_nor_fusion(rt):
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout == first.stdout and r.stdout.startswith("imp: arena ") and "fusion blocks" in r.stdout
     imported = {line.rsplit("|", 1)[1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")}
-    assert "buildtool.daemon.client" in imported  # the list is real: the client was imported
-    assert not {m for m in imported if m.split(".")[0] == "numpy" or m.startswith("buildtool.fusion")}
+    assert "buildtool.serve.daemon.client" in imported  # the list is real: the client was imported
+    assert not {m for m in imported if m.split(".")[0] == "numpy" or m.startswith("buildtool.plan.fusion")}
     # nor the other commands' modules, nor what only a miss or --json needs, nor (the daemon runs the
     # command line: daemon/thin.py) the parser, the options and the pipeline
-    assert not imported & {"buildtool.gen", "buildtool.watch", "buildtool.multi_cli", "buildtool.netsplit.cli",
-                           "buildtool.daemon.cli", "hashlib", "json", "argparse", "dataclasses",
+    assert not imported & {"buildtool.cli.gen", "buildtool.integrations.watch", "buildtool.cli.multi", "buildtool.netsplit.cli",
+                           "buildtool.cli.daemon", "hashlib", "json", "argparse", "dataclasses",
                            "buildtool.options", "buildtool.pipeline"}
 
 
@@ -518,7 +518,7 @@ def test_the_daemon_writes_a_clients_files_with_the_clients_umask(rt):
 def test_write_behind_entries_are_on_disk_once_the_daemon_stops(rt, monkeypatch):
     """The daemon writes cache entries behind its answers; stopping it flushes them: an in-process
     memo over the same directory then hits the plan and every fusion block."""
-    from buildtool.cache import DiskStore, Memo
+    from buildtool.serve.cache import DiskStore, Memo
 
     monkeypatch.setenv("BUILDTOOL_CACHE_WRITE_QUIET_S", "600")  # the writer waits: only the exit flush writes
     m = model_file(rt, "wb")

@@ -14,10 +14,11 @@ import time
 
 import pytest
 
-from buildtool.tflite_reader import max_model_bytes
-from buildtool import cli, service
-from buildtool.daemon import client, protocol, server
-from buildtool.daemon.client import DaemonClient, plan
+from buildtool.model.reader import max_model_bytes
+from buildtool import cli
+from buildtool.serve import service
+from buildtool.serve.daemon import client, protocol, server
+from buildtool.serve.daemon.client import DaemonClient, plan
 from buildtool.errors import ModelError, UsageError
 from test_daemon import alive, expected, model_file, pid_now, rt, wait_until  # noqa: F401 (rt is a fixture)
 from test_reader_fuzz import bad_models
@@ -143,7 +144,7 @@ def test_daemon_started_from_another_checkout_runs_our_code(rt, monkeypatch, cap
 
 def test_daemon_of_other_code_is_started_once_then_in_process(rt, monkeypatch, capsys, fresh_warning):
     other = ("import sys; sys.path.insert(0, sys.argv.pop(1)); import buildtool; buildtool.__version__ = '0-other'; "
-             "from buildtool.daemon.server import main; sys.exit(main(sys.argv[1:]))")
+             "from buildtool.serve.daemon.server import main; sys.exit(main(sys.argv[1:]))")
     monkeypatch.setattr(client, "_SERVER", other)
     m = model_file(rt, "a")
     assert json.dumps(plan(m)["plan"]) == expected(m)
@@ -237,7 +238,7 @@ def test_model_size_is_bounded_and_fifos_do_not_hang(rt):
 
 
 def test_plans_at_once_are_capped_and_a_waiting_request_of_a_gone_client_never_runs(monkeypatch, tmp_path):
-    from buildtool.cache import Cancelled
+    from buildtool.serve.cache import Cancelled
 
     d = server.Daemon({"log": str(tmp_path / "log"), "socket": "", "lock": ""}, 60, str(tmp_path / "c"), 1 << 20)
     d._slots = threading.BoundedSemaphore(1)

@@ -16,7 +16,7 @@ import pytest
 from conftest import fixed_input, run_app, tflm_run
 
 from buildtool import zoo
-from buildtool.tflite_writer import serialize
+from buildtool.model.writer import serialize
 
 ROOT = Path(__file__).resolve().parents[1]
 

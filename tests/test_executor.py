@@ -7,16 +7,16 @@ import dataclasses
 import numpy as np
 import pytest
 
-from buildtool import ops
-from buildtool.arena import naive_plan
-from buildtool.builder import GraphBuilder
+from buildtool.model import ops
+from buildtool.plan.arena import naive_plan
+from buildtool.zoo.builder import GraphBuilder
 from buildtool.errors import PlanError, UsageError
-from buildtool.executor import run, run_unplanned
+from buildtool.plan.arena.execute import run, run_unplanned
 from buildtool.plan import Buffer, align_up
 from buildtool.refops import BANDED, KERNELS, band_input_rows, kernel_inputs
 from buildtool.refops.quant_math import mbqm, quantize_multiplier, rdbpot, srdhm
-from buildtool.tflite_reader import parse
-from buildtool.tflite_writer import serialize
+from buildtool.model.reader import parse
+from buildtool.model.writer import serialize
 from conftest import SHARED_MODEL_NAMES, fixed_input, reference_outputs, shared_model, tflm_run
 from opgen_extra import EXTRA_GENERATORS
 

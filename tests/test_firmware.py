@@ -16,14 +16,17 @@ import numpy as np
 import pytest
 from conftest import ROOT, SHARED_MODEL_NAMES, fixed_input, shared_model, tflm_run
 
-from buildtool import firmware, flash, regions, runner, targets, tflite_reader, toolchain, zoo
-from buildtool.arena import naive_plan, plan_arena
-from buildtool.builder import GraphBuilder
+from buildtool import pipeline, targets, zoo
+from buildtool.plan import flash, regions
+from buildtool.firmware import runner, toolchain
+from buildtool.model import reader as tflite_reader
+from buildtool.plan.arena import naive_plan, plan_arena
+from buildtool.zoo.builder import GraphBuilder
 from buildtool.codegen import generate
 from buildtool.codegen.skeleton import from_json, to_json
 from buildtool.errors import UsageError
 from buildtool.plan import first_bytes
-from buildtool.tflite_writer import serialize
+from buildtool.model.writer import serialize
 
 MAIN_BOARDS = ["host", "cortex-m4", "riscv32"]
 
@@ -39,7 +42,7 @@ def need(board: str) -> targets.Target:
 def check_bit_exact(model_bytes: bytes, board: str, out_dir, seeds=(0,), **plan_options) -> tuple:
     """Build once, run every seed's input, compare with TFLM; return the last (profile, ram)."""
     g = tflite_reader.parse(model_bytes)
-    firmware.build(g, board, out_dir, **plan_options)
+    pipeline.build(g, board, out_dir, plan_options)
     for seed in seeds:
         x = fixed_input(g.tensors[g.inputs[0]].shape, seed)
         y, prof, ram = runner.run(board, out_dir, x)
@@ -116,13 +119,13 @@ def test_board_matrix(model, board, tmp_path):
     placed = regions.place_arena(g, plan, t)  # a board with more regions takes the rest of the arena there
     if t.ram_bytes and need_bytes > t.ram_bytes and placed is plan:  # (ram_bytes 0: the host's, unlimited)
         with pytest.raises(toolchain.FirmwareError) as e:
-            firmware.build(g, board, tmp_path, plan=plan)
+            pipeline.build(g, board, tmp_path, plan=plan)
         msg = str(e.value)
         assert "\n" not in msg and f"does not fit board {board}" in msg
         assert f"needs {need_bytes:,} B of RAM" in msg and f"the board has {t.ram_bytes:,} B of RAM" in msg
         assert not (tmp_path / "firmware.elf").exists() and not (tmp_path / "model.c").exists()
         return
-    paths = firmware.build(g, board, tmp_path, plan=plan)
+    paths = pipeline.build(g, board, tmp_path, plan=plan)
     if t.linker_template:
         assert_loads_in_flash(t, paths["elf"])
     for seed in (0, 1) if model == "tiny" else (0,):
@@ -149,7 +152,7 @@ def test_hifive1_refuses_a_model_that_does_not_fit(tmp_path):
     hint); refused before linking, in one line naming the board's RAM and the need."""
     need("hifive1")
     with pytest.raises(toolchain.FirmwareError) as e:
-        firmware.build(zoo.build("mcunet-vww1"), "hifive1", tmp_path)
+        pipeline.build(zoo.build("mcunet-vww1"), "hifive1", tmp_path)
     assert str(e.value) == ("mcunet-vww1 does not fit board hifive1: it needs 91,648 B of RAM (arena 89,600 B + "
                             "stack 2,048 B), the board has 16,384 B of RAM (16 KiB)")
     assert list(tmp_path.iterdir()) == []  # nothing written
@@ -160,7 +163,7 @@ def test_refusal_suggests_optimize_ram_when_that_fits(tmp_path):
     need("hifive1")
     g = tflite_reader.load(shared_model("dscnn_kws"))
     with pytest.raises(toolchain.FirmwareError) as e:
-        firmware.build(g, "hifive1", tmp_path)
+        pipeline.build(g, "hifive1", tmp_path)
     assert str(e.value).endswith("the board has 16,384 B of RAM (16 KiB); with --optimize ram it fits "
                                  "(arena 8,640 B + stack 2,048 B = 10,688 B)")
 
@@ -204,7 +207,7 @@ def test_build_refuses_a_linker_script_that_zero_fills_flash(monkeypatch, tmp_pa
         script = script.replace(tag, "")
     _add_board(monkeypatch, _BoardWithScript(base, "m4-default-phdrs", script))
     with pytest.raises(toolchain.FirmwareError, match="zero-fills 6,144 B in flash"):
-        firmware.build(zoo.build("tiny"), "m4-default-phdrs", tmp_path)
+        pipeline.build(zoo.build("tiny"), "m4-default-phdrs", tmp_path)
     assert not (tmp_path / "firmware.elf").exists() and not (tmp_path / "firmware.elf.tmp").exists()
 
 
@@ -216,13 +219,13 @@ def test_flash_too_small_is_refused_in_one_line(monkeypatch, tmp_path):
     g = zoo.build("tiny")
     _add_board(monkeypatch, dataclasses.replace(base, name="m4-1k-flash", flash_bytes=1024))
     with pytest.raises(toolchain.FirmwareError) as e:
-        firmware.build(g, "m4-1k-flash", tmp_path)
+        pipeline.build(g, "m4-1k-flash", tmp_path)
     assert str(e.value) == (f"tiny does not fit board m4-1k-flash: its weights need {g.params_bytes():,} B of "
                             f"flash, the board has 1,024 B")
     _add_board(monkeypatch, dataclasses.replace(base, name="m4-4k-flash", flash_bytes=4096))
     with pytest.raises(toolchain.FirmwareError, match=r"^tiny does not fit board m4-4k-flash: code, weights and "
                                                      r"data need [\d,]+ B of flash, the board has 4,096 B$"):
-        firmware.build(g, "m4-4k-flash", tmp_path)
+        pipeline.build(g, "m4-4k-flash", tmp_path)
 
 
 def _size_sections(t, elf) -> dict:
@@ -235,7 +238,7 @@ def test_measured_ram_is_arena_plus_stack_plus_static(board, tmp_path):
     t = need(board)
     g = zoo.build("tiny")
     plan = plan_arena(g)
-    firmware.build(g, board, tmp_path)
+    pipeline.build(g, board, tmp_path)
     _, _, ram = runner.run(board, tmp_path, fixed_input(g.tensors[g.inputs[0]].shape))
     sec = _size_sections(t, tmp_path / "firmware.elf")
     # independent of the symbols ram_report reads: section sizes from `size -A`
@@ -251,7 +254,7 @@ def test_measured_ram_is_arena_plus_stack_plus_static(board, tmp_path):
 def test_weights_stay_in_flash(tmp_path):
     t = need("cortex-m4")
     g = tflite_reader.load(shared_model("dscnn_kws"))
-    paths = firmware.build(g, "cortex-m4", tmp_path)
+    paths = pipeline.build(g, "cortex-m4", tmp_path)
     image = paths["weights"].read_bytes()
     sym = runner.symbols(t, paths["elf"])
     flash_end = t.flash_origin + t.flash_bytes
@@ -265,7 +268,7 @@ def test_weights_stay_in_flash(tmp_path):
 def test_profile_is_deterministic_and_covers_every_op(tmp_path):
     need("cortex-m4")
     g = zoo.build("tiny")
-    firmware.build(g, "cortex-m4", tmp_path)
+    pipeline.build(g, "cortex-m4", tmp_path)
     x = fixed_input(g.tensors[g.inputs[0]].shape)
     p1 = runner.run("cortex-m4", tmp_path, x)[1]
     p2 = runner.run("cortex-m4", tmp_path, x)[1]
@@ -277,7 +280,7 @@ def test_profile_is_deterministic_and_covers_every_op(tmp_path):
 
 def test_host_profile_is_wall_time(tmp_path):
     g = zoo.build("tiny")
-    firmware.build(g, "host", tmp_path)
+    pipeline.build(g, "host", tmp_path)
     _, prof, ram = runner.run("host", tmp_path, fixed_input(g.tensors[g.inputs[0]].shape))
     assert prof["unit"] == "ns" and len(prof["ops"]) == len(g.operators)
     assert ram["arena_bytes"] == plan_arena(g).arena_bytes and ram["stack_bytes"] > 0
@@ -335,7 +338,7 @@ def test_flash_image_header_and_verify(tmp_path):
 def test_firmware_rejects_a_foreign_weights_image(tmp_path):
     """model_init compares the image's model hash: a rebuilt image of another model is refused (exit 3)."""
     a, b = tflite_reader.load(shared_model("tiny_cnn_32")), zoo.build("tiny")
-    firmware.build(a, "host", tmp_path)
+    pipeline.build(a, "host", tmp_path)
     flash.write_image(str(tmp_path / "weights.bin"), flash.build_image(b, "host"))
     # relink with the foreign image (same command as build, kernels from the cache)
     t = targets.get("host")
@@ -349,7 +352,7 @@ def test_firmware_rejects_a_foreign_weights_image(tmp_path):
 
 def test_run_checks_the_input(tmp_path):
     g = zoo.build("tiny")
-    firmware.build(g, "host", tmp_path)
+    pipeline.build(g, "host", tmp_path)
     with pytest.raises(UsageError, match="the model wants"):
         runner.run("host", tmp_path, np.zeros((1, 3, 3, 3), np.int8))
     with pytest.raises(UsageError, match="built for board host"):
@@ -380,7 +383,7 @@ def test_stack_overflow_traps(board, code, tmp_path):
     the MPU region on v7-M, MSPLIM on v8-M) stops the firmware with the documented exit code."""
     need(board)
     g = zoo.build("tiny")
-    firmware.build(g, board, tmp_path, stack_bytes=64)
+    pipeline.build(g, board, tmp_path, stack_bytes=64)
     with pytest.raises(toolchain.FirmwareError, match=f"exited with {code}"):
         runner.run(board, tmp_path, fixed_input(g.tensors[g.inputs[0]].shape))
 
@@ -388,7 +391,7 @@ def test_stack_overflow_traps(board, code, tmp_path):
 def test_timeout_is_reported_as_124(tmp_path):
     need("cortex-m4")
     g = tflite_reader.load(shared_model("resnet_concat_64"))
-    firmware.build(g, "cortex-m4", tmp_path)
+    pipeline.build(g, "cortex-m4", tmp_path)
     with pytest.raises(toolchain.FirmwareError, match="exited with 124 \\(timeout\\)"):
         runner.run("cortex-m4", tmp_path, fixed_input(g.tensors[g.inputs[0]].shape), timeout=0.05)
 
@@ -468,7 +471,7 @@ def test_operator_coverage_bit_exact(make, planner, board, tmp_path):
     need(board)
     g = make()
     plan = {"planner": plan_arena, "naive": naive_plan, "views": view_plan}[planner](g)
-    firmware.build(g, board, tmp_path, plan=plan)
+    pipeline.build(g, board, tmp_path, plan=plan)
     x = model_input(g)
     y, prof, ram = runner.run(board, tmp_path, x)
     ref = tflm_run(serialize(g), [x])[0]

@@ -16,13 +16,14 @@ import pytest
 import tflite
 from conftest import ROOT, SHARED_MODELS
 
-from buildtool import cli, tflite_reader, zoo
-from buildtool.builder import GraphBuilder
+from buildtool import cli, zoo
+from buildtool.model import reader as tflite_reader
+from buildtool.zoo.builder import GraphBuilder
 from buildtool.errors import ModelError, UsageError
-from buildtool.ir import Quant
-from buildtool.ops import SUPPORTED
-from buildtool.tflite_reader import parse, read_model_file
-from buildtool.tflite_writer import _Writer, serialize
+from buildtool.model.ir import Quant
+from buildtool.model.ops import SUPPORTED
+from buildtool.model.reader import parse, read_model_file
+from buildtool.model.writer import _Writer, serialize
 
 REAL = SHARED_MODELS / "real"
 REAL_MODELS = sorted(p.stem for p in REAL.glob("*.tflite")) if REAL.exists() else []

@@ -14,12 +14,14 @@ import numpy as np
 import pytest
 from conftest import fixed_input, shared_model, tflm_run
 
-from buildtool import firmware, runner, targets, tflite_reader, zoo
+from buildtool import pipeline, targets, zoo
+from buildtool.firmware import runner
+from buildtool.model import reader as tflite_reader
 from buildtool.codegen.fused_c import generate
-from buildtool.fusion import plan_fused
-from buildtool.fusion.costs import (INSTRUCTION_BOARDS, INSTRUCTION_BOUND, INSTRUCTION_MARGIN, is_dense,
-                                    predict_instructions)
-from buildtool.tflite_writer import serialize
+from buildtool.plan.fusion import plan_fused
+from buildtool.plan.fusion.costs import (INSTRUCTION_BOARDS, INSTRUCTION_BOUND, INSTRUCTION_MARGIN, is_dense,
+    predict_instructions)
+from buildtool.model.writer import serialize
 from test_fusion import dense_head
 
 MAIN_BOARDS = ["host", "cortex-m4", "riscv32"]
@@ -72,7 +74,7 @@ def check(name: str, setting: str, board: str, out_dir, profile: bool = False) -
     """Build the fused plan for board, run it, compare with TFLM and the arena symbol."""
     g, _ = _model(name)
     plan = _plan(name, setting)
-    paths = firmware.build(g, board, out_dir, plan=plan)
+    paths = pipeline.build(g, board, out_dir, plan=plan)
     x, ref = _reference(name)
     y, prof, ram = runner.run(board, out_dir, x, profile=profile)
     assert y.dtype == ref.dtype and y.shape == ref.shape
@@ -195,7 +197,7 @@ def test_mbv2_least_ram_runs_on_hifive1(tmp_path):
     need("hifive1")
     g = zoo.build("mbv2-w0.35")
     data = serialize(g)
-    paths = firmware.build(g, "hifive1", tmp_path, optimize="ram", input_streamed=True)
+    paths = pipeline.build(g, "hifive1", tmp_path, {"optimize": "ram", "input_streamed": True})
     x = fixed_input(g.tensors[g.inputs[0]].shape)
     assert x.nbytes == 62208 > 16 * 1024
     y, _, ram = runner.run("hifive1", tmp_path, x, profile=False)
@@ -215,13 +217,13 @@ def test_build_takes_the_cli_plan_options(tmp_path):
     g, data = _model("tiny")
     opts = {"align": 16, "time_budget": 0.3, "order_search": True, "inplace": True, "optimize": "ram",
             "max_mac_overhead": None, "ram_limit": None, "splits": None, "input_streamed": True}
-    firmware.build(g, "host", tmp_path, **opts)
+    pipeline.build(g, "host", tmp_path, opts)
     x, ref = _reference("tiny")
     y, _, ram = runner.run("host", tmp_path, x, profile=False)
     assert np.array_equal(y, ref)
     assert ram["arena_bytes"] == plan_fused(g, optimize="ram", input_streamed=True, time_budget=0.3).arena_bytes
     plain = {k: v for k, v in opts.items() if k in ("align", "time_budget", "order_search", "inplace")}
-    firmware.build(g, "host", tmp_path / "plain", **plain, optimize=None, splits=None, input_streamed=False)
+    pipeline.build(g, "host", tmp_path / "plain", {**plain, "optimize": None, "splits": None, "input_streamed": False})
     assert '"fusion_blocks"' not in (tmp_path / "plain" / "plan.json").read_text()
 
 
@@ -231,7 +233,7 @@ def test_shared_mbv2_least_ram_runs_on_hifive1(tmp_path):
     need("hifive1")
     data = shared_model("mbv2_w035_144").read_bytes()
     g = tflite_reader.parse(data)
-    firmware.build(g, "hifive1", tmp_path, optimize="ram", max_mac_overhead="none", input_streamed=True)
+    pipeline.build(g, "hifive1", tmp_path, {"optimize": "ram", "max_mac_overhead": "none", "input_streamed": True})
     x = fixed_input(g.tensors[g.inputs[0]].shape)
     y, _, ram = runner.run("hifive1", tmp_path, x, profile=False)
     assert np.array_equal(y, tflm_run(data, [x])[0])
@@ -246,7 +248,7 @@ def plain_profile(tmp_path_factory):
     def get(name: str, board: str) -> dict:
         if (name, board) not in seen:
             d = tmp_path_factory.mktemp(f"plain-{name}-{board}")
-            firmware.build(_model(name)[0], board, d, time_budget=0.3)
+            pipeline.build(_model(name)[0], board, d, {"time_budget": 0.3})
             seen[name, board] = runner.run(board, d, _reference(name)[0])[1]
         return seen[name, board]
     return get

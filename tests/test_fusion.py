@@ -11,20 +11,21 @@ import itertools
 import numpy as np
 import pytest
 
-from buildtool import tflite_reader, zoo
-from buildtool.arena import checker
+from buildtool.model import reader as tflite_reader
+from buildtool import zoo
+from buildtool.plan.arena import checker
 from buildtool.errors import PlanError, UsageError
-from buildtool.executor import run_unplanned
-from buildtool.fusion import parse_bytes, parse_split, plan_fused, search_front
-from buildtool.fusion.costs import cached_1d, geometry, recompute_1d, uniform_bounds
-from buildtool.fusion.dag import block_ok, build_network
-from buildtool.fusion.receptive import Axis
-from buildtool.fusion.lifetimes import checker_view
-from buildtool.fusion.planner import plan_schedule
-from buildtool.fusion.schedule import Schedule, schedule_from_edges
-from buildtool.fusion.search import block_edges
-from buildtool.fusion_exec import run_fused
-from buildtool.ops import graph_macs
+from buildtool.plan.arena.execute import run_unplanned
+from buildtool.plan.fusion import parse_bytes, parse_split, plan_fused, search_front
+from buildtool.plan.fusion.costs import cached_1d, geometry, recompute_1d, uniform_bounds
+from buildtool.plan.fusion.dag import block_ok, build_network
+from buildtool.plan.fusion.receptive import Axis
+from buildtool.plan.fusion.lifetimes import checker_view
+from buildtool.plan.fusion.planner import plan_schedule
+from buildtool.plan.fusion.schedule import Schedule, schedule_from_edges
+from buildtool.plan.fusion.search import block_edges
+from buildtool.plan.fusion.execute import run_fused
+from buildtool.model.ops import graph_macs
 
 from conftest import SHARED_MODEL_NAMES, fixed_input, shared_model
 
@@ -97,8 +98,8 @@ def test_cache_mode_computes_each_position_once_and_windows_cover_reads():
 
 def _brute_front(g, streamed):
     """All paths of the DAG over (cut, banded) nodes, enumerated: the Pareto set of (peak, macs)."""
-    from buildtool.fusion.dag import main_tensor, plain_ok
-    from buildtool.ops import op_macs
+    from buildtool.plan.fusion.dag import main_tensor, plain_ok
+    from buildtool.model.ops import op_macs
 
     net = build_network(g, streamed)
     blocks = block_edges(net)
@@ -202,7 +203,7 @@ def test_tiny_zoo_all_schemes_byte_identical():
     x = fixed_input(g.tensors[g.inputs[0]].shape)
     ref = run_unplanned(g, [x])
     net = build_network(g)
-    from buildtool.fusion.search import Edge
+    from buildtool.plan.fusion.search import Edge
     for scheme, th, tw in itertools.product(("recompute", "hcache", "linebuf"), (1, 3, 16), (1, 5, 16)):
         if scheme == "linebuf" and tw != 16:
             continue
@@ -221,7 +222,7 @@ def test_expansion_made_channel_by_channel():
     g = _zoo("mcunet-vww1")  # stem conv -> depthwise -> 1x1: the stem output is only read by the depthwise
     x = fixed_input(g.tensors[g.inputs[0]].shape)
     ref = run_unplanned(g, [x])
-    from buildtool.fusion.search import Edge
+    from buildtool.plan.fusion.search import Edge
     stem = g.operators[0].outputs[0]
     for streamed in (False, True):
         edges = [Edge(0, 3, "recompute", 8, 8)] + [Edge(p, p + 1, None) for p in range(3, len(g.operators))]
@@ -238,7 +239,7 @@ def test_inplace_projection_and_pulled_input_rows():
     g = _zoo("mcunet-vww1")
     x = fixed_input(g.tensors[g.inputs[0]].shape)
     ref = run_unplanned(g, [x])
-    from buildtool.fusion.search import Edge
+    from buildtool.plan.fusion.search import Edge
     dw_out, proj_out, inp = g.operators[1].outputs[0], g.operators[2].outputs[0], g.inputs[0]
     edges = [Edge(0, 6, "recompute", 4, 4)] + [Edge(p, p + 1, None) for p in range(6, len(g.operators))]
     plan = plan_schedule(g, schedule_from_edges(g, edges, True), 16, 0.0)
@@ -259,11 +260,11 @@ def test_inplace_projection_and_pulled_input_rows():
 
 
 def test_mean_accumulator_is_int16_up_to_256_pixels():
-    from buildtool.fusion.costs import Geometry, accumulator_bytes, accumulator_dtype
+    from buildtool.plan.fusion.costs import Geometry, accumulator_bytes, accumulator_dtype
     g = _zoo("tiny")  # ... conv -> 8 x 8 x 16 -> MEAN: a sum of 64 int8 values fits int16
     x = fixed_input(g.tensors[g.inputs[0]].shape)
     ref = run_unplanned(g, [x])
-    from buildtool.fusion.search import Edge
+    from buildtool.plan.fusion.search import Edge
     plan = plan_schedule(g, schedule_from_edges(g, [Edge(0, 6, "recompute", 2, 2), Edge(6, 7, None)], False),
                          16, 0.0)
     assert [b.size for b in plan.buffers if b.kind == "accumulator"] == [2 * 16]
@@ -281,8 +282,8 @@ def dense_head(flatten: bool = True):
     (ops.py accepts any input whose size is a multiple of the weights' depth)."""
     import dataclasses
 
-    from buildtool.builder import GraphBuilder
-    from buildtool.tflite_writer import serialize
+    from buildtool.zoo.builder import GraphBuilder
+    from buildtool.model.writer import serialize
 
     b = GraphBuilder("dense-head", seed=3)
     y = b.conv2d(b.input((1, 24, 24, 4)), 16, k=3, stride=2)
@@ -302,10 +303,10 @@ def test_iterative_dense_accumulates_tiles(flatten):
     int32 sum of each tile's partial dot products, finished once; outputs equal TFLM's."""
     from conftest import tflm_run
 
-    from buildtool.arena import plan_arena
-    from buildtool.fusion.costs import is_dense
-    from buildtool.fusion.schedule import BlockRun
-    from buildtool.tflite_writer import serialize
+    from buildtool.plan.arena import plan_arena
+    from buildtool.plan.fusion.costs import is_dense
+    from buildtool.plan.fusion.schedule import BlockRun
+    from buildtool.model.writer import serialize
 
     g = dense_head(flatten)
     n = len(g.operators)
@@ -331,7 +332,7 @@ def test_iterative_dense_accumulates_tiles(flatten):
     plan = plan_fused(g, optimize="ram", max_mac_overhead="none", time_budget=0.3)
     assert plan.arena_bytes == 2304 + 16 + 48 + 48
     # every scheme accumulates each pixel once (cached tiles too), and split regions may end in it
-    from buildtool.fusion.search import Edge
+    from buildtool.plan.fusion.search import Edge
     for edges in ([Edge(0, n, "hcache", 5, 7)], [Edge(0, n, "linebuf", 5, 12)],
                   [Edge(0, 2, "recompute", 4, 12), Edge(2, n, "linebuf", 3, 12)]):
         for streamed in (False, True):
@@ -342,7 +343,7 @@ def test_iterative_dense_accumulates_tiles(flatten):
 def test_dense_tail_only_where_the_block_output_is_read_whole():
     """FULLY_CONNECTED after a global MEAN (MobileNets) reads 1 x C: no dense edge, plans unchanged;
     a dense layer fed by a RESHAPE whose output is also a graph output is not fused."""
-    from buildtool.fusion.dag import tail_cut
+    from buildtool.plan.fusion.dag import tail_cut
 
     for name in ("tiny", "mcunet-vww1"):
         g = _zoo(name)
@@ -503,8 +504,8 @@ def test_search_table_answers_are_monotone():
 
 def test_zero_mac_model_every_optimiser_mode():
     """A model of pools, pad and reshape only: 0 MACs (inf x 0 used to be NaN: every plan refused)."""
-    from buildtool.builder import GraphBuilder
-    from buildtool.tflite_writer import serialize
+    from buildtool.zoo.builder import GraphBuilder
+    from buildtool.model.writer import serialize
 
     from conftest import tflm_run
 
@@ -532,9 +533,9 @@ def test_search_work_is_linear_on_wide_and_deep_graphs(monkeypatch):
     and the search analyses just those (it used to analyse every run [0, q): cubic time, and hold
     every cut's live tensors: quadratic memory). A deep chain analyses blocks of at most
     MAX_BLOCK_OPS operators."""
-    from buildtool.builder import GraphBuilder
-    from buildtool.fusion import search
-    from buildtool.fusion.dag import MAX_BLOCK_OPS
+    from buildtool.zoo.builder import GraphBuilder
+    from buildtool.plan.fusion import search
+    from buildtool.plan.fusion.dag import MAX_BLOCK_OPS
 
     analysed = []
 
@@ -563,7 +564,7 @@ def test_search_work_is_linear_on_wide_and_deep_graphs(monkeypatch):
 def _efficientnet_stem_blocks():
     """EfficientNet-B0's first blocks at 96x96 (swish, squeeze-and-excitation): the plain plan
     writes the swish MUL over its input in place, which no fusion block beats."""
-    from buildtool.builder import GraphBuilder
+    from buildtool.zoo.builder import GraphBuilder
 
     b = GraphBuilder("effnet-b0-head")
 
@@ -591,8 +592,8 @@ def test_optimisers_never_lose_to_the_plain_plan():
     plan's 442,368 B: now an optimiser that cannot beat running every layer as usual returns that."""
     from tflite_micro import runtime
 
-    from buildtool.arena import plan_arena
-    from buildtool.tflite_writer import serialize
+    from buildtool.plan.arena import plan_arena
+    from buildtool.model.writer import serialize
 
     g = _efficientnet_stem_blocks()
     plain = plan_arena(g).arena_bytes
@@ -616,8 +617,8 @@ def test_optimisers_never_lose_to_the_plain_plan():
 def test_every_optimiser_mode_at_most_the_plain_arena(name):
     """--optimize ram (any MAC bound, input in the arena or streamed), --split auto and --optimize
     macs with the plain arena as the limit: never above the plain plan (one search per front)."""
-    from buildtool.arena import plan_arena
-    from buildtool.fusion import plan_from_front
+    from buildtool.plan.arena import plan_arena
+    from buildtool.plan.fusion import plan_from_front
 
     g = _shared(name[7:]) if name.startswith("shared:") else _zoo(name)
     plain = plan_arena(g).arena_bytes
@@ -631,11 +632,12 @@ def test_every_optimiser_mode_at_most_the_plain_arena(name):
 
 def test_plain_plan_in_place_runs_on_host_firmware(tmp_path):
     """The fused firmware of that plain plan (a MUL writing over its input) is bit-exact."""
-    from buildtool import firmware, runner
+    from buildtool import pipeline
+    from buildtool.firmware import runner
 
     g = _efficientnet_stem_blocks()
     x = fixed_input(g.tensors[g.inputs[0]].shape)
-    firmware.build(g, "host", tmp_path, optimize="ram", time_budget=0.2)
+    pipeline.build(g, "host", tmp_path, {"optimize": "ram", "time_budget": 0.2})
     y, _, ram = runner.run("host", tmp_path, x)
     assert np.array_equal(y, run_unplanned(g, [x])[0]) and ram["arena_bytes"] == 442368
 
@@ -649,8 +651,8 @@ def _tiny_streamed_front():
 def test_default_mac_cap_applies_and_names_what_no_cap_would_give():
     """tiny, input streamed: least RAM is 416 B at 2.69x MACs; the default cap keeps 1.3x and
     says what it costs. Without a value, 1.3 and "none" mean the same in every layer."""
-    from buildtool.fusion import plan_from_front
-    from buildtool.service import normalize_options
+    from buildtool.plan.fusion import plan_from_front
+    from buildtool.serve.service import normalize_options
 
     g, front = _tiny_streamed_front()
     plan = plan_fused(g, optimize="ram", input_streamed=True, time_budget=0.2)
@@ -695,7 +697,7 @@ def test_no_mac_cap_restores_the_least_ram_plan_byte_identically():
     apart from the cap fields, and names the default cap's plan as the other side."""
     import json
 
-    from buildtool.fusion import plan_from_front
+    from buildtool.plan.fusion import plan_from_front
 
     g, front = _tiny_streamed_front()
     plan = plan_fused(g, optimize="ram", max_mac_overhead="none", input_streamed=True, time_budget=0.2)

@@ -13,11 +13,12 @@ import pytest
 from conftest import fixed_input
 from test_fusion import _check_plan
 
-from buildtool import firmware, runner, zoo
-from buildtool.cache import Memo
+from buildtool import pipeline, zoo
+from buildtool.firmware import runner
+from buildtool.serve.cache import Memo
 from buildtool.errors import PlanError
-from buildtool.executor import run_unplanned
-from buildtool.fusion import plan_fused
+from buildtool.plan.arena.execute import run_unplanned
+from buildtool.plan.fusion import plan_fused
 
 TABLE_MODELS = ["mcunet-vww1", "mbv2-w0.35", "mcunet-in3", "mobilenetv2"]
 P1 = [dict(optimize="ram", max_mac_overhead=f) for f in (1.1, 1.2, 1.3, 1.4, 1.5, "none")]
@@ -76,7 +77,7 @@ def test_firmware_runs_every_table_setting(name, streamed, tmp_path):
     ref = run_unplanned(g, [x])[0]
     for k, plan in enumerate(table_plans(g, streamed)):
         out = tmp_path / str(k)
-        firmware.build(g, "host", out, plan=plan)
+        pipeline.build(g, "host", out, plan=plan)
         y, _, ram = runner.run("host", out, x)
         assert np.array_equal(y, ref), (name, streamed, plan.to_json(g)["fusion_blocks"])
         assert ram["arena_bytes"] == plan.arena_bytes

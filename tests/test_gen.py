@@ -56,7 +56,7 @@ def test_unchanged_output_is_not_rewritten_and_weights_leave_the_skeleton(tmp_pa
     os.utime(d / "s.json", (1, 1))
     gen("skeleton", d / "m.tflite", "-o", d / "s.json")
     assert os.stat(d / "s.json").st_mtime == 1  # same bytes: untouched (restat stops the rebuild)
-    from buildtool.tflite_writer import serialize
+    from buildtool.model.writer import serialize
     import numpy as np
 
     g = pipeline.read_model(str(d / "m.tflite")).graph.copy()
@@ -143,7 +143,7 @@ _LIGHT = """
 import json, sys
 from buildtool import cli
 rc = cli.main(sys.argv[1:])
-print(json.dumps([rc, sorted(n for n in ("numpy", "buildtool.tflite_reader", "buildtool.pipeline", "tflite")
+print(json.dumps([rc, sorted(n for n in ("numpy", "buildtool.model.reader", "buildtool.pipeline", "tflite")
                              if n in sys.modules)]))
 """
 

@@ -29,5 +29,4 @@ def test_generated_files_unchanged(name, opt):
     if name not in MODELS:
         pytest.skip(f"{name} is a model of {SHARED_MODELS}, which is not present")
     plain = WANT.get(f"{name}/plain", {}).get("arena_bytes")
-    run = golden.case if golden.has_pipeline() else golden.case_legacy
-    assert run(name, MODELS[name], opt, plain) == WANT[f"{name}/{opt}"]
+    assert golden.case(name, MODELS[name], opt, plain) == WANT[f"{name}/{opt}"]

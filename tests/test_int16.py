@@ -14,13 +14,15 @@ import pytest
 from conftest import ROOT, shared_model, tflm_run
 from opgen_extra import EXTRA_GENERATORS
 
-from buildtool import firmware, ops, runner, targets, tflite_reader
-from buildtool.arena import naive_plan, plan_arena
-from buildtool.builder import GraphBuilder, as_int16x8
+from buildtool import pipeline, targets
+from buildtool.model import ops, reader as tflite_reader
+from buildtool.firmware import runner
+from buildtool.plan.arena import naive_plan, plan_arena
+from buildtool.zoo.builder import GraphBuilder, as_int16x8
 from buildtool.errors import ModelError
-from buildtool.executor import run, run_unplanned
-from buildtool.ir import NUMPY_DTYPE
-from buildtool.tflite_writer import serialize
+from buildtool.plan.arena.execute import run, run_unplanned
+from buildtool.model.ir import NUMPY_DTYPE
+from buildtool.model.writer import serialize
 
 ACTS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")
 
@@ -54,7 +56,7 @@ def test_constant_int16_operand_of_sub_in_firmware(tmp_path):
     g.tensors[1].data = np.random.default_rng(3).integers(-32768, 32768, size=(64,)).astype(np.int16)
     g.inputs = [0]
     data = serialize(g)
-    firmware.build(g, "host", tmp_path)
+    pipeline.build(g, "host", tmp_path)
     x = random_inputs(g, 2)
     y, _, _ = runner.run("host", tmp_path, x[0])
     assert np.array_equal(y, tflm_run(data, x)[0]) and np.array_equal(run(g, plan_arena(g), x)[0], y)
@@ -305,7 +307,7 @@ def test_random_16x8_models_match_tflm_in_host_firmware(opcode, tmp_path):
     rng = np.random.default_rng(sum(map(ord, opcode)) + 17)
     for case in range(2):
         g = model16(opcode, rng, opcode in INT64_BIAS_ONLY or case == 0)
-        firmware.build(g, "host", tmp_path / str(case))
+        pipeline.build(g, "host", tmp_path / str(case))
         xs = random_inputs(g, case)
         want = tflm_run(serialize(g), xs, len(g.outputs))
         y = runner.run("host", tmp_path / str(case), xs[0] if len(xs) == 1 else xs)[0]
@@ -358,7 +360,7 @@ def test_a_16x8_network_runs_bit_exact_in_firmware(tmp_path):
         t = targets.get(board)
         if t.missing_tools():
             pytest.skip(f"{board} needs {', '.join(t.missing_tools())}")
-        firmware.build(g, board, tmp_path / board / g.name)
+        pipeline.build(g, board, tmp_path / board / g.name)
         for seed in range(2):
             xs = random_inputs(g, seed)
             want = tflm_run(data, xs)[0]
@@ -538,7 +540,7 @@ def test_int16_activation_and_layout_operators_in_one_image_match_tflm(board, tm
     g = merge([model16(op, rng, True) for op in EXTRA16 + LUT16 for _ in range(2)], "extra16")
     plan = plan_arena(g)
     assert {g.tensors[i].dtype for i in g.inputs + g.outputs} == {"int16"}
-    firmware.build(g, board, tmp_path, plan=plan)
+    pipeline.build(g, board, tmp_path, plan=plan)
     xs = random_inputs(g, 4)
     want = tflm_run(serialize(g), xs, len(g.outputs))
     ys = runner.run(board, tmp_path, xs)[0]

@@ -1,4 +1,4 @@
-"""Kernel variants chosen at code generation (buildtool/kernel_variants.py): the Python table picks
+"""Kernel variants chosen at code generation (buildtool/codegen/kernel_variants.py): the Python table picks
 the variant the C dispatcher picks (bt_*_variant(), the kernels compiled for the host) on random
 layers; model.c calls the chosen variants on cortex-m and riscv boards only, and falls back to the
 dispatchers when another kernel set is linked. (kernel_test.c runs every variant against the
@@ -18,7 +18,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from buildtool import kernel_variants, pipeline
+from buildtool.codegen import kernel_variants
+from buildtool import pipeline
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
@@ -207,13 +208,14 @@ def test_firmware_links_only_the_variants_it_calls(tmp_path):
     """tiny_cnn_32 on cortex-m4: the variants model.c calls are linked, the dispatchers and the other
     variants dropped; with the reference set linked instead (the fallback to the dispatchers) the
     outputs are the same bytes."""
-    from buildtool import firmware, runner, targets
+    from buildtool import pipeline, targets
+    from buildtool.firmware import runner
 
     model = _tiny_cnn()
     g = model.graph
     x = np.random.default_rng(0).integers(-128, 128, size=tuple(g.tensors[g.inputs[0]].shape), dtype=np.int8)
-    firmware.build(g, "cortex-m4", tmp_path / "v")
-    firmware.build(g, "cortex-m4", tmp_path / "r", kernels=("reference",))
+    pipeline.build(g, "cortex-m4", tmp_path / "v")
+    pipeline.build(g, "cortex-m4", tmp_path / "r", kernels=("reference",))
     syms = runner.symbols(targets.get("cortex-m4"), tmp_path / "v" / "firmware.elf")
     table = {n for t in kernel_variants.CORTEX_M.values() for n, _ in t}
     calls = {n for n in table if f"{n}(&" in (tmp_path / "v" / "model.c").read_text()}

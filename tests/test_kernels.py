@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from buildtool import kernel_variants
+from buildtool.codegen import kernel_variants
 from conftest import tflm_run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -222,7 +222,7 @@ def _i32(values) -> np.ndarray:
 
 
 def _run_tflm(g, x: np.ndarray) -> np.ndarray:
-    from buildtool import tflite_writer
+    from buildtool.model import writer as tflite_writer
     return tflm_run(tflite_writer.serialize(g), [x])[0]
 
 
@@ -237,7 +237,7 @@ def _shape(t) -> Shape:
 
 
 def _conv_like(lib, g, x):
-    from buildtool import ops
+    from buildtool.model import ops
     from buildtool.codegen import qparams
     op = g.operators[0]
     ti, tf, to = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
@@ -306,7 +306,7 @@ def _binary(lib, g, x, b_data):
 
 
 def _pool(lib, g, x):
-    from buildtool import ops
+    from buildtool.model import ops
     from buildtool.codegen import qparams
     op = g.operators[0]
     ti, to = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
@@ -348,7 +348,7 @@ def _unary(lib, g, x):
 
 
 def _one_op(build, shape=(1, 9, 11, 12), in_q=(0.05, 3), seed=0):
-    from buildtool.builder import GraphBuilder
+    from buildtool.zoo.builder import GraphBuilder
     b = GraphBuilder(seed=seed)
     x = b.input(shape, *in_q)
     build(b, x)
@@ -405,7 +405,7 @@ def test_reference_fully_connected_matches_tflm(ref_lib):
 @pytest.mark.parametrize("opname,b_shape", [("add", (1, 9, 11, 12)), ("add", (1, 1, 1, 12)),
                                             ("mul", (1, 9, 11, 12)), ("mul", (1, 9, 1, 12))])
 def test_reference_binary_matches_tflm(opname, b_shape, ref_lib):
-    from buildtool.builder import GraphBuilder
+    from buildtool.zoo.builder import GraphBuilder
     b = GraphBuilder(seed=1)
     x = b.input((1, 9, 11, 12), 0.05, 3, name="a")
     y = b.input(b_shape, 0.02, -9, name="b")
@@ -413,15 +413,15 @@ def test_reference_binary_matches_tflm(opname, b_shape, ref_lib):
     g = b.finish()
     xa = _input(g, seed=5)
     xb = np.random.default_rng(6).integers(-128, 128, size=b_shape, dtype=np.int8)
-    from buildtool import tflite_writer
+    from buildtool.model import writer as tflite_writer
     want = tflm_run(tflite_writer.serialize(g), [xa, xb])[0]
     np.testing.assert_array_equal(_binary(ref_lib, g, xa, xb).reshape(-1), want.reshape(-1))
 
 
 def test_reference_float_io_matches_tflm(ref_lib):
     """QUANTIZE float32 -> int8 (round half away from zero, exact .5 ties included) and DEQUANTIZE."""
-    from buildtool import tflite_writer
-    from buildtool.builder import GraphBuilder
+    from buildtool.model import writer as tflite_writer
+    from buildtool.zoo.builder import GraphBuilder
     scale, zp = 0.0625, -5   # a power of two: x / scale is exact, so the ties below really are ties
     b = GraphBuilder(seed=2)
     x = b.input((1, 4, 4, 8), dtype="float32")

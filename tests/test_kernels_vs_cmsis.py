@@ -31,7 +31,7 @@ def test_without_shared_it_says_so_in_one_line_and_exits_0(tmp_path):
                     or not kvc.kbuild.tools_present("arm-none-eabi-gcc", "qemu-system-arm") or not kvc.has_newlib(),
                     reason="needs ../shared (CMSIS-NN, tiny_cnn_32), the Arm toolchain with newlib, QEMU")
 def test_every_layer_of_a_shared_model_runs_identically_in_all_three(tmp_path):
-    from buildtool import ops, tflite_reader
+    from buildtool.model import ops, reader as tflite_reader
     g = tflite_reader.parse((kvc.SHARED / "models" / "tiny_cnn_32.tflite").read_bytes())
     want = [op.index for op in g.operators if op.opcode in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")]
     rows = kvc.measure("tiny_cnn_32", tmp_path / "tiny")

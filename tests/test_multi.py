@@ -11,13 +11,15 @@ import json
 import numpy as np
 import pytest
 
-from buildtool import pipeline, runner
-from buildtool.arena.checker import footprint, joint_problems
-from buildtool.builder import GraphBuilder
+from buildtool import pipeline
+from buildtool.codegen.emit import emit_c
+from buildtool.firmware import runner
+from buildtool.plan.arena.checker import footprint, joint_problems
+from buildtool.zoo.builder import GraphBuilder
 from buildtool.cli import main
-from buildtool.joint import model_options, plan_joint, prefixes
+from buildtool.plan.joint import model_options, plan_joint, prefixes
 from buildtool.options import PlanOptions
-from buildtool.tflite_writer import serialize
+from buildtool.model.writer import serialize
 from conftest import SHARED_MODELS, shared_model
 from test_firmware import need
 from test_stateful import real_model, tflm_sequence
@@ -145,7 +147,7 @@ def test_joint_checker_catches_a_model_writing_anothers_state(m4):
 
 def test_default_prefix_keeps_model_names_and_prefixes_are_c_names(m4):
     ms = m4["ms"]
-    c, h = m4["plans"][2].emit_c(ms[2][0].graph, "cortex-m4", 16)
+    c, h = emit_c(m4["plans"][2], ms[2][0].graph, "cortex-m4", 16)
     assert "int model_invoke(void)" in c and "int8_t bt_arena[MODEL_ARENA_BYTES]" in c and "#define bt_arena" not in c
     c2 = (m4["out"] / "tiny_cnn_32" / "model.c").read_text()
     assert "int tiny_cnn_32_invoke(void)" in c2 and "model_" not in c2.replace("bt_model_hash", "")
@@ -199,7 +201,7 @@ def test_scons_builds_the_same_firmware_and_is_then_up_to_date(m4, tmp_path):
     import subprocess
     import sys
 
-    from buildtool.toolchain import SCONS_DIR
+    from buildtool.firmware.toolchain import SCONS_DIR
 
     need("host")
     (tmp_path / "SConstruct").write_text(

@@ -20,12 +20,15 @@ import numpy as np
 import pytest
 from conftest import ROOT, fixed_input, tflm_run
 
-from buildtool import cli, ops, runner, targets, tflite_reader
+from buildtool import cli, targets
+from buildtool.model import ops, reader as tflite_reader
+from buildtool.firmware import runner
 from buildtool.errors import UsageError
 from buildtool.netsplit import MISSING, formulas, memory, search
 from buildtool.netsplit import spec as specs
 from buildtool.options import PlanOptions
 from buildtool.pipeline import plan_memory
+from buildtool.plan import kinds
 
 DIGITS = ((16, 16, 1), 10)  # digits:16 as the job loads it
 
@@ -171,19 +174,19 @@ def test_int8_split_model_runs_bit_exact_in_the_executor(job, arch):
     x = fixed_input(g.tensors[g.inputs[0]].shape)
     ref = tflm_run(data, [x])[0]
     for options in ({}, {"optimize": "ram"}):
-        y = plan_memory(g, PlanOptions.from_map(options)).execute(g, [x])[0]
+        y = kinds.execute(plan_memory(g, PlanOptions.from_map(options)), g, [x])[0]
         assert np.array_equal(y, ref), options
 
 
 @pytest.mark.slow
 def test_int8_split_model_runs_bit_exact_on_cortex_m4(job, tmp_path):
-    from buildtool import firmware
+    from buildtool import pipeline
 
     t = targets.get("cortex-m4")
     if t.missing_tools():
         pytest.skip(f"cortex-m4 needs {', '.join(t.missing_tools())}")
     data, g, _ = _model(job, "resnet-small")
-    firmware.build(g, "cortex-m4", tmp_path)
+    pipeline.build(g, "cortex-m4", tmp_path)
     for seed in (0, 1):
         x = fixed_input(g.tensors[g.inputs[0]].shape, seed)
         y, _, _ = runner.run("cortex-m4", tmp_path, x)

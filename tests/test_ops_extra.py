@@ -13,17 +13,19 @@ from conftest import tflm_run
 from opgen_extra import EXTRA_GENERATORS
 from test_firmware import need
 
-from buildtool import firmware, ops, runner
-from buildtool.arena import checker, naive_plan, plan_arena
-from buildtool.builder import GraphBuilder
+from buildtool import pipeline
+from buildtool.model import ops
+from buildtool.firmware import runner
+from buildtool.plan.arena import checker, naive_plan, plan_arena
+from buildtool.zoo.builder import GraphBuilder
 from buildtool.codegen import generate
 from buildtool.errors import ModelError
-from buildtool.executor import run
-from buildtool.fusion import plan_fused
-from buildtool.fusion_exec import run_fused
-from buildtool.ir import Graph, validate_graph
-from buildtool.tflite_reader import parse
-from buildtool.tflite_writer import serialize
+from buildtool.plan.arena.execute import run
+from buildtool.plan.fusion import plan_fused
+from buildtool.plan.fusion.execute import run_fused
+from buildtool.model.ir import Graph, validate_graph
+from buildtool.model.reader import parse
+from buildtool.model.writer import serialize
 
 EXTRA = sorted(EXTRA_GENERATORS)
 
@@ -60,7 +62,7 @@ def one_op_models(cases: int, seed: int = 7) -> Graph:
 
 
 def check_firmware(g, board, tmp_path, plan, seeds=(0,)):
-    firmware.build(g, board, tmp_path, plan=plan)
+    pipeline.build(g, board, tmp_path, plan=plan)
     data = serialize(g)
     for seed in seeds:
         xs = random_inputs(g, seed)
@@ -229,7 +231,7 @@ def test_elementwise_ops_run_inside_fused_blocks(board, tmp_path):
     xs = random_inputs(g)
     want = tflm_run(serialize(g), xs)[0].reshape(-1)
     assert np.array_equal(run_fused(g, plan, xs)[0].reshape(-1), want)
-    firmware.build(g, board, tmp_path, plan=plan)
+    pipeline.build(g, board, tmp_path, plan=plan)
     assert np.array_equal(runner.run(board, tmp_path, xs)[0].reshape(-1), want)
 
 
@@ -255,7 +257,7 @@ def test_leaky_relu_and_sub_run_inside_fused_blocks(board, tmp_path):
     xs = random_inputs(g)
     want = tflm_run(serialize(g), xs)[0].reshape(-1)
     assert np.array_equal(run_fused(g, plan, xs)[0].reshape(-1), want)
-    firmware.build(g, board, tmp_path, plan=plan)
+    pipeline.build(g, board, tmp_path, plan=plan)
     assert np.array_equal(runner.run(board, tmp_path, xs)[0].reshape(-1), want)
 
 

@@ -1,4 +1,4 @@
-"""Pipelined blocks (buildtool/fusion/pipeline.py): two consecutive fusion blocks run with their tile
+"""Pipelined blocks (buildtool/plan/fusion/pipeline.py): two consecutive fusion blocks run with their tile
 rows interleaved, so the first block's output lives as a ring of the rows the second still needs.
 
 The network: a 32x32 input streamed, a stem block, three inverted residuals at 16x16 and one down
@@ -17,16 +17,17 @@ import numpy as np
 import pytest
 from conftest import fixed_input, tflm_run
 
-from buildtool import firmware, runner, targets
-from buildtool.arena import checker
-from buildtool.builder import GraphBuilder
-from buildtool.executor import run_unplanned
-from buildtool.fusion import checker_view, plan_fused, search_front
-from buildtool.fusion.pipeline import pull_order
-from buildtool.fusion.planner import plan_schedule
-from buildtool.fusion.schedule import FusedPlan, schedule_from_edges
-from buildtool.fusion_exec import run_fused
-from buildtool.tflite_writer import serialize
+from buildtool import pipeline, targets
+from buildtool.firmware import runner
+from buildtool.plan.arena import checker
+from buildtool.zoo.builder import GraphBuilder
+from buildtool.plan.arena.execute import run_unplanned
+from buildtool.plan.fusion import checker_view, plan_fused, search_front
+from buildtool.plan.fusion.pipeline import pull_order
+from buildtool.plan.fusion.planner import plan_schedule
+from buildtool.plan.fusion.schedule import FusedPlan, schedule_from_edges
+from buildtool.plan.fusion.execute import run_fused
+from buildtool.model.writer import serialize
 from buildtool.zoo import inverted_residual
 
 INF = float("inf")
@@ -122,7 +123,7 @@ def test_pipelined_firmware_bit_exact(net, board, tmp_path):
     if missing:
         pytest.skip(f"{board} needs {', '.join(missing)}")
     g, _, _, plan, x, ref = net
-    paths = firmware.build(g, board, tmp_path, plan=plan)
+    paths = pipeline.build(g, board, tmp_path, plan=plan)
     src = (tmp_path / "model.c").read_text()
     assert "fx_block0_row(row[0]++)" in src and "fx_block1_row(row[1]++)" in src and "fx0_base[" in src
     y, _, ram = runner.run(board, tmp_path, x)

@@ -12,11 +12,12 @@ from opgen_extra import EXTRA_GENERATORS
 from test_int16 import GEN16, INT64_BIAS_ONLY, model16
 from test_reader_fuzz import mixed_model
 
-from buildtool import tflite_reader, zoo
-from buildtool.builder import GraphBuilder
-from buildtool.ir import NUMPY_DTYPE, Graph, Operator, Tensor
-from buildtool.ops import SUPPORTED
-from buildtool.tflite_writer import serialize
+from buildtool.model import reader as tflite_reader
+from buildtool import zoo
+from buildtool.zoo.builder import GraphBuilder
+from buildtool.model.ir import NUMPY_DTYPE, Graph, Operator, Tensor
+from buildtool.model.ops import SUPPORTED
+from buildtool.model.writer import serialize
 
 
 def reference_graph(data: bytes) -> Graph:

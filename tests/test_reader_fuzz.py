@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 
 from buildtool import zoo
-from buildtool.builder import GraphBuilder
+from buildtool.zoo.builder import GraphBuilder
 from buildtool.cli import MAX_ERROR_CHARS
 from buildtool.errors import ModelError
-from buildtool.ir import Graph
-from buildtool.tflite_reader import parse
-from buildtool.tflite_writer import serialize
+from buildtool.model.ir import Graph
+from buildtool.model.reader import parse
+from buildtool.model.writer import serialize
 from conftest import ROOT, SHARED_MODELS
 
 PARSE_SECONDS = 2.0  # one parse longer than this is a hang
@@ -274,7 +274,7 @@ def mutate_graph(g: Graph, rng) -> Graph:
             else:
                 op.outputs = tuple(io)
     elif kind == 4:  # another supported operator in its place
-        from buildtool.ops import SUPPORTED
+        from buildtool.model.ops import SUPPORTED
 
         op.opcode = str(rng.choice(SUPPORTED))
     elif kind == 5:  # a type
@@ -307,7 +307,7 @@ def mutate_graph(g: Graph, rng) -> Graph:
 
 def cli_mutants(count: int, seed: int, out_dir) -> list:
     """count mutated model files (half bytes, half structure) of the shared models, weighted to small ones."""
-    from buildtool.tflite_reader import read
+    from buildtool.model.reader import read
 
     paths = sorted(SHARED_MODELS.glob("*.tflite"))
     if not paths:

@@ -17,8 +17,10 @@ from test_firmware import need
 from test_int16 import random_inputs
 from test_stateful import KWS, LSTM, LSTM_OUTPUT, SVDF_OUTPUTS, check_sequence, tflm_sequence
 
-from buildtool import cli, firmware, runner, tflite_reader
-from buildtool.tflite_writer import serialize
+from buildtool import cli, pipeline
+from buildtool.firmware import runner
+from buildtool.model import reader as tflite_reader
+from buildtool.model.writer import serialize
 
 REAL = SHARED_MODELS / "real"
 MODELS = sorted(p.stem for p in REAL.glob("*.tflite")) if REAL.exists() else []
@@ -101,7 +103,7 @@ def built(case, request, tmp_path_factory):
     """(board, build dir) of case.gx, built once per model and board."""
     need(request.param)
     out = tmp_path_factory.mktemp(f"{case.name}-{request.param}")
-    firmware.build(case.gx, request.param, out)
+    pipeline.build(case.gx, request.param, out)
     return request.param, out
 
 

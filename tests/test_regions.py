@@ -16,11 +16,13 @@ import numpy as np
 import pytest
 from conftest import fixed_input, run_app, tflm_run
 
-from buildtool import flash, pipeline, regions, report, runner, targets, zoo
+from buildtool.plan import flash, regions
+from buildtool import pipeline, report, targets, zoo
+from buildtool.firmware import runner
 from buildtool.cli import main
 from buildtool.errors import PlanError
 from buildtool.targets import Region
-from buildtool.tflite_writer import serialize
+from buildtool.model.writer import serialize
 
 BIG = "efficientnet-lite0"
 

@@ -1,4 +1,4 @@
-"""The team-wide plan cache (buildtool/remote_cache.py) against a real nginx WebDAV server.
+"""The team-wide plan cache (buildtool/serve/remote_cache.py) against a real nginx WebDAV server.
 
 Each test starts its own nginx (Debian nginx-extras) on 127.0.0.1 at a free port, with a
 config written to a temporary directory, and stops it at the end. Skipped only when nginx is
@@ -23,9 +23,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from buildtool import remote_cache, service
-from buildtool.cache import DiskStore, Memo, entry_digest
-from buildtool.remote_cache import RemoteCache
+from buildtool.serve import remote_cache, service
+from buildtool.serve.cache import DiskStore, Memo, entry_digest
+from buildtool.serve.remote_cache import RemoteCache
 
 ROOT = Path(__file__).resolve().parents[1]
 NGINX = shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx",) if os.path.exists(p)), None)
@@ -277,8 +277,8 @@ def test_only_whole_plans_and_model_indexes_are_shared(nginx, tmp_path):
 TOOL = textwrap.dedent("""
     import sys, time, json
     sys.path.insert(0, sys.argv[1])
-    from buildtool import service
-    from buildtool.cache import DiskStore, Memo
+    from buildtool.serve import service
+    from buildtool.serve.cache import DiskStore, Memo
     m = Memo(DiskStore(sys.argv[2]))
     t0 = time.monotonic()
     for opts in ({"time_budget": 0.2}, {"time_budget": 0.2, "align": 8}, {"time_budget": 0.2, "align": 4}):

@@ -15,7 +15,7 @@ import pytest
 from conftest import ROOT, fixed_input, tflm_run
 
 from buildtool import cli, fsutil, zoo
-from buildtool.tflite_writer import serialize
+from buildtool.model.writer import serialize
 
 
 def run_cli(args, capsys) -> tuple:
@@ -77,7 +77,8 @@ def test_a_writer_killed_mid_write_leaves_one_temp_file_that_the_next_write_remo
 
 _KILLED_KERNEL_BUILD = """
 import subprocess, time
-from buildtool import targets, toolchain
+from buildtool import targets
+from buildtool.firmware import toolchain
 real = subprocess.run
 def run(cmd, *args, **kw):
     if cmd[0].endswith("ar"):  # every kernel compiled: stop before the archive is made
@@ -149,7 +150,9 @@ def test_an_interrupted_write_removes_its_temp_file(tmp_path, monkeypatch):
 
 def test_every_writer_uses_the_one_helper(tmp_path, monkeypatch):
     """cli, flash, report, firmware and the .tflite writer all write through fsutil.write_atomic."""
-    from buildtool import firmware, flash, report, tflite_writer
+    from buildtool import pipeline, report
+    from buildtool.plan import flash
+    from buildtool.model import writer as tflite_writer
 
     seen = []
     real = fsutil.write_atomic
@@ -161,7 +164,7 @@ def test_every_writer_uses_the_one_helper(tmp_path, monkeypatch):
     cli._write_atomic(str(tmp_path / "a.npy"), b"1")
     flash.write_image(str(tmp_path / "w.bin"), flash.build_image(g, "host", 16))
     tflite_writer.save(g, str(tmp_path / "t.tflite"))
-    firmware._write(tmp_path / "m.c", "int x;\n")
+    pipeline._write(tmp_path / "m.c", "int x;\n")
     a = cli.build_parser().parse_args(["report", "tiny", "--optimize", "ram", "--no-daemon"])
     report.write_report(g, cli.make_plan(g, a, cli.plan_options(a)), cli.make_plan(g, a), str(tmp_path / "r.html"))
     assert seen == ["a.npy", "w.bin", "t.tflite", "m.c", "r.html", "r.svg"]
@@ -204,7 +207,7 @@ def test_a_directory_or_a_file_in_the_way_is_one_line(cmd, tmp_path, x_npy, caps
 @pytest.mark.parametrize("args", [["plan", "tiny", "--json"], ["plan", "tiny"], ["inspect", "tiny"], ["ops"],
                                   ["zoo", "--list"], ["boards"], ["flash", "verify", "IMAGE"]])
 def test_a_full_disk_under_stdout_is_one_line(args, tmp_path):
-    from buildtool import flash
+    from buildtool.plan import flash
 
     img = tmp_path / "w.bin"
     flash.write_image(str(img), flash.build_image(zoo.build("tiny"), "host", 16))
@@ -217,7 +220,8 @@ def test_a_full_disk_under_stdout_is_one_line(args, tmp_path):
 
 
 def test_a_full_disk_at_link_time_is_one_line_naming_the_image(tmp_path, monkeypatch):
-    from buildtool import firmware, toolchain
+    from buildtool import pipeline
+    from buildtool.firmware import toolchain
 
     real = subprocess.run
 
@@ -229,7 +233,7 @@ def test_a_full_disk_at_link_time_is_one_line_naming_the_image(tmp_path, monkeyp
 
     monkeypatch.setattr(toolchain.subprocess, "run", run)
     with pytest.raises(fsutil.WriteError) as e:
-        firmware.build("tiny", "host", tmp_path / "b")
+        pipeline.build("tiny", "host", tmp_path / "b")
     assert str(e.value) == (f"cannot write {tmp_path / 'b' / 'firmware.elf'}: No space left on device; "
                             f"free some space or write elsewhere")
 
@@ -246,7 +250,7 @@ def test_firmware_builds_and_runs_in_a_build_dir_with_quotes_backslashes_and_dol
 
 
 def test_weights_define_escapes_for_c_and_the_assembler():
-    from buildtool.toolchain import weights_define
+    from buildtool.firmware.toolchain import weights_define
 
     assert weights_define('/a"b\\c $d\'e??/w.bin') == r'-DBT_WEIGHTS_FILE="/a\"b\\c $d' + "'" + r'e\077\077/w.bin"'
     assert weights_define("/x\ny/\u00e9.bin") == r'-DBT_WEIGHTS_FILE="/x\012y/\303\251.bin"'
@@ -269,7 +273,7 @@ def test_absurd_numbers_are_one_short_line(opts, capsys):
 
 def test_parse_bytes_is_exact():
     """Decimal sizes in exact arithmetic (2.01 * 1000 in floats is 2009.99...), rounded down to a byte."""
-    from buildtool.fusion import parse_bytes
+    from buildtool.plan.fusion import parse_bytes
 
     texts = ("2.01kB", "2.05MB", "65536", "64KiB", "64kB", "0.5KiB", "64.5KiB", "0.1MiB", " 12 B ", "1.5")
     assert [parse_bytes(t) for t in texts] == [2010, 2050000, 65536, 65536, 64000, 512, 66048, 104857, 12, 1]
@@ -285,7 +289,7 @@ def test_daemon_idle_must_be_a_positive_number_of_seconds(idle, tmp_path, monkey
 
 # -- 5. the daemon's directory ---------------------------------------------------------------
 def test_runtime_dir_parents_are_created_private(tmp_path, monkeypatch):
-    from buildtool.daemon.protocol import runtime_dir
+    from buildtool.serve.daemon.protocol import runtime_dir
 
     d = tmp_path / "a" / "b" / "run"
     monkeypatch.setenv("BUILDTOOL_RUNTIME_DIR", str(d))

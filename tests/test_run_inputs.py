@@ -8,9 +8,9 @@ import pytest
 from conftest import tflm_run
 
 from buildtool import targets
-from buildtool.builder import GraphBuilder
+from buildtool.zoo.builder import GraphBuilder
 from buildtool.cli import main
-from buildtool.tflite_writer import serialize
+from buildtool.model.writer import serialize
 
 
 def two_input_model():

@@ -15,8 +15,11 @@ import numpy as np
 import pytest
 from conftest import fixed_input, tflm_run
 
-from buildtool import flash, runner, targets, tflite_reader, zoo
-from buildtool.tflite_writer import serialize
+from buildtool.plan import flash
+from buildtool.firmware import runner
+from buildtool import targets, zoo
+from buildtool.model import reader as tflite_reader
+from buildtool.model.writer import serialize
 
 ROOT = Path(__file__).resolve().parents[1]
 OUTPUTS = ("skeleton.json", "plan.json", "model.c", "model.h", "firmware.json", "weights.bin", "board.ld",
@@ -158,7 +161,7 @@ def test_scons_plans_through_the_daemon(tmp_path):
         assert (st["hits"], st["misses"]) == (1, 1)
         plan1 = (tmp_path / "b1" / "plan.json").read_bytes()
         assert plan1 == (tmp_path / "b2" / "plan.json").read_bytes()
-        from buildtool.arena import plan_arena
+        from buildtool.plan.arena import plan_arena
         from buildtool.codegen.skeleton import from_json
 
         skel = from_json(json.loads((tmp_path / "b1" / "skeleton.json").read_text()))
@@ -229,7 +232,7 @@ def test_model_too_big_for_the_board_is_refused_in_one_line(tmp_path):
 def test_too_big_but_fits_fused_names_the_optimize_ram_build(tmp_path):
     """A model whose least-RAM fused plan fits: the line names the build variable, and with it the
     same build succeeds (SCons passes every plan option)."""
-    from buildtool.builder import GraphBuilder
+    from buildtool.zoo.builder import GraphBuilder
 
     b = GraphBuilder("big", seed=1)
     x = b.input((1, 48, 48, 3))
@@ -307,7 +310,7 @@ def test_link_overflow_is_one_line(tmp_path):
 
 
 def two_in_two_out():
-    from buildtool.builder import GraphBuilder
+    from buildtool.zoo.builder import GraphBuilder
 
     b = GraphBuilder("two_in_two_out", seed=5)
     a = b.input((1, 6, 6, 3), name="image")

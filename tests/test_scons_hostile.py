@@ -26,8 +26,8 @@ import pytest
 from conftest import fixed_input, tflm_run
 
 from buildtool import zoo
-from buildtool.firmware import build_dir_name
-from buildtool.tflite_writer import serialize
+from buildtool.pipeline import build_dir_name
+from buildtool.model.writer import serialize
 
 ROOT = Path(__file__).resolve().parents[1]
 # each would run `touch PWNED` (or expand $x) if it reached a shell or SCons' substitution as it is
@@ -216,7 +216,7 @@ def test_damaged_zoo_model_skeleton_and_manifest_are_remade(scratch, built, tiny
 def test_unsound_plan_from_the_planner_is_refused_in_one_line(scratch, tmp_path):
     """A plan that fails the checker however often it is made (here: a poisoned plan cache) is
     refused in one line, exit 2, before any code is generated from it."""
-    from buildtool.cache import DiskStore
+    from buildtool.serve.cache import DiskStore
 
     env = dict(os.environ, BUILDTOOL_RUNTIME_DIR=str(tmp_path / "run"), BUILDTOOL_CACHE_DIR=str(tmp_path / "cache"),
                BUILDTOOL_NO_DAEMON="0", BUILDTOOL_DAEMON_WATCH="0")

@@ -8,14 +8,15 @@ import dataclasses
 import numpy as np
 import pytest
 
-from buildtool import firmware, runner
-from buildtool.arena import checker, naive_plan
-from buildtool.arena.planner import plan_arena
-from buildtool.builder import GraphBuilder
+from buildtool import pipeline
+from buildtool.firmware import runner
+from buildtool.plan.arena import checker, naive_plan
+from buildtool.plan.arena.planner import plan_arena
+from buildtool.zoo.builder import GraphBuilder
 from buildtool.errors import ModelError
-from buildtool.executor import Session, run_sequence, run_unplanned
-from buildtool.tflite_reader import load, parse
-from buildtool.tflite_writer import serialize
+from buildtool.plan.arena.execute import Session, run_sequence, run_unplanned
+from buildtool.model.reader import load, parse
+from buildtool.model.writer import serialize
 from conftest import SHARED_MODELS
 
 REAL = SHARED_MODELS / "real"
@@ -219,7 +220,7 @@ def test_svdf_state_must_be_variable():
     with pytest.raises(ModelError, match="svdf_0/state' before anything produces it"):
         parse(serialize(g2))
     # the checks of the operator itself say so too
-    from buildtool.ops import check_op
+    from buildtool.model.ops import check_op
     with pytest.raises(ModelError, match="activation state .* must be a variable tensor"):
         check_op(g2, g2.operators[0])
 
@@ -234,7 +235,7 @@ def test_random_stateful_firmware_over_invocations(board, make, tmp_path):
         sets = random_inputs(g, rng, 4)
         want, _ = tflm_sequence(serialize(g), sets, 1)
         out = tmp_path / f"c{case}"
-        firmware.build(g, board, out)
+        pipeline.build(g, board, out)
         got, _, _ = runner.run(board, out, sets, sequence=True, profile=False)
         assert [y.tolist() for y in got] == [w[0].reshape(y.shape).tolist() for y, w in zip(got, want)]
 

@@ -16,11 +16,13 @@ import numpy as np
 import pytest
 from conftest import fixed_input, tflm_run
 
-from buildtool import firmware, kernel_variants, runner, zoo
+from buildtool import pipeline, zoo
+from buildtool.codegen import kernel_variants
+from buildtool.firmware import runner
 from buildtool.codegen import tile_kernels
 from buildtool.codegen.fused_c import generate
-from buildtool.fusion import plan_fused
-from buildtool.tflite_writer import serialize
+from buildtool.plan.fusion import plan_fused
+from buildtool.model.writer import serialize
 
 MODEL = "mcunet-vww1"
 
@@ -126,7 +128,7 @@ def test_reference_set_runs_the_same_model_c(tmp_path):
     bt_conv_s8) gives TFLite Micro's bytes."""
     g = zoo.build("tiny")
     plan = plan_fused(g, optimize="ram", time_budget=0.0)
-    firmware.build(g, "cortex-m4", tmp_path, plan=plan, kernels=("reference",))
+    pipeline.build(g, "cortex-m4", tmp_path, plan=plan, kernels=("reference",))
     assert "_tk(" in (tmp_path / "model.c").read_text()
     x = fixed_input(g.tensors[g.inputs[0]].shape)
     y, _, _ = runner.run("cortex-m4", tmp_path, x)

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import tflite
 
-from buildtool import ops
-from buildtool.builder import GraphBuilder, range_quant
+from buildtool.model import ops
+from buildtool.zoo.builder import GraphBuilder, range_quant
 from buildtool.errors import ModelError
-from buildtool.tflite_reader import load, parse
-from buildtool.tflite_writer import save, serialize
+from buildtool.model.reader import load, parse
+from buildtool.model.writer import save, serialize
 from conftest import SHARED_MODEL_NAMES, fixed_input, reference_outputs, shared_model, tflm_run
 
 
@@ -234,8 +234,8 @@ def test_range_quant_represents_zero():
 # -- options: data in the operator table, read and written by tflite_options ----------------------------
 def test_every_option_field_names_the_generated_schema():
     """A typo in a row's table or field name would only show on the first model that uses it."""
-    from buildtool.opdefs import OPDEFS
-    from buildtool.tflite_options import vtable_offset
+    from buildtool.model.opdefs import OPDEFS
+    from buildtool.model.tflite_options import vtable_offset
 
     for d in (d for d in OPDEFS if d.options):
         cls = getattr(tflite, d.options)
@@ -256,8 +256,8 @@ def test_a_refused_option_value_is_one_line(monkeypatch):
     """FULLY_CONNECTED with shuffled weights (WeightsFormat != 0) is refused by its row's 'refuse' field."""
     import dataclasses
 
-    from buildtool import opdefs
-    from buildtool.opdefs import Field
+    from buildtool.model import opdefs
+    from buildtool.model.opdefs import Field
 
     b = GraphBuilder("fc_shuffled", seed=3)
     g = b.finish([b.fully_connected(b.input((1, 8), scale=0.05, zp=0), 4)])

@@ -10,10 +10,11 @@ import sys
 import numpy as np
 import pytest
 
-from buildtool import ops, zoo
+from buildtool.model import ops
+from buildtool import zoo
 from buildtool.errors import UsageError
-from buildtool.tflite_reader import load, parse
-from buildtool.tflite_writer import serialize
+from buildtool.model.reader import load, parse
+from buildtool.model.writer import serialize
 from conftest import ROOT, fixed_input, shared_model, tflm_run
 
 BIG = ["mobilenetv2", "mbv2-w0.35", "mcunet-vww1", "mcunet-in3"]

@@ -51,10 +51,11 @@ def configure(board: str, model: str, zoo: str, opts: list, ram_limit: str, out:
     and OUT/buildtool.cmake; nothing is written when a check fails."""
     import argparse
 
-    from .. import gen, targets
+    from ..cli import gen
+    from .. import targets
     from ..errors import UsageError
     from ..fsutil import write_if_changed
-    from ..toolchain import c_string, source_parts
+    from ..firmware.toolchain import c_string, source_parts
 
     t = targets.get(board)  # one line listing the boards when unknown
     options = gen._options(opts)
@@ -90,7 +91,7 @@ def _depfile_inputs(path: Path) -> list:
 
 def _template(t) -> list:
     """The board's linker script template (a configure input, like the Python that reads it)."""
-    from ..toolchain import FIRMWARE
+    from ..firmware.toolchain import FIRMWARE
 
     return [str(FIRMWARE / t.linker_template)] if t.linker_template else []
 
@@ -109,9 +110,10 @@ def ram_check(manifest: str, limit: int) -> None:
 def check_elf(elf: str, board: str, manifest: str) -> str:
     """After the link: every load segment where the board has memory (else the ELF is removed, so no
     image a loader would misplace is left) and the one-line RAM/flash summary, as the SCons tool does."""
-    from .. import runner, targets
+    from ..firmware import runner
+    from .. import targets
     from ..errors import BuildtoolError
-    from ..toolchain import check_segments
+    from ..firmware.toolchain import check_segments
 
     t = targets.get(board)
     if t.linker_template:

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from . import model_c as _m  # model_c imports this module first; its helpers are used at call time
 from ..errors import ModelError
-from ..refops.activation import (lut16_params, prelu_params, relu6_bounds, relu_params, sigmoid_table16,
-                                 tanh_params)
+from ..refops.activation import lut16_params, prelu_params, relu6_bounds, relu_params, sigmoid_table16, tanh_params
 from ..refops.layout import permutation, permute_geometry
 from ..refops.resize import bilinear_scale10, nearest_tables
 from ..refops.softmax import softmax16_params, softmax_luts16

@@ -1,6 +1,6 @@
 """Generate model.c / model.h for a FusedPlan: fused blocks and split regions as tile loops.
 
-The generated code does what buildtool.fusion_exec.run_fused does, in the same order and
+The generated code does what buildtool.plan.fusion.execute.run_fused does, in the same order and
 at the same arena offsets: the static arena is exactly plan.arena_bytes. Per block, tables
 (computed here) give every tensor's interval at each row/column tile and every window's
 origin and ring shift; the C loop walks the tiles and calls the tile runtime
@@ -18,11 +18,11 @@ fx_rows (the same arithmetic over a table of row pointers).
 from __future__ import annotations
 
 from ..errors import ModelError, PlanError
-from ..fusion.costs import accumulator_bytes, accumulator_len, is_dense
-from ..fusion.receptive import MINMAX, POINTWISE, UNARY, WINDOWED, op_axes
-from ..fusion.schedule import BlockRun, FusedPlan
-from ..fusion_exec import _interval
-from ..ir import Graph
+from ..plan.fusion.costs import accumulator_bytes, accumulator_len, is_dense
+from ..plan.fusion.receptive import MINMAX, POINTWISE, UNARY, WINDOWED, op_axes
+from ..plan.fusion.schedule import BlockRun, FusedPlan
+from ..plan.fusion.execute import _interval
+from ..model.ir import Graph
 from ..plan import ArenaPlan, TensorPlace
 from ..refops.activation import prelu_params, relu6_bounds, relu_params, tanh_params
 from . import pipeline_c, qparams, tile_kernels
@@ -417,24 +417,3 @@ def generate(g: Graph, plan: FusedPlan, target: str, weights_align: int = 16, **
             ap.tensors[i] = TensorPlace(i, g.tensors[i].name, i, b[0][2], g.tensors[i].nbytes, 0, 0)
     return generate_model(g, ap, target, weights_align, emit=_Emit(g, plan), emitter=_FusedEmitter,
                           streamed=streamed, **names)
-
-
-def manifest_order(g: Graph, plan: FusedPlan) -> tuple:
-    """(profile region ids, their names): one per plain operator or block, in execution order."""
-    order, names = [], []
-    later = {k for grp in plan.schedule.pipelined for k in grp[1:]}
-    last = {grp[0]: plan.schedule.items[grp[-1]] for grp in plan.schedule.pipelined}
-    for k, it in enumerate(plan.schedule.items):
-        if k in later:
-            continue  # a pipelined group is one region, named after its first block
-        if k in last:
-            order.append(it.p)
-            names.append(f"PIPELINED_{it.p}_{last[k].q - 1}")
-        elif isinstance(it, BlockRun):
-            order.append(it.p)
-            names.append(f"FUSED_{it.p}_{it.q - 1}")
-        else:
-            order.append(it)
-            names.append(g.operators[it].opcode)
-    return order, names
-

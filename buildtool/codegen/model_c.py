@@ -14,12 +14,13 @@ import re
 
 import numpy as np
 
-from .. import flash, kernel_variants
+from ..plan import flash
+from . import kernel_variants
 from ..errors import ModelError, PlanError
-from ..ir import Graph
+from ..model.ir import Graph
+from ..model.ops import slice_bounds
 from ..plan import ArenaPlan, arena_symbol, first_bytes, region_of
 from ..refops import prepare
-from ..refops.shape_ops import _slice_bounds
 from . import qparams
 from .extra_c import ExtraOpsEmitter
 
@@ -535,7 +536,7 @@ class _Emitter(ExtraOpsEmitter):
         for d, size in enumerate(ti.shape):
             st = int(strides[d]) if d < len(strides) else 1
             if d < len(begin):
-                lo, hi = _slice_bounds(size, int(begin[d]), int(end[d]), st, o.get("begin_mask", 0) >> d & 1,
+                lo, hi = slice_bounds(size, int(begin[d]), int(end[d]), st, o.get("begin_mask", 0) >> d & 1,
                                        o.get("end_mask", 0) >> d & 1, o.get("shrink_axis_mask", 0) >> d & 1,
                                        o.get("offset", False))
             else:
@@ -607,7 +608,7 @@ def _placement_groups(g: Graph, plan, target: str, weights_align: int):
     None when every weight stays in the primary region or the board is not a registered one."""
     from .. import targets
     from ..errors import UsageError
-    from ..regions import image_groups
+    from ..plan.regions import image_groups
 
     try:
         board = targets.get(target)
@@ -676,7 +677,7 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
             raise ModelError(f"model input/output tensor {i} is constant or unplanned; firmware needs activations")
     mhash = flash.model_hash(g)
     align = max(16, plan.align, weights_align)
-    from ..toolchain import c_string
+    from ..firmware.toolchain import c_string
 
     label = _comment(g.name)
     p, P = prefix, prefix.upper()

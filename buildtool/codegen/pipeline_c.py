@@ -5,7 +5,7 @@ sits at its own offset per tile row: the table fx<k>_base[r]."""
 
 from __future__ import annotations
 
-from ..fusion.pipeline import pull_order
+from ..plan.fusion.pipeline import pull_order
 
 
 def row_header(plan, k: int, n_rows: int) -> str:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import flash
-from ..ir import NUMPY_DTYPE, Graph, Operator, Quant, Tensor
+from ..plan import flash
+from ..model.ir import NUMPY_DTYPE, Graph, Operator, Quant, Tensor
 
 
 def to_json(g: Graph) -> dict:

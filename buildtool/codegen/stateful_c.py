@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..refops.lstm import GATE_INPUTS, lstm_params
 from ..refops.svdf import svdf_params
-from ..stateful import LSTM_C, LSTM_H, LSTM_X, lstm_dims, svdf_dims
+from ..model.stateful import LSTM_C, LSTM_H, LSTM_X, lstm_dims, svdf_dims
 
 
 def state_reset(e) -> list:

@@ -22,7 +22,7 @@ loops need it).
 
 from __future__ import annotations
 
-from .. import kernel_variants
+from . import kernel_variants
 
 SIGNATURE = "const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1"
 

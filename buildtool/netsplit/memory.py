@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 from ..errors import BuildtoolError
-from ..ir import Graph
+from ..model.ir import Graph
 
 
 def _consumers(g: Graph) -> dict:
@@ -73,7 +73,7 @@ def _arena(g: Graph, **options) -> int | None:
 
 def peaks(model_bytes: bytes) -> dict:
     """{plain, optimized, converter, branch, layer}: arena bytes of each plan (None: no plan)."""
-    from ..tflite_reader import parse
+    from ..model.reader import parse
 
     g = parse(model_bytes, name="netsplit")
     fixed = {"order_search": False}

@@ -11,7 +11,7 @@ on any matching slices, so a band of rows needs no extra arguments.
 
 from __future__ import annotations
 
-from .. import opdefs
+from ..model import opdefs
 from .prepare import window
 
 KERNELS = opdefs.table("kernel")

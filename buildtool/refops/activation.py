@@ -12,8 +12,11 @@ import functools
 
 import numpy as np
 
+from ..model.ops import _check_same, _need
+
 from .fixed_point import exp_on_negative_values, rounding_half_sum
-from .quant_math import INT32_MAX, mbqm, mul_by_pot, quantize_multiplier_scalar, rdbpot, round_half_away, srdhm, wrap32
+from .quant_math import (INT32_MAX, mbqm, mul_by_pot, quantize_multiplier_scalar, rdbpot, round_half_away, srdhm,
+    wrap32)
 
 
 def operands(g, op, ins) -> list:
@@ -213,3 +216,18 @@ def logistic_s16(g, op, ins, outs) -> None:
 def tanh_s16(g, op, ins, outs) -> None:
     """int16 TANH: output scale 2^-15, zero point 0."""
     outs[0][...] = tanh16(_lut16_input(g, op, ins[0])).reshape(outs[0].shape)
+
+
+def check_sigmoid_like(g, op):
+    """LOGISTIC and TANH; int16 (TFLM's table interpolation) needs the output on scale 2^-15 and an
+    input scale whose rescaling multiplier fits the kernel's int32 product."""
+    _check_same(g, op)
+    ti, to = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    if to.dtype != "int16":
+        return
+    lg = np.log2(float(to.scale))
+    _need(round(lg) == -15 and abs(lg + 15) < 1e-3, op,
+          f"int16 output scale {float(to.scale):g} must be 2^-15 (1/32768), as TFLM's int16 {op.opcode} writes; "
+          f"re-quantise the model")
+    _need(lut16_params(g, op)["input_multiplier"] <= LUT16_MAX_MULTIPLIER, op,
+          f"int16 input scale {float(ti.scale):g} is too large (at most {LUT16_MAX_MULTIPLIER / 12288:.4g})")

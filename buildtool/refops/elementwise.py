@@ -10,8 +10,7 @@ import numpy as np
 
 from . import fixed_point, prepare
 from .activation import logistic_s16, q4_input_params
-from .quant_math import (mbqm, quantize_multiplier_scalar, rdbpot,
-                         round_half_away, srdhm, wrap32)
+from .quant_math import mbqm, quantize_multiplier_scalar, rdbpot, round_half_away, srdhm, wrap32
 
 
 _out_act = prepare.act_range

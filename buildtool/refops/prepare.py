@@ -14,7 +14,7 @@ import numpy as np
 
 from .quant_math import QRANGE, activation_range, quantize_multiplier_scalar
 from .requant import channel_multipliers
-from ..ops import conv_padding
+from ..model.ops import conv_padding
 from .window import Window
 
 

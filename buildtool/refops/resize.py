@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..model.ops import _const, _need, _shape
+from ..model.ops_extra import _one_input
+
 from .quant_math import round_half_away, trunc_div_pot
 
 
@@ -75,3 +78,20 @@ def resize_bilinear(g, op, ins, outs) -> None:
            + x[y0][:, x1] * (one - dy) * dx + x[y1][:, x1] * dy * dx)
     r = np.where(acc > 0, 1 << 19, -(1 << 19))
     outs[0][...] = trunc_div_pot(acc + r, 20).astype(np.int8)[None]
+
+
+def check_resize(g, op):
+    _one_input(g, op)
+    size = _const(g, op, 1, "size").reshape(-1)
+    inp, out = _shape(g, op.inputs[0]), _shape(g, op.outputs[0])
+    _need(len(inp) == 4 and inp[0] == 1, op, "needs a [1,H,W,C] input")
+    _need(size.size == 2 and (size > 0).all(), op, "size must be two positive integers [new_h, new_w]")
+    _need(out == (1, int(size[0]), int(size[1]), inp[3]), op,
+          f"output shape {list(out)} != [1, {int(size[0])}, {int(size[1])}, {inp[3]}]")
+    if op.opcode == "RESIZE_BILINEAR":
+        align, half = bool(op.options.get("align_corners")), bool(op.options.get("half_pixel_centers"))
+        _need(not (align and half), op, "align_corners and half_pixel_centers cannot both be set")
+        for n_in, n_out, what in ((inp[1], out[1], "height"), (inp[2], out[2], "width")):
+            _need(bilinear_taps(n_in, n_out, align, half)[1].max() < n_in, op,
+                  f"{what} {n_in} -> {n_out}: at this ratio TFLM's integer interpolation reads past the input "
+                  f"(undefined results); resize in two steps")

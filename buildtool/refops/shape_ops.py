@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import ModelError
+from ..model.ops import slice_bounds
 
 
 def pad(g, op, ins, outs) -> None:
@@ -53,25 +54,6 @@ def split(g, op, ins, outs) -> None:
         o[...] = part
 
 
-def _clamp_index(i, size, stride):
-    if i < 0:
-        i += size
-    return min(max(i, 0), size) if stride > 0 else min(max(i, -1), size - 1)
-
-
-def _slice_bounds(size, begin, end, stride, bmask, emask, shrink, offset):
-    """StridedSliceStartForAxis / EndForAxis: negative indices wrap, clamp, then masks override."""
-    start = _clamp_index(begin, size, stride)
-    if bmask:
-        start = 0 if stride > 0 else size - 1
-    if shrink:
-        return start, start if start >= size else start + 1
-    stop = _clamp_index(end + start if offset else end, size, stride)
-    if emask:
-        stop = size if stride > 0 else -1
-    return start, stop
-
-
 def strided_slice(g, op, ins, outs) -> None:
     """TFLM's strided_slice_logic; ellipsis and new-axis masks are not supported."""
     x = ins[0]
@@ -86,7 +68,7 @@ def strided_slice(g, op, ins, outs) -> None:
             idx.append(slice(None))
             continue
         st = int(strides[d])
-        b, e = _slice_bounds(x.shape[d], int(begin[d]), int(end[d]), st, o.get("begin_mask", 0) >> d & 1,
+        b, e = slice_bounds(x.shape[d], int(begin[d]), int(end[d]), st, o.get("begin_mask", 0) >> d & 1,
                              o.get("end_mask", 0) >> d & 1, o.get("shrink_axis_mask", 0) >> d & 1,
                              o.get("offset", False))
         idx.append(np.arange(b, e, st))

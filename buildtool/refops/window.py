@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops import conv_out_size, conv_padding
+from ..model.ops import conv_out_size, conv_padding
 
 
 class Window:

@@ -4,6 +4,6 @@ import sys
 
 if __name__ == "__main__":
     sys.path.insert(0, sys.argv[1])
-    from buildtool.bazel_support import main
+    from buildtool.integrations.bazel import main
 
     sys.exit(main(sys.argv[2:]))

@@ -42,7 +42,7 @@ def _gen(ctx, mnemonic, args, inputs, outputs):
         arguments = [ctx.file._btgen.path, _src_root(ctx), "gen", tail],
         inputs = inputs,
         # buildtool's sources as tools: in the action's key, so an edit reruns the step (an unchanged
-        # output stops the build there); the worker then re-imports them (buildtool.bazel_support.serve)
+        # output stops the build there); the worker then re-imports them (buildtool.integrations.bazel.serve)
         tools = depset([ctx.file._btgen], transitive = [ctx.attr._gen_inputs.files]),
         outputs = outputs + [unused],
         unused_inputs_list = unused,

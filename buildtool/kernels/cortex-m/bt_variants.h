@@ -1,4 +1,4 @@
-/* The cortex-m set's kernel variants: model.c calls the one buildtool/kernel_variants.py picks for
+/* The cortex-m set's kernel variants: model.c calls the one buildtool/codegen/kernel_variants.py picks for
  * each layer (the same rules as the dispatchers bt_conv_s8, bt_depthwise_s8, bt_fully_connected_s8,
  * which stay for the tile runtime and other callers); the linker drops the variants no layer uses.
  * bt_*_variant() names the variant a dispatcher takes for a layer (tests compare it with the table). */

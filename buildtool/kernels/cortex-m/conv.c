@@ -1,5 +1,5 @@
 /* CONV_2D int8 for Cortex-M DSP (M4/M7/M33). Variants (bt_variants.h), which model.c calls directly
- * (chosen at code generation, buildtool/kernel_variants.py); bt_conv_s8 picks the same one at run time:
+ * (chosen at code generation, buildtool/codegen/kernel_variants.py); bt_conv_s8 picks the same one at run time:
  *  - patches of at most BT_COL_MAX (640) values (kh*kw*c_in): the patch-matrix path of im2col.h, two
  *    output pixels x two output channels per SMLAD step, the patch widened once per pixel (1x1 without
  *    padding reads the input pixel in place; other filters gather it, word copies inside the image);
@@ -142,7 +142,7 @@ static const conv_fn conv_variants[] = {bt_conv_s8_pm_rq2_ssat, bt_conv_s8_pm_rq
 static const char *const conv_names[] = {"bt_conv_s8_pm_rq2_ssat", "bt_conv_s8_pm_rq2_ssat_lo", "bt_conv_s8_pm_rq2",
                                          "bt_conv_s8_pm", "bt_conv_s8_direct"};
 
-/* Index in conv_variants of the variant for p (buildtool/kernel_variants.py states the same rules). */
+/* Index in conv_variants of the variant for p (buildtool/codegen/kernel_variants.py states the same rules). */
 static int conv_variant(const bt_conv_params *p) {
   if (p->kh * p->kw * p->in.c > BT_COL_MAX || p->out.c < 4) return 4;
   if (!bt_rq2_ok(p->multiplier, p->shift, p->out.c)) return 3;

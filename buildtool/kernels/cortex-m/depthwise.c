@@ -217,7 +217,7 @@ typedef void (*dw_fn)(const bt_depthwise_params *, const int8_t *, int32_t, int8
 static const dw_fn dw_variants[] = {bt_depthwise_s8_m1_rq2, bt_depthwise_s8_m1, bt_ref_depthwise_generic_s8};
 static const char *const dw_names[] = {"bt_depthwise_s8_m1_rq2", "bt_depthwise_s8_m1", "bt_ref_depthwise_generic_s8"};
 
-/* Index in dw_variants of the variant for dp (buildtool/kernel_variants.py states the same rules). */
+/* Index in dw_variants of the variant for dp (buildtool/codegen/kernel_variants.py states the same rules). */
 static int dw_variant(const bt_depthwise_params *dp) {
   if (dp->depth_multiplier != 1) return 2;
   return bt_rq2_ok(dp->conv.multiplier, dp->conv.shift, dp->conv.out.c) ? 0 : 1;

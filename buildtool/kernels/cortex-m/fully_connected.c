@@ -109,7 +109,7 @@ static const fc_fn fc_variants[] = {bt_fully_connected_s8_widened_rq2, bt_fully_
 static const char *const fc_names[] = {"bt_fully_connected_s8_widened_rq2", "bt_fully_connected_s8_widened",
                                        "bt_fully_connected_s8_direct"};
 
-/* Index in fc_variants of the variant for p (buildtool/kernel_variants.py states the same rules). */
+/* Index in fc_variants of the variant for p (buildtool/codegen/kernel_variants.py states the same rules). */
 static int fc_variant(const bt_fc_params *p) {
   if (p->filter_offset != 0 || p->n_in > BT_FC_COL_MAX) return 2;
   return fc_rq2(p) ? 0 : 1;

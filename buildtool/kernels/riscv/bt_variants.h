@@ -1,5 +1,5 @@
 /* The riscv set's kernel variants (rv32imac scalar; the RVV build keeps its dispatchers): model.c
- * calls the one buildtool/kernel_variants.py picks for each layer (the same rule as bt_conv_s8, which
+ * calls the one buildtool/codegen/kernel_variants.py picks for each layer (the same rule as bt_conv_s8, which
  * stays for the tile runtime and other callers); the linker drops the variants no layer uses.
  * bt_conv_s8_variant() names the variant bt_conv_s8 takes (tests compare it with the table). */
 #ifndef BT_VARIANTS_H

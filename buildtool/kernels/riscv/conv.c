@@ -75,7 +75,7 @@ void bt_conv_s8_pointwise(const bt_conv_params *p, const int8_t *in, int32_t in_
   bt_conv_pw(p, in, in_y0, out, y0, y1);
 }
 
-/* The variant bt_conv_s8 takes for p (buildtool/kernel_variants.py states the same rule). */
+/* The variant bt_conv_s8 takes for p (buildtool/codegen/kernel_variants.py states the same rule). */
 static int conv_is_pointwise(const bt_conv_params *p) {
   return p->kh == 1 && p->kw == 1 && p->pad_top == 0 && p->pad_left == 0 && rv_rq_ok(p->multiplier, p->out.c);
 }

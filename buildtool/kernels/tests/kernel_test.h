@@ -90,7 +90,7 @@ static int ilog2(uint32_t x) { int r = 0; while (x > 1) { x >>= 1; r++; } return
 static int passed, failed;
 
 /* The kernel variants the dispatchers took (sets with bt_variants.h), printed at the end: the tests
- * check that every variant of the set's table (buildtool/kernel_variants.py) ran against the reference. */
+ * check that every variant of the set's table (buildtool/codegen/kernel_variants.py) ran against the reference. */
 static const char *g_variants[16];
 static int g_nvariants;
 static inline void note_variant(const char *name) {

@@ -11,7 +11,7 @@ For the user's own application (a main.c defining bt_main):
 
 BtFirmware is BtModel(harness=True) (the built-in firmware_src/common/main.c) linked, plus `run`.
 BtMultiFirmware(board=, models=[...], out=) links several models into one firmware sharing one
-arena (buildtool/multi_fw.py, docs/multi-model.md), as one declared step.
+arena (buildtool/pipeline/multi.py, docs/multi-model.md), as one declared step.
 
 Pipeline (each step a Builder whose targets are declared, so SCons' content
 signatures decide what reruns):
@@ -38,7 +38,7 @@ which later steps read back, are each written with a seal (NAME.seal: the file's
 and what made it; for the plan the model's structure hash, the options and the planner
 version). A file that no longer matches its seal is remade (one line says so), and codegen
 uses a plan only when it matches its seal and passes the independent checker
-(buildtool/arena/checker.py); otherwise it re-plans once and refuses in one line if that
+(buildtool/plan/arena/checker.py); otherwise it re-plans once and refuses in one line if that
 plan fails too.
 """
 
@@ -180,7 +180,7 @@ def _read_sealed(path) -> tuple:
 
 def _zoo_model(target, source, env):
     from buildtool import pipeline
-    from buildtool.canonical import zoo_version
+    from buildtool.plan.canonical import zoo_version
 
     name = env["BT_ZOO_NAME"]
     _write_sealed(str(target[0]), pipeline.zoo_model(name), {"zoo": name, "zoo_version": zoo_version()})
@@ -206,7 +206,7 @@ def _load_skeleton(path):
 
 def _plan_made_from(g, options: dict) -> dict:
     """What a plan of g is a function of: the model's structure hash, the options, the planner's version."""
-    from buildtool import canonical
+    from buildtool.plan import canonical
     from buildtool.options import PlanOptions
 
     return {"model": canonical.graph_digest(g), "options": PlanOptions.from_map(options).canonical(),
@@ -235,6 +235,7 @@ def _plan_problem(g, path, options: dict) -> tuple:
     planner and passes the independent checker; else (None, what is wrong)."""
     from buildtool.errors import BuildtoolError
     from buildtool.pipeline import load_plan
+    from buildtool.plan import kinds
 
     why = _unsealed(path) or (None if _seal_of(path).exists() else "its seal is missing")
     if why:
@@ -246,7 +247,7 @@ def _plan_problem(g, path, options: dict) -> tuple:
         return None, f"it was planned for another {' / '.join(changed)}"
     try:
         plan = load_plan(json.loads(data), g)
-        err = plan.problems(g)
+        err = kinds.problems(plan, g)
     except (ValueError, KeyError, TypeError, IndexError, AttributeError, BuildtoolError) as e:
         return None, f"it is not a valid plan ({type(e).__name__}: {e})"
     if err:
@@ -270,7 +271,7 @@ def _code(target, source, env):
             raise PlanError(f"{path}: {why} even after re-planning; refusing to generate code from it "
                             f"(clear the plan cache with `buildtool daemon clear` and please report this model)")
     from buildtool import targets
-    from buildtool.toolchain import check_fits
+    from buildtool.firmware.toolchain import check_fits
 
     g = dataclasses.replace(g, name=env["BT_MODEL_NAME"])  # named as the user did (mbv2-w0.35 whole), in model.h too
     # one line naming the model, before any code is written
@@ -299,7 +300,7 @@ def _check_segments(target, source, env):
     a firmware.elf that does not is removed, so no build is left that a loader would misplace."""
     from buildtool import targets
     from buildtool.errors import BuildtoolError
-    from buildtool.toolchain import check_segments
+    from buildtool.firmware.toolchain import check_segments
 
     try:
         check_segments(targets.get(env["BT_BOARD"]), str(target[0]))
@@ -311,7 +312,8 @@ def _check_segments(target, source, env):
 
 def _summary(target, source, env):
     """After the link: RAM and flash in use against the board's (one line)."""
-    from buildtool import runner, targets
+    from buildtool.firmware import runner
+    from buildtool import targets
 
     elf = Path(str(target[0]))
     if elf.exists():
@@ -328,7 +330,7 @@ def _link_spawn(out: str, board: str, model_name: str):
     def spawn(sh, escape, cmd, args, env):
         r = subprocess.run([sh, "-c", " ".join(args)], env=env, capture_output=True, text=True)
         sys.stdout.write(r.stdout)
-        from buildtool import toolchain
+        from buildtool.firmware import toolchain
 
         over = [m for m in map(toolchain._OVERFLOW.search, r.stderr.splitlines()) if m] if r.returncode else []
         if not over:
@@ -354,7 +356,7 @@ def _run_inputs(r: dict, man: dict) -> list:
     like `buildtool run --input`), else a fixed random array for every model input."""
     import numpy as np
 
-    from buildtool.inputs import load_inputs
+    from buildtool.model.inputs import load_inputs
 
     if r["input"]:
         paths = [r["input"]] if os.path.isfile(r["input"]) else r["input"].split(",")
@@ -375,7 +377,7 @@ def _check_output(r: dict, man: dict) -> None:
 
 def _run(target, source, env):
     """BT_RUN (out, input, output) is a dict, never substituted: its paths reach Python only."""
-    from buildtool import runner
+    from buildtool.firmware import runner
     from buildtool.errors import UsageError
 
     r = env["BT_RUN"]
@@ -388,7 +390,7 @@ def _run(target, source, env):
         print(f"output{k if len(ys) > 1 else ''}: {' '.join(str(e) for e in v.reshape(-1).tolist())}")
     print(runner.format_report(prof, ram))
     if r["output"]:
-        from buildtool.inputs import output_file_bytes
+        from buildtool.model.inputs import output_file_bytes
 
         try:
             _write(r["output"], output_file_bytes(r["output"], ys))
@@ -450,7 +452,8 @@ def bt_model(env, board: str, model: str, out: str = "", kernels: str = "", plan
 
     out "" is build/BOARD/NAME (NAME: pipeline.build_dir_name of the model's name). A user's
     error (unknown board or zoo name, a path unsafe on a command line) raises a BuildtoolError."""
-    from buildtool import pipeline, targets, toolchain  # numpy-free: a no-op build imports no more
+    from buildtool import pipeline, targets
+    from buildtool.firmware import toolchain  # numpy-free: a no-op build imports no more
 
     t = targets.get(board)
     kroot = Path(kernel_root).resolve() if kernel_root else toolchain.KERNELS
@@ -575,7 +578,9 @@ def bt_firmware(env, board: str, model: str, out: str = "", kernels: str = "", p
 
 def _multi(target, source, env):
     """BT_MULTI (board, models, out, plan options) is a dict, never substituted: paths reach Python only."""
-    from buildtool import multi_fw, runner, targets
+    from buildtool.pipeline import multi as multi_fw
+    from buildtool.firmware import runner
+    from buildtool import targets
 
     m = env["BT_MULTI"]
     paths, joint = multi_fw.build(m["models"], m["board"], m["out"], m["options"])
@@ -584,12 +589,14 @@ def _multi(target, source, env):
 
 
 def bt_multi_firmware(env, board: str, models: list, out: str = "", plan_options: dict | None = None):
-    """Several models (never running at once) in one firmware sharing one arena (buildtool/multi_fw.py):
+    """Several models (never running at once) in one firmware sharing one arena (buildtool/pipeline/multi.py):
     one step plans each model and all of them jointly, generates and links. Returns the declared
     outputs: firmware.elf, joint.json, firmware.json, models.c, model.h (board.ld), and per model
     <prefix>/model.c, model.h, plan.json, weights.bin, weights.o. Run it with pipeline.run_multi."""
-    from buildtool import multi_fw, pipeline, targets, toolchain
-    from buildtool.joint import prefixes
+    from buildtool.pipeline import multi as multi_fw
+    from buildtool import pipeline, targets
+    from buildtool.firmware import toolchain
+    from buildtool.plan.joint import prefixes
     from buildtool.options import PlanOptions
 
     t = targets.get(board)  # one line naming the boards when it is not one
@@ -614,7 +621,7 @@ def bt_multi_firmware(env, board: str, models: list, out: str = "", plan_options
     kernels = [p for p in toolchain.KERNELS.rglob("*") if p.suffix in (".c", ".h", ".S")]
     menv.Depends(step, [menv.Value(repr(opts.canonical()))] + [str(p) for p in sorted(fw + kernels)]
                  + sorted(set(_python_deps("plan") + _python_deps("code") + _python_deps("flash")
-                              + [multi_fw.__file__, sys.modules["buildtool.joint"].__file__])))
+                              + [multi_fw.__file__, sys.modules["buildtool.plan.joint"].__file__])))
     return step
 
 

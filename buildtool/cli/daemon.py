@@ -1,0 +1,99 @@
+"""`buildtool daemon start|stop|status|clear`: main(argv) -> exit status.
+
+status exits 0 when a daemon runs and 1 when none does ("running": false in --json).
+clear works without a daemon too: it then empties the on-disk cache directly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from ..errors import BuildtoolError, UsageError
+
+MAX_IDLE_S = 366 * 24 * 3600  # a year: --idle larger than that is a typo
+
+
+def build_parser(p: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
+    p = p or argparse.ArgumentParser(prog="buildtool daemon", description="the background planner daemon")
+    p.add_argument("action", choices=("start", "stop", "status", "clear"))
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    from . import number_arg
+
+    p.add_argument("--idle", type=number_arg(float, "a number of seconds"), metavar="S",
+                   help="start: exit after S seconds without requests")
+    return p
+
+
+def _status_text(s: dict) -> str:
+    from ..units import size
+
+    return (f"planner daemon pid {s['pid']}, up {s['uptime_s']:.0f} s, {s['entries']:,} cache entries "
+            f"({size(s['cache_bytes'])} in {s['cache_dir']}), {s['hits']:,} hits, {s['misses']:,} misses, "
+            f"{s['watched']} models watched, memory {size(s['memory'])}\n"
+            f"socket {s['socket']}\nlog {s['log']}" + _remote_text(s.get("remote")))
+
+
+def _remote_text(r) -> str:
+    if not r:
+        return ""
+    c = {k: r.get(k, 0) for k in ("hits", "misses", "corrupt", "errors", "puts")}
+    return (f"\nteam cache {r['url']} ({'read-write' if r.get('write') else 'read-only'}"
+            f"{', down' if r.get('down') else ''}): {c['hits']} hits, {c['misses']} misses, "
+            f"{c['corrupt']} corrupt, {c['errors']} errors, {c['puts']} stored")
+
+
+def run(a) -> int:
+    from ..serve.daemon.client import DaemonClient
+    from ..serve.daemon.protocol import DaemonUnavailable
+
+    if a.idle is not None and not 0 < a.idle <= MAX_IDLE_S:  # NaN fails too
+        raise UsageError(f"--idle {a.idle:g} must be a number of seconds above 0 and at most {MAX_IDLE_S}")
+    if a.action == "start":
+        with DaemonClient(idle_s=a.idle) as c:
+            s = c.status()
+        print(json.dumps({"running": True, **s}, indent=1, sort_keys=True) if a.json
+              else f"planner daemon running, pid {s['pid']}, log {s['log']}")
+        return 0
+    if a.action == "clear":
+        try:
+            with DaemonClient(start=False) as c:
+                n = c.clear() if c.connect() else None
+        except DaemonUnavailable:  # no usable runtime directory: no daemon, the cache is still ours
+            n = None
+        if n is None:
+            from ..serve.cache import DiskStore
+
+            n = DiskStore().clear()
+        print(json.dumps({"removed": n}) if a.json else f"removed {n} cache entries")
+        return 0
+    with DaemonClient(start=False) as c:
+        running = c.connect()
+        if a.action == "status":
+            s = {"running": True, **c.status()} if running else {"running": False, "socket": c.paths["socket"],
+                                                                  "log": c.paths["log"]}
+            print(json.dumps(s, indent=1, sort_keys=True) if a.json
+                  else (_status_text(s) if running else f"no planner daemon running (log {s['log']})"))
+            return 0 if running else 1
+        if a.action == "stop":
+            if running:
+                pid = c.daemon_pid
+                c.stop()
+                print(json.dumps({"stopped": pid}) if a.json else f"stopped planner daemon pid {pid}")
+            else:
+                print(json.dumps({"stopped": None}) if a.json else "no planner daemon running")
+            return 0
+
+
+def main(argv=None) -> int:
+    a = build_parser().parse_args(argv)
+    try:
+        return run(a)
+    except BuildtoolError as e:
+        print(f"buildtool: error: {e}", file=sys.stderr)
+        return e.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,142 @@
+"""Kernel variants chosen per layer at code generation (issue 13 item 1).
+
+The cortex-m and riscv (scalar) kernel sets export, next to their dispatchers (bt_conv_s8, ...),
+the variants those dispatchers choose between (kernels/<set>/bt_variants.h). For a board whose
+set is listed in TABLES, model.c calls the variant each layer needs directly: no choice at run
+time, and --gc-sections drops the variants (and dispatchers) no layer calls. Each table states the
+C dispatcher's exact conditions, in the dispatcher's order (the first matching variant wins);
+tests/test_kernel_variants.py checks them against the C on random layers.
+
+A layer is described by a dict of the kernel's parameter struct fields as model.c writes them
+("in"/"out" dicts with h, w, c), plus "multipliers" and "shifts" as integer lists.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+BT_COL_MAX = 640  # cortex-m/im2col.h: largest patch of the patch-matrix path
+BT_FC_COL_MAX = 2 * BT_COL_MAX  # cortex-m/fully_connected.c: largest widened input row
+INT32_MIN = -(1 << 31)
+
+
+def rq2_ok(mult, shift) -> bool:
+    """requant.h bt_rq2_ok: every multiplier 0 or in [2^30, 2^31), every shift in [-31, -2]."""
+    return all((m == 0 or m >= 1 << 30) and -31 <= s <= -2 for m, s in zip(mult, shift))
+
+
+def _patch(p) -> int:
+    return p["kh"] * p["kw"] * p["in"]["c"]
+
+
+def _cm_patch_matrix(p) -> bool:
+    return _patch(p) <= BT_COL_MAX and p["out"]["c"] >= 4
+
+
+def _cm_rq2(p) -> bool:
+    return rq2_ok(p["multipliers"], p["shifts"])
+
+
+def _fc_rq2(p) -> bool:
+    n = p["n_out"] if p["per_channel"] else 1
+    return rq2_ok(p["multipliers"][:n], p["shifts"][:n])
+
+
+def _always(p) -> bool:
+    return True
+
+
+CORTEX_M = {
+    "conv": (
+        ("bt_conv_s8_pm_rq2_ssat", lambda p: _cm_patch_matrix(p) and _cm_rq2(p) and p["act_max"] == 127
+         and p["act_min"] == -128),
+        ("bt_conv_s8_pm_rq2_ssat_lo", lambda p: _cm_patch_matrix(p) and _cm_rq2(p) and p["act_max"] == 127),
+        ("bt_conv_s8_pm_rq2", lambda p: _cm_patch_matrix(p) and _cm_rq2(p)),
+        ("bt_conv_s8_pm", _cm_patch_matrix),
+        ("bt_conv_s8_direct", _always),
+    ),
+    "depthwise": (
+        ("bt_depthwise_s8_m1_rq2", lambda p: p["depth_multiplier"] == 1 and _cm_rq2(p)),
+        ("bt_depthwise_s8_m1", lambda p: p["depth_multiplier"] == 1),
+        ("bt_ref_depthwise_generic_s8", _always),
+    ),
+    "fully_connected": (
+        ("bt_fully_connected_s8_widened_rq2", lambda p: p["filter_offset"] == 0 and p["n_in"] <= BT_FC_COL_MAX
+         and _fc_rq2(p)),
+        ("bt_fully_connected_s8_widened", lambda p: p["filter_offset"] == 0 and p["n_in"] <= BT_FC_COL_MAX),
+        ("bt_fully_connected_s8_direct", _always),
+    ),
+}
+
+RISCV = {
+    "conv": (
+        ("bt_conv_s8_pointwise", lambda p: p["kh"] == 1 and p["kw"] == 1 and p["pad_top"] == 0
+         and p["pad_left"] == 0 and INT32_MIN not in p["multipliers"][:p["out"]["c"]]),
+        ("bt_conv_s8_general", _always),
+    ),
+}
+
+# Variants model.c instantiates per layer instead, in a function of its own calling the set's macro
+# (bt_variants.h) on the layer's constant parameters, so gcc folds them into the loops (measured by
+# benchmarks/kernel_variants.py): variant -> (macro, its arguments after the dispatcher's)
+INSTANCES = {"bt_conv_s8_pm_rq2_ssat": ("BT_CONV_PM", (1, 2)), "bt_conv_s8_pm_rq2_ssat_lo": ("BT_CONV_PM", (1, 1)),
+             "bt_conv_s8_pm_rq2": ("BT_CONV_PM", (1, 0)), "bt_conv_s8_pm": ("BT_CONV_PM", (0, 0)),
+             "bt_conv_s8_pointwise": ("BT_CONV_PW", ())}
+# macro -> the names of its arguments after the dispatcher's (cortex-m/conv_pm.h, riscv/conv_pw.h)
+INSTANCE_PARAMS = {"BT_CONV_PM": ("fast", "act"), "BT_CONV_PW": ()}
+
+# kernel set -> (the macro its bt_variants.h defines, its table)
+TABLES = {"cortex-m": ("BT_VARIANTS_CORTEX_M", CORTEX_M), "riscv": ("BT_VARIANTS_RISCV", RISCV)}
+
+DISPATCHERS = {"conv": "bt_conv_s8", "depthwise": "bt_depthwise_s8", "fully_connected": "bt_fully_connected_s8"}
+
+
+def choose(table: dict, op: str, p: dict) -> str:
+    """The variant of `op` ("conv", "depthwise", "fully_connected") the table picks for layer p;
+    the dispatcher's own name when the table has no entry for op."""
+    for name, pred in table.get(op, ()):
+        if pred(p):
+            return name
+    return DISPATCHERS[op]
+
+
+def for_board(board: str):
+    """(guard macro, table) of the board's kernel set, or None: unknown board, a set without a table,
+    or a build with extra defines (the riscv32-rvv board's BT_RVV kernels keep their dispatchers)."""
+    from .. import targets
+    from ..errors import BuildtoolError
+
+    try:
+        t = targets.get(board)
+    except (BuildtoolError, KeyError):
+        return None
+    first = t.kernel_search()[0]
+    if _mode == "dispatchers" or first not in TABLES or any("BT_RVV" in d for d in (*t.defines, *t.cflags)):
+        return None
+    return TABLES[first]
+
+
+
+# what generated model.c does on boards with a table: "instances" (the default: variants, and its own
+# instance of the INSTANCES variants' loops per such layer), "variants" (variant calls only) or "dispatchers"
+# (the dispatchers, as before the tables); benchmarks compare the three
+MODES = ("instances", "variants", "dispatchers")
+_mode = "instances"
+
+
+@contextmanager
+def mode(name: str):
+    """Generate model.c in another of MODES within this block."""
+    global _mode
+    if name not in MODES:
+        raise ValueError(f"unknown kernel variant mode {name!r} (known: {', '.join(MODES)})")
+    old, _mode = _mode, name
+    try:
+        yield
+    finally:
+        _mode = old
+
+
+def instances() -> bool:
+    """model.c instantiates the INSTANCES variants' loops per layer."""
+    return _mode == "instances"

@@ -1,0 +1,271 @@
+"""Running a firmware image: natively or in the board's emulator, reading its output, the
+per-operator profile and the RAM report."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from . import cycles, op_cost
+from .. import targets
+from ..errors import UsageError
+from ..model.ir import NUMPY_DTYPE
+from .toolchain import PACKAGE, FirmwareError, check_tools
+from ..units import exact, kib, size_exact
+
+PLUGIN_SRC = PACKAGE / "tools" / "qemu-insncount" / "insncount.c"
+RUN_TIMEOUT = 120.0
+EXIT_MEANING = {1: "failure", 2: "input/output error", 3: "weights image does not match the firmware",
+                4: "model_invoke failed", 97: "RISC-V trap", 98: "Arm HardFault", 99: "unexpected exception",
+                124: "timeout"}
+
+
+def _plugin(work: Path) -> Path:
+    so = work / "libinsncount.so"
+    if not so.exists() or so.stat().st_mtime < PLUGIN_SRC.stat().st_mtime:
+        r = subprocess.run(["gcc", "-O2", "-shared", "-fPIC", "-o", str(so) + ".tmp", str(PLUGIN_SRC)],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            raise FirmwareError(f"cannot build the QEMU instruction-count plugin: {r.stderr.strip()[:200]}")
+        os.replace(str(so) + ".tmp", so)
+    return so
+
+
+def symbols(t: targets.Target, elf) -> dict:
+    """name -> (address, size) from nm -S."""
+    r = subprocess.run([t.binutil("nm"), "-S", str(elf)], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise FirmwareError(f"nm failed on {elf}: {r.stderr.strip()[:200]}")
+    out = {}
+    for line in r.stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 4:
+            out[parts[3]] = (int(parts[0], 16), int(parts[1], 16))
+        elif len(parts) == 3:
+            out[parts[2]] = (int(parts[0], 16), 0)
+    return out
+
+
+def _section_bytes(t: targets.Target, elf, names: tuple) -> int:
+    r = subprocess.run([t.binutil("size"), "-A", str(elf)], capture_output=True, text=True)
+    total = 0
+    for line in r.stdout.splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[0] in names:
+            total += int(parts[1])
+    return total
+
+
+def ram_report(t: targets.Target, elf, arena_bytes: int, kv: dict) -> dict:
+    """RAM = arena + measured stack high-water mark + the rest of .data/.bss (from the ELF)."""
+    sym = symbols(t, elf)
+    arena_sym = sym.get("bt_arena", (0, 0))[1]
+    if arena_sym != arena_bytes:
+        raise FirmwareError(f"bt_arena in {elf} is {arena_sym} bytes, the plan says {arena_bytes}")
+    stack = int(kv.get("stack_high_water_bytes", 0))
+    static, reserved = t.port.static_ram(sym, lambda names: _section_bytes(t, elf, names))
+    other = static - arena_bytes
+    rep = {"arena_bytes": arena_bytes, "stack_bytes": stack, "static_other_bytes": other,
+           "total_bytes": arena_bytes + stack + other, "stack_reserved_bytes": reserved}
+    if "static_ram_bytes" in kv:
+        rep["measured_bytes"] = int(kv["static_ram_bytes"]) + stack
+    if stack >= reserved > 0:
+        raise FirmwareError(f"stack overflow: high-water mark {stack} B reaches the reserved {reserved} B")
+    return rep
+
+
+def _inputs(man: dict, x) -> bytes:
+    xs = list(x) if isinstance(x, (list, tuple)) else [x]
+    if len(xs) != len(man["inputs"]):
+        raise UsageError(f"the model has {len(man['inputs'])} inputs, {len(xs)} given")
+    data = b""
+    for a, spec in zip(xs, man["inputs"]):
+        a = np.asarray(a)
+        if list(a.shape) != spec["shape"] or a.dtype != np.dtype(NUMPY_DTYPE[spec["dtype"]]):
+            raise UsageError(f"input is {a.dtype}{list(a.shape)}, the model wants {spec['dtype']}{spec['shape']}")
+        data += a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes()
+    return data
+
+
+def _outputs(man: dict, data: bytes) -> list:
+    outs, pos = [], 0
+    for spec in man["outputs"]:
+        dt = np.dtype(NUMPY_DTYPE[spec["dtype"]]).newbyteorder("<")
+        n = int(np.prod(spec["shape"])) * dt.itemsize
+        if len(data) < pos + n:
+            raise FirmwareError(f"the firmware wrote {len(data)} output bytes, expected {pos + n}")
+        outs.append(np.frombuffer(data[pos:pos + n], dtype=dt).astype(dt.newbyteorder("=")).reshape(spec["shape"]))
+        pos += n
+    return outs
+
+
+def _by_function(sym: dict, mask: int, pcs: list) -> list:
+    """Fold the plugin's per-address counts [(address, n)] into the functions holding them:
+    [(name, instructions)], most first (an address in no sized symbol: "?ADDR")."""
+    import bisect
+
+    funcs = sorted((a & mask, (a & mask) + max(n, 1), name) for name, (a, n) in sym.items() if n)
+    starts = [f[0] for f in funcs]
+    out = {}
+    for a, n in pcs:
+        k = bisect.bisect_right(starts, a) - 1
+        name = funcs[k][2] if k >= 0 and a < funcs[k][1] else f"?{a:x}"
+        out[name] = out.get(name, 0) + n
+    return sorted(out.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def _key_values(text: str) -> dict:
+    return dict(re.findall(r"^([a-z_]+)=([0-9,]*)$", text, flags=re.M))
+
+
+def _fail(board: str, rc: int, log: str) -> FirmwareError:
+    tail = " | ".join(line for line in log.strip().splitlines()[-3:])
+    return FirmwareError(f"firmware on {board} exited with {rc} ({EXIT_MEANING.get(rc, 'error')}): {tail}")
+
+
+def format_report(prof: dict, ram: dict) -> str:
+    """The RAM report and per-operator profile as printed by `scons run` (and `buildtool run --board`)."""
+    lines = [f"RAM: arena {exact(ram['arena_bytes'])} + stack {exact(ram['stack_bytes'])} + other static "
+             f"{exact(ram['static_other_bytes'])} = {size_exact(ram['total_bytes'])}"]
+    lines += op_cost.header(prof)
+    lines += [f"  op {o['op']:3d} {o['opcode']:20s} {o['count']:>13,} {prof['unit']}{op_cost.columns(o, prof['unit'])}"
+              for o in prof["ops"]]
+    lines += op_cost.summary(prof)
+    if "total" in prof:
+        lines.append(f"  total (whole run) {prof['total']:,} {prof['unit']}")
+    return "\n".join(lines)
+
+
+def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = True, sequence: bool = False,
+        functions: bool = False, region: int | None = None) -> tuple:
+    """Run out_dir/firmware.elf on `board` with input x (array or list of arrays).
+
+    Returns (output, profile, ram): output is an ndarray (a list when the model has several
+    outputs); profile maps "ops" to per-operator counts in execution order; ram is ram_report().
+    sequence=True: x is a list of input sets, invoked one after the other in the same run (the
+    model's state persists between them, as in TFLite Micro); output is then a list with one
+    entry per invocation, and the profile counts cover every invocation.
+    functions=True (QEMU boards): profile["functions"] is also [(function, instructions)] of the
+    whole run, most first (where a per-operator count cannot say which code the time goes to), and
+    profile["addresses"] [(instruction address, its executions)]; region=k: both only inside the k-th
+    profile region executed (an operator or fused block: the index of profile["ops"]).
+    """
+    t = targets.get(board)
+    out = Path(out_dir).resolve()
+    elf = out / "firmware.elf"
+    man_path = out / "firmware.json"
+    if not elf.exists() or not man_path.exists():
+        raise UsageError(f"no firmware in {out}; build it first (buildtool.pipeline.build)")
+    man = json.loads(man_path.read_text())
+    if man["board"] != board:
+        raise UsageError(f"the firmware in {out} was built for board {man['board']}, not {board}")
+    check_tools(t)
+    if sequence and not len(x):
+        raise UsageError("an input sequence needs at least one input set")
+    data = b"".join(_inputs(man, xi) for xi in x) if sequence else _inputs(man, x)
+    counts, unit, total, mixes, fn_counts = [], "", None, [], None
+    if t.port.native:
+        try:
+            r = subprocess.run(t.port.run_command(t, elf), input=data, capture_output=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise _fail(board, 124, "") from None
+        log = r.stderr.decode(errors="replace")
+        if r.returncode != 0:
+            raise _fail(board, r.returncode, log)
+        result = r.stdout
+        kv = _key_values(log)
+        if kv.get("op_ns"):
+            ns = [int(v) for v in kv["op_ns"].split(",")]
+            counts, unit = [ns[i] for i in man["order"]], "ns"
+    else:
+        with tempfile.TemporaryDirectory(prefix="bt-run-") as tmp:
+            work = Path(tmp)
+            (work / "input.bin").write_bytes(data)
+            plugin = []
+            if profile:
+                sym = symbols(t, elf)
+                mask = t.port.code_mask
+                so = _plugin(out)  # its path goes into QEMU's option syntax, where ',,' is one comma
+                plugin = ["-plugin", f"{str(so).replace(',', ',,')},start={sym['bt_profile_begin'][0] & mask:x},"
+                                   f"end={sym['bt_profile_end'][0] & mask:x},out={work / 'count.txt'}"
+                                   + (",mix=on" if t.cpu in cycles.CPUS else "")
+                                   + (f",pcs={work / 'pcs.txt'}" if functions else "")
+                                   + (f",pcs_region={region}" if functions and region is not None else "")]
+            cmd = t.port.run_command(t, elf, plugin)
+            try:
+                r = subprocess.run(cmd, cwd=work, capture_output=True, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                raise _fail(board, 124, "") from None
+            log = (r.stdout + r.stderr).decode(errors="replace")
+            if r.returncode != 0:
+                raise _fail(board, r.returncode, log)
+            kv = _key_values(log)
+            result = (work / "output.bin").read_bytes() if (work / "output.bin").exists() else b""
+            if profile:
+                text = (work / "count.txt").read_text()
+                ck = _key_values(text)
+                counts = [int(v) for v in ck.get("region_counts", "").split(",") if v]
+                mixes = op_cost.read_mixes(text, len(counts)) if t.cpu in cycles.CPUS else []
+                n = len(man["order"])
+                if sequence and n and len(counts) == n * len(x):  # one region per operator and invocation
+                    counts = [sum(counts[k::n]) for k in range(n)]
+                    mixes = op_cost.fold(mixes, n) if mixes else []
+                total, unit = int(ck["insns_total"]), "instructions"
+                if functions:
+                    pcs = [(int(a, 16) & mask, int(n)) for a, n in
+                           (line.split("\t") for line in (work / "pcs.txt").read_text().splitlines())]
+                    fn_counts = _by_function(sym, mask, pcs)
+    if sequence:
+        per = sum(int(np.prod(o["shape"])) * np.dtype(NUMPY_DTYPE[o["dtype"]]).itemsize for o in man["outputs"])
+        if len(result) != per * len(x):
+            raise FirmwareError(f"the firmware wrote {len(result)} output bytes, expected {per} for each of "
+                                f"{len(x)} invocations")
+        runs = [_outputs(man, result[k * per:(k + 1) * per]) for k in range(len(x))]
+    else:
+        outs = _outputs(man, result)
+    prof = {"unit": unit, "ops": [{"op": op, "opcode": code, "count": c}
+                                  for op, code, c in zip(man["order"], man["opcodes"], counts)]}
+    if counts and len(counts) != len(man["order"]):
+        raise FirmwareError(f"profile has {len(counts)} regions for {len(man['order'])} operators")
+    op_cost.annotate(prof, man.get("macs"), mixes, t.cpu)
+    if total is not None:
+        prof["total"] = total
+    if fn_counts is not None:
+        prof["functions"], prof["addresses"] = fn_counts, pcs
+    ram = ram_report(t, elf, man["arena_bytes"], kv)
+    if sequence:
+        return [(o[0] if len(o) == 1 else o) for o in runs], prof, ram
+    return (outs[0] if len(outs) == 1 else outs), prof, ram
+
+
+
+__all__ = ["run", "format_report", "ram_report", "symbols", "EXIT_MEANING", "RUN_TIMEOUT"]
+
+
+def memory_summary(t: targets.Target, elf, arena_bytes: int) -> str:
+    """One line after a link: RAM (arena + reserved stack + other static data) and flash (code +
+    weights) against the board's, in KiB (a native build has no board limits)."""
+    sym = symbols(t, elf)
+    static, stack = t.port.static_ram(sym, lambda names: _section_bytes(t, elf, names))
+    weights = _section_bytes(t, elf, (".bt_weights",))
+    code = _section_bytes(t, elf, (".text", ".rodata", ".data", ".init", ".fini", ".init_array", ".fini_array",
+                                   ".data.rel.ro", ".ARM.exidx", ".srodata", ".sdata"))
+    ram = static + stack
+
+    def of(n: int, total: int) -> str:
+        return f"{kib(n)} of {kib(total)} ({100 * n / total:.0f} %)" if total else kib(n)
+
+    ext = ""
+    for r in t.extra_memories():  # weights and arena buffers placed in external regions
+        w, a = (_section_bytes(t, elf, (f".bt_{kind}_{r.name}",)) for kind in ("weights", "arena"))
+        what = ([f"weights {kib(w)}" if a else "weights"] if w else []) + ([f"arena {kib(a)}"] if a else [])
+        ext += f"; {r.name} {of(w + a, r.size)} = {' + '.join(what)}" if what else ""
+    return (f"{t.name}: RAM {of(ram, t.ram_bytes)} = arena {kib(arena_bytes)} + stack {kib(stack)} + "
+            f"static {kib(static - arena_bytes)}; flash {of(code + weights, t.flash_bytes)} = code {kib(code)} "
+            f"+ weights {kib(weights)}{ext}")

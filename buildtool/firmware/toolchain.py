@@ -1,0 +1,349 @@
+"""The toolchain side of a firmware build: flags, the cached kernel library, compile and link,
+and whether the image fits the board (RAM, flash, load segments)."""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import re
+import subprocess
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .. import targets
+from ..errors import BuildtoolError
+from ..fsutil import write_atomic, write_error, write_if_changed
+from ..options import PlanOptions
+from ..units import exact
+
+if TYPE_CHECKING:  # numpy-free at import: the SCons tool reads flags and sources at configure time
+    from ..model.ir import Graph
+
+PACKAGE = Path(__file__).resolve().parents[1]  # the C sources ship inside the package (pyproject package-data)
+ROOT = PACKAGE  # compat name: the folder holding kernels/, firmware_src/ and tools/
+FIRMWARE = PACKAGE / "firmware_src"
+KERNELS = PACKAGE / "kernels"
+SCONS_DIR = PACKAGE / "scons"  # toolpath=[SCONS_DIR] loads the btfirmware SCons tool
+
+
+class FirmwareError(BuildtoolError):
+    """The toolchain, the emulator or the firmware itself failed."""
+
+
+def kernel_sources(t: targets.Target, kernel_root=KERNELS) -> list:
+    """One file per reference kernel name: the board's optimised file when it exists."""
+    kernel_root = Path(kernel_root)
+    ref = kernel_root / "reference"
+    if not ref.is_dir():
+        raise FirmwareError(f"kernel library not found at {ref}")
+    out = []
+    for f in sorted(ref.glob("*.c")):
+        for kset in t.kernel_search():
+            cand = kernel_root / kset / f.name
+            if cand.exists():
+                out.append(cand)
+                break
+    return out
+
+
+def include_dirs(t: targets.Target, gen_dir, kernel_root=KERNELS) -> list:
+    """Generated code, harness and kernel headers; gen_dir None: the kernels' own (library build)."""
+    kernel_root = Path(kernel_root)
+    dirs = ([Path(gen_dir), FIRMWARE / "common"] if gen_dir is not None else []) + [kernel_root / "include"]
+    dirs += [kernel_root / k for k in t.kernel_search() if (kernel_root / k).is_dir()]
+    return dirs
+
+
+def compile_flags(t: targets.Target, gen_dir, kernel_root=KERNELS) -> list:
+    """Compiler flags shared by every source of a board build."""
+    return (list(t.cflags) + ["-Wall"] + [f"-D{d}" for d in t.defines]
+            + [f"-I{d}" for d in include_dirs(t, gen_dir, kernel_root)])
+
+
+HARNESS_MAIN = FIRMWARE / "common" / "main.c"  # the built-in harness (a user's app brings its own main.c)
+WEIGHTS_S = FIRMWARE / "common" / "weights.S"  # .incbin of weights.bin (its path: weights_define)
+
+
+def source_parts(t: targets.Target, kernel_root=KERNELS) -> dict:
+    """The firmware's fixed sources by role: "startup" (the board's start-up and I/O code), "main"
+    (the harness), "kernels" and "weights" (weights.S); model.c is generated apart."""
+    fw = [FIRMWARE / s for s in t.firmware_sources()]
+    return {"startup": [s for s in fw if s != HARNESS_MAIN], "main": HARNESS_MAIN,
+            "kernels": kernel_sources(t, kernel_root), "weights": WEIGHTS_S}
+
+
+def sources(t: targets.Target, gen_dir, kernel_root=KERNELS) -> list:
+    """Every C/assembler source of the firmware, in a fixed order."""
+    return ([FIRMWARE / s for s in t.firmware_sources()] + kernel_sources(t, kernel_root)
+            + [Path(gen_dir) / "model.c", WEIGHTS_S])
+
+
+def c_string(text: str) -> str:
+    """text (a path) as a C string literal that the assembler's .incbin reads back byte for byte:
+    \\ and \" escaped, every byte outside printable ASCII (and '?', against trigraphs) as a
+    three-digit octal escape, which both the C preprocessor and the GNU assembler take."""
+    out = []
+    for b in os.fsencode(text):
+        c = chr(b)
+        if c in '"\\':
+            out.append("\\" + c)
+        elif 32 <= b < 127 and c != "?":
+            out.append(c)
+        else:
+            out.append(f"\\{b:03o}")
+    return '"' + "".join(out) + '"'
+
+
+def weights_define(weights_path) -> str:
+    """The -D flag naming weights.bin for firmware_src/common/weights.S (any path: quotes, backslashes)."""
+    return f"-DBT_WEIGHTS_FILE={c_string(Path(weights_path).as_posix())}"
+
+
+def weights_split_defines(t: targets.Target, weights_path) -> list:
+    """The -D flags that split weights.bin at its external part (none when the image has none)."""
+    from ..plan.flash import parse_header
+
+    with open(weights_path, "rb") as f:
+        ext = parse_header(f.read(64)).ext_offset
+    if not ext:
+        return []
+    regs = t.external_regions()
+    if len(regs) != 1:
+        raise FirmwareError(f"{weights_path} has an external part but board {t.name} has "
+                            f"{len(regs)} external weight regions")
+    return [f"-DBT_WEIGHTS_EXT_OFFSET={ext}", f"-DBT_WEIGHTS_EXT_SECTION=.bt_weights_{regs[0].name}"]
+
+
+def weights_split_header(t: targets.Target, weights_path) -> str:
+    """weights_split_defines as a header weights.S can #include first (CMake, Bazel)."""
+    lines = ["/* The split of weights.bin (buildtool gen flash --split-header): its part in external memory. */"]
+    for flag in weights_split_defines(t, weights_path):
+        name, value = flag[2:].split("=", 1)
+        lines.append(f"#define {name} {value}")
+    return "\n".join(lines) + "\n"
+
+
+def link_flags(t: targets.Target, ld_script) -> list:
+    return ([f"-T{ld_script}"] if ld_script else []) + list(t.ldflags)
+
+
+def check_tools(t: targets.Target) -> None:
+    missing = t.missing_tools()
+    if missing:
+        raise FirmwareError(f"board {t.name} needs {', '.join(missing)} on PATH; install the toolchain "
+                            f"(see docs/firmware.md)")
+
+
+def _cache_root() -> Path:
+    base = os.environ.get("BUILDTOOL_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "buildtool")
+    return Path(base) / "kernels"
+
+
+def kernel_library(t: targets.Target, kernel_root=KERNELS) -> Path:
+    """The board's kernels compiled once into a static library, cached by content.
+
+    The key covers the compiler, the flags and every kernel source and header (the .c files of
+    the set folders too: a set's file may include the reference's), so any change gives a new
+    library; the link then only adds what the model calls.
+    """
+    kernel_root = Path(kernel_root)
+    srcs = kernel_sources(t, kernel_root)
+    flags = compile_flags(t, None, kernel_root)
+    h = hashlib.sha256(repr((t.cc, flags)).encode())
+    for f in srcs + sorted(p for d in include_dirs(t, None, kernel_root) for p in d.glob("*.[ch]")):
+        h.update(str(f).encode() + b"\0" + f.read_bytes())
+    lib = _cache_root() / f"{t.name}-{h.hexdigest()[:16]}" / "libbt_kernels.a"
+    if lib.exists():
+        return lib
+    try:
+        lib.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise write_error(lib.parent, e, "create the kernel cache directory") from None
+    with tempfile.TemporaryDirectory(prefix="bt-kernels-") as tmp:  # the system's: a killed build leaves none here
+        objs = [str(Path(tmp) / f"{f.stem}.o") for f in srcs]
+        cmds = [[t.cc] + flags + ["-c", str(f), "-o", o] for f, o in zip(srcs, objs)]
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            results = list(pool.map(lambda c: subprocess.run(c, capture_output=True, text=True), cmds))
+        for f, r in zip(srcs, results):
+            if r.returncode != 0:
+                err = r.stderr.strip().splitlines()
+                raise FirmwareError(f"compiling kernel {f} for {t.name} failed: {err[-1] if err else r.returncode}")
+        r = subprocess.run([t.binutil("ar"), "rcs", str(Path(tmp) / "lib.a")] + objs, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise FirmwareError(f"archiving the kernels for {t.name} failed: {r.stderr.strip()[:200]}")
+        write_atomic(lib, (Path(tmp) / "lib.a").read_bytes())
+    return lib
+
+
+def link(t: targets.Target, out_dir, paths: dict, g: Graph, plan) -> dict:
+    """Compile the generated sources in out_dir (paths: generate_sources') with the board's
+    start-up code and kernel library and link out_dir/firmware.elf atomically (a failed link or
+    a misplaced load segment leaves no image); return paths with "elf" (and "ld") added."""
+    out = Path(out_dir)
+    elf = out / "firmware.elf"
+    ld = None
+    if t.linker_template:
+        ld = out / "board.ld"
+        write_if_changed(ld, t.linker_script())
+    lib = kernel_library(t)
+    own = [s for s in sources(t, out) if s.parent.parent != KERNELS]
+    tmp = Path(str(elf) + ".tmp")
+    cmd = ([t.cc] + compile_flags(t, out) + [weights_define(paths["weights"])]
+           + weights_split_defines(t, paths["weights"])
+           + [str(s) for s in own] + [str(lib)] + link_flags(t, ld) + ["-o", str(tmp)])
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise _link_error(g, plan, t, elf, r, cmd)
+    install_elf(t, tmp, elf)
+    paths = dict(paths, elf=elf)
+    if ld:
+        paths["ld"] = ld
+    return paths
+
+
+def install_elf(t: targets.Target, tmp: Path, elf: Path) -> None:
+    """Move a freshly linked ELF into place once its load segments lie where the board has memory
+    (check_segments); one that does not is removed, so no build is left that a loader would misplace."""
+    try:
+        if t.linker_template:
+            check_segments(t, tmp)
+    except FirmwareError:
+        tmp.unlink()
+        raise
+    os.replace(tmp, elf)
+
+
+def _link_error(g: Graph, plan, t: targets.Target, elf: Path, r, cmd: list) -> BuildtoolError:
+    """The one-line error for a failed compile or link: a region overflow as check_fits says it,
+    a full or read-only disk as a write error, else the compiler's last line."""
+    err = r.stderr.strip().splitlines()
+    overflow = [m for m in map(_OVERFLOW.search, err) if m]
+    if overflow:
+        return FirmwareError(_overflow_message(g, plan, t, overflow[0].group(1), int(overflow[0].group(2))))
+    for code in _WRITE_ERRNOS:  # the linker could not write the image: say so, not "ld returned 1"
+        if any(os.strerror(code) in line for line in err):
+            return write_error(elf, OSError(code, os.strerror(code)))
+    return FirmwareError(f"compiling for {t.name} failed: {err[-1] if err else r.returncode} "
+                         f"(full command: {' '.join(cmd)})")
+
+
+# -- does it fit the board ------------------------------------------------------------------
+_OVERFLOW = re.compile(r"region [`'\"]?(\w+)[`'\"]? overflowed by (\d+) bytes")
+_WRITE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES)
+
+
+def _ram_size(t: targets.Target) -> str:
+    return f"{exact(t.ram_bytes)} of RAM" + (f" ({t.ram_bytes // 1024} KiB)" if t.ram_bytes % 1024 == 0 else "")
+
+
+def _optimize_ram_hint(g: Graph, plan, t: targets.Target, options: PlanOptions, how: str = "--optimize ram") -> str:
+    """'; with --optimize ram it fits (...)' when the least-RAM fusion plan would fit the board, else ''
+    (how: the option as the caller spells it).
+
+    The fusion search's least peak is a lower bound of every packed fused arena, so the
+    (slower) packing only runs when that bound leaves room for the stack.
+    """
+    if options.fused or plan.regions(g):  # already optimised (or asked to be): nothing to suggest
+        return ""
+    from ..plan.fusion import plan_fused, search_front
+
+    align = options.align
+    room = t.ram_bytes - t.stack_bytes
+    try:
+        front = search_front(g, False, align)
+        if not front.solutions or min(s.peak for s in front.solutions) > room:
+            return ""
+        for cap, spelled in ((None, how), ("none", f"{how} --max-mac-overhead none")):
+            fused = plan_fused(g, optimize="ram", align=align, time_budget=options.time_budget,
+                               max_mac_overhead=cap)
+            if fused.arena_bytes <= room:
+                return (f"; with {spelled} it fits (arena {exact(fused.arena_bytes)} + stack {exact(t.stack_bytes)} = "
+                        f"{exact(fused.arena_bytes + t.stack_bytes)})")
+    except BuildtoolError:  # a graph the fusion planner does not take: no hint
+        return ""
+    return ""
+
+
+def check_fits(g: Graph, plan, t: targets.Target, hint: str = "--optimize ram", options=None) -> None:
+    """Refuse, before anything is written or linked, a model whose arena (its RAM part, when the
+    board's regions take the rest: regions.place_arena) and stack exceed the board's RAM or whose
+    weights exceed its flash: one line naming the board's size and the
+    need, suggesting --optimize ram (or hint: how the caller spells it) when the least-RAM
+    fusion plan would fit."""
+    from ..plan import first_bytes
+    from ..plan.regions import place_arena
+
+    plan = place_arena(g, plan, t)  # on a board with regions, arena buffers RAM cannot hold go elsewhere
+    if t.ram_bytes and first_bytes(plan) + t.stack_bytes > t.ram_bytes:
+        need = first_bytes(plan) + t.stack_bytes
+        raise FirmwareError(f"{g.name} does not fit board {t.name}: it needs {exact(need)} of RAM (arena "
+                            f"{exact(first_bytes(plan))} + stack {exact(t.stack_bytes)}), the board has {_ram_size(t)}"
+                            + _optimize_ram_hint(g, plan, t, PlanOptions.from_map(options), hint))
+    if t.regions:  # the placement fits every weight in a region, or says by how much it cannot
+        from ..plan.regions import place
+
+        place(g, plan, t)
+    elif t.flash_bytes and g.params_bytes() > t.flash_bytes:
+        raise FirmwareError(f"{g.name} does not fit board {t.name}: its weights need {exact(g.params_bytes())} of "
+                            f"flash, the board has {exact(t.flash_bytes)}")
+
+
+def _overflow_message(g: Graph, plan, t: targets.Target, region: str, over: int) -> str:
+    """The linker's 'region X overflowed by N bytes' as the same one line as check_fits'."""
+    if region.upper() == "RAM":
+        return (f"{g.name} does not fit board {t.name}: it needs {exact(t.ram_bytes + over)} of RAM (arena "
+                f"{exact(plan.arena_bytes)} + stack {exact(t.stack_bytes)} + other static data), the board has "
+                f"{_ram_size(t)}")
+    if region.upper() == "FLASH":
+        return (f"{g.name} does not fit board {t.name}: code, weights and data need "
+                f"{exact(t.flash_bytes + over)} of flash, the board has {exact(t.flash_bytes)}")
+    return f"{g.name} does not fit board {t.name}: the linker's region {region} overflows by {exact(over)}"
+
+
+def load_segments(t: targets.Target, elf) -> list:
+    """The ELF's PT_LOAD program headers (readelf -lW) as dicts: offset, vaddr, paddr, filesz, memsz."""
+    r = subprocess.run([t.binutil("readelf"), "-lW", str(elf)], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise FirmwareError(f"readelf failed on {elf}: {r.stderr.strip()[:200]}")
+    keys = ("offset", "vaddr", "paddr", "filesz", "memsz")
+    return [dict(zip(keys, (int(v, 16) for v in line.split()[1:6])))
+            for line in r.stdout.splitlines() if line.split()[:1] == ["LOAD"]]
+
+
+def check_segments(t: targets.Target, elf) -> None:
+    """What an ELF loader writes must land where the board has it: QEMU's -kernel (like a flash
+    programmer) writes every PT_LOAD segment at its physical address and zero-fills MemSiz past
+    FileSiz there. A segment must lie wholly in the board's flash with nothing to zero-fill
+    (a zero-fill at a flash address overwrites what follows it, and past the end of flash QEMU's
+    mirror of it: the vector table and code), or wholly in its RAM; no two may overlap."""
+    flash_end, ram_end = t.flash_origin + t.flash_bytes, t.ram_origin + t.ram_bytes
+    spans = []
+    for s in load_segments(t, elf):
+        lo, hi = s["paddr"], s["paddr"] + s["memsz"]
+        if s["memsz"] == 0:
+            continue
+        in_flash = (t.flash_origin <= lo and hi <= flash_end) or any(
+            r.origin <= lo and hi <= r.end for r in t.external_regions())
+        if not ((in_flash and s["filesz"] == s["memsz"]) or (t.ram_origin <= lo and hi <= ram_end)):
+            what = (f"zero-fills {exact(s['memsz'] - s['filesz'])} in flash" if in_flash else
+                    f"spans 0x{lo:x}..0x{hi:x}, outside flash 0x{t.flash_origin:x}..0x{flash_end:x} "
+                    f"and RAM 0x{t.ram_origin:x}..0x{ram_end:x}")
+            raise FirmwareError(f"firmware for board {t.name}: the load segment at physical address 0x{lo:x} "
+                                f"({exact(s['memsz'])}) {what}; the board's linker script must keep .bss and the stack "
+                                f"NOLOAD and out of every PT_LOAD segment (see buildtool/firmware_src/arm/cortexm.ld.in)")
+        spans.append((lo, hi))
+    spans.sort()
+    for (a0, a1), (b0, b1) in zip(spans, spans[1:]):
+        if b0 < a1:
+            raise FirmwareError(f"firmware for board {t.name}: load segments 0x{a0:x}..0x{a1:x} and "
+                                f"0x{b0:x}..0x{b1:x} overlap; fix the board's linker script")
+
+
+
+__all__ = ["FirmwareError", "kernel_sources", "include_dirs", "compile_flags", "sources", "c_string",
+           "weights_define", "link_flags", "kernel_library", "link", "check_fits", "load_segments",
+           "check_segments", "KERNELS", "FIRMWARE", "PACKAGE"]

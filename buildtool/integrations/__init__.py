@@ -1,0 +1,1 @@
+"""Build-system shells beyond the CLI: Bazel actions and workers, watch mode (SCons and CMake: scons/, cmake/)."""

@@ -1,0 +1,183 @@
+"""Write the graph IR as an int8 TFLite flatbuffer (schema v3) that TFLite Micro loads.
+
+The inverse of tflite_reader: it uses the same generated schema functions of the
+`tflite` package on the flatbuffers runtime, so no schema copy is kept. The file
+has one subgraph, no metadata and no signature defs; buffer 0 is the empty
+sentinel, every constant has its own buffer with data aligned to 16 bytes, and
+activations point at buffer 0. Output bytes depend only on the graph.
+"""
+
+from __future__ import annotations
+
+import flatbuffers
+import numpy as np
+import tflite
+from tflite.BuiltinOperator import BuiltinOperator
+from tflite.TensorType import TensorType
+
+from ..errors import ModelError
+from .ir import NUMPY_DTYPE, Graph
+from . import tflite_options
+
+TYPE_CODES = {"float32": TensorType.FLOAT32, "float16": TensorType.FLOAT16, "int32": TensorType.INT32,
+              "uint8": TensorType.UINT8, "int64": TensorType.INT64, "int16": TensorType.INT16,
+              "int8": TensorType.INT8, "bool": TensorType.BOOL}
+DATA_ALIGN = 16
+
+
+def serialize(g: Graph) -> bytes:
+    """The graph as .tflite bytes. Raises ModelError for an opcode or option the schema cannot hold."""
+    return _Writer(g).build()
+
+
+def save(g: Graph, path: str) -> None:
+    """Write atomically: a reader never sees a half-written file."""
+    from ..fsutil import write_atomic
+
+    write_atomic(path, serialize(g))
+
+
+class _Writer:
+    def __init__(self, g: Graph):
+        self.g = g
+        self.b = flatbuffers.Builder(1024)
+
+    # -- vectors --------------------------------------------------------------
+    def _ints(self, start_fn, values, width=4):
+        b = self.b
+        start_fn(b, len(values))
+        for v in reversed(list(values)):
+            (b.PrependInt32 if width == 4 else b.PrependInt64)(int(v))
+        return b.EndVector()
+
+    def _floats(self, start_fn, values):
+        b = self.b
+        start_fn(b, len(values))
+        for v in reversed(list(values)):
+            b.PrependFloat32(float(v))
+        return b.EndVector()
+
+    def _offsets(self, start_fn, offs):
+        b = self.b
+        start_fn(b, len(offs))
+        for o in reversed(offs):
+            b.PrependUOffsetTRelative(o)
+        return b.EndVector()
+
+    def _bytes(self, payload: bytes):
+        b = self.b
+        b.StartVector(1, len(payload), DATA_ALIGN)
+        b.head -= len(payload)
+        b.Bytes[b.head:b.head + len(payload)] = payload
+        b.vectorNumElems = len(payload)
+        return b.EndVector()
+
+    # -- tables ---------------------------------------------------------------
+    def _quant(self, q):
+        sc = self._floats(tflite.QuantizationParametersStartScaleVector, q.scale)
+        zp = self._ints(tflite.QuantizationParametersStartZeroPointVector, q.zero_point, width=8)
+        tflite.QuantizationParametersStart(self.b)
+        tflite.QuantizationParametersAddScale(self.b, sc)
+        tflite.QuantizationParametersAddZeroPoint(self.b, zp)
+        tflite.QuantizationParametersAddQuantizedDimension(self.b, int(q.axis))
+        return tflite.QuantizationParametersEnd(self.b)
+
+    def _tensor(self, t, buffer_index):
+        b = self.b
+        name = b.CreateString(t.name)
+        shape = self._ints(tflite.TensorStartShapeVector, t.shape)
+        quant = self._quant(t.quant) if t.quant is not None else None
+        tflite.TensorStart(b)
+        tflite.TensorAddShape(b, shape)
+        tflite.TensorAddType(b, TYPE_CODES[t.dtype])
+        tflite.TensorAddBuffer(b, buffer_index)
+        tflite.TensorAddName(b, name)
+        if quant is not None:
+            tflite.TensorAddQuantization(b, quant)
+        if t.variable:
+            tflite.TensorAddIsVariable(b, True)
+        return tflite.TensorEnd(b)
+
+    def _buffer(self, data):
+        b = self.b
+        vec = None
+        if data is not None:
+            arr = np.ascontiguousarray(data).astype(data.dtype.newbyteorder("<"), copy=False)
+            vec = self._bytes(arr.tobytes())
+        tflite.BufferStart(b)
+        if vec is not None:
+            tflite.BufferAddData(b, vec)
+        return tflite.BufferEnd(b)
+
+    def _operator(self, op, opcode_index):
+        b = self.b
+        ins = self._ints(tflite.OperatorStartInputsVector, op.inputs)
+        outs = self._ints(tflite.OperatorStartOutputsVector, op.outputs)
+        opt_type, opts = tflite_options.write(self, op)
+        tflite.OperatorStart(b)
+        tflite.OperatorAddOpcodeIndex(b, opcode_index)
+        tflite.OperatorAddInputs(b, ins)
+        tflite.OperatorAddOutputs(b, outs)
+        if opts is not None:
+            tflite.OperatorAddBuiltinOptionsType(b, opt_type)
+            tflite.OperatorAddBuiltinOptions(b, opts)
+        return tflite.OperatorEnd(b)
+
+    def _opcode(self, name):
+        code = getattr(BuiltinOperator, name, None)
+        if code is None:
+            raise ModelError(f"operator {name} has no TFLite builtin code; it cannot be written")
+        tflite.OperatorCodeStart(self.b)
+        tflite.OperatorCodeAddDeprecatedBuiltinCode(self.b, min(code, 127))
+        tflite.OperatorCodeAddVersion(self.b, 1)
+        tflite.OperatorCodeAddBuiltinCode(self.b, code)
+        return tflite.OperatorCodeEnd(self.b)
+
+    # -- model ----------------------------------------------------------------
+    def build(self) -> bytes:
+        g, b = self.g, self.b
+        for t in g.tensors:
+            if t.dtype not in TYPE_CODES:
+                raise ModelError(f"tensor {t.index} '{t.name}' has type {t.dtype}, which TFLite cannot hold")
+            if t.data is not None and t.data.dtype != np.dtype(NUMPY_DTYPE[t.dtype]):
+                raise ModelError(f"tensor {t.index} '{t.name}': data is {t.data.dtype}, tensor type is {t.dtype}")
+        # Buffers are written last-to-first so the file lays them out in index order.
+        const = [t for t in g.tensors if t.is_const]
+        buf_index = {t.index: k + 1 for k, t in enumerate(const)}
+        buf_offs = [self._buffer(t.data) for t in reversed(const)][::-1]
+        buf_offs.insert(0, self._buffer(None))
+
+        opcodes = list(dict.fromkeys(op.opcode for op in g.operators))  # in order of first use
+        code_index = {name: k for k, name in enumerate(opcodes)}
+        code_offs = [self._opcode(name) for name in opcodes]
+
+        tens_offs = [self._tensor(t, buf_index.get(t.index, 0)) for t in g.tensors]
+        op_offs = [self._operator(op, code_index[op.opcode]) for op in g.operators]
+        tensors = self._offsets(tflite.SubGraphStartTensorsVector, tens_offs)
+        operators = self._offsets(tflite.SubGraphStartOperatorsVector, op_offs)
+        inputs = self._ints(tflite.SubGraphStartInputsVector, g.inputs)
+        outputs = self._ints(tflite.SubGraphStartOutputsVector, g.outputs)
+        sg_name = b.CreateString("main")
+        tflite.SubGraphStart(b)
+        tflite.SubGraphAddTensors(b, tensors)
+        tflite.SubGraphAddInputs(b, inputs)
+        tflite.SubGraphAddOutputs(b, outputs)
+        tflite.SubGraphAddOperators(b, operators)
+        tflite.SubGraphAddName(b, sg_name)
+        sg = tflite.SubGraphEnd(b)
+
+        subgraphs = self._offsets(tflite.ModelStartSubgraphsVector, [sg])
+        codes = self._offsets(tflite.ModelStartOperatorCodesVector, code_offs)
+        buffers = self._offsets(tflite.ModelStartBuffersVector, buf_offs)
+        desc = b.CreateString(g.description) if g.description else None
+        tflite.ModelStart(b)
+        tflite.ModelAddVersion(b, 3)
+        tflite.ModelAddOperatorCodes(b, codes)
+        tflite.ModelAddSubgraphs(b, subgraphs)
+        if desc is not None:
+            tflite.ModelAddDescription(b, desc)
+        tflite.ModelAddBuffers(b, buffers)
+        b.Finish(tflite.ModelEnd(b), file_identifier=b"TFL3")
+        return bytes(b.Output())
+
+

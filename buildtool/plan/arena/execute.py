@@ -1,0 +1,189 @@
+"""Reference executor: runs a graph inside ONE bytearray arena at the offsets of an ArenaPlan.
+
+Every activation tensor is a numpy view onto the arena at its planned offset, so a
+wrong plan (two live tensors overlapping, a misplaced scratch buffer) corrupts the
+results instead of being hidden. Nothing is kept outside the arena between ops.
+`run_unplanned` runs the same kernels with one array per tensor: the baseline.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...model import opdefs
+from ...errors import PlanError, UsageError
+from ...model.ir import NUMPY_DTYPE, Graph
+from ...model.ops import ALIASING, ELEMENTWISE_INPLACE
+from .. import ArenaPlan
+from ...refops import KERNELS, kernel_inputs
+
+
+# Operators that may overwrite an input: element-wise ones (exact alias, same size) and the
+# depthwise convolution, which works channel by channel through its scratch buffer.
+IN_PLACE_OPS = tuple(ELEMENTWISE_INPLACE) + opdefs.names(memory="depthwise")
+
+
+def tensor_view(buf: np.ndarray, t, offset: int, pixel_stride: int = 0) -> np.ndarray:
+    """View of tensor t at `offset` in the uint8 arena `buf` (strided NHWC when pixel_stride != 0)."""
+    dt = np.dtype(NUMPY_DTYPE[t.dtype])
+    shape = tuple(int(d) for d in t.shape)
+    if pixel_stride:
+        if len(shape) != 4 or dt.itemsize != 1:
+            raise PlanError(f"tensor {t.index} '{t.name}' has a pixel stride but is not a 4-D int8 tensor")
+        n, h, w, _ = shape
+        strides = (h * w * pixel_stride, w * pixel_stride, pixel_stride, 1)
+        return np.ndarray(shape, dtype=dt, buffer=buf, offset=offset, strides=strides)
+    return np.ndarray(shape, dtype=dt, buffer=buf, offset=offset)
+
+
+def extent(t, place) -> tuple:
+    """[start, end) bytes of the arena a placed tensor touches."""
+    if place.pixel_stride:
+        n, h, w, c = t.shape
+        return place.offset, place.offset + (n * h * w - 1) * place.pixel_stride + c
+    return place.offset, place.offset + t.nbytes
+
+
+def _check_plan(g: Graph, plan: ArenaPlan) -> None:
+    for op in g.operators:
+        for i in g.act_inputs(op) + list(op.outputs):
+            if i not in plan.tensors:
+                raise PlanError(f"plan has no place for tensor {i} '{g.tensors[i].name}' "
+                                f"(operator {op.index} {op.opcode}); re-run the planner")
+    for i, p in plan.tensors.items():
+        lo, hi = extent(g.tensors[i], p)
+        if lo < 0 or hi > plan.arena_bytes:
+            raise PlanError(f"tensor {i} '{g.tensors[i].name}' at [{lo}, {hi}) lies outside the "
+                            f"{plan.arena_bytes}-byte arena; re-run the planner")
+    for op_index, b in plan.scratch.items():
+        if b.offset < 0 or b.offset + b.size > plan.arena_bytes:
+            raise PlanError(f"scratch buffer of operator {op_index} lies outside the arena; re-run the planner")
+
+
+def _check_overlap(g: Graph, plan: ArenaPlan, op) -> None:
+    """An operator not run in place must not write over bytes it reads (the MCU kernel would corrupt them)."""
+    if op.opcode in ALIASING + opdefs.names(memory="concat"):
+        return
+    inplace = op.index in plan.inplace_ops and op.opcode in IN_PLACE_OPS
+    for o in op.outputs:
+        olo, ohi = extent(g.tensors[o], plan.tensors[o])
+        for i in g.act_inputs(op):
+            ilo, ihi = extent(g.tensors[i], plan.tensors[i])
+            if olo < ihi and ilo < ohi:
+                po, pi = plan.tensors[o], plan.tensors[i]
+                exact = (po.offset, po.pixel_stride) == (pi.offset, pi.pixel_stride)
+                same_size = g.tensors[o].nbytes == g.tensors[i].nbytes
+                if inplace and exact and (same_size or op.opcode == "DEPTHWISE_CONV_2D"):
+                    continue
+                raise PlanError(f"operator {op.index} ({op.opcode}) writes tensor {o} over its input {i} "
+                                f"without running in place; fix the plan")
+
+
+def run_op(g: Graph, op, ins: list, outs: list, **band) -> None:
+    """One kernel: ins/outs as refops.kernel_inputs / op.outputs; band = y0, y1, in_row0 for BANDED ops."""
+    KERNELS[op.opcode](g, op, ins, outs, **band)
+
+
+def _depthwise_in_place(g: Graph, op, buf: np.ndarray, plan: ArenaPlan, x: np.ndarray, y: np.ndarray) -> None:
+    """MCU-style in-place depthwise: per channel, copy the input plane to scratch, then write the output plane."""
+    if op.options.get("depth_multiplier", 1) != 1:
+        raise PlanError(f"operator {op.index}: in-place depthwise needs depth multiplier 1")
+    sb = plan.scratch.get(op.index)
+    _, h, w, c = x.shape
+    if sb is None or sb.size < h * w:
+        raise PlanError(f"operator {op.index}: in-place depthwise needs a scratch buffer of {h * w} bytes")
+    plane = np.ndarray((1, h, w, 1), dtype=np.int8, buffer=buf, offset=sb.offset)
+    for ch in range(c):
+        plane[...] = x[..., ch:ch + 1]
+        KERNELS[op.opcode](g, op, [plane], [y[..., ch:ch + 1]], channels=slice(ch, ch + 1))
+
+
+def _check_inputs(g: Graph, inputs: list) -> None:
+    if len(inputs) != len(g.inputs):
+        raise UsageError(f"model has {len(g.inputs)} inputs, {len(inputs)} given")
+    for k, (i, x) in enumerate(zip(g.inputs, inputs)):
+        t = g.tensors[i]
+        if tuple(np.shape(x)) != tuple(t.shape):
+            raise UsageError(f"input {k} has shape {list(np.shape(x))}, the model expects {list(t.shape)}")
+
+
+def init_state(g: Graph, view) -> None:
+    """Reset every variable tensor as TFLM does at start-up: every byte set to Tensor.state_fill_byte."""
+    for v in g.variable_tensors():
+        t = g.tensors[v]
+        view(v).view(np.uint8)[...] = t.state_fill_byte
+
+
+class Session:
+    """One planned arena kept across invocations: variable tensors (SVDF/LSTM state) persist in it
+    from one invoke() to the next, as in TFLite Micro and the firmware."""
+
+    def __init__(self, g: Graph, plan: ArenaPlan):
+        _check_plan(g, plan)
+        self.g, self.plan = g, plan
+        self.arena = bytearray(plan.arena_bytes)
+        self.buf = np.frombuffer(self.arena, dtype=np.uint8)
+        init_state(g, self.view)
+
+    def view(self, i):
+        t = self.g.tensors[i]
+        if t.is_const:
+            return t.data
+        p = self.plan.tensors[i]
+        return tensor_view(self.buf, t, p.offset, p.pixel_stride)
+
+    def invoke(self, inputs: list) -> list:
+        """Execute plan.order once; returns copies of the graph outputs."""
+        g, plan, view = self.g, self.plan, self.view
+        _check_inputs(g, inputs)
+        for i, x in zip(g.inputs, inputs):
+            view(i)[...] = np.asarray(x, dtype=NUMPY_DTYPE[g.tensors[i].dtype])
+        for oi in plan.order:
+            op = g.operators[oi]
+            _check_overlap(g, plan, op)
+            ins = [view(i) for i in kernel_inputs(g, op)]
+            outs = [view(o) for o in op.outputs]
+            if op.opcode == "DEPTHWISE_CONV_2D" and oi in plan.inplace_ops:
+                _depthwise_in_place(g, op, self.buf, plan, ins[0], outs[0])
+            else:
+                run_op(g, op, ins, outs)
+        return [np.array(view(i)) for i in g.outputs]
+
+
+def run(g: Graph, plan: ArenaPlan, inputs: list) -> list:
+    """Execute plan.order inside one arena of plan.arena_bytes; returns copies of the graph outputs."""
+    _check_inputs(g, inputs)
+    return Session(g, plan).invoke(inputs)
+
+
+def run_sequence(g: Graph, plan: ArenaPlan, input_sets: list) -> list:
+    """Invoke the same arena once per input set (state persists between invocations); one output list each."""
+    s = Session(g, plan)
+    return [s.invoke(x) for x in input_sets]
+
+
+def run_unplanned(g: Graph, inputs: list) -> list:
+    """Same kernels, one separate numpy array per tensor, model order."""
+    _check_inputs(g, inputs)
+    arrays = {i: np.array(x, dtype=NUMPY_DTYPE[g.tensors[i].dtype]) for i, x in zip(g.inputs, inputs)}
+    for v in g.variable_tensors():
+        t = g.tensors[v]
+        arrays[v] = np.zeros(t.shape, NUMPY_DTYPE[t.dtype])
+    init_state(g, arrays.__getitem__)
+
+    def get(i):
+        t = g.tensors[i]
+        return t.data if t.is_const else arrays[i]
+
+    for op in g.operators:
+        ins = [get(i) for i in kernel_inputs(g, op)]
+        outs = []
+        for o in op.outputs:
+            t = g.tensors[o]
+            arrays[o] = np.zeros(t.shape, dtype=NUMPY_DTYPE[t.dtype])
+            outs.append(arrays[o])
+        run_op(g, op, ins, outs)
+    return [np.array(get(i)) for i in g.outputs]
+
+
+__all__ = ["run", "run_sequence", "Session", "init_state", "run_unplanned", "run_op", "tensor_view", "extent"]

@@ -1,0 +1,214 @@
+"""Liveness: an execution order and aliasing decisions -> buffers with live intervals.
+
+A tensor lives from the step that produces it (step 0 for graph inputs) to the last step
+that reads it (the last step for graph outputs). Tensors that share bytes (a RESHAPE and its
+input, an in-place output and the input it overwrites, concat views and their output) are
+members of one buffer that lives over the union of their intervals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...model.ir import Graph
+from .. import align_up
+from .packers import profile
+
+
+@dataclass(frozen=True)
+class Member:
+    """A tensor stored in a buffer: its byte offset inside the buffer and its pixel stride."""
+
+    tensor: int
+    offset: int
+    pixel_stride: int = 0  # 0 = dense
+
+
+@dataclass(frozen=True)
+class BufferSpec:
+    """One allocation to be packed: size in bytes, live steps [first, last]."""
+
+    members: tuple
+    size: int
+    first: int
+    last: int
+    kind: str = "tensor"  # "tensor" | "scratch" | "persistent" (a variable tensor, live at every step)
+    op: int = -1
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One aliasing choice. kind: reshape | elementwise | depthwise | concat.
+
+    elementwise/depthwise: the output takes the place of input `tensor` (the overwritten one).
+    concat: the inputs become views into the output. reshape: the output aliases the input.
+    """
+
+    kind: str
+    op: int
+    tensor: int = -1
+
+
+def activation_tensors(g: Graph) -> list:
+    """Graph inputs, variable (state) tensors and every tensor some operator writes, sorted by index."""
+    ts = {i for i in g.inputs if not g.tensors[i].is_const} | set(g.variable_tensors())
+    for op in g.operators:
+        ts.update(o for o in op.outputs if o >= 0)
+    return sorted(ts)
+
+
+def tensor_intervals(g: Graph, order: list) -> dict:
+    """tensor index -> (first_step, last_step) for every activation tensor.
+
+    A variable tensor lives at every step: its bytes carry the state from one invocation to the next.
+    """
+    last_step = len(order) - 1
+    iv = {i: [0, 0] for i in g.inputs if not g.tensors[i].is_const}
+    iv.update({v: [0, 0] for v in g.variable_tensors()})
+    for s, oi in enumerate(order):
+        op = g.operators[oi]
+        for i in g.act_inputs(op):
+            iv[i][1] = max(iv[i][1], s)
+        for o in op.outputs:
+            iv[o] = [s, s]
+    for o in g.outputs:
+        if o in iv:
+            iv[o][1] = max(last_step, 0)
+    for v in g.variable_tensors():
+        iv[v] = [0, max(last_step, 0)]
+    return {k: (v[0], v[1]) for k, v in iv.items()}
+
+
+def concat_geometry(g: Graph, op) -> list | None:
+    """[(input tensor, byte offset in output, pixel stride)] when a concat's inputs can be views.
+
+    Concatenation on the channel axis of NHWC tensors: each input is a strided slice of the
+    output (pixel stride = output channels). On an axis with only ones before it: each input is a contiguous block.
+    """
+    out = g.tensors[op.outputs[0]]
+    if out.dtype != "int8":  # views (pixel strides) are int8 only
+        return None
+    rank = len(out.shape)
+    axis = op.options.get("axis", 0)
+    axis = axis + rank if axis < 0 else axis
+    outer = 1
+    for d in out.shape[:axis]:
+        outer *= d
+    res, off = [], 0
+    for i in op.inputs:
+        t = g.tensors[i]
+        if axis == rank - 1 and outer > 1 and rank == 4:
+            res.append((i, off, out.shape[-1]))
+            off += t.shape[-1]
+        elif outer == 1:
+            res.append((i, off, 0))
+            off += t.nbytes
+        else:
+            return None
+    return res
+
+
+def build_buffers(g: Graph, order: list, decisions: list) -> tuple:
+    """Apply aliasing decisions in list order (skipping any that no longer fits) -> (buffers, applied).
+
+    Buffers come out sorted by (first, smallest tensor index) so that ids are deterministic.
+    """
+    iv = tensor_intervals(g, order)
+    step = {oi: s for s, oi in enumerate(order)}
+    # group id -> {tensor: (offset, stride)}; every tensor starts in its own group
+    groups = {t: {t: (0, 0)} for t in iv}
+    where = {t: t for t in iv}
+    outputs = set(g.outputs)
+    inputs = set(g.inputs)
+    variable = set(g.variable_tensors())
+    scratch, applied = [], []
+
+    def merge(src_tensor, dst_tensor, dst_off, stride):
+        """Move src_tensor's whole group so that src_tensor sits at dst_off in dst's group."""
+        gs, gd = where[src_tensor], where[dst_tensor]
+        shift = dst_off - groups[gs][src_tensor][0]
+        for t, (o, st) in groups.pop(gs).items():
+            groups[gd][t] = (o + shift, stride if t == src_tensor else st)
+            where[t] = gd
+        lo = min(o for o, _ in groups[gd].values())
+        if lo < 0:
+            groups[gd] = {t: (o - lo, st) for t, (o, st) in groups[gd].items()}
+
+    def dense(t):
+        return groups[where[t]][t][1] == 0
+
+    def overwrite_ok(op, x, o):
+        s = step[op.index]
+        gx = groups[where[x]]
+        if where[x] == where[o] or not dense(x) or not dense(o) or x in variable:
+            return False
+        if any(where[i] == where[x] for i in g.act_inputs(op) if i != x):
+            return False
+        if any(where[i] == where[o] for i in g.act_inputs(op)):  # o already overwrites another input
+            return False
+        if any(t in outputs or iv[t][1] > s for t in gx):
+            return False
+        # o's group may hold only tensors born after this step or made by it: a graph input
+        # lives from step 0 too, so at step 0 it would still be live beside x
+        return all(iv[t][0] > s or t in op.outputs for t in groups[where[o]])
+
+    for d in decisions:
+        op = g.operators[d.op]
+        o = op.outputs[0]
+        if d.kind == "reshape":
+            x = op.inputs[0]
+            if where[x] == where[o] or not dense(x) or len(groups[where[o]]) != 1 or x in variable:
+                continue
+            merge(o, x, groups[where[x]][x][0], 0)
+        elif d.kind in ("elementwise", "depthwise"):
+            x = d.tensor
+            if not overwrite_ok(op, x, o):
+                continue
+            merge(o, x, groups[where[x]][x][0], 0)
+            if d.kind == "depthwise":
+                h, w = g.tensors[x].shape[1], g.tensors[x].shape[2]
+                s = step[op.index]
+                scratch.append(BufferSpec((), h * w, s, s, "scratch", op.index))
+        elif d.kind == "concat":
+            geo = concat_geometry(g, op)
+            if geo is None or not dense(o) or len({i for i, _, _ in geo}) != len(geo):
+                continue
+            if any(len(groups[where[i]]) != 1 or i in inputs or i in outputs or i in variable for i, _, _ in geo):
+                continue
+            base = groups[where[o]][o][0]
+            for i, off, stride in geo:
+                merge(i, o, base + off, stride)
+        else:
+            from ...errors import InternalError
+
+            raise InternalError(f"unknown in-place decision kind {d.kind!r}")
+        applied.append(d)
+
+    buffers = []
+    for members in groups.values():
+        ms = tuple(Member(t, o, st) for t, (o, st) in sorted(members.items()))
+        size = max(m.offset + extent(g, m.tensor, m.pixel_stride) for m in ms)
+        kind = "persistent" if ms[0].tensor in variable else "tensor"
+        buffers.append(BufferSpec(ms, size, min(iv[m.tensor][0] for m in ms), max(iv[m.tensor][1] for m in ms),
+                                  kind))
+    buffers.sort(key=lambda b: (b.first, b.members[0].tensor))
+    return buffers + sorted(scratch, key=lambda b: (b.first, b.op)), applied
+
+
+def extent(g: Graph, t: int, stride: int) -> int:
+    """Bytes from a tensor's first to one past its last byte, for a pixel stride (0 = dense)."""
+    tt = g.tensors[t]
+    if not stride:
+        return tt.nbytes
+    inner = tt.shape[-1]
+    return (tt.nbytes // inner - 1) * stride + inner
+
+
+def live_profile(buffers: list, nsteps: int, align: int) -> list:
+    """Sum of aligned buffer sizes live at each step."""
+    return profile([(align_up(b.size, align), b.first, b.last) for b in buffers], nsteps)
+
+
+def lower_bound(buffers: list, nsteps: int, align: int) -> int:
+    """No packing of these buffers can use fewer bytes than the busiest step needs."""
+    return max(live_profile(buffers, max(nsteps, 1), align), default=0)

@@ -1,0 +1,157 @@
+"""The weights flash image: constant tensors laid out for in-place reads.
+
+Weights never live in RAM: the firmware links this image into a flash section
+and the generated code reads each tensor at its offset. Offsets depend only on
+tensor shapes and types (never on values), so a change of weight values
+changes weights.bin and nothing else.
+
+Layout (little-endian):
+  0   4  magic b"BTWF"
+  4   4  format version (FORMAT_VERSION)
+  8   4  header size (HEADER_BYTES)
+  12  4  payload size in bytes (tensors, after the header)
+  16  4  CRC-32 (zlib) of the payload
+  20  4  tensor alignment in bytes
+  24 16  target name, NUL-padded ASCII
+  40 16  model hash: first 16 bytes of Graph.structure_hash() (no weight values)
+  56  4  external part: offset of the tensors placed in an external memory region (0: none)
+  60  4  CRC-32 of the external part's tensor indices (u32 each; 0 when none): the code checks both
+Tensor offsets are from the start of the image; the payload starts at HEADER_BYTES. When a board's
+placement (buildtool/plan/regions.py) puts tensors in an external region, those come last, from a
+multiple of 64 (the external part), and weights.S links that part into the region's own section.
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+from dataclasses import dataclass
+
+from ..errors import UsageError
+from ..fsutil import write_atomic
+from ..model.ir import Graph
+from ..model.opdefs import OPDEFS
+from . import align_up
+
+MAGIC = b"BTWF"
+FORMAT_VERSION = 1
+HEADER_BYTES = 64
+EXT_ALIGN = 64  # the external part's start in the image (its section is aligned as much)
+_HEADER = struct.Struct("<4sIIIII16s16sII")
+
+# Constant inputs that describe structure (read by the code generator and
+# compiled into model.c), not data a kernel streams: (opcode, input position).
+STRUCTURAL_INPUTS = {(d.name, pos) for d in OPDEFS for pos in d.structural}
+
+
+@dataclass(frozen=True)
+class FlashInfo:
+    target: str
+    model_hash: bytes
+    payload_bytes: int
+    crc32: int
+    align: int
+    version: int
+    ext_offset: int = 0  # where the external part starts (0: no external part)
+
+
+def flash_tensors(g: Graph) -> list:
+    """Constant tensor indices the kernels read from flash, in first-use order."""
+    out = []
+    for op in g.operators:
+        for pos, i in enumerate(op.inputs):
+            if i >= 0 and g.tensors[i].is_const and (op.opcode, pos) not in STRUCTURAL_INPUTS and i not in out:
+                out.append(i)
+    return out
+
+
+def layout(g: Graph, align: int = 16, groups=None) -> dict:
+    """tensor index -> byte offset in the image (shapes only, so stable under weight changes).
+    groups (a placement's [primary, external] tensor lists): the external ones from ext_offset."""
+    offsets, off = {}, HEADER_BYTES
+    for k, group in enumerate(groups or [flash_tensors(g)]):
+        if k:
+            off = align_up(off, EXT_ALIGN)
+        for i in group:
+            off = align_up(off, align)
+            offsets[i] = off
+            off += g.tensors[i].nbytes
+    return offsets
+
+
+def ext_offset(g: Graph, align: int = 16, groups=None) -> int:
+    """Where the external part of the image starts (0 when there is none)."""
+    if not groups or len(groups) < 2 or not groups[1]:
+        return 0
+    return layout(g, align, groups)[groups[1][0]]
+
+
+def model_hash(g: Graph) -> bytes:
+    return bytes.fromhex(g.structure_hash())[:16]
+
+
+def ext_signature(groups=None) -> int:
+    """The CRC-32 of which tensors the external part holds (0 when there is none)."""
+    if not groups or len(groups) < 2 or not groups[1]:
+        return 0
+    return zlib.crc32(struct.pack(f"<{len(groups[1])}I", *groups[1]))
+
+
+def build_image(g: Graph, target: str, align: int = 16, groups=None) -> bytes:
+    """The complete flash image for graph g on board `target` (groups: see layout)."""
+    if align < 1 or align > HEADER_BYTES or align & (align - 1):
+        raise UsageError(f"flash alignment {align} must be a power of two up to {HEADER_BYTES}")
+    offsets = layout(g, align, groups)
+    end = max([offsets[i] + g.tensors[i].nbytes for i in offsets], default=HEADER_BYTES)
+    body = bytearray(align_up(end, align) - HEADER_BYTES)
+    for i, off in offsets.items():
+        t = g.tensors[i]
+        raw = t.data.astype(t.data.dtype.newbyteorder("<"), copy=False).tobytes()
+        body[off - HEADER_BYTES:off - HEADER_BYTES + len(raw)] = raw
+    name = target.encode("ascii")[:15]
+    head = _HEADER.pack(MAGIC, FORMAT_VERSION, HEADER_BYTES, len(body), zlib.crc32(body), align,
+                        name, model_hash(g), ext_offset(g, align, groups), ext_signature(groups))
+    return head + bytes(body)
+
+
+def write_image(path: str, image: bytes) -> None:
+    write_atomic(path, image)
+
+
+def parse_header(data: bytes) -> FlashInfo:
+    if len(data) < HEADER_BYTES:
+        raise UsageError(f"flash image is {len(data)} bytes, shorter than its {HEADER_BYTES}-byte header")
+    magic, ver, hsize, size, crc, align, name, mhash, ext, _ = _HEADER.unpack_from(data)
+    if magic != MAGIC:
+        raise UsageError(f"not a buildtool flash image (magic {magic!r}, expected {MAGIC!r})")
+    if ver != FORMAT_VERSION or hsize != HEADER_BYTES:
+        raise UsageError(f"flash image format version {ver} (header {hsize} B) is not supported "
+                         f"(expected version {FORMAT_VERSION}); rebuild it with this buildtool")
+    if ext and not HEADER_BYTES <= ext <= HEADER_BYTES + size:
+        raise UsageError(f"flash image's external part starts at {ext}, outside its {HEADER_BYTES + size} bytes")
+    return FlashInfo(name.rstrip(b"\0").decode("ascii", "replace"), mhash, size, crc, align, ver, ext)
+
+
+def verify(path: str) -> FlashInfo:
+    """Check magic, version, size and CRC of a flash image file; raise UsageError naming the problem."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise UsageError(f"cannot read flash image {path}: {e.strerror}") from None
+    info = parse_header(data)
+    if len(data) != HEADER_BYTES + info.payload_bytes:
+        raise UsageError(f"{path}: size {len(data)} B does not match the header "
+                         f"({HEADER_BYTES} + {info.payload_bytes} B); the image is truncated or padded")
+    crc = zlib.crc32(data[HEADER_BYTES:])
+    if crc != info.crc32:
+        raise UsageError(f"{path}: CRC-32 {crc:08x} does not match the header {info.crc32:08x}; the image is corrupt")
+    return info
+
+
+def describe(path: str, info: FlashInfo) -> str:
+    """One line for `buildtool flash verify`."""
+    return (f"{path}: ok, format {info.version}, target {info.target}, {info.payload_bytes} bytes of tensors "
+            f"(aligned {info.align}), crc32 {info.crc32:08x}, model {info.model_hash.hex()}"
+            + (f", {HEADER_BYTES + info.payload_bytes - info.ext_offset} bytes external from offset {info.ext_offset}"
+               if info.ext_offset else ""))

@@ -1,0 +1,509 @@
+"""RAM and MAC cost of a fusion block for a tile size and cache scheme.
+
+A block is a run of consecutive tileable operators whose only tensor used after it is
+the output of its last operator (or, for a block that ends in a MEAN over height and
+width or in a FULLY_CONNECTED over the flattened last output, directly or through a
+RESHAPE, that operator's small output: it then accumulates one tile at a time).
+The block's last spatial tensor Y is cut into tiles; every other tensor made inside
+the block lives in a window buffer that holds just what the tiles need.
+
+Along each axis a tensor is handled in one of two modes:
+- recompute: for tile i the producer computes the whole interval the consumers need;
+  overlapping intervals of neighbouring tiles are computed again.
+- cache: tiles are visited in order along the axis; the producer computes only the
+  positions past those it already has, and the window keeps the last ones the
+  consumers still read (a ring of `window` positions), so nothing is recomputed.
+Schemes: "hcache" (rows recompute, columns cached: msf-CNN's H-cache; with a single
+column tile it is XMOS-style operator splitting) and "linebuf" (rows cached in line
+buffers, one tile over the whole width: nothing is recomputed).
+
+The two axes are independent, so a block's cost for all tile sizes is computed from
+1-D analyses of rows and of columns (all candidates at once, as numpy arrays).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...model.ops import op_macs
+from .receptive import WINDOWED, Axis, dense_reads_whole, flattens, is_spatial, macs_per_pixel, op_axes, reduces_tiles
+
+BIG = np.int64(1) << 40
+
+
+@dataclass(frozen=True)
+class Step:
+    """One operator of a block: output tensor, its (row, column) axes, spatial inputs."""
+
+    op: int
+    out: int
+    axes: tuple  # (row Axis, column Axis)
+    ins: tuple  # spatial activation inputs
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """The shape of a block: its steps in order, the tiled tensor, an optional reducing MEAN."""
+
+    ops: tuple  # every operator index of the block, in order
+    steps: tuple  # Step for each tileable operator (all but a final MEAN)
+    tile_tensor: int  # Y: the last spatial tensor, cut into tiles
+    reduce_op: int  # the MEAN or FULLY_CONNECTED operator that accumulates Y, or -1
+    flat_op: int = -1  # the RESHAPE flattening Y for that FULLY_CONNECTED, or -1
+
+
+def dense_tail(g, ops) -> tuple | None:
+    """(flatten RESHAPE or -1, FULLY_CONNECTED) when ops end in a dense layer that reads the
+    whole last spatial tensor (directly or flattened), else None."""
+    fc = g.operators[ops[-1]]
+    if fc.opcode != "FULLY_CONNECTED":
+        return None
+    if len(ops) >= 2:
+        rs = g.operators[ops[-2]]
+        if flattens(g, rs) and dense_reads_whole(g, fc, rs.outputs[0]):
+            return rs.index, fc.index
+    if is_spatial(g, fc.inputs[0]) and dense_reads_whole(g, fc, fc.inputs[0]):
+        return -1, fc.index
+    return None
+
+
+def geometry(g, ops) -> Geometry:
+    ops = tuple(ops)
+    flat, reduce_op = dense_tail(g, ops) or (-1, ops[-1] if reduces_tiles(g, g.operators[ops[-1]]) else -1)
+    body = [oi for oi in ops if oi not in (reduce_op, flat)]
+    steps = []
+    for oi in body:
+        op = g.operators[oi]
+        steps.append(Step(oi, op.outputs[0], op_axes(g, op), tuple(g.act_inputs(op))))
+    y = steps[-1].out if steps else g.operators[flat if flat >= 0 else reduce_op].inputs[0]
+    return Geometry(ops, tuple(steps), y, reduce_op, flat)
+
+
+def is_dense(g, geo: Geometry) -> bool:
+    """Does the block end in a FULLY_CONNECTED accumulating its tiles (iterative dense)?"""
+    return geo.reduce_op >= 0 and g.operators[geo.reduce_op].opcode == "FULLY_CONNECTED"
+
+
+def tail_macs(g, geo: Geometry) -> int:
+    """MACs of the accumulating tail: a dense layer does all of its own, one tile at a time."""
+    return op_macs(g, g.operators[geo.reduce_op]) if is_dense(g, geo) else 0
+
+
+def uniform_bounds(n: int, t: int) -> tuple:
+    return tuple(list(range(0, n, t)) + [n])
+
+
+def even_bounds(n: int, parts: int) -> tuple:
+    """n positions in `parts` near-equal slices, the larger first (as numpy.array_split)."""
+    parts = max(1, min(parts, n))
+    q, r = divmod(n, parts)
+    b, out = 0, [0]
+    for i in range(parts):
+        b += q + (i < r)
+        out.append(b)
+    return tuple(out)
+
+
+def _bounds_matrix(bounds_list) -> np.ndarray:
+    """Stack boundary tuples into [cand, tiles + 1], padding by repeating the last boundary."""
+    m = max(len(b) for b in bounds_list)
+    arr = np.empty((len(bounds_list), m), dtype=np.int64)
+    for i, b in enumerate(bounds_list):
+        arr[i, :len(b)] = b
+        arr[i, len(b):] = b[-1]
+    return arr
+
+
+def _hull(cur, new) -> tuple:
+    if cur is None:
+        return new
+    (a0, b0), (a1, b1) = cur, new
+    e0, e1 = b0 <= a0, b1 <= a1
+    lo = np.where(e0, a1, np.where(e1, a0, np.minimum(a0, a1)))
+    hi = np.where(e0, b1, np.where(e1, b0, np.maximum(b0, b1)))
+    return lo, hi
+
+
+def recompute_1d(steps, axis: int, y: int, bounds_list) -> dict:
+    """Recompute mode: tensor -> (lo, hi) arrays [cand, tile] of the interval each tile needs.
+
+    Padding tiles (beyond a candidate's last) are empty intervals.
+    """
+    b = _bounds_matrix(bounds_list)
+    need = {y: (b[:, :-1], b[:, 1:])}
+    for st in reversed(steps):
+        if st.out not in need:
+            continue
+        lo, hi = need[st.out]
+        ax: Axis = st.axes[axis]
+        a, e = ax.need(lo, hi)
+        for t in st.ins:
+            need[t] = _hull(need.get(t), (a, e))
+    return need
+
+
+def cached_1d(steps, axis: int, y: int, bounds_list) -> dict:
+    """Cache mode: tensor -> (hi, lo_need) arrays [cand, step].
+
+    hi[i] = positions computed after step i; lo_need[i] = lowest position any consumer
+    reads at step i (BIG when none reads).
+    """
+    b = _bounds_matrix(bounds_list)
+    hi = {y: b[:, 1:]}
+    lo_need = {y: np.full_like(b[:, 1:], BIG)}
+    for st in reversed(steps):
+        if st.out not in hi:
+            continue
+        h = hi[st.out]
+        prev = np.concatenate([np.zeros_like(h[:, :1]), h[:, :-1]], axis=1)
+        ax: Axis = st.axes[axis]
+        end = ax.need_end(h)
+        a, e = ax.need(prev, h)
+        a = np.where(e > a, a, BIG)
+        for t in st.ins:
+            hi[t] = np.maximum(hi[t], end) if t in hi else end
+            lo_need[t] = np.minimum(lo_need[t], a) if t in lo_need else a
+    return {t: (hi[t], lo_need[t]) for t in hi}
+
+
+def recompute_extent(iv) -> tuple:
+    """(buffer extent, positions computed) per candidate from recompute intervals."""
+    lo, hi = iv
+    w = hi - lo
+    return w.max(axis=1), w.sum(axis=1)
+
+
+def cached_extent(iv) -> tuple:
+    """(ring window, positions computed) per candidate from cache-mode arrays."""
+    hi, lo_need = iv
+    prev = np.concatenate([np.zeros_like(hi[:, :1]), hi[:, :-1]], axis=1)
+    win = (hi - np.minimum(prev, lo_need)).max(axis=1)
+    return win, hi[:, -1]
+
+
+def tile_candidates(n: int) -> tuple:
+    """Tile sizes tried along an axis of n positions: small ones densely, then even splits."""
+    c = {t for t in (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64, 80, 96, 128) if t <= n}
+    c.update(-(-n // k) for k in range(1, 9))
+    return tuple(sorted(c))
+
+
+def window_tensors(g, geo: Geometry, streamed: tuple = ()) -> list:
+    """Tensors that get a window buffer: made inside the block (not its output), or streamed in."""
+    made = [st.out for st in geo.steps]
+    inner = made if geo.reduce_op >= 0 else made[:-1]
+    ext = [t for st in geo.steps for t in st.ins if t in streamed and t not in made]
+    return list(dict.fromkeys(inner + ext))
+
+
+def run_step(g, geo: Geometry) -> dict:
+    """op -> the operator step at which it runs in a recompute tile pass: a conv whose output is
+    made channel by channel runs inside its depthwise reader's step."""
+    step = {s.op: s.op for s in geo.steps}
+    for s in geo.steps:
+        if channelwise(g, geo, s.out):
+            step[s.op] = next(u.op for u in geo.steps if s.out in u.ins)
+    return step
+
+
+def window_lifetimes(g, geo: Geometry, streamed: tuple = ()) -> dict:
+    """Window tensor -> (first op, last op) of the block that touch it within one recompute tile pass."""
+    step = run_step(g, geo)
+    out = {}
+    for t in window_tensors(g, geo, streamed):
+        users = [step[s.op] for s in geo.steps if t in s.ins]
+        if geo.reduce_op >= 0 and t == geo.tile_tensor:
+            users.append(geo.reduce_op)
+        made = [step[s.op] for s in geo.steps if s.out == t]
+        out[t] = (made[0] if made else min(users), max(users))
+    return out
+
+
+def channelwise(g, geo: Geometry, t: int) -> bool:
+    """Is t made by a CONV_2D and read only by a depthwise convolution of the block?
+
+    Then the recompute scheme makes t one channel at a time right before the depthwise
+    convolution uses that channel (an inverted bottleneck's expansion never exists whole,
+    not even within a tile): t's window holds one channel.
+    """
+    made = [s for s in geo.steps if s.out == t]
+    users = [s for s in geo.steps if t in s.ins]
+    return (len(made) == 1 and g.operators[made[0].op].opcode == "CONV_2D" and len(users) == 1
+            and g.operators[users[0].op].opcode == "DEPTHWISE_CONV_2D" and t != geo.tile_tensor
+            and g.operators[users[0].op].inputs[0] == t)
+
+
+def inplace_source(g, geo: Geometry, t: int) -> int | None:
+    """The window a 1x1 convolution's output window t overwrites in place (recompute scheme), or None.
+
+    A 1x1 stride-1 CONV_2D with no more output than input channels whose input window is made
+    by the operator just before it and read by it alone can write output pixel i over input pixel i's bytes (pixels in raster order,
+    each read whole before it is written: its output starts at or before its input), so the
+    two windows share bytes, as TinyEngine does for in-place layers.
+    """
+    made = [s for s in geo.steps if s.out == t]
+    if len(made) != 1 or (t == geo.tile_tensor and geo.reduce_op < 0) or channelwise(g, geo, t):
+        return None
+    op = g.operators[made[0].op]
+    if op.opcode != "CONV_2D" or made[0].ins != (op.inputs[0],):
+        return None
+    src = op.inputs[0]
+    f = g.tensors[op.inputs[1]].shape
+    if f[1] != 1 or f[2] != 1 or op.options["stride_h"] != 1 or op.options["stride_w"] != 1:
+        return None
+    if g.tensors[t].shape[3] > g.tensors[src].shape[3] or src == geo.tile_tensor:
+        return None
+    k = geo.steps.index(made[0])
+    if k == 0 or geo.steps[k - 1].out != src or [s.op for s in geo.steps if src in s.ins] != [op.index]:
+        return None  # made by the operator just before (so a block holds both or starts at op), read by op alone
+    return src
+
+
+def pulled_rows(g, geo: Geometry, t: int) -> int:
+    """Rows of a streamed input t that the recompute scheme holds at once, or 0 (the whole interval).
+
+    When t's only reader in the block is one sliding-window operator, that operator makes its
+    output tile one row at a time and pulls from the source just the rows that row reads
+    (its dilated kernel height), so the input window is a few rows of the tile's columns.
+    """
+    readers = [s for s in geo.steps if t in s.ins]
+    if len(readers) != 1 or g.operators[readers[0].op].opcode not in WINDOWED:
+        return 0
+    if g.operators[readers[0].op].inputs[0] != t:
+        return 0
+    ax = readers[0].axes[0]
+    return min(ax.k, ax.n_in)
+
+
+def accumulator_dtype(g, geo: Geometry) -> str:
+    """Element type of the running sums. A MEAN's per-channel sum: int16 holds the sum of up to
+    256 int8 values exactly (|sum| <= 128 * 256), so a small final feature map needs half the
+    bytes. A dense layer's per-neuron dot products: int32, as its kernel accumulates."""
+    if is_dense(g, geo):
+        return "int32"
+    sh = g.tensors[geo.tile_tensor].shape
+    return "int16" if sh[1] * sh[2] <= 256 else "int32"
+
+
+def accumulator_len(g, geo: Geometry) -> int:
+    """Running sums of the accumulating tail: one per channel (MEAN) or per output neuron (dense)."""
+    if is_dense(g, geo):
+        return g.tensors[g.operators[geo.reduce_op].inputs[1]].shape[0]
+    return g.tensors[geo.tile_tensor].shape[3]
+
+
+def accumulator_bytes(g, geo: Geometry) -> int:
+    """Bytes of the running sums of the MEAN or dense layer that accumulates the block's tiles
+    (instead of holding the whole tensor it reads)."""
+    if geo.reduce_op < 0:
+        return 0
+    return {"int16": 2, "int32": 4}[accumulator_dtype(g, geo)] * accumulator_len(g, geo)
+
+
+SCHEMES = ("hcache", "linebuf", "recompute")
+
+
+class Sweep:
+    """Costs of every block that ends at one operator, for every start and tiling at once.
+
+    A tensor's window depends only on its consumers, which all come after it, so one
+    analysis from the last operator backwards serves every start: a block's costs are
+    running sums over the operators from its start on.
+    """
+
+    def __init__(self, g, longest: Geometry, align: int):
+        self.g, self.geo, self.align = g, longest, align
+        y = g.tensors[longest.tile_tensor].shape
+        self.rows, self.cols = tile_candidates(y[1]), tile_candidates(y[2])
+        rb = [uniform_bounds(y[1], t) for t in self.rows]
+        cb = [uniform_bounds(y[2], t) for t in self.cols]
+        st, yt = longest.steps, longest.tile_tensor
+        self.r_rec_iv = recompute_1d(st, 0, yt, rb)
+        self.r_cache_iv = cached_1d(st, 0, yt, rb)
+        self.r_written = _bounds_matrix(rb)[:, 1:]
+        self.r_rec = {t: recompute_extent(v) for t, v in self.r_rec_iv.items()}
+        self.r_cache = {t: cached_extent(v) for t, v in self.r_cache_iv.items()}
+        self.c_cache = {t: cached_extent(v) for t, v in cached_1d(st, 1, yt, cb).items()}
+        self.c_rec = {t: recompute_extent(v) for t, v in recompute_1d(st, 1, yt, cb).items()}
+
+    def _sizes(self, t: int, streamed: bool = False) -> tuple:
+        """Aligned window bytes of t: hcache [r, c], linebuf [r], recompute [r, c].
+
+        A streamed input read by one sliding-window operator is pulled a few rows at a time
+        in the recompute scheme (see pulled_rows)."""
+        c, a = self.g.tensors[t].shape[3], self.align
+        ec = self.c_cache[t][0]
+        cr = 1 if channelwise(self.g, self.geo, t) else c
+        rr = self.r_rec[t][0]
+        k = pulled_rows(self.g, self.geo, t) if streamed else 0
+        if k:
+            rr = np.minimum(rr, k)
+        return (_align(self.r_rec[t][0][:, None] * ec[None, :] * c, a),
+                _align(self.r_cache[t][0] * ec[-1] * c, a),
+                _align(rr[:, None] * self.c_rec[t][0][None, :] * cr, a))
+
+    def bands(self, x: int | None) -> dict:
+        """Bytes of banded whole tensors per row candidate, for recompute rows and cached rows.
+
+        combo "bp bq": bp = the input x dies row by row as tiles pass it; bq = the output Y is
+        born row by row. The value is max over tile rows of (x rows still needed + Y rows written).
+        """
+        g, y = self.g, self.geo.tile_tensor
+        out = {"00": (np.zeros(len(self.rows), np.int64),) * 2}
+        wy = None
+        if self.geo.reduce_op < 0:
+            sh = g.tensors[y].shape
+            wy = self.r_written * (sh[2] * sh[3])
+            out["01"] = (wy[:, -1], wy[:, -1])
+        if x is not None and x in self.r_rec_iv:
+            sh = g.tensors[x].shape
+            n, row = sh[1], sh[2] * sh[3]
+            lo, hi = self.r_rec_iv[x]
+            a_rec = _alive(np.where(hi > lo, lo, n), n) * row
+            a_cache = _alive(np.minimum(self.r_cache_iv[x][1], n), n) * row
+            out["10"] = (a_rec.max(axis=1), a_cache.max(axis=1))
+            if wy is not None:
+                out["11"] = ((a_rec + wy).max(axis=1), (a_cache + wy).max(axis=1))
+        return out
+
+    def options(self, starts: list, streamed: tuple, schemes=SCHEMES, full_width_only: bool = False,
+                band_x: dict | None = None) -> dict:
+        """start -> {combo: Pareto options [[ram, macs, scheme, th, tw]]} of the block [start, end).
+
+        ram = window buffers + accumulator + banded tensors (see bands); band_x maps a start
+        to the tensor that may die row by row in the block (absent: none).
+        """
+        g, geo = self.g, self.geo
+        nr, nc = len(self.rows), len(self.cols)
+        k0 = geo.ops[0]
+        n_ops = len(geo.ops)
+        h_ram = np.zeros((nr, nc), np.int64)
+        l_ram = np.zeros(nr, np.int64)
+        live = np.zeros((n_ops, nr, nc), np.int64)
+        h_mac = np.zeros((nr, nc), np.int64)
+        l_mac = np.zeros(nr, np.int64)
+        r_mac = np.zeros((nr, nc), np.int64)
+        acc = _align(accumulator_bytes(g, geo), self.align) if geo.reduce_op >= 0 else 0
+        users = {}
+        step = run_step(g, geo)
+        for s in geo.steps:
+            for t in s.ins:
+                users[t] = max(users.get(t, -1), step[s.op])
+        if geo.reduce_op >= 0:
+            users[geo.tile_tensor] = geo.reduce_op
+        out = {}
+        wanted = set(starts)
+        layout = _layout(self, schemes, full_width_only)
+        for s in reversed(geo.steps):
+            inplace = False
+            if s.out not in self.r_rec:
+                break  # the tiles never read this output: no block starting at or before it
+            mpp = macs_per_pixel(g, g.operators[s.op])
+            if mpp:
+                h_mac += mpp * self.r_rec[s.out][1][:, None] * self.c_cache[s.out][1][None, :]
+                l_mac += mpp * self.r_cache[s.out][1] * self.c_cache[s.out][1][-1]
+                r_mac += mpp * self.r_rec[s.out][1][:, None] * self.c_rec[s.out][1][None, :]
+            if s.out != geo.tile_tensor or geo.reduce_op >= 0:
+                hs, ls, rs = self._sizes(s.out)
+                h_ram += hs
+                l_ram += ls
+                inplace = inplace_source(g, geo, s.out) is not None  # shares its input's bytes at its step
+                live[step[s.op] - k0 + inplace:users[s.out] - k0 + 1] += rs
+            if s.op not in wanted:
+                continue
+            eh, el, er = h_ram, l_ram, live[s.op - k0:].max(axis=0)
+            if inplace and (s.out != geo.tile_tensor or geo.reduce_op >= 0):
+                er = np.maximum(er, live[s.op - k0] + rs)  # starting here, its input is not a window
+            for t in streamed:
+                if t in users and t not in [x.out for x in geo.steps]:
+                    hs, ls, rs = self._sizes(t, streamed=True)
+                    eh, el = eh + hs, el + ls
+                    extra = live[s.op - k0:].copy()
+                    extra[:users[t] - s.op + 1] += rs
+                    er = extra.max(axis=0)
+            mac = _flat(layout[0], layout[1], h_mac, l_mac, r_mac) + tail_macs(g, geo)
+            base = _flat(layout[0], layout[1], eh, el, er) + acc
+            res = {}
+            for combo, (b_rec, b_cache) in self.bands((band_x or {}).get(s.op)).items():
+                band = _flat(layout[0], layout[1], np.broadcast_to(b_rec[:, None], eh.shape), b_cache,
+                             np.broadcast_to(b_rec[:, None], er.shape))
+                res[combo] = _pareto(layout, base + band, mac)
+            out[s.op] = res
+        return out
+
+
+def _layout(sw, schemes, full_width_only) -> tuple:
+    """Which (scheme, th, tw) each flattened candidate is: index arrays shared by every block."""
+    nr, nc = len(sw.rows), len(sw.cols)
+    rr, cc = np.meshgrid(np.array(sw.rows), np.array(sw.cols), indexing="ij")
+    cols = slice(nc - 1, nc) if full_width_only else slice(None)
+    parts = []
+    for k, name in enumerate(SCHEMES):
+        if name not in schemes or (full_width_only and name != "hcache"):
+            continue
+        if name == "linebuf":
+            parts.append((k, name, np.array(sw.rows), np.full(nr, sw.cols[-1])))
+        else:
+            parts.append((k, name, rr[:, cols].reshape(-1), cc[:, cols].reshape(-1)))
+    kind = np.concatenate([np.full(len(th), k) for k, _, th, _ in parts])
+    return parts, cols, kind, np.concatenate([p[2] for p in parts]), np.concatenate([p[3] for p in parts])
+
+
+def _flat(parts, cols, h, l, r) -> np.ndarray:
+    by = {"hcache": lambda: h[:, cols].reshape(-1), "linebuf": lambda: l,
+          "recompute": lambda: r[:, cols].reshape(-1)}
+    return np.concatenate([by[name]() for _, name, _, _ in parts])
+
+
+def _pareto(layout, ram, mac) -> list:
+    _, _, kind, th, tw = layout
+    order = np.lexsort((kind, mac, ram))
+    m = mac[order]
+    prev = np.concatenate([[np.iinfo(np.int64).max], np.minimum.accumulate(m)[:-1]])
+    keep = order[m < prev]
+    return [[int(ram[i]), int(mac[i]), SCHEMES[int(kind[i])], int(th[i]), int(tw[i])] for i in keep]
+
+
+def _alive(lo, n: int) -> np.ndarray:
+    """Rows of a tensor of n rows still needed at each tile: n - (lowest row read from then on)."""
+    return n - np.minimum.accumulate(lo[:, ::-1], axis=1)[:, ::-1]
+
+
+def _align(x, a: int):
+    return (x + a - 1) // a * a
+
+
+# -- firmware instructions ------------------------------------------------------------------
+INSTRUCTION_MARGIN = 1.3  # goal: fused firmware within this factor of predict_instructions
+# Boards that meet it on the least-RAM plans tests/test_fused_firmware.py holds (docs/fusion.md has the
+# figures from benchmarks/fusion.py --instructions); elsewhere INSTRUCTION_BOUND is a regression guard
+# some 10% above the worst measured case (riscv32: its one-output-channel conv path, which the
+# channel-by-channel blocks run, costs more per MAC than its plain kernels).
+INSTRUCTION_BOARDS = ("cortex-m4",)
+INSTRUCTION_BOUND = 1.6
+
+
+def predict_instructions(g, plan, plain_counts: dict) -> int:
+    """Instructions the fused plan's firmware should execute, from the plain firmware's measured
+    per-operator counts (op index -> instructions, same board and kernels): a plain item as
+    measured, a block as its operators' plain instructions times the block's MAC overhead over
+    them (a tile runtime running the same kernels at the same instructions per MAC)."""
+    return sum(n for _, n in predict_items(g, plan, plain_counts))
+
+
+def predict_items(g, plan, plain_counts: dict) -> list:
+    """predict_instructions per schedule item: [(item, instructions)] in schedule order."""
+    from .schedule import BlockRun  # schedule imports this module
+
+    out = []
+    for it in plan.schedule.items:
+        if not isinstance(it, BlockRun):
+            out.append((it, plain_counts[it]))
+            continue
+        ops = range(it.p, it.q)
+        plain = sum(plain_counts[i] for i in ops)
+        base = sum(op_macs(g, g.operators[i]) for i in ops)
+        out.append((it, round(plain * it.macs(g) / base) if base else plain))
+    return out

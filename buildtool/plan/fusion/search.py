@@ -1,0 +1,216 @@
+"""Exact search over the network DAG: the whole (peak RAM, MACs) Pareto front at once.
+
+Every path from cut 0 to cut n is an execution plan; its peak is the largest edge
+cost and its MACs the sum. Labels (peak, MACs) are propagated cut by cut and pruned
+to the non-dominated ones (a resource-constrained shortest path with Pareto labels),
+so the front at cut n answers every question at once:
+- P1: least peak RAM with MACs <= F x vanilla;
+- P2: least MACs with peak RAM <= a limit.
+Block costs come from costs.py, one Sweep per block end, each block's options through
+the planning memo (key: the block's canonical structure and the options, never weights).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...errors import PlanError
+from ...model.ops import graph_macs, op_macs
+from ...progress import stage
+from .costs import SCHEMES, Sweep, geometry
+from .dag import Network, block_ok, block_starts, build_network, dies_in, main_tensor, plain_ok
+
+KIND = "fusion-block"
+
+
+@dataclass(frozen=True)
+class Edge:
+    """Operators [p, q): plain (scheme None) or a fusion block tiled th x tw."""
+
+    p: int
+    q: int
+    scheme: str | None
+    th: int = 0
+    tw: int = 0
+    ram: int = 0  # bytes in the arena while it runs (whole tensors + windows), aligned
+    macs: int = 0
+    band_in: bool = False  # the block frees its input row by row (the input was made row by row)
+    band_out: bool = False  # the block's output is made row by row into bands
+    pipe: tuple = ()  # pipelined pair: (q, scheme, th, tw) of the second block [q, self.q); first is [p, q)
+
+
+@dataclass
+class Solution:
+    peak: int  # the largest edge cost: the lower bound of the arena plan of this schedule
+    macs: int
+    edges: list
+
+
+def within_macs(macs: int, factor: float, vanilla: int) -> bool:
+    """macs <= factor x vanilla, where factor may be inf (no bound; inf x 0 MACs would be NaN)."""
+    return factor == float("inf") or macs <= factor * vanilla
+
+
+@dataclass
+class Front:
+    solutions: list  # Solution, by increasing peak and decreasing MACs
+    vanilla_macs: int
+    vanilla_peak: int
+    streamed: bool
+    seconds: float
+
+    def p1(self, factor: float) -> Solution:
+        """Least peak with MACs <= factor x vanilla (factor may be inf)."""
+        ok = [s for s in self.solutions if within_macs(s.macs, factor, self.vanilla_macs)]
+        if not ok:
+            raise PlanError(f"no plan keeps MACs within {factor} x vanilla; use a larger --max-mac-overhead")
+        return min(ok, key=lambda s: (s.peak, s.macs))
+
+    def p2(self, limit: int) -> Solution:
+        """Least MACs with peak <= limit."""
+        ok = [s for s in self.solutions if s.peak <= limit]
+        if not ok:
+            best = min(s.peak for s in self.solutions)
+            raise PlanError(f"no plan fits {limit} B of RAM: the smallest reachable peak is {best} B; "
+                            f"raise --ram-limit to at least that")
+        return min(ok, key=lambda s: (s.macs, s.peak))
+
+
+def block_edges(net: Network, memo=None, split_only: bool = False, banding: bool = True) -> dict:
+    """(p, q) -> {combo: Pareto options [[ram, macs, scheme, th, tw]]} of every valid block.
+
+    combo "bp bq" says whether the block's input dies row by row (bp) and its output is
+    born row by row (bq); ram excludes whole tensors (see Network.edge_whole).
+    """
+    g = net.g
+    out = {}
+    schemes = ("hcache",) if split_only else SCHEMES
+    if memo is not None:
+        from .. import canonical
+
+        forms = canonical.SubgraphForms(g)  # every block's key from one pass over the graph
+    for q in range(1, net.n + 1):
+        stage(f"fusion blocks ending at operator {q}/{net.n}")
+        starts = [p for p in block_starts(net, q) if block_ok(net, p, q) and _has_steps(g, p, q)]
+        if not starts:
+            continue
+        p0 = starts[0]  # the analysis of the longest block serves every shorter one
+        state = {}
+
+        def compute(p, q=q, p0=p0, starts=starts, state=state):
+            streamed = tuple(g.inputs) if net.streamed and p == 0 else ()
+            if streamed not in state:
+                if "sweep" not in state:
+                    state["sweep"] = Sweep(g, geometry(g, range(p0, q)), net.align)
+                band_x = {s: main_tensor(net, s) for s in starts
+                          if banding and dies_in(net, main_tensor(net, s), s, q)}
+                state[streamed] = state["sweep"].options([s for s in starts if (s == 0) == bool(streamed)] if net.streamed
+                                             else starts, streamed, schemes, split_only, band_x)
+            return state[streamed].get(p, [])
+
+        for p in starts:
+            if memo is None:
+                opts = compute(p)
+            else:
+                options = {"streamed": bool(net.streamed and p == 0), "align": net.align, "split_only": split_only,
+                           "banding": banding}
+                opts = memo.get_or_compute(KIND, canonical.subgraph_key(KIND, g, list(range(p, q)), options, forms),
+                                           lambda p=p: compute(p))
+            if opts:
+                out[(p, q)] = opts
+    return out
+
+
+def _has_steps(g, p: int, q: int) -> bool:
+    return q - p >= 2 or geometry(g, range(p, q)).reduce_op < 0
+
+
+def _prune(peak, macs, src):
+    order = np.lexsort((macs, peak))
+    m = macs[order]
+    prev = np.concatenate([[np.iinfo(np.int64).max], np.minimum.accumulate(m)[:-1]])
+    keep = order[m < prev]
+    return peak[keep], macs[keep], src[keep]
+
+
+def search_front(g, streamed: bool = False, align: int = 16, memo=None, split_only: bool = False,
+                 banding: bool = True, band_input: bool = True, pipelined: bool = True) -> Front:
+    """The Pareto front of (peak RAM, MACs) over all plans of g.
+
+    split_only restricts blocks to full-width row slices (operator splitting). banding lets
+    a tensor between two blocks live in row bands, freed / made as the tiles pass;
+    band_input lets the graph input (held in the arena) be such a tensor. pipelined adds
+    pairs of blocks run with interleaved tile rows (pipeline.py) where they can lower the least peak.
+    Nodes are (cut, banded) pairs: a banded cut tensor was made by a block and must be
+    consumed by the next block.
+    """
+    t0 = time.perf_counter()
+    net = build_network(g, streamed, align)
+    blocks = block_edges(net, memo, split_only, banding)
+    n = net.n
+    edges = []  # edge id -> Edge
+    incoming = {}  # (q, banded) -> edge ids
+    sources = {}  # edge id -> start node
+    for p in range(n):
+        if plain_ok(net, p):
+            e = Edge(p, p + 1, None, 0, 0, net.edge_whole(p, p + 1), op_macs(g, g.operators[p]))
+            incoming.setdefault((p + 1, 0), []).append(len(edges))
+            sources[len(edges)] = (p, 0)
+            edges.append(e)
+    for (p, q), combos in sorted(blocks.items()):
+        whole = net.edge_whole(p, q)
+        mp, mq = main_tensor(net, p), main_tensor(net, q)
+        for combo, opts in sorted(combos.items()):
+            bp, bq = int(combo[0]), int(combo[1])
+            if q == n and bq:
+                continue
+            w = whole - (net.held(mp) if bp else 0) - (net.held(mq) if bq else 0)
+            for ram, macs, scheme, th, tw in opts:
+                incoming.setdefault((q, bq), []).append(len(edges))
+                sources[len(edges)] = (p, bp)
+                edges.append(Edge(p, q, scheme, th, tw, w + ram, macs, bool(bp), bool(bq)))
+    # labels[node] = (peak, macs, src) with src[k] = (edge id, label index at the edge's start)
+    start = np.zeros(1, np.int64), np.zeros(1, np.int64), np.full((1, 2), -1, np.int64)
+    labels = {(0, 0): start}
+    x0 = main_tensor(net, 0)
+    if banding and band_input and x0 is not None and (g.tensors[x0].nbytes // g.tensors[x0].shape[1]) % align == 0:
+        # the input's row bands are laid out back to back, so it stays one contiguous tensor
+        labels[(0, 1)] = start
+    if pipelined and banding and not split_only:
+        from .pipeline import pipelined_edges
+
+        for src, e in pipelined_edges(g, net, blocks, edges, sources, Edge, list(labels)):
+            incoming.setdefault((e.q, int(e.band_out)), []).append(len(edges))
+            sources[len(edges)] = src
+            edges.append(e)
+    for q in range(1, n + 1):
+        for bq in (0, 1):
+            ps, ms, ss = [], [], []
+            for eid in incoming.get((q, bq), []):
+                e = edges[eid]
+                src = sources[eid]
+                if src not in labels:
+                    continue
+                lp, lm, _ = labels[src]
+                ps.append(np.maximum(lp, e.ram))
+                ms.append(lm + e.macs)
+                ss.append(np.stack([np.full(len(lp), eid), np.arange(len(lp))], axis=1))
+            if ps:
+                labels[(q, bq)] = _prune(np.concatenate(ps), np.concatenate(ms), np.concatenate(ss))
+    if (n, 0) not in labels:
+        raise PlanError("no execution plan exists for this model with these options")
+    sols = []
+    fp, fm, _ = labels[(n, 0)]
+    for k in range(len(fp)):
+        path, node, i = [], (n, 0), k
+        while node[0] > 0:
+            eid, j = labels[node][2][i]
+            e = edges[int(eid)]
+            path.append(e)
+            node, i = sources[int(eid)], int(j)
+        sols.append(Solution(int(fp[k]), int(fm[k]), path[::-1]))
+    vanilla = max((net.edge_whole(p, p + 1) for p in range(n)), default=0)
+    return Front(sols, graph_macs(g), vanilla, streamed, time.perf_counter() - t0)

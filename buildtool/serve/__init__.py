@@ -1,0 +1,1 @@
+"""Serving plans: the local and team-wide plan caches, the plan request, the planner daemon."""

@@ -1,0 +1,183 @@
+"""Wire protocol and private paths of the planner daemon.
+
+A message is a 4-byte big-endian length followed by that many bytes of msgpack
+encoding one map with a string "type". Every message, both ways, is limited to
+MAX_MESSAGE bytes: a longer one is refused before its body is read. Decoding is
+plain msgpack (no pickle, no eval, no extension types turned into objects).
+
+The first exchange is a handshake: the client sends {"type": "hello"} with its
+versions() (buildtool release + fingerprint of the package code, planner included);
+a daemon of another version answers ok=False and exits, so the client starts one
+of its own. The daemon's reply also names its planner_version().
+
+All files live in one private per-user directory: $BUILDTOOL_RUNTIME_DIR, else
+$XDG_RUNTIME_DIR/buildtool-<uid>, else /tmp/buildtool-<uid>; it is created 0700 and
+refused unless it is a real directory owned by us that nobody else can write.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import stat
+import struct
+
+import msgpack
+
+from ...errors import BuildtoolError
+
+MAX_MESSAGE = 64 << 20
+_LEN = struct.Struct(">I")
+
+
+class ProtocolError(BuildtoolError):
+    """A malformed, oversized or truncated message."""
+
+
+class ConnectionLost(BuildtoolError):
+    """The peer closed the connection (or died) before a whole message arrived."""
+
+
+class DaemonUnavailable(BuildtoolError):
+    """No daemon can be used (unusable runtime directory, a daemon that does not come up):
+    client.plan() then plans in its own process after one warning."""
+
+
+def to_wire(text):
+    """A str for msgpack; a path or message that is not valid UTF-8 (POSIX paths are bytes:
+    Python holds the undecodable ones as surrogates) travels as its bytes instead. A list: each item."""
+    if isinstance(text, list):
+        return [to_wire(t) for t in text]
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return os.fsencode(text)
+
+
+def from_wire(value):
+    """Inverse of to_wire: bytes become the str (with surrogates) that Python uses for them."""
+    if isinstance(value, list):
+        return [from_wire(v) for v in value]
+    return os.fsdecode(value) if isinstance(value, bytes) else value
+
+
+def umask_now() -> int:
+    """This process's umask, sent with requests that write files (the daemon writes them as this
+    process would). Read by setting it back at once: the client is single-threaded."""
+    u = os.umask(0o22)
+    os.umask(u)
+    return u
+
+
+def umask_of(msg: dict) -> int | None:
+    """A request's umask, or None when it has none (the daemon's own then applies)."""
+    u = msg.get("umask")
+    return u if isinstance(u, int) and not isinstance(u, bool) and 0 <= u <= 0o777 else None
+
+
+def versions() -> dict:
+    """What client and daemon must agree on: the release and the exact code (which covers the planner)."""
+    from ... import __version__
+    from ...sources import code_version
+
+    return {"buildtool": __version__, "code": code_version()}
+
+
+def plan_message(model, options: dict, source: str | None = None, zoo: bool | None = None) -> dict:
+    """A plan request. model: a path (sent absolute, with the path as typed as "source" for messages),
+    a zoo name, .tflite bytes or a Graph (sent as its .tflite bytes). zoo: whether a string is a zoo
+    name, when the caller knows (None: a file of that name in this process's directory is a path)."""
+    msg = {"type": "plan", "options": options}
+    if isinstance(model, (bytes, bytearray)):
+        msg["model_bytes"] = bytes(model)
+    elif isinstance(model, str):
+        if zoo is None:
+            zoo = not (os.path.exists(model) or model.endswith(".tflite") or os.sep in model)
+        if not zoo:
+            msg["model"] = to_wire(os.path.abspath(model))
+            msg["source"] = to_wire(model if source is None else source)
+        else:
+            msg["zoo"] = model
+    else:
+        from ...model.writer import serialize
+
+        msg["model_bytes"] = serialize(model)
+    return msg
+
+
+def runtime_dir() -> str:
+    """The private directory, created if needed and checked to be ours (see module doc)."""
+    d = os.environ.get("BUILDTOOL_RUNTIME_DIR")
+    if not d:
+        base = os.environ.get("XDG_RUNTIME_DIR")
+        if not base or not os.path.isdir(base):
+            base = "/tmp"
+        d = os.path.join(base, f"buildtool-{os.getuid()}")
+    try:
+        if os.environ.get("BUILDTOOL_RUNTIME_DIR"):
+            from ...fsutil import makedirs_private
+
+            makedirs_private(os.path.dirname(os.path.abspath(d)))  # every parent it creates 0700 too
+        os.mkdir(d, 0o700)
+    except FileExistsError:
+        pass
+    except OSError as e:
+        raise DaemonUnavailable(f"cannot create the daemon directory {d}: {e.strerror}; "
+                                f"set BUILDTOOL_RUNTIME_DIR") from None
+    st = os.lstat(d)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        raise DaemonUnavailable(f"{d} is not a private directory owned by you (mode 0700); "
+                                f"remove it or set BUILDTOOL_RUNTIME_DIR")
+    return d
+
+
+def paths() -> dict:
+    d = runtime_dir()
+    p = {"dir": d, "socket": os.path.join(d, "daemon.sock"), "lock": os.path.join(d, "daemon.lock"),
+         "log": os.path.join(d, "daemon.log")}
+    if len(os.fsencode(p["socket"])) > 100:
+        raise DaemonUnavailable(f"daemon socket path {p['socket']} is too long for a Unix socket; "
+                                f"set BUILDTOOL_RUNTIME_DIR to a shorter directory")
+    return p
+
+
+def encode(obj: dict) -> bytes:
+    body = msgpack.packb(obj, use_bin_type=True)
+    if len(body) > MAX_MESSAGE:
+        raise ProtocolError(f"message of {len(body)} bytes exceeds the {MAX_MESSAGE >> 20} MiB limit")
+    return _LEN.pack(len(body)) + body
+
+
+def send(sock: socket.socket, obj: dict) -> None:
+    sock.sendall(encode(obj))
+
+
+def _recv_exact(sock: socket.socket, n: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = sock.recv(min(n - len(buf), 1 << 20))
+        if not chunk:
+            raise ConnectionLost("connection closed in the middle of a message")
+        buf += chunk
+    return bytes(buf)
+
+
+def recv(sock: socket.socket) -> dict | None:
+    """The next message, or None when the peer closed the connection cleanly between messages."""
+    head = sock.recv(_LEN.size)
+    if not head:
+        return None
+    if len(head) < _LEN.size:
+        head += _recv_exact(sock, _LEN.size - len(head))
+    (n,) = _LEN.unpack(head)
+    if n > MAX_MESSAGE:
+        raise ProtocolError(f"message of {n} bytes exceeds the {MAX_MESSAGE >> 20} MiB limit")
+    body = _recv_exact(sock, n)
+    try:
+        obj = msgpack.unpackb(body, raw=False, strict_map_key=True)
+    except Exception as e:  # msgpack raises several unrelated types on garbage
+        raise ProtocolError(f"malformed message ({type(e).__name__})") from None
+    if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
+        raise ProtocolError("malformed message (not a map with a 'type')")
+    return obj
