@@ -178,7 +178,7 @@ def test_stale_socket_from_dead_daemon_is_cleaned(rt):
 def test_client_of_another_version_restarts_daemon(rt):
     m = model_file(rt, "a")
     code = ("import sys, buildtool; buildtool.__version__ = '0.0.0-old'; "
-            "from buildtool.serve.daemon.server import main; sys.exit(main(['--detach']))")
+            "from buildtool.cli.daemon import server_main as main; sys.exit(main(['--detach']))")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=30)
     sock = os.path.join(rt.run, "daemon.sock")
     assert wait_until(lambda: os.path.exists(sock))
@@ -492,7 +492,7 @@ def test_the_daemon_runs_warm_gen_steps_with_the_files_and_output_of_one_run_her
     for f in ("s.json", "p.json", "c/model.c", "c/model.h", "c/firmware.json", "w.bin", "tiny.tflite"):
         assert (Path(d) / "there" / f).read_bytes() == (Path(d) / "here" / f).read_bytes(), f
     dep = (Path(d) / "there" / "s.d").read_text()
-    assert dep.startswith(f"{Path(d) / 'there' / 's.json'}: {Path(m)}") and "tflite_reader.py" in dep
+    assert dep.startswith(f"{Path(d) / 'there' / 's.json'}: {Path(m)}") and "model/reader.py" in dep
     assert _cli(["gen", "board", "--board", "cortex-m4", "-o", "b"], d)[1]  # not a daemon step: here
 
 

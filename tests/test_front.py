@@ -222,7 +222,7 @@ def test_denormal_activation_scale_is_refused():
 def test_numpy_warnings_do_not_precede_the_error_line():
     code = ("import sys\nimport numpy as np\nfrom buildtool import cli\nfrom buildtool.errors import ModelError\n"
             "def noisy(a):\n    np.float32(1) / np.float32(0)\n    raise ModelError('the one line')\n"
-            "cli.cmd_boards = noisy\nsys.exit(cli.main(['boards']))\n")
+            "from buildtool.cli import info\ninfo.cmd_boards = noisy\nsys.exit(cli.main(['boards']))\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert (r.returncode, r.stderr) == (2, "buildtool: error: the one line\n")
 

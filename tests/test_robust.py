@@ -151,6 +151,7 @@ def test_an_interrupted_write_removes_its_temp_file(tmp_path, monkeypatch):
 def test_every_writer_uses_the_one_helper(tmp_path, monkeypatch):
     """cli, flash, report, firmware and the .tflite writer all write through fsutil.write_atomic."""
     from buildtool import pipeline, report
+    from buildtool.cli import common
     from buildtool.plan import flash
     from buildtool.model import writer as tflite_writer
 
@@ -158,15 +159,15 @@ def test_every_writer_uses_the_one_helper(tmp_path, monkeypatch):
     real = fsutil.write_atomic
     monkeypatch.setattr(fsutil, "write_atomic", lambda p, d, mode=None: (seen.append(os.path.basename(p)),
                                                                         real(p, d, mode)))
-    for mod in (flash, report):  # firmware writes through fsutil.write_if_changed -> fsutil.write_atomic
+    for mod in (common, flash, report):  # firmware writes through fsutil.write_if_changed -> fsutil.write_atomic
         monkeypatch.setattr(mod, "write_atomic", fsutil.write_atomic)
     g = zoo.build("tiny")
-    cli._write_atomic(str(tmp_path / "a.npy"), b"1")
+    common.write_atomic(str(tmp_path / "a.npy"), b"1")
     flash.write_image(str(tmp_path / "w.bin"), flash.build_image(g, "host", 16))
     tflite_writer.save(g, str(tmp_path / "t.tflite"))
     pipeline._write(tmp_path / "m.c", "int x;\n")
     a = cli.build_parser().parse_args(["report", "tiny", "--optimize", "ram", "--no-daemon"])
-    report.write_report(g, cli.make_plan(g, a, cli.plan_options(a)), cli.make_plan(g, a), str(tmp_path / "r.html"))
+    report.write_report(g, common.make_plan(g, a, common.plan_options(a)), common.make_plan(g, a), str(tmp_path / "r.html"))
     assert seen == ["a.npy", "w.bin", "t.tflite", "m.c", "r.html", "r.svg"]
     assert temps(tmp_path) == []
 

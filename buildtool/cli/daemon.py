@@ -1,7 +1,9 @@
-"""`buildtool daemon start|stop|status|clear`: main(argv) -> exit status.
+"""`buildtool daemon start|stop|status|clear`: main(argv) -> exit status; and the daemon process itself.
 
 status exits 0 when a daemon runs and 1 when none does ("running": false in --json).
 clear works without a daemon too: it then empties the on-disk cache directly.
+server_main(argv) is the daemon process (serve.daemon.client spawns it): the server, handed the
+command-line shell it runs for clients (cli.serve, the gen steps), which it must not import itself.
 """
 
 from __future__ import annotations
@@ -10,7 +12,15 @@ import argparse
 import json
 import sys
 
+from .. import cli
 from ..errors import BuildtoolError, UsageError
+from ..serve.cache import DiskStore
+from ..serve.daemon import server
+from ..serve.daemon.client import DaemonClient
+from ..serve.daemon.protocol import DaemonUnavailable
+from ..units import size
+from . import gen
+from .common import number_arg
 
 MAX_IDLE_S = 366 * 24 * 3600  # a year: --idle larger than that is a typo
 
@@ -19,16 +29,18 @@ def build_parser(p: argparse.ArgumentParser | None = None) -> argparse.ArgumentP
     p = p or argparse.ArgumentParser(prog="buildtool daemon", description="the background planner daemon")
     p.add_argument("action", choices=("start", "stop", "status", "clear"))
     p.add_argument("--json", action="store_true", help="machine-readable output")
-    from . import number_arg
-
     p.add_argument("--idle", type=number_arg(float, "a number of seconds"), metavar="S",
                    help="start: exit after S seconds without requests")
     return p
 
 
-def _status_text(s: dict) -> str:
-    from ..units import size
+def add_parser(sub) -> None:
+    s = sub.add_parser("daemon", help="the background planner daemon: start, stop, status, clear")
+    build_parser(s)
+    s.set_defaults(fn=run)
 
+
+def _status_text(s: dict) -> str:
     return (f"planner daemon pid {s['pid']}, up {s['uptime_s']:.0f} s, {s['entries']:,} cache entries "
             f"({size(s['cache_bytes'])} in {s['cache_dir']}), {s['hits']:,} hits, {s['misses']:,} misses, "
             f"{s['watched']} models watched, memory {size(s['memory'])}\n"
@@ -45,9 +57,6 @@ def _remote_text(r) -> str:
 
 
 def run(a) -> int:
-    from ..serve.daemon.client import DaemonClient
-    from ..serve.daemon.protocol import DaemonUnavailable
-
     if a.idle is not None and not 0 < a.idle <= MAX_IDLE_S:  # NaN fails too
         raise UsageError(f"--idle {a.idle:g} must be a number of seconds above 0 and at most {MAX_IDLE_S}")
     if a.action == "start":
@@ -63,8 +72,6 @@ def run(a) -> int:
         except DaemonUnavailable:  # no usable runtime directory: no daemon, the cache is still ours
             n = None
         if n is None:
-            from ..serve.cache import DiskStore
-
             n = DiskStore().clear()
         print(json.dumps({"removed": n}) if a.json else f"removed {n} cache entries")
         return 0
@@ -93,6 +100,11 @@ def main(argv=None) -> int:
     except BuildtoolError as e:
         print(f"buildtool: error: {e}", file=sys.stderr)
         return e.exit_code
+
+
+def server_main(argv=None) -> int:
+    """The daemon process: serve clients' plan requests, `gen` steps and command lines."""
+    return server.main(argv, shell=server.Shell(serve=cli.serve, step_args=gen.step_args, run_step=gen.run_step))
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 """`buildtool multi A B --board BOARD [--input a.npy --input b.npy]`: several models in one firmware
-and one shared arena (joint.py, multi_fw.py). Prints the joint plan; with inputs, runs A, B, ...,
+and one shared arena (plan/joint.py, pipeline/multi.py). Prints the joint plan; with inputs, runs A, B, ...,
 then A again, and prints each invocation's outputs."""
 
 from __future__ import annotations
@@ -8,10 +8,16 @@ import json
 import os
 import sys
 
+from .. import pipeline
+from ..errors import UsageError
+from ..firmware.runner import format_report
+from ..model.inputs import load_inputs
+from ..pipeline import multi as multi_fw
+from ..plan.joint import model_options
+from .common import add_plan_options, plan_options
+
 
 def add_parser(sub) -> None:
-    from . import add_plan_options
-
     s = sub.add_parser("multi", help="several models (never running at once) in one firmware sharing one arena")
     s.add_argument("models", nargs="+", metavar="model", help=".tflite files or zoo names (two or more)")
     s.add_argument("--board", required=True, help="the board to build the firmware for")
@@ -35,13 +41,6 @@ def _say(rep: dict) -> None:
 
 
 def cmd_multi(a) -> int:
-    from .. import pipeline
-    from ..pipeline import multi as multi_fw
-    from . import plan_options
-    from ..errors import UsageError
-    from ..model.inputs import load_inputs
-    from ..plan.joint import model_options
-
     if len(a.models) < 2:
         raise UsageError("multi needs at least two models; build one model with `buildtool run MODEL --board`")
     if a.input and len(a.input) != len(a.models):
@@ -58,8 +57,6 @@ def cmd_multi(a) -> int:
     rep = joint.report()
     runs = []
     if xs:
-        from ..firmware.runner import format_report
-
         runs, ram = multi_fw.run(a.board, out, xs)
         print(format_report({"unit": "", "ops": []}, ram), file=sys.stderr)
     if a.json:

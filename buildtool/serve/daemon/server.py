@@ -1,6 +1,6 @@
 """The planner daemon: keeps planned answers hot and shares them between builds.
 
-    python -m buildtool.serve.daemon.server [--detach] [--idle S]
+    cli.daemon.server_main([--detach] [--idle S])   (what serve.daemon.client spawns)
 
 One daemon per user: it holds an exclusive flock on daemon.lock for its whole
 life and serves daemon.sock (0600) in the private runtime directory; if either
@@ -25,9 +25,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import fcntl
-import importlib
 import logging
 import os
+import resource
 import select
 import signal
 import socket
@@ -36,10 +36,16 @@ import threading
 import time
 import traceback
 
-from ...plan.canonical import planner_version
+from dataclasses import dataclass
+
+from ... import zoo
 from ...errors import BuildtoolError, UsageError
 from ...fsutil import client_umask
+from ...plan.canonical import planner_version
+from .. import service
+from ..cache import Cancelled, DiskStore, Memo
 from . import protocol
+from .watch import ModelWatcher
 
 log = logging.getLogger("buildtool.serve.daemon")
 DEFAULT_IDLE_S = 3 * 3600
@@ -91,15 +97,22 @@ def _rss_bytes() -> int:
         with open("/proc/self/statm") as f:
             return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except OSError:
-        import resource
-
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-class Daemon:
-    def __init__(self, paths: dict, idle_s: float, cache_dir: str | None, cap_bytes: int):
-        from ..cache import DiskStore, Memo
+@dataclass(frozen=True)
+class Shell:
+    """The command-line side the daemon runs for its clients, handed in by the process that starts it
+    (cli.daemon.server_main): the server sits below the CLI and never imports it."""
 
+    serve: object  # cli.serve(argv, cwd, planner, gen_planner) -> {"lines", "exit"} | None
+    step_args: object  # gen.step_args(args) -> the parsed step of a `gen` request
+    run_step: object  # gen.run_step(parsed, planner)
+
+
+class Daemon:
+    def __init__(self, paths: dict, idle_s: float, cache_dir: str | None, cap_bytes: int, shell: Shell | None = None):
+        self.shell = shell
         self.paths = paths
         self.idle_s = idle_s
         self.memo = Memo(DiskStore(cache_dir, cap_bytes, write_behind=True))  # written after the answer
@@ -144,8 +157,6 @@ class Daemon:
     # -- planning ----------------------------------------------------------------
     def _cancel_check(self, conn: socket.socket | None):
         """A check that raises cache.Cancelled once the client has hung up (planners call it often)."""
-        from ..cache import Cancelled
-
         def check():
             if conn is not None and client_gone(conn):
                 raise Cancelled("the client hung up")
@@ -167,8 +178,6 @@ class Daemon:
             self._slots.release()
 
     def plan(self, msg: dict, conn: socket.socket | None = None) -> dict:
-        from .. import service
-
         check = self._cancel_check(conn)
         options = msg.get("options") or {}
         if not isinstance(options, dict):
@@ -184,8 +193,6 @@ class Daemon:
         elif isinstance(model, str) and os.path.isabs(model):
             pass
         elif isinstance(msg.get("zoo"), str):
-            from ... import zoo
-
             model = msg["zoo"]
             if model not in zoo.names(large=True):
                 raise UsageError(f"'{model}' is neither a model file nor a zoo name "
@@ -201,23 +208,22 @@ class Daemon:
     def gen(self, msg: dict, conn: socket.socket | None = None) -> str:
         """Run one `buildtool gen` step for a client (its paths absolute); its plan step plans
         through this daemon's memo, in a planning slot."""
-        from ...cli import gen
-
+        if self.shell is None:
+            raise protocol.ProtocolError("this daemon was started without the command line: it plans only")
         check = self._cancel_check(conn)
         raw = msg.get("args")
         try:
-            a = gen.step_args({k: protocol.from_wire(v) for k, v in raw.items()} if isinstance(raw, dict) else raw)
+            a = self.shell.step_args({k: protocol.from_wire(v) for k, v in raw.items()}
+                                     if isinstance(raw, dict) else raw)
         except ValueError as e:
             raise protocol.ProtocolError(str(e)) from None
 
         with client_umask(protocol.umask_of(msg)):  # its files as the client would have made them
-            gen.run_step(a, self._gen_planner(check))
+            self.shell.run_step(a, self._gen_planner(check))
         return a.step
 
     def _gen_planner(self, check):
         """How a gen step run here plans: through this daemon's memo, in a planning slot."""
-        from .. import service
-
         def planner(graph, options):
             with self._planning_slot(check):
                 return service.plan_request(graph, options.to_map(), self.memo.session(check))
@@ -227,8 +233,8 @@ class Daemon:
     def cli(self, msg: dict, conn: socket.socket | None = None) -> dict | None:
         """Run a client's command line (cli.serve; its plans through plan() above): the lines to
         print and the exit status, or None when the client must run it itself."""
-        from ... import cli
-
+        if self.shell is None:
+            return None  # a daemon started without the command line plans only: the client runs it
         argv, cwd = protocol.from_wire(msg.get("argv")), protocol.from_wire(msg.get("cwd"))
         if not (isinstance(argv, list) and all(isinstance(x, str) for x in argv)
                 and isinstance(cwd, str) and os.path.isabs(cwd)):
@@ -238,7 +244,7 @@ class Daemon:
             return self.plan(protocol.plan_message(model, options, source, zoo=not os.path.isabs(model)), conn)
 
         with client_umask(protocol.umask_of(msg)):
-            r = cli.serve(argv, cwd, planner, self._gen_planner(self._cancel_check(conn)))
+            r = self.shell.serve(argv, cwd, planner, self._gen_planner(self._cancel_check(conn)))
         if r is not None:
             r["lines"] = [[bool(err), protocol.to_wire(text)] for err, text in r["lines"]]
         return r
@@ -246,14 +252,10 @@ class Daemon:
     def _watch(self, path: str, options: dict) -> None:
         with self._lock:
             if self.watcher is None:
-                from .watch import ModelWatcher
-
                 self.watcher = ModelWatcher(self._replan)
         self.watcher.watch(path, options)
 
     def _replan(self, path: str, options_list: list) -> None:
-        from .. import service
-
         self._busy(+1)
         try:
             for opts in options_list:
@@ -316,8 +318,6 @@ class Daemon:
             log.info("connection ended: %s", e)
 
     def answer(self, msg: dict, conn: socket.socket | None = None) -> dict:
-        from ..cache import Cancelled
-
         t = msg["type"]
         self._busy(+1)
         try:
@@ -450,8 +450,10 @@ def _listen(path: str) -> socket.socket:
     return s
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m buildtool.serve.daemon.server")
+def main(argv=None, shell: Shell | None = None) -> int:
+    """The daemon process; shell: what it runs for clients' command lines and gen steps (without one,
+    plan requests only)."""
+    ap = argparse.ArgumentParser(prog="python -m buildtool.cli.daemon")
     ap.add_argument("--detach", action="store_true", help="double-fork into the background")
     ap.add_argument("--idle", type=float, default=float(os.environ.get("BUILDTOOL_DAEMON_IDLE_S", DEFAULT_IDLE_S)),
                     help="exit after this many seconds without requests")
@@ -478,7 +480,7 @@ def main(argv=None) -> int:
         return 0
     listener = _listen(p["socket"])
     ino = os.stat(p["socket"]).st_ino
-    d = Daemon(p, a.idle, a.cache_dir, int(a.cache_cap_mb * (1 << 20)))
+    d = Daemon(p, a.idle, a.cache_dir, int(a.cache_cap_mb * (1 << 20)), shell)
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: d.stop_event.set())
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
@@ -491,11 +493,6 @@ def main(argv=None) -> int:
             log.info("removed %d temp files left by interrupted cache writes", n)
 
     threading.Thread(target=clean, name="clean-temps", daemon=True).start()  # off the first request's path
-    try:  # warm imports before the first request; if one fails, requests report it (and the log has it)
-        for name in ("plan.arena", "serve.service", "model.reader"):
-            importlib.import_module(f"buildtool.{name}")
-    except Exception:
-        log.error("cannot import the planner:\n%s", traceback.format_exc())
     try:
         d.serve(listener, lock_fd, ino)
     finally:

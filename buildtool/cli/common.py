@@ -1,0 +1,79 @@
+"""What the commands share: the model argument, the plan options' flags, and the plan a command
+asks for (through the planner daemon unless --no-daemon, or the daemon's own planner when it runs a
+client's command line)."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..fsutil import write_atomic
+from ..options import PlanOptions
+from ..pipeline import is_model_file, load_plan, model_name, plan_json, read_model
+from ..progress import Progress
+
+__all__ = ["is_model_file", "model_name", "write_atomic", "load_model", "number_arg", "add_plan_options",
+           "plan_options", "request_plan", "make_plan"]
+
+
+def load_model(spec: str):
+    """A path to a .tflite file, or the name of a zoo architecture."""
+    return read_model(spec).graph
+
+
+def number_arg(conv, what: str):
+    """An argparse type: conv(text), refusing garbage in one short line (a 5000-digit value is not echoed)."""
+    def parse(text: str):
+        try:
+            return conv(text)
+        except ValueError:
+            shown = text if len(text) <= 40 else text[:37] + "..."
+            raise argparse.ArgumentTypeError(f"'{shown}' is not {what}") from None
+
+    parse.__name__ = conv.__name__
+    return parse
+
+
+def _cap_arg(text: str):
+    return "none" if text.strip().lower() == "none" else float(text)
+
+
+def add_plan_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--align", type=number_arg(int, "a whole number"), default=16,
+                   help="buffer alignment in bytes (default 16)")
+    p.add_argument("--time-budget", type=number_arg(float, "a number"), default=2.0, metavar="S",
+                   help="seconds the exact solver may spend (default 2)")
+    p.add_argument("--no-order-search", action="store_true", help="keep the model's operator order")
+    p.add_argument("--no-inplace", action="store_true", help="never run operators in place")
+    p.add_argument("--no-daemon", action="store_true", help="plan in this process, without the planner daemon")
+    f = p.add_argument_group("memory optimisers (operator splitting, patch-based fusion)")
+    f.add_argument("--split", action="append", metavar="TOP:BOTTOM:N|auto",
+                   help="compute ops TOP..BOTTOM in N horizontal slices (repeatable), or 'auto'")
+    f.add_argument("--optimize", choices=("ram", "macs"),
+                   help="ram: least peak RAM under --max-mac-overhead; macs: least MACs under --ram-limit")
+    f.add_argument("--max-mac-overhead", type=number_arg(_cap_arg, "a number or 'none'"), metavar="F|none",
+                   help="MACs <= F x the unfused network (default 1.3; 'none': least RAM at any MAC cost)")
+    f.add_argument("--ram-limit", metavar="SIZE", help="peak RAM limit, e.g. 65536, 64KiB, 64kB")
+    f.add_argument("--input-streamed", action="store_true",
+                   help="pull the network input a row band at a time instead of holding it in the arena")
+    f.add_argument("--no-band-input", action="store_true",
+                   help="hold the input as one tensor, never in row bands freed as the first block passes")
+
+
+def plan_options(a):
+    """The CLI's flags as PlanOptions (checked: a bad value is one line)."""
+    return PlanOptions.from_args(a)
+
+
+def request_plan(a, options=None) -> dict:
+    """The plan as JSON (plus cache statistics): through the planner daemon unless --no-daemon
+    (inside the daemon, serving a client's command line: its own planner, a.planner)."""
+    options = options or plan_options(a)
+    if getattr(a, "planner", None) is not None:
+        return dict(a.planner(a.model, options.to_map()), via_daemon=True)
+    with Progress(f"planning {model_name(a.model)}"):
+        return plan_json(a.model, options, a.no_daemon)
+
+
+def make_plan(g, a, options=None):
+    """The plan object for g (the model a.model names), from the daemon's cache when it has it."""
+    return load_plan(request_plan(a, options)["plan"], g)

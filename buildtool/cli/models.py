@@ -1,0 +1,71 @@
+"""`buildtool inspect`, `ops` and `zoo`: what a model is made of, what is supported, the model zoo."""
+
+from __future__ import annotations
+
+import json
+
+from .. import zoo
+from ..errors import UsageError
+from ..model.inspect import describe, format_text
+from ..model.ops import supported_table
+from ..model.reader import load_any
+from ..model.writer import serialize
+from .common import is_model_file, load_model, write_atomic
+
+
+def cmd_inspect(a) -> int:
+    """Any well-formed model, including ones the planner refuses: the last line says what would stop it."""
+    if is_model_file(a.model):
+        g, problem = load_any(a.model)
+    else:
+        g, problem = load_model(a.model), None
+    info = describe(g, problem)
+
+    print(json.dumps(info, indent=1) if a.json else format_text(info))
+    return 0
+
+
+def cmd_ops(a) -> int:
+    """The supported operators and their activation types, from the table the checks use."""
+    rows = supported_table()
+    if a.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    print(f"{'operator':20} {'input types':40} output types")
+    for r in rows:
+        print(f"{r['op']:20} {', '.join(r['inputs']):40} {', '.join(r['outputs'])}")
+    return 0
+
+
+def cmd_zoo(a) -> int:
+    if a.list or not a.name:
+        for name, desc in zoo.describe(large=True).items():
+            print(f"{name:14s} {desc}")
+        return 0
+    if a.name not in zoo.names(large=True):
+        raise UsageError(f"unknown zoo model '{a.name}' (known: {', '.join(zoo.names(large=True))})")
+    out = a.output or f"{a.name}.tflite"
+    write_atomic(out, serialize(zoo.build(a.name)))
+    print(f"wrote {out}")
+    return 0
+
+
+def add_inspect(sub) -> None:
+    s = sub.add_parser("inspect", help="ops, tensors, shapes, quantisation, MACs, params, activation bytes")
+    s.add_argument("model", help=".tflite file or zoo name")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(fn=cmd_inspect)
+
+
+def add_ops(sub) -> None:
+    s = sub.add_parser("ops", help="the supported operators and their activation types")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(fn=cmd_ops)
+
+
+def add_zoo(sub) -> None:
+    s = sub.add_parser("zoo", help="write a well-known architecture as an int8 .tflite")
+    s.add_argument("name", nargs="?")
+    s.add_argument("-o", "--output", help=".tflite file to write (default NAME.tflite; its directory must exist)")
+    s.add_argument("--list", action="store_true")
+    s.set_defaults(fn=cmd_zoo)

@@ -1,0 +1,121 @@
+"""`buildtool plan` and `report`: the arena plan as one summary line (or JSON), and memory over the
+execution order drawn as HTML + SVG. `plan` prints from the plan's JSON alone: a warm daemon hit
+formats its answer without importing a planner."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+
+from .. import targets
+from ..plan import regions
+from ..plan.kinds import plan_from_json
+from ..report import write_report
+from ..units import count, exact, size, size_exact
+from .common import add_plan_options, load_model, make_plan, model_name, plan_options, request_plan
+
+
+def cmd_report(a) -> int:
+    """Layer by layer (the plan `buildtool plan` prints for the same flags) against the optimised
+    plan (--optimize ram unless another optimiser is named); a stateful model has only the first."""
+    g = load_model(a.model)
+    opts = plan_options(a)
+    plain = dataclasses.replace(opts, optimize=None, max_mac_overhead=None, ram_limit=None, splits=None,
+                                input_streamed=False, band_input=True)
+    before = make_plan(g, a, plain)
+    after = before
+    if not g.variable_tensors() or opts.fused:
+        after = make_plan(g, a, opts if opts.fused else dataclasses.replace(opts, optimize="ram"))
+    placement = _placement(g, after, a)
+    if placement is not None and after is not before:  # the layer-by-layer plan's too when its buffers spread
+        spread = _placement(g, before, a)
+        placement = (placement, spread) if spread.arena_parts else placement
+    html, svg = write_report(g, before, after, a.output, placement=placement)
+    print(f"wrote {html} and {svg}")
+    return 0
+
+
+def _placement(g, plan, a):
+    """The board's placement of the plan (regions.py) when --board is given, else None."""
+    if not getattr(a, "board", None):
+        return None
+    t = targets.get(a.board)
+    return regions.place(g, regions.place_arena(g, plan, t), t)
+
+
+def _say_placement(a, plan_json: dict) -> None:
+    """`plan --board B`: one line per memory region the placement uses (bytes used / size)."""
+    g = load_model(a.model)
+    for line in regions.describe(_placement(g, plan_from_json(plan_json, g), a)):
+        print(f"  {line}")
+
+
+def _print(text: str, err: bool = False) -> None:
+    print(text, file=sys.stderr if err else sys.stdout)
+
+
+def cmd_plan(a, say=_print) -> int:
+    """say(text, err): where the lines go (the daemon collects them for a client's command line)."""
+    if a.board:
+        targets.get(a.board)  # an unknown board is refused before planning
+    r = request_plan(a)
+    plan = r["plan"]
+    name = model_name(a.model)  # a zoo name whole: mbv2-w0.35
+    _say_tradeoff(name, plan, say)
+    if a.json:
+        out = dict(plan)
+        if r["via_daemon"]:
+            out["cache"], out["plan_ms"] = r["cache"], r["plan_ms"]
+        say(json.dumps(out, indent=1))
+        return 0
+    bound = exact(plan["lower_bound_bytes"])
+    if "mac_overhead" in plan:  # printed from the plan's JSON alone: no fusion or numpy import
+        acc = "input streamed" if plan.get("input_accounting") == "streamed" else "input in the arena"
+        arena = size_exact(plan["arena_bytes"], f"{acc}, residuals counted", f"search bound {bound}")
+        say(f"{name}: arena {arena}; {count(plan['macs'])} MACs = {plan['mac_overhead']:.3f} x unfused; "
+            f"{len(plan.get('fusion_blocks', []))} fusion blocks, {len(plan.get('splits', []))} split regions")
+    else:
+        arena = size_exact(plan["arena_bytes"], f"lower bound {bound}, "
+                           f"{'optimal' if plan['optimal'] else 'not proven optimal'}, planner {plan['planner']}")
+        say(f"{name}: arena {arena}; activations total {size(plan['total_activation_bytes'])}; "
+            f"{count(plan['macs'])} MACs; params {size(plan['params_bytes'])}")
+    if a.board:
+        _say_placement(a, plan)
+    return 0
+
+
+def _say_tradeoff(name: str, plan: dict, say=_print) -> None:
+    """One line on stderr when the MAC cap made a difference (the plan JSON holds the figures)."""
+    t = plan.get("tradeoff")  # (formatted here: a warm daemon hit imports no planner)
+    if not t:
+        return
+    a, o = plan["arena_bytes"], t["arena_bytes"]
+    pct = f"{(o - a) / a * 100:+.1f} %"
+    if t["max_mac_overhead"] == "none":
+        line = (f"at most {plan['max_mac_overhead']:g}x MACs gives {a:,} B ({plan['mac_overhead']:.2f}x); "
+                f"least RAM {o:,} B ({pct}) costs {t['mac_overhead']:.2f}x MACs: --max-mac-overhead none")
+    else:
+        line = (f"least RAM {a:,} B costs {plan['mac_overhead']:.2f}x MACs; at most {t['max_mac_overhead']:g}x "
+                f"MACs gives {o:,} B ({pct}): --max-mac-overhead {t['max_mac_overhead']:g}")
+    say(f"{name}: {line}", True)
+
+
+def add_plan(sub) -> None:
+    s = sub.add_parser("plan", help="plan the tensor arena")
+    s.add_argument("model")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--board", help="also print the placement in this board's memory regions")
+    add_plan_options(s)
+    s.set_defaults(fn=cmd_plan)
+
+
+def add_report(sub) -> None:
+    s = sub.add_parser("report", help="HTML + SVG report: memory over the execution order, fusion blocks")
+    s.add_argument("model")
+    s.add_argument("-o", "--output", default="report.html",
+                   help="HTML file to write (default report.html; its directory must exist); the figure goes "
+                        "beside it as .svg")
+    s.add_argument("--board", help="also draw the placement in this board's memory regions")
+    add_plan_options(s)
+    s.set_defaults(fn=cmd_report)
