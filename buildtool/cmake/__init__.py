@@ -12,9 +12,18 @@ compiles and links exactly as the SCons tool and `buildtool build` do.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 from pathlib import Path
+
+from .. import targets
+from ..cli import gen
+from ..errors import BuildtoolError, ModelError, PlanError, UsageError
+from ..firmware import runner
+from ..firmware.toolchain import FIRMWARE, c_string, check_segments, source_parts
+from ..fsutil import write_if_changed
+from ..pipeline import locate
 
 CMAKE_DIR = Path(__file__).resolve().parent
 
@@ -33,13 +42,10 @@ def _cmake_set(name: str, value) -> str:
 
 def _check_model(model: str, zoo: str) -> None:
     """A zoo name must be in the zoo; a model file must be a regular file (one line otherwise)."""
-    from ..errors import ModelError, UsageError
 
     if bool(model) == bool(zoo):
         raise UsageError("buildtool_add_model needs exactly one of MODEL <file.tflite> or ZOO <name>")
     if zoo:
-        from ..pipeline import locate
-
         locate(zoo)  # one line listing the zoo when it is not a zoo name
     elif not os.path.isfile(model):
         raise ModelError(f"MODEL {model!r}: " + ("a directory, not a .tflite file" if os.path.isdir(model)
@@ -49,13 +55,6 @@ def _check_model(model: str, zoo: str) -> None:
 def configure(board: str, model: str, zoo: str, opts: list, ram_limit: str, out: str) -> None:
     """Check everything a build needs, then write OUT/board.json (+ board.ld), OUT/weights_blob.S
     and OUT/buildtool.cmake; nothing is written when a check fails."""
-    import argparse
-
-    from ..cli import gen
-    from .. import targets
-    from ..errors import UsageError
-    from ..fsutil import write_if_changed
-    from ..firmware.toolchain import c_string, source_parts
 
     t = targets.get(board)  # one line listing the boards when unknown
     options = gen._options(opts)
@@ -91,14 +90,12 @@ def _depfile_inputs(path: Path) -> list:
 
 def _template(t) -> list:
     """The board's linker script template (a configure input, like the Python that reads it)."""
-    from ..firmware.toolchain import FIRMWARE
 
     return [str(FIRMWARE / t.linker_template)] if t.linker_template else []
 
 
 def ram_check(manifest: str, limit: int) -> None:
     """Refuse a plan whose arena exceeds RAM_LIMIT (one line)."""
-    from ..errors import PlanError
 
     man = json.loads(Path(manifest).read_text())
     arena = int(man["arena_bytes"])
@@ -110,10 +107,6 @@ def ram_check(manifest: str, limit: int) -> None:
 def check_elf(elf: str, board: str, manifest: str) -> str:
     """After the link: every load segment where the board has memory (else the ELF is removed, so no
     image a loader would misplace is left) and the one-line RAM/flash summary, as the SCons tool does."""
-    from ..firmware import runner
-    from .. import targets
-    from ..errors import BuildtoolError
-    from ..firmware.toolchain import check_segments
 
     t = targets.get(board)
     if t.linker_template:

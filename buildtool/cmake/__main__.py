@@ -6,6 +6,9 @@ import argparse
 import os
 import sys
 
+from ..errors import BuildtoolError, internal
+from . import check_elf, configure, ram_check
+
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m buildtool.cmake")
@@ -29,8 +32,6 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     """Run one command; a user's error or a bug is one line on stderr and a non-zero exit."""
-    from ..errors import BuildtoolError, internal
-    from . import check_elf, configure, ram_check
 
     a = _parser().parse_args(argv)
     try:

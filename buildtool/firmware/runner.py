@@ -3,6 +3,7 @@ per-operator profile and the RAM report."""
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import re
@@ -12,12 +13,12 @@ from pathlib import Path
 
 import numpy as np
 
-from . import cycles, op_cost
 from .. import targets
 from ..errors import UsageError
 from ..model.ir import NUMPY_DTYPE
-from .toolchain import PACKAGE, FirmwareError, check_tools
 from ..units import exact, kib, size_exact
+from . import cycles, op_cost
+from .toolchain import PACKAGE, FirmwareError, check_tools
 
 PLUGIN_SRC = PACKAGE / "tools" / "qemu-insncount" / "insncount.c"
 RUN_TIMEOUT = 120.0
@@ -108,7 +109,6 @@ def _outputs(man: dict, data: bytes) -> list:
 def _by_function(sym: dict, mask: int, pcs: list) -> list:
     """Fold the plugin's per-address counts [(address, n)] into the functions holding them:
     [(name, instructions)], most first (an address in no sized symbol: "?ADDR")."""
-    import bisect
 
     funcs = sorted((a & mask, (a & mask) + max(n, 1), name) for name, (a, n) in sym.items() if n)
     starts = [f[0] for f in funcs]

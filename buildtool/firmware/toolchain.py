@@ -17,6 +17,10 @@ from .. import targets
 from ..errors import BuildtoolError
 from ..fsutil import write_atomic, write_error, write_if_changed
 from ..options import PlanOptions
+from ..plan import first_bytes
+from ..plan.flash import parse_header
+from ..plan.fusion import plan_fused, search_front
+from ..plan.regions import place, place_arena
 from ..units import exact
 
 if TYPE_CHECKING:  # numpy-free at import: the SCons tool reads flags and sources at configure time
@@ -104,7 +108,6 @@ def weights_define(weights_path) -> str:
 
 def weights_split_defines(t: targets.Target, weights_path) -> list:
     """The -D flags that split weights.bin at its external part (none when the image has none)."""
-    from ..plan.flash import parse_header
 
     with open(weights_path, "rb") as f:
         ext = parse_header(f.read(64)).ext_offset
@@ -249,7 +252,6 @@ def _optimize_ram_hint(g: Graph, plan, t: targets.Target, options: PlanOptions, 
     """
     if options.fused or plan.regions(g):  # already optimised (or asked to be): nothing to suggest
         return ""
-    from ..plan.fusion import plan_fused, search_front
 
     align = options.align
     room = t.ram_bytes - t.stack_bytes
@@ -274,8 +276,6 @@ def check_fits(g: Graph, plan, t: targets.Target, hint: str = "--optimize ram", 
     weights exceed its flash: one line naming the board's size and the
     need, suggesting --optimize ram (or hint: how the caller spells it) when the least-RAM
     fusion plan would fit."""
-    from ..plan import first_bytes
-    from ..plan.regions import place_arena
 
     plan = place_arena(g, plan, t)  # on a board with regions, arena buffers RAM cannot hold go elsewhere
     if t.ram_bytes and first_bytes(plan) + t.stack_bytes > t.ram_bytes:
@@ -284,8 +284,6 @@ def check_fits(g: Graph, plan, t: targets.Target, hint: str = "--optimize ram", 
                             f"{exact(first_bytes(plan))} + stack {exact(t.stack_bytes)}), the board has {_ram_size(t)}"
                             + _optimize_ram_hint(g, plan, t, PlanOptions.from_map(options), hint))
     if t.regions:  # the placement fits every weight in a region, or says by how much it cannot
-        from ..plan.regions import place
-
         place(g, plan, t)
     elif t.flash_bytes and g.params_bytes() > t.flash_bytes:
         raise FirmwareError(f"{g.name} does not fit board {t.name}: its weights need {exact(g.params_bytes())} of "

@@ -25,7 +25,14 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
+from watchdog.events import FileSystemEventHandler
+from watchdog.observers import Observer
+
+from .. import pipeline, targets
+from ..cli.gen import _options
 from ..errors import BuildtoolError, UsageError, one_line
+from ..firmware import runner
 
 IGNORED_PARTS = ("build", ".git", "__pycache__", ".sconf_temp", "CMakeFiles", ".cache")
 IGNORED_PREFIXES = ("bazel-", ".sconsign", ".#", "#")
@@ -82,9 +89,6 @@ class Changes:
 
 
 def _observe(changes: Changes, dirs) -> object:
-    from watchdog.events import FileSystemEventHandler
-    from watchdog.observers import Observer
-
     class Handler(FileSystemEventHandler):
         def on_any_event(self, ev):
             if ev.is_directory or ev.event_type in ("opened", "closed_no_write"):
@@ -111,17 +115,12 @@ class ModelBuild:
     """Build the harness firmware of a model; report changed outputs and RAM/flash."""
 
     def __init__(self, model: str, board: str, options, out_dir: str | None, run: bool, inputs):
-        from .. import pipeline, targets
-
         self.model, self.board, self.options, self.run, self.inputs = model, board, options, run, inputs
         self.target = targets.get(board)
         name = pipeline.model_name(model)
         self.out = Path(out_dir or Path("build") / board / name)
 
     def __call__(self) -> None:
-        from .. import pipeline
-        from ..firmware import runner
-
         before = {p.name: digest(p) for p in self.out.glob("*") if p.is_file()}
         t0 = time.monotonic()
         paths = pipeline.build(self.model, self.board, self.out, self.options)
@@ -135,10 +134,6 @@ class ModelBuild:
             self._run()
 
     def _run(self) -> None:
-        import numpy as np
-
-        from .. import pipeline
-
         man = json.loads((self.out / "firmware.json").read_text())
         if self.inputs:
             x = [np.load(p) for p in self.inputs]
@@ -229,9 +224,6 @@ def add_parser(sub) -> None:
 
 
 def run(a) -> int:
-    from .. import targets
-    from ..cli.gen import _options
-
     if a.debounce < 0:
         raise UsageError("--debounce must be 0 or more seconds")
     extra = [Path(p) for p in a.path or ()]

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import io
 import os
+import zipfile
+
+import numpy as np
 
 from ..errors import UsageError
 from .reader import short
@@ -14,7 +18,6 @@ def load_inputs(g, paths: list, sequence: bool = False,
     input), or one .npz holding them all, keyed by input name or arr_0, arr_1, ... (np.savez).
     sequence: each array stacks N >= 1 invocations on a new first axis (the same N for every input).
     how: what the count-mismatch message tells a user to do (the CLI's flags or SCons' input=)."""
-    import numpy as np
 
     specs = [g.tensors[i] for i in g.inputs]
     names = ", ".join(short(t.name, 32) for t in specs)
@@ -59,10 +62,6 @@ def output_file_bytes(path: str, arrays: list, keys: list | None = None) -> byte
     """The bytes of an output file: one array as .npy, or every array as .npz keyed by `keys` (default
     arr_0, arr_1, ...; np.load(...).files lists them in order), byte-identical for the same arrays
     (np.savez would stamp the current time)."""
-    import io
-    import zipfile
-
-    import numpy as np
 
     buf = io.BytesIO()
     if not path.endswith(".npz"):

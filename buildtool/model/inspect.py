@@ -3,6 +3,7 @@ gets a last "would not plan: ..." line naming the first problem."""
 
 from __future__ import annotations
 
+from ..units import count, size_exact
 from .ir import Graph
 from .ops import op_macs
 
@@ -58,8 +59,6 @@ def _fmt_shape(s) -> str:
 
 
 def format_text(info: dict) -> str:
-    from ..units import count, size_exact
-
     lines = [f"model {info['name']}: {info['num_operators']} operators, {info['num_tensors']} tensors",
              f"  MACs {count(info['macs'])}   params {size_exact(info['params_bytes'])}   activations "
              f"{size_exact(info['activation_bytes'])}, the largest {size_exact(info['largest_activation_bytes'])}"]

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import ModelError
+
 DTYPE_BYTES = {"int8": 1, "uint8": 1, "int16": 2, "int32": 4, "int64": 8, "float32": 4, "float16": 2, "bool": 1}
 NUMPY_DTYPE = {"int8": np.int8, "uint8": np.uint8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
                "float32": np.float32, "float16": np.float16, "bool": np.bool_}
@@ -164,7 +166,6 @@ def validate_graph(g: Graph) -> None:
 
     Raises ModelError naming the first problem found.
     """
-    from ..errors import ModelError
 
     n = len(g.tensors)
     referenced = g.referenced()

@@ -34,9 +34,10 @@ zero point 0, int8 weights, int32 or int64 bias), as TFLite Micro does.
 
 from __future__ import annotations
 
+import numpy as np
 
-from . import opdefs
 from ..errors import ModelError, short
+from . import opdefs
 from .ir import Graph, Operator
 from .opdefs import OPDEFS
 from .stateful import check_edge, edge_types
@@ -225,7 +226,6 @@ def _check_binary(g, op):
     _need(len(op.inputs) == 2, op, "needs two inputs")
     a, b, out = _shape(g, op.inputs[0]), _shape(g, op.inputs[1]), _shape(g, op.outputs[0])
     try:
-        import numpy as np
         bs = tuple(np.broadcast_shapes(a, b))
     except ValueError:
         bs = None

@@ -16,8 +16,9 @@ from tflite.BuiltinOperator import BuiltinOperator
 from tflite.TensorType import TensorType
 
 from ..errors import ModelError
-from .ir import NUMPY_DTYPE, Graph
+from ..fsutil import write_atomic
 from . import tflite_options
+from .ir import NUMPY_DTYPE, Graph
 
 TYPE_CODES = {"float32": TensorType.FLOAT32, "float16": TensorType.FLOAT16, "int32": TensorType.INT32,
               "uint8": TensorType.UINT8, "int64": TensorType.INT64, "int16": TensorType.INT16,
@@ -32,7 +33,6 @@ def serialize(g: Graph) -> bytes:
 
 def save(g: Graph, path: str) -> None:
     """Write atomically: a reader never sees a half-written file."""
-    from ..fsutil import write_atomic
 
     write_atomic(path, serialize(g))
 

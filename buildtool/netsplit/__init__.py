@@ -28,6 +28,6 @@ def require_tensorflow() -> None:
 def run(*args, **kw):
     """The split search: see api.run."""
     require_tensorflow()
-    from .api import run as _run
+    from .api import run as _run  # (TensorFlow: only when netsplit runs)
 
     return _run(*args, **kw)

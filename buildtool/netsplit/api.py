@@ -29,7 +29,7 @@ class Result:
 
 def _base_model(model, data):
     """(NetSpec, Keras model or None) of a .keras file, a Keras model or an architecture name."""
-    import keras
+    import keras  # (TensorFlow's Keras: the optional netsplit extra)
 
     if isinstance(model, keras.Model):
         return transform.spec_of(model), transform.with_spec(model, transform.spec_of(model))

@@ -7,6 +7,10 @@ import os
 import sys
 
 from ..errors import UsageError
+from ..fsutil import write_atomic
+from . import require_tensorflow
+from .report import to_json
+from .spec import ARCHITECTURES
 
 
 def _factors(text: str) -> tuple:
@@ -31,8 +35,6 @@ def _count(text: str, what: str) -> int:
 
 def _settings(a) -> dict:
     """The command's arguments checked (one line each) before TensorFlow is imported."""
-    from .spec import ARCHITECTURES
-
     if a.model not in ARCHITECTURES and not os.path.isfile(a.model):
         raise UsageError(f"'{a.model}' is neither a .keras file nor an architecture ({', '.join(ARCHITECTURES)})")
     if a.data.endswith(".npz") and not os.path.isfile(a.data):
@@ -51,19 +53,14 @@ def _settings(a) -> dict:
 
 
 def cmd_netsplit(a) -> int:
-    from . import require_tensorflow
-
     settings = _settings(a)
     require_tensorflow()
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    from .api import run
-    from .report import to_json
+    from .api import run  # (TensorFlow: imported only when the command runs, after its arguments are checked)
 
     out = a.output
     r = run(a.model, a.data, **settings)
     os.makedirs(out, exist_ok=True)
-    from ..fsutil import write_atomic
-
     r.model.save(os.path.join(out, "split.keras"))
     write_atomic(os.path.join(out, "split.tflite"), r.tflite)
     write_atomic(os.path.join(out, "table.md"), r.table.encode())

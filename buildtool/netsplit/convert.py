@@ -10,7 +10,7 @@ import numpy as np
 
 def to_int8_tflite(model, calibration: np.ndarray) -> bytes:
     """A full-integer .tflite (int8 input, output and activations) of model."""
-    import tensorflow as tf
+    import tensorflow as tf  # (the optional netsplit extra)
 
     def samples():
         for x in calibration:

@@ -33,7 +33,7 @@ class Data:
 def digits(size: int = 16, seed: int = 0) -> tuple:
     """scikit-learn's digits scaled to [0, 1], upsampled (nearest) to size x size, split 80/20 with a
     fixed permutation: (x_train, y_train, x_val, y_val)."""
-    from sklearn.datasets import load_digits
+    from sklearn.datasets import load_digits  # (scikit-learn: the optional netsplit extra)
 
     if size < 8 or size % 8:
         raise UsageError(f"digits size {size} must be a multiple of 8")
@@ -74,7 +74,7 @@ def _call(spec: str):
 
 
 def _from_arrays(xt, yt, xv, yv) -> Data:
-    import tensorflow as tf
+    import tensorflow as tf  # (the optional netsplit extra)
 
     xt, xv = np.asarray(xt, np.float32), np.asarray(xv, np.float32)
     yt, yv = np.asarray(yt).reshape(-1).astype(np.int32), np.asarray(yv).reshape(-1).astype(np.int32)

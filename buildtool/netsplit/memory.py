@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..errors import BuildtoolError
+from ..errors import BuildtoolError, InternalError
 from ..model.ir import Graph
 
 
@@ -62,6 +62,7 @@ def reordered(g: Graph, order: list) -> Graph:
 
 
 def _arena(g: Graph, **options) -> int | None:
+    # (the planner loads OR-Tools, which crashes where TensorFlow has run: only the child process plans)
     from ..options import PlanOptions
     from ..pipeline import plan_memory
 
@@ -73,7 +74,7 @@ def _arena(g: Graph, **options) -> int | None:
 
 def peaks(model_bytes: bytes) -> dict:
     """{plain, optimized, converter, branch, layer}: arena bytes of each plan (None: no plan)."""
-    from ..model.reader import parse
+    from ..model.reader import parse  # (in the planning child process: see the module's docstring)
 
     g = parse(model_bytes, name="netsplit")
     fixed = {"order_search": False}
@@ -93,8 +94,6 @@ def peaks_isolated(model_bytes: bytes) -> dict:
         p = subprocess.run([sys.executable, "-m", "buildtool.netsplit.memory", path], capture_output=True,
                            text=True, env=env, timeout=3600)
     if p.returncode != 0:
-        from ..errors import InternalError
-
         raise InternalError(f"planning the int8 split model failed: {(p.stderr.strip().splitlines() or ['?'])[-1]}")
     return json.loads(p.stdout)
 

@@ -18,12 +18,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from ortools.sat.python import cp_model
 
+from ..errors import PlanError
+from . import align_up
 from .arena.regional import ArenaRegion, one_region_each, solve_choice
 from .arena.regional import spread as spread_arena
-from ..errors import PlanError
 from .flash import EXT_ALIGN, HEADER_BYTES, flash_tensors
-from . import align_up
+
 
 @dataclass(frozen=True)
 class Placement:
@@ -208,7 +210,6 @@ def _knapsack(traffic, sizes, costs, caps, align):
 
 def _cp_sat(traffic, sizes, costs, caps):
     """Three or more regions: the generalised assignment, exactly, with CP-SAT (one worker)."""
-    from ortools.sat.python import cp_model
 
     m = cp_model.CpModel()
     x = one_region_each(m, len(sizes), len(costs))

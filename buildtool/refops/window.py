@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InternalError
 from ..model.ops import conv_out_size, conv_padding
 
 
@@ -46,8 +47,6 @@ def window_block(x, win: Window, y0: int, y1: int, in_row0: int, fill, dtype) ->
     r0, r1 = max(lo, 0), min(hi, win.in_h)
     if r1 > r0:
         if r0 < in_row0 or r1 > in_row0 + x.shape[1]:
-            from ..errors import InternalError
-
             raise InternalError(f"input band rows [{in_row0}, {in_row0 + x.shape[1]}) do not cover "
                              f"rows [{r0}, {r1}) needed for output rows [{y0}, {y1})")
         c1 = min(win.in_w, cols - win.pad_left)

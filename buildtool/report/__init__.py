@@ -12,7 +12,9 @@ import math
 import os
 
 from ..fsutil import write_atomic
+from ..plan.fusion import Schedule, plan_schedule
 from ..units import size
+from .regions import placement_html
 
 _W, _H = 960, 380
 _ML, _MR, _MT, _MB = 70, 20, 30, 60
@@ -21,7 +23,6 @@ _COLORS = {"recompute": "#e8a33c", "hcache": "#4c9ed9", "linebuf": "#69b36b", "s
 
 def plain_plan(g, streamed: bool = False, align: int = 16):
     """Every tensor whole in the model order, packed like a fused plan (the benchmarks' baseline)."""
-    from ..plan.fusion import Schedule, plan_schedule
 
     return plan_schedule(g, Schedule(list(range(len(g.operators))), streamed), align, 0.5)
 
@@ -134,7 +135,6 @@ table{{border-collapse:collapse;font-size:12px}}td,th{{border-bottom:1px solid #
 def _placement_section(placement) -> str:
     if placement is None:
         return ""
-    from .regions import placement_html
 
     return "".join(placement_html(p) for p in (placement if isinstance(placement, tuple) else (placement,)))
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 import collections
 import errno
 import hashlib
+import logging
 import os
 import re
 import shutil
@@ -45,6 +46,9 @@ import time
 from typing import Callable
 
 import msgpack
+
+from ..errors import InternalError
+from .remote_cache import from_env
 
 MAGIC = b"BTCACHE1"
 HEADER = len(MAGIC) + 32
@@ -73,8 +77,6 @@ def default_cache_dir() -> str:
 
 def entry_digest(kind: str, key) -> str:
     if not _KIND.match(kind):
-        from ..errors import InternalError
-
         raise InternalError(f"cache kind {kind!r} must be lower-case letters, digits, '-' or '_'")
     if isinstance(key, str):
         key = key.encode()
@@ -219,9 +221,7 @@ class DiskStore:
         self.quiet_s = _quiet_s()
         if remote is _FROM_ENV:
             remote = None
-            if os.environ.get("BUILDTOOL_REMOTE_CACHE"):  # (imported only then: the client starts fast)
-                from .remote_cache import from_env
-
+            if os.environ.get("BUILDTOOL_REMOTE_CACHE"):
                 remote = from_env()
         self.remote = remote
         self._publish: set = set()  # queued (kind, digest) to send to the remote once written locally
@@ -324,8 +324,6 @@ class DiskStore:
             try:
                 self.flush()
             except Exception:  # noqa: BLE001 - a failed write never fails a plan; the writer keeps going
-                import logging
-
                 logging.getLogger("buildtool.serve.cache").exception("cache writer")
 
     def flush(self) -> int:
@@ -359,9 +357,7 @@ class DiskStore:
             with self._lock:
                 self.write_errors += 1
                 first = self.write_errors == 1
-            if first:  # logging is imported only now: the client imports this module and must start fast
-                import logging
-
+            if first:
                 logging.getLogger("buildtool.serve.cache").warning(
                     "the plan cache in %s cannot be written (%s); plans are made but not stored",
                     self.root, e.strerror or e)

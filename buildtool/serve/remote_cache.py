@@ -20,12 +20,17 @@ an accelerator: the first connection failure or timeout turns it off for the res
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import http.client
 import json
+import logging
 import os
 import re
 import threading
 import urllib.parse
+
+import msgpack
 
 SHARED_KINDS = frozenset({"arena", "fused", "model"})
 DEFAULT_TIMEOUT_S = 2.0
@@ -58,8 +63,6 @@ def from_env():
     try:
         return RemoteCache(url, write=write, timeout=timeout_from_env())
     except ValueError as e:
-        import logging
-
         logging.getLogger("buildtool.serve.cache").warning("%s; the team cache is off", e)
         return None
 
@@ -85,7 +88,6 @@ def parse_ac(body: bytes, kind: str) -> tuple:
 
 def check_blob(blob: bytes, blob_hash: str, size: int, kind: str, digest: str):
     """The value in a CAS blob, after checking its hash, size and that it holds (kind, digest)."""
-    import msgpack
 
     if len(blob) != size or hashlib.sha256(blob).hexdigest() != blob_hash:
         raise Corrupt("blob does not match its hash")
@@ -113,8 +115,6 @@ class RemoteCache:
         self.url = f"{u.scheme}://{u.hostname}{f':{u.port}' if u.port else ''}{self.prefix}"  # no credentials
         self.auth = None
         if u.username is not None:  # http://user:password@host/prefix: basic auth (e.g. for CI's writes)
-            import base64
-
             cred = f"{urllib.parse.unquote(u.username)}:{urllib.parse.unquote(u.password or '')}"
             self.auth = "Basic " + base64.b64encode(cred.encode()).decode()
         self.write = write
@@ -195,8 +195,6 @@ class RemoteCache:
             self.counts["errors"] += 1
             first, self.down = not self.down, True
         if first:
-            import logging
-
             logging.getLogger("buildtool.serve.cache").warning(
                 "the team cache %s is unreachable (%s); planning without it from now on", self.url, e)
 
@@ -217,8 +215,6 @@ class _Connection:
     transport (refused, reset, timeout, a garbled reply) is _Unreachable."""
 
     def __init__(self, rc: RemoteCache):
-        import http.client
-
         self.rc = rc
         cls = http.client.HTTPSConnection if rc.scheme == "https" else http.client.HTTPConnection
         self.conn = cls(rc.host, rc.port, timeout=rc.timeout)
@@ -232,7 +228,6 @@ class _Connection:
     def request(self, method: str, path: str, body: bytes | None = None, headers: dict | None = None,
                 limit: int = MAX_AC_BYTES) -> tuple:
         """(status, body of at most limit bytes); a longer body is Corrupt."""
-        import http.client
 
         headers = dict(headers or {})
         if self.rc.auth:

@@ -28,6 +28,8 @@ import numpy as np
 
 from ..model import ops
 from ..model.ir import NUMPY_DTYPE, Graph, Operator, Quant, Tensor, validate_graph
+from ..refops.layout import block_view
+from ..refops.resize import bilinear_taps, nearest_indices
 
 _ACT = {"NONE": (-np.inf, np.inf), "RELU": (0.0, np.inf), "RELU_N1_TO_1": (-1.0, 1.0), "RELU6": (0.0, 6.0)}
 _FIXED_01 = (1.0 / 256.0, -128)  # TFLM's required output quantisation of int8 SOFTMAX and LOGISTIC
@@ -555,8 +557,6 @@ class GraphBuilder:
         return out
 
     def _space_depth(self, opcode, x, block) -> int:
-        from ..refops.layout import block_view
-
         view, perm = block_view(opcode, self.shape(x), int(block))
         if opcode == "DEPTH_TO_SPACE":
             shape = (1, self.shape(x)[1] * block, self.shape(x)[2] * block, self.shape(x)[3] // (block * block))
@@ -593,8 +593,6 @@ class GraphBuilder:
         return out
 
     def _resize(self, opcode, x, size, align_corners, half_pixel_centers) -> int:
-        from ..refops.resize import bilinear_taps, nearest_indices
-
         name = self._name(opcode.lower())
         _, h, w, c = self.shape(x)
         oh, ow = (int(v) for v in size)

@@ -16,6 +16,8 @@ import subprocess
 import threading
 from pathlib import Path
 
+from buildtool.targets import _with_regions
+
 KERNELS = Path(__file__).resolve().parents[1]
 PACKAGE = KERNELS.parent
 FIRMWARE = PACKAGE / "firmware_src"
@@ -102,8 +104,6 @@ def run_host(exe: Path) -> tuple:
 
 
 def _ld(template: Path, out: Path, flash: str, flash_len: str, ram: str, ram_len: str, stack: str) -> Path:
-    from buildtool.targets import _with_regions
-
     text = _with_regions(template.read_text(), ())  # no external regions: those lines go
     for k, v in (("@FLASH@", flash), ("@FLASHLEN@", flash_len), ("@RAM@", ram), ("@RAMLEN@", ram_len), ("@STACK@", stack)):
         text = text.replace(k, v)

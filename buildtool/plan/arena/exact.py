@@ -8,6 +8,7 @@ seed and a deterministic-time limit keep the answer independent of machine load.
 
 from __future__ import annotations
 
+from ortools.sat.python import cp_model
 
 DETERMINISTIC_PER_SECOND = 20.0
 # Past this many buffers building the model alone takes seconds (10,000: 4 s and 300 MB here)
@@ -22,7 +23,6 @@ def solve(bufs: list, hint: list, lower: int, upper: int, time_budget: float, wa
     so the answer never depends on machine load (the run may take longer on a loaded machine)."""
     if len(bufs) > MAX_BUFFERS:
         return list(hint), upper, False, 0.0
-    from ortools.sat.python import cp_model
 
     m = cp_model.CpModel()
     xs, xi, ti = [], [], []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...errors import InternalError
 from ...model.ir import Graph
 from .. import align_up
 from .packers import profile
@@ -179,8 +180,6 @@ def build_buffers(g: Graph, order: list, decisions: list) -> tuple:
             for i, off, stride in geo:
                 merge(i, o, base + off, stride)
         else:
-            from ...errors import InternalError
-
             raise InternalError(f"unknown in-place decision kind {d.kind!r}")
         applied.append(d)
 

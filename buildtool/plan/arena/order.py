@@ -19,6 +19,7 @@ from __future__ import annotations
 from ...model.ir import Graph
 from ...model.ops import ALIASING, ELEMENTWISE_INPLACE
 from .. import align_up
+from .inplace import candidates
 
 
 def _groups(g: Graph, views: list) -> dict:
@@ -95,7 +96,6 @@ def best_order(g: Graph, align: int, inplace: bool = False, width: int = 256, wo
     down to one (then the model order itself), and keeps no more sets than it could afford.
     stats, when given, receives "work" (units spent) and "cut" (steps that could not try all).
     """
-    from .inplace import candidates
 
     n = len(g.operators)
     work = order_work(2.0) if work is None else work

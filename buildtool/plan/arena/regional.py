@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from ortools.sat.python import cp_model
+
 from ...errors import PlanError
 from .. import align_up
 from . import checker, exact
@@ -89,7 +91,6 @@ def _assign(plan, units, traffic, regions, bounds):
     step within its bound; None when none fits."""
     if min(bounds) < 0:
         return None
-    from ortools.sat.python import cp_model
 
     m = cp_model.CpModel()
     x = one_region_each(m, len(units), len(regions))
@@ -111,7 +112,6 @@ def one_region_each(m, items: int, regions: int) -> list:
 def solve_choice(m, x: list, what: str):
     """Solve a placement model over one_region_each's x: each item's region index, None when nothing
     fits; a PlanError naming `what` when not proven optimal in 60 s (one worker: deterministic)."""
-    from ortools.sat.python import cp_model
 
     s = cp_model.CpSolver()
     s.parameters.num_workers = 1

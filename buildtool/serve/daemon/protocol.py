@@ -24,7 +24,10 @@ import struct
 
 import msgpack
 
+from ... import __version__
 from ...errors import BuildtoolError
+from ...fsutil import makedirs_private
+from ...sources import code_version
 
 MAX_MESSAGE = 64 << 20
 _LEN = struct.Struct(">I")
@@ -78,9 +81,6 @@ def umask_of(msg: dict) -> int | None:
 
 def versions() -> dict:
     """What client and daemon must agree on: the release and the exact code (which covers the planner)."""
-    from ... import __version__
-    from ...sources import code_version
-
     return {"buildtool": __version__, "code": code_version()}
 
 
@@ -100,7 +100,7 @@ def plan_message(model, options: dict, source: str | None = None, zoo: bool | No
         else:
             msg["zoo"] = model
     else:
-        from ...model.writer import serialize
+        from ...model.writer import serialize  # (a Graph only: the thin client never loads the writer)
 
         msg["model_bytes"] = serialize(model)
     return msg
@@ -116,8 +116,6 @@ def runtime_dir() -> str:
         d = os.path.join(base, f"buildtool-{os.getuid()}")
     try:
         if os.environ.get("BUILDTOOL_RUNTIME_DIR"):
-            from ...fsutil import makedirs_private
-
             makedirs_private(os.path.dirname(os.path.abspath(d)))  # every parent it creates 0700 too
         os.mkdir(d, 0o700)
     except FileExistsError:

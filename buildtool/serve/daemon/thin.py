@@ -13,13 +13,16 @@ from __future__ import annotations
 import os
 import sys
 
+from ...errors import BuildtoolError
+from ...fsutil import stdout_error
+from ...progress import Progress
+from . import protocol
+from .client import DaemonClient, daemon_wanted
+from .protocol import from_wire
+
 
 def run_in_daemon(argv: list) -> int | None:
     """Run `buildtool ARGV` in a running daemon: its exit status, or None to run it here."""
-    from ...errors import BuildtoolError
-    from . import protocol
-    from .client import DaemonClient, daemon_wanted
-
     if not daemon_wanted("--no-daemon" in argv):
         return None
     try:
@@ -28,8 +31,6 @@ def run_in_daemon(argv: list) -> int | None:
         with DaemonClient(start=False) as c:
             if not c.connect():
                 return None
-            from ...progress import Progress
-
             with Progress(f"{argv[0]} (in the planner daemon)"):
                 reply = c.request(msg)
     except (BuildtoolError, OSError):  # (an unusable runtime directory, a deleted working directory)
@@ -41,8 +42,6 @@ def run_in_daemon(argv: list) -> int | None:
 
 def _say(lines: list, code: int) -> int:
     """Print the daemon's lines as the command would have (a full disk under stdout: one line, exit 2)."""
-    from .protocol import from_wire
-
     try:
         for err, text in lines:
             print(from_wire(text), file=sys.stderr if err else sys.stdout)
@@ -50,8 +49,6 @@ def _say(lines: list, code: int) -> int:
     except BrokenPipeError:
         return 0
     except OSError as e:
-        from ...fsutil import stdout_error
-
         print(f"buildtool: error: {stdout_error(sys.stdout, e)}", file=sys.stderr)
         return 2
     return int(code)

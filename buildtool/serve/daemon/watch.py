@@ -14,14 +14,14 @@ import logging
 import os
 import threading
 
+from watchdog.events import FileSystemEventHandler
+from watchdog.observers import Observer
+
 log = logging.getLogger("buildtool.serve.daemon")
 
 
 class ModelWatcher:
     def __init__(self, on_change, debounce_s: float = 0.3):
-        from watchdog.events import FileSystemEventHandler
-        from watchdog.observers import Observer
-
         self._on_change = on_change
         self._debounce = debounce_s
         self._lock = threading.Lock()
