@@ -230,7 +230,7 @@ def test_second_checkout_remote_hits_then_planner_edit(project, tmp_path):
         assert {"BtPlan", "BtCode", "CppLink"} <= {m for m, _, _ in ran}
         assert "remote cache hit" in r.stderr and "linux-sandbox" not in r.stderr
         shutil.copy(other.top / "bazel-bin" / "app", tmp_path / "app.elf")
-        planner = pkg / "buildtool" / "arena" / "planner.py"
+        planner = pkg / "buildtool" / "plan" / "arena" / "planner.py"
         planner.write_text(planner.read_text() + "# an edit\n")
         _, ran = other.bazel("build", "//:app", log=True)
         assert sorted(m for m, _, _ in ran) == ["BtPlan"], ran  # its output unchanged: it stops there

@@ -127,7 +127,7 @@ def test_each_kind_of_edit_reruns_only_its_steps(tmp_path):
     assert build() == []  # same bytes, newer file
     model.write_bytes(tiny_bytes(bump=1))
     assert build() == ["skeleton", "flash", "AS weights.S", "LD"]  # weight-only: no plan, no model.c
-    planner = pkg / "buildtool" / "arena" / "planner.py"
+    planner = pkg / "buildtool" / "plan" / "arena" / "planner.py"
     planner.write_text(planner.read_text() + "# an edit that changes no plan\n")
     assert build() == ["plan"]  # re-planned, same plan.json: stops there
     model.write_bytes(tiny_bytes(wide=True))

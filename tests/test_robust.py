@@ -159,7 +159,7 @@ def test_every_writer_uses_the_one_helper(tmp_path, monkeypatch):
     real = fsutil.write_atomic
     monkeypatch.setattr(fsutil, "write_atomic", lambda p, d, mode=None: (seen.append(os.path.basename(p)),
                                                                         real(p, d, mode)))
-    for mod in (common, flash, report):  # firmware writes through fsutil.write_if_changed -> fsutil.write_atomic
+    for mod in (common, flash, report, tflite_writer):  # firmware writes through fsutil.write_if_changed -> fsutil.write_atomic
         monkeypatch.setattr(mod, "write_atomic", fsutil.write_atomic)
     g = zoo.build("tiny")
     common.write_atomic(str(tmp_path / "a.npy"), b"1")
