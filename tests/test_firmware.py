@@ -22,7 +22,7 @@ from buildtool.firmware import runner, toolchain
 from buildtool.model import reader as tflite_reader
 from buildtool.plan.arena import naive_plan, plan_arena
 from buildtool.zoo.builder import GraphBuilder
-from buildtool.codegen import generate
+from buildtool.codegen.model_c import generate
 from buildtool.codegen.skeleton import from_json, to_json
 from buildtool.errors import UsageError
 from buildtool.plan import first_bytes

@@ -16,6 +16,8 @@ import json
 import os
 from pathlib import Path
 
+from ..codegen.c_text import c_string
+
 CMAKE_DIR = Path(__file__).resolve().parent
 
 
@@ -55,7 +57,7 @@ def configure(board: str, model: str, zoo: str, opts: list, ram_limit: str, out:
     from .. import targets
     from ..errors import UsageError
     from ..fsutil import write_if_changed
-    from ..firmware.toolchain import c_string, source_parts
+    from ..firmware.toolchain import source_parts
 
     t = targets.get(board)  # one line listing the boards when unknown
     options = gen._options(opts)
