@@ -190,7 +190,7 @@ def resolve(ref: str | None):
 
 
 def table(column: str) -> dict:
-    """{opcode: function} of one reference column (check, kernel, macs), operators without one left out."""
+    """{opcode: function} of one reference column (check, kernel, macs, emit), operators without one left out."""
     return {d.name: resolve(getattr(d, column)) for d in OPDEFS if getattr(d, column)}
 
 
