@@ -19,10 +19,10 @@ from conftest import ROOT, SHARED_MODEL_NAMES, fixed_input, shared_model, tflm_r
 from buildtool import pipeline, targets, zoo
 from buildtool.plan import flash, regions
 from buildtool.firmware import runner, toolchain
-from buildtool.model import reader as tflite_reader
+from buildtool.model import opdefs, ops, reader as tflite_reader
 from buildtool.plan.arena import naive_plan, plan_arena
 from buildtool.zoo.builder import GraphBuilder
-from buildtool.codegen import generate
+from buildtool.codegen.model_c import generate
 from buildtool.codegen.skeleton import from_json, to_json
 from buildtool.errors import UsageError
 from buildtool.plan import first_bytes
@@ -298,6 +298,12 @@ def test_model_c_is_deterministic_and_weight_free():
     assert f"MODEL_ARENA_BYTES {plan.arena_bytes}u" in h1
     assert "int model_invoke(void)" in h1
     assert c1.count("BT_PROFILE_BEGIN(") == len(g.operators) + 1  # + the macro's definition
+
+
+def test_every_supported_operator_names_its_c_emitter():
+    """The operator table names each supported opcode's emitter (column emit), and it resolves."""
+    emitters = opdefs.table("emit")
+    assert set(emitters) == set(ops.SUPPORTED) and all(callable(f) for f in emitters.values())
 
 
 def test_skeleton_round_trip_gives_the_same_code():

@@ -18,7 +18,7 @@ from buildtool.model import ops
 from buildtool.firmware import runner
 from buildtool.plan.arena import checker, naive_plan, plan_arena
 from buildtool.zoo.builder import GraphBuilder
-from buildtool.codegen import generate
+from buildtool.codegen.model_c import generate
 from buildtool.errors import ModelError
 from buildtool.plan.arena.execute import run
 from buildtool.plan.fusion import plan_fused

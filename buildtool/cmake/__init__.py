@@ -19,9 +19,10 @@ from pathlib import Path
 
 from .. import targets
 from ..cli import gen
+from ..codegen.c_text import c_string
 from ..errors import BuildtoolError, ModelError, PlanError, UsageError
 from ..firmware import runner
-from ..firmware.toolchain import FIRMWARE, c_string, check_segments, source_parts
+from ..firmware.toolchain import FIRMWARE, check_segments, source_parts
 from ..fsutil import write_if_changed
 from ..pipeline import locate
 
@@ -55,7 +56,6 @@ def _check_model(model: str, zoo: str) -> None:
 def configure(board: str, model: str, zoo: str, opts: list, ram_limit: str, out: str) -> None:
     """Check everything a build needs, then write OUT/board.json (+ board.ld), OUT/weights_blob.S
     and OUT/buildtool.cmake; nothing is written when a check fails."""
-
     t = targets.get(board)  # one line listing the boards when unknown
     options = gen._options(opts)
     if ram_limit and not ram_limit.isdigit():

@@ -1,5 +1,6 @@
-"""Code generation: graph + arena plan -> model.c / model.h for the C kernel library."""
+"""Code generation: graph + plan -> model.c / model.h for the C kernel library.
 
-from .model_c import generate
-
-__all__ = ["generate"]
+emit.emit_c(plan, ...) dispatches on the plan's kind (model_c.generate: layer by layer;
+fused_c.generate: fused blocks and split regions). The package's own import is light (no
+submodule): firmware/toolchain.py imports c_text.c_string without loading the generator.
+"""

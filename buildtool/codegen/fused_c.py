@@ -26,7 +26,9 @@ from ..model.ir import Graph
 from ..plan import ArenaPlan, TensorPlace
 from ..refops.activation import prelu_params, relu6_bounds, relu_params, tanh_params
 from . import pipeline_c, qparams, tile_kernels
-from .model_c import _Emitter, _ints, _struct, emit_op, generate as generate_model
+from .c_text import c_ints as _ints, c_struct as _struct
+from .emitter import Emitter as _Emitter
+from .model_c import emit_op, generate as generate_model
 
 
 def axis_table(ap, t: int, n: int, window: bool) -> list:
@@ -158,19 +160,8 @@ class _Emit:
             fields = dict(q, b=dict(dims=z, a_stride=z, b_stride=z, out_stride=z))
             ctype = "bt_mul_params" if op.opcode == "MUL" else "bt_add_params"
             e.declare(f"static const {ctype} {n} = {_struct(fields)};")
-        elif op.opcode == "FULLY_CONNECTED":  # the kernel's parameters (model_c), used by fx_dense_*
-            ti, to, tw = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]], g.tensors[op.inputs[1]]
-            mult, shift, per_ch = qparams.fc_multipliers(g, op)
-            e.declare(f"static const int32_t op{op.index}_mult[{len(mult)}] = {_ints(mult)};")
-            e.declare(f"static const int32_t op{op.index}_shift[{len(shift)}] = {_ints(shift)};")
-            lo, hi = qparams.act_range(g, op)
-            has_bias = len(op.inputs) > 2 and op.inputs[2] >= 0
-            fields = dict(n_in=tw.shape[1], n_out=tw.shape[0], batches=1, input_offset=-ti.zero_point,
-                          filter_offset=-tw.zero_point, output_offset=to.zero_point, act_min=lo, act_max=hi,
-                          weights=e.weight(op.inputs[1], "int8_t"),
-                          bias=e.weight(op.inputs[2], "int32_t") if has_bias else "0",
-                          multiplier=f"op{op.index}_mult", shift=f"op{op.index}_shift", per_channel=per_ch)
-            e.declare(f"static const bt_fc_params {n} = {_struct(fields)};")
+        elif op.opcode == "FULLY_CONNECTED":  # the kernel's parameters (as model_c's), used by fx_dense_*
+            e.declare(f"static const bt_fc_params {n} = {_struct(e.fc_fields(op))};")
         else:
             raise ModelError(f"operator {op.index} ({op.opcode}) cannot run inside a fused block")
         return n

@@ -15,6 +15,9 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
+from .. import targets
+from ..errors import BuildtoolError
+
 BT_COL_MAX = 640  # cortex-m/im2col.h: largest patch of the patch-matrix path
 BT_FC_COL_MAX = 2 * BT_COL_MAX  # cortex-m/fully_connected.c: largest widened input row
 INT32_MIN = -(1 << 31)
@@ -103,9 +106,6 @@ def choose(table: dict, op: str, p: dict) -> str:
 def for_board(board: str):
     """(guard macro, table) of the board's kernel set, or None: unknown board, a set without a table,
     or a build with extra defines (the riscv32-rvv board's BT_RVV kernels keep their dispatchers)."""
-    from .. import targets
-    from ..errors import BuildtoolError
-
     try:
         t = targets.get(board)
     except (BuildtoolError, KeyError):

@@ -1,15 +1,17 @@
-"""Code generation for the stateful operators (SVDF) and their variable tensors.
+"""Code generation for the stateful operators (SVDF, UNIDIRECTIONAL_SEQUENCE_LSTM) and their variable tensors.
 
 A variable tensor lives in a persistent buffer of the arena (plan.py): model_init() resets it once,
 as TFLite Micro's ResetVariableTensors does, and model_invoke() only updates it, so the state
-carries over from one invocation to the next.
+carries over from one invocation to the next. The emitters fn(e, op) are named in the operator
+table (model/opdefs.py, column emit).
 """
 
 from __future__ import annotations
 
+from ..model.stateful import LSTM_C, LSTM_H, LSTM_X, lstm_dims, svdf_dims
 from ..refops.lstm import GATE_INPUTS, lstm_params
 from ..refops.svdf import svdf_params
-from ..model.stateful import LSTM_C, LSTM_H, LSTM_X, lstm_dims, svdf_dims
+from .c_text import c_comment, c_struct
 
 
 def state_reset(e) -> list:
@@ -21,16 +23,11 @@ def state_reset(e) -> list:
         byte = f"({e.at(off)})[i]" if getattr(e.plan, "arena_regions", None) else f"bt_arena[{off}u + i]"
         lines.append(f"  for (uint32_t i = 0; i < {t.nbytes}u; i++) {byte} = "
                      f"(int8_t){t.state_fill_byte - 256 if t.state_fill_byte > 127 else t.state_fill_byte}; "
-                     f"/* state '{_safe(t.name)}' */")
+                     f"/* state '{c_comment(t.name)}' */")
     return lines
 
 
-def _safe(text: str) -> str:
-    from .model_c import _comment
-    return _comment(text)
-
-
-def SVDF(e, op) -> None:
+def svdf(e, op) -> None:
     g, n = e.g, f"op{op.index}"
     for i in (op.inputs[0], op.inputs[4], op.outputs[0]):
         e.dense(op, i)
@@ -43,16 +40,13 @@ def SVDF(e, op) -> None:
                   mult1=p["mult1"], shift1=p["shift1"], mult2=p["mult2"], shift2=p["shift2"], state_bits=bits,
                   weights_feature=e.weight(op.inputs[1], "int8_t"),
                   weights_time=e.weight(op.inputs[2], "int16_t" if bits == 16 else "int8_t"),
-                  bias=e.weight(op.inputs[3], "int32_t") if op.inputs[3] >= 0 else "0")
-    from .model_c import _struct
-    e.declare(f"static const bt_svdf_params {n}_p = {_struct(fields)};")
+                  bias=e.bias(op))
+    e.declare(f"static const bt_svdf_params {n}_p = {c_struct(fields)};")
     e.call(op, f"bt_svdf_s8(&{n}_p, {e.act(op.inputs[0])}, {e.at(e.place(op.inputs[4]).offset)}, "
                f"{e.act(op.outputs[0])});")
 
 
-def UNIDIRECTIONAL_SEQUENCE_LSTM(e, op) -> None:
-    from .model_c import _struct
-
+def lstm(e, op) -> None:
     g, n = e.g, f"op{op.index}"
     for i in (op.inputs[LSTM_X], op.inputs[LSTM_H], op.inputs[LSTM_C], op.outputs[0]):
         e.dense(op, i)
@@ -67,11 +61,9 @@ def UNIDIRECTIONAL_SEQUENCE_LSTM(e, op) -> None:
         fields[gate] = dict(in_mult=q["in_mult"], in_shift=q["in_shift"], rec_mult=q["rec_mult"],
                             rec_shift=q["rec_shift"], w_in_zp=q["w_in_zp"], w_rec_zp=q["w_rec_zp"],
                             w_in=e.weight(op.inputs[wi], "int8_t"), w_rec=e.weight(op.inputs[wr], "int8_t"),
-                            bias=e.weight(op.inputs[b], "int32_t") if op.inputs[b] >= 0 else "0")
+                            bias=e.bias(op, pos=b))
     fields["sigmoid_table"] = e.sigmoid_table16()
-    e.declare(f"static const bt_lstm_params {n}_p = {_struct(fields)};")
+    e.declare(f"static const bt_lstm_params {n}_p = {c_struct(fields)};")
     e.call(op, f"bt_lstm_s8(&{n}_p, {e.act(op.inputs[LSTM_X])}, {e.act(op.inputs[LSTM_H])}, "
                f"{e.act(op.inputs[LSTM_C], 'int16_t')}, {e.act(op.outputs[0])});")
 
-
-STATEFUL_EMITTERS = {"SVDF": SVDF, "UNIDIRECTIONAL_SEQUENCE_LSTM": UNIDIRECTIONAL_SEQUENCE_LSTM}

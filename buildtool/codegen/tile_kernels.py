@@ -23,6 +23,7 @@ loops need it).
 from __future__ import annotations
 
 from . import kernel_variants
+from .c_text import c_struct
 
 SIGNATURE = "const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1"
 
@@ -106,8 +107,6 @@ def local_params(f: dict, group: int, src: tuple, dst: tuple, shape: str) -> dic
 def define(e, op, fields: dict, name: str, group: int, src: tuple, dst: tuple, shape: str) -> str:
     """Declare op's tile kernel calling variant `name`'s macro (local_params' arguments); returns the
     function's name."""
-    from .model_c import _struct
-
     macro, extra = kernel_variants.INSTANCES[name]
     e.use_macro(macro)
     q = local_params(fields, group, src, dst, shape)
@@ -120,6 +119,6 @@ def define(e, op, fields: dict, name: str, group: int, src: tuple, dst: tuple, s
     user = "fx_conv_inplace_k" if shape == "inplace" else "fx_win_k"
     e.declare(f"/* op {op.index}'s tile kernel: {name}'s loops on its constants ({user}) */\n"
               f"static void {fn}({SIGNATURE}) {{\n"
-              f"  const bt_conv_params q = {_struct(q, '    ')};\n{move}"
+              f"  const bt_conv_params q = {c_struct(q, '    ')};\n{move}"
               f"  {macro}(&q, in, in_y0, out, y0, y1{args});\n}}")
     return fn

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .. import targets
+from ..codegen.c_text import c_string
 from ..errors import BuildtoolError
 from ..fsutil import write_atomic, write_error, write_if_changed
 from ..options import PlanOptions
@@ -83,22 +84,6 @@ def sources(t: targets.Target, gen_dir, kernel_root=KERNELS) -> list:
     """Every C/assembler source of the firmware, in a fixed order."""
     return ([FIRMWARE / s for s in t.firmware_sources()] + kernel_sources(t, kernel_root)
             + [Path(gen_dir) / "model.c", WEIGHTS_S])
-
-
-def c_string(text: str) -> str:
-    """text (a path) as a C string literal that the assembler's .incbin reads back byte for byte:
-    \\ and \" escaped, every byte outside printable ASCII (and '?', against trigraphs) as a
-    three-digit octal escape, which both the C preprocessor and the GNU assembler take."""
-    out = []
-    for b in os.fsencode(text):
-        c = chr(b)
-        if c in '"\\':
-            out.append("\\" + c)
-        elif 32 <= b < 127 and c != "?":
-            out.append(c)
-        else:
-            out.append(f"\\{b:03o}")
-    return '"' + "".join(out) + '"'
 
 
 def weights_define(weights_path) -> str:
@@ -342,6 +327,6 @@ def check_segments(t: targets.Target, elf) -> None:
 
 
 
-__all__ = ["FirmwareError", "kernel_sources", "include_dirs", "compile_flags", "sources", "c_string",
+__all__ = ["FirmwareError", "kernel_sources", "include_dirs", "compile_flags", "sources",
            "weights_define", "link_flags", "kernel_library", "link", "check_fits", "load_segments",
            "check_segments", "KERNELS", "FIRMWARE", "PACKAGE"]

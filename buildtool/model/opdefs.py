@@ -4,9 +4,9 @@ The tables other modules use are derived from OPDEFS: ops.SUPPORTED, INT16_OPS, 
 ELEMENTWISE_INPLACE, ALIASING, the checks and MAC counts (ops.py), refops.KERNELS, BANDED and
 kernel_inputs, the STRUCTURAL_INPUTS of canonical.py and flash.py, the reader's REQUIRED_INPUTS and
 ALL_REQUIRED, the TFLite options table and its fields (tflite_options reads and writes them from the
-row), and fusion.receptive's WINDOWED, POINTWISE, UNARY and MINMAX. Functions are named, not imported, so this module imports nothing
-of the tool; `resolve` finds them on first use. The C emitter of an opcode is the method of that
-name on codegen.model_c._Emitter (fused plans: codegen/fused_c.py); its prepare, when it has one,
+row), fusion.receptive's WINDOWED, POINTWISE, UNARY and MINMAX, and the C emitter codegen.model_c.emit_op
+calls (column emit; fused blocks: codegen/fused_c.py). Functions are named, not imported, so this module
+imports nothing of the tool; `resolve` finds them on first use. An operator's prepare, when it has one,
 is refops.prepare.PREPARE[opcode]. docs/adding-an-operator.md says how to add one.
 """
 
@@ -50,10 +50,11 @@ def _opts(table: str, *fields, required: bool = False) -> dict:
 
 @dataclass(frozen=True)
 class OpDef:
-    """One operator. check, macs, kernel: 'module:function' under buildtool (None: none)."""
+    """One operator. check, macs, kernel, emit: 'module:function' under buildtool (None: none)."""
     name: str
     check: str | None  # semantic check (arity, types, shapes); raises ModelError
     kernel: str  # reference numpy kernel fn(g, op, ins, outs, **band)
+    emit: str | None = None  # C emitter fn(e, op) on a codegen.emitter.Emitter: model.c's call; None: no firmware
     types: tuple = (I8_16, I8_16)  # activation types (inputs, outputs): int8 and 16x8 unless said
     macs: str | None = None  # multiply-accumulate count fn(g, op); None: 0
     required_inputs: int = 1  # inputs it cannot run without (the rest may be -1)
@@ -79,85 +80,95 @@ _POOL = _opts("Pool2DOptions", _PAD, *_STRIDES, Field("filter_w", "FilterWidth")
               _ACT, required=True)
 
 OPDEFS = (
-    OpDef("CONV_2D", "model.ops:_check_conv", "refops.conv:conv2d", macs="model.ops:conv_macs", required_inputs=2,
-          tiling="windowed", **_opts("Conv2DOptions", _PAD, *_STRIDES, _ACT, *_DILATION, required=True)),
-    OpDef("DEPTHWISE_CONV_2D", "model.ops:_check_conv", "refops.depthwise:depthwise_conv2d", macs="model.ops:conv_macs",
-          required_inputs=2, memory="depthwise", tiling="windowed",
+    OpDef("CONV_2D", "model.ops:_check_conv", "refops.conv:conv2d", "codegen.model_c:conv_2d",
+          macs="model.ops:conv_macs", required_inputs=2, tiling="windowed",
+          **_opts("Conv2DOptions", _PAD, *_STRIDES, _ACT, *_DILATION, required=True)),
+    OpDef("DEPTHWISE_CONV_2D", "model.ops:_check_conv", "refops.depthwise:depthwise_conv2d",
+          "codegen.model_c:depthwise_conv_2d", macs="model.ops:conv_macs", required_inputs=2, memory="depthwise",
+          tiling="windowed",
           **_opts("DepthwiseConv2DOptions", _PAD, *_STRIDES,
                   Field("depth_multiplier", "DepthMultiplier", default=1, zero_is_default=True), _ACT, *_DILATION,
                   required=True)),
-    OpDef("FULLY_CONNECTED", "model.ops:_check_fc", "refops.fully_connected:fully_connected", macs="model.ops:fc_macs",
-          required_inputs=2,
+    OpDef("FULLY_CONNECTED", "model.ops:_check_fc", "refops.fully_connected:fully_connected",
+          "codegen.model_c:fully_connected", macs="model.ops:fc_macs", required_inputs=2,
           **_opts("FullyConnectedOptions", Field("uses shuffled weights, which are not supported", "WeightsFormat",
                                                  "refuse"), _ACT, Field("keep_num_dims", "KeepNumDims", "bool", False))),
-    OpDef("ADD", "model.ops:_check_binary", "refops.elementwise:add", const_operands=True, memory="elementwise",
-          tiling="pointwise", **_opts("AddOptions", _ACT), **_BIN),
-    OpDef("MUL", "model.ops:_check_binary", "refops.elementwise:mul", const_operands=True, memory="elementwise",
-          tiling="pointwise", **_opts("MulOptions", _ACT), **_BIN),
-    OpDef("CONCATENATION", "model.ops:_check_concat", "refops.shape_ops:concatenation", all_required=True,
-          const_operands=True, memory="concat",
+    OpDef("ADD", "model.ops:_check_binary", "refops.elementwise:add", "codegen.model_c:add", const_operands=True,
+          memory="elementwise", tiling="pointwise", **_opts("AddOptions", _ACT), **_BIN),
+    OpDef("MUL", "model.ops:_check_binary", "refops.elementwise:mul", "codegen.model_c:mul", const_operands=True,
+          memory="elementwise", tiling="pointwise", **_opts("MulOptions", _ACT), **_BIN),
+    OpDef("CONCATENATION", "model.ops:_check_concat", "refops.shape_ops:concatenation", "codegen.model_c:concatenation",
+          all_required=True, const_operands=True, memory="concat",
           **_opts("ConcatenationOptions", Field("axis", "Axis", default=0), _ACT, required=True)),
-    OpDef("AVERAGE_POOL_2D", "model.ops:_check_pool", "refops.pooling:average_pool2d", tiling="windowed",
-          **_POOL),
-    OpDef("MAX_POOL_2D", "model.ops:_check_pool", "refops.pooling:max_pool2d", tiling="windowed", **_POOL),
-    OpDef("MEAN", "model.ops:_check_mean", "refops.reduce:mean", required_inputs=2,
+    OpDef("AVERAGE_POOL_2D", "model.ops:_check_pool", "refops.pooling:average_pool2d",
+          "codegen.model_c:average_pool_2d", tiling="windowed", **_POOL),
+    OpDef("MAX_POOL_2D", "model.ops:_check_pool", "refops.pooling:max_pool2d", "codegen.model_c:max_pool_2d",
+          tiling="windowed", **_POOL),
+    OpDef("MEAN", "model.ops:_check_mean", "refops.reduce:mean", "codegen.model_c:mean", required_inputs=2,
           **_opts("ReducerOptions", Field("keep_dims", "KeepDims", "bool", False)), structural=(1,)),
-    OpDef("PAD", "model.ops:_check_pad", "refops.shape_ops:pad", required_inputs=2, **_opts("PadOptions"),
-          structural=(1,)),
-    OpDef("RESHAPE", "model.ops:_check_reshape", "refops.shape_ops:reshape",
+    OpDef("PAD", "model.ops:_check_pad", "refops.shape_ops:pad", "codegen.model_c:pad", required_inputs=2,
+          **_opts("PadOptions"), structural=(1,)),
+    OpDef("RESHAPE", "model.ops:_check_reshape", "refops.shape_ops:reshape", "codegen.model_c:reshape",
           types=_t(("int8", "uint8", "int16", "int32", "int64", "bool")), memory="alias",
           **_opts("ReshapeOptions", Field("new_shape", "NewShape", "output_shape")), structural=(1,)),
     # int8 -> int16 SOFTMAX: stateful.EDGE_TYPES
-    OpDef("SOFTMAX", "model.ops_extra:_check_softmax", "refops.softmax:softmax",
+    OpDef("SOFTMAX", "model.ops_extra:_check_softmax", "refops.softmax:softmax", "codegen.model_c:softmax",
           **_opts("SoftmaxOptions", Field("beta", "Beta", "float", 1.0))),
-    OpDef("LOGISTIC", "refops.activation:check_sigmoid_like", "refops.elementwise:logistic", memory="elementwise"),
-    OpDef("QUANTIZE", "model.ops:_check_same", "refops.elementwise:quantize",
+    OpDef("LOGISTIC", "refops.activation:check_sigmoid_like", "refops.elementwise:logistic", "codegen.model_c:logistic",
+          memory="elementwise"),
+    OpDef("QUANTIZE", "model.ops:_check_same", "refops.elementwise:quantize", "codegen.model_c:quantize",
           types=_t(("int8", "int16", "int32", "float32"), ("int8", "int16", "int32")), memory="elementwise",
           **_opts("QuantizeOptions")),
-    OpDef("DEQUANTIZE", "model.ops:_check_same", "refops.elementwise:dequantize",
+    OpDef("DEQUANTIZE", "model.ops:_check_same", "refops.elementwise:dequantize", "codegen.model_c:dequantize",
           types=_t(("int8", "int16"), ("int8", "int16", "float32")), **_opts("DequantizeOptions")),
-    OpDef("HARD_SWISH", "model.ops:_check_same", "refops.elementwise:hard_swish", types=_t(I8), memory="elementwise",
-          **_opts("HardSwishOptions")),
-    OpDef("SPLIT", "model.ops:_check_split", "refops.shape_ops:split", required_inputs=2,
+    OpDef("HARD_SWISH", "model.ops:_check_same", "refops.elementwise:hard_swish", "codegen.model_c:hard_swish",
+          types=_t(I8), memory="elementwise", **_opts("HardSwishOptions")),
+    OpDef("SPLIT", "model.ops:_check_split", "refops.shape_ops:split", "codegen.model_c:split", required_inputs=2,
           **_opts("SplitOptions", Field("num_splits", "NumSplits", default=N_OUTPUTS)), structural=(0,)),
-    OpDef("STRIDED_SLICE", "model.ops:_check_slice", "refops.shape_ops:strided_slice", required_inputs=4,
-          **_opts("StridedSliceOptions", *_MASKS, Field("offset", "Offset", "bool", False)), structural=(1, 2, 3)),
-    OpDef("RELU", "model.ops:_check_same", "refops.activation:relu", memory="elementwise", tiling="unary"),
-    OpDef("RELU6", "model.ops:_check_same", "refops.activation:relu6", memory="elementwise", tiling="unary"),
-    OpDef("TANH", "refops.activation:check_sigmoid_like", "refops.activation:tanh", memory="elementwise", tiling="unary"),
-    OpDef("PRELU", "model.ops_extra:_check_prelu", "refops.activation:prelu", memory="elementwise", tiling="unary",
-          **_BIN),
-    OpDef("MAXIMUM", "model.ops:_check_binary", "refops.activation:maximum", memory="elementwise", tiling="minmax",
-          **_opts("MaximumMinimumOptions"), **_BIN),
-    OpDef("MINIMUM", "model.ops:_check_binary", "refops.activation:minimum", memory="elementwise", tiling="minmax",
-          **_opts("MaximumMinimumOptions"), **_BIN),
-    OpDef("TRANSPOSE", "model.ops_extra:_check_transpose", "refops.layout:transpose", required_inputs=2,
-          **_opts("TransposeOptions"), structural=(1,)),
+    OpDef("STRIDED_SLICE", "model.ops:_check_slice", "refops.shape_ops:strided_slice", "codegen.model_c:strided_slice",
+          required_inputs=4, **_opts("StridedSliceOptions", *_MASKS, Field("offset", "Offset", "bool", False)),
+          structural=(1, 2, 3)),
+    OpDef("RELU", "model.ops:_check_same", "refops.activation:relu", "codegen.extra_c:relu", memory="elementwise",
+          tiling="unary"),
+    OpDef("RELU6", "model.ops:_check_same", "refops.activation:relu6", "codegen.extra_c:relu6", memory="elementwise",
+          tiling="unary"),
+    OpDef("TANH", "refops.activation:check_sigmoid_like", "refops.activation:tanh", "codegen.extra_c:tanh",
+          memory="elementwise", tiling="unary"),
+    OpDef("PRELU", "model.ops_extra:_check_prelu", "refops.activation:prelu", "codegen.extra_c:prelu",
+          memory="elementwise", tiling="unary", **_BIN),
+    OpDef("MAXIMUM", "model.ops:_check_binary", "refops.activation:maximum", "codegen.extra_c:maximum",
+          memory="elementwise", tiling="minmax", **_opts("MaximumMinimumOptions"), **_BIN),
+    OpDef("MINIMUM", "model.ops:_check_binary", "refops.activation:minimum", "codegen.extra_c:minimum",
+          memory="elementwise", tiling="minmax", **_opts("MaximumMinimumOptions"), **_BIN),
+    OpDef("TRANSPOSE", "model.ops_extra:_check_transpose", "refops.layout:transpose", "codegen.extra_c:transpose",
+          required_inputs=2, **_opts("TransposeOptions"), structural=(1,)),
     OpDef("RESIZE_NEAREST_NEIGHBOR", "refops.resize:check_resize", "refops.resize:resize_nearest_neighbor",
-          required_inputs=2, **_opts("ResizeNearestNeighborOptions", *_RESIZE), structural=(1,)),
-    OpDef("RESIZE_BILINEAR", "refops.resize:check_resize", "refops.resize:resize_bilinear", types=_t(I8),
-          macs="model.ops_extra:bilinear_macs", required_inputs=2,
+          "codegen.extra_c:resize_nearest_neighbor", required_inputs=2,
+          **_opts("ResizeNearestNeighborOptions", *_RESIZE), structural=(1,)),
+    OpDef("RESIZE_BILINEAR", "refops.resize:check_resize", "refops.resize:resize_bilinear",
+          "codegen.extra_c:resize_bilinear", types=_t(I8), macs="model.ops_extra:bilinear_macs", required_inputs=2,
           **_opts("ResizeBilinearOptions", *_RESIZE), structural=(1,)),
-    OpDef("SQUEEZE", "model.ops_extra:_check_squeeze", "refops.layout:squeeze", memory="alias",
-          **_opts("SqueezeOptions", Field("squeeze_dims", "SqueezeDims", "ints", ()))),
-    OpDef("EXPAND_DIMS", "model.ops_extra:_check_expand_dims", "refops.layout:expand_dims", required_inputs=2,
-          memory="alias", **_opts("ExpandDimsOptions"), structural=(1,)),
-    OpDef("DEPTH_TO_SPACE", "model.ops_extra:_check_space_depth", "refops.layout:depth_to_space", types=_t(I8),
-          **_opts("DepthToSpaceOptions", *_BLOCK)),
-    OpDef("SPACE_TO_DEPTH", "model.ops_extra:_check_space_depth", "refops.layout:space_to_depth", types=_t(I8),
-          **_opts("SpaceToDepthOptions", *_BLOCK)),
-    OpDef("LEAKY_RELU", "model.ops:_check_same", "refops.leaky_relu:leaky_relu", memory="elementwise", tiling="unary",
-          **_opts("LeakyReluOptions", Field("alpha", "Alpha", "float", 0.0))),
-    OpDef("SUB", "model.ops:_check_binary", "refops.sub:sub", const_operands=True, memory="elementwise",
-          tiling="pointwise", **_opts("SubOptions", _ACT), **_BIN),
+    OpDef("SQUEEZE", "model.ops_extra:_check_squeeze", "refops.layout:squeeze", "codegen.model_c:reshape",
+          memory="alias", **_opts("SqueezeOptions", Field("squeeze_dims", "SqueezeDims", "ints", ()))),
+    OpDef("EXPAND_DIMS", "model.ops_extra:_check_expand_dims", "refops.layout:expand_dims", "codegen.model_c:reshape",
+          required_inputs=2, memory="alias", **_opts("ExpandDimsOptions"), structural=(1,)),
+    OpDef("DEPTH_TO_SPACE", "model.ops_extra:_check_space_depth", "refops.layout:depth_to_space",
+          "codegen.extra_c:transpose", types=_t(I8), **_opts("DepthToSpaceOptions", *_BLOCK)),
+    OpDef("SPACE_TO_DEPTH", "model.ops_extra:_check_space_depth", "refops.layout:space_to_depth",
+          "codegen.extra_c:transpose", types=_t(I8), **_opts("SpaceToDepthOptions", *_BLOCK)),
+    OpDef("LEAKY_RELU", "model.ops:_check_same", "refops.leaky_relu:leaky_relu", "codegen.model_c:leaky_relu",
+          memory="elementwise", tiling="unary", **_opts("LeakyReluOptions", Field("alpha", "Alpha", "float", 0.0))),
+    OpDef("SUB", "model.ops:_check_binary", "refops.sub:sub", "codegen.model_c:sub", const_operands=True,
+          memory="elementwise", tiling="pointwise", **_opts("SubOptions", _ACT), **_BIN),
     OpDef("TRANSPOSE_CONV", "model.ops:_check_transpose_conv", "refops.transpose_conv:transpose_conv",
-          macs="model.ops:transpose_conv_macs", required_inputs=3,
+          "codegen.model_c:transpose_conv", macs="model.ops:transpose_conv_macs", required_inputs=3,
           **_opts("TransposeConvOptions", _PAD, *_STRIDES, _ACT, required=True)),
     # Stateful operators: their check owns the types (stateful.py), their state lives in variable tensors.
-    OpDef("SVDF", "model.stateful:check_svdf", "refops.svdf:svdf", types=_t(I8), macs="model.stateful:svdf_macs",
-          required_inputs=5, **_opts("SVDFOptions", Field("rank", "Rank"), _ACT, required=True)),
-    OpDef("UNIDIRECTIONAL_SEQUENCE_LSTM", "model.stateful:check_lstm", "refops.lstm:lstm", types=_t(I8),
-          macs="model.stateful:lstm_macs", **_opts("UnidirectionalSequenceLSTMOptions",
+    OpDef("SVDF", "model.stateful:check_svdf", "refops.svdf:svdf", "codegen.stateful_c:svdf", types=_t(I8),
+          macs="model.stateful:svdf_macs", required_inputs=5,
+          **_opts("SVDFOptions", Field("rank", "Rank"), _ACT, required=True)),
+    OpDef("UNIDIRECTIONAL_SEQUENCE_LSTM", "model.stateful:check_lstm", "refops.lstm:lstm", "codegen.stateful_c:lstm",
+          types=_t(I8), macs="model.stateful:lstm_macs", **_opts("UnidirectionalSequenceLSTMOptions",
                   Field("lstm_activation", "FusedActivationFunction", "activation", "TANH"),
                   Field("cell_clip", "CellClip", "float", 0.0), Field("proj_clip", "ProjClip", "float", 0.0),
                   Field("time_major", "TimeMajor", "bool", False), required=True)),
@@ -179,7 +190,7 @@ def resolve(ref: str | None):
 
 
 def table(column: str) -> dict:
-    """{opcode: function} of one reference column (check, kernel, macs), operators without one left out."""
+    """{opcode: function} of one reference column (check, kernel, macs, emit), operators without one left out."""
     return {d.name: resolve(getattr(d, column)) for d in OPDEFS if getattr(d, column)}
 
 

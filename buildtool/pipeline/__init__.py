@@ -45,7 +45,7 @@ STEP_SOURCES = {  # a superset of what the step imports (tests/test_gen.py check
              "serve/cache.py", "serve/service.py", "serve/daemon", "model/ops.py", "model/ops_extra.py", "model/stateful.py", "model/opdefs.py", "model/ir.py", "codegen",
              "codegen/kernel_variants.py", "refops",
              "plan/flash.py", "model/reader.py", "model/tflite_options.py"),
-    "code": _FUSED_PLAN_LOADER + ("__init__.py", "plan/flash.py", "pipeline/__init__.py", "plan/__init__.py", "options.py", "model/ops.py",
+    "code": _FUSED_PLAN_LOADER + ("codegen/templates/model.c.in", "codegen/templates/model.h.in", "__init__.py", "plan/flash.py", "pipeline/__init__.py", "plan/__init__.py", "options.py", "model/ops.py",
                                   "model/ops_extra.py", "model/stateful.py", "model/opdefs.py", "model/ir.py", "targets", "boards",
                                   "firmware/toolchain.py", "units.py", "plan/regions.py", "model/reader.py", "model/tflite_options.py",
                                   "firmware/op_cost.py", "firmware/cycles.py"),
@@ -53,7 +53,7 @@ STEP_SOURCES = {  # a superset of what the step imports (tests/test_gen.py check
                                    "model/ir.py", "pipeline/__init__.py", "options.py", "plan/__init__.py", "model/opdefs.py", "model/ops.py",
                                    "model/ops_extra.py", "model/stateful.py", "targets", "boards",
                                    "firmware/toolchain.py", "units.py"),  # --split-header
-    "board": ("__init__.py", "targets", "boards", "firmware/toolchain.py", "units.py", "pipeline/__init__.py", "options.py", "model/ir.py"),
+    "board": ("__init__.py", "targets", "boards", "codegen/__init__.py", "codegen/c_text.py", "firmware/toolchain.py", "units.py", "pipeline/__init__.py", "options.py", "model/ir.py"),
 }
 # the command-line shell around the steps: what it imports does not shape a step's output
 SHELL_SOURCES = ("cli/__init__.py", "cli/gen.py", "integrations/watch.py", "cli/multi.py", "errors.py", "fsutil.py", "sources.py", "progress.py",

@@ -34,6 +34,18 @@ def window(g, op) -> Window:
     return Window(inp[1], inp[2], o["filter_h"], o["filter_w"], o["stride_h"], o["stride_w"], 1, 1, o["padding"])
 
 
+BIAS_INPUT = {"TRANSPOSE_CONV": 3, "SVDF": 3}  # the bias's input position where it is not 2
+
+
+def bias_input(g, op, dtype: str = "int32", pos: int | None = None) -> int:
+    """The tensor index of op's bias (input `pos`, by default BIAS_INPUT's or 2) when it has one of type
+    dtype, else -1: the one "has a bias" rule of every parameter struct (an int64 bias, 16x8, is never
+    an int32 bias field)."""
+    pos = BIAS_INPUT.get(op.opcode, 2) if pos is None else pos
+    b = op.inputs[pos] if len(op.inputs) > pos else -1
+    return b if b >= 0 and g.tensors[b].dtype == dtype else -1
+
+
 def fields(data) -> dict:
     """An OpData's fields in declaration order (the C struct's order)."""
     return {f.name: getattr(data, f.name) for f in dataclasses.fields(data)}
