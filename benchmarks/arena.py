@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from docs_tables import Out, cli_plan, environment, write_docs  # noqa: E402
 
 from buildtool import zoo  # noqa: E402
-from buildtool.plan.arena import plan_arena  # noqa: E402
+from buildtool.plan.arena.planner import plan_arena  # noqa: E402
 from buildtool.model.reader import load  # noqa: E402
 from buildtool.model.writer import serialize  # noqa: E402
 

@@ -225,8 +225,8 @@ def main(argv=None) -> int:
                 if warm():
                     break
             warm_ms = median_ms(warm, a.warm_runs)
-            code = ("import time; t = time.perf_counter(); from buildtool.serve.daemon.client import plan; "
-                    f"plan({spec!r}); print((time.perf_counter() - t) * 1e3)")
+            code = ("import time; t = time.perf_counter(); from buildtool.serve.daemon.client import DaemonClient; "
+                    f"DaemonClient().plan({spec!r}); print((time.perf_counter() - t) * 1e3)")
             proc_ms = statistics.median(
                 float(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout)
                 for _ in range(7))

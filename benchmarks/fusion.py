@@ -28,9 +28,9 @@ from docs_tables import Out, cli_plan, environment, write_docs  # noqa: E402
 
 from buildtool import zoo  # noqa: E402
 from buildtool.errors import PlanError  # noqa: E402
-from buildtool.plan.fusion import plan_from_front, plan_fused  # noqa: E402
+from buildtool.plan.fusion.planner import plan_from_front, plan_fused  # noqa: E402
 from buildtool.plan.fusion.search import search_front  # noqa: E402
-from buildtool.plan.fusion.costs import INSTRUCTION_MARGIN, predict_items  # noqa: E402
+from buildtool.plan.fusion.instructions import INSTRUCTION_MARGIN, predict_items  # noqa: E402
 from buildtool.plan.fusion.schedule import BlockRun  # noqa: E402
 from buildtool.report import plain_plan  # noqa: E402
 

@@ -29,7 +29,7 @@ import numpy as np  # noqa: E402
 from buildtool import pipeline, targets, zoo
 from buildtool.firmware import runner  # noqa: E402
 from buildtool.firmware import make_plan  # noqa: E402
-from buildtool.plan.fusion import plan_fused  # noqa: E402
+from buildtool.plan.fusion.planner import plan_fused  # noqa: E402
 
 
 def inlined(board: str, elf: str, addresses: list) -> list:

@@ -57,7 +57,7 @@ def _py_entries(path: str, rel: str):
 # (tests/test_layers.py checks it, imports inside functions included; docs/ARCHITECTURE.md draws it).
 # Each name is a module or package under buildtool; a package's modules share its layer.
 LAYERS = (
-    ("base", ("errors", "units", "progress", "fsutil", "sources", "options")),
+    ("base", ("errors", "units", "progress", "fsutil", "sources", "imports", "options")),
     ("model", ("model",)),  # graph IR, operator table and checks, .tflite reader/writer, model I/O files
     ("refops", ("refops",)),  # TFLite Micro's kernels in numpy, and the prepare step codegen shares
     ("zoo", ("zoo",)),  # graphs built in code, calibrated with refops
@@ -66,7 +66,7 @@ LAYERS = (
     ("codegen", ("codegen",)),  # plan -> model.c / model.h
     ("firmware", ("firmware",)),  # compile, link, fit, run in an emulator, profile
     ("report", ("report",)),  # memory drawn as HTML/SVG
-    ("pipeline", ("pipeline",)),  # the flow's step functions
+    ("pipeline", ("steps", "pipeline")),  # the build's steps (one module each) and the flow that runs them
     ("serve", ("serve",)),  # plan caches (local, team), the plan request, the planner daemon
     ("shells", ("cli", "integrations", "scons", "cmake", "bazel", "netsplit", "kernels")),
 )

@@ -8,7 +8,7 @@ script keeps the page true:
   suite's generators), looked up in the kernel folders (a set optimises an operator when it defines
   one of the functions the operator calls; otherwise the set uses the reference file);
 - in place / alias: ops.ALIASING, executor.IN_PLACE_OPS and opdefs memory="concat";
-- fusion: fusion/receptive.py's tables (inside a block) and its tail checks (last operator of a block);
+- fusion: fusion/geometry.py's tables (inside a block) and its tail checks (last operator of a block);
 - tests: `pytest --collect-only -q -m "slow or not slow"` test ids that name the operator (as
   written or lower-case; a model name stands for the operators of that model) and whose test function
   reaches TFLite Micro (tflm_* helpers, through helpers and fixtures of the test modules).
@@ -35,9 +35,9 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from buildtool.plan.arena import execute as executor
 from buildtool.model import opdefs, ops, reader as tflite_reader
 from buildtool import targets, zoo  # noqa: E402
-from buildtool.plan.arena import plan_arena  # noqa: E402
+from buildtool.plan.arena.planner import plan_arena  # noqa: E402
 from buildtool.codegen.model_c import generate  # noqa: E402
-from buildtool.plan.fusion import receptive  # noqa: E402
+from buildtool.plan.fusion import geometry  # noqa: E402
 from test_int16 import GEN16  # noqa: E402  (the 16x8 one-operator generators)
 
 KERNELS = ROOT / "buildtool" / "kernels"
@@ -111,10 +111,10 @@ def in_place_column(opcode: str) -> str:
 
 
 def fusion_column(opcode: str) -> str:
-    if opcode in receptive.WINDOWED + receptive.UNARY + receptive.POINTWISE + receptive.MINMAX:
+    if opcode in geometry.WINDOWED + geometry.UNARY + geometry.POINTWISE + geometry.MINMAX:
         return "in block"
-    if any(opcode in _opcodes_named(f) for f in (receptive.reduces_tiles, receptive.flattens,
-                                                 receptive.dense_reads_whole)):
+    if any(opcode in _opcodes_named(f) for f in (geometry.reduces_tiles, geometry.flattens,
+                                                 geometry.dense_reads_whole)):
         return "block tail"
     return ""
 
@@ -239,7 +239,7 @@ def page() -> str:
         "overwrite a dying input of its size: `executor.IN_PLACE_OPS`; depthwise with depth multiplier 1 "
         "only), `inputs as views` (the producers write straight into the output: `plan/arena/inplace.py`).",
         "- **fusion**: `in block` (tileable: may sit anywhere in a patch-fusion block, under the conditions "
-        "of `fusion/receptive.tileable`), `block tail` (only as a block's last operators: MEAN over height "
+        "of `fusion/geometry.tileable`), `block tail` (only as a block's last operators: MEAN over height "
         "and width, a flatten, the dense layer reading it whole). Fused and split code is int8 only.",
         "- **tests**: bit-exact test cases, i.e. collected test ids (`pytest --collect-only -q -m \"slow or "
         "not slow\"`) whose test reaches TFLite Micro (a `tflm_*` helper or the TFLM-made "

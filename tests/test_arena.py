@@ -11,7 +11,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from buildtool.plan.arena import check, plan_arena, problems
+from buildtool.plan.arena.checker import check, problems
+
+from buildtool.plan.arena.planner import plan_arena
 from buildtool.plan.arena.packers import PACKERS, top
 from buildtool.zoo.builder import GraphBuilder
 from buildtool.errors import PlanError

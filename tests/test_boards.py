@@ -13,7 +13,7 @@ from conftest import ROOT, fixed_input, tflm_run
 
 from buildtool import pipeline, targets, zoo
 from buildtool.firmware import runner
-from buildtool.plan.arena import plan_arena
+from buildtool.plan.arena.planner import plan_arena
 from buildtool.boards import host as host_boards
 from buildtool.errors import UsageError
 from buildtool.targets import platform

@@ -13,6 +13,10 @@ import msgpack
 import numpy as np
 import pytest
 
+from conftest import ROOT
+
+from buildtool import sources
+from buildtool.imports import closure_files
 from buildtool.plan import canonical
 from buildtool.serve import service
 from buildtool.zoo.builder import GraphBuilder
@@ -121,7 +125,8 @@ def test_subgraph_forms_of_one_graph_mark_what_outside_reads():
 def test_planner_version_tracks_planner_source():
     v = canonical.planner_version()
     assert v.startswith(__import__("buildtool").__version__ + "+")
-    assert canonical._source_digest(["plan/arena"]) != canonical._source_digest(["plan/fusion"])
+    assert canonical._source_digest(sources.files(["plan/arena"])) != canonical._source_digest(sources.files(["plan/fusion"]))
+    assert str(ROOT / "buildtool" / "plan" / "fusion" / "search.py") in closure_files(canonical._PLANNER_ROOTS)
 
 
 # -- incremental: a toy region planner with per-subgraph entries ----------------------
@@ -262,7 +267,7 @@ def test_null_memo_always_computes_and_values_roundtrip():
 
 # -- service ---------------------------------------------------------------------------
 def test_plan_request_same_bytes_cold_warm_and_uncached(tmp_path):
-    from buildtool.plan.arena import plan_arena
+    from buildtool.plan.arena.planner import plan_arena
     from buildtool.model.writer import serialize
 
     g = small_cnn()

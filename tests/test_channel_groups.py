@@ -21,7 +21,9 @@ from buildtool.plan import kinds
 from buildtool.firmware import runner
 from buildtool.codegen.fused_c import generate
 from buildtool.errors import PlanError
-from buildtool.plan.fusion import FusedPlan, groups, plan_fused, planner
+from buildtool.plan.fusion.schedule import FusedPlan
+from buildtool.plan.fusion import groups, planner
+from buildtool.plan.fusion.planner import plan_fused
 from buildtool.plan.fusion.schedule import make_block
 from buildtool.plan.fusion.execute import run_fused
 from buildtool.model.writer import serialize

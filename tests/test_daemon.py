@@ -26,7 +26,8 @@ import pytest
 from buildtool.serve import service
 from buildtool.cli import daemon as daemon_cli
 from buildtool.serve.daemon import client, protocol
-from buildtool.serve.daemon.client import DaemonClient, plan
+from buildtool.serve.daemon.client import DaemonClient
+from buildtool.serve.service import plan_json as plan
 from buildtool.errors import BuildtoolError, ModelError
 from buildtool.model.writer import save, serialize
 from test_cache import reweighted, small_cnn
@@ -437,7 +438,7 @@ def _cli(args, cwd, umask=None, **env):
 
 
 def test_the_daemon_runs_a_warm_command_line_with_the_output_of_one_run_here(rt):
-    """A running daemon runs `buildtool plan ...` for the client (daemon/thin.py -> cli.serve): the same
+    """A running daemon runs `buildtool plan ...` for the client (daemon/thin.py -> cli.served.serve): the same
     stdout, stderr and exit status as --no-daemon, with paths relative to the client's directory and
     errors naming the model as typed; a usage error and --help still come from this process."""
     m = model_file(rt, "thin")

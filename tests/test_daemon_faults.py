@@ -18,7 +18,8 @@ from buildtool.model.reader import max_model_bytes
 from buildtool import cli
 from buildtool.serve import service
 from buildtool.serve.daemon import client, protocol, server
-from buildtool.serve.daemon.client import DaemonClient, plan
+from buildtool.serve.daemon.client import DaemonClient
+from buildtool.serve.service import plan_json as plan
 from buildtool.errors import ModelError, UsageError
 from test_daemon import alive, expected, model_file, pid_now, rt, wait_until  # noqa: F401 (rt is a fixture)
 from test_reader_fuzz import bad_models

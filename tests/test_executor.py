@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from buildtool.model import ops
-from buildtool.plan.arena import naive_plan
+from buildtool.plan.arena.naive import naive_plan
 from buildtool.zoo.builder import GraphBuilder
 from buildtool.errors import PlanError, UsageError
 from buildtool.plan.arena.execute import run, run_unplanned

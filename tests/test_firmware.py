@@ -20,7 +20,8 @@ from buildtool import pipeline, targets, zoo
 from buildtool.plan import flash, regions
 from buildtool.firmware import runner, toolchain
 from buildtool.model import opdefs, ops, reader as tflite_reader
-from buildtool.plan.arena import naive_plan, plan_arena
+from buildtool.plan.arena.naive import naive_plan
+from buildtool.plan.arena.planner import plan_arena
 from buildtool.zoo.builder import GraphBuilder
 from buildtool.codegen.model_c import generate
 from buildtool.codegen.skeleton import from_json, to_json

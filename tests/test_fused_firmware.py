@@ -18,8 +18,9 @@ from buildtool import pipeline, targets, zoo
 from buildtool.firmware import runner
 from buildtool.model import reader as tflite_reader
 from buildtool.codegen.fused_c import generate
-from buildtool.plan.fusion import plan_fused
-from buildtool.plan.fusion.costs import (INSTRUCTION_BOARDS, INSTRUCTION_BOUND, INSTRUCTION_MARGIN, is_dense,
+from buildtool.plan.fusion.planner import plan_fused
+from buildtool.plan.fusion.geometry import is_dense
+from buildtool.plan.fusion.instructions import (INSTRUCTION_BOARDS, INSTRUCTION_BOUND, INSTRUCTION_MARGIN,
     predict_instructions)
 from buildtool.model.writer import serialize
 from test_fusion import dense_head

@@ -16,10 +16,11 @@ from buildtool import zoo
 from buildtool.plan.arena import checker
 from buildtool.errors import PlanError, UsageError
 from buildtool.plan.arena.execute import run_unplanned
-from buildtool.plan.fusion import parse_bytes, parse_split, plan_fused, search_front
-from buildtool.plan.fusion.costs import cached_1d, geometry, recompute_1d, uniform_bounds
+from buildtool.options import parse_bytes, parse_split
+from buildtool.plan.fusion.planner import plan_fused
+from buildtool.plan.fusion.search import search_front
 from buildtool.plan.fusion.dag import block_ok, build_network
-from buildtool.plan.fusion.receptive import Axis
+from buildtool.plan.fusion.geometry import Axis, cached_1d, geometry, recompute_1d, uniform_bounds
 from buildtool.plan.fusion.lifetimes import checker_view
 from buildtool.plan.fusion.planner import plan_schedule
 from buildtool.plan.fusion.schedule import Schedule, schedule_from_edges
@@ -260,7 +261,8 @@ def test_inplace_projection_and_pulled_input_rows():
 
 
 def test_mean_accumulator_is_int16_up_to_256_pixels():
-    from buildtool.plan.fusion.costs import Geometry, accumulator_bytes, accumulator_dtype
+    from buildtool.plan.fusion.costs import accumulator_bytes, accumulator_dtype
+    from buildtool.plan.fusion.geometry import Geometry
     g = _zoo("tiny")  # ... conv -> 8 x 8 x 16 -> MEAN: a sum of 64 int8 values fits int16
     x = fixed_input(g.tensors[g.inputs[0]].shape)
     ref = run_unplanned(g, [x])
@@ -303,8 +305,8 @@ def test_iterative_dense_accumulates_tiles(flatten):
     int32 sum of each tile's partial dot products, finished once; outputs equal TFLM's."""
     from conftest import tflm_run
 
-    from buildtool.plan.arena import plan_arena
-    from buildtool.plan.fusion.costs import is_dense
+    from buildtool.plan.arena.planner import plan_arena
+    from buildtool.plan.fusion.geometry import is_dense
     from buildtool.plan.fusion.schedule import BlockRun
     from buildtool.model.writer import serialize
 
@@ -592,7 +594,7 @@ def test_optimisers_never_lose_to_the_plain_plan():
     plan's 442,368 B: now an optimiser that cannot beat running every layer as usual returns that."""
     from tflite_micro import runtime
 
-    from buildtool.plan.arena import plan_arena
+    from buildtool.plan.arena.planner import plan_arena
     from buildtool.model.writer import serialize
 
     g = _efficientnet_stem_blocks()
@@ -617,8 +619,8 @@ def test_optimisers_never_lose_to_the_plain_plan():
 def test_every_optimiser_mode_at_most_the_plain_arena(name):
     """--optimize ram (any MAC bound, input in the arena or streamed), --split auto and --optimize
     macs with the plain arena as the limit: never above the plain plan (one search per front)."""
-    from buildtool.plan.arena import plan_arena
-    from buildtool.plan.fusion import plan_from_front
+    from buildtool.plan.arena.planner import plan_arena
+    from buildtool.plan.fusion.planner import plan_from_front
 
     g = _shared(name[7:]) if name.startswith("shared:") else _zoo(name)
     plain = plan_arena(g).arena_bytes
@@ -651,7 +653,7 @@ def _tiny_streamed_front():
 def test_default_mac_cap_applies_and_names_what_no_cap_would_give():
     """tiny, input streamed: least RAM is 416 B at 2.69x MACs; the default cap keeps 1.3x and
     says what it costs. Without a value, 1.3 and "none" mean the same in every layer."""
-    from buildtool.plan.fusion import plan_from_front
+    from buildtool.plan.fusion.planner import plan_from_front
     from buildtool.serve.service import normalize_options
 
     g, front = _tiny_streamed_front()
@@ -697,7 +699,7 @@ def test_no_mac_cap_restores_the_least_ram_plan_byte_identically():
     apart from the cap fields, and names the default cap's plan as the other side."""
     import json
 
-    from buildtool.plan.fusion import plan_from_front
+    from buildtool.plan.fusion.planner import plan_from_front
 
     g, front = _tiny_streamed_front()
     plan = plan_fused(g, optimize="ram", max_mac_overhead="none", input_streamed=True, time_budget=0.2)

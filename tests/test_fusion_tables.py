@@ -18,7 +18,7 @@ from buildtool.firmware import runner
 from buildtool.serve.cache import Memo
 from buildtool.errors import PlanError
 from buildtool.plan.arena.execute import run_unplanned
-from buildtool.plan.fusion import plan_fused
+from buildtool.plan.fusion.planner import plan_fused
 
 TABLE_MODELS = ["mcunet-vww1", "mbv2-w0.35", "mcunet-in3", "mobilenetv2"]
 P1 = [dict(optimize="ram", max_mac_overhead=f) for f in (1.1, 1.2, 1.3, 1.4, 1.5, "none")]

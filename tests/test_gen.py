@@ -9,7 +9,7 @@ import sys
 import pytest
 from conftest import ROOT
 
-from buildtool import pipeline
+from buildtool import pipeline, steps
 
 
 def gen(*args, daemon=False, check=True):
@@ -44,7 +44,8 @@ def test_steps_make_the_pipelines_bytes(opts, tmp_path):
         assert got.read_bytes() == want[key].read_bytes(), key
     dep = (d / "plan.d").read_text()
     # with the daemon, the depfile still names the planner's sources (this process never imported them)
-    assert str(ROOT / "buildtool" / "arena" / "order.py") in dep and str(ROOT / "buildtool" / "fusion") in dep
+    assert str(ROOT / "buildtool" / "plan" / "arena" / "order.py") in dep
+    assert str(ROOT / "buildtool" / "plan" / "fusion" / "search.py") in dep
     assert dep.startswith(f"{d / 'plan.json'}: {d / 'skeleton.json'}")
     assert (d / "gen" / "board.ld").is_file() and '"cc": "arm-none-eabi-gcc"' in (d / "gen" / "board.json").read_text()
 
@@ -107,36 +108,42 @@ def test_a_fused_plan_of_another_model_is_refused_by_the_checker(tmp_path):
 
 
 _PROBE = """
-import json, sys
-from buildtool import cli
-rc = cli.main(sys.argv[1:])
-print(json.dumps([rc] + sorted(m.__file__ for n, m in list(sys.modules.items())
-                               if n.startswith("buildtool") and getattr(m, "__file__", None))))
+import importlib, json, sys
+step = importlib.import_module("buildtool.steps." + sys.argv[1])
+getattr(step, sys.argv[2])(*json.loads(sys.argv[3]))
+print(json.dumps(sorted(m.__file__ for n, m in list(sys.modules.items())
+                        if n.startswith("buildtool") and getattr(m, "__file__", None))))
 """
 
 
-def test_step_sources_cover_every_module_a_step_imports(tmp_path):
-    """A depfile that misses a module the step ran would let an edit to it go unbuilt: every buildtool
-    module a step imports (in-process, plain and fused plans) is in pipeline.step_sources(step), apart
-    from the command-line shell."""
-    (tmp_path / "m.tflite").write_bytes(pipeline.zoo_model("tiny"))
-    shell = {str(pipeline.PACKAGE / s) for s in pipeline.SHELL_SOURCES}
-    runs = [("model", "tiny", "-o", "m2.tflite"), ("skeleton", "m.tflite", "-o", "s.json"),
-            ("plan", "s.json", "-o", "p.json", "--no-daemon"),
-            ("plan", "s.json", "-o", "f.json", "--no-daemon", "--opt", "optimize=ram", "--opt", "time_budget=0.2"),
-            ("code", "s.json", "p.json", "--board", "cortex-m4", "-o", "g"),
-            ("code", "m.tflite", "f.json", "--board", "cortex-m4", "-o", "gf"),
-            ("flash", "m.tflite", "--board", "riscv32", "-o", "w.bin"), ("board", "--board", "cortex-m4", "-o", "g")]
-    for args in runs:
-        r = subprocess.run([sys.executable, "-c", _PROBE, "gen", *args], capture_output=True, text=True, cwd=tmp_path,
-                           env=dict(os.environ, BUILDTOOL_NO_DAEMON="1", PYTHONPATH=str(ROOT)), timeout=300)
-        rc, *imported = json.loads(r.stdout.splitlines()[-1])
-        assert rc == 0, r.stderr
-        missing = set(imported) - shell - set(pipeline.step_sources(args[0]))
-        assert not missing, (args, sorted(missing))
-    # the planner's search is not among the code step's sources: editing it stops at the plan step
-    assert str(pipeline.PACKAGE / "arena" / "planner.py") not in pipeline.step_sources("code")
-    assert str(pipeline.PACKAGE / "fusion" / "search.py") not in pipeline.step_sources("code")
+def test_step_sources_cover_every_module_a_step_runs(tmp_path):
+    """steps.sources(step) is read from the source (imports.closure), never kept by hand: every
+    buildtool module a step imports when it runs alone in a process (plain and fused plans; the
+    OpDef tables' functions and the board plugins, loaded by name, included) is among them, so a
+    depfile never misses an edit; and the planner's search is not among the code step's, so an edit
+    to it stops at the plan step."""
+    d = tmp_path
+    gen("model", "tiny", "-o", d / "m.tflite")
+    gen("skeleton", d / "m.tflite", "-o", d / "s.json")
+    gen("plan", d / "s.json", "-o", d / "p.json")
+    gen("plan", d / "s.json", "-o", d / "f.json", "--opt", "optimize=ram", "--opt", "time_budget=0.2")
+    m, s, p, f = (str(d / n) for n in ("m.tflite", "s.json", "p.json", "f.json"))
+    runs = [("model", "run", ["tiny"]), ("skeleton", "run", [m]), ("plan", "run_file", [s, {}]),
+            ("plan", "run_file", [s, {"optimize": "ram", "time_budget": 0.2}]),
+            ("code", "run_files", [s, p, "cortex-m4"]), ("code", "run_files", [m, f, "riscv32"]),
+            ("flash", "run_files", [m, "riscv32"]), ("flash", "run_files", [m, "cortex-m4", f]),
+            ("board", "run", ["cortex-m4", str(d / "g")])]
+    for step, fn, args in runs:
+        r = subprocess.run([sys.executable, "-c", _PROBE, step, fn, json.dumps(args)], capture_output=True, text=True,
+                           cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=300)
+        assert r.returncode == 0, r.stderr
+        imported = json.loads(r.stdout.splitlines()[-1])
+        missing = set(imported) - set(steps.sources(step))
+        assert not missing, (step, args, sorted(missing))
+    code = steps.sources("code")
+    for planner in ("plan/arena/planner.py", "plan/fusion/planner.py", "plan/fusion/search.py"):
+        assert str(ROOT / "buildtool" / planner) in steps.sources("plan") and str(ROOT / "buildtool" / planner) not in code
+    assert str(ROOT / "buildtool" / "codegen" / "templates" / "model.c.in") in code  # package data the step reads
 
 
 _LIGHT = """
@@ -174,7 +181,7 @@ def test_steps_run_in_the_daemon_with_the_same_bytes(tmp_path):
             light = heavy == []
             assert light == (o == "daemon"), (args, r.stdout)
     here = sorted(p.relative_to(tmp_path / "here") for p in (tmp_path / "here").rglob("*") if p.is_file())
-    assert len(here) == 12
+    assert len(here) == 16  # 5 steps' 7 outputs, 4 seals (z.tflite, s.json, p.json, g/firmware.json), 5 depfiles
     for rel in here:
         a, b = (tmp_path / "here" / rel).read_bytes(), (tmp_path / "daemon" / rel).read_bytes()
         assert a.replace(b"/here/", b"/daemon/") == b, rel

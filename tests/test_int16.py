@@ -17,7 +17,8 @@ from opgen_extra import EXTRA_GENERATORS
 from buildtool import pipeline, targets
 from buildtool.model import ops, reader as tflite_reader
 from buildtool.firmware import runner
-from buildtool.plan.arena import naive_plan, plan_arena
+from buildtool.plan.arena.naive import naive_plan
+from buildtool.plan.arena.planner import plan_arena
 from buildtool.zoo.builder import GraphBuilder, as_int16x8
 from buildtool.errors import ModelError
 from buildtool.plan.arena.execute import run, run_unplanned

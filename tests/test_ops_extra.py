@@ -16,12 +16,14 @@ from test_firmware import need
 from buildtool import pipeline
 from buildtool.model import ops
 from buildtool.firmware import runner
-from buildtool.plan.arena import checker, naive_plan, plan_arena
+from buildtool.plan.arena import checker
+from buildtool.plan.arena.naive import naive_plan
+from buildtool.plan.arena.planner import plan_arena
 from buildtool.zoo.builder import GraphBuilder
 from buildtool.codegen.model_c import generate
 from buildtool.errors import ModelError
 from buildtool.plan.arena.execute import run
-from buildtool.plan.fusion import plan_fused
+from buildtool.plan.fusion.planner import plan_fused
 from buildtool.plan.fusion.execute import run_fused
 from buildtool.model.ir import Graph, validate_graph
 from buildtool.model.reader import parse

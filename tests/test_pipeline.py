@@ -22,10 +22,11 @@ from buildtool.firmware import runner
 from buildtool.plan.arena import checker
 from buildtool.zoo.builder import GraphBuilder
 from buildtool.plan.arena.execute import run_unplanned
-from buildtool.plan.fusion import checker_view, plan_fused, search_front
-from buildtool.plan.fusion.pipeline import pull_order
+from buildtool.plan.fusion.lifetimes import checker_view
+from buildtool.plan.fusion.planner import plan_fused
+from buildtool.plan.fusion.search import search_front
 from buildtool.plan.fusion.planner import plan_schedule
-from buildtool.plan.fusion.schedule import FusedPlan, schedule_from_edges
+from buildtool.plan.fusion.schedule import FusedPlan, pull_order, schedule_from_edges
 from buildtool.plan.fusion.execute import run_fused
 from buildtool.model.writer import serialize
 from buildtool.zoo import inverted_residual

@@ -165,7 +165,7 @@ def test_every_writer_uses_the_one_helper(tmp_path, monkeypatch):
     common.write_atomic(str(tmp_path / "a.npy"), b"1")
     flash.write_image(str(tmp_path / "w.bin"), flash.build_image(g, "host", 16))
     tflite_writer.save(g, str(tmp_path / "t.tflite"))
-    pipeline._write(tmp_path / "m.c", "int x;\n")
+    fsutil.write_if_changed(tmp_path / "m.c", "int x;\n")
     a = cli.build_parser().parse_args(["report", "tiny", "--optimize", "ram", "--no-daemon"])
     report.write_report(g, common.make_plan(g, a, common.plan_options(a)), common.make_plan(g, a), str(tmp_path / "r.html"))
     assert seen == ["a.npy", "w.bin", "t.tflite", "m.c", "r.html", "r.svg"]
@@ -274,7 +274,7 @@ def test_absurd_numbers_are_one_short_line(opts, capsys):
 
 def test_parse_bytes_is_exact():
     """Decimal sizes in exact arithmetic (2.01 * 1000 in floats is 2009.99...), rounded down to a byte."""
-    from buildtool.plan.fusion import parse_bytes
+    from buildtool.options import parse_bytes
 
     texts = ("2.01kB", "2.05MB", "65536", "64KiB", "64kB", "0.5KiB", "64.5KiB", "0.1MiB", " 12 B ", "1.5")
     assert [parse_bytes(t) for t in texts] == [2010, 2050000, 65536, 65536, 64000, 512, 66048, 104857, 12, 1]
@@ -306,13 +306,14 @@ def test_runtime_dir_parents_are_created_private(tmp_path, monkeypatch):
 def test_a_bug_is_one_internal_error_line_with_its_own_exit_status(monkeypatch, capsys):
     """An exception no check anticipated (a broken invariant) reaches the user as one 'internal error'
     line asking for a report, exit status 3, in the CLI and in SCons; BUILDTOOL_DEBUG=1 keeps the traceback."""
-    from buildtool import cli, pipeline
+    from buildtool import cli
     from buildtool.errors import InternalError
+    from buildtool.serve import service
 
     def broken(*a, **k):
         raise KeyError("offsets")
 
-    monkeypatch.setattr(pipeline, "plan_memory", broken)
+    monkeypatch.setattr(service, "plan_memory", broken)
     monkeypatch.delenv("BUILDTOOL_DEBUG", raising=False)
     assert cli.main(["plan", "tiny", "--no-daemon"]) == InternalError.exit_code == 3
     err = capsys.readouterr().err.splitlines()

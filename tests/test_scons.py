@@ -161,7 +161,7 @@ def test_scons_plans_through_the_daemon(tmp_path):
         assert (st["hits"], st["misses"]) == (1, 1)
         plan1 = (tmp_path / "b1" / "plan.json").read_bytes()
         assert plan1 == (tmp_path / "b2" / "plan.json").read_bytes()
-        from buildtool.plan.arena import plan_arena
+        from buildtool.plan.arena.planner import plan_arena
         from buildtool.codegen.skeleton import from_json
 
         skel = from_json(json.loads((tmp_path / "b1" / "skeleton.json").read_text()))

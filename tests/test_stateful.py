@@ -10,7 +10,8 @@ import pytest
 
 from buildtool import pipeline
 from buildtool.firmware import runner
-from buildtool.plan.arena import checker, naive_plan
+from buildtool.plan.arena import checker
+from buildtool.plan.arena.naive import naive_plan
 from buildtool.plan.arena.planner import plan_arena
 from buildtool.zoo.builder import GraphBuilder
 from buildtool.errors import ModelError

@@ -21,7 +21,7 @@ from buildtool.codegen import kernel_variants
 from buildtool.firmware import runner
 from buildtool.codegen import tile_kernels
 from buildtool.codegen.fused_c import generate
-from buildtool.plan.fusion import plan_fused
+from buildtool.plan.fusion.planner import plan_fused
 from buildtool.model.writer import serialize
 
 MODEL = "mcunet-vww1"

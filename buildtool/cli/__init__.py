@@ -59,52 +59,6 @@ def error_message(e: BuildtoolError, spec: str | None, sent: str | None = None) 
             break
     return f"{spec}: {msg}"
 
-def serve(argv: list, cwd: str, planner, gen_planner=None) -> dict | None:
-    """The daemon's side of the fast path: run `buildtool ARGV` for a client whose working
-    directory is cwd, planning with planner(model, options map) (gen steps: gen_planner(graph,
-    PlanOptions), as gen.run_step takes it). Returns {"lines": [[err, text]...], "exit": status}, or
-    None when the client must run the command itself (not a daemon command, a usage error or --help
-    for argparse to print there, --no-daemon, `plan --board`: boards may come from plug-ins installed
-    after the daemon started; `gen board`: the caller's toolchain set-up)."""
-    if not argv or argv[0] not in DAEMON_COMMANDS or "-h" in argv or "--help" in argv:
-        return None
-    try:
-        a = build_parser(argv[0]).parse_args(argv)  # (a usage message lands in the daemon's log)
-    except SystemExit:
-        return None
-    if a.no_daemon:
-        return None
-    if argv[0] == "gen":
-        return _serve_gen(a, cwd, gen_planner)
-    if a.board:
-        return None
-    from ..pipeline import is_model_file  # (in the daemon only: the thin client never loads the pipeline)
-
-    typed = a.model
-    if is_model_file(typed, cwd):
-        a.model = os.path.join(cwd, typed)
-    a.planner = lambda model, options: planner(model, options, typed)
-    lines = []
-    try:
-        code = a.fn(a, lambda text, err=False: lines.append([err, text]))
-    except BuildtoolError as e:
-        lines.append([True, f"buildtool: error: {error_message(e, typed, a.model)}"])
-        code = e.exit_code
-    return {"lines": lines, "exit": code}
-
-def _serve_gen(a, cwd: str, planner) -> dict | None:
-    """serve's `gen STEP` (a step the daemon runs for gen.run too): paths from the client's cwd, errors
-    naming them as typed, as that path and --no-daemon print them."""
-    gen = importlib.import_module(COMMANDS["gen"][0], __name__)  # built this parser: already loaded
-    if a.step not in gen.DAEMON_STEPS or planner is None:
-        return None
-    typed = gen.absolute_paths(vars(a), cwd)  # (a's own attributes, made absolute in place)
-    try:
-        gen.run_step(a, planner)
-    except BuildtoolError as e:
-        return {"lines": [[True, f"buildtool: error: {gen.as_typed(one_line(str(e)), typed)}"]], "exit": e.exit_code}
-    return {"lines": [], "exit": 0}
-
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] and argv[0] in DAEMON_COMMANDS:

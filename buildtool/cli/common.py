@@ -8,7 +8,9 @@ import argparse
 
 from ..fsutil import write_atomic
 from ..options import PlanOptions
-from ..pipeline import is_model_file, load_plan, model_name, plan_json, read_model
+from ..serve.service import plan_json
+from ..steps.models import is_model_file, model_name, read_model
+from ..steps.readback import load_plan
 from ..progress import Progress
 
 __all__ = ["is_model_file", "model_name", "write_atomic", "load_model", "number_arg", "add_plan_options",

@@ -3,7 +3,7 @@
 status exits 0 when a daemon runs and 1 when none does ("running": false in --json).
 clear works without a daemon too: it then empties the on-disk cache directly.
 server_main(argv) is the daemon process (serve.daemon.client spawns it): the server, handed the
-command-line shell it runs for clients (cli.serve, the gen steps), which it must not import itself.
+command-line shell it runs for clients (cli.served.serve, the gen steps), which it must not import itself.
 """
 
 from __future__ import annotations
@@ -12,14 +12,13 @@ import argparse
 import json
 import sys
 
-from .. import cli
 from ..errors import BuildtoolError, UsageError
 from ..serve.cache import DiskStore
 from ..serve.daemon import server
 from ..serve.daemon.client import DaemonClient
 from ..serve.daemon.protocol import DaemonUnavailable
 from ..units import size
-from . import gen
+from . import gen_steps, served
 from .common import number_arg
 
 MAX_IDLE_S = 366 * 24 * 3600  # a year: --idle larger than that is a typo
@@ -104,7 +103,8 @@ def main(argv=None) -> int:
 
 def server_main(argv=None) -> int:
     """The daemon process: serve clients' plan requests, `gen` steps and command lines."""
-    return server.main(argv, shell=server.Shell(serve=cli.serve, step_args=gen.step_args, run_step=gen.run_step))
+    return server.main(argv, shell=server.Shell(serve=served.serve, step_args=gen_steps.step_args,
+                                                 run_step=gen_steps.run_step))
 
 
 if __name__ == "__main__":

@@ -12,8 +12,8 @@ from .. import pipeline
 from ..errors import UsageError
 from ..firmware.runner import format_report
 from ..model.inputs import load_inputs
-from ..pipeline import multi as multi_fw
 from ..plan.joint import model_options
+from ..serve.service import plan_json
 from .common import add_plan_options, plan_options
 
 
@@ -49,15 +49,15 @@ def cmd_multi(a) -> int:
     models = [pipeline.read_model(m) for m in a.models]
     xs = [load_inputs(m.graph, [p], how="pass one --input per model (a .npz for a model with several inputs)")
           for m, p in zip(models, a.input)]
-    plans = [pipeline.load_plan(pipeline.plan_json(spec, model_options(m.graph, opts), a.no_daemon)["plan"], m.graph)
+    plans = [pipeline.load_plan(plan_json(spec, model_options(m.graph, opts), a.no_daemon)["plan"], m.graph)
              for spec, m in zip(a.models, models)]
     name = pipeline.build_dir_name("multi-" + "-".join(m.name for m in models))
     out = a.build_dir or os.path.join("build", a.board, name)
-    _, joint = multi_fw.build(models, a.board, out, plans=plans)
+    _, joint = pipeline.build_multi(models, a.board, out, plans=plans)
     rep = joint.report()
     runs = []
     if xs:
-        runs, ram = multi_fw.run(a.board, out, xs)
+        runs, ram = pipeline.run_multi(a.board, out, xs)
         print(format_report({"unit": "", "ops": []}, ram), file=sys.stderr)
     if a.json:
         rep = dict(rep, runs=[{"model": models[k].name, "outputs": [y.reshape(-1).tolist() for y in ys]}

@@ -140,7 +140,9 @@ function(_buildtool_steps name out model)
   if(arg_NO_DAEMON)  # every step in its own process (default: in the warm planner daemon, started on demand)
     list(APPEND gen --no-daemon)
   endif()
-  set(tool "${BUILDTOOL_PACKAGE_DIR}/cli/gen.py" "${BUILDTOOL_PACKAGE_DIR}/cli/__init__.py")
+  # the command line that runs a step (its code's own sources come through the depfiles)
+  set(tool "${BUILDTOOL_PACKAGE_DIR}/cli/gen.py" "${BUILDTOOL_PACKAGE_DIR}/cli/gen_steps.py"
+           "${BUILDTOOL_PACKAGE_DIR}/cli/__init__.py")
   if(arg_ZOO)
     add_custom_command(OUTPUT "${model}"
       COMMAND ${gen} model "${arg_ZOO}" -o "${model}" --depfile "${out}/model.d"

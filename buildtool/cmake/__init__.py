@@ -18,13 +18,13 @@ import os
 from pathlib import Path
 
 from .. import targets
-from ..cli import gen
+from ..cli import gen_steps
 from ..codegen.c_text import c_string
 from ..errors import BuildtoolError, ModelError, PlanError, UsageError
 from ..firmware import runner
 from ..firmware.toolchain import FIRMWARE, check_segments, source_parts
 from ..fsutil import write_if_changed
-from ..pipeline import locate
+from ..steps.models import locate
 
 CMAKE_DIR = Path(__file__).resolve().parent
 
@@ -57,12 +57,12 @@ def configure(board: str, model: str, zoo: str, opts: list, ram_limit: str, out:
     """Check everything a build needs, then write OUT/board.json (+ board.ld), OUT/weights_blob.S
     and OUT/buildtool.cmake; nothing is written when a check fails."""
     t = targets.get(board)  # one line listing the boards when unknown
-    options = gen._options(opts)
+    options = gen_steps.options_of(opts)
     if ram_limit and not ram_limit.isdigit():
         raise UsageError(f"RAM_LIMIT {ram_limit!r} must be a number of bytes")
     _check_model(model, zoo)
     o = Path(out).resolve()
-    gen.run(argparse.Namespace(step="board", board=board, output=str(o), depfile=str(o / "board.d")))
+    gen_steps.run_step(argparse.Namespace(step="board", board=board, output=str(o), depfile=str(o / "board.d")))
     info = json.loads((o / "board.json").read_text())
     parts = source_parts(t)
     ldflags = [f for f in info["ldflags"] if not f.startswith("-l")]

@@ -18,10 +18,9 @@ fx_rows (the same arithmetic over a table of row pointers).
 from __future__ import annotations
 
 from ..errors import ModelError, PlanError
-from ..plan.fusion.costs import accumulator_bytes, accumulator_len, is_dense
-from ..plan.fusion.receptive import MINMAX, POINTWISE, UNARY, WINDOWED, op_axes
+from ..plan.fusion.costs import accumulator_bytes, accumulator_len
+from ..plan.fusion.geometry import MINMAX, POINTWISE, UNARY, WINDOWED, interval, is_dense, op_axes
 from ..plan.fusion.schedule import BlockRun, FusedPlan
-from ..plan.fusion.execute import _interval
 from ..model.ir import Graph
 from ..plan import ArenaPlan, TensorPlace
 from ..refops.activation import prelu_params, relu6_bounds, relu_params, tanh_params
@@ -37,7 +36,7 @@ def axis_table(ap, t: int, n: int, window: bool) -> list:
     rows, org = [], None
     ext = ap.ext.get(t, 0)
     for i in range(n):
-        a, b = _interval(ap, t, i)
+        a, b = interval(ap, t, i)
         shift = 0
         if not window:
             org = 0

@@ -1,11 +1,11 @@
 """C for pipelined blocks (fusion/pipeline.py): each block of a group becomes a row function
 fx_block<k>_row(r) (one tile row; the first zeroes an accumulator, the last finishes it), and
-model_invoke runs the group's rows in the planned pull order from a table. A block's window pool
-sits at its own offset per tile row: the table fx<k>_base[r]."""
+model_invoke runs the group's rows in the planned pull order (fusion.schedule.pull_order) from a table.
+A block's window pool sits at its own offset per tile row: the table fx<k>_base[r]."""
 
 from __future__ import annotations
 
-from ..plan.fusion.pipeline import pull_order
+from ..plan.fusion.schedule import pull_order
 
 
 def row_header(plan, k: int, n_rows: int) -> str:

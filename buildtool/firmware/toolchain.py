@@ -17,11 +17,7 @@ from .. import targets
 from ..codegen.c_text import c_string
 from ..errors import BuildtoolError
 from ..fsutil import write_atomic, write_error, write_if_changed
-from ..options import PlanOptions
-from ..plan import first_bytes
-from ..plan.flash import parse_header
-from ..plan.fusion import plan_fused, search_front
-from ..plan.regions import place, place_arena
+from ..plan.flash import split_defines
 from ..units import exact
 
 if TYPE_CHECKING:  # numpy-free at import: the SCons tool reads flags and sources at configure time
@@ -93,25 +89,8 @@ def weights_define(weights_path) -> str:
 
 def weights_split_defines(t: targets.Target, weights_path) -> list:
     """The -D flags that split weights.bin at its external part (none when the image has none)."""
-
     with open(weights_path, "rb") as f:
-        ext = parse_header(f.read(64)).ext_offset
-    if not ext:
-        return []
-    regs = t.external_regions()
-    if len(regs) != 1:
-        raise FirmwareError(f"{weights_path} has an external part but board {t.name} has "
-                            f"{len(regs)} external weight regions")
-    return [f"-DBT_WEIGHTS_EXT_OFFSET={ext}", f"-DBT_WEIGHTS_EXT_SECTION=.bt_weights_{regs[0].name}"]
-
-
-def weights_split_header(t: targets.Target, weights_path) -> str:
-    """weights_split_defines as a header weights.S can #include first (CMake, Bazel)."""
-    lines = ["/* The split of weights.bin (buildtool gen flash --split-header): its part in external memory. */"]
-    for flag in weights_split_defines(t, weights_path):
-        name, value = flag[2:].split("=", 1)
-        lines.append(f"#define {name} {value}")
-    return "\n".join(lines) + "\n"
+        return split_defines(t, f.read(64))
 
 
 def link_flags(t: targets.Target, ld_script) -> list:
@@ -209,9 +188,9 @@ def _link_error(g: Graph, plan, t: targets.Target, elf: Path, r, cmd: list) -> B
     """The one-line error for a failed compile or link: a region overflow as check_fits says it,
     a full or read-only disk as a write error, else the compiler's last line."""
     err = r.stderr.strip().splitlines()
-    overflow = [m for m in map(_OVERFLOW.search, err) if m]
+    overflow = [m for m in map(OVERFLOW.search, err) if m]
     if overflow:
-        return FirmwareError(_overflow_message(g, plan, t, overflow[0].group(1), int(overflow[0].group(2))))
+        return FirmwareError(overflow_message(g, plan, t, overflow[0].group(1), int(overflow[0].group(2))))
     for code in _WRITE_ERRNOS:  # the linker could not write the image: say so, not "ld returned 1"
         if any(os.strerror(code) in line for line in err):
             return write_error(elf, OSError(code, os.strerror(code)))
@@ -220,67 +199,20 @@ def _link_error(g: Graph, plan, t: targets.Target, elf: Path, r, cmd: list) -> B
 
 
 # -- does it fit the board ------------------------------------------------------------------
-_OVERFLOW = re.compile(r"region [`'\"]?(\w+)[`'\"]? overflowed by (\d+) bytes")
+OVERFLOW = re.compile(r"region [`'\"]?(\w+)[`'\"]? overflowed by (\d+) bytes")
 _WRITE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES)
 
 
-def _ram_size(t: targets.Target) -> str:
+def ram_size(t: targets.Target) -> str:
     return f"{exact(t.ram_bytes)} of RAM" + (f" ({t.ram_bytes // 1024} KiB)" if t.ram_bytes % 1024 == 0 else "")
 
 
-def _optimize_ram_hint(g: Graph, plan, t: targets.Target, options: PlanOptions, how: str = "--optimize ram") -> str:
-    """'; with --optimize ram it fits (...)' when the least-RAM fusion plan would fit the board, else ''
-    (how: the option as the caller spells it).
-
-    The fusion search's least peak is a lower bound of every packed fused arena, so the
-    (slower) packing only runs when that bound leaves room for the stack.
-    """
-    if options.fused or plan.regions(g):  # already optimised (or asked to be): nothing to suggest
-        return ""
-
-    align = options.align
-    room = t.ram_bytes - t.stack_bytes
-    try:
-        front = search_front(g, False, align)
-        if not front.solutions or min(s.peak for s in front.solutions) > room:
-            return ""
-        for cap, spelled in ((None, how), ("none", f"{how} --max-mac-overhead none")):
-            fused = plan_fused(g, optimize="ram", align=align, time_budget=options.time_budget,
-                               max_mac_overhead=cap)
-            if fused.arena_bytes <= room:
-                return (f"; with {spelled} it fits (arena {exact(fused.arena_bytes)} + stack {exact(t.stack_bytes)} = "
-                        f"{exact(fused.arena_bytes + t.stack_bytes)})")
-    except BuildtoolError:  # a graph the fusion planner does not take: no hint
-        return ""
-    return ""
-
-
-def check_fits(g: Graph, plan, t: targets.Target, hint: str = "--optimize ram", options=None) -> None:
-    """Refuse, before anything is written or linked, a model whose arena (its RAM part, when the
-    board's regions take the rest: regions.place_arena) and stack exceed the board's RAM or whose
-    weights exceed its flash: one line naming the board's size and the
-    need, suggesting --optimize ram (or hint: how the caller spells it) when the least-RAM
-    fusion plan would fit."""
-
-    plan = place_arena(g, plan, t)  # on a board with regions, arena buffers RAM cannot hold go elsewhere
-    if t.ram_bytes and first_bytes(plan) + t.stack_bytes > t.ram_bytes:
-        need = first_bytes(plan) + t.stack_bytes
-        raise FirmwareError(f"{g.name} does not fit board {t.name}: it needs {exact(need)} of RAM (arena "
-                            f"{exact(first_bytes(plan))} + stack {exact(t.stack_bytes)}), the board has {_ram_size(t)}"
-                            + _optimize_ram_hint(g, plan, t, PlanOptions.from_map(options), hint))
-    if t.regions:  # the placement fits every weight in a region, or says by how much it cannot
-        place(g, plan, t)
-    elif t.flash_bytes and g.params_bytes() > t.flash_bytes:
-        raise FirmwareError(f"{g.name} does not fit board {t.name}: its weights need {exact(g.params_bytes())} of "
-                            f"flash, the board has {exact(t.flash_bytes)}")
-
-
-def _overflow_message(g: Graph, plan, t: targets.Target, region: str, over: int) -> str:
+def overflow_message(g: Graph, plan, t: targets.Target, region: str, over: int) -> str:
     """The linker's 'region X overflowed by N bytes' as the same one line as check_fits'."""
     if region.upper() == "RAM":
         return (f"{g.name} does not fit board {t.name}: it needs {exact(t.ram_bytes + over)} of RAM (arena "
                 f"{exact(plan.arena_bytes)} + stack {exact(t.stack_bytes)} + other static data), the board has "
-                f"{_ram_size(t)}")
+                f"{ram_size(t)}")
     if region.upper() == "FLASH":
         return (f"{g.name} does not fit board {t.name}: code, weights and data need "
                 f"{exact(t.flash_bytes + over)} of flash, the board has {exact(t.flash_bytes)}")
@@ -328,5 +260,5 @@ def check_segments(t: targets.Target, elf) -> None:
 
 
 __all__ = ["FirmwareError", "kernel_sources", "include_dirs", "compile_flags", "sources",
-           "weights_define", "link_flags", "kernel_library", "link", "check_fits", "load_segments",
+           "weights_define", "link_flags", "kernel_library", "link", "load_segments",
            "check_segments", "KERNELS", "FIRMWARE", "PACKAGE"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import importlib
 import io
 import json
 import os
@@ -17,7 +18,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .. import cli, steps, targets
+from ..firmware import toolchain
+
 PACKAGE = Path(__file__).resolve().parents[1]
+SHELL = ("__init__.py", "gen.py", "gen_steps.py")  # cli/: what runs a step from a command line
 CPU_PREFIXES = ("-mcpu", "-march", "-mabi", "-mfloat-abi", "-mfpu", "-mthumb", "-mcmodel")
 
 
@@ -48,9 +53,6 @@ def _builtin_includes(cc: str) -> list:
 
 def board_entry(name: str, out: Path) -> dict:
     """One board's flags and files, split the way the Bazel rules use them."""
-    from .. import targets
-    from ..firmware import toolchain
-
     t = targets.get(name)
     ld = None
     if t.linker_template:
@@ -76,8 +78,6 @@ def board_entry(name: str, out: Path) -> dict:
 
 def board_entries(out: Path) -> dict:
     """{board: entry} for every installed board Bazel can build."""
-    from .. import targets
-
     entries = {}
     for name in targets.names():
         try:
@@ -112,31 +112,30 @@ def _args(argv: list) -> list:
 
 def gen(argv: list) -> int:
     """`buildtool gen ARGS`, never through the per-user planner daemon (actions stay hermetic).
-    With --unused FILE first: then FILE lists the package's Python sources this process never
-    imported (Bazel's unused_inputs_list: an edit to them does not rerun the step)."""
-    from .. import cli
-
+    With --unused FILE first: then FILE lists the package's Python sources the step's output does not
+    depend on (Bazel's unused_inputs_list: an edit to them does not rerun the step), the complement of
+    steps.sources(step), which the depfiles of `buildtool gen` name."""
     argv = _args(argv)
     unused = None
     if argv[:1] == ["--unused"]:
         unused, argv = argv[1], argv[2:]
     code = cli.main(["gen", *argv, "--no-daemon"])
     if unused:
-        Path(unused).write_text("".join(f + "\n" for f in unimported()))
+        Path(unused).write_text("".join(f + "\n" for f in unused_sources(argv[0])))
     return code
 
 
-def unimported() -> list:
+def unused_sources(step: str) -> list:
     """The package's Python sources (as the action names them: relative to the working directory,
-    through the package as imported) that no module of this process was loaded from."""
+    through the package as imported) that are not among steps.sources(step)."""
     top = os.path.dirname(os.path.abspath(sys.modules["buildtool"].__file__))
-    loaded = {os.path.abspath(m.__file__) for n, m in list(sys.modules.items())
-              if (n == "buildtool" or n.startswith("buildtool.")) and getattr(m, "__file__", None)}
+    used = set(steps.sources(step)) if step in steps.STEPS else set()
+    used |= {os.path.join(top, "cli", f) for f in SHELL}  # the command line that ran it, as CMake declares it
     out = []
     for d, dirs, files in os.walk(top, followlinks=True):  # @buildtool_src links each entry
         skip = ("__pycache__",) + (("kernels", "tools", "bazel") if d == top else ())
         dirs[:] = sorted(x for x in dirs if x not in skip)
-        out += [os.path.join(d, f) for f in sorted(files) if f.endswith(".py") and os.path.join(d, f) not in loaded]
+        out += [os.path.join(d, f) for f in sorted(files) if f.endswith(".py") and os.path.join(d, f) not in used]
     return [os.path.relpath(f) for f in out]
 
 
@@ -169,8 +168,6 @@ def _stamp() -> tuple:
 
 def _forget_buildtool() -> None:
     """Drop every imported buildtool module: the next request imports the edited sources."""
-    import importlib
-
     for name in [m for m in sys.modules if m == "buildtool" or m.startswith("buildtool.")]:
         del sys.modules[name]
     importlib.invalidate_caches()

@@ -30,7 +30,7 @@ from watchdog.events import FileSystemEventHandler
 from watchdog.observers import Observer
 
 from .. import pipeline, targets
-from ..cli.gen import _options
+from ..cli.gen_steps import options_of
 from ..errors import BuildtoolError, UsageError, one_line
 from ..firmware import runner
 
@@ -240,7 +240,7 @@ def run(a) -> int:
         if not a.model:
             raise UsageError("give a model to watch (a .tflite file or zoo name) or --command 'your build'")
         targets.get(a.board)  # an unknown board is one line now, not after the first save
-        build = ModelBuild(a.model, a.board, _options(a.opt), a.build_dir, a.run, a.input)
+        build = ModelBuild(a.model, a.board, options_of(a.opt), a.build_dir, a.run, a.input)
         model_file = Path(a.model)
         watched = ([model_file] if model_file.is_file() else []) + extra
         if not watched:

@@ -4,7 +4,7 @@ The tables other modules use are derived from OPDEFS: ops.SUPPORTED, INT16_OPS, 
 ELEMENTWISE_INPLACE, ALIASING, the checks and MAC counts (ops.py), refops.KERNELS, BANDED and
 kernel_inputs, the STRUCTURAL_INPUTS of canonical.py and flash.py, the reader's REQUIRED_INPUTS and
 ALL_REQUIRED, the TFLite options table and its fields (tflite_options reads and writes them from the
-row), fusion.receptive's WINDOWED, POINTWISE, UNARY and MINMAX, and the C emitter codegen.model_c.emit_op
+row), fusion.geometry's WINDOWED, POINTWISE, UNARY and MINMAX, and the C emitter codegen.model_c.emit_op
 calls (column emit; fused blocks: codegen/fused_c.py). Functions are named, not imported, so this module
 imports nothing of the tool; `resolve` finds them on first use. An operator's prepare, when it has one,
 is refops.prepare.PREPARE[opcode]. docs/adding-an-operator.md says how to add one.

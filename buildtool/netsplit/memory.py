@@ -62,9 +62,8 @@ def reordered(g: Graph, order: list) -> Graph:
 
 
 def _arena(g: Graph, **options) -> int | None:
-    # (the planner loads OR-Tools, which crashes where TensorFlow has run: only the child process plans)
-    from ..options import PlanOptions
-    from ..pipeline import plan_memory
+    from ..options import PlanOptions  # (here: the planner loads OR-Tools, which crashes where TensorFlow
+    from ..steps.plan import plan_memory  # has run: only the child process plans)
 
     try:
         return plan_memory(g, PlanOptions.from_map(options)).arena_bytes

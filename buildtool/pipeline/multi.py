@@ -14,12 +14,20 @@ import json
 import subprocess
 from pathlib import Path
 
-from .. import pipeline
+from .. import targets
 from ..codegen.emit import emit_c
 from ..errors import UsageError
-from ..fsutil import make_dirs, write_if_changed
+from ..firmware.runner import RUN_TIMEOUT
+from ..firmware.runner import run as run_firmware
+from ..fsutil import make_dirs
 from ..firmware.toolchain import (FIRMWARE, FirmwareError, check_tools, install_elf, compile_flags, kernel_library,
     link_flags, source_parts, weights_define)
+from ..plan.joint import model_options, plan_joint
+from ..steps import Outputs, store
+from ..steps.code import manifest as model_manifest
+from ..steps.flash import image as flash_image
+from ..steps.models import Model, check, read_model
+from ..steps.plan import plan_memory
 
 MAIN = FIRMWARE / "common" / "multi_main.c"
 
@@ -58,7 +66,7 @@ def platform_header(joint) -> str:
 def manifest(joint, board: str) -> dict:
     """firmware.json: the inputs and outputs of every invocation in run order, for runner.run."""
     ins, outs = [], []
-    mans = [pipeline.manifest(pipeline.Model(p.name, p.name, p.graph), p.own, board) for p in joint.parts]
+    mans = [model_manifest(Model(p.name, p.name, p.graph), p.own, board) for p in joint.parts]
     for k in run_order(len(joint.parts)):
         ins += mans[k]["inputs"]
         outs += mans[k]["outputs"]
@@ -69,8 +77,6 @@ def manifest(joint, board: str) -> dict:
 
 def generate(models: list, joint, board: str, out) -> dict:
     """Write every model's files, models.c, joint.json and firmware.json; return their paths."""
-    from .. import targets
-
     align = targets.get(board).weights_align
     out = Path(out)
     paths = {"models_c": out / "models.c", "manifest": out / "firmware.json", "joint": out / "joint.json",
@@ -79,15 +85,15 @@ def generate(models: list, joint, board: str, out) -> dict:
         d = out / p.prefix
         make_dirs(d)
         c, h = emit_c(p.plan, p.graph, board, align, prefix=p.prefix, arena_base=p.base)
-        write_if_changed(d / "model.c", c)
-        write_if_changed(d / "model.h", h)
-        write_if_changed(d / "plan.json", json.dumps(p.plan.to_json(p.graph), indent=1) + "\n")
-        write_if_changed(d / "weights.bin", pipeline.flash_image(m, board, split=False))  # all in flash
+        part = Outputs({"model.c": c, "model.h": h, "plan.json": json.dumps(p.plan.to_json(p.graph), indent=1) + "\n",
+                        "weights.bin": flash_image(m, board, split=False)})  # all in flash
+        store(part, {n: d / n for n in part.files})
         paths["parts"].append({"prefix": p.prefix, "model_c": d / "model.c", "weights": d / "weights.bin"})
-    write_if_changed(paths["models_c"], models_c(joint, align))
-    write_if_changed(out / "model.h", platform_header(joint))
-    write_if_changed(paths["joint"], json.dumps(joint.report(), indent=1) + "\n")
-    write_if_changed(paths["manifest"], json.dumps(manifest(joint, board), indent=1) + "\n")
+    whole = Outputs({"models.c": models_c(joint, align), "model.h": platform_header(joint),
+                     "joint.json": json.dumps(joint.report(), indent=1) + "\n",
+                     "firmware.json": json.dumps(manifest(joint, board), indent=1) + "\n"},
+                    {"firmware.json": {"model": "+".join(p.name for p in joint.parts), "board": board}})
+    store(whole, {n: out / n for n in whole.files})
     return paths
 
 
@@ -114,7 +120,7 @@ def link(t, out, paths: dict) -> dict:
     ld = None
     if t.linker_template:
         ld = out / "board.ld"
-        write_if_changed(ld, t.linker_script())
+        store(Outputs({"board.ld": t.linker_script()}), {"board.ld": ld})
     elf, tmp = out / "firmware.elf", out / "firmware.elf.tmp"
     srcs = [str(s) for s in source_parts(t)["startup"]] + [str(MAIN), str(paths["models_c"])]
     srcs += [str(part["model_c"]) for part in paths["parts"]]
@@ -136,18 +142,18 @@ def check_fits(joint, models: list, t) -> None:
                             f"the board has {t.flash_bytes:,} B")
 
 
-def build(specs: list, board_name: str, out_dir, options=None, plans=None, kernels=None, stack_bytes=None) -> tuple:
-    """Read, check and plan every model, plan them jointly, generate and link one firmware.
-    Returns (paths, joint plan)."""
-    from ..plan.joint import model_options, plan_joint
-
-    t = pipeline.board(board_name, kernels, stack_bytes)
+def build_multi(specs: list, board_name: str, out_dir, options=None, plans=None, kernels=None,
+                stack_bytes=None) -> tuple:
+    """Several models (never running at once) in one firmware and one shared arena: read, check and plan
+    every model, plan them jointly (joint.py: each one's state kept apart, the rest overlapping),
+    generate and link. Returns (paths written, the joint plan)."""
+    t = targets.get(board_name).configured(kernels, stack_bytes)
     check_tools(t)
-    models = [pipeline.read_model(s) for s in specs]
+    models = [read_model(s) for s in specs]
     for m in models:
-        pipeline.check(m)
-    plans = list(plans) if plans is not None else [pipeline.plan_memory(m.graph, model_options(m.graph, options))
-                                                           for m in models]
+        check(m)
+    plans = list(plans) if plans is not None else [plan_memory(m.graph, model_options(m.graph, options))
+                                                   for m in models]
     if len(plans) != len(models):
         raise UsageError(f"{len(plans)} plans given for {len(models)} models")
     joint = plan_joint(models, plans)
@@ -157,12 +163,10 @@ def build(specs: list, board_name: str, out_dir, options=None, plans=None, kerne
     return link(t, out, generate(models, joint, board_name, out)), joint
 
 
-def run(board: str, out_dir, xs: list, timeout: float | None = None) -> tuple:
-    """Run the firmware in out_dir: xs holds each model's input(s) (an array or a list of arrays, in
-    model order). Returns ([(model index, [outputs])] in run order, RAM report)."""
-    from ..firmware.runner import RUN_TIMEOUT
-    from ..firmware.runner import run as run_firmware
-
+def run_multi(board: str, out_dir, xs: list, timeout: float | None = None) -> tuple:
+    """Run a multi-model firmware: xs holds each model's input(s) (an array or a list of arrays, in
+    model order); each model runs once, then the first again. Returns ([(model index, [outputs])] in
+    run order, RAM report)."""
     man_path = Path(out_dir) / "firmware.json"
     if not man_path.exists():
         raise UsageError(f"no firmware in {out_dir}; build it first")

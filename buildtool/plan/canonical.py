@@ -12,26 +12,28 @@ Subgraph forms renumber tensors by first use inside the subgraph, so a region's
 key does not depend on where it sits in the model or on any layer outside it:
 after a change to one layer, only regions that touch that layer miss.
 
-Import cost matters (the daemon client imports this for the version
-handshake): nothing heavy is imported at module level.
+Nothing heavy is imported here: the gen steps' seals and the daemon's handshake use it.
 """
 
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 
 import msgpack
 
-from .. import sources
+from .. import __version__, sources
+from ..errors import InternalError
+from ..imports import closure_files
 from ..model.opdefs import OPDEFS
 
 FORM_VERSION = 1
 # Constant inputs whose values define output shapes or slicing (op -> input positions).
 STRUCTURAL_INPUTS = {d.name: d.structural for d in OPDEFS if d.structural}
-# Package sources whose code decides what a planner returns for a canonical graph.
-_PLANNER_SOURCES = ("plan/arena", "plan/fusion", "plan/__init__.py", "model/ops.py", "model/ops_extra.py", "model/ir.py", "plan/canonical.py", "serve/service.py",
-                    "options.py", "pipeline/__init__.py", "model/reader.py", "model/stateful.py", "model/opdefs.py")
+# The planners (and this module, which keys their answers): what they import decides what a planner
+# returns for a canonical graph (imports.closure reads it from the source).
+_PLANNER_ROOTS = ("plan.arena", "plan.fusion", "plan.canonical")
 
 
 def _plain(v):
@@ -46,8 +48,6 @@ def _plain(v):
         return _plain(v.item())
     if isinstance(v, (int, float)):
         return v
-    from ..errors import InternalError
-
     raise InternalError(f"cannot put a {type(v).__name__} in a canonical form")
 
 
@@ -142,8 +142,6 @@ class SubgraphForms:
 
 def digest(obj) -> str:
     """SHA-256 (hex) of a form; msgpack of plain lists is byte-stable."""
-    import hashlib
-
     return hashlib.sha256(msgpack.packb(obj, use_bin_type=True)).hexdigest()
 
 
@@ -161,11 +159,9 @@ def subgraph_key(kind: str, g, op_indices, options: dict | None = None, forms: S
     return plan_key(kind, digest(subgraph_form(g, op_indices, forms)), options)
 
 
-def _source_digest(names) -> str:
-    import hashlib
-
+def _source_digest(paths) -> str:
     h = hashlib.sha256()
-    for f in sources.files(names):
+    for f in paths:
         with open(f, "rb") as fh:
             h.update(os.path.relpath(f, sources.PKG).encode() + b"\0" + hashlib.sha256(fh.read()).digest())
     return h.hexdigest()
@@ -177,12 +173,10 @@ def planner_version() -> str:
 
     Nobody has to remember to bump a number, and a daemon running old code is detected.
     """
-    from .. import __version__
-
-    return f"{__version__}+{_source_digest(_PLANNER_SOURCES)[:16]}"
+    return f"{__version__}+{_source_digest(closure_files(_PLANNER_ROOTS))[:16]}"
 
 
 @functools.lru_cache(maxsize=None)
 def zoo_version() -> str:
     """The zoo's graphs are a pure function of this code (and the planner sources in every key)."""
-    return _source_digest(("zoo/__init__.py", "zoo/builder.py"))[:16]
+    return _source_digest(sources.files(("zoo/__init__.py", "zoo/builder.py")))[:16]

@@ -27,7 +27,7 @@ import struct
 import zlib
 from dataclasses import dataclass
 
-from ..errors import UsageError
+from ..errors import PlanError, UsageError
 from ..fsutil import write_atomic
 from ..model.ir import Graph
 from ..model.opdefs import OPDEFS
@@ -155,3 +155,25 @@ def describe(path: str, info: FlashInfo) -> str:
             f"(aligned {info.align}), crc32 {info.crc32:08x}, model {info.model_hash.hex()}"
             + (f", {HEADER_BYTES + info.payload_bytes - info.ext_offset} bytes external from offset {info.ext_offset}"
                if info.ext_offset else ""))
+
+
+def split_defines(t, data: bytes) -> list:
+    """The -D flags that split an image (data: at least its header) at its external part, for weights.S on
+    board t (none when it has none)."""
+    ext = parse_header(data[:64]).ext_offset
+    if not ext:
+        return []
+    regs = t.external_regions()
+    if len(regs) != 1:
+        raise PlanError(f"the weights have an external part but board {t.name} has "
+                        f"{len(regs)} external weight regions")
+    return [f"-DBT_WEIGHTS_EXT_OFFSET={ext}", f"-DBT_WEIGHTS_EXT_SECTION=.bt_weights_{regs[0].name}"]
+
+
+def split_header(t, data: bytes) -> str:
+    """split_defines as a header weights.S can #include first."""
+    lines = ["/* The split of weights.bin (buildtool gen flash --split-header): its part in external memory. */"]
+    for flag in split_defines(t, data):
+        name, value = flag[2:].split("=", 1)
+        lines.append(f"#define {name} {value}")
+    return "\n".join(lines) + "\n"

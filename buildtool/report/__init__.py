@@ -12,7 +12,8 @@ import math
 import os
 
 from ..fsutil import write_atomic
-from ..plan.fusion import Schedule, plan_schedule
+from ..plan.fusion.planner import plan_schedule
+from ..plan.fusion.schedule import Schedule
 from ..units import size
 from .regions import placement_html
 

@@ -21,6 +21,12 @@ from __future__ import annotations
 import time
 
 from ..options import PlanOptions
+from ..plan import canonical
+from ..steps.models import Source, locate, parse
+from ..steps.plan import plan_memory
+from .cache import NullMemo
+from .daemon import protocol
+from .daemon.client import DaemonClient, daemon_wanted, warn_once
 
 
 def normalize_options(options) -> dict:
@@ -33,27 +39,21 @@ class _Model:
     """A model given as path, bytes, zoo name or Graph; parsed only when a planner needs it."""
 
     def __init__(self, model, source: str | None = None):
-        from .. import pipeline
-
         self._graph, self.src = None, None
         if isinstance(model, (bytes, bytearray, memoryview)):
-            self.src = pipeline.Source("model", "<bytes>", bytes(model))
+            self.src = Source("model", "<bytes>", bytes(model))
         elif isinstance(model, str):
-            self.src = pipeline.locate(model, source)  # messages name the file as the user typed it
+            self.src = locate(model, source)  # messages name the file as the user typed it
         else:
             self._graph = model
 
     def graph(self):
         if self._graph is None:
-            from .. import pipeline
-
-            self._graph = pipeline.parse(self.src)
+            self._graph = parse(self.src)
         return self._graph
 
     def digest(self, memo) -> str:
         """Canonical graph digest; for bytes and zoo names via the uncounted "model" index."""
-        from ..plan import canonical
-
         if self.src is None:
             return canonical.graph_digest(self.graph())
         kind, part = self.src.digest_key()
@@ -67,9 +67,6 @@ def plan_request(model, options=None, memo=None, source: str | None = None) -> d
 
     source: how error messages name a model path (the daemon gets an absolute path and the
     path as the user typed it, so its errors read exactly like in-process ones)."""
-    from ..plan import canonical
-    from .cache import NullMemo
-
     t0 = time.perf_counter()
     memo = memo if memo is not None else NullMemo()
     opts = PlanOptions.from_map(options)
@@ -78,10 +75,33 @@ def plan_request(model, options=None, memo=None, source: str | None = None) -> d
     kind = "fused" if opts.fused else "arena"
 
     def compute():
-        from ..pipeline import plan_memory
-
         g = m.graph()
         return plan_memory(g, opts, memo).to_json(g)
 
     plan = memo.get_or_compute(kind, canonical.plan_key(kind, gd, opts.canonical()), compute)
     return {"plan": plan, "cache": memo.stats.as_dict(), "plan_ms": round((time.perf_counter() - t0) * 1e3, 3)}
+
+
+def plan_json(model, options=None, no_daemon: bool = False) -> dict:
+    """The plan's JSON through the planner daemon and its cache (started on demand), or in this process
+    with no_daemon / BUILDTOOL_NO_DAEMON=1 / no daemon available (one warning line): byte-identical
+    either way. model: a path, a zoo name, .tflite bytes or a Graph. Returns plan_request's map and
+    "via_daemon"."""
+    options = PlanOptions.from_map(options).to_map()
+    use = daemon_wanted(no_daemon)
+    r = None
+    if use:
+        try:
+            with DaemonClient() as c:
+                r = c.plan(model, options)
+        except protocol.DaemonUnavailable as e:
+            warn_once(f"{e}; planning in this process")
+    if r is None:
+        r = plan_request(model, options)
+    r["via_daemon"] = use
+    return r
+
+
+def planner(no_daemon: bool = False):
+    """The plan step's planner (steps.plan.run): plan_json's plan."""
+    return lambda graph, options: plan_json(graph, options, no_daemon)["plan"]

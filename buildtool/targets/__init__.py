@@ -98,6 +98,15 @@ class Target:
         """The same board using another kernel search order (e.g. reference only)."""
         return replace(self, kernel_sets=tuple(sets))
 
+    def configured(self, kernels: tuple | None = None, stack_bytes: int | None = None) -> "Target":
+        """The same board with another kernel search order or stack size when asked."""
+        t = self if kernels is None else self.with_kernels(kernels)
+        if stack_bytes is not None:
+            if stack_bytes <= 0 or stack_bytes % 16:
+                raise UsageError(f"stack size {stack_bytes} must be a positive multiple of 16 bytes")
+            t = replace(t, stack_bytes=stack_bytes)
+        return t
+
     def memory_regions(self) -> tuple:
         """The board's Regions: its own list, else its flash (code and weights) and RAM (the arena). The
         regions whose linker name is FLASH or RAM take their origin and size from the board's

@@ -1,16 +1,7 @@
 """Arena planning: liveness, lower bound, packers, exact solver, order search, checker.
 
-The names below load their module on first use, so importing one part (the checker, the packers)
-does not import the planner and its solver.
+planner.plan_arena() plans; naive.naive_plan() is the no-reuse baseline; checker.check()/problems()
+is the independent checker; execute runs a plan in numpy; regional spreads an arena over memories.
+This file imports nothing: importing one part (the checker, the packers) never loads the planner and
+its solver. Import each name from the module that owns it.
 """
-
-import importlib
-
-_WHERE = {"naive_plan": "naive", "plan_arena": "planner", "check": "checker", "problems": "checker"}
-__all__ = ["naive_plan", "plan_arena", "check", "problems"]
-
-
-def __getattr__(name):
-    if name in _WHERE:
-        return getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

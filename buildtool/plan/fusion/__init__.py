@@ -1,21 +1,14 @@
 """Memory optimisers: operator splitting and patch-based multi-stage fusion.
 
-plan_fused() (planner.py) is the one entry point the CLI uses; run the result with
-buildtool.plan.fusion.execute.run_fused().
+planner.plan_fused() is the one entry point; execute.run_fused() runs the result in numpy.
+
+The modules, each importing only those before it: geometry (receptive fields, block shapes,
+per-axis intervals) <- costs (MACs, window and accumulator bytes, the Sweep of a block's tilings)
+<- dag (the network as a DAG of cuts) <- schedule (the IR: BlockRun, Schedule, FusedPlan)
+<- instructions, lifetimes (buffer lifetimes) <- pipeline (pipelined pairs) <- search, split
+<- groups <- planner; execute (the tile executor) runs a FusedPlan.
+
+This file imports nothing: reading a fused plan back (schedule, lifetimes, execute) never loads
+the search, so a step that only reads plans does not depend on the planner's code
+(steps.sources, imports.closure). Import each name from the module that owns it.
 """
-
-import importlib
-
-# name -> the module that defines it, loaded on first use (the schedule IR without the search)
-_WHERE = {"DEFAULT_MAX_MAC_OVERHEAD": "...options", "NO_CAP": "...options", "parse_bytes": "...options",
-          "checker_view": ".lifetimes", "mac_cap": ".planner", "plan_from_front": ".planner",
-          "plan_fused": ".planner", "plan_schedule": ".planner", "BlockRun": ".schedule", "FusedPlan": ".schedule",
-          "Schedule": ".schedule", "schedule_from_edges": ".schedule", "Front": ".search", "search_front": ".search",
-          "parse_split": ".split"}
-__all__ = list(_WHERE)
-
-
-def __getattr__(name):
-    if name in _WHERE:
-        return getattr(importlib.import_module(_WHERE[name], __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,4 +1,5 @@
-"""RAM and MAC cost of a fusion block for a tile size and cache scheme.
+"""RAM and MAC cost of a fusion block for a tile size and cache scheme (its shape and per-axis
+intervals: geometry.py).
 
 A block is a run of consecutive tileable operators whose only tensor used after it is
 the output of its last operator (or, for a block that ends in a MEAN over height and
@@ -23,149 +24,22 @@ The two axes are independent, so a block's cost for all tile sizes is computed f
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from ...model.ops import op_macs
-from .receptive import WINDOWED, Axis, dense_reads_whole, flattens, is_spatial, macs_per_pixel, op_axes, reduces_tiles
-
-BIG = np.int64(1) << 40
-
-
-@dataclass(frozen=True)
-class Step:
-    """One operator of a block: output tensor, its (row, column) axes, spatial inputs."""
-
-    op: int
-    out: int
-    axes: tuple  # (row Axis, column Axis)
-    ins: tuple  # spatial activation inputs
+from .geometry import (Geometry, bounds_matrix, cached_1d, channelwise, inplace_source, is_dense, pulled_rows,
+                       recompute_1d, uniform_bounds, window_tensors)
 
 
-@dataclass(frozen=True)
-class Geometry:
-    """The shape of a block: its steps in order, the tiled tensor, an optional reducing MEAN."""
-
-    ops: tuple  # every operator index of the block, in order
-    steps: tuple  # Step for each tileable operator (all but a final MEAN)
-    tile_tensor: int  # Y: the last spatial tensor, cut into tiles
-    reduce_op: int  # the MEAN or FULLY_CONNECTED operator that accumulates Y, or -1
-    flat_op: int = -1  # the RESHAPE flattening Y for that FULLY_CONNECTED, or -1
-
-
-def dense_tail(g, ops) -> tuple | None:
-    """(flatten RESHAPE or -1, FULLY_CONNECTED) when ops end in a dense layer that reads the
-    whole last spatial tensor (directly or flattened), else None."""
-    fc = g.operators[ops[-1]]
-    if fc.opcode != "FULLY_CONNECTED":
-        return None
-    if len(ops) >= 2:
-        rs = g.operators[ops[-2]]
-        if flattens(g, rs) and dense_reads_whole(g, fc, rs.outputs[0]):
-            return rs.index, fc.index
-    if is_spatial(g, fc.inputs[0]) and dense_reads_whole(g, fc, fc.inputs[0]):
-        return -1, fc.index
-    return None
-
-
-def geometry(g, ops) -> Geometry:
-    ops = tuple(ops)
-    flat, reduce_op = dense_tail(g, ops) or (-1, ops[-1] if reduces_tiles(g, g.operators[ops[-1]]) else -1)
-    body = [oi for oi in ops if oi not in (reduce_op, flat)]
-    steps = []
-    for oi in body:
-        op = g.operators[oi]
-        steps.append(Step(oi, op.outputs[0], op_axes(g, op), tuple(g.act_inputs(op))))
-    y = steps[-1].out if steps else g.operators[flat if flat >= 0 else reduce_op].inputs[0]
-    return Geometry(ops, tuple(steps), y, reduce_op, flat)
-
-
-def is_dense(g, geo: Geometry) -> bool:
-    """Does the block end in a FULLY_CONNECTED accumulating its tiles (iterative dense)?"""
-    return geo.reduce_op >= 0 and g.operators[geo.reduce_op].opcode == "FULLY_CONNECTED"
+def macs_per_pixel(g, op) -> int:
+    """MACs per output pixel (all channels): op_macs / (H_out * W_out)."""
+    sh = g.tensors[op.outputs[0]].shape
+    return op_macs(g, op) // (sh[1] * sh[2]) if len(sh) == 4 else 0
 
 
 def tail_macs(g, geo: Geometry) -> int:
     """MACs of the accumulating tail: a dense layer does all of its own, one tile at a time."""
     return op_macs(g, g.operators[geo.reduce_op]) if is_dense(g, geo) else 0
-
-
-def uniform_bounds(n: int, t: int) -> tuple:
-    return tuple(list(range(0, n, t)) + [n])
-
-
-def even_bounds(n: int, parts: int) -> tuple:
-    """n positions in `parts` near-equal slices, the larger first (as numpy.array_split)."""
-    parts = max(1, min(parts, n))
-    q, r = divmod(n, parts)
-    b, out = 0, [0]
-    for i in range(parts):
-        b += q + (i < r)
-        out.append(b)
-    return tuple(out)
-
-
-def _bounds_matrix(bounds_list) -> np.ndarray:
-    """Stack boundary tuples into [cand, tiles + 1], padding by repeating the last boundary."""
-    m = max(len(b) for b in bounds_list)
-    arr = np.empty((len(bounds_list), m), dtype=np.int64)
-    for i, b in enumerate(bounds_list):
-        arr[i, :len(b)] = b
-        arr[i, len(b):] = b[-1]
-    return arr
-
-
-def _hull(cur, new) -> tuple:
-    if cur is None:
-        return new
-    (a0, b0), (a1, b1) = cur, new
-    e0, e1 = b0 <= a0, b1 <= a1
-    lo = np.where(e0, a1, np.where(e1, a0, np.minimum(a0, a1)))
-    hi = np.where(e0, b1, np.where(e1, b0, np.maximum(b0, b1)))
-    return lo, hi
-
-
-def recompute_1d(steps, axis: int, y: int, bounds_list) -> dict:
-    """Recompute mode: tensor -> (lo, hi) arrays [cand, tile] of the interval each tile needs.
-
-    Padding tiles (beyond a candidate's last) are empty intervals.
-    """
-    b = _bounds_matrix(bounds_list)
-    need = {y: (b[:, :-1], b[:, 1:])}
-    for st in reversed(steps):
-        if st.out not in need:
-            continue
-        lo, hi = need[st.out]
-        ax: Axis = st.axes[axis]
-        a, e = ax.need(lo, hi)
-        for t in st.ins:
-            need[t] = _hull(need.get(t), (a, e))
-    return need
-
-
-def cached_1d(steps, axis: int, y: int, bounds_list) -> dict:
-    """Cache mode: tensor -> (hi, lo_need) arrays [cand, step].
-
-    hi[i] = positions computed after step i; lo_need[i] = lowest position any consumer
-    reads at step i (BIG when none reads).
-    """
-    b = _bounds_matrix(bounds_list)
-    hi = {y: b[:, 1:]}
-    lo_need = {y: np.full_like(b[:, 1:], BIG)}
-    for st in reversed(steps):
-        if st.out not in hi:
-            continue
-        h = hi[st.out]
-        prev = np.concatenate([np.zeros_like(h[:, :1]), h[:, :-1]], axis=1)
-        ax: Axis = st.axes[axis]
-        end = ax.need_end(h)
-        a, e = ax.need(prev, h)
-        a = np.where(e > a, a, BIG)
-        for t in st.ins:
-            hi[t] = np.maximum(hi[t], end) if t in hi else end
-            lo_need[t] = np.minimum(lo_need[t], a) if t in lo_need else a
-    return {t: (hi[t], lo_need[t]) for t in hi}
 
 
 def recompute_extent(iv) -> tuple:
@@ -190,14 +64,6 @@ def tile_candidates(n: int) -> tuple:
     return tuple(sorted(c))
 
 
-def window_tensors(g, geo: Geometry, streamed: tuple = ()) -> list:
-    """Tensors that get a window buffer: made inside the block (not its output), or streamed in."""
-    made = [st.out for st in geo.steps]
-    inner = made if geo.reduce_op >= 0 else made[:-1]
-    ext = [t for st in geo.steps for t in st.ins if t in streamed and t not in made]
-    return list(dict.fromkeys(inner + ext))
-
-
 def run_step(g, geo: Geometry) -> dict:
     """op -> the operator step at which it runs in a recompute tile pass: a conv whose output is
     made channel by channel runs inside its depthwise reader's step."""
@@ -219,62 +85,6 @@ def window_lifetimes(g, geo: Geometry, streamed: tuple = ()) -> dict:
         made = [step[s.op] for s in geo.steps if s.out == t]
         out[t] = (made[0] if made else min(users), max(users))
     return out
-
-
-def channelwise(g, geo: Geometry, t: int) -> bool:
-    """Is t made by a CONV_2D and read only by a depthwise convolution of the block?
-
-    Then the recompute scheme makes t one channel at a time right before the depthwise
-    convolution uses that channel (an inverted bottleneck's expansion never exists whole,
-    not even within a tile): t's window holds one channel.
-    """
-    made = [s for s in geo.steps if s.out == t]
-    users = [s for s in geo.steps if t in s.ins]
-    return (len(made) == 1 and g.operators[made[0].op].opcode == "CONV_2D" and len(users) == 1
-            and g.operators[users[0].op].opcode == "DEPTHWISE_CONV_2D" and t != geo.tile_tensor
-            and g.operators[users[0].op].inputs[0] == t)
-
-
-def inplace_source(g, geo: Geometry, t: int) -> int | None:
-    """The window a 1x1 convolution's output window t overwrites in place (recompute scheme), or None.
-
-    A 1x1 stride-1 CONV_2D with no more output than input channels whose input window is made
-    by the operator just before it and read by it alone can write output pixel i over input pixel i's bytes (pixels in raster order,
-    each read whole before it is written: its output starts at or before its input), so the
-    two windows share bytes, as TinyEngine does for in-place layers.
-    """
-    made = [s for s in geo.steps if s.out == t]
-    if len(made) != 1 or (t == geo.tile_tensor and geo.reduce_op < 0) or channelwise(g, geo, t):
-        return None
-    op = g.operators[made[0].op]
-    if op.opcode != "CONV_2D" or made[0].ins != (op.inputs[0],):
-        return None
-    src = op.inputs[0]
-    f = g.tensors[op.inputs[1]].shape
-    if f[1] != 1 or f[2] != 1 or op.options["stride_h"] != 1 or op.options["stride_w"] != 1:
-        return None
-    if g.tensors[t].shape[3] > g.tensors[src].shape[3] or src == geo.tile_tensor:
-        return None
-    k = geo.steps.index(made[0])
-    if k == 0 or geo.steps[k - 1].out != src or [s.op for s in geo.steps if src in s.ins] != [op.index]:
-        return None  # made by the operator just before (so a block holds both or starts at op), read by op alone
-    return src
-
-
-def pulled_rows(g, geo: Geometry, t: int) -> int:
-    """Rows of a streamed input t that the recompute scheme holds at once, or 0 (the whole interval).
-
-    When t's only reader in the block is one sliding-window operator, that operator makes its
-    output tile one row at a time and pulls from the source just the rows that row reads
-    (its dilated kernel height), so the input window is a few rows of the tile's columns.
-    """
-    readers = [s for s in geo.steps if t in s.ins]
-    if len(readers) != 1 or g.operators[readers[0].op].opcode not in WINDOWED:
-        return 0
-    if g.operators[readers[0].op].inputs[0] != t:
-        return 0
-    ax = readers[0].axes[0]
-    return min(ax.k, ax.n_in)
 
 
 def accumulator_dtype(g, geo: Geometry) -> str:
@@ -322,7 +132,7 @@ class Sweep:
         st, yt = longest.steps, longest.tile_tensor
         self.r_rec_iv = recompute_1d(st, 0, yt, rb)
         self.r_cache_iv = cached_1d(st, 0, yt, rb)
-        self.r_written = _bounds_matrix(rb)[:, 1:]
+        self.r_written = bounds_matrix(rb)[:, 1:]
         self.r_rec = {t: recompute_extent(v) for t, v in self.r_rec_iv.items()}
         self.r_cache = {t: cached_extent(v) for t, v in self.r_cache_iv.items()}
         self.c_cache = {t: cached_extent(v) for t, v in cached_1d(st, 1, yt, cb).items()}
@@ -473,37 +283,3 @@ def _alive(lo, n: int) -> np.ndarray:
 
 def _align(x, a: int):
     return (x + a - 1) // a * a
-
-
-# -- firmware instructions ------------------------------------------------------------------
-INSTRUCTION_MARGIN = 1.3  # goal: fused firmware within this factor of predict_instructions
-# Boards that meet it on the least-RAM plans tests/test_fused_firmware.py holds (docs/fusion.md has the
-# figures from benchmarks/fusion.py --instructions); elsewhere INSTRUCTION_BOUND is a regression guard
-# some 10% above the worst measured case (riscv32: its one-output-channel conv path, which the
-# channel-by-channel blocks run, costs more per MAC than its plain kernels).
-INSTRUCTION_BOARDS = ("cortex-m4",)
-INSTRUCTION_BOUND = 1.6
-
-
-def predict_instructions(g, plan, plain_counts: dict) -> int:
-    """Instructions the fused plan's firmware should execute, from the plain firmware's measured
-    per-operator counts (op index -> instructions, same board and kernels): a plain item as
-    measured, a block as its operators' plain instructions times the block's MAC overhead over
-    them (a tile runtime running the same kernels at the same instructions per MAC)."""
-    return sum(n for _, n in predict_items(g, plan, plain_counts))
-
-
-def predict_items(g, plan, plain_counts: dict) -> list:
-    """predict_instructions per schedule item: [(item, instructions)] in schedule order."""
-    from .schedule import BlockRun  # schedule imports this module
-
-    out = []
-    for it in plan.schedule.items:
-        if not isinstance(it, BlockRun):
-            out.append((it, plain_counts[it]))
-            continue
-        ops = range(it.p, it.q)
-        plain = sum(plain_counts[i] for i in ops)
-        base = sum(op_macs(g, g.operators[i]) for i in ops)
-        out.append((it, round(plain * it.macs(g) / base) if base else plain))
-    return out

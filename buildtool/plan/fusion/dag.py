@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from ...errors import PlanError
 from ...model.ops import ELEMENTWISE_INPLACE
 from .. import align_up
-from .costs import dense_tail
-from .receptive import reduces_tiles, tileable
+from .geometry import dense_tail, reduces_tiles, tileable
 
 
 @dataclass

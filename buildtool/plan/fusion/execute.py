@@ -19,13 +19,13 @@ import dataclasses
 import numpy as np
 
 from ...errors import PlanError, UsageError
-from .schedule import BlockRun, FusedPlan
-from ...model.ir import NUMPY_DTYPE
-from ...refops import KERNELS, kernel_inputs
-from .costs import accumulator_dtype, accumulator_len, is_dense
-from ...refops.requant import bias_of, channel_multipliers, requantize
-from .receptive import WINDOWED, macs_per_pixel
+from ...model.ir import NUMPY_DTYPE, Quant
 from ...model.ops import op_macs
+from ...refops import KERNELS, kernel_inputs
+from ...refops.requant import bias_of, channel_multipliers, requantize
+from .costs import accumulator_dtype, accumulator_len, macs_per_pixel
+from .geometry import WINDOWED, interval, is_dense, op_axes
+from .schedule import BlockRun, FusedPlan, pull_order
 
 
 class _Arena:
@@ -125,8 +125,6 @@ def _memo(memo: dict, key, make):
 
 def _channel_group(g, op, c: int, n: int) -> dict:
     """Filter and bias tensors of a CONV_2D cut down to output channels [c, c + n)."""
-    from ...model.ir import Quant
-
     f = g.tensors[op.inputs[1]]
     q = f.quant
     if q.per_channel:
@@ -139,8 +137,6 @@ def _channel_group(g, op, c: int, n: int) -> dict:
 
 
 def _window_geometry(g, op):
-    from .receptive import op_axes
-
     return op_axes(g, op)
 
 
@@ -172,14 +168,6 @@ def _run_windowed(g, op, src: _Tile, out: np.ndarray, r0, r1, c0, c1, memo: dict
         shapes[op.inputs[0]] = block.shape[:3] + (xin.shape[3],)
         KERNELS[op.opcode](_TileGraph(g, shapes, memo), vop, [block], [out[None]],
                            channels=slice(channel, channel + n))
-
-
-def _interval(ap, t: int, i: int) -> tuple:
-    """Positions of t computed at tile/step i along one axis."""
-    if ap.mode == "rec":
-        return int(ap.lo[t][i]), int(ap.hi[t][i])
-    h = ap.hi[t]
-    return (int(h[i - 1]) if i > 0 else 0), int(h[i])
 
 
 def _shift(tile: _Tile, axis: int, new_hi: int, ext: int) -> None:
@@ -249,7 +237,7 @@ def _block_rows(g, bi: int, blk: BlockRun, plan: FusedPlan, arena: _Arena, whole
                     return
                 ax = _memo(memo, ("axes", op.index), lambda: _window_geometry(g, op))[0]
                 tl = tiles[t]
-                ta, tb = _interval(cols, t, c)
+                ta, tb = interval(cols, t, c)
                 for rr in range(ra, rb):
                     r0, r1 = max(rr * ax.s - ax.pad, 0), min(rr * ax.s - ax.pad + ax.k, ax.n_in)
                     tl.r0 = r0
@@ -270,8 +258,8 @@ def _block_rows(g, bi: int, blk: BlockRun, plan: FusedPlan, arena: _Arena, whole
             for t in blk.streamed:
                 if t in pulled:
                     continue  # its reader pulls the rows it needs, one output row at a time
-                ra, rb = _interval(rows, t, r)
-                ca, cb = _interval(cols, t, c)
+                ra, rb = interval(rows, t, r)
+                ca, cb = interval(cols, t, c)
                 tl = tiles[t]
                 if rows.mode == "cache" and c == 0:
                     _shift(tl, 0, rb, rows.ext[t])
@@ -282,8 +270,8 @@ def _block_rows(g, bi: int, blk: BlockRun, plan: FusedPlan, arena: _Arena, whole
             for s, op in made:
                 if s.out in chw:
                     continue
-                ra, rb = _interval(rows, s.out, r)
-                ca, cb = _interval(cols, s.out, c)
+                ra, rb = interval(rows, s.out, r)
+                ca, cb = interval(cols, s.out, c)
                 dst = tile_of(s.out)
                 if s.out in tiles:
                     if rows.mode == "cache" and c == 0:
@@ -350,8 +338,8 @@ def _channel_by_channel(g, made, dw, tiles, windowed, rows, cols, r, c, out, box
     channels [k, k + n) fill the n-channel window, then the depthwise makes those output channels."""
     s, conv = made
     t = s.out
-    ra, rb = _interval(rows, t, r)
-    ca, cb = _interval(cols, t, c)
+    ra, rb = interval(rows, t, r)
+    ca, cb = interval(cols, t, c)
     win = tiles[t]
     count[0] += macs_per_pixel(g, conv) * (rb - ra) * (cb - ca)
     for k in range(0, g.tensors[t].shape[3], n):
@@ -360,10 +348,8 @@ def _channel_by_channel(g, made, dw, tiles, windowed, rows, cols, r, c, out, box
 
 
 def _run_group(g, grp: tuple, plan: FusedPlan, arena: _Arena, whole: dict, source, count: list, memo: dict) -> None:
-    """A pipelined group: its blocks' tile rows in pull order (fusion.pipeline.pull_order); each
+    """A pipelined group: its blocks' tile rows in pull order (fusion.schedule.pull_order); each
     step runs one row (the last one also the block's accumulating tail)."""
-    from .pipeline import pull_order
-
     blocks = [plan.schedule.items[k] for k in grp]
     rows = [_block_rows(g, k, b, plan, arena, whole, source, count, memo) for k, b in zip(grp, blocks)]
     for j, _ in pull_order(blocks):

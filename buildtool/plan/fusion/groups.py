@@ -1,6 +1,6 @@
 """Channel groups: after the search, how many channels each channelwise window makes per call.
 
-A channelwise window (costs.channelwise: a CONV_2D's output read only by a depthwise) holds G
+A channelwise window (geometry.channelwise: a CONV_2D's output read only by a depthwise) holds G
 channels: the conv makes G output channels per call and the depthwise runs on the G-channel window,
 so set-up and input loads are shared by G channels. The window's bytes grow G-fold and are planned:
 choose_groups grows a block's window pool only where the packed layout has room for it over the
@@ -13,7 +13,7 @@ import dataclasses
 
 from ..arena.packers import profile
 from .. import align_up
-from .lifetimes import buffer_specs, window_pool
+from .lifetimes import buffer_specs, layout, window_pool
 from .schedule import BlockRun, FusedPlan, Schedule
 
 # tried largest first; no 2: the kernel sets block 4 channels, and 2-channel calls run their scalar
@@ -87,10 +87,8 @@ def choose_groups(g, plan: FusedPlan, align: int) -> FusedPlan:
 def _placed(g, plan: FusedPlan, sched: Schedule, specs: list, sizes: list, pools: dict, alias: dict,
             offs: list, align: int) -> FusedPlan:
     """plan's layout with the buffers at offs and the sizes of sched (the grown window pools)."""
-    from .planner import _layout
-
     specs = [(sp[0], n) + tuple(sp[2:]) for sp, n in zip(specs, sizes)]
-    buffers, bands, woff, aoff, base = _layout(specs, pools, alias, offs)
+    buffers, bands, woff, aoff, base = layout(specs, pools, alias, offs)
     live = profile([(align_up(max(n, 1), align) // align, b.first_step, b.last_step)
                     for n, b in zip(sizes, buffers)], len(plan.profile))
     return dataclasses.replace(plan, schedule=sched, buffers=buffers, bands=bands, window_offset=woff,

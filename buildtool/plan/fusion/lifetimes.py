@@ -8,6 +8,7 @@ keep data from tile to tile, so they live over the whole block; those of the rec
 scheme live from their producer to their last reader within the block (tile-steps), so
 buffers of different layers share bytes. A MEAN or dense layer that accumulates tiles owns
 an accumulator over the block (the flattened tensor a dense layer reads is never made).
+layout() turns the specs, placed at the packers' offsets, into the plan's buffers and offsets.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from ...model.ir import Graph, Operator, Quant, Tensor
 from .. import ArenaPlan, Buffer, TensorPlace, align_up
 from .costs import accumulator_bytes, window_lifetimes
 from .dag import build_network, inplace_input
-from .schedule import BlockRun, FusedPlan, Schedule
+from .schedule import BlockRun, FusedPlan, Schedule, pull_order
 
 
 def item_steps(sched: Schedule) -> list:
@@ -44,8 +45,6 @@ def _item_steps(sched: Schedule) -> list:
 
 def tile_order(sched: Schedule) -> list:
     """(item, row) of every step in execution order: items in order, a pipelined group's rows interleaved."""
-    from .pipeline import pull_order
-
     first = {grp[0]: grp for grp in sched.pipelined}
     out, k = [], 0
     while k < len(sched.items):
@@ -190,6 +189,32 @@ def _interleaved(sched: Schedule, specs: list) -> list:
             span = [pos[s] for s in range(f, l + 1)]
             out.append((key, size, min(span), max(span), kind))
     return out
+
+
+def layout(specs: list, pools: dict, alias: dict, offs: list) -> tuple:
+    """(buffers, bands, window offsets, accumulator offsets, window bases) of buffer_specs' specs
+    placed at offs (bytes). A pipelined block's window offsets are within its pool, whose offset
+    at each tile row is its window base."""
+    buffers, bands, woff, aoff, base = [], {}, {}, {}, {}
+    for k, ((key, size, f, l, kind), off) in enumerate(zip(specs, offs)):
+        tensors = [key[1]] if key[0] == "t" else (sorted(pools[key[1]]) if key[0] in "pr" else [])
+        buffers.append(Buffer(k, off, size, f, l, tensors, kind))
+        if key[0] == "t":
+            bands.setdefault(key[1], []).append((key[2], key[3], off))
+        elif key[0] == "p":
+            for t, o in pools[key[1]].items():
+                woff[(key[1], t)] = off + o
+        elif key[0] == "r":
+            base.setdefault(key[1], {})[key[2]] = off
+            for t, o in pools[key[1]].items():
+                woff[(key[1], t)] = o
+        else:
+            aoff[key[1]] = off
+    base = {k: [rows[i] for i in range(len(rows))] for k, rows in base.items()}
+    for o, x in sorted(alias.items()):
+        bands[o] = list(bands[x])
+        buffers[next(b.id for b in buffers if b.kind == "tensor" and x in b.tensors)].tensors.append(o)
+    return buffers, bands, woff, aoff, base
 
 
 def checker_view(plan: FusedPlan) -> tuple:

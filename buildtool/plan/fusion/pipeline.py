@@ -2,7 +2,7 @@
 
 Block A = operators [p, q) makes tensor Y row by row; block B = [q, r) reads it. Run one after
 the other, Y is whole at A's last tile row. Pipelined, B runs each of its tile rows as soon as A
-has made the rows of Y it reads (`pull_order`), so Y lives as a ring of the rows B still needs:
+has made the rows of Y it reads (`schedule.pull_order`), so Y lives as a ring of the rows B still needs:
 row bands born when A writes them and freed after B's last read, as between any two blocks,
 but B's reads now follow A's writes closely. The windows of a recompute or hcache block hold
 nothing from one tile row to the next, so each tile row has its own window pool, live at that
@@ -20,39 +20,10 @@ from .. import align_up
 from .costs import accumulator_bytes
 from .dag import main_tensor
 from .lifetimes import window_pool
-from .schedule import block_from_tile
+from .schedule import block_from_tile, pull_order
 
 TRANSIENT = ("recompute", "hcache")  # schemes whose windows are rebuilt every tile row
 PAIR_OPTIONS = 4  # each side's least-RAM tilings tried per pipelined pair
-
-
-def pull_order(blocks: list) -> list:
-    """(block index, tile row) in execution order: the last block runs its rows in order and,
-    before each, every earlier block runs the rows that make what that row reads."""
-    done = [0] * len(blocks)
-    order = []
-
-    def run_to(b: int, rows: int) -> None:
-        while blocks[b].rows.bounds[done[b]] < rows:
-            need(b, done[b])
-            order.append((b, done[b]))
-            done[b] += 1
-
-    def need(b: int, i: int) -> None:
-        if b > 0:
-            x = blocks[b - 1].geo.tile_tensor
-            run_to(b - 1, int(min(blocks[b].rows.hi[x][i], blocks[b - 1].rows.bounds[-1])))
-
-    last = len(blocks) - 1
-    for i in range(blocks[last].n_steps):
-        need(last, i)
-        order.append((last, i))
-    done[last] = blocks[last].n_steps
-    for b in range(last - 1, -1, -1):  # rows nobody downstream reads (none in a valid pair)
-        while done[b] < blocks[b].n_steps:
-            order.append((b, done[b]))
-            done[b] += 1
-    return order
 
 
 def row_bytes(g, t: int, align: int) -> int:

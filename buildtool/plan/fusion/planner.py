@@ -17,9 +17,9 @@ from ...errors import PlanError, UsageError
 from ...model.ops import graph_macs, op_macs
 from ...options import DEFAULT_MAX_MAC_OVERHEAD, NO_CAP
 from ...progress import stage
-from .. import Buffer, align_up
+from .. import align_up
 from .groups import choose_groups
-from .lifetimes import buffer_specs
+from .lifetimes import buffer_specs, layout
 from .schedule import BlockRun, FusedPlan, Schedule, schedule_from_edges
 from .search import Front, search_front, within_macs
 from .split import split_schedule
@@ -203,36 +203,10 @@ def plan_schedule(g, sched: Schedule, align: int = 16, time_budget: float = 2.0,
     units = [(align_up(max(sp[1], 1), align) // align, sp[2], sp[3]) for sp in specs]
     banded = tuple(k for k, sp in enumerate(specs) if sp[4] == "band")
     offs, top, lower, name, optimal, prof = pack(units, n_steps, time_budget, rounds, pinned, banded)
-    buffers, bands, woff, aoff, base = _layout(specs, pools, alias, [o * align for o in offs])
+    buffers, bands, woff, aoff, base = layout(specs, pools, alias, [o * align for o in offs])
     macs = sum(it.macs(g) if isinstance(it, BlockRun) else op_macs(g, g.operators[it]) for it in sched.items)
     return FusedPlan(sched, top * align, lower * align, align, buffers, bands, woff, aoff, steps, macs,
                      graph_macs(g), optimal, name, [p * align for p in prof], window_base=base)
-
-
-def _layout(specs: list, pools: dict, alias: dict, offs: list) -> tuple:
-    """(buffers, bands, window offsets, accumulator offsets, window bases) of buffer_specs' specs
-    placed at offs (bytes). A pipelined block's window offsets are within its pool, whose offset
-    at each tile row is its window base."""
-    buffers, bands, woff, aoff, base = [], {}, {}, {}, {}
-    for k, ((key, size, f, l, kind), off) in enumerate(zip(specs, offs)):
-        tensors = [key[1]] if key[0] == "t" else (sorted(pools[key[1]]) if key[0] in "pr" else [])
-        buffers.append(Buffer(k, off, size, f, l, tensors, kind))
-        if key[0] == "t":
-            bands.setdefault(key[1], []).append((key[2], key[3], off))
-        elif key[0] == "p":
-            for t, o in pools[key[1]].items():
-                woff[(key[1], t)] = off + o
-        elif key[0] == "r":
-            base.setdefault(key[1], {})[key[2]] = off
-            for t, o in pools[key[1]].items():
-                woff[(key[1], t)] = o
-        else:
-            aoff[key[1]] = off
-    base = {k: [rows[i] for i in range(len(rows))] for k, rows in base.items()}
-    for o, x in sorted(alias.items()):
-        bands[o] = list(bands[x])
-        buffers[next(b.id for b in buffers if b.kind == "tensor" and x in b.tensors)].tensors.append(o)
-    return buffers, bands, woff, aoff, base
 
 
 def mac_cap(max_mac_overhead) -> float:

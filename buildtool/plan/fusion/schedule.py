@@ -4,7 +4,8 @@ planning: planner.py).
 
 A fusion block tiles operators [p, q) over its tile tensor: per axis, each tile's interval of
 every tensor (recompute) or the positions computed after each step (cached schemes), and the
-window buffers that hold them. One row of tiles is one tile-step.
+window buffers that hold them (geometry.AxisPlan). One row of tiles is one tile-step. The blocks of
+a pipelined group run their tile rows interleaved, in pull_order (pipelined pairs: pipeline.py).
 """
 
 from __future__ import annotations
@@ -14,48 +15,15 @@ from typing import ClassVar
 
 import numpy as np
 
-from ...errors import PlanError
+from ...errors import InternalError, PlanError
 from .. import Buffer
-from .costs import (Geometry, cached_1d, channelwise, geometry, macs_per_pixel, inplace_source, pulled_rows,
-                    recompute_1d, tail_macs, uniform_bounds, window_tensors)
+from .costs import macs_per_pixel, tail_macs
+from .dag import build_network, main_tensor
+from .geometry import (AxisPlan, Geometry, axis_plan, channelwise, geometry, inplace_source, pulled_rows,
+                       uniform_bounds, window_tensors)
 
 # per-axis mode of each scheme: rows, columns
 MODES = {"recompute": ("rec", "rec"), "hcache": ("rec", "cache"), "linebuf": ("cache", "cache")}
-
-
-@dataclass
-class AxisPlan:
-    """One axis of one block for one tiling.
-
-    rec: lo/hi[tensor] = interval each tile needs; cache: hi[tensor] = positions computed
-    after each step, lo[tensor] = lowest position read at that step.
-    """
-
-    mode: str
-    bounds: tuple
-    lo: dict
-    hi: dict
-    ext: dict  # window tensor -> buffer extent along this axis
-    work: dict  # tensor -> positions computed over the whole axis
-
-
-def axis_plan(geo: Geometry, axis: int, mode: str, bounds: tuple) -> AxisPlan:
-    if mode == "rec":
-        iv = recompute_1d(geo.steps, axis, geo.tile_tensor, [bounds])
-        lo = {t: v[0][0] for t, v in iv.items()}
-        hi = {t: v[1][0] for t, v in iv.items()}
-        ext = {t: int((hi[t] - lo[t]).max()) for t in iv}
-        work = {t: int((hi[t] - lo[t]).sum()) for t in iv}
-    else:
-        iv = cached_1d(geo.steps, axis, geo.tile_tensor, [bounds])
-        hi = {t: v[0][0] for t, v in iv.items()}
-        lo = {t: v[1][0] for t, v in iv.items()}  # lowest position read at each step (huge: none)
-        ext, work = {}, {}
-        for t, (h, ln) in iv.items():
-            prev = np.concatenate([[0], h[0][:-1]])
-            ext[t] = int((h[0] - np.minimum(prev, ln[0])).max())
-            work[t] = int(h[0][-1])
-    return AxisPlan(mode, tuple(bounds), lo, hi, ext, work)
 
 
 @dataclass
@@ -161,15 +129,13 @@ class Schedule:
     mode: str = "fusion"  # "fusion" | "split": how the JSON names the blocks
     banded: tuple = ()  # tensors held as row bands: made and freed row by row between blocks
     inplace: bool = False  # plain element-wise operators write over the whole input they read last
-    pipelined: tuple = ()  # groups of consecutive block items whose tile rows run interleaved (pipeline.py)
+    pipelined: tuple = ()  # groups of consecutive block items whose tile rows run interleaved (pull_order)
 
     def blocks(self) -> list:
         return [it for it in self.items if isinstance(it, BlockRun)]
 
 
 def schedule_from_edges(g, edges, streamed: bool, mode: str = "fusion") -> Schedule:
-    from .dag import build_network, main_tensor
-
     items, banded = [], []
     ins = tuple(g.inputs) if streamed else ()
     net = build_network(g, streamed)
@@ -187,6 +153,35 @@ def schedule_from_edges(g, edges, streamed: bool, mode: str = "fusion") -> Sched
             banded.append(main_tensor(net, q))
             pipelined.append((len(items) - 2, len(items) - 1))
     return Schedule(items, streamed, mode, tuple(sorted(set(banded))), pipelined=tuple(pipelined))
+
+
+def pull_order(blocks: list) -> list:
+    """(block index, tile row) in execution order: the last block runs its rows in order and,
+    before each, every earlier block runs the rows that make what that row reads."""
+    done = [0] * len(blocks)
+    order = []
+
+    def run_to(b: int, rows: int) -> None:
+        while blocks[b].rows.bounds[done[b]] < rows:
+            need(b, done[b])
+            order.append((b, done[b]))
+            done[b] += 1
+
+    def need(b: int, i: int) -> None:
+        if b > 0:
+            x = blocks[b - 1].geo.tile_tensor
+            run_to(b - 1, int(min(blocks[b].rows.hi[x][i], blocks[b - 1].rows.bounds[-1])))
+
+    last = len(blocks) - 1
+    for i in range(blocks[last].n_steps):
+        need(last, i)
+        order.append((last, i))
+    done[last] = blocks[last].n_steps
+    for b in range(last - 1, -1, -1):  # rows nobody downstream reads (none in a valid pair)
+        while done[b] < blocks[b].n_steps:
+            order.append((b, done[b]))
+            done[b] += 1
+    return order
 
 
 def _ints(xs) -> list:
@@ -237,8 +232,6 @@ class FusedPlan:
                     return it, it + 1
                 w = (it.q - it.p) / (s1 - s0 + 1)
                 return it.p + (step - s0) * w, it.p + (step - s0 + 1) * w
-        from ...errors import InternalError
-
         raise InternalError(f"step {step} is beyond the fused plan's {len(self.profile)} steps")
 
     def regions(self, g) -> list:

@@ -20,8 +20,11 @@ import numpy as np
 from ...errors import PlanError
 from ...model.ops import graph_macs, op_macs
 from ...progress import stage
-from .costs import SCHEMES, Sweep, geometry
+from .. import canonical
+from .costs import SCHEMES, Sweep
 from .dag import Network, block_ok, block_starts, build_network, dies_in, main_tensor, plain_ok
+from .geometry import geometry
+from .pipeline import pipelined_edges
 
 KIND = "fusion-block"
 
@@ -89,8 +92,6 @@ def block_edges(net: Network, memo=None, split_only: bool = False, banding: bool
     out = {}
     schemes = ("hcache",) if split_only else SCHEMES
     if memo is not None:
-        from .. import canonical
-
         forms = canonical.SubgraphForms(g)  # every block's key from one pass over the graph
     for q in range(1, net.n + 1):
         stage(f"fusion blocks ending at operator {q}/{net.n}")
@@ -180,8 +181,6 @@ def search_front(g, streamed: bool = False, align: int = 16, memo=None, split_on
         # the input's row bands are laid out back to back, so it stays one contiguous tensor
         labels[(0, 1)] = start
     if pipelined and banding and not split_only:
-        from .pipeline import pipelined_edges
-
         for src, e in pipelined_edges(g, net, blocks, edges, sources, Edge, list(labels)):
             incoming.setdefault((e.q, int(e.band_out)), []).append(len(edges))
             sources[len(edges)] = src

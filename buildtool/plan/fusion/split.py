@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from ...errors import PlanError
 from ...options import parse_split  # noqa: F401  (the one parser; re-exported by fusion)
-from .costs import even_bounds, geometry
 from .dag import block_ok, build_network
+from .geometry import even_bounds, geometry
 from .schedule import Schedule, make_block
 
 def split_schedule(g, splits, streamed: bool = False) -> Schedule:

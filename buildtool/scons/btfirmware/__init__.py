@@ -46,10 +46,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
 import json
 import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -58,23 +58,35 @@ import SCons.Builder
 import SCons.Errors
 import SCons.Script
 import SCons.Util
+import numpy as np
 
 try:  # a normal import (installed or editable, or PYTHONPATH): never relative to this file
-    import buildtool  # noqa: F401
+    import buildtool  # noqa: F401  (one line, not a traceback, when it is missing)
 except ImportError:
     raise SCons.Errors.UserError("the btfirmware tool needs the buildtool package: pip install it "
                                  "(or put its checkout on PYTHONPATH)") from None
 
-
-def _python_deps(step: str) -> list:
-    from buildtool.pipeline import step_sources
-
-    return step_sources(step)
+from buildtool import pipeline, steps, targets
+from buildtool.errors import BuildtoolError, ModelError, PlanError, UsageError, internal
+from buildtool.firmware import runner, toolchain
+from buildtool.firmware.fits import check_fits
+from buildtool.fsutil import write_if_changed
+from buildtool.imports import closure_files
+from buildtool.model.inputs import load_inputs, output_file_bytes
+from buildtool.options import PlanOptions
+from buildtool.plan.joint import prefixes
+from buildtool.steps.models import build_dir_name
+from buildtool.steps.models import model_name as name_of
+from buildtool.serve.service import planner
+from buildtool.steps import code as code_step
+from buildtool.steps import flash as flash_step
+from buildtool.steps import model as model_step
+from buildtool.steps import plan as plan_step
+from buildtool.steps import skeleton as skeleton_step
+from buildtool.steps.readback import load_plan, plan_problem
 
 
 def _write(path, data) -> None:
-    from buildtool.fsutil import write_if_changed
-
     write_if_changed(Path(path), data)
 
 
@@ -82,8 +94,6 @@ def _one_line(step):
     """A build step whose failures a user can act on end in one line (exit 2), not a traceback."""
     @functools.wraps(step)
     def run(target, source, env):
-        from buildtool.errors import BuildtoolError, internal
-
         try:
             return step(target, source, env)
         except BuildtoolError as e:
@@ -101,15 +111,11 @@ def plan_options(given: dict) -> dict:
     max_mac_overhead=none ram_limit=64KiB splits=auto input_streamed=1 ...), checked by
     buildtool.options.PlanOptions: a bad value is refused in one line naming the variable, the
     value and what is allowed. Returns the non-default options as a map (PlanOptions.to_map)."""
-    from buildtool.options import PlanOptions
-
     return PlanOptions.from_strings(given).to_map()
 
 
 def _kernel_sets(t, kernels: str) -> tuple:
     """kernels=SET[,SET] as a search order; one line listing the board's sets for an unknown name."""
-    from buildtool.errors import UsageError
-
     sets = tuple(kernels.split(","))
     bad = [s for s in sets if s not in t.kernel_search()]
     if bad:
@@ -127,102 +133,35 @@ def _command_path(path, what: str) -> str:
     read as more than a plain word (quotes, $, `, ;, newline, ...)."""
     s = str(path)
     if not _COMMAND_WORD.fullmatch(s):
-        from buildtool.errors import UsageError
-
         bad = re.search(r"[^\w.+,=@%:/ -]", s)
         raise UsageError(f"{what} {s!r} contains {bad.group()!r}, which is not safe on a compiler command line; "
                          f"use a path of letters, digits, spaces and . _ - + , = @ % : /")
     return s
 
 
-# -- sealed read-back files ---------------------------------------------------------------
-def _seal_of(path) -> Path:
-    return Path(f"{path}.seal")
-
-
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _write_sealed(path, data, made_from: dict) -> None:
-    """Write path and path.seal: its SHA-256 and what it was made from."""
-    data = data.encode() if isinstance(data, str) else data
-    _write(path, data)
-    _write(_seal_of(path), json.dumps({"sha256": _sha256(data), **made_from}, indent=1, sort_keys=True) + "\n")
-
-
-def _unsealed(path) -> str | None:
-    """Why path does not match its seal (None when it does, or when it was never made)."""
-    path, seal = Path(path), _seal_of(path)
-    if not path.exists() or not seal.exists():
-        return None  # a missing output is rebuilt by SCons anyway
-    try:
-        recorded = json.loads(seal.read_text())["sha256"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return f"its seal {seal.name} is unreadable"
-    try:
-        if recorded == _sha256(path.read_bytes()):
-            return None
-    except OSError as e:
-        return f"it cannot be read ({e.strerror})"
-    return "it does not match the digest recorded when it was made (edited or damaged)"
-
-
-def _read_sealed(path) -> tuple:
-    """(bytes, seal) of a read-back file; PlanError when it does not match its seal."""
-    from buildtool.errors import PlanError
-
-    why = _unsealed(path) or (None if _seal_of(path).exists() else f"its seal {_seal_of(path).name} is missing")
-    if why:
-        raise PlanError(f"{path}: {why}; run scons again to remake it")
-    return Path(path).read_bytes(), json.loads(_seal_of(path).read_text())
+# -- the steps (buildtool/steps: the same functions and seals as pipeline.build and buildtool gen) --
+_REMAKE = "run scons again to remake it"
 
 
 def _zoo_model(target, source, env):
-    from buildtool import pipeline
-    from buildtool.plan.canonical import zoo_version
-
-    name = env["BT_ZOO_NAME"]
-    _write_sealed(str(target[0]), pipeline.zoo_model(name), {"zoo": name, "zoo_version": zoo_version()})
+    steps.store(model_step.run(env["BT_ZOO_NAME"]), {"model.tflite": str(target[0])})
     return 0
 
 
 def _skeleton(target, source, env):
-    from buildtool import __version__, pipeline
-
-    model = pipeline.read_model(str(source[0]))
-    pipeline.check(model)
-    made_from = {"model_sha256": _sha256(Path(str(source[0])).read_bytes()), "buildtool": __version__}
-    _write_sealed(str(target[0]), json.dumps(pipeline.skeleton(model), indent=0, sort_keys=True) + "\n", made_from)
+    steps.store(skeleton_step.run(str(source[0])), {"skeleton.json": str(target[0])})
     return 0
 
 
 def _load_skeleton(path):
     """The skeleton graph, only when skeleton.json matches its seal."""
-    from buildtool.pipeline import from_skeleton
-
-    return from_skeleton(json.loads(_read_sealed(path)[0])).graph
-
-
-def _plan_made_from(g, options: dict) -> dict:
-    """What a plan of g is a function of: the model's structure hash, the options, the planner's version."""
-    from buildtool.plan import canonical
-    from buildtool.options import PlanOptions
-
-    return {"model": canonical.graph_digest(g), "options": PlanOptions.from_map(options).canonical(),
-            "planner": canonical.planner_version()}
+    return skeleton_step.from_skeleton(json.loads(steps.read_sealed(path, _REMAKE)[0])).graph
 
 
 def _plan_to(path, g, options: dict) -> None:
-    """Plan through the planner daemon (started on demand; BUILDTOOL_NO_DAEMON=1 plans in-process)
-    and write plan.json with its seal.
-
-    The daemon only saves time: its answer is byte-identical to the in-process planner's.
-    """
-    from buildtool.pipeline import plan_json
-
-    r = plan_json(g, options)
-    _write_sealed(path, json.dumps(r["plan"], indent=1) + "\n", _plan_made_from(g, options))
+    """Plan through the planner daemon (started on demand; BUILDTOOL_NO_DAEMON=1 plans in-process) and
+    write plan.json with its seal. The daemon only saves time: its answer is byte-identical."""
+    steps.store(plan_step.run(g, options, planner()), {"plan.json": path})
 
 
 def _plan(target, source, env):
@@ -230,80 +169,38 @@ def _plan(target, source, env):
     return 0
 
 
-def _plan_problem(g, path, options: dict) -> tuple:
-    """(plan, None) when plan.json matches its seal, was made for g with these options by this
-    planner and passes the independent checker; else (None, what is wrong)."""
-    from buildtool.errors import BuildtoolError
-    from buildtool.pipeline import load_plan
-    from buildtool.plan import kinds
-
-    why = _unsealed(path) or (None if _seal_of(path).exists() else "its seal is missing")
-    if why:
-        return None, why
-    data, seal = Path(path).read_bytes(), json.loads(_seal_of(path).read_text())
-    expected = _plan_made_from(g, options)
-    changed = [k for k in ("model", "options", "planner") if seal.get(k) != json.loads(json.dumps(expected[k]))]
-    if changed:
-        return None, f"it was planned for another {' / '.join(changed)}"
-    try:
-        plan = load_plan(json.loads(data), g)
-        err = kinds.problems(plan, g)
-    except (ValueError, KeyError, TypeError, IndexError, AttributeError, BuildtoolError) as e:
-        return None, f"it is not a valid plan ({type(e).__name__}: {e})"
-    if err:
-        return None, f"it fails the plan checker: {err[0]} ({len(err)} problem(s))"
-    return plan, None
-
-
 def _code(target, source, env):
-    from buildtool import pipeline
-    from buildtool.errors import PlanError
-
     src = str(source[0])
     g = pipeline.read_model(src).graph if src.endswith(".tflite") else _load_skeleton(src)
     path, options = str(source[1]), env["BT_PLAN_OPTIONS"]
-    plan, why = _plan_problem(g, path, options)
+    plan, why = plan_problem(path, g, options, need_seal=True)
     if why:
         print(f"scons: {path}: {why}: re-planning")
         _plan_to(path, g, options)
-        plan, why = _plan_problem(g, path, options)
+        plan, why = plan_problem(path, g, options, need_seal=True)
         if why:
             raise PlanError(f"{path}: {why} even after re-planning; refusing to generate code from it "
                             f"(clear the plan cache with `buildtool daemon clear` and please report this model)")
-    from buildtool import targets
-    from buildtool.firmware.toolchain import check_fits
-
     g = dataclasses.replace(g, name=env["BT_MODEL_NAME"])  # named as the user did (mbv2-w0.35 whole), in model.h too
     # one line naming the model, before any code is written
     check_fits(g, plan, targets.get(env["BT_BOARD"]), "optimize=ram", options)
-    files = pipeline.code(pipeline.read_model(g), plan, env["BT_BOARD"])
-    _write(str(target[0]), files["model.c"])
-    _write(str(target[1]), files["model.h"])
-    made_from = {"source_sha256": _sha256(Path(src).read_bytes()),
-                 "plan_sha256": _sha256(Path(path).read_bytes()), "board": env["BT_BOARD"]}
-    _write_sealed(str(target[2]), files["firmware.json"], made_from)
+    steps.store(code_step.run(pipeline.read_model(g), plan, env["BT_BOARD"]),
+                {"model.c": str(target[0]), "model.h": str(target[1]), "firmware.json": str(target[2])})
     return 0
 
 
 def _flash(target, source, env):
     """weights.bin; a fused plan's (the second source) places the weights as its code step does."""
-    from buildtool import pipeline
-
-    model = pipeline.read_model(str(source[0]))
-    plan = pipeline.load_plan(json.loads(Path(str(source[1])).read_text()), model.graph) if len(source) > 1 else None
-    _write(str(target[0]), pipeline.flash_image(model, env["BT_BOARD"], plan))
+    made = flash_step.run_files(str(source[0]), env["BT_BOARD"], str(source[1]) if len(source) > 1 else None)
+    steps.store(made, {"weights.bin": str(target[0])})
     return 0
 
 
 def _check_segments(target, source, env):
     """After the link: every load segment lies where the board has memory (toolchain.check_segments);
     a firmware.elf that does not is removed, so no build is left that a loader would misplace."""
-    from buildtool import targets
-    from buildtool.errors import BuildtoolError
-    from buildtool.firmware.toolchain import check_segments
-
     try:
-        check_segments(targets.get(env["BT_BOARD"]), str(target[0]))
+        toolchain.check_segments(targets.get(env["BT_BOARD"]), str(target[0]))
     except BuildtoolError:
         Path(str(target[0])).unlink(missing_ok=True)
         raise
@@ -312,12 +209,9 @@ def _check_segments(target, source, env):
 
 def _summary(target, source, env):
     """After the link: RAM and flash in use against the board's (one line)."""
-    from buildtool.firmware import runner
-    from buildtool import targets
-
     elf = Path(str(target[0]))
     if elf.exists():
-        man = json.loads(_read_sealed(str(Path(env["BT_OUT"], "firmware.json")))[0])  # arena_bytes: the RAM part
+        man = json.loads(steps.read_sealed(str(Path(env["BT_OUT"], "firmware.json")), _REMAKE)[0])  # arena_bytes: the RAM part
         print(runner.memory_summary(targets.get(env["BT_BOARD"]), elf, man["arena_bytes"]))
     return 0
 
@@ -325,23 +219,16 @@ def _summary(target, source, env):
 def _link_spawn(out: str, board: str, model_name: str):
     """SPAWN for the link: the linker's 'region X overflowed by N bytes' (code, weights and static data
     beyond what the fits check counts) becomes firmware.build's one line, not the linker's page."""
-    import subprocess
-
     def spawn(sh, escape, cmd, args, env):
         r = subprocess.run([sh, "-c", " ".join(args)], env=env, capture_output=True, text=True)
         sys.stdout.write(r.stdout)
-        from buildtool.firmware import toolchain
-
-        over = [m for m in map(toolchain._OVERFLOW.search, r.stderr.splitlines()) if m] if r.returncode else []
+        over = [m for m in map(toolchain.OVERFLOW.search, r.stderr.splitlines()) if m] if r.returncode else []
         if not over:
             sys.stderr.write(r.stderr)
             return r.returncode
-        from buildtool import targets
-        from buildtool.pipeline import load_plan
-
         g = dataclasses.replace(_load_skeleton(os.path.join(out, "skeleton.json")), name=model_name)
         plan = load_plan(json.loads(Path(out, "plan.json").read_text()), g)
-        raise SCons.Errors.UserError(toolchain._overflow_message(g, plan, targets.get(board), over[0].group(1),
+        raise SCons.Errors.UserError(toolchain.overflow_message(g, plan, targets.get(board), over[0].group(1),
                                                                 int(over[0].group(2))))
     return spawn
 
@@ -354,10 +241,6 @@ def _text(target, source, env):
 def _run_inputs(r: dict, man: dict) -> list:
     """The arrays input= names (one .npy per model input, comma-separated, or one .npz; checked
     like `buildtool run --input`), else a fixed random array for every model input."""
-    import numpy as np
-
-    from buildtool.model.inputs import load_inputs
-
     if r["input"]:
         paths = [r["input"]] if os.path.isfile(r["input"]) else r["input"].split(",")
         g = _load_skeleton(os.path.join(r["out"], "skeleton.json"))
@@ -368,8 +251,6 @@ def _run_inputs(r: dict, man: dict) -> list:
 
 
 def _check_output(r: dict, man: dict) -> None:
-    from buildtool.errors import UsageError
-
     n = len(man["outputs"])
     if r["output"] and n > 1 and not r["output"].endswith(".npz"):
         raise UsageError(f"output={r['output']!r}: the model has {n} outputs; name a .npz file to save them all")
@@ -377,11 +258,8 @@ def _check_output(r: dict, man: dict) -> None:
 
 def _run(target, source, env):
     """BT_RUN (out, input, output) is a dict, never substituted: its paths reach Python only."""
-    from buildtool.firmware import runner
-    from buildtool.errors import UsageError
-
     r = env["BT_RUN"]
-    man = json.loads(_read_sealed(os.path.join(r["out"], "firmware.json"))[0])
+    man = json.loads(steps.read_sealed(os.path.join(r["out"], "firmware.json"), _REMAKE)[0])
     _check_output(r, man)
     xs = _run_inputs(r, man)
     y, prof, ram = runner.run(env["BT_BOARD"], r["out"], xs[0] if len(xs) == 1 else xs)
@@ -390,8 +268,6 @@ def _run(target, source, env):
         print(f"output{k if len(ys) > 1 else ''}: {' '.join(str(e) for e in v.reshape(-1).tolist())}")
     print(runner.format_report(prof, ram))
     if r["output"]:
-        from buildtool.model.inputs import output_file_bytes
-
         try:
             _write(r["output"], output_file_bytes(r["output"], ys))
         except OSError as e:
@@ -425,8 +301,6 @@ class BtModel:
     def Program(self, target, sources):
         """Link sources (the user's .c files or objects) with the model into an ELF, checked against the
         board's memory map, with the RAM/flash summary after the link."""
-        from buildtool.errors import UsageError
-
         if self._link_env is None:  # BtModel(harness=True) leaves the harness to BtFirmware
             raise UsageError("this model includes the harness; link it with BtFirmware")
         elf = self._link_env.Program(target, list(sources) + self.objects)
@@ -452,9 +326,6 @@ def bt_model(env, board: str, model: str, out: str = "", kernels: str = "", plan
 
     out "" is build/BOARD/NAME (NAME: pipeline.build_dir_name of the model's name). A user's
     error (unknown board or zoo name, a path unsafe on a command line) raises a BuildtoolError."""
-    from buildtool import pipeline, targets
-    from buildtool.firmware import toolchain  # numpy-free: a no-op build imports no more
-
     t = targets.get(board)
     kroot = Path(kernel_root).resolve() if kernel_root else toolchain.KERNELS
     if kernels:
@@ -462,8 +333,6 @@ def bt_model(env, board: str, model: str, out: str = "", kernels: str = "", plan
     if not pipeline.is_model_file(model):
         pipeline.locate(model)  # a zoo name (one line listing the zoo when it is not)
     elif not os.path.isfile(model):
-        from buildtool.errors import ModelError
-
         raise ModelError(f"model {model!r} is a directory, not a .tflite model file" if os.path.isdir(model)
                          else f"model file not found: {model!r}")
     top = env.Dir("#").abspath
@@ -481,29 +350,27 @@ def bt_model(env, board: str, model: str, out: str = "", kernels: str = "", plan
     else:
         zoo_model = fenv.BtZooModel([d.File("model.tflite"), d.File("model.tflite.seal")], fenv.Value(model),
                                     BT_ZOO_NAME=model)
-        fenv.Depends(zoo_model, _python_deps("model"))
+        fenv.Depends(zoo_model, steps.sources("model"))
         model_node = zoo_model[0]
         sealed.append((model_node, zoo_model, "remaking it"))
     skel = fenv.BtSkeleton([d.File("skeleton.json"), d.File("skeleton.json.seal")], model_node)
-    fenv.Depends(skel, _python_deps("skeleton"))
+    fenv.Depends(skel, steps.sources("skeleton"))
     plan = fenv.BtPlan([d.File("plan.json"), d.File("plan.json.seal")], skel[0])
-    fenv.Depends(plan, [fenv.Value(repr(fenv["BT_PLAN_OPTIONS"]))] + _python_deps("plan"))
-    from buildtool.options import PlanOptions
-
+    fenv.Depends(plan, [fenv.Value(repr(fenv["BT_PLAN_OPTIONS"]))] + steps.sources("plan"))
     # a fused plan's code holds weight copies (depthwise filters regrouped per channel): it is made
     # from the model itself; a layer-by-layer plan's code only from the skeleton (weights apart)
     fused = PlanOptions.from_map(plan_options).fused
     code = fenv.BtCode([d.File(n) for n in ("model.c", "model.h", "firmware.json", "firmware.json.seal")],
                        [model_node if fused else skel[0], plan[0]] + ([skel[0]] if fused else []))
     # not on plan.json.seal: a planner edit that leaves plan.json's bytes as they were stops at the plan
-    fenv.Depends(code, [fenv.Value(f"{board}:{t.weights_align}")] + _python_deps("code"))
+    fenv.Depends(code, [fenv.Value(f"{board}:{t.weights_align}")] + steps.sources("code"))
     weights = fenv.BtFlash(d.File("weights.bin"), [model_node] + ([plan[0]] if fused else []))
-    fenv.Depends(weights, [fenv.Value(f"{board}:{t.weights_align}")] + _python_deps("flash"))
+    fenv.Depends(weights, [fenv.Value(f"{board}:{t.weights_align}")] + steps.sources("flash"))
     if not env.GetOption("clean"):  # a read-back file changed since it was made: SCons alone would not remake it
         sealed += [(skel[0], skel, "remaking it"), (plan[0], plan, "re-planning"),
                    (code[2], code, "regenerating the code")]
         for node, step, redo in sealed:
-            why = _unsealed(node.abspath)
+            why = steps.unsealed(node.abspath)
             if why:
                 print(f"scons: {node}: {why}: {redo}")
                 fenv.AlwaysBuild(step)
@@ -578,12 +445,8 @@ def bt_firmware(env, board: str, model: str, out: str = "", kernels: str = "", p
 
 def _multi(target, source, env):
     """BT_MULTI (board, models, out, plan options) is a dict, never substituted: paths reach Python only."""
-    from buildtool.pipeline import multi as multi_fw
-    from buildtool.firmware import runner
-    from buildtool import targets
-
     m = env["BT_MULTI"]
-    paths, joint = multi_fw.build(m["models"], m["board"], m["out"], m["options"])
+    paths, joint = pipeline.build_multi(m["models"], m["board"], m["out"], m["options"])
     print(runner.memory_summary(targets.get(m["board"]), paths["elf"], joint.arena_bytes))
     return 0
 
@@ -593,12 +456,6 @@ def bt_multi_firmware(env, board: str, models: list, out: str = "", plan_options
     one step plans each model and all of them jointly, generates and links. Returns the declared
     outputs: firmware.elf, joint.json, firmware.json, models.c, model.h (board.ld), and per model
     <prefix>/model.c, model.h, plan.json, weights.bin, weights.o. Run it with pipeline.run_multi."""
-    from buildtool.pipeline import multi as multi_fw
-    from buildtool import pipeline, targets
-    from buildtool.firmware import toolchain
-    from buildtool.plan.joint import prefixes
-    from buildtool.options import PlanOptions
-
     t = targets.get(board)  # one line naming the boards when it is not one
     for model in models:
         if not pipeline.is_model_file(model):
@@ -620,22 +477,17 @@ def bt_multi_firmware(env, board: str, models: list, out: str = "", plan_options
     fw = [p for p in toolchain.FIRMWARE.rglob("*") if p.is_file()]
     kernels = [p for p in toolchain.KERNELS.rglob("*") if p.suffix in (".c", ".h", ".S")]
     menv.Depends(step, [menv.Value(repr(opts.canonical()))] + [str(p) for p in sorted(fw + kernels)]
-                 + sorted(set(_python_deps("plan") + _python_deps("code") + _python_deps("flash")
-                              + [multi_fw.__file__, sys.modules["buildtool.plan.joint"].__file__])))
+                 + closure_files(("pipeline.multi", "boards")))
     return step
 
 
 def model_name(model: str) -> str:
     """A file's name without .tflite, a zoo name whole (mbv2-w0.35 keeps its dot)."""
-    from buildtool.pipeline import model_name as name
-
-    return name(model)
+    return name_of(model)
 
 
 def default_name(model: str) -> str:
     """The build folder name of a model argument (a .tflite path or a zoo name)."""
-    from buildtool.pipeline import build_dir_name
-
     return build_dir_name(model_name(model))
 
 

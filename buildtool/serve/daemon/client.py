@@ -90,7 +90,7 @@ class DaemonClient:
             self._sock = None
 
     def spawn(self) -> None:
-        import subprocess
+        import subprocess  # (only when a daemon must be started: a warm request never pays for it)
 
         # Not `python -m`: that puts the current directory first on sys.path, and run from the root of
         # another checkout the daemon would import that checkout's buildtool (other code: a respawn loop).
@@ -184,9 +184,9 @@ class DaemonClient:
         try:
             msgpack.packb(options, use_bin_type=True)
         except (TypeError, ValueError, OverflowError):  # 2**64, a numpy scalar: checked (and made plain) here
-            from ..service import normalize_options  # (not on the fast path: the import costs milliseconds)
+            from ...options import PlanOptions  # (not on the fast path: the import costs milliseconds)
 
-            options = normalize_options(options)
+            options = PlanOptions.from_map(options).canonical()
         msg = protocol.plan_message(model, options)
         return self.request(msg)["result"]
 
@@ -217,17 +217,3 @@ def warn_once(text: str) -> None:
     if not _warned:
         _warned = True
         print(f"buildtool: warning: {text}", file=sys.stderr)
-
-
-def plan(model, options: dict | None = None, no_daemon: bool = False) -> dict:
-    """Plan through the daemon (started on demand), or in this process when not daemon_wanted(no_daemon)
-    or when no daemon can be used (one warning line, then the same plan made here)."""
-    if daemon_wanted(no_daemon):
-        try:
-            with DaemonClient() as c:
-                return c.plan(model, options)
-        except protocol.DaemonUnavailable as e:
-            warn_once(f"{e}; planning in this process")
-    from ..service import plan_request
-
-    return plan_request(model, options)

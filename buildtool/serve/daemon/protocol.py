@@ -43,7 +43,7 @@ class ConnectionLost(BuildtoolError):
 
 class DaemonUnavailable(BuildtoolError):
     """No daemon can be used (unusable runtime directory, a daemon that does not come up):
-    client.plan() then plans in its own process after one warning."""
+    service.plan_json then plans in its own process after one warning."""
 
 
 def to_wire(text):
@@ -103,6 +103,42 @@ def plan_message(model, options: dict, source: str | None = None, zoo: bool | No
         from ...model.writer import serialize  # (a Graph only: the thin client never loads the writer)
 
         msg["model_bytes"] = serialize(model)
+    return msg
+
+
+# A `buildtool gen` step sent to the daemon: {"type": "gen", "args": {GEN_ARGS key: value}, "umask": ...},
+# its paths absolute (the daemon runs in another directory) and named back as the user typed them.
+GEN_ARGS = ("step", "input", "plan", "output", "board", "name", "opt", "depfile", "split_header")
+GEN_STEPS = ("model", "skeleton", "plan", "code", "flash")  # not board: it needs the caller's toolchain set-up
+
+
+def gen_path_args(step: str) -> tuple:
+    """The arguments of a gen step that name files (gen model's input is a zoo name)."""
+    return tuple(k for k in ("input", "plan", "output", "depfile", "split_header")
+                 if not (k == "input" and step == "model"))
+
+
+def absolute_paths(args: dict, cwd: str) -> dict:
+    """Make a step's path arguments (args: GEN_ARGS -> value, changed in place) absolute from cwd, for
+    a process in another directory (the daemon); returns {absolute: as typed} for as_typed."""
+    typed = {}
+    for k in gen_path_args(args["step"]):
+        if args.get(k):
+            full = os.path.normpath(os.path.join(cwd, args[k]))
+            typed[full] = args[k]
+            args[k] = full
+    return typed
+
+
+def as_typed(msg: str, typed: dict) -> str:
+    """msg with the absolute paths of absolute_paths named as the user typed them (their directories
+    too: "directory D does not exist" names D as typed)."""
+    names = dict(typed)
+    for full, as_given in typed.items():
+        if os.path.dirname(as_given):
+            names.setdefault(os.path.dirname(full), os.path.dirname(as_given))
+    for full in sorted(names, key=len, reverse=True):
+        msg = msg.replace(full, names[full])
     return msg
 
 

@@ -105,9 +105,9 @@ class Shell:
     """The command-line side the daemon runs for its clients, handed in by the process that starts it
     (cli.daemon.server_main): the server sits below the CLI and never imports it."""
 
-    serve: object  # cli.serve(argv, cwd, planner, gen_planner) -> {"lines", "exit"} | None
-    step_args: object  # gen.step_args(args) -> the parsed step of a `gen` request
-    run_step: object  # gen.run_step(parsed, planner)
+    serve: object  # cli.served.serve(argv, cwd, planner, gen_planner) -> {"lines", "exit"} | None
+    step_args: object  # cli.gen_steps.step_args(args) -> the parsed step of a `gen` request
+    run_step: object  # cli.gen_steps.run_step(parsed, planner)
 
 
 class Daemon:
@@ -231,7 +231,7 @@ class Daemon:
         return planner
 
     def cli(self, msg: dict, conn: socket.socket | None = None) -> dict | None:
-        """Run a client's command line (cli.serve; its plans through plan() above): the lines to
+        """Run a client's command line (cli.served.serve; its plans through plan() above): the lines to
         print and the exit status, or None when the client must run it itself."""
         if self.shell is None:
             return None  # a daemon started without the command line plans only: the client runs it
@@ -240,7 +240,7 @@ class Daemon:
                 and isinstance(cwd, str) and os.path.isabs(cwd)):
             raise protocol.ProtocolError("a cli request needs argv (strings) and an absolute cwd")
 
-        def planner(model, options, source):  # cli.serve made a model file's path absolute (client's cwd)
+        def planner(model, options, source):  # cli.served.serve made a model file's path absolute (client's cwd)
             return self.plan(protocol.plan_message(model, options, source, zoo=not os.path.isabs(model)), conn)
 
         with client_umask(protocol.umask_of(msg)):

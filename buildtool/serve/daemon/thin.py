@@ -5,7 +5,7 @@ A warm `buildtool plan` then imports the daemon client (socket, msgpack) and not
 package: no argparse, options, pipeline or dataclasses (their import was most of a warm hit's time).
 Anything unusual runs the ordinary way, in cli.main, with the same output: no daemon running (the
 ordinary way starts one), --no-daemon or BUILDTOOL_NO_DAEMON=1, --help, a usage error, a daemon that
-declines or fails. The daemon's side is cli.serve.
+declines or fails. The daemon's side is cli.served.serve.
 """
 
 from __future__ import annotations
