@@ -214,12 +214,12 @@ class PlanOptions:
         return {k: v for k, v in d.items() if v != base[k]}
 
     def arena_kwargs(self) -> dict:
-        """buildtool.plan.arena.plan_arena's keyword arguments."""
+        """buildtool.plan.arena.planner.plan_arena's keyword arguments."""
         return {"align": self.align, "time_budget": self.time_budget, "order_search": self.order_search,
                 "inplace": self.inplace}
 
     def fused_kwargs(self) -> dict:
-        """buildtool.plan.fusion.plan_fused's keyword arguments."""
+        """buildtool.plan.fusion.planner.plan_fused's keyword arguments."""
         return {"optimize": self.optimize, "max_mac_overhead": self.max_mac_overhead, "ram_limit": self.ram_limit,
                 "splits": self.splits if self.splits in (None, "auto") else list(self.splits),
                 "input_streamed": self.input_streamed, "band_input": self.band_input, "align": self.align,
