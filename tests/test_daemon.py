@@ -179,7 +179,7 @@ def test_stale_socket_from_dead_daemon_is_cleaned(rt):
 def test_client_of_another_version_restarts_daemon(rt):
     m = model_file(rt, "a")
     code = ("import sys, buildtool; buildtool.__version__ = '0.0.0-old'; "
-            "from buildtool.cli.daemon import server_main as main; sys.exit(main(['--detach']))")
+            "from buildtool.cli.served import server_main as main; sys.exit(main(['--detach']))")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=30)
     sock = os.path.join(rt.run, "daemon.sock")
     assert wait_until(lambda: os.path.exists(sock))

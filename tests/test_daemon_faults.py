@@ -145,7 +145,7 @@ def test_daemon_started_from_another_checkout_runs_our_code(rt, monkeypatch, cap
 
 def test_daemon_of_other_code_is_started_once_then_in_process(rt, monkeypatch, capsys, fresh_warning):
     other = ("import sys; sys.path.insert(0, sys.argv.pop(1)); import buildtool; buildtool.__version__ = '0-other'; "
-             "from buildtool.cli.daemon import server_main as main; sys.exit(main(sys.argv[1:]))")
+             "from buildtool.cli.served import server_main as main; sys.exit(main(sys.argv[1:]))")
     monkeypatch.setattr(client, "_SERVER", other)
     m = model_file(rt, "a")
     assert json.dumps(plan(m)["plan"]) == expected(m)

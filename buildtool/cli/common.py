@@ -5,16 +5,16 @@ client's command line)."""
 from __future__ import annotations
 
 import argparse
+import sys
 
 from ..fsutil import write_atomic
 from ..options import PlanOptions
-from ..serve.service import plan_json
 from ..steps.models import is_model_file, model_name, read_model
 from ..steps.readback import load_plan
 from ..progress import Progress
 
 __all__ = ["is_model_file", "model_name", "write_atomic", "load_model", "number_arg", "add_plan_options",
-           "plan_options", "request_plan", "make_plan"]
+           "plan_options", "request_plan", "make_plan", "one_line_usage_errors"]
 
 
 def load_model(spec: str):
@@ -33,6 +33,25 @@ def number_arg(conv, what: str):
 
     parse.__name__ = conv.__name__
     return parse
+
+
+def one_line_usage_errors(p: argparse.ArgumentParser, command: str) -> None:
+    """A command's usage mistakes (an unknown option, a bad or missing value) as one line on stderr and
+    exit 2, like its other errors, instead of argparse's usage text above the error."""
+    parse = p.parse_known_args
+
+    def error(message: str):
+        print(f"buildtool: error: {command}: {message}", file=sys.stderr)
+        sys.exit(2)
+
+    def parse_known_args(args=None, namespace=None):
+        a, extra = parse(args, namespace)
+        if extra:
+            error(f"unrecognized arguments: {' '.join(extra)}")
+        return a, extra
+
+    p.error = error
+    p.parse_known_args = parse_known_args
 
 
 def _cap_arg(text: str):
@@ -72,6 +91,8 @@ def request_plan(a, options=None) -> dict:
     options = options or plan_options(a)
     if getattr(a, "planner", None) is not None:
         return dict(a.planner(a.model, options.to_map()), via_daemon=True)
+    from ..serve.service import plan_json  # (planning commands only: inspect, zoo, ops never load the planner)
+
     with Progress(f"planning {model_name(a.model)}"):
         return plan_json(a.model, options, a.no_daemon)
 

@@ -1,9 +1,8 @@
-"""`buildtool daemon start|stop|status|clear`: main(argv) -> exit status; and the daemon process itself.
+"""`buildtool daemon start|stop|status|clear`: main(argv) -> exit status.
 
 status exits 0 when a daemon runs and 1 when none does ("running": false in --json).
 clear works without a daemon too: it then empties the on-disk cache directly.
-server_main(argv) is the daemon process (serve.daemon.client spawns it): the server, handed the
-command-line shell it runs for clients (cli.served.serve, the gen steps), which it must not import itself.
+The daemon process itself is cli.served.server_main.
 """
 
 from __future__ import annotations
@@ -14,11 +13,9 @@ import sys
 
 from ..errors import BuildtoolError, UsageError
 from ..serve.cache import DiskStore
-from ..serve.daemon import server
 from ..serve.daemon.client import DaemonClient
 from ..serve.daemon.protocol import DaemonUnavailable
 from ..units import size
-from . import gen_steps, served
 from .common import number_arg
 
 MAX_IDLE_S = 366 * 24 * 3600  # a year: --idle larger than that is a typo
@@ -99,12 +96,6 @@ def main(argv=None) -> int:
     except BuildtoolError as e:
         print(f"buildtool: error: {e}", file=sys.stderr)
         return e.exit_code
-
-
-def server_main(argv=None) -> int:
-    """The daemon process: serve clients' plan requests, `gen` steps and command lines."""
-    return server.main(argv, shell=server.Shell(serve=served.serve, step_args=gen_steps.step_args,
-                                                 run_step=gen_steps.run_step))
 
 
 if __name__ == "__main__":

@@ -1,14 +1,15 @@
 """The command lines the planner daemon runs for its clients (the thin client's fast path,
 serve/daemon/thin.py): `buildtool plan ...` and `buildtool gen STEP ...`, with paths taken from the
-client's working directory and errors naming them as the client typed them. Imported by the daemon
-process only (cli/daemon.py hands `serve` to the server, which must not import the command line)."""
+client's working directory and errors naming them as the client typed them; and server_main, the
+daemon process, which hands `serve` and the gen steps to the server (serve/ never imports cli/).
+Imported by the daemon process only."""
 
 from __future__ import annotations
 
 import os
 
 from ..errors import BuildtoolError, one_line
-from ..serve.daemon import protocol
+from ..serve.daemon import protocol, server
 from ..steps.models import is_model_file
 from . import DAEMON_COMMANDS, build_parser, error_message, gen_steps
 
@@ -56,3 +57,10 @@ def _serve_gen(a, cwd: str, planner) -> dict | None:
     except BuildtoolError as e:
         return {"lines": [[True, f"buildtool: error: {protocol.as_typed(one_line(str(e)), typed)}"]], "exit": e.exit_code}
     return {"lines": [], "exit": 0}
+
+
+def server_main(argv=None) -> int:
+    """The daemon process (serve.daemon.client spawns it): serve clients' plan requests, `gen` steps
+    and command lines, through the shell handed in here (serve/ never imports cli/)."""
+    return server.main(argv, shell=server.Shell(serve=serve, step_args=gen_steps.step_args,
+                                                 run_step=gen_steps.run_step))

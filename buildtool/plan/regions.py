@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from ortools.sat.python import cp_model
+from . import cpsat
 
 from ..errors import PlanError
 from . import align_up
@@ -210,6 +210,7 @@ def _knapsack(traffic, sizes, costs, caps, align):
 
 def _cp_sat(traffic, sizes, costs, caps):
     """Three or more regions: the generalised assignment, exactly, with CP-SAT (one worker)."""
+    cp_model = cpsat.load()
 
     m = cp_model.CpModel()
     x = one_region_each(m, len(sizes), len(costs))

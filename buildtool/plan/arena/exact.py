@@ -8,7 +8,7 @@ seed and a deterministic-time limit keep the answer independent of machine load.
 
 from __future__ import annotations
 
-from ortools.sat.python import cp_model
+from .. import cpsat
 
 DETERMINISTIC_PER_SECOND = 20.0
 # Past this many buffers building the model alone takes seconds (10,000: 4 s and 300 MB here)
@@ -21,6 +21,7 @@ def solve(bufs: list, hint: list, lower: int, upper: int, time_budget: float, wa
 
     wall_cap=False drops the wall-clock safety net: only deterministic time stops the search,
     so the answer never depends on machine load (the run may take longer on a loaded machine)."""
+    cp_model = cpsat.load()
     if len(bufs) > MAX_BUFFERS:
         return list(hint), upper, False, 0.0
 

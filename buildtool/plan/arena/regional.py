@@ -17,10 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from ortools.sat.python import cp_model
-
 from ...errors import PlanError
-from .. import align_up
+from .. import align_up, cpsat
 from . import checker, exact
 from .packers import PACKERS, best_of
 
@@ -89,6 +87,7 @@ def _live(plan) -> list:
 def _assign(plan, units, traffic, regions, bounds):
     """Region index per buffer minimising sum cost x traffic, every region's live units at every
     step within its bound; None when none fits."""
+    cp_model = cpsat.load()
     if min(bounds) < 0:
         return None
 
@@ -112,6 +111,7 @@ def one_region_each(m, items: int, regions: int) -> list:
 def solve_choice(m, x: list, what: str):
     """Solve a placement model over one_region_each's x: each item's region index, None when nothing
     fits; a PlanError naming `what` when not proven optimal in 60 s (one worker: deterministic)."""
+    cp_model = cpsat.load()
 
     s = cp_model.CpSolver()
     s.parameters.num_workers = 1

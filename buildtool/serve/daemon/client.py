@@ -39,7 +39,7 @@ START_TIMEOUT_S = 15.0
 REPLY_TIMEOUT_S = 3600.0
 RESPAWN_GAP_S = 5.0  # a daemon still importing under load must not get a twin
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-_SERVER = "import sys; sys.path.insert(0, sys.argv.pop(1)); from buildtool.cli.daemon import server_main as main; " \
+_SERVER = "import sys; sys.path.insert(0, sys.argv.pop(1)); from buildtool.cli.served import server_main as main; " \
           "sys.exit(main(sys.argv[1:]))"
 _warned = False
 

@@ -1,6 +1,6 @@
 """The planner daemon: keeps planned answers hot and shares them between builds.
 
-    cli.daemon.server_main([--detach] [--idle S])   (what serve.daemon.client spawns)
+    cli.served.server_main([--detach] [--idle S])   (what serve.daemon.client spawns)
 
 One daemon per user: it holds an exclusive flock on daemon.lock for its whole
 life and serves daemon.sock (0600) in the private runtime directory; if either
@@ -103,7 +103,7 @@ def _rss_bytes() -> int:
 @dataclass(frozen=True)
 class Shell:
     """The command-line side the daemon runs for its clients, handed in by the process that starts it
-    (cli.daemon.server_main): the server sits below the CLI and never imports it."""
+    (cli.served.server_main): the server sits below the CLI and never imports it."""
 
     serve: object  # cli.served.serve(argv, cwd, planner, gen_planner) -> {"lines", "exit"} | None
     step_args: object  # cli.gen_steps.step_args(args) -> the parsed step of a `gen` request
