@@ -132,7 +132,7 @@ def test_unusable_runtime_dir_plans_in_process(rt, capsys, fresh_warning):
 def test_daemon_started_from_another_checkout_runs_our_code(rt, monkeypatch, capsys, fresh_warning):
     clone = os.path.join(rt.dir, "clone")
     shutil.copytree(os.path.dirname(service.__file__), os.path.join(clone, "buildtool"), copy_function=shutil.copy,
-                    ignore=shutil.ignore_patterns("__pycache__"))  # a clone: new mtimes, another fingerprint
+                    ignore=shutil.ignore_patterns("__pycache__"))  # a clone: new paths and mtimes
     m = model_file(rt, "a")
     monkeypatch.chdir(clone)
     assert json.dumps(plan(m)["plan"]) == expected(m)
@@ -300,3 +300,22 @@ def test_daemon_start_removes_stale_temp_files(rt):
     rt.pids.append(pid_now(rt))
     assert wait_until(lambda: not os.path.exists(dead))
     assert "removed 1 temp files" in log_text(rt)
+
+
+# -- issue 31 item 7: two installs of the same code share one daemon -------------------------------------------
+def test_code_fingerprint_is_the_code_bytes_not_paths_or_mtimes(tmp_path, monkeypatch):
+    """The handshake's code fingerprint: a copy of the package elsewhere (new paths, new mtimes) gives
+    the same one, so alternating installs of one commit keep their warm daemon; a save that leaves the
+    bytes as they were changes nothing; one changed byte changes it."""
+    from buildtool import sources
+
+    here = sources.code_version()
+    clone = tmp_path / "other-install" / "buildtool"
+    shutil.copytree(sources.PKG, clone, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(sources, "PKG", str(clone))
+    assert sources.code_version() == here
+    f = clone / "plan" / "arena" / "planner.py"
+    os.utime(f, (1, 1))
+    assert sources.code_version() == here
+    f.write_bytes(f.read_bytes() + b"#")
+    assert sources.code_version() != here
