@@ -179,3 +179,19 @@ def test_long_planning_shows_progress_on_a_terminal_only(tmp_path):
     assert tty.rstrip("\r\n").endswith("\r\x1b[K"), tty[-200:]  # erased: what follows starts a clean line
     plain = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
     assert plain.returncode == 0 and plain.stdout == out and "\r" not in plain.stderr
+
+
+def test_help_documents_the_model_and_json_and_gen_reads_as_prose(capsys):
+    """Issue 31 item 10: `plan --help` says what the model argument and --json are; `gen --help` is a
+    paragraph and then one line per step (not the steps run together into one paragraph)."""
+    for cmd in ("plan", "gen"):
+        with pytest.raises(SystemExit):
+            cli.main([cmd, "--help"])
+        text = capsys.readouterr().out
+        if cmd == "plan":
+            assert "a .tflite file, or a zoo name" in text and "print the whole plan as JSON" in text
+        else:
+            lines = text.splitlines()
+            assert "buildtool gen model    ZOO_NAME            -o model.tflite" in lines
+            assert any(line.startswith("buildtool gen plan     skeleton.json") for line in lines)
+            assert max(len(line) for line in lines) <= 110

@@ -14,7 +14,10 @@ from ..steps.readback import load_plan
 from ..progress import Progress
 
 __all__ = ["is_model_file", "model_name", "write_atomic", "load_model", "number_arg", "add_plan_options",
-           "plan_options", "request_plan", "make_plan", "one_line_usage_errors"]
+           "plan_options", "request_plan", "make_plan", "MODEL_HELP", "one_line_usage_errors"]
+
+
+MODEL_HELP = "a .tflite file, or a zoo name (`buildtool zoo --list`)"
 
 
 def load_model(spec: str):

@@ -27,7 +27,9 @@ and the step run here, with the same bytes.
 
 from __future__ import annotations
 
+import argparse
 import os
+import textwrap
 
 from ..errors import BuildtoolError
 from ..serve.daemon import protocol
@@ -64,7 +66,11 @@ def _via_daemon(a) -> bool:
 
 def add_parser(sub) -> None:
     s = sub.add_parser("gen", help="one pipeline step with declared outputs (for build systems)",
-                       description=__doc__.split("\n\n")[1] if __doc__ else None)
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       description=textwrap.fill(
+                           "Run one step of the build with fixed, declared outputs, as CMake and Bazel do: each "
+                           "output is rewritten only when its bytes change, and --depfile names the step's inputs "
+                           "and the Python sources of its code.", 78) + "\n\n" + textwrap.dedent(__doc__.split("\n\n")[1]))
     s.add_argument("step", choices=STEPS)
     s.add_argument("input", nargs="?", help="the step's input: zoo name, model file or skeleton.json")
     s.add_argument("plan", nargs="?", help="gen code: plan.json; gen flash: a fused plan's plan.json (its weights' "

@@ -10,7 +10,7 @@ from ..model.inspect import describe, format_text
 from ..model.ops import supported_table
 from ..model.reader import load_any
 from ..model.writer import serialize
-from .common import is_model_file, load_model, write_atomic
+from .common import MODEL_HELP, is_model_file, load_model, write_atomic
 
 
 def cmd_inspect(a) -> int:
@@ -52,14 +52,14 @@ def cmd_zoo(a) -> int:
 
 def add_inspect(sub) -> None:
     s = sub.add_parser("inspect", help="ops, tensors, shapes, quantisation, MACs, params, activation bytes")
-    s.add_argument("model", help=".tflite file or zoo name")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("model", help=MODEL_HELP)
+    s.add_argument("--json", action="store_true", help="the same as JSON")
     s.set_defaults(fn=cmd_inspect)
 
 
 def add_ops(sub) -> None:
     s = sub.add_parser("ops", help="the supported operators and their activation types")
-    s.add_argument("--json", action="store_true")
+    s.add_argument("--json", action="store_true", help="the same as JSON")
     s.set_defaults(fn=cmd_ops)
 
 

@@ -13,7 +13,7 @@ from ..plan import regions
 from ..plan.kinds import plan_from_json
 from ..report import write_report
 from ..units import count, exact, size, size_exact
-from .common import add_plan_options, load_model, make_plan, model_name, plan_options, request_plan
+from .common import MODEL_HELP, add_plan_options, load_model, make_plan, model_name, plan_options, request_plan
 
 
 def cmd_report(a) -> int:
@@ -102,9 +102,13 @@ def _say_tradeoff(name: str, plan: dict, say=_print) -> None:
 
 
 def add_plan(sub) -> None:
-    s = sub.add_parser("plan", help="plan the tensor arena")
-    s.add_argument("model")
-    s.add_argument("--json", action="store_true")
+    s = sub.add_parser("plan", help="plan the tensor arena",
+                       description="Plan every activation byte of a model: the arena's size, its lower bound, "
+                                   "each buffer's offset and lifetime, the execution order; with the memory "
+                                   "optimisers, the fusion blocks and their MAC cost. Prints a summary line.")
+    s.add_argument("model", help=MODEL_HELP)
+    s.add_argument("--json", action="store_true",
+                   help="print the whole plan as JSON (arena_bytes, lower_bound_bytes, order, tensors, buffers, ...)")
     s.add_argument("--board", help="also print the placement in this board's memory regions")
     add_plan_options(s)
     s.set_defaults(fn=cmd_plan)
@@ -112,7 +116,7 @@ def add_plan(sub) -> None:
 
 def add_report(sub) -> None:
     s = sub.add_parser("report", help="HTML + SVG report: memory over the execution order, fusion blocks")
-    s.add_argument("model")
+    s.add_argument("model", help=MODEL_HELP)
     s.add_argument("-o", "--output", default="report.html",
                    help="HTML file to write (default report.html; its directory must exist); the figure goes "
                         "beside it as .svg")
