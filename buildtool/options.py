@@ -17,7 +17,7 @@ daemon path imports this module.
 | inplace | let element-wise outputs overwrite their input (layer-by-layer plans) |
 | optimize | ram: least peak RAM under max_mac_overhead; macs: least MACs under ram_limit |
 | max_mac_overhead | MACs <= F x the unfused network (default 1.3), or none |
-| ram_limit | peak RAM limit in bytes (optimize=macs) |
+| ram_limit | peak RAM limit in bytes: optimize=macs plans the least MACs under it; every other fused plan meets it or is refused |
 | splits | 'auto', or operator ranges [top, bottom, n] computed in n row slices |
 | input_streamed | the network input is pulled a row band at a time, never held whole |
 | band_input | a fused plan may hold the input in row bands freed as the first block passes |

@@ -745,3 +745,17 @@ def test_cli_prints_the_mac_trade_off_on_one_stderr_line(capsys):
         here = capsys.readouterr()
         assert cli.main(base[:-1] + extra) == 0  # through the daemon
         assert capsys.readouterr() == here
+
+
+def test_ram_limit_is_a_limit_under_optimize_ram_and_splits_too():
+    """Issue 31 item 3: --ram-limit with --optimize ram (or --split) is met or refused in one line naming
+    the least RAM reached (and the option that reaches less), never ignored."""
+    g = zoo.build("tiny")
+    plan = plan_fused(g, optimize="ram")
+    assert plan_fused(g, optimize="ram", ram_limit=plan.arena_bytes).arena_bytes == plan.arena_bytes
+    with pytest.raises(PlanError) as e:
+        plan_fused(g, optimize="ram", ram_limit=plan.arena_bytes - 16)
+    assert f"no plan fits {plan.arena_bytes - 16} B of RAM: the least RAM reached" in str(e.value)
+    assert f"is {plan.arena_bytes} B" in str(e.value)
+    with pytest.raises(PlanError, match="no plan fits 64 B of RAM"):
+        plan_fused(g, splits="auto", ram_limit=64)

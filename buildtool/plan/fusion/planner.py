@@ -56,7 +56,7 @@ def plan_fused(g, *, optimize: str | None = None, max_mac_overhead: float | str 
     if splits is not None and optimize is not None:
         raise UsageError("--split and --optimize are alternatives; give one of them")
     if splits is not None and splits != "auto":
-        return plan_schedule(g, split_schedule(g, splits, input_streamed), align, time_budget)
+        return _within(plan_schedule(g, split_schedule(g, splits, input_streamed), align, time_budget), ram_limit)
     if optimize == "macs" and ram_limit is None:
         raise UsageError("--optimize macs needs --ram-limit")
     factor = mac_cap(max_mac_overhead)
@@ -72,7 +72,20 @@ def plan_fused(g, *, optimize: str | None = None, max_mac_overhead: float | str 
     plan = plan_from_front(g, front, factor=factor, mode=mode, align=align, time_budget=time_budget, packs=packs)
     tradeoff = _tradeoff(g, front, plan, factor, mode, align, time_budget, packs)
     plan = choose_groups(g, plan, align)  # channel-group windows where the layout has room (groups.py)
-    return dataclasses.replace(plan, mac_cap=factor, tradeoff=tradeoff)  # a copy: packs may share plan objects
+    return _within(dataclasses.replace(plan, mac_cap=factor, tradeoff=tradeoff), ram_limit)  # a copy: packs may share plans
+
+
+def _within(plan: FusedPlan, ram_limit: int | None) -> FusedPlan:
+    """The plan, when it meets ram_limit (a limit on every path, not only optimize=macs); else the one
+    line naming the least RAM reached and, when lifting the MAC cap reaches the limit, that option."""
+    if ram_limit is None or plan.arena_bytes <= ram_limit:
+        return plan
+    cap = f" within {plan.mac_cap:g} x the MACs" if plan.mac_cap not in (None, float("inf")) else ""
+    other = plan.tradeoff if plan.tradeoff and plan.tradeoff["arena_bytes"] < plan.arena_bytes else None
+    hint = (f"; --max-mac-overhead {other['max_mac_overhead']} reaches {other['arena_bytes']} B"
+            + (" (fits)" if other["arena_bytes"] <= ram_limit else "") if other else "")
+    raise PlanError(f"no plan fits {ram_limit} B of RAM: the least RAM reached{cap} is {plan.arena_bytes} B"
+                    f"{hint}; raise --ram-limit to at least that or give the board more RAM")
 
 
 def _tradeoff(g, front: Front, plan: FusedPlan, factor: float, mode: str, align: int,
