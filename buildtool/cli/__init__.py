@@ -26,6 +26,8 @@ COMMANDS = {
     "flash": (".info", "add_flash"), "boards": (".info", "add_boards"), "scons-dir": (".info", "add_scons_dir"),
     "cmake-dir": (".info", "add_cmake_dir"), "bazel-dir": (".info", "add_bazel_dir"),
     "daemon": (".daemon", "add_parser"), "gen": (".gen", "add_parser"), "multi": (".multi", "add_parser"),
+    "export": (".export", "add_parser"),
+    "fit": (".fit", "add_fit"),
     "watch": ("..integrations.watch", "add_parser"), "netsplit": ("..netsplit.cli", "add_parser"),
 }
 # Commands a running planner daemon may run for this process (the fast path: serve/daemon/thin.py).
@@ -61,6 +63,9 @@ def error_message(e: BuildtoolError, spec: str | None, sent: str | None = None) 
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv == ["--version"]:  # before the parser: building it imports every command's module
+        print(f"buildtool {__version__}")
+        return 0
     if argv[:1] and argv[0] in DAEMON_COMMANDS:
         code = run_in_daemon(argv)
         if code is not None:

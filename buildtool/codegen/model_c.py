@@ -395,14 +395,18 @@ def check_prefix(prefix: str) -> None:
                         f"([a-z][a-z0-9_]*) not starting with bt_ or fx_")
 
 
-def _shared_arena(prefix: str, arena_base, align: int, plan=None) -> str:
+def _shared_arena(prefix: str, arena_base, align: int, plan=None, arena_section: str | None = None) -> str:
     """model.c's arena line(s): its own static arena (and one per further region the plan places
     buffers in, in the linker section .bt_arena_<region>), or (arena_base given) its part of the
-    shared bt_arena that the multi-model firmware defines (offsets from byte arena_base of it)."""
+    shared bt_arena that the multi-model firmware defines (offsets from byte arena_base of it).
+    arena_section (buildtool export): the arena's own linker section on ELF targets, through the macro
+    BT_ARENA_SECTION (a user's -D replaces it)."""
     p = prefix.upper()
     if arena_base is None:
         more = (getattr(plan, "arena_regions", None) or [])[1:]
-        return "\n".join([f"int8_t bt_arena[{p}_ARENA_BYTES] __attribute__((aligned({align})));"]
+        section = _template("arena_section.c.in", section=arena_section) if arena_section else ""
+        attr = "BT_ARENA_SECTION " if arena_section else ""
+        return "\n".join([f"{section}int8_t bt_arena[{p}_ARENA_BYTES] {attr}__attribute__((aligned({align})));"]
                          + [f"int8_t {arena_symbol(plan, r)}[{r['bytes']}] "
                             f"__attribute__((section(\".bt_arena_{r['name']}\"), aligned({align})));" for r in more])
     lines = [f"/* bt_arena is shared with other models (defined by the multi-model firmware); this model's\n"
@@ -445,7 +449,8 @@ def _variant_block(e) -> str:
 
 
 def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, emit=None,
-             emitter=Emitter, streamed: tuple = (), prefix: str = "model", arena_base=None) -> tuple:
+             emitter=Emitter, streamed: tuple = (), prefix: str = "model", arena_base=None,
+             arena_section: str | None = None) -> tuple:
     """(model_c, model_h) source text for graph g run with `plan`; deterministic.
 
     emit(e), when given, fills the emitter's declarations and body instead of one call per
@@ -453,7 +458,7 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
     class); streamed: graph inputs the generated code pulls itself. prefix names the public
     symbols (<prefix>_init, _invoke, _input, ...; weights <prefix>_weights unless "model");
     arena_base (multi-model firmware): no arena of its own, plan offsets are from that byte of
-    a shared bt_arena."""
+    a shared bt_arena; arena_section: the arena's linker section (buildtool export)."""
     check_prefix(prefix)
     placed = getattr(emit, "plan", plan)  # a fused plan's emit carries it: its tile counts place weights
     split = _placement_groups(g, placed, target, weights_align) if prefix == "model" else None
@@ -483,7 +488,7 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
         weights_bytes=max(offsets[i] + g.tensors[i].nbytes for i in offsets) if offsets else flash.HEADER_BYTES)
     c = _template(
         "model.c.in", **names, planner=plan.planner, plan_arena_bytes=plan.arena_bytes, variants=_variant_block(e),
-        arena=_shared_arena(p, arena_base, max(16, plan.align, weights_align), plan),
+        arena=_shared_arena(p, arena_base, max(16, plan.align, weights_align), plan, arena_section),
         weights_define="" if p == "model" else "\n#define bt_weights " + weights,
         model_hash=c_ints(list(flash.model_hash(g)), 16), format_version=flash.FORMAT_VERSION,
         ext_check=_ext_check(e), state_reset="".join(line + "\n" for line in state_reset(e)),

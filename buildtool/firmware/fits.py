@@ -1,18 +1,22 @@
 """Does a model fit its board: the arena (its RAM part) and stack against the board's RAM, the weights
 against its flash or memory regions, refused in one line before anything is written or linked, with
 the option that would fit it when the least-RAM fusion plan would (the only firmware module that runs
-the planner)."""
+the planner); and, for `buildtool fit`, what a given plan uses of each of a board's memories
+(`board_use`)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field, replace
+
 from .. import targets
-from ..errors import BuildtoolError
+from ..errors import BuildtoolError, PlanError
 from ..model.ir import Graph
 from ..options import PlanOptions
-from ..plan import first_bytes
+from ..plan import align_up, first_bytes
+from ..plan.flash import HEADER_BYTES, flash_tensors
 from ..plan.fusion.planner import plan_fused
 from ..plan.fusion.search import search_front
-from ..plan.regions import place, place_arena
+from ..plan.regions import place, place_arena, weight_capacity
 from ..units import exact
 from .toolchain import FirmwareError, ram_size
 
@@ -62,3 +66,80 @@ def check_fits(g: Graph, plan, t: targets.Target, hint: str = "--optimize ram", 
     elif t.flash_bytes and g.params_bytes() > t.flash_bytes:
         raise FirmwareError(f"{g.name} does not fit board {t.name}: its weights need {exact(g.params_bytes())} of "
                             f"flash, the board has {exact(t.flash_bytes)}")
+
+
+# -- what a plan uses of each memory (buildtool fit) ----------------------------------------------
+NO_LIMIT = 1 << 40  # the size given to a board that declares none (host, xcore) to place its weights
+
+
+@dataclass(frozen=True)
+class MemoryUse:
+    """One memory of a board and what a plan puts there: arena (its part here), stack, the weights
+    image's part, and the bytes the board keeps back from weights for code and .data (Region.reserve:
+    the code is not estimated otherwise). size 0: the board declares no limit."""
+
+    name: str
+    memory: str
+    size: int
+    arena: int = 0
+    stack: int = 0
+    weights: int = 0
+    code_reserve: int = 0
+
+    @property
+    def used(self) -> int:
+        return self.arena + self.stack + self.weights + self.code_reserve
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "memory": self.memory, "size": self.size, "used": self.used, "arena": self.arena,
+                "stack": self.stack, "weights": self.weights, "code_reserve": self.code_reserve}
+
+
+@dataclass(frozen=True)
+class BoardUse:
+    """What plan uses of board t's memories; short: bytes missing, {"ram": n, "weights": n} (empty: it fits)."""
+
+    memories: tuple
+    ram_bytes: int  # the arena's part in RAM + the stack
+    short: dict = field(default_factory=dict)
+
+    @property
+    def fits(self) -> bool:
+        return not self.short
+
+
+def board_use(g: Graph, plan, t: targets.Target) -> BoardUse:
+    """What plan (as given: spread over regions only if it already is, regions.place_arena) uses of
+    each memory of board t, and by how much it does not fit: the arena's RAM part and the stack
+    against the RAM (check_fits' test), the weights placed as regions.place places them (less each
+    region's reserve). A board without sizes (host, xcore) takes everything."""
+    unlimited = not t.ram_bytes and not t.flash_bytes and not t.regions
+    tt = replace(t, ram_bytes=NO_LIMIT, flash_bytes=NO_LIMIT) if unlimited else t
+    ram_need = first_bytes(plan) + t.stack_bytes
+    short = {}
+    if t.ram_bytes and ram_need > t.ram_bytes:
+        short["ram"] = ram_need - t.ram_bytes
+    weights = {}
+    try:
+        p = place(g, plan, tt)
+        spread = dict(p.arena_parts)
+        for r, used in p.used.items():
+            weights[r] = used - (spread.get(r, 0) if spread else (p.arena_bytes if r == p.arena else 0))
+    except PlanError:  # the weights do not fit the regions that may hold them: by how much
+        regs = [r for r in tt.memory_regions() if "weights" in r.holds]
+        primary = next((r for r in regs if r.memory == "FLASH"), regs[0] if regs else None)
+        need = sum(align_up(g.tensors[i].nbytes, tt.weights_align) for i in flash_tensors(g)) + HEADER_BYTES
+        have = sum(weight_capacity(r, r is primary) for r in regs) + HEADER_BYTES
+        short["weights"] = max(need - have, 1)
+        if primary is not None:
+            weights[primary.name] = need
+        spread = {r["name"]: r["bytes"] for r in getattr(plan, "arena_regions", None) or []}
+    out = []
+    for r in tt.memory_regions():
+        arena = spread.get(r.name, 0) if spread else (plan.arena_bytes if r.memory == "RAM" else 0)
+        stack = t.stack_bytes if r.memory == "RAM" else 0
+        reserve = r.reserve if "code" in r.holds else 0
+        if arena or stack or weights.get(r.name, 0) or reserve or r.memory in ("RAM", "FLASH"):
+            out.append(MemoryUse(r.name, r.memory, 0 if unlimited else r.size, arena, stack, weights.get(r.name, 0),
+                                 reserve))
+    return BoardUse(tuple(out), ram_need, short)

@@ -1,10 +1,57 @@
 """Per-operator cost for the run report: MACs per profiled region, the plugin's instruction mixes,
-estimated cycles (cycles.py) and the report's per-operator columns."""
+estimated cycles (cycles.py) and the report's per-operator columns; and, with no firmware run, a
+plan's cycles estimated from its MACs (`static_cycles`)."""
 
 from __future__ import annotations
 
 from . import cycles
 from ..model.ops import op_macs
+from ..plan.fusion.instructions import predict_instructions
+
+# Estimated cycles per MAC by layer class, (low, high), for CPUs with a timing table (cycles.py): the
+# run report's estimate over whole firmware, docs/kernels.md "Per-operator cost in the run report"
+# (`python benchmarks/kernels_m4_cycles.py`, cortex-m kernel set, -O2): per class the lowest low and
+# the highest high "est. cycles/MAC" over the models whose layers of that class execute at least
+# 100,000 MACs (tiny_cnn_32's 18,432-55,296 MAC layers are call overhead more than arithmetic).
+CYCLES_PER_MAC = {
+    "cortex-m4": {
+        "conv 1x1": (2.02, 3.28),  # dscnn_kws low, mbv2_w035_144 high (and resnet_concat_64 between)
+        "conv KxK": (2.00, 4.48),  # resnet_concat_64 low, mbv2_w035_144 high (dscnn_kws between)
+        "depthwise": (7.39, 11.23),  # mbv2_w035_144 low, dscnn_kws high
+        "FC": (1.98, 2.24),  # mbv2_w035_144 (the one model with a 100,000-MAC dense layer)
+    },
+}
+
+
+def layer_class(g, op) -> str | None:
+    """conv 1x1, conv KxK, depthwise or FC (the classes of CYCLES_PER_MAC); None for other operators."""
+    if op.opcode == "CONV_2D":
+        kh, kw = g.tensors[op.inputs[1]].shape[1:3]
+        return "conv 1x1" if (kh, kw) == (1, 1) else "conv KxK"
+    return {"DEPTHWISE_CONV_2D": "depthwise", "FULLY_CONNECTED": "FC"}.get(op.opcode)
+
+
+def static_cycles(g, plan, cpu: str):
+    """(low, high) estimated cycles of the plan's conv, depthwise and dense layers on cpu, from their
+    MACs and CYCLES_PER_MAC; a fused block's layers scaled by the block's MACs over theirs
+    (predict_instructions, with per-operator figures in place of measured counts). Operators without
+    MACs are not counted (1-17 % of the measured estimate of the models in docs/kernels.md). None when cpu has
+    no figures or an operator with MACs has no class (TRANSPOSE_CONV, RESIZE_BILINEAR, SVDF, LSTM)."""
+    rates = CYCLES_PER_MAC.get(cpu)
+    if rates is None:
+        return None
+    per_op = []
+    for op in g.operators:
+        macs = op_macs(g, op)
+        cls = layer_class(g, op) if macs else None
+        if macs and cls is None:
+            return None
+        per_op.append((macs * rates[cls][0], macs * rates[cls][1]) if macs else (0, 0))
+    out = []
+    for side in (0, 1):
+        counts = {k: c[side] for k, c in enumerate(per_op)}
+        out.append(round(predict_instructions(g, plan, counts) if plan.kind == "fused" else sum(counts.values())))
+    return tuple(out)
 
 
 def region_macs(g, plan) -> list:
@@ -73,4 +120,5 @@ def summary(prof: dict) -> list:
             f"{sum(e[0] for e in est):,}-{sum(e[1] for e in est):,} cycles"]
 
 
-__all__ = ["region_macs", "read_mixes", "fold", "annotate", "header", "columns", "summary"]
+__all__ = ["CYCLES_PER_MAC", "layer_class", "static_cycles", "region_macs", "read_mixes", "fold", "annotate", "header",
+           "columns", "summary"]

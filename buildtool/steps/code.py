@@ -30,11 +30,13 @@ def manifest(model: Model, plan, board: str) -> dict:
             "outputs": io(g.outputs), "order": order, "opcodes": opcodes, "macs": region_macs(g, plan)}
 
 
-def run(model: Model, plan, board: str) -> Outputs:
-    """plan.json (the plan as placed), model.c, model.h, firmware.json."""
+def run(model: Model, plan, board: str, arena_section: str | None = None) -> Outputs:
+    """plan.json (the plan as placed), model.c, model.h, firmware.json; arena_section: the arena's own
+    linker section (buildtool export's library)."""
     t = targets.get(board)
     plan = place_arena(model.graph, plan, t)  # arena/regional.py; the plan itself when it fits RAM
-    model_c, model_h = emit_c(plan, model.graph, board, t.weights_align)
+    names = {"arena_section": arena_section} if arena_section else {}
+    model_c, model_h = emit_c(plan, model.graph, board, t.weights_align, **names)
     man = json.dumps(manifest(model, plan, board), indent=1) + "\n"
     return Outputs({"plan.json": json.dumps(plan.to_json(model.graph), indent=1) + "\n", "model.c": model_c,
                     "model.h": model_h, "firmware.json": man},

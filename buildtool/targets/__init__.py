@@ -78,6 +78,7 @@ class Target:
     defines: tuple = ()
     tools: tuple = field(default=())  # programs that must be on PATH to build and run
     regions: tuple = ()  # Regions, when the board has more than its flash and RAM (memory_regions())
+    clock_hz: int = 0  # the CPU clock a datasheet (or the emulated machine's source) gives; 0: unknown
 
     def __post_init__(self):  # regions given as maps (dataclasses.asdict of a board) become Regions
         object.__setattr__(self, "regions", tuple(Region(**r) if isinstance(r, dict) else r for r in self.regions))

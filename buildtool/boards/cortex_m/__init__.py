@@ -8,13 +8,20 @@ _SH = ("-nographic", "-semihosting-config", "enable=on,target=native")
 _M4 = ("-mcpu=cortex-m4", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16")
 
 
-def _board(name, cpu, machine, cpu_flags, flash, flash_len, ram, ram_len, regions=()):
+# QEMU's MPS2 machines (hw/arm/mps2.c: mps2-an385, -an386, -an500, -an511) clock the FPGA image's
+# SYSCLK, which drives the CPU, SysTick and the timers, at SYSCLK_FRQ = 25 MHz; mps2-an505
+# (hw/arm/mps2-tz.c) is not given one here.
+MPS2_CLOCK_HZ = 25_000_000
+
+
+def _board(name, cpu, machine, cpu_flags, flash, flash_len, ram, ram_len, regions=(), clock_hz=0):
     return Target(
         name=name, cpu=cpu, description=f"{cpu} on qemu-system-arm -M {machine}", platform="arm",
         cc="arm-none-eabi-gcc", cflags=cpu_flags + _COMMON, ldflags=cpu_flags + _LD,
         kernel_sets=("cortex-m",), ram_origin=ram, ram_bytes=ram_len, flash_origin=flash, flash_bytes=flash_len,
         stack_bytes=0x2000, linker_template="arm/cortexm.ld.in", run=("qemu-system-arm", "-M", machine) + _SH,
-        tool_prefix="arm-none-eabi-", tools=("qemu-system-arm",), regions=regions)
+        tool_prefix="arm-none-eabi-", tools=("qemu-system-arm",), regions=regions,
+        clock_hz=clock_hz)
 
 
 def an386_regions() -> tuple:
@@ -38,14 +45,15 @@ def targets():
     another MPC at 0x38200000, is not used)."""
     m = 1 << 20
     return [
-        _board("cortex-m4", "cortex-m4", "mps2-an386", _M4, 0x00000000, 4 * m, 0x20000000, 4 * m, an386_regions()),
+        _board("cortex-m4", "cortex-m4", "mps2-an386", _M4, 0x00000000, 4 * m, 0x20000000, 4 * m, an386_regions(),
+               MPS2_CLOCK_HZ),
         # a part with 256 KiB of on-chip SRAM and external PSRAM (docs/regions.md): mps2-an386 with only
         # the first 256 KiB of SSRAM2&3 declared (the RAM region takes the board's ram_* fields); an
         # arena larger than that spreads its buffers into the PSRAM
         _board("cortex-m4-256k", "cortex-m4", "mps2-an386", _M4, 0x00000000, 4 * m, 0x20000000, 256 * 1024,
-               an386_regions()),
+               an386_regions(), MPS2_CLOCK_HZ),
         _board("cortex-m7", "cortex-m7", "mps2-an500", ("-mcpu=cortex-m7", "-mfloat-abi=hard", "-mfpu=fpv5-d16"),
-               0x00000000, 4 * m, 0x20000000, 4 * m),
+               0x00000000, 4 * m, 0x20000000, 4 * m, clock_hz=MPS2_CLOCK_HZ),
         _board("cortex-m33", "cortex-m33", "mps2-an505",
                ("-mcpu=cortex-m33", "-mfloat-abi=hard", "-mfpu=fpv5-sp-d16"), 0x10000000, 4 * m, 0x38000000, 2 * m),
     ]

@@ -1,0 +1,83 @@
+"""`buildtool fit MODEL`: one row per installed board: does the model fit, with which plan, what it
+uses of each memory, the estimated latency (pipeline/fit.py makes the rows; this module only prints
+them). Exit status 0 when it fits at least one board that declares its memory sizes, else 1."""
+
+from __future__ import annotations
+
+import json
+
+from ..pipeline.fit import fit_table
+from ..progress import Progress
+from ..units import size
+from .common import MODEL_HELP, add_plan_options, load_model, make_plan, model_name, one_line_usage_errors, plan_options
+
+SHORT = {"ram": "RAM", "weights": "weights"}
+HEAD = ("board", "fits", "plan", "RAM", "flash", "other memories", "latency (estimate)")
+
+
+def _used(m) -> str:
+    """used / size; "+ code" where the code is not counted (flash without a code reserve)."""
+    code = " + code" if m.memory == "FLASH" and not m.code_reserve else ""
+    return f"{size(m.used)}{code} / {size(m.size)}" if m.size else f"{size(m.used)}{code} (no limit)"
+
+
+def _plan(r) -> str:
+    if r.fits:
+        return r.plan
+    return "does not fit: " + ", ".join(f"{SHORT[what]} {size(n)} short" for what, n in sorted(r.use.short.items()))
+
+
+def _latency(r) -> str:
+    """low-high ms or s at the board's clock; cycles when the board has no clock; n/a without a cycle model."""
+    s = r.seconds
+    if s is None:
+        if r.cycles is None or not r.fits:
+            return "n/a"
+        return f"{r.cycles[0] / 1e6:,.1f}-{r.cycles[1] / 1e6:,.1f} M cycles"
+    unit, k = ("s", 1) if s[0] >= 1 else ("ms", 1e3)
+    digits = 0 if s[0] * k >= 10 else 1
+    return f"{s[0] * k:,.{digits}f}-{s[1] * k:,.{digits}f} {unit} @ {r.clock_hz / 1e6:g} MHz"
+
+
+def cells(r) -> tuple:
+    by = {m.memory: m for m in r.use.memories}
+    other = [m for m in r.use.memories if m.memory not in ("RAM", "FLASH")]
+    return (r.board, "yes" if r.fits else "no", _plan(r), _used(by["RAM"]) if "RAM" in by else "-",
+            _used(by["FLASH"]) if "FLASH" in by else "-",
+            ", ".join(f"{m.name} {_used(m)}" for m in other) or "-", _latency(r))
+
+
+def table(rows: list) -> list:
+    """The rows as aligned text lines, the header first."""
+    body = [HEAD] + [cells(r) for r in rows]
+    widths = [max(len(line[k]) for line in body) for k in range(len(HEAD))]
+    return ["  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in body]
+
+
+def cmd_fit(a) -> int:
+    g = load_model(a.model)
+    options = plan_options(a)
+    name = model_name(a.model)
+    with Progress(f"fitting {name} to every board"):
+        rows = fit_table(g, options, planner=lambda graph, o: make_plan(graph, a, o))
+    fits_any = any(r.fits and r.limited for r in rows)
+    if a.json:
+        print(json.dumps({"model": name, "options": options.describe(), "fits_any": fits_any,
+                          "boards": [r.to_json() for r in rows]}, indent=1))
+    else:
+        for line in table(rows):
+            print(line)
+    if not fits_any:
+        if not a.json:
+            print(f"{name} fits no board that declares its memory sizes")
+        return 1
+    return 0
+
+
+def add_fit(sub) -> None:
+    s = sub.add_parser("fit", help="which boards the model fits, with which plan, and its estimated latency")
+    s.add_argument("model", help=MODEL_HELP)
+    s.add_argument("--json", action="store_true", help="the table as JSON")
+    add_plan_options(s)
+    one_line_usage_errors(s, "fit")
+    s.set_defaults(fn=cmd_fit)

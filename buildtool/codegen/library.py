@@ -1,0 +1,114 @@
+"""The text of a drop-in library (`buildtool export`) besides model.c and the kernels: model.h with
+its API block (input/output shapes, types, quantisation, alignments), the weights as a C array in
+their own linker section, the weak platform hook, CMakeLists.txt, model.mk and README.md, all from
+codegen/templates/library_*.in. Deterministic: the same arguments give the same bytes.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from string import Template
+
+from .c_text import c_comment, c_float
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+ARENA_SECTION = ".bss.bt_arena"  # matched by *(.bss*) (and *(.bss.*)) of any GNU ld script
+WEIGHTS_SECTION = ".rodata.bt_weights"  # matched by *(.rodata*)
+WEIGHTS_ALIGN = 64  # as firmware_src/common/weights.S places weights.bin in buildtool's own firmware
+
+
+def _template(name: str, /, **fields) -> str:
+    return Template((TEMPLATES / name).read_text(encoding="utf-8")).substitute(fields)
+
+
+def _io_macros(g, P: str, kind: str, idx: list, sizes: list) -> str:
+    """#defines of each input or output: dims, shape, bytes, C type, scale and zero point."""
+    lines = []
+    for k, (i, nbytes) in enumerate(zip(idx, sizes)):
+        t = g.tensors[i]
+        shape = [int(d) for d in t.shape]
+        name = f"{P}_{kind.upper()}{k}"
+        lines.append(f"/* {kind} {k} '{c_comment(t.name)}': {t.dtype} {shape}"
+                     + (", pulled through bt_read_input_rows (streamed: model_input_bytes is 0)" if not nbytes else "")
+                     + " */")
+        lines.append(f"#define {name}_DIMS {len(shape)}")
+        lines.append(f"#define {name}_SHAPE {{{', '.join(map(str, shape))}}}")
+        lines.append(f"#define {name}_BYTES {t.nbytes}u")
+        lines.append(f"#define {name}_TYPE {t.dtype}_t")
+        if t.quant is not None and not t.quant.per_channel:
+            lines.append(f"#define {name}_SCALE {c_float(t.scale)}  /* {float(t.scale):.9g} */")
+            lines.append(f"#define {name}_ZERO_POINT ({t.zero_point})")
+    return "\n".join(lines)
+
+
+def model_h(model_h_text: str, g, arena_align: int, weights_bytes: int, input_sizes: list) -> str:
+    """The generated model.h with the library's API block before its closing #endif."""
+    P, p = "MODEL", "model"
+    io = _io_macros(g, P, "input", list(g.inputs), input_sizes) + "\n" + _io_macros(
+        g, P, "output", list(g.outputs), [g.tensors[i].nbytes for i in g.outputs])
+    block = _template("library_api.h.in", p=p, P=P, arena_align=arena_align, arena_section=ARENA_SECTION,
+                      weights_bytes=weights_bytes, weights_align=WEIGHTS_ALIGN, weights_section=WEIGHTS_SECTION,
+                      io=io)
+    head, sep, tail = model_h_text.rpartition("#endif")
+    if not sep or tail.strip():
+        raise ValueError("model.h does not end in its include guard's #endif")
+    return head + block + sep + tail
+
+
+def weights_c(label: str, data: bytes) -> str:
+    """model_weights.c: the weights image as a const array in WEIGHTS_SECTION."""
+    per = 16
+    rows = [", ".join(str(b) for b in data[i:i + per]) for i in range(0, len(data), per)]
+    return _template("library_weights.c.in", label=c_comment(label), section=WEIGHTS_SECTION, weights="bt_weights",
+                     size=len(data), align=WEIGHTS_ALIGN, data="{\n  " + ",\n  ".join(rows) + "\n}")
+
+
+def platform_c() -> str:
+    """model_platform.c: the weak bt_read_input_rows."""
+    return _template("library_platform.c.in")
+
+
+_SAFE = re.compile(r"^[A-Za-z0-9_./+-]+$")
+
+
+def _check_paths(paths) -> None:
+    for s in paths:
+        if not _SAFE.match(s):
+            raise ValueError(f"library path {s!r} needs quoting in a build file")
+
+
+def build_files(label: str, board: str, kset: str, sources: list, includes: list, defines: list,
+                cpu_flags: list) -> dict:
+    """CMakeLists.txt and model.mk: sources and include folders relative to the library folder."""
+    _check_paths(list(sources) + list(includes))
+    label = c_comment(label)
+    cmake = _template("library_cmake.in", label=label, board=board, kset=kset,
+                      sources="".join(f"  {s}\n" for s in sources).rstrip("\n"),
+                      includes="".join(f"  {d}\n" for d in includes if d != ".").rstrip("\n"),
+                      defines=(f"target_compile_definitions(bt_model PRIVATE {' '.join(defines)})\n"
+                               if defines else ""))
+    make = _template("library_make.in", label=label, board=board, kset=kset,
+                     sources=" \\\n".join(f"  $(BT_MODEL_DIR)/{s}" for s in sources),
+                     includes=" \\\n".join("  $(BT_MODEL_DIR)" + (f"/{d}" if d != "." else "") for d in includes),
+                     defines="".join(f" {d}" for d in defines), cpu_flags="".join(f" {f}" for f in cpu_flags))
+    return {"CMakeLists.txt": cmake, "model.mk": make}
+
+
+def readme(label: str, board: str, cpu: str, kset: str, arena_bytes: int, arena_align: int, weights_bytes: int,
+           cpu_flags: list, streamed: bool, system_headers: list) -> str:
+    """README.md; system_headers: the <...> headers the library's files include."""
+    names = [f"`<{h}>`" for h in system_headers]
+    listed = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names) or "none"
+    return _template("library_readme.md.in", label=label, board=board, cpu=cpu, kset=kset, arena_bytes=arena_bytes,
+                     system_headers=listed,
+                     arena_align=arena_align, weights_bytes=weights_bytes, weights_align=WEIGHTS_ALIGN,
+                     arena_section=ARENA_SECTION, weights_section=WEIGHTS_SECTION,
+                     cpu_flags=" ".join(cpu_flags) or "(none: the host compiler's defaults)",
+                     streamed=("\nThis plan streams the input: define `bt_read_input_rows` (declared in "
+                               "`kernels/include/bt_fused.h`) in your application to hand the kernels rows of "
+                               "the input; `model_input(0)` is not used.\n") if streamed else "")
+
+
+__all__ = ["ARENA_SECTION", "WEIGHTS_SECTION", "WEIGHTS_ALIGN", "model_h", "weights_c", "platform_c",
+           "build_files", "readme"]

@@ -1,0 +1,138 @@
+"""Which boards a model fits, and with which plan: `buildtool fit` as data (docs/fit.md).
+
+fit_table(graph, options) -> [FitRow], one per installed board (targets.names()). Per board the
+first plan of the ladder that fits it (firmware.fits.board_use: arena + stack in RAM, weights in its
+flash or memory regions):
+
+  plain                                   the layer-by-layer plan of the options given
+  optimize=ram                            the least-RAM fused plan within the default MAC cap
+  optimize=ram max_mac_overhead=none      the least-RAM fused plan at any MAC cost
+  spread over regions                     the plain plan's buffers spread over the board's regions
+                                          (regions.place_arena), on a board with regions of its own
+  does not fit                            with the bytes short (the least-RAM plan tried)
+
+Options that ask for a fused plan (optimize, splits, input_streamed) make that plan the only rung.
+Each plan is made once, when a board first needs it, and reused for every board (the uncapped one
+not at all where the capped plan's tradeoff says it is no smaller or would not fit); `planner(graph,
+PlanOptions)` makes it (steps.plan.plan_memory, or the CLI's through the planner daemon's cache).
+The latency is an estimate (firmware.op_cost.static_cycles at the board's clock_hz), None where the
+board's CPU has no cycle figures or the board no clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from .. import targets
+from ..errors import PlanError, UsageError
+from ..firmware.fits import BoardUse, board_use
+from ..firmware.op_cost import static_cycles
+from ..options import PlanOptions
+from ..plan.regions import place_arena
+from ..progress import stage
+from ..steps.plan import plan_memory
+
+PLAIN, RAM, RAM_NO_CAP, SPREAD = "plain", "optimize=ram", "optimize=ram max_mac_overhead=none", "spread over regions"
+
+
+@dataclass(frozen=True)
+class FitRow:
+    """One board: fits or not, the plan that makes it fit (None: none does), what that plan (or, when
+    none fits, the least-RAM plan tried) uses of each memory, the plan's MACs and the estimated latency."""
+
+    board: str
+    cpu: str
+    plan: str | None
+    use: BoardUse
+    arena_bytes: int
+    stack_bytes: int
+    macs: int
+    clock_hz: int
+    cycles: tuple | None  # (low, high) estimated cycles, None: no cycle model for the board's CPU
+    limited: bool  # the board declares memory sizes (host and xcore do not)
+
+    @property
+    def fits(self) -> bool:
+        return self.plan is not None
+
+    @property
+    def seconds(self) -> tuple | None:
+        """(low, high) estimated seconds per inference, None without cycles or clock."""
+        if self.cycles is None or not self.clock_hz or not self.fits:
+            return None
+        return self.cycles[0] / self.clock_hz, self.cycles[1] / self.clock_hz
+
+    def to_json(self) -> dict:
+        s = self.seconds
+        return {"board": self.board, "cpu": self.cpu, "fits": self.fits, "plan": self.plan,
+                "limited": self.limited, "ram_bytes": self.use.ram_bytes, "arena_bytes": self.arena_bytes,
+                "stack_bytes": self.stack_bytes, "short": dict(self.use.short), "macs": self.macs,
+                "memories": [m.to_json() for m in self.use.memories],
+                "latency": None if s is None else {
+                    "estimate": True, "cycles": list(self.cycles), "clock_hz": self.clock_hz,
+                    "seconds": [round(s[0], 6), round(s[1], 6)]}}
+
+
+def ladder(options: PlanOptions) -> list:
+    """(label, options) of the plans tried in order: the options' own fused plan alone, else plain and
+    the two least-RAM fused plans (the spread rung reuses the plain plan)."""
+    if options.fused:
+        return [(options.describe(), options)]
+    return [(PLAIN, options), (RAM, replace(options, optimize="ram")),
+            (RAM_NO_CAP, replace(options, optimize="ram", max_mac_overhead="none"))]
+
+
+def fit_table(graph, options=None, planner=plan_memory, boards=None) -> list:
+    """[FitRow] for every installed board (boards: the names to take instead), in name order."""
+    options = PlanOptions.from_map(options)
+    rungs = ladder(options)
+    made: dict = {}
+
+    def plan(label: str, opts: PlanOptions):
+        if label not in made:
+            stage(f"planning {label}")
+            try:
+                made[label] = planner(graph, opts)
+            except (PlanError, UsageError):  # a graph the fusion planner refuses (stateful): no such rung
+                if label == PLAIN or options.fused:
+                    raise
+                made[label] = None
+        return made[label]
+
+    return [_row(graph, targets.get(name), rungs, plan, options.fused) for name in (boards or targets.names())]
+
+
+def _uncapped_may_fit(capped, t) -> bool:
+    """Whether the least-RAM plan at any MAC cost may fit t where the capped one did not: the capped
+    plan's tradeoff names the uncapped arena when lifting the cap makes it smaller (fusion.planner)."""
+    other = (capped.tradeoff or {}).get("arena_bytes")
+    return other is not None and (not t.ram_bytes or other + t.stack_bytes <= t.ram_bytes)
+
+
+def _row(g, t, rungs, plan, fused: bool) -> FitRow:
+    tried = []  # (label, plan, use) of every plan tried, in ladder order
+    for label, opts in rungs:
+        if label == RAM_NO_CAP and tried and tried[-1][0] == RAM and not _uncapped_may_fit(tried[-1][1], t):
+            continue
+        p = plan(label, opts)
+        if p is None:
+            continue
+        use = board_use(g, p, t)
+        tried.append((label, p, use))
+        if use.fits or "weights" in use.short:  # weights that do not fit fit no plan better
+            break
+    last = tried[-1]
+    if not last[2].fits and not fused and "weights" not in last[2].short:
+        plain = tried[0][1]
+        spread = place_arena(g, plain, t)
+        if spread is not plain:
+            use = board_use(g, spread, t)
+            tried.append((SPREAD, spread, use))
+    ok = [x for x in tried if x[2].fits]
+    label, p, use = ok[0] if ok else min(tried, key=lambda x: (x[2].ram_bytes, tried.index(x)))
+    cycles = static_cycles(g, p, t.cpu) if ok else None
+    return FitRow(t.name, t.cpu, label if ok else None, use, p.arena_bytes, t.stack_bytes, int(p.macs), t.clock_hz,
+                  cycles, bool(t.ram_bytes or t.flash_bytes or t.regions))
+
+
+__all__ = ["FitRow", "fit_table", "ladder", "PLAIN", "RAM", "RAM_NO_CAP", "SPREAD"]

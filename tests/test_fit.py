@@ -1,0 +1,157 @@
+"""`buildtool fit MODEL`: one row per installed board (fits, the plan that makes it fit, memory use,
+estimated latency), the same as JSON, and the exit status (docs/fit.md)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from test_stateful import svdf_model
+
+from buildtool import cli, targets
+from buildtool.errors import UsageError
+from buildtool.firmware.op_cost import static_cycles
+from buildtool.options import PlanOptions
+from buildtool.pipeline.fit import fit_table
+from buildtool.steps.models import read_model
+from buildtool.steps.plan import plan_memory
+from buildtool.units import size
+
+
+@pytest.fixture(autouse=True)
+def no_daemon(monkeypatch):
+    monkeypatch.setenv("BUILDTOOL_NO_DAEMON", "1")
+
+
+def run_cli(args, capsys) -> tuple:
+    try:
+        rc = cli.main(args)
+    except SystemExit as e:  # argparse's refusals
+        rc = e.code
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+def fit_json(model, capsys, *flags) -> dict:
+    rc, out, err = run_cli(["fit", model, "--json", *flags], capsys)
+    assert rc == 0, err
+    return json.loads(out)
+
+
+def ram(row: dict) -> dict:
+    return next(m for m in row["memories"] if m["memory"] == "RAM")
+
+
+def test_tiny_fits_every_board_plain_and_the_table_matches_the_json(capsys):
+    data = fit_json("tiny", capsys)
+    rows = {r["board"]: r for r in data["boards"]}
+    assert sorted(rows) == targets.names()
+    assert all(r["fits"] and r["plan"] == "plain" and not r["short"] for r in rows.values())
+    arena = plan_memory(read_model("tiny").graph, PlanOptions()).arena_bytes
+    for name, r in rows.items():
+        t = targets.get(name)
+        assert r["ram_bytes"] == ram(r)["arena"] + ram(r)["stack"] == arena + t.stack_bytes
+        assert ram(r)["size"] == t.ram_bytes
+    rc, out, err = run_cli(["fit", "tiny"], capsys)
+    assert rc == 0 and err == ""
+    head, *lines = out.strip().splitlines()
+    assert head.split()[:3] == ["board", "fits", "plan"] and len(lines) == len(rows)  # no closing line
+    for line in lines:
+        name, fits, plan = line.split()[:3]
+        r = rows[name]
+        assert (fits, plan) == ("yes", r["plan"])
+        limit = f" / {size(ram(r)['size'])}" if ram(r)["size"] else " (no limit)"
+        assert f"  {size(r['ram_bytes'])}{limit}  " in line
+        latency = r["latency"]
+        if latency is None:
+            assert line.endswith("n/a")
+        else:  # only boards with a cycle model and a clock: the cortex-m4 ones at 25 MHz
+            assert targets.get(name).cpu == "cortex-m4" and latency["clock_hz"] == 25_000_000
+            assert latency["estimate"] is True and line.endswith("ms @ 25 MHz")
+            lo, hi = latency["cycles"]
+            assert 0 < lo < hi and latency["seconds"] == [round(lo / 25e6, 6), round(hi / 25e6, 6)]
+
+
+def test_the_least_ram_fused_plan_is_named_where_only_it_fits(capsys):
+    """mbv2-w0.35: the plain arena (283.5 KiB) + stack exceeds cortex-m4-256k's 256 KiB of RAM, the
+    least-RAM fused plan (61.5 KiB) fits it; the RAM figure is its arena + the board's stack."""
+    g = read_model("mbv2-w0.35").graph
+    t = targets.get("cortex-m4-256k")
+    plain = plan_memory(g, PlanOptions()).arena_bytes
+    fused = plan_memory(g, PlanOptions(optimize="ram")).arena_bytes
+    assert plain + t.stack_bytes > t.ram_bytes >= fused + t.stack_bytes
+    rows = {r["board"]: r for r in fit_json("mbv2-w0.35", capsys)["boards"]}
+    r = rows["cortex-m4-256k"]
+    assert r["fits"] and r["plan"] == "optimize=ram"
+    assert r["ram_bytes"] == ram(r)["used"] == fused + t.stack_bytes and r["arena_bytes"] == fused
+    assert rows["cortex-m4"]["plan"] == "plain" and rows["cortex-m4"]["ram_bytes"] == plain + 8192
+    h = rows["hifive1"]  # 16 KiB: neither plan fits; the row says by how much the least-RAM one misses
+    assert not h["fits"] and h["plan"] is None and h["latency"] is None
+    assert h["short"] == {"ram": h["ram_bytes"] - 16 * 1024} and h["ram_bytes"] <= fused + 2048
+
+
+def test_mobilenetv2_fits_cortex_m4_plain_and_not_hifive1():
+    g = read_model("mobilenetv2").graph
+    rows = {r.board: r for r in fit_table(g, boards=["cortex-m4", "hifive1"])}
+    m4, hf = rows["cortex-m4"], rows["hifive1"]
+    plain = plan_memory(g, PlanOptions()).arena_bytes
+    assert m4.fits and m4.plan == "plain" and m4.use.ram_bytes == plain + targets.get("cortex-m4").stack_bytes
+    assert plain > 700 * 1024 - 1 and m4.seconds is not None and m4.seconds[0] > 1  # 154 M MACs at 25 MHz
+    assert not hf.fits and hf.use.short["ram"] > 0 and hf.seconds is None
+
+
+def test_spread_over_regions_when_no_fused_plan_is_allowed():
+    """A board with regions of its own takes the plain arena spread over them when no fused plan fits
+    (here: the planner refuses fusion, as it does for stateful models)."""
+    g = read_model("mbv2-w0.35").graph
+
+    def planner(graph, options):
+        if options.fused:
+            raise UsageError("no fusion here")
+        return plan_memory(graph, options)
+
+    r, = fit_table(g, planner=planner, boards=["cortex-m4-256k"])
+    assert r.plan == "spread over regions"
+    parts = {m.name: m.arena for m in r.use.memories}
+    assert parts["psram"] > 0 and parts["sram"] + parts["psram"] == r.arena_bytes
+    assert r.use.ram_bytes == parts["sram"] + 8192 <= 256 * 1024
+
+
+def test_a_model_that_fits_no_board_prints_the_table_and_exits_1(monkeypatch, capsys):
+    monkeypatch.setattr(targets, "names", lambda: ["hifive1"])
+    rc, out, err = run_cli(["fit", "mbv2-w0.35"], capsys)
+    lines = out.strip().splitlines()
+    assert rc == 1 and err == ""
+    assert lines[1].startswith("hifive1") and "does not fit: RAM" in lines[1]
+    assert lines[-1] == "mbv2-w0.35 fits no board that declares its memory sizes"
+    rc, out, _ = run_cli(["fit", "mbv2-w0.35", "--json"], capsys)
+    assert rc == 1 and json.loads(out)["fits_any"] is False
+
+
+def test_fused_options_given_are_the_only_plan_tried(capsys):
+    rows = fit_json("tiny", capsys, "--optimize", "ram")["boards"]
+    arena = plan_memory(read_model("tiny").graph, PlanOptions(optimize="ram")).arena_bytes
+    assert {r["plan"] for r in rows} == {"optimize=ram"} and {r["arena_bytes"] for r in rows} == {arena}
+
+
+def test_operators_without_a_cycle_figure_give_no_latency():
+    g = svdf_model(np.random.default_rng(0), 0)
+    plan = plan_memory(g, PlanOptions())
+    assert static_cycles(g, plan, "cortex-m4") is None and static_cycles(g, plan, "rv32imac") is None
+    tiny = read_model("tiny").graph
+    lo, hi = static_cycles(tiny, plan_memory(tiny, PlanOptions()), "cortex-m4")
+    assert 0 < lo < hi
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["fit", "tiny", "--bogus"], "unrecognized arguments: --bogus"),
+    (["fit", "no-such-model"], "neither a model file nor a zoo name"),
+    (["fit", "tiny", "--align", "3"], "power of two"),
+    (["fit", "tiny", "--max-mac-overhead", "2"], "--optimize"),
+])
+def test_bad_input_is_one_line_exit_2(args, needle, capsys):
+    rc, out, err = run_cli(args, capsys)
+    lines = err.strip().splitlines()
+    assert rc == 2 and out == "" and len(lines) == 1 and lines[0].startswith("buildtool: error:"), err
+    assert needle in lines[0]
