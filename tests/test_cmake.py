@@ -224,3 +224,15 @@ def test_ram_limit_and_configure_checks(tmp_path):
     with pytest.raises(UsageError, match="exactly one of MODEL"):
         cmake.configure("host", "", "", [], "", str(tmp_path / "out"))
     assert not (tmp_path / "out").exists()  # nothing written when a check fails
+
+
+def test_a_model_too_big_for_the_board_stops_at_the_plan_step(project):
+    """Issue 31 item 2: mbv2-w0.35 (a 284 KiB arena) for hifive1 (16 KiB of RAM) is refused by the plan
+    step in one line naming the RAM it needs, before any compile (not by the linker after it)."""
+    build = project.top / "build" / "toobig"
+    r = _configure(project, build, "hifive1", "Ninja", "-DZOO=mbv2-w0.35")
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = _run(["ninja", "-C", build], project.env)
+    line = _one_line(r, "mbv2-w0.35 does not fit board hifive1: it needs", "of RAM", "the board has 16,384 B")
+    assert "overflowed" not in r.stdout + r.stderr and "model.o" not in bench.steps_ran(r.stdout), line
+    assert not list(build.rglob("plan.json")) and not list(build.rglob("model.c"))

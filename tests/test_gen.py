@@ -195,3 +195,20 @@ def test_steps_run_in_the_daemon_with_the_same_bytes(tmp_path):
     r = run(steps[4], "fallback", BUILDTOOL_RUNTIME_DIR=str(tmp_path / "not-a-dir" / "run"))
     assert json.loads(r.stdout)[0] == 0 and "warning" in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr
     assert (tmp_path / "fallback" / "w.bin").read_bytes() == (tmp_path / "here" / "w.bin").read_bytes()
+
+
+def test_the_plan_step_refuses_a_plan_the_board_cannot_hold(tmp_path):
+    """gen plan --board B: a model B's RAM cannot hold is one line naming the RAM it needs (build
+    systems learn it here, not from the linker after compiling), nothing written; a board that holds
+    it gets the same plan.json bytes as without --board."""
+    d = tmp_path
+    gen("model", "mbv2-w0.35", "-o", d / "m.tflite")
+    gen("skeleton", d / "m.tflite", "-o", d / "s.json")
+    r = gen("plan", d / "s.json", "-o", d / "p.json", "--board", "hifive1", "--name", "mbv2-w0.35", check=False)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1, r.stderr
+    assert lines[0].startswith("buildtool: error: mbv2-w0.35 does not fit board hifive1: it needs "), lines[0]
+    assert "the board has 16,384 B of RAM" in lines[0] and not (d / "p.json").exists()
+    gen("plan", d / "s.json", "-o", d / "a.json")
+    gen("plan", d / "s.json", "-o", d / "b.json", "--board", "cortex-m4")
+    assert (d / "a.json").read_bytes() == (d / "b.json").read_bytes()

@@ -52,7 +52,8 @@ def run_step(a, planner=None) -> int:
     elif step == "plan":
         _need(a, "input", "skeleton.json")
         plan_with = (lambda g, o: planner(g, o)["plan"]) if planner else plan_step.in_process
-        written = steps.store(plan_step.run_file(a.input, options_of(a.opt), plan_with), {"plan.json": out})
+        made = plan_step.run_file(a.input, options_of(a.opt), plan_with, _board(a) if a.board else None, a.name)
+        written = steps.store(made, {"plan.json": out})
         inputs = [a.input]
     elif step == "code":
         _need(a, "input", "skeleton.json or the model")

@@ -156,7 +156,8 @@ function(_buildtool_steps name out model)
     list(APPEND opts --opt "${o}")
   endforeach()
   add_custom_command(OUTPUT "${out}/plan.json"
-    COMMAND ${gen} plan "${out}/skeleton.json" -o "${out}/plan.json" ${opts} --depfile "${out}/plan.d"
+    COMMAND ${gen} plan "${out}/skeleton.json" -o "${out}/plan.json" ${opts} --board ${arg_BOARD} --name "${model_name}"
+            --depfile "${out}/plan.d"
     DEPENDS "${out}/skeleton.json" ${tool} DEPFILE "${out}/plan.d" VERBATIM COMMENT "buildtool plan ${name}")
   # a fused plan's code holds weight copies: made from the model; a layer-by-layer plan's from the skeleton
   set(code_in "${out}/skeleton.json")

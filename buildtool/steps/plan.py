@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import json
 
+import dataclasses
+
+from .. import targets
+from ..firmware.fits import check_fits
 from ..options import PlanOptions
 from ..plan.arena.planner import plan_arena
 from ..plan.fusion.planner import plan_fused
 from . import Outputs
-from .readback import made_from
+from .readback import load_plan, made_from
 from .skeleton import read_skeleton
 
 
@@ -27,14 +31,21 @@ def in_process(graph, options: PlanOptions) -> dict:
     return plan_memory(graph, options).to_json(graph)
 
 
-def run(graph, options=None, planner=in_process) -> Outputs:
+def run(graph, options=None, planner=in_process, board: str | None = None, name: str | None = None) -> Outputs:
     """planner(graph, PlanOptions) -> the plan's JSON map: how the plan is made (the shells pass the
-    planner daemon's, whose answer is byte-identical)."""
+    planner daemon's, whose answer is byte-identical). board: refuse, in one line naming the RAM the
+    model needs and the option that would fit it, a plan the board cannot hold (firmware/fits.py), so
+    a build system learns it here, not from the linker after compiling; name: the model as messages
+    name it (default: the graph's)."""
     options = PlanOptions.from_map(options)
-    return Outputs({"plan.json": json.dumps(planner(graph, options), indent=1) + "\n"},
-                   {"plan.json": made_from(graph, options)})
+    plan = planner(graph, options)
+    if board is not None:
+        named = graph if name is None else dataclasses.replace(graph, name=name)
+        check_fits(named, load_plan(plan, graph), targets.get(board), "optimize=ram", options)
+    return Outputs({"plan.json": json.dumps(plan, indent=1) + "\n"}, {"plan.json": made_from(graph, options)})
 
 
-def run_file(skeleton_path: str, options=None, planner=in_process) -> Outputs:
+def run_file(skeleton_path: str, options=None, planner=in_process, board: str | None = None,
+             name: str | None = None) -> Outputs:
     """The step as build rules run it: from skeleton.json."""
-    return run(read_skeleton(skeleton_path).graph, options, planner)
+    return run(read_skeleton(skeleton_path).graph, options, planner, board, name)

@@ -101,10 +101,12 @@ def _bt_model_impl(ctx):
     opts = []
     for k, v in sorted(ctx.attr.plan_options.items()):
         opts += ["--opt", "%s=%s" % (k, v)]
-    _gen(ctx, "BtPlan", ["plan", skel.path, "-o", plan.path] + opts, [skel], [plan])
+    name_args = ["--name", ctx.attr.model_name] if ctx.attr.model_name else []
+    # the board: a model it cannot hold is refused here in one line, not by the linker after compiling
+    _gen(ctx, "BtPlan", ["plan", skel.path, "-o", plan.path, "--board", ctx.attr.board] + opts + name_args,
+         [skel], [plan])
     # a fused plan's code holds weight copies: its code step reads the model (as buildtool's SCons tool)
     code_in = model if _fused(ctx.attr.plan_options) else skel
-    name_args = ["--name", ctx.attr.model_name] if ctx.attr.model_name else []
     _gen(ctx, "BtCode", ["code", code_in.path, plan.path, "--board", ctx.attr.board, "-o", model_c.dirname] + name_args,
          [code_in, plan], [model_c, model_h, man])
     split = _out(ctx, "weights_split.h")  # the image's part in external memory (defines; empty when none)
