@@ -31,7 +31,7 @@ from ..imports import closure_files
 
 STEPS = ("model", "skeleton", "plan", "code", "flash", "board")
 # board plugins are found through the buildtool.targets entry point, which no import names
-_PLUGIN_ROOTS = {"code": ("boards",), "flash": ("boards",), "board": ("boards",)}
+_PLUGIN_ROOTS = {"plan": ("boards",), "code": ("boards",), "flash": ("boards",), "board": ("boards",)}
 
 
 def sources(step: str) -> list:
