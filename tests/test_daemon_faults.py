@@ -319,3 +319,24 @@ def test_code_fingerprint_is_the_code_bytes_not_paths_or_mtimes(tmp_path, monkey
     assert sources.code_version() == here
     f.write_bytes(f.read_bytes() + b"#")
     assert sources.code_version() != here
+
+
+def test_a_daemon_of_another_install_writes_depfiles_naming_the_clients_files(rt, monkeypatch, tmp_path):
+    """Two installs of the same code share one daemon; the gen steps it runs for this install (started
+    through the gen client, then through the thin client's fast path) write depfiles naming this
+    install's sources, not the daemon's."""
+    from buildtool import sources
+
+    other = tmp_path / "other-install"
+    shutil.copytree(sources.PKG, other / "buildtool", ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(client, "PACKAGE_PARENT", str(other))  # the daemon starts from the other install
+    m = model_file(rt, "a")
+    d = os.path.dirname(m)
+    for k in (1, 2):  # 1: gen's own client starts the daemon; 2: the thin client's fast path
+        assert cli.main(["gen", "skeleton", m, "-o", f"{d}/s{k}.json", "--depfile", f"{d}/s{k}.d"]) == 0
+        dep = open(f"{d}/s{k}.d").read()
+        assert os.path.join(sources.PKG, "model", "reader.py") in dep and str(other) not in dep, dep
+    with DaemonClient(start=False) as c:
+        assert c.connect()
+        rt.pids.append(c.daemon_pid)
+        assert str(other) in open(f"/proc/{c.daemon_pid}/cmdline").read().replace("\0", " ")

@@ -54,7 +54,7 @@ def _via_daemon(a) -> bool:
     wire = {k: protocol.to_wire(v) for k, v in args.items() if v is not None}
     try:
         with DaemonClient() as c:
-            c.request({"type": "gen", "args": wire, "umask": protocol.umask_now()})
+            c.request({"type": "gen", "args": wire, "umask": protocol.umask_now(), "package": protocol.package_now()})
     except protocol.DaemonUnavailable as e:
         warn_once(f"{e}; running the step in this process")
         return False

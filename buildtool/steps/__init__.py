@@ -20,23 +20,48 @@ the source (sources.closure), never a hand-kept list. Build rules declare it (de
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
+import os
+import threading
 from pathlib import Path
 
 from ..errors import PlanError
 from ..fsutil import write_if_changed
 from ..imports import closure_files
+from ..sources import PKG
 
 STEPS = ("model", "skeleton", "plan", "code", "flash", "board")
 # board plugins are found through the buildtool.targets entry point, which no import names
 _PLUGIN_ROOTS = {"plan": ("boards",), "code": ("boards",), "flash": ("boards",), "board": ("boards",)}
 
 
+_client = threading.local()
+
+
 def sources(step: str) -> list:
-    """The Python (and template) files a step's output depends on: absolute paths, sorted."""
-    return closure_files((f"steps.{step}",) + _PLUGIN_ROOTS.get(step, ()))
+    """The Python (and template) files a step's output depends on: absolute paths, sorted; under the
+    client's own install inside sources_for()."""
+    files = closure_files((f"steps.{step}",) + _PLUGIN_ROOTS.get(step, ()))
+    package = getattr(_client, "package", None)
+    if package and package != PKG:
+        files = [os.path.join(package, os.path.relpath(f, PKG)) for f in files]
+    return files
+
+
+@contextlib.contextmanager
+def sources_for(package: str | None):
+    """sources() named in another install of the same code: the planner daemon runs a step for a client
+    whose buildtool lives elsewhere (the handshake checked the bytes are the same; the client's depfile
+    must name its own files). None: this process's."""
+    old = getattr(_client, "package", None)
+    _client.package = package
+    try:
+        yield
+    finally:
+        _client.package = old
 
 
 @dataclasses.dataclass
@@ -97,4 +122,4 @@ def read_sealed(path, remake: str = "run the build again to remake it") -> tuple
     return Path(path).read_bytes(), json.loads(seal_of(path).read_text())
 
 
-__all__ = ["STEPS", "Outputs", "store", "sources", "sha256", "seal_of", "unsealed", "read_sealed"]
+__all__ = ["STEPS", "Outputs", "store", "sources", "sources_for", "sha256", "seal_of", "unsealed", "read_sealed"]

@@ -27,7 +27,7 @@ import msgpack
 from ... import __version__
 from ...errors import BuildtoolError
 from ...fsutil import makedirs_private
-from ...sources import code_version
+from ...sources import PKG, code_version
 
 MAX_MESSAGE = 64 << 20
 _LEN = struct.Struct(">I")
@@ -71,6 +71,18 @@ def umask_now() -> int:
     u = os.umask(0o22)
     os.umask(u)
     return u
+
+
+def package_now():
+    """This process's buildtool folder, on the wire: a daemon serving another install of the same code
+    names the client's files in the depfiles it writes."""
+    return to_wire(PKG)
+
+
+def package_of(msg: dict) -> str | None:
+    """The client's buildtool folder a request names (None: not given or not an absolute path)."""
+    p = from_wire(msg.get("package"))
+    return p if isinstance(p, str) and os.path.isabs(p) else None
 
 
 def umask_of(msg: dict) -> int | None:

@@ -38,7 +38,7 @@ import traceback
 
 from dataclasses import dataclass
 
-from ... import zoo
+from ... import steps, zoo
 from ...errors import BuildtoolError, UsageError
 from ...fsutil import client_umask
 from ...plan.canonical import planner_version
@@ -218,7 +218,8 @@ class Daemon:
         except ValueError as e:
             raise protocol.ProtocolError(str(e)) from None
 
-        with client_umask(protocol.umask_of(msg)):  # its files as the client would have made them
+        # its files as the client would have made them; its depfile naming the client's install
+        with client_umask(protocol.umask_of(msg)), steps.sources_for(protocol.package_of(msg)):
             self.shell.run_step(a, self._gen_planner(check))
         return a.step
 
@@ -243,7 +244,7 @@ class Daemon:
         def planner(model, options, source):  # cli.served.serve made a model file's path absolute (client's cwd)
             return self.plan(protocol.plan_message(model, options, source, zoo=not os.path.isabs(model)), conn)
 
-        with client_umask(protocol.umask_of(msg)):
+        with client_umask(protocol.umask_of(msg)), steps.sources_for(protocol.package_of(msg)):
             r = self.shell.serve(argv, cwd, planner, self._gen_planner(self._cancel_check(conn)))
         if r is not None:
             r["lines"] = [[bool(err), protocol.to_wire(text)] for err, text in r["lines"]]

@@ -27,7 +27,7 @@ def run_in_daemon(argv: list) -> int | None:
         return None
     try:
         msg = {"type": "cli", "argv": protocol.to_wire(list(argv)), "cwd": protocol.to_wire(os.getcwd()),
-               "umask": protocol.umask_now()}
+               "umask": protocol.umask_now(), "package": protocol.package_now()}
         with DaemonClient(start=False) as c:
             if not c.connect():
                 return None
