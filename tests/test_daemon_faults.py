@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from buildtool.model.reader import max_model_bytes
+from buildtool.model.files import max_model_bytes
 from buildtool import cli
 from buildtool.serve import service
 from buildtool.serve.daemon import client, protocol, server

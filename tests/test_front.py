@@ -22,7 +22,8 @@ from buildtool.zoo.builder import GraphBuilder
 from buildtool.errors import ModelError, UsageError
 from buildtool.model.ir import Quant
 from buildtool.model.ops import SUPPORTED
-from buildtool.model.reader import parse, read_model_file
+from buildtool.model.files import max_model_bytes, read_model_file
+from buildtool.model.reader import parse
 from buildtool.model.writer import _Writer, serialize
 
 REAL = SHARED_MODELS / "real"
@@ -120,7 +121,7 @@ def test_files_over_the_size_limit_are_refused(monkeypatch, tmp_path):
     with pytest.raises(UsageError, match="BUILDTOOL_MAX_MODEL_BYTES"):
         read_model_file(str(path))
     monkeypatch.delenv("BUILDTOOL_MAX_MODEL_BYTES")
-    assert tflite_reader.max_model_bytes() == 256 << 20
+    assert max_model_bytes() == 256 << 20
 
 
 class _SharedEntries(_Writer):

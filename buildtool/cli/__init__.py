@@ -22,7 +22,7 @@ MAX_ERROR_CHARS = 200  # the longest error line we aim for (model path included)
 # function adds its parser (which names the function that runs it).
 COMMANDS = {
     "inspect": (".models", "add_inspect"), "ops": (".models", "add_ops"), "plan": (".plan", "add_plan"),
-    "zoo": (".models", "add_zoo"), "run": (".run", "add_run"), "report": (".plan", "add_report"),
+    "zoo": (".models", "add_zoo"), "run": (".run", "add_run"), "report": (".report", "add_report"),
     "flash": (".info", "add_flash"), "boards": (".info", "add_boards"), "scons-dir": (".info", "add_scons_dir"),
     "cmake-dir": (".info", "add_cmake_dir"), "bazel-dir": (".info", "add_bazel_dir"),
     "daemon": (".daemon", "add_parser"), "gen": (".gen", "add_parser"), "multi": (".multi", "add_parser"),

@@ -1,42 +1,19 @@
-"""`buildtool plan` and `report`: the arena plan as one summary line (or JSON), and memory over the
-execution order drawn as HTML + SVG. `plan` prints from the plan's JSON alone: a warm daemon hit
-formats its answer without importing a planner."""
+"""`buildtool plan`: the arena plan as one summary line (or JSON). It prints from the plan's JSON alone:
+a warm daemon hit formats its answer without importing a planner."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import sys
 
 from .. import targets
 from ..plan import regions
 from ..plan.kinds import plan_from_json
-from ..report import write_report
 from ..units import count, exact, size, size_exact
-from .common import MODEL_HELP, add_plan_options, load_model, make_plan, model_name, plan_options, request_plan
+from .common import MODEL_HELP, add_plan_options, load_model, model_name, request_plan
 
 
-def cmd_report(a) -> int:
-    """Layer by layer (the plan `buildtool plan` prints for the same flags) against the optimised
-    plan (--optimize ram unless another optimiser is named); a stateful model has only the first."""
-    g = load_model(a.model)
-    opts = plan_options(a)
-    plain = dataclasses.replace(opts, optimize=None, max_mac_overhead=None, ram_limit=None, splits=None,
-                                input_streamed=False, band_input=True)
-    before = make_plan(g, a, plain)
-    after = before
-    if not g.variable_tensors() or opts.fused:
-        after = make_plan(g, a, opts if opts.fused else dataclasses.replace(opts, optimize="ram"))
-    placement = _placement(g, after, a)
-    if placement is not None and after is not before:  # the layer-by-layer plan's too when its buffers spread
-        spread = _placement(g, before, a)
-        placement = (placement, spread) if spread.arena_parts else placement
-    html, svg = write_report(g, before, after, a.output, placement=placement)
-    print(f"wrote {html} and {svg}")
-    return 0
-
-
-def _placement(g, plan, a):
+def placement_of(g, plan, a):
     """The board's placement of the plan (regions.py) when --board is given, else None."""
     if not getattr(a, "board", None):
         return None
@@ -44,10 +21,10 @@ def _placement(g, plan, a):
     return regions.place(g, regions.place_arena(g, plan, t), t)
 
 
-def _say_placement(a, plan_json: dict) -> None:
+def _sayplacement_of(a, plan_json: dict) -> None:
     """`plan --board B`: one line per memory region the placement uses (bytes used / size)."""
     g = load_model(a.model)
-    for line in regions.describe(_placement(g, plan_from_json(plan_json, g), a)):
+    for line in regions.describe(placement_of(g, plan_from_json(plan_json, g), a)):
         print(f"  {line}")
 
 
@@ -81,7 +58,7 @@ def cmd_plan(a, say=_print) -> int:
         say(f"{name}: arena {arena}; activations total {size(plan['total_activation_bytes'])}; "
             f"{count(plan['macs'])} MACs; params {size(plan['params_bytes'])}")
     if a.board:
-        _say_placement(a, plan)
+        _sayplacement_of(a, plan)
     return 0
 
 
@@ -112,14 +89,3 @@ def add_plan(sub) -> None:
     s.add_argument("--board", help="also print the placement in this board's memory regions")
     add_plan_options(s)
     s.set_defaults(fn=cmd_plan)
-
-
-def add_report(sub) -> None:
-    s = sub.add_parser("report", help="HTML + SVG report: memory over the execution order, fusion blocks")
-    s.add_argument("model", help=MODEL_HELP)
-    s.add_argument("-o", "--output", default="report.html",
-                   help="HTML file to write (default report.html; its directory must exist); the figure goes "
-                        "beside it as .svg")
-    s.add_argument("--board", help="also draw the placement in this board's memory regions")
-    add_plan_options(s)
-    s.set_defaults(fn=cmd_report)

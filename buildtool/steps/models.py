@@ -16,8 +16,7 @@ from .. import zoo
 from ..errors import UsageError
 from ..model.ir import Graph
 from ..model.ops import check_graph
-from ..model.reader import parse as parse_tflite
-from ..model.reader import read_model_file
+from ..model.files import read_model_file
 
 
 def is_model_file(spec: str, cwd: str = "") -> bool:
@@ -82,6 +81,8 @@ def parse(src: Source) -> Graph:
     """The Graph of a located model."""
     if src.zoo is not None:
         return zoo.build(src.zoo)
+    from ..model.reader import parse as parse_tflite  # (a file only: the tflite package costs a zoo model 70 ms)
+
     return parse_tflite(src.data, name=src.name, source=src.shown)
 
 

@@ -9,7 +9,7 @@ import json
 from .. import __version__
 from ..codegen.skeleton import from_json, to_json
 from ..errors import UsageError
-from ..model.reader import read_model_file
+from ..model.files import read_model_file
 from . import Outputs, sha256
 from .models import Model, check, read_model
 
