@@ -339,3 +339,36 @@ def test_scons_turns_a_bug_into_one_line(tmp_path):
     with pytest.raises(SCons.Errors.UserError) as e:
         btfirmware._one_line(step)([], [], {})
     assert str(e.value).startswith("internal error: ValueError: bad offset; please report")
+
+
+def test_report_of_a_flat_memory_curve_is_drawn(tmp_path, capsys):
+    """Issue 31 item 9: a chain of identical pools keeps the same bytes live at every step; `report`
+    drew its log axis from one tick to itself (ZeroDivisionError, exit 3). Now it writes the report
+    with a scale."""
+    from buildtool.zoo.builder import GraphBuilder
+
+    b = GraphBuilder("pools", seed=0)
+    x = b.input((1, 8, 8, 4))
+    for _ in range(4):
+        x = b.max_pool(x, 2, 1, padding="SAME")
+    (tmp_path / "pools.tflite").write_bytes(serialize(b.finish([x])))
+    out = tmp_path / "r.html"
+    assert cli.main(["report", str(tmp_path / "pools.tflite"), "-o", str(out), "--no-daemon"]) == 0
+    svg = (tmp_path / "r.svg").read_text()
+    assert "nan" not in svg.lower() and svg.count('stroke="#ddd"') >= 2  # at least two grid lines: a scale
+
+
+def test_inspect_refuses_a_graph_output_index_out_of_range_in_one_line(tmp_path, capsys):
+    """Issue 31 item 9: a subgraph output naming a tensor the model does not have was an IndexError
+    (exit 3) in inspect while plan refused it; both now say so in the same one line, exit 2."""
+    import dataclasses
+
+    g = zoo.build("tiny")
+    bad = tmp_path / "badout.tflite"
+    bad.write_bytes(serialize(dataclasses.replace(g, outputs=[len(g.tensors) + 3])))
+    want = f"subgraph input/output tensor index {len(g.tensors) + 3} out of range (0..{len(g.tensors) - 1})"
+    for cmd in ("inspect", "plan"):
+        capsys.readouterr()
+        assert cli.main([cmd, str(bad), "--no-daemon"] if cmd == "plan" else [cmd, str(bad)]) == 2
+        err = capsys.readouterr().err.splitlines()
+        assert len(err) == 1 and err[0] == f"buildtool: error: {bad}: {want}", err

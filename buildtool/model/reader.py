@@ -298,6 +298,9 @@ class _Reader:
             ops.append(Operator(i, opcode, ins, outs, opts))
         inputs = self._ivec(sg, _SUBGRAPH["inputs"], "subgraph inputs")
         outputs = self._ivec(sg, _SUBGRAPH["outputs"], "subgraph outputs")
+        for t in list(inputs) + list(outputs):  # an index out of range is a broken file, for inspect too
+            if not (0 <= t < ntens):
+                self.fail(f"subgraph input/output tensor index {t} out of range (0..{ntens - 1})")
         tensors = [self._tensor(buffers, pos, i) for i, pos in enumerate(tensor_tables)]
         desc = self._string(m, _MODEL["description"], "model description")
         return Graph(tensors, ops, inputs, outputs, name=name,

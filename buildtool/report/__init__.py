@@ -49,7 +49,7 @@ def memory_svg(g, before, after, title: str = "") -> str:
     low = max(min(min(live[id(before)]), min(live[id(after)])), 1) / 1024
     ticks = [m * 10 ** e for e in range(-3, 7) for m in (1, 2, 5)]
     lo = max(t for t in ticks if t <= max(low, 0.001))
-    hi = min(t for t in ticks if t >= top)
+    hi = min(t for t in ticks if t >= top and t > lo)  # a flat curve on a tick still gets a scale
     pw, ph = _W - _ML - _MR, _H - _MT - _MB
 
     def x(s):
