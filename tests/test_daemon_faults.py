@@ -299,7 +299,7 @@ def test_daemon_start_removes_stale_temp_files(rt):
     open(dead, "wb").write(b"half an entry")
     rt.pids.append(pid_now(rt))
     assert wait_until(lambda: not os.path.exists(dead))
-    assert "removed 1 temp files" in log_text(rt)
+    assert wait_until(lambda: "removed 1 temp files" in log_text(rt))  # logged just after the removal
 
 
 # -- issue 31 item 7: two installs of the same code share one daemon -------------------------------------------

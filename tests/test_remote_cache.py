@@ -115,8 +115,20 @@ def no_remote_from_the_caller(monkeypatch):
 
 
 def puts(ng) -> int:
-    with open(ng.log) as f:
-        return sum('"PUT ' in line for line in f)
+    """PUT requests in nginx's access log, once the count holds still for 0.2 s: nginx logs a request
+    after its response has gone out, so the last line can trail the client by a moment."""
+    def count():
+        with open(ng.log) as f:
+            return sum('"PUT ' in line for line in f)
+
+    n, deadline = count(), time.monotonic() + 5
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        again = count()
+        if again == n:
+            return n
+        n = again
+    return n
 
 
 def server_files(ng, area: str) -> list:
