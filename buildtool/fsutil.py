@@ -40,15 +40,26 @@ _client = threading.local()  # .umask: the daemon's thread writing for a client 
 
 
 @contextmanager
-def client_umask(umask: int | None):
-    """Files and directories this thread creates inside get the permission bits a process with this
-    umask would give them (the daemon writes build outputs for its clients; None: this process's own)."""
-    old = getattr(_client, "umask", None)
-    _client.umask = umask
+def for_client(key: str, value):
+    """What this thread does inside is done for a client (the daemon serving another process): the
+    setting key (umask, package) holds value, then its old value again."""
+    old = getattr(_client, key, None)
+    setattr(_client, key, value)
     try:
         yield
     finally:
-        _client.umask = old
+        setattr(_client, key, old)
+
+
+def client_setting(key: str):
+    """The value for_client set for this thread (None outside it)."""
+    return getattr(_client, key, None)
+
+
+def client_umask(umask: int | None):
+    """Files and directories this thread creates inside get the permission bits a process with this
+    umask would give them (the daemon writes build outputs for its clients; None: this process's own)."""
+    return for_client("umask", umask)
 
 
 def write_error(path, e: OSError, what: str = "write") -> WriteError:

@@ -20,16 +20,14 @@ the source (sources.closure), never a hand-kept list. Build rules declare it (de
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import hashlib
 import json
 import os
-import threading
 from pathlib import Path
 
 from ..errors import PlanError
-from ..fsutil import write_if_changed
+from ..fsutil import client_setting, for_client, write_if_changed
 from ..imports import closure_files
 from ..sources import PKG
 
@@ -38,30 +36,21 @@ STEPS = ("model", "skeleton", "plan", "code", "flash", "board")
 _PLUGIN_ROOTS = {"plan": ("boards",), "code": ("boards",), "flash": ("boards",), "board": ("boards",)}
 
 
-_client = threading.local()
-
-
 def sources(step: str) -> list:
     """The Python (and template) files a step's output depends on: absolute paths, sorted; under the
     client's own install inside sources_for()."""
     files = closure_files((f"steps.{step}",) + _PLUGIN_ROOTS.get(step, ()))
-    package = getattr(_client, "package", None)
+    package = client_setting("package")
     if package and package != PKG:
         files = [os.path.join(package, os.path.relpath(f, PKG)) for f in files]
     return files
 
 
-@contextlib.contextmanager
 def sources_for(package: str | None):
     """sources() named in another install of the same code: the planner daemon runs a step for a client
     whose buildtool lives elsewhere (the handshake checked the bytes are the same; the client's depfile
     must name its own files). None: this process's."""
-    old = getattr(_client, "package", None)
-    _client.package = package
-    try:
-        yield
-    finally:
-        _client.package = old
+    return for_client("package", package)
 
 
 @dataclasses.dataclass
