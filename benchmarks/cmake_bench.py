@@ -44,7 +44,7 @@ def steps_ran(log: str) -> list:
 
 
 class CMake:
-    """examples/cmake configured for Ninja (-DREPORT=OFF: no post-link report), the driver
+    """examples/cmake configured for Ninja (-DBUILDTOOL_FIRMWARE_REPORT=OFF: no post-link report), the driver
     benchmarks/integrations.py measures. CMake(top, pkg_root, board) copies the example to `top` and
     runs buildtool from the package under pkg_root; build() configures once, runs `ninja` and returns
     the steps it ran in the integrations' names; close() stops the planner daemon it used."""
@@ -61,7 +61,7 @@ class CMake:
         build = self.top / "build" / self.board
         cmake_dir = self.pkg_root / "buildtool" / "cmake"
         args = ["cmake", "-G", "Ninja", "-S", str(self.top), "-B", str(build), f"-DCMAKE_PREFIX_PATH={cmake_dir}",
-                "-DREPORT=OFF"]
+                "-DBUILDTOOL_FIRMWARE_REPORT=OFF"]
         if self.board != "host":
             args.append(f"-DCMAKE_TOOLCHAIN_FILE={cmake_dir}/toolchains/{self.board}.cmake")
         r = subprocess.run(args, capture_output=True, text=True, env=self.env)

@@ -58,7 +58,7 @@ def test_user_app_classifies_like_the_reference(project, board, tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     elf = top / "build" / board / "app.elf"
     assert elf.is_file() and "Traceback" not in r.stdout + r.stderr
-    assert f"{board}: RAM" in r.stdout  # the size summary after the link
+    ram = next(x for x in r.stdout.splitlines() if x.startswith(f"{board}: RAM"))  # the summary after the link
     out, log = run_app(board, elf, x, tmp_path)
     assert out == np.ascontiguousarray(ref).tobytes()
     assert re.search(r"^class=(\d+)$", log, re.M).group(1) == str(int(np.argmax(ref.reshape(-1))))
@@ -66,6 +66,10 @@ def test_user_app_classifies_like_the_reference(project, board, tmp_path):
                         "model=tiny.tflite", f"build/{board}/app.elf"], cwd=top, env=env, capture_output=True,
                        text=True, timeout=300)
     assert r.returncode == 0, r.stdout + r.stderr  # up to date
+    r = subprocess.run([sys.executable, "-m", "SCons", "-Q", f"toolpath={tool_dir}", f"board={board}",
+                        "model=tiny.tflite"], cwd=top, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "LD " not in r.stdout, r.stdout + r.stderr  # a no-op build still says it
+    assert [x for x in r.stdout.splitlines() if x.startswith(f"{board}: RAM")] == [ram], r.stdout
     _clangd_finds_no_errors(top, top / "build" / board, board)
 
 
@@ -135,3 +139,38 @@ def test_each_kind_of_edit_reruns_only_its_steps(tmp_path):
     assert {"skeleton", "plan", "codegen", "CC model.c", "CC main.c", "flash", "LD"} <= set(steps), steps
     # the sources that include model.h recompile; no kernel does
     assert not any(s.startswith("CC ") and s not in ("CC model.c", "CC main.c", "CC platform.c") for s in steps), steps
+
+
+def _readme_qemu_line() -> str:
+    """The QEMU command of README's "Running your own app"."""
+    text = (ROOT / "README.md").read_text()
+    section = text.split("### Running your own app", 1)[1].split("\n## ", 1)[0]
+    return re.search(r"```sh\n(qemu-system-arm [^\n]+)\n```", section).group(1)
+
+
+def test_readme_runs_your_own_app_in_qemu(project):
+    """README's "Running your own app": the command it prints is the one `buildtool boards cortex-m4` gives,
+    and run as written (a shell, `> log.txt`) it leaves bt_puts' text in log.txt, the output bytes in
+    output.bin (TFLite Micro's) and bt_main's exit status; without input.bin the status is BT_EXIT_IO."""
+    top, env, tool_dir, x, ref = project
+    r = subprocess.run([sys.executable, "-m", "SCons", "-Q", f"toolpath={tool_dir}", "board=cortex-m4",
+                        "model=tiny.tflite"], cwd=top, env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    line = _readme_qemu_line()
+    shown = _cli("boards", "cortex-m4", env=env).stdout
+    run = re.search(r"^  run +(.+)$", shown, re.M).group(1)
+    assert line == run.replace("app.elf", "build/cortex-m4/app.elf") + " > log.txt"
+    for f in ("output.bin", "log.txt"):
+        (top / f).unlink(missing_ok=True)
+    (top / "input.bin").write_bytes(np.ascontiguousarray(x).tobytes())
+    r = subprocess.run(line, shell=True, cwd=top, capture_output=True, text=True, timeout=60,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 0, r.stderr
+    log = (top / "log.txt").read_text()
+    assert re.search(r"^class=(\d+)$", log, re.M).group(1) == str(int(np.argmax(ref.reshape(-1))))
+    assert "stack_high_water_bytes=" in log and r.stdout == ""
+    assert (top / "output.bin").read_bytes() == np.ascontiguousarray(ref).tobytes()
+    (top / "input.bin").unlink()
+    r = subprocess.run(line, shell=True, cwd=top, capture_output=True, text=True, timeout=60,
+                       stdin=subprocess.DEVNULL)
+    assert r.returncode == 2 and "app: cannot read the input" in (top / "log.txt").read_text()

@@ -372,3 +372,63 @@ def test_inspect_refuses_a_graph_output_index_out_of_range_in_one_line(tmp_path,
         assert cli.main([cmd, str(bad), "--no-daemon"] if cmd == "plan" else [cmd, str(bad)]) == 2
         err = capsys.readouterr().err.splitlines()
         assert len(err) == 1 and err[0] == f"buildtool: error: {bad}: {want}", err
+
+
+def _const_reshape_model():
+    """A RESHAPE reading a constant (its output a constant the converter did not fold); the input unused."""
+    import dataclasses
+
+    import numpy as np
+
+    from buildtool.zoo.builder import GraphBuilder
+
+    b = GraphBuilder("rc", seed=0, calib_batch=2)
+    x = b.input((1, 4, 4, 2))
+    g = b.finish([b.fully_connected(b.reshape(x, (1, 32)), 4)])
+    tens, op = list(g.tensors), g.operators[0]
+    c = dataclasses.replace(tens[op.outputs[0]], index=len(tens), name="c",
+                            data=np.arange(32, dtype=np.int8).reshape(1, 32))
+    ops = [dataclasses.replace(op, inputs=(c.index, *op.inputs[1:])), *g.operators[1:]]
+    return dataclasses.replace(g, tensors=tens + [c], operators=ops)
+
+
+def _valid_pool_bigger_than_its_input():
+    """MAX_POOL_2D 6x6, VALID, on a 4x4 input (and a 1x1 output declared)."""
+    import dataclasses
+
+    from buildtool.zoo.builder import GraphBuilder
+
+    b = GraphBuilder("pv", seed=0, calib_batch=2)
+    x = b.input((1, 4, 4, 8))
+    g = b.finish([b.max_pool(x, k=6, stride=1, padding="SAME")])
+    op = g.operators[0]
+    tens = list(g.tensors)
+    tens[op.outputs[0]] = dataclasses.replace(tens[op.outputs[0]], shape=(1, 1, 1, 8))
+    return dataclasses.replace(g, tensors=tens, operators=[dataclasses.replace(op, options=dict(op.options,
+                                                                                                padding="VALID"))])
+
+
+@pytest.mark.parametrize("make, want", [
+    (_const_reshape_model, "operator 0 (RESHAPE) has only constant inputs, so its output is a constant the "
+                           "converter did not fold; convert the model again with constant folding on"),
+    (_valid_pool_bigger_than_its_input, "operator 0 (MAX_POOL_2D): filter 6x6 is larger than its 4x4 input under "
+                                        "VALID padding, which leaves no output pixel")])
+def test_run_refuses_what_it_cannot_run_in_the_line_plan_gives(make, want, tmp_path, capsys):
+    """Issue 31 item 9: `run` on a RESHAPE of a constant was an IndexError (exit 3) while `plan` accepted
+    the model; a VALID pool larger than its input was refused with an 'expected -1x-1' size. Now plan,
+    run and inspect say the same one line (exit 2)."""
+    import numpy as np
+
+    from buildtool import cli
+
+    g = make()
+    path = tmp_path / "m.tflite"
+    path.write_bytes(serialize(g))
+    x = tmp_path / "x.npy"
+    np.save(x, np.zeros(g.tensors[g.inputs[0]].shape, np.int8))
+    for args in (["plan", str(path), "--no-daemon"], ["run", str(path), "--input", str(x), "--no-daemon"]):
+        capsys.readouterr()
+        assert cli.main(args) == 2
+        err = capsys.readouterr().err.splitlines()
+        assert len(err) == 1 and err[0].startswith(f"buildtool: error: {path}: {want}"), err
+    assert cli.main(["inspect", str(path)]) == 0 and f"would not plan: {want}" in capsys.readouterr().out

@@ -291,3 +291,62 @@ def test_tool_imports_the_buildtool_python_finds(tmp_path):
     lines = r.stdout.splitlines()
     assert f"buildtool imported from {top / 'buildtool' / '__init__.py'}" in lines
     assert f"folder {build_dir_name('a b')}" in lines
+
+
+# -- 3. a full disk, or a build state SCons cannot save (issue 31 item 9) ---------------------------
+def _user_project(top: Path, data: bytes) -> None:
+    """examples/scons with tiny.tflite: a user's project built with `buildtool scons-dir` as toolpath."""
+    for f in ("SConstruct", "main.c"):
+        shutil.copy(ROOT / "examples" / "scons" / f, top / f)
+    (top / "tiny.tflite").write_bytes(data)
+
+
+def _scons_user(top: Path, board: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), BUILDTOOL_NO_DAEMON="1")
+    return subprocess.run([sys.executable, "-m", "SCons", "-Q", f"toolpath={ROOT / 'buildtool' / 'scons'}",
+                           f"board={board}", "model=tiny.tflite"], cwd=top, env=env, capture_output=True, text=True,
+                          timeout=300)
+
+
+def _can_mount() -> bool:
+    return subprocess.run(["unshare", "-rm", "sh", "-c", "mount -t tmpfs tmpfs /mnt"], capture_output=True).returncode == 0
+
+
+@pytest.mark.parametrize("kib", [24, 600])  # full at the first step's seal / in the middle of the compiles
+def test_a_full_disk_under_scons_is_one_line_and_leaves_no_temp_file(tmp_path, tiny, kib):
+    """A disk that fills during `scons` was the failed step's line, then SCons's own traceback saving
+    .sconsign.dblite, a second one from its destructor, and .sconsign.tmp left behind. Now: the step's
+    line only, exit 2, no temporary file. The project sits on a kib-KiB tmpfs in a private mount
+    namespace (unshare -rm)."""
+    if not _can_mount():
+        if os.environ.get("CI") == "true":
+            pytest.fail("a private tmpfs mount (unshare -rm) is needed for the full-disk test")
+        pytest.skip("no private mounts here (unshare -rm)")
+    src, top = tmp_path / "src", tmp_path / "p"
+    src.mkdir()
+    top.mkdir()
+    _user_project(src, tiny[0])
+    script = (f"set -e; mount -t tmpfs -o size={kib}k tmpfs {top}; cp -a {src}/. {top}/; cd {top}; set +e; "
+              f"{sys.executable} -m SCons -Q toolpath={ROOT / 'buildtool' / 'scons'} board=cortex-m4 model=tiny.tflite; "
+              f"rc=$?; find . -name '*.tmp*' > {tmp_path / 'left.txt'}; exit $rc")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), BUILDTOOL_NO_DAEMON="1")
+    r = subprocess.run(["unshare", "-rm", "sh", "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2, r.stdout + r.stderr
+    errors = [line for line in r.stderr.splitlines() if line.startswith("scons: ***")]
+    assert len(errors) == 1 and "No space left on device" in r.stdout + r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and "Exception ignored" not in r.stderr, r.stderr
+    assert (tmp_path / "left.txt").read_text() == ""  # no temporary file: ours, SCons's or the compiler's
+
+
+def test_a_build_state_scons_cannot_save_is_one_line(tmp_path, tiny):
+    """The build went through but SCons cannot write its state (here .sconsign.tmp is a folder in the
+    way): one line saying so and what to do, exit 2, no traceback."""
+    top = tmp_path / "p"
+    top.mkdir()
+    _user_project(top, tiny[0])
+    (top / ".sconsign.tmp").mkdir()
+    r = _scons_user(top, "host")
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert r.stderr.splitlines() == ["scons: *** cannot save SCons's build state (.sconsign.dblite): Is a directory; "
+                                     "free some space (or make the folder writable) and build again"], r.stderr
+    assert (top / "build" / "host" / "app.elf").is_file() and (top / ".sconsign.tmp").is_dir()

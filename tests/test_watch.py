@@ -77,9 +77,10 @@ def test_model_watch_rebuilds_once_per_burst_only_on_new_bytes(tmp_path):
     assert any(x.startswith("host: RAM ") and "arena 6.0 KiB" in x and "flash" in x for x in first), first
     assert any(x.startswith("ran on host: class ") for x in first), first
 
-    # a burst of saves inside the debounce: one rebuild, of the last bytes; only the weights change
+    # a burst of saves 0.3 s apart: one rebuild, of the last bytes; only the weights (and so the image) change
     for k in (1, 2, 3):
         save(model, tiny_bytes(k))
+        time.sleep(0.3)
     got = w.until("ran on host")
     assert got[0] == "changed: tiny.tflite", got
     built = [x for x in got if x.startswith("built ")]
@@ -99,6 +100,20 @@ def test_model_watch_rebuilds_once_per_burst_only_on_new_bytes(tmp_path):
     assert [x for x in got if x.startswith("built ")][0].endswith("changed: firmware.elf, weights.bin"), got
     assert w.finish() == 0
     assert sum(x.startswith("built ") for x in w.seen) == 3, w.seen  # initial + 2 (not the same-bytes save)
+
+
+
+@pytest.mark.parametrize("board", ["host", "cortex-m4", "riscv32"])
+def test_watch_started_over_an_up_to_date_build_changes_nothing(tmp_path, board):
+    """The same inputs give the same bytes (the ELF too: no temporary object name in its symbols), so a
+    watch started again over its own build lists no changed output."""
+    model = tmp_path / "tiny.tflite"
+    model.write_bytes(tiny_bytes())
+    for expect in ("plan.json", "changed: nothing"):
+        w = Watcher(tmp_path, model.name, "--board", board, "--rounds", "0")
+        built = [x for x in w.until("watching") if x.startswith("built ")]
+        assert len(built) == 1 and (expect in built[0] if expect == "plan.json" else built[0].endswith(expect)), built
+        assert w.finish() == 0
 
 
 def test_command_watch_reruns_the_users_build_and_ignores_outputs(tmp_path):

@@ -4,8 +4,9 @@
 from __future__ import annotations
 
 import os
+import shlex
 
-from .. import targets
+from .. import targets, units
 from ..cmake import CMAKE_DIR
 from ..errors import UsageError
 from ..firmware.toolchain import PACKAGE, SCONS_DIR
@@ -21,9 +22,34 @@ def cmd_flash(a) -> int:
 
 
 def cmd_boards(a) -> int:
-    for name, t in sorted(targets.boards().items()):
-        print(f"{name:12s} {t.description}")
+    if a.board:
+        print(describe_board(targets.get(a.board)))
+        return 0
+    boards = sorted(targets.boards().items())
+    width = max(len(name) for name, _ in boards)
+    for name, t in boards:
+        print(f"{name:{width}s}  {t.description}")
     return 0
+
+
+def describe_board(t) -> str:
+    """What a user needs to build and start their own image for board t."""
+    lines = [f"{t.name}: {t.description}", f"  compiler  {shlex.join([t.cc, *t.cflags])}"]
+    if t.ram_bytes:
+        lines.append(f"  memory    RAM {units.size(t.ram_bytes)} at {t.ram_origin:#010x}, "
+                     f"flash {units.size(t.flash_bytes)} at {t.flash_origin:#010x}")
+    for r in t.regions:
+        lines.append(f"  region    {r.name}: {units.size(r.size)} at {r.origin:#010x}"
+                     + (f", holds {', '.join(r.holds)}" if r.holds else ""))
+    if t.clock_hz:
+        lines.append(f"  clock     {t.clock_hz / 1e6:g} MHz")
+    if t.port.native:
+        lines.append("  run       ./app < input.bin > output.bin   (bt_puts on stderr)")
+    else:
+        lines.append(f"  run       {shlex.join(t.port.run_command(t, 'app.elf'))}")
+        lines.append("            (in a folder holding input.bin: bt_read_input reads it, bt_write_output writes "
+                     "output.bin, bt_puts prints on stdout; the exit status is bt_main's)")
+    return "\n".join(lines)
 
 
 def cmd_scons_dir(a) -> int:
@@ -49,7 +75,9 @@ def add_flash(sub) -> None:
 
 
 def add_boards(sub) -> None:
-    s = sub.add_parser("boards", help="list the boards (target plugins) that are installed")
+    s = sub.add_parser("boards", help="list the boards (target plugins) that are installed; with a board, "
+                                      "its compiler, memories and the command that runs an image on it")
+    s.add_argument("board", nargs="?", help="a board name: show how to build and run your own image for it")
     s.set_defaults(fn=cmd_boards)
 
 

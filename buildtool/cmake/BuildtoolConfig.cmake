@@ -7,6 +7,7 @@
 #   add_executable(app main.c)  target_link_libraries(app PRIVATE <target>)   # your own bt_main()
 #   buildtool_add_firmware(<exe> MODEL <target>)                               # or the built-in harness
 #   buildtool_firmware_report(<exe> MODEL <target>)   # after the link: load segments + RAM/flash line
+#       (automatic for executables linking <target> in its own CMakeLists.txt; BUILDTOOL_FIRMWARE_REPORT=OFF: none)
 #
 # A cross board needs its toolchain file: -DCMAKE_TOOLCHAIN_FILE=$(buildtool cmake-dir)/toolchains/<board>.cmake
 # (it also makes <board> the default BOARD). Every step is `python -m buildtool.cli gen STEP` with its
@@ -236,6 +237,26 @@ function(buildtool_add_model name)
   _buildtool_check_compiler(${name} "${arg_BOARD}")
   _buildtool_steps(${name} "${out}" "${model}")
   _buildtool_targets(${name} "${out}")
+  # at the end of this CMakeLists.txt: the RAM/flash report after the link of every executable here
+  # that links the model (add_custom_command(TARGET) takes only targets of the same directory)
+  cmake_language(EVAL CODE "cmake_language(DEFER CALL _buildtool_auto_report [[${name}]])")
+endfunction()
+
+# Deferred by buildtool_add_model: buildtool_firmware_report for each executable of the model's
+# directory that links <model> and has no report yet; none when BUILDTOOL_FIRMWARE_REPORT is OFF.
+function(_buildtool_auto_report model)
+  if(DEFINED BUILDTOOL_FIRMWARE_REPORT AND NOT BUILDTOOL_FIRMWARE_REPORT)
+    return()
+  endif()
+  get_property(targets DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}" PROPERTY BUILDSYSTEM_TARGETS)
+  foreach(t IN LISTS targets)
+    get_target_property(type ${t} TYPE)
+    get_target_property(reported ${t} BUILDTOOL_REPORTED)
+    get_target_property(libs ${t} LINK_LIBRARIES)
+    if(type STREQUAL "EXECUTABLE" AND NOT reported AND libs AND "${model}" IN_LIST libs)
+      buildtool_firmware_report(${t} MODEL ${model})
+    endif()
+  endforeach()
 endfunction()
 
 # <exe>'s MODEL argument into <var>: a buildtool_add_model target, else one line.
@@ -251,6 +272,11 @@ endmacro()
 # line of RAM and flash against the board's (one more Python start per link).
 function(buildtool_firmware_report exe)
   _buildtool_model_arg(${exe} arg_MODEL ${ARGN})
+  get_target_property(reported ${exe} BUILDTOOL_REPORTED)
+  if(reported)
+    return()
+  endif()
+  set_property(TARGET ${exe} PROPERTY BUILDTOOL_REPORTED ON)
   get_target_property(board ${arg_MODEL} BUILDTOOL_BOARD)
   get_target_property(out ${arg_MODEL} BUILDTOOL_OUT)
   add_custom_command(TARGET ${exe} POST_BUILD

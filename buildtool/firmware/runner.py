@@ -199,7 +199,7 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
                                    + (f",pcs_region={region}" if functions and region is not None else "")]
             cmd = t.port.run_command(t, elf, plugin)
             try:
-                r = subprocess.run(cmd, cwd=work, capture_output=True, timeout=timeout)
+                r = subprocess.run(cmd, cwd=work, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
             except subprocess.TimeoutExpired:
                 raise _fail(board, 124, "") from None
             log = (r.stdout + r.stderr).decode(errors="replace")

@@ -6,8 +6,8 @@
     buildtool watch --command "scons -Q board=cortex-m4" [--path DIR ...]
         the user's own build command, rerun when a source under DIR (default .) is saved.
 
-Events are debounced (an editor's save is several events; a burst of saves is one rebuild) and a
-save that leaves a file's bytes as they were triggers nothing. Build outputs (build/, bazel-*,
+Events are debounced (an editor's save is several events; saves less than DEBOUNCE_S apart are one
+rebuild) and a save that leaves a file's bytes as they were triggers nothing. Build outputs (build/, bazel-*,
 .sconsign*, CMake and Ninja files) are never watched. A failed build prints one line and the
 watch goes on; Ctrl-C ends it with status 0.
 """
@@ -33,7 +33,9 @@ from .. import pipeline, targets
 from ..cli.gen_steps import options_of
 from ..errors import BuildtoolError, UsageError, one_line
 from ..firmware import runner
+from ..steps.readback import made_from
 
+DEBOUNCE_S = 0.6  # an editor's save is several events, and a burst of saves ~0.3 s apart is one rebuild
 IGNORED_PARTS = ("build", ".git", "__pycache__", ".sconf_temp", "CMakeFiles", ".cache")
 IGNORED_PREFIXES = ("bazel-", ".sconsign", ".#", "#")
 IGNORED_SUFFIXES = ("~", ".swp", ".swx", ".tmp", ".o", ".a", ".elf", ".ninja_log", ".ninja_deps")
@@ -119,11 +121,16 @@ class ModelBuild:
         self.target = targets.get(board)
         name = pipeline.model_name(model)
         self.out = Path(out_dir or Path("build") / board / name)
+        self.plan, self.plan_key = None, None
 
     def __call__(self) -> None:
         before = {p.name: digest(p) for p in self.out.glob("*") if p.is_file()}
         t0 = time.monotonic()
-        paths = pipeline.build(self.model, self.board, self.out, self.options)
+        graph = pipeline.read_model(self.model).graph
+        key = json.dumps(made_from(graph, self.options), sort_keys=True)
+        if key != self.plan_key:  # planned again only when the structure or the options changed
+            self.plan, self.plan_key = pipeline.plan_memory(graph, self.options), key
+        paths = pipeline.build(self.model, self.board, self.out, self.options, plan=self.plan)
         after = {p.name: digest(p) for p in self.out.glob("*") if p.is_file()}
         changed = sorted(n for n in after if after[n] != before.get(n) and not n.endswith((".o", ".a", ".ld")))
         print(f"built {_rel(paths['elf'])} in {time.monotonic() - t0:.1f} s; changed: "
@@ -165,7 +172,7 @@ class CommandBuild:
 
 
 # -- the loop ---------------------------------------------------------------------------------------
-def watch(build, files, dirs, quiet_s: float = 0.3, rounds: int | None = None) -> int:
+def watch(build, files, dirs, quiet_s: float = DEBOUNCE_S, rounds: int | None = None) -> int:
     """Build once, then after every debounced save of a watched file whose bytes changed.
     files: watched files (None: every file under dirs). rounds: stop after that many rebuilds (tests)."""
     changes = Changes(dirs)
@@ -218,7 +225,8 @@ def add_parser(sub) -> None:
     s.add_argument("--command", help="your own build command to rerun instead, e.g. 'scons -Q board=cortex-m4'")
     s.add_argument("--path", action="append", help="also watch this file or folder (default: the model's "
                                                    "file; with --command: .)")
-    s.add_argument("--debounce", type=float, default=0.3, help="seconds of quiet before a rebuild (default 0.3)")
+    s.add_argument("--debounce", type=float, default=DEBOUNCE_S,
+                   help=f"seconds of quiet before a rebuild: saves closer together are one rebuild (default {DEBOUNCE_S:g})")
     s.add_argument("--rounds", type=int, help=argparse.SUPPRESS)  # stop after N rebuilds (tests)
     s.set_defaults(fn=run)
 

@@ -197,6 +197,10 @@ def _check_conv(g, op):
     _need(out[3] == cout, op, f"output channels {out[3]} != filter channels {cout}")
     for k in ("stride_h", "stride_w", "dilation_h", "dilation_w"):
         _need(1 <= o.get(k, 1) <= 64, op, f"{k} {o.get(k)} out of range")
+    span_h, span_w = (kh - 1) * o["dilation_h"] + 1, (kw - 1) * o["dilation_w"] + 1
+    _need(o["padding"] != "VALID" or (span_h <= inp[1] and span_w <= inp[2]), op,
+          f"filter {span_h}x{span_w} (dilated) is larger than its {inp[1]}x{inp[2]} input under VALID padding, "
+          f"which leaves no output pixel")
     eh = conv_out_size(inp[1], kh, o["stride_h"], o["dilation_h"], o["padding"])
     ew = conv_out_size(inp[2], kw, o["stride_w"], o["dilation_w"], o["padding"])
     _need((out[1], out[2]) == (eh, ew), op, f"output size {out[1]}x{out[2]} != expected {eh}x{ew}")
@@ -267,6 +271,9 @@ def _check_pool(g, op):
           "needs [1,H,W,C] in and out")
     _need(o["filter_h"] >= 1 and o["filter_w"] >= 1 and o["stride_h"] >= 1 and o["stride_w"] >= 1, op,
           "filter and stride must be positive")
+    _need(o["padding"] != "VALID" or (o["filter_h"] <= inp[1] and o["filter_w"] <= inp[2]), op,
+          f"filter {o['filter_h']}x{o['filter_w']} is larger than its {inp[1]}x{inp[2]} input under VALID padding, "
+          f"which leaves no output pixel")
     eh = conv_out_size(inp[1], o["filter_h"], o["stride_h"], 1, o["padding"])
     ew = conv_out_size(inp[2], o["filter_w"], o["stride_w"], 1, o["padding"])
     _need((out[1], out[2]) == (eh, ew), op, f"output size {out[1]}x{out[2]} != expected {eh}x{ew}")

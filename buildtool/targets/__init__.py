@@ -19,7 +19,7 @@ from importlib.metadata import entry_points
 from pathlib import Path
 
 from ..errors import UsageError
-from .platform import Platform, lookup
+from .platform import QEMU_SEMIHOSTING, Platform, lookup
 
 GROUP = "buildtool.targets"
 BUILTIN_PLUGINS = ("buildtool.boards.host", "buildtool.boards.cortex_m", "buildtool.boards.riscv",
@@ -224,4 +224,4 @@ def get(name: str) -> Target:
     return b[name]
 
 
-__all__ = ["Target", "Region", "Platform", "boards", "names", "get", "GROUP"]
+__all__ = ["Target", "Region", "Platform", "QEMU_SEMIHOSTING", "boards", "names", "get", "GROUP"]

@@ -47,6 +47,12 @@ class Platform:
                 sym["__stack_top"][0] - sym["__stack_bottom"][0])
 
 
+# How a QEMU board is started: no display, monitor or UART; the semihosting console (bt_puts) on
+# QEMU's standard output, so `qemu-system-arm ... -kernel app.elf > log.txt` captures it (without a
+# chardev QEMU 7.2 writes it on stderr). Ctrl-C still ends QEMU.
+QEMU_SEMIHOSTING = ("-display", "none", "-monitor", "none", "-serial", "none", "-chardev", "stdio,id=bt_console",
+                    "-semihosting-config", "enable=on,target=native,chardev=bt_console")
+
 HOST = Platform("host", ("host/platform.c",), native=True)
 ARM = Platform("arm", ("arm/startup.c", "common/semihost_io.c", "common/markers.c"), code_mask=~1)
 RISCV = Platform("riscv", ("riscv/start.S", "riscv/sys.c", "common/semihost_io.c", "common/markers.c"))

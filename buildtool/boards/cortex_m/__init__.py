@@ -1,10 +1,10 @@
 """Cortex-M boards on QEMU's MPS2 machines (arm-none-eabi-gcc, semihosting)."""
 
-from buildtool.targets import Region, Target
+from buildtool.targets import QEMU_SEMIHOSTING, Region, Target
 
 _COMMON = ("-mthumb", "-O2", "-g", "-std=gnu11", "-ffreestanding", "-ffunction-sections", "-fdata-sections")
 _LD = ("-nostdlib", "-nostartfiles", "-Wl,--gc-sections", "-lgcc")
-_SH = ("-nographic", "-semihosting-config", "enable=on,target=native")
+_SH = QEMU_SEMIHOSTING
 _M4 = ("-mcpu=cortex-m4", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16")
 
 

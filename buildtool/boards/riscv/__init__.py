@@ -1,11 +1,11 @@
 """RV32 boards on qemu-system-riscv32 (riscv64-unknown-elf-gcc, freestanding, semihosting)."""
 
-from buildtool.targets import Target
+from buildtool.targets import QEMU_SEMIHOSTING, Target
 
 _ARCH = ("-march=rv32imac", "-mabi=ilp32")
 _COMMON = ("-O2", "-g", "-std=gnu11", "-ffreestanding", "-ffunction-sections", "-fdata-sections")
 _LD = ("-nostdlib", "-nostartfiles", "-Wl,--gc-sections", "-lgcc")
-_SH = ("-nographic", "-semihosting-config", "enable=on,target=native")
+_SH = QEMU_SEMIHOSTING
 
 
 def targets():

@@ -7,6 +7,7 @@
    buildtool/regions.py) splits the image: bytes from there on go to the
    section BT_WEIGHTS_EXT_SECTION (an external memory region) as
    bt_weights_ext. */
+  .file "weights.S" /* not the compiler's temporary object name: the same inputs, the same image */
 #ifndef BT_WEIGHTS_ALIGN
 #define BT_WEIGHTS_ALIGN 64
 #endif

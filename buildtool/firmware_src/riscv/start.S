@@ -1,6 +1,7 @@
 /* Freestanding RV32 start-up: gp/sp, stack painting, trap vector, then C.
    Adapted from the shared toolchain kit. */
   .option arch, +zicsr      /* csr instructions while keeping -march=rv32imac (multilib) */
+  .file "start.S" /* not the compiler's temporary object name: the same inputs, the same image */
   .section .text.init,"ax",@progbits
   .globl _start
 _start:

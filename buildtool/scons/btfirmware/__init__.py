@@ -44,6 +44,7 @@ plan fails too.
 
 from __future__ import annotations
 
+import atexit
 import dataclasses
 import functools
 import json
@@ -56,6 +57,8 @@ from pathlib import Path
 import SCons.Action
 import SCons.Builder
 import SCons.Errors
+import SCons.Node
+import SCons.SConsign
 import SCons.Script
 import SCons.Util
 import numpy as np
@@ -216,6 +219,22 @@ def _summary(target, source, env):
     return 0
 
 
+# Every image a Program() links, with what _summary needs: a build in which it was up to date prints its
+# line at the end, as a build that linked it does (a no-op `scons` still says what the firmware uses).
+_IMAGES: list = []
+
+
+def _summaries_of_up_to_date_images() -> None:
+    if SCons.Script.GetOption("clean") or SCons.Script.GetOption("question") or SCons.Script.Main.exit_status:
+        return
+    for node, env in _IMAGES:
+        if node.get_state() == SCons.Node.up_to_date:
+            try:
+                _summary([node], [], env)
+            except (BuildtoolError, OSError, ValueError):
+                pass  # the image's manifest went away since: the next build says so
+
+
 def _link_spawn(out: str, board: str, model_name: str):
     """SPAWN for the link: the linker's 'region X overflowed by N bytes' (code, weights and static data
     beyond what the fits check counts) becomes firmware.build's one line, not the linker's page."""
@@ -308,6 +327,8 @@ class BtModel:
         if self._link_env["BT_CHECK_SEGMENTS"]:
             self._link_env.AddPostAction(elf, SCons.Action.Action(_one_line(_check_segments), None))
         self._link_env.AddPostAction(elf, SCons.Action.Action(_one_line(_summary), None))
+        _IMAGES.extend((node, {"BT_OUT": self._link_env["BT_OUT"], "BT_BOARD": self._link_env["BT_BOARD"]})
+                       for node in elf)
         return elf
 
     def CompileCommands(self, target, objects=()):
@@ -491,7 +512,33 @@ def default_name(model: str) -> str:
     return build_dir_name(model_name(model))
 
 
+def _save_build_state_or_say_so(write=SCons.SConsign.write):
+    """SCons.SConsign.write, which SCons calls once the build ends: a full or read-only disk there was a
+    traceback after the build's own error line, a retry in a destructor (a second traceback) and a
+    .sconsign.tmp left behind. Now exit status 2, no temporary file, and one line: the failed step's, or
+    this one's when the build itself went through."""
+    def save() -> None:
+        try:
+            write()
+        except OSError as e:
+            for db in SCons.SConsign.DB_sync_list:
+                if hasattr(db, "_needs_sync"):
+                    db._needs_sync = False  # dblite's destructor would try (and fail) again
+                tmp = getattr(db, "_tmp_name", None)
+                if tmp and os.path.isfile(tmp):
+                    os.unlink(tmp)
+            if not SCons.Script.Main.this_build_status:  # a failed build has said why in its own line
+                sys.stderr.write(f"scons: *** cannot save SCons's build state (.sconsign.dblite): {e.strerror}; "
+                                 f"free some space (or make the folder writable) and build again\n")
+            raise SystemExit(2) from None
+    save.bt_guard = True
+    return save
+
+
 def generate(env):
+    if not getattr(SCons.SConsign.write, "bt_guard", False):
+        SCons.SConsign.write = _save_build_state_or_say_so()
+        atexit.register(_summaries_of_up_to_date_images)
     mk = SCons.Builder.Builder
     env["BUILDERS"]["BtZooModel"] = mk(action=SCons.Action.Action(_one_line(_zoo_model),
                                                                   "zoo model $BT_ZOO_NAME -> $TARGET"))
