@@ -2,10 +2,11 @@
 # Installs everything buildtool needs on a fresh Debian machine (run as root or with sudo available):
 # the cross toolchains and emulators from Debian's packages, then this project with its test extras.
 # nginx-extras (nginx with WebDAV) is only for tests/test_remote_cache.py: the tests start their own nginx.
+# chromium is only for tests/test_report_map.py: it renders the report's arena map headless.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-PKGS="gcc g++ make cmake ninja-build gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm gcc-riscv64-unknown-elf qemu-system-misc nginx-extras bazel-bootstrap clangd"
+PKGS="gcc g++ make cmake ninja-build gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm gcc-riscv64-unknown-elf qemu-system-misc nginx-extras bazel-bootstrap clangd chromium"
 missing=""
 for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"; done
 if [ -n "$missing" ]; then

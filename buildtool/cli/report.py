@@ -1,41 +1,80 @@
 """`buildtool report`: memory over the execution order (and the placement in a board's memories)
-drawn as HTML + SVG, the layer-by-layer plan against the optimised one."""
+drawn as HTML + SVG, the layer-by-layer plan against the optimised one, and the arena map of each."""
 
 from __future__ import annotations
 
 import dataclasses
 
+from .. import targets
+from ..plan import regions
 from ..report import write_report
 from .common import MODEL_HELP, add_plan_options, load_model, make_plan, plan_options
-from .plan import placement_of
+
+
+def _placed(g, plan, board):
+    """(plan as the board holds it: its buffers spread over the board's regions when they are, the
+    placement) when a board is given, else (plan, None)."""
+    if board is None:
+        return plan, None
+    placed = regions.place_arena(g, plan, board)
+    return placed, regions.place(g, placed, board)
+
+
+def _note(opts, stateful: bool) -> str:
+    """Which options made the plans the page shows."""
+    if opts.fused:
+        return (f"Optimised plan: planning options {opts.describe()}. The layer-by-layer plan is the one "
+                f"buildtool plan makes without the optimiser options.")
+    if stateful:
+        return "No optimiser option given and the model keeps state: the layer-by-layer plan alone."
+    return ("No optimiser option given (--optimize, --split, --input-streamed): the optimised curve and row "
+            "are the --optimize ram plan, for comparison; the arena map shows the layer-by-layer plan alone. "
+            "Give an optimiser option to map both.")
 
 
 def cmd_report(a) -> int:
     """Layer by layer (the plan `buildtool plan` prints for the same flags) against the optimised
-    plan (--optimize ram unless another optimiser is named); a stateful model has only the first."""
+    plan (--optimize ram unless another optimiser is named); a stateful model has only the first.
+    The arena map: the layer-by-layer plan, and the optimised one when an optimiser option is given
+    (without one the comparison is the default's, and the page says so)."""
+    board = targets.get(a.board) if a.board else None  # an unknown board is refused before planning
     g = load_model(a.model)
     opts = plan_options(a)
     plain = dataclasses.replace(opts, optimize=None, max_mac_overhead=None, ram_limit=None, splits=None,
                                 input_streamed=False, band_input=True)
     before = make_plan(g, a, plain)
     after = before
-    if not g.variable_tensors() or opts.fused:
+    stateful = bool(g.variable_tensors())
+    if not stateful or opts.fused:
         after = make_plan(g, a, opts if opts.fused else dataclasses.replace(opts, optimize="ram"))
-    placement = placement_of(g, after, a)
-    if placement is not None and after is not before:  # the layer-by-layer plan's too when its buffers spread
-        spread = placement_of(g, before, a)
-        placement = (placement, spread) if spread.arena_parts else placement
-    html, svg = write_report(g, before, after, a.output, placement=placement)
-    print(f"wrote {html} and {svg}")
+    placed_after, placement = _placed(g, after, board)
+    placed_before, spread = _placed(g, before, board) if after is not before else (placed_after, None)
+    if spread is not None and spread.arena_parts:  # the layer-by-layer plan's too when its buffers spread
+        placement = (placement, spread)
+    maps = [("plain", "Layer by layer", placed_before)]
+    if opts.fused:
+        maps.append(("optimised", "Optimised", placed_after))
+    label = "optimised" if opts.fused or after is before else "optimised (--optimize ram)"
+    written = write_report(g, before, after, a.output, placement=placement, maps=maps,
+                           note=_note(opts, stateful), after_label=label)
+    print(f"wrote {' and '.join(written)}")
     return 0
 
 
 def add_report(sub) -> None:
-    s = sub.add_parser("report", help="HTML + SVG report: memory over the execution order, fusion blocks")
+    s = sub.add_parser("report", help="HTML + SVG report: memory over the execution order, arena map, fusion blocks",
+                       description="An HTML page: activation memory over the execution order (layer by layer "
+                                   "against the optimised plan); the arena map (every buffer at its offset over its "
+                                   "steps, the peak step and the buffers live there) of the layer-by-layer plan, and "
+                                   "of the optimised plan when an optimiser option (--optimize, --split, "
+                                   "--input-streamed) is given; the fusion blocks; with --board the placement in the "
+                                   "board's memory regions. Without an optimiser option the figure compares with "
+                                   "--optimize ram (a model that keeps state: the layer-by-layer plan alone).")
     s.add_argument("model", help=MODEL_HELP)
     s.add_argument("-o", "--output", default="report.html",
                    help="HTML file to write (default report.html; its directory must exist); the figure goes "
-                        "beside it as .svg")
-    s.add_argument("--board", help="also draw the placement in this board's memory regions")
+                        "beside it as .svg. A name ending in .svg writes the figure alone")
+    s.add_argument("--board", help="also draw the placement in this board's memory regions (and map the arena "
+                                   "per region when its buffers spread over several)")
     add_plan_options(s)
     s.set_defaults(fn=cmd_report)

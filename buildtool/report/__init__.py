@@ -2,7 +2,8 @@
 before (layer by layer) and after splitting / fusion, with the blocks and regions marked.
 
 Both curves are the per-step live bytes of real arena plans (the packed arena size is
-printed beside each); a step is one operator of the model order.
+printed beside each); a step is one operator of the model order. Below them, the arena map of each
+plan (arena_map.py): every buffer at its offset over its steps, the peak step and what is live there.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from ..fsutil import write_atomic
 from ..plan.fusion.planner import plan_schedule
 from ..plan.fusion.schedule import Schedule
 from ..units import size
+from .arena_map import map_section
 from .regions import placement_html
 
 _W, _H = 960, 380
@@ -40,9 +42,9 @@ def _regions(g, plan) -> list:
     return out
 
 
-def memory_svg(g, before, after, title: str = "") -> str:
+def memory_svg(g, before, after, title: str = "", after_label: str = "optimised") -> str:
     """Two step curves of KiB live over the operator axis (a block's tile-steps spread over its
-    operators), blocks shaded by scheme."""
+    operators), blocks shaded by scheme; after_label names the second in the legend."""
     n = len(g.operators)
     live = {id(p): p.live_bytes() for p in (before, after)}
     top = max(max(live[id(before)]), max(live[id(after)]), 1) / 1024
@@ -89,22 +91,31 @@ def memory_svg(g, before, after, title: str = "") -> str:
     lx = _ML + 10
     ly = _H - 6
     items = [("#888", f"layer by layer: arena {size(before.arena_bytes)}", "5,3"),
-             ("#c0392b", f"optimised: arena {size(after.arena_bytes)}, MACs x{after.mac_overhead:.3f}", "")]
+             ("#c0392b", f"{after_label}: arena {size(after.arena_bytes)}, MACs x{after.mac_overhead:.3f}", "")]
     for color, label, dash in items:
         out.append(f'<line x1="{lx}" y1="{ly - 4}" x2="{lx + 22}" y2="{ly - 4}" stroke="{color}" stroke-width="2" '
                    f'stroke-dasharray="{dash}"/><text x="{lx + 28}" y="{ly}">{html.escape(label)}</text>')
-        lx += 300
+        lx += max(300, int(5.6 * len(label)) + 36)
     for kind in sorted({r[2] for r in _regions(g, after)}):
         out.append(f'<rect x="{lx}" y="{ly - 10}" width="12" height="10" fill="{_COLORS[kind]}" fill-opacity="0.4"/>'
                    f'<text x="{lx + 16}" y="{ly}">{kind}</text>')
-        lx += 76
+        lx += max(76, 6 * len(kind) + 30)
     out.append("</svg>")
     return "\n".join(out)
 
 
-def report_html(g, before, after, title: str, placement=None) -> str:
-    """A self-contained page: the figure, the headline numbers and the block table (and, given a
-    board's placement of the optimised plan, its memory regions: report_regions.py; a tuple: several)."""
+def default_maps(before, after) -> list:
+    """(key, heading, plan) of the arena maps a report draws unless told: the layer-by-layer plan's,
+    then the optimised one's when it is another plan."""
+    return [("plain", "Layer by layer", before)] + ([("optimised", "Optimised", after)] if after is not before else [])
+
+
+def report_html(g, before, after, title: str, placement=None, maps=None, note: str = "",
+                after_label: str = "optimised") -> str:
+    """A self-contained page: the figure, the headline numbers, the arena maps (maps: (key, heading,
+    plan) each, default_maps unless given), the block table (and, given a board's placement of the
+    optimised plan, its memory regions: report_regions.py; a tuple: several). note: a paragraph saying
+    which options made the plans."""
     streamed = after.to_json(g).get("input_accounting") == "streamed"
     acc = "input streamed (not in the arena)" if streamed else "input held in the arena"
     rows = []
@@ -113,20 +124,30 @@ def report_html(g, before, after, title: str, placement=None) -> str:
         rows.append(f"<tr><td>{p}&ndash;{last}</td><td>{kind}</td><td>{tile}</td>"
                     f"<td>{tiles}</td><td>{win}</td>"
                     f"<td style='font-size:10px'>{html.escape(ops)}</td></tr>")
-    svg = memory_svg(g, before, after, title)
+    svg = memory_svg(g, before, after, title, after_label)
+    sections = "".join(map_section(g, plan, key, heading)
+                       for key, heading, plan in (default_maps(before, after) if maps is None else maps))
     return f"""<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>{html.escape(title)}</title>
 <style>body{{font-family:Helvetica,Arial,sans-serif;max-width:960px;margin:24px auto;color:#222}}
 table{{border-collapse:collapse;font-size:12px}}td,th{{border-bottom:1px solid #ddd;padding:3px 8px;text-align:left}}
+caption{{text-align:left;font-weight:bold;padding:6px 0}}svg.arena-map rect.buf:hover{{stroke:#000;stroke-width:1.5}}
+section.arena-map{{margin:18px 0 30px}}td.tensors{{font-size:10px;max-width:260px}}td.n{{white-space:nowrap}}
 </style></head><body>
 <h1>{html.escape(title)}</h1>
 <p>Accounting: {acc}; residual tensors held across a block are counted. Peak = packed arena of the real plan.</p>
+{f"<p class='note'>{html.escape(note)}</p>" if note else ""}
 <table><tr><th></th><th>arena</th><th>lower bound</th><th>MACs</th><th>MAC overhead</th></tr>
 <tr><td>layer by layer</td><td>{before.arena_bytes}</td><td>{before.lower_bound_bytes}</td><td>{before.macs}</td><td>1.000</td></tr>
 <tr><td>optimised</td><td>{after.arena_bytes}</td><td>{after.lower_bound_bytes}</td><td>{after.macs}</td>
 <td>{after.mac_overhead:.3f}</td></tr></table>
 {svg}
-<h2>Blocks</h2>
+<h2 id="arena-map">Arena map</h2>
+<p>Execution step across, offset in the arena down: one rectangle per buffer of the plan, coloured by kind
+(legend under each map); hover over one for its name, shape, dtype, bytes, offset and steps. The dashed
+red column is the peak step, the first with the most bytes live; the table under each map lists the
+buffers live there.</p>
+{sections}<h2>Blocks</h2>
 <table><tr><th>ops</th><th>scheme</th><th>tile</th><th>tiles</th><th>window bytes</th><th>operators</th></tr>
 {''.join(rows)}</table>
 {_placement_section(placement)}</body></html>
@@ -140,13 +161,20 @@ def _placement_section(placement) -> str:
     return "".join(placement_html(p) for p in (placement if isinstance(placement, tuple) else (placement,)))
 
 
-def write_report(g, before, after, path: str, title: str | None = None, placement=None) -> tuple:
-    """Write path (HTML) and the figure beside it (same name, .svg), atomically. Returns both paths.
-    before: the layer-by-layer plan (what `buildtool plan` prints); after: the optimised plan."""
+def write_report(g, before, after, path: str, title: str | None = None, placement=None, maps=None,
+                 note: str = "", after_label: str = "optimised") -> tuple:
+    """Write path (HTML) and the figure beside it (same name, .svg), atomically. Returns the paths
+    written: both, or path alone when it names an .svg (the figure, no page).
+    before: the layer-by-layer plan (what `buildtool plan` prints); after: the optimised plan;
+    maps, note, after_label: as report_html takes them."""
     title = title or f"{g.name}: activation memory before and after"
+    figure = memory_svg(g, before, after, title, after_label)
+    if path.lower().endswith(".svg"):
+        write_atomic(path, figure)
+        return (path,)
     svg_path = os.path.splitext(path)[0] + ".svg"
     # the page first: it holds the figure too, so a failure never leaves a figure without its page
-    page = report_html(g, before, after, title, placement)
-    for p, text in ((path, page), (svg_path, memory_svg(g, before, after, title))):
+    page = report_html(g, before, after, title, placement, maps, note, after_label)
+    for p, text in ((path, page), (svg_path, figure)):
         write_atomic(p, text)
     return path, svg_path
