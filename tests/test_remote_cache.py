@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -29,7 +30,8 @@ from buildtool.serve.remote_cache import RemoteCache
 
 ROOT = Path(__file__).resolve().parents[1]
 NGINX = shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx",) if os.path.exists(p)), None)
-REMOTE_ENV = ("BUILDTOOL_REMOTE_CACHE", "BUILDTOOL_REMOTE_CACHE_WRITE", "BUILDTOOL_REMOTE_CACHE_TIMEOUT_S")
+REMOTE_ENV = ("BUILDTOOL_REMOTE_CACHE", "BUILDTOOL_REMOTE_CACHE_WRITE", "BUILDTOOL_REMOTE_CACHE_TIMEOUT_S",
+              "BUILDTOOL_REMOTE_CACHE_BACKOFF_S")
 
 CONF = """\
 daemon off;
@@ -337,6 +339,332 @@ def test_dead_server_through_the_daemon(tmp_path):
         assert status(ROOT, env)["remote"]["down"]
     finally:
         cli(ROOT, env, "daemon", "stop")
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+# -- a slow server: an overall deadline per request, a timed back-off, signals that work ----------------
+
+class SlowServer:
+    """An HTTP "cache" on 127.0.0.1 that never gives a whole answer in time. Modes:
+    trickle          status line and headers (Content-Length 50000), then the body a byte per interval
+    trickle-headers  the status line and headers themselves a byte per interval
+    stall            headers with a Content-Length, ten bytes of the body, then nothing (the connection stays open)
+    silent           accepts and reads a request's head, never answers (nor reads a PUT's body)
+    slow-cas         answers GET ac at once with an action result naming a blob; trickles everything else
+    404              answers every request at once with 404 (a server that is back)
+    requests: the request lines received (mode may be changed while it runs)."""
+
+    def __init__(self, mode: str, interval: float = 1.0):
+        self.mode, self.interval = mode, interval
+        self.requests = []
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._conns = []
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.sock.settimeout(0.1)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}/bt"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def count(self) -> int:
+        with self._lock:
+            return len(self.requests)
+
+    def close(self) -> None:
+        self._stop.set()
+        self.sock.close()
+        for c in list(self._conns):
+            c.close()
+
+    def _accept(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            self._conns.append(conn)
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn) -> None:
+        buf = b""
+        try:
+            while not self._stop.is_set():
+                while b"\r\n\r\n" not in buf:
+                    data = conn.recv(1 << 16)
+                    if not data:
+                        return
+                    buf += data
+                head, buf = buf.split(b"\r\n\r\n", 1)
+                line = head.split(b"\r\n", 1)[0].decode()
+                with self._lock:
+                    self.requests.append(line)
+                if self.mode == "404":
+                    conn.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n")
+                    buf = b""  # (no PUTs here: nothing of a body to skip)
+                    continue
+                if self.mode == "slow-cas" and line.startswith("GET /bt/ac/"):
+                    body = remote_cache.ac_body("arena", "ab" * 32, 50000)
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+                    continue
+                head = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 50000\r\n\r\n"
+                if self.mode == "silent":
+                    pass
+                elif self.mode == "stall":
+                    conn.sendall(head + b"{" * 10)
+                elif self.mode == "trickle-headers":
+                    self._trickle(conn, b"HTTP/1.1 200 OK\r\nX-Pad: " + b"a" * 50000)
+                else:  # trickle, slow-cas
+                    conn.sendall(head)
+                    self._trickle(conn, b" " * 50000)
+                self._stop.wait()
+                return
+        except OSError:
+            return
+
+    def _trickle(self, conn, data: bytes) -> None:
+        for i in range(len(data)):
+            if self._stop.wait(self.interval):
+                return
+            conn.sendall(data[i:i + 1])
+
+
+@pytest.fixture
+def slow_server():
+    servers = []
+
+    def make(mode: str, interval: float = 1.0) -> SlowServer:
+        servers.append(SlowServer(mode, interval))
+        return servers[-1]
+
+    yield make
+    for s in servers:
+        s.close()
+
+
+def within(f, limit: float):
+    """(f's result, seconds it took); fails if f has not returned after limit seconds (it is left running
+    in a daemon thread: a hang fails the test instead of stalling the suite)."""
+    out = {}
+    t0 = time.monotonic()
+    th = threading.Thread(target=lambda: out.setdefault("r", f()), daemon=True)
+    th.start()
+    th.join(limit)
+    assert not th.is_alive(), f"still waiting after {limit} s"
+    return out.get("r"), time.monotonic() - t0
+
+
+def unreachable_warnings(caplog) -> list:
+    return [r for r in caplog.records if "is unreachable" in r.getMessage()]
+
+
+SLOW = ("trickle", "trickle-headers", "stall", "silent", "slow-cas")
+
+
+@pytest.mark.parametrize("mode", SLOW)
+def test_every_request_ends_by_one_overall_deadline(slow_server, mode, caplog):
+    """GET (ac, and cas in slow-cas) and PUT each end at their deadline, however the server dawdles:
+    a byte every 0.25 s never trips a read timeout of 1 s, but the request's deadline passes."""
+    srv = slow_server(mode, interval=0.25)
+    d = entry_digest("arena", b"k")
+    rc = RemoteCache(srv.url, write=True, timeout=1.0)
+    got, took = within(lambda: rc.get("arena", d), 10)
+    assert got is None and 1.0 <= took < 1.9
+    assert srv.count() == (2 if mode == "slow-cas" else 1)
+    st = rc.stats()
+    assert st["errors"] == 1 and st["down"] and st["hits"] == st["corrupt"] == 0
+    w = unreachable_warnings(caplog)
+    assert len(w) == 1 and "timed out: no whole answer within 1 s" in w[0].getMessage()
+
+    put = RemoteCache(srv.url, write=True, timeout=1.0)
+    blob = b"\x93" + os.urandom(1 << 20)
+    ok, took = within(lambda: put.put("arena", d, blob), 10)
+    assert ok is False and 1.0 <= took < 1.9 and put.stats()["errors"] == 1 and put.stats()["puts"] == 0
+
+
+def test_a_failed_server_is_skipped_for_the_back_off_then_tried_once_again(slow_server, caplog):
+    srv = slow_server("silent")
+    rc = RemoteCache(srv.url, timeout=0.5, backoff=1.5)
+    d = entry_digest("arena", b"k")
+    assert within(lambda: rc.get("arena", d), 10)[0] is None
+    assert srv.count() == 1 and rc.stats()["down"] and 1.0 < rc.stats()["retry_in_s"] <= 1.5
+    for _ in range(5):  # down: skipped at once, the server is not asked
+        assert within(lambda: rc.get("arena", d), 0.2)[0] is None
+    assert srv.count() == 1 and rc.stats()["skipped"] == 5 and rc.stats()["errors"] == 1
+    assert len(unreachable_warnings(caplog)) == 1
+
+    time.sleep(rc.stats()["retry_in_s"] + 0.05)
+    assert not rc.stats()["down"]
+    threads = [threading.Thread(target=rc.get, args=("arena", d)) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    st = rc.stats()
+    assert srv.count() == 2  # one request tried the server again; the others skipped while it was out
+    assert st["skipped"] == 8 and st["errors"] == 2 and st["down"]
+    assert len(unreachable_warnings(caplog)) == 2  # one warning per down-period
+
+    srv.mode = "404"  # the server is back
+    time.sleep(rc.stats()["retry_in_s"] + 0.05)
+    assert rc.get("arena", d) is None and srv.count() == 3
+    st = rc.stats()
+    assert st["misses"] == 1 and not st["down"] and st["retry_in_s"] == 0
+    assert rc.get("arena", d) is None and srv.count() == 4 and rc.stats()["misses"] == 2  # up: asked every time
+    assert len(unreachable_warnings(caplog)) == 2
+
+
+def test_abort_ends_a_request_in_flight_at_once_and_skips_the_rest(slow_server):
+    srv = slow_server("trickle", interval=0.2)
+    rc = RemoteCache(srv.url, timeout=30)
+    d = entry_digest("arena", b"k")
+    out = []
+    th = threading.Thread(target=lambda: out.append(rc.get("arena", d)), daemon=True)
+    th.start()
+    deadline = time.monotonic() + 10
+    while srv.count() == 0 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.3)
+    t0 = time.monotonic()
+    rc.abort()
+    th.join(5)
+    assert not th.is_alive() and out == [None] and time.monotonic() - t0 < 1
+    assert rc.get("arena", d) is None and srv.count() == 1 and rc.stats()["skipped"] == 1 and rc.stats()["down"]
+
+
+def test_backoff_from_the_environment(monkeypatch):
+    monkeypatch.setenv("BUILDTOOL_REMOTE_CACHE", "http://cache.example/bt")
+    assert remote_cache.from_env().backoff == 60.0
+    monkeypatch.setenv("BUILDTOOL_REMOTE_CACHE_BACKOFF_S", "2.5")
+    assert remote_cache.from_env().backoff == 2.5
+    for bad in ("nan", "-1", "1e9", "soon"):
+        monkeypatch.setenv("BUILDTOOL_REMOTE_CACHE_BACKOFF_S", bad)
+        assert remote_cache.from_env().backoff == 60.0
+
+
+# -- ... through the daemon and the command line
+
+DEADLINE_S = 1.5  # the server sends a byte a second: no single read ever waits this long
+BACKOFF_S = 3.0
+CLI_CODE = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "  # (as from a terminal,
+            "sys.path.insert(0, sys.argv.pop(1)); from buildtool.cli import main; sys.exit(main())")  # whatever ran us)
+
+
+def slow_env(tmp: str, url: str, deadline: float = DEADLINE_S) -> dict:
+    env = checkout_env(tmp, "x", url, False)
+    env.update(BUILDTOOL_REMOTE_CACHE_TIMEOUT_S=str(deadline), BUILDTOOL_REMOTE_CACHE_BACKOFF_S=str(BACKOFF_S))
+    return env
+
+
+def timed_plan(root, env, *args) -> tuple:
+    """(plan JSON without the cache counters, seconds the client took); fails instead of hanging."""
+    t0 = time.monotonic()
+    r = subprocess.run([sys.executable, "-c", CLI_CODE, str(root), "plan", "tiny", "--json", *args],
+                       capture_output=True, text=True, env=env, cwd=str(root), timeout=60)
+    took = time.monotonic() - t0
+    assert r.returncode == 0 and r.stderr == "", r.stderr[-3000:]
+    out = json.loads(r.stdout)
+    return json.dumps({k: v for k, v in out.items() if k not in ("cache", "plan_ms")}, sort_keys=True), took
+
+
+def reference(*args) -> tuple:
+    """(plan JSON, seconds) planned in this process without any cache, for `plan tiny ARGS`."""
+    opts = {"align": int(args[1])} if args else {}
+    t0 = time.monotonic()
+    plan = service.plan_request("tiny", opts)["plan"]
+    return json.dumps(plan, sort_keys=True), time.monotonic() - t0
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
+def wait_for(cond, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+@pytest.mark.parametrize("mode", ("trickle", "stall", "silent"))
+def test_a_slow_server_costs_one_deadline_per_back_off_through_the_daemon(slow_server, tmp_path, mode):
+    srv = slow_server(mode)
+    tmp = tempfile.mkdtemp(prefix="btrc", dir="/tmp")
+    root = checkout_copy(tmp_path / "co")  # frozen code: an edit to this checkout would restart the daemon
+    env = slow_env(tmp, srv.url)
+    try:
+        cli(root, env, "daemon", "start")
+        want, plan_s = reference()
+        got, took = timed_plan(root, env)
+        assert got == want  # byte-identical to a plan without a remote
+        assert took < 3 * DEADLINE_S + plan_s + 1.0, took  # (+1 s: the client process itself)
+        assert srv.count() == 1  # the model index's look-up; the plan's own was skipped
+
+        got, took = timed_plan(root, env, "--align", "8")  # another plan, in the back-off: the server is not asked
+        assert got == reference("--align", "8")[0] and took < DEADLINE_S + 1.0 and srv.count() == 1
+        st = status(root, env)["remote"]
+        assert st["down"] and st["errors"] == 1 and st["skipped"] == 2 and st["hits"] == 0
+
+        time.sleep(st.get("retry_in_s", BACKOFF_S) + 0.1)  # the back-off is over: the next look-up tries the server again
+        assert not status(root, env)["remote"]["down"]
+        got, took = timed_plan(root, env, "--align", "4")
+        assert got == reference("--align", "4")[0] and took < 3 * DEADLINE_S + plan_s + 1.0
+        assert srv.count() == 2
+        st = status(root, env)["remote"]
+        assert st["down"] and st["errors"] == 2 and st["skipped"] == 2
+        log = Path(tmp, "x", "run", "daemon.log").read_text()
+        assert log.count("is unreachable (timed out: no whole answer within 1.5 s); planning without it "
+                         "for the next 3 s") == 2  # one warning per down-period
+    finally:
+        cli(root, env, "daemon", "stop")
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+@pytest.mark.parametrize("sig", (signal.SIGTERM, signal.SIGINT), ids=("SIGTERM", "SIGINT"))
+@pytest.mark.parametrize("warm", (False, True), ids=("starting", "warm"))
+def test_a_client_waiting_on_a_slow_daemon_ends_on_sigterm_and_sigint(slow_server, tmp_path, sig, warm):
+    """The daemon waits (30 s) on a server that never answers; the `buildtool plan` waiting on it ends at
+    once on a signal, in one line; then the daemon, still waiting, ends at once on SIGTERM too.
+    starting: the client starts the daemon (the ordinary path); warm: the thin client's fast path."""
+    srv = slow_server("silent")
+    tmp = tempfile.mkdtemp(prefix="btrc", dir="/tmp")
+    root = checkout_copy(tmp_path / "co")
+    env = slow_env(tmp, srv.url, deadline=30)
+    try:
+        if warm:
+            cli(root, env, "daemon", "start")
+        p = subprocess.Popen([sys.executable, "-c", CLI_CODE, str(root), "plan", "tiny"], env=env, cwd=str(root),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert wait_for(lambda: srv.count() >= 1, 60)  # the daemon is asking the server: the client waits
+            time.sleep(0.3)
+            assert p.poll() is None
+            t0 = time.monotonic()
+            p.send_signal(sig)
+            out, err = p.communicate(timeout=10)
+            took = time.monotonic() - t0
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.communicate()
+        assert took < 2 and p.returncode == 128 + sig, (took, p.returncode, err[-3000:])
+        assert err.splitlines() == [f"buildtool: interrupted ({sig.name})"] and out == ""
+
+        pid = status(root, env)["pid"]
+        t0 = time.monotonic()
+        os.kill(pid, signal.SIGTERM)
+        assert wait_for(lambda: not pid_alive(pid), 10) and time.monotonic() - t0 < 2
+        assert "stopping on SIGTERM" in Path(tmp, "x", "run", "daemon.log").read_text()
+    finally:
+        cli(root, env, "daemon", "stop")
         shutil.rmtree(tmp, ignore_errors=True)
 
 

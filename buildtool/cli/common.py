@@ -9,6 +9,8 @@ import sys
 
 from ..fsutil import write_atomic
 from ..options import PlanOptions
+from ..serve.daemon.client import Interrupted
+from ..serve.daemon.thin import interrupted
 from ..steps.models import is_model_file, model_name, read_model
 from ..steps.readback import load_plan
 from ..progress import Progress
@@ -90,14 +92,19 @@ def plan_options(a):
 
 def request_plan(a, options=None) -> dict:
     """The plan as JSON (plus cache statistics): through the planner daemon unless --no-daemon
-    (inside the daemon, serving a client's command line: its own planner, a.planner)."""
+    (inside the daemon, serving a client's command line: its own planner, a.planner). SIGINT or SIGTERM
+    while waiting for the daemon ends the command: one line, exit 128 + the signal's number (as the
+    thin client's fast path does)."""
     options = options or plan_options(a)
     if getattr(a, "planner", None) is not None:
         return dict(a.planner(a.model, options.to_map()), via_daemon=True)
     from ..serve.service import plan_json  # (planning commands only: inspect, zoo, ops never load the planner)
 
-    with Progress(f"planning {model_name(a.model)}"):
-        return plan_json(a.model, options, a.no_daemon)
+    try:
+        with Progress(f"planning {model_name(a.model)}"):
+            return plan_json(a.model, options, a.no_daemon)
+    except Interrupted as e:
+        raise SystemExit(interrupted(e)) from None
 
 
 def make_plan(g, a, options=None):

@@ -18,15 +18,27 @@ Model paths travel absolute, with the path as typed ("source") for messages, so 
 daemon's errors read exactly like in-process ones; paths and messages that are not
 UTF-8 travel as bytes (protocol.to_wire).
 
+Waiting stays interruptible (interruptible()): while a client in the main thread waits for the
+daemon (its start or its answer), SIGINT and SIGTERM end the wait at once, so Ctrl-C or a kill never
+has to wait for a slow plan. In a process of its own (the CLI) the wait raises Interrupted, a
+KeyboardInterrupt the command line reports in one line (exit 128 + the signal's number); in a host
+with a handler of its own (SCons marks its build interrupted) that handler runs first and the wait
+then raises WaitInterrupted, a BuildtoolError the host reports as a failed step. A signal the process
+ignores stays ignored. Closing the connection makes the daemon cancel the request. (A client in
+another thread cannot install handlers: its wait is bounded by the daemon's answer.)
+
 Only light modules are imported here, so a warm request costs milliseconds.
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
+import signal
 import socket
 import sys
+import threading
 import time
 
 import msgpack
@@ -42,6 +54,56 @@ PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname
 _SERVER = "import sys; sys.path.insert(0, sys.argv.pop(1)); from buildtool.cli.served import server_main as main; " \
           "sys.exit(main(sys.argv[1:]))"
 _warned = False
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGINT or SIGTERM ended a wait for the daemon (the process's own handling of it: see interruptible)."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+        self.name = signal.Signals(signum).name
+        self.exit_code = 128 + signum
+
+
+class WaitInterrupted(BuildtoolError):
+    """SIGINT or SIGTERM ended a wait for the daemon after the host's own handler ran (see interruptible)."""
+
+    def __init__(self, signum: int):
+        super().__init__(f"interrupted ({signal.Signals(signum).name}) while waiting for the planner daemon")
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def interruptible():
+    """While inside, SIGINT and SIGTERM end the current thread's wait at once, if it is the main thread:
+    with Python's own handling of the signal (KeyboardInterrupt, or SIGTERM's default: death without a
+    word) Interrupted is raised; with a handler of the host's (SCons) that handler runs first and then
+    WaitInterrupted is raised (an exception a step may fail with). An ignored signal stays ignored; the
+    handlers before are back on the way out."""
+    old = {}
+
+    def handler(signum, frame):
+        prev = old.get(signum)
+        if callable(prev) and prev is not signal.default_int_handler:
+            prev(signum, frame)  # the host's own handling (it may raise itself)
+            raise WaitInterrupted(signum)
+        raise Interrupted(signum)
+
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            prev = signal.getsignal(sig)
+            if prev is signal.SIG_IGN or prev is None:  # ignored on purpose (`cmd &`, nohup), or not Python's
+                continue
+            try:
+                old[sig] = signal.signal(sig, handler)
+            except ValueError:  # not the main interpreter
+                break
+    try:
+        yield
+    finally:
+        for sig, prev in old.items():
+            signal.signal(sig, prev)
 
 
 def _lock_free(path: str) -> bool:
@@ -125,7 +187,12 @@ class DaemonClient:
         return s, reply
 
     def connect(self) -> bool:
-        """Open a handshaken connection; start a daemon if allowed. False if none runs and start=False."""
+        """Open a handshaken connection; start a daemon if allowed. False if none runs and start=False.
+        SIGINT/SIGTERM end the wait (interruptible)."""
+        with interruptible():
+            return self._connect()
+
+    def _connect(self) -> bool:
         deadline = time.monotonic() + self.start_timeout
         spawned = None  # when we started one: at most once, so there is no respawn loop
         while True:
@@ -156,8 +223,18 @@ class DaemonClient:
             time.sleep(0.01)
 
     def request(self, msg: dict) -> dict:
+        """Send msg and wait for the answer (starting the daemon if needed); SIGINT/SIGTERM end the wait
+        (interruptible) and close the connection, so the daemon cancels the request."""
+        try:
+            with interruptible():
+                return self._request(msg)
+        except (Interrupted, WaitInterrupted):
+            self.close()
+            raise
+
+    def _request(self, msg: dict) -> dict:
         for attempt in (1, 2):
-            if self._sock is None and not self.connect():
+            if self._sock is None and not self._connect():
                 raise BuildtoolError("no planner daemon is running")
             try:
                 protocol.send(self._sock, msg)

@@ -11,8 +11,10 @@ client hangs up is cancelled at its next cache look-up (cache.Cancelled), so
 abandoned work stops and its memory is freed. A request that fails, a malformed
 message, or any exception in a connection thread is logged and answered with an
 error and never stops the daemon. The log rotates to daemon.log.1 past
-LOG_ROTATE_BYTES. It exits after --idle seconds without requests, on SIGTERM, on a
-"stop" request, or when a client of another version says hello.
+LOG_ROTATE_BYTES. It exits after --idle seconds without requests, on SIGTERM or SIGINT, on a
+"stop" request, or when a client of another version says hello. A signal also ends the team-cache
+requests in flight at once (remote_cache.RemoteCache.abort: they are only an accelerator), so the
+daemon never waits on a slow server to stop; a "stop" request still publishes what it flushes.
 
 BUILDTOOL_DAEMON_WATCH=0 turns off re-planning of changed models (e.g. on network
 file systems without inotify). BUILDTOOL_DAEMON_TEST_DELAY_S (tests only) delays every plan reply so a test can
@@ -120,6 +122,7 @@ class Daemon:
         planner_version()  # fixed now, from the code this process loads
         self.started = time.time()
         self.stop_event = threading.Event()
+        self.signalled = None  # the signal that stopped the daemon, if one did
         self.replans = 0
         self.watcher = None
         self._lock = threading.Lock()
@@ -129,6 +132,15 @@ class Daemon:
         self._last_active = time.monotonic()
         self._delay = float(os.environ.get("BUILDTOOL_DAEMON_TEST_DELAY_S", "0") or 0)
         self._watch_on = os.environ.get("BUILDTOOL_DAEMON_WATCH", "1") not in ("0", "")
+
+    def interrupt(self, signum, _frame=None) -> None:
+        """SIGTERM/SIGINT: stop serving, and end the team cache's requests in flight now (lock-free,
+        as a signal handler must be: abort() shuts their sockets down)."""
+        self.signalled = signum
+        self.stop_event.set()
+        remote = self.memo.store.remote
+        if remote is not None:
+            remote.abort()
 
     # -- bookkeeping -----------------------------------------------------------
     def _busy(self, delta: int) -> None:
@@ -483,7 +495,7 @@ def main(argv=None, shell: Shell | None = None) -> int:
     ino = os.stat(p["socket"]).st_ino
     d = Daemon(p, a.idle, a.cache_dir, int(a.cache_cap_mb * (1 << 20)), shell)
     for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: d.stop_event.set())
+        signal.signal(sig, d.interrupt)
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     log.info("serving %s (versions %s, cache %s, idle timeout %.0f s)", p["socket"], d.versions,
              d.memo.store.root, a.idle)
@@ -497,6 +509,8 @@ def main(argv=None, shell: Shell | None = None) -> int:
     try:
         d.serve(listener, lock_fd, ino)
     finally:
+        if d.signalled is not None:
+            log.info("stopping on %s", signal.Signals(d.signalled).name)
         listener.close()
         try:
             if os.stat(p["socket"]).st_ino == ino:

@@ -6,6 +6,9 @@ package: no argparse, options, pipeline or dataclasses (their import was most of
 Anything unusual runs the ordinary way, in cli.main, with the same output: no daemon running (the
 ordinary way starts one), --no-daemon or BUILDTOOL_NO_DAEMON=1, --help, a usage error, a daemon that
 declines or fails. The daemon's side is cli.served.serve.
+
+SIGINT or SIGTERM while the daemon works (client.interruptible) ends this process at once: one line,
+`buildtool: interrupted (SIGTERM)`, exit 128 + the signal's number; the daemon cancels the request.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from ...errors import BuildtoolError
 from ...fsutil import stdout_error
 from ...progress import Progress
 from . import protocol
-from .client import DaemonClient, daemon_wanted
+from .client import DaemonClient, Interrupted, WaitInterrupted, daemon_wanted
 from .protocol import from_wire
 
 
@@ -33,11 +36,24 @@ def run_in_daemon(argv: list) -> int | None:
                 return None
             with Progress(f"{argv[0]} (in the planner daemon)"):
                 reply = c.request(msg)
+    except WaitInterrupted:  # (a host's own handler ran: its error, not a reason to run the command here)
+        raise
     except (BuildtoolError, OSError):  # (an unusable runtime directory, a deleted working directory)
         return None
+    except Interrupted as e:
+        return interrupted(e)
     if reply.get("type") != "cli" or not isinstance(reply.get("lines"), list):
         return None
     return _say(reply["lines"], reply.get("exit", 3))
+
+
+def interrupted(e: Interrupted) -> int:
+    """A wait for the daemon ended by SIGINT/SIGTERM: one line; the exit status for it."""
+    try:
+        print(f"buildtool: interrupted ({e.name})", file=sys.stderr)
+    except OSError:
+        pass
+    return e.exit_code
 
 
 def _say(lines: list, code: int) -> int:
