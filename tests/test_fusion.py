@@ -534,7 +534,7 @@ def test_search_work_is_linear_on_wide_and_deep_graphs(monkeypatch):
     """One input read by 300 pools (every output used after it): only one-operator blocks exist,
     and the search analyses just those (it used to analyse every run [0, q): cubic time, and hold
     every cut's live tensors: quadratic memory). A deep chain analyses blocks of at most
-    MAX_BLOCK_OPS operators."""
+    MAX_BLOCK_OPS operators, and within --time-budget's work shorter ones (the front says it was cut)."""
     from buildtool.zoo.builder import GraphBuilder
     from buildtool.plan.fusion import search
     from buildtool.plan.fusion.dag import MAX_BLOCK_OPS
@@ -554,13 +554,21 @@ def test_search_work_is_linear_on_wide_and_deep_graphs(monkeypatch):
     assert analysed == [1] * 300
     assert plan.arena_bytes == plan.lower_bound_bytes == 64 + 300 * 64
     assert checker.problems(*checker_view(plan)) == []
-    analysed.clear()
     b = GraphBuilder("deep")
     y = b.input((1, 4, 4, 2))
     for _ in range(MAX_BLOCK_OPS + 20):
         y = b.max_pool(y, 3, 1, padding="SAME")
-    search_front(b.finish([y]))
-    assert max(analysed) == MAX_BLOCK_OPS
+    deep = b.finish([y])
+    for budget in (2.0, 0.0, 1000.0):  # the work the search may do follows --time-budget (issue 32)
+        analysed.clear()
+        front = search_front(deep, time_budget=budget)
+        assert sum(n * n for n in analysed) <= search.work_budget(budget)
+        if budget < 1000:
+            assert max(analysed) < MAX_BLOCK_OPS and front.cut > 0
+        else:
+            assert max(analysed) == MAX_BLOCK_OPS and front.cut == 0
+    d = plan_fused(deep, optimize="ram").to_json(deep)  # a plan whose search was cut says so
+    assert d["optimal"] is False and 0 < d["search_cut_to_block_ops"] < MAX_BLOCK_OPS
 
 
 def _efficientnet_stem_blocks():

@@ -147,14 +147,14 @@ def block_ok(net: Network, p: int, q: int) -> bool:
 MAX_BLOCK_OPS = 96
 
 
-def block_starts(net: Network, q: int) -> range:
+def block_starts(net: Network, q: int, cap: int = MAX_BLOCK_OPS) -> range:
     """The cuts p that may start a block ending at q as far as block_ok's rule on tensors used
     after q goes (scanning back from q - 1, the first operator that makes such a tensor ends it)
-    and the block length cap allow."""
+    and the block length cap (at most MAX_BLOCK_OPS operators) allow."""
     p0 = net.first_start[q]
     if p0 < 0:
         return range(0)
-    p0 = max(p0, q - MAX_BLOCK_OPS)
+    p0 = max(p0, q - min(cap, MAX_BLOCK_OPS))
     p = q - 1
     while p > p0 and not any(net.is_live(o, q) for o in net.g.operators[p - 1].outputs):
         p -= 1

@@ -60,11 +60,12 @@ def plan_fused(g, *, optimize: str | None = None, max_mac_overhead: float | str 
     if optimize == "macs" and ram_limit is None:
         raise UsageError("--optimize macs needs --ram-limit")
     factor = mac_cap(max_mac_overhead)
-    front = search_front(g, input_streamed, align, memo, split_only=splits == "auto", band_input=band_input)
+    front = search_front(g, input_streamed, align, memo, split_only=splits == "auto", band_input=band_input,
+                         time_budget=time_budget)
     mode = "split" if splits == "auto" else "fusion"
     if optimize == "macs":
-        return choose_groups(g, plan_from_front(g, front, optimize="macs", ram_limit=ram_limit, mode=mode,
-                                                align=align, time_budget=time_budget), align)
+        return _cut(choose_groups(g, plan_from_front(g, front, optimize="macs", ram_limit=ram_limit, mode=mode,
+                                                     align=align, time_budget=time_budget), align), front)
     least = min(s.macs for s in front.solutions)
     if max_mac_overhead is None and not within_macs(least, factor, front.vanilla_macs):
         factor = least / front.vanilla_macs  # nothing within the default cap (streamed input): the fewest MACs
@@ -72,7 +73,14 @@ def plan_fused(g, *, optimize: str | None = None, max_mac_overhead: float | str 
     plan = plan_from_front(g, front, factor=factor, mode=mode, align=align, time_budget=time_budget, packs=packs)
     tradeoff = _tradeoff(g, front, plan, factor, mode, align, time_budget, packs)
     plan = choose_groups(g, plan, align)  # channel-group windows where the layout has room (groups.py)
-    return _within(dataclasses.replace(plan, mac_cap=factor, tradeoff=tradeoff), ram_limit)  # a copy: packs may share plans
+    plan = dataclasses.replace(plan, mac_cap=factor, tradeoff=tradeoff)  # a copy: packs may share plans
+    return _within(_cut(plan, front), ram_limit)
+
+
+def _cut(plan: FusedPlan, front: Front) -> FusedPlan:
+    """A plan whose search --time-budget cut short (shorter blocks on a deep network) says so: not
+    optimal, and the longest block the search analysed where it was cut."""
+    return dataclasses.replace(plan, optimal=False, search_cap=front.cut) if front.cut else plan
 
 
 def _within(plan: FusedPlan, ram_limit: int | None) -> FusedPlan:

@@ -215,6 +215,7 @@ class FusedPlan:
     mac_cap: float | None = None  # --optimize ram: the MAC factor it kept within (inf: none)
     tradeoff: dict | None = None  # the plan across the cap (fusion.plan_fused), when it differs
     window_base: dict = field(default_factory=dict)  # pipelined item -> its window pool's offset per tile row
+    search_cap: int = 0  # the longest block --time-budget let the search analyse somewhere (0: no cut)
 
     @property
     def mac_overhead(self) -> float:
@@ -295,7 +296,7 @@ class FusedPlan:
                    {(k, t): o for k, t, o in lay["window_offset"]}, {k: o for k, o in lay["acc_offset"]},
                    [tuple(x) for x in lay["item_steps"]], d["macs"], d["vanilla_macs"], d["optimal"], d["planner"],
                    list(lay["profile"]), float("inf") if cap == "none" else cap, d.get("tradeoff"),
-                   {k: list(v) for k, v in lay.get("window_base", ())})
+                   {k: list(v) for k, v in lay.get("window_base", ())}, d.get("search_cut_to_block_ops", 0))
 
     def to_json(self, g=None) -> dict:
         blocks, splits = [], []
@@ -325,6 +326,7 @@ class FusedPlan:
             "align": self.align,
             "planner": self.planner,
             "optimal": self.optimal,
+            **({"search_cut_to_block_ops": self.search_cap} if self.search_cap else {}),
             "fusion_blocks": blocks,
             "splits": splits,
             "banded_tensors": list(self.schedule.banded),

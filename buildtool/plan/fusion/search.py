@@ -12,6 +12,7 @@ the planning memo (key: the block's canonical structure and the options, never w
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 
@@ -22,7 +23,7 @@ from ...model.ops import graph_macs, op_macs
 from ...progress import stage
 from .. import canonical
 from .costs import SCHEMES, Sweep
-from .dag import Network, block_ok, block_starts, build_network, dies_in, main_tensor, plain_ok
+from .dag import MAX_BLOCK_OPS, Network, block_ok, block_starts, build_network, dies_in, main_tensor, plain_ok
 from .geometry import geometry
 from .pipeline import pipelined_edges
 
@@ -64,6 +65,7 @@ class Front:
     vanilla_peak: int
     streamed: bool
     seconds: float
+    cut: int = 0  # the shortest block cap the work budget imposed (0: every block up to MAX_BLOCK_OPS)
 
     def p1(self, factor: float) -> Solution:
         """Least peak with MACs <= factor x vanilla (factor may be inf)."""
@@ -82,11 +84,27 @@ class Front:
         return min(ok, key=lambda s: (s.macs, s.peak))
 
 
-def block_edges(net: Network, memo=None, split_only: bool = False, banding: bool = True) -> dict:
+def block_caps(net: Network, work: int) -> list:
+    """q -> the longest block ending at q the search analyses, within `work` units for the whole
+    graph. The analysis of the blocks ending at q costs about L^2 units for L candidate starts; the
+    units left are shared evenly over the cuts still to come, so a shallow network (every zoo and
+    shared model) gets every block up to MAX_BLOCK_OPS and a deep one shorter blocks, spread evenly
+    instead of spent on its first operators. Deterministic: a count, not a clock."""
+    caps, left = [MAX_BLOCK_OPS] * (net.n + 1), work
+    for q in range(1, net.n + 1):
+        length = len(block_starts(net, q))
+        cap = max(2, math.isqrt(max(left // (net.n - q + 1), 0)))
+        caps[q] = min(cap, MAX_BLOCK_OPS)
+        left -= min(length, caps[q]) ** 2
+    return caps
+
+
+def block_edges(net: Network, memo=None, split_only: bool = False, banding: bool = True,
+                caps: list | None = None) -> dict:
     """(p, q) -> {combo: Pareto options [[ram, macs, scheme, th, tw]]} of every valid block.
 
     combo "bp bq" says whether the block's input dies row by row (bp) and its output is
-    born row by row (bq); ram excludes whole tensors (see Network.edge_whole).
+    born row by row (bq); ram excludes whole tensors (see Network.edge_whole). caps: block_caps'.
     """
     g = net.g
     out = {}
@@ -95,7 +113,8 @@ def block_edges(net: Network, memo=None, split_only: bool = False, banding: bool
         forms = canonical.SubgraphForms(g)  # every block's key from one pass over the graph
     for q in range(1, net.n + 1):
         stage(f"fusion blocks ending at operator {q}/{net.n}")
-        starts = [p for p in block_starts(net, q) if block_ok(net, p, q) and _has_steps(g, p, q)]
+        cap = caps[q] if caps is not None else MAX_BLOCK_OPS
+        starts = [p for p in block_starts(net, q, cap) if block_ok(net, p, q) and _has_steps(g, p, q)]
         if not starts:
             continue
         p0 = starts[0]  # the analysis of the longest block serves every shorter one
@@ -137,20 +156,34 @@ def _prune(peak, macs, src):
     return peak[keep], macs[keep], src[keep]
 
 
+# Work units (block_caps) per second of --time-budget, plus a base every budget gets: the zoo's and
+# shared models' deepest tileable runs cost under 52,000 units, inside the base.
+WORK_BASE, WORK_PER_SECOND = 60_000, 20_000
+
+
+def work_budget(time_budget: float) -> int:
+    return WORK_BASE + int(WORK_PER_SECOND * max(time_budget, 0.0))
+
+
 def search_front(g, streamed: bool = False, align: int = 16, memo=None, split_only: bool = False,
-                 banding: bool = True, band_input: bool = True, pipelined: bool = True) -> Front:
+                 banding: bool = True, band_input: bool = True, pipelined: bool = True,
+                 time_budget: float = 2.0) -> Front:
     """The Pareto front of (peak RAM, MACs) over all plans of g.
 
     split_only restricts blocks to full-width row slices (operator splitting). banding lets
     a tensor between two blocks live in row bands, freed / made as the tiles pass;
     band_input lets the graph input (held in the arena) be such a tensor. pipelined adds
     pairs of blocks run with interleaved tile rows (pipeline.py) where they can lower the least peak.
+    time_budget bounds the blocks analysed (work_budget, block_caps): a deep network gets shorter
+    blocks, and Front.cut says so.
     Nodes are (cut, banded) pairs: a banded cut tensor was made by a block and must be
     consumed by the next block.
     """
     t0 = time.perf_counter()
     net = build_network(g, streamed, align)
-    blocks = block_edges(net, memo, split_only, banding)
+    caps = block_caps(net, work_budget(time_budget))
+    blocks = block_edges(net, memo, split_only, banding, caps)
+    cut = min((c for q, c in enumerate(caps) if q and c < len(block_starts(net, q))), default=0)
     n = net.n
     edges = []  # edge id -> Edge
     incoming = {}  # (q, banded) -> edge ids
@@ -187,7 +220,7 @@ def search_front(g, streamed: bool = False, align: int = 16, memo=None, split_on
             edges.append(e)
     for q in range(1, n + 1):
         for bq in (0, 1):
-            ps, ms, ss = [], [], []
+            ps, ms, eids, lens = [], [], [], []
             for eid in incoming.get((q, bq), []):
                 e = edges[eid]
                 src = sources[eid]
@@ -196,9 +229,13 @@ def search_front(g, streamed: bool = False, align: int = 16, memo=None, split_on
                 lp, lm, _ = labels[src]
                 ps.append(np.maximum(lp, e.ram))
                 ms.append(lm + e.macs)
-                ss.append(np.stack([np.full(len(lp), eid), np.arange(len(lp))], axis=1))
+                eids.append(eid)
+                lens.append(len(lp))
             if ps:
-                labels[(q, bq)] = _prune(np.concatenate(ps), np.concatenate(ms), np.concatenate(ss))
+                lens = np.array(lens, np.int64)
+                starts = np.repeat(np.cumsum(lens) - lens, lens)
+                src = np.stack([np.repeat(np.array(eids, np.int64), lens), np.arange(int(lens.sum())) - starts], axis=1)
+                labels[(q, bq)] = _prune(np.concatenate(ps), np.concatenate(ms), src)
     if (n, 0) not in labels:
         raise PlanError("no execution plan exists for this model with these options")
     sols = []
@@ -212,4 +249,4 @@ def search_front(g, streamed: bool = False, align: int = 16, memo=None, split_on
             node, i = sources[int(eid)], int(j)
         sols.append(Solution(int(fp[k]), int(fm[k]), path[::-1]))
     vanilla = max((net.edge_whole(p, p + 1) for p in range(n)), default=0)
-    return Front(sols, graph_macs(g), vanilla, streamed, time.perf_counter() - t0)
+    return Front(sols, graph_macs(g), vanilla, streamed, time.perf_counter() - t0, cut)
