@@ -1,7 +1,8 @@
 """examples/bazel: a user project (its own main.c + bt_model) copied outside the checkout, its
 local_repository pointed at what `buildtool bazel-dir` prints, built with Debian's Bazel 4.2 for the
 host and cortex-m4, run natively and in QEMU; output bytes and class match TFLite Micro's. One Bazel
-server for the module (shut down at the end); which actions rerun after a weight-only edit."""
+server for the module (shut down at the end); which actions rerun after a weight-only edit. README's
+"Bazel in your own project" run as written (its shell blocks, with the pip-installed package)."""
 
 from __future__ import annotations
 
@@ -131,15 +132,18 @@ def test_host_build_run_and_weight_only_edit(project, tmp_path):
     r, ran = p.bazel("build", "//:app", log=True)
     kinds = {m for m, _, _ in ran}
     assert {"BtSkeleton", "BtPlan", "BtCode", "BtFlash", "CppCompile", "CppLink"} <= kinds, kinds
-    assert {run for m, _, run in ran if m.startswith("Bt")} == {"worker"}  # persistent workers, JSON protocol
+    assert {run for m, _, run in ran if m.startswith("Bt")} == {"worker"}  # persistent workers, proto protocol
     assert "Traceback" not in r.stderr
+    # after the link: one line of RAM and flash (the host has no sizes to hold them against)
+    assert len(re.findall(r"^host: RAM [\d.,]+ KiB = arena .*; flash [\d.,]+ KiB = code", r.stderr, re.M)) == 1, \
+        r.stderr
     check_output("host", project, data, tmp_path)
     for f in ("skeleton.json", "plan.json", "model.c", "model.h", "firmware.json"):  # no machine paths
         text = (p.top / "bazel-bin" / "model" / f).read_text()
         assert str(p.top) not in text and str(ROOT) not in text and str(p.root) not in text
 
-    _, ran = p.bazel("build", "//:app", log=True)
-    assert ran == []  # no-op
+    r, ran = p.bazel("build", "//:app", log=True)
+    assert ran == [] and "RAM" not in r.stderr  # no-op: no link, no line
 
     edited = perturb_weights(data)
     (p.top / "tiny.tflite").write_bytes(edited)
@@ -156,6 +160,11 @@ def test_cortex_m4_build_runs_in_qemu(project, tmp_path):
     p, data, x = project
     r, ran = p.bazel("build", "--config=cortex-m4", "//:app", log=True)
     assert any(m == "CppLink" for m, _, _ in ran) and "Traceback" not in r.stderr
+    # after the link: RAM and flash against the board's, in one line Bazel shows as the link's output
+    arena = json.loads((p.top / "bazel-bin" / "model" / "firmware.json").read_text())["arena_bytes"]
+    assert re.search(r"^INFO: From Linking app:\ncortex-m4: RAM [\d.,]+ KiB of 4,096.0 KiB \(\d+ %\) = arena "
+                     + re.escape(f"{arena / 1024:,.1f} KiB + stack ")
+                     + r".*; flash [\d.,]+ KiB of 4,096.0 KiB \(\d+ %\) = code .* \+ weights", r.stderr, re.M), r.stderr
     check_output("cortex-m4", project, data, tmp_path)
 
 
@@ -274,21 +283,219 @@ def test_bad_input_is_one_line(project, rule, expect):
     assert errors, r.stderr
 
 
-def test_worker_reads_requests_without_newlines(tmp_path):
-    """Bazel 4.2 sends JSON work requests back to back with no newline: each gets its response line;
-    a bad option is one line and exit 2 inside the response, and the worker lives on."""
+def test_cross_board_without_toolchain_resolution_is_refused_at_analysis(project):
+    """Without .bazelrc's --incompatible_enable_cc_toolchain_resolution, Bazel 4.2 would compile the
+    board's start-up code with the host's compiler (pages of assembler errors): bt_model stops the build
+    at analysis instead, saying which line to add, before any action runs."""
+    p, _, _ = project
+    r, ran = p.bazel("build", "--noincompatible_enable_cc_toolchain_resolution", "--config=cortex-m4", "//:app",
+                     log=True, check=False)
+    assert r.returncode != 0 and ran == []
+    assert ("buildtool: //:model: board cortex-m4 needs `build --incompatible_enable_cc_toolchain_resolution` "
+            "in .bazelrc") in r.stderr, r.stderr
+
+
+def test_a_model_too_big_for_the_board_stops_at_the_plan_step(project):
+    """mcunet-vww1 (an 87.5 KiB arena) for hifive1 (16 KiB of RAM), linked into an app: the plan action
+    fails with one line naming the RAM it needs; no code step, no compile of model.c or main.c, no link
+    (the board's kernels, which do not depend on the plan, may compile alongside)."""
+    p, _, _ = project
+    (p.top / "big").mkdir(exist_ok=True)
+    shutil.copy(p.top / "main.c", p.top / "big" / "main.c")
+    (p.top / "big" / "BUILD").write_text('load("@buildtool//bazel:defs.bzl", "bt_model")\n'
+                                         'bt_model(name = "m", zoo = "mcunet-vww1", board = "hifive1")\n'
+                                         'cc_binary(name = "app", srcs = ["main.c"], deps = [":m"])\n')
+    r, ran = p.bazel("build", "--platforms=@buildtool//platforms:hifive1", "//big:app", log=True, check=False)
+    assert r.returncode != 0 and "Traceback" not in r.stdout + r.stderr
+    errors = [line for line in r.stderr.splitlines() if line.startswith("buildtool: error:")]
+    assert len(errors) == 1, r.stderr
+    assert re.search(r"does not fit board hifive1: it needs [\d,]+ B of RAM \(arena [\d,]+ B \+ stack [\d,]+ B\), "
+                     r"the board has 16,384 B of RAM", errors[0]), errors
+    kinds = {m for m, _, _ in ran}
+    assert "BtPlan" in kinds and not kinds & {"BtCode", "CppLink"}, ran
+    compiled = {Path(o).stem for m, o, _ in ran if m == "CppCompile"}
+    assert not compiled & {"model", "main", "platform", "weights"}, compiled
+
+
+# -- README's "Bazel in your own project", as written, with buildtool installed by pip ---------------
+def readme_bazel_scripts() -> list:
+    """The shell blocks of README's "Bazel in your own project": a new project in an empty folder, then
+    examples/bazel copied from the checkout."""
+    text = (ROOT / "README.md").read_text()
+    section = text.split("\n## Bazel in your own project\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^```sh\n(.*?)^```$", section, re.S | re.M)
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> Path:
+    """buildtool as `pip install` leaves it (from a copy of this checkout's sources, offline): the --target
+    folder, with the console script in its bin/. Not the checkout: only the package's declared files."""
+    d = tmp_path_factory.mktemp("pip")
+    src = d / "src"
+    shutil.copytree(ROOT / "buildtool", src / "buildtool", ignore=shutil.ignore_patterns("__pycache__"))
+    for f in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / f, src / f)
+    pip = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(d / "site"), str(src)]
+    # offline with the interpreter's own setuptools; else pip fetches the build backend pyproject.toml names
+    r = subprocess.run(pip + ["--no-build-isolation", "--no-index"], capture_output=True, text=True, timeout=300)
+    if r.returncode != 0:
+        shutil.rmtree(d / "site", ignore_errors=True)
+        r = subprocess.run(pip, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (d / "site" / "bin" / "buildtool").is_file()
+    return d / "site"
+
+
+@pytest.fixture(scope="module")
+def readme_env(tmp_path_factory, installed, cache_url):
+    """The environment README's commands run in: the installed buildtool first on PATH and PYTHONPATH,
+    and `bazel` that is Bazel with this module's own output root (a short path: the server's socket
+    lives under it) and, as a user's ~/.bazelrc would, the module's remote cache with the actions' PATH
+    the other tests' (PATH is in every action's key): the board's kernels, the same actions as the other
+    tests', compile once."""
+    d = tmp_path_factory.mktemp("readme")
+    root = Path(tempfile.mkdtemp(prefix="btbz", dir="/tmp"))
+    (d / "bin").mkdir()
+    (d / "test.bazelrc").write_text(f"build --remote_cache={cache_url}\n"
+                                    f"build --action_env=PATH={os.environ['PATH']}\n")
+    wrapper = d / "bin" / "bazel"
+    wrapper.write_text(f'#!/bin/sh\nexec {shutil.which("bazel")} --output_user_root={root} --max_idle_secs=300 '
+                       f'--bazelrc={d / "test.bazelrc"} "$@"\n')
+    wrapper.chmod(0o755)
+    env = dict(os.environ, PATH=os.pathsep.join([str(installed / "bin"), str(d / "bin"), os.environ["PATH"]]),
+               PYTHONPATH=str(installed))
+    yield env
+    Project(d, root, env, "").shutdown()  # removes the output root (each test stops its own server)
+
+
+def run_readme(script: str, cwd: Path, env: dict, top: Path) -> str:
+    """Run a README block with bash -e in cwd; stop the Bazel server of the workspace top after it.
+    Everything it printed."""
+    try:
+        r = subprocess.run(["bash", "-e", "-c", script], cwd=cwd, env=env, capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL, timeout=900)
+    finally:
+        if top.is_dir():
+            subprocess.run(["bazel", "shutdown"], cwd=top, env=env, capture_output=True, timeout=120)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-6000:]
+    assert "Traceback" not in r.stdout + r.stderr
+    return r.stdout + r.stderr
+
+
+def link_lines(log: str) -> list:
+    """The boards of the RAM/flash lines Bazel showed after each link, in order."""
+    return re.findall(r"^INFO: From Linking app:\n([\w-]+): RAM [\d.,]+ KiB .*; flash [\d.,]+ KiB .*$", log, re.M)
+
+
+def test_readme_project_builds_in_an_empty_folder(readme_env, installed, tmp_path):
+    """README's first block as written, in an empty folder: its WORKSPACE names the installed package
+    (`buildtool bazel-dir`); nothing that changes the build beyond the block's .bazelrc (the test's rc
+    file adds only the cache); the host, then cortex-m4 with a least-RAM fused plan, each link followed
+    by its RAM/flash line; the board's app gives TFLite Micro's bytes."""
+    top = tmp_path / "app"
+    top.mkdir()
+    log = run_readme(readme_bazel_scripts()[0], top, readme_env, top)
+    assert f'path = "{installed / "buildtool" / "bazel"}"' in (top / "WORKSPACE").read_text()
+    assert link_lines(log) == ["host", "cortex-m4"], log[-6000:]
+    assert re.search(r"^cortex-m4: RAM [\d.,]+ KiB of 4,096.0 KiB", log, re.M)
+    g = zoo.build("tiny")
+    x = fixed_input(g.tensors[g.inputs[0]].shape)
+    shutil.copy(top / "bazel-bin" / "app", tmp_path / "app.elf")
+    out, _ = run_app("cortex-m4", tmp_path / "app.elf", x, tmp_path)
+    assert out == np.ascontiguousarray(tflm_run((top / "tiny.tflite").read_bytes(), [x])[0]).tobytes()
+
+
+def test_readme_builds_examples_bazel_as_shipped(readme_env, installed, tmp_path):
+    """README's second block as written: examples/bazel copied out of a checkout, its WORKSPACE path filled
+    in by the block's sed, its model made by `buildtool zoo`; host and --config=cortex-m4 build, each link
+    with its RAM/flash line; its .gitignore leaves only the example's own files untracked."""
+    checkout = tmp_path / "checkout"
+    shutil.copytree(ROOT / "examples" / "bazel", checkout / "examples" / "bazel",
+                    ignore=shutil.ignore_patterns("bazel-*", "*.tflite", "compile_commands.json", "user.bazelrc"))
+    top = checkout / "my-app"
+    log = run_readme(readme_bazel_scripts()[1], checkout, readme_env, top)
+    assert f'path = "{installed / "buildtool" / "bazel"}"' in (top / "WORKSPACE").read_text()
+    assert link_lines(log) == ["host", "cortex-m4"], log[-6000:]
+    g = zoo.build("tiny")
+    x = fixed_input(g.tensors[g.inputs[0]].shape)
+    shutil.copy(top / "bazel-bin" / "app", tmp_path / "app.elf")
+    out, log = run_app("cortex-m4", tmp_path / "app.elf", x, tmp_path)
+    ref = tflm_run((top / "tiny.tflite").read_bytes(), [x])[0]
+    assert out == np.ascontiguousarray(ref).tobytes()
+    assert re.search(r"^class=(\d+)$", log, re.M).group(1) == str(int(np.argmax(ref.reshape(-1))))
+    subprocess.run(["git", "init", "-q"], cwd=top, check=True)
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=top, capture_output=True,
+                            text=True, check=True).stdout
+    assert sorted(line[3:] for line in status.splitlines()) == [".bazelrc", ".gitignore", "BUILD", "WORKSPACE",
+                                                                "main.c"], status
+
+
+def _worker_messages():
+    """WorkRequest and WorkResponse (Bazel's worker_protocol.proto) as protobuf message classes."""
+    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+    f = descriptor_pb2.FileDescriptorProto(name="bt_test_worker_protocol.proto", package="bt_test_worker",
+                                           syntax="proto3")
+    F = descriptor_pb2.FieldDescriptorProto
+    one, many = F.LABEL_OPTIONAL, F.LABEL_REPEATED
+    for name, fields in [
+        ("Input", [("path", 1, F.TYPE_STRING, one, None), ("digest", 2, F.TYPE_BYTES, one, None)]),
+        ("WorkRequest", [("arguments", 1, F.TYPE_STRING, many, None),
+                         ("inputs", 2, F.TYPE_MESSAGE, many, ".bt_test_worker.Input"),
+                         ("request_id", 3, F.TYPE_INT32, one, None), ("verbosity", 5, F.TYPE_INT32, one, None),
+                         ("sandbox_dir", 6, F.TYPE_STRING, one, None)]),
+        ("WorkResponse", [("exit_code", 1, F.TYPE_INT32, one, None), ("output", 2, F.TYPE_STRING, one, None),
+                          ("request_id", 3, F.TYPE_INT32, one, None)]),
+    ]:
+        m = f.message_type.add(name=name)
+        for fname, number, ftype, label, tname in fields:
+            m.field.add(name=fname, number=number, type=ftype, label=label, **({"type_name": tname} if tname else {}))
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(f)
+    return [message_factory.GetMessageClass(pool.FindMessageTypeByName(f"bt_test_worker.{n}"))
+            for n in ("WorkRequest", "WorkResponse")]
+
+
+def _delimited(msg: bytes) -> bytes:
+    """A message as Bazel's writeDelimitedTo frames it: its length as a varint, then the bytes."""
+    n, head = len(msg), bytearray()
+    while True:
+        head.append((n & 0x7F) | (0x80 if n > 0x7F else 0))
+        n >>= 7
+        if not n:
+            return bytes(head) + msg
+
+
+def test_worker_speaks_bazels_proto_protocol(tmp_path):
+    """The worker reads WorkRequests back to back, each framed by its length (Bazel's default protocol,
+    the one Bazel 4.2 runs without a flag), skips the fields it does not use (inputs, verbosity) and
+    answers each with a WorkResponse protobuf parses; a bad option is one line and exit 2 inside the
+    response, and the worker lives on."""
+    request, response = _worker_messages()
     model = tmp_path / "tiny.tflite"
     model.write_bytes(serialize(zoo.build("tiny")))
     skel = tmp_path / "skeleton.json"
-    reqs = [{"arguments": ["skeleton", str(model), "-o", str(skel)], "requestId": 1},
-            {"arguments": ["plan", str(skel), "-o", str(tmp_path / "plan.json"), "--opt", "optimize=nosuch"],
-             "requestId": 2},
-            {"arguments": ["plan", str(skel), "-o", str(tmp_path / "plan.json")], "requestId": 3}]
+    reqs = [(["skeleton", str(model), "-o", str(skel)], 1),
+            (["plan", str(skel), "-o", str(tmp_path / "plan.json"), "--opt", "optimize=nosuch"], 2),
+            (["plan", str(skel), "-o", str(tmp_path / "plan.json")], 300)]
+    stream = b"".join(_delimited(request(arguments=a, request_id=i, verbosity=1, sandbox_dir="",
+                                         inputs=[{"path": str(model), "digest": b"\x01" * 32}]).SerializeToString())
+                      for a, i in reqs)
     w = subprocess.run([sys.executable, str(ROOT / "buildtool" / "bazel" / "bazel" / "btgen.py"), str(ROOT), "gen",
-                        "--persistent_worker"], input="".join(json.dumps(r) for r in reqs), capture_output=True,
-                       text=True, timeout=120)
+                        "--persistent_worker"], input=stream, capture_output=True, timeout=120)
     assert w.returncode == 0, w.stderr
-    out = [json.loads(line) for line in w.stdout.splitlines()]
-    assert [(o["requestId"], o["exitCode"]) for o in out] == [(1, 0), (2, 2), (3, 0)]
-    assert out[1]["output"].count("\n") == 1 and "optimize" in out[1]["output"] and "Traceback" not in out[1]["output"]
+    out, i = [], 0
+    while i < len(w.stdout):
+        n = shift = 0
+        while True:
+            b = w.stdout[i]
+            i += 1
+            n |= (b & 0x7F) << shift
+            shift += 7
+            if not b & 0x80:
+                break
+        out.append(response.FromString(w.stdout[i:i + n]))
+        i += n
+    assert [(o.request_id, o.exit_code) for o in out] == [(1, 0), (2, 2), (300, 0)]
+    assert out[1].output.count("\n") == 1 and "optimize" in out[1].output and "Traceback" not in out[1].output
     assert (tmp_path / "plan.json").is_file()

@@ -1,5 +1,5 @@
 """Bazel support: the board table the `@buildtool_src` repository is made of, the gen steps run by
-Bazel actions (one shot or as a persistent worker, JSON protocol) and compile_commands.json from
+Bazel actions (one shot or as a persistent worker, proto protocol) and compile_commands.json from
 `bazel aquery`.
 
     python3 -m buildtool.integrations.bazel boards DIR        (the repository rule: DIR/boards.bzl, board.ld files)
@@ -8,7 +8,6 @@ Bazel actions (one shot or as a persistent worker, JSON protocol) and compile_co
 
 from __future__ import annotations
 
-import codecs
 import contextlib
 import importlib
 import io
@@ -139,22 +138,79 @@ def unused_sources(step: str) -> list:
     return [os.path.relpath(f) for f in out]
 
 
-def requests(fd: int = 0):
-    """JSON work requests from fd, with or without newlines between them (Bazel 4.2 sends none)."""
-    dec, buf, utf8 = json.JSONDecoder(), "", codecs.getincrementaldecoder("utf-8")()
+# Bazel's worker protocol (proto, the one Bazel 4.2 speaks without a flag): each message is a varint
+# length, then a protobuf message. WorkRequest: 1 arguments (repeated string), 2 inputs, 3 request_id,
+# 4 cancel, 5 verbosity, 6 sandbox_dir; WorkResponse: 1 exit_code, 2 output, 3 request_id.
+def _varint(n: int) -> bytes:
+    n &= (1 << 64) - 1  # a negative int32 goes as its 64-bit two's complement, as protobuf writes it
+    out = bytearray()
     while True:
-        buf = buf.lstrip()
+        b, n = n & 0x7F, n >> 7
+        out.append(b | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def _read_varint(buf: bytes, i: int) -> tuple:
+    """(value, next index); IndexError when buf ends inside it."""
+    n = shift = 0
+    while True:
+        b = buf[i]
+        i += 1
+        n |= (b & 0x7F) << shift
+        shift += 7
+        if not b & 0x80:
+            return n, i
+
+
+def parse_request(msg: bytes) -> dict:
+    """A WorkRequest's arguments and request id (inputs, verbosity, sandbox_dir are skipped)."""
+    args, rid, i = [], 0, 0
+    while i < len(msg):
+        key, i = _read_varint(msg, i)
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            value, i = _read_varint(msg, i)
+            if field == 3:
+                rid = value - (1 << 64) if value >= 1 << 63 else value
+        elif wire == 2:
+            size, i = _read_varint(msg, i)
+            if field == 1:
+                args.append(msg[i:i + size].decode("utf-8"))
+            i += size
+        elif wire in (1, 5):
+            i += 8 if wire == 1 else 4
+        else:
+            raise ValueError(f"WorkRequest: wire type {wire} of field {field}")
+    return {"arguments": args, "requestId": rid}
+
+
+def response(exit_code: int, output: str, request_id: int) -> bytes:
+    """One WorkResponse, length-delimited as Bazel reads it."""
+    text = output.encode("utf-8")
+    msg = b"\x08" + _varint(exit_code) + b"\x12" + _varint(len(text)) + text
+    if request_id:
+        msg += b"\x18" + _varint(request_id)
+    return _varint(len(msg)) + msg
+
+
+def requests(fd: int = 0):
+    """WorkRequests from fd, each a varint length and the message (Bazel's writeDelimitedTo)."""
+    buf = b""
+    while True:
         while buf:
             try:
-                obj, end = dec.raw_decode(buf)
-            except ValueError:
-                break  # incomplete: read more
-            yield obj
-            buf = buf[end:].lstrip()
+                size, start = _read_varint(buf, 0)
+            except IndexError:
+                break  # the length is incomplete: read more
+            if len(buf) < start + size:
+                break
+            yield parse_request(buf[start:start + size])
+            buf = buf[start + size:]
         chunk = os.read(fd, 65536)
         if not chunk:
             return
-        buf += utf8.decode(chunk)
+        buf += chunk
 
 
 def _stamp() -> tuple:
@@ -173,9 +229,10 @@ def _forget_buildtool() -> None:
     importlib.invalidate_caches()
 
 
-def serve(out=sys.stdout) -> None:
-    """The persistent worker: one WorkResponse a line for each request; imports stay warm. Bazel 4.2
-    keeps a worker when its tool files change, so the worker re-imports buildtool after an edit."""
+def serve(out=None) -> None:
+    """The persistent worker: one WorkResponse for each request (proto protocol); imports stay warm.
+    Bazel 4.2 keeps a worker when its tool files change, so the worker re-imports buildtool after an edit."""
+    out = out or sys.stdout.buffer
     stamp = _stamp()
     for req in requests():
         now = _stamp()
@@ -190,7 +247,7 @@ def serve(out=sys.stdout) -> None:
                 code = fresh(req.get("arguments", []))
             except SystemExit as e:  # argparse: its usage line is in log
                 code = e.code if isinstance(e.code, int) else 2
-        out.write(json.dumps({"exitCode": code, "output": log.getvalue(), "requestId": req.get("requestId", 0)}) + "\n")
+        out.write(response(int(code or 0), log.getvalue(), req["requestId"]))
         out.flush()
 
 

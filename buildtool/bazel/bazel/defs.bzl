@@ -7,9 +7,10 @@
 bt_model runs the steps of `buildtool gen` as actions (mnemonics BtModel, BtSkeleton, BtPlan,
 BtCode, BtFlash), every output declared, every input (the model, buildtool's sources) declared, so
 results are cached locally and by --remote_cache across checkouts. The steps run in persistent
-workers (JSON protocol). model.c and the weights image are compiled apart: a weight-only edit
-changes weights.bin, not skeleton.json, so the plan and the model.c compile are not rerun.
-It returns CcInfo: model.h, model.c, the weights, the board's kernels and start-up code and link flags.
+workers (Bazel's proto protocol: no flag needed). model.c and the weights image are compiled apart: a
+weight-only edit changes weights.bin, not skeleton.json, so the plan and the model.c compile are not rerun.
+It returns CcInfo: model.h, model.c, the weights, the board's kernels and start-up code and link flags;
+the link of a binary holding it prints one line of RAM and flash against the board's (btlink.py).
 """
 
 load("@bazel_tools//tools/cpp:toolchain_utils.bzl", "find_cpp_toolchain")
@@ -25,7 +26,7 @@ def _refuse(ctx, message, output):
                           command = 'echo "$1" >&2; exit 2', mnemonic = "BtRefuse")
 
 def _gen(ctx, mnemonic, args, inputs, outputs):
-    """One `buildtool gen` step: in a persistent worker (JSON protocol; imports stay warm), or one
+    """One `buildtool gen` step: in a persistent worker (proto protocol; imports stay warm), or one
     process outside the sandbox (so Python's byte-code cache is reused) with worker = False."""
     # the sources the step never imported: their edits do not rerun it (a planner edit reruns the plan only)
     unused = ctx.actions.declare_file("%s/%s.unused" % (ctx.label.name, mnemonic))
@@ -34,7 +35,8 @@ def _gen(ctx, mnemonic, args, inputs, outputs):
     if ctx.attr.worker:
         tail.use_param_file("@%s", use_always = True)
         tail.set_param_file_format("multiline")
-        reqs = {"supports-workers": "1", "requires-worker-protocol": "json"}
+        # proto: Bazel 4.2 accepts the JSON protocol only with --experimental_worker_allow_json_protocol
+        reqs = {"supports-workers": "1", "requires-worker-protocol": "proto"}
     else:
         reqs = {"no-sandbox": "1"}
     ctx.actions.run(
@@ -86,8 +88,17 @@ def _fused(options):
     """As buildtool.options.PlanOptions.fused: optimize or splits given (and not none)."""
     return any([options.get(k, "none").strip().lower() not in ["", "none"] for k in ["optimize", "splits"]])
 
+def _legacy_cc_toolchain(ctx):
+    """True when Bazel picks C toolchains by --crosstool_top, not by --platforms (Bazel 4.2's default)."""
+    check = getattr(cc_common, "is_cc_toolchain_resolution_enabled_do_not_use", None)
+    return check != None and not check(ctx = ctx)
+
 def _bt_model_impl(ctx):
     board = BOARDS[ctx.attr.board]
+    if board["cross"] and _legacy_cc_toolchain(ctx):
+        # else the host's compiler meets the board's start-up code: pages of assembler errors
+        fail("buildtool: %s: board %s needs `build --incompatible_enable_cc_toolchain_resolution` in .bazelrc " %
+             (ctx.label, ctx.attr.board) + "(Bazel 4.2 picks C toolchains by --platforms only with it)")
     model = ctx.file.model
     if (ctx.file.model == None) == (ctx.attr.zoo == ""):
         model = _out(ctx, "model.tflite")
@@ -136,10 +147,19 @@ def _bt_model_impl(ctx):
                         contexts + [code.compilation_context])
 
     infos = [code, blob, platform] + deps
+    flags, files = [], []
     if ctx.file.board_ld:
-        ld = ctx.file.board_ld
-        link = cc_common.create_linker_input(owner = ctx.label, user_link_flags = depset(["-T" + ld.path]),
-                                             additional_inputs = depset([ld]))
+        flags, files = ["-T" + ctx.file.board_ld.path], [ctx.file.board_ld]
+    # gcc: our cross toolchains, and Bazel's host toolchain when it found gcc (it names clang "clang")
+    if ctx.attr.report and cc.toolchain.compiler in ["gcc", "compiler"]:
+        # the link of every binary holding this model runs through btlink.py (gcc -wrapper): after it, the
+        # load segments are checked and one line of RAM and flash against the board's is printed
+        py, link = ctx.executable._python, ctx.file._btlink
+        flags += ["-wrapper", ",".join([py.path, link.path, ctx.attr.board, man.path])]
+        files += [py, link, man]
+    if flags:
+        link = cc_common.create_linker_input(owner = ctx.label, user_link_flags = depset(flags),
+                                             additional_inputs = depset(files))
         infos.append(CcInfo(linking_context = cc_common.create_linking_context(linker_inputs = depset([link]))))
     return [
         DefaultInfo(files = depset([plan, model_c, model_h, man, weights])),
@@ -157,6 +177,7 @@ _bt_model = rule(
         "plan_options": attr.string_dict(),
         "model_name": attr.string(),
         "worker": attr.bool(default = True),
+        "report": attr.bool(default = True),
         "board_lib": attr.label_list(providers = [CcInfo]),
         "board_ld": attr.label(allow_single_file = True),
         "board_platform": attr.label_list(allow_files = True),
@@ -167,6 +188,7 @@ _bt_model = rule(
             allow_single_file = True,
         ),
         "_btgen": attr.label(default = "@buildtool//bazel:btgen.py", allow_single_file = True),
+        "_btlink": attr.label(default = "@buildtool//bazel:btlink.py", allow_single_file = True),
         "_gen_inputs": attr.label(default = "@buildtool_src//:gen_inputs"),
         "_weights_s": attr.label(
             default = "@buildtool_src//:buildtool/firmware_src/common/weights.S",
@@ -198,12 +220,14 @@ def _per_board(board, fn):
     cases["//conditions:default"] = fn("host")
     return select(cases)
 
-def bt_model(name, model = None, zoo = None, board = None, plan_options = {}, worker = True, **kwargs):
+def bt_model(name, model = None, zoo = None, board = None, plan_options = {}, worker = True, report = True,
+             **kwargs):
     """A model as a C library (CcInfo): model.h, model.c, weights, the board's kernels and start-up code.
 
     model: a .tflite label, or zoo: a zoo name. board: a buildtool board; default: the one named by
     --platforms=@buildtool//platforms:<board>, host without. plan_options: {key: value} as
-    `buildtool gen plan --opt` (e.g. {"optimize": "ram"}).
+    `buildtool gen plan --opt` (e.g. {"optimize": "ram"}). report: after the link of a binary holding the
+    model, check its load segments and print one line of RAM and flash against the board's (gcc links).
     Output groups: plan, weights, manifest, generated_srcs.
     """
     known = board if board in BOARDS else None  # an unknown board: the board attribute's one-line error
@@ -217,6 +241,7 @@ def bt_model(name, model = None, zoo = None, board = None, plan_options = {}, wo
         board = board or _per_board(None, _same),
         plan_options = plan_options,
         worker = worker,
+        report = report,
         board_lib = _per_board(known or (board and "host"), _lib),
         board_ld = _per_board(known or (board and "host"), _ld),
         board_platform = _per_board(known or (board and "host"), _platform),
