@@ -236,3 +236,87 @@ def test_a_model_too_big_for_the_board_stops_at_the_plan_step(project):
     line = _one_line(r, "mbv2-w0.35 does not fit board hifive1: it needs", "of RAM", "the board has 16,384 B")
     assert "overflowed" not in r.stdout + r.stderr and "model.o" not in bench.steps_ran(r.stdout), line
     assert not list(build.rglob("plan.json")) and not list(build.rglob("model.c"))
+
+
+OWN_CMAKE = """cmake_minimum_required(VERSION 3.20)
+project(own_app C ASM)
+find_package(Buildtool REQUIRED)
+buildtool_add_model(model ZOO tiny BOARD cortex-m4 LIBRARY)
+add_executable(app startup.c semihost.c main.c)
+target_compile_options(app PRIVATE -mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16 -Os)
+target_link_options(app PRIVATE -mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16 -nostdlib
+                    -nostartfiles -T${CMAKE_CURRENT_SOURCE_DIR}/link.ld)
+target_link_libraries(app PRIVATE model gcc)
+set_target_properties(app PROPERTIES SUFFIX ".elf")
+"""
+
+
+def test_library_mode_links_into_a_project_with_its_own_start_up_and_linker_script(project, tmp_path):
+    """buildtool_add_model(... LIBRARY) (issue 28): the model alone (model.c, kernels, weights in
+    .rodata.bt_weights) in a project whose start-up code, vector table, linker script and main are its
+    own (tests/test_export.py's); no start-up code, linker script or report of ours reaches the link;
+    it runs in QEMU and prints TFLite Micro's output."""
+    from test_export import LINK_LD, MAIN_C, SEMIHOST_C, STARTUP_C
+
+    g = zoo.build("tiny")
+    x = np.random.default_rng(3).integers(-128, 128, size=g.tensors[g.inputs[0]].shape, dtype=np.int8)
+    ref = tflm_run(serialize(g), [x])[0].reshape(-1).tolist()
+    top = tmp_path / "own"
+    top.mkdir()
+    main = MAIN_C.replace("MODEL_OUTPUT0_BYTES", "model_output_bytes(0)").replace("MODEL_OUTPUT0_TYPE", "int8_t")
+    files = {"CMakeLists.txt": OWN_CMAKE, "startup.c": STARTUP_C, "semihost.c": SEMIHOST_C, "main.c": main,
+             "link.ld": LINK_LD.replace("@MOVED@", "")}
+    for name, text in files.items():
+        (top / name).write_text(text)
+    (top / "input.h").write_text("static const int8_t input_bytes[] = {" + ", ".join(map(str, x.reshape(-1).tolist()))
+                                 + "};\n")
+    build = top / "build"
+    r = _run(["cmake", "-G", "Ninja", "-S", top, "-B", build, f"-DCMAKE_PREFIX_PATH={project.cmake_dir}",
+              f"-DCMAKE_TOOLCHAIN_FILE={project.cmake_dir}/toolchains/cortex-m4.cmake"], project.env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = _run(["ninja", "-C", build, "-v"], project.env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    link = next(line for line in r.stdout.splitlines() if " -o app.elf" in line)
+    assert "startup.c.obj" in link and "board.ld" not in link and "firmware_src" not in link, link
+    assert "cortex-m4: RAM" not in r.stdout  # the image is the project's: no report of ours
+    run = subprocess.run(["qemu-system-arm", "-M", "mps2-an386", "-nographic", "-semihosting-config",
+                          "enable=on,target=native", "-kernel", "app.elf"], cwd=build, capture_output=True,
+                         text=True, timeout=60)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert [int(v) for v in re.search(r"out:([- 0-9]*)\n", run.stdout + run.stderr).group(1).split()] == ref
+    sections = subprocess.run(["arm-none-eabi-objdump", "-h", str(build / "app.elf")], capture_output=True,
+                              text=True).stdout
+    assert ".bt_weights" not in sections  # in .rodata.bt_weights, inside the project's .text
+
+
+ZEPHYR_LIKE = """cmake_minimum_required(VERSION 3.20)
+project(zephyr_like_app C ASM)
+# what Zephyr does with a module whose zephyr/module.yml says `cmake: zephyr`
+set(ZEPHYR_CURRENT_MODULE_DIR "@MODULE@")
+add_subdirectory("${ZEPHYR_CURRENT_MODULE_DIR}/zephyr" modules/buildtool)
+# the application, as docs/cmake.md's Zephyr section writes it
+find_package(Buildtool REQUIRED)
+buildtool_add_model(model ZOO tiny BOARD cortex-m4 LIBRARY)
+add_library(app STATIC app.c)
+target_link_libraries(app PRIVATE model)
+"""
+
+
+def test_zephyr_module_glue_gives_the_application_buildtool_add_model(project, tmp_path):
+    """Issue 28 item 5, as far as this machine goes (no Zephyr tree or west here): zephyr/module.yml names
+    the folder Zephyr adds, and that folder makes find_package(Buildtool) + buildtool_add_model(... LIBRARY)
+    work in the application's directory; the model library builds with the board's cross compiler."""
+    module = ROOT / "zephyr"
+    yml = (module / "module.yml").read_text()
+    assert re.search(r"^build:\n  cmake: zephyr$", yml, re.M) and (module / "CMakeLists.txt").is_file()
+    top = tmp_path / "app"
+    top.mkdir()
+    (top / "CMakeLists.txt").write_text(ZEPHYR_LIKE.replace("@MODULE@", str(ROOT)))
+    (top / "app.c").write_text('#include "model.h"\nint app_run(void) { return model_init() || model_invoke(); }\n')
+    build = top / "build"
+    r = _run(["cmake", "-G", "Ninja", "-S", top, "-B", build,
+              f"-DCMAKE_TOOLCHAIN_FILE={project.cmake_dir}/toolchains/arm-none-eabi.cmake"], project.env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    r = _run(["ninja", "-C", build], project.env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (build / "libmodel.a").is_file() and (build / "libapp.a").is_file()

@@ -3,7 +3,8 @@
 #   cmake -DCMAKE_PREFIX_PATH=$(buildtool cmake-dir) ...     (or -DBuildtool_DIR=$(buildtool cmake-dir))
 #   find_package(Buildtool REQUIRED)
 #   buildtool_add_model(<target> MODEL <file.tflite> | ZOO <name>  [BOARD <board>]
-#                       [PLAN_OPTIONS key=value ...] [RAM_LIMIT <bytes>] [NO_DAEMON])
+#                       [PLAN_OPTIONS key=value ...] [RAM_LIMIT <bytes>] [NO_DAEMON] [LIBRARY])
+#       LIBRARY: the model alone for your own start-up code and linker script (any compiler for the board's CPU)
 #   add_executable(app main.c)  target_link_libraries(app PRIVATE <target>)   # your own bt_main()
 #   buildtool_add_firmware(<exe> MODEL <target>)                               # or the built-in harness
 #   buildtool_firmware_report(<exe> MODEL <target>)   # after the link: load segments + RAM/flash line
@@ -111,6 +112,9 @@ function(_buildtool_configure name out)
   if(DEFINED arg_RAM_LIMIT)
     list(APPEND args --ram-limit "${arg_RAM_LIMIT}")
   endif()
+  if(arg_LIBRARY)
+    list(APPEND args --library)
+  endif()
   execute_process(COMMAND ${BUILDTOOL_PYTHON_COMMAND} -m buildtool.cmake configure ${args}
                   WORKING_DIRECTORY "${BUILDTOOL_CMAKE_DIR}" RESULT_VARIABLE rc ERROR_VARIABLE err OUTPUT_QUIET)
   if(NOT rc EQUAL 0)
@@ -215,9 +219,9 @@ function(_buildtool_targets name out)
 endfunction()
 
 function(buildtool_add_model name)
-  cmake_parse_arguments(PARSE_ARGV 1 arg "NO_DAEMON" "MODEL;ZOO;BOARD;RAM_LIMIT" "PLAN_OPTIONS")
+  cmake_parse_arguments(PARSE_ARGV 1 arg "NO_DAEMON;LIBRARY" "MODEL;ZOO;BOARD;RAM_LIMIT" "PLAN_OPTIONS")
   if(arg_UNPARSED_ARGUMENTS)
-    _buildtool_fail(${name} "unknown argument(s) ${arg_UNPARSED_ARGUMENTS} (MODEL, ZOO, BOARD, PLAN_OPTIONS, RAM_LIMIT, NO_DAEMON)")
+    _buildtool_fail(${name} "unknown argument(s) ${arg_UNPARSED_ARGUMENTS} (MODEL, ZOO, BOARD, PLAN_OPTIONS, RAM_LIMIT, NO_DAEMON, LIBRARY)")
   endif()
   if(NOT arg_BOARD)
     if(NOT BUILDTOOL_BOARD)
@@ -234,12 +238,31 @@ function(buildtool_add_model name)
     get_filename_component(model_name "${model}" NAME_WLE)
   endif()
   _buildtool_configure(${name} "${out}")
+  if(arg_LIBRARY)  # the project's own compiler, start-up code and linker script
+    _buildtool_steps(${name} "${out}" "${model}")
+    _buildtool_library(${name} "${out}")
+    return()
+  endif()
   _buildtool_check_compiler(${name} "${arg_BOARD}")
   _buildtool_steps(${name} "${out}" "${model}")
   _buildtool_targets(${name} "${out}")
   # at the end of this CMakeLists.txt: the RAM/flash report after the link of every executable here
   # that links the model (add_custom_command(TARGET) takes only targets of the same directory)
   cmake_language(EVAL CODE "cmake_language(DEFER CALL _buildtool_auto_report [[${name}]])")
+endfunction()
+
+# LIBRARY: <name> alone (STATIC: model.c, the board's kernels, the weights in .rodata.bt_weights), compiled
+# with the board's flags by the project's compiler; no start-up code, linker script, link options or
+# harness, and no report after the link (the image's memories are the project's).
+function(_buildtool_library name out)
+  set(blob "${out}/weights_blob.S")
+  set_source_files_properties("${blob}" PROPERTIES OBJECT_DEPENDS "${out}/weights.bin;${out}/weights_split.h")
+  add_library(${name} STATIC "${out}/model.c" ${BT_KERNEL_SOURCES} "${blob}")
+  add_dependencies(${name} ${name}_sources)
+  target_compile_options(${name} PRIVATE ${BT_CFLAGS})
+  target_include_directories(${name} PUBLIC "${out}" ${BT_INCLUDES})
+  set_target_properties(${name} PROPERTIES BUILDTOOL_BOARD "${arg_BOARD}" BUILDTOOL_OUT "${out}"
+                        BUILDTOOL_LIBRARY ON BUILDTOOL_NATIVE "${BT_NATIVE}")
 endfunction()
 
 # Deferred by buildtool_add_model: buildtool_firmware_report for each executable of the model's
@@ -253,7 +276,8 @@ function(_buildtool_auto_report model)
     get_target_property(type ${t} TYPE)
     get_target_property(reported ${t} BUILDTOOL_REPORTED)
     get_target_property(libs ${t} LINK_LIBRARIES)
-    if(type STREQUAL "EXECUTABLE" AND NOT reported AND libs AND "${model}" IN_LIST libs)
+    get_target_property(library ${model} BUILDTOOL_LIBRARY)
+    if(type STREQUAL "EXECUTABLE" AND NOT reported AND NOT library AND libs AND "${model}" IN_LIST libs)
       buildtool_firmware_report(${t} MODEL ${model})
     endif()
   endforeach()

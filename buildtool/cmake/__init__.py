@@ -53,9 +53,10 @@ def _check_model(model: str, zoo: str) -> None:
                                                  else "file not found"))
 
 
-def configure(board: str, model: str, zoo: str, opts: list, ram_limit: str, out: str) -> None:
+def configure(board: str, model: str, zoo: str, opts: list, ram_limit: str, out: str, library: bool = False) -> None:
     """Check everything a build needs, then write OUT/board.json (+ board.ld), OUT/weights_blob.S
-    and OUT/buildtool.cmake; nothing is written when a check fails."""
+    and OUT/buildtool.cmake; nothing is written when a check fails. library (LIBRARY): the weights go
+    in .rodata.bt_weights, which any GNU ld script that places .rodata* takes."""
     t = targets.get(board)  # one line listing the boards when unknown
     options = gen_steps.options_of(opts)
     if ram_limit and not ram_limit.isdigit():
@@ -74,7 +75,8 @@ def configure(board: str, model: str, zoo: str, opts: list, ram_limit: str, out:
              ("BT_LINKER_SCRIPT", str(o / "board.ld") if t.linker_template else ""),
              ("BT_FUSED", "ON" if options.fused else "OFF"), ("BT_RUN", info["run"]),
              ("BT_CONFIGURE_DEPENDS", _depfile_inputs(o / "board.d") + _template(t))]
-    blob = (f"#define BT_WEIGHTS_FILE {c_string(str(o / 'weights.bin'))}\n"
+    blob = (("#define BT_WEIGHTS_SECTION .rodata.bt_weights\n" if library else "")
+            + f"#define BT_WEIGHTS_FILE {c_string(str(o / 'weights.bin'))}\n"
             f"#include {c_string(str(o / 'weights_split.h'))}\n"  # the flash step's: its external part
             f"#include {c_string(str(parts['weights']))}\n")
     write_if_changed(o / "weights_blob.S", blob)  # .incbin of this model's weights.bin

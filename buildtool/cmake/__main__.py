@@ -19,6 +19,7 @@ def _parser() -> argparse.ArgumentParser:
     c.add_argument("--zoo", default="")
     c.add_argument("--opt", action="append", default=[], metavar="KEY=VALUE")
     c.add_argument("--ram-limit", default="")
+    c.add_argument("--library", action="store_true", help="LIBRARY: weights in .rodata.bt_weights")
     c.add_argument("-o", "--output", required=True)
     r = sub.add_parser("ram-check", help="the plan's arena against RAM_LIMIT")
     r.add_argument("manifest")
@@ -36,7 +37,7 @@ def main(argv=None) -> int:
     a = _parser().parse_args(argv)
     try:
         if a.cmd == "configure":
-            configure(a.board, a.model, a.zoo, a.opt, a.ram_limit, a.output)
+            configure(a.board, a.model, a.zoo, a.opt, a.ram_limit, a.output, a.library)
         elif a.cmd == "check":
             print(check_elf(a.elf, a.board, a.manifest))
         else:

@@ -15,7 +15,10 @@
 #define BT_WEIGHTS_SYM bt_weights
 #define BT_WEIGHTS_END_SYM bt_weights_end
 #endif
-  .section .bt_weights,"a"
+#ifndef BT_WEIGHTS_SECTION /* a library for the user's own linker script: .rodata.bt_weights */
+#define BT_WEIGHTS_SECTION .bt_weights
+#endif
+  .section BT_WEIGHTS_SECTION,"a"
   .balign BT_WEIGHTS_ALIGN
   .globl BT_WEIGHTS_SYM
 BT_WEIGHTS_SYM:
