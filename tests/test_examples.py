@@ -174,3 +174,42 @@ def test_readme_runs_your_own_app_in_qemu(project):
     r = subprocess.run(line, shell=True, cwd=top, capture_output=True, text=True, timeout=60,
                        stdin=subprocess.DEVNULL)
     assert r.returncode == 2 and "app: cannot read the input" in (top / "log.txt").read_text()
+
+
+OWN_SCONSTRUCT = """import os
+env = Environment(tools=["default", "btfirmware"], toolpath=[ARGUMENTS["toolpath"]], ENV=os.environ)
+m = env.BtModel(board="cortex-m4", model="tiny.tflite", out="build/model", library=True)
+own = m.env.Clone(CCFLAGS=["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16", "-Os"],
+                  LINKFLAGS=["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16", "-nostdlib",
+                             "-nostartfiles", "-Tlink.ld"], LIBS=["gcc"])
+app = own.Program("build/app.elf", own.Object(["startup.c", "semihost.c", "main.c"]) + m.objects)
+Depends(app, "link.ld")
+"""
+
+
+def test_scons_library_mode_links_into_a_project_with_its_own_start_up_and_linker_script(project, tmp_path):
+    """BtModel(library=True) (issue 28): only model.o, the kernels and weights.o (weights in
+    .rodata.bt_weights), linked by the project's own Program with its own start-up code, vector table,
+    linker script and main (tests/test_export.py's); runs in QEMU with TFLite Micro's output."""
+    from test_export import LINK_LD, MAIN_C, SEMIHOST_C, STARTUP_C
+
+    top, env, tool_dir, x, ref = project
+    own = tmp_path / "own"
+    own.mkdir()
+    main = MAIN_C.replace("MODEL_OUTPUT0_BYTES", "model_output_bytes(0)").replace("MODEL_OUTPUT0_TYPE", "int8_t")
+    for name, text in {"SConstruct": OWN_SCONSTRUCT, "startup.c": STARTUP_C, "semihost.c": SEMIHOST_C,
+                       "main.c": main, "link.ld": LINK_LD.replace("@MOVED@", "")}.items():
+        (own / name).write_text(text)
+    (own / "input.h").write_text("static const int8_t input_bytes[] = {"
+                                 + ", ".join(map(str, np.asarray(x).reshape(-1).tolist())) + "};\n")
+    shutil.copy(top / "tiny.tflite", own / "tiny.tflite")
+    r = subprocess.run([sys.executable, "-m", "SCons", "-Q", f"toolpath={tool_dir}"], cwd=own, env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0 and "Traceback" not in r.stdout + r.stderr, r.stdout + r.stderr
+    assert not list((own / "build" / "model" / "obj").glob("fw/*"))  # none of our start-up objects
+    run = subprocess.run(["qemu-system-arm", "-M", "mps2-an386", "-nographic", "-semihosting-config",
+                          "enable=on,target=native", "-kernel", "build/app.elf"], cwd=own, capture_output=True,
+                         text=True, timeout=60)
+    assert run.returncode == 0, run.stdout + run.stderr
+    got = [int(v) for v in re.search(r"out:([- 0-9]*)\n", run.stdout + run.stderr).group(1).split()]
+    assert got == np.asarray(ref).reshape(-1).tolist()

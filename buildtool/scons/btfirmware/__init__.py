@@ -313,13 +313,17 @@ class BtModel:
     the objects were compiled with (model.h, bt_platform.h, the kernel headers); libs is empty (the
     kernels come as objects); nodes are the generated files (plan.json, weights.bin, ...)."""
 
-    def __init__(self, env, link_env, objects, include_dirs, nodes, db):
+    def __init__(self, env, link_env, objects, include_dirs, nodes, db, library: bool = False):
         self.env, self._link_env, self.objects, self.include_dirs = env, link_env, objects, include_dirs
+        self.library = library
         self.include_dir, self.libs, self.nodes, self.compile_db = include_dirs[0], [], nodes, db
 
     def Program(self, target, sources):
         """Link sources (the user's .c files or objects) with the model into an ELF, checked against the
         board's memory map, with the RAM/flash summary after the link."""
+        if self.library:
+            raise UsageError("BtModel(library=True) has no start-up code or linker script: link m.objects into "
+                             "your own env.Program(target, your objects + m.objects)")
         if self._link_env is None:  # BtModel(harness=True) leaves the harness to BtFirmware
             raise UsageError("this model includes the harness; link it with BtFirmware")
         elf = self._link_env.Program(target, list(sources) + self.objects)
@@ -341,9 +345,13 @@ class BtModel:
 
 
 def bt_model(env, board: str, model: str, out: str = "", kernels: str = "", plan_options: dict | None = None,
-             kernel_root: str = "", verbose: bool = False, harness: bool = False) -> BtModel:
+             kernel_root: str = "", verbose: bool = False, harness: bool = False, library: bool = False) -> BtModel:
     """Declare a model's build for the user's own application: returns a BtModel (objects, env,
     include_dir holding model.h). harness=True also compiles the built-in harness (BtFirmware).
+    library=True: the model alone (model.o, the kernels, weights.o with the weights in
+    .rodata.bt_weights), archived as libmodel.a, for a project with its own start-up code and linker
+    script: no start-up objects, and m.env has no link flags; link m.objects (the archive) into your
+    own Program after your objects (m.Program refuses).
 
     out "" is build/BOARD/NAME (NAME: pipeline.build_dir_name of the model's name). A user's
     error (unknown board or zoo name, a path unsafe on a command line) raises a BuildtoolError."""
@@ -409,9 +417,13 @@ def bt_model(env, board: str, model: str, out: str = "", kernels: str = "", plan
         src = Path(_command_path(src, "source file"))
         if src == toolchain.HARNESS_MAIN and not harness:
             continue  # the user's application brings its own bt_main
+        if library and not (src.is_relative_to(kroot) or src.name in ("model.c", "weights.S")):
+            continue  # start-up code: the project's own
         if src.name == "weights.S":
             wenv = cenv.Clone()
             wenv.Append(ASPPFLAGS=[f'-DBT_WEIGHTS_FILE=\\"{weights[0].abspath}\\"'])  # through the shell
+            if library:  # where any GNU ld script that places .rodata* takes it
+                wenv.Append(ASPPFLAGS=["-DBT_WEIGHTS_SECTION=.rodata.bt_weights"])
             # the image's external part (weights placed in PSRAM...), read from weights.bin's header
             # when the command runs: weights.bin is built by then (the object depends on it)
             wenv["_BT_SPLIT"] = lambda target, source, env, for_signature, w=weights[0].abspath: (
@@ -432,6 +444,10 @@ def bt_model(env, board: str, model: str, out: str = "", kernels: str = "", plan
                 cenv.Depends(obj, code[1])
             db.append(_cdb_entry(cenv, "$CCCOM", obj[0], src if src.name != "model.c" else code[0]))
         objs += obj
+    if library:  # one archive: the linker takes only the kernels the model calls
+        cenv.Replace(LINKFLAGS=[], LIBS=[], AR=t.binutil("ar"), RANLIB=t.binutil("ranlib"))
+        lib = cenv.StaticLibrary(os.path.join(o, "libmodel.a"), objs)
+        return BtModel(cenv, None, lib, incs, weights + plan[:1] + code[:3], db, library=True)
     link_deps = []
     if t.linker_template:
         ld = fenv.BtText(os.path.join(o, "board.ld"), fenv.Value(t.linker_script()))
