@@ -140,18 +140,20 @@ def _bt_model_impl(ctx):
     # The weights: buildtool's weights.S (.incbin), weights.bin and its split the extra inputs of this compile.
     wflags = ['-DBT_WEIGHTS_FILE="%s"' % weights.path, "-DBT_WEIGHTS_ALIGN=%d" % board["weights_align"],
               "-include", split.path]
+    if ctx.attr.library:  # where any GNU ld script that places .rodata* takes it
+        wflags.append("-DBT_WEIGHTS_SECTION=.rodata.bt_weights")
     blob = _compile(ctx, cc, "weights", [ctx.file._weights_s], [], board["copts"] + wflags, [weights, split], [])
 
-    # the board's start-up code includes model.h
-    platform = _compile(ctx, cc, "platform", ctx.files.board_platform, [], board["copts"], [],
-                        contexts + [code.compilation_context])
-
-    infos = [code, blob, platform] + deps
+    infos = [code, blob] + deps
+    if not ctx.attr.library:  # library: the project brings its own start-up code and linker script
+        # the board's start-up code includes model.h
+        infos.append(_compile(ctx, cc, "platform", ctx.files.board_platform, [], board["copts"], [],
+                              contexts + [code.compilation_context]))
     flags, files = [], []
-    if ctx.file.board_ld:
+    if ctx.file.board_ld and not ctx.attr.library:
         flags, files = ["-T" + ctx.file.board_ld.path], [ctx.file.board_ld]
     # gcc: our cross toolchains, and Bazel's host toolchain when it found gcc (it names clang "clang")
-    if ctx.attr.report and cc.toolchain.compiler in ["gcc", "compiler"]:
+    if ctx.attr.report and not ctx.attr.library and cc.toolchain.compiler in ["gcc", "compiler"]:
         # the link of every binary holding this model runs through btlink.py (gcc -wrapper): after it, the
         # load segments are checked and one line of RAM and flash against the board's is printed
         py, link = ctx.executable._python, ctx.file._btlink
@@ -178,6 +180,7 @@ _bt_model = rule(
         "model_name": attr.string(),
         "worker": attr.bool(default = True),
         "report": attr.bool(default = True),
+        "library": attr.bool(default = False),
         "board_lib": attr.label_list(providers = [CcInfo]),
         "board_ld": attr.label(allow_single_file = True),
         "board_platform": attr.label_list(allow_files = True),
@@ -221,13 +224,15 @@ def _per_board(board, fn):
     return select(cases)
 
 def bt_model(name, model = None, zoo = None, board = None, plan_options = {}, worker = True, report = True,
-             **kwargs):
+             library = False, **kwargs):
     """A model as a C library (CcInfo): model.h, model.c, weights, the board's kernels and start-up code.
 
     model: a .tflite label, or zoo: a zoo name. board: a buildtool board; default: the one named by
     --platforms=@buildtool//platforms:<board>, host without. plan_options: {key: value} as
     `buildtool gen plan --opt` (e.g. {"optimize": "ram"}). report: after the link of a binary holding the
     model, check its load segments and print one line of RAM and flash against the board's (gcc links).
+    library: the model alone (model.c, the kernels, the weights in .rodata.bt_weights) for a binary with
+    its own start-up code and linker script: no start-up code, linker script or report of buildtool's.
     Output groups: plan, weights, manifest, generated_srcs.
     """
     known = board if board in BOARDS else None  # an unknown board: the board attribute's one-line error
@@ -242,6 +247,7 @@ def bt_model(name, model = None, zoo = None, board = None, plan_options = {}, wo
         plan_options = plan_options,
         worker = worker,
         report = report,
+        library = library,
         board_lib = _per_board(known or (board and "host"), _lib),
         board_ld = _per_board(known or (board and "host"), _ld),
         board_platform = _per_board(known or (board and "host"), _platform),
