@@ -1,5 +1,8 @@
 """Errors a user can act on. The CLI prints them as one line and exits with status 2."""
 
+import os
+import sys
+
 NAME_CHARS = 48  # a tensor or operator name in a message is cut to this many characters
 LIST_ITEMS = 8  # a list of values from a model file (a perm, a shape, constants) keeps this many in a message
 
@@ -62,3 +65,20 @@ def internal(e: BaseException) -> InternalError:
     if isinstance(e, InternalError):
         return e
     return InternalError(one_line(f"{type(e).__name__}: {e}")[:300])
+
+
+def one_line_status(body, *args) -> int:
+    """Run body(*args) as a small command's whole work (the CMake helper, Bazel's link wrapper): 0 when
+    it returns, else one `buildtool: error:` line on stderr and the error's exit status; an unexpected
+    exception is an internal error (status 3), with its traceback under BUILDTOOL_DEBUG=1."""
+    try:
+        body(*args)
+        return 0
+    except BuildtoolError as e:
+        print(f"buildtool: error: {e}", file=sys.stderr)
+        return e.exit_code
+    except Exception as e:
+        if os.environ.get("BUILDTOOL_DEBUG"):
+            raise
+        print(f"buildtool: error: {internal(e)}", file=sys.stderr)
+        return InternalError.exit_code

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
-from ..errors import BuildtoolError, internal
+from ..errors import one_line_status
 from . import check_elf, configure, ram_check
 
 
@@ -35,23 +34,16 @@ def main(argv=None) -> int:
     """Run one command; a user's error or a bug is one line on stderr and a non-zero exit."""
 
     a = _parser().parse_args(argv)
-    try:
-        if a.cmd == "configure":
-            configure(a.board, a.model, a.zoo, a.opt, a.ram_limit, a.output, a.library)
-        elif a.cmd == "check":
-            print(check_elf(a.elf, a.board, a.manifest))
-        else:
-            ram_check(a.manifest, a.limit)
-        return 0
-    except BuildtoolError as e:
-        print(f"buildtool: error: {e}", file=sys.stderr)
-        return e.exit_code
-    except Exception as e:  # a bug: one line (BUILDTOOL_DEBUG=1 keeps the traceback)
-        if os.environ.get("BUILDTOOL_DEBUG"):
-            raise
-        print(f"buildtool: error: {internal(e)}", file=sys.stderr)
-        return 3
+    return one_line_status(_run, a)
 
+
+def _run(a) -> None:
+    if a.cmd == "configure":
+        configure(a.board, a.model, a.zoo, a.opt, a.ram_limit, a.output, a.library)
+    elif a.cmd == "check":
+        print(check_elf(a.elf, a.board, a.manifest))
+    else:
+        ram_check(a.manifest, a.limit)
 
 if __name__ == "__main__":
     sys.exit(main())

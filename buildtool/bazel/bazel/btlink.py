@@ -38,28 +38,20 @@ def main(argv: list) -> int:
         return code
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))))
     # gcc runs this file as a script: buildtool comes from the path just set, and only after a link
-    from buildtool import targets  # (see above)
-    from buildtool.errors import BuildtoolError, internal  # (see above)
+    from buildtool.errors import one_line_status  # (see above)
     from buildtool.firmware import runner, toolchain  # (see above)
+    from buildtool.targets import get as board_of  # (see above)
 
-    try:
-        t = targets.get(board)
+    def report() -> None:
+        t = board_of(board)
         if t.linker_template:
             toolchain.check_segments(t, elf)
         with open(manifest) as f:
             arena = int(json.load(f)["arena_bytes"])
         # on stderr, where Bazel puts the "INFO: From Linking ..." line it follows
         print(runner.memory_summary(t, elf, arena), file=sys.stderr, flush=True)
-        return 0
-    except BuildtoolError as e:
-        print(f"buildtool: error: {e}", file=sys.stderr)
-        return e.exit_code
-    except Exception as e:  # a bug: one line (BUILDTOOL_DEBUG=1 keeps the traceback)
-        if os.environ.get("BUILDTOOL_DEBUG"):
-            raise
-        print(f"buildtool: error: {internal(e)}", file=sys.stderr)
-        return 3
 
+    return one_line_status(report)
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
