@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 import subprocess
 import sys
 from pathlib import Path
@@ -96,3 +97,13 @@ def run_app(board: str, elf, x, tmp) -> tuple:
         log = (p.stdout + p.stderr).decode()
     assert p.returncode == 0, log
     return out, log
+
+
+def wait_until(cond, timeout: float = 10.0) -> bool:
+    """Poll cond every 20 ms until it holds (True) or timeout seconds pass (False)."""
+    deadline = time.monotonic() + timeout
+    while not cond():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True

@@ -30,6 +30,7 @@ from buildtool.serve.daemon.client import DaemonClient
 from buildtool.serve.service import plan_json as plan
 from buildtool.errors import BuildtoolError, ModelError
 from buildtool.model.writer import save, serialize
+from conftest import wait_until
 from test_cache import reweighted, small_cnn
 
 
@@ -41,14 +42,6 @@ def alive(pid: int) -> bool:
     except (FileNotFoundError, ProcessLookupError):
         return False
 
-
-def wait_until(cond, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 @pytest.fixture

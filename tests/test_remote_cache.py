@@ -23,6 +23,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from conftest import wait_until
 
 from buildtool.serve import remote_cache, service
 from buildtool.serve.cache import DiskStore, Memo, entry_digest
@@ -585,14 +586,6 @@ def pid_alive(pid: int) -> bool:
         return False
 
 
-def wait_for(cond, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
-
 
 @pytest.mark.parametrize("mode", ("trickle", "stall", "silent"))
 def test_a_slow_server_costs_one_deadline_per_back_off_through_the_daemon(slow_server, tmp_path, mode):
@@ -644,7 +637,7 @@ def test_a_client_waiting_on_a_slow_daemon_ends_on_sigterm_and_sigint(slow_serve
         p = subprocess.Popen([sys.executable, "-c", CLI_CODE, str(root), "plan", "tiny"], env=env, cwd=str(root),
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
-            assert wait_for(lambda: srv.count() >= 1, 60)  # the daemon is asking the server: the client waits
+            assert wait_until(lambda: srv.count() >= 1, 60)  # the daemon is asking the server: the client waits
             time.sleep(0.3)
             assert p.poll() is None
             t0 = time.monotonic()
@@ -661,7 +654,7 @@ def test_a_client_waiting_on_a_slow_daemon_ends_on_sigterm_and_sigint(slow_serve
         pid = status(root, env)["pid"]
         t0 = time.monotonic()
         os.kill(pid, signal.SIGTERM)
-        assert wait_for(lambda: not pid_alive(pid), 10) and time.monotonic() - t0 < 2
+        assert wait_until(lambda: not pid_alive(pid), 10) and time.monotonic() - t0 < 2
         assert "stopping on SIGTERM" in Path(tmp, "x", "run", "daemon.log").read_text()
     finally:
         cli(root, env, "daemon", "stop")
