@@ -62,6 +62,11 @@ def test_board_smoke(board, tmp_path):
     data = serialize(g)
     paths = pipeline.build(g, board.name, tmp_path)
     assert paths["elf"].exists() and ("ld" in paths) == bool(board.linker_template)
+    if not board.runs_here:  # a real part with no emulator: built and link-checked (tests/test_parts.py)
+        assert all(paths[k].stat().st_size > 0 for k in board.images)
+        with pytest.raises(UsageError, match="link-checked only"):
+            runner.run(board.name, tmp_path, fixed_input(g.tensors[g.inputs[0]].shape))
+        return
     x = fixed_input(g.tensors[g.inputs[0]].shape)
     y, prof, ram = runner.run(board.name, tmp_path, x)
     assert np.array_equal(y, tflm_run(data, [x])[0])

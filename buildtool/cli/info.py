@@ -43,7 +43,16 @@ def describe_board(t) -> str:
                      + (f", holds {', '.join(r.holds)}" if r.holds else ""))
     if t.clock_hz:
         lines.append(f"  clock     {t.clock_hz / 1e6:g} MHz")
-    if t.port.native:
+    if t.source:
+        lines.append(f"  source    {t.source}")
+    for key, values in t.option_values().items():
+        lines.append(f"  option    {key}: {' | '.join(values)} (default {values[0]}; {t.name.split(':')[0]}:VALUE)")
+    if t.images:
+        lines.append(f"  outputs   firmware.elf, {', '.join('firmware.' + k for k in t.images)}")
+    if not t.runs_here:
+        lines.append("  run       none here: built and link-checked only; flash firmware.elf/.bin/.hex with a probe "
+                     "(docs/boards.md)")
+    elif t.port.native:
         lines.append("  run       ./app < input.bin > output.bin   (bt_puts on stderr)")
     else:
         lines.append(f"  run       {shlex.join(t.port.run_command(t, 'app.elf'))}")

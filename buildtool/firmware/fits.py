@@ -50,12 +50,16 @@ def optimize_ram_hint(g: Graph, plan, t: targets.Target, options: PlanOptions, h
 
 def check_fits(g: Graph, plan, t: targets.Target, hint: str = "--optimize ram", options=None) -> None:
     """Refuse, before anything is written or linked, a model whose arena (its RAM part, when the
-    board's regions take the rest: regions.place_arena) and stack exceed the board's RAM or whose
+    board's regions take the rest: regions.place_arena; the whole arena when even they cannot) and
+    stack exceed the board's RAM or whose
     weights exceed its flash: one line naming the board's size and the
     need, suggesting --optimize ram (or hint: how the caller spells it) when the least-RAM
     fusion plan would fit."""
 
-    plan = place_arena(g, plan, t)  # on a board with regions, arena buffers RAM cannot hold go elsewhere
+    try:  # on a board with regions, arena buffers RAM cannot hold go elsewhere
+        plan = place_arena(g, plan, t)
+    except PlanError:  # not even spread over every memory that may hold arena buffers: the RAM line below
+        pass
     if t.ram_bytes and first_bytes(plan) + t.stack_bytes > t.ram_bytes:
         need = first_bytes(plan) + t.stack_bytes
         raise FirmwareError(f"{g.name} does not fit board {t.name}: it needs {exact(need)} of RAM (arena "

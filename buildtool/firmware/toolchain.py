@@ -166,10 +166,41 @@ def link(t: targets.Target, out_dir, paths: dict, g: Graph, plan) -> dict:
     if r.returncode != 0:
         raise _link_error(g, plan, t, elf, r, cmd)
     install_elf(t, tmp, elf)
-    paths = dict(paths, elf=elf)
+    paths = dict(paths, elf=elf, **images(t, elf))
     if ld:
         paths["ld"] = ld
     return paths
+
+
+def images(t: targets.Target, elf: Path) -> dict:
+    """The board's flashable outputs beside the ELF (objcopy): firmware.bin, the raw bytes of its
+    internal flash from the first loaded address, and firmware.hex (Intel HEX, every loaded byte at its
+    address, external regions included); a weights part placed in an external region gets its own
+    firmware.<region>.bin. {"bin": path, ...} for those made."""
+    out = {}
+    ext = [f".bt_weights_{r.name}" for r in t.external_regions()]
+    for kind in t.images:
+        if kind == "bin":
+            jobs = [("bin", elf.with_suffix(".bin"), ["-O", "binary"] + [f"--remove-section={s}" for s in ext])]
+            jobs += [(f"bin_{s[12:]}", elf.with_name(f"firmware.{s[12:]}.bin"), ["-O", "binary", "-j", s])
+                     for s in ext if _section_bytes_nonzero(t, elf, s)]
+        elif kind == "hex":
+            jobs = [("hex", elf.with_suffix(".hex"), ["-O", "ihex"])]
+        else:
+            raise FirmwareError(f"board {t.name}: unknown image kind '{kind}' (bin, hex)")
+        for key, path, flags in jobs:
+            tmp = Path(str(path) + ".tmp")
+            r = subprocess.run([t.binutil("objcopy")] + flags + [str(elf), str(tmp)], capture_output=True, text=True)
+            if r.returncode != 0:
+                raise FirmwareError(f"objcopy failed on {elf}: {r.stderr.strip()[:200]}")
+            os.replace(tmp, path)
+            out[key] = path
+    return out
+
+
+def _section_bytes_nonzero(t: targets.Target, elf: Path, section: str) -> bool:
+    r = subprocess.run([t.binutil("size"), "-A", str(elf)], capture_output=True, text=True)
+    return any(line.split()[:1] == [section] and int(line.split()[1]) > 0 for line in r.stdout.splitlines())
 
 
 def install_elf(t: targets.Target, tmp: Path, elf: Path) -> None:
@@ -260,5 +291,5 @@ def check_segments(t: targets.Target, elf) -> None:
 
 
 __all__ = ["FirmwareError", "kernel_sources", "include_dirs", "compile_flags", "sources",
-           "weights_define", "link_flags", "kernel_library", "link", "load_segments",
+           "weights_define", "link_flags", "kernel_library", "link", "images", "load_segments",
            "check_segments", "KERNELS", "FIRMWARE", "PACKAGE"]

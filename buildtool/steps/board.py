@@ -1,5 +1,6 @@
 """Step `board`: what a foreign build system needs of a board (compiler, flags, include directories,
-start-up and kernel sources, link flags) as board.json, and its linker script."""
+start-up and kernel sources, link flags, the command prefix that runs an image: "run" + -kernel ELF;
+for an RTT board the RTT reader in front of its emulator) as board.json, and its linker script."""
 
 from __future__ import annotations
 
@@ -22,6 +23,6 @@ def run(board: str, out) -> Outputs:
     info = {"board": t.name, "cc": t.cc, "cflags": list(t.cflags) + ["-Wall"] + [f"-D{d}" for d in t.defines],
             "include_dirs": [str(d) for d in toolchain.include_dirs(t, out)],
             "sources": [str(s) for s in toolchain.sources(t, out) if s.name != "model.c"],
-            "ldflags": toolchain.link_flags(t, ld), "run": list(t.run), "weights_align": t.weights_align}
+            "ldflags": toolchain.link_flags(t, ld), "run": t.port.run_prefix(t), "weights_align": t.weights_align}
     files["board.json"] = json.dumps(info, indent=1) + "\n"
     return Outputs(files)

@@ -23,7 +23,7 @@ from .platform import QEMU_SEMIHOSTING, Platform, lookup
 
 GROUP = "buildtool.targets"
 BUILTIN_PLUGINS = ("buildtool.boards.host", "buildtool.boards.cortex_m", "buildtool.boards.riscv",
-                   "buildtool.boards.xcore")
+                   "buildtool.boards.xcore")  # cortex_m and riscv hold the QEMU machines and the real parts
 FIRMWARE = Path(__file__).resolve().parents[1] / "firmware_src"  # start-up code, linker scripts
 
 
@@ -31,7 +31,9 @@ FIRMWARE = Path(__file__).resolve().parents[1] / "firmware_src"  # start-up code
 class Region:
     """One memory region of a board: where it is, how big, how dear a byte read there is (cost 1 is
     the fastest), and what may live there ("code", "weights", "arena"). reserve: bytes kept back from
-    weights for what else the region holds (code, .data); memory: the linker script's name of it."""
+    weights for what else the region holds (code, .data); memory: the linker script's name of it;
+    emulated: False when the board's emulator does not map it (QEMU's netduinoplus2 has no CCM), so
+    firmware with something placed there builds but cannot run under that emulator."""
 
     name: str
     origin: int
@@ -40,6 +42,7 @@ class Region:
     holds: tuple = ()
     reserve: int = 0
     memory: str = ""
+    emulated: bool = True
 
     @property
     def end(self) -> int:
@@ -79,6 +82,11 @@ class Target:
     tools: tuple = field(default=())  # programs that must be on PATH to build and run
     regions: tuple = ()  # Regions, when the board has more than its flash and RAM (memory_regions())
     clock_hz: int = 0  # the CPU clock a datasheet (or the emulated machine's source) gives; 0: unknown
+    source: str = ""  # the documents (and sections) the memories, core and clock were taken from
+    # Board options a user picks as BOARD:value (get()): (key, value, overrides) each, overrides being
+    # (field, value) pairs applied to the Target; a key's first entry is its default.
+    options: tuple = ()
+    images: tuple = ()  # more outputs made from firmware.elf by objcopy: "bin", "hex"
 
     def __post_init__(self):  # regions given as maps (dataclasses.asdict of a board) become Regions
         object.__setattr__(self, "regions", tuple(Region(**r) if isinstance(r, dict) else r for r in self.regions))
@@ -91,6 +99,43 @@ class Target:
     @property
     def emulated(self) -> bool:
         return not self.port.native
+
+    @property
+    def runs_here(self) -> bool:
+        """An image of this board can run on the build machine (natively or under its emulator command);
+        False for a part that is only built and link-checked (flash it with a probe)."""
+        return self.port.native or bool(self.run)
+
+    def unemulated_regions(self) -> tuple:
+        """Names of the regions its emulator does not map (Region.emulated False)."""
+        return tuple(r.name for r in self.regions if not r.emulated) if self.run else ()
+
+    def option_values(self) -> dict:
+        """key -> its values, the default first."""
+        out: dict = {}
+        for key, value, _ in self.options:
+            out.setdefault(key, []).append(value)
+        return out
+
+    def with_options(self, spec: str) -> "Target":
+        """This board with the option values of spec ("value[,value]", e.g. "semihosting": each value names
+        its option, values are unique across a board's options) applied; its name becomes NAME:spec, which
+        get() reads back (firmware.json records the name a build was made for). No "=" in the syntax: a
+        board name ends up in folder names, and QEMU's -plugin option reads "=" in a path as a key."""
+        values = self.option_values()
+        if not values:
+            raise UsageError(f"board {self.name} takes no options (got '{spec}')")
+        t, seen = self, set()
+        for value in spec.split(","):
+            keys = [k for k, vs in values.items() if value in vs]
+            if len(keys) != 1 or keys[0] in seen:
+                known = "; ".join(f"{k}: {' | '.join(vs)} (default {vs[0]})" for k, vs in values.items())
+                raise UsageError(f"board {self.name}: bad option '{value}' in '{self.name}:{spec}' (options, one "
+                                 f"value each: {known})")
+            seen.add(keys[0])
+            over = next(o for k, v, o in self.options if k == keys[0] and v == value)
+            t = replace(t, **dict(over))
+        return replace(t, name=f"{self.name}:{spec}")
 
     def kernel_search(self) -> tuple:
         return tuple(s for s in self.kernel_sets if s != "reference") + ("reference",)
@@ -218,10 +263,13 @@ def names() -> list:
 
 
 def get(name: str) -> Target:
+    """The board called name; NAME:value[,value] is that board with those option values (e.g.
+    netduinoplus2:semihosting, its console on semihosting: Target.with_options)."""
     b = boards()
-    if name not in b:
-        raise UsageError(f"unknown board '{name}' (known: {', '.join(sorted(b))})")
-    return b[name]
+    base, colon, opts = name.partition(":")
+    if base not in b:
+        raise UsageError(f"unknown board '{base}' (known: {', '.join(sorted(b))})")
+    return b[base].with_options(opts) if colon else b[base]
 
 
 __all__ = ["Target", "Region", "Platform", "QEMU_SEMIHOSTING", "boards", "names", "get", "GROUP"]

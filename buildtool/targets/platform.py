@@ -6,9 +6,14 @@ carries a Platform object; the core asks the platform instead of comparing names
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..errors import UsageError
+
+# The RTT reader (stdlib only, run as a script: no import of the firmware layer from here).
+RTT_READER = Path(__file__).resolve().parents[1] / "firmware" / "rtt.py"
 
 
 @dataclass(frozen=True)
@@ -31,11 +36,19 @@ class Platform:
         """Start-up and harness sources of board t (paths under firmware_src/)."""
         return ["common/main.c"] + list(self.sources) + list(t.extra_sources)
 
+    def run_prefix(self, t) -> list:
+        """What runs an image of board t before the emulator's own arguments (-plugin ..., -kernel ELF):
+        its emulator command (board.json's "run"); [] for a native or link-only board."""
+        return list(t.run)
+
     def run_command(self, t, elf, plugin: tuple = ()) -> list:
         """The command that runs elf on board t (plugin: emulator plugin arguments)."""
         if self.native:
             return [str(elf)]
-        return list(t.run) + list(plugin) + ["-kernel", str(elf)]
+        if not t.run:
+            raise UsageError(f"board {t.name} has no emulator here: it is built and link-checked only; flash "
+                             f"firmware.elf (or .bin/.hex) with a probe (docs/boards.md)")
+        return self.run_prefix(t) + list(plugin) + ["-kernel", str(elf)]
 
     def static_ram(self, sym: dict, section_bytes) -> tuple:
         """(static bytes other than the stack, reserved stack bytes) of a linked image from its
@@ -53,11 +66,25 @@ class Platform:
 QEMU_SEMIHOSTING = ("-display", "none", "-monitor", "none", "-serial", "none", "-chardev", "stdio,id=bt_console",
                     "-semihosting-config", "enable=on,target=native,chardev=bt_console")
 
+@dataclass(frozen=True)
+class RttPlatform(Platform):
+    """A real part's family: bt_puts writes a SEGGER RTT up-buffer (common/rtt_io.c, which keeps
+    semihosting for the harness's input.bin/output.bin). Under an emulator the image runs through
+    the RTT reader (firmware/rtt.py), which starts the board's emulator command with a GDB stub, reads
+    the up-buffer from the emulated RAM as a probe would (the ELF after -kernel gives the block's
+    address), prints it and exits with the code the firmware reports there (bt_exit=N)."""
+
+    def run_prefix(self, t) -> list:
+        return [sys.executable, str(RTT_READER), "--"] + list(t.run) if t.run else []
+
+
 HOST = Platform("host", ("host/platform.c",), native=True)
 ARM = Platform("arm", ("arm/startup.c", "common/semihost_io.c", "common/markers.c"), code_mask=~1)
 RISCV = Platform("riscv", ("riscv/start.S", "riscv/sys.c", "common/semihost_io.c", "common/markers.c"))
+ARM_RTT = RttPlatform("arm-rtt", ("arm/startup.c", "common/rtt_io.c", "common/markers.c"), code_mask=~1)
+RISCV_RTT = RttPlatform("riscv-rtt", ("riscv/start.S", "riscv/sys.c", "common/rtt_io.c", "common/markers.c"))
 
-_REGISTRY = {p.name: p for p in (HOST, ARM, RISCV)}
+_REGISTRY = {p.name: p for p in (HOST, ARM, RISCV, ARM_RTT, RISCV_RTT)}
 
 
 def register(p: Platform) -> Platform:
@@ -79,4 +106,5 @@ def names() -> list:
     return sorted(_REGISTRY)
 
 
-__all__ = ["Platform", "HOST", "ARM", "RISCV", "register", "lookup", "names"]
+__all__ = ["Platform", "RttPlatform", "HOST", "ARM", "RISCV", "ARM_RTT", "RISCV_RTT", "register", "lookup",
+           "names"]

@@ -1,6 +1,8 @@
-"""Cortex-M boards on QEMU's MPS2 machines (arm-none-eabi-gcc, semihosting)."""
+"""Cortex-M boards: QEMU's MPS2 machines (arm-none-eabi-gcc, semihosting) and real parts (parts.py)."""
 
 from buildtool.targets import QEMU_SEMIHOSTING, Region, Target
+
+from . import parts
 
 _COMMON = ("-mthumb", "-O2", "-g", "-std=gnu11", "-ffreestanding", "-ffunction-sections", "-fdata-sections")
 _LD = ("-nostdlib", "-nostartfiles", "-Wl,--gc-sections", "-lgcc")
@@ -56,4 +58,4 @@ def targets():
                0x00000000, 4 * m, 0x20000000, 4 * m, clock_hz=MPS2_CLOCK_HZ),
         _board("cortex-m33", "cortex-m33", "mps2-an505",
                ("-mcpu=cortex-m33", "-mfloat-abi=hard", "-mfpu=fpv5-sp-d16"), 0x10000000, 4 * m, 0x38000000, 2 * m),
-    ]
+    ] + parts.targets()

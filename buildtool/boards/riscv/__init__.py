@@ -1,6 +1,9 @@
-"""RV32 boards on qemu-system-riscv32 (riscv64-unknown-elf-gcc, freestanding, semihosting)."""
+"""RV32 boards on qemu-system-riscv32 (riscv64-unknown-elf-gcc, freestanding, semihosting), and real
+RV32 parts (parts.py)."""
 
 from buildtool.targets import QEMU_SEMIHOSTING, Target
+
+from . import parts
 
 _ARCH = ("-march=rv32imac", "-mabi=ilp32")
 _COMMON = ("-O2", "-g", "-std=gnu11", "-ffreestanding", "-ffunction-sections", "-fdata-sections")
@@ -26,9 +29,21 @@ def targets():
                stack_bytes=0x2000, defines=("BT_RVV=1",),
                run=("qemu-system-riscv32", "-M", "virt", "-bios", "none", "-cpu",
                     "rv32,v=true,vext_spec=v1.0,vlen=128,elen=64") + _SH, **common),
-        # HiFive1 (sifive_e): programs start 4 MiB into the 16 MiB QSPI flash (XIP at 0x20000000), so
-        # 12 MiB of it is ours; 16 KiB DTIM RAM at 0x80000000, an overflow below RAM traps.
-        Target(name="hifive1", cpu="rv32imac (sifive-e31)", description="HiFive1 on qemu-system-riscv32 -M sifive_e",
+        # HiFive1 (rev A, FE310-G000) as QEMU's sifive_e models it: the E31 core (rv32imac); the board's
+        # 16 MiB QSPI flash is read in place at 0x20000000 and programs start 4 MiB in, after the board's
+        # bootloader (QEMU's reset ROM jumps to 0x20400000), so 12 MiB of it is ours; 16 KiB DTIM RAM at
+        # 0x80000000 (QEMU maps exactly that; an overflow below RAM traps). QEMU maps the whole 512 MiB XIP
+        # window, not 16 MiB, and its semihosting console stands in for the board's UART. The clock is left
+        # unset: the FE310 starts on a ~13.8 MHz ring oscillator and software raises it (the datasheet
+        # rates the core to 320 MHz); no cycle model for RV32 uses it.
+        Target(name="hifive1", cpu="rv32imac (sifive-e31)",
+               description="HiFive1 rev A (FE310-G000: 16 KiB DTIM, 16 MiB QSPI flash) on qemu-system-riscv32 -M "
+                           "sifive_e",
                flash_origin=0x20400000, flash_bytes=12 * m, ram_origin=0x80000000, ram_bytes=16 * 1024,
-               stack_bytes=0x800, run=("qemu-system-riscv32", "-M", "sifive_e") + _SH, **common),
-    ]
+               stack_bytes=0x800, run=("qemu-system-riscv32", "-M", "sifive_e") + _SH,
+               source="SiFive FE310-G000 manual §4 memory map (DTIM 16 KiB at 0x80000000, QSPI flash XIP from "
+                      "0x20000000); HiFive1 getting-started guide (16 MiB flash, programs at 0x20400000 after the "
+                      "bootloader); QEMU 7.2 hw/riscv/sifive_e.c (`info mtree`: DTIM 16 KiB at 0x80000000, XIP "
+                      "0x20000000-0x3fffffff)",
+               **common),
+    ] + parts.targets()

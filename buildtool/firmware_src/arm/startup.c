@@ -1,6 +1,9 @@
-/* Cortex-M start-up: vector table, stack painting, .data/.bss set-up, FPU
-   enable, stack guard (MPU on v7-M, MSPLIM on v8-M), fault reporting and
-   semihosting exit. Adapted from the shared toolchain kit. No libc. */
+/* Cortex-M start-up: vector table, stack painting, .data/.bss set-up, VTOR,
+   FPU enable, stack guard (MPU on v7-M, MSPLIM on v8-M), fault reporting and
+   exit (semihosting, or a console's own bt_exit). Adapted from the shared
+   toolchain kit. No libc, no vendor HAL: clocks, caches and flash wait states
+   stay as the part leaves them at reset (its internal RC oscillator), which
+   every part here runs code from flash at. */
 #include <stdint.h>
 #include "bt_platform.h"
 
@@ -23,6 +26,12 @@ __attribute__((noreturn)) static void sh_exit(int code) {
   sh_call(0x18, (void *)(uintptr_t)(code == 0 ? 0x20026u : 0x20023u));
   for (;;) {}
 }
+
+/* How the harness ends. Semihosting exit by default (QEMU exits with the code); a console with no
+   host call behind it (common/rtt_io.c) defines its own: report the code, then wait in a loop. */
+__attribute__((weak, noreturn)) void bt_exit(int code) { sh_exit(code); }
+
+extern const void *const bt_vectors[];
 
 static uint32_t stack_high_water(void) {
   uint32_t *p = &__stack_bottom;
@@ -52,6 +61,12 @@ __attribute__((noreturn, used)) void reset_c(void) {
   uint32_t *s = &__data_load, *d = &__data_start;
   while (d < &__data_end) *d++ = *s++;
   for (d = &__bss_start; d < &__bss_end; d++) *d = 0;
+#if !defined(__ARM_ARCH_6M__)
+  /* VTOR: exceptions use this image's table wherever it was linked (an STM32 boots from an alias of
+     its flash at 0; a bootloader may have pointed VTOR elsewhere). */
+  *(volatile uint32_t *)0xE000ED08 = (uint32_t)(uintptr_t)bt_vectors;
+  __asm__ volatile("dsb; isb");
+#endif
 #if defined(__ARM_FP)
   *(volatile uint32_t *)0xE000ED88 |= (0xFu << 20); /* CP10/CP11 full access */
   __asm__ volatile("dsb; isb");
@@ -64,7 +79,7 @@ __attribute__((noreturn, used)) void reset_c(void) {
   bt_puts("\nstatic_ram_bytes=");
   bt_putu((uint32_t)((uintptr_t)&__bss_end - (uintptr_t)&__data_start));
   bt_puts("\n");
-  sh_exit(rc);
+  bt_exit(rc);
 }
 
 /* Paint the stack before any C frame exists, then enter C on a fresh stack. */
@@ -85,7 +100,7 @@ __attribute__((noreturn, naked)) void Reset_Handler(void) {
 void Default_Handler(void) {
   mpu_off();
   bt_puts("FAULT: unexpected exception\n");
-  sh_exit(99);
+  bt_exit(99);
 }
 
 __attribute__((noreturn, used)) void hardfault_c(uint32_t cfsr, uint32_t hfsr) {
@@ -95,7 +110,7 @@ __attribute__((noreturn, used)) void hardfault_c(uint32_t cfsr, uint32_t hfsr) {
   bt_puts(" HFSR=");
   bt_putu(hfsr);
   bt_puts("\n");
-  sh_exit(98);
+  bt_exit(98);
 }
 
 /* Fresh stack first: the fault may be a stack overflow. */

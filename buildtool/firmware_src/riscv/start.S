@@ -5,6 +5,15 @@
   .section .text.init,"ax",@progbits
   .globl _start
 _start:
+#ifdef BT_JUMP_TO_LINK_ADDRESS
+  /* A part that boots from an alias of its flash (GD32VF103: flash at 0x08000000 is mapped at 0
+     when BOOT0 is low, and the core starts there) continues at the address it was linked for; la
+     would be pc-relative, so the address is built absolutely. */
+  lui t0, %hi(1f)
+  addi t0, t0, %lo(1f)
+  jr t0
+1:
+#endif
   .option push
   .option norelax
   la gp, __global_pointer$
