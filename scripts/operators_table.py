@@ -268,7 +268,18 @@ def page() -> str:
         c = counts[op]
         lines.append(f"| {op} | {types} | {kernel_column(op, act, where)} | {in_place_column(op)} | "
                      f"{fusion_column(op)} | {c['executor']} | {c['host']} | {c['qemu']} |")
+    for note in NOTES:
+        lines += [""] + textwrap.wrap(note, 116)
     return "\n".join(lines) + "\n"
+
+
+# Behaviour notes under the table (kept here so that regenerating the page keeps them).
+NOTES = (
+    "SOFTMAX with int8 output over a row whose exponentials sum to 512 or more (512+ logits near the maximum, "
+    "e.g. a flat 1000-class output) makes TFLite Micro abort (its rounding shift reaches 32, undefined in C); "
+    "every path here (numpy executor, every kernel set) gives that shift's exactly rounded result instead: the "
+    "output zero point, -128, for the whole row.",
+)
 
 
 def main(argv=None) -> int:

@@ -9,7 +9,9 @@ in-place depthwise) and compares every byte with the reference set linked next t
 from __future__ import annotations
 
 import ctypes
+import pickle
 import re
+import signal
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -30,13 +32,65 @@ MIN_CASES = 400  # kernel_test.c runs about 405 comparisons per set
 
 
 def _assert_clean(rc: int, out: str, kset: str = "") -> None:
-    """No failure, enough cases, and (kset with a variant table) every variant of the table ran."""
+    """No failure, enough cases, (kset with a variant table) every variant of the table ran, and the
+    wide SOFTMAX rows equal the numpy executor."""
     passed, failed = kbuild.summary(out)
     assert (failed, rc) == (0, 0), out[-3000:]
     assert passed >= MIN_CASES, out[-3000:]
+    _check_softmax_wide(out)
     if kset in kernel_variants.TABLES:
         ran = set(re.findall(r"^variants:(.*)$", out, re.M)[-1].split())
         assert ran == {name for t in kernel_variants.TABLES[kset][1].values() for name, _ in t}
+
+
+SANITIZE = "shift-exponent,signed-integer-overflow"  # gcc -fsanitize= of test_set_on_host_under_ubsan
+
+# kernels/tests/unary_test.c test_softmax_widths: its (beta, input scale) pairs, widths and output lines
+SOFTMAX_WIDE_Q = ((1.0, 0.1), (1.0, 0.02))
+SOFTMAX_WIDE_WIDTHS = (2, 10, 511, 512, 513, 1000, 1001, 4096, 8192)
+SOFTMAX_WIDE_LINE = re.compile(r"^softmax_wide q=(\d+) w=(\d+) pat=(\d+) bits=(\d+) fnv=(\d+)$", re.M)
+
+
+def _softmax_mix(v: np.ndarray) -> np.ndarray:
+    """unary_test.c's softmax_mix on uint32 values held in uint64."""
+    m = 0xFFFFFFFF
+    v = ((v ^ (v >> 16)) * 0x7FEB352D) & m
+    v = ((v ^ (v >> 15)) * 0x846CA68B) & m
+    return v ^ (v >> 16)
+
+
+def softmax_logits(pattern: int, width: int) -> np.ndarray:
+    """unary_test.c's softmax_logit: 37 everywhere (0), 37 +- 1 (1), random (2)."""
+    i = np.arange(width, dtype=np.uint64)
+    if pattern == 0:
+        return np.full(width, 37, np.int8)
+    if pattern == 1:
+        return (36 + _softmax_mix(i) % 3).astype(np.int8)
+    return (_softmax_mix(i ^ 0x9E3779B9) >> 24).astype(np.uint8).view(np.int8)
+
+
+def _fnv(y: np.ndarray) -> int:
+    h = 2166136261
+    for b in np.ascontiguousarray(y.astype("<" + y.dtype.str[1:])).view(np.uint8).tolist():
+        h = ((h ^ b) * 16777619) & 0xFFFFFFFF
+    return h
+
+
+def _check_softmax_wide(out: str) -> None:
+    """Every softmax_wide line of a kernel_test.c run (any set, any target) against the numpy executor's
+    SOFTMAX (refops.softmax.softmax_rows, what the executor runs) on the same logits."""
+    from buildtool.refops.softmax import softmax_params, softmax_rows
+    src = (kbuild.KERNELS / "tests" / "unary_test.c").read_text()
+    assert all("{%d, %d, %d}" % softmax_params(*q) in src for q in SOFTMAX_WIDE_Q)  # g_softmax_q
+    lines = SOFTMAX_WIDE_LINE.findall(out)
+    assert len(lines) == len(SOFTMAX_WIDE_Q) * len(SOFTMAX_WIDE_WIDTHS) * 3 * 2, out[-3000:]
+    bad = []
+    for q, w, pat, bits, h in (tuple(map(int, t)) for t in lines):
+        want = softmax_rows(softmax_logits(pat, w)[None], *softmax_params(*SOFTMAX_WIDE_Q[q]), bits)[0]
+        if _fnv(want.astype(np.int8 if bits == 8 else np.int16)) != h:
+            bad.append(f"q={q} w={w} pattern={pat} bits={bits}: the kernel's bytes (FNV-1a {h}) are not the "
+                       f"numpy executor's (values {np.unique(want).tolist()})")
+    assert not bad, "SOFTMAX differs from the numpy executor:\n" + "\n".join(bad)
 
 
 @pytest.fixture(scope="module")
@@ -54,6 +108,7 @@ needs_rv = pytest.mark.skipif(not kbuild.tools_present("riscv64-unknown-elf-gcc"
 def builds(out_dir):
     """All default-run builds started at once (compiling dominates the run time); tests wait on theirs."""
     jobs = {("host", s): (kbuild.build_host, (s, out_dir)) for s in kbuild.SETS}
+    jobs[("ubsan", "reference")] = (kbuild.build_host, ("reference", out_dir, (), kbuild.KERNELS, SANITIZE))
     if kbuild.tools_present("arm-none-eabi-gcc"):
         jobs[("arm", "cortex-m4")] = (kbuild.build_arm, ("cortex-m", out_dir, "cortex-m4"))
     if kbuild.tools_present("riscv64-unknown-elf-gcc"):
@@ -69,6 +124,19 @@ def test_set_matches_reference_on_host(kset, builds):
     """cortex-m runs its exact C model of SXTB16/SMLAD here, xcore its C model of the VPU."""
     rc, out = kbuild.run_host(builds[("host", kset)].result())
     assert f"kernel set: {kset}" in out
+    _assert_clean(rc, out, kset)
+
+
+@pytest.mark.parametrize("kset", ["reference"] + [pytest.param(s, marks=pytest.mark.slow)
+                                                  for s in kbuild.SETS if s != "reference"])
+def test_set_on_host_under_ubsan(kset, builds, out_dir):
+    """kernel_test.c built with gcc's shift-exponent and signed-integer-overflow sanitizers, which stop it
+    at the first shift by 32 or more or int32 overflow: SOFTMAX's rounding shift by 32 at 512+ logits near
+    the maximum and its sum of exponentials overflowing int32 at 4096 (test_softmax_widths) were both."""
+    key = ("ubsan", kset)
+    exe = builds[key].result() if key in builds else kbuild.build_host(kset, out_dir, sanitize=SANITIZE)
+    rc, out = kbuild.run_host(exe)
+    assert "runtime error" not in out, out[-3000:]
     _assert_clean(rc, out, kset)
 
 
@@ -332,10 +400,14 @@ def _unary(lib, g, x):
         _, h, w, c = ti.shape
         p = MeanP(1, h * w, c, h * w * c, c, **qparams.mean_params(ti, to, h * w))
         lib.bt_mean_s8(ctypes.byref(p), _ptr(xi), _ptr(y))
-    elif op.opcode == "SOFTMAX":
+    elif op.opcode == "SOFTMAX":  # int8 -> int8, or int8 -> int16
         depth = ti.shape[-1]
         p = SoftmaxP(n // depth, depth, **qparams.softmax_quant(g, op))
-        lib.bt_softmax_s8(ctypes.byref(p), _ptr(xi), _ptr(y))
+        if to.dtype == "int16":
+            y = np.zeros(to.shape, np.int16)
+            lib.bt_softmax_s8_s16(ctypes.byref(p), _ptr(xi), _ptr(y))
+        else:
+            lib.bt_softmax_s8(ctypes.byref(p), _ptr(xi), _ptr(y))
     elif op.opcode == "LOGISTIC":
         lib.bt_logistic_s8(ctypes.byref(LogisticP(n, **qparams.logistic_params(g, op))), _ptr(xi), _ptr(y))
     elif op.opcode == "HARD_SWISH":
@@ -416,6 +488,121 @@ def test_reference_binary_matches_tflm(opname, b_shape, ref_lib):
     from buildtool.model import writer as tflite_writer
     want = tflm_run(tflite_writer.serialize(g), [xa, xb])[0]
     np.testing.assert_array_equal(_binary(ref_lib, g, xa, xb).reshape(-1), want.reshape(-1))
+
+
+_TFLM_CHILD = """
+import pickle, sys
+import numpy as np
+sys.path.insert(0, sys.argv[1])
+from conftest import tflm_run
+model, x = pickle.load(sys.stdin.buffer)
+sys.stdout.buffer.write(pickle.dumps(np.asarray(tflm_run(model, [x])[0])))
+"""
+
+
+def tflm_or_abort(model: bytes, x: np.ndarray):
+    """TFLM's output in a child process, or None when TFLM aborts (gemmlowp's asserts are compiled in)."""
+    r = subprocess.run([sys.executable, "-c", _TFLM_CHILD, str(ROOT / "tests")], input=pickle.dumps((model, x)),
+                       capture_output=True, timeout=120)
+    if r.returncode == -signal.SIGABRT:
+        return None
+    assert r.returncode == 0, r.stderr.decode()[-2000:]
+    return pickle.loads(r.stdout)
+
+
+def _softmax_row_model(width: int, beta: float, scale: float, out_bits: int = 8):
+    """[1, width] int8 -> SOFTMAX -> int8 (scale 1/256, zero point -128) or int16 (1/65536, -32768)."""
+    import dataclasses
+    from buildtool.zoo.builder import GraphBuilder, _quant
+    b = GraphBuilder(f"softmax{width}", seed=0)
+    y = b.softmax(b.input((1, width), scale, 0), beta=beta)
+    g = b.finish()
+    if out_bits == 16:
+        g.tensors[y] = dataclasses.replace(g.tensors[y], dtype="int16", quant=_quant(1.0 / 65536, -32768))
+    return g
+
+
+def _softmax_units(x: np.ndarray, beta: float, scale: float) -> float:
+    """TFLM's sum of exponentials in units of the maximum's term (Q12: 2^19), computed exactly."""
+    from buildtool.refops.fixed_point import exp_on_negative_values
+    from buildtool.refops.quant_math import rdbpot, srdhm, wrap32
+    from buildtool.refops.softmax import softmax_params
+    mult, shift, diff_min = softmax_params(beta, scale)
+    diff = x.astype(np.int64) - int(x.max())
+    exps = rdbpot(exp_on_negative_values(srdhm(wrap32(diff << shift), mult), 5), 12)
+    return float(np.where(diff >= diff_min, exps, 0).sum()) / (1 << 19)
+
+
+@pytest.mark.parametrize("width", [2, 10, 511, 512, 513, 1000, 1001, 4096])
+def test_reference_softmax_wide_rows_match_tflm_or_exact_rounding(width, ref_lib):
+    """SOFTMAX over [1, width] rows of equal, equal +-1 and random logits (kernels/tests/unary_test.c's
+    patterns), int8 and int8 -> int16 output: the reference kernel (C) equals the numpy executor, and
+    both equal TFLite Micro wherever TFLM returns. TFLM returns for every row of 511 or fewer logits;
+    with int8 output it aborts exactly when its exponentials sum to 512 or more (in units of the
+    maximum's term: 512+ logits near the maximum), where its rounding shift reaches 32 and gemmlowp
+    asserts (built without asserts, C++ `x >> 32`: undefined). There the oracle is the float softmax
+    rounded to the output's step (the numpy executor's rounding being exact, the outputs are within 1 of
+    it and all -128 when every probability is below 1/512, i.e. half a step)."""
+    from buildtool.model.writer import serialize
+    from buildtool.plan.arena.execute import run
+    from buildtool.plan.arena.naive import naive_plan
+    aborted = []
+    for beta, scale in SOFTMAX_WIDE_Q:
+        for pattern in range(3):
+            x = softmax_logits(pattern, width)[None]
+            for bits in (8, 16):
+                g = _softmax_row_model(width, beta, scale, bits)
+                want = run(g, naive_plan(g), [x])[0].reshape(-1)  # the numpy executor
+                got = _unary(ref_lib, g, x).reshape(-1)
+                case = (beta, scale, pattern, bits)
+                np.testing.assert_array_equal(got, want, err_msg=str(case))
+                t = tflm_or_abort(serialize(g), x)
+                units = _softmax_units(x[0], beta, scale)
+                if t is not None:
+                    np.testing.assert_array_equal(want, t.reshape(-1), err_msg=str(case))
+                    assert bits == 16 or units < 512, case
+                    continue
+                assert bits == 8 and units >= 512 and width >= 512, case
+                aborted.append(case)
+                v = beta * scale * (x[0].astype(np.float64) - x.max())
+                prob = np.exp(v) / np.exp(v).sum()
+                flt = np.clip(np.floor(prob * 256 + 0.5) - 128, -128, 127)
+                assert np.abs(want.astype(np.int64) - flt).max() <= 1, case
+                if prob.max() < 1 / 512:
+                    assert (want == -128).all(), case
+    if width >= 512:  # the all-equal rows at least: the cases this test is about
+        assert len(aborted) >= 2, aborted
+
+
+@pytest.mark.parametrize("width", [1000, 65548, 65549, 70000])
+def test_reference_softmax16_wide_rows_match_tflm(width, ref_lib):
+    """int16 -> int16 SOFTMAX (TFLM's table path) over one row of equal logits: its int32 sum of
+    exponentials (32762 at the maximum) overflows from 65549 of them (TFLM: undefined, then a shift by -1);
+    C and the numpy executor saturate it, which gives every output 0, the exact rounding (each
+    probability is below 1/65536, half a step of 2^-15) and what TFLM's build returns too."""
+    from buildtool.model.writer import serialize
+    from buildtool.plan.arena.execute import run
+    from buildtool.plan.arena.naive import naive_plan
+    from buildtool.refops.softmax import softmax16_params, softmax_luts16
+    from buildtool.zoo.builder import GraphBuilder
+    b = GraphBuilder(f"softmax16_{width}", seed=0)
+    b.softmax(b.input((1, width), 0.1, 0))
+    g = b.finish_int16()
+    x = np.full((1, width), 1234, np.int16)
+    want = run(g, naive_plan(g), [x])[0].reshape(-1)
+    exp_lut, rec_lut = (np.ascontiguousarray(t) for t in softmax_luts16())
+    mult, shift = softmax16_params(1.0, g.tensors[g.inputs[0]].scale)
+
+    class Softmax16P(Structure):
+        _fields_ = _ints("rows", "depth", "input_multiplier", "input_left_shift") + [("exp_lut", c_void_p),
+                                                                                    ("rec_lut", c_void_p)]
+    got = np.zeros(width, np.int16)
+    ref_lib.bt_softmax_s16(ctypes.byref(Softmax16P(1, width, mult, shift, _ptr(exp_lut), _ptr(rec_lut))),
+                           _ptr(x), _ptr(got))
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(want, tflm_run(serialize(g), [x])[0].reshape(-1))
+    if width > 65548:
+        assert (want == 0).all()
 
 
 def test_reference_float_io_matches_tflm(ref_lib):

@@ -1,7 +1,8 @@
 """RELU, RELU6, TANH, PRELU, MAXIMUM, MINIMUM, TRANSPOSE, RESIZE_NEAREST_NEIGHBOR, RESIZE_BILINEAR,
 SQUEEZE, EXPAND_DIMS, DEPTH_TO_SPACE, SPACE_TO_DEPTH: byte-exact against TFLite Micro in the numpy
 executor (test_executor.py runs 20 random one-op models each), here in firmware (random one-op
-models merged into one image per board), in place, as aliases, and their one-line errors."""
+models merged into one image per board), in place, as aliases, and their one-line errors. Also SOFTMAX
+over 1000 near-equal logits in firmware, where TFLite Micro aborts (against the numpy executor)."""
 
 from __future__ import annotations
 
@@ -282,3 +283,45 @@ def test_tflm_ignores_the_output_quantisation_where_it_does_not_requantise():
     want = tflm_run(serialize(g), xs, len(g.outputs))
     for y, w in zip(run(g, naive_plan(g), xs), want):
         assert np.array_equal(y.reshape(-1), w.reshape(-1))
+
+
+def softmax_rows_model() -> Graph:
+    """Three [1, 1000] -> SOFTMAX side by side: int8 output at input scales 0.1 and 0.02 (beta 1, 0.7),
+    and int8 -> int16 output (scale 1/65536, zero point -32768)."""
+    graphs = []
+    for k, (scale, beta, bits) in enumerate(((0.1, 1.0, 8), (0.02, 0.7, 8), (0.1, 1.0, 16))):
+        b = GraphBuilder(f"softmax1000_{k}", seed=k)
+        y = b.softmax(b.input((1, 1000), scale, 0), beta=beta)
+        g = b.finish()
+        if bits == 16:
+            g.tensors[y] = dataclasses.replace(g.tensors[y], dtype="int16",
+                                               quant=dataclasses.replace(g.tensors[y].quant,
+                                                                         scale=np.array([1 / 65536], np.float32),
+                                                                         zero_point=np.array([-32768])))
+        graphs.append(g)
+    return merge(graphs, "softmax1000")
+
+
+@pytest.mark.parametrize("board", ["host", "cortex-m4"])
+def test_softmax_over_1000_near_equal_logits_in_firmware(board, tmp_path):
+    """Issue 33 (a 1000-class MobileNetV3-Small): with 512 or more logits near the maximum, TFLM's int8
+    SOFTMAX rounding-shifts by 32 (gemmlowp asserts, TFLite Micro aborts; the C shift was undefined, and
+    the host and Cortex-M4 firmware gave all +127 and all -127 where the numpy executor gives -128). Every
+    row of equal, equal +-1 and random logits now gives the numpy executor's bytes, and equal logits the
+    exact rounding of 1/1000: the output zero point (tests/test_kernels.py checks it against the float
+    softmax and, where TFLM returns, against TFLM)."""
+    need(board)
+    g = softmax_rows_model()
+    pipeline.build(g, board, tmp_path)
+    rng = np.random.default_rng(5)
+    patterns = [np.full((1, 1000), 37, np.int8), (37 + rng.integers(-1, 2, (1, 1000))).astype(np.int8),
+                rng.integers(-128, 128, (1, 1000), dtype=np.int8)]
+    for turn in range(3):  # each model gets each pattern once
+        xs = [patterns[(k + turn) % 3] for k in range(3)]
+        ys = runner.run(board, tmp_path, xs)[0]
+        want = run(g, naive_plan(g), xs)
+        for k, (y, w) in enumerate(zip(ys, want)):
+            assert y.dtype == w.dtype and np.array_equal(y.reshape(-1), w.reshape(-1)), (board, turn, k)
+        for k in range(2):  # int8 outputs of all-equal logits
+            if (k + turn) % 3 == 0:
+                assert (ys[k] == -128).all(), (board, turn, k)

@@ -32,27 +32,38 @@ def softmax(g, op, ins, outs) -> None:
     if ins[0].dtype == np.int16:
         return softmax_s16(g, op, ins, outs)
     x = ins[0].astype(np.int64)
-    depth = x.shape[-1]
-    x = x.reshape(-1, depth)
     mult, shift, diff_min = softmax_params(op.options.get("beta", 1.0), g.tensors[op.inputs[0]].scale)
+    out = softmax_rows(x.reshape(-1, x.shape[-1]), mult, shift, diff_min, np.iinfo(outs[0].dtype).bits)
+    outs[0][...] = out.astype(outs[0].dtype).reshape(outs[0].shape)
+
+
+def softmax_rows(x, mult: int, shift: int, diff_min: int, bits: int = 8) -> np.ndarray:
+    """int8 rows [rows, depth] -> int8 (bits 8) or int16 (bits 16: scale 1/65536, zero point -32768).
+
+    Where TFLM is undefined, the exact arithmetic: the sum of exponentials (Q12, at most 1.0 = 2^19 per
+    term) is read as uint32 like TFLM's GetReciprocal does (exact below 8192; TFLM's int32 sum overflows
+    past 4096) and saturates at 2^32 - 1 beyond; and the final rounding shift num_bits_over_unit + 31 - bits,
+    which reaches 32 for int8 once the sum reaches 512 (TFLM aborts: gemmlowp asserts <= 31), is exact in
+    int64 (an int32 below 2^31 shifted by 32 or more rounds to 0: every output the zero point, -128).
+    kernels/reference/softmax.c does the same."""
+    x = np.asarray(x, dtype=np.int64)
     diff = x - x.max(axis=1, keepdims=True)
     live = diff >= diff_min
     scaled = srdhm(wrap32(diff << shift), mult)
     exps = exp_on_negative_values(scaled, SCALED_DIFF_INTEGER_BITS)
-    sums = wrap32(np.where(live, rdbpot(exps, ACCUM_INTEGER_BITS), 0).sum(axis=1))
+    sums = np.minimum(np.where(live, rdbpot(exps, ACCUM_INTEGER_BITS), 0).sum(axis=1), 0xFFFFFFFF)
+    lo, hi = (-128, 127) if bits == 8 else (-32768, 32767)
     out = np.empty_like(x)
-    lim = np.iinfo(outs[0].dtype)  # int8 output, or int16 (scale 1/65536, zero point -32768)
-    bits = lim.bits
     for r in range(x.shape[0]):
-        s = int(sums[r])
+        s = int(sums[r])  # >= 2^19: the maximum's own term
         headroom = clz32(s)
         bits_over_unit = ACCUM_INTEGER_BITS - headroom
-        shifted_minus_one = int(wrap32(((s & 0xFFFFFFFF) << headroom & 0xFFFFFFFF) - (1 << 31)))
+        shifted_minus_one = int(wrap32(((s << headroom) & 0xFFFFFFFF) - (1 << 31)))
         scale = one_over_one_plus_x_for_x_in_0_1(np.array([shifted_minus_one]))[0]
-        exponent = bits_over_unit + 31 - bits
-        o = rdbpot(srdhm(scale, exps[r]), exponent) + lim.min
-        out[r] = np.where(live[r], np.clip(o, lim.min, lim.max), lim.min)
-    outs[0][...] = out.astype(outs[0].dtype).reshape(outs[0].shape)
+        exponent = bits_over_unit + 31 - bits  # up to 35 for int8: rdbpot is exact in int64
+        o = rdbpot(srdhm(scale, exps[r]), exponent) + lo
+        out[r] = np.where(live[r], np.clip(o, lo, hi), lo)
+    return out
 
 
 # -- int16 -> int16 ---------------------------------------------------------------------------------
@@ -105,7 +116,9 @@ def softmax_s16(g, op, ins, outs) -> None:
     diff = np.clip(mbqm(x - x.max(axis=1, keepdims=True), mult, shift) + 32767, -32768, 32767)
     exps = lut16_lookup(diff, exp_lut)
     out = np.empty_like(x)
-    for r, total in enumerate(exps.sum(axis=1)):
+    # the sum saturates at INT32_MAX (TFLM's int32 sum overflows, undefined, at 65549 logits at the maximum):
+    # every output is then 0, the exact rounding (kernels/reference/softmax.c does the same)
+    for r, total in enumerate(np.minimum(exps.sum(axis=1), (1 << 31) - 1)):
         headroom = clz32(int(total))
         norm = ((int(total) << (headroom - 1)) + (1 << 13)) >> 14  # the sum in [1, 2) as Q1.15
         rec = int(lut16_lookup(np.clip(norm - (1 << 15) - (1 << 16), -32768, 32767), rec_lut))

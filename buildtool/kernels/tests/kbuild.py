@@ -92,10 +92,17 @@ def _build(cc: list, link: list, name: str, out: Path, set_root: Path = KERNELS,
     return out
 
 
-def build_host(name: str, out_dir: Path, defines=(), set_root: Path = KERNELS) -> Path:
-    exe = Path(out_dir) / f"kt_host_{name}{'_' + '_'.join(defines) if defines else ''}"
+def build_host(name: str, out_dir: Path, defines=(), set_root: Path = KERNELS, sanitize: str = "") -> Path:
+    """sanitize: gcc's -fsanitize= list (e.g. "shift-exponent,signed-integer-overflow"); the program then
+    stops at the first undefined operation it meets."""
+    tag = ("_" + "_".join(defines) if defines else "") + ("_san_" + sanitize.replace(",", "_") if sanitize else "")
+    exe = Path(out_dir) / f"kt_host_{name}{tag}"
     cc = ["gcc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror"]
-    return _build(cc, [], name, exe, set_root, test_defines=("BT_HOST", *defines))
+    link = []
+    if sanitize:   # (the instrumentation makes gcc's maybe-uninitialized analysis see false cases)
+        cc += [f"-fsanitize={sanitize}", "-fno-sanitize-recover=all", "-Wno-maybe-uninitialized"]
+        link = [f"-fsanitize={sanitize}"]
+    return _build(cc, link, name, exe, set_root, test_defines=("BT_HOST", *defines))
 
 
 def run_host(exe: Path) -> tuple:

@@ -105,6 +105,7 @@ int bt_main(void) {
   test_fc();
   test_add_mul();
   test_unary();
+  test_softmax_widths();
   test_mean();
   test_data_movement();
   shape_cases();

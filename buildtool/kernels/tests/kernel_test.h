@@ -27,6 +27,7 @@ void ref_bt_avg_pool_s8(const bt_pool_params *, const int8_t *, int32_t, int8_t 
 void ref_bt_max_pool_s8(const bt_pool_params *, const int8_t *, int32_t, int8_t *, int32_t, int32_t);
 void ref_bt_mean_s8(const bt_mean_params *, const int8_t *, int8_t *);
 void ref_bt_softmax_s8(const bt_softmax_params *, const int8_t *, int8_t *);
+void ref_bt_softmax_s8_s16(const bt_softmax_params *, const int8_t *, int16_t *);
 void ref_bt_logistic_s8(const bt_logistic_params *, const int8_t *, int8_t *);
 void ref_bt_hard_swish_s8(const bt_hard_swish_params *, const int8_t *, int8_t *);
 void ref_bt_requantize_s8(const bt_requant_params *, const int8_t *, int8_t *);
