@@ -409,8 +409,8 @@ def _valid_pool_bigger_than_its_input():
 
 
 @pytest.mark.parametrize("make, want", [
-    (_const_reshape_model, "operator 0 (RESHAPE) has only constant inputs, so its output is a constant the "
-                           "converter did not fold; convert the model again with constant folding on"),
+    (_const_reshape_model, "operator 0 (RESHAPE) has only constant inputs (a constant the converter did not "
+                           "fold); convert again with constant folding on"),
     (_valid_pool_bigger_than_its_input, "operator 0 (MAX_POOL_2D): filter 6x6 is larger than its 4x4 input under "
                                         "VALID padding, which leaves no output pixel")])
 def test_run_refuses_what_it_cannot_run_in_the_line_plan_gives(make, want, tmp_path, capsys):

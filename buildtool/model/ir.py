@@ -204,9 +204,8 @@ def validate_graph(g: Graph) -> None:
                 raise ModelError(f"operator {op.index} ({op.opcode}) refers to tensor {i}, "
                                  f"but the model has {n} tensors")
         if op.inputs and all(i < 0 or g.tensors[i].is_const for i in op.inputs):
-            raise ModelError(f"operator {op.index} ({op.opcode}) has only constant inputs, so its output is a "
-                             f"constant the converter did not fold; convert the model again with constant "
-                             f"folding on (the TFLite converter's default)")
+            raise ModelError(f"operator {op.index} ({op.opcode}) has only constant inputs (a constant the "
+                             f"converter did not fold); convert again with constant folding on")
         for i in g.act_inputs(op):
             if i not in written:
                 raise ModelError(f"operator {op.index} ({op.opcode}) reads tensor {i} "
