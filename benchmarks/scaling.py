@@ -71,7 +71,7 @@ def main() -> int:
                        ("mbv2_w035_144", dict(ram, input_streamed=True))):
         if (SHARED / f"{name}.tflite").is_file():
             rows.append((str(SHARED / f"{name}.tflite"), opts))
-    print(f"| case | options | operators | CPU s | arena B | search cut to |")
+    print("| case | options | operators | CPU s | arena B | search cut to |")
     print("|---|---|---:|---:|---:|---:|")
     chain = []
     for spec, opts in rows:
