@@ -505,17 +505,10 @@ def test_library_mode_links_into_a_binary_with_its_own_start_up_and_linker_scrip
     """bt_model(library = True) (issue 28): model.c, the kernels and the weights (in .rodata.bt_weights)
     and nothing else: a cc_binary with its own start-up code, vector table, linker script and main
     (tests/test_export.py's) links it for cortex-m4; no report line; TFLite Micro's output in QEMU."""
-    from test_export import LINK_LD, MAIN_C, SEMIHOST_C, STARTUP_C
+    from test_export import OWN_LIBRARY_FILES, _project, _values
 
     p, data, x = project
-    own = p.top / "own"
-    own.mkdir(exist_ok=True)
-    main = MAIN_C.replace("MODEL_OUTPUT0_BYTES", "model_output_bytes(0)").replace("MODEL_OUTPUT0_TYPE", "int8_t")
-    for name, text in {"startup.c": STARTUP_C, "semihost.c": SEMIHOST_C, "main.c": main,
-                       "link.ld": LINK_LD.replace("@MOVED@", "")}.items():
-        (own / name).write_text(text)
-    (own / "input.h").write_text("static const int8_t input_bytes[] = {"
-                                 + ", ".join(map(str, np.asarray(x).reshape(-1).tolist())) + "};\n")
+    own = _project(p.top / "own", OWN_LIBRARY_FILES, np.asarray(x))
     (own / "BUILD").write_text(
         'load("@buildtool//bazel:defs.bzl", "bt_model")\n'
         'bt_model(name = "lib", model = "//:tiny.tflite", board = "cortex-m4", library = True)\n'
@@ -529,5 +522,4 @@ def test_library_mode_links_into_a_binary_with_its_own_start_up_and_linker_scrip
     run = subprocess.run(["qemu-system-arm", "-M", "mps2-an386", "-nographic", "-semihosting-config",
                           "enable=on,target=native", "-kernel", str(elf)], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stdout + run.stderr
-    got = [int(v) for v in re.search(r"out:([- 0-9]*)\n", run.stdout + run.stderr).group(1).split()]
-    assert got == tflm_run(data, [x])[0].reshape(-1).tolist()
+    assert _values(run.stdout + run.stderr) == tflm_run(data, [x])[0].reshape(-1).tolist()

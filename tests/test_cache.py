@@ -13,7 +13,7 @@ import msgpack
 import numpy as np
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, wait_until
 
 from buildtool import sources
 from buildtool.imports import closure_files
@@ -611,17 +611,8 @@ def test_write_behind_writer_thread_flushes_when_puts_pause(tmp_path):
     s = DiskStore(str(tmp_path), write_behind=True)
     d = entry_digest("arena", "k")
     s.put("arena", d, [1, 2, 3])
-    assert _wait(lambda: os.path.exists(s._path("arena", d)))
+    assert wait_until(lambda: os.path.exists(s._path("arena", d)))
     assert DiskStore(str(tmp_path)).get("arena", d) == [1, 2, 3]
-
-
-def _wait(cond, timeout=10.0):
-    deadline = time.monotonic() + timeout
-    while not cond():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.01)
-    return True
 
 
 _CRASH = """
@@ -672,4 +663,4 @@ def test_write_behind_waits_while_a_request_is_solved(tmp_path):
     time.sleep(0.5)  # well past the quiet period: still queued while busy
     assert not os.path.exists(s._path("arena", d)) and s.get("arena", d) == [1]
     s.busy(-1)
-    assert _wait(lambda: os.path.exists(s._path("arena", d)))
+    assert wait_until(lambda: os.path.exists(s._path("arena", d)))

@@ -256,20 +256,12 @@ def test_library_mode_links_into_a_project_with_its_own_start_up_and_linker_scri
     .rodata.bt_weights) in a project whose start-up code, vector table, linker script and main are its
     own (tests/test_export.py's); no start-up code, linker script or report of ours reaches the link;
     it runs in QEMU and prints TFLite Micro's output."""
-    from test_export import LINK_LD, MAIN_C, SEMIHOST_C, STARTUP_C
+    from test_export import OWN_LIBRARY_FILES, _project, _values
 
     g = zoo.build("tiny")
     x = np.random.default_rng(3).integers(-128, 128, size=g.tensors[g.inputs[0]].shape, dtype=np.int8)
     ref = tflm_run(serialize(g), [x])[0].reshape(-1).tolist()
-    top = tmp_path / "own"
-    top.mkdir()
-    main = MAIN_C.replace("MODEL_OUTPUT0_BYTES", "model_output_bytes(0)").replace("MODEL_OUTPUT0_TYPE", "int8_t")
-    files = {"CMakeLists.txt": OWN_CMAKE, "startup.c": STARTUP_C, "semihost.c": SEMIHOST_C, "main.c": main,
-             "link.ld": LINK_LD.replace("@MOVED@", "")}
-    for name, text in files.items():
-        (top / name).write_text(text)
-    (top / "input.h").write_text("static const int8_t input_bytes[] = {" + ", ".join(map(str, x.reshape(-1).tolist()))
-                                 + "};\n")
+    top = _project(tmp_path / "own", {**OWN_LIBRARY_FILES, "CMakeLists.txt": OWN_CMAKE}, x)
     build = top / "build"
     r = _run(["cmake", "-G", "Ninja", "-S", top, "-B", build, f"-DCMAKE_PREFIX_PATH={project.cmake_dir}",
               f"-DCMAKE_TOOLCHAIN_FILE={project.cmake_dir}/toolchains/cortex-m4.cmake"], project.env)
@@ -283,7 +275,7 @@ def test_library_mode_links_into_a_project_with_its_own_start_up_and_linker_scri
                           "enable=on,target=native", "-kernel", "app.elf"], cwd=build, capture_output=True,
                          text=True, timeout=60)
     assert run.returncode == 0, run.stdout + run.stderr
-    assert [int(v) for v in re.search(r"out:([- 0-9]*)\n", run.stdout + run.stderr).group(1).split()] == ref
+    assert _values(run.stdout + run.stderr) == ref
     sections = subprocess.run(["arm-none-eabi-objdump", "-h", str(build / "app.elf")], capture_output=True,
                               text=True).stdout
     assert ".bt_weights" not in sections  # in .rodata.bt_weights, inside the project's .text

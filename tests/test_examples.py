@@ -191,17 +191,10 @@ def test_scons_library_mode_links_into_a_project_with_its_own_start_up_and_linke
     """BtModel(library=True) (issue 28): only model.o, the kernels and weights.o (weights in
     .rodata.bt_weights), linked by the project's own Program with its own start-up code, vector table,
     linker script and main (tests/test_export.py's); runs in QEMU with TFLite Micro's output."""
-    from test_export import LINK_LD, MAIN_C, SEMIHOST_C, STARTUP_C
+    from test_export import OWN_LIBRARY_FILES, _project, _values
 
     top, env, tool_dir, x, ref = project
-    own = tmp_path / "own"
-    own.mkdir()
-    main = MAIN_C.replace("MODEL_OUTPUT0_BYTES", "model_output_bytes(0)").replace("MODEL_OUTPUT0_TYPE", "int8_t")
-    for name, text in {"SConstruct": OWN_SCONSTRUCT, "startup.c": STARTUP_C, "semihost.c": SEMIHOST_C,
-                       "main.c": main, "link.ld": LINK_LD.replace("@MOVED@", "")}.items():
-        (own / name).write_text(text)
-    (own / "input.h").write_text("static const int8_t input_bytes[] = {"
-                                 + ", ".join(map(str, np.asarray(x).reshape(-1).tolist())) + "};\n")
+    own = _project(tmp_path / "own", {**OWN_LIBRARY_FILES, "SConstruct": OWN_SCONSTRUCT}, np.asarray(x))
     shutil.copy(top / "tiny.tflite", own / "tiny.tflite")
     r = subprocess.run([sys.executable, "-m", "SCons", "-Q", f"toolpath={tool_dir}"], cwd=own, env=env,
                        capture_output=True, text=True, timeout=300)
@@ -211,5 +204,4 @@ def test_scons_library_mode_links_into_a_project_with_its_own_start_up_and_linke
                           "enable=on,target=native", "-kernel", "build/app.elf"], cwd=own, capture_output=True,
                          text=True, timeout=60)
     assert run.returncode == 0, run.stdout + run.stderr
-    got = [int(v) for v in re.search(r"out:([- 0-9]*)\n", run.stdout + run.stderr).group(1).split()]
-    assert got == np.asarray(ref).reshape(-1).tolist()
+    assert _values(run.stdout + run.stderr) == np.asarray(ref).reshape(-1).tolist()

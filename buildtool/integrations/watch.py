@@ -126,11 +126,12 @@ class ModelBuild:
     def __call__(self) -> None:
         before = {p.name: digest(p) for p in self.out.glob("*") if p.is_file()}
         t0 = time.monotonic()
-        graph = pipeline.read_model(self.model).graph
-        key = json.dumps(made_from(graph, self.options), sort_keys=True)
+        model = pipeline.read_model(self.model)  # read once: build takes the Model as it is
+        pipeline.check(model)
+        key = json.dumps(made_from(model.graph, self.options), sort_keys=True)
         if key != self.plan_key:  # planned again only when the structure or the options changed
-            self.plan, self.plan_key = pipeline.plan_memory(graph, self.options), key
-        paths = pipeline.build(self.model, self.board, self.out, self.options, plan=self.plan)
+            self.plan, self.plan_key = pipeline.plan_memory(model.graph, self.options), key
+        paths = pipeline.build(model, self.board, self.out, self.options, plan=self.plan)
         after = {p.name: digest(p) for p in self.out.glob("*") if p.is_file()}
         changed = sorted(n for n in after if after[n] != before.get(n) and not n.endswith((".o", ".a", ".ld")))
         print(f"built {_rel(paths['elf'])} in {time.monotonic() - t0:.1f} s; changed: "
