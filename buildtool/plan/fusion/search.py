@@ -84,19 +84,21 @@ class Front:
         return min(ok, key=lambda s: (s.macs, s.peak))
 
 
-def block_caps(net: Network, work: int) -> list:
-    """q -> the longest block ending at q the search analyses, within `work` units for the whole
+def block_caps(net: Network, work: int) -> tuple:
+    """(caps, cut): caps[q] is the longest block ending at q the search analyses, within `work` units for the whole
     graph. The analysis of the blocks ending at q costs about L^2 units for L candidate starts; the
     units left are shared evenly over the cuts still to come, so a shallow network (every zoo and
     shared model) gets every block up to MAX_BLOCK_OPS and a deep one shorter blocks, spread evenly
-    instead of spent on its first operators. Deterministic: a count, not a clock."""
-    caps, left = [MAX_BLOCK_OPS] * (net.n + 1), work
+    instead of spent on its first operators. Deterministic: a count, not a clock. cut: the smallest cap
+    that shortened some block end's candidates (0: none did)."""
+    caps, left, cut = [MAX_BLOCK_OPS] * (net.n + 1), work, 0
     for q in range(1, net.n + 1):
         length = len(block_starts(net, q))
-        cap = max(2, math.isqrt(max(left // (net.n - q + 1), 0)))
-        caps[q] = min(cap, MAX_BLOCK_OPS)
+        caps[q] = min(max(2, math.isqrt(max(left // (net.n - q + 1), 0))), MAX_BLOCK_OPS)
+        if caps[q] < length:
+            cut = min(cut or caps[q], caps[q])
         left -= min(length, caps[q]) ** 2
-    return caps
+    return caps, cut
 
 
 def block_edges(net: Network, memo=None, split_only: bool = False, banding: bool = True,
@@ -181,9 +183,8 @@ def search_front(g, streamed: bool = False, align: int = 16, memo=None, split_on
     """
     t0 = time.perf_counter()
     net = build_network(g, streamed, align)
-    caps = block_caps(net, work_budget(time_budget))
+    caps, cut = block_caps(net, work_budget(time_budget))
     blocks = block_edges(net, memo, split_only, banding, caps)
-    cut = min((c for q, c in enumerate(caps) if q and c < len(block_starts(net, q))), default=0)
     n = net.n
     edges = []  # edge id -> Edge
     incoming = {}  # (q, banded) -> edge ids
