@@ -53,6 +53,8 @@ def test_tiny_fits_every_board_plain_and_the_table_matches_the_json(capsys):
         t = targets.get(name)
         assert r["ram_bytes"] == ram(r)["arena"] + ram(r)["stack"] == arena + t.stack_bytes
         assert ram(r)["size"] == t.ram_bytes
+        # the RAM's use counts the code a board runs from RAM (xcore: the tile's SRAM holds code)
+        assert ram(r)["used"] == r["ram_bytes"] + t.code_in_ram and ram(r)["code_reserve"] == t.code_in_ram
     rc, out, err = run_cli(["fit", "tiny"], capsys)
     assert rc == 0 and err == ""
     head, *lines = out.strip().splitlines()
@@ -62,7 +64,7 @@ def test_tiny_fits_every_board_plain_and_the_table_matches_the_json(capsys):
         r = rows[name]
         assert (fits, plan) == ("yes", r["plan"])
         limit = f" / {size(ram(r)['size'])}" if ram(r)["size"] else " (no limit)"
-        assert f"  {size(r['ram_bytes'])}{limit}  " in line
+        assert f"  {size(ram(r)['used'])}{limit}  " in line
         latency = r["latency"]
         if latency is None:
             assert line.endswith("n/a")
@@ -157,3 +159,30 @@ def test_bad_input_is_one_line_exit_2(args, needle, capsys):
     lines = err.strip().splitlines()
     assert rc == 2 and out == "" and len(lines) == 1 and lines[0].startswith("buildtool: error:"), err
     assert needle in lines[0]
+
+
+def test_a_board_that_picks_its_plan_wires_the_model_to_the_code_step(tmp_path):
+    """xcore may pick a fused plan (whose code holds weight copies): SCons (may_fuse), CMake (BT_FUSED)
+    and Bazel (BOARDS' auto_fit) then give the code step the model and the flash step the plan; a board
+    that does not pick keeps the skeleton. The choice itself: the plain plan where it fits, else the
+    least-RAM plan, and nothing on a board that refuses instead."""
+    from buildtool.cmake import configure
+    from buildtool.firmware.fits import fitting_plan, may_fuse
+    from buildtool.integrations.bazel import board_entry
+
+    for board, fused in (("xcore", True), ("host", False)):
+        assert may_fuse({}, targets.get(board)) is fused and may_fuse({"optimize": "ram"}, targets.get(board))
+        configure(board, "", "tiny", [], "", str(tmp_path / board))
+        assert f'set(BT_FUSED "{"ON" if fused else "OFF"}")' in (tmp_path / board / "buildtool.cmake").read_text()
+        assert board_entry(board, tmp_path)["auto_fit"] is fused
+    xcore, m4 = targets.get("xcore"), targets.get("cortex-m4-256k")
+    g = read_model("mbv2-w0.35").graph
+    plain = plan_memory(g, PlanOptions())
+    assert plain.arena_bytes + xcore.stack_bytes > xcore.data_ram_bytes  # 283.5 KiB: no tile holds it with code
+    fitted, note = fitting_plan(g, plain, xcore, PlanOptions(), plan_memory)
+    assert fitted.to_json(g) == plan_memory(g, PlanOptions(optimize="ram")).to_json(g)
+    assert note.startswith(f"mbv2-w0.35: the layer-by-layer plan needs {plain.arena_bytes + 8192:,} B of xcore's RAM")
+    assert fitting_plan(g, plain, m4, PlanOptions(), plan_memory) == (plain, None)  # refused by check_fits instead
+    tiny = read_model("tiny").graph
+    small = plan_memory(tiny, PlanOptions())
+    assert fitting_plan(tiny, small, xcore, PlanOptions(), plan_memory) == (small, None)

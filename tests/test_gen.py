@@ -9,6 +9,7 @@ import sys
 import pytest
 from conftest import ROOT
 
+from buildtool.options import PlanOptions
 from buildtool import pipeline, steps
 
 
@@ -212,3 +213,26 @@ def test_the_plan_step_refuses_a_plan_the_board_cannot_hold(tmp_path):
     gen("plan", d / "s.json", "-o", d / "a.json")
     gen("plan", d / "s.json", "-o", d / "b.json", "--board", "cortex-m4")
     assert (d / "a.json").read_bytes() == (d / "b.json").read_bytes()
+
+
+def test_a_board_that_picks_its_plan_says_which_on_every_path(tmp_path):
+    """gen plan --board xcore on a model whose layer-by-layer arena no XU316 tile holds: the plan is
+    the least-RAM one (optimize=ram's bytes), sealed on the options asked for (none), and one line says
+    so, in this process and through the daemon alike; a board that does not pick (cortex-m4) keeps
+    the plain plan without a word."""
+    d = tmp_path
+    gen("model", "mbv2-w0.35", "-o", d / "m.tflite")
+    gen("skeleton", d / "m.tflite", "-o", d / "s.json")
+    gen("plan", d / "s.json", "-o", d / "ram.json", "--opt", "optimize=ram")
+    outs = {}
+    for how, daemon in (("here", False), ("daemon", True)):
+        r = gen("plan", d / "s.json", "-o", d / f"{how}.json", "--board", "xcore", "--name", "mbv2-w0.35",
+                daemon=daemon)
+        outs[how] = r.stdout
+        assert r.stdout.startswith("buildtool: mbv2-w0.35: the layer-by-layer plan needs ") and \
+            len(r.stdout.splitlines()) == 1 and "planned with optimize=ram instead" in r.stdout, r.stdout
+        assert (d / f"{how}.json").read_bytes() == (d / "ram.json").read_bytes()
+        assert json.loads((d / f"{how}.json.seal").read_text())["options"] == json.loads(json.dumps(PlanOptions().canonical()))
+    assert outs["here"] == outs["daemon"]
+    r = gen("plan", d / "s.json", "-o", d / "m4.json", "--board", "cortex-m4")
+    assert r.stdout == "" and json.loads((d / "m4.json").read_text()).get("fusion_blocks") is None

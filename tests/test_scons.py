@@ -17,6 +17,7 @@ from conftest import fixed_input, tflm_run
 
 from buildtool.plan import flash
 from buildtool.firmware import runner
+from buildtool.options import PlanOptions
 from buildtool import targets, zoo
 from buildtool.model import reader as tflite_reader
 from buildtool.model.writer import serialize
@@ -129,6 +130,22 @@ def test_scons_run_prints_output_and_ram(project):
     arena, stack, other, kib, total = (float(v.replace(",", "")) for v in m.groups())
     assert arena + stack + other == total and kib == round(total / 1024, 1) and arena > 0
     assert (tmp / "build" / "board.ld").is_file() == (board != "host")
+
+
+def test_helium_board_runs_bit_exact_with_its_kernel_set(tmp_path):
+    """board=cortex-m55 (QEMU mps3-an547): compiled with the Helium kernel set, output equal to TFLite Micro's."""
+    from conftest import fixed_input, tflm_run
+
+    g = zoo.build("tiny")
+    model = tmp_path / "m.tflite"
+    model.write_bytes(serialize(g))
+    x = fixed_input(g.tensors[g.inputs[0]].shape)
+    np.save(tmp_path / "x.npy", x)
+    scons("run", "board=cortex-m55", f"model={model}", f"out={tmp_path / 'b'}", f"input={tmp_path / 'x.npy'}",
+          f"output={tmp_path / 'y.npy'}")
+    assert np.array_equal(np.load(tmp_path / "y.npy"), tflm_run(model.read_bytes(), [x])[0])
+    files = {Path(e["file"]).as_posix() for e in json.loads((tmp_path / "b" / "compile_commands.json").read_text())}
+    assert any(f.endswith("kernels/cortex-m55/conv.c") for f in files), sorted(files)
 
 
 def test_default_build_dir_is_build_board_model():
@@ -437,3 +454,29 @@ def test_quiet_output_and_the_memory_summary(tmp_path):
     (tmp_path / "b" / "obj" / "model.o").unlink()
     r = scons("board=cortex-m4", "model=tiny", f"out={tmp_path / 'b'}", "VERBOSE=1")
     assert any(ln.startswith("arm-none-eabi-gcc ") and "-mcpu=cortex-m4" in ln for ln in r.stdout.splitlines())
+
+
+def test_xcore_headline_builds_the_plan_that_fits_a_tile(tmp_path):
+    """`scons board=xcore model=mobilenetv2`, the command the product is known by: its layer-by-layer
+    arena (700 KiB) fits no XU316 tile (512 KiB of SRAM, code included), so the xcore board picks the
+    least-RAM plan that does, says so in one line, and the firmware that would fit a tile runs
+    byte-identical with TFLite Micro; a second scons reruns nothing and says nothing more."""
+    out = tmp_path / "b"
+    x = fixed_input((1, 160, 160, 3))
+    np.save(tmp_path / "x.npy", x)
+    base = ("board=xcore", "model=mobilenetv2", f"out={out}")
+    r = scons("run", *base, f"input={tmp_path / 'x.npy'}", f"output={tmp_path / 'y.npy'}", verbose=False)
+    notes = [line for line in r.stdout.splitlines() if "planned with" in line]
+    assert len(notes) == 1 and notes[0].startswith("scons: mobilenetv2: the layer-by-layer plan needs 724,992 B "
+                                                   "of xcore's RAM"), r.stdout
+    assert "planned with optimize=ram instead" in notes[0]
+    plan = json.loads((out / "plan.json").read_text())
+    assert plan["fusion_blocks"] and plan["arena_bytes"] == int(re.search(r"arena ([\d,]+) B,", notes[0])
+                                                                  .group(1).replace(",", ""))
+    assert json.loads((out / "plan.json.seal").read_text())["options"] == json.loads(json.dumps(PlanOptions().canonical()))  # sealed on what was asked
+    ram = re.search(r"^xcore: RAM ([\d,.]+) KiB of 512\.0 KiB .* arena ([\d,.]+) KiB", r.stdout, re.M)
+    assert ram and float(ram.group(1).replace(",", "")) < 512, r.stdout
+    want = tflm_run((out / "model.tflite").read_bytes(), [x])[0]
+    assert np.array_equal(np.load(tmp_path / "y.npy"), want)
+    again = scons(*base)
+    assert "planned with" not in again.stdout and " -o " not in again.stdout, again.stdout

@@ -16,8 +16,8 @@ HEAD = ("board", "fits", "plan", "RAM", "flash", "other memories", "latency (est
 
 
 def _used(m) -> str:
-    """used / size; "+ code" where the code is not counted (flash without a code reserve)."""
-    code = " + code" if m.memory == "FLASH" and not m.code_reserve else ""
+    """used / size; "+ code" where the code is not counted (flash that holds it without a code reserve)."""
+    code = " + code" if m.memory == "FLASH" and m.holds_code and not m.code_reserve else ""
     return f"{size(m.used)}{code} / {size(m.size)}" if m.size else f"{size(m.used)}{code} (no limit)"
 
 

@@ -54,13 +54,16 @@ def _via_daemon(a) -> bool:
     wire = {k: protocol.to_wire(v) for k, v in args.items() if v is not None}
     try:
         with DaemonClient() as c:
-            c.request({"type": "gen", "args": wire, "umask": protocol.umask_now(), "package": protocol.package_now()})
+            reply = c.request({"type": "gen", "args": wire, "umask": protocol.umask_now(),
+                               "package": protocol.package_now()})
     except protocol.DaemonUnavailable as e:
         warn_once(f"{e}; running the step in this process")
         return False
     except BuildtoolError as e:  # the daemon names the absolute paths it was sent: name them as typed
         e.args = (protocol.as_typed(str(e), typed),)
         raise
+    for note in (reply or {}).get("notes") or []:  # (a daemon of an older install sends none)
+        print(note)
     return True
 
 

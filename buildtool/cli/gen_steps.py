@@ -37,9 +37,10 @@ def step_args(args: dict):
     return a
 
 
-def run_step(a, planner=None) -> int:
+def run_step(a, planner=None, say=print) -> int:
     """The step itself. planner(graph, PlanOptions) -> {"plan": ...}: how the plan step plans
-    (the daemon passes its memo's; default: in this process)."""
+    (the daemon passes its memo's; default: in this process); say(line): the step's notes to the user
+    (the plan a board picked for itself), printed by default, the daemon's client prints them."""
     step, out = a.step, Path(a.output)
     if step == "model":
         _need(a, "input", "a zoo name")
@@ -53,6 +54,8 @@ def run_step(a, planner=None) -> int:
         _need(a, "input", "skeleton.json")
         plan_with = (lambda g, o: planner(g, o)["plan"]) if planner else plan_step.in_process
         made = plan_step.run_file(a.input, options_of(a.opt), plan_with, _board(a) if a.board else None, a.name)
+        for note in made.notes:
+            say(f"buildtool: {note}")
         written = steps.store(made, {"plan.json": out})
         inputs = [a.input]
     elif step == "code":

@@ -52,11 +52,13 @@ def _serve_gen(a, cwd: str, planner) -> dict | None:
     if a.step not in protocol.GEN_STEPS or planner is None:
         return None
     typed = protocol.absolute_paths(vars(a), cwd)  # (a's own attributes, made absolute in place)
+    lines = []  # the step's notes, printed by the client
     try:
-        gen_steps.run_step(a, planner)
+        gen_steps.run_step(a, planner, lambda text: lines.append([False, text]))
     except BuildtoolError as e:
-        return {"lines": [[True, f"buildtool: error: {protocol.as_typed(one_line(str(e)), typed)}"]], "exit": e.exit_code}
-    return {"lines": [], "exit": 0}
+        return {"lines": lines + [[True, f"buildtool: error: {protocol.as_typed(one_line(str(e)), typed)}"]],
+                "exit": e.exit_code}
+    return {"lines": lines, "exit": 0}
 
 
 def server_main(argv=None) -> int:

@@ -22,6 +22,7 @@ from ..cli import gen_steps
 from ..codegen.c_text import c_string
 from ..errors import BuildtoolError, ModelError, PlanError, UsageError
 from ..firmware import runner
+from ..firmware.fits import may_fuse
 from ..firmware.toolchain import FIRMWARE, check_segments, source_parts
 from ..fsutil import write_if_changed
 from ..steps.models import locate
@@ -73,7 +74,7 @@ def configure(board: str, model: str, zoo: str, opts: list, ram_limit: str, out:
              ("BT_HARNESS_MAIN", parts["main"]), ("BT_LDFLAGS", ldflags),
              ("BT_LDLIBS", [f[2:] for f in info["ldflags"] if f.startswith("-l")]),
              ("BT_LINKER_SCRIPT", str(o / "board.ld") if t.linker_template else ""),
-             ("BT_FUSED", "ON" if options.fused else "OFF"), ("BT_RUN", info["run"]),
+             ("BT_FUSED", "ON" if may_fuse(options, t) else "OFF"), ("BT_RUN", info["run"]),
              ("BT_CONFIGURE_DEPENDS", _depfile_inputs(o / "board.d") + _template(t))]
     blob = (("#define BT_WEIGHTS_SECTION .rodata.bt_weights\n" if library else "")
             + f"#define BT_WEIGHTS_FILE {c_string(str(o / 'weights.bin'))}\n"

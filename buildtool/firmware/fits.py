@@ -7,9 +7,10 @@ the planner); and, for `buildtool fit`, what a given plan uses of each of a boar
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Callable
 
 from .. import targets
-from ..errors import BuildtoolError, PlanError
+from ..errors import BuildtoolError, PlanError, UsageError
 from ..model.ir import Graph
 from ..options import PlanOptions
 from ..plan import align_up, first_bytes
@@ -32,7 +33,7 @@ def optimize_ram_hint(g: Graph, plan, t: targets.Target, options: PlanOptions, h
         return ""
 
     align = options.align
-    room = t.ram_bytes - t.stack_bytes
+    room = t.data_ram_bytes - t.stack_bytes
     try:
         front = search_front(g, False, align)
         if not front.solutions or min(s.peak for s in front.solutions) > room:
@@ -60,7 +61,7 @@ def check_fits(g: Graph, plan, t: targets.Target, hint: str = "--optimize ram", 
         plan = place_arena(g, plan, t)
     except PlanError:  # not even spread over every memory that may hold arena buffers: the RAM line below
         pass
-    if t.ram_bytes and first_bytes(plan) + t.stack_bytes > t.ram_bytes:
+    if t.ram_bytes and first_bytes(plan) + t.stack_bytes > t.data_ram_bytes:
         need = first_bytes(plan) + t.stack_bytes
         raise FirmwareError(f"{g.name} does not fit board {t.name}: it needs {exact(need)} of RAM (arena "
                             f"{exact(first_bytes(plan))} + stack {exact(t.stack_bytes)}), the board has {ram_size(t)}"
@@ -89,6 +90,7 @@ class MemoryUse:
     stack: int = 0
     weights: int = 0
     code_reserve: int = 0
+    holds_code: bool = False  # the board's code may live here (counted only as code_reserve)
 
     @property
     def used(self) -> int:
@@ -96,7 +98,8 @@ class MemoryUse:
 
     def to_json(self) -> dict:
         return {"name": self.name, "memory": self.memory, "size": self.size, "used": self.used, "arena": self.arena,
-                "stack": self.stack, "weights": self.weights, "code_reserve": self.code_reserve}
+                "stack": self.stack, "weights": self.weights, "code_reserve": self.code_reserve,
+                "holds_code": self.holds_code}
 
 
 @dataclass(frozen=True)
@@ -121,8 +124,8 @@ def board_use(g: Graph, plan, t: targets.Target) -> BoardUse:
     tt = replace(t, ram_bytes=NO_LIMIT, flash_bytes=NO_LIMIT) if unlimited else t
     ram_need = first_bytes(plan) + t.stack_bytes
     short = {}
-    if t.ram_bytes and ram_need > t.ram_bytes:
-        short["ram"] = ram_need - t.ram_bytes
+    if t.ram_bytes and ram_need > t.data_ram_bytes:
+        short["ram"] = ram_need - t.data_ram_bytes
     weights = {}
     try:
         p = place(g, plan, tt)
@@ -145,5 +148,49 @@ def board_use(g: Graph, plan, t: targets.Target) -> BoardUse:
         reserve = r.reserve if "code" in r.holds else 0
         if arena or stack or weights.get(r.name, 0) or reserve or r.memory in ("RAM", "FLASH"):
             out.append(MemoryUse(r.name, r.memory, 0 if unlimited else r.size, arena, stack, weights.get(r.name, 0),
-                                 reserve))
+                                 reserve, "code" in r.holds))
     return BoardUse(tuple(out), ram_need, short)
+
+
+# -- which plan fits (buildtool fit's ladder; a board that picks its own plan: Target.auto_fit) -------
+PLAIN, RAM, RAM_NO_CAP, SPREAD = "plain", "optimize=ram", "optimize=ram max_mac_overhead=none", "spread over regions"
+
+
+def ladder(options: PlanOptions) -> list:
+    """(label, options) of the plans tried in order: the options' own fused plan alone, else plain and
+    the two least-RAM fused plans (buildtool fit's spread rung reuses the plain plan)."""
+    if options.fused:
+        return [(options.describe(), options)]
+    return [(PLAIN, options), (RAM, replace(options, optimize="ram")),
+            (RAM_NO_CAP, replace(options, optimize="ram", max_mac_overhead="none"))]
+
+
+def may_fuse(options, t: targets.Target) -> bool:
+    """Whether a build's plan may be a fused one: asked for, or picked by a board that picks its own
+    (Target.auto_fit). Its code step then reads the model (a fused plan's code holds weight copies) and
+    its flash step the plan: build rules wire their steps by this."""
+    return PlanOptions.from_map(options).fused or t.auto_fit
+
+
+def fitting_plan(g: Graph, plan, t: targets.Target, options, planner: Callable) -> tuple:
+    """(plan, note) for a build on board t: plan itself (note None) when it fits, when the board does
+    not pick its own plan (Target.auto_fit) or when the options ask for a fused plan; else the first
+    fused plan of the ladder that fits (planner(g, PlanOptions) makes it), with the one line saying so.
+    When none fits, plan itself: check_fits then refuses it in its one line."""
+    options = PlanOptions.from_map(options)
+    if not t.auto_fit or options.fused:
+        return plan, None
+    use = board_use(g, plan, t)
+    if use.fits or "weights" in use.short:  # weights that do not fit fit no plan better
+        return plan, None
+    for label, opts in ladder(options)[1:]:
+        try:
+            p = planner(g, opts)
+        except (PlanError, UsageError):  # a graph the fusion planner refuses (stateful)
+            return plan, None
+        if board_use(g, p, t).fits:
+            return p, (f"{g.name}: the layer-by-layer plan needs {exact(use.ram_bytes)} of {t.name}'s RAM (arena "
+                       f"{exact(first_bytes(plan))} + stack {exact(t.stack_bytes)}), which has {ram_size(t)}; "
+                       f"planned with {label} instead: arena {exact(first_bytes(p))}, "
+                       f"{p.macs / max(plan.macs, 1):.2f} x the MACs")
+    return plan, None

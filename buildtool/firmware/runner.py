@@ -6,6 +6,7 @@ from __future__ import annotations
 import bisect
 import json
 import os
+import platform
 import re
 import subprocess
 import tempfile
@@ -266,6 +267,11 @@ def memory_summary(t: targets.Target, elf, arena_bytes: int) -> str:
         w, a = (_section_bytes(t, elf, (f".bt_{kind}_{r.name}",)) for kind in ("weights", "arena"))
         what = ([f"weights {kib(w)}" if a else "weights"] if w else []) + ([f"arena {kib(a)}"] if a else [])
         ext += f"; {r.name} {of(w + a, r.size)} = {' + '.join(what)}" if what else ""
+    if t.code_in_ram and t.port.native:  # planned for a chip that runs code from RAM, built and run here
+        ram = code + static + t.stack_bytes  # the chip's stack as planned, not this process's
+        return (f"{t.name}: RAM {of(ram, t.ram_bytes)} = code and constants {kib(code)} (as built here: "
+                f"{platform.machine() or 'host'}) + arena {kib(arena_bytes)} + stack {kib(t.stack_bytes)} + static "
+                f"{kib(static - arena_bytes)}; flash {of(weights, t.flash_bytes)} = weights{ext}")
     return (f"{t.name}: RAM {of(ram, t.ram_bytes)} = arena {kib(arena_bytes)} + stack {kib(stack)} + "
             f"static {kib(static - arena_bytes)}; flash {of(code + weights, t.flash_bytes)} = code {kib(code)} "
             f"+ weights {kib(weights)}{ext}")

@@ -102,6 +102,9 @@ def check_tools(t: targets.Target) -> None:
     if missing:
         raise FirmwareError(f"board {t.name} needs {', '.join(missing)} on PATH; install the toolchain "
                             f"(see docs/firmware.md)")
+    problems = t.port.problems(t)
+    if problems:
+        raise FirmwareError(f"board {t.name}: {'; '.join(problems)}")
 
 
 def _cache_root() -> Path:
@@ -235,7 +238,10 @@ _WRITE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES)
 
 
 def ram_size(t: targets.Target) -> str:
-    return f"{exact(t.ram_bytes)} of RAM" + (f" ({t.ram_bytes // 1024} KiB)" if t.ram_bytes % 1024 == 0 else "")
+    """The board's RAM for people: bytes, KiB, and what code kept back when it runs from RAM."""
+    kib = f" ({t.ram_bytes // 1024} KiB" if t.ram_bytes % 1024 == 0 else ""
+    code = f"{'; ' if kib else ' ('}{exact(t.code_in_ram)} of it kept for code and constants" if t.code_in_ram else ""
+    return f"{exact(t.ram_bytes)} of RAM" + kib + code + (")" if kib or code else "")
 
 
 def overflow_message(g: Graph, plan, t: targets.Target, region: str, over: int) -> str:

@@ -71,6 +71,7 @@ def board_entry(name: str, out: Path) -> dict:
         "includes": [_rel(d) for d in toolchain.include_dirs(t, out) if PACKAGE in Path(d).resolve().parents],
         "ld": f"boards/{name}/board.ld" if ld else None,
         "weights_align": t.weights_align,
+        "auto_fit": t.auto_fit,  # the board may pick a fused plan (firmware.fits.may_fuse)
         "builtin_includes": _builtin_includes(t.cc) if not t.port.native else [],
     }
 

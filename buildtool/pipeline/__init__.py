@@ -14,11 +14,12 @@ run), so the same model, options and board give byte-identical files on every pa
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from .. import targets
 from ..firmware.runner import run
-from ..firmware.fits import check_fits
+from ..firmware.fits import check_fits, fitting_plan
 from ..firmware.toolchain import check_tools
 from ..firmware.toolchain import link as link_firmware
 from ..fsutil import make_dirs
@@ -71,14 +72,21 @@ def link(model: Model, plan, target, out_dir, paths: dict) -> dict:
 
 
 def build(spec, board_name: str, out_dir, options: PlanOptions | None = None, plan=None,
-          kernels: tuple | None = None, stack_bytes: int | None = None, fit_hint: str = "--optimize ram") -> dict:
-    """The whole flow: read, check, plan, check it fits, generate, link. Returns the paths written."""
+          kernels: tuple | None = None, stack_bytes: int | None = None, fit_hint: str = "--optimize ram",
+          say=None) -> dict:
+    """The whole flow: read, check, plan, check it fits, generate, link. Returns the paths written.
+    On a board that picks its own plan (Target.auto_fit) a plan that does not fit is replaced by the
+    first of the fit ladder that does; say(line) tells the user so (default: on stderr)."""
+    say = say or (lambda line: print(line, file=sys.stderr))
     options = PlanOptions.from_map(options)
     t = board(board_name, kernels, stack_bytes)
     check_tools(t)
     model = read_model(spec)
     check(model)
     plan = plan if plan is not None else plan_memory(model.graph, options)
+    plan, note = fitting_plan(model.graph, plan, t, options, plan_memory)  # a board that picks its own plan
+    if note:
+        say(f"buildtool: {note}")
     check_fits(model.graph, plan, t, fit_hint, options)
     out = Path(out_dir).resolve()
     if (out / "firmware.elf").exists():

@@ -21,19 +21,16 @@ board's CPU has no cycle figures or the board no clock.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from .. import targets
 from ..errors import PlanError, UsageError
-from ..firmware.fits import BoardUse, board_use
+from ..firmware.fits import PLAIN, RAM, RAM_NO_CAP, SPREAD, BoardUse, board_use, ladder
 from ..firmware.op_cost import static_cycles
 from ..options import PlanOptions
 from ..plan.regions import place_arena
 from ..progress import stage
 from ..steps.plan import plan_memory
-
-PLAIN, RAM, RAM_NO_CAP, SPREAD = "plain", "optimize=ram", "optimize=ram max_mac_overhead=none", "spread over regions"
-
 
 @dataclass(frozen=True)
 class FitRow:
@@ -73,15 +70,6 @@ class FitRow:
                     "seconds": [round(s[0], 6), round(s[1], 6)]}}
 
 
-def ladder(options: PlanOptions) -> list:
-    """(label, options) of the plans tried in order: the options' own fused plan alone, else plain and
-    the two least-RAM fused plans (the spread rung reuses the plain plan)."""
-    if options.fused:
-        return [(options.describe(), options)]
-    return [(PLAIN, options), (RAM, replace(options, optimize="ram")),
-            (RAM_NO_CAP, replace(options, optimize="ram", max_mac_overhead="none"))]
-
-
 def fit_table(graph, options=None, planner=plan_memory, boards=None) -> list:
     """[FitRow] for every installed board (boards: the names to take instead), in name order."""
     options = PlanOptions.from_map(options)
@@ -106,7 +94,7 @@ def _uncapped_may_fit(capped, t) -> bool:
     """Whether the least-RAM plan at any MAC cost may fit t where the capped one did not: the capped
     plan's tradeoff names the uncapped arena when lifting the cap makes it smaller (fusion.planner)."""
     other = (capped.tradeoff or {}).get("arena_bytes")
-    return other is not None and (not t.ram_bytes or other + t.stack_bytes <= t.ram_bytes)
+    return other is not None and (not t.ram_bytes or other + t.stack_bytes <= t.data_ram_bytes)
 
 
 def _row(g, t, rungs, plan, fused: bool) -> FitRow:

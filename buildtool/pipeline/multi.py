@@ -21,7 +21,7 @@ from ..firmware.runner import RUN_TIMEOUT
 from ..firmware.runner import run as run_firmware
 from ..fsutil import make_dirs
 from ..firmware.toolchain import (FIRMWARE, FirmwareError, check_tools, install_elf, compile_flags, kernel_library,
-    link_flags, source_parts, weights_define)
+    link_flags, ram_size, source_parts, weights_define)
 from ..plan.joint import model_options, plan_joint
 from ..steps import Outputs, store
 from ..steps.code import manifest as model_manifest
@@ -133,9 +133,9 @@ def link(t, out, paths: dict) -> dict:
 def check_fits(joint, models: list, t) -> None:
     """Refuse a joint arena (plus stack) beyond the board's RAM, or weights beyond its flash."""
     names = " + ".join(p.name for p in joint.parts)
-    if t.ram_bytes and joint.arena_bytes + t.stack_bytes > t.ram_bytes:
+    if t.ram_bytes and joint.arena_bytes + t.stack_bytes > t.data_ram_bytes:
         raise FirmwareError(f"{names} do not fit board {t.name}: the shared arena {joint.arena_bytes:,} B + stack "
-                            f"{t.stack_bytes:,} B exceed its {t.ram_bytes:,} B of RAM")
+                            f"{t.stack_bytes:,} B exceed its {ram_size(t)}")
     weights = sum(m.graph.params_bytes() for m in models)
     if t.flash_bytes and weights > t.flash_bytes:
         raise FirmwareError(f"{names} do not fit board {t.name}: their weights need {weights:,} B of flash, "

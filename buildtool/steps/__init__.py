@@ -59,6 +59,7 @@ class Outputs:
 
     files: dict
     made_from: dict = dataclasses.field(default_factory=dict)
+    notes: tuple = ()  # lines for the user (the plan a board picked for itself: firmware.fits.fitting_plan)
 
     def __getitem__(self, name: str):
         return self.files[name]

@@ -9,7 +9,7 @@ import dataclasses
 
 from .. import targets
 from ..errors import PlanError
-from ..firmware.fits import check_fits
+from ..firmware.fits import check_fits, fitting_plan
 from ..options import PlanOptions
 from ..plan.arena.planner import plan_arena
 from ..plan.fusion.planner import plan_fused
@@ -54,14 +54,29 @@ def run(graph, options=None, planner=in_process, board: str | None = None, name:
     """planner(graph, PlanOptions) -> the plan's JSON map: how the plan is made (the shells pass the
     planner daemon's, whose answer is byte-identical). board: refuse, in one line naming the RAM the
     model needs and the option that would fit it, a plan the board cannot hold (firmware/fits.py), so
-    a build system learns it here, not from the linker after compiling; name: the model as messages
-    name it (default: the graph's)."""
+    a build system learns it here, not from the linker after compiling; on a board that picks its own
+    plan (Target.auto_fit), the first plan of the fit ladder that fits it, with a note saying so (the
+    seal stays on the options asked for). name: the model as messages name it (default: the graph's)."""
     options = PlanOptions.from_map(options)
     plan = planner(graph, options)
+    notes = ()
     if board is not None:
+        t = targets.get(board)
         named = graph if name is None else dataclasses.replace(graph, name=name)
-        check_fits(named, load_plan(plan, graph), targets.get(board), "optimize=ram", options)
-    return Outputs({"plan.json": json.dumps(plan, indent=1) + "\n"}, {"plan.json": made_from(graph, options)})
+        made = {}  # each plan the ladder made, by its object: its JSON as the planner gave it
+
+        def replan(_g, opts):
+            d = planner(graph, opts)
+            p = load_plan(d, graph)
+            made[id(p)] = d
+            return p
+
+        chosen, note = fitting_plan(named, load_plan(plan, graph), t, options, replan)
+        if note:
+            plan, notes = made[id(chosen)], (note,)
+        check_fits(named, chosen, t, "optimize=ram", options)
+    return Outputs({"plan.json": json.dumps(plan, indent=1) + "\n"}, {"plan.json": made_from(graph, options)},
+                   notes)
 
 
 def run_file(skeleton_path: str, options=None, planner=in_process, board: str | None = None,

@@ -87,6 +87,10 @@ class Target:
     # (field, value) pairs applied to the Target; a key's first entry is its default.
     options: tuple = ()
     images: tuple = ()  # more outputs made from firmware.elf by objcopy: "bin", "hex"
+    # True: a build whose layer-by-layer plan does not fit takes the first plan of `buildtool fit`'s ladder
+    # that does (optimize=ram, then at any MAC cost), saying so in one line (firmware/fits.py: fitting_plan);
+    # False: it is refused in one line naming the option that would fit it
+    auto_fit: bool = False
 
     def __post_init__(self):  # regions given as maps (dataclasses.asdict of a board) become Regions
         object.__setattr__(self, "regions", tuple(Region(**r) if isinstance(r, dict) else r for r in self.regions))
@@ -163,6 +167,18 @@ class Target:
                          for r in self.regions)
         return (Region("flash", self.flash_origin, self.flash_bytes, 1, ("code", "weights"), 0, "FLASH"),
                 Region("ram", self.ram_origin, self.ram_bytes, 1, ("arena",), 0, "RAM"))
+
+    @property
+    def code_in_ram(self) -> int:
+        """Bytes of RAM kept back for code and static data when the board runs its code from RAM (the RAM
+        region holds "code": its reserve), so the arena and stack have ram_bytes less this."""
+        ram = next((r for r in self.regions if r.memory == "RAM"), None)
+        return ram.reserve if ram is not None and "code" in ram.holds else 0
+
+    @property
+    def data_ram_bytes(self) -> int:
+        """RAM for the arena and the stack: ram_bytes less code_in_ram (0: the board declares no RAM)."""
+        return self.ram_bytes - self.code_in_ram if self.ram_bytes else 0
 
     def external_regions(self) -> tuple:
         """Regions beyond the board's flash and RAM that may hold weights (their own linker sections)."""

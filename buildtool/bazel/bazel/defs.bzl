@@ -116,13 +116,15 @@ def _bt_model_impl(ctx):
     # the board: a model it cannot hold is refused here in one line, not by the linker after compiling
     _gen(ctx, "BtPlan", ["plan", skel.path, "-o", plan.path, "--board", ctx.attr.board] + opts + name_args,
          [skel], [plan])
-    # a fused plan's code holds weight copies: its code step reads the model (as buildtool's SCons tool)
-    code_in = model if _fused(ctx.attr.plan_options) else skel
+    # a fused plan's code holds weight copies: its code step reads the model (as buildtool's SCons tool);
+    # a board that picks its own plan may pick a fused one (buildtool.firmware.fits.may_fuse)
+    fused = _fused(ctx.attr.plan_options) or board.get("auto_fit", False)
+    code_in = model if fused else skel
     _gen(ctx, "BtCode", ["code", code_in.path, plan.path, "--board", ctx.attr.board, "-o", model_c.dirname] + name_args,
          [code_in, plan], [model_c, model_h, man])
     split = _out(ctx, "weights_split.h")  # the image's part in external memory (defines; empty when none)
     # a fused plan re-reads weights per tile: the flash step places them (memory regions) by its counts
-    flash_plan = [plan] if _fused(ctx.attr.plan_options) else []
+    flash_plan = [plan] if fused else []
     _gen(ctx, "BtFlash", ["flash", model.path] + [p.path for p in flash_plan] + ["--board", ctx.attr.board, "-o",
                           weights.path, "--split-header", split.path], [model] + flash_plan, [weights, split])
 

@@ -72,7 +72,7 @@ except ImportError:
 from buildtool import pipeline, steps, targets
 from buildtool.errors import BuildtoolError, ModelError, PlanError, UsageError, internal
 from buildtool.firmware import runner, toolchain
-from buildtool.firmware.fits import check_fits
+from buildtool.firmware.fits import check_fits, may_fuse
 from buildtool.fsutil import write_if_changed
 from buildtool.imports import closure_files
 from buildtool.model.inputs import load_inputs, output_file_bytes
@@ -161,14 +161,18 @@ def _load_skeleton(path):
     return skeleton_step.from_skeleton(json.loads(steps.read_sealed(path, _REMAKE)[0])).graph
 
 
-def _plan_to(path, g, options: dict) -> None:
+def _plan_to(path, g, env) -> None:
     """Plan through the planner daemon (started on demand; BUILDTOOL_NO_DAEMON=1 plans in-process) and
-    write plan.json with its seal. The daemon only saves time: its answer is byte-identical."""
-    steps.store(plan_step.run(g, options, planner()), {"plan.json": path})
+    write plan.json with its seal. The daemon only saves time: its answer is byte-identical. A board
+    that picks its own plan (Target.auto_fit) says which one in a line."""
+    made = plan_step.run(g, env["BT_PLAN_OPTIONS"], planner(), env["BT_BOARD"], env["BT_MODEL_NAME"])
+    for note in made.notes:
+        print(f"scons: {note}")
+    steps.store(made, {"plan.json": path})
 
 
 def _plan(target, source, env):
-    _plan_to(str(target[0]), _load_skeleton(str(source[0])), env["BT_PLAN_OPTIONS"])
+    _plan_to(str(target[0]), _load_skeleton(str(source[0])), env)
     return 0
 
 
@@ -179,7 +183,7 @@ def _code(target, source, env):
     plan, why = plan_problem(path, g, options, need_seal=True)
     if why:
         print(f"scons: {path}: {why}: re-planning")
-        _plan_to(path, g, options)
+        _plan_to(path, g, env)
         plan, why = plan_problem(path, g, options, need_seal=True)
         if why:
             raise PlanError(f"{path}: {why} even after re-planning; refusing to generate code from it "
@@ -388,7 +392,7 @@ def bt_model(env, board: str, model: str, out: str = "", kernels: str = "", plan
     fenv.Depends(plan, [fenv.Value(repr(fenv["BT_PLAN_OPTIONS"]))] + steps.sources("plan"))
     # a fused plan's code holds weight copies (depthwise filters regrouped per channel): it is made
     # from the model itself; a layer-by-layer plan's code only from the skeleton (weights apart)
-    fused = PlanOptions.from_map(plan_options).fused
+    fused = may_fuse(plan_options, t)  # (a board that picks its own plan may pick a fused one)
     code = fenv.BtCode([d.File(n) for n in ("model.c", "model.h", "firmware.json", "firmware.json.seal")],
                        [model_node if fused else skel[0], plan[0]] + ([skel[0]] if fused else []))
     # not on plan.json.seal: a planner edit that leaves plan.json's bytes as they were stops at the plan

@@ -109,7 +109,7 @@ class Shell:
 
     serve: object  # cli.served.serve(argv, cwd, planner, gen_planner) -> {"lines", "exit"} | None
     step_args: object  # cli.gen_steps.step_args(args) -> the parsed step of a `gen` request
-    run_step: object  # cli.gen_steps.run_step(parsed, planner)
+    run_step: object  # cli.gen_steps.run_step(parsed, planner, say)
 
 
 class Daemon:
@@ -217,9 +217,10 @@ class Daemon:
             self._watch(model, service.normalize_options(options))
         return result
 
-    def gen(self, msg: dict, conn: socket.socket | None = None) -> str:
+    def gen(self, msg: dict, conn: socket.socket | None = None) -> dict:
         """Run one `buildtool gen` step for a client (its paths absolute); its plan step plans
-        through this daemon's memo, in a planning slot."""
+        through this daemon's memo, in a planning slot. The reply: the step done and its notes (lines
+        the client prints)."""
         if self.shell is None:
             raise protocol.ProtocolError("this daemon was started without the command line: it plans only")
         check = self._cancel_check(conn)
@@ -231,9 +232,10 @@ class Daemon:
             raise protocol.ProtocolError(str(e)) from None
 
         # its files as the client would have made them; its depfile naming the client's install
+        notes = []
         with client_umask(protocol.umask_of(msg)), steps.sources_for(protocol.package_of(msg)):
-            self.shell.run_step(a, self._gen_planner(check))
-        return a.step
+            self.shell.run_step(a, self._gen_planner(check), notes.append)
+        return {"type": "ok", "done": a.step, "notes": notes}
 
     def _gen_planner(self, check):
         """How a gen step run here plans: through this daemon's memo, in a planning slot."""
@@ -337,7 +339,7 @@ class Daemon:
             if t == "plan":
                 return {"type": "result", "result": self.plan(msg, conn)}
             if t == "gen":
-                return {"type": "ok", "done": self.gen(msg, conn)}
+                return self.gen(msg, conn)
             if t == "cli":
                 return {"type": "cli", **(self.cli(msg, conn) or {"lines": None})}
             if t == "status":
