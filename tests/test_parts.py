@@ -193,6 +193,13 @@ def test_part_image_lies_in_the_datasheet_memories(part, which, built):
         sp, reset = struct.unpack_from("<II", image, 0)
         assert sp == sym["__stack_top"][0] and covered(sp - 4, sp, spans(part, "ram"))
         assert reset & 1 and covered(reset & ~1, (reset & ~1) + 2, spans(part, "flash"))
+    # the harness ends on the RTT console and waits there (rtt_io.c's bt_exit): no semihosting call, which
+    # a core without a debugger attached takes as a fault (RISC-V) or a halt (Arm)
+    for fn in ("bt_exit", "reset_c"):  # reset_c: the start-up code's end, after bt_main returns
+        dis = subprocess.run([t.binutil("objdump"), "-d", f"--disassemble={fn}", str(elf)], capture_output=True,
+                             text=True, check=True).stdout
+        assert f"<{fn}>:" in dis and "ebreak" not in dis and "bkpt" not in dis, dis
+        assert fn != "bt_exit" or "wfi" in dis, dis
     if part == "pico2":  # the boot ROM's IMAGE_DEF block within the first 4 KiB
         start = image.find(struct.pack("<I", 0xFFFFDED3))
         assert 0 <= start < 4096 - 20 and struct.unpack_from("<5I", image, start) == (
