@@ -233,6 +233,28 @@ def test_cortex_m4_library_in_own_project_is_bit_exact(tmp_path, capsys, opts, m
     assert (0x01000000 if moved else 0) <= weights < (0x01004000 if moved else 0x400000)
 
 
+def test_cortex_m0plus_library_runs_on_an_armv6m_core(tmp_path, capsys):
+    """export --cpu cortex-m0plus (no DSP instructions, no unaligned loads: the reference kernels) in the
+    same own project, its linker script for QEMU's micro:bit (a Cortex-M0, the same ARMv6-M instruction
+    set: 256 KiB flash, 16 KiB RAM), bit-exact."""
+    for tool in ("arm-none-eabi-gcc", "qemu-system-arm", "make"):
+        _tool(tool)
+    lib, x, ref = _export_and_reference(tmp_path, capsys, "cortex-m0plus", [])
+    assert not list((lib / "kernels").glob("cortex-m/*"))  # the DSP set is not the M0+'s
+    make = M4_MAKEFILE.replace("-mcpu=cortex-m4", "-mcpu=cortex-m0plus").replace("@OPT@", "-Os")
+    ld = LINK_LD.replace("@MOVED@", "").replace("LENGTH = 4M\n  BLOCKRAM", "LENGTH = 256K\n  BLOCKRAM")
+    ld = ld.replace("RAM (rwx) : ORIGIN = 0x20000000, LENGTH = 4M", "RAM (rwx) : ORIGIN = 0x20000000, LENGTH = 16K")
+    proj = _project(tmp_path / "proj", {"startup.c": STARTUP_C, "semihost.c": SEMIHOST_C, "main.c": MAIN_C,
+                                        "link.ld": ld, "Makefile": make.replace("@GC@", "-Wl,--gc-sections")}, x)
+    r = subprocess.run(["make", "-s", f"LIB={lib}"], cwd=proj, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    run = subprocess.run(["qemu-system-arm", "-M", "microbit", "-nographic", "-semihosting-config",
+                          "enable=on,target=native", "-kernel", "app.elf"], cwd=proj, capture_output=True,
+                         text=True, timeout=60)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert _values(run.stdout + run.stderr) == ref
+
+
 def test_host_library_builds_with_cc_and_own_cmake(tmp_path, capsys):
     """The host export: with the system cc through model.mk, and through its own CMakeLists.txt (a
     static library target linked into the project's executable) with cmake and ninja."""

@@ -38,12 +38,19 @@ _ARENA_LINE = re.compile(r"int8_t bt_arena\[MODEL_ARENA_BYTES\] BT_ARENA_SECTION
 _SYSTEM = re.compile(r'^\s*#\s*include\s*<([^>]+)>', re.M)
 
 
+# CPU names that are not a board's: the board whose flags and kernel set an export for them takes
+CPU_ALIASES = {"rv32imc": "esp32c3-devkitm", "rv32imac": "riscv32"}
+
+
 def board_for(cpu: str) -> str:
     """The board whose kernel set and code an export for `cpu` uses: a CPU name is the board of that
-    name (cortex-m4, cortex-m7, cortex-m33, riscv32, host), any board of `buildtool boards` itself."""
+    name (cortex-m0plus, cortex-m4, cortex-m7, cortex-m33, cortex-m55, riscv32, host) or an alias of one
+    (rv32imc: esp32c3-devkitm's -march=rv32imc; rv32imac: riscv32), any board of `buildtool boards` itself."""
     known = targets.names()
+    if cpu in CPU_ALIASES:
+        return CPU_ALIASES[cpu]
     if cpu not in known:
-        raise UsageError(f"unknown CPU or board '{cpu}' for export (known: {', '.join(known)})")
+        raise UsageError(f"unknown CPU or board '{cpu}' for export (known: {', '.join(sorted(known + list(CPU_ALIASES)))})")
     return cpu
 
 

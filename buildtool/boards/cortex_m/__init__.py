@@ -1,5 +1,7 @@
 """Cortex-M boards: QEMU's MPS2 machines (arm-none-eabi-gcc, semihosting) and real parts (parts.py)."""
 
+from dataclasses import replace
+
 from buildtool.targets import QEMU_SEMIHOSTING, Region, Target
 
 from . import parts
@@ -39,6 +41,17 @@ def an386_regions() -> tuple:
             Region("psram", 0x21000000, 16 * m, 4, ("weights", "arena"), 0, "PSRAM"))
 
 
+def cortex_m0plus() -> Target:
+    """ARMv6-M (Cortex-M0+: no DSP instructions, no unaligned loads, no FPU): the reference kernel set,
+    compiled -mcpu=cortex-m0plus and run on QEMU 7.2's microbit (an nRF51822, whose Cortex-M0 has the same
+    ARMv6-M instruction set; `info mtree`: 256 KiB flash at 0, 16 KiB SRAM at 0x20000000). For
+    `buildtool export --cpu cortex-m0plus` (STM32G0/L0/C0, RP2040, SAMD21, nRF51 class parts)."""
+    t = _board("cortex-m0plus", "cortex-m0plus", "microbit", ("-mcpu=cortex-m0plus", "-mfloat-abi=soft"),
+               0x00000000, 256 * 1024, 0x20000000, 16 * 1024)
+    return replace(t, kernel_sets=(), stack_bytes=0x800,
+                   description="cortex-m0plus code (reference kernels) on qemu-system-arm -M microbit (Cortex-M0)")
+
+
 def targets():
     """QEMU 7.2's memory maps (`info mtree`): an386 and an500 have ZBT SSRAM1, 4 MiB at 0x0 (our
     flash; 0x400000 is its mirror, which a load past the end of flash overwrites: the vector
@@ -58,4 +71,5 @@ def targets():
                0x00000000, 4 * m, 0x20000000, 4 * m, clock_hz=MPS2_CLOCK_HZ),
         _board("cortex-m33", "cortex-m33", "mps2-an505",
                ("-mcpu=cortex-m33", "-mfloat-abi=hard", "-mfpu=fpv5-sp-d16"), 0x10000000, 4 * m, 0x38000000, 2 * m),
+        cortex_m0plus(),
     ] + parts.targets()

@@ -90,7 +90,8 @@ __attribute__((noreturn, naked)) void Reset_Handler(void) {
       "ldr r2, =0xDEADBEEF\n"
       "1: cmp r0, r1\n"
       "bhs 2f\n"
-      "str r2, [r0], #4\n"
+      "str r2, [r0]\n"
+      "add r0, #4\n" /* (no post-indexed store on ARMv6-M; inline asm is in divided syntax) */
       "b 1b\n"
       "2: ldr r0, =__stack_top\n"
       "msr msp, r0\n"
