@@ -139,10 +139,9 @@ MOVED = ("  .bt_weights : { . = ALIGN(64); KEEP(*(.rodata.bt_weights)) } > BLOCK
          "  .bt_arena (NOLOAD) : { . = ALIGN(16); *(.bss.bt_arena) } > PSRAM\n")
 
 # The same project for a model built in place (CMake LIBRARY, SCons library=True, Bazel library = True): its
-# model.h has the functions (model_output_bytes), not export's per-output macros
+# model.h has the same per-input and per-output macros (MODEL_OUTPUT0_BYTES, MODEL_OUTPUT0_TYPE) as export's
 OWN_LIBRARY_FILES = {"startup.c": STARTUP_C, "semihost.c": SEMIHOST_C, "link.ld": LINK_LD.replace("@MOVED@", ""),
-                     "main.c": MAIN_C.replace("MODEL_OUTPUT0_BYTES", "model_output_bytes(0)")
-                                 .replace("MODEL_OUTPUT0_TYPE", "int8_t")}
+                     "main.c": MAIN_C}
 
 M4_MAKEFILE = """CC = arm-none-eabi-gcc
 CFLAGS = -mcpu=cortex-m4 -mthumb -mfloat-abi=soft @OPT@ -Wall -Werror

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 from string import Template
 
-from .c_text import c_comment, c_float
+from .c_text import c_comment
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 ARENA_SECTION = ".bss.bt_arena"  # matched by *(.bss*) (and *(.bss.*)) of any GNU ld script
@@ -22,34 +22,12 @@ def _template(name: str, /, **fields) -> str:
     return Template((TEMPLATES / name).read_text(encoding="utf-8")).substitute(fields)
 
 
-def _io_macros(g, P: str, kind: str, idx: list, sizes: list) -> str:
-    """#defines of each input or output: dims, shape, bytes, C type, scale and zero point."""
-    lines = []
-    for k, (i, nbytes) in enumerate(zip(idx, sizes)):
-        t = g.tensors[i]
-        shape = [int(d) for d in t.shape]
-        name = f"{P}_{kind.upper()}{k}"
-        lines.append(f"/* {kind} {k} '{c_comment(t.name)}': {t.dtype} {shape}"
-                     + (", pulled through bt_read_input_rows (streamed: model_input_bytes is 0)" if not nbytes else "")
-                     + " */")
-        lines.append(f"#define {name}_DIMS {len(shape)}")
-        lines.append(f"#define {name}_SHAPE {{{', '.join(map(str, shape))}}}")
-        lines.append(f"#define {name}_BYTES {t.nbytes}u")
-        lines.append(f"#define {name}_TYPE {t.dtype}_t")
-        if t.quant is not None and not t.quant.per_channel:
-            lines.append(f"#define {name}_SCALE {c_float(t.scale)}  /* {float(t.scale):.9g} */")
-            lines.append(f"#define {name}_ZERO_POINT ({t.zero_point})")
-    return "\n".join(lines)
-
-
-def model_h(model_h_text: str, g, arena_align: int, weights_bytes: int, input_sizes: list) -> str:
-    """The generated model.h with the library's API block before its closing #endif."""
+def model_h(model_h_text: str, arena_align: int, weights_bytes: int) -> str:
+    """The generated model.h (its inputs' and outputs' macros included: model_c.io_macros) with the
+    library's API block before its closing #endif."""
     P, p = "MODEL", "model"
-    io = _io_macros(g, P, "input", list(g.inputs), input_sizes) + "\n" + _io_macros(
-        g, P, "output", list(g.outputs), [g.tensors[i].nbytes for i in g.outputs])
     block = _template("library_api.h.in", p=p, P=P, arena_align=arena_align, arena_section=ARENA_SECTION,
-                      weights_bytes=weights_bytes, weights_align=WEIGHTS_ALIGN, weights_section=WEIGHTS_SECTION,
-                      io=io)
+                      weights_bytes=weights_bytes, weights_align=WEIGHTS_ALIGN, weights_section=WEIGHTS_SECTION)
     head, sep, tail = model_h_text.rpartition("#endif")
     if not sep or tail.strip():
         raise ValueError("model.h does not end in its include guard's #endif")

@@ -373,6 +373,27 @@ def _template(name: str, /, **fields) -> str:
     return Template((TEMPLATES / name).read_text(encoding="utf-8")).substitute(fields)
 
 
+def io_macros(g, P: str, kind: str, idx: list, streamed: tuple = ()) -> str:
+    """model.h's #defines of each input or output: dims, shape, bytes, C type, scale and zero point (a
+    streamed input's note: pulled through bt_read_input_rows, its model_input_bytes 0)."""
+    lines = []
+    for k, i in enumerate(idx):
+        t = g.tensors[i]
+        shape = [int(d) for d in t.shape]
+        name = f"{P}_{kind.upper()}{k}"
+        lines.append(f"/* {kind} {k} '{c_comment(t.name)}': {t.dtype} {shape}"
+                     + (", pulled through bt_read_input_rows (streamed: model_input_bytes is 0)" if i in streamed else "")
+                     + " */")
+        lines.append(f"#define {name}_DIMS {len(shape)}")
+        lines.append(f"#define {name}_SHAPE {{{', '.join(map(str, shape))}}}")
+        lines.append(f"#define {name}_BYTES {t.nbytes}u")
+        lines.append(f"#define {name}_TYPE {t.dtype}_t")
+        if t.quant is not None and not t.quant.per_channel:
+            lines.append(f"#define {name}_SCALE {c_float(t.scale)}  /* {float(t.scale):.9g} */")
+            lines.append(f"#define {name}_ZERO_POINT ({t.zero_point})")
+    return "\n".join(lines)
+
+
 def _io_table(e: Emitter, name: str, idx: list, streamed: tuple = (), prefix: str = "model") -> str:
     """Pointer and size of each model input/output; a streamed input has 0 bytes (it is
     pulled a region at a time by the generated code, never held whole)."""
@@ -485,6 +506,8 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
         "model.h.in", **names, guard=HEADER_GUARD if p == "model" else f"BT_{p.upper()}_H", P=p.upper(),
         model_name=c_string(g.name), arena_bytes=first_bytes(plan), num_ops=len(g.operators), num_inputs=len(g.inputs),
         num_outputs=len(g.outputs), weights=weights, ext_decl=_ext_decl(e),
+        io=io_macros(g, p.upper(), "input", list(g.inputs), streamed) + "\n"
+        + io_macros(g, p.upper(), "output", list(g.outputs)),
         weights_bytes=max(offsets[i] + g.tensors[i].nbytes for i in offsets) if offsets else flash.HEADER_BYTES)
     c = _template(
         "model.c.in", **names, planner=plan.planner, plan_arena_bytes=plan.arena_bytes, variants=_variant_block(e),

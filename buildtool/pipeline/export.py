@@ -72,8 +72,7 @@ def library(model: Model, plan, board: str) -> dict:
     if m is None:
         raise InternalError("export: model.c has no arena line in its own section")
     streamed = bool(getattr(getattr(plan, "schedule", None), "streamed", False))
-    sizes = [0 if streamed else g.tensors[i].nbytes for i in g.inputs]
-    files = {"model.c": model_c, "model.h": text.model_h(code["model.h"], g, int(m.group(1)), len(weights), sizes),
+    files = {"model.c": model_c, "model.h": text.model_h(code["model.h"], int(m.group(1)), len(weights)),
              "model_weights.c": text.weights_c(g.name, weights)}
     srcs, kernel_files = needed_files(t, model_c)
     if any(f.name == "bt_fused.h" for f in kernel_files):
