@@ -60,6 +60,7 @@ DATASHEETS = {
         "sram8-9": (0x20080000, 8 * K, "ram")}),
     "esp32c3-devkitm": dict(flags=("-march=rv32imc",), clock=160_000_000, mem={
         "flash via cache, IBUS (4 MB on the module)": (0x42000000, 4 * M, "flash"),
+        "the same flash via cache, DBUS": (0x3C000000, 4 * M, "dbus"),
         "sram1 (data bus)": (0x3FC80000, 384 * K, "ram")}),
     "longan-nano": dict(flags=("-march=rv32imac",), clock=108_000_000, mem={
         "flash": (0x08000000, 128 * K, "flash"), "sram": (0x20000000, 32 * K, "ram")}),
@@ -204,6 +205,14 @@ def test_part_image_lies_in_the_datasheet_memories(part, which, built):
         start = image.find(struct.pack("<I", 0xFFFFDED3))
         assert 0 <= start < 4096 - 20 and struct.unpack_from("<5I", image, start) == (
             0xFFFFDED3, 0x10210142, 0x000001FF, 0, 0xAB123579)
+    if part == "esp32c3-devkitm":  # the ROM's direct boot: the magic twice at flash offset 0, entry after it
+        assert image[:8] == bytes.fromhex("1d04dbae1d04dbae") and sym["_start"][0] == 0x42000008
+        (ibus, _), = spans(part, "flash")
+        (dbus, size), = spans(part, "dbus")
+        read_as_data = [(v, p) for v, p, _, n in load_segments(t, elf) if n and covered(v, v + n, [(dbus, size)])]
+        assert read_as_data and all(v - dbus == p - ibus for v, p in read_as_data)  # the same flash offset
+        for name in ("bt_weights", "__data_load"):  # the weights and .data's initial values: through the data bus
+            assert covered(sym[name][0], sym[name][0] + 1, [(dbus, size)]), name
     if part == "longan-nano":  # starts at the flash alias 0: the first instructions jump to the link address
         entry = sym["_start"][0]
         assert entry == t.flash_origin

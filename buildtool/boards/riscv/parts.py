@@ -2,8 +2,8 @@
 them; built and link-checked only (QEMU 7.2 has no model of either part). Their code is run on QEMU's
 sifive_e / virt machines, the nearest with the same base ISA (tests/test_parts.py). bt_puts writes a
 SEGGER RTT up-buffer by default (common/rtt_io.c); BOARD:semihosting puts it on semihosting.
-The RV32 start-up code ends with a semihosting exit either way (riscv/sys.c). Nothing here has run on
-hardware. See boards/cortex_m/parts.py for the cost classes; docs/boards.md for what was verified."""
+The RV32 start-up code ends on the console's bt_exit (RTT: report the code and wait; riscv/sys.c). The
+ESP32-C3 image boots by the ROM's direct boot (riscv/esp32c3.ld.in). Nothing here has run on hardware. See boards/cortex_m/parts.py for the cost classes; docs/boards.md for what was verified."""
 
 from buildtool.targets import Region, Target
 
@@ -13,7 +13,7 @@ _LD = ("-nostdlib", "-nostartfiles", "-Wl,--gc-sections", "-lgcc")
 CONSOLE = (("console", "rtt", ()), ("console", "semihosting", (("platform", "riscv"),)))
 
 
-def part(name, chip, march, regions, clock_hz, source, stack=0x2000, defines=()):
+def part(name, chip, march, regions, clock_hz, source, stack=0x2000, defines=(), linker="riscv/rv32.ld.in"):
     arch = (f"-march={march}", "-mabi=ilp32")
     fl = next(r for r in regions if r.memory == "FLASH")
     rm = next(r for r in regions if r.memory == "RAM")
@@ -22,7 +22,7 @@ def part(name, chip, march, regions, clock_hz, source, stack=0x2000, defines=())
                                           f"(no emulator)",
         platform="riscv-rtt", cc="riscv64-unknown-elf-gcc", cflags=arch + _COMMON, ldflags=arch + _LD,
         kernel_sets=("riscv",), ram_origin=rm.origin, ram_bytes=rm.size, flash_origin=fl.origin, flash_bytes=fl.size,
-        stack_bytes=stack, linker_template="riscv/rv32.ld.in", tool_prefix="riscv64-unknown-elf-",
+        stack_bytes=stack, linker_template=linker, tool_prefix="riscv64-unknown-elf-",
         regions=tuple(regions), clock_hz=clock_hz, source=source, options=CONSOLE, images=("bin", "hex"),
         defines=defines)
 
@@ -41,9 +41,10 @@ def targets():
              stack=0x800, defines=("BT_JUMP_TO_LINK_ADDRESS",)),
         part("esp32c3-devkitm", "ESP32-C3 (ESP32-C3-DevKitM-1, 4 MB flash)", "rv32imc",
              # The external flash is read through the cache: instructions in the IBUS window at 0x42000000,
-             # data in the DBUS window at 0x3C000000. This board links code, constants and weights in the
-             # IBUS window and the stack, .data and .bss in SRAM1's data view (0x3FC80000, 384 KB; the other
-             # 16 KB of the 400 KB SRAM is the instruction cache).
+             # data in the DBUS window at 0x3C000000. The image boots directly (riscv/esp32c3.ld.in: the ROM's
+             # direct boot maps both windows and jumps to 0x42000008); code runs from the IBUS window, constants
+             # and weights are read through the DBUS window; the stack, .data and .bss in SRAM1's data view
+             # (0x3FC80000, 384 KB; the other 16 KB of the 400 KB SRAM is the instruction cache).
              (Region("flash", 0x42000000, 4 * M, 4, ("code", "weights"), 0, "FLASH"),
               Region("sram", 0x3FC80000, 384 * K, 1, ("arena",), 0, "RAM")),
              160_000_000,
@@ -51,5 +52,8 @@ def targets():
              "16 KB cache; SRAM1 data bus 0x3FC80000-0x3FCDFFFF; external memory IBUS 0x42000000, DBUS "
              "0x3C000000, through the cache and MMU); ESP32-C3 datasheet §1: 32-bit RISC-V (RV32IMC) at up to "
              "160 MHz; esptool's ESP32-C3 memory map (DROM 0x3C000000, DRAM 0x3FC80000-0x3FCE0000, IROM "
-             "0x42000000); ESP32-C3-DevKitM-1 user guide (ESP32-C3-MINI-1, 4 MB flash)"),
+             "0x42000000); ESP32-C3-DevKitM-1 user guide (ESP32-C3-MINI-1, 4 MB flash); Espressif's "
+             "esp32c3-direct-boot-example (direct boot: magic 0xaedb041d twice at flash offset 0, entry 0x42000008, "
+             "silicon revision 3 and later)",
+             linker="riscv/esp32c3.ld.in"),
     ]
