@@ -1,6 +1,8 @@
 """One line of progress on a terminal while work takes seconds (planning a big model, building and
-running firmware): `buildtool: planning mobilenetv2: packing 3/10 (4 s)`, redrawn in place on stderr
+running firmware): `buildtool: planning mobilenetv2 (4 s): packing 3/10`, redrawn in place on stderr
 and erased when the work ends, so the output that follows is exactly what it is without a terminal.
+Work that knows how far it is (stage(text, done=, total=)) also gets an estimate of the time left:
+`buildtool: planning m (3 s, about 9 s left): fusion blocks ending at operator 120/571`.
 
 Nothing is shown unless stderr is a terminal (builds, pipes, CI and tests see no change), under
 TERM=dumb or BUILDTOOL_QUIET=1, or before `delay` seconds have passed. Code that runs long calls
@@ -17,11 +19,18 @@ import time
 _active = None  # the display shown now (at most one per process)
 
 
-def stage(text: str) -> None:
-    """Name what the work is doing now (shown at the next redraw)."""
+def stage(text: str, done: float | None = None, total: float | None = None) -> None:
+    """Name what the work is doing now (shown at the next redraw); done of total: how far one measured
+    piece of work is (its units: any that grow with the time it takes), for the estimate of the time left.
+    A piece starts when done is first given, or goes back."""
     p = _active
     if p is not None:
-        p.stage = text
+        if done is None or not total:
+            p.stage, p.part = text, None
+        else:
+            if p.part is None or done < p.part[1]:
+                p.part = (time.monotonic(), done)  # when this piece started, and its first count
+            p.stage, p.fraction = text, (done, total)
 
 
 def wanted(stream) -> bool:
@@ -36,6 +45,7 @@ class Progress:
     def __init__(self, label: str, stream=None, delay: float = 1.0, interval: float = 0.25):
         self.label, self.stream, self.delay, self.interval = label, stream or sys.stderr, delay, interval
         self.stage, self.shown, self._thread = "", False, None
+        self.part, self.fraction = None, None  # (start time, first count) of the measured piece; (done, total)
 
     def __enter__(self) -> "Progress":
         global _active
@@ -51,13 +61,25 @@ class Progress:
             return
         width = _columns(self.stream) - 1
         while True:
-            line = f"buildtool: {self.label}" + (f": {self.stage}" if self.stage else "")
-            line = f"{line} ({time.monotonic() - self._t0:.0f} s)"
+            # the times first: a narrow terminal cuts the stage's tail, not them
+            line = (f"buildtool: {self.label} ({time.monotonic() - self._t0:.0f} s{self._left()})"
+                    + (f": {self.stage}" if self.stage else ""))
             if not self._write("\r" + line[:width] + "\x1b[K"):
                 return
             self.shown = True
             if self._stop.wait(self.interval):
                 return
+
+    def _left(self) -> str:
+        """', about N s left' from the measured piece's rate so far (nothing before it is 2 % done and 1 s old)."""
+        part, frac = self.part, self.fraction
+        if part is None or frac is None:
+            return ""
+        (t0, first), (done, total) = part, frac
+        spent, did = time.monotonic() - t0, done - first
+        if spent < 1 or did <= 0 or did < 0.02 * (total - first):
+            return ""
+        return f", about {max(0, (total - done) * spent / did):.0f} s left"
 
     def _write(self, text: str) -> bool:
         try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -175,10 +176,36 @@ def test_long_planning_shows_progress_on_a_terminal_only(tmp_path):
     os.close(master)
     tty = b"".join(seen).decode()
     assert r.returncode == 0
-    assert "\rbuildtool: planning mobilenetv2: " in tty and "fusion blocks ending at operator" in tty, tty[:300]
+    assert "\rbuildtool: planning mobilenetv2 (" in tty and "fusion blocks ending at operator" in tty, tty[:300]
+    assert re.search(r"planning mobilenetv2 \(\d+ s, about \d+ s left\): fusion blocks", tty), tty[:600]
     assert tty.rstrip("\r\n").endswith("\r\x1b[K"), tty[-200:]  # erased: what follows starts a clean line
     plain = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
     assert plain.returncode == 0 and plain.stdout == out and "\r" not in plain.stderr
+
+
+def test_progress_estimates_the_time_left_from_the_work_done(monkeypatch):
+    """A stage that counts its work gets 'about N s left' from its rate so far (the fusion search counts
+    the block analyses' units); none before 1 s and 2 % of it, none for a stage without counts, and a
+    count that goes back starts a new piece of work."""
+    from buildtool import progress
+
+    clock = [100.0]
+    p = progress.Progress("planning m")
+    monkeypatch.setattr(progress, "_active", p)
+    monkeypatch.setattr(progress.time, "monotonic", lambda: clock[0])
+    progress.stage("fusion blocks ending at operator 1/10", 0, 100)
+    clock[0] += 0.5
+    progress.stage("fusion blocks ending at operator 3/10", 20, 100)
+    assert p._left() == ""  # under a second: no estimate yet
+    clock[0] += 3.5
+    progress.stage("fusion blocks ending at operator 5/10", 40, 100)
+    assert p._left() == ", about 6 s left"  # 40 units in 4 s, 60 to go
+    progress.stage("packing candidate plan 1/8")
+    assert p._left() == ""
+    progress.stage("fusion blocks ending at operator 1/10", 0, 100)  # a second search: its own rate
+    clock[0] += 2
+    progress.stage("fusion blocks ending at operator 2/10", 50, 100)
+    assert p._left() == ", about 2 s left"
 
 
 def test_help_documents_the_model_and_json_and_gen_reads_as_prose(capsys):

@@ -113,8 +113,14 @@ def block_edges(net: Network, memo=None, split_only: bool = False, banding: bool
     schemes = ("hcache",) if split_only else SCHEMES
     if memo is not None:
         forms = canonical.SubgraphForms(g)  # every block's key from one pass over the graph
+    # the analysis of the blocks ending at q costs about L^2 for L candidate starts (block_caps): the
+    # progress line's estimate of the time left counts in those units
+    work = [0] + [min(len(block_starts(net, q)), caps[q] if caps is not None else MAX_BLOCK_OPS) ** 2
+                  for q in range(1, net.n + 1)]
+    done, total = 0, sum(work)
     for q in range(1, net.n + 1):
-        stage(f"fusion blocks ending at operator {q}/{net.n}")
+        stage(f"fusion blocks ending at operator {q}/{net.n}", done, total)
+        done += work[q]
         cap = caps[q] if caps is not None else MAX_BLOCK_OPS
         starts = [p for p in block_starts(net, q, cap) if block_ok(net, p, q) and _has_steps(g, p, q)]
         if not starts:
