@@ -43,7 +43,7 @@ def _assert_clean(rc: int, out: str, kset: str = "") -> None:
         assert ran == {name for t in kernel_variants.TABLES[kset][1].values() for name, _ in t}
 
 
-SANITIZE = "shift-exponent,signed-integer-overflow"  # gcc -fsanitize= of test_set_on_host_under_ubsan
+SANITIZE = "shift,signed-integer-overflow"  # gcc -fsanitize= of test_set_on_host_under_ubsan (shift: base and exponent)
 
 # kernels/tests/unary_test.c test_softmax_widths: its (beta, input scale) pairs, widths and output lines
 SOFTMAX_WIDE_Q = ((1.0, 0.1), (1.0, 0.02))
@@ -130,9 +130,11 @@ def test_set_matches_reference_on_host(kset, builds):
 @pytest.mark.parametrize("kset", ["reference"] + [pytest.param(s, marks=pytest.mark.slow)
                                                   for s in kbuild.SETS if s != "reference"])
 def test_set_on_host_under_ubsan(kset, builds, out_dir):
-    """kernel_test.c built with gcc's shift-exponent and signed-integer-overflow sanitizers, which stop it
-    at the first shift by 32 or more or int32 overflow: SOFTMAX's rounding shift by 32 at 512+ logits near
-    the maximum and its sum of exponentials overflowing int32 at 4096 (test_softmax_widths) were both."""
+    """kernel_test.c built with gcc's shift and signed-integer-overflow sanitizers, which stop it at the
+    first shift by 32 or more, left shift of a negative value or int32 overflow: SOFTMAX's rounding shift by
+    32 at 512+ logits near the maximum, its sum of exponentials overflowing int32 at 4096
+    (test_softmax_widths) and int8 ADD's half-multiplier term shifting a negative sum left
+    (reference/add_dense.h) were all three."""
     key = ("ubsan", kset)
     exe = builds[key].result() if key in builds else kbuild.build_host(kset, out_dir, sanitize=SANITIZE)
     rc, out = kbuild.run_host(exe)

@@ -46,7 +46,7 @@ BT_INLINE int32_t ad_in(int32_t v, int32_t off, int32_t off_sh, int32_t ls, int3
     const int32_t h = x * mh + ((x * ml + (1 << (30 - AD_LS))) >> (31 - AD_LS));
     return (h + c + (x >> 31)) >> e;
   }
-  if (kind == AD_HALF) return (v + off) << (AD_LS - 1);
+  if (kind == AD_HALF) return (int32_t)((uint32_t)(v + off) << (AD_LS - 1)); /* (a negative value shifted: unsigned) */
   return bt_mbqm_fast((int32_t)((uint32_t)v << ls) + off_sh, m, s);
 }
 
