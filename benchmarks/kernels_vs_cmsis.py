@@ -2,6 +2,7 @@
 
     python benchmarks/kernels_vs_cmsis.py                    # the four shared models
     python benchmarks/kernels_vs_cmsis.py --models dscnn_kws --layers
+    python benchmarks/kernels_vs_cmsis.py --board cortex-m55 # Helium: our cortex-m55 set vs CMSIS-NN (MVEI)
 
 For every int8 CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED layer of each model, one firmware image
 (mps2-an386, cortex-m4, -O2) holds the layer's real weights, bias and quantisation and runs it on a
@@ -38,8 +39,20 @@ SHARED = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared"))
 CMSIS = SHARED / "peers" / "cmsis-nn"
 MODELS = ["mbv2_w035_144", "tiny_cnn_32", "dscnn_kws", "resnet_concat_64", "mobilenetv2_160_a1"]
 CPU = "cortex-m4"
+# --board: (our kernel set, CMSIS-NN's defines). cortex-m55: the Helium set against CMSIS-NN's MVE paths
+# (ARM_MATH_MVEI), on QEMU mps3-an547 (kernels/tests/kbuild.py ARM_BOARDS)
+BOARDS = {"cortex-m4": ("cortex-m", ()), "cortex-m55": ("cortex-m55", ("ARM_MATH_MVEI",))}
+KSET, CMSIS_DEFINES = BOARDS[CPU]
+
+
+def use_board(board: str) -> None:
+    """Measure on board (a key of BOARDS) from now on."""
+    global CPU, KSET, CMSIS_DEFINES
+    CPU = board
+    KSET, CMSIS_DEFINES = BOARDS[board]
+M55_MODELS = ["tiny_cnn_32", "dscnn_kws", "resnet_concat_64"]  # the image's flash is mps3-an547's 512 KiB ITCM
 CLASSES = ("stem conv (c_in % 4 != 0)", "pointwise 1x1", "other conv", "depthwise", "fully connected")
-CMSIS_DIRS = ("ConvolutionFunctions", "FullyConnectedFunctions", "NNSupportFunctions")
+CMSIS_DIRS = ("ConvolutionFunctions", "FullyConnectedFunctions", "NNSupportFunctions", "TransposeFunctions")
 
 
 def cmsis_sources() -> list:
@@ -151,7 +164,10 @@ def fc_layer(g, op, k: int, blob: Blob) -> tuple:
             f"  cmsis_nn_dims od = {{{p.batches}, 1, 1, {p.n_out}}}, bd = {{1, 1, 1, {p.n_out}}};\n"
             f"  cmsis_nn_fc_params fp = {{{p.input_offset}, {p.filter_offset}, {p.output_offset}, "
             f"{{{p.act_min}, {p.act_max}}}}};\n"
-            f"  cmsis_nn_context ctx = {{0, 0}};\n"
+            f"  cmsis_nn_context ctx = {{g_scratch, arm_fully_connected_s8_get_buffer_size(&fd)}};\n"
+            f"  /* MVE: the kernel sums TFLite Micro makes once at Prepare (not counted) */\n"
+            f"  if (ctx.size > 0) arm_vector_sum_s8((int32_t *)ctx.buf, {p.n_in}, {p.n_out}, {filt}, "
+            f"{p.input_offset}, {p.filter_offset}, {bias});\n"
             f"  run_begin({k}, {n_in});\n"
             f"  bench_begin(); {call}; bench_end();\n"
             f"  bench_begin(); bt_fully_connected_s8(&p{k}, g_in, g_opt); bench_end();\n"
@@ -222,12 +238,12 @@ def build(work: Path, c: Path, s: Path) -> Path:
     """Link the layers, CMSIS-NN, our cortex-m set and the renamed reference set for mps2-an386."""
     flags, _, flash, ram, ram_len = kbuild.ARM_BOARDS[CPU]
     cc = ["arm-none-eabi-gcc", "-mthumb", *flags.split(), "-std=c99", "-O2", "-g", "-ffunction-sections",
-          "-fdata-sections"]
+          "-fdata-sections", *[f"-D{d}" for d in CMSIS_DEFINES]]
     k = kbuild.KERNELS
-    inc = [f"-I{k / 'include'}", f"-I{k / 'reference'}", f"-I{k / 'cortex-m'}", f"-I{kbuild.FIRMWARE / 'common'}",
+    inc = [f"-I{k / 'include'}", f"-I{k / 'reference'}", f"-I{k / KSET}", f"-I{kbuild.FIRMWARE / 'common'}",
            f"-I{CMSIS / 'Include'}"]
     digest = kbuild._headers_digest()
-    objs = [kbuild._object(cc + inc, src, (), work.parent, digest) for src in kbuild.set_sources("cortex-m")]
+    objs = [kbuild._object(cc + inc, src, (), work.parent, digest) for src in kbuild.set_sources(KSET)]
     objs.append(kbuild._object(cc + inc, k / "tests" / "ref_all.c", (), work.parent, digest))
     objs += [kbuild._object(cc + inc, src, (), work.parent, digest) for src in cmsis_sources()]
     objs += [kbuild._object(cc + inc, src, (), work.parent, digest)
@@ -238,7 +254,8 @@ def build(work: Path, c: Path, s: Path) -> Path:
         if r.returncode:
             raise RuntimeError(f"compile failed: {src}\n{r.stderr[-3000:]}")
         objs.append(obj)
-    ld = kbuild._ld(kbuild.FIRMWARE / "arm" / "cortexm.ld.in", work / "bench.ld", flash, "4M", ram, ram_len, "0x4000")
+    ld = kbuild._ld(kbuild.FIRMWARE / "arm" / "cortexm.ld.in", work / "bench.ld", flash,
+                    kbuild.FLASH_LEN.get(CPU, "4M"), ram, ram_len, "0x4000")
     elf = work / "bench.elf"
     r = subprocess.run([*cc, "-nostartfiles", "-T", str(ld), "-Wl,--gc-sections", *map(str, objs), "-o", str(elf),
                         "-lc", "-lgcc"], capture_output=True, text=True)
@@ -321,9 +338,15 @@ def has_newlib() -> bool:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--models", help=f"comma-separated (default {','.join(MODELS)}; cortex-m55: those whose "
+                                     f"weights fit the bench image's 512 KiB ITCM, {','.join(M55_MODELS)})")
     ap.add_argument("--layers", action="store_true", help="also one row per layer")
+    ap.add_argument("--board", choices=sorted(BOARDS), default="cortex-m4",
+                    help="cortex-m4 (cortex-m set, mps2-an386) or cortex-m55 (Helium set against CMSIS-NN's "
+                         "ARM_MATH_MVEI paths, mps3-an547)")
     a = ap.parse_args(argv)
+    use_board(a.board)
+    a.models = a.models or ",".join(M55_MODELS if a.board == "cortex-m55" else MODELS)
     if not (CMSIS / "Source").is_dir() or not (SHARED / "models").is_dir():
         print(f"CMSIS-NN comparison skipped: {CMSIS} or {SHARED / 'models'} is absent")
         return 0

@@ -168,6 +168,17 @@ def test_cortex_m4_build_runs_in_qemu(project, tmp_path):
     check_output("cortex-m4", project, data, tmp_path)
 
 
+def test_cortex_m55_build_runs_in_qemu(project, tmp_path):
+    """The Helium board through its platform: its kernel set (cortex-m55) and start-up code, the link's
+    report against its ITCM and SRAM, bit-exact in QEMU's mps3-an547."""
+    p, data, x = project
+    r, ran = p.bazel("build", "--config=cortex-m55", "//:app", log=True)
+    assert any(m == "CppLink" for m, _, _ in ran) and "Traceback" not in r.stderr
+    assert re.search(r"^cortex-m55: RAM [\d.,]+ KiB of 4,096.0 KiB .*; flash [\d.,]+ KiB of 512.0 KiB", r.stderr,
+                     re.M), r.stderr
+    check_output("cortex-m55", project, data, tmp_path)
+
+
 @pytest.mark.slow
 def test_weights_beyond_flash_link_their_psram_part(project, tmp_path):
     """A zoo model with more weights than cortex-m4's flash: the flash step's split header puts the

@@ -138,3 +138,32 @@ def test_built_in_boards_are_a_namespaced_package():
     assert all(m.startswith("buildtool.boards.") for m in targets.BUILTIN_PLUGINS)
     text = (ROOT / "pyproject.toml").read_text()
     assert '"plugins' not in text and 'host = "buildtool.boards.host:targets"' in text
+
+
+@pytest.mark.parametrize("fake, says", [
+    ("arm-none-eabi-gcc", "arm-none-eabi-gcc cannot compile Helium (MVE) code for -mcpu=cortex-m55 with arm_mve.h; "
+                          "install Debian's gcc-arm-none-eabi 12 or later"),
+    ("qemu-system-arm", "qemu-system-arm has no machine mps3-an547 (the Cortex-M55 board); install qemu-system-arm "
+                        "7.2 or later")], ids=["gcc-without-mve", "qemu-without-an547"])
+def test_helium_board_without_its_toolchain_is_one_line(fake, says, tmp_path):
+    """cortex-m55 with a compiler that has no Cortex-M55/MVE support, or a QEMU without mps3-an547 (each
+    faked first on PATH): one line naming what to install, exit 2, nothing built."""
+    import os
+    import subprocess
+    import sys
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = {"arm-none-eabi-gcc": "echo 'arm-none-eabi-gcc: error: unrecognized -mcpu target: cortex-m55' >&2; exit 1",
+              "qemu-system-arm": "echo 'Supported machines are:'; echo 'mps2-an386  ARM MPS2 with AN386'"}[fake]
+    (bin_dir / fake).write_text(f"#!/bin/sh\n{script}\n")
+    (bin_dir / fake).chmod(0o755)
+    g = zoo.build("tiny")
+    np.save(tmp_path / "x.npy", fixed_input(g.tensors[g.inputs[0]].shape))
+    env = dict(os.environ, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    r = subprocess.run([sys.executable, "-m", "buildtool.cli", "run", "tiny", "--board", "cortex-m55", "--input",
+                        str(tmp_path / "x.npy"), "--build-dir", str(tmp_path / "b"), "--no-daemon"],
+                       capture_output=True, text=True, env=env, cwd=ROOT, timeout=120)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.startswith("buildtool: error: board cortex-m55: ") and says in r.stderr, r.stderr
+    assert not (tmp_path / "b" / "firmware.elf").exists()

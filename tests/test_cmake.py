@@ -62,9 +62,9 @@ def _configure(p, build: Path, board: str, generator: str = "Ninja", *extra,
 
 @pytest.fixture(scope="module")
 def builds(project):
-    """{board: build folder}: host and cortex-m4 configured with Ninja and built once."""
+    """{board: build folder}: host, cortex-m4 and cortex-m55 (Helium) configured with Ninja and built once."""
     out = {}
-    for board in ("host", "cortex-m4"):
+    for board in ("host", "cortex-m4", "cortex-m55"):
         build = project.top / "build" / board
         r = _configure(project, build, board)
         assert r.returncode == 0, r.stdout + r.stderr
@@ -107,14 +107,15 @@ def test_cmake_dir_holds_the_package_config_and_toolchains(project):
     d = project.cmake_dir
     assert d == ROOT / "buildtool" / "cmake"
     for f in ["BuildtoolConfig.cmake", "BuildtoolConfigVersion.cmake"] + [
-            f"toolchains/{b}.cmake" for b in ("cortex-m4", "cortex-m7", "cortex-m33", "riscv32", "hifive1")]:
+            f"toolchains/{b}.cmake" for b in ("cortex-m4", "cortex-m7", "cortex-m33", "cortex-m55", "riscv32",
+                                                "hifive1")]:
         assert (d / f).is_file(), f
     assert '"cmake/**/*.cmake"' in (ROOT / "pyproject.toml").read_text()  # shipped in the wheel
     # both examples build the same application
     assert (ROOT / "examples/cmake/main.c").read_bytes() == (ROOT / "examples/scons/main.c").read_bytes()
 
 
-@pytest.mark.parametrize("board", ["host", "cortex-m4"])
+@pytest.mark.parametrize("board", ["host", "cortex-m4", "cortex-m55"])
 def test_user_app_classifies_like_the_reference(project, builds, board, tmp_path):
     build = builds[board]
     out, log = run_app(board, _app(build, board), project.x, tmp_path)

@@ -169,6 +169,16 @@ def test_cortex_m_set_in_qemu(cpu, builds, out_dir):
 
 
 @needs_arm
+def test_helium_set_in_qemu(out_dir):
+    """The cortex-m55 set (Helium/MVE: conv, depthwise, fully connected) on mps3-an547, every case byte for
+    byte against the reference set linked beside it."""
+    elf = kbuild.build_arm("cortex-m55", out_dir, cpu="cortex-m55")
+    rc, out = kbuild.run_cmd(kbuild.arm_cmd(elf, cpu="cortex-m55"))
+    assert "kernel set: cortex-m55" in out
+    _assert_clean(rc, out, "cortex-m55")
+
+
+@needs_arm
 @pytest.mark.slow
 def test_reference_set_on_cortex_m3(out_dir):
     """The portable set on a core without DSP instructions."""
@@ -650,8 +660,8 @@ def test_every_kernel_file_has_its_test_file():
         assert names <= set(re.findall(r"(\w+\.[ch])", first)), name
         covered |= names
     elsewhere = set(re.findall(r"`(\w+\.c)`", readme.split("checked against TFLite Micro", 1)[1]))
-    for folder in ("reference", "cortex-m", "riscv", "host", "xcore"):
+    for folder in ("reference", "cortex-m", "cortex-m55", "riscv", "host", "xcore"):
         for src in (kernels / folder).glob("*.c"):
             assert src.name in covered | elsewhere, f"{folder}/{src.name} has no test file"
     for name in elsewhere:  # only kernels no set replaces are left to the model-level tests
-        assert not any((kernels / s / name).exists() for s in ("cortex-m", "riscv", "host", "xcore")), name
+        assert not any((kernels / s / name).exists() for s in ("cortex-m", "cortex-m55", "riscv", "host", "xcore")), name

@@ -25,7 +25,8 @@ def add_parser(sub) -> None:
                                    "compiler, flags and linker script (docs/export.md).")
     s.add_argument("model", help=MODEL_HELP)
     s.add_argument("--cpu", required=True, metavar="CPU",
-                   help="cortex-m4, cortex-m7, cortex-m33, riscv32, host, or any board of `buildtool boards`")
+                   help="cortex-m4, cortex-m7, cortex-m33, cortex-m55, cortex-m0plus, riscv32 (rv32imac), rv32imc, host, "
+                        "or any board of `buildtool boards`")
     s.add_argument("-o", "--output", required=True, metavar="DIR",
                    help="the folder to write (new, empty, or an earlier export, which is replaced whole)")
     add_plan_options(s)

@@ -36,6 +36,11 @@ class Platform:
         """Start-up and harness sources of board t (paths under firmware_src/)."""
         return ["common/main.c"] + list(self.sources) + list(t.extra_sources)
 
+    def problems(self, t) -> list:
+        """What keeps board t from building or running here beyond a missing program (missing_tools):
+        one line each, naming what to install (e.g. a compiler without the CPU's vector extension)."""
+        return []
+
     def run_prefix(self, t) -> list:
         """What runs an image of board t before the emulator's own arguments (-plugin ..., -kernel ELF):
         its emulator command (board.json's "run"); [] for a native or link-only board."""

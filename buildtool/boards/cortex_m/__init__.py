@@ -4,10 +4,9 @@ from dataclasses import replace
 
 from buildtool.targets import QEMU_SEMIHOSTING, Region, Target
 
-from . import parts
+from . import m55, parts
+from .flags import COMMON as _COMMON, LD as _LD
 
-_COMMON = ("-mthumb", "-O2", "-g", "-std=gnu11", "-ffreestanding", "-ffunction-sections", "-fdata-sections")
-_LD = ("-nostdlib", "-nostartfiles", "-Wl,--gc-sections", "-lgcc")
 _SH = QEMU_SEMIHOSTING
 _M4 = ("-mcpu=cortex-m4", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16")
 
@@ -72,4 +71,4 @@ def targets():
         _board("cortex-m33", "cortex-m33", "mps2-an505",
                ("-mcpu=cortex-m33", "-mfloat-abi=hard", "-mfpu=fpv5-sp-d16"), 0x10000000, 4 * m, 0x38000000, 2 * m),
         cortex_m0plus(),
-    ] + parts.targets()
+    ] + m55.targets() + parts.targets()

@@ -24,9 +24,9 @@ has run on hardware.
 
 from buildtool.targets import QEMU_SEMIHOSTING, Region, Target
 
+from .flags import COMMON as _COMMON, LD as _LD
+
 K, M = 1 << 10, 1 << 20
-_COMMON = ("-mthumb", "-O2", "-g", "-std=gnu11", "-ffreestanding", "-ffunction-sections", "-fdata-sections")
-_LD = ("-nostdlib", "-nostartfiles", "-Wl,--gc-sections", "-lgcc")
 M4F = ("-mcpu=cortex-m4", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16")
 M7_SP = ("-mcpu=cortex-m7", "-mfloat-abi=hard", "-mfpu=fpv5-sp-d16")  # STM32F74x/F75x: single-precision FPU
 M7_DP = ("-mcpu=cortex-m7", "-mfloat-abi=hard", "-mfpu=fpv5-d16")  # STM32H7: double-precision FPU

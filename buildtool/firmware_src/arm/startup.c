@@ -67,8 +67,10 @@ __attribute__((noreturn, used)) void reset_c(void) {
   *(volatile uint32_t *)0xE000ED08 = (uint32_t)(uintptr_t)bt_vectors;
   __asm__ volatile("dsb; isb");
 #endif
-#if defined(__ARM_FP)
-  *(volatile uint32_t *)0xE000ED88 |= (0xFu << 20); /* CP10/CP11 full access */
+#if defined(__ARM_FP) || defined(__ARM_FEATURE_MVE)
+  /* CP10/CP11 full access: the FPU and, on Armv8.1-M (Cortex-M55/M85), the Helium (MVE) unit, whose
+     vector registers are the FPU's; until then any MVE instruction is a NOCP UsageFault */
+  *(volatile uint32_t *)0xE000ED88 |= (0xFu << 20);
   __asm__ volatile("dsb; isb");
 #endif
   stack_guard_enable();

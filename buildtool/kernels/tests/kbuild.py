@@ -29,7 +29,10 @@ ARM_BOARDS = {  # cpu flags, qemu machine, FLASH, RAM
     "cortex-m7": ("-mcpu=cortex-m7 -mfloat-abi=hard -mfpu=fpv5-d16", "mps2-an500", "0x00000000", "0x20000000", "4M"),
     "cortex-m33": ("-mcpu=cortex-m33 -mfloat-abi=hard -mfpu=fpv5-sp-d16", "mps2-an505", "0x10000000", "0x38000000", "2M"),
     "cortex-m3": ("-mcpu=cortex-m3", "mps2-an385", "0x00000000", "0x20000000", "4M"),
+    # Helium (MVE): the cortex-m55 set; mps3-an547's ITCM (512 KiB, Secure alias) and SSE-300 SRAM
+    "cortex-m55": ("-mcpu=cortex-m55 -mfloat-abi=hard", "mps3-an547", "0x10000000", "0x31000000", "4M"),
 }
+FLASH_LEN = {"cortex-m55": "512K"}  # (the others: 4M)
 SEMIHOST = ["-semihosting-config", "enable=on,target=native"]
 RVV_CPU = "rv32,v=true,vext_spec=v1.0,vlen=128,elen=64"
 
@@ -123,7 +126,8 @@ def _ld(template: Path, out: Path, flash: str, flash_len: str, ram: str, ram_len
 def build_arm(name: str, out_dir: Path, cpu: str = "cortex-m4", bench: bool = False, opt: str = "-O2") -> Path:
     flags, _, flash, ram, ram_len = ARM_BOARDS[cpu]
     out_dir = Path(out_dir)
-    ld = _ld(FIRMWARE / "arm" / "cortexm.ld.in", out_dir / f"{cpu}.ld", flash, "4M", ram, ram_len, "0x4000")
+    ld = _ld(FIRMWARE / "arm" / "cortexm.ld.in", out_dir / f"{cpu}.ld", flash, FLASH_LEN.get(cpu, "4M"), ram, ram_len,
+             "0x4000")
     elf = out_dir / f"kt_{cpu}_{name}{'_bench' if bench else ''}{opt}.elf"
     cc = ["arm-none-eabi-gcc", "-mthumb", *flags.split(), "-std=c99", opt, "-g", "-ffreestanding", "-Wall",
           "-Wextra", "-Werror"]

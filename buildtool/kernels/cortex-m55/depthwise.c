@@ -1,0 +1,212 @@
+/* DEPTHWISE_CONV_2D int8 per channel for Cortex-M55 Helium (MVE), depth multiplier 1: TFLM
+ * DepthwiseConvPerChannel, byte for byte.
+ *
+ * Four channels per vector, one int32 lane each: per tap, the four input bytes and the four filter
+ * bytes are loaded widened to int32 (VLDRB.S32, predicated for the last 1-3 channels: VCTP.32) and
+ * multiplied and added to the accumulator (VMUL.I32 + VADD.I32: MVE's integer VMLA takes a scalar
+ * operand only; whole groups load unpredicated, the last group's loads are zeroing-predicated). Channel groups outermost, so a group's bias, its
+ * requantisation constants and input_offset * (sum of its filter taps) are made once per call; an
+ * output pixel whose window lies inside the image (the columns found once per call) starts from that sum
+ * (3x3 with dilation 1: the nine taps unrolled into two accumulators), a border pixel adds the input offset to each valid tap's input instead (VADD). Four
+ * outputs requantised per vector and stored by one predicated VSTRB.32 (mve.h).
+ * Depth multipliers above 1 use the reference code (included under another name); the in-place
+ * variant runs this kernel row by row through a ring of rows in scratch, or channel by channel
+ * (reference/dw_inplace_rows.h). */
+#include "bt_kernels.h"
+#include "requant.h"
+#include "mve.h"
+
+
+#define bt_depthwise_s8 bt_ref_depthwise_generic_s8
+#define bt_depthwise_s8_inplace bt_ref_depthwise_inplace_s8
+#include "../reference/depthwise.c"
+#undef bt_depthwise_s8
+#undef bt_depthwise_s8_inplace
+
+/* Four channels' bytes widened to int32: unpredicated for a whole group, zeroing-predicated for the last. */
+#define DW_LD(ptr) (tail ? vldrbq_z_s32((ptr), pr) : vldrbq_s32(ptr))
+
+/* A run of n output pixels of a 3x3 depthwise (dilation 1, every tap inside the image), four whole
+ * channels: i0 is the first pixel's window's top-left input, step the input bytes between pixels, o
+ * the first output. k: the nine taps widened to int32 [0..8], then the start (bias + input_offset *
+ * taps' sum) [9], multiplier [10], left shift [11], right shift (<= 0) [12], activation min [13] and
+ * max [14]. Per pixel: nine (VLDRB.S32 input, VLDRW tap, VMUL, VADD) on two accumulators, then the
+ * requantisation of mve.h, all in registers (GCC 12 keeps the row pointers and the taps' addresses on
+ * the stack here: three times the instructions). */
+static __attribute__((noinline)) void dw33_run(const int8_t *i0, int32_t in_row, int32_t ps, int32_t step, const int32x4_t *k, int32_t zp,
+                     int8_t *o, int32_t ops, int32_t n) {
+  const int8_t *i1 = i0 + in_row, *i2 = i1 + in_row, *t;
+  __asm__ volatile(
+      "vldrw.32 q4, [%[k], #176]\n"
+      "vldrw.32 q5, [%[k], #160]\n"
+      "vldrw.32 q6, [%[k], #192]\n"
+      "1:\n"
+      "vldrb.s32 q0, [%[i0]]\n"
+      "vldrw.32 q1, [%[k]]\n"
+      "add %[t], %[i0], %[ps]\n"
+      "vldrb.s32 q2, [%[t]]\n"
+      "vldrw.32 q3, [%[k], #16]\n"
+      "vmul.i32 q7, q0, q1\n"
+      "add %[t], %[t], %[ps]\n"
+      "vldrb.s32 q0, [%[t]]\n"
+      "vldrw.32 q1, [%[k], #32]\n"
+      "vmul.i32 q2, q2, q3\n"
+      "vldrb.s32 q3, [%[i1]]\n"
+      "vmul.i32 q0, q0, q1\n"
+      "vldrw.32 q1, [%[k], #48]\n"
+      "vadd.i32 q7, q7, q2\n"
+      "vmul.i32 q3, q3, q1\n"
+      "add %[t], %[i1], %[ps]\n"
+      "vadd.i32 q7, q7, q0\n"
+      "vldrb.s32 q0, [%[t]]\n"
+      "vldrw.32 q1, [%[k], #64]\n"
+      "add %[t], %[t], %[ps]\n"
+      "vadd.i32 q7, q7, q3\n"
+      "vldrb.s32 q2, [%[t]]\n"
+      "vmul.i32 q0, q0, q1\n"
+      "vldrw.32 q3, [%[k], #80]\n"
+      "vldrb.s32 q1, [%[i2]]\n"
+      "vmul.i32 q2, q2, q3\n"
+      "vadd.i32 q7, q7, q0\n"
+      "vldrw.32 q3, [%[k], #96]\n"
+      "add %[t], %[i2], %[ps]\n"
+      "vmul.i32 q1, q1, q3\n"
+      "vadd.i32 q7, q7, q2\n"
+      "vldrb.s32 q0, [%[t]]\n"
+      "vldrw.32 q2, [%[k], #112]\n"
+      "add %[t], %[t], %[ps]\n"
+      "vadd.i32 q7, q7, q1\n"
+      "vmul.i32 q0, q0, q2\n"
+      "vldrb.s32 q1, [%[t]]\n"
+      "vldrw.32 q3, [%[k], #128]\n"
+      "vadd.i32 q7, q7, q0\n"
+      "vmul.i32 q1, q1, q3\n"
+      "vldrw.32 q2, [%[k], #144]\n"
+      "vadd.i32 q7, q7, q1\n"
+      "vadd.i32 q7, q7, q2\n"
+      "vshl.s32 q7, q7, q4\n"
+      "vqrdmulh.s32 q7, q7, q5\n"
+      "vand q0, q7, q6\n"
+      "vshr.s32 q0, q0, #31\n"
+      "vqadd.s32 q7, q7, q0\n"
+      "vrshl.s32 q7, q7, q6\n"
+      "vadd.i32 q7, q7, %[zp]\n"
+      "vldrw.32 q0, [%[k], #208]\n"
+      "vldrw.32 q1, [%[k], #224]\n"
+      "vmax.s32 q7, q7, q0\n"
+      "vmin.s32 q7, q7, q1\n"
+      "vstrb.32 q7, [%[o]]\n"
+      "add %[o], %[o], %[ops]\n"
+      "add %[i0], %[i0], %[step]\n"
+      "add %[i1], %[i1], %[step]\n"
+      "add %[i2], %[i2], %[step]\n"
+      "subs %[n], %[n], #1\n"
+      "bne 1b\n"
+      : [i0] "+l"(i0), [i1] "+l"(i1), [i2] "+l"(i2), [o] "+l"(o), [n] "+r"(n), [t] "=&l"(t)
+      : [k] "r"(k), [ps] "r"(ps), [step] "r"(step), [ops] "r"(ops), [zp] "r"(zp)
+      : "memory", "cc", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13",
+        "d14", "d15");
+}
+
+/* Channel group [c, c + 4) of output rows [y0, y1) (tail: fewer than 4 channels left, pr their lanes).
+ * Every parameter is a local: a store through `out` may alias the parameter block, and the compiler would
+ * read each field again after every store. */
+static inline __attribute__((always_inline)) void dw_group(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
+                                                           int8_t *out, int32_t y0, int32_t y1, int32_t c,
+                                                           mve_pred16_t pr, const int tail) {
+  const int32_t c_n = p->out.c, ps = p->in.pixel_stride, ops = p->out.pixel_stride;
+  const int32_t in_h = p->in.h, in_w = p->in.w, out_w = p->out.w, in_row = in_w * ps;
+  const int32_t out_row = out_w * ops, io = p->input_offset, zp = p->output_offset;
+  const int32_t lo = p->act_min, hi = p->act_max, kh = p->kh, kw = p->kw, taps = kh * kw;
+  const int32_t sh = p->stride_h, sw = p->stride_w, dh = p->dil_h, dw = p->dil_w, pt = p->pad_top, pl = p->pad_left;
+  const int32_t k33 = kh == 3 && kw == 3 && dh == 1 && dw == 1;
+  const int8_t *f = p->filter + c;
+  int32x4_t sum = vdupq_n_s32(0);
+  for (int32_t t = 0; t < taps; t++) sum = vaddq_s32(sum, DW_LD(f + t * c_n));
+  const int32x4_t bias = p->bias ? (tail ? vldrwq_z_s32(p->bias + c, pr) : vldrwq_s32(p->bias + c)) : vdupq_n_s32(0);
+  const int32x4_t fbias = vaddq_s32(bias, vmulq_n_s32(sum, io));
+  const mve_rq rq = mve_rq_load(p->multiplier + c, p->shift + c, pr);
+  /* output columns [xa, xb) have every tap column inside the image */
+  int32_t xa = 0, xb = out_w;
+  while (xa < out_w && xa * sw - pl < 0) xa++;
+  while (xb > xa && (xb - 1) * sw - pl + (kw - 1) * dw >= in_w) xb--;
+  /* a 3x3 filter's nine taps of the group, widened once (one base address for the nine loads per pixel) */
+  int32x4_t w9[15];
+  if (k33) {
+    for (int32_t t = 0; t < 9; t++) w9[t] = DW_LD(f + t * c_n);
+    w9[9] = fbias; w9[10] = rq.mult; w9[11] = rq.left; w9[12] = rq.right;
+    w9[13] = vdupq_n_s32(lo); w9[14] = vdupq_n_s32(hi);
+  }
+  const int32_t ps2 = 2 * ps;
+  for (int32_t y = y0; y < y1; y++) {
+    const int32_t iy0 = y * sh - pt;
+    int32_t kya = 0, kyb = kh;
+    while (kya < kyb && iy0 + kya * dh < 0) kya++;
+    while (kyb > kya && iy0 + (kyb - 1) * dh >= in_h) kyb--;
+    int8_t *orow = out + (y - y0) * out_row + c;
+    const int8_t *ib = in + (iy0 - in_y0) * in_row + c;   /* window row 0 (may lie outside the band) */
+    const int32_t full_rows = kya == 0 && kyb == kh;
+    for (int32_t x = 0; x < out_w; x++) {
+      if (!tail && k33 && full_rows && x == xa && xb > xa) {
+        dw33_run(ib + (xa * sw - pl) * ps, in_row, ps, sw * ps, w9, zp, orow + xa * ops, ops, xb - xa);
+        x = xb - 1;
+        continue;
+      }
+      const int32_t ix0 = x * sw - pl;
+      int32x4_t acc;
+      if (full_rows && x >= xa && x < xb) {
+        const int8_t *ip = ib + ix0 * ps;
+        if (k33) {
+          const int8_t *i1 = ip + in_row, *i2 = i1 + in_row;
+          int32x4_t a = vmulq_s32(DW_LD(ip), w9[0]);
+          int32x4_t b = vmulq_s32(DW_LD(ip + ps), w9[1]);
+          a = vaddq_s32(a, vmulq_s32(DW_LD(ip + ps2), w9[2]));
+          b = vaddq_s32(b, vmulq_s32(DW_LD(i1), w9[3]));
+          a = vaddq_s32(a, vmulq_s32(DW_LD(i1 + ps), w9[4]));
+          b = vaddq_s32(b, vmulq_s32(DW_LD(i1 + ps2), w9[5]));
+          a = vaddq_s32(a, vmulq_s32(DW_LD(i2), w9[6]));
+          b = vaddq_s32(b, vmulq_s32(DW_LD(i2 + ps), w9[7]));
+          a = vaddq_s32(a, vmulq_s32(DW_LD(i2 + ps2), w9[8]));
+          acc = vaddq_s32(vaddq_s32(a, b), fbias);
+        } else {
+          acc = fbias;
+          for (int32_t ky = 0; ky < kh; ky++) {
+            const int8_t *ir = ip + ky * dh * in_row;
+            const int8_t *fk = f + ky * kw * c_n;
+            for (int32_t kx = 0; kx < kw; kx++)
+              acc = vaddq_s32(acc, vmulq_s32(DW_LD(ir + kx * dw * ps), DW_LD(fk + kx * c_n)));
+          }
+        }
+      } else {
+        int32_t kxa = 0, kxb = kw;
+        while (kxa < kxb && ix0 + kxa * dw < 0) kxa++;
+        while (kxb > kxa && ix0 + (kxb - 1) * dw >= in_w) kxb--;
+        acc = bias;
+        for (int32_t ky = kya; ky < kyb; ky++) {
+          const int8_t *ir = ib + ky * dh * in_row + ix0 * ps;
+          const int8_t *fk = f + ky * kw * c_n;
+          for (int32_t kx = kxa; kx < kxb; kx++)
+            acc = vaddq_s32(acc, vmulq_s32(vaddq_n_s32(DW_LD(ir + kx * dw * ps), io), DW_LD(fk + kx * c_n)));
+        }
+      }
+      acc = mve_requant(acc, rq, zp, lo, hi);
+      if (tail) vstrbq_p_s32(orow + x * ops, acc, pr);
+      else vstrbq_s32(orow + x * ops, acc);
+    }
+  }
+}
+
+void bt_depthwise_s8(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0,
+                     int8_t *out, int32_t y0, int32_t y1) {
+  if (dp->depth_multiplier != 1) {
+    bt_ref_depthwise_generic_s8(dp, in, in_y0, out, y0, y1);
+    return;
+  }
+  const bt_conv_params *p = &dp->conv;
+  const int32_t c_n = p->out.c;
+  int32_t c = 0;
+  for (; c + 4 <= c_n; c += 4) dw_group(p, in, in_y0, out, y0, y1, c, vctp32q(4), 0);
+  if (c < c_n) dw_group(p, in, in_y0, out, y0, y1, c, vctp32q((uint32_t)(c_n - c)), 1);
+}
+
+#include "dw_inplace_rows.h"
