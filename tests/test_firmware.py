@@ -90,10 +90,10 @@ def assert_loads_in_flash(t, elf) -> None:
     """What QEMU's ELF loader writes (every PT_LOAD, file bytes then zero-fill to MemSiz, at its
     physical address) stays inside the board's flash, overwrites no other segment (code), and the
     arena, stack and .bss are loaded by nothing (NOLOAD: zeroed and painted by the start-up code)."""
-    segs = sorted(_load_segments_readelf(t, elf))
-    flash_end = t.flash_origin + t.flash_bytes
-    for paddr, filesz, memsz in segs:
-        assert t.flash_origin <= paddr and paddr + memsz <= flash_end, f"segment at 0x{paddr:x} leaves flash"
+    segs = sorted(s for s in _load_segments_readelf(t, elf) if s[2])  # (an empty segment loads nothing)
+    loadable = [(t.flash_origin, t.flash_origin + t.flash_bytes)] + [(r.origin, r.end) for r in t.external_regions()]
+    for paddr, filesz, memsz in segs:  # in flash, or in a memory that holds weights beside it (QSPI, PSRAM)
+        assert any(lo <= paddr and paddr + memsz <= hi for lo, hi in loadable), f"segment at 0x{paddr:x} leaves flash"
         assert filesz == memsz, f"segment at 0x{paddr:x} zero-fills {memsz - filesz} B of flash"
     for (a, _, na), (b, _, _) in zip(segs, segs[1:]):
         assert a + na <= b, f"segments at 0x{a:x} and 0x{b:x} overlap"
@@ -101,7 +101,8 @@ def assert_loads_in_flash(t, elf) -> None:
     arena = sym["bt_arena"][0]
     assert t.ram_origin <= sym["__stack_bottom"][0] < sym["__bss_end"][0] <= t.ram_origin + t.ram_bytes
     assert sym["__bss_start"][0] <= arena < sym["__bss_end"][0]
-    assert sum(filesz for _, filesz, _ in segs) < t.flash_bytes
+    flash_lo, flash_hi = loadable[0]
+    assert sum(filesz for paddr, filesz, _ in segs if flash_lo <= paddr < flash_hi) < t.flash_bytes
 
 
 def _matrix_params():
