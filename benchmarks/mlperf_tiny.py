@@ -1,0 +1,192 @@
+"""MLPerf Tiny (closed division) on the Cortex-M boards against the published records (issue 29).
+
+Builds each of the four MLPerf Tiny reference models (../shared/models/mlperf-tiny/) for a board with
+the plain (layer-by-layer arena) plan, runs the firmware once in QEMU with the project's
+instruction-count plugin on a fixed pseudo-random input, compares the output byte for byte with
+TensorFlow Lite Micro's (the `tflite-micro` package, the same oracle as the tests) and prints, per
+model: executed instructions (every operator's profile region), the estimated cycle range where the
+board's CPU has a timing table (buildtool/firmware/cycles.py), the record (records.json: cycles =
+latency x clock) and the ratios.
+
+    python3 benchmarks/mlperf_tiny.py                        # cortex-m4, cortex-m33, cortex-m7
+    python3 benchmarks/mlperf_tiny.py --boards cortex-m4 --models kws,ad
+    python3 benchmarks/mlperf_tiny.py --boards cortex-m4 --profile   # + one line per operator
+
+The cycle figures are an ESTIMATE from the executed instruction mix (zero wait states), not a
+measurement; the records are measured on real boards with their flash wait states.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from buildtool import pipeline  # noqa: E402
+from buildtool.firmware import cycles, runner  # noqa: E402
+from buildtool.model import reader as tflite_reader  # noqa: E402
+
+SHARED = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared"))
+MLPERF = SHARED / "models" / "mlperf-tiny"
+ORDER = ("vww", "ic", "kws", "ad")
+BOARDS = ("cortex-m4", "cortex-m33", "cortex-m7")
+# what each board's estimate is made from; a board without a timing table prints instructions only
+TIMING = {b: ("Cortex-M4 TRM (DDI 0439) timings over the executed instruction mix, buildtool/firmware/cycles.py"
+              if b in cycles.CPUS else "none: no cycle model for this core; instructions only")
+          for b in BOARDS}
+RECORD_KEY = {"cortex-m4": "cortex-m4", "cortex-m33": "cortex-m33", "cortex-m7": "cortex-m7"}
+
+
+def records() -> dict:
+    return json.loads((MLPERF / "records.json").read_text())
+
+
+def fixed_input(g) -> np.ndarray:
+    t = g.tensors[g.inputs[0]]
+    return np.random.default_rng(0).integers(-128, 128, size=tuple(t.shape), dtype=np.int8)
+
+
+def tflm_output(data: bytes, x: np.ndarray) -> np.ndarray:
+    from tflite_micro import runtime
+
+    ip = runtime.Interpreter.from_bytes(data, arena_size=max(10 * len(data), 1 << 20))
+    ip.set_input(x, 0)
+    ip.invoke()
+    return np.array(ip.get_output(0))
+
+
+def measure(key: str, board: str, work: Path, tflm: dict) -> dict:
+    """One model on one board: instructions, estimated cycles (or None), identical, per-op profile."""
+    name = records()["models"][key]
+    data = (MLPERF / name).read_bytes()
+    g = tflite_reader.parse(data)
+    x = fixed_input(g)
+    if key not in tflm:
+        tflm[key] = tflm_output(data, x)
+    pipeline.build(g, board, work)
+    y, prof, _ = runner.run(board, work, x)
+    ops = prof["ops"]
+    est = [o.get("cycles_estimate") for o in ops]
+    lo_hi = (sum(e[0] for e in est), sum(e[1] for e in est)) if all(e is not None for e in est) else None
+    return {"model": name, "insns": sum(o["count"] for o in ops), "cycles": lo_hi,
+            "identical": np.asarray(y).tobytes() == tflm[key].tobytes(), "ops": ops, "graph": g,
+            "general": general_layers(g, (work / "model.c").read_text())}
+
+
+_CALL = re.compile(r"^\s*(op(\d+)_conv|bt_\w+)\((?:&op(\d+)_p)?")
+
+
+def general_layers(g, model_c: str) -> list:
+    """(op, why) of the conv, depthwise and dense layers that model.c sends to a general (slower)
+    path of the cortex-m set instead of its fast ones: direct conv (patch over 640 values or fewer than
+    4 output channels), depthwise with another depth multiplier or filter size than 1 and 3x3,
+    bt_mbqm_fast requantisation (multipliers bt_rq2 cannot take), the direct dense loop."""
+    calls = {}
+    for line in model_c.splitlines():
+        m = _CALL.match(line)
+        if m and (m.group(2) or m.group(3)):
+            calls[int(m.group(2) or m.group(3))] = m.group(1)
+    out = []
+    for k, op in enumerate(g.operators):
+        if op.opcode not in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED") or k not in calls:
+            continue
+        fn, why = calls[k], []
+        if op.opcode == "CONV_2D":
+            if "direct" in fn:
+                why.append("direct convolution")
+        elif op.opcode == "DEPTHWISE_CONV_2D":
+            kh, kw = g.tensors[op.inputs[1]].shape[1:3]
+            if "generic" in fn:
+                why.append("depth multiplier > 1")
+            elif (kh, kw) != (3, 3):
+                why.append(f"{kh}x{kw} filter: general loops")
+        elif "direct" in fn:
+            why.append("direct dense loop")
+        if "rq2" not in fn and not fn.startswith("op"):
+            why.append(f"{fn}: bt_mbqm_fast requantisation")
+        if why:
+            out.append((k, "; ".join(why)))
+    return out
+
+
+def _m(v: float) -> str:
+    return f"{v / 1e6:.3f} M"
+
+
+def table(board: str, res: dict) -> str:
+    rec = records()["records"][RECORD_KEY[board]]
+    lines = [f"### {board} (record board: {rec['board']})", "",
+             f"Timing source: {TIMING[board]}.", "",
+             "| model | instructions | est. cycles (low-high) | record (stack) | instructions / record | "
+             "est. high / record | identical to TFLM |", "|---|---:|---:|---:|---:|---:|---|"]
+    for key in ORDER:
+        if key not in res:
+            continue
+        r, rc = res[key], rec[key]
+        mc = rc["mcycles"] * 1e6
+        cyc = f"{_m(r['cycles'][0])}-{_m(r['cycles'][1])}" if r["cycles"] else "no model"
+        hi = f"{r['cycles'][1] / mc:.3f}" if r["cycles"] else "-"
+        lines.append(f"| {r['model'].removesuffix('.tflite')} | {_m(r['insns'])} | {cyc} | "
+                     f"{rc['mcycles']:.3f} M ({rc['stack']}) | {r['insns'] / mc:.3f} | {hi} | "
+                     f"{'yes' if r['identical'] else 'NO'} |")
+    gen = [f"{res[k]['model'].removesuffix('.tflite')} op {op} ({why})" for k in ORDER if k in res
+           for op, why in res[k]["general"]]
+    lines += ["", "Layers on a general path (not the fast ones): " + ("; ".join(gen) if gen else "none") + "."]
+    return "\n".join(lines)
+
+
+def profile(res: dict) -> str:
+    out = []
+    for key in ORDER:
+        if key not in res:
+            continue
+        r = res[key]
+        g = r["graph"]
+        out += [f"#### {r['model']}", "", "| op | opcode | shape out | MACs | instructions | insns/MAC | est. cycles |",
+                "|---:|---|---|---:|---:|---:|---:|"]
+        for o in sorted(r["ops"], key=lambda o: -o["count"]):
+            op = g.operators[o["op"]]
+            shp = "x".join(map(str, g.tensors[op.outputs[0]].shape))
+            macs = o.get("macs", 0)
+            ce = o.get("cycles_estimate")
+            out.append(f"| {o['op']} | {o['opcode']} | {shp} | {macs:,} | {o['count']:,} | "
+                       f"{o['count'] / macs if macs else 0:.2f} | {f'{ce[0]:,}-{ce[1]:,}' if ce else '-'} |")
+        out.append("")
+    return "\n".join(out)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--boards", default=",".join(BOARDS))
+    ap.add_argument("--models", default=",".join(ORDER), help="keys of records.json: vww, ic, kws, ad")
+    ap.add_argument("--profile", action="store_true", help="also one line per operator, most first")
+    a = ap.parse_args()
+    if not (MLPERF / "records.json").is_file():
+        print(f"mlperf_tiny: skipped, no MLPerf Tiny models in {MLPERF}")
+        return 0
+    print("MLPerf Tiny reference models, plain plan, cortex-m kernel set, one inference in QEMU "
+          "(instructions: the insncount plugin over every operator's region), output compared byte for byte "
+          "with TFLite Micro on the same pseudo-random input; records: records.json (cycles = ms x MHz)\n")
+    tflm: dict = {}
+    bad = 0
+    with tempfile.TemporaryDirectory(prefix="bt-mlperf-") as tmp:
+        for board in a.boards.split(","):
+            res = {k: measure(k, board, Path(tmp) / f"{board}-{k}", tflm) for k in a.models.split(",")}
+            bad += sum(not r["identical"] for r in res.values())
+            print(table(board, res) + "\n")
+            if a.profile:
+                print(profile(res))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

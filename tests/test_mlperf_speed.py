@@ -1,0 +1,61 @@
+"""benchmarks/mlperf_tiny.py (issue 29): the four MLPerf Tiny reference models built for cortex-m4
+(plain plan, the cortex-m kernel set) run in QEMU byte-identical with TFLite Micro, every operator
+counted with an estimated cycle range; boards without a cycle model say so. One line and exit 0
+without ../shared. No speed figure is asserted here: they are in docs/kernels.md."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from buildtool import targets
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "benchmarks" / "mlperf_tiny.py"
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import mlperf_tiny as mt  # noqa: E402
+
+
+def _need(board: str) -> None:
+    if not (mt.MLPERF / "records.json").is_file():
+        pytest.skip(f"no MLPerf Tiny models in {mt.MLPERF}")
+    missing = targets.get(board).missing_tools()
+    if missing:
+        pytest.skip(f"{board} needs {', '.join(missing)}")
+
+
+def test_without_shared_it_says_so_in_one_line_and_exits_0(tmp_path):
+    env = {**os.environ, "BUILDTOOL_SHARED": str(tmp_path / "nowhere"), "PYTHONPATH": str(ROOT)}
+    r = subprocess.run([sys.executable, str(BENCH)], env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.strip().splitlines()
+    assert len(lines) == 1 and "skipped" in lines[0] and str(tmp_path / "nowhere") in lines[0]
+
+
+@pytest.mark.parametrize("key", mt.ORDER)
+def test_mlperf_model_on_cortex_m4_is_byte_identical_to_tflm(key, tmp_path):
+    """Each model's firmware output equals TFLite Micro's byte for byte; every operator is one counted
+    region with its instruction mix priced (cortex-m4 has the TRM timing table)."""
+    _need("cortex-m4")
+    r = mt.measure(key, "cortex-m4", tmp_path, {})
+    assert r["identical"]
+    g = r["graph"]
+    assert sorted(o["op"] for o in r["ops"]) == list(range(len(g.operators)))
+    lo, hi = r["cycles"]
+    assert 0 < r["insns"] <= lo <= hi  # every instruction costs at least a cycle
+    text = mt.table("cortex-m4", {key: r})
+    row = next(x for x in text.splitlines() if x.startswith(f"| {r['model'].removesuffix('.tflite')} |"))
+    assert row.endswith("| yes |")
+    assert text.splitlines()[-1].startswith("Layers on a general path")
+
+
+def test_a_board_without_a_cycle_model_reports_instructions_and_says_so(tmp_path):
+    _need("cortex-m33")
+    r = mt.measure("ad", "cortex-m33", tmp_path, {})
+    assert r["identical"] and r["insns"] > 0 and r["cycles"] is None
+    text = mt.table("cortex-m33", {"ad": r})
+    assert "no cycle model" in text and "| no model |" in text
