@@ -386,8 +386,9 @@ def test_mutated_models_through_the_command_line(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize("seed", [1])
 def test_mutated_models_through_the_command_line_long(seed, tmp_path):
-    """1,000 more mutants (4,000 commands) beside the quick run; each further seed costs CI about
-    two minutes, spent instead on the firmware and bit-exactness suites."""
+    """500 more mutants (2,000 commands) beside the quick run; each further seed costs CI about two
+    minutes, spent instead on the firmware and bit-exactness suites (seed 2 was dropped when the
+    Cortex-M55 and the parts' tests came: CI runs near its 45 minutes)."""
     run_cli_fuzz(500, seed=seed, tmp_path=tmp_path)
