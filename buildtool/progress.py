@@ -33,6 +33,12 @@ def stage(text: str, done: float | None = None, total: float | None = None) -> N
             p.stage, p.fraction = text, (done, total)
 
 
+def counting() -> bool:
+    """Whether a progress line is drawn in this process: work that counts itself only for the estimate of
+    the time left (stage's done/total) need not count otherwise."""
+    return _active is not None
+
+
 def wanted(stream) -> bool:
     try:
         tty = stream.isatty()

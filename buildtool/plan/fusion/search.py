@@ -20,7 +20,7 @@ import numpy as np
 
 from ...errors import PlanError
 from ...model.ops import graph_macs, op_macs
-from ...progress import stage
+from ...progress import counting, stage
 from .. import canonical
 from .costs import SCHEMES, Sweep
 from .dag import MAX_BLOCK_OPS, Network, block_ok, block_starts, build_network, dies_in, main_tensor, plain_ok
@@ -114,9 +114,9 @@ def block_edges(net: Network, memo=None, split_only: bool = False, banding: bool
     if memo is not None:
         forms = canonical.SubgraphForms(g)  # every block's key from one pass over the graph
     # the analysis of the blocks ending at q costs about L^2 for L candidate starts (block_caps): the
-    # progress line's estimate of the time left counts in those units
+    # progress line's estimate of the time left counts in those units, only when a line is drawn
     work = [0] + [min(len(block_starts(net, q)), caps[q] if caps is not None else MAX_BLOCK_OPS) ** 2
-                  for q in range(1, net.n + 1)]
+                  for q in range(1, net.n + 1)] if counting() else [0] * (net.n + 1)
     done, total = 0, sum(work)
     for q in range(1, net.n + 1):
         stage(f"fusion blocks ending at operator {q}/{net.n}", done, total)
