@@ -7,6 +7,7 @@ pipelined; high = refill 3, divide 12, nothing folded or pipelined.
 
     python benchmarks/kernels_m4_cycles.py                  # the four shared models, Markdown tables
     python benchmarks/kernels_m4_cycles.py --models tiny_cnn_32
+    python benchmarks/kernels_m4_cycles.py --flash-wait-states 5   # + 5 cycles on each read of flash
 """
 
 from __future__ import annotations
@@ -32,12 +33,13 @@ def _class(g, op) -> str:
     return layer_class(g, op) if op.opcode in KERNEL_OPS else "other operators"
 
 
-def rows(name: str, work: Path) -> list:
-    """Per layer class of one model: (class, n, MACs, instructions, low, high cycles), then the total."""
+def rows(name: str, work: Path, flash_wait_states: int | None = None) -> list:
+    """Per layer class of one model: (class, n, MACs, instructions, low, high cycles), then the total;
+    the cycles with flash_wait_states on every read of flash when given (cycles.py)."""
     g = tflite_reader.parse((SHARED / f"{name}.tflite").read_bytes())
     x = np.random.default_rng(0).integers(-128, 128, size=tuple(g.tensors[g.inputs[0]].shape), dtype=np.int8)
     pipeline.build(g, "cortex-m4", work)
-    _, prof, _ = runner.run("cortex-m4", work, x)
+    _, prof, _ = runner.run("cortex-m4", work, x, flash_wait_states=flash_wait_states)
     sums: dict = {}
     for o in prof["ops"]:
         s = sums.setdefault(_class(g, g.operators[o["op"]]), [0, 0, 0, 0, 0])
@@ -64,12 +66,19 @@ def table(name: str, rs: list) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--flash-wait-states", type=int, metavar="N",
+                    help="the estimate with N wait states on every read of code and weights from flash")
     a = ap.parse_args()
+    ws = a.flash_wait_states
+    if ws is not None and ws < 0:
+        print(f"kernels_m4_cycles: --flash-wait-states must be 0 or more, not {ws}", file=sys.stderr)
+        return 2
+    waits = (f"{ws} flash wait states on every read of code and weights from flash" if ws else "zero wait states")
     print("Estimated Cortex-M4 cycles (buildtool/firmware/cycles.py: TRM timings over the executed instruction mix; "
-          "an estimate, zero wait states), cortex-m kernel set, QEMU mps2-an386, -O2\n")
+          f"an estimate, {waits}), cortex-m kernel set, QEMU mps2-an386, -O2\n")
     with tempfile.TemporaryDirectory(prefix="bt-m4cyc-") as tmp:
         for name in a.models.split(","):
-            print(table(name, rows(name, Path(tmp) / name)) + "\n")
+            print(table(name, rows(name, Path(tmp) / name, ws)) + "\n")
     return 0
 
 

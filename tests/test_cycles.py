@@ -54,7 +54,8 @@ def test_estimate_of_a_hand_made_mix():
     assert cycles.instructions(mix) == 16
     assert cycles.key_cycles("+str [reg]") == (1, 2) and cycles.key_cycles("str.w [reg]") == (2, 2)
     assert cycles.key_cycles("iteet") == (0, 1) and cycles.key_cycles("udiv") == (2, 12)
-    assert cycles.key_cycles("tbb") == (2, 2) and cycles.key_cycles("vdiv.f32") == (14, 14)
+    assert cycles.key_cycles("tbb") == (2, 3) and cycles.key_cycles("vdiv.f32") == (14, 14)
+    assert cycles.key_cycles("vfma.f32") == (3, 3)
     assert cycles.estimate({"(refill)": 5}, p=(2, 2)) == (10, 10)
 
 
@@ -66,17 +67,18 @@ def test_mixes_read_and_folded_per_operator():
     assert op_cost.fold(mixes, 2) == [{"ldr": 6}, {"add": 3, "pop {r4, pc}": 1}]
 
 
-def _loop(tmp_path, options: str) -> tuple:
-    """LOOP_S built and run under the plugin with start/end at begin/end plus `options`: (symbol
-    addresses, the plugin's out= text)."""
-    (tmp_path / "loop.S").write_text(LOOP_S)
-    elf = tmp_path / "loop.elf"
-    subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-nostdlib", "-nostartfiles",
-                    "-Wl,-Ttext=0", "-Wl,-ereset", "-o", str(elf), str(tmp_path / "loop.S")], check=True)
+def _loop(tmp_path, options: str, source: str = LOOP_S, name: str = "loop") -> tuple:
+    """LOOP_S (or source) built and run under the plugin with start/end at begin/end plus `options`:
+    (symbol addresses, the plugin's out= text)."""
+    (tmp_path / f"{name}.S").write_text(source)
+    elf = tmp_path / f"{name}.elf"
+    subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16", "-mthumb",
+                    "-nostdlib", "-nostartfiles", "-Wl,-Ttext=0", "-Wl,-ereset", "-o", str(elf),
+                    str(tmp_path / f"{name}.S")], check=True, capture_output=True)
     nm = subprocess.run(["arm-none-eabi-nm", str(elf)], capture_output=True, text=True, check=True).stdout
     sym = {p[2]: int(p[0], 16) for p in (line.split() for line in nm.splitlines()) if len(p) == 3}
     so = runner._plugin(tmp_path)
-    out = tmp_path / "count.txt"
+    out = tmp_path / f"{name}.txt"
     subprocess.run(["qemu-system-arm", "-M", "mps2-an386", "-nographic", "-semihosting-config",
                     "enable=on,target=native", "-kernel", str(elf), "-plugin",
                     f"{so},start={sym['begin']:x},end={sym['end']:x},out={out}{options}"],
@@ -93,6 +95,96 @@ def test_plugin_counts_the_mix_of_a_known_loop(tmp_path):
                    "bx": 1, "(refill)": 11}  # refills: the return from begin, 9 back edges, the call of end
     assert runner._key_values(text)["region_counts"] == str(cycles.instructions(mix)) == "64"
     assert cycles.estimate(mix) == (85, 128)  # high: the 21 pipelined loads and stores at 2, 11 refills at 3
+
+
+# Straight-line sequences whose cycles the Cortex-M4 TRM (DDI 0439 r0p1) states, each run between the
+# profile markers: (setup, sequence, the TRM's cycles (low, high), where the TRM says so). The estimate
+# of a sequence is that of the region minus that of the same region without it (the return from
+# begin, the call of end).
+TRM_SEQUENCES = [
+    ("ldr r1, =0x20000100\n ldr r2, =0x20000104", "ldr r0, [r1]\n ldr r1, [r2]", (3, 3),
+     "3.3.2: LDR R0,[R1]; LDR R1,[R2] - normally three cycles total"),
+    ("ldr r1, =0x20000100\n movs r2, #8\n ldr r3, =0x20000200", "ldr r0, [r1, r2]\n str r0, [r3, #20]", (3, 3),
+     "3.3.2: LDR R0,[R1,R2]; STR R0,[R3,#20] - normally three cycles total"),
+    ("ldr r1, =0x20000100\n movs r2, #8\n ldr r3, =0x20000200", "ldr r0, [r1, r2]\n str r1, [r3, r2]", (3, 3),
+     "3.3.2: LDR R0,[R1,R2]; STR R1,[R3,R2] - normally three cycles total"),
+    ("ldr r1, =0x20000100\n movs r5, #8\n ldr r2, =0x20000104\n ldr r3, =0x20000200",
+     "ldr r0, [r1, r5]\n ldr r1, [r2]\n ldr r2, [r3, #4]", (4, 4),
+     "3.3.2: LDR R0,[R1,R5]; LDR R1,[R2]; LDR R2,[R3,#4] - normally four cycles total"),
+    ("ldr r1, =0x20000100", "str r0, [r1, #4]", (1, 1), "3.3.2: STR Rx,[Ry,#imm] is always one cycle"),
+    ("ldr r0, =0x20000100", "ldm r0, {r1, r2, r3, r4}", (5, 5), "Table 3-1: LDM, 1 + N, N = 4"),
+    ("", "push {r4, r5, r6, r7, lr}", (6, 6), "Table 3-1: PUSH, 1 + N, N = 5"),
+    ("ldr r1, =0x20000100", "ldrd r2, r3, [r1]", (3, 3), "Table 3-1: LDRD, 1 + N, N = 2"),
+    ("", "b 1f\n nop\n1:", (2, 4), "Table 3-1: B, 1 + P, P = 1 to 3"),
+    ("movs r0, #0", "cmp r0, #0\n bne 1f\n nop\n1:", (3, 3),
+     "Table 3-1: CMP 1, conditional branch not taken 1, NOP 1"),
+    ("movs r0, #0", "tbb [pc, r0]\n.byte 1, 0\n1:", (3, 6),
+     "Table 3-1: TBB 2 + P (3 to 5); 3.3.2: TBB at least six cycles"),
+    ("movs r0, #100\n movs r1, #7", "sdiv r2, r0, r1", (2, 12), "Table 3-1: SDIV 2 to 12"),
+]
+
+SEQ_S = """
+    .syntax unified
+    .thumb
+    .text
+    .word 0x20001000
+    .word reset
+    .thumb_func
+reset:
+    {setup}
+    bl begin
+    {sequence}
+    bl end
+    movs r0, #0x18
+    ldr r1, =0x20026
+    bkpt 0xab
+    .thumb_func
+begin:
+    bx lr
+    .thumb_func
+end:
+    bx lr
+    .ltorg
+"""
+
+
+def _sequence_estimate(tmp_path, setup: str, sequence: str, name: str) -> tuple:
+    _, text = _loop(tmp_path, ",mix=on", SEQ_S.format(setup=setup, sequence=sequence), name)
+    (mix,) = op_cost.read_mixes(text, 1)
+    return cycles.estimate(mix), mix
+
+
+@pytest.mark.parametrize("k", range(len(TRM_SEQUENCES)))
+def test_estimate_contains_the_trm_cycles_of_a_sequence(tmp_path, k):
+    """Each sequence assembled and run in QEMU under the plugin: the estimate's low..high holds the
+    cycles the TRM states for it (a single count, or the TRM's own range with P = 1..3)."""
+    setup, sequence, (trm_lo, trm_hi), where = TRM_SEQUENCES[k]
+    (lo, hi), mix = _sequence_estimate(tmp_path, setup, sequence, "seq")
+    (lo0, hi0), _ = _sequence_estimate(tmp_path, setup, "", "empty")
+    assert lo - lo0 <= trm_lo and trm_hi <= hi - hi0, (where, mix, (lo - lo0, hi - hi0))
+
+
+def test_plugin_counts_flash_accesses_of_a_known_loop(tmp_path):
+    """flash=ORIGIN:SIZE: LOOP_S runs from 0 (the "flash"), its loads from RAM. Fetched words: the
+    block after the return from begin (0xc..0x1e: 5 words), nine back edges (0x10..0x1e: 4 words),
+    the block of "bl end" (0x1e..0x22, its first word already fetched: 1) and end's (1): 43; branch
+    fetches: the 11 refills, every target in flash; loads from flash: the literal of "ldr r4, =...".
+    The same run with RAM given as the range: no fetches, the 20 loads of the loop."""
+    sym, text = _loop(tmp_path, ",mix=on,flash=0:400000")
+    assert (sym["loop"], sym["begin"], sym["end"]) == (0x10, 0x28, 0x2a)  # the addresses the counts assume
+    (mix,) = op_cost.read_mixes(text, 1)
+    (fl,) = op_cost.read_flash(text, 1)
+    assert fl == {"fetches": 43, "branch_fetches": 11, "loads": 1}
+    assert cycles.estimate(mix, flash=fl, wait_states=0) == cycles.estimate(mix) == (85, 128)
+    # low: + 2 x (11 branch fetches + 1 load); high: + 2 x (43 fetched words + 1 load)
+    assert cycles.estimate(mix, flash=fl, wait_states=2) == (85 + 24, 128 + 88)
+    assert cycles.wait_cycles(fl, 5) == (60, 220)
+    with pytest.raises(ValueError):
+        cycles.wait_cycles(fl, -1)
+    _, text = _loop(tmp_path, ",mix=on,flash=20000000:400000")
+    assert op_cost.read_flash(text, 1) == [{"fetches": 0, "branch_fetches": 0, "loads": 20}]
+    _, text = _loop(tmp_path, ",mix=on")  # without flash=: no flash lines, the rest unchanged
+    assert "flash\t" not in text and op_cost.read_mixes(text, 1) == [mix]
 
 
 def test_plugin_counts_every_instruction_address_of_a_known_loop(tmp_path):
@@ -185,3 +277,84 @@ def test_m4_report_prints_per_mac_and_labelled_estimate(m4_run):
             assert "/MAC" not in line
     total = (sum(o["cycles_estimate"][0] for o in prof["ops"]), sum(o["cycles_estimate"][1] for o in prof["ops"]))
     assert f"estimated {total[0]:,}-{total[1]:,} cycles" in report
+
+
+def test_m4_profile_with_flash_wait_states(m4_run):
+    """runner.run(flash_wait_states=N): the same output and instruction mixes; per operator its flash
+    accesses (code fetched from flash, weights and constants read there) and the estimate plus N
+    cycles on each (cycles.wait_cycles); the report's label names the wait states."""
+    _, whole, _, _, (fw, x) = m4_run
+    y0, _, _ = runner.run("cortex-m4", fw, x)
+    y, prof, ram = runner.run("cortex-m4", fw, x, flash_wait_states=3)
+    assert np.array_equal(y, y0)
+    assert prof["cycles_model"] == "cortex-m4 TRM timings, 3 flash wait states on code and data read from flash"
+    for o, o0 in zip(prof["ops"], whole["ops"]):
+        assert o["count"] == o0["count"] and o["mix"] == o0["mix"]
+        fl = o["flash_accesses"]
+        assert o["cycles_estimate"] == list(cycles.estimate(o["mix"], flash=fl, wait_states=3))
+        assert 0 < fl["branch_fetches"] <= fl["fetches"] <= o["count"]  # code runs from flash; a word holds 1-2
+        assert fl["fetches"] >= o["count"] // 2
+        if o["macs"]:
+            assert fl["loads"] > 0  # the weights are in flash
+        lo0, hi0 = o0["cycles_estimate"]
+        assert o["cycles_estimate"] == [lo0 + 3 * (fl["branch_fetches"] + fl["loads"]),
+                                        hi0 + 3 * (fl["fetches"] + fl["loads"])]
+    report = runner.format_report(prof, ram)
+    assert "3 flash wait states on code and data read from flash" in report
+    _, prof0, _ = runner.run("cortex-m4", fw, x, flash_wait_states=0)  # counted, nothing added
+    assert [o["cycles_estimate"] for o in prof0["ops"]] == [o["cycles_estimate"] for o in whole["ops"]]
+    assert "zero wait states" in prof0["cycles_model"]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--board", "cortex-m4", "--flash-wait-states", "-1"], "--flash-wait-states must be 0 or more, not -1"),
+    (["--board", "cortex-m7", "--flash-wait-states", "2"], "cortex-m7 (cortex-m7) has no cycle estimate"),
+    (["--board", "host", "--flash-wait-states", "2"], "host"),
+    (["--flash-wait-states", "2"], "give --board"),
+    (["--board", "nosuch", "--flash-wait-states", "2"], "unknown board 'nosuch'"),
+])
+def test_flash_wait_states_bad_input_is_one_line(tmp_path, capsys, args, message):
+    """Checked before anything is built: one line, exit 2."""
+    from buildtool.cli import main
+
+    np.save(tmp_path / "x.npy", np.zeros((1, 32, 32, 3), np.int8))
+    rc = main(["run", "--input", str(tmp_path / "x.npy"), "--build-dir", str(tmp_path / "fw"), *args, MODEL])
+    err = capsys.readouterr().err.strip()
+    assert rc == 2 and message in err and len(err.splitlines()) == 1, err
+    assert not (tmp_path / "fw").exists()
+
+
+def test_mlperf_benchmark_with_flash_wait_states(tmp_path):
+    """benchmarks/mlperf_tiny.py --flash-wait-states N: the zero-wait estimate unchanged, a column
+    with the estimate at N wait states beside it (boards with a cycle model); bad arguments one line."""
+    import sys
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parents[1] / "benchmarks"
+    sys.path.insert(0, str(bench))
+    import mlperf_tiny as mt
+
+    if not (mt.MLPERF / "records.json").is_file():
+        pytest.skip(f"no MLPerf Tiny models in {mt.MLPERF}")
+    r0 = mt.measure("ad", "cortex-m4", tmp_path / "a", {})
+    r = mt.measure("ad", "cortex-m4", tmp_path / "b", {}, 4)
+    assert r["identical"] and r["insns"] == r0["insns"] and r["cycles"] == r0["cycles"]
+    assert r0["cycles_ws"] is None
+    waits = [cycles.wait_cycles(o["flash_accesses"], 4) for o in r["ops"]]
+    assert r["cycles_ws"] == (r0["cycles"][0] + sum(w[0] for w in waits), r0["cycles"][1] + sum(w[1] for w in waits))
+    text = mt.table("cortex-m4", {"ad": r}, 4)
+    assert "est. cycles, 4 flash wait states" in text and "4 flash wait states: N cycles more" in text
+    row = next(x for x in text.splitlines() if x.startswith("| ad01_int8 |"))
+    assert f"{r['cycles_ws'][0] / 1e6:.3f} M-{r['cycles_ws'][1] / 1e6:.3f} M" in row and row.endswith("| yes |")
+    assert mt.table("cortex-m4", {"ad": r0}) == mt.table("cortex-m4", {"ad": r0}, None)  # no option: as before
+    assert "wait states" not in mt.table("cortex-m4", {"ad": r0})
+
+    class A:
+        boards, models, flash_wait_states = "cortex-m4", "ad", -1
+    assert mt.bad_arguments(A) == "--flash-wait-states must be 0 or more, not -1"
+    A.flash_wait_states, A.boards = 2, "cortex-m9"
+    assert mt.bad_arguments(A).startswith("unknown board 'cortex-m9'")
+    A.boards, A.models = "cortex-m4", "zz"
+    assert mt.bad_arguments(A).startswith("unknown model 'zz'")
+    A.models = "ad"
+    assert mt.bad_arguments(A) == ""

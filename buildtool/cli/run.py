@@ -28,9 +28,9 @@ def _board_run(g, xs, a):
         pipeline.build(g, a.board, out, opts, plan)
         stage("running it")
         if a.sequence:
-            ys, prof, ram = runner.run(a.board, out, _steps(xs), sequence=True)
+            ys, prof, ram = runner.run(a.board, out, _steps(xs), sequence=True, flash_wait_states=a.flash_wait_states)
         else:
-            y, prof, ram = runner.run(a.board, out, xs)
+            y, prof, ram = runner.run(a.board, out, xs, flash_wait_states=a.flash_wait_states)
     print(runner.format_report(prof, ram), file=sys.stderr)
     if a.sequence:
         return _stack_steps(ys)
@@ -82,6 +82,10 @@ def cmd_run(a) -> int:
     opts = plan_options(a)
     if a.sequence and opts.fused:
         raise UsageError("--sequence runs the plain plan; drop --split/--optimize/--input-streamed")
+    if a.flash_wait_states is not None:
+        if not a.board:
+            raise UsageError("--flash-wait-states is for the cycle estimate of a firmware run; give --board")
+        runner.check_flash_wait_states(a.board, a.flash_wait_states)
     if a.board:
         outs = _board_run(g, xs, a)
     elif a.sequence:
@@ -107,5 +111,8 @@ def add_run(sub) -> None:
                         "(SVDF/LSTM) carrying over; the output stacks the N outputs")
     s.add_argument("--board", help="build firmware for this board and run it (QEMU or natively)")
     s.add_argument("--build-dir", help="where to build firmware (default build/BOARD/MODEL)")
+    s.add_argument("--flash-wait-states", type=int, metavar="N",
+                   help="with --board on a Cortex-M4: the estimated cycles with N wait states on every read of "
+                        "code and data from the board's flash (docs/kernels.md: what the model leaves out)")
     add_plan_options(s)
     s.set_defaults(fn=cmd_run)

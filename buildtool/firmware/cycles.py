@@ -6,31 +6,69 @@ writes pc or moves a register list ("pop {r4, pc}"), "+" in front of a single lo
 directly follows a single load, " [reg]" after one with a register-offset address, and
 "(refill)" counting pipeline refills (blocks entered elsewhere than after the previous block).
 
-Timings are the Arm Cortex-M4 Technical Reference Manual's (DDI 0439, "Instruction set summary"
-and "Load/store timings"), with P, the pipeline refill, 1..3 cycles:
+Timings are the Arm Cortex-M4 Technical Reference Manual's, DDI 0439 (revision r0p1, issues C and D;
+Arm 100166_0001_00 is the same manual converted, whose wording and numbering were the ones checked):
+section 3.3 "Instruction set summary", Table 3-1 ("Processor instruction set summary" in 100166,
+under 3.3.1 "Table of processor instructions"; cycle counts "based on a system with zero wait
+states"; P, the pipeline refill, "ranges from 1 to 3 depending on the alignment and width of the
+target instruction, and whether the processor manages to speculate the address early"; N, the
+registers in the list), section 3.3.2 "Load/store timings" (how loads and stores pair), and the FPU
+chapter's "FPU instruction set" table (its values checked in TI's reproduction of it, SWCU192 Table
+3-27). Each line says where its numbers come from:
 
-| instructions | cycles |
-|---|---|
-| data processing, multiply and multiply-accumulate (MUL, MLA, SMLAL, SMLAD ...), SIMD, saturate, extend | 1 |
-| IT | 0 (folded onto the instruction before) .. 1 |
-| SDIV, UDIV | 2 .. 12 |
-| LDR (any size) | 2; right after a single load 1 (pipelined) .. 2 (a base update, a dependent address) |
-| STR with an immediate offset | 1 .. 2; right after a single load 1 .. 2 |
-| STR with a register offset | 2; right after a single load 1 .. 2 |
-| LDRD, STRD | 1 + N = 3 |
-| LDM, STM, PUSH, POP (and VLDM, VSTM, VPUSH, VPOP) | 1 + N (N registers, words for VFP) |
-| branches, CBZ/CBNZ | 1, + P when taken |
-| TBB, TBH | 2 + P |
-| writing pc (POP {..., pc}, LDR pc, MOV pc, BX) | the above, + P |
-| MRS, MSR | 1 .. 2 |
-| VDIV, VSQRT | 14 |
-| VMLA, VMLS, VNMLA, VNMLS | 3 |
-| other VFP | 1; VLDR, VSTR 2 |
+- data processing, multiply and multiply-accumulate (MUL, MLA, SMULL, SMLAL, SMLAD ...), SIMD, saturate,
+  extend, bitfield: 1. Source: Table 3-1 (every one of these rows: 1).
+- IT: 0 .. 1. Source: Table 3-1: 1; the low 0 (IT folded onto the instruction before) is this model's
+  allowance, not a TRM figure.
+- SDIV, UDIV: 2 .. 12. Source: Table 3-1 ("2 to 12": early termination).
+- LDR (any size): 2; right after a single load 1 .. 2. Source: Table 3-1: 2; 3.3.2: "if the next
+  instruction is an LDR or STR, and the destination of the first LDR is not used to compute the address
+  for the next instruction, then one cycle is removed" (high: that address dependence, which the mix
+  cannot see).
+- STR with an immediate offset: 1 .. 2; right after a single load 1 .. 2. Source: Table 3-1: 2; 3.3.2:
+  "STR Rx,[Ry,#imm] is always one cycle".
+- STR with a register offset: 2; right after a single load 1 .. 2. Source: Table 3-1: 2; 3.3.2
+  (pipelined after an LDR: "LDR R0,[R1,R2]; STR R1,[R3,R2] - normally three cycles total").
+- LDRD, STRD: 1 + N = 3. Source: Table 3-1 (1 + N); 3.3.2: not pipelined with the instructions around
+  them.
+- LDM, STM, PUSH, POP: 1 + N (N registers). Source: Table 3-1.
+- VLDM, VSTM, VPUSH, VPOP: 1 + N (N words: 2 per d register). Source: FPU table (1 + N floats, 1 + 2N
+  doubles).
+- branches, CBZ/CBNZ: 1, + P when taken. Source: Table 3-1 (B, BL, BX, BLX: 1 + P; conditional B, CBZ,
+  CBNZ: 1 or 1 + P).
+- TBB, TBH: 2 .. 3, + P. Source: Table 3-1: 2 + P; 3.3.2: "at least two cycles for the load, one cycle
+  for the add, and three cycles for the pipeline reload. This means at least six cycles" (the high: 3 +
+  P = 6).
+- writing pc (POP {..., pc}, LDR pc, MOV pc, BX): the above, + P. Source: Table 3-1 (MOV PC, ADD PC: 1 +
+  P; POP with PC: 1 + N + P).
+- MRS, MSR: 1 .. 2. Source: Table 3-1's special register rows (not confirmed against the table for this
+  note).
+- VDIV, VSQRT: 14. Source: FPU table.
+- VMLA, VMLS, VNMLA, VNMLS, VFMA, VFMS, VFNMA, VFNMS: 3. Source: FPU table (multiply-accumulate, fused
+  or not: 3).
+- other VFP: 1; VLDR, VSTR 2. Source: FPU table (a single float loaded or stored: 2; a double: 3, which
+  the mix's key "vldr" does not tell apart).
 
 Every taken branch, call, return or exception entry is one "(refill)": + P each, P = 1 (low) ..
-3 (high). Not modelled: wait states (the estimate assumes zero-wait-state memory, as the MPS2
-SSRAM), stalls on an address computed by the instruction before, bus contention. So the figures
-bound nothing; they are an estimate, labelled so wherever they are printed.
+3 (high). tests/test_cycles.py runs sequences whose cycles the TRM states (3.3.2's pipelined pairs,
+LDM, PUSH, LDRD, a taken B, TBB, SDIV) in QEMU under the plugin and checks low..high holds them.
+
+Flash wait states (`wait_cycles`, the `--flash-wait-states N` options): the TRM's counts assume
+zero wait states; code and weights in real flash add N cycles to each flash access. The plugin
+(`flash=ORIGIN:SIZE`) counts per region the 32-bit words of code fetched from the board's flash, the
+fetches that follow a taken branch into it, and the data loads from it (weights, literal pools,
+constant tables). high = N x (every fetched word + every load): no prefetch, no cache, each access
+waits; low = N x (the fetch after each taken branch + every load): sequential fetches fully hidden
+behind execution (the processor fetches ahead; a flash accelerator's prefetch does the same). Left
+out: caches and flash accelerators (ST's ART: a branch cache that hides the fetch after a branch,
+and wide flash lines of 64 or 128 bits that serve several words with one wait), the prefetch buffer's
+real depth, contention between instruction fetches and data loads on the same flash, stores to
+flash (none in firmware), wait states of memories other than the flash (external PSRAM, QSPI).
+
+Not modelled at all: stalls on an address computed by the instruction before (3.3.2: "stalls the
+pipeline for an additional cycle"), "LDR Rx,[PC,#imm] might add a cycle because of contention with
+the fetch unit" (3.3.2), bus contention, interrupts. So the figures bound nothing; they are an
+estimate, labelled so wherever they are printed.
 """
 
 from __future__ import annotations
@@ -44,7 +82,7 @@ P = (1, 3)  # pipeline refill cycles, low and high
 _CONDS = "eq|ne|cs|hs|cc|lo|mi|pl|vs|vc|hi|ls|ge|lt|gt|le|al"
 _IT = re.compile(r"it[te]{0,3}$")
 _FP_SLOW = {"vdiv": (14, 14), "vsqrt": (14, 14), "vmla": (3, 3), "vmls": (3, 3), "vnmla": (3, 3),
-            "vnmls": (3, 3)}
+            "vnmls": (3, 3), "vfma": (3, 3), "vfms": (3, 3), "vfnma": (3, 3), "vfnms": (3, 3)}
 
 
 def _registers(text: str) -> int:
@@ -97,7 +135,7 @@ def key_cycles(key: str, p: tuple = P) -> tuple:
     if re.match(rf"[su]div({_CONDS})?$", m):
         return 2, 12
     if re.match(rf"tb[bh]({_CONDS})?$", m):
-        return 2, 2
+        return 2, 3
     if m.startswith(("mrs", "msr")):
         return 1, 2
     if m.startswith("v"):
@@ -109,9 +147,10 @@ def key_cycles(key: str, p: tuple = P) -> tuple:
     return 1, 1
 
 
-def estimate(mix: dict, p: tuple = P) -> tuple:
-    """(low, high) estimated cycles of an instruction mix {key: executions}."""
-    lo = hi = 0
+def estimate(mix: dict, p: tuple = P, flash: dict | None = None, wait_states: int = 0) -> tuple:
+    """(low, high) estimated cycles of an instruction mix {key: executions}; with flash (the region's
+    flash access counts) and wait_states, plus wait_cycles(flash, wait_states)."""
+    lo, hi = wait_cycles(flash, wait_states) if flash is not None and wait_states else (0, 0)
     for key, n in mix.items():
         a, b = key_cycles(key, p)
         lo += a * n
@@ -119,9 +158,17 @@ def estimate(mix: dict, p: tuple = P) -> tuple:
     return lo, hi
 
 
+def wait_cycles(flash: dict, n: int) -> tuple:
+    """(low, high) extra cycles of n wait states on the flash accesses a region made, flash being the
+    plugin's counts {"fetches", "branch_fetches", "loads"} (see the module's docstring)."""
+    if n < 0:
+        raise ValueError(f"flash wait states must be 0 or more, not {n}")
+    return n * (flash["branch_fetches"] + flash["loads"]), n * (flash["fetches"] + flash["loads"])
+
+
 def instructions(mix: dict) -> int:
     """Executed instructions in a mix (every key but the refill count)."""
     return sum(n for k, n in mix.items() if k != REFILL)
 
 
-__all__ = ["CPUS", "REFILL", "P", "key_cycles", "estimate", "instructions"]
+__all__ = ["CPUS", "REFILL", "P", "key_cycles", "estimate", "wait_cycles", "instructions"]

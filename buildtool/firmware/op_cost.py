@@ -72,8 +72,19 @@ def read_mixes(text: str, n: int) -> list:
     return out
 
 
+def read_flash(text: str, n: int) -> list:
+    """The n regions' flash accesses [{"fetches", "branch_fetches", "loads"}] from the plugin's "flash"
+    lines (its flash= option; cycles.py: wait states)."""
+    out = [{"fetches": 0, "branch_fetches": 0, "loads": 0} for _ in range(n)]
+    for line in text.splitlines():
+        if line.startswith("flash\t"):
+            _, region, fetches, branch_fetches, loads = line.split("\t")
+            out[int(region)] = {"fetches": int(fetches), "branch_fetches": int(branch_fetches), "loads": int(loads)}
+    return out
+
+
 def fold(per_region: list, n: int) -> list:
-    """Mixes of n operators invoked several times in a row: summed per operator."""
+    """Mixes (or flash access counts) of n operators invoked several times in a row: summed per operator."""
     out = [{} for _ in range(n)]
     for k, mix in enumerate(per_region):
         for key, c in mix.items():
@@ -81,24 +92,33 @@ def fold(per_region: list, n: int) -> list:
     return out
 
 
-def annotate(prof: dict, macs, mixes: list, cpu: str) -> None:
-    """Add each operator's MACs (from firmware.json), instruction mix and estimated cycles."""
+def annotate(prof: dict, macs, mixes: list, cpu: str, flash: list | None = None, wait_states: int = 0) -> None:
+    """Add each operator's MACs (from firmware.json), instruction mix and estimated cycles; with flash
+    (per region, read_flash) its flash accesses too and `wait_states` cycles on each (cycles.py)."""
     for k, o in enumerate(prof["ops"]):
         if macs and k < len(macs):
             o["macs"] = macs[k]
         if k < len(mixes):
             o["mix"] = dict(sorted(mixes[k].items()))
-            o["cycles_estimate"] = list(cycles.estimate(mixes[k]))
+            fl = flash[k] if flash else None
+            if fl is not None:
+                o["flash_accesses"] = fl
+            o["cycles_estimate"] = list(cycles.estimate(mixes[k], flash=fl, wait_states=wait_states))
     if mixes:
-        prof["cycles_model"] = f"{cpu} TRM timings, zero wait states"
+        prof["cycles_model"] = f"{cpu} TRM timings, " + (
+            f"{wait_states} flash wait state{'s' if wait_states > 1 else ''} on code and data read from flash"
+            if flash and wait_states else "zero wait states")
 
 
 def header(prof: dict) -> list:
     """The line that labels the cycles as an estimate (none without one)."""
     if "cycles_model" not in prof:
         return []
+    waits = "wait states" in prof["cycles_model"] and "zero wait states" not in prof["cycles_model"]
     return [f"  cycles are an ESTIMATE from the instruction mix ({prof['cycles_model']}; low-high: "
-            "pipeline refill 1-3, divide 2-12 cycles, loads and stores pipelined or not)"]
+            "pipeline refill 1-3, divide 2-12 cycles, loads and stores pipelined or not"
+            + (", flash fetches waiting only after a branch or on every word; no cache or flash accelerator"
+               if waits else "") + ")"]
 
 
 def columns(o: dict, unit: str) -> str:
@@ -120,5 +140,6 @@ def summary(prof: dict) -> list:
             f"{sum(e[0] for e in est):,}-{sum(e[1] for e in est):,} cycles"]
 
 
-__all__ = ["CYCLES_PER_MAC", "layer_class", "static_cycles", "region_macs", "read_mixes", "fold", "annotate", "header",
+__all__ = ["CYCLES_PER_MAC", "layer_class", "static_cycles", "region_macs", "read_mixes", "read_flash", "fold",
+           "annotate", "header",
            "columns", "summary"]

@@ -39,6 +39,19 @@ def _plugin(work: Path) -> Path:
     return so
 
 
+def check_flash_wait_states(board: str, n: int | None) -> None:
+    """UsageError unless n is None or wait states the board's cycle estimate can take (n >= 0, a CPU
+    with a timing table in cycles.py, run in QEMU)."""
+    if n is None:
+        return
+    if n < 0:
+        raise UsageError(f"--flash-wait-states must be 0 or more, not {n}")
+    t = targets.get(board)
+    if t.cpu not in cycles.CPUS or t.port.native:
+        raise UsageError(f"--flash-wait-states: {board} ({t.cpu}) has no cycle estimate; it is made for "
+                         f"{', '.join(cycles.CPUS)} boards run in QEMU")
+
+
 def symbols(t: targets.Target, elf) -> dict:
     """name -> (address, size) from nm -S."""
     r = subprocess.run([t.binutil("nm"), "-S", str(elf)], capture_output=True, text=True)
@@ -144,7 +157,7 @@ def format_report(prof: dict, ram: dict) -> str:
 
 
 def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = True, sequence: bool = False,
-        functions: bool = False, region: int | None = None) -> tuple:
+        functions: bool = False, region: int | None = None, flash_wait_states: int | None = None) -> tuple:
     """Run out_dir/firmware.elf on `board` with input x (array or list of arrays).
 
     Returns (output, profile, ram): output is an ndarray (a list when the model has several
@@ -156,7 +169,11 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
     whole run, most first (where a per-operator count cannot say which code the time goes to), and
     profile["addresses"] [(instruction address, its executions)]; region=k: both only inside the k-th
     profile region executed (an operator or fused block: the index of profile["ops"]).
+    flash_wait_states=N (CPUs with a cycle model, cycles.py): the plugin also counts each region's
+    accesses to the board's flash (ops' "flash_accesses") and the cycle estimate adds N cycles to each
+    (cycles.wait_cycles); None: zero wait states, nothing counted.
     """
+    check_flash_wait_states(board, flash_wait_states)
     t = targets.get(board)
     out = Path(out_dir).resolve()
     elf = out / "firmware.elf"
@@ -170,7 +187,7 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
     if sequence and not len(x):
         raise UsageError("an input sequence needs at least one input set")
     data = b"".join(_inputs(man, xi) for xi in x) if sequence else _inputs(man, x)
-    counts, unit, total, mixes, fn_counts = [], "", None, [], None
+    counts, unit, total, mixes, fn_counts, flash = [], "", None, [], None, None
     if t.port.native:
         try:
             r = subprocess.run(t.port.run_command(t, elf), input=data, capture_output=True, timeout=timeout)
@@ -196,6 +213,8 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
                 plugin = ["-plugin", f"{str(so).replace(',', ',,')},start={sym['bt_profile_begin'][0] & mask:x},"
                                    f"end={sym['bt_profile_end'][0] & mask:x},out={work / 'count.txt'}"
                                    + (",mix=on" if t.cpu in cycles.CPUS else "")
+                                   + (f",flash={t.flash_origin:x}:{t.flash_bytes:x}"
+                                      if flash_wait_states is not None else "")
                                    + (f",pcs={work / 'pcs.txt'}" if functions else "")
                                    + (f",pcs_region={region}" if functions and region is not None else "")]
             cmd = t.port.run_command(t, elf, plugin)
@@ -213,10 +232,13 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
                 ck = _key_values(text)
                 counts = [int(v) for v in ck.get("region_counts", "").split(",") if v]
                 mixes = op_cost.read_mixes(text, len(counts)) if t.cpu in cycles.CPUS else []
+                if flash_wait_states is not None:
+                    flash = op_cost.read_flash(text, len(counts))
                 n = len(man["order"])
                 if sequence and n and len(counts) == n * len(x):  # one region per operator and invocation
                     counts = [sum(counts[k::n]) for k in range(n)]
                     mixes = op_cost.fold(mixes, n) if mixes else []
+                    flash = op_cost.fold(flash, n) if flash else flash
                 total, unit = int(ck["insns_total"]), "instructions"
                 if functions:
                     pcs = [(int(a, 16) & mask, int(n)) for a, n in
@@ -234,7 +256,7 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
                                   for op, code, c in zip(man["order"], man["opcodes"], counts)]}
     if counts and len(counts) != len(man["order"]):
         raise FirmwareError(f"profile has {len(counts)} regions for {len(man['order'])} operators")
-    op_cost.annotate(prof, man.get("macs"), mixes, t.cpu)
+    op_cost.annotate(prof, man.get("macs"), mixes, t.cpu, flash, flash_wait_states or 0)
     if total is not None:
         prof["total"] = total
     if fn_counts is not None:
@@ -246,7 +268,7 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
 
 
 
-__all__ = ["run", "format_report", "ram_report", "symbols", "EXIT_MEANING", "RUN_TIMEOUT"]
+__all__ = ["run", "format_report", "ram_report", "symbols", "check_flash_wait_states", "EXIT_MEANING", "RUN_TIMEOUT"]
 
 
 def memory_summary(t: targets.Target, elf, arena_bytes: int) -> str:

@@ -20,6 +20,15 @@
    "(refill)" counts blocks entered at an address other than the end of the
    block executed before (taken branches, calls, returns, exceptions);
    "(other)" the instructions of kinds beyond the first 1022 seen.
+   flash=ORIGIN:SIZE (hex; with mix=on): also count, per region, the accesses
+   to that address range (the board's flash), for the cycle estimate's wait
+   states: one more line per region "flash<TAB>region<TAB>fetches<TAB>
+   branch fetches<TAB>loads". fetches: the 32-bit words of code executed from
+   the range (each executed block's aligned words, a word shared with the
+   block executed just before counted once); branch fetches: blocks entered
+   there other than straight after the block before (the "(refill)"s whose
+   target is in the range); loads: data reads whose address is in the range
+   (one per access QEMU makes: an LDM or LDRD counts each word).
    Debian ships no qemu-plugin.h, so the few v1 entry points are declared here.
    Based on the shared toolchain kit's plugin. */
 #include <stddef.h>
@@ -36,6 +45,13 @@ enum qemu_plugin_cb_flags { QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_CB_R_REGS, QEMU_
 typedef void (*qemu_plugin_udata_cb_t)(qemu_plugin_id_t id, void *userdata);
 typedef void (*qemu_plugin_vcpu_udata_cb_t)(unsigned int vcpu_index, void *userdata);
 typedef void (*qemu_plugin_vcpu_tb_trans_cb_t)(qemu_plugin_id_t id, struct qemu_plugin_tb *tb);
+typedef uint32_t qemu_plugin_meminfo_t;
+enum qemu_plugin_mem_rw { QEMU_PLUGIN_MEM_R = 1, QEMU_PLUGIN_MEM_W, QEMU_PLUGIN_MEM_RW };
+typedef void (*qemu_plugin_vcpu_mem_cb_t)(unsigned int vcpu_index, qemu_plugin_meminfo_t info, uint64_t vaddr,
+                                          void *userdata);
+void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn, qemu_plugin_vcpu_mem_cb_t cb,
+                                      enum qemu_plugin_cb_flags flags, enum qemu_plugin_mem_rw rw, void *userdata);
+_Bool qemu_plugin_mem_is_store(qemu_plugin_meminfo_t info);
 void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb, void *userdata);
 void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_tb_trans_cb_t cb);
 void qemu_plugin_register_vcpu_tb_exec_inline(struct qemu_plugin_tb *tb, enum qemu_plugin_op op, void *ptr,
@@ -87,6 +103,22 @@ static uint64_t *mix; /* n_regions x MAX_KEYS */
 static uint64_t last_end;
 enum { REFILL_KEY = 0, OTHER_KEY = 1 };
 
+/* flash=: accesses to [flash_lo, flash_lo + flash_size): fetched words, branch fetches, data loads; snapshots
+   at region starts, one row per region. */
+enum { FETCH = 0, BRANCH_FETCH = 1, LOAD = 2, N_FLASH = 3 };
+static int with_flash;
+static uint64_t flash_lo, flash_size;
+static uint64_t flash_counts[N_FLASH], flash_start[N_FLASH];
+static uint64_t *flash_rows; /* n_regions x N_FLASH */
+
+static int in_flash(uint64_t a) { return a - flash_lo < flash_size; }
+
+static void on_load(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *u) {
+  (void)vcpu;
+  (void)u;
+  if (in_flash(vaddr) && !qemu_plugin_mem_is_store(info)) flash_counts[LOAD]++;
+}
+
 static size_t key_id(const char *key) {
   for (size_t i = 0; i < n_keys; i++)
     if (!strcmp(keys[i], key)) return i;
@@ -134,7 +166,14 @@ struct tb_span {
 static void on_tb(unsigned int vcpu, void *u) {
   (void)vcpu;
   struct tb_span *s = u;
-  if (last_end && s->start != last_end) key_counts[REFILL_KEY]++;
+  int refill = last_end && s->start != last_end;
+  if (refill) key_counts[REFILL_KEY]++;
+  if (with_flash && in_flash(s->start)) {
+    uint64_t words = ((s->end - 1) >> 2) - (s->start >> 2) + 1;
+    if (!refill && last_end && (s->start & 3)) words--; /* its first word came with the block before */
+    flash_counts[FETCH] += words;
+    flash_counts[BRANCH_FETCH] += refill;
+  }
   last_end = s->end;
 }
 
@@ -166,6 +205,7 @@ static void on_start(unsigned int vcpu, void *u) {
   region_start = insn_count;
   in_region = 1;
   if (with_mix) memcpy(key_start, key_counts, sizeof key_counts);
+  if (with_flash) memcpy(flash_start, flash_counts, sizeof flash_counts);
 }
 
 static void on_end(unsigned int vcpu, void *u) {
@@ -176,10 +216,13 @@ static void on_end(unsigned int vcpu, void *u) {
     cap_regions = cap_regions ? 2 * cap_regions : 256;
     regions = realloc(regions, cap_regions * sizeof *regions);
     if (with_mix) mix = realloc(mix, cap_regions * sizeof key_counts);
-    if (!regions || (with_mix && !mix)) abort();
+    if (with_flash) flash_rows = realloc(flash_rows, cap_regions * sizeof flash_counts);
+    if (!regions || (with_mix && !mix) || (with_flash && !flash_rows)) abort();
   }
   if (with_mix)
     for (size_t i = 0; i < MAX_KEYS; i++) mix[n_regions * MAX_KEYS + i] = key_counts[i] - key_start[i];
+  if (with_flash)
+    for (size_t i = 0; i < N_FLASH; i++) flash_rows[n_regions * N_FLASH + i] = flash_counts[i] - flash_start[i];
   regions[n_regions++] = insn_count - region_start;
   in_region = 0;
 }
@@ -197,6 +240,9 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
   for (size_t i = 0; i < n; i++) {
     struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
     if (per_insn) qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, &insn_count, 1);
+    /* reads and writes, the writes dropped in on_load: QEMU 7.2 calls a callback registered for reads only
+       (QEMU_PLUGIN_MEM_R) on the stores instead */
+    if (with_flash) qemu_plugin_register_vcpu_mem_cb(insn, on_load, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, NULL);
     uint64_t va = qemu_plugin_insn_vaddr(insn);
     if (va == start_addr) qemu_plugin_register_vcpu_insn_exec_cb(insn, on_start, QEMU_PLUGIN_CB_NO_REGS, NULL);
     if (va == end_addr) qemu_plugin_register_vcpu_insn_exec_cb(insn, on_end, QEMU_PLUGIN_CB_NO_REGS, NULL);
@@ -243,6 +289,11 @@ static void write_mix(FILE *f) {
     for (size_t i = 0; i < n_keys; i++)
       if (mix[r * MAX_KEYS + i])
         fprintf(f, "mix\t%llu\t%llu\t%s\n", (unsigned long long)r, (unsigned long long)mix[r * MAX_KEYS + i], keys[i]);
+  for (size_t r = 0; with_flash && r < n_regions; r++) {
+    const uint64_t *c = flash_rows + r * N_FLASH;
+    fprintf(f, "flash\t%llu\t%llu\t%llu\t%llu\n", (unsigned long long)r, (unsigned long long)c[FETCH],
+            (unsigned long long)c[BRANCH_FETCH], (unsigned long long)c[LOAD]);
+  }
 }
 
 static void at_exit(qemu_plugin_id_t id, void *p) {
@@ -269,6 +320,7 @@ static void at_exit(qemu_plugin_id_t id, void *p) {
   if (pcs_file) write_pcs();
   free(regions);
   free(mix);
+  free(flash_rows);
 }
 
 __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
@@ -282,7 +334,13 @@ __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t 
     else if (!strcmp(argv[i], "mix=on")) with_mix = 1;
     else if (!strncmp(argv[i], "pcs=", 4)) pcs_file = argv[i] + 4;
     else if (!strncmp(argv[i], "pcs_region=", 11)) pcs_region = strtoll(argv[i] + 11, NULL, 10);
+    else if (!strncmp(argv[i], "flash=", 6)) {
+      char *colon;
+      flash_lo = strtoull(argv[i] + 6, &colon, 16);
+      if (*colon == ':') flash_size = strtoull(colon + 1, NULL, 16), with_flash = 1;
+    }
   }
+  with_flash = with_flash && with_mix;
   if (with_mix) key_id("(refill)"), key_id("(other)");
   qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
   qemu_plugin_register_atexit_cb(id, at_exit, NULL);
