@@ -1,4 +1,5 @@
-"""Random one-operator models of the activation, layout and resize operators (ops_extra.py), for
+"""Random one-operator models of the activation, layout and resize operators (ops_extra.py) and of
+TFLite Micro's further int8/int16 operators (ABS, RSQRT, ...), for
 the TFLite Micro comparisons in test_executor.py (numpy executor) and test_ops_extra.py (firmware)."""
 
 from __future__ import annotations
@@ -125,6 +126,48 @@ def _resize(rng, opcode):
     return b.finish()
 
 
+def gen_abs(rng):
+    b = _builder(rng, "abs")
+    x = _in(b, rng, _any_shape(rng))
+    r = rng.random()  # the output's own quantisation, the input's (no rescale), or calibrated
+    b.abs(x, out_quant=rquant(rng) if r < 0.5 else b.quant_of(x) if r < 0.75 else None)
+    return b.finish()
+
+
+def gen_rsqrt(rng):
+    """Input zero point -128: every code is a non-negative real (TFLM fails on a negative one)."""
+    b = _builder(rng, "rsqrt")
+    x = b.input(_any_shape(rng), scale=float(np.float32(rng.uniform(0.0005, 0.5))), zp=-128)
+    b.rsqrt(x, out_quant=rquant(rng) if rng.random() < 0.5 else None)
+    return b.finish()
+
+
+def _compare(rng, opcode):
+    """Inputs on their own quantisations, or one (equal codes compare equal); broadcast; the second a
+    constant now and then."""
+    b = _builder(rng, opcode.lower())
+    shape = (1,) + _shape4(rng)[1:int(rng.integers(1, 5))]
+    other = tuple(d if rng.random() < 0.6 else 1 for d in shape)
+    x = _in(b, rng, shape)
+    if rng.random() < 0.3:
+        q = rquant(rng)
+        y = b.const("c", rng.integers(-128, 128, size=other), "int8", quant_of(q))
+    else:
+        y = b.input(other, *(b.quant_of(x) if rng.random() < 0.3 else rquant(rng)), name="b")
+    if rng.random() < 0.5:
+        x, y = y, x
+    b.compare(opcode, x, y)
+    return b.finish()
+
+
+def quant_of(q):
+    from buildtool.model.ir import Quant
+    return Quant(np.array([q[0]], np.float32), np.array([q[1]], np.int64), 0)
+
+
+COMPARISONS = ("EQUAL", "NOT_EQUAL", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL")
+
+
 EXTRA_GENERATORS = {
     "RELU": gen_relu, "RELU6": gen_relu6, "TANH": gen_tanh, "PRELU": gen_prelu,
     "MAXIMUM": lambda r: _minmax(r, "MAXIMUM"), "MINIMUM": lambda r: _minmax(r, "MINIMUM"),
@@ -132,4 +175,6 @@ EXTRA_GENERATORS = {
     "DEPTH_TO_SPACE": gen_depth_to_space, "SPACE_TO_DEPTH": gen_space_to_depth,
     "RESIZE_NEAREST_NEIGHBOR": lambda r: _resize(r, "RESIZE_NEAREST_NEIGHBOR"),
     "RESIZE_BILINEAR": lambda r: _resize(r, "RESIZE_BILINEAR"),
+    "ABS": gen_abs, "RSQRT": gen_rsqrt,
 }
+EXTRA_GENERATORS.update({op: (lambda r, op=op: _compare(r, op)) for op in COMPARISONS})

@@ -325,3 +325,70 @@ def test_softmax_over_1000_near_equal_logits_in_firmware(board, tmp_path):
         for k in range(2):  # int8 outputs of all-equal logits
             if (k + turn) % 3 == 0:
                 assert (ys[k] == -128).all(), (board, turn, k)
+
+
+def parity_chain_model(seed=5):
+    """ABS, RSQRT and the comparisons between convolutions, each on a tensor that dies there (in place)."""
+    b = GraphBuilder("parity_chain", seed=seed)
+    x = b.input((1, 10, 9, 4))
+    k = b.conv2d(x, 8, 3, 1, activation="NONE")
+    a = b.abs(k, out_quant=(0.04, -128))  # non-negative reals: every code at or above the zero point
+    r = b.rsqrt(a, out_quant=(0.05, -100))
+    m = b.conv2d(r, 8, 1, 1, activation="NONE")
+    half = b.const("half", np.full((1, 1, 1, 8), 7, np.int8), "int8", r_quant(0.05, -100))
+    outs = [b.compare(op, m, half) if k % 2 else b.compare(op, m, b.conv2d(r, 8, 1, 1, activation="NONE"))
+            for k, op in enumerate(("EQUAL", "NOT_EQUAL", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL"))]
+    return b.finish(outs)
+
+
+def r_quant(scale, zp):
+    from buildtool.model.ir import Quant
+    return Quant(np.array([scale], np.float32), np.array([zp], np.int64), 0)
+
+
+def test_parity_ops_in_place_match_tflm(tmp_path):
+    """ABS and RSQRT run over their dying input, comparisons over an int8 input that dies there (bool is one
+    byte): forced by hand and as the planner places them; numpy executor and host firmware."""
+    g = parity_chain_model()
+    xs = random_inputs(g)
+    want = tflm_run(serialize(g), xs, len(g.outputs))
+    new = ("ABS", "RSQRT", "EQUAL", "NOT_EQUAL", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL")
+    forced = inplace_plan(g, new)
+    assert {g.operators[i].opcode for i in forced.inplace_ops} >= {"ABS", "RSQRT", "GREATER"}
+    planned = plan_arena(g)
+    assert checker.problems(g, planned) == []
+    assert planned.arena_bytes <= naive_plan(g).arena_bytes
+    for p in (forced, planned):
+        for y, w in zip(run(g, p, xs), want):
+            assert y.dtype == w.dtype and np.array_equal(y.reshape(-1), w.reshape(-1))
+    check_firmware(g, "host", tmp_path / "forced", forced)
+    check_firmware(g, "host", tmp_path / "planned", planned)
+
+
+def test_parity_ops_bad_models_get_one_line_errors():
+    def compare_scale_one():
+        b = GraphBuilder("c")
+        x = b.input((1, 2, 2, 3), scale=1.5, zp=0)
+        b.compare("LESS", x, b.input((1, 2, 2, 3), name="y"))
+        b.finish()
+
+    def compare_int16():
+        b = GraphBuilder("c")
+        b.compare("EQUAL", b.input((1, 2, 3)), b.input((1, 2, 3), name="y"))
+        g = b.finish()
+        for i in g.inputs:
+            g.tensors[i].dtype = "int16"
+            g.tensors[i].quant = r_quant(0.001, 0)
+        ops.check_graph(g)
+
+    def rsqrt_int16():
+        b = GraphBuilder("r")
+        b.rsqrt(b.input((1, 2, 3), zp=-128))
+        g = b.finish()
+        for t in g.tensors:
+            t.dtype, t.quant = "int16", r_quant(0.001, 0)
+        ops.check_graph(g)
+
+    _bad(compare_scale_one, "compares inputs with scales below 1 only")
+    _bad(compare_int16, "TFLite Micro runs EQUAL on int8 only")
+    _bad(rsqrt_int16, "TFLite Micro runs RSQRT on int8 only")

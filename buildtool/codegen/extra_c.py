@@ -13,6 +13,8 @@ from ..refops.activation import lut16_params, prelu_params, relu6_bounds, relu_p
 from ..refops.layout import permutation, permute_geometry
 from ..refops.resize import bilinear_scale10, nearest_tables
 from ..refops.softmax import softmax16_params, softmax_luts16
+from ..refops.compare import compare_params
+from ..refops.unary import abs_params, rsqrt_table
 from .c_text import c_ints, c_struct
 
 
@@ -127,3 +129,30 @@ def resize_bilinear(e, op) -> None:
               "half_pixel_centers": int(bool(o.get("half_pixel_centers")))}
     e.declare(f"static const bt_resize_bilinear_params {n}_p = {c_struct(fields)};")
     e.call(op, f"bt_resize_bilinear_s8(&{n}_p, {e.act(op.inputs[0])}, {e.act(op.outputs[0])});")
+
+
+def abs_(e, op) -> None:
+    n, x, y = f"op{op.index}", op.inputs[0], op.outputs[0]
+    e.dense(op, x)
+    e.dense(op, y)
+    fields = dict(n=e.g.tensors[x].num_elements, **abs_params(e.g, op))
+    e.declare(f"static const bt_abs_params {n}_p = {c_struct(fields)};")
+    e.call(op, f"bt_abs_{e.sfx(y)}(&{n}_p, {e.cact(x)}, {e.cact(y)});")
+
+
+def rsqrt(e, op) -> None:
+    """int8 RSQRT: its 256-entry table (refops.unary.rsqrt_table), one per operator, then a lookup."""
+    x, y, n = op.inputs[0], op.outputs[0], f"op{op.index}"
+    e.dense(op, x)
+    e.dense(op, y)
+    e.declare(f"static const int8_t {n}_t[256] = {c_ints(rsqrt_table(e.g, op).tolist())};")
+    e.call(op, f"bt_lut_s8({e.g.tensors[x].num_elements}, {n}_t, {e.act(x)}, {e.act(y)});")
+
+
+def compare(e, op) -> None:
+    """EQUAL .. GREATER_EQUAL: int8 operands (activations or flash constants), bool (one byte) output."""
+    n = f"op{op.index}"
+    fields = dict(compare_params(e.g, op), b=e.bcast(op))
+    e.declare(f"static const bt_compare_params {n}_p = {c_struct(fields)};")
+    e.call(op, f"bt_compare_s8(&{n}_p, {e.operand(op.inputs[0])}, {e.operand(op.inputs[1])}, "
+               f"{e.act(op.outputs[0], 'uint8_t')});")

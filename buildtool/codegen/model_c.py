@@ -387,7 +387,7 @@ def io_macros(g, P: str, kind: str, idx: list, streamed: tuple = ()) -> str:
         lines.append(f"#define {name}_DIMS {len(shape)}")
         lines.append(f"#define {name}_SHAPE {{{', '.join(map(str, shape))}}}")
         lines.append(f"#define {name}_BYTES {t.nbytes}u")
-        lines.append(f"#define {name}_TYPE {t.dtype}_t")
+        lines.append(f"#define {name}_TYPE {'uint8' if t.dtype == 'bool' else t.dtype}_t")
         if t.quant is not None and not t.quant.per_channel:
             lines.append(f"#define {name}_SCALE {c_float(t.scale)}  /* {float(t.scale):.9g} */")
             lines.append(f"#define {name}_ZERO_POINT ({t.zero_point})")

@@ -75,6 +75,7 @@ def _t(ins, outs=None) -> tuple:
 
 
 _BIN = dict(required_inputs=2, all_required=True)
+_CMP = _t(I8, ("bool",))  # comparisons: int8 inputs, bool output
 
 _POOL = _opts("Pool2DOptions", _PAD, *_STRIDES, Field("filter_w", "FilterWidth"), Field("filter_h", "FilterHeight"),
               _ACT, required=True)
@@ -172,6 +173,23 @@ OPDEFS = (
                   Field("lstm_activation", "FusedActivationFunction", "activation", "TANH"),
                   Field("cell_clip", "CellClip", "float", 0.0), Field("proj_clip", "ProjClip", "float", 0.0),
                   Field("time_major", "TimeMajor", "bool", False), required=True)),
+    # TFLite Micro's other int8/int16 operators (issue 33)
+    OpDef("ABS", "model.ops:_check_same", "refops.unary:abs_", "codegen.extra_c:abs_", memory="elementwise",
+          **_opts("AbsOptions")),
+    OpDef("RSQRT", "model.ops:_check_same", "refops.unary:rsqrt", "codegen.extra_c:rsqrt", types=_t(I8),
+          memory="elementwise"),
+    OpDef("EQUAL", "model.ops_extra:_check_compare", "refops.compare:compare", "codegen.extra_c:compare",
+          types=_CMP, memory="elementwise", **_opts("EqualOptions"), **_BIN),
+    OpDef("NOT_EQUAL", "model.ops_extra:_check_compare", "refops.compare:compare", "codegen.extra_c:compare",
+          types=_CMP, memory="elementwise", **_opts("NotEqualOptions"), **_BIN),
+    OpDef("LESS", "model.ops_extra:_check_compare", "refops.compare:compare", "codegen.extra_c:compare",
+          types=_CMP, memory="elementwise", **_opts("LessOptions"), **_BIN),
+    OpDef("LESS_EQUAL", "model.ops_extra:_check_compare", "refops.compare:compare", "codegen.extra_c:compare",
+          types=_CMP, memory="elementwise", **_opts("LessEqualOptions"), **_BIN),
+    OpDef("GREATER", "model.ops_extra:_check_compare", "refops.compare:compare", "codegen.extra_c:compare",
+          types=_CMP, memory="elementwise", **_opts("GreaterOptions"), **_BIN),
+    OpDef("GREATER_EQUAL", "model.ops_extra:_check_compare", "refops.compare:compare", "codegen.extra_c:compare",
+          types=_CMP, memory="elementwise", **_opts("GreaterEqualOptions"), **_BIN),
 )
 BY_NAME = {d.name: d for d in OPDEFS}
 

@@ -26,6 +26,7 @@ Options keys (all operators):
   EXPAND_DIMS        -                    (axis comes from constant input 1)
   DEPTH_TO_SPACE,
   SPACE_TO_DEPTH     block_size
+  ABS, RSQRT, EQUAL, NOT_EQUAL, LESS, LESS_EQUAL, GREATER, GREATER_EQUAL: none  (comparisons: bool output)
 activation is one of 'NONE', 'RELU', 'RELU_N1_TO_1', 'RELU6'.
 
 Activations are int8; the operators in INT16_OPS also run 16x8 quantised (int16 activations with
@@ -161,8 +162,9 @@ def _check_dtypes(g, op) -> None:
             raise ModelError(f"operator {op.index} ({op.opcode}): int16 tensor '{name}' has zero point "
                              f"{int(t.quant.zero_point[0])}; 16x8 quantisation needs zero point 0")
     if op.opcode not in ("QUANTIZE", "DEQUANTIZE", "RESHAPE"):
-        kinds = {g.tensors[i].dtype for i in act_in + list(op.outputs)}
-        _need(len(kinds) == 1, op, f"mixes activation types {sorted(kinds)}; inputs and outputs must share one")
+        same = act_in + list(op.outputs) if in_types == out_types else act_in  # comparisons: bool out
+        kinds = {g.tensors[i].dtype for i in same}
+        _need(len(kinds) <= 1, op, f"mixes activation types {sorted(kinds)}; inputs and outputs must share one")
 
 
 def _bias_ok(g, op, pos: int, n: int) -> None:

@@ -1,7 +1,7 @@
 """Checks and MAC counts of the activation and layout operators (see ops.py for options).
 
-RELU, RELU6, PRELU, MAXIMUM, MINIMUM, TRANSPOSE, SQUEEZE, EXPAND_DIMS, DEPTH_TO_SPACE, SPACE_TO_DEPTH and
-the resizes' MAC counts. Named by opdefs.OPDEFS (the table per operator); use them through
+RELU, RELU6, PRELU, MAXIMUM, MINIMUM, TRANSPOSE, SQUEEZE, EXPAND_DIMS, DEPTH_TO_SPACE, SPACE_TO_DEPTH, the
+comparisons (EQUAL .. GREATER_EQUAL) and the resizes' MAC counts. Named by opdefs.OPDEFS (the table per operator); use them through
 buildtool.model.ops. The checks that need a kernel's own arithmetic live with the kernel:
 LOGISTIC/TANH (int16 table parameters) in refops.activation, the resizes (TFLM's interpolation taps)
 in refops.resize.
@@ -95,6 +95,24 @@ def _check_space_depth(g, op):
               f"block_size {b}")
         want = (1, inp[1] // b, inp[2] // b, inp[3] * b * b)
     _need(out == want, op, f"output shape {list(out)} != expected {list(want)}")
+
+
+def _check_compare(g, op):
+    """EQUAL .. GREATER_EQUAL: two int8 inputs (either may be constant) broadcast to the bool output, at
+    most 4-D; TFLM rescales each input by its own scale, which it requires below 1."""
+    _need(len(op.inputs) == 2 and min(op.inputs) >= 0, op, "needs two inputs")
+    a, b, out = _shape(g, op.inputs[0]), _shape(g, op.inputs[1]), _shape(g, op.outputs[0])
+    try:
+        bs = tuple(np.broadcast_shapes(a, b))
+    except ValueError:
+        bs = None
+    _need(bs == out, op, f"input shapes {list(a)} and {list(b)} do not broadcast to {list(out)}")
+    _need(len(out) <= 4, op, f"rank {len(out)} is above the 4 TFLite Micro compares")
+    for i in op.inputs:
+        t = g.tensors[i]
+        _need(t.dtype == "int8" and t.quant is not None, op, f"input tensor {i} is {t.dtype}; comparisons take int8")
+        _need(float(np.float32(t.scale)) < 1.0, op, f"input tensor {i} has scale {t.scale:g}; TFLite Micro "
+              f"compares inputs with scales below 1 only")
 
 
 def bilinear_macs(g, op) -> int:

@@ -504,6 +504,35 @@ class GraphBuilder:
         self._op("RELU", [x], [out])
         return out
 
+    def abs(self, x, *, out_quant=None) -> int:
+        out = self._act_out(self._name("abs"), np.abs(self.values[x]), "NONE", out_quant, self.shape(x))
+        self._op("ABS", [x], [out])
+        return out
+
+    def rsqrt(self, x, *, out_quant=None) -> int:
+        """RSQRT of a non-negative input (TFLM fails on a code below the input zero point)."""
+        v = np.maximum(self.values[x], 0)
+        y = 1.0 / np.sqrt(np.maximum(v, max(float(self.tensors[x].scale), 1e-6)))
+        out = self._act_out(self._name("rsqrt"), y, "NONE", out_quant, self.shape(x))
+        self._op("RSQRT", [x], [out])
+        return out
+
+    def _dequant(self, i) -> np.ndarray:
+        """A quantised constant's real values."""
+        t = self.tensors[i]
+        return ((t.data.astype(np.float32) - t.zero_point) * np.float32(t.scale)).astype(np.float32)
+
+    def compare(self, opcode, a, b) -> int:
+        """EQUAL, NOT_EQUAL, LESS, LESS_EQUAL, GREATER or GREATER_EQUAL: a bool output (no quantisation)."""
+        fn = {"EQUAL": np.equal, "NOT_EQUAL": np.not_equal, "LESS": np.less, "LESS_EQUAL": np.less_equal,
+              "GREATER": np.greater, "GREATER_EQUAL": np.greater_equal}[opcode]
+        shape = tuple(np.broadcast_shapes(self.shape(a), self.shape(b)))
+        t = self._tensor(f"{self._name(opcode.lower())}/out", shape, "bool")
+        va, vb = (self.values[i] if i in self.values else self._dequant(i) for i in (a, b))
+        self.values[t] = fn(va, vb).astype(np.float32)
+        self._op(opcode, [a, b], [t])
+        return t
+
     def relu6(self, x) -> int:
         """RELU6: TFLM clamps the input codes, so the output keeps the input's quantisation."""
         out = self._same_quant_out("relu6", x, np.clip(self.values[x], 0, 6), self.shape(x))

@@ -41,7 +41,7 @@
  *   - 0 <= y0 <= y1 <= out.h. Whole tensor: in_y0 = 0, y0 = 0, y1 = out.h.
  *
  * Aliasing: element-wise kernels (add, mul, logistic, hard_swish, requantize, relu, relu6, tanh, prelu,
- * maximum, minimum) accept out == an input
+ * maximum, minimum, abs, lut, compare) accept out == an input
  * (exact alias, same strides). bt_quantize_f32_s8 and bt_dequantize_s8_f32 also accept out == in
  * (same start address; the buffer holds the larger of the two). No other kernel may alias, except
  * bt_depthwise_s8_inplace, which is built for it.
@@ -115,6 +115,10 @@
 #define bt_softmax_s8_s16 ref_bt_softmax_s8_s16
 #define bt_svdf_s8 ref_bt_svdf_s8
 #define bt_lstm_s8 ref_bt_lstm_s8
+#define bt_abs_s8 ref_bt_abs_s8
+#define bt_abs_s16 ref_bt_abs_s16
+#define bt_lut_s8 ref_bt_lut_s8
+#define bt_compare_s8 ref_bt_compare_s8
 #endif
 
 #ifdef __cplusplus
@@ -616,6 +620,34 @@ typedef struct {
 } bt_lstm_params;
 
 void bt_lstm_s8(const bt_lstm_params *p, const int8_t *in, int8_t *hidden, int16_t *cell, int8_t *out);
+
+/* ABS (TFLM elementwise.cc AbsEvalQuantized): v = |in - input_offset|; out = clamp(v + output_offset) when
+ * needs_rescale is 0 (equal scales), else clamp(MBQM(v, multiplier, shift) + output_offset), type range.
+ * n dense elements; out may alias in. */
+typedef struct {
+  int32_t n;
+  int32_t input_offset, output_offset;   /* +input zero point, +output zero point */
+  int32_t needs_rescale, multiplier, shift;
+} bt_abs_params;
+
+void bt_abs_s8(const bt_abs_params *p, const int8_t *in, int8_t *out);
+void bt_abs_s16(const bt_abs_params *p, const int16_t *in, int16_t *out);
+
+/* An int8 function of one int8 input as a table: out[i] = table[in[i] + 128] (int8 RSQRT, whose table code
+ * generation computes with TFLM's arithmetic: refops/unary.py). n dense elements; out may alias in. */
+void bt_lut_s8(int32_t n, const int8_t *table, const int8_t *in, int8_t *out);
+
+/* EQUAL, NOT_EQUAL, LESS, LESS_EQUAL, GREATER, GREATER_EQUAL (kind 0..5; TFLM comparisons.cc WithScaling):
+ * each operand x is rescaled, v = MBQM((x + inputN_offset) << left_shift, inputN_multiplier, inputN_shift),
+ * and out = (v1 OP v2) as a bool byte (0 or 1), broadcast as bt_bcast4 says. out may alias a (exact). */
+typedef struct {
+  int32_t kind, left_shift;
+  int32_t input1_offset, input1_multiplier, input1_shift;   /* -zero point, scale as multiplier and shift */
+  int32_t input2_offset, input2_multiplier, input2_shift;
+  bt_bcast4 b;
+} bt_compare_params;
+
+void bt_compare_s8(const bt_compare_params *p, const int8_t *a, const int8_t *b, uint8_t *out);
 
 #ifdef __cplusplus
 }

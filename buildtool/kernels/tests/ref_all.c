@@ -24,3 +24,5 @@
 #include "../reference/resize.c"
 #include "../reference/svdf.c"
 #include "../reference/lstm.c"
+#include "../reference/elementwise.c"
+#include "../reference/compare.c"
