@@ -168,6 +168,36 @@ def quant_of(q):
 COMPARISONS = ("EQUAL", "NOT_EQUAL", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL")
 
 
+def _bools(rng, b, shape):
+    """A bool tensor of the shape: an int8 input compared with a constant (about half true)."""
+    x = _in(b, rng, shape)
+    zp = b.quant_of(x)[1]
+    return b.compare(str(rng.choice(COMPARISONS[2:])), x, b.const("t", np.full((1,), zp, np.int8), "int8",
+                                                                   quant_of(b.quant_of(x))))
+
+
+def _logical(rng, opcode):
+    b = _builder(rng, opcode.lower())
+    shape = (1,) + _shape4(rng)[1:int(rng.integers(1, 5))]
+    if opcode == "LOGICAL_NOT":
+        b.logical(opcode, _bools(rng, b, shape))
+    else:
+        other = tuple(d if rng.random() < 0.6 else 1 for d in shape)
+        x, y = _bools(rng, b, shape), _bools(rng, b, other)
+        b.logical(opcode, *((x, y) if rng.random() < 0.5 else (y, x)))
+    return b.finish()
+
+
+def gen_select_v2(rng):
+    """The condition, x and y each of the output shape or broadcast; y on its own quantisation (requantised)."""
+    b = _builder(rng, "select_v2")
+    shape = (1,) + _shape4(rng)[1:int(rng.integers(1, 5))]
+    c, x, y = (tuple(d if rng.random() < 0.7 else 1 for d in shape) for _ in range(3))
+    shape = tuple(np.broadcast_shapes(c, x, y))
+    b.select_v2(_bools(rng, b, c), _in(b, rng, x), _in(b, rng, y))
+    return b.finish()
+
+
 EXTRA_GENERATORS = {
     "RELU": gen_relu, "RELU6": gen_relu6, "TANH": gen_tanh, "PRELU": gen_prelu,
     "MAXIMUM": lambda r: _minmax(r, "MAXIMUM"), "MINIMUM": lambda r: _minmax(r, "MINIMUM"),
@@ -178,3 +208,5 @@ EXTRA_GENERATORS = {
     "ABS": gen_abs, "RSQRT": gen_rsqrt,
 }
 EXTRA_GENERATORS.update({op: (lambda r, op=op: _compare(r, op)) for op in COMPARISONS})
+EXTRA_GENERATORS.update({op: (lambda r, op=op: _logical(r, op)) for op in ("LOGICAL_AND", "LOGICAL_OR", "LOGICAL_NOT")})
+EXTRA_GENERATORS["SELECT_V2"] = gen_select_v2

@@ -392,3 +392,37 @@ def test_parity_ops_bad_models_get_one_line_errors():
     _bad(compare_scale_one, "compares inputs with scales below 1 only")
     _bad(compare_int16, "TFLite Micro runs EQUAL on int8 only")
     _bad(rsqrt_int16, "TFLite Micro runs RSQRT on int8 only")
+
+
+def select16_model(seed=2):
+    """SELECT_V2 on int16 values (16x8), the condition from int8 comparisons combined by LOGICAL_*."""
+    b = GraphBuilder("select16", seed=seed)
+    c = b.input((1, 4, 5, 3), name="c")
+    lo, hi = (b.const(n, np.full((1,), v, np.int8), "int8", r_quant(*b.quant_of(c))) for n, v in (("lo", -40),
+                                                                                                   ("hi", 50)))
+    cond = b.logical("LOGICAL_OR", b.logical("LOGICAL_NOT", b.compare("GREATER", c, lo)),
+                     b.logical("LOGICAL_AND", b.compare("LESS", c, hi), b.compare("NOT_EQUAL", c, lo)))
+    x0, y0 = b.input((1, 4, 5, 3), name="x"), b.input((1, 1, 5, 1), name="y")
+    x, y = b.quantize(x0, 0.02, 0), b.quantize(y0, 0.02, 0)  # x dies at SELECT_V2: its output may take x's bytes
+    out = b.select_v2(cond, x, y)
+    g = b.finish([out])
+    for i in (x0, y0, x, y, out):  # the values and the QUANTIZEs before: int16, zero point 0
+        g.tensors[i].dtype, g.tensors[i].quant = "int16", r_quant(0.001 * (1 + i % 3), 0)
+    ops.check_graph(g)
+    return g
+
+
+def test_select_v2_int16_and_logical_ops_match_tflm(tmp_path):
+    g = select16_model()
+    rng = np.random.default_rng(4)
+    xs = [rng.integers(-128, 128, (1, 4, 5, 3)).astype(np.int8), rng.integers(-3000, 3000, (1, 4, 5, 3)).astype(
+        np.int16), rng.integers(-3000, 3000, (1, 1, 5, 1)).astype(np.int16)]
+    want = tflm_run(serialize(g), xs)[0]
+    forced = inplace_plan(g, ("LOGICAL_AND", "LOGICAL_OR", "LOGICAL_NOT", "SELECT_V2"))
+    assert {g.operators[i].opcode for i in forced.inplace_ops} >= {"LOGICAL_NOT", "LOGICAL_OR", "SELECT_V2"}
+    for p in (naive_plan(g), forced, plan_arena(g)):
+        y = run(g, p, xs)[0]
+        assert y.dtype == np.int16 and np.array_equal(y.reshape(-1), want.reshape(-1))
+    for p, sub in ((forced, "forced"), (plan_arena(g), "planned")):
+        pipeline.build(g, "host", tmp_path / sub, plan=p)
+        assert np.array_equal(runner.run("host", tmp_path / sub, xs)[0].reshape(-1), want.reshape(-1))

@@ -50,6 +50,7 @@ def all_ops_graph(seed=1, calib=None):
     k = b.conv2d(s1, 4, 3, 1, "VALID", dilation=2, activation="RELU")
     k = b.transpose_conv(k, 4, 2, 2, "SAME")
     k = extra_ops_chain(b, k)
+    par = parity_ops_branch(b, k)
     k = b.depthwise(k, 3, 2, multiplier=2, activation="RELU_N1_TO_1")
     n = b.fully_connected(b.mean(k), 10)
     o = b.softmax(n)
@@ -57,7 +58,7 @@ def all_ops_graph(seed=1, calib=None):
     ls = b.lstm(b.reshape(n, (1, 2, 5)), 3, cell_clip=2.0)
     q = b.quantize(t, 0.05, 3)
     f = b.dequantize(q)
-    return b, b.finish([o, t, f, sv, ls])
+    return b, b.finish([o, t, f, sv, ls, par])
 
 
 def extra_ops_chain(b, k):
@@ -68,6 +69,21 @@ def extra_ops_chain(b, k):
     e = b.transpose(b.transpose(e, (0, 2, 1, 3)), (0, 2, 1, 3))
     e = b.squeeze(b.expand_dims(e, 0), [0])
     return b.minimum(b.maximum(b.relu(b.tanh(e)), b.prelu(e)), b.relu6(e))
+
+
+def parity_ops_branch(b, k):
+    """ABS, RSQRT, the comparisons, the logical operators and SELECT_V2 (issue 33), a side branch."""
+    from buildtool.model.ir import Quant
+
+    a = b.abs(k, out_quant=(0.03, -128))
+    r = b.rsqrt(a, out_quant=(0.05, -120))
+    q = b.quant_of(r)
+    lim = b.const("lim", np.full((1,), -100, np.int8), "int8", Quant(np.array([q[0]], np.float32),
+                                                                      np.array([q[1]], np.int64), 0))
+    c = [b.compare(op, r, lim) for op in ("EQUAL", "NOT_EQUAL", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL")]
+    c = b.logical("LOGICAL_OR", b.logical("LOGICAL_AND", c[0], b.logical("LOGICAL_NOT", c[1])),
+                  b.logical("LOGICAL_OR", b.logical("LOGICAL_AND", c[2], c[3]), b.logical("LOGICAL_AND", c[4], c[5])))
+    return b.select_v2(c, r, b.rsqrt(a, out_quant=q))
 
 
 def first_buffer_offsets(data: bytes):

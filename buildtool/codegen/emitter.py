@@ -214,16 +214,16 @@ class Emitter:
         if len(out.shape) > 4:
             raise ModelError(f"operator {op.index} ({op.opcode}): more than 4 dimensions are not supported")
         dims = (1,) * (4 - len(out.shape)) + tuple(int(d) for d in out.shape)
+        return dict(dims=list(dims), a_stride=self.operand_strides(op.inputs[0], dims),
+                    b_stride=self.operand_strides(op.inputs[1], dims), out_stride=self.strides4(op.outputs[0], dims))
 
-        def strides(i):
-            if self.g.tensors[i].is_const:
-                t = self.g.tensors[i]
-                td = (1,) * (4 - len(t.shape)) + tuple(int(d) for d in t.shape)
-                return [0 if td[k] == 1 and dims[k] != 1 else prod(td[k + 1:]) for k in range(4)]
-            return self.strides4(i, dims)
-
-        return dict(dims=list(dims), a_stride=strides(op.inputs[0]), b_stride=strides(op.inputs[1]),
-                    out_stride=self.strides4(op.outputs[0], dims))
+    def operand_strides(self, i: int, dims: tuple) -> list:
+        """Element strides of operand i (a flash constant or an activation) broadcast to the 4-D dims."""
+        if self.g.tensors[i].is_const:
+            t = self.g.tensors[i]
+            td = (1,) * (4 - len(t.shape)) + tuple(int(d) for d in t.shape)
+            return [0 if td[k] == 1 and dims[k] != 1 else prod(td[k + 1:]) for k in range(4)]
+        return self.strides4(i, dims)
 
     def unary(self, op, ctype: str, fields: dict, fn: str) -> None:
         """Declare a one-input kernel's struct ({n = elements} + fields) and call fn on dense tensors."""

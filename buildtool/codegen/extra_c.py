@@ -156,3 +156,34 @@ def compare(e, op) -> None:
     e.declare(f"static const bt_compare_params {n}_p = {c_struct(fields)};")
     e.call(op, f"bt_compare_s8(&{n}_p, {e.operand(op.inputs[0])}, {e.operand(op.inputs[1])}, "
                f"{e.act(op.outputs[0], 'uint8_t')});")
+
+
+def logical(e, op) -> None:
+    """LOGICAL_AND (kind 0) / LOGICAL_OR (kind 1) on bool bytes, broadcast."""
+    n = f"op{op.index}"
+    e.declare(f"static const bt_bcast4 {n}_p = {c_struct(e.bcast(op))};")
+    kind = 0 if op.opcode == "LOGICAL_AND" else 1
+    a, b = (e.weight(i, "uint8_t") if e.g.tensors[i].is_const else e.act(i, "uint8_t") for i in op.inputs)
+    e.call(op, f"bt_logical_b({kind}, &{n}_p, {a}, {b}, {e.act(op.outputs[0], 'uint8_t')});")
+
+
+def logical_not(e, op) -> None:
+    x, y = op.inputs[0], op.outputs[0]
+    e.dense(op, x)
+    e.dense(op, y)
+    e.call(op, f"bt_logical_not_b({e.g.tensors[x].num_elements}, {e.act(x, 'uint8_t')}, {e.act(y, 'uint8_t')});")
+
+
+def select_v2(e, op) -> None:
+    """SELECT_V2: the bool condition's bytes, then x or y's raw codes (int8 or int16), broadcast."""
+    n, out = f"op{op.index}", e.g.tensors[op.outputs[0]]
+    if len(out.shape) > 4:
+        raise ModelError(f"operator {op.index} ({op.opcode}): more than 4 dimensions are not supported")
+    dims = (1,) * (4 - len(out.shape)) + tuple(int(d) for d in out.shape)
+    c, x, y = op.inputs
+    fields = dict(dims=list(dims), c_stride=e.operand_strides(c, dims), x_stride=e.operand_strides(x, dims),
+                  y_stride=e.operand_strides(y, dims), out_stride=e.strides4(op.outputs[0], dims))
+    e.declare(f"static const bt_select_params {n}_p = {c_struct(fields)};")
+    cond = e.weight(c, "uint8_t") if e.g.tensors[c].is_const else e.act(c, "uint8_t")
+    e.call(op, f"bt_select_{e.sfx(op.outputs[0])}(&{n}_p, {cond}, {e.operand(x)}, {e.operand(y)}, "
+               f"{e.cact(op.outputs[0])});")

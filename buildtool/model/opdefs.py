@@ -76,6 +76,7 @@ def _t(ins, outs=None) -> tuple:
 
 _BIN = dict(required_inputs=2, all_required=True)
 _CMP = _t(I8, ("bool",))  # comparisons: int8 inputs, bool output
+_BOOL = _t(("bool",))
 
 _POOL = _opts("Pool2DOptions", _PAD, *_STRIDES, Field("filter_w", "FilterWidth"), Field("filter_h", "FilterHeight"),
               _ACT, required=True)
@@ -190,6 +191,15 @@ OPDEFS = (
           types=_CMP, memory="elementwise", **_opts("GreaterOptions"), **_BIN),
     OpDef("GREATER_EQUAL", "model.ops_extra:_check_compare", "refops.compare:compare", "codegen.extra_c:compare",
           types=_CMP, memory="elementwise", **_opts("GreaterEqualOptions"), **_BIN),
+    OpDef("LOGICAL_AND", "model.ops_extra:_check_logical", "refops.logical:logical_and", "codegen.extra_c:logical",
+          types=_BOOL, memory="elementwise", **_opts("LogicalAndOptions"), **_BIN),
+    OpDef("LOGICAL_OR", "model.ops_extra:_check_logical", "refops.logical:logical_or", "codegen.extra_c:logical",
+          types=_BOOL, memory="elementwise", **_opts("LogicalOrOptions"), **_BIN),
+    OpDef("LOGICAL_NOT", "model.ops:_check_same", "refops.logical:logical_not", "codegen.extra_c:logical_not",
+          types=_BOOL, memory="elementwise", **_opts("LogicalNotOptions")),
+    OpDef("SELECT_V2", "model.ops_extra:_check_select", "refops.logical:select_v2", "codegen.extra_c:select_v2",
+          types=_t(("bool",) + I8_16, I8_16), memory="elementwise", required_inputs=3, all_required=True,
+          **_opts("SelectV2Options")),
 )
 BY_NAME = {d.name: d for d in OPDEFS}
 

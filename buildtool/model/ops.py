@@ -27,6 +27,7 @@ Options keys (all operators):
   DEPTH_TO_SPACE,
   SPACE_TO_DEPTH     block_size
   ABS, RSQRT, EQUAL, NOT_EQUAL, LESS, LESS_EQUAL, GREATER, GREATER_EQUAL: none  (comparisons: bool output)
+  LOGICAL_AND, LOGICAL_OR, LOGICAL_NOT: none (bool)   SELECT_V2: none (bool condition, then the two values)
 activation is one of 'NONE', 'RELU', 'RELU_N1_TO_1', 'RELU6'.
 
 Activations are int8; the operators in INT16_OPS also run 16x8 quantised (int16 activations with
@@ -163,6 +164,8 @@ def _check_dtypes(g, op) -> None:
                              f"{int(t.quant.zero_point[0])}; 16x8 quantisation needs zero point 0")
     if op.opcode not in ("QUANTIZE", "DEQUANTIZE", "RESHAPE"):
         same = act_in + list(op.outputs) if in_types == out_types else act_in  # comparisons: bool out
+        if "bool" not in out_types:  # SELECT_V2: its bool condition beside the values
+            same = [i for i in same if g.tensors[i].dtype != "bool"] + list(op.outputs)
         kinds = {g.tensors[i].dtype for i in same}
         _need(len(kinds) <= 1, op, f"mixes activation types {sorted(kinds)}; inputs and outputs must share one")
 

@@ -115,6 +115,36 @@ def _check_compare(g, op):
               f"compares inputs with scales below 1 only")
 
 
+def _broadcast_to_output(g, op, inputs) -> None:
+    shapes = [_shape(g, i) for i in inputs]
+    out = _shape(g, op.outputs[0])
+    try:
+        bs = tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        bs = None
+    _need(bs == out, op, f"input shapes {' and '.join(str(list(s)) for s in shapes)} do not broadcast to {list(out)}")
+    _need(len(out) <= 4, op, f"rank {len(out)} is above the 4 supported")
+
+
+def _check_logical(g, op):
+    """LOGICAL_AND / LOGICAL_OR: two bool inputs broadcast to the bool output."""
+    _need(len(op.inputs) == 2 and min(op.inputs) >= 0, op, "needs two inputs")
+    _broadcast_to_output(g, op, op.inputs)
+    for i in op.inputs:
+        _need(g.tensors[i].dtype == "bool", op, f"input tensor {i} is {g.tensors[i].dtype}; it must be bool")
+
+
+def _check_select(g, op):
+    """SELECT_V2 (condition, x, y): a bool condition, x, y and the output of one type; all broadcast."""
+    _need(len(op.inputs) == 3 and min(op.inputs) >= 0, op, "needs condition, x and y")
+    c, x, y = (g.tensors[i] for i in op.inputs)
+    out = g.tensors[op.outputs[0]]
+    _need(c.dtype == "bool", op, f"condition (input 0) is {c.dtype}; it must be bool")
+    _need(x.dtype == y.dtype == out.dtype, op, f"x, y and the output must share one type ({x.dtype}, {y.dtype}, "
+                                               f"{out.dtype})")
+    _broadcast_to_output(g, op, op.inputs)
+
+
 def bilinear_macs(g, op) -> int:
     """Bilinear resize weighs 4 input pixels per output value (the other operators here only move,
     compare or rescale values: 0, like ADD and MUL)."""

@@ -533,6 +533,31 @@ class GraphBuilder:
         self._op(opcode, [a, b], [t])
         return t
 
+    def logical(self, opcode, a, b=None) -> int:
+        """LOGICAL_AND or LOGICAL_OR of two bool tensors, LOGICAL_NOT of one."""
+        va = self.values[a] != 0
+        if opcode == "LOGICAL_NOT":
+            shape, y, ins = self.shape(a), np.logical_not(va), [a]
+        else:
+            vb = self.values[b] != 0
+            shape = tuple(np.broadcast_shapes(self.shape(a), self.shape(b)))
+            y, ins = (np.logical_and if opcode == "LOGICAL_AND" else np.logical_or)(va, vb), [a, b]
+        t = self._tensor(f"{self._name(opcode.lower())}/out", shape, "bool")
+        self.values[t] = y.astype(np.float32)
+        self._op(opcode, ins, [t])
+        return t
+
+    def select_v2(self, c, x, y) -> int:
+        """SELECT_V2: x where the bool c holds, else y; TFLM copies raw codes, so y is first requantised
+        (QUANTIZE) to x's quantisation, which the output keeps."""
+        if self.quant_of(y) != self.quant_of(x):
+            y = self.quantize(y, *self.quant_of(x))
+        shape = tuple(np.broadcast_shapes(self.shape(c), self.shape(x), self.shape(y)))
+        v = np.where(self.values[c] != 0, self.values[x], self.values[y])
+        out = self._act_out(self._name("select_v2"), v, "NONE", self.quant_of(x), shape)
+        self._op("SELECT_V2", [c, x, y], [out])
+        return out
+
     def relu6(self, x) -> int:
         """RELU6: TFLM clamps the input codes, so the output keeps the input's quantisation."""
         out = self._same_quant_out("relu6", x, np.clip(self.values[x], 0, 6), self.shape(x))

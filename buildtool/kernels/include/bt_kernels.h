@@ -119,6 +119,10 @@
 #define bt_abs_s16 ref_bt_abs_s16
 #define bt_lut_s8 ref_bt_lut_s8
 #define bt_compare_s8 ref_bt_compare_s8
+#define bt_logical_b ref_bt_logical_b
+#define bt_logical_not_b ref_bt_logical_not_b
+#define bt_select_s8 ref_bt_select_s8
+#define bt_select_s16 ref_bt_select_s16
 #endif
 
 #ifdef __cplusplus
@@ -648,6 +652,22 @@ typedef struct {
 } bt_compare_params;
 
 void bt_compare_s8(const bt_compare_params *p, const int8_t *a, const int8_t *b, uint8_t *out);
+
+/* LOGICAL_AND (kind 0) / LOGICAL_OR (kind 1) of bool bytes (0 or 1), broadcast as bt_bcast4 says; LOGICAL_NOT
+ * of n dense bool bytes. out may alias an input (exact). */
+void bt_logical_b(int32_t kind, const bt_bcast4 *q, const uint8_t *a, const uint8_t *b, uint8_t *out);
+void bt_logical_not_b(int32_t n, const uint8_t *in, uint8_t *out);
+
+/* SELECT_V2 (TFLM select.cc): out = c ? x : y element by element (raw codes, no requantisation), each operand
+ * addressed with its own strides over the 4-D dims (0 on a broadcast dimension). out may alias x or y
+ * (exact), or c when out is int8. */
+typedef struct {
+  int32_t dims[4];
+  int32_t c_stride[4], x_stride[4], y_stride[4], out_stride[4];
+} bt_select_params;
+
+void bt_select_s8(const bt_select_params *p, const uint8_t *c, const int8_t *x, const int8_t *y, int8_t *out);
+void bt_select_s16(const bt_select_params *p, const uint8_t *c, const int16_t *x, const int16_t *y, int16_t *out);
 
 #ifdef __cplusplus
 }

@@ -26,3 +26,4 @@
 #include "../reference/lstm.c"
 #include "../reference/elementwise.c"
 #include "../reference/compare.c"
+#include "../reference/logical.c"
