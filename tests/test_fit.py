@@ -148,7 +148,36 @@ def test_operators_without_a_cycle_figure_give_no_latency():
     assert 0 < lo < hi
 
 
+def test_flash_wait_states_add_the_measured_flash_accesses_per_mac(capsys):
+    """--flash-wait-states N: each cortex-m4 board's latency plus N x FLASH_ACCESSES_PER_MAC on the
+    layers' MACs; boards without a cycle model unchanged; the JSON says N; the table's header too."""
+    from buildtool.firmware.op_cost import FLASH_ACCESSES_PER_MAC, layer_class
+    from buildtool.model.ops import op_macs
+
+    g = read_model("tiny").graph
+    plan = plan_memory(g, PlanOptions())
+    lo0, hi0 = static_cycles(g, plan, "cortex-m4")
+    fa = FLASH_ACCESSES_PER_MAC["cortex-m4"]
+    macs = [(op_macs(g, op), layer_class(g, op)) for op in g.operators]
+    lo, hi = static_cycles(g, plan, "cortex-m4", 3)
+    assert lo == round(lo0 + 3 * sum(m * fa[c][0] for m, c in macs if m))
+    assert hi == round(hi0 + 3 * sum(m * fa[c][1] for m, c in macs if m))
+    assert static_cycles(g, plan, "cortex-m4", 0) == (lo0, hi0)
+    base = {r["board"]: r for r in fit_json("tiny", capsys)["boards"]}
+    rows = {r["board"]: r for r in fit_json("tiny", capsys, "--flash-wait-states", "3")["boards"]}
+    for name, r in rows.items():
+        if targets.get(name).cpu == "cortex-m4" and r["latency"]:
+            assert r["latency"]["cycles"] == [lo, hi] and r["latency"]["flash_wait_states"] == 3
+            assert "flash_wait_states" not in base[name]["latency"]
+        else:
+            assert r["latency"] == base[name]["latency"]
+    rc, out, _ = run_cli(["fit", "tiny", "--flash-wait-states", "3"], capsys)
+    assert rc == 0 and "latency (estimate, 3 flash wait states)" in out.splitlines()[0]
+
+
 @pytest.mark.parametrize("args, needle", [
+    (["fit", "tiny", "--flash-wait-states", "-1"], "--flash-wait-states must be 0 or more, not -1"),
+    (["fit", "tiny", "--flash-wait-states", "x"], "invalid int value"),
     (["fit", "tiny", "--bogus"], "unrecognized arguments: --bogus"),
     (["fit", "no-such-model"], "neither a model file nor a zoo name"),
     (["fit", "tiny", "--align", "3"], "power of two"),

@@ -47,9 +47,10 @@ def cells(r) -> tuple:
             ", ".join(f"{m.name} {_used(m)}" for m in other) or "-", _latency(r))
 
 
-def table(rows: list) -> list:
-    """The rows as aligned text lines, the header first."""
-    body = [HEAD] + [cells(r) for r in rows]
+def table(rows: list, flash_wait_states: int = 0) -> list:
+    """The rows as aligned text lines, the header first (its latency with the flash wait states)."""
+    head = HEAD[:-1] + (f"latency (estimate, {flash_wait_states} flash wait states)",) if flash_wait_states else HEAD
+    body = [head] + [cells(r) for r in rows]
     widths = [max(len(line[k]) for line in body) for k in range(len(HEAD))]
     return ["  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip() for line in body]
 
@@ -59,13 +60,14 @@ def cmd_fit(a) -> int:
     options = plan_options(a)
     name = model_name(a.model)
     with Progress(f"fitting {name} to every board"):
-        rows = fit_table(g, options, planner=lambda graph, o: make_plan(graph, a, o))
+        rows = fit_table(g, options, planner=lambda graph, o: make_plan(graph, a, o),
+                         flash_wait_states=a.flash_wait_states)
     fits_any = any(r.fits and r.limited for r in rows)
     if a.json:
         print(json.dumps({"model": name, "options": options.describe(), "fits_any": fits_any,
                           "boards": [r.to_json() for r in rows]}, indent=1))
     else:
-        for line in table(rows):
+        for line in table(rows, a.flash_wait_states):
             print(line)
     if not fits_any:
         if not a.json:
@@ -78,6 +80,9 @@ def add_fit(sub) -> None:
     s = sub.add_parser("fit", help="which boards the model fits, with which plan, and its estimated latency")
     s.add_argument("model", help=MODEL_HELP)
     s.add_argument("--json", action="store_true", help="the table as JSON")
+    s.add_argument("--flash-wait-states", type=int, default=0, metavar="N",
+                   help="the latency with N wait states on every read of code and weights from the board's flash "
+                        "(boards with a cycle model; docs/fit.md)")
     add_plan_options(s)
     one_line_usage_errors(s, "fit")
     s.set_defaults(fn=cmd_fit)

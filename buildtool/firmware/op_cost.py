@@ -23,6 +23,21 @@ CYCLES_PER_MAC = {
 }
 
 
+# Flash accesses per MAC by layer class, (low, high), the accesses cycles.wait_cycles charges wait
+# states on (low: the fetches after a taken branch and the loads from flash; high: every code word
+# fetched and the loads), measured as CYCLES_PER_MAC (`python benchmarks/kernels_m4_cycles.py
+# --flash-wait-states 0`, docs/kernels.md; per class the lowest low and the highest high "flash
+# accesses/MAC" over the models whose layers of that class execute at least 100,000 MACs).
+FLASH_ACCESSES_PER_MAC = {
+    "cortex-m4": {
+        "conv 1x1": (0.24, 2.06),  # dscnn_kws low, mbv2_w035_144 high (resnet_concat_64 between)
+        "conv KxK": (0.24, 2.43),  # resnet_concat_64 low, mbv2_w035_144 high (dscnn_kws between)
+        "depthwise": (0.28, 5.17),  # mbv2_w035_144 low, dscnn_kws high
+        "FC": (0.28, 1.71),  # mbv2_w035_144
+    },
+}
+
+
 def layer_class(g, op) -> str | None:
     """conv 1x1, conv KxK, depthwise or FC (the classes of CYCLES_PER_MAC); None for other operators."""
     if op.opcode == "CONV_2D":
@@ -31,15 +46,20 @@ def layer_class(g, op) -> str | None:
     return {"DEPTHWISE_CONV_2D": "depthwise", "FULLY_CONNECTED": "FC"}.get(op.opcode)
 
 
-def static_cycles(g, plan, cpu: str):
+def static_cycles(g, plan, cpu: str, flash_wait_states: int = 0):
     """(low, high) estimated cycles of the plan's conv, depthwise and dense layers on cpu, from their
-    MACs and CYCLES_PER_MAC; a fused block's layers scaled by the block's MACs over theirs
+    MACs and CYCLES_PER_MAC (plus flash_wait_states x FLASH_ACCESSES_PER_MAC: code and weights in a
+    flash with that many wait states); a fused block's layers scaled by the block's MACs over theirs
     (predict_instructions, with per-operator figures in place of measured counts). Operators without
     MACs are not counted (1-17 % of the measured estimate of the models in docs/kernels.md). None when cpu has
     no figures or an operator with MACs has no class (TRANSPOSE_CONV, RESIZE_BILINEAR, SVDF, LSTM)."""
     rates = CYCLES_PER_MAC.get(cpu)
     if rates is None:
         return None
+    if flash_wait_states:
+        fa = FLASH_ACCESSES_PER_MAC[cpu]
+        rates = {c: (lo + flash_wait_states * fa[c][0], hi + flash_wait_states * fa[c][1])
+                 for c, (lo, hi) in rates.items()}
     per_op = []
     for op in g.operators:
         macs = op_macs(g, op)
@@ -140,6 +160,6 @@ def summary(prof: dict) -> list:
             f"{sum(e[0] for e in est):,}-{sum(e[1] for e in est):,} cycles"]
 
 
-__all__ = ["CYCLES_PER_MAC", "layer_class", "static_cycles", "region_macs", "read_mixes", "read_flash", "fold",
+__all__ = ["CYCLES_PER_MAC", "FLASH_ACCESSES_PER_MAC", "layer_class", "static_cycles", "region_macs", "read_mixes", "read_flash", "fold",
            "annotate", "header",
            "columns", "summary"]

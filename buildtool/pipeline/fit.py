@@ -15,8 +15,9 @@ Options that ask for a fused plan (optimize, splits, input_streamed) make that p
 Each plan is made once, when a board first needs it, and reused for every board (the uncapped one
 not at all where the capped plan's tradeoff says it is no smaller or would not fit); `planner(graph,
 PlanOptions)` makes it (steps.plan.plan_memory, or the CLI's through the planner daemon's cache).
-The latency is an estimate (firmware.op_cost.static_cycles at the board's clock_hz), None where the
-board's CPU has no cycle figures or the board no clock.
+The latency is an estimate (firmware.op_cost.static_cycles at the board's clock_hz; flash_wait_states:
+with that many wait states on each board's flash), None where the board's CPU has no cycle figures or
+the board no clock.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ class FitRow:
     clock_hz: int
     cycles: tuple | None  # (low, high) estimated cycles, None: no cycle model for the board's CPU
     limited: bool  # the board declares memory sizes (host and xcore do not)
+    flash_wait_states: int = 0  # in the cycles: wait states on every flash access
 
     @property
     def fits(self) -> bool:
@@ -67,11 +69,15 @@ class FitRow:
                 "memories": [m.to_json() for m in self.use.memories],
                 "latency": None if s is None else {
                     "estimate": True, "cycles": list(self.cycles), "clock_hz": self.clock_hz,
-                    "seconds": [round(s[0], 6), round(s[1], 6)]}}
+                    "seconds": [round(s[0], 6), round(s[1], 6)],
+                    **({"flash_wait_states": self.flash_wait_states} if self.flash_wait_states else {})}}
 
 
-def fit_table(graph, options=None, planner=plan_memory, boards=None) -> list:
-    """[FitRow] for every installed board (boards: the names to take instead), in name order."""
+def fit_table(graph, options=None, planner=plan_memory, boards=None, flash_wait_states: int = 0) -> list:
+    """[FitRow] for every installed board (boards: the names to take instead), in name order; the
+    latency with flash_wait_states on every access to the board's flash (op_cost.static_cycles)."""
+    if flash_wait_states < 0:
+        raise UsageError(f"--flash-wait-states must be 0 or more, not {flash_wait_states}")
     options = PlanOptions.from_map(options)
     rungs = ladder(options)
     made: dict = {}
@@ -87,7 +93,8 @@ def fit_table(graph, options=None, planner=plan_memory, boards=None) -> list:
                 made[label] = None
         return made[label]
 
-    return [_row(graph, targets.get(name), rungs, plan, options.fused) for name in (boards or targets.names())]
+    return [_row(graph, targets.get(name), rungs, plan, options.fused, flash_wait_states)
+            for name in (boards or targets.names())]
 
 
 def _uncapped_may_fit(capped, t) -> bool:
@@ -97,7 +104,7 @@ def _uncapped_may_fit(capped, t) -> bool:
     return other is not None and (not t.ram_bytes or other + t.stack_bytes <= t.data_ram_bytes)
 
 
-def _row(g, t, rungs, plan, fused: bool) -> FitRow:
+def _row(g, t, rungs, plan, fused: bool, flash_wait_states: int = 0) -> FitRow:
     tried = []  # (label, plan, use) of every plan tried, in ladder order
     for label, opts in rungs:
         if label == RAM_NO_CAP and tried and tried[-1][0] == RAM and not _uncapped_may_fit(tried[-1][1], t):
@@ -118,9 +125,9 @@ def _row(g, t, rungs, plan, fused: bool) -> FitRow:
             tried.append((SPREAD, spread, use))
     ok = [x for x in tried if x[2].fits]
     label, p, use = ok[0] if ok else min(tried, key=lambda x: (x[2].ram_bytes, tried.index(x)))
-    cycles = static_cycles(g, p, t.cpu) if ok else None
+    cycles = static_cycles(g, p, t.cpu, flash_wait_states) if ok else None
     return FitRow(t.name, t.cpu, label if ok else None, use, p.arena_bytes, t.stack_bytes, int(p.macs), t.clock_hz,
-                  cycles, bool(t.ram_bytes or t.flash_bytes or t.regions))
+                  cycles, bool(t.ram_bytes or t.flash_bytes or t.regions), flash_wait_states)
 
 
 __all__ = ["FitRow", "fit_table", "ladder", "PLAIN", "RAM", "RAM_NO_CAP", "SPREAD"]
