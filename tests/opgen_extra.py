@@ -198,6 +198,19 @@ def gen_select_v2(rng):
     return b.finish()
 
 
+def _reduce(rng, opcode):
+    """MEAN's axes over a rank-2..4 input (batch 1), keep_dims or not; SUM on its own output quantisation."""
+    b = _builder(rng, opcode.lower())
+    rank = int(rng.integers(2, 5))
+    shape = (1,) + tuple(int(rng.integers(1, 7)) for _ in range(rank - 1))
+    first = int(rng.integers(1, rank))
+    axes = list(range(first, int(rng.integers(first, rank)) + 1))
+    axes = [a - rank if rng.random() < 0.3 else a for a in (axes[::-1] if rng.random() < 0.3 else axes)]
+    b.reduce(opcode, _in(b, rng, shape), axes, keep_dims=bool(rng.random() < 0.5),
+             out_quant=rquant(rng) if opcode == "SUM" and rng.random() < 0.5 else None)
+    return b.finish()
+
+
 EXTRA_GENERATORS = {
     "RELU": gen_relu, "RELU6": gen_relu6, "TANH": gen_tanh, "PRELU": gen_prelu,
     "MAXIMUM": lambda r: _minmax(r, "MAXIMUM"), "MINIMUM": lambda r: _minmax(r, "MINIMUM"),
@@ -210,3 +223,4 @@ EXTRA_GENERATORS = {
 EXTRA_GENERATORS.update({op: (lambda r, op=op: _compare(r, op)) for op in COMPARISONS})
 EXTRA_GENERATORS.update({op: (lambda r, op=op: _logical(r, op)) for op in ("LOGICAL_AND", "LOGICAL_OR", "LOGICAL_NOT")})
 EXTRA_GENERATORS["SELECT_V2"] = gen_select_v2
+EXTRA_GENERATORS.update({op: (lambda r, op=op: _reduce(r, op)) for op in ("SUM", "REDUCE_MAX", "REDUCE_MIN")})

@@ -250,8 +250,22 @@ GEN16 = {"ADD": lambda r: gen_add_sub(r, "ADD"), "SUB": lambda r: gen_add_sub(r,
 # The activation and layout operators TFLM also runs on int16 (its DEPTH_TO_SPACE, SPACE_TO_DEPTH,
 # RESIZE_BILINEAR and HARD_SWISH refuse int16): their int8 generators, converted by as_int16x8.
 EXTRA16 = ("RELU", "RELU6", "PRELU", "MAXIMUM", "MINIMUM", "TRANSPOSE", "RESIZE_NEAREST_NEIGHBOR", "SQUEEZE",
-           "EXPAND_DIMS", "ABS")
+           "EXPAND_DIMS", "ABS", "SUM")
 GEN16.update({op: EXTRA_GENERATORS[op] for op in EXTRA16})
+
+
+def gen_select_v2(rng):
+    """SELECT_V2 on int16 values: a constant condition (comparisons take int8 only), broadcast operands."""
+    b = GraphBuilder("select_v2", seed=int(rng.integers(1 << 30)))
+    shape = _shape(rng)
+    c, x, y = (tuple(d if rng.random() < 0.7 else 1 for d in shape) for _ in range(3))
+    cond = b.const("cond", rng.random(c) < 0.5, "bool")
+    x = _input(b, rng, x)
+    b.select_v2(cond, x, b.quantize(_input(b, rng, y), *b.quant_of(x)))
+    return b
+
+
+GEN16["SELECT_V2"] = gen_select_v2
 
 
 def gen_logistic(rng):

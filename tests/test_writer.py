@@ -72,7 +72,8 @@ def extra_ops_chain(b, k):
 
 
 def parity_ops_branch(b, k):
-    """ABS, RSQRT, the comparisons, the logical operators and SELECT_V2 (issue 33), a side branch."""
+    """ABS, RSQRT, the comparisons, the logical operators, SELECT_V2, REDUCE_MIN/MAX and SUM (issue 33): a side
+    branch."""
     from buildtool.model.ir import Quant
 
     a = b.abs(k, out_quant=(0.03, -128))
@@ -83,7 +84,8 @@ def parity_ops_branch(b, k):
     c = [b.compare(op, r, lim) for op in ("EQUAL", "NOT_EQUAL", "LESS", "LESS_EQUAL", "GREATER", "GREATER_EQUAL")]
     c = b.logical("LOGICAL_OR", b.logical("LOGICAL_AND", c[0], b.logical("LOGICAL_NOT", c[1])),
                   b.logical("LOGICAL_OR", b.logical("LOGICAL_AND", c[2], c[3]), b.logical("LOGICAL_AND", c[4], c[5])))
-    return b.select_v2(c, r, b.rsqrt(a, out_quant=q))
+    s = b.select_v2(c, r, b.rsqrt(a, out_quant=q))
+    return b.reduce("SUM", b.reduce("REDUCE_MAX", b.reduce("REDUCE_MIN", s, (3,), keep_dims=True), (2,)), (1,))
 
 
 def first_buffer_offsets(data: bytes):

@@ -225,6 +225,22 @@ class Emitter:
             return [0 if td[k] == 1 and dims[k] != 1 else prod(td[k + 1:]) for k in range(4)]
         return self.strides4(i, dims)
 
+    def reduce_geometry(self, op) -> dict:
+        """MEAN, SUM, REDUCE_MAX, REDUCE_MIN: the input as [outer][reduce][inner] (adjacent reduced axes)."""
+        ti = self.g.tensors[op.inputs[0]]
+        rank = len(ti.shape)
+        axes = list(prepare.mean_axes(self.g, op))
+        if axes != list(range(axes[0], axes[-1] + 1)):
+            raise ModelError(f"operator {op.index} ({op.opcode}) over non-adjacent axes {axes} is not supported")
+        outer, reduce = prod(ti.shape[:axes[0]]), prod(ti.shape[axes[0]:axes[-1] + 1])
+        inner = prod(ti.shape[axes[-1] + 1:])
+        self.dense(op, op.outputs[0])
+        ps = self.pixel_stride(op.inputs[0])
+        if ps != (ti.shape[-1] if ti.shape else 1) and not (rank == 4 and axes == [1, 2]):
+            raise PlanError(f"operator {op.index} ({op.opcode}) reads a strided view over axes {axes}; not supported")
+        rstride = ps if rank == 4 and axes == [1, 2] else inner
+        return dict(outer=outer, reduce=reduce, inner=inner, outer_stride=reduce * rstride, reduce_stride=rstride)
+
     def unary(self, op, ctype: str, fields: dict, fn: str) -> None:
         """Declare a one-input kernel's struct ({n = elements} + fields) and call fn on dense tensors."""
         n = f"op{op.index}"

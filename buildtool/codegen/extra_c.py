@@ -187,3 +187,11 @@ def select_v2(e, op) -> None:
     cond = e.weight(c, "uint8_t") if e.g.tensors[c].is_const else e.act(c, "uint8_t")
     e.call(op, f"bt_select_{e.sfx(op.outputs[0])}(&{n}_p, {cond}, {e.operand(x)}, {e.operand(y)}, "
                f"{e.cact(op.outputs[0])});")
+
+
+def reduce_minmax(e, op) -> None:
+    """REDUCE_MAX (kind 0) / REDUCE_MIN (kind 1) of raw codes over MEAN's [outer][reduce][inner] geometry."""
+    n = f"op{op.index}"
+    fields = dict(e.reduce_geometry(op), kind=0 if op.opcode == "REDUCE_MAX" else 1)
+    e.declare(f"static const bt_reduce_params {n}_p = {c_struct(fields)};")
+    e.call(op, f"bt_reduce_minmax_{e.sfx(op.outputs[0])}(&{n}_p, {e.cact(op.inputs[0])}, {e.cact(op.outputs[0])});")

@@ -146,21 +146,9 @@ def max_pool_2d(e, op) -> None:
 
 
 def mean(e, op) -> None:
+    """MEAN and SUM (SUM: the multiplier without 1/n, refops.prepare.sum_)."""
     g, n = e.g, f"op{op.index}"
-    ti = g.tensors[op.inputs[0]]
-    rank = len(ti.shape)
-    axes = list(prepare.mean_axes(g, op))
-    if axes != list(range(axes[0], axes[-1] + 1)):
-        raise ModelError(f"operator {op.index} (MEAN) over non-adjacent axes {axes} is not supported")
-    outer, reduce = prod(ti.shape[:axes[0]]), prod(ti.shape[axes[0]:axes[-1] + 1])
-    inner = prod(ti.shape[axes[-1] + 1:])
-    e.dense(op, op.outputs[0])
-    ps = e.pixel_stride(op.inputs[0])
-    if ps != (ti.shape[-1] if ti.shape else 1) and not (rank == 4 and axes == [1, 2]):
-        raise PlanError(f"operator {op.index} (MEAN) reads a strided view over axes {axes}; not supported")
-    rstride = ps if rank == 4 and axes == [1, 2] else inner
-    fields = dict(outer=outer, reduce=reduce, inner=inner, outer_stride=reduce * rstride, reduce_stride=rstride,
-                  **prepare.fields(prepare.mean(g, op)))
+    fields = dict(e.reduce_geometry(op), **prepare.fields(prepare.PREPARE[op.opcode](g, op)))
     e.declare(f"static const bt_mean_params {n}_p = {c_struct(fields)};")
     e.call(op, f"bt_mean_{e.sfx(op.outputs[0])}(&{n}_p, {e.cact(op.inputs[0])}, "
                f"{e.cact(op.outputs[0])});")

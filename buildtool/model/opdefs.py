@@ -77,6 +77,7 @@ def _t(ins, outs=None) -> tuple:
 _BIN = dict(required_inputs=2, all_required=True)
 _CMP = _t(I8, ("bool",))  # comparisons: int8 inputs, bool output
 _BOOL = _t(("bool",))
+_REDUCER = _opts("ReducerOptions", Field("keep_dims", "KeepDims", "bool", False))
 
 _POOL = _opts("Pool2DOptions", _PAD, *_STRIDES, Field("filter_w", "FilterWidth"), Field("filter_h", "FilterHeight"),
               _ACT, required=True)
@@ -107,7 +108,7 @@ OPDEFS = (
     OpDef("MAX_POOL_2D", "model.ops:_check_pool", "refops.pooling:max_pool2d", "codegen.model_c:max_pool_2d",
           tiling="windowed", **_POOL),
     OpDef("MEAN", "model.ops:_check_mean", "refops.reduce:mean", "codegen.model_c:mean", required_inputs=2,
-          **_opts("ReducerOptions", Field("keep_dims", "KeepDims", "bool", False)), structural=(1,)),
+          **_REDUCER, structural=(1,)),
     OpDef("PAD", "model.ops:_check_pad", "refops.shape_ops:pad", "codegen.model_c:pad", required_inputs=2,
           **_opts("PadOptions"), structural=(1,)),
     OpDef("RESHAPE", "model.ops:_check_reshape", "refops.shape_ops:reshape", "codegen.model_c:reshape",
@@ -200,6 +201,14 @@ OPDEFS = (
     OpDef("SELECT_V2", "model.ops_extra:_check_select", "refops.logical:select_v2", "codegen.extra_c:select_v2",
           types=_t(("bool",) + I8_16, I8_16), memory="elementwise", required_inputs=3, all_required=True,
           **_opts("SelectV2Options")),
+    OpDef("SUM", "model.ops:_check_mean", "refops.reduce:mean", "codegen.model_c:mean", required_inputs=2,
+          **_REDUCER, structural=(1,)),
+    OpDef("REDUCE_MAX", "model.ops_extra:_check_reduce_minmax", "refops.reduce:reduce_max",
+          "codegen.extra_c:reduce_minmax", types=_t(I8), required_inputs=2, **_REDUCER,
+          structural=(1,)),
+    OpDef("REDUCE_MIN", "model.ops_extra:_check_reduce_minmax", "refops.reduce:reduce_min",
+          "codegen.extra_c:reduce_minmax", types=_t(I8), required_inputs=2, **_REDUCER,
+          structural=(1,)),
 )
 BY_NAME = {d.name: d for d in OPDEFS}
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ops import _check_same, _const, _need, _shape
+from .ops import _check_mean, _check_same, _const, _need, _shape
 
 MAX_TRANSPOSE_RANK = 5  # TFLM's reference Transpose
 
@@ -143,6 +143,15 @@ def _check_select(g, op):
     _need(x.dtype == y.dtype == out.dtype, op, f"x, y and the output must share one type ({x.dtype}, {y.dtype}, "
                                                f"{out.dtype})")
     _broadcast_to_output(g, op, op.inputs)
+
+
+def _check_reduce_minmax(g, op):
+    """REDUCE_MAX / REDUCE_MIN: MEAN's axes and shapes; TFLM requires the output quantisation to be the input's."""
+    _check_mean(g, op)
+    ti, to = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    _need(np.float32(ti.scale) == np.float32(to.scale) and ti.zero_point == to.zero_point, op,
+          f"output quantisation ({to.scale:g}, {to.zero_point}) must be the input's ({ti.scale:g}, {ti.zero_point}), "
+          f"as TFLite Micro requires")
 
 
 def bilinear_macs(g, op) -> int:

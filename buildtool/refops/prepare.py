@@ -211,6 +211,11 @@ def mean(g, op) -> MeanData:
     return mean_quant(ti, g.tensors[op.outputs[0]], num)
 
 
+def sum_(g, op) -> MeanData:
+    """SUM: MEAN's arithmetic without the 1/num (TFLM QuantizedMeanOrSum with compute_sum)."""
+    return mean_quant(g.tensors[op.inputs[0]], g.tensors[op.outputs[0]], 1)
+
+
 PREPARE = {"CONV_2D": conv, "DEPTHWISE_CONV_2D": conv, "FULLY_CONNECTED": fully_connected,
-           "HARD_SWISH": hard_swish, "MEAN": mean, "TRANSPOSE_CONV": transpose_conv,
+           "HARD_SWISH": hard_swish, "MEAN": mean, "SUM": sum_, "TRANSPOSE_CONV": transpose_conv,
            "QUANTIZE": lambda g, op: requant(g.tensors[op.inputs[0]], g.tensors[op.outputs[0]])}

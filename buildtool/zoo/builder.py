@@ -395,6 +395,22 @@ class GraphBuilder:
         self._op("MEAN", [x, ax], [out], {"keep_dims": keep_dims})
         return out
 
+    def reduce(self, opcode, x, axes=(1, 2), keep_dims=False, *, out_quant=None) -> int:
+        """SUM, REDUCE_MAX or REDUCE_MIN over axes (never the batch axis 0); REDUCE_MAX / REDUCE_MIN keep the
+        input's quantisation (TFLM requires it)."""
+        name = self._name(opcode.lower())
+        rank = len(self.shape(x))
+        axes = tuple(a + rank if a < 0 else a for a in axes)
+        fn = {"SUM": np.sum, "REDUCE_MAX": np.max, "REDUCE_MIN": np.min}[opcode]
+        y = fn(self.values[x], axis=axes, keepdims=keep_dims)
+        shape = tuple(1 if d in axes else n for d, n in enumerate(self.shape(x)) if keep_dims or d not in axes)
+        ax = self.const(f"{name}/axes", np.array(axes, np.int32), "int32")
+        if opcode != "SUM":
+            out_quant = self.quant_of(x)
+        out = self._act_out(name, y, "NONE", out_quant, shape)
+        self._op(opcode, [x, ax], [out], {"keep_dims": keep_dims})
+        return out
+
     def pad(self, x, paddings) -> int:
         """PAD with the zero point (real zero); paddings [[before, after]] per dimension."""
         name = self._name("pad")
@@ -553,7 +569,8 @@ class GraphBuilder:
         if self.quant_of(y) != self.quant_of(x):
             y = self.quantize(y, *self.quant_of(x))
         shape = tuple(np.broadcast_shapes(self.shape(c), self.shape(x), self.shape(y)))
-        v = np.where(self.values[c] != 0, self.values[x], self.values[y])
+        vc = self.values[c] if c in self.values else self.tensors[c].data.astype(np.float32)  # a constant
+        v = np.where(vc != 0, self.values[x], self.values[y])
         out = self._act_out(self._name("select_v2"), v, "NONE", self.quant_of(x), shape)
         self._op("SELECT_V2", [c, x, y], [out])
         return out

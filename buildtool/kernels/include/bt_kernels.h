@@ -123,6 +123,8 @@
 #define bt_logical_not_b ref_bt_logical_not_b
 #define bt_select_s8 ref_bt_select_s8
 #define bt_select_s16 ref_bt_select_s16
+#define bt_reduce_minmax_s8 ref_bt_reduce_minmax_s8
+#define bt_reduce_minmax_s16 ref_bt_reduce_minmax_s16
 #endif
 
 #ifdef __cplusplus
@@ -668,6 +670,18 @@ typedef struct {
 
 void bt_select_s8(const bt_select_params *p, const uint8_t *c, const int8_t *x, const int8_t *y, int8_t *out);
 void bt_select_s16(const bt_select_params *p, const uint8_t *c, const int16_t *x, const int16_t *y, int16_t *out);
+
+/* REDUCE_MAX (kind 0) / REDUCE_MIN (kind 1) of raw codes (TFLM ReduceGeneric; the output keeps the input's
+ * quantisation) over the middle axis of [outer][reduce][inner], addressed as bt_mean_params; out dense
+ * [outer][inner]; SUM is bt_mean_s8/s16 with its own multiplier. */
+typedef struct {
+  int32_t outer, reduce, inner;
+  int32_t outer_stride, reduce_stride;
+  int32_t kind;
+} bt_reduce_params;
+
+void bt_reduce_minmax_s8(const bt_reduce_params *p, const int8_t *in, int8_t *out);
+void bt_reduce_minmax_s16(const bt_reduce_params *p, const int16_t *in, int16_t *out);
 
 #ifdef __cplusplus
 }

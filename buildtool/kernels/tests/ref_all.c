@@ -27,3 +27,4 @@
 #include "../reference/elementwise.c"
 #include "../reference/compare.c"
 #include "../reference/logical.c"
+#include "../reference/reduce.c"
