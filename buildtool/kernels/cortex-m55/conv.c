@@ -56,16 +56,19 @@ static void copy8(int8_t *d, const int8_t *s, int32_t n) {
   }
 }
 
-static __attribute__((noinline)) void conv_patches(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
-                                                   int8_t *out, int32_t y0, int32_t y1, const int border_only) {
+static __attribute__((noinline)) void conv_patches(const bt_conv_params *p, const int32_t *kb, const int8_t *in,
+                                                   int32_t in_y0, int8_t *out, int32_t y0, int32_t y1,
+                                                   const int border_only) {
   int8_t patch[PATCH_MAX] __attribute__((aligned(16)));
-  int32_t fb[FB_MAX];
+  int32_t fbs[FB_MAX];
   const int32_t ic_n = p->in.c, oc_n = p->out.c, ps = p->in.pixel_stride, ops = p->out.pixel_stride;
   const int32_t in_row = p->in.w * ps, out_row = p->out.w * ops, kh = p->kh, kw = p->kw;
   const int32_t fs = kh * kw * ic_n, io = p->input_offset, zp = p->output_offset;
   const int8_t pad = (int8_t)(-io);
-  for (int32_t oc = 0; oc < oc_n; oc++)
-    fb[oc] = (int32_t)((uint32_t)(p->bias ? p->bias[oc] : 0) + (uint32_t)io * (uint32_t)mve_sum(p->filter + oc * fs, fs));
+  if (!kb)
+    for (int32_t oc = 0; oc < oc_n; oc++)
+      fbs[oc] = (int32_t)((uint32_t)(p->bias ? p->bias[oc] : 0) + (uint32_t)io * (uint32_t)mve_sum(p->filter + oc * fs, fs));
+  const int32_t *const fb = kb ? kb : fbs;
   const int32x4_t lo = vdupq_n_s32(p->act_min), hi = vdupq_n_s32(p->act_max);
   for (int32_t y = y0; y < y1; y++) {
     const int32_t iy0 = y * p->stride_h - p->pad_top;
@@ -125,34 +128,75 @@ static __attribute__((noinline)) void conv_patches(const bt_conv_params *p, cons
   }
 }
 
-void bt_conv_s8(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
-                int8_t *out, int32_t y0, int32_t y1) {
+/* A 1x1 (pointwise, pointer already moved) of whole channel groups with kb given, pixels outer: per pixel
+   and group one mve_dot4_lob and the group's start value and requantisation loaded there (the fused
+   runtime's calls of up to 8 pixels: no per-group set-up to repeat per call). */
+static __attribute__((noinline)) void conv_pw_px(const bt_conv_params *p, const int32_t *kb, const int8_t *in,
+                                                 int32_t in_y0, int8_t *out, int32_t y0, int32_t y1) {
+  const int32_t ic_n = p->in.c, oc_n = p->out.c, ps = p->in.pixel_stride, ops = p->out.pixel_stride;
+  const int32_t in_row = p->in.w * ps, out_row = p->out.w * ops, xstep = p->stride_w * ps, zp = p->output_offset;
+  const int32x4_t lo = vdupq_n_s32(p->act_min), hi = vdupq_n_s32(p->act_max), zero = vdupq_n_s32(0);
+  const int8_t *const f = p->filter;
+  const int32_t *const mult = p->multiplier, *const shift = p->shift;
+  for (int32_t y = y0; y < y1; y++) {
+    const int8_t *x = in + (y * p->stride_h - in_y0) * in_row;
+    int8_t *o = out + (y - y0) * out_row;
+    for (int32_t i = 0; i < p->out.w; i++, x += xstep, o += ops)
+      for (int32_t oc = 0; oc < oc_n; oc += 4) {
+        int32_t acc[4] = {0, 0, 0, 0};
+        mve_dot4_lob(x, f + oc * ic_n, ic_n, ic_n, acc);
+        const int32x4_t s = vldrwq_s32(shift + oc), right = vminq_s32(s, zero);
+        int32x4_t v = vaddq_s32(mve_vec4(acc), vldrwq_s32(kb + oc));
+        v = vshlq_s32(v, vmaxq_s32(s, zero));
+        v = vqrdmulhq_s32(v, vldrwq_s32(mult + oc));
+        v = vqaddq_s32(v, vshrq_n_s32(vandq_s32(v, right), 31));
+        v = vrshlq_s32(v, right);
+        vstrbq_s32(o + oc, vminq_s32(vmaxq_s32(vaddq_n_s32(v, zp), lo), hi));
+      }
+  }
+}
+
+/* bt_conv_s8 with kb[oc] = bias[oc] + input_offset * (sum of filter oc's weights), wrapping as int32, made
+   beforehand (code generation: the fused runtime's tile kernels, bt_variants.h), or kb 0: made here. */
+void bt_conv_s8_kb(const bt_conv_params *p, const int32_t *kb, const int8_t *in, int32_t in_y0,
+                   int8_t *out, int32_t y0, int32_t y1) {
   const int32_t ic_n = p->in.c, oc_n = p->out.c, ps = p->in.pixel_stride, ops = p->out.pixel_stride;
   const int32_t in_row = p->in.w * ps, out_row = p->out.w * ops;
   const int32_t fs = p->kh * p->kw * ic_n, io = p->input_offset;
   const int32_t dense = ps == ic_n && p->dil_w == 1;
-  const int32_t pointwise = p->kh == 1 && p->kw == 1 && p->pad_top == 0 && p->pad_left == 0 &&
-                            (p->out.h - 1) * p->stride_h < p->in.h && (p->out.w - 1) * p->stride_w < p->in.w;
+  /* a 1x1 without padding; a tile of the fused runtime may start its input columns before the first
+     output's (pad_left < 0: the pointer moves there) */
+  const int32_t pointwise = p->kh == 1 && p->kw == 1 && p->pad_top == 0 && p->pad_left <= 0 &&
+                            (p->out.h - 1) * p->stride_h < p->in.h &&
+                            (p->out.w - 1) * p->stride_w - p->pad_left < p->in.w;
+  if (pointwise) in -= p->pad_left * ps;
+  if (pointwise && kb && oc_n % 4 == 0 && ic_n > 0 && (y1 - y0) * p->out.w <= 8) {
+    conv_pw_px(p, kb, in, in_y0, out, y0, y1);
+    return;
+  }
   /* (gathering costs about a window row's loop per tap: worth it when the channel groups outnumber kw) */
   if (p->kw * ic_n < 16 && fs <= PATCH_MAX && oc_n <= FB_MAX && !pointwise && (oc_n + 3) / 4 > p->kw) {
-    conv_patches(p, in, in_y0, out, y0, y1, 0);
+    conv_patches(p, kb, in, in_y0, out, y0, y1, 0);
     return;
   }
   /* whole channel groups: the border pixels (window partly outside the image) as patches, all groups per
      gathered window (below, the groups' loops take only the pixels whose window is whole) */
   const int32_t borders = !pointwise && oc_n % 4 == 0 && fs <= PATCH_MAX && oc_n <= FB_MAX;
-  if (borders) conv_patches(p, in, in_y0, out, y0, y1, 1);
+  if (borders) conv_patches(p, kb, in, in_y0, out, y0, y1, 1);
   for (int32_t oc = 0; oc < oc_n; oc += 4) {
     const int32_t nr = oc_n - oc < 4 ? oc_n - oc : 4;
     const mve_pred16_t pr = vctp32q((uint32_t)nr);
     const int8_t *w[4];
-    int32_t full[4];
-    for (int32_t r = 0; r < 4; r++) {
-      w[r] = p->filter + (oc + (r < nr ? r : 0)) * fs;
-      full[r] = mve_sum(w[r], fs);
-    }
+    for (int32_t r = 0; r < 4; r++) w[r] = p->filter + (oc + (r < nr ? r : 0)) * fs;
     const int32x4_t bias = p->bias ? vldrwq_z_s32(p->bias + oc, pr) : vdupq_n_s32(0);
-    const int32x4_t fbias = vaddq_s32(bias, vmulq_n_s32(mve_vec4(full), io));
+    int32x4_t fbias;
+    if (kb) {
+      fbias = vldrwq_z_s32(kb + oc, pr);
+    } else {
+      int32_t full[4];
+      for (int32_t r = 0; r < 4; r++) full[r] = mve_sum(w[r], fs);
+      fbias = vaddq_s32(bias, vmulq_n_s32(mve_vec4(full), io));
+    }
     const mve_rq rq = mve_rq_load(p->multiplier + oc, p->shift + oc, pr);
     if (pointwise && nr == 4) {
       const int32x4_t lo = vdupq_n_s32(p->act_min), hi = vdupq_n_s32(p->act_max);
@@ -243,4 +287,8 @@ void bt_conv_s8(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
       }
     }
   }
+}
+
+void bt_conv_s8(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1) {
+  bt_conv_s8_kb(p, 0, in, in_y0, out, y0, y1);
 }

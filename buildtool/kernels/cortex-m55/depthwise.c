@@ -196,6 +196,54 @@ static inline __attribute__((always_inline)) void dw_group(const bt_conv_params 
   }
 }
 
+/* One output pixel's channels [c, c + 4) (tail: fewer left, pr their lanes), its valid taps only: per tap
+   the four input and filter bytes widened (VLDRB.S32), VMUL + VADD, the taps' sum alongside for the input
+   offset; requantised and stored (the channel's values loaded here: no per-call set-up). */
+static inline __attribute__((always_inline)) void dw_px_group(const bt_conv_params *p, const int8_t *ib, const int8_t *f,
+                                                              int32_t kya, int32_t kyb, int32_t kxa, int32_t kxb,
+                                                              int8_t *o, int32_t c, mve_pred16_t pr, const int tail) {
+  const int32_t c_n = p->out.c, in_row = p->in.w * p->in.pixel_stride;
+  const int32_t dy = p->dil_h * in_row, dx = p->dil_w * p->in.pixel_stride;
+  int32x4_t acc = p->bias ? (tail ? vldrwq_z_s32(p->bias + c, pr) : vldrwq_s32(p->bias + c)) : vdupq_n_s32(0);
+  int32x4_t sw = vdupq_n_s32(0);
+  for (int32_t ky = kya; ky < kyb; ky++) {
+    const int8_t *ip = ib + ky * dy + kxa * dx, *fk = f + (ky * p->kw + kxa) * c_n;
+    for (int32_t kx = kxa; kx < kxb; kx++, ip += dx, fk += c_n) {
+      const int32x4_t w = DW_LD(fk);
+      acc = vaddq_s32(acc, vmulq_s32(DW_LD(ip), w));
+      sw = vaddq_s32(sw, w);
+    }
+  }
+  acc = vaddq_s32(acc, vmulq_n_s32(sw, p->input_offset));
+  acc = mve_requant(acc, mve_rq_load(p->multiplier + c, p->shift + c, pr), p->output_offset, p->act_min, p->act_max);
+  if (tail) vstrbq_p_s32(o, acc, pr);
+  else vstrbq_s32(o, acc);
+}
+
+/* Calls of up to 4 output pixels (the fused runtime's tiles): pixels outer, channel groups inner. */
+static __attribute__((noinline)) void dw_px(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out,
+                                            int32_t y0, int32_t y1) {
+  const int32_t c_n = p->out.c, ps = p->in.pixel_stride, ops = p->out.pixel_stride, in_row = p->in.w * ps;
+  for (int32_t y = y0; y < y1; y++) {
+    const int32_t iy0 = y * p->stride_h - p->pad_top;
+    int32_t kya = 0, kyb = p->kh;
+    while (kya < kyb && iy0 + kya * p->dil_h < 0) kya++;
+    while (kyb > kya && iy0 + (kyb - 1) * p->dil_h >= p->in.h) kyb--;
+    for (int32_t x = 0; x < p->out.w; x++) {
+      const int32_t ix0 = x * p->stride_w - p->pad_left;
+      int32_t kxa = 0, kxb = p->kw;
+      while (kxa < kxb && ix0 + kxa * p->dil_w < 0) kxa++;
+      while (kxb > kxa && ix0 + (kxb - 1) * p->dil_w >= p->in.w) kxb--;
+      const int8_t *ib = in + (iy0 - in_y0) * in_row + ix0 * ps;
+      int8_t *o = out + (y - y0) * p->out.w * ops + x * ops;
+      int32_t c = 0;
+      for (; c + 4 <= c_n; c += 4) dw_px_group(p, ib + c, p->filter + c, kya, kyb, kxa, kxb, o + c, c, vctp32q(4), 0);
+      if (c < c_n)
+        dw_px_group(p, ib + c, p->filter + c, kya, kyb, kxa, kxb, o + c, c, vctp32q((uint32_t)(c_n - c)), 1);
+    }
+  }
+}
+
 void bt_depthwise_s8(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0,
                      int8_t *out, int32_t y0, int32_t y1) {
   if (dp->depth_multiplier != 1) {
@@ -204,6 +252,10 @@ void bt_depthwise_s8(const bt_depthwise_params *dp, const int8_t *in, int32_t in
   }
   const bt_conv_params *p = &dp->conv;
   const int32_t c_n = p->out.c;
+  if ((y1 - y0) * p->out.w <= 4) {
+    dw_px(p, in, in_y0, out, y0, y1);
+    return;
+  }
   int32_t c = 0;
   for (; c + 4 <= c_n; c += 4) dw_group(p, in, in_y0, out, y0, y1, c, vctp32q(4), 0);
   if (c < c_n) dw_group(p, in, in_y0, out, y0, y1, c, vctp32q((uint32_t)(c_n - c)), 1);
