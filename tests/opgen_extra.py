@@ -211,6 +211,55 @@ def _reduce(rng, opcode):
     return b.finish()
 
 
+def gen_slice(rng):
+    b = _builder(rng, "slice")
+    shape = (1,) + tuple(int(rng.integers(1, 7)) for _ in range(int(rng.integers(1, 4))))
+    begin, size = [0], [1]
+    for n in shape[1:]:
+        lo = int(rng.integers(0, n))
+        begin.append(lo)
+        size.append(-1 if rng.random() < 0.25 else int(rng.integers(1, n - lo + 1)))
+    b.slice(_in(b, rng, shape), begin, size)
+    return b.finish()
+
+
+def gen_padv2(rng):
+    b = _builder(rng, "padv2")
+    shape = (1,) + tuple(int(rng.integers(1, 6)) for _ in range(int(rng.integers(1, 4))))
+    pads = [[0, 0]] + [[int(rng.integers(0, 3)), int(rng.integers(0, 3))] for _ in shape[1:]]
+    b.padv2(_in(b, rng, shape), pads, int(rng.integers(-128, 128)))
+    return b.finish()
+
+
+def gen_split_v(rng):
+    b = _builder(rng, "split_v")
+    shape = _shape4(rng)
+    axis = int(rng.integers(1, 4))
+    n = int(rng.integers(1, shape[axis] + 1))
+    cuts = np.sort(rng.choice(np.arange(1, shape[axis]), n - 1, replace=False)) if n > 1 else []
+    sizes = np.diff(np.concatenate([[0], cuts, [shape[axis]]])).astype(int).tolist()
+    if rng.random() < 0.3:
+        sizes[int(rng.integers(0, n))] = -1
+    return b.finish(b.split_v(_in(b, rng, shape), sizes, axis=axis if rng.random() < 0.5 else axis - 4))
+
+
+def gen_pack(rng):
+    b = _builder(rng, "pack")
+    shape = (1,) + tuple(int(rng.integers(1, 5)) for _ in range(int(rng.integers(0, 3))))
+    q = rquant(rng)
+    xs = [b.input(shape, scale=q[0], zp=q[1], name=f"x{k}") for k in range(int(rng.integers(1, 4)))]
+    axis = int(rng.integers(1, len(shape) + 1))
+    b.pack(xs, axis=axis if rng.random() < 0.5 else axis - len(shape) - 1)
+    return b.finish()
+
+
+def gen_unpack(rng):
+    b = _builder(rng, "unpack")
+    shape = (1,) + tuple(int(rng.integers(1, 5)) for _ in range(int(rng.integers(1, 4))))
+    axis = int(rng.integers(1, len(shape)))
+    return b.finish(b.unpack(_in(b, rng, shape), axis=axis if rng.random() < 0.5 else axis - len(shape)))
+
+
 EXTRA_GENERATORS = {
     "RELU": gen_relu, "RELU6": gen_relu6, "TANH": gen_tanh, "PRELU": gen_prelu,
     "MAXIMUM": lambda r: _minmax(r, "MAXIMUM"), "MINIMUM": lambda r: _minmax(r, "MINIMUM"),
@@ -224,3 +273,5 @@ EXTRA_GENERATORS.update({op: (lambda r, op=op: _compare(r, op)) for op in COMPAR
 EXTRA_GENERATORS.update({op: (lambda r, op=op: _logical(r, op)) for op in ("LOGICAL_AND", "LOGICAL_OR", "LOGICAL_NOT")})
 EXTRA_GENERATORS["SELECT_V2"] = gen_select_v2
 EXTRA_GENERATORS.update({op: (lambda r, op=op: _reduce(r, op)) for op in ("SUM", "REDUCE_MAX", "REDUCE_MIN")})
+EXTRA_GENERATORS.update({"SLICE": gen_slice, "PADV2": gen_padv2, "SPLIT_V": gen_split_v, "PACK": gen_pack,
+                         "UNPACK": gen_unpack})

@@ -250,7 +250,7 @@ GEN16 = {"ADD": lambda r: gen_add_sub(r, "ADD"), "SUB": lambda r: gen_add_sub(r,
 # The activation and layout operators TFLM also runs on int16 (its DEPTH_TO_SPACE, SPACE_TO_DEPTH,
 # RESIZE_BILINEAR and HARD_SWISH refuse int16): their int8 generators, converted by as_int16x8.
 EXTRA16 = ("RELU", "RELU6", "PRELU", "MAXIMUM", "MINIMUM", "TRANSPOSE", "RESIZE_NEAREST_NEIGHBOR", "SQUEEZE",
-           "EXPAND_DIMS", "ABS", "SUM")
+           "EXPAND_DIMS", "ABS", "SUM", "SLICE", "PADV2", "SPLIT_V", "PACK", "UNPACK")
 GEN16.update({op: EXTRA_GENERATORS[op] for op in EXTRA16})
 
 
@@ -266,6 +266,18 @@ def gen_select_v2(rng):
 
 
 GEN16["SELECT_V2"] = gen_select_v2
+
+
+def gen_padv2(rng):
+    """PADV2 on int16: the int8 model converted (its constant value on the output's new quantisation), then
+    any int16 constant."""
+    g = as_int16x8(EXTRA_GENERATORS["PADV2"](rng))
+    c = g.tensors[g.operators[0].inputs[2]]
+    c.data = np.array([int(rng.integers(-32768, 32768))], np.int16).reshape(c.shape)
+    return g
+
+
+GEN16["PADV2"] = gen_padv2
 
 
 def gen_logistic(rng):

@@ -58,7 +58,7 @@ def all_ops_graph(seed=1, calib=None):
     ls = b.lstm(b.reshape(n, (1, 2, 5)), 3, cell_clip=2.0)
     q = b.quantize(t, 0.05, 3)
     f = b.dequantize(q)
-    return b, b.finish([o, t, f, sv, ls, par])
+    return b, b.finish([o, t, f, sv, ls, par[0], *par[1]])
 
 
 def extra_ops_chain(b, k):
@@ -85,7 +85,18 @@ def parity_ops_branch(b, k):
     c = b.logical("LOGICAL_OR", b.logical("LOGICAL_AND", c[0], b.logical("LOGICAL_NOT", c[1])),
                   b.logical("LOGICAL_OR", b.logical("LOGICAL_AND", c[2], c[3]), b.logical("LOGICAL_AND", c[4], c[5])))
     s = b.select_v2(c, r, b.rsqrt(a, out_quant=q))
-    return b.reduce("SUM", b.reduce("REDUCE_MAX", b.reduce("REDUCE_MIN", s, (3,), keep_dims=True), (2,)), (1,))
+    s = b.reduce("SUM", b.reduce("REDUCE_MAX", b.reduce("REDUCE_MIN", s, (3,), keep_dims=True), (2,)), (1,))
+    return s, layout_ops_branch(b, k)
+
+
+def layout_ops_branch(b, k):
+    """SLICE, PADV2, SPLIT_V, PACK and UNPACK (issue 33): a side branch of byte moves."""
+    _, h, w, c = b.shape(k)
+    s = b.slice(k, [0, 1, 0, 0], [1, h - 1, -1, c])
+    s = b.padv2(s, [[0, 0], [1, 0], [0, 1], [0, 0]], 17)
+    parts = b.split_v(s, [1, -1], axis=3)
+    p = b.pack([parts[0], parts[0]], axis=1)
+    return [*b.unpack(p, axis=1), parts[1]]
 
 
 def first_buffer_offsets(data: bytes):

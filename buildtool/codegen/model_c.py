@@ -28,6 +28,7 @@ from ..model.ops import slice_bounds
 from ..plan import ArenaPlan, arena_symbol, first_bytes, flash
 from ..plan.regions import image_groups
 from ..refops import prepare
+from ..refops.shape_ops import slice_bounds_v1
 from . import kernel_variants, qparams
 from .c_text import c_comment, c_float, c_ints, c_string, c_struct, prod
 from .emitter import Emitter
@@ -221,7 +222,7 @@ def pad(e, op) -> None:
     g, n = e.g, f"op{op.index}"
     ti, to = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
     if len(ti.shape) > 4:
-        raise ModelError(f"operator {op.index} (PAD): more than 4 dimensions are not supported")
+        raise ModelError(f"operator {op.index} ({op.opcode}): more than 4 dimensions are not supported")
     e.dense(op, op.inputs[0])
     k = 4 - len(ti.shape)
     pads = g.tensors[op.inputs[1]].data.reshape(-1, 2)
@@ -230,10 +231,18 @@ def pad(e, op) -> None:
     fields = dict(in_dims=[1] * k + [int(d) for d in ti.shape], out_dims=out_dims,
                   before=[0] * k + [int(p) for p in pads[:, 0]],
                   out_stride=e.strides4(op.outputs[0], tuple(out_dims)) if view else [0, 0, 0, 0],
-                  pad_value=to.zero_point if to.quant is not None else 0)
+                  pad_value=_pad_value(g, op))
     e.declare(f"static const bt_pad_params {n}_p = {c_struct(fields)};")
     e.call(op, f"bt_pad_{e.sfx(op.outputs[0])}(&{n}_p, {e.cact(op.inputs[0])}, "
                f"{e.cact(op.outputs[0])});")
+
+
+def _pad_value(g, op) -> int:
+    """PADV2's constant (raw code), else the output zero point (PAD)."""
+    if len(op.inputs) > 2 and op.inputs[2] >= 0:
+        return int(g.tensors[op.inputs[2]].data.reshape(-1)[0])
+    to = g.tensors[op.outputs[0]]
+    return to.zero_point if to.quant is not None else 0
 
 
 def _strided_copy(e, op, src: int, dst_expr: str, dims: list, out_stride: list, tag: str):
@@ -312,6 +321,61 @@ def split(e, op) -> None:
     outs = ", ".join(e.act(o) for o in op.outputs)
     e.call(op, f"{{\n    int8_t *const out[{len(sizes)}] = {{{outs}}};\n"
                f"    bt_split_s8(&{n}_p, {e.act(op.inputs[1])}, out);\n  }}")
+
+
+def _split_bytes(e, op, src: int, axis: int) -> None:
+    """SPLIT_V, UNPACK: the outputs are consecutive runs along axis of the dense input (bt_split_s8 on bytes)."""
+    g, n = e.g, f"op{op.index}"
+    ti = g.tensors[src]
+    e.dense(op, src)
+    for o in op.outputs:
+        e.dense(op, o)
+    sizes = [g.tensors[o].nbytes // prod(ti.shape[:axis]) for o in op.outputs]
+    _concat_params(e, n, sizes, prod(ti.shape[:axis]))
+    outs = ", ".join(e.act(o) for o in op.outputs)
+    e.call(op, f"{{\n    int8_t *const out[{len(sizes)}] = {{{outs}}};\n"
+               f"    bt_split_s8(&{n}_p, {e.act(src)}, out);\n  }}")
+
+
+def split_v(e, op) -> None:
+    ti = e.g.tensors[op.inputs[0]]
+    _split_bytes(e, op, op.inputs[0], int(e.g.tensors[op.inputs[2]].data.reshape(-1)[0]) % len(ti.shape))
+
+
+def unpack(e, op) -> None:
+    ti = e.g.tensors[op.inputs[0]]
+    _split_bytes(e, op, op.inputs[0], op.options.get("axis", 0) % len(ti.shape))
+
+
+def pack(e, op) -> None:
+    """PACK: the inputs are consecutive runs along the new axis of the output (bt_concat_s8 on bytes)."""
+    g, n = e.g, f"op{op.index}"
+    to = g.tensors[op.outputs[0]]
+    axis = op.options.get("axis", 0) % len(to.shape)
+    e.dense(op, op.outputs[0])
+    for i in op.inputs:
+        if not g.tensors[i].is_const:
+            e.dense(op, i)
+    outer = prod(to.shape[:axis])
+    _concat_params(e, n, [g.tensors[i].nbytes // outer for i in op.inputs], outer)
+    srcs = ", ".join(e.weight(i, "int8_t") if g.tensors[i].is_const else e.act(i) for i in op.inputs)
+    e.call(op, f"{{\n    const int8_t *const in[{len(op.inputs)}] = {{{srcs}}};\n"
+               f"    bt_concat_s8(&{n}_p, in, {e.act(op.outputs[0])});\n  }}")
+
+
+def slice_(e, op) -> None:
+    """SLICE: STRIDED_SLICE's kernel with unit strides."""
+    g, n = e.g, f"op{op.index}"
+    ti = g.tensors[op.inputs[0]]
+    e.dense(op, op.inputs[0])
+    e.dense(op, op.outputs[0])
+    bounds = slice_bounds_v1(g, op)
+    k = 4 - len(ti.shape)
+    fields = dict(in_dims=[1] * k + [int(d) for d in ti.shape], out_dims=[1] * k + [hi - lo for lo, hi in bounds],
+                  begin=[0] * k + [lo for lo, _ in bounds], stride=[1, 1, 1, 1])
+    e.declare(f"static const bt_slice_params {n}_p = {c_struct(fields)};")
+    e.call(op, f"bt_strided_slice_{e.sfx(op.outputs[0])}(&{n}_p, {e.cact(op.inputs[0])}, "
+               f"{e.cact(op.outputs[0])});")
 
 
 def strided_slice(e, op) -> None:

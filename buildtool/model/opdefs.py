@@ -209,6 +209,18 @@ OPDEFS = (
     OpDef("REDUCE_MIN", "model.ops_extra:_check_reduce_minmax", "refops.reduce:reduce_min",
           "codegen.extra_c:reduce_minmax", types=_t(I8), required_inputs=2, **_REDUCER,
           structural=(1,)),
+    OpDef("SLICE", "model.ops_extra:_check_slice_v1", "refops.shape_ops:slice_", "codegen.model_c:slice_",
+          required_inputs=3, all_required=True, **_opts("SliceOptions"), structural=(1, 2)),
+    OpDef("PADV2", "model.ops_extra:_check_padv2", "refops.shape_ops:pad", "codegen.model_c:pad", required_inputs=2,
+          **_opts("PadV2Options"), structural=(1,)),
+    OpDef("SPLIT_V", "model.ops_extra:_check_split_v", "refops.shape_ops:split_v", "codegen.model_c:split_v",
+          required_inputs=3, all_required=True,
+          **_opts("SplitVOptions", Field("num_splits", "NumSplits", default=N_OUTPUTS)), structural=(1, 2)),
+    OpDef("PACK", "model.ops_extra:_check_pack", "refops.shape_ops:pack", "codegen.model_c:pack", all_required=True,
+          **_opts("PackOptions", Field("values_count", "ValuesCount"), Field("axis", "Axis", default=0),
+                    required=True)),
+    OpDef("UNPACK", "model.ops_extra:_check_unpack", "refops.shape_ops:unpack", "codegen.model_c:unpack",
+          **_opts("UnpackOptions", Field("num", "Num", default=N_OUTPUTS), Field("axis", "Axis", default=0))),
 )
 BY_NAME = {d.name: d for d in OPDEFS}
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ops import _check_mean, _check_same, _const, _need, _shape
+from .ops import _check_mean, _check_pad, _check_same, _const, _need, _shape
 
 MAX_TRANSPOSE_RANK = 5  # TFLM's reference Transpose
 
@@ -152,6 +152,88 @@ def _check_reduce_minmax(g, op):
     _need(np.float32(ti.scale) == np.float32(to.scale) and ti.zero_point == to.zero_point, op,
           f"output quantisation ({to.scale:g}, {to.zero_point}) must be the input's ({ti.scale:g}, {ti.zero_point}), "
           f"as TFLite Micro requires")
+
+
+def _same_type(g, op, tensors) -> None:
+    kinds = {g.tensors[i].dtype for i in tensors}
+    _need(len(kinds) == 1, op, f"mixes types {sorted(kinds)}; inputs and outputs must share one")
+
+
+def _check_slice_v1(g, op):
+    """SLICE (input, begin, size): constant int32 begin and size, one entry per dimension (size -1: to the end)."""
+    _one_input(g, op)
+    inp, out = _shape(g, op.inputs[0]), _shape(g, op.outputs[0])
+    begin, size = (_const(g, op, k, w).reshape(-1).astype(int).tolist() for k, w in ((1, "begin"), (2, "size")))
+    _need(len(begin) == len(size) == len(inp) <= 4, op, f"begin and size need one entry per dimension of the "
+                                                         f"input {list(inp)} (at most 4)")
+    want = []
+    for b, s, n in zip(begin, size, inp):
+        e = n if s < 0 else b + s
+        _need(0 <= b <= e <= n, op, f"slice [{b}, {e}) is outside a dimension of {n}")
+        want.append(e - b)
+    _need(out == tuple(want), op, f"output shape {list(out)} != sliced {want}")
+
+
+def _check_padv2(g, op):
+    """PADV2: PAD's paddings, and a one-value constant on the output's quantisation (TFLM requires it)."""
+    _check_pad(g, op)
+    if len(op.inputs) > 2 and op.inputs[2] >= 0:
+        v = _const(g, op, 2, "constant_values")
+        tv, to = g.tensors[op.inputs[2]], g.tensors[op.outputs[0]]
+        _need(v.size == 1 and tv.dtype == to.dtype, op, f"constant_values must be one {to.dtype} value")
+        _need(tv.quant is not None and np.float32(tv.scale) == np.float32(to.scale)
+              and tv.zero_point == to.zero_point, op, "constant_values must have the output's quantisation, as "
+                                                      "TFLite Micro requires")
+
+
+def _check_split_v(g, op):
+    """SPLIT_V (input, size_splits, axis): constant sizes (one -1 takes the rest) along a constant axis."""
+    _one_input(g, op)
+    inp = _shape(g, op.inputs[0])
+    sizes = _const(g, op, 1, "size_splits").reshape(-1).astype(int).tolist()
+    axis = int(_const(g, op, 2, "axis").reshape(-1)[0])
+    _need(-len(inp) <= axis < len(inp), op, f"axis {axis} out of range")
+    axis %= len(inp)
+    _need(len(sizes) == len(op.outputs) and sizes.count(-1) <= 1, op,
+          f"{len(sizes)} sizes for {len(op.outputs)} outputs (one -1 at most)")
+    if -1 in sizes:
+        sizes[sizes.index(-1)] = inp[axis] - sum(s for s in sizes if s != -1)
+    _need(all(s >= 0 for s in sizes) and sum(sizes) == inp[axis], op,
+          f"sizes {sizes} do not add up to dimension {inp[axis]}")
+    for o, n in zip(op.outputs, sizes):
+        want = inp[:axis] + (n,) + inp[axis + 1:]
+        _need(_shape(g, o) == want, op, f"output shape {list(_shape(g, o))} != {list(want)}")
+    _same_type(g, op, [op.inputs[0], *op.outputs])
+
+
+def _check_pack(g, op):
+    """PACK: values_count inputs of one shape stacked on a new axis."""
+    out = _shape(g, op.outputs[0])
+    n = op.options.get("values_count", len(op.inputs))
+    _need(n == len(op.inputs) >= 1, op, f"values_count {n} != {len(op.inputs)} inputs")
+    axis = op.options.get("axis", 0)
+    _need(-len(out) <= axis < len(out), op, f"axis {axis} out of range")
+    axis %= len(out)
+    shape = _shape(g, op.inputs[0])
+    _need(all(_shape(g, i) == shape for i in op.inputs), op, "inputs must share one shape")
+    want = shape[:axis] + (n,) + shape[axis:]
+    _need(out == want, op, f"output shape {list(out)} != {list(want)}")
+    _same_type(g, op, [*op.inputs, *op.outputs])
+
+
+def _check_unpack(g, op):
+    """UNPACK: the input split along axis into num outputs, that axis removed."""
+    _one_input(g, op)
+    inp = _shape(g, op.inputs[0])
+    axis = op.options.get("axis", 0)
+    _need(-len(inp) <= axis < len(inp), op, f"axis {axis} out of range")
+    axis %= len(inp)
+    n = op.options.get("num", len(op.outputs))
+    _need(n == len(op.outputs) == inp[axis], op, f"num {n} and {len(op.outputs)} outputs != dimension {inp[axis]}")
+    want = inp[:axis] + inp[axis + 1:]
+    for o in op.outputs:
+        _need(_shape(g, o) == want, op, f"output shape {list(_shape(g, o))} != {list(want)}")
+    _same_type(g, op, [op.inputs[0], *op.outputs])
 
 
 def bilinear_macs(g, op) -> int:

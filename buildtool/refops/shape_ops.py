@@ -1,4 +1,5 @@
-"""Data-movement kernels: PAD, RESHAPE, CONCATENATION, SPLIT, STRIDED_SLICE (byte copies, TFLM semantics)."""
+"""Data-movement kernels: PAD (and PADV2), RESHAPE, CONCATENATION, SPLIT, STRIDED_SLICE, SLICE, SPLIT_V, PACK,
+UNPACK (byte copies, TFLM semantics)."""
 
 from __future__ import annotations
 
@@ -74,3 +75,37 @@ def strided_slice(g, op, ins, outs) -> None:
         idx.append(np.arange(b, e, st))
     out = x[np.ix_(*idx)]
     outs[0][...] = out.reshape(outs[0].shape)
+
+
+def slice_bounds_v1(g, op) -> list:
+    """SLICE's [begin, end) per axis: size -1 runs to the end (TFLM slice.cc)."""
+    shape = g.tensors[op.inputs[0]].shape
+    begin, size = (g.tensors[op.inputs[k]].data.reshape(-1).astype(np.int64) for k in (1, 2))
+    return [(int(b), int(n) if s < 0 else int(b + s)) for b, s, n in zip(begin, size, shape)]
+
+
+def slice_(g, op, ins, outs) -> None:
+    idx = tuple(slice(b, e) for b, e in slice_bounds_v1(g, op))
+    outs[0][...] = ins[0][idx].reshape(outs[0].shape)
+
+
+def split_v(g, op, ins, outs) -> None:
+    x = ins[0]
+    axis = int(g.tensors[op.inputs[2]].data.reshape(-1)[0]) % x.ndim
+    start = 0
+    for o in outs:
+        n = o.shape[axis] if o.ndim == x.ndim else 1
+        o[...] = np.take(x, np.arange(start, start + n), axis=axis).reshape(o.shape)
+        start += n
+
+
+def pack(g, op, ins, outs) -> None:
+    axis = op.options.get("axis", 0) % outs[0].ndim
+    outs[0][...] = np.stack(ins, axis=axis)
+
+
+def unpack(g, op, ins, outs) -> None:
+    x = ins[0]
+    axis = op.options.get("axis", 0) % x.ndim
+    for k, o in enumerate(outs):
+        o[...] = np.take(x, k, axis=axis).reshape(o.shape)

@@ -478,6 +478,70 @@ class GraphBuilder:
         self._op("SPLIT", [ax, x], outs, {"num_splits": n})
         return outs
 
+    def slice(self, x, begin, size) -> int:
+        """SLICE (batch axis whole): begin and size per dimension, size -1 to the end."""
+        name = self._name("slice")
+        shape = self.shape(x)
+        ends = [n if s < 0 else b + s for b, s, n in zip(begin, size, shape)]
+        out_shape = tuple(e - b for b, e in zip(begin, ends))
+        sl = (slice(None),) + tuple(slice(b, e) for b, e in zip(begin[1:], ends[1:]))
+        bt = self.const(f"{name}/begin", np.array(begin, np.int32), "int32")
+        st = self.const(f"{name}/size", np.array(size, np.int32), "int32")
+        out = self._same_quant_out("slice", x, self.values[x][sl], out_shape)
+        self._op("SLICE", [x, bt, st], [out])
+        return out
+
+    def padv2(self, x, paddings, value: int) -> int:
+        """PADV2 with the raw code `value` (on the input's quantisation, which the output keeps)."""
+        name = self._name("padv2")
+        p = np.asarray(paddings, np.int32).reshape(-1, 2)
+        s, zp = self.quant_of(x)
+        y = np.pad(self.values[x], [(0, 0)] + [tuple(r) for r in p[1:]], constant_values=(value - zp) * s)
+        shape = tuple(int(n + p[d].sum()) for d, n in enumerate(self.shape(x)))
+        pt = self.const(f"{name}/paddings", p, "int32")
+        cv = self.const(f"{name}/value", np.array([value], np.int8 if self.tensors[x].dtype == "int8" else np.int16),
+                        self.tensors[x].dtype, _quant(s, zp))
+        out = self._same_quant_out("padv2", x, y, shape)
+        self._op("PADV2", [x, pt, cv], [out])
+        return out
+
+    def split_v(self, x, sizes, axis=-1) -> list:
+        """SPLIT_V: outputs of the given sizes along axis (not the batch axis; one size may be -1)."""
+        name = self._name("split_v")
+        rank = len(self.shape(x))
+        a = axis + rank if axis < 0 else axis
+        real = list(sizes)
+        if -1 in real:
+            real[real.index(-1)] = self.shape(x)[a] - sum(s for s in real if s != -1)
+        st = self.const(f"{name}/sizes", np.array(sizes, np.int32), "int32")
+        ax = self.const(f"{name}/axis", np.array([axis], np.int32), "int32")
+        parts = np.split(self.values[x], np.cumsum(real)[:-1], axis=a)
+        outs = [self._same_quant_out("split_v", x, v, self.shape(x)[:a] + (n,) + self.shape(x)[a + 1:])
+                for v, n in zip(parts, real)]
+        self._op("SPLIT_V", [x, st, ax], outs, {"num_splits": len(sizes)})
+        return outs
+
+    def pack(self, xs, axis=0) -> int:
+        """PACK: inputs of one shape (and, here, one quantisation: TFLM copies raw codes) on a new axis >= 1."""
+        xs = list(xs)
+        q = self.quant_of(xs[0])
+        xs = [x if self.quant_of(x) == q else self.quantize(x, *q) for x in xs]
+        shape = self.shape(xs[0])
+        a = axis + len(shape) + 1 if axis < 0 else axis
+        out = self._same_quant_out("pack", xs[0], np.stack([self.values[x] for x in xs], axis=a),
+                                   shape[:a] + (len(xs),) + shape[a:])
+        self._op("PACK", xs, [out], {"values_count": len(xs), "axis": axis})
+        return out
+
+    def unpack(self, x, axis=1) -> list:
+        """UNPACK along axis (not the batch axis)."""
+        shape = self.shape(x)
+        a = axis + len(shape) if axis < 0 else axis
+        outs = [self._same_quant_out("unpack", x, np.take(self.values[x], k, axis=a), shape[:a] + shape[a + 1:])
+                for k in range(shape[a])]
+        self._op("UNPACK", [x], outs, {"num": shape[a], "axis": axis})
+        return outs
+
     def strided_slice(self, x, begin, end, strides=None, begin_mask=0, end_mask=0, shrink_axis_mask=0) -> int:
         """STRIDED_SLICE with positive strides; masks as TFLite's (bit d applies to dimension d)."""
         name = self._name("slice")
@@ -815,6 +879,12 @@ def as_int16x8(g: Graph, bias64: bool = True) -> Graph:
     for op in g.operators:
         if op.opcode in ("LOGISTIC", "TANH", "SOFTMAX") and g.tensors[op.outputs[0]].dtype == "int16":
             g.tensors[op.outputs[0]].quant = _quant(np.float32(2.0 ** -15), 0)
+    for op in g.operators:  # PADV2's constant value: the same real value on its output's new quantisation
+        if op.opcode == "PADV2" and len(op.inputs) > 2 and op.inputs[2] >= 0 and g.tensors[op.inputs[2]].dtype == "int8":
+            c, to = g.tensors[op.inputs[2]], g.tensors[op.outputs[0]]
+            real = (c.data.astype(np.float64) - int(c.zero_point)) * float(c.scale)
+            c.dtype, c.quant = to.dtype, _quant(np.float32(to.scale), int(to.zero_point))
+            c.data = np.clip(np.round(real / float(to.scale)), -32768, 32767).astype(np.int16).reshape(c.shape)
     for op in g.operators:
         pos = {"CONV_2D": 2, "DEPTHWISE_CONV_2D": 2, "FULLY_CONNECTED": 2, "TRANSPOSE_CONV": 3}.get(op.opcode)
         if pos is None or len(op.inputs) <= pos or op.inputs[pos] < 0:
