@@ -333,6 +333,8 @@ class _Emit:
         runtime calls bt_conv_s8)."""
         group = blk.group(op.outputs[0]) if ch != "-1" else 0
         fields = self.conv_fields[op.index]
+        if tile_kernels.helium(e) and group != 1 and self.g.tensors[op.outputs[0]].dtype == "int8":
+            return tile_kernels.define_kb(e, self.g, op, f"op{op.index}_p", fields["input_offset"])
         name = tile_kernels.variant(e, e.conv_layer(op, fields), group) if group != 1 else None
         t, i = op.outputs[0], op.inputs[0]
         if name is None or self.g.tensors[t].dtype != "int8":

@@ -89,7 +89,10 @@ INSTANCES = {"bt_conv_s8_pm_rq2_ssat": ("BT_CONV_PM", (1, 2)), "bt_conv_s8_pm_rq
 INSTANCE_PARAMS = {"BT_CONV_PM": ("fast", "act"), "BT_CONV_PW": ()}
 
 # kernel set -> (the macro its bt_variants.h defines, its table)
-TABLES = {"cortex-m": ("BT_VARIANTS_CORTEX_M", CORTEX_M), "riscv": ("BT_VARIANTS_RISCV", RISCV)}
+TABLES = {"cortex-m": ("BT_VARIANTS_CORTEX_M", CORTEX_M), "riscv": ("BT_VARIANTS_RISCV", RISCV),
+          # no variants (model.c calls the dispatchers); the guard of its bt_variants.h, for the fused
+          # runtime's tile kernels with filter sums made at code generation (tile_kernels.define_kb)
+          "cortex-m55": ("BT_VARIANTS_CORTEX_M55", {})}
 
 DISPATCHERS = {"conv": "bt_conv_s8", "depthwise": "bt_depthwise_s8", "fully_connected": "bt_fully_connected_s8"}
 

@@ -23,7 +23,7 @@ loops need it).
 from __future__ import annotations
 
 from . import kernel_variants
-from .c_text import c_struct
+from .c_text import c_ints, c_struct
 
 SIGNATURE = "const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1"
 
@@ -122,3 +122,38 @@ def define(e, op, fields: dict, name: str, group: int, src: tuple, dst: tuple, s
               f"  const bt_conv_params q = {c_struct(q, '    ')};\n{move}"
               f"  {macro}(&q, in, in_y0, out, y0, y1{args});\n}}")
     return fn
+
+
+# -- cortex-m55 (Helium): the conv's filter sums made here --------------------------------------------
+# Its dispatcher sums every output channel's filter on each call, for the input offset (bias +
+# input_offset * sum(w), the start value of every window inside the image): as much work as a pixel's
+# MACs, and the runtime calls it per tile, band or row. Its tile kernel passes those values, made here,
+# to bt_conv_s8_kb (kernels/cortex-m55/bt_variants.h).
+KB_GUARD = "BT_VARIANTS_CORTEX_M55"
+
+
+def helium(e) -> bool:
+    """Does the board's kernel set take tile kernels with filter sums (the cortex-m55 set)?"""
+    return e.variants is not None and e.variants[0] == KB_GUARD
+
+
+def kernel_bias(g, op, input_offset: int) -> list:
+    """bias[oc] + input_offset * sum(filter[oc]) per output channel, wrapping as int32 (the C's uint32 sums)."""
+    w = g.tensors[op.inputs[1]].data.astype("int64").reshape(g.tensors[op.inputs[1]].shape[0], -1)
+    b = op.inputs[2] if len(op.inputs) > 2 else -1
+    bias = g.tensors[b].data.astype("int64") if b >= 0 else 0
+    kb = (bias + input_offset * w.sum(axis=1)) & 0xFFFFFFFF
+    return [int(v) - (1 << 32) if v >= 1 << 31 else int(v) for v in kb]
+
+
+def define_kb(e, g, op, params: str, input_offset: int) -> str:
+    """Declare op's cortex-m55 tile kernel: bt_conv_s8_kb with the layer's kernel_bias from the channel
+    of the call's multiplier on (a channel group moves p->multiplier); returns the function's name."""
+    n = f"op{op.index}"
+    kb = kernel_bias(g, op, input_offset)
+    e.used_variants["BT_CONV_KB(p, kb, in, in_y0, out, y0, y1)"] = "bt_conv_s8(p, in, in_y0, out, y0, y1)"
+    e.declare(f"static const int32_t {n}_kb[{len(kb)}] = {c_ints(kb)};")
+    e.declare(f"/* op {op.index}'s tile kernel: bias + input offset x filter sums made at code generation (fx_win_k) */\n"
+              f"static void {n}_tk({SIGNATURE}) {{\n"
+              f"  BT_CONV_KB(p, {n}_kb + (p->multiplier - {params}.multiplier), in, in_y0, out, y0, y1);\n}}")
+    return f"{n}_tk"

@@ -160,9 +160,31 @@ typedef struct {
   bt_pool_params pool;
 } spatial_case;
 
+#ifdef BT_VARIANTS_CORTEX_M55
+/* The cortex-m55 set's conv with each channel's bias + input_offset * (filter sum) made beforehand (code
+   generation's tile kernels: bt_variants.h), on every other call. */
+static void conv_kb(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1) {
+  static int32_t kb[512];
+  static int turn;
+  const int32_t fs = p->kh * p->kw * p->in.c;
+  if ((turn ^= 1) == 0 || p->out.c > 512) {
+    bt_conv_s8(p, in, in_y0, out, y0, y1);
+    return;
+  }
+  for (int32_t oc = 0; oc < p->out.c; oc++) {
+    uint32_t sum = 0;
+    for (int32_t i = 0; i < fs; i++) sum += (uint32_t)(int32_t)p->filter[oc * fs + i];
+    kb[oc] = (int32_t)((uint32_t)(p->bias ? p->bias[oc] : 0) + (uint32_t)p->input_offset * sum);
+  }
+  bt_conv_s8_kb(p, kb, in, in_y0, out, y0, y1);
+}
+#define RUN_CONV conv_kb
+#else
+#define RUN_CONV bt_conv_s8
+#endif
 static void run_spatial_opt(const spatial_case *c, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1) {
   switch (c->kind) {
-    case K_CONV: NOTE_CONV(&c->dw.conv); bt_conv_s8(&c->dw.conv, in, in_y0, out, y0, y1); break;
+    case K_CONV: NOTE_CONV(&c->dw.conv); RUN_CONV(&c->dw.conv, in, in_y0, out, y0, y1); break;
     case K_DW: NOTE_DW(&c->dw); bt_depthwise_s8(&c->dw, in, in_y0, out, y0, y1); break;
     case K_AVG: bt_avg_pool_s8(&c->pool, in, in_y0, out, y0, y1); break;
     case K_MAX: bt_max_pool_s8(&c->pool, in, in_y0, out, y0, y1); break;

@@ -15,6 +15,11 @@ INSTRUCTION_MARGIN = 1.3  # goal: fused firmware within this factor of predict_i
 # channel-by-channel blocks run, costs more per MAC than its plain kernels).
 INSTRUCTION_BOARDS = ("cortex-m4",)
 INSTRUCTION_BOUND = 1.6
+# boards held to their own regression guard, some 10% above their measured worst case: cortex-m55 (Helium),
+# whose plain firmware runs 2.8 times fewer instructions than cortex-m4's (mbv2-w0.35: 26.3 M against 74.2 M)
+# while the tile runtime's per-call set-up (filter sums, geometry) and the channel-by-channel scheme's
+# one-channel paths shrink less (mbv2-w0.35 least-RAM: fused / predicted 2.09, docs/kernels.md "Helium")
+INSTRUCTION_BOUNDS = {"cortex-m55": 2.3}
 
 
 def predict_instructions(g, plan, plain_counts: dict) -> int:
