@@ -275,3 +275,38 @@ EXTRA_GENERATORS["SELECT_V2"] = gen_select_v2
 EXTRA_GENERATORS.update({op: (lambda r, op=op: _reduce(r, op)) for op in ("SUM", "REDUCE_MAX", "REDUCE_MIN")})
 EXTRA_GENERATORS.update({"SLICE": gen_slice, "PADV2": gen_padv2, "SPLIT_V": gen_split_v, "PACK": gen_pack,
                          "UNPACK": gen_unpack})
+
+
+def gen_squared_difference(rng):
+    """Inputs on their own quantisations, broadcast; the second a constant now and then; the output on its own
+    quantisation or calibrated."""
+    b = _builder(rng, "squared_difference")
+    shape = (1,) + _shape4(rng)[1:int(rng.integers(1, 5))]
+    other = tuple(d if rng.random() < 0.6 else 1 for d in shape)
+    x = _in(b, rng, shape)
+    y = (b.const("c", rng.integers(-128, 128, size=other).astype(np.int8), "int8", quant_of(rquant(rng)))
+         if rng.random() < 0.25 else _in(b, rng, other))
+    if rng.random() < 0.5:
+        x, y = y, x
+    b.squared_difference(x, y, out_quant=rquant(rng) if rng.random() < 0.4 else None)
+    return b.finish()
+
+
+def gen_add_n(rng):
+    b = _builder(rng, "add_n")
+    shape = _any_shape(rng)
+    shape = (1,) + shape[1:]
+    q = rquant(rng)
+    xs = [b.input(shape, scale=q[0], zp=q[1], name=f"x{k}") for k in range(int(rng.integers(2, 6)))]
+    b.add_n(xs, out_quant=rquant(rng) if rng.random() < 0.4 else None)
+    return b.finish()
+
+
+def gen_zeros_like(rng):
+    b = _builder(rng, "zeros_like")
+    b.zeros_like(_in(b, rng, _any_shape(rng)))
+    return b.finish()
+
+
+EXTRA_GENERATORS.update({"SQUARED_DIFFERENCE": gen_squared_difference, "ADD_N": gen_add_n,
+                         "ZEROS_LIKE": gen_zeros_like})

@@ -280,6 +280,17 @@ def gen_padv2(rng):
 GEN16["PADV2"] = gen_padv2
 
 
+def gen_squared_difference(rng):
+    """SQUARED_DIFFERENCE on int16: two activation operands (the int8 generator's constant stays int8)."""
+    while True:
+        g = EXTRA_GENERATORS["SQUARED_DIFFERENCE"](rng)
+        if not any(g.tensors[i].is_const for i in g.operators[0].inputs):
+            return g
+
+
+GEN16["SQUARED_DIFFERENCE"] = gen_squared_difference
+
+
 def gen_logistic(rng):
     b = GraphBuilder("logistic", seed=int(rng.integers(1 << 30)))
     b.logistic(_input(b, rng, _shape(rng)))

@@ -426,3 +426,52 @@ def test_select_v2_int16_and_logical_ops_match_tflm(tmp_path):
     for p, sub in ((forced, "forced"), (plan_arena(g), "planned")):
         pipeline.build(g, "host", tmp_path / sub, plan=p)
         assert np.array_equal(runner.run("host", tmp_path / sub, xs)[0].reshape(-1), want.reshape(-1))
+
+
+def arith_chain_model(seed=6):
+    """SQUARED_DIFFERENCE, ADD_N and ZEROS_LIKE between convolutions, each on a tensor that dies there."""
+    b = GraphBuilder("arith_chain", seed=seed)
+    x = b.input((1, 9, 8, 4))
+    k = b.conv2d(x, 8, 3, 1, activation="NONE")
+    d = b.squared_difference(b.conv2d(k, 8, 1, 1, activation="NONE"), b.conv2d(k, 8, 1, 1, activation="NONE"))
+    q = b.quant_of(d)
+    m = b.add_n([d, b.conv2d(k, 8, 1, 1, activation="NONE", out_quant=q), b.conv2d(d, 8, 1, 1, out_quant=q)])
+    z = b.zeros_like(b.conv2d(m, 8, 1, 1))
+    return b.finish([b.conv2d(m, 4, 3, 2), z])
+
+
+def test_arith_ops_in_place_match_tflm(tmp_path):
+    """SQUARED_DIFFERENCE, ADD_N and ZEROS_LIKE over a dying input: forced by hand and as the planner places them;
+    numpy executor and host firmware."""
+    g = arith_chain_model()
+    xs = random_inputs(g)
+    want = tflm_run(serialize(g), xs, len(g.outputs))
+    forced = inplace_plan(g, ("SQUARED_DIFFERENCE", "ADD_N", "ZEROS_LIKE"))
+    assert {g.operators[i].opcode for i in forced.inplace_ops} == {"SQUARED_DIFFERENCE", "ADD_N", "ZEROS_LIKE"}
+    planned = plan_arena(g)
+    assert checker.problems(g, planned) == []
+    for p in (forced, planned):
+        for y, w in zip(run(g, p, xs), want):
+            assert y.dtype == w.dtype and np.array_equal(y.reshape(-1), w.reshape(-1))
+    check_firmware(g, "host", tmp_path / "forced", forced)
+    check_firmware(g, "host", tmp_path / "planned", planned)
+
+
+def test_arith_ops_bad_models_get_one_line_errors():
+    def add_n_two_quantisations():
+        b = GraphBuilder("a")
+        b.add_n([b.input((1, 2, 3), 0.1, 3), b.input((1, 2, 3), 0.1, 3, name="y")])
+        g = b.finish()
+        g.tensors[g.inputs[1]].quant = r_quant(0.2, 3)
+        ops.check_graph(g)
+
+    def zeros_like_int16():
+        b = GraphBuilder("z")
+        b.zeros_like(b.input((1, 2, 3)))
+        g = b.finish()
+        for t in g.tensors:
+            t.dtype, t.quant = "int16", r_quant(0.001, 0)
+        ops.check_graph(g)
+
+    _bad(add_n_two_quantisations, "inputs must share one quantisation, as TFLite Micro requires")
+    _bad(zeros_like_int16, "TFLite Micro runs ZEROS_LIKE on int8 only")

@@ -86,7 +86,7 @@ def parity_ops_branch(b, k):
                   b.logical("LOGICAL_OR", b.logical("LOGICAL_AND", c[2], c[3]), b.logical("LOGICAL_AND", c[4], c[5])))
     s = b.select_v2(c, r, b.rsqrt(a, out_quant=q))
     s = b.reduce("SUM", b.reduce("REDUCE_MAX", b.reduce("REDUCE_MIN", s, (3,), keep_dims=True), (2,)), (1,))
-    return s, layout_ops_branch(b, k)
+    return s, layout_ops_branch(b, k) + arith_ops_branch(b, k)
 
 
 def layout_ops_branch(b, k):
@@ -97,6 +97,12 @@ def layout_ops_branch(b, k):
     parts = b.split_v(s, [1, -1], axis=3)
     p = b.pack([parts[0], parts[0]], axis=1)
     return [*b.unpack(p, axis=1), parts[1]]
+
+
+def arith_ops_branch(b, k):
+    """SQUARED_DIFFERENCE, ZEROS_LIKE and ADD_N (issue 33): a side branch."""
+    d = b.squared_difference(k, b.relu(k))
+    return [b.add_n([d, b.zeros_like(d), d])]
 
 
 def first_buffer_offsets(data: bytes):

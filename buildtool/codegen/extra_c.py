@@ -15,6 +15,7 @@ from ..refops.resize import bilinear_scale10, nearest_tables
 from ..refops.softmax import softmax16_params, softmax_luts16
 from ..refops.compare import compare_params
 from ..refops.unary import abs_params, rsqrt_table
+from ..refops.arith import add_n_params, squared_difference_params
 from .c_text import c_ints, c_struct
 
 
@@ -195,3 +196,30 @@ def reduce_minmax(e, op) -> None:
     fields = dict(e.reduce_geometry(op), kind=0 if op.opcode == "REDUCE_MAX" else 1)
     e.declare(f"static const bt_reduce_params {n}_p = {c_struct(fields)};")
     e.call(op, f"bt_reduce_minmax_{e.sfx(op.outputs[0])}(&{n}_p, {e.cact(op.inputs[0])}, {e.cact(op.outputs[0])});")
+
+
+def squared_difference(e, op) -> None:
+    """SQUARED_DIFFERENCE: int8 or int16 operands (activations or flash constants), broadcast."""
+    n = f"op{op.index}"
+    fields = dict(squared_difference_params(e.g, op), b=e.bcast(op))
+    e.declare(f"static const bt_squared_difference_params {n}_p = {c_struct(fields)};")
+    e.call(op, f"bt_squared_difference_{e.sfx(op.outputs[0])}(&{n}_p, {e.operand(op.inputs[0])}, "
+               f"{e.operand(op.inputs[1])}, {e.cact(op.outputs[0])});")
+
+
+def add_n(e, op) -> None:
+    """ADD_N: the inputs (activations or flash constants, dense) as an array of pointers."""
+    n, y = f"op{op.index}", op.outputs[0]
+    for i in (*op.inputs, y):
+        e.dense(op, i)
+    fields = dict(n=e.g.tensors[y].num_elements, count=len(op.inputs), **add_n_params(e.g, op))
+    e.declare(f"static const bt_add_n_params {n}_p = {c_struct(fields)};")
+    srcs = ", ".join(e.operand(i) for i in op.inputs)
+    e.call(op, f"{{\n    const int8_t *const in[{len(op.inputs)}] = {{{srcs}}};\n"
+               f"    bt_add_n_s8(&{n}_p, in, {e.act(y)});\n  }}")
+
+
+def zeros_like(e, op) -> None:
+    y = op.outputs[0]
+    e.dense(op, y)
+    e.call(op, f"bt_zeros_s8({e.g.tensors[y].num_elements}, {e.act(y)});")

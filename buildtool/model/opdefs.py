@@ -221,6 +221,13 @@ OPDEFS = (
                     required=True)),
     OpDef("UNPACK", "model.ops_extra:_check_unpack", "refops.shape_ops:unpack", "codegen.model_c:unpack",
           **_opts("UnpackOptions", Field("num", "Num", default=N_OUTPUTS), Field("axis", "Axis", default=0))),
+    OpDef("SQUARED_DIFFERENCE", "model.ops_extra:_check_squared_difference", "refops.arith:squared_difference",
+          "codegen.extra_c:squared_difference", memory="elementwise",
+          **_opts("SquaredDifferenceOptions"), **_BIN),
+    OpDef("ADD_N", "model.ops_extra:_check_add_n", "refops.arith:add_n", "codegen.extra_c:add_n", types=_t(I8),
+          all_required=True, memory="elementwise", **_opts("AddNOptions")),
+    OpDef("ZEROS_LIKE", "model.ops:_check_same", "refops.arith:zeros_like", "codegen.extra_c:zeros_like",
+          types=_t(I8), memory="elementwise", **_opts("ZerosLikeOptions")),
 )
 BY_NAME = {d.name: d for d in OPDEFS}
 

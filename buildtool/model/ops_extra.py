@@ -236,6 +236,42 @@ def _check_unpack(g, op):
     _same_type(g, op, [op.inputs[0], *op.outputs])
 
 
+def _per_tensor(g, op, i) -> None:
+    t = g.tensors[i]
+    _need(t.quant is not None and len(t.quant.scale) == 1, op, f"tensor {i} needs one (per-tensor) quantisation")
+
+
+def _check_squared_difference(g, op):
+    """SQUARED_DIFFERENCE: two inputs (either may be constant) of the output's type, broadcast to it (at most
+    4-D), each per-tensor quantised."""
+    _need(len(op.inputs) == 2 and min(op.inputs) >= 0, op, "needs two inputs")
+    _broadcast_to_output(g, op, op.inputs)
+    _same_type(g, op, [*op.inputs, *op.outputs])
+    for i in (*op.inputs, *op.outputs):
+        _per_tensor(g, op, i)
+    for i in op.inputs:
+        if g.tensors[i].dtype == "int16":
+            _need(g.tensors[i].zero_point == 0, op, f"int16 input tensor {i} needs zero point 0")
+
+
+ADD_N_MAX_INPUTS = 15  # TFLM sums 2^19-scaled int8 values in int32: 16 terms (15 inputs + its offset) fit
+
+
+def _check_add_n(g, op):
+    """ADD_N: 2..15 inputs of the output's shape, all on one quantisation (TFLM requires it)."""
+    _need(2 <= len(op.inputs) <= ADD_N_MAX_INPUTS and min(op.inputs) >= 0, op,
+          f"{len(op.inputs)} inputs; TFLite Micro adds 2 or more, and more than {ADD_N_MAX_INPUTS} can overflow "
+          f"its int32 sum")
+    out = _shape(g, op.outputs[0])
+    _need(all(_shape(g, i) == out for i in op.inputs), op, f"inputs must all have the output's shape {list(out)}")
+    _same_type(g, op, [*op.inputs, *op.outputs])
+    t0 = g.tensors[op.inputs[0]]
+    for i in (*op.inputs, *op.outputs):
+        _per_tensor(g, op, i)
+    _need(all(np.float32(g.tensors[i].scale) == np.float32(t0.scale) and g.tensors[i].zero_point == t0.zero_point
+              for i in op.inputs), op, "inputs must share one quantisation, as TFLite Micro requires")
+
+
 def bilinear_macs(g, op) -> int:
     """Bilinear resize weighs 4 input pixels per output value (the other operators here only move,
     compare or rescale values: 0, like ADD and MUL)."""

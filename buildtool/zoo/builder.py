@@ -639,6 +639,32 @@ class GraphBuilder:
         self._op("SELECT_V2", [c, x, y], [out])
         return out
 
+    def squared_difference(self, a, b, *, out_quant=None) -> int:
+        """SQUARED_DIFFERENCE (a - b)^2, broadcast; either operand may be a quantised constant."""
+        va, vb = (self.values[i] if i in self.values else self._dequant(i) for i in (a, b))
+        shape = tuple(np.broadcast_shapes(self.shape(a), self.shape(b)))
+        out = self._act_out(self._name("squared_difference"), np.square(va - vb), "NONE", out_quant, shape)
+        self._op("SQUARED_DIFFERENCE", [a, b], [out])
+        return out
+
+    def add_n(self, xs, *, out_quant=None) -> int:
+        """ADD_N of inputs of one shape; inputs on another quantisation than the first are requantised to it
+        (QUANTIZE), as TFLM requires one."""
+        xs = list(xs)
+        q = self.quant_of(xs[0])
+        xs = [x if self.quant_of(x) == q else self.quantize(x, *q) for x in xs]
+        v = np.sum([self.values[x] for x in xs], axis=0)
+        out = self._act_out(self._name("add_n"), v, "NONE", out_quant, self.shape(xs[0]))
+        self._op("ADD_N", xs, [out])
+        return out
+
+    def zeros_like(self, x) -> int:
+        """ZEROS_LIKE: TFLM writes raw code 0, so the output gets the input's scale and zero point 0."""
+        out = self._act_out(self._name("zeros_like"), np.zeros_like(self.values[x]), "NONE",
+                            (self.quant_of(x)[0], 0), self.shape(x))
+        self._op("ZEROS_LIKE", [x], [out])
+        return out
+
     def relu6(self, x) -> int:
         """RELU6: TFLM clamps the input codes, so the output keeps the input's quantisation."""
         out = self._same_quant_out("relu6", x, np.clip(self.values[x], 0, 6), self.shape(x))

@@ -119,6 +119,10 @@
 #define bt_abs_s16 ref_bt_abs_s16
 #define bt_lut_s8 ref_bt_lut_s8
 #define bt_compare_s8 ref_bt_compare_s8
+#define bt_squared_difference_s8 ref_bt_squared_difference_s8
+#define bt_squared_difference_s16 ref_bt_squared_difference_s16
+#define bt_add_n_s8 ref_bt_add_n_s8
+#define bt_zeros_s8 ref_bt_zeros_s8
 #define bt_logical_b ref_bt_logical_b
 #define bt_logical_not_b ref_bt_logical_not_b
 #define bt_select_s8 ref_bt_select_s8
@@ -682,6 +686,36 @@ typedef struct {
 
 void bt_reduce_minmax_s8(const bt_reduce_params *p, const int8_t *in, int8_t *out);
 void bt_reduce_minmax_s16(const bt_reduce_params *p, const int16_t *in, int16_t *out);
+
+/* SQUARED_DIFFERENCE (TFLM squared_difference.cc): each operand x is rescaled, v = MBQM((x + inputN_offset) <<
+ * left_shift, inputN_multiplier, inputN_shift) (left_shift 7 on int8, 0 on int16), then out = clamp(MBQM((v1 - v2)^2,
+ * output_multiplier, output_shift) + output_offset), the type's range; broadcast as bt_bcast4 says. out may alias
+ * a or b (exact). */
+typedef struct {
+  int32_t left_shift;
+  int32_t input1_offset, input1_multiplier, input1_shift;   /* -zero point, scale / (2 max scale) */
+  int32_t input2_offset, input2_multiplier, input2_shift;
+  int32_t output_offset, output_multiplier, output_shift;
+  bt_bcast4 b;
+} bt_squared_difference_params;
+
+void bt_squared_difference_s8(const bt_squared_difference_params *p, const int8_t *a, const int8_t *b, int8_t *out);
+void bt_squared_difference_s16(const bt_squared_difference_params *p, const int16_t *a, const int16_t *b,
+                               int16_t *out);
+
+/* ADD_N on int8 (TFLM reference_ops::AddN): s(x) = MBQM((x + input_offset) << left_shift, input_multiplier,
+ * input_shift); out[i] = clamp(MBQM(s(0) + sum_j s(in[j][i]), output_multiplier, output_shift) + output_offset)
+ * (the s(0) = s(input zero point) term is TFLM's). n dense elements per input; out may alias an input. */
+typedef struct {
+  int32_t n, count;
+  int32_t input_offset, left_shift, input_multiplier, input_shift;
+  int32_t output_offset, output_multiplier, output_shift;
+} bt_add_n_params;
+
+void bt_add_n_s8(const bt_add_n_params *p, const int8_t *const *in, int8_t *out);
+
+/* ZEROS_LIKE on int8 (TFLM zeros_like.cc): n raw zero codes (not the zero point). */
+void bt_zeros_s8(int32_t n, int8_t *out);
 
 #ifdef __cplusplus
 }

@@ -28,3 +28,5 @@
 #include "../reference/compare.c"
 #include "../reference/logical.c"
 #include "../reference/reduce.c"
+#include "../reference/squared_difference.c"
+#include "../reference/add_n.c"
