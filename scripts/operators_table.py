@@ -105,7 +105,7 @@ def in_place_column(opcode: str) -> str:
         return "alias"
     if opdefs.BY_NAME[opcode].memory == "concat":
         return "inputs as views"
-    if opcode in executor.IN_PLACE_OPS:
+    if opcode in executor.IN_PLACE_OPS + executor.PAD_OPS:
         return "in place"
     return ""
 
@@ -237,7 +237,7 @@ def page() -> str:
         "(the planner aliases the bytes, or a copy).",
         "- **memory**: `alias` (the output is its input's bytes: `ops.ALIASING`), `in place` (the output may "
         "overwrite a dying input of its size: `executor.IN_PLACE_OPS`; depthwise with depth multiplier 1 "
-        "only), `inputs as views` (the producers write straight into the output: `plan/arena/inplace.py`).",
+        "only; PAD's output holds its dying input, shifted: `executor.PAD_OPS`), `inputs as views` (the producers write straight into the output: `plan/arena/inplace.py`).",
         "- **fusion**: `in block` (tileable: may sit anywhere in a patch-fusion block, under the conditions "
         "of `fusion/geometry.tileable`), `block tail` (only as a block's last operators: MEAN over height "
         "and width, a flatten, the dense layer reading it whole). Fused and split code is int8 only.",

@@ -62,7 +62,8 @@ class OpDef:
     const_operands: bool = False  # its kernel receives constant inputs too (kernel_inputs)
     structural: tuple = ()  # positions of constant inputs whose values define shapes or slicing (plan keys)
     # In place: 'alias' (the output is the input's bytes), 'elementwise' (may overwrite a same-size input),
-    # 'concat' (inputs may be views into the output), 'depthwise' (channel by channel through scratch).
+    # 'concat' (inputs may be views into the output), 'depthwise' (channel by channel through scratch),
+    # 'pad' (the dying input lies inside the larger output: plan/arena/liveness.pad_shifts).
     memory: str = ""
     tiling: str = ""  # fusion: 'windowed' (sliding window, banded kernel), 'pointwise', 'unary', 'minmax'
     options: str = ""  # TFLite builtin options table (reader/writer), '' when it has none
@@ -110,7 +111,7 @@ OPDEFS = (
     OpDef("MEAN", "model.ops:_check_mean", "refops.reduce:mean", "codegen.model_c:mean", required_inputs=2,
           **_REDUCER, structural=(1,)),
     OpDef("PAD", "model.ops:_check_pad", "refops.shape_ops:pad", "codegen.model_c:pad", required_inputs=2,
-          **_opts("PadOptions"), structural=(1,)),
+          **_opts("PadOptions"), structural=(1,), memory="pad"),
     OpDef("RESHAPE", "model.ops:_check_reshape", "refops.shape_ops:reshape", "codegen.model_c:reshape",
           types=_t(("int8", "uint8", "int16", "int32", "int64", "bool")), memory="alias",
           **_opts("ReshapeOptions", Field("new_shape", "NewShape", "output_shape")), structural=(1,)),
@@ -212,7 +213,7 @@ OPDEFS = (
     OpDef("SLICE", "model.ops_extra:_check_slice_v1", "refops.shape_ops:slice_", "codegen.model_c:slice_",
           required_inputs=3, all_required=True, **_opts("SliceOptions"), structural=(1, 2)),
     OpDef("PADV2", "model.ops_extra:_check_padv2", "refops.shape_ops:pad", "codegen.model_c:pad", required_inputs=2,
-          **_opts("PadV2Options"), structural=(1,)),
+          **_opts("PadV2Options"), structural=(1,), memory="pad"),
     OpDef("SPLIT_V", "model.ops_extra:_check_split_v", "refops.shape_ops:split_v", "codegen.model_c:split_v",
           required_inputs=3, all_required=True,
           **_opts("SplitVOptions", Field("num_splits", "NumSplits", default=N_OUTPUTS)), structural=(1, 2)),

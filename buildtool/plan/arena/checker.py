@@ -233,6 +233,19 @@ def _inplace_rule(g: Graph, plan: ArenaPlan, oi: int, step: dict, last: dict, co
             if t.quant != g.tensors[o].quant or t.dtype != g.tensors[o].dtype:
                 return set(), f"operator {oi}: input {i} quantisation differs from the output's"
         return {frozenset((i, o)) for i in op.inputs}, None
+    if op.opcode in ("PAD", "PADV2"):
+        x = op.inputs[0]
+        px, tx, to = P[x], g.tensors[x], g.tensors[o]
+        if px.pixel_stride or po.pixel_stride:
+            return set(), f"operator {oi}: a pad in place needs dense input and output"
+        if last[x] != s or x in outs or tx.variable:
+            return set(), f"operator {oi}: overwritten input {x} is still needed after this step"
+        item = np.dtype(tx.dtype).itemsize if tx.dtype != "bool" else 1
+        shift = px.offset - po.offset
+        if shift % item or shift < _pad_least_shift(g, op) * item or shift + tx.nbytes > to.nbytes:
+            return set(), (f"operator {oi}: pad input {x} at {shift} B into the output: the forward copy would "
+                           f"overwrite input it has yet to read")
+        return {frozenset((x, o))}, None
     if op.opcode in _ELEMENTWISE or op.opcode == "DEPTHWISE_CONV_2D":
         dw = op.opcode == "DEPTHWISE_CONV_2D"
         cands = [op.inputs[0]] if dw else [i for i in op.inputs if i >= 0 and not g.tensors[i].is_const]
@@ -254,6 +267,17 @@ def _inplace_rule(g: Graph, plan: ArenaPlan, oi: int, step: dict, last: dict, co
             return {frozenset((x, o))}, None
         return set(), f"operator {oi}: listed in place but its output does not sit on an input"
     return set(), f"operator {oi} ({op.opcode}) cannot run in place"
+
+
+def _pad_least_shift(g: Graph, op) -> int:
+    """Elements the input of a PAD must lie past its output's start so that writing the output in address
+    order, each element read as it is written, never overwrites an element not yet read: the most by which
+    an input element's output position exceeds its own index (found by padding the indices)."""
+    ti = g.tensors[op.inputs[0]]
+    pads = g.tensors[op.inputs[1]].data.reshape(-1, 2).astype(np.int64)
+    idx = np.arange(int(np.prod(ti.shape, dtype=np.int64)), dtype=np.int64).reshape(ti.shape)
+    where = np.flatnonzero(np.pad(idx, [tuple(p) for p in pads], constant_values=-1).reshape(-1) >= 0)
+    return int((where - np.arange(where.size)).max(initial=0))
 
 
 def _sharing_problems(g: Graph, plan: ArenaPlan, step: dict, first: dict, last: dict) -> list:

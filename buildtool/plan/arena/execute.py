@@ -16,11 +16,14 @@ from ...model.ir import NUMPY_DTYPE, Graph
 from ...model.ops import ALIASING, ELEMENTWISE_INPLACE
 from .. import ArenaPlan
 from ...refops import KERNELS, kernel_inputs
+from .liveness import pad_shifts
 
 
 # Operators that may overwrite an input: element-wise ones (exact alias, same size) and the
 # depthwise convolution, which works channel by channel through its scratch buffer.
 IN_PLACE_OPS = tuple(ELEMENTWISE_INPLACE) + opdefs.names(memory="depthwise")
+# PAD: its input may lie inside its output, shifted as far as the kernel's forward copy needs (pad_shifts)
+PAD_OPS = opdefs.names(memory="pad")
 
 
 def tensor_view(buf: np.ndarray, t, offset: int, pixel_stride: int = 0) -> np.ndarray:
@@ -75,6 +78,10 @@ def _check_overlap(g: Graph, plan: ArenaPlan, op) -> None:
                 same_size = g.tensors[o].nbytes == g.tensors[i].nbytes
                 if inplace and exact and (same_size or op.opcode == "DEPTHWISE_CONV_2D"):
                     continue
+                if op.index in plan.inplace_ops and op.opcode in PAD_OPS and not (po.pixel_stride or pi.pixel_stride):
+                    lo, hi = pad_shifts(g, op)
+                    if lo <= pi.offset - po.offset <= hi:
+                        continue
                 raise PlanError(f"operator {op.index} ({op.opcode}) writes tensor {o} over its input {i} "
                                 f"without running in place; fix the plan")
 

@@ -8,6 +8,8 @@
   quantisation and the concat has no fused activation.
 - DEPTHWISE_CONV_2D with depth multiplier 1: the output overwrites its dying input, one channel
   plane at a time through an H_in x W_in scratch buffer live only at that step.
+- PAD, PADV2: the dying input lies inside the output, shifted so that the kernel's forward copy
+  never writes over an input byte it has yet to read (liveness.pad_shifts).
 
 A candidate is kept only when it lowers the peak: start from all of them and drop, last first,
 every one whose removal does not raise the lower bound.
@@ -49,6 +51,10 @@ def candidates(g: Graph, order: list) -> list:
                 if (tuple(t.shape) == tuple(o.shape) and t.nbytes == o.nbytes and iv[x][1] == s
                         and x not in outs):
                     other.append(Decision("elementwise", oi, x))
+        elif kind == "pad":
+            x = op.inputs[0]
+            if iv[x][1] == s and x not in outs and not g.tensors[x].variable:
+                other.append(Decision("pad", oi, x))
         elif kind == "depthwise" and op.options.get("depth_multiplier", 1) == 1:
             x = op.inputs[0]
             t = g.tensors[x]

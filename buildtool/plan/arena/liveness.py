@@ -39,10 +39,11 @@ class BufferSpec:
 
 @dataclass(frozen=True)
 class Decision:
-    """One aliasing choice. kind: reshape | elementwise | depthwise | concat.
+    """One aliasing choice. kind: reshape | elementwise | depthwise | concat | pad.
 
     elementwise/depthwise: the output takes the place of input `tensor` (the overwritten one).
     concat: the inputs become views into the output. reshape: the output aliases the input.
+    pad: the input lies inside the (larger) output, pad_shift bytes from its start (pad_shifts).
     """
 
     kind: str
@@ -109,6 +110,38 @@ def concat_geometry(g: Graph, op) -> list | None:
     return res
 
 
+def pad_shifts(g: Graph, op) -> tuple:
+    """(least, most) bytes from a PAD's output start at which its input may lie for the pad to run in place.
+
+    The kernel (kernels/reference/pad.c) writes the dense output in address order, reading each input
+    element as it writes it. With the input shifted D bytes into the output, output position p(i) of
+    input element i is written before elements i+1.. are read iff p(i) <= D + i for every i; p(i) - i
+    (the padding before element i) grows with i, so D >= the padding before the last input element
+    suffices, and D <= out - in keeps the input inside the output. (0, -1) when the PAD cannot run in
+    place (more than 4 dimensions)."""
+    ti, to = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    rank = len(ti.shape)
+    if rank > 4 or rank != len(to.shape):
+        return 0, -1
+    before = [int(b) for b in g.tensors[op.inputs[1]].data.reshape(-1, 2)[:, 0]]
+    stride, last = 1, 0
+    for k in reversed(range(rank)):
+        last += (int(ti.shape[k]) - 1 + before[k]) * stride
+        stride *= int(to.shape[k])
+    n_in = 1
+    for d in ti.shape:
+        n_in *= int(d)
+    item = to.nbytes // max(stride, 1)
+    return (last - (n_in - 1)) * item, to.nbytes - ti.nbytes
+
+
+def pad_shift(g: Graph, op) -> int:
+    """Where build_buffers puts a PAD's input in its output: the greatest word-aligned shift allowed
+    (pad_shifts), else the least."""
+    lo, hi = pad_shifts(g, op)
+    return max(lo, hi - hi % 4)
+
+
 def build_buffers(g: Graph, order: list, decisions: list) -> tuple:
     """Apply aliasing decisions in list order (skipping any that no longer fits) -> (buffers, applied).
 
@@ -170,6 +203,12 @@ def build_buffers(g: Graph, order: list, decisions: list) -> tuple:
                 h, w = g.tensors[x].shape[1], g.tensors[x].shape[2]
                 s = step[op.index]
                 scratch.append(BufferSpec((), h * w, s, s, "scratch", op.index))
+        elif d.kind == "pad":
+            x = d.tensor
+            lo, hi = pad_shifts(g, op)
+            if hi < lo or not overwrite_ok(op, x, o) or len(groups[where[o]]) != 1:
+                continue
+            merge(o, x, groups[where[x]][x][0] - pad_shift(g, op), 0)
         elif d.kind == "concat":
             geo = concat_geometry(g, op)
             if geo is None or not dense(o) or len({i for i, _, _ in geo}) != len(geo):
