@@ -310,3 +310,82 @@ def gen_zeros_like(rng):
 
 EXTRA_GENERATORS.update({"SQUARED_DIFFERENCE": gen_squared_difference, "ADD_N": gen_add_n,
                          "ZEROS_LIKE": gen_zeros_like})
+
+
+def _argminmax(rng, opcode):
+    b = _builder(rng, opcode.lower())
+    shape = (1,) + tuple(int(rng.integers(1, 7)) for _ in range(int(rng.integers(1, 4))))
+    axis = int(rng.integers(1, len(shape)))
+    x = _in(b, rng, shape)
+    b.argminmax(opcode, x, axis if rng.random() < 0.5 else axis - len(shape))
+    return b.finish()
+
+
+def gen_gather(rng):
+    b = _builder(rng, "gather")
+    shape = (1,) + tuple(int(rng.integers(1, 6)) for _ in range(int(rng.integers(1, 4))))
+    axis = int(rng.integers(1, len(shape)))
+    ishape = tuple(int(rng.integers(1, 4)) for _ in range(int(rng.integers(0, 3))))
+    idx = rng.integers(0, shape[axis], size=ishape)
+    b.gather(_in(b, rng, shape), idx, axis=axis if rng.random() < 0.5 else axis - len(shape))
+    return b.finish()
+
+
+def gen_space_to_batch(rng):
+    """Spatial sizes multiples of the block, no padding (TFLM pads with an uninitialised value)."""
+    b = _builder(rng, "space_to_batch")
+    block = [int(rng.integers(1, 4)) for _ in range(2 if rng.random() < 0.7 else 1)]
+    shape = (1, *[bk * int(rng.integers(1, 4)) for bk in block], int(rng.integers(1, 5)))
+    b.space_to_batch(_in(b, rng, shape), block, [[0, 0]] * len(block))
+    return b.finish()
+
+
+def gen_batch_to_space(rng):
+    """SPACE_TO_BATCH_ND then BATCH_TO_SPACE_ND with its own block and crops (a batch-1 model input)."""
+    b = _builder(rng, "batch_to_space")
+    four = rng.random() < 0.7
+    block = [int(rng.integers(1, 4)) for _ in range(2 if four else 1)]
+    sizes = [int(rng.integers(1, 4)) * bk for bk in block]
+    x = b.space_to_batch(_in(b, rng, (1, *sizes, int(rng.integers(1, 5)))), block, [[0, 0]] * len(block))
+    shape = b.shape(x)
+    crops = []
+    for k, bk in enumerate(block):
+        full = shape[1 + k] * bk
+        lo = int(rng.integers(0, full))
+        crops.append([lo, int(rng.integers(0, full - lo))])
+    b.batch_to_space(x, block, crops)
+    return b.finish()
+
+
+def gen_mirror_pad(rng):
+    b = _builder(rng, "mirror_pad")
+    shape = (1,) + tuple(int(rng.integers(1, 6)) for _ in range(int(rng.integers(1, 4))))
+    mode = "REFLECT" if rng.random() < 0.5 else "SYMMETRIC"
+    lim = [n - 1 if mode == "REFLECT" else n for n in shape]
+    pads = [[0, 0]] + [[int(rng.integers(0, m + 1)), int(rng.integers(0, m + 1))] for m in lim[1:]]
+    b.mirror_pad(_in(b, rng, shape), pads, mode)
+    return b.finish()
+
+
+def gen_reverse(rng):
+    b = _builder(rng, "reverse")
+    shape = (1,) + tuple(int(rng.integers(1, 6)) for _ in range(int(rng.integers(1, 4))))
+    first = int(rng.integers(1, len(shape)))
+    axes = list(range(first, int(rng.integers(first, len(shape))) + 1))
+    b.reverse(_in(b, rng, shape), [a if rng.random() < 0.5 else a - len(shape) for a in rng.permutation(axes)])
+    return b.finish()
+
+
+def gen_broadcast_to(rng):
+    b = _builder(rng, "broadcast_to")
+    out = (1,) + tuple(int(rng.integers(1, 5)) for _ in range(int(rng.integers(1, 4))))
+    k = int(rng.integers(1, len(out) + 1))
+    src = tuple(d if rng.random() < 0.5 else 1 for d in out[len(out) - k:])
+    b.broadcast_to(_in(b, rng, src), out)
+    return b.finish()
+
+
+EXTRA_GENERATORS.update({"ARG_MAX": lambda r: _argminmax(r, "ARG_MAX"), "ARG_MIN": lambda r: _argminmax(r, "ARG_MIN"),
+                         "GATHER": gen_gather, "SPACE_TO_BATCH_ND": gen_space_to_batch,
+                         "BATCH_TO_SPACE_ND": gen_batch_to_space, "MIRROR_PAD": gen_mirror_pad,
+                         "REVERSE_V2": gen_reverse, "BROADCAST_TO": gen_broadcast_to})

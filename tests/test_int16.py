@@ -250,7 +250,7 @@ GEN16 = {"ADD": lambda r: gen_add_sub(r, "ADD"), "SUB": lambda r: gen_add_sub(r,
 # The activation and layout operators TFLM also runs on int16 (its DEPTH_TO_SPACE, SPACE_TO_DEPTH,
 # RESIZE_BILINEAR and HARD_SWISH refuse int16): their int8 generators, converted by as_int16x8.
 EXTRA16 = ("RELU", "RELU6", "PRELU", "MAXIMUM", "MINIMUM", "TRANSPOSE", "RESIZE_NEAREST_NEIGHBOR", "SQUEEZE",
-           "EXPAND_DIMS", "ABS", "SUM", "SLICE", "PADV2", "SPLIT_V", "PACK", "UNPACK")
+           "EXPAND_DIMS", "ABS", "SUM", "SLICE", "PADV2", "SPLIT_V", "PACK", "UNPACK", "REVERSE_V2", "BROADCAST_TO")
 GEN16.update({op: EXTRA_GENERATORS[op] for op in EXTRA16})
 
 

@@ -475,3 +475,26 @@ def test_arith_ops_bad_models_get_one_line_errors():
 
     _bad(add_n_two_quantisations, "inputs must share one quantisation, as TFLite Micro requires")
     _bad(zeros_like_int16, "TFLite Micro runs ZEROS_LIKE on int8 only")
+
+
+def test_index_ops_bad_models_get_one_line_errors():
+    def padded_space_to_batch():
+        b = GraphBuilder("s")
+        b.space_to_batch(b.input((1, 3, 4, 2), 0.1, 0), [2, 2], [[1, 0], [0, 0]])
+        b.finish()
+
+    def reverse_apart():
+        b = GraphBuilder("r")
+        b.reverse(b.input((1, 3, 4, 2)), [1, 3])
+        b.finish()
+
+    def gather_past_the_end():
+        b = GraphBuilder("g")
+        b.gather(b.input((1, 3, 4)), [0, 2], axis=1)
+        g = b.finish()
+        g.tensors[g.operators[0].inputs[1]].data = np.array([0, 3], np.int32)
+        ops.check_graph(g)
+
+    _bad(padded_space_to_batch, "TFLite Micro pads with an uninitialised value")
+    _bad(reverse_apart, r"axes \[1, 3\] are not distinct and contiguous, as TFLite Micro requires")
+    _bad(gather_past_the_end, r"indices must lie in \[0, 3\)")

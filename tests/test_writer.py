@@ -102,7 +102,18 @@ def layout_ops_branch(b, k):
 def arith_ops_branch(b, k):
     """SQUARED_DIFFERENCE, ZEROS_LIKE and ADD_N (issue 33): a side branch."""
     d = b.squared_difference(k, b.relu(k))
-    return [b.add_n([d, b.zeros_like(d), d])]
+    return [b.add_n([d, b.zeros_like(d), d]), *index_ops_branch(b, k)]
+
+
+def index_ops_branch(b, k):
+    """ARG_MAX, ARG_MIN, GATHER, SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND, MIRROR_PAD, REVERSE_V2 and BROADCAST_TO
+    (issue 33): a side branch."""
+    _, h, w, c = b.shape(k)
+    m = b.mirror_pad(b.gather(k, [c - 1, 0], axis=3), [[0, 0], [1, 1], [0, 1], [1, 0]], "SYMMETRIC")
+    s = b.batch_to_space(b.space_to_batch(b.slice(m, [0, 0, 0, 0], [1, 2, -1, -1]), [2, 1], [[0, 0], [0, 0]]),
+                         [2, 1], [[1, 0], [0, 1]])
+    r = b.broadcast_to(b.reverse(b.gather(s, [0], axis=1), [2, 3]), (1, 2) + b.shape(s)[2:])
+    return [b.argminmax("ARG_MAX", r, 2), b.argminmax("ARG_MIN", s, -1)]
 
 
 def first_buffer_offsets(data: bytes):

@@ -16,6 +16,8 @@ from ..refops.softmax import softmax16_params, softmax_luts16
 from ..refops.compare import compare_params
 from ..refops.unary import abs_params, rsqrt_table
 from ..refops.arith import add_n_params, squared_difference_params
+from ..refops.index_ops import (argminmax_geometry, gather_geometry, mirror_pad_geometry, space_batch_geometry,
+    strided_geometry)
 from .c_text import c_ints, c_struct
 
 
@@ -223,3 +225,54 @@ def zeros_like(e, op) -> None:
     y = op.outputs[0]
     e.dense(op, y)
     e.call(op, f"bt_zeros_s8({e.g.tensors[y].num_elements}, {e.act(y)});")
+
+
+def argminmax(e, op) -> None:
+    """ARG_MAX / ARG_MIN: int8 in, int32 out, over [outer][axis][inner]."""
+    n, x, y = f"op{op.index}", op.inputs[0], op.outputs[0]
+    e.dense(op, x)
+    e.dense(op, y)
+    e.declare(f"static const bt_argminmax_params {n}_p = {c_struct(argminmax_geometry(e.g, op))};")
+    e.call(op, f"bt_argminmax_s8(&{n}_p, {e.act(x)}, {e.act(y, 'int32_t')});")
+
+
+def gather(e, op) -> None:
+    """GATHER: the constant indices compiled into model.c; the input an activation or a flash constant."""
+    n, x, y = f"op{op.index}", op.inputs[0], op.outputs[0]
+    e.dense(op, x)
+    e.dense(op, y)
+    p = gather_geometry(e.g, op)
+    p["inner"] *= _esize(e, x)
+    idx = [int(v) for v in e.g.tensors[op.inputs[1]].data.reshape(-1)]
+    e.declare(f"static const int32_t {n}_i[{max(len(idx), 1)}] = {c_ints(idx or [0])};")
+    e.declare(f"static const bt_gather_params {n}_p = {c_struct(p)};")
+    src = e.weight(x, "int8_t") if e.g.tensors[x].is_const else e.act(x)
+    e.call(op, f"bt_gather_s8(&{n}_p, {n}_i, {src}, {e.act(y)});")
+
+
+def space_batch(e, op) -> None:
+    """SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND (int8, dense)."""
+    n, x, y = f"op{op.index}", op.inputs[0], op.outputs[0]
+    e.dense(op, x)
+    e.dense(op, y)
+    fn = "bt_space_to_batch_s8" if op.opcode == "SPACE_TO_BATCH_ND" else "bt_batch_to_space_s8"
+    e.declare(f"static const bt_space_batch_params {n}_p = {c_struct(space_batch_geometry(e.g, op))};")
+    e.call(op, f"{fn}(&{n}_p, {e.act(x)}, {e.act(y)});")
+
+
+def mirror_pad(e, op) -> None:
+    n, x, y = f"op{op.index}", op.inputs[0], op.outputs[0]
+    e.dense(op, x)
+    e.dense(op, y)
+    e.declare(f"static const bt_mirror_pad_params {n}_p = {c_struct(mirror_pad_geometry(e.g, op))};")
+    e.call(op, f"bt_mirror_pad_s8(&{n}_p, {e.act(x)}, {e.act(y)});")
+
+
+def strided_copy(e, op) -> None:
+    """REVERSE_V2 and BROADCAST_TO: bt_transpose_s8's strided gather of bytes from the first byte read."""
+    n, x, y = f"op{op.index}", op.inputs[0], op.outputs[0]
+    e.dense(op, x)
+    e.dense(op, y)
+    base, dims, strides = strided_geometry(e.g, op, _esize(e, x))
+    e.declare(f"static const bt_transpose_params {n}_p = {c_struct(dict(out_dims=dims, in_stride=strides))};")
+    e.call(op, f"bt_transpose_s8(&{n}_p, {e.act(x)} + {base}, {e.act(y)});")

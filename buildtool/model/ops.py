@@ -164,7 +164,7 @@ def _check_dtypes(g, op) -> None:
                              f"{int(t.quant.zero_point[0])}; 16x8 quantisation needs zero point 0")
     if op.opcode not in ("QUANTIZE", "DEQUANTIZE", "RESHAPE"):
         same = act_in + list(op.outputs) if in_types == out_types else act_in  # comparisons: bool out
-        if "bool" not in out_types:  # SELECT_V2: its bool condition beside the values
+        if "bool" not in out_types and set(out_types) <= set(in_types):  # SELECT_V2: bool beside the values
             same = [i for i in same if g.tensors[i].dtype != "bool"] + list(op.outputs)
         kinds = {g.tensors[i].dtype for i in same}
         _need(len(kinds) <= 1, op, f"mixes activation types {sorted(kinds)}; inputs and outputs must share one")

@@ -272,6 +272,113 @@ def _check_add_n(g, op):
               for i in op.inputs), op, "inputs must share one quantisation, as TFLite Micro requires")
 
 
+def _axis_const(g, op, pos: int, rank: int, what: str = "axis") -> int:
+    v = _const(g, op, pos, what).reshape(-1)
+    _need(v.size == 1 and -rank <= int(v[0]) < rank, op, f"{what} must be one value in [-{rank}, {rank})")
+    return int(v[0]) % rank
+
+
+def _check_argminmax(g, op):
+    """ARG_MAX / ARG_MIN: a constant axis, the int32 output the input without that axis (TFLM writes int32
+    only)."""
+    _one_input(g, op)
+    inp, out = _shape(g, op.inputs[0]), _shape(g, op.outputs[0])
+    a = _axis_const(g, op, 1, len(inp))
+    _need(out == inp[:a] + inp[a + 1:], op, f"output shape {list(out)} != input {list(inp)} without axis {a}")
+
+
+def _check_gather(g, op):
+    """GATHER: constant int32 indices inside the axis (batch_dims 0); output = input with the axis replaced by
+    the indices' shape."""
+    _need(len(op.inputs) == 2 and min(op.inputs) >= 0, op, "needs params and indices")
+    inp, out = _shape(g, op.inputs[0]), _shape(g, op.outputs[0])
+    _need(op.options.get("batch_dims", 0) == 0, op, "batch_dims other than 0 is not supported")
+    a = op.options.get("axis", 0)
+    _need(-len(inp) <= a < len(inp), op, f"axis {a} out of range")
+    a %= len(inp)
+    idx = _const(g, op, 1, "indices (computed indices are not supported)")
+    _need(g.tensors[op.inputs[1]].dtype == "int32", op, "indices must be int32")
+    _need(idx.size == 0 or (idx.min() >= 0 and idx.max() < inp[a]), op,
+          f"indices must lie in [0, {inp[a]}) (TFLite Micro fails on others)")
+    want = inp[:a] + tuple(idx.shape) + inp[a + 1:]
+    _need(out == want, op, f"output shape {list(out)} != {list(want)}")
+    _same_type(g, op, [op.inputs[0], *op.outputs])
+
+
+def _check_space_batch(g, op):
+    """SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND: a 3-D or 4-D input, a constant block per spatial dimension (one
+    for 3-D) and constant paddings / crops [[top, bottom], [left, right]]."""
+    _one_input(g, op)
+    inp, out = _shape(g, op.inputs[0]), _shape(g, op.outputs[0])
+    _need(len(inp) in (3, 4) and len(out) == len(inp), op, f"needs a 3-D or 4-D input, not {list(inp)}")
+    sp = len(inp) - 2
+    block = _const(g, op, 1, "block_shape").reshape(-1).astype(int).tolist()
+    edges = _const(g, op, 2, "paddings" if op.opcode == "SPACE_TO_BATCH_ND" else "crops").reshape(-1)
+    edges = edges.astype(int).tolist()
+    _need(len(block) == sp and min(block) >= 1 and len(edges) == 2 * sp and min(edges) >= 0, op,
+          f"block_shape needs {sp} values >= 1 and the edges {sp} pairs >= 0")
+    nb = int(np.prod(block))
+    if op.opcode == "SPACE_TO_BATCH_ND":
+        sizes = [inp[1 + k] + edges[2 * k] + edges[2 * k + 1] for k in range(sp)]
+        _need(all(n % b == 0 for n, b in zip(sizes, block)), op, f"padded size {sizes} is not a multiple of the "
+                                                                 f"block {block}")
+        want = (inp[0] * nb, *[n // b for n, b in zip(sizes, block)], inp[-1])
+        _need(not any(edges), op, f"paddings {edges}: TFLite Micro pads with an uninitialised value (its "
+                                  f"output_offset is never set); pad with a PAD before it instead")
+    else:
+        _need(inp[0] % nb == 0, op, f"batch {inp[0]} is not a multiple of the block {block}")
+        want = (inp[0] // nb, *[inp[1 + k] * block[k] - edges[2 * k] - edges[2 * k + 1] for k in range(sp)], inp[-1])
+    _need(out == tuple(want), op, f"output shape {list(out)} != {list(want)}")
+    _same_type(g, op, [op.inputs[0], *op.outputs])
+
+
+def _check_mirror_pad(g, op):
+    """MIRROR_PAD: constant paddings per dimension (at most 4), each at most the dimension less one (REFLECT)
+    or the dimension (SYMMETRIC)."""
+    _one_input(g, op)
+    inp, out = _shape(g, op.inputs[0]), _shape(g, op.outputs[0])
+    _need(len(inp) <= 4, op, f"rank {len(inp)} is above the 4 supported")
+    pads = _const(g, op, 1, "paddings").reshape(-1).astype(int).tolist()
+    _need(len(pads) == 2 * len(inp), op, f"paddings need {len(inp)} pairs")
+    mode = op.options.get("mode", 0)
+    _need(mode in (0, 1), op, f"mode {mode} is neither REFLECT (0) nor SYMMETRIC (1)")
+    for k, n in enumerate(inp):
+        lim = n - 1 if mode == 0 else n
+        _need(0 <= pads[2 * k] <= lim and 0 <= pads[2 * k + 1] <= lim, op,
+              f"padding {pads[2 * k:2 * k + 2]} of a dimension of {n} exceeds {lim}")
+    want = tuple(n + pads[2 * k] + pads[2 * k + 1] for k, n in enumerate(inp))
+    _need(out == want, op, f"output shape {list(out)} != {list(want)}")
+    _same_type(g, op, [op.inputs[0], *op.outputs])
+
+
+def _check_reverse(g, op):
+    """REVERSE_V2: constant, distinct, contiguous axes of an input of at most 5 dimensions (TFLM); the output
+    keeps the shape."""
+    _check_same(g, op)
+    rank = len(_shape(g, op.inputs[0]))
+    _need(1 <= rank <= 5, op, f"rank {rank} is outside the 1..5 supported")
+    axes = _const(g, op, 1, "axis").reshape(-1).astype(int).tolist()
+    _need(axes and all(-rank <= a < rank for a in axes), op, f"axes {axes} out of range for rank {rank}")
+    norm = sorted({a % rank for a in axes})
+    _need(len(norm) == len(axes) and norm == list(range(norm[0], norm[-1] + 1)), op,
+          f"axes {axes} are not distinct and contiguous, as TFLite Micro requires")
+    _same_type(g, op, [op.inputs[0], *op.outputs])
+
+
+def _check_broadcast_to(g, op):
+    """BROADCAST_TO: a constant shape the input broadcasts to, at most 5 dimensions (TFLM's kMaxDims)."""
+    _one_input(g, op)
+    inp, out = _shape(g, op.inputs[0]), _shape(g, op.outputs[0])
+    shape = tuple(_const(g, op, 1, "shape").reshape(-1).astype(int).tolist())
+    _need(len(shape) <= 5, op, f"rank {len(shape)} is above the 5 TFLite Micro broadcasts to")
+    try:
+        ok = tuple(np.broadcast_shapes(inp, shape)) == shape == out and len(inp) <= len(shape)
+    except ValueError:
+        ok = False
+    _need(ok, op, f"input shape {list(inp)} does not broadcast to {list(shape)} (output {list(out)})")
+    _same_type(g, op, [op.inputs[0], *op.outputs])
+
+
 def bilinear_macs(g, op) -> int:
     """Bilinear resize weighs 4 input pixels per output value (the other operators here only move,
     compare or rescale values: 0, like ADD and MUL)."""

@@ -665,6 +665,89 @@ class GraphBuilder:
         self._op("ZEROS_LIKE", [x], [out])
         return out
 
+    def argminmax(self, opcode, x, axis=-1) -> int:
+        """ARG_MAX or ARG_MIN along axis (not the batch axis): an int32 output."""
+        name = self._name(opcode.lower())
+        shape = self.shape(x)
+        a = axis % len(shape)
+        ax = self.const(f"{name}/axis", np.array([axis], np.int32), "int32")
+        t = self._tensor(f"{name}/out", shape[:a] + shape[a + 1:], "int32")
+        fn = np.argmax if opcode == "ARG_MAX" else np.argmin
+        self.values[t] = fn(self.values[x], axis=a).astype(np.float32)
+        self._op(opcode, [x, ax], [t], {"output_type": 2})
+        return t
+
+    def gather(self, x, indices, axis=1) -> int:
+        """GATHER of constant int32 indices along axis (not the batch axis); the output keeps x's quantisation."""
+        name = self._name("gather")
+        idx = np.asarray(indices, np.int32)
+        shape = self.shape(x)
+        a = axis % len(shape)
+        it = self.const(f"{name}/indices", idx, "int32")
+        out = self._same_quant_out("gather", x, np.take(self.values[x], idx, axis=a),
+                                   shape[:a] + idx.shape + shape[a + 1:])
+        self._op("GATHER", [x, it], [out], {"axis": axis, "batch_dims": 0})
+        return out
+
+    def space_to_batch(self, x, block, paddings) -> int:
+        """SPACE_TO_BATCH_ND of a [1,H,W,C] (or [1,H,C]) input; the padding is the output zero point (x's)."""
+        name = self._name("space_to_batch")
+        shape, sp = self.shape(x), len(block)
+        pads = np.asarray(paddings, np.int32).reshape(sp, 2)
+        sizes = [shape[1 + k] + int(pads[k].sum()) for k in range(sp)]
+        out_shape = (shape[0] * int(np.prod(block)), *[n // b for n, b in zip(sizes, block)], shape[-1])
+        bt = self.const(f"{name}/block", np.array(block, np.int32), "int32")
+        pt = self.const(f"{name}/paddings", pads, "int32")
+        v = self.values[x]
+        out = self._same_quant_out("space_to_batch", x, np.resize(v, (v.shape[0],) + out_shape[1:]), out_shape)
+        self._op("SPACE_TO_BATCH_ND", [x, bt, pt], [out])
+        return out
+
+    def batch_to_space(self, x, block, crops) -> int:
+        """BATCH_TO_SPACE_ND (the inverse of space_to_batch); the output keeps x's quantisation."""
+        name = self._name("batch_to_space")
+        shape, sp = self.shape(x), len(block)
+        cr = np.asarray(crops, np.int32).reshape(sp, 2)
+        out_shape = (shape[0] // int(np.prod(block)), *[shape[1 + k] * block[k] - int(cr[k].sum()) for k in range(sp)],
+                     shape[-1])
+        bt = self.const(f"{name}/block", np.array(block, np.int32), "int32")
+        ct = self.const(f"{name}/crops", cr, "int32")
+        v = self.values[x]
+        out = self._same_quant_out("batch_to_space", x, np.resize(v, (v.shape[0],) + out_shape[1:]), out_shape)
+        self._op("BATCH_TO_SPACE_ND", [x, bt, ct], [out])
+        return out
+
+    def mirror_pad(self, x, paddings, mode="REFLECT") -> int:
+        name = self._name("mirror_pad")
+        p = np.asarray(paddings, np.int32).reshape(-1, 2)
+        pt = self.const(f"{name}/paddings", p, "int32")
+        y = np.pad(self.values[x], [(0, 0)] + [tuple(r) for r in p[1:]], mode=mode.lower())
+        shape = tuple(int(n + p[d].sum()) for d, n in enumerate(self.shape(x)))
+        out = self._same_quant_out("mirror_pad", x, y, shape)
+        self._op("MIRROR_PAD", [x, pt], [out], {"mode": 0 if mode == "REFLECT" else 1})
+        return out
+
+    def reverse(self, x, axes) -> int:
+        """REVERSE_V2 over the given axes; the output keeps x's quantisation."""
+        name = self._name("reverse")
+        at = self.const(f"{name}/axis", np.array(axes, np.int32), "int32")
+        rank = len(self.shape(x))
+        out = self._same_quant_out("reverse", x, np.flip(self.values[x], axis=tuple(a % rank for a in axes)),
+                                   self.shape(x))
+        self._op("REVERSE_V2", [x, at], [out])
+        return out
+
+    def broadcast_to(self, x, shape) -> int:
+        """BROADCAST_TO a shape (batch 1); the output keeps x's quantisation."""
+        name = self._name("broadcast_to")
+        shape = tuple(int(d) for d in shape)
+        st = self.const(f"{name}/shape", np.array(shape, np.int32), "int32")
+        v = self.values[x]
+        v = v.reshape((v.shape[0],) + (1,) * (len(shape) - v.ndim) + v.shape[1:])
+        out = self._same_quant_out("broadcast_to", x, np.broadcast_to(v, (v.shape[0],) + shape[1:]), shape)
+        self._op("BROADCAST_TO", [x, st], [out])
+        return out
+
     def relu6(self, x) -> int:
         """RELU6: TFLM clamps the input codes, so the output keeps the input's quantisation."""
         out = self._same_quant_out("relu6", x, np.clip(self.values[x], 0, 6), self.shape(x))

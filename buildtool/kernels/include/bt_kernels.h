@@ -123,6 +123,11 @@
 #define bt_squared_difference_s16 ref_bt_squared_difference_s16
 #define bt_add_n_s8 ref_bt_add_n_s8
 #define bt_zeros_s8 ref_bt_zeros_s8
+#define bt_argminmax_s8 ref_bt_argminmax_s8
+#define bt_gather_s8 ref_bt_gather_s8
+#define bt_space_to_batch_s8 ref_bt_space_to_batch_s8
+#define bt_batch_to_space_s8 ref_bt_batch_to_space_s8
+#define bt_mirror_pad_s8 ref_bt_mirror_pad_s8
 #define bt_logical_b ref_bt_logical_b
 #define bt_logical_not_b ref_bt_logical_not_b
 #define bt_select_s8 ref_bt_select_s8
@@ -716,6 +721,44 @@ void bt_add_n_s8(const bt_add_n_params *p, const int8_t *const *in, int8_t *out)
 
 /* ZEROS_LIKE on int8 (TFLM zeros_like.cc): n raw zero codes (not the zero point). */
 void bt_zeros_s8(int32_t n, int8_t *out);
+
+/* ARG_MAX (kind 0) / ARG_MIN (kind 1) on int8 (TFLM arg_min_max.cc): the dense input as [outer][axis][inner];
+ * out[o][i] = the first index along axis of the largest / smallest code (int32). REVERSE_V2 and BROADCAST_TO run
+ * on bt_transpose_s8 (negative or zero strides from the first byte read). */
+typedef struct {
+  int32_t outer, axis, inner, kind;
+} bt_argminmax_params;
+
+void bt_argminmax_s8(const bt_argminmax_params *p, const int8_t *in, int32_t *out);
+
+/* GATHER on int8 (TFLM gather.cc, batch_dims 0): the dense input as [outer][axis_size][inner]; out[o][j] =
+ * in[o][idx[j]] (inner bytes each), count indices, each in [0, axis_size) (checked at code generation). */
+typedef struct {
+  int32_t outer, axis_size, count, inner;
+} bt_gather_params;
+
+void bt_gather_s8(const bt_gather_params *p, const int32_t *idx, const int8_t *in, int8_t *out);
+
+/* SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND on int8 (TFLM reference_ops, 3-D as NH1C): block_h x block_w blocks,
+ * top/left the padding (SPACE_TO_BATCH_ND, filled with pad_value; TFLM's is uninitialised, so code generation
+ * refuses padding) or the crop
+ * (BATCH_TO_SPACE_ND). Dense tensors; out must not alias in. */
+typedef struct {
+  int32_t in_dims[4], out_dims[4];
+  int32_t block_h, block_w, top, left, pad_value;
+} bt_space_batch_params;
+
+void bt_space_to_batch_s8(const bt_space_batch_params *p, const int8_t *in, int8_t *out);
+void bt_batch_to_space_s8(const bt_space_batch_params *p, const int8_t *in, int8_t *out);
+
+/* MIRROR_PAD on int8 (TFLM mirror_pad.cc), up to 4-D (right-aligned): output index o reads input index
+ * o - before, reflected at each edge (offset 1: REFLECT, the edge left out; 0: SYMMETRIC). Dense; no alias. */
+typedef struct {
+  int32_t in_dims[4], out_dims[4], before[4];
+  int32_t offset;
+} bt_mirror_pad_params;
+
+void bt_mirror_pad_s8(const bt_mirror_pad_params *p, const int8_t *in, int8_t *out);
 
 #ifdef __cplusplus
 }

@@ -30,3 +30,4 @@
 #include "../reference/reduce.c"
 #include "../reference/squared_difference.c"
 #include "../reference/add_n.c"
+#include "../reference/index_ops.c"
