@@ -108,6 +108,214 @@ static __attribute__((noinline)) void dw33_run(const int8_t *i0, int32_t in_row,
         "d14", "d15");
 }
 
+/* ---- 3x3 (dilation 1), eight channels per vector, every pixel on one asm loop ----
+ * VLDRB.S16 loads eight input bytes widened to int16; the taps are int16 tables made per call; VMULLB.S16
+ * and VMULLT.S16 multiply the even and the odd lanes into int32 products (channels c, c+2, c+4, c+6 and
+ * c+1, c+3, c+5, c+7), added to two accumulators. Requantisation per accumulator (mve.h's, even and odd
+ * constants), then VQMOVNB/VQMOVNT.S32 narrow both with saturation into one int16 vector in channel order,
+ * VQADD.S16 of the output zero point (saturating: a value past int16 still clamps to the same end), the
+ * clamp on eight lanes and one VSTRB.16 of the eight low bytes.
+ * Border pixels run the same loop: a window row outside the image reads a row inside it with zero taps, and
+ * a window with columns outside reads the nearest three columns inside (in.w >= 3) with its taps shifted
+ * (dx = first column read - first window column; taps falling outside zero), its start value being
+ * bias + input_offset * (sum of the taps kept). So a row of output is one call per run of pixels with the
+ * same (valid rows, dx), each run's table made once per call per channel group. */
+typedef struct {
+  int16_t w[9][8];   /* taps, int16, channel order */
+  int32_t se[4], so[4]; /* start: even channels, odd channels */
+} dw8_tab;           /* 176 bytes */
+
+typedef struct {
+  int32_t mult_e[4], mult_o[4], left_e[4], left_o[4], right_e[4], right_o[4];
+  int16_t zp[8], lo[8], hi[8];
+} dw8_rq;            /* 144 bytes */
+
+#define DW8_TAP(R, OFF)                 \
+  "vldrb.s16 q2, [" R "]\n"             \
+  "vldrh.16 q3, [%[k], #" OFF "]\n"      \
+  "vmullb.s16 q4, q2, q3\n"             \
+  "vadd.i32 q0, q0, q4\n"               \
+  "vmullt.s16 q4, q2, q3\n"             \
+  "vadd.i32 q1, q1, q4\n"
+
+/* one window row: three taps, the row pointer moved by ps between them and to the next pixel's row after */
+#define DW8_ROW(R, O0, O1, O2)          \
+  DW8_TAP(R, O0)                        \
+  "add " R ", " R ", %[ps]\n"           \
+  DW8_TAP(R, O1)                        \
+  "add " R ", " R ", %[ps]\n"           \
+  DW8_TAP(R, O2)                        \
+  "add " R ", " R ", %[step]\n"
+
+#define DW8_RQ(ACC, MULT, LEFT, RIGHT, SHL)        \
+  SHL("vldrw.32 q3, [%[rq], #" LEFT "]\n"          \
+      "vshl.s32 " ACC ", " ACC ", q3\n")           \
+  "vldrw.32 q3, [%[rq], #" MULT "]\n"              \
+  "vqrdmulh.s32 " ACC ", " ACC ", q3\n"            \
+  "vldrw.32 q3, [%[rq], #" RIGHT "]\n"             \
+  "vand q4, " ACC ", q3\n"                         \
+  "vshr.s32 q4, q4, #31\n"                         \
+  "vqadd.s32 " ACC ", " ACC ", q4\n"               \
+  "vrshl.s32 " ACC ", " ACC ", q3\n"
+
+#define DW8_KEEP(x) x
+#define DW8_DROP(x)
+
+#define DW8_RUN(NAME, SHL)                                                                                   \
+  static __attribute__((noinline)) void NAME(const int8_t *i0, const int8_t *i1, const int8_t *i2, int32_t ps, \
+                                             int32_t step, const dw8_tab *k, const dw8_rq *rq, int8_t *o,    \
+                                             int32_t ops, int32_t n) {                                       \
+    __asm__ volatile(                                                                                        \
+        "vldrw.32 q5, [%[rq], #96]\n"                                                                        \
+        "vldrw.32 q6, [%[rq], #112]\n"                                                                       \
+        "vldrw.32 q7, [%[rq], #128]\n"                                                                       \
+        "1:\n"                                                                                               \
+        "vldrw.32 q0, [%[k], #144]\n"                                                                        \
+        "vldrw.32 q1, [%[k], #160]\n"                                                                        \
+        DW8_ROW("%[i0]", "0", "16", "32")                                                                    \
+        DW8_ROW("%[i1]", "48", "64", "80")                                                                   \
+        DW8_ROW("%[i2]", "96", "112", "128")                                                                 \
+        DW8_RQ("q0", "0", "32", "64", SHL)                                                                   \
+        DW8_RQ("q1", "16", "48", "80", SHL)                                                                  \
+        "vqmovnb.s32 q2, q0\n"                                                                               \
+        "vqmovnt.s32 q2, q1\n"                                                                               \
+        "vqadd.s16 q2, q2, q5\n"                                                                             \
+        "vmax.s16 q2, q2, q6\n"                                                                              \
+        "vmin.s16 q2, q2, q7\n"                                                                              \
+        "vstrb.16 q2, [%[o]]\n"                                                                              \
+        "add %[o], %[o], %[ops]\n"                                                                           \
+        "subs %[n], %[n], #1\n"                                                                              \
+        "bne 1b\n"                                                                                           \
+        : [i0] "+l"(i0), [i1] "+l"(i1), [i2] "+l"(i2), [o] "+l"(o), [n] "+r"(n)                              \
+        : [k] "r"(k), [rq] "r"(rq), [ps] "r"(ps), [step] "r"(step - 2 * ps), [ops] "r"(ops)                  \
+        : "memory", "cc", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12",    \
+          "d13", "d14", "d15");                                                                              \
+  }
+
+DW8_RUN(dw8_run, DW8_DROP)
+DW8_RUN(dw8_run_shl, DW8_KEEP)
+
+#define DW8_SLOTS 9
+#define DW8_SEGS 16
+
+/* The 3x3 depthwise of rows [y0, y1), channels [0, c_end) (c_end a multiple of 8), on dw8_run. Returns 0
+ * (nothing done) when a window has no tap row or column inside the image, or the runs need more tables
+ * than DW8_SLOTS. */
+static int dw8_call(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1,
+                    int32_t c_end) {
+  const int32_t c_n = p->out.c, ps = p->in.pixel_stride, ops = p->out.pixel_stride;
+  const int32_t in_h = p->in.h, in_w = p->in.w, out_w = p->out.w, in_row = in_w * ps, out_row = out_w * ops;
+  const int32_t sh = p->stride_h, sw = p->stride_w, pt = p->pad_top, pl = p->pad_left, io = p->input_offset;
+  /* column runs: [x, x + n) with the same dx */
+  int32_t seg_x[DW8_SEGS], seg_n[DW8_SEGS], seg_dx[DW8_SEGS], nseg = 0;
+  for (int32_t x = 0; x < out_w; x++) {
+    const int32_t ix0 = x * sw - pl;
+    const int32_t sx = ix0 < 0 ? 0 : ix0 > in_w - 3 ? in_w - 3 : ix0, dx = sx - ix0;
+    if (dx < -2 || dx > 2) return 0;
+    if (nseg > 0 && seg_dx[nseg - 1] == dx) { seg_n[nseg - 1]++; continue; }
+    if (nseg == DW8_SEGS) return 0;
+    seg_x[nseg] = x; seg_n[nseg] = 1; seg_dx[nseg] = dx; nseg++;
+  }
+  /* row patterns (first, last valid window row) of the rows, and the tables: slot[pattern][segment] */
+  int32_t pat_a[4], pat_b[4], npat = 0, run_y[DW8_SEGS], run_p[DW8_SEGS], nrun = 0;
+  for (int32_t y = y0; y < y1; y++) {
+    const int32_t iy0 = y * sh - pt;
+    const int32_t a = iy0 < 0 ? -iy0 : 0, b = iy0 + 3 > in_h ? in_h - iy0 : 3;
+    if (a >= b) return 0;
+    int32_t j = 0;
+    while (j < npat && (pat_a[j] != a || pat_b[j] != b)) j++;
+    if (j == npat) {
+      if (npat == 4) return 0;
+      pat_a[npat] = a; pat_b[npat] = b; npat++;
+    }
+    if (nrun > 0 && run_p[nrun - 1] == j) continue;
+    if (nrun == DW8_SEGS - 1) return 0;
+    run_y[nrun] = y; run_p[nrun] = j; nrun++;
+  }
+  run_y[nrun] = y1;
+  int32_t dxs[5], ndx = 0, seg_d[DW8_SEGS];
+  for (int32_t s = 0; s < nseg; s++) {
+    int32_t j = 0;
+    while (j < ndx && dxs[j] != seg_dx[s]) j++;
+    if (j == ndx) dxs[ndx++] = seg_dx[s];
+    seg_d[s] = j;
+  }
+  if (npat * ndx > DW8_SLOTS) return 0;
+  /* table (pattern pi, dx index di) = slot pi * ndx + di: tap t (window row ky, column j read) is the
+     filter's tap (ky, j + dx) when that row is inside and that column exists, else zero (9) */
+  uint8_t map[DW8_SLOTS][9];
+  for (int32_t pi = 0; pi < npat; pi++)
+    for (int32_t di = 0; di < ndx; di++)
+      for (int32_t ky = 0; ky < 3; ky++)
+        for (int32_t j = 0; j < 3; j++) {
+          const int32_t kx = j + dxs[di];
+          map[pi * ndx + di][ky * 3 + j] =
+              (uint8_t)(ky >= pat_a[pi] && ky < pat_b[pi] && kx >= 0 && kx < 3 ? ky * 3 + kx : 9);
+        }
+  dw8_tab tab[DW8_SLOTS] __attribute__((aligned(16)));
+  dw8_rq rq __attribute__((aligned(16)));
+  for (int32_t i = 0; i < 8; i++) {
+    rq.zp[i] = (int16_t)p->output_offset; rq.lo[i] = (int16_t)p->act_min; rq.hi[i] = (int16_t)p->act_max;
+  }
+  for (int32_t c = 0; c < c_end; c += 8) {
+    int shl = 0;
+    int32_t be[4], bo[4];
+    for (int32_t i = 0; i < 4; i++) {
+      const int32_t ce = c + 2 * i, co = ce + 1;
+      rq.mult_e[i] = p->multiplier[ce]; rq.mult_o[i] = p->multiplier[co];
+      rq.left_e[i] = p->shift[ce] > 0 ? p->shift[ce] : 0; rq.left_o[i] = p->shift[co] > 0 ? p->shift[co] : 0;
+      rq.right_e[i] = p->shift[ce] > 0 ? 0 : p->shift[ce]; rq.right_o[i] = p->shift[co] > 0 ? 0 : p->shift[co];
+      shl |= p->shift[ce] > 0 || p->shift[co] > 0;
+      be[i] = p->bias ? p->bias[ce] : 0; bo[i] = p->bias ? p->bias[co] : 0;
+    }
+    const int32x4_t vbe = vldrwq_s32(be), vbo = vldrwq_s32(bo);
+    /* the group's nine taps widened once ([9]: zero), then each table's taps picked by map */
+    int16x8_t base[10];
+    for (int32_t t = 0; t < 9; t++) base[t] = vldrbq_s16(p->filter + c + t * c_n);
+    base[9] = vdupq_n_s16(0);
+    for (int32_t sl = 0; sl < npat * ndx; sl++) {
+      dw8_tab *tb = &tab[sl];
+      int16x8_t sum = vdupq_n_s16(0);
+      for (int32_t t = 0; t < 9; t++) {
+        const int16x8_t w = base[map[sl][t]];
+        vst1q_s16(tb->w[t], w);
+        sum = vaddq_s16(sum, w);
+      }
+      vst1q_s32(tb->se, vaddq_s32(vbe, vmulq_n_s32(vmovlbq_s16(sum), io)));
+      vst1q_s32(tb->so, vaddq_s32(vbo, vmulq_n_s32(vmovltq_s16(sum), io)));
+    }
+    /* runs of rows with the same pattern; per run and column run one call along its longer side */
+    for (int32_t ri = 0; ri < nrun; ri++) {
+      const int32_t ya = run_y[ri], yb = run_y[ri + 1], pi = run_p[ri], iy0 = ya * sh - pt;
+      const int32_t a = pat_a[pi], b = pat_b[pi];
+      const int8_t *rows[3];
+      for (int32_t ky = 0; ky < 3; ky++) {
+        const int32_t r = ky < a ? a : ky >= b ? b - 1 : ky;   /* a row outside: a row inside, zero taps */
+        rows[ky] = in + (iy0 + r - in_y0) * in_row + c;
+      }
+      int8_t *orow = out + (ya - y0) * out_row + c;
+      const int32_t ny = yb - ya;
+      for (int32_t s = 0; s < nseg; s++) {
+        const int32_t off = (seg_x[s] * sw - pl + seg_dx[s]) * ps;
+        const dw8_tab *k = &tab[pi * ndx + seg_d[s]];
+        int8_t *o = orow + seg_x[s] * ops;
+        if (seg_n[s] >= ny) {
+          for (int32_t y = 0; y < ny; y++)
+            (shl ? dw8_run_shl : dw8_run)(rows[0] + off + y * sh * in_row, rows[1] + off + y * sh * in_row,
+                                          rows[2] + off + y * sh * in_row, ps, sw * ps, k, &rq, o + y * out_row, ops,
+                                          seg_n[s]);
+        } else {
+          for (int32_t x = 0; x < seg_n[s]; x++)
+            (shl ? dw8_run_shl : dw8_run)(rows[0] + off + x * sw * ps, rows[1] + off + x * sw * ps,
+                                          rows[2] + off + x * sw * ps, ps, sh * in_row, k, &rq, o + x * ops, out_row,
+                                          ny);
+        }
+      }
+    }
+  }
+  return 1;
+}
+
 /* Channel group [c, c + 4) of output rows [y0, y1) (tail: fewer than 4 channels left, pr their lanes).
  * Every parameter is a local: a store through `out` may alias the parameter block, and the compiler would
  * read each field again after every store. */
@@ -257,6 +465,9 @@ void bt_depthwise_s8(const bt_depthwise_params *dp, const int8_t *in, int32_t in
     return;
   }
   int32_t c = 0;
+  if (p->kh == 3 && p->kw == 3 && p->dil_h == 1 && p->dil_w == 1 && p->in.w >= 3 && c_n >= 8 &&
+      dw8_call(p, in, in_y0, out, y0, y1, c_n & ~7))
+    c = c_n & ~7;
   for (; c + 4 <= c_n; c += 4) dw_group(p, in, in_y0, out, y0, y1, c, vctp32q(4), 0);
   if (c < c_n) dw_group(p, in, in_y0, out, y0, y1, c, vctp32q((uint32_t)(c_n - c)), 1);
 }
