@@ -389,3 +389,24 @@ EXTRA_GENERATORS.update({"ARG_MAX": lambda r: _argminmax(r, "ARG_MAX"), "ARG_MIN
                          "GATHER": gen_gather, "SPACE_TO_BATCH_ND": gen_space_to_batch,
                          "BATCH_TO_SPACE_ND": gen_batch_to_space, "MIRROR_PAD": gen_mirror_pad,
                          "REVERSE_V2": gen_reverse, "BROADCAST_TO": gen_broadcast_to})
+
+
+def gen_batch_matmul(rng, const_rhs=None):
+    """Ranks 3..5 (batch 1 first), broadcast batch dimensions, adj_x / adj_y; the RHS a constant now and then."""
+    b = _builder(rng, "batch_matmul")
+    rank = int(rng.integers(3, 6))
+    batch = (1,) + tuple(int(rng.integers(1, 4)) for _ in range(rank - 3))
+    m, k, n = (int(rng.integers(1, 7)) for _ in range(3))
+    adj_x, adj_y = bool(rng.random() < 0.3), bool(rng.random() < 0.3)
+    lb = tuple(d if rng.random() < 0.7 else 1 for d in batch)
+    rb = tuple(d if rng.random() < 0.7 else 1 for d in batch)
+    x = _in(b, rng, lb + ((k, m) if adj_x else (m, k)))
+    rshape = rb + ((n, k) if adj_y else (k, n))
+    const_rhs = rng.random() < 0.3 if const_rhs is None else const_rhs
+    y = (b.const("w", rng.integers(-128, 128, size=rshape).astype(np.int8), "int8", quant_of(rquant(rng)))
+         if const_rhs else _in(b, rng, rshape))
+    b.batch_matmul(x, y, adj_x, adj_y, out_quant=rquant(rng) if rng.random() < 0.3 else None)
+    return b.finish()
+
+
+EXTRA_GENERATORS["BATCH_MATMUL"] = gen_batch_matmul

@@ -12,7 +12,7 @@ import sys
 import numpy as np
 import pytest
 from conftest import ROOT, shared_model, tflm_run
-from opgen_extra import EXTRA_GENERATORS
+from opgen_extra import EXTRA_GENERATORS, gen_batch_matmul
 
 from buildtool import pipeline, targets
 from buildtool.model import ops, reader as tflite_reader
@@ -289,6 +289,7 @@ def gen_squared_difference(rng):
 
 
 GEN16["SQUARED_DIFFERENCE"] = gen_squared_difference
+GEN16["BATCH_MATMUL"] = lambda rng: gen_batch_matmul(rng, const_rhs=False)  # TFLM: one type for LHS and RHS
 
 
 def gen_logistic(rng):

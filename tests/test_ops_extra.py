@@ -498,3 +498,24 @@ def test_index_ops_bad_models_get_one_line_errors():
     _bad(padded_space_to_batch, "TFLite Micro pads with an uninitialised value")
     _bad(reverse_apart, r"axes \[1, 3\] are not distinct and contiguous, as TFLite Micro requires")
     _bad(gather_past_the_end, r"indices must lie in \[0, 3\)")
+
+
+def attention_model(seed=8, tokens=6, dim=8):
+    """One attention head on BATCH_MATMUL: constant projections, Q K^T (adj_y), SOFTMAX over the keys, times V."""
+    b = GraphBuilder("attention", seed=seed)
+    x = b.input((1, tokens, dim))
+    rng = np.random.default_rng(seed)
+    w = [b.const(f"w{k}", rng.integers(-128, 128, size=(1, dim, dim)).astype(np.int8), "int8", r_quant(0.01, 0))
+         for k in range(3)]
+    q, k, v = (b.batch_matmul(x, wk) for wk in w)
+    p = b.softmax(b.batch_matmul(q, k, adj_y=True))
+    return b.finish(b.batch_matmul(p, v))
+
+
+@pytest.mark.parametrize("board", ["host", "cortex-m4"])
+def test_attention_head_on_batch_matmul_matches_tflm(board, tmp_path):
+    need(board)
+    g = attention_model()
+    check_firmware(g, board, tmp_path, plan_arena(g), seeds=(0, 1))
+    xs = random_inputs(g, 2)
+    assert np.array_equal(run(g, plan_arena(g), xs)[0].reshape(-1), tflm_run(serialize(g), xs)[0].reshape(-1))

@@ -113,7 +113,8 @@ def index_ops_branch(b, k):
     s = b.batch_to_space(b.space_to_batch(b.slice(m, [0, 0, 0, 0], [1, 2, -1, -1]), [2, 1], [[0, 0], [0, 0]]),
                          [2, 1], [[1, 0], [0, 1]])
     r = b.broadcast_to(b.reverse(b.gather(s, [0], axis=1), [2, 3]), (1, 2) + b.shape(s)[2:])
-    return [b.argminmax("ARG_MAX", r, 2), b.argminmax("ARG_MIN", s, -1)]
+    att = b.batch_matmul(b.reshape(k, (1, h * w, c)), b.reshape(k, (1, h * w, c)), adj_y=True)
+    return [b.argminmax("ARG_MAX", r, 2), b.argminmax("ARG_MIN", s, -1), b.batch_matmul(att, b.reshape(k, (1, h * w, c)))]
 
 
 def first_buffer_offsets(data: bytes):

@@ -16,6 +16,7 @@ from ..refops.softmax import softmax16_params, softmax_luts16
 from ..refops.compare import compare_params
 from ..refops.unary import abs_params, rsqrt_table
 from ..refops.arith import add_n_params, squared_difference_params
+from ..refops.matmul import matmul_params
 from ..refops.index_ops import (argminmax_geometry, gather_geometry, mirror_pad_geometry, space_batch_geometry,
     strided_geometry)
 from .c_text import c_ints, c_struct
@@ -276,3 +277,13 @@ def strided_copy(e, op) -> None:
     base, dims, strides = strided_geometry(e.g, op, _esize(e, x))
     e.declare(f"static const bt_transpose_params {n}_p = {c_struct(dict(out_dims=dims, in_stride=strides))};")
     e.call(op, f"bt_transpose_s8(&{n}_p, {e.act(x)} + {base}, {e.act(y)});")
+
+
+def batch_matmul(e, op) -> None:
+    """BATCH_MATMUL: int8 or int16 operands (activations or flash constants), dense."""
+    n, y = f"op{op.index}", op.outputs[0]
+    for i in (*op.inputs, y):
+        e.dense(op, i)
+    e.declare(f"static const bt_batch_matmul_params {n}_p = {c_struct(matmul_params(e.g, op))};")
+    e.call(op, f"bt_batch_matmul_{e.sfx(y)}(&{n}_p, {e.operand(op.inputs[0])}, {e.operand(op.inputs[1])}, "
+               f"{e.cact(y)});")

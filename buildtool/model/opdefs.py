@@ -251,6 +251,10 @@ OPDEFS = (
           **_BIN, **_opts("ReverseV2Options"), structural=(1,)),
     OpDef("BROADCAST_TO", "model.ops_extra:_check_broadcast_to", "refops.index_ops:broadcast_to",
           "codegen.extra_c:strided_copy", **_BIN, **_opts("BroadcastToOptions"), structural=(1,)),
+    OpDef("BATCH_MATMUL", "model.ops_extra:_check_batch_matmul", "refops.matmul:batch_matmul",
+          "codegen.extra_c:batch_matmul", macs="model.ops_extra:batch_matmul_macs", **_BIN,
+          **_opts("BatchMatMulOptions", Field("adj_x", "AdjX", "bool", False), Field("adj_y", "AdjY", "bool", False),
+                  Field("asymmetric_quantize_inputs", "AsymmetricQuantizeInputs", "bool", False))),
 )
 BY_NAME = {d.name: d for d in OPDEFS}
 

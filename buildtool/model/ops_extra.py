@@ -379,8 +379,38 @@ def _check_broadcast_to(g, op):
     _same_type(g, op, [op.inputs[0], *op.outputs])
 
 
+def _check_batch_matmul(g, op):
+    """BATCH_MATMUL: LHS and RHS (either may be constant) of ranks 2..5 and the output's type, per-tensor
+    quantised; batch dimensions broadcast; the inner dimensions (after adj_x / adj_y) agree."""
+    _need(len(op.inputs) == 2 and min(op.inputs) >= 0, op, "needs LHS and RHS")
+    L, R, out = _shape(g, op.inputs[0]), _shape(g, op.inputs[1]), _shape(g, op.outputs[0])
+    _need(2 <= len(L) <= 5 and 2 <= len(R) <= 5, op, f"ranks {len(L)} and {len(R)}: TFLite Micro takes 2 to 5")
+    _same_type(g, op, [*op.inputs, *op.outputs])
+    for i in (*op.inputs, *op.outputs):
+        _per_tensor(g, op, i)
+        if g.tensors[i].dtype == "int16":
+            _need(g.tensors[i].zero_point == 0, op, f"int16 tensor {i} needs zero point 0")
+    rank = max(len(L), len(R))
+    L, R = (1,) * (rank - len(L)) + L, (1,) * (rank - len(R)) + R
+    try:
+        batch = tuple(np.broadcast_shapes(L[:-2], R[:-2]))
+    except ValueError:
+        batch = None
+    _need(batch is not None, op, f"batch dimensions {list(L[:-2])} and {list(R[:-2])} do not broadcast")
+    m, k = (L[-1], L[-2]) if op.options.get("adj_x", False) else (L[-2], L[-1])
+    k2, n = (R[-1], R[-2]) if op.options.get("adj_y", False) else (R[-2], R[-1])
+    _need(k == k2, op, f"inner dimensions {k} and {k2} differ")
+    _need(out == batch + (m, n), op, f"output shape {list(out)} != {list(batch + (m, n))}")
+
+
 def bilinear_macs(g, op) -> int:
     """Bilinear resize weighs 4 input pixels per output value (the other operators here only move,
     compare or rescale values: 0, like ADD and MUL)."""
     return 4 * g.tensors[op.outputs[0]].num_elements
 
+
+def batch_matmul_macs(g, op) -> int:
+    """BATCH_MATMUL: batch x M x N x K."""
+    L, out = _shape(g, op.inputs[0]), _shape(g, op.outputs[0])
+    k = L[-2] if op.options.get("adj_x", False) else L[-1]
+    return int(np.prod(out, dtype=np.int64)) * int(k)

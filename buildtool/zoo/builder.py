@@ -748,6 +748,26 @@ class GraphBuilder:
         self._op("BROADCAST_TO", [x, st], [out])
         return out
 
+    def batch_matmul(self, a, b, adj_x=False, adj_y=False, *, out_quant=None) -> int:
+        """BATCH_MATMUL of a (activation) and b (activation or quantised constant); batch dimensions broadcast."""
+        va = self.values[a]
+        vb = self.values[b] if b in self.values else self._dequant(b)  # activations: calibration batch first
+        if adj_x:
+            va = np.swapaxes(va, -1, -2)
+        if adj_y:
+            vb = np.swapaxes(vb, -1, -2)
+        la, lb = self.shape(a), self.shape(b)
+        rank = max(len(la), len(lb))
+        la, lb = (1,) * (rank - len(la)) + la, (1,) * (rank - len(lb)) + lb
+        m = la[-1] if adj_x else la[-2]
+        n = lb[-2] if adj_y else lb[-1]
+        shape = tuple(np.broadcast_shapes(la[:-2], lb[:-2])) + (m, n)
+        v = np.matmul(va, vb)
+        out = self._act_out(self._name("batch_matmul"), v, "NONE", out_quant, shape)
+        self._op("BATCH_MATMUL", [a, b], [out], {"adj_x": adj_x, "adj_y": adj_y,
+                                                 "asymmetric_quantize_inputs": False})
+        return out
+
     def relu6(self, x) -> int:
         """RELU6: TFLM clamps the input codes, so the output keeps the input's quantisation."""
         out = self._same_quant_out("relu6", x, np.clip(self.values[x], 0, 6), self.shape(x))

@@ -128,6 +128,8 @@
 #define bt_space_to_batch_s8 ref_bt_space_to_batch_s8
 #define bt_batch_to_space_s8 ref_bt_batch_to_space_s8
 #define bt_mirror_pad_s8 ref_bt_mirror_pad_s8
+#define bt_batch_matmul_s8 ref_bt_batch_matmul_s8
+#define bt_batch_matmul_s16 ref_bt_batch_matmul_s16
 #define bt_logical_b ref_bt_logical_b
 #define bt_logical_not_b ref_bt_logical_not_b
 #define bt_select_s8 ref_bt_select_s8
@@ -759,6 +761,21 @@ typedef struct {
 } bt_mirror_pad_params;
 
 void bt_mirror_pad_s8(const bt_mirror_pad_params *p, const int8_t *in, int8_t *out);
+
+/* BATCH_MATMUL (TFLM batch_matmul.cc): per batch (b0, b1, b2; each operand's batch stride 0 where it broadcasts)
+ *   out[i][j] = clamp(MBQM(sum_k (lhs[i*lhs_row_stride + k*lhs_depth_stride] + lhs_offset)
+ *                            * (rhs[k*rhs_depth_stride + j*rhs_col_stride] + rhs_offset)) + output_offset),
+ * int8: int32 sums and bt_mbqm; int16 (offsets 0): int64 sums and bt_mbqm64. Strides in elements (adj_x / adj_y
+ * are strides); out dense [batch][rows][cols]; out must not alias an input. */
+typedef struct {
+  int32_t batch[3], lhs_batch_stride[3], rhs_batch_stride[3];
+  int32_t rows, cols, depth;
+  int32_t lhs_row_stride, lhs_depth_stride, rhs_depth_stride, rhs_col_stride;
+  int32_t lhs_offset, rhs_offset, output_offset, output_multiplier, output_shift, act_min, act_max;
+} bt_batch_matmul_params;
+
+void bt_batch_matmul_s8(const bt_batch_matmul_params *p, const int8_t *lhs, const int8_t *rhs, int8_t *out);
+void bt_batch_matmul_s16(const bt_batch_matmul_params *p, const int16_t *lhs, const int16_t *rhs, int16_t *out);
 
 #ifdef __cplusplus
 }

@@ -31,3 +31,4 @@
 #include "../reference/squared_difference.c"
 #include "../reference/add_n.c"
 #include "../reference/index_ops.c"
+#include "../reference/batch_matmul.c"
