@@ -59,15 +59,27 @@ ELEMENTWISE_INPLACE = opdefs.names(memory="elementwise")
 ALIASING = opdefs.names(memory="alias")
 
 
-def conv_out_size(size: int, k: int, stride: int, dilation: int, padding: str) -> int:
+def axis_padding(padding, axis: int):
+    """A window's padding along axis 0 (height) or 1 (width): "SAME" or "VALID" as TFLite writes it, or the
+    (before, after) pair of an explicit padding ((top, bottom), (left, right)): a PAD folded into its
+    convolution (model/fold_pad.py), which no .tflite file holds."""
+    return padding if isinstance(padding, str) else tuple(int(p) for p in padding[axis])
+
+
+def conv_out_size(size: int, k: int, stride: int, dilation: int, padding) -> int:
+    """Output size along one axis; padding: "SAME", "VALID" or that axis's (before, after) (axis_padding)."""
     eff = (k - 1) * dilation + 1
     if padding == "SAME":
         return (size + stride - 1) // stride
+    if not isinstance(padding, str):
+        return (size + padding[0] + padding[1] - eff) // stride + 1
     return (size - eff + stride) // stride
 
 
-def conv_padding(size: int, k: int, stride: int, dilation: int, padding: str) -> int:
-    """Leading padding (top or left) as TFLite computes it."""
+def conv_padding(size: int, k: int, stride: int, dilation: int, padding) -> int:
+    """Leading padding (top or left) as TFLite computes it (an explicit pair: its first)."""
+    if not isinstance(padding, str):
+        return int(padding[0])
     if padding != "SAME":
         return 0
     out = conv_out_size(size, k, stride, dilation, padding)
@@ -206,8 +218,8 @@ def _check_conv(g, op):
     _need(o["padding"] != "VALID" or (span_h <= inp[1] and span_w <= inp[2]), op,
           f"filter {span_h}x{span_w} (dilated) is larger than its {inp[1]}x{inp[2]} input under VALID padding, "
           f"which leaves no output pixel")
-    eh = conv_out_size(inp[1], kh, o["stride_h"], o["dilation_h"], o["padding"])
-    ew = conv_out_size(inp[2], kw, o["stride_w"], o["dilation_w"], o["padding"])
+    eh = conv_out_size(inp[1], kh, o["stride_h"], o["dilation_h"], axis_padding(o["padding"], 0))
+    ew = conv_out_size(inp[2], kw, o["stride_w"], o["dilation_w"], axis_padding(o["padding"], 1))
     _need((out[1], out[2]) == (eh, ew), op, f"output size {out[1]}x{out[2]} != expected {eh}x{ew}")
     _bias_ok(g, op, 2, cout)
     fq = g.tensors[op.inputs[1]].quant
@@ -445,5 +457,5 @@ def check_graph(g: Graph) -> None:
 
 
 __all__ = ["SUPPORTED", "ACT_TYPES", "activation_types", "supported_table", "unsupported_message", "check_op",
-           "check_graph", "op_macs", "graph_macs", "conv_out_size", "conv_padding", "ELEMENTWISE_INPLACE", "ALIASING",
+           "check_graph", "op_macs", "graph_macs", "axis_padding", "conv_out_size", "conv_padding", "ELEMENTWISE_INPLACE", "ALIASING",
            "INT16_OPS"]

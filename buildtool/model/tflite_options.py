@@ -21,6 +21,7 @@ from __future__ import annotations
 import tflite
 from tflite.BuiltinOptions import BuiltinOptions
 
+from ..errors import ModelError
 from .opdefs import BY_NAME, N_OUTPUTS
 
 ACTIVATION = {0: "NONE", 1: "RELU", 2: "RELU_N1_TO_1", 3: "RELU6", 4: "TANH", 5: "SIGN_BIT"}
@@ -112,6 +113,9 @@ def write(writer, op) -> tuple:
             if f.kind == "output_shape" or len(v):  # an empty optional vector is left out
                 values.append((f.schema, writer._ints(getattr(tflite, f"{name}Start{f.schema}Vector"), list(v))))
         else:
+            if f.kind == "padding" and v not in PADDING_CODES:  # explicit padding: a folded PAD (model/fold_pad.py)
+                raise ModelError(f"operator {op.index} ({op.opcode}) has the explicit padding {v} of a folded PAD, "
+                                 f"which a .tflite file cannot hold; write the graph as read, before fold_pads")
             values.append((f.schema, _CODES[f.kind][v] if f.kind in _CODES else _SCALAR[f.kind](v)))
     getattr(tflite, f"{name}Start")(b)
     for schema, v in values:

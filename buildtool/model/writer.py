@@ -18,6 +18,7 @@ from tflite.TensorType import TensorType
 from ..errors import ModelError
 from ..fsutil import write_atomic
 from . import tflite_options
+from .fold_pad import unfold_pads
 from .ir import NUMPY_DTYPE, Graph
 
 TYPE_CODES = {"float32": TensorType.FLOAT32, "float16": TensorType.FLOAT16, "int32": TensorType.INT32,
@@ -27,8 +28,9 @@ DATA_ALIGN = 16
 
 
 def serialize(g: Graph) -> bytes:
-    """The graph as .tflite bytes. Raises ModelError for an opcode or option the schema cannot hold."""
-    return _Writer(g).build()
+    """The graph as .tflite bytes (a folded PAD written back as the PAD it was: fold_pad.unfold_pads).
+    Raises ModelError for an opcode or option the schema cannot hold."""
+    return _Writer(unfold_pads(g)).build()
 
 
 def save(g: Graph, path: str) -> None:

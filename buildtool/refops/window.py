@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InternalError
-from ..model.ops import conv_out_size, conv_padding
+from ..model.ops import axis_padding, conv_out_size, conv_padding
 
 
 class Window:
@@ -20,10 +20,11 @@ class Window:
     def __init__(self, in_h, in_w, kh, kw, sh, sw, dh, dw, padding):
         self.in_h, self.in_w = in_h, in_w
         self.kh, self.kw, self.sh, self.sw, self.dh, self.dw = kh, kw, sh, sw, dh, dw
-        self.out_h = conv_out_size(in_h, kh, sh, dh, padding)
-        self.out_w = conv_out_size(in_w, kw, sw, dw, padding)
-        self.pad_top = conv_padding(in_h, kh, sh, dh, padding)
-        self.pad_left = conv_padding(in_w, kw, sw, dw, padding)
+        ph, pw = axis_padding(padding, 0), axis_padding(padding, 1)
+        self.out_h = conv_out_size(in_h, kh, sh, dh, ph)
+        self.out_w = conv_out_size(in_w, kw, sw, dw, pw)
+        self.pad_top = conv_padding(in_h, kh, sh, dh, ph)
+        self.pad_left = conv_padding(in_w, kw, sw, dw, pw)
         self.ekh = (kh - 1) * dh + 1
         self.ekw = (kw - 1) * dw + 1
 

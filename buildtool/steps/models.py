@@ -14,6 +14,7 @@ import re
 
 from .. import zoo
 from ..errors import UsageError
+from ..model.fold_pad import fold_pads
 from ..model.ir import Graph
 from ..model.ops import check_graph
 from ..model.files import read_model_file
@@ -78,12 +79,12 @@ class Model:
 
 
 def parse(src: Source) -> Graph:
-    """The Graph of a located model."""
+    """The Graph of a located model, every foldable PAD folded into its convolutions (model/fold_pad.py)."""
     if src.zoo is not None:
-        return zoo.build(src.zoo)
+        return fold_pads(zoo.build(src.zoo))
     from ..model.reader import parse as parse_tflite  # (a file only: the tflite package costs a zoo model 70 ms)
 
-    return parse_tflite(src.data, name=src.name, source=src.shown)
+    return fold_pads(parse_tflite(src.data, name=src.name, source=src.shown))
 
 
 def read_model(spec, shown: str | None = None) -> Model:
@@ -91,7 +92,7 @@ def read_model(spec, shown: str | None = None) -> Model:
     if isinstance(spec, Model):
         return spec
     if isinstance(spec, Graph):
-        return Model(spec.name, spec.name, spec)
+        return Model(spec.name, spec.name, fold_pads(spec))
     src = locate(str(spec), shown)
     return Model(src.name, src.shown, parse(src))
 

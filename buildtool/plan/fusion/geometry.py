@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...model import opdefs
-from ...model.ops import conv_out_size, conv_padding
+from ...model.ops import axis_padding, conv_out_size, conv_padding
 from ...refops.prepare import mean_axes
 
 # Operators that can run on a tile of their output given tiles of their inputs.
@@ -78,9 +78,9 @@ def _window_axes(g, op) -> tuple:
         kh, kw = o["filter_h"], o["filter_w"]
     dh, dw = o.get("dilation_h", 1), o.get("dilation_w", 1)
     axes = []
-    for n, k, s, d in ((inp[1], kh, o["stride_h"], dh), (inp[2], kw, o["stride_w"], dw)):
-        axes.append(Axis((k - 1) * d + 1, s, conv_padding(n, k, s, d, o["padding"]), n,
-                         conv_out_size(n, k, s, d, o["padding"])))
+    for a, (n, k, s, d) in enumerate(((inp[1], kh, o["stride_h"], dh), (inp[2], kw, o["stride_w"], dw))):
+        pad = axis_padding(o["padding"], a)
+        axes.append(Axis((k - 1) * d + 1, s, conv_padding(n, k, s, d, pad), n, conv_out_size(n, k, s, d, pad)))
     return tuple(axes)
 
 
