@@ -410,3 +410,35 @@ def gen_batch_matmul(rng, const_rhs=None):
 
 
 EXTRA_GENERATORS["BATCH_MATMUL"] = gen_batch_matmul
+
+
+def gen_elu(rng):
+    b = _builder(rng, "elu")
+    b.elu(_in(b, rng, _any_shape(rng)), out_quant=rquant(rng) if rng.random() < 0.5 else None)
+    return b.finish()
+
+
+def gen_l2_normalization(rng):
+    b = _builder(rng, "l2_norm")
+    b.l2_normalization(_in(b, rng, (1,) + _any_shape(rng)[:3]))
+    return b.finish()
+
+
+def gen_shape(rng):
+    b = _builder(rng, "shape")
+    b.shape_of(_in(b, rng, _any_shape(rng)))
+    return b.finish()
+
+
+def gen_gather_nd(rng):
+    b = _builder(rng, "gather_nd")
+    shape = (1,) + tuple(int(rng.integers(1, 5)) for _ in range(int(rng.integers(1, 4))))
+    n = int(rng.integers(1, len(shape) + 1))
+    lead = tuple(int(rng.integers(1, 4)) for _ in range(int(rng.integers(0, 3))))
+    idx = np.stack([rng.integers(0, shape[k], size=lead) for k in range(n)], axis=-1)
+    b.gather_nd(_in(b, rng, shape), idx)
+    return b.finish()
+
+
+EXTRA_GENERATORS.update({"ELU": gen_elu, "L2_NORMALIZATION": gen_l2_normalization, "SHAPE": gen_shape,
+                         "GATHER_ND": gen_gather_nd})

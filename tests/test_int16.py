@@ -250,7 +250,8 @@ GEN16 = {"ADD": lambda r: gen_add_sub(r, "ADD"), "SUB": lambda r: gen_add_sub(r,
 # The activation and layout operators TFLM also runs on int16 (its DEPTH_TO_SPACE, SPACE_TO_DEPTH,
 # RESIZE_BILINEAR and HARD_SWISH refuse int16): their int8 generators, converted by as_int16x8.
 EXTRA16 = ("RELU", "RELU6", "PRELU", "MAXIMUM", "MINIMUM", "TRANSPOSE", "RESIZE_NEAREST_NEIGHBOR", "SQUEEZE",
-           "EXPAND_DIMS", "ABS", "SUM", "SLICE", "PADV2", "SPLIT_V", "PACK", "UNPACK", "REVERSE_V2", "BROADCAST_TO")
+           "EXPAND_DIMS", "ABS", "SUM", "SLICE", "PADV2", "SPLIT_V", "PACK", "UNPACK", "REVERSE_V2", "BROADCAST_TO",
+           "SHAPE")
 GEN16.update({op: EXTRA_GENERATORS[op] for op in EXTRA16})
 
 
@@ -335,7 +336,7 @@ def test_random_16x8_models_match_tflm(opcode):
     rng = np.random.default_rng(sum(map(ord, opcode)) + 16)
     for case in range(12):
         g = model16(opcode, rng, opcode in INT64_BIAS_ONLY or case % 2 == 0)
-        assert g.tensors[g.operators[0].outputs[0]].dtype in ("int16", "float32")
+        assert g.tensors[g.operators[0].outputs[0]].dtype in ("int16", "float32", "int32")  # SHAPE: int32
         check_16x8(g, case)
 
 

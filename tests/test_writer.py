@@ -114,7 +114,9 @@ def index_ops_branch(b, k):
                          [2, 1], [[1, 0], [0, 1]])
     r = b.broadcast_to(b.reverse(b.gather(s, [0], axis=1), [2, 3]), (1, 2) + b.shape(s)[2:])
     att = b.batch_matmul(b.reshape(k, (1, h * w, c)), b.reshape(k, (1, h * w, c)), adj_y=True)
-    return [b.argminmax("ARG_MAX", r, 2), b.argminmax("ARG_MIN", s, -1), b.batch_matmul(att, b.reshape(k, (1, h * w, c)))]
+    nd = b.gather_nd(b.l2_normalization(b.elu(k)), [[0, 1], [0, 0]])
+    return [b.argminmax("ARG_MAX", r, 2), b.argminmax("ARG_MIN", s, -1), b.batch_matmul(att, b.reshape(k, (1, h * w, c))),
+            nd, b.shape_of(nd)]
 
 
 def first_buffer_offsets(data: bytes):

@@ -17,6 +17,7 @@ from ..refops.compare import compare_params
 from ..refops.unary import abs_params, rsqrt_table
 from ..refops.arith import add_n_params, squared_difference_params
 from ..refops.matmul import matmul_params
+from ..refops.norm import elu_table, gather_nd_rows
 from ..refops.index_ops import (argminmax_geometry, gather_geometry, mirror_pad_geometry, space_batch_geometry,
     strided_geometry)
 from .c_text import c_ints, c_struct
@@ -287,3 +288,46 @@ def batch_matmul(e, op) -> None:
     e.declare(f"static const bt_batch_matmul_params {n}_p = {c_struct(matmul_params(e.g, op))};")
     e.call(op, f"bt_batch_matmul_{e.sfx(y)}(&{n}_p, {e.operand(op.inputs[0])}, {e.operand(op.inputs[1])}, "
                f"{e.cact(y)});")
+
+
+def elu(e, op) -> None:
+    """int8 ELU: its 256-entry table (refops.norm.elu_table), one per operator, then a lookup."""
+    x, y, n = op.inputs[0], op.outputs[0], f"op{op.index}"
+    e.dense(op, x)
+    e.dense(op, y)
+    e.declare(f"static const int8_t {n}_t[256] = {c_ints(elu_table(e.g, op).tolist())};")
+    e.call(op, f"bt_lut_s8({e.g.tensors[x].num_elements}, {n}_t, {e.act(x)}, {e.act(y)});")
+
+
+def l2_normalization(e, op) -> None:
+    x, y = op.inputs[0], op.outputs[0]
+    e.dense(op, x)
+    e.dense(op, y)
+    t = e.g.tensors[x]
+    depth = t.shape[-1] if t.shape else 1
+    e.call(op, f"bt_l2_norm_s8({t.num_elements // max(depth, 1)}, {depth}, {t.zero_point}, {e.act(x)}, "
+               f"{e.act(y)});")
+
+
+def shape(e, op) -> None:
+    """SHAPE: the input's dimensions, an int32 array in model.c copied by bt_transpose_s8 as bytes."""
+    n, y = f"op{op.index}", op.outputs[0]
+    dims = [int(d) for d in e.g.tensors[op.inputs[0]].shape]
+    e.dense(op, y)
+    e.declare(f"static const int32_t {n}_d[{max(len(dims), 1)}] = {c_ints(dims or [0])};")
+    p = dict(out_dims=[1, 1, 1, 1, 1, 4 * len(dims)], in_stride=[0, 0, 0, 0, 0, 1])
+    e.declare(f"static const bt_transpose_params {n}_p = {c_struct(p)};")
+    e.call(op, f"bt_transpose_s8(&{n}_p, (const int8_t *){n}_d, {e.act(y)});")
+
+
+def gather_nd(e, op) -> None:
+    """GATHER_ND with constant indices: bt_gather_s8 over the params' flattened leading dimensions."""
+    n, x, y = f"op{op.index}", op.inputs[0], op.outputs[0]
+    e.dense(op, x)
+    e.dense(op, y)
+    rows, inner, flat = gather_nd_rows(e.g, op)
+    e.declare(f"static const int32_t {n}_i[{max(len(flat), 1)}] = {c_ints(flat or [0])};")
+    p = dict(outer=1, axis_size=rows, count=len(flat), inner=inner * _esize(e, x))
+    e.declare(f"static const bt_gather_params {n}_p = {c_struct(p)};")
+    src = e.weight(x, "int8_t") if e.g.tensors[x].is_const else e.act(x)
+    e.call(op, f"bt_gather_s8(&{n}_p, {n}_i, {src}, {e.act(y)});")

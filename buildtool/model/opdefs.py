@@ -255,6 +255,13 @@ OPDEFS = (
           "codegen.extra_c:batch_matmul", macs="model.ops_extra:batch_matmul_macs", **_BIN,
           **_opts("BatchMatMulOptions", Field("adj_x", "AdjX", "bool", False), Field("adj_y", "AdjY", "bool", False),
                   Field("asymmetric_quantize_inputs", "AsymmetricQuantizeInputs", "bool", False))),
+    OpDef("ELU", "model.ops:_check_same", "refops.norm:elu", "codegen.extra_c:elu", types=_t(I8), memory="elementwise"),
+    OpDef("L2_NORMALIZATION", "model.ops_extra:_check_l2_normalization", "refops.norm:l2_normalization",
+          "codegen.extra_c:l2_normalization", types=_t(I8), memory="elementwise", **_opts("L2NormOptions", _ACT)),
+    OpDef("SHAPE", "model.ops_extra:_check_shape", "refops.norm:shape", "codegen.extra_c:shape",
+          types=_t(I8_16, ("int32",)), **_opts("ShapeOptions", Field("out_type", "OutType", default=2))),
+    OpDef("GATHER_ND", "model.ops_extra:_check_gather_nd", "refops.norm:gather_nd", "codegen.extra_c:gather_nd",
+          types=_t(I8), **_BIN, **_opts("GatherNdOptions"), structural=(1,)),
 )
 BY_NAME = {d.name: d for d in OPDEFS}
 

@@ -403,6 +403,36 @@ def _check_batch_matmul(g, op):
     _need(out == batch + (m, n), op, f"output shape {list(out)} != {list(batch + (m, n))}")
 
 
+def _check_l2_normalization(g, op):
+    """L2_NORMALIZATION: at most 4-D, no fused activation (TFLM); the output codes are 1/128, zero point 0."""
+    _check_same(g, op)
+    _need(len(_shape(g, op.inputs[0])) <= 4, op, "more than 4 dimensions: TFLite Micro refuses them")
+    _need(op.options.get("activation", "NONE") == "NONE", op, "a fused activation: TFLite Micro refuses it")
+
+
+def _check_shape(g, op):
+    """SHAPE: an int32 output of one value per input dimension."""
+    _one_input(g, op)
+    _need(_shape(g, op.outputs[0]) == (len(_shape(g, op.inputs[0])),), op,
+          f"output shape {list(_shape(g, op.outputs[0]))} != [{len(_shape(g, op.inputs[0]))}]")
+    _need(op.options.get("out_type", 2) == 2, op, "out_type must be int32, as TFLite Micro writes")
+
+
+def _check_gather_nd(g, op):
+    """GATHER_ND: constant int32 indices [..., n] inside the first n dimensions of the params."""
+    _need(len(op.inputs) == 2 and min(op.inputs) >= 0, op, "needs params and indices")
+    params, out = _shape(g, op.inputs[0]), _shape(g, op.outputs[0])
+    idx = _const(g, op, 1, "indices (computed indices are not supported)")
+    _need(g.tensors[op.inputs[1]].dtype == "int32" and idx.ndim >= 1 and 1 <= idx.shape[-1] <= len(params), op,
+          f"indices must be int32 [..., n] with 1 <= n <= {len(params)}")
+    n = idx.shape[-1]
+    _need(idx.size == 0 or ((idx >= 0) & (idx < np.array(params[:n]))).all(), op,
+          f"indices must lie inside the params' first {n} dimensions {list(params[:n])} (TFLite Micro fails on others)")
+    want = tuple(idx.shape[:-1]) + params[n:]
+    _need(out == want, op, f"output shape {list(out)} != {list(want)}")
+    _same_type(g, op, [op.inputs[0], *op.outputs])
+
+
 def bilinear_macs(g, op) -> int:
     """Bilinear resize weighs 4 input pixels per output value (the other operators here only move,
     compare or rescale values: 0, like ADD and MUL)."""

@@ -768,6 +768,40 @@ class GraphBuilder:
                                                  "asymmetric_quantize_inputs": False})
         return out
 
+    def elu(self, x, *, out_quant=None) -> int:
+        v = self.values[x]
+        y = np.where(v < 0, np.expm1(np.minimum(v, 0)), v)
+        out = self._act_out(self._name("elu"), y, "NONE", out_quant, self.shape(x))
+        self._op("ELU", [x], [out])
+        return out
+
+    def l2_normalization(self, x) -> int:
+        """L2_NORMALIZATION over the last axis: TFLM writes codes of scale 1/128, zero point 0."""
+        v = self.values[x]
+        y = v / np.maximum(np.sqrt(np.sum(v * v, axis=-1, keepdims=True)), 1e-6)
+        out = self._act_out(self._name("l2_norm"), y, "NONE", (1.0 / 128, 0), self.shape(x))
+        self._op("L2_NORMALIZATION", [x], [out], {"activation": "NONE"})
+        return out
+
+    def shape_of(self, x) -> int:
+        """SHAPE: x's dimensions as an int32 tensor."""
+        t = self._tensor(f"{self._name('shape')}/out", (len(self.shape(x)),), "int32")
+        self.values[t] = np.broadcast_to(np.array(self.shape(x), np.float32), (self.batch, len(self.shape(x))))
+        self._op("SHAPE", [x], [t], {"out_type": 2})
+        return t
+
+    def gather_nd(self, x, indices) -> int:
+        """GATHER_ND of constant int32 indices [..., n]."""
+        name = self._name("gather_nd")
+        idx = np.asarray(indices, np.int32)
+        n = idx.shape[-1]
+        it = self.const(f"{name}/indices", idx, "int32")
+        shape = tuple(idx.shape[:-1]) + self.shape(x)[n:]
+        v = self.values[x]  # the output keeps x's quantisation: its values only calibrate what follows
+        out = self._same_quant_out("gather_nd", x, np.resize(v, (v.shape[0],) + shape[1:]), shape)
+        self._op("GATHER_ND", [x, it], [out])
+        return out
+
     def relu6(self, x) -> int:
         """RELU6: TFLM clamps the input codes, so the output keeps the input's quantisation."""
         out = self._same_quant_out("relu6", x, np.clip(self.values[x], 0, 6), self.shape(x))

@@ -130,6 +130,7 @@
 #define bt_mirror_pad_s8 ref_bt_mirror_pad_s8
 #define bt_batch_matmul_s8 ref_bt_batch_matmul_s8
 #define bt_batch_matmul_s16 ref_bt_batch_matmul_s16
+#define bt_l2_norm_s8 ref_bt_l2_norm_s8
 #define bt_logical_b ref_bt_logical_b
 #define bt_logical_not_b ref_bt_logical_not_b
 #define bt_select_s8 ref_bt_select_s8
@@ -776,6 +777,12 @@ typedef struct {
 
 void bt_batch_matmul_s8(const bt_batch_matmul_params *p, const int8_t *lhs, const int8_t *rhs, int8_t *out);
 void bt_batch_matmul_s16(const bt_batch_matmul_params *p, const int16_t *lhs, const int16_t *rhs, int16_t *out);
+
+/* L2_NORMALIZATION on int8 (TFLM reference_integer_ops::L2Normalization): per row of depth codes, acc = sum (x -
+ * input_zp)^2, (m, s) = GetInvSqrtQuantizedMultiplierExp(acc, -1), out = clamp(MBQM(x - input_zp, m, s + 7)): codes
+ * of scale 1/128, zero point 0. Dense; out may alias in (exact). ELU is bt_lut_s8 on its table; SHAPE and GATHER_ND
+ * run on bt_transpose_s8 and bt_gather_s8. */
+void bt_l2_norm_s8(int32_t rows, int32_t depth, int32_t input_zp, const int8_t *in, int8_t *out);
 
 #ifdef __cplusplus
 }

@@ -32,3 +32,4 @@
 #include "../reference/add_n.c"
 #include "../reference/index_ops.c"
 #include "../reference/batch_matmul.c"
+#include "../reference/norm.c"
