@@ -50,19 +50,21 @@ def _first_fit_scan(units: int, busy: list) -> int:
     for o, e in busy:
         if o - off >= units:
             break
-        off = max(off, e)
+        if e > off:
+            off = e
     return off
 
 
 def _best_fit_scan(units: int, busy: list) -> int:
     """_best_fit over a few (start, end) ranges, sorted."""
-    off, best = 0, None
+    off, best, at = 0, None, 0
     for o, e in busy:
         gap = o - off
-        if gap >= units and (best is None or gap < best[0]):
-            best = (gap, off)
-        off = max(off, e)
-    return best[1] if best else off
+        if gap >= units and (best is None or gap < best):
+            best, at = gap, off
+        if e > off:
+            off = e
+    return off if best is None else at
 
 
 _SCAN = {_first_fit: _first_fit_scan, _best_fit: _best_fit_scan}
@@ -81,31 +83,89 @@ def _neighbours(bufs: tuple) -> tuple:
     return tuple(out)
 
 
-def _place(bufs: list, sequence: list, fit) -> list:
+def _place(bufs: list, sequence: list, fit, prefix: tuple = ()) -> list:
     """Offsets from placing the buffers in `sequence` one by one with `fit`, each clear of those
-    placed before it that live at a common step (their ranges sorted by start, then end)."""
+    placed before it that live at a common step (their ranges sorted by start, then end).
+
+    prefix: the sequence starts with these buffers (the pinned ones, the same in every order a
+    packing tries): their offsets, and the ranges they leave each other buffer, are computed once."""
     n = len(bufs)
+    key = tuple(tuple(b) for b in bufs)
     units = np.fromiter((b[0] for b in bufs), dtype=np.int64, count=n)
-    offsets = np.zeros(n, dtype=np.int64)
     placed = np.zeros(n, dtype=bool)
     scan = _SCAN[fit]
-    nbrs = _neighbours(tuple(tuple(b) for b in bufs))  # the same for every order a packer tries: computed once
+    nbrs = _neighbours(key)  # the same for every order a packer tries: computed once
+    fixed = None
+    if prefix:
+        assert tuple(sequence[:len(prefix)]) == prefix
+        offs0, nbrs, fixed = _prefix(key, prefix, fit)
+        offsets = offs0.copy()
+        placed[list(prefix)] = True
+        sequence = sequence[len(prefix):]
+    else:
+        offsets = np.zeros(n, dtype=np.int64)
+    ends = offsets + units
     for i in sequence:
         nb = nbrs[i]
         nb = nb[placed[nb]]
-        start = offsets[nb]
-        end = start + units[nb]
-        if nb.size < _SCAN_BELOW:
-            offsets[i] = scan(bufs[i][0], sorted(zip(start.tolist(), end.tolist())))
+        u = bufs[i][0]
+        fx = fixed[i] if fixed is not None else None
+        if nb.size + (len(fx[0]) if fx else 0) < _SCAN_BELOW:
+            busy = list(zip(offsets[nb].tolist(), ends[nb].tolist()))
+            if fx:
+                busy += fx[0]
+            busy.sort()
+            o = scan(u, busy)
         else:
+            start, end = offsets[nb], ends[nb]
+            if fx:
+                start, end = np.concatenate((fx[1], start)), np.concatenate((fx[2], end))
             order = np.lexsort((end, start))
             start, top = start[order], np.maximum.accumulate(end[order])
             before = np.empty_like(top)
             before[0] = 0
             before[1:] = top[:-1]
-            offsets[i] = fit(int(units[i]), start, before, int(top[-1]))
+            o = fit(u, start, before, int(top[-1]))
+        offsets[i] = o
+        ends[i] = o + u
         placed[i] = True
     return offsets.tolist()
+
+
+@functools.lru_cache(maxsize=16)
+def _prefix(bufs: tuple, prefix: tuple, fit) -> tuple:
+    """(offsets, neighbours, fixed) after placing `prefix` (from nothing) with fit: offsets of the
+    prefix (0 elsewhere); each other buffer's neighbours outside the prefix; and fixed[i], the
+    prefix neighbours' ranges merged into the union of their bytes, as ([(start, end)], starts, ends).
+
+    A fit of u >= 1 units depends only on the union of the placed ranges (the gaps of the sorted
+    ranges that can hold a unit are exactly the holes of the union, the top its highest end), so
+    the prefix's ranges may be given merged. A buffer of 0 units keeps every range among its
+    neighbours (fixed: None)."""
+    offsets = np.array(_place(bufs, list(prefix), fit), dtype=np.int64)
+    nbrs = _neighbours(bufs)
+    n = len(bufs)
+    inside = np.zeros(n, dtype=bool)
+    inside[list(prefix)] = True
+    units = np.fromiter((b[0] for b in bufs), dtype=np.int64, count=n)
+    out_nbrs, fixed = list(nbrs), [None] * n
+    for i in range(n):
+        if inside[i] or units[i] == 0:
+            continue
+        nb = nbrs[i]
+        pre = nb[inside[nb]]
+        out_nbrs[i] = nb[~inside[nb]]
+        if pre.size:
+            ranges = sorted(zip(offsets[pre].tolist(), (offsets[pre] + units[pre]).tolist()))
+            merged = [list(ranges[0])]
+            for o, e in ranges[1:]:
+                if o <= merged[-1][1]:
+                    merged[-1][1] = max(merged[-1][1], e)
+                else:
+                    merged.append([o, e])
+            fixed[i] = ([tuple(m) for m in merged], np.array([m[0] for m in merged], np.int64),
+                        np.array([m[1] for m in merged], np.int64))
+    return offsets, tuple(out_nbrs), tuple(fixed)
 
 
 def profile(bufs: list, nsteps: int | None = None) -> list:
@@ -273,6 +333,38 @@ def _pack(bufs: tuple, nsteps: int, time_budget: float, rounds: int, pinned: tup
     [(units, first, last)] buffers over nsteps steps: the packers, `rounds` of improve(), then
     the exact solver for time_budget seconds of deterministic time while above the bound.
 
+    Each stage is remembered on its own (_heuristics, _improved): the fusion planner packs a
+    schedule with the heuristics, polishes it, then gives the best one the exact solver, and
+    each of those repeated the stages before it.
+    """
+    offs, t, lower, name, prof = _improved(bufs, nsteps, rounds, pinned, bands)
+    optimal = t == lower
+    if not optimal and time_budget > 0 and not pinned:
+        res = exact.solve(bufs, list(offs), lower, t, time_budget, wall_cap=False)  # load-independent
+        if res[1] < t:
+            offs, t, name = tuple(res[0]), res[1], "exact"
+        optimal = bool(res[2]) or t == lower
+    return tuple(offs), t, lower, name, optimal, prof
+
+
+@functools.lru_cache(maxsize=512)
+def _improved(bufs: tuple, nsteps: int, rounds: int, pinned: tuple, bands: tuple) -> tuple:
+    """(offsets, top, lower, name, profile): _heuristics' packing after `rounds` of improve()."""
+    offs, t, lower, name, prof = _heuristics(bufs, nsteps, pinned, bands)
+    pairs = len(bufs) * (len(bufs) - 1) // 2
+    # each round is one quadratic placement: at most 2 x PACK_WORK pairs (30 rounds up to 700 buffers)
+    rounds = min(rounds, 2 * PACK_WORK // max(pairs, 1))
+    if t > lower and rounds:
+        offs2, t2 = improve(bufs, list(offs), lower, rounds, pinned)
+        if t2 < t:
+            offs, t, name = tuple(offs2), t2, name + "+improve"
+    return offs, t, lower, name, prof
+
+
+@functools.lru_cache(maxsize=512)
+def _heuristics(bufs: tuple, nsteps: int, pinned: tuple, bands: tuple) -> tuple:
+    """(offsets, top, lower, name, profile): the best of the packers' placements.
+
     bands: indices of row bands; two more orders place the other buffers first (largest, or most
     pressed, first), then the bands in birth order, so they flow through the holes left behind.
     pinned: indices laid out first, one after another from offset 0 (the row bands of an input
@@ -298,7 +390,7 @@ def _pack(bufs: tuple, nsteps: int, time_budget: float, rounds: int, pinned: tup
             if k and 2 * (k + 1) * pairs > PACK_WORK:  # each order is two quadratic placements
                 break
             for fit in (_first_fit, _best_fit):
-                offs = _place(bufs, list(pinned) + sorted(rest, key=key), fit)
+                offs = _place(bufs, list(pinned) + sorted(rest, key=key), fit, tuple(pinned))
                 t = top(bufs, offs)
                 if best is None or t < best[0]:
                     best = (t, name, offs)
@@ -308,19 +400,7 @@ def _pack(bufs: tuple, nsteps: int, time_budget: float, rounds: int, pinned: tup
             for k in flow for fit in (_first_fit, _best_fit)]
         best = best_of(bufs, cands, lower)
     t, name, offs = best
-    # each round is one quadratic placement: at most 2 x PACK_WORK pairs (30 rounds up to 700 buffers)
-    rounds = min(rounds, 2 * PACK_WORK // max(pairs, 1))
-    if t > lower and rounds:
-        offs2, t2 = improve(bufs, offs, lower, rounds, pinned)
-        if t2 < t:
-            offs, t, name = offs2, t2, name + "+improve"
-    optimal = t == lower
-    if not optimal and time_budget > 0 and not pinned:
-        res = exact.solve(bufs, offs, lower, t, time_budget, wall_cap=False)  # load-independent
-        if res[1] < t:
-            offs, t, name = res[0], res[1], "exact"
-        optimal = bool(res[2]) or t == lower
-    return tuple(offs), t, lower, name, optimal, tuple(prof)
+    return tuple(offs), t, lower, name, tuple(prof)
 
 
 def improve(bufs: list, offsets: list, lower: int, rounds: int, pinned: tuple = (), seed: int = 0) -> tuple:
@@ -339,7 +419,7 @@ def improve(bufs: list, offsets: list, lower: int, rounds: int, pinned: tuple = 
         front -= first
         rest = [i for i in range(n) if i not in first]
         seq = list(pinned) + sorted(rest, key=lambda i: (i not in front, -bufs[i][0] if i in front else best[i], i))
-        new = _place(bufs, seq, _first_fit)
+        new = _place(bufs, seq, _first_fit, tuple(pinned))
         t = top(bufs, new)
         if t <= bt:
             best, bt = new, t
