@@ -69,43 +69,48 @@ def _add_rows(live: np.ndarray, born: np.ndarray, dies: np.ndarray, size: int) -
     live += np.cumsum(delta)[:len(live)]
 
 
-def min_peaks(n: int, edges: list, sources: dict, start: list) -> tuple:
-    """(forward, backward): node -> least peak of a path from a start node to it / from it to cut n."""
+def min_peaks(n: int, edges, start: list) -> tuple:
+    """(forward, backward): int64 arrays over node codes 2 cut + banded -> least peak of a path from a
+    start node to it / from it to cut n (int64 max: none). edges: search.EdgeTable (every edge goes
+    forward, so taking the cuts in order, each node is final before an edge leaves it)."""
     big = np.iinfo(np.int64).max
-    fwd, bwd = {s: 0 for s in start}, {(n, 0): 0}
-    by_q = sorted(range(len(edges)), key=lambda k: edges[k].q)
-    for k in by_q:
-        e, s = edges[k], sources[k]
-        if s in fwd:
-            d = (e.q, int(e.band_out))
-            fwd[d] = min(fwd.get(d, big), max(fwd[s], e.ram))
-    for k in reversed(by_q):
-        e, s = edges[k], sources[k]
-        d = (e.q, int(e.band_out))
-        if d in bwd:
-            bwd[s] = min(bwd.get(s, big), max(bwd[d], e.ram))
+    fwd, bwd = np.full(2 * (n + 1), big, np.int64), np.full(2 * (n + 1), big, np.int64)
+    for c, b in start:
+        fwd[2 * c + b] = 0
+    bwd[2 * n] = 0
+    src, ram, _ = edges.arrays()
+    dst = 2 * np.array(edges.q, np.int64) + np.array(edges.bq, np.int64)
+    by_q = np.argsort(dst // 2, kind="stable")
+    bounds = np.searchsorted(dst[by_q] // 2, np.arange(n + 2))
+    for q in range(1, n + 1):
+        k = by_q[bounds[q]:bounds[q + 1]]
+        k = k[fwd[src[k]] < big]
+        np.minimum.at(fwd, dst[k], np.maximum(fwd[src[k]], ram[k]))
+    for q in range(n, 0, -1):
+        k = by_q[bounds[q]:bounds[q + 1]]
+        k = k[bwd[dst[k]] < big]
+        np.minimum.at(bwd, src[k], np.maximum(bwd[dst[k]], ram[k]))
     return fwd, bwd
 
 
-def pipelined_edges(g, net, blocks: dict, edges: list, sources: dict, edge_type, start: list) -> list:
+def pipelined_edges(g, net, blocks: dict, edges, edge_type, start: list) -> list:
     """[(start node, edge)] of pipelined pairs [p, q) + [q, r) that can lower the least peak of the
-    sequential paths (edges from sources; start: the start nodes): both ends reachable below it
+    sequential paths (edges: search.EdgeTable; start: the start nodes): both ends reachable below it
     and a lower bound below it. The pairs' Pareto (ram, MACs) become edges p -> r
     (edge_type(..., pipe=(q, scheme, th, tw)) names the second block)."""
-    big = np.iinfo(np.int64).max
-    fwd, bwd = min_peaks(net.n, edges, sources, start)
-    pairs = _Pairs(g, net, blocks, fwd.get((net.n, 0), big))
+    fwd, bwd = min_peaks(net.n, edges, start)
+    pairs = _Pairs(g, net, blocks, int(fwd[2 * net.n]))
     ends = {}
     for (q, r) in blocks:
         ends.setdefault(q, []).append(r)
     out = []
     for (p, q), combos in sorted(blocks.items()):
         for bp in (0, 1):
-            if fwd.get((p, bp), big) >= pairs.best or f"{bp}1" not in combos:
+            if fwd[2 * p + bp] >= pairs.best or f"{bp}1" not in combos:
                 continue
             for r in sorted(ends.get(q, [])):
                 for br in (0, 1):
-                    if (r == net.n and br) or bwd.get((r, br), big) >= pairs.best or f"1{br}" not in blocks[(q, r)]:
+                    if (r == net.n and br) or bwd[2 * r + br] >= pairs.best or f"1{br}" not in blocks[(q, r)]:
                         continue
                     for ram, macs, oa, ob in pairs.options(p, q, r, bp, br):
                         out.append(((p, bp), edge_type(p, r, *oa[2:], ram, macs, bool(bp), bool(br),

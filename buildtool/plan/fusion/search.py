@@ -53,6 +53,46 @@ class Solution:
     edges: list
 
 
+class EdgeTable:
+    """The DAG's edges as columns, in the order they were added (an edge's id is its index); the Edge
+    of an id is made only for the edges on the front's paths (a deep network has ~10^6 edges)."""
+
+    def __init__(self):
+        self.p, self.bp, self.q, self.bq, self.ram, self.macs, self.spec = [], [], [], [], [], [], []
+        self.incoming = {}  # (q, banded) -> edge ids
+
+    def add(self, p: int, bp: int, q: int, bq: int, rams: list, macs: list, specs: list) -> None:
+        """Edges from node (p, bp) to (q, bq), one per (ram, macs, spec); spec: None (one operator as
+        usual), a block option [ram, macs, scheme, th, tw], or the Edge itself (a pipelined pair)."""
+        k, m = len(self.p), len(rams)
+        self.incoming.setdefault((q, bq), []).extend(range(k, k + m))
+        self.p += [p] * m
+        self.bp += [bp] * m
+        self.q += [q] * m
+        self.bq += [bq] * m
+        self.ram += rams
+        self.macs += macs
+        self.spec += specs
+
+    def __len__(self) -> int:
+        return len(self.p)
+
+    def source(self, k: int) -> tuple:
+        return self.p[k], self.bp[k]
+
+    def arrays(self) -> tuple:
+        """(start node code 2 p + bp, ram, macs) of every edge, as int64 arrays."""
+        return (2 * np.array(self.p, np.int64) + np.array(self.bp, np.int64), np.array(self.ram, np.int64),
+                np.array(self.macs, np.int64))
+
+    def edge(self, k: int) -> Edge:
+        spec = self.spec[k]
+        if isinstance(spec, Edge):
+            return spec
+        scheme, th, tw = (None, 0, 0) if spec is None else spec[2:5]
+        return Edge(self.p[k], self.q[k], scheme, th, tw, self.ram[k], self.macs[k], bool(self.bp[k]), bool(self.bq[k]))
+
+
 def within_macs(macs: int, factor: float, vanilla: int) -> bool:
     """macs <= factor x vanilla, where factor may be inf (no bound; inf x 0 MACs would be NaN)."""
     return factor == float("inf") or macs <= factor * vanilla
@@ -192,15 +232,10 @@ def search_front(g, streamed: bool = False, align: int = 16, memo=None, split_on
     caps, cut = block_caps(net, work_budget(time_budget))
     blocks = block_edges(net, memo, split_only, banding, caps)
     n = net.n
-    edges = []  # edge id -> Edge
-    incoming = {}  # (q, banded) -> edge ids
-    sources = {}  # edge id -> start node
+    edges = EdgeTable()
     for p in range(n):
         if plain_ok(net, p):
-            e = Edge(p, p + 1, None, 0, 0, net.edge_whole(p, p + 1), op_macs(g, g.operators[p]))
-            incoming.setdefault((p + 1, 0), []).append(len(edges))
-            sources[len(edges)] = (p, 0)
-            edges.append(e)
+            edges.add(p, 0, p + 1, 0, [net.edge_whole(p, p + 1)], [op_macs(g, g.operators[p])], [None])
     for (p, q), combos in sorted(blocks.items()):
         whole = net.edge_whole(p, q)
         mp, mq = main_tensor(net, p), main_tensor(net, q)
@@ -209,10 +244,7 @@ def search_front(g, streamed: bool = False, align: int = 16, memo=None, split_on
             if q == n and bq:
                 continue
             w = whole - (net.held(mp) if bp else 0) - (net.held(mq) if bq else 0)
-            for ram, macs, scheme, th, tw in opts:
-                incoming.setdefault((q, bq), []).append(len(edges))
-                sources[len(edges)] = (p, bp)
-                edges.append(Edge(p, q, scheme, th, tw, w + ram, macs, bool(bp), bool(bq)))
+            edges.add(p, bp, q, bq, [w + o[0] for o in opts], [o[1] for o in opts], opts)
     # labels[node] = (peak, macs, src) with src[k] = (edge id, label index at the edge's start)
     start = np.zeros(1, np.int64), np.zeros(1, np.int64), np.full((1, 2), -1, np.int64)
     labels = {(0, 0): start}
@@ -221,28 +253,36 @@ def search_front(g, streamed: bool = False, align: int = 16, memo=None, split_on
         # the input's row bands are laid out back to back, so it stays one contiguous tensor
         labels[(0, 1)] = start
     if pipelined and banding and not split_only:
-        for src, e in pipelined_edges(g, net, blocks, edges, sources, Edge, list(labels)):
-            incoming.setdefault((e.q, int(e.band_out)), []).append(len(edges))
-            sources[len(edges)] = src
-            edges.append(e)
+        for (p, bp), e in pipelined_edges(g, net, blocks, edges, Edge, list(labels)):
+            edges.add(p, bp, e.q, int(e.band_out), [e.ram], [e.macs], [e])
+    src_node, ram, macs = edges.arrays()
+    has = np.zeros(2 * (n + 1), bool)  # node code 2 cut + banded -> has labels
+    count = np.zeros(2 * (n + 1), np.int64)  # -> how many
+    for (c, b), lab in labels.items():
+        has[2 * c + b], count[2 * c + b] = True, len(lab[0])
     for q in range(1, n + 1):
         for bq in (0, 1):
-            ps, ms, eids, lens = [], [], [], []
-            for eid in incoming.get((q, bq), []):
-                e = edges[eid]
-                src = sources[eid]
-                if src not in labels:
-                    continue
-                lp, lm, _ = labels[src]
-                ps.append(np.maximum(lp, e.ram))
-                ms.append(lm + e.macs)
-                eids.append(eid)
-                lens.append(len(lp))
-            if ps:
-                lens = np.array(lens, np.int64)
-                starts = np.repeat(np.cumsum(lens) - lens, lens)
-                src = np.stack([np.repeat(np.array(eids, np.int64), lens), np.arange(int(lens.sum())) - starts], axis=1)
-                labels[(q, bq)] = _prune(np.concatenate(ps), np.concatenate(ms), src)
+            ids = edges.incoming.get((q, bq))
+            if not ids:
+                continue
+            ids = np.array(ids, np.int64)
+            sc = src_node[ids]
+            keep = has[sc]
+            ids, sc = ids[keep], sc[keep]
+            if not ids.size:
+                continue
+            # every label of each edge's start node, edge by edge in the order the edges were added
+            lens = count[sc]
+            uniq = np.unique(sc)
+            pool_p = np.concatenate([labels[(int(c) // 2, int(c) % 2)][0] for c in uniq])
+            pool_m = np.concatenate([labels[(int(c) // 2, int(c) % 2)][1] for c in uniq])
+            base = np.concatenate([[0], np.cumsum(count[uniq])[:-1]])[np.searchsorted(uniq, sc)]
+            rep = np.repeat(np.arange(len(ids)), lens)
+            within = np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens)
+            at = base[rep] + within
+            src = np.stack([ids[rep], within], axis=1)
+            labels[(q, bq)] = lab = _prune(np.maximum(pool_p[at], ram[ids][rep]), pool_m[at] + macs[ids][rep], src)
+            has[2 * q + bq], count[2 * q + bq] = True, len(lab[0])
     if (n, 0) not in labels:
         raise PlanError("no execution plan exists for this model with these options")
     sols = []
@@ -251,9 +291,8 @@ def search_front(g, streamed: bool = False, align: int = 16, memo=None, split_on
         path, node, i = [], (n, 0), k
         while node[0] > 0:
             eid, j = labels[node][2][i]
-            e = edges[int(eid)]
-            path.append(e)
-            node, i = sources[int(eid)], int(j)
+            path.append(edges.edge(int(eid)))
+            node, i = edges.source(int(eid)), int(j)
         sols.append(Solution(int(fp[k]), int(fm[k]), path[::-1]))
     vanilla = max((net.edge_whole(p, p + 1) for p in range(n)), default=0)
     return Front(sols, graph_macs(g), vanilla, streamed, time.perf_counter() - t0, cut)
