@@ -442,3 +442,15 @@ def gen_gather_nd(rng):
 
 EXTRA_GENERATORS.update({"ELU": gen_elu, "L2_NORMALIZATION": gen_l2_normalization, "SHAPE": gen_shape,
                          "GATHER_ND": gen_gather_nd})
+
+
+def gen_cumsum(rng):
+    b = _builder(rng, "cumsum")
+    shape = (1,) + tuple(int(rng.integers(1, 7)) for _ in range(int(rng.integers(1, 4))))
+    axis = int(rng.integers(1, len(shape)))
+    b.cumsum(_in(b, rng, shape), axis if rng.random() < 0.5 else axis - len(shape), bool(rng.random() < 0.5),
+             bool(rng.random() < 0.5), out_quant=rquant(rng) if rng.random() < 0.4 else None)
+    return b.finish()
+
+
+EXTRA_GENERATORS["CUMSUM"] = gen_cumsum

@@ -522,10 +522,10 @@ def test_attention_head_on_batch_matmul_matches_tflm(board, tmp_path):
 
 
 def norm_chain_model(seed=9):
-    """ELU and L2_NORMALIZATION between convolutions, each on a tensor that dies there (in place)."""
+    """ELU, CUMSUM and L2_NORMALIZATION between convolutions, each on a tensor that dies there (in place)."""
     b = GraphBuilder("norm_chain", seed=seed)
     x = b.input((1, 7, 6, 5))
-    k = b.l2_normalization(b.elu(b.conv2d(x, 8, 3, 1, activation="NONE")))
+    k = b.l2_normalization(b.cumsum(b.elu(b.conv2d(x, 8, 3, 1, activation="NONE")), 2, exclusive=True))
     return b.finish(b.conv2d(k, 4, 3, 2))
 
 
@@ -533,8 +533,8 @@ def test_elu_and_l2_normalization_in_place_match_tflm(tmp_path):
     g = norm_chain_model()
     xs = random_inputs(g)
     want = tflm_run(serialize(g), xs)[0]
-    forced = inplace_plan(g, ("ELU", "L2_NORMALIZATION"))
-    assert {g.operators[i].opcode for i in forced.inplace_ops} == {"ELU", "L2_NORMALIZATION"}
+    forced = inplace_plan(g, ("ELU", "CUMSUM", "L2_NORMALIZATION"))
+    assert {g.operators[i].opcode for i in forced.inplace_ops} == {"ELU", "CUMSUM", "L2_NORMALIZATION"}
     planned = plan_arena(g)
     assert checker.problems(g, planned) == []
     for p in (forced, planned):

@@ -100,9 +100,9 @@ def layout_ops_branch(b, k):
 
 
 def arith_ops_branch(b, k):
-    """SQUARED_DIFFERENCE, ZEROS_LIKE and ADD_N (issue 33): a side branch."""
+    """SQUARED_DIFFERENCE, ZEROS_LIKE, ADD_N and CUMSUM (issue 33): a side branch."""
     d = b.squared_difference(k, b.relu(k))
-    return [b.add_n([d, b.zeros_like(d), d]), *index_ops_branch(b, k)]
+    return [b.cumsum(b.add_n([d, b.zeros_like(d), d]), 2, reverse=True), *index_ops_branch(b, k)]
 
 
 def index_ops_branch(b, k):

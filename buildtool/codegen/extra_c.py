@@ -15,7 +15,7 @@ from ..refops.resize import bilinear_scale10, nearest_tables
 from ..refops.softmax import softmax16_params, softmax_luts16
 from ..refops.compare import compare_params
 from ..refops.unary import abs_params, rsqrt_table
-from ..refops.arith import add_n_params, squared_difference_params
+from ..refops.arith import add_n_params, cumsum_geometry, squared_difference_params
 from ..refops.matmul import matmul_params
 from ..refops.norm import elu_table, gather_nd_rows
 from ..refops.index_ops import (argminmax_geometry, gather_geometry, mirror_pad_geometry, space_batch_geometry,
@@ -331,3 +331,13 @@ def gather_nd(e, op) -> None:
     e.declare(f"static const bt_gather_params {n}_p = {c_struct(p)};")
     src = e.weight(x, "int8_t") if e.g.tensors[x].is_const else e.act(x)
     e.call(op, f"bt_gather_s8(&{n}_p, {n}_i, {src}, {e.act(y)});")
+
+
+def cumsum(e, op) -> None:
+    """CUMSUM: ADD_N's rescaling (refops.arith.add_n_params) along the constant axis."""
+    n, x, y = f"op{op.index}", op.inputs[0], op.outputs[0]
+    e.dense(op, x)
+    e.dense(op, y)
+    fields = dict(q=dict(n=0, count=0, **add_n_params(e.g, op)), **cumsum_geometry(e.g, op))
+    e.declare(f"static const bt_cumsum_params {n}_p = {c_struct(fields)};")
+    e.call(op, f"bt_cumsum_s8(&{n}_p, {e.act(x)}, {e.act(y)});")

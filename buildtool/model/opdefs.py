@@ -262,6 +262,9 @@ OPDEFS = (
           types=_t(I8_16, ("int32",)), **_opts("ShapeOptions", Field("out_type", "OutType", default=2))),
     OpDef("GATHER_ND", "model.ops_extra:_check_gather_nd", "refops.norm:gather_nd", "codegen.extra_c:gather_nd",
           types=_t(I8), **_BIN, **_opts("GatherNdOptions"), structural=(1,)),
+    OpDef("CUMSUM", "model.ops_extra:_check_cumsum", "refops.arith:cumsum", "codegen.extra_c:cumsum", types=_t(I8),
+          memory="elementwise", **_BIN, **_opts("CumsumOptions", Field("exclusive", "Exclusive", "bool", False),
+                                                Field("reverse", "Reverse", "bool", False)), structural=(1,)),
 )
 BY_NAME = {d.name: d for d in OPDEFS}
 

@@ -433,6 +433,13 @@ def _check_gather_nd(g, op):
     _same_type(g, op, [op.inputs[0], *op.outputs])
 
 
+def _check_cumsum(g, op):
+    """CUMSUM: a constant int32 axis; the output keeps the input's shape."""
+    _check_same(g, op)
+    _axis_const(g, op, 1, max(len(_shape(g, op.inputs[0])), 1))
+    _need(g.tensors[op.inputs[1]].dtype == "int32", op, "axis must be int32")
+
+
 def bilinear_macs(g, op) -> int:
     """Bilinear resize weighs 4 input pixels per output value (the other operators here only move,
     compare or rescale values: 0, like ADD and MUL)."""

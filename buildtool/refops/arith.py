@@ -13,6 +13,11 @@ output zero point). The extra s(-zp) term is TFLM's, kept for bit-exactness.
 
 ZEROS_LIKE: raw code 0 (not the zero point), whatever the quantisation.
 
+CUMSUM (int8, cumsum.cc and reference_ops::CumSum): ADD_N's rescaling of one input (ADD_N_SHIFT, 1/2, the
+accumulator starting from the rescaled input offset); along the constant axis, forward or reversed, each output
+the running sum (exclusive: before adding its own input), requantised. The int32 running sum wraps as TFLM's
+does in practice (two's complement) on long axes.
+
 The parameter functions are shared with code generation (codegen/extra_c.py).
 """
 
@@ -21,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from .activation import operands
-from .quant_math import QRANGE, mbqm, quantize_multiplier_scalar
+from .quant_math import QRANGE, mbqm, quantize_multiplier_scalar, wrap32
 
 ADD_N_SHIFT = 20  # TFLM's kAddNIntegerShift
 
@@ -79,3 +84,32 @@ def add_n(g, op, ins, outs) -> None:
 
 def zeros_like(g, op, ins, outs) -> None:
     outs[0][...] = 0
+
+
+def cumsum_geometry(g, op) -> dict:
+    """The input as [before][depth][after] around the constant axis, and the options."""
+    shape = g.tensors[op.inputs[0]].shape
+    a = int(np.asarray(g.tensors[op.inputs[1]].data).reshape(-1)[0]) % len(shape)
+    return dict(before=int(np.prod(shape[:a], dtype=np.int64)), depth=int(shape[a]),
+                after=int(np.prod(shape[a + 1:], dtype=np.int64)), exclusive=int(bool(op.options.get("exclusive"))),
+                reverse=int(bool(op.options.get("reverse"))))
+
+
+def cumsum(g, op, ins, outs) -> None:
+    p, q = add_n_params(g, op), cumsum_geometry(g, op)
+
+    def scaled(x):
+        return mbqm((np.asarray(x, np.int64) + p["input_offset"]) << p["left_shift"], p["input_multiplier"],
+                    p["input_shift"])
+
+    x = scaled(ins[0].reshape(q["before"], q["depth"], q["after"]))
+    if q["reverse"]:
+        x = x[:, ::-1]
+    acc = scaled(np.zeros((q["before"], 1, q["after"]), np.int64))  # TFLM starts from the rescaled offset
+    run = wrap32(acc + np.cumsum(x, axis=1))
+    if q["exclusive"]:
+        run = np.concatenate([acc, run[:, :-1]], axis=1)
+    if q["reverse"]:
+        run = run[:, ::-1]
+    raw = mbqm(run, p["output_multiplier"], p["output_shift"]) + p["output_offset"]
+    outs[0][...] = np.clip(raw, -128, 127).astype(np.int8).reshape(outs[0].shape)

@@ -802,6 +802,21 @@ class GraphBuilder:
         self._op("GATHER_ND", [x, it], [out])
         return out
 
+    def cumsum(self, x, axis=-1, exclusive=False, reverse=False, *, out_quant=None) -> int:
+        """CUMSUM along axis (not the batch axis)."""
+        name = self._name("cumsum")
+        a = axis % len(self.shape(x))
+        at = self.const(f"{name}/axis", np.array([axis], np.int32), "int32")
+        v = self.values[x]
+        v = np.flip(v, a) if reverse else v
+        c = np.cumsum(v, axis=a)
+        if exclusive:
+            c = c - v
+        c = np.flip(c, a) if reverse else c
+        out = self._act_out(name, c, "NONE", out_quant, self.shape(x))
+        self._op("CUMSUM", [x, at], [out], {"exclusive": exclusive, "reverse": reverse})
+        return out
+
     def relu6(self, x) -> int:
         """RELU6: TFLM clamps the input codes, so the output keeps the input's quantisation."""
         out = self._same_quant_out("relu6", x, np.clip(self.values[x], 0, 6), self.shape(x))

@@ -131,6 +131,7 @@
 #define bt_batch_matmul_s8 ref_bt_batch_matmul_s8
 #define bt_batch_matmul_s16 ref_bt_batch_matmul_s16
 #define bt_l2_norm_s8 ref_bt_l2_norm_s8
+#define bt_cumsum_s8 ref_bt_cumsum_s8
 #define bt_logical_b ref_bt_logical_b
 #define bt_logical_not_b ref_bt_logical_not_b
 #define bt_select_s8 ref_bt_select_s8
@@ -783,6 +784,17 @@ void bt_batch_matmul_s16(const bt_batch_matmul_params *p, const int16_t *lhs, co
  * of scale 1/128, zero point 0. Dense; out may alias in (exact). ELU is bt_lut_s8 on its table; SHAPE and GATHER_ND
  * run on bt_transpose_s8 and bt_gather_s8. */
 void bt_l2_norm_s8(int32_t rows, int32_t depth, int32_t input_zp, const int8_t *in, int8_t *out);
+
+/* CUMSUM on int8 (TFLM reference_ops::CumSum): ADD_N's rescaling s(x) (bt_add_n_params' fields; n and count
+ * unused); over the dense input as [before][depth][after], along depth (backwards when reverse) acc starts at s(0)
+ * and out = clamp(MBQM(acc, output_multiplier, output_shift) + output_offset) after adding s(x) (before, when
+ * exclusive); acc wraps as two's complement. out may alias in (exact). */
+typedef struct {
+  bt_add_n_params q;
+  int32_t before, depth, after, exclusive, reverse;
+} bt_cumsum_params;
+
+void bt_cumsum_s8(const bt_cumsum_params *p, const int8_t *in, int8_t *out);
 
 #ifdef __cplusplus
 }

@@ -33,3 +33,4 @@
 #include "../reference/index_ops.c"
 #include "../reference/batch_matmul.c"
 #include "../reference/norm.c"
+#include "../reference/cumsum.c"
