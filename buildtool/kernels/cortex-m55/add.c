@@ -1,4 +1,58 @@
-/* ADD and SUB: the reference kernels, int8 from reference/add_dense.h (requantisations chosen once
- * per call, contiguous runs in one loop; scalar, not yet Helium). */
+/* ADD and SUB for Cortex-M55 Helium (MVE): TFLM's int8 ADD/SUB (reference add.c's add_one), byte for byte.
+ *
+ * A dense call (both inputs and the output one run, no broadcast) runs four elements per vector, one int32
+ * lane each, in a loop whose last iteration is tail-predicated (VCTP.32: zeroing loads, predicated store):
+ * VLDRB.S32 of four bytes of each input, + its offset, VSHL by left_shift, then each input's
+ * MultiplyByQuantizedMultiplierSmallerThanOneExp as mve.h's requantisation (VQRDMULH, the negative-tie
+ * fix-up and VRSHL by the shift), the two summed (or subtracted), the output's the same way, + output
+ * offset, clamp and VSTRB.32. Anything broadcast, shifts outside -31..0, and int16 take
+ * reference/add_dense.h / add.c (scalar). */
+#include "bt_kernels.h"
+#include "requant.h"
+#include "mve.h"
+
 #define BT_ADD_S8_DENSE
+#define bt_add_s8 bt_dense_add_s8
+#define bt_sub_s8 bt_dense_sub_s8
 #include "../reference/add.c"
+#undef bt_add_s8
+#undef bt_sub_s8
+
+/* MultiplyByQuantizedMultiplierSmallerThanOneExp lane by lane (shift <= 0): mve_requant without the left
+ * shift, the offset and the clamp. */
+MVE_INLINE int32x4_t mve_mbqm(int32x4_t x, mve_rq r) {
+  x = vqrdmulhq_s32(x, r.mult);
+  x = vqaddq_s32(x, vshrq_n_s32(vandq_s32(x, r.right), 31));
+  return vrshlq_s32(x, r.right);
+}
+
+static void add_mve(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *o, int32_t n, const int sub) {
+  const mve_rq r1 = mve_rq_dup(p->input1_multiplier, p->input1_shift);
+  const mve_rq r2 = mve_rq_dup(p->input2_multiplier, p->input2_shift);
+  const mve_rq ro = mve_rq_dup(p->output_multiplier, p->output_shift);
+  const int32x4_t ls = vdupq_n_s32(p->left_shift);
+  const int32_t o1 = p->input1_offset, o2 = p->input2_offset, zp = p->output_offset;
+  const int32_t lo = p->act_min, hi = p->act_max;
+  for (; n > 0; n -= 4, a += 4, b += 4, o += 4) {
+    const mve_pred16_t pr = vctp32q((uint32_t)n);
+    const int32x4_t x1 = mve_mbqm(vshlq_s32(vaddq_n_s32(vldrbq_z_s32(a, pr), o1), ls), r1);
+    const int32x4_t x2 = mve_mbqm(vshlq_s32(vaddq_n_s32(vldrbq_z_s32(b, pr), o2), ls), r2);
+    int32x4_t v = mve_mbqm(sub ? vsubq_s32(x1, x2) : vaddq_s32(x1, x2), ro);
+    v = vminq_s32(vmaxq_s32(vaddq_n_s32(v, zp), vdupq_n_s32(lo)), vdupq_n_s32(hi));
+    vstrbq_p_s32(o, v, pr);
+  }
+}
+
+static void add_s8(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out, const int sub) {
+  const bt_bcast4 *q = &p->b;
+  const int32_t s1 = p->input1_shift, s2 = p->input2_shift, so = p->output_shift;
+  if (!ad_one_run(q) || p->left_shift < 0 || p->left_shift > 30 || s1 > 0 || s1 < -31 || s2 > 0 || s2 < -31 ||
+      so > 0 || so < -31) {
+    (sub ? bt_dense_sub_s8 : bt_dense_add_s8)(p, a, b, out);
+    return;
+  }
+  add_mve(p, a, b, out, q->dims[0] * q->dims[1] * q->dims[2] * q->dims[3], sub);
+}
+
+void bt_add_s8(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out) { add_s8(p, a, b, out, 0); }
+void bt_sub_s8(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out) { add_s8(p, a, b, out, 1); }
