@@ -8,7 +8,8 @@ model: executed instructions (every operator's profile region), the estimated cy
 board's CPU has a timing table (buildtool/firmware/cycles.py), the record (records.json: cycles =
 latency x clock) and the ratios.
 
-    python3 benchmarks/mlperf_tiny.py                        # cortex-m4, cortex-m33, cortex-m7
+    python3 benchmarks/mlperf_tiny.py                        # cortex-m4, cortex-m33, cortex-m7, cortex-m55
+    python3 benchmarks/mlperf_tiny.py --boards cortex-m55    # Helium: instructions vs the Cortex-M85 record
     python3 benchmarks/mlperf_tiny.py --boards cortex-m4 --models kws,ad
     python3 benchmarks/mlperf_tiny.py --boards cortex-m4 --profile   # + one line per operator
     python3 benchmarks/mlperf_tiny.py --boards cortex-m4 --flash-wait-states 5   # + the estimate with
@@ -47,6 +48,13 @@ TIMING = {b: ("Cortex-M4 TRM (DDI 0439) timings over the executed instruction mi
               if b in cycles.CPUS else "none: no cycle model for this core; instructions only")
           for b in BOARDS}
 RECORD_KEY = {"cortex-m4": "cortex-m4", "cortex-m33": "cortex-m33", "cortex-m7": "cortex-m7"}
+# cortex-m55 (Helium, issue 30): the cortex-m55 kernel set on QEMU mps3-an547, instructions against the
+# Cortex-M85 record's cycles (RA8D1, TFLM + CMSIS-NN); no Cortex-M55 timing table is sourced here, so no
+# cycle estimate (cycles.CPUS has no cortex-m55): instructions only
+BOARDS += ("cortex-m55",)
+TIMING["cortex-m55"] = ("none: no Cortex-M55 cycle model (Arm's Cortex-M55 Software Optimization Guide is not "
+                        "sourced here); executed instructions only, not cycles")
+RECORD_KEY["cortex-m55"] = "cortex-m85 (Helium)"
 
 
 def records() -> dict:
@@ -87,7 +95,7 @@ def measure(key: str, board: str, work: Path, tflm: dict, flash_wait_states: int
             "cycles": (sum(e[0] for e in zero), sum(e[1] for e in zero)) if lo_hi and ws is not None else lo_hi,
             "cycles_ws": lo_hi if ws is not None else None,
             "identical": np.asarray(y).tobytes() == tflm[key].tobytes(), "ops": ops, "graph": g,
-            "general": general_layers(g, (work / "model.c").read_text())}
+            "general": general_layers(g, (work / "model.c").read_text()) if board != "cortex-m55" else []}
 
 
 _CALL = re.compile(r"^\s*(op(\d+)_conv|bt_\w+)\((?:&op(\d+)_p)?")

@@ -59,3 +59,21 @@ def test_a_board_without_a_cycle_model_reports_instructions_and_says_so(tmp_path
     assert r["identical"] and r["insns"] > 0 and r["cycles"] is None
     text = mt.table("cortex-m33", {"ad": r})
     assert "no cycle model" in text and "| no model |" in text
+
+
+@pytest.mark.parametrize("key", mt.ORDER)
+def test_mlperf_model_on_cortex_m55_is_byte_identical_to_tflm(key, tmp_path):
+    """Issue 30: each model built for cortex-m55 (the Helium kernel set, QEMU mps3-an547) gives TFLite
+    Micro's output byte for byte; every operator is one counted region; no cycle model, so the table
+    reports instructions against the Cortex-M85 record and says so. No speed figure asserted."""
+    _need("cortex-m55")
+    r = mt.measure(key, "cortex-m55", tmp_path, {})
+    assert r["identical"]
+    g = r["graph"]
+    assert sorted(o["op"] for o in r["ops"]) == list(range(len(g.operators)))
+    assert r["insns"] > 0 and r["cycles"] is None
+    text = mt.table("cortex-m55", {key: r})
+    assert "(record board: Renesas RA8D1" in text  # the Cortex-M85 (Helium) record
+    assert "no Cortex-M55 cycle model" in text and "| no model |" in text
+    row = next(x for x in text.splitlines() if x.startswith(f"| {r['model'].removesuffix('.tflite')} |"))
+    assert row.endswith("| yes |")
