@@ -454,3 +454,17 @@ def gen_cumsum(rng):
 
 
 EXTRA_GENERATORS["CUMSUM"] = gen_cumsum
+
+
+def gen_embedding_lookup(rng):
+    """Ids from ARG_MAX over an int8 [n, k] input (so the model input stays int8), a table of at least k rows."""
+    b = _builder(rng, "embedding_lookup")
+    n, k = int(rng.integers(1, 6)), int(rng.integers(1, 6))
+    ids = b.argminmax("ARG_MAX", _in(b, rng, (n, k)), 1)
+    rows = k + int(rng.integers(0, 3))
+    table = rng.integers(-128, 128, size=(rows,) + tuple(int(rng.integers(1, 5)) for _ in range(int(rng.integers(1, 3)))))
+    b.embedding_lookup(ids, table, *rquant(rng))
+    return b.finish()
+
+
+EXTRA_GENERATORS["EMBEDDING_LOOKUP"] = gen_embedding_lookup

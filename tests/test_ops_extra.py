@@ -495,6 +495,13 @@ def test_index_ops_bad_models_get_one_line_errors():
         g.tensors[g.operators[0].inputs[1]].data = np.array([0, 3], np.int32)
         ops.check_graph(g)
 
+    def ids_not_1d():
+        b = GraphBuilder("e")
+        ids = b.argminmax("ARG_MAX", b.input((1, 2, 3)), 2)
+        b.embedding_lookup(ids, np.zeros((4, 2), np.int8), 0.1)
+        b.finish()
+
+    _bad(ids_not_1d, "ids must be 1-D int32")
     _bad(padded_space_to_batch, "TFLite Micro pads with an uninitialised value")
     _bad(reverse_apart, r"axes \[1, 3\] are not distinct and contiguous, as TFLite Micro requires")
     _bad(gather_past_the_end, r"indices must lie in \[0, 3\)")

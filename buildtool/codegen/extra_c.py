@@ -18,8 +18,8 @@ from ..refops.unary import abs_params, rsqrt_table
 from ..refops.arith import add_n_params, cumsum_geometry, squared_difference_params
 from ..refops.matmul import matmul_params
 from ..refops.norm import elu_table, gather_nd_rows
-from ..refops.index_ops import (argminmax_geometry, gather_geometry, mirror_pad_geometry, space_batch_geometry,
-    strided_geometry)
+from ..refops.index_ops import (argminmax_geometry, embedding_geometry, gather_geometry, mirror_pad_geometry,
+    space_batch_geometry, strided_geometry)
 from .c_text import c_ints, c_struct
 
 
@@ -341,3 +341,14 @@ def cumsum(e, op) -> None:
     fields = dict(q=dict(n=0, count=0, **add_n_params(e.g, op)), **cumsum_geometry(e.g, op))
     e.declare(f"static const bt_cumsum_params {n}_p = {c_struct(fields)};")
     e.call(op, f"bt_cumsum_s8(&{n}_p, {e.act(x)}, {e.act(y)});")
+
+
+def embedding_lookup(e, op) -> None:
+    """EMBEDDING_LOOKUP: int32 ids (an activation or a constant) into the flash table."""
+    ids, table, y = op.inputs[0], op.inputs[1], op.outputs[0]
+    e.dense(op, ids)
+    e.dense(op, y)
+    p = embedding_geometry(e.g, op)
+    src = e.weight(ids, "int32_t") if e.g.tensors[ids].is_const else e.act(ids, "int32_t")
+    e.call(op, f"bt_embedding_lookup_s8({p['count']}, {p['rows']}, {p['row_bytes']}, {src}, "
+               f"{e.weight(table, 'int8_t')}, {e.act(y)});")

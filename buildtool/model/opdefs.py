@@ -265,6 +265,8 @@ OPDEFS = (
     OpDef("CUMSUM", "model.ops_extra:_check_cumsum", "refops.arith:cumsum", "codegen.extra_c:cumsum", types=_t(I8),
           memory="elementwise", **_BIN, **_opts("CumsumOptions", Field("exclusive", "Exclusive", "bool", False),
                                                 Field("reverse", "Reverse", "bool", False)), structural=(1,)),
+    OpDef("EMBEDDING_LOOKUP", "model.ops_extra:_check_embedding_lookup", "refops.index_ops:embedding_lookup",
+          "codegen.extra_c:embedding_lookup", types=_t(("int32",), ("int8",)), **_BIN),
 )
 BY_NAME = {d.name: d for d in OPDEFS}
 

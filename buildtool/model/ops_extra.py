@@ -440,6 +440,17 @@ def _check_cumsum(g, op):
     _need(g.tensors[op.inputs[1]].dtype == "int32", op, "axis must be int32")
 
 
+def _check_embedding_lookup(g, op):
+    """EMBEDDING_LOOKUP: 1-D int32 ids, a constant int8 table of rank >= 2, the int8 output [ids, row...]."""
+    _need(len(op.inputs) == 2 and min(op.inputs) >= 0, op, "needs ids and a table")
+    ids, out = _shape(g, op.inputs[0]), _shape(g, op.outputs[0])
+    table = _const(g, op, 1, "the table (a computed table is not supported)")
+    _need(len(ids) == 1 and g.tensors[op.inputs[0]].dtype == "int32", op, "ids must be 1-D int32")
+    _need(table.ndim >= 2 and g.tensors[op.inputs[1]].dtype == "int8", op, "the table must be int8 of rank >= 2")
+    want = ids + tuple(table.shape[1:])
+    _need(out == want, op, f"output shape {list(out)} != {list(want)}")
+
+
 def bilinear_macs(g, op) -> int:
     """Bilinear resize weighs 4 input pixels per output value (the other operators here only move,
     compare or rescale values: 0, like ADD and MUL)."""

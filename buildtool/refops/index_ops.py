@@ -7,7 +7,9 @@ int32 output. GATHER (gather.cc): rows of the input picked along `axis` by const
 params.output_offset, which its Prepare never sets: uninitialised arena bytes, so the check refuses any
 padding; the kernels here would pad with 0); BATCH_TO_SPACE_ND is the inverse with crops (3-D inputs are
 NH1C, as TFLM extends them). MIRROR_PAD: REFLECT leaves the edge out, SYMMETRIC repeats it. REVERSE_V2 flips
-the constant axes; BROADCAST_TO repeats the input to a constant shape.
+the constant axes; BROADCAST_TO repeats the input to a constant shape. EMBEDDING_LOOKUP (embedding_lookup.cc,
+int8 -> int8) copies the rows of a constant table picked by int32 ids (an activation); TFLM fails the invocation
+on an id outside the table, here such a row is all code 0.
 
 The geometry functions are shared with code generation (codegen/extra_c.py), so the C kernels get the same
 integers.
@@ -148,3 +150,21 @@ def strided_geometry(g, op, esize: int) -> tuple:
     dims, strides = [dims[k] for k in keep], [strides[k] for k in keep]
     pad = 6 - len(dims)
     return base, [1] * pad + dims, [0] * pad + strides
+
+
+# -- EMBEDDING_LOOKUP ------------------------------------------------------------------------
+def embedding_geometry(g, op) -> dict:
+    """The constant table as [rows][row bytes]; count ids."""
+    tv = g.tensors[op.inputs[1]]
+    return dict(rows=int(tv.shape[0]), row_bytes=int(tv.num_elements // max(tv.shape[0], 1)),
+                count=int(g.tensors[op.inputs[0]].num_elements))
+
+
+def embedding_lookup(g, op, ins, outs) -> None:
+    ids, table = operands(g, op, ins)
+    p = embedding_geometry(g, op)
+    ids = np.asarray(ids, np.int64).reshape(-1)
+    rows = np.asarray(table).reshape(p["rows"], p["row_bytes"])
+    ok = (ids >= 0) & (ids < p["rows"])
+    out = np.where(ok[:, None], rows[np.where(ok, ids, 0)], 0)
+    outs[0][...] = out.astype(outs[0].dtype).reshape(outs[0].shape)

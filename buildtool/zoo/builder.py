@@ -817,6 +817,18 @@ class GraphBuilder:
         self._op("CUMSUM", [x, at], [out], {"exclusive": exclusive, "reverse": reverse})
         return out
 
+    def embedding_lookup(self, ids, table, scale: float, zp: int = 0) -> int:
+        """EMBEDDING_LOOKUP of int32 ids (an activation) in a constant int8 table (codes, its quantisation kept by
+        the output: TFLM copies rows)."""
+        name = self._name("embedding_lookup")
+        table = np.asarray(table, np.int8)
+        tt = self.const(f"{name}/table", table, "int8", _quant(scale, zp))
+        v = (table.astype(np.float32) - zp) * np.float32(scale)
+        vals = np.resize(v, (self.batch,) + table.shape[1:])  # calibration batch first, as every tensor's values
+        out = self._act_out(name, vals, "NONE", (scale, zp), (self.shape(ids)[0],) + table.shape[1:])
+        self._op("EMBEDDING_LOOKUP", [ids, tt], [out])
+        return out
+
     def relu6(self, x) -> int:
         """RELU6: TFLM clamps the input codes, so the output keeps the input's quantisation."""
         out = self._same_quant_out("relu6", x, np.clip(self.values[x], 0, 6), self.shape(x))

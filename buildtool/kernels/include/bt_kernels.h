@@ -132,6 +132,7 @@
 #define bt_batch_matmul_s16 ref_bt_batch_matmul_s16
 #define bt_l2_norm_s8 ref_bt_l2_norm_s8
 #define bt_cumsum_s8 ref_bt_cumsum_s8
+#define bt_embedding_lookup_s8 ref_bt_embedding_lookup_s8
 #define bt_logical_b ref_bt_logical_b
 #define bt_logical_not_b ref_bt_logical_not_b
 #define bt_select_s8 ref_bt_select_s8
@@ -795,6 +796,11 @@ typedef struct {
 } bt_cumsum_params;
 
 void bt_cumsum_s8(const bt_cumsum_params *p, const int8_t *in, int8_t *out);
+
+/* EMBEDDING_LOOKUP int8 -> int8 (TFLM embedding_lookup.cc): out row i = table row ids[i] (row_bytes bytes), count
+ * ids; an id outside [0, rows) gives a row of code 0 (TFLM fails the invocation there). */
+void bt_embedding_lookup_s8(int32_t count, int32_t rows, int32_t row_bytes, const int32_t *ids, const int8_t *table,
+                            int8_t *out);
 
 #ifdef __cplusplus
 }

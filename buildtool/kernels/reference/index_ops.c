@@ -1,4 +1,4 @@
-/* ARG_MAX / ARG_MIN, GATHER, SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND and MIRROR_PAD on int8: TFLM's reference
+/* ARG_MAX / ARG_MIN, GATHER, SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND, MIRROR_PAD and EMBEDDING_LOOKUP on int8: TFLM's reference
  * semantics on raw codes (see bt_kernels.h). */
 #include "bt_kernels.h"
 
@@ -88,5 +88,15 @@ void bt_mirror_pad_s8(const bt_mirror_pad_params *p, const int8_t *in, int8_t *o
         for (int32_t i3 = 0; i3 < d[3]; i3++) *out++ = row[mirror_index(i3, p->before[3], n[3], p->offset)];
       }
     }
+  }
+}
+
+void bt_embedding_lookup_s8(int32_t count, int32_t rows, int32_t row_bytes, const int32_t *ids, const int8_t *table,
+                            int8_t *out) {
+  for (int32_t i = 0; i < count; i++, out += row_bytes) {
+    if (ids[i] >= 0 && ids[i] < rows)
+      index_copy(out, table + (int64_t)ids[i] * row_bytes, row_bytes);
+    else
+      index_fill(out, 0, row_bytes);
   }
 }
