@@ -468,3 +468,12 @@ def gen_embedding_lookup(rng):
 
 
 EXTRA_GENERATORS["EMBEDDING_LOOKUP"] = gen_embedding_lookup
+
+
+def gen_cast(rng):
+    b = _builder(rng, "cast")
+    b.cast(_in(b, rng, _any_shape(rng)))
+    return b.finish()
+
+
+EXTRA_GENERATORS["CAST"] = gen_cast

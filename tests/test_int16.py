@@ -293,6 +293,16 @@ GEN16["SQUARED_DIFFERENCE"] = gen_squared_difference
 GEN16["BATCH_MATMUL"] = lambda rng: gen_batch_matmul(rng, const_rhs=False)  # TFLM: one type for LHS and RHS
 
 
+def gen_cast(rng):
+    """CAST int16 -> int32: the int8 model converted, its option's input type now int16."""
+    g = EXTRA_GENERATORS["CAST"](rng)
+    g.operators[0].options["in_data_type"] = 7  # checked after as_int16x8 converts the tensors
+    return g
+
+
+GEN16["CAST"] = gen_cast
+
+
 def gen_logistic(rng):
     b = GraphBuilder("logistic", seed=int(rng.integers(1 << 30)))
     b.logistic(_input(b, rng, _shape(rng)))

@@ -352,3 +352,11 @@ def embedding_lookup(e, op) -> None:
     src = e.weight(ids, "int32_t") if e.g.tensors[ids].is_const else e.act(ids, "int32_t")
     e.call(op, f"bt_embedding_lookup_s8({p['count']}, {p['rows']}, {p['row_bytes']}, {src}, "
                f"{e.weight(table, 'int8_t')}, {e.act(y)});")
+
+
+def cast(e, op) -> None:
+    x, y = op.inputs[0], op.outputs[0]
+    e.dense(op, x)
+    e.dense(op, y)
+    e.call(op, f"bt_cast_{e.sfx(x)}_s32({e.g.tensors[x].num_elements}, {e.cact(x)}, {e.act(y, 'int32_t')});")
+

@@ -267,6 +267,9 @@ OPDEFS = (
                                                 Field("reverse", "Reverse", "bool", False)), structural=(1,)),
     OpDef("EMBEDDING_LOOKUP", "model.ops_extra:_check_embedding_lookup", "refops.index_ops:embedding_lookup",
           "codegen.extra_c:embedding_lookup", types=_t(("int32",), ("int8",)), **_BIN),
+    OpDef("CAST", "model.ops_extra:_check_cast", "refops.cast:cast", "codegen.extra_c:cast",
+          types=_t(I8_16, ("int32",)), **_opts("CastOptions", Field("in_data_type", "InDataType", default=0),
+                                               Field("out_data_type", "OutDataType", default=0))),
 )
 BY_NAME = {d.name: d for d in OPDEFS}
 

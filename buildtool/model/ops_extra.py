@@ -451,6 +451,15 @@ def _check_embedding_lookup(g, op):
     _need(out == want, op, f"output shape {list(out)} != {list(want)}")
 
 
+def _check_cast(g, op):
+    """CAST: an int8 or int16 input widened to the int32 output (TFLite's option types, when given, agree)."""
+    _check_same(g, op)
+    for key, t in (("in_data_type", g.tensors[op.inputs[0]]), ("out_data_type", g.tensors[op.outputs[0]])):
+        code = op.options.get(key)
+        _need(code in (None, 0) or code == {"int8": 9, "int16": 7, "int32": 2}.get(t.dtype), op,
+              f"{key} {code} does not match tensor type {t.dtype}")
+
+
 def bilinear_macs(g, op) -> int:
     """Bilinear resize weighs 4 input pixels per output value (the other operators here only move,
     compare or rescale values: 0, like ADD and MUL)."""

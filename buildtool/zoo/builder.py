@@ -829,6 +829,15 @@ class GraphBuilder:
         self._op("EMBEDDING_LOOKUP", [ids, tt], [out])
         return out
 
+    def cast(self, x) -> int:
+        """CAST int8 / int16 -> int32 (raw codes, as TFLM's static_cast)."""
+        t = self._tensor(f"{self._name('cast')}/out", self.shape(x), "int32")
+        s, zp = self.quant_of(x)
+        self.values[t] = np.round(self.values[x] / s) + zp
+        codes = {"int8": 9, "int16": 7}
+        self._op("CAST", [x], [t], {"in_data_type": codes[self.tensors[x].dtype], "out_data_type": 2})
+        return t
+
     def relu6(self, x) -> int:
         """RELU6: TFLM clamps the input codes, so the output keeps the input's quantisation."""
         out = self._same_quant_out("relu6", x, np.clip(self.values[x], 0, 6), self.shape(x))

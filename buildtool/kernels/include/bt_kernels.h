@@ -133,6 +133,8 @@
 #define bt_l2_norm_s8 ref_bt_l2_norm_s8
 #define bt_cumsum_s8 ref_bt_cumsum_s8
 #define bt_embedding_lookup_s8 ref_bt_embedding_lookup_s8
+#define bt_cast_s8_s32 ref_bt_cast_s8_s32
+#define bt_cast_s16_s32 ref_bt_cast_s16_s32
 #define bt_logical_b ref_bt_logical_b
 #define bt_logical_not_b ref_bt_logical_not_b
 #define bt_select_s8 ref_bt_select_s8
@@ -801,6 +803,10 @@ void bt_cumsum_s8(const bt_cumsum_params *p, const int8_t *in, int8_t *out);
  * ids; an id outside [0, rows) gives a row of code 0 (TFLM fails the invocation there). */
 void bt_embedding_lookup_s8(int32_t count, int32_t rows, int32_t row_bytes, const int32_t *ids, const int8_t *table,
                             int8_t *out);
+
+/* CAST (TFLM cast.cc): n raw codes widened to int32 (static_cast). */
+void bt_cast_s8_s32(int32_t n, const int8_t *in, int32_t *out);
+void bt_cast_s16_s32(int32_t n, const int16_t *in, int32_t *out);
 
 #ifdef __cplusplus
 }

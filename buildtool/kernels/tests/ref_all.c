@@ -34,3 +34,4 @@
 #include "../reference/batch_matmul.c"
 #include "../reference/norm.c"
 #include "../reference/cumsum.c"
+#include "../reference/cast.c"
