@@ -477,3 +477,13 @@ def gen_cast(rng):
 
 
 EXTRA_GENERATORS["CAST"] = gen_cast
+
+
+def gen_log_softmax(rng):
+    b = _builder(rng, "log_softmax")
+    shape = [(1, int(rng.integers(1, 40))), (1,) + _any_shape(rng)[:3]][int(rng.integers(0, 2))]
+    b.log_softmax(b.input(shape, scale=float(np.float32(rng.uniform(0.005, 0.5))), zp=int(rng.integers(-128, 128))))
+    return b.finish()
+
+
+EXTRA_GENERATORS["LOG_SOFTMAX"] = gen_log_softmax

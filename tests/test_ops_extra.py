@@ -473,6 +473,14 @@ def test_arith_ops_bad_models_get_one_line_errors():
             t.dtype, t.quant = "int16", r_quant(0.001, 0)
         ops.check_graph(g)
 
+    def log_softmax_own_quantisation():
+        b = GraphBuilder("l")
+        b.log_softmax(b.input((1, 5)))
+        g = b.finish()
+        g.tensors[g.outputs[0]].quant = r_quant(0.1, 127)
+        ops.check_graph(g)
+
+    _bad(log_softmax_own_quantisation, r"must be \(16/256, 127\), as TFLite Micro requires")
     _bad(add_n_two_quantisations, "inputs must share one quantisation, as TFLite Micro requires")
     _bad(zeros_like_int16, "TFLite Micro runs ZEROS_LIKE on int8 only")
 
@@ -529,10 +537,11 @@ def test_attention_head_on_batch_matmul_matches_tflm(board, tmp_path):
 
 
 def norm_chain_model(seed=9):
-    """ELU, CUMSUM and L2_NORMALIZATION between convolutions, each on a tensor that dies there (in place)."""
+    """ELU, CUMSUM, L2_NORMALIZATION and LOG_SOFTMAX between convolutions, each on a tensor that dies there."""
     b = GraphBuilder("norm_chain", seed=seed)
     x = b.input((1, 7, 6, 5))
     k = b.l2_normalization(b.cumsum(b.elu(b.conv2d(x, 8, 3, 1, activation="NONE")), 2, exclusive=True))
+    k = b.log_softmax(b.conv2d(k, 8, 1, 1, activation="NONE"))
     return b.finish(b.conv2d(k, 4, 3, 2))
 
 
@@ -540,8 +549,9 @@ def test_elu_and_l2_normalization_in_place_match_tflm(tmp_path):
     g = norm_chain_model()
     xs = random_inputs(g)
     want = tflm_run(serialize(g), xs)[0]
-    forced = inplace_plan(g, ("ELU", "CUMSUM", "L2_NORMALIZATION"))
-    assert {g.operators[i].opcode for i in forced.inplace_ops} == {"ELU", "CUMSUM", "L2_NORMALIZATION"}
+    new = ("ELU", "CUMSUM", "L2_NORMALIZATION", "LOG_SOFTMAX")
+    forced = inplace_plan(g, new)
+    assert {g.operators[i].opcode for i in forced.inplace_ops} == set(new)
     planned = plan_arena(g)
     assert checker.problems(g, planned) == []
     for p in (forced, planned):

@@ -116,7 +116,7 @@ def index_ops_branch(b, k):
     att = b.batch_matmul(b.reshape(k, (1, h * w, c)), b.reshape(k, (1, h * w, c)), adj_y=True)
     nd = b.gather_nd(b.l2_normalization(b.elu(k)), [[0, 1], [0, 0]])
     return [b.argminmax("ARG_MAX", r, 2), b.argminmax("ARG_MIN", s, -1), b.batch_matmul(att, b.reshape(k, (1, h * w, c))),
-            b.cast(nd), b.shape_of(nd), b.embedding_lookup(b.argminmax("ARG_MAX", b.mean(k), 1),
+            b.cast(nd), b.shape_of(nd), b.log_softmax(nd), b.embedding_lookup(b.argminmax("ARG_MAX", b.mean(k), 1),
                                                     np.arange(3 * c + 6).reshape(c + 2, 3) - 40, 0.02, -3)]
 
 

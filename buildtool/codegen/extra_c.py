@@ -16,6 +16,7 @@ from ..refops.softmax import softmax16_params, softmax_luts16
 from ..refops.compare import compare_params
 from ..refops.unary import abs_params, rsqrt_table
 from ..refops.arith import add_n_params, cumsum_geometry, squared_difference_params
+from ..refops.log_softmax import log_softmax_params
 from ..refops.matmul import matmul_params
 from ..refops.norm import elu_table, gather_nd_rows
 from ..refops.index_ops import (argminmax_geometry, embedding_geometry, gather_geometry, mirror_pad_geometry,
@@ -360,3 +361,14 @@ def cast(e, op) -> None:
     e.dense(op, y)
     e.call(op, f"bt_cast_{e.sfx(x)}_s32({e.g.tensors[x].num_elements}, {e.cact(x)}, {e.act(y, 'int32_t')});")
 
+
+
+def log_softmax(e, op) -> None:
+    n, x, y = f"op{op.index}", op.inputs[0], op.outputs[0]
+    e.dense(op, x)
+    e.dense(op, y)
+    t = e.g.tensors[x]
+    depth = t.shape[-1] if t.shape else 1
+    fields = dict(rows=t.num_elements // max(depth, 1), depth=depth, **log_softmax_params(e.g, op))
+    e.declare(f"static const bt_log_softmax_params {n}_p = {c_struct(fields)};")
+    e.call(op, f"bt_log_softmax_s8(&{n}_p, {e.act(x)}, {e.act(y)});")

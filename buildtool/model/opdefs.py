@@ -270,6 +270,8 @@ OPDEFS = (
     OpDef("CAST", "model.ops_extra:_check_cast", "refops.cast:cast", "codegen.extra_c:cast",
           types=_t(I8_16, ("int32",)), **_opts("CastOptions", Field("in_data_type", "InDataType", default=0),
                                                Field("out_data_type", "OutDataType", default=0))),
+    OpDef("LOG_SOFTMAX", "model.ops_extra:_check_log_softmax", "refops.log_softmax:log_softmax",
+          "codegen.extra_c:log_softmax", types=_t(I8), memory="elementwise", **_opts("LogSoftmaxOptions")),
 )
 BY_NAME = {d.name: d for d in OPDEFS}
 

@@ -460,6 +460,14 @@ def _check_cast(g, op):
               f"{key} {code} does not match tensor type {t.dtype}")
 
 
+def _check_log_softmax(g, op):
+    """LOG_SOFTMAX: TFLM requires the int8 output on scale 16/256, zero point 127."""
+    _check_same(g, op)
+    to = g.tensors[op.outputs[0]]
+    _need(np.float32(to.scale) == np.float32(16.0 / 256) and to.zero_point == 127, op,
+          f"output quantisation ({to.scale:g}, {to.zero_point}) must be (16/256, 127), as TFLite Micro requires")
+
+
 def bilinear_macs(g, op) -> int:
     """Bilinear resize weighs 4 input pixels per output value (the other operators here only move,
     compare or rescale values: 0, like ADD and MUL)."""

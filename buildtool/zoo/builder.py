@@ -838,6 +838,15 @@ class GraphBuilder:
         self._op("CAST", [x], [t], {"in_data_type": codes[self.tensors[x].dtype], "out_data_type": 2})
         return t
 
+    def log_softmax(self, x) -> int:
+        """LOG_SOFTMAX over the last axis; TFLM requires the output on (16/256, 127)."""
+        v = self.values[x]
+        m = v.max(axis=-1, keepdims=True)
+        y = v - m - np.log(np.sum(np.exp(v - m), axis=-1, keepdims=True))
+        out = self._act_out(self._name("log_softmax"), y, "NONE", (16.0 / 256, 127), self.shape(x))
+        self._op("LOG_SOFTMAX", [x], [out])
+        return out
+
     def relu6(self, x) -> int:
         """RELU6: TFLM clamps the input codes, so the output keeps the input's quantisation."""
         out = self._same_quant_out("relu6", x, np.clip(self.values[x], 0, 6), self.shape(x))

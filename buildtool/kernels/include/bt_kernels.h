@@ -135,6 +135,7 @@
 #define bt_embedding_lookup_s8 ref_bt_embedding_lookup_s8
 #define bt_cast_s8_s32 ref_bt_cast_s8_s32
 #define bt_cast_s16_s32 ref_bt_cast_s16_s32
+#define bt_log_softmax_s8 ref_bt_log_softmax_s8
 #define bt_logical_b ref_bt_logical_b
 #define bt_logical_not_b ref_bt_logical_not_b
 #define bt_select_s8 ref_bt_select_s8
@@ -807,6 +808,18 @@ void bt_embedding_lookup_s8(int32_t count, int32_t rows, int32_t row_bytes, cons
 /* CAST (TFLM cast.cc): n raw codes widened to int32 (static_cast). */
 void bt_cast_s8_s32(int32_t n, const int8_t *in, int32_t *out);
 void bt_cast_s16_s32(int32_t n, const int16_t *in, int32_t *out);
+
+/* LOG_SOFTMAX on int8 (TFLM reference_ops::LogSoftmaxQuantized; refops/log_softmax.py): per row of depth codes, d =
+ * x - max; sum of exp(MBQM(d, input_multiplier, input_left_shift) in Q5.26) in Q12.19 over d >= diff_min; log_sum =
+ * TFLite's log_x_for_x_greater_than_or_equal_to_1<5>(sum); out = clamp(RoundingDivideByPOT(q5 - log_sum, 22) + 127)
+ * where d > max(diff_min - 1, MBQM(log_sum + INT32_MIN, reverse_scaling_divisor, reverse_scaling_shift)), else -128.
+ * Dense; out may alias in (each row read before it is written). */
+typedef struct {
+  int32_t rows, depth;
+  int32_t input_multiplier, input_left_shift, reverse_scaling_divisor, reverse_scaling_shift, diff_min;
+} bt_log_softmax_params;
+
+void bt_log_softmax_s8(const bt_log_softmax_params *p, const int8_t *in, int8_t *out);
 
 #ifdef __cplusplus
 }

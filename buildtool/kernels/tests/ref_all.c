@@ -35,3 +35,4 @@
 #include "../reference/norm.c"
 #include "../reference/cumsum.c"
 #include "../reference/cast.c"
+#include "../reference/log_softmax.c"
