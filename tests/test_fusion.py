@@ -571,6 +571,31 @@ def test_search_work_is_linear_on_wide_and_deep_graphs(monkeypatch):
     assert d["optimal"] is False and 0 < d["search_cut_to_block_ops"] < MAX_BLOCK_OPS
 
 
+def test_time_budget_holds_on_a_500_layer_chain(monkeypatch):
+    """--optimize ram on 500 3x3 convolutions (issue 32): the search's work stays within the default
+    --time-budget's count (each block end analysed once, about L^2 units for L starts), so blocks
+    are shorter than MAX_BLOCK_OPS, and the plan says its search was cut. Counts, not clocks."""
+    from buildtool.plan.fusion import search
+    from buildtool.plan.fusion.dag import MAX_BLOCK_OPS
+    from buildtool.zoo.synthetic import conv_chain
+
+    analysed = []
+
+    class Counting(search.Sweep):
+        def __init__(self, g, longest, align):
+            analysed.append(len(longest.ops))
+            super().__init__(g, longest, align)
+
+    monkeypatch.setattr(search, "Sweep", Counting)
+    g = conv_chain(500, channels=4, size=8)
+    plan = plan_fused(g, optimize="ram")
+    assert len(analysed) <= len(g.operators)
+    assert sum(n * n for n in analysed) <= search.work_budget(2.0)
+    d = plan.to_json(g)
+    assert d["optimal"] is False and 0 < d["search_cut_to_block_ops"] <= max(analysed) < MAX_BLOCK_OPS
+    assert checker.problems(*checker_view(plan)) == []
+
+
 def _efficientnet_stem_blocks():
     """EfficientNet-B0's first blocks at 96x96 (swish, squeeze-and-excitation): the plain plan
     writes the swish MUL over its input in place, which no fusion block beats."""

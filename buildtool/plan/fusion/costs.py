@@ -237,9 +237,7 @@ class Sweep:
             base = _flat(layout[0], layout[1], eh, el, er) + acc
             res = {}
             for combo, (b_rec, b_cache) in self.bands((band_x or {}).get(s.op)).items():
-                band = _flat(layout[0], layout[1], np.broadcast_to(b_rec[:, None], eh.shape), b_cache,
-                             np.broadcast_to(b_rec[:, None], er.shape))
-                res[combo] = _pareto(layout, base + band, mac)
+                res[combo] = _pareto(layout, base + _flat_rows(layout[0], b_rec, b_cache), mac)
             out[s.op] = res
         return out
 
@@ -267,13 +265,32 @@ def _flat(parts, cols, h, l, r) -> np.ndarray:
     return np.concatenate([by[name]() for _, name, _, _ in parts])
 
 
+_BIG = np.iinfo(np.int64).max
+
+
+def _flat_rows(parts, rec, cache) -> np.ndarray:
+    """_flat of per-row values: rec[r] for every column of row r (hcache, recompute), cache (linebuf)."""
+    return np.concatenate([cache if name == "linebuf" else np.repeat(rec, len(th) // len(rec))
+                           for _, name, th, _ in parts])
+
+
 def _pareto(layout, ram, mac) -> list:
     _, _, kind, th, tw = layout
-    order = np.lexsort((kind, mac, ram))
+    if not mac.size:
+        return []
+    hi_r, hi_m = int(ram.max()) + 1, int(mac.max()) + 1
+    if int(ram.min()) >= 0 and int(mac.min()) >= 0 and hi_r * hi_m * len(SCHEMES) < _BIG:
+        # (ram, mac, kind, index) order as lexsort gives it, from one stable sort of a combined key
+        order = np.argsort((ram * hi_m + mac) * len(SCHEMES) + kind, kind="stable")
+    else:
+        order = np.lexsort((kind, mac, ram))
     m = mac[order]
-    prev = np.concatenate([[np.iinfo(np.int64).max], np.minimum.accumulate(m)[:-1]])
+    prev = np.empty_like(m)
+    prev[0] = _BIG
+    np.minimum.accumulate(m[:-1], out=prev[1:])
     keep = order[m < prev]
-    return [[int(ram[i]), int(mac[i]), SCHEMES[int(kind[i])], int(th[i]), int(tw[i])] for i in keep]
+    return [[r, c, SCHEMES[k], a, b] for r, c, k, a, b in zip(ram[keep].tolist(), mac[keep].tolist(),
+                                                               kind[keep].tolist(), th[keep].tolist(), tw[keep].tolist())]
 
 
 def _alive(lo, n: int) -> np.ndarray:
