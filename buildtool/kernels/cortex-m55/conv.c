@@ -36,6 +36,90 @@ static __attribute__((noinline)) void conv_run(const int8_t *x, int32_t xstep, i
   }
 }
 
+/* A run of pointwise pixels for four whole output channels, everything in registers: per pixel the four
+ * accumulators zeroed, one DLSTP.8/LETP loop over the input channels (five loads, four VMLADAVA.S8 per 16
+ * inputs, the last iteration tail-predicated), the four sums moved into one vector by two VMOVs (two
+ * GPRs to two lanes each), then bias + input offset term, the requantisation of mve.h with its constants
+ * held in q1-q6 (VSHL only in the variant for left shifts, its shifts loaded per pixel), the clamp and one
+ * VSTRB.32. The job block holds the four filter rows, the input length, the steps and the end. */
+typedef struct {
+  const int8_t *w[4];            /* 0: the four filter rows */
+  int32_t n;                     /* 16: input channels */
+  int32_t ops, xstep;            /* 20, 24: output pixel stride, input step per pixel */
+  const int8_t *xend;            /* 28: x of the pixel after the last */
+  int32x4_t fbias, mult, right, zp, lo, hi, left; /* 32 .. 128 */
+} pw_job;
+
+#define PW_RUN(NAME, SHL)                                                                                     \
+  static __attribute__((noinline)) void NAME(const pw_job *j, const int8_t *x, int8_t *o) {                   \
+    register const pw_job *jr __asm__("r0") = j;                                                              \
+    register const int8_t *xr __asm__("r1") = x;                                                              \
+    register int8_t *orr __asm__("r3") = o;                                                                   \
+    __asm__ volatile(                                                                                         \
+        "vldrw.32 q1, [r0, #32]\n"                                                                            \
+        "vldrw.32 q2, [r0, #48]\n"                                                                            \
+        "vldrw.32 q3, [r0, #64]\n"                                                                            \
+        "vldrw.32 q4, [r0, #80]\n"                                                                            \
+        "vldrw.32 q5, [r0, #96]\n"                                                                            \
+        "vldrw.32 q6, [r0, #112]\n"                                                                           \
+        "1:\n"                                                                                                \
+        "movs r2, #0\n"                                                                                       \
+        "movs r4, #0\n"                                                                                       \
+        "movs r6, #0\n"                                                                                       \
+        "mov r8, #0\n"                                                                                        \
+        "ldrd r9, r10, [r0, #0]\n"                                                                            \
+        "ldrd r11, r12, [r0, #8]\n"                                                                           \
+        "ldr r5, [r0, #16]\n"                                                                                 \
+        "dlstp.8 lr, r5\n"                                                                                    \
+        "mov r5, r1\n"                                                                                        \
+        "2:\n"                                                                                                \
+        "vldrb.8 q0, [r5], #16\n"                                                                             \
+        "vldrb.8 q7, [r9], #16\n"                                                                             \
+        "vmladava.s8 r2, q7, q0\n"                                                                            \
+        "vldrb.8 q7, [r10], #16\n"                                                                            \
+        "vmladava.s8 r4, q7, q0\n"                                                                            \
+        "vldrb.8 q7, [r11], #16\n"                                                                            \
+        "vmladava.s8 r6, q7, q0\n"                                                                            \
+        "vldrb.8 q7, [r12], #16\n"                                                                            \
+        "vmladava.s8 r8, q7, q0\n"                                                                            \
+        "letp lr, 2b\n"                                                                                       \
+        "vmov q0[2], q0[0], r2, r6\n"                                                                         \
+        "vmov q0[3], q0[1], r4, r8\n"                                                                         \
+        "vadd.i32 q0, q0, q1\n"                                                                               \
+        SHL                                                                                                   \
+        "vqrdmulh.s32 q0, q0, q2\n"                                                                           \
+        "vand q7, q0, q3\n"                                                                                   \
+        "vshr.s32 q7, q7, #31\n"                                                                              \
+        "vqadd.s32 q0, q0, q7\n"                                                                              \
+        "vrshl.s32 q0, q0, q3\n"                                                                              \
+        "vadd.i32 q0, q0, q4\n"                                                                               \
+        "vmax.s32 q0, q0, q5\n"                                                                               \
+        "vmin.s32 q0, q0, q6\n"                                                                               \
+        "vstrb.32 q0, [r3]\n"                                                                                 \
+        "ldrd r5, r9, [r0, #20]\n"                                                                            \
+        "add r3, r3, r5\n"                                                                                    \
+        "add r1, r1, r9\n"                                                                                    \
+        "ldr r5, [r0, #28]\n"                                                                                 \
+        "cmp r1, r5\n"                                                                                        \
+        "bne 1b\n"                                                                                            \
+        : "+r"(xr), "+r"(orr)                                                                                 \
+        : "r"(jr)                                                                                             \
+        : "memory", "cc", "r2", "r4", "r5", "r6", "r8", "r9", "r10", "r11", "r12", "lr", "d0", "d1", "d2",   \
+          "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15");                \
+  }
+
+PW_RUN(pw_run, "")
+PW_RUN(pw_run_shl, "vldrw.32 q7, [r0, #128]\nvshl.s32 q0, q0, q7\n")
+
+/* Pixels [x, xend) of a pointwise conv, step xstep, output o (stride ops), channel group w0 (rows fs apart). */
+static void pw_rows(pw_job *j, const int8_t *w0, int32_t fs, int32_t n, const int8_t *x, int32_t xstep, int32_t npix,
+                    int8_t *o, int32_t ops, int shl) {
+  if (npix <= 0) return;
+  for (int32_t r = 0; r < 4; r++) j->w[r] = w0 + r * fs;
+  j->n = n; j->ops = ops; j->xstep = xstep; j->xend = x + npix * xstep;
+  (shl ? pw_run_shl : pw_run)(j, x, o);
+}
+
 /* Short window rows (kw * in.c < 16 bytes: a stem conv on 1-3 channels), up to PATCH_MAX taps and
  * FB_MAX output channels, more channel groups than kw; and, for any conv of whole channel groups within
  * those limits, the border pixels (border_only): each output pixel's window is gathered once into a patch (taps outside the
@@ -198,23 +282,19 @@ void bt_conv_s8_kb(const bt_conv_params *p, const int32_t *kb, const int8_t *in,
       fbias = vaddq_s32(bias, vmulq_n_s32(mve_vec4(full), io));
     }
     const mve_rq rq = mve_rq_load(p->multiplier + oc, p->shift + oc, pr);
-    if (pointwise && nr == 4) {
-      const int32x4_t lo = vdupq_n_s32(p->act_min), hi = vdupq_n_s32(p->act_max);
-      const int32_t zp = p->output_offset, xstep = p->stride_w * ps, ow = p->out.w;
-      const int8_t *w0 = w[0];
-      for (int32_t y = y0; y < y1; y++) {
-        const int8_t *x = in + (y * p->stride_h - in_y0) * in_row;
-        int8_t *o = out + (y - y0) * out_row + oc;
-        for (int32_t i = 0; i < ow; i++, x += xstep, o += ops) {
-          int32_t acc[4] = {0, 0, 0, 0};
-          mve_dot4_lob(x, w0, fs, ic_n, acc);
-          int32x4_t v = vaddq_s32(mve_vec4(acc), fbias);
-          v = vshlq_s32(v, rq.left);
-          v = vqrdmulhq_s32(v, rq.mult);
-          v = vqaddq_s32(v, vshrq_n_s32(vandq_s32(v, rq.right), 31));
-          v = vrshlq_s32(v, rq.right);
-          vstrbq_s32(o, vminq_s32(vmaxq_s32(vaddq_n_s32(v, zp), lo), hi));
-        }
+    if (pointwise && nr == 4 && ic_n > 0) {
+      pw_job j __attribute__((aligned(16)));
+      j.fbias = fbias; j.mult = rq.mult; j.right = rq.right; j.left = rq.left;
+      j.zp = vdupq_n_s32(p->output_offset); j.lo = vdupq_n_s32(p->act_min); j.hi = vdupq_n_s32(p->act_max);
+      const int shl = vmaxvq_s32(0, rq.left) > 0;
+      const int32_t xstep = p->stride_w * ps, ow = p->out.w;
+      if (p->stride_h * in_row == ow * xstep && ow * ops == out_row) {   /* the band's pixels as one run */
+        pw_rows(&j, w[0], fs, ic_n, in + (y0 * p->stride_h - in_y0) * in_row, xstep, (y1 - y0) * ow, out + oc, ops,
+                shl);
+      } else {
+        for (int32_t y = y0; y < y1; y++)
+          pw_rows(&j, w[0], fs, ic_n, in + (y * p->stride_h - in_y0) * in_row, xstep, ow,
+                  out + (y - y0) * out_row + oc, ops, shl);
       }
       continue;
     }

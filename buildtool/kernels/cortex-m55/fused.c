@@ -279,7 +279,98 @@ static inline __attribute__((always_inline)) void conv1_row(const bt_conv_params
 }
 
 #define FX_CONV1 m_conv1
-#include "../reference/fx_conv1_rows.h"
+
+/* A 1x1 one-channel conv's rows (no padding, dense, in.c <= 16, outputs adjacent, no left shift): per
+   output row one call of c1pw_run over its whole groups of four pixels (per pixel one zeroing-predicated
+   VLDRB.8 (P0 set once from VCTP.8 of in.c) and one VMLADAVA.S8 against the filter held in q4, from the
+   start value; per four pixels two two-lane VMOVs, the requantisation with the multiplier in q7 and one
+   VSTRB.32), the last 1-3 pixels by conv1_short; instead of the three conv1_row calls per row of
+   reference/fx_conv1_rows.h. */
+typedef struct {
+  int8x16_t f;                       /* 0: the filter, zero past in.c */
+  int32x4_t mult, right, lo, hi, zp; /* 16 .. 80 */
+  int32_t pred;                      /* 96: VCTP.8 of in.c */
+} c1pw_job;
+
+static __attribute__((noinline)) void c1pw_run(const int8_t *x, int32_t step, int32_t n4, int8_t *o, int32_t acc0,
+                                               const c1pw_job *j) {
+  register const int8_t *xr __asm__("r1") = x;
+  register int32_t sr __asm__("r3") = step;
+  register int8_t *orr __asm__("r5") = o;
+  register int32_t nr __asm__("r9") = n4;
+  register int32_t ar __asm__("r10") = acc0;
+  register const c1pw_job *jr __asm__("r11") = j;
+#define C1_PIX(ACC)                  \
+  "mov " ACC ", r10\n"               \
+  "vpst\n"                           \
+  "vldrbt.8 q0, [r1]\n"              \
+  "vmladava.s8 " ACC ", q0, q4\n"    \
+  "add r1, r1, r3\n"
+  __asm__ volatile(
+      "vldrw.32 q4, [r11]\n"
+      "vldrw.32 q7, [r11, #16]\n"
+      "ldr r0, [r11, #96]\n"
+      "vmsr p0, r0\n"
+      "1:\n"
+      C1_PIX("r0") C1_PIX("r2") C1_PIX("r4") C1_PIX("r8")
+      "vmov q0[2], q0[0], r0, r4\n"
+      "vmov q0[3], q0[1], r2, r8\n"
+      "vqrdmulh.s32 q0, q0, q7\n"
+      "vldrw.32 q1, [r11, #32]\n"
+      "vand q2, q0, q1\n"
+      "vshr.s32 q2, q2, #31\n"
+      "vqadd.s32 q0, q0, q2\n"
+      "vrshl.s32 q0, q0, q1\n"
+      "vldrw.32 q1, [r11, #80]\n"
+      "vadd.i32 q0, q0, q1\n"
+      "vldrw.32 q1, [r11, #48]\n"
+      "vmax.s32 q0, q0, q1\n"
+      "vldrw.32 q1, [r11, #64]\n"
+      "vmin.s32 q0, q0, q1\n"
+      "vstrb.32 q0, [r5]\n"
+      "adds r5, r5, #4\n"
+      "subs r9, r9, #1\n"
+      "bne 1b\n"
+      : "+r"(xr), "+r"(orr), "+r"(nr)
+      : "r"(sr), "r"(ar), "r"(jr)
+      : "memory", "cc", "r0", "r2", "r4", "r8", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9",
+        "d10", "d11", "d12", "d13", "d14", "d15");
+#undef C1_PIX
+}
+
+static void conv1_rows(const bt_conv_params *p, const m_conv1 *st, const box_src *s, const box_dst *d, int32_t y0,
+                       int32_t y1) {
+  int32_t ya, yb;
+  box_inside_rows(p, y0, y1, &ya, &yb);
+  const int32_t ps = p->in.pixel_stride, ow = p->out.w;
+  if (p->kh == 1 && p->kw == 1 && st->dense && st->run <= 16 && p->out.pixel_stride == 1 && ya == y0 && yb == y1 &&
+      st->xi0 == 0 && st->xi1 == ow && vgetq_lane_s32(st->q.rq.left, 0) == 0 && ow >= 4) {
+    c1pw_job j __attribute__((aligned(16)));
+    const mve_pred16_t pr = vctp8q((uint32_t)st->run);
+    j.f = vldrbq_z_s8(st->f, pr);
+    j.mult = st->q.rq.mult; j.right = st->q.rq.right;
+    j.lo = vdupq_n_s32(st->q.lo); j.hi = vdupq_n_s32(st->q.hi); j.zp = vdupq_n_s32(st->q.zp);
+    j.pred = (int32_t)pr;
+    const int32_t step = p->stride_w * ps, n4 = ow / 4, rest = ow - 4 * n4;
+    for (int32_t y = y0; y < y1; y++) {
+      const int8_t *x = box_row(s, y * p->stride_h - p->pad_top) - p->pad_left * ps;
+      int8_t *o = box_orow(d, y);
+      c1pw_run(x, step, n4, o, st->acc0, &j);
+      if (rest) {
+        const int8_t *ipr[1] = {x + 4 * n4 * step};
+        conv1_short(ipr, step, rest, st->f, st->run, o + 4 * n4, 1, st, st->acc0, 1);
+      }
+    }
+    return;
+  }
+  for (int32_t y = y0; y < y1; y++) {
+    int8_t *orow = box_orow(d, y);
+    if (y < ya || y >= yb) { conv1_row(p, st, s, orow, y, 0, p->out.w, 0); continue; }
+    conv1_row(p, st, s, orow, y, 0, st->xi0, 0);
+    conv1_row(p, st, s, orow, y, st->xi0, st->xi1, 1);
+    conv1_row(p, st, s, orow, y, st->xi1 > st->xi0 ? st->xi1 : st->xi0, p->out.w, 0);
+  }
+}
 
 /* One depthwise output at a border pixel (taps fk, the offset not folded): the valid taps only. */
 static int32_t dw1_border(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int32_t iy0, int32_t ix0) {
