@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import functools
 import random
+import threading
+from collections import OrderedDict
 from bisect import bisect_right
 from heapq import heappop, heappush
 
@@ -70,10 +72,50 @@ def _best_fit_scan(units: int, busy: list) -> int:
 _SCAN = {_first_fit: _first_fit_scan, _best_fit: _best_fit_scan}
 
 
-@functools.lru_cache(maxsize=4)
+class _Memo:
+    """Values remembered by key, least recently used dropped first past max_bytes of numpy arrays
+    (a packing problem's neighbour lists take up to n^2 x 4 bytes: a count alone would not bound them)."""
+
+    def __init__(self, max_bytes: int):
+        self.values, self.max_bytes, self.nbytes = OrderedDict(), max_bytes, 0
+        self.lock = threading.Lock()  # the planner daemon plans in a thread per client
+
+    def get(self, key, make):
+        with self.lock:
+            if key in self.values:
+                self.values.move_to_end(key)
+                return self.values[key][0]
+        value = make()  # outside the lock: a pure function, at worst made twice
+        size = _array_bytes(value)
+        with self.lock:
+            if key not in self.values:
+                self.values[key] = (value, size)
+                self.nbytes += size
+            while self.nbytes > self.max_bytes and len(self.values) > 1:
+                self.nbytes -= self.values.popitem(last=False)[1][1]
+        return value
+
+
+def _array_bytes(value) -> int:
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if isinstance(value, (tuple, list)):
+        return sum(_array_bytes(v) for v in value)
+    return 0
+
+
+# a plan packs about ten schedules, each first with the packers then polished: their neighbour lists
+# and pinned prefixes are kept across those passes
+_NEIGHBOURS, _PREFIXES = _Memo(64 << 20), _Memo(64 << 20)
+
+
 def _neighbours(bufs: tuple) -> tuple:
     """For each buffer, the others that live at a common step (int32 arrays, in index order: at most
     n^2 x 4 bytes, and the quadratic packers only run while n^2 / 2 <= PACK_WORK)."""
+    return _NEIGHBOURS.get(bufs, lambda: _make_neighbours(bufs))
+
+
+def _make_neighbours(bufs: tuple) -> tuple:
     first = np.fromiter((b[1] for b in bufs), dtype=np.int64, count=len(bufs))
     last = np.fromiter((b[2] for b in bufs), dtype=np.int64, count=len(bufs))
     out = []
@@ -132,8 +174,11 @@ def _place(bufs: list, sequence: list, fit, prefix: tuple = ()) -> list:
     return offsets.tolist()
 
 
-@functools.lru_cache(maxsize=16)
 def _prefix(bufs: tuple, prefix: tuple, fit) -> tuple:
+    return _PREFIXES.get((bufs, prefix, fit), lambda: _make_prefix(bufs, prefix, fit))
+
+
+def _make_prefix(bufs: tuple, prefix: tuple, fit) -> tuple:
     """(offsets, neighbours, fixed) after placing `prefix` (from nothing) with fit: offsets of the
     prefix (0 elsewhere); each other buffer's neighbours outside the prefix; and fixed[i], the
     prefix neighbours' ranges merged into the union of their bytes, as ([(start, end)], starts, ends).
@@ -347,7 +392,7 @@ def _pack(bufs: tuple, nsteps: int, time_budget: float, rounds: int, pinned: tup
     return tuple(offs), t, lower, name, optimal, prof
 
 
-@functools.lru_cache(maxsize=512)
+@functools.lru_cache(maxsize=64)
 def _improved(bufs: tuple, nsteps: int, rounds: int, pinned: tuple, bands: tuple) -> tuple:
     """(offsets, top, lower, name, profile): _heuristics' packing after `rounds` of improve()."""
     offs, t, lower, name, prof = _heuristics(bufs, nsteps, pinned, bands)
@@ -361,7 +406,7 @@ def _improved(bufs: tuple, nsteps: int, rounds: int, pinned: tuple, bands: tuple
     return offs, t, lower, name, prof
 
 
-@functools.lru_cache(maxsize=512)
+@functools.lru_cache(maxsize=64)
 def _heuristics(bufs: tuple, nsteps: int, pinned: tuple, bands: tuple) -> tuple:
     """(offsets, top, lower, name, profile): the best of the packers' placements.
 
