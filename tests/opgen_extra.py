@@ -462,7 +462,8 @@ def gen_embedding_lookup(rng):
     n, k = int(rng.integers(1, 6)), int(rng.integers(1, 6))
     ids = b.argminmax("ARG_MAX", _in(b, rng, (n, k)), 1)
     rows = k + int(rng.integers(0, 3))
-    table = rng.integers(-128, 128, size=(rows,) + tuple(int(rng.integers(1, 5)) for _ in range(int(rng.integers(1, 3)))))
+    row = tuple(int(rng.integers(1, 5)) for _ in range(int(rng.integers(1, 3))))
+    table = rng.integers(-128, 128, size=(rows,) + row)
     b.embedding_lookup(ids, table, *rquant(rng))
     return b.finish()
 

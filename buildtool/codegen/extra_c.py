@@ -1,5 +1,5 @@
-"""model.c calls of the activation, layout and resize operators (RELU .. SPACE_TO_DEPTH), and the int16
-table kernels of LOGISTIC, TANH and SOFTMAX.
+"""model.c calls of the activation, layout and resize operators (RELU .. SPACE_TO_DEPTH), the int16
+table kernels of LOGISTIC, TANH and SOFTMAX, and TFLite Micro's further int8/int16 operators (issue 33).
 
 Emitters fn(e, op) on an emitter.Emitter, named in the operator table (model/opdefs.py, column
 emit): every parameter comes from the reference executor's functions (buildtool/refops/activation.py,

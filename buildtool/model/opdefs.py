@@ -275,6 +275,23 @@ OPDEFS = (
 )
 BY_NAME = {d.name: d for d in OPDEFS}
 
+# TFLite Micro operators deliberately not built, and why (for docs/operators.md). Float-only: TFLite Micro's
+# interpreter (the tflite-micro package) refuses int8 and int16 models of them (TensorFlow-converted one-operator
+# models retyped to int8 / int16 with a quantisation).
+NOT_BUILT = {
+    "NEG": "float-only in TFLite Micro (int8/int16: 'Type INT8 (9) not supported' at invoke)",
+    "SQUARE": "float-only in TFLite Micro (int8/int16 fail at invoke)",
+    "EXP": "float-only in TFLite Micro (int8/int16 fail at prepare)",
+    "LOG": "float-only in TFLite Micro (int8/int16 fail at invoke)",
+    "FLOOR_DIV": "float32/int32 only in TFLite Micro ('Type INT8 is not supported by FLOOR_DIV')",
+    "FLOOR_MOD": "float32/int32 only in TFLite Micro ('Type INT8 is not supported by FLOOR_MOD')",
+    "DIV": "int8 in TFLite Micro, but its reference rounding shift passes 31 (undefined in C) whenever the "
+           "numerator is small next to the divisor: the x86 build gives saturated codes where the answer is the "
+           "zero point, Arm would differ; not built until that is decided",
+    "FILL": "int8/int16 in TFLite Micro, but with constant dims and value it is an unfolded constant (refused: "
+            "convert with constant folding) and computed dims are not supported",
+}
+
 
 def names(**where) -> tuple:
     """Opcodes, in table order, whose fields equal the given values: names(tiling='windowed')."""
@@ -294,4 +311,4 @@ def table(column: str) -> dict:
     return {d.name: resolve(getattr(d, column)) for d in OPDEFS if getattr(d, column)}
 
 
-__all__ = ["Field", "N_OUTPUTS", "OpDef", "OPDEFS", "BY_NAME", "names", "resolve", "table"]
+__all__ = ["Field", "N_OUTPUTS", "OpDef", "OPDEFS", "BY_NAME", "NOT_BUILT", "names", "resolve", "table"]

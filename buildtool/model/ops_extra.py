@@ -1,7 +1,10 @@
 """Checks and MAC counts of the activation and layout operators (see ops.py for options).
 
 RELU, RELU6, PRELU, MAXIMUM, MINIMUM, TRANSPOSE, SQUEEZE, EXPAND_DIMS, DEPTH_TO_SPACE, SPACE_TO_DEPTH, the
-comparisons (EQUAL .. GREATER_EQUAL) and the resizes' MAC counts. Named by opdefs.OPDEFS (the table per operator); use them through
+comparisons (EQUAL .. GREATER_EQUAL), TFLite Micro's further int8/int16 operators (issue 33: SQUARED_DIFFERENCE,
+ADD_N, ARG_MAX/MIN, GATHER, GATHER_ND, SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND, MIRROR_PAD, REVERSE_V2,
+BROADCAST_TO, BATCH_MATMUL, L2_NORMALIZATION, SHAPE, CUMSUM, EMBEDDING_LOOKUP, CAST, LOG_SOFTMAX, ...) and the
+resizes' and BATCH_MATMUL's MAC counts. Named by opdefs.OPDEFS (the table per operator); use them through
 buildtool.model.ops. The checks that need a kernel's own arithmetic live with the kernel:
 LOGISTIC/TANH (int16 table parameters) in refops.activation, the resizes (TFLM's interpolation taps)
 in refops.resize.
