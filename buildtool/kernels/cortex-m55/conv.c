@@ -120,6 +120,88 @@ static void pw_rows(pw_job *j, const int8_t *w0, int32_t fs, int32_t n, const in
   (shl ? pw_run_shl : pw_run)(j, x, o);
 }
 
+/* conv_run in asm for window rows of a multiple of 16 bytes (so the filter rows' pointers run on from one
+ * window row to the next): per pixel the four accumulators zeroed, per window row one DLSTP.8/LETP loop
+ * (five loads, four VMLADAVA.S8 per 16 bytes) and the input pointer moved to the next row, then the
+ * requantisation of pw_run with its constants in q1-q6 and one VSTRB.32. */
+typedef struct {
+  const int8_t *w[4];            /* 0 */
+  int32_t run, ops, xstep;       /* 16, 20, 24 */
+  const int8_t *xend;            /* 28 */
+  int32_t kh, rowdelta;          /* 32, 36: window rows; input row step - run */
+  int8_t *o;                     /* 40 */
+  int32_t pad;
+  int32x4_t fbias, mult, right, zp, lo, hi, left; /* 48 .. 144 */
+} kk_job;
+
+#define KK_RUN(NAME, SHL)                                                                                     \
+  static __attribute__((noinline)) void NAME(kk_job *j, const int8_t *x) {                                    \
+    register kk_job *jr __asm__("r0") = j;                                                                    \
+    register const int8_t *xr __asm__("r1") = x;                                                              \
+    __asm__ volatile(                                                                                         \
+        "vldrw.32 q1, [r0, #48]\n"                                                                            \
+        "vldrw.32 q2, [r0, #64]\n"                                                                            \
+        "vldrw.32 q3, [r0, #80]\n"                                                                            \
+        "vldrw.32 q4, [r0, #96]\n"                                                                            \
+        "vldrw.32 q5, [r0, #112]\n"                                                                           \
+        "vldrw.32 q6, [r0, #128]\n"                                                                           \
+        "1:\n"                                                                                                \
+        "movs r2, #0\n"                                                                                       \
+        "movs r4, #0\n"                                                                                       \
+        "movs r6, #0\n"                                                                                       \
+        "mov r8, #0\n"                                                                                        \
+        "ldrd r9, r10, [r0, #0]\n"                                                                            \
+        "ldrd r11, r12, [r0, #8]\n"                                                                           \
+        "mov r5, r1\n"                                                                                        \
+        "ldr r3, [r0, #32]\n"                                                                                 \
+        "2:\n"                                                                                                \
+        "ldr lr, [r0, #16]\n"                                                                                 \
+        "dlstp.8 lr, lr\n"                                                                                    \
+        "3:\n"                                                                                                \
+        "vldrb.8 q0, [r5], #16\n"                                                                             \
+        "vldrb.8 q7, [r9], #16\n"                                                                             \
+        "vmladava.s8 r2, q7, q0\n"                                                                            \
+        "vldrb.8 q7, [r10], #16\n"                                                                            \
+        "vmladava.s8 r4, q7, q0\n"                                                                            \
+        "vldrb.8 q7, [r11], #16\n"                                                                            \
+        "vmladava.s8 r6, q7, q0\n"                                                                            \
+        "vldrb.8 q7, [r12], #16\n"                                                                            \
+        "vmladava.s8 r8, q7, q0\n"                                                                            \
+        "letp lr, 3b\n"                                                                                       \
+        "ldr lr, [r0, #36]\n"                                                                                 \
+        "add r5, r5, lr\n"                                                                                    \
+        "subs r3, r3, #1\n"                                                                                   \
+        "bne 2b\n"                                                                                            \
+        "vmov q0[2], q0[0], r2, r6\n"                                                                         \
+        "vmov q0[3], q0[1], r4, r8\n"                                                                         \
+        "vadd.i32 q0, q0, q1\n"                                                                               \
+        SHL                                                                                                   \
+        "vqrdmulh.s32 q0, q0, q2\n"                                                                           \
+        "vand q7, q0, q3\n"                                                                                   \
+        "vshr.s32 q7, q7, #31\n"                                                                              \
+        "vqadd.s32 q0, q0, q7\n"                                                                              \
+        "vrshl.s32 q0, q0, q3\n"                                                                              \
+        "vadd.i32 q0, q0, q4\n"                                                                               \
+        "vmax.s32 q0, q0, q5\n"                                                                               \
+        "vmin.s32 q0, q0, q6\n"                                                                               \
+        "ldr r3, [r0, #40]\n"                                                                                 \
+        "vstrb.32 q0, [r3]\n"                                                                                 \
+        "ldrd r5, r9, [r0, #20]\n"                                                                            \
+        "add r3, r3, r5\n"                                                                                    \
+        "str r3, [r0, #40]\n"                                                                                 \
+        "add r1, r1, r9\n"                                                                                    \
+        "ldr r5, [r0, #28]\n"                                                                                 \
+        "cmp r1, r5\n"                                                                                        \
+        "bne 1b\n"                                                                                            \
+        : "+r"(xr)                                                                                            \
+        : "r"(jr)                                                                                             \
+        : "memory", "cc", "r2", "r3", "r4", "r5", "r6", "r8", "r9", "r10", "r11", "r12", "lr", "d0", "d1",   \
+          "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11", "d12", "d13", "d14", "d15");          \
+  }
+
+KK_RUN(kk_run, "")
+KK_RUN(kk_run_shl, "vldrw.32 q7, [r0, #144]\nvshl.s32 q0, q0, q7\n")
+
 /* Short window rows (kw * in.c < 16 bytes: a stem conv on 1-3 channels), up to PATCH_MAX taps and
  * FB_MAX output channels, more channel groups than kw; and, for any conv of whole channel groups within
  * those limits, the border pixels (border_only): each output pixel's window is gathered once into a patch (taps outside the
@@ -266,6 +348,12 @@ void bt_conv_s8_kb(const bt_conv_params *p, const int32_t *kb, const int8_t *in,
   /* whole channel groups: the border pixels (window partly outside the image) as patches, all groups per
      gathered window (below, the groups' loops take only the pixels whose window is whole) */
   const int32_t borders = !pointwise && oc_n % 4 == 0 && fs <= PATCH_MAX && oc_n <= FB_MAX;
+  int32_t kbuf[FB_MAX];
+  if (borders && !kb) {   /* the start values once, for the patches and the groups' loops alike */
+    for (int32_t oc = 0; oc < oc_n; oc++)
+      kbuf[oc] = (int32_t)((uint32_t)(p->bias ? p->bias[oc] : 0) + (uint32_t)io * (uint32_t)mve_sum(p->filter + oc * fs, fs));
+    kb = kbuf;
+  }
   if (borders) conv_patches(p, kb, in, in_y0, out, y0, y1, 1);
   for (int32_t oc = 0; oc < oc_n; oc += 4) {
     const int32_t nr = oc_n - oc < 4 ? oc_n - oc : 4;
@@ -316,6 +404,16 @@ void bt_conv_s8_kb(const bt_conv_params *p, const int32_t *kb, const int8_t *in,
     while (xa < xb && xa * p->stride_w - p->pad_left < 0) xa++;
     while (xb > xa && (xb - 1) * p->stride_w - p->pad_left + (p->kw - 1) * p->dil_w >= p->in.w) xb--;
     const int32x4_t kv[6] = {fbias, rq.mult, rq.left, rq.right, vdupq_n_s32(p->act_min), vdupq_n_s32(p->act_max)};
+    const int32_t kk = dense && nr == 4 && (p->kw * ic_n) % 16 == 0 && p->kw * ic_n > 0;
+    kk_job kj __attribute__((aligned(16)));
+    const int kk_shl = vmaxvq_s32(0, rq.left) > 0;
+    if (kk) {
+      for (int32_t r = 0; r < 4; r++) kj.w[r] = w[r];
+      kj.run = p->kw * ic_n; kj.ops = ops; kj.xstep = p->stride_w * ps; kj.kh = p->kh;
+      kj.rowdelta = p->dil_h * in_row - kj.run;
+      kj.fbias = fbias; kj.mult = rq.mult; kj.right = rq.right; kj.left = rq.left;
+      kj.zp = vdupq_n_s32(p->output_offset); kj.lo = kv[4]; kj.hi = kv[5];
+    }
     for (int32_t y = y0; y < y1; y++) {
       const int32_t iy0 = y * p->stride_h - p->pad_top;
       int32_t rows_in = 1;
@@ -325,6 +423,14 @@ void bt_conv_s8_kb(const bt_conv_params *p, const int32_t *kb, const int8_t *in,
       }
       int8_t *o = out + (y - y0) * out_row + oc;
       for (int32_t x = 0; x < p->out.w; x++, o += ops) {
+        if (rows_in && kk && x == xa && xb > xa) {
+          const int8_t *x0 = in + (iy0 - in_y0) * in_row + (xa * p->stride_w - p->pad_left) * ps;
+          kj.o = o; kj.xend = x0 + (xb - xa) * kj.xstep;
+          (kk_shl ? kk_run_shl : kk_run)(&kj, x0);
+          o += (xb - 1 - x) * ops;
+          x = xb - 1;
+          continue;
+        }
         if (rows_in && dense && nr == 4 && x == xa && xb > xa) {
           conv_run(in + (iy0 - in_y0) * in_row + (xa * p->stride_w - p->pad_left) * ps, p->stride_w * ps,
                    p->dil_h * in_row, p->kh, p->kw * ic_n, w[0], fs, kv, p->output_offset, o, ops, xb - xa);
