@@ -85,6 +85,52 @@ MVE_INLINE void mve_dot4_lob(const int8_t *x, const int8_t *w, int32_t ws, int32
   acc[0] = a0; acc[1] = a1; acc[2] = a2; acc[3] = a3;
 }
 
+/* acc[r] += sum_{i<n} w[r * ws + i] * (x[i] + io) for four rows, io in -127..128, in one loop: per 16 inputs
+ * VMLADAVA.S8 of each row against the input and against a vector of io (io = 128: twice against 64), into
+ * the same accumulator (the input offset's products need no register of their own). */
+#define MVE_DOT4IO(NAME, TWICE)                                                                              \
+  MVE_INLINE void NAME(const int8_t *x, const int8_t *w, int32_t ws, int32_t n, int8_t iv, int32_t acc[4]) {  \
+    register int32_t a0 __asm__("r0") = acc[0];                                                            \
+    register int32_t a1 __asm__("r2") = acc[1];                                                            \
+    register int32_t a2 __asm__("r4") = acc[2];                                                            \
+    register int32_t a3 __asm__("r6") = acc[3];                                                            \
+    const int8_t *p1, *p2, *p3;                                                                            \
+    __asm__ volatile(                                                                                      \
+        "vdup.8 q3, %[iv]\n"                                                                               \
+        "add %[p1], %[w], %[ws]\n"                                                                         \
+        "add %[p2], %[p1], %[ws]\n"                                                                        \
+        "add %[p3], %[p2], %[ws]\n"                                                                        \
+        "dlstp.8 lr, %[n]\n"                                                                               \
+        "1:\n"                                                                                             \
+        "vldrb.8 q0, [%[x]], #16\n"                                                                        \
+        "vldrb.8 q1, [%[w]], #16\n"                                                                        \
+        "vmladava.s8 %[a0], q1, q0\n"                                                                      \
+        "vmladava.s8 %[a0], q1, q3\n"                                                                      \
+        TWICE("%[a0]", "q1")                                                                               \
+        "vldrb.8 q2, [%[p1]], #16\n"                                                                       \
+        "vmladava.s8 %[a1], q2, q0\n"                                                                      \
+        "vmladava.s8 %[a1], q2, q3\n"                                                                      \
+        TWICE("%[a1]", "q2")                                                                               \
+        "vldrb.8 q1, [%[p2]], #16\n"                                                                       \
+        "vmladava.s8 %[a2], q1, q0\n"                                                                      \
+        "vmladava.s8 %[a2], q1, q3\n"                                                                      \
+        TWICE("%[a2]", "q1")                                                                               \
+        "vldrb.8 q2, [%[p3]], #16\n"                                                                       \
+        "vmladava.s8 %[a3], q2, q0\n"                                                                      \
+        "vmladava.s8 %[a3], q2, q3\n"                                                                      \
+        TWICE("%[a3]", "q2")                                                                               \
+        "letp lr, 1b\n"                                                                                    \
+        : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [x] "+r"(x), [w] "+r"(w),            \
+          [p1] "=&r"(p1), [p2] "=&r"(p2), [p3] "=&r"(p3)                                                   \
+        : [ws] "r"(ws), [n] "r"(n), [iv] "r"((int32_t)iv)                                                  \
+        : "memory", "lr", "d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7");                                 \
+    acc[0] = a0; acc[1] = a1; acc[2] = a2; acc[3] = a3;                                                    \
+  }
+#define MVE_IO_ONCE(A, Q)
+#define MVE_IO_TWICE(A, Q) "vmladava.s8 " A ", " Q ", q3\n"
+MVE_DOT4IO(mve_dot4io_lob, MVE_IO_ONCE)
+MVE_DOT4IO(mve_dot4io2_lob, MVE_IO_TWICE)
+
 /* sw[r] += sum_{i<n} w[r * ws + i] for four rows: the low-overhead tail-predicated loop of
  * mve_dot4_lob with VADDVA.S8 (four loads, four VADDVA and the LETP per 16 weights). */
 MVE_INLINE void mve_sum4_lob(const int8_t *w, int32_t ws, int32_t n, int32_t sw[4]) {
