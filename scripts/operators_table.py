@@ -279,6 +279,13 @@ NOTES = (
     "e.g. a flat 1000-class output) makes TFLite Micro abort (its rounding shift reaches 32, undefined in C); "
     "every path here (numpy executor, every kernel set) gives that shift's exactly rounded result instead: the "
     "output zero point, -128, for the whole row.",
+    "DIV (int8): TFLite Micro's rounding shift is headroom + reciprocal shift - output shift, which passes 31 "
+    "(undefined in C; TFLite Micro's x86 build gives saturated codes, and the zero point + 1 for a zero numerator) "
+    "whenever the numerator is small next to the divisor. Every path here (numpy executor, every kernel set) gives "
+    "that shift's exactly rounded result instead: a quotient of 0, so the output zero point (clamped to the fused "
+    "activation's range). Where the shift stays <= 31 the bytes are TFLite Micro's, a divisor at its zero point "
+    "included (the reciprocal's int32 arithmetic wrapped as TFLite Micro's does in practice). Models whose "
+    "input scale / (divisor scale x output scale) is 2^21 or more are refused (the shift could turn left).",
 )
 
 

@@ -488,3 +488,37 @@ def gen_log_softmax(rng):
 
 
 EXTRA_GENERATORS["LOG_SOFTMAX"] = gen_log_softmax
+
+
+def div_defined_quant(s1, s2, zp2, codes2, rng):
+    """An output quantisation under which TFLM's DIV rounding shift stays <= 31 for every numerator: the shift
+    is headroom (<= 31) + recip_shift (bit length of |divisor - zp2| - 1) - output_shift, so the output
+    multiplier s1 / (s2 so) is taken at or above 2^(R - 1), R the largest recip_shift over the divisor codes."""
+    r = max(int(abs(int(c) - zp2)).bit_length() - 1 for c in codes2)
+    real = 2.0 ** (max(r, 0) - 1 + rng.uniform(0.05, 1.5))
+    return float(np.float32(s1 / (s2 * real))), int(rng.integers(-128, 128))
+
+
+def gen_div(rng):
+    """DIV with broadcast, the divisor an activation or (a quarter of the time) a constant of small codes; the
+    output quantisation keeps TFLM's shifts defined (div_defined_quant), so TFLM is the oracle on any input.
+    tests/test_ops_extra.py covers the other quantisations against the exact reference."""
+    b = _builder(rng, "div")
+    shape = (1,) + _shape4(rng)[1:int(rng.integers(1, 5))]
+    other = tuple(d if rng.random() < 0.6 else 1 for d in shape)
+    sa, sb = (shape, other) if rng.random() < 0.5 else (other, shape)
+    (s1, z1), (s2, z2) = rquant(rng), rquant(rng)
+    x = b.input(sa, scale=s1, zp=z1, name="a")
+    if rng.random() < 0.25:
+        span = 1 << int(rng.integers(0, 8))
+        codes = np.clip(z2 + rng.integers(-span, span + 1, size=sb), -128, 127).astype(np.int8)
+        y = b.const("c", codes, "int8", quant_of((s2, z2)))
+    else:
+        codes = np.arange(-128, 128)
+        y = b.input(sb, scale=s2, zp=z2, name="b")
+    b.div(x, y, str(rng.choice(["NONE", "RELU", "RELU6", "RELU_N1_TO_1"])),
+          out_quant=div_defined_quant(s1, s2, z2, codes.reshape(-1), rng))
+    return b.finish()
+
+
+EXTRA_GENERATORS["DIV"] = gen_div

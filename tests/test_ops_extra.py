@@ -29,6 +29,7 @@ from buildtool.plan.fusion.execute import run_fused
 from buildtool.model.ir import Graph, validate_graph
 from buildtool.model.reader import parse
 from buildtool.model.writer import serialize
+from buildtool.refops.div import div_params
 
 EXTRA = sorted(EXTRA_GENERATORS)
 
@@ -557,3 +558,143 @@ def test_elu_and_l2_normalization_in_place_match_tflm(tmp_path):
     for p in (forced, planned):
         assert np.array_equal(run(g, p, xs)[0].reshape(-1), want.reshape(-1))
     check_firmware(g, "host", tmp_path / "forced", forced)
+
+
+# -- DIV: TFLM's bytes where its rounding shift stays <= 31, the exact big-integer result everywhere --------------
+_I32_MIN, _I32_MAX = -(1 << 31), (1 << 31) - 1
+
+
+def _wrap(x: int) -> int:
+    return ((x + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+
+
+def _srdhm(a: int, b: int) -> int:
+    if a == b == _I32_MIN:
+        return _I32_MAX
+    n = a * b + ((1 << 30) if a * b >= 0 else 1 - (1 << 30))
+    return n >> 31 if n >= 0 else -((-n) >> 31)
+
+
+def _sat_pot(x: int, e: int) -> int:
+    """SaturatingRoundingMultiplyByPOT<e>, e > 0."""
+    t = (1 << (31 - e)) - 1
+    return _I32_MAX if x > t else _I32_MIN if x < -t else x << e
+
+
+def _round_pot(x: int, e: int) -> int:
+    """x / 2^e rounded to nearest, ties away from zero, for any e >= 0 (Python integers: exact)."""
+    if e == 0:
+        return x
+    m = (abs(x) + (1 << (e - 1))) >> e
+    return m if x >= 0 else -m
+
+
+def _one_over_one_plus_x(a: int) -> int:
+    s = a + _I32_MAX
+    s += 1 if s >= 0 else -1
+    half = s // 2 if s >= 0 else -((-s) // 2)
+    x = _wrap(1515870810 + _srdhm(half, -1010580540))
+    for _ in range(3):
+        x = _wrap(x + _sat_pot(_srdhm(x, _wrap((1 << 29) - _srdhm(half, x))), 2))
+    return _sat_pot(x, 1)
+
+
+def div_exact(p: dict, x1: int, x2: int) -> tuple:
+    """(output code, TFLM's rounding shift) of one int8 DIV element in Python integers: TFLM's steps with the
+    final RoundingDivideByPOT exact for every shift (TFLM's own where the shift is <= 31)."""
+    v1, v2 = int(x1) + p["input1_offset"], int(x2) + p["input2_offset"]
+    if v2 < 0:
+        v1, v2 = -v1, -v2
+    h = 32 - v2.bit_length()
+    inv = _one_over_one_plus_x(((v2 << h) & 0xFFFFFFFF) - (1 << 31))
+    headroom = 31 - (v1 if v1 >= 0 else ~v1).bit_length()
+    e = headroom + (31 - h) - p["output_shift"]
+    r = _round_pot(_srdhm(_srdhm(v1 << headroom, inv), p["output_multiplier"]), e) + p["output_offset"]
+    return min(max(r, p["act_min"]), p["act_max"]), e
+
+
+def div_models(seed: int = 11, count: int = 8):
+    """count DIV models on ordinary quantisations (output scale independent of the inputs', so TFLM's shift
+    passes 31 for small numerators), shapes [1, 16, 16] (one [1, 16, 1] divisor broadcast), every activation."""
+    rng = np.random.default_rng(seed)
+    graphs = []
+    for k in range(count):
+        b = GraphBuilder(f"div{k}", seed=k)
+        q = [(float(np.float32(rng.uniform(0.005, 0.3))), int(rng.integers(-128, 128))) for _ in range(3)]
+        x = b.input((1, 16, 16), scale=q[0][0], zp=q[0][1], name="a")
+        y = b.input((1, 16, 1) if k == 0 else (1, 16, 16), scale=q[1][0], zp=q[1][1], name="b")
+        b.div(x, y, ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")[k % 4], out_quant=q[2])
+        graphs.append(b.finish())
+    return graphs
+
+
+def div_inputs(g, rng) -> list:
+    """Random codes with many numerators at and next to the zero point and some divisors at it (zero)."""
+    a, b = (rng.integers(-128, 128, size=g.tensors[i].shape, dtype=np.int8) for i in g.inputs)
+    z1, z2 = (g.tensors[i].zero_point for i in g.inputs)
+    near = rng.random(a.shape) < 0.4
+    a[near] = np.clip(z1 + rng.integers(-3, 4, size=int(near.sum())), -128, 127)
+    b.reshape(-1)[:3] = z2
+    return [a, b]
+
+
+def div_expected(g, xs) -> tuple:
+    """(exact codes, mask of the elements whose TFLM shift is <= 31) of a one-DIV model."""
+    p = div_params(g, g.operators[0])
+    a, b = np.broadcast_arrays(*(x.astype(np.int64) for x in xs))
+    res = [div_exact(p, u, v) for u, v in zip(a.reshape(-1), b.reshape(-1))]
+    return np.array([r for r, _ in res]), np.array([e <= 31 for _, e in res])
+
+
+def test_div_matches_tflm_where_defined_and_the_exact_result_elsewhere():
+    """Issue 33: TFLM's DIV shifts by 32 or more (undefined in C; its x86 build gives saturated codes, zp + 1 for
+    a zero numerator) whenever the numerator is small next to the divisor. The numpy executor gives TFLM's bytes
+    wherever the shift is <= 31 (zero divisors included) and the exactly rounded result everywhere."""
+    rng = np.random.default_rng(3)
+    undefined = 0
+    for g in div_models():
+        xs = div_inputs(g, rng)
+        want, defined = div_expected(g, xs)
+        got = run(g, naive_plan(g), xs)[0].reshape(-1)
+        assert np.array_equal(got, want)
+        tflm = tflm_run(serialize(g), xs)[0].reshape(-1)
+        assert np.array_equal(got[defined], tflm[defined])
+        undefined += int((~defined).sum())
+        p = div_params(g, g.operators[0])  # past 31 the quotient rounds to 0: the output zero point, clamped
+        assert (got[~defined] == min(max(p["output_offset"], p["act_min"]), p["act_max"])).all()
+    assert undefined > 200  # the cases the rule is about are exercised (383 of 2048)
+
+
+@pytest.mark.parametrize("board", ["host", "cortex-m4"])
+def test_div_in_firmware_gives_the_exact_result(board, tmp_path):
+    """The same DIV models in one image: the firmware's bytes are the numpy executor's (exact where TFLM's shift
+    passes 31, TFLM's elsewhere) on x86 and Arm alike."""
+    need(board)
+    graphs = div_models(count=4)
+    g = merge(graphs, "div_models")
+    pipeline.build(g, board, tmp_path)
+    rng = np.random.default_rng(8)
+    for _ in range(2):
+        xs = [x for h in graphs for x in div_inputs(h, rng)]
+        ys = runner.run(board, tmp_path, xs)[0]
+        for k, (h, y) in enumerate(zip(graphs, ys)):
+            want, _ = div_expected(h, xs[2 * k:2 * k + 2])
+            assert np.array_equal(y.reshape(-1), want), (board, k)
+
+
+def test_div_bad_models_get_one_line_errors():
+    def huge_multiplier():
+        b = GraphBuilder("d")
+        b.div(b.input((1, 4), scale=1.0, name="a"), b.input((1, 4), scale=1e-4, name="b"), out_quant=(1e-4, 0))
+        ops.check_graph(b.finish())
+
+    def int16():
+        b = GraphBuilder("d")
+        b.div(b.input((1, 4), name="a"), b.input((1, 4), name="b"))
+        g = b.finish()
+        for t in g.tensors:
+            t.dtype, t.quant = "int16", r_quant(0.001, 0)
+        ops.check_graph(g)
+
+    _bad(huge_multiplier, r"is 2\^21 or more .*re-quantise the model")
+    _bad(int16, "DIV")

@@ -17,6 +17,7 @@ from ..refops.compare import compare_params
 from ..refops.unary import abs_params, rsqrt_table
 from ..refops.arith import add_n_params, cumsum_geometry, squared_difference_params
 from ..refops.log_softmax import log_softmax_params
+from ..refops.div import div_params
 from ..refops.matmul import matmul_params
 from ..refops.norm import elu_table, gather_nd_rows
 from ..refops.index_ops import (argminmax_geometry, embedding_geometry, gather_geometry, mirror_pad_geometry,
@@ -372,3 +373,10 @@ def log_softmax(e, op) -> None:
     fields = dict(rows=t.num_elements // max(depth, 1), depth=depth, **log_softmax_params(e.g, op))
     e.declare(f"static const bt_log_softmax_params {n}_p = {c_struct(fields)};")
     e.call(op, f"bt_log_softmax_s8(&{n}_p, {e.act(x)}, {e.act(y)});")
+
+
+def div(e, op) -> None:
+    """DIV int8: operands (activations or flash constants), broadcast (refops.div: the exact shift past 31)."""
+    n = f"op{op.index}"
+    e.declare(f"static const bt_div_params {n}_p = {c_struct(dict(div_params(e.g, op), b=e.bcast(op)))};")
+    e.call(op, f"bt_div_s8(&{n}_p, {e.operand(op.inputs[0])}, {e.operand(op.inputs[1])}, {e.cact(op.outputs[0])});")

@@ -272,6 +272,8 @@ OPDEFS = (
                                                Field("out_data_type", "OutDataType", default=0))),
     OpDef("LOG_SOFTMAX", "model.ops_extra:_check_log_softmax", "refops.log_softmax:log_softmax",
           "codegen.extra_c:log_softmax", types=_t(I8), memory="elementwise", **_opts("LogSoftmaxOptions")),
+    OpDef("DIV", "model.ops_extra:_check_div", "refops.div:div", "codegen.extra_c:div", types=_t(I8),
+          const_operands=True, memory="elementwise", **_opts("DivOptions", _ACT), **_BIN),
 )
 BY_NAME = {d.name: d for d in OPDEFS}
 
@@ -285,9 +287,6 @@ NOT_BUILT = {
     "LOG": "float-only in TFLite Micro (int8/int16 fail at invoke)",
     "FLOOR_DIV": "float32/int32 only in TFLite Micro ('Type INT8 is not supported by FLOOR_DIV')",
     "FLOOR_MOD": "float32/int32 only in TFLite Micro ('Type INT8 is not supported by FLOOR_MOD')",
-    "DIV": "int8 in TFLite Micro, but its reference rounding shift passes 31 (undefined in C) whenever the "
-           "numerator is small next to the divisor: the x86 build gives saturated codes where the answer is the "
-           "zero point, Arm would differ; not built until that is decided",
     "FILL": "int8/int16 in TFLite Micro, but with constant dims and value it is an unfolded constant (refused: "
             "convert with constant folding) and computed dims are not supported",
 }

@@ -3,7 +3,7 @@
 RELU, RELU6, PRELU, MAXIMUM, MINIMUM, TRANSPOSE, SQUEEZE, EXPAND_DIMS, DEPTH_TO_SPACE, SPACE_TO_DEPTH, the
 comparisons (EQUAL .. GREATER_EQUAL), TFLite Micro's further int8/int16 operators (issue 33: SQUARED_DIFFERENCE,
 ADD_N, ARG_MAX/MIN, GATHER, GATHER_ND, SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND, MIRROR_PAD, REVERSE_V2,
-BROADCAST_TO, BATCH_MATMUL, L2_NORMALIZATION, SHAPE, CUMSUM, EMBEDDING_LOOKUP, CAST, LOG_SOFTMAX, ...) and the
+BROADCAST_TO, BATCH_MATMUL, L2_NORMALIZATION, SHAPE, CUMSUM, EMBEDDING_LOOKUP, CAST, LOG_SOFTMAX, DIV, ...) and the
 resizes' and BATCH_MATMUL's MAC counts. Named by opdefs.OPDEFS (the table per operator); use them through
 buildtool.model.ops. The checks that need a kernel's own arithmetic live with the kernel:
 LOGISTIC/TANH (int16 table parameters) in refops.activation, the resizes (TFLM's interpolation taps)
@@ -469,6 +469,23 @@ def _check_log_softmax(g, op):
     to = g.tensors[op.outputs[0]]
     _need(np.float32(to.scale) == np.float32(16.0 / 256) and to.zero_point == 127, op,
           f"output quantisation ({to.scale:g}, {to.zero_point}) must be (16/256, 127), as TFLite Micro requires")
+
+
+DIV_MAX_MULTIPLIER = 2.0 ** 21  # s1 / (s2 so) below it: TFLM's output_shift <= 22, its rounding shift >= 0
+
+
+def _check_div(g, op):
+    """DIV: two int8 inputs (either may be constant) broadcast to the output (at most 4-D), each per-tensor
+    quantised; s1 / (s2 so) below 2^21 (above, TFLM's rounding shift can turn into a left shift)."""
+    _need(len(op.inputs) == 2 and min(op.inputs) >= 0, op, "needs two inputs")
+    _broadcast_to_output(g, op, op.inputs)
+    _same_type(g, op, [*op.inputs, *op.outputs])
+    for i in (*op.inputs, *op.outputs):
+        _per_tensor(g, op, i)
+    t1, t2, to = (g.tensors[i] for i in (op.inputs[0], op.inputs[1], op.outputs[0]))
+    real = float(np.float32(t1.scale) / (np.float32(t2.scale) * np.float32(to.scale)))
+    _need(real < DIV_MAX_MULTIPLIER, op, f"input scale / (divisor scale * output scale) = {real:g} is 2^21 or "
+          f"more (TFLite Micro's rounding shift would turn left); re-quantise the model")
 
 
 def bilinear_macs(g, op) -> int:

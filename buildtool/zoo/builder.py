@@ -847,6 +847,17 @@ class GraphBuilder:
         self._op("LOG_SOFTMAX", [x], [out])
         return out
 
+    def div(self, a, b, activation="NONE", *, out_quant=None) -> int:
+        """DIV a / b, broadcast; either operand may be a quantised constant. Calibrated on the quotients between
+        their 2nd and 98th percentiles (a divisor near 0 makes the rest)."""
+        va, vb = (self.values[i] if i in self.values else self._dequant(i) for i in (a, b))
+        y = va / np.where(np.abs(vb) < 1e-3, np.where(vb < 0, -1e-3, 1e-3), vb)
+        y = np.clip(y, *np.percentile(y, [2, 98]))
+        shape = tuple(np.broadcast_shapes(self.shape(a), self.shape(b)))
+        out = self._act_out(self._name("div"), y, activation, out_quant, shape)
+        self._op("DIV", [a, b], [out], {"activation": activation})
+        return out
+
     def relu6(self, x) -> int:
         """RELU6: TFLM clamps the input codes, so the output keeps the input's quantisation."""
         out = self._same_quant_out("relu6", x, np.clip(self.values[x], 0, 6), self.shape(x))

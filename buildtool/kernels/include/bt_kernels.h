@@ -136,6 +136,7 @@
 #define bt_cast_s8_s32 ref_bt_cast_s8_s32
 #define bt_cast_s16_s32 ref_bt_cast_s16_s32
 #define bt_log_softmax_s8 ref_bt_log_softmax_s8
+#define bt_div_s8 ref_bt_div_s8
 #define bt_logical_b ref_bt_logical_b
 #define bt_logical_not_b ref_bt_logical_not_b
 #define bt_select_s8 ref_bt_select_s8
@@ -820,6 +821,20 @@ typedef struct {
 } bt_log_softmax_params;
 
 void bt_log_softmax_s8(const bt_log_softmax_params *p, const int8_t *in, int8_t *out);
+
+/* DIV on int8 (TFLM div.cc, reference_ops::DivElementwise): v1 = a + input1_offset, v2 = b + input2_offset (both
+ * negated when v2 < 0), out = clamp(RoundingDivideByPOT(SRDHM(SRDHM(v1 << headroom, 1/v2 as GetReciprocal(v2, 31)),
+ * output_multiplier), headroom + recip_shift - output_shift) + output_offset, act_min, act_max). Where that shift
+ * passes 31 (undefined in TFLM) it is exactly rounded (the output zero point); a zero v2 takes TFLM's wrapped
+ * reciprocal (refops/div.py). output_shift <= 22. Broadcast as bt_bcast4 says; out may alias a or b (exact). */
+typedef struct {
+  int32_t input1_offset, input2_offset, output_offset;   /* -zp1, -zp2, +zp_out */
+  int32_t output_multiplier, output_shift;               /* QuantizeMultiplier(s1 / (s2 so)) */
+  int32_t act_min, act_max;
+  bt_bcast4 b;
+} bt_div_params;
+
+void bt_div_s8(const bt_div_params *p, const int8_t *a, const int8_t *b, int8_t *out);
 
 #ifdef __cplusplus
 }

@@ -36,3 +36,4 @@
 #include "../reference/cumsum.c"
 #include "../reference/cast.c"
 #include "../reference/log_softmax.c"
+#include "../reference/div.c"
