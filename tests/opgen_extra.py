@@ -522,3 +522,16 @@ def gen_div(rng):
 
 
 EXTRA_GENERATORS["DIV"] = gen_div
+
+
+def gen_neg(rng):
+    """NEG on float32 as TensorFlow writes it in a LayerNormalization: int8 -> DEQUANTIZE -> NEG -> QUANTIZE (a
+    float32 model output now and then)."""
+    b = _builder(rng, "neg")
+    y = b.neg(b.dequantize(_in(b, rng, _any_shape(rng))))
+    if rng.random() < 0.8:
+        y = b.quantize(y, *rquant(rng))
+    return b.finish(y)
+
+
+EXTRA_GENERATORS["NEG"] = gen_neg

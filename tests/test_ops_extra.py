@@ -698,3 +698,37 @@ def test_div_bad_models_get_one_line_errors():
 
     _bad(huge_multiplier, r"is 2\^21 or more .*re-quantise the model")
     _bad(int16, "DIV")
+
+
+# -- NEG on float32: TensorFlow's int8 LayerNormalization writes MEAN, DEQUANTIZE -> NEG -> QUANTIZE, ... ----------
+def layer_norm_neg_model(seed=4):
+    """x - mean(x) over the last axis as TensorFlow writes it (the mean negated in float32), plus the negated
+    float32 mean as a model output."""
+    b = GraphBuilder("neg_layer_norm", seed=seed)
+    x = b.input((1, 12, 16), scale=0.04, zp=5)
+    m = b.dequantize(b.mean(x, (2,), keep_dims=True))
+    n = b.neg(m)
+    return b.finish([b.add(x, b.quantize(n, 0.03, -2)), b.neg(n)])
+
+
+@pytest.mark.parametrize("board", ["host", "cortex-m4"])
+def test_neg_float32_layer_norm_matches_tflm(board, tmp_path):
+    need(board)
+    g = layer_norm_neg_model()
+    assert [t.dtype for t in (g.tensors[i] for i in g.outputs)] == ["int8", "float32"]
+    xs = random_inputs(g)
+    want = tflm_run(serialize(g), xs, 2)
+    planned = plan_arena(g)
+    assert checker.problems(g, planned) == []
+    for y, w in zip(run(g, planned, xs), want):
+        assert y.dtype == w.dtype and np.array_equal(y.reshape(-1), w.reshape(-1))
+    check_firmware(g, board, tmp_path, planned, seeds=(0, 1))
+
+
+def test_neg_int8_is_refused():
+    """TFLite Micro has no int8/int16 NEG ('Type INT8 (9) not supported' at invoke): refused with one line."""
+    b = GraphBuilder("n")
+    g = b.finish(b.neg(b.input((1, 4), dtype="float32")))
+    for i in (*g.inputs, *g.outputs):
+        g.tensors[i].dtype, g.tensors[i].quant = "int8", r_quant(0.01, 0)
+    _bad(lambda: ops.check_graph(g), r"\(NEG\): tensor \d+ is int8; only float32 activations are supported")

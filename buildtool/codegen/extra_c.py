@@ -380,3 +380,11 @@ def div(e, op) -> None:
     n = f"op{op.index}"
     e.declare(f"static const bt_div_params {n}_p = {c_struct(dict(div_params(e.g, op), b=e.bcast(op)))};")
     e.call(op, f"bt_div_s8(&{n}_p, {e.operand(op.inputs[0])}, {e.operand(op.inputs[1])}, {e.cact(op.outputs[0])});")
+
+
+def neg(e, op) -> None:
+    """NEG on float32 (between DEQUANTIZE and QUANTIZE): n floats negated."""
+    x, y = op.inputs[0], op.outputs[0]
+    e.dense(op, x)
+    e.dense(op, y)
+    e.call(op, f"bt_neg_f32({e.g.tensors[x].num_elements}, {e.act(x, 'float')}, {e.act(y, 'float')});")

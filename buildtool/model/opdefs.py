@@ -274,6 +274,9 @@ OPDEFS = (
           "codegen.extra_c:log_softmax", types=_t(I8), memory="elementwise", **_opts("LogSoftmaxOptions")),
     OpDef("DIV", "model.ops_extra:_check_div", "refops.div:div", "codegen.extra_c:div", types=_t(I8),
           const_operands=True, memory="elementwise", **_opts("DivOptions", _ACT), **_BIN),
+    # float32 between DEQUANTIZE and QUANTIZE (TensorFlow's int8 LayerNormalization); int8/int16: NOT_BUILT
+    OpDef("NEG", "model.ops:_check_same", "refops.float_ops:neg", "codegen.extra_c:neg", types=_t(("float32",)),
+          memory="elementwise", **_opts("NegOptions")),
 )
 BY_NAME = {d.name: d for d in OPDEFS}
 
@@ -281,7 +284,8 @@ BY_NAME = {d.name: d for d in OPDEFS}
 # interpreter (the tflite-micro package) refuses int8 and int16 models of them (TensorFlow-converted one-operator
 # models retyped to int8 / int16 with a quantisation).
 NOT_BUILT = {
-    "NEG": "float-only in TFLite Micro (int8/int16: 'Type INT8 (9) not supported' at invoke)",
+    "NEG": "int8/int16: float-only in TFLite Micro ('Type INT8 (9) not supported' at invoke); float32 is built "
+           "(TensorFlow writes it between DEQUANTIZE and QUANTIZE in each LayerNormalization of an int8 model)",
     "SQUARE": "float-only in TFLite Micro (int8/int16 fail at invoke)",
     "EXP": "float-only in TFLite Micro (int8/int16 fail at prepare)",
     "LOG": "float-only in TFLite Micro (int8/int16 fail at invoke)",

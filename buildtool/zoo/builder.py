@@ -858,6 +858,13 @@ class GraphBuilder:
         self._op("DIV", [a, b], [out], {"activation": activation})
         return out
 
+    def neg(self, x) -> int:
+        """NEG on a float32 tensor (TFLite Micro has no int8/int16 NEG): put it between dequantize and quantize."""
+        out = self._tensor(f"{self._name('neg')}/out", self.shape(x), "float32")
+        self.values[out] = -self.values[x]
+        self._op("NEG", [x], [out])
+        return out
+
     def relu6(self, x) -> int:
         """RELU6: TFLM clamps the input codes, so the output keeps the input's quantisation."""
         out = self._same_quant_out("relu6", x, np.clip(self.values[x], 0, 6), self.shape(x))

@@ -17,7 +17,7 @@
  *
  * Memory: every activation pointer points into the arena; weights, biases and multiplier
  * tables are read in place (they may be in flash). Kernels never allocate, never call libc,
- * and use no float, except bt_quantize_f32_s8 / bt_dequantize_s8_f32 (float model I/O).
+ * and use no float, except bt_quantize_f32_s8 / bt_dequantize_s8_f32 (float model I/O) and bt_neg_f32.
  * Scratch lives on the stack: the cortex-m set's conv and fully connected take up to 3.3 KB
  * (two int16 patch columns and the gathered patch, docs/kernels.md); boards reserve 8 KB.
  * Filters keep TFLite's layouts: CONV_2D OHWI [c_out][kh][kw][c_in], DEPTHWISE 1HWC
@@ -137,6 +137,7 @@
 #define bt_cast_s16_s32 ref_bt_cast_s16_s32
 #define bt_log_softmax_s8 ref_bt_log_softmax_s8
 #define bt_div_s8 ref_bt_div_s8
+#define bt_neg_f32 ref_bt_neg_f32
 #define bt_logical_b ref_bt_logical_b
 #define bt_logical_not_b ref_bt_logical_not_b
 #define bt_select_s8 ref_bt_select_s8
@@ -835,6 +836,10 @@ typedef struct {
 } bt_div_params;
 
 void bt_div_s8(const bt_div_params *p, const int8_t *a, const int8_t *b, int8_t *out);
+
+/* NEG on float32 (TFLM neg.cc, float only there): out[i] = -in[i] over n elements (between DEQUANTIZE and
+ * QUANTIZE, as TensorFlow writes LayerNormalization in int8 models). out may alias in (exact). */
+void bt_neg_f32(int32_t n, const float *in, float *out);
 
 #ifdef __cplusplus
 }

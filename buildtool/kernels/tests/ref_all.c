@@ -37,3 +37,4 @@
 #include "../reference/cast.c"
 #include "../reference/log_softmax.c"
 #include "../reference/div.c"
+#include "../reference/neg.c"
