@@ -87,7 +87,7 @@ def _low_bits(x: int, k: int) -> list:
 
 
 def best_order(g: Graph, align: int, inplace: bool = False, width: int = 256, work: int | None = None,
-               stats: dict | None = None) -> list:
+               stats: dict | None = None, views: bool = True) -> list:
     """A topological order with the smallest peak of live bytes (exact unless the beam cut in).
 
     work bounds the work units spent (default: order_work of a 2 s budget; see WORK_PER_SECOND).
@@ -95,12 +95,13 @@ def best_order(g: Graph, align: int, inplace: bool = False, width: int = 256, wo
     of every set tries, from its best sets, only the ready operators earliest in the model order,
     down to one (then the model order itself), and keeps no more sets than it could afford.
     stats, when given, receives "work" (units spent) and "cut" (steps that could not try all).
+    views=False (with inplace): concat inputs are not counted as views into the concat's output.
     """
 
     n = len(g.operators)
     work = order_work(2.0) if work is None else work
     model = [op.index for op in g.operators]
-    views = [d for d in candidates(g, model) if d.kind == "concat"] if inplace else []
+    views = [d for d in candidates(g, model) if d.kind == "concat"] if inplace and views else []
     root = _groups(g, views)
     r = lambda t: root.get(t, t)  # noqa: E731
     # variable (state) tensors are live at every step whatever the order: they do not steer it
@@ -213,11 +214,18 @@ def best_order(g: Graph, align: int, inplace: bool = False, width: int = 256, wo
 
 def candidate_orders(g: Graph, align: int, inplace: bool = True, work: int | None = None) -> list:
     """The model's order first, then the searched orders (without and with in-place) that differ;
-    each search spends at most `work` units (see best_order)."""
+    each search spends at most `work` units (see best_order).
+
+    The in-place search counts every concat's inputs as views, live from the first one's producer:
+    when the views do not pay, an order that runs a depthwise or element-wise operator in place
+    can still win, so a graph with concat views gets a third search, in-place without them."""
     res = [[op.index for op in g.operators]]
     if g.operators:
-        for ip in (False, True) if inplace else (False,):
-            o = best_order(g, align, ip, work=work)
+        searches = [(False, True), (True, True)] if inplace else [(False, True)]
+        if inplace and any(d.kind == "concat" for d in candidates(g, res[0])):
+            searches.append((True, False))
+        for ip, views in searches:
+            o = best_order(g, align, ip, work=work, views=views)
             if o not in res:
                 res.append(o)
     return res
