@@ -286,6 +286,12 @@ NOTES = (
     "activation's range). Where the shift stays <= 31 the bytes are TFLite Micro's, a divisor at its zero point "
     "included (the reciprocal's int32 arithmetic wrapped as TFLite Micro's does in practice). Models whose "
     "input scale / (divisor scale x output scale) is 2^21 or more are refused (the shift could turn left).",
+    "GELU (int8, approximate false or true): the tflite-micro package's interpreter does not register GELU, so "
+    "its oracle is TensorFlow Lite's reference kernel (tf.lite.Interpreter with OpResolverType.BUILTIN_REF), not "
+    "TFLite Micro. TFLite's int8 GELU is a 256-entry table made in float32 from the dequantised input codes "
+    "(0.5 * v * erfc(-v / sqrt(2)), or the tanh form) and requantised with rounding; here the table is made at code "
+    "generation (erfc and tanh correctly rounded to float32) and the C is a lookup. TFLite calls its host's libm, "
+    "which can differ in the last bit; 1,500 random tables matched TFLite's entry for entry.",
 )
 
 

@@ -535,3 +535,15 @@ def gen_neg(rng):
 
 
 EXTRA_GENERATORS["NEG"] = gen_neg
+
+
+def gen_gelu(rng):
+    """GELU (approximate false or true) on its own output quantisation or calibrated; the oracle is TensorFlow
+    Lite's reference kernel (conftest.tflm_run: TFLite Micro does not register GELU)."""
+    b = _builder(rng, "gelu")
+    x = b.input(_any_shape(rng), scale=float(np.float32(rng.uniform(0.005, 0.2))), zp=int(rng.integers(-128, 128)))
+    b.gelu(x, bool(rng.random() < 0.5), out_quant=rquant(rng) if rng.random() < 0.5 else None)
+    return b.finish()
+
+
+EXTRA_GENERATORS["GELU"] = gen_gelu

@@ -10,7 +10,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from conftest import tflm_run
+from conftest import TFLITE_ORACLE_OPS, tflm_run
 from opgen_extra import EXTRA_GENERATORS
 from test_firmware import need
 
@@ -32,6 +32,7 @@ from buildtool.model.writer import serialize
 from buildtool.refops.div import div_params
 
 EXTRA = sorted(EXTRA_GENERATORS)
+EXTRA_TFLM = [op for op in EXTRA if op not in TFLITE_ORACLE_OPS.values()]  # TFLite Micro runs them (not GELU)
 
 
 def merge(graphs: list, name: str = "merged") -> Graph:
@@ -62,7 +63,7 @@ def random_inputs(g, seed=0) -> list:
 
 def one_op_models(cases: int, seed: int = 7) -> Graph:
     rng = np.random.default_rng(seed)
-    return merge([EXTRA_GENERATORS[op](rng) for op in EXTRA for _ in range(cases)], "extra_ops")
+    return merge([EXTRA_GENERATORS[op](rng) for op in EXTRA_TFLM for _ in range(cases)], "extra_ops")
 
 
 def check_firmware(g, board, tmp_path, plan, seeds=(0,)):
@@ -84,7 +85,7 @@ def test_random_one_op_models_in_firmware_match_tflm(board, cases, tmp_path):
     """cases random models of each operator in one image; host: two inputs each."""
     need(board)
     g = one_op_models(cases)
-    assert {op.opcode for op in g.operators} >= set(EXTRA)
+    assert {op.opcode for op in g.operators} >= set(EXTRA_TFLM)
     check_firmware(g, board, tmp_path, naive_plan(g), seeds=(0, 1) if board == "host" else (0,))
 
 
@@ -732,3 +733,43 @@ def test_neg_int8_is_refused():
     for i in (*g.inputs, *g.outputs):
         g.tensors[i].dtype, g.tensors[i].quant = "int8", r_quant(0.01, 0)
     _bad(lambda: ops.check_graph(g), r"\(NEG\): tensor \d+ is int8; only float32 activations are supported")
+
+
+# -- GELU: the oracle is TensorFlow Lite's reference kernel (the tflite-micro interpreter does not register it) ----
+def gelu_models(count: int, seed: int = 21) -> list:
+    """count one-GELU models over every input code ([1, 256] inputs), approximate false and true alternately, on
+    random input and output quantisations (or calibrated)."""
+    rng = np.random.default_rng(seed)
+    graphs = []
+    for k in range(count):
+        b = GraphBuilder(f"gelu{k}", seed=k)
+        x = b.input((1, 256), scale=float(np.float32(rng.uniform(0.002, 0.3))), zp=int(rng.integers(-128, 128)))
+        oq = (float(np.float32(rng.uniform(0.001, 0.2))), int(rng.integers(-128, 128))) if k % 3 else None
+        b.gelu(x, approximate=bool(k % 2), out_quant=oq)
+        graphs.append(b.finish())
+    return graphs
+
+
+def test_gelu_tables_match_tflite_reference():
+    """Every table entry (all 256 input codes) of 60 GELU models, both approximate settings, is TFLite's (its
+    reference kernel through tf.lite.Interpreter with BUILTIN_REF: conftest.tflm_run routes GELU there); the
+    options survive the writer and reader."""
+    codes = [np.arange(-128, 128, dtype=np.int8).reshape(1, 256)]
+    for g in gelu_models(60):
+        data = serialize(g)
+        assert parse(data).operators[0].options == g.operators[0].options
+        want = tflm_run(data, codes)[0].reshape(-1)
+        assert np.array_equal(run(g, naive_plan(g), codes)[0].reshape(-1), want), g.operators[0].options
+
+
+@pytest.mark.parametrize("board", ["host", "cortex-m4"])
+def test_gelu_in_firmware_matches_tflite_reference(board, tmp_path):
+    """Eight GELU models in one image (the table made at code generation, bt_lut_s8 in C), every input code, in
+    place where the planner puts it: TFLite's bytes."""
+    need(board)
+    g = merge(gelu_models(8, seed=4), "gelu_models")
+    pipeline.build(g, board, tmp_path, plan=plan_arena(g))
+    xs = [np.roll(np.arange(-128, 128, dtype=np.int8), 17 * k).reshape(1, 256) for k in range(len(g.inputs))]
+    ys = runner.run(board, tmp_path, xs)[0]
+    for k, (y, w) in enumerate(zip(ys, tflm_run(serialize(g), xs, len(g.outputs)))):
+        assert np.array_equal(y.reshape(-1), w.reshape(-1)), (board, k)

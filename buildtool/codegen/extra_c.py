@@ -18,6 +18,7 @@ from ..refops.unary import abs_params, rsqrt_table
 from ..refops.arith import add_n_params, cumsum_geometry, squared_difference_params
 from ..refops.log_softmax import log_softmax_params
 from ..refops.div import div_params
+from ..refops.gelu import gelu_table
 from ..refops.matmul import matmul_params
 from ..refops.norm import elu_table, gather_nd_rows
 from ..refops.index_ops import (argminmax_geometry, embedding_geometry, gather_geometry, mirror_pad_geometry,
@@ -388,3 +389,13 @@ def neg(e, op) -> None:
     e.dense(op, x)
     e.dense(op, y)
     e.call(op, f"bt_neg_f32({e.g.tensors[x].num_elements}, {e.act(x, 'float')}, {e.act(y, 'float')});")
+
+
+def gelu(e, op) -> None:
+    """int8 GELU: its 256-entry table (refops.gelu.gelu_table, TFLite's LUTPopulate), one per operator, then a
+    lookup."""
+    x, y, n = op.inputs[0], op.outputs[0], f"op{op.index}"
+    e.dense(op, x)
+    e.dense(op, y)
+    e.declare(f"static const int8_t {n}_t[256] = {c_ints(gelu_table(e.g, op).tolist())};")
+    e.call(op, f"bt_lut_s8({e.g.tensors[x].num_elements}, {n}_t, {e.act(x)}, {e.act(y)});")

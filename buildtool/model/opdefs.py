@@ -277,6 +277,9 @@ OPDEFS = (
     # float32 between DEQUANTIZE and QUANTIZE (TensorFlow's int8 LayerNormalization); int8/int16: NOT_BUILT
     OpDef("NEG", "model.ops:_check_same", "refops.float_ops:neg", "codegen.extra_c:neg", types=_t(("float32",)),
           memory="elementwise", **_opts("NegOptions")),
+    # oracle: TensorFlow Lite's reference kernel (the tflite-micro interpreter does not register GELU)
+    OpDef("GELU", "model.ops:_check_same", "refops.gelu:gelu", "codegen.extra_c:gelu", types=_t(I8),
+          memory="elementwise", **_opts("GeluOptions", Field("approximate", "Approximate", "bool", False))),
 )
 BY_NAME = {d.name: d for d in OPDEFS}
 

@@ -24,6 +24,8 @@ weighted op its own weight stream, for tests:
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..model import ops
@@ -863,6 +865,17 @@ class GraphBuilder:
         out = self._tensor(f"{self._name('neg')}/out", self.shape(x), "float32")
         self.values[out] = -self.values[x]
         self._op("NEG", [x], [out])
+        return out
+
+    def gelu(self, x, approximate=False, *, out_quant=None) -> int:
+        """GELU (the erf form, or the tanh form when approximate), as TensorFlow writes Dense(activation='gelu')."""
+        v = self.values[x].astype(np.float64)
+        if approximate:
+            y = 0.5 * v * (1 + np.tanh(np.sqrt(2 / np.pi) * (v + 0.044715 * v ** 3)))
+        else:
+            y = 0.5 * v * np.array([math.erfc(-t / math.sqrt(2)) for t in v.reshape(-1)]).reshape(v.shape)
+        out = self._act_out(self._name("gelu"), y, "NONE", out_quant, self.shape(x))
+        self._op("GELU", [x], [out], {"approximate": bool(approximate)})
         return out
 
     def relu6(self, x) -> int:
