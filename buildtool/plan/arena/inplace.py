@@ -93,12 +93,13 @@ def choose(g: Graph, order: list, align: int, work: int | None = None, stats: di
     memo = {}
     work = choose_work(2.0) if work is None else work
     spent = [0]
+    iv = tensor_intervals(g, order)  # the same for every set of decisions tried
 
     def lb(chosen):
         key = tuple(sorted(chosen))
         if key not in memo:
             spent[0] += n + len(base) + len(key)
-            bufs, applied = build_buffers(g, order, base + [cands[k] for k in key])
+            bufs, applied = build_buffers(g, order, base + [cands[k] for k in key], iv)
             memo[key] = (lower_bound(bufs, n, align), frozenset(index[d] for d in applied if d in index))
         return memo[key]
 

@@ -142,12 +142,14 @@ def pad_shift(g: Graph, op) -> int:
     return max(lo, hi - hi % 4)
 
 
-def build_buffers(g: Graph, order: list, decisions: list) -> tuple:
+def build_buffers(g: Graph, order: list, decisions: list, iv: dict | None = None) -> tuple:
     """Apply aliasing decisions in list order (skipping any that no longer fits) -> (buffers, applied).
 
     Buffers come out sorted by (first, smallest tensor index) so that ids are deterministic.
+    iv: tensor_intervals(g, order), when the caller has it (the in-place search builds the buffers of
+    one order hundreds of times).
     """
-    iv = tensor_intervals(g, order)
+    iv = tensor_intervals(g, order) if iv is None else iv
     step = {oi: s for s, oi in enumerate(order)}
     # group id -> {tensor: (offset, stride)}; every tensor starts in its own group
     groups = {t: {t: (0, 0)} for t in iv}
