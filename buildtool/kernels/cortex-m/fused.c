@@ -7,9 +7,12 @@
  *    the channel's filter widened once to int16 pairs (im2col.h layout), the input offset folded
  *    into the start value (bias + offset * sum(filter), exact in int32). Interior pixels: a 1x1 (or
  *    one dense tap row) sums and requantises in one pass, one LDR + two SXTB16 + two SMLAD per 4
- *    input bytes with the filter words in registers (runs over 16 bytes two pixels at a time);
- *    dense tap rows of up to 16 bytes (the stem) sum all rows in registers; other shapes add one
- *    pass per tap row or tap over chunks of CM_CHUNK sums. Border pixels walk their valid taps;
+ *    input bytes with the filter words in registers (runs over 16 bytes two pixels at a time; runs
+ *    of 12..16 bytes two pixels at a time sharing each filter word, in asm);
+ *    dense tap rows of up to 16 bytes (the stem) sum all rows in registers (an RGB stem's 3x9 rows in
+ *    asm, two pixels sharing each filter word); other shapes add one pass per tap row or tap over
+ *    chunks of CM_CHUNK sums. Border pixels walk their valid taps (an RGB stem's: a 3x9 patch with
+ *    the input's zero point outside, on the stem's one-pixel asm);
  *  - depthwise on a one-channel input: the offset folded likewise; 3x3 rows take two outputs per
  *    input word at stride 1 (SMLAD + SMLABB/SMLABT), one at larger strides, other widths SMLAD on
  *    taps widened per row; tap rows above or below the input read a row of the input's zero point
@@ -188,10 +191,23 @@ static int conv1_prep_ch(const bt_conv_params *p, cm_conv1 *st, int first) {
 #define conv1_prep(p, st) conv1_prep_ch(p, st, 1)
 #define FX_CONV1_CHAN conv1_prep_ch
 
-/* Output row y of a one-output-channel conv, pixels [xa, xb), one at a time (borders). */
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)
+static void cm_row9_padded(const bt_conv_params *p, const cm_conv1 *st, const box_src *s, int8_t *orow,
+                           int32_t iy0, int32_t xa, int32_t xb);
+#endif
+
+/* Output row y of a one-output-channel conv, pixels [xa, xb), one at a time (borders): an RGB stem's
+   (3x3 taps on 3 channels, bt_rq2) on a gathered 3x9 patch (cm_row9_padded), others tap by tap. */
 static void conv1_edge(const bt_conv_params *p, const cm_conv1 *st, const box_src *s, int8_t *orow, int32_t y,
                        int32_t xa, int32_t xb) {
   const int32_t iy0 = y * p->stride_h - p->pad_top, ops = p->out.pixel_stride;
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)
+  if (st->row1 == 2 && st->fast && p->kw == 3 && p->in.c == 3 && p->input_offset >= -127 &&
+      p->input_offset <= 128) {
+    cm_row9_padded(p, st, s, orow, iy0, xa, xb);
+    return;
+  }
+#endif
   for (int32_t x = xa; x < xb; x++)
     orow[x * ops] = cm_out(conv1_border(p, s, iy0, x * p->stride_w - p->pad_left), st->m, st->sh, st->p2, st->e1,
                            st->fast, p->output_offset, p->act_min, p->act_max);
@@ -238,6 +254,67 @@ static inline __attribute__((always_inline)) void cm_run_out(const int8_t *ip, i
     *o = cm_out(a, m, 0, p2, e1, 1, zp, lo, hi);
   }
 }
+
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)
+/* One group of 4 values (input bytes XO.., filter pairs at byte FO) of two pixels (ip, iq) sharing each
+   filter word, loaded from memory (kept in registers across the loop, gcc spilled them and the
+   requantisation's values): 4 LDR + 4 SXTB16 + 4 SMLAD per 8 MACs. */
+#define CM_PAIR4(XO, FO)                                                                              \
+  __asm__ volatile("ldr %[x], [%[ip], #" #XO "]\n\t"                                                  \
+                   "ldr %[y], [%[iq], #" #XO "]\n\t"                                                  \
+                   "ldr %[w], [%[f], #" #FO "]\n\t"                                                   \
+                   "sxtb16 %[t], %[x]\n\t"                                                            \
+                   "smlad %[a], %[w], %[t], %[a]\n\t"                                                 \
+                   "sxtb16 %[t], %[y]\n\t"                                                            \
+                   "smlad %[b], %[w], %[t], %[b]\n\t"                                                 \
+                   "ldr %[w], [%[f], #" #FO "+4]\n\t"                                                 \
+                   "sxtb16 %[t], %[x], ror #8\n\t"                                                    \
+                   "smlad %[a], %[w], %[t], %[a]\n\t"                                                 \
+                   "sxtb16 %[t], %[y], ror #8\n\t"                                                    \
+                   "smlad %[b], %[w], %[t], %[b]\n\t"                                                 \
+                   : [a] "+&r"(a), [b] "+&r"(b), [x] "=&r"(x), [y] "=&r"(y), [w] "=&r"(w), [t] "=&r"(t) \
+                   : [ip] "r"(ip), [iq] "r"(iq), [f] "r"(f)                                            \
+                   : "memory")
+
+/* cm_run_out two neighbouring pixels at a time (runs of 4..16 values: G 1..4), the sums in asm
+   (CM_PAIR4), the last odd pixel by cm_run_out. */
+static inline __attribute__((always_inline)) void cm_run_pairs(const int8_t *ip, int32_t step, int32_t n,
+                                                              const int16_t *f, int8_t *o, int32_t ops,
+                                                              const bt_conv_params *p, const cm_conv1 *st,
+                                                              const int G, const int T) {
+  const int32_t acc0 = st->acc0, m = st->m, p2 = st->p2, e1 = st->e1;
+  const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
+  int32_t i = 0;
+  for (; i + 2 <= n; i += 2, ip += 2 * step, o += 2 * ops) {
+    const int8_t *const iq = ip + step;
+    int32_t a = acc0, b = acc0;
+    uint32_t x, y, w, t;
+    if (G >= 1) CM_PAIR4(0, 0);
+    if (G >= 2) CM_PAIR4(4, 8);
+    if (G >= 3) CM_PAIR4(8, 16);
+    if (G >= 4) CM_PAIR4(12, 24);
+    for (int u = 0; u < T; u++) { a += f[4 * G + u] * ip[4 * G + u]; b += f[4 * G + u] * iq[4 * G + u]; }
+    o[0] = cm_out(a, m, 0, p2, e1, 1, zp, lo, hi);
+    o[ops] = cm_out(b, m, 0, p2, e1, 1, zp, lo, hi);
+  }
+  if (i < n) cm_run_out(ip, step, 1, f, o, ops, p, st, G, T);
+}
+#undef CM_PAIR4
+
+/* cm_run_pairs over rows [ya, ya + nr) of a box, pixels [xa, xa + n) (conv1_single's interior): the
+   per-call values set up once for all the rows. */
+static inline __attribute__((always_inline)) void cm_rows_pairs(const bt_conv_params *p, const cm_conv1 *st,
+                                                               const box_src *s, const box_dst *d, int32_t ya,
+                                                               int32_t nr, int32_t xa, int32_t n, const int G,
+                                                               const int T) {
+  const int32_t ps = p->in.pixel_stride, step = p->stride_w * ps, ops = p->out.pixel_stride;
+  const int32_t ix = (xa * p->stride_w - p->pad_left) * ps;
+  for (int32_t j = 0; j < nr; j++)
+    cm_run_pairs(box_row(s, (ya + j) * p->stride_h - p->pad_top) + ix, step, n, st->fw, box_orow(d, ya + j) + xa * ops,
+                 ops, p, st, G, T);
+}
+#define CM_ROWS_PAIRS 1
+#endif
 
 /* n pairs of outputs of a one-run conv whose run is longer than 16 values, pixels ip + i*step and
    iq + i*step into o + i*ops and oq + i*ops: the two pixels share each filter word. */
@@ -319,12 +396,101 @@ static inline __attribute__((always_inline)) void cm_rows_out(const int8_t *cons
 
 /* cm_rows_out for 3 tap rows of 9 values (a 3x3 conv on 3 channels: an RGB stem): outputs two at
    a time sharing each filter load, an odd last one alone. */
-static __attribute__((noinline)) void cm_rows_out_3x9(const int8_t *const *ipr, int32_t step, int32_t n,
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)
+/* One tap row of CM_ROWS9_ASM: the row's 9 bytes at u (pixel a) and v = u + step (pixel b), its
+   widened filter at byte FO of f: 2 LDR + 4 SXTB16 + 4 SMLAD per 4 values of both pixels, the filter
+   words loaded once for both. */
+#define CM_ROW9_ASM(FO)                                                \
+  "add %[v], %[u], %[step]\n\t"                                       \
+  "ldr %[x], [%[u]]\n\t"                                              \
+  "ldr %[y], [%[v]]\n\t"                                              \
+  "ldr %[w], [%[f], #" #FO "]\n\t"                                    \
+  "sxtb16 %[t], %[x]\n\t"                                             \
+  "smlad %[a], %[w], %[t], %[a]\n\t"                                  \
+  "sxtb16 %[t], %[y]\n\t"                                             \
+  "smlad %[b], %[w], %[t], %[b]\n\t"                                  \
+  "ldr %[w], [%[f], #" #FO "+4]\n\t"                                  \
+  "sxtb16 %[t], %[x], ror #8\n\t"                                     \
+  "smlad %[a], %[w], %[t], %[a]\n\t"                                  \
+  "sxtb16 %[t], %[y], ror #8\n\t"                                     \
+  "smlad %[b], %[w], %[t], %[b]\n\t"                                  \
+  "ldr %[x], [%[u], #4]\n\t"                                          \
+  "ldr %[y], [%[v], #4]\n\t"                                          \
+  "ldr %[w], [%[f], #" #FO "+8]\n\t"                                  \
+  "sxtb16 %[t], %[x]\n\t"                                             \
+  "smlad %[a], %[w], %[t], %[a]\n\t"                                  \
+  "sxtb16 %[t], %[y]\n\t"                                             \
+  "smlad %[b], %[w], %[t], %[b]\n\t"                                  \
+  "ldr %[w], [%[f], #" #FO "+12]\n\t"                                 \
+  "sxtb16 %[t], %[x], ror #8\n\t"                                     \
+  "smlad %[a], %[w], %[t], %[a]\n\t"                                  \
+  "sxtb16 %[t], %[y], ror #8\n\t"                                     \
+  "smlad %[b], %[w], %[t], %[b]\n\t"                                  \
+  "ldrsh %[w], [%[f], #" #FO "+16]\n\t"                               \
+  "ldrsb %[x], [%[u], #8]\n\t"                                        \
+  "ldrsb %[y], [%[v], #8]\n\t"                                        \
+  "smlabb %[a], %[w], %[x], %[a]\n\t"                                 \
+  "smlabb %[b], %[w], %[y], %[b]\n\t"
+/* The same for one pixel (u): 2 LDR + 2 SXTB16 + 2 SMLAD per 4 values. */
+#define CM_ROW9_ONE(FO)                                                \
+  "ldr %[x], [%[u]]\n\t"                                              \
+  "ldr %[w], [%[f], #" #FO "]\n\t"                                    \
+  "sxtb16 %[t], %[x]\n\t"                                             \
+  "smlad %[a], %[w], %[t], %[a]\n\t"                                  \
+  "ldr %[w], [%[f], #" #FO "+4]\n\t"                                  \
+  "sxtb16 %[t], %[x], ror #8\n\t"                                     \
+  "smlad %[a], %[w], %[t], %[a]\n\t"                                  \
+  "ldr %[x], [%[u], #4]\n\t"                                          \
+  "ldr %[w], [%[f], #" #FO "+8]\n\t"                                  \
+  "sxtb16 %[t], %[x]\n\t"                                             \
+  "smlad %[a], %[w], %[t], %[a]\n\t"                                  \
+  "ldr %[w], [%[f], #" #FO "+12]\n\t"                                 \
+  "sxtb16 %[t], %[x], ror #8\n\t"                                     \
+  "smlad %[a], %[w], %[t], %[a]\n\t"                                  \
+  "ldrsh %[w], [%[f], #" #FO "+16]\n\t"                               \
+  "ldrsb %[x], [%[u], #8]\n\t"                                        \
+  "smlabb %[a], %[w], %[x], %[a]\n\t"
+#endif
+
+/* cm_rows_out for 3 tap rows of 9 values (a 3x3 conv on 3 channels: an RGB stem): outputs two at
+   a time sharing each filter load (the DSP version's sums in asm: gcc's schedule of the same C
+   spilled), an odd last one alone. */
+static inline __attribute__((always_inline)) void cm_rows_out_3x9(const int8_t *const *ipr, int32_t step, int32_t n,
                                                      const int16_t *fw, int8_t *o, int32_t ops,
                                                      const bt_conv_params *p, const cm_conv1 *st) {
   const int32_t m = st->m, p2 = st->p2, e1 = st->e1, zp = p->output_offset, lo = p->act_min, hi = p->act_max;
   const int8_t *r0 = ipr[0], *r1 = ipr[1], *r2 = ipr[2];
   int32_t i = 0;
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)
+  const int32_t d1 = r1 - r0, d2 = r2 - r0, acc0 = st->acc0;
+  for (; i + 2 <= n; i += 2, o += 2 * ops, r0 += 2 * step) {
+    int32_t a = acc0, b = acc0;
+    const int8_t *u = r0, *v;
+    uint32_t x, y, w, t;
+    __asm__ volatile(CM_ROW9_ASM(0)
+                     "ldr %[u], %[d1]\n\tadd %[u], %[u], %[r0]\n\t" CM_ROW9_ASM(18)
+                     "ldr %[u], %[d2]\n\tadd %[u], %[u], %[r0]\n\t" CM_ROW9_ASM(36)
+                     : [a] "+r"(a), [b] "+r"(b), [u] "+&r"(u), [v] "=&r"(v), [x] "=&r"(x), [y] "=&r"(y),
+                       [w] "=&r"(w), [t] "=&r"(t)
+                     : [r0] "r"(r0), [f] "r"(fw), [step] "r"(step), [d1] "m"(d1), [d2] "m"(d2)
+                     : "memory");
+    o[0] = cm_out(a, m, 0, p2, e1, 1, zp, lo, hi);
+    o[ops] = cm_out(b, m, 0, p2, e1, 1, zp, lo, hi);
+  }
+  if (i < n) {   /* the odd last output */
+    int32_t a = acc0;
+    const int8_t *u = r0;
+    uint32_t x, w, t;
+    __asm__ volatile(CM_ROW9_ONE(0)
+                     "ldr %[u], %[d1]\n\tadd %[u], %[u], %[r0]\n\t" CM_ROW9_ONE(18)
+                     "ldr %[u], %[d2]\n\tadd %[u], %[u], %[r0]\n\t" CM_ROW9_ONE(36)
+                     : [a] "+r"(a), [u] "+&r"(u), [x] "=&r"(x), [w] "=&r"(w), [t] "=&r"(t)
+                     : [r0] "r"(r0), [f] "r"(fw), [d1] "m"(d1), [d2] "m"(d2)
+                     : "memory");
+    o[0] = cm_out(a, m, 0, p2, e1, 1, zp, lo, hi);
+  }
+  return;
+#else
   for (; i + 2 <= n; i += 2, o += 2 * ops, r0 += 2 * step, r1 += 2 * step, r2 += 2 * step) {
     int32_t a = st->acc0, b = st->acc0;
     CM_ROW9_PAIR(r0, r0 + step, fw);
@@ -333,11 +499,53 @@ static __attribute__((noinline)) void cm_rows_out_3x9(const int8_t *const *ipr, 
     o[0] = cm_out(a, m, 0, p2, e1, 1, zp, lo, hi);
     o[ops] = cm_out(b, m, 0, p2, e1, 1, zp, lo, hi);
   }
+#endif
   if (i < n) {
     const int8_t *last[3] = {r0, r1, r2};
     cm_rows_out(last, 3, step, 1, fw, o, ops, p, st, 2, 1);
   }
 }
+
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)
+/* Border pixels [xa, xb) of an RGB stem's output row (tap rows from input row iy0, a 3-wide tap row
+   of 3 channels = 9 bytes; st->row1 == 2, bt_rq2): each pixel's taps gathered into a 3x9 patch whose
+   taps outside the input hold the input's zero point (their terms vanish: the input offset is folded
+   into the start value), then the one-pixel asm of cm_rows_out_3x9. */
+static void cm_row9_padded(const bt_conv_params *p, const cm_conv1 *st, const box_src *s, int8_t *orow,
+                           int32_t iy0, int32_t xa, int32_t xb) {
+  int8_t pb[36] __attribute__((aligned(4)));
+  const int8_t z = (int8_t)(-p->input_offset);
+  const int32_t ps = p->in.pixel_stride, ops = p->out.pixel_stride, d1 = 12, d2 = 24;
+  const int32_t m = st->m, p2 = st->p2, e1 = st->e1, zp = p->output_offset, lo = p->act_min, hi = p->act_max;
+  for (int32_t x = xa; x < xb; x++) {
+    const int32_t ix0 = x * p->stride_w - p->pad_left;
+    for (int32_t ky = 0; ky < 3; ky++) {
+      const int32_t iy = iy0 + ky * p->dil_h;
+      int8_t *dst = pb + 12 * ky;
+      const int8_t *row = (uint32_t)iy < (uint32_t)p->in.h ? box_row(s, iy) : 0;
+      for (int32_t kx = 0; kx < 3; kx++, dst += 3) {
+        const int32_t ix = ix0 + kx;
+        if (row && (uint32_t)ix < (uint32_t)p->in.w) {
+          const int8_t *q = row + ix * ps;
+          dst[0] = q[0]; dst[1] = q[1]; dst[2] = q[2];
+        } else {
+          dst[0] = z; dst[1] = z; dst[2] = z;
+        }
+      }
+    }
+    int32_t a = st->acc0;
+    const int8_t *u = pb;
+    uint32_t xv, w, t;
+    __asm__ volatile(CM_ROW9_ONE(0)
+                     "ldr %[u], %[d1]\n\tadd %[u], %[u], %[r0]\n\t" CM_ROW9_ONE(18)
+                     "ldr %[u], %[d2]\n\tadd %[u], %[u], %[r0]\n\t" CM_ROW9_ONE(36)
+                     : [a] "+r"(a), [u] "+&r"(u), [x] "=&r"(xv), [w] "=&r"(w), [t] "=&r"(t)
+                     : [r0] "r"(pb), [f] "r"(st->fw), [d1] "m"(d1), [d2] "m"(d2)
+                     : "memory");
+    orow[x * ops] = cm_out(a, m, 0, p2, e1, 1, zp, lo, hi);
+  }
+}
+#endif
 
 /* Interior pixels [xa, xa + n) of rows [ya, ya + nr) of a conv whose tap rows are dense runs of at
    most 16 values (kh <= CM_KH), requantised by bt_rq2: one pass per output row. */
@@ -373,6 +581,19 @@ static void conv1_single(const bt_conv_params *p, const cm_conv1 *st, const box_
       cm_long_pairs(box_row(s, (ya + j) * p->stride_h - p->pad_top) + ix,
                     box_row(s, (ya + j + 1) * p->stride_h - p->pad_top) + ix, step, n, st->fw, st->run,
                     box_orow(d, ya + j) + xa * ops, box_orow(d, ya + j + 1) + xa * ops, ops, p, st);
+#ifdef CM_ROWS_PAIRS
+  /* runs of 12..16 values: the rows' pixels two at a time (shorter runs load few filter words a pixel,
+     and the pair's extra live values cost more than the loads it shares) */
+  if (st->fast && st->run >= 12 && st->run <= 16 && j < nr) {
+    switch (st->run) {
+#define CM_RUNP(k) case k: cm_rows_pairs(p, st, s, d, ya + j, nr - j, xa, n, (k) >> 2, (k) & 3); break;
+      CM_RUNP(12) CM_RUNP(13) CM_RUNP(14) CM_RUNP(15) CM_RUNP(16)
+#undef CM_RUNP
+      default: break;
+    }
+    return;
+  }
+#endif
   for (; j < nr; j++) {
     const int8_t *ip = box_row(s, (ya + j) * p->stride_h - p->pad_top) + ix;
     int8_t *o = box_orow(d, ya + j) + xa * ops;
