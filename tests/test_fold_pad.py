@@ -68,7 +68,7 @@ def test_folded_firmware_matches_tflm_on_the_file_as_written(mbv2, board, optimi
     if board in ("riscv32", "cortex-m55") and optimize is None:
         pytest.skip("plain layer-by-layer code is covered on host and cortex-m4; fused code on every board")
     options = PlanOptions.from_map({"optimize": optimize} if optimize else {})
-    pipeline.build(mbv2, board, tmp_path, options)
+    pipeline.build(fold_pads(mbv2), board, tmp_path, options)  # a Graph is built as given: fold it here
     xs = inputs_of(mbv2, 3)
     y = runner.run(board, tmp_path, xs)[0]
     want = tflm_run(serialize(mbv2), xs, 1)[0]
@@ -110,7 +110,8 @@ def test_only_pads_of_the_zero_point_read_by_convs_fold(kind, folds):
 
 
 def test_pipeline_reads_a_file_folded(mbv2, tmp_path):
-    """read_model (every CLI command, build rule and the daemon) folds; inspect shows the file as it is."""
+    """read_model of a file (every CLI command, build rule and the daemon) folds; a Graph is taken as given."""
     path = tmp_path / "m.tflite"
     path.write_bytes(serialize(mbv2))
     assert not any(op.opcode == "PAD" for op in pipeline.read_model(str(path)).graph.operators)
+    assert pipeline.read_model(mbv2).graph is mbv2

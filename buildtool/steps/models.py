@@ -79,7 +79,8 @@ class Model:
 
 
 def parse(src: Source) -> Graph:
-    """The Graph of a located model, every foldable PAD folded into its convolutions (model/fold_pad.py)."""
+    """The Graph of a located model (a file or a zoo name), every foldable PAD folded into its convolutions
+    (model/fold_pad.py)."""
     if src.zoo is not None:
         return fold_pads(zoo.build(src.zoo))
     from ..model.reader import parse as parse_tflite  # (a file only: the tflite package costs a zoo model 70 ms)
@@ -91,8 +92,8 @@ def read_model(spec, shown: str | None = None) -> Model:
     """A .tflite path, a zoo name or a ready Graph -> Model (named as the user named it)."""
     if isinstance(spec, Model):
         return spec
-    if isinstance(spec, Graph):
-        return Model(spec.name, spec.name, fold_pads(spec))
+    if isinstance(spec, Graph):  # taken as given (a caller's plan may be of this very graph): no folding
+        return Model(spec.name, spec.name, spec)
     src = locate(str(spec), shown)
     return Model(src.name, src.shown, parse(src))
 
