@@ -23,7 +23,7 @@ from buildtool.plan.arena.planner import plan_arena
 from buildtool.zoo.builder import GraphBuilder
 from buildtool.codegen.model_c import generate
 from buildtool.errors import ModelError
-from buildtool.plan.arena.execute import run
+from buildtool.plan.arena.execute import run, run_unplanned
 from buildtool.plan.fusion.planner import plan_fused
 from buildtool.plan.fusion.execute import run_fused
 from buildtool.model.ir import Graph, validate_graph
@@ -773,3 +773,47 @@ def test_gelu_in_firmware_matches_tflite_reference(board, tmp_path):
     ys = runner.run(board, tmp_path, xs)[0]
     for k, (y, w) in enumerate(zip(ys, tflm_run(serialize(g), xs, len(g.outputs)))):
         assert np.array_equal(y.reshape(-1), w.reshape(-1)), (board, k)
+
+
+def div_neg_chain_model(seed=12):
+    """DIV by a constant (a quantisation whose TFLM shifts stay defined) and the float32 NEG of a layer norm between
+    convolutions, each on a tensor that dies there."""
+    from opgen_extra import div_defined_quant, quant_of
+
+    b = GraphBuilder("div_neg_chain", seed=seed)
+    rng = np.random.default_rng(seed)
+    k = b.conv2d(b.input((1, 7, 6, 5)), 8, 3, 1, activation="NONE")
+    (s1, _), (s2, z2) = b.quant_of(k), (0.05, 3)
+    codes = (z2 + rng.choice([-9, -4, -1, 1, 2, 6, 11], size=(8,))).astype(np.int8)
+    d = b.div(k, b.const("c", codes, "int8", quant_of((s2, z2))), out_quant=div_defined_quant(s1, s2, z2, codes, rng))
+    n = b.quantize(b.neg(b.dequantize(d)), *b.quant_of(d))
+    return b.finish(b.conv2d(n, 4, 3, 2))
+
+
+def test_div_and_neg_in_place_match_tflm(tmp_path):
+    g = div_neg_chain_model()
+    xs = random_inputs(g)
+    want = tflm_run(serialize(g), xs)[0]
+    forced = inplace_plan(g, ("DIV", "NEG"))
+    assert {g.operators[i].opcode for i in forced.inplace_ops} == {"DIV", "NEG"}
+    planned = plan_arena(g)
+    assert checker.problems(g, planned) == []
+    for p in (forced, planned):
+        assert np.array_equal(run(g, p, xs)[0].reshape(-1), want.reshape(-1))
+    check_firmware(g, "host", tmp_path / "forced", forced)
+
+
+def test_gelu_in_place(tmp_path):
+    """GELU over its dying input (its table is checked against TFLite above): forced in place, the numpy executor
+    and host firmware give the unplanned executor's bytes."""
+    b = GraphBuilder("gelu_chain", seed=3)
+    k = b.gelu(b.conv2d(b.input((1, 6, 6, 4)), 8, 3, 1, activation="NONE"), approximate=True)
+    g = b.finish(b.conv2d(k, 4, 1, 1))
+    xs = random_inputs(g)
+    want = run_unplanned(g, xs)[0]
+    forced = inplace_plan(g, ("GELU",))
+    assert [g.operators[i].opcode for i in forced.inplace_ops] == ["GELU"]
+    assert np.array_equal(run(g, forced, xs)[0], want)
+    need("host")
+    pipeline.build(g, "host", tmp_path, plan=forced)
+    assert np.array_equal(np.asarray(runner.run("host", tmp_path, xs)[0]).reshape(-1), want.reshape(-1))
