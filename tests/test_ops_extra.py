@@ -732,7 +732,8 @@ def test_neg_int8_is_refused():
     g = b.finish(b.neg(b.input((1, 4), dtype="float32")))
     for i in (*g.inputs, *g.outputs):
         g.tensors[i].dtype, g.tensors[i].quant = "int8", r_quant(0.01, 0)
-    _bad(lambda: ops.check_graph(g), r"\(NEG\): tensor \d+ is int8; only float32 activations are supported")
+    _bad(lambda: ops.check_graph(g), r"\(NEG\): tensor \d+ is int8, and TFLite Micro runs NEG on float32 only: keep "
+                                     r"it float \(DEQUANTIZE before it, QUANTIZE after it\)$")
 
 
 # -- GELU: the oracle is TensorFlow Lite's reference kernel (the tflite-micro interpreter does not register it) ----

@@ -160,6 +160,10 @@ def _check_dtypes(g, op) -> None:
         if t.dtype == "int16" and "int16" not in ok:
             raise ModelError(f"operator {op.index} ({op.opcode}): tensor {t.index} is int16, and TFLite Micro runs "
                              f"{op.opcode} on int8 only: keep this operator int8 (QUANTIZE around it)")
+        if t.dtype not in ok and not {"int8", "int16"} & set(ok):  # float-only in TFLite Micro (NEG)
+            raise ModelError(f"operator {op.index} ({op.opcode}): tensor {t.index} is {t.dtype}, and TFLite Micro "
+                             f"runs {op.opcode} on {'/'.join(ok)} only: keep it float (DEQUANTIZE before it, "
+                             f"QUANTIZE after it)")
         if t.dtype not in ok:
             raise ModelError(f"operator {op.index} ({op.opcode}): tensor {t.index} is {t.dtype}; only "
                              f"{'/'.join(ok)} activations are supported: quantise the model to int8 (or 16x8)")
