@@ -237,7 +237,8 @@ def page() -> str:
         "(the planner aliases the bytes, or a copy).",
         "- **memory**: `alias` (the output is its input's bytes: `ops.ALIASING`), `in place` (the output may "
         "overwrite a dying input of its size: `executor.IN_PLACE_OPS`; depthwise with depth multiplier 1 "
-        "only; PAD's output holds its dying input, shifted: `executor.PAD_OPS`), `inputs as views` (the producers write straight into the output: `plan/arena/inplace.py`).",
+        "only; PAD's output holds its dying input, shifted: `executor.PAD_OPS`), `inputs as views` (the "
+        "producers write straight into the output: `plan/arena/inplace.py`).",
         "- **fusion**: `in block` (tileable: may sit anywhere in a patch-fusion block, under the conditions "
         "of `fusion/geometry.tileable`), `block tail` (only as a block's last operators: MEAN over height "
         "and width, a flatten, the dense layer reading it whole). Fused and split code is int8 only.",
@@ -268,6 +269,9 @@ def page() -> str:
         c = counts[op]
         lines.append(f"| {op} | {types} | {kernel_column(op, act, where)} | {in_place_column(op)} | "
                      f"{fusion_column(op)} | {c['executor']} | {c['host']} | {c['qemu']} |")
+    lines += ["", "Not built (`opdefs.NOT_BUILT`): TFLite Micro operators with no int8/int16 path there, or whose "
+              "int8 path is not yet decided:", "", "| operator | why |", "|---|---|"]
+    lines += [f"| {op} | {why} |" for op, why in sorted(opdefs.NOT_BUILT.items())]
     for note in NOTES:
         lines += [""] + textwrap.wrap(note, 116)
     return "\n".join(lines) + "\n"
