@@ -4,6 +4,11 @@
     python benchmarks/kernels_vs_cmsis.py --models dscnn_kws --layers
     python benchmarks/kernels_vs_cmsis.py --board cortex-m55 # Helium: our cortex-m55 set vs CMSIS-NN (MVEI)
 
+With --board cortex-m55 the image (QEMU mps3-an547) is linked with the board's own memory map
+(buildtool/boards/cortex_m/m55.py): code in the 512 KiB ITCM, the weights, biases, multipliers and
+shifts in the 8 MiB QSPI flash at 0x38000000, the buffers in the SSE-300 SRAM (in the DDR when they do
+not fit), so all five shared models run (mobilenetv2_160_a1: 3.5 MB of weights).
+
 For every int8 CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED layer of each model, one firmware image
 (mps2-an386, cortex-m4, -O2) holds the layer's real weights, bias and quantisation and runs it on a
 pseudo-random input three times: CMSIS-NN (built from ../shared/peers/cmsis-nn, its s8 wrappers as
@@ -50,9 +55,20 @@ def use_board(board: str) -> None:
     global CPU, KSET, CMSIS_DEFINES
     CPU = board
     KSET, CMSIS_DEFINES = BOARDS[board]
-M55_MODELS = ["tiny_cnn_32", "dscnn_kws", "resnet_concat_64"]  # the image's flash is mps3-an547's 512 KiB ITCM
+
+
+# Where the image's constant data (weights, biases) goes, per board: the board's flash (.rodata), or for
+# cortex-m55 the QSPI flash of the board's own memory map (buildtool/boards/cortex_m/m55.py: 8 MiB at
+# 0x38000000; the ITCM's 512 KiB holds code only), so every shared model's weights fit
+BLOB_SECTION = {"cortex-m55": ".bt_weights_qspi"}
 CLASSES = ("stem conv (c_in % 4 != 0)", "pointwise 1x1", "other conv", "depthwise", "fully connected")
 CMSIS_DIRS = ("ConvolutionFunctions", "FullyConnectedFunctions", "NNSupportFunctions", "TransposeFunctions")
+
+
+def _board():
+    """The buildtool board of CPU (its memory map: buildtool.targets)."""
+    from buildtool.targets import boards
+    return boards()[CPU]
 
 
 def cmsis_sources() -> list:
@@ -110,8 +126,8 @@ def conv_layer(g, op, k: int, blob: Blob) -> tuple:
     bias = _bias(g, op, blob)
     _, h, wd, c = ti.shape
     _, oh, ow, oc = to.shape
-    decl = (f"static const int32_t m{k}[] = {_ints(p.multipliers)};\n"
-            f"static const int32_t s{k}[] = {_ints(p.shifts)};\n")
+    decl = (f"static const int32_t m{k}[] BENCH_CONST = {_ints(p.multipliers)};\n"
+            f"static const int32_t s{k}[] BENCH_CONST = {_ints(p.shifts)};\n")
     conv = (f"{{{{{h}, {wd}, {c}, {c}}}, {{{oh}, {ow}, {oc}, {oc}}}, {win.kh}, {win.kw}, {win.sh}, {win.sw}, "
             f"{win.dh}, {win.dw}, {win.pad_top}, {win.pad_left}, {p.input_offset}, {p.output_offset}, "
             f"{p.act_min}, {p.act_max}, {filt}, {bias}, m{k}, s{k}}}")
@@ -148,8 +164,8 @@ def fc_layer(g, op, k: int, blob: Blob) -> tuple:
     w = g.tensors[op.inputs[1]]
     filt = f"(const int8_t *)(bench_blob + {blob.add(w.data.astype(np.int8))})"
     bias = _bias(g, op, blob)
-    decl = (f"static const int32_t m{k}[] = {_ints(p.multipliers)};\n"
-            f"static const int32_t s{k}[] = {_ints(p.shifts)};\n"
+    decl = (f"static const int32_t m{k}[] BENCH_CONST = {_ints(p.multipliers)};\n"
+            f"static const int32_t s{k}[] BENCH_CONST = {_ints(p.shifts)};\n"
             f"static const bt_fc_params p{k} = {{{p.n_in}, {p.n_out}, {p.batches}, {p.input_offset}, "
             f"{p.filter_offset}, {p.output_offset}, {p.act_min}, {p.act_max}, {filt}, {bias}, m{k}, s{k}, "
             f"{p.per_channel}}};\n")
@@ -187,11 +203,17 @@ void ref_bt_fully_connected_s8(const bt_fc_params *, const int8_t *, int8_t *);
 extern const int8_t bench_blob[];
 __attribute__((noinline, used)) void bench_begin(void) { __asm__ volatile("" ::: "memory"); }
 __attribute__((noinline, used)) void bench_end(void) { __asm__ volatile("" ::: "memory"); }
-static int8_t g_in[IN_MAX] __attribute__((aligned(16)));
-static int8_t g_cmsis[OUT_MAX] __attribute__((aligned(16)));
-static int8_t g_opt[OUT_MAX] __attribute__((aligned(16)));
-static int8_t g_ref[OUT_MAX] __attribute__((aligned(16)));
-static int8_t g_scratch[SCRATCH_MAX] __attribute__((aligned(16)));
+#ifndef BENCH_BUF
+#define BENCH_BUF
+#endif
+#ifndef BENCH_CONST
+#define BENCH_CONST
+#endif
+static int8_t g_in[IN_MAX] __attribute__((aligned(16))) BENCH_BUF;
+static int8_t g_cmsis[OUT_MAX] __attribute__((aligned(16))) BENCH_BUF;
+static int8_t g_opt[OUT_MAX] __attribute__((aligned(16))) BENCH_BUF;
+static int8_t g_ref[OUT_MAX] __attribute__((aligned(16))) BENCH_BUF;
+static int8_t g_scratch[SCRATCH_MAX] __attribute__((aligned(16))) BENCH_BUF;
 static void run_begin(int k, int32_t n) {
   uint32_t s = 0x9E3779B9u * (uint32_t)(k + 1);
   for (int32_t i = 0; i < n; i++) { s = s * 1664525u + 1013904223u; g_in[i] = (int8_t)(s >> 24); }
@@ -224,18 +246,23 @@ def generate(g, work: Path) -> tuple:
         layers.append((k, op))
     scratch = 65536 * 4
     head = f"#define IN_MAX {in_max}\n#define OUT_MAX {out_max}\n#define SCRATCH_MAX {scratch}\n"
+    section = BLOB_SECTION.get(CPU, ".rodata.bench_blob")
+    if CPU in BLOB_SECTION:  # the multipliers and shifts with the weights; the buffers in RAM, else the DDR
+        head += f'#define BENCH_CONST __attribute__((section("{section}")))\n'
+        if in_max + 3 * out_max + scratch > _board().ram_bytes - (256 << 10):  # (less the stack, .data, ...)
+            head += '#define BENCH_BUF __attribute__((section(".bt_arena_ddr")))\n'
     main = ("int bt_main(void) {\n" + "".join(f"  layer{k}();\n" for k, _ in layers) + "  return 0;\n}\n")
     c = work / "bench.c"
     c.write_text(head + PRELUDE + "".join(decls) + "".join(bodies) + main)
     (work / "blob.bin").write_bytes(bytes(blob.data))
     s = work / "blob.S"
-    s.write_text(f'  .section .rodata.bench_blob\n  .balign 16\n  .global bench_blob\nbench_blob:\n'
+    s.write_text(f'  .section {section}, "a"\n  .balign 16\n  .global bench_blob\nbench_blob:\n'
                  f'  .incbin "{work / "blob.bin"}"\n')
     return layers, c, s
 
 
 def build(work: Path, c: Path, s: Path) -> Path:
-    """Link the layers, CMSIS-NN, our cortex-m set and the renamed reference set for mps2-an386."""
+    """Link the layers, CMSIS-NN, our kernel set and the renamed reference set for the board's QEMU machine."""
     flags, _, flash, ram, ram_len = kbuild.ARM_BOARDS[CPU]
     cc = ["arm-none-eabi-gcc", "-mthumb", *flags.split(), "-std=c99", "-O2", "-g", "-ffunction-sections",
           "-fdata-sections", *[f"-D{d}" for d in CMSIS_DEFINES]]
@@ -254,8 +281,12 @@ def build(work: Path, c: Path, s: Path) -> Path:
         if r.returncode:
             raise RuntimeError(f"compile failed: {src}\n{r.stderr[-3000:]}")
         objs.append(obj)
-    ld = kbuild._ld(kbuild.FIRMWARE / "arm" / "cortexm.ld.in", work / "bench.ld", flash,
-                    kbuild.FLASH_LEN.get(CPU, "4M"), ram, ram_len, "0x4000")
+    ld = work / "bench.ld"
+    if CPU in BLOB_SECTION:  # the board's own memory map, its external regions (QSPI, DDR) included
+        ld.write_text(_board().configured(stack_bytes=0x4000).linker_script())
+    else:
+        kbuild._ld(kbuild.FIRMWARE / "arm" / "cortexm.ld.in", ld, flash, kbuild.FLASH_LEN.get(CPU, "4M"), ram,
+                   ram_len, "0x4000")
     elf = work / "bench.elf"
     r = subprocess.run([*cc, "-nostartfiles", "-T", str(ld), "-Wl,--gc-sections", *map(str, objs), "-o", str(elf),
                         "-lc", "-lgcc"], capture_output=True, text=True)
@@ -338,15 +369,14 @@ def has_newlib() -> bool:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--models", help=f"comma-separated (default {','.join(MODELS)}; cortex-m55: those whose "
-                                     f"weights fit the bench image's 512 KiB ITCM, {','.join(M55_MODELS)})")
+    ap.add_argument("--models", help=f"comma-separated (default {','.join(MODELS)})")
     ap.add_argument("--layers", action="store_true", help="also one row per layer")
     ap.add_argument("--board", choices=sorted(BOARDS), default="cortex-m4",
                     help="cortex-m4 (cortex-m set, mps2-an386) or cortex-m55 (Helium set against CMSIS-NN's "
                          "ARM_MATH_MVEI paths, mps3-an547)")
     a = ap.parse_args(argv)
     use_board(a.board)
-    a.models = a.models or ",".join(M55_MODELS if a.board == "cortex-m55" else MODELS)
+    a.models = a.models or ",".join(MODELS)
     if not (CMSIS / "Source").is_dir() or not (SHARED / "models").is_dir():
         print(f"CMSIS-NN comparison skipped: {CMSIS} or {SHARED / 'models'} is absent")
         return 0
