@@ -208,12 +208,17 @@ def test_missing_tensorflow_is_one_line(monkeypatch, capsys):
     (["nope"], "neither a .keras file nor an architecture"),
     (["vgg-small", "--data", "missing.npz"], "does not exist"),
 ])
-def test_bad_arguments_are_one_line_before_tensorflow(capsys, args, says):
+def test_bad_arguments_are_one_line_before_tensorflow(args, says):
+    """In a fresh process (another test of this worker may have imported TensorFlow, e.g. a GELU oracle)."""
     argv = ["netsplit", *args] + ([] if "--data" in args else ["--data", "digits"])
-    assert cli.main(argv) == 2
-    err = capsys.readouterr().err.strip().splitlines()
+    code = ("import sys; from buildtool import cli; rc = cli.main(sys.argv[1:]); "
+            "print('tensorflow' in sys.modules); sys.exit(rc)")
+    p = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, cwd=ROOT,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=120)
+    assert p.returncode == 2
+    err = p.stderr.strip().splitlines()
     assert len(err) == 1 and says in err[0]
-    assert "tensorflow" not in sys.modules  # refused before TensorFlow was imported
+    assert p.stdout.strip() == "False"  # refused before TensorFlow was imported
 
 
 def test_build_path_never_imports_tensorflow():
