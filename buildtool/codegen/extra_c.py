@@ -98,6 +98,16 @@ def _esize(e, i: int) -> int:
     return e.g.tensors[i].nbytes // max(e.g.tensors[i].num_elements, 1)
 
 
+def _dense_call(e, op, struct: str, fields: dict, fn: str, src: str | None = None, dst: str | None = None) -> None:
+    """The common shape of a one-input, one-output kernel on dense tensors: `static const struct opN_p =
+    {fields}` and `fn(&opN_p, src, dst)` (src, dst: the input's and output's int8_t pointers by default)."""
+    n, x, y = f"op{op.index}", op.inputs[0], op.outputs[0]
+    e.dense(op, x)
+    e.dense(op, y)
+    e.declare(f"static const {struct} {n}_p = {c_struct(fields)};")
+    e.call(op, f"{fn}(&{n}_p, {src or e.act(x)}, {dst or e.act(y)});")
+
+
 def transpose(e, op) -> None:
     """TRANSPOSE, and DEPTH_TO_SPACE / SPACE_TO_DEPTH (the same permutation kernel on a view)."""
     view, perm = permutation(e.g, op)
@@ -234,11 +244,8 @@ def zeros_like(e, op) -> None:
 
 def argminmax(e, op) -> None:
     """ARG_MAX / ARG_MIN: int8 in, int32 out, over [outer][axis][inner]."""
-    n, x, y = f"op{op.index}", op.inputs[0], op.outputs[0]
-    e.dense(op, x)
-    e.dense(op, y)
-    e.declare(f"static const bt_argminmax_params {n}_p = {c_struct(argminmax_geometry(e.g, op))};")
-    e.call(op, f"bt_argminmax_s8(&{n}_p, {e.act(x)}, {e.act(y, 'int32_t')});")
+    _dense_call(e, op, "bt_argminmax_params", argminmax_geometry(e.g, op), "bt_argminmax_s8",
+                dst=e.act(op.outputs[0], "int32_t"))
 
 
 def gather(e, op) -> None:
@@ -257,30 +264,20 @@ def gather(e, op) -> None:
 
 def space_batch(e, op) -> None:
     """SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND (int8, dense)."""
-    n, x, y = f"op{op.index}", op.inputs[0], op.outputs[0]
-    e.dense(op, x)
-    e.dense(op, y)
     fn = "bt_space_to_batch_s8" if op.opcode == "SPACE_TO_BATCH_ND" else "bt_batch_to_space_s8"
-    e.declare(f"static const bt_space_batch_params {n}_p = {c_struct(space_batch_geometry(e.g, op))};")
-    e.call(op, f"{fn}(&{n}_p, {e.act(x)}, {e.act(y)});")
+    _dense_call(e, op, "bt_space_batch_params", space_batch_geometry(e.g, op), fn)
 
 
 def mirror_pad(e, op) -> None:
-    n, x, y = f"op{op.index}", op.inputs[0], op.outputs[0]
-    e.dense(op, x)
-    e.dense(op, y)
-    e.declare(f"static const bt_mirror_pad_params {n}_p = {c_struct(mirror_pad_geometry(e.g, op))};")
-    e.call(op, f"bt_mirror_pad_s8(&{n}_p, {e.act(x)}, {e.act(y)});")
+    _dense_call(e, op, "bt_mirror_pad_params", mirror_pad_geometry(e.g, op), "bt_mirror_pad_s8")
 
 
 def strided_copy(e, op) -> None:
     """REVERSE_V2 and BROADCAST_TO: bt_transpose_s8's strided gather of bytes from the first byte read."""
-    n, x, y = f"op{op.index}", op.inputs[0], op.outputs[0]
-    e.dense(op, x)
-    e.dense(op, y)
+    x = op.inputs[0]
     base, dims, strides = strided_geometry(e.g, op, _esize(e, x))
-    e.declare(f"static const bt_transpose_params {n}_p = {c_struct(dict(out_dims=dims, in_stride=strides))};")
-    e.call(op, f"bt_transpose_s8(&{n}_p, {e.act(x)} + {base}, {e.act(y)});")
+    _dense_call(e, op, "bt_transpose_params", dict(out_dims=dims, in_stride=strides), "bt_transpose_s8",
+                src=f"{e.act(x)} + {base}")
 
 
 def batch_matmul(e, op) -> None:
@@ -338,12 +335,8 @@ def gather_nd(e, op) -> None:
 
 def cumsum(e, op) -> None:
     """CUMSUM: ADD_N's rescaling (refops.arith.add_n_params) along the constant axis."""
-    n, x, y = f"op{op.index}", op.inputs[0], op.outputs[0]
-    e.dense(op, x)
-    e.dense(op, y)
     fields = dict(q=dict(n=0, count=0, **add_n_params(e.g, op)), **cumsum_geometry(e.g, op))
-    e.declare(f"static const bt_cumsum_params {n}_p = {c_struct(fields)};")
-    e.call(op, f"bt_cumsum_s8(&{n}_p, {e.act(x)}, {e.act(y)});")
+    _dense_call(e, op, "bt_cumsum_params", fields, "bt_cumsum_s8")
 
 
 def embedding_lookup(e, op) -> None:
@@ -366,14 +359,10 @@ def cast(e, op) -> None:
 
 
 def log_softmax(e, op) -> None:
-    n, x, y = f"op{op.index}", op.inputs[0], op.outputs[0]
-    e.dense(op, x)
-    e.dense(op, y)
-    t = e.g.tensors[x]
+    t = e.g.tensors[op.inputs[0]]
     depth = t.shape[-1] if t.shape else 1
     fields = dict(rows=t.num_elements // max(depth, 1), depth=depth, **log_softmax_params(e.g, op))
-    e.declare(f"static const bt_log_softmax_params {n}_p = {c_struct(fields)};")
-    e.call(op, f"bt_log_softmax_s8(&{n}_p, {e.act(x)}, {e.act(y)});")
+    _dense_call(e, op, "bt_log_softmax_params", fields, "bt_log_softmax_s8")
 
 
 def div(e, op) -> None:
