@@ -530,7 +530,23 @@ def test_zero_mac_model_every_optimiser_mode():
         plan_fused(g, optimize="macs", ram_limit=16)
 
 
-def test_search_work_is_linear_on_wide_and_deep_graphs(monkeypatch):
+@pytest.fixture
+def analysed(monkeypatch) -> list:
+    """The length of the longest block the search analyses at each block end, in the order analysed."""
+    from buildtool.plan.fusion import search
+
+    lengths = []
+
+    class Counting(search.Sweep):
+        def __init__(self, g, longest, align):
+            lengths.append(len(longest.ops))
+            super().__init__(g, longest, align)
+
+    monkeypatch.setattr(search, "Sweep", Counting)
+    return lengths
+
+
+def test_search_work_is_linear_on_wide_and_deep_graphs(analysed):
     """One input read by 300 pools (every output used after it): only one-operator blocks exist,
     and the search analyses just those (it used to analyse every run [0, q): cubic time, and hold
     every cut's live tensors: quadratic memory). A deep chain analyses blocks of at most
@@ -539,14 +555,6 @@ def test_search_work_is_linear_on_wide_and_deep_graphs(monkeypatch):
     from buildtool.plan.fusion import search
     from buildtool.plan.fusion.dag import MAX_BLOCK_OPS
 
-    analysed = []
-
-    class Counting(search.Sweep):
-        def __init__(self, g, longest, align):
-            analysed.append(len(longest.ops))
-            super().__init__(g, longest, align)
-
-    monkeypatch.setattr(search, "Sweep", Counting)
     b = GraphBuilder("wide-pools")
     x = b.input((1, 4, 4, 4))
     g = b.finish([b.max_pool(x, 1, 1) for _ in range(300)])
@@ -571,7 +579,7 @@ def test_search_work_is_linear_on_wide_and_deep_graphs(monkeypatch):
     assert d["optimal"] is False and 0 < d["search_cut_to_block_ops"] < MAX_BLOCK_OPS
 
 
-def test_time_budget_holds_on_a_500_layer_chain(monkeypatch):
+def test_time_budget_holds_on_a_500_layer_chain(analysed):
     """--optimize ram on 500 3x3 convolutions (issue 32): the search's work stays within the default
     --time-budget's count (each block end analysed once, about L^2 units for L starts), so blocks
     are shorter than MAX_BLOCK_OPS, and the plan says its search was cut. Counts, not clocks."""
@@ -579,14 +587,6 @@ def test_time_budget_holds_on_a_500_layer_chain(monkeypatch):
     from buildtool.plan.fusion.dag import MAX_BLOCK_OPS
     from buildtool.zoo.synthetic import conv_chain
 
-    analysed = []
-
-    class Counting(search.Sweep):
-        def __init__(self, g, longest, align):
-            analysed.append(len(longest.ops))
-            super().__init__(g, longest, align)
-
-    monkeypatch.setattr(search, "Sweep", Counting)
     g = conv_chain(500, channels=4, size=8)
     plan = plan_fused(g, optimize="ram")
     assert len(analysed) <= len(g.operators)

@@ -158,13 +158,19 @@ def abs_(e, op) -> None:
     e.call(op, f"bt_abs_{e.sfx(y)}(&{n}_p, {e.cact(x)}, {e.cact(y)});")
 
 
-def rsqrt(e, op) -> None:
-    """int8 RSQRT: its 256-entry table (refops.unary.rsqrt_table), one per operator, then a lookup."""
+def _lut_s8(e, op, table) -> None:
+    """An int8 operator computed as a 256-entry table of its result per input code (made here, one per
+    operator), then bt_lut_s8's lookup."""
     x, y, n = op.inputs[0], op.outputs[0], f"op{op.index}"
     e.dense(op, x)
     e.dense(op, y)
-    e.declare(f"static const int8_t {n}_t[256] = {c_ints(rsqrt_table(e.g, op).tolist())};")
+    e.declare(f"static const int8_t {n}_t[256] = {c_ints(table.tolist())};")
     e.call(op, f"bt_lut_s8({e.g.tensors[x].num_elements}, {n}_t, {e.act(x)}, {e.act(y)});")
+
+
+def rsqrt(e, op) -> None:
+    """int8 RSQRT: refops.unary.rsqrt_table."""
+    _lut_s8(e, op, rsqrt_table(e.g, op))
 
 
 def compare(e, op) -> None:
@@ -291,12 +297,8 @@ def batch_matmul(e, op) -> None:
 
 
 def elu(e, op) -> None:
-    """int8 ELU: its 256-entry table (refops.norm.elu_table), one per operator, then a lookup."""
-    x, y, n = op.inputs[0], op.outputs[0], f"op{op.index}"
-    e.dense(op, x)
-    e.dense(op, y)
-    e.declare(f"static const int8_t {n}_t[256] = {c_ints(elu_table(e.g, op).tolist())};")
-    e.call(op, f"bt_lut_s8({e.g.tensors[x].num_elements}, {n}_t, {e.act(x)}, {e.act(y)});")
+    """int8 ELU: refops.norm.elu_table."""
+    _lut_s8(e, op, elu_table(e.g, op))
 
 
 def l2_normalization(e, op) -> None:
@@ -357,7 +359,6 @@ def cast(e, op) -> None:
     e.call(op, f"bt_cast_{e.sfx(x)}_s32({e.g.tensors[x].num_elements}, {e.cact(x)}, {e.act(y, 'int32_t')});")
 
 
-
 def log_softmax(e, op) -> None:
     t = e.g.tensors[op.inputs[0]]
     depth = t.shape[-1] if t.shape else 1
@@ -381,10 +382,5 @@ def neg(e, op) -> None:
 
 
 def gelu(e, op) -> None:
-    """int8 GELU: its 256-entry table (refops.gelu.gelu_table, TFLite's LUTPopulate), one per operator, then a
-    lookup."""
-    x, y, n = op.inputs[0], op.outputs[0], f"op{op.index}"
-    e.dense(op, x)
-    e.dense(op, y)
-    e.declare(f"static const int8_t {n}_t[256] = {c_ints(gelu_table(e.g, op).tolist())};")
-    e.call(op, f"bt_lut_s8({e.g.tensors[x].num_elements}, {n}_t, {e.act(x)}, {e.act(y)});")
+    """int8 GELU: refops.gelu.gelu_table (TFLite's LUTPopulate)."""
+    _lut_s8(e, op, gelu_table(e.g, op))

@@ -3,10 +3,6 @@ int8 and int16 values widen to int32 unchanged."""
 
 from __future__ import annotations
 
-import numpy as np
-
-TYPE_CODES = {"int16": 7, "int32": 2, "int8": 9}  # TFLite TensorType of CastOptions' in/out_data_type
-
 
 def cast(g, op, ins, outs) -> None:
     outs[0][...] = ins[0].astype(outs[0].dtype).reshape(outs[0].shape)

@@ -256,22 +256,28 @@ static inline __attribute__((always_inline)) void cm_run_out(const int8_t *ip, i
 }
 
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)
+/* Four values of two pixels (x, y: one word each, already loaded) against the filter pairs at byte OFF of f (a
+   string: "#16", "#16+8"): 2 LDR + 4 SXTB16 + 4 SMLAD into a (pixel x) and b (pixel y), the filter words loaded
+   once for both. */
+#define CM_SMLAD_XY4(OFF)                               \
+  "ldr %[w], [%[f], " OFF "]\n\t"                      \
+  "sxtb16 %[t], %[x]\n\t"                               \
+  "smlad %[a], %[w], %[t], %[a]\n\t"                    \
+  "sxtb16 %[t], %[y]\n\t"                               \
+  "smlad %[b], %[w], %[t], %[b]\n\t"                    \
+  "ldr %[w], [%[f], " OFF "+4]\n\t"                    \
+  "sxtb16 %[t], %[x], ror #8\n\t"                       \
+  "smlad %[a], %[w], %[t], %[a]\n\t"                    \
+  "sxtb16 %[t], %[y], ror #8\n\t"                       \
+  "smlad %[b], %[w], %[t], %[b]\n\t"
+
 /* One group of 4 values (input bytes XO.., filter pairs at byte FO) of two pixels (ip, iq) sharing each
    filter word, loaded from memory (kept in registers across the loop, gcc spilled them and the
    requantisation's values): 4 LDR + 4 SXTB16 + 4 SMLAD per 8 MACs. */
 #define CM_PAIR4(XO, FO)                                                                              \
   __asm__ volatile("ldr %[x], [%[ip], #" #XO "]\n\t"                                                  \
                    "ldr %[y], [%[iq], #" #XO "]\n\t"                                                  \
-                   "ldr %[w], [%[f], #" #FO "]\n\t"                                                   \
-                   "sxtb16 %[t], %[x]\n\t"                                                            \
-                   "smlad %[a], %[w], %[t], %[a]\n\t"                                                 \
-                   "sxtb16 %[t], %[y]\n\t"                                                            \
-                   "smlad %[b], %[w], %[t], %[b]\n\t"                                                 \
-                   "ldr %[w], [%[f], #" #FO "+4]\n\t"                                                 \
-                   "sxtb16 %[t], %[x], ror #8\n\t"                                                    \
-                   "smlad %[a], %[w], %[t], %[a]\n\t"                                                 \
-                   "sxtb16 %[t], %[y], ror #8\n\t"                                                    \
-                   "smlad %[b], %[w], %[t], %[b]\n\t"                                                 \
+                   CM_SMLAD_XY4("#" #FO)                                                            \
                    : [a] "+&r"(a), [b] "+&r"(b), [x] "=&r"(x), [y] "=&r"(y), [w] "=&r"(w), [t] "=&r"(t) \
                    : [ip] "r"(ip), [iq] "r"(iq), [f] "r"(f)                                            \
                    : "memory")
@@ -404,28 +410,10 @@ static inline __attribute__((always_inline)) void cm_rows_out(const int8_t *cons
   "add %[v], %[u], %[step]\n\t"                                       \
   "ldr %[x], [%[u]]\n\t"                                              \
   "ldr %[y], [%[v]]\n\t"                                              \
-  "ldr %[w], [%[f], #" #FO "]\n\t"                                    \
-  "sxtb16 %[t], %[x]\n\t"                                             \
-  "smlad %[a], %[w], %[t], %[a]\n\t"                                  \
-  "sxtb16 %[t], %[y]\n\t"                                             \
-  "smlad %[b], %[w], %[t], %[b]\n\t"                                  \
-  "ldr %[w], [%[f], #" #FO "+4]\n\t"                                  \
-  "sxtb16 %[t], %[x], ror #8\n\t"                                     \
-  "smlad %[a], %[w], %[t], %[a]\n\t"                                  \
-  "sxtb16 %[t], %[y], ror #8\n\t"                                     \
-  "smlad %[b], %[w], %[t], %[b]\n\t"                                  \
+  CM_SMLAD_XY4("#" #FO)                                             \
   "ldr %[x], [%[u], #4]\n\t"                                          \
   "ldr %[y], [%[v], #4]\n\t"                                          \
-  "ldr %[w], [%[f], #" #FO "+8]\n\t"                                  \
-  "sxtb16 %[t], %[x]\n\t"                                             \
-  "smlad %[a], %[w], %[t], %[a]\n\t"                                  \
-  "sxtb16 %[t], %[y]\n\t"                                             \
-  "smlad %[b], %[w], %[t], %[b]\n\t"                                  \
-  "ldr %[w], [%[f], #" #FO "+12]\n\t"                                 \
-  "sxtb16 %[t], %[x], ror #8\n\t"                                     \
-  "smlad %[a], %[w], %[t], %[a]\n\t"                                  \
-  "sxtb16 %[t], %[y], ror #8\n\t"                                     \
-  "smlad %[b], %[w], %[t], %[b]\n\t"                                  \
+  CM_SMLAD_XY4("#" #FO "+8")                                        \
   "ldrsh %[w], [%[f], #" #FO "+16]\n\t"                               \
   "ldrsb %[x], [%[u], #8]\n\t"                                        \
   "ldrsb %[y], [%[v], #8]\n\t"                                        \

@@ -50,6 +50,22 @@ typedef struct {
   int32x4_t fbias, mult, right, zp, lo, hi, left; /* 32 .. 128 */
 } pw_job;
 
+/* The four sums r2, r4, r6, r8 of PW_RUN and KK_RUN into one vector (two VMOVs), + the start values (q1), then
+ * mve.h's requantisation with its constants in q2-q4 (SHL: the left-shift variant's VSHL, or nothing) and the
+ * clamp (q5, q6): the result in q0's four lanes. */
+#define MVE_SUMS4_RQ(SHL)                                                                                      \
+  "vmov q0[2], q0[0], r2, r6\n"                                                                                \
+  "vmov q0[3], q0[1], r4, r8\n"                                                                                \
+  "vadd.i32 q0, q0, q1\n" SHL                                                                                  \
+  "vqrdmulh.s32 q0, q0, q2\n"                                                                                  \
+  "vand q7, q0, q3\n"                                                                                          \
+  "vshr.s32 q7, q7, #31\n"                                                                                     \
+  "vqadd.s32 q0, q0, q7\n"                                                                                     \
+  "vrshl.s32 q0, q0, q3\n"                                                                                     \
+  "vadd.i32 q0, q0, q4\n"                                                                                      \
+  "vmax.s32 q0, q0, q5\n"                                                                                      \
+  "vmin.s32 q0, q0, q6\n"
+
 #define PW_RUN(NAME, SHL)                                                                                     \
   static __attribute__((noinline)) void NAME(const pw_job *j, const int8_t *x, int8_t *o) {                   \
     register const pw_job *jr __asm__("r0") = j;                                                              \
@@ -83,18 +99,7 @@ typedef struct {
         "vldrb.8 q7, [r12], #16\n"                                                                            \
         "vmladava.s8 r8, q7, q0\n"                                                                            \
         "letp lr, 2b\n"                                                                                       \
-        "vmov q0[2], q0[0], r2, r6\n"                                                                         \
-        "vmov q0[3], q0[1], r4, r8\n"                                                                         \
-        "vadd.i32 q0, q0, q1\n"                                                                               \
-        SHL                                                                                                   \
-        "vqrdmulh.s32 q0, q0, q2\n"                                                                           \
-        "vand q7, q0, q3\n"                                                                                   \
-        "vshr.s32 q7, q7, #31\n"                                                                              \
-        "vqadd.s32 q0, q0, q7\n"                                                                              \
-        "vrshl.s32 q0, q0, q3\n"                                                                              \
-        "vadd.i32 q0, q0, q4\n"                                                                               \
-        "vmax.s32 q0, q0, q5\n"                                                                               \
-        "vmin.s32 q0, q0, q6\n"                                                                               \
+        MVE_SUMS4_RQ(SHL)                                                                                     \
         "vstrb.32 q0, [r3]\n"                                                                                 \
         "ldrd r5, r9, [r0, #20]\n"                                                                            \
         "add r3, r3, r5\n"                                                                                    \
@@ -172,18 +177,7 @@ typedef struct {
         "add r5, r5, lr\n"                                                                                    \
         "subs r3, r3, #1\n"                                                                                   \
         "bne 2b\n"                                                                                            \
-        "vmov q0[2], q0[0], r2, r6\n"                                                                         \
-        "vmov q0[3], q0[1], r4, r8\n"                                                                         \
-        "vadd.i32 q0, q0, q1\n"                                                                               \
-        SHL                                                                                                   \
-        "vqrdmulh.s32 q0, q0, q2\n"                                                                           \
-        "vand q7, q0, q3\n"                                                                                   \
-        "vshr.s32 q7, q7, #31\n"                                                                              \
-        "vqadd.s32 q0, q0, q7\n"                                                                              \
-        "vrshl.s32 q0, q0, q3\n"                                                                              \
-        "vadd.i32 q0, q0, q4\n"                                                                               \
-        "vmax.s32 q0, q0, q5\n"                                                                               \
-        "vmin.s32 q0, q0, q6\n"                                                                               \
+        MVE_SUMS4_RQ(SHL)                                                                                     \
         "ldr r3, [r0, #40]\n"                                                                                 \
         "vstrb.32 q0, [r3]\n"                                                                                 \
         "ldrd r5, r9, [r0, #20]\n"                                                                            \

@@ -1,6 +1,7 @@
 /* RELU, RELU6, TANH, PRELU, MAXIMUM, MINIMUM int8; RELU, RELU6, PRELU, MAXIMUM, MINIMUM also int16
  * (TFLM reference arithmetic; one body per operator for both element types). */
 #include "bt_kernels.h"
+#include "bcast4.h"
 #include "requant.h"
 
 #define BT_RELU_BODY(T) \
@@ -60,20 +61,6 @@ BT_INLINE int32_t prelu_one(const bt_prelu_params *p, int32_t x, int8_t alpha, i
   return bt_clamp(r + p->output_offset, lo, hi);
 }
 
-/* Broadcast walk over the output of an element-wise pair: po[] = EXPR(pa[], pb[]). */
-#define BT_BCAST4_BODY(TA, TB, TO, EXPR) \
-  for (int32_t i0 = 0; i0 < q->dims[0]; i0++) \
-    for (int32_t i1 = 0; i1 < q->dims[1]; i1++) \
-      for (int32_t i2 = 0; i2 < q->dims[2]; i2++) { \
-        const TA *pa = a + i0 * q->a_stride[0] + i1 * q->a_stride[1] + i2 * q->a_stride[2]; \
-        const TB *pb = b + i0 * q->b_stride[0] + i1 * q->b_stride[1] + i2 * q->b_stride[2]; \
-        TO *po = out + i0 * q->out_stride[0] + i1 * q->out_stride[1] + i2 * q->out_stride[2]; \
-        for (int32_t i3 = 0; i3 < q->dims[3]; i3++) { \
-          const TA x = pa[i3 * q->a_stride[3]]; \
-          const TB y = pb[i3 * q->b_stride[3]]; \
-          po[i3 * q->out_stride[3]] = (TO)(EXPR); \
-        } \
-      }
 
 void bt_prelu_s8(const bt_prelu_params *p, const int8_t *a, const int8_t *b, int8_t *out) {
   const bt_bcast4 *q = &p->b;

@@ -1,6 +1,7 @@
 /* DIV on int8, TFLM reference_ops::DivElementwise / BroadcastDivSlowQuantized (see bt_kernels.h and
  * refops/div.py), with the exact result where TFLM's rounding shift passes 31. */
 #include "bt_kernels.h"
+#include "bcast4.h"
 #include "requant.h"
 
 /* refops.div.DIV_BY_ZERO_INV: one_over_one_plus_x_for_x_in_0_1(-1.0), its int32 sums wrapped (a zero divisor) */
@@ -34,13 +35,5 @@ BT_INLINE int32_t div_one(const bt_div_params *p, int32_t x1, int32_t x2) {
 
 void bt_div_s8(const bt_div_params *p, const int8_t *a, const int8_t *b, int8_t *out) {
   const bt_bcast4 *q = &p->b;
-  for (int32_t i0 = 0; i0 < q->dims[0]; i0++)
-    for (int32_t i1 = 0; i1 < q->dims[1]; i1++)
-      for (int32_t i2 = 0; i2 < q->dims[2]; i2++) {
-        const int8_t *pa = a + i0 * q->a_stride[0] + i1 * q->a_stride[1] + i2 * q->a_stride[2];
-        const int8_t *pb = b + i0 * q->b_stride[0] + i1 * q->b_stride[1] + i2 * q->b_stride[2];
-        int8_t *po = out + i0 * q->out_stride[0] + i1 * q->out_stride[1] + i2 * q->out_stride[2];
-        for (int32_t i3 = 0; i3 < q->dims[3]; i3++)
-          po[i3 * q->out_stride[3]] = (int8_t)div_one(p, pa[i3 * q->a_stride[3]], pb[i3 * q->b_stride[3]]);
-      }
+  BT_BCAST4_BODY(int8_t, int8_t, int8_t, div_one(p, x, y))
 }

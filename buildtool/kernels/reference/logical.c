@@ -1,18 +1,9 @@
 /* LOGICAL_AND, LOGICAL_OR, LOGICAL_NOT on bool bytes and SELECT_V2 on int8/int16 (see bt_kernels.h). */
 #include "bt_kernels.h"
+#include "bcast4.h"
 
 void bt_logical_b(int32_t kind, const bt_bcast4 *q, const uint8_t *a, const uint8_t *b, uint8_t *out) {
-  for (int32_t i0 = 0; i0 < q->dims[0]; i0++)
-    for (int32_t i1 = 0; i1 < q->dims[1]; i1++)
-      for (int32_t i2 = 0; i2 < q->dims[2]; i2++) {
-        const uint8_t *pa = a + i0 * q->a_stride[0] + i1 * q->a_stride[1] + i2 * q->a_stride[2];
-        const uint8_t *pb = b + i0 * q->b_stride[0] + i1 * q->b_stride[1] + i2 * q->b_stride[2];
-        uint8_t *po = out + i0 * q->out_stride[0] + i1 * q->out_stride[1] + i2 * q->out_stride[2];
-        for (int32_t i3 = 0; i3 < q->dims[3]; i3++) {
-          const int x = pa[i3 * q->a_stride[3]] != 0, y = pb[i3 * q->b_stride[3]] != 0;
-          po[i3 * q->out_stride[3]] = (uint8_t)(kind == 0 ? (x && y) : (x || y));
-        }
-      }
+  BT_BCAST4_BODY(uint8_t, uint8_t, uint8_t, kind == 0 ? (x != 0 && y != 0) : (x != 0 || y != 0))
 }
 
 void bt_logical_not_b(int32_t n, const uint8_t *in, uint8_t *out) {
