@@ -142,30 +142,29 @@ def firmware_instructions(g, plan, board: str = "cortex-m4") -> tuple:
 
     x = np.random.default_rng(0).integers(-128, 128, g.tensors[g.inputs[0]].shape, dtype=np.int8)
     with tempfile.TemporaryDirectory(prefix="bt-bench-") as d:
-        pipeline.build(g, board, d, plan=plan)
+        pipeline.build(g, board, d, {"time_budget": BUDGET}) if plan is None else pipeline.build(g, board, d, plan=plan)
         _, prof, _ = runner.run(board, d, x)
     return prof["total"], [(o["op"], o["count"]) for o in prof["ops"]]
 
 
-def instructions(out, names, accs, blocks: bool, board: str = "cortex-m4") -> None:
+def instructions(out, names, accs, blocks: bool, board: str = "cortex-m4", per_op: bool = False) -> None:
     """Planned MACs against firmware instructions on board (least-RAM plans): the fused firmware
     over the prediction (plain per-op instructions x each block's MAC overhead); goal at most
-    INSTRUCTION_MARGIN. blocks: then the same per fused block."""
+    INSTRUCTION_MARGIN. blocks: then the same per fused block. per_op: predicted with each operator's
+    own recompute factor (predict_instructions(per_op=True))."""
     out(f"\n#### Firmware cost, {board} (QEMU instructions), least-RAM plans; goal: ratio <= "
-        f"{INSTRUCTION_MARGIN}\n")
+        f"{INSTRUCTION_MARGIN}{'; predicted per operator (--per-op)' if per_op else ''}\n")
     out("| model | input | MACs | MAC overhead | plain insns | fused insns | predicted | fused / predicted |")
     out("|---|---|---|---|---|---|---|---|")
-    from buildtool.firmware import make_plan
-
     rows = []
     for name in names:
         g = zoo.build(name)
-        plain_total, plain = firmware_instructions(g, make_plan(g, time_budget=BUDGET), board)  # the plain firmware
+        plain_total, plain = firmware_instructions(g, None, board)  # the plain firmware
         plain = dict(plain)
         for streamed in accs:
             p = plan_fused(g, optimize="ram", input_streamed=streamed, time_budget=BUDGET)
             fused_total, fused = firmware_instructions(g, p, board)
-            items = predict_items(g, p, plain)
+            items = predict_items(g, p, plain, per_op)
             pred = sum(n for _, n in items) + (plain_total - sum(plain.values()))
             where = "streamed" if streamed else "in arena"
             out(f"| {name} | {where} | {p.macs} | {p.mac_overhead:.2f}x "
@@ -192,6 +191,8 @@ def main(argv=None) -> int:
     ap.add_argument("--instructions", action="store_true", help="only the firmware instruction table")
     ap.add_argument("--blocks", action="store_true", help="with --instructions: also per fused block")
     ap.add_argument("--board", default="cortex-m4", help="with --instructions: the board (default cortex-m4)")
+    ap.add_argument("--per-op", action="store_true",
+                    help="with --instructions: predict each operator with its own recompute factor")
     a = ap.parse_args(argv)
     accs = {"streamed": [True], "arena": [False], "both": [True, False]}[a.accounting]
     names = a.models.split(",")
@@ -199,9 +200,9 @@ def main(argv=None) -> int:
         out = Out()
         boards = ("cortex-m4", "riscv32") if a.write_docs else (a.board,)
         out(f"Measured {environment()}; `python benchmarks/fusion.py --instructions --write-docs --models "
-            f"{a.models}`.")
+            f"{a.models}{' --per-op' if a.per_op else ''}`.")
         for board in boards:
-            instructions(out, names, accs, a.blocks or (a.write_docs and board == "cortex-m4"), board)
+            instructions(out, names, accs, a.blocks or (a.write_docs and board == "cortex-m4"), board, a.per_op)
         if a.write_docs:
             write_docs("docs/fusion.md", "fusion.py --instructions", out.text)
         return 0

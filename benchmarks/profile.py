@@ -28,7 +28,6 @@ import numpy as np  # noqa: E402
 
 from buildtool import pipeline, targets, zoo
 from buildtool.firmware import runner  # noqa: E402
-from buildtool.firmware import make_plan  # noqa: E402
 from buildtool.plan.fusion.planner import plan_fused  # noqa: E402
 
 
@@ -65,10 +64,10 @@ def profile(name: str, board: str, optimize: str | None, streamed: bool, cap, by
         plan = plan_fused(g, optimize=optimize or "ram", input_streamed=streamed, max_mac_overhead=cap,
                           time_budget=0.0)
     else:
-        plan = make_plan(g, time_budget=0.0)
+        plan = None  # the plain plan pipeline.build makes
     x = np.random.default_rng(0).integers(-128, 128, g.tensors[g.inputs[0]].shape, dtype=np.int8)
     with tempfile.TemporaryDirectory(prefix="bt-profile-") as d:
-        pipeline.build(g, board, d, plan=plan)
+        pipeline.build(g, board, d, {"time_budget": 0.0}) if plan is None else pipeline.build(g, board, d, plan=plan)
         k = None if region is None else region_index(json.loads(open(os.path.join(d, "firmware.json")).read()), region)
         _, prof, _ = runner.run(board, d, x, functions=True, region=k)
         fns = inlined(board, os.path.join(d, "firmware.elf"), prof["addresses"]) if by_inlined else prof["functions"]

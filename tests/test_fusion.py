@@ -23,9 +23,10 @@ from buildtool.plan.fusion.dag import block_ok, build_network
 from buildtool.plan.fusion.geometry import Axis, cached_1d, geometry, recompute_1d, uniform_bounds
 from buildtool.plan.fusion.lifetimes import checker_view
 from buildtool.plan.fusion.planner import plan_schedule
-from buildtool.plan.fusion.schedule import Schedule, schedule_from_edges
+from buildtool.plan.fusion.schedule import BlockRun, Schedule, schedule_from_edges
 from buildtool.plan.fusion.search import block_edges
 from buildtool.plan.fusion.execute import run_fused
+from buildtool.plan.fusion.instructions import recompute_factors
 from buildtool.model.ops import graph_macs
 
 from conftest import SHARED_MODEL_NAMES, fixed_input, shared_model
@@ -46,6 +47,12 @@ def _check_plan(g, plan, x, ref):
     out = run_fused(g, plan, [x], stats)
     assert all(np.array_equal(a, b) for a, b in zip(out, ref))
     assert stats["macs"] == plan.macs  # the cost model counts exactly what runs
+    # and each operator's recompute factor (what predict_instructions scales it by) is what the tiles compute
+    for it in plan.schedule.items:
+        blk = it if isinstance(it, BlockRun) else None
+        for op, f in (recompute_factors(g, blk) if blk else {it: 1}).items():
+            n = sum(int(np.prod(g.tensors[o].shape)) for o in g.operators[op].outputs)
+            assert stats["computed"].get(op, 0) == f * n, (op, stats["computed"].get(op), f, n)
     sg, ap = checker_view(plan)
     assert checker.problems(sg, ap) == []
     assert plan.arena_bytes >= plan.lower_bound_bytes == max(plan.profile)

@@ -285,6 +285,7 @@ def _block_rows(g, bi: int, blk: BlockRun, plan: FusedPlan, arena: _Arena, whole
                 else:
                     out = np.empty((rb - ra, cb - ca, g.tensors[s.out].shape[3]), np.int8)
                 count[0] += macs_per_pixel(g, op) * (rb - ra) * (cb - ca)
+                _computed(count, op.index, out.size)
                 if op.inputs[0] in chw:
                     _channel_by_channel(g, maker[op.inputs[0]], op, tiles, windowed, rows, cols, r, c, out,
                                         (ra, rb, ca, cb), count, memo, blk.group(op.inputs[0]))
@@ -302,12 +303,23 @@ def _block_rows(g, bi: int, blk: BlockRun, plan: FusedPlan, arena: _Arena, whole
                     acc += out.sum(axis=(0, 1), dtype=acc.dtype)
         if r < n_r - 1:
             yield r
+    if red is not None:
+        _computed(count, red.index, _elements(g, red.outputs[0]))
     if dense:
         count[0] += op_macs(g, red)
         _dense_done(g, red, acc, whole[red.outputs[0]].full)
     elif red is not None:
         o = red.outputs[0]
         KERNELS["MEAN"](g, red, [acc.astype(np.int32).reshape(1, 1, 1, -1)], [whole[o].full])
+
+
+def _elements(g, t: int) -> int:
+    return int(np.prod(g.tensors[t].shape))
+
+
+def _computed(count: list, op: int, n: int) -> None:
+    """Count n output elements computed for operator op (run_fused's stats["computed"])."""
+    count[1][op] = count[1].get(op, 0) + int(n)
 
 
 def _dense_accumulate(g, fc, acc: np.ndarray, tile: np.ndarray, r0: int, c0: int, width: int) -> None:
@@ -342,6 +354,7 @@ def _channel_by_channel(g, made, dw, tiles, windowed, rows, cols, r, c, out, box
     ca, cb = interval(cols, t, c)
     win = tiles[t]
     count[0] += macs_per_pixel(g, conv) * (rb - ra) * (cb - ca)
+    _computed(count, conv.index, (rb - ra) * (cb - ca) * g.tensors[t].shape[3])
     for k in range(0, g.tensors[t].shape[3], n):
         windowed(conv, win.region(ra, rb, ca, cb), ra, rb, ca, cb, channel=k, n=n)
         _run_windowed(g, dw, win, out[..., k:k + n], *box, memo, channel=k, n=n)
@@ -359,7 +372,9 @@ def _run_group(g, grp: tuple, plan: FusedPlan, arena: _Arena, whole: dict, sourc
 def run_fused(g, plan: FusedPlan, inputs: list, stats: dict | None = None) -> list:
     """Execute plan.schedule inside one arena of plan.arena_bytes; returns copies of the graph outputs.
 
-    stats, when given, receives "macs": the multiply-accumulates actually executed.
+    stats, when given, receives "macs": the multiply-accumulates actually executed, and "computed":
+    operator index -> output elements computed for it (a tile's overlap with its neighbours counted
+    again; what instructions.recompute_factors predicts).
 
     With an input-streamed plan the graph input is read through a source callback
     source(r0, r1, c0, c1) -> rows [r0, r1) x cols [c0, c1) (here: slices of inputs[0]).
@@ -383,7 +398,7 @@ def run_fused(g, plan: FusedPlan, inputs: list, stats: dict | None = None) -> li
     def source(r0, r1, c0, c1):
         """The sensor: rows [r0, r1) x cols [c0, c1) of the (single) streamed input."""
         return streamed[0][0, r0:r1, c0:c1]
-    count, memo = [0], {}
+    count, memo = [0, {}], {}
     groups = {grp[0]: grp for grp in plan.schedule.pipelined}
     done = set()
     for bi, it in enumerate(plan.schedule.items):
@@ -397,8 +412,10 @@ def run_fused(g, plan: FusedPlan, inputs: list, stats: dict | None = None) -> li
         else:
             op = g.operators[it]
             count[0] += op_macs(g, op)
+            _computed(count, it, sum(_elements(g, o) for o in op.outputs))
             ins = [g.tensors[i].data if g.tensors[i].is_const else whole[i].full for i in kernel_inputs(g, op)]
             KERNELS[op.opcode](g, op, ins, [whole[o].full for o in op.outputs])
     if stats is not None:
         stats["macs"] = count[0]
+        stats["computed"] = count[1]
     return [np.array(whole[o].full) for o in g.outputs]
