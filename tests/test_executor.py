@@ -19,6 +19,7 @@ from buildtool.model.reader import parse
 from buildtool.model.writer import serialize
 from conftest import SHARED_MODEL_NAMES, fixed_input, reference_outputs, shared_model, tflm_run
 from opgen_extra import EXTRA_GENERATORS
+from opgen_signal import SIGNAL_GENERATORS, signal_input
 
 ACTS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")
 
@@ -62,6 +63,8 @@ def check_against_tflm(g, seed=0):
         t = g.tensors[i]
         if t.dtype == "float32":
             xs.append(rng.uniform(-3, 3, size=t.shape).astype(np.float32))
+        elif t.dtype in ("uint32", "uint64") or (t.dtype == "int16" and t.quant is None):  # the signal library
+            xs.append(signal_input(rng, t))
         else:
             xs.append(rng.integers(-128, 128, size=t.shape, dtype=np.int8))
     expected = tflm_run(serialize(g), xs, len(g.outputs))
@@ -294,6 +297,7 @@ GENERATORS = {
 GENERATORS.update({"LEAKY_RELU": gen_leaky_relu, "SUB": lambda r: _binary(r, "SUB"),
                    "TRANSPOSE_CONV": gen_transpose_conv})
 GENERATORS.update(EXTRA_GENERATORS)
+GENERATORS.update(SIGNAL_GENERATORS)
 
 
 def test_every_supported_op_has_a_kernel_and_a_generator():

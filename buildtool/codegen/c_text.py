@@ -12,7 +12,8 @@ import numbers
 import os
 import struct
 
-CTYPES = {"int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "float32": "float"}
+CTYPES = {"int8": "int8_t", "int16": "int16_t", "int32": "int32_t", "float32": "float", "uint32": "uint32_t",
+          "uint64": "uint64_t"}
 
 
 def c_comment(text: str) -> str:

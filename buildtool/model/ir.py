@@ -15,9 +15,11 @@ import numpy as np
 
 from ..errors import ModelError
 
-DTYPE_BYTES = {"int8": 1, "uint8": 1, "int16": 2, "int32": 4, "int64": 8, "float32": 4, "float16": 2, "bool": 1}
+DTYPE_BYTES = {"int8": 1, "uint8": 1, "int16": 2, "int32": 4, "int64": 8, "float32": 4, "float16": 2, "bool": 1,
+               "uint32": 4, "uint64": 8}  # uint32/uint64: the signal library's energies (model/signal.py)
 NUMPY_DTYPE = {"int8": np.int8, "uint8": np.uint8, "int16": np.int16, "int32": np.int32, "int64": np.int64,
-               "float32": np.float32, "float16": np.float16, "bool": np.bool_}
+               "float32": np.float32, "float16": np.float16, "bool": np.bool_, "uint32": np.uint32,
+               "uint64": np.uint64}
 
 
 @dataclass

@@ -69,6 +69,7 @@ class OpDef:
     options: str = ""  # TFLite builtin options table (reader/writer), '' when it has none
     option_fields: tuple = ()  # its fields (Field), in the order the writer adds them; () an empty table
     options_required: bool = False  # the reader refuses the operator without its options table
+    custom: str = ""  # a CUSTOM operator's custom_code (its options: the flexbuffer map, model/signal.py)
 
 
 def _t(ins, outs=None) -> tuple:
@@ -281,12 +282,32 @@ OPDEFS = (
     OpDef("GELU", "model.ops:_check_same", "refops.gelu:gelu", "codegen.extra_c:gelu", types=_t(I8),
           memory="elementwise", **_opts("GeluOptions", Field("approximate", "Approximate", "bool", False))),
 )
+# TFLite Micro's signal library (custom operators, their custom_options a flexbuffer map kept as the options dict)
+_U32, _U64, _I16 = ("uint32",), ("uint64",), ("int16",)
+OPDEFS += tuple(
+    OpDef(f"SIGNAL_{name}", f"model.signal:check_{name.lower()}", f"refops.signal:{name.lower()}",
+          f"codegen.signal_c:{name.lower()}", types=types, custom=custom, memory=memory, const_operands=True)
+    for name, custom, types, memory in (
+        ("WINDOW", "SignalWindow", _t(_I16), "elementwise"),
+        ("RFFT", "SignalRfft", _t(_I16), ""),
+        ("ENERGY", "SignalEnergy", _t(_I16, _U32), ""),
+        ("FILTER_BANK", "SignalFilterBank", _t(_U32 + _I16, _U64), ""),
+        ("FILTER_BANK_SQUARE_ROOT", "SignalFilterBankSquareRoot", _t(_U64 + ("int32",), _U32), ""),
+        ("FILTER_BANK_LOG", "SignalFilterBankLog", _t(_U32, _I16), ""),
+        ("PCAN", "SignalPCAN", _t(_U32 + _I16, _U32), "elementwise"),
+    ))
 BY_NAME = {d.name: d for d in OPDEFS}
+CUSTOM = {d.custom: d.name for d in OPDEFS if d.custom}  # custom_code -> opcode (reader, writer)
+
 
 # TFLite Micro operators deliberately not built, and why (for docs/operators.md). Float-only: TFLite Micro's
 # interpreter (the tflite-micro package) refuses int8 and int16 models of them (TensorFlow-converted one-operator
 # models retyped to int8 / int16 with a quantisation).
 NOT_BUILT = {
+    **{f"SIGNAL_{n}": "not yet built (TFLite Micro's signal library: custom operator Signal"
+                      f"{n.title().replace('_', '')})"
+       for n in ("FILTER_BANK_SPECTRAL_SUBTRACTION", "FRAMER", "STACKER", "DELAY", "OVERLAP_ADD", "FFT_AUTO_SCALE",
+                 "IRFFT")},
     "NEG": "int8/int16: float-only in TFLite Micro ('Type INT8 (9) not supported' at invoke); float32 is built "
            "(TensorFlow writes it between DEQUANTIZE and QUANTIZE in each LayerNormalization of an int8 model)",
     "SQUARE": "float-only in TFLite Micro (int8/int16 fail at invoke)",
@@ -317,4 +338,4 @@ def table(column: str) -> dict:
     return {d.name: resolve(getattr(d, column)) for d in OPDEFS if getattr(d, column)}
 
 
-__all__ = ["Field", "N_OUTPUTS", "OpDef", "OPDEFS", "BY_NAME", "NOT_BUILT", "names", "resolve", "table"]
+__all__ = ["Field", "N_OUTPUTS", "OpDef", "OPDEFS", "BY_NAME", "CUSTOM", "NOT_BUILT", "names", "resolve", "table"]

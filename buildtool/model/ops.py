@@ -135,7 +135,7 @@ def check_op(g: Graph, op: Operator) -> None:
     if "activation" in o and o["activation"] not in ACTIVATIONS:
         raise ModelError(f"operator {op.index} ({op.opcode}): fused activation {o['activation']} is not supported")
     _need(len(op.outputs) >= 1, op, "has no outputs")
-    if opdefs.BY_NAME[op.opcode].check.startswith("model.stateful:"):  # they check their own types
+    if opdefs.BY_NAME[op.opcode].check.startswith(("model.stateful:", "model.signal:")):  # they check their own types
         return _CHECKS[op.opcode](g, op)
     if edge_types(g, op):
         return check_edge(g, op)
@@ -455,9 +455,9 @@ def check_graph(g: Graph) -> None:
         check_op(g, op)
     for i in g.inputs:
         t = g.tensors[i]
-        if t.dtype not in ("int8", "int16", "int32", "float32"):
-            raise ModelError(f"model input '{short(t.name)}' is {t.dtype}; only int8, int16, int32 and float32 "
-                             f"inputs are supported")
+        if t.dtype not in ("int8", "int16", "int32", "float32", "uint32", "uint64"):
+            raise ModelError(f"model input '{short(t.name)}' is {t.dtype}; only int8, int16, int32, float32 and "
+                             f"(signal library energies) uint32/uint64 inputs are supported")
 
 
 __all__ = ["SUPPORTED", "ACT_TYPES", "activation_types", "supported_table", "unsupported_message", "check_op",

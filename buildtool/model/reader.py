@@ -23,14 +23,15 @@ from tflite.TensorType import TensorType
 from ..errors import ModelError, one_line, short
 from .ir import NUMPY_DTYPE, Graph, Operator, Quant, Tensor, validate_graph
 from .ops import SUPPORTED, check_graph, unsupported_message
-from .opdefs import OPDEFS
-from . import tflite_options
+from .opdefs import BY_NAME, CUSTOM, OPDEFS
+from . import signal, tflite_options
 from .files import read_model_file
 
 OPCODE_NAMES = {v: k for k, v in vars(BuiltinOperator).items() if not k.startswith("_")}
 TYPE_NAMES = {TensorType.FLOAT32: "float32", TensorType.FLOAT16: "float16", TensorType.INT32: "int32",
               TensorType.UINT8: "uint8", TensorType.INT64: "int64", TensorType.INT16: "int16",
-              TensorType.INT8: "int8", TensorType.BOOL: "bool"}
+              TensorType.INT8: "int8", TensorType.BOOL: "bool", TensorType.UINT32: "uint32",
+              TensorType.UINT64: "uint64"}
 TYPE_ENUM = {v: k for k, v in vars(TensorType).items() if not k.startswith("_")}
 # Inputs an operator cannot run without (the rest are optional, -1 = absent); checked here so that
 # the shape checks never see a missing one.
@@ -133,7 +134,7 @@ _SUBGRAPH = {"tensors": 4, "inputs": 6, "outputs": 8, "operators": 10}
 _TENSOR = {"shape": 4, "type": 6, "buffer": 8, "name": 10, "quantization": 12, "is_variable": 14,
            "sparsity": 16}
 _QUANT = {"scale": 8, "zero_point": 10, "quantized_dimension": 16}
-_OPERATOR = {"opcode_index": 4, "inputs": 6, "outputs": 8, "builtin_options": 12}
+_OPERATOR = {"opcode_index": 4, "inputs": 6, "outputs": 8, "builtin_options": 12, "custom_options": 14}
 _OPCODE = {"deprecated_builtin_code": 4, "custom_code": 6, "builtin_code": 10}
 _BUFFER = {"data": 4, "offset": 6, "size": 8}
 _NSLOTS = 8  # vtables are padded to this many slots: absent fields read as offset 0
@@ -290,7 +291,10 @@ class _Reader:
                 if not (-1 <= t < ntens):
                     self.fail(f"operator {i} ({opcode}) refers to tensor {t}, but the model has {ntens} tensors")
             # Options only of operators we run: an unsupported one is refused by name, not by its options.
-            if opcode in SUPPORTED:
+            if opcode in SUPPORTED and BY_NAME[opcode].custom:
+                raw = self._string(op, _OPERATOR["custom_options"], f"operator {i} custom options")
+                opts = signal.read_options(raw, opcode, i, self.fail)
+            elif opcode in SUPPORTED:
                 table = self._ref(op, _OPERATOR["builtin_options"], f"operator {i} options")
                 opts = self._options(table if table >= 0 else None, opcode, i, len(outs))
             else:
@@ -314,6 +318,8 @@ class _Reader:
         code = max(dep if code < BuiltinOperator.PLACEHOLDER_FOR_GREATER_OP_CODES else code, dep)
         if code == BuiltinOperator.CUSTOM:
             cc = self._string(oc, _OPCODE["custom_code"], "custom code")
+            if cc and _text(cc) in CUSTOM:  # a custom operator buildtool runs (TFLite Micro's signal library)
+                return CUSTOM[_text(cc)]
             return "CUSTOM:" + (short(_text(cc)) if cc else "?")
         return OPCODE_NAMES.get(code, f"UNKNOWN_{code}")
 

@@ -17,14 +17,17 @@ from tflite.TensorType import TensorType
 
 from ..errors import ModelError
 from ..fsutil import write_atomic
-from . import tflite_options
+from . import signal, tflite_options
 from .fold_pad import unfold_pads
 from .ir import NUMPY_DTYPE, Graph
+from .opdefs import OPDEFS
 
 TYPE_CODES = {"float32": TensorType.FLOAT32, "float16": TensorType.FLOAT16, "int32": TensorType.INT32,
               "uint8": TensorType.UINT8, "int64": TensorType.INT64, "int16": TensorType.INT16,
-              "int8": TensorType.INT8, "bool": TensorType.BOOL}
+              "int8": TensorType.INT8, "bool": TensorType.BOOL, "uint32": TensorType.UINT32,
+              "uint64": TensorType.UINT64}
 DATA_ALIGN = 16
+CUSTOM_CODE = {d.name: d.custom for d in OPDEFS if d.custom}
 
 
 def serialize(g: Graph) -> bytes:
@@ -116,6 +119,13 @@ class _Writer:
         ins = self._ints(tflite.OperatorStartInputsVector, op.inputs)
         outs = self._ints(tflite.OperatorStartOutputsVector, op.outputs)
         opt_type, opts = tflite_options.write(self, op)
+        custom = None
+        if op.opcode in CUSTOM_CODE:  # a custom operator: its options are a flexbuffer map
+            payload = signal.write_options(op)
+            tflite.OperatorStartCustomOptionsVector(b, len(payload))
+            for v in reversed(payload):
+                b.PrependUint8(v)
+            custom = b.EndVector()
         tflite.OperatorStart(b)
         tflite.OperatorAddOpcodeIndex(b, opcode_index)
         tflite.OperatorAddInputs(b, ins)
@@ -123,9 +133,19 @@ class _Writer:
         if opts is not None:
             tflite.OperatorAddBuiltinOptionsType(b, opt_type)
             tflite.OperatorAddBuiltinOptions(b, opts)
+        if custom is not None:
+            tflite.OperatorAddCustomOptions(b, custom)
         return tflite.OperatorEnd(b)
 
     def _opcode(self, name):
+        if name in CUSTOM_CODE:
+            cc = self.b.CreateString(CUSTOM_CODE[name])
+            tflite.OperatorCodeStart(self.b)
+            tflite.OperatorCodeAddDeprecatedBuiltinCode(self.b, BuiltinOperator.CUSTOM)
+            tflite.OperatorCodeAddCustomCode(self.b, cc)
+            tflite.OperatorCodeAddVersion(self.b, 1)
+            tflite.OperatorCodeAddBuiltinCode(self.b, BuiltinOperator.CUSTOM)
+            return tflite.OperatorCodeEnd(self.b)
         code = getattr(BuiltinOperator, name, None)
         if code is None:
             raise ModelError(f"operator {name} has no TFLite builtin code; it cannot be written")

@@ -132,6 +132,13 @@
 #define bt_batch_matmul_s16 ref_bt_batch_matmul_s16
 #define bt_l2_norm_s8 ref_bt_l2_norm_s8
 #define bt_cumsum_s8 ref_bt_cumsum_s8
+#define bt_signal_window_s16 ref_bt_signal_window_s16
+#define bt_signal_rfft_s16 ref_bt_signal_rfft_s16
+#define bt_signal_energy ref_bt_signal_energy
+#define bt_signal_filter_bank ref_bt_signal_filter_bank
+#define bt_signal_fb_sqrt ref_bt_signal_fb_sqrt
+#define bt_signal_fb_log ref_bt_signal_fb_log
+#define bt_signal_pcan ref_bt_signal_pcan
 #define bt_embedding_lookup_s8 ref_bt_embedding_lookup_s8
 #define bt_cast_s8_s32 ref_bt_cast_s8_s32
 #define bt_cast_s16_s32 ref_bt_cast_s16_s32
@@ -840,6 +847,42 @@ void bt_div_s8(const bt_div_params *p, const int8_t *a, const int8_t *b, int8_t 
 /* NEG on float32 (TFLM neg.cc, float only there): out[i] = -in[i] over n elements (between DEQUANTIZE and
  * QUANTIZE, as TensorFlow writes LayerNormalization in int8 models). out may alias in (exact). */
 void bt_neg_f32(int32_t n, const float *in, float *out);
+
+/* TFLite Micro's signal library (signal/src; refops/signal.py says the arithmetic). WINDOW: frames of wsize int16
+ * values times the window, >> shift, saturated; out may alias in (exact). */
+void bt_signal_window_s16(int32_t size, int32_t wsize, int32_t shift, const int16_t *w, const int16_t *in,
+                          int16_t *out);
+
+/* RFFT (int16, kiss_fftr FIXED_POINT 16): each of frames rows of in_len values, zero-padded to 2 n, gives n + 1
+ * complex (re, im) int16 pairs at out + row * out_stride; factors: the n-point FFT's radix/length pairs (radix 4
+ * and 2); twiddles: n Q15 (cos, sin) pairs, super_twiddles n / 2 (refops.signal.fft_twiddles). */
+typedef struct {
+  int32_t n, in_len, frames, out_stride, nfactors;
+  const int32_t *factors;
+  const int16_t *twiddles, *super_twiddles;
+} bt_rfft_params;
+
+void bt_signal_rfft_s16(const bt_rfft_params *p, const int16_t *in, int16_t *out);
+
+/* ENERGY: out[i] = re^2 + im^2 (uint32) for start <= i < end, 0 elsewhere (n outputs). */
+void bt_signal_energy(int32_t n, int32_t start, int32_t end, const int16_t *in, uint32_t *out);
+
+/* FILTER_BANK: num_channels + 1 weighted sums (uint64, wrapping), each channel's unweighted sum carried into the
+ * next; channel 0 is dropped (out has num_channels values). */
+typedef struct {
+  int32_t num_channels;
+  const int16_t *weights, *unweights, *freq_starts, *weight_starts, *widths;
+} bt_filter_bank_params;
+
+void bt_signal_filter_bank(const bt_filter_bank_params *p, const uint32_t *in, uint64_t *out);
+
+/* FILTER_BANK_SQUARE_ROOT: TFLM's rounded Sqrt64 >> shift. FILTER_BANK_LOG: Log32(in << correction_bits) scaled
+ * by out_scale, at most 32767, 0 for 0 and 1. PCAN: WideDynamicFunction gain from noise, PcanShrink of
+ * (in * gain) >> snr_shift; out may alias in (exact). */
+void bt_signal_fb_sqrt(int32_t n, int32_t shift, const uint64_t *in, uint32_t *out);
+void bt_signal_fb_log(int32_t n, int32_t correction_bits, uint32_t out_scale, const uint32_t *in, int16_t *out);
+void bt_signal_pcan(int32_t n, int32_t snr_shift, const int16_t *lut, const uint32_t *in, const uint32_t *noise,
+                    uint32_t *out);
 
 #ifdef __cplusplus
 }

@@ -34,6 +34,7 @@
 #include "../reference/batch_matmul.c"
 #include "../reference/norm.c"
 #include "../reference/cumsum.c"
+#include "../reference/signal.c"
 #include "../reference/cast.c"
 #include "../reference/log_softmax.c"
 #include "../reference/div.c"

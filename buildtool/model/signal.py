@@ -1,0 +1,193 @@
+"""TFLite Micro's signal library (signal/micro/kernels): the audio front end as custom operators.
+
+A .tflite file holds them as CUSTOM operators named by custom_code (opdefs column `custom`: SignalWindow,
+SignalRfft, ...) with a flexbuffer map as custom_options. TFLite Micro reads that map by position (its
+values in key order, FlexbufferWrapper::ElementAs*), so the reader does too: the options dict holds the
+value at each position of KEYS under that key, whatever the file's own key names; the writer writes the
+dict as the map. This module holds the options' reading and writing and the semantic checks (arity, types,
+shapes, constants: TFLite Micro's Prepare, plus what its Eval would read out of bounds).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from flatbuffers import flexbuffers
+
+from ..errors import ModelError
+
+# The flexbuffer map's keys, in TFLite Micro's order (alphabetical: the map's own order)
+KEYS = {
+    "SIGNAL_WINDOW": ("shift",),
+    "SIGNAL_RFFT": ("T", "fft_length"),
+    "SIGNAL_ENERGY": ("end_index", "start_index"),
+    "SIGNAL_FILTER_BANK": ("num_channels",),
+    "SIGNAL_FILTER_BANK_SQUARE_ROOT": (),
+    "SIGNAL_FILTER_BANK_LOG": ("input_correction_bits", "output_scale"),
+    "SIGNAL_PCAN": ("snr_shift",),
+}
+TENSOR_INT16 = 7  # TFLite's TensorType INT16: SignalRfft's 'T'
+PCAN_LUT = 125  # gain_lut entries PCAN's WideDynamicFunction may read (4 * 32 - 6 + 2, plus one)
+
+
+def read_options(raw: bytes | None, opcode: str, i: int, fail) -> dict:
+    """The options dict of custom operator i from its custom_options bytes (fail: the reader's one-line error)."""
+    keys = KEYS[opcode]
+    if not keys:
+        return {}
+    if not raw:
+        fail(f"operator {i} ({opcode}) has no custom options")
+    try:
+        m = flexbuffers.GetRoot(bytearray(raw))
+        if not m.IsMap:
+            fail(f"operator {i} ({opcode}): custom options are not a flexbuffer map")
+        m = m.AsMap
+        names = [k.AsKey for k in m.Keys]
+        values = [v.Value for v in m.Values]
+    except ModelError:
+        raise
+    except Exception:  # noqa: BLE001 - any malformed flexbuffer is a corrupt file
+        fail(f"operator {i} ({opcode}): corrupt flexbuffer custom options")
+    if len(values) < len(keys):
+        fail(f"operator {i} ({opcode}): custom options hold {len(values)} values, TFLite Micro reads {len(keys)} "
+             f"({', '.join(keys)})")
+    out = {}
+    for k, key in enumerate(keys):
+        v = values[k] if key != "T" else dict(zip(names, values)).get("T")
+        if isinstance(v, bool) or not isinstance(v, int):
+            fail(f"operator {i} ({opcode}): custom option '{key}' is {v!r}, not an integer")
+        out[key] = int(v)
+    return out
+
+
+def write_options(op) -> bytes:
+    """custom_options of a signal operator: its options dict as a flexbuffer map."""
+    return bytes(flexbuffers.Dumps({k: int(op.options[k]) for k in KEYS[op.opcode]}))
+
+
+def _need(cond: bool, op, what: str) -> None:
+    if not cond:
+        raise ModelError(f"operator {op.index} ({op.opcode}): {what}")
+
+
+def _arity(op, n_in: int, n_out: int) -> None:
+    _need(len(op.inputs) == n_in and all(i >= 0 for i in op.inputs), op, f"needs {n_in} inputs, has {len(op.inputs)}")
+    _need(len(op.outputs) == n_out, op, f"needs {n_out} output{'s' if n_out > 1 else ''}, has {len(op.outputs)}")
+
+
+def _t(g, op, i: int, what: str, dtype: str, rank: int | None = None, const: bool | None = None):
+    t = g.tensors[i]
+    _need(t.dtype == dtype, op, f"{what} '{t.name}' is {t.dtype}; TFLite Micro needs {dtype}")
+    if rank is not None:
+        _need(len(t.shape) == rank, op, f"{what} '{t.name}' has shape {list(t.shape)}; it must have rank {rank}")
+    if const is not None:
+        _need(t.is_const == const, op, f"{what} '{t.name}' must {'' if const else 'not '}be a constant tensor")
+    return t
+
+
+def _opt(op, key: str, lo: int, hi: int) -> int:
+    v = op.options.get(key)
+    _need(isinstance(v, int) and lo <= v <= hi, op, f"option {key} = {v!r}, outside {lo}..{hi}")
+    return v
+
+
+def check_window(g, op) -> None:
+    """WINDOW: int16 input times a constant int16 window (rank 1), >> shift, saturated; frames of the window's
+    length over the flattened input."""
+    _arity(op, 2, 1)
+    x = _t(g, op, op.inputs[0], "input", "int16", const=False)
+    w = _t(g, op, op.inputs[1], "window", "int16", 1, True)
+    y = _t(g, op, op.outputs[0], "output", "int16")
+    _need(len(x.shape) >= 1 and tuple(y.shape) == tuple(x.shape), op, "output must have the input's shape")
+    _need(w.shape[0] >= 1 and x.num_elements % w.shape[0] == 0, op,
+          f"input of {x.num_elements} values is not a whole number of {w.shape[0]}-value windows")
+    _opt(op, "shift", 0, 31)
+
+
+def fft_factors(n: int) -> list:
+    """kiss_fft's factorisation of an n-point complex FFT: radix 4 first, then 2 (n a power of two here)."""
+    out = []
+    while n > 1:
+        p = 4 if n % 4 == 0 else 2
+        n //= p
+        out += [p, n]
+    return out
+
+
+def check_rfft(g, op) -> None:
+    """RFFT (int16): frames of the last axis zero-padded to fft_length (a power of two), fft_length/2 + 1
+    complex values each as (real, imaginary) int16 pairs."""
+    _arity(op, 1, 1)
+    t = op.options.get("T")
+    _need(t == TENSOR_INT16, op, f"type T = {t} (TensorType): only int16 (7) is built")
+    n = _opt(op, "fft_length", 4, 1 << 14)
+    _need(n & (n - 1) == 0, op, f"fft_length {n} is not a power of two (the only lengths built)")
+    x = _t(g, op, op.inputs[0], "input", "int16", const=False)
+    y = _t(g, op, op.outputs[0], "output", "int16")
+    _need(len(x.shape) >= 1 and len(y.shape) == len(x.shape), op, "input and output must have the same rank >= 1")
+    _need(tuple(x.shape[:-1]) == tuple(y.shape[:-1]), op, "input and output must share all but the last axis")
+    _need(x.shape[-1] <= n, op, f"frames of {x.shape[-1]} values are longer than fft_length {n}")
+    _need(y.shape[-1] == n + 2, op, f"output's last axis is {y.shape[-1]}; fft_length {n} gives {n + 2} "
+                                    f"({n // 2 + 1} complex values)")
+
+
+def check_energy(g, op) -> None:
+    """ENERGY: re^2 + im^2 (uint32) of the complex int16 input in [start_index, end_index)."""
+    _arity(op, 1, 1)
+    x = _t(g, op, op.inputs[0], "input", "int16", 1, False)
+    y = _t(g, op, op.outputs[0], "output", "uint32", 1)
+    _need(x.shape[0] == 2 * y.shape[0], op, f"input of {x.shape[0]} int16 values must hold the output's "
+                                            f"{y.shape[0]} complex values")
+    end = _opt(op, "end_index", 0, y.shape[0])
+    _opt(op, "start_index", 0, end)
+
+
+def check_filter_bank(g, op) -> None:
+    """FILTER_BANK: uint32 energies -> num_channels uint64 weighted sums (constant int16 tables)."""
+    _arity(op, 6, 1)
+    x = _t(g, op, op.inputs[0], "input", "uint32", 1, False)
+    w = _t(g, op, op.inputs[1], "weights", "int16", 1, True)
+    u = _t(g, op, op.inputs[2], "unweights", "int16", 1, True)
+    tables = [_t(g, op, op.inputs[k], name, "int16", 1, True).data.astype(np.int64)
+              for k, name in ((3, "channel_frequency_starts"), (4, "channel_weight_starts"), (5, "channel_widths"))]
+    y = _t(g, op, op.outputs[0], "output", "uint64", 1)
+    n = _opt(op, "num_channels", 1, 1 << 15)
+    _need(y.shape[0] == n, op, f"output has {y.shape[0]} values, num_channels is {n}")
+    _need(all(len(t) >= n + 1 for t in tables), op, f"the channel tables need num_channels + 1 = {n + 1} entries")
+    _need(w.shape == u.shape, op, "weights and unweights must have the same length")
+    fs, ws, widths = (t[:n + 1] for t in tables)
+    _need((widths >= 0).all() and (fs >= 0).all() and (ws >= 0).all(), op, "negative channel start or width")
+    _need(((widths == 0) | ((fs + widths <= x.shape[0]) & (ws + widths <= w.shape[0]))).all(), op,
+          "a channel reads past the input or the weights")
+
+
+def check_filter_bank_square_root(g, op) -> None:
+    """FILTER_BANK_SQUARE_ROOT: rounded sqrt of uint64 -> uint32, >> a constant scalar int32."""
+    _arity(op, 2, 1)
+    x = _t(g, op, op.inputs[0], "input", "uint64", 1, False)
+    s = _t(g, op, op.inputs[1], "scale_bits", "int32", 0, True)
+    y = _t(g, op, op.outputs[0], "output", "uint32", 1)
+    _need(y.shape == x.shape, op, "output must have the input's length")
+    _need(0 <= int(s.data) <= 31, op, f"scale_bits {int(s.data)} outside 0..31")
+
+
+def check_filter_bank_log(g, op) -> None:
+    """FILTER_BANK_LOG: uint32 << input_correction_bits -> scaled natural log, int16."""
+    _arity(op, 1, 1)
+    x = _t(g, op, op.inputs[0], "input", "uint32", 1, False)
+    y = _t(g, op, op.outputs[0], "output", "int16", 1)
+    _need(y.shape == x.shape, op, "output must have the input's length")
+    _opt(op, "input_correction_bits", 0, 31)
+    _opt(op, "output_scale", 0, (1 << 31) - 1)
+
+
+def check_pcan(g, op) -> None:
+    """PCAN: per-channel energy normalisation with a constant int16 gain table, uint32 in and out."""
+    _arity(op, 3, 1)
+    x = _t(g, op, op.inputs[0], "input", "uint32", 1, False)
+    ne = _t(g, op, op.inputs[1], "noise_estimate", "uint32", 1)
+    lut = _t(g, op, op.inputs[2], "gain_lut", "int16", 1, True)
+    y = _t(g, op, op.outputs[0], "output", "uint32", 1)
+    _need(x.shape[0] >= 1 and ne.shape == x.shape == y.shape, op,
+          "input, noise_estimate and output must have one length")
+    _need(lut.shape[0] >= PCAN_LUT, op, f"gain_lut has {lut.shape[0]} entries; PCAN may read {PCAN_LUT}")
+    _opt(op, "snr_shift", 0, 63)

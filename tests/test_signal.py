@@ -1,0 +1,130 @@
+"""TFLite Micro's signal library (WINDOW, RFFT, ENERGY, FILTER_BANK, FILTER_BANK_SQUARE_ROOT, FILTER_BANK_LOG,
+PCAN) as custom operators: read and written by custom_code with flexbuffer options, refused by name when
+unknown, and byte-identical to TFLite Micro in the numpy executor and in host and Cortex-M4 firmware (the
+one-operator cases per type: tests/test_executor.py with tests/opgen_signal.py)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from conftest import tflm_run
+from opgen_signal import SIGNAL_GENERATORS, frontend, frontend_inputs, gen_rfft, graph, signal_input
+from test_firmware import need
+
+from buildtool import pipeline
+from buildtool.errors import ModelError
+from buildtool.firmware import runner
+from buildtool.model import opdefs
+from buildtool.model.reader import parse
+from buildtool.model.writer import serialize
+from buildtool.plan.arena import checker
+from buildtool.plan.arena.execute import run, run_unplanned
+from buildtool.plan.arena.planner import plan_arena
+from buildtool.refops.signal import fft_twiddles, rfft_frame
+
+
+def test_signal_operators_read_and_write_as_custom_operators():
+    """Each is written as CUSTOM with its TFLite Micro custom_code and read back by name, options intact; the
+    file is a fixed point of read and write."""
+    rng = np.random.default_rng(0)
+    for opcode, gen in SIGNAL_GENERATORS.items():
+        g = gen(rng)
+        data = serialize(g)
+        custom = opdefs.BY_NAME[opcode].custom
+        assert custom.encode() in data
+        back = parse(data)
+        assert [op.opcode for op in back.operators] == [opcode]
+        assert back.operators[0].options == g.operators[0].options
+        assert serialize(back) == data
+
+
+def test_unknown_or_not_built_custom_operators_are_refused_in_one_line():
+    data = serialize(frontend())
+    for code in (b"SignalFramer", b"MyAudioOpXYZ"):  # as long as SignalWindow: the same file otherwise
+        with pytest.raises(ModelError, match=rf"^<bytes>: operator 0 is CUSTOM:{code.decode()}, which is not "
+                                             rf"supported") as e:
+            parse(data.replace(b"SignalWindow", code))
+        assert "\n" not in str(e.value)
+
+
+def test_bad_signal_models_get_one_line_errors():
+    rng = np.random.default_rng(1)
+    cases = []
+    g = gen_rfft(rng)
+    op = g.operators[0]
+    cases.append((dataclasses.replace(g, operators=[dataclasses.replace(op, options={**op.options, "fft_length": 480})]),
+                  "fft_length 480 is not a power of two"))
+    cases.append((dataclasses.replace(g, operators=[dataclasses.replace(op, options={**op.options, "T": 1})]),
+                  r"type T = 1 \(TensorType\): only int16"))
+    p = SIGNAL_GENERATORS["SIGNAL_PCAN"](rng)
+    lut = p.tensors[2]
+    short = dataclasses.replace(lut, shape=(100,), data=lut.data[:100])
+    cases.append((dataclasses.replace(p, tensors=[*p.tensors[:2], short, p.tensors[3]]), "gain_lut has 100 entries"))
+    for bad, match in cases:
+        with pytest.raises(ModelError, match=match) as e:
+            parse(serialize(bad))
+        assert "\n" not in str(e.value)
+
+
+def test_rfft_matches_tflm_on_every_built_length():
+    """Powers of two 4..2048, frames shorter than the FFT (zero padding), full-scale input (int16 wrapping in
+    kiss_fft's butterflies)."""
+    rng = np.random.default_rng(2)
+    for n in (4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048):
+        for length in {n, max(1, n - 3), max(1, n // 2 + 1)}:
+            g = graph([("x", (length,), "int16", None), ("y", (n + 2,), "int16", None)],
+                      [("SIGNAL_RFFT", (0,), (1,), {"T": 7, "fft_length": n})], [0], [1], "rfft")
+            data = serialize(g)
+            for amp in (50, 3000, 32767):
+                x = rng.integers(-amp - 1, amp + 1, length).astype(np.int16)
+                want = tflm_run(data, [x])[0]
+                assert np.array_equal(rfft_frame(x, n).reshape(-1), want), (n, length, amp)
+    tw, sup = fft_twiddles(512)
+    assert tw.shape == (256, 2) and sup.shape == (128, 2) and tw[0].tolist() == [32767, 0]
+
+
+def test_energy_range_matches_tflm_inside_and_is_zero_outside():
+    rng = np.random.default_rng(3)
+    n = 33
+    g = graph([("x", (2 * n,), "int16", None), ("y", (n,), "uint32", None)],
+              [("SIGNAL_ENERGY", (0,), (1,), {"end_index": 30, "start_index": 4})], [0], [1], "energy")
+    x = signal_input(rng, g.tensors[0])
+    got = run_unplanned(g, [x])[0]
+    want = tflm_run(serialize(g), [x])[0]
+    assert np.array_equal(got[4:30], want[4:30])  # TFLite Micro leaves the rest unwritten
+    assert not got[:4].any() and not got[30:].any()
+
+
+def test_frontend_planned_in_place_matches_tflm():
+    """The whole front end in one model: the planned arena (WINDOW and PCAN in place where they may be) gives
+    TFLite Micro's bytes, and the checker accepts it."""
+    g = parse(serialize(frontend()))
+    plan = plan_arena(g)
+    assert checker.problems(g, plan) == []
+    data = serialize(g)
+    for seed in range(4):
+        xs = frontend_inputs(g, seed)
+        want = tflm_run(data, xs, 2)
+        for got in (run(g, plan, xs), run_unplanned(g, xs)):
+            for a, b in zip(got, want):
+                assert a.dtype == b.dtype and np.array_equal(a, b), seed
+
+
+@pytest.mark.parametrize("board", ["host", "cortex-m4"])
+def test_frontend_firmware_matches_tflm(board, tmp_path):
+    """WINDOW -> RFFT (512) -> ENERGY -> FILTER_BANK (40 channels) -> SQUARE_ROOT -> PCAN -> LOG as one model in
+    firmware: every output byte-identical to TFLite Micro."""
+    need(board)
+    g = parse(serialize(frontend()))
+    pipeline.build(g, board, tmp_path)
+    data = serialize(g)
+    for seed in (range(3) if board == "host" else (7,)):
+        xs = frontend_inputs(g, seed)
+        ys = runner.run(board, tmp_path, xs)[0]
+        ys = ys if isinstance(ys, list) else [ys]
+        want = tflm_run(data, xs, 2)
+        assert len(ys) == len(want) == 2
+        for y, w in zip(ys, want):
+            assert y.dtype == w.dtype and np.array_equal(y.reshape(-1), w.reshape(-1)), (board, seed)
