@@ -471,10 +471,28 @@ def gen_embedding_lookup(rng):
 EXTRA_GENERATORS["EMBEDDING_LOOKUP"] = gen_embedding_lookup
 
 
-def gen_cast(rng):
+def gen_cast_widen(rng):
+    """CAST int8 -> int32 alone (test_int16 converts it to int16 -> int32)."""
     b = _builder(rng, "cast")
     b.cast(_in(b, rng, _any_shape(rng)))
     return b.finish()
+
+
+def gen_cast(rng):
+    """CAST from every type TFLite Micro converts (int8, int16, int32, float32, bool) to int8/int16/int32, each
+    from an int8 input: the input itself, its DEQUANTIZE on a scale up to 400 (fractions, and floats past the
+    int8/int16 range to saturate), that float cast to int16 and cast again to int8 (int16 values that wrap), its
+    ARG_MAX (int32) and a GREATER of two more inputs (bool)."""
+    b = _builder(rng, "cast")
+    shape = (1,) + tuple(int(rng.integers(1, 6)) for _ in range(int(rng.integers(1, 4))))
+    x = b.input(shape, scale=float(np.float32(rng.uniform(0.01, 400))), zp=int(rng.integers(-128, 128)))
+    other = _in(b, rng, shape)
+    to = lambda: str(rng.choice(["int8", "int16", "int32"]))  # noqa: E731
+    f = b.dequantize(x)
+    outs = [b.cast(x, to()), b.cast(f, to()), b.cast(b.cast(f, "int16"), "int8"),
+            b.cast(b.argminmax("ARG_MAX", x, -1), str(rng.choice(["int8", "int16"]))),
+            b.cast(b.compare("GREATER", other, _in(b, rng, shape)), str(rng.choice(["int8", "int16"])))]
+    return b.finish(outs)
 
 
 EXTRA_GENERATORS["CAST"] = gen_cast

@@ -12,7 +12,7 @@ import sys
 import numpy as np
 import pytest
 from conftest import ROOT, shared_model, tflm_run
-from opgen_extra import EXTRA_GENERATORS, gen_batch_matmul
+from opgen_extra import EXTRA_GENERATORS, gen_batch_matmul, gen_cast_widen
 
 from buildtool import pipeline, targets
 from buildtool.model import ops, reader as tflite_reader
@@ -295,7 +295,7 @@ GEN16["BATCH_MATMUL"] = lambda rng: gen_batch_matmul(rng, const_rhs=False)  # TF
 
 def gen_cast(rng):
     """CAST int16 -> int32: the int8 model converted, its option's input type now int16."""
-    g = EXTRA_GENERATORS["CAST"](rng)
+    g = gen_cast_widen(rng)
     g.operators[0].options["in_data_type"] = 7  # checked after as_int16x8 converts the tensors
     return g
 

@@ -9,6 +9,7 @@ layout.py, resize.py), so the C kernels get the same integers and index tables a
 from __future__ import annotations
 
 from ..errors import ModelError
+from ..model.ops_extra import CAST_TYPE_CODES
 from ..refops.activation import lut16_params, prelu_params, relu6_bounds, relu_params, tanh_params
 from ..refops.layout import permutation, permute_geometry
 from ..refops.resize import bilinear_scale10, nearest_tables
@@ -353,10 +354,14 @@ def embedding_lookup(e, op) -> None:
 
 
 def cast(e, op) -> None:
+    """CAST: bt_cast with both tensors' TFLite type codes (refops.cast)."""
     x, y = op.inputs[0], op.outputs[0]
     e.dense(op, x)
     e.dense(op, y)
-    e.call(op, f"bt_cast_{e.sfx(x)}_s32({e.g.tensors[x].num_elements}, {e.cact(x)}, {e.act(y, 'int32_t')});")
+    tx, ty = e.g.tensors[x], e.g.tensors[y]
+    src = e.weight(x, "void") if tx.is_const else e.act(x, "void")
+    e.call(op, f"bt_cast({tx.num_elements}, {CAST_TYPE_CODES[tx.dtype]}, {CAST_TYPE_CODES[ty.dtype]}, {src}, "
+               f"{e.act(y, 'void')});")
 
 
 def log_softmax(e, op) -> None:

@@ -178,7 +178,7 @@ def _check_dtypes(g, op) -> None:
         if t.dtype == "int16" and t.quant is not None and int(t.quant.zero_point[0]) != 0:
             raise ModelError(f"operator {op.index} ({op.opcode}): int16 tensor '{name}' has zero point "
                              f"{int(t.quant.zero_point[0])}; 16x8 quantisation needs zero point 0")
-    if op.opcode not in ("QUANTIZE", "DEQUANTIZE", "RESHAPE"):
+    if op.opcode not in ("QUANTIZE", "DEQUANTIZE", "RESHAPE", "CAST"):
         same = act_in + list(op.outputs) if in_types == out_types else act_in  # comparisons: bool out
         if "bool" not in out_types and set(out_types) <= set(in_types):  # SELECT_V2: bool beside the values
             same = [i for i in same if g.tensors[i].dtype != "bool"] + list(op.outputs)

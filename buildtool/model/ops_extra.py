@@ -454,12 +454,16 @@ def _check_embedding_lookup(g, op):
     _need(out == want, op, f"output shape {list(out)} != {list(want)}")
 
 
+CAST_TYPE_CODES = {"float32": 0, "int32": 2, "bool": 6, "int16": 7, "int8": 9}  # TFLite's TensorType codes
+
+
 def _check_cast(g, op):
-    """CAST: an int8 or int16 input widened to the int32 output (TFLite's option types, when given, agree)."""
+    """CAST: an int8, int16, int32, float32 or bool input converted to the int8, int16 or int32 output of its
+    shape (raw values, refops.cast); TFLite's option types, when given, agree with the tensors'."""
     _check_same(g, op)
     for key, t in (("in_data_type", g.tensors[op.inputs[0]]), ("out_data_type", g.tensors[op.outputs[0]])):
         code = op.options.get(key)
-        _need(code in (None, 0) or code == {"int8": 9, "int16": 7, "int32": 2}.get(t.dtype), op,
+        _need(code in (None, 0) or code == CAST_TYPE_CODES.get(t.dtype), op,
               f"{key} {code} does not match tensor type {t.dtype}")
 
 

@@ -30,6 +30,8 @@ import numpy as np
 
 from ..model import ops
 from ..model.ir import NUMPY_DTYPE, Graph, Operator, Quant, Tensor, validate_graph
+from ..model.ops_extra import CAST_TYPE_CODES
+from ..refops.cast import cast_values
 from ..refops.layout import block_view
 from ..refops.resize import bilinear_taps, nearest_indices
 
@@ -831,13 +833,19 @@ class GraphBuilder:
         self._op("EMBEDDING_LOOKUP", [ids, tt], [out])
         return out
 
-    def cast(self, x) -> int:
-        """CAST int8 / int16 -> int32 (raw codes, as TFLM's static_cast)."""
-        t = self._tensor(f"{self._name('cast')}/out", self.shape(x), "int32")
-        s, zp = self.quant_of(x)
-        self.values[t] = np.round(self.values[x] / s) + zp
-        codes = {"int8": 9, "int16": 7}
-        self._op("CAST", [x], [t], {"in_data_type": codes[self.tensors[x].dtype], "out_data_type": 2})
+    def cast(self, x, dtype: str = "int32") -> int:
+        """CAST of an int8/int16/int32/float32/bool tensor to int8/int16/int32 (raw values, refops.cast); an
+        int8/int16 output gets scale 1, zero point 0, so its real values are the codes."""
+        t = self._tensor(f"{self._name('cast')}/out", self.shape(x), dtype,
+                         _quant(1.0, 0) if dtype in ("int8", "int16") else None)
+        src = self.tensors[x].dtype
+        v = self.values[x]
+        if src in ("int8", "int16"):
+            s, zp = self.quant_of(x)
+            v = np.round(v / s) + zp
+        self.values[t] = cast_values(np.asarray(v, np.float32 if src == "float32" else np.int64),
+                                     NUMPY_DTYPE[dtype]).astype(np.float32)
+        self._op("CAST", [x], [t], {"in_data_type": CAST_TYPE_CODES[src], "out_data_type": CAST_TYPE_CODES[dtype]})
         return t
 
     def log_softmax(self, x) -> int:

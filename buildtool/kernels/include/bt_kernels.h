@@ -140,8 +140,7 @@
 #define bt_signal_fb_log ref_bt_signal_fb_log
 #define bt_signal_pcan ref_bt_signal_pcan
 #define bt_embedding_lookup_s8 ref_bt_embedding_lookup_s8
-#define bt_cast_s8_s32 ref_bt_cast_s8_s32
-#define bt_cast_s16_s32 ref_bt_cast_s16_s32
+#define bt_cast ref_bt_cast
 #define bt_log_softmax_s8 ref_bt_log_softmax_s8
 #define bt_div_s8 ref_bt_div_s8
 #define bt_neg_f32 ref_bt_neg_f32
@@ -814,9 +813,16 @@ void bt_cumsum_s8(const bt_cumsum_params *p, const int8_t *in, int8_t *out);
 void bt_embedding_lookup_s8(int32_t count, int32_t rows, int32_t row_bytes, const int32_t *ids, const int8_t *table,
                             int8_t *out);
 
-/* CAST (TFLM cast.cc): n raw codes widened to int32 (static_cast). */
-void bt_cast_s8_s32(int32_t n, const int8_t *in, int32_t *out);
-void bt_cast_s16_s32(int32_t n, const int16_t *in, int32_t *out);
+/* CAST (TFLM cast.cc; refops/cast.py): n values of in_type converted to out_type (BT_TYPE_*: TFLite's type codes),
+ * no requantisation. An int8/int16/int32/bool input keeps its value modulo 2^bits of the output (bool: 0 or 1); a
+ * float32 input is truncated toward zero and saturated to the output's range, NaN 0. Outputs: int8, int16,
+ * int32. out may start where in does. */
+#define BT_TYPE_FLOAT32 0
+#define BT_TYPE_INT32 2
+#define BT_TYPE_BOOL 6
+#define BT_TYPE_INT16 7
+#define BT_TYPE_INT8 9
+void bt_cast(int32_t n, int32_t in_type, int32_t out_type, const void *in, void *out);
 
 /* LOG_SOFTMAX on int8 (TFLM reference_ops::LogSoftmaxQuantized; refops/log_softmax.py): per row of depth codes, d =
  * x - max; sum of exp(MBQM(d, input_multiplier, input_left_shift) in Q5.26) in Q12.19 over d >= diff_min; log_sum =
