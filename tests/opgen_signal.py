@@ -89,14 +89,34 @@ def gen_pcan(rng):
                  [("SIGNAL_PCAN", (0, 1, 2), (3,), {"snr_shift": int(rng.integers(0, 20))})], [0, 1], [3], "pcan")
 
 
+def spectral_subtraction_options(rng, n: int) -> dict:
+    return dict(alternate_one_minus_smoothing=int(rng.integers(0, 1 << 14)),
+                alternate_smoothing=int(rng.integers(0, 1 << 14)), clamping=bool(rng.random() < 0.5),
+                min_signal_remaining=int(rng.integers(0, 1 << 14)), num_channels=n,
+                one_minus_smoothing=int(rng.integers(0, 1 << 14)), smoothing=int(rng.integers(0, 1 << 14)),
+                smoothing_bits=int(rng.integers(0, 12)), spectral_subtraction_bits=int(rng.integers(0, 20)))
+
+
+def gen_filter_bank_spectral_subtraction(rng):
+    """Its noise estimate (output 1) is its state: variable once read from a file (as every test model is)."""
+    n = int(rng.integers(1, 40))
+    g = graph([("x", (n,), "uint32", None), ("y", (n,), "uint32", None), ("noise", (n,), "uint32", None)],
+              [("SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION", (0,), (1, 2), spectral_subtraction_options(rng, n))],
+              [0], [1, 2], "spectral_subtraction")
+    g.tensors[2].variable = True
+    return g
+
+
 SIGNAL_GENERATORS = {"SIGNAL_WINDOW": gen_window, "SIGNAL_RFFT": gen_rfft, "SIGNAL_ENERGY": gen_energy,
                      "SIGNAL_FILTER_BANK": gen_filter_bank, "SIGNAL_FILTER_BANK_SQUARE_ROOT": gen_filter_bank_square_root,
-                     "SIGNAL_FILTER_BANK_LOG": gen_filter_bank_log, "SIGNAL_PCAN": gen_pcan}
+                     "SIGNAL_FILTER_BANK_LOG": gen_filter_bank_log, "SIGNAL_PCAN": gen_pcan,
+                     "SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION": gen_filter_bank_spectral_subtraction}
 
 
 def frontend(seed: int = 0, length: int = 480, fft_length: int = 512, channels: int = 40) -> Graph:
-    """micro_speech's front end as built: WINDOW -> RFFT -> ENERGY -> FILTER_BANK -> SQUARE_ROOT -> PCAN (the noise
-    estimate a second input) -> LOG; outputs the log energies and the square roots."""
+    """micro_speech's front end: WINDOW -> RFFT -> ENERGY -> FILTER_BANK -> SQUARE_ROOT -> SPECTRAL_SUBTRACTION
+    (its noise estimate the state kept across invocations) -> PCAN (on that estimate) -> LOG; outputs the log
+    energies, the square roots and the noise estimate."""
     rng = np.random.default_rng(seed)
     bins = fft_length // 2 + 1
     win = (np.hanning(length) * 16384).astype(np.int16)
@@ -111,21 +131,30 @@ def frontend(seed: int = 0, length: int = 480, fft_length: int = 512, channels: 
          ("filterbank", (channels,), "uint64", None), ("scale_bits", (), "int32", np.array(3, np.int32)),
          ("sqrt", (channels,), "uint32", None), ("noise", (channels,), "uint32", None),
          ("gain_lut", lut.shape, "int16", lut), ("pcan", (channels,), "uint32", None),
-         ("log", (channels,), "int16", None)]
+         ("log", (channels,), "int16", None), ("subtracted", (channels,), "uint32", None)]
+    ss = dict(alternate_one_minus_smoothing=15729, alternate_smoothing=655, clamping=False, min_signal_remaining=1638,
+              num_channels=channels, one_minus_smoothing=15729, smoothing=655, smoothing_bits=10,
+              spectral_subtraction_bits=14)  # micro_speech's 0.04 / 0.05 smoothing, 0.05 remaining, Q14
     ops = [("SIGNAL_WINDOW", (0, 1), (2,), {"shift": 14}),
            ("SIGNAL_RFFT", (2,), (3,), {"T": 7, "fft_length": fft_length}),
            ("SIGNAL_ENERGY", (3,), (4,), {"end_index": bins, "start_index": 0}),
            ("SIGNAL_FILTER_BANK", (4, 5, 6, 7, 8, 9), (10,), {"num_channels": channels}),
            ("SIGNAL_FILTER_BANK_SQUARE_ROOT", (10, 11), (12,), {}),
-           ("SIGNAL_PCAN", (12, 13, 14), (15,), {"snr_shift": 6}),
+           ("SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION", (12,), (17, 13), ss),
+           ("SIGNAL_PCAN", (17, 13, 14), (15,), {"snr_shift": 6}),
            ("SIGNAL_FILTER_BANK_LOG", (15,), (16,), {"input_correction_bits": 3, "output_scale": 1 << 8})]
-    return graph(t, ops, [0, 13], [16, 12], "frontend")
+    g = graph(t, ops, [0], [16, 12, 13], "frontend")
+    g.tensors[13].variable = True
+    return g
 
 
-def frontend_inputs(g: Graph, seed: int) -> list:
-    """A frame of speech-like audio (Gaussian, a tone) and a noise estimate."""
+def frontend_inputs(g: Graph, seed: int, frames: int = 1) -> list:
+    """Input sets of frames of speech-like audio (Gaussian noise of one level and a tone each)."""
     rng = np.random.default_rng(seed)
     n = g.tensors[g.inputs[0]].shape[0]
-    tone = 4000 * np.sin(np.arange(n) * rng.uniform(0.05, 1.5))
-    audio = np.clip(rng.normal(0, rng.choice([30, 1000, 6000]), n) + tone, -32768, 32767).astype(np.int16)
-    return [audio, rng.integers(0, 1 << 14, g.tensors[g.inputs[1]].shape).astype(np.uint32)]
+    sets = []
+    for _ in range(frames):
+        tone = rng.uniform(0, 6000) * np.sin(np.arange(n) * rng.uniform(0.05, 1.5))
+        audio = np.clip(rng.normal(0, rng.choice([30, 1000, 6000]), n) + tone, -32768, 32767).astype(np.int16)
+        sets.append([audio])
+    return sets

@@ -1,5 +1,5 @@
 """TFLite Micro's signal library (WINDOW, RFFT, ENERGY, FILTER_BANK, FILTER_BANK_SQUARE_ROOT, FILTER_BANK_LOG,
-PCAN) as custom operators: read and written by custom_code with flexbuffer options, refused by name when
+PCAN, FILTER_BANK_SPECTRAL_SUBTRACTION with its state) as custom operators: read and written by custom_code with flexbuffer options, refused by name when
 unknown, and byte-identical to TFLite Micro in the numpy executor and in host and Cortex-M4 firmware (the
 one-operator cases per type: tests/test_executor.py with tests/opgen_signal.py)."""
 
@@ -12,6 +12,8 @@ import pytest
 from conftest import tflm_run
 from opgen_signal import SIGNAL_GENERATORS, frontend, frontend_inputs, gen_rfft, graph, signal_input
 from test_firmware import need
+from test_ops_extra import merge
+from test_stateful import tflm_sequence
 
 from buildtool import pipeline
 from buildtool.errors import ModelError
@@ -20,7 +22,7 @@ from buildtool.model import opdefs
 from buildtool.model.reader import parse
 from buildtool.model.writer import serialize
 from buildtool.plan.arena import checker
-from buildtool.plan.arena.execute import run, run_unplanned
+from buildtool.plan.arena.execute import run_sequence, run_unplanned
 from buildtool.plan.arena.planner import plan_arena
 from buildtool.refops.signal import fft_twiddles, rfft_frame
 
@@ -97,34 +99,71 @@ def test_energy_range_matches_tflm_inside_and_is_zero_outside():
     assert not got[:4].any() and not got[30:].any()
 
 
-def test_frontend_planned_in_place_matches_tflm():
-    """The whole front end in one model: the planned arena (WINDOW and PCAN in place where they may be) gives
-    TFLite Micro's bytes, and the checker accepts it."""
+def test_spectral_subtraction_keeps_its_state_over_invocations():
+    """The noise estimate (output 1) carries over: six invocations of random models (clamping or not), the
+    planned arena's outputs equal TFLite Micro's at every invocation; the file round-trips without is_variable."""
+    rng = np.random.default_rng(4)
+    for case in range(8):
+        g = SIGNAL_GENERATORS["SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION"](rng)
+        data = serialize(g)
+        back = parse(data)
+        assert back.tensors[2].variable and serialize(back) == data
+        sets = [[signal_input(rng, back.tensors[0])] for _ in range(6)]
+        want, _ = tflm_sequence(data, sets, 2)
+        got = run_sequence(back, plan_arena(back), sets)
+        assert [[y.tolist() for y in ys] for ys in got] == [[w.tolist() for w in ws] for ws in want], case
+        assert any(w[1].any() for w in want)  # the state moved
+
+
+def test_frontend_planned_matches_tflm_over_invocations():
+    """The whole front end in one model, ten frames in a row: the planned arena (WINDOW and PCAN in place where
+    they may be, the noise estimate in a persistent buffer) gives TFLite Micro's bytes at every frame."""
     g = parse(serialize(frontend()))
     plan = plan_arena(g)
     assert checker.problems(g, plan) == []
     data = serialize(g)
-    for seed in range(4):
-        xs = frontend_inputs(g, seed)
-        want = tflm_run(data, xs, 2)
-        for got in (run(g, plan, xs), run_unplanned(g, xs)):
-            for a, b in zip(got, want):
-                assert a.dtype == b.dtype and np.array_equal(a, b), seed
+    sets = frontend_inputs(g, 0, frames=10)
+    want, _ = tflm_sequence(data, sets, 3)
+    got = run_sequence(g, plan, sets)
+    for k, (ys, ws) in enumerate(zip(got, want)):
+        for y, w in zip(ys, ws):
+            assert y.dtype == w.dtype and np.array_equal(y, w), k
+    assert len({w[2].tobytes() for w in want}) == 10  # the noise estimate changes every frame
 
 
 @pytest.mark.parametrize("board", ["host", "cortex-m4"])
 def test_frontend_firmware_matches_tflm(board, tmp_path):
-    """WINDOW -> RFFT (512) -> ENERGY -> FILTER_BANK (40 channels) -> SQUARE_ROOT -> PCAN -> LOG as one model in
-    firmware: every output byte-identical to TFLite Micro."""
+    """WINDOW -> RFFT (512) -> ENERGY -> FILTER_BANK (40 channels) -> SQUARE_ROOT -> SPECTRAL_SUBTRACTION -> PCAN
+    -> LOG as one model in firmware, eight frames in one run: every output of every frame byte-identical to
+    TFLite Micro's."""
     need(board)
     g = parse(serialize(frontend()))
     pipeline.build(g, board, tmp_path)
-    data = serialize(g)
-    for seed in (range(3) if board == "host" else (7,)):
-        xs = frontend_inputs(g, seed)
-        ys = runner.run(board, tmp_path, xs)[0]
+    sets = frontend_inputs(g, 1, frames=8)
+    want, _ = tflm_sequence(serialize(g), sets, 3)
+    got, _, _ = runner.run(board, tmp_path, sets, sequence=True, profile=False)
+    assert len(got) == len(want) == 8
+    for k, (ys, ws) in enumerate(zip(got, want)):
         ys = ys if isinstance(ys, list) else [ys]
-        want = tflm_run(data, xs, 2)
-        assert len(ys) == len(want) == 2
-        for y, w in zip(ys, want):
-            assert y.dtype == w.dtype and np.array_equal(y.reshape(-1), w.reshape(-1)), (board, seed)
+        assert len(ys) == 3
+        for y, w in zip(ys, ws):
+            assert y.dtype == w.dtype and np.array_equal(y.reshape(-1), w.reshape(-1)), (board, k)
+
+
+@pytest.mark.parametrize("board", ["host", "cortex-m4"])
+def test_random_signal_models_in_firmware_match_tflm(board, tmp_path):
+    """Two random models of each signal operator side by side in one image, three invocations in one run (the
+    spectral subtraction's state carried): every output byte-identical to TFLite Micro's."""
+    need(board)
+    rng = np.random.default_rng(9)
+    g = parse(serialize(merge([gen(rng) for gen in SIGNAL_GENERATORS.values() for _ in range(2)], "signal_ops")))
+    assert {op.opcode for op in g.operators} == set(SIGNAL_GENERATORS)
+    pipeline.build(g, board, tmp_path)
+    sets = [[signal_input(rng, g.tensors[i]) for i in g.inputs] for _ in range(3)]
+    want, _ = tflm_sequence(serialize(g), sets, len(g.outputs))
+    got, _, _ = runner.run(board, tmp_path, sets, sequence=True, profile=False)
+    assert len(got) == len(want) == 3
+    for k, (ys, ws) in enumerate(zip(got, want)):
+        assert len(ys) == len(ws) == len(g.outputs)
+        for y, w in zip(ys, ws):
+            assert y.dtype == w.dtype and np.array_equal(y.reshape(-1), w.reshape(-1)), (board, k)

@@ -86,3 +86,18 @@ def pcan(e, op) -> None:
     noise = e.weight(ne, "uint32_t") if e.g.tensors[ne].is_const else e.act(ne, "uint32_t")
     e.call(op, f"bt_signal_pcan({e.g.tensors[x].shape[0]}, {op.options['snr_shift']}, {e.weight(lut, 'int16_t')}, "
                f"{e.act(x, 'uint32_t')}, {noise}, {e.act(y, 'uint32_t')});")
+
+
+def filter_bank_spectral_subtraction(e, op) -> None:
+    """The noise estimate (output 1) is a persistent buffer: model_init() zeroes it, each call updates it."""
+    x, (y, ne) = op.inputs[0], op.outputs
+    _dense(e, op)
+    o = op.options
+    fields = dict(num_channels=o["num_channels"], clamping=int(bool(o["clamping"])),
+                  **{k: f"{int(o[k]) & 0xFFFFFFFF}u" for k in (
+                      "smoothing", "one_minus_smoothing", "alternate_smoothing", "alternate_one_minus_smoothing",
+                      "min_signal_remaining", "smoothing_bits", "spectral_subtraction_bits")})
+    name = f"op{op.index}"
+    e.declare(f"static const bt_spectral_subtraction_params {name}_p = {c_struct(fields)};")
+    e.call(op, f"bt_signal_spectral_subtraction(&{name}_p, {e.act(x, 'uint32_t')}, {e.act(y, 'uint32_t')}, "
+               f"{e.act(ne, 'uint32_t')});")

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import ModelError
+from .signal import STATE_OUTPUT
 
 DTYPE_BYTES = {"int8": 1, "uint8": 1, "int16": 2, "int32": 4, "int64": 8, "float32": 4, "float16": 2, "bool": 1,
                "uint32": 4, "uint64": 8}  # uint32/uint64: the signal library's energies (model/signal.py)
@@ -200,6 +201,7 @@ def validate_graph(g: Graph) -> None:
         if not (0 <= i < n):
             raise ModelError(f"subgraph input/output tensor index {i} out of range (0..{n - 1})")
     written = set(g.inputs) | set(g.variable_tensors())
+    state_written = set()
     for op in g.operators:
         for i in list(op.inputs) + list(op.outputs):
             if not (-1 <= i < n):
@@ -217,6 +219,10 @@ def validate_graph(g: Graph) -> None:
                 raise ModelError(f"operator {op.index} ({op.opcode}) has an absent output")
             if g.tensors[o].is_const:
                 raise ModelError(f"operator {op.index} ({op.opcode}) writes constant tensor {o}")
+            if g.tensors[o].variable and STATE_OUTPUT.get(op.opcode) == list(op.outputs).index(o) \
+                    and o not in state_written:  # the signal library's state: an output that persists
+                state_written.add(o)
+                continue
             if g.tensors[o].variable:
                 raise ModelError(f"operator {op.index} ({op.opcode}) has variable tensor {o} as an output; "
                                  f"state tensors are operator inputs")

@@ -296,6 +296,7 @@ OPDEFS += tuple(
         ("FILTER_BANK_SQUARE_ROOT", "SignalFilterBankSquareRoot", _t(_U64 + ("int32",), _U32), ""),
         ("FILTER_BANK_LOG", "SignalFilterBankLog", _t(_U32, _I16), ""),
         ("PCAN", "SignalPCAN", _t(_U32 + _I16, _U32), "elementwise"),
+        ("FILTER_BANK_SPECTRAL_SUBTRACTION", "SignalFilterBankSpectralSubtraction", _t(_U32), ""),  # state: output 1
     ))
 BY_NAME = {d.name: d for d in OPDEFS}
 CUSTOM = {d.custom: d.name for d in OPDEFS if d.custom}  # custom_code -> opcode (reader, writer)
@@ -307,7 +308,7 @@ CUSTOM = {d.custom: d.name for d in OPDEFS if d.custom}  # custom_code -> opcode
 NOT_BUILT = {
     **{f"SIGNAL_{n}": "not yet built (TFLite Micro's signal library: custom operator Signal"
                       f"{n.title().replace('_', '')})"
-       for n in ("FILTER_BANK_SPECTRAL_SUBTRACTION", "FRAMER", "STACKER", "DELAY", "OVERLAP_ADD", "FFT_AUTO_SCALE",
+       for n in ("FRAMER", "STACKER", "DELAY", "OVERLAP_ADD", "FFT_AUTO_SCALE",
                  "IRFFT")},
     "NEG": "int8/int16: float-only in TFLite Micro ('Type INT8 (9) not supported' at invoke); float32 is built "
            "(TensorFlow writes it between DEQUANTIZE and QUANTIZE in each LayerNormalization of an int8 model)",

@@ -25,6 +25,7 @@ from .ir import NUMPY_DTYPE, Graph, Operator, Quant, Tensor, validate_graph
 from .ops import SUPPORTED, check_graph, unsupported_message
 from .opdefs import BY_NAME, CUSTOM, OPDEFS
 from . import signal, tflite_options
+from .signal import STATE_OUTPUT
 from .files import read_model_file
 
 OPCODE_NAMES = {v: k for k, v in vars(BuiltinOperator).items() if not k.startswith("_")}
@@ -306,6 +307,10 @@ class _Reader:
             if not (0 <= t < ntens):
                 self.fail(f"subgraph input/output tensor index {t} out of range (0..{ntens - 1})")
         tensors = [self._tensor(buffers, pos, i) for i, pos in enumerate(tensor_tables)]
+        for op in ops:  # a signal operator's state output persists across invocations (model/signal.py)
+            k = STATE_OUTPUT.get(op.opcode)
+            if k is not None and k < len(op.outputs) and 0 <= op.outputs[k] < ntens:
+                tensors[op.outputs[k]].variable = True
         desc = self._string(m, _MODEL["description"], "model description")
         return Graph(tensors, ops, inputs, outputs, name=name,
                      description=desc.decode("utf-8", "replace") if desc else "")

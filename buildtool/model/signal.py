@@ -24,7 +24,15 @@ KEYS = {
     "SIGNAL_FILTER_BANK_SQUARE_ROOT": (),
     "SIGNAL_FILTER_BANK_LOG": ("input_correction_bits", "output_scale"),
     "SIGNAL_PCAN": ("snr_shift",),
+    "SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION": (
+        "alternate_one_minus_smoothing", "alternate_smoothing", "clamping", "min_signal_remaining", "num_channels",
+        "one_minus_smoothing", "smoothing", "smoothing_bits", "spectral_subtraction_bits"),
 }
+BOOL_KEYS = ("clamping",)  # read with ElementAsBool (any non-zero value is true), written as a bool
+# Operators with state: the output at this position is the state TFLite Micro keeps in a persistent buffer and
+# copies out after each invocation; the IR keeps it as that output, a variable tensor (persistent in the arena,
+# reset to 0 at start-up) the operator reads and updates (ir.validate_graph allows it).
+STATE_OUTPUT = {"SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION": 1}
 TENSOR_INT16 = 7  # TFLite's TensorType INT16: SignalRfft's 'T'
 PCAN_LUT = 125  # gain_lut entries PCAN's WideDynamicFunction may read (4 * 32 - 6 + 2, plus one)
 
@@ -53,6 +61,9 @@ def read_options(raw: bytes | None, opcode: str, i: int, fail) -> dict:
     out = {}
     for k, key in enumerate(keys):
         v = values[k] if key != "T" else dict(zip(names, values)).get("T")
+        if key in BOOL_KEYS and isinstance(v, (bool, int)):
+            out[key] = bool(v)
+            continue
         if isinstance(v, bool) or not isinstance(v, int):
             fail(f"operator {i} ({opcode}): custom option '{key}' is {v!r}, not an integer")
         out[key] = int(v)
@@ -61,7 +72,8 @@ def read_options(raw: bytes | None, opcode: str, i: int, fail) -> dict:
 
 def write_options(op) -> bytes:
     """custom_options of a signal operator: its options dict as a flexbuffer map."""
-    return bytes(flexbuffers.Dumps({k: int(op.options[k]) for k in KEYS[op.opcode]}))
+    return bytes(flexbuffers.Dumps({k: bool(op.options[k]) if k in BOOL_KEYS else int(op.options[k])
+                                    for k in KEYS[op.opcode]}))
 
 
 def _need(cond: bool, op, what: str) -> None:
@@ -191,3 +203,24 @@ def check_pcan(g, op) -> None:
           "input, noise_estimate and output must have one length")
     _need(lut.shape[0] >= PCAN_LUT, op, f"gain_lut has {lut.shape[0]} entries; PCAN may read {PCAN_LUT}")
     _opt(op, "snr_shift", 0, 63)
+
+
+def check_filter_bank_spectral_subtraction(g, op) -> None:
+    """FILTER_BANK_SPECTRAL_SUBTRACTION: uint32 in, uint32 out and the noise estimate (its state, output 1)."""
+    _arity(op, 1, 2)
+    x = _t(g, op, op.inputs[0], "input", "uint32", 1, False)
+    y = _t(g, op, op.outputs[0], "output", "uint32", 1)
+    ne = _t(g, op, op.outputs[1], "noise_estimate", "uint32", 1)
+    n = _opt(op, "num_channels", 1, 1 << 15)
+    _need(x.shape[0] == y.shape[0] == ne.shape[0] == n, op,
+          f"input, output and noise_estimate must have num_channels = {n} values")
+    _need(ne.variable, op, "noise_estimate must be the operator's state (read from a .tflite file)")
+    _need(not any(ne.index in o.inputs for o in g.operators if o.index <= op.index) and
+          sum(ne.index in o.outputs for o in g.operators) == 1, op,
+          "noise_estimate must be written by this operator only and read after it")
+    bits = _opt(op, "spectral_subtraction_bits", 0, 63)
+    _opt(op, "smoothing_bits", 0, 31)
+    for k in ("alternate_one_minus_smoothing", "alternate_smoothing", "min_signal_remaining", "one_minus_smoothing",
+              "smoothing"):
+        _opt(op, k, -(1 << 31), (1 << 31) - 1)
+    _need(bits >= 0, op, "negative spectral_subtraction_bits")

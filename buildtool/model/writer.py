@@ -18,6 +18,7 @@ from tflite.TensorType import TensorType
 from ..errors import ModelError
 from ..fsutil import write_atomic
 from . import signal, tflite_options
+from .signal import STATE_OUTPUT
 from .fold_pad import unfold_pads
 from .ir import NUMPY_DTYPE, Graph
 from .opdefs import OPDEFS
@@ -46,6 +47,7 @@ class _Writer:
     def __init__(self, g: Graph):
         self.g = g
         self.b = flatbuffers.Builder(1024)
+        self.state = {op.outputs[STATE_OUTPUT[op.opcode]] for op in g.operators if op.opcode in STATE_OUTPUT}
 
     # -- vectors --------------------------------------------------------------
     def _ints(self, start_fn, values, width=4):
@@ -99,7 +101,7 @@ class _Writer:
         tflite.TensorAddName(b, name)
         if quant is not None:
             tflite.TensorAddQuantization(b, quant)
-        if t.variable:
+        if t.variable and t.index not in self.state:  # a signal operator's state output is not one in the file
             tflite.TensorAddIsVariable(b, True)
         return tflite.TensorEnd(b)
 

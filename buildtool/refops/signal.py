@@ -15,6 +15,11 @@ FILTER_BANK_LOG: Log32 of (x << input_correction_bits) (log2 by a 129-entry segm
   output scale with rounding), at most 32767; 0 for values 0 and 1.
 PCAN: gain = WideDynamicFunction(noise_estimate) (piecewise quadratic from gain_lut), snr = (x * gain) >>
   snr_shift, out = PcanShrink(snr) (x^2/4 below 2, x - 1 above, 12 -> 6 fractional bits).
+FILTER_BANK_SPECTRAL_SUBTRACTION: per channel (odd channels with the alternate coefficients) the noise estimate
+  ((x << smoothing_bits) * smoothing + estimate * one_minus_smoothing) >> spectral_subtraction_bits (uint64,
+  kept as uint32), at most the scaled signal (stored so when clamping), out = max(((x << smoothing_bits) -
+  estimate) >> smoothing_bits, (x * min_signal_remaining) >> spectral_subtraction_bits). The estimate is the
+  operator's state: output 1, a persistent tensor reset to 0 at start-up (model/signal.py STATE_OUTPUT).
 """
 
 from __future__ import annotations
@@ -272,4 +277,26 @@ def pcan(g, op, ins, outs) -> None:
         gain = wide_dynamic(int(ne), lut) & M32
         snr = ((int(x) * gain) >> shift) & M32
         out.append(pcan_shrink(snr))
+    outs[0][...] = np.array(out, np.uint32)
+
+
+# -- spectral subtraction (state: the noise estimate, output 1) -----------------------------------------------
+def filter_bank_spectral_subtraction(g, op, ins, outs) -> None:
+    """outs[1] holds the noise estimate of the last invocation (0 at start-up) and is updated in place."""
+    o = {k: (int(v) & M32 if not isinstance(v, bool) else v) for k, v in op.options.items()}
+    sb, ssb = o["smoothing_bits"], o["spectral_subtraction_bits"]
+    x, ne = ins[0], outs[1]
+    out = []
+    for i in range(o["num_channels"]):
+        sm, oms = ((o["smoothing"], o["one_minus_smoothing"]) if i % 2 == 0 else
+                   (o["alternate_smoothing"], o["alternate_one_minus_smoothing"]))
+        up = (int(x[i]) << sb) & M32
+        est = (((up * sm + int(ne[i]) * oms) & M64) >> ssb) & M32
+        ne[i] = est
+        if est > up:
+            est = up
+            if o["clamping"]:
+                ne[i] = est
+        floor = ((int(x[i]) * o["min_signal_remaining"]) >> ssb) & M32
+        out.append(max((up - est) >> sb, floor))
     outs[0][...] = np.array(out, np.uint32)

@@ -139,6 +139,7 @@
 #define bt_signal_fb_sqrt ref_bt_signal_fb_sqrt
 #define bt_signal_fb_log ref_bt_signal_fb_log
 #define bt_signal_pcan ref_bt_signal_pcan
+#define bt_signal_spectral_subtraction ref_bt_signal_spectral_subtraction
 #define bt_embedding_lookup_s8 ref_bt_embedding_lookup_s8
 #define bt_cast ref_bt_cast
 #define bt_log_softmax_s8 ref_bt_log_softmax_s8
@@ -889,6 +890,17 @@ void bt_signal_fb_sqrt(int32_t n, int32_t shift, const uint64_t *in, uint32_t *o
 void bt_signal_fb_log(int32_t n, int32_t correction_bits, uint32_t out_scale, const uint32_t *in, int16_t *out);
 void bt_signal_pcan(int32_t n, int32_t snr_shift, const int16_t *lut, const uint32_t *in, const uint32_t *noise,
                     uint32_t *out);
+
+/* FILTER_BANK_SPECTRAL_SUBTRACTION: noise is the operator's state (its second output, a persistent arena buffer
+ * model_init() zeroes), read and updated in place; odd channels use the alternate coefficients. */
+typedef struct {
+  int32_t num_channels, clamping;
+  uint32_t smoothing, one_minus_smoothing, alternate_smoothing, alternate_one_minus_smoothing, min_signal_remaining;
+  uint32_t smoothing_bits, spectral_subtraction_bits;
+} bt_spectral_subtraction_params;
+
+void bt_signal_spectral_subtraction(const bt_spectral_subtraction_params *p, const uint32_t *in, uint32_t *out,
+                                    uint32_t *noise);
 
 #ifdef __cplusplus
 }

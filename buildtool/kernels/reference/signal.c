@@ -226,3 +226,22 @@ void bt_signal_pcan(int32_t n, int32_t snr_shift, const int16_t *lut, const uint
     out[i] = snr < (2u << 12) ? (snr * snr) >> 20 : (snr >> 6) - (1u << 6);
   }
 }
+
+/* -- spectral subtraction: noise holds the last invocation's estimate (0 at start-up), updated in place ------ */
+void bt_signal_spectral_subtraction(const bt_spectral_subtraction_params *p, const uint32_t *in, uint32_t *out,
+                                    uint32_t *noise) {
+  for (int32_t i = 0; i < p->num_channels; i++) {
+    const uint32_t sm = (i & 1) ? p->alternate_smoothing : p->smoothing;
+    const uint32_t oms = (i & 1) ? p->alternate_one_minus_smoothing : p->one_minus_smoothing;
+    const uint32_t up = in[i] << p->smoothing_bits;
+    noise[i] = (uint32_t)(((uint64_t)up * sm + (uint64_t)noise[i] * oms) >> p->spectral_subtraction_bits);
+    uint32_t est = noise[i];
+    if (est > up) {
+      est = up;
+      if (p->clamping) noise[i] = est;
+    }
+    const uint32_t floor = (uint32_t)(((uint64_t)in[i] * p->min_signal_remaining) >> p->spectral_subtraction_bits);
+    const uint32_t sub = (up - est) >> p->smoothing_bits;
+    out[i] = sub > floor ? sub : floor;
+  }
+}

@@ -77,7 +77,8 @@ def problems(g: Graph, plan: ArenaPlan) -> list:
             last[i] = max(last[i], s)
         for o in op.outputs:
             have.add(o)
-            first[o] = last[o] = s
+            if o not in variable:  # a signal operator's state output lives at every step (model/signal.py)
+                first[o] = last[o] = s
     if err:
         return err
     for o in g.outputs:
