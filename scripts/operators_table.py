@@ -296,6 +296,20 @@ NOTES = (
     "(0.5 * v * erfc(-v / sqrt(2)), or the tanh form) and requantised with rounding; here the table is made at code "
     "generation (erfc and tanh correctly rounded to float32) and the C is a lookup. TFLite calls its host's libm, "
     "which can differ in the last bit; 1,500 random tables matched TFLite's entry for entry.",
+    "READ_VARIABLE / ASSIGN_VARIABLE (resource variables, int8/int16; `model/variables.py`): the reader binds "
+    "each VAR_HANDLE (by shared_name) to one variable tensor in a persistent buffer of the plan (live at every "
+    "step, never reused: `persistent` in plan.json and the report, like SVDF's state), and the two operators are "
+    "byte copies as in TFLite Micro (the reference set's byte copy, `bt_concat_s8`), each variable's reads and "
+    "assignments kept in the model's order by the order search and the plan checker. CALL_ONCE is not run but "
+    "evaluated at build time, and only when it comes before every variable access and its init subgraph holds "
+    "nothing but VAR_HANDLE and ASSIGN_VARIABLE of constants: those constants become the variables' start values "
+    "(set in model_init() and when the numpy executor's session starts). Any other init subgraph (another "
+    "operator, a computed value, inputs or outputs), a CALL_ONCE after a variable access or naming a missing "
+    "subgraph, and a variable read but never assigned are refused in one line. Without an init subgraph a "
+    "variable starts as in TFLite Micro: every byte the int8 zero point of its first ASSIGN_VARIABLE's value. "
+    "Splitting and fusion refuse them, as they refuse SVDF's state. Tested over several invocations against "
+    "TFLite Micro in tests/test_variables.py (models written by TensorFlow's converter: "
+    "scripts/variable_models.py).",
 )
 
 

@@ -565,3 +565,15 @@ def gen_gelu(rng):
 
 
 EXTRA_GENERATORS["GELU"] = gen_gelu
+
+
+def gen_delay(rng):
+    """A resource variable: y = delay(x), a delay line with random start codes (READ_VARIABLE, then ASSIGN_VARIABLE
+    of x; the writer writes its CALL_ONCE init subgraph). One invocation gives the start value; tests/test_variables.py
+    invokes several times in a row."""
+    b = _builder(rng, "delay")
+    shape = (1,) + tuple(int(rng.integers(1, 7)) for _ in range(int(rng.integers(1, 3))))
+    return b.finish([b.delay(_in(b, rng, shape), init=rng.integers(-128, 128, size=shape))])
+
+
+EXTRA_GENERATORS.update({"READ_VARIABLE": gen_delay, "ASSIGN_VARIABLE": gen_delay})

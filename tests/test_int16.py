@@ -251,7 +251,7 @@ GEN16 = {"ADD": lambda r: gen_add_sub(r, "ADD"), "SUB": lambda r: gen_add_sub(r,
 # RESIZE_BILINEAR and HARD_SWISH refuse int16): their int8 generators, converted by as_int16x8.
 EXTRA16 = ("RELU", "RELU6", "PRELU", "MAXIMUM", "MINIMUM", "TRANSPOSE", "RESIZE_NEAREST_NEIGHBOR", "SQUEEZE",
            "EXPAND_DIMS", "ABS", "SUM", "SLICE", "PADV2", "SPLIT_V", "PACK", "UNPACK", "REVERSE_V2", "BROADCAST_TO",
-           "SHAPE")
+           "SHAPE", "READ_VARIABLE", "ASSIGN_VARIABLE")
 GEN16.update({op: EXTRA_GENERATORS[op] for op in EXTRA16})
 
 

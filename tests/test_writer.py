@@ -57,10 +57,11 @@ def all_ops_graph(seed=1, calib=None, tflm_only=False):
     o = b.softmax(n)
     sv = b.svdf(n, 4, rank=2, memory=3)
     ls = b.lstm(b.reshape(n, (1, 2, 5)), 3, cell_clip=2.0)
+    dl = b.delay(sv, init=np.arange(4) - 2)  # READ_VARIABLE, ASSIGN_VARIABLE: a resource variable
     q = b.quantize(t, 0.05, 3)
     f = b.dequantize(q)
     gelu = [] if tflm_only else [b.gelu(b.gelu(n, approximate=True), out_quant=(0.02, -100))]
-    return b, b.finish([o, t, f, sv, ls, par[0], *par[1], *gelu])
+    return b, b.finish([o, t, f, sv, ls, par[0], *par[1], dl, *gelu])
 
 
 def extra_ops_chain(b, k):
@@ -156,9 +157,11 @@ def test_file_layout():
     data = serialize(g)
     assert data[4:8] == b"TFL3"
     m, offsets = first_buffer_offsets(data)
-    assert m.Version() == 3 and m.SubgraphsLength() == 1 and m.MetadataLength() == 0
+    # subgraph 1: the CALL_ONCE init subgraph of the resource variable, its start value in the last buffer
+    assert m.Version() == 3 and m.SubgraphsLength() == 2 and m.MetadataLength() == 0
+    assert m.Subgraphs(1).OperatorsLength() == 2 and m.Buffers(m.BuffersLength() - 1).DataLength() == 4
     assert m.Buffers(0).DataLength() == 0
-    assert m.BuffersLength() == 1 + sum(t.is_const for t in g.tensors)
+    assert m.BuffersLength() == 1 + sum(t.is_const for t in g.tensors) + 1
     assert offsets and all(o % 16 == 0 for o in offsets)
     used = []
     for i in range(m.OperatorCodesLength()):
@@ -166,7 +169,7 @@ def test_file_layout():
         assert oc.DeprecatedBuiltinCode() == min(oc.BuiltinCode(), 127)
         used.append(oc.BuiltinCode())
     builtin = [op for op in ops.SUPPORTED if not opdefs.BY_NAME[op].custom]  # the signal library: test_signal.py
-    assert len(set(used)) == len(used) == len(builtin)
+    assert len(set(used)) == len(used) == len(builtin) + 2  # and CALL_ONCE, VAR_HANDLE
     assert {op.opcode for op in g.operators} == set(builtin)
 
 

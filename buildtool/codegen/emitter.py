@@ -115,7 +115,7 @@ class Emitter:
         self.decls.append(text)
 
     def call(self, op, text: str) -> None:
-        name = c_comment(self.g.tensors[op.outputs[0]].name)
+        name = c_comment(self.g.tensors[op.outputs[0] if op.outputs else op.inputs[0]].name)  # ASSIGN_VARIABLE
         self.body.append(f"  /* op {op.index}: {op.opcode} -> {name} */\n"
                          f"  BT_PROFILE_BEGIN({op.index});\n  {text}\n  BT_PROFILE_END({op.index});")
 

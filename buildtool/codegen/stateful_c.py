@@ -1,4 +1,5 @@
-"""Code generation for the stateful operators (SVDF, UNIDIRECTIONAL_SEQUENCE_LSTM) and their variable tensors.
+"""Code generation for the stateful operators (SVDF, UNIDIRECTIONAL_SEQUENCE_LSTM, READ_VARIABLE and
+ASSIGN_VARIABLE) and their variable tensors.
 
 A variable tensor lives in a persistent buffer of the arena (plan.py): model_init() resets it once,
 as TFLite Micro's ResetVariableTensors does, and model_invoke() only updates it, so the state
@@ -8,10 +9,12 @@ table (model/opdefs.py, column emit).
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..model.stateful import LSTM_C, LSTM_H, LSTM_X, lstm_dims, svdf_dims
 from ..refops.lstm import GATE_INPUTS, lstm_params
 from ..refops.svdf import svdf_params
-from .c_text import c_comment, c_struct
+from .c_text import c_comment, c_ints, c_struct
 
 
 def state_reset(e) -> list:
@@ -20,6 +23,12 @@ def state_reset(e) -> list:
     for v in e.g.variable_tensors():
         t = e.g.tensors[v]
         off = e.place(v).offset
+        if t.init is not None:  # a resource variable's start value (its CALL_ONCE init subgraph's constant)
+            raw = np.ascontiguousarray(t.init).reshape(-1).view(np.uint8).tolist()
+            lines.append(f"  {{ /* variable '{c_comment(t.name)}': its start value */\n"
+                         f"    static const uint8_t init[{len(raw)}] = {c_ints(raw)};\n"
+                         f"    for (uint32_t i = 0; i < {len(raw)}u; i++) ((uint8_t *)({e.at(off)}))[i] = init[i];\n  }}")
+            continue
         byte = f"({e.at(off)})[i]" if getattr(e.plan, "arena_regions", None) else f"bt_arena[{off}u + i]"
         lines.append(f"  for (uint32_t i = 0; i < {t.nbytes}u; i++) {byte} = "
                      f"(int8_t){t.state_fill_byte - 256 if t.state_fill_byte > 127 else t.state_fill_byte}; "
@@ -67,3 +76,22 @@ def lstm(e, op) -> None:
     e.call(op, f"bt_lstm_s8(&{n}_p, {e.act(op.inputs[LSTM_X])}, {e.act(op.inputs[LSTM_H])}, "
                f"{e.act(op.inputs[LSTM_C], 'int16_t')}, {e.act(op.outputs[0])});")
 
+
+
+def _copy(e, op, src: int, dst: int) -> None:
+    """A byte copy between a variable and a value tensor (TFLM's memcpy): the one-part concat kernel."""
+    e.dense(op, src)
+    e.dense(op, dst)
+    n = f"op{op.index}"
+    e.declare(f"static const int32_t {n}_sizes[1] = {{{e.g.tensors[src].nbytes}}};")
+    e.declare(f"static const bt_concat_params {n}_p = {{.n = 1, .outer = 1, .size = {n}_sizes}};")
+    e.call(op, f"{{\n    const int8_t *const in[1] = {{{e.weight(src, 'int8_t') if e.g.tensors[src].is_const else e.act(src)}}};\n"
+               f"    bt_concat_s8(&{n}_p, in, {e.act(dst)});\n  }}")
+
+
+def read_variable(e, op) -> None:
+    _copy(e, op, op.inputs[0], op.outputs[0])
+
+
+def assign_variable(e, op) -> None:
+    _copy(e, op, op.inputs[1], op.inputs[0])

@@ -52,6 +52,9 @@ class Tensor:
     # operator updates in place and that persists across invocations. Its start value is TFLite
     # Micro's reset value (state_fill_byte), whatever data the file holds.
     variable: bool = False
+    # A resource variable's start value (READ_VARIABLE / ASSIGN_VARIABLE state, model/variables.py): the
+    # value its CALL_ONCE init subgraph assigns, or TFLM's fill; None: every byte state_fill_byte.
+    init: np.ndarray | None = None
 
     @property
     def is_const(self) -> bool:

@@ -282,6 +282,11 @@ OPDEFS = (
     # oracle: TensorFlow Lite's reference kernel (the tflite-micro interpreter does not register GELU)
     OpDef("GELU", "model.ops:_check_same", "refops.gelu:gelu", "codegen.extra_c:gelu", types=_t(I8),
           memory="elementwise", **_opts("GeluOptions", Field("approximate", "Approximate", "bool", False))),
+    # resource variables (model/variables.py: the reader binds VAR_HANDLE and evaluates a constant CALL_ONCE init)
+    OpDef("READ_VARIABLE", "model.variables:check_read_variable", "refops.variables:read_variable",
+          "codegen.stateful_c:read_variable"),
+    OpDef("ASSIGN_VARIABLE", "model.variables:check_assign_variable", "refops.variables:assign_variable",
+          "codegen.stateful_c:assign_variable", required_inputs=2, all_required=True, const_operands=True),
 )
 # TFLite Micro's signal library (custom operators, their custom_options a flexbuffer map kept as the options dict)
 _U32, _U64, _I16 = ("uint32",), ("uint64",), ("int16",)

@@ -134,7 +134,7 @@ def check_op(g: Graph, op: Operator) -> None:
     o = op.options
     if "activation" in o and o["activation"] not in ACTIVATIONS:
         raise ModelError(f"operator {op.index} ({op.opcode}): fused activation {o['activation']} is not supported")
-    _need(len(op.outputs) >= 1, op, "has no outputs")
+    _need(len(op.outputs) >= 1 or op.opcode == "ASSIGN_VARIABLE", op, "has no outputs")
     if opdefs.BY_NAME[op.opcode].check.startswith(("model.stateful:", "model.signal:")):  # they check their own types
         return _CHECKS[op.opcode](g, op)
     if edge_types(g, op):

@@ -27,6 +27,7 @@ from .opdefs import BY_NAME, CUSTOM, OPDEFS
 from . import signal, tflite_options
 from .signal import STATE_OUTPUT
 from .files import read_model_file
+from .variables import INIT_OPS, RESOURCE, bind
 
 OPCODE_NAMES = {v: k for k, v in vars(BuiltinOperator).items() if not k.startswith("_")}
 TYPE_NAMES = {TensorType.FLOAT32: "float32", TensorType.FLOAT16: "float16", TensorType.INT32: "int32",
@@ -267,8 +268,9 @@ class _Reader:
         subgraphs = self._vector(m, _MODEL["subgraphs"], 4, "subgraph list")
         if not subgraphs[1]:
             self.fail("model has no subgraphs")
-        # Subgraph 0 is the model, as in TFLite Micro; the others only run under control-flow operators
-        # (IF, WHILE, CALL_ONCE), which are not supported and are refused by name.
+        # Subgraph 0 is the model, as in TFLite Micro; the others only run under control-flow operators:
+        # a CALL_ONCE init subgraph that assigns constants to resource variables is evaluated here
+        # (model/variables.py); IF and WHILE are not supported and are refused by name.
         # Operator codes and buffers are read where used: their counts are bounded by the file only.
         opcodes = self._vector(m, _MODEL["operator_codes"], 4, "operator code list")
         ncodes = opcodes[1]
@@ -277,7 +279,7 @@ class _Reader:
         sg = self._table(self._entry(subgraphs, 0), "subgraph")
         tensor_tables = self._tables(sg, _SUBGRAPH["tensors"], "tensor list", MAX_TENSORS)
         ntens = len(tensor_tables)
-        ops = []
+        ops, handles, calls = [], {}, {}
         for i, pos in enumerate(self._tables(sg, _SUBGRAPH["operators"], "operator list", MAX_OPERATORS)):
             op = self._own_table(pos, "operator", i)
             ci = self._scalar(op, _OPERATOR["opcode_index"], _U32)
@@ -291,6 +293,10 @@ class _Reader:
             for t in ins + outs:
                 if not (-1 <= t < ntens):
                     self.fail(f"operator {i} ({opcode}) refers to tensor {t}, but the model has {ntens} tensors")
+            if opcode == "VAR_HANDLE":
+                handles[i] = self._var_name(op, i)
+            elif opcode == "CALL_ONCE":
+                calls[i] = self._option_int(op, i, "CallOnceOptions", "InitSubgraphIndex")
             # Options only of operators we run: an unsupported one is refused by name, not by its options.
             if opcode in SUPPORTED and BY_NAME[opcode].custom:
                 raw = self._string(op, _OPERATOR["custom_options"], f"operator {i} custom options")
@@ -307,6 +313,11 @@ class _Reader:
             if not (0 <= t < ntens):
                 self.fail(f"subgraph input/output tensor index {t} out of range (0..{ntens - 1})")
         tensors = [self._tensor(buffers, pos, i) for i, pos in enumerate(tensor_tables)]
+        if handles or calls or any(t.dtype == RESOURCE for t in tensors):
+            inits = {}
+            for i in sorted(calls):
+                inits.update(self._init_values(subgraphs, calls[i], i, opcodes, codes, buffers))
+            tensors, ops = bind(tensors, ops, handles, calls, inits, self.fail)
         for op in ops:  # a signal operator's state output persists across invocations (model/signal.py)
             k = STATE_OUTPUT.get(op.opcode)
             if k is not None and k < len(op.outputs) and 0 <= op.outputs[k] < ntens:
@@ -314,6 +325,71 @@ class _Reader:
         desc = self._string(m, _MODEL["description"], "model description")
         return Graph(tensors, ops, inputs, outputs, name=name,
                      description=desc.decode("utf-8", "replace") if desc else "")
+
+    def _option_table(self, op: tuple, i: int, table: str) -> tuple:
+        pos = self._ref(op, _OPERATOR["builtin_options"], f"operator {i} options")
+        if pos < 0:
+            self.fail(f"operator {i} has no {table} table")
+        return self._table(pos, f"operator {i} options")
+
+    def _option_int(self, op: tuple, i: int, table: str, field: str) -> int:
+        return self._scalar(self._option_table(op, i, table), tflite_options.vtable_offset(table, field), _I32)
+
+    def _var_name(self, op: tuple, i: int) -> str:
+        """A VAR_HANDLE's shared_name: what names its variable (TFLite Micro matches a missing container
+        with any, and the converter writes one container)."""
+        t = self._option_table(op, i, "VarHandleOptions")
+        raw = self._string(t, tflite_options.vtable_offset("VarHandleOptions", "SharedName"), f"operator {i} name")
+        return _text(raw) if raw else ""
+
+    def _init_values(self, subgraphs: tuple, k: int, i: int, opcodes: tuple, codes: dict, buffers: tuple) -> dict:
+        """{shared_name: constant Tensor} the CALL_ONCE operator i's init subgraph k assigns, in its order;
+        refused unless it only assigns constants to variables (VAR_HANDLE, ASSIGN_VARIABLE)."""
+        n = subgraphs[1]
+        if not (1 <= k < n):
+            self.fail(f"operator {i} (CALL_ONCE) names init subgraph {k}, but the model has subgraphs 0..{n - 1} "
+                      f"and subgraph 0 is the model itself")
+        where = f"CALL_ONCE init subgraph {k}"
+        sg = self._table(self._entry(subgraphs, k), f"subgraph {k}")
+        if self._vector(sg, _SUBGRAPH["inputs"], 4, f"{where} inputs")[1] or \
+                self._vector(sg, _SUBGRAPH["outputs"], 4, f"{where} outputs")[1]:
+            self.fail(f"{where} has inputs or outputs; TFLite Micro runs an init subgraph without any")
+        tables = self._tables(sg, _SUBGRAPH["tensors"], f"{where} tensor list", MAX_TENSORS)
+        names, values, issues = {}, {}, self.issues
+        self.issues = {}  # problems of the init subgraph's tensors are not the model's
+        try:
+            for j, pos in enumerate(self._tables(sg, _SUBGRAPH["operators"], f"{where} operator list",
+                                                 MAX_OPERATORS)):
+                op = self._table(pos, f"{where} operator {j}")
+                ci = self._scalar(op, _OPERATOR["opcode_index"], _U32)
+                if not (0 <= ci < opcodes[1]):
+                    self.fail(f"{where} operator {j} uses opcode index {ci}, but the model has {opcodes[1]} "
+                              f"operator codes")
+                if ci not in codes:
+                    codes[ci] = self._opcode(self._entry(opcodes, ci))
+                opcode = codes[ci]
+                if opcode not in INIT_OPS:
+                    self.fail(f"{where} runs {opcode} (operator {j}); buildtool evaluates an init subgraph at build "
+                              f"time only when it assigns constants to variables (VAR_HANDLE, ASSIGN_VARIABLE)")
+                ins = self._ivec(op, _OPERATOR["inputs"], f"{where} operator {j} inputs")
+                outs = self._ivec(op, _OPERATOR["outputs"], f"{where} operator {j} outputs")
+                if any(not (0 <= t < len(tables)) for t in ins + outs):
+                    self.fail(f"{where} operator {j} ({opcode}) refers to a tensor outside 0..{len(tables) - 1}")
+                if opcode == "VAR_HANDLE":
+                    if ins or len(outs) != 1:
+                        self.fail(f"{where}: VAR_HANDLE (operator {j}) must have no inputs and one output")
+                    names[outs[0]] = self._var_name(op, j)
+                    continue
+                if len(ins) != 2 or outs or ins[0] not in names:
+                    self.fail(f"{where}: ASSIGN_VARIABLE (operator {j}) must assign a VAR_HANDLE's variable")
+                t = self._tensor(buffers, tables[ins[1]], ins[1], own=False)
+                if not t.is_const or t.dtype == RESOURCE or ins[1] in self.issues:
+                    self.fail(f"{where} assigns variable '{short(names[ins[0]])}' a computed or unreadable value "
+                              f"(tensor {ins[1]}); buildtool evaluates only constants at build time")
+                values[names[ins[0]]] = t
+        finally:
+            self.issues = issues
+        return values
 
     def _opcode(self, pos: int) -> str:
         oc = self._table(pos, "operator code")
@@ -342,11 +418,13 @@ class _Reader:
         if self.budget < 0:
             self.fail(f"corrupt flatbuffer: {what} and earlier vectors claim more entries than the file holds")
 
-    def _tensor(self, buffers: tuple, pos: int, i: int) -> Tensor:
-        t = self._own_table(pos, "tensor", i)
+    def _tensor(self, buffers: tuple, pos: int, i: int, own: bool = True) -> Tensor:
+        t = self._own_table(pos, "tensor", i) if own else self._table(pos, f"tensor {i}")
         nm = self._string(t, _TENSOR["name"], f"tensor {i} name")
         name = _text(nm) if nm else f"t{i}"
         ttype = self._scalar(t, _TENSOR["type"], _I8)
+        if ttype == TensorType.RESOURCE:  # a variable handle: model/variables.py binds it
+            return Tensor(i, name, (), RESOURCE)
         if ttype not in TYPE_NAMES:
             self.fail(f"tensor {i} '{short(name)}' has type {TYPE_ENUM.get(ttype, ttype)}, which buildtool "
                       f"cannot read")

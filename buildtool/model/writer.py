@@ -2,12 +2,15 @@
 
 The inverse of tflite_reader: it uses the same generated schema functions of the
 `tflite` package on the flatbuffers runtime, so no schema copy is kept. The file
-has one subgraph, no metadata and no signature defs; buffer 0 is the empty
+has one subgraph (and a CALL_ONCE init subgraph when it has resource variables: model/variables.py), no
+metadata and no signature defs; buffer 0 is the empty
 sentinel, every constant has its own buffer with data aligned to 16 bytes, and
 activations point at buffer 0. Output bytes depend only on the graph.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import flatbuffers
 import numpy as np
@@ -22,6 +25,7 @@ from .signal import STATE_OUTPUT
 from .fold_pad import unfold_pads
 from .ir import NUMPY_DTYPE, Graph
 from .opdefs import OPDEFS
+from .variables import resource_variables, start_value
 
 TYPE_CODES = {"float32": TensorType.FLOAT32, "float16": TensorType.FLOAT16, "int32": TensorType.INT32,
               "uint8": TensorType.UINT8, "int64": TensorType.INT64, "int16": TensorType.INT16,
@@ -88,6 +92,64 @@ class _Writer:
         tflite.QuantizationParametersAddZeroPoint(self.b, zp)
         tflite.QuantizationParametersAddQuantizedDimension(self.b, int(q.axis))
         return tflite.QuantizationParametersEnd(self.b)
+
+    def _resource(self, name: str):
+        """A RESOURCE tensor: a variable handle (VAR_HANDLE's output), shape []."""
+        b = self.b
+        nm = b.CreateString(name)
+        shape = self._ints(tflite.TensorStartShapeVector, [])
+        tflite.TensorStart(b)
+        tflite.TensorAddShape(b, shape)
+        tflite.TensorAddType(b, TensorType.RESOURCE)
+        tflite.TensorAddBuffer(b, 0)
+        tflite.TensorAddName(b, nm)
+        return tflite.TensorEnd(b)
+
+    def _plain_op(self, opcode_index: int, ins, outs, opt_type=None, opts=None):
+        """An operator the IR does not hold (VAR_HANDLE, CALL_ONCE, the init subgraph's ASSIGN_VARIABLE)."""
+        b = self.b
+        i = self._ints(tflite.OperatorStartInputsVector, ins)
+        o = self._ints(tflite.OperatorStartOutputsVector, outs)
+        tflite.OperatorStart(b)
+        tflite.OperatorAddOpcodeIndex(b, opcode_index)
+        tflite.OperatorAddInputs(b, i)
+        tflite.OperatorAddOutputs(b, o)
+        if opts is not None:
+            tflite.OperatorAddBuiltinOptionsType(b, opt_type)
+            tflite.OperatorAddBuiltinOptions(b, opts)
+        return tflite.OperatorEnd(b)
+
+    def _var_handle(self, code: int, out: int, name: str):
+        nm = self.b.CreateString(name)
+        tflite.VarHandleOptionsStart(self.b)
+        tflite.VarHandleOptionsAddSharedName(self.b, nm)
+        opts = tflite.VarHandleOptionsEnd(self.b)
+        return self._plain_op(code, [], [out], tflite.BuiltinOptions.VarHandleOptions, opts)
+
+    def _init_subgraph(self, variables: list, code_index: dict, buf_base: int):
+        """Subgraph 1, which CALL_ONCE runs once: VAR_HANDLE + ASSIGN_VARIABLE of each variable's start value
+        (tensors 2k: its handle, 2k + 1: the constant in buffer buf_base + k)."""
+        b, g = self.b, self.g
+        tens, ops = [], []
+        for k, v in enumerate(variables):
+            t = g.tensors[v]
+            tens.append(self._resource(t.name))
+            tens.append(self._tensor(dataclasses.replace(t, variable=False, init=None, data=start_value(t)),
+                                     buf_base + k))
+            ops.append(self._var_handle(code_index["VAR_HANDLE"], 2 * k, t.name))
+            ops.append(self._plain_op(code_index["ASSIGN_VARIABLE"], [2 * k, 2 * k + 1], []))
+        tensors = self._offsets(tflite.SubGraphStartTensorsVector, tens)
+        operators = self._offsets(tflite.SubGraphStartOperatorsVector, ops)
+        inputs = self._ints(tflite.SubGraphStartInputsVector, [])
+        outputs = self._ints(tflite.SubGraphStartOutputsVector, [])
+        name = b.CreateString("init")
+        tflite.SubGraphStart(b)
+        tflite.SubGraphAddTensors(b, tensors)
+        tflite.SubGraphAddInputs(b, inputs)
+        tflite.SubGraphAddOutputs(b, outputs)
+        tflite.SubGraphAddOperators(b, operators)
+        tflite.SubGraphAddName(b, name)
+        return tflite.SubGraphEnd(b)
 
     def _tensor(self, t, buffer_index):
         b = self.b
@@ -168,15 +230,29 @@ class _Writer:
         # Buffers are written last-to-first so the file lays them out in index order.
         const = [t for t in g.tensors if t.is_const]
         buf_index = {t.index: k + 1 for k, t in enumerate(const)}
-        buf_offs = [self._buffer(t.data) for t in reversed(const)][::-1]
+        # Resource variables: VAR_HANDLEs after a CALL_ONCE of subgraph 1, which assigns their start values
+        # (buffers after the constants'), as TensorFlow's converter writes them (model/variables.py).
+        variables = resource_variables(g)
+        starts = [start_value(g.tensors[v]) for v in variables]
+        buf_offs = [self._buffer(d) for d in reversed(starts)][::-1]
+        buf_offs = [self._buffer(t.data) for t in reversed(const)][::-1] + buf_offs
         buf_offs.insert(0, self._buffer(None))
 
-        opcodes = list(dict.fromkeys(op.opcode for op in g.operators))  # in order of first use
+        pre = ["CALL_ONCE", "VAR_HANDLE"] if variables else []
+        opcodes = list(dict.fromkeys(pre + [op.opcode for op in g.operators] + (["ASSIGN_VARIABLE"] if variables else [])))
         code_index = {name: k for k, name in enumerate(opcodes)}
         code_offs = [self._opcode(name) for name in opcodes]
 
-        tens_offs = [self._tensor(t, buf_index.get(t.index, 0)) for t in g.tensors]
+        tens_offs = [self._resource(t.name) if t.index in variables else self._tensor(t, buf_index.get(t.index, 0))
+                     for t in g.tensors]
         op_offs = [self._operator(op, code_index[op.opcode]) for op in g.operators]
+        if variables:
+            tflite.CallOnceOptionsStart(b)
+            tflite.CallOnceOptionsAddInitSubgraphIndex(b, 1)
+            once = tflite.CallOnceOptionsEnd(b)
+            op_offs = [self._plain_op(code_index["CALL_ONCE"], [], [], tflite.BuiltinOptions.CallOnceOptions, once)] + \
+                [self._var_handle(code_index["VAR_HANDLE"], v, g.tensors[v].name) for v in variables] + op_offs
+            init_sg = self._init_subgraph(variables, code_index, 1 + len(const))
         tensors = self._offsets(tflite.SubGraphStartTensorsVector, tens_offs)
         operators = self._offsets(tflite.SubGraphStartOperatorsVector, op_offs)
         inputs = self._ints(tflite.SubGraphStartInputsVector, g.inputs)
@@ -190,7 +266,7 @@ class _Writer:
         tflite.SubGraphAddName(b, sg_name)
         sg = tflite.SubGraphEnd(b)
 
-        subgraphs = self._offsets(tflite.ModelStartSubgraphsVector, [sg])
+        subgraphs = self._offsets(tflite.ModelStartSubgraphsVector, [sg] + ([init_sg] if variables else []))
         codes = self._offsets(tflite.ModelStartOperatorCodesVector, code_offs)
         buffers = self._offsets(tflite.ModelStartBuffersVector, buf_offs)
         desc = b.CreateString(g.description) if g.description else None

@@ -1092,6 +1092,22 @@ class GraphBuilder:
         return out
 
     # -- result ---------------------------------------------------------------
+    def delay(self, x, init=None) -> int:
+        """A one-step delay line in a resource variable: the value x had at the previous invocation (at the
+        first, the variable's start value: init's int8 codes, default x's zero point). READ_VARIABLE, then
+        ASSIGN_VARIABLE of x; calibrated as x (a steady input)."""
+        t = self.tensors[x]
+        name = self._name("delay")
+        v = self._tensor(f"{name}/var", t.shape, t.dtype, t.quant)
+        self.tensors[v].variable = True
+        start = np.full(t.shape, t.zero_point) if init is None else np.asarray(init).reshape(t.shape)
+        self.tensors[v].init = start.astype(NUMPY_DTYPE[t.dtype])
+        y = self._tensor(f"{name}/read", t.shape, t.dtype, t.quant)
+        self.values[y] = self.values[x]
+        self._op("READ_VARIABLE", [v], [y])
+        self._op("ASSIGN_VARIABLE", [v, x], [])
+        return y
+
     def finish_int16(self, outputs=None, bias64: bool = True) -> Graph:
         """The graph as a 16x8 model: see as_int16x8."""
         return as_int16x8(self.finish(outputs), bias64)
@@ -1123,6 +1139,9 @@ def as_int16x8(g: Graph, bias64: bool = True) -> Graph:
         lim = max(abs(-128 - zp), abs(127 - zp)) * s
         t.dtype, t.quant = "int16", _quant(np.float32(max(lim, 1e-2) / 32767.0), 0)
         new_scale[t.index] = float(t.quant.scale[0])
+        if t.init is not None:  # a resource variable's start value: the same reals
+            t.init = np.clip(np.round((t.init.astype(np.float64) - zp) * s / new_scale[t.index]), -32768,
+                             32767).astype(np.int16)
     for op in g.operators:
         if op.opcode in ("LOGISTIC", "TANH", "SOFTMAX") and g.tensors[op.outputs[0]].dtype == "int16":
             g.tensors[op.outputs[0]].quant = _quant(np.float32(2.0 ** -15), 0)

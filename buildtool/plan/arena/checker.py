@@ -13,6 +13,7 @@ import numpy as np
 from ...errors import PlanError
 from ...model.ir import Graph
 from ...model.ops import ALIASING, ELEMENTWISE_INPLACE
+from ...model.variables import order_edges
 from .. import ArenaPlan
 
 _ELEMENTWISE = ELEMENTWISE_INPLACE
@@ -60,6 +61,10 @@ def problems(g: Graph, plan: ArenaPlan) -> list:
     if sorted(order) != list(range(n)):
         return [f"order is not a permutation of the {n} operators"]
     step = {oi: s for s, oi in enumerate(order)}
+    for p, q in order_edges(g):  # a variable's reads and assignments in the model's order
+        if step[p] > step[q]:
+            err.append(f"operator {q} ({g.operators[q].opcode}) runs before operator {p} "
+                       f"({g.operators[p].opcode}) of the same variable; they must keep the model's order")
 
     # liveness, recomputed from scratch
     variable = {t.index for t in g.tensors if t.variable}

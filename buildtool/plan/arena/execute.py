@@ -115,10 +115,14 @@ def _check_inputs(g: Graph, inputs: list) -> None:
 
 
 def init_state(g: Graph, view) -> None:
-    """Reset every variable tensor as TFLM does at start-up: every byte set to Tensor.state_fill_byte."""
+    """Reset every variable tensor as TFLM does at start-up: every byte set to Tensor.state_fill_byte, or a
+    resource variable's start value (Tensor.init: its CALL_ONCE init subgraph's constant)."""
     for v in g.variable_tensors():
         t = g.tensors[v]
-        view(v).view(np.uint8)[...] = t.state_fill_byte
+        if t.init is not None:
+            view(v)[...] = t.init.reshape(view(v).shape)
+        else:
+            view(v).view(np.uint8)[...] = t.state_fill_byte
 
 
 class Session:

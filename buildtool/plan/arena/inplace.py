@@ -36,6 +36,8 @@ def candidates(g: Graph, order: list) -> list:
     concat, other = [], []
     for s, oi in enumerate(order):
         op = g.operators[oi]
+        if not op.outputs:  # ASSIGN_VARIABLE writes only its variable
+            continue
         o = g.tensors[op.outputs[0]]
         kind = BY_NAME[op.opcode].memory if op.opcode in BY_NAME else ""
         if kind == "concat" and op.options.get("activation", "NONE") == "NONE":

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from ...model.ir import Graph
 from ...model.ops import ALIASING, ELEMENTWISE_INPLACE
+from ...model.variables import order_edges
 from .. import align_up
 from .inplace import candidates
 
@@ -49,6 +50,9 @@ def _overwritable(g: Graph, align: int) -> list:
     bytes: a strided depthwise output holds on to its bigger input's buffer)."""
     res = []
     for op in g.operators:
+        if not op.outputs:  # ASSIGN_VARIABLE
+            res.append([])
+            continue
         o = g.tensors[op.outputs[0]]
         ob = align_up(o.nbytes, align)
         c = []
@@ -131,10 +135,14 @@ def best_order(g: Graph, align: int, inplace: bool = False, width: int = 256, wo
                 if not pred[op.index] >> p & 1:
                     pred[op.index] |= 1 << p
                     succ[p].append(op.index)
+    for p, q in order_edges(g):  # a variable's reads and assignments keep the model's order
+        if not pred[q] >> p & 1:
+            pred[q] |= 1 << p
+            succ[p].append(q)
     made = [sorted({r(o) for o in op.outputs} - ins) for op in g.operators]
     over = _overwritable(g, align) if inplace else [[] for _ in g.operators]
     # an output viewed inside a concat's buffer has its bytes there: it cannot also take its input's
-    over = [c if r(op.outputs[0]) == op.outputs[0] else [] for op, c in zip(g.operators, over)]
+    over = [c if op.outputs and r(op.outputs[0]) == op.outputs[0] else [] for op, c in zip(g.operators, over)]
     touched = [sorted({r(i) for i in acts(op)} | {r(o) for o in op.outputs}) for op in g.operators]
 
     start_live = sum(size[k] for k in ins if cons_mask[k] or k in is_out)
