@@ -327,8 +327,17 @@ def gen_gather(rng):
     axis = int(rng.integers(1, len(shape)))
     ishape = tuple(int(rng.integers(1, 4)) for _ in range(int(rng.integers(0, 3))))
     idx = rng.integers(0, shape[axis], size=ishape)
-    b.gather(_in(b, rng, shape), idx, axis=axis if rng.random() < 0.5 else axis - len(shape))
+    axis = axis if rng.random() < 0.5 else axis - len(shape)
+    if rng.random() < 0.5:  # computed indices: ARG_MAX over a last axis no longer than the gathered one
+        b.gather_computed(_in(b, rng, shape), _computed_indices(b, rng, (1,) + ishape, shape[axis]), axis)
+    else:
+        b.gather(_in(b, rng, shape), idx, axis=axis)
     return b.finish()
+
+
+def _computed_indices(b, rng, shape, below: int) -> int:
+    """An int32 tensor of shape with values in [0, below): ARG_MAX over a model input of shape + (k,), k <= below."""
+    return b.argminmax("ARG_MAX", _in(b, rng, tuple(shape) + (int(rng.integers(1, below + 1)),)), -1)
 
 
 def gen_space_to_batch(rng):
@@ -436,7 +445,12 @@ def gen_gather_nd(rng):
     n = int(rng.integers(1, len(shape) + 1))
     lead = tuple(int(rng.integers(1, 4)) for _ in range(int(rng.integers(0, 3))))
     idx = np.stack([rng.integers(0, shape[k], size=lead) for k in range(n)], axis=-1)
-    b.gather_nd(_in(b, rng, shape), idx)
+    if rng.random() < 0.5:  # computed indices [1, ..., n] below k: params whose first n dimensions are k or more
+        k = int(rng.integers(1, 4))
+        shape = tuple(int(rng.integers(k, 5)) if d < n else s for d, s in enumerate(shape))
+        b.gather_nd_computed(_in(b, rng, shape), _computed_indices(b, rng, (1,) + lead + (n,), k))
+    else:
+        b.gather_nd(_in(b, rng, shape), idx)
     return b.finish()
 
 
@@ -496,6 +510,18 @@ def gen_cast(rng):
 
 
 EXTRA_GENERATORS["CAST"] = gen_cast
+
+
+def gen_fill(rng):
+    """FILL with constant dims and a computed value (a scalar model input; constant dims and value make a constant,
+    which every operator refuses), the output on the value's quantisation or its own (TFLM copies the raw code)."""
+    b = _builder(rng, "fill")
+    shape = (1,) + tuple(int(rng.integers(1, 6)) for _ in range(int(rng.integers(0, 4))))
+    b.fill(shape, _in(b, rng, ()), out_quant=rquant(rng) if rng.random() < 0.5 else None)
+    return b.finish()
+
+
+EXTRA_GENERATORS["FILL"] = gen_fill
 
 
 def gen_log_softmax(rng):

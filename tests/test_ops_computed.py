@@ -52,3 +52,101 @@ def test_cast_from_float_past_the_range_matches_tflm(board, tmp_path):
     same(run(g, p, [EDGES]), want)
     pipeline.build(g, board, tmp_path, plan=p)
     same(runner.run(board, tmp_path, [EDGES])[0], want)
+
+
+def gather_model():
+    """GATHER along axis 1 and GATHER_ND over the first two dimensions, both by int32 model inputs."""
+    b = GraphBuilder("gather_computed")
+    x = b.input((1, 5, 3), 0.1, 3, name="x")
+    p = b.input((4, 5, 3), 0.2, -7, name="params")
+    gi = b.input((2, 2), dtype="int32", name="gather_indices")
+    ni = b.input((2, 2), dtype="int32", name="nd_indices")
+    return b.finish([b.gather_computed(x, gi, 1), b.gather_nd_computed(p, ni)])
+
+
+GATHER_OK = [[[0, 4], [2, 2]], [[4, 3], [0, 1]]]
+ND_OK = [[[0, 1], [3, 4]], [[0, 5], [1, 7]], [[1, -1], [3, 0]]]  # a row inside the params: TFLM takes it
+GATHER_BAD = [[[0, 5], [1, 1]], [[-1, 0], [0, 0]]]
+ND_BAD = [[[3, 5], [0, 0]], [[4, 0], [0, 0]], [[0, -1], [0, 0]]]  # a row outside: TFLM fails the invocation
+
+
+def gather_inputs(rng, gi, ni):
+    return [rng.integers(-128, 128, size=(1, 5, 3), dtype=np.int8), rng.integers(-128, 128, size=(4, 5, 3),
+            dtype=np.int8), np.array(gi, np.int32), np.array(ni, np.int32)]
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_gather_by_computed_indices_matches_tflm_and_fails_where_it_fails(board, tmp_path):
+    """Indices inside: byte-identical to TFLite Micro (GATHER_ND's row checked as TFLM checks it, so an index past
+    its own dimension passes while the row stays inside). Outside: TFLite Micro fails the invocation, the numpy
+    executor raises one line and the firmware's model_invoke fails (the harness exits 4)."""
+    need(board)
+    g = gather_model()
+    data = serialize(g)
+    p = plan_arena(g)
+    assert checker.problems(g, p) == []
+    pipeline.build(g, board, tmp_path, plan=p)
+    rng = np.random.default_rng(5)
+    for gi, ni in [(GATHER_OK[0], n) for n in ND_OK] + [(GATHER_OK[1], ND_OK[0])]:
+        xs = gather_inputs(rng, gi, ni)
+        want = tflm_run(data, xs, 2)
+        same(run(g, p, xs), want)
+        same(runner.run(board, tmp_path, xs)[0], want)
+    for gi, ni in [(b, ND_OK[0]) for b in GATHER_BAD] + [(GATHER_OK[0], b) for b in ND_BAD]:
+        xs = gather_inputs(rng, gi, ni)
+        with pytest.raises(RuntimeError, match="Interpreter invocation failed"):
+            tflm_run(data, xs, 2)
+        with pytest.raises(ModelError, match=r"TFLite Micro fails the invocation there"):
+            run(g, p, xs)
+        with pytest.raises(FirmwareError, match="model_invoke failed"):
+            runner.run(board, tmp_path, xs)
+
+
+def fill_model(seed=3):
+    """FILL by a computed scalar (the output on its own quantisation) between convolutions."""
+    b = GraphBuilder("fill", seed=seed)
+    x = b.input((1, 6, 5, 3), 0.05, 2)
+    v = b.input((), 0.1, -4, name="value")
+    f = b.fill((1, 6, 5, 4), v, out_quant=(0.07, 9))
+    return b.finish(b.conv2d(b.add(b.conv2d(x, 4, 3, 1), f), 5, 3, 2))
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_fill_by_a_computed_value_matches_tflm(board, tmp_path):
+    need(board)
+    g = fill_model()
+    p = plan_arena(g)
+    assert checker.problems(g, p) == []
+    check_firmware(g, board, tmp_path, p, seeds=(0, 1, 2))
+
+
+def test_bad_models_get_one_line_errors():
+    def refused(g, pattern):
+        from buildtool.model import ops
+
+        with pytest.raises(ModelError, match=pattern) as e:
+            ops.check_graph(g)
+        assert "\n" not in str(e.value)
+
+    g = fill_model()
+    dims = g.operators[[op.opcode for op in g.operators].index("FILL")].inputs[0]
+    g.tensors[dims].data = None
+    g.inputs.append(dims)
+    refused(g, r"\(FILL\): computed dims are not supported \(TFLite Micro refuses them")
+    g = fill_model()
+    g.tensors[[op for op in g.operators if op.opcode == "FILL"][0].inputs[0]].data = np.array([1, 6, 5, 5], np.int32)
+    refused(g, r"dims \[1, 6, 5, 5\] differ from the output shape \[1, 6, 5, 4\]")
+    b = GraphBuilder("f16")
+    b.fill((1, 4), b.input((), 0.1, 0))
+    g = b.finish()
+    for t in g.tensors:
+        if t.dtype == "int8":
+            t.dtype = "int16"
+    refused(g, r"\(FILL\): tensor \d+ is int16, and TFLite Micro runs FILL on int8 only")
+    g = gather_model()
+    g.tensors[g.inputs[2]].dtype = "int16"
+    refused(g, r"\(GATHER\): indices must be int32")
+    b = GraphBuilder("nd6")
+    b.gather_nd_computed(b.input((2,) * 6 + (3,), 0.1, 0), b.input((1, 6), dtype="int32"))
+    with pytest.raises(ModelError, match=r"index tuples of 6 values; TFLite Micro takes at most 5"):
+        b.finish()

@@ -110,8 +110,8 @@ def arith_ops_branch(b, k):
 
 def index_ops_branch(b, k):
     """ARG_MAX, ARG_MIN, GATHER, SPACE_TO_BATCH_ND, BATCH_TO_SPACE_ND, MIRROR_PAD, REVERSE_V2, BROADCAST_TO,
-    BATCH_MATMUL, ELU, L2_NORMALIZATION, GATHER_ND, CAST, SHAPE, LOG_SOFTMAX, DIV, NEG (float32) and
-    EMBEDDING_LOOKUP (issue 33): a side branch."""
+    BATCH_MATMUL, ELU, L2_NORMALIZATION, GATHER_ND, CAST, SHAPE, LOG_SOFTMAX, DIV, NEG (float32),
+    EMBEDDING_LOOKUP and FILL (issue 33): a side branch."""
     _, h, w, c = b.shape(k)
     m = b.mirror_pad(b.gather(k, [c - 1, 0], axis=3), [[0, 0], [1, 1], [0, 1], [1, 0]], "SYMMETRIC")
     s = b.batch_to_space(b.space_to_batch(b.slice(m, [0, 0, 0, 0], [1, 2, -1, -1]), [2, 1], [[0, 0], [0, 0]]),
@@ -123,7 +123,8 @@ def index_ops_branch(b, k):
             b.batch_matmul(att, b.reshape(k, (1, h * w, c))),
             b.cast(nd), b.shape_of(nd), b.div(b.log_softmax(nd), nd, "RELU"), b.quantize(b.neg(b.dequantize(nd))),
             b.embedding_lookup(b.argminmax("ARG_MAX", b.mean(k), 1), np.arange(3 * c + 6).reshape(c + 2, 3) - 40,
-                               0.02, -3)]
+                               0.02, -3),
+            b.fill((1, 2, 3), b.squeeze(b.reduce("REDUCE_MAX", k, (1, 2, 3))))]
 
 
 def first_buffer_offsets(data: bytes):

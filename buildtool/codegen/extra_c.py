@@ -21,7 +21,7 @@ from ..refops.log_softmax import log_softmax_params
 from ..refops.div import div_params
 from ..refops.gelu import gelu_table
 from ..refops.matmul import matmul_params
-from ..refops.norm import elu_table, gather_nd_rows
+from ..refops.norm import elu_table, gather_nd_rows, gather_nd_strides
 from ..refops.index_ops import (argminmax_geometry, embedding_geometry, gather_geometry, mirror_pad_geometry,
     space_batch_geometry, strided_geometry)
 from .c_text import c_ints, c_struct
@@ -262,10 +262,15 @@ def gather(e, op) -> None:
     e.dense(op, y)
     p = gather_geometry(e.g, op)
     p["inner"] *= _esize(e, x)
-    idx = [int(v) for v in e.g.tensors[op.inputs[1]].data.reshape(-1)]
-    e.declare(f"static const int32_t {n}_i[{max(len(idx), 1)}] = {c_ints(idx or [0])};")
     e.declare(f"static const bt_gather_params {n}_p = {c_struct(p)};")
     src = e.weight(x, "int8_t") if e.g.tensors[x].is_const else e.act(x)
+    it = e.g.tensors[op.inputs[1]]
+    if not it.is_const:  # computed: checked as the model runs, as TFLM does (model_invoke fails)
+        e.dense(op, it.index)
+        e.call(op, f"if (bt_gather_idx_s8(&{n}_p, {e.act(it.index, 'int32_t')}, {src}, {e.act(y)}) != 0) return 1;")
+        return
+    idx = [int(v) for v in it.data.reshape(-1)]
+    e.declare(f"static const int32_t {n}_i[{max(len(idx), 1)}] = {c_ints(idx or [0])};")
     e.call(op, f"bt_gather_s8(&{n}_p, {n}_i, {src}, {e.act(y)});")
 
 
@@ -324,10 +329,21 @@ def shape(e, op) -> None:
 
 
 def gather_nd(e, op) -> None:
-    """GATHER_ND with constant indices: bt_gather_s8 over the params' flattened leading dimensions."""
+    """GATHER_ND: constant indices as bt_gather_s8 over the params' flattened leading dimensions; computed ones
+    (bt_gather_nd_s8) checked as the model runs, as TFLM does (model_invoke fails)."""
     n, x, y = f"op{op.index}", op.inputs[0], op.outputs[0]
     e.dense(op, x)
     e.dense(op, y)
+    it = e.g.tensors[op.inputs[1]]
+    if not it.is_const:
+        e.dense(op, it.index)
+        rows, inner, strides = gather_nd_strides(e.g, op)
+        p = dict(count=it.num_elements // len(strides), nd=len(strides), rows=rows, inner=inner * _esize(e, x),
+                 stride=strides + [0] * (5 - len(strides)))
+        e.declare(f"static const bt_gather_nd_params {n}_p = {c_struct(p)};")
+        src = e.weight(x, "int8_t") if e.g.tensors[x].is_const else e.act(x)
+        e.call(op, f"if (bt_gather_nd_s8(&{n}_p, {e.act(it.index, 'int32_t')}, {src}, {e.act(y)}) != 0) return 1;")
+        return
     rows, inner, flat = gather_nd_rows(e.g, op)
     e.declare(f"static const int32_t {n}_i[{max(len(flat), 1)}] = {c_ints(flat or [0])};")
     p = dict(outer=1, axis_size=rows, count=len(flat), inner=inner * _esize(e, x))
@@ -389,3 +405,11 @@ def neg(e, op) -> None:
 def gelu(e, op) -> None:
     """int8 GELU: refops.gelu.gelu_table (TFLite's LUTPopulate)."""
     _lut_s8(e, op, gelu_table(e.g, op))
+
+
+def fill(e, op) -> None:
+    """FILL int8: the value's code (an activation or a flash constant) over the output."""
+    v, y = op.inputs[1], op.outputs[0]
+    e.dense(op, y)
+    src = e.weight(v, "int8_t") if e.g.tensors[v].is_const else e.act(v)
+    e.call(op, f"bt_fill_s8({e.g.tensors[y].num_elements}, {src}, {e.act(y)});")

@@ -282,6 +282,9 @@ OPDEFS = (
     # oracle: TensorFlow Lite's reference kernel (the tflite-micro interpreter does not register GELU)
     OpDef("GELU", "model.ops:_check_same", "refops.gelu:gelu", "codegen.extra_c:gelu", types=_t(I8),
           memory="elementwise", **_opts("GeluOptions", Field("approximate", "Approximate", "bool", False))),
+    # int8 only: TFLite Micro fails an int16 FILL at invoke; its dims must be constant (TFLM refuses others)
+    OpDef("FILL", "model.ops_extra:_check_fill", "refops.index_ops:fill", "codegen.extra_c:fill", types=_t(I8),
+          **_BIN, **_opts("FillOptions"), structural=(0,)),
     # resource variables (model/variables.py: the reader binds VAR_HANDLE and evaluates a constant CALL_ONCE init)
     OpDef("READ_VARIABLE", "model.variables:check_read_variable", "refops.variables:read_variable",
           "codegen.stateful_c:read_variable"),
@@ -322,8 +325,9 @@ NOT_BUILT = {
     "LOG": "float-only in TFLite Micro (int8/int16 fail at invoke)",
     "FLOOR_DIV": "float32/int32 only in TFLite Micro ('Type INT8 is not supported by FLOOR_DIV')",
     "FLOOR_MOD": "float32/int32 only in TFLite Micro ('Type INT8 is not supported by FLOOR_MOD')",
-    "FILL": "int8/int16 in TFLite Micro, but with constant dims and value it is an unfolded constant (refused: "
-            "convert with constant folding) and computed dims are not supported",
+    "FILL": "int16: TFLite Micro fails at invoke ('Fill only currently supports float32 for input 1'); computed "
+            "dims: TFLite Micro refuses them ('Non-constant >dims< tensor is not supported'); a constant value too: "
+            "an unfolded constant (refused, as every operator of constants only); int8 with a computed value is built",
 }
 
 

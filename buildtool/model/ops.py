@@ -151,6 +151,8 @@ def _check_dtypes(g, op) -> None:
     act_in = [i for i in op.inputs if i >= 0 and not g.tensors[i].is_const]
     if op.opcode == "TRANSPOSE_CONV":
         act_in = [i for i in act_in if i != op.inputs[0]]  # output_shape (int32)
+    if op.opcode in ("GATHER", "GATHER_ND", "FILL"):  # computed indices / dims: the operator's check says
+        act_in = [i for i in act_in if i != op.inputs[0 if op.opcode == "FILL" else 1]]
     in_types, out_types = activation_types(op.opcode)
     for t, ok in [(g.tensors[i], in_types) for i in act_in] + [(g.tensors[i], out_types) for i in op.outputs]:
         name = short(t.name)

@@ -290,20 +290,26 @@ def _check_argminmax(g, op):
     _need(out == inp[:a] + inp[a + 1:], op, f"output shape {list(out)} != input {list(inp)} without axis {a}")
 
 
+GATHER_ND_MAX = 5  # TFLite Micro: "Index innermost dimension length must not exceed 5"
+
+
 def _check_gather(g, op):
-    """GATHER: constant int32 indices inside the axis (batch_dims 0); output = input with the axis replaced by
-    the indices' shape."""
+    """GATHER: int32 indices (batch_dims 0), constant ones inside the axis (computed ones are checked as the model
+    runs: TFLite Micro fails the invocation on one outside, and so do our firmware and executor); output = input
+    with the axis replaced by the indices' shape."""
     _need(len(op.inputs) == 2 and min(op.inputs) >= 0, op, "needs params and indices")
     inp, out = _shape(g, op.inputs[0]), _shape(g, op.outputs[0])
     _need(op.options.get("batch_dims", 0) == 0, op, "batch_dims other than 0 is not supported")
+    _need(len(inp) >= 1, op, "params must have at least one dimension")
     a = op.options.get("axis", 0)
     _need(-len(inp) <= a < len(inp), op, f"axis {a} out of range")
     a %= len(inp)
-    idx = _const(g, op, 1, "indices (computed indices are not supported)")
-    _need(g.tensors[op.inputs[1]].dtype == "int32", op, "indices must be int32")
-    _need(idx.size == 0 or (idx.min() >= 0 and idx.max() < inp[a]), op,
-          f"indices must lie in [0, {inp[a]}) (TFLite Micro fails on others)")
-    want = inp[:a] + tuple(idx.shape) + inp[a + 1:]
+    _need(g.tensors[op.inputs[1]].dtype == "int32", op, "indices must be int32 (TFLite Micro's GATHER takes no other)")
+    if g.tensors[op.inputs[1]].is_const:
+        idx = _const(g, op, 1, "indices")
+        _need(idx.size == 0 or (idx.min() >= 0 and idx.max() < inp[a]), op,
+              f"indices must lie in [0, {inp[a]}) (TFLite Micro fails on others)")
+    want = inp[:a] + _shape(g, op.inputs[1]) + inp[a + 1:]
     _need(out == want, op, f"output shape {list(out)} != {list(want)}")
     _same_type(g, op, [op.inputs[0], *op.outputs])
 
@@ -422,16 +428,21 @@ def _check_shape(g, op):
 
 
 def _check_gather_nd(g, op):
-    """GATHER_ND: constant int32 indices [..., n] inside the first n dimensions of the params."""
+    """GATHER_ND: int32 indices [..., n]; constant ones inside the first n dimensions of the params, computed ones
+    checked as the model runs (TFLite Micro fails the invocation on a row outside the params, refops.norm)."""
     _need(len(op.inputs) == 2 and min(op.inputs) >= 0, op, "needs params and indices")
     params, out = _shape(g, op.inputs[0]), _shape(g, op.outputs[0])
-    idx = _const(g, op, 1, "indices (computed indices are not supported)")
-    _need(g.tensors[op.inputs[1]].dtype == "int32" and idx.ndim >= 1 and 1 <= idx.shape[-1] <= len(params), op,
+    ishape = _shape(g, op.inputs[1])
+    _need(g.tensors[op.inputs[1]].dtype == "int32" and len(ishape) >= 1 and 1 <= ishape[-1] <= len(params), op,
           f"indices must be int32 [..., n] with 1 <= n <= {len(params)}")
-    n = idx.shape[-1]
-    _need(idx.size == 0 or ((idx >= 0) & (idx < np.array(params[:n]))).all(), op,
-          f"indices must lie inside the params' first {n} dimensions {list(params[:n])} (TFLite Micro fails on others)")
-    want = tuple(idx.shape[:-1]) + params[n:]
+    n = ishape[-1]
+    _need(n <= GATHER_ND_MAX, op, f"index tuples of {n} values; TFLite Micro takes at most {GATHER_ND_MAX}")
+    if g.tensors[op.inputs[1]].is_const:
+        idx = _const(g, op, 1, "indices")
+        _need(idx.size == 0 or ((idx >= 0) & (idx < np.array(params[:n]))).all(), op,
+              f"indices must lie inside the params' first {n} dimensions {list(params[:n])} (TFLite Micro fails on "
+              f"others)")
+    want = tuple(ishape[:-1]) + params[n:]
     _need(out == want, op, f"output shape {list(out)} != {list(want)}")
     _same_type(g, op, [op.inputs[0], *op.outputs])
 
@@ -452,6 +463,21 @@ def _check_embedding_lookup(g, op):
     _need(table.ndim >= 2 and g.tensors[op.inputs[1]].dtype == "int8", op, "the table must be int8 of rank >= 2")
     want = ids + tuple(table.shape[1:])
     _need(out == want, op, f"output shape {list(out)} != {list(want)}")
+
+
+def _check_fill(g, op):
+    """FILL: constant int32/int64 dims equal to the output's shape (TFLite Micro takes no computed dims) and a
+    scalar value of the output's type, computed or constant, copied as its raw code."""
+    _need(len(op.inputs) == 2 and min(op.inputs) >= 0, op, "needs dims and a value")
+    dims, value, out = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    _need(dims.is_const, op, "computed dims are not supported (TFLite Micro refuses them: 'Non-constant >dims< "
+                             "tensor is not supported')")
+    d = _const(g, op, 0, "dims")
+    _need(dims.dtype in ("int32", "int64") and d.ndim == 1, op, "dims must be a 1-D int32 or int64 constant")
+    _need(tuple(int(v) for v in d) == tuple(out.shape), op,
+          f"dims {[int(v) for v in d]} differ from the output shape {list(out.shape)}")
+    _need(len(value.shape) == 0 and value.dtype == out.dtype, op,
+          f"the value must be a scalar (rank 0) of the output's type {out.dtype}")
 
 
 CAST_TYPE_CODES = {"float32": 0, "int32": 2, "bool": 6, "int16": 7, "int8": 9}  # TFLite's TensorType codes

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import ModelError
 from .activation import operands
 
 
@@ -52,9 +53,17 @@ def gather_geometry(g, op) -> dict:
 
 
 def gather(g, op, ins, outs) -> None:
+    """TFLM gather.cc: an index outside [0, axis size) (computed indices; constant ones are checked) fails the
+    invocation."""
     x, idx = operands(g, op, ins)
     p = gather_geometry(g, op)
-    v = x.reshape(p["outer"], p["axis_size"], p["inner"])[:, np.asarray(idx).reshape(-1).astype(np.int64), :]
+    idx = np.asarray(idx).reshape(-1).astype(np.int64)
+    bad = idx[(idx < 0) | (idx >= p["axis_size"])]
+    if bad.size:
+        raise ModelError(f"operator {op.index} (GATHER): index {int(bad[0])} lies outside [0, {p['axis_size']}) as "
+                         f"the model runs; TFLite Micro fails the invocation there (and the firmware's model_invoke "
+                         f"returns 1)")
+    v = x.reshape(p["outer"], p["axis_size"], p["inner"])[:, idx, :]
     outs[0][...] = v.reshape(outs[0].shape)
 
 
@@ -168,3 +177,9 @@ def embedding_lookup(g, op, ins, outs) -> None:
     ok = (ids >= 0) & (ids < p["rows"])
     out = np.where(ok[:, None], rows[np.where(ok, ids, 0)], 0)
     outs[0][...] = out.astype(outs[0].dtype).reshape(outs[0].shape)
+
+
+def fill(g, op, ins, outs) -> None:
+    """FILL (TFLM fill.cc): the value's raw code everywhere (no requantisation)."""
+    _, value = operands(g, op, ins)
+    outs[0][...] = np.asarray(value).reshape(())

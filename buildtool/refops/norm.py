@@ -19,6 +19,8 @@ import functools
 
 import numpy as np
 
+from ..errors import ModelError
+from .activation import operands
 from .quant_math import mbqm, round_half_away
 from .unary import inv_sqrt
 
@@ -63,17 +65,31 @@ def shape(g, op, ins, outs) -> None:
     outs[0][...] = np.array(g.tensors[op.inputs[0]].shape, np.int32).reshape(outs[0].shape)
 
 
-def gather_nd_rows(g, op) -> tuple:
-    """(rows, row elements, the flat row index of each index tuple) of GATHER_ND's params and indices."""
+def gather_nd_strides(g, op) -> tuple:
+    """(rows, row elements, the row stride of each index position) of GATHER_ND's params: an index tuple t picks
+    row sum(t[j] * stride[j]) of the params as [rows][row elements] (TFLM's from_pos / slice_size)."""
     params = tuple(int(d) for d in g.tensors[op.inputs[0]].shape)
-    idx = np.asarray(g.tensors[op.inputs[1]].data, np.int64)
-    nd = int(idx.shape[-1]) if idx.ndim else 0
-    rows = int(np.prod(params[:nd], dtype=np.int64))
-    inner = int(np.prod(params[nd:], dtype=np.int64))
-    flat = np.ravel_multi_index(tuple(idx.reshape(-1, nd).T), params[:nd]) if nd else np.zeros(1, np.int64)
+    nd = int(g.tensors[op.inputs[1]].shape[-1])
+    strides = [int(np.prod(params[j + 1:nd], dtype=np.int64)) for j in range(nd)]
+    return int(np.prod(params[:nd], dtype=np.int64)), int(np.prod(params[nd:], dtype=np.int64)), strides
+
+
+def gather_nd_rows(g, op, idx=None) -> tuple:
+    """(rows, row elements, the flat row of each index tuple) of GATHER_ND's params and indices (idx: computed
+    indices; None: the constant ones). A row outside [0, rows) is kept as it is (the caller refuses it)."""
+    rows, inner, strides = gather_nd_strides(g, op)
+    idx = np.asarray(g.tensors[op.inputs[1]].data if idx is None else idx, np.int64)
+    flat = idx.reshape(-1, len(strides)) @ np.array(strides, np.int64)
     return rows, inner, [int(v) for v in np.atleast_1d(flat)]
 
 
 def gather_nd(g, op, ins, outs) -> None:
-    rows, inner, flat = gather_nd_rows(g, op)
-    outs[0][...] = ins[0].reshape(rows, inner)[flat].reshape(outs[0].shape)
+    """TFLM gather_nd.cc: an index tuple whose row lies outside the params (checked on the flat row, as TFLM does:
+    one index may pass its dimension when the row stays inside) fails the invocation."""
+    params, idx = operands(g, op, ins)
+    rows, inner, flat = gather_nd_rows(g, op, idx)
+    bad = [r for r in flat if not 0 <= r < rows]
+    if bad:
+        raise ModelError(f"operator {op.index} (GATHER_ND): an index tuple picks row {bad[0]} of {rows} as the model "
+                         f"runs; TFLite Micro fails the invocation there (and the firmware's model_invoke returns 1)")
+    outs[0][...] = np.asarray(params).reshape(rows, inner)[flat].reshape(outs[0].shape)

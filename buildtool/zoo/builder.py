@@ -693,6 +693,31 @@ class GraphBuilder:
         self._op("GATHER", [x, it], [out], {"axis": axis, "batch_dims": 0})
         return out
 
+    def fill(self, shape, value, *, out_quant=None) -> int:
+        """FILL of shape (constant dims) with the computed int8 scalar tensor value; the output takes value's
+        quantisation unless out_quant (TFLM copies the raw code)."""
+        name = self._name("fill")
+        shape = tuple(int(d) for d in shape)
+        dt = self.const(f"{name}/dims", np.array(shape, np.int32), "int32")
+        s, zp = self.quant_of(value)
+        code = np.round(np.asarray(self.values[value], np.float32).reshape(-1)[:1] / s) + zp
+        s, zp = out_quant if out_quant is not None else (s, zp)
+        real = (code - zp) * np.float32(s)
+        out = self._act_out(name, np.full((self.batch,) + shape[1:], real[0], np.float32), "NONE", (s, zp), shape)
+        self._op("FILL", [dt, value], [out])
+        return out
+
+    def gather_computed(self, x, it, axis=1) -> int:
+        """GATHER along axis by the computed int32 indices tensor it; the output keeps x's quantisation (its
+        values only calibrate what follows)."""
+        shape = self.shape(x)
+        a = axis % len(shape)
+        oshape = shape[:a] + self.shape(it) + shape[a + 1:]
+        v = self.values[x]
+        out = self._same_quant_out("gather", x, np.resize(v, (v.shape[0],) + oshape[1:]), oshape)
+        self._op("GATHER", [x, it], [out], {"axis": axis, "batch_dims": 0})
+        return out
+
     def space_to_batch(self, x, block, paddings) -> int:
         """SPACE_TO_BATCH_ND of a [1,H,W,C] (or [1,H,C]) input; the padding is the output zero point (x's)."""
         name = self._name("space_to_batch")
@@ -802,6 +827,15 @@ class GraphBuilder:
         it = self.const(f"{name}/indices", idx, "int32")
         shape = tuple(idx.shape[:-1]) + self.shape(x)[n:]
         v = self.values[x]  # the output keeps x's quantisation: its values only calibrate what follows
+        out = self._same_quant_out("gather_nd", x, np.resize(v, (v.shape[0],) + shape[1:]), shape)
+        self._op("GATHER_ND", [x, it], [out])
+        return out
+
+    def gather_nd_computed(self, x, it) -> int:
+        """GATHER_ND by the computed int32 indices tensor it [..., n]; the output keeps x's quantisation."""
+        ishape = self.shape(it)
+        shape = tuple(ishape[:-1]) + self.shape(x)[ishape[-1]:]
+        v = self.values[x]
         out = self._same_quant_out("gather_nd", x, np.resize(v, (v.shape[0],) + shape[1:]), shape)
         self._op("GATHER_ND", [x, it], [out])
         return out

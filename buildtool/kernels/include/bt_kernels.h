@@ -125,6 +125,9 @@
 #define bt_zeros_s8 ref_bt_zeros_s8
 #define bt_argminmax_s8 ref_bt_argminmax_s8
 #define bt_gather_s8 ref_bt_gather_s8
+#define bt_gather_idx_s8 ref_bt_gather_idx_s8
+#define bt_gather_nd_s8 ref_bt_gather_nd_s8
+#define bt_fill_s8 ref_bt_fill_s8
 #define bt_space_to_batch_s8 ref_bt_space_to_batch_s8
 #define bt_batch_to_space_s8 ref_bt_batch_to_space_s8
 #define bt_mirror_pad_s8 ref_bt_mirror_pad_s8
@@ -755,6 +758,22 @@ typedef struct {
 } bt_gather_params;
 
 void bt_gather_s8(const bt_gather_params *p, const int32_t *idx, const int8_t *in, int8_t *out);
+
+/* GATHER with computed int32 indices: bt_gather_s8 after checking every index against [0, axis_size); returns 1,
+ * writing nothing, when one lies outside (TFLM fails the invocation there; model_invoke returns 1), else 0. */
+int32_t bt_gather_idx_s8(const bt_gather_params *p, const int32_t *idx, const int8_t *in, int8_t *out);
+
+/* GATHER_ND with computed int32 indices (TFLM gather_nd.cc): count tuples of nd values; tuple t picks row
+ * sum t[j] * stride[j] of the dense params as [rows][inner bytes] (TFLM checks the row, not each index); returns 1,
+ * writing nothing, when a row lies outside [0, rows) (TFLM fails the invocation), else 0. */
+typedef struct {
+  int32_t count, nd, rows, inner, stride[5];
+} bt_gather_nd_params;
+
+int32_t bt_gather_nd_s8(const bt_gather_nd_params *p, const int32_t *idx, const int8_t *in, int8_t *out);
+
+/* FILL int8 (TFLM fill.cc): n copies of the code *value (a computed or constant scalar; raw, no requantisation). */
+void bt_fill_s8(int32_t n, const int8_t *value, int8_t *out);
 
 /* SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND on int8 (TFLM reference_ops, 3-D as NH1C): block_h x block_w blocks,
  * top/left the padding (SPACE_TO_BATCH_ND, filled with pad_value; TFLM's is uninitialised, so code generation

@@ -1,4 +1,4 @@
-/* ARG_MAX / ARG_MIN, GATHER, SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND, MIRROR_PAD and EMBEDDING_LOOKUP on int8: TFLM's reference
+/* ARG_MAX / ARG_MIN, GATHER, GATHER_ND with computed indices, FILL, SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND, MIRROR_PAD and EMBEDDING_LOOKUP on int8: TFLM's reference
  * semantics on raw codes (see bt_kernels.h). */
 #include "bt_kernels.h"
 
@@ -34,6 +34,29 @@ void bt_gather_s8(const bt_gather_params *p, const int32_t *idx, const int8_t *i
       out += p->inner;
     }
 }
+
+int32_t bt_gather_idx_s8(const bt_gather_params *p, const int32_t *idx, const int8_t *in, int8_t *out) {
+  for (int32_t j = 0; j < p->count; j++)
+    if (idx[j] < 0 || idx[j] >= p->axis_size) return 1;
+  bt_gather_s8(p, idx, in, out);
+  return 0;
+}
+
+int32_t bt_gather_nd_s8(const bt_gather_nd_params *p, const int32_t *idx, const int8_t *in, int8_t *out) {
+  for (int32_t i = 0; i < p->count; i++) {
+    int64_t row = 0;
+    for (int32_t j = 0; j < p->nd; j++) row += (int64_t)idx[i * p->nd + j] * p->stride[j];
+    if (row < 0 || row >= p->rows) return 1;
+  }
+  for (int32_t i = 0; i < p->count; i++) {
+    int64_t row = 0;
+    for (int32_t j = 0; j < p->nd; j++) row += (int64_t)idx[i * p->nd + j] * p->stride[j];
+    index_copy(out + (int64_t)i * p->inner, in + row * p->inner, p->inner);
+  }
+  return 0;
+}
+
+void bt_fill_s8(int32_t n, const int8_t *value, int8_t *out) { index_fill(out, *value, n); }
 
 void bt_space_to_batch_s8(const bt_space_batch_params *p, const int8_t *in, int8_t *out) {
   const int32_t in_b = p->in_dims[0], in_h = p->in_dims[1], in_w = p->in_dims[2], depth = p->in_dims[3];
