@@ -692,3 +692,26 @@ def test_wide_graph_plans_with_bounded_work():
     bufs = [(1, 0, 2)] * 3
     assert packers.best_of(bufs, packers.PACKERS.items(), 0, work=2)[1] == "model_order"
     assert packers.best_of(bufs, packers.PACKERS.items(), 0, work=3)[1] == "greedy_size"
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_incremental_inplace_bound_equals_building_every_set(data):
+    """The in-place search's bounds (inplace._Bounds: each part of independent decisions built once per
+    subset, a set's profile patched from the previous set's) equal building all the buffers of each set,
+    with the same candidates applied, for random sets asked in a random sequence."""
+    from buildtool.plan.arena.inplace import _Bounds, candidates, reshape_decisions
+    from buildtool.plan.arena.liveness import build_buffers, lower_bound
+    from buildtool.plan.arena.order import candidate_orders
+
+    g = random_graph(data, max_ops=16)
+    order = data.draw(st.sampled_from(candidate_orders(g, 16)))
+    base, cands = reshape_decisions(g, order), candidates(g, order)
+    index = {d: k for k, d in enumerate(cands)}
+    bounds = _Bounds(g, order, 16, base, cands)
+    for _ in range(12):
+        chosen = frozenset(data.draw(st.sets(st.sampled_from(range(len(cands)))))) if cands else frozenset()
+        bufs, applied = build_buffers(g, order, base + [cands[k] for k in sorted(chosen)])
+        want = (lower_bound(bufs, len(order), 16), frozenset(index[d] for d in applied if d in index))
+        assert bounds.bound(chosen, tuple(sorted(chosen))) == want
+

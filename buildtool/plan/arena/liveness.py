@@ -142,21 +142,42 @@ def pad_shift(g: Graph, op) -> int:
     return max(lo, hi - hi % 4)
 
 
-def build_buffers(g: Graph, order: list, decisions: list, iv: dict | None = None) -> tuple:
+def decision_tensors(g: Graph, d: Decision) -> set:
+    """The tensors whose buffers build_buffers reads or changes when it applies d: decisions with no
+    tensor in common (through chains of common tensors) are applied independently of each other."""
+    op = g.operators[d.op]
+    ts = set(op.outputs)
+    if d.kind == "reshape":
+        ts.add(op.inputs[0])
+    elif d.kind == "concat":
+        ts.update(op.inputs)
+    else:
+        ts.update(g.act_inputs(op))
+        ts.add(d.tensor)
+    return ts
+
+
+def build_context(g: Graph, order: list) -> tuple:
+    """What build_buffers derives from the graph and the order alone, for callers that build the
+    buffers of one order many times (the in-place search)."""
+    return ({oi: s for s, oi in enumerate(order)}, set(g.outputs), set(g.inputs), set(g.variable_tensors()))
+
+
+def build_buffers(g: Graph, order: list, decisions: list, iv: dict | None = None, tensors=None,
+                  context: tuple | None = None) -> tuple:
     """Apply aliasing decisions in list order (skipping any that no longer fits) -> (buffers, applied).
 
     Buffers come out sorted by (first, smallest tensor index) so that ids are deterministic.
     iv: tensor_intervals(g, order), when the caller has it (the in-place search builds the buffers of
-    one order hundreds of times).
+    one order hundreds of times); context: build_context(g, order), likewise. tensors: only these
+    tensors' buffers (every tensor of every decision's decision_tensors must be among them).
     """
     iv = tensor_intervals(g, order) if iv is None else iv
-    step = {oi: s for s, oi in enumerate(order)}
+    step, outputs, inputs, variable = build_context(g, order) if context is None else context
     # group id -> {tensor: (offset, stride)}; every tensor starts in its own group
-    groups = {t: {t: (0, 0)} for t in iv}
-    where = {t: t for t in iv}
-    outputs = set(g.outputs)
-    inputs = set(g.inputs)
-    variable = set(g.variable_tensors())
+    tensors = iv if tensors is None else tensors
+    groups = {t: {t: (0, 0)} for t in tensors}
+    where = {t: t for t in tensors}
     scratch, applied = [], []
 
     def merge(src_tensor, dst_tensor, dst_off, stride):
