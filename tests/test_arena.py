@@ -715,3 +715,20 @@ def test_incremental_inplace_bound_equals_building_every_set(data):
         want = (lower_bound(bufs, len(order), 16), frozenset(index[d] for d in applied if d in index))
         assert bounds.bound(chosen, tuple(sorted(chosen))) == want
 
+
+def test_a_cp_sat_run_stopped_by_the_wall_clock_is_not_used(monkeypatch, caplog):
+    """Only deterministic time decides the exact packer's answer: a run stopped by the wall-clock safety
+    net (here made to trip at once, as a machine overloaded far past any normal run would) is thrown
+    away, the heuristics' packing kept and the plan not called optimal, with a warning; so a loaded
+    machine never silently changes a plan (the same graph gives 340,736 B, exact, when it is not hit)."""
+    from buildtool import zoo
+    from buildtool.plan.arena import exact
+
+    assert exact.wall_safety_seconds(2.0) >= 60 and exact.wall_safety_seconds(10.0) >= 200
+    monkeypatch.setattr(exact, "WALL_SAFETY_MIN_SECONDS", 0.0)
+    monkeypatch.setattr(exact, "WALL_SAFETY_FACTOR", 1e-9)
+    g = zoo.build("mcunet-in3")
+    with caplog.at_level("WARNING", logger="buildtool.plan"):
+        p = _plan(g, order_search=False, inplace=False)
+    assert p.arena_bytes > 340736 and p.planner != "exact" and not p.optimal
+    assert "wall-clock safety net" in caplog.text

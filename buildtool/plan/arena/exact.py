@@ -3,10 +3,15 @@ not overlap (NoOverlap2D over fixed time intervals), minimise the arena top.
 
 Seeded with the best heuristic packing (hint and upper bound) and the lower bound, so it only
 ever improves on the heuristics and stops as soon as it reaches the bound. One worker, a fixed
-seed and a deterministic-time limit keep the answer independent of machine load.
+seed and a deterministic-time limit keep the answer independent of machine load: the wall clock
+only bounds a run gone wrong (wall_safety_seconds, far above any normal run), and a run it stops
+is not used (the heuristics' packing is kept, not proven optimal, and a warning says so), so a
+loaded machine can make a plan slower but never silently different.
 """
 
 from __future__ import annotations
+
+import logging
 
 from .. import cpsat
 
@@ -14,13 +19,23 @@ DETERMINISTIC_PER_SECOND = 20.0
 # Past this many buffers building the model alone takes seconds (10,000: 4 s and 300 MB here)
 # and the budget runs out before the search improves on the heuristics: they are kept as they are.
 MAX_BUFFERS = 2000
+# The wall-clock safety net: budget/DETERMINISTIC_PER_SECOND units take about 0.75 x the budget on
+# an idle machine, so this needs a machine more than 25 times slower than that to be reached.
+WALL_SAFETY_FACTOR = 20.0
+WALL_SAFETY_MIN_SECONDS = 60.0
+
+
+def wall_safety_seconds(time_budget: float) -> float:
+    """The wall-clock seconds after which a CP-SAT run is stopped and its answer not used."""
+    return max(WALL_SAFETY_MIN_SECONDS, WALL_SAFETY_FACTOR * time_budget)
 
 
 def solve(bufs: list, hint: list, lower: int, upper: int, time_budget: float, wall_cap: bool = True) -> tuple:
     """bufs = [(units, first, last)] -> (offsets, top, proven_optimal, deterministic seconds used).
 
-    wall_cap=False drops the wall-clock safety net: only deterministic time stops the search,
-    so the answer never depends on machine load (the run may take longer on a loaded machine)."""
+    Only deterministic time decides the answer. wall_cap: stop a run that passes
+    wall_safety_seconds(time_budget) and return the hint instead (not proven optimal), with a
+    warning; wall_cap=False: no wall clock at all."""
     cp_model = cpsat.load()
     if len(bufs) > MAX_BUFFERS:
         return list(hint), upper, False, 0.0
@@ -45,12 +60,18 @@ def solve(bufs: list, hint: list, lower: int, upper: int, time_budget: float, wa
     p.random_seed = 0
     # CP-SAT's deterministic work units run about 15x faster than wall seconds on this model
     # (measured on the 2-core development machine), so budget/20 units take roughly 0.75 x the
-    # budget. The wall-clock cap is only a safety net; a run stopped by it may differ.
+    # budget. The wall-clock cap is only a safety net (see the module docstring).
     p.max_deterministic_time = time_budget / DETERMINISTIC_PER_SECOND
     if wall_cap:
-        p.max_time_in_seconds = 2.0 * time_budget
+        p.max_time_in_seconds = wall_safety_seconds(time_budget)
     st = s.Solve(m)
     used = s.deterministic_time
+    if (wall_cap and st != cp_model.OPTIMAL and used < p.max_deterministic_time
+            and s.wall_time >= p.max_time_in_seconds):
+        logging.getLogger("buildtool.plan").warning(
+            "the exact packer was stopped by its wall-clock safety net (%.0f s, the machine is overloaded); "
+            "the heuristic packing is kept, not proven optimal", p.max_time_in_seconds)
+        return list(hint), upper, False, used
     if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return list(hint), upper, False, used
     offs = [int(s.Value(x)) for x in xs]
