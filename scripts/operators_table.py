@@ -310,6 +310,16 @@ NOTES = (
     "Splitting and fusion refuse them, as they refuse SVDF's state. Tested over several invocations against "
     "TFLite Micro in tests/test_variables.py (models written by TensorFlow's converter: "
     "scripts/variable_models.py).",
+    "IF and WHILE (not built; tests/data/cf_if_int8.tflite and cf_while_int8.tflite, which TFLite Micro runs, are "
+    "refused in one line). The design they need: each branch, cond and body subgraph read as a graph of its own and "
+    "planned as its own arena; the control-flow operator gets one scratch buffer in the model's arena the size of its "
+    "largest subgraph's arena, live at its step only, and each subgraph's tensors are placed at that buffer's offset "
+    "plus their own, so the plan checker, the numpy executor and code generation see ordinary placements. IF copies "
+    "its inputs into the chosen branch's inputs, runs that branch's steps and copies its outputs out (TFLite Micro's "
+    "byte copies); WHILE runs cond, then body while cond holds, copying the body's outputs back to its inputs. In C "
+    "each subgraph becomes a static function the operator's step calls. Also needed for TensorFlow's int8 models: the "
+    "float32 tensors its converter puts across both operators (QUANTIZE and DEQUANTIZE inside each subgraph) and, "
+    "for WHILE's counter, int32 ADD and LESS. Splitting and fusion would refuse them.",
 )
 
 

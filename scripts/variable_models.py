@@ -9,6 +9,10 @@ runs an init subgraph assigning each variable its initial value:
   var_ring_int8          a keyword-spotting ring buffer: the last 4 frames of 8 features (starts at a
                          non-zero constant), y = dense(flatten(frames)); two variables (frames, a count)
   var_accumulator_int16  the accumulator converted 16x8 (int16 activations and variable)
+and the control-flow models buildtool refuses (IF and WHILE run other subgraphs; TFLite Micro runs both):
+  cf_if_int8             y = 2 cond(sum(x) > 0, x / 2 + 1/4, |x| - 1/4): IF, float32 across it (DEQUANTIZE
+                         before, QUANTIZE ... DEQUANTIZE in each branch)
+  cf_while_int8          three times y = y / 2 + 0.1: WHILE with an int32 counter (ADD, LESS in int32)
 """
 
 from __future__ import annotations
@@ -67,8 +71,21 @@ def models():
             self.count.assign(c)
             return tf.matmul(tf.reshape(f, [1, 32]), self.w) + tf.reduce_mean(c)
 
+    class If(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([1, 8], tf.float32)])
+        def __call__(self, x):
+            y = tf.cond(tf.reduce_sum(x) > 0.0, lambda: x * 0.5 + 0.25, lambda: tf.abs(x) - 0.25)
+            return y * 2.0
+
+    class While(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([1, 8], tf.float32)])
+        def __call__(self, x):
+            _, y = tf.while_loop(lambda i, y: i < 3, lambda i, y: (i + 1, y * 0.5 + 0.1), [tf.constant(0), x])
+            return y
+
     return {"var_accumulator_int8": (Accumulator(), False), "var_ring_int8": (Ring(), False),
-            "var_accumulator_int16": (Accumulator(), True)}
+            "var_accumulator_int16": (Accumulator(), True), "cf_if_int8": (If(), False),
+            "cf_while_int8": (While(), False)}
 
 
 def main(out: str) -> None:

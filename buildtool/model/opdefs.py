@@ -314,6 +314,10 @@ CUSTOM = {d.custom: d.name for d in OPDEFS if d.custom}  # custom_code -> opcode
 # interpreter (the tflite-micro package) refuses int8 and int16 models of them (TensorFlow-converted one-operator
 # models retyped to int8 / int16 with a quantisation).
 NOT_BUILT = {
+    "IF": "control flow (several subgraphs): not built. TFLite Micro runs it (int8 models TensorFlow converts: float32 "
+          "across the IF, each branch QUANTIZE ... DEQUANTIZE); the design it needs is in the note below the table",
+    "WHILE": "control flow (several subgraphs): not built. TFLite Micro runs it; TensorFlow's int8 converter writes the "
+             "loop counter as int32 ADD and LESS (not built either) and float32 across the loop",
     **{f"SIGNAL_{n}": "not yet built (TFLite Micro's signal library: custom operator Signal"
                       f"{n.title().replace('_', '')})"
        for n in ("FRAMER", "STACKER", "DELAY", "OVERLAP_ADD", "FFT_AUTO_SCALE",

@@ -102,6 +102,9 @@ def supported_table() -> list:
 
 
 def unsupported_message(op: Operator) -> str:
+    if op.opcode in ("IF", "WHILE"):  # opdefs.NOT_BUILT says why
+        return (f"operator {op.index} is {op.opcode}, which is not supported: control flow runs other subgraphs "
+                f"and buildtool plans the model's subgraph only (a CALL_ONCE that assigns constants is evaluated)")
     return f"operator {op.index} is {op.opcode}, which is not supported; run 'buildtool ops' to see what is"
 
 
