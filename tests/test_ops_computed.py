@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from conftest import tflm_run
 from test_firmware import need
-from test_ops_extra import check_firmware
+from test_ops_extra import check_firmware, inplace_plan
 
 from buildtool import pipeline
 from buildtool.errors import ModelError
@@ -150,3 +150,27 @@ def test_bad_models_get_one_line_errors():
     b.gather_nd_computed(b.input((2,) * 6 + (3,), 0.1, 0), b.input((1, 6), dtype="int32"))
     with pytest.raises(ModelError, match=r"index tuples of 6 values; TFLite Micro takes at most 5"):
         b.finish()
+
+
+def cast_chain_model(seed=6):
+    """CASTs between convolutions over tensors that die there, same size in and out (bool -> int8, int8 -> int8,
+    int16 -> int16): in place."""
+    b = GraphBuilder("cast_chain", seed=seed)
+    x = b.input((1, 8, 7, 4), 0.05, 1)
+    k = b.conv2d(x, 6, 3, 1)
+    m = b.cast(b.compare("GREATER", k, b.conv2d(x, 6, 3, 1)), "int8")
+    w = b.cast(b.cast(b.cast(b.conv2d(x, 6, 1, 1), "int16"), "int16"), "int8")
+    return b.finish(b.conv2d(b.add(b.cast(b.add(m, w), "int8"), k), 3, 3, 2))
+
+
+@pytest.mark.parametrize("board", BOARDS)
+def test_cast_in_place_matches_tflm(board, tmp_path):
+    need(board)
+    g = cast_chain_model()
+    forced = inplace_plan(g, ("CAST",))
+    assert sum(g.operators[i].opcode == "CAST" for i in forced.inplace_ops) == 3
+    planned = plan_arena(g)
+    assert checker.problems(g, planned) == []
+    assert any(g.operators[i].opcode == "CAST" for i in planned.inplace_ops)
+    for p in (forced, planned):
+        check_firmware(g, board, tmp_path / str(len(p.inplace_ops)), p, seeds=(0, 1))

@@ -269,7 +269,7 @@ OPDEFS = (
     OpDef("EMBEDDING_LOOKUP", "model.ops_extra:_check_embedding_lookup", "refops.index_ops:embedding_lookup",
           "codegen.extra_c:embedding_lookup", types=_t(("int32",), ("int8",)), **_BIN),
     OpDef("CAST", "model.ops_extra:_check_cast", "refops.cast:cast", "codegen.extra_c:cast",
-          types=(("int8", "int16", "int32", "float32", "bool"), ("int8", "int16", "int32")),
+          types=(("int8", "int16", "int32", "float32", "bool"), ("int8", "int16", "int32")), memory="elementwise",
           **_opts("CastOptions", Field("in_data_type", "InDataType", default=0),
                   Field("out_data_type", "OutDataType", default=0))),
     OpDef("LOG_SOFTMAX", "model.ops_extra:_check_log_softmax", "refops.log_softmax:log_softmax",
