@@ -36,7 +36,8 @@ def _alarm(*_):
 
 
 def sources() -> dict:
-    """Real converter models when ../shared is there, always a zoo model and a builder model."""
+    """Real converter models when ../shared is there, always a zoo model, a builder model and a converter model
+    with resource variables (tests/data)."""
     out = {}
     for name in ("tiny_cnn_32", "dscnn_kws"):
         p = SHARED_MODELS / f"{name}.tflite"
@@ -44,6 +45,8 @@ def sources() -> dict:
             out[name] = p.read_bytes()
     out["zoo-tiny"] = serialize(zoo.build("tiny"))
     out["builder-mixed"] = mixed_model()
+    # resource variables: VAR_HANDLEs, a CALL_ONCE and its init subgraph, as TensorFlow's converter writes them
+    out["tf-variables"] = (ROOT / "tests" / "data" / "var_ring_int8.tflite").read_bytes()
     return out
 
 
