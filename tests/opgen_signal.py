@@ -6,12 +6,22 @@ from __future__ import annotations
 import numpy as np
 
 from buildtool.model.ir import Graph, Operator, Tensor
+from buildtool.model.reader import parse
+from buildtool.model.writer import serialize
 
 
 def graph(tensors: list, ops: list, inputs: list, outputs: list, name: str = "signal") -> Graph:
     """tensors: (name, shape, dtype, data or None); ops: (opcode, inputs, outputs, options)."""
     ts = [Tensor(i, n, tuple(s), d, None, data) for i, (n, s, d, data) in enumerate(tensors)]
     return Graph(ts, [Operator(k, *o) for k, o in enumerate(ops)], list(inputs), list(outputs), name=name)
+
+
+def as_read(g: Graph) -> Graph:
+    """g as the reader gives it: the state of DELAY, OVERLAP_ADD, STACKER and FRAMER a variable input, the
+    spectral subtraction's noise estimate variable (model/signal.py STATE_INPUT, STATE_OUTPUT)."""
+    import dataclasses
+
+    return dataclasses.replace(parse(serialize(g)), name=g.name)
 
 
 def signal_input(rng, t) -> np.ndarray:
@@ -107,16 +117,58 @@ def gen_filter_bank_spectral_subtraction(rng):
     return g
 
 
+def gen_delay(rng):
+    shape = tuple(int(d) for d in rng.integers(1, 4, int(rng.integers(0, 2)))) + (int(rng.integers(1, 30)),)
+    return as_read(graph([("x", shape, "int16", None), ("y", shape, "int16", None)],
+                         [("SIGNAL_DELAY", (0,), (1,), {"delay_length": int(rng.integers(0, 40))})], [0], [1], "delay"))
+
+
+def gen_overlap_add(rng):
+    fs = int(rng.integers(1, 30))
+    step, nf, rows = int(rng.integers(1, fs + 1)), int(rng.integers(1, 4)), int(rng.integers(1, 3))
+    return as_read(graph([("x", (rows, nf, fs), "int16", None), ("y", (rows, nf * step), "int16", None)],
+                         [("SIGNAL_OVERLAP_ADD", (0,), (1,), {"T": 7, "frame_step": step})], [0], [1], "overlap_add"))
+
+
+def stacker_model(c: int, left: int, right: int, step: int):
+    return as_read(graph([("x", (c,), "int16", None), ("y", (c * (left + right + 1),), "int16", None),
+                          ("valid", (), "bool", None)],
+                         [("SIGNAL_STACKER", (0,), (1, 2), {"num_channels": c, "stacker_left_context": left,
+                                                            "stacker_right_context": right, "stacker_step": step})],
+                         [0], [1, 2], "stacker"))
+
+
+def gen_stacker(rng):
+    """No right context and a step of one: a stack at every call (TFLite Micro leaves an incomplete one
+    unwritten, so a one-call comparison needs a full one); test_signal.py covers the rest over calls."""
+    return stacker_model(int(rng.integers(1, 20)), int(rng.integers(0, 4)), 0, 1)
+
+
+def framer_model(rows: int, steps: int, size: int, step: int, prefill: bool):
+    return as_read(graph([("x", (rows, steps * step), "int16", None), ("y", (rows, steps, size), "int16", None),
+                          ("valid", (), "bool", None)],
+                         [("SIGNAL_FRAMER", (0,), (1, 2), {"frame_size": size, "frame_step": step, "prefill": prefill})],
+                         [0], [1, 2], "framer"))
+
+
+def gen_framer(rng):
+    """Prefilled (a full frame at every call); test_signal.py covers frames that fill over calls."""
+    step = int(rng.integers(1, 20))
+    return framer_model(int(rng.integers(1, 3)), int(rng.integers(1, 4)), step + int(rng.integers(0, 30)), step, True)
+
+
 SIGNAL_GENERATORS = {"SIGNAL_WINDOW": gen_window, "SIGNAL_RFFT": gen_rfft, "SIGNAL_ENERGY": gen_energy,
                      "SIGNAL_FILTER_BANK": gen_filter_bank, "SIGNAL_FILTER_BANK_SQUARE_ROOT": gen_filter_bank_square_root,
                      "SIGNAL_FILTER_BANK_LOG": gen_filter_bank_log, "SIGNAL_PCAN": gen_pcan,
-                     "SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION": gen_filter_bank_spectral_subtraction}
+                     "SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION": gen_filter_bank_spectral_subtraction,
+                     "SIGNAL_DELAY": gen_delay, "SIGNAL_OVERLAP_ADD": gen_overlap_add, "SIGNAL_STACKER": gen_stacker,
+                     "SIGNAL_FRAMER": gen_framer}
 
 
 def frontend(seed: int = 0, length: int = 480, fft_length: int = 512, channels: int = 40) -> Graph:
     """micro_speech's front end: WINDOW -> RFFT -> ENERGY -> FILTER_BANK -> SQUARE_ROOT -> SPECTRAL_SUBTRACTION
-    (its noise estimate the state kept across invocations) -> PCAN (on that estimate) -> LOG; outputs the log
-    energies, the square roots and the noise estimate."""
+    (its noise estimate the state kept across invocations) -> PCAN (on that estimate) -> LOG -> STACKER (the
+    last three frames); outputs the stack, its valid flag, the square roots and the noise estimate."""
     rng = np.random.default_rng(seed)
     bins = fft_length // 2 + 1
     win = (np.hanning(length) * 16384).astype(np.int16)
@@ -131,7 +183,8 @@ def frontend(seed: int = 0, length: int = 480, fft_length: int = 512, channels: 
          ("filterbank", (channels,), "uint64", None), ("scale_bits", (), "int32", np.array(3, np.int32)),
          ("sqrt", (channels,), "uint32", None), ("noise", (channels,), "uint32", None),
          ("gain_lut", lut.shape, "int16", lut), ("pcan", (channels,), "uint32", None),
-         ("log", (channels,), "int16", None), ("subtracted", (channels,), "uint32", None)]
+         ("log", (channels,), "int16", None), ("subtracted", (channels,), "uint32", None),
+         ("stacked", (3 * channels,), "int16", None), ("stacked_valid", (), "bool", None)]
     ss = dict(alternate_one_minus_smoothing=15729, alternate_smoothing=655, clamping=False, min_signal_remaining=1638,
               num_channels=channels, one_minus_smoothing=15729, smoothing=655, smoothing_bits=10,
               spectral_subtraction_bits=14)  # micro_speech's 0.04 / 0.05 smoothing, 0.05 remaining, Q14
@@ -142,10 +195,10 @@ def frontend(seed: int = 0, length: int = 480, fft_length: int = 512, channels: 
            ("SIGNAL_FILTER_BANK_SQUARE_ROOT", (10, 11), (12,), {}),
            ("SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION", (12,), (17, 13), ss),
            ("SIGNAL_PCAN", (17, 13, 14), (15,), {"snr_shift": 6}),
-           ("SIGNAL_FILTER_BANK_LOG", (15,), (16,), {"input_correction_bits": 3, "output_scale": 1 << 8})]
-    g = graph(t, ops, [0], [16, 12, 13], "frontend")
-    g.tensors[13].variable = True
-    return g
+           ("SIGNAL_FILTER_BANK_LOG", (15,), (16,), {"input_correction_bits": 3, "output_scale": 1 << 8}),
+           ("SIGNAL_STACKER", (16,), (18, 19), {"num_channels": channels, "stacker_left_context": 2,
+                                                 "stacker_right_context": 0, "stacker_step": 1})]
+    return as_read(graph(t, ops, [0], [18, 19, 12, 13], "frontend"))
 
 
 def frontend_inputs(g: Graph, seed: int, frames: int = 1) -> list:

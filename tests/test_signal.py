@@ -10,7 +10,8 @@ import dataclasses
 import numpy as np
 import pytest
 from conftest import tflm_run
-from opgen_signal import SIGNAL_GENERATORS, frontend, frontend_inputs, gen_rfft, graph, signal_input
+from opgen_signal import (SIGNAL_GENERATORS, framer_model, frontend, frontend_inputs, gen_rfft, graph, signal_input,
+                          stacker_model)
 from test_firmware import need
 from test_ops_extra import merge
 from test_stateful import tflm_sequence
@@ -44,7 +45,7 @@ def test_signal_operators_read_and_write_as_custom_operators():
 
 def test_unknown_or_not_built_custom_operators_are_refused_in_one_line():
     data = serialize(frontend())
-    for code in (b"SignalFramer", b"MyAudioOpXYZ"):  # as long as SignalWindow: the same file otherwise
+    for code in (b"SignalWindoX", b"MyAudioOpXYZ"):  # as long as SignalWindow: the same file otherwise
         with pytest.raises(ModelError, match=rf"^<bytes>: operator 0 is CUSTOM:{code.decode()}, which is not "
                                              rf"supported") as e:
             parse(data.replace(b"SignalWindow", code))
@@ -64,6 +65,12 @@ def test_bad_signal_models_get_one_line_errors():
     lut = p.tensors[2]
     short = dataclasses.replace(lut, shape=(100,), data=lut.data[:100])
     cases.append((dataclasses.replace(p, tensors=[*p.tensors[:2], short, p.tensors[3]]), "gain_lut has 100 entries"))
+    o = SIGNAL_GENERATORS["SIGNAL_OVERLAP_ADD"](rng)
+    cases.append((dataclasses.replace(o, operators=[dataclasses.replace(o.operators[0], options={"T": 1, "frame_step": 1})]),
+                  r"type T = 1 \(TensorType\): only int16"))
+    cases.append((graph([("x", (5,), "int16", None), ("y", (1, 3), "int16", None), ("v", (), "bool", None)],
+                        [("SIGNAL_FRAMER", (0,), (1, 2), {"frame_size": 3, "frame_step": 5, "prefill": True})],
+                        [0], [1, 2]), "prefill needs frame_size >= frame_step"))
     for bad, match in cases:
         with pytest.raises(ModelError, match=match) as e:
             parse(serialize(bad))
@@ -115,6 +122,37 @@ def test_spectral_subtraction_keeps_its_state_over_invocations():
         assert any(w[1].any() for w in want)  # the state moved
 
 
+def test_buffering_operators_keep_their_state_over_invocations():
+    """DELAY, OVERLAP_ADD, STACKER (right context: stacks that fill over calls) and FRAMER (without prefill:
+    frames that fill over calls), their circular buffers a hidden state input: 12 invocations each in the
+    planned arena equal TFLite Micro's wherever it writes (output_valid true), output_valid always."""
+    rng = np.random.default_rng(5)
+    models = []
+    for _ in range(4):
+        models += [SIGNAL_GENERATORS["SIGNAL_DELAY"](rng), SIGNAL_GENERATORS["SIGNAL_OVERLAP_ADD"](rng)]
+        left, right = int(rng.integers(0, 3)), int(rng.integers(1, 3))
+        models.append(stacker_model(int(rng.integers(1, 9)), left, right, int(rng.integers(1, left + right + 2))))
+        step, size = int(rng.integers(1, 9)), int(rng.integers(1, 30))
+        models.append(framer_model(int(rng.integers(1, 3)), int(rng.integers(1, 3)), size, step,
+                                   size >= step and bool(rng.random() < 0.3)))
+    invalid = 0
+    for g in models:
+        data = serialize(g)
+        assert serialize(parse(data)) == data  # the state is not in the file
+        sets = [[signal_input(rng, g.tensors[i]) for i in g.inputs] for _ in range(12)]
+        want, _ = tflm_sequence(data, sets, len(g.outputs))
+        got = run_sequence(g, plan_arena(g), sets)
+        for k, (ys, ws) in enumerate(zip(got, want)):
+            if len(ws) == 2:  # output_valid
+                assert bool(ys[1]) == bool(ws[1]), (g.name, k)
+                if not ws[1]:
+                    invalid += 1
+                    continue
+            for y, w in zip(ys, ws):
+                assert np.array_equal(y, w), (g.name, k)
+    assert invalid > 0  # stacks and frames that were not full yet were met
+
+
 def test_frontend_planned_matches_tflm_over_invocations():
     """The whole front end in one model, ten frames in a row: the planned arena (WINDOW and PCAN in place where
     they may be, the noise estimate in a persistent buffer) gives TFLite Micro's bytes at every frame."""
@@ -123,29 +161,30 @@ def test_frontend_planned_matches_tflm_over_invocations():
     assert checker.problems(g, plan) == []
     data = serialize(g)
     sets = frontend_inputs(g, 0, frames=10)
-    want, _ = tflm_sequence(data, sets, 3)
+    want, _ = tflm_sequence(data, sets, 4)
     got = run_sequence(g, plan, sets)
     for k, (ys, ws) in enumerate(zip(got, want)):
         for y, w in zip(ys, ws):
             assert y.dtype == w.dtype and np.array_equal(y, w), k
-    assert len({w[2].tobytes() for w in want}) == 10  # the noise estimate changes every frame
+    assert len({w[3].tobytes() for w in want}) == 10  # the noise estimate changes every frame
+    assert all(w[1] for w in want) and np.array_equal(want[5][0][:80], want[4][0][-80:])  # stacks of 3 frames
 
 
 @pytest.mark.parametrize("board", ["host", "cortex-m4"])
 def test_frontend_firmware_matches_tflm(board, tmp_path):
     """WINDOW -> RFFT (512) -> ENERGY -> FILTER_BANK (40 channels) -> SQUARE_ROOT -> SPECTRAL_SUBTRACTION -> PCAN
-    -> LOG as one model in firmware, eight frames in one run: every output of every frame byte-identical to
+    -> LOG -> STACKER as one model in firmware, eight frames in one run: every output of every frame byte-identical to
     TFLite Micro's."""
     need(board)
     g = parse(serialize(frontend()))
     pipeline.build(g, board, tmp_path)
     sets = frontend_inputs(g, 1, frames=8)
-    want, _ = tflm_sequence(serialize(g), sets, 3)
+    want, _ = tflm_sequence(serialize(g), sets, 4)
     got, _, _ = runner.run(board, tmp_path, sets, sequence=True, profile=False)
     assert len(got) == len(want) == 8
     for k, (ys, ws) in enumerate(zip(got, want)):
         ys = ys if isinstance(ys, list) else [ys]
-        assert len(ys) == 3
+        assert len(ys) == 4
         for y, w in zip(ys, ws):
             assert y.dtype == w.dtype and np.array_equal(y.reshape(-1), w.reshape(-1)), (board, k)
 

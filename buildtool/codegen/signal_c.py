@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model.signal import fft_factors
+from ..model.signal import fft_factors, framer_capacity
 from ..refops.signal import fft_twiddles
 from .c_text import c_struct
 
@@ -101,3 +101,47 @@ def filter_bank_spectral_subtraction(e, op) -> None:
     e.declare(f"static const bt_spectral_subtraction_params {name}_p = {c_struct(fields)};")
     e.call(op, f"bt_signal_spectral_subtraction(&{name}_p, {e.act(x, 'uint32_t')}, {e.act(y, 'uint32_t')}, "
                f"{e.act(ne, 'uint32_t')});")
+
+
+# -- the operators with a hidden state input (model/signal.py STATE_INPUT): its persistent arena buffer ----------
+def delay(e, op) -> None:
+    x, st = op.inputs
+    _dense(e, op)
+    t = e.g.tensors[x]
+    e.call(op, f"bt_signal_delay_s16({t.num_elements // t.shape[-1]}, {t.shape[-1]}, {op.options['delay_length']}, "
+               f"{e.act(x, 'int16_t')}, {e.act(st, 'int16_t')}, {e.act(op.outputs[0], 'int16_t')});")
+
+
+def overlap_add(e, op) -> None:
+    x, st = op.inputs
+    _dense(e, op)
+    t = e.g.tensors[x]
+    nf, fs = t.shape[-2], t.shape[-1]
+    e.call(op, f"bt_signal_overlap_add_s16({t.num_elements // (nf * fs)}, {nf}, {fs}, {op.options['frame_step']}, "
+               f"{e.act(x, 'int16_t')}, {e.act(st, 'int16_t')}, {e.act(op.outputs[0], 'int16_t')});")
+
+
+def stacker(e, op) -> None:
+    x, st = op.inputs
+    _dense(e, op)
+    o = op.options
+    c = o["num_channels"]
+    fields = dict(channels=c, left=o["stacker_left_context"],
+                  buffer_size=c * (o["stacker_left_context"] + o["stacker_right_context"] + 1),
+                  step_size=c * o["stacker_step"])
+    e.call(op, f"{{ static const bt_stacker_params p = {c_struct(fields)}; bt_signal_stacker_s16(&p, "
+               f"{e.act(x, 'int16_t')}, {e.act(st, 'int16_t')}, {e.act(op.outputs[0], 'int16_t')}, "
+               f"{e.act(op.outputs[1], 'uint8_t')}); }}")
+
+
+def framer(e, op) -> None:
+    x, st = op.inputs
+    _dense(e, op)
+    o = op.options
+    t = e.g.tensors[x]
+    fields = dict(rows=t.num_elements // t.shape[-1], frames=t.shape[-1] // o["frame_step"], frame_size=o["frame_size"],
+                  frame_step=o["frame_step"], capacity=framer_capacity(o),
+                  init=o["frame_size"] - o["frame_step"] if o["prefill"] else 0)
+    e.call(op, f"{{ static const bt_framer_params p = {c_struct(fields)}; bt_signal_framer_s16(&p, "
+               f"{e.act(x, 'int16_t')}, {e.act(st, 'int16_t')}, {e.act(op.outputs[0], 'int16_t')}, "
+               f"{e.act(op.outputs[1], 'uint8_t')}); }}")

@@ -305,6 +305,11 @@ OPDEFS += tuple(
         ("FILTER_BANK_LOG", "SignalFilterBankLog", _t(_U32, _I16), ""),
         ("PCAN", "SignalPCAN", _t(_U32 + _I16, _U32), "elementwise"),
         ("FILTER_BANK_SPECTRAL_SUBTRACTION", "SignalFilterBankSpectralSubtraction", _t(_U32), ""),  # state: output 1
+        # state: a hidden variable input (model/signal.py STATE_INPUT)
+        ("FRAMER", "SignalFramer", _t(_I16, _I16 + ("bool",)), ""),
+        ("STACKER", "SignalStacker", _t(_I16, _I16 + ("bool",)), ""),
+        ("DELAY", "SignalDelay", _t(_I16), ""),
+        ("OVERLAP_ADD", "SignalOverlapAdd", _t(_I16), ""),
     ))
 BY_NAME = {d.name: d for d in OPDEFS}
 CUSTOM = {d.custom: d.name for d in OPDEFS if d.custom}  # custom_code -> opcode (reader, writer)
@@ -320,7 +325,7 @@ NOT_BUILT = {
              "loop counter as int32 ADD and LESS (not built either) and float32 across the loop",
     **{f"SIGNAL_{n}": "not yet built (TFLite Micro's signal library: custom operator Signal"
                       f"{n.title().replace('_', '')})"
-       for n in ("FRAMER", "STACKER", "DELAY", "OVERLAP_ADD", "FFT_AUTO_SCALE",
+       for n in ("FFT_AUTO_SCALE",
                  "IRFFT")},
     "NEG": "int8/int16: float-only in TFLite Micro ('Type INT8 (9) not supported' at invoke); float32 is built "
            "(TensorFlow writes it between DEQUANTIZE and QUANTIZE in each LayerNormalization of an int8 model)",

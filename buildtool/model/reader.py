@@ -25,7 +25,7 @@ from .ir import NUMPY_DTYPE, Graph, Operator, Quant, Tensor, validate_graph
 from .ops import SUPPORTED, check_graph, unsupported_message
 from .opdefs import BY_NAME, CUSTOM, OPDEFS
 from . import signal, tflite_options
-from .signal import STATE_OUTPUT
+from .signal import STATE_INPUT, STATE_OUTPUT
 from .files import read_model_file
 from .variables import INIT_OPS, RESOURCE, bind
 
@@ -322,6 +322,14 @@ class _Reader:
             k = STATE_OUTPUT.get(op.opcode)
             if k is not None and k < len(op.outputs) and 0 <= op.outputs[k] < ntens:
                 tensors[op.outputs[k]].variable = True
+        for op in ops:  # ... and the state TFLite Micro keeps outside the tensors becomes one (an extra input)
+            if op.opcode in STATE_INPUT and len(op.inputs) == STATE_INPUT[op.opcode] and op.outputs \
+                    and 0 <= op.inputs[0] < len(tensors) and 0 <= op.outputs[0] < len(tensors):
+                shape = signal.state_shape(op.opcode, op.options, tensors[op.inputs[0]].shape)
+                if shape is not None:
+                    tensors.append(Tensor(len(tensors), f"{tensors[op.outputs[0]].name}/state", shape, "int16", None,
+                                          None, variable=True))
+                    op.inputs = op.inputs + (len(tensors) - 1,)
         desc = self._string(m, _MODEL["description"], "model description")
         return Graph(tensors, ops, inputs, outputs, name=name,
                      description=desc.decode("utf-8", "replace") if desc else "")

@@ -24,15 +24,53 @@ KEYS = {
     "SIGNAL_FILTER_BANK_SQUARE_ROOT": (),
     "SIGNAL_FILTER_BANK_LOG": ("input_correction_bits", "output_scale"),
     "SIGNAL_PCAN": ("snr_shift",),
+    "SIGNAL_FRAMER": ("frame_size", "frame_step", "prefill"),
+    "SIGNAL_STACKER": ("num_channels", "stacker_left_context", "stacker_right_context", "stacker_step"),
+    "SIGNAL_DELAY": ("delay_length",),
+    "SIGNAL_OVERLAP_ADD": ("T", "frame_step"),
     "SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION": (
         "alternate_one_minus_smoothing", "alternate_smoothing", "clamping", "min_signal_remaining", "num_channels",
         "one_minus_smoothing", "smoothing", "smoothing_bits", "spectral_subtraction_bits"),
 }
-BOOL_KEYS = ("clamping",)  # read with ElementAsBool (any non-zero value is true), written as a bool
+BOOL_KEYS = ("clamping", "prefill")  # read with ElementAsBool (any non-zero value is true), written as a bool
 # Operators with state: the output at this position is the state TFLite Micro keeps in a persistent buffer and
 # copies out after each invocation; the IR keeps it as that output, a variable tensor (persistent in the arena,
 # reset to 0 at start-up) the operator reads and updates (ir.validate_graph allows it).
 STATE_OUTPUT = {"SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION": 1}
+# Operators whose state TFLite Micro keeps out of the model's tensors (circular buffers): the reader gives each an
+# extra input, a variable int16 tensor of state_shape appended to the tensors (zero: TFLite Micro's reset state),
+# and the writer leaves it out again. The value: the operator's inputs in the file.
+STATE_INPUT = {"SIGNAL_FRAMER": 1, "SIGNAL_STACKER": 1, "SIGNAL_DELAY": 1, "SIGNAL_OVERLAP_ADD": 1}
+
+
+def _prod(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
+
+
+def framer_capacity(o: dict) -> int:
+    """The circular buffer's capacity: frame_size rounded up to a whole number of frame steps."""
+    return -(-o["frame_size"] // o["frame_step"]) * o["frame_step"]
+
+
+def state_shape(opcode: str, options: dict, in_shape: tuple) -> tuple | None:
+    """The hidden state tensor's shape (int16) of a STATE_INPUT operator; None when its input or options are
+    too broken to tell (its check then says what is wrong)."""
+    try:
+        if opcode == "SIGNAL_DELAY":  # the last delay_length samples of each row
+            return (_prod(in_shape[:-1]), max(int(options["delay_length"]), 1))
+        if opcode == "SIGNAL_OVERLAP_ADD":  # each row's frame_size accumulator
+            return (_prod(in_shape[:-2]), int(in_shape[-1]))
+        if opcode == "SIGNAL_STACKER":  # the FIFO, its count, whether the first frame came
+            o = options
+            return (o["num_channels"] * (o["stacker_left_context"] + o["stacker_right_context"] + 1) + 2,)
+        if opcode == "SIGNAL_FRAMER":  # each row's FIFO and its count (less the prefill)
+            return (_prod(in_shape[:-1]), framer_capacity(options) + 1)
+    except (KeyError, IndexError, TypeError, ValueError, ZeroDivisionError):
+        return None
+    return None
 TENSOR_INT16 = 7  # TFLite's TensorType INT16: SignalRfft's 'T'
 PCAN_LUT = 125  # gain_lut entries PCAN's WideDynamicFunction may read (4 * 32 - 6 + 2, plus one)
 
@@ -224,3 +262,76 @@ def check_filter_bank_spectral_subtraction(g, op) -> None:
               "smoothing"):
         _opt(op, k, -(1 << 31), (1 << 31) - 1)
     _need(bits >= 0, op, "negative spectral_subtraction_bits")
+
+
+def _state(g, op, shape: tuple) -> None:
+    _need(len(op.inputs) == 2 and op.inputs[1] >= 0, op, "lacks its state (read the model from a .tflite file)")
+    t = g.tensors[op.inputs[1]]
+    _need(t.variable and t.dtype == "int16" and tuple(t.shape) == tuple(shape), op,
+          f"state tensor '{t.name}' must be a variable int16 {list(shape)}")
+    _need(sum(t.index in o.inputs for o in g.operators) == 1, op, f"state tensor '{t.name}' is shared")
+
+
+def _arity_state(op, n_out: int) -> None:
+    _need(len(op.inputs) in (1, 2) and op.inputs[0] >= 0, op, f"needs 1 input, has {len(op.inputs)}")
+    _need(len(op.outputs) == n_out, op, f"needs {n_out} output{'s' if n_out > 1 else ''}, has {len(op.outputs)}")
+
+
+def check_delay(g, op) -> None:
+    """DELAY: each row of the last axis delayed by delay_length samples across invocations (int16)."""
+    _arity_state(op, 1)
+    x = _t(g, op, op.inputs[0], "input", "int16", const=False)
+    y = _t(g, op, op.outputs[0], "output", "int16")
+    _need(len(x.shape) >= 1 and tuple(y.shape) == tuple(x.shape), op, "output must have the input's shape")
+    _opt(op, "delay_length", 0, 1 << 14)
+    _state(g, op, state_shape(op.opcode, op.options, x.shape))
+
+
+def check_overlap_add(g, op) -> None:
+    """OVERLAP_ADD (int16): [..., n_frames, frame_size] -> [..., n_frames * frame_step], the overlap carried."""
+    _arity_state(op, 1)
+    t = op.options.get("T")
+    _need(t == TENSOR_INT16, op, f"type T = {t} (TensorType): only int16 (7) is built")
+    x = _t(g, op, op.inputs[0], "input", "int16", const=False)
+    y = _t(g, op, op.outputs[0], "output", "int16")
+    _need(len(x.shape) >= 2 and len(y.shape) == len(x.shape) - 1, op,
+          "input must be [..., frames, frame_size] and the output one rank less")
+    step = _opt(op, "frame_step", 1, x.shape[-1])
+    _need(tuple(y.shape) == tuple(x.shape[:-2]) + (x.shape[-2] * step,), op,
+          f"output must be {list(x.shape[:-2]) + [x.shape[-2] * step]}")
+    _state(g, op, state_shape(op.opcode, op.options, x.shape))
+
+
+def check_stacker(g, op) -> None:
+    """STACKER: num_channels values a call, stacked with left/right context frames (the first frame repeated
+    left_context times), every stacker_step frames; output_valid (bool scalar) says when a stack is out."""
+    _arity_state(op, 2)
+    x = _t(g, op, op.inputs[0], "input", "int16", 1, False)
+    y = _t(g, op, op.outputs[0], "output", "int16", 1)
+    _t(g, op, op.outputs[1], "output_valid", "bool", 0)
+    c = _opt(op, "num_channels", 1, 1 << 12)
+    left = _opt(op, "stacker_left_context", 0, 64)
+    right = _opt(op, "stacker_right_context", 0, 64)
+    _opt(op, "stacker_step", 1, left + right + 1)
+    _need(x.shape[0] == c, op, f"input has {x.shape[0]} values, num_channels is {c}")
+    _need(y.shape[0] == c * (left + right + 1), op, f"output must hold {c * (left + right + 1)} values")
+    _need(y.shape[0] + 2 < 1 << 15, op, "stack too large")
+    _state(g, op, state_shape(op.opcode, op.options, x.shape))
+
+
+def check_framer(g, op) -> None:
+    """FRAMER: the last axis cut into frames of frame_size every frame_step samples across invocations
+    (prefill: frame_size - frame_step zeros first); output_valid (bool scalar) says when every frame is full."""
+    _arity_state(op, 2)
+    x = _t(g, op, op.inputs[0], "input", "int16", const=False)
+    y = _t(g, op, op.outputs[0], "output", "int16")
+    _t(g, op, op.outputs[1], "output_valid", "bool", 0)
+    size = _opt(op, "frame_size", 1, 1 << 14)
+    step = _opt(op, "frame_step", 1, 1 << 14)
+    _need(len(x.shape) >= 1 and x.shape[-1] >= step and x.shape[-1] % step == 0, op,
+          f"the last axis ({list(x.shape)[-1:]}) must be a whole number of frame_step = {step} samples")
+    _need(not op.options.get("prefill") or size >= step, op, "prefill needs frame_size >= frame_step")
+    _need(tuple(y.shape) == tuple(x.shape[:-1]) + (x.shape[-1] // step, size), op,
+          f"output must be {list(x.shape[:-1]) + [x.shape[-1] // step, size]}")
+    _need(framer_capacity(op.options) + 1 < 1 << 15, op, "frames too large")
+    _state(g, op, state_shape(op.opcode, op.options, x.shape))

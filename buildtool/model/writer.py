@@ -21,7 +21,7 @@ from tflite.TensorType import TensorType
 from ..errors import ModelError
 from ..fsutil import write_atomic
 from . import signal, tflite_options
-from .signal import STATE_OUTPUT
+from .signal import STATE_INPUT, STATE_OUTPUT
 from .fold_pad import unfold_pads
 from .ir import NUMPY_DTYPE, Graph
 from .opdefs import OPDEFS
@@ -38,7 +38,25 @@ CUSTOM_CODE = {d.name: d.custom for d in OPDEFS if d.custom}
 def serialize(g: Graph) -> bytes:
     """The graph as .tflite bytes (a folded PAD written back as the PAD it was: fold_pad.unfold_pads).
     Raises ModelError for an opcode or option the schema cannot hold."""
-    return _Writer(unfold_pads(g)).build()
+    return _Writer(_strip_state(unfold_pads(g))).build()
+
+
+def _strip_state(g: Graph) -> Graph:
+    """g without the state inputs the reader gave the signal operators TFLite Micro keeps state for outside
+    the tensors (signal.STATE_INPUT): those inputs dropped, the tensors left out and the rest renumbered."""
+    hidden = {i for op in g.operators if op.opcode in STATE_INPUT for i in op.inputs[STATE_INPUT[op.opcode]:]}
+    if not hidden:
+        return g
+    keep = [t for t in g.tensors if t.index not in hidden]
+    new = {t.index: k for k, t in enumerate(keep)}
+
+    def m(i):
+        return new[i] if i >= 0 else i
+
+    ops = [dataclasses.replace(op, inputs=tuple(m(i) for i in op.inputs[:STATE_INPUT.get(op.opcode, len(op.inputs))]),
+                               outputs=tuple(m(i) for i in op.outputs)) for op in g.operators]
+    return dataclasses.replace(g, tensors=[dataclasses.replace(t, index=new[t.index]) for t in keep], operators=ops,
+                               inputs=[m(i) for i in g.inputs], outputs=[m(i) for i in g.outputs])
 
 
 def save(g: Graph, path: str) -> None:

@@ -20,6 +20,9 @@ FILTER_BANK_SPECTRAL_SUBTRACTION: per channel (odd channels with the alternate c
   kept as uint32), at most the scaled signal (stored so when clamping), out = max(((x << smoothing_bits) -
   estimate) >> smoothing_bits, (x * min_signal_remaining) >> spectral_subtraction_bits). The estimate is the
   operator's state: output 1, a persistent tensor reset to 0 at start-up (model/signal.py STATE_OUTPUT).
+DELAY, OVERLAP_ADD (int16), STACKER, FRAMER: TFLite Micro's circular buffers, here a hidden variable int16 input
+  (model/signal.py STATE_INPUT) whose all-zero value is TFLite Micro's reset state; where TFLite Micro leaves an
+  output unwritten (no full frame or stack yet: output_valid false) it is 0 here.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import math
 
 import numpy as np
 
-from ..model.signal import fft_factors
+from ..model.signal import fft_factors, framer_capacity
 
 M32, M64 = (1 << 32) - 1, (1 << 64) - 1
 
@@ -300,3 +303,85 @@ def filter_bank_spectral_subtraction(g, op, ins, outs) -> None:
         floor = ((int(x[i]) * o["min_signal_remaining"]) >> ssb) & M32
         out.append(max((up - est) >> sb, floor))
     outs[0][...] = np.array(out, np.uint32)
+
+
+# -- framing, stacking, delay, overlap-add: the state is a hidden variable int16 input (ins[1]) ----------------
+def delay(g, op, ins, outs) -> None:
+    """Each row: (state ++ x)[:F] out, the last delay_length samples kept."""
+    d = op.options["delay_length"]
+    x = ins[0].reshape(-1, ins[0].shape[-1])
+    y = outs[0].reshape(x.shape)
+    st = ins[1]
+    for r in range(x.shape[0]):
+        stream = np.concatenate([st[r, :d], x[r]])
+        y[r] = stream[:x.shape[1]]
+        st[r, :d] = stream[x.shape[1]:]
+
+
+def overlap_add(g, op, ins, outs) -> None:
+    """Each frame added (saturated) to the row's accumulator; its first frame_step values out, the rest shifted."""
+    step = op.options["frame_step"]
+    nf, fs = ins[0].shape[-2], ins[0].shape[-1]
+    x = ins[0].reshape(-1, nf, fs).astype(np.int32)
+    y = outs[0].reshape(x.shape[0], nf * step)
+    st = ins[1]
+    for r in range(x.shape[0]):
+        for f in range(nf):
+            acc = np.clip(st[r].astype(np.int32) + x[r, f], -32768, 32767)
+            y[r, f * step:(f + 1) * step] = acc[:step]
+            st[r, :fs - step] = acc[step:]
+            st[r, fs - step:] = 0
+
+
+def stacker(g, op, ins, outs) -> None:
+    """FIFO state[:B] with count state[B] and the first-frame flag state[B + 1]; out when B values are in
+    (else output_valid false and the output 0: TFLite Micro leaves it unwritten)."""
+    o = op.options
+    c, left = o["num_channels"], o["stacker_left_context"]
+    b = c * (left + o["stacker_right_context"] + 1)
+    s = c * o["stacker_step"]
+    st = ins[1]
+    n = int(st[b])
+    fifo = np.concatenate([st[:n], ins[0]])
+    if not st[b + 1]:
+        fifo = np.concatenate([fifo] + [ins[0]] * left)
+        st[b + 1] = 1
+    valid = len(fifo) >= b
+    if valid:
+        outs[0][...] = fifo[:b]
+        fifo = fifo[s:]
+    else:
+        outs[0][...] = 0
+    st[:len(fifo)] = fifo
+    st[len(fifo):b] = 0
+    st[b] = len(fifo)
+    outs[1][...] = valid
+
+
+def framer(g, op, ins, outs) -> None:
+    """Each row's FIFO state[r, :cap] holds count = prefill + state[r, cap] samples; per frame_step samples
+    in, a frame out once frame_size are there (else output_valid false and that frame 0)."""
+    o = op.options
+    size, step = o["frame_size"], o["frame_step"]
+    cap = framer_capacity(o)
+    init = size - step if o["prefill"] else 0
+    x = ins[0].reshape(-1, ins[0].shape[-1])
+    nf = x.shape[1] // step
+    y = outs[0].reshape(x.shape[0], nf, size)
+    st = ins[1]
+    valid = True
+    for r in range(x.shape[0]):
+        n = init + int(st[r, cap])
+        fifo = st[r, :n].copy()
+        for f in range(nf):
+            fifo = np.concatenate([fifo, x[r, f * step:(f + 1) * step]])
+            if len(fifo) >= size:
+                y[r, f] = fifo[:size]
+                fifo = fifo[step:]
+            else:
+                y[r, f] = 0
+                valid = False
+        st[r, :len(fifo)] = fifo
+        st[r, len(fifo):cap] = 0
+        st[r, cap] = len(fifo) - init
+    outs[1][...] = valid

@@ -143,6 +143,10 @@
 #define bt_signal_fb_log ref_bt_signal_fb_log
 #define bt_signal_pcan ref_bt_signal_pcan
 #define bt_signal_spectral_subtraction ref_bt_signal_spectral_subtraction
+#define bt_signal_delay_s16 ref_bt_signal_delay_s16
+#define bt_signal_overlap_add_s16 ref_bt_signal_overlap_add_s16
+#define bt_signal_stacker_s16 ref_bt_signal_stacker_s16
+#define bt_signal_framer_s16 ref_bt_signal_framer_s16
 #define bt_embedding_lookup_s8 ref_bt_embedding_lookup_s8
 #define bt_cast ref_bt_cast
 #define bt_log_softmax_s8 ref_bt_log_softmax_s8
@@ -920,6 +924,32 @@ typedef struct {
 
 void bt_signal_spectral_subtraction(const bt_spectral_subtraction_params *p, const uint32_t *in, uint32_t *out,
                                     uint32_t *noise);
+
+/* DELAY, OVERLAP_ADD, STACKER, FRAMER (int16): TFLite Micro's circular buffers as a state buffer of the arena
+ * (model_init() zeroes it: TFLite Micro's reset state; refops/signal.py says the layout). DELAY: each row's
+ * frame delayed by delay samples (state: rows x max(delay, 1)). OVERLAP_ADD: each frame added (saturated) to the
+ * row's frame_size accumulator, its first step values out (state: rows x frame_size). STACKER: channels values
+ * a call stacked into buffer_size, the first frame repeated left times, step_size values dropped a stack (state:
+ * FIFO, count, first-frame flag). FRAMER: frames of frame_size every frame_step samples (state: rows x (capacity
+ * FIFO, count - init)); an incomplete frame or stack is 0 with *valid 0 (TFLite Micro leaves it unwritten). */
+void bt_signal_delay_s16(int32_t rows, int32_t frame, int32_t delay, const int16_t *in, int16_t *state,
+                         int16_t *out);
+void bt_signal_overlap_add_s16(int32_t rows, int32_t frames, int32_t frame_size, int32_t step, const int16_t *in,
+                               int16_t *state, int16_t *out);
+
+typedef struct {
+  int32_t channels, left, buffer_size, step_size;
+} bt_stacker_params;
+
+void bt_signal_stacker_s16(const bt_stacker_params *p, const int16_t *in, int16_t *state, int16_t *out,
+                           uint8_t *valid);
+
+typedef struct {
+  int32_t rows, frames, frame_size, frame_step, capacity, init;
+} bt_framer_params;
+
+void bt_signal_framer_s16(const bt_framer_params *p, const int16_t *in, int16_t *state, int16_t *out,
+                          uint8_t *valid);
 
 #ifdef __cplusplus
 }

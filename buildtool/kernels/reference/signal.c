@@ -245,3 +245,84 @@ void bt_signal_spectral_subtraction(const bt_spectral_subtraction_params *p, con
     out[i] = sub > floor ? sub : floor;
   }
 }
+
+/* -- DELAY, OVERLAP_ADD, STACKER, FRAMER: state is the hidden int16 buffer (all zero: TFLite Micro's reset) ---- */
+void bt_signal_delay_s16(int32_t rows, int32_t frame, int32_t delay, const int16_t *in, int16_t *state,
+                         int16_t *out) {
+  const int32_t stride = delay > 0 ? delay : 1;
+  for (int32_t r = 0; r < rows; r++) {
+    const int16_t *x = in + r * frame;
+    int16_t *s = state + r * stride, *y = out + r * frame;
+    for (int32_t i = 0; i < frame; i++) y[i] = i < delay ? s[i] : x[i - delay];
+    for (int32_t j = 0; j < delay; j++) s[j] = frame + j < delay ? s[frame + j] : x[frame + j - delay];
+  }
+}
+
+void bt_signal_overlap_add_s16(int32_t rows, int32_t frames, int32_t frame_size, int32_t step, const int16_t *in,
+                               int16_t *state, int16_t *out) {
+  for (int32_t r = 0; r < rows; r++) {
+    int16_t *s = state + r * frame_size;
+    for (int32_t f = 0; f < frames; f++) {
+      const int16_t *x = in + (r * frames + f) * frame_size;
+      int16_t *y = out + (r * frames + f) * step;
+      for (int32_t i = 0; i < frame_size; i++) {
+        const int32_t v = (int32_t)s[i] + x[i];
+        s[i] = (int16_t)(v < -32768 ? -32768 : v > 32767 ? 32767 : v);
+      }
+      for (int32_t i = 0; i < step; i++) y[i] = s[i];
+      for (int32_t i = 0; i < frame_size - step; i++) s[i] = s[i + step];
+      for (int32_t i = frame_size - step; i < frame_size; i++) s[i] = 0;
+    }
+  }
+}
+
+void bt_signal_stacker_s16(const bt_stacker_params *p, const int16_t *in, int16_t *state, int16_t *out,
+                           uint8_t *valid) {
+  const int32_t b = p->buffer_size, c = p->channels;
+  int32_t n = state[b];
+  for (int32_t i = 0; i < c; i++) state[n + i] = in[i];
+  n += c;
+  if (!state[b + 1]) { /* the first frame, left_context more times */
+    for (int32_t l = 0; l < p->left; l++, n += c)
+      for (int32_t i = 0; i < c; i++) state[n + i] = in[i];
+    state[b + 1] = 1;
+  }
+  if (n >= b) {
+    for (int32_t i = 0; i < b; i++) out[i] = state[i];
+    for (int32_t i = 0; i < n - p->step_size; i++) state[i] = state[i + p->step_size];
+    n -= p->step_size;
+    *valid = 1;
+  } else {
+    for (int32_t i = 0; i < b; i++) out[i] = 0;
+    *valid = 0;
+  }
+  for (int32_t i = n; i < b; i++) state[i] = 0;
+  state[b] = (int16_t)n;
+}
+
+void bt_signal_framer_s16(const bt_framer_params *p, const int16_t *in, int16_t *state, int16_t *out,
+                          uint8_t *valid) {
+  const int32_t cap = p->capacity, size = p->frame_size, step = p->frame_step;
+  uint8_t ok = 1;
+  for (int32_t r = 0; r < p->rows; r++) {
+    int16_t *s = state + r * (cap + 1);
+    int32_t n = p->init + s[cap];
+    for (int32_t f = 0; f < p->frames; f++) {
+      const int16_t *x = in + (r * p->frames + f) * step;
+      int16_t *y = out + (r * p->frames + f) * size;
+      for (int32_t i = 0; i < step; i++) s[n + i] = x[i];
+      n += step;
+      if (n >= size) {
+        for (int32_t i = 0; i < size; i++) y[i] = s[i];
+        for (int32_t i = 0; i < n - step; i++) s[i] = s[i + step];
+        n -= step;
+      } else {
+        for (int32_t i = 0; i < size; i++) y[i] = 0;
+        ok = 0;
+      }
+    }
+    for (int32_t i = n; i < cap; i++) s[i] = 0;
+    s[cap] = (int16_t)(n - p->init);
+  }
+  *valid = ok;
+}
