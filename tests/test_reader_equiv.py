@@ -17,6 +17,7 @@ from buildtool import zoo
 from buildtool.zoo.builder import GraphBuilder
 from buildtool.model.ir import NUMPY_DTYPE, Graph, Operator, Tensor
 from buildtool.model.ops import SUPPORTED
+from buildtool.model.variables import RESOURCE, bind
 from buildtool.model.writer import serialize
 
 
@@ -26,7 +27,7 @@ def reference_graph(data: bytes) -> Graph:
     r = tflite_reader._Reader(data, "<reference>")
     m = tflite.Model.GetRootAs(data, 0)
     sg = m.Subgraphs(0)
-    ops = []
+    ops, handles, calls = [], {}, {}
     for i in range(sg.OperatorsLength()):
         op = sg.Operators(i)
         oc = m.OperatorCodes(op.OpcodeIndex())
@@ -40,10 +41,50 @@ def reference_graph(data: bytes) -> Graph:
         table = op.BuiltinOptions()
         opts = r._options(table.Pos if table else None, opcode, i, op.OutputsLength()) if opcode in SUPPORTED else {}
         ops.append(Operator(i, opcode, ins, outs, opts))
+        if opcode == "VAR_HANDLE":
+            handles[i] = _var_name(op)
+        elif opcode == "CALL_ONCE":
+            calls[i] = _options(op, tflite.CallOnceOptions).InitSubgraphIndex()
+    tensors = _tensors(m, sg, data)
+    if handles or calls or any(t.dtype == RESOURCE for t in tensors):
+        inits = {}
+        for i in sorted(calls):  # an init subgraph of VAR_HANDLE + ASSIGN_VARIABLE of constants
+            init = m.Subgraphs(calls[i])
+            consts, names = _tensors(m, init, data), {}
+            for j in range(init.OperatorsLength()):
+                op = init.Operators(j)
+                ins = [int(x) for x in op.InputsAsNumpy().tolist()] if op.InputsLength() else []
+                if op.OutputsLength():
+                    names[int(op.Outputs(0))] = _var_name(op)
+                else:
+                    inits[names[ins[0]]] = consts[ins[1]]
+        tensors, ops = bind(tensors, ops, handles, calls, inits)
+    desc = m.Description()
+    inputs = [int(x) for x in sg.InputsAsNumpy().tolist()] if sg.InputsLength() else []
+    outputs = [int(x) for x in sg.OutputsAsNumpy().tolist()] if sg.OutputsLength() else []
+    return Graph(tensors, ops, inputs, outputs, name="model",
+                 description=desc.decode("utf-8", "replace") if desc else "")
+
+
+def _options(op, cls):
+    o, table = cls(), op.BuiltinOptions()
+    o.Init(table.Bytes, table.Pos)
+    return o
+
+
+def _var_name(op) -> str:
+    raw = _options(op, tflite.VarHandleOptions).SharedName()
+    return tflite_reader._text(raw) if raw else ""
+
+
+def _tensors(m, sg, data: bytes) -> list:
     tensors = []
     for i in range(sg.TensorsLength()):
         t = sg.Tensors(i)
         name = tflite_reader._text(t.Name()) if t.Name() else f"t{i}"
+        if t.Type() == tflite.TensorType.RESOURCE:
+            tensors.append(Tensor(i, name, (), RESOURCE))
+            continue
         dtype = tflite_reader.TYPE_NAMES[t.Type()]
         shape = tuple(int(d) for d in t.ShapeAsNumpy().tolist()) if t.ShapeLength() else ()
         quant = None
@@ -64,11 +105,7 @@ def reference_graph(data: bytes) -> Graph:
             tensors.append(Tensor(i, name, shape, dtype, quant, None, variable=True))
         else:
             tensors.append(Tensor(i, name, shape, dtype, quant, data))
-    desc = m.Description()
-    inputs = [int(x) for x in sg.InputsAsNumpy().tolist()] if sg.InputsLength() else []
-    outputs = [int(x) for x in sg.OutputsAsNumpy().tolist()] if sg.OutputsLength() else []
-    return Graph(tensors, ops, inputs, outputs, name="model",
-                 description=desc.decode("utf-8", "replace") if desc else "")
+    return tensors
 
 
 def same_value(a, b, where):
@@ -143,3 +180,12 @@ def test_a_vtable_before_the_file_start_is_refused():
     data[pos:pos + 4] = (soff + len(data)).to_bytes(4, "little", signed=True)
     with pytest.raises(tflite_reader.ModelError, match="tensor 0 vtable lies outside the file"):
         tflite_reader.parse(bytes(data))
+
+
+@pytest.mark.parametrize("name", ["var_accumulator_int8", "var_ring_int8", "var_accumulator_int16"])
+def test_variable_models_read_as_before(name):
+    """TensorFlow's resource variables: VAR_HANDLE and CALL_ONCE options and the init subgraph's constants read
+    directly give the graph the accessors give (model/variables.py binds both)."""
+    from pathlib import Path
+
+    assert_same_graph((Path(__file__).parent / "data" / f"{name}.tflite").read_bytes(), name)
