@@ -2,9 +2,12 @@
 GATHER_ND with computed (non-constant) indices, FILL with a computed value. Each bit-exact with TFLite Micro in the
 numpy executor and in host and Cortex-M4 firmware (test_executor.py and test_ops_extra.py run their random one-op
 models too, opgen_extra.py); here the edges: float conversions past the range and non-finite, indices that TFLite
-Micro refuses at invoke (our firmware's model_invoke fails there too, the numpy executor raises one line)."""
+Micro refuses at invoke (our firmware's model_invoke fails there too, the numpy executor raises one line), CAST in
+place, and a model TensorFlow converted (GATHER, GATHER_ND and FILL on computed inputs) on every kernel set."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,6 +19,7 @@ from buildtool import pipeline
 from buildtool.errors import ModelError
 from buildtool.firmware.toolchain import FirmwareError
 from buildtool.firmware import runner
+from buildtool.model.reader import load
 from buildtool.model.writer import serialize
 from buildtool.plan.arena import checker
 from buildtool.plan.arena.execute import run
@@ -23,6 +27,7 @@ from buildtool.plan.arena.planner import plan_arena
 from buildtool.zoo.builder import GraphBuilder
 
 BOARDS = ["host", "cortex-m4"]
+DATA = Path(__file__).parent / "data"
 EDGES = np.array([[np.nan, np.inf, -np.inf, 1e10, -1e10, 2.5e9, 127.99, -128.99, -129.0, 0.99, -0.99, 1e-40,
                    32767.9, 32768.0, -32769.5, 40000.0, 2147483520.0, -2147483648.0, -0.5, 300.25]], np.float32)
 
@@ -174,3 +179,30 @@ def test_cast_in_place_matches_tflm(board, tmp_path):
     assert any(g.operators[i].opcode == "CAST" for i in planned.inplace_ops)
     for p in (forced, planned):
         check_firmware(g, board, tmp_path / str(len(p.inplace_ops)), p, seeds=(0, 1))
+
+
+# one board of every kernel set
+ALL_SETS = ["host", "cortex-m4", "cortex-m55", "riscv32", "xcore"]
+
+
+def test_tensorflow_converted_model_on_every_kernel_set(tmp_path):
+    """tests/data/computed_ops.tflite (scripts/computed_ops_model.py, TensorFlow 2.21): GATHER and GATHER_ND by
+    ARG_MAX indices, FILL by a REDUCE_MAX value, as the converter writes them; byte-identical to TFLite Micro in
+    the executor and on one board of every kernel set, three inputs each."""
+    path = DATA / "computed_ops.tflite"
+    data = path.read_bytes()
+    g = load(str(path))
+    kinds = {op.opcode: op for op in g.operators}
+    assert {"GATHER", "GATHER_ND", "FILL"} <= set(kinds)
+    assert not any(g.tensors[kinds[k].inputs[i]].is_const for k, i in (("GATHER", 1), ("GATHER_ND", 1), ("FILL", 1)))
+    p = plan_arena(g)
+    assert checker.problems(g, p) == []
+    xs = [[np.random.default_rng(s).integers(-128, 128, size=(1, 10, 8), dtype=np.int8)] for s in range(3)]
+    want = [tflm_run(data, x)[0] for x in xs]
+    for x, w in zip(xs, want):
+        same(run(g, p, x), [w])
+    for board in ALL_SETS:
+        need(board)
+        pipeline.build(g, board, tmp_path / board, plan=p)
+        for x, w in zip(xs, want):
+            same([runner.run(board, tmp_path / board, x)[0]], [w])
