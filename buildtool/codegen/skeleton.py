@@ -2,7 +2,7 @@
 
 skeleton.json is what the build system hashes to decide whether model.c must be
 regenerated: changing weight values changes weights.bin but leaves this file (and
-so plan.json and model.c) byte-identical. Weight tensors come back as zeros of the
+so plan.json and model.c) byte-identical; a resource variable's start value, which model.c holds, is in it. Weight tensors come back as zeros of the
 right shape; structural constants (paddings, axes, slice bounds) keep their values.
 """
 
@@ -27,6 +27,8 @@ def to_json(g: Graph) -> dict:
             d["data"] = t.data.reshape(-1).tolist()
         if t.variable:
             d["variable"] = True
+        if t.init is not None:  # a resource variable's start value: model.c holds it, so the skeleton does
+            d["init"] = np.asarray(t.init).reshape(-1).tolist()
         tensors.append(d)
     ops = [{"index": op.index, "opcode": op.opcode, "inputs": list(op.inputs), "outputs": list(op.outputs),
             "options": dict(sorted(op.options.items()))} for op in g.operators]
@@ -45,8 +47,9 @@ def from_json(d: dict) -> Graph:
             dt = NUMPY_DTYPE[t["dtype"]]
             data = (np.array(t["data"], dtype=dt) if "data" in t else np.zeros(int(np.prod(t["shape"])), dtype=dt))
             data = data.reshape(t["shape"])
+        init = (np.array(t["init"], dtype=NUMPY_DTYPE[t["dtype"]]).reshape(t["shape"]) if "init" in t else None)
         tensors.append(Tensor(t["index"], t["name"], tuple(t["shape"]), t["dtype"], quant, data,
-                              variable=bool(t.get("variable", False))))
+                              variable=bool(t.get("variable", False)), init=init))
     ops = [Operator(o["index"], o["opcode"], tuple(o["inputs"]), tuple(o["outputs"]), dict(o["options"]))
            for o in d["operators"]]
     return Graph(tensors, ops, list(d["inputs"]), list(d["outputs"]), d["name"], d.get("description", ""))
