@@ -27,7 +27,7 @@ def as_read(g: Graph) -> Graph:
 def signal_input(rng, t) -> np.ndarray:
     """A random input of tensor t's type: loud or quiet int16 audio, uint32 energies of any magnitude."""
     if t.dtype == "int16":
-        amp = int(rng.choice([100, 3000, 32767]))
+        amp = int(rng.choice([0, 5, 100, 3000, 32767]))
         return rng.integers(-amp, amp + 1, size=t.shape).astype(np.int16)
     if t.dtype in ("uint32", "uint64"):
         top = int(rng.choice([1 << 4, 1 << 12, 1 << 20, 1 << 31, (1 << 32) - 1]))
@@ -157,12 +157,25 @@ def gen_framer(rng):
     return framer_model(int(rng.integers(1, 3)), int(rng.integers(1, 4)), step + int(rng.integers(0, 30)), step, True)
 
 
+def gen_irfft(rng):
+    n = 1 << int(rng.integers(2, 10))
+    frames = (int(rng.integers(1, 3)),) if rng.random() < 0.5 else ()
+    return as_read(graph([("x", frames + (n + 2,), "int16", None), ("y", frames + (n,), "int16", None)],
+                         [("SIGNAL_IRFFT", (0,), (1,), {"T": 7, "fft_length": n})], [0], [1], "irfft"))
+
+
+def gen_fft_auto_scale(rng):
+    n = int(rng.integers(1, 60))
+    return graph([("x", (n,), "int16", None), ("y", (n,), "int16", None), ("scale_bits", (), "int32", None)],
+                 [("SIGNAL_FFT_AUTO_SCALE", (0,), (1, 2), {})], [0], [1, 2], "fft_auto_scale")
+
+
 SIGNAL_GENERATORS = {"SIGNAL_WINDOW": gen_window, "SIGNAL_RFFT": gen_rfft, "SIGNAL_ENERGY": gen_energy,
                      "SIGNAL_FILTER_BANK": gen_filter_bank, "SIGNAL_FILTER_BANK_SQUARE_ROOT": gen_filter_bank_square_root,
                      "SIGNAL_FILTER_BANK_LOG": gen_filter_bank_log, "SIGNAL_PCAN": gen_pcan,
                      "SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION": gen_filter_bank_spectral_subtraction,
                      "SIGNAL_DELAY": gen_delay, "SIGNAL_OVERLAP_ADD": gen_overlap_add, "SIGNAL_STACKER": gen_stacker,
-                     "SIGNAL_FRAMER": gen_framer}
+                     "SIGNAL_FRAMER": gen_framer, "SIGNAL_IRFFT": gen_irfft, "SIGNAL_FFT_AUTO_SCALE": gen_fft_auto_scale}
 
 
 def frontend(seed: int = 0, length: int = 480, fft_length: int = 512, channels: int = 40) -> Graph:

@@ -1,5 +1,6 @@
 """TFLite Micro's signal library (WINDOW, RFFT, ENERGY, FILTER_BANK, FILTER_BANK_SQUARE_ROOT, FILTER_BANK_LOG,
-PCAN, FILTER_BANK_SPECTRAL_SUBTRACTION with its state) as custom operators: read and written by custom_code with flexbuffer options, refused by name when
+PCAN, FILTER_BANK_SPECTRAL_SUBTRACTION, FRAMER, STACKER, DELAY, OVERLAP_ADD, IRFFT, FFT_AUTO_SCALE; the state of
+the stateful ones kept across invocations) as custom operators: read and written by custom_code with flexbuffer options, refused by name when
 unknown, and byte-identical to TFLite Micro in the numpy executor and in host and Cortex-M4 firmware (the
 one-operator cases per type: tests/test_executor.py with tests/opgen_signal.py)."""
 
@@ -10,8 +11,8 @@ import dataclasses
 import numpy as np
 import pytest
 from conftest import tflm_run
-from opgen_signal import (SIGNAL_GENERATORS, framer_model, frontend, frontend_inputs, gen_rfft, graph, signal_input,
-                          stacker_model)
+from opgen_signal import (SIGNAL_GENERATORS, as_read, framer_model, frontend, frontend_inputs, gen_rfft, graph,
+                          signal_input, stacker_model)
 from test_firmware import need
 from test_ops_extra import merge
 from test_stateful import tflm_sequence
@@ -92,6 +93,30 @@ def test_rfft_matches_tflm_on_every_built_length():
                 assert np.array_equal(rfft_frame(x, n).reshape(-1), want), (n, length, amp)
     tw, sup = fft_twiddles(512)
     assert tw.shape == (256, 2) and sup.shape == (128, 2) and tw[0].tolist() == [32767, 0]
+
+
+def test_irfft_and_auto_scale_match_tflm():
+    """IRFFT at every power of two 4..2048 on quiet and full-scale spectra, two frames a call; FFT_AUTO_SCALE on
+    inputs holding -32768 before and after smaller values (TFLM's MaxAbs16 wraps there: the shift depends on the
+    order) and on all-zero input."""
+    rng = np.random.default_rng(6)
+    for n in (4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048):
+        g = as_read(graph([("x", (2, n + 2), "int16", None), ("y", (2, n), "int16", None)],
+                          [("SIGNAL_IRFFT", (0,), (1,), {"T": 7, "fft_length": n})], [0], [1], "irfft"))
+        data = serialize(g)
+        for amp in (10, 1000, 32767):
+            x = rng.integers(-amp - 1, amp + 1, (2, n + 2)).astype(np.int16)
+            assert np.array_equal(run_unplanned(g, [x])[0], tflm_run(data, [x])[0]), (n, amp)
+    g = SIGNAL_GENERATORS["SIGNAL_FFT_AUTO_SCALE"](rng)
+    n = g.tensors[0].shape[0]
+    data = serialize(g)
+    shifts = set()
+    for x in ([-32768] + [3] * (n - 1), [3] * (n - 1) + [-32768], [0] * n, [1] * n, [-16384] * n):
+        x = np.array(x[:n], np.int16)
+        got, want = run_unplanned(g, [x]), tflm_run(data, [x], 2)
+        assert np.array_equal(got[0], want[0]) and int(got[1]) == int(want[1]), x
+        shifts.add(int(want[1]))
+    assert len(shifts) >= 3
 
 
 def test_energy_range_matches_tflm_inside_and_is_zero_outside():

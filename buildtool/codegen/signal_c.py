@@ -145,3 +145,32 @@ def framer(e, op) -> None:
     e.call(op, f"{{ static const bt_framer_params p = {c_struct(fields)}; bt_signal_framer_s16(&p, "
                f"{e.act(x, 'int16_t')}, {e.act(st, 'int16_t')}, {e.act(op.outputs[0], 'int16_t')}, "
                f"{e.act(op.outputs[1], 'uint8_t')}); }}")
+
+
+def irfft(e, op) -> None:
+    """The inverse tables (refops.signal.fft_twiddles(inverse=True)); input 1 is the hidden work buffer."""
+    x, work = op.inputs
+    y = op.outputs[0]
+    _dense(e, op)
+    n = op.options["fft_length"]
+    tw, sup = fft_twiddles(n, inverse=True)
+    tws = e.table(f"bt_irfft{n}_twiddles", "int16_t", tw.reshape(-1).tolist())
+    sups = e.table(f"bt_irfft{n}_super", "int16_t", sup.reshape(-1).tolist())
+    factors = fft_factors(n // 2)
+    fs = e.table(f"bt_rfft{n}_factors", "int32_t", factors)
+    tx, ty = e.g.tensors[x], e.g.tensors[y]
+    fields = dict(n=n // 2, in_len=n, frames=tx.num_elements // tx.shape[-1], out_stride=ty.shape[-1],
+                  nfactors=len(factors), factors=fs, twiddles=tws, super_twiddles=sups, inverse=1,
+                  in_stride=tx.shape[-1])
+    name = f"op{op.index}"
+    e.declare(f"static const bt_rfft_params {name}_p = {c_struct(fields)};")
+    e.call(op, f"bt_signal_irfft_s16(&{name}_p, {e.act(x, 'int16_t')}, {e.act(work, 'int16_t')}, "
+               f"{e.act(y, 'int16_t')});")
+
+
+def fft_auto_scale(e, op) -> None:
+    x = op.inputs[0]
+    y, s = op.outputs
+    _dense(e, op)
+    e.call(op, f"bt_signal_fft_auto_scale_s16({e.g.tensors[x].shape[0]}, {e.act(x, 'int16_t')}, "
+               f"{e.act(y, 'int16_t')}, {e.act(s, 'int32_t')});")

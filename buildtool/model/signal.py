@@ -28,6 +28,8 @@ KEYS = {
     "SIGNAL_STACKER": ("num_channels", "stacker_left_context", "stacker_right_context", "stacker_step"),
     "SIGNAL_DELAY": ("delay_length",),
     "SIGNAL_OVERLAP_ADD": ("T", "frame_step"),
+    "SIGNAL_IRFFT": ("T", "fft_length"),
+    "SIGNAL_FFT_AUTO_SCALE": (),
     "SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION": (
         "alternate_one_minus_smoothing", "alternate_smoothing", "clamping", "min_signal_remaining", "num_channels",
         "one_minus_smoothing", "smoothing", "smoothing_bits", "spectral_subtraction_bits"),
@@ -40,7 +42,8 @@ STATE_OUTPUT = {"SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION": 1}
 # Operators whose state TFLite Micro keeps out of the model's tensors (circular buffers): the reader gives each an
 # extra input, a variable int16 tensor of state_shape appended to the tensors (zero: TFLite Micro's reset state),
 # and the writer leaves it out again. The value: the operator's inputs in the file.
-STATE_INPUT = {"SIGNAL_FRAMER": 1, "SIGNAL_STACKER": 1, "SIGNAL_DELAY": 1, "SIGNAL_OVERLAP_ADD": 1}
+STATE_INPUT = {"SIGNAL_FRAMER": 1, "SIGNAL_STACKER": 1, "SIGNAL_DELAY": 1, "SIGNAL_OVERLAP_ADD": 1,
+               "SIGNAL_IRFFT": 1}  # IRFFT's: not state but kiss_fftri's work buffer (fft_length values)
 
 
 def _prod(shape) -> int:
@@ -68,6 +71,8 @@ def state_shape(opcode: str, options: dict, in_shape: tuple) -> tuple | None:
             return (o["num_channels"] * (o["stacker_left_context"] + o["stacker_right_context"] + 1) + 2,)
         if opcode == "SIGNAL_FRAMER":  # each row's FIFO and its count (less the prefill)
             return (_prod(in_shape[:-1]), framer_capacity(options) + 1)
+        if opcode == "SIGNAL_IRFFT":  # the complex FFT's input, rebuilt every frame
+            return (max(int(options["fft_length"]), 2),)
     except (KeyError, IndexError, TypeError, ValueError, ZeroDivisionError):
         return None
     return None
@@ -334,4 +339,31 @@ def check_framer(g, op) -> None:
     _need(tuple(y.shape) == tuple(x.shape[:-1]) + (x.shape[-1] // step, size), op,
           f"output must be {list(x.shape[:-1]) + [x.shape[-1] // step, size]}")
     _need(framer_capacity(op.options) + 1 < 1 << 15, op, "frames too large")
+    _state(g, op, state_shape(op.opcode, op.options, x.shape))
+
+
+def check_fft_auto_scale(g, op) -> None:
+    """FFT_AUTO_SCALE: the int16 input shifted left until its largest magnitude has no spare bit (output 1: the
+    shift, an int32 scalar)."""
+    _arity(op, 1, 2)
+    x = _t(g, op, op.inputs[0], "input", "int16", 1, False)
+    y = _t(g, op, op.outputs[0], "output", "int16", 1)
+    _t(g, op, op.outputs[1], "scale_bits", "int32", 0)
+    _need(y.shape == x.shape, op, "output must have the input's length")
+
+
+def check_irfft(g, op) -> None:
+    """IRFFT (int16, kiss_fftri): frames of fft_length/2 + 1 complex values -> fft_length int16 values."""
+    _arity_state(op, 1)
+    t = op.options.get("T")
+    _need(t == TENSOR_INT16, op, f"type T = {t} (TensorType): only int16 (7) is built")
+    n = _opt(op, "fft_length", 4, 1 << 14)
+    _need(n & (n - 1) == 0, op, f"fft_length {n} is not a power of two (the only lengths built)")
+    x = _t(g, op, op.inputs[0], "input", "int16", const=False)
+    y = _t(g, op, op.outputs[0], "output", "int16")
+    _need(len(x.shape) >= 1 and len(y.shape) == len(x.shape), op, "input and output must have the same rank >= 1")
+    _need(tuple(x.shape[:-1]) == tuple(y.shape[:-1]), op, "input and output must share all but the last axis")
+    _need(x.shape[-1] == n + 2, op, f"input's last axis is {x.shape[-1]}; fft_length {n} reads {n + 2} "
+                                    f"({n // 2 + 1} complex values)")
+    _need(y.shape[-1] == n, op, f"output's last axis is {y.shape[-1]}, not fft_length {n}")
     _state(g, op, state_shape(op.opcode, op.options, x.shape))

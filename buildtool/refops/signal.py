@@ -43,12 +43,15 @@ def window(g, op, ins, outs) -> None:
 
 
 # -- RFFT ---------------------------------------------------------------------------------------------------
-def fft_twiddles(fft_length: int) -> tuple:
-    """(twiddles, super_twiddles) of kiss_fftr_alloc(fft_length): int16 (n, 2) arrays of Q15 (cos, sin)."""
+def fft_twiddles(fft_length: int, inverse: bool = False) -> tuple:
+    """(twiddles, super_twiddles) of kiss_fftr_alloc(fft_length, inverse): int16 (n, 2) arrays of Q15 (cos, sin)
+    (the inverse's phases negated, as kiss_fft does)."""
     n = fft_length // 2
     pi = 3.141592653589793238462643383279502884197169399375105820974944
+    sign = -1 if inverse else 1
 
     def q15(phase):
+        phase = phase * sign
         return (math.floor(0.5 + 32767 * math.cos(phase)), math.floor(0.5 + 32767 * math.sin(phase)))
 
     tw = [q15(-2 * pi * i / n) for i in range(n)]
@@ -82,7 +85,7 @@ def _csub(a, b):
     return _s16(a[0] - b[0]), _s16(a[1] - b[1])
 
 
-def _kf_work(F, src, out: int, f: int, fstride: int, factors: list, tw) -> None:
+def _kf_work(F, src, out: int, f: int, fstride: int, factors: list, tw, inverse: bool = False) -> None:
     """kiss_fft's kf_work on F (2, n) int64: sub-FFTs into F[out:out + p*m], then the radix-p butterflies."""
     p, m = factors[0], factors[1]
     if m == 1:
@@ -90,7 +93,7 @@ def _kf_work(F, src, out: int, f: int, fstride: int, factors: list, tw) -> None:
         F[:, out:out + p] = src[:, idx]
     else:
         for j in range(p):
-            _kf_work(F, src, out + j * m, f + j * fstride, fstride * p, factors[2:], tw)
+            _kf_work(F, src, out + j * m, f + j * fstride, fstride * p, factors[2:], tw, inverse)
     k = np.arange(m)
     if p == 2:
         a, b = out + k, out + m + k
@@ -109,8 +112,12 @@ def _kf_work(F, src, out: int, f: int, fstride: int, factors: list, tw) -> None:
     s3, s4 = _cadd(s0, s2), _csub(s0, s2)
     F[0, i2], F[1, i2] = _csub(f0, s3)
     F[0, i0], F[1, i0] = _cadd(f0, s3)
-    F[0, i1], F[1, i1] = _s16(s5[0] + s4[1]), _s16(s5[1] - s4[0])
-    F[0, i3], F[1, i3] = _s16(s5[0] - s4[1]), _s16(s5[1] + s4[0])
+    if inverse:
+        F[0, i1], F[1, i1] = _s16(s5[0] - s4[1]), _s16(s5[1] + s4[0])
+        F[0, i3], F[1, i3] = _s16(s5[0] + s4[1]), _s16(s5[1] - s4[0])
+    else:
+        F[0, i1], F[1, i1] = _s16(s5[0] + s4[1]), _s16(s5[1] - s4[0])
+        F[0, i3], F[1, i3] = _s16(s5[0] - s4[1]), _s16(s5[1] + s4[0])
 
 
 def rfft_frame(frame: np.ndarray, fft_length: int, tables=None) -> np.ndarray:
@@ -385,3 +392,48 @@ def framer(g, op, ins, outs) -> None:
         st[r, len(fifo):cap] = 0
         st[r, cap] = len(fifo) - init
     outs[1][...] = valid
+
+
+
+# -- IRFFT, FFT_AUTO_SCALE -----------------------------------------------------------------------------------
+def irfft_frame(freq: np.ndarray, fft_length: int, tables=None) -> np.ndarray:
+    """kiss_fftri (FIXED_POINT 16): fft_length/2 + 1 complex int16 values -> fft_length int16 values."""
+    tw, sup = tables if tables is not None else fft_twiddles(fft_length, inverse=True)
+    n = fft_length // 2
+    f = np.asarray(freq, np.int64).reshape(-1, 2)[:n + 1].T
+    tmp = np.zeros((2, n), np.int64)
+    tmp[0, 0], tmp[1, 0] = _fixdiv((_s16(f[0, 0] + f[0, n]), _s16(f[0, 0] - f[0, n])), 2)
+    k = np.arange(1, n // 2 + 1)
+    fk = _fixdiv(f[:, k], 2)
+    fnkc = _fixdiv((f[0, n - k], _s16(-f[1, n - k])), 2)
+    fek = _cadd(fk, fnkc)
+    fok = _cmul(_csub(fk, fnkc), sup.T.astype(np.int64)[:, k - 1])
+    tmp[0, k], tmp[1, k] = _cadd(fek, fok)
+    tmp[0, n - k], tmp[1, n - k] = _csub(fek, fok)
+    tmp[1, n - k] = _s16(-tmp[1, n - k])
+    F = np.zeros((2, n), np.int64)
+    _kf_work(F, tmp, 0, 0, 1, fft_factors(n), tw.T.astype(np.int64), inverse=True)
+    return F.T.reshape(-1).astype(np.int16)
+
+
+def irfft(g, op, ins, outs) -> None:
+    """ins[1]: the work buffer (a hidden input, model/signal.py STATE_INPUT), unused here."""
+    n = op.options["fft_length"]
+    tables = fft_twiddles(n, inverse=True)
+    x = ins[0].reshape(-1, ins[0].shape[-1])
+    y = outs[0].reshape(-1, outs[0].shape[-1])
+    for r in range(x.shape[0]):
+        y[r] = irfft_frame(x[r], n, tables)
+
+
+def fft_auto_scale(g, op, ins, outs) -> None:
+    """MaxAbs16 as TFLM (its int16 maximum wraps at -32768, making the shift order-dependent), then the shift."""
+    mx = 0
+    for v in ins[0].tolist():
+        if v > mx:
+            mx = v
+        elif -v > mx:
+            mx = _s16(-v)
+    bits = max(16 - (_msb(mx & M32) if mx else 32) - 1, 0)
+    outs[0][...] = _s16(ins[0].astype(np.int64) << bits).astype(np.int16)
+    outs[1][...] = bits

@@ -147,6 +147,8 @@
 #define bt_signal_overlap_add_s16 ref_bt_signal_overlap_add_s16
 #define bt_signal_stacker_s16 ref_bt_signal_stacker_s16
 #define bt_signal_framer_s16 ref_bt_signal_framer_s16
+#define bt_signal_irfft_s16 ref_bt_signal_irfft_s16
+#define bt_signal_fft_auto_scale_s16 ref_bt_signal_fft_auto_scale_s16
 #define bt_embedding_lookup_s8 ref_bt_embedding_lookup_s8
 #define bt_cast ref_bt_cast
 #define bt_log_softmax_s8 ref_bt_log_softmax_s8
@@ -890,6 +892,7 @@ typedef struct {
   int32_t n, in_len, frames, out_stride, nfactors;
   const int32_t *factors;
   const int16_t *twiddles, *super_twiddles;
+  int32_t inverse, in_stride; /* IRFFT: the inverse FFT, int16 values a frame of the input */
 } bt_rfft_params;
 
 void bt_signal_rfft_s16(const bt_rfft_params *p, const int16_t *in, int16_t *out);
@@ -950,6 +953,13 @@ typedef struct {
 
 void bt_signal_framer_s16(const bt_framer_params *p, const int16_t *in, int16_t *state, int16_t *out,
                           uint8_t *valid);
+
+/* IRFFT (int16, kiss_fftri): each frame of n + 1 complex values (in_stride int16 apart) split into work (2 n
+ * int16: a hidden arena buffer), then the inverse n-point FFT (p->inverse 1, the inverse tables, in_len 2 n) into
+ * 2 n int16 values at out + row * out_stride. FFT_AUTO_SCALE: out = in << scale_bits, the largest shift that keeps
+ * MaxAbs16's maximum (TFLM's, order-dependent when -32768 is met) in 15 bits. */
+void bt_signal_irfft_s16(const bt_rfft_params *p, const int16_t *in, int16_t *work, int16_t *out);
+void bt_signal_fft_auto_scale_s16(int32_t n, const int16_t *in, int16_t *out, int32_t *scale_bits);
 
 #ifdef __cplusplus
 }

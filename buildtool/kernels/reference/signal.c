@@ -64,6 +64,7 @@ static void sig_fft_work(const bt_rfft_params *p, sig_cpx *F, const int16_t *in,
     }
     return;
   }
+  const int32_t inv = p->inverse;
   for (int32_t k = 0; k < m; k++) {
     sig_cpx f0 = sig_div(F[k], 4);
     const sig_cpx s0 = sig_mul(sig_div(F[k + m], 4), tw + 2 * k * fstride);
@@ -74,10 +75,10 @@ static void sig_fft_work(const bt_rfft_params *p, sig_cpx *F, const int16_t *in,
     const sig_cpx s3 = sig_add(s0, s2), s4 = sig_sub(s0, s2);
     F[k + 2 * m] = sig_sub(f0, s3);
     F[k] = sig_add(f0, s3);
-    F[k + m].r = (int16_t)(s5.r + s4.i);
-    F[k + m].i = (int16_t)(s5.i - s4.r);
-    F[k + 3 * m].r = (int16_t)(s5.r - s4.i);
-    F[k + 3 * m].i = (int16_t)(s5.i + s4.r);
+    F[k + m].r = (int16_t)(inv ? s5.r - s4.i : s5.r + s4.i);
+    F[k + m].i = (int16_t)(inv ? s5.i + s4.r : s5.i - s4.r);
+    F[k + 3 * m].r = (int16_t)(inv ? s5.r + s4.i : s5.r - s4.i);
+    F[k + 3 * m].i = (int16_t)(inv ? s5.i - s4.r : s5.i + s4.r);
   }
 }
 
@@ -325,4 +326,43 @@ void bt_signal_framer_s16(const bt_framer_params *p, const int16_t *in, int16_t 
     s[cap] = (int16_t)(n - p->init);
   }
   *valid = ok;
+}
+
+/* -- IRFFT (kiss_fftri): the split of each frame into work (n complex), then the inverse n-point FFT ----------- */
+void bt_signal_irfft_s16(const bt_rfft_params *p, const int16_t *in, int16_t *work, int16_t *out) {
+  const int32_t n = p->n;
+  sig_cpx *T = (sig_cpx *)(void *)work;
+  for (int32_t row = 0; row < p->frames; row++) {
+    const sig_cpx *f = (const sig_cpx *)(const void *)(in + row * p->in_stride);
+    sig_cpx t0 = {(int16_t)(f[0].r + f[n].r), (int16_t)(f[0].r - f[n].r)};
+    T[0] = sig_div(t0, 2);
+    for (int32_t k = 1; k <= n / 2; k++) {
+      const sig_cpx fk = sig_div(f[k], 2);
+      sig_cpx nk = f[n - k];
+      nk.i = (int16_t)-nk.i;
+      const sig_cpx fnkc = sig_div(nk, 2);
+      const sig_cpx fek = sig_add(fk, fnkc), fok = sig_mul(sig_sub(fk, fnkc), p->super_twiddles + 2 * (k - 1));
+      T[k] = sig_add(fek, fok);
+      T[n - k] = sig_sub(fek, fok);
+      T[n - k].i = (int16_t)-T[n - k].i;
+    }
+    sig_fft_work(p, (sig_cpx *)(void *)(out + row * p->out_stride), work, 0, 1, p->factors);
+  }
+}
+
+/* -- FFT_AUTO_SCALE: TFLM's MaxAbs16 (its int16 maximum wraps at -32768), then the shift ------------------------ */
+void bt_signal_fft_auto_scale_s16(int32_t n, const int16_t *in, int16_t *out, int32_t *scale_bits) {
+  int16_t mx = 0;
+  for (int32_t i = 0; i < n; i++) {
+    const int16_t v = in[i];
+    if (v > mx) {
+      mx = v;
+    } else if (-v > mx) {
+      mx = (int16_t)-v;
+    }
+  }
+  int32_t bits = 16 - sig_msb32((uint32_t)(int32_t)mx) - 1;
+  if (bits < 0) bits = 0;
+  for (int32_t i = 0; i < n; i++) out[i] = (int16_t)(in[i] * (1 << bits));
+  *scale_bits = bits;
 }
