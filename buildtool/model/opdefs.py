@@ -321,6 +321,10 @@ CUSTOM = {d.custom: d.name for d in OPDEFS if d.custom}  # custom_code -> opcode
 # interpreter (the tflite-micro package) refuses int8 and int16 models of them (TensorFlow-converted one-operator
 # models retyped to int8 / int16 with a quantisation).
 NOT_BUILT = {
+    "IF": "control flow (several subgraphs): not built. TFLite Micro runs it (int8 models TensorFlow converts: float32 "
+          "across the IF, each branch QUANTIZE ... DEQUANTIZE); the design it needs is in the note below the table",
+    "WHILE": "control flow (several subgraphs): not built. TFLite Micro runs it; TensorFlow's int8 converter writes the "
+             "loop counter as int32 ADD and LESS (not built either) and float32 across the loop",
     "NEG": "int8/int16: float-only in TFLite Micro ('Type INT8 (9) not supported' at invoke); float32 is built "
            "(TensorFlow writes it between DEQUANTIZE and QUANTIZE in each LayerNormalization of an int8 model)",
     "SQUARE": "float-only in TFLite Micro (int8/int16 fail at invoke)",
