@@ -298,3 +298,67 @@ def test_fused_plan_split_runs_bit_exact_and_a_foreign_split_is_refused(m4_512, 
     pipeline.link(model, fused, m4_512, tmp_path, paths)
     with pytest.raises(runner.FirmwareError, match="exited with 3 \\(weights image does not match the firmware\\)"):
         runner.run("cortex-m4", tmp_path, x)
+
+
+# -- the code counted before the weights are placed (issue 33, item 5) ----------------------------
+@pytest.fixture
+def m4_code_tight(monkeypatch):
+    """cortex-m4 whose flash, like a real part's, declares no reserve for code and holds mbv2-w0.35's
+    least-RAM weights image and 16 KiB more: less than its code, so the weights must spill to PSRAM once
+    the code is counted (before: the linker's 'FLASH overflowed' and no firmware)."""
+    base = _need("cortex-m4")
+    model = pipeline.read_model("mbv2-w0.35")
+    fused = pipeline.plan_memory(model.graph, pipeline.PlanOptions.from_map({"optimize": "ram"}))
+    size = -(-len(pipeline.flash_image(model, "cortex-m4", fused)) // 64) * 64 + 16 * 1024
+    regs = tuple(dataclasses.replace(r, size=size, reserve=0) if r.name == "flash" else r for r in base.regions)
+    t = dataclasses.replace(base, regions=regs, flash_bytes=size)
+    monkeypatch.setattr(targets, "_CACHE", {**targets.boards(), t.name: t})
+    return t, model, fused
+
+
+def _flash_segments_end(t, elf) -> int:
+    return max(lo + filesz for lo, filesz, _ in toolchain_segments(t, elf) if t.flash_origin <= lo < t.flash_origin + t.flash_bytes)
+
+
+@pytest.mark.slow
+def test_weights_spill_past_the_code_and_run_bit_exact(m4_code_tight, tmp_path):
+    """The code step measures the code's flash bytes (a trial link) and places the weights around them:
+    what no longer fits the flash goes to PSRAM, firmware.json says how many bytes were counted, the
+    linked image's flash part is within them (readelf: its load segments, less the weights part), the
+    firmware runs bit-exact in QEMU, and `gen flash --code-size firmware.json` lays out the same image
+    (without it, the placement that ignores the code: all in flash, which would not link)."""
+    t, model, fused = m4_code_tight
+    g = model.graph
+    paths = pipeline.build(model, "cortex-m4", tmp_path / "b", plan=fused)
+    code = json.loads(paths["manifest"].read_text())["flash_code_bytes"]
+    info = flash.verify(str(paths["weights"]))
+    assert 0 < info.ext_offset < len(paths["weights"].read_bytes())  # split: part of it in PSRAM
+    sym = runner.symbols(t, paths["elf"])
+    primary = sym["bt_weights_end"][0] - sym["bt_weights"][0]
+    assert primary == info.ext_offset and primary + code <= t.flash_bytes
+    non_weights = _flash_segments_end(t, paths["elf"]) - t.flash_origin - primary  # code, constants, .data
+    assert code - 72 <= non_weights <= code, (code, non_weights)  # measured before placing: exact but alignment
+    assert code > 16 * 1024  # more than the flash the weights leave: counting it is what made this link
+    assert not regions.image_groups(g, fused, t)  # not counted: every weight in flash (the old overflow)
+    x = fixed_input(g.tensors[g.inputs[0]].shape, 3)
+    y, _, _ = runner.run("cortex-m4", paths["elf"].parent, x)
+    assert np.array_equal(y, tflm_run(serialize(g), [x])[0])
+    (tmp_path / "m.tflite").write_bytes(serialize(g))
+    (tmp_path / "fused.json").write_text(json.dumps(fused.to_json(g)))
+    for extra, name in ((["--code-size", str(paths["manifest"])], "w_code.bin"), ([], "w_nocode.bin")):
+        assert main(["gen", "flash", str(tmp_path / "m.tflite"), str(tmp_path / "fused.json"), "--board", "cortex-m4",
+                     "--no-daemon", "-o", str(tmp_path / name), *extra]) == 0
+    assert (tmp_path / "w_code.bin").read_bytes() == paths["weights"].read_bytes()
+    assert flash.verify(str(tmp_path / "w_nocode.bin")).ext_offset == 0
+
+
+def test_gen_flash_code_size_of_a_bad_file_is_one_line(tmp_path, capsys):
+    (tmp_path / "tiny.tflite").write_bytes(serialize(zoo.build("tiny")))
+    (tmp_path / "firmware.json").write_text('{"flash_code_bytes": "lots"}')
+    for arg in (str(tmp_path / "nope.json"), str(tmp_path / "firmware.json")):
+        assert main(["gen", "flash", str(tmp_path / "tiny.tflite"), "--board", "cortex-m4", "--no-daemon",
+                     "-o", str(tmp_path / "w.bin"), "--code-size", arg]) == 2
+        err = capsys.readouterr().err.splitlines()
+        assert len(err) == 1 and ("cannot read the code step's firmware.json" in err[0]
+                                  or "flash_code_bytes must be a byte count" in err[0]), err
+    assert not (tmp_path / "w.bin").exists()

@@ -6,6 +6,7 @@
     buildtool gen code     skeleton.json plan.json --board B -o DIR   (DIR/model.c, model.h, firmware.json;
                            a fused plan: MODEL.tflite instead of skeleton.json)
     buildtool gen flash    MODEL.tflite [plan.json] --board B -o weights.bin  [--split-header FILE]
+                           [--code-size firmware.json]
                            (plan.json: a fused plan's, for the weights' placement in memory regions;
                            FILE: weights.bin's split as defines for weights.S)
     buildtool gen board    --board B           -o DIR   (DIR/board.json [+ DIR/board.ld])
@@ -88,6 +89,9 @@ def add_parser(sub) -> None:
     s.add_argument("--split-header", metavar="FILE",
                    help="gen flash: also write the C header that splits weights.bin for weights.S (the "
                         "defines of its part in external memory; none when it has none)")
+    s.add_argument("--code-size", metavar="FIRMWARE_JSON",
+                   help="gen flash: the code step's firmware.json, whose measured code bytes the weights were "
+                        "placed around (boards whose weights may go to external memory)")
     s.set_defaults(fn=run)
 
 

@@ -68,10 +68,10 @@ def run_step(a, planner=None, say=print) -> int:
         inputs = [a.input, a.plan]
     elif step == "flash":
         _need(a, "input", "a .tflite file")
-        made = flash_step.run_files(a.input, _board(a), a.plan)
+        made = flash_step.run_files(a.input, _board(a), a.plan, a.code_size)
         # --split-header: for build systems that assemble weights.S without reading weights.bin
         written = steps.store(made, {"weights.bin": out, **({"weights_split.h": a.split_header} if a.split_header else {})})
-        inputs = [a.input] + ([a.plan] if a.plan else [])
+        inputs = [a.input] + ([a.plan] if a.plan else []) + ([a.code_size] if a.code_size else [])
     else:  # board
         made = board_step.run(_board(a), out)
         make_dirs(out)

@@ -123,7 +123,7 @@ function(_buildtool_configure name out)
   include("${out}/buildtool.cmake")
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${BT_CONFIGURE_DEPENDS})
   foreach(v BT_CC BT_NATIVE BT_CFLAGS BT_INCLUDES BT_KERNEL_SOURCES BT_STARTUP_SOURCES BT_HARNESS_MAIN
-            BT_LDFLAGS BT_LDLIBS BT_LINKER_SCRIPT BT_FUSED BT_RUN)
+            BT_LDFLAGS BT_LDLIBS BT_LINKER_SCRIPT BT_FUSED BT_RUN BT_MEASURES_CODE)
     set(${v} "${${v}}" PARENT_SCOPE)
   endforeach()
 endfunction()
@@ -179,15 +179,23 @@ function(_buildtool_steps name out model)
     ${check}
     DEPENDS "${code_in}" "${out}/plan.json" ${tool} DEPFILE "${out}/code.d" VERBATIM
     COMMENT "buildtool code ${name}")
-  # a fused plan re-reads weights per tile: the flash step places them (memory regions) by its counts
+  # a fused plan re-reads weights per tile: the flash step places them (memory regions) by its counts,
+  # around the code's flash bytes the code step measured (boards whose weights may go external)
   set(flash_plan "")
   if(BT_FUSED)
     set(flash_plan "${out}/plan.json")
   endif()
+  set(flash_code "")
+  set(flash_code_in "")
+  if(BT_MEASURES_CODE)
+    set(flash_code --code-size "${out}/firmware.json")
+    set(flash_code_in "${out}/firmware.json")
+  endif()
   add_custom_command(OUTPUT "${out}/weights.bin" "${out}/weights_split.h"
     COMMAND ${gen} flash "${model}" ${flash_plan} --board ${arg_BOARD} -o "${out}/weights.bin"
-            --depfile "${out}/flash.d" --split-header "${out}/weights_split.h"
-    DEPENDS "${model}" ${flash_plan} ${tool} DEPFILE "${out}/flash.d" VERBATIM COMMENT "buildtool flash ${name}")
+            --depfile "${out}/flash.d" --split-header "${out}/weights_split.h" ${flash_code}
+    DEPENDS "${model}" ${flash_plan} ${flash_code_in} ${tool} DEPFILE "${out}/flash.d" VERBATIM
+    COMMENT "buildtool flash ${name}")
   # the one target that runs the steps (Makefile generators must not run them from two targets)
   add_custom_target(${name}_sources DEPENDS "${out}/model.c" "${out}/model.h" "${out}/firmware.json"
                                             "${out}/weights.bin" "${out}/weights_split.h")

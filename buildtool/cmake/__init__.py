@@ -25,6 +25,7 @@ from ..firmware import runner
 from ..firmware.fits import may_fuse
 from ..firmware.toolchain import FIRMWARE, check_segments, source_parts
 from ..fsutil import write_if_changed
+from ..steps.code import measures_code
 from ..steps.models import locate
 
 CMAKE_DIR = Path(__file__).resolve().parent
@@ -75,6 +76,7 @@ def configure(board: str, model: str, zoo: str, opts: list, ram_limit: str, out:
              ("BT_LDLIBS", [f[2:] for f in info["ldflags"] if f.startswith("-l")]),
              ("BT_LINKER_SCRIPT", str(o / "board.ld") if t.linker_template else ""),
              ("BT_FUSED", "ON" if may_fuse(options, t) else "OFF"), ("BT_RUN", info["run"]),
+             ("BT_MEASURES_CODE", "ON" if measures_code(t) else "OFF"),
              ("BT_CONFIGURE_DEPENDS", _depfile_inputs(o / "board.d") + _template(t))]
     blob = (("#define BT_WEIGHTS_SECTION .rodata.bt_weights\n" if library else "")
             + f"#define BT_WEIGHTS_FILE {c_string(str(o / 'weights.bin'))}\n"

@@ -489,14 +489,15 @@ def _shared_arena(prefix: str, arena_base, align: int, plan=None, arena_section:
     return "\n".join(lines)
 
 
-def _placement_groups(g: Graph, plan, target: str, weights_align: int):
+def _placement_groups(g: Graph, plan, target: str, weights_align: int, code_bytes: int | None = None):
     """The flash image's [primary, external] tensor groups on a board with memory regions (regions.py),
-    None when every weight stays in the primary region or the board is not a registered one."""
+    None when every weight stays in the primary region or the board is not a registered one.
+    code_bytes: the code's measured flash bytes (regions.place)."""
     try:
         board = targets.get(target)
     except UsageError:
         return None
-    return image_groups(g, plan, board, weights_align)
+    return image_groups(g, plan, board, weights_align, code_bytes)
 
 
 def _ext_decl(e) -> str:
@@ -523,7 +524,7 @@ def _variant_block(e) -> str:
 
 def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, emit=None,
              emitter=Emitter, streamed: tuple = (), prefix: str = "model", arena_base=None,
-             arena_section: str | None = None) -> tuple:
+             arena_section: str | None = None, code_bytes: int | None = None) -> tuple:
     """(model_c, model_h) source text for graph g run with `plan`; deterministic.
 
     emit(e), when given, fills the emitter's declarations and body instead of one call per
@@ -531,10 +532,12 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
     class); streamed: graph inputs the generated code pulls itself. prefix names the public
     symbols (<prefix>_init, _invoke, _input, ...; weights <prefix>_weights unless "model");
     arena_base (multi-model firmware): no arena of its own, plan offsets are from that byte of
-    a shared bt_arena; arena_section: the arena's linker section (buildtool export)."""
+    a shared bt_arena; arena_section: the arena's linker section (buildtool export); code_bytes: the
+    code's flash bytes as a trial link measured them, which the weights placement leaves free
+    (steps/code.py; None: the board's reserve)."""
     check_prefix(prefix)
     placed = getattr(emit, "plan", plan)  # a fused plan's emit carries it: its tile counts place weights
-    split = _placement_groups(g, placed, target, weights_align) if prefix == "model" else None
+    split = _placement_groups(g, placed, target, weights_align, code_bytes) if prefix == "model" else None
     groups = split[0] if split else None
     offsets = flash.layout(g, weights_align, groups)
     e = emitter(g, plan, offsets)

@@ -3,6 +3,7 @@ and whether the image fits the board (RAM, flash, load segments)."""
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import hashlib
 import os
@@ -175,6 +176,44 @@ def link(t: targets.Target, out_dir, paths: dict, g: Graph, plan) -> dict:
     return paths
 
 
+def code_bytes(t: targets.Target, model_c: str, model_h: str) -> int:
+    """The flash bytes everything but the weights takes in the region holding the code (code, constants,
+    .ARM.exidx, the initial values of .data, the alignment before the weights), measured by a trial link
+    of model.c with the board's start-up code and kernel library: the flash and RAM made large enough
+    for anything, the weights image empty. steps/code.py places the weights with it (regions.place)."""
+    big = dataclasses.replace(t, flash_bytes=t.flash_bytes + (64 << 20), ram_bytes=t.ram_bytes + (64 << 20))
+    with tempfile.TemporaryDirectory(prefix="bt-code-size-") as tmp:
+        out = Path(tmp)
+        (out / "model.c").write_text(model_c)
+        (out / "model.h").write_text(model_h)
+        (out / "weights.bin").write_bytes(b"")
+        (out / "board.ld").write_text(big.linker_script())
+        lib = kernel_library(t)
+        own = [s for s in sources(t, out) if s.parent.parent != KERNELS]
+        ext = [r for r in t.external_regions() if "weights" in r.holds][:1]  # bt_weights_ext, when model.c reads it
+        split = ["-DBT_WEIGHTS_EXT_OFFSET=0", f"-DBT_WEIGHTS_EXT_SECTION=.bt_weights_{ext[0].name}"] if ext else []
+        cmd = ([t.cc] + compile_flags(t, out) + [weights_define(out / "weights.bin")] + split + [str(s) for s in own]
+               + [str(lib)] + link_flags(t, out / "board.ld" if t.linker_template else None)
+               + ["-o", str(out / "size.elf")])
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            err = r.stderr.strip().splitlines()
+            raise FirmwareError(f"measuring the code of {t.name} firmware failed: {err[-1] if err else r.returncode} "
+                                f"(full command: {' '.join(cmd)})")
+        r = subprocess.run([t.binutil("readelf"), "-SW", str(out / "size.elf")], capture_output=True, text=True)
+    end, data = t.flash_origin, 0
+    for line in r.stdout.splitlines():  # [Nr] Name Type Addr Off Size ES Flg ...: allocated sections only
+        f = line.replace("[ ", "[").split()
+        if len(f) < 8 or not f[0].startswith("[") or f[2] not in ("PROGBITS", "ARM_EXIDX") or "A" not in f[7]:
+            continue
+        addr, size = int(f[3], 16), int(f[5], 16)
+        if f[1] == ".data":  # its initial values follow the weights in flash
+            data = size
+        elif size and not f[1].startswith(".bt_weights") and t.flash_origin <= addr < t.flash_origin + big.flash_bytes:
+            end = max(end, addr + size)
+    return -(-(end - t.flash_origin) // 64) * 64 + -(-data // 4) * 4 + 4
+
+
 def images(t: targets.Target, elf: Path) -> dict:
     """The board's flashable outputs beside the ELF (objcopy): firmware.bin, the raw bytes of its
     internal flash from the first loaded address, and firmware.hex (Intel HEX, every loaded byte at its
@@ -296,6 +335,6 @@ def check_segments(t: targets.Target, elf) -> None:
 
 
 
-__all__ = ["FirmwareError", "kernel_sources", "include_dirs", "compile_flags", "sources",
+__all__ = ["FirmwareError", "code_bytes", "kernel_sources", "include_dirs", "compile_flags", "sources",
            "weights_define", "link_flags", "kernel_library", "link", "images", "load_segments",
            "check_segments", "KERNELS", "FIRMWARE", "PACKAGE"]

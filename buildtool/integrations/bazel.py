@@ -19,6 +19,7 @@ from pathlib import Path
 
 from .. import cli, steps, targets
 from ..firmware import toolchain
+from ..steps.code import measures_code
 
 PACKAGE = Path(__file__).resolve().parents[1]
 SHELL = ("__init__.py", "gen.py", "gen_steps.py")  # cli/: what runs a step from a command line
@@ -72,6 +73,7 @@ def board_entry(name: str, out: Path) -> dict:
         "ld": f"boards/{name}/board.ld" if ld else None,
         "weights_align": t.weights_align,
         "auto_fit": t.auto_fit,  # the board may pick a fused plan (firmware.fits.may_fuse)
+        "measures_code": measures_code(t),  # its flash step reads firmware.json (steps.code.measures_code)
         "builtin_includes": _builtin_includes(t.cc) if not t.port.native else [],
     }
 

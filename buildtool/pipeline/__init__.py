@@ -14,6 +14,8 @@ run), so the same model, options and board give byte-identical files on every pa
 
 from __future__ import annotations
 
+import json
+
 import sys
 from pathlib import Path
 
@@ -54,9 +56,11 @@ def generate(model: Model, plan, board: str, out_dir) -> dict:
     make_dirs(out)
     paths = {"plan": out / "plan.json", "model_c": out / "model.c", "model_h": out / "model.h",
              "weights": out / "weights.bin", "manifest": out / "firmware.json"}
-    store(code_step.run(model, plan, board), {"plan.json": paths["plan"], "model.c": paths["model_c"],
-                                              "model.h": paths["model_h"], "firmware.json": paths["manifest"]})
-    store(flash_step.run(model, board, plan), {"weights.bin": paths["weights"]})
+    made = code_step.run(model, plan, board)
+    store(made, {"plan.json": paths["plan"], "model.c": paths["model_c"], "model.h": paths["model_h"],
+                 "firmware.json": paths["manifest"]})
+    code = json.loads(made.files["firmware.json"]).get("flash_code_bytes")  # the weights placed around it
+    store(flash_step.run(model, board, plan, code), {"weights.bin": paths["weights"]})
     return paths
 
 

@@ -77,13 +77,18 @@ def traffic(g, plan=None) -> dict:
     return out
 
 
-def weight_capacity(r, primary: bool) -> int:
-    """Bytes of tensors region r can take (the primary one also holds the header and the split padding)."""
-    return max(0, r.size - r.reserve - (HEADER_BYTES + EXT_ALIGN if primary else 0))
+def weight_capacity(r, primary: bool, code_bytes: int | None = None) -> int:
+    """Bytes of tensors region r can take (the primary one also holds the header and the split padding).
+    code_bytes: what the linked code, constants and .data take of the region holding the code, as a
+    trial link measured it (steps/code.py); kept back where it exceeds the region's reserve (the
+    board's allowance for code and whatever else it keeps there)."""
+    kept = max(r.reserve, code_bytes) if code_bytes is not None and "code" in r.holds else r.reserve
+    return max(0, r.size - kept - (HEADER_BYTES + EXT_ALIGN if primary else 0))
 
 
-def place(g, plan, board, align: int | None = None) -> Placement:
-    """The placement of graph g (planned by plan, None: layer by layer) on Target board."""
+def place(g, plan, board, align: int | None = None, code_bytes: int | None = None) -> Placement:
+    """The placement of graph g (planned by plan, None: layer by layer) on Target board; code_bytes:
+    the code's measured bytes in the region holding it (None: the region's reserve stands for them)."""
     align = align or board.weights_align
     regions = board.memory_regions()
     wregs = [r for r in regions if "weights" in r.holds]
@@ -94,7 +99,7 @@ def place(g, plan, board, align: int | None = None) -> Placement:
     tensors = flash_tensors(g)
     sizes = [align_up(g.tensors[i].nbytes, align) for i in tensors]
     t = traffic(g, plan)
-    caps = [weight_capacity(r, r is primary) for r in wregs]
+    caps = [weight_capacity(r, r is primary, code_bytes) for r in wregs]
     choice = _assign([t[i] for i in tensors], sizes, [r.cost for r in wregs], caps, align)
     if choice is None:
         raise _no_fit(g, board, wregs, caps, sum(sizes))
@@ -234,14 +239,14 @@ def describe(p: Placement) -> list:
     return lines
 
 
-def image_groups(g, plan, board, align: int | None = None):
+def image_groups(g, plan, board, align: int | None = None, code_bytes: int | None = None):
     """The flash image's tensor groups when the placement puts weights outside the primary region:
     ([primary tensors, external tensors], external region name), each in first-use order; None when
     the board has no regions of its own or every weight stays in the primary region (the image is
-    then as it always was)."""
+    then as it always was). code_bytes: as place's."""
     if not board.regions:
         return None
-    p = place(g, plan, board, align)
+    p = place(g, plan, board, align, code_bytes)
     ext = p.external()
     if not ext:
         return None

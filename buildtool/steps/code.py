@@ -1,5 +1,11 @@
 """Step `code`: plan -> model.c, model.h, firmware.json (what runner.run needs to know of a build,
-sealed) and the plan the code runs (its arena spread over the board's memories when it needs that)."""
+sealed) and the plan the code runs (its arena spread over the board's memories when it needs that).
+
+On a board whose weights may go to external memory, the code's own flash bytes decide how many
+weights the internal flash keeps (a fused plan's code holds weight copies and tile tables: hundreds
+of KiB). Where the board's reserve for code might not cover them, a trial link measures them
+(toolchain.code_bytes), the weights are placed around them (regions.place) and firmware.json records
+the figure (flash_code_bytes), from which the flash step lays out the same image."""
 
 from __future__ import annotations
 
@@ -9,6 +15,9 @@ from .. import targets
 from ..codegen.emit import emit_c
 from ..firmware.op_cost import region_macs
 from ..plan import first_bytes
+from ..firmware import toolchain
+from ..plan import align_up
+from ..plan.flash import HEADER_BYTES, flash_tensors
 from ..plan.regions import place_arena
 from . import Outputs
 from ..errors import UsageError
@@ -30,14 +39,51 @@ def manifest(model: Model, plan, board: str) -> dict:
             "outputs": io(g.outputs), "order": order, "opcodes": opcodes, "macs": region_macs(g, plan)}
 
 
+def measures_code(t: targets.Target) -> bool:
+    """Whether the board's weights may go to external memory, so the code step may measure the code
+    (and the flash step then reads firmware.json): build rules wire their steps by this."""
+    return bool(t.regions) and any("weights" in r.holds for r in t.external_regions())
+
+
+def _needs_measuring(t: targets.Target, g, model_c: str) -> bool:
+    """The board's reserve for code (0 on a part that declares none) might not hold the code: the
+    internal flash left after every weight is under the reserve plus model.c's source length (the
+    start-up code and kernels within the reserve; model.c's object, in practice, below its source)."""
+    primary = next((r for r in t.memory_regions() if "code" in r.holds), None)
+    if primary is None or not measures_code(t):
+        return False
+    weights = sum(align_up(g.tensors[i].nbytes, t.weights_align) for i in flash_tensors(g)) + HEADER_BYTES
+    return primary.reserve == 0 or primary.size - weights < primary.reserve + len(model_c)
+
+
+def _placed_code(plan, g, board: str, t: targets.Target, names: dict) -> tuple:
+    """(model.c, model.h, the measured code bytes or None): the weights placed around the code's
+    measured flash bytes when the board's reserve might not hold it; re-measured until the code the
+    placement gives fits the bytes it was placed around (a split adds a few bytes of checks)."""
+    model_c, model_h = emit_c(plan, g, board, t.weights_align, **names)
+    if not _needs_measuring(t, g, model_c):
+        return model_c, model_h, None
+    code = toolchain.code_bytes(t, model_c, model_h)
+    for _ in range(4):
+        c, h = emit_c(plan, g, board, t.weights_align, code_bytes=code, **names)
+        if c == model_c:
+            return c, h, code
+        model_c, model_h, again = c, h, toolchain.code_bytes(t, c, h)
+        if again <= code:
+            return model_c, model_h, code
+        code = again
+    return model_c, model_h, code
+
+
 def run(model: Model, plan, board: str, arena_section: str | None = None) -> Outputs:
     """plan.json (the plan as placed), model.c, model.h, firmware.json; arena_section: the arena's own
     linker section (buildtool export's library)."""
     t = targets.get(board)
     plan = place_arena(model.graph, plan, t)  # arena/regional.py; the plan itself when it fits RAM
     names = {"arena_section": arena_section} if arena_section else {}
-    model_c, model_h = emit_c(plan, model.graph, board, t.weights_align, **names)
-    man = json.dumps(manifest(model, plan, board), indent=1) + "\n"
+    model_c, model_h, code = _placed_code(plan, model.graph, board, t, names)
+    man = manifest(model, plan, board) | ({"flash_code_bytes": code} if code is not None else {})
+    man = json.dumps(man, indent=1) + "\n"
     return Outputs({"plan.json": json.dumps(plan.to_json(model.graph), indent=1) + "\n", "model.c": model_c,
                     "model.h": model_h, "firmware.json": man},
                    {"firmware.json": {"model": model.name, "board": board}})

@@ -125,8 +125,11 @@ def _bt_model_impl(ctx):
     split = _out(ctx, "weights_split.h")  # the image's part in external memory (defines; empty when none)
     # a fused plan re-reads weights per tile: the flash step places them (memory regions) by its counts
     flash_plan = [plan] if fused else []
+    # on a board whose weights may go external, around the code's flash bytes the code step measured
+    flash_code = [man] if board.get("measures_code", False) else []
     _gen(ctx, "BtFlash", ["flash", model.path] + [p.path for p in flash_plan] + ["--board", ctx.attr.board, "-o",
-                          weights.path, "--split-header", split.path], [model] + flash_plan, [weights, split])
+                          weights.path, "--split-header", split.path] +
+                         (["--code-size", flash_code[0].path] if flash_code else []), [model] + flash_plan + flash_code, [weights, split])
 
     cc = find_cpp_toolchain(ctx)
     cc = struct(toolchain = cc, features = cc_common.configure_features(

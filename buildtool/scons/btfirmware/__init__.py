@@ -197,8 +197,11 @@ def _code(target, source, env):
 
 
 def _flash(target, source, env):
-    """weights.bin; a fused plan's (the second source) places the weights as its code step does."""
-    made = flash_step.run_files(str(source[0]), env["BT_BOARD"], str(source[1]) if len(source) > 1 else None)
+    """weights.bin; a fused plan's (a plan.json source) places the weights as its code step does, around
+    the code the code step measured (a firmware.json source, on a board whose weights may go to external
+    memory: steps.code.measures_code)."""
+    more = {os.path.basename(str(s)): str(s) for s in source[1:]}
+    made = flash_step.run_files(str(source[0]), env["BT_BOARD"], more.get("plan.json"), more.get("firmware.json"))
     steps.store(made, {"weights.bin": str(target[0])})
     return 0
 
@@ -397,7 +400,8 @@ def bt_model(env, board: str, model: str, out: str = "", kernels: str = "", plan
                        [model_node if fused else skel[0], plan[0]] + ([skel[0]] if fused else []))
     # not on plan.json.seal: a planner edit that leaves plan.json's bytes as they were stops at the plan
     fenv.Depends(code, [fenv.Value(f"{board}:{t.weights_align}")] + steps.sources("code"))
-    weights = fenv.BtFlash(d.File("weights.bin"), [model_node] + ([plan[0]] if fused else []))
+    weights = fenv.BtFlash(d.File("weights.bin"), [model_node] + ([plan[0]] if fused else [])
+                           + ([code[2]] if code_step.measures_code(t) else []))
     fenv.Depends(weights, [fenv.Value(f"{board}:{t.weights_align}")] + steps.sources("flash"))
     if not env.GetOption("clean"):  # a read-back file changed since it was made: SCons alone would not remake it
         sealed += [(skel[0], skel, "remaking it"), (plan[0], plan, "re-planning"),
