@@ -5,8 +5,8 @@ item 1), for tests/test_ops_computed.py.
 
 Writes computed_ops.tflite: x [1, 10, 8] -> h = relu(dense 8); GATHER of h along axis 1 by ARG_MAX(h[0]) (10
 int32 indices in [0, 8)); GATHER_ND of h[0] by ARG_MAX over a dense 16 of x reshaped [10, 2, 8] (10 index pairs in
-[0, 8)); FILL [1, 10, 8] with REDUCE_MAX(h) (a computed scalar); the GATHER plus the GATHER_ND column and the
-FILL concatenated into a dense 4. Seeded weights and representative set: the file is reproduced byte for byte.
+[0, 8)), and again by those pairs swapped (UNPACK and PACK of int32); FILL [1, 10, 8] with REDUCE_MAX(h) (a
+computed scalar); the GATHER plus the two GATHER_ND columns and the FILL concatenated into a dense 4. Seeded weights and representative set: the file is reproduced byte for byte.
 Needs TensorFlow (the `netsplit` extra).
 """
 
@@ -31,8 +31,10 @@ def main(out: str) -> int:
         g = tf.gather(h, tf.argmax(h[0], axis=-1, output_type=tf.int32), axis=1)
         pairs = tf.argmax(tf.reshape(tf.matmul(x, w3), (10, 2, 8)), axis=-1, output_type=tf.int32)
         nd = tf.gather_nd(h[0], pairs)
+        a, b = tf.unstack(pairs, axis=-1)
+        nd2 = tf.gather_nd(h[0], tf.stack([b, a], -1))  # indices TensorFlow writes as UNPACK and PACK of int32
         f = tf.fill([1, 10, 8], tf.reduce_max(h))
-        return tf.matmul(tf.concat([g + tf.reshape(nd, (1, 10, 1)), f], -1), w2)
+        return tf.matmul(tf.concat([g + tf.reshape(nd, (1, 10, 1)) + tf.reshape(nd2, (1, 10, 1)), f], -1), w2)
 
     def representative():
         r = np.random.default_rng(0)

@@ -187,13 +187,14 @@ ALL_SETS = ["host", "cortex-m4", "cortex-m55", "riscv32", "xcore"]
 
 def test_tensorflow_converted_model_on_every_kernel_set(tmp_path):
     """tests/data/computed_ops.tflite (scripts/computed_ops_model.py, TensorFlow 2.21): GATHER and GATHER_ND by
-    ARG_MAX indices, FILL by a REDUCE_MAX value, as the converter writes them; byte-identical to TFLite Micro in
-    the executor and on one board of every kernel set, three inputs each."""
+    ARG_MAX indices (once through int32 UNPACK and PACK), FILL by a REDUCE_MAX value, as the converter writes them;
+    byte-identical to TFLite Micro in the executor and on one board of every kernel set, three inputs each."""
     path = DATA / "computed_ops.tflite"
     data = path.read_bytes()
     g = load(str(path))
     kinds = {op.opcode: op for op in g.operators}
     assert {"GATHER", "GATHER_ND", "FILL"} <= set(kinds)
+    assert {g.tensors[kinds[k].outputs[0]].dtype for k in ("PACK", "UNPACK")} == {"int32"}
     assert not any(g.tensors[kinds[k].inputs[i]].is_const for k, i in (("GATHER", 1), ("GATHER_ND", 1), ("FILL", 1)))
     p = plan_arena(g)
     assert checker.problems(g, p) == []
