@@ -14,17 +14,18 @@ from conftest import tflm_run
 from opgen_signal import (SIGNAL_GENERATORS, as_read, framer_model, frontend, frontend_inputs, gen_rfft, graph,
                           signal_input, stacker_model)
 from test_firmware import need
-from test_ops_extra import merge
+from test_ops_extra import inplace_plan, merge
 from test_stateful import tflm_sequence
 
 from buildtool import pipeline
-from buildtool.errors import ModelError
+from buildtool.errors import ModelError, UsageError
+from buildtool.options import PlanOptions
 from buildtool.firmware import runner
 from buildtool.model import opdefs
 from buildtool.model.reader import parse
 from buildtool.model.writer import serialize
 from buildtool.plan.arena import checker
-from buildtool.plan.arena.execute import run_sequence, run_unplanned
+from buildtool.plan.arena.execute import run, run_sequence, run_unplanned
 from buildtool.plan.arena.planner import plan_arena
 from buildtool.refops.signal import fft_twiddles, rfft_frame
 
@@ -231,3 +232,43 @@ def test_random_signal_models_in_firmware_match_tflm(board, tmp_path):
         assert len(ys) == len(ws) == len(g.outputs)
         for y, w in zip(ys, ws):
             assert y.dtype == w.dtype and np.array_equal(y.reshape(-1), w.reshape(-1)), (board, k)
+
+
+def in_place_chain():
+    """FFT_AUTO_SCALE -> WINDOW -> RFFT -> ENERGY -> FILTER_BANK -> SQUARE_ROOT -> PCAN -> LOG: WINDOW's and PCAN's
+    inputs die there (neither is a model input or output)."""
+    g = frontend(seed=3, length=64, fft_length=64, channels=8)
+    t = [(x.name, x.shape, x.dtype, x.data) for x in g.tensors[:17]]
+    t += [("scaled", (64,), "int16", None), ("scale_bits_out", (), "int32", None)]
+    ops = [("SIGNAL_FFT_AUTO_SCALE", (0,), (17, 18), {})]
+    ops += [(op.opcode, tuple(17 if i == 0 else i for i in op.inputs), op.outputs, op.options)
+            for op in g.operators if op.opcode in ("SIGNAL_WINDOW", "SIGNAL_RFFT", "SIGNAL_ENERGY", "SIGNAL_FILTER_BANK",
+                                                   "SIGNAL_FILTER_BANK_SQUARE_ROOT")]
+    ops += [("SIGNAL_PCAN", (12, 13, 14), (15,), {"snr_shift": 6}),
+            ("SIGNAL_FILTER_BANK_LOG", (15,), (16,), {"input_correction_bits": 3, "output_scale": 1 << 8})]
+    return as_read(graph(t, ops, [0, 13], [16, 18], "in_place_chain"))
+
+
+@pytest.mark.parametrize("board", ["host"])
+def test_window_and_pcan_in_place_match_tflm(board, tmp_path):
+    """Forced in place (each output over its dying input, as test_ops_extra forces them), the numpy executor and
+    host firmware give TFLite Micro's bytes; the planner's own plan passes the checker; fusion refuses a stateful
+    signal model in one line."""
+    need(board)
+    g = in_place_chain()
+    plan = inplace_plan(g, ("SIGNAL_WINDOW", "SIGNAL_PCAN"))
+    assert {g.operators[i].opcode for i in plan.inplace_ops} == {"SIGNAL_WINDOW", "SIGNAL_PCAN"}
+    assert checker.problems(g, plan_arena(g)) == []
+    pipeline.build(g, board, tmp_path, plan=plan)
+    data = serialize(g)
+    rng = np.random.default_rng(8)
+    for _ in range(3):
+        xs = [signal_input(rng, g.tensors[i]) for i in g.inputs]
+        want = tflm_run(data, xs, 2)
+        ys = runner.run(board, tmp_path, xs)[0]
+        for y, u, w in zip(ys, run(g, plan, xs), want):
+            assert np.array_equal(y.reshape(-1), w.reshape(-1)) and np.array_equal(u, w)
+    with pytest.raises(UsageError, match=r"keeps state between invocations \(SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION, "
+                                         r"SIGNAL_PCAN, SIGNAL_STACKER\); operator splitting and fusion") as e:
+        pipeline.plan_memory(frontend(), PlanOptions(optimize="ram"))
+    assert "\n" not in str(e.value)

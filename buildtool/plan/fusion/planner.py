@@ -50,7 +50,8 @@ def plan_fused(g, *, optimize: str | None = None, max_mac_overhead: float | str 
     if optimize not in (None, "ram", "macs"):
         raise UsageError(f"--optimize {optimize}: use 'ram' or 'macs'")
     if g.variable_tensors():  # fused schedules have no persistent buffers for state (SVDF/LSTM)
-        stateful = sorted({op.opcode for op in g.operators if any(g.tensors[i].variable for i in op.inputs if i >= 0)})
+        stateful = sorted({op.opcode for op in g.operators  # state read (an input) or kept (a signal op's output)
+                           if any(g.tensors[i].variable for i in op.inputs + op.outputs if i >= 0)})
         raise UsageError(f"model '{g.name}' keeps state between invocations ({', '.join(stateful)}); operator "
                          f"splitting and fusion do not support that: plan without --split/--optimize/--input-streamed")
     if splits is not None and optimize is not None:
