@@ -947,6 +947,75 @@ static int dw1(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0, c
 }
 #define FX_DW1_CHAN cm_dw1
 
+/* Two output channels of a one-run 1x1 conv (fx_k_chw's channel ch and ch + 1): each input word loaded
+   and widened once for both (the one-channel path widens it once per channel); G groups of 4 values and
+   T single values per run, bt_rq2 for both channels (f, g: their filters widened; a1, m1, p21, e11: the
+   second channel's start value and requantisation). */
+static inline __attribute__((always_inline)) void cm_run_out2(const int8_t *ip, int32_t step, int32_t n,
+                                                             const int16_t *f, const int16_t *g, int8_t *o,
+                                                             int8_t *q, const bt_conv_params *p,
+                                                             const cm_conv1 *st, int32_t a1, int32_t m1, int32_t p21,
+                                                             int32_t e11, const int G, const int T) {
+  int32_t u[8], w[8];
+  _Pragma("GCC unroll 4") for (int k = 0; k < G; k++) {
+    __builtin_memcpy(&u[2 * k], f + 4 * k, 4); __builtin_memcpy(&u[2 * k + 1], f + 4 * k + 2, 4);
+    __builtin_memcpy(&w[2 * k], g + 4 * k, 4); __builtin_memcpy(&w[2 * k + 1], g + 4 * k + 2, 4);
+  }
+  const int32_t a0 = st->acc0, m0 = st->m, p20 = st->p2, e10 = st->e1;
+  const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
+  for (int32_t i = 0; i < n; i++, ip += step) {
+    int32_t a = a0, b = a1;
+    _Pragma("GCC unroll 4") for (int k = 0; k < G; k++) {
+      const uint32_t v = bt_ld4(ip + 4 * k);
+      const int32_t x = bt_sxtb16(v), y = bt_sxtb16_ror8(v);
+      a = bt_smlad(u[2 * k], x, a); b = bt_smlad(w[2 * k], x, b);
+      a = bt_smlad(u[2 * k + 1], y, a); b = bt_smlad(w[2 * k + 1], y, b);
+    }
+    for (int t = 0; t < T; t++) { a += f[4 * G + t] * ip[4 * G + t]; b += g[4 * G + t] * ip[4 * G + t]; }
+    o[i] = cm_out(a, m0, 0, p20, e10, 1, zp, lo, hi);
+    q[i] = cm_out(b, m1, 0, p21, e11, 1, zp, lo, hi);
+  }
+}
+
+#define CM_PAIR_K 16   /* longest run of the two-channel path; st->fw: both filters, then the second window */
+/* fx_k_chw's two channels at once (FX_CONV1_PAIR): c's channels 0 and 1 (st: channel 0's values, its
+   geometry) of a 1x1 conv whose taps are one run of at most CM_PAIR_K values (st->nrun 1), every pixel
+   inside, both channels on bt_rq2 (st->fast for channel 0); channel 0 into window win, channel 1 into *win2, a copy of win's layout in the
+   rest of st->fw (no stack beyond the one-channel path's). 0 when this path does not apply. */
+static int conv1_pair(bt_conv_params *c, int32_t K, cm_conv1 *st, const box_src *s, const fx_buf *win, int32_t wca,
+                      int32_t wra, int32_t wrb, fx_buf *win2) {
+  int32_t ya, yb;
+  if (c->kh != 1 || c->kw != 1 || st->xi0 != 0 || st->xi1 != c->out.w || c->out.pixel_stride != 1 || c->out.w <= 0)
+    return 0;
+  box_inside_rows(c, wra, wrb, &ya, &yb);
+  const int32_t bytes = (wrb - win->r0) * win->wp;
+  if (ya != wra || yb != wrb || bytes > (int32_t)sizeof(st->fw) - 4 * CM_PAIR_K) return 0;
+  int32_t m1 = c->multiplier[1], sh1 = c->shift[1];
+  if (!bt_rq2_ok(&m1, &sh1, 1)) return 0;
+  int16_t *const g = st->fw + CM_PAIR_K;
+  const int32_t a1 = (c->bias ? c->bias[1] : 0) + c->input_offset * cm_widen(c->filter + K, g, K);
+  const int32_t p21 = bt_rq2_p2(sh1), e11 = bt_rq2_e1(sh1);
+  *win2 = *win;
+  win2->base = (int8_t *)(st->fw + 2 * CM_PAIR_K);
+  const int32_t ps = c->in.pixel_stride, step = c->stride_w * ps, n = c->out.w, ix = -c->pad_left * ps;
+  const box_dst d0 = {win, wca, 0}, d1 = {win2, wca, 0};
+  for (int32_t y = wra; y < wrb; y++) {
+    const int8_t *ip = box_row(s, y * c->stride_h - c->pad_top) + ix;
+    int8_t *const o = box_orow(&d0, y), *const q = box_orow(&d1, y);
+    switch (st->run) {
+#define CM_RUN2(k) case k: cm_run_out2(ip, step, n, st->fw, g, o, q, c, st, a1, m1, p21, e11, (k) >> 2, (k) & 3); break;
+      CM_RUN2(1) CM_RUN2(2) CM_RUN2(3) CM_RUN2(4) CM_RUN2(5) CM_RUN2(6) CM_RUN2(7) CM_RUN2(8)
+      CM_RUN2(9) CM_RUN2(10) CM_RUN2(11) CM_RUN2(12) CM_RUN2(13) CM_RUN2(14) CM_RUN2(15) CM_RUN2(16)
+#undef CM_RUN2
+      default: break;
+    }
+  }
+  return 1;
+}
+/* the one-run, bt_rq2 check inline: other convs (a stem's tap rows) pay two compares a channel pair */
+#define FX_CONV1_PAIR(c, K, st, s, win, wca, wra, wrb, win2) \
+  ((st)->nrun == 1 && (st)->run <= CM_PAIR_K && (st)->fast && conv1_pair(c, K, st, s, win, wca, wra, wrb, win2))
+
 #define FX_SET_PATHS
 #include "../reference/fused.c"
 

@@ -60,6 +60,27 @@ __attribute__((noinline)) static int fx_k_chw(const void *cprm, const fx_buf *ci
   int conv_ok = 0, dw_ok = 0;   /* the set's path took channel 0 (geometry kept) */
   for (int32_t ch = 0; ch < channels; ch++) {
     conv_ok = FX_CONV1_CHAN(c, &st, !conv_ok);
+#ifdef FX_CONV1_PAIR
+    /* the set's path for two channels at once: channel ch + 1 into a copy of the window (win2, in the
+       set's scratch), each input pixel read for both; then both channels' depthwise */
+    fx_buf win2;
+    if (conv_ok && ch + 1 < channels && FX_CONV1_PAIR(c, K, &st, &s, win, wca, wra, wrb, &win2)) {
+      dd.oc = ch;
+      dw_ok = dw1_ch(&dq.d, din, win->r0, &dd, ra, rb, &dw, !dw_ok);
+      if (!dw_ok) fx_win(FX_DW, dprm, win, out, ra, rb, ca, cb, ch, fch);
+      d->filter += T; d->multiplier++; d->shift++;
+      if (d->bias) d->bias++;
+      dd.oc = ch + 1;
+      dw_ok = dw1_ch(&dq.d, fx_at(&win2, win->r0, dx0), win->r0, &dd, ra, rb, &dw, !dw_ok);
+      if (!dw_ok) fx_win(FX_DW, dprm, &win2, out, ra, rb, ca, cb, ch + 1, fch);
+      c->filter += 2 * K; c->multiplier += 2; c->shift += 2;
+      if (c->bias) c->bias += 2;
+      d->filter += T; d->multiplier++; d->shift++;
+      if (d->bias) d->bias++;
+      ch++;
+      continue;
+    }
+#endif
     if (conv_ok) conv1_rows(c, &st, &s, &cd, wra, wrb);
     else fx_win(FX_CONV, cprm, cin, win, wra, wrb, wca, wcb, ch, 0);
     dd.oc = ch;

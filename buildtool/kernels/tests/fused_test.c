@@ -182,6 +182,51 @@ static void test_fused_channelwise(void) {
   }
 }
 
+/* fx_chw (the channel-by-channel scheme's tile: a 1x1 conv's output channels made one at a time into a
+   one-channel window, each followed by the depthwise reading it; a set's fx_k_chw, cortex-m's taking
+   two channels at once on runs of up to 16 values), over random tiles and channel counts (odd ones
+   leave one channel alone), against the reference conv and depthwise run whole. */
+static void test_fused_chw(void) {
+  static int8_t cw[24 * 12], fch[9 * 12];
+  static int32_t cbias[12], cmult[12], cshift[12];
+  for (int32_t t = 0; t < 48; t++) {
+    const int32_t h = ri(3, 14), w = ri(3, 14), cin = ri(1, 20), C = ri(1, 9), cs = ri(1, 2), s = ri(1, 2);
+    spatial_case c1, c2;
+    c1.kind = K_CONV;
+    c2.kind = K_DW;
+    bt_conv_params *const cp = &c1.dw.conv, *const dp = &c2.dw.conv;
+    gen_conv(cp, h, w, cin, C, 1, 1, cs, cs, 1, 1, 0, cin, C, 0);
+    copy(cw, g_w, C * cin);
+    for (int32_t i = 0; i < C; i++) { cbias[i] = g_bias[i]; cmult[i] = g_mult[i]; cshift[i] = g_shift[i]; }
+    if (t % 3 == 0) for (int32_t i = 0; i < C; i++) cshift[i] = -ri(2, 12);   /* bt_rq2 on every channel */
+    cp->filter = cw; cp->bias = cp->bias ? cbias : 0; cp->multiplier = cmult; cp->shift = cshift;
+    const int32_t H = cp->out.h, W = cp->out.w;
+    gen_conv(dp, H, W, C, C, 3, 3, s, s, 1, 1, (int)(rnd() & 1), C, C, 1);
+    if (t % 3 == 0) for (int32_t i = 0; i < C; i++) g_shift[i] = -ri(2, 12);
+    c2.dw.depth_multiplier = 1;
+    const bt_shape out = dp->out;
+    fill(g_in, h * w * cin + 16);
+    run_spatial_ref(&c1, g_in, g_in2);
+    run_spatial_ref(&c2, g_in2, g_ref);
+    for (int32_t ch = 0; ch < C; ch++)   /* [C][9]: one channel per group */
+      for (int32_t i = 0; i < 9; i++) fch[ch * 9 + i] = dp->filter[i * C + ch];
+    fill(g_opt, out.h * out.w * C + 8);
+    int32_t rb[FX_MAXR + 1], cb[FX_MAXR + 1];
+    const int32_t nr = fx_split(out.h, rb), nc = fx_split(out.w, cb);
+    const fx_buf ci = {g_in, 0, 0, w, cin, 0}, o = {g_opt, 0, 0, out.w, C, 0};
+    for (int32_t i = 0; i < nr; i++)
+      for (int32_t j = 0; j < nc; j++) {
+        const int32_t ra = rb[i], rb1 = rb[i + 1], ca = cb[j], cb1 = cb[j + 1];
+        const int32_t wra = BT_MAX(ra * s - dp->pad_top, 0), wrb = BT_MIN((rb1 - 1) * s - dp->pad_top + 3, H);
+        const int32_t wca = BT_MAX(ca * s - dp->pad_left, 0), wcb = BT_MIN((cb1 - 1) * s - dp->pad_left + 3, W);
+        fill(g_band, (wrb - wra) * (wcb - wca) + 16);
+        const fx_buf win = {g_band, wra, wca, wcb - wca, 1, 0};
+        fx_chw(cp, &ci, &win, wra, wrb, wca, wcb, &c2.dw, fch, &o, ra, rb1, ca, cb1, C);
+      }
+    check("fx_chw conv + depthwise by channel", t, g_ref, g_opt, out.h * out.w * C);
+  }
+}
+
 /* fx_pw (MAXIMUM, MINIMUM), fx_unary (RELU6), the ring shifts, MEAN and iterative dense over tiles
    of strided buffers, against results computed here or by the reference kernels run whole. */
 static void test_fused_elementwise(void) {

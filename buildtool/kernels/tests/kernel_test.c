@@ -114,6 +114,7 @@ int bt_main(void) {
   test_host_requant();
   test_fused_spatial();
   test_fused_channelwise();
+  test_fused_chw();
   test_fused_elementwise();
   test_conv_variants();
   test_rq2();
