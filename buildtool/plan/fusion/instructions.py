@@ -38,7 +38,7 @@ def predict_instructions(g, plan, plain_counts: dict, per_op: bool = False) -> i
     at 2.2 instructions per MAC beside depthwise layers recomputed 1.65x at 5.4); per_op is the
     honest figure. The regression gate (INSTRUCTION_MARGIN, tests/test_fused_firmware.py) is
     calibrated on the MAC-overhead form: on the per-op form the least-RAM plans of mbv2-w0.35 and
-    mcunet-vww1 run at 1.29-1.36 (docs/fusion.md, "Fused firmware cost")."""
+    mcunet-vww1 run at 1.26-1.32 (docs/fusion.md, "Fused firmware cost")."""
     return sum(n for _, n in predict_items(g, plan, plain_counts, per_op))
 
 
