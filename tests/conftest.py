@@ -67,17 +67,54 @@ def uses_tflite_oracle(model_bytes: bytes) -> bool:
     return any(m.OperatorCodes(i).BuiltinCode() in TFLITE_ORACLE_OPS for i in range(m.OperatorCodesLength()))
 
 
-def tflite_ref_run(model_bytes: bytes, inputs: list, n_outputs: int = 1) -> list:
-    """Run TensorFlow Lite's reference kernels (OpResolverType.BUILTIN_REF): the oracle of TFLITE_ORACLE_OPS."""
-    import tensorflow as tf  # the netsplit extra
+# TensorFlow Lite's reference interpreter runs in one helper process per test process: with TensorFlow imported,
+# OR-Tools' CP-SAT (the exact packer) crashes the process (a segmentation fault in the next plan_arena that
+# solves), so no test process imports TensorFlow for an oracle. Requests and answers are pickled over its stdio.
+_TFLITE_REF_LOOP = r"""
+import os, pickle, sys
+import numpy as np
+out = os.fdopen(os.dup(1), "wb")
+os.dup2(2, 1)  # TensorFlow's own prints go to stderr, the answers alone to the pipe
+import tensorflow as tf
+while True:
+    try:
+        model, inputs, n = pickle.load(sys.stdin.buffer)
+    except EOFError:
+        break
+    try:
+        ip = tf.lite.Interpreter(model_content=model,
+                                 experimental_op_resolver_type=tf.lite.experimental.OpResolverType.BUILTIN_REF)
+        ip.allocate_tensors()
+        for d, x in zip(ip.get_input_details(), inputs):
+            ip.set_tensor(d["index"], np.asarray(x, d["dtype"]).reshape(d["shape"]))
+        ip.invoke()
+        answer = ("ok", [np.array(ip.get_tensor(d["index"])) for d in ip.get_output_details()[:n]])
+    except Exception as e:
+        answer = ("error", f"{type(e).__name__}: {e}")
+    pickle.dump(answer, out)
+    out.flush()
+"""
+_tflite_ref = []
 
-    ip = tf.lite.Interpreter(model_content=model_bytes,
-                             experimental_op_resolver_type=tf.lite.experimental.OpResolverType.BUILTIN_REF)
-    ip.allocate_tensors()
-    for d, x in zip(ip.get_input_details(), inputs):
-        ip.set_tensor(d["index"], np.asarray(x, d["dtype"]).reshape(d["shape"]))
-    ip.invoke()
-    return [np.array(ip.get_tensor(d["index"])) for d in ip.get_output_details()[:n_outputs]]
+
+def tflite_ref_run(model_bytes: bytes, inputs: list, n_outputs: int = 1) -> list:
+    """Run TensorFlow Lite's reference kernels (OpResolverType.BUILTIN_REF): the oracle of TFLITE_ORACLE_OPS, in
+    the helper process (_TFLITE_REF_LOOP; RuntimeError with its message when the interpreter fails)."""
+    import atexit
+    import pickle
+
+    if not _tflite_ref or _tflite_ref[0].poll() is not None:
+        proc = subprocess.Popen([sys.executable, "-c", _TFLITE_REF_LOOP], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        if not _tflite_ref:
+            atexit.register(lambda: _tflite_ref[0].stdin.close() or _tflite_ref[0].wait(timeout=30))
+        _tflite_ref[:] = [proc]
+    proc = _tflite_ref[0]
+    pickle.dump((bytes(model_bytes), [np.asarray(x) for x in inputs], n_outputs), proc.stdin)
+    proc.stdin.flush()
+    status, answer = pickle.load(proc.stdout)
+    if status != "ok":
+        raise RuntimeError(answer)
+    return answer
 
 
 def tflm_run(model_bytes: bytes, inputs: list, n_outputs: int = 1) -> list:
