@@ -179,13 +179,17 @@ SIGNAL_GENERATORS = {"SIGNAL_WINDOW": gen_window, "SIGNAL_RFFT": gen_rfft, "SIGN
 
 
 def frontend(seed: int = 0, length: int = 480, fft_length: int = 512, channels: int = 40) -> Graph:
-    """micro_speech's front end: WINDOW -> RFFT -> ENERGY -> FILTER_BANK -> SQUARE_ROOT -> SPECTRAL_SUBTRACTION
-    (its noise estimate the state kept across invocations) -> PCAN (on that estimate) -> LOG -> STACKER (the
-    last three frames); outputs the stack, its valid flag, the square roots and the noise estimate."""
+    """micro_speech's front end (TFLite Micro's examples/micro_speech/audio_preprocessor.py, its parameters; the
+    window, filter bank tables and PCAN gain table made up here): WINDOW (12 bits) -> FFT_AUTO_SCALE -> RFFT ->
+    ENERGY (bins 4..241) -> FILTER_BANK -> SQUARE_ROOT (by the auto-scale shift) -> SPECTRAL_SUBTRACTION (its noise
+    estimate the state kept across invocations) -> PCAN (on that estimate) -> LOG -> STACKER (the last three
+    frames); outputs the stack, its valid flag, the square roots and the noise estimate."""
     rng = np.random.default_rng(seed)
     bins = fft_length // 2 + 1
-    win = (np.hanning(length) * 16384).astype(np.int16)
-    w, _, starts, wstarts, widths = filter_bank_tables(rng, bins, channels)
+    start, end = min(4, bins - 1), min(241, bins)
+    win = (np.hanning(length) * 4096).astype(np.int16)
+    w, _, starts, wstarts, widths = filter_bank_tables(rng, end - start, channels)
+    starts = (starts + start).astype(np.int16)
     w = (w >> 3).astype(np.int16)
     u = (4096 - w).astype(np.int16)
     lut = np.clip(rng.normal(3000, 800, 125), -32768, 32767).astype(np.int16)
@@ -193,22 +197,24 @@ def frontend(seed: int = 0, length: int = 480, fft_length: int = 512, channels: 
          ("spectrum", (fft_length + 2,), "int16", None), ("energy", (bins,), "uint32", None),
          ("weights", w.shape, "int16", w), ("unweights", u.shape, "int16", u), ("freq_starts", starts.shape, "int16", starts),
          ("weight_starts", wstarts.shape, "int16", wstarts), ("widths", widths.shape, "int16", widths),
-         ("filterbank", (channels,), "uint64", None), ("scale_bits", (), "int32", np.array(3, np.int32)),
+         ("filterbank", (channels,), "uint64", None), ("scale_bits", (), "int32", None),
          ("sqrt", (channels,), "uint32", None), ("noise", (channels,), "uint32", None),
          ("gain_lut", lut.shape, "int16", lut), ("pcan", (channels,), "uint32", None),
          ("log", (channels,), "int16", None), ("subtracted", (channels,), "uint32", None),
-         ("stacked", (3 * channels,), "int16", None), ("stacked_valid", (), "bool", None)]
-    ss = dict(alternate_one_minus_smoothing=15729, alternate_smoothing=655, clamping=False, min_signal_remaining=1638,
-              num_channels=channels, one_minus_smoothing=15729, smoothing=655, smoothing_bits=10,
-              spectral_subtraction_bits=14)  # micro_speech's 0.04 / 0.05 smoothing, 0.05 remaining, Q14
-    ops = [("SIGNAL_WINDOW", (0, 1), (2,), {"shift": 14}),
-           ("SIGNAL_RFFT", (2,), (3,), {"T": 7, "fft_length": fft_length}),
-           ("SIGNAL_ENERGY", (3,), (4,), {"end_index": bins, "start_index": 0}),
+         ("stacked", (3 * channels,), "int16", None), ("stacked_valid", (), "bool", None),
+         ("scaled", (length,), "int16", None)]
+    ss = dict(alternate_one_minus_smoothing=(1 << 14) - 983, alternate_smoothing=983, clamping=False,
+              min_signal_remaining=819, num_channels=channels, one_minus_smoothing=(1 << 14) - 410, smoothing=410,
+              smoothing_bits=10, spectral_subtraction_bits=14)  # 0.025 / 0.06 smoothing, 0.05 remaining in Q14
+    ops = [("SIGNAL_WINDOW", (0, 1), (2,), {"shift": 12}),
+           ("SIGNAL_FFT_AUTO_SCALE", (2,), (20, 11), {}),
+           ("SIGNAL_RFFT", (20,), (3,), {"T": 7, "fft_length": fft_length}),
+           ("SIGNAL_ENERGY", (3,), (4,), {"end_index": end, "start_index": start}),
            ("SIGNAL_FILTER_BANK", (4, 5, 6, 7, 8, 9), (10,), {"num_channels": channels}),
            ("SIGNAL_FILTER_BANK_SQUARE_ROOT", (10, 11), (12,), {}),
            ("SIGNAL_FILTER_BANK_SPECTRAL_SUBTRACTION", (12,), (17, 13), ss),
            ("SIGNAL_PCAN", (17, 13, 14), (15,), {"snr_shift": 6}),
-           ("SIGNAL_FILTER_BANK_LOG", (15,), (16,), {"input_correction_bits": 3, "output_scale": 1 << 8}),
+           ("SIGNAL_FILTER_BANK_LOG", (15,), (16,), {"input_correction_bits": 3, "output_scale": 1 << 6}),
            ("SIGNAL_STACKER", (16,), (18, 19), {"num_channels": channels, "stacker_left_context": 2,
                                                  "stacker_right_context": 0, "stacker_step": 1})]
     return as_read(graph(t, ops, [0], [18, 19, 12, 13], "frontend"))

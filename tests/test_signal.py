@@ -239,15 +239,22 @@ def in_place_chain():
     """FFT_AUTO_SCALE -> WINDOW -> RFFT -> ENERGY -> FILTER_BANK -> SQUARE_ROOT -> PCAN -> LOG: WINDOW's and PCAN's
     inputs die there (neither is a model input or output)."""
     g = frontend(seed=3, length=64, fft_length=64, channels=8)
-    t = [(x.name, x.shape, x.dtype, x.data) for x in g.tensors[:17]]
-    t += [("scaled", (64,), "int16", None), ("scale_bits_out", (), "int32", None)]
-    ops = [("SIGNAL_FFT_AUTO_SCALE", (0,), (17, 18), {})]
-    ops += [(op.opcode, tuple(17 if i == 0 else i for i in op.inputs), op.outputs, op.options)
-            for op in g.operators if op.opcode in ("SIGNAL_WINDOW", "SIGNAL_RFFT", "SIGNAL_ENERGY", "SIGNAL_FILTER_BANK",
-                                                   "SIGNAL_FILTER_BANK_SQUARE_ROOT")]
-    ops += [("SIGNAL_PCAN", (12, 13, 14), (15,), {"snr_shift": 6}),
-            ("SIGNAL_FILTER_BANK_LOG", (15,), (16,), {"input_correction_bits": 3, "output_scale": 1 << 8})]
-    return as_read(graph(t, ops, [0, 13], [16, 18], "in_place_chain"))
+    c = {t.name: t for t in g.tensors if t.is_const}
+    t = [("audio", (64,), "int16", None), ("scaled", (64,), "int16", None), ("shift", (), "int32", None),
+         ("window", (64,), "int16", c["window"].data), ("windowed", (64,), "int16", None),
+         ("spectrum", (66,), "int16", None), ("energy", (33,), "uint32", None)]
+    t += [(k, c[k].shape, "int16", c[k].data) for k in ("weights", "unweights", "freq_starts", "weight_starts", "widths")]
+    t += [("filterbank", (8,), "uint64", None), ("sqrt", (8,), "uint32", None), ("noise", (8,), "uint32", None),
+          ("gain_lut", c["gain_lut"].shape, "int16", c["gain_lut"].data), ("pcan", (8,), "uint32", None),
+          ("log", (8,), "int16", None)]
+    ops = [("SIGNAL_FFT_AUTO_SCALE", (0,), (1, 2), {}), ("SIGNAL_WINDOW", (1, 3), (4,), {"shift": 12}),
+           ("SIGNAL_RFFT", (4,), (5,), {"T": 7, "fft_length": 64}),
+           ("SIGNAL_ENERGY", (5,), (6,), {"end_index": 33, "start_index": 0}),
+           ("SIGNAL_FILTER_BANK", (6, 7, 8, 9, 10, 11), (12,), {"num_channels": 8}),
+           ("SIGNAL_FILTER_BANK_SQUARE_ROOT", (12, 2), (13,), {}),
+           ("SIGNAL_PCAN", (13, 14, 15), (16,), {"snr_shift": 6}),
+           ("SIGNAL_FILTER_BANK_LOG", (16,), (17,), {"input_correction_bits": 3, "output_scale": 1 << 6})]
+    return as_read(graph(t, ops, [0, 14], [17, 2], "in_place_chain"))
 
 
 @pytest.mark.parametrize("board", ["host"])

@@ -66,7 +66,8 @@ def filter_bank(e, op) -> None:
 def filter_bank_square_root(e, op) -> None:
     x, s, y = op.inputs[0], op.inputs[1], op.outputs[0]
     _dense(e, op)
-    shift = int(np.asarray(e.g.tensors[s].data).reshape(-1)[0])
+    t = e.g.tensors[s]
+    shift = int(np.asarray(t.data).reshape(-1)[0]) if t.is_const else f"*{e.act(s, 'int32_t')}"
     e.call(op, f"bt_signal_fb_sqrt({e.g.tensors[x].shape[0]}, {shift}, {e.act(x, 'uint64_t')}, "
                f"{e.act(y, 'uint32_t')});")
 

@@ -10,7 +10,8 @@ ENERGY: re^2 + im^2 as uint32 in [start_index, end_index); TFLite Micro leaves t
   here and in C they are 0.
 FILTER_BANK: num_channels + 1 channels of weighted sums (uint64, wrapping), each channel's unweighted sum
   carried into the next; channel 0 is scratch and dropped.
-FILTER_BANK_SQUARE_ROOT: Sqrt64 (bit-by-bit, rounded; Sqrt32 when the high word is 0) >> scale_bits.
+FILTER_BANK_SQUARE_ROOT: Sqrt64 (bit-by-bit, rounded; Sqrt32 when the high word is 0) >> scale_bits (a constant
+  or computed scalar; outside 0..31, undefined in TFLite Micro's C, the result is 0 here).
 FILTER_BANK_LOG: Log32 of (x << input_correction_bits) (log2 by a 129-entry segment table, to ln and the
   output scale with rounding), at most 32767; 0 for values 0 and 1.
 PCAN: gain = WideDynamicFunction(noise_estimate) (piecewise quadratic from gain_lut), snr = (x * gain) >>
@@ -217,8 +218,9 @@ def sqrt64(num: int) -> int:
 
 
 def filter_bank_square_root(g, op, ins, outs) -> None:
-    s = int(g.tensors[op.inputs[1]].data)
-    outs[0][...] = np.array([sqrt64(int(v)) >> s for v in ins[0]], np.uint32)
+    """A computed shift outside 0..31 (undefined in TFLM's C) gives 0 here and in C."""
+    s = int(np.asarray(ins[1]).reshape(-1)[0])
+    outs[0][...] = np.array([sqrt64(int(v)) >> s if 0 <= s < 32 else 0 for v in ins[0]], np.uint32)
 
 
 # -- log ----------------------------------------------------------------------------------------------------

@@ -909,9 +909,9 @@ typedef struct {
 
 void bt_signal_filter_bank(const bt_filter_bank_params *p, const uint32_t *in, uint64_t *out);
 
-/* FILTER_BANK_SQUARE_ROOT: TFLM's rounded Sqrt64 >> shift. FILTER_BANK_LOG: Log32(in << correction_bits) scaled
- * by out_scale, at most 32767, 0 for 0 and 1. PCAN: WideDynamicFunction gain from noise, PcanShrink of
- * (in * gain) >> snr_shift; out may alias in (exact). */
+/* FILTER_BANK_SQUARE_ROOT: TFLM's rounded Sqrt64 >> shift (0 for a shift outside 0..31). FILTER_BANK_LOG:
+ * Log32(in << correction_bits) scaled by out_scale, at most 32767, 0 for 0 and 1. PCAN: WideDynamicFunction gain
+ * from noise, PcanShrink of (in * gain) >> snr_shift; out may alias in (exact). */
 void bt_signal_fb_sqrt(int32_t n, int32_t shift, const uint64_t *in, uint32_t *out);
 void bt_signal_fb_log(int32_t n, int32_t correction_bits, uint32_t out_scale, const uint32_t *in, int16_t *out);
 void bt_signal_pcan(int32_t n, int32_t snr_shift, const int16_t *lut, const uint32_t *in, const uint32_t *noise,

@@ -168,7 +168,7 @@ static uint32_t sig_sqrt64(uint64_t num) {
 }
 
 void bt_signal_fb_sqrt(int32_t n, int32_t shift, const uint64_t *in, uint32_t *out) {
-  for (int32_t i = 0; i < n; i++) out[i] = sig_sqrt64(in[i]) >> shift;
+  for (int32_t i = 0; i < n; i++) out[i] = (uint32_t)shift < 32u ? sig_sqrt64(in[i]) >> shift : 0u;
 }
 
 /* -- log ------------------------------------------------------------------------------------------------- */
