@@ -37,7 +37,7 @@ def signal_input(rng, t) -> np.ndarray:
 
 def filter_bank_tables(rng, n_in: int, channels: int, negative: bool = False) -> tuple:
     """(weights, unweights, freq_starts, weight_starts, widths) of channels + 1 channels over n_in energies."""
-    widths = rng.integers(0, 7, channels + 1).astype(np.int16)
+    widths = rng.integers(0, min(7, n_in + 1), channels + 1).astype(np.int16)
     starts = np.array([rng.integers(0, n_in - int(k) + 1) for k in widths], np.int16)
     wstarts = np.concatenate([[0], np.cumsum(widths[:-1])]).astype(np.int16)
     lo = -32768 if negative else 0

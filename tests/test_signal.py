@@ -280,3 +280,35 @@ def test_window_and_pcan_in_place_match_tflm(board, tmp_path):
                                          r"SIGNAL_PCAN, SIGNAL_STACKER\); operator splitting and fusion") as e:
         pipeline.plan_memory(frontend(), PlanOptions(optimize="ram"))
     assert "\n" not in str(e.value)
+
+
+def test_corrupt_signal_models_are_refused_in_one_line_or_run():
+    """Random byte changes to signal models (their custom codes and flexbuffer options among them) and random
+    option values: each file is read, or refused with one ModelError line; each one read runs in the executor."""
+    rng = np.random.default_rng(10)
+    datas = [serialize(frontend())] + [serialize(gen(rng)) for gen in SIGNAL_GENERATORS.values() for _ in range(2)]
+    graphs = []
+    for k in range(1500):
+        d = bytearray(datas[k % len(datas)])
+        for _ in range(int(rng.integers(1, 3))):
+            d[int(rng.integers(0, len(d)))] = int(rng.integers(0, 256))
+        graphs.append(bytes(d))
+    for k in range(600):
+        g = list(SIGNAL_GENERATORS.values())[k % len(SIGNAL_GENERATORS)](rng)
+        op = g.operators[0]
+        if op.options:
+            o = dict(op.options)
+            key = sorted(o)[int(rng.integers(0, len(o)))]
+            o[key] = not o[key] if isinstance(o[key], bool) else int(rng.choice([-1, 0, 1, 3, 31, 32, 64, 1 << 15, -(1 << 31)]))
+            graphs.append(serialize(dataclasses.replace(g, operators=[dataclasses.replace(op, options=o)])))
+    outcomes = {"read": 0, "refused": 0}
+    for data in graphs:
+        try:
+            g = parse(data)
+        except ModelError as e:
+            assert "\n" not in str(e)
+            outcomes["refused"] += 1
+            continue
+        run_unplanned(g, [signal_input(rng, g.tensors[i]) for i in g.inputs])
+        outcomes["read"] += 1
+    assert outcomes["read"] > 100 and outcomes["refused"] > 100, outcomes

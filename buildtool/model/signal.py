@@ -76,6 +76,7 @@ def state_shape(opcode: str, options: dict, in_shape: tuple) -> tuple | None:
     except (KeyError, IndexError, TypeError, ValueError, ZeroDivisionError):
         return None
     return None
+MAX_KEYS = 64  # more values than any signal operator's map has: a corrupt file
 TENSOR_INT16 = 7  # TFLite's TensorType INT16: SignalRfft's 'T'
 PCAN_LUT = 125  # gain_lut entries PCAN's WideDynamicFunction may read (4 * 32 - 6 + 2, plus one)
 
@@ -87,13 +88,15 @@ def read_options(raw: bytes | None, opcode: str, i: int, fail) -> dict:
         return {}
     if not raw:
         fail(f"operator {i} ({opcode}) has no custom options")
-    try:
+    try:  # scalars only: a value that is a vector or map is never decoded (a corrupt file may claim millions)
         m = flexbuffers.GetRoot(bytearray(raw))
         if not m.IsMap:
             fail(f"operator {i} ({opcode}): custom options are not a flexbuffer map")
         m = m.AsMap
+        if len(m) > MAX_KEYS:
+            fail(f"operator {i} ({opcode}): custom options hold {len(m)} values; TFLite Micro reads {len(keys)}")
         names = [k.AsKey for k in m.Keys]
-        values = [v.Value for v in m.Values]
+        values = [bool(v.AsBool) if v.IsBool else int(v.AsInt) if v.IsInt else None for v in m.Values]
     except ModelError:
         raise
     except Exception:  # noqa: BLE001 - any malformed flexbuffer is a corrupt file
