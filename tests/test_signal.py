@@ -10,7 +10,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from conftest import tflm_run
+from conftest import SHARED_MODELS, tflm_run
 from opgen_signal import (SIGNAL_GENERATORS, as_read, framer_model, frontend, frontend_inputs, gen_rfft, graph,
                           signal_input, stacker_model)
 from test_firmware import need
@@ -23,7 +23,7 @@ from buildtool.options import PlanOptions
 from buildtool.firmware import runner
 from buildtool.model import opdefs
 from buildtool.model.reader import parse
-from buildtool.model.writer import serialize
+from buildtool.model.writer import save, serialize
 from buildtool.plan.arena import checker
 from buildtool.plan.arena.execute import run, run_sequence, run_unplanned
 from buildtool.plan.arena.planner import plan_arena
@@ -312,3 +312,31 @@ def test_corrupt_signal_models_are_refused_in_one_line_or_run():
         run_unplanned(g, [signal_input(rng, g.tensors[i]) for i in g.inputs])
         outcomes["read"] += 1
     assert outcomes["read"] > 100 and outcomes["refused"] > 100, outcomes
+
+
+def test_frontend_and_kws_network_share_one_cortex_m4_firmware(tmp_path):
+    """The audio front end and the DS-CNN keyword network (shared model) in one Cortex-M4 firmware with one joint
+    arena (the front end's state kept apart): the front end twice (its state carried) and the network once, all
+    byte-identical to TFLite Micro; the joint arena is 16,416 B (README)."""
+    need("cortex-m4")
+    kws = SHARED_MODELS / "dscnn_kws.tflite"
+    if not kws.exists():
+        pytest.skip(f"{kws} not present (../shared is only on CI and developer machines)")
+    fe = frontend()
+    save(fe, tmp_path / "frontend.tflite")
+    out = tmp_path / "fw"
+    _, joint = pipeline.build_multi([str(tmp_path / "frontend.tflite"), str(kws)], "cortex-m4", out)
+    net = pipeline.read_model(str(kws)).graph
+    xk = np.random.default_rng(0).integers(-128, 128, net.tensors[net.inputs[0]].shape).astype(np.int8)
+    xf = frontend_inputs(fe, 2)[0]
+    runs, _ = pipeline.run_multi("cortex-m4", out, [xf, xk])
+    assert [r[0] for r in runs] == [0, 1, 0]
+    want, _ = tflm_sequence(serialize(fe), [xf, xf], 4)
+    got = [r[1] for r in runs if r[0] == 0]
+    for ys, ws in zip(got, want):
+        for y, w in zip(ys, ws):
+            assert np.array_equal(np.asarray(y).reshape(-1), w.reshape(-1))
+    assert not np.array_equal(want[0][3], want[1][3])  # the noise estimate moved on
+    for y, w in zip(runs[1][1], tflm_run(kws.read_bytes(), [xk])):
+        assert np.array_equal(np.asarray(y).reshape(-1), w.reshape(-1))
+    assert joint.arena_bytes == 16416
