@@ -4,13 +4,55 @@ Importing `ortools.sat.python.cp_model` loads pandas (about 0.4 s of a command's
 plan that needs no exact solve (most layer-by-layer plans, a warm daemon answer, `inspect`) never
 pays: the exact packer, the regional arena spreading and the weight placement call load() when they
 build a model.
+
+cp_model needs pandas only for its `*_series` methods (buildtool uses none of them), but imports it
+at the top and names `pd.Index` / `pd.Series` in type aliases there: a plan that does need the solver
+paid 0.2-0.3 CPU s for pandas (a fifth of `--optimize ram --input-streamed` on mbv2_w035_144). So
+load() imports cp_model with a stand-in for pandas when pandas is not loaded yet: during the import
+its attributes are placeholder classes (for those aliases), afterwards they are pandas' own, imported
+then (the series methods keep working); `import pandas` elsewhere gets the real module throughout.
 """
 
 from __future__ import annotations
 
+import importlib
+import sys
+import threading
+import types
+
+_LOCK = threading.Lock()
+
+
+class _LatePandas(types.ModuleType):
+    """pandas as cp_model sees it: placeholders while cp_model is imported, then the real module."""
+
+    def __init__(self):
+        super().__init__("pandas")
+        self.__dict__["_importing"] = True
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        if self.__dict__["_importing"]:
+            return type(name, (), {})  # only cp_model's annotations and type aliases read it now
+        return getattr(importlib.import_module("pandas"), name)
+
 
 def load():
     """The cp_model module."""
-    from ortools.sat.python import cp_model  # (the optional heavy dependency: see the module docstring)
+    if "ortools.sat.python.cp_model" in sys.modules:
+        return sys.modules["ortools.sat.python.cp_model"]
+    with _LOCK:
+        if "pandas" in sys.modules or "ortools.sat.python.cp_model" in sys.modules:
+            from ortools.sat.python import cp_model  # (the optional heavy dependency: see the module docstring)
 
-    return cp_model
+            return cp_model
+        late = _LatePandas()
+        sys.modules["pandas"] = late
+        try:
+            from ortools.sat.python import cp_model
+        finally:
+            late.__dict__["_importing"] = False
+            if sys.modules.get("pandas") is late:
+                del sys.modules["pandas"]
+        return cp_model

@@ -100,13 +100,15 @@ def _array_bytes(value) -> int:
     if isinstance(value, np.ndarray):
         return value.nbytes
     if isinstance(value, (tuple, list)):
+        if value and isinstance(value[0], int):  # a list of ints (neighbour lists): about 36 bytes each
+            return 36 * len(value) + 56
         return sum(_array_bytes(v) for v in value)
     return 0
 
 
 # a plan packs about ten schedules, each first with the packers then polished: their neighbour lists
 # and pinned prefixes are kept across those passes
-_NEIGHBOURS, _PREFIXES = _Memo(64 << 20), _Memo(64 << 20)
+_NEIGHBOURS, _NEIGHBOUR_LISTS, _PREFIXES = _Memo(64 << 20), _Memo(64 << 20), _Memo(64 << 20)
 
 
 def _neighbours(bufs: tuple) -> tuple:
@@ -130,36 +132,40 @@ def _place(bufs: list, sequence: list, fit, prefix: tuple = ()) -> list:
     placed before it that live at a common step (their ranges sorted by start, then end).
 
     prefix: the sequence starts with these buffers (the pinned ones, the same in every order a
-    packing tries): their offsets, and the ranges they leave each other buffer, are computed once."""
+    packing tries): their offsets, and the ranges they leave each other buffer, are computed once.
+
+    Plain Python lists throughout (a buffer has a few dozen placed neighbours at most on most
+    schedules, where numpy's per-call overhead would cost more than the work); numpy only for a
+    buffer with _SCAN_BELOW or more placed neighbours."""
     n = len(bufs)
-    key = tuple(tuple(b) for b in bufs)
-    units = np.fromiter((b[0] for b in bufs), dtype=np.int64, count=n)
-    placed = np.zeros(n, dtype=bool)
+    key = bufs if isinstance(bufs, tuple) and (not bufs or isinstance(bufs[0], tuple)) else tuple(map(tuple, bufs))
+    placed = [False] * n
     scan = _SCAN[fit]
-    nbrs = _neighbours(key)  # the same for every order a packer tries: computed once
+    nbl = _neighbour_lists(key)  # the same for every order a packer tries: computed once
     fixed = None
     if prefix:
         assert tuple(sequence[:len(prefix)]) == prefix
-        offs0, nbrs, fixed = _prefix(key, prefix, fit)
-        offsets = offs0.copy()
-        placed[list(prefix)] = True
+        offs0, nbl, fixed = _prefix(key, prefix, fit)
+        offsets = list(offs0)
+        for p in prefix:
+            placed[p] = True
         sequence = sequence[len(prefix):]
     else:
-        offsets = np.zeros(n, dtype=np.int64)
-    ends = offsets + units
+        offsets = [0] * n
+    ends = [o + b[0] for o, b in zip(offsets, bufs)]
     for i in sequence:
-        nb = nbrs[i]
-        nb = nb[placed[nb]]
+        busy = [(offsets[j], ends[j]) for j in nbl[i] if placed[j]]
         u = bufs[i][0]
         fx = fixed[i] if fixed is not None else None
-        if nb.size + (len(fx[0]) if fx else 0) < _SCAN_BELOW:
-            busy = list(zip(offsets[nb].tolist(), ends[nb].tolist()))
+        if len(busy) + (len(fx[0]) if fx else 0) < _SCAN_BELOW:
             if fx:
                 busy += fx[0]
             busy.sort()
             o = scan(u, busy)
         else:
-            start, end = offsets[nb], ends[nb]
+            nb = [j for j in nbl[i] if placed[j]]
+            start = np.fromiter((offsets[j] for j in nb), dtype=np.int64, count=len(nb))
+            end = np.fromiter((ends[j] for j in nb), dtype=np.int64, count=len(nb))
             if fx:
                 start, end = np.concatenate((fx[1], start)), np.concatenate((fx[2], end))
             order = np.lexsort((end, start))
@@ -171,7 +177,12 @@ def _place(bufs: list, sequence: list, fit, prefix: tuple = ()) -> list:
         offsets[i] = o
         ends[i] = o + u
         placed[i] = True
-    return offsets.tolist()
+    return offsets
+
+
+def _neighbour_lists(bufs: tuple) -> tuple:
+    """_neighbours(bufs) as Python lists (what _place iterates)."""
+    return _NEIGHBOUR_LISTS.get(bufs, lambda: tuple(nb.tolist() for nb in _neighbours(bufs)))
 
 
 def _prefix(bufs: tuple, prefix: tuple, fit) -> tuple:
@@ -210,7 +221,7 @@ def _make_prefix(bufs: tuple, prefix: tuple, fit) -> tuple:
                     merged.append([o, e])
             fixed[i] = ([tuple(m) for m in merged], np.array([m[0] for m in merged], np.int64),
                         np.array([m[1] for m in merged], np.int64))
-    return offsets, tuple(out_nbrs), tuple(fixed)
+    return tuple(offsets.tolist()), tuple(nb.tolist() for nb in out_nbrs), tuple(fixed)
 
 
 def profile(bufs: list, nsteps: int | None = None) -> list:

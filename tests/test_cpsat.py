@@ -1,0 +1,33 @@
+"""cpsat.load(): CP-SAT without paying for pandas, and pandas itself untouched."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+CHILD = r"""
+import sys
+from buildtool.plan import cpsat
+cp = cpsat.load()
+assert "pandas" not in sys.modules, "cp_model loaded pandas"
+m = cp.CpModel()
+x = m.NewIntVar(0, 10, "x")
+m.Add(x >= 3)
+m.Minimize(x)
+s = cp.CpSolver()
+assert s.Solve(m) == cp.OPTIMAL and s.Value(x) == 3
+import pandas as pd  # the real pandas afterwards, also as cp_model sees it (its *_series methods)
+assert hasattr(pd, "DataFrame") and cp.pd.Series is pd.Series
+v = m.new_int_var_series("v", pd.Index(range(4)), 0, 5)
+assert isinstance(v, pd.Series) and len(v) == 4
+assert cpsat.load() is cp
+print("ok")
+"""
+
+
+def test_cpsat_loads_without_pandas_and_pandas_still_works():
+    r = subprocess.run([sys.executable, "-c", CHILD], capture_output=True, text=True, cwd=ROOT,
+                       env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "ok"
