@@ -3,6 +3,8 @@ front end that chains them, with inputs of their types (int16 audio, uint32 ener
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from buildtool.model.ir import Graph, Operator, Tensor
@@ -19,8 +21,6 @@ def graph(tensors: list, ops: list, inputs: list, outputs: list, name: str = "si
 def as_read(g: Graph) -> Graph:
     """g as the reader gives it: the state of DELAY, OVERLAP_ADD, STACKER and FRAMER a variable input, the
     spectral subtraction's noise estimate variable (model/signal.py STATE_INPUT, STATE_OUTPUT)."""
-    import dataclasses
-
     return dataclasses.replace(parse(serialize(g)), name=g.name)
 
 
