@@ -125,7 +125,7 @@ class _Packs:
     schedule once (plan_schedule is deterministic: the same schedule and budget give the same plan)."""
 
     def __init__(self, g, align: int):
-        self.g, self.align, self.scheds, self.plans = g, align, {}, {}
+        self.g, self.align, self.scheds, self.plans, self.specs = g, align, {}, {}, {}
 
     def schedule(self, key, make) -> Schedule:
         if key not in self.scheds:
@@ -135,7 +135,10 @@ class _Packs:
     def pack(self, sched: Schedule, time_budget: float, rounds: int = 30) -> FusedPlan:
         key = (id(sched), time_budget, rounds)  # every schedule stays alive in scheds or in a plan here
         if key not in self.plans:
-            self.plans[key] = (sched, plan_schedule(self.g, sched, self.align, time_budget, rounds=rounds))
+            if id(sched) not in self.specs:  # the heuristics, the polish and the exact pass pack the same buffers
+                self.specs[id(sched)] = buffer_specs(self.g, sched, self.align)
+            self.plans[key] = (sched, plan_schedule(self.g, sched, self.align, time_budget, rounds=rounds,
+                                                    specs=self.specs[id(sched)]))
         return self.plans[key][1]
 
 
@@ -215,10 +218,12 @@ def _unreachable(g, front: Front, ram_limit: int, mode: str, align: int, time_bu
                     f"({best.mac_overhead:.2f} x the MACs); raise --ram-limit to at least that")
 
 
-def plan_schedule(g, sched: Schedule, align: int = 16, time_budget: float = 2.0, rounds: int = 30) -> FusedPlan:
+def plan_schedule(g, sched: Schedule, align: int = 16, time_budget: float = 2.0, rounds: int = 30,
+                  specs: tuple | None = None) -> FusedPlan:
     """Pack the schedule's buffers: the planner's packers, `rounds` of iterated greedy, then
-    the exact solver for time_budget seconds (deterministic time) if still above the bound."""
-    specs, pools, steps, alias = buffer_specs(g, sched, align)
+    the exact solver for time_budget seconds (deterministic time) if still above the bound.
+    specs: buffer_specs(g, sched, align) when the caller has it (read, never changed here)."""
+    specs, pools, steps, alias = buffer_specs(g, sched, align) if specs is None else specs
     n_steps = steps[-1][1] + 1 if steps else 1
     pinned = tuple(sorted((k for k, sp in enumerate(specs) if sp[0][0] == "t" and sp[0][1] in g.inputs
                            and sp[4] == "band"), key=lambda k: specs[k][0][2]))
@@ -227,7 +232,7 @@ def plan_schedule(g, sched: Schedule, align: int = 16, time_budget: float = 2.0,
     offs, top, lower, name, optimal, prof = pack(units, n_steps, time_budget, rounds, pinned, banded)
     buffers, bands, woff, aoff, base = layout(specs, pools, alias, [o * align for o in offs])
     macs = sum(it.macs(g) if isinstance(it, BlockRun) else op_macs(g, g.operators[it]) for it in sched.items)
-    return FusedPlan(sched, top * align, lower * align, align, buffers, bands, woff, aoff, steps, macs,
+    return FusedPlan(sched, top * align, lower * align, align, buffers, bands, woff, aoff, list(steps), macs,
                      graph_macs(g), optimal, name, [p * align for p in prof], window_base=base)
 
 
