@@ -310,16 +310,22 @@ NOTES = (
     "Splitting and fusion refuse them, as they refuse SVDF's state. Tested over several invocations against "
     "TFLite Micro in tests/test_variables.py (models written by TensorFlow's converter: "
     "scripts/variable_models.py).",
-    "IF and WHILE (not built; tests/data/cf_if_int8.tflite and cf_while_int8.tflite, which TFLite Micro runs, are "
-    "refused in one line). The design they need: each branch, cond and body subgraph read as a graph of its own and "
-    "planned as its own arena; the control-flow operator gets one scratch buffer in the model's arena the size of its "
-    "largest subgraph's arena, live at its step only, and each subgraph's tensors are placed at that buffer's offset "
-    "plus their own, so the plan checker, the numpy executor and code generation see ordinary placements. IF copies "
-    "its inputs into the chosen branch's inputs, runs that branch's steps and copies its outputs out (TFLite Micro's "
-    "byte copies); WHILE runs cond, then body while cond holds, copying the body's outputs back to its inputs. In C "
-    "each subgraph becomes a static function the operator's step calls. Also needed for TensorFlow's int8 models: the "
-    "float32 tensors its converter puts across both operators (QUANTIZE and DEQUANTIZE inside each subgraph) and, "
-    "for WHILE's counter, int32 ADD and LESS. Splitting and fusion would refuse them.",
+    "IF (control flow, `model/control.py`): the reader reads each subgraph an IF names (its tensors appended to "
+    "the model's, one index space; nested control flow too, a subgraph running itself refused), and the check "
+    "wants the branches' inputs and outputs of the IF's types and shapes (a one-bool condition first), since TFLite "
+    "Micro copies the bytes. Each branch is planned as an arena of its own; the IF gets one scratch buffer in the "
+    "model's arena the size of its largest branch's arena, live at its step only, and the branches' tensors lie at "
+    "that buffer's offset plus their own (`subgraphs` in plan.json: each subgraph's plan). The independent checker "
+    "verifies each subgraph's plan as a graph of its own and that it fits the scratch buffer. The numpy executor "
+    "and the firmware copy the IF's inputs into the chosen branch's inputs, run its steps in the scratch buffer "
+    "and copy its outputs out; in C each subgraph is a static function (`bt_subgraph<k>`) the IF's step calls. "
+    "TensorFlow's int8 model (tests/data/cf_if_int8.tflite: float32 across the IF, each branch QUANTIZE ... "
+    "DEQUANTIZE) plans a 128 B arena (its branches' 48 B inside) and is byte-identical to TFLite Micro in the "
+    "executor and in host and Cortex-M4 firmware, both branches taken (tests/test_control_flow.py), as are 20 "
+    "random IF models (two inputs, random int8 branches). Splitting and fusion refuse control flow in one line; the "
+    ".tflite writer writes each subgraph with tensors of its own. WHILE is not built yet: the same design "
+    "(cond and body in one scratch buffer, the loop values in the WHILE's outputs) also needs int32 ADD and LESS "
+    "for TensorFlow's loop counter.",
 )
 
 

@@ -18,6 +18,7 @@ from buildtool.refops.quant_math import mbqm, quantize_multiplier, rdbpot, srdhm
 from buildtool.model.reader import parse
 from buildtool.model.writer import serialize
 from conftest import SHARED_MODEL_NAMES, fixed_input, reference_outputs, shared_model, tflm_run
+from opgen_control import CONTROL_GENERATORS
 from opgen_extra import EXTRA_GENERATORS
 from opgen_signal import SIGNAL_GENERATORS, signal_input
 
@@ -298,6 +299,7 @@ GENERATORS.update({"LEAKY_RELU": gen_leaky_relu, "SUB": lambda r: _binary(r, "SU
                    "TRANSPOSE_CONV": gen_transpose_conv})
 GENERATORS.update(EXTRA_GENERATORS)
 GENERATORS.update(SIGNAL_GENERATORS)
+GENERATORS.update(CONTROL_GENERATORS)
 
 
 def test_every_supported_op_has_a_kernel_and_a_generator():

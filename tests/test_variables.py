@@ -185,25 +185,6 @@ def test_firmware_keeps_variables_between_invocations(board, tmp_path):
         assert [y.tolist() for y in got] == [w[0].reshape(y.shape).tolist() for y, w in zip(got, want)], name
 
 
-@pytest.mark.parametrize("name, op", [("cf_if_int8", "operator 3 is IF"), ("cf_while_int8", "operator 1 is WHILE")])
-def test_control_flow_is_refused_in_one_line(name, op, capsys, monkeypatch):
-    """TensorFlow's IF and WHILE (TFLite Micro runs both: the oracle gives an answer) are refused by name, in one line
-    from the reader and from the CLI."""
-    from buildtool import cli
-
-    path = DATA / f"{name}.tflite"
-    x = [[np.zeros((1, 8), np.int8)]]
-    assert tflm_sequence(path.read_bytes(), x, 1)[0][0][0].shape == (1, 8)
-    with pytest.raises(ModelError) as e:
-        parse(path.read_bytes())
-    assert f"{op}, which is not supported: control flow runs other subgraphs" in str(e.value)
-    monkeypatch.setenv("BUILDTOOL_NO_DAEMON", "1")
-    capsys.readouterr()
-    assert cli.main(["plan", str(path)]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and op in err[0] and "Traceback" not in err[0]
-
-
 def test_multi_model_firmware_keeps_each_models_variables(tmp_path, capsys, monkeypatch):
     """Two variable models in one joint arena (buildtool multi): each keeps its own state, the ring model's
     second run sees its first, byte-identical to TFLite Micro."""

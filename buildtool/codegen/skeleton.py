@@ -30,10 +30,20 @@ def to_json(g: Graph) -> dict:
         if t.init is not None:  # a resource variable's start value: model.c holds it, so the skeleton does
             d["init"] = np.asarray(t.init).reshape(-1).tolist()
         tensors.append(d)
-    ops = [{"index": op.index, "opcode": op.opcode, "inputs": list(op.inputs), "outputs": list(op.outputs),
-            "options": dict(sorted(op.options.items()))} for op in g.operators]
     return {"name": g.name, "description": g.description, "inputs": list(g.inputs), "outputs": list(g.outputs),
-            "tensors": tensors, "operators": ops}
+            "tensors": tensors, "operators": _ops_json(g)} | (
+        {"subgraphs": [{"subgraph": k, "inputs": list(s.inputs), "outputs": list(s.outputs), "operators": _ops_json(s)}
+                       for k, s in sorted(g.subgraphs.items())]} if g.subgraphs else {})  # control flow's
+
+
+def _ops_json(g: Graph) -> list:
+    return [{"index": op.index, "opcode": op.opcode, "inputs": list(op.inputs), "outputs": list(op.outputs),
+             "options": dict(sorted(op.options.items()))} for op in g.operators]
+
+
+def _ops(d: dict) -> list:
+    return [Operator(o["index"], o["opcode"], tuple(o["inputs"]), tuple(o["outputs"]), dict(o["options"]))
+            for o in d["operators"]]
 
 
 def from_json(d: dict) -> Graph:
@@ -50,6 +60,6 @@ def from_json(d: dict) -> Graph:
         init = (np.array(t["init"], dtype=NUMPY_DTYPE[t["dtype"]]).reshape(t["shape"]) if "init" in t else None)
         tensors.append(Tensor(t["index"], t["name"], tuple(t["shape"]), t["dtype"], quant, data,
                               variable=bool(t.get("variable", False)), init=init))
-    ops = [Operator(o["index"], o["opcode"], tuple(o["inputs"]), tuple(o["outputs"]), dict(o["options"]))
-           for o in d["operators"]]
-    return Graph(tensors, ops, list(d["inputs"]), list(d["outputs"]), d["name"], d.get("description", ""))
+    subs = {s["subgraph"]: Graph(tensors, _ops(s), list(s["inputs"]), list(s["outputs"]), f"subgraph {s['subgraph']}")
+            for s in d.get("subgraphs", [])}
+    return Graph(tensors, _ops(d), list(d["inputs"]), list(d["outputs"]), d["name"], d.get("description", ""), subs)

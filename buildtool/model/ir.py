@@ -103,6 +103,13 @@ class Graph:
     outputs: list
     name: str = "model"
     description: str = ""
+    # The subgraphs IF and WHILE operators run (model/control.py), by their index in the file: Graphs over
+    # this graph's tensor list (one index space), read through subgraph(k).
+    subgraphs: dict = field(default_factory=dict)
+
+    def subgraph(self, k: int) -> "Graph":
+        """Subgraph k (a branch, condition or loop body) over this graph's tensors and subgraphs."""
+        return dataclasses.replace(self.subgraphs[k], tensors=self.tensors, subgraphs=self.subgraphs)
 
     # -- queries --------------------------------------------------------------
     def tensor(self, i: int) -> Tensor:
@@ -153,7 +160,10 @@ class Graph:
             self,
             tensors=[dataclasses.replace(t) for t in self.tensors],
             operators=[dataclasses.replace(o, options=dict(o.options)) for o in self.operators],
-            inputs=list(self.inputs), outputs=list(self.outputs))
+            inputs=list(self.inputs), outputs=list(self.outputs),
+            subgraphs={k: dataclasses.replace(s, operators=[dataclasses.replace(o, options=dict(o.options))
+                                                            for o in s.operators])
+                       for k, s in self.subgraphs.items()})
 
     # -- hashing --------------------------------------------------------------
     def structure_hash(self) -> str:
@@ -164,6 +174,10 @@ class Graph:
         for op in self.operators:
             h.update(repr((op.opcode, op.inputs, op.outputs, sorted(op.options.items()))).encode())
         h.update(repr((self.inputs, self.outputs)).encode())
+        for k in sorted(self.subgraphs):  # control flow: what each subgraph runs
+            s = self.subgraphs[k]
+            h.update(repr((k, [(op.opcode, op.inputs, op.outputs, sorted(op.options.items())) for op in s.operators],
+                           s.inputs, s.outputs)).encode())
         return h.hexdigest()
 
 

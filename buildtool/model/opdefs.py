@@ -79,6 +79,7 @@ def _t(ins, outs=None) -> tuple:
 _BIN = dict(required_inputs=2, all_required=True)
 _CMP = _t(I8, ("bool",))  # comparisons: int8 inputs, bool output
 _BOOL = _t(("bool",))
+_CF = ("bool", "int8", "int16", "int32", "float32")  # what IF and WHILE carry (model/control.py checks it)
 _REDUCER = _opts("ReducerOptions", Field("keep_dims", "KeepDims", "bool", False))
 
 _POOL = _opts("Pool2DOptions", _PAD, *_STRIDES, Field("filter_w", "FilterWidth"), Field("filter_h", "FilterHeight"),
@@ -292,6 +293,11 @@ OPDEFS = (
           "codegen.stateful_c:read_variable"),
     OpDef("ASSIGN_VARIABLE", "model.variables:check_assign_variable", "refops.variables:assign_variable",
           "codegen.stateful_c:assign_variable", required_inputs=2, all_required=True, const_operands=True),
+    # control flow (model/control.py): the subgraphs they run are read into Graph.subgraphs, each planned as an
+    # arena in the operator's scratch buffer (plan/arena/planner.py) and made a C function (codegen/control_c.py)
+    OpDef("IF", "model.control:check_if", "refops.control:if_", "codegen.control_c:if_", types=_t(_CF),
+          const_operands=True, **_opts("IfOptions", Field("then_subgraph", "ThenSubgraphIndex"),
+                                       Field("else_subgraph", "ElseSubgraphIndex"), required=True)),
 )
 # TFLite Micro's signal library (custom operators, their custom_options a flexbuffer map kept as the options dict)
 _U32, _U64, _I16 = ("uint32",), ("uint64",), ("int16",)
@@ -323,10 +329,8 @@ CUSTOM = {d.custom: d.name for d in OPDEFS if d.custom}  # custom_code -> opcode
 # interpreter (the tflite-micro package) refuses int8 and int16 models of them (TensorFlow-converted one-operator
 # models retyped to int8 / int16 with a quantisation).
 NOT_BUILT = {
-    "IF": "control flow (several subgraphs): not built. TFLite Micro runs it (int8 models TensorFlow converts: float32 "
-          "across the IF, each branch QUANTIZE ... DEQUANTIZE); the design it needs is in the note below the table",
-    "WHILE": "control flow (several subgraphs): not built. TFLite Micro runs it; TensorFlow's int8 converter writes the "
-             "loop counter as int32 ADD and LESS (not built either) and float32 across the loop",
+    "WHILE": "control flow: TFLite Micro runs it; TensorFlow's int8 converter writes the loop counter as int32 ADD "
+             "and LESS, not built yet (IF is built: the note below the table)",
     "NEG": "int8/int16: float-only in TFLite Micro ('Type INT8 (9) not supported' at invoke); float32 is built "
            "(TensorFlow writes it between DEQUANTIZE and QUANTIZE in each LayerNormalization of an int8 model)",
     "SQUARE": "float-only in TFLite Micro (int8/int16 fail at invoke)",

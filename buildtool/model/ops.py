@@ -102,9 +102,6 @@ def supported_table() -> list:
 
 
 def unsupported_message(op: Operator) -> str:
-    if op.opcode in ("IF", "WHILE"):  # opdefs.NOT_BUILT says why
-        return (f"operator {op.index} is {op.opcode}, which is not supported: control flow runs other subgraphs "
-                f"and buildtool plans the model's subgraph only (a CALL_ONCE that assigns constants is evaluated)")
     return f"operator {op.index} is {op.opcode}, which is not supported; run 'buildtool ops' to see what is"
 
 
@@ -138,7 +135,7 @@ def check_op(g: Graph, op: Operator) -> None:
     if "activation" in o and o["activation"] not in ACTIVATIONS:
         raise ModelError(f"operator {op.index} ({op.opcode}): fused activation {o['activation']} is not supported")
     _need(len(op.outputs) >= 1 or op.opcode == "ASSIGN_VARIABLE", op, "has no outputs")
-    if opdefs.BY_NAME[op.opcode].check.startswith(("model.stateful:", "model.signal:")):  # they check their own types
+    if opdefs.BY_NAME[op.opcode].check.startswith(("model.stateful:", "model.signal:", "model.control:")):  # own types
         return _CHECKS[op.opcode](g, op)
     if edge_types(g, op):
         return check_edge(g, op)

@@ -28,6 +28,7 @@ from . import signal, tflite_options
 from .signal import STATE_INPUT, STATE_OUTPUT
 from .files import read_model_file
 from .variables import INIT_OPS, RESOURCE, bind
+from .control import CONTROL_SUBGRAPHS
 
 OPCODE_NAMES = {v: k for k, v in vars(BuiltinOperator).items() if not k.startswith("_")}
 TYPE_NAMES = {TensorType.FLOAT32: "float32", TensorType.FLOAT16: "float16", TensorType.INT32: "int32",
@@ -270,43 +271,15 @@ class _Reader:
             self.fail("model has no subgraphs")
         # Subgraph 0 is the model, as in TFLite Micro; the others only run under control-flow operators:
         # a CALL_ONCE init subgraph that assigns constants to resource variables is evaluated here
-        # (model/variables.py); IF and WHILE are not supported and are refused by name.
+        # (model/variables.py); those IF and WHILE run are read into Graph.subgraphs (model/control.py).
         # Operator codes and buffers are read where used: their counts are bounded by the file only.
         opcodes = self._vector(m, _MODEL["operator_codes"], 4, "operator code list")
-        ncodes = opcodes[1]
         codes = {}
         buffers = self._vector(m, _MODEL["buffers"], 4, "buffer list")
         sg = self._table(self._entry(subgraphs, 0), "subgraph")
         tensor_tables = self._tables(sg, _SUBGRAPH["tensors"], "tensor list", MAX_TENSORS)
         ntens = len(tensor_tables)
-        ops, handles, calls = [], {}, {}
-        for i, pos in enumerate(self._tables(sg, _SUBGRAPH["operators"], "operator list", MAX_OPERATORS)):
-            op = self._own_table(pos, "operator", i)
-            ci = self._scalar(op, _OPERATOR["opcode_index"], _U32)
-            if not (0 <= ci < ncodes):
-                self.fail(f"operator {i} uses opcode index {ci}, but the model has {ncodes} operator codes")
-            if ci not in codes:
-                codes[ci] = self._opcode(self._entry(opcodes, ci))
-            opcode = codes[ci]
-            ins = tuple(self._ivec(op, _OPERATOR["inputs"], f"operator {i} inputs"))
-            outs = tuple(self._ivec(op, _OPERATOR["outputs"], f"operator {i} outputs"))
-            for t in ins + outs:
-                if not (-1 <= t < ntens):
-                    self.fail(f"operator {i} ({opcode}) refers to tensor {t}, but the model has {ntens} tensors")
-            if opcode == "VAR_HANDLE":
-                handles[i] = self._var_name(op, i)
-            elif opcode == "CALL_ONCE":
-                calls[i] = self._option_int(op, i, "CallOnceOptions", "InitSubgraphIndex")
-            # Options only of operators we run: an unsupported one is refused by name, not by its options.
-            if opcode in SUPPORTED and BY_NAME[opcode].custom:
-                raw = self._string(op, _OPERATOR["custom_options"], f"operator {i} custom options")
-                opts = signal.read_options(raw, opcode, i, self.fail)
-            elif opcode in SUPPORTED:
-                table = self._ref(op, _OPERATOR["builtin_options"], f"operator {i} options")
-                opts = self._options(table if table >= 0 else None, opcode, i, len(outs))
-            else:
-                opts = {}
-            ops.append(Operator(i, opcode, ins, outs, opts))
+        ops, handles, calls = self._operators(sg, opcodes, codes, ntens)
         inputs = self._ivec(sg, _SUBGRAPH["inputs"], "subgraph inputs")
         outputs = self._ivec(sg, _SUBGRAPH["outputs"], "subgraph outputs")
         for t in list(inputs) + list(outputs):  # an index out of range is a broken file, for inspect too
@@ -331,8 +304,83 @@ class _Reader:
                                           None, variable=True))
                     op.inputs = op.inputs + (len(tensors) - 1,)
         desc = self._string(m, _MODEL["description"], "model description")
+        subs = {}
+        self._control_subgraphs(ops, subgraphs, opcodes, codes, buffers, tensors, subs, (0,))
         return Graph(tensors, ops, inputs, outputs, name=name,
-                     description=desc.decode("utf-8", "replace") if desc else "")
+                     description=desc.decode("utf-8", "replace") if desc else "", subgraphs=subs)
+
+    def _operators(self, sg: tuple, opcodes: tuple, codes: dict, ntens: int, base: int = 0, k: int = 0) -> tuple:
+        """(operators, VAR_HANDLE names, CALL_ONCE init subgraphs) of subgraph table sg (subgraph k), its
+        tensor indices shifted by base (a control-flow subgraph's tensors follow the model's)."""
+        ops, handles, calls = [], {}, {}
+        ncodes = opcodes[1]
+        where = f"subgraph {k} " if k else ""
+        for i, pos in enumerate(self._tables(sg, _SUBGRAPH["operators"], f"{where}operator list", MAX_OPERATORS)):
+            op = self._own_table(pos, f"{where}operator", i)
+            ci = self._scalar(op, _OPERATOR["opcode_index"], _U32)
+            if not (0 <= ci < ncodes):
+                self.fail(f"{where}operator {i} uses opcode index {ci}, but the model has {ncodes} operator codes")
+            if ci not in codes:
+                codes[ci] = self._opcode(self._entry(opcodes, ci))
+            opcode = codes[ci]
+            ins = tuple(self._ivec(op, _OPERATOR["inputs"], f"operator {i} inputs"))
+            outs = tuple(self._ivec(op, _OPERATOR["outputs"], f"operator {i} outputs"))
+            for t in ins + outs:
+                if not (-1 <= t < ntens):
+                    self.fail(f"{where}operator {i} ({opcode}) refers to tensor {t}, but the "
+                              f"{'subgraph' if k else 'model'} has {ntens} tensors")
+            if opcode == "VAR_HANDLE":
+                handles[i] = self._var_name(op, i)
+            elif opcode == "CALL_ONCE":
+                calls[i] = self._option_int(op, i, "CallOnceOptions", "InitSubgraphIndex")
+            # Options only of operators we run: an unsupported one is refused by name, not by its options.
+            if opcode in SUPPORTED and BY_NAME[opcode].custom:
+                raw = self._string(op, _OPERATOR["custom_options"], f"operator {i} custom options")
+                opts = signal.read_options(raw, opcode, i, self.fail)
+            elif opcode in SUPPORTED:
+                table = self._ref(op, _OPERATOR["builtin_options"], f"operator {i} options")
+                opts = self._options(table if table >= 0 else None, opcode, i, len(outs))
+            else:
+                opts = {}
+            shift = (lambda ts: tuple(t + base if t >= 0 else t for t in ts)) if base else tuple
+            ops.append(Operator(i, opcode, shift(ins), shift(outs), opts))
+        return ops, handles, calls
+
+    def _control_subgraphs(self, ops: list, subgraphs: tuple, opcodes: tuple, codes: dict, buffers: tuple,
+                           tensors: list, subs: dict, path: tuple) -> None:
+        """Read the subgraphs IF and WHILE operators of ops run (model/control.py) into subs, their tensors
+        appended to the model's (one index space), recursively; path: the subgraphs being read (a cycle,
+        which TFLite Micro would recurse into forever, is refused)."""
+        n = subgraphs[1]
+        for op in ops:
+            for key in CONTROL_SUBGRAPHS.get(op.opcode, ()) if op.opcode in SUPPORTED else ():
+                k = op.options.get(key, -1)
+                if not (1 <= k < n):
+                    self.fail(f"operator {op.index} ({op.opcode}) names subgraph {k}, but the model has subgraphs "
+                              f"0..{n - 1} and subgraph 0 is the model itself")
+                if k in path:
+                    self.fail(f"operator {op.index} ({op.opcode}) runs subgraph {k} inside itself; recursive "
+                              f"subgraphs are not supported")
+                if k in subs:
+                    continue
+                sg = self._table(self._entry(subgraphs, k), f"subgraph {k}")
+                tables = self._tables(sg, _SUBGRAPH["tensors"], f"subgraph {k} tensor list", MAX_TENSORS)
+                base = len(tensors)
+                sops, handles, calls = self._operators(sg, opcodes, codes, len(tables), base, k)
+                if handles or calls:
+                    self.fail(f"subgraph {k} (run by operator {op.index}, {op.opcode}) uses resource variables; "
+                              f"buildtool runs them only in the model's subgraph")
+                tensors.extend(self._tensor(buffers, pos, base + j) for j, pos in enumerate(tables))
+                if len(tensors) > MAX_TENSORS:
+                    self.fail(f"the model and its subgraphs hold more than {MAX_TENSORS} tensors")
+                io = []
+                for slot in ("inputs", "outputs"):
+                    v = self._ivec(sg, _SUBGRAPH[slot], f"subgraph {k} {slot}")
+                    if any(not (0 <= t < len(tables)) for t in v):
+                        self.fail(f"subgraph {k} {slot} refer to a tensor outside 0..{len(tables) - 1}")
+                    io.append([t + base for t in v])
+                subs[k] = Graph(tensors, sops, io[0], io[1], name=f"subgraph {k}")
+                self._control_subgraphs(sops, subgraphs, opcodes, codes, buffers, tensors, subs, path + (k,))
 
     def _option_table(self, op: tuple, i: int, table: str) -> tuple:
         pos = self._ref(op, _OPERATOR["builtin_options"], f"operator {i} options")

@@ -21,6 +21,7 @@ from tflite.TensorType import TensorType
 from ..errors import ModelError
 from ..fsutil import write_atomic
 from . import signal, tflite_options
+from .control import CONTROL_SUBGRAPHS
 from .signal import STATE_INPUT, STATE_OUTPUT
 from .fold_pad import unfold_pads
 from .ir import NUMPY_DTYPE, Graph
@@ -257,10 +258,17 @@ class _Writer:
         buf_offs.insert(0, self._buffer(None))
 
         pre = ["CALL_ONCE", "VAR_HANDLE"] if variables else []
-        opcodes = list(dict.fromkeys(pre + [op.opcode for op in g.operators] + (["ASSIGN_VARIABLE"] if variables else [])))
+        sub_ops = [op.opcode for k in sorted(g.subgraphs) for op in g.subgraphs[k].operators]
+        opcodes = list(dict.fromkeys(pre + [op.opcode for op in g.operators] + sub_ops
+                                     + (["ASSIGN_VARIABLE"] if variables else [])))
         code_index = {name: k for k, name in enumerate(opcodes)}
         code_offs = [self._opcode(name) for name in opcodes]
 
+        if g.subgraphs:  # control flow: each subgraph's tensors in a table of its own, after the model's
+            if variables:
+                raise ModelError(f"model '{g.name}' has both resource variables and control flow; the writer "
+                                 f"writes one or the other")
+            return self._with_subgraphs(code_index, code_offs, buf_index, buf_offs)
         tens_offs = [self._resource(t.name) if t.index in variables else self._tensor(t, buf_index.get(t.index, 0))
                      for t in g.tensors]
         op_offs = [self._operator(op, code_index[op.opcode]) for op in g.operators]
@@ -284,7 +292,59 @@ class _Writer:
         tflite.SubGraphAddName(b, sg_name)
         sg = tflite.SubGraphEnd(b)
 
-        subgraphs = self._offsets(tflite.ModelStartSubgraphsVector, [sg] + ([init_sg] if variables else []))
+        return self._finish([sg] + ([init_sg] if variables else []), code_offs, buf_offs)
+
+    def _subgraph(self, name: str, tensors: list, ops: list, inputs: list, outputs: list, code_index: dict,
+                  buf_index: dict, position: dict):
+        """One subgraph table over the graph's tensors `tensors` (global indices, written in this order and
+        renumbered from 0); an IF's / WHILE's subgraph indices as `position` maps them."""
+        b, g = self.b, self.g
+        local = {t: k for k, t in enumerate(tensors)}
+
+        def m(ts):
+            return tuple(local[i] if i >= 0 else i for i in ts)
+
+        tens_offs = [self._tensor(g.tensors[t], buf_index.get(t, 0)) for t in tensors]
+        op_offs = []
+        for op in ops:
+            opts = {k: (position[v] if k in CONTROL_SUBGRAPHS.get(op.opcode, ()) else v) for k, v in op.options.items()}
+            op_offs.append(self._operator(dataclasses.replace(op, inputs=m(op.inputs), outputs=m(op.outputs),
+                                                              options=opts), code_index[op.opcode]))
+        tv = self._offsets(tflite.SubGraphStartTensorsVector, tens_offs)
+        ov = self._offsets(tflite.SubGraphStartOperatorsVector, op_offs)
+        iv = self._ints(tflite.SubGraphStartInputsVector, m(inputs))
+        outv = self._ints(tflite.SubGraphStartOutputsVector, m(outputs))
+        nm = b.CreateString(name)
+        tflite.SubGraphStart(b)
+        tflite.SubGraphAddTensors(b, tv)
+        tflite.SubGraphAddInputs(b, iv)
+        tflite.SubGraphAddOutputs(b, outv)
+        tflite.SubGraphAddOperators(b, ov)
+        tflite.SubGraphAddName(b, nm)
+        return tflite.SubGraphEnd(b)
+
+    def _with_subgraphs(self, code_index: dict, code_offs: list, buf_index: dict, buf_offs: list) -> bytes:
+        """The model and the subgraphs its IF / WHILE operators run (subgraphs 1.. in index order): each holds
+        the tensors its operators and inputs/outputs use, the model every other one (model/control.py)."""
+        g = self.g
+        ks = sorted(g.subgraphs)
+        position = {k: p + 1 for p, k in enumerate(ks)}
+        own = {k: sorted(g.subgraph(k).referenced()) for k in ks}
+        taken = set().union(*own.values())
+        if len(taken) != sum(len(v) for v in own.values()) or taken & g.referenced():
+            raise ModelError(f"model '{g.name}': a tensor is shared by two of its subgraphs; TFLite subgraphs each "
+                             f"have tensors of their own")
+        sgs = [self._subgraph("main", [t.index for t in g.tensors if t.index not in taken], g.operators, g.inputs,
+                              g.outputs, code_index, buf_index, position)]
+        for k in ks:
+            s = g.subgraphs[k]
+            sgs.append(self._subgraph(f"subgraph{k}", own[k], s.operators, s.inputs, s.outputs, code_index,
+                                      buf_index, position))
+        return self._finish(sgs, code_offs, buf_offs)
+
+    def _finish(self, sgs: list, code_offs: list, buf_offs: list) -> bytes:
+        b, g = self.b, self.g
+        subgraphs = self._offsets(tflite.ModelStartSubgraphsVector, sgs)
         codes = self._offsets(tflite.ModelStartOperatorCodesVector, code_offs)
         buffers = self._offsets(tflite.ModelStartBuffersVector, buf_offs)
         desc = b.CreateString(g.description) if g.description else None

@@ -121,6 +121,9 @@ class ArenaPlan:
     # [] = one arena; else the regions the buffers are placed in (arena/regional.py), cheapest first:
     # {"name", "base": its first virtual offset, "bytes", "buffers": [buffer ids]}
     arena_regions: list = field(default_factory=list)
+    # control flow (model/control.py): subgraph index -> its own ArenaPlan, offsets from the start of the
+    # scratch buffer of the IF / WHILE that runs it
+    subplans: dict = field(default_factory=dict)
 
     def persistent(self) -> list:
         """The persistent buffers (one per variable tensor), by id."""
@@ -166,7 +169,9 @@ class ArenaPlan:
             "tensors": [asdict(self.tensors[k]) for k in sorted(self.tensors)],
             "scratch": [asdict(self.scratch[k]) for k in sorted(self.scratch)],
             "buffers": [asdict(b) for b in self.buffers],
-        } | ({"arena_regions": self._regions_json()} if self.arena_regions else {})
+        } | ({"arena_regions": self._regions_json()} if self.arena_regions else {}) \
+            | ({"subgraphs": [{"subgraph": k, "plan": self.subplans[k].to_json()} for k in sorted(self.subplans)]}
+               if self.subplans else {})
 
     def _regions_json(self) -> list:
         """Per region: its name, virtual base, bytes, and each buffer's id and region-local offset."""
@@ -185,4 +190,5 @@ class ArenaPlan:
             inplace_ops=list(d.get("inplace_ops", [])), planner=d["planner"], optimal=d["optimal"],
             macs=d["macs"], params_bytes=d["params_bytes"], align=d.get("align", 16),
             arena_regions=[{"name": r["name"], "base": r["base"], "bytes": r["bytes"],
-                            "buffers": [b["id"] for b in r["buffers"]]} for r in d.get("arena_regions", [])])
+                            "buffers": [b["id"] for b in r["buffers"]]} for r in d.get("arena_regions", [])],
+            subplans={s["subgraph"]: ArenaPlan.from_json(s["plan"]) for s in d.get("subgraphs", [])})

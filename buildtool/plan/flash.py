@@ -58,7 +58,8 @@ class FlashInfo:
 def flash_tensors(g: Graph) -> list:
     """Constant tensor indices the kernels read from flash, in first-use order."""
     out = []
-    for op in g.operators:
+    subs = getattr(g, "subgraphs", {})  # control flow: the subgraphs' constants follow the model's
+    for op in list(g.operators) + [op for k in sorted(subs) for op in subs[k].operators]:
         for pos, i in enumerate(op.inputs):
             if i >= 0 and g.tensors[i].is_const and (op.opcode, pos) not in STRUCTURAL_INPUTS and i not in out:
                 out.append(i)

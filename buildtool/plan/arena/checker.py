@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import PlanError
+from ...model.control import subgraph_indices
 from ...model.ir import Graph
 from ...model.ops import ALIASING, ELEMENTWISE_INPLACE
 from ...model.variables import order_edges
@@ -142,6 +143,7 @@ def problems(g: Graph, plan: ArenaPlan) -> list:
     for b in plan.buffers:
         if b.kind == "scratch" and b.id not in scratch_ids:
             err.append(f"scratch buffer {b.id} is not listed in plan.scratch")
+    err += _control_problems(g, plan)
     if err:
         return err
 
@@ -337,6 +339,27 @@ def _sharing_problems(g: Graph, plan: ArenaPlan, step: dict, first: dict, last: 
                 if find(x) == find(y) and (P[x].offset, P[x].pixel_stride) == (P[y].offset, P[y].pixel_stride):
                     continue
                 err.append(f"tensors {x} and {y} share bytes while both live (buffer {b})")
+    return err
+
+
+def _control_problems(g: Graph, plan: ArenaPlan) -> list:
+    """IF / WHILE: every subgraph it runs has a sound plan of its own (checked as a graph of its own) whose
+    arena fits in the operator's scratch buffer (live at its step only: checked above with the others)."""
+    err, want = [], set()
+    for op in g.operators:
+        ks = subgraph_indices(op)
+        want.update(ks)
+        for k in ks:
+            sp, sb = plan.subplans.get(k), plan.scratch.get(op.index)
+            if sp is None:
+                err.append(f"operator {op.index} ({op.opcode}) runs subgraph {k}, which has no plan")
+            elif sb is None or sb.size < sp.arena_bytes:
+                err.append(f"operator {op.index} ({op.opcode}): subgraph {k}'s {sp.arena_bytes}-byte arena does not "
+                           f"fit its scratch buffer ({sb.size if sb else 0} B)")
+    for k in sorted(set(plan.subplans) - want):
+        err.append(f"plan of subgraph {k}, which no operator runs")
+    for k in sorted(want & set(plan.subplans)):
+        err += [f"subgraph {k}: {e}" for e in problems(g.subgraph(k), plan.subplans[k])]
     return err
 
 

@@ -12,10 +12,12 @@ import numpy as np
 
 from ...model import opdefs
 from ...errors import PlanError, UsageError
+from ...model.control import CONTROL_SUBGRAPHS, subgraph_indices
 from ...model.ir import NUMPY_DTYPE, Graph
 from ...model.ops import ALIASING, ELEMENTWISE_INPLACE
 from .. import ArenaPlan
 from ...refops import KERNELS, kernel_inputs
+from ...refops.control import truth
 from .liveness import pad_shifts
 
 
@@ -129,12 +131,16 @@ class Session:
     """One planned arena kept across invocations: variable tensors (SVDF/LSTM state) persist in it
     from one invoke() to the next, as in TFLite Micro and the firmware."""
 
-    def __init__(self, g: Graph, plan: ArenaPlan):
+    def __init__(self, g: Graph, plan: ArenaPlan, buf: np.ndarray | None = None):
+        """buf: the bytes to run in (a subgraph's: its operator's scratch buffer), else an arena of its own."""
         _check_plan(g, plan)
         self.g, self.plan = g, plan
-        self.arena = bytearray(plan.arena_bytes)
-        self.buf = np.frombuffer(self.arena, dtype=np.uint8)
-        init_state(g, self.view)
+        if buf is None:
+            self.arena = bytearray(plan.arena_bytes)
+            self.buf = np.frombuffer(self.arena, dtype=np.uint8)
+            init_state(g, self.view)
+        else:
+            self.buf = buf
 
     def view(self, i):
         t = self.g.tensors[i]
@@ -149,6 +155,12 @@ class Session:
         _check_inputs(g, inputs)
         for i, x in zip(g.inputs, inputs):
             view(i)[...] = np.asarray(x, dtype=NUMPY_DTYPE[g.tensors[i].dtype])
+        self.steps()
+        return [np.array(view(i)) for i in g.outputs]
+
+    def steps(self) -> None:
+        """Run plan.order once on what the arena holds."""
+        g, plan, view = self.g, self.plan, self.view
         for oi in plan.order:
             op = g.operators[oi]
             _check_overlap(g, plan, op)
@@ -156,9 +168,37 @@ class Session:
             outs = [view(o) for o in op.outputs]
             if op.opcode == "DEPTHWISE_CONV_2D" and oi in plan.inplace_ops:
                 _depthwise_in_place(g, op, self.buf, plan, ins[0], outs[0])
+            elif op.opcode in CONTROL_SUBGRAPHS:
+                self._control(op, ins, outs)
             else:
                 run_op(g, op, ins, outs)
-        return [np.array(view(i)) for i in g.outputs]
+
+    def _subgraph(self, op, k: int, values: list) -> list:
+        """Subgraph k run in op's scratch buffer at its own plan's offsets: values copied into its inputs;
+        views of its outputs (valid until the scratch is used again)."""
+        sp, sb = self.plan.subplans.get(k), self.plan.scratch.get(op.index)
+        if sp is None or sb is None or sb.size < sp.arena_bytes:
+            raise PlanError(f"operator {op.index} ({op.opcode}) has no plan or scratch buffer for subgraph {k}; "
+                            f"re-run the planner")
+        s = Session(self.g.subgraph(k), sp, self.buf[sb.offset:sb.offset + sp.arena_bytes])
+        for i, v in zip(s.g.inputs, values):
+            s.view(i)[...] = v
+        s.steps()
+        return [s.view(o) for o in s.g.outputs]
+
+    def _control(self, op, ins: list, outs: list) -> None:
+        """IF: the branch its condition picks; WHILE: cond, then body while cond holds, the values kept in
+        the operator's outputs (TFLite Micro's copies; nothing but the arena holds them)."""
+        first, second = subgraph_indices(op)
+        if op.opcode == "IF":
+            for y, v in zip(outs, self._subgraph(op, first if truth(ins[0]) else second, ins[1:])):
+                y[...] = v
+            return
+        for y, x in zip(outs, ins):
+            y[...] = x
+        while truth(self._subgraph(op, first, outs)[0]):
+            for y, v in zip(outs, self._subgraph(op, second, outs)):
+                y[...] = v
 
 
 def run(g: Graph, plan: ArenaPlan, inputs: list) -> list:

@@ -164,13 +164,14 @@ def build_context(g: Graph, order: list) -> tuple:
 
 
 def build_buffers(g: Graph, order: list, decisions: list, iv: dict | None = None, tensors=None,
-                  context: tuple | None = None) -> tuple:
+                  context: tuple | None = None, control: dict | None = None) -> tuple:
     """Apply aliasing decisions in list order (skipping any that no longer fits) -> (buffers, applied).
 
     Buffers come out sorted by (first, smallest tensor index) so that ids are deterministic.
     iv: tensor_intervals(g, order), when the caller has it (the in-place search builds the buffers of
     one order hundreds of times); context: build_context(g, order), likewise. tensors: only these
     tensors' buffers (every tensor of every decision's decision_tensors must be among them).
+    control: {IF / WHILE operator: bytes} the scratch buffer its subgraphs' arenas are placed in.
     """
     iv = tensor_intervals(g, order) if iv is None else iv
     step, outputs, inputs, variable = build_context(g, order) if context is None else context
@@ -253,6 +254,8 @@ def build_buffers(g: Graph, order: list, decisions: list, iv: dict | None = None
         buffers.append(BufferSpec(ms, size, min(iv[m.tensor][0] for m in ms), max(iv[m.tensor][1] for m in ms),
                                   kind))
     buffers.sort(key=lambda b: (b.first, b.members[0].tensor))
+    for oi, size in (control or {}).items():  # IF / WHILE: their subgraphs' arenas, live at their step
+        scratch.append(BufferSpec((), size, step[oi], step[oi], "scratch", oi))
     return buffers + sorted(scratch, key=lambda b: (b.first, b.op)), applied
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...errors import PlanError
+from ...model.control import subgraph_indices
 from ...model.ir import Graph
 from ...model.ops import graph_macs
 from .. import ArenaPlan, Buffer, TensorPlace, align_up
@@ -35,8 +36,8 @@ class _Candidate:
     optimal: bool
 
 
-def _candidate(g: Graph, order: list, decisions: list, align: int) -> _Candidate:
-    bufs, applied = build_buffers(g, order, decisions)
+def _candidate(g: Graph, order: list, decisions: list, align: int, control: dict) -> _Candidate:
+    bufs, applied = build_buffers(g, order, decisions, control=control)
     units = [(align_up(b.size, align) // align, b.first, b.last) for b in bufs]
     lower = lower_bound(bufs, len(order), align) // align
     t, name, offs = best_of(units, PACKERS.items(), lower)
@@ -50,6 +51,12 @@ def plan_arena(g: Graph, align: int = 16, time_budget: float = 2.0, order_search
         raise PlanError(f"alignment {align} must be a power of two; pass e.g. align=16")
     if not time_budget >= 0:
         raise PlanError("time budget must not be negative; pass e.g. time_budget=2")
+    # control flow: each subgraph an IF / WHILE runs planned first, as an arena of its own that the operator's
+    # scratch buffer holds (the largest of its subgraphs': they run one at a time)
+    subplans = {k: plan_arena(g.subgraph(k), align, time_budget, order_search, inplace)
+                for op in g.operators for k in subgraph_indices(op)}
+    control = {op.index: max(subplans[k].arena_bytes for k in subgraph_indices(op))
+               for op in g.operators if subgraph_indices(op)}
     model = [op.index for op in g.operators]
     orders = candidate_orders(g, align, inplace, order_work(time_budget)) if order_search else [model]
     cands = []
@@ -60,7 +67,7 @@ def plan_arena(g: Graph, align: int = 16, time_budget: float = 2.0, order_search
             if chosen != choices[0]:
                 choices.append(chosen)
         for ds in choices:
-            cands.append(_candidate(g, order, ds, align))
+            cands.append(_candidate(g, order, ds, align, control))
     best = min(cands, key=lambda c: (c.top, c.lower))
     # exact solving, most promising candidate first, while one could still beat the best arena
     budget = time_budget
@@ -75,6 +82,7 @@ def plan_arena(g: Graph, align: int = 16, time_budget: float = 2.0, order_search
         c.optimal = proven or t == c.lower
         best = min(cands, key=lambda c: (c.top, c.lower, not c.optimal))
     plan = _to_plan(g, best, align)
+    plan.subplans = dict(sorted(subplans.items()))
     checker.check(g, plan)
     return plan
 

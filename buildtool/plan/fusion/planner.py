@@ -54,6 +54,10 @@ def plan_fused(g, *, optimize: str | None = None, max_mac_overhead: float | str 
                            if any(g.tensors[i].variable for i in op.inputs + op.outputs if i >= 0)})
         raise UsageError(f"model '{g.name}' keeps state between invocations ({', '.join(stateful)}); operator "
                          f"splitting and fusion do not support that: plan without --split/--optimize/--input-streamed")
+    if g.subgraphs:  # control flow: its subgraphs are planned layer by layer, in the operator's scratch buffer
+        cf = sorted({op.opcode for op in g.operators if op.opcode in ("IF", "WHILE")})
+        raise UsageError(f"model '{g.name}' has control flow ({', '.join(cf)}); operator splitting and fusion do "
+                         f"not support it: plan without --split/--optimize/--input-streamed")
     if splits is not None and optimize is not None:
         raise UsageError("--split and --optimize are alternatives; give one of them")
     if splits is not None and splits != "auto":
