@@ -11,9 +11,9 @@ seconds, arena bytes, and the search's block cap when --time-budget cut it. Chai
 builder); `nasnet-like-C` is `nasnet_like(C)`. The growth exponent of the chain rows is fitted on the
 last two chain sizes; the plain (layer-by-layer) planner's growth with depth on nasnet-like graphs of
 --depths cells (the order search, in-place search and packers on many live branches), pair by pair.
-The exact packer loads OR-Tools on first use (about 0.6 CPU s, once per process, only when a plan
-needs it: here from 48 cells on), which would show as growth: the --depths rows load it before the
-clock starts; every other row counts it.
+The exact packer loads OR-Tools on first use (about 0.05 CPU s since buildtool.plan.cpsat imports it
+without pandas, 0.2-0.6 s before; once per process, only when a plan needs it: here from 48 cells on),
+which would show as growth: the --depths rows load it before the clock starts; every other row counts it.
 
 Where xmos-ai-tools' `xcore-opt` is on the PATH, two more columns: its CPU seconds (user + system of
 the process) converting the same model (a zoo or generated graph written by the project's own
