@@ -63,4 +63,43 @@ def gen_if(rng):
     return g
 
 
-CONTROL_GENERATORS = {"IF": gen_if}
+def gen_while(rng):
+    """(y, n) = WHILE(i0, x) as TensorFlow's converter writes a counted loop: cond LESS(i, limit) on an int32
+    counter, body (i + 1, f(x)) with f a random int8 ADD(x, x), MUL(x, x) or ABS(x) on its own output
+    quantisation; start and limit random (no iteration at all now and then). Subgraph 1 is cond, 2 the body."""
+    import numpy as np
+
+    from buildtool.model.ir import Graph, Operator, Quant, Tensor, validate_graph
+    from buildtool.model.ops import check_graph
+
+    tensors = []
+
+    def tensor(name, shape, dtype="int8", q=None, data=None):
+        quant = None if q is None else Quant(np.array([q[0]], np.float32), np.array([q[1]], np.int64))
+        tensors.append(Tensor(len(tensors), name, tuple(shape), dtype, quant,
+                              None if data is None else np.array(data, dtype=dtype).reshape(shape)))
+        return len(tensors) - 1
+
+    shape = (1,) + _shape4(rng)[1:int(rng.integers(1, 5))]
+    qx = rquant(rng)
+    x = tensor("x", shape, q=qx)
+    i0 = tensor("start", (), "int32", data=int(rng.integers(0, 3)))
+    yi, yx = tensor("n", (), "int32"), tensor("y", shape, q=qx)
+    ci, cx = tensor("cond_i", (), "int32"), tensor("cond_x", shape, q=qx)
+    lim, cb = tensor("limit", (), "int32", data=int(rng.integers(0, 5))), tensor("less", (), "bool")
+    cond = Graph(tensors, [Operator(0, "LESS", (ci, lim), (cb,), {})], [ci, cx], [cb], name="cond")
+    bi, bx = tensor("body_i", (), "int32"), tensor("body_x", shape, q=qx)
+    one, bi2 = tensor("one", (), "int32", data=1), tensor("next_i", (), "int32")
+    bx2 = tensor("next_x", shape, q=rquant(rng))
+    kind = str(rng.choice(["ADD", "MUL", "ABS"]))
+    f = Operator(1, kind, (bx,) if kind == "ABS" else (bx, bx), (bx2,), {} if kind == "ABS" else {"activation": "NONE"})
+    body = Graph(tensors, [Operator(0, "ADD", (bi, one), (bi2,), {"activation": "NONE"}), f], [bi, bx], [bi2, bx2],
+                 name="body")
+    op = Operator(0, "WHILE", (i0, x), (yi, yx), {"cond_subgraph": 1, "body_subgraph": 2})
+    g = Graph(tensors, [op], [x], [yx, yi], name="while", subgraphs={1: cond, 2: body})
+    validate_graph(g)
+    check_graph(g)
+    return g
+
+
+CONTROL_GENERATORS = {"IF": gen_if, "WHILE": gen_while}

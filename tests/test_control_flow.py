@@ -148,18 +148,93 @@ def test_the_writer_writes_each_subgraph():
         [w[0].tolist() for w in tflm_sequence(data, sets, 1)[0]]
 
 
-def test_while_is_refused_in_one_line(capsys, monkeypatch):
-    """TensorFlow's WHILE (TFLite Micro runs it) is not built yet: refused in one line, from the reader and
-    the CLI."""
-    from buildtool import cli
 
-    path = DATA / "cf_while_int8.tflite"
-    assert tflm_sequence(path.read_bytes(), [[np.zeros((1, 8), np.int8)]], 1)[0][0][0].shape == (1, 8)
-    want = "operator 1 is WHILE, which is not supported"
-    with pytest.raises(ModelError, match=want.replace("(", r"\(").replace(")", r"\)")):
-        parse(path.read_bytes())
-    monkeypatch.setenv("BUILDTOOL_NO_DAEMON", "1")
-    capsys.readouterr()
-    assert cli.main(["plan", str(path)]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and want in err[0] and "Traceback" not in err[0]
+WHILE_MODEL = DATA / "cf_while_int8.tflite"
+
+
+def test_while_reads_cond_and_body_and_plans_them_in_one_scratch():
+    g = parse(WHILE_MODEL.read_bytes())
+    op = g.operators[1]
+    assert (op.opcode, op.options) == ("WHILE", {"cond_subgraph": 1, "body_subgraph": 2})
+    assert [o.opcode for o in g.subgraph(1).operators] == ["LESS"]
+    assert [o.opcode for o in g.subgraph(2).operators] == ["QUANTIZE", "ADD", "MUL", "ADD", "DEQUANTIZE"]
+    assert [g.tensors[o.outputs[0]].dtype for o in g.subgraph(2).operators[1:2]] == ["int32"]  # the counter
+    plan = plan_arena(g)
+    assert plan.scratch[1].size == max(p.arena_bytes for p in plan.subplans.values()) == 64
+    assert plan.arena_bytes == 144 and checker.problems(g, plan) == []
+    assert ArenaPlan.from_json(json.loads(json.dumps(plan.to_json(g)))) == plan
+
+
+def test_while_executor_is_tflite_micros():
+    """Three times y = y / 2 + 0.1 (TensorFlow's loop: an int32 counter, ADD and LESS in int32)."""
+    data = WHILE_MODEL.read_bytes()
+    g = parse(data)
+    sets = _inputs(40, 3)
+    want, _ = tflm_sequence(data, sets, 1)
+    s = Session(g, plan_arena(g))
+    for x, w in zip(sets, want):
+        y = s.invoke(x)[0]
+        assert y.tolist() == w[0].reshape(y.shape).tolist() == run_unplanned(g, x)[0].tolist()
+
+
+@pytest.mark.parametrize("board", ["host", "cortex-m4"])
+def test_while_firmware_is_tflite_micros(board, tmp_path):
+    data = WHILE_MODEL.read_bytes()
+    g = parse(data)
+    sets = _inputs(6, 4)
+    want, _ = tflm_sequence(data, sets, 1)
+    pipeline.build(g, board, tmp_path / "b")
+    c = (tmp_path / "b" / "model.c").read_text()
+    assert "bt_add_s32(" in c and "bt_compare_s32(" in c and "for (;;)" in c
+    got, _, _ = runner.run(board, tmp_path / "b", sets, sequence=True, profile=False)
+    assert [y.tolist() for y in got] == [w[0].reshape(y.shape).tolist() for y, w in zip(got, want)]
+
+
+def test_random_while_models_in_firmware(tmp_path):
+    """Random counted loops (0 to 4 iterations, a random int8 body, the counter an output too) in host firmware,
+    byte-identical to TFLite Micro."""
+    from opgen_control import gen_while
+
+    from buildtool.model.writer import serialize
+
+    rng = np.random.default_rng(5)
+    counts = set()
+    for k in range(4):
+        g = gen_while(rng)
+        data = serialize(g)
+        xs = [rng.integers(-128, 128, g.tensors[g.inputs[0]].shape, dtype=np.int8)]
+        want, _ = tflm_sequence(data, [xs], 2)
+        pipeline.build(g, "host", tmp_path / str(k))
+        got, _, _ = runner.run("host", tmp_path / str(k), [xs], sequence=True, profile=False)
+        assert [np.asarray(y).reshape(-1).tolist() for y in got[0]] == [w.reshape(-1).tolist() for w in want[0]]
+        counts.add(int(want[0][1].reshape(-1)[0]))
+    assert len(counts) > 1  # loops of different lengths
+
+
+def test_int32_add_and_less_outside_loops(tmp_path):
+    """int32 ADD (wrapping; TFLite Micro applies no fused activation, RELU included) and LESS on the values, as
+    TFLite Micro's int32 paths, in a model of their own (host firmware too); splitting and fusion (int8/int16
+    tile code) refuse the int32 ADD in one line."""
+    from buildtool.errors import UsageError
+    from buildtool.model.ir import Graph, Operator, Tensor
+    from buildtool.model.writer import serialize
+    from buildtool.plan.fusion.planner import plan_fused
+    from test_executor import tflm_run
+
+    big = np.array([2**31 - 5, -3, 7, -(2**31)], np.int32)
+    t = [Tensor(0, "x", (4,), "int32"), Tensor(1, "k", (4,), "int32", data=big), Tensor(2, "s", (4,), "int32"),
+         Tensor(3, "r", (4,), "int32"), Tensor(4, "lt", (4,), "bool")]
+    ops = [Operator(0, "ADD", (0, 1), (2,), {"activation": "NONE"}),
+           Operator(1, "ADD", (2, 0), (3,), {"activation": "RELU"}), Operator(2, "LESS", (3, 0), (4,), {})]
+    g = Graph(t, ops, [0], [2, 3, 4], name="int32_ops")
+    x = [np.array([10, -5, 2**31 - 1, -1], np.int32)]
+    want = tflm_run(serialize(g), x, 3)
+    got = Session(g, plan_arena(g)).invoke(x)
+    assert [y.tolist() for y in got] == [w.reshape(-1).tolist() for w in want]
+    assert got[0].tolist() == [-2147483643, -8, -2147483642, 2147483647]  # wrapped
+    assert got[1].tolist()[:2] == [-2147483633, -13]  # RELU not applied
+    pipeline.build(g, "host", tmp_path)
+    fw, _, _ = runner.run("host", tmp_path, [x], sequence=True, profile=False)
+    assert [np.asarray(y).reshape(-1).tolist() for y in fw[0]] == [y.tolist() for y in got]
+    with pytest.raises(UsageError, match="adds int32 values"):
+        plan_fused(g, optimize="ram")

@@ -14,7 +14,7 @@ from ..refops.activation import lut16_params, prelu_params, relu6_bounds, relu_p
 from ..refops.layout import permutation, permute_geometry
 from ..refops.resize import bilinear_scale10, nearest_tables
 from ..refops.softmax import softmax16_params, softmax_luts16
-from ..refops.compare import compare_params
+from ..refops.compare import COMPARISONS, compare_params
 from ..refops.unary import abs_params, rsqrt_table
 from ..refops.arith import add_n_params, cumsum_geometry, squared_difference_params
 from ..refops.log_softmax import log_softmax_params
@@ -177,6 +177,12 @@ def rsqrt(e, op) -> None:
 def compare(e, op) -> None:
     """EQUAL .. GREATER_EQUAL: int8 operands (activations or flash constants), bool (one byte) output."""
     n = f"op{op.index}"
+    if e.g.tensors[op.inputs[0]].dtype == "int32":  # TFLM's int32 path: the values (reference/int32_ops.c)
+        fields = dict(kind=COMPARISONS.index(op.opcode), b=e.bcast(op))
+        e.declare(f"static const bt_compare_params {n}_p = {c_struct(fields)};")
+        e.call(op, f"bt_compare_s32(&{n}_p, {e.operand(op.inputs[0])}, {e.operand(op.inputs[1])}, "
+                   f"{e.act(op.outputs[0], 'uint8_t')});")
+        return
     fields = dict(compare_params(e.g, op), b=e.bcast(op))
     e.declare(f"static const bt_compare_params {n}_p = {c_struct(fields)};")
     e.call(op, f"bt_compare_s8(&{n}_p, {e.operand(op.inputs[0])}, {e.operand(op.inputs[1])}, "

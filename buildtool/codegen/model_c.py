@@ -120,6 +120,13 @@ def _binary(e, op, params: dict, struct: str, fn: str):
 
 
 def add(e, op) -> None:
+    if e.g.tensors[op.outputs[0]].dtype == "int32":  # TFLM's int32 path, no activation (reference/int32_ops.c)
+        n = f"op{op.index}"
+        params = dict(act_min="INT32_MIN", act_max="INT32_MAX", b=e.bcast(op))
+        e.declare(f"static const bt_add_params {n}_p = {c_struct(params)};")
+        e.call(op, f"bt_add_s32(&{n}_p, {e.operand(op.inputs[0])}, {e.operand(op.inputs[1])}, "
+                   f"{e.cact(op.outputs[0])});")
+        return
     _binary(e, op, qparams.add_params(e.g, op), "bt_add_params", "bt_add")
 
 

@@ -99,8 +99,9 @@ OPDEFS = (
           "codegen.model_c:fully_connected", macs="model.ops:fc_macs", required_inputs=2,
           **_opts("FullyConnectedOptions", Field("uses shuffled weights, which are not supported", "WeightsFormat",
                                                  "refuse"), _ACT, Field("keep_num_dims", "KeepNumDims", "bool", False))),
+    # int32 too: TFLM's int32 path (TensorFlow's WHILE loop counters: model/control.py)
     OpDef("ADD", "model.ops:_check_binary", "refops.elementwise:add", "codegen.model_c:add", const_operands=True,
-          memory="elementwise", tiling="pointwise", **_opts("AddOptions", _ACT), **_BIN),
+          types=_t(("int8", "int16", "int32")), memory="elementwise", tiling="pointwise", **_opts("AddOptions", _ACT), **_BIN),
     OpDef("MUL", "model.ops:_check_binary", "refops.elementwise:mul", "codegen.model_c:mul", const_operands=True,
           memory="elementwise", tiling="pointwise", **_opts("MulOptions", _ACT), **_BIN),
     OpDef("CONCATENATION", "model.ops:_check_concat", "refops.shape_ops:concatenation", "codegen.model_c:concatenation",
@@ -188,7 +189,7 @@ OPDEFS = (
     OpDef("NOT_EQUAL", "model.ops_extra:_check_compare", "refops.compare:compare", "codegen.extra_c:compare",
           types=_CMP, memory="elementwise", **_opts("NotEqualOptions"), **_BIN),
     OpDef("LESS", "model.ops_extra:_check_compare", "refops.compare:compare", "codegen.extra_c:compare",
-          types=_CMP, memory="elementwise", **_opts("LessOptions"), **_BIN),
+          types=_t(("int8", "int32"), ("bool",)), memory="elementwise", **_opts("LessOptions"), **_BIN),
     OpDef("LESS_EQUAL", "model.ops_extra:_check_compare", "refops.compare:compare", "codegen.extra_c:compare",
           types=_CMP, memory="elementwise", **_opts("LessEqualOptions"), **_BIN),
     OpDef("GREATER", "model.ops_extra:_check_compare", "refops.compare:compare", "codegen.extra_c:compare",
@@ -298,6 +299,9 @@ OPDEFS = (
     OpDef("IF", "model.control:check_if", "refops.control:if_", "codegen.control_c:if_", types=_t(_CF),
           const_operands=True, **_opts("IfOptions", Field("then_subgraph", "ThenSubgraphIndex"),
                                        Field("else_subgraph", "ElseSubgraphIndex"), required=True)),
+    OpDef("WHILE", "model.control:check_while", "refops.control:while_", "codegen.control_c:while_",
+          types=_t(_CF), const_operands=True, **_opts("WhileOptions", Field("cond_subgraph", "CondSubgraphIndex"),
+                                                      Field("body_subgraph", "BodySubgraphIndex"), required=True)),
 )
 # TFLite Micro's signal library (custom operators, their custom_options a flexbuffer map kept as the options dict)
 _U32, _U64, _I16 = ("uint32",), ("uint64",), ("int16",)
@@ -329,8 +333,6 @@ CUSTOM = {d.custom: d.name for d in OPDEFS if d.custom}  # custom_code -> opcode
 # interpreter (the tflite-micro package) refuses int8 and int16 models of them (TensorFlow-converted one-operator
 # models retyped to int8 / int16 with a quantisation).
 NOT_BUILT = {
-    "WHILE": "control flow: TFLite Micro runs it; TensorFlow's int8 converter writes the loop counter as int32 ADD "
-             "and LESS, not built yet (IF is built: the note below the table)",
     "NEG": "int8/int16: float-only in TFLite Micro ('Type INT8 (9) not supported' at invoke); float32 is built "
            "(TensorFlow writes it between DEQUANTIZE and QUANTIZE in each LayerNormalization of an int8 model)",
     "SQUARE": "float-only in TFLite Micro (int8/int16 fail at invoke)",

@@ -111,6 +111,8 @@ def _check_compare(g, op):
         bs = None
     _need(bs == out, op, f"input shapes {list(a)} and {list(b)} do not broadcast to {list(out)}")
     _need(len(out) <= 4, op, f"rank {len(out)} is above the 4 TFLite Micro compares")
+    if op.opcode == "LESS" and all(g.tensors[i].dtype == "int32" for i in op.inputs):
+        return  # TFLM's int32 path compares the values (TensorFlow's WHILE loop counters)
     for i in op.inputs:
         t = g.tensors[i]
         _need(t.dtype == "int8" and t.quant is not None, op, f"input tensor {i} is {t.dtype}; comparisons take int8")

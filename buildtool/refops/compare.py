@@ -29,8 +29,11 @@ def compare_params(g, op) -> dict:
 
 
 def compare(g, op, ins, outs) -> None:
-    p = compare_params(g, op)
     a, b = operands(g, op, ins)
+    if g.tensors[op.inputs[0]].dtype == "int32":  # TFLM's int32 path: the values compared as they are
+        outs[0][...] = _FN[COMPARISONS.index(op.opcode)](a, b).reshape(outs[0].shape)
+        return
+    p = compare_params(g, op)
     va = mbqm((a.astype(np.int64) + p["input1_offset"]) << LEFT_SHIFT, p["input1_multiplier"], p["input1_shift"])
     vb = mbqm((b.astype(np.int64) + p["input2_offset"]) << LEFT_SHIFT, p["input2_multiplier"], p["input2_shift"])
     outs[0][...] = _FN[p["kind"]](va, vb).reshape(outs[0].shape)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import fixed_point, prepare
-from .activation import logistic_s16, q4_input_params
+from .activation import logistic_s16, operands, q4_input_params
 from .quant_math import mbqm, quantize_multiplier_scalar, rdbpot, round_half_away, srdhm, wrap32
 
 
@@ -54,6 +54,10 @@ def add_sub(p: dict, ins, outs, sign: int = 1) -> None:
 
 
 def add(g, op, ins, outs) -> None:
+    if outs[0].dtype == np.int32:  # TFLM's int32 path: the sum, wrapping; its fused activation is not applied
+        a, b = (np.asarray(v, np.int64) for v in operands(g, op, ins))
+        outs[0][...] = wrap32(a + b).astype(np.int32).reshape(outs[0].shape)
+        return
     add_sub(add_params(g, op), ins, outs)
 
 

@@ -119,6 +119,8 @@
 #define bt_abs_s16 ref_bt_abs_s16
 #define bt_lut_s8 ref_bt_lut_s8
 #define bt_compare_s8 ref_bt_compare_s8
+#define bt_add_s32 ref_bt_add_s32
+#define bt_compare_s32 ref_bt_compare_s32
 #define bt_squared_difference_s8 ref_bt_squared_difference_s8
 #define bt_squared_difference_s16 ref_bt_squared_difference_s16
 #define bt_add_n_s8 ref_bt_add_n_s8
@@ -689,6 +691,13 @@ typedef struct {
 } bt_compare_params;
 
 void bt_compare_s8(const bt_compare_params *p, const int8_t *a, const int8_t *b, uint8_t *out);
+
+/* ADD and the comparisons on int32 (TFLM's int32 paths, e.g. a WHILE loop's counter; reference/int32_ops.c):
+ * out = clamp(a + b, act_min, act_max), the sum wrapping as two's complement (only act_min, act_max and b of
+ * the params are read; TFLM applies no fused activation to int32, so code generation passes INT32_MIN/MAX); compare: (a OP b) as a bool byte, kind as bt_compare_s8 (only kind and b are read).
+ * Broadcast as bt_bcast4 says; out may alias a or b (exact). */
+void bt_add_s32(const bt_add_params *p, const int32_t *a, const int32_t *b, int32_t *out);
+void bt_compare_s32(const bt_compare_params *p, const int32_t *a, const int32_t *b, uint8_t *out);
 
 /* LOGICAL_AND (kind 0) / LOGICAL_OR (kind 1) of bool bytes (0 or 1), broadcast as bt_bcast4 says; LOGICAL_NOT
  * of n dense bool bytes. out may alias an input (exact). */

@@ -39,3 +39,4 @@
 #include "../reference/log_softmax.c"
 #include "../reference/div.c"
 #include "../reference/neg.c"
+#include "../reference/int32_ops.c"

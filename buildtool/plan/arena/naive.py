@@ -48,4 +48,5 @@ def naive_plan(g: Graph, align: int = 16) -> ArenaPlan:
             off += align_up(size, align)
     return ArenaPlan(arena_bytes=off, lower_bound_bytes=0, total_activation_bytes=total, order=order,
                      buffers=buffers, tensors=places, scratch=scratch, planner="naive", optimal=False,
-                     macs=graph_macs(g), params_bytes=g.params_bytes(), align=align, subplans=dict(sorted(subplans.items())))
+                     macs=graph_macs(g), params_bytes=g.params_bytes(), align=align,
+                     subplans=dict(sorted(subplans.items())))

@@ -58,6 +58,9 @@ def plan_fused(g, *, optimize: str | None = None, max_mac_overhead: float | str 
         cf = sorted({op.opcode for op in g.operators if op.opcode in ("IF", "WHILE")})
         raise UsageError(f"model '{g.name}' has control flow ({', '.join(cf)}); operator splitting and fusion do "
                          f"not support it: plan without --split/--optimize/--input-streamed")
+    if any(op.opcode == "ADD" and g.tensors[op.outputs[0]].dtype == "int32" for op in g.operators):
+        raise UsageError(f"model '{g.name}' adds int32 values (ADD); operator splitting and fusion run int8/int16 "
+                         f"only: plan without --split/--optimize/--input-streamed")
     if splits is not None and optimize is not None:
         raise UsageError("--split and --optimize are alternatives; give one of them")
     if splits is not None and splits != "auto":
