@@ -50,6 +50,7 @@ def load():
         late = _LatePandas()
         sys.modules["pandas"] = late
         try:
+            # the optional heavy dependency, loaded without pandas (see the module docstring)
             from ortools.sat.python import cp_model
         finally:
             late.__dict__["_importing"] = False
