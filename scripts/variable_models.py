@@ -9,7 +9,7 @@ runs an init subgraph assigning each variable its initial value:
   var_ring_int8          a keyword-spotting ring buffer: the last 4 frames of 8 features (starts at a
                          non-zero constant), y = dense(flatten(frames)); two variables (frames, a count)
   var_accumulator_int16  the accumulator converted 16x8 (int16 activations and variable)
-and the control-flow models buildtool refuses (IF and WHILE run other subgraphs; TFLite Micro runs both):
+and the control-flow models (IF and WHILE run other subgraphs; built and tested in tests/test_control_flow.py):
   cf_if_int8             y = 2 cond(sum(x) > 0, x / 2 + 1/4, |x| - 1/4): IF, float32 across it (DEQUANTIZE
                          before, QUANTIZE ... DEQUANTIZE in each branch)
   cf_while_int8          three times y = y / 2 + 0.1: WHILE with an int32 counter (ADD, LESS in int32)

@@ -100,12 +100,13 @@ def test_if_firmware_is_tflite_micros(board, tmp_path):
     assert [y.tolist() for y in got] == [w[0].reshape(y.shape).tolist() for y, w in zip(got, want)]
 
 
-def test_skeleton_keeps_the_subgraphs(tmp_path):
+@pytest.mark.parametrize("name", ["cf_if_int8", "cf_while_int8"])
+def test_skeleton_keeps_the_subgraphs(name):
     """Build systems generate model.c from skeleton.json: the subgraphs come back, the same C."""
     from buildtool.codegen import skeleton
     from buildtool.codegen.model_c import generate
 
-    g = parse(IF_MODEL.read_bytes())
+    g = parse((DATA / f"{name}.tflite").read_bytes())
     sk = skeleton.from_json(json.loads(json.dumps(skeleton.to_json(g))))
     assert sk.structure_hash() == g.structure_hash()
     plan = plan_arena(g)
