@@ -325,8 +325,8 @@ NOTES = (
     "cf_while_int8.tflite: float32 across the operator, QUANTIZE ... DEQUANTIZE inside each subgraph; WHILE's "
     "counter int32 ADD and LESS, which TFLite Micro runs on the values and buildtool now too, "
     "`reference/int32_ops.c`) plan 128 B (branches 48 B inside) and 144 B (cond and body 64 B inside) and are "
-    "byte-identical to TFLite Micro in the executor and in host and Cortex-M4 firmware, both branches taken "
-    "(tests/test_control_flow.py), as are 20 random IF models (two inputs, random int8 branches) and 20 random "
+    "byte-identical to TFLite Micro in the executor and in host, Cortex-M4, Cortex-M55 and riscv32 firmware, both "
+    "branches taken (tests/test_control_flow.py), as are 20 random IF models (two inputs, random int8 branches) and 20 random "
     "counted loops (0 to 4 iterations, a random int8 body), 4 more in host firmware. Splitting and fusion "
     "refuse control flow in one line; the .tflite writer writes each subgraph with tensors of its own.",
 )

@@ -86,7 +86,7 @@ def test_checker_catches_a_broken_subgraph_plan():
     assert any("runs subgraph 1, which has no plan" in e for e in checker.problems(g, missing))
 
 
-@pytest.mark.parametrize("board", ["host", "cortex-m4"])
+@pytest.mark.parametrize("board", ["host", "cortex-m4", "cortex-m55", "riscv32"])
 def test_if_firmware_is_tflite_micros(board, tmp_path):
     data = IF_MODEL.read_bytes()
     g = parse(data)
@@ -178,7 +178,7 @@ def test_while_executor_is_tflite_micros():
         assert y.tolist() == w[0].reshape(y.shape).tolist() == run_unplanned(g, x)[0].tolist()
 
 
-@pytest.mark.parametrize("board", ["host", "cortex-m4"])
+@pytest.mark.parametrize("board", ["host", "cortex-m4", "cortex-m55", "riscv32"])
 def test_while_firmware_is_tflite_micros(board, tmp_path):
     data = WHILE_MODEL.read_bytes()
     g = parse(data)
