@@ -239,3 +239,70 @@ def test_int32_add_and_less_outside_loops(tmp_path):
     assert [np.asarray(y).reshape(-1).tolist() for y in fw[0]] == [y.tolist() for y in got]
     with pytest.raises(UsageError, match="adds int32 values"):
         plan_fused(g, optimize="ram")
+
+
+def _nested_loop():
+    """(y, n) = WHILE(0, x) over three iterations whose body runs an IF (ABS on the first two, x + x after): a
+    subgraph running another, each with tensors of its own (subgraphs 1 cond, 2 body, 3 then, 4 else)."""
+    from buildtool.model.ir import Graph, Operator, Quant, Tensor
+
+    tensors = []
+
+    def tensor(name, shape, dtype="int8", q=None, data=None):
+        quant = None if q is None else Quant(np.array([q[0]], np.float32), np.array([q[1]], np.int64))
+        tensors.append(Tensor(len(tensors), name, tuple(shape), dtype, quant,
+                              None if data is None else np.array(data, dtype=dtype).reshape(shape)))
+        return len(tensors) - 1
+
+    s, q = (1, 8), (0.05, 3)
+    x, i0 = tensor("x", s, q=q), tensor("i0", (), "int32", data=0)
+    yi, yx = tensor("n", (), "int32"), tensor("y", s, q=q)
+    ci, cx, lim, cb = (tensor("ci", (), "int32"), tensor("cx", s, q=q), tensor("lim", (), "int32", data=3),
+                       tensor("cb", (), "bool"))
+    bi, bx, one, two = (tensor("bi", (), "int32"), tensor("bx", s, q=q), tensor("one", (), "int32", data=1),
+                        tensor("two", (), "int32", data=2))
+    bi2, sel, bx2 = tensor("bi2", (), "int32"), tensor("sel", (), "bool"), tensor("bx2", s, q=q)
+    tx, ty, ex, ey = tensor("tx", s, q=q), tensor("ty", s, q=(0.05, -128)), tensor("ex", s, q=q), tensor("ey", s, q=q)
+    subs = {1: Graph(tensors, [Operator(0, "LESS", (ci, lim), (cb,), {})], [ci, cx], [cb]),
+            2: Graph(tensors, [Operator(0, "ADD", (bi, one), (bi2,), {"activation": "NONE"}),
+                               Operator(1, "LESS", (bi, two), (sel,), {}),
+                               Operator(2, "IF", (sel, bx), (bx2,), {"then_subgraph": 3, "else_subgraph": 4})],
+                     [bi, bx], [bi2, bx2]),
+            3: Graph(tensors, [Operator(0, "ABS", (tx,), (ty,), {})], [tx], [ty]),
+            4: Graph(tensors, [Operator(0, "ADD", (ex, ex), (ey,), {"activation": "NONE"})], [ex], [ey])}
+    op = Operator(0, "WHILE", (i0, x), (yi, yx), {"cond_subgraph": 1, "body_subgraph": 2})
+    return Graph(tensors, [op], [x], [yx, yi], name="nested", subgraphs=subs)
+
+
+def test_nested_control_flow_and_a_subgraph_running_itself(tmp_path):
+    """An IF inside a WHILE's body: written, read back, planned (the IF's scratch inside the body's arena,
+    inside the WHILE's scratch), checked and run byte-identical to TFLite Micro, in host firmware too. A subgraph
+    that runs itself is refused in one line."""
+    from buildtool.model.ir import Operator, Tensor
+    from buildtool.model.writer import serialize
+
+    data = serialize(_nested_loop())
+    g = parse(data)
+    assert sorted(g.subgraphs) == [1, 2, 3, 4]
+    plan = plan_arena(g)
+    assert checker.problems(g, plan) == [] and sorted(plan.subplans[2].subplans) == [3, 4]
+    sets = _inputs(8, 6)
+    want, _ = tflm_sequence(data, sets, 2)
+    s = Session(g, plan)
+    for x, w in zip(sets, want):
+        assert [y.reshape(-1).tolist() for y in s.invoke(x)] == [v.reshape(-1).tolist() for v in w]
+    assert int(want[0][1].reshape(-1)[0]) == 3
+    pipeline.build(g, "host", tmp_path)
+    got, _, _ = runner.run("host", tmp_path, sets, sequence=True, profile=False)
+    assert [[np.asarray(y).reshape(-1).tolist() for y in ys] for ys in got] == \
+        [[v.reshape(-1).tolist() for v in w] for w in want]
+    bad = g.copy()  # subgraph 3 (a branch) runs an IF whose then branch is subgraph 3 itself
+    t = len(bad.tensors)
+    out3 = bad.tensors[bad.subgraphs[3].outputs[0]]
+    bad.tensors += [Tensor(t, "c", (), "bool"), Tensor(t + 1, "z", tuple(out3.shape), "int8", out3.quant)]
+    b3 = bad.subgraphs[3]
+    b3.operators.append(Operator(1, "IF", (t, b3.inputs[0]), (t + 1,), {"then_subgraph": 3, "else_subgraph": 4}))
+    b3.inputs.append(t)
+    with pytest.raises(ModelError, match=r"operator 1 \(IF\) runs subgraph 3 inside itself; recursive subgraphs "
+                                         r"are not supported"):
+        parse(serialize(bad))

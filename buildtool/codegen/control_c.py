@@ -86,7 +86,7 @@ def _sub_places(e: Emitter, k: int, tensors: list) -> list:
     for i in tensors:
         if sp.tensors[i].pixel_stride:
             raise PlanError(f"subgraph {k} input/output tensor {i} is a strided view; re-plan the model")
-    return [f"sg + {sp.tensors[i].offset}" for i in tensors]
+    return [f"sub + {sp.tensors[i].offset}" for i in tensors]
 
 
 def _scratch(e: Emitter, op) -> str:
@@ -99,7 +99,7 @@ def _scratch(e: Emitter, op) -> str:
 def if_(e: Emitter, op) -> None:
     _copy_decl(e)
     _dense_io(e, op)
-    lines = [f"{{ int8_t *sg = {_scratch(e, op)};"]
+    lines = [f"{{ int8_t *sub = {_scratch(e, op)};  /* the subgraphs' arena */"]
     for word, k in zip(("if", "} else"), subgraph_indices(op)):
         fn, s = _function(e, k), e.g.subgraph(k)
         ins = list(zip(_sub_places(e, k, s.inputs), [_src(e, i) for i in op.inputs[1:]],
@@ -107,7 +107,7 @@ def if_(e: Emitter, op) -> None:
         outs = list(zip([_src(e, o) for o in op.outputs], _sub_places(e, k, s.outputs),
                         [e.g.tensors[o].nbytes for o in op.outputs]))
         cond = f" (*(const uint8_t *)({_src(e, op.inputs[0])}))" if word == "if" else ""
-        lines += [f"  {word}{cond} {{"] + [f"    {c}" for c in _copies(ins) + [f"{fn}(sg);"] + _copies(outs)]
+        lines += [f"  {word}{cond} {{"] + [f"    {c}" for c in _copies(ins) + [f"{fn}(sub);"] + _copies(outs)]
     e.call(op, "\n  ".join(lines + ["  }", "}"]))
 
 
@@ -124,9 +124,9 @@ def while_(e: Emitter, op) -> None:
     to_body = _copies(list(zip(_sub_places(e, kb, b.inputs), vals, n)))
     back = _copies(list(zip(vals, _sub_places(e, kb, b.outputs), n)))
     cond = _sub_places(e, kc, c.outputs)[0]
-    lines = [f"{{ int8_t *sg = {_scratch(e, op)};"] + [f"  {x}" for x in start] + ["  for (;;) {"]
-    lines += [f"    {x}" for x in to_cond + [f"{fc}(sg);", f"if (!*(const uint8_t *)({cond})) break;"]
-              + to_body + [f"{fb}(sg);"] + back]
+    lines = [f"{{ int8_t *sub = {_scratch(e, op)};  /* the subgraphs' arena */"] + [f"  {x}" for x in start] + ["  for (;;) {"]
+    lines += [f"    {x}" for x in to_cond + [f"{fc}(sub);", f"if (!*(const uint8_t *)({cond})) break;"]
+              + to_body + [f"{fb}(sub);"] + back]
     e.call(op, "\n  ".join(lines + ["  }", "}"]))
 
 
