@@ -50,11 +50,13 @@ def _opdef_columns() -> dict:
     text = open(os.path.join(PKG, "model", "opdefs.py"), encoding="utf-8").read()
     start = text.index("OPDEFS = (")
     for row in re.split(r"\n    OpDef\(", text[start:])[1:]:
-        positional = re.match(r'"\w+",\s*(?P<check>None|"[^"]*"),\s*"(?P<kernel>[^"]*)"(?:,\s*(?P<emit>None|"[^"]*"))?', row)
+        # rows written in a loop name their modules in f-strings (f"refops.signal:{name.lower()}")
+        positional = re.match(r'f?"[\w{}().]+",\s*(?P<check>None|f?"[^"]*"),\s*f?"(?P<kernel>[^"]*)"'
+                              r'(?:,\s*(?P<emit>None|f?"[^"]*"))?', row)
         for col in ("check", "kernel", "emit"):
             v = positional and positional.group(col)
             if v and v != "None":
-                out.setdefault(col, set()).add(v.strip('"').split(":")[0])
+                out.setdefault(col, set()).add(v.lstrip("f").strip('"').split(":")[0])
         m = re.search(r'macs="([^"]*)"', row)
         if m:
             out.setdefault("macs", set()).add(m.group(1).split(":")[0])
