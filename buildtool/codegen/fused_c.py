@@ -259,6 +259,12 @@ class _Emit:
                 if make.startswith("fx_win("):  # the runtime walks the channels (fx_chw)
                     body.append(f"      fx_chw(&{self.params(e, conv)}, &ci, &wv, {wbox}, &{dp}, {fch}, &o, {box}, "
                                 f"{g.tensors[w].shape[3]});")
+                elif (conv.opcode == "CONV_2D" and conv.inputs[0] in pulled
+                      and self.pixels(blk, w)[1] == blk.group(w)):  # the same, pulling its input (fx_pulled_chw)
+                    ax, t0 = op_axes(self.g, conv)[0], conv.inputs[0]
+                    body.append(f"      fx_pulled_chw(&{self.params(e, conv)}, &ci, &wv, {wbox}, fx{k}_t{t0}_c[c][0], "
+                                f"fx{k}_t{t0}_c[c][1], {ax.s}, {ax.pad}, {ax.k}, {ax.n_in}, {self.image[0]}, "
+                                f"{self.image[1]}, &{dp}, {fch}, &o, {box}, {g.tensors[w].shape[3]});")
                 else:
                     body.append(f"      for (int ch = 0; ch < {g.tensors[w].shape[3]}; {_step('ch', blk.group(w))}) "
                                 f"{{\n        {make}\n        fx_win(FX_DW, &{dp}, &wv, &o, {box}, ch, {fch});\n      }}")

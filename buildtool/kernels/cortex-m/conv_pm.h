@@ -13,6 +13,8 @@
 #include "dsp.h"
 #include "im2col.h"
 
+#define BT_PM3_T 8   /* triples of pixels widened at once on the 3-pixel path (their columns share BT_COL3) */
+
 /* Requantised, clamped output of one accumulator: fast takes bt_rq2 (p2, e1 from the shift), else
  * bt_mbqm_fast; act 2: the activation range is the whole int8 range (one SSAT), act 1: its upper
  * bound is 127 (SSAT, then the lower bound: act_min >= -128), act 0: any range. */
@@ -44,12 +46,13 @@ static inline __attribute__((always_inline)) int8_t *bt_pm_col(const bt_conv_par
   return out + ((y - y0) * g->ow + x) * g->ops;
 }
 
-/* The patch-matrix path (im2col.h): output pixels of the band two at a time, output channels two at
- * a time; an odd last pixel alone, four channels at a time (bt_mv1x4). */
+/* The patch-matrix path (im2col.h): output pixels of the band three at a time when the patch has at
+ * most BT_COL3 values (bt_mm3x2), else two at a time (bt_mm2x2), output channels two at a time; the
+ * pixels left over two at a time, an odd last pixel alone, four channels at a time (bt_mv1x4). */
 static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
                                                            int8_t *out, int32_t y0, int32_t y1, const int fast,
                                                            const int act) {
-  int16_t col[2 * BT_COL_MAX] __attribute__((aligned(4)));
+  int16_t col[3 * BT_COL3] __attribute__((aligned(4)));   /* 3 columns of BT_COL3, or 2 of BT_COL_MAX */
   int8_t patch[BT_COL_MAX] __attribute__((aligned(4)));
   const int32_t cout = p->out.c, K = p->kh * p->kw * p->in.c;
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
@@ -60,6 +63,51 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
                       p->kh == 1 && p->kw == 1 && p->pad_top == 0 && p->pad_left == 0};
   const int32_t n = (y1 - y0) * p->out.w;
   int32_t t = 0;
+  if (K <= BT_COL3) {   /* three pixels at a time: each filter word unpacked once for three columns */
+    /* up to BT_PM3_T triples widened at once (triple j's columns at col + j*Kp, BT_COL3 apart), then per
+       pair of output channels their constants loaded once for all the triples */
+    const int32_t Kp = (K + 1) & ~1, tmax = BT_COL3 / Kp < BT_PM3_T ? BT_COL3 / Kp : BT_PM3_T;
+    int8_t *ob[3 * BT_PM3_T];
+    while (t + 3 <= n) {
+      int32_t T = (n - t) / 3;
+      if (T > tmax) T = tmax;
+      for (int32_t j = 0; j < T; j++, t += 3) {
+        ob[3 * j] = bt_pm_col(p, &g, in, in_y0, out, y0, t, patch, col + j * Kp);
+        ob[3 * j + 1] = bt_pm_col(p, &g, in, in_y0, out, y0, t + 1, patch, col + BT_COL3 + j * Kp);
+        ob[3 * j + 2] = bt_pm_col(p, &g, in, in_y0, out, y0, t + 2, patch, col + 2 * BT_COL3 + j * Kp);
+      }
+      int32_t oc = 0;
+      for (; oc + 2 <= cout; oc += 2) {
+        const int32_t b0 = bias ? bias[oc] : 0, b1 = bias ? bias[oc + 1] : 0;
+        const int32_t m0 = mult[oc], m1 = mult[oc + 1], s0 = shift[oc], s1 = shift[oc + 1];
+        const int32_t p0 = fast ? bt_rq2_p2(s0) : 0, e0 = fast ? bt_rq2_e1(s0) : 0;
+        const int32_t p1 = fast ? bt_rq2_p2(s1) : 0, e1 = fast ? bt_rq2_e1(s1) : 0;
+        const int8_t *const f = filter + oc * K;
+        for (int32_t j = 0; j < T; j++) {
+          int32_t acc[6];
+          bt_mm3x2(col + j * Kp, f, K, b0, b1, acc);
+          int8_t *const o0 = ob[3 * j] + oc, *const o1 = ob[3 * j + 1] + oc, *const o2 = ob[3 * j + 2] + oc;
+          o0[0] = (int8_t)bt_pm_out(acc[0], m0, s0, p0, e0, zp, lo, hi, fast, act);
+          o0[1] = (int8_t)bt_pm_out(acc[1], m1, s1, p1, e1, zp, lo, hi, fast, act);
+          o1[0] = (int8_t)bt_pm_out(acc[2], m0, s0, p0, e0, zp, lo, hi, fast, act);
+          o1[1] = (int8_t)bt_pm_out(acc[3], m1, s1, p1, e1, zp, lo, hi, fast, act);
+          o2[0] = (int8_t)bt_pm_out(acc[4], m0, s0, p0, e0, zp, lo, hi, fast, act);
+          o2[1] = (int8_t)bt_pm_out(acc[5], m1, s1, p1, e1, zp, lo, hi, fast, act);
+        }
+      }
+      if (oc < cout) {
+        const int32_t b = bias ? bias[oc] : 0;
+        const int32_t s0 = shift[oc], p0 = fast ? bt_rq2_p2(s0) : 0, e0 = fast ? bt_rq2_e1(s0) : 0;
+        for (int32_t j = 0; j < T; j++) {
+          int32_t acc[3];
+          bt_mm3x1(col + j * Kp, filter + oc * K, K, acc);
+          ob[3 * j][oc] = (int8_t)bt_pm_out(acc[0] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);
+          ob[3 * j + 1][oc] = (int8_t)bt_pm_out(acc[1] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);
+          ob[3 * j + 2][oc] = (int8_t)bt_pm_out(acc[2] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);
+        }
+      }
+    }
+  }
   for (; t + 2 <= n; t += 2) {
     int8_t *const o0 = bt_pm_col(p, &g, in, in_y0, out, y0, t, patch, col);
     int8_t *const o1 = bt_pm_col(p, &g, in, in_y0, out, y0, t + 1, patch, col + BT_COL_MAX);

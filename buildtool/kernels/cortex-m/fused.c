@@ -10,7 +10,8 @@
  *    input bytes with the filter words in registers (runs over 16 bytes two pixels at a time; runs
  *    of 12..16 bytes two pixels at a time sharing each filter word, in asm);
  *    dense tap rows of up to 16 bytes (the stem) sum all rows in registers (an RGB stem's 3x9 rows in
- *    asm, two pixels sharing each filter word); other shapes add one pass per tap row or tap over
+ *    asm, two pixels sharing each filter word; in a channelwise tile, fx_chw or fx_pulled_chw, two
+ *    output channels per pass, each input word widened once for both); other shapes add one pass per tap row or tap over
  *    chunks of CM_CHUNK sums. Border pixels walk their valid taps (an RGB stem's: a 3x9 patch with
  *    the input's zero point outside, on the stem's one-pixel asm);
  *  - depthwise on a one-channel input: the offset folded likewise; 3x3 rows take two outputs per
@@ -137,6 +138,11 @@ typedef struct {
   int32_t acc0, m, sh, p2, e1, fast, xi0, xi1, run, nrun, dense;
   int32_t row1;   /* conv1_row1's path: 2 an RGB stem's 3x9 rows, 1 dense rows, 0 conv1_rows */
 } cm_conv1;
+
+/* One channel's start value and bt_rq2 requantisation. */
+typedef struct {
+  int32_t acc0, m, p2, e1;
+} cm_chq;
 
 /* dst[0..n) = src[0..n) widened, each group of 4 stored [k, k+2, k+1, k+3] (im2col.h's layout); returns
    their sum. */
@@ -495,43 +501,73 @@ static inline __attribute__((always_inline)) void cm_rows_out_3x9(const int8_t *
 }
 
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)
+/* The 3x9 patch of an RGB stem's output pixel x (tap rows from input row iy0) into pb, 12 bytes a tap row, the
+   input's zero point z where a tap leaves the input. */
+static inline __attribute__((always_inline)) void cm_gather9(const bt_conv_params *p, const box_src *s, int8_t *pb,
+                                                            int32_t iy0, int32_t x, int8_t z) {
+  const int32_t ps = p->in.pixel_stride, ix0 = x * p->stride_w - p->pad_left;
+  for (int32_t ky = 0; ky < 3; ky++) {
+    const int32_t iy = iy0 + ky * p->dil_h;
+    int8_t *dst = pb + 12 * ky;
+    const int8_t *row = (uint32_t)iy < (uint32_t)p->in.h ? box_row(s, iy) : 0;
+    for (int32_t kx = 0; kx < 3; kx++, dst += 3) {
+      const int32_t ix = ix0 + kx;
+      if (row && (uint32_t)ix < (uint32_t)p->in.w) {
+        const int8_t *q = row + ix * ps;
+        dst[0] = q[0]; dst[1] = q[1]; dst[2] = q[2];
+      } else {
+        dst[0] = z; dst[1] = z; dst[2] = z;
+      }
+    }
+  }
+}
+
+/* One stem output's sum from a gathered patch pb (cm_gather9) with the widened filter fw, from a. */
+static inline __attribute__((always_inline)) int32_t cm_patch9(const int8_t *pb, const int16_t *fw, int32_t a) {
+  const int32_t d1 = 12, d2 = 24;
+  const int8_t *u = pb;
+  uint32_t xv, w, t;
+  __asm__ volatile(CM_ROW9_ONE(0)
+                   "ldr %[u], %[d1]\n\tadd %[u], %[u], %[r0]\n\t" CM_ROW9_ONE(18)
+                   "ldr %[u], %[d2]\n\tadd %[u], %[u], %[r0]\n\t" CM_ROW9_ONE(36)
+                   : [a] "+r"(a), [u] "+&r"(u), [x] "=&r"(xv), [w] "=&r"(w), [t] "=&r"(t)
+                   : [r0] "r"(pb), [f] "r"(fw), [d1] "m"(d1), [d2] "m"(d2)
+                   : "memory");
+  return a;
+}
+
 /* Border pixels [xa, xb) of an RGB stem's output row (tap rows from input row iy0, a 3-wide tap row
    of 3 channels = 9 bytes; st->row1 == 2, bt_rq2): each pixel's taps gathered into a 3x9 patch whose
    taps outside the input hold the input's zero point (their terms vanish: the input offset is folded
-   into the start value), then the one-pixel asm of cm_rows_out_3x9. */
-static void cm_row9_padded(const bt_conv_params *p, const cm_conv1 *st, const box_src *s, int8_t *orow,
-                           int32_t iy0, int32_t xa, int32_t xb) {
+   into the start value), then the one-pixel asm of cm_rows_out_3x9 (cm_patch9); fw, acc0, m, p2, e1: the
+   channel's widened filter, start value and requantisation. */
+static void cm_row9_padded_f(const bt_conv_params *p, const int16_t *fw, int32_t acc0, int32_t m, int32_t p2,
+                             int32_t e1, const box_src *s, int8_t *orow, int32_t iy0, int32_t xa, int32_t xb) {
   int8_t pb[36] __attribute__((aligned(4)));
   const int8_t z = (int8_t)(-p->input_offset);
-  const int32_t ps = p->in.pixel_stride, ops = p->out.pixel_stride, d1 = 12, d2 = 24;
-  const int32_t m = st->m, p2 = st->p2, e1 = st->e1, zp = p->output_offset, lo = p->act_min, hi = p->act_max;
+  const int32_t ops = p->out.pixel_stride, zp = p->output_offset, lo = p->act_min, hi = p->act_max;
   for (int32_t x = xa; x < xb; x++) {
-    const int32_t ix0 = x * p->stride_w - p->pad_left;
-    for (int32_t ky = 0; ky < 3; ky++) {
-      const int32_t iy = iy0 + ky * p->dil_h;
-      int8_t *dst = pb + 12 * ky;
-      const int8_t *row = (uint32_t)iy < (uint32_t)p->in.h ? box_row(s, iy) : 0;
-      for (int32_t kx = 0; kx < 3; kx++, dst += 3) {
-        const int32_t ix = ix0 + kx;
-        if (row && (uint32_t)ix < (uint32_t)p->in.w) {
-          const int8_t *q = row + ix * ps;
-          dst[0] = q[0]; dst[1] = q[1]; dst[2] = q[2];
-        } else {
-          dst[0] = z; dst[1] = z; dst[2] = z;
-        }
-      }
-    }
-    int32_t a = st->acc0;
-    const int8_t *u = pb;
-    uint32_t xv, w, t;
-    __asm__ volatile(CM_ROW9_ONE(0)
-                     "ldr %[u], %[d1]\n\tadd %[u], %[u], %[r0]\n\t" CM_ROW9_ONE(18)
-                     "ldr %[u], %[d2]\n\tadd %[u], %[u], %[r0]\n\t" CM_ROW9_ONE(36)
-                     : [a] "+r"(a), [u] "+&r"(u), [x] "=&r"(xv), [w] "=&r"(w), [t] "=&r"(t)
-                     : [r0] "r"(pb), [f] "r"(st->fw), [d1] "m"(d1), [d2] "m"(d2)
-                     : "memory");
-    orow[x * ops] = cm_out(a, m, 0, p2, e1, 1, zp, lo, hi);
+    cm_gather9(p, s, pb, iy0, x, z);
+    orow[x * ops] = cm_out(cm_patch9(pb, fw, acc0), m, 0, p2, e1, 1, zp, lo, hi);
   }
+}
+
+/* The same for two channels (filters widened at fw and 28 int16s on, values k[0], k[1]) into orow and qrow:
+   each patch gathered once for both. */
+static void cm_row9_padded2(const bt_conv_params *p, const int16_t *fw, const cm_chq *k, const box_src *s,
+                            int8_t *orow, int8_t *qrow, int32_t iy0, int32_t xa, int32_t xb) {
+  int8_t pb[36] __attribute__((aligned(4)));
+  const int8_t z = (int8_t)(-p->input_offset);
+  const int32_t ops = p->out.pixel_stride, zp = p->output_offset, lo = p->act_min, hi = p->act_max;
+  for (int32_t x = xa; x < xb; x++) {
+    cm_gather9(p, s, pb, iy0, x, z);
+    orow[x * ops] = cm_out(cm_patch9(pb, fw, k[0].acc0), k[0].m, 0, k[0].p2, k[0].e1, 1, zp, lo, hi);
+    qrow[x * ops] = cm_out(cm_patch9(pb, fw + 28, k[1].acc0), k[1].m, 0, k[1].p2, k[1].e1, 1, zp, lo, hi);
+  }
+}
+static void cm_row9_padded(const bt_conv_params *p, const cm_conv1 *st, const box_src *s, int8_t *orow,
+                           int32_t iy0, int32_t xa, int32_t xb) {
+  cm_row9_padded_f(p, st->fw, st->acc0, st->m, st->p2, st->e1, s, orow, iy0, xa, xb);
 }
 #endif
 
@@ -1012,12 +1048,212 @@ static int conv1_pair(bt_conv_params *c, int32_t K, cm_conv1 *st, const box_src 
   }
   return 1;
 }
-/* the one-run, bt_rq2 check inline: other convs (a stem's tap rows) pay two compares a channel pair */
-#define FX_CONV1_PAIR(c, K, st, s, win, wca, wra, wrb, win2) \
-  ((st)->nrun == 1 && (st)->run <= CM_PAIR_K && (st)->fast && conv1_pair(c, K, st, s, win, wca, wra, wrb, win2))
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)
+#define CM_G9 56   /* bytes from an RGB stem's first channel's widened 3x9 filter (st->fw) to the second's */
+/* Four values of two pixels (x, y: one word each, already loaded) against both channels' filter pairs (at byte
+   OFF of f and OFF + CM_G9): each input word widened once for both channels, 4 SXTB16 + 4 LDR + 8 SMLAD into
+   a, b (channel 0, pixels x, y) and c, d (channel 1). */
+#define CM_SMLAD_XY4_2(OFF)                             \
+  "sxtb16 %[s], %[x]\n\t"                               \
+  "sxtb16 %[t], %[y]\n\t"                               \
+  "ldr %[w], [%[f], " OFF "]\n\t"                      \
+  "smlad %[a], %[w], %[s], %[a]\n\t"                    \
+  "smlad %[b], %[w], %[t], %[b]\n\t"                    \
+  "ldr %[w], [%[f], " OFF "+56]\n\t"                   \
+  "smlad %[c], %[w], %[s], %[c]\n\t"                    \
+  "smlad %[d], %[w], %[t], %[d]\n\t"                    \
+  "sxtb16 %[s], %[x], ror #8\n\t"                       \
+  "sxtb16 %[t], %[y], ror #8\n\t"                       \
+  "ldr %[w], [%[f], " OFF "+4]\n\t"                    \
+  "smlad %[a], %[w], %[s], %[a]\n\t"                    \
+  "smlad %[b], %[w], %[t], %[b]\n\t"                    \
+  "ldr %[w], [%[f], " OFF "+60]\n\t"                   \
+  "smlad %[c], %[w], %[s], %[c]\n\t"                    \
+  "smlad %[d], %[w], %[t], %[d]\n\t"
+/* One tap row (9 bytes at u for pixel x, at u + step for pixel y) of both channels (widened filters at byte FO
+   and FO + CM_G9 of f). */
+#define CM_ROW9_ASM2(FO)                                               \
+  "ldr %[v], %[step]\n\t"                                             \
+  "add %[v], %[v], %[u]\n\t"                                          \
+  "ldr %[x], [%[u]]\n\t"                                              \
+  "ldr %[y], [%[v]]\n\t"                                              \
+  CM_SMLAD_XY4_2("#" #FO)                                           \
+  "ldr %[x], [%[u], #4]\n\t"                                          \
+  "ldr %[y], [%[v], #4]\n\t"                                          \
+  CM_SMLAD_XY4_2("#" #FO "+8")                                      \
+  "ldrsb %[x], [%[u], #8]\n\t"                                        \
+  "ldrsb %[y], [%[v], #8]\n\t"                                        \
+  "ldrsh %[w], [%[f], #" #FO "+16]\n\t"                               \
+  "smlabb %[a], %[w], %[x], %[a]\n\t"                                 \
+  "smlabb %[b], %[w], %[y], %[b]\n\t"                                 \
+  "ldrsh %[w], [%[f], #" #FO "+72]\n\t"                               \
+  "smlabb %[c], %[w], %[x], %[c]\n\t"                                 \
+  "smlabb %[d], %[w], %[y], %[d]\n\t"
+
+/* cm_rows_out_3x9 for two output channels (filters widened at fw and fw + CM_G9 bytes; k[0], k[1] their values)
+   into o and q: two pixels x two channels per pass, each input word loaded and widened once for the four
+   outputs (the one-channel pass widens it once per channel); an odd last pixel by the one-pixel asm. */
+static void cm_rows_out_3x9x2(const int8_t *r0, int32_t d1, int32_t d2, int32_t step, int32_t n, const int16_t *fw,
+                              int8_t *o, int8_t *q, int32_t ops, const bt_conv_params *p, const cm_chq *k) {
+  const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
+  int32_t i = 0;
+  for (; i + 2 <= n; i += 2, o += 2 * ops, q += 2 * ops, r0 += 2 * step) {
+    int32_t a = k[0].acc0, b = k[0].acc0, c = k[1].acc0, d = k[1].acc0;
+    const int8_t *u = r0, *v;
+    uint32_t x, y, w, s, t;
+    __asm__ volatile(CM_ROW9_ASM2(0)
+                     "ldr %[u], %[d1]\n\tadd %[u], %[u], %[r0]\n\t" CM_ROW9_ASM2(18)
+                     "ldr %[u], %[d2]\n\tadd %[u], %[u], %[r0]\n\t" CM_ROW9_ASM2(36)
+                     : [a] "+r"(a), [b] "+r"(b), [c] "+r"(c), [d] "+r"(d), [u] "+&r"(u), [v] "=&r"(v),
+                       [x] "=&r"(x), [y] "=&r"(y), [w] "=&r"(w), [s] "=&r"(s), [t] "=&r"(t)
+                     : [r0] "r"(r0), [f] "r"(fw), [step] "m"(step), [d1] "m"(d1), [d2] "m"(d2)
+                     : "memory");
+    o[0] = cm_out(a, k[0].m, 0, k[0].p2, k[0].e1, 1, zp, lo, hi);
+    o[ops] = cm_out(b, k[0].m, 0, k[0].p2, k[0].e1, 1, zp, lo, hi);
+    q[0] = cm_out(c, k[1].m, 0, k[1].p2, k[1].e1, 1, zp, lo, hi);
+    q[ops] = cm_out(d, k[1].m, 0, k[1].p2, k[1].e1, 1, zp, lo, hi);
+  }
+  if (i < n) {   /* the odd last pixel, channel by channel */
+    for (int32_t j = 0; j < 2; j++) {
+      int32_t a = k[j].acc0;
+      const int8_t *u = r0;
+      const int16_t *const f = fw + j * (CM_G9 / 2);
+      uint32_t x, w, t;
+      __asm__ volatile(CM_ROW9_ONE(0)
+                       "ldr %[u], %[d1]\n\tadd %[u], %[u], %[r0]\n\t" CM_ROW9_ONE(18)
+                       "ldr %[u], %[d2]\n\tadd %[u], %[u], %[r0]\n\t" CM_ROW9_ONE(36)
+                       : [a] "+r"(a), [u] "+&r"(u), [x] "=&r"(x), [w] "=&r"(w), [t] "=&r"(t)
+                       : [r0] "r"(r0), [f] "r"(f), [d1] "m"(d1), [d2] "m"(d2)
+                       : "memory");
+      (j ? q : o)[0] = cm_out(a, k[j].m, 0, k[j].p2, k[j].e1, 1, zp, lo, hi);
+    }
+  }
+}
+
+/* An RGB stem's second channel for a two-channel pass (st: channel 0's values, row1 == 2, bt_rq2): channel 1's
+   filter widened after channel 0's in st->fw, its values in k[1] (channel 0's in k[0]); *win2 a copy of window
+   win's layout in the rest of st->fw (no stack beyond the one-channel path's). 0 when this path does not apply. */
+static int pair9_prep(const bt_conv_params *c, int32_t K, cm_conv1 *st, const fx_buf *win, int32_t wrb, fx_buf *win2,
+                      cm_chq *k) {
+  if (st->row1 != 2 || !st->fast || K != 27 || c->kw != 3 || c->in.c != 3 || c->input_offset < -127 ||
+      c->input_offset > 128 || c->out.w <= 0 || (wrb - win->r0) * win->wp > (int32_t)sizeof(st->fw) - 2 * CM_G9)
+    return 0;
+  int32_t m1 = c->multiplier[1], sh1 = c->shift[1];
+  if (!bt_rq2_ok(&m1, &sh1, 1)) return 0;
+  int16_t *const g = st->fw + CM_G9 / 2;
+  int32_t fsum = 0;
+  for (int32_t r = 0; r < 3; r++) fsum += cm_widen(c->filter + K + 9 * r, g + 9 * r, 9);
+  k[0] = (cm_chq){st->acc0, st->m, st->p2, st->e1};
+  k[1] = (cm_chq){(c->bias ? c->bias[1] : 0) + c->input_offset * fsum, m1, bt_rq2_p2(sh1), bt_rq2_e1(sh1)};
+  *win2 = *win;
+  win2->base = (int8_t *)(st->fw + CM_G9);
+  return 1;
+}
+
+/* Output row y of both channels of a pair9_prep pass into o and q (the rows' starts): border pixels through
+   cm_row9_padded_f per channel, the interior by cm_rows_out_3x9x2 (s: a box or row bands). */
+static void pair9_row(const bt_conv_params *c, const cm_conv1 *st, const cm_chq *k, const box_src *s, int8_t *o,
+                      int8_t *q, int32_t y) {
+  const int32_t ps = c->in.pixel_stride, ops = c->out.pixel_stride, w = c->out.w, xi0 = st->xi0, xi1 = st->xi1;
+  const int32_t iy = y * c->stride_h - c->pad_top;
+  const int inside = iy >= 0 && iy + 2 * c->dil_h < c->in.h && xi1 > xi0;
+  const int32_t ea = inside ? xi0 : w, eb = inside ? xi1 : w;   /* borders: [0, ea) and [eb, w) */
+  if (ea > 0) cm_row9_padded2(c, st->fw, k, s, o, q, iy, 0, ea);
+  if (eb < w) cm_row9_padded2(c, st->fw, k, s, o, q, iy, eb, w);
+  if (!inside) return;
+  const int32_t ix = (xi0 * c->stride_w - c->pad_left) * ps;
+  const int8_t *const b = box_row(s, iy) + ix;
+  /* the tap rows' distances (row bands: wherever each row is) */
+  const int32_t d1 = (int32_t)((uintptr_t)(box_row(s, iy + c->dil_h) + ix) - (uintptr_t)b);
+  const int32_t d2 = (int32_t)((uintptr_t)(box_row(s, iy + 2 * c->dil_h) + ix) - (uintptr_t)b);
+  cm_rows_out_3x9x2(b, d1, d2, c->stride_w * ps, xi1 - xi0, st->fw, o + xi0 * ops, q + xi0 * ops, ops, c, k);
+}
+
+/* fx_k_chw's two channels at once for an RGB stem (FX_CONV1_PAIR): c's channels 0 and 1, channel 0 into window
+   win, channel 1 into *win2 (pair9_prep). 0 when this path does not apply. */
+static int conv1_pair9(bt_conv_params *c, int32_t K, cm_conv1 *st, const box_src *s, const fx_buf *win, int32_t wca,
+                       int32_t wra, int32_t wrb, fx_buf *win2) {
+  cm_chq k[2];
+  if (!pair9_prep(c, K, st, win, wrb, win2, k)) return 0;
+  const box_dst d0 = {win, wca, 0}, d1 = {win2, wca, 0};
+  for (int32_t y = wra; y < wrb; y++) pair9_row(c, st, k, s, box_orow(&d0, y), box_orow(&d1, y), y);
+  return 1;
+}
+#define CM_PAIR9(c, K, st, s, win, wca, wra, wrb, win2) \
+  ((st)->row1 == 2 && conv1_pair9(c, K, st, s, win, wca, wra, wrb, win2))
+#define CM_PAIR9_PREP pair9_prep
+#else
+#define CM_PAIR9(c, K, st, s, win, wca, wra, wrb, win2) 0
+#define CM_PAIR9_PREP(c, K, st, win, wrb, win2, k) ((void)(win2), (void)(k), 0)
+#define pair9_row(c, st, k, s, o, q, y) ((void)(k), (void)(q))
+#endif
+
+/* the one-run, bt_rq2 check inline (or an RGB stem's, CM_PAIR9): other convs pay three compares a channel
+   pair */
+#define FX_CONV1_PAIR(c, K, st, s, win, wca, wra, wrb, win2)                                               \
+  ((st)->fast && ((st)->nrun == 1 ? (st)->run <= CM_PAIR_K && conv1_pair(c, K, st, s, win, wca, wra, wrb, win2) \
+                                  : CM_PAIR9(c, K, st, s, win, wca, wra, wrb, win2)))
 
 #define FX_SET_PATHS
+#define FX_PULLED_CHW
 #include "../reference/fused.c"
 
 #define FX_CONV1 cm_conv1
 #include "../reference/fx_hooks.h"
+
+/* fx_pulled_chw on one-channel windows: both operators' geometry once, then per channel (two at a time for an
+   RGB stem: pair9_prep, each output row's input rows pulled once for both) the conv's rows pulled and made as
+   fx_k_pulled does, then the depthwise on the window as fx_k_chw does. */
+__attribute__((noinline)) static int fx_k_pulled_chw(const void *cprm, const fx_buf *cin, const fx_buf *win,
+                                                     int32_t wra, int32_t wrb, int32_t wca, int32_t wcb, int32_t ta,
+                                                     int32_t tb, int32_t s, int32_t pad, int32_t k, int32_t n_in,
+                                                     int32_t img_w, int32_t img_c, const void *dprm,
+                                                     const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb,
+                                                     int32_t ca, int32_t cb, int32_t channels) {
+  if (win->ps != 1 || win->rows || cin->rows) return 0;
+  fx_prm cq, dq;
+  const int32_t cx0 = win_geom(FX_CONV, cprm, cin, win, wca, wcb, 0, 0, &cq);
+  bt_conv_params *const c = &cq.c;
+  cm_conv1 st;
+  if (c->out.c != 1 || !conv1_prep_ch(c, &st, 1)) return 0;
+  const int32_t dx0 = win_geom(FX_DW, dprm, win, out, ca, cb, 0, fch, &dq);
+  bt_conv_params *const d = &dq.d.conv;
+  const int32_t K = c->kh * c->kw * c->in.c, T = d->kh * d->kw;
+  /* an output row's input rows go to the input window's first physical rows (as fx_k_pulled) */
+  const int32_t pitch = cin->wp * cin->ps, img_row = img_w * img_c;
+  int8_t *const dst = cin->base + (ta - cin->c0) * cin->ps;
+  box_src src = {cin->base + (cx0 - cin->c0) * cin->ps, 0, pitch, 0, 0};
+  const box_dst cd = {win, wca, 0};
+  box_dst dd = {out, ca, 0};
+  const int8_t *const din = fx_at(win, win->r0, dx0);
+  FX_DW1_CHAN dw;
+  int dw_ok = 0;
+  for (int32_t ch = 0; ch < channels; ch++) {
+    if (ch) conv1_prep_ch(c, &st, 0);
+    fx_buf win2;
+    cm_chq kq[2];
+    const int pair = ch + 1 < channels && CM_PAIR9_PREP(c, K, &st, win, wrb, &win2, kq);
+    const box_dst cd2 = {&win2, wca, 0};
+    for (int32_t y = wra; y < wrb; y++) {
+      const int32_t r0 = BT_MAX(y * s - pad, 0), r1 = BT_MIN(y * s - pad + k, n_in);
+      if (r1 > r0 && tb > ta)
+        bt_read_input_rows((uint32_t)(r0 * img_row + ta * img_c), (uint32_t)((tb - ta) * img_c), (uint32_t)(r1 - r0),
+                           (uint32_t)img_row, dst, (uint32_t)pitch);
+      src.y0 = r0;
+      if (pair) pair9_row(c, &st, kq, &src, box_orow(&cd, y), box_orow(&cd2, y), y);
+      else conv1_row1(c, &st, &src, &cd, y);
+    }
+    for (int32_t j = 0; j <= pair; j++) {   /* the depthwise on each channel made */
+      const fx_buf *const wj = j ? &win2 : win;
+      dd.oc = ch + j;
+      dw_ok = dw1_ch(&dq.d, j ? fx_at(&win2, win->r0, dx0) : din, win->r0, &dd, ra, rb, &dw, !dw_ok);
+      if (!dw_ok) fx_win(FX_DW, dprm, wj, out, ra, rb, ca, cb, ch + j, fch);
+      d->filter += T; d->multiplier++; d->shift++;
+      if (d->bias) d->bias++;
+    }
+    c->filter += (1 + pair) * K; c->multiplier += 1 + pair; c->shift += 1 + pair;
+    if (c->bias) c->bias += 1 + pair;
+    ch += pair;
+  }
+  return 1;
+}

@@ -2,8 +2,9 @@
  * (kh*kw*c_in values, OHWI order) is gathered once, widened to int16 with the input offset added
  * (padding taps become 0), and a 2-pixel x 2-output-channel SMLAD kernel multiplies two such
  * columns with two filter rows read straight from flash (2 LDR + 4 SXTB16 + 4 LDR + 8 SMLAD per 16
- * MACs). Requantisation takes bt_rq2 (one SMLAL-based rounding, exact for TFLite's multipliers)
- * when every channel allows it. Used by conv.c for any patch of at most BT_COL_MAX values. */
+ * MACs); patches of at most BT_COL3 values take three columns at a time (bt_mm3x2: 26 per 24 MACs).
+ * Requantisation takes bt_rq2 (one SMLAL-based rounding, exact for TFLite's multipliers) when every
+ * channel allows it. Used by conv.c for any patch of at most BT_COL_MAX values. */
 #ifndef BT_CORTEXM_IM2COL_H
 #define BT_CORTEXM_IM2COL_H
 #include <stdint.h>
@@ -136,6 +137,110 @@ static inline void bt_mm2x2(const int16_t *c0, const int8_t *f0, int32_t K, int3
   acc[0] = a00; acc[1] = a01; acc[2] = a10; acc[3] = a11;
 }
 
+/* column c . filter row f (n values). */
+static inline int32_t bt_mv1x1(const int16_t *c, const int8_t *f, int32_t n, int32_t acc) {
+  int32_t k = 0;
+  for (; k + 4 <= n; k += 4) {
+    const uint32_t w = bt_ld4(f + k);
+    int32_t x, y;
+    __builtin_memcpy(&x, c + k, 4);
+    __builtin_memcpy(&y, c + k + 2, 4);
+    acc = bt_smlad(bt_sxtb16_ror8(w), y, bt_smlad(bt_sxtb16(w), x, acc));
+  }
+  for (; k < n; k++) acc += f[k] * c[k];
+  return acc;
+}
+
+#define BT_COL3 512   /* int16 values per column on the 3-pixel path (bt_mm3x2): 3 columns = 3072 bytes */
+
+/* One step of bt_mm3x2's asm loop: 4 values of three columns (BT_COL3 apart) times 4 weights of two
+ * filter rows (f, g), each weight pair unpacked once for the three columns: 4 LDR (each filter word
+ * read twice, for its two halves: 12 registers) + 4 SXTB16 + 6 LDR + 12 SMLAD per 24 MACs. */
+#define BT_MM3X2_STEP                                         \
+  "ldr %[ta], [%[f]]\n\t"                                     \
+  "ldr %[tb], [%[g]]\n\t"                                     \
+  "ldr %[x], [%[c]], #8\n\t"                                  \
+  "sxtb16 %[ta], %[ta]\n\t"                                   \
+  "sxtb16 %[tb], %[tb]\n\t"                                   \
+  "smlad %[a00], %[ta], %[x], %[a00]\n\t"                     \
+  "smlad %[a01], %[tb], %[x], %[a01]\n\t"                     \
+  "ldr %[x], [%[c], #" BT_STR(2 * BT_COL3 - 8) "]\n\t"        \
+  "smlad %[a10], %[ta], %[x], %[a10]\n\t"                     \
+  "smlad %[a11], %[tb], %[x], %[a11]\n\t"                     \
+  "ldr %[x], [%[c], #" BT_STR(4 * BT_COL3 - 8) "]\n\t"        \
+  "smlad %[a20], %[ta], %[x], %[a20]\n\t"                     \
+  "smlad %[a21], %[tb], %[x], %[a21]\n\t"                     \
+  "ldr %[ta], [%[f]], #4\n\t"                                 \
+  "ldr %[tb], [%[g]], #4\n\t"                                 \
+  "ldr %[x], [%[c], #-4]\n\t"                                 \
+  "sxtb16 %[ta], %[ta], ror #8\n\t"                           \
+  "sxtb16 %[tb], %[tb], ror #8\n\t"                           \
+  "smlad %[a00], %[ta], %[x], %[a00]\n\t"                     \
+  "smlad %[a01], %[tb], %[x], %[a01]\n\t"                     \
+  "ldr %[x], [%[c], #" BT_STR(2 * BT_COL3 - 4) "]\n\t"        \
+  "smlad %[a10], %[ta], %[x], %[a10]\n\t"                     \
+  "smlad %[a11], %[tb], %[x], %[a11]\n\t"                     \
+  "ldr %[x], [%[c], #" BT_STR(4 * BT_COL3 - 4) "]\n\t"        \
+  "smlad %[a20], %[ta], %[x], %[a20]\n\t"                     \
+  "smlad %[a21], %[tb], %[x], %[a21]\n\t"
+
+/* acc = {b0 + p0*f0, b1 + p0*f1, b0 + p1*f0, b1 + p1*f1, b0 + p2*f0, b1 + p2*f1}: columns c0,
+ * c0 + BT_COL3, c0 + 2*BT_COL3 (K <= BT_COL3 values each), filter rows f0 and f0 + K. The DSP version's
+ * main loop is asm, 8 values a pass (55 instructions per 48 MACs; 12 registers and the end pointer in
+ * memory, as bt_mv1x4: fits every optimisation level), an odd 4 values one more step; the K % 4 tail
+ * runs in C. */
+static inline void bt_mm3x2(const int16_t *c0, const int8_t *f0, int32_t K, int32_t b0, int32_t b1, int32_t *acc) {
+  int32_t a00 = b0, a01 = b1, a10 = b0, a11 = b1, a20 = b0, a21 = b1;
+  const int32_t K4 = K & ~3;
+  const int8_t *f = f0, *g = f0 + K;
+  const int16_t *c = c0;
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)   /* -O0 lacks the registers */
+  const int32_t K8 = K & ~7;
+  uint32_t ta, tb, x;
+#define BT_MM3X2_OUTPUTS                                                                                \
+  : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [a20] "+r"(a20), [a21] "+r"(a21), \
+    [c] "+r"(c), [f] "+r"(f), [g] "+r"(g), [ta] "=&r"(ta), [tb] "=&r"(tb), [x] "=&r"(x)
+  if (__builtin_constant_p(K4) && K4 <= 16) {   /* a layer's constant short patch: straight-line steps */
+    if (K4 >= 4) __asm__ volatile(BT_MM3X2_STEP BT_MM3X2_OUTPUTS : : "cc", "memory");
+    if (K4 >= 8) __asm__ volatile(BT_MM3X2_STEP BT_MM3X2_OUTPUTS : : "cc", "memory");
+    if (K4 >= 12) __asm__ volatile(BT_MM3X2_STEP BT_MM3X2_OUTPUTS : : "cc", "memory");
+    if (K4 >= 16) __asm__ volatile(BT_MM3X2_STEP BT_MM3X2_OUTPUTS : : "cc", "memory");
+  } else {
+    if (K8) {
+      const int16_t *const end = c + K8;
+      __asm__ volatile("1:\n\t" BT_MM3X2_STEP BT_MM3X2_STEP "ldr %[x], %[end]\n\tcmp %[c], %[x]\n\tbne 1b\n\t"
+                       BT_MM3X2_OUTPUTS : [end] "m"(end) : "cc", "memory");
+    }
+    if (K4 != K8) __asm__ volatile(BT_MM3X2_STEP BT_MM3X2_OUTPUTS : : "cc", "memory");
+  }
+#undef BT_MM3X2_OUTPUTS
+#else
+  for (const int16_t *const end = c + K4; c != end; c += 4, f += 4, g += 4) {
+    const uint32_t wa = bt_ld4(f), wb = bt_ld4(g);
+    const int32_t al = bt_sxtb16(wa), ah = bt_sxtb16_ror8(wa), bl = bt_sxtb16(wb), bh = bt_sxtb16_ror8(wb);
+    int32_t x;
+    __builtin_memcpy(&x, c, 4); a00 = bt_smlad(al, x, a00); a01 = bt_smlad(bl, x, a01);
+    __builtin_memcpy(&x, c + 2, 4); a00 = bt_smlad(ah, x, a00); a01 = bt_smlad(bh, x, a01);
+    __builtin_memcpy(&x, c + BT_COL3, 4); a10 = bt_smlad(al, x, a10); a11 = bt_smlad(bl, x, a11);
+    __builtin_memcpy(&x, c + BT_COL3 + 2, 4); a10 = bt_smlad(ah, x, a10); a11 = bt_smlad(bh, x, a11);
+    __builtin_memcpy(&x, c + 2 * BT_COL3, 4); a20 = bt_smlad(al, x, a20); a21 = bt_smlad(bl, x, a21);
+    __builtin_memcpy(&x, c + 2 * BT_COL3 + 2, 4); a20 = bt_smlad(ah, x, a20); a21 = bt_smlad(bh, x, a21);
+  }
+#endif
+  for (int32_t k = K4; k < K; k++, c++, f++, g++) {
+    const int32_t w0 = f[0], w1 = g[0], x0 = c[0], x1 = c[BT_COL3], x2 = c[2 * BT_COL3];
+    a00 += w0 * x0; a01 += w1 * x0; a10 += w0 * x1; a11 += w1 * x1; a20 += w0 * x2; a21 += w1 * x2;
+  }
+  acc[0] = a00; acc[1] = a01; acc[2] = a10; acc[3] = a11; acc[4] = a20; acc[5] = a21;
+}
+
+/* acc = {p0*f, p1*f, p2*f}: three columns BT_COL3 apart, one filter row (the last channel of an odd count). */
+static inline void bt_mm3x1(const int16_t *c0, const int8_t *f, int32_t K, int32_t *acc) {
+  acc[0] = bt_mv1x1(c0, f, K, 0);
+  acc[1] = bt_mv1x1(c0 + BT_COL3, f, K, 0);
+  acc[2] = bt_mv1x1(c0 + 2 * BT_COL3, f, K, 0);
+}
+
 /* One step of bt_mv1x4's asm loop: 4 values of the column times 4 weights of each of the four rows. */
 #define BT_MV1X4_STEP                           \
   "ldr %[x], [%[c]], #8\n\t"                    \
@@ -199,20 +304,6 @@ static inline void bt_mv1x4(const int16_t *c, const int8_t *f0, int32_t n, int32
     a0 += f[0] * c[0]; a1 += f[n] * c[0]; a2 += f2[0] * c[0]; a3 += f2[n] * c[0];
   }
   acc[0] = a0; acc[1] = a1; acc[2] = a2; acc[3] = a3;
-}
-
-/* column c . filter row f (n values). */
-static inline int32_t bt_mv1x1(const int16_t *c, const int8_t *f, int32_t n, int32_t acc) {
-  int32_t k = 0;
-  for (; k + 4 <= n; k += 4) {
-    const uint32_t w = bt_ld4(f + k);
-    int32_t x, y;
-    __builtin_memcpy(&x, c + k, 4);
-    __builtin_memcpy(&y, c + k + 2, 4);
-    acc = bt_smlad(bt_sxtb16_ror8(w), y, bt_smlad(bt_sxtb16(w), x, acc));
-  }
-  for (; k < n; k++) acc += f[k] * c[k];
-  return acc;
 }
 
 /* acc = {p0*f0, p1*f0} (the last channel of an odd count). */

@@ -89,6 +89,13 @@ void fx_source(int32_t r0, int32_t r1, int32_t c0, int32_t c1, int8_t *dst, int3
 void fx_pulled(int kind, const void *prm, const fx_buf *win, const fx_buf *out, int32_t ra, int32_t rb,
                int32_t ca, int32_t cb, int32_t ch, int32_t ta, int32_t tb, int32_t s, int32_t pad, int32_t k,
                int32_t n_in, int32_t img_w, int32_t img_c);
+/* fx_chw for a conv that pulls its streamed input (image columns [ta, tb); s, pad, k, n_in as fx_pulled's): for
+   each group of n channels (n: win's pixel stride), fx_pulled(FX_CONV, cprm, cin, win, wra, wrb, wca, wcb, ch, ..)
+   then fx_win(FX_DW, dprm, win, out, ra, rb, ca, cb, ch, fch); a set may make several groups per pull. */
+void fx_pulled_chw(const void *cprm, const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb, int32_t wca,
+                   int32_t wcb, int32_t ta, int32_t tb, int32_t s, int32_t pad, int32_t k, int32_t n_in, int32_t img_w,
+                   int32_t img_c, const void *dprm, const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb,
+                   int32_t ca, int32_t cb, int32_t channels);
 /* Provided by the platform (firmware/common/bt_platform.h): `rows` runs of n bytes of the model input,
    the first at byte `offset`, in_stride bytes apart, into dst, dst_stride bytes apart. */
 int bt_read_input_rows(uint32_t offset, uint32_t n, uint32_t rows, uint32_t in_stride, void *dst,

@@ -9,8 +9,8 @@
 /* A set's own paths: a set's fused.c may define FX_SET_PATHS, include this file and define
    fx_k_box(kind, q, in, out, ra, rb, ca, oc, x0), a whole box of a sliding-window operator (q: its
    parameters at the tile's geometry, output channel oc of out from column ca, x0: the input's first
-   column), fx_k_chw (fx_chw's arguments) and fx_k_pulled (fx_pulled's arguments): each returns 1
-   when it did the work. */
+   column), fx_k_chw (fx_chw's arguments) and fx_k_pulled (fx_pulled's arguments), and with
+   FX_PULLED_CHW fx_k_pulled_chw (fx_pulled_chw's): each returns 1 when it did the work. */
 typedef union { bt_conv_params c; bt_depthwise_params d; bt_pool_params p; } fx_prm;  /* a kernel's parameters */
 #ifdef FX_SET_PATHS
 static int fx_k_box(int kind, const fx_prm *q, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
@@ -21,10 +21,20 @@ static int fx_k_chw(const void *cprm, const fx_buf *cin, const fx_buf *win, int3
 static int fx_k_pulled(int kind, const void *prm, const fx_buf *win, const fx_buf *out, int32_t ra, int32_t rb,
                        int32_t ca, int32_t cb, int32_t ch, int32_t ta, int32_t tb, int32_t s, int32_t pad, int32_t k,
                        int32_t n_in, int32_t img_w, int32_t img_c);
+#ifdef FX_PULLED_CHW   /* and fx_k_pulled_chw (fx_pulled_chw's arguments) */
+static int fx_k_pulled_chw(const void *cprm, const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb,
+                           int32_t wca, int32_t wcb, int32_t ta, int32_t tb, int32_t s, int32_t pad, int32_t k,
+                           int32_t n_in, int32_t img_w, int32_t img_c, const void *dprm, const int8_t *fch,
+                           const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t channels);
+#endif
 #else
 #define fx_k_box(kind, q, in, out, ra, rb, ca, oc, x0) 0
 #define fx_k_chw(cprm, cin, win, wra, wrb, wca, wcb, dprm, fch, out, ra, rb, ca, cb, channels) 0
 #define fx_k_pulled(kind, prm, win, out, ra, rb, ca, cb, ch, ta, tb, s, pad, k, n_in, img_w, img_c) 0
+#endif
+#ifndef FX_PULLED_CHW
+#define fx_k_pulled_chw(cprm, cin, win, wra, wrb, wca, wcb, ta, tb, s, pad, k, n_in, img_w, img_c, dprm, fch, out, \
+                        ra, rb, ca, cb, channels) 0
 #endif
 
 /* Struct and window copies without libc (the boards link no memcpy). may_alias: words read and
@@ -429,4 +439,16 @@ void fx_pulled(int kind, const void *prm, const fx_buf *win, const fx_buf *out, 
                int32_t n_in, int32_t img_w, int32_t img_c) {  /* a set's own path, else the reference's */
   if (!fx_k_pulled(kind, prm, win, out, ra, rb, ca, cb, ch, ta, tb, s, pad, k, n_in, img_w, img_c))
     pulled(kind, prm, win, out, ra, rb, ca, cb, ch, ta, tb, s, pad, k, n_in, img_w, img_c);
+}
+void fx_pulled_chw(const void *cprm, const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb, int32_t wca,
+                   int32_t wcb, int32_t ta, int32_t tb, int32_t s, int32_t pad, int32_t k, int32_t n_in, int32_t img_w,
+                   int32_t img_c, const void *dprm, const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb,
+                   int32_t ca, int32_t cb, int32_t channels) {  /* a set's own path, else group by group */
+  if (fx_k_pulled_chw(cprm, cin, win, wra, wrb, wca, wcb, ta, tb, s, pad, k, n_in, img_w, img_c, dprm, fch, out, ra,
+                      rb, ca, cb, channels))
+    return;
+  for (int32_t ch = 0; ch < channels; ch += win->ps) {
+    fx_pulled(FX_CONV, cprm, cin, win, wra, wrb, wca, wcb, ch, ta, tb, s, pad, k, n_in, img_w, img_c);
+    fx_win(FX_DW, dprm, win, out, ra, rb, ca, cb, ch, fch);
+  }
 }

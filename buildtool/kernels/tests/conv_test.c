@@ -26,7 +26,8 @@ static void test_conv(void) {
  * bt_rq2 requantisation): input depths 1, 3, 5, 17 and random, odd and even pixel and channel counts
  * (1 included), rectangular filters (10x4 as a keyword-spotting stem), strides, dilations, both
  * paddings, random offsets, pixel-strided views, a left shift on one channel (the generic
- * requantisation) and patches just over the 640-value column limit (the direct path). */
+ * requantisation), patches of 513..639 values (cortex-m: two pixels a pass, not three) and patches just
+ * over the 640-value column limit (the direct path). */
 static void test_conv_variants(void) {
   static const int32_t depths[] = {1, 3, 5, 17};
   for (int32_t t = 0; t < 64; t++) {
@@ -35,6 +36,7 @@ static void test_conv_variants(void) {
     int32_t kh = (t % 4 == 3) ? 1 : ri(1, 3) * 2 - 1, kw = (t % 8 == 5) ? ri(1, 4) : kh;
     if (t % 12 == 11) { kh = 10; kw = 4; }
     if (t % 16 == 15) { cin = ri(72, 80); kh = kw = 3; }
+    if (t % 16 == 13) { cin = ri(57, 71); kh = kw = 3; }   /* 513..639 values: the 2-pixel path (BT_COL3) */
     const int32_t d = (t % 10 == 7) ? 2 : 1;
     int32_t h = ri(kh + (kh - 1) * (d - 1), 13), w = ri(kw + (kw - 1) * (d - 1), 13);
     int32_t ips = cin + ((t % 3 == 0) ? ri(1, 5) : 0), ops = cout + ((t % 3 == 1) ? ri(1, 5) : 0);

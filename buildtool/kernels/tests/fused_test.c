@@ -184,21 +184,24 @@ static void test_fused_channelwise(void) {
 
 /* fx_chw (the channel-by-channel scheme's tile: a 1x1 conv's output channels made one at a time into a
    one-channel window, each followed by the depthwise reading it; a set's fx_k_chw, cortex-m's taking
-   two channels at once on runs of up to 16 values), over random tiles and channel counts (odd ones
+   two channels at once on runs of up to 16 values and on an RGB stem's 3x3 conv; the stem's input in row
+   bands, or pulled from the streamed image by fx_pulled_chw), over random tiles and channel counts (odd ones
    leave one channel alone), against the reference conv and depthwise run whole. */
 static void test_fused_chw(void) {
   static int8_t cw[24 * 12], fch[9 * 12];
   static int32_t cbias[12], cmult[12], cshift[12];
   for (int32_t t = 0; t < 48; t++) {
-    const int32_t h = ri(3, 14), w = ri(3, 14), cin = ri(1, 20), C = ri(1, 9), cs = ri(1, 2), s = ri(1, 2);
+    const int stem = t % 4 == 2;   /* an RGB stem's 3x3 conv on 3 channels (cortex-m: two channels at once) */
+    const int32_t h = ri(3, 14), w = ri(3, 14), cin = stem ? 3 : ri(1, 20), C = ri(1, 9), cs = ri(1, 2);
+    const int32_t s = ri(1, 2), kc = stem ? 3 : 1;
     spatial_case c1, c2;
     c1.kind = K_CONV;
     c2.kind = K_DW;
     bt_conv_params *const cp = &c1.dw.conv, *const dp = &c2.dw.conv;
-    gen_conv(cp, h, w, cin, C, 1, 1, cs, cs, 1, 1, 0, cin, C, 0);
-    copy(cw, g_w, C * cin);
+    gen_conv(cp, h, w, cin, C, kc, kc, cs, cs, 1, 1, stem ? (int)(rnd() & 1) : 0, cin, C, 0);
+    copy(cw, g_w, C * cin * kc * kc);
     for (int32_t i = 0; i < C; i++) { cbias[i] = g_bias[i]; cmult[i] = g_mult[i]; cshift[i] = g_shift[i]; }
-    if (t % 3 == 0) for (int32_t i = 0; i < C; i++) cshift[i] = -ri(2, 12);   /* bt_rq2 on every channel */
+    if (t % 3 == 0 || stem) for (int32_t i = 0; i < C; i++) cshift[i] = -ri(2, 12);   /* bt_rq2 on every channel */
     cp->filter = cw; cp->bias = cp->bias ? cbias : 0; cp->multiplier = cmult; cp->shift = cshift;
     const int32_t H = cp->out.h, W = cp->out.w;
     gen_conv(dp, H, W, C, C, 3, 3, s, s, 1, 1, (int)(rnd() & 1), C, C, 1);
@@ -213,7 +216,15 @@ static void test_fused_chw(void) {
     fill(g_opt, out.h * out.w * C + 8);
     int32_t rb[FX_MAXR + 1], cb[FX_MAXR + 1];
     const int32_t nr = fx_split(out.h, rb), nc = fx_split(out.w, cb);
-    const fx_buf ci = {g_in, 0, 0, w, cin, 0}, o = {g_opt, 0, 0, out.w, C, 0};
+    const int banded = stem && (t & 4);   /* the input in row bands, rows in reverse order (g_in2 done with) */
+    const int pulled = stem && !banded && t != 2;   /* fx_pulled_chw */
+    g_image = g_in;
+    if (banded)
+      for (int32_t r = 0; r < h; r++) {
+        fx_rowp[r] = g_in2 + (h - 1 - r) * w * cin;
+        copy(fx_rowp[r], g_in + r * w * cin, w * cin);
+      }
+    const fx_buf ci = {banded ? 0 : g_in, 0, 0, w, cin, banded ? fx_rowp : 0}, o = {g_opt, 0, 0, out.w, C, 0};
     for (int32_t i = 0; i < nr; i++)
       for (int32_t j = 0; j < nc; j++) {
         const int32_t ra = rb[i], rb1 = rb[i + 1], ca = cb[j], cb1 = cb[j + 1];
@@ -221,9 +232,17 @@ static void test_fused_chw(void) {
         const int32_t wca = BT_MAX(ca * s - dp->pad_left, 0), wcb = BT_MIN((cb1 - 1) * s - dp->pad_left + 3, W);
         fill(g_band, (wrb - wra) * (wcb - wca) + 16);
         const fx_buf win = {g_band, wra, wca, wcb - wca, 1, 0};
-        fx_chw(cp, &ci, &win, wra, wrb, wca, wcb, &c2.dw, fch, &o, ra, rb1, ca, cb1, C);
+        if (pulled) {   /* the stem's input pulled from the streamed image (g_image), 3 rows at a time */
+          const int32_t c0 = BT_MAX(wca * cs - cp->pad_left, 0), c1 = BT_MIN((wcb - 1) * cs - cp->pad_left + 3, w);
+          int8_t *const pw = g_band + 4096;
+          fill(pw, 3 * (c1 - c0) * cin + 16);
+          const fx_buf pin = {pw, 0, c0, c1 - c0, cin, 0};
+          fx_pulled_chw(cp, &pin, &win, wra, wrb, wca, wcb, c0, c1, cs, cp->pad_top, 3, h, w, cin, &c2.dw, fch, &o,
+                        ra, rb1, ca, cb1, C);
+        } else fx_chw(cp, &ci, &win, wra, wrb, wca, wcb, &c2.dw, fch, &o, ra, rb1, ca, cb1, C);
       }
-    check("fx_chw conv + depthwise by channel", t, g_ref, g_opt, out.h * out.w * C);
+    check(pulled ? "fx_pulled_chw conv + depthwise by channel" : "fx_chw conv + depthwise by channel", t, g_ref, g_opt,
+          out.h * out.w * C);
   }
 }
 
