@@ -343,6 +343,18 @@ NOT_BUILT = {
     "FILL": "int16: TFLite Micro fails at invoke ('Fill only currently supports float32 for input 1'); computed "
             "dims: TFLite Micro refuses them ('Non-constant >dims< tensor is not supported'); a constant value too: "
             "an unfolded constant (refused, as every operator of constants only); int8 with a computed value is built",
+    # TensorFlow's int8 converter writes these in float32 between DEQUANTIZE and QUANTIZE (checked with TensorFlow
+    # 2.21 and the tflite-micro interpreter, which runs them on its float kernels)
+    **{name: "float-only in TFLite Micro (TensorFlow's int8 converter writes it in float32 between DEQUANTIZE and "
+             f"QUANTIZE); not built{why}: keep it outside the network (before its input or after its output)"
+       for name, why in (("SIN", " (TFLite Micro calls its host's sinf, not correctly rounded everywhere)"),
+                         ("COS", " (TFLite Micro calls its host's cosf, not correctly rounded everywhere)"),
+                         ("FLOOR", ""), ("CEIL", ""), ("ROUND", ""))},
+    "SQRT": "int8: TensorFlow's converter writes it in int8, and TFLite Micro fails at invoke (float-only kernel); "
+            "use RSQRT, which is built",
+    "L2_POOL_2D": "float-only in TFLite Micro (its l2_pool_2d kernel has a float32 path only)",
+    "BROADCAST_ARGS": "int32/int64 shape arithmetic: TensorFlow folds it when shapes are constant, and computed "
+                      "shapes are not supported (every tensor's shape is fixed at build time)",
 }
 
 

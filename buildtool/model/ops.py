@@ -102,6 +102,9 @@ def supported_table() -> list:
 
 
 def unsupported_message(op: Operator) -> str:
+    why = opdefs.NOT_BUILT.get(op.opcode)
+    if why:  # a TFLite Micro operator deliberately not built: say why (docs/operators.md lists them)
+        return f"operator {op.index} is {op.opcode}, which is not supported: {why}"
     return f"operator {op.index} is {op.opcode}, which is not supported; run 'buildtool ops' to see what is"
 
 
