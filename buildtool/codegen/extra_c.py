@@ -177,7 +177,7 @@ def rsqrt(e, op) -> None:
 def compare(e, op) -> None:
     """EQUAL .. GREATER_EQUAL: int8 operands (activations or flash constants), bool (one byte) output."""
     n = f"op{op.index}"
-    if e.g.tensors[op.inputs[0]].dtype == "int32":  # TFLM's int32 path: the values (reference/int32_ops.c)
+    if e.g.tensors[op.inputs[0]].dtype == "int32":  # TFLM's int32 path: the values (reference/compare.c)
         fields = dict(kind=COMPARISONS.index(op.opcode), b=e.bcast(op))
         e.declare(f"static const bt_compare_params {n}_p = {c_struct(fields)};")
         e.call(op, f"bt_compare_s32(&{n}_p, {e.operand(op.inputs[0])}, {e.operand(op.inputs[1])}, "

@@ -1,4 +1,5 @@
-/* EQUAL, NOT_EQUAL, LESS, LESS_EQUAL, GREATER, GREATER_EQUAL on int8, TFLM comparisons.cc (see bt_kernels.h). */
+/* EQUAL, NOT_EQUAL, LESS, LESS_EQUAL, GREATER, GREATER_EQUAL on int8 and int32, TFLM comparisons.cc
+   (see bt_kernels.h). */
 #include "bt_kernels.h"
 #include "bcast4.h"
 #include "requant.h"
@@ -24,4 +25,9 @@ void bt_compare_s8(const bt_compare_params *p, const int8_t *a, const int8_t *b,
                  compare_one(p->kind,
                              compare_scaled(x, p->input1_offset, p->left_shift, p->input1_multiplier, p->input1_shift),
                              compare_scaled(y, p->input2_offset, p->left_shift, p->input2_multiplier, p->input2_shift)))
+}
+
+void bt_compare_s32(const bt_compare_params *p, const int32_t *a, const int32_t *b, uint8_t *out) {
+  const bt_bcast4 *q = &p->b;
+  BT_BCAST4_BODY(int32_t, int32_t, uint8_t, compare_one(p->kind, x, y)) /* TFLM compares int32 values as they are */
 }
