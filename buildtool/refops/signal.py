@@ -181,40 +181,28 @@ def _msb(x: int) -> int:
     return x.bit_length() if x else 0
 
 
-def sqrt32(num: int) -> int:
+def _isqrt(num: int, bits: int) -> int:
+    """TFLM's Sqrt32 (bits 32) / Sqrt64 (bits 64): digit by digit, rounded, saturated at 2^(bits/2) - 1."""
     if num == 0:
         return 0
     res = 0
-    top = (32 - _msb(num)) | 1
-    bit = 1 << (31 - top)
-    for _ in range((31 - top) // 2 + 1):
+    top = (bits - _msb(num)) | 1
+    bit = 1 << (bits - 1 - top)
+    for _ in range((bits - 1 - top) // 2 + 1):
         if num >= res + bit:
             num -= res + bit
             res = (res >> 1) + bit
         else:
             res >>= 1
         bit >>= 2
-    if num > res and res != 0xFFFF:
+    cap = (1 << (bits // 2)) - 1
+    if num > res and res != cap:
         res += 1
-    return res & 0xFFFF
+    return res & cap
 
 
 def sqrt64(num: int) -> int:
-    if num >> 32 == 0:
-        return sqrt32(num)
-    res = 0
-    top = (64 - _msb(num)) | 1
-    bit = 1 << (63 - top)
-    for _ in range((63 - top) // 2 + 1):
-        if num >= res + bit:
-            num -= res + bit
-            res = (res >> 1) + bit
-        else:
-            res >>= 1
-        bit >>= 2
-    if num > res and res != 0xFFFFFFFF:
-        res += 1
-    return res & M32
+    return _isqrt(num, 32 if num >> 32 == 0 else 64)
 
 
 def filter_bank_square_root(g, op, ins, outs) -> None:

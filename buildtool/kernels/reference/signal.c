@@ -131,12 +131,14 @@ void bt_signal_filter_bank(const bt_filter_bank_params *p, const uint32_t *in, u
 
 SIG_INLINE int32_t sig_msb32(uint32_t x) { return x ? 32 - __builtin_clz(x) : 32; }
 
-static uint32_t sig_sqrt32(uint32_t num) {
+/* TFLM's Sqrt32 / Sqrt64 (digit by digit, rounded, saturated) as one loop over bits = 32 or 64: the same values,
+   in 64-bit arithmetic (no intermediate exceeds 2^bits) */
+static uint32_t sig_isqrt(uint64_t num, int32_t bits) {
   if (num == 0) return 0;
-  uint32_t res = 0;
-  const int32_t top = (32 - sig_msb32(num)) | 1;
-  uint32_t bit = 1u << (31 - top);
-  for (int32_t it = (31 - top) / 2 + 1; it > 0; it--) {
+  uint64_t res = 0;
+  const int32_t top = (bits - (64 - __builtin_clzll(num))) | 1;
+  uint64_t bit = (uint64_t)1 << (bits - 1 - top);
+  for (int32_t it = (bits - 1 - top) / 2 + 1; it > 0; it--) {
     if (num >= res + bit) {
       num -= res + bit;
       res = (res >> 1) + bit;
@@ -145,27 +147,12 @@ static uint32_t sig_sqrt32(uint32_t num) {
     }
     bit >>= 2;
   }
-  if (num > res && res != 0xFFFFu) ++res;
-  return res & 0xFFFFu;
+  const uint64_t cap = ((uint64_t)1 << (bits / 2)) - 1;
+  if (num > res && res != cap) ++res;
+  return (uint32_t)(res & cap);
 }
 
-static uint32_t sig_sqrt64(uint64_t num) {
-  if ((num >> 32) == 0) return sig_sqrt32((uint32_t)num);
-  uint64_t res = 0;
-  const int32_t top = (64 - (64 - __builtin_clzll(num))) | 1;
-  uint64_t bit = (uint64_t)1 << (63 - top);
-  for (int32_t it = (63 - top) / 2 + 1; it > 0; it--) {
-    if (num >= res + bit) {
-      num -= res + bit;
-      res = (res >> 1) + bit;
-    } else {
-      res >>= 1;
-    }
-    bit >>= 2;
-  }
-  if (num > res && res != 0xFFFFFFFFull) ++res;
-  return (uint32_t)res;
-}
+static uint32_t sig_sqrt64(uint64_t num) { return sig_isqrt(num, (num >> 32) == 0 ? 32 : 64); }
 
 void bt_signal_fb_sqrt(int32_t n, int32_t shift, const uint64_t *in, uint32_t *out) {
   for (int32_t i = 0; i < n; i++) out[i] = (uint32_t)shift < 32u ? sig_sqrt64(in[i]) >> shift : 0u;
