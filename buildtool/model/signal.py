@@ -171,10 +171,9 @@ def fft_factors(n: int) -> list:
     return out
 
 
-def check_rfft(g, op) -> None:
-    """RFFT (int16): frames of the last axis zero-padded to fft_length (a power of two), fft_length/2 + 1
-    complex values each as (real, imaginary) int16 pairs."""
-    _arity(op, 1, 1)
+def _fft_frames(g, op) -> tuple:
+    """(fft_length, input, output) of RFFT / IRFFT, checked alike: int16 (T), a power-of-two length, frames on
+    the last axis of input and output of one rank sharing every other axis."""
     t = op.options.get("T")
     _need(t == TENSOR_INT16, op, f"type T = {t} (TensorType): only int16 (7) is built")
     n = _opt(op, "fft_length", 4, 1 << 14)
@@ -183,6 +182,14 @@ def check_rfft(g, op) -> None:
     y = _t(g, op, op.outputs[0], "output", "int16")
     _need(len(x.shape) >= 1 and len(y.shape) == len(x.shape), op, "input and output must have the same rank >= 1")
     _need(tuple(x.shape[:-1]) == tuple(y.shape[:-1]), op, "input and output must share all but the last axis")
+    return n, x, y
+
+
+def check_rfft(g, op) -> None:
+    """RFFT (int16): frames of the last axis zero-padded to fft_length (a power of two), fft_length/2 + 1
+    complex values each as (real, imaginary) int16 pairs."""
+    _arity(op, 1, 1)
+    n, x, y = _fft_frames(g, op)
     _need(x.shape[-1] <= n, op, f"frames of {x.shape[-1]} values are longer than fft_length {n}")
     _need(y.shape[-1] == n + 2, op, f"output's last axis is {y.shape[-1]}; fft_length {n} gives {n + 2} "
                                     f"({n // 2 + 1} complex values)")
@@ -360,14 +367,7 @@ def check_fft_auto_scale(g, op) -> None:
 def check_irfft(g, op) -> None:
     """IRFFT (int16, kiss_fftri): frames of fft_length/2 + 1 complex values -> fft_length int16 values."""
     _arity_state(op, 1)
-    t = op.options.get("T")
-    _need(t == TENSOR_INT16, op, f"type T = {t} (TensorType): only int16 (7) is built")
-    n = _opt(op, "fft_length", 4, 1 << 14)
-    _need(n & (n - 1) == 0, op, f"fft_length {n} is not a power of two (the only lengths built)")
-    x = _t(g, op, op.inputs[0], "input", "int16", const=False)
-    y = _t(g, op, op.outputs[0], "output", "int16")
-    _need(len(x.shape) >= 1 and len(y.shape) == len(x.shape), op, "input and output must have the same rank >= 1")
-    _need(tuple(x.shape[:-1]) == tuple(y.shape[:-1]), op, "input and output must share all but the last axis")
+    n, x, y = _fft_frames(g, op)
     _need(x.shape[-1] == n + 2, op, f"input's last axis is {x.shape[-1]}; fft_length {n} reads {n + 2} "
                                     f"({n // 2 + 1} complex values)")
     _need(y.shape[-1] == n, op, f"output's last axis is {y.shape[-1]}, not fft_length {n}")
