@@ -13,8 +13,8 @@ from .. import targets
 from ..errors import BuildtoolError, PlanError, UsageError
 from ..model.ir import Graph
 from ..options import PlanOptions
-from ..plan import align_up, first_bytes
-from ..plan.flash import HEADER_BYTES, flash_tensors
+from ..plan import first_bytes
+from ..plan.flash import HEADER_BYTES, padded_bytes
 from ..plan.fusion.planner import plan_fused
 from ..plan.fusion.search import search_front
 from ..plan.regions import place, place_arena, weight_capacity
@@ -135,7 +135,7 @@ def board_use(g: Graph, plan, t: targets.Target) -> BoardUse:
     except PlanError:  # the weights do not fit the regions that may hold them: by how much
         regs = [r for r in tt.memory_regions() if "weights" in r.holds]
         primary = next((r for r in regs if r.memory == "FLASH"), regs[0] if regs else None)
-        need = sum(align_up(g.tensors[i].nbytes, tt.weights_align) for i in flash_tensors(g)) + HEADER_BYTES
+        need = padded_bytes(g, tt.weights_align)
         have = sum(weight_capacity(r, r is primary) for r in regs) + HEADER_BYTES
         short["weights"] = max(need - have, 1)
         if primary is not None:

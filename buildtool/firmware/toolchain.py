@@ -18,7 +18,7 @@ from .. import targets
 from ..codegen.c_text import c_string
 from ..errors import BuildtoolError
 from ..fsutil import write_atomic, write_error, write_if_changed
-from ..plan.flash import split_defines
+from ..plan.flash import ext_defines, split_defines
 from ..units import exact
 
 if TYPE_CHECKING:  # numpy-free at import: the SCons tool reads flags and sources at configure time
@@ -150,6 +150,14 @@ def kernel_library(t: targets.Target, kernel_root=KERNELS) -> Path:
     return lib
 
 
+def _link_command(t: targets.Target, out: Path, weights, defines: list, ld, elf: Path) -> list:
+    """The compile-and-link command of the firmware in out (its model.c) with the board's start-up code and
+    cached kernel library, weights.S assembled from `weights` with `defines` (its split), into elf."""
+    own = [s for s in sources(t, out) if s.parent.parent != KERNELS]
+    return ([t.cc] + compile_flags(t, out) + [weights_define(weights)] + list(defines) + [str(s) for s in own]
+            + [str(kernel_library(t))] + link_flags(t, ld) + ["-o", str(elf)])
+
+
 def link(t: targets.Target, out_dir, paths: dict, g: Graph, plan) -> dict:
     """Compile the generated sources in out_dir (paths: generate_sources') with the board's
     start-up code and kernel library and link out_dir/firmware.elf atomically (a failed link or
@@ -160,12 +168,8 @@ def link(t: targets.Target, out_dir, paths: dict, g: Graph, plan) -> dict:
     if t.linker_template:
         ld = out / "board.ld"
         write_if_changed(ld, t.linker_script())
-    lib = kernel_library(t)
-    own = [s for s in sources(t, out) if s.parent.parent != KERNELS]
     tmp = Path(str(elf) + ".tmp")
-    cmd = ([t.cc] + compile_flags(t, out) + [weights_define(paths["weights"])]
-           + weights_split_defines(t, paths["weights"])
-           + [str(s) for s in own] + [str(lib)] + link_flags(t, ld) + ["-o", str(tmp)])
+    cmd = _link_command(t, out, paths["weights"], weights_split_defines(t, paths["weights"]), ld, tmp)
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         raise _link_error(g, plan, t, elf, r, cmd)
@@ -188,13 +192,9 @@ def code_bytes(t: targets.Target, model_c: str, model_h: str) -> int:
         (out / "model.h").write_text(model_h)
         (out / "weights.bin").write_bytes(b"")
         (out / "board.ld").write_text(big.linker_script())
-        lib = kernel_library(t)
-        own = [s for s in sources(t, out) if s.parent.parent != KERNELS]
-        ext = [r for r in t.external_regions() if "weights" in r.holds][:1]  # bt_weights_ext, when model.c reads it
-        split = ["-DBT_WEIGHTS_EXT_OFFSET=0", f"-DBT_WEIGHTS_EXT_SECTION=.bt_weights_{ext[0].name}"] if ext else []
-        cmd = ([t.cc] + compile_flags(t, out) + [weights_define(out / "weights.bin")] + split + [str(s) for s in own]
-               + [str(lib)] + link_flags(t, out / "board.ld" if t.linker_template else None)
-               + ["-o", str(out / "size.elf")])
+        ext = t.external_regions()[:1]  # an empty external part: bt_weights_ext, when model.c reads it
+        cmd = _link_command(t, out, out / "weights.bin", ext_defines(ext[0], 0) if ext else [],
+                            out / "board.ld" if t.linker_template else None, out / "size.elf")
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             err = r.stderr.strip().splitlines()

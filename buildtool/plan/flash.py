@@ -80,6 +80,11 @@ def layout(g: Graph, align: int = 16, groups=None) -> dict:
     return offsets
 
 
+def padded_bytes(g: Graph, align: int = 16) -> int:
+    """The header and every weight tensor rounded up to align: what the image needs in one region at most."""
+    return HEADER_BYTES + sum(align_up(g.tensors[i].nbytes, align) for i in flash_tensors(g))
+
+
 def ext_offset(g: Graph, align: int = 16, groups=None) -> int:
     """Where the external part of the image starts (0 when there is none)."""
     if not groups or len(groups) < 2 or not groups[1]:
@@ -168,7 +173,12 @@ def split_defines(t, data: bytes) -> list:
     if len(regs) != 1:
         raise PlanError(f"the weights have an external part but board {t.name} has "
                         f"{len(regs)} external weight regions")
-    return [f"-DBT_WEIGHTS_EXT_OFFSET={ext}", f"-DBT_WEIGHTS_EXT_SECTION=.bt_weights_{regs[0].name}"]
+    return ext_defines(regs[0], ext)
+
+
+def ext_defines(region, offset: int) -> list:
+    """weights.S's -D flags putting the image's bytes from offset on in region's section (bt_weights_ext)."""
+    return [f"-DBT_WEIGHTS_EXT_OFFSET={offset}", f"-DBT_WEIGHTS_EXT_SECTION=.bt_weights_{region.name}"]
 
 
 def split_header(t, data: bytes) -> str:

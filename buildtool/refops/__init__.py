@@ -11,7 +11,10 @@ on any matching slices, so a band of rows needs no extra arguments.
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..model import opdefs
+from ..model.ir import NUMPY_DTYPE
 from .prepare import window
 
 KERNELS = opdefs.table("kernel")
@@ -35,4 +38,23 @@ def kernel_inputs(g, op) -> list:
     return [i for i in op.inputs if i >= 0 and not g.tensors[i].is_const]
 
 
-__all__ = ["KERNELS", "BANDED", "kernel_inputs", "band_input_rows"]
+def run_arrays(g, arrays: dict) -> list:
+    """g's operators in order on one array per tensor (arrays: tensor -> array, g's inputs given; each output
+    is made here, zeroed; constants come from the graph): copies of g's outputs. g may be a subgraph
+    (Graph.subgraph): its tensors share the model's indices."""
+    def get(i):
+        t = g.tensors[i]
+        return t.data if t.is_const else arrays[i]
+
+    for op in g.operators:
+        ins = [get(i) for i in kernel_inputs(g, op)]
+        outs = []
+        for o in op.outputs:
+            t = g.tensors[o]
+            arrays[o] = np.zeros(t.shape, dtype=NUMPY_DTYPE[t.dtype])
+            outs.append(arrays[o])
+        KERNELS[op.opcode](g, op, ins, outs)
+    return [np.array(get(i)) for i in g.outputs]
+
+
+__all__ = ["KERNELS", "BANDED", "kernel_inputs", "band_input_rows", "run_arrays"]

@@ -12,26 +12,11 @@ from ..model.ir import NUMPY_DTYPE
 
 def run_subgraph(g, k: int, values: list) -> list:
     """Subgraph k of g run on the arrays `values` (its inputs, in order): copies of its outputs."""
-    from . import KERNELS, kernel_inputs  # the package's table names this module's kernels: resolved at use
+    from . import run_arrays  # the package's table names this module's kernels: resolved at use
 
     s = g.subgraph(k)
-    arrays = {}
-    for i, v in zip(s.inputs, values):
-        t = g.tensors[i]
-        arrays[i] = np.array(v, dtype=NUMPY_DTYPE[t.dtype]).reshape(t.shape)
-
-    def get(i):
-        return g.tensors[i].data if g.tensors[i].is_const else arrays[i]
-
-    for op in s.operators:
-        ins = [get(i) for i in kernel_inputs(s, op)]
-        outs = []
-        for o in op.outputs:
-            t = g.tensors[o]
-            arrays[o] = np.zeros(t.shape, dtype=NUMPY_DTYPE[t.dtype])
-            outs.append(arrays[o])
-        KERNELS[op.opcode](s, op, ins, outs)
-    return [np.array(get(i)) for i in s.outputs]
+    return run_arrays(s, {i: np.array(v, dtype=NUMPY_DTYPE[g.tensors[i].dtype]).reshape(g.tensors[i].shape)
+                          for i, v in zip(s.inputs, values)})
 
 
 def truth(x) -> bool:

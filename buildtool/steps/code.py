@@ -16,8 +16,7 @@ from ..codegen.emit import emit_c
 from ..firmware.op_cost import region_macs
 from ..plan import first_bytes
 from ..firmware import toolchain
-from ..plan import align_up
-from ..plan.flash import HEADER_BYTES, flash_tensors
+from ..plan.flash import padded_bytes
 from ..plan.regions import place_arena
 from . import Outputs
 from ..errors import UsageError
@@ -42,7 +41,7 @@ def manifest(model: Model, plan, board: str) -> dict:
 def measures_code(t: targets.Target) -> bool:
     """Whether the board's weights may go to external memory, so the code step may measure the code
     (and the flash step then reads firmware.json): build rules wire their steps by this."""
-    return bool(t.regions) and any("weights" in r.holds for r in t.external_regions())
+    return bool(t.external_regions())
 
 
 def _needs_measuring(t: targets.Target, g, model_c: str) -> bool:
@@ -52,8 +51,7 @@ def _needs_measuring(t: targets.Target, g, model_c: str) -> bool:
     primary = next((r for r in t.memory_regions() if "code" in r.holds), None)
     if primary is None or not measures_code(t):
         return False
-    weights = sum(align_up(g.tensors[i].nbytes, t.weights_align) for i in flash_tensors(g)) + HEADER_BYTES
-    return primary.reserve == 0 or primary.size - weights < primary.reserve + len(model_c)
+    return primary.reserve == 0 or primary.size - padded_bytes(g, t.weights_align) < primary.reserve + len(model_c)
 
 
 def _placed_code(plan, g, board: str, t: targets.Target, names: dict) -> tuple:

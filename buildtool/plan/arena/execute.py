@@ -16,7 +16,7 @@ from ...model.control import CONTROL_SUBGRAPHS, subgraph_indices
 from ...model.ir import NUMPY_DTYPE, Graph
 from ...model.ops import ALIASING, ELEMENTWISE_INPLACE
 from .. import ArenaPlan
-from ...refops import KERNELS, kernel_inputs
+from ...refops import KERNELS, kernel_inputs, run_arrays
 from ...refops.control import truth
 from .liveness import pad_shifts
 
@@ -221,20 +221,7 @@ def run_unplanned(g: Graph, inputs: list) -> list:
         t = g.tensors[v]
         arrays[v] = np.zeros(t.shape, NUMPY_DTYPE[t.dtype])
     init_state(g, arrays.__getitem__)
-
-    def get(i):
-        t = g.tensors[i]
-        return t.data if t.is_const else arrays[i]
-
-    for op in g.operators:
-        ins = [get(i) for i in kernel_inputs(g, op)]
-        outs = []
-        for o in op.outputs:
-            t = g.tensors[o]
-            arrays[o] = np.zeros(t.shape, dtype=NUMPY_DTYPE[t.dtype])
-            outs.append(arrays[o])
-        run_op(g, op, ins, outs)
-    return [np.array(get(i)) for i in g.outputs]
+    return run_arrays(g, arrays)
 
 
 __all__ = ["run", "run_sequence", "Session", "init_state", "run_unplanned", "run_op", "tensor_view", "extent"]
