@@ -17,7 +17,7 @@ from ..firmware.op_cost import region_macs
 from ..plan import first_bytes
 from ..firmware import toolchain
 from ..plan.flash import padded_bytes
-from ..plan.regions import place_arena
+from ..plan.regions import image_groups, place_arena
 from . import Outputs
 from ..errors import UsageError
 from .models import Model
@@ -61,12 +61,13 @@ def _placed_code(plan, g, board: str, t: targets.Target, names: dict) -> tuple:
     model_c, model_h = emit_c(plan, g, board, t.weights_align, **names)
     if not _needs_measuring(t, g, model_c):
         return model_c, model_h, None
-    code = toolchain.code_bytes(t, model_c, model_h)
+    code, groups = toolchain.code_bytes(t, model_c, model_h), image_groups(g, plan, t)
     for _ in range(4):
-        c, h = emit_c(plan, g, board, t.weights_align, code_bytes=code, **names)
-        if c == model_c:
-            return c, h, code
-        model_c, model_h, again = c, h, toolchain.code_bytes(t, c, h)
+        placed = image_groups(g, plan, t, code_bytes=code)
+        if placed == groups:  # the code the placement gives is the code measured (model.c reads the groups)
+            return model_c, model_h, code
+        model_c, model_h = emit_c(plan, g, board, t.weights_align, code_bytes=code, **names)
+        groups, again = placed, toolchain.code_bytes(t, model_c, model_h)
         if again <= code:
             return model_c, model_h, code
         code = again
