@@ -1,6 +1,157 @@
 /* ADD and SUB: the reference kernels, int8 from reference/add_dense.h (requantisations chosen once
- * per call, contiguous runs in one loop), the saturation to int8 one SSAT (dsp.h). */
+ * per call, contiguous runs in one loop), the saturation to int8 one SSAT (dsp.h).
+ *
+ * A dense int8 ADD of at least ADD_TAB_MIN elements whose one input has TFLite's 0.5 multiplier (the
+ * larger-scale input: 2^30, shift 0), left_shift 20, an output multiplier >= 0 and an output shift in
+ * -31..-1 takes add_tab, four elements per pass (one word of each input, one word stored):
+ *   - the other input's whole term, MultiplyByQuantizedMultiplierSmallerThanOneExp((b + off_b) << 20,
+ *     m_b, s_b) (bt_mbqm_fast, the reference's value), is a table of its 256 byte values made once per
+ *     call on the stack (1 KB), doubled and with the 0.5 input's offset term (off_a << 20) added: T[b];
+ *   - the 0.5 input's term is exactly (a + off_a) << 19, so twice the sum is 2S = T[b] + (a << 20)
+ *     (|S| < 2^30 checked once per call);
+ *   - the output's SaturatingRoundingDoublingHighMul(S, m) = floor((S m + 2^30) / 2^31) is SMMULR(2S, m),
+ *     and with RoundingDivideByPOT(h, e) = floor((h + 2^(e-1) - [h < 0]) / 2^e) the output offset folds
+ *     into the constant C = 2^(e-1) + zp 2^e: SMMLAR(2S, m, C) = h + C; [h < 0] may be taken as [S < 0]
+ *     (for m >= 0 they differ only where h = 0, which gives 0 either way, e >= 1), so the output is
+ *     (SMMLAR(2S, m, C) - (2S >>> 31)) >> e, then SSAT (or the activation's bounds). |C| + |h| < 2^31 is
+ *     checked once per call.
+ * Per element: UBFX, LDR (table), SBFX, ADD, SMMLAR, SUB, ASR, SSAT, and the byte packed into the word.
+ * ResNet-8's 1x32x32x16 ADD on cortex-m4: 442.6 K -> see docs/kernels.md. Anything else: add_dense.h. */
+#include "bt_kernels.h"
+#include "requant.h"
 #include "dsp.h"
 #define AD_SAT8(v) bt_ssat8(v)
 #define BT_ADD_S8_DENSE
+#define bt_add_s8 bt_dense_add_s8
 #include "../reference/add.c"
+#undef bt_add_s8
+
+void bt_add_s8(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out);
+
+#define ADD_TAB_MIN 256 /* elements: below this the table's 256 entries cost more than they save */
+
+/* SMMLAR: acc + floor((x y + 2^31) / 2^32). */
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+static inline int32_t add_smmlar(int32_t x, int32_t y, int32_t acc) {
+  int32_t r;
+  __asm__("smmlar %0, %1, %2, %3" : "=r"(r) : "r"(x), "r"(y), "r"(acc));
+  return r;
+}
+#else
+static inline int32_t add_smmlar(int32_t x, int32_t y, int32_t acc) {
+  return (int32_t)((int64_t)(((uint64_t)(uint32_t)acc << 32) + (uint64_t)((int64_t)x * y) + 0x80000000u) >> 32);
+}
+#endif
+
+BT_INLINE void add_tab_run(const int32_t *tab, const int8_t *a, const int8_t *b, int8_t *o, int32_t n, int32_t mo,
+                           int32_t c, int32_t e, int32_t lo, int32_t hi, const int sat) {
+  int32_t i = 0;
+  __asm__("" : "+r"(tab)); /* the table's address in one register (else GCC rebuilds it from sp per load) */
+#define ADD_CLAMP(v) ((sat) ? bt_ssat8(v) : bt_clamp(v, lo, hi))
+  for (; i + 4 <= n; i += 4) {
+    const uint32_t wa = bt_ld4(a + i), wb = bt_ld4(b + i);
+    const int32_t t0 = tab[wb & 255] + (int32_t)((uint32_t)(int32_t)(int8_t)wa << 20);
+    const int32_t t1 = tab[(wb >> 8) & 255] + (int32_t)((uint32_t)(int32_t)(int8_t)(wa >> 8) << 20);
+    const int32_t t2 = tab[(wb >> 16) & 255] + (int32_t)((uint32_t)(int32_t)(int8_t)(wa >> 16) << 20);
+    const int32_t t3 = tab[wb >> 24] + (int32_t)((uint32_t)((int32_t)wa >> 24) << 20);
+    const int32_t r0 = ADD_CLAMP((add_smmlar(t0, mo, c) - (int32_t)((uint32_t)t0 >> 31)) >> e);
+    const int32_t r1 = ADD_CLAMP((add_smmlar(t1, mo, c) - (int32_t)((uint32_t)t1 >> 31)) >> e);
+    const int32_t r2 = ADD_CLAMP((add_smmlar(t2, mo, c) - (int32_t)((uint32_t)t2 >> 31)) >> e);
+    const int32_t r3 = ADD_CLAMP((add_smmlar(t3, mo, c) - (int32_t)((uint32_t)t3 >> 31)) >> e);
+    const uint32_t w = (uint32_t)(uint8_t)r0 | ((uint32_t)(uint8_t)r1 << 8) | ((uint32_t)(uint8_t)r2 << 16) |
+                       ((uint32_t)r3 << 24);
+    __builtin_memcpy(o + i, &w, 4);
+  }
+  for (; i < n; i++) {
+    const int32_t t = tab[(uint8_t)b[i]] + (int32_t)((uint32_t)(int32_t)a[i] << 20);
+    o[i] = (int8_t)ADD_CLAMP((add_smmlar(t, mo, c) - (int32_t)((uint32_t)t >> 31)) >> e);
+  }
+#undef ADD_CLAMP
+}
+
+/* One element of add_tab_sat's asm loop: byte K of the words wa, wb in, its output into byte K of wa. */
+#define ADD_STEP(xb, xa, K)                           \
+  xb "\n\t"                                            \
+  "ldr %[t], [%[tab], %[t], lsl #2]\n\t"               \
+  xa "\n\t"                                            \
+  "add %[t], %[t], %[s], lsl #20\n\t"                  \
+  "smmlar %[s], %[t], %[mo], %[c]\n\t"                 \
+  "sub %[s], %[s], %[t], lsr #31\n\t"                  \
+  "asr %[s], %[s], %[e]\n\t"                           \
+  "ssat %[s], #8, %[s]\n\t"                            \
+  "bfi %[wa], %[s], #" #K ", #8\n\t"
+
+static void add_tab_sat(const int32_t *tab, const int8_t *a, const int8_t *b, int8_t *o, int32_t n, int32_t mo,
+                        int32_t c, int32_t e) {
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)   /* -O0 lacks the registers */
+  const int32_t n4 = n & ~3;
+  if (n4) {
+    uint32_t wa, wb, t, s;
+    int32_t k = n4;
+    __asm__ volatile(
+        "1:\n\t"
+        "ldr %[wa], [%[a]], #4\n\t"
+        "ldr %[wb], [%[b]], #4\n\t"
+        ADD_STEP("uxtb %[t], %[wb]", "sxtb %[s], %[wa]", 0)
+        ADD_STEP("ubfx %[t], %[wb], #8, #8", "sbfx %[s], %[wa], #8, #8", 8)
+        ADD_STEP("ubfx %[t], %[wb], #16, #8", "sbfx %[s], %[wa], #16, #8", 16)
+        ADD_STEP("lsr %[t], %[wb], #24", "asr %[s], %[wa], #24", 24)
+        "str %[wa], [%[o]], #4\n\t"
+        "subs %[k], %[k], #4\n\t"
+        "bne 1b\n\t"
+        : [a] "+r"(a), [b] "+r"(b), [o] "+r"(o), [k] "+r"(k), [wa] "=&r"(wa), [wb] "=&r"(wb), [t] "=&r"(t),
+          [s] "=&r"(s)
+        : [tab] "r"(tab), [mo] "r"(mo), [c] "r"(c), [e] "r"(e)
+        : "cc", "memory");
+  }
+  add_tab_run(tab, a, b, o, n - n4, mo, c, e, -128, 127, 1);
+#else
+  add_tab_run(tab, a, b, o, n, mo, c, e, -128, 127, 1);
+#endif
+}
+#undef ADD_STEP
+static void add_tab_act(const int32_t *tab, const int8_t *a, const int8_t *b, int8_t *o, int32_t n, int32_t mo,
+                        int32_t c, int32_t e, int32_t lo, int32_t hi) {
+  add_tab_run(tab, a, b, o, n, mo, c, e, lo, hi, 0);
+}
+
+static int64_t add_abs64(int64_t v) { return v < 0 ? -v : v; }
+
+/* 1 when add_tab ran the ADD (see the top of the file), 0 to leave it to add_dense.h. */
+static int add_tab(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out) {
+  const bt_bcast4 *q = &p->b;
+  if (p->left_shift != 20 || !ad_one_run(q)) return 0;
+  const int32_t n = q->dims[0] * q->dims[1] * q->dims[2] * q->dims[3];
+  const int32_t so = p->output_shift, mo = p->output_multiplier;
+  if (n < ADD_TAB_MIN || so > -1 || so < -31 || mo < 0) return 0;
+  int first; /* the 0.5 input */
+  if (p->input1_multiplier == (1 << 30) && p->input1_shift == 0) first = 0;
+  else if (p->input2_multiplier == (1 << 30) && p->input2_shift == 0) first = 1;
+  else return 0;
+  const int32_t off_a = first ? p->input2_offset : p->input1_offset, off_b = first ? p->input1_offset : p->input2_offset;
+  const int32_t m_b = first ? p->input1_multiplier : p->input2_multiplier;
+  const int32_t s_b = first ? p->input1_shift : p->input2_shift;
+  if (off_a < -256 || off_a > 256 || off_b < -256 || off_b > 256 || s_b > 10) return 0;
+  int32_t tab[256];
+  int64_t bmax = 0;
+  for (int32_t u = 0; u < 256; u++) {
+    const int32_t v = (int8_t)(uint8_t)u;
+    const int32_t t = bt_mbqm_fast((int32_t)((uint32_t)(v + off_b) << 20), m_b, s_b);
+    if (add_abs64(t) > bmax) bmax = add_abs64(t);
+    tab[u] = (int32_t)(2 * (uint32_t)t + ((uint32_t)off_a << 20));
+  }
+  const int64_t amax = (add_abs64(-128 + off_a) > add_abs64(127 + off_a) ? add_abs64(-128 + off_a) : add_abs64(127 + off_a));
+  const int64_t smax = (amax << 19) + bmax; /* |S| */
+  const int32_t e = -so;
+  const int64_t c = ((int64_t)1 << (e - 1)) + (int64_t)p->output_offset * ((int64_t)1 << e);
+  const int64_t hmax = ((smax * mo) >> 31) + 1;
+  if (smax >= ((int64_t)1 << 30) || add_abs64(c) + hmax + 1 >= ((int64_t)1 << 31)) return 0;
+  const int8_t *x = first ? b : a, *y = first ? a : b;
+  if (p->act_min == -128 && p->act_max == 127) add_tab_sat(tab, x, y, out, n, mo, (int32_t)c, e);
+  else add_tab_act(tab, x, y, out, n, mo, (int32_t)c, e, p->act_min, p->act_max);
+  return 1;
+}
+
+void bt_add_s8(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out) {
+  if (!add_tab(p, a, b, out)) bt_dense_add_s8(p, a, b, out);
+}

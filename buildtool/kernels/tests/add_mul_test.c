@@ -63,3 +63,39 @@ static void test_add_mul(void) {
     }
   }
 }
+
+/* Dense int8 ADD over every (a, b) byte pair (65536 elements), TFLite's parameters: one input with the
+ * 0.5 multiplier (either position), the other's and the output's random, output shifts -1 .. -22 and
+ * extreme offsets (the cortex-m set's table path, cortex-m/add.c, and its bounds checks). */
+static void test_add_pairs(void) {
+  static const int32_t offs[] = {-127, 128, 0, 17, -38, 4};
+  for (int32_t t = 0; t < 8; t++) {
+    const int32_t n = 65536;
+    for (int32_t i = 0; i < n; i++) { g_in[i] = (int8_t)(i & 255); g_in2[i] = (int8_t)(i >> 8); }
+    bt_add_params p;
+    p.input1_offset = offs[t % 6]; p.input2_offset = offs[(t + 3) % 6]; p.output_offset = ri(-128, 127);
+    if (t == 0) p.output_offset = -128;
+    p.left_shift = 20;
+    p.input1_multiplier = 1 << 30; p.input1_shift = 0;
+    p.input2_multiplier = (int32_t)(0x40000000u + (rnd() & 0x3fffffffu)); p.input2_shift = ri(-3, 0);
+    if (t & 1) { /* the 0.5 input second */
+      p.input2_multiplier = 1 << 30; p.input2_shift = 0;
+      p.input1_multiplier = (int32_t)(0x40000000u + (rnd() & 0x3fffffffu)); p.input1_shift = ri(-3, 0);
+    }
+    if (t == 2) { p.input2_multiplier = 1 << 30; p.input2_shift = 0; } /* equal scales */
+    p.output_multiplier = (int32_t)(0x40000000u + (rnd() & 0x3fffffffu));
+    p.output_shift = t == 3 ? -1 : t == 4 ? -22 : ri(-20, -17);
+    if (t == 5) p.output_shift = -2;
+    p.act_min = -128; p.act_max = 127;
+    if (t >= 6) rand_act(&p.act_min, &p.act_max, p.output_offset);
+    p.b.dims[0] = 1; p.b.dims[1] = 1; p.b.dims[2] = 256; p.b.dims[3] = 256;
+    p.b.a_stride[3] = p.b.b_stride[3] = p.b.out_stride[3] = 1;
+    p.b.a_stride[2] = p.b.b_stride[2] = p.b.out_stride[2] = 256;
+    p.b.a_stride[1] = p.b.b_stride[1] = p.b.out_stride[1] = n;
+    p.b.a_stride[0] = p.b.b_stride[0] = p.b.out_stride[0] = n;
+    fill(g_ref, n + 8); copy(g_opt, g_ref, n + 8);
+    ref_bt_add_s8(&p, g_in, g_in2, g_ref);
+    bt_add_s8(&p, g_in, g_in2, g_opt);
+    check("add_pairs", t, g_ref, g_opt, n + 8);
+  }
+}

@@ -104,6 +104,7 @@ int bt_main(void) {
   test_pool();
   test_fc();
   test_add_mul();
+  test_add_pairs();
   test_unary();
   test_softmax_widths();
   test_mean();
