@@ -102,6 +102,7 @@ int bt_main(void) {
   test_conv();
   test_depthwise();
   test_pool();
+  test_pool_wide();
   test_fc();
   test_add_mul();
   test_add_pairs();

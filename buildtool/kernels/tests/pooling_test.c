@@ -19,3 +19,23 @@ static void test_pool(void) {
     spatial_check((t & 1) ? "max_pool" : "avg_pool", t, &c);
   }
 }
+
+/* Average pools at the int16-sum edge of the cortex-m set's SXTAB16 path: global windows of 255 and 256
+ * taps (and one of 289, past it: the reference code) of all -128, all 127 or random values, channel
+ * counts around its 8- and 4-channel groups. */
+static void test_pool_wide(void) {
+  static const int32_t hw[][2] = {{16, 16}, {15, 17}, {17, 17}, {5, 25}};
+  for (int32_t t = 0; t < 12; t++) {
+    spatial_case c; c.kind = K_AVG;
+    bt_pool_params *p = &c.pool;
+    const int32_t h = hw[t % 4][0], w = hw[t % 4][1], cc = 1 + (t * 5) % 14;
+    p->in = (bt_shape){h, w, cc, cc};
+    p->out = (bt_shape){1, 1, cc, cc};
+    p->filter_h = h; p->filter_w = w; p->stride_h = p->stride_w = 1; p->pad_top = p->pad_left = 0;
+    p->act_min = -128; p->act_max = 127;
+    const int32_t nb = h * w * cc + 16;
+    fill(g_in, nb);
+    if (t % 3 != 2) for (int32_t i = 0; i < nb; i++) g_in[i] = (int8_t)(t % 3 == 0 ? -128 : 127);
+    spatial_check("avg_pool_wide", t, &c);
+  }
+}
