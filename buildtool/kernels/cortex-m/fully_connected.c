@@ -26,15 +26,108 @@ static inline __attribute__((always_inline)) int32_t fc_out(int32_t a, const int
   return bt_clamp((fast ? bt_rq2(a, m, bt_rq2_p2(s), bt_rq2_e1(s)) : bt_mbqm_fast(a, m, s)) + zp, lo, hi);
 }
 
+/* One step of fc_mv4's asm loop: 4 values of the widened column (one LDRD) times 4 weights of each of
+ * the four rows (rows f, f + n, f2 = f + 2n, f2 + n): 21 instructions per 16 MACs. */
+#define FC_MV4_STEP                             \
+  "ldrd %[x], %[y], [%[c]], #8\n\t"             \
+  "ldr %[w], [%[f], %[n]]\n\t"                  \
+  "sxtb16 %[t], %[w]\n\t"                       \
+  "smlad %[a1], %[t], %[x], %[a1]\n\t"          \
+  "sxtb16 %[t], %[w], ror #8\n\t"               \
+  "smlad %[a1], %[t], %[y], %[a1]\n\t"          \
+  "ldr %[w], [%[f]], #4\n\t"                    \
+  "sxtb16 %[t], %[w]\n\t"                       \
+  "smlad %[a0], %[t], %[x], %[a0]\n\t"          \
+  "sxtb16 %[t], %[w], ror #8\n\t"               \
+  "smlad %[a0], %[t], %[y], %[a0]\n\t"          \
+  "ldr %[w], [%[f2], %[n]]\n\t"                 \
+  "sxtb16 %[t], %[w]\n\t"                       \
+  "smlad %[a3], %[t], %[x], %[a3]\n\t"          \
+  "sxtb16 %[t], %[w], ror #8\n\t"               \
+  "smlad %[a3], %[t], %[y], %[a3]\n\t"          \
+  "ldr %[w], [%[f2]], #4\n\t"                   \
+  "sxtb16 %[t], %[w]\n\t"                       \
+  "smlad %[a2], %[t], %[x], %[a2]\n\t"          \
+  "sxtb16 %[t], %[w], ror #8\n\t"               \
+  "smlad %[a2], %[t], %[y], %[a2]\n\t"
+
+/* acc[r] += widened column c (word aligned, im2col.h's order) . weight row f0 + r*n, r = 0..3. The asm
+ * loop takes 16 values a pass (84 + 3 instructions per 64 MACs; the inputs one LDRD per 4 values, the
+ * end pointer in memory: 12 registers), then 8 and 4 values as single steps; the n % 4 tail in C. */
+static inline __attribute__((always_inline)) void fc_mv4(const int16_t *c, const int8_t *f0, int32_t n,
+                                                        int32_t *acc) {
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+  const int32_t n4 = n & ~3;
+  const int8_t *f = f0, *f2 = f0 + 2 * n;
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)
+  const int32_t n16 = n & ~15;
+  uint32_t x, y, w, t;
+#define FC_MV4_OUTPUTS                                                                                     \
+  : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [c] "+r"(c), [f] "+r"(f), [f2] "+r"(f2), \
+    [x] "=&r"(x), [y] "=&r"(y), [w] "=&r"(w), [t] "=&r"(t)
+  if (n16) {
+    const int16_t *const end = c + n16;
+    __asm__ volatile("1:\n\t" FC_MV4_STEP FC_MV4_STEP FC_MV4_STEP FC_MV4_STEP
+                     "ldr %[t], %[end]\n\tcmp %[c], %[t]\n\tbne 1b\n\t"
+                     FC_MV4_OUTPUTS : [n] "r"(n), [end] "m"(end) : "cc", "memory");
+  }
+  if (n & 8) __asm__ volatile(FC_MV4_STEP FC_MV4_STEP FC_MV4_OUTPUTS : [n] "r"(n) : "cc", "memory");
+  if (n & 4) __asm__ volatile(FC_MV4_STEP FC_MV4_OUTPUTS : [n] "r"(n) : "cc", "memory");
+#undef FC_MV4_OUTPUTS
+#else
+  const int16_t *const end = c + n4;
+  for (; c != end; c += 4, f += 4, f2 += 4) {
+    int32_t x, y;
+    __builtin_memcpy(&x, c, 4);
+    __builtin_memcpy(&y, c + 2, 4);
+    const uint32_t w0 = bt_ld4(f), w1 = bt_ld4(f + n), w2 = bt_ld4(f2), w3 = bt_ld4(f2 + n);
+    a0 = bt_smlad(bt_sxtb16_ror8(w0), y, bt_smlad(bt_sxtb16(w0), x, a0));
+    a1 = bt_smlad(bt_sxtb16_ror8(w1), y, bt_smlad(bt_sxtb16(w1), x, a1));
+    a2 = bt_smlad(bt_sxtb16_ror8(w2), y, bt_smlad(bt_sxtb16(w2), x, a2));
+    a3 = bt_smlad(bt_sxtb16_ror8(w3), y, bt_smlad(bt_sxtb16(w3), x, a3));
+  }
+#endif
+  for (int32_t k = n4; k < n; k++, c++, f++, f2++) {
+    a0 += f[0] * c[0]; a1 += f[n] * c[0]; a2 += f2[0] * c[0]; a3 += f2[n] * c[0];
+  }
+  acc[0] = a0; acc[1] = a1; acc[2] = a2; acc[3] = a3;
+}
+
+/* Requantised, offset, clamped output (before the int8 cast) of accumulator a: rq2 with p2, e1 or
+ * bt_mbqm_fast with shift s; sat: the activation is the whole int8 range (one SSAT). */
+static inline __attribute__((always_inline)) int32_t fc_rq(int32_t a, int32_t m, int32_t s, int32_t p2, int32_t e1,
+                                                          int32_t zp, int32_t lo, int32_t hi, const int fast,
+                                                          const int sat) {
+  const int32_t v = (fast ? bt_rq2(a, m, p2, e1) : bt_mbqm_fast(a, m, s)) + zp;
+  return sat ? bt_ssat8(v) : bt_clamp(v, lo, hi);
+}
+
+/* The low bytes of r0..r3 as one word (three BFI). */
+static inline __attribute__((always_inline)) uint32_t fc_pack4(int32_t r0, int32_t r1, int32_t r2, int32_t r3) {
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+  uint32_t w = (uint32_t)r0;
+  __asm__("bfi %0, %1, #8, #8\n\tbfi %0, %2, #16, #8\n\tbfi %0, %3, #24, #8" : "+&r"(w) : "r"(r1), "r"(r2), "r"(r3));
+  return w;
+#else
+  return (uint32_t)(uint8_t)r0 | ((uint32_t)(uint8_t)r1 << 8) | ((uint32_t)(uint8_t)r2 << 16) | ((uint32_t)r3 << 24);
+#endif
+}
+
 /* Inputs up to BT_FC_COL_MAX: each batch row is widened once (int16, offset added, im2col.h's
- * layout), then four outputs at a time take bt_mv1x4 (47 instructions per 32 MACs, 8 inputs a pass). */
-static inline __attribute__((always_inline)) void fc_widened(const bt_fc_params *p, const int8_t *in, int8_t *out,
-                                                             const int fast) {
+ * layout), then four outputs at a time take fc_mv4. A per-tensor requantisation's constants are
+ * made once per call; each four outputs are stored as one word. */
+static inline __attribute__((always_inline)) void fc_widened_k(const bt_fc_params *p, const int8_t *in, int8_t *out,
+                                                              const int fast, const int pc, const int sat) {
   int16_t col[BT_FC_COL_MAX] __attribute__((aligned(4)));
   const int32_t n = p->n_in, n_out = p->n_out, off = p->input_offset, off2 = bt_dup16(off), batches = p->batches;
-  const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max, kstep = p->per_channel ? 1 : 0;
+  const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
   const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
   const int8_t *const weights = p->weights;
+  const int32_t m0 = mult[0], s0 = shift[0];
+  const int32_t p20 = fast ? bt_rq2_p2(s0) : 0, e10 = fast ? bt_rq2_e1(s0) : 0;
+#define FC_OUT(a, k) \
+  (pc ? fc_rq(a, mult[k], shift[k], fast ? bt_rq2_p2(shift[k]) : 0, fast ? bt_rq2_e1(shift[k]) : 0, zp, lo, hi, fast, sat) \
+      : fc_rq(a, m0, s0, p20, e10, zp, lo, hi, fast, sat))
   for (int32_t b = 0; b < batches; b++) {
     bt_widen(in + b * n, col, n, off, off2);
     int8_t *y = out + b * n_out;
@@ -43,18 +136,27 @@ static inline __attribute__((always_inline)) void fc_widened(const bt_fc_params 
       int32_t acc[4];
       acc[0] = 0; acc[1] = 0; acc[2] = 0; acc[3] = 0;
       if (bias) { acc[0] = bias[o]; acc[1] = bias[o + 1]; acc[2] = bias[o + 2]; acc[3] = bias[o + 3]; }
-      bt_mv1x4(col, weights + o * n, n, acc);
-      const uint32_t r0 = (uint8_t)fc_out(acc[0], mult, shift, o * kstep, zp, lo, hi, fast);
-      const uint32_t r1 = (uint8_t)fc_out(acc[1], mult, shift, (o + 1) * kstep, zp, lo, hi, fast);
-      const uint32_t r2 = (uint8_t)fc_out(acc[2], mult, shift, (o + 2) * kstep, zp, lo, hi, fast);
-      const uint32_t r3 = (uint8_t)fc_out(acc[3], mult, shift, (o + 3) * kstep, zp, lo, hi, fast);
-      const uint32_t word = r0 | (r1 << 8) | (r2 << 16) | (r3 << 24);
+      fc_mv4(col, weights + o * n, n, acc);
+      const uint32_t word = fc_pack4(FC_OUT(acc[0], o), FC_OUT(acc[1], o + 1), FC_OUT(acc[2], o + 2),
+                                     FC_OUT(acc[3], o + 3));
       __builtin_memcpy(y + o, &word, 4);   /* one store: int8 stores would alias the parameters */
     }
     for (; o < n_out; o++) {
       const int32_t a = bt_mv1x1(col, weights + o * n, n, bias ? bias[o] : 0);
-      y[o] = (int8_t)fc_out(a, mult, shift, o * kstep, zp, lo, hi, fast);
+      y[o] = (int8_t)FC_OUT(a, o);
     }
+  }
+#undef FC_OUT
+}
+
+static void fc_widened(const bt_fc_params *p, const int8_t *in, int8_t *out, const int fast) {
+  const int sat = p->act_min == -128 && p->act_max == 127;
+  if (fast) {
+    if (p->per_channel) fc_widened_k(p, in, out, 1, 1, 0);
+    else if (sat) fc_widened_k(p, in, out, 1, 0, 1);
+    else fc_widened_k(p, in, out, 1, 0, 0);
+  } else {
+    fc_widened_k(p, in, out, 0, p->per_channel ? 1 : 0, 0);
   }
 }
 
