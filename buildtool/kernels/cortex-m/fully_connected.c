@@ -52,25 +52,27 @@ static inline __attribute__((always_inline)) int32_t fc_out(int32_t a, const int
   "smlad %[a2], %[t], %[y], %[a2]\n\t"
 
 /* acc[r] += widened column c (word aligned, im2col.h's order) . weight row f0 + r*n, r = 0..3. The asm
- * loop takes 16 values a pass (84 + 3 instructions per 64 MACs; the inputs one LDRD per 4 values, the
- * end pointer in memory: 12 registers), then 8 and 4 values as single steps; the n % 4 tail in C. */
+ * loop takes 32 values a pass (168 + 3 instructions per 128 MACs; the inputs one LDRD per 4 values, the
+ * end pointer in memory: 12 registers), then 16, 8 and 4 values as straight steps; the n % 4 tail in C. */
 static inline __attribute__((always_inline)) void fc_mv4(const int16_t *c, const int8_t *f0, int32_t n,
                                                         int32_t *acc) {
   int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
   const int32_t n4 = n & ~3;
   const int8_t *f = f0, *f2 = f0 + 2 * n;
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)
-  const int32_t n16 = n & ~15;
+  const int32_t n32 = n & ~31;
   uint32_t x, y, w, t;
 #define FC_MV4_OUTPUTS                                                                                     \
   : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [c] "+r"(c), [f] "+r"(f), [f2] "+r"(f2), \
     [x] "=&r"(x), [y] "=&r"(y), [w] "=&r"(w), [t] "=&r"(t)
-  if (n16) {
-    const int16_t *const end = c + n16;
-    __asm__ volatile("1:\n\t" FC_MV4_STEP FC_MV4_STEP FC_MV4_STEP FC_MV4_STEP
-                     "ldr %[t], %[end]\n\tcmp %[c], %[t]\n\tbne 1b\n\t"
+  if (n32) {
+    const int16_t *const end = c + n32;
+    __asm__ volatile("1:\n\t" FC_MV4_STEP FC_MV4_STEP FC_MV4_STEP FC_MV4_STEP FC_MV4_STEP FC_MV4_STEP FC_MV4_STEP
+                     FC_MV4_STEP "ldr %[t], %[end]\n\tcmp %[c], %[t]\n\tbne 1b\n\t"
                      FC_MV4_OUTPUTS : [n] "r"(n), [end] "m"(end) : "cc", "memory");
   }
+  if (n & 16)
+    __asm__ volatile(FC_MV4_STEP FC_MV4_STEP FC_MV4_STEP FC_MV4_STEP FC_MV4_OUTPUTS : [n] "r"(n) : "cc", "memory");
   if (n & 8) __asm__ volatile(FC_MV4_STEP FC_MV4_STEP FC_MV4_OUTPUTS : [n] "r"(n) : "cc", "memory");
   if (n & 4) __asm__ volatile(FC_MV4_STEP FC_MV4_OUTPUTS : [n] "r"(n) : "cc", "memory");
 #undef FC_MV4_OUTPUTS
