@@ -11,6 +11,7 @@ out buffers whose size changes from step to step (a fusion block's window pool).
 from __future__ import annotations
 
 import functools
+from operator import itemgetter
 import random
 import threading
 from collections import OrderedDict
@@ -44,32 +45,6 @@ def _best_fit(units: int, start, before, top: int) -> int:
     gap = start - before
     k = int(np.where(gap >= units, gap, _NO_GAP).argmin())
     return int(before[k]) if gap[k] >= units else top
-
-
-def _first_fit_scan(units: int, busy: list) -> int:
-    """_first_fit over a few (start, end) ranges, sorted."""
-    off = 0
-    for o, e in busy:
-        if o - off >= units:
-            break
-        if e > off:
-            off = e
-    return off
-
-
-def _best_fit_scan(units: int, busy: list) -> int:
-    """_best_fit over a few (start, end) ranges, sorted."""
-    off, best, at = 0, None, 0
-    for o, e in busy:
-        gap = o - off
-        if gap >= units and (best is None or gap < best):
-            best, at = gap, off
-        if e > off:
-            off = e
-    return off if best is None else at
-
-
-_SCAN = {_first_fit: _first_fit_scan, _best_fit: _best_fit_scan}
 
 
 class _Memo:
@@ -127,45 +102,73 @@ def _make_neighbours(bufs: tuple) -> tuple:
     return tuple(out)
 
 
-def _place(bufs: list, sequence: list, fit, prefix: tuple = ()) -> list:
+def _place(bufs: list, sequence: list, fit, prefix: tuple = (), limit: int | None = None) -> list | None:
     """Offsets from placing the buffers in `sequence` one by one with `fit`, each clear of those
     placed before it that live at a common step (their ranges sorted by start, then end).
+
+    limit: None as soon as a buffer would end above it (the caller keeps a packing only when its
+    top is at most limit: the rest of the placement cannot change that answer).
 
     prefix: the sequence starts with these buffers (the pinned ones, the same in every order a
     packing tries): their offsets, and the ranges they leave each other buffer, are computed once.
 
     Plain Python lists throughout (a buffer has a few dozen placed neighbours at most on most
     schedules, where numpy's per-call overhead would cost more than the work); numpy only for a
-    buffer with _SCAN_BELOW or more placed neighbours."""
+    buffer with _SCAN_BELOW or more placed neighbours. Each placed range is one int, start << bits
+    | (end + 1) (bits: enough for any end + 1, an end being at most the sum of the units; never 0,
+    which marks a buffer not placed yet), so sorting them sorts the (start, end) pairs, several times
+    faster than sorting tuples; the scans below count in end + 1 (o1 = offset + 1, u1 = units - 1)."""
     n = len(bufs)
     key = bufs if isinstance(bufs, tuple) and (not bufs or isinstance(bufs[0], tuple)) else tuple(map(tuple, bufs))
-    placed = [False] * n
-    scan = _SCAN[fit]
+    bits = (sum(map(itemgetter(0), key)) + 1).bit_length()
+    mask = (1 << bits) - 1
+    first = fit is _first_fit
     nbl = _neighbour_lists(key)  # the same for every order a packer tries: computed once
+    enc = [0] * n  # placed buffers' ranges, start << bits | (end + 1); 0: not placed
     fixed = None
     if prefix:
         assert tuple(sequence[:len(prefix)]) == prefix
         offs0, nbl, fixed = _prefix(key, prefix, fit)
         offsets = list(offs0)
         for p in prefix:
-            placed[p] = True
+            enc[p] = (offsets[p] << bits) | (offsets[p] + key[p][0] + 1)
+        if limit is not None and max(offsets[p] + key[p][0] for p in prefix) > limit:
+            return None
         sequence = sequence[len(prefix):]
     else:
         offsets = [0] * n
-    ends = [o + b[0] for o, b in zip(offsets, bufs)]
     for i in sequence:
-        busy = [(offsets[j], ends[j]) for j in nbl[i] if placed[j]]
-        u = bufs[i][0]
+        busy = list(filter(None, map(enc.__getitem__, nbl[i])))  # the placed neighbours' ranges
+        u = key[i][0]
         fx = fixed[i] if fixed is not None else None
         if len(busy) + (len(fx[0]) if fx else 0) < _SCAN_BELOW:
             if fx:
-                busy += fx[0]
+                busy += [(a << bits) | (e + 1) for a, e in fx[0]]
             busy.sort()
-            o = scan(u, busy)
+            o1, u1 = 1, u - 1
+            if first:  # _first_fit: the lowest gap that holds u (the top when none does)
+                for r in busy:
+                    if (r >> bits) - o1 >= u1:
+                        break
+                    e1 = r & mask
+                    if e1 > o1:
+                        o1 = e1
+            else:  # _best_fit: the smallest such gap, the lowest of equal ones
+                best, at = None, 1
+                for r in busy:
+                    gap = (r >> bits) - o1  # the gap's units - 1
+                    if gap >= u1 and (best is None or gap < best):
+                        best, at = gap, o1
+                    e1 = r & mask
+                    if e1 > o1:
+                        o1 = e1
+                if best is not None:
+                    o1 = at
+            o = o1 - 1
         else:
-            nb = [j for j in nbl[i] if placed[j]]
+            nb = [j for j in nbl[i] if enc[j]]
             start = np.fromiter((offsets[j] for j in nb), dtype=np.int64, count=len(nb))
-            end = np.fromiter((ends[j] for j in nb), dtype=np.int64, count=len(nb))
+            end = np.fromiter((offsets[j] + key[j][0] for j in nb), dtype=np.int64, count=len(nb))
             if fx:
                 start, end = np.concatenate((fx[1], start)), np.concatenate((fx[2], end))
             order = np.lexsort((end, start))
@@ -174,9 +177,10 @@ def _place(bufs: list, sequence: list, fit, prefix: tuple = ()) -> list:
             before[0] = 0
             before[1:] = top[:-1]
             o = fit(u, start, before, int(top[-1]))
+        if limit is not None and o + u > limit:
+            return None
         offsets[i] = o
-        ends[i] = o + u
-        placed[i] = True
+        enc[i] = (o << bits) | (o + u + 1)
     return offsets
 
 
@@ -267,16 +271,17 @@ def longest_order(bufs: list):
     return lambda i: (-(bufs[i][2] - bufs[i][1]), -bufs[i][0], bufs[i][1], i)
 
 
-def greedy_size(bufs):
+def greedy_size(bufs, limit=None):
     """Largest first, lowest offset that fits (TFLite Micro's GreedyMemoryPlanner ordering)."""
-    return _place(bufs, sorted(range(len(bufs)), key=size_order(bufs)), _first_fit)
+    return _place(bufs, sorted(range(len(bufs)), key=size_order(bufs)), _first_fit, limit=limit)
 
 
-def model_order(bufs):
+def model_order(bufs, limit=None):
     """In the order buffers appear, lowest offset that fits: the naive baseline.
 
     A sweep over the steps with the free gaps between the live buffers (the same offsets as
-    first fit against every buffer placed before, at a cost linear in buffers x gaps)."""
+    first fit against every buffer placed before, at a cost linear in buffers x gaps). limit: unused
+    (the sweep is cheap), for the packers' common signature."""
     offsets = [0] * len(bufs)
     starts, ends = [0], [None]  # free gaps [start, end), sorted; the last one is unbounded
     live = []  # (last step, offset, end) of placed buffers
@@ -306,12 +311,12 @@ def model_order(bufs):
     return offsets
 
 
-def best_fit(bufs):
+def best_fit(bufs, limit=None):
     """Largest first, into the tightest gap that holds it (less fragmentation)."""
-    return _place(bufs, sorted(range(len(bufs)), key=size_order(bufs)), _best_fit)
+    return _place(bufs, sorted(range(len(bufs)), key=size_order(bufs)), _best_fit, limit=limit)
 
 
-def greedy_breadth(bufs):
+def greedy_breadth(bufs, limit=None):
     """Busiest step first; its buffers largest first (Pisarchyk & Lee's greedy by breadth)."""
     prof = profile(bufs)
     steps = sorted(range(len(prof)), key=lambda s: (-prof[s], s))
@@ -322,17 +327,17 @@ def greedy_breadth(bufs):
         seq += here
         seen.update(here)
     seq += [i for i in range(len(bufs)) if i not in seen]
-    return _place(bufs, seq, _first_fit)
+    return _place(bufs, seq, _first_fit, limit=limit)
 
 
-def greedy_conflict(bufs):
+def greedy_conflict(bufs, limit=None):
     """Buffers with the most bytes live beside them first (the tightest to place)."""
-    return _place(bufs, sorted(range(len(bufs)), key=conflict_order(bufs)), _first_fit)
+    return _place(bufs, sorted(range(len(bufs)), key=conflict_order(bufs)), _first_fit, limit=limit)
 
 
-def longest_first(bufs):
+def longest_first(bufs, limit=None):
     """Longest-lived first (they constrain the most steps), then largest."""
-    return _place(bufs, sorted(range(len(bufs)), key=longest_order(bufs)), _first_fit)
+    return _place(bufs, sorted(range(len(bufs)), key=longest_order(bufs)), _first_fit, limit=limit)
 
 
 PACKERS = {
@@ -352,6 +357,8 @@ def top(bufs: list, offsets: list) -> int:
 
 def best_of(bufs: list, packers, lower: int, work: int = PACK_WORK) -> tuple:
     """(top, name, offsets) of the best of (name, packer) pairs, in order; stops at `lower`.
+    Each packer is called as fn(bufs, limit): it may return None once it cannot end below the best
+    top so far (limit = that top - 1; only a strictly lower top replaces the best).
 
     The quadratic packers run only while their buffer pairs fit in `work` (see PACK_WORK); the
     model_order sweep always runs (also when it is not among them and nothing else could)."""
@@ -365,7 +372,9 @@ def best_of(bufs: list, packers, lower: int, work: int = PACK_WORK) -> tuple:
             if spent + pairs > work:
                 continue
             spent += pairs
-        offs = fn(bufs)
+        offs = fn(bufs, None if best is None else best[0] - 1)
+        if offs is None:
+            continue
         t = top(bufs, offs)
         if best is None or t < best[0]:
             best = (t, name, offs)
@@ -446,13 +455,17 @@ def _heuristics(bufs: tuple, nsteps: int, pinned: tuple, bands: tuple) -> tuple:
             if k and 2 * (k + 1) * pairs > PACK_WORK:  # each order is two quadratic placements
                 break
             for fit in (_first_fit, _best_fit):
-                offs = _place(bufs, list(pinned) + sorted(rest, key=key), fit, tuple(pinned))
+                offs = _place(bufs, list(pinned) + sorted(rest, key=key), fit, tuple(pinned),
+                              None if best is None else best[0] - 1)
+                if offs is None:  # cannot end below the best so far, which only a lower top replaces
+                    continue
                 t = top(bufs, offs)
                 if best is None or t < best[0]:
                     best = (t, name, offs)
     else:
         cands = list(PACKERS.items()) + [
-            (f"{k}+{fit.__name__.strip('_')}", lambda u, k=k, fit=fit: _place(u, sorted(range(len(u)), key=flow[k]), fit))
+            (f"{k}+{fit.__name__.strip('_')}",
+             lambda u, limit, k=k, fit=fit: _place(u, sorted(range(len(u)), key=flow[k]), fit, limit=limit))
             for k in flow for fit in (_first_fit, _best_fit)]
         best = best_of(bufs, cands, lower)
     t, name, offs = best
@@ -473,9 +486,12 @@ def improve(bufs: list, offsets: list, lower: int, rounds: int, pinned: tuple = 
         front = {i for i in range(n) if best[i] + bufs[i][0] == bt}
         front.update(rng.sample(range(n), k=max(1, n // 10)))
         front -= first
-        rest = [i for i in range(n) if i not in first]
-        seq = list(pinned) + sorted(rest, key=lambda i: (i not in front, -bufs[i][0] if i in front else best[i], i))
-        new = _place(bufs, seq, _first_fit, tuple(pinned))
+        # the front largest first, then the rest by offset, ties by index (sorted() is stable)
+        seq = (list(pinned) + sorted(sorted(front), key=lambda i: -bufs[i][0])
+               + sorted((i for i in range(n) if i not in front and i not in first), key=best.__getitem__))
+        new = _place(bufs, seq, _first_fit, tuple(pinned), bt)
+        if new is None:  # a round that would end above the best is not kept (the rng is drawn above)
+            continue
         t = top(bufs, new)
         if t <= bt:
             best, bt = new, t

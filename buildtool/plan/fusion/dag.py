@@ -27,6 +27,8 @@ class Network:
     whole: list = field(default_factory=list)  # cut -> aligned bytes of the tensors live across it
     first_start: list = field(default_factory=list)  # q -> smallest p with [p, q) a candidate block run
     users: dict = field(default_factory=dict)  # tensor -> operator indices that read it, in order
+    made_live: dict = field(default_factory=dict)  # q -> live_maker(q), computed on first use
+    made_across: dict = field(default_factory=dict)  # q -> [bytes made by operators [q - j, q) held across q]
 
     @property
     def n(self) -> int:
@@ -42,12 +44,27 @@ class Network:
         s, e = self.born.get(t, -1), self.last.get(t, -1)
         return s < p <= e or (p == 0 and s == -1)
 
+    def live_maker(self, q: int) -> int:
+        """The last operator k in [first_start[q], q - 1) with an output held across cut q (-1: none):
+        a block [p, q) with p <= k would need that output whole while its tiles run (block_ok)."""
+        k = self.made_live.get(q)
+        if k is None:
+            ops = self.g.operators
+            k = next((k for k in range(q - 2, max(self.first_start[q], 0) - 1, -1)
+                      if any(self.is_live(o, q) for o in ops[k].outputs)), -1)
+            self.made_live[q] = k
+        return k
+
     def edge_whole(self, p: int, q: int) -> int:
         """Aligned bytes of whole tensors in the arena while edge p -> q runs: those live across p
         or q (the ones across q not across p are made by operators p..q-1), and for one operator
         its outputs nobody reads."""
         ops = self.g.operators
-        res = self.whole[p] + sum(self.held(o) for k in range(p, q) for o in ops[k].outputs if self.is_live(o, q))
+        made = self.made_across.setdefault(q, [0])  # extended back from q as far as asked, once per q
+        while len(made) <= q - p:
+            k = q - len(made)
+            made.append(made[-1] + sum(self.held(o) for o in ops[k].outputs if self.is_live(o, q)))
+        res = self.whole[p] + made[q - p]
         if q == p + 1:
             res += sum(self.held(o) for o in ops[p].outputs if not self.is_live(o, q))
         return res
@@ -130,9 +147,8 @@ def block_ok(net: Network, p: int, q: int) -> bool:
             return False
     elif not tileable(g, last):
         return False
-    for oi in range(p, q - 1):
-        if any(net.is_live(o, q) for o in g.operators[oi].outputs):
-            return False
+    if net.live_maker(q) >= p:  # an operator of [p, q - 1) makes a tensor held across q
+        return False
     if net.streamed:
         for i in g.inputs:
             if p != 0 and any(p <= u < q for u in net.users.get(i, [])):
