@@ -40,6 +40,12 @@ def _cm_rq2(p) -> bool:
     return rq2_ok(p["multipliers"], p["shifts"])
 
 
+def _pm_rq2(p) -> bool:
+    """cortex-m/conv_pm.h bt_pm_rq2_ok: rq2_ok, except a channel of multiplier 0 takes any shift in [-31, 31]."""
+    return all((-31 <= s <= 31) if m == 0 else (m >= 1 << 30 and -31 <= s <= -2)
+               for m, s in zip(p["multipliers"], p["shifts"]))
+
+
 def _fc_rq2(p) -> bool:
     n = p["n_out"] if p["per_channel"] else 1
     return rq2_ok(p["multipliers"][:n], p["shifts"][:n])
@@ -51,10 +57,10 @@ def _always(p) -> bool:
 
 CORTEX_M = {
     "conv": (
-        ("bt_conv_s8_pm_rq2_ssat", lambda p: _cm_patch_matrix(p) and _cm_rq2(p) and p["act_max"] == 127
+        ("bt_conv_s8_pm_rq2_ssat", lambda p: _cm_patch_matrix(p) and _pm_rq2(p) and p["act_max"] == 127
          and p["act_min"] == -128),
-        ("bt_conv_s8_pm_rq2_ssat_lo", lambda p: _cm_patch_matrix(p) and _cm_rq2(p) and p["act_max"] == 127),
-        ("bt_conv_s8_pm_rq2", lambda p: _cm_patch_matrix(p) and _cm_rq2(p)),
+        ("bt_conv_s8_pm_rq2_ssat_lo", lambda p: _cm_patch_matrix(p) and _pm_rq2(p) and p["act_max"] == 127),
+        ("bt_conv_s8_pm_rq2", lambda p: _cm_patch_matrix(p) and _pm_rq2(p)),
         ("bt_conv_s8_pm", _cm_patch_matrix),
         ("bt_conv_s8_direct", _always),
     ),

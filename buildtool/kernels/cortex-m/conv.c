@@ -1,15 +1,16 @@
 /* CONV_2D int8 for Cortex-M DSP (M4/M7/M33). Variants (bt_variants.h), which model.c calls directly
  * (chosen at code generation, buildtool/codegen/kernel_variants.py); bt_conv_s8 picks the same one at run time:
- *  - patches of at most BT_COL_MAX (640) values (kh*kw*c_in): the patch-matrix path of im2col.h, two
- *    output pixels x two output channels per SMLAD step, the patch widened once per pixel (1x1 without
- *    padding reads the input pixel in place; other filters gather it, word copies inside the image);
- *    requantisation by bt_rq2 when every channel allows it, SSAT clamps when the upper bound is 127;
+ *  - patches of at most BT_COL_MAX (640) values (kh*kw*c_in): the patch-matrix path of im2col.h and
+ *    conv_pm.h, three (patches up to BT_COL3 = 512 values) or two output pixels x two output channels
+ *    per SMLAD step, the patch widened once per pixel (1x1 without padding reads the input pixel in
+ *    place; other filters gather it, word copies inside the image); requantisation by bt_rq2 when
+ *    every channel allows it (bt_pm_rq2_ok), SSAT clamps when the upper bound is 127;
  *  - larger patches: direct convolution without scratch. For each output pixel and valid filter tap,
  *    four output channels at a time share each input word: one LDR + two SXTB16 (bytes 0,2 and,
  *    through ROR #8, bytes 1,3) + two SADD16 (input offset) per 4 input bytes, then per channel one
  *    LDR + two SXTB16 + two SMLAD (bt_dot4x4 in dsp.h); remainders in scalar code.
- * Stack: 3.2 KB on the patch-matrix path. Same results as the reference set (bt_kernels.h), same
- * TFLite weight layout. */
+ * Stack: 3.7 KB on the patch-matrix path (3 columns of 512 int16, a 640-byte patch). Same results as
+ * the reference set (bt_kernels.h), same TFLite weight layout. */
 #include "bt_kernels.h"
 #include "requant.h"
 #include "dsp.h"
@@ -145,7 +146,7 @@ static const char *const conv_names[] = {"bt_conv_s8_pm_rq2_ssat", "bt_conv_s8_p
 /* Index in conv_variants of the variant for p (buildtool/codegen/kernel_variants.py states the same rules). */
 static int conv_variant(const bt_conv_params *p) {
   if (p->kh * p->kw * p->in.c > BT_COL_MAX || p->out.c < 4) return 4;
-  if (!bt_rq2_ok(p->multiplier, p->shift, p->out.c)) return 3;
+  if (!bt_pm_rq2_ok(p->multiplier, p->shift, p->out.c)) return 3;
   if (p->act_max != 127) return 2;
   return p->act_min == -128 ? 0 : 1;
 }

@@ -15,6 +15,21 @@
 
 #define BT_PM3_T 8   /* triples of pixels widened at once on the 3-pixel path (their columns share BT_COL3) */
 
+/* The patch-matrix path's bt_rq2 condition: bt_rq2_ok's (requant.h), except that a channel whose
+ * multiplier is 0 may have any shift in [-31, 31] (TFLite writes multiplier 0, shift 0 for a channel of
+ * scale 0, as in vww's 1x1 layers): its output is the zero point with either requantisation, and
+ * bt_pm_shift hands bt_rq2 a shift in its range for it. */
+static inline int bt_pm_rq2_ok(const int32_t *mult, const int32_t *shift, int32_t n) {
+  for (int32_t i = 0; i < n; i++) {
+    const int32_t m = mult[i], s = shift[i];
+    if (m == 0 ? (s < -31 || s > 31) : (m < (1 << 30) || s > -2 || s < -31)) return 0;
+  }
+  return 1;
+}
+static inline int32_t bt_pm_shift(int32_t s) { return s > -2 ? -2 : s; }
+#define BT_PM_P2(s) bt_rq2_p2(bt_pm_shift(s))
+#define BT_PM_E1(s) bt_rq2_e1(bt_pm_shift(s))
+
 /* Requantised, clamped output of one accumulator: fast takes bt_rq2 (p2, e1 from the shift), else
  * bt_mbqm_fast; act 2: the activation range is the whole int8 range (one SSAT), act 1: its upper
  * bound is 127 (SSAT, then the lower bound: act_min >= -128), act 0: any range. */
@@ -34,15 +49,18 @@ typedef struct {
 } bt_pm_geom;
 
 /* Widens output pixel tt of the band (raster order from row y0)'s patch into col (gathered through
- * patch unless g->direct); returns its output address. */
+ * patch unless g->direct); q < 0: col is a column of its own (bt_widen), else pixel q of triple col
+ * (bt_widen3). Returns its output address. */
 static inline __attribute__((always_inline)) int8_t *bt_pm_col(const bt_conv_params *p, const bt_pm_geom *g,
                                                               const int8_t *in, int32_t in_y0, int8_t *out,
-                                                              int32_t y0, int32_t tt, int8_t *patch, int16_t *col) {
+                                                              int32_t y0, int32_t tt, int8_t *patch, int16_t *col,
+                                                              int32_t q) {
   const int32_t y = y0 + tt / g->ow, x = tt % g->ow;
   const int8_t *src = patch;
   if (g->direct) src = in + (y * g->sh - in_y0) * g->in_row + x * g->sw * g->ips;
   else bt_gather(p, in, in_y0, y, x, patch);
-  bt_widen(src, col, g->K, g->off, g->off2);
+  if (q < 0) bt_widen(src, col, g->K, g->off, g->off2);
+  else bt_widen3(src, col, q, g->K, g->off, g->off2);
   return out + ((y - y0) * g->ow + x) * g->ops;
 }
 
@@ -64,28 +82,28 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
   const int32_t n = (y1 - y0) * p->out.w;
   int32_t t = 0;
   if (K <= BT_COL3) {   /* three pixels at a time: each filter word unpacked once for three columns */
-    /* up to BT_PM3_T triples widened at once (triple j's columns at col + j*Kp, BT_COL3 apart), then per
-       pair of output channels their constants loaded once for all the triples */
-    const int32_t Kp = (K + 1) & ~1, tmax = BT_COL3 / Kp < BT_PM3_T ? BT_COL3 / Kp : BT_PM3_T;
+    /* up to BT_PM3_T triples widened at once (triple j at col + j*S), then per pair of output channels
+       their constants loaded once for all the triples */
+    const int32_t S = BT_TRIPLE(K), tmax = 3 * BT_COL3 / S < BT_PM3_T ? 3 * BT_COL3 / S : BT_PM3_T;
     int8_t *ob[3 * BT_PM3_T];
     while (t + 3 <= n) {
       int32_t T = (n - t) / 3;
       if (T > tmax) T = tmax;
       for (int32_t j = 0; j < T; j++, t += 3) {
-        ob[3 * j] = bt_pm_col(p, &g, in, in_y0, out, y0, t, patch, col + j * Kp);
-        ob[3 * j + 1] = bt_pm_col(p, &g, in, in_y0, out, y0, t + 1, patch, col + BT_COL3 + j * Kp);
-        ob[3 * j + 2] = bt_pm_col(p, &g, in, in_y0, out, y0, t + 2, patch, col + 2 * BT_COL3 + j * Kp);
+        ob[3 * j] = bt_pm_col(p, &g, in, in_y0, out, y0, t, patch, col + j * S, 0);
+        ob[3 * j + 1] = bt_pm_col(p, &g, in, in_y0, out, y0, t + 1, patch, col + j * S, 1);
+        ob[3 * j + 2] = bt_pm_col(p, &g, in, in_y0, out, y0, t + 2, patch, col + j * S, 2);
       }
       int32_t oc = 0;
       for (; oc + 2 <= cout; oc += 2) {
         const int32_t b0 = bias ? bias[oc] : 0, b1 = bias ? bias[oc + 1] : 0;
         const int32_t m0 = mult[oc], m1 = mult[oc + 1], s0 = shift[oc], s1 = shift[oc + 1];
-        const int32_t p0 = fast ? bt_rq2_p2(s0) : 0, e0 = fast ? bt_rq2_e1(s0) : 0;
-        const int32_t p1 = fast ? bt_rq2_p2(s1) : 0, e1 = fast ? bt_rq2_e1(s1) : 0;
+        const int32_t p0 = fast ? BT_PM_P2(s0) : 0, e0 = fast ? BT_PM_E1(s0) : 0;
+        const int32_t p1 = fast ? BT_PM_P2(s1) : 0, e1 = fast ? BT_PM_E1(s1) : 0;
         const int8_t *const f = filter + oc * K;
         for (int32_t j = 0; j < T; j++) {
           int32_t acc[6];
-          bt_mm3x2(col + j * Kp, f, K, b0, b1, acc);
+          bt_mm3x2(col + j * S, f, K, b0, b1, acc);
           int8_t *const o0 = ob[3 * j] + oc, *const o1 = ob[3 * j + 1] + oc, *const o2 = ob[3 * j + 2] + oc;
           o0[0] = (int8_t)bt_pm_out(acc[0], m0, s0, p0, e0, zp, lo, hi, fast, act);
           o0[1] = (int8_t)bt_pm_out(acc[1], m1, s1, p1, e1, zp, lo, hi, fast, act);
@@ -97,10 +115,10 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
       }
       if (oc < cout) {
         const int32_t b = bias ? bias[oc] : 0;
-        const int32_t s0 = shift[oc], p0 = fast ? bt_rq2_p2(s0) : 0, e0 = fast ? bt_rq2_e1(s0) : 0;
+        const int32_t s0 = shift[oc], p0 = fast ? BT_PM_P2(s0) : 0, e0 = fast ? BT_PM_E1(s0) : 0;
         for (int32_t j = 0; j < T; j++) {
           int32_t acc[3];
-          bt_mm3x1(col + j * Kp, filter + oc * K, K, acc);
+          bt_mm3x1(col + j * S, filter + oc * K, K, acc);
           ob[3 * j][oc] = (int8_t)bt_pm_out(acc[0] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);
           ob[3 * j + 1][oc] = (int8_t)bt_pm_out(acc[1] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);
           ob[3 * j + 2][oc] = (int8_t)bt_pm_out(acc[2] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);
@@ -109,16 +127,16 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
     }
   }
   for (; t + 2 <= n; t += 2) {
-    int8_t *const o0 = bt_pm_col(p, &g, in, in_y0, out, y0, t, patch, col);
-    int8_t *const o1 = bt_pm_col(p, &g, in, in_y0, out, y0, t + 1, patch, col + BT_COL_MAX);
+    int8_t *const o0 = bt_pm_col(p, &g, in, in_y0, out, y0, t, patch, col, -1);
+    int8_t *const o1 = bt_pm_col(p, &g, in, in_y0, out, y0, t + 1, patch, col + BT_COL_MAX, -1);
     int32_t oc = 0;
     for (; oc + 2 <= cout; oc += 2) {
       int32_t acc[4], b0 = 0, b1 = 0;
       if (bias) { b0 = bias[oc]; b1 = bias[oc + 1]; }
       bt_mm2x2(col, filter + oc * K, K, b0, b1, acc);
       const int32_t m0 = mult[oc], m1 = mult[oc + 1], s0 = shift[oc], s1 = shift[oc + 1];
-      const int32_t p0 = fast ? bt_rq2_p2(s0) : 0, e0 = fast ? bt_rq2_e1(s0) : 0;
-      const int32_t p1 = fast ? bt_rq2_p2(s1) : 0, e1 = fast ? bt_rq2_e1(s1) : 0;
+      const int32_t p0 = fast ? BT_PM_P2(s0) : 0, e0 = fast ? BT_PM_E1(s0) : 0;
+      const int32_t p1 = fast ? BT_PM_P2(s1) : 0, e1 = fast ? BT_PM_E1(s1) : 0;
       const int32_t r00 = bt_pm_out(acc[0], m0, s0, p0, e0, zp, lo, hi, fast, act);
       const int32_t r01 = bt_pm_out(acc[1], m1, s1, p1, e1, zp, lo, hi, fast, act);
       const int32_t r10 = bt_pm_out(acc[2], m0, s0, p0, e0, zp, lo, hi, fast, act);
@@ -129,14 +147,14 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
       int32_t acc[2];
       bt_mm2x1(col, filter + oc * K, K, acc);
       const int32_t b = bias ? bias[oc] : 0;
-      const int32_t s0 = shift[oc], p0 = fast ? bt_rq2_p2(s0) : 0, e0 = fast ? bt_rq2_e1(s0) : 0;
+      const int32_t s0 = shift[oc], p0 = fast ? BT_PM_P2(s0) : 0, e0 = fast ? BT_PM_E1(s0) : 0;
       const int32_t r0 = bt_pm_out(acc[0] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);
       const int32_t r1 = bt_pm_out(acc[1] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);
       o0[oc] = (int8_t)r0; o1[oc] = (int8_t)r1;
     }
   }
   if (t < n) {
-    int8_t *const o = bt_pm_col(p, &g, in, in_y0, out, y0, t, patch, col);
+    int8_t *const o = bt_pm_col(p, &g, in, in_y0, out, y0, t, patch, col, -1);
     int32_t oc = 0;
     for (; oc + 4 <= cout; oc += 4) {
       int32_t acc[4];
@@ -145,14 +163,14 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
       bt_mv1x4(col, filter + oc * K, K, acc);
       int32_t r[4];
       for (int k = 0; k < 4; k++) {
-        const int32_t sk = shift[oc + k], pk = fast ? bt_rq2_p2(sk) : 0, ek = fast ? bt_rq2_e1(sk) : 0;
+        const int32_t sk = shift[oc + k], pk = fast ? BT_PM_P2(sk) : 0, ek = fast ? BT_PM_E1(sk) : 0;
         r[k] = bt_pm_out(acc[k], mult[oc + k], sk, pk, ek, zp, lo, hi, fast, act);
       }
       o[oc] = (int8_t)r[0]; o[oc + 1] = (int8_t)r[1]; o[oc + 2] = (int8_t)r[2]; o[oc + 3] = (int8_t)r[3];
     }
     for (; oc < cout; oc++) {
       const int32_t a = bt_mv1x1(col, filter + oc * K, K, bias ? bias[oc] : 0);
-      const int32_t sk = shift[oc], pk = fast ? bt_rq2_p2(sk) : 0, ek = fast ? bt_rq2_e1(sk) : 0;
+      const int32_t sk = shift[oc], pk = fast ? BT_PM_P2(sk) : 0, ek = fast ? BT_PM_E1(sk) : 0;
       o[oc] = (int8_t)bt_pm_out(a, mult[oc], sk, pk, ek, zp, lo, hi, fast, act);
     }
   }

@@ -2,7 +2,8 @@
  * (kh*kw*c_in values, OHWI order) is gathered once, widened to int16 with the input offset added
  * (padding taps become 0), and a 2-pixel x 2-output-channel SMLAD kernel multiplies two such
  * columns with two filter rows read straight from flash (2 LDR + 4 SXTB16 + 4 LDR + 8 SMLAD per 16
- * MACs); patches of at most BT_COL3 values take three columns at a time (bt_mm3x2: 26 per 24 MACs).
+ * MACs); patches of at most BT_COL3 values take three pixels at a time, their columns interleaved
+ * (bt_widen3, bt_mm3x2: 2 LDM + 2 LDR + 4 SXTB16 + 12 SMLAD per 24 MACs).
  * Requantisation takes bt_rq2 (one SMLAL-based rounding, exact for TFLite's multipliers) when every
  * channel allows it. Used by conv.c for any patch of at most BT_COL_MAX values. */
 #ifndef BT_CORTEXM_IM2COL_H
@@ -151,94 +152,149 @@ static inline int32_t bt_mv1x1(const int16_t *c, const int8_t *f, int32_t n, int
   return acc;
 }
 
-#define BT_COL3 512   /* int16 values per column on the 3-pixel path (bt_mm3x2): 3 columns = 3072 bytes */
+#define BT_COL3 512   /* values per column on the 3-pixel path (bt_mm3x2): 3 columns = 3072 bytes */
 
-/* One step of bt_mm3x2's asm loop: 4 values of three columns (BT_COL3 apart) times 4 weights of two
- * filter rows (f, g), each weight pair unpacked once for the three columns: 4 LDR (each filter word
- * read twice, for its two halves: 12 registers) + 4 SXTB16 + 6 LDR + 12 SMLAD per 24 MACs. */
+/* The 3-pixel path's columns, three pixels interleaved (a "triple"): per group g of 4 values k..k+3,
+ * 6 words at c + 12g (int16 units): pixel q's word (k, k+2) at c + 12g + 2q, its (k+1, k+3) at
+ * c + 12g + 6 + 2q, so one LDM reads a word of each pixel; the K % 4 tail values of pixel q follow at
+ * c + 3*K4 + 4q. BT_TRIPLE(K) int16 values in all. */
+#define BT_TRIPLE(K) (3 * ((K) & ~3) + (((K) & 3) ? 12 : 0))
+
+/* Widens src[0..n) + off (off2 = bt_dup16(off)) into pixel q's place of triple c. */
+static inline void bt_widen3(const int8_t *src, int16_t *c, int32_t q, int32_t n, int32_t off, int32_t off2) {
+  int16_t *d = c + 2 * q;
+  int32_t k = 0;
+  for (; k + 4 <= n; k += 4, d += 12) {
+    const uint32_t v = bt_ld4(src + k);
+    const int32_t a = bt_sadd16(bt_sxtb16(v), off2), b = bt_sadd16(bt_sxtb16_ror8(v), off2);
+    __builtin_memcpy(d, &a, 4);
+    __builtin_memcpy(d + 6, &b, 4);
+  }
+  for (int16_t *e = c + 3 * k + 4 * q; k < n; k++, e++) *e = (int16_t)(src[k] + off);
+}
+
+/* One group of bt_mm3x2's asm loop: 4 values of the triple's three pixels times 4 weights of two
+ * filter rows (f, f + K): 2 LDM (a word of each pixel) + 2 LDR + 4 SXTB16 + 12 SMLAD per 24 MACs
+ * (K a constant: the row offset an immediate, a register left for the unpacked low halves). */
 #define BT_MM3X2_STEP                                         \
-  "ldr %[ta], [%[f]]\n\t"                                     \
-  "ldr %[tb], [%[g]]\n\t"                                     \
-  "ldr %[x], [%[c]], #8\n\t"                                  \
-  "sxtb16 %[ta], %[ta]\n\t"                                   \
-  "sxtb16 %[tb], %[tb]\n\t"                                   \
-  "smlad %[a00], %[ta], %[x], %[a00]\n\t"                     \
-  "smlad %[a01], %[tb], %[x], %[a01]\n\t"                     \
-  "ldr %[x], [%[c], #" BT_STR(2 * BT_COL3 - 8) "]\n\t"        \
-  "smlad %[a10], %[ta], %[x], %[a10]\n\t"                     \
-  "smlad %[a11], %[tb], %[x], %[a11]\n\t"                     \
-  "ldr %[x], [%[c], #" BT_STR(4 * BT_COL3 - 8) "]\n\t"        \
-  "smlad %[a20], %[ta], %[x], %[a20]\n\t"                     \
-  "smlad %[a21], %[tb], %[x], %[a21]\n\t"                     \
-  "ldr %[ta], [%[f]], #4\n\t"                                 \
-  "ldr %[tb], [%[g]], #4\n\t"                                 \
-  "ldr %[x], [%[c], #-4]\n\t"                                 \
-  "sxtb16 %[ta], %[ta], ror #8\n\t"                           \
-  "sxtb16 %[tb], %[tb], ror #8\n\t"                           \
-  "smlad %[a00], %[ta], %[x], %[a00]\n\t"                     \
-  "smlad %[a01], %[tb], %[x], %[a01]\n\t"                     \
-  "ldr %[x], [%[c], #" BT_STR(2 * BT_COL3 - 4) "]\n\t"        \
-  "smlad %[a10], %[ta], %[x], %[a10]\n\t"                     \
-  "smlad %[a11], %[tb], %[x], %[a11]\n\t"                     \
-  "ldr %[x], [%[c], #" BT_STR(4 * BT_COL3 - 4) "]\n\t"        \
-  "smlad %[a20], %[ta], %[x], %[a20]\n\t"                     \
-  "smlad %[a21], %[tb], %[x], %[a21]\n\t"
+  "ldm %[c]!, {%[x0], %[x1], %[x2]}\n\t"                      \
+  "ldr %[wb], [%[f], %[K]]\n\t"                               \
+  "ldr %[wa], [%[f]], #4\n\t"                                 \
+  "sxtb16 %[t], %[wa]\n\t"                                    \
+  "smlad %[a00], %[t], %[x0], %[a00]\n\t"                     \
+  "smlad %[a10], %[t], %[x1], %[a10]\n\t"                     \
+  "smlad %[a20], %[t], %[x2], %[a20]\n\t"                     \
+  "sxtb16 %[t], %[wb]\n\t"                                    \
+  "smlad %[a01], %[t], %[x0], %[a01]\n\t"                     \
+  "smlad %[a11], %[t], %[x1], %[a11]\n\t"                     \
+  "smlad %[a21], %[t], %[x2], %[a21]\n\t"                     \
+  "ldm %[c]!, {%[x0], %[x1], %[x2]}\n\t"                      \
+  "sxtb16 %[wa], %[wa], ror #8\n\t"                           \
+  "smlad %[a00], %[wa], %[x0], %[a00]\n\t"                    \
+  "smlad %[a10], %[wa], %[x1], %[a10]\n\t"                    \
+  "smlad %[a20], %[wa], %[x2], %[a20]\n\t"                    \
+  "sxtb16 %[wb], %[wb], ror #8\n\t"                           \
+  "smlad %[a01], %[wb], %[x0], %[a01]\n\t"                    \
+  "smlad %[a11], %[wb], %[x1], %[a11]\n\t"                    \
+  "smlad %[a21], %[wb], %[x2], %[a21]\n\t"
+/* The same with K in a register (no register left: each filter word loaded twice, 2 LDR more). */
+#define BT_MM3X2_STEP_R                                       \
+  "ldm %[c]!, {%[x0], %[x1], %[x2]}\n\t"                      \
+  "ldr %[wb], [%[f], %[K]]\n\t"                               \
+  "ldr %[wa], [%[f]]\n\t"                                     \
+  "sxtb16 %[wb], %[wb]\n\t"                                   \
+  "smlad %[a01], %[wb], %[x0], %[a01]\n\t"                    \
+  "smlad %[a11], %[wb], %[x1], %[a11]\n\t"                    \
+  "smlad %[a21], %[wb], %[x2], %[a21]\n\t"                    \
+  "sxtb16 %[wa], %[wa]\n\t"                                   \
+  "smlad %[a00], %[wa], %[x0], %[a00]\n\t"                    \
+  "smlad %[a10], %[wa], %[x1], %[a10]\n\t"                    \
+  "smlad %[a20], %[wa], %[x2], %[a20]\n\t"                    \
+  "ldm %[c]!, {%[x0], %[x1], %[x2]}\n\t"                      \
+  "ldr %[wb], [%[f], %[K]]\n\t"                               \
+  "ldr %[wa], [%[f]], #4\n\t"                                 \
+  "sxtb16 %[wb], %[wb], ror #8\n\t"                           \
+  "smlad %[a01], %[wb], %[x0], %[a01]\n\t"                    \
+  "smlad %[a11], %[wb], %[x1], %[a11]\n\t"                    \
+  "smlad %[a21], %[wb], %[x2], %[a21]\n\t"                    \
+  "sxtb16 %[wa], %[wa], ror #8\n\t"                           \
+  "smlad %[a00], %[wa], %[x0], %[a00]\n\t"                    \
+  "smlad %[a10], %[wa], %[x1], %[a10]\n\t"                    \
+  "smlad %[a20], %[wa], %[x2], %[a20]\n\t"
 
-/* acc = {b0 + p0*f0, b1 + p0*f1, b0 + p1*f0, b1 + p1*f1, b0 + p2*f0, b1 + p2*f1}: columns c0,
- * c0 + BT_COL3, c0 + 2*BT_COL3 (K <= BT_COL3 values each), filter rows f0 and f0 + K. The DSP version's
- * main loop is asm, 8 values a pass (55 instructions per 48 MACs; 12 registers and the end pointer in
- * memory, as bt_mv1x4: fits every optimisation level), an odd 4 values one more step; the K % 4 tail
- * runs in C. */
+/* acc = {b0 + p0*f0, b1 + p0*f1, b0 + p1*f0, b1 + p1*f1, b0 + p2*f0, b1 + p2*f1}: the three pixels of
+ * triple c (K <= BT_COL3 values each, bt_widen3), filter rows f0 and f0 + K. The DSP version's main
+ * loop is asm, two groups (8 values) a pass (with a layer's constant K: 40 + 3 instructions per 48 MACs;
+ * else 44 + 3), an odd group one more step, the K % 4 tail in C. It takes 14 registers: the three
+ * LDM destinations are fixed (r8-r10: an LDM list is in register order), the end pointer in memory. */
 static inline void bt_mm3x2(const int16_t *c0, const int8_t *f0, int32_t K, int32_t b0, int32_t b1, int32_t *acc) {
   int32_t a00 = b0, a01 = b1, a10 = b0, a11 = b1, a20 = b0, a21 = b1;
   const int32_t K4 = K & ~3;
-  const int8_t *f = f0, *g = f0 + K;
+  const int8_t *f = f0;
   const int16_t *c = c0;
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)   /* -O0 lacks the registers */
   const int32_t K8 = K & ~7;
-  uint32_t ta, tb, x;
+  register uint32_t x0 __asm__("r8"), x1 __asm__("r9"), x2 __asm__("r10");
+  uint32_t wa, wb;
 #define BT_MM3X2_OUTPUTS                                                                                \
   : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [a20] "+r"(a20), [a21] "+r"(a21), \
-    [c] "+r"(c), [f] "+r"(f), [g] "+r"(g), [ta] "=&r"(ta), [tb] "=&r"(tb), [x] "=&r"(x)
-  if (__builtin_constant_p(K4) && K4 <= 16) {   /* a layer's constant short patch: straight-line steps */
-    if (K4 >= 4) __asm__ volatile(BT_MM3X2_STEP BT_MM3X2_OUTPUTS : : "cc", "memory");
-    if (K4 >= 8) __asm__ volatile(BT_MM3X2_STEP BT_MM3X2_OUTPUTS : : "cc", "memory");
-    if (K4 >= 12) __asm__ volatile(BT_MM3X2_STEP BT_MM3X2_OUTPUTS : : "cc", "memory");
-    if (K4 >= 16) __asm__ volatile(BT_MM3X2_STEP BT_MM3X2_OUTPUTS : : "cc", "memory");
-  } else {
+    [c] "+r"(c), [f] "+r"(f), [wa] "=&r"(wa), [wb] "=&r"(wb), [x0] "=&r"(x0), [x1] "=&r"(x1), [x2] "=&r"(x2)
+  if (__builtin_constant_p(K) && K < 4096) {   /* a layer's constant patch: the row offset an immediate */
+    uint32_t t;
+#define BT_MM3X2_IN : [K] "i"(K)
     if (K8) {
-      const int16_t *const end = c + K8;
-      __asm__ volatile("1:\n\t" BT_MM3X2_STEP BT_MM3X2_STEP "ldr %[x], %[end]\n\tcmp %[c], %[x]\n\tbne 1b\n\t"
-                       BT_MM3X2_OUTPUTS : [end] "m"(end) : "cc", "memory");
+      const int16_t *const end = c + 3 * K8;
+      __asm__ volatile("1:\n\t" BT_MM3X2_STEP BT_MM3X2_STEP "ldr %[t], %[end]\n\tcmp %[c], %[t]\n\tbne 1b\n\t"
+                       BT_MM3X2_OUTPUTS, [t] "=&r"(t) BT_MM3X2_IN, [end] "m"(end) : "cc", "memory");
     }
-    if (K4 != K8) __asm__ volatile(BT_MM3X2_STEP BT_MM3X2_OUTPUTS : : "cc", "memory");
+    if (K4 != K8) __asm__ volatile(BT_MM3X2_STEP BT_MM3X2_OUTPUTS, [t] "=&r"(t) BT_MM3X2_IN : "cc", "memory");
+#undef BT_MM3X2_IN
+  } else {
+#define BT_MM3X2_IN : [K] "r"(K)
+    if (K8) {
+      const int16_t *const end = c + 3 * K8;
+      __asm__ volatile("1:\n\t" BT_MM3X2_STEP_R BT_MM3X2_STEP_R "ldr %[wa], %[end]\n\tcmp %[c], %[wa]\n\tbne 1b\n\t"
+                       BT_MM3X2_OUTPUTS BT_MM3X2_IN, [end] "m"(end) : "cc", "memory");
+    }
+    if (K4 != K8) __asm__ volatile(BT_MM3X2_STEP_R BT_MM3X2_OUTPUTS BT_MM3X2_IN : "cc", "memory");
+#undef BT_MM3X2_IN
   }
 #undef BT_MM3X2_OUTPUTS
 #else
-  for (const int16_t *const end = c + K4; c != end; c += 4, f += 4, g += 4) {
-    const uint32_t wa = bt_ld4(f), wb = bt_ld4(g);
+  for (const int16_t *const end = c + 3 * K4; c != end; c += 12, f += 4) {
+    const uint32_t wa = bt_ld4(f), wb = bt_ld4(f + K);
     const int32_t al = bt_sxtb16(wa), ah = bt_sxtb16_ror8(wa), bl = bt_sxtb16(wb), bh = bt_sxtb16_ror8(wb);
     int32_t x;
     __builtin_memcpy(&x, c, 4); a00 = bt_smlad(al, x, a00); a01 = bt_smlad(bl, x, a01);
-    __builtin_memcpy(&x, c + 2, 4); a00 = bt_smlad(ah, x, a00); a01 = bt_smlad(bh, x, a01);
-    __builtin_memcpy(&x, c + BT_COL3, 4); a10 = bt_smlad(al, x, a10); a11 = bt_smlad(bl, x, a11);
-    __builtin_memcpy(&x, c + BT_COL3 + 2, 4); a10 = bt_smlad(ah, x, a10); a11 = bt_smlad(bh, x, a11);
-    __builtin_memcpy(&x, c + 2 * BT_COL3, 4); a20 = bt_smlad(al, x, a20); a21 = bt_smlad(bl, x, a21);
-    __builtin_memcpy(&x, c + 2 * BT_COL3 + 2, 4); a20 = bt_smlad(ah, x, a20); a21 = bt_smlad(bh, x, a21);
+    __builtin_memcpy(&x, c + 6, 4); a00 = bt_smlad(ah, x, a00); a01 = bt_smlad(bh, x, a01);
+    __builtin_memcpy(&x, c + 2, 4); a10 = bt_smlad(al, x, a10); a11 = bt_smlad(bl, x, a11);
+    __builtin_memcpy(&x, c + 8, 4); a10 = bt_smlad(ah, x, a10); a11 = bt_smlad(bh, x, a11);
+    __builtin_memcpy(&x, c + 4, 4); a20 = bt_smlad(al, x, a20); a21 = bt_smlad(bl, x, a21);
+    __builtin_memcpy(&x, c + 10, 4); a20 = bt_smlad(ah, x, a20); a21 = bt_smlad(bh, x, a21);
   }
 #endif
-  for (int32_t k = K4; k < K; k++, c++, f++, g++) {
-    const int32_t w0 = f[0], w1 = g[0], x0 = c[0], x1 = c[BT_COL3], x2 = c[2 * BT_COL3];
+  const int16_t *const tail = c0 + 3 * K4;
+  for (int32_t k = K4; k < K; k++) {
+    const int32_t w0 = f0[k], w1 = f0[K + k], i = k - K4, x0 = tail[i], x1 = tail[4 + i], x2 = tail[8 + i];
     a00 += w0 * x0; a01 += w1 * x0; a10 += w0 * x1; a11 += w1 * x1; a20 += w0 * x2; a21 += w1 * x2;
   }
   acc[0] = a00; acc[1] = a01; acc[2] = a10; acc[3] = a11; acc[4] = a20; acc[5] = a21;
 }
 
-/* acc = {p0*f, p1*f, p2*f}: three columns BT_COL3 apart, one filter row (the last channel of an odd count). */
-static inline void bt_mm3x1(const int16_t *c0, const int8_t *f, int32_t K, int32_t *acc) {
-  acc[0] = bt_mv1x1(c0, f, K, 0);
-  acc[1] = bt_mv1x1(c0 + BT_COL3, f, K, 0);
-  acc[2] = bt_mv1x1(c0 + 2 * BT_COL3, f, K, 0);
+/* acc = {p0*f, p1*f, p2*f}: triple c times one filter row (the last channel of an odd count). */
+static inline void bt_mm3x1(const int16_t *c, const int8_t *f, int32_t K, int32_t *acc) {
+  const int32_t K4 = K & ~3;
+  int32_t a0 = 0, a1 = 0, a2 = 0, k = 0;
+  for (; k < K4; k += 4, c += 12) {
+    const uint32_t w = bt_ld4(f + k);
+    const int32_t l = bt_sxtb16(w), h = bt_sxtb16_ror8(w);
+    int32_t x, y;
+    __builtin_memcpy(&x, c, 4); __builtin_memcpy(&y, c + 6, 4); a0 = bt_smlad(h, y, bt_smlad(l, x, a0));
+    __builtin_memcpy(&x, c + 2, 4); __builtin_memcpy(&y, c + 8, 4); a1 = bt_smlad(h, y, bt_smlad(l, x, a1));
+    __builtin_memcpy(&x, c + 4, 4); __builtin_memcpy(&y, c + 10, 4); a2 = bt_smlad(h, y, bt_smlad(l, x, a2));
+  }
+  for (int32_t i = 0; k < K; k++, i++) { a0 += f[k] * c[i]; a1 += f[k] * c[4 + i]; a2 += f[k] * c[8 + i]; }
+  acc[0] = a0; acc[1] = a1; acc[2] = a2;
 }
 
 /* One step of bt_mv1x4's asm loop: 4 values of the column times 4 weights of each of the four rows. */

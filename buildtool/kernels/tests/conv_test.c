@@ -26,7 +26,7 @@ static void test_conv(void) {
  * bt_rq2 requantisation): input depths 1, 3, 5, 17 and random, odd and even pixel and channel counts
  * (1 included), rectangular filters (10x4 as a keyword-spotting stem), strides, dilations, both
  * paddings, random offsets, pixel-strided views, a left shift on one channel (the generic
- * requantisation), patches of 513..639 values (cortex-m: two pixels a pass, not three) and patches just
+ * requantisation), a channel of multiplier 0 (shift 0 or -31), patches of 513..639 values (cortex-m: two pixels a pass, not three) and patches just
  * over the 640-value column limit (the direct path). */
 static void test_conv_variants(void) {
   static const int32_t depths[] = {1, 3, 5, 17};
@@ -43,6 +43,10 @@ static void test_conv_variants(void) {
     gen_conv(&c.dw.conv, h, w, cin, cout, kh, kw, ri(1, 3), ri(1, 3), d, d, (int)(rnd() & 1), ips, ops, 0);
     c.dw.depth_multiplier = 1;
     if (t % 9 == 4) g_shift[ri(0, cout - 1)] = ri(0, 2);
+    if (t % 3 == 2) {   /* a channel of scale 0 (multiplier 0, shift 0 as TFLite writes it): still bt_rq2 */
+      const int32_t k = ri(0, cout - 1);
+      g_mult[k] = 0; g_shift[k] = ri(-1, 3) == 3 ? -31 : 0;
+    }
     if (c.dw.conv.out.h <= 0 || c.dw.conv.out.w <= 0) continue;
     fill(g_in, h * w * ips + 16);
     spatial_check("conv_variants", t, &c);
