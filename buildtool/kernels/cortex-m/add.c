@@ -15,7 +15,8 @@
  *     (for m >= 0 they differ only where h = 0, which gives 0 either way, e >= 1), so the output is
  *     (SMMLAR(2S, m, C) - (2S >>> 31)) >> e, then SSAT (or the activation's bounds). |C| + |h| < 2^31 is
  *     checked once per call.
- * Per element: UBFX, LDR (table), SBFX, ADD, SMMLAR, SUB, ASR, SSAT, and the byte packed into the word.
+ * Per element: UBFX, LDR (table), SBFX, ADD, SMMLAR, SUB, ASR, SSAT, and the byte packed into the word;
+ * eight elements a loop pass.
  * ResNet-8's 1x32x32x16 ADD on cortex-m4: 442.6 K -> see docs/kernels.md. Anything else: add_dense.h. */
 #include "bt_kernels.h"
 #include "requant.h"
@@ -84,26 +85,25 @@ BT_INLINE void add_tab_run(const int32_t *tab, const int8_t *a, const int8_t *b,
 static void add_tab_sat(const int32_t *tab, const int8_t *a, const int8_t *b, int8_t *o, int32_t n, int32_t mo,
                         int32_t c, int32_t e) {
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)   /* -O0 lacks the registers */
-  const int32_t n4 = n & ~3;
-  if (n4) {
-    uint32_t wa, wb, t, s;
-    int32_t k = n4;
-    __asm__ volatile(
-        "1:\n\t"
-        "ldr %[wa], [%[a]], #4\n\t"
-        "ldr %[wb], [%[b]], #4\n\t"
-        ADD_STEP("uxtb %[t], %[wb]", "sxtb %[s], %[wa]", 0)
-        ADD_STEP("ubfx %[t], %[wb], #8, #8", "sbfx %[s], %[wa], #8, #8", 8)
-        ADD_STEP("ubfx %[t], %[wb], #16, #8", "sbfx %[s], %[wa], #16, #8", 16)
-        ADD_STEP("lsr %[t], %[wb], #24", "asr %[s], %[wa], #24", 24)
-        "str %[wa], [%[o]], #4\n\t"
-        "subs %[k], %[k], #4\n\t"
-        "bne 1b\n\t"
-        : [a] "+r"(a), [b] "+r"(b), [o] "+r"(o), [k] "+r"(k), [wa] "=&r"(wa), [wb] "=&r"(wb), [t] "=&r"(t),
-          [s] "=&r"(s)
-        : [tab] "r"(tab), [mo] "r"(mo), [c] "r"(c), [e] "r"(e)
-        : "cc", "memory");
-  }
+  const int32_t n8 = n & ~7, n4 = n & ~3;
+  uint32_t wa, wb, t, s;
+#define ADD_WORD                                                      \
+  "ldr %[wa], [%[a]], #4\n\t"                                          \
+  "ldr %[wb], [%[b]], #4\n\t"                                          \
+  ADD_STEP("uxtb %[t], %[wb]", "sxtb %[s], %[wa]", 0)                 \
+  ADD_STEP("ubfx %[t], %[wb], #8, #8", "sbfx %[s], %[wa], #8, #8", 8)   \
+  ADD_STEP("ubfx %[t], %[wb], #16, #8", "sbfx %[s], %[wa], #16, #8", 16) \
+  ADD_STEP("lsr %[t], %[wb], #24", "asr %[s], %[wa], #24", 24)          \
+  "str %[wa], [%[o]], #4\n\t"
+#define ADD_OPERANDS                                                                                        \
+  : [a] "+r"(a), [b] "+r"(b), [o] "+r"(o), [k] "+r"(k), [wa] "=&r"(wa), [wb] "=&r"(wb), [t] "=&r"(t), [s] "=&r"(s) \
+  : [tab] "r"(tab), [mo] "r"(mo), [c] "r"(c), [e] "r"(e)                                                       \
+  : "cc", "memory"
+  int32_t k = n8;
+  if (n8) __asm__ volatile("1:\n\t" ADD_WORD ADD_WORD "subs %[k], %[k], #8\n\tbne 1b\n\t" ADD_OPERANDS);
+  if (n4 != n8) __asm__ volatile(ADD_WORD ADD_OPERANDS);
+#undef ADD_WORD
+#undef ADD_OPERANDS
   add_tab_run(tab, a, b, o, n - n4, mo, c, e, -128, 127, 1);
 #else
   add_tab_run(tab, a, b, o, n, mo, c, e, -128, 127, 1);
