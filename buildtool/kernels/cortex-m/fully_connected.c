@@ -55,7 +55,7 @@ static inline __attribute__((always_inline)) int32_t fc_out(int32_t a, const int
  * loop takes 32 values a pass (168 + 3 instructions per 128 MACs; the inputs one LDRD per 4 values, the
  * end pointer in memory: 12 registers), then 16, 8 and 4 values as straight steps; the n % 4 tail in C. */
 static inline __attribute__((always_inline)) void fc_mv4(const int16_t *c, const int8_t *f0, int32_t n,
-                                                        int32_t *acc) {
+                                                        int32_t *acc, const int full) {
   int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
   const int32_t n4 = n & ~3;
   const int8_t *f = f0, *f2 = f0 + 2 * n;
@@ -65,16 +65,16 @@ static inline __attribute__((always_inline)) void fc_mv4(const int16_t *c, const
 #define FC_MV4_OUTPUTS                                                                                     \
   : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [c] "+r"(c), [f] "+r"(f), [f2] "+r"(f2), \
     [x] "=&r"(x), [y] "=&r"(y), [w] "=&r"(w), [t] "=&r"(t)
-  if (n32) {
+  if (full || n32) {
     const int16_t *const end = c + n32;
     __asm__ volatile("1:\n\t" FC_MV4_STEP FC_MV4_STEP FC_MV4_STEP FC_MV4_STEP FC_MV4_STEP FC_MV4_STEP FC_MV4_STEP
                      FC_MV4_STEP "ldr %[t], %[end]\n\tcmp %[c], %[t]\n\tbne 1b\n\t"
                      FC_MV4_OUTPUTS : [n] "r"(n), [end] "m"(end) : "cc", "memory");
   }
-  if (n & 16)
+  if (!full && (n & 16))
     __asm__ volatile(FC_MV4_STEP FC_MV4_STEP FC_MV4_STEP FC_MV4_STEP FC_MV4_OUTPUTS : [n] "r"(n) : "cc", "memory");
-  if (n & 8) __asm__ volatile(FC_MV4_STEP FC_MV4_STEP FC_MV4_OUTPUTS : [n] "r"(n) : "cc", "memory");
-  if (n & 4) __asm__ volatile(FC_MV4_STEP FC_MV4_OUTPUTS : [n] "r"(n) : "cc", "memory");
+  if (!full && (n & 8)) __asm__ volatile(FC_MV4_STEP FC_MV4_STEP FC_MV4_OUTPUTS : [n] "r"(n) : "cc", "memory");
+  if (!full && (n & 4)) __asm__ volatile(FC_MV4_STEP FC_MV4_OUTPUTS : [n] "r"(n) : "cc", "memory");
 #undef FC_MV4_OUTPUTS
 #else
   const int16_t *const end = c + n4;
@@ -89,9 +89,10 @@ static inline __attribute__((always_inline)) void fc_mv4(const int16_t *c, const
     a3 = bt_smlad(bt_sxtb16_ror8(w3), y, bt_smlad(bt_sxtb16(w3), x, a3));
   }
 #endif
-  for (int32_t k = n4; k < n; k++, c++, f++, f2++) {
-    a0 += f[0] * c[0]; a1 += f[n] * c[0]; a2 += f2[0] * c[0]; a3 += f2[n] * c[0];
-  }
+  if (!full)
+    for (int32_t k = n4; k < n; k++, c++, f++, f2++) {
+      a0 += f[0] * c[0]; a1 += f[n] * c[0]; a2 += f2[0] * c[0]; a3 += f2[n] * c[0];
+    }
   acc[0] = a0; acc[1] = a1; acc[2] = a2; acc[3] = a3;
 }
 
@@ -119,7 +120,8 @@ static inline __attribute__((always_inline)) uint32_t fc_pack4(int32_t r0, int32
  * layout), then four outputs at a time take fc_mv4. A per-tensor requantisation's constants are
  * made once per call; each four outputs are stored as one word. */
 static inline __attribute__((always_inline)) void fc_widened_k(const bt_fc_params *p, const int8_t *in, int8_t *out,
-                                                              const int fast, const int pc, const int sat) {
+                                                              const int fast, const int pc, const int sat,
+                                                              const int full) {
   int16_t col[BT_FC_COL_MAX] __attribute__((aligned(4)));
   const int32_t n = p->n_in, n_out = p->n_out, off = p->input_offset, off2 = bt_dup16(off), batches = p->batches;
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
@@ -138,7 +140,7 @@ static inline __attribute__((always_inline)) void fc_widened_k(const bt_fc_param
       int32_t acc[4];
       acc[0] = 0; acc[1] = 0; acc[2] = 0; acc[3] = 0;
       if (bias) { acc[0] = bias[o]; acc[1] = bias[o + 1]; acc[2] = bias[o + 2]; acc[3] = bias[o + 3]; }
-      fc_mv4(col, weights + o * n, n, acc);
+      fc_mv4(col, weights + o * n, n, acc, full);
       const uint32_t word = fc_pack4(FC_OUT(acc[0], o), FC_OUT(acc[1], o + 1), FC_OUT(acc[2], o + 2),
                                      FC_OUT(acc[3], o + 3));
       __builtin_memcpy(y + o, &word, 4);   /* one store: int8 stores would alias the parameters */
@@ -154,11 +156,12 @@ static inline __attribute__((always_inline)) void fc_widened_k(const bt_fc_param
 static void fc_widened(const bt_fc_params *p, const int8_t *in, int8_t *out, const int fast) {
   const int sat = p->act_min == -128 && p->act_max == 127;
   if (fast) {
-    if (p->per_channel) fc_widened_k(p, in, out, 1, 1, 0);
-    else if (sat) fc_widened_k(p, in, out, 1, 0, 1);
-    else fc_widened_k(p, in, out, 1, 0, 0);
+    if (p->per_channel) fc_widened_k(p, in, out, 1, 1, 0, 0);
+    else if (sat && p->n_in % 32 == 0) fc_widened_k(p, in, out, 1, 0, 1, 1);  /* no tail steps */
+    else if (sat) fc_widened_k(p, in, out, 1, 0, 1, 0);
+    else fc_widened_k(p, in, out, 1, 0, 0, 0);
   } else {
-    fc_widened_k(p, in, out, 0, p->per_channel ? 1 : 0, 0);
+    fc_widened_k(p, in, out, 0, p->per_channel ? 1 : 0, 0, 0);
   }
 }
 

@@ -55,3 +55,31 @@ static void test_fc_sizes(void) {
     check("fc_sizes", t, g_ref, g_opt, nout);
   }
 }
+
+/* Per-tensor fully connected on the whole int8 range with inputs a multiple of 32 (the cortex-m set's
+ * widened path without tail steps) and around it, batches of 1-2, extreme input offsets, with and without
+ * bias, and output shifts down to -26 (the requantisation's whole range of right shifts). */
+static void test_fc_full(void) {
+  static const int32_t sizes[] = {32, 64, 96, 640, 1280, 1248, 36, 128};
+  for (int32_t t = 0; t < 16; t++) {
+    bt_fc_params p;
+    p.n_in = sizes[t % 8]; p.n_out = 1 + (t * 7) % 17; p.batches = 1 + (t % 5 == 3);
+    p.input_offset = (t % 3 == 0) ? 128 : (t % 3 == 1) ? -127 : ri(-127, 128);
+    p.output_offset = ri(-128, 127); p.filter_offset = 0;
+    p.act_min = -128; p.act_max = 127;
+    fill(g_w, p.n_in * p.n_out); p.weights = g_w;
+    for (int32_t j = 0; j < p.n_out; j++) g_bias[j] = ri(-30000, 30000);
+    p.bias = (t % 4 == 1) ? NULL : g_bias;
+    p.per_channel = 0;
+    rand_quant(1, 14 + ilog2((uint32_t)p.n_in) / 2);
+    if (t == 5) g_shift[0] = -26;
+    p.multiplier = g_mult; p.shift = g_shift;
+    fill(g_in, p.n_in * p.batches);
+    const int32_t nout = p.n_out * p.batches + 8;
+    fill(g_ref, nout); copy(g_opt, g_ref, nout);
+    ref_bt_fully_connected_s8(&p, g_in, g_ref);
+    NOTE_FC(&p);
+    bt_fully_connected_s8(&p, g_in, g_opt);
+    check("fc_full", t, g_ref, g_opt, nout);
+  }
+}

@@ -121,6 +121,7 @@ int bt_main(void) {
   test_conv_variants();
   test_rq2();
   test_fc_sizes();
+  test_fc_full();
 #ifdef BT_SET_XCORE
   if (bt_vpu_align_faults) { failed++; bt_puts("FAIL unaligned VPU memory operands: "); bt_putu(bt_vpu_align_faults); bt_puts("\n"); }
   else passed++;
