@@ -732,3 +732,45 @@ def test_a_cp_sat_run_stopped_by_the_wall_clock_is_not_used(monkeypatch, caplog)
         p = _plan(g, order_search=False, inplace=False)
     assert p.arena_bytes > 340736 and p.planner != "exact" and not p.optimal
     assert "wall-clock safety net" in caplog.text
+
+
+def _fit_reference(units: int, ranges: list, best: bool) -> int:
+    """The offset first fit (lowest hole that holds units, else the top) or best fit (smallest such
+    hole, lowest of equal ones) gives a buffer of units >= 1 among placed [start, end) ranges."""
+    holes, at = [], 0
+    for o, e in sorted(ranges):
+        if o > at:
+            holes.append((o - at, at))
+        at = max(at, e)
+    ok = [(size, o) for size, o in holes if size >= units]
+    if not ok:
+        return at
+    return min(ok)[1] if best else min(o for _, o in ok)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_place_is_first_and_best_fit_and_stops_at_its_limit(data):
+    """packers._place (ranges packed into ints, pinned prefixes, a limit) places each buffer where
+    first / best fit among its placed neighbours puts it, and returns None exactly when a buffer
+    ends above the limit."""
+    from buildtool.plan.arena import packers
+
+    n = data.draw(st.integers(1, 40))
+    bufs = []
+    for _ in range(n):
+        f = data.draw(st.integers(0, 15))
+        bufs.append((data.draw(st.integers(1, 40)), f, f + data.draw(st.integers(0, 6))))
+    order = data.draw(st.permutations(range(n)))
+    prefix = tuple(order[:data.draw(st.integers(0, min(3, n)))])
+    fit = data.draw(st.sampled_from([packers._first_fit, packers._best_fit]))
+    offs = packers._place(bufs, list(order), fit, prefix)
+    want = {}
+    for i in order:
+        u, f, l = bufs[i]
+        live = [(want[j], want[j] + bufs[j][0]) for j in want if bufs[j][1] <= l and f <= bufs[j][2]]
+        want[i] = _fit_reference(u, live, fit is packers._best_fit)
+    assert offs == [want[i] for i in range(n)]
+    t = top(bufs, offs)
+    limit = data.draw(st.integers(max(t - 5, 0), t + 2))
+    assert packers._place(bufs, list(order), fit, prefix, limit) == (offs if t <= limit else None)

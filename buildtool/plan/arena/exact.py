@@ -30,12 +30,14 @@ def wall_safety_seconds(time_budget: float) -> float:
     return max(WALL_SAFETY_MIN_SECONDS, WALL_SAFETY_FACTOR * time_budget)
 
 
-def solve(bufs: list, hint: list, lower: int, upper: int, time_budget: float, wall_cap: bool = True) -> tuple:
+def solve(bufs: list, hint: list, lower: int, upper: int, time_budget: float, wall_cap: bool = True,
+          params: dict | None = None) -> tuple:
     """bufs = [(units, first, last)] -> (offsets, top, proven_optimal, deterministic seconds used).
 
     Only deterministic time decides the answer. wall_cap: stop a run that passes
     wall_safety_seconds(time_budget) and return the hint instead (not proven optimal), with a
-    warning; wall_cap=False: no wall clock at all."""
+    warning; wall_cap=False: no wall clock at all. params: more CP-SAT parameters (the planner
+    passes none; benchmarks/exact_budget.py tries others on the planner's own problems)."""
     cp_model = cpsat.load()
     if len(bufs) > MAX_BUFFERS:
         return list(hint), upper, False, 0.0
@@ -64,6 +66,8 @@ def solve(bufs: list, hint: list, lower: int, upper: int, time_budget: float, wa
     p.max_deterministic_time = time_budget / DETERMINISTIC_PER_SECOND
     if wall_cap:
         p.max_time_in_seconds = wall_safety_seconds(time_budget)
+    for k, v in (params or {}).items():
+        setattr(p, k, v)
     st = s.Solve(m)
     used = s.deterministic_time
     if (wall_cap and st != cp_model.OPTIMAL and used < p.max_deterministic_time
