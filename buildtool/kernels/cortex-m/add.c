@@ -117,6 +117,17 @@ static void add_tab_act(const int32_t *tab, const int8_t *a, const int8_t *b, in
 
 static int64_t add_abs64(int64_t v) { return v < 0 ? -v : v; }
 
+/* tab[u] = 2 t(b) + (off_a << 20) for every byte u (b = (int8_t)u), t the b input's term (its kind's form). */
+BT_INLINE void add_fill(int32_t *tab, int32_t off_a, int32_t off_b, int32_t m_b, int32_t s_b, const int kind) {
+  const int32_t e = kind == AD_SMALL ? -s_b : 1, mh = m_b >> (31 - AD_LS), ml = m_b & ((1 << (31 - AD_LS)) - 1);
+  const int32_t c = 1 << (e - 1), off_sh = (int32_t)((uint32_t)off_b << AD_LS);
+  const uint32_t base = (uint32_t)off_a << 20;
+  for (int32_t u = 0; u < 256; u++) {
+    const int32_t t = ad_in((int8_t)(uint8_t)u, off_b, off_sh, AD_LS, m_b, s_b, mh, ml, c, e, kind);
+    tab[u] = (int32_t)(2 * (uint32_t)t + base);
+  }
+}
+
 /* 1 when add_tab ran the ADD (see the top of the file), 0 to leave it to add_dense.h. */
 static int add_tab(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out) {
   const bt_bcast4 *q = &p->b;
@@ -131,15 +142,18 @@ static int add_tab(const bt_add_params *p, const int8_t *a, const int8_t *b, int
   const int32_t off_a = first ? p->input2_offset : p->input1_offset, off_b = first ? p->input1_offset : p->input2_offset;
   const int32_t m_b = first ? p->input1_multiplier : p->input2_multiplier;
   const int32_t s_b = first ? p->input1_shift : p->input2_shift;
-  if (off_a < -256 || off_a > 256 || off_b < -256 || off_b > 256 || s_b > 10) return 0;
+  /* offsets of at most 256 and a shift of at most 0 (TFLite's: the real multiplier is below 1) keep
+   * (b + off_b) << 20 below 2^29, and with m_b >= 0 the term monotonic in b (the bound below needs it) */
+  if (off_a < -256 || off_a > 256 || off_b < -256 || off_b > 256 || s_b > 0 || m_b < 0) return 0;
   int32_t tab[256];
-  int64_t bmax = 0;
-  for (int32_t u = 0; u < 256; u++) {
-    const int32_t v = (int8_t)(uint8_t)u;
-    const int32_t t = bt_mbqm_fast((int32_t)((uint32_t)(v + off_b) << 20), m_b, s_b);
-    if (add_abs64(t) > bmax) bmax = add_abs64(t);
-    tab[u] = (int32_t)(2 * (uint32_t)t + ((uint32_t)off_a << 20));
-  }
+  const int kb = ad_kind(m_b, s_b, 20, off_b); /* add_dense.h: the SMALL and HALF kinds' cheaper exact forms */
+  if (kb == AD_SMALL) add_fill(tab, off_a, off_b, m_b, s_b, AD_SMALL);
+  else if (kb == AD_HALF) add_fill(tab, off_a, off_b, m_b, s_b, AD_HALF);
+  else add_fill(tab, off_a, off_b, m_b, s_b, AD_GENERIC);
+  /* the term is monotonic in b, so its largest magnitude is at b = -128 or 127 */
+  const int64_t b_lo = add_abs64(bt_mbqm_fast((int32_t)((uint32_t)(-128 + off_b) << 20), m_b, s_b));
+  const int64_t b_hi = add_abs64(bt_mbqm_fast((int32_t)((uint32_t)(127 + off_b) << 20), m_b, s_b));
+  const int64_t bmax = b_lo > b_hi ? b_lo : b_hi;
   const int64_t amax = (add_abs64(-128 + off_a) > add_abs64(127 + off_a) ? add_abs64(-128 + off_a) : add_abs64(127 + off_a));
   const int64_t smax = (amax << 19) + bmax; /* |S| */
   const int32_t e = -so;
