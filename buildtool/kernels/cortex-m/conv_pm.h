@@ -49,24 +49,25 @@ typedef struct {
 } bt_pm_geom;
 
 /* Widens output pixel tt of the band (raster order from row y0)'s patch into col (gathered through
- * patch unless g->direct); q < 0: col is a column of its own (bt_widen), else pixel q of triple col
- * (bt_widen3). Returns its output address. */
+ * patch unless g->direct); P = 0: col is a column of its own (bt_widen), else pixel q of the P
+ * interleaved at col (bt_widenp). Returns its output address. */
 static inline __attribute__((always_inline)) int8_t *bt_pm_col(const bt_conv_params *p, const bt_pm_geom *g,
                                                               const int8_t *in, int32_t in_y0, int8_t *out,
                                                               int32_t y0, int32_t tt, int8_t *patch, int16_t *col,
-                                                              int32_t q) {
+                                                              int32_t q, const int32_t P) {
   const int32_t y = y0 + tt / g->ow, x = tt % g->ow;
   const int8_t *src = patch;
   if (g->direct) src = in + (y * g->sh - in_y0) * g->in_row + x * g->sw * g->ips;
   else bt_gather(p, in, in_y0, y, x, patch);
-  if (q < 0) bt_widen(src, col, g->K, g->off, g->off2);
-  else bt_widen3(src, col, q, g->K, g->off, g->off2);
+  if (P == 0) bt_widen(src, col, g->K, g->off, g->off2);
+  else bt_widenp(src, col, q, g->K, P, g->off, g->off2);
   return out + ((y - y0) * g->ow + x) * g->ops;
 }
 
 /* The patch-matrix path (im2col.h): output pixels of the band three at a time when the patch has at
  * most BT_COL3 values (bt_mm3x2), else two at a time (bt_mm2x2), output channels two at a time; the
- * pixels left over two at a time, an odd last pixel alone, four channels at a time (bt_mv1x4). */
+ * pixels left over two at a time, an odd last pixel alone, four channels at a time (bt_mv1x4). Stack:
+ * 3 columns of BT_COL3 int16 (3072 bytes), a patch of BT_COL_MAX bytes when it is gathered. */
 static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
                                                            int8_t *out, int32_t y0, int32_t y1, const int fast,
                                                            const int act) {
@@ -84,15 +85,15 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
   if (K <= BT_COL3) {   /* three pixels at a time: each filter word unpacked once for three columns */
     /* up to BT_PM3_T triples widened at once (triple j at col + j*S), then per pair of output channels
        their constants loaded once for all the triples */
-    const int32_t S = BT_TRIPLE(K), tmax = 3 * BT_COL3 / S < BT_PM3_T ? 3 * BT_COL3 / S : BT_PM3_T;
+    const int32_t S = BT_GROUPED(3, K), tmax = 3 * BT_COL3 / S < BT_PM3_T ? 3 * BT_COL3 / S : BT_PM3_T;
     int8_t *ob[3 * BT_PM3_T];
     while (t + 3 <= n) {
       int32_t T = (n - t) / 3;
       if (T > tmax) T = tmax;
       for (int32_t j = 0; j < T; j++, t += 3) {
-        ob[3 * j] = bt_pm_col(p, &g, in, in_y0, out, y0, t, patch, col + j * S, 0);
-        ob[3 * j + 1] = bt_pm_col(p, &g, in, in_y0, out, y0, t + 1, patch, col + j * S, 1);
-        ob[3 * j + 2] = bt_pm_col(p, &g, in, in_y0, out, y0, t + 2, patch, col + j * S, 2);
+        ob[3 * j] = bt_pm_col(p, &g, in, in_y0, out, y0, t, patch, col + j * S, 0, 3);
+        ob[3 * j + 1] = bt_pm_col(p, &g, in, in_y0, out, y0, t + 1, patch, col + j * S, 1, 3);
+        ob[3 * j + 2] = bt_pm_col(p, &g, in, in_y0, out, y0, t + 2, patch, col + j * S, 2, 3);
       }
       int32_t oc = 0;
       for (; oc + 2 <= cout; oc += 2) {
@@ -118,7 +119,7 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
         const int32_t s0 = shift[oc], p0 = fast ? BT_PM_P2(s0) : 0, e0 = fast ? BT_PM_E1(s0) : 0;
         for (int32_t j = 0; j < T; j++) {
           int32_t acc[3];
-          bt_mm3x1(col + j * S, filter + oc * K, K, acc);
+          bt_mmpx1(col + j * S, filter + oc * K, K, 3, acc);
           ob[3 * j][oc] = (int8_t)bt_pm_out(acc[0] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);
           ob[3 * j + 1][oc] = (int8_t)bt_pm_out(acc[1] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);
           ob[3 * j + 2][oc] = (int8_t)bt_pm_out(acc[2] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);
@@ -127,8 +128,8 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
     }
   }
   for (; t + 2 <= n; t += 2) {
-    int8_t *const o0 = bt_pm_col(p, &g, in, in_y0, out, y0, t, patch, col, -1);
-    int8_t *const o1 = bt_pm_col(p, &g, in, in_y0, out, y0, t + 1, patch, col + BT_COL_MAX, -1);
+    int8_t *const o0 = bt_pm_col(p, &g, in, in_y0, out, y0, t, patch, col, 0, 2);
+    int8_t *const o1 = bt_pm_col(p, &g, in, in_y0, out, y0, t + 1, patch, col, 1, 2);
     int32_t oc = 0;
     for (; oc + 2 <= cout; oc += 2) {
       int32_t acc[4], b0 = 0, b1 = 0;
@@ -145,7 +146,7 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
     }
     if (oc < cout) {
       int32_t acc[2];
-      bt_mm2x1(col, filter + oc * K, K, acc);
+      bt_mmpx1(col, filter + oc * K, K, 2, acc);
       const int32_t b = bias ? bias[oc] : 0;
       const int32_t s0 = shift[oc], p0 = fast ? BT_PM_P2(s0) : 0, e0 = fast ? BT_PM_E1(s0) : 0;
       const int32_t r0 = bt_pm_out(acc[0] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);
@@ -154,7 +155,7 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
     }
   }
   if (t < n) {
-    int8_t *const o = bt_pm_col(p, &g, in, in_y0, out, y0, t, patch, col, -1);
+    int8_t *const o = bt_pm_col(p, &g, in, in_y0, out, y0, t, patch, col, 0, 0);
     int32_t oc = 0;
     for (; oc + 4 <= cout; oc += 4) {
       int32_t acc[4];

@@ -1,9 +1,10 @@
 /* im2col.h -- the cortex-m set's patch-matrix convolution path: each output pixel's input patch
  * (kh*kw*c_in values, OHWI order) is gathered once, widened to int16 with the input offset added
- * (padding taps become 0), and a 2-pixel x 2-output-channel SMLAD kernel multiplies two such
- * columns with two filter rows read straight from flash (2 LDR + 4 SXTB16 + 4 LDR + 8 SMLAD per 16
- * MACs); patches of at most BT_COL3 values take three pixels at a time, their columns interleaved
- * (bt_widen3, bt_mm3x2: 2 LDM + 2 LDR + 4 SXTB16 + 12 SMLAD per 24 MACs).
+ * (padding taps become 0). Patches of at most BT_COL3 values: three pixels at a time, their columns
+ * interleaved (bt_widenp), times two filter rows read straight from flash (bt_mm3x2: 2 LDM + 2 LDR +
+ * 4 SXTB16 + 12 SMLAD per 24 MACs); larger patches and two pixels left over take bt_mm2x2 (their two
+ * columns interleaved the same way: 1 LDM + 2 LDR + 4 SXTB16 + 8 SMLAD per 16 MACs), one pixel
+ * bt_mv1x4.
  * Requantisation takes bt_rq2 (one SMLAL-based rounding, exact for TFLite's multipliers) when every
  * channel allows it. Used by conv.c for any patch of at most BT_COL_MAX values. */
 #ifndef BT_CORTEXM_IM2COL_H
@@ -13,7 +14,7 @@
 #include "requant.h"
 #include "dsp.h"
 
-#define BT_COL_MAX 640   /* int16 values per column: 2 columns = 2560 bytes of stack */
+#define BT_COL_MAX 640   /* int16 values per column of the patch-matrix path */
 
 /* Column layout: within each group of 4 values k..k+3 the int16s are stored [k, k+2, k+1, k+3], so a
  * word at col+k pairs with SXTB16(w) (bytes 0, 2) and the word at col+k+2 with SXTB16(w ror 8);
@@ -75,69 +76,6 @@ static inline void bt_gather(const bt_conv_params *p, const int8_t *in, int32_t 
 #define BT_STR_(x) #x
 #define BT_STR(x) BT_STR_(x)
 
-/* One step of bt_mm2x2's asm loop: 4 values of both columns times 4 weights of both rows (16 MACs). */
-#define BT_MM2X2_STEP                                         \
-  "ldr %[wb], [%[f], %[K]]\n\t"                               \
-  "ldr %[wa], [%[f]], #4\n\t"                                 \
-  "ldr %[x], [%[c0]], #8\n\t"                                 \
-  "sxtb16 %[t], %[wa]\n\t"                                    \
-  "ldr %[y], [%[c0], #" BT_STR(2 * BT_COL_MAX - 8) "]\n\t"    \
-  "smlad %[a00], %[t], %[x], %[a00]\n\t"                      \
-  "smlad %[a10], %[t], %[y], %[a10]\n\t"                      \
-  "sxtb16 %[t], %[wb]\n\t"                                    \
-  "smlad %[a01], %[t], %[x], %[a01]\n\t"                      \
-  "smlad %[a11], %[t], %[y], %[a11]\n\t"                      \
-  "ldr %[x], [%[c0], #-4]\n\t"                                \
-  "ldr %[y], [%[c0], #" BT_STR(2 * BT_COL_MAX - 4) "]\n\t"    \
-  "sxtb16 %[t], %[wa], ror #8\n\t"                            \
-  "smlad %[a00], %[t], %[x], %[a00]\n\t"                      \
-  "smlad %[a10], %[t], %[y], %[a10]\n\t"                      \
-  "sxtb16 %[t], %[wb], ror #8\n\t"                            \
-  "smlad %[a01], %[t], %[x], %[a01]\n\t"                      \
-  "smlad %[a11], %[t], %[y], %[a11]\n\t"
-#define BT_MM2X2_OPERANDS                                                                                 \
-  : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [c0] "+r"(c0), [f] "+r"(f),     \
-    [wa] "=&r"(wa), [wb] "=&r"(wb), [t] "=&r"(t), [x] "=&r"(x), [y] "=&r"(y)                            \
-  : [K] "r"(K), [end] "r"(end)                                                                           \
-  : "cc", "memory"
-
-/* acc = {b0 + p0*f0, b1 + p0*f1, b0 + p1*f0, b1 + p1*f1}: columns c0 and c1 = c0 + BT_COL_MAX, filter
- * rows f0 and f0 + K. The DSP version of the main loop is asm: 20 instructions per 16 MACs, no spills (GCC's own schedule of the same C reloaded two values from the stack per step). */
-static inline void bt_mm2x2(const int16_t *c0, const int8_t *f0, int32_t K, int32_t b0, int32_t b1, int32_t *acc) {
-  int32_t a00 = b0, a01 = b1, a10 = b0, a11 = b1;
-  const int32_t K4 = K & ~3;
-  const int8_t *f = f0;
-#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)   /* -O0 lacks the registers */
-  uint32_t wa, wb, t, x, y;
-  if (K4) {
-    const int16_t *const end = c0 + K4;
-    __asm__ volatile("1:\n\t" BT_MM2X2_STEP "cmp %[c0], %[end]\n\tbne 1b\n\t" BT_MM2X2_OPERANDS);
-  }
-#else
-  const int16_t *const end = c0 + K4;
-  while (c0 != end) {
-    const uint32_t wb = bt_ld4(f + K), wa = bt_ld4(f);
-    f += 4;
-    const int32_t al = bt_sxtb16(wa), ah = bt_sxtb16_ror8(wa), bl = bt_sxtb16(wb), bh = bt_sxtb16_ror8(wb);
-    int32_t x;
-    __builtin_memcpy(&x, c0, 4);
-    a00 = bt_smlad(al, x, a00); a01 = bt_smlad(bl, x, a01);
-    __builtin_memcpy(&x, c0 + 2, 4);
-    a00 = bt_smlad(ah, x, a00); a01 = bt_smlad(bh, x, a01);
-    __builtin_memcpy(&x, c0 + BT_COL_MAX, 4);
-    a10 = bt_smlad(al, x, a10); a11 = bt_smlad(bl, x, a11);
-    __builtin_memcpy(&x, c0 + BT_COL_MAX + 2, 4);
-    a10 = bt_smlad(ah, x, a10); a11 = bt_smlad(bh, x, a11);
-    c0 += 4;
-  }
-#endif
-  for (int32_t k = K4; k < K; k++, c0++, f++) {
-    const int32_t w0 = f[0], w1 = f[K], x0 = c0[0], x1 = c0[BT_COL_MAX];
-    a00 += w0 * x0; a01 += w1 * x0; a10 += w0 * x1; a11 += w1 * x1;
-  }
-  acc[0] = a00; acc[1] = a01; acc[2] = a10; acc[3] = a11;
-}
-
 /* column c . filter row f (n values). */
 static inline int32_t bt_mv1x1(const int16_t *c, const int8_t *f, int32_t n, int32_t acc) {
   int32_t k = 0;
@@ -152,25 +90,121 @@ static inline int32_t bt_mv1x1(const int16_t *c, const int8_t *f, int32_t n, int
   return acc;
 }
 
-#define BT_COL3 512   /* values per column on the 3-pixel path (bt_mm3x2): 3 columns = 3072 bytes */
+#define BT_COL3 512   /* values per column on the 3-pixel path (bt_mm3x2): 3 columns = 3072 bytes (640 would
+                         take the frame of a gathered patch over 4 KB, where the asm's end pointer no longer
+                         has an SP-relative address and the 14 registers run out) */
 
-/* The 3-pixel path's columns, three pixels interleaved (a "triple"): per group g of 4 values k..k+3,
- * 6 words at c + 12g (int16 units): pixel q's word (k, k+2) at c + 12g + 2q, its (k+1, k+3) at
- * c + 12g + 6 + 2q, so one LDM reads a word of each pixel; the K % 4 tail values of pixel q follow at
- * c + 3*K4 + 4q. BT_TRIPLE(K) int16 values in all. */
-#define BT_TRIPLE(K) (3 * ((K) & ~3) + (((K) & 3) ? 12 : 0))
+/* Columns of P = 2 or 3 pixels interleaved (a "pair" or a "triple"): per group g of 4 values k..k+3,
+ * 2P words at c + 4Pg (int16 units): pixel q's word (k, k+2) at c + 4Pg + 2q, its (k+1, k+3) at
+ * c + 4Pg + 2P + 2q, so one LDM reads a word of each pixel; the K % 4 tail values of pixel q follow
+ * at c + P*K4 + 4q. BT_GROUPED(P, K) int16 values in all. */
+#define BT_GROUPED(P, K) ((P) * ((K) & ~3) + (((K) & 3) ? 4 * (P) : 0))
 
-/* Widens src[0..n) + off (off2 = bt_dup16(off)) into pixel q's place of triple c. */
-static inline void bt_widen3(const int8_t *src, int16_t *c, int32_t q, int32_t n, int32_t off, int32_t off2) {
+/* Widens src[0..n) + off (off2 = bt_dup16(off)) into pixel q's place of the P pixels at c. */
+static inline void bt_widenp(const int8_t *src, int16_t *c, int32_t q, int32_t n, const int32_t P, int32_t off,
+                             int32_t off2) {
   int16_t *d = c + 2 * q;
   int32_t k = 0;
-  for (; k + 4 <= n; k += 4, d += 12) {
+  for (; k + 4 <= n; k += 4, d += 4 * P) {
     const uint32_t v = bt_ld4(src + k);
     const int32_t a = bt_sadd16(bt_sxtb16(v), off2), b = bt_sadd16(bt_sxtb16_ror8(v), off2);
     __builtin_memcpy(d, &a, 4);
-    __builtin_memcpy(d + 6, &b, 4);
+    __builtin_memcpy(d + 2 * P, &b, 4);
   }
-  for (int16_t *e = c + 3 * k + 4 * q; k < n; k++, e++) *e = (int16_t)(src[k] + off);
+  for (int16_t *e = c + P * k + 4 * q; k < n; k++, e++) *e = (int16_t)(src[k] + off);
+}
+
+/* acc[q] = pixel q of the P at c . filter row f (K values), q < P (the last channel of an odd count). */
+static inline void bt_mmpx1(const int16_t *c, const int8_t *f, int32_t K, const int32_t P, int32_t *acc) {
+  const int32_t K4 = K & ~3;
+  int32_t a0 = 0, a1 = 0, a2 = 0, k = 0;
+  for (; k < K4; k += 4, c += 4 * P) {
+    const uint32_t w = bt_ld4(f + k);
+    const int32_t l = bt_sxtb16(w), h = bt_sxtb16_ror8(w);
+    int32_t x, y;
+    __builtin_memcpy(&x, c, 4); __builtin_memcpy(&y, c + 2 * P, 4); a0 = bt_smlad(h, y, bt_smlad(l, x, a0));
+    __builtin_memcpy(&x, c + 2, 4); __builtin_memcpy(&y, c + 2 * P + 2, 4); a1 = bt_smlad(h, y, bt_smlad(l, x, a1));
+    if (P == 3) {
+      __builtin_memcpy(&x, c + 4, 4); __builtin_memcpy(&y, c + 10, 4); a2 = bt_smlad(h, y, bt_smlad(l, x, a2));
+    }
+  }
+  for (int32_t i = 0; k < K; k++, i++) {
+    a0 += f[k] * c[i]; a1 += f[k] * c[4 + i];
+    if (P == 3) a2 += f[k] * c[8 + i];
+  }
+  acc[0] = a0; acc[1] = a1;
+  if (P == 3) acc[2] = a2;
+}
+
+/* One group of bt_mm2x2's asm loop: 4 values of the pair's two pixels times 4 weights of two filter
+ * rows (f, f + K): 1 LDM (a word of each pixel and half) + 2 LDR + 4 SXTB16 + 8 SMLAD per 16 MACs. */
+#define BT_MM2X2_STEP                                         \
+  "ldm %[c]!, {%[x0], %[x1], %[y0], %[y1]}\n\t"               \
+  "ldr %[wb], [%[f], %[K]]\n\t"                               \
+  "ldr %[wa], [%[f]], #4\n\t"                                 \
+  "sxtb16 %[t], %[wa]\n\t"                                    \
+  "smlad %[a00], %[t], %[x0], %[a00]\n\t"                     \
+  "smlad %[a10], %[t], %[x1], %[a10]\n\t"                     \
+  "sxtb16 %[t], %[wb]\n\t"                                    \
+  "smlad %[a01], %[t], %[x0], %[a01]\n\t"                     \
+  "smlad %[a11], %[t], %[x1], %[a11]\n\t"                     \
+  "sxtb16 %[wa], %[wa], ror #8\n\t"                           \
+  "smlad %[a00], %[wa], %[y0], %[a00]\n\t"                    \
+  "smlad %[a10], %[wa], %[y1], %[a10]\n\t"                    \
+  "sxtb16 %[wb], %[wb], ror #8\n\t"                           \
+  "smlad %[a01], %[wb], %[y0], %[a01]\n\t"                    \
+  "smlad %[a11], %[wb], %[y1], %[a11]\n\t"
+
+/* acc = {b0 + p0*f0, b1 + p0*f1, b0 + p1*f0, b1 + p1*f1}: the pair at c0 (bt_widenp, P = 2), filter rows
+ * f0 and f0 + K. The DSP version's main loop is asm, two groups (8 values) a pass: 30 + 3 instructions
+ * per 32 MACs; an odd group one more step, the K % 4 tail in C. 13 registers (14 with K not a
+ * constant); the LDM destinations are fixed (r8-r11, in register order), the end pointer in memory. */
+static inline void bt_mm2x2(const int16_t *c0, const int8_t *f0, int32_t K, int32_t b0, int32_t b1, int32_t *acc) {
+  int32_t a00 = b0, a01 = b1, a10 = b0, a11 = b1;
+  const int32_t K4 = K & ~3;
+  const int8_t *f = f0;
+  const int16_t *c = c0;
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)   /* -O0 lacks the registers */
+  const int32_t K8 = K & ~7;
+  register uint32_t x0 __asm__("r8"), x1 __asm__("r9"), y0 __asm__("r10"), y1 __asm__("r11");
+  uint32_t wa, wb, t;
+#define BT_MM2X2_OUTPUTS                                                                                  \
+  : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [c] "+r"(c), [f] "+r"(f),        \
+    [wa] "=&r"(wa), [wb] "=&r"(wb), [t] "=&r"(t), [x0] "=&r"(x0), [x1] "=&r"(x1), [y0] "=&r"(y0),         \
+    [y1] "=&r"(y1)
+  if (__builtin_constant_p(K) && K < 4096) {   /* a layer's constant patch: the row offset an immediate */
+    if (K8) {
+      const int16_t *const end = c + 2 * K8;
+      __asm__ volatile("1:\n\t" BT_MM2X2_STEP BT_MM2X2_STEP "ldr %[t], %[end]\n\tcmp %[c], %[t]\n\tbne 1b\n\t"
+                       BT_MM2X2_OUTPUTS : [K] "i"(K), [end] "m"(end) : "cc", "memory");
+    }
+    if (K4 != K8) __asm__ volatile(BT_MM2X2_STEP BT_MM2X2_OUTPUTS : [K] "i"(K) : "cc", "memory");
+  } else {
+    if (K8) {
+      const int16_t *const end = c + 2 * K8;
+      __asm__ volatile("1:\n\t" BT_MM2X2_STEP BT_MM2X2_STEP "ldr %[t], %[end]\n\tcmp %[c], %[t]\n\tbne 1b\n\t"
+                       BT_MM2X2_OUTPUTS : [K] "r"(K), [end] "m"(end) : "cc", "memory");
+    }
+    if (K4 != K8) __asm__ volatile(BT_MM2X2_STEP BT_MM2X2_OUTPUTS : [K] "r"(K) : "cc", "memory");
+  }
+#undef BT_MM2X2_OUTPUTS
+#else
+  for (const int16_t *const end = c + 2 * K4; c != end; c += 8, f += 4) {
+    const uint32_t wa = bt_ld4(f), wb = bt_ld4(f + K);
+    const int32_t al = bt_sxtb16(wa), ah = bt_sxtb16_ror8(wa), bl = bt_sxtb16(wb), bh = bt_sxtb16_ror8(wb);
+    int32_t x;
+    __builtin_memcpy(&x, c, 4); a00 = bt_smlad(al, x, a00); a01 = bt_smlad(bl, x, a01);
+    __builtin_memcpy(&x, c + 4, 4); a00 = bt_smlad(ah, x, a00); a01 = bt_smlad(bh, x, a01);
+    __builtin_memcpy(&x, c + 2, 4); a10 = bt_smlad(al, x, a10); a11 = bt_smlad(bl, x, a11);
+    __builtin_memcpy(&x, c + 6, 4); a10 = bt_smlad(ah, x, a10); a11 = bt_smlad(bh, x, a11);
+  }
+#endif
+  const int16_t *const tail = c0 + 2 * K4;
+  for (int32_t k = K4; k < K; k++) {
+    const int32_t w0 = f0[k], w1 = f0[K + k], i = k - K4, p0 = tail[i], p1 = tail[4 + i];
+    a00 += w0 * p0; a01 += w1 * p0; a10 += w0 * p1; a11 += w1 * p1;
+  }
+  acc[0] = a00; acc[1] = a01; acc[2] = a10; acc[3] = a11;
 }
 
 /* One group of bt_mm3x2's asm loop: 4 values of the triple's three pixels times 4 weights of two
@@ -223,7 +257,7 @@ static inline void bt_widen3(const int8_t *src, int16_t *c, int32_t q, int32_t n
   "smlad %[a20], %[wa], %[x2], %[a20]\n\t"
 
 /* acc = {b0 + p0*f0, b1 + p0*f1, b0 + p1*f0, b1 + p1*f1, b0 + p2*f0, b1 + p2*f1}: the three pixels of
- * triple c (K <= BT_COL3 values each, bt_widen3), filter rows f0 and f0 + K. The DSP version's main
+ * triple c (K <= BT_COL3 values each, bt_widenp with P = 3), filter rows f0 and f0 + K. The DSP version's main
  * loop is asm, two groups (8 values) a pass (with a layer's constant K: 40 + 3 instructions per 48 MACs;
  * else 44 + 3), an odd group one more step, the K % 4 tail in C. It takes 14 registers: the three
  * LDM destinations are fixed (r8-r10: an LDM list is in register order), the end pointer in memory. */
@@ -281,26 +315,9 @@ static inline void bt_mm3x2(const int16_t *c0, const int8_t *f0, int32_t K, int3
   acc[0] = a00; acc[1] = a01; acc[2] = a10; acc[3] = a11; acc[4] = a20; acc[5] = a21;
 }
 
-/* acc = {p0*f, p1*f, p2*f}: triple c times one filter row (the last channel of an odd count). */
-static inline void bt_mm3x1(const int16_t *c, const int8_t *f, int32_t K, int32_t *acc) {
-  const int32_t K4 = K & ~3;
-  int32_t a0 = 0, a1 = 0, a2 = 0, k = 0;
-  for (; k < K4; k += 4, c += 12) {
-    const uint32_t w = bt_ld4(f + k);
-    const int32_t l = bt_sxtb16(w), h = bt_sxtb16_ror8(w);
-    int32_t x, y;
-    __builtin_memcpy(&x, c, 4); __builtin_memcpy(&y, c + 6, 4); a0 = bt_smlad(h, y, bt_smlad(l, x, a0));
-    __builtin_memcpy(&x, c + 2, 4); __builtin_memcpy(&y, c + 8, 4); a1 = bt_smlad(h, y, bt_smlad(l, x, a1));
-    __builtin_memcpy(&x, c + 4, 4); __builtin_memcpy(&y, c + 10, 4); a2 = bt_smlad(h, y, bt_smlad(l, x, a2));
-  }
-  for (int32_t i = 0; k < K; k++, i++) { a0 += f[k] * c[i]; a1 += f[k] * c[4 + i]; a2 += f[k] * c[8 + i]; }
-  acc[0] = a0; acc[1] = a1; acc[2] = a2;
-}
-
 /* One step of bt_mv1x4's asm loop: 4 values of the column times 4 weights of each of the four rows. */
 #define BT_MV1X4_STEP                           \
-  "ldr %[x], [%[c]], #8\n\t"                    \
-  "ldr %[y], [%[c], #-4]\n\t"                   \
+  "ldrd %[x], %[y], [%[c]], #8\n\t"             \
   "ldr %[w], [%[f], %[n]]\n\t"                  \
   "sxtb16 %[t], %[w]\n\t"                       \
   "smlad %[a1], %[t], %[x], %[a1]\n\t"          \
@@ -323,8 +340,8 @@ static inline void bt_mm3x1(const int16_t *c, const int8_t *f, int32_t K, int32_
   "smlad %[a2], %[t], %[y], %[a2]\n\t"
 
 /* acc[r] = column c . filter row f0 + r*n for r = 0..3 (fully connected: one widened input vector,
- * four weight rows n bytes apart). The asm loop takes 8 values a pass (44 + 3 instructions per 32
- * MACs; the end pointer stays in memory: 12 registers fit every optimisation level), an odd 4 values
+ * four weight rows n bytes apart). The asm loop takes 8 values a pass (42 + 3 instructions per 32
+ * MACs, the column's two words by one LDRD; the end pointer stays in memory: 12 registers fit every optimisation level), an odd 4 values
  * one more step, the n % 4 tail runs in C. */
 static inline void bt_mv1x4(const int16_t *c, const int8_t *f0, int32_t n, int32_t *acc) {
   int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
@@ -360,22 +377,6 @@ static inline void bt_mv1x4(const int16_t *c, const int8_t *f0, int32_t n, int32
     a0 += f[0] * c[0]; a1 += f[n] * c[0]; a2 += f2[0] * c[0]; a3 += f2[n] * c[0];
   }
   acc[0] = a0; acc[1] = a1; acc[2] = a2; acc[3] = a3;
-}
-
-/* acc = {p0*f0, p1*f0} (the last channel of an odd count). */
-static inline void bt_mm2x1(const int16_t *c0, const int8_t *f, int32_t K, int32_t *acc) {
-  int32_t a0 = 0, a1 = 0, k = 0;
-  for (; k + 4 <= K; k += 4) {
-    const uint32_t w = bt_ld4(f + k);
-    const int32_t l = bt_sxtb16(w), h = bt_sxtb16_ror8(w);
-    int32_t x;
-    __builtin_memcpy(&x, c0 + k, 4); a0 = bt_smlad(l, x, a0);
-    __builtin_memcpy(&x, c0 + k + 2, 4); a0 = bt_smlad(h, x, a0);
-    __builtin_memcpy(&x, c0 + BT_COL_MAX + k, 4); a1 = bt_smlad(l, x, a1);
-    __builtin_memcpy(&x, c0 + BT_COL_MAX + k + 2, 4); a1 = bt_smlad(h, x, a1);
-  }
-  for (; k < K; k++) { a0 += f[k] * c0[k]; a1 += f[k] * c0[BT_COL_MAX + k]; }
-  acc[0] = a0; acc[1] = a1;
 }
 
 /* bt_rq2, bt_rq2_ok, bt_rq2_p2, bt_rq2_e1: requant.h (shared with the riscv set). */

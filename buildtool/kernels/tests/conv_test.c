@@ -26,8 +26,8 @@ static void test_conv(void) {
  * bt_rq2 requantisation): input depths 1, 3, 5, 17 and random, odd and even pixel and channel counts
  * (1 included), rectangular filters (10x4 as a keyword-spotting stem), strides, dilations, both
  * paddings, random offsets, pixel-strided views, a left shift on one channel (the generic
- * requantisation), a channel of multiplier 0 (shift 0 or -31), patches of 513..639 values (cortex-m: two pixels a pass, not three) and patches just
- * over the 640-value column limit (the direct path). */
+ * requantisation), a channel of multiplier 0 (shift 0 or -31), patches of 513..639 values (cortex-m:
+ * two pixels a pass, not three) and patches just over the 640-value column limit (the direct path). */
 static void test_conv_variants(void) {
   static const int32_t depths[] = {1, 3, 5, 17};
   for (int32_t t = 0; t < 64; t++) {
