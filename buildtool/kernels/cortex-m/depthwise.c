@@ -1,11 +1,16 @@
-/* DEPTHWISE_CONV_2D int8 for Cortex-M DSP, depth multiplier 1: four channels per word. Per tap and
- * 4 channels: LDR input + 2 SXTB16 + 2 SADD16 (offset), LDR filter + 2 SXTB16, then SMLABB/SMLATT
- * into four per-channel accumulators. 3x3 filters get a straight-line path for the pixels whose
- * taps are all inside the image (weights unpacked once per channel group and row, the input offset
- * folded into the bias); border pixels have straight-line 2- and 3-wide tap rows. Requantisation by
- * bt_rq2 (requant.h) when every channel allows it. Depth multiplier > 1 uses the reference code
- * (included under another name); the in-place variant runs this kernel row by row through a ring of
- * rows in scratch, or channel by channel when scratch cannot hold the rows that must wait (below). */
+/* DEPTHWISE_CONV_2D int8 for Cortex-M DSP, depth multiplier 1. 3x3 undilated layers with stride_w 1
+ * or 2, in calls of at least DW_MIN_PIXELS output pixels (every plain layer above 3x3), take dw_rows
+ * (below "3x3, dilation 1"): per group of four channels the input rows of a chunk of output rows are
+ * widened once into int16 planes padded with the input zero point, then per channel two outputs a
+ * pass with SMLAD on column pairs and the sums requantised two at a time; border pixels are no special
+ * case. Other calls: four channels per word. Per tap and 4 channels: LDR input + 2 SXTB16 + 2 SADD16
+ * (offset), LDR filter + 2 SXTB16, then SMLABB/SMLATT into four per-channel accumulators. 3x3 filters
+ * get a straight-line path for the pixels whose taps are all inside the image (weights unpacked once
+ * per channel group and row, the input offset folded into the bias); border pixels have straight-line
+ * 2- and 3-wide tap rows. Requantisation by bt_rq2 (requant.h) when every channel allows it. Depth
+ * multiplier > 1 uses the reference code (included under another name); the in-place variant runs
+ * this kernel row by row through a ring of rows in scratch, or channel by channel when scratch cannot
+ * hold the rows that must wait (below). */
 #include "bt_kernels.h"
 #include "requant.h"
 #include "dsp.h"
@@ -176,11 +181,329 @@ static void dw3x3_interior(const bt_conv_params *p, const int8_t *in, int32_t in
   else dw3x3_rows(p, in, in_y0, out, y0, ya, yb, xa, xb, 0);
 }
 
+/* ---- 3x3, dilation 1, stride_w 1 or 2: rows widened once into zero-point padded int16 planes ----
+ * Per strip of output columns (at most DW_NS1 / DW_NS2 outputs), group of (up to) four channels and
+ * chunk of output rows, the chunk's input rows are widened once (two pixels' four channels per two
+ * LDR + 4 SXTB16 + 2 PKHBT + 2 PKHTB + 4 STR: per channel, its two values in one word) into one plane
+ * per channel, rows rl cells apart (rl 8, 16, 32 or 56: a constant in each sums loop, so the three tap
+ * rows are immediate offsets from one pointer). Cells outside the image (padding, rows above or below)
+ * hold the input's zero point, whose terms vanish once the input offset times the filter's sum is in
+ * the bias: every pixel, border or not, runs the same straight-line taps. Per channel, all the chunk's
+ * rows in one call, two outputs per pass: stride 1, per tap row the words of columns (x, x+1) and
+ * (x+2, x+3), then SMLAD + SMLABT and SMLATB + SMLAD with the row's weights (w0,w1), (w1,w2) in
+ * registers (22 instructions per 18 MACs); stride 2 (each row stored as its even then its odd columns):
+ * SMLAD with (w0,w2) on two even columns + SMLABB/SMLATB with w1. The sums go to a stack row, then are
+ * requantised two at a time (the output zero point folded into bt_rq2's rounding constant when it
+ * fits) and clamped (SSAT when the upper bound is 127). Stack: 2688 + 1024 bytes. */
+#define DW_CELLS 1344               /* int16 cells of widened rows (four channels' planes) */
+#define DW_ACC 256                  /* int32 sums of one channel's outputs in a chunk */
+#define DW_NS1 54                   /* most outputs of a strip, stride 1: cells n2 + 2 <= 56 */
+#define DW_NS2 26                   /* stride 2: even cells n2 + 1 at [0, 28), odd cells n2 at 28 */
+#define DW_MIN_PIXELS 16            /* smaller calls (a fused tile's) take the box path: less set-up */
+
+typedef struct {
+  int32_t w[6];                     /* per tap row r: stride 1 (w0,w1), (w1,w2); stride 2 (w0,w2), w1 */
+  int32_t bias;                     /* bias + input offset * sum of the nine weights */
+  int32_t m, p2, e1, zp;            /* requantisation: p2 with zp << e1 added when folded */
+} dw_chan;
+
+/* Cell b of a strip's row (input column ix0 + b) in a row of rl cells: stride 1 b, stride 2 the even
+ * cells in the first half, the odd ones in the second. */
+static inline int32_t dw_cell(int32_t b, int32_t s, int32_t rl) { return s == 1 ? b : (b >> 1) + (b & 1) * (rl / 2); }
+
+/* Input rows [iy0, iy0 + nr) of channels [c, c + nc) widened into d0 (row r of channel k at
+ * d0 + k * K + r * rl): cells [0, cells) are input columns ix0 + b; rows outside the image get the zero
+ * point z in every cell, rows inside it only their cells inside the image (the others keep the z that
+ * dw_rows wrote for the strip). */
+static void dw_widen(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int16_t *d0, int32_t K, int32_t rl,
+                     int32_t iy0, int32_t nr, int32_t ix0, int32_t cells, int32_t c, int32_t nc, int32_t s) {
+  const int32_t z2 = bt_dup16(-p->input_offset), ips = p->in.pixel_stride, in_row = p->in.w * ips;
+  int32_t bv0 = -ix0, bv1 = p->in.w - ix0;   /* cells inside the image: [bv0, bv1) */
+  bv0 = bv0 < 0 ? 0 : (bv0 > cells ? cells : bv0);
+  bv1 = bv1 < bv0 ? bv0 : (bv1 > cells ? cells : bv1);
+  /* per parity (stride 2: the even cells, then the odd ones): first cell, count, first destination */
+  int32_t b0[2], n[2], q0[2];
+  for (int32_t par = 0; par < s; par++) {
+    b0[par] = bv0 + ((bv0 & 1) != par && s == 2);
+    n[par] = s == 1 ? bv1 - bv0 : (bv1 - b0[par] + 1) / 2;
+    if (n[par] < 0) n[par] = 0;
+    q0[par] = dw_cell(b0[par], s, rl);
+  }
+  const int32_t step = s * ips;
+  for (int32_t r = 0; r < nr; r++, d0 += rl) {
+    const int32_t iy = iy0 + r;
+    if (iy < 0 || iy >= p->in.h) {
+      for (int32_t k = 0; k < nc; k++)
+        for (int32_t i = 0; i < rl; i += 2) __builtin_memcpy(d0 + k * K + i, &z2, 4);
+      continue;
+    }
+    const int8_t *const row = in + (iy - in_y0) * in_row + ix0 * ips + c;
+    for (int32_t par = 0; par < s; par++) {
+      const int8_t *src = row + b0[par] * ips;
+      int16_t *d = d0 + q0[par];
+      const int32_t cnt = n[par];
+      if (nc == 4) {
+        int32_t i = 0;
+        for (; i + 2 <= cnt; i += 2, src += 2 * step) {
+          const uint32_t A = bt_ld4(src), B = bt_ld4(src + step);
+          const uint32_t a02 = (uint32_t)bt_sxtb16(A), b02 = (uint32_t)bt_sxtb16(B);
+          const uint32_t a13 = (uint32_t)bt_sxtb16_ror8(A), b13 = (uint32_t)bt_sxtb16_ror8(B);
+          const uint32_t v0 = bt_pkhbt16(a02, b02), v2 = bt_pkhtb16(b02, a02);
+          const uint32_t v1 = bt_pkhbt16(a13, b13), v3 = bt_pkhtb16(b13, a13);
+          __builtin_memcpy(d + i, &v0, 4);
+          __builtin_memcpy(d + K + i, &v1, 4);
+          __builtin_memcpy(d + 2 * K + i, &v2, 4);
+          __builtin_memcpy(d + 3 * K + i, &v3, 4);
+        }
+        if (i < cnt) {
+          const uint32_t A = bt_ld4(src);
+          const int32_t a02 = bt_sxtb16(A), a13 = bt_sxtb16_ror8(A);
+          d[i] = (int16_t)a02; d[K + i] = (int16_t)a13;
+          d[2 * K + i] = (int16_t)(a02 >> 16); d[3 * K + i] = (int16_t)(a13 >> 16);
+        }
+      } else {
+        for (int32_t i = 0; i < cnt; i++, src += step)
+          for (int32_t k = 0; k < nc; k++) d[k * K + i] = src[k];
+      }
+    }
+  }
+}
+
+/* Sums of `rows` output rows of n outputs of one channel into acc, n a row (two at a time: with n odd
+ * the extra sum is overwritten by the next row's first, acc has room for one more): r is the first
+ * output row's first tap row, its other tap rows rl and 2 rl cells on, the next output row rstep cells
+ * on; f the channel's values. */
+static inline __attribute__((always_inline)) void dw_sums(const int16_t *r, const dw_chan *f, int32_t *acc,
+                                                         int32_t n, int32_t rows, int32_t rstep, const int s,
+                                                         const int rl) {
+  const int32_t w0 = f->w[0], w1 = f->w[1], w2 = f->w[2], w3 = f->w[3], w4 = f->w[4], w5 = f->w[5], b = f->bias;
+  const int32_t n2 = (n + 1) & ~1;
+  for (int32_t *const last = acc + rows * n; acc < last; r += rstep, acc -= n2 - n) {
+    int32_t *const end = acc + n2;
+    if (s == 1) {
+      const uint32_t *q = (const uint32_t *)(const void *)r;   /* cells i, i + 1 in word i / 2 */
+      for (; acc < end; acc += 2, q++) {
+        uint32_t p0 = q[0], p1 = q[1];
+        int32_t x0 = bt_smlad(p0, w0, b), x1 = bt_smlatb(p0, w0, b);
+        x0 = bt_smlabt(p1, w1, x0); x1 = bt_smlad(p1, w1, x1);
+        p0 = q[rl / 2]; p1 = q[rl / 2 + 1];
+        x0 = bt_smlad(p0, w2, x0); x1 = bt_smlatb(p0, w2, x1);
+        x0 = bt_smlabt(p1, w3, x0); x1 = bt_smlad(p1, w3, x1);
+        p0 = q[rl]; p1 = q[rl + 1];
+        x0 = bt_smlad(p0, w4, x0); x1 = bt_smlatb(p0, w4, x1);
+        x0 = bt_smlabt(p1, w5, x0); x1 = bt_smlad(p1, w5, x1);
+        acc[0] = x0; acc[1] = x1;
+      }
+    } else {
+      const int16_t *e = r;
+      for (; acc < end; acc += 2, e += 2) {   /* even cells E at e, odd cells O at e + rl / 2 */
+#define DW_S2_ROW(o, we, wo)                                                                      \
+  do {                                                                                            \
+    const uint32_t e0 = bt_ld4((const int8_t *)(e + (o))), e1 = bt_ld4((const int8_t *)(e + (o) + 1)); \
+    const uint32_t od = bt_ld4((const int8_t *)(e + (o) + rl / 2));                               \
+    x0 = bt_smlad(e0, we, x0); x1 = bt_smlad(e1, we, x1);                                          \
+    x0 = bt_smlabb(od, wo, x0); x1 = bt_smlatb(od, wo, x1);                                        \
+  } while (0)
+        int32_t x0 = b, x1 = b;
+        DW_S2_ROW(0, w0, w1);
+        DW_S2_ROW(rl, w2, w3);
+        DW_S2_ROW(2 * rl, w4, w5);
+#undef DW_S2_ROW
+        acc[0] = x0; acc[1] = x1;
+      }
+    }
+  }
+}
+
+typedef void (*dw_sums_fn)(const int16_t *, const dw_chan *, int32_t *, int32_t, int32_t, int32_t);
+#define DW_SUMS(name, s, rl)                                                                                    \
+  static void name(const int16_t *r, const dw_chan *f, int32_t *acc, int32_t n, int32_t rows, int32_t rstep) { \
+    dw_sums(r, f, acc, n, rows, rstep, s, rl);                                                                 \
+  }
+DW_SUMS(dw_sums_1_8, 1, 8)
+DW_SUMS(dw_sums_1_16, 1, 16)
+DW_SUMS(dw_sums_1_32, 1, 32)
+DW_SUMS(dw_sums_1_56, 1, 56)
+DW_SUMS(dw_sums_2_8, 2, 8)
+DW_SUMS(dw_sums_2_16, 2, 16)
+DW_SUMS(dw_sums_2_32, 2, 32)
+DW_SUMS(dw_sums_2_56, 2, 56)
+#undef DW_SUMS
+static const int32_t dw_rls[4] = {8, 16, 32, 56};   /* widened row lengths (cells) */
+static const dw_sums_fn dw_sums_fns[2][4] = {{dw_sums_1_8, dw_sums_1_16, dw_sums_1_32, dw_sums_1_56},
+                                             {dw_sums_2_8, dw_sums_2_16, dw_sums_2_32, dw_sums_2_56}};
+
+/* One output from its sum: fast bt_rq2 (fold: the zero point is in p2), else bt_mbqm_fast; act 2: the
+ * whole int8 range (SSAT), 1: upper bound 127 (SSAT, then the lower bound), 0: [lo, hi]. */
+static inline __attribute__((always_inline)) int32_t dw_q(int32_t a, int32_t m, int32_t p2, int32_t e1, int32_t zp,
+                                                         int32_t lo, int32_t hi, const int fast, const int fold,
+                                                         const int act) {
+  int32_t v = fast ? bt_rq2(a, m, p2, e1) : bt_mbqm_fast(a, m, e1);
+  if (!fold) v += zp;
+  if (act == 2) return bt_ssat8(v);
+  if (act == 1) { v = bt_ssat8(v); return v < lo ? lo : v; }
+  return bt_clamp(v, lo, hi);
+}
+
+/* `rows` rows of n outputs of one channel (sums n a row in acc) requantised into o (ops bytes between
+ * outputs, out_row between rows; rows of the whole width, out_row = n ops, as one row), two at a time. */
+static inline __attribute__((always_inline)) void dw_requant(const int32_t *acc, int32_t n, int32_t rows,
+                                                            int8_t *o, int32_t ops, int32_t out_row,
+                                                            const dw_chan *f, int32_t lo, int32_t hi,
+                                                            const int fast, const int fold, const int act) {
+  const int32_t m = f->m, p2 = f->p2, e1 = f->e1, zp = f->zp;   /* locals: the int8 stores may alias f */
+  if (out_row == n * ops) { n *= rows; rows = 1; }
+  for (int32_t y = 0; y < rows; y++, acc += n, o += out_row) {
+    int8_t *q = o;
+    const int32_t *a = acc, *const end = acc + (n & ~1);
+    for (; a < end; a += 2, q += 2 * ops) {
+      const int32_t a0 = a[0], a1 = a[1];
+      q[0] = (int8_t)dw_q(a0, m, p2, e1, zp, lo, hi, fast, fold, act);
+      q[ops] = (int8_t)dw_q(a1, m, p2, e1, zp, lo, hi, fast, fold, act);
+    }
+    if (n & 1) q[0] = (int8_t)dw_q(a[0], m, p2, e1, zp, lo, hi, fast, fold, act);
+  }
+}
+
+typedef void (*dw_requant_fn)(const int32_t *, int32_t, int32_t, int8_t *, int32_t, int32_t, const dw_chan *, int32_t,
+                              int32_t);
+#define DW_REQUANT(name, fast, fold, act)                                                                      \
+  static void name(const int32_t *acc, int32_t n, int32_t rows, int8_t *o, int32_t ops, int32_t out_row,       \
+                   const dw_chan *f, int32_t lo, int32_t hi) {                                                 \
+    dw_requant(acc, n, rows, o, ops, out_row, f, lo, hi, fast, fold, act);                                    \
+  }
+DW_REQUANT(dw_requant_f2, 1, 1, 2)
+DW_REQUANT(dw_requant_f1, 1, 1, 1)
+DW_REQUANT(dw_requant_f0, 1, 1, 0)
+DW_REQUANT(dw_requant_r, 1, 0, 0)
+DW_REQUANT(dw_requant_m, 0, 0, 0)
+#undef DW_REQUANT
+/* mode 0..2: bt_rq2 with the zero point folded, act 2..0; 3: bt_rq2; 4: bt_mbqm_fast */
+static const dw_requant_fn dw_requant_fns[5] = {dw_requant_f2, dw_requant_f1, dw_requant_f0, dw_requant_r,
+                                                dw_requant_m};
+
+/* 1 when dw_rows takes the layer: 3x3, dilation 1, stride_w 1 or 2. */
+static int dw_rows_ok(const bt_conv_params *p) {
+  return p->kh == 3 && p->kw == 3 && p->dil_h == 1 && p->dil_w == 1 && (p->stride_w == 1 || p->stride_w == 2) &&
+         p->stride_h >= 1;
+}
+
+/* Output rows [y0, y1) (out holds row y0) of a 3x3 depth-multiplier-1 layer (dw_rows_ok): per strip
+ * of output columns, group of four channels and chunk of output rows, the chunk's input rows widened
+ * into each channel's plane, then per channel its sums and their requantisation. */
+static void dw_rows(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1,
+                    int fast) {
+  int16_t plane[DW_CELLS] __attribute__((aligned(8)));
+  int32_t acc[DW_ACC] __attribute__((aligned(8)));
+  dw_chan ch[4];
+  if (y1 <= y0) return;
+  const int32_t s = p->stride_w, sh = p->stride_h, c_n = p->out.c, ops = p->out.pixel_stride;
+  const int32_t out_row = p->out.w * ops, off = p->input_offset, zp = p->output_offset, lo = p->act_min,
+                hi = p->act_max;
+  const int32_t ns = s == 1 ? DW_NS1 : DW_NS2, strips = (p->out.w + ns - 1) / ns;
+  const int act = hi != 127 ? 0 : (lo == -128 ? 2 : 1);
+  for (int32_t st = 0; st < strips; st++) {
+    const int32_t xa = p->out.w * st / strips, xb = p->out.w * (st + 1) / strips, n = xb - xa, n2 = (n + 1) & ~1;
+    const int32_t ix0 = xa * s - p->pad_left, cells = s == 1 ? n2 + 2 : 2 * n2 + 1, need = s == 1 ? n2 + 2 : 2 * n2 + 2;
+    int32_t li = 0;
+    while (dw_rls[li] < need) li++;
+    const int32_t rl = dw_rls[li];
+    const dw_sums_fn sums = dw_sums_fns[s - 1][li];
+    /* output rows a chunk: its input rows' planes and its sums fit */
+    int32_t rc = (DW_CELLS / (4 * rl) - 3) / sh + 1;
+    if (rc * n + 1 > DW_ACC) rc = (DW_ACC - 1) / n;
+    if (rc > y1 - y0) rc = y1 - y0;
+    const int32_t K = ((rc - 1) * sh + 3) * rl;   /* cells of a channel's plane */
+    {   /* the cells outside the image the zero point (widened rows leave them) */
+      int32_t bv0 = -ix0, bv1 = p->in.w - ix0;
+      bv0 = bv0 < 0 ? 0 : (bv0 > cells ? cells : bv0);
+      bv1 = bv1 < bv0 ? bv0 : (bv1 > cells ? cells : bv1);
+      const int16_t z = (int16_t)-off;
+      for (int32_t b = 0; b < cells; b++) {
+        if (b == bv0) b = bv1;
+        if (b >= cells) break;
+        int16_t *d = plane + dw_cell(b, s, rl);
+        for (int32_t i = 0; i < 4 * K; i += rl) d[i] = z;
+      }
+    }
+    for (int32_t c = 0; c < c_n; c += 4) {
+      const int32_t nc = c_n - c < 4 ? c_n - c : 4;
+      int fold = fast;
+      if (nc == 4) {   /* a word of four channels a tap: SXTB16 halves (c, c+2) e and (c+1, c+3) o */
+        int32_t se = 0, so = 0;
+        for (int32_t r = 0; r < 3; r++) {
+          const int8_t *w = p->filter + 3 * r * c_n + c;
+          const uint32_t A = bt_ld4(w), B = bt_ld4(w + c_n), C = bt_ld4(w + 2 * c_n);
+          const uint32_t ae = (uint32_t)bt_sxtb16(A), be = (uint32_t)bt_sxtb16(B), ce = (uint32_t)bt_sxtb16(C);
+          const uint32_t ao = (uint32_t)bt_sxtb16_ror8(A), bo = (uint32_t)bt_sxtb16_ror8(B), co = (uint32_t)bt_sxtb16_ror8(C);
+          se = bt_sadd16(bt_sadd16(se, (int32_t)ae), bt_sadd16((int32_t)be, (int32_t)ce));   /* 9 int8 sums: 16 bits */
+          so = bt_sadd16(bt_sadd16(so, (int32_t)ao), bt_sadd16((int32_t)bo, (int32_t)co));
+          if (s == 1) {   /* (w0, w1), (w1, w2) */
+            ch[0].w[2 * r] = (int32_t)bt_pkhbt16(ae, be); ch[0].w[2 * r + 1] = (int32_t)bt_pkhbt16(be, ce);
+            ch[2].w[2 * r] = (int32_t)bt_pkhtb16(be, ae); ch[2].w[2 * r + 1] = (int32_t)bt_pkhtb16(ce, be);
+            ch[1].w[2 * r] = (int32_t)bt_pkhbt16(ao, bo); ch[1].w[2 * r + 1] = (int32_t)bt_pkhbt16(bo, co);
+            ch[3].w[2 * r] = (int32_t)bt_pkhtb16(bo, ao); ch[3].w[2 * r + 1] = (int32_t)bt_pkhtb16(co, bo);
+          } else {        /* (w0, w2), w1 */
+            ch[0].w[2 * r] = (int32_t)bt_pkhbt16(ae, ce); ch[0].w[2 * r + 1] = (int16_t)be;
+            ch[2].w[2 * r] = (int32_t)bt_pkhtb16(ce, ae); ch[2].w[2 * r + 1] = (int32_t)be >> 16;
+            ch[1].w[2 * r] = (int32_t)bt_pkhbt16(ao, co); ch[1].w[2 * r + 1] = (int16_t)bo;
+            ch[3].w[2 * r] = (int32_t)bt_pkhtb16(co, ao); ch[3].w[2 * r + 1] = (int32_t)bo >> 16;
+          }
+        }
+        ch[0].bias = off * (int16_t)se; ch[2].bias = off * (se >> 16);
+        ch[1].bias = off * (int16_t)so; ch[3].bias = off * (so >> 16);
+      } else {
+        for (int32_t k = 0; k < nc; k++) {
+          const int8_t *w = p->filter + c + k;
+          int32_t sum = 0;
+          for (int32_t t = 0; t < 9; t++) sum += w[t * c_n];
+          for (int32_t r = 0; r < 3; r++) {
+            const int32_t a = w[(3 * r) * c_n], b = w[(3 * r + 1) * c_n], e = w[(3 * r + 2) * c_n];
+            ch[k].w[2 * r] = (int32_t)(((uint32_t)(uint16_t)a) | ((uint32_t)(s == 1 ? b : e) << 16));
+            ch[k].w[2 * r + 1] = s == 1 ? (int32_t)(((uint32_t)(uint16_t)b) | ((uint32_t)e << 16)) : b;
+          }
+          ch[k].bias = off * sum;
+        }
+      }
+      for (int32_t k = 0; k < nc; k++) {
+        dw_chan *f = &ch[k];
+        if (p->bias) f->bias += p->bias[c + k];
+        f->m = p->multiplier[c + k];
+        f->zp = zp;
+        const int32_t sft = p->shift[c + k];
+        if (fast) {
+          f->p2 = bt_rq2_p2(sft);
+          f->e1 = bt_rq2_e1(sft);
+          if (f->e1 > 21) fold = 0;   /* |zp| 2^e1 must leave the high word's sum inside int32 */
+        } else {
+          f->e1 = sft;
+        }
+      }
+      if (fold)
+        for (int32_t k = 0; k < nc; k++) ch[k].p2 += (int32_t)((uint32_t)zp << ch[k].e1);
+      const dw_requant_fn rq = dw_requant_fns[!fast ? 4 : (!fold ? 3 : 2 - act)];
+      for (int32_t ya = y0; ya < y1; ya += rc) {
+        const int32_t rows = y1 - ya < rc ? y1 - ya : rc, nr = (rows - 1) * sh + 3;
+        dw_widen(p, in, in_y0, plane, K, rl, ya * sh - p->pad_top, nr, ix0, cells, c, nc, s);
+        int8_t *o = out + (ya - y0) * out_row + xa * ops + c;
+        for (int32_t k = 0; k < nc; k++) {
+          sums(plane + k * K, &ch[k], acc, n, rows, sh * rl);
+          rq(acc, n, rows, o + k, ops, out_row, &ch[k], lo, hi);
+        }
+      }
+    }
+  }
+}
+
 /* Depth multiplier 1 (fast: requantisation by bt_rq2): the 3x3 interior path where a row has one. */
 static inline __attribute__((always_inline)) void dw_m1(const bt_depthwise_params *dp, const int8_t *in,
                                                        int32_t in_y0, int8_t *out, int32_t y0, int32_t y1,
                                                        const int fast) {
   const bt_conv_params *p = &dp->conv;
+  if (dw_rows_ok(p) && (y1 - y0) * p->out.w >= DW_MIN_PIXELS) {
+    dw_rows(p, in, in_y0, out, y0, y1, fast);
+    return;
+  }
   const int32_t out_row = p->out.w * p->out.pixel_stride;
   /* output columns whose taps are all inside the image */
   int32_t xi0 = 0, xi1 = p->out.w;

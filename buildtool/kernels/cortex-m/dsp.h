@@ -107,4 +107,31 @@ static inline void bt_dot4x4(const int8_t *ip, const int8_t *f0, int32_t fs, int
   }
 #endif
 }
+
+/* Halfword multiplies for int16 pairs (depthwise.c): c + bottom(a) * top(b) (SMLABT), c + top(a) *
+ * bottom(b) (SMLATB). */
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+#define bt_smlabt(a, b, c) __smlabt((a), (b), (c))
+#define bt_smlatb(a, b, c) __smlatb((a), (b), (c))
+#else
+static inline int32_t bt_smlabt(int32_t a, int32_t b, int32_t c) { return (int32_t)((uint32_t)c + (uint32_t)(bt_lo16(a) * bt_hi16(b))); }
+static inline int32_t bt_smlatb(int32_t a, int32_t b, int32_t c) { return (int32_t)((uint32_t)c + (uint32_t)(bt_hi16(a) * bt_lo16(b))); }
+#endif
+/* Halfword packs (depthwise.c): bottom(a) | bottom(b) << 16 (PKHBT), top(b) | top(a) >> 16 as the low
+ * half (PKHTB with ASR #16; the C form alone becomes UXTH/AND + ORR in GCC 12). */
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+static inline uint32_t bt_pkhbt16(uint32_t a, uint32_t b) {
+  uint32_t r;
+  __asm__("pkhbt %0, %1, %2, lsl #16" : "=r"(r) : "r"(a), "r"(b));
+  return r;
+}
+static inline uint32_t bt_pkhtb16(uint32_t b, uint32_t a) {
+  uint32_t r;
+  __asm__("pkhtb %0, %1, %2, asr #16" : "=r"(r) : "r"(b), "r"(a));
+  return r;
+}
+#else
+static inline uint32_t bt_pkhbt16(uint32_t a, uint32_t b) { return (a & 0xffffu) | (b << 16); }
+static inline uint32_t bt_pkhtb16(uint32_t b, uint32_t a) { return (b & 0xffff0000u) | (a >> 16); }
+#endif
 #endif

@@ -19,6 +19,19 @@ static void test_depthwise(void) {
     fill(g_in, h * w * ips + 16);
     spatial_check("depthwise", t, &c);
   }
+  /* wide 3x3 rows (depth multiplier 1): an optimised set may split a row into strips of columns;
+   * some channels shifted right by 24..30 bits (bt_rq2 without the output zero point in its constant) */
+  for (int32_t t = 0; t < 12; t++) {
+    spatial_case c; c.kind = K_DW;
+    int32_t cin = (t % 3 == 0) ? 4 * ri(1, 3) : ri(1, 9), s = 1 + (t & 1);
+    int32_t h = ri(3, 6), w = ri(40, 130);
+    int32_t ips = cin + ((t % 4 == 1) ? ri(1, 5) : 0), ops = cin + ((t % 4 == 2) ? ri(1, 5) : 0);
+    gen_conv(&c.dw.conv, h, w, cin, cin, 3, 3, s, s, 1, 1, (int)(rnd() & 1), ips, ops, 1);
+    c.dw.depth_multiplier = 1;
+    if (t % 3 == 2) g_shift[ri(0, cin - 1)] = ri(-30, -24);
+    fill(g_in, h * w * ips + 16);
+    spatial_check("depthwise_wide", t, &c);
+  }
   /* in-place: output written over its own input (from case 25 on, few channels and tall images: the
    * scratch plane holds several output rows, so an optimised set may go row by row) */
   for (int32_t t = 0; t < 40; t++) {
