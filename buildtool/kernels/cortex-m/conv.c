@@ -3,7 +3,8 @@
  *  - patches of at most BT_COL_MAX (640) values (kh*kw*c_in): the patch-matrix path of im2col.h and
  *    conv_pm.h, three output pixels (patches up to BT_COL3 = 512 values; else, and left over, two or
  *    one) x two output channels per SMLAD step, the patch widened once per pixel (1x1 without padding
- *    reads the input pixel in place; other filters gather it, word copies inside the image);
+ *    reads the input pixel in place; a patch inside the image whose filter rows are whole groups of 4
+ *    values is widened from its input rows; other patches are gathered, word copies inside the image);
  *    requantisation by bt_rq2 when every channel allows it (bt_pm_rq2_ok), SSAT clamps when the upper
  *    bound is 127;
  *  - larger patches: direct convolution without scratch. For each output pixel and valid filter tap,

@@ -48,20 +48,36 @@ typedef struct {
   int direct;   /* 1x1 without padding: the pixel is read in place */
 } bt_pm_geom;
 
-/* Widens output pixel tt of the band (raster order from row y0)'s patch into col (gathered through
- * patch unless g->direct); P = 0: col is a column of its own (bt_widen), else pixel q of the P
- * interleaved at col (bt_widenp). Returns its output address. */
+/* Widens output pixel tt of the band (raster order from row y0)'s patch into col; P = 0: col is a
+ * column of its own (bt_widen), else pixel q of the P interleaved at col (bt_widenp). A 1x1 without
+ * padding (g->direct) reads the pixel in place; a patch inside the image of a dense input whose
+ * filter rows are whole groups of 4 values (kw*c_in % 4 == 0, no horizontal dilation) is widened
+ * from its kh input runs directly; other patches are gathered into patch first (bt_gather: zero
+ * point at padding taps). Returns its output address. */
 static inline __attribute__((always_inline)) int8_t *bt_pm_col(const bt_conv_params *p, const bt_pm_geom *g,
                                                               const int8_t *in, int32_t in_y0, int8_t *out,
                                                               int32_t y0, int32_t tt, int8_t *patch, int16_t *col,
                                                               int32_t q, const int32_t P) {
   const int32_t y = y0 + tt / g->ow, x = tt % g->ow;
   const int8_t *src = patch;
-  if (g->direct) src = in + (y * g->sh - in_y0) * g->in_row + x * g->sw * g->ips;
-  else bt_gather(p, in, in_y0, y, x, patch);
+  if (g->direct) {
+    src = in + (y * g->sh - in_y0) * g->in_row + x * g->sw * g->ips;
+  } else {
+    const int32_t run = p->kw * p->in.c, iy0 = y * g->sh - p->pad_top, ix0 = x * g->sw - p->pad_left;
+    if ((run & 3) == 0 && g->ips == p->in.c && p->dil_w == 1 && iy0 >= 0 &&
+        iy0 + (p->kh - 1) * p->dil_h < p->in.h && ix0 >= 0 && ix0 + p->kw <= p->in.w) {
+      const int8_t *s = in + (iy0 - in_y0) * g->in_row + ix0 * g->ips;
+      for (int32_t ky = 0; ky < p->kh; ky++, s += p->dil_h * g->in_row) {
+        if (P == 0) bt_widen(s, col + ky * run, run, g->off, g->off2);
+        else bt_widenp(s, col + P * ky * run, q, run, P, g->off, g->off2);
+      }
+      return out + tt * g->ops;
+    }
+    bt_gather(p, in, in_y0, y, x, patch);
+  }
   if (P == 0) bt_widen(src, col, g->K, g->off, g->off2);
   else bt_widenp(src, col, q, g->K, P, g->off, g->off2);
-  return out + ((y - y0) * g->ow + x) * g->ops;
+  return out + tt * g->ops;
 }
 
 /* The patch-matrix path (im2col.h): output pixels of the band three at a time when the patch has at
