@@ -19,7 +19,10 @@
  *    taps widened per row; tap rows above or below the input read a row of the input's zero point
  *    (their terms vanish), and boxes that are mostly border (small maps) copy their input rows once
  *    into a zero-point-padded ring;
- *  - requantisation by bt_rq2 when the channel allows it (else bt_mbqm_fast).
+ *  - requantisation by bt_rq2 when the channel allows it (else bt_mbqm_fast); when the activation range is
+ *    all of int8, the output zero point folded into bt_rq2's rounding word and one SSAT for the clamp
+ *    (CM_SAT: bt_rq2's 5 instructions and an SSAT, where adding the zero point and a two-sided clamp
+ *    took 5-6 more, their constants often spilled). 3x3 depthwise rows whose taps are all inside go through dw3_rows in one call.
  * Stack: CM_K_MAX int16s and CM_CHUNK sums (a depthwise's padded rows reuse the int16s), below
  * the set's conv (3.2 KB). Same results as the reference runtime, byte for byte. */
 #include "bt_fused.h"
@@ -44,10 +47,47 @@ static inline int32_t cm_smlabt(int32_t a, int32_t b, int32_t c) {
 }
 #endif
 
-/* One requantised, clamped output: bt_rq2 (p2, e1) when fast, else bt_mbqm_fast. */
+/* One requantised, clamped output: bt_rq2 (p2, e1) when fast, else bt_mbqm_fast; fast 2 (CM_SAT): p2 is
+   cm_p2z's (the output zero point folded in) and the activation range is all of int8, so one SSAT clamps. */
 static inline __attribute__((always_inline)) int8_t cm_out(int32_t acc, int32_t m, int32_t sh, int32_t p2, int32_t e1,
                                                           int fast, int32_t zp, int32_t lo, int32_t hi) {
+  if (fast == 2) return (int8_t)bt_ssat8(bt_rq2(acc, m, p2, e1));
   return (int8_t)bt_clamp((fast ? bt_rq2(acc, m, p2, e1) : bt_mbqm_fast(acc, m, sh)) + zp, lo, hi);
+}
+#define CM_SAT 2
+/* call (its requantisation argument written QQ) with QQ = CM_SAT when sat, else 1: optimised builds get a copy
+   of the call per value (the checks leave the loops); -O0 one call with QQ a variable (the copies' locals
+   would double its stack). */
+#if defined(__OPTIMIZE__)
+#define CM_QCALL(sat, call)                  \
+  do {                                       \
+    if (sat) {                               \
+      enum { QQ = CM_SAT };                  \
+      call;                                  \
+    } else {                                 \
+      enum { QQ = 1 };                       \
+      call;                                  \
+    }                                        \
+  } while (0)
+#else
+#define CM_QCALL(sat, call)                  \
+  do {                                       \
+    const int QQ = (sat) ? CM_SAT : 1;       \
+    call;                                    \
+  } while (0)
+#endif
+
+/* 1 when a bt_rq2 channel (shift sh) of p can take CM_SAT: activation range [-128, 127] and the zero point
+   zp * 2^e1 added to bt_rq2's high word (cm_p2z) without overflow. The high word before it is below 2^30 +
+   2^29 + 1 in magnitude (|a * m| < 2^62, p2 <= 2^29), so |zp| <= 128 and e1 <= 21 keep the sum inside
+   int32; then (H + zp 2^e1) >> e1 == (H >> e1) + zp exactly. */
+static inline int cm_sat_ok(const bt_conv_params *p, int32_t sh) {
+  return p->act_min == -128 && p->act_max == 127 && p->output_offset >= -128 && p->output_offset <= 128 &&
+         bt_rq2_e1(sh) <= 21;
+}
+/* bt_rq2's p2 with p's output zero point folded in (cm_sat_ok). */
+static inline int32_t cm_p2z(const bt_conv_params *p, int32_t sh) {
+  return bt_rq2_p2(sh) + p->output_offset * (1 << bt_rq2_e1(sh));
 }
 
 /* The pixels of a pass: nr rows of n pixels, pixel (j, i) at ip + j*rs + i*step; their sums are
@@ -136,12 +176,13 @@ static void cm_pass_run(const cm_pass *ps, const int16_t *f, int32_t len, int32_
 typedef struct {
   int16_t fw[CM_K_MAX] __attribute__((aligned(4)));
   int32_t acc0, m, sh, p2, e1, fast, xi0, xi1, run, nrun, dense;
+  int32_t p2z, sat;   /* CM_SAT: sat 1, p2z bt_rq2's p2 with the zero point folded in (cm_p2z) */
   int32_t row1;   /* conv1_row1's path: 2 an RGB stem's 3x9 rows, 1 dense rows, 0 conv1_rows */
 } cm_conv1;
 
-/* One channel's start value and bt_rq2 requantisation. */
+/* One channel's start value and bt_rq2 requantisation (q: cm_out's fast, 1 or CM_SAT with p2 from cm_p2z). */
 typedef struct {
-  int32_t acc0, m, p2, e1;
+  int32_t acc0, m, p2, e1, q;
 } cm_chq;
 
 /* dst[0..n) = src[0..n) widened, each group of 4 stored [k, k+2, k+1, k+3] (im2col.h's layout); returns
@@ -170,6 +211,8 @@ static inline __attribute__((always_inline)) void cm_chan_values(const bt_conv_p
   st->fast = bt_rq2_ok(&st->m, &st->sh, 1);
   st->p2 = st->fast ? bt_rq2_p2(st->sh) : 0;
   st->e1 = st->fast ? bt_rq2_e1(st->sh) : 0;
+  st->sat = st->fast && cm_sat_ok(p, st->sh);
+  st->p2z = st->sat ? cm_p2z(p, st->sh) : st->p2;
 }
 
 /* st's values that depend on p's channel (filter, bias, requantisation), its geometry already in st. */
@@ -241,13 +284,14 @@ static inline __attribute__((always_inline)) int32_t cm_dot(const int8_t *ip, co
 static inline __attribute__((always_inline)) void cm_run_out(const int8_t *ip, int32_t step, int32_t n,
                                                             const int16_t *f,
                                                             int8_t *o, int32_t ops, const bt_conv_params *p,
-                                                            const cm_conv1 *st, const int G, const int T) {
+                                                            const cm_conv1 *st, const int G, const int T,
+                                                            const int Q) {
   int32_t w[8];
   _Pragma("GCC unroll 4") for (int g = 0; g < G; g++) {
     __builtin_memcpy(&w[2 * g], f + 4 * g, 4);
     __builtin_memcpy(&w[2 * g + 1], f + 4 * g + 2, 4);
   }
-  const int32_t acc0 = st->acc0, m = st->m, p2 = st->p2, e1 = st->e1;
+  const int32_t acc0 = st->acc0, m = st->m, p2 = Q == CM_SAT ? st->p2z : st->p2, e1 = st->e1;
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
   for (int32_t i = 0; i < n; i++, ip += step, o += ops) {
     int32_t a = acc0;
@@ -257,7 +301,7 @@ static inline __attribute__((always_inline)) void cm_run_out(const int8_t *ip, i
       a = bt_smlad(w[2 * g + 1], bt_sxtb16_ror8(v), a);
     }
     for (int t = 0; t < T; t++) a += f[4 * G + t] * ip[4 * G + t];
-    *o = cm_out(a, m, 0, p2, e1, 1, zp, lo, hi);
+    *o = cm_out(a, m, 0, p2, e1, Q, zp, lo, hi);
   }
 }
 
@@ -293,8 +337,8 @@ static inline __attribute__((always_inline)) void cm_run_out(const int8_t *ip, i
 static inline __attribute__((always_inline)) void cm_run_pairs(const int8_t *ip, int32_t step, int32_t n,
                                                               const int16_t *f, int8_t *o, int32_t ops,
                                                               const bt_conv_params *p, const cm_conv1 *st,
-                                                              const int G, const int T) {
-  const int32_t acc0 = st->acc0, m = st->m, p2 = st->p2, e1 = st->e1;
+                                                              const int G, const int T, const int Q) {
+  const int32_t acc0 = st->acc0, m = st->m, p2 = Q == CM_SAT ? st->p2z : st->p2, e1 = st->e1;
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
   int32_t i = 0;
   for (; i + 2 <= n; i += 2, ip += 2 * step, o += 2 * ops) {
@@ -306,10 +350,10 @@ static inline __attribute__((always_inline)) void cm_run_pairs(const int8_t *ip,
     if (G >= 3) CM_PAIR4(8, 16);
     if (G >= 4) CM_PAIR4(12, 24);
     for (int u = 0; u < T; u++) { a += f[4 * G + u] * ip[4 * G + u]; b += f[4 * G + u] * iq[4 * G + u]; }
-    o[0] = cm_out(a, m, 0, p2, e1, 1, zp, lo, hi);
-    o[ops] = cm_out(b, m, 0, p2, e1, 1, zp, lo, hi);
+    o[0] = cm_out(a, m, 0, p2, e1, Q, zp, lo, hi);
+    o[ops] = cm_out(b, m, 0, p2, e1, Q, zp, lo, hi);
   }
-  if (i < n) cm_run_out(ip, step, 1, f, o, ops, p, st, G, T);
+  if (i < n) cm_run_out(ip, step, 1, f, o, ops, p, st, G, T, Q);
 }
 #undef CM_PAIR4
 
@@ -318,12 +362,12 @@ static inline __attribute__((always_inline)) void cm_run_pairs(const int8_t *ip,
 static inline __attribute__((always_inline)) void cm_rows_pairs(const bt_conv_params *p, const cm_conv1 *st,
                                                                const box_src *s, const box_dst *d, int32_t ya,
                                                                int32_t nr, int32_t xa, int32_t n, const int G,
-                                                               const int T) {
+                                                               const int T, const int Q) {
   const int32_t ps = p->in.pixel_stride, step = p->stride_w * ps, ops = p->out.pixel_stride;
   const int32_t ix = (xa * p->stride_w - p->pad_left) * ps;
   for (int32_t j = 0; j < nr; j++)
     cm_run_pairs(box_row(s, (ya + j) * p->stride_h - p->pad_top) + ix, step, n, st->fw, box_orow(d, ya + j) + xa * ops,
-                 ops, p, st, G, T);
+                 ops, p, st, G, T, Q);
 }
 #define CM_ROWS_PAIRS 1
 #endif
@@ -367,8 +411,9 @@ static void cm_run_out_long(const int8_t *ip, int32_t step, int32_t n, const int
 static inline __attribute__((always_inline)) void cm_rows_out(const int8_t *const *ipr, int32_t kh, int32_t step,
                                                              int32_t n, const int16_t *fw, int8_t *o, int32_t ops,
                                                              const bt_conv_params *p, const cm_conv1 *st, const int G,
-                                                             const int T) {
-  const int32_t m = st->m, p2 = st->p2, e1 = st->e1, zp = p->output_offset, lo = p->act_min, hi = p->act_max;
+                                                             const int T, const int Q) {
+  const int32_t m = st->m, p2 = Q == CM_SAT ? st->p2z : st->p2, e1 = st->e1;
+  const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
   for (int32_t i = 0; i < n; i++, o += ops) {
     int32_t a = st->acc0;
     const int16_t *f = fw;
@@ -384,7 +429,7 @@ static inline __attribute__((always_inline)) void cm_rows_out(const int8_t *cons
       }
       for (int t = 0; t < T; t++) a += f[4 * G + t] * ip[4 * G + t];
     }
-    *o = cm_out(a, m, 0, p2, e1, 1, zp, lo, hi);
+    *o = cm_out(a, m, 0, p2, e1, Q, zp, lo, hi);
   }
 }
 
@@ -451,8 +496,9 @@ static inline __attribute__((always_inline)) void cm_rows_out(const int8_t *cons
    spilled), an odd last one alone. */
 static inline __attribute__((always_inline)) void cm_rows_out_3x9(const int8_t *const *ipr, int32_t step, int32_t n,
                                                      const int16_t *fw, int8_t *o, int32_t ops,
-                                                     const bt_conv_params *p, const cm_conv1 *st) {
-  const int32_t m = st->m, p2 = st->p2, e1 = st->e1, zp = p->output_offset, lo = p->act_min, hi = p->act_max;
+                                                     const bt_conv_params *p, const cm_conv1 *st, const int Q) {
+  const int32_t m = st->m, p2 = Q == CM_SAT ? st->p2z : st->p2, e1 = st->e1;
+  const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
   const int8_t *r0 = ipr[0], *r1 = ipr[1], *r2 = ipr[2];
   int32_t i = 0;
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)
@@ -468,8 +514,8 @@ static inline __attribute__((always_inline)) void cm_rows_out_3x9(const int8_t *
                        [w] "=&r"(w), [t] "=&r"(t)
                      : [r0] "r"(r0), [f] "r"(fw), [step] "r"(step), [d1] "m"(d1), [d2] "m"(d2)
                      : "memory");
-    o[0] = cm_out(a, m, 0, p2, e1, 1, zp, lo, hi);
-    o[ops] = cm_out(b, m, 0, p2, e1, 1, zp, lo, hi);
+    o[0] = cm_out(a, m, 0, p2, e1, Q, zp, lo, hi);
+    o[ops] = cm_out(b, m, 0, p2, e1, Q, zp, lo, hi);
   }
   if (i < n) {   /* the odd last output */
     int32_t a = acc0;
@@ -481,7 +527,7 @@ static inline __attribute__((always_inline)) void cm_rows_out_3x9(const int8_t *
                      : [a] "+r"(a), [u] "+&r"(u), [x] "=&r"(x), [w] "=&r"(w), [t] "=&r"(t)
                      : [r0] "r"(r0), [f] "r"(fw), [d1] "m"(d1), [d2] "m"(d2)
                      : "memory");
-    o[0] = cm_out(a, m, 0, p2, e1, 1, zp, lo, hi);
+    o[0] = cm_out(a, m, 0, p2, e1, Q, zp, lo, hi);
   }
   return;
 #else
@@ -490,13 +536,13 @@ static inline __attribute__((always_inline)) void cm_rows_out_3x9(const int8_t *
     CM_ROW9_PAIR(r0, r0 + step, fw);
     CM_ROW9_PAIR(r1, r1 + step, fw + 9);
     CM_ROW9_PAIR(r2, r2 + step, fw + 18);
-    o[0] = cm_out(a, m, 0, p2, e1, 1, zp, lo, hi);
-    o[ops] = cm_out(b, m, 0, p2, e1, 1, zp, lo, hi);
+    o[0] = cm_out(a, m, 0, p2, e1, Q, zp, lo, hi);
+    o[ops] = cm_out(b, m, 0, p2, e1, Q, zp, lo, hi);
   }
 #endif
   if (i < n) {
     const int8_t *last[3] = {r0, r1, r2};
-    cm_rows_out(last, 3, step, 1, fw, o, ops, p, st, 2, 1);
+    cm_rows_out(last, 3, step, 1, fw, o, ops, p, st, 2, 1, Q);
   }
 }
 
@@ -561,8 +607,8 @@ static void cm_row9_padded2(const bt_conv_params *p, const int16_t *fw, const cm
   const int32_t ops = p->out.pixel_stride, zp = p->output_offset, lo = p->act_min, hi = p->act_max;
   for (int32_t x = xa; x < xb; x++) {
     cm_gather9(p, s, pb, iy0, x, z);
-    orow[x * ops] = cm_out(cm_patch9(pb, fw, k[0].acc0), k[0].m, 0, k[0].p2, k[0].e1, 1, zp, lo, hi);
-    qrow[x * ops] = cm_out(cm_patch9(pb, fw + 28, k[1].acc0), k[1].m, 0, k[1].p2, k[1].e1, 1, zp, lo, hi);
+    orow[x * ops] = cm_out(cm_patch9(pb, fw, k[0].acc0), k[0].m, 0, k[0].p2, k[0].e1, k[0].q, zp, lo, hi);
+    qrow[x * ops] = cm_out(cm_patch9(pb, fw + 28, k[1].acc0), k[1].m, 0, k[1].p2, k[1].e1, k[1].q, zp, lo, hi);
   }
 }
 static void cm_row9_padded(const bt_conv_params *p, const cm_conv1 *st, const box_src *s, int8_t *orow,
@@ -582,9 +628,15 @@ static void conv1_dense(const bt_conv_params *p, const cm_conv1 *st, const box_s
     const int32_t iy = (ya + j) * p->stride_h - p->pad_top;
     for (int32_t r = 0; r < kh; r++) ipr[r] = box_row(s, iy + r * p->dil_h) + ix;
     int8_t *o = box_orow(d, ya + j) + xa * ops;
-    if (kh == 3 && st->run == 9) { cm_rows_out_3x9(ipr, step, n, st->fw, o, ops, p, st); continue; }
+    if (kh == 3 && st->run == 9) {
+      CM_QCALL(st->sat, cm_rows_out_3x9(ipr, step, n, st->fw, o, ops, p, st, QQ));
+      continue;
+    }
     switch (st->run) {
-#define CM_RUN(k) case k: cm_rows_out(ipr, kh, step, n, st->fw, o, ops, p, st, (k) >> 2, (k) & 3); break;
+#define CM_RUN(k)                                                                          \
+  case k:                                                                                  \
+    CM_QCALL(st->sat, cm_rows_out(ipr, kh, step, n, st->fw, o, ops, p, st, (k) >> 2, (k) & 3, QQ)); \
+    break;
       CM_RUN(1) CM_RUN(2) CM_RUN(3) CM_RUN(4) CM_RUN(5) CM_RUN(6) CM_RUN(7) CM_RUN(8)
       CM_RUN(9) CM_RUN(10) CM_RUN(11) CM_RUN(12) CM_RUN(13) CM_RUN(14) CM_RUN(15) CM_RUN(16)
 #undef CM_RUN
@@ -610,7 +662,10 @@ static void conv1_single(const bt_conv_params *p, const cm_conv1 *st, const box_
      and the pair's extra live values cost more than the loads it shares) */
   if (st->fast && st->run >= 12 && st->run <= 16 && j < nr) {
     switch (st->run) {
-#define CM_RUNP(k) case k: cm_rows_pairs(p, st, s, d, ya + j, nr - j, xa, n, (k) >> 2, (k) & 3); break;
+#define CM_RUNP(k)                                                                      \
+  case k:                                                                               \
+    CM_QCALL(st->sat, cm_rows_pairs(p, st, s, d, ya + j, nr - j, xa, n, (k) >> 2, (k) & 3, QQ)); \
+    break;
       CM_RUNP(12) CM_RUNP(13) CM_RUNP(14) CM_RUNP(15) CM_RUNP(16)
 #undef CM_RUNP
       default: break;
@@ -622,7 +677,10 @@ static void conv1_single(const bt_conv_params *p, const cm_conv1 *st, const box_
     const int8_t *ip = box_row(s, (ya + j) * p->stride_h - p->pad_top) + ix;
     int8_t *o = box_orow(d, ya + j) + xa * ops;
     switch (st->fast ? st->run : 0) {
-#define CM_RUN(k) case k: cm_run_out(ip, step, n, st->fw, o, ops, p, st, (k) >> 2, (k) & 3); break;
+#define CM_RUN(k)                                                                     \
+  case k:                                                                             \
+    CM_QCALL(st->sat, cm_run_out(ip, step, n, st->fw, o, ops, p, st, (k) >> 2, (k) & 3, QQ)); \
+    break;
       CM_RUN(1) CM_RUN(2) CM_RUN(3) CM_RUN(4) CM_RUN(5) CM_RUN(6) CM_RUN(7) CM_RUN(8)
       CM_RUN(9) CM_RUN(10) CM_RUN(11) CM_RUN(12) CM_RUN(13) CM_RUN(14) CM_RUN(15) CM_RUN(16)
 #undef CM_RUN
@@ -710,8 +768,8 @@ static inline __attribute__((always_inline)) void conv1_row1(const bt_conv_param
       const int32_t ps = p->in.pixel_stride, dy = s->row * p->dil_h;
       const int8_t *const b = s->base + (iy - s->y0) * s->row + (xi0 * p->stride_w - p->pad_left) * ps;
       const int8_t *const ipr[3] = {b, b + dy, b + 2 * dy};
-      cm_rows_out_3x9(ipr, p->stride_w * ps, xi1 - xi0, st->fw, orow + xi0 * p->out.pixel_stride,
-                      p->out.pixel_stride, p, st);
+      CM_QCALL(st->sat, cm_rows_out_3x9(ipr, p->stride_w * ps, xi1 - xi0, st->fw, orow + xi0 * p->out.pixel_stride,
+                                        p->out.pixel_stride, p, st, QQ));
       return;
     }
     conv1_dense(p, st, s, d, y, 1, xi0, xi1 - xi0);
@@ -766,40 +824,66 @@ typedef struct {
 /* n outputs of one row of a 3x3 undilated depthwise on a dense one-channel input (r0, r1, r2: the tap
    rows of the first output), stride 1: the words x0..x3 of each tap row serve two outputs (SMLAD on bytes
    0,2 / 1,3 plus SMLABB / SMLABT for the middle tap); bt_rq2. */
-static __attribute__((noinline)) void dw3_s1(const cm_dw3 *k, const int8_t *r0, const int8_t *r1,
-                                                        const int8_t *r2, int32_t n,
-                                                        int8_t *o, int32_t ops,
-                   const bt_conv_params *p, const cm_conv1 *st) {
-  const int32_t m = st->m, p2 = st->p2, e1 = st->e1;
+static inline __attribute__((always_inline)) void dw3_s1_q(const cm_dw3 *k, const int8_t *r0, const int8_t *r1,
+                                                           const int8_t *r2, int32_t n, int8_t *o, int32_t ops,
+                                                           const bt_conv_params *p, const cm_conv1 *st, const int Q) {
+  const int32_t m = st->m, p2 = Q == CM_SAT ? st->p2z : st->p2, e1 = st->e1;
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
   int32_t i = 0;
   for (; i + 2 <= n; i += 2, o += 2 * ops, r0 += 2, r1 += 2, r2 += 2) {
     int32_t s0 = k->acc0, s1 = k->acc0;
     CM_DW3_PAIR(0, r0); CM_DW3_PAIR(1, r1); CM_DW3_PAIR(2, r2);
-    o[0] = cm_out(s0, m, 0, p2, e1, 1, zp, lo, hi);
-    o[ops] = cm_out(s1, m, 0, p2, e1, 1, zp, lo, hi);
+    o[0] = cm_out(s0, m, 0, p2, e1, Q, zp, lo, hi);
+    o[ops] = cm_out(s1, m, 0, p2, e1, Q, zp, lo, hi);
   }
   if (i < n) {
     int32_t s0 = k->acc0;
     CM_DW3_BYTES(0, r0); CM_DW3_BYTES(1, r1); CM_DW3_BYTES(2, r2);
-    o[0] = cm_out(s0, m, 0, p2, e1, 1, zp, lo, hi);
+    o[0] = cm_out(s0, m, 0, p2, e1, Q, zp, lo, hi);
   }
+}
+static __attribute__((noinline)) void dw3_s1(const cm_dw3 *k, const int8_t *r0, const int8_t *r1, const int8_t *r2,
+                                             int32_t n, int8_t *o, int32_t ops, const bt_conv_params *p,
+                                             const cm_conv1 *st) {
+  CM_QCALL(st->sat, dw3_s1_q(k, r0, r1, r2, n, o, ops, p, st, QQ));
 }
 
 /* The same at stride s > 1: one output per word of each tap row (x3 unused), the last output byte by
    byte. */
-static __attribute__((noinline)) void dw3_sn(const cm_dw3 *k, const int8_t *r0, const int8_t *r1,
-                                                        const int8_t *r2, int32_t s,
-                                                        int32_t n, int8_t *o, int32_t ops,
-                   const bt_conv_params *p, const cm_conv1 *st) {
-  const int32_t m = st->m, p2 = st->p2, e1 = st->e1;
+static inline __attribute__((always_inline)) void dw3_sn_q(const cm_dw3 *k, const int8_t *r0, const int8_t *r1,
+                                                           const int8_t *r2, int32_t s, int32_t n, int8_t *o,
+                                                           int32_t ops, const bt_conv_params *p, const cm_conv1 *st,
+                                                           const int Q) {
+  const int32_t m = st->m, p2 = Q == CM_SAT ? st->p2z : st->p2, e1 = st->e1;
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
   for (int32_t i = 0; i < n; i++, o += ops, r0 += s, r1 += s, r2 += s) {
     int32_t s0 = k->acc0;
     if (i + 1 < n) { CM_DW3_ONE(0, r0); CM_DW3_ONE(1, r1); CM_DW3_ONE(2, r2); }
     else { CM_DW3_BYTES(0, r0); CM_DW3_BYTES(1, r1); CM_DW3_BYTES(2, r2); }
-    o[0] = cm_out(s0, m, 0, p2, e1, 1, zp, lo, hi);
+    o[0] = cm_out(s0, m, 0, p2, e1, Q, zp, lo, hi);
   }
+}
+static __attribute__((noinline)) void dw3_sn(const cm_dw3 *k, const int8_t *r0, const int8_t *r1, const int8_t *r2,
+                                             int32_t s, int32_t n, int8_t *o, int32_t ops, const bt_conv_params *p,
+                                             const cm_conv1 *st) {
+  CM_QCALL(st->sat, dw3_sn_q(k, r0, r1, r2, s, n, o, ops, p, st, QQ));
+}
+
+/* nr rows of n outputs each of a 3x3 undilated depthwise on a dense one-channel input whose taps all
+   stay inside, stride 1 along rows (ip: the first output's first tap row, in_row bytes an input row, rs
+   input bytes between output rows; o: the first output, os bytes between output rows): dw3_s1 row after
+   row without the per-row bookkeeping of dw1_chan (at larger strides, measured slower than dw3_sn per row). */
+static inline __attribute__((always_inline)) void dw3_rows_q(const cm_dw3 *k, const int8_t *ip, int32_t in_row,
+                                                             int32_t rs, int32_t nr, int32_t n, int8_t *o, int32_t os,
+                                                             const bt_conv_params *p, const cm_conv1 *st,
+                                                             const int Q) {
+  const int32_t ops = p->out.pixel_stride;
+  for (int32_t j = 0; j < nr; j++, ip += rs, o += os) dw3_s1_q(k, ip, ip + in_row, ip + 2 * in_row, n, o, ops, p, st, Q);
+}
+static __attribute__((noinline)) void dw3_rows(const cm_dw3 *k, const int8_t *ip, int32_t in_row, int32_t rs,
+                                               int32_t nr, int32_t n, int8_t *o, int32_t os, const bt_conv_params *p,
+                                               const cm_conv1 *st) {
+  CM_QCALL(st->sat, dw3_rows_q(k, ip, in_row, rs, nr, n, o, os, p, st, QQ));
 }
 
 /* n outputs of one row of a one-channel depthwise (rp[ky]: tap row ky of the first output):
@@ -812,7 +896,10 @@ static void dw1_row(const bt_conv_params *p, const cm_conv1 *st, const cm_dw3 *k
   if (fast3 && st->fast) { dw3_sn(k3, rp[0], rp[1], rp[2], p->stride_w, n, o, ops, p, st); return; }
   if (st->fast && dx == 1)
     switch (p->kw) {
-#define CM_RUN(k) case k: cm_rows_out(rp, p->kh, step, n, st->fw, o, ops, p, st, (k) >> 2, (k) & 3); return;
+#define CM_RUN(k)                                                                                \
+  case k:                                                                                        \
+    CM_QCALL(st->sat, cm_rows_out(rp, p->kh, step, n, st->fw, o, ops, p, st, (k) >> 2, (k) & 3, QQ)); \
+    return;
       CM_RUN(1) CM_RUN(2) CM_RUN(3) CM_RUN(4) CM_RUN(5) CM_RUN(6) CM_RUN(7) CM_RUN(8)
 #undef CM_RUN
       default: break;
@@ -943,7 +1030,21 @@ static void dw1_chan(const bt_depthwise_params *dp, const int8_t *in, int32_t in
   const int32_t in_row = w->in_row, xi0 = st->xi0, xi1 = st->xi1, n = w->n, ya = w->ya, yb = w->yb;
   if (w->padded && dw1_padded(p, st, k3, fast3, fk, scratch, in, in_y0, in_row, d, y0, y1)) return;
   const int zr = w->zr;
+  /* rows whose every tap is inside (no side pixels): dw3_rows in one call */
+  int32_t yf0 = y1, yf1 = y1;
+  if (fast3 && st->fast && p->stride_w == 1 && xi0 == 0 && xi1 == p->out.w && n > 0 && !d->b->rows) {
+    yf0 = ya > y0 ? ya : y0;
+    yf1 = yb < y1 ? yb : y1;
+    if (yf1 <= yf0) yf0 = yf1 = y1;
+  }
   for (int32_t y = y0; y < y1; y++) {
+    if (y == yf0) {
+      const int32_t iy0 = y * p->stride_h - p->pad_top, ix = -p->pad_left * ps;
+      dw3_rows(k3, in + (iy0 - in_y0) * in_row + ix, in_row, p->stride_h * in_row, yf1 - yf0, n, box_orow(d, y),
+               d->b->wp * d->b->ps, p, st);
+      y = yf1 - 1;
+      continue;
+    }
     int8_t *orow = box_orow(d, y);
     if ((y < ya || y >= yb) && !zr) { dw1_edge(p, in, in_y0, fk, st, orow, y, 0, p->out.w); continue; }
     if (xi0 > 0) dw1_edge(p, in, in_y0, fk, st, orow, y, 0, xi0);
@@ -991,13 +1092,13 @@ static inline __attribute__((always_inline)) void cm_run_out2(const int8_t *ip, 
                                                              const int16_t *f, const int16_t *g, int8_t *o,
                                                              int8_t *q, const bt_conv_params *p,
                                                              const cm_conv1 *st, int32_t a1, int32_t m1, int32_t p21,
-                                                             int32_t e11, const int G, const int T) {
+                                                             int32_t e11, const int G, const int T, const int Q) {
   int32_t u[8], w[8];
   _Pragma("GCC unroll 4") for (int k = 0; k < G; k++) {
     __builtin_memcpy(&u[2 * k], f + 4 * k, 4); __builtin_memcpy(&u[2 * k + 1], f + 4 * k + 2, 4);
     __builtin_memcpy(&w[2 * k], g + 4 * k, 4); __builtin_memcpy(&w[2 * k + 1], g + 4 * k + 2, 4);
   }
-  const int32_t a0 = st->acc0, m0 = st->m, p20 = st->p2, e10 = st->e1;
+  const int32_t a0 = st->acc0, m0 = st->m, p20 = Q == CM_SAT ? st->p2z : st->p2, e10 = st->e1;
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
   for (int32_t i = 0; i < n; i++, ip += step) {
     int32_t a = a0, b = a1;
@@ -1008,8 +1109,8 @@ static inline __attribute__((always_inline)) void cm_run_out2(const int8_t *ip, 
       a = bt_smlad(u[2 * k + 1], y, a); b = bt_smlad(w[2 * k + 1], y, b);
     }
     for (int t = 0; t < T; t++) { a += f[4 * G + t] * ip[4 * G + t]; b += g[4 * G + t] * ip[4 * G + t]; }
-    o[i] = cm_out(a, m0, 0, p20, e10, 1, zp, lo, hi);
-    q[i] = cm_out(b, m1, 0, p21, e11, 1, zp, lo, hi);
+    o[i] = cm_out(a, m0, 0, p20, e10, Q, zp, lo, hi);
+    q[i] = cm_out(b, m1, 0, p21, e11, Q, zp, lo, hi);
   }
 }
 
@@ -1030,7 +1131,8 @@ static int conv1_pair(bt_conv_params *c, int32_t K, cm_conv1 *st, const box_src 
   if (!bt_rq2_ok(&m1, &sh1, 1)) return 0;
   int16_t *const g = st->fw + CM_PAIR_K;
   const int32_t a1 = (c->bias ? c->bias[1] : 0) + c->input_offset * cm_widen(c->filter + K, g, K);
-  const int32_t p21 = bt_rq2_p2(sh1), e11 = bt_rq2_e1(sh1);
+  const int sat = st->sat && cm_sat_ok(c, sh1);   /* both channels on CM_SAT, or neither */
+  const int32_t p21 = sat ? cm_p2z(c, sh1) : bt_rq2_p2(sh1), e11 = bt_rq2_e1(sh1);
   *win2 = *win;
   win2->base = (int8_t *)(st->fw + 2 * CM_PAIR_K);
   const int32_t ps = c->in.pixel_stride, step = c->stride_w * ps, n = c->out.w, ix = -c->pad_left * ps;
@@ -1039,7 +1141,10 @@ static int conv1_pair(bt_conv_params *c, int32_t K, cm_conv1 *st, const box_src 
     const int8_t *ip = box_row(s, y * c->stride_h - c->pad_top) + ix;
     int8_t *const o = box_orow(&d0, y), *const q = box_orow(&d1, y);
     switch (st->run) {
-#define CM_RUN2(k) case k: cm_run_out2(ip, step, n, st->fw, g, o, q, c, st, a1, m1, p21, e11, (k) >> 2, (k) & 3); break;
+#define CM_RUN2(k)                                                                                      \
+  case k:                                                                                               \
+    CM_QCALL(sat, cm_run_out2(ip, step, n, st->fw, g, o, q, c, st, a1, m1, p21, e11, (k) >> 2, (k) & 3, QQ)); \
+    break;
       CM_RUN2(1) CM_RUN2(2) CM_RUN2(3) CM_RUN2(4) CM_RUN2(5) CM_RUN2(6) CM_RUN2(7) CM_RUN2(8)
       CM_RUN2(9) CM_RUN2(10) CM_RUN2(11) CM_RUN2(12) CM_RUN2(13) CM_RUN2(14) CM_RUN2(15) CM_RUN2(16)
 #undef CM_RUN2
@@ -1090,11 +1195,46 @@ static int conv1_pair(bt_conv_params *c, int32_t K, cm_conv1 *st, const box_src 
   "smlabb %[c], %[w], %[x], %[c]\n\t"                                 \
   "smlabb %[d], %[w], %[y], %[d]\n\t"
 
+/* One tap row (9 bytes at u) of one pixel for both channels (widened filters at byte FO and FO + CM_G9 of f):
+   each input word loaded and widened once for both, 1 LDR + 2 SXTB16 + 4 LDR + 4 SMLAD per 4 values, into a
+   (channel 0) and c (channel 1). */
+#define CM_ROW9_ONE2(FO)                                               \
+  "ldr %[x], [%[u]]\n\t"                                              \
+  "sxtb16 %[t], %[x]\n\t"                                             \
+  "ldr %[w], [%[f], #" #FO "]\n\t"                                    \
+  "smlad %[a], %[w], %[t], %[a]\n\t"                                  \
+  "ldr %[w], [%[f], #" #FO "+56]\n\t"                                 \
+  "smlad %[c], %[w], %[t], %[c]\n\t"                                  \
+  "sxtb16 %[t], %[x], ror #8\n\t"                                     \
+  "ldr %[w], [%[f], #" #FO "+4]\n\t"                                  \
+  "smlad %[a], %[w], %[t], %[a]\n\t"                                  \
+  "ldr %[w], [%[f], #" #FO "+60]\n\t"                                 \
+  "smlad %[c], %[w], %[t], %[c]\n\t"                                  \
+  "ldr %[x], [%[u], #4]\n\t"                                          \
+  "sxtb16 %[t], %[x]\n\t"                                             \
+  "ldr %[w], [%[f], #" #FO "+8]\n\t"                                  \
+  "smlad %[a], %[w], %[t], %[a]\n\t"                                  \
+  "ldr %[w], [%[f], #" #FO "+64]\n\t"                                 \
+  "smlad %[c], %[w], %[t], %[c]\n\t"                                  \
+  "sxtb16 %[t], %[x], ror #8\n\t"                                     \
+  "ldr %[w], [%[f], #" #FO "+12]\n\t"                                 \
+  "smlad %[a], %[w], %[t], %[a]\n\t"                                  \
+  "ldr %[w], [%[f], #" #FO "+68]\n\t"                                 \
+  "smlad %[c], %[w], %[t], %[c]\n\t"                                  \
+  "ldrsb %[x], [%[u], #8]\n\t"                                        \
+  "ldrsh %[w], [%[f], #" #FO "+16]\n\t"                               \
+  "smlabb %[a], %[w], %[x], %[a]\n\t"                                 \
+  "ldrsh %[w], [%[f], #" #FO "+72]\n\t"                               \
+  "smlabb %[c], %[w], %[x], %[c]\n\t"
+
 /* cm_rows_out_3x9 for two output channels (filters widened at fw and fw + CM_G9 bytes; k[0], k[1] their values)
    into o and q: two pixels x two channels per pass, each input word loaded and widened once for the four
    outputs (the one-channel pass widens it once per channel); an odd last pixel by the one-pixel asm. */
-static void cm_rows_out_3x9x2(const int8_t *r0, int32_t d1, int32_t d2, int32_t step, int32_t n, const int16_t *fw,
-                              int8_t *o, int8_t *q, int32_t ops, const bt_conv_params *p, const cm_chq *k) {
+static inline __attribute__((always_inline)) void cm_rows_out_3x9x2_q(const int8_t *r0, int32_t d1, int32_t d2,
+                                                                     int32_t step, int32_t n, const int16_t *fw,
+                                                                     int8_t *o, int8_t *q, int32_t ops,
+                                                                     const bt_conv_params *p, const cm_chq *k,
+                                                                     const int Q) {
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
   int32_t i = 0;
   for (; i + 2 <= n; i += 2, o += 2 * ops, q += 2 * ops, r0 += 2 * step) {
@@ -1108,26 +1248,29 @@ static void cm_rows_out_3x9x2(const int8_t *r0, int32_t d1, int32_t d2, int32_t 
                        [x] "=&r"(x), [y] "=&r"(y), [w] "=&r"(w), [s] "=&r"(s), [t] "=&r"(t)
                      : [r0] "r"(r0), [f] "r"(fw), [step] "m"(step), [d1] "m"(d1), [d2] "m"(d2)
                      : "memory");
-    o[0] = cm_out(a, k[0].m, 0, k[0].p2, k[0].e1, 1, zp, lo, hi);
-    o[ops] = cm_out(b, k[0].m, 0, k[0].p2, k[0].e1, 1, zp, lo, hi);
-    q[0] = cm_out(c, k[1].m, 0, k[1].p2, k[1].e1, 1, zp, lo, hi);
-    q[ops] = cm_out(d, k[1].m, 0, k[1].p2, k[1].e1, 1, zp, lo, hi);
+    o[0] = cm_out(a, k[0].m, 0, k[0].p2, k[0].e1, Q, zp, lo, hi);
+    o[ops] = cm_out(b, k[0].m, 0, k[0].p2, k[0].e1, Q, zp, lo, hi);
+    q[0] = cm_out(c, k[1].m, 0, k[1].p2, k[1].e1, Q, zp, lo, hi);
+    q[ops] = cm_out(d, k[1].m, 0, k[1].p2, k[1].e1, Q, zp, lo, hi);
   }
-  if (i < n) {   /* the odd last pixel, channel by channel */
-    for (int32_t j = 0; j < 2; j++) {
-      int32_t a = k[j].acc0;
-      const int8_t *u = r0;
-      const int16_t *const f = fw + j * (CM_G9 / 2);
-      uint32_t x, w, t;
-      __asm__ volatile(CM_ROW9_ONE(0)
-                       "ldr %[u], %[d1]\n\tadd %[u], %[u], %[r0]\n\t" CM_ROW9_ONE(18)
-                       "ldr %[u], %[d2]\n\tadd %[u], %[u], %[r0]\n\t" CM_ROW9_ONE(36)
-                       : [a] "+r"(a), [u] "+&r"(u), [x] "=&r"(x), [w] "=&r"(w), [t] "=&r"(t)
-                       : [r0] "r"(r0), [f] "r"(f), [d1] "m"(d1), [d2] "m"(d2)
-                       : "memory");
-      (j ? q : o)[0] = cm_out(a, k[j].m, 0, k[j].p2, k[j].e1, 1, zp, lo, hi);
-    }
+  if (i < n) {   /* the odd last pixel, both channels from each input word */
+    int32_t a = k[0].acc0, c = k[1].acc0;
+    const int8_t *u = r0;
+    uint32_t x, w, t;
+    __asm__ volatile(CM_ROW9_ONE2(0)
+                     "ldr %[u], %[d1]\n\tadd %[u], %[u], %[r0]\n\t" CM_ROW9_ONE2(18)
+                     "ldr %[u], %[d2]\n\tadd %[u], %[u], %[r0]\n\t" CM_ROW9_ONE2(36)
+                     : [a] "+r"(a), [c] "+r"(c), [u] "+&r"(u), [x] "=&r"(x), [w] "=&r"(w), [t] "=&r"(t)
+                     : [r0] "r"(r0), [f] "r"(fw), [d1] "m"(d1), [d2] "m"(d2)
+                     : "memory");
+    o[0] = cm_out(a, k[0].m, 0, k[0].p2, k[0].e1, Q, zp, lo, hi);
+    q[0] = cm_out(c, k[1].m, 0, k[1].p2, k[1].e1, Q, zp, lo, hi);
   }
+}
+/* The same, k[0].q's requantisation (CM_SAT: one SSAT). */
+static void cm_rows_out_3x9x2(const int8_t *r0, int32_t d1, int32_t d2, int32_t step, int32_t n, const int16_t *fw,
+                              int8_t *o, int8_t *q, int32_t ops, const bt_conv_params *p, const cm_chq *k) {
+  CM_QCALL(k[0].q == CM_SAT, cm_rows_out_3x9x2_q(r0, d1, d2, step, n, fw, o, q, ops, p, k, QQ));
 }
 
 /* An RGB stem's second channel for a two-channel pass (st: channel 0's values, row1 == 2, bt_rq2): channel 1's
@@ -1143,31 +1286,65 @@ static int pair9_prep(const bt_conv_params *c, int32_t K, cm_conv1 *st, const fx
   int16_t *const g = st->fw + CM_G9 / 2;
   int32_t fsum = 0;
   for (int32_t r = 0; r < 3; r++) fsum += cm_widen(c->filter + K + 9 * r, g + 9 * r, 9);
-  k[0] = (cm_chq){st->acc0, st->m, st->p2, st->e1};
-  k[1] = (cm_chq){(c->bias ? c->bias[1] : 0) + c->input_offset * fsum, m1, bt_rq2_p2(sh1), bt_rq2_e1(sh1)};
+  const int sat = st->sat && cm_sat_ok(c, sh1);   /* both channels on CM_SAT, or neither */
+  k[0] = (cm_chq){st->acc0, st->m, sat ? st->p2z : st->p2, st->e1, sat ? CM_SAT : 1};
+  k[1] = (cm_chq){(c->bias ? c->bias[1] : 0) + c->input_offset * fsum, m1, sat ? cm_p2z(c, sh1) : bt_rq2_p2(sh1),
+                  bt_rq2_e1(sh1), sat ? CM_SAT : 1};
   *win2 = *win;
   win2->base = (int8_t *)(st->fw + CM_G9);
   return 1;
 }
 
+#define CM_PULL_PAIRS 4   /* an RGB stem's channel pairs made per pull of a row's input rows (fx_k_pulled_chw) */
+/* pair9_prep for up to CM_PULL_PAIRS channel pairs of c (at most `left` channels): channel i's filter widened at
+   st->fw + i * CM_G9 / 2 (pair j's at st->fw + j * CM_G9), its values in k[i]; channel i > 0's window (win's
+   layout: one channel, rows not banded) at wb[i] in the rest of st->fw, wb[0] = win->base. Returns n, the pairs
+   (as many as fit and take bt_rq2), 0 when pair9_prep does not apply. */
+static int32_t pairs9_prep(const bt_conv_params *c, int32_t K, cm_conv1 *st, const fx_buf *win, int32_t wrb,
+                           int32_t left, int8_t **wb, cm_chq *k) {
+  fx_buf w2;
+  if (left < 2 || !pair9_prep(c, K, st, win, wrb, &w2, k)) return 0;
+  const int32_t bytes = ((wrb - win->r0) * win->wp + 3) & ~3;   /* a window's */
+  int32_t n = 1;
+  for (; n < CM_PULL_PAIRS && 2 * n + 2 <= left && 2 * CM_G9 * (n + 1) + (2 * n + 1) * bytes <= (int32_t)sizeof(st->fw);
+       n++) {
+    int32_t m[2], sh[2];
+    for (int32_t j = 0; j < 2; j++) { m[j] = c->multiplier[2 * n + j]; sh[j] = c->shift[2 * n + j]; }
+    if (!bt_rq2_ok(m, sh, 2)) break;
+    const int sat = cm_sat_ok(c, sh[0]) && cm_sat_ok(c, sh[1]);   /* both channels on CM_SAT, or neither */
+    for (int32_t j = 0; j < 2; j++) {
+      const int32_t i = 2 * n + j;
+      int32_t fsum = 0;
+      for (int32_t r = 0; r < 3; r++) fsum += cm_widen(c->filter + i * K + 9 * r, st->fw + i * (CM_G9 / 2) + 9 * r, 9);
+      k[i] = (cm_chq){(c->bias ? c->bias[i] : 0) + c->input_offset * fsum, m[j],
+                      sat ? cm_p2z(c, sh[j]) : bt_rq2_p2(sh[j]), bt_rq2_e1(sh[j]), sat ? CM_SAT : 1};
+    }
+  }
+  wb[0] = win->base;
+  for (int32_t i = 1; i < 2 * n; i++) wb[i] = (int8_t *)st->fw + 2 * CM_G9 * n + (i - 1) * bytes;
+  return n;
+}
+
 /* Output row y of both channels of a pair9_prep pass into o and q (the rows' starts): border pixels through
-   cm_row9_padded_f per channel, the interior by cm_rows_out_3x9x2 (s: a box or row bands). */
-static void pair9_row(const bt_conv_params *c, const cm_conv1 *st, const cm_chq *k, const box_src *s, int8_t *o,
-                      int8_t *q, int32_t y) {
+   cm_row9_padded_f per channel, the interior by cm_rows_out_3x9x2 (s: a box or row bands); fw: the pair's
+   widened filters (pairs9_prep). */
+static void pair9_row_f(const bt_conv_params *c, const cm_conv1 *st, const int16_t *fw, const cm_chq *k,
+                        const box_src *s, int8_t *o, int8_t *q, int32_t y) {
   const int32_t ps = c->in.pixel_stride, ops = c->out.pixel_stride, w = c->out.w, xi0 = st->xi0, xi1 = st->xi1;
   const int32_t iy = y * c->stride_h - c->pad_top;
   const int inside = iy >= 0 && iy + 2 * c->dil_h < c->in.h && xi1 > xi0;
   const int32_t ea = inside ? xi0 : w, eb = inside ? xi1 : w;   /* borders: [0, ea) and [eb, w) */
-  if (ea > 0) cm_row9_padded2(c, st->fw, k, s, o, q, iy, 0, ea);
-  if (eb < w) cm_row9_padded2(c, st->fw, k, s, o, q, iy, eb, w);
+  if (ea > 0) cm_row9_padded2(c, fw, k, s, o, q, iy, 0, ea);
+  if (eb < w) cm_row9_padded2(c, fw, k, s, o, q, iy, eb, w);
   if (!inside) return;
   const int32_t ix = (xi0 * c->stride_w - c->pad_left) * ps;
   const int8_t *const b = box_row(s, iy) + ix;
   /* the tap rows' distances (row bands: wherever each row is) */
   const int32_t d1 = (int32_t)((uintptr_t)(box_row(s, iy + c->dil_h) + ix) - (uintptr_t)b);
   const int32_t d2 = (int32_t)((uintptr_t)(box_row(s, iy + 2 * c->dil_h) + ix) - (uintptr_t)b);
-  cm_rows_out_3x9x2(b, d1, d2, c->stride_w * ps, xi1 - xi0, st->fw, o + xi0 * ops, q + xi0 * ops, ops, c, k);
+  cm_rows_out_3x9x2(b, d1, d2, c->stride_w * ps, xi1 - xi0, fw, o + xi0 * ops, q + xi0 * ops, ops, c, k);
 }
+#define pair9_row(c, st, k, s, o, q, y) pair9_row_f(c, st, (st)->fw, k, s, o, q, y)
 
 /* fx_k_chw's two channels at once for an RGB stem (FX_CONV1_PAIR): c's channels 0 and 1, channel 0 into window
    win, channel 1 into *win2 (pair9_prep). 0 when this path does not apply. */
@@ -1181,11 +1358,13 @@ static int conv1_pair9(bt_conv_params *c, int32_t K, cm_conv1 *st, const box_src
 }
 #define CM_PAIR9(c, K, st, s, win, wca, wra, wrb, win2) \
   ((st)->row1 == 2 && conv1_pair9(c, K, st, s, win, wca, wra, wrb, win2))
-#define CM_PAIR9_PREP pair9_prep
+#define CM_PAIRS9_PREP pairs9_prep
 #else
 #define CM_PAIR9(c, K, st, s, win, wca, wra, wrb, win2) 0
-#define CM_PAIR9_PREP(c, K, st, win, wrb, win2, k) ((void)(win2), (void)(k), 0)
-#define pair9_row(c, st, k, s, o, q, y) ((void)(k), (void)(q))
+#define CM_PAIRS9_PREP(c, K, st, win, wrb, left, wb, k) ((void)(wb), (void)(k), 0)
+#define pair9_row_f(c, st, fw, k, s, o, q, y) ((void)(fw), (void)(k), (void)(o), (void)(q))
+#define CM_PULL_PAIRS 1
+#define CM_G9 0
 #endif
 
 /* the one-run, bt_rq2 check inline (or an RGB stem's, CM_PAIR9): other convs pay three compares a channel
@@ -1201,9 +1380,10 @@ static int conv1_pair9(bt_conv_params *c, int32_t K, cm_conv1 *st, const box_src
 #define FX_CONV1 cm_conv1
 #include "../reference/fx_hooks.h"
 
-/* fx_pulled_chw on one-channel windows: both operators' geometry once, then per channel (two at a time for an
-   RGB stem: pair9_prep, each output row's input rows pulled once for both) the conv's rows pulled and made as
-   fx_k_pulled does, then the depthwise on the window as fx_k_chw does. */
+/* fx_pulled_chw on one-channel windows: both operators' geometry once, then per channel (an RGB stem: up to
+   CM_PULL_PAIRS channel pairs at a time, pairs9_prep, each output row's input rows pulled once for all of them,
+   the extra windows in the one-channel state's filter buffer) the conv's rows pulled and made as fx_k_pulled
+   does, then the depthwise on each window as fx_k_chw does. */
 __attribute__((noinline)) static int fx_k_pulled_chw(const void *cprm, const fx_buf *cin, const fx_buf *win,
                                                      int32_t wra, int32_t wrb, int32_t wca, int32_t wcb, int32_t ta,
                                                      int32_t tb, int32_t s, int32_t pad, int32_t k, int32_t n_in,
@@ -1228,32 +1408,36 @@ __attribute__((noinline)) static int fx_k_pulled_chw(const void *cprm, const fx_
   const int8_t *const din = fx_at(win, win->r0, dx0);
   FX_DW1_CHAN dw;
   int dw_ok = 0;
-  for (int32_t ch = 0; ch < channels; ch++) {
+  for (int32_t ch = 0; ch < channels;) {
     if (ch) conv1_prep_ch(c, &st, 0);
-    fx_buf win2;
-    cm_chq kq[2];
-    const int pair = ch + 1 < channels && CM_PAIR9_PREP(c, K, &st, win, wrb, &win2, kq);
-    const box_dst cd2 = {&win2, wca, 0};
+    int8_t *wb[2 * CM_PULL_PAIRS];
+    cm_chq kq[2 * CM_PULL_PAIRS];
+    const int32_t np = CM_PAIRS9_PREP(c, K, &st, win, wrb, channels - ch, wb, kq), nc = np ? 2 * np : 1;
     for (int32_t y = wra; y < wrb; y++) {
       const int32_t r0 = BT_MAX(y * s - pad, 0), r1 = BT_MIN(y * s - pad + k, n_in);
       if (r1 > r0 && tb > ta)
         bt_read_input_rows((uint32_t)(r0 * img_row + ta * img_c), (uint32_t)((tb - ta) * img_c), (uint32_t)(r1 - r0),
                            (uint32_t)img_row, dst, (uint32_t)pitch);
       src.y0 = r0;
-      if (pair) pair9_row(c, &st, kq, &src, box_orow(&cd, y), box_orow(&cd2, y), y);
-      else conv1_row1(c, &st, &src, &cd, y);
+      if (!np) { conv1_row1(c, &st, &src, &cd, y); continue; }
+      const int32_t at = (y - win->r0) * win->wp + (wca - win->c0);   /* row y's start in each window */
+      for (int32_t j = 0; j < np; j++)   /* each pair's rows from the same pulled input rows */
+        pair9_row_f(c, &st, st.fw + j * CM_G9, kq + 2 * j, &src, wb[2 * j] + at, wb[2 * j + 1] + at, y);
     }
-    for (int32_t j = 0; j <= pair; j++) {   /* the depthwise on each channel made */
-      const fx_buf *const wj = j ? &win2 : win;
+    for (int32_t j = 0; j < nc; j++) {   /* the depthwise on each channel made */
       dd.oc = ch + j;
-      dw_ok = dw1_ch(&dq.d, j ? fx_at(&win2, win->r0, dx0) : din, win->r0, &dd, ra, rb, &dw, !dw_ok);
-      if (!dw_ok) fx_win(FX_DW, dprm, wj, out, ra, rb, ca, cb, ch + j, fch);
+      dw_ok = dw1_ch(&dq.d, j ? wb[j] + (dx0 - win->c0) : din, win->r0, &dd, ra, rb, &dw, !dw_ok);
+      if (!dw_ok) {
+        fx_buf wj = *win;
+        if (j) wj.base = wb[j];
+        fx_win(FX_DW, dprm, &wj, out, ra, rb, ca, cb, ch + j, fch);
+      }
       d->filter += T; d->multiplier++; d->shift++;
       if (d->bias) d->bias++;
     }
-    c->filter += (1 + pair) * K; c->multiplier += 1 + pair; c->shift += 1 + pair;
-    if (c->bias) c->bias += 1 + pair;
-    ch += pair;
+    c->filter += nc * K; c->multiplier += nc; c->shift += nc;
+    if (c->bias) c->bias += nc;
+    ch += nc;
   }
   return 1;
 }
