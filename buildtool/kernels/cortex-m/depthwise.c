@@ -1,16 +1,16 @@
 /* DEPTHWISE_CONV_2D int8 for Cortex-M DSP, depth multiplier 1. 3x3 undilated layers with stride_w 1
- * or 2, in calls of at least DW_MIN_PIXELS output pixels (every plain layer above 3x3), take dw_rows
- * (below "3x3, dilation 1"): per group of four channels the input rows of a chunk of output rows are
- * widened once into int16 planes padded with the input zero point, then per channel two outputs a
- * pass with SMLAD on column pairs and the sums requantised two at a time; border pixels are no special
- * case. Other calls: four channels per word. Per tap and 4 channels: LDR input + 2 SXTB16 + 2 SADD16
- * (offset), LDR filter + 2 SXTB16, then SMLABB/SMLATT into four per-channel accumulators. 3x3 filters
- * get a straight-line path for the pixels whose taps are all inside the image (weights unpacked once
- * per channel group and row, the input offset folded into the bias); border pixels have straight-line
- * 2- and 3-wide tap rows. Requantisation by bt_rq2 (requant.h) when every channel allows it. Depth
- * multiplier > 1 uses the reference code (included under another name); the in-place variant runs
- * this kernel row by row through a ring of rows in scratch, or channel by channel when scratch cannot
- * hold the rows that must wait (below). */
+ * or 2, in calls of at least DW_MIN_PIXELS output pixels and 2 rows (every plain layer above 3x3),
+ * take dw_rows (below "3x3, dilation 1"): per group of four channels the input rows of a chunk of
+ * output rows are widened once into int16 planes padded with the input zero point, then per channel
+ * two outputs a pass with SMLAD on column pairs and the sums requantised two at a time; border pixels
+ * are no special case. Other calls: four channels per word. Per tap and 4 channels: LDR input + 2
+ * SXTB16 + 2 SADD16 (offset), LDR filter + 2 SXTB16, then SMLABB/SMLATT into four per-channel
+ * accumulators. 3x3 filters get a straight-line path for the pixels whose taps are all inside the
+ * image (weights unpacked once per channel group and row, the input offset folded into the bias);
+ * border pixels have straight-line 2- and 3-wide tap rows. Requantisation by bt_rq2 (requant.h) when
+ * every channel allows it. Depth multiplier > 1 uses the reference code (included under another
+ * name); the in-place variant runs this kernel row by row through a ring of rows in scratch, or
+ * channel by channel when scratch cannot hold the rows that must wait (below). */
 #include "bt_kernels.h"
 #include "requant.h"
 #include "dsp.h"
@@ -199,7 +199,9 @@ static void dw3x3_interior(const bt_conv_params *p, const int8_t *in, int32_t in
 #define DW_ACC 256                  /* int32 sums of one channel's outputs in a chunk */
 #define DW_NS1 54                   /* most outputs of a strip, stride 1: cells n2 + 2 <= 56 */
 #define DW_NS2 26                   /* stride 2: even cells n2 + 1 at [0, 28), odd cells n2 at 28 */
-#define DW_MIN_PIXELS 16            /* smaller calls (a fused tile's) take the box path: less set-up */
+/* Smaller calls (a fused tile's) take the box path (less set-up), and so do one-row calls (three input
+ * rows widened for one output row: the in-place kernel's rows). */
+#define DW_MIN_PIXELS 16
 
 typedef struct {
   int32_t w[6];                     /* per tap row r: stride 1 (w0,w1), (w1,w2); stride 2 (w0,w2), w1 */
@@ -435,7 +437,8 @@ static void dw_rows(const bt_conv_params *p, const int8_t *in, int32_t in_y0, in
           const int8_t *w = p->filter + 3 * r * c_n + c;
           const uint32_t A = bt_ld4(w), B = bt_ld4(w + c_n), C = bt_ld4(w + 2 * c_n);
           const uint32_t ae = (uint32_t)bt_sxtb16(A), be = (uint32_t)bt_sxtb16(B), ce = (uint32_t)bt_sxtb16(C);
-          const uint32_t ao = (uint32_t)bt_sxtb16_ror8(A), bo = (uint32_t)bt_sxtb16_ror8(B), co = (uint32_t)bt_sxtb16_ror8(C);
+          const uint32_t ao = (uint32_t)bt_sxtb16_ror8(A), bo = (uint32_t)bt_sxtb16_ror8(B);
+          const uint32_t co = (uint32_t)bt_sxtb16_ror8(C);
           se = bt_sadd16(bt_sadd16(se, (int32_t)ae), bt_sadd16((int32_t)be, (int32_t)ce));   /* 9 int8 sums: 16 bits */
           so = bt_sadd16(bt_sadd16(so, (int32_t)ao), bt_sadd16((int32_t)bo, (int32_t)co));
           if (s == 1) {   /* (w0, w1), (w1, w2) */
@@ -500,7 +503,7 @@ static inline __attribute__((always_inline)) void dw_m1(const bt_depthwise_param
                                                        int32_t in_y0, int8_t *out, int32_t y0, int32_t y1,
                                                        const int fast) {
   const bt_conv_params *p = &dp->conv;
-  if (dw_rows_ok(p) && (y1 - y0) * p->out.w >= DW_MIN_PIXELS) {
+  if (dw_rows_ok(p) && (y1 - y0) * p->out.w >= DW_MIN_PIXELS && y1 - y0 >= 2) {
     dw_rows(p, in, in_y0, out, y0, y1, fast);
     return;
   }
