@@ -26,34 +26,10 @@ static inline __attribute__((always_inline)) int32_t fc_out(int32_t a, const int
   return bt_clamp((fast ? bt_rq2(a, m, bt_rq2_p2(s), bt_rq2_e1(s)) : bt_mbqm_fast(a, m, s)) + zp, lo, hi);
 }
 
-/* One step of fc_mv4's asm loop: 4 values of the widened column (one LDRD) times 4 weights of each of
- * the four rows (rows f, f + n, f2 = f + 2n, f2 + n): 21 instructions per 16 MACs. */
-#define FC_MV4_STEP                             \
-  "ldrd %[x], %[y], [%[c]], #8\n\t"             \
-  "ldr %[w], [%[f], %[n]]\n\t"                  \
-  "sxtb16 %[t], %[w]\n\t"                       \
-  "smlad %[a1], %[t], %[x], %[a1]\n\t"          \
-  "sxtb16 %[t], %[w], ror #8\n\t"               \
-  "smlad %[a1], %[t], %[y], %[a1]\n\t"          \
-  "ldr %[w], [%[f]], #4\n\t"                    \
-  "sxtb16 %[t], %[w]\n\t"                       \
-  "smlad %[a0], %[t], %[x], %[a0]\n\t"          \
-  "sxtb16 %[t], %[w], ror #8\n\t"               \
-  "smlad %[a0], %[t], %[y], %[a0]\n\t"          \
-  "ldr %[w], [%[f2], %[n]]\n\t"                 \
-  "sxtb16 %[t], %[w]\n\t"                       \
-  "smlad %[a3], %[t], %[x], %[a3]\n\t"          \
-  "sxtb16 %[t], %[w], ror #8\n\t"               \
-  "smlad %[a3], %[t], %[y], %[a3]\n\t"          \
-  "ldr %[w], [%[f2]], #4\n\t"                   \
-  "sxtb16 %[t], %[w]\n\t"                       \
-  "smlad %[a2], %[t], %[x], %[a2]\n\t"          \
-  "sxtb16 %[t], %[w], ror #8\n\t"               \
-  "smlad %[a2], %[t], %[y], %[a2]\n\t"
-
-/* acc[r] += widened column c (word aligned, im2col.h's order) . weight row f0 + r*n, r = 0..3. The asm
- * loop takes 32 values a pass (168 + 3 instructions per 128 MACs; the inputs one LDRD per 4 values, the
- * end pointer in memory: 12 registers), then 16, 8 and 4 values as straight steps; the n % 4 tail in C. */
+/* acc[r] += widened column c (word aligned, im2col.h's order) . weight row f0 + r*n, r = 0..3, by
+ * im2col.h's bt_mv1x4 step (21 instructions per 16 MACs). The asm loop takes 32 values a pass (168 + 3
+ * instructions per 128 MACs; the inputs one LDRD per 4 values, the end pointer in memory: 12
+ * registers), then 16, 8 and 4 values as straight steps; the n % 4 tail in C. */
 static inline __attribute__((always_inline)) void fc_mv4(const int16_t *c, const int8_t *f0, int32_t n,
                                                         int32_t *acc, const int full) {
   int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
@@ -67,14 +43,14 @@ static inline __attribute__((always_inline)) void fc_mv4(const int16_t *c, const
     [x] "=&r"(x), [y] "=&r"(y), [w] "=&r"(w), [t] "=&r"(t)
   if (full || n32) {
     const int16_t *const end = c + n32;
-    __asm__ volatile("1:\n\t" FC_MV4_STEP FC_MV4_STEP FC_MV4_STEP FC_MV4_STEP FC_MV4_STEP FC_MV4_STEP FC_MV4_STEP
-                     FC_MV4_STEP "ldr %[t], %[end]\n\tcmp %[c], %[t]\n\tbne 1b\n\t"
+    __asm__ volatile("1:\n\t" BT_MV1X4_STEP BT_MV1X4_STEP BT_MV1X4_STEP BT_MV1X4_STEP BT_MV1X4_STEP BT_MV1X4_STEP BT_MV1X4_STEP
+                     BT_MV1X4_STEP "ldr %[t], %[end]\n\tcmp %[c], %[t]\n\tbne 1b\n\t"
                      FC_MV4_OUTPUTS : [n] "r"(n), [end] "m"(end) : "cc", "memory");
   }
   if (!full && (n & 16))
-    __asm__ volatile(FC_MV4_STEP FC_MV4_STEP FC_MV4_STEP FC_MV4_STEP FC_MV4_OUTPUTS : [n] "r"(n) : "cc", "memory");
-  if (!full && (n & 8)) __asm__ volatile(FC_MV4_STEP FC_MV4_STEP FC_MV4_OUTPUTS : [n] "r"(n) : "cc", "memory");
-  if (!full && (n & 4)) __asm__ volatile(FC_MV4_STEP FC_MV4_OUTPUTS : [n] "r"(n) : "cc", "memory");
+    __asm__ volatile(BT_MV1X4_STEP BT_MV1X4_STEP BT_MV1X4_STEP BT_MV1X4_STEP FC_MV4_OUTPUTS : [n] "r"(n) : "cc", "memory");
+  if (!full && (n & 8)) __asm__ volatile(BT_MV1X4_STEP BT_MV1X4_STEP FC_MV4_OUTPUTS : [n] "r"(n) : "cc", "memory");
+  if (!full && (n & 4)) __asm__ volatile(BT_MV1X4_STEP FC_MV4_OUTPUTS : [n] "r"(n) : "cc", "memory");
 #undef FC_MV4_OUTPUTS
 #else
   const int16_t *const end = c + n4;
