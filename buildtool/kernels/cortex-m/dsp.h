@@ -134,4 +134,24 @@ static inline uint32_t bt_pkhtb16(uint32_t b, uint32_t a) {
 static inline uint32_t bt_pkhbt16(uint32_t a, uint32_t b) { return (a & 0xffffu) | (b << 16); }
 static inline uint32_t bt_pkhtb16(uint32_t b, uint32_t a) { return (b & 0xffff0000u) | (a >> 16); }
 #endif
+/* SXTAB16 (pooling.c): acc + SXTB16(x) and acc + SXTB16(x ROR 8): two int16 halves each, modulo 2^16. */
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+static inline uint32_t bt_sxtab16(uint32_t acc, uint32_t x) {
+  uint32_t r;
+  __asm__("sxtab16 %0, %1, %2" : "=r"(r) : "r"(acc), "r"(x));
+  return r;
+}
+static inline uint32_t bt_sxtab16_ror8(uint32_t acc, uint32_t x) {
+  uint32_t r;
+  __asm__("sxtab16 %0, %1, %2, ror #8" : "=r"(r) : "r"(acc), "r"(x));
+  return r;
+}
+#else
+static inline uint32_t bt_sxtab16(uint32_t acc, uint32_t x) {
+  const uint32_t lo = (acc + (uint32_t)(int32_t)(int8_t)(x & 0xffu)) & 0xffffu;
+  const uint32_t hi = ((acc >> 16) + (uint32_t)(int32_t)(int8_t)((x >> 16) & 0xffu)) & 0xffffu;
+  return lo | (hi << 16);
+}
+static inline uint32_t bt_sxtab16_ror8(uint32_t acc, uint32_t x) { return bt_sxtab16(acc, bt_ror8(x)); }
+#endif
 #endif

@@ -14,27 +14,6 @@
 #include "../reference/pooling.c"
 #undef bt_avg_pool_s8
 
-/* acc + SXTB16(x) and acc + SXTB16(x ROR 8): two int16 halves each, modulo 2^16. */
-#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
-static inline uint32_t pl_sxtab16(uint32_t acc, uint32_t x) {
-  uint32_t r;
-  __asm__("sxtab16 %0, %1, %2" : "=r"(r) : "r"(acc), "r"(x));
-  return r;
-}
-static inline uint32_t pl_sxtab16_ror8(uint32_t acc, uint32_t x) {
-  uint32_t r;
-  __asm__("sxtab16 %0, %1, %2, ror #8" : "=r"(r) : "r"(acc), "r"(x));
-  return r;
-}
-#else
-static inline uint32_t pl_sxtab16(uint32_t acc, uint32_t x) {
-  const uint32_t lo = (acc + (uint32_t)(int32_t)(int8_t)(x & 0xffu)) & 0xffffu;
-  const uint32_t hi = ((acc >> 16) + (uint32_t)(int32_t)(int8_t)((x >> 16) & 0xffu)) & 0xffffu;
-  return lo | (hi << 16);
-}
-static inline uint32_t pl_sxtab16_ror8(uint32_t acc, uint32_t x) { return pl_sxtab16(acc, (x >> 8) | (x << 24)); }
-#endif
-
 /* TFLM's rounded average of a window sum s over n taps, clamped: m = ceil(2^32 / n) for n >= 2. */
 static inline __attribute__((always_inline)) uint32_t pl_avg(int32_t s, int32_t n, uint32_t m, int32_t half,
                                                             int32_t lo, int32_t hi) {
@@ -83,8 +62,8 @@ void bt_avg_pool_s8(const bt_pool_params *p, const int8_t *in, int32_t in_y0, in
           const int8_t *ip = win + fy * row_step + c;
           for (int32_t fx = 0; fx < nx; fx++, ip += ps) {
             const uint32_t w0 = bt_ld4(ip), w1 = bt_ld4(ip + 4);
-            s0 = pl_sxtab16(s0, w0); s1 = pl_sxtab16_ror8(s1, w0);
-            s2 = pl_sxtab16(s2, w1); s3 = pl_sxtab16_ror8(s3, w1);
+            s0 = bt_sxtab16(s0, w0); s1 = bt_sxtab16_ror8(s1, w0);
+            s2 = bt_sxtab16(s2, w1); s3 = bt_sxtab16_ror8(s3, w1);
           }
         }
         const uint32_t r0 = pl_word(s0, s1, n, m, half, lo, hi), r1 = pl_word(s2, s3, n, m, half, lo, hi);
@@ -97,7 +76,7 @@ void bt_avg_pool_s8(const bt_pool_params *p, const int8_t *in, int32_t in_y0, in
           const int8_t *ip = win + fy * row_step + c;
           for (int32_t fx = 0; fx < nx; fx++, ip += ps) {
             const uint32_t w0 = bt_ld4(ip);
-            s0 = pl_sxtab16(s0, w0); s1 = pl_sxtab16_ror8(s1, w0);
+            s0 = bt_sxtab16(s0, w0); s1 = bt_sxtab16_ror8(s1, w0);
           }
         }
         const uint32_t r0 = pl_word(s0, s1, n, m, half, lo, hi);
