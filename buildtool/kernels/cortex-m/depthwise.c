@@ -1,5 +1,6 @@
 /* DEPTHWISE_CONV_2D int8 for Cortex-M DSP, depth multiplier 1. 3x3 undilated layers with stride_w 1
- * or 2, in calls of at least DW_MIN_PIXELS output pixels and 2 rows (every plain layer above 3x3),
+ * or 2, in calls of at least DW_MIN_PIXELS output pixels, 2 rows and DW_MIN_WIDTH columns (every
+ * plain layer above 3x3),
  * take dw_rows (below "3x3, dilation 1"): per group of four channels the input rows of a chunk of
  * output rows are widened once into int16 planes padded with the input zero point, then per channel
  * two outputs a pass with SMLAD on column pairs and the sums requantised two at a time; border pixels
@@ -108,10 +109,13 @@ static inline __attribute__((always_inline)) void dw_pixels_q(const bt_conv_para
  * [xa, xb): per group of four channels the nine weight words are unpacked once for the whole box
  * (SXTB16 into c0,c2 and c1,c3 halves; narrow boxes, such as a fused tile's column, pay it once, not
  * per row) and the input offset enters the bias once (offset * the channel's weight sum: every tap is
- * valid here), then each pixel runs nine straight-line taps (LDR + 2 SXTB16 + 4 SMLAxy). */
+ * valid here), then each pixel runs nine straight-line taps (LDR + 2 SXTB16 + 4 SMLAxy). sat (the
+ * activation range all of int8, every channel's -shift - 1 <= 21): the output zero point folded into
+ * bt_rq2's rounding word and one SSAT for the clamp, the four bytes packed by PKHBT and two masks. */
 static inline __attribute__((always_inline)) void dw3x3_rows(const bt_conv_params *p, const int8_t *in,
                                                             int32_t in_y0, int8_t *out, int32_t y0, int32_t ya,
-                                                            int32_t yb, int32_t xa, int32_t xb, const int fast) {
+                                                            int32_t yb, int32_t xa, int32_t xb, const int fast,
+                                                            const int sat) {
   const int32_t c_n = p->out.c, ips = p->in.pixel_stride, in_row = p->in.w * ips, ops = p->out.pixel_stride;
   const int32_t dy = p->dil_h * in_row, dx = p->dil_w * ips, xstep = p->stride_w * ips;
   const int32_t off = p->input_offset, zp = p->output_offset, lo = p->act_min, hi = p->act_max;
@@ -133,6 +137,12 @@ static inline __attribute__((always_inline)) void dw3x3_rows(const bt_conv_param
                   b2 = (bias ? bias[c + 2] : 0) + off * (se >> 16), b3 = (bias ? bias[c + 3] : 0) + off * (so >> 16);
     const int32_t m0 = mult[c], m1 = mult[c + 1], m2 = mult[c + 2], m3 = mult[c + 3];
     const int32_t s0 = shift[c], s1 = shift[c + 1], s2 = shift[c + 2], s3 = shift[c + 3];
+    /* sat: bt_rq2 with the output zero point in its rounding word, one SSAT for the clamp */
+    const int32_t e0 = bt_rq2_e1(s0), e1 = bt_rq2_e1(s1), e2 = bt_rq2_e1(s2), e3 = bt_rq2_e1(s3);
+    const int32_t p0 = sat ? bt_rq2_p2(s0) + (int32_t)((uint32_t)zp << e0) : 0;
+    const int32_t p1 = sat ? bt_rq2_p2(s1) + (int32_t)((uint32_t)zp << e1) : 0;
+    const int32_t p2 = sat ? bt_rq2_p2(s2) + (int32_t)((uint32_t)zp << e2) : 0;
+    const int32_t p3 = sat ? bt_rq2_p2(s3) + (int32_t)((uint32_t)zp << e3) : 0;
     for (int32_t y = ya; y < yb; y++) {
     const int8_t *ip = irow + (y - ya) * in_step + c;
     int8_t *o = orow + (y - ya) * out_row + xa * ops + c;
@@ -150,9 +160,17 @@ static inline __attribute__((always_inline)) void dw3x3_rows(const bt_conv_param
       BT_DW3_TAP(r1, 3); BT_DW3_TAP(r1 + dx, 4); BT_DW3_TAP(r1 + 2 * dx, 5);
       BT_DW3_TAP(r2, 6); BT_DW3_TAP(r2 + dx, 7); BT_DW3_TAP(r2 + 2 * dx, 8);
 #undef BT_DW3_TAP
-      const uint32_t q0 = dw_out(a0, m0, s0, zp, lo, hi, fast), q1 = dw_out(a1, m1, s1, zp, lo, hi, fast);
-      const uint32_t q2 = dw_out(a2, m2, s2, zp, lo, hi, fast), q3 = dw_out(a3, m3, s3, zp, lo, hi, fast);
-      const uint32_t word = q0 | (q1 << 8) | (q2 << 16) | (q3 << 24);
+      uint32_t word;
+      if (sat) {   /* (q0, q2) and (q1, q3) halves, then bytes */
+        const int32_t q0 = bt_ssat8(bt_rq2(a0, m0, p0, e0)), q1 = bt_ssat8(bt_rq2(a1, m1, p1, e1));
+        const int32_t q2 = bt_ssat8(bt_rq2(a2, m2, p2, e2)), q3 = bt_ssat8(bt_rq2(a3, m3, p3, e3));
+        const uint32_t h02 = bt_pkhbt16((uint32_t)q0, (uint32_t)q2), h13 = bt_pkhbt16((uint32_t)q1, (uint32_t)q3);
+        word = (h02 & 0x00ff00ffu) | ((h13 & 0x00ff00ffu) << 8);
+      } else {
+        const uint32_t q0 = dw_out(a0, m0, s0, zp, lo, hi, fast), q1 = dw_out(a1, m1, s1, zp, lo, hi, fast);
+        const uint32_t q2 = dw_out(a2, m2, s2, zp, lo, hi, fast), q3 = dw_out(a3, m3, s3, zp, lo, hi, fast);
+        word = q0 | (q1 << 8) | (q2 << 16) | (q3 << 24);
+      }
       __builtin_memcpy(o, &word, 4);
     }
     }
@@ -177,8 +195,11 @@ static void dw_pixels(const bt_conv_params *p, const int8_t *in, int32_t in_y0, 
 
 static void dw3x3_interior(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
                            int32_t ya, int32_t yb, int32_t xa, int32_t xb, int fast) {
-  if (fast) dw3x3_rows(p, in, in_y0, out, y0, ya, yb, xa, xb, 1);
-  else dw3x3_rows(p, in, in_y0, out, y0, ya, yb, xa, xb, 0);
+  int sat = fast && p->act_min == -128 && p->act_max == 127;
+  for (int32_t c = 0; sat && c < p->out.c; c++) sat = bt_rq2_e1(p->shift[c]) <= 21;   /* |zp| 2^e1 fits */
+  if (sat) dw3x3_rows(p, in, in_y0, out, y0, ya, yb, xa, xb, 1, 1);
+  else if (fast) dw3x3_rows(p, in, in_y0, out, y0, ya, yb, xa, xb, 1, 0);
+  else dw3x3_rows(p, in, in_y0, out, y0, ya, yb, xa, xb, 0, 0);
 }
 
 /* ---- 3x3, dilation 1, stride_w 1 or 2: rows widened once into zero-point padded int16 planes ----
@@ -200,8 +221,10 @@ static void dw3x3_interior(const bt_conv_params *p, const int8_t *in, int32_t in
 #define DW_NS1 54                   /* most outputs of a strip, stride 1: cells n2 + 2 <= 56 */
 #define DW_NS2 26                   /* stride 2: even cells n2 + 1 at [0, 28), odd cells n2 at 28 */
 /* Smaller calls (a fused tile's) take the box path (less set-up), and so do one-row calls (three input
- * rows widened for one output row: the in-place kernel's rows). */
+ * rows widened for one output row: the in-place kernel's rows) and calls under DW_MIN_WIDTH outputs
+ * wide (a fused tile's narrow columns: a few cells widened per row, each row's set-up for them). */
 #define DW_MIN_PIXELS 16
+#define DW_MIN_WIDTH 4
 
 typedef struct {
   int32_t w[6];                     /* per tap row r: stride 1 (w0,w1), (w1,w2); stride 2 (w0,w2), w1 */
@@ -503,7 +526,7 @@ static inline __attribute__((always_inline)) void dw_m1(const bt_depthwise_param
                                                        int32_t in_y0, int8_t *out, int32_t y0, int32_t y1,
                                                        const int fast) {
   const bt_conv_params *p = &dp->conv;
-  if (dw_rows_ok(p) && (y1 - y0) * p->out.w >= DW_MIN_PIXELS && y1 - y0 >= 2) {
+  if (dw_rows_ok(p) && (y1 - y0) * p->out.w >= DW_MIN_PIXELS && y1 - y0 >= 2 && p->out.w >= DW_MIN_WIDTH) {
     dw_rows(p, in, in_y0, out, y0, y1, fast);
     return;
   }
