@@ -20,8 +20,7 @@ from buildtool.model import reader as tflite_reader
 from buildtool.codegen.fused_c import generate
 from buildtool.plan.fusion.planner import plan_fused
 from buildtool.plan.fusion.geometry import is_dense
-from buildtool.plan.fusion.instructions import (INSTRUCTION_BOARDS, INSTRUCTION_BOUND, INSTRUCTION_BOUNDS,
-    INSTRUCTION_MARGIN, predict_instructions)
+from buildtool.plan.fusion.instructions import instruction_bound, predict_instructions
 from buildtool.model.writer import serialize
 from test_fusion import dense_head
 
@@ -255,7 +254,7 @@ def plain_profile(tmp_path_factory):
     return get
 
 
-# the least-RAM plans held to INSTRUCTION_MARGIN on INSTRUCTION_BOARDS, else to INSTRUCTION_BOUND
+# the least-RAM plans held to instructions.instruction_bound (the goal, or a case's or board's guard)
 INSTRUCTION_CASES = [("mbv2-w0.35", "ram", "cortex-m4"), ("mbv2-w0.35", "ram-streamed", "cortex-m4"),
                      ("mcunet-vww1", "ram", "cortex-m4"), ("mcunet-vww1", "ram-streamed", "cortex-m4"),
                      ("mbv2-w0.35", "ram", "riscv32"), ("mbv2-w0.35", "ram", "cortex-m55"),
@@ -267,8 +266,8 @@ INSTRUCTION_CASES = [("mbv2-w0.35", "ram", "cortex-m4"), ("mbv2-w0.35", "ram-str
 def test_fused_instructions_near_prediction(model, setting, board, plain_profile, tmp_path):
     """Least-RAM plans (QEMU instruction counts are deterministic): the fused firmware, bit-exact,
     runs within its factor of predict_instructions (the plain firmware's per-op instructions times
-    each block's MAC overhead): within INSTRUCTION_MARGIN (the goal) on INSTRUCTION_BOARDS, else within
-    INSTRUCTION_BOUND (or the board's own in INSTRUCTION_BOUNDS)."""
+    each block's MAC overhead): within instruction_bound, INSTRUCTION_MARGIN (the goal) on
+    INSTRUCTION_BOARDS, else the case's or the board's regression guard."""
     need(board)
     g, _ = _model(model)
     plan, prof, _ = check(model, setting, board, tmp_path, profile=True)
@@ -277,5 +276,5 @@ def test_fused_instructions_near_prediction(model, setting, board, plain_profile
     counts = {o["op"]: o["count"] for o in plain["ops"]}
     pred = predict_instructions(g, plan, counts) + plain["total"] - sum(counts.values())
     assert pred > plain["total"]  # blocks cost their MAC overhead
-    bound = INSTRUCTION_MARGIN if board in INSTRUCTION_BOARDS else INSTRUCTION_BOUNDS.get(board, INSTRUCTION_BOUND)
+    bound = instruction_bound(model, setting, board)
     assert prof["total"] <= bound * pred, (prof["total"], pred, prof["total"] / pred)
