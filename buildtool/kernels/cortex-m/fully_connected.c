@@ -32,11 +32,10 @@ static inline __attribute__((always_inline)) int32_t fc_out(int32_t a, const int
  * registers), then 16, 8 and 4 values as straight steps; the n % 4 tail in C. */
 static inline __attribute__((always_inline)) void fc_mv4(const int16_t *c, const int8_t *f0, int32_t n,
                                                         int32_t *acc, const int full) {
-  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
-  const int32_t n4 = n & ~3;
-  const int8_t *f = f0, *f2 = f0 + 2 * n;
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)
-  const int32_t n32 = n & ~31;
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+  const int32_t n4 = n & ~3, n32 = n & ~31;
+  const int8_t *f = f0, *f2 = f0 + 2 * n;
   uint32_t x, y, w, t;
 #define FC_MV4_OUTPUTS                                                                                     \
   : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [c] "+r"(c), [f] "+r"(f), [f2] "+r"(f2), \
@@ -52,24 +51,15 @@ static inline __attribute__((always_inline)) void fc_mv4(const int16_t *c, const
   if (!full && (n & 8)) __asm__ volatile(BT_MV1X4_STEP BT_MV1X4_STEP FC_MV4_OUTPUTS : [n] "r"(n) : "cc", "memory");
   if (!full && (n & 4)) __asm__ volatile(BT_MV1X4_STEP FC_MV4_OUTPUTS : [n] "r"(n) : "cc", "memory");
 #undef FC_MV4_OUTPUTS
-#else
-  const int16_t *const end = c + n4;
-  for (; c != end; c += 4, f += 4, f2 += 4) {
-    int32_t x, y;
-    __builtin_memcpy(&x, c, 4);
-    __builtin_memcpy(&y, c + 2, 4);
-    const uint32_t w0 = bt_ld4(f), w1 = bt_ld4(f + n), w2 = bt_ld4(f2), w3 = bt_ld4(f2 + n);
-    a0 = bt_smlad(bt_sxtb16_ror8(w0), y, bt_smlad(bt_sxtb16(w0), x, a0));
-    a1 = bt_smlad(bt_sxtb16_ror8(w1), y, bt_smlad(bt_sxtb16(w1), x, a1));
-    a2 = bt_smlad(bt_sxtb16_ror8(w2), y, bt_smlad(bt_sxtb16(w2), x, a2));
-    a3 = bt_smlad(bt_sxtb16_ror8(w3), y, bt_smlad(bt_sxtb16(w3), x, a3));
-  }
-#endif
   if (!full)
     for (int32_t k = n4; k < n; k++, c++, f++, f2++) {
       a0 += f[0] * c[0]; a1 += f[n] * c[0]; a2 += f2[0] * c[0]; a3 += f2[n] * c[0];
     }
   acc[0] = a0; acc[1] = a1; acc[2] = a2; acc[3] = a3;
+#else
+  (void)full;  /* the same sums by im2col.h's C form (host C model, -O0) */
+  bt_mv1x4(c, f0, n, acc);
+#endif
 }
 
 /* Requantised, offset, clamped output (before the int8 cast) of accumulator a: rq2 with p2, e1 or

@@ -2,6 +2,18 @@
  * Part of kernel_test.c (one translation unit: it includes this file after kernel_test.h). */
 
 /* ------------------------------------------------------------------ fully connected */
+/* Runs layer p (weights, bias and quantisation set) on a random input with the set and the reference
+ * set, and compares the outputs and the 8 bytes after them. */
+static void fc_check(const char *name, int32_t t, const bt_fc_params *p) {
+  fill(g_in, p->n_in * p->batches);
+  const int32_t nout = p->n_out * p->batches + 8;
+  fill(g_ref, nout); copy(g_opt, g_ref, nout);
+  ref_bt_fully_connected_s8(p, g_in, g_ref);
+  NOTE_FC(p);
+  bt_fully_connected_s8(p, g_in, g_opt);
+  check(name, t, g_ref, g_opt, nout);
+}
+
 static void test_fc(void) {
   for (int32_t t = 0; t < 40; t++) {
     bt_fc_params p;
@@ -17,13 +29,7 @@ static void test_fc(void) {
     p.per_channel = (int32_t)(rnd() & 1);
     rand_quant(p.n_out, 14 + ilog2((uint32_t)p.n_in) / 2);
     p.multiplier = g_mult; p.shift = g_shift;
-    fill(g_in, p.n_in * p.batches);
-    int32_t nout = p.n_out * p.batches + 8;
-    fill(g_ref, nout); copy(g_opt, g_ref, nout);
-    ref_bt_fully_connected_s8(&p, g_in, g_ref);
-    NOTE_FC(&p);
-    bt_fully_connected_s8(&p, g_in, g_opt);
-    check("fully_connected", t, g_ref, g_opt, nout);
+    fc_check("fully_connected", t, &p);
   }
 }
 
@@ -46,13 +52,7 @@ static void test_fc_sizes(void) {
     if (t % 4 == 3) g_shift[ri(0, p.n_out - 1)] = ri(-1, 1);
     if (t % 8 == 5) g_mult[ri(0, p.n_out - 1)] = ri(1, (1 << 30) - 1);
     p.multiplier = g_mult; p.shift = g_shift;
-    fill(g_in, p.n_in * p.batches);
-    const int32_t nout = p.n_out * p.batches + 8;
-    fill(g_ref, nout); copy(g_opt, g_ref, nout);
-    ref_bt_fully_connected_s8(&p, g_in, g_ref);
-    NOTE_FC(&p);
-    bt_fully_connected_s8(&p, g_in, g_opt);
-    check("fc_sizes", t, g_ref, g_opt, nout);
+    fc_check("fc_sizes", t, &p);
   }
 }
 
@@ -74,12 +74,6 @@ static void test_fc_full(void) {
     rand_quant(1, 14 + ilog2((uint32_t)p.n_in) / 2);
     if (t == 5) g_shift[0] = -26;
     p.multiplier = g_mult; p.shift = g_shift;
-    fill(g_in, p.n_in * p.batches);
-    const int32_t nout = p.n_out * p.batches + 8;
-    fill(g_ref, nout); copy(g_opt, g_ref, nout);
-    ref_bt_fully_connected_s8(&p, g_in, g_ref);
-    NOTE_FC(&p);
-    bt_fully_connected_s8(&p, g_in, g_opt);
-    check("fc_full", t, g_ref, g_opt, nout);
+    fc_check("fc_full", t, &p);
   }
 }
