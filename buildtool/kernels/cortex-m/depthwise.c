@@ -139,10 +139,10 @@ static inline __attribute__((always_inline)) void dw3x3_rows(const bt_conv_param
     const int32_t s0 = shift[c], s1 = shift[c + 1], s2 = shift[c + 2], s3 = shift[c + 3];
     /* sat: bt_rq2 with the output zero point in its rounding word, one SSAT for the clamp */
     const int32_t e0 = bt_rq2_e1(s0), e1 = bt_rq2_e1(s1), e2 = bt_rq2_e1(s2), e3 = bt_rq2_e1(s3);
-    const int32_t p0 = sat ? bt_rq2_p2(s0) + (int32_t)((uint32_t)zp << e0) : 0;
-    const int32_t p1 = sat ? bt_rq2_p2(s1) + (int32_t)((uint32_t)zp << e1) : 0;
-    const int32_t p2 = sat ? bt_rq2_p2(s2) + (int32_t)((uint32_t)zp << e2) : 0;
-    const int32_t p3 = sat ? bt_rq2_p2(s3) + (int32_t)((uint32_t)zp << e3) : 0;
+    const int32_t p0 = sat ? bt_rq2_p2_zp(bt_rq2_p2(s0), e0, zp) : 0;
+    const int32_t p1 = sat ? bt_rq2_p2_zp(bt_rq2_p2(s1), e1, zp) : 0;
+    const int32_t p2 = sat ? bt_rq2_p2_zp(bt_rq2_p2(s2), e2, zp) : 0;
+    const int32_t p3 = sat ? bt_rq2_p2_zp(bt_rq2_p2(s3), e3, zp) : 0;
     for (int32_t y = ya; y < yb; y++) {
     const int8_t *ip = irow + (y - ya) * in_step + c;
     int8_t *o = orow + (y - ya) * out_row + xa * ops + c;
@@ -196,7 +196,7 @@ static void dw_pixels(const bt_conv_params *p, const int8_t *in, int32_t in_y0, 
 static void dw3x3_interior(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
                            int32_t ya, int32_t yb, int32_t xa, int32_t xb, int fast) {
   int sat = fast && p->act_min == -128 && p->act_max == 127;
-  for (int32_t c = 0; sat && c < p->out.c; c++) sat = bt_rq2_e1(p->shift[c]) <= 21;   /* |zp| 2^e1 fits */
+  for (int32_t c = 0; sat && c < p->out.c; c++) sat = bt_rq2_zp_ok(p->shift[c]);
   if (sat) dw3x3_rows(p, in, in_y0, out, y0, ya, yb, xa, xb, 1, 1);
   else if (fast) dw3x3_rows(p, in, in_y0, out, y0, ya, yb, xa, xb, 1, 0);
   else dw3x3_rows(p, in, in_y0, out, y0, ya, yb, xa, xb, 0, 0);
@@ -500,13 +500,13 @@ static void dw_rows(const bt_conv_params *p, const int8_t *in, int32_t in_y0, in
         if (fast) {
           f->p2 = bt_rq2_p2(sft);
           f->e1 = bt_rq2_e1(sft);
-          if (f->e1 > 21) fold = 0;   /* |zp| 2^e1 must leave the high word's sum inside int32 */
+          if (!bt_rq2_zp_ok(sft)) fold = 0;
         } else {
           f->e1 = sft;
         }
       }
       if (fold)
-        for (int32_t k = 0; k < nc; k++) ch[k].p2 += (int32_t)((uint32_t)zp << ch[k].e1);
+        for (int32_t k = 0; k < nc; k++) ch[k].p2 = bt_rq2_p2_zp(ch[k].p2, ch[k].e1, zp);
       const dw_requant_fn rq = dw_requant_fns[!fast ? 4 : (!fold ? 3 : 2 - act)];
       for (int32_t ya = y0; ya < y1; ya += rc) {
         const int32_t rows = y1 - ya < rc ? y1 - ya : rc, nr = (rows - 1) * sh + 3;

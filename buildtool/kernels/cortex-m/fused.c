@@ -78,16 +78,14 @@ static inline __attribute__((always_inline)) int8_t cm_out(int32_t acc, int32_t 
 #endif
 
 /* 1 when a bt_rq2 channel (shift sh) of p can take CM_SAT: activation range [-128, 127] and the zero point
-   zp * 2^e1 added to bt_rq2's high word (cm_p2z) without overflow. The high word before it is below 2^30 +
-   2^29 + 1 in magnitude (|a * m| < 2^62, p2 <= 2^29), so |zp| <= 128 and e1 <= 21 keep the sum inside
-   int32; then (H + zp 2^e1) >> e1 == (H >> e1) + zp exactly. */
+   folded into bt_rq2's rounding word (cm_p2z) exactly (bt_rq2_zp_ok, requant.h). */
 static inline int cm_sat_ok(const bt_conv_params *p, int32_t sh) {
   return p->act_min == -128 && p->act_max == 127 && p->output_offset >= -128 && p->output_offset <= 128 &&
-         bt_rq2_e1(sh) <= 21;
+         bt_rq2_zp_ok(sh);
 }
 /* bt_rq2's p2 with p's output zero point folded in (cm_sat_ok). */
 static inline int32_t cm_p2z(const bt_conv_params *p, int32_t sh) {
-  return bt_rq2_p2(sh) + p->output_offset * (1 << bt_rq2_e1(sh));
+  return bt_rq2_p2_zp(bt_rq2_p2(sh), bt_rq2_e1(sh), p->output_offset);
 }
 
 /* The pixels of a pass: nr rows of n pixels, pixel (j, i) at ip + j*rs + i*step; their sums are

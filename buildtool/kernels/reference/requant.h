@@ -82,6 +82,11 @@ static inline int32_t bt_rq2s(int32_t a, int32_t m, int32_t e2) {
 /* bt_rq2's per-channel values from a TFLite shift (-31..-2). */
 static inline int32_t bt_rq2_p2(int32_t shift) { return 1 << (-shift - 2); }
 static inline int32_t bt_rq2_e1(int32_t shift) { return -shift - 1; }
+/* bt_rq2's rounding word p2 with an output zero point zp folded in, so that bt_rq2 returns the output plus zp:
+ * (H + zp 2^e1) >> e1 == (H >> e1) + zp exactly while the sum stays in int32. The high word H is below
+ * 2^30 + 2^29 + 1 in magnitude, so |zp| <= 128 and e1 <= 21 (bt_rq2_zp_ok) keep it there. */
+static inline int bt_rq2_zp_ok(int32_t shift) { return bt_rq2_e1(shift) <= 21; }
+static inline int32_t bt_rq2_p2_zp(int32_t p2, int32_t e1, int32_t zp) { return p2 + (int32_t)((uint32_t)zp << e1); }
 
 /* TFLM MultiplyByQuantizedMultiplierSmallerThanOneExp(x, mult, left_shift) (left_shift <= 0). */
 BT_INLINE int32_t bt_mbqm_lt1(int32_t x, int32_t mult, int32_t left_shift) {
