@@ -17,7 +17,7 @@ import pytest
 from conftest import ROOT, SHARED_MODEL_NAMES, fixed_input, shared_model, tflm_run
 
 from buildtool import pipeline, targets, zoo
-from buildtool.plan import flash, regions
+from buildtool.plan import flash, regions, weight_order
 from buildtool.firmware import runner, toolchain
 from buildtool.model import opdefs, ops, reader as tflite_reader
 from buildtool.plan.arena.naive import naive_plan
@@ -341,10 +341,14 @@ def test_flash_image_header_and_verify(tmp_path):
     assert info.payload_bytes == len(image) - flash.HEADER_BYTES
     assert info.crc32 == zlib.crc32(image[flash.HEADER_BYTES:])
     assert info.model_hash == bytes.fromhex(g.structure_hash())[:16]
+    order = weight_order.orders(g, "cortex-m4")  # the dense layer's weights interleaved (fc-il)
+    assert list(order.values()) == [weight_order.FC_IL]
     for i, off in flash.layout(g, 16).items():
         t = g.tensors[i]
         assert off % 16 == 0
-        assert image[off:off + t.nbytes] == t.data.astype(t.data.dtype.newbyteorder("<")).tobytes()
+        plain = t.data.astype(t.data.dtype.newbyteorder("<")).tobytes()
+        assert image[off:off + t.nbytes] == (weight_order.image_bytes(g, i, order[i]) if i in order else plain)
+        assert (image[off:off + t.nbytes] == plain) == (i not in order)
     bad = bytearray(image)
     bad[-1] ^= 1
     p.write_bytes(bad)

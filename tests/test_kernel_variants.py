@@ -28,10 +28,12 @@ from test_kernels import ConvP, DwP, FcP  # noqa: E402
 KERNELS = ROOT / "buildtool" / "kernels"
 CASES = 3000
 # the variant queries of each set with a table: the files that define them
-QUERIES = {"cortex-m": {"conv": "conv.c", "depthwise": "depthwise.c", "fully_connected": "fully_connected.c"},
+QUERIES = {"cortex-m": {"conv": "conv.c", "depthwise": "depthwise.c", "fully_connected": "fully_connected.c",
+                        "fully_connected_il": "fully_connected.c"},
            "riscv": {"conv": "conv.c"}}
 QUERY_FN = {"conv": "bt_conv_s8_variant", "depthwise": "bt_depthwise_s8_variant",
-            "fully_connected": "bt_fully_connected_s8_variant"}
+            "fully_connected": "bt_fully_connected_s8_variant",
+            "fully_connected_il": "bt_fully_connected_s8_il_variant"}
 
 
 @pytest.fixture(scope="module")
@@ -93,9 +95,13 @@ def _conv_struct(p: dict, keep: list) -> ConvP:
 def _fc(rng) -> dict:
     n_out, per_channel = int(rng.integers(1, 40)), int(rng.integers(0, 2))
     mult, shift = _quant(rng, n_out if per_channel else 1)
+    if rng.random() < 0.3:  # right shifts beyond bt_rq2_zp_ok's (the interleaved variants' zero point fold)
+        shift[0] = int(rng.integers(-31, -20, endpoint=True))
+    lo = int(rng.choice([-128, -128, -100, 0]))
     return {"n_in": int(rng.choice([1, 3, 17, 640, 1280, 1281, 4000])), "n_out": n_out, "batches": 1,
             "input_offset": 1, "filter_offset": int(rng.choice([0, 0, 0, 2])), "output_offset": 0,
-            "act_min": -128, "act_max": 127, "per_channel": per_channel, "multipliers": mult, "shifts": shift}
+            "act_min": lo, "act_max": int(rng.choice([127, 127, 100])), "per_channel": per_channel,
+            "multipliers": mult, "shifts": shift}
 
 
 def _fc_struct(p: dict, keep: list) -> FcP:
@@ -125,7 +131,7 @@ def test_table_picks_what_the_dispatcher_picks(libs, kset, kind):
     table = kernel_variants.TABLES[kset][1]
     seen, wrong = set(), []
     for _ in range(CASES):
-        p = _fc(rng) if kind == "fully_connected" else _conv(rng)
+        p = _fc(rng) if kind.startswith("fully_connected") else _conv(rng)
         if kind == "depthwise":
             p["depth_multiplier"] = int(rng.choice([1, 1, 1, 2]))
         want, got = _query(libs[kset], kind, p), kernel_variants.choose(table, kind, p)

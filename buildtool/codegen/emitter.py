@@ -25,6 +25,7 @@ class Emitter:
     ext_offset = 0  # where the flash image's external part starts (0: none)
     ext_signature = 0  # flash.ext_signature of its tensors
     variants = None  # (guard macro, table) of the board's kernel set (kernel_variants.for_board), or None
+    orders: dict = {}  # constant tensor -> the order the flash image holds it in (plan/weight_order.py)
 
     def __init__(self, g: Graph, plan: ArenaPlan, weight_offsets: dict):
         self.g, self.plan, self.w = g, plan, weight_offsets
@@ -132,8 +133,9 @@ class Emitter:
 
     # -- kernel variants --------------------------------------------------------------
     def kernel(self, kind: str, layer: dict) -> str:
-        """The function model.c calls for a layer of kind "conv", "depthwise" or "fully_connected": the
-        variant the board's table picks (kernel_variants.py), else the set's dispatcher."""
+        """The function model.c calls for a layer of kind "conv", "depthwise", "fully_connected" or
+        "fully_connected_il" (interleaved weights): the variant the board's table picks
+        (kernel_variants.py), else the set's dispatcher."""
         dispatcher = kernel_variants.DISPATCHERS[kind]
         if self.variants is None:
             return dispatcher
@@ -198,15 +200,23 @@ class Emitter:
                 "filter_h": win.kh, "filter_w": win.kw, "stride_h": win.sh, "stride_w": win.sw,
                 "pad_top": win.pad_top, "pad_left": win.pad_left, "act_min": lo, "act_max": hi}
 
-    def fc_fields(self, op) -> dict:
-        """bt_fc_params of FULLY_CONNECTED (refops.prepare.fully_connected; also fused blocks' dense tails)."""
+    def fc_fields(self, op, reordered: bool = False) -> dict:
+        """bt_fc_params of FULLY_CONNECTED (refops.prepare.fully_connected; also fused blocks' dense tails).
+        Weights the image holds reordered (self.orders) are given as they are when the caller is the kernel
+        that reads that order (reordered), else as a plain copy in model.c."""
         p = prepare.fully_connected(self.g, op)
         f = prepare.fields(p)
         per_ch = f.pop("per_channel")
         del f["multipliers"], f["shifts"]
         mult, shift = self.requant_arrays(op, p)
-        return dict(f, weights=self.weight(op.inputs[1], "int8_t"), bias=self.bias(op), multiplier=mult, shift=shift,
-                    per_channel=per_ch)
+        w = op.inputs[1]
+        if w in self.orders and not reordered:
+            weights = f"op{op.index}_wplain"
+            self.declare(f"static const int8_t {weights}[{self.g.tensors[w].data.size}] __attribute__((aligned(4))) = "
+                         f"{c_ints(self.g.tensors[w].data.reshape(-1).tolist())};")
+        else:
+            weights = self.weight(w, "int8_t")
+        return dict(f, weights=weights, bias=self.bias(op), multiplier=mult, shift=shift, per_channel=per_ch)
 
     def bcast(self, op) -> dict:
         """bt_bcast4 of a binary operator: the output's 4-D dims and each operand's strides in it."""

@@ -51,6 +51,12 @@ def _fc_rq2(p) -> bool:
     return rq2_ok(p["multipliers"][:n], p["shifts"][:n])
 
 
+def _fc_zp_ok(p) -> bool:
+    """cortex-m/fully_connected.c fc_zp_ok: per-tensor, requant.h bt_rq2_zp_ok (bt_rq2's e1 = -shift - 1 at
+    most 21: the output zero point folded in)."""
+    return not p["per_channel"] and -p["shifts"][0] - 1 <= 21
+
+
 def _always(p) -> bool:
     return True
 
@@ -74,6 +80,15 @@ CORTEX_M = {
          and _fc_rq2(p)),
         ("bt_fully_connected_s8_widened", lambda p: p["filter_offset"] == 0 and p["n_in"] <= BT_FC_COL_MAX),
         ("bt_fully_connected_s8_direct", _always),
+    ),
+    # weights the image holds interleaved (plan/weight_order.py "fc-il"): model.c calls these instead
+    "fully_connected_il": (
+        ("bt_fully_connected_s8_il_rq2z_ssat", lambda p: _fc_rq2(p) and _fc_zp_ok(p) and p["act_max"] == 127
+         and p["act_min"] == -128),
+        ("bt_fully_connected_s8_il_rq2z_lo", lambda p: _fc_rq2(p) and _fc_zp_ok(p) and p["act_max"] == 127),
+        ("bt_fully_connected_s8_il_rq2z", lambda p: _fc_rq2(p) and _fc_zp_ok(p)),
+        ("bt_fully_connected_s8_il_rq2", _fc_rq2),
+        ("bt_fully_connected_s8_il_mbqm", _always),
     ),
 }
 
@@ -100,7 +115,8 @@ TABLES = {"cortex-m": ("BT_VARIANTS_CORTEX_M", CORTEX_M), "riscv": ("BT_VARIANTS
           # runtime's tile kernels with filter sums made at code generation (tile_kernels.define_kb)
           "cortex-m55": ("BT_VARIANTS_CORTEX_M55", {})}
 
-DISPATCHERS = {"conv": "bt_conv_s8", "depthwise": "bt_depthwise_s8", "fully_connected": "bt_fully_connected_s8"}
+DISPATCHERS = {"conv": "bt_conv_s8", "depthwise": "bt_depthwise_s8", "fully_connected": "bt_fully_connected_s8",
+               "fully_connected_il": "bt_fully_connected_s8_il"}
 
 
 def choose(table: dict, op: str, p: dict) -> str:

@@ -25,7 +25,7 @@ from ..errors import ModelError, PlanError, UsageError
 from ..model import opdefs
 from ..model.ir import Graph
 from ..model.ops import slice_bounds
-from ..plan import ArenaPlan, arena_symbol, first_bytes, flash
+from ..plan import ArenaPlan, arena_symbol, first_bytes, flash, weight_order
 from ..plan.regions import image_groups
 from ..refops import prepare
 from ..refops.shape_ops import slice_bounds_v1
@@ -101,15 +101,30 @@ def fully_connected(e, op) -> None:
     n = f"op{op.index}"
     e.dense(op, op.inputs[0])
     e.dense(op, op.outputs[0])
-    fields = e.fc_fields(op)
+    fields = e.fc_fields(op, reordered=op.inputs[1] in e.orders)
     e.declare(f"static const bt_fc_params {n}_p = {c_struct(fields)};")
     if e.g.tensors[op.outputs[0]].dtype == "int16":
         e.call(op, f"bt_fully_connected_s16(&{n}_p, {e.bias(op, 64)}, {e.cact(op.inputs[0])}, "
                    f"{e.cact(op.outputs[0])});")
         return
     p = prepare.fully_connected(e.g, op)
-    fn = e.kernel("fully_connected", dict(fields, multipliers=list(p.multipliers), shifts=list(p.shifts)))
+    layer = dict(fields, multipliers=list(p.multipliers), shifts=list(p.shifts))
+    if op.inputs[1] in e.orders:  # the image holds the weights interleaved (plan/weight_order.py)
+        fn = e.kernel("fully_connected_il", layer)
+        _fc_il_fallback(e)
+    else:
+        fn = e.kernel("fully_connected", layer)
     e.call(op, f"{fn}(&{n}_p, {e.act(op.inputs[0])}, {e.act(op.outputs[0])});")
+
+
+def _fc_il_fallback(e) -> None:
+    """Once per model.c: bt_fully_connected_s8_il* when another kernel set than cortex-m is linked (--kernels
+    reference, a user's folder): each row of the interleaved weights (kernels/cortex-m/fully_connected.c)
+    put back in order on the stack and run by that set's bt_fully_connected_s8."""
+    if "fc_il" in e.tables:
+        return
+    e.tables.add("fc_il")
+    e.declare(_template("fc_il_fallback.c.in"))
 
 
 def _binary(e, op, params: dict, struct: str, fn: str):
@@ -549,6 +564,7 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
     offsets = flash.layout(g, weights_align, groups)
     e = emitter(g, plan, offsets)
     e.variants = kernel_variants.for_board(target)
+    e.orders = weight_order.orders(g, target)
     e.ext_offset = flash.ext_offset(g, weights_align, groups)
     e.ext_signature = flash.ext_signature(groups)
     if emit is None:

@@ -16,7 +16,8 @@ Layout (little-endian):
   40 16  model hash: first 16 bytes of Graph.structure_hash() (no weight values)
   56  4  external part: offset of the tensors placed in an external memory region (0: none)
   60  4  CRC-32 of the external part's tensor indices (u32 each; 0 when none): the code checks both
-Tensor offsets are from the start of the image; the payload starts at HEADER_BYTES. When a board's
+Tensor offsets are from the start of the image; the payload starts at HEADER_BYTES. A tensor the board's
+kernels read in another order (plan/weight_order.py) is held in that order, in the same bytes. When a board's
 placement (buildtool/plan/regions.py) puts tensors in an external region, those come last, from a
 multiple of 64 (the external part), and weights.S links that part into the region's own section.
 """
@@ -31,7 +32,7 @@ from ..errors import PlanError, UsageError
 from ..fsutil import write_atomic
 from ..model.ir import Graph
 from ..model.opdefs import OPDEFS
-from . import align_up
+from . import align_up, weight_order
 
 MAGIC = b"BTWF"
 FORMAT_VERSION = 1
@@ -110,9 +111,9 @@ def build_image(g: Graph, target: str, align: int = 16, groups=None) -> bytes:
     offsets = layout(g, align, groups)
     end = max([offsets[i] + g.tensors[i].nbytes for i in offsets], default=HEADER_BYTES)
     body = bytearray(align_up(end, align) - HEADER_BYTES)
+    order = weight_order.orders(g, target)  # the tensors the board's kernels read reordered
     for i, off in offsets.items():
-        t = g.tensors[i]
-        raw = t.data.astype(t.data.dtype.newbyteorder("<"), copy=False).tobytes()
+        raw = weight_order.image_bytes(g, i, order.get(i))
         body[off - HEADER_BYTES:off - HEADER_BYTES + len(raw)] = raw
     name = target.encode("ascii")[:15]
     head = _HEADER.pack(MAGIC, FORMAT_VERSION, HEADER_BYTES, len(body), zlib.crc32(body), align,

@@ -34,5 +34,14 @@ const char *bt_depthwise_s8_variant(const bt_depthwise_params *p);
 void bt_fully_connected_s8_widened_rq2(const bt_fc_params *p, const int8_t *in, int8_t *out);
 void bt_fully_connected_s8_widened(const bt_fc_params *p, const int8_t *in, int8_t *out);
 void bt_fully_connected_s8_direct(const bt_fc_params *p, const int8_t *in, int8_t *out);
+/* Weights in the interleaved order code generation makes for them (buildtool/plan/weight_order.py, the
+ * layout in fully_connected.c): model.c calls these directly, never through the dispatcher. */
+void bt_fully_connected_s8_il_rq2z_ssat(const bt_fc_params *p, const int8_t *in, int8_t *out);
+void bt_fully_connected_s8_il_rq2z_lo(const bt_fc_params *p, const int8_t *in, int8_t *out);
+void bt_fully_connected_s8_il_rq2z(const bt_fc_params *p, const int8_t *in, int8_t *out);
+void bt_fully_connected_s8_il_rq2(const bt_fc_params *p, const int8_t *in, int8_t *out);
+void bt_fully_connected_s8_il_mbqm(const bt_fc_params *p, const int8_t *in, int8_t *out);
+void bt_fully_connected_s8_il(const bt_fc_params *p, const int8_t *in, int8_t *out);   /* picks one of the above */
+const char *bt_fully_connected_s8_il_variant(const bt_fc_params *p);
 const char *bt_fully_connected_s8_variant(const bt_fc_params *p);
 #endif

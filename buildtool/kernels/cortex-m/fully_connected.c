@@ -176,6 +176,179 @@ void bt_fully_connected_s8_direct(const bt_fc_params *p, const int8_t *in, int8_
   }
 }
 
+/* ---- Interleaved weights (build time: buildtool/plan/weight_order.py, "fc-il"), bt_fully_connected_s8_il*.
+ * Layout of p->weights (n = n_in, n4 = n & ~3, m4 = n_out & ~3, u(v) = v + 128 as an unsigned byte):
+ * rows 4g..4g+3 (r0..r3, g < m4 / 4) take the 4n bytes from 4n*g: per input quad k = 0, 4, .. n4 - 4
+ * four words  [u(r0[k]), r1[k], u(r0[k+2]), r1[k+2]]  [u(r0[k+1]), r1[k+1], u(r0[k+3]), r1[k+3]]
+ *             [u(r2[k]), r3[k], u(r2[k+2]), r3[k+2]]  [u(r2[k+1]), r3[k+1], u(r2[k+3]), r3[k+3]],
+ * then the n % 4 tail values of r0, r1, r2, r3 in order; rows m4.. as they are (n bytes each, from m4*n).
+ * The input row is widened once (int16, offset added, the [k, k+2, k+1, k+3] order), so the word pairs
+ * (x_k, x_k+2) and (x_k+1, x_k+3) meet the first and second weight word of a pair of rows. One SMLAD of
+ * the raw weight word adds sum (r0 + 128 + 256 r1) x; SXTB16 ror 8 of it gives r1's two weights, one
+ * SMLAD r1's sum; r0's sum is the first less 256 x r1's less 128 x (the widened inputs' sum), exact
+ * modulo 2^32 (the first accumulator may wrap). Per 16 MACs: LDRD (inputs) + LDM of 4 words + 4 SXTB16
+ * + 8 SMLAD (20 cycles by the Cortex-M4 TRM, against 27 for the plain order's LDRD + 4 LDR + 8 SXTB16 +
+ * 8 SMLAD). */
+
+/* One input quad of the interleaved loop: 16 MACs (4 rows x 4 inputs). */
+#define FC_IL_STEP                                \
+  "ldrd %[x0], %[x1], [%[c]], #8\n\t"             \
+  "ldm %[f]!, {%[w0], %[w1], %[w2], %[w3]}\n\t"   \
+  "smlad %[a0], %[w0], %[x0], %[a0]\n\t"          \
+  "sxtb16 %[w0], %[w0], ror #8\n\t"               \
+  "smlad %[a1], %[w0], %[x0], %[a1]\n\t"          \
+  "smlad %[a0], %[w1], %[x1], %[a0]\n\t"          \
+  "sxtb16 %[w1], %[w1], ror #8\n\t"               \
+  "smlad %[a1], %[w1], %[x1], %[a1]\n\t"          \
+  "smlad %[a2], %[w2], %[x0], %[a2]\n\t"          \
+  "sxtb16 %[w2], %[w2], ror #8\n\t"               \
+  "smlad %[a3], %[w2], %[x0], %[a3]\n\t"          \
+  "smlad %[a2], %[w3], %[x1], %[a2]\n\t"          \
+  "sxtb16 %[w3], %[w3], ror #8\n\t"               \
+  "smlad %[a3], %[w3], %[x1], %[a3]\n\t"
+
+/* a0..a3 += the raw sums of rows r0..r3 over the n4 widened inputs at c (a0, a2: the biased rows');
+ * returns the weights after the group's quads. The asm loop takes 8 quads a pass (112 + 2 instructions
+ * per 128 MACs, 13 registers: the LDM destinations fixed, r8-r11), then 4, 2, 1 quads. */
+static inline __attribute__((always_inline)) const int8_t *fc_il4(const int16_t *c, const int8_t *f, int32_t n4,
+                                                                 uint32_t *p0, uint32_t *p1, uint32_t *p2,
+                                                                 uint32_t *p3) {
+  uint32_t a0 = *p0, a1 = *p1, a2 = *p2, a3 = *p3;
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)   /* -O0 lacks the registers */
+  uint32_t x0, x1;
+  register uint32_t w0 __asm__("r8"), w1 __asm__("r9"), w2 __asm__("r10"), w3 __asm__("r11");
+#define FC_IL_OUTPUTS                                                                                      \
+  : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [c] "+r"(c), [f] "+r"(f), [x0] "=&r"(x0), \
+    [x1] "=&r"(x1), [w0] "=&r"(w0), [w1] "=&r"(w1), [w2] "=&r"(w2), [w3] "=&r"(w3)
+  if (n4 & ~31) {
+    const int16_t *const end = c + (n4 & ~31);
+    __asm__ volatile("1:\n\t" FC_IL_STEP FC_IL_STEP FC_IL_STEP FC_IL_STEP FC_IL_STEP FC_IL_STEP FC_IL_STEP
+                     FC_IL_STEP "cmp %[c], %[end]\n\tbne 1b\n\t" FC_IL_OUTPUTS : [end] "r"(end) : "cc", "memory");
+  }
+  if (n4 & 16) __asm__ volatile(FC_IL_STEP FC_IL_STEP FC_IL_STEP FC_IL_STEP FC_IL_OUTPUTS :: "cc", "memory");
+  if (n4 & 8) __asm__ volatile(FC_IL_STEP FC_IL_STEP FC_IL_OUTPUTS :: "cc", "memory");
+  if (n4 & 4) __asm__ volatile(FC_IL_STEP FC_IL_OUTPUTS :: "cc", "memory");
+#undef FC_IL_OUTPUTS
+#else
+  for (int32_t k = 0; k < n4; k += 4, f += 16) {   /* the same sums by dsp.h's C model (host, -O0) */
+    int32_t x0, x1;
+    __builtin_memcpy(&x0, c + k, 4);
+    __builtin_memcpy(&x1, c + k + 2, 4);
+    const uint32_t w0 = bt_ld4(f), w1 = bt_ld4(f + 4), w2 = bt_ld4(f + 8), w3 = bt_ld4(f + 12);
+    a0 = (uint32_t)bt_smlad((int32_t)w1, x1, bt_smlad((int32_t)w0, x0, (int32_t)a0));
+    a1 = (uint32_t)bt_smlad(bt_sxtb16_ror8(w1), x1, bt_smlad(bt_sxtb16_ror8(w0), x0, (int32_t)a1));
+    a2 = (uint32_t)bt_smlad((int32_t)w3, x1, bt_smlad((int32_t)w2, x0, (int32_t)a2));
+    a3 = (uint32_t)bt_smlad(bt_sxtb16_ror8(w3), x1, bt_smlad(bt_sxtb16_ror8(w2), x0, (int32_t)a3));
+  }
+#endif
+  *p0 = a0; *p1 = a1; *p2 = a2; *p3 = a3;
+  return f;
+}
+
+/* The output (before the int8 cast) of accumulator a with multiplier m and shift s: fast, bt_rq2 with
+ * p2 (the output zero point folded in when zpf: bt_rq2_p2_zp) and e1, else bt_mbqm_fast; act 2: the
+ * whole int8 range (SSAT), 1: act_max 127 (SSAT, then the lower bound), 0: any range. */
+static inline __attribute__((always_inline)) int32_t fc_il_out(int32_t a, int32_t m, int32_t s, int32_t p2, int32_t e1,
+                                                              int32_t zp, int32_t lo, int32_t hi, const int fast,
+                                                              const int zpf, const int act) {
+  const int32_t v = fast ? bt_rq2(a, m, p2, e1) + (zpf ? 0 : zp) : bt_mbqm_fast(a, m, s) + zp;
+  if (act == 2) return bt_ssat8(v);
+  if (act == 1) {
+    const int32_t t = bt_ssat8(v);
+    return t < lo ? lo : t;
+  }
+  return bt_clamp(v, lo, hi);
+}
+
+/* pcs 0: per-tensor requantisation (the layer's constants made once), 1: per p->per_channel. */
+static inline __attribute__((always_inline)) void fc_il_k(const bt_fc_params *p, const int8_t *in, int8_t *out,
+                                                         const int fast, const int zpf, const int act, const int pcs) {
+  int16_t col[BT_FC_COL_MAX] __attribute__((aligned(4)));
+  const int32_t n = p->n_in, n4 = n & ~3, nt = n - n4, n_out = p->n_out, m4 = n_out & ~3;
+  const int32_t off = p->input_offset, off2 = bt_dup16(off), batches = p->batches;
+  const int32_t pc = pcs ? p->per_channel : 0;
+  const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
+  const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
+  const int32_t m0 = mult[0], s0 = shift[0], e10 = fast ? bt_rq2_e1(s0) : 0;
+  const int32_t p20 = fast ? (zpf ? bt_rq2_p2_zp(bt_rq2_p2(s0), e10, zp) : bt_rq2_p2(s0)) : 0;
+#define FC_IL_OUT(a, k)                                                                                       \
+  (pc ? fc_il_out(a, mult[k], shift[k],                                                                       \
+                  fast ? (zpf ? bt_rq2_p2_zp(bt_rq2_p2(shift[k]), bt_rq2_e1(shift[k]), zp) : bt_rq2_p2(shift[k])) \
+                       : 0,                                                                                   \
+                  fast ? bt_rq2_e1(shift[k]) : 0, zp, lo, hi, fast, zpf, act)                                 \
+      : fc_il_out(a, m0, s0, p20, e10, zp, lo, hi, fast, zpf, act))
+  for (int32_t b = 0; b < batches; b++) {
+    const int8_t *x = in + b * n;
+    int32_t s = 0, k = 0;   /* s: the widened inputs' sum over k < n4 */
+    for (; k < n4; k += 4) {
+      const uint32_t v = bt_ld4(x + k);
+      const int32_t lo2 = bt_sadd16(bt_sxtb16(v), off2), hi2 = bt_sadd16(bt_sxtb16_ror8(v), off2);
+      __builtin_memcpy(col + k, &lo2, 4);
+      __builtin_memcpy(col + k + 2, &hi2, 4);
+      s = bt_smlad(hi2, 0x00010001, bt_smlad(lo2, 0x00010001, s));
+    }
+    for (; k < n; k++) col[k] = (int16_t)(x[k] + off);
+    const uint32_t corr = (uint32_t)s << 7;   /* 128 x the sum: in the biased rows' sums */
+    int8_t *const y = out + b * n_out;
+    const int8_t *f = p->weights;
+    const int32_t *bo = bias;
+    for (int32_t o = 0; o < m4; o += 4) {
+      uint32_t a0 = 0u - corr, a1 = 0, a2 = 0u - corr, a3 = 0;
+      if (bias) { a0 += (uint32_t)bo[0]; a2 += (uint32_t)bo[2]; }
+      f = fc_il4(col, f, n4, &a0, &a1, &a2, &a3);
+      int32_t r0 = (int32_t)(a0 - (a1 << 8)), r1 = (int32_t)a1, r2 = (int32_t)(a2 - (a3 << 8)), r3 = (int32_t)a3;
+      if (bias) { r1 += bo[1]; r3 += bo[3]; bo += 4; }
+      if (nt) {
+        const int16_t *ct = col + n4;
+        for (int32_t t = 0; t < nt; t++) {
+          const int32_t xv = ct[t];
+          r0 += f[t] * xv; r1 += f[nt + t] * xv; r2 += f[2 * nt + t] * xv; r3 += f[3 * nt + t] * xv;
+        }
+        f += 4 * nt;
+      }
+      const uint32_t word = fc_pack4(FC_IL_OUT(r0, o), FC_IL_OUT(r1, o + 1), FC_IL_OUT(r2, o + 2),
+                                     FC_IL_OUT(r3, o + 3));
+      __builtin_memcpy(y + o, &word, 4);   /* one store: int8 stores would alias the parameters */
+    }
+    for (int32_t o = m4; o < n_out; o++) {
+      const int32_t a = bt_mv1x1(col, p->weights + o * n, n, bias ? bias[o] : 0);
+      y[o] = (int8_t)FC_IL_OUT(a, o);
+    }
+  }
+#undef FC_IL_OUT
+}
+
+/* The interleaved-weights variants (buildtool/codegen/model_c.py picks one per layer by the rules of
+ * bt_fully_connected_s8_il below): rq2z, per-tensor bt_rq2 with the output zero point folded in
+ * (bt_rq2_zp_ok), _ssat the whole int8 range, _lo act_max 127; rq2 and mbqm any requantisation. */
+void bt_fully_connected_s8_il_rq2z_ssat(const bt_fc_params *p, const int8_t *in, int8_t *out) { fc_il_k(p, in, out, 1, 1, 2, 0); }
+void bt_fully_connected_s8_il_rq2z_lo(const bt_fc_params *p, const int8_t *in, int8_t *out) { fc_il_k(p, in, out, 1, 1, 1, 0); }
+void bt_fully_connected_s8_il_rq2z(const bt_fc_params *p, const int8_t *in, int8_t *out) { fc_il_k(p, in, out, 1, 1, 0, 0); }
+void bt_fully_connected_s8_il_rq2(const bt_fc_params *p, const int8_t *in, int8_t *out) { fc_il_k(p, in, out, 1, 0, 0, 1); }
+void bt_fully_connected_s8_il_mbqm(const bt_fc_params *p, const int8_t *in, int8_t *out) { fc_il_k(p, in, out, 0, 0, 0, 1); }
+
+static int fc_zp_ok(const bt_fc_params *p) { return !p->per_channel && bt_rq2_zp_ok(p->shift[0]); }
+
+/* Index in fc_il_variants of the variant for p (the same rules as kernel_variants.py's FC_IL). */
+typedef void (*fc_il_fn)(const bt_fc_params *, const int8_t *, int8_t *);
+static const fc_il_fn fc_il_variants[] = {bt_fully_connected_s8_il_rq2z_ssat, bt_fully_connected_s8_il_rq2z_lo,
+                                          bt_fully_connected_s8_il_rq2z, bt_fully_connected_s8_il_rq2,
+                                          bt_fully_connected_s8_il_mbqm};
+static const char *const fc_il_names[] = {"bt_fully_connected_s8_il_rq2z_ssat", "bt_fully_connected_s8_il_rq2z_lo",
+                                          "bt_fully_connected_s8_il_rq2z", "bt_fully_connected_s8_il_rq2",
+                                          "bt_fully_connected_s8_il_mbqm"};
+static int fc_il_variant(const bt_fc_params *p) {
+  if (!fc_rq2(p)) return 4;
+  if (!fc_zp_ok(p)) return 3;
+  if (p->act_max != 127) return 2;
+  return p->act_min == -128 ? 0 : 1;
+}
+
+const char *bt_fully_connected_s8_il_variant(const bt_fc_params *p) { return fc_il_names[fc_il_variant(p)]; }
+
+/* Interleaved weights: the variant for p. */
+void bt_fully_connected_s8_il(const bt_fc_params *p, const int8_t *in, int8_t *out) { fc_il_variants[fc_il_variant(p)](p, in, out); }
+
 typedef void (*fc_fn)(const bt_fc_params *, const int8_t *, int8_t *);
 static const fc_fn fc_variants[] = {bt_fully_connected_s8_widened_rq2, bt_fully_connected_s8_widened,
                                     bt_fully_connected_s8_direct};

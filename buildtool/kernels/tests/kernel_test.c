@@ -122,6 +122,7 @@ int bt_main(void) {
   test_rq2();
   test_fc_sizes();
   test_fc_full();
+  test_fc_il();
 #ifdef BT_SET_XCORE
   if (bt_vpu_align_faults) { failed++; bt_puts("FAIL unaligned VPU memory operands: "); bt_putu(bt_vpu_align_faults); bt_puts("\n"); }
   else passed++;

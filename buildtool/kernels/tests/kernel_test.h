@@ -92,12 +92,12 @@ static int passed, failed;
 
 /* The kernel variants the dispatchers took (sets with bt_variants.h), printed at the end: the tests
  * check that every variant of the set's table (buildtool/codegen/kernel_variants.py) ran against the reference. */
-static const char *g_variants[16];
+static const char *g_variants[32];
 static int g_nvariants;
 static inline void note_variant(const char *name) {
   for (int i = 0; i < g_nvariants; i++)
     if (g_variants[i] == name) return;
-  if (g_nvariants < 16) g_variants[g_nvariants++] = name;
+  if (g_nvariants < 32) g_variants[g_nvariants++] = name;
 }
 #if defined BT_VARIANTS_CORTEX_M || defined BT_VARIANTS_RISCV
 #define NOTE_CONV(p) note_variant(bt_conv_s8_variant(p))

@@ -1,0 +1,88 @@
+"""Weights the flash image holds reordered for a board's kernels (buildtool/plan/weight_order.py): the
+cortex-m set's interleaved fully connected order ("fc-il", kernels/cortex-m/fully_connected.c) is the
+layout the kernel and kernel_test.c's fc_interleave read, only cortex-m boards take it, and a firmware
+with it gives the bytes the host (TFLite Micro's arithmetic) gives, with the cortex-m kernels and with the
+reference set linked instead (model.c's fallback puts each row back in order)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import numpy as np
+import pytest
+
+from buildtool import pipeline, zoo
+from buildtool.plan import weight_order
+from buildtool.zoo.builder import GraphBuilder
+
+
+def _by_the_letter(w: np.ndarray) -> bytes:
+    """The fc-il layout as fully_connected.c's comment states it, one byte at a time."""
+    m, n = w.shape
+    m4, n4 = m & ~3, n & ~3
+
+    def u(v):
+        return (int(v) + 128) & 0xFF
+
+    out = []
+    for g in range(0, m4, 4):
+        r = w[g:g + 4].astype(int)
+        for k in range(0, n4, 4):
+            for a, b in ((0, 1), (2, 3)):
+                for s in (0, 1):
+                    out += [u(r[a, k + s]), r[b, k + s] & 0xFF, u(r[a, k + s + 2]), r[b, k + s + 2] & 0xFF]
+        for q in range(4):
+            out += [int(v) & 0xFF for v in r[q, n4:]]
+    out += [int(v) & 0xFF for v in w[m4:].reshape(-1)]
+    return bytes(out)
+
+
+@pytest.mark.parametrize("m,n", [(4, 4), (5, 7), (13, 70), (8, 640), (3, 9), (128, 8), (6, 3)])
+def test_interleave_is_the_stated_layout(m, n):
+    w = np.random.default_rng(m * 1000 + n).integers(-128, 128, size=(m, n)).astype(np.int8)
+    got = weight_order.fc_interleave(w)
+    assert got.dtype == np.int8 and got.size == w.size
+    assert got.tobytes() == _by_the_letter(w)
+
+
+def _dense_model():
+    """Two batch rows through dense layers of 37 -> 10 (RELU) -> 6 -> 3 inputs/outputs: n % 4 and n_out % 4
+    tails, per-channel weights, and a last layer of 3 outputs (too few: it keeps the model's order)."""
+    b = GraphBuilder("dense_tails", seed=3)
+    x = b.input((2, 37))
+    h = b.fully_connected(x, 10, activation="RELU")
+    h = b.fully_connected(h, 6)
+    return b.finish([b.fully_connected(h, 3)])
+
+
+def test_orders_only_on_cortex_m_boards():
+    g = _dense_model()
+    fc = [op for op in g.operators if op.opcode == "FULLY_CONNECTED"]
+    want = {fc[0].inputs[1]: weight_order.FC_IL, fc[1].inputs[1]: weight_order.FC_IL}
+    for board in ("cortex-m4", "cortex-m7", "cortex-m33", "nucleo-l4r5zi"):
+        assert weight_order.orders(g, board) == want
+    for board in ("host", "riscv32", "cortex-m55", "cortex-m0plus", "no-such-board"):
+        assert weight_order.orders(g, board) == {}
+    assert weight_order.orders(zoo.build("tiny"), "cortex-m4")  # the zoo's dense layer too
+
+
+needs_arm = pytest.mark.skipif(not all(shutil.which(t) for t in ("arm-none-eabi-gcc", "qemu-system-arm")),
+                               reason="arm-none-eabi-gcc / qemu-system-arm not installed")
+
+
+@needs_arm
+def test_interleaved_firmware_matches_the_host(tmp_path):
+    from buildtool.firmware import runner
+
+    g = _dense_model()
+    x = np.random.default_rng(5).integers(-128, 128, size=tuple(g.tensors[g.inputs[0]].shape), dtype=np.int8)
+    pipeline.build(g, "host", tmp_path / "h")
+    want = np.asarray(runner.run("host", tmp_path / "h", x)[0]).tobytes()
+    pipeline.build(g, "cortex-m4", tmp_path / "m")
+    src = (tmp_path / "m" / "model.c").read_text()
+    assert len(re.findall(r"  bt_fully_connected_s8_il_\w+\(&op\d+_p", src)) == 2
+    assert "  bt_fully_connected_s8_widened" in src
+    assert np.asarray(runner.run("cortex-m4", tmp_path / "m", x)[0]).tobytes() == want
+    pipeline.build(g, "cortex-m4", tmp_path / "r", kernels=("reference",))
+    assert np.asarray(runner.run("cortex-m4", tmp_path / "r", x)[0]).tobytes() == want
