@@ -23,6 +23,29 @@
 #undef bt_depthwise_s8
 #undef bt_depthwise_s8_inplace
 
+/* SMMLAR: (acc 2^32 + a b + 2^31) >> 32 (Armv7E-M DSP; the exact C model elsewhere). */
+static inline __attribute__((always_inline)) int32_t dw_smmlar(int32_t a, int32_t b, int32_t acc) {
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+  int32_t r;
+  __asm__("smmlar %0, %1, %2, %3" : "=r"(r) : "r"(a), "r"(b), "r"(acc));
+  return r;
+#else
+  return (int32_t)((uint64_t)(((uint64_t)(uint32_t)acc << 32) + (uint64_t)((int64_t)a * b) + 0x80000000u) >> 32);
+#endif
+}
+
+/* MultiplyByQuantizedMultiplier(a, m, -e) (+ zp) for bt_rq2_ok parameters from a2 = 2a, |a| < 2^30:
+ * SMMLAR(2a, m) is h = floor((a m + 2^30) / 2^31) plus its accumulate word, and RoundingDivideByPOT(h, e) =
+ * floor((h + 2^(e-1) - [h < 0]) / 2^e); [h < 0] is [a < 0] (m >= 2^30; a < 0 with h = 0 gives 0 both ways,
+ * as does m = 0), so with pm = 2^(e-1) (+ zp 2^e, bt_rq2_zp_ok) the whole step is ADD (a2 ASR 31), SMMLAR,
+ * ASR (and an LSL for 2a): dw_mm_p(shift) is pm, dw_mm_e(shift) e; every |bias| < 2^29 gives
+ * |a| < 2^29 + 9 * 255 * 128 < 2^30. */
+static inline __attribute__((always_inline)) int32_t dw_rqm(int32_t a2, int32_t m, int32_t pm, int32_t e) {
+  return dw_smmlar(a2, m, pm + (a2 >> 31)) >> e;
+}
+static inline int32_t dw_mm_p(int32_t shift) { return 1 << (-shift - 1); }
+static inline int32_t dw_mm_e(int32_t shift) { return -shift; }
+
 /* Requantised, clamped output of one accumulator (fast: bt_rq2, else bt_mbqm_fast). */
 static inline __attribute__((always_inline)) uint32_t dw_out(int32_t acc, int32_t m, int32_t s, int32_t zp,
                                                             int32_t lo, int32_t hi, const int fast) {
@@ -110,8 +133,9 @@ static inline __attribute__((always_inline)) void dw_pixels_q(const bt_conv_para
  * (SXTB16 into c0,c2 and c1,c3 halves; narrow boxes, such as a fused tile's column, pay it once, not
  * per row) and the input offset enters the bias once (offset * the channel's weight sum: every tap is
  * valid here), then each pixel runs nine straight-line taps (LDR + 2 SXTB16 + 4 SMLAxy). sat (the
- * activation range all of int8, every channel's -shift - 1 <= 21): the output zero point folded into
- * bt_rq2's rounding word and one SSAT for the clamp, the four bytes packed by PKHBT and two masks. */
+ * activation range all of int8, every channel's -shift - 1 <= 21 and |bias| < 2^29): dw_rqm of 2a (LSL,
+ * ADD, SMMLAR, ASR) with the output zero point folded into its rounding word and one SSAT for the clamp,
+ * the four bytes packed by PKHBT and two masks. */
 static inline __attribute__((always_inline)) void dw3x3_rows(const bt_conv_params *p, const int8_t *in,
                                                             int32_t in_y0, int8_t *out, int32_t y0, int32_t ya,
                                                             int32_t yb, int32_t xa, int32_t xb, const int fast,
@@ -137,12 +161,13 @@ static inline __attribute__((always_inline)) void dw3x3_rows(const bt_conv_param
                   b2 = (bias ? bias[c + 2] : 0) + off * (se >> 16), b3 = (bias ? bias[c + 3] : 0) + off * (so >> 16);
     const int32_t m0 = mult[c], m1 = mult[c + 1], m2 = mult[c + 2], m3 = mult[c + 3];
     const int32_t s0 = shift[c], s1 = shift[c + 1], s2 = shift[c + 2], s3 = shift[c + 3];
-    /* sat: bt_rq2 with the output zero point in its rounding word, one SSAT for the clamp */
-    const int32_t e0 = bt_rq2_e1(s0), e1 = bt_rq2_e1(s1), e2 = bt_rq2_e1(s2), e3 = bt_rq2_e1(s3);
-    const int32_t p0 = sat ? bt_rq2_p2_zp(bt_rq2_p2(s0), e0, zp) : 0;
-    const int32_t p1 = sat ? bt_rq2_p2_zp(bt_rq2_p2(s1), e1, zp) : 0;
-    const int32_t p2 = sat ? bt_rq2_p2_zp(bt_rq2_p2(s2), e2, zp) : 0;
-    const int32_t p3 = sat ? bt_rq2_p2_zp(bt_rq2_p2(s3), e3, zp) : 0;
+    /* sat: dw_rqm of 2a (an LSL: a call's few pixels a group would not repay doubled weights) with the output
+     * zero point in its rounding word, one SSAT for the clamp */
+    const int32_t e0 = dw_mm_e(s0), e1 = dw_mm_e(s1), e2 = dw_mm_e(s2), e3 = dw_mm_e(s3);
+    const int32_t p0 = sat ? bt_rq2_p2_zp(dw_mm_p(s0), e0, zp) : 0;
+    const int32_t p1 = sat ? bt_rq2_p2_zp(dw_mm_p(s1), e1, zp) : 0;
+    const int32_t p2 = sat ? bt_rq2_p2_zp(dw_mm_p(s2), e2, zp) : 0;
+    const int32_t p3 = sat ? bt_rq2_p2_zp(dw_mm_p(s3), e3, zp) : 0;
     for (int32_t y = ya; y < yb; y++) {
     const int8_t *ip = irow + (y - ya) * in_step + c;
     int8_t *o = orow + (y - ya) * out_row + xa * ops + c;
@@ -162,8 +187,8 @@ static inline __attribute__((always_inline)) void dw3x3_rows(const bt_conv_param
 #undef BT_DW3_TAP
       uint32_t word;
       if (sat) {   /* (q0, q2) and (q1, q3) halves, then bytes */
-        const int32_t q0 = bt_ssat8(bt_rq2(a0, m0, p0, e0)), q1 = bt_ssat8(bt_rq2(a1, m1, p1, e1));
-        const int32_t q2 = bt_ssat8(bt_rq2(a2, m2, p2, e2)), q3 = bt_ssat8(bt_rq2(a3, m3, p3, e3));
+        const int32_t q0 = bt_ssat8(dw_rqm(a0 * 2, m0, p0, e0)), q1 = bt_ssat8(dw_rqm(a1 * 2, m1, p1, e1));
+        const int32_t q2 = bt_ssat8(dw_rqm(a2 * 2, m2, p2, e2)), q3 = bt_ssat8(dw_rqm(a3 * 2, m3, p3, e3));
         const uint32_t h02 = bt_pkhbt16((uint32_t)q0, (uint32_t)q2), h13 = bt_pkhbt16((uint32_t)q1, (uint32_t)q3);
         word = (h02 & 0x00ff00ffu) | ((h13 & 0x00ff00ffu) << 8);
       } else {
@@ -195,8 +220,9 @@ static void dw_pixels(const bt_conv_params *p, const int8_t *in, int32_t in_y0, 
 
 static void dw3x3_interior(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
                            int32_t ya, int32_t yb, int32_t xa, int32_t xb, int fast) {
-  int sat = fast && p->act_min == -128 && p->act_max == 127;
-  for (int32_t c = 0; sat && c < p->out.c; c++) sat = bt_rq2_zp_ok(p->shift[c]);
+  int sat = fast && p->act_min == -128 && p->act_max == 127;   /* every -shift - 1 <= 21 and |bias| < 2^29 */
+  for (int32_t c = 0; sat && c < p->out.c; c++)
+    sat = bt_rq2_zp_ok(p->shift[c]) && (!p->bias || (uint32_t)p->bias[c] + (1u << 29) < (1u << 30));
   if (sat) dw3x3_rows(p, in, in_y0, out, y0, ya, yb, xa, xb, 1, 1);
   else if (fast) dw3x3_rows(p, in, in_y0, out, y0, ya, yb, xa, xb, 1, 0);
   else dw3x3_rows(p, in, in_y0, out, y0, ya, yb, xa, xb, 0, 0);
@@ -215,7 +241,10 @@ static void dw3x3_interior(const bt_conv_params *p, const int8_t *in, int32_t in
  * registers (22 instructions per 18 MACs); stride 2 (each row stored as its even then its odd columns):
  * SMLAD with (w0,w2) on two even columns + SMLABB/SMLATB with w1. The sums go to a stack row, then are
  * requantised two at a time (the output zero point folded into bt_rq2's rounding constant when it
- * fits) and clamped (SSAT when the upper bound is 127). Stack: 2688 + 1024 bytes. */
+ * fits) and clamped (SSAT when the upper bound is 127); stride 2 rows of DW_Q_MIN outputs or more with
+ * the zero point folded and the whole int8 range requantise each pair as it is summed (dw_sums_q). A
+ * whole map under DW_T_MAX outputs wide and at least twice as tall runs transposed (dw_geo: its columns
+ * as rows, e.g. kws's 25x5 as 5 rows of 25: fewer rows, fewer odd ends). Stack: 2688 + 1024 bytes. */
 #define DW_CELLS 1344               /* int16 cells of widened rows (four channels' planes) */
 #define DW_ACC 256                  /* int32 sums of one channel's outputs in a chunk */
 #define DW_NS1 54                   /* most outputs of a strip, stride 1: cells n2 + 2 <= 56 */
@@ -223,6 +252,12 @@ static void dw3x3_interior(const bt_conv_params *p, const int8_t *in, int32_t in
 /* Smaller calls (a fused tile's) take the box path (less set-up), and so do one-row calls (three input
  * rows widened for one output row: the in-place kernel's rows) and calls under DW_MIN_WIDTH outputs
  * wide (a fused tile's narrow columns: a few cells widened per row, each row's set-up for them). */
+/* Stride 2 rows of at least DW_Q_MIN outputs: sums requantised in the same pass (dw_sums_q); narrower rows
+ * keep the two passes, whose rows cost less set-up, and so does stride 1 (its loop, with bt_rq2's
+ * constants, spills more than the two passes cost). */
+#define DW_Q_MIN 16
+/* A whole map under DW_T_MAX outputs wide and at least twice as tall runs transposed (dw_geo). */
+#define DW_T_MAX 8
 #define DW_MIN_PIXELS 16
 #define DW_MIN_WIDTH 4
 
@@ -236,14 +271,23 @@ typedef struct {
  * cells in the first half, the odd ones in the second. */
 static inline int32_t dw_cell(int32_t b, int32_t s, int32_t rl) { return s == 1 ? b : (b >> 1) + (b & 1) * (rl / 2); }
 
+/* dw_rows' geometry: the map as it is, or transposed (its columns as rows: a narrow, tall whole map
+ * then runs long rows, fewer of them). Input iw x ih pixels, ips bytes between pixels along a row and
+ * irow between rows; output ow pixels a row, ops and orow; strides s (along a row) and sh, paddings pl
+ * and pt; tap (r, j) of the filter at r fr + j fc bytes (as it is: fr 3 c, fc c). */
+typedef struct {
+  int32_t iw, ih, ips, irow, ow, ops, orow, s, sh, pl, pt, fr, fc;
+} dw_geo;
+
 /* Input rows [iy0, iy0 + nr) of channels [c, c + nc) widened into d0 (row r of channel k at
  * d0 + k * K + r * rl): cells [0, cells) are input columns ix0 + b; rows outside the image get the zero
  * point z in every cell, rows inside it only their cells inside the image (the others keep the z that
  * dw_rows wrote for the strip). */
-static void dw_widen(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int16_t *d0, int32_t K, int32_t rl,
-                     int32_t iy0, int32_t nr, int32_t ix0, int32_t cells, int32_t c, int32_t nc, int32_t s) {
-  const int32_t z2 = bt_dup16(-p->input_offset), ips = p->in.pixel_stride, in_row = p->in.w * ips;
-  int32_t bv0 = -ix0, bv1 = p->in.w - ix0;   /* cells inside the image: [bv0, bv1) */
+static void dw_widen(const bt_conv_params *p, const dw_geo *g, const int8_t *in, int32_t in_y0, int16_t *d0,
+                     int32_t K, int32_t rl, int32_t iy0, int32_t nr, int32_t ix0, int32_t cells, int32_t c, int32_t nc,
+                     int32_t s) {
+  const int32_t z2 = bt_dup16(-p->input_offset), ips = g->ips, in_row = g->irow, ih = g->ih;
+  int32_t bv0 = -ix0, bv1 = g->iw - ix0;   /* cells inside the image: [bv0, bv1) */
   bv0 = bv0 < 0 ? 0 : (bv0 > cells ? cells : bv0);
   bv1 = bv1 < bv0 ? bv0 : (bv1 > cells ? cells : bv1);
   /* per parity (stride 2: the even cells, then the odd ones): first cell, count, first destination */
@@ -257,7 +301,7 @@ static void dw_widen(const bt_conv_params *p, const int8_t *in, int32_t in_y0, i
   const int32_t step = s * ips;
   for (int32_t r = 0; r < nr; r++, d0 += rl) {
     const int32_t iy = iy0 + r;
-    if (iy < 0 || iy >= p->in.h) {
+    if (iy < 0 || iy >= ih) {
       for (int32_t k = 0; k < nc; k++)
         for (int32_t i = 0; i < rl; i += 2) __builtin_memcpy(d0 + k * K + i, &z2, 4);
       continue;
@@ -340,6 +384,59 @@ static inline __attribute__((always_inline)) void dw_sums(const int16_t *r, cons
   }
 }
 
+/* dw_sums at stride 2 with the requantisation in the same pass (the output zero point folded, the
+ * activation range all of int8: bt_rq2 + SSAT): `rows` rows of n outputs of one channel into o (ops bytes
+ * between outputs, out_row between rows); no sums in memory. */
+static inline __attribute__((always_inline)) void dw_sums_q(const int16_t *r, const dw_chan *f, int8_t *o, int32_t n,
+                                                           int32_t rows, int32_t rstep, int32_t ops, int32_t out_row,
+                                                           const int rl) {
+  const int32_t w0 = f->w[0], w1 = f->w[1], w2 = f->w[2], w3 = f->w[3], w4 = f->w[4], w5 = f->w[5], b = f->bias;
+  const int32_t m = f->m, pm = f->p2, e = f->e1, np = n >> 1;
+  for (int32_t y = 0; y < rows; y++, r += rstep, o += out_row) {
+    int8_t *d = o;
+    {
+      const int16_t *c = r, *const end = r + 2 * np;
+#define DW_S2_ROW(o, we, wo)                                                                      \
+  do {                                                                                            \
+    const uint32_t e0 = bt_ld4((const int8_t *)(c + (o))), e1 = bt_ld4((const int8_t *)(c + (o) + 1)); \
+    const uint32_t od = bt_ld4((const int8_t *)(c + (o) + rl / 2));                               \
+    x0 = bt_smlad(e0, we, x0); x1 = bt_smlad(e1, we, x1);                                          \
+    x0 = bt_smlabb(od, wo, x0); x1 = bt_smlatb(od, wo, x1);                                        \
+  } while (0)
+      for (; c < end; c += 2, d += 2 * ops) {   /* even cells E at c, odd cells O at c + rl / 2 */
+        int32_t x0 = b, x1 = b;
+        DW_S2_ROW(0, w0, w1);
+        DW_S2_ROW(rl, w2, w3);
+        DW_S2_ROW(2 * rl, w4, w5);
+        d[0] = (int8_t)bt_ssat8(bt_rq2(x0, m, pm, e));
+        d[ops] = (int8_t)bt_ssat8(bt_rq2(x1, m, pm, e));
+      }
+#undef DW_S2_ROW
+      if (n & 1) {
+        int32_t x0 = b;
+        for (int32_t t = 0; t < 3; t++) {
+          x0 = bt_smlad(bt_ld4((const int8_t *)(c + t * rl)), f->w[2 * t], x0);
+          x0 = bt_smlabb(bt_ld4((const int8_t *)(c + t * rl + rl / 2)), f->w[2 * t + 1], x0);
+        }
+        d[0] = (int8_t)bt_ssat8(bt_rq2(x0, m, pm, e));
+      }
+    }
+  }
+}
+
+typedef void (*dw_sums_q_fn)(const int16_t *, const dw_chan *, int8_t *, int32_t, int32_t, int32_t, int32_t, int32_t);
+#define DW_SUMS_Q(name, rl)                                                                                    \
+  static void name(const int16_t *r, const dw_chan *f, int8_t *o, int32_t n, int32_t rows, int32_t rstep,     \
+                   int32_t ops, int32_t out_row) {                                                             \
+    dw_sums_q(r, f, o, n, rows, rstep, ops, out_row, rl);                                                   \
+  }
+DW_SUMS_Q(dw_sums_q_2_8, 8)
+DW_SUMS_Q(dw_sums_q_2_16, 16)
+DW_SUMS_Q(dw_sums_q_2_32, 32)
+DW_SUMS_Q(dw_sums_q_2_56, 56)
+#undef DW_SUMS_Q
+static const dw_sums_q_fn dw_sums_q_fns[4] = {dw_sums_q_2_8, dw_sums_q_2_16, dw_sums_q_2_32, dw_sums_q_2_56};
+
 typedef void (*dw_sums_fn)(const int16_t *, const dw_chan *, int32_t *, int32_t, int32_t, int32_t);
 #define DW_SUMS(name, s, rl)                                                                                    \
   static void name(const int16_t *r, const dw_chan *f, int32_t *acc, int32_t n, int32_t rows, int32_t rstep) { \
@@ -416,20 +513,20 @@ static int dw_rows_ok(const bt_conv_params *p) {
 /* Output rows [y0, y1) (out holds row y0) of a 3x3 depth-multiplier-1 layer (dw_rows_ok): per strip
  * of output columns, group of four channels and chunk of output rows, the chunk's input rows widened
  * into each channel's plane, then per channel its sums and their requantisation. */
-static void dw_rows(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1,
-                    int fast) {
+static void dw_rows(const bt_conv_params *p, const dw_geo *g, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
+                    int32_t y1, int fast) {
   int16_t plane[DW_CELLS] __attribute__((aligned(8)));
   int32_t acc[DW_ACC] __attribute__((aligned(8)));
   dw_chan ch[4];
   if (y1 <= y0) return;
-  const int32_t s = p->stride_w, sh = p->stride_h, c_n = p->out.c, ops = p->out.pixel_stride;
-  const int32_t out_row = p->out.w * ops, off = p->input_offset, zp = p->output_offset, lo = p->act_min,
+  const int32_t s = g->s, sh = g->sh, c_n = p->out.c, ops = g->ops, ow = g->ow, fr = g->fr, fc = g->fc;
+  const int32_t out_row = g->orow, off = p->input_offset, zp = p->output_offset, lo = p->act_min,
                 hi = p->act_max;
-  const int32_t ns = s == 1 ? DW_NS1 : DW_NS2, strips = (p->out.w + ns - 1) / ns;
+  const int32_t ns = s == 1 ? DW_NS1 : DW_NS2, strips = (ow + ns - 1) / ns;
   const int act = hi != 127 ? 0 : (lo == -128 ? 2 : 1);
   for (int32_t st = 0; st < strips; st++) {
-    const int32_t xa = p->out.w * st / strips, xb = p->out.w * (st + 1) / strips, n = xb - xa, n2 = (n + 1) & ~1;
-    const int32_t ix0 = xa * s - p->pad_left, cells = s == 1 ? n2 + 2 : 2 * n2 + 1, need = s == 1 ? n2 + 2 : 2 * n2 + 2;
+    const int32_t xa = ow * st / strips, xb = ow * (st + 1) / strips, n = xb - xa, n2 = (n + 1) & ~1;
+    const int32_t ix0 = xa * s - g->pl, cells = s == 1 ? n + 2 : 2 * n + 1, need = s == 1 ? n2 + 2 : 2 * n2 + 2;
     int32_t li = 0;
     while (dw_rls[li] < need) li++;
     const int32_t rl = dw_rls[li];
@@ -440,7 +537,7 @@ static void dw_rows(const bt_conv_params *p, const int8_t *in, int32_t in_y0, in
     if (rc > y1 - y0) rc = y1 - y0;
     const int32_t K = ((rc - 1) * sh + 3) * rl;   /* cells of a channel's plane */
     {   /* the cells outside the image the zero point (widened rows leave them) */
-      int32_t bv0 = -ix0, bv1 = p->in.w - ix0;
+      int32_t bv0 = -ix0, bv1 = g->iw - ix0;
       bv0 = bv0 < 0 ? 0 : (bv0 > cells ? cells : bv0);
       bv1 = bv1 < bv0 ? bv0 : (bv1 > cells ? cells : bv1);
       const int16_t z = (int16_t)-off;
@@ -457,8 +554,8 @@ static void dw_rows(const bt_conv_params *p, const int8_t *in, int32_t in_y0, in
       if (nc == 4) {   /* a word of four channels a tap: SXTB16 halves (c, c+2) e and (c+1, c+3) o */
         int32_t se = 0, so = 0;
         for (int32_t r = 0; r < 3; r++) {
-          const int8_t *w = p->filter + 3 * r * c_n + c;
-          const uint32_t A = bt_ld4(w), B = bt_ld4(w + c_n), C = bt_ld4(w + 2 * c_n);
+          const int8_t *w = p->filter + r * fr + c;
+          const uint32_t A = bt_ld4(w), B = bt_ld4(w + fc), C = bt_ld4(w + 2 * fc);
           const uint32_t ae = (uint32_t)bt_sxtb16(A), be = (uint32_t)bt_sxtb16(B), ce = (uint32_t)bt_sxtb16(C);
           const uint32_t ao = (uint32_t)bt_sxtb16_ror8(A), bo = (uint32_t)bt_sxtb16_ror8(B);
           const uint32_t co = (uint32_t)bt_sxtb16_ror8(C);
@@ -484,7 +581,7 @@ static void dw_rows(const bt_conv_params *p, const int8_t *in, int32_t in_y0, in
           int32_t sum = 0;
           for (int32_t t = 0; t < 9; t++) sum += w[t * c_n];
           for (int32_t r = 0; r < 3; r++) {
-            const int32_t a = w[(3 * r) * c_n], b = w[(3 * r + 1) * c_n], e = w[(3 * r + 2) * c_n];
+            const int32_t a = w[r * fr], b = w[r * fr + fc], e = w[r * fr + 2 * fc];
             ch[k].w[2 * r] = (int32_t)(((uint32_t)(uint16_t)a) | ((uint32_t)(s == 1 ? b : e) << 16));
             ch[k].w[2 * r + 1] = s == 1 ? (int32_t)(((uint32_t)(uint16_t)b) | ((uint32_t)e << 16)) : b;
           }
@@ -508,11 +605,16 @@ static void dw_rows(const bt_conv_params *p, const int8_t *in, int32_t in_y0, in
       if (fold)
         for (int32_t k = 0; k < nc; k++) ch[k].p2 = bt_rq2_p2_zp(ch[k].p2, ch[k].e1, zp);
       const dw_requant_fn rq = dw_requant_fns[!fast ? 4 : (!fold ? 3 : 2 - act)];
+      const dw_sums_q_fn sq = fast && fold && act == 2 && s == 2 && n >= DW_Q_MIN ? dw_sums_q_fns[li] : 0;
       for (int32_t ya = y0; ya < y1; ya += rc) {
         const int32_t rows = y1 - ya < rc ? y1 - ya : rc, nr = (rows - 1) * sh + 3;
-        dw_widen(p, in, in_y0, plane, K, rl, ya * sh - p->pad_top, nr, ix0, cells, c, nc, s);
+        dw_widen(p, g, in, in_y0, plane, K, rl, ya * sh - g->pt, nr, ix0, cells, c, nc, s);
         int8_t *o = out + (ya - y0) * out_row + xa * ops + c;
         for (int32_t k = 0; k < nc; k++) {
+          if (sq) {
+            sq(plane + k * K, &ch[k], o + k, n, rows, sh * rl, ops, out_row);
+            continue;
+          }
           sums(plane + k * K, &ch[k], acc, n, rows, sh * rl);
           rq(acc, n, rows, o + k, ops, out_row, &ch[k], lo, hi);
         }
@@ -527,7 +629,17 @@ static inline __attribute__((always_inline)) void dw_m1(const bt_depthwise_param
                                                        const int fast) {
   const bt_conv_params *p = &dp->conv;
   if (dw_rows_ok(p) && (y1 - y0) * p->out.w >= DW_MIN_PIXELS && y1 - y0 >= 2 && p->out.w >= DW_MIN_WIDTH) {
-    dw_rows(p, in, in_y0, out, y0, y1, fast);
+    const int32_t ips = p->in.pixel_stride, ops = p->out.pixel_stride;
+    if (y0 == 0 && y1 == p->out.h && in_y0 == 0 && p->stride_h == p->stride_w && p->out.w < DW_T_MAX &&
+        p->out.h >= 2 * p->out.w) {   /* a narrow, tall whole map: its columns as rows */
+      const dw_geo g = {p->in.h, p->in.w, p->in.w * ips, ips, p->out.h, p->out.w * ops, ops, p->stride_h,
+                        p->stride_w, p->pad_top, p->pad_left, p->out.c, 3 * p->out.c};
+      dw_rows(p, &g, in, 0, out, 0, p->out.w, fast);
+    } else {
+      const dw_geo g = {p->in.w, p->in.h, ips, p->in.w * ips, p->out.w, ops, p->out.w * ops, p->stride_w,
+                        p->stride_h, p->pad_left, p->pad_top, 3 * p->out.c, p->out.c};
+      dw_rows(p, &g, in, in_y0, out, y0, y1, fast);
+    }
     return;
   }
   const int32_t out_row = p->out.w * p->out.pixel_stride;

@@ -32,6 +32,23 @@ static void test_depthwise(void) {
     fill(g_in, h * w * ips + 16);
     spatial_check("depthwise_wide", t, &c);
   }
+  /* narrow, tall maps (a whole-map call may run transposed, its columns as rows), stride 1 or 2 both ways,
+   * views; some biases of 2^29 or more (an optimised set's doubled sums then give way to the generic
+   * requantisation) */
+  for (int32_t t = 0; t < 16; t++) {
+    spatial_case c; c.kind = K_DW;
+    int32_t cin = (t % 3 == 0) ? 4 * ri(1, 4) : ri(1, 9), s = 1 + ((t >> 1) & 1);
+    int32_t h = ri(12, 30), w = ri(2, 8);
+    int32_t ips = cin + ((t % 4 == 1) ? ri(1, 5) : 0), ops = cin + ((t % 4 == 2) ? ri(1, 5) : 0);
+    gen_conv(&c.dw.conv, h, w, cin, cin, 3, 3, s, s, 1, 1, (int)(rnd() & 1), ips, ops, 1);
+    c.dw.depth_multiplier = 1;
+    if (t % 5 == 4 && c.dw.conv.bias)
+      g_bias[ri(0, cin - 1)] = (rnd() & 1) ? (1 << 29) + ri(0, 9999) : -(1 << 29) - ri(0, 9999);
+    if (t % 3 == 2) g_shift[ri(0, cin - 1)] = ri(-30, -24);
+    if (c.dw.conv.out.h <= 0 || c.dw.conv.out.w <= 0) continue;
+    fill(g_in, h * w * ips + 16);
+    spatial_check("depthwise_tall", t, &c);
+  }
   /* in-place: output written over its own input (from case 25 on, few channels and tall images: the
    * scratch plane holds several output rows, so an optimised set may go row by row) */
   for (int32_t t = 0; t < 40; t++) {
