@@ -1,8 +1,9 @@
 """Weights the flash image holds reordered for a board's kernels (buildtool/plan/weight_order.py): the
 cortex-m set's interleaved fully connected order ("fc-il", kernels/cortex-m/fully_connected.c) is the
 layout the kernel and kernel_test.c's fc_interleave read, only cortex-m boards take it, and a firmware
-with it gives the bytes the host (TFLite Micro's arithmetic) gives, with the cortex-m kernels and with the
-reference set linked instead (model.c's fallback puts each row back in order)."""
+with it gives the bytes the host (TFLite Micro's arithmetic) gives, with the cortex-m kernels, with the
+reference set linked instead (model.c's fallback puts each row back in order) and in a fused plan whose
+dense tail reads a plain copy."""
 
 from __future__ import annotations
 
@@ -86,3 +87,26 @@ def test_interleaved_firmware_matches_the_host(tmp_path):
     assert np.asarray(runner.run("cortex-m4", tmp_path / "m", x)[0]).tobytes() == want
     pipeline.build(g, "cortex-m4", tmp_path / "r", kernels=("reference",))
     assert np.asarray(runner.run("cortex-m4", tmp_path / "r", x)[0]).tobytes() == want
+
+
+@needs_arm
+def test_fused_dense_tail_reads_a_plain_copy(tmp_path):
+    """A fused block ending in the dense layer (fx_dense_*, which reads weight rows) gets the weights in
+    their own order in model.c while the image holds them interleaved; the firmware gives the host's bytes."""
+    from buildtool.firmware import runner
+    from buildtool.plan.fusion.geometry import is_dense
+    from buildtool.plan.fusion.planner import plan_fused
+
+    b = GraphBuilder("dense-head-1024", seed=3)
+    y = b.conv2d(b.input((1, 16, 16, 4)), 16, k=3, stride=2)
+    y = b.conv2d(b.depthwise(y, k=3), 16, k=1)
+    g = b.finish([b.fully_connected(b.reshape(y, (1, 8 * 8 * 16)), 10)])
+    plan = plan_fused(g, time_budget=0.3, optimize="ram")
+    assert is_dense(g, plan.schedule.items[-1].geo) and weight_order.orders(g, "cortex-m4")
+    x = np.random.default_rng(7).integers(-128, 128, size=(1, 16, 16, 4), dtype=np.int8)
+    pipeline.build(g, "host", tmp_path / "h")
+    want = np.asarray(runner.run("host", tmp_path / "h", x)[0]).tobytes()
+    pipeline.build(g, "cortex-m4", tmp_path / "m", plan=plan)
+    src = (tmp_path / "m" / "model.c").read_text()
+    assert "static const int8_t op4_wplain[10240]" in src and "fx_dense_acc(acc" in src
+    assert np.asarray(runner.run("cortex-m4", tmp_path / "m", x)[0]).tobytes() == want
