@@ -23,29 +23,6 @@
 #undef bt_depthwise_s8
 #undef bt_depthwise_s8_inplace
 
-/* SMMLAR: (acc 2^32 + a b + 2^31) >> 32 (Armv7E-M DSP; the exact C model elsewhere). */
-static inline __attribute__((always_inline)) int32_t dw_smmlar(int32_t a, int32_t b, int32_t acc) {
-#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
-  int32_t r;
-  __asm__("smmlar %0, %1, %2, %3" : "=r"(r) : "r"(a), "r"(b), "r"(acc));
-  return r;
-#else
-  return (int32_t)((uint64_t)(((uint64_t)(uint32_t)acc << 32) + (uint64_t)((int64_t)a * b) + 0x80000000u) >> 32);
-#endif
-}
-
-/* MultiplyByQuantizedMultiplier(a, m, -e) (+ zp) for bt_rq2_ok parameters from a2 = 2a, |a| < 2^30:
- * SMMLAR(2a, m) is h = floor((a m + 2^30) / 2^31) plus its accumulate word, and RoundingDivideByPOT(h, e) =
- * floor((h + 2^(e-1) - [h < 0]) / 2^e); [h < 0] is [a < 0] (m >= 2^30; a < 0 with h = 0 gives 0 both ways,
- * as does m = 0), so with pm = 2^(e-1) (+ zp 2^e, bt_rq2_zp_ok) the whole step is ADD (a2 ASR 31), SMMLAR,
- * ASR (and an LSL for 2a): dw_mm_p(shift) is pm, dw_mm_e(shift) e; every |bias| < 2^29 gives
- * |a| < 2^29 + 9 * 255 * 128 < 2^30. */
-static inline __attribute__((always_inline)) int32_t dw_rqm(int32_t a2, int32_t m, int32_t pm, int32_t e) {
-  return dw_smmlar(a2, m, pm + (a2 >> 31)) >> e;
-}
-static inline int32_t dw_mm_p(int32_t shift) { return 1 << (-shift - 1); }
-static inline int32_t dw_mm_e(int32_t shift) { return -shift; }
-
 /* Requantised, clamped output of one accumulator (fast: bt_rq2, else bt_mbqm_fast). */
 static inline __attribute__((always_inline)) uint32_t dw_out(int32_t acc, int32_t m, int32_t s, int32_t zp,
                                                             int32_t lo, int32_t hi, const int fast) {
@@ -133,9 +110,8 @@ static inline __attribute__((always_inline)) void dw_pixels_q(const bt_conv_para
  * (SXTB16 into c0,c2 and c1,c3 halves; narrow boxes, such as a fused tile's column, pay it once, not
  * per row) and the input offset enters the bias once (offset * the channel's weight sum: every tap is
  * valid here), then each pixel runs nine straight-line taps (LDR + 2 SXTB16 + 4 SMLAxy). sat (the
- * activation range all of int8, every channel's -shift - 1 <= 21 and |bias| < 2^29): dw_rqm of 2a (LSL,
- * ADD, SMMLAR, ASR) with the output zero point folded into its rounding word and one SSAT for the clamp,
- * the four bytes packed by PKHBT and two masks. */
+ * activation range all of int8, every channel's -shift - 1 <= 21): the output zero point folded into
+ * bt_rq2's rounding word and one SSAT for the clamp, the four bytes packed by PKHBT and two masks. */
 static inline __attribute__((always_inline)) void dw3x3_rows(const bt_conv_params *p, const int8_t *in,
                                                             int32_t in_y0, int8_t *out, int32_t y0, int32_t ya,
                                                             int32_t yb, int32_t xa, int32_t xb, const int fast,
@@ -161,13 +137,12 @@ static inline __attribute__((always_inline)) void dw3x3_rows(const bt_conv_param
                   b2 = (bias ? bias[c + 2] : 0) + off * (se >> 16), b3 = (bias ? bias[c + 3] : 0) + off * (so >> 16);
     const int32_t m0 = mult[c], m1 = mult[c + 1], m2 = mult[c + 2], m3 = mult[c + 3];
     const int32_t s0 = shift[c], s1 = shift[c + 1], s2 = shift[c + 2], s3 = shift[c + 3];
-    /* sat: dw_rqm of 2a (an LSL: a call's few pixels a group would not repay doubled weights) with the output
-     * zero point in its rounding word, one SSAT for the clamp */
-    const int32_t e0 = dw_mm_e(s0), e1 = dw_mm_e(s1), e2 = dw_mm_e(s2), e3 = dw_mm_e(s3);
-    const int32_t p0 = sat ? bt_rq2_p2_zp(dw_mm_p(s0), e0, zp) : 0;
-    const int32_t p1 = sat ? bt_rq2_p2_zp(dw_mm_p(s1), e1, zp) : 0;
-    const int32_t p2 = sat ? bt_rq2_p2_zp(dw_mm_p(s2), e2, zp) : 0;
-    const int32_t p3 = sat ? bt_rq2_p2_zp(dw_mm_p(s3), e3, zp) : 0;
+    /* sat: bt_rq2 with the output zero point in its rounding word, one SSAT for the clamp */
+    const int32_t e0 = bt_rq2_e1(s0), e1 = bt_rq2_e1(s1), e2 = bt_rq2_e1(s2), e3 = bt_rq2_e1(s3);
+    const int32_t p0 = sat ? bt_rq2_p2_zp(bt_rq2_p2(s0), e0, zp) : 0;
+    const int32_t p1 = sat ? bt_rq2_p2_zp(bt_rq2_p2(s1), e1, zp) : 0;
+    const int32_t p2 = sat ? bt_rq2_p2_zp(bt_rq2_p2(s2), e2, zp) : 0;
+    const int32_t p3 = sat ? bt_rq2_p2_zp(bt_rq2_p2(s3), e3, zp) : 0;
     for (int32_t y = ya; y < yb; y++) {
     const int8_t *ip = irow + (y - ya) * in_step + c;
     int8_t *o = orow + (y - ya) * out_row + xa * ops + c;
@@ -187,8 +162,8 @@ static inline __attribute__((always_inline)) void dw3x3_rows(const bt_conv_param
 #undef BT_DW3_TAP
       uint32_t word;
       if (sat) {   /* (q0, q2) and (q1, q3) halves, then bytes */
-        const int32_t q0 = bt_ssat8(dw_rqm(a0 * 2, m0, p0, e0)), q1 = bt_ssat8(dw_rqm(a1 * 2, m1, p1, e1));
-        const int32_t q2 = bt_ssat8(dw_rqm(a2 * 2, m2, p2, e2)), q3 = bt_ssat8(dw_rqm(a3 * 2, m3, p3, e3));
+        const int32_t q0 = bt_ssat8(bt_rq2(a0, m0, p0, e0)), q1 = bt_ssat8(bt_rq2(a1, m1, p1, e1));
+        const int32_t q2 = bt_ssat8(bt_rq2(a2, m2, p2, e2)), q3 = bt_ssat8(bt_rq2(a3, m3, p3, e3));
         const uint32_t h02 = bt_pkhbt16((uint32_t)q0, (uint32_t)q2), h13 = bt_pkhbt16((uint32_t)q1, (uint32_t)q3);
         word = (h02 & 0x00ff00ffu) | ((h13 & 0x00ff00ffu) << 8);
       } else {
@@ -220,9 +195,8 @@ static void dw_pixels(const bt_conv_params *p, const int8_t *in, int32_t in_y0, 
 
 static void dw3x3_interior(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
                            int32_t ya, int32_t yb, int32_t xa, int32_t xb, int fast) {
-  int sat = fast && p->act_min == -128 && p->act_max == 127;   /* every -shift - 1 <= 21 and |bias| < 2^29 */
-  for (int32_t c = 0; sat && c < p->out.c; c++)
-    sat = bt_rq2_zp_ok(p->shift[c]) && (!p->bias || (uint32_t)p->bias[c] + (1u << 29) < (1u << 30));
+  int sat = fast && p->act_min == -128 && p->act_max == 127;
+  for (int32_t c = 0; sat && c < p->out.c; c++) sat = bt_rq2_zp_ok(p->shift[c]);
   if (sat) dw3x3_rows(p, in, in_y0, out, y0, ya, yb, xa, xb, 1, 1);
   else if (fast) dw3x3_rows(p, in, in_y0, out, y0, ya, yb, xa, xb, 1, 0);
   else dw3x3_rows(p, in, in_y0, out, y0, ya, yb, xa, xb, 0, 0);
