@@ -1088,7 +1088,7 @@ static int dw1(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0, c
    second channel's start value and requantisation). */
 static inline __attribute__((always_inline)) void cm_run_out2(const int8_t *ip, int32_t step, int32_t n,
                                                              const int16_t *f, const int16_t *g, int8_t *o,
-                                                             int8_t *q, const bt_conv_params *p,
+                                                             int8_t *q, int32_t ops, const bt_conv_params *p,
                                                              const cm_conv1 *st, int32_t a1, int32_t m1, int32_t p21,
                                                              int32_t e11, const int G, const int T, const int Q) {
   int32_t u[8], w[8];
@@ -1098,7 +1098,7 @@ static inline __attribute__((always_inline)) void cm_run_out2(const int8_t *ip, 
   }
   const int32_t a0 = st->acc0, m0 = st->m, p20 = Q == CM_SAT ? st->p2z : st->p2, e10 = st->e1;
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
-  for (int32_t i = 0; i < n; i++, ip += step) {
+  for (int32_t i = 0; i < n; i++, ip += step, o += ops, q += ops) {
     int32_t a = a0, b = a1;
     _Pragma("GCC unroll 4") for (int k = 0; k < G; k++) {
       const uint32_t v = bt_ld4(ip + 4 * k);
@@ -1107,41 +1107,37 @@ static inline __attribute__((always_inline)) void cm_run_out2(const int8_t *ip, 
       a = bt_smlad(u[2 * k + 1], y, a); b = bt_smlad(w[2 * k + 1], y, b);
     }
     for (int t = 0; t < T; t++) { a += f[4 * G + t] * ip[4 * G + t]; b += g[4 * G + t] * ip[4 * G + t]; }
-    o[i] = cm_out(a, m0, 0, p20, e10, Q, zp, lo, hi);
-    q[i] = cm_out(b, m1, 0, p21, e11, Q, zp, lo, hi);
+    o[0] = cm_out(a, m0, 0, p20, e10, Q, zp, lo, hi);
+    q[0] = cm_out(b, m1, 0, p21, e11, Q, zp, lo, hi);
   }
 }
 
 #define CM_PAIR_K 16   /* longest run of the two-channel path; st->fw: both filters, then the second window */
-/* fx_k_chw's two channels at once (FX_CONV1_PAIR): c's channels 0 and 1 (st: channel 0's values, its
-   geometry) of a 1x1 conv whose taps are one run of at most CM_PAIR_K values (st->nrun 1), every pixel
-   inside, both channels on bt_rq2 (st->fast for channel 0); channel 0 into window win, channel 1 into *win2, a copy of win's layout in the
-   rest of st->fw (no stack beyond the one-channel path's). 0 when this path does not apply. */
-static int conv1_pair(bt_conv_params *c, int32_t K, cm_conv1 *st, const box_src *s, const fx_buf *win, int32_t wca,
-                      int32_t wra, int32_t wrb, fx_buf *win2) {
+/* Two channels at once of a 1x1 conv whose taps are one run of at most CM_PAIR_K values (st->nrun 1), every
+   pixel inside, both channels on bt_rq2 (st->fast for channel 0): c's channels 0 and 1 (st: channel 0's values,
+   its geometry; channel 1's filter widened at st->fw + CM_PAIR_K) into d0 and d1, rows [wra, wrb), pixels
+   c->out.pixel_stride apart. 0 when this path does not apply. */
+static int conv1_pair_d(bt_conv_params *c, int32_t K, cm_conv1 *st, const box_src *s, const box_dst *d0,
+                        const box_dst *d1, int32_t wra, int32_t wrb) {
   int32_t ya, yb;
-  if (c->kh != 1 || c->kw != 1 || st->xi0 != 0 || st->xi1 != c->out.w || c->out.pixel_stride != 1 || c->out.w <= 0)
-    return 0;
+  if (c->kh != 1 || c->kw != 1 || st->xi0 != 0 || st->xi1 != c->out.w || c->out.w <= 0) return 0;
   box_inside_rows(c, wra, wrb, &ya, &yb);
-  const int32_t bytes = (wrb - win->r0) * win->wp;
-  if (ya != wra || yb != wrb || bytes > (int32_t)sizeof(st->fw) - 4 * CM_PAIR_K) return 0;
+  if (ya != wra || yb != wrb) return 0;
   int32_t m1 = c->multiplier[1], sh1 = c->shift[1];
   if (!bt_rq2_ok(&m1, &sh1, 1)) return 0;
   int16_t *const g = st->fw + CM_PAIR_K;
   const int32_t a1 = (c->bias ? c->bias[1] : 0) + c->input_offset * cm_widen(c->filter + K, g, K);
   const int sat = st->sat && cm_sat_ok(c, sh1);   /* both channels on CM_SAT, or neither */
   const int32_t p21 = sat ? cm_p2z(c, sh1) : bt_rq2_p2(sh1), e11 = bt_rq2_e1(sh1);
-  *win2 = *win;
-  win2->base = (int8_t *)(st->fw + 2 * CM_PAIR_K);
   const int32_t ps = c->in.pixel_stride, step = c->stride_w * ps, n = c->out.w, ix = -c->pad_left * ps;
-  const box_dst d0 = {win, wca, 0}, d1 = {win2, wca, 0};
+  const int32_t ops = c->out.pixel_stride;
   for (int32_t y = wra; y < wrb; y++) {
     const int8_t *ip = box_row(s, y * c->stride_h - c->pad_top) + ix;
-    int8_t *const o = box_orow(&d0, y), *const q = box_orow(&d1, y);
+    int8_t *const o = box_orow(d0, y), *const q = box_orow(d1, y);
     switch (st->run) {
 #define CM_RUN2(k)                                                                                      \
   case k:                                                                                               \
-    CM_QCALL(sat, cm_run_out2(ip, step, n, st->fw, g, o, q, c, st, a1, m1, p21, e11, (k) >> 2, (k) & 3, QQ)); \
+    CM_QCALL(sat, cm_run_out2(ip, step, n, st->fw, g, o, q, ops, c, st, a1, m1, p21, e11, (k) >> 2, (k) & 3, QQ)); \
     break;
       CM_RUN2(1) CM_RUN2(2) CM_RUN2(3) CM_RUN2(4) CM_RUN2(5) CM_RUN2(6) CM_RUN2(7) CM_RUN2(8)
       CM_RUN2(9) CM_RUN2(10) CM_RUN2(11) CM_RUN2(12) CM_RUN2(13) CM_RUN2(14) CM_RUN2(15) CM_RUN2(16)
@@ -1150,6 +1146,16 @@ static int conv1_pair(bt_conv_params *c, int32_t K, cm_conv1 *st, const box_src 
     }
   }
   return 1;
+}
+/* fx_k_chw's two channels at once (FX_CONV1_PAIR): conv1_pair_d with channel 0 into window win, channel 1 into
+   *win2, a copy of win's layout in the rest of st->fw (no stack beyond the one-channel path's). */
+static int conv1_pair(bt_conv_params *c, int32_t K, cm_conv1 *st, const box_src *s, const fx_buf *win, int32_t wca,
+                      int32_t wra, int32_t wrb, fx_buf *win2) {
+  if (c->out.pixel_stride != 1 || (wrb - win->r0) * win->wp > (int32_t)sizeof(st->fw) - 4 * CM_PAIR_K) return 0;
+  *win2 = *win;
+  win2->base = (int8_t *)(st->fw + 2 * CM_PAIR_K);
+  const box_dst d0 = {win, wca, 0}, d1 = {win2, wca, 0};
+  return conv1_pair_d(c, K, st, s, &d0, &d1, wra, wrb);
 }
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)
 #define CM_G9 56   /* bytes from an RGB stem's first channel's widened 3x9 filter (st->fw) to the second's */
@@ -1266,8 +1272,10 @@ static inline __attribute__((always_inline)) void cm_rows_out_3x9x2_q(const int8
   }
 }
 /* The same, k[0].q's requantisation (CM_SAT: one SSAT). */
-static void cm_rows_out_3x9x2(const int8_t *r0, int32_t d1, int32_t d2, int32_t step, int32_t n, const int16_t *fw,
-                              int8_t *o, int8_t *q, int32_t ops, const bt_conv_params *p, const cm_chq *k) {
+static inline __attribute__((always_inline)) void cm_rows_out_3x9x2(const int8_t *r0, int32_t d1, int32_t d2,
+                                                                   int32_t step, int32_t n, const int16_t *fw,
+                                                                   int8_t *o, int8_t *q, int32_t ops,
+                                                                   const bt_conv_params *p, const cm_chq *k) {
   CM_QCALL(k[0].q == CM_SAT, cm_rows_out_3x9x2_q(r0, d1, d2, step, n, fw, o, q, ops, p, k, QQ));
 }
 
@@ -1344,6 +1352,42 @@ static void pair9_row_f(const bt_conv_params *c, const cm_conv1 *st, const int16
 }
 #define pair9_row(c, st, k, s, o, q, y) pair9_row_f(c, st, (st)->fw, k, s, o, q, y)
 
+/* Border pixels [xa, xb) of an output row (tap rows from input row iy0) of np pairs9_prep pairs (channel i: its
+   filter widened at fw + i * CM_G9 / 2, its values k[i], its row at wb[i] + at): each pixel's patch gathered once
+   for all of them (cm_row9_padded2 gathers it per pair). */
+static void cm_row9_paddedn(const bt_conv_params *p, const int16_t *fw, int32_t np, const cm_chq *k, const box_src *s,
+                            int8_t *const *wb, int32_t at, int32_t iy0, int32_t xa, int32_t xb) {
+  int8_t pb[36] __attribute__((aligned(4)));
+  const int8_t z = (int8_t)(-p->input_offset);
+  const int32_t ops = p->out.pixel_stride, zp = p->output_offset, lo = p->act_min, hi = p->act_max;
+  for (int32_t x = xa; x < xb; x++) {
+    cm_gather9(p, s, pb, iy0, x, z);
+    for (int32_t i = 0; i < 2 * np; i++)
+      wb[i][at + x * ops] = cm_out(cm_patch9(pb, fw + i * (CM_G9 / 2), k[i].acc0), k[i].m, 0, k[i].p2, k[i].e1, k[i].q,
+                                   zp, lo, hi);
+  }
+}
+
+/* Output row y of np pairs9_prep pairs (as cm_row9_paddedn's): pair9_row_f's geometry worked out once for all the
+   pairs, then each pair's interior by cm_rows_out_3x9x2. */
+static void pairs9_row(const bt_conv_params *c, const cm_conv1 *st, int32_t np, const cm_chq *k, const box_src *s,
+                       int8_t *const *wb, int32_t at, int32_t y) {
+  const int32_t ps = c->in.pixel_stride, ops = c->out.pixel_stride, w = c->out.w, xi0 = st->xi0, xi1 = st->xi1;
+  const int32_t iy = y * c->stride_h - c->pad_top;
+  const int inside = iy >= 0 && iy + 2 * c->dil_h < c->in.h && xi1 > xi0;
+  const int32_t ea = inside ? xi0 : w, eb = inside ? xi1 : w;   /* borders: [0, ea) and [eb, w) */
+  if (ea > 0) cm_row9_paddedn(c, st->fw, np, k, s, wb, at, iy, 0, ea);
+  if (eb < w) cm_row9_paddedn(c, st->fw, np, k, s, wb, at, iy, eb, w);
+  if (!inside) return;
+  const int32_t ix = (xi0 * c->stride_w - c->pad_left) * ps, o = at + xi0 * ops;
+  const int8_t *const b = box_row(s, iy) + ix;
+  const int32_t d1 = (int32_t)((uintptr_t)(box_row(s, iy + c->dil_h) + ix) - (uintptr_t)b);
+  const int32_t d2 = (int32_t)((uintptr_t)(box_row(s, iy + 2 * c->dil_h) + ix) - (uintptr_t)b);
+  for (int32_t j = 0; j < np; j++)
+    cm_rows_out_3x9x2(b, d1, d2, c->stride_w * ps, xi1 - xi0, st->fw + j * CM_G9, wb[2 * j] + o, wb[2 * j + 1] + o,
+                      ops, c, k + 2 * j);
+}
+
 /* fx_k_chw's two channels at once for an RGB stem (FX_CONV1_PAIR): c's channels 0 and 1, channel 0 into window
    win, channel 1 into *win2 (pair9_prep). 0 when this path does not apply. */
 static int conv1_pair9(bt_conv_params *c, int32_t K, cm_conv1 *st, const box_src *s, const fx_buf *win, int32_t wca,
@@ -1360,7 +1404,7 @@ static int conv1_pair9(bt_conv_params *c, int32_t K, cm_conv1 *st, const box_src
 #else
 #define CM_PAIR9(c, K, st, s, win, wca, wra, wrb, win2) 0
 #define CM_PAIRS9_PREP(c, K, st, win, wrb, left, wb, k) ((void)(wb), (void)(k), 0)
-#define pair9_row_f(c, st, fw, k, s, o, q, y) ((void)(fw), (void)(k), (void)(o), (void)(q))
+#define pairs9_row(c, st, np, k, s, wb, at, y) ((void)(k), (void)(wb), (void)(at))
 #define CM_PULL_PAIRS 1
 #define CM_G9 0
 #endif
@@ -1374,6 +1418,64 @@ static int conv1_pair9(bt_conv_params *c, int32_t K, cm_conv1 *st, const box_src
 #define FX_SET_PATHS
 #define FX_PULLED_CHW
 #include "../reference/fused.c"
+
+/* fx_chw on a one-channel window that starts at the tile's box (nothing cached in it), g channels at a time:
+   the set's one-channel conv paths (two channels a pass where conv1_pair_d takes them) write channels ch..
+   into a g-channel copy of the window's box, the depthwise's taps for them are regrouped [kh*kw][g], and one
+   depthwise call per output row makes the g channels (the one-channel depthwise pays its set-up per channel
+   and per row; a row per call keeps the set's depthwise on its box path, whose stack is small). The copy and
+   the taps live in the conv state's filter buffer past the filters; 0 when fewer than CM_GRP_MIN channels fit
+   (fewer channels a call: the one-channel depthwise paths were faster, a 7x7 stride-2 depthwise of 4 channels
+   on 13-wide windows in mcunet-vww1), the conv is an RGB stem (pair9 paths) or too large for the one-channel
+   paths. */
+#define CM_GRP_MIN 8
+__attribute__((noinline)) static int cm_chw_groups(const void *cprm, const fx_buf *cin, const fx_buf *win, int32_t wra,
+                                                   int32_t wrb, int32_t wca, int32_t wcb, const void *dprm,
+                                                   const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb,
+                                                   int32_t ca, int32_t cb, int32_t channels) {
+  if (win->ps != 1 || win->rows || wra != win->r0 || wca != win->c0 || wrb <= wra || wcb <= wca) return 0;
+  const bt_depthwise_params *const dp = dprm;
+  const int32_t T = dp->conv.kh * dp->conv.kw, box = (wrb - wra) * (wcb - wca);
+  const bt_conv_params *const cp = cprm;
+  if (dp->depth_multiplier != 1 || (cp->kh == 3 && cp->kw * cp->in.c == 9)) return 0;   /* an RGB stem: pair9 */
+  fx_prm cq;
+  fx_buf gw = {0, wra, wca, wcb - wca, 1, 0};
+  const int32_t cx0 = win_geom(FX_CONV, cprm, cin, &gw, wca, wcb, 0, 0, &cq);
+  bt_conv_params *const c = &cq.c;
+  cm_conv1 st;
+  if (!conv1_prep_ch(c, &st, 1)) return 0;
+  const int32_t K = c->kh * c->kw * c->in.c;
+  const int32_t used = ((K > 2 * CM_PAIR_K ? K : 2 * CM_PAIR_K) * 2 + 3) & ~3;   /* fw's bytes the filters take */
+  int32_t g = ((int32_t)sizeof(st.fw) - used - 4) / (box + T);
+  g = g >= channels ? channels : g & ~1;
+  if (g < CM_GRP_MIN) return 0;
+  int8_t *const taps = (int8_t *)st.fw + used, *const wb = taps + ((g * T + 3) & ~3);
+  gw.base = wb;
+  const box_src s = {cin->rows ? 0 : fx_at(cin, cin->r0, cx0), cin->r0, cin->wp * cin->ps, cin->rows,
+                     cin->rows ? cx0 * cin->ps : 0};
+  for (int32_t ch = 0; ch < channels; ch += g) {
+    const int32_t n = channels - ch < g ? channels - ch : g;
+    gw.ps = c->out.pixel_stride = n;
+    for (int32_t j = 0; j < n; j++) {
+      if (ch + j) conv1_prep_ch(c, &st, 0);
+      const box_dst d0 = {&gw, wca, j}, d1 = {&gw, wca, j + 1};
+      const int pair = j + 1 < n && st.fast && st.nrun == 1 && st.run <= CM_PAIR_K &&
+                       conv1_pair_d(c, K, &st, &s, &d0, &d1, wra, wrb);
+      if (!pair) conv1_rows(c, &st, &s, &d0, wra, wrb);
+      const int32_t m = pair ? 2 : 1;
+      c->filter += m * K; c->multiplier += m; c->shift += m;
+      if (c->bias) c->bias += m;
+      j += m - 1;
+    }
+    for (int32_t t = 0; t < T; t++)
+      for (int32_t j = 0; j < n; j++) taps[t * n + j] = fch[(ch + j) * T + t];
+    /* fx_win takes channel ch's taps at fch + ch * kh * kw: this group's, regrouped */
+    const int8_t *const f = (const int8_t *)((uintptr_t)taps - (uintptr_t)(ch * T));
+    for (int32_t y = ra; y < rb; y++) fx_win(FX_DW, dprm, &gw, out, y, y + 1, ca, cb, ch, f);
+  }
+  return 1;
+}
+#define FX_CHW_GROUPS cm_chw_groups
 
 #define FX_CONV1 cm_conv1
 #include "../reference/fx_hooks.h"
@@ -1418,9 +1520,8 @@ __attribute__((noinline)) static int fx_k_pulled_chw(const void *cprm, const fx_
                            (uint32_t)img_row, dst, (uint32_t)pitch);
       src.y0 = r0;
       if (!np) { conv1_row1(c, &st, &src, &cd, y); continue; }
-      const int32_t at = (y - win->r0) * win->wp + (wca - win->c0);   /* row y's start in each window */
-      for (int32_t j = 0; j < np; j++)   /* each pair's rows from the same pulled input rows */
-        pair9_row_f(c, &st, st.fw + j * CM_G9, kq + 2 * j, &src, wb[2 * j] + at, wb[2 * j + 1] + at, y);
+      /* every pair's row from the same pulled input rows (at: row y's start in each window) */
+      pairs9_row(c, &st, np, kq, &src, wb, (y - win->r0) * win->wp + (wca - win->c0), y);
     }
     for (int32_t j = 0; j < nc; j++) {   /* the depthwise on each channel made */
       dd.oc = ch + j;

@@ -183,6 +183,13 @@ FX_ALWAYS int32_t win_geom(int kind, const void *prm, const fx_buf *in, const fx
   return x0;
 }
 
+/* 1 when row-banded rows [a, b) each lie `pitch` bytes after the row before. */
+static inline int rows_follow(int8_t *const *rows, int32_t a, int32_t b, int32_t pitch) {
+  for (int32_t r = a; r < b; r++)
+    if (rows[r] != rows[r - 1] + pitch) return 0;
+  return 1;
+}
+
 /* Output rows [ra, rb) x cols [ca, cb) of a sliding-window operator, from buffer in into out
    (ch, fch: as win_geom); a conv's kernel calls go to conv (bt_conv_s8 or model.c's tile kernel). */
 FX_ALWAYS void win_kind(int kind, const void *prm, fx_conv_kernel conv, const fx_buf *in, const fx_buf *out,
@@ -194,17 +201,28 @@ FX_ALWAYS void win_kind(int kind, const void *prm, fx_conv_kernel conv, const fx
   const int32_t oc = ch >= 0 && kind == FX_DW ? ch : 0;
   if (fx_k_box(kind, &q, in, out, ra, rb, ca, oc, x0)) return;
   if (in->rows) {  /* row bands: one kernel call per output row whose input rows lie one after another
-                      (the rows of one band), else fx_rows */
-    const int32_t pitch = in->wp * in->ps;
+                      (the rows of one band; a 1x1: per run of such rows whose output rows lie one after
+                      another too, the kernel's row pitch out.w * out.pixel_stride), else fx_rows */
+    const int32_t pitch = in->wp * in->ps, opitch = (cb - ca) * out->ps;
+    const int runs = kh == 1 && (out->rows || cb - ca == out->wp);   /* output rows can lie one after another */
     for (int32_t y = ra; y < rb; y++) {
       int8_t *o = fx_at(out, y, ca) + oc;
       if (kind == FX_CONV || kind == FX_DW) {
-        const int32_t iy = y * q.c.stride_h - q.c.pad_top;
-        const int32_t r0 = BT_MAX(iy, 0), r1 = BT_MIN(iy + (kh - 1) * q.c.dil_h + 1, is->h);
+        const int32_t sh = q.c.stride_h, span = (kh - 1) * q.c.dil_h + 1, iy = y * sh - q.c.pad_top;
+        const int32_t r0 = BT_MAX(iy, 0);
+        int32_t r1 = BT_MIN(iy + span, is->h);
         if (r1 > r0 && in->rows[r1 - 1] - in->rows[r0] == (r1 - 1 - r0) * pitch) {
+          int32_t y1 = y + 1;
+          if (runs)
+            for (; y1 < rb && fx_at(out, y1, ca) + oc == o + (y1 - y) * opitch; y1++) {
+              const int32_t n1 = BT_MIN(y1 * sh - q.c.pad_top + span, is->h);
+              if (n1 > r1 && !rows_follow(in->rows, r1, n1, pitch)) break;
+              if (n1 > r1) r1 = n1;
+            }
           const int8_t *row = in->rows[r0] + x0 * in->ps;
-          if (kind == FX_CONV) conv(&q.c, row, r0, o, y, y + 1);
-          else bt_depthwise_s8(&q.d, row, r0, o, y, y + 1);
+          if (kind == FX_CONV) conv(&q.c, row, r0, o, y, y1);
+          else bt_depthwise_s8(&q.d, row, r0, o, y, y1);
+          y = y1 - 1;
           continue;
         }
       }

@@ -40,7 +40,10 @@ typedef int fx_dw1_none;
 /* A one-channel window's tile (fx_chw): both operators' geometry once, then per channel the set's
    one-channel conv and depthwise paths on the channel's filter, bias and requantisation (fx_win
    for a channel they decline). */
-__attribute__((noinline)) static int fx_k_chw(const void *cprm, const fx_buf *cin, const fx_buf *win, int32_t wra,
+#ifndef FX_CHW_GROUPS
+#define fx_k_chw1 fx_k_chw
+#endif
+__attribute__((noinline)) static int fx_k_chw1(const void *cprm, const fx_buf *cin, const fx_buf *win, int32_t wra,
                                               int32_t wrb, int32_t wca, int32_t wcb, const void *dprm,
                                               const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb,
                                               int32_t ca, int32_t cb, int32_t channels) {
@@ -93,6 +96,18 @@ __attribute__((noinline)) static int fx_k_chw(const void *cprm, const fx_buf *ci
   }
   return 1;
 }
+
+#ifdef FX_CHW_GROUPS
+/* fx_chw's hook for a set with FX_CHW_GROUPS (fx_chw's arguments; several channels at a time, 1 when it did
+   the work): that first, else fx_k_chw1; each its own frame (the stack of one, not both). */
+__attribute__((noinline)) static int fx_k_chw(const void *cprm, const fx_buf *cin, const fx_buf *win, int32_t wra,
+                                              int32_t wrb, int32_t wca, int32_t wcb, const void *dprm,
+                                              const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb,
+                                              int32_t ca, int32_t cb, int32_t channels) {
+  if (FX_CHW_GROUPS(cprm, cin, win, wra, wrb, wca, wcb, dprm, fch, out, ra, rb, ca, cb, channels)) return 1;
+  return fx_k_chw1(cprm, cin, win, wra, wrb, wca, wcb, dprm, fch, out, ra, rb, ca, cb, channels);
+}
+#endif
 
 /* A one-channel conv pulling its streamed input (reference: pulled_kind): the per-call values once,
    then per output row the input rows it needs and that row. */
