@@ -1417,6 +1417,7 @@ static int conv1_pair9(bt_conv_params *c, int32_t K, cm_conv1 *st, const box_src
 
 #define FX_SET_PATHS
 #define FX_PULLED_CHW
+#define FX_ROW_RUNS 1
 #include "../reference/fused.c"
 
 /* fx_chw on a one-channel window that starts at the tile's box (nothing cached in it), g channels at a time:

@@ -183,6 +183,13 @@ FX_ALWAYS int32_t win_geom(int kind, const void *prm, const fx_buf *in, const fx
   return x0;
 }
 
+/* FX_ROW_RUNS 1 (a set's fused.c, before including this file): a 1x1 conv on row bands is called once per
+   run of rows (win_kind); 0: once per row (riscv32 and cortex-m55 measured a little slower on mcunet-vww1's
+   least-RAM plan in the arena with the runs). */
+#ifndef FX_ROW_RUNS
+#define FX_ROW_RUNS 0
+#endif
+
 /* 1 when row-banded rows [a, b) each lie `pitch` bytes after the row before. */
 static inline int rows_follow(int8_t *const *rows, int32_t a, int32_t b, int32_t pitch) {
   for (int32_t r = a; r < b; r++)
@@ -201,10 +208,10 @@ FX_ALWAYS void win_kind(int kind, const void *prm, fx_conv_kernel conv, const fx
   const int32_t oc = ch >= 0 && kind == FX_DW ? ch : 0;
   if (fx_k_box(kind, &q, in, out, ra, rb, ca, oc, x0)) return;
   if (in->rows) {  /* row bands: one kernel call per output row whose input rows lie one after another
-                      (the rows of one band; a 1x1: per run of such rows whose output rows lie one after
-                      another too, the kernel's row pitch out.w * out.pixel_stride), else fx_rows */
+                      (the rows of one band; a 1x1 with FX_ROW_RUNS: per run of such rows whose output rows
+                      lie one after another too, the kernel's row pitch out.w * out.pixel_stride), else fx_rows */
     const int32_t pitch = in->wp * in->ps, opitch = (cb - ca) * out->ps;
-    const int runs = kh == 1 && (out->rows || cb - ca == out->wp);   /* output rows can lie one after another */
+    const int runs = FX_ROW_RUNS && kh == 1 && (out->rows || cb - ca == out->wp);   /* rows one after another */
     for (int32_t y = ra; y < rb; y++) {
       int8_t *o = fx_at(out, y, ca) + oc;
       if (kind == FX_CONV || kind == FX_DW) {
