@@ -42,6 +42,48 @@ static inline __attribute__((always_inline)) int32_t bt_pm_out(int32_t acc, int3
   return bt_clamp(v, lo, hi);
 }
 
+/* The 3-pixel path's six sums of a pair of output channels requantised and stored in asm (gcc's own code
+ * for them reloaded the channels' constants from the stack for every output): bt_rq2 (AND, ORR, ADD,
+ * SMLAL, ASR), the output zero point folded into the rounding word when both channels allow it
+ * (bt_rq2_zp_ok: ZA empty) or one ADD, SSAT #8 (act 2: the activation range is all of int8), STRB at
+ * pixel q's output o + q*ops (the band's outputs are in raster order, ops apart). k = {m0, p0, e0, m1,
+ * p1, e1}. Only with a layer's constant output pixel stride (the store offsets are immediates), DSP
+ * and optimised. */
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)
+#define BT_PM_RQ_ONE(a, ZA, OFS)                          \
+  "and %[lo], %[" a "], #0x80000000\n\t"                   \
+  "orr %[lo], %[lo], #0x40000000\n\t"                      \
+  "add %[hi], %[pz], %[" a "], asr #31\n\t"                \
+  "smlal %[lo], %[hi], %[" a "], %[m]\n\t"                 \
+  "asr %[hi], %[hi], %[e]\n\t" ZA                          \
+  "ssat %[hi], #8, %[hi]\n\t"                              \
+  "strb %[hi], [%[o], %[" OFS "]]\n\t"
+#define BT_PM_RQ6(ZA)                                                                   \
+  "ldrd %[m], %[pz], [%[k]]\n\tldr %[e], [%[k], #8]\n\t"                                \
+  BT_PM_RQ_ONE("a00", ZA, "s00") BT_PM_RQ_ONE("a10", ZA, "s10") BT_PM_RQ_ONE("a20", ZA, "s20") \
+  "ldrd %[m], %[pz], [%[k], #12]\n\tldr %[e], [%[k], #20]\n\t"                          \
+  BT_PM_RQ_ONE("a01", ZA, "s01") BT_PM_RQ_ONE("a11", ZA, "s11") BT_PM_RQ_ONE("a21", ZA, "s21")
+#define BT_PM_RQ_ADD "add %[hi], %[hi], %[zp]\n\t"
+#define BT_PM_RQ_OPS                                                                                   \
+  : [lo] "=&r"(lo_), [hi] "=&r"(hi_), [m] "=&r"(m_), [pz] "=&r"(pz_), [e] "=&r"(e_)                   \
+  : [a00] "r"(acc[0]), [a01] "r"(acc[1]), [a10] "r"(acc[2]), [a11] "r"(acc[3]), [a20] "r"(acc[4]),   \
+    [a21] "r"(acc[5]), [k] "r"(k), [o] "r"(o), [s00] "i"(0), [s01] "i"(1), [s10] "i"(OPS),           \
+    [s11] "i"(OPS + 1), [s20] "i"(2 * OPS), [s21] "i"(2 * OPS + 1)
+static inline __attribute__((always_inline)) void bt_pm_rq6(const int32_t *acc, const int32_t *k, int8_t *o,
+                                                            const int32_t OPS, const int folded, int32_t zp) {
+  uint32_t lo_, hi_, m_, pz_, e_;
+  if (folded) __asm__ volatile(BT_PM_RQ6("") BT_PM_RQ_OPS : "memory");
+  else __asm__ volatile(BT_PM_RQ6(BT_PM_RQ_ADD) BT_PM_RQ_OPS, [zp] "r"(zp) : "memory");
+}
+#undef BT_PM_RQ_OPS
+#undef BT_PM_RQ_ADD
+#undef BT_PM_RQ6
+#undef BT_PM_RQ_ONE
+#define BT_PM_RQ6_ASM 1
+#else
+#define BT_PM_RQ6_ASM 0
+#endif
+
 /* The per-call values pixel_col needs, read once (int8 output stores could alias the parameters). */
 typedef struct {
   int32_t K, off, off2, ow, ips, ops, in_row, sh, sw;
@@ -58,11 +100,14 @@ static inline __attribute__((always_inline)) int8_t *bt_pm_col(const bt_conv_par
                                                               const int8_t *in, int32_t in_y0, int8_t *out,
                                                               int32_t y0, int32_t tt, int8_t *patch, int16_t *col,
                                                               int32_t q, const int32_t P) {
-  const int32_t y = y0 + tt / g->ow, x = tt % g->ow;
   const int8_t *src = patch;
-  if (g->direct) {
+  if (g->direct && g->sh == 1 && g->sw == 1 && g->in_row == g->ow * g->ips) {
+    src = in + (y0 - in_y0) * g->in_row + tt * g->ips;   /* the band's pixels in raster order, no division */
+  } else if (g->direct) {
+    const int32_t y = y0 + tt / g->ow, x = tt % g->ow;
     src = in + (y * g->sh - in_y0) * g->in_row + x * g->sw * g->ips;
   } else {
+    const int32_t y = y0 + tt / g->ow, x = tt % g->ow;
     const int32_t run = p->kw * p->in.c, iy0 = y * g->sh - p->pad_top, ix0 = x * g->sw - p->pad_left;
     if ((run & 3) == 0 && g->ips == p->in.c && p->dil_w == 1 && iy0 >= 0 &&
         iy0 + (p->kh - 1) * p->dil_h < p->in.h && ix0 >= 0 && ix0 + p->kw <= p->in.w) {
@@ -118,6 +163,29 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
         const int32_t p0 = fast ? BT_PM_P2(s0) : 0, e0 = fast ? BT_PM_E1(s0) : 0;
         const int32_t p1 = fast ? BT_PM_P2(s1) : 0, e1 = fast ? BT_PM_E1(s1) : 0;
         const int8_t *const f = filter + oc * K;
+#if BT_PM_RQ6_ASM
+        if (fast && act == 2 && __builtin_constant_p(g.ops) && g.ops > 0 && g.ops < 2000) {
+          const int folded = bt_rq2_zp_ok(bt_pm_shift(s0)) && bt_rq2_zp_ok(bt_pm_shift(s1));
+          const int32_t k[6] = {m0, folded ? bt_rq2_p2_zp(p0, e0, zp) : p0, e0,
+                                m1, folded ? bt_rq2_p2_zp(p1, e1, zp) : p1, e1};
+          int8_t *o = ob[0] + oc;   /* triple j's outputs at ob[0] + 3*j*ops: raster order */
+          const int16_t *cj = col;
+          if (folded) {
+            for (int32_t j = 0; j < T; j++, cj += S, o += 3 * g.ops) {
+              int32_t acc[6];
+              bt_mm3x2(cj, f, K, b0, b1, acc);
+              bt_pm_rq6(acc, k, o, g.ops, 1, zp);
+            }
+          } else {
+            for (int32_t j = 0; j < T; j++, cj += S, o += 3 * g.ops) {
+              int32_t acc[6];
+              bt_mm3x2(cj, f, K, b0, b1, acc);
+              bt_pm_rq6(acc, k, o, g.ops, 0, zp);
+            }
+          }
+          continue;
+        }
+#endif
         for (int32_t j = 0; j < T; j++) {
           int32_t acc[6];
           bt_mm3x2(col + j * S, f, K, b0, b1, acc);

@@ -23,6 +23,34 @@
 #undef bt_depthwise_s8
 #undef bt_depthwise_s8_inplace
 
+/* SMMLAR: (acc 2^32 + a b + 2^31) >> 32 (Armv7E-M DSP; the exact C model elsewhere). */
+static inline __attribute__((always_inline)) int32_t dw_smmlar(int32_t a, int32_t b, int32_t acc) {
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+  int32_t r;
+  __asm__("smmlar %0, %1, %2, %3" : "=r"(r) : "r"(a), "r"(b), "r"(acc));
+  return r;
+#else
+  return (int32_t)((uint64_t)(((uint64_t)(uint32_t)acc << 32) + (uint64_t)((int64_t)a * b) + 0x80000000u) >> 32);
+#endif
+}
+
+/* MultiplyByQuantizedMultiplier(a, m, -e) (+ zp) for bt_rq2_ok parameters from a2 = 2a, |a| < 2^30:
+ * SMMLAR(2a, m) is h = floor((a m + 2^30) / 2^31) plus its accumulate word, and RoundingDivideByPOT(h, e) =
+ * floor((h + 2^(e-1) - [h < 0]) / 2^e); [h < 0] is [a < 0] (m >= 2^30; a < 0 with h = 0 gives 0 both ways,
+ * as does m = 0), so with pm = 2^(e-1) (+ zp 2^e, bt_rq2_zp_ok) the whole step is ADD (a2 ASR 31), SMMLAR,
+ * ASR: dw_mm_p(shift) is pm, dw_mm_e(shift) e. The sums give 2a when the weights and bias are doubled
+ * (dw_mm_ok: every |bias| < 2^29, so |a| < 2^29 + 9 * 255 * 128 < 2^30). */
+static inline __attribute__((always_inline)) int32_t dw_rqm(int32_t a2, int32_t m, int32_t pm, int32_t e) {
+  return dw_smmlar(a2, m, pm + (a2 >> 31)) >> e;
+}
+static inline int32_t dw_mm_p(int32_t shift) { return 1 << (-shift - 1); }
+static inline int32_t dw_mm_e(int32_t shift) { return -shift; }
+static int dw_mm_ok(const bt_conv_params *p) {
+  for (int32_t c = 0; p->bias && c < p->out.c; c++)
+    if (p->bias[c] >= (1 << 29) || p->bias[c] <= -(1 << 29)) return 0;
+  return 1;
+}
+
 /* Requantised, clamped output of one accumulator (fast: bt_rq2, else bt_mbqm_fast). */
 static inline __attribute__((always_inline)) uint32_t dw_out(int32_t acc, int32_t m, int32_t s, int32_t zp,
                                                             int32_t lo, int32_t hi, const int fast) {
@@ -137,12 +165,13 @@ static inline __attribute__((always_inline)) void dw3x3_rows(const bt_conv_param
                   b2 = (bias ? bias[c + 2] : 0) + off * (se >> 16), b3 = (bias ? bias[c + 3] : 0) + off * (so >> 16);
     const int32_t m0 = mult[c], m1 = mult[c + 1], m2 = mult[c + 2], m3 = mult[c + 3];
     const int32_t s0 = shift[c], s1 = shift[c + 1], s2 = shift[c + 2], s3 = shift[c + 3];
-    /* sat: bt_rq2 with the output zero point in its rounding word, one SSAT for the clamp */
-    const int32_t e0 = bt_rq2_e1(s0), e1 = bt_rq2_e1(s1), e2 = bt_rq2_e1(s2), e3 = bt_rq2_e1(s3);
-    const int32_t p0 = sat ? bt_rq2_p2_zp(bt_rq2_p2(s0), e0, zp) : 0;
-    const int32_t p1 = sat ? bt_rq2_p2_zp(bt_rq2_p2(s1), e1, zp) : 0;
-    const int32_t p2 = sat ? bt_rq2_p2_zp(bt_rq2_p2(s2), e2, zp) : 0;
-    const int32_t p3 = sat ? bt_rq2_p2_zp(bt_rq2_p2(s3), e3, zp) : 0;
+    /* sat: dw_rqm of 2a (an LSL: a call's few pixels a group would not repay doubled weights) with the output
+     * zero point in its rounding word, one SSAT for the clamp */
+    const int32_t e0 = dw_mm_e(s0), e1 = dw_mm_e(s1), e2 = dw_mm_e(s2), e3 = dw_mm_e(s3);
+    const int32_t p0 = sat ? bt_rq2_p2_zp(dw_mm_p(s0), e0, zp) : 0;
+    const int32_t p1 = sat ? bt_rq2_p2_zp(dw_mm_p(s1), e1, zp) : 0;
+    const int32_t p2 = sat ? bt_rq2_p2_zp(dw_mm_p(s2), e2, zp) : 0;
+    const int32_t p3 = sat ? bt_rq2_p2_zp(dw_mm_p(s3), e3, zp) : 0;
     for (int32_t y = ya; y < yb; y++) {
     const int8_t *ip = irow + (y - ya) * in_step + c;
     int8_t *o = orow + (y - ya) * out_row + xa * ops + c;
@@ -162,8 +191,8 @@ static inline __attribute__((always_inline)) void dw3x3_rows(const bt_conv_param
 #undef BT_DW3_TAP
       uint32_t word;
       if (sat) {   /* (q0, q2) and (q1, q3) halves, then bytes */
-        const int32_t q0 = bt_ssat8(bt_rq2(a0, m0, p0, e0)), q1 = bt_ssat8(bt_rq2(a1, m1, p1, e1));
-        const int32_t q2 = bt_ssat8(bt_rq2(a2, m2, p2, e2)), q3 = bt_ssat8(bt_rq2(a3, m3, p3, e3));
+        const int32_t q0 = bt_ssat8(dw_rqm(a0 * 2, m0, p0, e0)), q1 = bt_ssat8(dw_rqm(a1 * 2, m1, p1, e1));
+        const int32_t q2 = bt_ssat8(dw_rqm(a2 * 2, m2, p2, e2)), q3 = bt_ssat8(dw_rqm(a3 * 2, m3, p3, e3));
         const uint32_t h02 = bt_pkhbt16((uint32_t)q0, (uint32_t)q2), h13 = bt_pkhbt16((uint32_t)q1, (uint32_t)q3);
         word = (h02 & 0x00ff00ffu) | ((h13 & 0x00ff00ffu) << 8);
       } else {
@@ -195,8 +224,9 @@ static void dw_pixels(const bt_conv_params *p, const int8_t *in, int32_t in_y0, 
 
 static void dw3x3_interior(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
                            int32_t ya, int32_t yb, int32_t xa, int32_t xb, int fast) {
-  int sat = fast && p->act_min == -128 && p->act_max == 127;
-  for (int32_t c = 0; sat && c < p->out.c; c++) sat = bt_rq2_zp_ok(p->shift[c]);
+  int sat = fast && p->act_min == -128 && p->act_max == 127;   /* every -shift - 1 <= 21 and |bias| < 2^29 */
+  for (int32_t c = 0; sat && c < p->out.c; c++)
+    sat = bt_rq2_zp_ok(p->shift[c]) && (!p->bias || (uint32_t)p->bias[c] + (1u << 29) < (1u << 30));
   if (sat) dw3x3_rows(p, in, in_y0, out, y0, ya, yb, xa, xb, 1, 1);
   else if (fast) dw3x3_rows(p, in, in_y0, out, y0, ya, yb, xa, xb, 1, 0);
   else dw3x3_rows(p, in, in_y0, out, y0, ya, yb, xa, xb, 0, 0);
@@ -215,10 +245,7 @@ static void dw3x3_interior(const bt_conv_params *p, const int8_t *in, int32_t in
  * registers (22 instructions per 18 MACs); stride 2 (each row stored as its even then its odd columns):
  * SMLAD with (w0,w2) on two even columns + SMLABB/SMLATB with w1. The sums go to a stack row, then are
  * requantised two at a time (the output zero point folded into bt_rq2's rounding constant when it
- * fits) and clamped (SSAT when the upper bound is 127); stride 2 rows of DW_Q_MIN outputs or more with
- * the zero point folded and the whole int8 range requantise each pair as it is summed (dw_sums_q). A
- * whole map under DW_T_MAX outputs wide and at least twice as tall runs transposed (dw_geo: its columns
- * as rows, e.g. kws's 25x5 as 5 rows of 25: fewer rows, fewer odd ends). Stack: 2688 + 1024 bytes. */
+ * fits) and clamped (SSAT when the upper bound is 127). Stack: 2688 + 1024 bytes. */
 #define DW_CELLS 1344               /* int16 cells of widened rows (four channels' planes) */
 #define DW_ACC 256                  /* int32 sums of one channel's outputs in a chunk */
 #define DW_NS1 54                   /* most outputs of a strip, stride 1: cells n2 + 2 <= 56 */
@@ -226,9 +253,8 @@ static void dw3x3_interior(const bt_conv_params *p, const int8_t *in, int32_t in
 /* Smaller calls (a fused tile's) take the box path (less set-up), and so do one-row calls (three input
  * rows widened for one output row: the in-place kernel's rows) and calls under DW_MIN_WIDTH outputs
  * wide (a fused tile's narrow columns: a few cells widened per row, each row's set-up for them). */
-/* Stride 2 rows of at least DW_Q_MIN outputs: sums requantised in the same pass (dw_sums_q); narrower rows
- * keep the two passes, whose rows cost less set-up, and so does stride 1 (its loop, with bt_rq2's
- * constants, spills more than the two passes cost). */
+/* Rows of at least DW_Q_MIN outputs: sums requantised in the same pass (dw_sums_q); narrower rows keep
+ * the two passes, whose rows cost less set-up. */
 #define DW_Q_MIN 16
 /* A whole map under DW_T_MAX outputs wide and at least twice as tall runs transposed (dw_geo). */
 #define DW_T_MAX 8
@@ -358,17 +384,41 @@ static inline __attribute__((always_inline)) void dw_sums(const int16_t *r, cons
   }
 }
 
-/* dw_sums at stride 2 with the requantisation in the same pass (the output zero point folded, the
- * activation range all of int8: bt_rq2 + SSAT): `rows` rows of n outputs of one channel into o (ops bytes
- * between outputs, out_row between rows); no sums in memory. */
+/* dw_sums with the requantisation in the same pass (the output zero point folded, the activation range all
+ * of int8: dw_rqm + SSAT): `rows` rows of n outputs of one channel into o (ops bytes between outputs,
+ * out_row between rows); no sums in memory. */
 static inline __attribute__((always_inline)) void dw_sums_q(const int16_t *r, const dw_chan *f, int8_t *o, int32_t n,
                                                            int32_t rows, int32_t rstep, int32_t ops, int32_t out_row,
-                                                           const int rl) {
+                                                           const int s, const int rl) {
   const int32_t w0 = f->w[0], w1 = f->w[1], w2 = f->w[2], w3 = f->w[3], w4 = f->w[4], w5 = f->w[5], b = f->bias;
   const int32_t m = f->m, pm = f->p2, e = f->e1, np = n >> 1;
   for (int32_t y = 0; y < rows; y++, r += rstep, o += out_row) {
     int8_t *d = o;
-    {
+    if (s == 1) {
+      const uint32_t *q = (const uint32_t *)(const void *)r, *const end = q + np;   /* cells i, i + 1 in word i / 2 */
+      for (; q < end; q++, d += 2 * ops) {
+        uint32_t p0 = q[0], p1 = q[1];
+        int32_t x0 = bt_smlad(p0, w0, b), x1 = bt_smlatb(p0, w0, b);
+        x0 = bt_smlabt(p1, w1, x0); x1 = bt_smlad(p1, w1, x1);
+        p0 = q[rl / 2]; p1 = q[rl / 2 + 1];
+        x0 = bt_smlad(p0, w2, x0); x1 = bt_smlatb(p0, w2, x1);
+        x0 = bt_smlabt(p1, w3, x0); x1 = bt_smlad(p1, w3, x1);
+        p0 = q[rl]; p1 = q[rl + 1];
+        x0 = bt_smlad(p0, w4, x0); x1 = bt_smlatb(p0, w4, x1);
+        x0 = bt_smlabt(p1, w5, x0); x1 = bt_smlad(p1, w5, x1);
+        d[0] = (int8_t)bt_ssat8(dw_rqm(x0, m, pm, e));
+        d[ops] = (int8_t)bt_ssat8(dw_rqm(x1, m, pm, e));
+      }
+      if (n & 1) {
+        int32_t x0 = bt_smlad(q[0], w0, b);
+        x0 = bt_smlabt(q[1], w1, x0);
+        x0 = bt_smlad(q[rl / 2], w2, x0);
+        x0 = bt_smlabt(q[rl / 2 + 1], w3, x0);
+        x0 = bt_smlad(q[rl], w4, x0);
+        x0 = bt_smlabt(q[rl + 1], w5, x0);
+        d[0] = (int8_t)bt_ssat8(dw_rqm(x0, m, pm, e));
+      }
+    } else {
       const int16_t *c = r, *const end = r + 2 * np;
 #define DW_S2_ROW(o, we, wo)                                                                      \
   do {                                                                                            \
@@ -382,8 +432,8 @@ static inline __attribute__((always_inline)) void dw_sums_q(const int16_t *r, co
         DW_S2_ROW(0, w0, w1);
         DW_S2_ROW(rl, w2, w3);
         DW_S2_ROW(2 * rl, w4, w5);
-        d[0] = (int8_t)bt_ssat8(bt_rq2(x0, m, pm, e));
-        d[ops] = (int8_t)bt_ssat8(bt_rq2(x1, m, pm, e));
+        d[0] = (int8_t)bt_ssat8(dw_rqm(x0, m, pm, e));
+        d[ops] = (int8_t)bt_ssat8(dw_rqm(x1, m, pm, e));
       }
 #undef DW_S2_ROW
       if (n & 1) {
@@ -392,24 +442,30 @@ static inline __attribute__((always_inline)) void dw_sums_q(const int16_t *r, co
           x0 = bt_smlad(bt_ld4((const int8_t *)(c + t * rl)), f->w[2 * t], x0);
           x0 = bt_smlabb(bt_ld4((const int8_t *)(c + t * rl + rl / 2)), f->w[2 * t + 1], x0);
         }
-        d[0] = (int8_t)bt_ssat8(bt_rq2(x0, m, pm, e));
+        d[0] = (int8_t)bt_ssat8(dw_rqm(x0, m, pm, e));
       }
     }
   }
 }
 
 typedef void (*dw_sums_q_fn)(const int16_t *, const dw_chan *, int8_t *, int32_t, int32_t, int32_t, int32_t, int32_t);
-#define DW_SUMS_Q(name, rl)                                                                                    \
+#define DW_SUMS_Q(name, s, rl)                                                                                 \
   static void name(const int16_t *r, const dw_chan *f, int8_t *o, int32_t n, int32_t rows, int32_t rstep,     \
                    int32_t ops, int32_t out_row) {                                                             \
-    dw_sums_q(r, f, o, n, rows, rstep, ops, out_row, rl);                                                   \
+    dw_sums_q(r, f, o, n, rows, rstep, ops, out_row, s, rl);                                                   \
   }
-DW_SUMS_Q(dw_sums_q_2_8, 8)
-DW_SUMS_Q(dw_sums_q_2_16, 16)
-DW_SUMS_Q(dw_sums_q_2_32, 32)
-DW_SUMS_Q(dw_sums_q_2_56, 56)
+DW_SUMS_Q(dw_sums_q_1_8, 1, 8)
+DW_SUMS_Q(dw_sums_q_1_16, 1, 16)
+DW_SUMS_Q(dw_sums_q_1_32, 1, 32)
+DW_SUMS_Q(dw_sums_q_1_56, 1, 56)
+DW_SUMS_Q(dw_sums_q_2_8, 2, 8)
+DW_SUMS_Q(dw_sums_q_2_16, 2, 16)
+DW_SUMS_Q(dw_sums_q_2_32, 2, 32)
+DW_SUMS_Q(dw_sums_q_2_56, 2, 56)
 #undef DW_SUMS_Q
-static const dw_sums_q_fn dw_sums_q_fns[4] = {dw_sums_q_2_8, dw_sums_q_2_16, dw_sums_q_2_32, dw_sums_q_2_56};
+static const dw_sums_q_fn dw_sums_q_fns[2][4] = {
+    {dw_sums_q_1_8, dw_sums_q_1_16, dw_sums_q_1_32, dw_sums_q_1_56},
+    {dw_sums_q_2_8, dw_sums_q_2_16, dw_sums_q_2_32, dw_sums_q_2_56}};
 
 typedef void (*dw_sums_fn)(const int16_t *, const dw_chan *, int32_t *, int32_t, int32_t, int32_t);
 #define DW_SUMS(name, s, rl)                                                                                    \
@@ -434,7 +490,7 @@ static const dw_sums_fn dw_sums_fns[2][4] = {{dw_sums_1_8, dw_sums_1_16, dw_sums
 static inline __attribute__((always_inline)) int32_t dw_q(int32_t a, int32_t m, int32_t p2, int32_t e1, int32_t zp,
                                                          int32_t lo, int32_t hi, const int fast, const int fold,
                                                          const int act) {
-  int32_t v = fast ? bt_rq2(a, m, p2, e1) : bt_mbqm_fast(a, m, e1);
+  int32_t v = fast ? dw_rqm(a, m, p2, e1) : bt_mbqm_fast(a, m, e1);
   if (!fold) v += zp;
   if (act == 2) return bt_ssat8(v);
   if (act == 1) { v = bt_ssat8(v); return v < lo ? lo : v; }
@@ -498,6 +554,7 @@ static void dw_rows(const bt_conv_params *p, const dw_geo *g, const int8_t *in, 
                 hi = p->act_max;
   const int32_t ns = s == 1 ? DW_NS1 : DW_NS2, strips = (ow + ns - 1) / ns;
   const int act = hi != 127 ? 0 : (lo == -128 ? 2 : 1);
+  if (fast && !dw_mm_ok(p)) fast = 0;   /* sums of 2a for dw_rqm; a bias of 2^29 or more: bt_mbqm_fast */
   for (int32_t st = 0; st < strips; st++) {
     const int32_t xa = ow * st / strips, xb = ow * (st + 1) / strips, n = xb - xa, n2 = (n + 1) & ~1;
     const int32_t ix0 = xa * s - g->pl, cells = s == 1 ? n + 2 : 2 * n + 1, need = s == 1 ? n2 + 2 : 2 * n2 + 2;
@@ -530,11 +587,15 @@ static void dw_rows(const bt_conv_params *p, const dw_geo *g, const int8_t *in, 
         for (int32_t r = 0; r < 3; r++) {
           const int8_t *w = p->filter + r * fr + c;
           const uint32_t A = bt_ld4(w), B = bt_ld4(w + fc), C = bt_ld4(w + 2 * fc);
-          const uint32_t ae = (uint32_t)bt_sxtb16(A), be = (uint32_t)bt_sxtb16(B), ce = (uint32_t)bt_sxtb16(C);
-          const uint32_t ao = (uint32_t)bt_sxtb16_ror8(A), bo = (uint32_t)bt_sxtb16_ror8(B);
-          const uint32_t co = (uint32_t)bt_sxtb16_ror8(C);
+          uint32_t ae = (uint32_t)bt_sxtb16(A), be = (uint32_t)bt_sxtb16(B), ce = (uint32_t)bt_sxtb16(C);
+          uint32_t ao = (uint32_t)bt_sxtb16_ror8(A), bo = (uint32_t)bt_sxtb16_ror8(B), co = (uint32_t)bt_sxtb16_ror8(C);
           se = bt_sadd16(bt_sadd16(se, (int32_t)ae), bt_sadd16((int32_t)be, (int32_t)ce));   /* 9 int8 sums: 16 bits */
           so = bt_sadd16(bt_sadd16(so, (int32_t)ao), bt_sadd16((int32_t)bo, (int32_t)co));
+          if (fast) {   /* doubled weights: the sums give 2a (dw_rqm) */
+            ae = (uint32_t)bt_sadd16((int32_t)ae, (int32_t)ae); be = (uint32_t)bt_sadd16((int32_t)be, (int32_t)be);
+            ce = (uint32_t)bt_sadd16((int32_t)ce, (int32_t)ce); ao = (uint32_t)bt_sadd16((int32_t)ao, (int32_t)ao);
+            bo = (uint32_t)bt_sadd16((int32_t)bo, (int32_t)bo); co = (uint32_t)bt_sadd16((int32_t)co, (int32_t)co);
+          }
           if (s == 1) {   /* (w0, w1), (w1, w2) */
             ch[0].w[2 * r] = (int32_t)bt_pkhbt16(ae, be); ch[0].w[2 * r + 1] = (int32_t)bt_pkhbt16(be, ce);
             ch[2].w[2 * r] = (int32_t)bt_pkhtb16(be, ae); ch[2].w[2 * r + 1] = (int32_t)bt_pkhtb16(ce, be);
@@ -549,6 +610,8 @@ static void dw_rows(const bt_conv_params *p, const dw_geo *g, const int8_t *in, 
         }
         ch[0].bias = off * (int16_t)se; ch[2].bias = off * (se >> 16);
         ch[1].bias = off * (int16_t)so; ch[3].bias = off * (so >> 16);
+        if (fast)
+          for (int32_t k = 0; k < 4; k++) ch[k].bias *= 2;
       } else {
         for (int32_t k = 0; k < nc; k++) {
           const int8_t *w = p->filter + c + k;
@@ -560,17 +623,21 @@ static void dw_rows(const bt_conv_params *p, const dw_geo *g, const int8_t *in, 
             ch[k].w[2 * r + 1] = s == 1 ? (int32_t)(((uint32_t)(uint16_t)b) | ((uint32_t)e << 16)) : b;
           }
           ch[k].bias = off * sum;
+          if (fast) {   /* the sums give 2a (dw_rqm) */
+            for (int32_t i = 0; i < 6; i++) ch[k].w[i] = bt_sadd16(ch[k].w[i], ch[k].w[i]);
+            ch[k].bias *= 2;
+          }
         }
       }
       for (int32_t k = 0; k < nc; k++) {
         dw_chan *f = &ch[k];
-        if (p->bias) f->bias += p->bias[c + k];
+        if (p->bias) f->bias += fast ? 2 * p->bias[c + k] : p->bias[c + k];   /* (fast: 2a) */
         f->m = p->multiplier[c + k];
         f->zp = zp;
         const int32_t sft = p->shift[c + k];
         if (fast) {
-          f->p2 = bt_rq2_p2(sft);
-          f->e1 = bt_rq2_e1(sft);
+          f->p2 = dw_mm_p(sft);
+          f->e1 = dw_mm_e(sft);
           if (!bt_rq2_zp_ok(sft)) fold = 0;
         } else {
           f->e1 = sft;
@@ -579,7 +646,7 @@ static void dw_rows(const bt_conv_params *p, const dw_geo *g, const int8_t *in, 
       if (fold)
         for (int32_t k = 0; k < nc; k++) ch[k].p2 = bt_rq2_p2_zp(ch[k].p2, ch[k].e1, zp);
       const dw_requant_fn rq = dw_requant_fns[!fast ? 4 : (!fold ? 3 : 2 - act)];
-      const dw_sums_q_fn sq = fast && fold && act == 2 && s == 2 && n >= DW_Q_MIN ? dw_sums_q_fns[li] : 0;
+      const dw_sums_q_fn sq = fast && fold && act == 2 && n >= DW_Q_MIN ? dw_sums_q_fns[s - 1][li] : 0;
       for (int32_t ya = y0; ya < y1; ya += rc) {
         const int32_t rows = y1 - ya < rc ? y1 - ya : rc, nr = (rows - 1) * sh + 3;
         dw_widen(p, g, in, in_y0, plane, K, rl, ya * sh - g->pt, nr, ix0, cells, c, nc, s);

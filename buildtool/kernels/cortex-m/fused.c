@@ -1333,8 +1333,8 @@ static int32_t pairs9_prep(const bt_conv_params *c, int32_t K, cm_conv1 *st, con
 
 /* Output row y of both channels of a pair9_prep pass into o and q (the rows' starts): border pixels through
    cm_row9_padded_f per channel, the interior by cm_rows_out_3x9x2 (s: a box or row bands); fw: the pair's
-   widened filters (pairs9_prep). */
-static void pair9_row_f(const bt_conv_params *c, const cm_conv1 *st, const int16_t *fw, const cm_chq *k,
+   widened filters (pairs9_prep). Not inlined: in its one caller at -Os the asm's 13 registers do not fit. */
+__attribute__((noinline)) static void pair9_row_f(const bt_conv_params *c, const cm_conv1 *st, const int16_t *fw, const cm_chq *k,
                         const box_src *s, int8_t *o, int8_t *q, int32_t y) {
   const int32_t ps = c->in.pixel_stride, ops = c->out.pixel_stride, w = c->out.w, xi0 = st->xi0, xi1 = st->xi1;
   const int32_t iy = y * c->stride_h - c->pad_top;

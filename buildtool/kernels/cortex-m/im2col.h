@@ -96,8 +96,8 @@ static inline int32_t bt_mv1x1(const int16_t *c, const int8_t *f, int32_t n, int
 
 /* Columns of P = 2 or 3 pixels interleaved (a "pair" or a "triple"): per group g of 4 values k..k+3,
  * 2P words at c + 4Pg (int16 units): pixel q's word (k, k+2) at c + 4Pg + 2q, its (k+1, k+3) at
- * c + 4Pg + 2P + 2q, so one LDM reads a word of each pixel; the K % 4 tail values of pixel q follow
- * at c + P*K4 + 4q. BT_GROUPED(P, K) int16 values in all. */
+ * c + 4Pg + 2P + 2q, so one LDM reads a word of each pixel; the K % 4 tail values of pixel q make one
+ * more group the same way, zeros after them. BT_GROUPED(P, K) int16 values in all. */
 #define BT_GROUPED(P, K) ((P) * ((K) & ~3) + (((K) & 3) ? 4 * (P) : 0))
 
 /* Widens src[0..n) + off (off2 = bt_dup16(off)) into pixel q's place of the P pixels at c. */
@@ -105,13 +105,39 @@ static inline void bt_widenp(const int8_t *src, int16_t *c, int32_t q, int32_t n
                              int32_t off2) {
   int16_t *d = c + 2 * q;
   int32_t k = 0;
+#pragma GCC unroll 4
   for (; k + 4 <= n; k += 4, d += 4 * P) {
     const uint32_t v = bt_ld4(src + k);
     const int32_t a = bt_sadd16(bt_sxtb16(v), off2), b = bt_sadd16(bt_sxtb16_ror8(v), off2);
     __builtin_memcpy(d, &a, 4);
     __builtin_memcpy(d + 2 * P, &b, 4);
   }
-  for (int16_t *e = c + P * k + 4 * q; k < n; k++, e++) *e = (int16_t)(src[k] + off);
+  if (k < n) {   /* the tail group: values k..n-1, zeros after them */
+    const int32_t r = n - k;
+    d[0] = (int16_t)(src[k] + off);
+    d[2 * P] = (int16_t)(r > 1 ? src[k + 1] + off : 0);
+    d[1] = (int16_t)(r > 2 ? src[k + 2] + off : 0);
+    d[2 * P + 1] = 0;
+  }
+}
+
+/* The K % 4 (1..3) weights of filter row f after its K & ~3 whole groups as one word, zero bytes after
+ * them: from the row's last 4 bytes when K >= 4 (one unaligned LDR and a shift), else byte by byte. */
+static inline uint32_t bt_tailw(const int8_t *f, int32_t K) {
+  const int32_t r = K & 3;
+  if (K >= 4) return bt_ld4(f + K - 4) >> (8 * (4 - r));
+  uint32_t w = (uint8_t)f[0];
+  if (r > 1) w |= (uint32_t)(uint8_t)f[1] << 8;
+  if (r > 2) w |= (uint32_t)(uint8_t)f[2] << 16;
+  return w;
+}
+
+/* The tail group's sums (BT_GROUPED layout) of pixel q of P at t (c + P*K4) with weight word w. */
+static inline int32_t bt_tail_dot(const int16_t *t, int32_t q, const int32_t P, uint32_t w, int32_t acc) {
+  int32_t x, y;
+  __builtin_memcpy(&x, t + 2 * q, 4);
+  __builtin_memcpy(&y, t + 2 * P + 2 * q, 4);
+  return bt_smlad(bt_sxtb16_ror8(w), y, bt_smlad(bt_sxtb16(w), x, acc));
 }
 
 /* acc[q] = pixel q of the P at c . filter row f (K values), q < P (the last channel of an odd count). */
@@ -128,9 +154,10 @@ static inline void bt_mmpx1(const int16_t *c, const int8_t *f, int32_t K, const 
       __builtin_memcpy(&x, c + 4, 4); __builtin_memcpy(&y, c + 10, 4); a2 = bt_smlad(h, y, bt_smlad(l, x, a2));
     }
   }
-  for (int32_t i = 0; k < K; k++, i++) {
-    a0 += f[k] * c[i]; a1 += f[k] * c[4 + i];
-    if (P == 3) a2 += f[k] * c[8 + i];
+  if (K & 3) {
+    const uint32_t w = bt_tailw(f, K);
+    a0 = bt_tail_dot(c, 0, P, w, a0); a1 = bt_tail_dot(c, 1, P, w, a1);
+    if (P == 3) a2 = bt_tail_dot(c, 2, P, w, a2);
   }
   acc[0] = a0; acc[1] = a1;
   if (P == 3) acc[2] = a2;
@@ -156,8 +183,10 @@ static inline void bt_mmpx1(const int16_t *c, const int8_t *f, int32_t K, const 
   "smlad %[a11], %[wb], %[y1], %[a11]\n\t"
 
 /* acc = {b0 + p0*f0, b1 + p0*f1, b0 + p1*f0, b1 + p1*f1}: the pair at c0 (bt_widenp, P = 2), filter rows
- * f0 and f0 + K. The DSP version's main loop is asm, two groups (8 values) a pass: 30 + 3 instructions
- * per 32 MACs; an odd group one more step, the K % 4 tail in C. 13 registers (14 with K not a
+ * f0 and f0 + K. The DSP version's main loop is asm, four groups (16 values) a pass: 60 + 3 instructions
+ * per 64 MACs (the loop's end test, 7 cycles at the Cortex-M4's high end, once per 64 MACs); K % 16 >= 8
+ * two steps and K % 8 >= 4 one more straight after it, the K % 4 tail one more group in C (bt_tailw:
+ * the row's last weights, zeros after them; the column's tail group has zeros there). 13 registers (14 with K not a
  * constant); the LDM destinations are fixed (r8-r11, in register order), the end pointer in memory. */
 static inline void bt_mm2x2(const int16_t *c0, const int8_t *f0, int32_t K, int32_t b0, int32_t b1, int32_t *acc) {
   int32_t a00 = b0, a01 = b1, a10 = b0, a11 = b1;
@@ -165,7 +194,7 @@ static inline void bt_mm2x2(const int16_t *c0, const int8_t *f0, int32_t K, int3
   const int8_t *f = f0;
   const int16_t *c = c0;
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)   /* -O0 lacks the registers */
-  const int32_t K8 = K & ~7;
+  const int32_t K16 = K & ~15;
   register uint32_t x0 __asm__("r8"), x1 __asm__("r9"), y0 __asm__("r10"), y1 __asm__("r11");
   uint32_t wa, wb, t;
 #define BT_MM2X2_OUTPUTS                                                                                  \
@@ -173,19 +202,23 @@ static inline void bt_mm2x2(const int16_t *c0, const int8_t *f0, int32_t K, int3
     [wa] "=&r"(wa), [wb] "=&r"(wb), [t] "=&r"(t), [x0] "=&r"(x0), [x1] "=&r"(x1), [y0] "=&r"(y0),         \
     [y1] "=&r"(y1)
   if (__builtin_constant_p(K) && K < 4096) {   /* a layer's constant patch: the row offset an immediate */
-    if (K8) {
-      const int16_t *const end = c + 2 * K8;
-      __asm__ volatile("1:\n\t" BT_MM2X2_STEP BT_MM2X2_STEP "ldr %[t], %[end]\n\tcmp %[c], %[t]\n\tbne 1b\n\t"
+    if (K16) {
+      const int16_t *const end = c + 2 * K16;
+      __asm__ volatile("1:\n\t" BT_MM2X2_STEP BT_MM2X2_STEP BT_MM2X2_STEP BT_MM2X2_STEP
+                       "ldr %[t], %[end]\n\tcmp %[c], %[t]\n\tbne 1b\n\t"
                        BT_MM2X2_OUTPUTS : [K] "i"(K), [end] "m"(end) : "cc", "memory");
     }
-    if (K4 != K8) __asm__ volatile(BT_MM2X2_STEP BT_MM2X2_OUTPUTS : [K] "i"(K) : "cc", "memory");
+    if (K & 8) __asm__ volatile(BT_MM2X2_STEP BT_MM2X2_STEP BT_MM2X2_OUTPUTS : [K] "i"(K) : "cc", "memory");
+    if (K & 4) __asm__ volatile(BT_MM2X2_STEP BT_MM2X2_OUTPUTS : [K] "i"(K) : "cc", "memory");
   } else {
-    if (K8) {
-      const int16_t *const end = c + 2 * K8;
-      __asm__ volatile("1:\n\t" BT_MM2X2_STEP BT_MM2X2_STEP "ldr %[t], %[end]\n\tcmp %[c], %[t]\n\tbne 1b\n\t"
+    if (K16) {
+      const int16_t *const end = c + 2 * K16;
+      __asm__ volatile("1:\n\t" BT_MM2X2_STEP BT_MM2X2_STEP BT_MM2X2_STEP BT_MM2X2_STEP
+                       "ldr %[t], %[end]\n\tcmp %[c], %[t]\n\tbne 1b\n\t"
                        BT_MM2X2_OUTPUTS : [K] "r"(K), [end] "m"(end) : "cc", "memory");
     }
-    if (K4 != K8) __asm__ volatile(BT_MM2X2_STEP BT_MM2X2_OUTPUTS : [K] "r"(K) : "cc", "memory");
+    if (K & 8) __asm__ volatile(BT_MM2X2_STEP BT_MM2X2_STEP BT_MM2X2_OUTPUTS : [K] "r"(K) : "cc", "memory");
+    if (K & 4) __asm__ volatile(BT_MM2X2_STEP BT_MM2X2_OUTPUTS : [K] "r"(K) : "cc", "memory");
   }
 #undef BT_MM2X2_OUTPUTS
 #else
@@ -199,10 +232,11 @@ static inline void bt_mm2x2(const int16_t *c0, const int8_t *f0, int32_t K, int3
     __builtin_memcpy(&x, c + 6, 4); a10 = bt_smlad(ah, x, a10); a11 = bt_smlad(bh, x, a11);
   }
 #endif
-  const int16_t *const tail = c0 + 2 * K4;
-  for (int32_t k = K4; k < K; k++) {
-    const int32_t w0 = f0[k], w1 = f0[K + k], i = k - K4, p0 = tail[i], p1 = tail[4 + i];
-    a00 += w0 * p0; a01 += w1 * p0; a10 += w0 * p1; a11 += w1 * p1;
+  if (K & 3) {
+    const int16_t *const t = c0 + 2 * K4;
+    const uint32_t w0 = bt_tailw(f0, K), w1 = bt_tailw(f0 + K, K);
+    a00 = bt_tail_dot(t, 0, 2, w0, a00); a01 = bt_tail_dot(t, 0, 2, w1, a01);
+    a10 = bt_tail_dot(t, 1, 2, w0, a10); a11 = bt_tail_dot(t, 1, 2, w1, a11);
   }
   acc[0] = a00; acc[1] = a01; acc[2] = a10; acc[3] = a11;
 }
@@ -258,8 +292,9 @@ static inline void bt_mm2x2(const int16_t *c0, const int8_t *f0, int32_t K, int3
 
 /* acc = {b0 + p0*f0, b1 + p0*f1, b0 + p1*f0, b1 + p1*f1, b0 + p2*f0, b1 + p2*f1}: the three pixels of
  * triple c (K <= BT_COL3 values each, bt_widenp with P = 3), filter rows f0 and f0 + K. The DSP version's main
- * loop is asm, two groups (8 values) a pass (with a layer's constant K: 40 + 3 instructions per 48 MACs;
- * else 44 + 3), an odd group one more step, the K % 4 tail in C. It takes 14 registers: the three
+ * loop is asm, four groups (16 values) a pass (with a layer's constant K: 80 + 3 instructions per 96 MACs;
+ * else 88 + 3), K % 16 >= 8 two steps and K % 8 >= 4 one more straight after it (no loop for
+ * a patch of 8 or 12 values), the K % 4 tail one more group in C as bt_mm2x2's. It takes 14 registers: the three
  * LDM destinations are fixed (r8-r10: an LDM list is in register order), the end pointer in memory. */
 static inline void bt_mm3x2(const int16_t *c0, const int8_t *f0, int32_t K, int32_t b0, int32_t b1, int32_t *acc) {
   int32_t a00 = b0, a01 = b1, a10 = b0, a11 = b1, a20 = b0, a21 = b1;
@@ -267,7 +302,7 @@ static inline void bt_mm3x2(const int16_t *c0, const int8_t *f0, int32_t K, int3
   const int8_t *f = f0;
   const int16_t *c = c0;
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)   /* -O0 lacks the registers */
-  const int32_t K8 = K & ~7;
+  const int32_t K16 = K & ~15;
   register uint32_t x0 __asm__("r8"), x1 __asm__("r9"), x2 __asm__("r10");
   uint32_t wa, wb;
 #define BT_MM3X2_OUTPUTS                                                                                \
@@ -276,21 +311,25 @@ static inline void bt_mm3x2(const int16_t *c0, const int8_t *f0, int32_t K, int3
   if (__builtin_constant_p(K) && K < 4096) {   /* a layer's constant patch: the row offset an immediate */
     uint32_t t;
 #define BT_MM3X2_IN : [K] "i"(K)
-    if (K8) {
-      const int16_t *const end = c + 3 * K8;
-      __asm__ volatile("1:\n\t" BT_MM3X2_STEP BT_MM3X2_STEP "ldr %[t], %[end]\n\tcmp %[c], %[t]\n\tbne 1b\n\t"
+    if (K16) {
+      const int16_t *const end = c + 3 * K16;
+      __asm__ volatile("1:\n\t" BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_STEP
+                       "ldr %[t], %[end]\n\tcmp %[c], %[t]\n\tbne 1b\n\t"
                        BT_MM3X2_OUTPUTS, [t] "=&r"(t) BT_MM3X2_IN, [end] "m"(end) : "cc", "memory");
     }
-    if (K4 != K8) __asm__ volatile(BT_MM3X2_STEP BT_MM3X2_OUTPUTS, [t] "=&r"(t) BT_MM3X2_IN : "cc", "memory");
+    if (K & 8) __asm__ volatile(BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_OUTPUTS, [t] "=&r"(t) BT_MM3X2_IN : "cc", "memory");
+    if (K & 4) __asm__ volatile(BT_MM3X2_STEP BT_MM3X2_OUTPUTS, [t] "=&r"(t) BT_MM3X2_IN : "cc", "memory");
 #undef BT_MM3X2_IN
   } else {
 #define BT_MM3X2_IN : [K] "r"(K)
-    if (K8) {
-      const int16_t *const end = c + 3 * K8;
-      __asm__ volatile("1:\n\t" BT_MM3X2_STEP_R BT_MM3X2_STEP_R "ldr %[wa], %[end]\n\tcmp %[c], %[wa]\n\tbne 1b\n\t"
+    if (K16) {
+      const int16_t *const end = c + 3 * K16;
+      __asm__ volatile("1:\n\t" BT_MM3X2_STEP_R BT_MM3X2_STEP_R BT_MM3X2_STEP_R BT_MM3X2_STEP_R
+                       "ldr %[wa], %[end]\n\tcmp %[c], %[wa]\n\tbne 1b\n\t"
                        BT_MM3X2_OUTPUTS BT_MM3X2_IN, [end] "m"(end) : "cc", "memory");
     }
-    if (K4 != K8) __asm__ volatile(BT_MM3X2_STEP_R BT_MM3X2_OUTPUTS BT_MM3X2_IN : "cc", "memory");
+    if (K & 8) __asm__ volatile(BT_MM3X2_STEP_R BT_MM3X2_STEP_R BT_MM3X2_OUTPUTS BT_MM3X2_IN : "cc", "memory");
+    if (K & 4) __asm__ volatile(BT_MM3X2_STEP_R BT_MM3X2_OUTPUTS BT_MM3X2_IN : "cc", "memory");
 #undef BT_MM3X2_IN
   }
 #undef BT_MM3X2_OUTPUTS
@@ -307,10 +346,12 @@ static inline void bt_mm3x2(const int16_t *c0, const int8_t *f0, int32_t K, int3
     __builtin_memcpy(&x, c + 10, 4); a20 = bt_smlad(ah, x, a20); a21 = bt_smlad(bh, x, a21);
   }
 #endif
-  const int16_t *const tail = c0 + 3 * K4;
-  for (int32_t k = K4; k < K; k++) {
-    const int32_t w0 = f0[k], w1 = f0[K + k], i = k - K4, x0 = tail[i], x1 = tail[4 + i], x2 = tail[8 + i];
-    a00 += w0 * x0; a01 += w1 * x0; a10 += w0 * x1; a11 += w1 * x1; a20 += w0 * x2; a21 += w1 * x2;
+  if (K & 3) {
+    const int16_t *const t = c0 + 3 * K4;
+    const uint32_t w0 = bt_tailw(f0, K), w1 = bt_tailw(f0 + K, K);
+    a00 = bt_tail_dot(t, 0, 3, w0, a00); a01 = bt_tail_dot(t, 0, 3, w1, a01);
+    a10 = bt_tail_dot(t, 1, 3, w0, a10); a11 = bt_tail_dot(t, 1, 3, w1, a11);
+    a20 = bt_tail_dot(t, 2, 3, w0, a20); a21 = bt_tail_dot(t, 2, 3, w1, a21);
   }
   acc[0] = a00; acc[1] = a01; acc[2] = a10; acc[3] = a11; acc[4] = a20; acc[5] = a21;
 }
