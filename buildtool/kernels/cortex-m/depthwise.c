@@ -338,6 +338,28 @@ static void dw_widen(const bt_conv_params *p, const dw_geo *g, const int8_t *in,
   }
 }
 
+/* Stride 1: two outputs' sums from the planes at q (cells i, i + 1 in word i / 2; tap rows rl cells apart). */
+#define DW_S1_PAIR(q, x0, x1)                                                                     \
+  do {                                                                                            \
+    uint32_t p0 = (q)[0], p1 = (q)[1];                                                            \
+    x0 = bt_smlad(p0, w0, b); x1 = bt_smlatb(p0, w0, b);                                          \
+    x0 = bt_smlabt(p1, w1, x0); x1 = bt_smlad(p1, w1, x1);                                        \
+    p0 = (q)[rl / 2]; p1 = (q)[rl / 2 + 1];                                                       \
+    x0 = bt_smlad(p0, w2, x0); x1 = bt_smlatb(p0, w2, x1);                                        \
+    x0 = bt_smlabt(p1, w3, x0); x1 = bt_smlad(p1, w3, x1);                                        \
+    p0 = (q)[rl]; p1 = (q)[rl + 1];                                                               \
+    x0 = bt_smlad(p0, w4, x0); x1 = bt_smlatb(p0, w4, x1);                                        \
+    x0 = bt_smlabt(p1, w5, x0); x1 = bt_smlad(p1, w5, x1);                                        \
+  } while (0)
+/* Stride 2: one tap row (o cells on) of two outputs' sums, even cells E at e, odd cells O at e + rl / 2. */
+#define DW_S2_ROW(e, o, we, wo)                                                                   \
+  do {                                                                                            \
+    const uint32_t e0 = bt_ld4((const int8_t *)((e) + (o))), e1 = bt_ld4((const int8_t *)((e) + (o) + 1)); \
+    const uint32_t od = bt_ld4((const int8_t *)((e) + (o) + rl / 2));                             \
+    x0 = bt_smlad(e0, we, x0); x1 = bt_smlad(e1, we, x1);                                          \
+    x0 = bt_smlabb(od, wo, x0); x1 = bt_smlatb(od, wo, x1);                                        \
+  } while (0)
+
 /* Sums of `rows` output rows of n outputs of one channel into acc, n a row (two at a time: with n odd
  * the extra sum is overwritten by the next row's first, acc has room for one more): r is the first
  * output row's first tap row, its other tap rows rl and 2 rl cells on, the next output row rstep cells
@@ -352,32 +374,17 @@ static inline __attribute__((always_inline)) void dw_sums(const int16_t *r, cons
     if (s == 1) {
       const uint32_t *q = (const uint32_t *)(const void *)r;   /* cells i, i + 1 in word i / 2 */
       for (; acc < end; acc += 2, q++) {
-        uint32_t p0 = q[0], p1 = q[1];
-        int32_t x0 = bt_smlad(p0, w0, b), x1 = bt_smlatb(p0, w0, b);
-        x0 = bt_smlabt(p1, w1, x0); x1 = bt_smlad(p1, w1, x1);
-        p0 = q[rl / 2]; p1 = q[rl / 2 + 1];
-        x0 = bt_smlad(p0, w2, x0); x1 = bt_smlatb(p0, w2, x1);
-        x0 = bt_smlabt(p1, w3, x0); x1 = bt_smlad(p1, w3, x1);
-        p0 = q[rl]; p1 = q[rl + 1];
-        x0 = bt_smlad(p0, w4, x0); x1 = bt_smlatb(p0, w4, x1);
-        x0 = bt_smlabt(p1, w5, x0); x1 = bt_smlad(p1, w5, x1);
+        int32_t x0, x1;
+        DW_S1_PAIR(q, x0, x1);
         acc[0] = x0; acc[1] = x1;
       }
     } else {
       const int16_t *e = r;
       for (; acc < end; acc += 2, e += 2) {   /* even cells E at e, odd cells O at e + rl / 2 */
-#define DW_S2_ROW(o, we, wo)                                                                      \
-  do {                                                                                            \
-    const uint32_t e0 = bt_ld4((const int8_t *)(e + (o))), e1 = bt_ld4((const int8_t *)(e + (o) + 1)); \
-    const uint32_t od = bt_ld4((const int8_t *)(e + (o) + rl / 2));                               \
-    x0 = bt_smlad(e0, we, x0); x1 = bt_smlad(e1, we, x1);                                          \
-    x0 = bt_smlabb(od, wo, x0); x1 = bt_smlatb(od, wo, x1);                                        \
-  } while (0)
         int32_t x0 = b, x1 = b;
-        DW_S2_ROW(0, w0, w1);
-        DW_S2_ROW(rl, w2, w3);
-        DW_S2_ROW(2 * rl, w4, w5);
-#undef DW_S2_ROW
+        DW_S2_ROW(e, 0, w0, w1);
+        DW_S2_ROW(e, rl, w2, w3);
+        DW_S2_ROW(e, 2 * rl, w4, w5);
         acc[0] = x0; acc[1] = x1;
       }
     }
@@ -397,15 +404,8 @@ static inline __attribute__((always_inline)) void dw_sums_q(const int16_t *r, co
     if (s == 1) {
       const uint32_t *q = (const uint32_t *)(const void *)r, *const end = q + np;   /* cells i, i + 1 in word i / 2 */
       for (; q < end; q++, d += 2 * ops) {
-        uint32_t p0 = q[0], p1 = q[1];
-        int32_t x0 = bt_smlad(p0, w0, b), x1 = bt_smlatb(p0, w0, b);
-        x0 = bt_smlabt(p1, w1, x0); x1 = bt_smlad(p1, w1, x1);
-        p0 = q[rl / 2]; p1 = q[rl / 2 + 1];
-        x0 = bt_smlad(p0, w2, x0); x1 = bt_smlatb(p0, w2, x1);
-        x0 = bt_smlabt(p1, w3, x0); x1 = bt_smlad(p1, w3, x1);
-        p0 = q[rl]; p1 = q[rl + 1];
-        x0 = bt_smlad(p0, w4, x0); x1 = bt_smlatb(p0, w4, x1);
-        x0 = bt_smlabt(p1, w5, x0); x1 = bt_smlad(p1, w5, x1);
+        int32_t x0, x1;
+        DW_S1_PAIR(q, x0, x1);
         d[0] = (int8_t)bt_ssat8(dw_rqm(x0, m, pm, e));
         d[ops] = (int8_t)bt_ssat8(dw_rqm(x1, m, pm, e));
       }
@@ -420,22 +420,14 @@ static inline __attribute__((always_inline)) void dw_sums_q(const int16_t *r, co
       }
     } else {
       const int16_t *c = r, *const end = r + 2 * np;
-#define DW_S2_ROW(o, we, wo)                                                                      \
-  do {                                                                                            \
-    const uint32_t e0 = bt_ld4((const int8_t *)(c + (o))), e1 = bt_ld4((const int8_t *)(c + (o) + 1)); \
-    const uint32_t od = bt_ld4((const int8_t *)(c + (o) + rl / 2));                               \
-    x0 = bt_smlad(e0, we, x0); x1 = bt_smlad(e1, we, x1);                                          \
-    x0 = bt_smlabb(od, wo, x0); x1 = bt_smlatb(od, wo, x1);                                        \
-  } while (0)
       for (; c < end; c += 2, d += 2 * ops) {   /* even cells E at c, odd cells O at c + rl / 2 */
         int32_t x0 = b, x1 = b;
-        DW_S2_ROW(0, w0, w1);
-        DW_S2_ROW(rl, w2, w3);
-        DW_S2_ROW(2 * rl, w4, w5);
+        DW_S2_ROW(c, 0, w0, w1);
+        DW_S2_ROW(c, rl, w2, w3);
+        DW_S2_ROW(c, 2 * rl, w4, w5);
         d[0] = (int8_t)bt_ssat8(dw_rqm(x0, m, pm, e));
         d[ops] = (int8_t)bt_ssat8(dw_rqm(x1, m, pm, e));
       }
-#undef DW_S2_ROW
       if (n & 1) {
         int32_t x0 = b;
         for (int32_t t = 0; t < 3; t++) {
@@ -447,6 +439,9 @@ static inline __attribute__((always_inline)) void dw_sums_q(const int16_t *r, co
     }
   }
 }
+
+#undef DW_S1_PAIR
+#undef DW_S2_ROW
 
 typedef void (*dw_sums_q_fn)(const int16_t *, const dw_chan *, int8_t *, int32_t, int32_t, int32_t, int32_t, int32_t);
 #define DW_SUMS_Q(name, s, rl)                                                                                 \
