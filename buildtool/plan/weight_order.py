@@ -24,7 +24,7 @@ from ..refops import prepare
 
 FC_IL = "fc-il"
 FC_IL_MAX_IN = 1280  # kernels/cortex-m/fully_connected.c BT_FC_COL_MAX
-_SETS = {FC_IL: "cortex-m"}  # order -> the kernel set whose kernels read it (the board's first)
+FC_IL_SET = "cortex-m"  # the kernel set whose kernels read fc-il (the board's first set)
 
 
 def _first_set(board: str) -> str | None:
@@ -48,8 +48,7 @@ def fc_il_ok(g: Graph, op) -> bool:
 def orders(g: Graph, board: str) -> dict:
     """{constant tensor index: order name} of the tensors board's image holds reordered (the model's
     operators only; a tensor any other operator or subgraph reads keeps the model's order)."""
-    first = _first_set(board)
-    if first not in _SETS.values():
+    if _first_set(board) != FC_IL_SET:
         return {}
     uses: dict = {}
     subs = getattr(g, "subgraphs", {})
@@ -59,7 +58,7 @@ def orders(g: Graph, board: str) -> dict:
                 uses[i] = uses.get(i, 0) + 1
     out = {}
     for op in g.operators:
-        if _SETS[FC_IL] == first and fc_il_ok(g, op) and uses[op.inputs[1]] == 1:
+        if fc_il_ok(g, op) and uses[op.inputs[1]] == 1:
             out[op.inputs[1]] = FC_IL
     return out
 

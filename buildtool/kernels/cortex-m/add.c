@@ -31,19 +31,6 @@ void bt_add_s8(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t 
 
 #define ADD_TAB_MIN 256 /* elements: below this the table's 256 entries cost more than they save */
 
-/* SMMLAR: acc + floor((x y + 2^31) / 2^32). */
-#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
-static inline int32_t add_smmlar(int32_t x, int32_t y, int32_t acc) {
-  int32_t r;
-  __asm__("smmlar %0, %1, %2, %3" : "=r"(r) : "r"(x), "r"(y), "r"(acc));
-  return r;
-}
-#else
-static inline int32_t add_smmlar(int32_t x, int32_t y, int32_t acc) {
-  return (int32_t)((int64_t)(((uint64_t)(uint32_t)acc << 32) + (uint64_t)((int64_t)x * y) + 0x80000000u) >> 32);
-}
-#endif
-
 BT_INLINE void add_tab_run(const int32_t *tab, const int8_t *a, const int8_t *b, int8_t *o, int32_t n, int32_t mo,
                            int32_t c, int32_t e, int32_t lo, int32_t hi, const int sat) {
   int32_t i = 0;
@@ -55,17 +42,17 @@ BT_INLINE void add_tab_run(const int32_t *tab, const int8_t *a, const int8_t *b,
     const int32_t t1 = tab[(wb >> 8) & 255] + (int32_t)((uint32_t)(int32_t)(int8_t)(wa >> 8) << 20);
     const int32_t t2 = tab[(wb >> 16) & 255] + (int32_t)((uint32_t)(int32_t)(int8_t)(wa >> 16) << 20);
     const int32_t t3 = tab[wb >> 24] + (int32_t)((uint32_t)((int32_t)wa >> 24) << 20);
-    const int32_t r0 = ADD_CLAMP((add_smmlar(t0, mo, c) - (int32_t)((uint32_t)t0 >> 31)) >> e);
-    const int32_t r1 = ADD_CLAMP((add_smmlar(t1, mo, c) - (int32_t)((uint32_t)t1 >> 31)) >> e);
-    const int32_t r2 = ADD_CLAMP((add_smmlar(t2, mo, c) - (int32_t)((uint32_t)t2 >> 31)) >> e);
-    const int32_t r3 = ADD_CLAMP((add_smmlar(t3, mo, c) - (int32_t)((uint32_t)t3 >> 31)) >> e);
+    const int32_t r0 = ADD_CLAMP((bt_smmlar(t0, mo, c) - (int32_t)((uint32_t)t0 >> 31)) >> e);
+    const int32_t r1 = ADD_CLAMP((bt_smmlar(t1, mo, c) - (int32_t)((uint32_t)t1 >> 31)) >> e);
+    const int32_t r2 = ADD_CLAMP((bt_smmlar(t2, mo, c) - (int32_t)((uint32_t)t2 >> 31)) >> e);
+    const int32_t r3 = ADD_CLAMP((bt_smmlar(t3, mo, c) - (int32_t)((uint32_t)t3 >> 31)) >> e);
     const uint32_t w = (uint32_t)(uint8_t)r0 | ((uint32_t)(uint8_t)r1 << 8) | ((uint32_t)(uint8_t)r2 << 16) |
                        ((uint32_t)r3 << 24);
     __builtin_memcpy(o + i, &w, 4);
   }
   for (; i < n; i++) {
     const int32_t t = tab[(uint8_t)b[i]] + (int32_t)((uint32_t)(int32_t)a[i] << 20);
-    o[i] = (int8_t)ADD_CLAMP((add_smmlar(t, mo, c) - (int32_t)((uint32_t)t >> 31)) >> e);
+    o[i] = (int8_t)ADD_CLAMP((bt_smmlar(t, mo, c) - (int32_t)((uint32_t)t >> 31)) >> e);
   }
 #undef ADD_CLAMP
 }

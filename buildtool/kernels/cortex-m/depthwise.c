@@ -23,17 +23,6 @@
 #undef bt_depthwise_s8
 #undef bt_depthwise_s8_inplace
 
-/* SMMLAR: (acc 2^32 + a b + 2^31) >> 32 (Armv7E-M DSP; the exact C model elsewhere). */
-static inline __attribute__((always_inline)) int32_t dw_smmlar(int32_t a, int32_t b, int32_t acc) {
-#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
-  int32_t r;
-  __asm__("smmlar %0, %1, %2, %3" : "=r"(r) : "r"(a), "r"(b), "r"(acc));
-  return r;
-#else
-  return (int32_t)((uint64_t)(((uint64_t)(uint32_t)acc << 32) + (uint64_t)((int64_t)a * b) + 0x80000000u) >> 32);
-#endif
-}
-
 /* MultiplyByQuantizedMultiplier(a, m, -e) (+ zp) for bt_rq2_ok parameters from a2 = 2a, |a| < 2^30:
  * SMMLAR(2a, m) is h = floor((a m + 2^30) / 2^31) plus its accumulate word, and RoundingDivideByPOT(h, e) =
  * floor((h + 2^(e-1) - [h < 0]) / 2^e); [h < 0] is [a < 0] (m >= 2^30; a < 0 with h = 0 gives 0 both ways,
@@ -41,7 +30,7 @@ static inline __attribute__((always_inline)) int32_t dw_smmlar(int32_t a, int32_
  * ASR: dw_mm_p(shift) is pm, dw_mm_e(shift) e. The sums give 2a when the weights and bias are doubled
  * (dw_mm_ok: every |bias| < 2^29, so |a| < 2^29 + 9 * 255 * 128 < 2^30). */
 static inline __attribute__((always_inline)) int32_t dw_rqm(int32_t a2, int32_t m, int32_t pm, int32_t e) {
-  return dw_smmlar(a2, m, pm + (a2 >> 31)) >> e;
+  return bt_smmlar(a2, m, pm + (a2 >> 31)) >> e;
 }
 static inline int32_t dw_mm_p(int32_t shift) { return 1 << (-shift - 1); }
 static inline int32_t dw_mm_e(int32_t shift) { return -shift; }

@@ -37,6 +37,18 @@ static inline int32_t bt_sxtb16_ror8(uint32_t x) {
 #else
 static inline int32_t bt_sxtb16_ror8(uint32_t x) { return bt_sxtb16(bt_ror8(x)); }
 #endif
+/* SMMLAR: acc + floor((x y + 2^31) / 2^32), i.e. (acc 2^32 + x y + 2^31) >> 32 (the high word). */
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+static inline __attribute__((always_inline)) int32_t bt_smmlar(int32_t x, int32_t y, int32_t acc) {
+  int32_t r;
+  __asm__("smmlar %0, %1, %2, %3" : "=r"(r) : "r"(x), "r"(y), "r"(acc));
+  return r;
+}
+#else
+static inline int32_t bt_smmlar(int32_t x, int32_t y, int32_t acc) {
+  return (int32_t)((int64_t)(((uint64_t)(uint32_t)acc << 32) + (uint64_t)((int64_t)x * y) + 0x80000000u) >> 32);
+}
+#endif
 /* Unaligned 32-bit load (ldr: v7-M/v8-M Mainline allow unaligned normal-memory word loads). */
 static inline uint32_t bt_ld4(const int8_t *p) { uint32_t v; __builtin_memcpy(&v, p, 4); return v; }
 /* v saturated to [-128, 127] (SSAT #8). */

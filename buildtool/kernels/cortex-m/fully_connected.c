@@ -62,14 +62,28 @@ static inline __attribute__((always_inline)) void fc_mv4(const int16_t *c, const
 #endif
 }
 
-/* Requantised, offset, clamped output (before the int8 cast) of accumulator a: rq2 with p2, e1 or
- * bt_mbqm_fast with shift s; sat: the activation is the whole int8 range (one SSAT). */
+/* The output (before the int8 cast) of accumulator a with multiplier m and shift s: fast, bt_rq2 with
+ * p2 (the output zero point folded in when zpf: bt_rq2_p2_zp) and e1, else bt_mbqm_fast; act 2: the
+ * whole int8 range (SSAT), 1: act_max 127 (SSAT, then the lower bound), 0: any range. */
 static inline __attribute__((always_inline)) int32_t fc_rq(int32_t a, int32_t m, int32_t s, int32_t p2, int32_t e1,
                                                           int32_t zp, int32_t lo, int32_t hi, const int fast,
-                                                          const int sat) {
-  const int32_t v = (fast ? bt_rq2(a, m, p2, e1) : bt_mbqm_fast(a, m, s)) + zp;
-  return sat ? bt_ssat8(v) : bt_clamp(v, lo, hi);
+                                                          const int zpf, const int act) {
+  const int32_t v = fast ? bt_rq2(a, m, p2, e1) + (zpf ? 0 : zp) : bt_mbqm_fast(a, m, s) + zp;
+  if (act == 2) return bt_ssat8(v);
+  if (act == 1) {
+    const int32_t t = bt_ssat8(v);
+    return t < lo ? lo : t;
+  }
+  return bt_clamp(v, lo, hi);
 }
+
+/* Output k of a kernel below from its locals: per channel (pc) its own constants, else the layer's made once
+ * (m0, s0, p20, e10); fast, zpf and act as fc_rq's. */
+#define FC_OUT(a, k)                                                                                          \
+  (pc ? fc_rq(a, mult[k], shift[k],                                                                           \
+              fast ? (zpf ? bt_rq2_p2_zp(bt_rq2_p2(shift[k]), bt_rq2_e1(shift[k]), zp) : bt_rq2_p2(shift[k])) : 0, \
+              fast ? bt_rq2_e1(shift[k]) : 0, zp, lo, hi, fast, zpf, act)                                     \
+      : fc_rq(a, m0, s0, p20, e10, zp, lo, hi, fast, zpf, act))
 
 /* The low bytes of r0..r3 as one word (three BFI). */
 static inline __attribute__((always_inline)) uint32_t fc_pack4(int32_t r0, int32_t r1, int32_t r2, int32_t r3) {
@@ -95,9 +109,7 @@ static inline __attribute__((always_inline)) void fc_widened_k(const bt_fc_param
   const int8_t *const weights = p->weights;
   const int32_t m0 = mult[0], s0 = shift[0];
   const int32_t p20 = fast ? bt_rq2_p2(s0) : 0, e10 = fast ? bt_rq2_e1(s0) : 0;
-#define FC_OUT(a, k) \
-  (pc ? fc_rq(a, mult[k], shift[k], fast ? bt_rq2_p2(shift[k]) : 0, fast ? bt_rq2_e1(shift[k]) : 0, zp, lo, hi, fast, sat) \
-      : fc_rq(a, m0, s0, p20, e10, zp, lo, hi, fast, sat))
+  const int zpf = 0, act = sat ? 2 : 0;
   for (int32_t b = 0; b < batches; b++) {
     bt_widen(in + b * n, col, n, off, off2);
     int8_t *y = out + b * n_out;
@@ -116,7 +128,6 @@ static inline __attribute__((always_inline)) void fc_widened_k(const bt_fc_param
       y[o] = (int8_t)FC_OUT(a, o);
     }
   }
-#undef FC_OUT
 }
 
 static void fc_widened(const bt_fc_params *p, const int8_t *in, int8_t *out, const int fast) {
@@ -245,21 +256,6 @@ static inline __attribute__((always_inline)) const int8_t *fc_il4(const int16_t 
   return f;
 }
 
-/* The output (before the int8 cast) of accumulator a with multiplier m and shift s: fast, bt_rq2 with
- * p2 (the output zero point folded in when zpf: bt_rq2_p2_zp) and e1, else bt_mbqm_fast; act 2: the
- * whole int8 range (SSAT), 1: act_max 127 (SSAT, then the lower bound), 0: any range. */
-static inline __attribute__((always_inline)) int32_t fc_il_out(int32_t a, int32_t m, int32_t s, int32_t p2, int32_t e1,
-                                                              int32_t zp, int32_t lo, int32_t hi, const int fast,
-                                                              const int zpf, const int act) {
-  const int32_t v = fast ? bt_rq2(a, m, p2, e1) + (zpf ? 0 : zp) : bt_mbqm_fast(a, m, s) + zp;
-  if (act == 2) return bt_ssat8(v);
-  if (act == 1) {
-    const int32_t t = bt_ssat8(v);
-    return t < lo ? lo : t;
-  }
-  return bt_clamp(v, lo, hi);
-}
-
 /* pcs 0: per-tensor requantisation (the layer's constants made once), 1: per p->per_channel. */
 static inline __attribute__((always_inline)) void fc_il_k(const bt_fc_params *p, const int8_t *in, int8_t *out,
                                                          const int fast, const int zpf, const int act, const int pcs) {
@@ -271,12 +267,6 @@ static inline __attribute__((always_inline)) void fc_il_k(const bt_fc_params *p,
   const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
   const int32_t m0 = mult[0], s0 = shift[0], e10 = fast ? bt_rq2_e1(s0) : 0;
   const int32_t p20 = fast ? (zpf ? bt_rq2_p2_zp(bt_rq2_p2(s0), e10, zp) : bt_rq2_p2(s0)) : 0;
-#define FC_IL_OUT(a, k)                                                                                       \
-  (pc ? fc_il_out(a, mult[k], shift[k],                                                                       \
-                  fast ? (zpf ? bt_rq2_p2_zp(bt_rq2_p2(shift[k]), bt_rq2_e1(shift[k]), zp) : bt_rq2_p2(shift[k])) \
-                       : 0,                                                                                   \
-                  fast ? bt_rq2_e1(shift[k]) : 0, zp, lo, hi, fast, zpf, act)                                 \
-      : fc_il_out(a, m0, s0, p20, e10, zp, lo, hi, fast, zpf, act))
   for (int32_t b = 0; b < batches; b++) {
     const int8_t *x = in + b * n;
     int32_t s = 0, k = 0;   /* s: the widened inputs' sum over k < n4 */
@@ -306,17 +296,17 @@ static inline __attribute__((always_inline)) void fc_il_k(const bt_fc_params *p,
         }
         f += 4 * nt;
       }
-      const uint32_t word = fc_pack4(FC_IL_OUT(r0, o), FC_IL_OUT(r1, o + 1), FC_IL_OUT(r2, o + 2),
-                                     FC_IL_OUT(r3, o + 3));
+      const uint32_t word = fc_pack4(FC_OUT(r0, o), FC_OUT(r1, o + 1), FC_OUT(r2, o + 2),
+                                     FC_OUT(r3, o + 3));
       __builtin_memcpy(y + o, &word, 4);   /* one store: int8 stores would alias the parameters */
     }
     for (int32_t o = m4; o < n_out; o++) {
       const int32_t a = bt_mv1x1(col, p->weights + o * n, n, bias ? bias[o] : 0);
-      y[o] = (int8_t)FC_IL_OUT(a, o);
+      y[o] = (int8_t)FC_OUT(a, o);
     }
   }
-#undef FC_IL_OUT
 }
+#undef FC_OUT
 
 /* The interleaved-weights variants (buildtool/codegen/model_c.py picks one per layer by the rules of
  * bt_fully_connected_s8_il below): rq2z, per-tensor bt_rq2 with the output zero point folded in
@@ -330,8 +320,8 @@ void bt_fully_connected_s8_il_mbqm(const bt_fc_params *p, const int8_t *in, int8
 static int fc_zp_ok(const bt_fc_params *p) { return !p->per_channel && bt_rq2_zp_ok(p->shift[0]); }
 
 /* Index in fc_il_variants of the variant for p (the same rules as kernel_variants.py's FC_IL). */
-typedef void (*fc_il_fn)(const bt_fc_params *, const int8_t *, int8_t *);
-static const fc_il_fn fc_il_variants[] = {bt_fully_connected_s8_il_rq2z_ssat, bt_fully_connected_s8_il_rq2z_lo,
+typedef void (*fc_fn)(const bt_fc_params *, const int8_t *, int8_t *);
+static const fc_fn fc_il_variants[] = {bt_fully_connected_s8_il_rq2z_ssat, bt_fully_connected_s8_il_rq2z_lo,
                                           bt_fully_connected_s8_il_rq2z, bt_fully_connected_s8_il_rq2,
                                           bt_fully_connected_s8_il_mbqm};
 static const char *const fc_il_names[] = {"bt_fully_connected_s8_il_rq2z_ssat", "bt_fully_connected_s8_il_rq2z_lo",
@@ -349,7 +339,6 @@ const char *bt_fully_connected_s8_il_variant(const bt_fc_params *p) { return fc_
 /* Interleaved weights: the variant for p. */
 void bt_fully_connected_s8_il(const bt_fc_params *p, const int8_t *in, int8_t *out) { fc_il_variants[fc_il_variant(p)](p, in, out); }
 
-typedef void (*fc_fn)(const bt_fc_params *, const int8_t *, int8_t *);
 static const fc_fn fc_variants[] = {bt_fully_connected_s8_widened_rq2, bt_fully_connected_s8_widened,
                                     bt_fully_connected_s8_direct};
 static const char *const fc_names[] = {"bt_fully_connected_s8_widened_rq2", "bt_fully_connected_s8_widened",
