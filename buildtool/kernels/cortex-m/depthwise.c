@@ -1,12 +1,13 @@
-/* DEPTHWISE_CONV_2D int8 for Cortex-M DSP, depth multiplier 1. 3x3 undilated layers with stride_w 1
- * or 2, in calls of at least DW_MIN_PIXELS output pixels, 2 rows and DW_MIN_WIDTH columns (every
- * plain layer above 3x3),
- * take dw_rows (below "3x3, dilation 1"): per group of four channels the input rows of a chunk of
- * output rows are widened once into int16 planes padded with the input zero point, then per channel
- * two outputs a pass with SMLAD on column pairs and the sums requantised two at a time; border pixels
- * are no special case. Other calls: four channels per word. Per tap and 4 channels: LDR input + 2
- * SXTB16 + 2 SADD16 (offset), LDR filter + 2 SXTB16, then SMLABB/SMLATT into four per-channel
- * accumulators. 3x3 filters get a straight-line path for the pixels whose taps are all inside the
+/* DEPTHWISE_CONV_2D int8 for Cortex-M DSP, depth multiplier 1. 3x3 undilated calls with channels in
+ * groups of four, stride_w 2 or at most DW_SMALL_PIXELS output pixels, take dw_small (below "small maps
+ * and stride 2": the input copied a word of four channels at a time into a zero-point padded buffer, nine
+ * straight-line taps a pixel). Other 3x3 undilated calls with stride_w 1 or 2, of at least DW_MIN_PIXELS
+ * output pixels, 2 rows and DW_MIN_WIDTH columns, take dw_rows (below "3x3, dilation 1"): per group
+ * of four channels the input rows of a chunk of output rows are widened once into int16 planes padded
+ * with the input zero point, then per channel two outputs a pass with SMLAD on column pairs and the sums
+ * requantised two at a time; border pixels are no special case. Other calls: four channels per word.
+ * Per tap and 4 channels: LDR input + 2 SXTB16 + 2 SADD16 (offset), LDR filter + 2 SXTB16, then
+ * SMLABB/SMLATT into four per-channel accumulators. 3x3 filters get a straight-line path for the pixels whose taps are all inside the
  * image (weights unpacked once per channel group and row, the input offset folded into the bias);
  * border pixels have straight-line 2- and 3-wide tap rows. Requantisation by bt_rq2 (requant.h) when
  * every channel allows it. Depth multiplier > 1 uses the reference code (included under another
@@ -648,11 +649,199 @@ static void dw_rows(const bt_conv_params *p, const dw_geo *g, const int8_t *in, 
   }
 }
 
+/* ---- 3x3, dilation 1, small maps and stride 2: four channels' input copied into a padded buffer ----
+ * Per band of output rows and group of four channels, the input pixels the band reads are copied a
+ * word (four channels) at a time into a buffer whose cells outside the image (padding, rows above or
+ * below) hold the input zero point in all four bytes (written once per band, the same for every group),
+ * rows rl words apart (rl 8, 16, 32 or 56: a constant in each loop, so the nine taps are immediate
+ * offsets from one pointer). The input offset times the filter's sum enters the bias, so every pixel,
+ * border or not, runs the same nine straight-line taps (LDR + 2 SXTB16 + 4 SMLAxy with the unpacked
+ * weights from one LDRD) and is requantised like dw3x3_rows' (sat: dw_rqm with the zero point folded,
+ * SSAT, one word stored). No widening: it takes maps too small for dw_rows' set-up to repay (a whole map
+ * at most DW_SMALL_PIXELS outputs) and every stride-2 call, whose widened cells are each read ~2 times. */
+#define DW_PAD_WORDS 672            /* buffer words (2688 bytes: dw_rows' planes) */
+#define DW_SMALL_PIXELS 64
+
+static inline __attribute__((always_inline)) void dw_small_band(const bt_conv_params *p, const uint32_t *buf,
+                                                               int8_t *o, int32_t rows, int32_t c, const int rl,
+                                                               const int fast, const int sat) {
+  const int32_t c_n = p->out.c, ops = p->out.pixel_stride, ow = p->out.w, sh = p->stride_h, sw = p->stride_w;
+  const int32_t off = p->input_offset, zp = p->output_offset, lo = p->act_min, hi = p->act_max;
+  int32_t w[18] __attribute__((aligned(8))), bq[4] __attribute__((aligned(8))), se = 0, so = 0;
+  for (int t = 0; t < 9; t++) {
+    const uint32_t v = bt_ld4(p->filter + t * c_n + c);
+    const int32_t we = bt_sxtb16(v), wo = bt_sxtb16_ror8(v);
+    se = bt_sadd16(se, we);   /* 9 int8 weights: the sums fit 16 bits */
+    so = bt_sadd16(so, wo);
+    w[2 * t] = sat ? bt_sadd16(we, we) : we;   /* sat: doubled, the sums give 2a (dw_rqm) */
+    w[2 * t + 1] = sat ? bt_sadd16(wo, wo) : wo;
+  }
+  const int32_t *const bias = p->bias;
+  bq[0] = (bias ? bias[c] : 0) + off * (int16_t)se; bq[1] = (bias ? bias[c + 1] : 0) + off * (int16_t)so;
+  bq[2] = (bias ? bias[c + 2] : 0) + off * (se >> 16); bq[3] = (bias ? bias[c + 3] : 0) + off * (so >> 16);
+  if (sat)
+    for (int k = 0; k < 4; k++) bq[k] *= 2;
+  const int32_t *const mult = p->multiplier, *const shift = p->shift;
+  const int32_t m0 = mult[c], m1 = mult[c + 1], m2 = mult[c + 2], m3 = mult[c + 3];
+  const int32_t s0 = shift[c], s1 = shift[c + 1], s2 = shift[c + 2], s3 = shift[c + 3];
+  const int32_t e0 = dw_mm_e(s0), e1 = dw_mm_e(s1), e2 = dw_mm_e(s2), e3 = dw_mm_e(s3);
+  const int32_t p0 = sat ? bt_rq2_p2_zp(dw_mm_p(s0), e0, zp) : 0;
+  const int32_t p1 = sat ? bt_rq2_p2_zp(dw_mm_p(s1), e1, zp) : 0;
+  const int32_t p2 = sat ? bt_rq2_p2_zp(dw_mm_p(s2), e2, zp) : 0;
+  const int32_t p3 = sat ? bt_rq2_p2_zp(dw_mm_p(s3), e3, zp) : 0;
+  for (int32_t y = 0; y < rows; y++) {
+    const uint32_t *ip = buf + y * sh * rl;
+    int8_t *q = o + y * ow * ops;
+    for (int32_t x = 0; x < ow; x++, ip += sw, q += ops) {
+      int32_t a0, a1, a2, a3;
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+      {
+        uint32_t xv, xe, wa, wb;
+#define BT_DWS_TAP(k, t)                                             \
+  "ldr %[xv], [%[ip], #%c[" k "]]\n\t"                               \
+  "ldrd %[wa], %[wb], [%[wp], #" t "]\n\t"                           \
+  "sxtb16 %[xe], %[xv]\n\t"                                          \
+  "sxtb16 %[xv], %[xv], ror #8\n\t"                                  \
+  "smlabb %[a0], %[wa], %[xe], %[a0]\n\t"                            \
+  "smlatt %[a2], %[wa], %[xe], %[a2]\n\t"                            \
+  "smlabb %[a1], %[wb], %[xv], %[a1]\n\t"                            \
+  "smlatt %[a3], %[wb], %[xv], %[a3]\n\t"
+        __asm__("ldrd %[a0], %[a1], [%[bq]]\n\t"
+                "ldrd %[a2], %[a3], [%[bq], #8]\n\t"
+                BT_DWS_TAP("k0", "0") BT_DWS_TAP("k1", "8") BT_DWS_TAP("k2", "16")
+                BT_DWS_TAP("k3", "24") BT_DWS_TAP("k4", "32") BT_DWS_TAP("k5", "40")
+                BT_DWS_TAP("k6", "48") BT_DWS_TAP("k7", "56") BT_DWS_TAP("k8", "64")
+                : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [xv] "=&r"(xv), [xe] "=&r"(xe),
+                  [wa] "=&r"(wa), [wb] "=&r"(wb)
+                : [ip] "r"(ip), [wp] "r"(w), [bq] "r"(bq), [k0] "n"(0), [k1] "n"(4), [k2] "n"(8), [k3] "n"(4 * rl),
+                  [k4] "n"(4 * rl + 4), [k5] "n"(4 * rl + 8), [k6] "n"(8 * rl), [k7] "n"(8 * rl + 4),
+                  [k8] "n"(8 * rl + 8), "m"(*(const uint32_t(*)[3 * rl])ip), "m"(*(const int32_t(*)[18])w),
+                  "m"(*(const int32_t(*)[4])bq));
+#undef BT_DWS_TAP
+      }
+#else
+      a0 = bq[0]; a1 = bq[1]; a2 = bq[2]; a3 = bq[3];
+      for (int t = 0; t < 9; t++) {
+        const uint32_t xv = ip[(t / 3) * rl + t % 3];
+        const int32_t xe = bt_sxtb16(xv), xo = bt_sxtb16_ror8(xv);
+        a0 = bt_smlabb(w[2 * t], xe, a0); a2 = bt_smlatt(w[2 * t], xe, a2);
+        a1 = bt_smlabb(w[2 * t + 1], xo, a1); a3 = bt_smlatt(w[2 * t + 1], xo, a3);
+      }
+#endif
+      uint32_t word;
+      if (sat) {   /* (q0, q2) and (q1, q3) halves, then bytes */
+        const int32_t q0 = bt_ssat8(dw_rqm(a0, m0, p0, e0)), q1 = bt_ssat8(dw_rqm(a1, m1, p1, e1));
+        const int32_t q2 = bt_ssat8(dw_rqm(a2, m2, p2, e2)), q3 = bt_ssat8(dw_rqm(a3, m3, p3, e3));
+        const uint32_t h02 = bt_pkhbt16((uint32_t)q0, (uint32_t)q2), h13 = bt_pkhbt16((uint32_t)q1, (uint32_t)q3);
+        word = (h02 & 0x00ff00ffu) | ((h13 & 0x00ff00ffu) << 8);
+      } else {
+        const uint32_t q0 = dw_out(a0, m0, s0, zp, lo, hi, fast), q1 = dw_out(a1, m1, s1, zp, lo, hi, fast);
+        const uint32_t q2 = dw_out(a2, m2, s2, zp, lo, hi, fast), q3 = dw_out(a3, m3, s3, zp, lo, hi, fast);
+        word = q0 | (q1 << 8) | (q2 << 16) | (q3 << 24);
+      }
+      __builtin_memcpy(q, &word, 4);
+    }
+  }
+}
+
+typedef void (*dw_small_fn)(const bt_conv_params *, const uint32_t *, int8_t *, int32_t, int32_t);
+#define DW_SMALL(name, rl, fast, sat)                                                                  \
+  static void name(const bt_conv_params *p, const uint32_t *buf, int8_t *o, int32_t rows, int32_t c) { \
+    dw_small_band(p, buf, o, rows, c, rl, fast, sat);                                                  \
+  }
+DW_SMALL(dw_small_8_s, 8, 1, 1)
+DW_SMALL(dw_small_16_s, 16, 1, 1)
+DW_SMALL(dw_small_32_s, 32, 1, 1)
+DW_SMALL(dw_small_56_s, 56, 1, 1)
+DW_SMALL(dw_small_8_f, 8, 1, 0)
+DW_SMALL(dw_small_16_f, 16, 1, 0)
+DW_SMALL(dw_small_32_f, 32, 1, 0)
+DW_SMALL(dw_small_56_f, 56, 1, 0)
+DW_SMALL(dw_small_8_m, 8, 0, 0)
+DW_SMALL(dw_small_16_m, 16, 0, 0)
+DW_SMALL(dw_small_32_m, 32, 0, 0)
+DW_SMALL(dw_small_56_m, 56, 0, 0)
+#undef DW_SMALL
+/* [mode: sat, fast, bt_mbqm_fast][row length 8, 16, 32, 56] */
+static const dw_small_fn dw_small_fns[3][4] = {{dw_small_8_s, dw_small_16_s, dw_small_32_s, dw_small_56_s},
+                                               {dw_small_8_f, dw_small_16_f, dw_small_32_f, dw_small_56_f},
+                                               {dw_small_8_m, dw_small_16_m, dw_small_32_m, dw_small_56_m}};
+
+/* 1 when dw_small takes the call of out rows [y0, y1): stride_w 2 or at most DW_SMALL_PIXELS outputs, at
+ * least 3 outputs wide, 3x3 undilated, whole groups of four channels, buffer rows of at most 56 words. */
+static int dw_small_ok(const bt_conv_params *p, int32_t y0, int32_t y1) {
+  if (p->stride_w != 2 && (y1 - y0) * p->out.w > DW_SMALL_PIXELS) return 0;
+  if (p->out.w < 3) return 0;   /* a fused tile's 1-2 columns: the box path reads them in place */
+  return p->kh == 3 && p->kw == 3 && p->dil_h == 1 && p->dil_w == 1 && p->stride_h >= 1 && p->stride_w >= 1 &&
+         (p->out.c & 3) == 0 && p->out.c > 0 && y1 > y0 && (p->out.w - 1) * p->stride_w + 3 <= 56;
+}
+
+/* Output rows [y0, y1) (out holds row y0) of a 3x3 depth-multiplier-1 layer (dw_small_ok), a band of rows
+ * at a time. */
+static __attribute__((noinline)) void dw_small(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out,
+                                                int32_t y0, int32_t y1, int fast) {
+  uint32_t buf[DW_PAD_WORDS];
+  const int32_t c_n = p->out.c, ips = p->in.pixel_stride, in_row = p->in.w * ips, ops = p->out.pixel_stride;
+  const int32_t sh = p->stride_h, sw = p->stride_w, ow = p->out.w, ih = p->in.h, iw = p->in.w;
+  const int32_t cols = (ow - 1) * sw + 3, ix0 = -p->pad_left;
+  const int li = cols <= 8 ? 0 : cols <= 16 ? 1 : cols <= 32 ? 2 : 3;
+  const int32_t rl = li == 0 ? 8 : li == 1 ? 16 : li == 2 ? 32 : 56;
+  int32_t rb = (DW_PAD_WORDS / rl - 3) / sh + 1;   /* output rows a band */
+  /* sat per group: the activation range all of int8, each channel's -shift - 1 <= 21 and |bias| < 2^29 */
+  const int full = fast && p->act_min == -128 && p->act_max == 127;
+  const int32_t *const shift = p->shift, *const bias = p->bias;
+  const uint32_t zw = (uint32_t)(uint8_t)(int8_t)-p->input_offset * 0x01010101u;
+  int32_t jv0 = -ix0, jv1 = iw - ix0;   /* buffer columns inside the image: [jv0, jv1) */
+  jv0 = jv0 < 0 ? 0 : (jv0 > cols ? cols : jv0);
+  jv1 = jv1 < jv0 ? jv0 : (jv1 > cols ? cols : jv1);
+  for (int32_t ya = y0; ya < y1; ya += rb) {
+    const int32_t rows = y1 - ya < rb ? y1 - ya : rb, nr = (rows - 1) * sh + 3, iy0 = ya * sh - p->pad_top;
+    /* rows inside the image: [ra, rz) of the band's nr */
+    int32_t ra = -iy0, rz = ih - iy0;
+    ra = ra < 0 ? 0 : (ra > nr ? nr : ra);
+    rz = rz < ra ? ra : (rz > nr ? nr : rz);
+    for (int32_t r = 0; r < nr; r++) {   /* the zero point where the image is not */
+      uint32_t *d = buf + r * rl;
+      if (r < ra || r >= rz) {
+        for (int32_t j = 0; j < cols; j++) d[j] = zw;
+      } else {
+        for (int32_t j = 0; j < jv0; j++) d[j] = zw;
+        for (int32_t j = jv1; j < cols; j++) d[j] = zw;
+      }
+    }
+    int8_t *o = out + (ya - y0) * ow * ops;
+    const int8_t *src0 = in + (iy0 + ra - in_y0) * in_row + (ix0 + jv0) * ips;
+    const int32_t nj = jv1 - jv0;
+    for (int32_t c = 0; c < c_n; c += 4) {
+      const int8_t *s = src0 + c;
+      uint32_t *d = buf + ra * rl + jv0;
+      for (int32_t r = ra; r < rz; r++, s += in_row, d += rl) {
+        const int8_t *sp = s;
+        int32_t j = 0;
+        for (; j + 2 <= nj; j += 2, sp += 2 * ips) {
+          const uint32_t A = bt_ld4(sp), B = bt_ld4(sp + ips);
+          d[j] = A; d[j + 1] = B;
+        }
+        if (j < nj) d[j] = bt_ld4(sp);
+      }
+      int sat = full && bt_rq2_zp_ok(shift[c]) && bt_rq2_zp_ok(shift[c + 1]) && bt_rq2_zp_ok(shift[c + 2]) &&
+                bt_rq2_zp_ok(shift[c + 3]);
+      if (sat && bias)
+        for (int32_t k = c; k < c + 4; k++) sat &= (uint32_t)bias[k] + (1u << 29) < (1u << 30);
+      dw_small_fns[sat ? 0 : fast ? 1 : 2][li](p, buf, o + c, rows, c);
+    }
+  }
+}
+
 /* Depth multiplier 1 (fast: requantisation by bt_rq2): the 3x3 interior path where a row has one. */
 static inline __attribute__((always_inline)) void dw_m1(const bt_depthwise_params *dp, const int8_t *in,
                                                        int32_t in_y0, int8_t *out, int32_t y0, int32_t y1,
                                                        const int fast) {
   const bt_conv_params *p = &dp->conv;
+  if (dw_small_ok(p, y0, y1)) {
+    dw_small(p, in, in_y0, out, y0, y1, fast);
+    return;
+  }
   if (dw_rows_ok(p) && (y1 - y0) * p->out.w >= DW_MIN_PIXELS && y1 - y0 >= 2 && p->out.w >= DW_MIN_WIDTH) {
     const int32_t ips = p->in.pixel_stride, ops = p->out.pixel_stride;
     if (y0 == 0 && y1 == p->out.h && in_y0 == 0 && p->stride_h == p->stride_w && p->out.w < DW_T_MAX &&

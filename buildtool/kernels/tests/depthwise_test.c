@@ -49,6 +49,24 @@ static void test_depthwise(void) {
     fill(g_in, h * w * ips + 16);
     spatial_check("depthwise_tall", t, &c);
   }
+  /* small maps (1x1 to 10x10) and stride-2 maps up to 60 wide, channels a multiple of four (an optimised set
+   * may copy them into a zero-point padded buffer); some biases of 2^29 or more, shifts of 24..30 bits, or
+   * the generic requantisation */
+  for (int32_t t = 0; t < 24; t++) {
+    spatial_case c; c.kind = K_DW;
+    int32_t cin = 4 * ri(1, 8), s = (t & 1) ? 2 : ri(1, 2);
+    int32_t h = (t & 1) ? ri(3, 14) : ri(1, 10), w = (t & 1) ? ri(20, 60) : ri(1, 10);
+    int32_t ips = cin + ((t % 4 == 1) ? ri(1, 5) : 0), ops = cin + ((t % 4 == 2) ? ri(1, 5) : 0);
+    gen_conv(&c.dw.conv, h, w, cin, cin, 3, 3, s, s, 1, 1, (int)(rnd() & 1), ips, ops, 1);
+    c.dw.depth_multiplier = 1;
+    if (t % 5 == 4 && c.dw.conv.bias)
+      g_bias[ri(0, cin - 1)] = (rnd() & 1) ? (1 << 29) + ri(0, 9999) : -(1 << 29) - ri(0, 9999);
+    if (t % 3 == 2) g_shift[ri(0, cin - 1)] = ri(-30, -24);
+    if (t % 7 == 6) g_shift[ri(0, cin - 1)] = ri(-1, 1);
+    if (c.dw.conv.out.h <= 0 || c.dw.conv.out.w <= 0) continue;
+    fill(g_in, h * w * ips + 16);
+    spatial_check("depthwise_small", t, &c);
+  }
   /* in-place: output written over its own input (from case 25 on, few channels and tall images: the
    * scratch plane holds several output rows, so an optimised set may go row by row) */
   for (int32_t t = 0; t < 40; t++) {
