@@ -697,8 +697,9 @@ static inline __attribute__((always_inline)) void dw_small_band(const bt_conv_pa
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
       {
         uint32_t xv, xe, wa, wb;
+/* nine taps, rows RL words apart (a literal: the offsets are assembler expressions at any -O level) */
 #define BT_DWS_TAP(k, t)                                             \
-  "ldr %[xv], [%[ip], #%c[" k "]]\n\t"                               \
+  "ldr %[xv], [%[ip], #(" k ")]\n\t"                                 \
   "ldrd %[wa], %[wb], [%[wp], #" t "]\n\t"                           \
   "sxtb16 %[xe], %[xv]\n\t"                                          \
   "sxtb16 %[xv], %[xv], ror #8\n\t"                                  \
@@ -706,17 +707,19 @@ static inline __attribute__((always_inline)) void dw_small_band(const bt_conv_pa
   "smlatt %[a2], %[wa], %[xe], %[a2]\n\t"                            \
   "smlabb %[a1], %[wb], %[xv], %[a1]\n\t"                            \
   "smlatt %[a3], %[wb], %[xv], %[a3]\n\t"
-        __asm__("ldrd %[a0], %[a1], [%[bq]]\n\t"
-                "ldrd %[a2], %[a3], [%[bq], #8]\n\t"
-                BT_DWS_TAP("k0", "0") BT_DWS_TAP("k1", "8") BT_DWS_TAP("k2", "16")
-                BT_DWS_TAP("k3", "24") BT_DWS_TAP("k4", "32") BT_DWS_TAP("k5", "40")
-                BT_DWS_TAP("k6", "48") BT_DWS_TAP("k7", "56") BT_DWS_TAP("k8", "64")
-                : [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [a3] "=&r"(a3), [xv] "=&r"(xv), [xe] "=&r"(xe),
-                  [wa] "=&r"(wa), [wb] "=&r"(wb)
-                : [ip] "r"(ip), [wp] "r"(w), [bq] "r"(bq), [k0] "n"(0), [k1] "n"(4), [k2] "n"(8), [k3] "n"(4 * rl),
-                  [k4] "n"(4 * rl + 4), [k5] "n"(4 * rl + 8), [k6] "n"(8 * rl), [k7] "n"(8 * rl + 4),
-                  [k8] "n"(8 * rl + 8), "m"(*(const uint32_t(*)[3 * rl])ip), "m"(*(const int32_t(*)[18])w),
-                  "m"(*(const int32_t(*)[4])bq));
+#define BT_DWS_ASM(RL)                                                                                          \
+  __asm__(BT_DWS_TAP("0", "0") BT_DWS_TAP("4", "8") BT_DWS_TAP("8", "16")                                       \
+          BT_DWS_TAP("4*" #RL, "24") BT_DWS_TAP("4*" #RL "+4", "32") BT_DWS_TAP("4*" #RL "+8", "40")            \
+          BT_DWS_TAP("8*" #RL, "48") BT_DWS_TAP("8*" #RL "+4", "56") BT_DWS_TAP("8*" #RL "+8", "64")            \
+          : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [xv] "=&r"(xv), [xe] "=&r"(xe),         \
+            [wa] "=&r"(wa), [wb] "=&r"(wb)                                                                      \
+          : [ip] "r"(ip), [wp] "r"(w), "m"(*(const uint32_t(*)[3 * RL])ip), "m"(*(const int32_t(*)[18])w))
+        a0 = bq[0]; a1 = bq[1]; a2 = bq[2]; a3 = bq[3];
+        if (rl == 8) BT_DWS_ASM(8);
+        else if (rl == 16) BT_DWS_ASM(16);
+        else if (rl == 32) BT_DWS_ASM(32);
+        else BT_DWS_ASM(56);
+#undef BT_DWS_ASM
 #undef BT_DWS_TAP
       }
 #else
