@@ -91,6 +91,14 @@ def test_tile_kernel_constants(sources):
     assert not tile_kernels.one_column(one, [(0, 1)], [(0, 2)], True)
     assert not tile_kernels.one_column(one, [(0, 2)], [(0, 2)], False)
     assert not tile_kernels.one_column(f, [(0, 1)], [(0, 2)], False)
+    # cortex-m (FX_COL_CALLS 2): boxes of two columns and more rows too, on a row-banded input as well, unless the
+    # box is its window's whole width (one call) or the output is row-banded
+    assert tile_kernels.one_column(one, [(0, 2)], [(0, 3)], True, 2, 4)
+    assert tile_kernels.one_column(one, [(0, 1)], [(0, 2)], True, 2, 1)
+    assert not tile_kernels.one_column(one, [(0, 2)], [(0, 3)], False, 2, 2)
+    assert not tile_kernels.one_column(one, [(0, 2)], [(0, 2)], False, 2, 4)
+    assert not tile_kernels.one_column(one, [(0, 3)], [(0, 9)], False, 2, 4)
+    assert not tile_kernels.one_column(one, [(0, 1)], [(0, 2)], True, 2, 4, out_banded=True)
     col = tile_kernels.local_params(one, 0, (7, 8), (3, 4), "col")
     assert col["in"]["pixel_stride"] == "p->in.pixel_stride" and col["pad_left"] == 0
 

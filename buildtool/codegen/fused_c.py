@@ -348,7 +348,8 @@ class _Emit:
         n_r, n_c = len(blk.rows.bounds) - 1, len(blk.cols.bounds) - 1
         rows = [r[:2] for r in axis_table(blk.rows, t, n_r, t in blk.windows)]
         cols = [c[:2] for c in axis_table(blk.cols, t, n_c, t in blk.windows)]
-        col = tile_kernels.one_column(fields, cols, rows, bool({t, i} & self.banded))
+        col = tile_kernels.one_column(fields, cols, rows, bool({t, i} & self.banded), tile_kernels.col_pixels(e),
+                                      self.pixels(blk, t)[0], t in self.banded)
         shape = "inplace" if inplace else "col" if col else "box"
         if not tile_kernels.worth(name, cols, rows, shape, fields["in"]["c"]):
             return None

@@ -75,12 +75,26 @@ def _pointwise(f: dict) -> bool:
     return f["kh"] == 1 and f["kw"] == 1 and f["pad_top"] == 0 and f["pad_left"] == 0
 
 
-def one_column(f: dict, cols: list, rows: list, banded: bool) -> bool:
-    """Can fused.c's one-column path (a 1x1 stride-1 conv without padding, a box one column wide and
+def one_column(f: dict, cols: list, rows: list, banded: bool, pixels: int = 0, out_wp: int = 0,
+               out_banded: bool = False) -> bool:
+    """Can fused.c's column path (a 1x1 stride-1 conv without padding, a box one column wide and
     more than one row high, neither buffer row-banded) call the kernel? cols, rows: the output's
-    (start, end) per column / row tile."""
-    return (_pointwise(f) and f["stride_h"] == 1 and f["stride_w"] == 1 and not banded
-            and any(b - a == 1 for a, b in cols) and any(b - a > 1 for a, b in rows))
+    (start, end) per column / row tile. pixels: the kernel set's FX_COL_CALLS (col_pixels(e)); when
+    not 0, win_kind's rule with it: a box more than one row high and one column wide, or at most
+    `pixels` columns wide, taller than wide and not out_wp (the output buffer's physical width) wide,
+    its input row-banded or not; the output not row-banded (out_banded)."""
+    if not (_pointwise(f) and f["stride_h"] == 1 and f["stride_w"] == 1):
+        return False
+    if not pixels:
+        return not banded and any(b - a == 1 for a, b in cols) and any(b - a > 1 for a, b in rows)
+    return not out_banded and any(h > 1 and (w == 1 or (w != out_wp and w <= pixels and h > w))
+                                  for h in {b - a for a, b in rows} for w in {b - a for a, b in cols} if w > 0)
+
+
+def col_pixels(e) -> int:
+    """The board's kernel set's FX_COL_CALLS (reference/fused.c: boxes up to that many columns wide called per
+    column; cortex-m/fused.c defines 2), 0 for the other sets."""
+    return 2 if e.variants is not None and e.variants[0] == "BT_VARIANTS_CORTEX_M" else 0
 
 
 def local_params(f: dict, group: int, src: tuple, dst: tuple, shape: str) -> dict:

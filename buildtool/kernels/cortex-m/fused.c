@@ -1418,6 +1418,7 @@ static int conv1_pair9(bt_conv_params *c, int32_t K, cm_conv1 *st, const box_src
 #define FX_SET_PATHS
 #define FX_PULLED_CHW
 #define FX_ROW_RUNS 1
+#define FX_COL_CALLS 2
 #include "../reference/fused.c"
 
 /* fx_chw on a one-channel window that starts at the tile's box (nothing cached in it), g channels at a time:
@@ -1430,7 +1431,37 @@ static int conv1_pair9(bt_conv_params *c, int32_t K, cm_conv1 *st, const box_src
    on 13-wide windows in mcunet-vww1), the conv is an RGB stem (pair9 paths) or too large for the one-channel
    paths. */
 #define CM_GRP_MIN 8
-__attribute__((noinline)) static int cm_chw_groups(const void *cprm, const fx_buf *cin, const fx_buf *win, int32_t wra,
+/* cm_chw_groups through the set's own conv kernel: the conv makes g channels of the tile's box at once into a
+   g-channel copy of the window (fx_win with the group's channels: one bt_conv_s8 call per box, or per row on
+   row bands, so the patch-matrix loops widen each input pixel once for the g channels, where the one-channel
+   paths widen it once per channel or pair), then the group's depthwise as cm_chw_groups. The copy and the
+   regrouped taps in CM_GRP_BUF bytes of this frame; 0 when fewer than CM_GRP_MIN channels fit. */
+#define CM_GRP_BUF 1280
+__attribute__((noinline)) static int cm_chw_pm(const void *cprm, const fx_buf *cin, int32_t wra, int32_t wrb,
+                                               int32_t wca, int32_t wcb, const void *dprm, const int8_t *fch,
+                                               const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
+                                               int32_t channels) {
+  const bt_depthwise_params *const dp = dprm;
+  const int32_t T = dp->conv.kh * dp->conv.kw, box = (wrb - wra) * (wcb - wca);
+  int32_t g = (CM_GRP_BUF - 4) / (box + T);
+  g = g >= channels ? channels : g & ~3;
+  if (g < CM_GRP_MIN) return 0;
+  uint32_t buf[CM_GRP_BUF / 4];
+  int8_t *const taps = (int8_t *)buf, *const wb = taps + ((g * T + 3) & ~3);
+  fx_buf gw = {wb, wra, wca, wcb - wca, 1, 0};
+  for (int32_t ch = 0; ch < channels; ch += g) {
+    const int32_t n = channels - ch < g ? channels - ch : g;
+    gw.ps = n;
+    fx_win(FX_CONV, cprm, cin, &gw, wra, wrb, wca, wcb, ch, 0);
+    for (int32_t t = 0; t < T; t++)
+      for (int32_t j = 0; j < n; j++) taps[t * n + j] = fch[(ch + j) * T + t];
+    /* fx_win takes channel ch's taps at fch + ch * kh * kw: this group's, regrouped */
+    const int8_t *const f = (const int8_t *)((uintptr_t)taps - (uintptr_t)(ch * T));
+    for (int32_t y = ra; y < rb; y++) fx_win(FX_DW, dprm, &gw, out, y, y + 1, ca, cb, ch, f);
+  }
+  return 1;
+}
+__attribute__((noinline)) static int cm_chw_groups1(const void *cprm, const fx_buf *cin, const fx_buf *win, int32_t wra,
                                                    int32_t wrb, int32_t wca, int32_t wcb, const void *dprm,
                                                    const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb,
                                                    int32_t ca, int32_t cb, int32_t channels) {
@@ -1475,6 +1506,21 @@ __attribute__((noinline)) static int cm_chw_groups(const void *cprm, const fx_bu
     for (int32_t y = ra; y < rb; y++) fx_win(FX_DW, dprm, &gw, out, y, y + 1, ca, cb, ch, f);
   }
   return 1;
+}
+/* The group paths, each in its own frame (the stack of one, not both): the conv kernel's first, then the
+   one-channel paths'. */
+__attribute__((noinline)) static int cm_chw_groups(const void *cprm, const fx_buf *cin, const fx_buf *win, int32_t wra,
+                                                   int32_t wrb, int32_t wca, int32_t wcb, const void *dprm,
+                                                   const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb,
+                                                   int32_t ca, int32_t cb, int32_t channels) {
+  if (win->ps != 1 || win->rows || wra != win->r0 || wca != win->c0 || wrb <= wra || wcb <= wca ||
+      ((const bt_depthwise_params *)dprm)->depth_multiplier != 1)
+    return 0;
+  const bt_conv_params *const cp = cprm;
+  if (!(cp->kh == 3 && cp->kw * cp->in.c == 9) &&   /* an RGB stem: pair9 (measured faster on its tiles' rows) */
+      cm_chw_pm(cprm, cin, wra, wrb, wca, wcb, dprm, fch, out, ra, rb, ca, cb, channels))
+    return 1;
+  return cm_chw_groups1(cprm, cin, win, wra, wrb, wca, wcb, dprm, fch, out, ra, rb, ca, cb, channels);
 }
 #define FX_CHW_GROUPS cm_chw_groups
 

@@ -189,6 +189,15 @@ FX_ALWAYS int32_t win_geom(int kind, const void *prm, const fx_buf *in, const fx
 #ifndef FX_ROW_RUNS
 #define FX_ROW_RUNS 0
 #endif
+/* FX_COL_CALLS n > 0 (a set's fused.c, before including this file): a 1x1 stride-1 conv without padding over a
+   box of h rows and w <= n columns, h > w, is called once per column (its pixels a row pitch apart as one row of
+   h pixels: col_calls), on row bands too for each run of rows one row pitch apart; 0: only one-column boxes of
+   windows. (A column's pixels are not one run of bytes: a patch-matrix conv gathers them, so wider boxes keep
+   one call per row.) */
+#ifndef FX_COL_CALLS
+#define FX_COL_CALLS 0
+#endif
+static inline int col_calls(int32_t h, int32_t w) { return w <= FX_COL_CALLS && h > w; }
 
 /* 1 when row-banded rows [a, b) each lie `pitch` bytes after the row before. */
 static inline int rows_follow(int8_t *const *rows, int32_t a, int32_t b, int32_t pitch) {
@@ -207,6 +216,28 @@ FX_ALWAYS void win_kind(int kind, const void *prm, fx_conv_kernel conv, const fx
   const int32_t kh = kind == FX_CONV || kind == FX_DW ? q.c.kh : q.p.filter_h;
   const int32_t oc = ch >= 0 && kind == FX_DW ? ch : 0;
   if (fx_k_box(kind, &q, in, out, ra, rb, ca, oc, x0)) return;
+  if (FX_COL_CALLS && kind == FX_CONV && in->rows && rb - ra > 1 && !out->rows && q.c.kh == 1 && q.c.kw == 1 &&
+      q.c.stride_h == 1 && q.c.stride_w == 1 && q.c.pad_top == 0 && q.c.pad_left == x0 - ca &&
+      (cb - ca == 1 || (cb - ca != out->wp && col_calls(rb - ra, cb - ca)))) {
+    /* the column calls below on row bands: per run of rows one row pitch apart, where col_calls says so (other
+       rows one call each, as the row-band loop makes them) */
+    bt_conv_params cq;
+    fx_get(&cq, &q.c, sizeof cq);
+    cq.in.h = cq.out.h = 1;
+    cq.in.pixel_stride = in->wp * in->ps;
+    cq.out.pixel_stride = out->wp * out->ps;
+    cq.pad_left = 0;
+    for (int32_t y = ra, y1; y < rb; y = y1) {
+      for (y1 = y + 1; y1 < rb && in->rows[y1] == in->rows[y1 - 1] + cq.in.pixel_stride; y1++) continue;
+      if (cb - ca > 1 && !col_calls(y1 - y, cb - ca)) {
+        for (; y < y1; y++) conv(&q.c, in->rows[y] + x0 * in->ps, y, fx_at(out, y, ca) + oc, y, y + 1);
+        continue;
+      }
+      cq.in.w = cq.out.w = y1 - y;
+      for (int32_t x = ca; x < cb; x++) conv(&cq, fx_at(in, y, x), 0, fx_at(out, y, x) + oc, 0, 1);
+    }
+    return;
+  }
   if (in->rows) {  /* row bands: one kernel call per output row whose input rows lie one after another
                       (the rows of one band; a 1x1 with FX_ROW_RUNS: per run of such rows whose output rows
                       lie one after another too, the kernel's row pitch out.w * out.pixel_stride), else fx_rows */
@@ -237,17 +268,19 @@ FX_ALWAYS void win_kind(int kind, const void *prm, fx_conv_kernel conv, const fx
     }
     return;
   }
-  if (kind == FX_CONV && cb - ca == 1 && rb - ra > 1 && !out->rows && q.c.kh == 1 && q.c.kw == 1 &&
-      q.c.stride_h == 1 && q.c.stride_w == 1 && q.c.pad_top == 0 && q.c.pad_left == x0 - ca) {
-    /* a 1x1 over one column of a wider window (a cached-columns tile): its pixels, a row pitch apart,
-       as one row of rb - ra pixels, in one call instead of one call per pixel (row-band inputs, whose
-       rows lie anywhere, came in above) */
+  if (kind == FX_CONV && (cb - ca == 1 || (FX_COL_CALLS && cb - ca != out->wp && col_calls(rb - ra, cb - ca))) &&
+      rb - ra > 1 && !out->rows && q.c.kh == 1 && q.c.kw == 1 && q.c.stride_h == 1 && q.c.stride_w == 1 && q.c.pad_top == 0 &&
+      q.c.pad_left == x0 - ca) {
+    /* a 1x1 over one column of a wider window (a cached-columns tile; with FX_COL_CALLS, over each column of a
+       box col_calls picks): its pixels, a row pitch apart, as one row of rb - ra pixels, in one call instead of
+       one call per pixel (row-band inputs, whose rows lie anywhere, came in above) */
     q.c.in.h = q.c.out.h = 1;
     q.c.in.w = q.c.out.w = rb - ra;
     q.c.in.pixel_stride = in->wp * in->ps;
     q.c.out.pixel_stride = out->wp * out->ps;
     q.c.pad_left = 0;
-    conv(&q.c, fx_at(in, ra, ca), 0, fx_at(out, ra, ca) + oc, 0, 1);
+    const int32_t xe = FX_COL_CALLS ? cb : ca + 1;   /* without FX_COL_CALLS, one column */
+    for (int32_t x = ca; x < xe; x++) conv(&q.c, fx_at(in, ra, x), 0, fx_at(out, ra, x) + oc, 0, 1);
     return;
   }
   const int8_t *ip = fx_at(in, in->r0, x0);
