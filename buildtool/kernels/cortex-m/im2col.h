@@ -20,12 +20,13 @@
  * word at col+k pairs with SXTB16(w) (bytes 0, 2) and the word at col+k+2 with SXTB16(w ror 8);
  * the K % 4 tail values follow in order. */
 
-/* dst[0..n) = the widened, reordered values of src[0..n) + off (off2 = bt_dup16(off)). */
+/* dst[0..n) = the widened, reordered values of src[0..n) + off (off2 = bt_dup16(off)): SXTAB16 adds the offset
+ * as it widens (the same int16 halves as SXTB16 then SADD16, one instruction instead of two). */
 static inline void bt_widen(const int8_t *src, int16_t *dst, int32_t n, int32_t off, int32_t off2) {
   int32_t k = 0;
   for (; k + 4 <= n; k += 4) {
     const uint32_t v = bt_ld4(src + k);
-    const int32_t a = bt_sadd16(bt_sxtb16(v), off2), b = bt_sadd16(bt_sxtb16_ror8(v), off2);
+    const int32_t a = (int32_t)bt_sxtab16((uint32_t)off2, v), b = (int32_t)bt_sxtab16_ror8((uint32_t)off2, v);
     __builtin_memcpy(dst + k, &a, 4);
     __builtin_memcpy(dst + k + 2, &b, 4);
   }
@@ -44,9 +45,10 @@ static inline void bt_copy(int8_t *dst, const int8_t *src, int32_t n) {
 
 /* Gathers the patch of output pixel (y, x) as int8 codes into pb (K bytes): padding taps get the
  * input zero point (-off), which the widening turns into 0. A patch inside the image of a dense
- * input without horizontal dilation is kh copies of kw*c_in contiguous bytes. */
-static inline void bt_gather(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int32_t y, int32_t x,
-                             int8_t *pb) {
+ * input without horizontal dilation is kh copies of kw*c_in contiguous bytes. Always inlined: gcc kept one
+ * out-of-line copy for every layer of a model.c, no layer's shape folded into its loops. */
+static inline __attribute__((always_inline)) void bt_gather(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
+                                                            int32_t y, int32_t x, int8_t *pb) {
   const int32_t cin = p->in.c, ips = p->in.pixel_stride, in_row = p->in.w * ips;
   const int8_t zp = (int8_t)(-p->input_offset);
   const int32_t iy0 = y * p->stride_h - p->pad_top, ix0 = x * p->stride_w - p->pad_left;
@@ -100,7 +102,7 @@ static inline int32_t bt_mv1x1(const int16_t *c, const int8_t *f, int32_t n, int
  * more group the same way, zeros after them. BT_GROUPED(P, K) int16 values in all. */
 #define BT_GROUPED(P, K) ((P) * ((K) & ~3) + (((K) & 3) ? 4 * (P) : 0))
 
-/* Widens src[0..n) + off (off2 = bt_dup16(off)) into pixel q's place of the P pixels at c. */
+/* Widens src[0..n) + off (off2 = bt_dup16(off)) into pixel q's place of the P pixels at c (bt_widen's SXTAB16). */
 static inline void bt_widenp(const int8_t *src, int16_t *c, int32_t q, int32_t n, const int32_t P, int32_t off,
                              int32_t off2) {
   int16_t *d = c + 2 * q;
@@ -108,7 +110,7 @@ static inline void bt_widenp(const int8_t *src, int16_t *c, int32_t q, int32_t n
 #pragma GCC unroll 4
   for (; k + 4 <= n; k += 4, d += 4 * P) {
     const uint32_t v = bt_ld4(src + k);
-    const int32_t a = bt_sadd16(bt_sxtb16(v), off2), b = bt_sadd16(bt_sxtb16_ror8(v), off2);
+    const int32_t a = (int32_t)bt_sxtab16((uint32_t)off2, v), b = (int32_t)bt_sxtab16_ror8((uint32_t)off2, v);
     __builtin_memcpy(d, &a, 4);
     __builtin_memcpy(d + 2 * P, &b, 4);
   }

@@ -52,3 +52,50 @@ static void test_conv_variants(void) {
     spatial_check("conv_variants", t, &c);
   }
 }
+
+#ifdef BT_VARIANTS_CORTEX_M
+/* model.c's own instances of the cortex-m patch-matrix loops (conv_pm.h's bt_conv_pm on a constant layer, as
+ * kernel_variants.INSTANCES writes them): the constant output pixel stride takes the three-pixel asm
+ * requantisation (bt_pm_rq6), the constant shape the gather and widening folded. Cases: a 1x1 of 8 values into
+ * 16 channels, a 3x3/2 stem of 3 channels with padding (gathered patches), a 1x1 of 16 values into 13 channels
+ * written 15 apart with shifts of 23..27 (the zero point added after the shift), then the first layer again
+ * with a channel of multiplier 0 and a bias of -2^30 and with a bias of 2^30 on a live channel (vww's 1x1
+ * layers have such biases); 35 output pixels each (triples and two left over). */
+#define CI_LAYER(name, H, W, CIN, OH, OW, COUT, OPS, K, S, PAD, IOFF, OOFF, LO)                               \
+  static const bt_conv_params name = {.in = {H, W, CIN, CIN}, .out = {OH, OW, COUT, OPS}, .kh = K, .kw = K,    \
+                                      .stride_h = S, .stride_w = S, .dil_h = 1, .dil_w = 1, .pad_top = PAD,  \
+                                      .pad_left = PAD, .input_offset = IOFF, .output_offset = OOFF,          \
+                                      .act_min = LO, .act_max = 127, .filter = g_w, .bias = g_bias,          \
+                                      .multiplier = g_mult, .shift = g_shift};
+CI_LAYER(ci_pw, 7, 5, 8, 7, 5, 16, 16, 1, 1, 0, 128, -128, -128)
+CI_LAYER(ci_stem, 9, 13, 3, 5, 7, 16, 16, 3, 2, 1, 17, 5, -128)
+CI_LAYER(ci_pw13, 5, 7, 16, 5, 7, 13, 15, 1, 1, 0, -3, 9, -128)
+#undef CI_LAYER
+static __attribute__((noinline)) void ci_pw_run(int8_t *out) { BT_CONV_PM(&ci_pw, g_in, 0, out, 0, 7, 1, 2); }
+static __attribute__((noinline)) void ci_stem_run(int8_t *out) { BT_CONV_PM(&ci_stem, g_in, 0, out, 0, 5, 1, 2); }
+static __attribute__((noinline)) void ci_pw13_run(int8_t *out) { BT_CONV_PM(&ci_pw13, g_in, 0, out, 0, 5, 1, 2); }
+
+static void test_conv_instances(void) {
+  static const bt_conv_params *const layers[] = {&ci_pw, &ci_stem, &ci_pw13, &ci_pw, &ci_pw};
+  static void (*const runs[])(int8_t *) = {ci_pw_run, ci_stem_run, ci_pw13_run, ci_pw_run, ci_pw_run};
+  for (int32_t t = 0; t < 5; t++) {
+    const bt_conv_params *p = layers[t];
+    const int32_t taps = p->kh * p->kw * p->in.c, out_bytes = p->out.h * p->out.w * p->out.pixel_stride + 8;
+    fill(g_w, p->out.c * taps);
+    fill(g_in, p->in.h * p->in.w * p->in.c + 16);
+    for (int32_t i = 0; i < p->out.c; i++) g_bias[i] = ri(-20000, 20000);
+    rand_quant(p->out.c, 14 + ilog2((uint32_t)taps) / 2);
+    if (t == 2)
+      for (int32_t i = 0; i < p->out.c; i++) g_shift[i] = ri(-27, -23);
+    if (t == 3) { g_mult[5] = 0; g_shift[5] = 0; g_bias[5] = -(1 << 30); }
+    if (t == 4) g_bias[3] = 1 << 30;
+    fill(g_ref, out_bytes);
+    copy(g_opt, g_ref, out_bytes);
+    ref_bt_conv_s8(p, g_in, 0, g_ref, 0, p->out.h);
+    runs[t](g_opt);
+    check("conv_instances", t, g_ref, g_opt, out_bytes);
+  }
+}
+#else
+static void test_conv_instances(void) {}
+#endif

@@ -119,6 +119,7 @@ int bt_main(void) {
   test_fused_chw();
   test_fused_elementwise();
   test_conv_variants();
+  test_conv_instances();
   test_rq2();
   test_fc_sizes();
   test_fc_full();
