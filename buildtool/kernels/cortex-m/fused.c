@@ -1445,7 +1445,7 @@ __attribute__((noinline)) static int cm_chw_pm(const void *cprm, const fx_buf *c
   const int32_t T = dp->conv.kh * dp->conv.kw, box = (wrb - wra) * (wcb - wca);
   int32_t g = (CM_GRP_BUF - 4) / (box + T);
   g = g >= channels ? channels : g & ~3;
-  if (g < CM_GRP_MIN) return 0;
+  if (g < CM_GRP_MIN || T > 9) return 0;   /* larger depthwise filters: the one-channel paths measured faster */
   uint32_t buf[CM_GRP_BUF / 4];
   int8_t *const taps = (int8_t *)buf, *const wb = taps + ((g * T + 3) & ~3);
   fx_buf gw = {wb, wra, wca, wcb - wca, 1, 0};
