@@ -14,6 +14,7 @@ latency x clock) and the ratios.
     python3 benchmarks/mlperf_tiny.py --boards cortex-m4 --profile   # + one line per operator
     python3 benchmarks/mlperf_tiny.py --boards cortex-m4 --flash-wait-states 5   # + the estimate with
         # 5 wait states on every read of code and weights from flash (cycles.py: the model, what it leaves out)
+    python3 benchmarks/mlperf_tiny.py --write-docs           # + the tables into docs/kernels.md
 
 The cycle figures are an ESTIMATE from the executed instruction mix (zero wait states), not a
 measurement; the records are measured on real boards with their flash wait states.
@@ -33,6 +34,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from docs_tables import Out, environment, write_docs  # noqa: E402
 
 from buildtool import pipeline  # noqa: E402
 from buildtool import targets  # noqa: E402
@@ -211,6 +215,8 @@ def main() -> int:
     ap.add_argument("--flash-wait-states", type=int, metavar="N",
                     help="also the estimate with N wait states on every read of code and weights from flash "
                          "(boards with a cycle model)")
+    ap.add_argument("--write-docs", action="store_true",
+                    help="also put the tables in docs/kernels.md (their own region with --flash-wait-states)")
     a = ap.parse_args()
     bad = bad_arguments(a)
     if bad:
@@ -219,9 +225,13 @@ def main() -> int:
     if not (MLPERF / "records.json").is_file():
         print(f"mlperf_tiny: skipped, no MLPerf Tiny models in {MLPERF}")
         return 0
-    print("MLPerf Tiny reference models, plain plan, cortex-m kernel set, one inference in QEMU "
-          "(instructions: the insncount plugin over every operator's region), output compared byte for byte "
-          "with TFLite Micro on the same pseudo-random input; records: records.json (cycles = ms x MHz)\n")
+    out = Out()
+    if a.write_docs:
+        command = " ".join(["python3 benchmarks/mlperf_tiny.py"] + [x for x in sys.argv[1:] if x != "--write-docs"])
+        out(f"Measured {environment()}; `{command}`, as printed.\n")
+    out("MLPerf Tiny reference models, plain plan, cortex-m kernel set, one inference in QEMU "
+        "(instructions: the insncount plugin over every operator's region), output compared byte for byte "
+        "with TFLite Micro on the same pseudo-random input; records: records.json (cycles = ms x MHz)\n")
     tflm: dict = {}
     bad = 0
     with tempfile.TemporaryDirectory(prefix="bt-mlperf-") as tmp:
@@ -229,9 +239,12 @@ def main() -> int:
             res = {k: measure(k, board, Path(tmp) / f"{board}-{k}", tflm, a.flash_wait_states)
                    for k in a.models.split(",")}
             bad += sum(not r["identical"] for r in res.values())
-            print(table(board, res, a.flash_wait_states) + "\n")
+            out(table(board, res, a.flash_wait_states) + "\n")
             if a.profile:
-                print(profile(res, a.flash_wait_states))
+                out(profile(res, a.flash_wait_states))
+    if a.write_docs:
+        write_docs("docs/kernels.md", "mlperf_tiny.py" + (" --flash-wait-states" if a.flash_wait_states else ""),
+                   out.text)
     return 1 if bad else 0
 
 
