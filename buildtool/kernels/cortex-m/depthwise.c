@@ -689,6 +689,10 @@ static inline __attribute__((always_inline)) void dw_small_band(const bt_conv_pa
   const int32_t p1 = sat ? bt_rq2_p2_zp(dw_mm_p(s1), e1, zp) : 0;
   const int32_t p2 = sat ? bt_rq2_p2_zp(dw_mm_p(s2), e2, zp) : 0;
   const int32_t p3 = sat ? bt_rq2_p2_zp(dw_mm_p(s3), e3, zp) : 0;
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+  /* sat's constants as the asm reads them: (m, p) pairs, then the shifts, by LDRD */
+  const int32_t cq[12] __attribute__((aligned(8))) = {m0, p0, m1, p1, m2, p2, m3, p3, e0, e1, e2, e3};
+#endif
   for (int32_t y = 0; y < rows; y++) {
     const uint32_t *ip = buf + y * sh * rl;
     int8_t *q = o + y * ow * ops;
@@ -732,6 +736,35 @@ static inline __attribute__((always_inline)) void dw_small_band(const bt_conv_pa
       }
 #endif
       uint32_t word;
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+      if (sat) {   /* dw_rqm, SSAT, (q0, q2) and (q1, q3) halves, then bytes; each channel's (m, p) by one LDRD */
+        int32_t t0, t1;
+#define BT_DWS_RQ(a, k)                                              \
+  "ldrd %[t0], %[t1], [%[cq], #" k "]\n\t"                           \
+  "add %[t1], %[t1], %[" a "], asr #31\n\t"                          \
+  "smmlar %[" a "], %[" a "], %[t0], %[t1]\n\t"
+        __asm__(BT_DWS_RQ("a0", "0") BT_DWS_RQ("a1", "8") BT_DWS_RQ("a2", "16") BT_DWS_RQ("a3", "24")
+                "ldrd %[t0], %[t1], [%[cq], #32]\n\t"
+                "asr %[a0], %[a0], %[t0]\n\t"
+                "asr %[a1], %[a1], %[t1]\n\t"
+                "ldrd %[t0], %[t1], [%[cq], #40]\n\t"
+                "asr %[a2], %[a2], %[t0]\n\t"
+                "asr %[a3], %[a3], %[t1]\n\t"
+                "ssat %[a0], #8, %[a0]\n\t"
+                "ssat %[a1], #8, %[a1]\n\t"
+                "ssat %[a2], #8, %[a2]\n\t"
+                "ssat %[a3], #8, %[a3]\n\t"
+                "pkhbt %[a0], %[a0], %[a2], lsl #16\n\t"
+                "pkhbt %[a1], %[a1], %[a3], lsl #16\n\t"
+                "and %[a0], %[a0], #0x00ff00ff\n\t"
+                "and %[a1], %[a1], #0x00ff00ff\n\t"
+                "orr %[a0], %[a0], %[a1], lsl #8"
+                : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [t0] "=&r"(t0), [t1] "=&r"(t1)
+                : [cq] "r"(cq), "m"(cq));
+#undef BT_DWS_RQ
+        word = (uint32_t)a0;
+      } else
+#endif
       if (sat) {   /* (q0, q2) and (q1, q3) halves, then bytes */
         const int32_t q0 = bt_ssat8(dw_rqm(a0, m0, p0, e0)), q1 = bt_ssat8(dw_rqm(a1, m1, p1, e1));
         const int32_t q2 = bt_ssat8(dw_rqm(a2, m2, p2, e2)), q3 = bt_ssat8(dw_rqm(a3, m3, p3, e3));
