@@ -116,6 +116,50 @@ static void test_fused_spatial(void) {
   }
 }
 
+/* Column calls (a set's FX_COL_CALLS; reference: none) on row bands whose rows lie one after another: a 1x1
+   stride-1 conv over boxes of one or two columns (the row band's rows in runs of 1-5 one row pitch apart, a
+   gap row between runs), so cortex-m's win_kind calls the conv once per column for each run of rows taller
+   than the box is wide and once per row elsewhere; the whole output (ch -1) or n channels at a time into an
+   n-channel buffer, against the reference run whole. The rng is restored after (the later cases unchanged). */
+static void fused_col_calls(void) {
+  const uint32_t saved = rng;
+  for (int32_t t = 0; t < 24; t++) {
+    spatial_case c;
+    c.kind = K_CONV;
+    const int32_t h = ri(3, 14), w = ri(3, 14), cin = ri(1, 24), cout = ri(1, 12), ps = cin + ri(0, 3);
+    const int32_t n = t % 2 ? cout : cout % 2 == 0 ? 2 : 1;   /* channels per call (all: ch -1) */
+    gen_conv(&c.dw.conv, h, w, cin, cout, 1, 1, 1, 1, 1, 1, 0, ps, cout + ri(0, 2), 0);
+    const bt_conv_params *p = &c.dw.conv;
+    const bt_shape out = p->out;
+    const int32_t out_bytes = out.h * out.w * out.pixel_stride + 8;
+    fill(g_in, h * w * ps + 16);
+    fill(g_ref, out_bytes);
+    copy(g_opt, g_ref, out_bytes);
+    run_spatial_ref(&c, g_in, g_ref);
+    for (int32_t r = 0, slot = 0; r < h; slot++) {   /* a run of rows, then an unused slot */
+      const int32_t run = BT_MIN(ri(1, 5), h - r);
+      for (int32_t i = 0; i < run; i++, r++, slot++) {
+        fx_rowp[r] = g_band + slot * w * ps;
+        copy(fx_rowp[r], g_in + r * w * ps, w * ps);
+      }
+    }
+    int32_t rb[FX_MAXR + 1], cb[FX_MAXR + 1], nc = 0;
+    const int32_t nr = fx_split(out.h, rb);
+    for (cb[0] = 0; cb[nc] < out.w; nc++) cb[nc + 1] = cb[nc] + ri(1, BT_MIN(2, out.w - cb[nc]));
+    const fx_buf b = {0, 0, 0, w, ps, fx_rowp}, o = {g_opt, 0, 0, out.w, out.pixel_stride, 0},
+                 o1 = {g_in2, 0, 0, out.w, n, 0};
+    for (int32_t ch = 0; ch < cout; ch += n) {
+      for (int32_t i = 0; i < nr; i++)
+        for (int32_t j = 0; j < nc; j++)
+          fx_win(FX_CONV, p, &b, n == cout ? &o : &o1, rb[i], rb[i + 1], cb[j], cb[j + 1], n == cout ? -1 : ch, 0);
+      if (n != cout)
+        for (int32_t i = 0; i < out.h * out.w * n; i++) g_opt[(i / n) * out.pixel_stride + ch + i % n] = g_in2[i];
+    }
+    check("fx_win 1x1 column calls, row-band runs", t, g_ref, g_opt, out_bytes);
+  }
+  rng = saved;
+}
+
 /* The channel-by-channel scheme (fx_win / fx_pulled with ch >= 0), in groups of n = 1, 2 or 4
    channels (the window's pixel stride): a conv's output channels n at a time into an n-channel
    buffer (mode 0: from the whole input, 1: from row bands, 2: pulled from the streamed input), and a
@@ -180,6 +224,55 @@ static void test_fused_channelwise(void) {
                                          "fx_pulled conv by channel", "fx_win depthwise by channel"};
     check(names[mode], t, g_ref, g_opt, out_bytes);
   }
+  fused_col_calls();
+}
+
+/* fx_chw with more channels than one group holds (cortex-m's cm_chw_pm: the conv kernel makes g channels of the
+   window at once, g from the box and its CM_GRP_BUF 1280 bytes, then the group's depthwise): a 1x1 conv or a 3x3
+   one on 4-8 channels (not an RGB stem), C = k g + r channels (r in 1..g-1: a leftover group of r channels)
+   for the box of the whole 8-12 x 8-12 map (g 8, 12 or 16), one tile, then the same channels over random
+   tiles; against the reference conv and depthwise run whole. The rng is restored after. */
+static void fused_chw_groups(void) {
+  static int8_t cw[48 * 72], fch[9 * 48];
+  static int32_t cbias[48], cmult[48], cshift[48];
+  const uint32_t saved = rng;
+  for (int32_t t = 0; t < 16; t++) {
+    const int32_t kc = t % 3 == 2 ? 3 : 1, h = ri(8, 12), w = ri(8, 12), cin = kc == 3 ? ri(4, 8) : ri(1, 24);
+    const int32_t g = ((1280 - 4) / (h * w + 9)) & ~3, C = g * ri(1, 2) + ri(1, g - 1), s = ri(1, 2);
+    spatial_case c1, c2;
+    c1.kind = K_CONV;
+    c2.kind = K_DW;
+    bt_conv_params *const cp = &c1.dw.conv, *const dp = &c2.dw.conv;
+    gen_conv(cp, h, w, cin, C, kc, kc, 1, 1, 1, 1, kc == 3, cin, C, 0);   /* H x W = h x w */
+    copy(cw, g_w, C * cin * kc * kc);
+    for (int32_t i = 0; i < C; i++) { cbias[i] = g_bias[i]; cmult[i] = g_mult[i]; cshift[i] = g_shift[i]; }
+    if (t % 4 == 0) for (int32_t i = 0; i < C; i++) cshift[i] = -ri(2, 12);
+    cp->filter = cw; cp->bias = cp->bias ? cbias : 0; cp->multiplier = cmult; cp->shift = cshift;
+    gen_conv(dp, h, w, C, C, 3, 3, s, s, 1, 1, (int)(rnd() & 1), C, C, 1);
+    c2.dw.depth_multiplier = 1;
+    const bt_shape out = dp->out;
+    fill(g_in, h * w * cin + 16);
+    run_spatial_ref(&c1, g_in, g_in2);
+    run_spatial_ref(&c2, g_in2, g_ref);
+    for (int32_t ch = 0; ch < C; ch++)
+      for (int32_t i = 0; i < 9; i++) fch[ch * 9 + i] = dp->filter[i * C + ch];
+    fill(g_opt, out.h * out.w * C + 8);
+    int32_t rb[FX_MAXR + 1] = {0, out.h}, cb[FX_MAXR + 1] = {0, out.w}, nr = 1, nc = 1;
+    if (t % 2) { nr = fx_split(out.h, rb); nc = fx_split(out.w, cb); }
+    const fx_buf ci = {g_in, 0, 0, w, cin, 0}, o = {g_opt, 0, 0, out.w, C, 0};
+    for (int32_t i = 0; i < nr; i++)
+      for (int32_t j = 0; j < nc; j++) {
+        const int32_t ra = rb[i], rb1 = rb[i + 1], ca = cb[j], cb1 = cb[j + 1];
+        const int32_t wra = BT_MAX(ra * s - dp->pad_top, 0), wrb = BT_MIN((rb1 - 1) * s - dp->pad_top + 3, h);
+        const int32_t wca = BT_MAX(ca * s - dp->pad_left, 0), wcb = BT_MIN((cb1 - 1) * s - dp->pad_left + 3, w);
+        fill(g_band, (wrb - wra) * (wcb - wca) + 16);
+        const fx_buf win = {g_band, wra, wca, wcb - wca, 1, 0};
+        fx_chw(cp, &ci, &win, wra, wrb, wca, wcb, &c2.dw, fch, &o, ra, rb1, ca, cb1, C);
+      }
+    check(t % 2 ? "fx_chw in channel groups, tiles" : "fx_chw in channel groups, leftover group", t, g_ref, g_opt,
+          out.h * out.w * C);
+  }
+  rng = saved;
 }
 
 /* fx_chw (the channel-by-channel scheme's tile: a 1x1 conv's output channels made one at a time into a
@@ -244,6 +337,7 @@ static void test_fused_chw(void) {
     check(pulled ? "fx_pulled_chw conv + depthwise by channel" : "fx_chw conv + depthwise by channel", t, g_ref, g_opt,
           out.h * out.w * C);
   }
+  fused_chw_groups();
 }
 
 /* fx_pw (MAXIMUM, MINIMUM), fx_unary (RELU6), the ring shifts, MEAN and iterative dense over tiles
