@@ -229,16 +229,22 @@ static void test_fused_channelwise(void) {
 
 /* fx_chw with more channels than one group holds (cortex-m's cm_chw_pm: the conv kernel makes g channels of the
    window at once, g from the box and its CM_GRP_BUF 1280 bytes, then the group's depthwise): a 1x1 conv or a 3x3
-   one on 4-8 channels (not an RGB stem), C = k g + r channels (r in 1..g-1: a leftover group of r channels)
-   for the box of the whole 8-12 x 8-12 map (g 8, 12 or 16), one tile, then the same channels over random
-   tiles; against the reference conv and depthwise run whole. The rng is restored after. */
+   one on 4-8 channels (not an RGB stem), C = k g + r > g0 channels (g0 the channels that fit, g = g0 & ~3,
+   r in 1..g-1: a leftover group of r channels)
+   for the window box of the whole output of an 8-12 x 8-12 map (g 8 to 20), one tile, then the same channels
+   over random tiles; against the reference conv and depthwise run whole. The rng is restored after. */
 static void fused_chw_groups(void) {
-  static int8_t cw[48 * 72], fch[9 * 48];
-  static int32_t cbias[48], cmult[48], cshift[48];
+  static int8_t cw[64 * 72], fch[9 * 64];
+  static int32_t cbias[64], cmult[64], cshift[64];
   const uint32_t saved = rng;
   for (int32_t t = 0; t < 16; t++) {
     const int32_t kc = t % 3 == 2 ? 3 : 1, h = ri(8, 12), w = ri(8, 12), cin = kc == 3 ? ri(4, 8) : ri(1, 24);
-    const int32_t g = ((1280 - 4) / (h * w + 9)) & ~3, C = g * ri(1, 2) + ri(1, g - 1), s = ri(1, 2);
+    const int32_t s = ri(1, 2), same = (int)(rnd() & 1);
+    const int32_t wh = BT_MIN((out_size(h, 3, s, 1, same) - 1) * s - pad_before(h, 3, s, 1, same) + 3, h);
+    const int32_t ww = BT_MIN((out_size(w, 3, s, 1, same) - 1) * s - pad_before(w, 3, s, 1, same) + 3, w);
+    const int32_t g0 = (1280 - 4) / (wh * ww + 9), g = g0 & ~3;   /* the box's g (g0 channels when all fit) */
+    int32_t C = g * ri(1, 2) + ri(1, g - 1);
+    if (C <= g0) C = g0 + 1;   /* more than one group: g, g0 + 1 <= g + 4 */
     spatial_case c1, c2;
     c1.kind = K_CONV;
     c2.kind = K_DW;
@@ -248,7 +254,7 @@ static void fused_chw_groups(void) {
     for (int32_t i = 0; i < C; i++) { cbias[i] = g_bias[i]; cmult[i] = g_mult[i]; cshift[i] = g_shift[i]; }
     if (t % 4 == 0) for (int32_t i = 0; i < C; i++) cshift[i] = -ri(2, 12);
     cp->filter = cw; cp->bias = cp->bias ? cbias : 0; cp->multiplier = cmult; cp->shift = cshift;
-    gen_conv(dp, h, w, C, C, 3, 3, s, s, 1, 1, (int)(rnd() & 1), C, C, 1);
+    gen_conv(dp, h, w, C, C, 3, 3, s, s, 1, 1, same, C, C, 1);
     c2.dw.depth_multiplier = 1;
     const bt_shape out = dp->out;
     fill(g_in, h * w * cin + 16);
