@@ -45,10 +45,12 @@ static inline void bt_copy(int8_t *dst, const int8_t *src, int32_t n) {
 
 /* Gathers the patch of output pixel (y, x) as int8 codes into pb (K bytes): padding taps get the
  * input zero point (-off), which the widening turns into 0. A patch inside the image of a dense
- * input without horizontal dilation is kh copies of kw*c_in contiguous bytes. Always inlined: gcc kept one
- * out-of-line copy for every layer of a model.c, no layer's shape folded into its loops. */
-static inline __attribute__((always_inline)) void bt_gather(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
-                                                            int32_t y, int32_t x, int8_t *pb) {
+ * input without horizontal dilation is kh copies of kw*c_in contiguous bytes. bt_gather below picks
+ * the copy: inlined where the layer's shape is constant (model.c's instances fold it), else one
+ * out-of-line copy (inlined into the run-time variants' loops it cost their stems 9 % more
+ * instructions: benchmarks/kernels_vs_cmsis.py). */
+static inline __attribute__((always_inline)) void bt_gather_inl(const bt_conv_params *p, const int8_t *in,
+                                                                int32_t in_y0, int32_t y, int32_t x, int8_t *pb) {
   const int32_t cin = p->in.c, ips = p->in.pixel_stride, in_row = p->in.w * ips;
   const int8_t zp = (int8_t)(-p->input_offset);
   const int32_t iy0 = y * p->stride_h - p->pad_top, ix0 = x * p->stride_w - p->pad_left;
@@ -73,6 +75,18 @@ static inline __attribute__((always_inline)) void bt_gather(const bt_conv_params
       }
     }
   }
+}
+
+static __attribute__((noinline, unused)) void bt_gather_call(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
+                                                             int32_t y, int32_t x, int8_t *pb) {
+  bt_gather_inl(p, in, in_y0, y, x, pb);
+}
+static inline __attribute__((always_inline)) void bt_gather(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
+                                                            int32_t y, int32_t x, int8_t *pb) {
+  if (__builtin_constant_p(p->in.c) && __builtin_constant_p(p->kh) && __builtin_constant_p(p->kw))
+    bt_gather_inl(p, in, in_y0, y, x, pb);
+  else
+    bt_gather_call(p, in, in_y0, y, x, pb);
 }
 
 #define BT_STR_(x) #x
