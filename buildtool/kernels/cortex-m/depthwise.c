@@ -47,6 +47,23 @@ static inline __attribute__((always_inline)) uint32_t dw_out(int32_t acc, int32_
   return (uint8_t)bt_clamp((fast ? bt_rq2(acc, m, bt_rq2_p2(s), bt_rq2_e1(s)) : bt_mbqm_fast(acc, m, s)) + zp, lo, hi);
 }
 
+/* word = four channels' sums a0..a3 requantised and packed (channel k's constants mk, pk, ek, sk, and zp,
+ * lo, hi, fast, sat in scope): sat, the sums times D are doubled (dw_mm_ok) and go through dw_rqm and SSAT,
+ * the (q0, q2) and (q1, q3) halves packed then bytes; else dw_out each. */
+#define DW_WORD4(word, D)                                                                                       \
+  do {                                                                                                          \
+    if (sat) {                                                                                                  \
+      const int32_t q0 = bt_ssat8(dw_rqm(a0 * (D), m0, p0, e0)), q1 = bt_ssat8(dw_rqm(a1 * (D), m1, p1, e1));   \
+      const int32_t q2 = bt_ssat8(dw_rqm(a2 * (D), m2, p2, e2)), q3 = bt_ssat8(dw_rqm(a3 * (D), m3, p3, e3));   \
+      const uint32_t h02 = bt_pkhbt16((uint32_t)q0, (uint32_t)q2), h13 = bt_pkhbt16((uint32_t)q1, (uint32_t)q3); \
+      word = (h02 & 0x00ff00ffu) | ((h13 & 0x00ff00ffu) << 8);                                                  \
+    } else {                                                                                                    \
+      const uint32_t q0 = dw_out(a0, m0, s0, zp, lo, hi, fast), q1 = dw_out(a1, m1, s1, zp, lo, hi, fast);      \
+      const uint32_t q2 = dw_out(a2, m2, s2, zp, lo, hi, fast), q3 = dw_out(a3, m3, s3, zp, lo, hi, fast);      \
+      word = q0 | (q1 << 8) | (q2 << 16) | (q3 << 24);                                                          \
+    }                                                                                                           \
+  } while (0)
+
 /* Output row y (written at orow), pixels [xa, xb): any filter size, padding and dilation. */
 static inline __attribute__((always_inline)) void dw_pixels_q(const bt_conv_params *p, const int8_t *in,
                                                              int32_t in_y0, int8_t *orow, int32_t y,
@@ -180,16 +197,7 @@ static inline __attribute__((always_inline)) void dw3x3_rows(const bt_conv_param
       BT_DW3_TAP(r2, 6); BT_DW3_TAP(r2 + dx, 7); BT_DW3_TAP(r2 + 2 * dx, 8);
 #undef BT_DW3_TAP
       uint32_t word;
-      if (sat) {   /* (q0, q2) and (q1, q3) halves, then bytes */
-        const int32_t q0 = bt_ssat8(dw_rqm(a0 * 2, m0, p0, e0)), q1 = bt_ssat8(dw_rqm(a1 * 2, m1, p1, e1));
-        const int32_t q2 = bt_ssat8(dw_rqm(a2 * 2, m2, p2, e2)), q3 = bt_ssat8(dw_rqm(a3 * 2, m3, p3, e3));
-        const uint32_t h02 = bt_pkhbt16((uint32_t)q0, (uint32_t)q2), h13 = bt_pkhbt16((uint32_t)q1, (uint32_t)q3);
-        word = (h02 & 0x00ff00ffu) | ((h13 & 0x00ff00ffu) << 8);
-      } else {
-        const uint32_t q0 = dw_out(a0, m0, s0, zp, lo, hi, fast), q1 = dw_out(a1, m1, s1, zp, lo, hi, fast);
-        const uint32_t q2 = dw_out(a2, m2, s2, zp, lo, hi, fast), q3 = dw_out(a3, m3, s3, zp, lo, hi, fast);
-        word = q0 | (q1 << 8) | (q2 << 16) | (q3 << 24);
-      }
+      DW_WORD4(word, 2);
       __builtin_memcpy(o, &word, 4);
     }
     }
@@ -765,16 +773,7 @@ static inline __attribute__((always_inline)) void dw_small_band(const bt_conv_pa
         word = (uint32_t)a0;
       } else
 #endif
-      if (sat) {   /* (q0, q2) and (q1, q3) halves, then bytes */
-        const int32_t q0 = bt_ssat8(dw_rqm(a0, m0, p0, e0)), q1 = bt_ssat8(dw_rqm(a1, m1, p1, e1));
-        const int32_t q2 = bt_ssat8(dw_rqm(a2, m2, p2, e2)), q3 = bt_ssat8(dw_rqm(a3, m3, p3, e3));
-        const uint32_t h02 = bt_pkhbt16((uint32_t)q0, (uint32_t)q2), h13 = bt_pkhbt16((uint32_t)q1, (uint32_t)q3);
-        word = (h02 & 0x00ff00ffu) | ((h13 & 0x00ff00ffu) << 8);
-      } else {
-        const uint32_t q0 = dw_out(a0, m0, s0, zp, lo, hi, fast), q1 = dw_out(a1, m1, s1, zp, lo, hi, fast);
-        const uint32_t q2 = dw_out(a2, m2, s2, zp, lo, hi, fast), q3 = dw_out(a3, m3, s3, zp, lo, hi, fast);
-        word = q0 | (q1 << 8) | (q2 << 16) | (q3 << 24);
-      }
+      DW_WORD4(word, 1);
       __builtin_memcpy(q, &word, 4);
     }
   }
