@@ -1,6 +1,18 @@
 /* depthwise_test.c -- tests of depthwise.c, against the reference set.
  * Part of kernel_test.c (one translation unit: it includes this file after kernel_test.h). */
 
+/* c: a 3x3 depthwise (stride s, padding 1, depth multiplier 1) of cin channels on an h x w map with pixel strides
+   ips/ops; case t gets a bias of 2^29 or more on one channel (t % 5 == 4) and a shift of 24..30 bits on one
+   (t % 3 == 2). */
+static void dw3_edge_case(spatial_case *c, int32_t h, int32_t w, int32_t cin, int32_t s, int32_t ips, int32_t ops,
+                          int32_t t) {
+  gen_conv(&c->dw.conv, h, w, cin, cin, 3, 3, s, s, 1, 1, (int)(rnd() & 1), ips, ops, 1);
+  c->dw.depth_multiplier = 1;
+  if (t % 5 == 4 && c->dw.conv.bias)
+    g_bias[ri(0, cin - 1)] = (rnd() & 1) ? (1 << 29) + ri(0, 9999) : -(1 << 29) - ri(0, 9999);
+  if (t % 3 == 2) g_shift[ri(0, cin - 1)] = ri(-30, -24);
+}
+
 static void test_depthwise(void) {
   for (int32_t t = 0; t < 60; t++) {
     spatial_case c; c.kind = K_DW;
@@ -40,11 +52,7 @@ static void test_depthwise(void) {
     int32_t cin = (t % 3 == 0) ? 4 * ri(1, 4) : ri(1, 9), s = 1 + ((t >> 1) & 1);
     int32_t h = ri(12, 30), w = ri(2, 8);
     int32_t ips = cin + ((t % 4 == 1) ? ri(1, 5) : 0), ops = cin + ((t % 4 == 2) ? ri(1, 5) : 0);
-    gen_conv(&c.dw.conv, h, w, cin, cin, 3, 3, s, s, 1, 1, (int)(rnd() & 1), ips, ops, 1);
-    c.dw.depth_multiplier = 1;
-    if (t % 5 == 4 && c.dw.conv.bias)
-      g_bias[ri(0, cin - 1)] = (rnd() & 1) ? (1 << 29) + ri(0, 9999) : -(1 << 29) - ri(0, 9999);
-    if (t % 3 == 2) g_shift[ri(0, cin - 1)] = ri(-30, -24);
+    dw3_edge_case(&c, h, w, cin, s, ips, ops, t);
     if (c.dw.conv.out.h <= 0 || c.dw.conv.out.w <= 0) continue;
     fill(g_in, h * w * ips + 16);
     spatial_check("depthwise_tall", t, &c);
@@ -57,11 +65,7 @@ static void test_depthwise(void) {
     int32_t cin = 4 * ri(1, 8), s = (t & 1) ? 2 : ri(1, 2);
     int32_t h = (t & 1) ? ri(3, 14) : ri(1, 10), w = (t & 1) ? ri(20, 60) : ri(1, 10);
     int32_t ips = cin + ((t % 4 == 1) ? ri(1, 5) : 0), ops = cin + ((t % 4 == 2) ? ri(1, 5) : 0);
-    gen_conv(&c.dw.conv, h, w, cin, cin, 3, 3, s, s, 1, 1, (int)(rnd() & 1), ips, ops, 1);
-    c.dw.depth_multiplier = 1;
-    if (t % 5 == 4 && c.dw.conv.bias)
-      g_bias[ri(0, cin - 1)] = (rnd() & 1) ? (1 << 29) + ri(0, 9999) : -(1 << 29) - ri(0, 9999);
-    if (t % 3 == 2) g_shift[ri(0, cin - 1)] = ri(-30, -24);
+    dw3_edge_case(&c, h, w, cin, s, ips, ops, t);
     if (t % 7 == 6) g_shift[ri(0, cin - 1)] = ri(-1, 1);
     if (c.dw.conv.out.h <= 0 || c.dw.conv.out.w <= 0) continue;
     fill(g_in, h * w * ips + 16);

@@ -36,6 +36,16 @@ static int32_t fx_split(int32_t n, int32_t *bounds) {
   return k;
 }
 
+/* c's reference output (g_in's input) at g_ref, g_opt starting as the same bytes (what a tiled run leaves
+   alone then matches); returns their size. */
+static int32_t fx_ref_out(const spatial_case *c, bt_shape out) {
+  const int32_t out_bytes = out.h * out.w * out.pixel_stride + 8;
+  fill(g_ref, out_bytes);
+  copy(g_opt, g_ref, out_bytes);
+  run_spatial_ref(c, g_in, g_ref);
+  return out_bytes;
+}
+
 /* One spatial case computed tile by tile through fx_win (mode 0: each tile's input window copied
    out of the image, dense; 1: a row-banded input, rows scattered; 2: pulled from the streamed
    input by fx_pulled; 3: whole input tensor), compared with the reference run whole. */
@@ -46,10 +56,7 @@ static void fused_spatial_check(const char *name, int32_t case_no, const spatial
                                                                                     : (const void *)&c->pool;
   int32_t sh, sw, pt, pl, eh, ew;
   fx_axes(c, &sh, &sw, &pt, &pl, &eh, &ew);
-  const int32_t out_bytes = out.h * out.w * out.pixel_stride + 8;
-  fill(g_ref, out_bytes);
-  copy(g_opt, g_ref, out_bytes);
-  run_spatial_ref(c, g_in, g_ref);
+  const int32_t out_bytes = fx_ref_out(c, out);
   const fx_buf o = {g_opt, 0, 0, out.w, out.pixel_stride, 0};
   const int32_t kind = fx_kernel_kind(c->kind), ps = in.pixel_stride;
   int32_t rb[FX_MAXR + 1], cb[FX_MAXR + 1];
@@ -131,11 +138,8 @@ static void fused_col_calls(void) {
     gen_conv(&c.dw.conv, h, w, cin, cout, 1, 1, 1, 1, 1, 1, 0, ps, cout + ri(0, 2), 0);
     const bt_conv_params *p = &c.dw.conv;
     const bt_shape out = p->out;
-    const int32_t out_bytes = out.h * out.w * out.pixel_stride + 8;
     fill(g_in, h * w * ps + 16);
-    fill(g_ref, out_bytes);
-    copy(g_opt, g_ref, out_bytes);
-    run_spatial_ref(&c, g_in, g_ref);
+    const int32_t out_bytes = fx_ref_out(&c, out);
     for (int32_t r = 0, slot = 0; r < h; slot++) {   /* a run of rows, then an unused slot */
       const int32_t run = BT_MIN(ri(1, 5), h - r);
       for (int32_t i = 0; i < run; i++, r++, slot++) {
@@ -180,11 +184,8 @@ static void test_fused_channelwise(void) {
     c.dw.depth_multiplier = 1;
     const bt_conv_params *p = &c.dw.conv;
     const bt_shape out = p->out;
-    const int32_t out_bytes = out.h * out.w * out.pixel_stride + 8;
     fill(g_in, h * w * ps + 16);
-    fill(g_ref, out_bytes);
-    copy(g_opt, g_ref, out_bytes);
-    run_spatial_ref(&c, g_in, g_ref);
+    const int32_t out_bytes = fx_ref_out(&c, out);
     int32_t rb[FX_MAXR + 1], cb[FX_MAXR + 1];
     const int32_t nr = fx_split(out.h, rb), nc = fx_split(out.w, cb), eh = k;
     if (mode == 1)
