@@ -47,6 +47,17 @@ static inline __attribute__((always_inline)) uint32_t dw_out(int32_t acc, int32_
   return (uint8_t)bt_clamp((fast ? bt_rq2(acc, m, bt_rq2_p2(s), bt_rq2_e1(s)) : bt_mbqm_fast(acc, m, s)) + zp, lo, hi);
 }
 
+/* Channels c..c+3's requantisation constants (mult, shift, sat and zp in scope): multipliers mk, shifts sk, and for
+ * sat dw_rqm's ek and pk (the output zero point folded into the rounding word), else pk 0. */
+#define DW_CONST4(c)                                                                                 \
+  const int32_t m0 = mult[(c)], m1 = mult[(c) + 1], m2 = mult[(c) + 2], m3 = mult[(c) + 3];          \
+  const int32_t s0 = shift[(c)], s1 = shift[(c) + 1], s2 = shift[(c) + 2], s3 = shift[(c) + 3];      \
+  const int32_t e0 = dw_mm_e(s0), e1 = dw_mm_e(s1), e2 = dw_mm_e(s2), e3 = dw_mm_e(s3);              \
+  const int32_t p0 = sat ? bt_rq2_p2_zp(dw_mm_p(s0), e0, zp) : 0;                                    \
+  const int32_t p1 = sat ? bt_rq2_p2_zp(dw_mm_p(s1), e1, zp) : 0;                                    \
+  const int32_t p2 = sat ? bt_rq2_p2_zp(dw_mm_p(s2), e2, zp) : 0;                                    \
+  const int32_t p3 = sat ? bt_rq2_p2_zp(dw_mm_p(s3), e3, zp) : 0
+
 /* word = four channels' sums a0..a3 requantised and packed (channel k's constants mk, pk, ek, sk, and zp,
  * lo, hi, fast, sat in scope): sat, the sums times D are doubled (dw_mm_ok) and go through dw_rqm and SSAT,
  * the (q0, q2) and (q1, q3) halves packed then bytes; else dw_out each. */
@@ -170,15 +181,9 @@ static inline __attribute__((always_inline)) void dw3x3_rows(const bt_conv_param
     }
     const int32_t b0 = (bias ? bias[c] : 0) + off * (int16_t)se, b1 = (bias ? bias[c + 1] : 0) + off * (int16_t)so,
                   b2 = (bias ? bias[c + 2] : 0) + off * (se >> 16), b3 = (bias ? bias[c + 3] : 0) + off * (so >> 16);
-    const int32_t m0 = mult[c], m1 = mult[c + 1], m2 = mult[c + 2], m3 = mult[c + 3];
-    const int32_t s0 = shift[c], s1 = shift[c + 1], s2 = shift[c + 2], s3 = shift[c + 3];
     /* sat: dw_rqm of 2a (an LSL: a call's few pixels a group would not repay doubled weights) with the output
      * zero point in its rounding word, one SSAT for the clamp */
-    const int32_t e0 = dw_mm_e(s0), e1 = dw_mm_e(s1), e2 = dw_mm_e(s2), e3 = dw_mm_e(s3);
-    const int32_t p0 = sat ? bt_rq2_p2_zp(dw_mm_p(s0), e0, zp) : 0;
-    const int32_t p1 = sat ? bt_rq2_p2_zp(dw_mm_p(s1), e1, zp) : 0;
-    const int32_t p2 = sat ? bt_rq2_p2_zp(dw_mm_p(s2), e2, zp) : 0;
-    const int32_t p3 = sat ? bt_rq2_p2_zp(dw_mm_p(s3), e3, zp) : 0;
+    DW_CONST4(c);
     for (int32_t y = ya; y < yb; y++) {
     const int8_t *ip = irow + (y - ya) * in_step + c;
     int8_t *o = orow + (y - ya) * out_row + xa * ops + c;
@@ -690,13 +695,7 @@ static inline __attribute__((always_inline)) void dw_small_band(const bt_conv_pa
   if (sat)
     for (int k = 0; k < 4; k++) bq[k] *= 2;
   const int32_t *const mult = p->multiplier, *const shift = p->shift;
-  const int32_t m0 = mult[c], m1 = mult[c + 1], m2 = mult[c + 2], m3 = mult[c + 3];
-  const int32_t s0 = shift[c], s1 = shift[c + 1], s2 = shift[c + 2], s3 = shift[c + 3];
-  const int32_t e0 = dw_mm_e(s0), e1 = dw_mm_e(s1), e2 = dw_mm_e(s2), e3 = dw_mm_e(s3);
-  const int32_t p0 = sat ? bt_rq2_p2_zp(dw_mm_p(s0), e0, zp) : 0;
-  const int32_t p1 = sat ? bt_rq2_p2_zp(dw_mm_p(s1), e1, zp) : 0;
-  const int32_t p2 = sat ? bt_rq2_p2_zp(dw_mm_p(s2), e2, zp) : 0;
-  const int32_t p3 = sat ? bt_rq2_p2_zp(dw_mm_p(s3), e3, zp) : 0;
+  DW_CONST4(c);
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
   /* sat's constants as the asm reads them: (m, p) pairs, then the shifts, by LDRD */
   const int32_t cq[12] __attribute__((aligned(8))) = {m0, p0, m1, p1, m2, p2, m3, p3, e0, e1, e2, e3};
