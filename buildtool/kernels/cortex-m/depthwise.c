@@ -29,16 +29,25 @@
  * floor((h + 2^(e-1) - [h < 0]) / 2^e); [h < 0] is [a < 0] (m >= 2^30; a < 0 with h = 0 gives 0 both ways,
  * as does m = 0), so with pm = 2^(e-1) (+ zp 2^e, bt_rq2_zp_ok) the whole step is ADD (a2 ASR 31), SMMLAR,
  * ASR: dw_mm_p(shift) is pm, dw_mm_e(shift) e. The sums give 2a when the weights and bias are doubled
- * (dw_mm_ok: every |bias| < 2^29, so |a| < 2^29 + 9 * 255 * 128 < 2^30). */
+ * (dw_mm_ok: every bias in [-2^29, 2^29), so |a| < 2^29 + 9 * 255 * 128 < 2^30). */
 static inline __attribute__((always_inline)) int32_t dw_rqm(int32_t a2, int32_t m, int32_t pm, int32_t e) {
   return bt_smmlar(a2, m, pm + (a2 >> 31)) >> e;
 }
 static inline int32_t dw_mm_p(int32_t shift) { return 1 << (-shift - 1); }
 static inline int32_t dw_mm_e(int32_t shift) { return -shift; }
+/* Channel c's bias (if any) in [-2^29, 2^29): its sums give 2a with |a| < 2^30. */
+static inline int dw_bias_ok(const bt_conv_params *p, int32_t c) {
+  return !p->bias || (uint32_t)p->bias[c] + (1u << 29) < (1u << 30);
+}
 static int dw_mm_ok(const bt_conv_params *p) {
-  for (int32_t c = 0; p->bias && c < p->out.c; c++)
-    if (p->bias[c] >= (1 << 29) || p->bias[c] <= -(1 << 29)) return 0;
+  for (int32_t c = 0; c < p->out.c; c++)
+    if (!dw_bias_ok(p, c)) return 0;
   return 1;
+}
+/* Channel c on the sat path (dw_rqm with the output zero point folded, one SSAT): -shift - 1 <= 21 and its bias
+ * in dw_bias_ok's range (the activation range all of int8 is the caller's condition). */
+static inline int dw_sat_ok(const bt_conv_params *p, int32_t c) {
+  return bt_rq2_zp_ok(p->shift[c]) && dw_bias_ok(p, c);
 }
 
 /* Requantised, clamped output of one accumulator (fast: bt_rq2, else bt_mbqm_fast). */
@@ -228,8 +237,7 @@ static void dw_pixels(const bt_conv_params *p, const int8_t *in, int32_t in_y0, 
 static void dw3x3_interior(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
                            int32_t ya, int32_t yb, int32_t xa, int32_t xb, int fast) {
   int sat = fast && p->act_min == -128 && p->act_max == 127;   /* every -shift - 1 <= 21 and |bias| < 2^29 */
-  for (int32_t c = 0; sat && c < p->out.c; c++)
-    sat = bt_rq2_zp_ok(p->shift[c]) && (!p->bias || (uint32_t)p->bias[c] + (1u << 29) < (1u << 30));
+  for (int32_t c = 0; sat && c < p->out.c; c++) sat = dw_sat_ok(p, c);
   if (sat) dw3x3_rows(p, in, in_y0, out, y0, ya, yb, xa, xb, 1, 1);
   else if (fast) dw3x3_rows(p, in, in_y0, out, y0, ya, yb, xa, xb, 1, 0);
   else dw3x3_rows(p, in, in_y0, out, y0, ya, yb, xa, xb, 0, 0);
@@ -823,7 +831,6 @@ static __attribute__((noinline)) void dw_small(const bt_conv_params *p, const in
   int32_t rb = (DW_PAD_WORDS / rl - 3) / sh + 1;   /* output rows a band */
   /* sat per group: the activation range all of int8, each channel's -shift - 1 <= 21 and |bias| < 2^29 */
   const int full = fast && p->act_min == -128 && p->act_max == 127;
-  const int32_t *const shift = p->shift, *const bias = p->bias;
   const uint32_t zw = (uint32_t)(uint8_t)(int8_t)-p->input_offset * 0x01010101u;
   int32_t jv0 = -ix0, jv1 = iw - ix0;   /* buffer columns inside the image: [jv0, jv1) */
   jv0 = jv0 < 0 ? 0 : (jv0 > cols ? cols : jv0);
@@ -858,10 +865,7 @@ static __attribute__((noinline)) void dw_small(const bt_conv_params *p, const in
         }
         if (j < nj) d[j] = bt_ld4(sp);
       }
-      int sat = full && bt_rq2_zp_ok(shift[c]) && bt_rq2_zp_ok(shift[c + 1]) && bt_rq2_zp_ok(shift[c + 2]) &&
-                bt_rq2_zp_ok(shift[c + 3]);
-      if (sat && bias)
-        for (int32_t k = c; k < c + 4; k++) sat &= (uint32_t)bias[k] + (1u << 29) < (1u << 30);
+      const int sat = full && dw_sat_ok(p, c) && dw_sat_ok(p, c + 1) && dw_sat_ok(p, c + 2) && dw_sat_ok(p, c + 3);
       dw_small_fns[sat ? 0 : fast ? 1 : 2][li](p, buf, o + c, rows, c);
     }
   }

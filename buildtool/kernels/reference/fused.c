@@ -199,6 +199,15 @@ FX_ALWAYS int32_t win_geom(int kind, const void *prm, const fx_buf *in, const fx
 #endif
 static inline int col_calls(int32_t h, int32_t w) { return w <= FX_COL_CALLS && h > w; }
 
+/* A 1x1 conv's geometry for one column of in and out as one row (its pixels a row pitch apart; in.w and out.w:
+   the caller's pixel count). */
+static inline void col_geom(bt_conv_params *c, const fx_buf *in, const fx_buf *out) {
+  c->in.h = c->out.h = 1;
+  c->in.pixel_stride = in->wp * in->ps;
+  c->out.pixel_stride = out->wp * out->ps;
+  c->pad_left = 0;
+}
+
 /* 1 when row-banded rows [a, b) each lie `pitch` bytes after the row before. */
 static inline int rows_follow(int8_t *const *rows, int32_t a, int32_t b, int32_t pitch) {
   for (int32_t r = a; r < b; r++)
@@ -223,10 +232,7 @@ FX_ALWAYS void win_kind(int kind, const void *prm, fx_conv_kernel conv, const fx
        rows one call each, as the row-band loop makes them) */
     bt_conv_params cq;
     fx_get(&cq, &q.c, sizeof cq);
-    cq.in.h = cq.out.h = 1;
-    cq.in.pixel_stride = in->wp * in->ps;
-    cq.out.pixel_stride = out->wp * out->ps;
-    cq.pad_left = 0;
+    col_geom(&cq, in, out);
     for (int32_t y = ra, y1; y < rb; y = y1) {
       for (y1 = y + 1; y1 < rb && in->rows[y1] == in->rows[y1 - 1] + cq.in.pixel_stride; y1++) continue;
       if (cb - ca > 1 && !col_calls(y1 - y, cb - ca)) {
@@ -274,11 +280,8 @@ FX_ALWAYS void win_kind(int kind, const void *prm, fx_conv_kernel conv, const fx
     /* a 1x1 over one column of a wider window (a cached-columns tile; with FX_COL_CALLS, over each column of a
        box col_calls picks): its pixels, a row pitch apart, as one row of rb - ra pixels, in one call instead of
        one call per pixel (row-band inputs, whose rows lie anywhere, came in above) */
-    q.c.in.h = q.c.out.h = 1;
+    col_geom(&q.c, in, out);
     q.c.in.w = q.c.out.w = rb - ra;
-    q.c.in.pixel_stride = in->wp * in->ps;
-    q.c.out.pixel_stride = out->wp * out->ps;
-    q.c.pad_left = 0;
     const int32_t xe = FX_COL_CALLS ? cb : ca + 1;   /* without FX_COL_CALLS, one column */
     for (int32_t x = ca; x < xe; x++) conv(&q.c, fx_at(in, ra, x), 0, fx_at(out, ra, x) + oc, 0, 1);
     return;
