@@ -114,6 +114,18 @@ def test_pixels_per_call():
     assert tile_kernels.worth("bt_conv_s8_pointwise", [(0, 2), (2, 4)], [(0, 1)], "box", 8)
 
 
+def test_depthwise_calls_take_the_layers_variant(sources):
+    """cortex-m4: a block's depthwise calls go through fx_win_dk with the variant the table picks for the layer
+    (none left on the dispatcher through fx_win), with the fallback to bt_depthwise_s8 for another set; riscv32
+    and xcore, whose sets have no depthwise variants, keep fx_win."""
+    cm = sources["cortex-m4"]
+    calls = re.findall(r"fx_win_dk\(&op\d+_p, (\w+), ", cm)
+    assert calls and set(calls) == {"bt_depthwise_s8_m1_rq2"} and "fx_win(FX_DW" not in cm
+    assert "#define bt_depthwise_s8_m1_rq2 bt_depthwise_s8\n" in cm
+    for other in ("riscv32", "xcore"):
+        assert "fx_win_dk" not in sources[other] and "fx_win(FX_DW, &op" in sources[other]
+
+
 def test_variant_holds_for_every_group():
     """A group's kernel needs one instantiated variant for every group's channels (bt_rq2 over each)."""
     class E:

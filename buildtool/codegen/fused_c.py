@@ -24,7 +24,7 @@ from ..plan.fusion.schedule import BlockRun, FusedPlan
 from ..model.ir import Graph
 from ..plan import ArenaPlan, TensorPlace
 from ..refops.activation import prelu_params, relu6_bounds, relu_params, tanh_params
-from . import pipeline_c, qparams, tile_kernels
+from . import kernel_variants, pipeline_c, qparams, tile_kernels
 from .c_text import c_ints as _ints, c_struct as _struct
 from .emitter import Emitter as _Emitter
 from .model_c import emit_op, generate as generate_model
@@ -97,6 +97,7 @@ class _Emit:
         self.banded = set(banded)
         self.declared = set()
         self.conv_fields = {}  # a CONV_2D's bt_conv_params fields (params), for its tile kernel
+        self.dw_fields = {}  # a DEPTHWISE_CONV_2D's bt_depthwise_params fields (params), for its variant
         self.piped = {k for grp in plan.schedule.pipelined for k in grp}
         for k, it in enumerate(plan.schedule.items):
             if isinstance(it, BlockRun):
@@ -148,6 +149,7 @@ class _Emit:
             e.declare(f"static const bt_conv_params {n} = {_struct(fields)};")
         elif op.opcode == "DEPTHWISE_CONV_2D":
             fields = dict(conv=e.conv_fields(op), depth_multiplier=o.get("depth_multiplier", 1))
+            self.dw_fields[op.index] = fields
             e.declare(f"static const bt_depthwise_params {n} = {_struct(fields)};")
         elif op.opcode in ("MAX_POOL_2D", "AVERAGE_POOL_2D"):
             e.declare(f"static const bt_pool_params {n} = {_struct(e.pool_fields(op))};")
@@ -266,8 +268,9 @@ class _Emit:
                                 f"fx{k}_t{t0}_c[c][1], {ax.s}, {ax.pad}, {ax.k}, {ax.n_in}, {self.image[0]}, "
                                 f"{self.image[1]}, &{dp}, {fch}, &o, {box}, {g.tensors[w].shape[3]});")
                 else:
+                    dw = self.depthwise(e, op, "&wv", "&o", box, "ch", fch)
                     body.append(f"      for (int ch = 0; ch < {g.tensors[w].shape[3]}; {_step('ch', blk.group(w))}) "
-                                f"{{\n        {make}\n        fx_win(FX_DW, &{dp}, &wv, &o, {box}, ch, {fch});\n      }}")
+                                f"{{\n        {make}\n        {dw}\n      }}")
             elif op.opcode in WINDOWED:
                 body.append(f"      const fx_buf i0 = {self.buf(k, blk, op.inputs[0])};\n"
                             f"      {self.windowed(e, k, blk, op, '&i0', '&o', box, '-1', '0', pulled)}")
@@ -331,7 +334,22 @@ class _Emit:
         kernel = self.tile_kernel(e, blk, op, ch) if kind == "FX_CONV" else None
         if kernel:
             return f"fx_win_k(&{p}, {kernel}, {src}, {dst}, {box}, {ch});"
+        if kind == "FX_DW":
+            return self.depthwise(e, op, src, dst, box, ch, fch)
         return f"fx_win({kind}, &{p}, {src}, {dst}, {box}, {ch}, {fch});"
+
+    def depthwise(self, e: _Emitter, op, src: str, dst: str, box: str, ch: str, fch: str) -> str:
+        """The C call computing box of depthwise op: through the variant the board's table picks for the layer
+        (fx_win_dk; the variant's conditions hold on any group of the layer's channels), else fx_win (the set's
+        dispatcher bt_depthwise_s8)."""
+        p = self.params(e, op)
+        fields = self.dw_fields[op.index]
+        layer = dict(e.conv_layer(op, fields["conv"]), depth_multiplier=fields["depth_multiplier"])
+        if self.g.tensors[op.outputs[0]].dtype == "int8":
+            fn = e.kernel("depthwise", layer)
+            if fn != kernel_variants.DISPATCHERS["depthwise"]:
+                return f"fx_win_dk(&{p}, {fn}, {src}, {dst}, {box}, {ch}, {fch});"
+        return f"fx_win(FX_DW, &{p}, {src}, {dst}, {box}, {ch}, {fch});"
 
     def tile_kernel(self, e: _Emitter, blk: BlockRun, op, ch: str, inplace: bool = False):
         """Declare conv op's tile kernel (tile_kernels.py) when its calls have more than one output channel

@@ -54,6 +54,15 @@ typedef void (*fx_conv_kernel)(const bt_conv_params *p, const int8_t *in, int32_
    instead of bt_conv_s8. */
 void fx_win_k(const void *prm, fx_conv_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
               int32_t ca, int32_t cb, int32_t ch);
+/* A depthwise kernel with bt_depthwise_s8's signature: generated model.c passes the variant code generation
+   chose for the layer (buildtool/codegen/kernel_variants.py; it must give bt_depthwise_s8's bytes on every call
+   the runtime makes with it: on any group of the layer's channels) to fx_win_dk. */
+typedef void (*fx_dw_kernel)(const bt_depthwise_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
+                             int32_t y1);
+/* fx_win(FX_DW, prm, in, out, ra, rb, ca, cb, ch, fch) with the depthwise's kernel calls through kernel instead of
+   bt_depthwise_s8 (a set's own paths, fx_rows, keep theirs). */
+void fx_win_dk(const void *prm, fx_dw_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
+               int32_t ca, int32_t cb, int32_t ch, const int8_t *fch);
 /* Element-wise FX_ADD/FX_SUB/FX_MUL/FX_MAX/FX_MIN over the box, ch channels. */
 void fx_pw(int kind, const void *prm, const fx_buf *a, const fx_buf *b, const fx_buf *o, int32_t ra,
            int32_t rb, int32_t ca, int32_t cb, int32_t ch);

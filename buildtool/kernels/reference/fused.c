@@ -216,9 +216,11 @@ static inline int rows_follow(int8_t *const *rows, int32_t a, int32_t b, int32_t
 }
 
 /* Output rows [ra, rb) x cols [ca, cb) of a sliding-window operator, from buffer in into out
-   (ch, fch: as win_geom); a conv's kernel calls go to conv (bt_conv_s8 or model.c's tile kernel). */
-FX_ALWAYS void win_kind(int kind, const void *prm, fx_conv_kernel conv, const fx_buf *in, const fx_buf *out,
-                        int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t ch, const int8_t *fch) {
+   (ch, fch: as win_geom); a conv's kernel calls go to conv (bt_conv_s8 or model.c's tile kernel), a depthwise's
+   to dw (bt_depthwise_s8 or the variant code generation chose for the layer). */
+FX_ALWAYS void win_kind_d(int kind, const void *prm, fx_conv_kernel conv, fx_dw_kernel dw, const fx_buf *in,
+                          const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t ch,
+                          const int8_t *fch) {
   fx_prm q;
   const int32_t x0 = win_geom(kind, prm, in, out, ca, cb, ch, fch, &q);
   const bt_shape *is = kind == FX_CONV || kind == FX_DW ? &q.c.in : &q.p.in;
@@ -265,7 +267,7 @@ FX_ALWAYS void win_kind(int kind, const void *prm, fx_conv_kernel conv, const fx
             }
           const int8_t *row = in->rows[r0] + x0 * in->ps;
           if (kind == FX_CONV) conv(&q.c, row, r0, o, y, y1);
-          else bt_depthwise_s8(&q.d, row, r0, o, y, y1);
+          else dw(&q.d, row, r0, o, y, y1);
           y = y1 - 1;
           continue;
         }
@@ -293,12 +295,14 @@ FX_ALWAYS void win_kind(int kind, const void *prm, fx_conv_kernel conv, const fx
     const int32_t y1 = whole ? rb : y + 1;
     switch (kind) {
       case FX_CONV: conv(&q.c, ip, in->r0, o, y, y1); break;
-      case FX_DW: bt_depthwise_s8(&q.d, ip, in->r0, o, y, y1); break;
+      case FX_DW: dw(&q.d, ip, in->r0, o, y, y1); break;
       case FX_MAXP: bt_max_pool_s8(&q.p, ip, in->r0, o, y, y1); break;
       default: bt_avg_pool_s8(&q.p, ip, in->r0, o, y, y1); break;
     }
   }
 }
+#define win_kind(kind, prm, conv, in, out, ra, rb, ca, cb, ch, fch) \
+  win_kind_d(kind, prm, conv, bt_depthwise_s8, in, out, ra, rb, ca, cb, ch, fch)
 void fx_win(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
             int32_t ca, int32_t cb, int32_t ch, const int8_t *fch) {
   switch (kind) {  /* one copy per kind: the kind's branches fold away */
@@ -311,6 +315,10 @@ void fx_win(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int3
 void fx_win_k(const void *prm, fx_conv_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
               int32_t ca, int32_t cb, int32_t ch) {  /* a conv's own copy (the linker drops it when unused) */
   win_kind(FX_CONV, prm, kernel, in, out, ra, rb, ca, cb, ch, 0);
+}
+void fx_win_dk(const void *prm, fx_dw_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
+               int32_t ca, int32_t cb, int32_t ch, const int8_t *fch) {  /* a depthwise's own copy (likewise) */
+  win_kind_d(FX_DW, prm, bt_conv_s8, kernel, in, out, ra, rb, ca, cb, ch, fch);
 }
 
 void fx_chw(const void *cprm, const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb, int32_t wca,
