@@ -61,7 +61,9 @@ def test_model_c_defines_and_passes_tile_kernels(sources):
         fallback = rf"#define {macro}\(p, in, in_y0, out, y0, y1[^)]*\) bt_conv_s8\(p, in, in_y0, out, y0, y1\)"
         assert re.search(fallback, c)
     cm = sources["cortex-m4"]
-    assert "fx_chw(&" in cm  # one-channel windows stay with the runtime's own paths
+    # one-channel windows: the runtime's own paths, its channel groups through the layers' variants (fx_chw_k)
+    assert re.search(r"fx_chw_k\(&op\d+_p, bt_conv_s8_pm\w+, &ci, &wv, .*, &op\d+_p, bt_depthwise_s8_\w+, ", cm)
+    assert "fx_chw(&" in sources["xcore"] and "fx_chw_k" not in sources["xcore"]
     assert "fx_win_k(&op" in cm and "fx_conv_inplace_k(&op" in cm
     for other in ("xcore", "variants"):
         assert "_tk(" not in sources[other] and "fx_win_k" not in sources[other]

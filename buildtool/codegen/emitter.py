@@ -139,7 +139,7 @@ class Emitter:
         dispatcher = kernel_variants.DISPATCHERS[kind]
         if self.variants is None:
             return dispatcher
-        name = kernel_variants.choose(self.variants[1], kind, layer)
+        name = kernel_variants.choose_codegen(self.variants[1], kind, layer)
         if name != dispatcher:
             self.used_variants[name] = dispatcher
         return name
@@ -147,7 +147,9 @@ class Emitter:
     def conv_layer(self, op, fields: dict) -> dict:
         """A conv or depthwise layer for kernel_variants: its struct fields with its requantisation."""
         p = prepare.conv(self.g, op)
-        return dict(fields, multipliers=list(p.multipliers), shifts=list(p.shifts))
+        b = prepare.bias_input(self.g, op)   # the biases too: kernel_variants.doubled_ok reads them
+        biases = [int(v) for v in self.g.tensors[b].data.reshape(-1)] if b >= 0 else []
+        return dict(fields, multipliers=list(p.multipliers), shifts=list(p.shifts), biases=biases)
 
     def instance(self, n: str, variant: str, h: int) -> str:
         """Declare {n}_conv, the layer's own instance of `variant`'s loops (the set's macro on its constant

@@ -258,8 +258,10 @@ class _Emit:
                 body.append(f"      const fx_buf ci = {self.buf(k, blk, conv.inputs[0])}, "
                             f"wv = {self.buf(k, blk, w)};\n"
                             f"      const int16_t *WR = fx{k}_t{w}_r[r], *WC = fx{k}_t{w}_c[c];")
-                if make.startswith("fx_win("):  # the runtime walks the channels (fx_chw)
-                    body.append(f"      fx_chw(&{self.params(e, conv)}, &ci, &wv, {wbox}, &{dp}, {fch}, &o, {box}, "
+                if make.startswith("fx_win("):  # the runtime walks the channels (fx_chw, fx_chw_k)
+                    ck, dk = self.chw_kernels(e, conv, op)
+                    call = f"fx_chw_k(&{self.params(e, conv)}, {ck}, " if ck else f"fx_chw(&{self.params(e, conv)}, "
+                    body.append(f"      {call}&ci, &wv, {wbox}, &{dp}, {dk + ', ' if ck else ''}{fch}, &o, {box}, "
                                 f"{g.tensors[w].shape[3]});")
                 elif (conv.opcode == "CONV_2D" and conv.inputs[0] in pulled
                       and self.pixels(blk, w)[1] == blk.group(w)):  # the same, pulling its input (fx_pulled_chw)
@@ -337,6 +339,23 @@ class _Emit:
         if kind == "FX_DW":
             return self.depthwise(e, op, src, dst, box, ch, fch)
         return f"fx_win({kind}, &{p}, {src}, {dst}, {box}, {ch}, {fch});"
+
+    def chw_kernels(self, e: _Emitter, conv, op) -> tuple:
+        """(conv kernel, depthwise kernel) fx_chw_k takes for conv and depthwise op, the variants the board's table
+        picks for the layers (each valid on any group of at least FX_CHW_K_MIN of the conv's channels, and on any
+        group of the depthwise's), or (None, None) when both are the dispatchers or the set's fx_chw takes no
+        kernels (tile_kernels.chw_groups): fx_chw."""
+        names = [kernel_variants.DISPATCHERS["conv"], kernel_variants.DISPATCHERS["depthwise"]]
+        if not tile_kernels.chw_groups(e):
+            return None, None
+        if self.g.tensors[conv.outputs[0]].dtype == "int8":
+            names[0] = e.kernel("conv", e.conv_layer(conv, self.conv_fields[conv.index]))
+        if self.g.tensors[op.outputs[0]].dtype == "int8":
+            fields = self.dw_fields[op.index]
+            names[1] = e.kernel("depthwise", dict(e.conv_layer(op, fields["conv"]),
+                                                  depth_multiplier=fields["depth_multiplier"]))
+        return (None, None) if names == [kernel_variants.DISPATCHERS["conv"],
+                                         kernel_variants.DISPATCHERS["depthwise"]] else tuple(names)
 
     def depthwise(self, e: _Emitter, op, src: str, dst: str, box: str, ch: str, fch: str) -> str:
         """The C call computing box of depthwise op: through the variant the board's table picks for the layer

@@ -4,11 +4,13 @@ The cortex-m and riscv (scalar) kernel sets export, next to their dispatchers (b
 the variants those dispatchers choose between (kernels/<set>/bt_variants.h). For a board whose
 set is listed in TABLES, model.c calls the variant each layer needs directly: no choice at run
 time, and --gc-sections drops the variants (and dispatchers) no layer calls. Each table states the
-C dispatcher's exact conditions, in the dispatcher's order (the first matching variant wins);
+C dispatcher's exact conditions, in the dispatcher's order (the first matching variant wins), except
+rows for model.c's own calls only (doubled_ok: the dispatcher never takes them);
 tests/test_kernel_variants.py checks them against the C on random layers.
 
 A layer is described by a dict of the kernel's parameter struct fields as model.c writes them
-("in"/"out" dicts with h, w, c), plus "multipliers" and "shifts" as integer lists.
+("in"/"out" dicts with h, w, c), plus "multipliers", "shifts" and (conv, depthwise) "biases" as integer
+lists.
 """
 
 from __future__ import annotations
@@ -57,12 +59,33 @@ def _fc_zp_ok(p) -> bool:
     return not p["per_channel"] and -p["shifts"][0] - 1 <= 21
 
 
+BT_COL3 = 512  # cortex-m/im2col.h: largest patch of the 3-pixel path (conv_pm.h's asm requantisation)
+
+
+def doubled_ok(p) -> bool:
+    """cortex-m/conv_pm.h's doubled sums (fast 2, bt_rq2m): only for model.c's own calls (choose_codegen marks
+    the layer "codegen"; the dispatcher, and so the fused tile runtime, never takes them), when 2a stays in
+    int32 on every channel: |bias| plus the largest |sum| of the patch (255 * 128 per value) below 2^30.
+    Only the 3-pixel path (at most BT_COL3 values) gains from them, and only with at most 2 patch values per
+    output channel: the doubling costs an SADD16 per 2 values of a pixel's patch, saves 2 instructions per
+    output (ResNet-8's 3x3 layers of 144 and 288 values into 16 and 32 channels ran 70 k instructions more)."""
+    k = _patch(p)
+    return (p.get("codegen", False) and "biases" in p and k <= BT_COL3 and k <= 2 * p["out"]["c"]
+            and all(abs(b) + k * 255 * 128 < 1 << 30 for b in p["biases"]))
+
+
+# the table rows doubled_ok guards: model.c's own calls only, no dispatcher takes them
+CODEGEN_ONLY = frozenset({"bt_conv_s8_pm_rq2m_ssat"})
+
+
 def _always(p) -> bool:
     return True
 
 
 CORTEX_M = {
     "conv": (
+        ("bt_conv_s8_pm_rq2m_ssat", lambda p: _cm_patch_matrix(p) and _pm_rq2(p) and p["act_max"] == 127
+         and p["act_min"] == -128 and doubled_ok(p)),
         ("bt_conv_s8_pm_rq2_ssat", lambda p: _cm_patch_matrix(p) and _pm_rq2(p) and p["act_max"] == 127
          and p["act_min"] == -128),
         ("bt_conv_s8_pm_rq2_ssat_lo", lambda p: _cm_patch_matrix(p) and _pm_rq2(p) and p["act_max"] == 127),
@@ -103,7 +126,7 @@ RISCV = {
 # Variants model.c instantiates per layer instead, in a function of its own calling the set's macro
 # (bt_variants.h) on the layer's constant parameters, so gcc folds them into the loops (measured by
 # benchmarks/kernel_variants.py): variant -> (macro, its arguments after the dispatcher's)
-INSTANCES = {"bt_conv_s8_pm_rq2_ssat": ("BT_CONV_PM", (1, 2)), "bt_conv_s8_pm_rq2_ssat_lo": ("BT_CONV_PM", (1, 1)),
+INSTANCES = {"bt_conv_s8_pm_rq2m_ssat": ("BT_CONV_PM", (2, 2)), "bt_conv_s8_pm_rq2_ssat": ("BT_CONV_PM", (1, 2)), "bt_conv_s8_pm_rq2_ssat_lo": ("BT_CONV_PM", (1, 1)),
              "bt_conv_s8_pm_rq2": ("BT_CONV_PM", (1, 0)), "bt_conv_s8_pm": ("BT_CONV_PM", (0, 0)),
              "bt_conv_s8_pointwise": ("BT_CONV_PW", ())}
 # macro -> the names of its arguments after the dispatcher's (cortex-m/conv_pm.h, riscv/conv_pw.h)
@@ -126,6 +149,12 @@ def choose(table: dict, op: str, p: dict) -> str:
         if pred(p):
             return name
     return DISPATCHERS[op]
+
+
+def choose_codegen(table: dict, op: str, p: dict) -> str:
+    """choose() for a layer model.c calls itself: variants whose conditions read the layer's constants
+    (doubled_ok) may be picked too."""
+    return choose(table, op, dict(p, codegen=True))
 
 
 def for_board(board: str):

@@ -36,7 +36,7 @@ def variant(e, layer: dict, group: int):
         return None
     c = layer["out"]["c"]
     n = group or c
-    names = {kernel_variants.choose(e.variants[1], "conv",
+    names = {kernel_variants.choose_codegen(e.variants[1], "conv",
                                     dict(layer, out=dict(layer["out"], c=n), multipliers=layer["multipliers"][s:s + n],
                                          shifts=layer["shifts"][s:s + n]))
              for s in range(0, c, n)}
@@ -95,6 +95,12 @@ def col_pixels(e) -> int:
     """The board's kernel set's FX_COL_CALLS (reference/fused.c: boxes up to that many columns wide called per
     column; cortex-m/fused.c defines 2), 0 for the other sets."""
     return 2 if e.variants is not None and e.variants[0] == "BT_VARIANTS_CORTEX_M" else 0
+
+
+def chw_groups(e) -> bool:
+    """Does the board's kernel set run fx_chw in channel groups through fx_chw_k's kernels (cortex-m/fused.c
+    FX_CHW_GROUPS)? The other sets' fx_chw paths go channel by channel: they keep fx_chw."""
+    return e.variants is not None and e.variants[0] == "BT_VARIANTS_CORTEX_M"
 
 
 def local_params(f: dict, group: int, src: tuple, dst: tuple, shape: str) -> dict:

@@ -11,6 +11,7 @@
 #define BT_CONV_VARIANT(name) \
   void name(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1)
 BT_CONV_VARIANT(bt_conv_s8_pm_rq2_ssat);     /* patch matrix, bt_rq2, activation the whole int8 range */
+BT_CONV_VARIANT(bt_conv_s8_pm_rq2m_ssat);    /* the same with doubled sums (bt_rq2m): code generation only */
 BT_CONV_VARIANT(bt_conv_s8_pm_rq2_ssat_lo);  /* patch matrix, bt_rq2, upper bound 127, a lower bound */
 BT_CONV_VARIANT(bt_conv_s8_pm_rq2);          /* patch matrix, bt_rq2, any activation range */
 BT_CONV_VARIANT(bt_conv_s8_pm);              /* patch matrix, bt_mbqm_fast */
@@ -19,7 +20,8 @@ BT_CONV_VARIANT(bt_conv_s8_direct);          /* direct convolution */
 const char *bt_conv_s8_variant(const bt_conv_params *p);
 
 /* model.c's own instantiation of the patch-matrix loops for one layer (conv_pm.h), its parameters
- * a constant struct: fast 1 is the bt_rq2 requantisation, act 2 / 1 / 0 as the variants above. */
+ * a constant struct: fast 1 is the bt_rq2 requantisation, 2 bt_rq2m (doubled sums), act 2 / 1 / 0 as the
+ * variants above. */
 #include "conv_pm.h"
 #define BT_CONV_PM(p, in, in_y0, out, y0, y1, fast, act) bt_conv_pm(p, in, in_y0, out, y0, y1, fast, act)
 

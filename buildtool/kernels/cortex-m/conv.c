@@ -49,6 +49,13 @@ void bt_conv_s8_pm_rq2_ssat(const bt_conv_params *p, const int8_t *in, int32_t i
   bt_conv_pm(p, in, in_y0, out, y0, y1, 1, 2);
 }
 
+/* Doubled sums (conv_pm.h bt_rq2m): never taken by bt_conv_s8; model.c calls it for a layer whose biases code
+ * generation checked (kernel_variants.py doubled_ok). */
+void bt_conv_s8_pm_rq2m_ssat(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
+                             int32_t y1) {
+  bt_conv_pm(p, in, in_y0, out, y0, y1, 2, 2);
+}
+
 void bt_conv_s8_pm_rq2_ssat_lo(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
                                int32_t y1) {
   bt_conv_pm(p, in, in_y0, out, y0, y1, 1, 1);

@@ -30,13 +30,25 @@ static inline int32_t bt_pm_shift(int32_t s) { return s > -2 ? -2 : s; }
 #define BT_PM_P2(s) bt_rq2_p2(bt_pm_shift(s))
 #define BT_PM_E1(s) bt_rq2_e1(bt_pm_shift(s))
 
-/* Requantised, clamped output of one accumulator: fast takes bt_rq2 (p2, e1 from the shift), else
- * bt_mbqm_fast; act 2: the activation range is the whole int8 range (one SSAT), act 1: its upper
+/* fast 2, the doubled sums: the columns hold 2 (x + off) and the sums start from 2 bias, so an accumulator is
+ * a2 = 2a and SMMLAR(a2, m, R) = R + floor((a m + 2^30) / 2^31) = R + h, TFLite's SaturatingRoundingDoublingHighMul
+ * for m >= 2^30 (or m = 0); with R = 2^(e-1) - [a < 0] (+ zp 2^e) an ASR by e = -shift is its
+ * RoundingDivideByPOT (bt_rq2's floor form, requant.h) (plus zp): ADD, SMMLAR, ASR per output instead of bt_rq2's
+ * AND, ORR, ADD, SMLAL, ASR. Needs bt_pm_rq2_ok and |bias| + K 255 128 < 2^30 on every channel (2a in int32),
+ * which code generation checks (kernel_variants.py doubled_ok): no run-time check, so only model.c calls it.
+ * bt_smmlar: dsp.h. */
+static inline int32_t bt_rq2m(int32_t a2, int32_t m, int32_t s) {
+  const int32_t e = -bt_pm_shift(s);
+  return bt_smmlar(a2, m, (1 << (e - 1)) + (a2 >> 31)) >> e;
+}
+
+/* Requantised, clamped output of one accumulator: fast 1 takes bt_rq2 (p2, e1 from the shift), 2 bt_rq2m
+ * (doubled sums), 0 bt_mbqm_fast; act 2: the activation range is the whole int8 range (one SSAT), act 1: its upper
  * bound is 127 (SSAT, then the lower bound: act_min >= -128), act 0: any range. */
 static inline __attribute__((always_inline)) int32_t bt_pm_out(int32_t acc, int32_t m, int32_t s, int32_t p2, int32_t e1,
                                                            int32_t zp, int32_t lo, int32_t hi, const int fast,
                                                            const int act) {
-  const int32_t v = (fast ? bt_rq2(acc, m, p2, e1) : bt_mbqm_fast(acc, m, s)) + zp;
+  const int32_t v = (fast == 2 ? bt_rq2m(acc, m, s) : fast ? bt_rq2(acc, m, p2, e1) : bt_mbqm_fast(acc, m, s)) + zp;
   if (act == 2) return bt_ssat8(v);
   if (act == 1) { const int32_t t = bt_ssat8(v); return t < lo ? lo : t; }
   return bt_clamp(v, lo, hi);
@@ -63,9 +75,25 @@ static inline __attribute__((always_inline)) int32_t bt_pm_out(int32_t acc, int3
   BT_PM_RQ_ONE("a00", ZA, "s00") BT_PM_RQ_ONE("a10", ZA, "s10") BT_PM_RQ_ONE("a20", ZA, "s20") \
   "ldrd %[m], %[pz], [%[k], #12]\n\tldr %[e], [%[k], #20]\n\t"                          \
   BT_PM_RQ_ONE("a01", ZA, "s01") BT_PM_RQ_ONE("a11", ZA, "s11") BT_PM_RQ_ONE("a21", ZA, "s21")
+#define BT_PM_RQM_ONE(a, ZA, OFS)                         \
+  "add %[hi], %[pz], %[" a "], asr #31\n\t"                \
+  "smmlar %[hi], %[" a "], %[m], %[hi]\n\t"                \
+  "asr %[hi], %[hi], %[e]\n\t" ZA                          \
+  "ssat %[hi], #8, %[hi]\n\t"                              \
+  "strb %[hi], [%[o], %[" OFS "]]\n\t"
+#define BT_PM_RQM6(ZA)                                                                     \
+  "ldrd %[m], %[pz], [%[k]]\n\tldr %[e], [%[k], #8]\n\t"                                   \
+  BT_PM_RQM_ONE("a00", ZA, "s00") BT_PM_RQM_ONE("a10", ZA, "s10") BT_PM_RQM_ONE("a20", ZA, "s20") \
+  "ldrd %[m], %[pz], [%[k], #12]\n\tldr %[e], [%[k], #20]\n\t"                             \
+  BT_PM_RQM_ONE("a01", ZA, "s01") BT_PM_RQM_ONE("a11", ZA, "s11") BT_PM_RQM_ONE("a21", ZA, "s21")
 #define BT_PM_RQ_ADD "add %[hi], %[hi], %[zp]\n\t"
 #define BT_PM_RQ_OPS                                                                                   \
   : [lo] "=&r"(lo_), [hi] "=&r"(hi_), [m] "=&r"(m_), [pz] "=&r"(pz_), [e] "=&r"(e_)                   \
+  : [a00] "r"(acc[0]), [a01] "r"(acc[1]), [a10] "r"(acc[2]), [a11] "r"(acc[3]), [a20] "r"(acc[4]),   \
+    [a21] "r"(acc[5]), [k] "r"(k), [o] "r"(o), [s00] "i"(0), [s01] "i"(1), [s10] "i"(OPS),           \
+    [s11] "i"(OPS + 1), [s20] "i"(2 * OPS), [s21] "i"(2 * OPS + 1)
+#define BT_PM_RQM_OPS                                                                                  \
+  : [hi] "=&r"(hi_), [m] "=&r"(m_), [pz] "=&r"(pz_), [e] "=&r"(e_)                                     \
   : [a00] "r"(acc[0]), [a01] "r"(acc[1]), [a10] "r"(acc[2]), [a11] "r"(acc[3]), [a20] "r"(acc[4]),   \
     [a21] "r"(acc[5]), [k] "r"(k), [o] "r"(o), [s00] "i"(0), [s01] "i"(1), [s10] "i"(OPS),           \
     [s11] "i"(OPS + 1), [s20] "i"(2 * OPS), [s21] "i"(2 * OPS + 1)
@@ -75,10 +103,21 @@ static inline __attribute__((always_inline)) void bt_pm_rq6(const int32_t *acc, 
   if (folded) __asm__ volatile(BT_PM_RQ6("") BT_PM_RQ_OPS : "memory");
   else __asm__ volatile(BT_PM_RQ6(BT_PM_RQ_ADD) BT_PM_RQ_OPS, [zp] "r"(zp) : "memory");
 }
+/* The same for doubled sums (fast 2): ADD, SMMLAR, ASR; k = {m0, R0, e0, m1, R1, e1}, R = 2^(e-1) (+ zp 2^e when
+ * folded), e = -shift. */
+static inline __attribute__((always_inline)) void bt_pm_rqm6(const int32_t *acc, const int32_t *k, int8_t *o,
+                                                             const int32_t OPS, const int folded, int32_t zp) {
+  uint32_t hi_, m_, pz_, e_;
+  if (folded) __asm__ volatile(BT_PM_RQM6("") BT_PM_RQM_OPS : "memory");
+  else __asm__ volatile(BT_PM_RQM6(BT_PM_RQ_ADD) BT_PM_RQM_OPS, [zp] "r"(zp) : "memory");
+}
+#undef BT_PM_RQM_OPS
 #undef BT_PM_RQ_OPS
 #undef BT_PM_RQ_ADD
 #undef BT_PM_RQ6
 #undef BT_PM_RQ_ONE
+#undef BT_PM_RQM6
+#undef BT_PM_RQM_ONE
 #define BT_PM_RQ6_ASM 1
 #else
 #define BT_PM_RQ6_ASM 0
@@ -99,7 +138,7 @@ typedef struct {
 static inline __attribute__((always_inline)) int8_t *bt_pm_col(const bt_conv_params *p, const bt_pm_geom *g,
                                                               const int8_t *in, int32_t in_y0, int8_t *out,
                                                               int32_t y0, int32_t tt, int8_t *patch, int16_t *col,
-                                                              int32_t q, const int32_t P) {
+                                                              int32_t q, const int32_t P, const int dbl) {
   const int8_t *src = patch;
   if (g->direct && g->sh == 1 && g->sw == 1 && g->in_row == g->ow * g->ips) {
     src = in + (y0 - in_y0) * g->in_row + tt * g->ips;   /* the band's pixels in raster order, no division */
@@ -113,15 +152,15 @@ static inline __attribute__((always_inline)) int8_t *bt_pm_col(const bt_conv_par
         iy0 + (p->kh - 1) * p->dil_h < p->in.h && ix0 >= 0 && ix0 + p->kw <= p->in.w) {
       const int8_t *s = in + (iy0 - in_y0) * g->in_row + ix0 * g->ips;
       for (int32_t ky = 0; ky < p->kh; ky++, s += p->dil_h * g->in_row) {
-        if (P == 0) bt_widen(s, col + ky * run, run, g->off, g->off2);
-        else bt_widenp(s, col + P * ky * run, q, run, P, g->off, g->off2);
+        if (P == 0) bt_widen_x(s, col + ky * run, run, g->off, g->off2, dbl);
+        else bt_widenp_x(s, col + P * ky * run, q, run, P, g->off, g->off2, dbl);
       }
       return out + tt * g->ops;
     }
     bt_gather(p, in, in_y0, y, x, patch);
   }
-  if (P == 0) bt_widen(src, col, g->K, g->off, g->off2);
-  else bt_widenp(src, col, q, g->K, P, g->off, g->off2);
+  if (P == 0) bt_widen_x(src, col, g->K, g->off, g->off2, dbl);
+  else bt_widenp_x(src, col, q, g->K, P, g->off, g->off2, dbl);
   return out + tt * g->ops;
 }
 
@@ -142,6 +181,7 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
                       p->out.pixel_stride, p->in.w * p->in.pixel_stride, p->stride_h, p->stride_w,
                       p->kh == 1 && p->kw == 1 && p->pad_top == 0 && p->pad_left == 0};
   const int32_t n = (y1 - y0) * p->out.w;
+  const int dbl = fast == 2;   /* doubled sums (bt_rq2m) */
   int32_t t = 0;
   if (K <= BT_COL3) {   /* three pixels at a time: each filter word unpacked once for three columns */
     /* up to BT_PM3_T triples widened at once (triple j at col + j*S), then per pair of output channels
@@ -152,19 +192,41 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
       int32_t T = (n - t) / 3;
       if (T > tmax) T = tmax;
       for (int32_t j = 0; j < T; j++, t += 3) {
-        ob[3 * j] = bt_pm_col(p, &g, in, in_y0, out, y0, t, patch, col + j * S, 0, 3);
-        ob[3 * j + 1] = bt_pm_col(p, &g, in, in_y0, out, y0, t + 1, patch, col + j * S, 1, 3);
-        ob[3 * j + 2] = bt_pm_col(p, &g, in, in_y0, out, y0, t + 2, patch, col + j * S, 2, 3);
+        ob[3 * j] = bt_pm_col(p, &g, in, in_y0, out, y0, t, patch, col + j * S, 0, 3, dbl);
+        ob[3 * j + 1] = bt_pm_col(p, &g, in, in_y0, out, y0, t + 1, patch, col + j * S, 1, 3, dbl);
+        ob[3 * j + 2] = bt_pm_col(p, &g, in, in_y0, out, y0, t + 2, patch, col + j * S, 2, 3, dbl);
       }
       int32_t oc = 0;
       for (; oc + 2 <= cout; oc += 2) {
-        const int32_t b0 = bias ? bias[oc] : 0, b1 = bias ? bias[oc + 1] : 0;
+        const int32_t b0 = bias ? bias[oc] * (1 + dbl) : 0, b1 = bias ? bias[oc + 1] * (1 + dbl) : 0;
         const int32_t m0 = mult[oc], m1 = mult[oc + 1], s0 = shift[oc], s1 = shift[oc + 1];
         const int32_t p0 = fast ? BT_PM_P2(s0) : 0, e0 = fast ? BT_PM_E1(s0) : 0;
         const int32_t p1 = fast ? BT_PM_P2(s1) : 0, e1 = fast ? BT_PM_E1(s1) : 0;
         const int8_t *const f = filter + oc * K;
 #if BT_PM_RQ6_ASM
-        if (fast && act == 2 && __builtin_constant_p(g.ops) && g.ops > 0 && g.ops < 2000) {
+        if (fast == 2 && act == 2 && __builtin_constant_p(g.ops) && g.ops > 0 && g.ops < 2000) {
+          const int32_t q0 = -bt_pm_shift(s0), q1 = -bt_pm_shift(s1);
+          const int folded = q0 <= 22 && q1 <= 22;   /* bt_rq2_zp_ok */
+          const int32_t k[6] = {m0, (1 << (q0 - 1)) + (folded ? (int32_t)((uint32_t)zp << q0) : 0), q0,
+                                m1, (1 << (q1 - 1)) + (folded ? (int32_t)((uint32_t)zp << q1) : 0), q1};
+          int8_t *o = ob[0] + oc;
+          const int16_t *cj = col;
+          if (folded) {
+            for (int32_t j = 0; j < T; j++, cj += S, o += 3 * g.ops) {
+              int32_t acc[6];
+              bt_mm3x2(cj, f, K, b0, b1, acc);
+              bt_pm_rqm6(acc, k, o, g.ops, 1, zp);
+            }
+          } else {
+            for (int32_t j = 0; j < T; j++, cj += S, o += 3 * g.ops) {
+              int32_t acc[6];
+              bt_mm3x2(cj, f, K, b0, b1, acc);
+              bt_pm_rqm6(acc, k, o, g.ops, 0, zp);
+            }
+          }
+          continue;
+        }
+        if (fast == 1 && act == 2 && __builtin_constant_p(g.ops) && g.ops > 0 && g.ops < 2000) {
           const int folded = bt_rq2_zp_ok(bt_pm_shift(s0)) && bt_rq2_zp_ok(bt_pm_shift(s1));
           const int32_t k[6] = {m0, folded ? bt_rq2_p2_zp(p0, e0, zp) : p0, e0,
                                 m1, folded ? bt_rq2_p2_zp(p1, e1, zp) : p1, e1};
@@ -199,7 +261,7 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
         }
       }
       if (oc < cout) {
-        const int32_t b = bias ? bias[oc] : 0;
+        const int32_t b = bias ? bias[oc] * (1 + dbl) : 0;
         const int32_t s0 = shift[oc], p0 = fast ? BT_PM_P2(s0) : 0, e0 = fast ? BT_PM_E1(s0) : 0;
         for (int32_t j = 0; j < T; j++) {
           int32_t acc[3];
@@ -212,12 +274,12 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
     }
   }
   for (; t + 2 <= n; t += 2) {
-    int8_t *const o0 = bt_pm_col(p, &g, in, in_y0, out, y0, t, patch, col, 0, 2);
-    int8_t *const o1 = bt_pm_col(p, &g, in, in_y0, out, y0, t + 1, patch, col, 1, 2);
+    int8_t *const o0 = bt_pm_col(p, &g, in, in_y0, out, y0, t, patch, col, 0, 2, dbl);
+    int8_t *const o1 = bt_pm_col(p, &g, in, in_y0, out, y0, t + 1, patch, col, 1, 2, dbl);
     int32_t oc = 0;
     for (; oc + 2 <= cout; oc += 2) {
       int32_t acc[4], b0 = 0, b1 = 0;
-      if (bias) { b0 = bias[oc]; b1 = bias[oc + 1]; }
+      if (bias) { b0 = bias[oc] * (1 + dbl); b1 = bias[oc + 1] * (1 + dbl); }
       bt_mm2x2(col, filter + oc * K, K, b0, b1, acc);
       const int32_t m0 = mult[oc], m1 = mult[oc + 1], s0 = shift[oc], s1 = shift[oc + 1];
       const int32_t p0 = fast ? BT_PM_P2(s0) : 0, e0 = fast ? BT_PM_E1(s0) : 0;
@@ -231,7 +293,7 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
     if (oc < cout) {
       int32_t acc[2];
       bt_mmpx1(col, filter + oc * K, K, 2, acc);
-      const int32_t b = bias ? bias[oc] : 0;
+      const int32_t b = bias ? bias[oc] * (1 + dbl) : 0;
       const int32_t s0 = shift[oc], p0 = fast ? BT_PM_P2(s0) : 0, e0 = fast ? BT_PM_E1(s0) : 0;
       const int32_t r0 = bt_pm_out(acc[0] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);
       const int32_t r1 = bt_pm_out(acc[1] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);
@@ -239,12 +301,12 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
     }
   }
   if (t < n) {
-    int8_t *const o = bt_pm_col(p, &g, in, in_y0, out, y0, t, patch, col, 0, 0);
+    int8_t *const o = bt_pm_col(p, &g, in, in_y0, out, y0, t, patch, col, 0, 0, dbl);
     int32_t oc = 0;
     for (; oc + 4 <= cout; oc += 4) {
       int32_t acc[4];
       acc[0] = 0; acc[1] = 0; acc[2] = 0; acc[3] = 0;
-      if (bias) { acc[0] = bias[oc]; acc[1] = bias[oc + 1]; acc[2] = bias[oc + 2]; acc[3] = bias[oc + 3]; }
+      if (bias) { acc[0] = bias[oc] * (1 + dbl); acc[1] = bias[oc + 1] * (1 + dbl); acc[2] = bias[oc + 2] * (1 + dbl); acc[3] = bias[oc + 3] * (1 + dbl); }
       bt_mv1x4(col, filter + oc * K, K, acc);
       int32_t r[4];
       for (int k = 0; k < 4; k++) {
@@ -254,7 +316,7 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
       o[oc] = (int8_t)r[0]; o[oc + 1] = (int8_t)r[1]; o[oc + 2] = (int8_t)r[2]; o[oc + 3] = (int8_t)r[3];
     }
     for (; oc < cout; oc++) {
-      const int32_t a = bt_mv1x1(col, filter + oc * K, K, bias ? bias[oc] : 0);
+      const int32_t a = bt_mv1x1(col, filter + oc * K, K, bias ? bias[oc] * (1 + dbl) : 0);
       const int32_t sk = shift[oc], pk = fast ? BT_PM_P2(sk) : 0, ek = fast ? BT_PM_E1(sk) : 0;
       o[oc] = (int8_t)bt_pm_out(a, mult[oc], sk, pk, ek, zp, lo, hi, fast, act);
     }

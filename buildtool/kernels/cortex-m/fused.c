@@ -1432,25 +1432,26 @@ static int conv1_pair9(bt_conv_params *c, int32_t K, cm_conv1 *st, const box_src
    paths. */
 #define CM_GRP_MIN 8
 /* The depthwise of channels [ch, ch + n) made in g-channel window gw: their taps regrouped [T][n] at taps, one
-   depthwise call per output row (rows [ra, rb) x cols [ca, cb) of out). */
-static inline void cm_grp_dw(const void *dprm, const int8_t *fch, int8_t *taps, int32_t T, int32_t ch, int32_t n,
-                             const fx_buf *gw, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb) {
+   depthwise call per output row (rows [ra, rb) x cols [ca, cb) of out), through the layer's kernel dk. */
+static inline void cm_grp_dw(const void *dprm, fx_dw_kernel dk, const int8_t *fch, int8_t *taps, int32_t T, int32_t ch,
+                             int32_t n, const fx_buf *gw, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca,
+                             int32_t cb) {
   for (int32_t t = 0; t < T; t++)
     for (int32_t j = 0; j < n; j++) taps[t * n + j] = fch[(ch + j) * T + t];
   /* fx_win takes channel ch's taps at fch + ch * kh * kw: this group's, regrouped */
   const int8_t *const f = (const int8_t *)((uintptr_t)taps - (uintptr_t)(ch * T));
-  for (int32_t y = ra; y < rb; y++) fx_win(FX_DW, dprm, gw, out, y, y + 1, ca, cb, ch, f);
+  for (int32_t y = ra; y < rb; y++) fx_win_dk(dprm, dk, gw, out, y, y + 1, ca, cb, ch, f);
 }
 /* cm_chw_groups through the set's own conv kernel: the conv makes g channels of the tile's box at once into a
-   g-channel copy of the window (fx_win with the group's channels: one bt_conv_s8 call per box, or per row on
-   row bands, so the patch-matrix loops widen each input pixel once for the g channels, where the one-channel
+   g-channel copy of the window (fx_win_k with the group's channels: one call of the layer's kernel ck per box, or
+   per row on row bands, so the patch-matrix loops widen each input pixel once for the g channels, where the one-channel
    paths widen it once per channel or pair), then the group's depthwise as cm_chw_groups. The copy and the
    regrouped taps in CM_GRP_BUF bytes of this frame; 0 when fewer than CM_GRP_MIN channels fit. */
 #define CM_GRP_BUF 1280
-__attribute__((noinline)) static int cm_chw_pm(const void *cprm, const fx_buf *cin, int32_t wra, int32_t wrb,
-                                               int32_t wca, int32_t wcb, const void *dprm, const int8_t *fch,
-                                               const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
-                                               int32_t channels) {
+__attribute__((noinline)) static int cm_chw_pm(const void *cprm, fx_conv_kernel ck, const fx_buf *cin, int32_t wra,
+                                               int32_t wrb, int32_t wca, int32_t wcb, const void *dprm,
+                                               fx_dw_kernel dk, const int8_t *fch, const fx_buf *out, int32_t ra,
+                                               int32_t rb, int32_t ca, int32_t cb, int32_t channels) {
   const bt_depthwise_params *const dp = dprm;
   const int32_t T = dp->conv.kh * dp->conv.kw, box = (wrb - wra) * (wcb - wca);
   int32_t g = (CM_GRP_BUF - 4) / (box + T);
@@ -1462,16 +1463,16 @@ __attribute__((noinline)) static int cm_chw_pm(const void *cprm, const fx_buf *c
   for (int32_t ch = 0; ch < channels; ch += g) {
     const int32_t n = channels - ch < g ? channels - ch : g;
     gw.ps = n;
-    fx_win(FX_CONV, cprm, cin, &gw, wra, wrb, wca, wcb, ch, 0);
-    cm_grp_dw(dprm, fch, taps, T, ch, n, &gw, out, ra, rb, ca, cb);
+    fx_win_k(cprm, n >= FX_CHW_K_MIN ? ck : bt_conv_s8, cin, &gw, wra, wrb, wca, wcb, ch);
+    cm_grp_dw(dprm, dk, fch, taps, T, ch, n, &gw, out, ra, rb, ca, cb);
   }
   return 1;
 }
 /* The one-channel paths' groups (cm_chw_groups checked the window, the depth multiplier and the RGB stem). */
 __attribute__((noinline)) static int cm_chw_groups1(const void *cprm, const fx_buf *cin, int32_t wra, int32_t wrb,
-                                                   int32_t wca, int32_t wcb, const void *dprm, const int8_t *fch,
-                                                   const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
-                                                   int32_t channels) {
+                                                   int32_t wca, int32_t wcb, const void *dprm, fx_dw_kernel dk,
+                                                   const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb,
+                                                   int32_t ca, int32_t cb, int32_t channels) {
   const bt_depthwise_params *const dp = dprm;
   const int32_t T = dp->conv.kh * dp->conv.kw, box = (wrb - wra) * (wcb - wca);
   fx_prm cq;
@@ -1503,23 +1504,24 @@ __attribute__((noinline)) static int cm_chw_groups1(const void *cprm, const fx_b
       if (c->bias) c->bias += m;
       j += m - 1;
     }
-    cm_grp_dw(dprm, fch, taps, T, ch, n, &gw, out, ra, rb, ca, cb);
+    cm_grp_dw(dprm, dk, fch, taps, T, ch, n, &gw, out, ra, rb, ca, cb);
   }
   return 1;
 }
 /* The group paths, each in its own frame (the stack of one, not both): the conv kernel's first, then the
    one-channel paths'. */
-__attribute__((noinline)) static int cm_chw_groups(const void *cprm, const fx_buf *cin, const fx_buf *win, int32_t wra,
-                                                   int32_t wrb, int32_t wca, int32_t wcb, const void *dprm,
-                                                   const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb,
-                                                   int32_t ca, int32_t cb, int32_t channels) {
+__attribute__((noinline)) static int cm_chw_groups(const void *cprm, fx_conv_kernel ck, const fx_buf *cin,
+                                                   const fx_buf *win, int32_t wra, int32_t wrb, int32_t wca,
+                                                   int32_t wcb, const void *dprm, fx_dw_kernel dk, const int8_t *fch,
+                                                   const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
+                                                   int32_t channels) {
   if (win->ps != 1 || win->rows || wra != win->r0 || wca != win->c0 || wrb <= wra || wcb <= wca ||
       ((const bt_depthwise_params *)dprm)->depth_multiplier != 1)
     return 0;
   const bt_conv_params *const cp = cprm;
   if (cp->kh == 3 && cp->kw * cp->in.c == 9) return 0;   /* an RGB stem: pair9 (measured faster on its tiles' rows) */
-  return cm_chw_pm(cprm, cin, wra, wrb, wca, wcb, dprm, fch, out, ra, rb, ca, cb, channels) ||
-         cm_chw_groups1(cprm, cin, wra, wrb, wca, wcb, dprm, fch, out, ra, rb, ca, cb, channels);
+  return cm_chw_pm(cprm, ck, cin, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels) ||
+         cm_chw_groups1(cprm, cin, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels);
 }
 #define FX_CHW_GROUPS cm_chw_groups
 

@@ -21,16 +21,22 @@
  * the K % 4 tail values follow in order. */
 
 /* dst[0..n) = the widened, reordered values of src[0..n) + off (off2 = bt_dup16(off)): SXTAB16 adds the offset
- * as it widens (the same int16 halves as SXTB16 then SADD16, one instruction instead of two). */
-static inline void bt_widen(const int8_t *src, int16_t *dst, int32_t n, int32_t off, int32_t off2) {
+ * as it widens (the same int16 halves as SXTB16 then SADD16, one instruction instead of two); dbl 1 (conv_pm.h's
+ * doubled sums): 2 (src + off), one SADD16 more per 2 values. */
+static inline __attribute__((always_inline)) void bt_widen_x(const int8_t *src, int16_t *dst, int32_t n, int32_t off,
+                                                              int32_t off2, const int dbl) {
   int32_t k = 0;
   for (; k + 4 <= n; k += 4) {
     const uint32_t v = bt_ld4(src + k);
-    const int32_t a = (int32_t)bt_sxtab16((uint32_t)off2, v), b = (int32_t)bt_sxtab16_ror8((uint32_t)off2, v);
+    int32_t a = (int32_t)bt_sxtab16((uint32_t)off2, v), b = (int32_t)bt_sxtab16_ror8((uint32_t)off2, v);
+    if (dbl) { a = bt_sadd16(a, a); b = bt_sadd16(b, b); }
     __builtin_memcpy(dst + k, &a, 4);
     __builtin_memcpy(dst + k + 2, &b, 4);
   }
-  for (; k < n; k++) dst[k] = (int16_t)(src[k] + off);
+  for (; k < n; k++) dst[k] = (int16_t)((src[k] + off) * (1 + dbl));
+}
+static inline void bt_widen(const int8_t *src, int16_t *dst, int32_t n, int32_t off, int32_t off2) {
+  bt_widen_x(src, dst, n, off, off2, 0);
 }
 
 /* dst[0..n) = src[0..n): word copies (unaligned LDR/STR), then bytes. */
@@ -116,25 +122,32 @@ static inline int32_t bt_mv1x1(const int16_t *c, const int8_t *f, int32_t n, int
  * more group the same way, zeros after them. BT_GROUPED(P, K) int16 values in all. */
 #define BT_GROUPED(P, K) ((P) * ((K) & ~3) + (((K) & 3) ? 4 * (P) : 0))
 
-/* Widens src[0..n) + off (off2 = bt_dup16(off)) into pixel q's place of the P pixels at c (bt_widen's SXTAB16). */
-static inline void bt_widenp(const int8_t *src, int16_t *c, int32_t q, int32_t n, const int32_t P, int32_t off,
-                             int32_t off2) {
+/* Widens src[0..n) + off (off2 = bt_dup16(off)) into pixel q's place of the P pixels at c (bt_widen's SXTAB16;
+ * dbl 1: doubled). */
+static inline __attribute__((always_inline)) void bt_widenp_x(const int8_t *src, int16_t *c, int32_t q, int32_t n,
+                                                               const int32_t P, int32_t off, int32_t off2,
+                                                               const int dbl) {
   int16_t *d = c + 2 * q;
   int32_t k = 0;
 #pragma GCC unroll 4
   for (; k + 4 <= n; k += 4, d += 4 * P) {
     const uint32_t v = bt_ld4(src + k);
-    const int32_t a = (int32_t)bt_sxtab16((uint32_t)off2, v), b = (int32_t)bt_sxtab16_ror8((uint32_t)off2, v);
+    int32_t a = (int32_t)bt_sxtab16((uint32_t)off2, v), b = (int32_t)bt_sxtab16_ror8((uint32_t)off2, v);
+    if (dbl) { a = bt_sadd16(a, a); b = bt_sadd16(b, b); }
     __builtin_memcpy(d, &a, 4);
     __builtin_memcpy(d + 2 * P, &b, 4);
   }
   if (k < n) {   /* the tail group: values k..n-1, zeros after them */
     const int32_t r = n - k;
-    d[0] = (int16_t)(src[k] + off);
-    d[2 * P] = (int16_t)(r > 1 ? src[k + 1] + off : 0);
-    d[1] = (int16_t)(r > 2 ? src[k + 2] + off : 0);
+    d[0] = (int16_t)((src[k] + off) * (1 + dbl));
+    d[2 * P] = (int16_t)(r > 1 ? (src[k + 1] + off) * (1 + dbl) : 0);
+    d[1] = (int16_t)(r > 2 ? (src[k + 2] + off) * (1 + dbl) : 0);
     d[2 * P + 1] = 0;
   }
+}
+static inline void bt_widenp(const int8_t *src, int16_t *c, int32_t q, int32_t n, const int32_t P, int32_t off,
+                             int32_t off2) {
+  bt_widenp_x(src, c, q, n, P, off, off2, 0);
 }
 
 /* The K % 4 (1..3) weights of filter row f after its K & ~3 whole groups as one word, zero bytes after

@@ -63,6 +63,14 @@ typedef void (*fx_dw_kernel)(const bt_depthwise_params *p, const int8_t *in, int
    bt_depthwise_s8 (a set's own paths, fx_rows, keep theirs). */
 void fx_win_dk(const void *prm, fx_dw_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
                int32_t ca, int32_t cb, int32_t ch, const int8_t *fch);
+/* fx_chw with the conv's kernel calls for FX_CHW_K_MIN or more channels through ck (the rest through bt_conv_s8) and
+   the depthwise's through dk (a set's own paths keep theirs): generated model.c passes the variants code generation
+   chose for the layers. ck must give bt_conv_s8's bytes on any group of at least FX_CHW_K_MIN of its layer's
+   channels, dk bt_depthwise_s8's on any group of its layer's channels. */
+#define FX_CHW_K_MIN 4
+void fx_chw_k(const void *cprm, fx_conv_kernel ck, const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb,
+              int32_t wca, int32_t wcb, const void *dprm, fx_dw_kernel dk, const int8_t *fch, const fx_buf *out,
+              int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t channels);
 /* Element-wise FX_ADD/FX_SUB/FX_MUL/FX_MAX/FX_MIN over the box, ch channels. */
 void fx_pw(int kind, const void *prm, const fx_buf *a, const fx_buf *b, const fx_buf *o, int32_t ra,
            int32_t rb, int32_t ca, int32_t cb, int32_t ch);

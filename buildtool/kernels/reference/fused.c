@@ -9,15 +9,15 @@
 /* A set's own paths: a set's fused.c may define FX_SET_PATHS, include this file and define
    fx_k_box(kind, q, in, out, ra, rb, ca, oc, x0), a whole box of a sliding-window operator (q: its
    parameters at the tile's geometry, output channel oc of out from column ca, x0: the input's first
-   column), fx_k_chw (fx_chw's arguments) and fx_k_pulled (fx_pulled's arguments), and with
+   column), fx_k_chw (fx_chw_k's arguments) and fx_k_pulled (fx_pulled's arguments), and with
    FX_PULLED_CHW fx_k_pulled_chw (fx_pulled_chw's): each returns 1 when it did the work. */
 typedef union { bt_conv_params c; bt_depthwise_params d; bt_pool_params p; } fx_prm;  /* a kernel's parameters */
 #ifdef FX_SET_PATHS
 static int fx_k_box(int kind, const fx_prm *q, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
                     int32_t ca, int32_t oc, int32_t x0);
-static int fx_k_chw(const void *cprm, const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb, int32_t wca,
-                    int32_t wcb, const void *dprm, const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb,
-                    int32_t ca, int32_t cb, int32_t channels);
+static int fx_k_chw(const void *cprm, fx_conv_kernel ck, const fx_buf *cin, const fx_buf *win, int32_t wra,
+                    int32_t wrb, int32_t wca, int32_t wcb, const void *dprm, fx_dw_kernel dk, const int8_t *fch,
+                    const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t channels);
 static int fx_k_pulled(int kind, const void *prm, const fx_buf *win, const fx_buf *out, int32_t ra, int32_t rb,
                        int32_t ca, int32_t cb, int32_t ch, int32_t ta, int32_t tb, int32_t s, int32_t pad, int32_t k,
                        int32_t n_in, int32_t img_w, int32_t img_c);
@@ -29,7 +29,7 @@ static int fx_k_pulled_chw(const void *cprm, const fx_buf *cin, const fx_buf *wi
 #endif
 #else
 #define fx_k_box(kind, q, in, out, ra, rb, ca, oc, x0) 0
-#define fx_k_chw(cprm, cin, win, wra, wrb, wca, wcb, dprm, fch, out, ra, rb, ca, cb, channels) 0
+#define fx_k_chw(cprm, ck, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels) 0
 #define fx_k_pulled(kind, prm, win, out, ra, rb, ca, cb, ch, ta, tb, s, pad, k, n_in, img_w, img_c) 0
 #endif
 #ifndef FX_PULLED_CHW
@@ -321,14 +321,20 @@ void fx_win_dk(const void *prm, fx_dw_kernel kernel, const fx_buf *in, const fx_
   win_kind_d(FX_DW, prm, bt_conv_s8, kernel, in, out, ra, rb, ca, cb, ch, fch);
 }
 
+void fx_chw_k(const void *cprm, fx_conv_kernel ck, const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb,
+              int32_t wca, int32_t wcb, const void *dprm, fx_dw_kernel dk, const int8_t *fch, const fx_buf *out,
+              int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t channels) {
+  /* a set's own path, else group by group through fx_win_k / fx_win_dk */
+  if (fx_k_chw(cprm, ck, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels)) return;
+  for (int32_t ch = 0; ch < channels; ch += win->ps) {
+    fx_win_k(cprm, win->ps >= FX_CHW_K_MIN ? ck : bt_conv_s8, cin, win, wra, wrb, wca, wcb, ch);
+    fx_win_dk(dprm, dk, win, out, ra, rb, ca, cb, ch, fch);
+  }
+}
 void fx_chw(const void *cprm, const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb, int32_t wca,
             int32_t wcb, const void *dprm, const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca,
-            int32_t cb, int32_t channels) {  /* a set's own path, else group by group through fx_win */
-  if (fx_k_chw(cprm, cin, win, wra, wrb, wca, wcb, dprm, fch, out, ra, rb, ca, cb, channels)) return;
-  for (int32_t ch = 0; ch < channels; ch += win->ps) {
-    fx_win(FX_CONV, cprm, cin, win, wra, wrb, wca, wcb, ch, 0);
-    fx_win(FX_DW, dprm, win, out, ra, rb, ca, cb, ch, fch);
-  }
+            int32_t cb, int32_t channels) {
+  fx_chw_k(cprm, bt_conv_s8, cin, win, wra, wrb, wca, wcb, dprm, bt_depthwise_s8, fch, out, ra, rb, ca, cb, channels);
 }
 
 /* An element-wise ADD/SUB/MUL/MAXIMUM/MINIMUM over rows [ra, rb) x cols [ca, cb), one row per call. */

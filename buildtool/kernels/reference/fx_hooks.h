@@ -40,9 +40,6 @@ typedef int fx_dw1_none;
 /* A one-channel window's tile (fx_chw): both operators' geometry once, then per channel the set's
    one-channel conv and depthwise paths on the channel's filter, bias and requantisation (fx_win
    for a channel they decline). */
-#ifndef FX_CHW_GROUPS
-#define fx_k_chw1 fx_k_chw
-#endif
 __attribute__((noinline)) static int fx_k_chw1(const void *cprm, const fx_buf *cin, const fx_buf *win, int32_t wra,
                                               int32_t wrb, int32_t wca, int32_t wcb, const void *dprm,
                                               const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb,
@@ -97,17 +94,22 @@ __attribute__((noinline)) static int fx_k_chw1(const void *cprm, const fx_buf *c
   return 1;
 }
 
+/* fx_chw_k's hook (its arguments; 1 when it did the work): a set with FX_CHW_GROUPS (several channels at a time,
+   through the layers' kernels ck, dk) first, then fx_k_chw1 (one channel at a time, the set's paths); each its own
+   frame (the stack of one, not both). */
 #ifdef FX_CHW_GROUPS
-/* fx_chw's hook for a set with FX_CHW_GROUPS (fx_chw's arguments; several channels at a time, 1 when it did
-   the work): that first, else fx_k_chw1; each its own frame (the stack of one, not both). */
-__attribute__((noinline)) static int fx_k_chw(const void *cprm, const fx_buf *cin, const fx_buf *win, int32_t wra,
-                                              int32_t wrb, int32_t wca, int32_t wcb, const void *dprm,
-                                              const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb,
-                                              int32_t ca, int32_t cb, int32_t channels) {
-  if (FX_CHW_GROUPS(cprm, cin, win, wra, wrb, wca, wcb, dprm, fch, out, ra, rb, ca, cb, channels)) return 1;
+__attribute__((noinline))
+#endif
+static int fx_k_chw(const void *cprm, fx_conv_kernel ck, const fx_buf *cin, const fx_buf *win, int32_t wra,
+                    int32_t wrb, int32_t wca, int32_t wcb, const void *dprm, fx_dw_kernel dk, const int8_t *fch,
+                    const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t channels) {
+#ifdef FX_CHW_GROUPS
+  if (FX_CHW_GROUPS(cprm, ck, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels)) return 1;
+#else
+  (void)ck, (void)dk;
+#endif
   return fx_k_chw1(cprm, cin, win, wra, wrb, wca, wcb, dprm, fch, out, ra, rb, ca, cb, channels);
 }
-#endif
 
 /* A one-channel conv pulling its streamed input (reference: pulled_kind): the per-call values once,
    then per output row the input rows it needs and that row. */

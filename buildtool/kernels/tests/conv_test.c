@@ -60,7 +60,10 @@ static void test_conv_variants(void) {
  * 16 channels, a 3x3/2 stem of 3 channels with padding (gathered patches), a 1x1 of 16 values into 13 channels
  * written 15 apart with shifts of 23..27 (the zero point added after the shift), then the first layer again
  * with a channel of multiplier 0 and a bias of -2^30 and with a bias of 2^30 on a live channel (vww's 1x1
- * layers have such biases); 35 output pixels each (triples and two left over). */
+ * layers have such biases); 35 output pixels each (triples and two left over). Then the doubled sums (fast 2,
+ * bt_rq2m) on the first three layers, the 1x1 of 13 channels through bt_conv_s8_pm_rq2m_ssat too (non-constant
+ * layer: the C requantisation), and the first two with biases at kernel_variants.doubled_ok's bound (+-),
+ * multiplier 0, shifts -31 and -2, four channels of one unit weight (small sums: rounding ties). */
 #define CI_LAYER(name, H, W, CIN, OH, OW, COUT, OPS, K, S, PAD, IOFF, OOFF, LO)                               \
   static const bt_conv_params name = {.in = {H, W, CIN, CIN}, .out = {OH, OW, COUT, OPS}, .kh = K, .kw = K,    \
                                       .stride_h = S, .stride_w = S, .dil_h = 1, .dil_w = 1, .pad_top = PAD,  \
@@ -74,25 +77,43 @@ CI_LAYER(ci_pw13, 5, 7, 16, 5, 7, 13, 15, 1, 1, 0, -3, 9, -128)
 static __attribute__((noinline)) void ci_pw_run(int8_t *out) { BT_CONV_PM(&ci_pw, g_in, 0, out, 0, 7, 1, 2); }
 static __attribute__((noinline)) void ci_stem_run(int8_t *out) { BT_CONV_PM(&ci_stem, g_in, 0, out, 0, 5, 1, 2); }
 static __attribute__((noinline)) void ci_pw13_run(int8_t *out) { BT_CONV_PM(&ci_pw13, g_in, 0, out, 0, 5, 1, 2); }
+/* the doubled sums (fast 2, kernel_variants.CODEGEN's bt_conv_s8_pm_rq2m_ssat) on the same layers */
+static __attribute__((noinline)) void ci_pw_run2(int8_t *out) { BT_CONV_PM(&ci_pw, g_in, 0, out, 0, 7, 2, 2); }
+static __attribute__((noinline)) void ci_stem_run2(int8_t *out) { BT_CONV_PM(&ci_stem, g_in, 0, out, 0, 5, 2, 2); }
+static __attribute__((noinline)) void ci_pw13_run2(int8_t *out) { BT_CONV_PM(&ci_pw13, g_in, 0, out, 0, 5, 2, 2); }
+static __attribute__((noinline)) void ci_pw13_fn2(int8_t *out) { bt_conv_s8_pm_rq2m_ssat(&ci_pw13, g_in, 0, out, 0, 5); }
 
 static void test_conv_instances(void) {
-  static const bt_conv_params *const layers[] = {&ci_pw, &ci_stem, &ci_pw13, &ci_pw, &ci_pw};
-  static void (*const runs[])(int8_t *) = {ci_pw_run, ci_stem_run, ci_pw13_run, ci_pw_run, ci_pw_run};
-  for (int32_t t = 0; t < 5; t++) {
+  static const bt_conv_params *const layers[] = {&ci_pw, &ci_stem, &ci_pw13, &ci_pw, &ci_pw,
+                                                 &ci_pw, &ci_stem, &ci_pw13, &ci_pw13, &ci_pw, &ci_stem};
+  static void (*const runs[])(int8_t *) = {ci_pw_run, ci_stem_run, ci_pw13_run, ci_pw_run, ci_pw_run,
+                                           ci_pw_run2, ci_stem_run2, ci_pw13_run2, ci_pw13_fn2, ci_pw_run2,
+                                           ci_stem_run2};
+  for (int32_t t = 0; t < 11; t++) {
     const bt_conv_params *p = layers[t];
     const int32_t taps = p->kh * p->kw * p->in.c, out_bytes = p->out.h * p->out.w * p->out.pixel_stride + 8;
     fill(g_w, p->out.c * taps);
     fill(g_in, p->in.h * p->in.w * p->in.c + 16);
     for (int32_t i = 0; i < p->out.c; i++) g_bias[i] = ri(-20000, 20000);
     rand_quant(p->out.c, 14 + ilog2((uint32_t)taps) / 2);
-    if (t == 2)
+    if (t == 2 || t == 7 || t == 8)
       for (int32_t i = 0; i < p->out.c; i++) g_shift[i] = ri(-27, -23);
     if (t == 3) { g_mult[5] = 0; g_shift[5] = 0; g_bias[5] = -(1 << 30); }
     if (t == 4) g_bias[3] = 1 << 30;
+    if (t >= 9) {   /* doubled sums: biases at doubled_ok's bounds, a channel of multiplier 0 */
+      const int32_t bmax = (1 << 30) - 1 - taps * 255 * 128;
+      g_bias[3] = bmax; g_bias[4] = -bmax; g_mult[5] = 0; g_shift[5] = 0; g_bias[5] = bmax;
+      g_mult[6] = (int32_t)0x7fffffff; g_shift[6] = -31; g_mult[7] = 1 << 30; g_shift[7] = -2;
+      for (int32_t c = 8; c < 12; c++) {   /* small sums: rounding ties of either sign, outputs not saturated */
+        for (int32_t i = 0; i < taps; i++) g_w[c * taps + i] = (int8_t)(i == c % taps ? 1 : 0);
+        g_mult[c] = 1 << 30; g_shift[c] = -2 - (c & 3); g_bias[c] = ri(-300, 300);
+      }
+    }
     fill(g_ref, out_bytes);
     copy(g_opt, g_ref, out_bytes);
     ref_bt_conv_s8(p, g_in, 0, g_ref, 0, p->out.h);
     runs[t](g_opt);
+    if (runs[t] == ci_pw13_fn2) note_variant("bt_conv_s8_pm_rq2m_ssat");   /* model.c-only: no dispatcher names it */
     check("conv_instances", t, g_ref, g_opt, out_bytes);
   }
 }

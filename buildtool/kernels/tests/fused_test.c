@@ -228,12 +228,41 @@ static void test_fused_channelwise(void) {
   fused_col_calls();
 }
 
+#ifdef BT_VARIANTS_CORTEX_M
+/* The kernels code generation passes fx_chw_k for such layers on cortex-m (kernel_variants.py's table): the doubled
+   sums' conv variant where its conditions hold (the whole int8 range, bt_rq2 on every live channel, every |bias|
+   within doubled_ok's bound), else the dispatcher; the depthwise's bt_rq2 variant where it holds. */
+static fx_conv_kernel chw_ck(const bt_conv_params *p) {
+  const int32_t K = p->kh * p->kw * p->in.c;
+  int ok = p->act_min == -128 && p->act_max == 127 && K <= 640 && p->out.c >= 4;
+  for (int32_t i = 0; ok && i < p->out.c; i++) {
+    const int32_t m = p->multiplier[i], sh = p->shift[i];
+    const int64_t b = p->bias ? p->bias[i] : 0;
+    ok = (m == 0 ? sh >= -31 && sh <= 31 : m >= (1 << 30) && sh >= -31 && sh <= -2) &&
+         (b < 0 ? -b : b) + (int64_t)K * 255 * 128 < (1 << 30);
+  }
+  return ok ? bt_conv_s8_pm_rq2m_ssat : bt_conv_s8;
+}
+static fx_dw_kernel chw_dk(const bt_depthwise_params *p) {
+  int ok = p->depth_multiplier == 1;
+  for (int32_t i = 0; ok && i < p->conv.out.c; i++)
+    ok = (p->conv.multiplier[i] == 0 || p->conv.multiplier[i] >= (1 << 30)) && p->conv.shift[i] >= -31 &&
+         p->conv.shift[i] <= -2;
+  return ok ? bt_depthwise_s8_m1_rq2 : bt_depthwise_s8;
+}
+#else
+#define chw_ck(p) bt_conv_s8
+#define chw_dk(p) bt_depthwise_s8
+#endif
+
 /* fx_chw with more channels than one group holds (cortex-m's cm_chw_pm: the conv kernel makes g channels of the
    window at once, g from the box and its CM_GRP_BUF 1280 bytes, then the group's depthwise): a 1x1 conv or a 3x3
    one on 4-8 channels (not an RGB stem), C = k g + r > g0 channels (g0 the channels that fit, g = g0 & ~3,
    r in 1..g-1: a leftover group of r channels)
    for the window box of the whole output of an 8-12 x 8-12 map (g 8 to 20), one tile, then the same channels
-   over random tiles; against the reference conv and depthwise run whole. The rng is restored after. */
+   over random tiles; against the reference conv and depthwise run whole. Every fourth case (one tile and tiles
+   in turn) through fx_chw_k with the kernels code generation would pass (chw_ck, chw_dk), its shifts made for
+   bt_rq2. The rng is restored after. */
 static void fused_chw_groups(void) {
   static int8_t cw[64 * 72], fch[9 * 64];
   static int32_t cbias[64], cmult[64], cshift[64];
@@ -253,9 +282,11 @@ static void fused_chw_groups(void) {
     gen_conv(cp, h, w, cin, C, kc, kc, 1, 1, 1, 1, kc == 3, cin, C, 0);   /* H x W = h x w */
     copy(cw, g_w, C * cin * kc * kc);
     for (int32_t i = 0; i < C; i++) { cbias[i] = g_bias[i]; cmult[i] = g_mult[i]; cshift[i] = g_shift[i]; }
-    if (t % 4 == 0) for (int32_t i = 0; i < C; i++) cshift[i] = -ri(2, 12);
+    const int via_k = t % 4 == 0 || t % 4 == 3;   /* fx_chw_k */
+    if (via_k) for (int32_t i = 0; i < C; i++) cshift[i] = -ri(2, 12);
     cp->filter = cw; cp->bias = cp->bias ? cbias : 0; cp->multiplier = cmult; cp->shift = cshift;
     gen_conv(dp, h, w, C, C, 3, 3, s, s, 1, 1, same, C, C, 1);
+    if (via_k) for (int32_t i = 0; i < C; i++) g_shift[i] = -ri(2, 12);
     c2.dw.depth_multiplier = 1;
     const bt_shape out = dp->out;
     fill(g_in, h * w * cin + 16);
@@ -274,10 +305,13 @@ static void fused_chw_groups(void) {
         const int32_t wca = BT_MAX(ca * s - dp->pad_left, 0), wcb = BT_MIN((cb1 - 1) * s - dp->pad_left + 3, w);
         fill(g_band, (wrb - wra) * (wcb - wca) + 16);
         const fx_buf win = {g_band, wra, wca, wcb - wca, 1, 0};
-        fx_chw(cp, &ci, &win, wra, wrb, wca, wcb, &c2.dw, fch, &o, ra, rb1, ca, cb1, C);
+        if (via_k)
+          fx_chw_k(cp, chw_ck(cp), &ci, &win, wra, wrb, wca, wcb, &c2.dw, chw_dk(&c2.dw), fch, &o, ra, rb1, ca, cb1, C);
+        else fx_chw(cp, &ci, &win, wra, wrb, wca, wcb, &c2.dw, fch, &o, ra, rb1, ca, cb1, C);
       }
-    check(t % 2 ? "fx_chw in channel groups, tiles" : "fx_chw in channel groups, leftover group", t, g_ref, g_opt,
-          out.h * out.w * C);
+    check(via_k ? "fx_chw_k in channel groups" : t % 2 ? "fx_chw in channel groups, tiles"
+                                                       : "fx_chw in channel groups, leftover group",
+          t, g_ref, g_opt, out.h * out.w * C);
   }
   rng = saved;
 }
