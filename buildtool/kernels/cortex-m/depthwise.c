@@ -272,9 +272,9 @@ static void dw3x3_interior(const bt_conv_params *p, const int8_t *in, int32_t in
 #define DW_MIN_PIXELS 16
 #define DW_MIN_WIDTH 4
 
-typedef struct {
-  int32_t w[6];                     /* per tap row r: stride 1 (w0,w1), (w1,w2); stride 2 (w0,w2), w1 */
+typedef struct {                    /* (the order is dw_q4's: bias, w, m, p2, e1 at 0, 4, 28, 32, 36) */
   int32_t bias;                     /* bias + input offset * sum of the nine weights */
+  int32_t w[6];                     /* per tap row r: stride 1 (w0,w1), (w1,w2); stride 2 (w0,w2), w1 */
   int32_t m, p2, e1, zp;            /* requantisation: p2 with zp << e1 added when folded */
 } dw_chan;
 
@@ -290,13 +290,172 @@ typedef struct {
   int32_t iw, ih, ips, irow, ow, ops, orow, s, sh, pl, pt, fr, fc;
 } dw_geo;
 
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+/* Stride 1, the whole int8 range with the zero point folded (dw_sums_q's case): four outputs a pass in asm,
+ * dw_q4_RL(r, f, o, g) with g = {nq * 8, rows, rstep * 2, out_row, ops, n odd, 2 (n & 2), (n & 2) ops,
+ * channels, bytes between their planes}: per channel (f the next dw_chan, o the next byte) and row (r and o
+ * advanced by g[2], g[3]) its first 4 nq outputs and, n odd, its last. Per tap row the cells x..x+5 in three words (LDM, or LDR + LDRD) and the
+ * row's (w0,w1), (w1,w2) by one LDRD: out x SMLAD + SMLABT, x+1 SMLATB + SMLAD, x+2 and x+3 the same on
+ * the next words (8 instructions for 12 MACs), the bias by the first LDM (dw_chan's order: bias, w, m, p2,
+ * e1), then dw_rqm (ADD, SMMLAR, ASR), SSAT and STRB each. gcc's two-output loop kept the weights and
+ * constants in registers it did not have (five reloads from the stack a pass) and loaded each word twice.
+ * Registers: r0 cells, r1 f, r2 out, r3 ops, r4-r7 sums, r8-r10 cells (then m, p2, e1), r11-r12 weights
+ * (then temporaries), lr the row's end. */
+__asm__(
+    ".macro BT_DWQ4_ROW off, w\n\t"
+    "ldrd r11, r12, [r1, #\\w]\n\t"
+    "ldr r8, [r0, #\\off]\n\t"
+    "ldrd r9, r10, [r0, #(\\off + 4)]\n\t"
+    "smlad r4, r8, r11, r4\n\t"
+    "smlatb r5, r8, r11, r5\n\t"
+    "smlad r6, r9, r11, r6\n\t"
+    "smlatb r7, r9, r11, r7\n\t"
+    "smlabt r4, r9, r12, r4\n\t"
+    "smlad r5, r9, r12, r5\n\t"
+    "smlabt r6, r10, r12, r6\n\t"
+    "smlad r7, r10, r12, r7\n\t"
+    ".endm\n\t"
+    ".macro BT_DWQ4 name, rl\n\t"
+    ".section .text.\\name,\"ax\",%progbits\n\t"
+    ".p2align 2\n\t"
+    ".global \\name\n\t"
+    ".hidden \\name\n\t"
+    ".type \\name, %function\n\t"
+    ".thumb_func\n\t"
+    "\\name:\n\t"
+    "push {r4-r11, lr}\n\t"
+    "sub sp, sp, #32\n\t"
+    "str r3, [sp, #8]\n\t"
+    "ldr r4, [r3, #32]\n\t"         /* channels */
+    "str r4, [sp, #24]\n\t"
+    "ldr r3, [r3, #16]\n\t"         /* ops */
+    "0:\n\t"
+    "str r0, [sp, #16]\n\t"
+    "str r2, [sp, #20]\n\t"
+    "ldr r4, [sp, #8]\n\t"
+    "ldr r4, [r4, #4]\n\t"          /* rows */
+    "str r4, [sp, #12]\n\t"
+    "1:\n\t"
+    "str r0, [sp, #0]\n\t"
+    "str r2, [sp, #4]\n\t"
+    "ldr lr, [sp, #8]\n\t"
+    "ldr lr, [lr, #0]\n\t"
+    "add lr, lr, r0\n\t"            /* the row's end */
+    "2:\n\t"
+    "ldm r1, {r7, r11, r12}\n\t"    /* bias, (w0,w1), (w1,w2) of tap row 0 */
+    "ldm r0, {r8, r9, r10}\n\t"
+    "smlad r4, r8, r11, r7\n\t"
+    "smlatb r5, r8, r11, r7\n\t"
+    "smlad r6, r9, r11, r7\n\t"
+    "smlatb r7, r9, r11, r7\n\t"
+    "smlabt r4, r9, r12, r4\n\t"
+    "smlad r5, r9, r12, r5\n\t"
+    "smlabt r6, r10, r12, r6\n\t"
+    "smlad r7, r10, r12, r7\n\t"
+    "BT_DWQ4_ROW (2 * \\rl), 12\n\t"
+    "BT_DWQ4_ROW (4 * \\rl), 20\n\t"
+    "ldrd r8, r9, [r1, #28]\n\t"    /* m, p2 */
+    "ldr r10, [r1, #36]\n\t"        /* e1 */
+    "add r11, r9, r4, asr #31\n\t"
+    "add r12, r9, r5, asr #31\n\t"
+    "smmlar r4, r4, r8, r11\n\t"
+    "smmlar r5, r5, r8, r12\n\t"
+    "add r11, r9, r6, asr #31\n\t"
+    "add r12, r9, r7, asr #31\n\t"
+    "smmlar r6, r6, r8, r11\n\t"
+    "smmlar r7, r7, r8, r12\n\t"
+    "asr r4, r4, r10\n\t"
+    "asr r5, r5, r10\n\t"
+    "asr r6, r6, r10\n\t"
+    "asr r7, r7, r10\n\t"
+    "ssat r4, #8, r4\n\t"
+    "ssat r5, #8, r5\n\t"
+    "ssat r6, #8, r6\n\t"
+    "ssat r7, #8, r7\n\t"
+    "strb r4, [r2]\n\t"
+    "strb r5, [r2, r3]\n\t"
+    "add r2, r2, r3, lsl #1\n\t"
+    "strb r6, [r2]\n\t"
+    "strb r7, [r2, r3]\n\t"
+    "add r2, r2, r3, lsl #1\n\t"
+    "adds r0, r0, #8\n\t"
+    "cmp r0, lr\n\t"
+    "bne 2b\n\t"
+    "ldr r4, [sp, #8]\n\t"
+    "ldr r5, [r4, #20]\n\t"         /* n odd: its last output */
+    "cbz r5, 3f\n\t"
+    "ldrd r6, r7, [r4, #24]\n\t"    /* its cells' and its output's offsets */
+    "add r0, r0, r6\n\t"
+    "add r2, r2, r7\n\t"
+    "ldm r1, {r7, r11, r12}\n\t"
+    "ldrd r8, r9, [r0]\n\t"
+    "smlad r4, r8, r11, r7\n\t"
+    "smlabt r4, r9, r12, r4\n\t"
+    "ldrd r11, r12, [r1, #12]\n\t"
+    "ldrd r8, r9, [r0, #(2 * \\rl)]\n\t"
+    "smlad r4, r8, r11, r4\n\t"
+    "smlabt r4, r9, r12, r4\n\t"
+    "ldrd r11, r12, [r1, #20]\n\t"
+    "ldrd r8, r9, [r0, #(4 * \\rl)]\n\t"
+    "smlad r4, r8, r11, r4\n\t"
+    "smlabt r4, r9, r12, r4\n\t"
+    "ldrd r8, r9, [r1, #28]\n\t"
+    "ldr r10, [r1, #36]\n\t"
+    "add r11, r9, r4, asr #31\n\t"
+    "smmlar r4, r4, r8, r11\n\t"
+    "asr r4, r4, r10\n\t"
+    "ssat r4, #8, r4\n\t"
+    "strb r4, [r2]\n\t"
+    "ldr r4, [sp, #8]\n\t"
+    "3:\n\t"
+    "ldrd r5, r6, [r4, #8]\n\t"     /* rstep, out_row (bytes) */
+    "ldrd r0, r2, [sp, #0]\n\t"
+    "add r0, r0, r5\n\t"
+    "add r2, r2, r6\n\t"
+    "ldr r7, [sp, #12]\n\t"
+    "subs r7, r7, #1\n\t"
+    "str r7, [sp, #12]\n\t"
+    "bne 1b\n\t"
+    "ldr r4, [sp, #8]\n\t"
+    "ldr r5, [r4, #36]\n\t"         /* bytes between channels' planes */
+    "ldrd r0, r2, [sp, #16]\n\t"
+    "add r0, r0, r5\n\t"
+    "adds r2, r2, #1\n\t"
+    "adds r1, r1, #44\n\t"          /* sizeof (dw_chan) */
+    "ldr r7, [sp, #24]\n\t"
+    "subs r7, r7, #1\n\t"
+    "str r7, [sp, #24]\n\t"
+    "bne 0b\n\t"
+    "add sp, sp, #32\n\t"
+    "pop {r4-r11, pc}\n\t"
+    ".size \\name, . - \\name\n\t"
+    ".endm\n\t"
+    "BT_DWQ4 bt_dw_q4_8, 8\n\t"
+    "BT_DWQ4 bt_dw_q4_16, 16\n\t"
+    "BT_DWQ4 bt_dw_q4_32, 32\n\t"
+    "BT_DWQ4 bt_dw_q4_56, 56\n\t"
+    ".purgem BT_DWQ4\n\t"
+    ".purgem BT_DWQ4_ROW\n\t"
+    ".text");
+void bt_dw_q4_8(const int16_t *r, const void *f, int8_t *o, const int32_t *g);
+void bt_dw_q4_16(const int16_t *r, const void *f, int8_t *o, const int32_t *g);
+void bt_dw_q4_32(const int16_t *r, const void *f, int8_t *o, const int32_t *g);
+void bt_dw_q4_56(const int16_t *r, const void *f, int8_t *o, const int32_t *g);
+static void (*const dw_q4_fns[4])(const int16_t *, const void *, int8_t *, const int32_t *) = {
+    bt_dw_q4_8, bt_dw_q4_16, bt_dw_q4_32, bt_dw_q4_56};
+_Static_assert(sizeof(dw_chan) == 44, "dw_q4 reads dw_chan's fields at fixed offsets");
+#define DW_Q4 1
+#else
+#define DW_Q4 0
+#endif
+
 /* Input rows [iy0, iy0 + nr) of channels [c, c + nc) widened into d0 (row r of channel k at
  * d0 + k * K + r * rl): cells [0, cells) are input columns ix0 + b; rows outside the image get the zero
  * point z in every cell, rows inside it only their cells inside the image (the others keep the z that
- * dw_rows wrote for the strip). */
+ * dw_rows wrote for the strip; zdone: so did the rows outside the image, the strip being one chunk). */
 static void dw_widen(const bt_conv_params *p, const dw_geo *g, const int8_t *in, int32_t in_y0, int16_t *d0,
                      int32_t K, int32_t rl, int32_t iy0, int32_t nr, int32_t ix0, int32_t cells, int32_t c, int32_t nc,
-                     int32_t s) {
+                     int32_t s, int zdone) {
   const int32_t z2 = bt_dup16(-p->input_offset), ips = g->ips, in_row = g->irow, ih = g->ih;
   int32_t bv0 = -ix0, bv1 = g->iw - ix0;   /* cells inside the image: [bv0, bv1) */
   bv0 = bv0 < 0 ? 0 : (bv0 > cells ? cells : bv0);
@@ -313,6 +472,7 @@ static void dw_widen(const bt_conv_params *p, const dw_geo *g, const int8_t *in,
   for (int32_t r = 0; r < nr; r++, d0 += rl) {
     const int32_t iy = iy0 + r;
     if (iy < 0 || iy >= ih) {
+      if (zdone) continue;   /* dw_rows wrote them for the strip */
       for (int32_t k = 0; k < nc; k++)
         for (int32_t i = 0; i < rl; i += 2) __builtin_memcpy(d0 + k * K + i, &z2, 4);
       continue;
@@ -401,6 +561,7 @@ static inline __attribute__((always_inline)) void dw_sums(const int16_t *r, cons
     }
   }
 }
+
 
 /* dw_sums with the requantisation in the same pass (the output zero point folded, the activation range all
  * of int8: dw_rqm + SSAT): `rows` rows of n outputs of one channel into o (ops bytes between outputs,
@@ -585,6 +746,14 @@ static void dw_rows(const bt_conv_params *p, const dw_geo *g, const int8_t *in, 
         for (int32_t i = 0; i < 4 * K; i += rl) d[i] = z;
       }
     }
+    const int zdone = rc == y1 - y0;   /* one chunk: its rows outside the image the zero point once, not per group */
+    if (zdone) {
+      const int32_t z2 = bt_dup16(-off), iy0 = y0 * sh - g->pt;
+      for (int32_t r = 0; r < (rc - 1) * sh + 3; r++)
+        if (iy0 + r < 0 || iy0 + r >= g->ih)
+          for (int32_t k = 0; k < 4; k++)
+            for (int32_t i = 0; i < rl; i += 2) __builtin_memcpy(plane + k * K + r * rl + i, &z2, 4);
+    }
     for (int32_t c = 0; c < c_n; c += 4) {
       const int32_t nc = c_n - c < 4 ? c_n - c : 4;
       int fold = fast;
@@ -652,11 +821,22 @@ static void dw_rows(const bt_conv_params *p, const dw_geo *g, const int8_t *in, 
       if (fold)
         for (int32_t k = 0; k < nc; k++) ch[k].p2 = bt_rq2_p2_zp(ch[k].p2, ch[k].e1, zp);
       const dw_requant_fn rq = dw_requant_fns[!fast ? 4 : (!fold ? 3 : 2 - act)];
-      const dw_sums_q_fn sq = fast && fold && act == 2 && n >= DW_Q_MIN ? dw_sums_q_fns[s - 1][li] : 0;
+      const dw_sums_q_fn sq = fast && fold && act == 2 && n >= (s == 1 && DW_Q4 ? 4 : DW_Q_MIN) ? dw_sums_q_fns[s - 1][li] : 0;
       for (int32_t ya = y0; ya < y1; ya += rc) {
         const int32_t rows = y1 - ya < rc ? y1 - ya : rc, nr = (rows - 1) * sh + 3;
-        dw_widen(p, g, in, in_y0, plane, K, rl, ya * sh - g->pt, nr, ix0, cells, c, nc, s);
+        dw_widen(p, g, in, in_y0, plane, K, rl, ya * sh - g->pt, nr, ix0, cells, c, nc, s, zdone);
         int8_t *o = out + (ya - y0) * out_row + xa * ops + c;
+#if DW_Q4
+        if (sq && s == 1 && n >= 4) {   /* the channels' quads (and last output, n odd) in asm, then pairs */
+          const int32_t qg[10] = {(n >> 2) * 8, rows, 2 * sh * rl, out_row, ops, n & 1, (n & 2) * 2, (n & 2) * ops,
+                                  nc, 2 * K};
+          dw_q4_fns[li](plane, ch, o, qg);
+          if (n & 2)
+            for (int32_t k = 0; k < nc; k++)
+              sq(plane + k * K + (n & ~3), &ch[k], o + k + (n & ~3) * ops, 2, rows, sh * rl, ops, out_row);
+          continue;
+        }
+#endif
         for (int32_t k = 0; k < nc; k++) {
           if (sq) {
             sq(plane + k * K, &ch[k], o + k, n, rows, sh * rl, ops, out_row);
