@@ -863,12 +863,164 @@ static void dw_rows(const bt_conv_params *p, const dw_geo *g, const int8_t *in, 
 #define DW_PAD_WORDS 672            /* buffer words (2688 bytes: dw_rows' planes) */
 #define DW_SMALL_PIXELS 64
 
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+/* dw_small_band's sat groups, two pixels a pass: bt_dws2_SW_RL(buf, wq, o, g), wq the unpacked weights (18
+ * words), the four biases, then (m, p) of each channel and the four shifts (cq's order), g = {pairs a row,
+ * rows, bytes between the rows' first cells, bytes between output rows, ops}. Per tap one LDRD of the weights
+ * serves both pixels (LDR, 2 SXTB16, 4 SMLABB/SMLATT each), and per channel one LDRD of (m, p) both
+ * requantisations (ADD, SMMLAR; ASR, SSAT, the bytes packed as dw_small_band's). Registers: r0 cells, r1 wq,
+ * r2-r5 the first pixel's sums, r6-r9 the second's, r10-r11 weights or constants, r12 and lr the cells'
+ * word and its halves; the pointers and counts on the stack. */
+__asm__(
+    ".macro BT_DWS2_TAP k, t, S\n\t"
+    "ldr r12, [r0, #(\\k)]\n\t"
+    "ldrd r10, r11, [r1, #(\\t)]\n\t"
+    "sxtb16 lr, r12\n\t"
+    "sxtb16 r12, r12, ror #8\n\t"
+    "smlabb r2, r10, lr, r2\n\t"
+    "smlatt r4, r10, lr, r4\n\t"
+    "smlabb r3, r11, r12, r3\n\t"
+    "smlatt r5, r11, r12, r5\n\t"
+    "ldr r12, [r0, #(\\k + \\S)]\n\t"
+    "sxtb16 lr, r12\n\t"
+    "sxtb16 r12, r12, ror #8\n\t"
+    "smlabb r6, r10, lr, r6\n\t"
+    "smlatt r8, r10, lr, r8\n\t"
+    "smlabb r7, r11, r12, r7\n\t"
+    "smlatt r9, r11, r12, r9\n\t"
+    ".endm\n\t"
+    ".macro BT_DWS2_RQ k, a, b\n\t"
+    "ldrd r10, r11, [r1, #(88 + 8 * \\k)]\n\t"
+    "add r12, r11, \\a, asr #31\n\t"
+    "smmlar \\a, \\a, r10, r12\n\t"
+    "add r12, r11, \\b, asr #31\n\t"
+    "smmlar \\b, \\b, r10, r12\n\t"
+    ".endm\n\t"
+    ".macro BT_DWS2 name, RL, S\n\t"
+    ".section .text.\\name,\"ax\",%progbits\n\t"
+    ".p2align 2\n\t"
+    ".global \\name\n\t"
+    ".hidden \\name\n\t"
+    ".type \\name, %function\n\t"
+    ".thumb_func\n\t"
+    "\\name:\n\t"
+    "push {r4-r11, lr}\n\t"
+    "sub sp, sp, #32\n\t"
+    "str r3, [sp, #24]\n\t"           /* g */
+    "ldr r12, [r3, #16]\n\t"
+    "str r12, [sp, #4]\n\t"           /* ops */
+    "ldr r12, [r3, #4]\n\t"
+    "str r12, [sp, #20]\n\t"          /* rows left */
+    "str r2, [sp, #16]\n\t"           /* the row's output */
+    "1:\n\t"
+    "str r0, [sp, #12]\n\t"           /* the row's cells */
+    "ldr r12, [sp, #16]\n\t"
+    "str r12, [sp, #0]\n\t"           /* output */
+    "ldr r12, [sp, #24]\n\t"
+    "ldr r12, [r12]\n\t"
+    "str r12, [sp, #8]\n\t"           /* pairs left */
+    "2:\n\t"
+    "add r12, r1, #72\n\t"
+    "ldm r12, {r2-r5}\n\t"            /* the biases */
+    "mov r6, r2\n\t"
+    "mov r7, r3\n\t"
+    "mov r8, r4\n\t"
+    "mov r9, r5\n\t"
+    "BT_DWS2_TAP 0, 0, \\S\n\t"
+    "BT_DWS2_TAP 4, 8, \\S\n\t"
+    "BT_DWS2_TAP 8, 16, \\S\n\t"
+    "BT_DWS2_TAP (4 * \\RL), 24, \\S\n\t"
+    "BT_DWS2_TAP (4 * \\RL + 4), 32, \\S\n\t"
+    "BT_DWS2_TAP (4 * \\RL + 8), 40, \\S\n\t"
+    "BT_DWS2_TAP (8 * \\RL), 48, \\S\n\t"
+    "BT_DWS2_TAP (8 * \\RL + 4), 56, \\S\n\t"
+    "BT_DWS2_TAP (8 * \\RL + 8), 64, \\S\n\t"
+    "BT_DWS2_RQ 0, r2, r6\n\t"
+    "BT_DWS2_RQ 1, r3, r7\n\t"
+    "BT_DWS2_RQ 2, r4, r8\n\t"
+    "BT_DWS2_RQ 3, r5, r9\n\t"
+    "ldrd r10, r11, [r1, #120]\n\t"
+    "asr r2, r2, r10\n\t"
+    "asr r6, r6, r10\n\t"
+    "asr r3, r3, r11\n\t"
+    "asr r7, r7, r11\n\t"
+    "ldrd r10, r11, [r1, #128]\n\t"
+    "asr r4, r4, r10\n\t"
+    "asr r8, r8, r10\n\t"
+    "asr r5, r5, r11\n\t"
+    "asr r9, r9, r11\n\t"
+    "ssat r2, #8, r2\n\t"
+    "ssat r3, #8, r3\n\t"
+    "ssat r4, #8, r4\n\t"
+    "ssat r5, #8, r5\n\t"
+    "ssat r6, #8, r6\n\t"
+    "ssat r7, #8, r7\n\t"
+    "ssat r8, #8, r8\n\t"
+    "ssat r9, #8, r9\n\t"
+    "pkhbt r2, r2, r4, lsl #16\n\t"
+    "pkhbt r3, r3, r5, lsl #16\n\t"
+    "pkhbt r6, r6, r8, lsl #16\n\t"
+    "pkhbt r7, r7, r9, lsl #16\n\t"
+    "and r2, r2, #0x00ff00ff\n\t"
+    "and r3, r3, #0x00ff00ff\n\t"
+    "and r6, r6, #0x00ff00ff\n\t"
+    "and r7, r7, #0x00ff00ff\n\t"
+    "orr r2, r2, r3, lsl #8\n\t"
+    "orr r6, r6, r7, lsl #8\n\t"
+    "ldrd r10, r11, [sp, #0]\n\t"     /* output, ops */
+    "str r2, [r10]\n\t"
+    "str r6, [r10, r11]\n\t"
+    "add r10, r10, r11, lsl #1\n\t"
+    "str r10, [sp, #0]\n\t"
+    "add r0, r0, #(2 * \\S)\n\t"
+    "ldr r12, [sp, #8]\n\t"
+    "subs r12, r12, #1\n\t"
+    "str r12, [sp, #8]\n\t"
+    "bne 2b\n\t"
+    "ldr r12, [sp, #24]\n\t"
+    "ldrd r10, r11, [r12, #8]\n\t"    /* bytes between rows of cells, of outputs */
+    "ldr r0, [sp, #12]\n\t"
+    "add r0, r0, r10\n\t"
+    "ldr r2, [sp, #16]\n\t"
+    "add r2, r2, r11\n\t"
+    "str r2, [sp, #16]\n\t"
+    "ldr r12, [sp, #20]\n\t"
+    "subs r12, r12, #1\n\t"
+    "str r12, [sp, #20]\n\t"
+    "bne 1b\n\t"
+    "add sp, sp, #32\n\t"
+    "pop {r4-r11, pc}\n\t"
+    ".size \\name, . - \\name\n\t"
+    ".endm\n\t"
+    "BT_DWS2 bt_dws2_1_8, 8, 4\n\t"
+    "BT_DWS2 bt_dws2_1_16, 16, 4\n\t"
+    "BT_DWS2 bt_dws2_1_32, 32, 4\n\t"
+    "BT_DWS2 bt_dws2_1_56, 56, 4\n\t"
+    "BT_DWS2 bt_dws2_2_8, 8, 8\n\t"
+    "BT_DWS2 bt_dws2_2_16, 16, 8\n\t"
+    "BT_DWS2 bt_dws2_2_32, 32, 8\n\t"
+    "BT_DWS2 bt_dws2_2_56, 56, 8\n\t"
+    ".purgem BT_DWS2\n\t"
+    ".purgem BT_DWS2_RQ\n\t"
+    ".purgem BT_DWS2_TAP\n\t"
+    ".text");
+typedef void (*dw_small2_fn)(const uint32_t *, const int32_t *, int8_t *, const int32_t *);
+#define DWS2_DECL(n) void n(const uint32_t *, const int32_t *, int8_t *, const int32_t *);
+DWS2_DECL(bt_dws2_1_8) DWS2_DECL(bt_dws2_1_16) DWS2_DECL(bt_dws2_1_32) DWS2_DECL(bt_dws2_1_56)
+DWS2_DECL(bt_dws2_2_8) DWS2_DECL(bt_dws2_2_16) DWS2_DECL(bt_dws2_2_32) DWS2_DECL(bt_dws2_2_56)
+#undef DWS2_DECL
+static const dw_small2_fn dw_small2_fns[2][4] = {{bt_dws2_1_8, bt_dws2_1_16, bt_dws2_1_32, bt_dws2_1_56},
+                                                 {bt_dws2_2_8, bt_dws2_2_16, bt_dws2_2_32, bt_dws2_2_56}};
+#endif
+
 static inline __attribute__((always_inline)) void dw_small_band(const bt_conv_params *p, const uint32_t *buf,
                                                                int8_t *o, int32_t rows, int32_t c, const int rl,
                                                                const int fast, const int sat) {
   const int32_t c_n = p->out.c, ops = p->out.pixel_stride, ow = p->out.w, sh = p->stride_h, sw = p->stride_w;
   const int32_t off = p->input_offset, zp = p->output_offset, lo = p->act_min, hi = p->act_max;
-  int32_t w[18] __attribute__((aligned(8))), bq[4] __attribute__((aligned(8))), se = 0, so = 0;
+  /* the unpacked weights w, then the four biases bq, then (sat, Arm) the constants for bt_dws2 (its layout) */
+  int32_t wq[34] __attribute__((aligned(8))), se = 0, so = 0;
+  int32_t *const w = wq, *const bq = wq + 18;
   for (int t = 0; t < 9; t++) {
     const uint32_t v = bt_ld4(p->filter + t * c_n + c);
     const int32_t we = bt_sxtb16(v), wo = bt_sxtb16_ror8(v);
@@ -888,10 +1040,20 @@ static inline __attribute__((always_inline)) void dw_small_band(const bt_conv_pa
   /* sat's constants as the asm reads them: (m, p) pairs, then the shifts, by LDRD */
   const int32_t cq[12] __attribute__((aligned(8))) = {m0, p0, m1, p1, m2, p2, m3, p3, e0, e1, e2, e3};
 #endif
-  for (int32_t y = 0; y < rows; y++) {
-    const uint32_t *ip = buf + y * sh * rl;
-    int8_t *q = o + y * ow * ops;
-    for (int32_t x = 0; x < ow; x++, ip += sw, q += ops) {
+  int32_t x0 = 0;   /* the first pixel of each row the loop below takes */
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+  if (sat && ow >= 4 && sw <= 2) {   /* pairs of pixels in asm (bt_dws2), the last of an odd row below (3 wide: */
+    /* one pair a row does not repay the call) */
+    for (int k = 0; k < 12; k++) wq[22 + k] = cq[k];
+    const int32_t g[5] = {ow >> 1, rows, sh * rl * 4, ow * ops, ops};
+    dw_small2_fns[sw - 1][rl == 8 ? 0 : rl == 16 ? 1 : rl == 32 ? 2 : 3](buf, wq, o, g);
+    x0 = ow & ~1;
+  }
+#endif
+  for (int32_t y = 0; y < rows && x0 < ow; y++) {
+    const uint32_t *ip = buf + y * sh * rl + x0 * sw;
+    int8_t *q = o + y * ow * ops + x0 * ops;
+    for (int32_t x = x0; x < ow; x++, ip += sw, q += ops) {
       int32_t a0, a1, a2, a3;
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
       {
@@ -912,7 +1074,7 @@ static inline __attribute__((always_inline)) void dw_small_band(const bt_conv_pa
           BT_DWS_TAP("8*" #RL, "48") BT_DWS_TAP("8*" #RL "+4", "56") BT_DWS_TAP("8*" #RL "+8", "64")            \
           : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [xv] "=&r"(xv), [xe] "=&r"(xe),         \
             [wa] "=&r"(wa), [wb] "=&r"(wb)                                                                      \
-          : [ip] "r"(ip), [wp] "r"(w), "m"(*(const uint32_t(*)[3 * RL])ip), "m"(*(const int32_t(*)[18])w))
+          : [ip] "r"(ip), [wp] "r"(wq), "m"(*(const uint32_t(*)[3 * RL])ip), "m"(*(const int32_t(*)[18])wq))
         a0 = bq[0]; a1 = bq[1]; a2 = bq[2]; a3 = bq[3];
         if (rl == 8) BT_DWS_ASM(8);
         else if (rl == 16) BT_DWS_ASM(16);
