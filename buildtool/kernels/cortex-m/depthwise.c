@@ -5,7 +5,9 @@
  * output pixels, 2 rows and DW_MIN_WIDTH columns, take dw_rows (below "3x3, dilation 1"): per group
  * of four channels the input rows of a chunk of output rows are widened once into int16 planes padded
  * with the input zero point, then per channel two outputs a pass with SMLAD on column pairs and the sums
- * requantised two at a time; border pixels are no special case. Other calls: four channels per word.
+ * requantised two at a time (on Arm, the whole int8 range at stride 1: four outputs a pass, bt_dw_q4_RL,
+ * and dw_small's sat groups two pixels a pass, bt_dws2_SW_RL); border pixels are no special case. Other
+ * calls: four channels per word.
  * Per tap and 4 channels: LDR input + 2 SXTB16 + 2 SADD16 (offset), LDR filter + 2 SXTB16, then
  * SMLABB/SMLATT into four per-channel accumulators. 3x3 filters get a straight-line path for the pixels whose taps are all inside the
  * image (weights unpacked once per channel group and row, the input offset folded into the bias);
@@ -253,7 +255,8 @@ static void dw3x3_interior(const bt_conv_params *p, const int8_t *in, int32_t in
  * the bias: every pixel, border or not, runs the same straight-line taps. Per channel, all the chunk's
  * rows in one call, two outputs per pass: stride 1, per tap row the words of columns (x, x+1) and
  * (x+2, x+3), then SMLAD + SMLABT and SMLATB + SMLAD with the row's weights (w0,w1), (w1,w2) in
- * registers (22 instructions per 18 MACs); stride 2 (each row stored as its even then its odd columns):
+ * registers (22 instructions per 18 MACs; on Arm with the whole int8 range four outputs a pass in asm,
+ * bt_dw_q4_RL below); stride 2 (each row stored as its even then its odd columns):
  * SMLAD with (w0,w2) on two even columns + SMLABB/SMLATB with w1. The sums go to a stack row, then are
  * requantised two at a time (the output zero point folded into bt_rq2's rounding constant when it
  * fits) and clamped (SSAT when the upper bound is 127). Stack: 2688 + 1024 bytes. */
