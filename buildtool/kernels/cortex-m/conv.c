@@ -1,17 +1,19 @@
 /* CONV_2D int8 for Cortex-M DSP (M4/M7/M33). Variants (bt_variants.h), which model.c calls directly
  * (chosen at code generation, buildtool/codegen/kernel_variants.py); bt_conv_s8 picks the same one at run time:
  *  - patches of at most BT_COL_MAX (640) values (kh*kw*c_in): the patch-matrix path of im2col.h and
- *    conv_pm.h, three output pixels (patches up to BT_COL3 = 512 values; else, and left over, two or
- *    one) x two output channels per SMLAD step, the patch widened once per pixel (1x1 without padding
- *    reads the input pixel in place; a patch inside the image whose filter rows are whole groups of 4
- *    values is widened from its input rows; other patches are gathered, word copies inside the image);
+ *    conv_pm.h, three output pixels (patches up to BT_COL3 = 512 values, or up to 640 when none is
+ *    gathered: 1x1 without padding, c_in % 4 == 0; else, and left over, two or one) x two output channels
+ *    per SMLAD step, the patch widened once per pixel (1x1 without padding reads the input pixel in place;
+ *    a patch inside the image whose filter rows are whole groups of 4 values is widened from its input
+ *    rows; with c_in % 4 == 0 other patches tap by tap, zeros at padding; other patches are gathered, word
+ *    copies inside the image);
  *    requantisation by bt_rq2 when every channel allows it (bt_pm_rq2_ok), SSAT clamps when the upper
  *    bound is 127;
  *  - larger patches: direct convolution without scratch. For each output pixel and valid filter tap,
  *    four output channels at a time share each input word: one LDR + two SXTB16 (bytes 0,2 and,
  *    through ROR #8, bytes 1,3) + two SADD16 (input offset) per 4 input bytes, then per channel one
  *    LDR + two SXTB16 + two SMLAD (bt_dot4x4 in dsp.h); remainders in scalar code.
- * Stack: 3.7 KB on the patch-matrix path (3 columns of 512 int16, a 640-byte patch). Same results as
+ * Stack: 3.75 KB on the patch-matrix path (3 columns of 640 int16, a gathered patch inside them). Same results as
  * the reference set (bt_kernels.h), same TFLite weight layout. */
 #include "bt_kernels.h"
 #include "requant.h"

@@ -13,7 +13,7 @@
 #include "dsp.h"
 #include "im2col.h"
 
-#define BT_PM3_T 8   /* triples of pixels widened at once on the 3-pixel path (their columns share BT_COL3) */
+#define BT_PM3_T 8   /* triples of pixels widened at once on the 3-pixel path (their columns share 3 BT_COL3) */
 
 /* The patch-matrix path's bt_rq2 condition: bt_rq2_ok's (requant.h), except that a channel whose
  * multiplier is 0 may have any shift in [-31, 31] (TFLite writes multiplier 0, shift 0 for a channel of
@@ -37,7 +37,7 @@ static inline int32_t bt_pm_shift(int32_t s) { return s > -2 ? -2 : s; }
  * AND, ORR, ADD, SMLAL, ASR. Needs bt_pm_rq2_ok and |bias| + K 255 128 < 2^30 on every channel (2a in int32),
  * which code generation checks (kernel_variants.py doubled_ok): no run-time check, so only model.c calls it.
  * bt_smmlar: dsp.h. */
-static inline int32_t bt_rq2m(int32_t a2, int32_t m, int32_t s) {
+static inline __attribute__((always_inline)) int32_t bt_rq2m(int32_t a2, int32_t m, int32_t s) {
   const int32_t e = -bt_pm_shift(s);
   return bt_smmlar(a2, m, (1 << (e - 1)) + (a2 >> 31)) >> e;
 }
@@ -129,16 +129,49 @@ typedef struct {
   int direct;   /* 1x1 without padding: the pixel is read in place */
 } bt_pm_geom;
 
+/* Widens the patch of the output pixel whose window starts at input (iy0, ix0) tap by tap into pixel q's place
+ * of the P interleaved at col: with c_in % 4 == 0 each tap is whole groups of 4 values (tap t at col + P t c_in),
+ * a padding tap is zeros; no gathered copy, any pixel stride and dilation. (Inlined at bt_pm_col's call sites it
+ * grows gcc's size estimate of every instance: bt_rq2m, bt_tailw and bt_tail_dot are always_inline so that an
+ * RGB stem's instance keeps them inline; out of line, ResNet-8's 8x8 layer lost most of the gain.) */
+static inline __attribute__((always_inline)) void bt_pm_taps(const bt_conv_params *p, const int8_t *in,
+                                                             int32_t in_y0, int32_t iy0, int32_t ix0, int16_t *col,
+                                                             int32_t q, int32_t off, int32_t off2, const int32_t P,
+                                                             const int dbl) {
+  const int32_t cin = p->in.c, ips = p->in.pixel_stride, in_row = p->in.w * ips;
+  int16_t *d = col;
+  for (int32_t ky = 0; ky < p->kh; ky++) {
+    const int32_t iy = iy0 + ky * p->dil_h;
+    const int row_ok = (uint32_t)iy < (uint32_t)p->in.h;
+    const int8_t *const irow = in + (iy - in_y0) * in_row;
+    for (int32_t kx = 0; kx < p->kw; kx++, d += P * cin) {
+      const int32_t ix = ix0 + kx * p->dil_w;
+      if (row_ok && (uint32_t)ix < (uint32_t)p->in.w) {
+        bt_widenp_x(irow + ix * ips, d, q, cin, P, off, off2, dbl);
+      } else {
+        int16_t *z = d + 2 * q;
+        for (int32_t k = 0; k < cin; k += 4, z += 4 * P) {
+          const int32_t zero = 0;
+          __builtin_memcpy(z, &zero, 4);
+          __builtin_memcpy(z + 2 * P, &zero, 4);
+        }
+      }
+    }
+  }
+}
+
 /* Widens output pixel tt of the band (raster order from row y0)'s patch into col; P = 0: col is a
  * column of its own (bt_widen), else pixel q of the P interleaved at col (bt_widenp). A 1x1 without
  * padding (g->direct) reads the pixel in place; a patch inside the image of a dense input whose
  * filter rows are whole groups of 4 values (kw*c_in % 4 == 0, no horizontal dilation) is widened
- * from its kh input runs directly; other patches are gathered into patch first (bt_gather: zero
- * point at padding taps). Returns its output address. */
+ * from its kh input runs directly; with interleaved columns (P > 0) and c_in % 4 == 0 other patches are
+ * widened tap by tap (bt_pm_taps); the rest are gathered into patch first (bt_gather: zero point at
+ * padding taps). Returns its output address. */
 static inline __attribute__((always_inline)) int8_t *bt_pm_col(const bt_conv_params *p, const bt_pm_geom *g,
                                                               const int8_t *in, int32_t in_y0, int8_t *out,
-                                                              int32_t y0, int32_t tt, int8_t *patch, int16_t *col,
-                                                              int32_t q, const int32_t P, const int dbl) {
+                                                              int32_t y0, int32_t tt, int8_t *__restrict patch,
+                                                              int16_t *__restrict col, int32_t q, const int32_t P,
+                                                              const int dbl) {
   const int8_t *src = patch;
   if (g->direct && g->sh == 1 && g->sw == 1 && g->in_row == g->ow * g->ips) {
     src = in + (y0 - in_y0) * g->in_row + tt * g->ips;   /* the band's pixels in raster order, no division */
@@ -157,6 +190,10 @@ static inline __attribute__((always_inline)) int8_t *bt_pm_col(const bt_conv_par
       }
       return out + tt * g->ops;
     }
+    if (P != 0 && (p->in.c & 3) == 0) {   /* whole groups per tap: widened tap by tap, no patch */
+      bt_pm_taps(p, in, in_y0, iy0, ix0, col, q, g->off, g->off2, P, dbl);
+      return out + tt * g->ops;
+    }
     bt_gather(p, in, in_y0, y, x, patch);
   }
   if (P == 0) bt_widen_x(src, col, g->K, g->off, g->off2, dbl);
@@ -164,15 +201,18 @@ static inline __attribute__((always_inline)) int8_t *bt_pm_col(const bt_conv_par
   return out + tt * g->ops;
 }
 
-/* The patch-matrix path (im2col.h): output pixels of the band three at a time when the patch has at
- * most BT_COL3 values (bt_mm3x2), else two at a time (bt_mm2x2), output channels two at a time; the
- * pixels left over two at a time, an odd last pixel alone, four channels at a time (bt_mv1x4). Stack:
- * 3 columns of BT_COL3 int16 (3072 bytes), a patch of BT_COL_MAX bytes when it is gathered. */
+/* The patch-matrix path (im2col.h): output pixels of the band three at a time (bt_mm3x2) when the patch has at
+ * most BT_COL3 values (up to BT_PM3_T triples widened at once) or, up to BT_COL_MAX, one triple at a time when
+ * no patch is gathered (1x1 without padding, or c_in % 4 == 0: bt_pm_taps), else two at a time (bt_mm2x2),
+ * output channels two at a time; the pixels left over two at a time, an odd last pixel alone, four channels at
+ * a time (bt_mv1x4). Stack: 3 columns of BT_COL_MAX int16 (3840 bytes); a gathered patch (BT_COL_MAX bytes)
+ * lies in it after 3 BT_COL3 (the triples' columns on the BT_COL3 path, at most 2 BT_COL_MAX on the others). */
 static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
                                                            int8_t *out, int32_t y0, int32_t y1, const int fast,
                                                            const int act) {
-  int16_t col[3 * BT_COL3] __attribute__((aligned(4)));   /* 3 columns of BT_COL3, or 2 of BT_COL_MAX */
-  int8_t patch[BT_COL_MAX] __attribute__((aligned(4)));
+  int16_t col[3 * BT_COL_MAX] __attribute__((aligned(4)));   /* one frame under 4 KB: bt_mm3x2's end pointer */
+  int8_t *const patch = (int8_t *)(col + 3 * BT_COL3);         /* BT_COL_MAX bytes, used only with P = 0 or 2 or
+                                                                  K <= BT_COL3 (bt_pm_col gathers no other) */
   const int32_t cout = p->out.c, K = p->kh * p->kw * p->in.c;
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
   const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
@@ -183,10 +223,12 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
   const int32_t n = (y1 - y0) * p->out.w;
   const int dbl = fast == 2;   /* doubled sums (bt_rq2m) */
   int32_t t = 0;
-  if (K <= BT_COL3) {   /* three pixels at a time: each filter word unpacked once for three columns */
-    /* up to BT_PM3_T triples widened at once (triple j at col + j*S), then per pair of output channels
-       their constants loaded once for all the triples */
-    const int32_t S = BT_GROUPED(3, K), tmax = 3 * BT_COL3 / S < BT_PM3_T ? 3 * BT_COL3 / S : BT_PM3_T;
+  if (K <= BT_COL3 || g.direct || (p->in.c & 3) == 0) {   /* three pixels at a time: each filter word unpacked
+                                                              once for three columns */
+    /* up to BT_PM3_T triples widened at once (triple j at col + j*S; over BT_COL3 values one), then per pair of
+       output channels their constants loaded once for all the triples */
+    const int32_t S = BT_GROUPED(3, K);
+    const int32_t tmax = K > BT_COL3 ? 1 : 3 * BT_COL3 / S < BT_PM3_T ? 3 * BT_COL3 / S : BT_PM3_T;
     int8_t *ob[3 * BT_PM3_T];
     while (t + 3 <= n) {
       int32_t T = (n - t) / 3;

@@ -1,10 +1,10 @@
 /* im2col.h -- the cortex-m set's patch-matrix convolution path: each output pixel's input patch
  * (kh*kw*c_in values, OHWI order) is gathered once, widened to int16 with the input offset added
- * (padding taps become 0). Patches of at most BT_COL3 values: three pixels at a time, their columns
- * interleaved (bt_widenp), times two filter rows read straight from flash (bt_mm3x2: 2 LDM + 2 LDR +
- * 4 SXTB16 + 12 SMLAD per 24 MACs); larger patches and two pixels left over take bt_mm2x2 (their two
- * columns interleaved the same way: 1 LDM + 2 LDR + 4 SXTB16 + 8 SMLAD per 16 MACs), one pixel
- * bt_mv1x4.
+ * (padding taps become 0). Three pixels at a time, their columns interleaved (bt_widenp), times two filter
+ * rows read straight from flash (bt_mm3x2: 2 LDM + 2 LDR + 4 SXTB16 + 12 SMLAD per 24 MACs): patches of at
+ * most BT_COL3 values, and up to BT_COL_MAX when none is gathered (conv_pm.h); other patches and two pixels
+ * left over take bt_mm2x2 (their two columns interleaved the same way: 1 LDM + 2 LDR + 4 SXTB16 + 8 SMLAD
+ * per 16 MACs), one pixel bt_mv1x4.
  * Requantisation takes bt_rq2 (one SMLAL-based rounding, exact for TFLite's multipliers) when every
  * channel allows it. Used by conv.c for any patch of at most BT_COL_MAX values. */
 #ifndef BT_CORTEXM_IM2COL_H
@@ -112,9 +112,10 @@ static inline int32_t bt_mv1x1(const int16_t *c, const int8_t *f, int32_t n, int
   return acc;
 }
 
-#define BT_COL3 512   /* values per column on the 3-pixel path (bt_mm3x2): 3 columns = 3072 bytes (640 would
-                         take the frame of a gathered patch over 4 KB, where the asm's end pointer no longer
-                         has an SP-relative address and the 14 registers run out) */
+#define BT_COL3 512   /* values per column on the 3-pixel path with several triples widened at once or a gathered
+                         patch (conv_pm.h: 3 columns = 3072 bytes, the patch after them in the 3 columns of
+                         BT_COL_MAX, 3840 bytes: the frame stays under 4 KB, where the asm's end pointer has an
+                         SP-relative address, the 14 registers being taken) */
 
 /* Columns of P = 2 or 3 pixels interleaved (a "pair" or a "triple"): per group g of 4 values k..k+3,
  * 2P words at c + 4Pg (int16 units): pixel q's word (k, k+2) at c + 4Pg + 2q, its (k+1, k+3) at
@@ -152,7 +153,7 @@ static inline void bt_widenp(const int8_t *src, int16_t *c, int32_t q, int32_t n
 
 /* The K % 4 (1..3) weights of filter row f after its K & ~3 whole groups as one word, zero bytes after
  * them: from the row's last 4 bytes when K >= 4 (one unaligned LDR and a shift), else byte by byte. */
-static inline uint32_t bt_tailw(const int8_t *f, int32_t K) {
+static inline __attribute__((always_inline)) uint32_t bt_tailw(const int8_t *f, int32_t K) {
   const int32_t r = K & 3;
   if (K >= 4) return bt_ld4(f + K - 4) >> (8 * (4 - r));
   uint32_t w = (uint8_t)f[0];
@@ -162,7 +163,7 @@ static inline uint32_t bt_tailw(const int8_t *f, int32_t K) {
 }
 
 /* The tail group's sums (BT_GROUPED layout) of pixel q of P at t (c + P*K4) with weight word w. */
-static inline int32_t bt_tail_dot(const int16_t *t, int32_t q, const int32_t P, uint32_t w, int32_t acc) {
+static inline __attribute__((always_inline)) int32_t bt_tail_dot(const int16_t *t, int32_t q, const int32_t P, uint32_t w, int32_t acc) {
   int32_t x, y;
   __builtin_memcpy(&x, t + 2 * q, 4);
   __builtin_memcpy(&y, t + 2 * P + 2 * q, 4);
@@ -320,12 +321,15 @@ static inline void bt_mm2x2(const int16_t *c0, const int8_t *f0, int32_t K, int3
   "smlad %[a20], %[wa], %[x2], %[a20]\n\t"
 
 /* acc = {b0 + p0*f0, b1 + p0*f1, b0 + p1*f0, b1 + p1*f1, b0 + p2*f0, b1 + p2*f1}: the three pixels of
- * triple c (K <= BT_COL3 values each, bt_widenp with P = 3), filter rows f0 and f0 + K. The DSP version's main
- * loop is asm, four groups (16 values) a pass (with a layer's constant K: 80 + 3 instructions per 96 MACs;
- * else 88 + 3), K % 16 >= 8 two steps and K % 8 >= 4 one more straight after it (no loop for
- * a patch of 8 or 12 values), the K % 4 tail one more group in C as bt_mm2x2's. It takes 14 registers: the three
+ * triple c (K <= BT_COL_MAX values each, bt_widenp with P = 3), filter rows f0 and f0 + K. The DSP version's main
+ * loop is asm, eight groups (32 values) a pass (with a layer's constant K: 160 + 3 instructions per 192 MACs;
+ * else 176 + 3), an odd count of 16 values entering at its second half (one B, or TST + BNE), K % 16 >= 8 two
+ * steps and K % 8 >= 4 one more straight after it (no loop for a patch of 8 or 12 values), the K % 4 tail one
+ * more group in C as bt_mm2x2's. Always inlined (the longer asm made gcc's size estimate outline it in
+ * model.c). It takes 14 registers: the three
  * LDM destinations are fixed (r8-r10: an LDM list is in register order), the end pointer in memory. */
-static inline void bt_mm3x2(const int16_t *c0, const int8_t *f0, int32_t K, int32_t b0, int32_t b1, int32_t *acc) {
+static inline __attribute__((always_inline)) void bt_mm3x2(const int16_t *c0, const int8_t *f0, int32_t K, int32_t b0,
+                                                            int32_t b1, int32_t *acc) {
   int32_t a00 = b0, a01 = b1, a10 = b0, a11 = b1, a20 = b0, a21 = b1;
   const int32_t K4 = K & ~3;
   const int8_t *f = f0;
@@ -342,18 +346,26 @@ static inline void bt_mm3x2(const int16_t *c0, const int8_t *f0, int32_t K, int3
 #define BT_MM3X2_IN : [K] "i"(K)
     if (K16) {
       const int16_t *const end = c + 3 * K16;
-      __asm__ volatile("1:\n\t" BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_STEP
-                       "ldr %[t], %[end]\n\tcmp %[c], %[t]\n\tbne 1b\n\t"
-                       BT_MM3X2_OUTPUTS, [t] "=&r"(t) BT_MM3X2_IN, [end] "m"(end) : "cc", "memory");
+      if (K & 16)   /* an odd count of 16 values: the first pass enters at the loop's second half */
+        __asm__ volatile("b 2f\n1:\n\t" BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_STEP
+                         "2:\n\t" BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_STEP
+                         "ldr %[t], %[end]\n\tcmp %[c], %[t]\n\tbne 1b\n\t"
+                         BT_MM3X2_OUTPUTS, [t] "=&r"(t) BT_MM3X2_IN, [end] "m"(end) : "cc", "memory");
+      else
+        __asm__ volatile("1:\n\t" BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_STEP
+                         BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_STEP
+                         "ldr %[t], %[end]\n\tcmp %[c], %[t]\n\tbne 1b\n\t"
+                         BT_MM3X2_OUTPUTS, [t] "=&r"(t) BT_MM3X2_IN, [end] "m"(end) : "cc", "memory");
     }
     if (K & 8) __asm__ volatile(BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_OUTPUTS, [t] "=&r"(t) BT_MM3X2_IN : "cc", "memory");
     if (K & 4) __asm__ volatile(BT_MM3X2_STEP BT_MM3X2_OUTPUTS, [t] "=&r"(t) BT_MM3X2_IN : "cc", "memory");
 #undef BT_MM3X2_IN
   } else {
 #define BT_MM3X2_IN : [K] "r"(K)
-    if (K16) {
+    if (K16) {   /* 32 values a pass; an odd count of 16 enters at the second half (TST of K's bit 4) */
       const int16_t *const end = c + 3 * K16;
-      __asm__ volatile("1:\n\t" BT_MM3X2_STEP_R BT_MM3X2_STEP_R BT_MM3X2_STEP_R BT_MM3X2_STEP_R
+      __asm__ volatile("tst %[K], #16\n\tbne 2f\n1:\n\t" BT_MM3X2_STEP_R BT_MM3X2_STEP_R BT_MM3X2_STEP_R
+                       BT_MM3X2_STEP_R "2:\n\t" BT_MM3X2_STEP_R BT_MM3X2_STEP_R BT_MM3X2_STEP_R BT_MM3X2_STEP_R
                        "ldr %[wa], %[end]\n\tcmp %[c], %[wa]\n\tbne 1b\n\t"
                        BT_MM3X2_OUTPUTS BT_MM3X2_IN, [end] "m"(end) : "cc", "memory");
     }

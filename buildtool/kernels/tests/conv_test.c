@@ -26,8 +26,9 @@ static void test_conv(void) {
  * bt_rq2 requantisation): input depths 1, 3, 5, 17 and random, odd and even pixel and channel counts
  * (1 included), rectangular filters (10x4 as a keyword-spotting stem), strides, dilations, both
  * paddings, random offsets, pixel-strided views, a left shift on one channel (the generic
- * requantisation), a channel of multiplier 0 (shift 0 or -31), patches of 513..639 values (cortex-m:
- * two pixels a pass, not three) and patches just over the 640-value column limit (the direct path). */
+ * requantisation), a channel of multiplier 0 (shift 0 or -31), patches of 513..639 values (cortex-m: three
+ * pixels a pass, one triple at a time, when c_in % 4 == 0 (tap by tap at the edges), else two) and patches just
+ * over the 640-value column limit (the direct path). */
 static void test_conv_variants(void) {
   static const int32_t depths[] = {1, 3, 5, 17};
   for (int32_t t = 0; t < 64; t++) {
@@ -36,7 +37,9 @@ static void test_conv_variants(void) {
     int32_t kh = (t % 4 == 3) ? 1 : ri(1, 3) * 2 - 1, kw = (t % 8 == 5) ? ri(1, 4) : kh;
     if (t % 12 == 11) { kh = 10; kw = 4; }
     if (t % 16 == 15) { cin = ri(72, 80); kh = kw = 3; }
-    if (t % 16 == 13) { cin = ri(57, 71); kh = kw = 3; }   /* 513..639 values: the 2-pixel path (BT_COL3) */
+    if (t % 16 == 13) {   /* 513..639 values (over BT_COL3): c_in 60, 64 or 68 three pixels a pass, others two */
+      cin = (t & 16) ? ri(57, 71) : 4 * ri(15, 17); kh = kw = 3;
+    }
     const int32_t d = (t % 10 == 7) ? 2 : 1;
     int32_t h = ri(kh + (kh - 1) * (d - 1), 13), w = ri(kw + (kw - 1) * (d - 1), 13);
     int32_t ips = cin + ((t % 3 == 0) ? ri(1, 5) : 0), ops = cout + ((t % 3 == 1) ? ri(1, 5) : 0);
@@ -63,7 +66,9 @@ static void test_conv_variants(void) {
  * layers have such biases); 35 output pixels each (triples and two left over). Then the doubled sums (fast 2,
  * bt_rq2m) on the first three layers, the 1x1 of 13 channels through bt_conv_s8_pm_rq2m_ssat too (non-constant
  * layer: the C requantisation), and the first two with biases at kernel_variants.doubled_ok's bound (+-),
- * multiplier 0, shifts -31 and -2, four channels of one unit weight (small sums: rounding ties). */
+ * multiplier 0, shifts -31 and -2, four channels of one unit weight (small sums: rounding ties). Last a 3x3 of
+ * 64 channels with padding (576 values: three pixels a pass over BT_COL3, one triple at a time, edge pixels
+ * widened tap by tap) into 6 channels. */
 #define CI_LAYER(name, H, W, CIN, OH, OW, COUT, OPS, K, S, PAD, IOFF, OOFF, LO)                               \
   static const bt_conv_params name = {.in = {H, W, CIN, CIN}, .out = {OH, OW, COUT, OPS}, .kh = K, .kw = K,    \
                                       .stride_h = S, .stride_w = S, .dil_h = 1, .dil_w = 1, .pad_top = PAD,  \
@@ -73,10 +78,12 @@ static void test_conv_variants(void) {
 CI_LAYER(ci_pw, 7, 5, 8, 7, 5, 16, 16, 1, 1, 0, 128, -128, -128)
 CI_LAYER(ci_stem, 9, 13, 3, 5, 7, 16, 16, 3, 2, 1, 17, 5, -128)
 CI_LAYER(ci_pw13, 5, 7, 16, 5, 7, 13, 15, 1, 1, 0, -3, 9, -128)
+CI_LAYER(ci_k576, 5, 7, 64, 5, 7, 6, 6, 3, 1, 1, 7, -3, -128)
 #undef CI_LAYER
 static __attribute__((noinline)) void ci_pw_run(int8_t *out) { BT_CONV_PM(&ci_pw, g_in, 0, out, 0, 7, 1, 2); }
 static __attribute__((noinline)) void ci_stem_run(int8_t *out) { BT_CONV_PM(&ci_stem, g_in, 0, out, 0, 5, 1, 2); }
 static __attribute__((noinline)) void ci_pw13_run(int8_t *out) { BT_CONV_PM(&ci_pw13, g_in, 0, out, 0, 5, 1, 2); }
+static __attribute__((noinline)) void ci_k576_run(int8_t *out) { BT_CONV_PM(&ci_k576, g_in, 0, out, 0, 5, 1, 2); }
 /* the doubled sums (fast 2, kernel_variants.CODEGEN's bt_conv_s8_pm_rq2m_ssat) on the same layers */
 static __attribute__((noinline)) void ci_pw_run2(int8_t *out) { BT_CONV_PM(&ci_pw, g_in, 0, out, 0, 7, 2, 2); }
 static __attribute__((noinline)) void ci_stem_run2(int8_t *out) { BT_CONV_PM(&ci_stem, g_in, 0, out, 0, 5, 2, 2); }
@@ -85,11 +92,11 @@ static __attribute__((noinline)) void ci_pw13_fn2(int8_t *out) { bt_conv_s8_pm_r
 
 static void test_conv_instances(void) {
   static const bt_conv_params *const layers[] = {&ci_pw, &ci_stem, &ci_pw13, &ci_pw, &ci_pw,
-                                                 &ci_pw, &ci_stem, &ci_pw13, &ci_pw13, &ci_pw, &ci_stem};
+                                                 &ci_pw, &ci_stem, &ci_pw13, &ci_pw13, &ci_pw, &ci_stem, &ci_k576};
   static void (*const runs[])(int8_t *) = {ci_pw_run, ci_stem_run, ci_pw13_run, ci_pw_run, ci_pw_run,
                                            ci_pw_run2, ci_stem_run2, ci_pw13_run2, ci_pw13_fn2, ci_pw_run2,
-                                           ci_stem_run2};
-  for (int32_t t = 0; t < 11; t++) {
+                                           ci_stem_run2, ci_k576_run};
+  for (int32_t t = 0; t < 12; t++) {
     const bt_conv_params *p = layers[t];
     const int32_t taps = p->kh * p->kw * p->in.c, out_bytes = p->out.h * p->out.w * p->out.pixel_stride + 8;
     fill(g_w, p->out.c * taps);
@@ -100,7 +107,7 @@ static void test_conv_instances(void) {
       for (int32_t i = 0; i < p->out.c; i++) g_shift[i] = ri(-27, -23);
     if (t == 3) { g_mult[5] = 0; g_shift[5] = 0; g_bias[5] = -(1 << 30); }
     if (t == 4) g_bias[3] = 1 << 30;
-    if (t >= 9) {   /* doubled sums: biases at doubled_ok's bounds, a channel of multiplier 0 */
+    if (t == 9 || t == 10) {   /* doubled sums: biases at doubled_ok's bounds, a channel of multiplier 0 */
       const int32_t bmax = (1 << 30) - 1 - taps * 255 * 128;
       g_bias[3] = bmax; g_bias[4] = -bmax; g_mult[5] = 0; g_shift[5] = 0; g_bias[5] = bmax;
       g_mult[6] = (int32_t)0x7fffffff; g_shift[6] = -31; g_mult[7] = 1 << 30; g_shift[7] = -2;
