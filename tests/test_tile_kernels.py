@@ -44,7 +44,7 @@ def _kernels(c: str) -> dict:
     for fn in re.findall(r"static void (op\d+_tk)\(const bt_conv_params \*p,", c):
         body = c.split(f"static void {fn}(", 1)[1].split("\n}", 1)[0]
         macro = re.search(r"  (BT_CONV_\w+)\(&q, in, in_y0, out, y0, y1[^;]*\);", body)
-        calls = re.findall(rf"fx_(?:win_k|conv_inplace_k)\(&(op\d+)_p, {fn}, ", c)
+        calls = re.findall(rf"fx_(?:win_k|conv_inplace_k|chw_k)\(&(op\d+)_p, {fn}, ", c)
         out[fn] = (macro.group(1) if macro else None, calls)
     return out
 
@@ -61,8 +61,10 @@ def test_model_c_defines_and_passes_tile_kernels(sources):
         fallback = rf"#define {macro}\(p, in, in_y0, out, y0, y1[^)]*\) bt_conv_s8\(p, in, in_y0, out, y0, y1\)"
         assert re.search(fallback, c)
     cm = sources["cortex-m4"]
-    # one-channel windows: the runtime's own paths, its channel groups through the layers' variants (fx_chw_k)
-    assert re.search(r"fx_chw_k\(&op\d+_p, bt_conv_s8_pm\w+, &ci, &wv, .*, &op\d+_p, bt_depthwise_s8_\w+, ", cm)
+    # one-channel windows: the runtime's channel groups through the conv's "grp" tile kernel and the depthwise's
+    # variant (fx_chw_k); windows of several channels: model.c's loop over them, the conv's "box" tile kernel
+    assert re.search(r"fx_chw_k\(&(op\d+)_p, \1_tk, &ci, &wv, .*, &op\d+_p, bt_depthwise_s8_\w+, ", cm)
+    assert re.search(r"for \(int ch = 0; ch < \d+; ch \+= \d+\) \{\n +fx_win_k\(&(op\d+)_p, \1_tk, ", cm)
     assert "fx_chw(&" in sources["xcore"] and "fx_chw_k" not in sources["xcore"]
     assert "fx_win_k(&op" in cm and "fx_conv_inplace_k(&op" in cm
     for other in ("xcore", "variants"):
@@ -88,6 +90,10 @@ def test_tile_kernel_constants(sources):
     assert q["out"] == dict(h=5, w="p->out.w", c=4, pixel_stride=4)
     assert q["pad_left"] == "p->pad_left" and q["filter"] == "p->filter" and q["pad_top"] == 1
     assert tile_kernels.local_params(f, 0, (7, 8), (3, 4), "box")["filter"] == "w"
+    q = tile_kernels.local_params(f, 0, (), (), "grp")   # fx_chw_k's: geometry and channel group from p
+    assert q["in"] == dict(h="p->in.h", w="p->in.w", c=8, pixel_stride="p->in.pixel_stride")
+    assert q["out"] == dict(h="p->out.h", w="p->out.w", c="p->out.c", pixel_stride="p->out.pixel_stride")
+    assert q["filter"] == "p->filter" and q["shift"] == "p->shift" and q["kh"] == 3 and q["pad_top"] == 1
     one = dict(f, kh=1, kw=1, stride_h=1, stride_w=1, pad_top=0, pad_left=0)
     assert tile_kernels.one_column(one, [(0, 1), (1, 3)], [(0, 2)], False)
     assert not tile_kernels.one_column(one, [(0, 1)], [(0, 2)], True)

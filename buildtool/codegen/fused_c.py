@@ -98,6 +98,7 @@ class _Emit:
         self.declared = set()
         self.conv_fields = {}  # a CONV_2D's bt_conv_params fields (params), for its tile kernel
         self.dw_fields = {}  # a DEPTHWISE_CONV_2D's bt_depthwise_params fields (params), for its variant
+        self.grouped = {}  # a CONV_2D's fx_chw_k tile kernel (chw_conv_kernel), None when it has none
         self.piped = {k for grp in plan.schedule.pipelined for k in grp}
         for k, it in enumerate(plan.schedule.items):
             if isinstance(it, BlockRun):
@@ -340,16 +341,30 @@ class _Emit:
             return self.depthwise(e, op, src, dst, box, ch, fch)
         return f"fx_win({kind}, &{p}, {src}, {dst}, {box}, {ch}, {fch});"
 
+    def chw_conv_kernel(self, e: _Emitter, conv):
+        """fx_chw_k's conv kernel for conv: its tile kernel of shape "grp" (declared once; tile_kernels.grouped),
+        or None (no such variant, or the set's fx_chw takes no kernels)."""
+        if not tile_kernels.chw_groups(e) or self.g.tensors[conv.outputs[0]].dtype != "int8":
+            return None
+        if conv.index not in self.grouped:
+            self.params(e, conv)
+            fields = self.conv_fields[conv.index]
+            name = tile_kernels.grouped(e, e.conv_layer(conv, fields))
+            self.grouped[conv.index] = name and tile_kernels.define(e, conv, fields, name, 0, (), (), "grp")
+        return self.grouped[conv.index]
+
     def chw_kernels(self, e: _Emitter, conv, op) -> tuple:
-        """(conv kernel, depthwise kernel) fx_chw_k takes for conv and depthwise op, the variants the board's table
-        picks for the layers (each valid on any group of at least FX_CHW_K_MIN of the conv's channels, and on any
-        group of the depthwise's), or (None, None) when both are the dispatchers or the set's fx_chw takes no
-        kernels (tile_kernels.chw_groups): fx_chw."""
+        """(conv kernel, depthwise kernel) fx_chw_k takes for conv and depthwise op: the conv's "grp" tile kernel
+        (chw_conv_kernel) or the variant the board's table picks for the layer, the depthwise's variant (each
+        valid on any group of at least FX_CHW_K_MIN of the conv's channels, and on any group of the
+        depthwise's), or (None, None) when both are the dispatchers or the set's fx_chw takes no kernels
+        (tile_kernels.chw_groups): fx_chw."""
         names = [kernel_variants.DISPATCHERS["conv"], kernel_variants.DISPATCHERS["depthwise"]]
         if not tile_kernels.chw_groups(e):
             return None, None
         if self.g.tensors[conv.outputs[0]].dtype == "int8":
-            names[0] = e.kernel("conv", e.conv_layer(conv, self.conv_fields[conv.index]))
+            names[0] = (self.chw_conv_kernel(e, conv)
+                        or e.kernel("conv", e.conv_layer(conv, self.conv_fields[conv.index])))
         if self.g.tensors[op.outputs[0]].dtype == "int8":
             fields = self.dw_fields[op.index]
             names[1] = e.kernel("depthwise", dict(e.conv_layer(op, fields["conv"]),

@@ -106,9 +106,15 @@ def chw_groups(e) -> bool:
 def local_params(f: dict, group: int, src: tuple, dst: tuple, shape: str) -> dict:
     """The tile kernel's bt_conv_params: layer fields f, with the tile's fields read from p.
     src, dst: (physical width, pixel stride) of the input and output buffers; shape: "box" (fx_win_k's
-    calls), "col" (also its one-column path: pixels a row pitch apart) or "inplace" (fx_conv_inplace_k:
-    rows of copied pixels in.c bytes apart)."""
+    calls), "col" (also its one-column path: pixels a row pitch apart), "inplace" (fx_conv_inplace_k:
+    rows of copied pixels in.c bytes apart) or "grp" (fx_chw_k's: the geometry and the channel group from p,
+    only the filter's shape, strides, offsets and activation constant)."""
     q = dict(f)
+    if shape == "grp":  # fx_chw_k's: any group of channels, any box (the one-column calls' geometry too)
+        q["in"] = dict(f["in"], h="p->in.h", w="p->in.w", pixel_stride="p->in.pixel_stride")
+        q["out"] = dict(f["out"], h="p->out.h", w="p->out.w", c="p->out.c", pixel_stride="p->out.pixel_stride")
+        q["pad_left"] = 0 if _pointwise(f) else "p->pad_left"
+        return dict(q, filter="p->filter", bias="p->bias", multiplier="p->multiplier", shift="p->shift")
     if shape == "inplace":
         q["in"] = dict(f["in"], h=1, w="p->in.w", pixel_stride=f["in"]["c"])
         q["out"] = dict(f["out"], h=1, w="p->out.w", pixel_stride=dst[1])
@@ -124,6 +130,17 @@ def local_params(f: dict, group: int, src: tuple, dst: tuple, shape: str) -> dic
     return q
 
 
+def grouped(e, layer: dict):
+    """The INSTANCES variant fx_chw_k's conv kernel instantiates (shape "grp"), or None: the one the board's
+    table picks for the whole layer, which holds on any group of at least FX_CHW_K_MIN (4) of its channels
+    (every row's conditions are per channel, or the layer's; doubled_ok's patch-per-channel bound only
+    weighs speed)."""
+    if e.variants is None or not kernel_variants.instances() or layer["out"]["c"] < 4:
+        return None
+    name = kernel_variants.choose_codegen(e.variants[1], "conv", layer)
+    return name if name in kernel_variants.INSTANCES else None
+
+
 def define(e, op, fields: dict, name: str, group: int, src: tuple, dst: tuple, shape: str) -> str:
     """Declare op's tile kernel calling variant `name`'s macro (local_params' arguments); returns the
     function's name."""
@@ -136,7 +153,7 @@ def define(e, op, fields: dict, name: str, group: int, src: tuple, dst: tuple, s
         ps = q["in"]["pixel_stride"]
         move = f"  in -= p->pad_left * {ps};  /* pad_left <= 0: the tile's first input column */\n"
     args = "".join(f", {a}" for a in extra)
-    user = "fx_conv_inplace_k" if shape == "inplace" else "fx_win_k"
+    user = {"inplace": "fx_conv_inplace_k", "grp": "fx_chw_k"}.get(shape, "fx_win_k")
     e.declare(f"/* op {op.index}'s tile kernel: {name}'s loops on its constants ({user}) */\n"
               f"static void {fn}({SIGNATURE}) {{\n"
               f"  const bt_conv_params q = {c_struct(q, '    ')};\n{move}"

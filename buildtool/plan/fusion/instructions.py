@@ -26,9 +26,10 @@ INSTRUCTION_BOUNDS = {"cortex-m55": 2.3}
 # is missed on an INSTRUCTION_BOARD: the cortex-m set's plain kernels (depthwise on widened planes, the
 # patch-matrix conv's asm loops with their requantisation, docs/kernels.md) run 25-35 % fewer instructions
 # than a week before, the tile runtime's one-channel paths and small depthwise tiles do not use them: the
-# fused firmware got faster (mbv2-w0.35 streamed 109.9 -> 89.9 M instructions), the prediction more so
-# (1.297 -> 1.487); docs/fusion.md "The goal and the guards"
-INSTRUCTION_CASE_BOUNDS = {("mbv2-w0.35", "ram-streamed", "cortex-m4"): 1.53,
+# fused firmware got faster (mbv2-w0.35 streamed 109.9 -> 89.9 M instructions, then 86.0 M), the prediction more
+# so (1.297 -> 1.487, then 1.568 with the depthwise planes' four-output asm loop); docs/fusion.md "The goal and
+# the guards"
+INSTRUCTION_CASE_BOUNDS = {("mbv2-w0.35", "ram-streamed", "cortex-m4"): 1.61,
                            ("mbv2-w0.35", "ram", "cortex-m4"): 1.38,
                            ("mcunet-vww1", "ram", "cortex-m4"): 1.49,
                            ("mcunet-vww1", "ram-streamed", "cortex-m4"): 1.40,
