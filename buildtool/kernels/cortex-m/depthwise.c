@@ -294,6 +294,11 @@ typedef struct {
 } dw_geo;
 
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+/* The start of an asm function made by a .macro whose parameter `name` names it: its own section (the linker
+ * drops it when unused), hidden, Thumb; r4-r11 and lr saved and 32 bytes of locals below them. */
+#define BT_ASM_ENTRY                                                                                  \
+  ".section .text.\\name,\"ax\",%progbits\n\t.p2align 2\n\t.global \\name\n\t.hidden \\name\n\t"          \
+  ".type \\name, %function\n\t.thumb_func\n\t\\name:\n\tpush {r4-r11, lr}\n\tsub sp, sp, #32\n\t"
 /* Stride 1, the whole int8 range with the zero point folded (dw_sums_q's case): four outputs a pass in asm,
  * dw_q4_RL(r, f, o, g) with g = {nq * 8, rows, rstep * 2, out_row, ops, n odd, 2 (n & 2), (n & 2) ops,
  * channels, bytes between their planes}: per channel (f the next dw_chan, o the next byte) and row (r and o
@@ -319,15 +324,7 @@ __asm__(
     "smlad r7, r10, r12, r7\n\t"
     ".endm\n\t"
     ".macro BT_DWQ4 name, rl\n\t"
-    ".section .text.\\name,\"ax\",%progbits\n\t"
-    ".p2align 2\n\t"
-    ".global \\name\n\t"
-    ".hidden \\name\n\t"
-    ".type \\name, %function\n\t"
-    ".thumb_func\n\t"
-    "\\name:\n\t"
-    "push {r4-r11, lr}\n\t"
-    "sub sp, sp, #32\n\t"
+    BT_ASM_ENTRY
     "str r3, [sp, #8]\n\t"
     "ldr r4, [r3, #32]\n\t"         /* channels */
     "str r4, [sp, #24]\n\t"
@@ -900,15 +897,7 @@ __asm__(
     "smmlar \\b, \\b, r10, r12\n\t"
     ".endm\n\t"
     ".macro BT_DWS2 name, RL, S\n\t"
-    ".section .text.\\name,\"ax\",%progbits\n\t"
-    ".p2align 2\n\t"
-    ".global \\name\n\t"
-    ".hidden \\name\n\t"
-    ".type \\name, %function\n\t"
-    ".thumb_func\n\t"
-    "\\name:\n\t"
-    "push {r4-r11, lr}\n\t"
-    "sub sp, sp, #32\n\t"
+    BT_ASM_ENTRY
     "str r3, [sp, #24]\n\t"           /* g */
     "ldr r12, [r3, #16]\n\t"
     "str r12, [sp, #4]\n\t"           /* ops */
