@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # kbuild imports buildtool: this checkout's, installed or not
 sys.path.insert(0, str(ROOT / "buildtool" / "kernels" / "tests"))
 
 import kbuild  # noqa: E402
