@@ -422,8 +422,8 @@ def test_warm_fused_plan_cli_imports_neither_numpy_nor_fusion(rt):
 
 def _cli(args, cwd, umask=None, **env):
     r = subprocess.run([sys.executable, "-X", "importtime", "-m", "buildtool.cli", *args], capture_output=True,
-                       text=True, cwd=cwd, timeout=120, env=dict(os.environ, PYTHONPATH=os.path.dirname(
-                           os.path.dirname(os.path.abspath(service.__file__))), **env),
+                       text=True, cwd=cwd, timeout=120,  # this checkout's buildtool, installed or not
+                       env=dict(os.environ, PYTHONPATH=str(Path(service.__file__).resolve().parents[2]), **env),
                        preexec_fn=None if umask is None else lambda: os.umask(umask))
     lines = r.stderr.splitlines()
     ran_here = any(line.endswith("| argparse") for line in lines)
