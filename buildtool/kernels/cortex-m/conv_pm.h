@@ -160,11 +160,60 @@ static inline __attribute__((always_inline)) void bt_pm_taps(const bt_conv_param
   }
 }
 
+/* The patch's values j..j+3 (j % 4 == 0) as one word, the patch inside the image: its kh filter rows are runs
+ * of `run` (>= 4) input bytes `rs` apart from s. One unaligned load inside a run, else the run's last bytes
+ * (the load ending at its end, shifted down) and the next run's first ones (ORR with a shift): every load
+ * inside the runs. */
+static inline __attribute__((always_inline)) uint32_t bt_pm_word(const int8_t *s, int32_t rs, int32_t run,
+                                                                  int32_t j) {
+  const int32_t ky = j / run, o = j % run;
+  const int8_t *r = s + ky * rs;
+  if (o + 4 <= run) return bt_ld4(r + o);
+  const int32_t n1 = run - o;   /* 1..3 bytes from this run, the rest from the next one */
+  return (bt_ld4(r + run - 4) >> (8 * (4 - n1))) | (bt_ld4(r + rs) << (8 * n1));
+}
+
+/* A patch inside the image whose filter rows are not whole groups of 4 values (a stem's kw*c_in = 9, 15, ...),
+ * layer constants only (K <= BT_PM_WORDS_K: the loop unrolled, each group's rows known at compile time):
+ * widened straight from the input, the groups that straddle two rows by bt_pm_word (2 loads and 2 shifts
+ * instead of a gather's copies of every byte and a reload), the K % 4 tail from the load ending at the last
+ * run's end, its missing values masked to 0 (the layout of bt_widen_x / bt_widenp_x). */
+#define BT_PM_WORDS_K 64
+static inline __attribute__((always_inline)) void bt_pm_widen_words(const int8_t *s, int32_t rs, int32_t run,
+                                                                     int32_t K, int16_t *col, int32_t q,
+                                                                     const int32_t P, int32_t off, int32_t off2,
+                                                                     const int dbl) {
+  const int32_t K4 = K & ~3, r = K & 3;
+  int16_t *d = P ? col + 2 * q : col;
+#pragma GCC unroll 16
+  for (int32_t j = 0; j < K4; j += 4, d += P ? 4 * P : 4) {
+    const uint32_t v = bt_pm_word(s, rs, run, j);
+    int32_t a = (int32_t)bt_sxtab16((uint32_t)off2, v), b = (int32_t)bt_sxtab16_ror8((uint32_t)off2, v);
+    if (dbl) { a = bt_sadd16(a, a); b = bt_sadd16(b, b); }
+    __builtin_memcpy(d, &a, 4);
+    __builtin_memcpy(d + (P ? 2 * P : 2), &b, 4);
+  }
+  if (r) {   /* values K4..K-1: the last run's last r bytes */
+    const uint32_t v = bt_ld4(s + (K4 / run) * rs + run - 4) >> (8 * (4 - r));
+    if (P) {
+      int32_t a = (int32_t)bt_sxtab16((uint32_t)off2, v), b = (int32_t)bt_sxtab16_ror8((uint32_t)off2, v);
+      if (r < 3) a &= 0xffff;          /* value k+2 missing */
+      b = r > 1 ? b & 0xffff : 0;      /* value k+3 always, k+1 when r == 1 */
+      if (dbl) { a = bt_sadd16(a, a); b = bt_sadd16(b, b); }
+      __builtin_memcpy(d, &a, 4);
+      __builtin_memcpy(d + 2 * P, &b, 4);
+    } else {
+      for (int32_t i = 0; i < r; i++) d[i] = (int16_t)(((int8_t)(v >> (8 * i)) + off) * (1 + dbl));
+    }
+  }
+}
+
 /* Widens output pixel tt of the band (raster order from row y0)'s patch into col; P = 0: col is a
  * column of its own (bt_widen), else pixel q of the P interleaved at col (bt_widenp). A 1x1 without
- * padding (g->direct) reads the pixel in place; a patch inside the image of a dense input whose
- * filter rows are whole groups of 4 values (kw*c_in % 4 == 0, no horizontal dilation) is widened
- * from its kh input runs directly; with interleaved columns (P > 0) and c_in % 4 == 0 other patches are
+ * padding (g->direct) reads the pixel in place; a patch inside the image of a dense input without
+ * horizontal dilation is widened from its kh input runs directly when its filter rows are whole groups
+ * of 4 values (kw*c_in % 4 == 0), or, with the layer's constants, by bt_pm_widen_words (runs of 4 or more
+ * values, K <= BT_PM_WORDS_K); with interleaved columns (P > 0) and c_in % 4 == 0 other patches are
  * widened tap by tap (bt_pm_taps); the rest are gathered into patch first (bt_gather: zero point at
  * padding taps). Returns its output address. */
 static inline __attribute__((always_inline)) int8_t *bt_pm_col(const bt_conv_params *p, const bt_pm_geom *g,
@@ -181,9 +230,17 @@ static inline __attribute__((always_inline)) int8_t *bt_pm_col(const bt_conv_par
   } else {
     const int32_t y = y0 + tt / g->ow, x = tt % g->ow;
     const int32_t run = p->kw * p->in.c, iy0 = y * g->sh - p->pad_top, ix0 = x * g->sw - p->pad_left;
-    if ((run & 3) == 0 && g->ips == p->in.c && p->dil_w == 1 && iy0 >= 0 &&
+    const int words = (run & 3) && __builtin_constant_p(run) && __builtin_constant_p(g->K) && run >= 4 &&
+                      g->K <= BT_PM_WORDS_K;
+    if (((run & 3) == 0 || words) && g->ips == p->in.c && p->dil_w == 1 && iy0 >= 0 &&
         iy0 + (p->kh - 1) * p->dil_h < p->in.h && ix0 >= 0 && ix0 + p->kw <= p->in.w) {
       const int8_t *s = in + (iy0 - in_y0) * g->in_row + ix0 * g->ips;
+#ifdef __OPTIMIZE__   /* -O0 knows no constants (words is 0): its copies would only grow the frame */
+      if (words) {
+        bt_pm_widen_words(s, p->dil_h * g->in_row, run, g->K, col, q, P, g->off, g->off2, dbl);
+        return out + tt * g->ops;
+      }
+#endif
       for (int32_t ky = 0; ky < p->kh; ky++, s += p->dil_h * g->in_row) {
         if (P == 0) bt_widen_x(s, col + ky * run, run, g->off, g->off2, dbl);
         else bt_widenp_x(s, col + P * ky * run, q, run, P, g->off, g->off2, dbl);
@@ -226,17 +283,21 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
   if (K <= BT_COL3 || g.direct || (p->in.c & 3) == 0) {   /* three pixels at a time: each filter word unpacked
                                                               once for three columns */
     /* up to BT_PM3_T triples widened at once (triple j at col + j*S; over BT_COL3 values one), then per pair of
-       output channels their constants loaded once for all the triples */
-    const int32_t S = BT_GROUPED(3, K);
-    const int32_t tmax = K > BT_COL3 ? 1 : 3 * BT_COL3 / S < BT_PM3_T ? 3 * BT_COL3 / S : BT_PM3_T;
+       output channels their constants loaded once for all the triples; the asm requantisation's outputs are
+       in raster order from ob[0]: as many triples as the columns hold */
+    const int asm_rq = BT_PM_RQ6_ASM && fast && act == 2 && __builtin_constant_p(g.ops) && g.ops > 0 && g.ops < 2000;
+    const int32_t S = BT_GROUPED(3, K), tcap = asm_rq ? BT_COL3 : BT_PM3_T;
+    const int32_t tmax = K > BT_COL3 ? 1 : 3 * BT_COL3 / S < tcap ? 3 * BT_COL3 / S : tcap;
     int8_t *ob[3 * BT_PM3_T];
     while (t + 3 <= n) {
       int32_t T = (n - t) / 3;
       if (T > tmax) T = tmax;
       for (int32_t j = 0; j < T; j++, t += 3) {
-        ob[3 * j] = bt_pm_col(p, &g, in, in_y0, out, y0, t, patch, col + j * S, 0, 3, dbl);
-        ob[3 * j + 1] = bt_pm_col(p, &g, in, in_y0, out, y0, t + 1, patch, col + j * S, 1, 3, dbl);
-        ob[3 * j + 2] = bt_pm_col(p, &g, in, in_y0, out, y0, t + 2, patch, col + j * S, 2, 3, dbl);
+        int8_t *const o0 = bt_pm_col(p, &g, in, in_y0, out, y0, t, patch, col + j * S, 0, 3, dbl);
+        int8_t *const o1 = bt_pm_col(p, &g, in, in_y0, out, y0, t + 1, patch, col + j * S, 1, 3, dbl);
+        int8_t *const o2 = bt_pm_col(p, &g, in, in_y0, out, y0, t + 2, patch, col + j * S, 2, 3, dbl);
+        if (!asm_rq) { ob[3 * j] = o0; ob[3 * j + 1] = o1; ob[3 * j + 2] = o2; }
+        else if (j == 0) ob[0] = o0;
       }
       int32_t oc = 0;
       for (; oc + 2 <= cout; oc += 2) {
@@ -246,7 +307,7 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
         const int32_t p1 = fast ? BT_PM_P2(s1) : 0, e1 = fast ? BT_PM_E1(s1) : 0;
         const int8_t *const f = filter + oc * K;
 #if BT_PM_RQ6_ASM
-        if (fast == 2 && act == 2 && __builtin_constant_p(g.ops) && g.ops > 0 && g.ops < 2000) {
+        if (fast == 2 && asm_rq) {
           const int32_t q0 = -bt_pm_shift(s0), q1 = -bt_pm_shift(s1);
           const int folded = q0 <= 22 && q1 <= 22;   /* bt_rq2_zp_ok */
           const int32_t k[6] = {m0, (1 << (q0 - 1)) + (folded ? (int32_t)((uint32_t)zp << q0) : 0), q0,
@@ -268,7 +329,7 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
           }
           continue;
         }
-        if (fast == 1 && act == 2 && __builtin_constant_p(g.ops) && g.ops > 0 && g.ops < 2000) {
+        if (fast == 1 && asm_rq) {
           const int folded = bt_rq2_zp_ok(bt_pm_shift(s0)) && bt_rq2_zp_ok(bt_pm_shift(s1));
           const int32_t k[6] = {m0, folded ? bt_rq2_p2_zp(p0, e0, zp) : p0, e0,
                                 m1, folded ? bt_rq2_p2_zp(p1, e1, zp) : p1, e1};
@@ -308,9 +369,12 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
         for (int32_t j = 0; j < T; j++) {
           int32_t acc[3];
           bt_mmpx1(col + j * S, filter + oc * K, K, 3, acc);
-          ob[3 * j][oc] = (int8_t)bt_pm_out(acc[0] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);
-          ob[3 * j + 1][oc] = (int8_t)bt_pm_out(acc[1] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);
-          ob[3 * j + 2][oc] = (int8_t)bt_pm_out(acc[2] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);
+          /* asm_rq: only ob[0] is kept (more triples than ob holds), the outputs in raster order from it */
+          int8_t *const o0 = asm_rq ? ob[0] + 3 * j * g.ops : ob[3 * j];
+          int8_t *const o1 = asm_rq ? o0 + g.ops : ob[3 * j + 1], *const o2 = asm_rq ? o0 + 2 * g.ops : ob[3 * j + 2];
+          o0[oc] = (int8_t)bt_pm_out(acc[0] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);
+          o1[oc] = (int8_t)bt_pm_out(acc[1] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);
+          o2[oc] = (int8_t)bt_pm_out(acc[2] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);
         }
       }
     }

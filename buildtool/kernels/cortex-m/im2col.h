@@ -295,6 +295,55 @@ static inline void bt_mm2x2(const int16_t *c0, const int8_t *f0, int32_t K, int3
   "smlad %[a01], %[wb], %[x0], %[a01]\n\t"                    \
   "smlad %[a11], %[wb], %[x1], %[a11]\n\t"                    \
   "smlad %[a21], %[wb], %[x2], %[a21]\n\t"
+/* The first group of bt_mm3x2's asm with a layer's constant K: the sums start from the biases in a00 (b0) and
+ * a01 (b1), read by the first SMLAD of each row before a00 / a01 themselves (no copies of the biases into the
+ * other four sums). */
+#define BT_MM3X2_STEP0                                        \
+  "ldm %[c]!, {%[x0], %[x1], %[x2]}\n\t"                      \
+  "ldr %[wb], [%[f], %[K]]\n\t"                               \
+  "ldr %[wa], [%[f]], #4\n\t"                                 \
+  "sxtb16 %[t], %[wa]\n\t"                                    \
+  "smlad %[a10], %[t], %[x1], %[a00]\n\t"                     \
+  "smlad %[a20], %[t], %[x2], %[a00]\n\t"                     \
+  "smlad %[a00], %[t], %[x0], %[a00]\n\t"                     \
+  "sxtb16 %[t], %[wb]\n\t"                                    \
+  "smlad %[a11], %[t], %[x1], %[a01]\n\t"                     \
+  "smlad %[a21], %[t], %[x2], %[a01]\n\t"                     \
+  "smlad %[a01], %[t], %[x0], %[a01]\n\t"                     \
+  "ldm %[c]!, {%[x0], %[x1], %[x2]}\n\t"                      \
+  "sxtb16 %[wa], %[wa], ror #8\n\t"                           \
+  "smlad %[a00], %[wa], %[x0], %[a00]\n\t"                    \
+  "smlad %[a10], %[wa], %[x1], %[a10]\n\t"                    \
+  "smlad %[a20], %[wa], %[x2], %[a20]\n\t"                    \
+  "sxtb16 %[wb], %[wb], ror #8\n\t"                           \
+  "smlad %[a01], %[wb], %[x0], %[a01]\n\t"                    \
+  "smlad %[a11], %[wb], %[x1], %[a11]\n\t"                    \
+  "smlad %[a21], %[wb], %[x2], %[a21]\n\t"
+/* The K % 4 tail group of bt_mm3x2's asm (K a constant of at least 4, f at f0 + K4): row f0's word from f (its
+ * last K % 4 weights, then row f0 + K's first ones), row f0 + K's the word ending at the row's end (KT = 2K - 4 -
+ * K4 bytes on) shifted down by SH = 8 (4 - K % 4) bits (zero bytes after its weights). */
+#define BT_MM3X2_STEPT                                        \
+  "ldm %[c]!, {%[x0], %[x1], %[x2]}\n\t"                      \
+  "ldr %[wb], [%[f], %[KT]]\n\t"                              \
+  "ldr %[wa], [%[f]], #4\n\t"                                 \
+  "lsr %[wb], %[wb], %[SH]\n\t"                               \
+  "sxtb16 %[t], %[wa]\n\t"                                    \
+  "smlad %[a00], %[t], %[x0], %[a00]\n\t"                     \
+  "smlad %[a10], %[t], %[x1], %[a10]\n\t"                     \
+  "smlad %[a20], %[t], %[x2], %[a20]\n\t"                     \
+  "sxtb16 %[t], %[wb]\n\t"                                    \
+  "smlad %[a01], %[t], %[x0], %[a01]\n\t"                     \
+  "smlad %[a11], %[t], %[x1], %[a11]\n\t"                     \
+  "smlad %[a21], %[t], %[x2], %[a21]\n\t"                     \
+  "ldm %[c]!, {%[x0], %[x1], %[x2]}\n\t"                      \
+  "sxtb16 %[wa], %[wa], ror #8\n\t"                           \
+  "smlad %[a00], %[wa], %[x0], %[a00]\n\t"                    \
+  "smlad %[a10], %[wa], %[x1], %[a10]\n\t"                    \
+  "smlad %[a20], %[wa], %[x2], %[a20]\n\t"                    \
+  "sxtb16 %[wb], %[wb], ror #8\n\t"                           \
+  "smlad %[a01], %[wb], %[x0], %[a01]\n\t"                    \
+  "smlad %[a11], %[wb], %[x1], %[a11]\n\t"                    \
+  "smlad %[a21], %[wb], %[x2], %[a21]\n\t"
 /* The same with K in a register (no register left: each filter word loaded twice, 2 LDR more). */
 #define BT_MM3X2_STEP_R                                       \
   "ldm %[c]!, {%[x0], %[x1], %[x2]}\n\t"                      \
@@ -325,15 +374,27 @@ static inline void bt_mm2x2(const int16_t *c0, const int8_t *f0, int32_t K, int3
  * loop is asm, eight groups (32 values) a pass (with a layer's constant K: 160 + 3 instructions per 192 MACs;
  * else 176 + 3), an odd count of 16 values entering at its second half (one B, or TST + BNE), K % 16 >= 8 two
  * steps and K % 8 >= 4 one more straight after it (no loop for a patch of 8 or 12 values), the K % 4 tail one
- * more group in C as bt_mm2x2's. Always inlined (the longer asm made gcc's size estimate outline it in
- * model.c). It takes 14 registers: the three
- * LDM destinations are fixed (r8-r10: an LDM list is in register order), the end pointer in memory. */
+ * more group in C as bt_mm2x2's. With a layer's constant K (at least 4) the first group starts the sums from the
+ * biases (BT_MM3X2_STEP0), the first 16 values are straight code before the loop (a patch of 16 values has
+ * no loop), and the K % 4 tail is one more asm step (BT_MM3X2_STEPT): row f0's tail word read on into row
+ * f0 + K, row f0 + K's the word ending at its end shifted down (every load inside the two rows); the column's
+ * tail group holds zeros after the K % 4 values, so the weights after them add nothing. Always inlined (the
+ * longer asm made gcc's size estimate outline it in model.c). It takes 14 registers: the three LDM
+ * destinations are fixed (r8-r10: an LDM list is in register order), the end pointer in memory. */
 static inline __attribute__((always_inline)) void bt_mm3x2(const int16_t *c0, const int8_t *f0, int32_t K, int32_t b0,
                                                             int32_t b1, int32_t *acc) {
   int32_t a00 = b0, a01 = b1, a10 = b0, a11 = b1, a20 = b0, a21 = b1;
   const int32_t K4 = K & ~3;
   const int8_t *f = f0;
   const int16_t *c = c0;
+#define BT_MM3X2_CTAIL()                                                                     \
+  do {                                                                                       \
+    const int16_t *const t_ = c0 + 3 * K4;                                                   \
+    const uint32_t w0_ = bt_tailw(f0, K), w1_ = bt_tailw(f0 + K, K);                         \
+    a00 = bt_tail_dot(t_, 0, 3, w0_, a00); a01 = bt_tail_dot(t_, 0, 3, w1_, a01);            \
+    a10 = bt_tail_dot(t_, 1, 3, w0_, a10); a11 = bt_tail_dot(t_, 1, 3, w1_, a11);            \
+    a20 = bt_tail_dot(t_, 2, 3, w0_, a20); a21 = bt_tail_dot(t_, 2, 3, w1_, a21);            \
+  } while (0)
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)   /* -O0 lacks the registers */
   const int32_t K16 = K & ~15;
   register uint32_t x0 __asm__("r8"), x1 __asm__("r9"), x2 __asm__("r10");
@@ -341,25 +402,44 @@ static inline __attribute__((always_inline)) void bt_mm3x2(const int16_t *c0, co
 #define BT_MM3X2_OUTPUTS                                                                                \
   : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [a20] "+r"(a20), [a21] "+r"(a21), \
     [c] "+r"(c), [f] "+r"(f), [wa] "=&r"(wa), [wb] "=&r"(wb), [x0] "=&r"(x0), [x1] "=&r"(x1), [x2] "=&r"(x2)
-  if (__builtin_constant_p(K) && K < 4096) {   /* a layer's constant patch: the row offset an immediate */
+#define BT_MM3X2_OUTPUTS0                                                                                 \
+  : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11), [a20] "=&r"(a20), [a21] "=&r"(a21), \
+    [c] "+r"(c), [f] "+r"(f), [wa] "=&r"(wa), [wb] "=&r"(wb), [x0] "=&r"(x0), [x1] "=&r"(x1), [x2] "=&r"(x2)
+  if (__builtin_constant_p(K) && K < 4096 && K >= 4) {   /* a layer's constant patch */
     uint32_t t;
 #define BT_MM3X2_IN : [K] "i"(K)
     if (K16) {
-      const int16_t *const end = c + 3 * K16;
-      if (K & 16)   /* an odd count of 16 values: the first pass enters at the loop's second half */
-        __asm__ volatile("b 2f\n1:\n\t" BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_STEP
-                         "2:\n\t" BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_STEP
-                         "ldr %[t], %[end]\n\tcmp %[c], %[t]\n\tbne 1b\n\t"
-                         BT_MM3X2_OUTPUTS, [t] "=&r"(t) BT_MM3X2_IN, [end] "m"(end) : "cc", "memory");
-      else
-        __asm__ volatile("1:\n\t" BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_STEP
-                         BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_STEP
-                         "ldr %[t], %[end]\n\tcmp %[c], %[t]\n\tbne 1b\n\t"
-                         BT_MM3X2_OUTPUTS, [t] "=&r"(t) BT_MM3X2_IN, [end] "m"(end) : "cc", "memory");
+      __asm__ volatile(BT_MM3X2_STEP0 BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_STEP
+                       BT_MM3X2_OUTPUTS0, [t] "=&r"(t) BT_MM3X2_IN : "cc", "memory");
+      if (K16 > 16) {
+        const int16_t *const end = c + 3 * (K16 - 16);
+        if ((K16 - 16) & 16)   /* an odd count of 16 values left: the first pass enters at the loop's second half */
+          __asm__ volatile("b 2f\n1:\n\t" BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_STEP
+                           "2:\n\t" BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_STEP
+                           "ldr %[t], %[end]\n\tcmp %[c], %[t]\n\tbne 1b\n\t"
+                           BT_MM3X2_OUTPUTS, [t] "=&r"(t) BT_MM3X2_IN, [end] "m"(end) : "cc", "memory");
+        else
+          __asm__ volatile("1:\n\t" BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_STEP
+                           BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_STEP
+                           "ldr %[t], %[end]\n\tcmp %[c], %[t]\n\tbne 1b\n\t"
+                           BT_MM3X2_OUTPUTS, [t] "=&r"(t) BT_MM3X2_IN, [end] "m"(end) : "cc", "memory");
+      }
     }
-    if (K & 8) __asm__ volatile(BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_OUTPUTS, [t] "=&r"(t) BT_MM3X2_IN : "cc", "memory");
-    if (K & 4) __asm__ volatile(BT_MM3X2_STEP BT_MM3X2_OUTPUTS, [t] "=&r"(t) BT_MM3X2_IN : "cc", "memory");
+    if (K & 8) {
+      if (K16) __asm__ volatile(BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_OUTPUTS, [t] "=&r"(t) BT_MM3X2_IN : "cc", "memory");
+      else __asm__ volatile(BT_MM3X2_STEP0 BT_MM3X2_STEP BT_MM3X2_OUTPUTS0, [t] "=&r"(t) BT_MM3X2_IN : "cc", "memory");
+    }
+    if (K & 4) {
+      if (K & ~7) __asm__ volatile(BT_MM3X2_STEP BT_MM3X2_OUTPUTS, [t] "=&r"(t) BT_MM3X2_IN : "cc", "memory");
+      else __asm__ volatile(BT_MM3X2_STEP0 BT_MM3X2_OUTPUTS0, [t] "=&r"(t) BT_MM3X2_IN : "cc", "memory");
+    }
+    if (K & 3)
+      __asm__ volatile(BT_MM3X2_STEPT BT_MM3X2_OUTPUTS, [t] "=&r"(t)
+                       : [KT] "i"(2 * K - 4 - K4), [SH] "i"(8 * (4 - (K & 3))) : "cc", "memory");
 #undef BT_MM3X2_IN
+    acc[0] = a00; acc[1] = a01; acc[2] = a10; acc[3] = a11; acc[4] = a20; acc[5] = a21;
+    return;
+  } else if (__builtin_constant_p(K) && K < 4096) {   /* K < 4: the tail in C below */
   } else {
 #define BT_MM3X2_IN : [K] "r"(K)
     if (K16) {   /* 32 values a pass; an odd count of 16 enters at the second half (TST of K's bit 4) */
@@ -373,6 +453,7 @@ static inline __attribute__((always_inline)) void bt_mm3x2(const int16_t *c0, co
     if (K & 4) __asm__ volatile(BT_MM3X2_STEP_R BT_MM3X2_OUTPUTS BT_MM3X2_IN : "cc", "memory");
 #undef BT_MM3X2_IN
   }
+#undef BT_MM3X2_OUTPUTS0
 #undef BT_MM3X2_OUTPUTS
 #else
   for (const int16_t *const end = c + 3 * K4; c != end; c += 12, f += 4) {
@@ -387,13 +468,8 @@ static inline __attribute__((always_inline)) void bt_mm3x2(const int16_t *c0, co
     __builtin_memcpy(&x, c + 10, 4); a20 = bt_smlad(ah, x, a20); a21 = bt_smlad(bh, x, a21);
   }
 #endif
-  if (K & 3) {
-    const int16_t *const t = c0 + 3 * K4;
-    const uint32_t w0 = bt_tailw(f0, K), w1 = bt_tailw(f0 + K, K);
-    a00 = bt_tail_dot(t, 0, 3, w0, a00); a01 = bt_tail_dot(t, 0, 3, w1, a01);
-    a10 = bt_tail_dot(t, 1, 3, w0, a10); a11 = bt_tail_dot(t, 1, 3, w1, a11);
-    a20 = bt_tail_dot(t, 2, 3, w0, a20); a21 = bt_tail_dot(t, 2, 3, w1, a21);
-  }
+  if (K & 3) BT_MM3X2_CTAIL();
+#undef BT_MM3X2_CTAIL
   acc[0] = a00; acc[1] = a01; acc[2] = a10; acc[3] = a11; acc[4] = a20; acc[5] = a21;
 }
 

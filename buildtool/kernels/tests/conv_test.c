@@ -66,9 +66,11 @@ static void test_conv_variants(void) {
  * layers have such biases); 35 output pixels each (triples and two left over). Then the doubled sums (fast 2,
  * bt_rq2m) on the first three layers, the 1x1 of 13 channels through bt_conv_s8_pm_rq2m_ssat too (non-constant
  * layer: the C requantisation), and the first two with biases at kernel_variants.doubled_ok's bound (+-),
- * multiplier 0, shifts -31 and -2, four channels of one unit weight (small sums: rounding ties). Last a 3x3 of
+ * multiplier 0, shifts -31 and -2, four channels of one unit weight (small sums: rounding ties). Then a 3x3 of
  * 64 channels with padding (576 values: three pixels a pass over BT_COL3, one triple at a time, edge pixels
- * widened tap by tap) into 6 channels. */
+ * widened tap by tap) into 6 channels. Last, three layers whose filter rows are not whole groups of 4 values
+ * (their interior patches widened by bt_pm_widen_words) by bt_rq2, then doubled sums, bt_mbqm_fast with any
+ * activation range, doubled sums. */
 #define CI_LAYER(name, H, W, CIN, OH, OW, COUT, OPS, K, S, PAD, IOFF, OOFF, LO)                               \
   static const bt_conv_params name = {.in = {H, W, CIN, CIN}, .out = {OH, OW, COUT, OPS}, .kh = K, .kw = K,    \
                                       .stride_h = S, .stride_w = S, .dil_h = 1, .dil_w = 1, .pad_top = PAD,  \
@@ -79,6 +81,12 @@ CI_LAYER(ci_pw, 7, 5, 8, 7, 5, 16, 16, 1, 1, 0, 128, -128, -128)
 CI_LAYER(ci_stem, 9, 13, 3, 5, 7, 16, 16, 3, 2, 1, 17, 5, -128)
 CI_LAYER(ci_pw13, 5, 7, 16, 5, 7, 13, 15, 1, 1, 0, -3, 9, -128)
 CI_LAYER(ci_k576, 5, 7, 64, 5, 7, 6, 6, 3, 1, 1, 7, -3, -128)
+/* filter rows not whole groups of 4 values (conv_pm.h bt_pm_widen_words): 2x2 of 3 channels (runs of 6, K 12),
+   3x3 of 5 channels with padding (runs of 15, K 45: a tail of 1), 3x3/2 of 2 channels (runs of 6, K 18: a tail
+   of 2); 25, 56 and 20 output pixels (one, two and two left over after the triples) */
+CI_LAYER(ci_s2x2, 6, 6, 3, 5, 5, 8, 8, 2, 1, 0, 128, -128, -128)
+CI_LAYER(ci_s5, 7, 8, 5, 7, 8, 6, 6, 3, 1, 1, -7, 3, -128)
+CI_LAYER(ci_s2, 9, 11, 2, 4, 5, 10, 12, 3, 2, 0, 21, -1, -128)
 #undef CI_LAYER
 static __attribute__((noinline)) void ci_pw_run(int8_t *out) { BT_CONV_PM(&ci_pw, g_in, 0, out, 0, 7, 1, 2); }
 static __attribute__((noinline)) void ci_stem_run(int8_t *out) { BT_CONV_PM(&ci_stem, g_in, 0, out, 0, 5, 1, 2); }
@@ -89,14 +97,22 @@ static __attribute__((noinline)) void ci_pw_run2(int8_t *out) { BT_CONV_PM(&ci_p
 static __attribute__((noinline)) void ci_stem_run2(int8_t *out) { BT_CONV_PM(&ci_stem, g_in, 0, out, 0, 5, 2, 2); }
 static __attribute__((noinline)) void ci_pw13_run2(int8_t *out) { BT_CONV_PM(&ci_pw13, g_in, 0, out, 0, 5, 2, 2); }
 static __attribute__((noinline)) void ci_pw13_fn2(int8_t *out) { bt_conv_s8_pm_rq2m_ssat(&ci_pw13, g_in, 0, out, 0, 5); }
+static __attribute__((noinline)) void ci_s2x2_run(int8_t *out) { BT_CONV_PM(&ci_s2x2, g_in, 0, out, 0, 5, 1, 2); }
+static __attribute__((noinline)) void ci_s5_run(int8_t *out) { BT_CONV_PM(&ci_s5, g_in, 0, out, 0, 7, 1, 2); }
+static __attribute__((noinline)) void ci_s2_run(int8_t *out) { BT_CONV_PM(&ci_s2, g_in, 0, out, 0, 4, 1, 2); }
+static __attribute__((noinline)) void ci_s2x2_run2(int8_t *out) { BT_CONV_PM(&ci_s2x2, g_in, 0, out, 0, 5, 2, 2); }
+static __attribute__((noinline)) void ci_s5_run0(int8_t *out) { BT_CONV_PM(&ci_s5, g_in, 0, out, 0, 7, 0, 0); }
+static __attribute__((noinline)) void ci_s2_run2(int8_t *out) { BT_CONV_PM(&ci_s2, g_in, 0, out, 0, 4, 2, 2); }
 
 static void test_conv_instances(void) {
   static const bt_conv_params *const layers[] = {&ci_pw, &ci_stem, &ci_pw13, &ci_pw, &ci_pw,
-                                                 &ci_pw, &ci_stem, &ci_pw13, &ci_pw13, &ci_pw, &ci_stem, &ci_k576};
+                                                 &ci_pw, &ci_stem, &ci_pw13, &ci_pw13, &ci_pw, &ci_stem, &ci_k576,
+                                                 &ci_s2x2, &ci_s5, &ci_s2, &ci_s2x2, &ci_s5, &ci_s2};
   static void (*const runs[])(int8_t *) = {ci_pw_run, ci_stem_run, ci_pw13_run, ci_pw_run, ci_pw_run,
                                            ci_pw_run2, ci_stem_run2, ci_pw13_run2, ci_pw13_fn2, ci_pw_run2,
-                                           ci_stem_run2, ci_k576_run};
-  for (int32_t t = 0; t < 12; t++) {
+                                           ci_stem_run2, ci_k576_run, ci_s2x2_run, ci_s5_run, ci_s2_run,
+                                           ci_s2x2_run2, ci_s5_run0, ci_s2_run2};
+  for (int32_t t = 0; t < 18; t++) {
     const bt_conv_params *p = layers[t];
     const int32_t taps = p->kh * p->kw * p->in.c, out_bytes = p->out.h * p->out.w * p->out.pixel_stride + 8;
     fill(g_w, p->out.c * taps);
