@@ -271,6 +271,18 @@ static inline void bt_mm2x2(const int16_t *c0, const int8_t *f0, int32_t K, int3
   acc[0] = a00; acc[1] = a01; acc[2] = a10; acc[3] = a11;
 }
 
+/* The second half of each group of bt_mm3x2's asm (BT_MM3X2_STEP, STEP0, STEPT): the pixels' next word and the
+ * weights' high halves (wa, wb as the first half left them). */
+#define BT_MM3X2_HI                                           \
+  "ldm %[c]!, {%[x0], %[x1], %[x2]}\n\t"                      \
+  "sxtb16 %[wa], %[wa], ror #8\n\t"                           \
+  "smlad %[a00], %[wa], %[x0], %[a00]\n\t"                    \
+  "smlad %[a10], %[wa], %[x1], %[a10]\n\t"                    \
+  "smlad %[a20], %[wa], %[x2], %[a20]\n\t"                    \
+  "sxtb16 %[wb], %[wb], ror #8\n\t"                           \
+  "smlad %[a01], %[wb], %[x0], %[a01]\n\t"                    \
+  "smlad %[a11], %[wb], %[x1], %[a11]\n\t"                    \
+  "smlad %[a21], %[wb], %[x2], %[a21]\n\t"
 /* One group of bt_mm3x2's asm loop: 4 values of the triple's three pixels times 4 weights of two
  * filter rows (f, f + K): 2 LDM (a word of each pixel) + 2 LDR + 4 SXTB16 + 12 SMLAD per 24 MACs
  * (K a constant: the row offset an immediate, a register left for the unpacked low halves). */
@@ -286,15 +298,7 @@ static inline void bt_mm2x2(const int16_t *c0, const int8_t *f0, int32_t K, int3
   "smlad %[a01], %[t], %[x0], %[a01]\n\t"                     \
   "smlad %[a11], %[t], %[x1], %[a11]\n\t"                     \
   "smlad %[a21], %[t], %[x2], %[a21]\n\t"                     \
-  "ldm %[c]!, {%[x0], %[x1], %[x2]}\n\t"                      \
-  "sxtb16 %[wa], %[wa], ror #8\n\t"                           \
-  "smlad %[a00], %[wa], %[x0], %[a00]\n\t"                    \
-  "smlad %[a10], %[wa], %[x1], %[a10]\n\t"                    \
-  "smlad %[a20], %[wa], %[x2], %[a20]\n\t"                    \
-  "sxtb16 %[wb], %[wb], ror #8\n\t"                           \
-  "smlad %[a01], %[wb], %[x0], %[a01]\n\t"                    \
-  "smlad %[a11], %[wb], %[x1], %[a11]\n\t"                    \
-  "smlad %[a21], %[wb], %[x2], %[a21]\n\t"
+  BT_MM3X2_HI
 /* The first group of bt_mm3x2's asm with a layer's constant K: the sums start from the biases in a00 (b0) and
  * a01 (b1), read by the first SMLAD of each row before a00 / a01 themselves (no copies of the biases into the
  * other four sums). */
@@ -310,15 +314,7 @@ static inline void bt_mm2x2(const int16_t *c0, const int8_t *f0, int32_t K, int3
   "smlad %[a11], %[t], %[x1], %[a01]\n\t"                     \
   "smlad %[a21], %[t], %[x2], %[a01]\n\t"                     \
   "smlad %[a01], %[t], %[x0], %[a01]\n\t"                     \
-  "ldm %[c]!, {%[x0], %[x1], %[x2]}\n\t"                      \
-  "sxtb16 %[wa], %[wa], ror #8\n\t"                           \
-  "smlad %[a00], %[wa], %[x0], %[a00]\n\t"                    \
-  "smlad %[a10], %[wa], %[x1], %[a10]\n\t"                    \
-  "smlad %[a20], %[wa], %[x2], %[a20]\n\t"                    \
-  "sxtb16 %[wb], %[wb], ror #8\n\t"                           \
-  "smlad %[a01], %[wb], %[x0], %[a01]\n\t"                    \
-  "smlad %[a11], %[wb], %[x1], %[a11]\n\t"                    \
-  "smlad %[a21], %[wb], %[x2], %[a21]\n\t"
+  BT_MM3X2_HI
 /* The K % 4 tail group of bt_mm3x2's asm (K a constant of at least 4, f at f0 + K4): row f0's word from f (its
  * last K % 4 weights, then row f0 + K's first ones), row f0 + K's the word ending at the row's end (KT = 2K - 4 -
  * K4 bytes on) shifted down by SH = 8 (4 - K % 4) bits (zero bytes after its weights). */
@@ -335,15 +331,7 @@ static inline void bt_mm2x2(const int16_t *c0, const int8_t *f0, int32_t K, int3
   "smlad %[a01], %[t], %[x0], %[a01]\n\t"                     \
   "smlad %[a11], %[t], %[x1], %[a11]\n\t"                     \
   "smlad %[a21], %[t], %[x2], %[a21]\n\t"                     \
-  "ldm %[c]!, {%[x0], %[x1], %[x2]}\n\t"                      \
-  "sxtb16 %[wa], %[wa], ror #8\n\t"                           \
-  "smlad %[a00], %[wa], %[x0], %[a00]\n\t"                    \
-  "smlad %[a10], %[wa], %[x1], %[a10]\n\t"                    \
-  "smlad %[a20], %[wa], %[x2], %[a20]\n\t"                    \
-  "sxtb16 %[wb], %[wb], ror #8\n\t"                           \
-  "smlad %[a01], %[wb], %[x0], %[a01]\n\t"                    \
-  "smlad %[a11], %[wb], %[x1], %[a11]\n\t"                    \
-  "smlad %[a21], %[wb], %[x2], %[a21]\n\t"
+  BT_MM3X2_HI
 /* The same with K in a register (no register left: each filter word loaded twice, 2 LDR more). */
 #define BT_MM3X2_STEP_R                                       \
   "ldm %[c]!, {%[x0], %[x1], %[x2]}\n\t"                      \
