@@ -3,7 +3,8 @@
 The mix is what the QEMU plugin (`tools/qemu-insncount`, `mix=on`) reports per profiled region:
 {key: executions}, a key being an instruction's mnemonic ("smlad", "ldr.w"), its whole text when it
 writes pc or moves a register list ("pop {r4, pc}"), "+" in front of a single load or store that
-directly follows a single load, " [reg]" after one with a register-offset address, and
+directly follows a single load and whose address does not use that load's destination ("~" when it
+uses only that load's written-back base), " [reg]" after one with a register-offset address, and
 "(refill)" counting pipeline refills (blocks entered elsewhere than after the previous block).
 
 Timings are the Arm Cortex-M4 Technical Reference Manual's, DDI 0439 (revision r0p1, issues C and D;
@@ -21,14 +22,16 @@ chapter's "FPU instruction set" table (its values checked in TI's reproduction o
 - IT: 0 .. 1. Source: Table 3-1: 1; the low 0 (IT folded onto the instruction before) is this model's
   allowance, not a TRM figure.
 - SDIV, UDIV: 2 .. 12. Source: Table 3-1 ("2 to 12": early termination).
-- LDR (any size): 2; right after a single load 1 .. 2. Source: Table 3-1: 2; 3.3.2: "if the next
-  instruction is an LDR or STR, and the destination of the first LDR is not used to compute the address
-  for the next instruction, then one cycle is removed" (high: that address dependence, which the mix
-  cannot see).
-- STR with an immediate offset: 1 .. 2; right after a single load 1 .. 2. Source: Table 3-1: 2; 3.3.2:
-  "STR Rx,[Ry,#imm] is always one cycle".
-- STR with a register offset: 2; right after a single load 1 .. 2. Source: Table 3-1: 2; 3.3.2
-  (pipelined after an LDR: "LDR R0,[R1,R2]; STR R1,[R3,R2] - normally three cycles total").
+- LDR (any size): 2; pipelined ("+": right after a single load, its address computed without that
+  load's destination) 1. Source: Table 3-1: 2; 3.3.2: "if the next instruction is an LDR or STR, and the
+  destination of the first LDR is not used to compute the address for the next instruction, then one
+  cycle is removed". The plugin reads the registers from the disassembly; an LDR whose address uses
+  the destination is not pipelined, 2; one whose address uses only the first load's written-back base
+  ("~", "ldr r0, [r1], #4; ldr r2, [r1]": the TRM does not say whether that is a destination) 1 .. 2.
+- STR with an immediate offset: 1 .. 2; pipelined 1 ("~" 1 .. 2). Source: Table 3-1: 2; 3.3.2: "STR Rx,[Ry,#imm] is
+  always one cycle" (the low; the high 2 is Table 3-1's).
+- STR with a register offset: 2; pipelined 1 ("~" 1 .. 2). Source: Table 3-1: 2; 3.3.2 (pipelined after an LDR:
+  "LDR R0,[R1,R2]; STR R1,[R3,R2] - normally three cycles total").
 - LDRD, STRD: 1 + N = 3. Source: Table 3-1 (1 + N); 3.3.2: not pipelined with the instructions around
   them.
 - LDM, STM, PUSH, POP: 1 + N (N registers). Source: Table 3-1.
@@ -102,12 +105,13 @@ def _base(mnemonic: str) -> str:
     return mnemonic.split(".")[0]
 
 
-def _memory(m: str, pipelined: bool, reg_offset: bool) -> tuple | None:
-    """Cycles (low, high) of a single load or store, None if m is not one."""
+def _memory(m: str, pipelined: str, reg_offset: bool) -> tuple | None:
+    """Cycles (low, high) of a single load or store, None if m is not one; pipelined: the key's "+" (after
+    a load, address independent of it), "~" (address uses only its written-back base) or ""."""
     if m.startswith(("ldrd", "strd")):
         return 3, 3
     if pipelined and m.startswith(("ldr", "str")):
-        return 1, 2
+        return (1, 1) if pipelined == "+" else (1, 2)
     if m.startswith("ldr"):
         return 2, 2
     if m.startswith("str"):
@@ -119,8 +123,8 @@ def key_cycles(key: str, p: tuple = P) -> tuple:
     """(low, high) cycles of one execution of the instruction a mix key names."""
     if key == REFILL:
         return p
-    pipelined = key.startswith("+")
-    text = key.lstrip("+")
+    pipelined = key[:1] if key[:1] in "+~" else ""
+    text = key[1:] if pipelined else key
     reg_offset = text.endswith(" [reg]")
     text = text.removesuffix(" [reg]")
     m = _base(text.split(" ")[0])  # writing pc pays its P through "(refill)"

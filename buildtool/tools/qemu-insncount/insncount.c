@@ -15,7 +15,9 @@
    "mix<TAB>region<TAB>count<TAB>key". The key is QEMU's disassembly of the
    instruction: its mnemonic alone, or the whole text when it writes pc or has
    a register list ("pop {r4, pc}"); a single load or store's key starts with
-   '+' when it directly follows a single load in the same block and ends with
+   '+' when it directly follows a single load in the same block whose
+   destination its address does not use (the TRM's pipelined pair, 3.3.2),
+   '~' when its address uses only that load's written-back base, and ends with
    " [reg]" when its address has a register offset ("ldr [reg]"). The key
    "(refill)" counts blocks entered at an address other than the end of the
    block executed before (taken branches, calls, returns, exceptions);
@@ -142,8 +144,38 @@ static int register_offset(const char *ops) {
   return c && *c == ',' && c[1 + strspn(c + 1, " ")] != '#';
 }
 
-/* The key of one instruction (see the top comment); *load: it is a single load. */
-static void insn_key(struct qemu_plugin_insn *insn, int after_load, char *key, size_t cap, int *load) {
+/* The registers a load writes: its destination (the first operand) and, with writeback ("[rn, #imm]!",
+   "[rn], #imm"), its base; "" where none. */
+struct load_regs {
+  char dest[8], base[8];
+};
+
+/* The first register name at s (up to a ',', ']', '!' or space) into r. */
+static void reg_name(const char *s, char *r, size_t cap) {
+  s += strspn(s, " \t");
+  size_t n = strcspn(s, ",]! \t");
+  snprintf(r, cap, "%.*s", (int)(n < cap - 1 ? n : cap - 1), s);
+}
+
+/* 1 when the memory operand "[...]" of ops names register r (its base or offset). */
+static int address_uses(const char *ops, const char *r) {
+  const char *b = strchr(ops, '[');
+  if (!b || !*r) return 0;
+  const char *e = strchr(b, ']');
+  size_t n = strlen(r);
+  for (const char *q = b + 1; q && (!e || q < e); q = strchr(q, ',')) {
+    q += (*q == ',') + strspn(q + (*q == ','), " \t");
+    if (!strncmp(q, r, n) && strchr(",] \t!", q[n])) return 1;
+    if (!*q) break;
+  }
+  return 0;
+}
+
+/* The key of one instruction (see the top comment); *load: it is a single load, *regs the registers it
+   writes (for the next instruction's pipelining test); prev: those of the single load just before, if
+   after_load. */
+static void insn_key(struct qemu_plugin_insn *insn, int after_load, const struct load_regs *prev, char *key,
+                     size_t cap, int *load, struct load_regs *regs) {
   char *text = qemu_plugin_insn_disas(insn);
   const char *t = text ? text : "?";
   while (*t == ' ' || *t == '\t') t++;
@@ -154,8 +186,18 @@ static void insn_key(struct qemu_plugin_insn *insn, int after_load, char *key, s
   *load = mem && mnem[0] == 'l';
   const char *ops = t + m + strspn(t + m, " \t");
   int whole = starts_with(ops, "pc") || strchr(ops, '{') != NULL;
-  snprintf(key, cap, "%s%s%s", after_load && mem ? "+" : "", whole ? t : mnem,
-           mem && register_offset(ops) ? " [reg]" : "");
+  /* after a single load (3.3.2): pipelined ("+") when its destination does not compute this address, not
+     when it does; "~" when only its written-back base does (the TRM does not say) */
+  const char *pre = !after_load || !mem || address_uses(ops, prev->dest) ? ""
+                    : address_uses(ops, prev->base)                       ? "~"
+                                                                          : "+";
+  snprintf(key, cap, "%s%s%s", pre, whole ? t : mnem, mem && register_offset(ops) ? " [reg]" : "");
+  regs->dest[0] = regs->base[0] = 0;
+  if (*load) {
+    reg_name(ops, regs->dest, sizeof regs->dest);
+    const char *b = strchr(ops, '['), *e = b ? strchr(b, ']') : NULL;
+    if (e && (e[1] == '!' || e[1 + strspn(e + 1, " \t")] == ',')) reg_name(b + 1, regs->base, sizeof regs->base);
+  }
   free(text);
 }
 
@@ -180,10 +222,12 @@ static void on_tb(unsigned int vcpu, void *u) {
 static void mix_tb(struct qemu_plugin_tb *tb, size_t n) {
   size_t ids[n ? n : 1], uses[n ? n : 1], k = 0;
   int after_load = 0;
+  struct load_regs prev = {"", ""}, cur;
   char key[96];
   for (size_t i = 0; i < n; i++) {
     struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
-    insn_key(insn, after_load, key, sizeof key, &after_load);
+    insn_key(insn, after_load, &prev, key, sizeof key, &after_load, &cur);
+    prev = cur;
     size_t id = key_id(key), j = 0;
     while (j < k && ids[j] != id) j++;
     if (j == k) ids[k] = id, uses[k++] = 0;
