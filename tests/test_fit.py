@@ -160,8 +160,9 @@ def test_flash_wait_states_add_the_measured_flash_accesses_per_mac(capsys):
     fa = FLASH_ACCESSES_PER_MAC["cortex-m4"]
     macs = [(op_macs(g, op), layer_class(g, op)) for op in g.operators]
     lo, hi = static_cycles(g, plan, "cortex-m4", 3)
-    assert lo == round(lo0 + 3 * sum(m * fa[c][0] for m, c in macs if m))
-    assert hi == round(hi0 + 3 * sum(m * fa[c][1] for m, c in macs if m))
+    # lo0 and hi0 are rounded, so the sums may differ from the direct ones by the rounding's 1
+    assert abs(lo - (lo0 + 3 * sum(m * fa[c][0] for m, c in macs if m))) <= 1
+    assert abs(hi - (hi0 + 3 * sum(m * fa[c][1] for m, c in macs if m))) <= 1
     assert static_cycles(g, plan, "cortex-m4", 0) == (lo0, hi0)
     base = {r["board"]: r for r in fit_json("tiny", capsys)["boards"]}
     rows = {r["board"]: r for r in fit_json("tiny", capsys, "--flash-wait-states", "3")["boards"]}

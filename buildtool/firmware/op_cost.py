@@ -15,10 +15,10 @@ from ..plan.fusion.instructions import predict_instructions
 # 100,000 MACs (tiny_cnn_32's 18,432-55,296 MAC layers are call overhead more than arithmetic).
 CYCLES_PER_MAC = {
     "cortex-m4": {
-        "conv 1x1": (2.02, 3.28),  # dscnn_kws low, mbv2_w035_144 high (and resnet_concat_64 between)
-        "conv KxK": (2.00, 4.48),  # resnet_concat_64 low, mbv2_w035_144 high (dscnn_kws between)
-        "depthwise": (7.39, 11.23),  # mbv2_w035_144 low, dscnn_kws high
-        "FC": (1.98, 2.24),  # mbv2_w035_144 (the one model with a 100,000-MAC dense layer)
+        "conv 1x1": (1.40, 1.72),  # dscnn_kws low, mbv2_w035_144 high (resnet_concat_64, mobilenetv2_160_a1 between)
+        "conv KxK": (1.37, 1.91),  # resnet_concat_64 low, mbv2_w035_144 high (dscnn_kws, mobilenetv2_160_a1 between)
+        "depthwise": (3.17, 4.32),  # dscnn_kws low, mbv2_w035_144 high (mobilenetv2_160_a1 between)
+        "FC": (1.31, 1.34),  # mbv2_w035_144 and mobilenetv2_160_a1 (the models with a 100,000-MAC dense layer)
     },
 }
 
@@ -30,10 +30,10 @@ CYCLES_PER_MAC = {
 # accesses/MAC" over the models whose layers of that class execute at least 100,000 MACs).
 FLASH_ACCESSES_PER_MAC = {
     "cortex-m4": {
-        "conv 1x1": (0.24, 2.06),  # dscnn_kws low, mbv2_w035_144 high (resnet_concat_64 between)
-        "conv KxK": (0.24, 2.43),  # resnet_concat_64 low, mbv2_w035_144 high (dscnn_kws between)
-        "depthwise": (0.28, 5.17),  # mbv2_w035_144 low, dscnn_kws high
-        "FC": (0.28, 1.71),  # mbv2_w035_144
+        "conv 1x1": (0.10, 1.27),  # dscnn_kws, mbv2_w035_144, resnet_concat_64 low, mbv2_w035_144 high
+        "conv KxK": (0.10, 1.41),  # mbv2_w035_144, resnet_concat_64, mobilenetv2_160_a1 low, mbv2_w035_144 high
+        "depthwise": (0.06, 2.62),  # dscnn_kws low, mbv2_w035_144 high
+        "FC": (0.26, 1.16),  # mbv2_w035_144 and mobilenetv2_160_a1
     },
 }
 
