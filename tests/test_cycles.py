@@ -118,6 +118,8 @@ TRM_SEQUENCES = [
     ("ldr r1, =0x20000100", "ldr r0, [r1]\n ldr r2, [r0]", (4, 4),
      "3.3.2: one cycle removed only if the destination of the first LDR is not used to compute the address "
      "for the next instruction: here it is (2 + 2)"),
+    ("ldr r1, =0x20000100\n ldr r3, =0x20000200", "ldr r2, [r1]\n ldr r0, [r3, r2]", (4, 4),
+     "3.3.2: the first LDR's destination is the next address's offset register: no cycle removed (2 + 2)"),
     ("ldr r1, =0x20000100", "ldr r0, [r1], #4\n ldr r2, [r1]", (3, 4),
      "3.3.2 and Table 3-1: a written-back base read by the next address: pipelined 3, or not 4 (the TRM "
      "names only the destination)"),
