@@ -289,6 +289,7 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
     const int32_t S = BT_GROUPED(3, K), tcap = asm_rq ? BT_COL3 : BT_PM3_T;
     const int32_t tmax = K > BT_COL3 ? 1 : 3 * BT_COL3 / S < tcap ? 3 * BT_COL3 / S : tcap;
     int8_t *ob[3 * BT_PM3_T];
+    ob[0] = out;   /* set in every pass (T >= 1); GCC -O2 cannot see it */
     while (t + 3 <= n) {
       int32_t T = (n - t) / 3;
       if (T > tmax) T = tmax;
