@@ -123,6 +123,355 @@ static inline __attribute__((always_inline)) void bt_pm_rqm6(const int32_t *acc,
 #define BT_PM_RQ6_ASM 0
 #endif
 
+#if BT_PM_RQ6_ASM
+/* The row-buffer path (bt_conv_pmr below) for a layer's constant KxK conv with c_in % 4 == 0: the kh input rows
+ * an output row reads are widened once into a zero-padded int16 buffer (bt_widen_x's order: [v0, v2][v1, v3] per
+ * group of 4 values, 0 at padding after the offset fold), and the asm reads the output pixels' words straight
+ * from it: pixel q's word at a constant D1 = q * stride_w * c_in * 2 bytes from pixel 0 (LDRs with immediate
+ * offsets, each single load after the first pipelined: 10 load cycles per group against bt_mm3x2's 2 LDM +
+ * 2 LDR, 11), a filter row's kh runs of kw*c_in values a buffer row apart. No columns: bt_conv_pm widened
+ * every input value once per output pixel whose window covers it (9 times for a 3x3 of stride 1). */
+#define BT_PMR_SM3(w, x0, x1, x2, a0, a1, a2)                 \
+  "smlad %[" a0 "], %[" w "], %[" x0 "], %[" a0 "]\n\t"       \
+  "smlad %[" a1 "], %[" w "], %[" x1 "], %[" a1 "]\n\t"       \
+  "smlad %[" a2 "], %[" w "], %[" x2 "], %[" a2 "]\n\t"
+/* One group of 4 values of three pixels times 4 weights of two filter rows (f, f + K): 8 LDR + 4 SXTB16 +
+ * 12 SMLAD per 24 MACs (26 estimated cycles at the high end against bt_mm3x2's 27). c moves 8 bytes. */
+#define BT_PMR3_STEP                                          \
+  "ldr %[x1], [%[c], %[D1]]\n\t"                              \
+  "ldr %[x2], [%[c], %[D2]]\n\t"                              \
+  "ldr %[x0], [%[c]], #8\n\t"                                 \
+  "ldr %[wb], [%[f], %[K]]\n\t"                               \
+  "ldr %[wa], [%[f]], #4\n\t"                                 \
+  "sxtb16 %[t], %[wa]\n\t"                                    \
+  BT_PMR_SM3("t", "x0", "x1", "x2", "a00", "a10", "a20")      \
+  "sxtb16 %[t], %[wb]\n\t"                                    \
+  BT_PMR_SM3("t", "x0", "x1", "x2", "a01", "a11", "a21")      \
+  "ldr %[x0], [%[c], #-4]\n\t"                                \
+  "ldr %[x1], [%[c], %[D1m]]\n\t"                             \
+  "ldr %[x2], [%[c], %[D2m]]\n\t"                             \
+  "sxtb16 %[wa], %[wa], ror #8\n\t"                           \
+  BT_PMR_SM3("wa", "x0", "x1", "x2", "a00", "a10", "a20")     \
+  "sxtb16 %[wb], %[wb], ror #8\n\t"                           \
+  BT_PMR_SM3("wb", "x0", "x1", "x2", "a01", "a11", "a21")
+/* The same for two pixels (a row's last two): 6 LDR + 4 SXTB16 + 8 SMLAD per 16 MACs. */
+#define BT_PMR2_STEP                                          \
+  "ldr %[x1], [%[c], %[D1]]\n\t"                              \
+  "ldr %[x0], [%[c]], #8\n\t"                                 \
+  "ldr %[wb], [%[f], %[K]]\n\t"                               \
+  "ldr %[wa], [%[f]], #4\n\t"                                 \
+  "sxtb16 %[t], %[wa]\n\t"                                    \
+  "smlad %[a00], %[t], %[x0], %[a00]\n\t"                     \
+  "smlad %[a10], %[t], %[x1], %[a10]\n\t"                     \
+  "sxtb16 %[t], %[wb]\n\t"                                    \
+  "smlad %[a01], %[t], %[x0], %[a01]\n\t"                     \
+  "smlad %[a11], %[t], %[x1], %[a11]\n\t"                     \
+  "ldr %[x0], [%[c], #-4]\n\t"                                \
+  "ldr %[x1], [%[c], %[D1m]]\n\t"                             \
+  "sxtb16 %[wa], %[wa], ror #8\n\t"                           \
+  "smlad %[a00], %[wa], %[x0], %[a00]\n\t"                    \
+  "smlad %[a10], %[wa], %[x1], %[a10]\n\t"                    \
+  "sxtb16 %[wb], %[wb], ror #8\n\t"                           \
+  "smlad %[a01], %[wb], %[x0], %[a01]\n\t"                    \
+  "smlad %[a11], %[wb], %[x1], %[a11]\n\t"
+/* One pixel (a row's last) times four filter rows (f + r K): 6 LDR + 8 SXTB16 + 8 SMLAD per 16 MACs. */
+#define BT_PMR1_ONE(w, a)                                     \
+  "sxtb16 %[t], %[" w "]\n\t"                                 \
+  "smlad %[" a "], %[t], %[x0], %[" a "]\n\t"                 \
+  "sxtb16 %[" w "], %[" w "], ror #8\n\t"                     \
+  "smlad %[" a "], %[" w "], %[x1], %[" a "]\n\t"
+#define BT_PMR1_STEP                                          \
+  "ldr %[x1], [%[c], #4]\n\t"                                 \
+  "ldr %[x0], [%[c]], #8\n\t"                                 \
+  "ldr %[w1], [%[f], %[K]]\n\t"                               \
+  "ldr %[w2], [%[f], %[K2]]\n\t"                              \
+  "ldr %[w3], [%[f], %[K3]]\n\t"                              \
+  "ldr %[w0], [%[f]], #4\n\t"                                 \
+  BT_PMR1_ONE("w0", "a0") BT_PMR1_ONE("w1", "a1") BT_PMR1_ONE("w2", "a2") BT_PMR1_ONE("w3", "a3")
+#define BT_PMR_X2(s) s s
+#define BT_PMR_X4(s) BT_PMR_X2(s) BT_PMR_X2(s)
+#define BT_PMR_X8(s) BT_PMR_X4(s) BT_PMR_X4(s)
+#define BT_PMR_X16(s) BT_PMR_X8(s) BT_PMR_X8(s)
+/* G groups of STEP: up to 24 straight, more a loop of 16 (the end pointer in memory: no register left) and
+ * the rest straight. */
+#define BT_PMR_RUN(STEP, OUTS, INS)                                                                         \
+  do {                                                                                                      \
+    if (G > 24) {                                                                                           \
+      const int16_t *const end_ = c + 4 * (G & ~15);                                                        \
+      __asm__ volatile("1:\n\t" BT_PMR_X16(STEP) "ldr %[t], %[end]\n\tcmp %[c], %[t]\n\tbne 1b\n\t"       \
+                       OUTS INS, [end] "m"(end_) : "cc", "memory");                                         \
+    } else if (G & 16) __asm__ volatile(BT_PMR_X16(STEP) OUTS INS : "cc", "memory");                      \
+    if (G & 8) __asm__ volatile(BT_PMR_X8(STEP) OUTS INS : "cc", "memory");                               \
+    if (G & 4) __asm__ volatile(BT_PMR_X4(STEP) OUTS INS : "cc", "memory");                               \
+    if (G & 2) __asm__ volatile(BT_PMR_X2(STEP) OUTS INS : "cc", "memory");                               \
+    if (G & 1) __asm__ volatile(STEP OUTS INS : "cc", "memory");                                          \
+  } while (0)
+
+/* acc = bt_mm3x2's sums of output pixels 0..2 (pixel q D1 = q*stride_w*c_in*2 bytes from c0: pixel 0's first
+ * value in buffer row 0) by filter rows f0 and f0 + K: kh runs of G = kw*c_in/4 groups, rows `pitch` bytes
+ * apart. With G at most 16 the kh runs are straight code, else one loop per run. */
+static inline __attribute__((always_inline)) void bt_pmr3x2(const int16_t *const *rows, int32_t xo, const int8_t *f0,
+                                                             const int32_t K, const int32_t kh, const int32_t G,
+                                                             const int32_t D1, int32_t b0, int32_t b1, int32_t *acc) {
+  int32_t a00 = b0, a01 = b1, a10 = b0, a11 = b1, a20 = b0, a21 = b1;
+  const int8_t *f = f0;
+  uint32_t wa, wb, t, x0, x1, x2;
+#define BT_PMR3_OUTS                                                                                         \
+  : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [a20] "+r"(a20), [a21] "+r"(a21),    \
+    [c] "+r"(c), [f] "+r"(f), [wa] "=&r"(wa), [wb] "=&r"(wb), [t] "=&r"(t), [x0] "=&r"(x0), [x1] "=&r"(x1),   \
+    [x2] "=&r"(x2)
+#define BT_PMR3_INS : [K] "i"(K), [D1] "i"(D1), [D2] "i"(2 * D1), [D1m] "i"(D1 - 4), [D2m] "i"(2 * D1 - 4)
+  if (G <= 16) {
+#pragma GCC unroll 8
+    for (int32_t ky = 0; ky < kh; ky++) {
+      const int16_t *c = rows[ky] + xo;
+      BT_PMR_RUN(BT_PMR3_STEP, BT_PMR3_OUTS, BT_PMR3_INS);
+    }
+  } else {
+#pragma GCC unroll 1
+    for (int32_t ky = 0; ky < kh; ky++) {
+      const int16_t *c = rows[ky] + xo;
+      BT_PMR_RUN(BT_PMR3_STEP, BT_PMR3_OUTS, BT_PMR3_INS);
+    }
+  }
+#undef BT_PMR3_OUTS
+#undef BT_PMR3_INS
+  acc[0] = a00; acc[1] = a01; acc[2] = a10; acc[3] = a11; acc[4] = a20; acc[5] = a21;
+}
+
+/* The same for two pixels. */
+static inline __attribute__((always_inline)) void bt_pmr2x2(const int16_t *const *rows, int32_t xo, const int8_t *f0,
+                                                             const int32_t K, const int32_t kh, const int32_t G,
+                                                             const int32_t D1, int32_t b0, int32_t b1, int32_t *acc) {
+  int32_t a00 = b0, a01 = b1, a10 = b0, a11 = b1;
+  const int8_t *f = f0;
+  uint32_t wa, wb, t, x0, x1;
+#define BT_PMR2_OUTS                                                                                         \
+  : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [c] "+r"(c), [f] "+r"(f),           \
+    [wa] "=&r"(wa), [wb] "=&r"(wb), [t] "=&r"(t), [x0] "=&r"(x0), [x1] "=&r"(x1)
+#define BT_PMR2_INS : [K] "i"(K), [D1] "i"(D1), [D1m] "i"(D1 - 4)
+#pragma GCC unroll 1
+  for (int32_t ky = 0; ky < kh; ky++) {
+    const int16_t *c = rows[ky] + xo;
+    BT_PMR_RUN(BT_PMR2_STEP, BT_PMR2_OUTS, BT_PMR2_INS);
+  }
+#undef BT_PMR2_OUTS
+#undef BT_PMR2_INS
+  acc[0] = a00; acc[1] = a01; acc[2] = a10; acc[3] = a11;
+}
+
+/* One pixel by four filter rows (K at most 1365: the row offsets 3K immediates); acc holds the start values. */
+static inline __attribute__((always_inline)) void bt_pmr1x4(const int16_t *const *rows, int32_t xo, const int8_t *f0,
+                                                             const int32_t K, const int32_t kh, const int32_t G,
+                                                             int32_t *acc) {
+  int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
+  const int8_t *f = f0;
+  uint32_t w0, w1, w2, w3, t, x0, x1;
+#define BT_PMR1_OUTS                                                                                         \
+  : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [c] "+r"(c), [f] "+r"(f), [w0] "=&r"(w0),    \
+    [w1] "=&r"(w1), [w2] "=&r"(w2), [w3] "=&r"(w3), [t] "=&r"(t), [x0] "=&r"(x0), [x1] "=&r"(x1)
+#define BT_PMR1_INS : [K] "i"(K), [K2] "i"(2 * K), [K3] "i"(3 * K)
+#pragma GCC unroll 1
+  for (int32_t ky = 0; ky < kh; ky++) {
+    const int16_t *c = rows[ky] + xo;
+    BT_PMR_RUN(BT_PMR1_STEP, BT_PMR1_OUTS, BT_PMR1_INS);
+  }
+#undef BT_PMR1_OUTS
+#undef BT_PMR1_INS
+  acc[0] = a0; acc[1] = a1; acc[2] = a2; acc[3] = a3;
+}
+#undef BT_PMR_RUN
+#undef BT_PMR_X16
+#undef BT_PMR_X8
+#undef BT_PMR_X4
+#undef BT_PMR_X2
+#undef BT_PMR1_STEP
+#undef BT_PMR1_ONE
+#undef BT_PMR2_STEP
+#undef BT_PMR3_STEP
+#undef BT_PMR_SM3
+
+/* acc[q] += pixel q of NP (D1 bytes apart from c0) . filter row f (the last channel of an odd count), in C. */
+static inline __attribute__((always_inline)) void bt_pmr_dot(const int16_t *const *rows, int32_t xo, const int8_t *f,
+                                                              const int32_t kh, const int32_t G, const int32_t D1,
+                                                              const int32_t NP, int32_t *acc) {
+  for (int32_t ky = 0; ky < kh; ky++) {
+    const char *c = (const char *)(rows[ky] + xo);
+    for (int32_t j = 0; j < G; j++, c += 8, f += 4) {
+      const uint32_t w = bt_ld4(f);
+      const int32_t l = bt_sxtb16(w), h = bt_sxtb16_ror8(w);
+      for (int32_t q = 0; q < NP; q++) {
+        int32_t x, y;
+        __builtin_memcpy(&x, c + q * D1, 4);
+        __builtin_memcpy(&y, c + q * D1 + 4, 4);
+        acc[q] = bt_smlad(h, y, bt_smlad(l, x, acc[q]));
+      }
+    }
+  }
+}
+
+/* bt_pm_rq6's / bt_pm_rqm6's constants of output channels s0, s1 (multipliers m0, m1): k as they read it;
+ * returns whether the output zero point is folded into the rounding words. */
+static inline __attribute__((always_inline)) int bt_pm_k6(int32_t *k, int32_t m0, int32_t m1, int32_t s0, int32_t s1,
+                                                          int32_t zp, const int fast) {
+  if (fast == 2) {
+    const int32_t q0 = -bt_pm_shift(s0), q1 = -bt_pm_shift(s1);
+    const int folded = q0 <= 22 && q1 <= 22;   /* bt_rq2_zp_ok */
+    k[0] = m0; k[1] = (1 << (q0 - 1)) + (folded ? (int32_t)((uint32_t)zp << q0) : 0); k[2] = q0;
+    k[3] = m1; k[4] = (1 << (q1 - 1)) + (folded ? (int32_t)((uint32_t)zp << q1) : 0); k[5] = q1;
+    return folded;
+  }
+  const int32_t p0 = BT_PM_P2(s0), e0 = BT_PM_E1(s0), p1 = BT_PM_P2(s1), e1 = BT_PM_E1(s1);
+  const int folded = bt_rq2_zp_ok(bt_pm_shift(s0)) && bt_rq2_zp_ok(bt_pm_shift(s1));
+  k[0] = m0; k[1] = folded ? bt_rq2_p2_zp(p0, e0, zp) : p0; k[2] = e0;
+  k[3] = m1; k[4] = folded ? bt_rq2_p2_zp(p1, e1, zp) : p1; k[5] = e1;
+  return folded;
+}
+
+#define BT_PMR_KH 8   /* largest kh (bt_conv_pmr's row pointers) */
+/* Does bt_conv_pmr take the layer (every field it folds a constant, the band's kh buffer rows in `bytes`)? */
+#define BT_PMR_WP(p) (((p)->out.w - 1) * (p)->stride_w + (p)->kw)   /* buffer row: pixels */
+static inline __attribute__((always_inline)) int bt_pmr_ok(const bt_conv_params *p, const int fast, const int act,
+                                                           const int32_t bytes) {
+  const int consts = __builtin_constant_p(p->in.c) && __builtin_constant_p(p->in.w) &&
+                     __builtin_constant_p(p->in.h) && __builtin_constant_p(p->in.pixel_stride) &&
+                     __builtin_constant_p(p->out.w) && __builtin_constant_p(p->out.c) &&
+                     __builtin_constant_p(p->out.pixel_stride) && __builtin_constant_p(p->kh) &&
+                     __builtin_constant_p(p->kw) && __builtin_constant_p(p->stride_h) &&
+                     __builtin_constant_p(p->stride_w) && __builtin_constant_p(p->pad_top) &&
+                     __builtin_constant_p(p->pad_left) && __builtin_constant_p(p->dil_h) &&
+                     __builtin_constant_p(p->dil_w);
+  if (!consts || !fast || act != 2) return 0;
+  const int32_t K = p->kh * p->kw * p->in.c;
+  return (p->in.c & 3) == 0 && p->in.pixel_stride == p->in.c && p->kh * p->kw > 1 && p->dil_h == 1 &&
+         p->dil_w == 1 && p->out.w >= 3 && p->out.c >= 2 && p->out.pixel_stride > 0 && p->out.pixel_stride < 2000 &&
+         p->kh <= BT_PMR_KH && 3 * K < 4096 && 2 * p->stride_w * p->in.c * 2 < 4096 && p->pad_left >= 0 && p->pad_top >= 0 &&
+         p->kh * BT_PMR_WP(p) * p->in.c * 2 <= bytes;
+}
+
+/* bt_widen_x for a buffer row (n % 4 == 0), unrolled with pointer steps (bt_widen_x's loop indexed both
+ * arrays: register-offset stores and the loop test every 4 values). */
+static inline __attribute__((always_inline)) void bt_pmr_widen(const int8_t *s, int16_t *d, const int32_t n,
+                                                               int32_t off2, const int dbl) {
+  const int8_t *const end = s + n;
+#pragma GCC unroll 4
+  for (; s != end; s += 4, d += 4) {
+    const uint32_t v = bt_ld4(s);
+    int32_t a = (int32_t)bt_sxtab16((uint32_t)off2, v), b = (int32_t)bt_sxtab16_ror8((uint32_t)off2, v);
+    if (dbl) { a = bt_sadd16(a, a); b = bt_sadd16(b, b); }
+    __builtin_memcpy(d, &a, 4);
+    __builtin_memcpy(d + 2, &b, 4);
+  }
+}
+
+/* The row-buffer path: a ring of kh buffer rows of BT_PMR_WP pixels (at most bt_conv_pm's col, 3840 bytes; the
+ * padding columns zeroed once), input row iy in row (iy + pad_top) % kh, each widened (or zeroed: a padding row)
+ * once; per output row, per pair of output channels the row's triples (bt_pmr3x2, bt_pm_rq6 / bt_pm_rqm6), 2
+ * pixels left by bt_pmr2x2, an odd last channel in C (bt_pmr_dot); 1 pixel left by bt_pmr1x4, four channels at
+ * a time (bt_pm_out). */
+static inline __attribute__((always_inline)) void bt_pmr_triples(const int16_t *const *rows, const int8_t *f, int8_t *o,
+                                                                 const int32_t *k, int32_t b0, int32_t b1,
+                                                                 const int32_t K, const int32_t kh, const int32_t G,
+                                                                 const int32_t D1, const int32_t OPS, const int32_t ow,
+                                                                 const int fast, const int folded, int32_t zp) {
+  for (int32_t x = 0, xo = 0; x + 3 <= ow; x += 3, xo += 3 * D1 / 2, o += 3 * OPS) {
+    int32_t acc[6];
+    bt_pmr3x2(rows, xo, f, K, kh, G, D1, b0, b1, acc);
+    if (fast == 2) bt_pm_rqm6(acc, k, o, OPS, folded, zp);
+    else bt_pm_rq6(acc, k, o, OPS, folded, zp);
+  }
+}
+static inline __attribute__((always_inline)) void bt_conv_pmr(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
+                                                            int8_t *out, int32_t y0, int32_t y1, const int fast,
+                                                            int16_t *buf) {
+  const int32_t cin = p->in.c, cout = p->out.c, ow = p->out.w, OPS = p->out.pixel_stride;
+  const int32_t kh = p->kh, K = kh * p->kw * cin, G = p->kw * cin / 4, pt = p->pad_top;
+  const int32_t Wp = BT_PMR_WP(p), rowv = Wp * cin, D1 = 2 * p->stride_w * cin;
+  const int32_t in_row = p->in.w * cin, pl = p->pad_left, nx = p->in.w < Wp - pl ? p->in.w : Wp - pl;
+  const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max, off2 = bt_dup16(p->input_offset);
+  const int dbl = fast == 2;
+  const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
+  const int8_t *const filter = p->filter;
+  const int32_t xr = ow - ow % 3, xor_ = xr * D1 / 2;   /* the pixels left after the triples: xr.. */
+  const int16_t *rows[BT_PMR_KH];
+  for (int32_t i = 0; i < kh * rowv; i += 2) {   /* the padding columns stay 0 */
+    const int32_t z = 0;
+    __builtin_memcpy(buf + i, &z, 4);
+  }
+  int32_t next = y0 * p->stride_h - pt;   /* the first input row not yet in the ring */
+  int8_t *orow = out;
+  for (int32_t y = y0; y < y1; y++, orow += ow * OPS) {
+    const int32_t iy0 = y * p->stride_h - pt;
+    if (next < iy0) next = iy0;
+    for (; next < iy0 + kh; next++) {
+      int16_t *const d = buf + ((next + pt) % kh) * rowv + pl * cin;
+      if ((uint32_t)next < (uint32_t)p->in.h) {
+        bt_pmr_widen(in + (next - in_y0) * in_row, d, nx * cin, off2, dbl);
+      } else {
+        for (int32_t i = 0; i < nx * cin; i += 2) {
+          const int32_t z = 0;
+          __builtin_memcpy(d + i, &z, 4);
+        }
+      }
+    }
+    for (int32_t ky = 0; ky < kh; ky++) rows[ky] = buf + ((iy0 + ky + pt) % kh) * rowv;
+    int32_t oc = 0;
+    for (; oc + 2 <= cout; oc += 2) {
+      const int32_t b0 = bias ? bias[oc] * (1 + dbl) : 0, b1 = bias ? bias[oc + 1] * (1 + dbl) : 0;
+      int32_t k[6];
+      const int8_t *const f = filter + oc * K;
+      if (bt_pm_k6(k, mult[oc], mult[oc + 1], shift[oc], shift[oc + 1], zp, fast))
+        bt_pmr_triples(rows, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, 1, zp);
+      else
+        bt_pmr_triples(rows, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, 0, zp);
+      if (ow - xr == 2) {
+        int32_t acc[4];
+        bt_pmr2x2(rows, xor_, f, K, kh, G, D1, b0, b1, acc);
+        const int32_t m0 = mult[oc], m1 = mult[oc + 1], s0 = shift[oc], s1 = shift[oc + 1];
+        const int32_t p0 = BT_PM_P2(s0), e0 = BT_PM_E1(s0), p1 = BT_PM_P2(s1), e1 = BT_PM_E1(s1);
+        int8_t *const o = orow + xr * OPS + oc;
+        o[0] = (int8_t)bt_pm_out(acc[0], m0, s0, p0, e0, zp, lo, hi, fast, 2);
+        o[1] = (int8_t)bt_pm_out(acc[1], m1, s1, p1, e1, zp, lo, hi, fast, 2);
+        o[OPS] = (int8_t)bt_pm_out(acc[2], m0, s0, p0, e0, zp, lo, hi, fast, 2);
+        o[OPS + 1] = (int8_t)bt_pm_out(acc[3], m1, s1, p1, e1, zp, lo, hi, fast, 2);
+      }
+    }
+    if (oc < cout) {   /* an odd last channel: the triples and a pair left in C */
+      const int32_t b = bias ? bias[oc] * (1 + dbl) : 0, m = mult[oc], s = shift[oc];
+      const int32_t pp = BT_PM_P2(s), e = BT_PM_E1(s);
+      const int8_t *const f = filter + oc * K;
+      for (int32_t x = 0; x + 2 <= ow - (ow - xr == 1); x += 3) {
+        const int32_t np = ow - x >= 3 ? 3 : 2;
+        int32_t acc[3] = {b, b, b};
+        if (np == 3) bt_pmr_dot(rows, x * D1 / 2, f, kh, G, D1, 3, acc);
+        else bt_pmr_dot(rows, x * D1 / 2, f, kh, G, D1, 2, acc);
+        for (int32_t q = 0; q < np; q++)
+          orow[(x + q) * OPS + oc] = (int8_t)bt_pm_out(acc[q], m, s, pp, e, zp, lo, hi, fast, 2);
+      }
+    }
+    if (ow - xr == 1) {   /* one pixel left: four channels at a time */
+      int8_t *const o = orow + xr * OPS;
+      int32_t c4 = 0;
+      for (; c4 + 4 <= cout; c4 += 4) {
+        int32_t acc[4];
+        for (int32_t r = 0; r < 4; r++) acc[r] = bias ? bias[c4 + r] * (1 + dbl) : 0;
+        bt_pmr1x4(rows, xor_, filter + c4 * K, K, kh, G, acc);
+        for (int32_t r = 0; r < 4; r++) {
+          const int32_t s = shift[c4 + r];
+          o[c4 + r] = (int8_t)bt_pm_out(acc[r], mult[c4 + r], s, BT_PM_P2(s), BT_PM_E1(s), zp, lo, hi, fast, 2);
+        }
+      }
+      for (; c4 < cout; c4++) {
+        int32_t acc[1] = {bias ? bias[c4] * (1 + dbl) : 0};
+        bt_pmr_dot(rows, xor_, filter + c4 * K, kh, G, D1, 1, acc);
+        const int32_t s = shift[c4];
+        o[c4] = (int8_t)bt_pm_out(acc[0], mult[c4], s, BT_PM_P2(s), BT_PM_E1(s), zp, lo, hi, fast, 2);
+      }
+    }
+  }
+}
+#endif
+
 /* The per-call values pixel_col needs, read once (int8 output stores could alias the parameters). */
 typedef struct {
   int32_t K, off, off2, ow, ips, ops, in_row, sh, sw;
@@ -277,6 +626,12 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
   const bt_pm_geom g = {K, p->input_offset, bt_dup16(p->input_offset), p->out.w, p->in.pixel_stride,
                       p->out.pixel_stride, p->in.w * p->in.pixel_stride, p->stride_h, p->stride_w,
                       p->kh == 1 && p->kw == 1 && p->pad_top == 0 && p->pad_left == 0};
+#if BT_PM_RQ6_ASM
+  if (bt_pmr_ok(p, fast, act, (int32_t)sizeof col)) {   /* a constant KxK of c_in % 4 == 0: the row buffer */
+    bt_conv_pmr(p, in, in_y0, out, y0, y1, fast, col);
+    return;
+  }
+#endif
   const int32_t n = (y1 - y0) * p->out.w;
   const int dbl = fast == 2;   /* doubled sums (bt_rq2m) */
   int32_t t = 0;

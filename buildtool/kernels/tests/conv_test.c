@@ -87,7 +87,35 @@ CI_LAYER(ci_k576, 5, 7, 64, 5, 7, 6, 6, 3, 1, 1, 7, -3, -128)
 CI_LAYER(ci_s2x2, 6, 6, 3, 5, 5, 8, 8, 2, 1, 0, 128, -128, -128)
 CI_LAYER(ci_s5, 7, 8, 5, 7, 8, 6, 6, 3, 1, 1, -7, 3, -128)
 CI_LAYER(ci_s2, 9, 11, 2, 4, 5, 10, 12, 3, 2, 0, 21, -1, -128)
+/* 3x3 (one 5x5) layers of c_in % 4 == 0 on conv_pm.h's row-buffer path (bt_conv_pmr): c_in 4, 8, 16, 40 (10
+   groups a filter row: a loop of 16 and 8 + 2 straight) and 64 (ci_k576: 3 loops of 16), strides 1 and 2, with
+   and without padding (a padding row at the bottom, input columns the buffer leaves out), rows of 9, 5, 7, 3, 4
+   and 8 output pixels (0, 2, 1, 0, 1, 2 left after the triples), odd and even output channel counts; then two of
+   them with doubled sums, one through two bands (in_y0, y0 > 0), one whose rows do not fit the buffer (the
+   columns' path) */
+CI_LAYER(ci_r4, 6, 9, 4, 6, 9, 5, 7, 3, 1, 1, 128, -128, -128)
+CI_LAYER(ci_r8, 9, 10, 8, 5, 5, 7, 7, 3, 2, 1, -5, 11, -128)
+CI_LAYER(ci_r16, 7, 9, 16, 5, 7, 9, 9, 3, 1, 0, 3, -2, -128)
+CI_LAYER(ci_r16s2, 9, 8, 16, 4, 3, 6, 8, 3, 2, 0, 128, -128, -128)
+CI_LAYER(ci_r4s2, 7, 8, 4, 4, 4, 10, 10, 3, 2, 1, 100, 7, -128)
+CI_LAYER(ci_r40, 5, 9, 40, 5, 9, 5, 5, 3, 1, 1, -20, 0, -128)
+CI_LAYER(ci_r4k5, 6, 8, 4, 6, 8, 4, 4, 5, 1, 2, 17, -9, -128)
+CI_LAYER(ci_rbig, 4, 24, 32, 4, 24, 4, 4, 3, 1, 1, 9, 1, -128)
 #undef CI_LAYER
+static __attribute__((noinline)) void ci_r4_run(int8_t *out) { BT_CONV_PM(&ci_r4, g_in, 0, out, 0, 6, 1, 2); }
+static __attribute__((noinline)) void ci_r8_run(int8_t *out) { BT_CONV_PM(&ci_r8, g_in, 0, out, 0, 5, 1, 2); }
+static __attribute__((noinline)) void ci_r16_run(int8_t *out) { BT_CONV_PM(&ci_r16, g_in, 0, out, 0, 5, 1, 2); }
+static __attribute__((noinline)) void ci_r16s2_run(int8_t *out) { BT_CONV_PM(&ci_r16s2, g_in, 0, out, 0, 4, 1, 2); }
+static __attribute__((noinline)) void ci_r4s2_run(int8_t *out) { BT_CONV_PM(&ci_r4s2, g_in, 0, out, 0, 4, 1, 2); }
+static __attribute__((noinline)) void ci_r40_run(int8_t *out) { BT_CONV_PM(&ci_r40, g_in, 0, out, 0, 5, 1, 2); }
+static __attribute__((noinline)) void ci_r4k5_run(int8_t *out) { BT_CONV_PM(&ci_r4k5, g_in, 0, out, 0, 6, 1, 2); }
+static __attribute__((noinline)) void ci_r8_run2(int8_t *out) { BT_CONV_PM(&ci_r8, g_in, 0, out, 0, 5, 2, 2); }
+static __attribute__((noinline)) void ci_r4_run2(int8_t *out) { BT_CONV_PM(&ci_r4, g_in, 0, out, 0, 6, 2, 2); }
+static __attribute__((noinline)) void ci_r16_bands(int8_t *out) {   /* output rows 0..2, then 2..5 from input row 2 */
+  BT_CONV_PM(&ci_r16, g_in, 0, out, 0, 2, 1, 2);
+  BT_CONV_PM(&ci_r16, g_in + 2 * 9 * 16, 2, out + 2 * 7 * 9, 2, 5, 1, 2);
+}
+static __attribute__((noinline)) void ci_rbig_run(int8_t *out) { BT_CONV_PM(&ci_rbig, g_in, 0, out, 0, 4, 1, 2); }
 static __attribute__((noinline)) void ci_pw_run(int8_t *out) { BT_CONV_PM(&ci_pw, g_in, 0, out, 0, 7, 1, 2); }
 static __attribute__((noinline)) void ci_stem_run(int8_t *out) { BT_CONV_PM(&ci_stem, g_in, 0, out, 0, 5, 1, 2); }
 static __attribute__((noinline)) void ci_pw13_run(int8_t *out) { BT_CONV_PM(&ci_pw13, g_in, 0, out, 0, 5, 1, 2); }
@@ -107,12 +135,16 @@ static __attribute__((noinline)) void ci_s2_run2(int8_t *out) { BT_CONV_PM(&ci_s
 static void test_conv_instances(void) {
   static const bt_conv_params *const layers[] = {&ci_pw, &ci_stem, &ci_pw13, &ci_pw, &ci_pw,
                                                  &ci_pw, &ci_stem, &ci_pw13, &ci_pw13, &ci_pw, &ci_stem, &ci_k576,
-                                                 &ci_s2x2, &ci_s5, &ci_s2, &ci_s2x2, &ci_s5, &ci_s2};
+                                                 &ci_s2x2, &ci_s5, &ci_s2, &ci_s2x2, &ci_s5, &ci_s2,
+                                                 &ci_r4, &ci_r8, &ci_r16, &ci_r16s2, &ci_r4s2, &ci_r40, &ci_r4k5,
+                                                 &ci_r8, &ci_r4, &ci_r16, &ci_rbig};
   static void (*const runs[])(int8_t *) = {ci_pw_run, ci_stem_run, ci_pw13_run, ci_pw_run, ci_pw_run,
                                            ci_pw_run2, ci_stem_run2, ci_pw13_run2, ci_pw13_fn2, ci_pw_run2,
                                            ci_stem_run2, ci_k576_run, ci_s2x2_run, ci_s5_run, ci_s2_run,
-                                           ci_s2x2_run2, ci_s5_run0, ci_s2_run2};
-  for (int32_t t = 0; t < 18; t++) {
+                                           ci_s2x2_run2, ci_s5_run0, ci_s2_run2,
+                                           ci_r4_run, ci_r8_run, ci_r16_run, ci_r16s2_run, ci_r4s2_run, ci_r40_run,
+                                           ci_r4k5_run, ci_r8_run2, ci_r4_run2, ci_r16_bands, ci_rbig_run};
+  for (int32_t t = 0; t < 29; t++) {
     const bt_conv_params *p = layers[t];
     const int32_t taps = p->kh * p->kw * p->in.c, out_bytes = p->out.h * p->out.w * p->out.pixel_stride + 8;
     fill(g_w, p->out.c * taps);
