@@ -139,7 +139,7 @@ static inline __attribute__((always_inline)) void bt_pm_rqm6(const int32_t *acc,
  * 12 SMLAD per 24 MACs (26 estimated cycles at the high end against bt_mm3x2's 27). c moves 8 bytes. */
 #define BT_PMR3_STEP                                          \
   "ldr %[x1], [%[c], %[D1]]\n\t"                              \
-  "ldr %[x2], [%[c], %[D2]]\n\t"                              \
+  "ldr %[x2], [%[c], #(%c[D1] * 2)]\n\t"                              \
   "ldr %[x0], [%[c]], #8\n\t"                                 \
   "ldr %[wb], [%[f], %[K]]\n\t"                               \
   "ldr %[wa], [%[f]], #4\n\t"                                 \
@@ -148,8 +148,8 @@ static inline __attribute__((always_inline)) void bt_pm_rqm6(const int32_t *acc,
   "sxtb16 %[t], %[wb]\n\t"                                    \
   BT_PMR_SM3("t", "x0", "x1", "x2", "a01", "a11", "a21")      \
   "ldr %[x0], [%[c], #-4]\n\t"                                \
-  "ldr %[x1], [%[c], %[D1m]]\n\t"                             \
-  "ldr %[x2], [%[c], %[D2m]]\n\t"                             \
+  "ldr %[x1], [%[c], #(%c[D1] - 4)]\n\t"                             \
+  "ldr %[x2], [%[c], #(%c[D1] * 2 - 4)]\n\t"                             \
   "sxtb16 %[wa], %[wa], ror #8\n\t"                           \
   BT_PMR_SM3("wa", "x0", "x1", "x2", "a00", "a10", "a20")     \
   "sxtb16 %[wb], %[wb], ror #8\n\t"                           \
@@ -167,7 +167,7 @@ static inline __attribute__((always_inline)) void bt_pm_rqm6(const int32_t *acc,
   "smlad %[a01], %[t], %[x0], %[a01]\n\t"                     \
   "smlad %[a11], %[t], %[x1], %[a11]\n\t"                     \
   "ldr %[x0], [%[c], #-4]\n\t"                                \
-  "ldr %[x1], [%[c], %[D1m]]\n\t"                             \
+  "ldr %[x1], [%[c], #(%c[D1] - 4)]\n\t"                             \
   "sxtb16 %[wa], %[wa], ror #8\n\t"                           \
   "smlad %[a00], %[wa], %[x0], %[a00]\n\t"                    \
   "smlad %[a10], %[wa], %[x1], %[a10]\n\t"                    \
@@ -184,55 +184,95 @@ static inline __attribute__((always_inline)) void bt_pm_rqm6(const int32_t *acc,
   "ldr %[x1], [%[c], #4]\n\t"                                 \
   "ldr %[x0], [%[c]], #8\n\t"                                 \
   "ldr %[w1], [%[f], %[K]]\n\t"                               \
-  "ldr %[w2], [%[f], %[K2]]\n\t"                              \
-  "ldr %[w3], [%[f], %[K3]]\n\t"                              \
+  "ldr %[w2], [%[f], #(%c[K] * 2)]\n\t"                              \
+  "ldr %[w3], [%[f], #(%c[K] * 3)]\n\t"                              \
   "ldr %[w0], [%[f]], #4\n\t"                                 \
   BT_PMR1_ONE("w0", "a0") BT_PMR1_ONE("w1", "a1") BT_PMR1_ONE("w2", "a2") BT_PMR1_ONE("w3", "a3")
+/* The three-pixel first group with a layer's constant patch: the sums start from the biases in a00 (b0) and
+ * a01 (b1), as bt_mm3x2's BT_MM3X2_STEP0 (no copies of the biases into the other four sums). */
+#define BT_PMR3_STEP0                                         \
+  "ldr %[x1], [%[c], %[D1]]\n\t"                              \
+  "ldr %[x2], [%[c], #(%c[D1] * 2)]\n\t"                              \
+  "ldr %[x0], [%[c]], #8\n\t"                                 \
+  "ldr %[wb], [%[f], %[K]]\n\t"                               \
+  "ldr %[wa], [%[f]], #4\n\t"                                 \
+  "sxtb16 %[t], %[wa]\n\t"                                    \
+  "smlad %[a10], %[t], %[x1], %[a00]\n\t"                     \
+  "smlad %[a20], %[t], %[x2], %[a00]\n\t"                     \
+  "smlad %[a00], %[t], %[x0], %[a00]\n\t"                     \
+  "sxtb16 %[t], %[wb]\n\t"                                    \
+  "smlad %[a11], %[t], %[x1], %[a01]\n\t"                     \
+  "smlad %[a21], %[t], %[x2], %[a01]\n\t"                     \
+  "smlad %[a01], %[t], %[x0], %[a01]\n\t"                     \
+  "ldr %[x0], [%[c], #-4]\n\t"                                \
+  "ldr %[x1], [%[c], #(%c[D1] - 4)]\n\t"                             \
+  "ldr %[x2], [%[c], #(%c[D1] * 2 - 4)]\n\t"                             \
+  "sxtb16 %[wa], %[wa], ror #8\n\t"                           \
+  BT_PMR_SM3("wa", "x0", "x1", "x2", "a00", "a10", "a20")     \
+  "sxtb16 %[wb], %[wb], ror #8\n\t"                           \
+  BT_PMR_SM3("wb", "x0", "x1", "x2", "a01", "a11", "a21")
+/* N (an assembler expression, at most 31) copies of STEP: copies of 16, 8, 4, 2, 1 under .if (not .rept: gcc
+ * sizes an asm by its lines, and under a .rept's real size it placed a literal pool out of reach). */
 #define BT_PMR_X2(s) s s
 #define BT_PMR_X4(s) BT_PMR_X2(s) BT_PMR_X2(s)
 #define BT_PMR_X8(s) BT_PMR_X4(s) BT_PMR_X4(s)
 #define BT_PMR_X16(s) BT_PMR_X8(s) BT_PMR_X8(s)
-/* G groups of STEP: up to 24 straight, more a loop of 16 (the end pointer in memory: no register left) and
- * the rest straight. */
-#define BT_PMR_RUN(STEP, OUTS, INS)                                                                         \
-  do {                                                                                                      \
-    if (G > 24) {                                                                                           \
-      const int16_t *const end_ = c + 4 * (G & ~15);                                                        \
-      __asm__ volatile("1:\n\t" BT_PMR_X16(STEP) "ldr %[t], %[end]\n\tcmp %[c], %[t]\n\tbne 1b\n\t"       \
-                       OUTS INS, [end] "m"(end_) : "cc", "memory");                                         \
-    } else if (G & 16) __asm__ volatile(BT_PMR_X16(STEP) OUTS INS : "cc", "memory");                      \
-    if (G & 8) __asm__ volatile(BT_PMR_X8(STEP) OUTS INS : "cc", "memory");                               \
-    if (G & 4) __asm__ volatile(BT_PMR_X4(STEP) OUTS INS : "cc", "memory");                               \
-    if (G & 2) __asm__ volatile(BT_PMR_X2(STEP) OUTS INS : "cc", "memory");                               \
-    if (G & 1) __asm__ volatile(STEP OUTS INS : "cc", "memory");                                          \
-  } while (0)
+#define BT_PMR_REP(N, STEP)                                                                                  \
+  ".if (" N ") & 16\n\t" BT_PMR_X16(STEP) ".endif\n\t.if (" N ") & 8\n\t" BT_PMR_X8(STEP)                 \
+  ".endif\n\t.if (" N ") & 4\n\t" BT_PMR_X4(STEP) ".endif\n\t.if (" N ") & 2\n\t" BT_PMR_X2(STEP)         \
+  ".endif\n\t.if (" N ") & 1\n\t" STEP ".endif\n\t"
+/* A whole patch in one asm statement (the sums stay in their registers: between statements gcc moved them
+ * around, 4 MOVs at each): kh (at most 3) runs of G groups, the next buffer row's run d1 / d2 bytes on from
+ * where the last one ended (the ring's rows are in no fixed order: LDR + ADD); up to 24 groups a run is
+ * straight code (FIRST: the first group), more a loop of 16 (the filter's end of each run's loop in memory:
+ * no register left, compared with f) and G % 16 straight. */
+#define BT_PMR_NEXT(D) "ldr %[t], %[" D "]\n\tadd %[c], %[c], %[t]\n\t"
+#define BT_PMR_STRAIGHT(FIRST, STEP)                                                                         \
+  FIRST BT_PMR_REP("%c[G] - 1", STEP)                                                                        \
+  ".if %c[KH] > 1\n\t" BT_PMR_NEXT("d1") BT_PMR_REP("%c[G]", STEP) ".endif\n\t"                             \
+  ".if %c[KH] > 2\n\t" BT_PMR_NEXT("d2") BT_PMR_REP("%c[G]", STEP) ".endif\n\t"
+#define BT_PMR_LOOP1(L, FE, STEP)                                                                             \
+  L ":\n\t" BT_PMR_X16(STEP) "ldr %[t], %[" FE "]\n\tcmp %[f], %[t]\n\tbne " L "b\n\t"                      \
+  BT_PMR_REP("%c[G] & 15", STEP)
+#define BT_PMR_LOOPED0(RUN0, STEP)                                                                           \
+  RUN0                                                                                                       \
+  ".if %c[KH] > 1\n\t" BT_PMR_NEXT("d1") BT_PMR_LOOP1("2", "fe1", STEP) ".endif\n\t"                        \
+  ".if %c[KH] > 2\n\t" BT_PMR_NEXT("d2") BT_PMR_LOOP1("3", "fe2", STEP) ".endif\n\t"
+#define BT_PMR_LOOPED(STEP) BT_PMR_LOOPED0(BT_PMR_LOOP1("1", "fe0", STEP), STEP)
+/* The same, the first run's first 16 groups straight (FIRST the first of them), the rest of its loop after. */
+#define BT_PMR_PEELED(FIRST, STEP)                                                                           \
+  BT_PMR_LOOPED0(FIRST BT_PMR_REP("15", STEP) ".if %c[G] >= 32\n\t1:\n\t" BT_PMR_X16(STEP)                  \
+                 "ldr %[t], %[fe0]\n\tcmp %[f], %[t]\n\tbne 1b\n\t.endif\n\t" BT_PMR_REP("%c[G] & 15", STEP),  \
+                 STEP)
+#define BT_PMR_RUNI                                                                                         \
+  [G] "i"(G), [KH] "i"(kh), [d1] "m"(dl[1]), [d2] "m"(dl[2])
+#define BT_PMR_RUNL , [fe0] "m"(fe[0]), [fe1] "m"(fe[1]), [fe2] "m"(fe[2])
+/* The loop ends of f (G > 24) for a patch from f0. */
+#define BT_PMR_FE                                                                                            \
+  const int8_t *fe[3];                                                                                       \
+  for (int32_t i_ = 0; i_ < 3; i_++) fe[i_] = f0 + 4 * G * i_ + 64 * (G >> 4)
 
-/* acc = bt_mm3x2's sums of output pixels 0..2 (pixel q D1 = q*stride_w*c_in*2 bytes from c0: pixel 0's first
- * value in buffer row 0) by filter rows f0 and f0 + K: kh runs of G = kw*c_in/4 groups, rows `pitch` bytes
- * apart. With G at most 16 the kh runs are straight code, else one loop per run. */
-static inline __attribute__((always_inline)) void bt_pmr3x2(const int16_t *const *rows, int32_t xo, const int8_t *f0,
-                                                             const int32_t K, const int32_t kh, const int32_t G,
-                                                             const int32_t D1, int32_t b0, int32_t b1, int32_t *acc) {
-  int32_t a00 = b0, a01 = b1, a10 = b0, a11 = b1, a20 = b0, a21 = b1;
+/* acc = bt_mm3x2's sums of output pixels 0..2 (pixel q at c + q*D1 bytes, D1 = stride_w*c_in*2: pixel 0's first
+ * value in the first buffer row) by filter rows f0 and f0 + K: kh runs of G = kw*c_in/4 groups, run ky + 1
+ * dl[ky + 1] bytes after run ky's end. */
+static inline __attribute__((always_inline)) void bt_pmr3x2(const int16_t *c, const int8_t *f0, const int32_t K,
+                                                             const int32_t kh, const int32_t G, const int32_t D1,
+                                                             const int32_t *dl, int32_t b0, int32_t b1, int32_t *acc) {
+  int32_t a00 = b0, a01 = b1, a10, a11, a20, a21;
   const int8_t *f = f0;
   uint32_t wa, wb, t, x0, x1, x2;
 #define BT_PMR3_OUTS                                                                                         \
-  : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [a20] "+r"(a20), [a21] "+r"(a21),    \
+  : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11), [a20] "=&r"(a20), [a21] "=&r"(a21), \
     [c] "+r"(c), [f] "+r"(f), [wa] "=&r"(wa), [wb] "=&r"(wb), [t] "=&r"(t), [x0] "=&r"(x0), [x1] "=&r"(x1),   \
     [x2] "=&r"(x2)
-#define BT_PMR3_INS : [K] "i"(K), [D1] "i"(D1), [D2] "i"(2 * D1), [D1m] "i"(D1 - 4), [D2m] "i"(2 * D1 - 4)
-  if (G <= 16) {
-#pragma GCC unroll 8
-    for (int32_t ky = 0; ky < kh; ky++) {
-      const int16_t *c = rows[ky] + xo;
-      BT_PMR_RUN(BT_PMR3_STEP, BT_PMR3_OUTS, BT_PMR3_INS);
-    }
+#define BT_PMR3_INS                                                                                          \
+  : [K] "i"(K), [D1] "i"(D1), BT_PMR_RUNI
+  if (G > 24) {
+    BT_PMR_FE;
+    __asm__ volatile(BT_PMR_PEELED(BT_PMR3_STEP0, BT_PMR3_STEP) BT_PMR3_OUTS BT_PMR3_INS BT_PMR_RUNL
+                     : "cc", "memory");
   } else {
-#pragma GCC unroll 1
-    for (int32_t ky = 0; ky < kh; ky++) {
-      const int16_t *c = rows[ky] + xo;
-      BT_PMR_RUN(BT_PMR3_STEP, BT_PMR3_OUTS, BT_PMR3_INS);
-    }
+    __asm__ volatile(BT_PMR_STRAIGHT(BT_PMR3_STEP0, BT_PMR3_STEP) BT_PMR3_OUTS BT_PMR3_INS : "cc", "memory");
   }
 #undef BT_PMR3_OUTS
 #undef BT_PMR3_INS
@@ -240,20 +280,21 @@ static inline __attribute__((always_inline)) void bt_pmr3x2(const int16_t *const
 }
 
 /* The same for two pixels. */
-static inline __attribute__((always_inline)) void bt_pmr2x2(const int16_t *const *rows, int32_t xo, const int8_t *f0,
-                                                             const int32_t K, const int32_t kh, const int32_t G,
-                                                             const int32_t D1, int32_t b0, int32_t b1, int32_t *acc) {
+static inline __attribute__((always_inline)) void bt_pmr2x2(const int16_t *c, const int8_t *f0, const int32_t K,
+                                                             const int32_t kh, const int32_t G, const int32_t D1,
+                                                             const int32_t *dl, int32_t b0, int32_t b1, int32_t *acc) {
   int32_t a00 = b0, a01 = b1, a10 = b0, a11 = b1;
   const int8_t *f = f0;
   uint32_t wa, wb, t, x0, x1;
 #define BT_PMR2_OUTS                                                                                         \
   : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [c] "+r"(c), [f] "+r"(f),           \
     [wa] "=&r"(wa), [wb] "=&r"(wb), [t] "=&r"(t), [x0] "=&r"(x0), [x1] "=&r"(x1)
-#define BT_PMR2_INS : [K] "i"(K), [D1] "i"(D1), [D1m] "i"(D1 - 4)
-#pragma GCC unroll 1
-  for (int32_t ky = 0; ky < kh; ky++) {
-    const int16_t *c = rows[ky] + xo;
-    BT_PMR_RUN(BT_PMR2_STEP, BT_PMR2_OUTS, BT_PMR2_INS);
+#define BT_PMR2_INS : [K] "i"(K), [D1] "i"(D1), BT_PMR_RUNI
+  if (G > 24) {
+    BT_PMR_FE;
+    __asm__ volatile(BT_PMR_LOOPED(BT_PMR2_STEP) BT_PMR2_OUTS BT_PMR2_INS BT_PMR_RUNL : "cc", "memory");
+  } else {
+    __asm__ volatile(BT_PMR_STRAIGHT(BT_PMR2_STEP, BT_PMR2_STEP) BT_PMR2_OUTS BT_PMR2_INS : "cc", "memory");
   }
 #undef BT_PMR2_OUTS
 #undef BT_PMR2_INS
@@ -261,8 +302,8 @@ static inline __attribute__((always_inline)) void bt_pmr2x2(const int16_t *const
 }
 
 /* One pixel by four filter rows (K at most 1365: the row offsets 3K immediates); acc holds the start values. */
-static inline __attribute__((always_inline)) void bt_pmr1x4(const int16_t *const *rows, int32_t xo, const int8_t *f0,
-                                                             const int32_t K, const int32_t kh, const int32_t G,
+static inline __attribute__((always_inline)) void bt_pmr1x4(const int16_t *c, const int8_t *f0, const int32_t K,
+                                                             const int32_t kh, const int32_t G, const int32_t *dl,
                                                              int32_t *acc) {
   int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
   const int8_t *f = f0;
@@ -270,21 +311,27 @@ static inline __attribute__((always_inline)) void bt_pmr1x4(const int16_t *const
 #define BT_PMR1_OUTS                                                                                         \
   : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [c] "+r"(c), [f] "+r"(f), [w0] "=&r"(w0),    \
     [w1] "=&r"(w1), [w2] "=&r"(w2), [w3] "=&r"(w3), [t] "=&r"(t), [x0] "=&r"(x0), [x1] "=&r"(x1)
-#define BT_PMR1_INS : [K] "i"(K), [K2] "i"(2 * K), [K3] "i"(3 * K)
-#pragma GCC unroll 1
-  for (int32_t ky = 0; ky < kh; ky++) {
-    const int16_t *c = rows[ky] + xo;
-    BT_PMR_RUN(BT_PMR1_STEP, BT_PMR1_OUTS, BT_PMR1_INS);
+#define BT_PMR1_INS : [K] "i"(K), BT_PMR_RUNI
+  if (G > 24) {
+    BT_PMR_FE;
+    __asm__ volatile(BT_PMR_LOOPED(BT_PMR1_STEP) BT_PMR1_OUTS BT_PMR1_INS BT_PMR_RUNL : "cc", "memory");
+  } else {
+    __asm__ volatile(BT_PMR_STRAIGHT(BT_PMR1_STEP, BT_PMR1_STEP) BT_PMR1_OUTS BT_PMR1_INS : "cc", "memory");
   }
 #undef BT_PMR1_OUTS
 #undef BT_PMR1_INS
   acc[0] = a0; acc[1] = a1; acc[2] = a2; acc[3] = a3;
 }
-#undef BT_PMR_RUN
-#undef BT_PMR_X16
-#undef BT_PMR_X8
-#undef BT_PMR_X4
-#undef BT_PMR_X2
+#undef BT_PMR_FE
+#undef BT_PMR_RUNI
+#undef BT_PMR_RUNL
+#undef BT_PMR_LOOPED
+#undef BT_PMR_LOOPED0
+#undef BT_PMR_PEELED
+#undef BT_PMR_LOOP1
+#undef BT_PMR_STRAIGHT
+#undef BT_PMR_NEXT
+#undef BT_PMR3_STEP0
 #undef BT_PMR1_STEP
 #undef BT_PMR1_ONE
 #undef BT_PMR2_STEP
@@ -328,7 +375,7 @@ static inline __attribute__((always_inline)) int bt_pm_k6(int32_t *k, int32_t m0
   return folded;
 }
 
-#define BT_PMR_KH 8   /* largest kh (bt_conv_pmr's row pointers) */
+#define BT_PMR_KH 3   /* largest kh (the asm's runs, bt_conv_pmr's row pointers) */
 /* Does bt_conv_pmr take the layer (every field it folds a constant, the band's kh buffer rows in `bytes`)? */
 #define BT_PMR_WP(p) (((p)->out.w - 1) * (p)->stride_w + (p)->kw)   /* buffer row: pixels */
 static inline __attribute__((always_inline)) int bt_pmr_ok(const bt_conv_params *p, const int fast, const int act,
@@ -369,14 +416,14 @@ static inline __attribute__((always_inline)) void bt_pmr_widen(const int8_t *s, 
  * once; per output row, per pair of output channels the row's triples (bt_pmr3x2, bt_pm_rq6 / bt_pm_rqm6), 2
  * pixels left by bt_pmr2x2, an odd last channel in C (bt_pmr_dot); 1 pixel left by bt_pmr1x4, four channels at
  * a time (bt_pm_out). */
-static inline __attribute__((always_inline)) void bt_pmr_triples(const int16_t *const *rows, const int8_t *f, int8_t *o,
-                                                                 const int32_t *k, int32_t b0, int32_t b1,
+static inline __attribute__((always_inline)) void bt_pmr_triples(const int16_t *c, const int32_t *dl, const int8_t *f,
+                                                                 int8_t *o, const int32_t *k, int32_t b0, int32_t b1,
                                                                  const int32_t K, const int32_t kh, const int32_t G,
                                                                  const int32_t D1, const int32_t OPS, const int32_t ow,
                                                                  const int fast, const int folded, int32_t zp) {
-  for (int32_t x = 0, xo = 0; x + 3 <= ow; x += 3, xo += 3 * D1 / 2, o += 3 * OPS) {
+  for (int32_t x = 0; x + 3 <= ow; x += 3, c += 3 * D1 / 2, o += 3 * OPS) {
     int32_t acc[6];
-    bt_pmr3x2(rows, xo, f, K, kh, G, D1, b0, b1, acc);
+    bt_pmr3x2(c, f, K, kh, G, D1, dl, b0, b1, acc);
     if (fast == 2) bt_pm_rqm6(acc, k, o, OPS, folded, zp);
     else bt_pm_rq6(acc, k, o, OPS, folded, zp);
   }
@@ -394,6 +441,7 @@ static inline __attribute__((always_inline)) void bt_conv_pmr(const bt_conv_para
   const int8_t *const filter = p->filter;
   const int32_t xr = ow - ow % 3, xor_ = xr * D1 / 2;   /* the pixels left after the triples: xr.. */
   const int16_t *rows[BT_PMR_KH];
+  int32_t dl[3] = {0, 0, 0};   /* bytes from the end of buffer row ky - 1's run to row ky's */
   for (int32_t i = 0; i < kh * rowv; i += 2) {   /* the padding columns stay 0 */
     const int32_t z = 0;
     __builtin_memcpy(buf + i, &z, 4);
@@ -415,18 +463,19 @@ static inline __attribute__((always_inline)) void bt_conv_pmr(const bt_conv_para
       }
     }
     for (int32_t ky = 0; ky < kh; ky++) rows[ky] = buf + ((iy0 + ky + pt) % kh) * rowv;
+    for (int32_t ky = 1; ky < kh; ky++) dl[ky] = (int32_t)((const char *)rows[ky] - (const char *)rows[ky - 1]) - 8 * G;
     int32_t oc = 0;
     for (; oc + 2 <= cout; oc += 2) {
       const int32_t b0 = bias ? bias[oc] * (1 + dbl) : 0, b1 = bias ? bias[oc + 1] * (1 + dbl) : 0;
       int32_t k[6];
       const int8_t *const f = filter + oc * K;
       if (bt_pm_k6(k, mult[oc], mult[oc + 1], shift[oc], shift[oc + 1], zp, fast))
-        bt_pmr_triples(rows, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, 1, zp);
+        bt_pmr_triples(rows[0], dl, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, 1, zp);
       else
-        bt_pmr_triples(rows, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, 0, zp);
+        bt_pmr_triples(rows[0], dl, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, 0, zp);
       if (ow - xr == 2) {
         int32_t acc[4];
-        bt_pmr2x2(rows, xor_, f, K, kh, G, D1, b0, b1, acc);
+        bt_pmr2x2(rows[0] + xor_, f, K, kh, G, D1, dl, b0, b1, acc);
         const int32_t m0 = mult[oc], m1 = mult[oc + 1], s0 = shift[oc], s1 = shift[oc + 1];
         const int32_t p0 = BT_PM_P2(s0), e0 = BT_PM_E1(s0), p1 = BT_PM_P2(s1), e1 = BT_PM_E1(s1);
         int8_t *const o = orow + xr * OPS + oc;
@@ -455,7 +504,7 @@ static inline __attribute__((always_inline)) void bt_conv_pmr(const bt_conv_para
       for (; c4 + 4 <= cout; c4 += 4) {
         int32_t acc[4];
         for (int32_t r = 0; r < 4; r++) acc[r] = bias ? bias[c4 + r] * (1 + dbl) : 0;
-        bt_pmr1x4(rows, xor_, filter + c4 * K, K, kh, G, acc);
+        bt_pmr1x4(rows[0] + xor_, filter + c4 * K, K, kh, G, dl, acc);
         for (int32_t r = 0; r < 4; r++) {
           const int32_t s = shift[c4 + r];
           o[c4 + r] = (int8_t)bt_pm_out(acc[r], mult[c4 + r], s, BT_PM_P2(s), BT_PM_E1(s), zp, lo, hi, fast, 2);
