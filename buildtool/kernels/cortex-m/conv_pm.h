@@ -124,13 +124,16 @@ static inline __attribute__((always_inline)) void bt_pm_rqm6(const int32_t *acc,
 #endif
 
 #if BT_PM_RQ6_ASM
-/* The row-buffer path (bt_conv_pmr below) for a layer's constant KxK conv with c_in % 4 == 0: the kh input rows
- * an output row reads are widened once into a zero-padded int16 buffer (bt_widen_x's order: [v0, v2][v1, v3] per
- * group of 4 values, 0 at padding after the offset fold), and the asm reads the output pixels' words straight
- * from it: pixel q's word at a constant D1 = q * stride_w * c_in * 2 bytes from pixel 0 (LDRs with immediate
- * offsets, each single load after the first pipelined: 10 load cycles per group against bt_mm3x2's 2 LDM +
- * 2 LDR, 11), a filter row's kh runs of kw*c_in values a buffer row apart. No columns: bt_conv_pm widened
- * every input value once per output pixel whose window covers it (9 times for a 3x3 of stride 1). */
+/* The row-buffer path (bt_conv_pmr below) for a layer's constant KxK conv (kh <= 3) with c_in % 4 == 0: each input
+ * row is widened once into a ring of kh zero-padded int16 rows (bt_widen_x's order: [v0, v2][v1, v3] per group of
+ * 4 values, so the weights' SXTB16 halves pair up; 0 at padding after the offset fold), and the asm reads the
+ * output pixels' words straight from it: pixel q's word at a constant q * D1 bytes from pixel 0's, D1 = stride_w *
+ * c_in * 2 (LDRs with immediate offsets, each single load after the first pipelined: 10 load cycles per group
+ * against bt_mm3x2's 2 LDM + 2 LDR, 11), a filter row's kh runs of kw*c_in values in kh ring rows. No columns:
+ * bt_conv_pm widened every input value once per output pixel whose window covers it (9 times for a 3x3 of stride
+ * 1: ResNet-8's 32x32 layers spent ~0.5 M of their 3.52 M estimated high cycles on it). Measured (MLPerf Tiny
+ * ResNet-8, est. high cycles): ops 1/2 3.52 -> 2.93 M, op 5 3.17 -> 2.82 M, op 9 3.03 -> 2.85 M, op 4 1.66 ->
+ * 1.53 M, op 8 1.55 -> 1.46 M; the model 18.20 -> 16.26 M (0.918 -> 0.820 of the record). */
 #define BT_PMR_SM3(w, x0, x1, x2, a0, a1, a2)                 \
   "smlad %[" a0 "], %[" w "], %[" x0 "], %[" a0 "]\n\t"       \
   "smlad %[" a1 "], %[" w "], %[" x1 "], %[" a1 "]\n\t"       \
@@ -245,19 +248,18 @@ static inline __attribute__((always_inline)) void bt_pm_rqm6(const int32_t *acc,
                  "ldr %[t], %[fe0]\n\tcmp %[f], %[t]\n\tbne 1b\n\t.endif\n\t" BT_PMR_REP("%c[G] & 15", STEP),  \
                  STEP)
 #define BT_PMR_RUNI                                                                                         \
-  [G] "i"(G), [KH] "i"(kh), [d1] "m"(dl[1]), [d2] "m"(dl[2])
+  [G] "i"(G), [KH] "i"(kh), [d1] "m"(dl[0]), [d2] "m"(dl[1])
 #define BT_PMR_RUNL , [fe0] "m"(fe[0]), [fe1] "m"(fe[1]), [fe2] "m"(fe[2])
-/* The loop ends of f (G > 24) for a patch from f0. */
-#define BT_PMR_FE                                                                                            \
-  const int8_t *fe[3];                                                                                       \
-  for (int32_t i_ = 0; i_ < 3; i_++) fe[i_] = f0 + 4 * G * i_ + 64 * (G >> 4)
+/* The loop ends of f (G > 24) for a patch from f0, in fe (bt_conv_pmr's scratch words after its buffer). */
+#define BT_PMR_FE for (int32_t i_ = 0; i_ < kh; i_++) fe[i_] = f0 + 4 * G * i_ + 64 * (G >> 4)
 
 /* acc = bt_mm3x2's sums of output pixels 0..2 (pixel q at c + q*D1 bytes, D1 = stride_w*c_in*2: pixel 0's first
  * value in the first buffer row) by filter rows f0 and f0 + K: kh runs of G = kw*c_in/4 groups, run ky + 1
- * dl[ky + 1] bytes after run ky's end. */
+ * dl[ky] bytes after run ky's end. */
 static inline __attribute__((always_inline)) void bt_pmr3x2(const int16_t *c, const int8_t *f0, const int32_t K,
                                                              const int32_t kh, const int32_t G, const int32_t D1,
-                                                             const int32_t *dl, int32_t b0, int32_t b1, int32_t *acc) {
+                                                             const int32_t *dl, const int8_t **fe, int32_t b0, int32_t b1,
+                                                             int32_t *acc) {
   int32_t a00 = b0, a01 = b1, a10, a11, a20, a21;
   const int8_t *f = f0;
   uint32_t wa, wb, t, x0, x1, x2;
@@ -282,7 +284,8 @@ static inline __attribute__((always_inline)) void bt_pmr3x2(const int16_t *c, co
 /* The same for two pixels. */
 static inline __attribute__((always_inline)) void bt_pmr2x2(const int16_t *c, const int8_t *f0, const int32_t K,
                                                              const int32_t kh, const int32_t G, const int32_t D1,
-                                                             const int32_t *dl, int32_t b0, int32_t b1, int32_t *acc) {
+                                                             const int32_t *dl, const int8_t **fe, int32_t b0, int32_t b1,
+                                                             int32_t *acc) {
   int32_t a00 = b0, a01 = b1, a10 = b0, a11 = b1;
   const int8_t *f = f0;
   uint32_t wa, wb, t, x0, x1;
@@ -304,7 +307,7 @@ static inline __attribute__((always_inline)) void bt_pmr2x2(const int16_t *c, co
 /* One pixel by four filter rows (K at most 1365: the row offsets 3K immediates); acc holds the start values. */
 static inline __attribute__((always_inline)) void bt_pmr1x4(const int16_t *c, const int8_t *f0, const int32_t K,
                                                              const int32_t kh, const int32_t G, const int32_t *dl,
-                                                             int32_t *acc) {
+                                                             const int8_t **fe, int32_t *acc) {
   int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
   const int8_t *f = f0;
   uint32_t w0, w1, w2, w3, t, x0, x1;
@@ -338,12 +341,14 @@ static inline __attribute__((always_inline)) void bt_pmr1x4(const int16_t *c, co
 #undef BT_PMR3_STEP
 #undef BT_PMR_SM3
 
-/* acc[q] += pixel q of NP (D1 bytes apart from c0) . filter row f (the last channel of an odd count), in C. */
-static inline __attribute__((always_inline)) void bt_pmr_dot(const int16_t *const *rows, int32_t xo, const int8_t *f,
+/* acc[q] += pixel q of NP (D1 bytes apart from c0, the runs as bt_pmr3x2's) . filter row f (the last channel of
+ * an odd count), in C. */
+static inline __attribute__((always_inline)) void bt_pmr_dot(const int16_t *c0, const int32_t *dl, const int8_t *f,
                                                               const int32_t kh, const int32_t G, const int32_t D1,
                                                               const int32_t NP, int32_t *acc) {
+  const char *c = (const char *)c0;
   for (int32_t ky = 0; ky < kh; ky++) {
-    const char *c = (const char *)(rows[ky] + xo);
+    if (ky) c += dl[ky - 1];
     for (int32_t j = 0; j < G; j++, c += 8, f += 4) {
       const uint32_t w = bt_ld4(f);
       const int32_t l = bt_sxtb16(w), h = bt_sxtb16_ror8(w);
@@ -376,8 +381,17 @@ static inline __attribute__((always_inline)) int bt_pm_k6(int32_t *k, int32_t m0
 }
 
 #define BT_PMR_KH 3   /* largest kh (the asm's runs, bt_conv_pmr's row pointers) */
-/* Does bt_conv_pmr take the layer (every field it folds a constant, the band's kh buffer rows in `bytes`)? */
-#define BT_PMR_WP(p) (((p)->out.w - 1) * (p)->stride_w + (p)->kw)   /* buffer row: pixels */
+/* Does bt_conv_pmr take the layer (every field it folds a constant, its buffer and scratch words in `bytes`)? The
+ * ring's rows: nx input pixels each (those a window reads), P zero pixels before each and after the last, P the
+ * larger of the left padding and the right padding (the windows' reach past the input): a row's right padding is
+ * the next one's left (ResNet-8's 8x8 layer: 28 pixels of 64 values, 3584 bytes, where three rows of 10 took all
+ * of col's 3840). */
+#define BT_PMR_WP(p) (((p)->out.w - 1) * (p)->stride_w + (p)->kw)   /* a window row's reach: pixels */
+#define BT_PMR_NX(p) ((p)->in.w < BT_PMR_WP(p) - (p)->pad_left ? (p)->in.w : BT_PMR_WP(p) - (p)->pad_left)
+#define BT_PMR_P(p) ((p)->pad_left > BT_PMR_WP(p) - (p)->pad_left - BT_PMR_NX(p) ? (p)->pad_left \
+                                                                                : BT_PMR_WP(p) - (p)->pad_left - BT_PMR_NX(p))
+#define BT_PMR_VALUES(p) ((BT_PMR_P(p) + (p)->kh * (BT_PMR_NX(p) + BT_PMR_P(p))) * (p)->in.c)   /* int16 */
+#define BT_PMR_SCRATCH 11   /* int32 words after the buffer: dl[2], k[6], fe[3] */
 static inline __attribute__((always_inline)) int bt_pmr_ok(const bt_conv_params *p, const int fast, const int act,
                                                            const int32_t bytes) {
   const int consts = __builtin_constant_p(p->in.c) && __builtin_constant_p(p->in.w) &&
@@ -393,7 +407,7 @@ static inline __attribute__((always_inline)) int bt_pmr_ok(const bt_conv_params 
   return (p->in.c & 3) == 0 && p->in.pixel_stride == p->in.c && p->kh * p->kw > 1 && p->dil_h == 1 &&
          p->dil_w == 1 && p->out.w >= 3 && p->out.c >= 2 && p->out.pixel_stride > 0 && p->out.pixel_stride < 2000 &&
          p->kh <= BT_PMR_KH && 3 * K < 4096 && 2 * p->stride_w * p->in.c * 2 < 4096 && p->pad_left >= 0 && p->pad_top >= 0 &&
-         p->kh * BT_PMR_WP(p) * p->in.c * 2 <= bytes;
+         2 * BT_PMR_VALUES(p) + 4 * BT_PMR_SCRATCH <= bytes;
 }
 
 /* bt_widen_x for a buffer row (n % 4 == 0), unrolled with pointer steps (bt_widen_x's loop indexed both
@@ -411,19 +425,20 @@ static inline __attribute__((always_inline)) void bt_pmr_widen(const int8_t *s, 
   }
 }
 
-/* The row-buffer path: a ring of kh buffer rows of BT_PMR_WP pixels (at most bt_conv_pm's col, 3840 bytes; the
- * padding columns zeroed once), input row iy in row (iy + pad_top) % kh, each widened (or zeroed: a padding row)
- * once; per output row, per pair of output channels the row's triples (bt_pmr3x2, bt_pm_rq6 / bt_pm_rqm6), 2
+/* The row-buffer path: a ring of kh buffer rows (BT_PMR_VALUES, in bt_conv_pm's col of 3840 bytes with
+ * BT_PMR_SCRATCH words after them; the padding pixels zeroed once), input row iy in row (iy + pad_top) % kh, each
+ * widened (or zeroed: a padding row) once; per output row, per pair of output channels the row's triples (bt_pmr3x2, bt_pm_rq6 / bt_pm_rqm6), 2
  * pixels left by bt_pmr2x2, an odd last channel in C (bt_pmr_dot); 1 pixel left by bt_pmr1x4, four channels at
  * a time (bt_pm_out). */
 static inline __attribute__((always_inline)) void bt_pmr_triples(const int16_t *c, const int32_t *dl, const int8_t *f,
                                                                  int8_t *o, const int32_t *k, int32_t b0, int32_t b1,
                                                                  const int32_t K, const int32_t kh, const int32_t G,
                                                                  const int32_t D1, const int32_t OPS, const int32_t ow,
-                                                                 const int fast, const int folded, int32_t zp) {
-  for (int32_t x = 0; x + 3 <= ow; x += 3, c += 3 * D1 / 2, o += 3 * OPS) {
+                                                                 const int fast, const int folded, int32_t zp,
+                                                                 const int8_t **fe) {
+  for (const int16_t *const end = c + ow / 3 * 3 * D1 / 2; c != end; c += 3 * D1 / 2, o += 3 * OPS) {
     int32_t acc[6];
-    bt_pmr3x2(c, f, K, kh, G, D1, dl, b0, b1, acc);
+    bt_pmr3x2(c, f, K, kh, G, D1, dl, fe, b0, b1, acc);
     if (fast == 2) bt_pm_rqm6(acc, k, o, OPS, folded, zp);
     else bt_pm_rq6(acc, k, o, OPS, folded, zp);
   }
@@ -433,16 +448,19 @@ static inline __attribute__((always_inline)) void bt_conv_pmr(const bt_conv_para
                                                             int16_t *buf) {
   const int32_t cin = p->in.c, cout = p->out.c, ow = p->out.w, OPS = p->out.pixel_stride;
   const int32_t kh = p->kh, K = kh * p->kw * cin, G = p->kw * cin / 4, pt = p->pad_top;
-  const int32_t Wp = BT_PMR_WP(p), rowv = Wp * cin, D1 = 2 * p->stride_w * cin;
-  const int32_t in_row = p->in.w * cin, pl = p->pad_left, nx = p->in.w < Wp - pl ? p->in.w : Wp - pl;
+  const int32_t nx = BT_PMR_NX(p), P = BT_PMR_P(p), rowv = (nx + P) * cin, D1 = 2 * p->stride_w * cin;
+  const int32_t in_row = p->in.w * cin, pl = p->pad_left, nv = BT_PMR_VALUES(p);
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max, off2 = bt_dup16(p->input_offset);
   const int dbl = fast == 2;
   const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
   const int8_t *const filter = p->filter;
   const int32_t xr = ow - ow % 3, xor_ = xr * D1 / 2;   /* the pixels left after the triples: xr.. */
-  const int16_t *rows[BT_PMR_KH];
-  int32_t dl[3] = {0, 0, 0};   /* bytes from the end of buffer row ky - 1's run to row ky's */
-  for (int32_t i = 0; i < kh * rowv; i += 2) {   /* the padding columns stay 0 */
+  /* scratch words after the buffer (in col: the frame no larger than bt_conv_pm's): dl[ky - 1], bytes from the end
+     of a patch's run in buffer row ky - 1 to row ky's; k, bt_pm_rq6's constants; fe, the kernels' loop ends */
+  int32_t *const dl = (int32_t *)(buf + nv), *const k = dl + 2;
+  const int8_t **const fe = (const int8_t **)(dl + 8);
+  dl[0] = 0; dl[1] = 0;
+  for (int32_t i = 0; i < nv; i += 2) {   /* the padding pixels stay 0 */
     const int32_t z = 0;
     __builtin_memcpy(buf + i, &z, 4);
   }
@@ -452,7 +470,7 @@ static inline __attribute__((always_inline)) void bt_conv_pmr(const bt_conv_para
     const int32_t iy0 = y * p->stride_h - pt;
     if (next < iy0) next = iy0;
     for (; next < iy0 + kh; next++) {
-      int16_t *const d = buf + ((next + pt) % kh) * rowv + pl * cin;
+      int16_t *const d = buf + P * cin + ((next + pt) % kh) * rowv;
       if ((uint32_t)next < (uint32_t)p->in.h) {
         bt_pmr_widen(in + (next - in_y0) * in_row, d, nx * cin, off2, dbl);
       } else {
@@ -462,20 +480,21 @@ static inline __attribute__((always_inline)) void bt_conv_pmr(const bt_conv_para
         }
       }
     }
-    for (int32_t ky = 0; ky < kh; ky++) rows[ky] = buf + ((iy0 + ky + pt) % kh) * rowv;
-    for (int32_t ky = 1; ky < kh; ky++) dl[ky] = (int32_t)((const char *)rows[ky] - (const char *)rows[ky - 1]) - 8 * G;
+    const int32_t s0 = (iy0 + pt) % kh;   /* the ring row of the window's first input row */
+    const int16_t *const r0 = buf + (P - pl) * cin + s0 * rowv;   /* its window origin */
+    for (int32_t ky = 1; ky < kh; ky++)   /* ring row s0 + ky wrapped, minus the run */
+      dl[ky - 1] = 2 * rowv * (s0 + ky >= kh ? ky - kh : ky) - 2 * rowv * (s0 + ky - 1 >= kh ? ky - 1 - kh : ky - 1) - 8 * G;
     int32_t oc = 0;
     for (; oc + 2 <= cout; oc += 2) {
       const int32_t b0 = bias ? bias[oc] * (1 + dbl) : 0, b1 = bias ? bias[oc + 1] * (1 + dbl) : 0;
-      int32_t k[6];
       const int8_t *const f = filter + oc * K;
       if (bt_pm_k6(k, mult[oc], mult[oc + 1], shift[oc], shift[oc + 1], zp, fast))
-        bt_pmr_triples(rows[0], dl, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, 1, zp);
+        bt_pmr_triples(r0, dl, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, 1, zp, fe);
       else
-        bt_pmr_triples(rows[0], dl, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, 0, zp);
+        bt_pmr_triples(r0, dl, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, 0, zp, fe);
       if (ow - xr == 2) {
         int32_t acc[4];
-        bt_pmr2x2(rows[0] + xor_, f, K, kh, G, D1, dl, b0, b1, acc);
+        bt_pmr2x2(r0 + xor_, f, K, kh, G, D1, dl, fe, b0, b1, acc);
         const int32_t m0 = mult[oc], m1 = mult[oc + 1], s0 = shift[oc], s1 = shift[oc + 1];
         const int32_t p0 = BT_PM_P2(s0), e0 = BT_PM_E1(s0), p1 = BT_PM_P2(s1), e1 = BT_PM_E1(s1);
         int8_t *const o = orow + xr * OPS + oc;
@@ -492,8 +511,8 @@ static inline __attribute__((always_inline)) void bt_conv_pmr(const bt_conv_para
       for (int32_t x = 0; x + 2 <= ow - (ow - xr == 1); x += 3) {
         const int32_t np = ow - x >= 3 ? 3 : 2;
         int32_t acc[3] = {b, b, b};
-        if (np == 3) bt_pmr_dot(rows, x * D1 / 2, f, kh, G, D1, 3, acc);
-        else bt_pmr_dot(rows, x * D1 / 2, f, kh, G, D1, 2, acc);
+        if (np == 3) bt_pmr_dot(r0 + x * D1 / 2, dl, f, kh, G, D1, 3, acc);
+        else bt_pmr_dot(r0 + x * D1 / 2, dl, f, kh, G, D1, 2, acc);
         for (int32_t q = 0; q < np; q++)
           orow[(x + q) * OPS + oc] = (int8_t)bt_pm_out(acc[q], m, s, pp, e, zp, lo, hi, fast, 2);
       }
@@ -504,7 +523,7 @@ static inline __attribute__((always_inline)) void bt_conv_pmr(const bt_conv_para
       for (; c4 + 4 <= cout; c4 += 4) {
         int32_t acc[4];
         for (int32_t r = 0; r < 4; r++) acc[r] = bias ? bias[c4 + r] * (1 + dbl) : 0;
-        bt_pmr1x4(rows[0] + xor_, filter + c4 * K, K, kh, G, dl, acc);
+        bt_pmr1x4(r0 + xor_, filter + c4 * K, K, kh, G, dl, fe, acc);
         for (int32_t r = 0; r < 4; r++) {
           const int32_t s = shift[c4 + r];
           o[c4 + r] = (int8_t)bt_pm_out(acc[r], mult[c4 + r], s, BT_PM_P2(s), BT_PM_E1(s), zp, lo, hi, fast, 2);
@@ -512,7 +531,7 @@ static inline __attribute__((always_inline)) void bt_conv_pmr(const bt_conv_para
       }
       for (; c4 < cout; c4++) {
         int32_t acc[1] = {bias ? bias[c4] * (1 + dbl) : 0};
-        bt_pmr_dot(rows, xor_, filter + c4 * K, kh, G, D1, 1, acc);
+        bt_pmr_dot(r0 + xor_, dl, filter + c4 * K, kh, G, D1, 1, acc);
         const int32_t s = shift[c4];
         o[c4] = (int8_t)bt_pm_out(acc[0], mult[c4], s, BT_PM_P2(s), BT_PM_E1(s), zp, lo, hi, fast, 2);
       }
@@ -656,7 +675,8 @@ static inline __attribute__((always_inline)) int8_t *bt_pm_col(const bt_conv_par
   return out + tt * g->ops;
 }
 
-/* The patch-matrix path (im2col.h): output pixels of the band three at a time (bt_mm3x2) when the patch has at
+/* The patch-matrix path (im2col.h); a constant layer bt_pmr_ok takes runs bt_conv_pmr (its ring and scratch in col)
+ * instead. Output pixels of the band three at a time (bt_mm3x2) when the patch has at
  * most BT_COL3 values (up to BT_PM3_T triples widened at once) or, up to BT_COL_MAX, one triple at a time when
  * no patch is gathered (1x1 without padding, or c_in % 4 == 0: bt_pm_taps), else two at a time (bt_mm2x2),
  * output channels two at a time; the pixels left over two at a time, an odd last pixel alone, four channels at

@@ -70,7 +70,7 @@ static void test_conv_variants(void) {
  * 64 channels with padding (576 values: three pixels a pass over BT_COL3, one triple at a time, edge pixels
  * widened tap by tap) into 6 channels. Last, three layers whose filter rows are not whole groups of 4 values
  * (their interior patches widened by bt_pm_widen_words) by bt_rq2, then doubled sums, bt_mbqm_fast with any
- * activation range, doubled sums. */
+ * activation range, doubled sums. Last, the row-buffer path's layers (conv_pm.h bt_conv_pmr, described at them). */
 #define CI_LAYER(name, H, W, CIN, OH, OW, COUT, OPS, K, S, PAD, IOFF, OOFF, LO)                               \
   static const bt_conv_params name = {.in = {H, W, CIN, CIN}, .out = {OH, OW, COUT, OPS}, .kh = K, .kw = K,    \
                                       .stride_h = S, .stride_w = S, .dil_h = 1, .dil_w = 1, .pad_top = PAD,  \
@@ -87,12 +87,12 @@ CI_LAYER(ci_k576, 5, 7, 64, 5, 7, 6, 6, 3, 1, 1, 7, -3, -128)
 CI_LAYER(ci_s2x2, 6, 6, 3, 5, 5, 8, 8, 2, 1, 0, 128, -128, -128)
 CI_LAYER(ci_s5, 7, 8, 5, 7, 8, 6, 6, 3, 1, 1, -7, 3, -128)
 CI_LAYER(ci_s2, 9, 11, 2, 4, 5, 10, 12, 3, 2, 0, 21, -1, -128)
-/* 3x3 (one 5x5) layers of c_in % 4 == 0 on conv_pm.h's row-buffer path (bt_conv_pmr): c_in 4, 8, 16, 40 (10
-   groups a filter row: a loop of 16 and 8 + 2 straight) and 64 (ci_k576: 3 loops of 16), strides 1 and 2, with
-   and without padding (a padding row at the bottom, input columns the buffer leaves out), rows of 9, 5, 7, 3, 4
-   and 8 output pixels (0, 2, 1, 0, 1, 2 left after the triples), odd and even output channel counts; then two of
-   them with doubled sums, one through two bands (in_y0, y0 > 0), one whose rows do not fit the buffer (the
-   columns' path) */
+/* 3x3 layers of c_in % 4 == 0 on conv_pm.h's row-buffer path (bt_conv_pmr): c_in 4, 8, 16, 40 (30 groups a
+   filter row: 16 straight, then 14) and 64 (ci_k576 above: 48 groups, 16 straight and a loop of 16), strides 1
+   and 2, with and without padding (a padding row at the bottom, an input column no window reads), rows of 9, 5,
+   7, 3, 4 and 8 output pixels (0, 2, 1, 0, 1, 2 left after the triples), odd and even output channel counts; a
+   5x5 (kh over BT_PMR_KH: the columns' path); then two of them with doubled sums, one through two bands (in_y0,
+   y0 > 0), one whose rows do not fit col (the columns' path) */
 CI_LAYER(ci_r4, 6, 9, 4, 6, 9, 5, 7, 3, 1, 1, 128, -128, -128)
 CI_LAYER(ci_r8, 9, 10, 8, 5, 5, 7, 7, 3, 2, 1, -5, 11, -128)
 CI_LAYER(ci_r16, 7, 9, 16, 5, 7, 9, 9, 3, 1, 0, 3, -2, -128)
