@@ -177,6 +177,37 @@ static inline __attribute__((always_inline)) void bt_pm_rqm6(const int32_t *acc,
   "sxtb16 %[wb], %[wb], ror #8\n\t"                           \
   "smlad %[a01], %[wb], %[x0], %[a01]\n\t"                    \
   "smlad %[a11], %[wb], %[x1], %[a11]\n\t"
+/* Two pixels (a row's last two) times three filter rows (f, f + K, f + 2K): 7 LDR + 6 SXTB16 + 12 SMLAD per 24
+ * MACs (27 estimated cycles at the high end, bt_pmr2x2's 20 per 16); STEP0 the first group, the sums from the
+ * biases in a00, a01, a02. */
+#define BT_PMR23_A(W, A0, A1)                                 \
+  "sxtb16 %[t], %[" W "]\n\t"                                 \
+  "smlad %[" A1 "], %[t], %[x1], %[" A0 "]\n\t"               \
+  "smlad %[" A0 "], %[t], %[x0], %[" A0 "]\n\t"
+#define BT_PMR23_B(W, A0, A1)                                 \
+  "sxtb16 %[" W "], %[" W "], ror #8\n\t"                     \
+  "smlad %[" A0 "], %[" W "], %[x0], %[" A0 "]\n\t"           \
+  "smlad %[" A1 "], %[" W "], %[x1], %[" A1 "]\n\t"
+#define BT_PMR23_LOADS                                        \
+  "ldr %[x1], [%[c], %[D1]]\n\t"                              \
+  "ldr %[x0], [%[c]], #8\n\t"                                 \
+  "ldr %[wb], [%[f], %[K]]\n\t"                               \
+  "ldr %[wc], [%[f], #(%c[K] * 2)]\n\t"                       \
+  "ldr %[wa], [%[f]], #4\n\t"
+#define BT_PMR23_REST                                         \
+  "ldr %[x0], [%[c], #-4]\n\t"                                \
+  "ldr %[x1], [%[c], #(%c[D1] - 4)]\n\t"                      \
+  BT_PMR23_B("wa", "a00", "a10") BT_PMR23_B("wb", "a01", "a11") BT_PMR23_B("wc", "a02", "a12")
+#define BT_PMR23_STEP0                                        \
+  BT_PMR23_LOADS BT_PMR23_A("wa", "a00", "a10") BT_PMR23_A("wb", "a01", "a11") BT_PMR23_A("wc", "a02", "a12") \
+  BT_PMR23_REST
+#define BT_PMR23_STEP                                         \
+  BT_PMR23_LOADS BT_PMR23_B2("wa", "a00", "a10") BT_PMR23_B2("wb", "a01", "a11") BT_PMR23_B2("wc", "a02", "a12") \
+  BT_PMR23_REST
+#define BT_PMR23_B2(W, A0, A1)                                \
+  "sxtb16 %[t], %[" W "]\n\t"                                 \
+  "smlad %[" A0 "], %[t], %[x0], %[" A0 "]\n\t"               \
+  "smlad %[" A1 "], %[t], %[x1], %[" A1 "]\n\t"
 /* One pixel (a row's last) times four filter rows (f + r K): 6 LDR + 8 SXTB16 + 8 SMLAD per 16 MACs. */
 #define BT_PMR1_ONE(w, a)                                     \
   "sxtb16 %[t], %[" w "]\n\t"                                 \
@@ -304,6 +335,32 @@ static inline __attribute__((always_inline)) void bt_pmr2x2(const int16_t *c, co
   acc[0] = a00; acc[1] = a01; acc[2] = a10; acc[3] = a11;
 }
 
+/* acc = {b0 + p0 f0, b1 + p0 f1, b2 + p0 f2, b0 + p1 f0, b1 + p1 f1, b2 + p1 f2}: two pixels (D1 bytes apart
+ * from c) by filter rows f0, f0 + K, f0 + 2K, the runs as bt_pmr3x2's. */
+static inline __attribute__((always_inline)) void bt_pmr2x3(const int16_t *c, const int8_t *f0, const int32_t K,
+                                                             const int32_t kh, const int32_t G, const int32_t D1,
+                                                             const int32_t *dl, const int8_t **fe, int32_t b0,
+                                                             int32_t b1, int32_t b2, int32_t *acc) {
+  int32_t a00 = b0, a01 = b1, a02 = b2, a10, a11, a12;
+  const int8_t *f = f0;
+  uint32_t wa, wb, wc, t, x0, x1;
+#define BT_PMR23_OUTS                                                                                        \
+  : [a00] "+r"(a00), [a01] "+r"(a01), [a02] "+r"(a02), [a10] "=&r"(a10), [a11] "=&r"(a11), [a12] "=&r"(a12),  \
+    [c] "+r"(c), [f] "+r"(f), [wa] "=&r"(wa), [wb] "=&r"(wb), [wc] "=&r"(wc), [t] "=&r"(t), [x0] "=&r"(x0),   \
+    [x1] "=&r"(x1)
+#define BT_PMR23_INS : [K] "i"(K), [D1] "i"(D1), BT_PMR_RUNI
+  if (G > 24) {
+    BT_PMR_FE;
+    __asm__ volatile(BT_PMR_PEELED(BT_PMR23_STEP0, BT_PMR23_STEP) BT_PMR23_OUTS BT_PMR23_INS BT_PMR_RUNL
+                     : "cc", "memory");
+  } else {
+    __asm__ volatile(BT_PMR_STRAIGHT(BT_PMR23_STEP0, BT_PMR23_STEP) BT_PMR23_OUTS BT_PMR23_INS : "cc", "memory");
+  }
+#undef BT_PMR23_OUTS
+#undef BT_PMR23_INS
+  acc[0] = a00; acc[1] = a01; acc[2] = a02; acc[3] = a10; acc[4] = a11; acc[5] = a12;
+}
+
 /* One pixel by four filter rows (K at most 1365: the row offsets 3K immediates); acc holds the start values. */
 static inline __attribute__((always_inline)) void bt_pmr1x4(const int16_t *c, const int8_t *f0, const int32_t K,
                                                              const int32_t kh, const int32_t G, const int32_t *dl,
@@ -338,6 +395,13 @@ static inline __attribute__((always_inline)) void bt_pmr1x4(const int16_t *c, co
 #undef BT_PMR1_STEP
 #undef BT_PMR1_ONE
 #undef BT_PMR2_STEP
+#undef BT_PMR23_STEP
+#undef BT_PMR23_STEP0
+#undef BT_PMR23_B2
+#undef BT_PMR23_REST
+#undef BT_PMR23_LOADS
+#undef BT_PMR23_B
+#undef BT_PMR23_A
 #undef BT_PMR3_STEP
 #undef BT_PMR_SM3
 
@@ -434,13 +498,19 @@ static inline __attribute__((always_inline)) void bt_pmr_triples(const int16_t *
                                                                  int8_t *o, const int32_t *k, int32_t b0, int32_t b1,
                                                                  const int32_t K, const int32_t kh, const int32_t G,
                                                                  const int32_t D1, const int32_t OPS, const int32_t ow,
-                                                                 const int fast, const int folded, int32_t zp,
+                                                                 const int fast, int folded, int32_t zp,
                                                                  const int8_t **fe) {
   for (const int16_t *const end = c + ow / 3 * 3 * D1 / 2; c != end; c += 3 * D1 / 2, o += 3 * OPS) {
     int32_t acc[6];
     bt_pmr3x2(c, f, K, kh, G, D1, dl, fe, b0, b1, acc);
-    if (fast == 2) bt_pm_rqm6(acc, k, o, OPS, folded, zp);
-    else bt_pm_rq6(acc, k, o, OPS, folded, zp);
+    /* folded: a constant, or the pair's (bt_conv_pmr) */
+    if (fast == 2) {
+      if (folded) bt_pm_rqm6(acc, k, o, OPS, 1, zp);
+      else bt_pm_rqm6(acc, k, o, OPS, 0, zp);
+    } else {
+      if (folded) bt_pm_rq6(acc, k, o, OPS, 1, zp);
+      else bt_pm_rq6(acc, k, o, OPS, 0, zp);
+    }
   }
 }
 static inline __attribute__((always_inline)) void bt_conv_pmr(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
@@ -488,33 +558,50 @@ static inline __attribute__((always_inline)) void bt_conv_pmr(const bt_conv_para
     for (; oc + 2 <= cout; oc += 2) {
       const int32_t b0 = bias ? bias[oc] * (1 + dbl) : 0, b1 = bias ? bias[oc + 1] * (1 + dbl) : 0;
       const int8_t *const f = filter + oc * K;
-      if (bt_pm_k6(k, mult[oc], mult[oc + 1], shift[oc], shift[oc + 1], zp, fast))
-        bt_pmr_triples(r0, dl, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, 1, zp, fe);
-      else
-        bt_pmr_triples(r0, dl, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, 0, zp, fe);
-      if (ow - xr == 2) {
-        int32_t acc[4];
-        bt_pmr2x2(r0 + xor_, f, K, kh, G, D1, dl, fe, b0, b1, acc);
-        const int32_t m0 = mult[oc], m1 = mult[oc + 1], s0 = shift[oc], s1 = shift[oc + 1];
-        const int32_t p0 = BT_PM_P2(s0), e0 = BT_PM_E1(s0), p1 = BT_PM_P2(s1), e1 = BT_PM_E1(s1);
-        int8_t *const o = orow + xr * OPS + oc;
-        o[0] = (int8_t)bt_pm_out(acc[0], m0, s0, p0, e0, zp, lo, hi, fast, 2);
-        o[1] = (int8_t)bt_pm_out(acc[1], m1, s1, p1, e1, zp, lo, hi, fast, 2);
-        o[OPS] = (int8_t)bt_pm_out(acc[2], m0, s0, p0, e0, zp, lo, hi, fast, 2);
-        o[OPS + 1] = (int8_t)bt_pm_out(acc[3], m1, s1, p1, e1, zp, lo, hi, fast, 2);
-      }
+      /* one loop of triples per case of folded when the patch is short (a branch per triple cost ResNet-8's
+         32x32 layers 0.5 %), over 16 groups a run one loop (its asm is 3 kh 96-byte groups; ResNet-8's layers of
+         24 and 48 groups: 21 KB of code less, 12 k cycles more) */
+      const int folded = bt_pm_k6(k, mult[oc], mult[oc + 1], shift[oc], shift[oc + 1], zp, fast);
+      if (G > 16) bt_pmr_triples(r0, dl, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, folded, zp, fe);
+      else if (folded) bt_pmr_triples(r0, dl, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, 1, zp, fe);
+      else bt_pmr_triples(r0, dl, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, 0, zp, fe);
     }
-    if (oc < cout) {   /* an odd last channel: the triples and a pair left in C */
+    if (oc < cout) {   /* an odd last channel: its triples in C */
       const int32_t b = bias ? bias[oc] * (1 + dbl) : 0, m = mult[oc], s = shift[oc];
       const int32_t pp = BT_PM_P2(s), e = BT_PM_E1(s);
       const int8_t *const f = filter + oc * K;
-      for (int32_t x = 0; x + 2 <= ow - (ow - xr == 1); x += 3) {
-        const int32_t np = ow - x >= 3 ? 3 : 2;
+      for (int32_t x = 0; x + 3 <= ow; x += 3) {
         int32_t acc[3] = {b, b, b};
-        if (np == 3) bt_pmr_dot(r0 + x * D1 / 2, dl, f, kh, G, D1, 3, acc);
-        else bt_pmr_dot(r0 + x * D1 / 2, dl, f, kh, G, D1, 2, acc);
-        for (int32_t q = 0; q < np; q++)
+        bt_pmr_dot(r0 + x * D1 / 2, dl, f, kh, G, D1, 3, acc);
+        for (int32_t q = 0; q < 3; q++)
           orow[(x + q) * OPS + oc] = (int8_t)bt_pm_out(acc[q], m, s, pp, e, zp, lo, hi, fast, 2);
+      }
+    }
+    if (ow - xr == 2) {   /* two pixels left: three channels at a time (bt_pmr2x3), the last 2 or 4 two at a time */
+      const int16_t *const c = r0 + xor_;
+      int8_t *const o = orow + xr * OPS;
+      const int32_t n3 = cout % 3 == 0 ? cout : cout % 3 == 1 ? cout - 4 : cout - 2;
+      int32_t c3 = 0;
+      for (; c3 + 3 <= n3; c3 += 3) {
+        int32_t acc[6];
+        bt_pmr2x3(c, filter + c3 * K, K, kh, G, D1, dl, fe, bias ? bias[c3] * (1 + dbl) : 0,
+                  bias ? bias[c3 + 1] * (1 + dbl) : 0, bias ? bias[c3 + 2] * (1 + dbl) : 0, acc);
+        for (int32_t r = 0; r < 3; r++) {
+          const int32_t s = shift[c3 + r], m = mult[c3 + r], pp = BT_PM_P2(s), e = BT_PM_E1(s);
+          o[c3 + r] = (int8_t)bt_pm_out(acc[r], m, s, pp, e, zp, lo, hi, fast, 2);
+          o[OPS + c3 + r] = (int8_t)bt_pm_out(acc[3 + r], m, s, pp, e, zp, lo, hi, fast, 2);
+        }
+      }
+      for (; c3 + 2 <= cout; c3 += 2) {
+        int32_t acc[4];
+        bt_pmr2x2(c, filter + c3 * K, K, kh, G, D1, dl, fe, bias ? bias[c3] * (1 + dbl) : 0,
+                  bias ? bias[c3 + 1] * (1 + dbl) : 0, acc);
+        const int32_t m0 = mult[c3], m1 = mult[c3 + 1], s0 = shift[c3], s1 = shift[c3 + 1];
+        const int32_t p0 = BT_PM_P2(s0), e0 = BT_PM_E1(s0), p1 = BT_PM_P2(s1), e1 = BT_PM_E1(s1);
+        o[c3] = (int8_t)bt_pm_out(acc[0], m0, s0, p0, e0, zp, lo, hi, fast, 2);
+        o[c3 + 1] = (int8_t)bt_pm_out(acc[1], m1, s1, p1, e1, zp, lo, hi, fast, 2);
+        o[OPS + c3] = (int8_t)bt_pm_out(acc[2], m0, s0, p0, e0, zp, lo, hi, fast, 2);
+        o[OPS + c3 + 1] = (int8_t)bt_pm_out(acc[3], m1, s1, p1, e1, zp, lo, hi, fast, 2);
       }
     }
     if (ow - xr == 1) {   /* one pixel left: four channels at a time */
