@@ -111,10 +111,12 @@ static __attribute__((noinline)) void ci_r40_run(int8_t *out) { BT_CONV_PM(&ci_r
 static __attribute__((noinline)) void ci_r4k5_run(int8_t *out) { BT_CONV_PM(&ci_r4k5, g_in, 0, out, 0, 6, 1, 2); }
 static __attribute__((noinline)) void ci_r8_run2(int8_t *out) { BT_CONV_PM(&ci_r8, g_in, 0, out, 0, 5, 2, 2); }
 static __attribute__((noinline)) void ci_r4_run2(int8_t *out) { BT_CONV_PM(&ci_r4, g_in, 0, out, 0, 6, 2, 2); }
-static __attribute__((noinline)) void ci_r16_bands(int8_t *out) {   /* output rows 0..2, then 2..5 from input row 2 */
-  BT_CONV_PM(&ci_r16, g_in, 0, out, 0, 2, 1, 2);
+/* output rows 0..2, then 2..5 from input row 2 (one call per function: at -O0 two inlined calls take two frames) */
+static __attribute__((noinline)) void ci_r16_band0(int8_t *out) { BT_CONV_PM(&ci_r16, g_in, 0, out, 0, 2, 1, 2); }
+static __attribute__((noinline)) void ci_r16_band1(int8_t *out) {
   BT_CONV_PM(&ci_r16, g_in + 2 * 9 * 16, 2, out + 2 * 7 * 9, 2, 5, 1, 2);
 }
+static __attribute__((noinline)) void ci_r16_bands(int8_t *out) { ci_r16_band0(out); ci_r16_band1(out); }
 static __attribute__((noinline)) void ci_rbig_run(int8_t *out) { BT_CONV_PM(&ci_rbig, g_in, 0, out, 0, 4, 1, 2); }
 static __attribute__((noinline)) void ci_pw_run(int8_t *out) { BT_CONV_PM(&ci_pw, g_in, 0, out, 0, 7, 1, 2); }
 static __attribute__((noinline)) void ci_stem_run(int8_t *out) { BT_CONV_PM(&ci_stem, g_in, 0, out, 0, 5, 1, 2); }
