@@ -132,8 +132,9 @@ static inline __attribute__((always_inline)) void bt_pm_rqm6(const int32_t *acc,
  * against bt_mm3x2's 2 LDM + 2 LDR, 11), a filter row's kh runs of kw*c_in values in kh ring rows. No columns:
  * bt_conv_pm widened every input value once per output pixel whose window covers it (9 times for a 3x3 of stride
  * 1: ResNet-8's 32x32 layers spent ~0.5 M of their 3.52 M estimated high cycles on it). Measured (MLPerf Tiny
- * ResNet-8, est. high cycles): ops 1/2 3.52 -> 2.93 M, op 5 3.17 -> 2.82 M, op 9 3.03 -> 2.85 M, op 4 1.66 ->
- * 1.53 M, op 8 1.55 -> 1.46 M; the model 18.20 -> 16.26 M (0.918 -> 0.820 of the record). */
+ * ResNet-8, est. high cycles): ops 1/2 3.52 -> 2.93 M, op 5 3.17 -> 2.84 M, op 9 3.03 -> 2.79 M, op 4 1.66 ->
+ * 1.53 M, op 8 1.55 -> 1.43 M; the model 18.20 -> 16.18 M (0.918 -> 0.817 of the record), its instructions
+ * 13.19 -> 14.20 M (three LDRs where an LDM moved three words: more instructions, fewer cycles). */
 #define BT_PMR_SM3(w, x0, x1, x2, a0, a1, a2)                 \
   "smlad %[" a0 "], %[" w "], %[" x0 "], %[" a0 "]\n\t"       \
   "smlad %[" a1 "], %[" w "], %[" x1 "], %[" a1 "]\n\t"       \
@@ -289,8 +290,8 @@ static inline __attribute__((always_inline)) void bt_pm_rqm6(const int32_t *acc,
  * dl[ky] bytes after run ky's end. */
 static inline __attribute__((always_inline)) void bt_pmr3x2(const int16_t *c, const int8_t *f0, const int32_t K,
                                                              const int32_t kh, const int32_t G, const int32_t D1,
-                                                             const int32_t *dl, const int8_t **fe, int32_t b0, int32_t b1,
-                                                             int32_t *acc) {
+                                                             const int32_t *dl, const int8_t **fe, int32_t b0,
+                                                             int32_t b1, int32_t *acc) {
   int32_t a00 = b0, a01 = b1, a10, a11, a20, a21;
   const int8_t *f = f0;
   uint32_t wa, wb, t, x0, x1, x2;
@@ -315,8 +316,8 @@ static inline __attribute__((always_inline)) void bt_pmr3x2(const int16_t *c, co
 /* The same for two pixels. */
 static inline __attribute__((always_inline)) void bt_pmr2x2(const int16_t *c, const int8_t *f0, const int32_t K,
                                                              const int32_t kh, const int32_t G, const int32_t D1,
-                                                             const int32_t *dl, const int8_t **fe, int32_t b0, int32_t b1,
-                                                             int32_t *acc) {
+                                                             const int32_t *dl, const int8_t **fe, int32_t b0,
+                                                             int32_t b1, int32_t *acc) {
   int32_t a00 = b0, a01 = b1, a10 = b0, a11 = b1;
   const int8_t *f = f0;
   uint32_t wa, wb, t, x0, x1;
@@ -452,8 +453,8 @@ static inline __attribute__((always_inline)) int bt_pm_k6(int32_t *k, int32_t m0
  * of col's 3840). */
 #define BT_PMR_WP(p) (((p)->out.w - 1) * (p)->stride_w + (p)->kw)   /* a window row's reach: pixels */
 #define BT_PMR_NX(p) ((p)->in.w < BT_PMR_WP(p) - (p)->pad_left ? (p)->in.w : BT_PMR_WP(p) - (p)->pad_left)
-#define BT_PMR_P(p) ((p)->pad_left > BT_PMR_WP(p) - (p)->pad_left - BT_PMR_NX(p) ? (p)->pad_left \
-                                                                                : BT_PMR_WP(p) - (p)->pad_left - BT_PMR_NX(p))
+#define BT_PMR_PR(p) (BT_PMR_WP(p) - (p)->pad_left - BT_PMR_NX(p))   /* right padding: pixels */
+#define BT_PMR_P(p) ((p)->pad_left > BT_PMR_PR(p) ? (p)->pad_left : BT_PMR_PR(p))
 #define BT_PMR_VALUES(p) ((BT_PMR_P(p) + (p)->kh * (BT_PMR_NX(p) + BT_PMR_P(p))) * (p)->in.c)   /* int16 */
 #define BT_PMR_SCRATCH 11   /* int32 words after the buffer: dl[2], k[6], fe[3] */
 static inline __attribute__((always_inline)) int bt_pmr_ok(const bt_conv_params *p, const int fast, const int act,
@@ -470,8 +471,8 @@ static inline __attribute__((always_inline)) int bt_pmr_ok(const bt_conv_params 
   const int32_t K = p->kh * p->kw * p->in.c;
   return (p->in.c & 3) == 0 && p->in.pixel_stride == p->in.c && p->kh * p->kw > 1 && p->dil_h == 1 &&
          p->dil_w == 1 && p->out.w >= 3 && p->out.c >= 2 && p->out.pixel_stride > 0 && p->out.pixel_stride < 2000 &&
-         p->kh <= BT_PMR_KH && 3 * K < 4096 && 2 * p->stride_w * p->in.c * 2 < 4096 && p->pad_left >= 0 && p->pad_top >= 0 &&
-         2 * BT_PMR_VALUES(p) + 4 * BT_PMR_SCRATCH <= bytes;
+         p->kh <= BT_PMR_KH && 3 * K < 4096 && 2 * p->stride_w * p->in.c * 2 < 4096 && p->pad_left >= 0 &&
+         p->pad_top >= 0 && 2 * BT_PMR_VALUES(p) + 4 * BT_PMR_SCRATCH <= bytes;
 }
 
 /* bt_widen_x for a buffer row (n % 4 == 0), unrolled with pointer steps (bt_widen_x's loop indexed both
@@ -491,9 +492,9 @@ static inline __attribute__((always_inline)) void bt_pmr_widen(const int8_t *s, 
 
 /* The row-buffer path: a ring of kh buffer rows (BT_PMR_VALUES, in bt_conv_pm's col of 3840 bytes with
  * BT_PMR_SCRATCH words after them; the padding pixels zeroed once), input row iy in row (iy + pad_top) % kh, each
- * widened (or zeroed: a padding row) once; per output row, per pair of output channels the row's triples (bt_pmr3x2, bt_pm_rq6 / bt_pm_rqm6), 2
- * pixels left by bt_pmr2x2, an odd last channel in C (bt_pmr_dot); 1 pixel left by bt_pmr1x4, four channels at
- * a time (bt_pm_out). */
+ * widened (or zeroed: a padding row) once; per output row, per pair of output channels the row's triples
+ * (bt_pmr3x2, bt_pm_rq6 / bt_pm_rqm6), an odd last channel's in C (bt_pmr_dot); 2 pixels left by bt_pmr2x3 and
+ * bt_pmr2x2, 1 by bt_pmr1x4 (bt_pm_out). */
 static inline __attribute__((always_inline)) void bt_pmr_triples(const int16_t *c, const int32_t *dl, const int8_t *f,
                                                                  int8_t *o, const int32_t *k, int32_t b0, int32_t b1,
                                                                  const int32_t K, const int32_t kh, const int32_t G,
@@ -553,7 +554,7 @@ static inline __attribute__((always_inline)) void bt_conv_pmr(const bt_conv_para
     const int32_t s0 = (iy0 + pt) % kh;   /* the ring row of the window's first input row */
     const int16_t *const r0 = buf + (P - pl) * cin + s0 * rowv;   /* its window origin */
     for (int32_t ky = 1; ky < kh; ky++)   /* ring row s0 + ky wrapped, minus the run */
-      dl[ky - 1] = 2 * rowv * (s0 + ky >= kh ? ky - kh : ky) - 2 * rowv * (s0 + ky - 1 >= kh ? ky - 1 - kh : ky - 1) - 8 * G;
+      dl[ky - 1] = 2 * rowv * ((s0 + ky >= kh ? ky - kh : ky) - (s0 + ky - 1 >= kh ? ky - 1 - kh : ky - 1)) - 8 * G;
     int32_t oc = 0;
     for (; oc + 2 <= cout; oc += 2) {
       const int32_t b0 = bias ? bias[oc] * (1 + dbl) : 0, b1 = bias ? bias[oc + 1] * (1 + dbl) : 0;
