@@ -132,9 +132,9 @@ static inline __attribute__((always_inline)) void bt_pm_rqm6(const int32_t *acc,
  * against bt_mm3x2's 2 LDM + 2 LDR, 11), a filter row's kh runs of kw*c_in values in kh ring rows. No columns:
  * bt_conv_pm widened every input value once per output pixel whose window covers it (9 times for a 3x3 of stride
  * 1: ResNet-8's 32x32 layers spent ~0.5 M of their 3.52 M estimated high cycles on it). Measured (MLPerf Tiny
- * ResNet-8, est. high cycles): ops 1/2 3.52 -> 2.93 M, op 5 3.17 -> 2.84 M, op 9 3.03 -> 2.79 M, op 4 1.66 ->
- * 1.53 M, op 8 1.55 -> 1.43 M; the model 18.20 -> 16.18 M (0.918 -> 0.817 of the record), its instructions
- * 13.19 -> 14.20 M (three LDRs where an LDM moved three words: more instructions, fewer cycles). */
+ * ResNet-8, est. high cycles): ops 1/2 3.52 -> 2.92 M, op 5 3.17 -> 2.83 M, op 9 3.03 -> 2.79 M, op 4 1.66 ->
+ * 1.53 M, op 8 1.55 -> 1.44 M; the model 18.20 -> 16.18 M (0.918 -> 0.816 of the record), its instructions
+ * 13.19 -> 14.22 M (three LDRs where an LDM moved three words: more instructions, fewer cycles). */
 #define BT_PMR_SM3(w, x0, x1, x2, a0, a1, a2)                 \
   "smlad %[" a0 "], %[" w "], %[" x0 "], %[" a0 "]\n\t"       \
   "smlad %[" a1 "], %[" w "], %[" x1 "], %[" a1 "]\n\t"       \
@@ -158,29 +158,10 @@ static inline __attribute__((always_inline)) void bt_pm_rqm6(const int32_t *acc,
   BT_PMR_SM3("wa", "x0", "x1", "x2", "a00", "a10", "a20")     \
   "sxtb16 %[wb], %[wb], ror #8\n\t"                           \
   BT_PMR_SM3("wb", "x0", "x1", "x2", "a01", "a11", "a21")
-/* The same for two pixels (a row's last two): 6 LDR + 4 SXTB16 + 8 SMLAD per 16 MACs. */
-#define BT_PMR2_STEP                                          \
-  "ldr %[x1], [%[c], %[D1]]\n\t"                              \
-  "ldr %[x0], [%[c]], #8\n\t"                                 \
-  "ldr %[wb], [%[f], %[K]]\n\t"                               \
-  "ldr %[wa], [%[f]], #4\n\t"                                 \
-  "sxtb16 %[t], %[wa]\n\t"                                    \
-  "smlad %[a00], %[t], %[x0], %[a00]\n\t"                     \
-  "smlad %[a10], %[t], %[x1], %[a10]\n\t"                     \
-  "sxtb16 %[t], %[wb]\n\t"                                    \
-  "smlad %[a01], %[t], %[x0], %[a01]\n\t"                     \
-  "smlad %[a11], %[t], %[x1], %[a11]\n\t"                     \
-  "ldr %[x0], [%[c], #-4]\n\t"                                \
-  "ldr %[x1], [%[c], #(%c[D1] - 4)]\n\t"                             \
-  "sxtb16 %[wa], %[wa], ror #8\n\t"                           \
-  "smlad %[a00], %[wa], %[x0], %[a00]\n\t"                    \
-  "smlad %[a10], %[wa], %[x1], %[a10]\n\t"                    \
-  "sxtb16 %[wb], %[wb], ror #8\n\t"                           \
-  "smlad %[a01], %[wb], %[x0], %[a01]\n\t"                    \
-  "smlad %[a11], %[wb], %[x1], %[a11]\n\t"
 /* Two pixels (a row's last two) times three filter rows (f, f + K, f + 2K): 7 LDR + 6 SXTB16 + 12 SMLAD per 24
- * MACs (27 estimated cycles at the high end, bt_pmr2x2's 20 per 16); STEP0 the first group, the sums from the
- * biases in a00, a01, a02. */
+ * MACs (27 estimated cycles at the high end; two pixels by two rows took 20 per 16: ResNet-8's 8x8 layers, a
+ * quarter of their pixels in pairs, 2.85 -> 2.79 M and 1.47 -> 1.44 M est. high); STEP0 the first group, the sums
+ * from the biases in a00, a01, a02. */
 #define BT_PMR23_A(W, A0, A1)                                 \
   "sxtb16 %[t], %[" W "]\n\t"                                 \
   "smlad %[" A1 "], %[t], %[x1], %[" A0 "]\n\t"               \
@@ -313,29 +294,6 @@ static inline __attribute__((always_inline)) void bt_pmr3x2(const int16_t *c, co
   acc[0] = a00; acc[1] = a01; acc[2] = a10; acc[3] = a11; acc[4] = a20; acc[5] = a21;
 }
 
-/* The same for two pixels. */
-static inline __attribute__((always_inline)) void bt_pmr2x2(const int16_t *c, const int8_t *f0, const int32_t K,
-                                                             const int32_t kh, const int32_t G, const int32_t D1,
-                                                             const int32_t *dl, const int8_t **fe, int32_t b0,
-                                                             int32_t b1, int32_t *acc) {
-  int32_t a00 = b0, a01 = b1, a10 = b0, a11 = b1;
-  const int8_t *f = f0;
-  uint32_t wa, wb, t, x0, x1;
-#define BT_PMR2_OUTS                                                                                         \
-  : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [c] "+r"(c), [f] "+r"(f),           \
-    [wa] "=&r"(wa), [wb] "=&r"(wb), [t] "=&r"(t), [x0] "=&r"(x0), [x1] "=&r"(x1)
-#define BT_PMR2_INS : [K] "i"(K), [D1] "i"(D1), BT_PMR_RUNI
-  if (G > 24) {
-    BT_PMR_FE;
-    __asm__ volatile(BT_PMR_LOOPED(BT_PMR2_STEP) BT_PMR2_OUTS BT_PMR2_INS BT_PMR_RUNL : "cc", "memory");
-  } else {
-    __asm__ volatile(BT_PMR_STRAIGHT(BT_PMR2_STEP, BT_PMR2_STEP) BT_PMR2_OUTS BT_PMR2_INS : "cc", "memory");
-  }
-#undef BT_PMR2_OUTS
-#undef BT_PMR2_INS
-  acc[0] = a00; acc[1] = a01; acc[2] = a10; acc[3] = a11;
-}
-
 /* acc = {b0 + p0 f0, b1 + p0 f1, b2 + p0 f2, b0 + p1 f0, b1 + p1 f1, b2 + p1 f2}: two pixels (D1 bytes apart
  * from c) by filter rows f0, f0 + K, f0 + 2K, the runs as bt_pmr3x2's. */
 static inline __attribute__((always_inline)) void bt_pmr2x3(const int16_t *c, const int8_t *f0, const int32_t K,
@@ -395,7 +353,6 @@ static inline __attribute__((always_inline)) void bt_pmr1x4(const int16_t *c, co
 #undef BT_PMR3_STEP0
 #undef BT_PMR1_STEP
 #undef BT_PMR1_ONE
-#undef BT_PMR2_STEP
 #undef BT_PMR23_STEP
 #undef BT_PMR23_STEP0
 #undef BT_PMR23_B2
@@ -470,7 +427,7 @@ static inline __attribute__((always_inline)) int bt_pmr_ok(const bt_conv_params 
   if (!consts || !fast || act != 2) return 0;
   const int32_t K = p->kh * p->kw * p->in.c;
   return (p->in.c & 3) == 0 && p->in.pixel_stride == p->in.c && p->kh * p->kw > 1 && p->dil_h == 1 &&
-         p->dil_w == 1 && p->out.w >= 3 && p->out.c >= 2 && p->out.pixel_stride > 0 && p->out.pixel_stride < 2000 &&
+         p->dil_w == 1 && p->out.w >= 3 && p->out.c >= 3 && p->out.pixel_stride > 0 && p->out.pixel_stride < 2000 &&
          p->kh <= BT_PMR_KH && 3 * K < 4096 && 2 * p->stride_w * p->in.c * 2 < 4096 && p->pad_left >= 0 &&
          p->pad_top >= 0 && 2 * BT_PMR_VALUES(p) + 4 * BT_PMR_SCRATCH <= bytes;
 }
@@ -493,8 +450,8 @@ static inline __attribute__((always_inline)) void bt_pmr_widen(const int8_t *s, 
 /* The row-buffer path: a ring of kh buffer rows (BT_PMR_VALUES, in bt_conv_pm's col of 3840 bytes with
  * BT_PMR_SCRATCH words after them; the padding pixels zeroed once), input row iy in row (iy + pad_top) % kh, each
  * widened (or zeroed: a padding row) once; per output row, per pair of output channels the row's triples
- * (bt_pmr3x2, bt_pm_rq6 / bt_pm_rqm6), an odd last channel's in C (bt_pmr_dot); 2 pixels left by bt_pmr2x3 and
- * bt_pmr2x2, 1 by bt_pmr1x4 (bt_pm_out). */
+ * (bt_pmr3x2, bt_pm_rq6 / bt_pm_rqm6), an odd last channel's in C (bt_pmr_dot); 2 pixels left by bt_pmr2x3, 1 by
+ * bt_pmr1x4 (bt_pm_out). */
 static inline __attribute__((always_inline)) void bt_pmr_triples(const int16_t *c, const int32_t *dl, const int8_t *f,
                                                                  int8_t *o, const int32_t *k, int32_t b0, int32_t b1,
                                                                  const int32_t K, const int32_t kh, const int32_t G,
@@ -578,31 +535,28 @@ static inline __attribute__((always_inline)) void bt_conv_pmr(const bt_conv_para
           orow[(x + q) * OPS + oc] = (int8_t)bt_pm_out(acc[q], m, s, pp, e, zp, lo, hi, fast, 2);
       }
     }
-    if (ow - xr == 2) {   /* two pixels left: three channels at a time (bt_pmr2x3), the last 2 or 4 two at a time */
+    if (ow - xr == 2) {   /* two pixels left: three channels at a time (bt_pmr2x3), the last 1 or 2 in C (bt_pmr_dot:
+                             a two-channel asm kernel here grew ResNet-8's frames by 40 bytes) */
       const int16_t *const c = r0 + xor_;
       int8_t *const o = orow + xr * OPS;
-      const int32_t n3 = cout % 3 == 0 ? cout : cout % 3 == 1 ? cout - 4 : cout - 2;
       int32_t c3 = 0;
-      for (; c3 + 3 <= n3; c3 += 3) {
+      for (; c3 + 3 <= cout; c3 += 3) {
         int32_t acc[6];
         bt_pmr2x3(c, filter + c3 * K, K, kh, G, D1, dl, fe, bias ? bias[c3] * (1 + dbl) : 0,
                   bias ? bias[c3 + 1] * (1 + dbl) : 0, bias ? bias[c3 + 2] * (1 + dbl) : 0, acc);
+#pragma GCC unroll 3
         for (int32_t r = 0; r < 3; r++) {
           const int32_t s = shift[c3 + r], m = mult[c3 + r], pp = BT_PM_P2(s), e = BT_PM_E1(s);
           o[c3 + r] = (int8_t)bt_pm_out(acc[r], m, s, pp, e, zp, lo, hi, fast, 2);
           o[OPS + c3 + r] = (int8_t)bt_pm_out(acc[3 + r], m, s, pp, e, zp, lo, hi, fast, 2);
         }
       }
-      for (; c3 + 2 <= cout; c3 += 2) {
-        int32_t acc[4];
-        bt_pmr2x2(c, filter + c3 * K, K, kh, G, D1, dl, fe, bias ? bias[c3] * (1 + dbl) : 0,
-                  bias ? bias[c3 + 1] * (1 + dbl) : 0, acc);
-        const int32_t m0 = mult[c3], m1 = mult[c3 + 1], s0 = shift[c3], s1 = shift[c3 + 1];
-        const int32_t p0 = BT_PM_P2(s0), e0 = BT_PM_E1(s0), p1 = BT_PM_P2(s1), e1 = BT_PM_E1(s1);
-        o[c3] = (int8_t)bt_pm_out(acc[0], m0, s0, p0, e0, zp, lo, hi, fast, 2);
-        o[c3 + 1] = (int8_t)bt_pm_out(acc[1], m1, s1, p1, e1, zp, lo, hi, fast, 2);
-        o[OPS + c3] = (int8_t)bt_pm_out(acc[2], m0, s0, p0, e0, zp, lo, hi, fast, 2);
-        o[OPS + c3 + 1] = (int8_t)bt_pm_out(acc[3], m1, s1, p1, e1, zp, lo, hi, fast, 2);
+      for (; c3 < cout; c3++) {
+        const int32_t b = bias ? bias[c3] * (1 + dbl) : 0, s = shift[c3], m = mult[c3];
+        int32_t acc[2] = {b, b};
+        bt_pmr_dot(c, dl, filter + c3 * K, kh, G, D1, 2, acc);
+        o[c3] = (int8_t)bt_pm_out(acc[0], m, s, BT_PM_P2(s), BT_PM_E1(s), zp, lo, hi, fast, 2);
+        o[OPS + c3] = (int8_t)bt_pm_out(acc[1], m, s, BT_PM_P2(s), BT_PM_E1(s), zp, lo, hi, fast, 2);
       }
     }
     if (ow - xr == 1) {   /* one pixel left: four channels at a time */
