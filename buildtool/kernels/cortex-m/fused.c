@@ -10,8 +10,9 @@
  *    input bytes with the filter words in registers (runs over 16 bytes two pixels at a time; runs
  *    of 12..16 bytes two pixels at a time sharing each filter word, in asm);
  *    dense tap rows of up to 16 bytes (the stem) sum all rows in registers (an RGB stem's 3x9 rows in
- *    asm, two pixels sharing each filter word; in a channelwise tile, fx_chw or fx_pulled_chw, two
- *    output channels per pass, each input word widened once for both); other shapes add one pass per tap row or tap over
+ *    asm, two pixels sharing each filter word; in a channelwise tile, fx_chw or fx_pulled_chw, as the
+ *    patch-matrix conv makes it: each pixel's patch widened once for up to 8 channel pairs, bt_mm3x2
+ *    three pixels x two channels, cm_s3); other shapes add one pass per tap row or tap over
  *    chunks of CM_CHUNK sums. Border pixels walk their valid taps (an RGB stem's: a 3x9 patch with
  *    the input's zero point outside, on the stem's one-pixel asm);
  *  - depthwise on a one-channel input: the offset folded likewise; 3x3 rows take two outputs per
@@ -23,8 +24,8 @@
  *    all of int8, the output zero point folded into bt_rq2's rounding word and one SSAT for the clamp
  *    (CM_SAT: bt_rq2's 5 instructions and an SSAT, where adding the zero point and a two-sided clamp
  *    took 5-6 more, their constants often spilled). 3x3 depthwise rows whose taps are all inside go through dw3_rows in one call.
- * Stack: CM_K_MAX int16s and CM_CHUNK sums (a depthwise's padded rows reuse the int16s), below
- * the set's conv (3.2 KB). Same results as the reference runtime, byte for byte. */
+ * Stack: CM_K_MAX int16s and CM_CHUNK sums (a depthwise's padded rows reuse the int16s; an RGB stem's group
+ * state, cm_s3, 0.4 KB beside them), below the set's conv (3.2 KB). Same results as the reference runtime, byte for byte. */
 #include "bt_fused.h"
 #include "requant.h"
 #include "dsp.h"
@@ -1301,39 +1302,9 @@ static int pair9_prep(const bt_conv_params *c, int32_t K, cm_conv1 *st, const fx
   return 1;
 }
 
-#define CM_PULL_PAIRS 4   /* an RGB stem's channel pairs made per pull of a row's input rows (fx_k_pulled_chw) */
-/* pair9_prep for up to CM_PULL_PAIRS channel pairs of c (at most `left` channels): channel i's filter widened at
-   st->fw + i * CM_G9 / 2 (pair j's at st->fw + j * CM_G9), its values in k[i]; channel i > 0's window (win's
-   layout: one channel, rows not banded) at wb[i] in the rest of st->fw, wb[0] = win->base. Returns n, the pairs
-   (as many as fit and take bt_rq2), 0 when pair9_prep does not apply. */
-static int32_t pairs9_prep(const bt_conv_params *c, int32_t K, cm_conv1 *st, const fx_buf *win, int32_t wrb,
-                           int32_t left, int8_t **wb, cm_chq *k) {
-  fx_buf w2;
-  if (left < 2 || !pair9_prep(c, K, st, win, wrb, &w2, k)) return 0;
-  const int32_t bytes = ((wrb - win->r0) * win->wp + 3) & ~3;   /* a window's */
-  int32_t n = 1;
-  for (; n < CM_PULL_PAIRS && 2 * n + 2 <= left && 2 * CM_G9 * (n + 1) + (2 * n + 1) * bytes <= (int32_t)sizeof(st->fw);
-       n++) {
-    int32_t m[2], sh[2];
-    for (int32_t j = 0; j < 2; j++) { m[j] = c->multiplier[2 * n + j]; sh[j] = c->shift[2 * n + j]; }
-    if (!bt_rq2_ok(m, sh, 2)) break;
-    const int sat = cm_sat_ok(c, sh[0]) && cm_sat_ok(c, sh[1]);   /* both channels on CM_SAT, or neither */
-    for (int32_t j = 0; j < 2; j++) {
-      const int32_t i = 2 * n + j;
-      int32_t fsum = 0;
-      for (int32_t r = 0; r < 3; r++) fsum += cm_widen(c->filter + i * K + 9 * r, st->fw + i * (CM_G9 / 2) + 9 * r, 9);
-      k[i] = (cm_chq){(c->bias ? c->bias[i] : 0) + c->input_offset * fsum, m[j],
-                      sat ? cm_p2z(c, sh[j]) : bt_rq2_p2(sh[j]), bt_rq2_e1(sh[j]), sat ? CM_SAT : 1};
-    }
-  }
-  wb[0] = win->base;
-  for (int32_t i = 1; i < 2 * n; i++) wb[i] = (int8_t *)st->fw + 2 * CM_G9 * n + (i - 1) * bytes;
-  return n;
-}
-
 /* Output row y of both channels of a pair9_prep pass into o and q (the rows' starts): border pixels through
    cm_row9_padded_f per channel, the interior by cm_rows_out_3x9x2 (s: a box or row bands); fw: the pair's
-   widened filters (pairs9_prep). Not inlined: in its one caller at -Os the asm's 13 registers do not fit. */
+   widened filters (pair9_prep). Not inlined: in its one caller at -Os the asm's 13 registers do not fit. */
 __attribute__((noinline)) static void pair9_row_f(const bt_conv_params *c, const cm_conv1 *st, const int16_t *fw, const cm_chq *k,
                         const box_src *s, int8_t *o, int8_t *q, int32_t y) {
   const int32_t ps = c->in.pixel_stride, ops = c->out.pixel_stride, w = c->out.w, xi0 = st->xi0, xi1 = st->xi1;
@@ -1352,40 +1323,257 @@ __attribute__((noinline)) static void pair9_row_f(const bt_conv_params *c, const
 }
 #define pair9_row(c, st, k, s, o, q, y) pair9_row_f(c, st, (st)->fw, k, s, o, q, y)
 
-/* Border pixels [xa, xb) of an output row (tap rows from input row iy0) of np pairs9_prep pairs (channel i: its
-   filter widened at fw + i * CM_G9 / 2, its values k[i], its row at wb[i] + at): each pixel's patch gathered once
-   for all of them (cm_row9_padded2 gathers it per pair). */
-static void cm_row9_paddedn(const bt_conv_params *p, const int16_t *fw, int32_t np, const cm_chq *k, const box_src *s,
-                            int8_t *const *wb, int32_t at, int32_t iy0, int32_t xa, int32_t xb) {
-  int8_t pb[36] __attribute__((aligned(4)));
-  const int8_t z = (int8_t)(-p->input_offset);
-  const int32_t ops = p->out.pixel_stride, zp = p->output_offset, lo = p->act_min, hi = p->act_max;
-  for (int32_t x = xa; x < xb; x++) {
-    cm_gather9(p, s, pb, iy0, x, z);
-    for (int32_t i = 0; i < 2 * np; i++)
-      wb[i][at + x * ops] = cm_out(cm_patch9(pb, fw + i * (CM_G9 / 2), k[i].acc0), k[i].m, 0, k[i].p2, k[i].e1, k[i].q,
-                                   zp, lo, hi);
+/* An RGB stem (3x3 taps on 3 channels, dense) of a one-channel-window tile, several channel pairs at a time as
+   the plain firmware's patch-matrix conv makes it (conv_pm.h): each output pixel's 27-value patch widened once
+   for all the pairs (int16, the input offset added as it widens: a tap outside the input becomes 0) into a
+   triple of interleaved columns (im2col.h's layout, BT_GROUPED(3, 27)), then per pair of output channels three
+   pixels at a time through bt_mm3x2 (filters read from flash, each weight word for three pixels and two
+   channels: 141 instructions per 162 MACs) and the six outputs requantised and stored in one asm (cm_s3_rq6).
+   The pixels of a tile's rows go into the triples in raster order (a triple may span rows: the tiles' rows are
+   about seven pixels), each with its output's offset in the windows; up to T triples are widened before the
+   pairs run over them. The two-channel path it replaces on these tiles (cm_rows_out_3x9x2: each input word
+   widened per pair, two pixels a pass, requantisation in C, a 9-value tap row's last value on its own) took
+   11.9 M instructions for mbv2-w0.35's streamed stem (5.1 M MACs, 2.3 a MAC, borders and row set-up included);
+   this one 9.4 M (1.84: cm_s3_flush 7.1 M, some 213 instructions a triple and pair in its loop; the widening
+   1.6 M, 68 a pixel and group; 16 channels in two groups of 8, the windows filling the buffer). The windows,
+   the columns and the offsets live in the one-channel state's filter buffer (cm_conv1.fw), the pairs' values
+   in the group's state (cm_s3, on the stack: 0.4 KB where the path it replaces kept 0.2 KB). */
+#define CM_S3_COL 84     /* int16s of a triple's widened patches: BT_GROUPED(3, 27) */
+#define CM_S3_TMAX 8     /* triples widened before the pairs run over them, at most */
+#define CM_S3_PAIRS 8    /* channel pairs of a group, at most */
+
+/* A pair's values: bt_rq2's m, rounding word (the output zero point folded in when q is CM_SAT) and shift of
+   channels 0 and 1 (cm_s3_rq6 reads three words each), their biases, q (CM_SAT: the asm requantisation), their
+   filters and windows. */
+typedef struct {
+  int32_t k[6];
+  int32_t b0, b1, q;
+  const int8_t *f;   /* the pair's filters (channel 1's K bytes on) */
+  int8_t *oa, *ob;   /* the channels' windows */
+} cm_s3k;
+
+/* A group's state: its first channel's filter, np pairs' values k, channel 0's window w0 and channel i > 0's
+   at wn + (i - 1) * bytes (the same layout), T triples of columns at col with their 3T output offsets, n pixels
+   widened so far; the input's zero point z (padding taps), off2 the input offset in both halves. */
+typedef struct {
+  const int8_t *filter;
+  cm_s3k k[CM_S3_PAIRS];
+  int8_t *w0, *wn;
+  int16_t *col;
+  int32_t *offs;
+  int32_t bytes, np, T, n, off2, zp, lo, hi;
+  int8_t z;
+} cm_s3;
+
+/* The group of up to CM_S3_PAIRS channel pairs of c (its filter, bias and requantisation from the group's first
+   channel; `left` channels left) whose windows, offsets and columns fit size bytes at buf (4-aligned): as many
+   pairs as fit with one triple, balanced over the groups the channels take (16 channels in two groups of 8, not
+   10 + 6: both widen each pixel twice), then as many triples as fit. Returns the pairs, 0 when this path does
+   not apply (the shape, bt_rq2, the window's size). */
+static int32_t cm_s3_prep(const bt_conv_params *c, const fx_buf *win, int32_t wrb, int32_t left, int8_t *buf,
+                          int32_t size, cm_s3 *S) {
+  if (c->kh != 3 || c->kw != 3 || c->in.c != 3 || c->in.pixel_stride != 3 || c->dil_w != 1 ||
+      c->out.pixel_stride != 1 || c->input_offset < -127 || c->input_offset > 128 || c->out.w <= 0 || left < 2 ||
+      win->ps != 1 || win->rows)
+    return 0;
+  const int32_t bytes = ((wrb - win->r0) * win->wp + 3) & ~3;
+  const int32_t tb = 12 + 2 * CM_S3_COL;   /* a triple's offsets and columns */
+  int32_t np = 0;
+  while (np < CM_S3_PAIRS && 2 * np + 2 <= left && (2 * np + 1) * bytes + tb <= size) np++;
+  if (!np) return 0;
+  const int32_t groups = (left / 2 + np - 1) / np;
+  np = (left / 2 + groups - 1) / groups;
+  for (int32_t i = 0; i < 2 * np; i++) {
+    int32_t m = c->multiplier[i], sh = c->shift[i];
+    if (!bt_rq2_ok(&m, &sh, 1)) { np = i / 2; break; }
+  }
+  if (!np) return 0;
+  int32_t T = (size - (2 * np - 1) * bytes) / tb;
+  if (T > CM_S3_TMAX) T = CM_S3_TMAX;
+  S->offs = (int32_t *)buf;
+  S->col = (int16_t *)(S->offs + 3 * T);
+  S->wn = (int8_t *)(S->col + T * CM_S3_COL);
+  S->w0 = win->base;
+  S->filter = c->filter;
+  S->bytes = bytes; S->np = np; S->T = T; S->n = 0;
+  S->off2 = (int32_t)bt_dup16(c->input_offset);
+  S->z = (int8_t)(-c->input_offset);
+  S->zp = c->output_offset; S->lo = c->act_min; S->hi = c->act_max;
+  for (int32_t j = 0; j < np; j++) {
+    cm_s3k *const k = S->k + j;
+    const int32_t s0 = c->shift[2 * j], s1 = c->shift[2 * j + 1];
+    const int sat = cm_sat_ok(c, s0) && cm_sat_ok(c, s1);   /* both channels on CM_SAT, or neither */
+    k->k[0] = c->multiplier[2 * j];
+    k->k[1] = sat ? cm_p2z(c, s0) : bt_rq2_p2(s0);
+    k->k[2] = bt_rq2_e1(s0);
+    k->k[3] = c->multiplier[2 * j + 1];
+    k->k[4] = sat ? cm_p2z(c, s1) : bt_rq2_p2(s1);
+    k->k[5] = bt_rq2_e1(s1);
+    k->b0 = c->bias ? c->bias[2 * j] : 0;
+    k->b1 = c->bias ? c->bias[2 * j + 1] : 0;
+    k->q = sat ? CM_SAT : 1;
+    k->f = c->filter + 54 * j;
+    k->oa = j ? S->wn + (2 * j - 1) * bytes : S->w0;
+    k->ob = S->wn + 2 * j * bytes;
+  }
+  return np;
+}
+
+/* The patch whose three 9-byte tap rows start at r0, r1, r2, widened with the input offset (off2) into pixel
+   slot d (a triple's column + 2q): 9 loads (the groups that straddle two tap rows: the end of one and the start
+   of the next, shifted and ORed; the 3-value tail: the last row's last word shifted down), 14 SXTAB16, 14 STR;
+   every load inside the rows. */
+static inline __attribute__((always_inline)) void cm_s3_widen(const int8_t *r0, const int8_t *r1, const int8_t *r2,
+                                                             int16_t *d, uint32_t off2) {
+  uint32_t v[7];
+  v[0] = bt_ld4(r0);
+  v[1] = bt_ld4(r0 + 4);
+  v[2] = (bt_ld4(r0 + 5) >> 24) | (bt_ld4(r1) << 8);
+  v[3] = bt_ld4(r1 + 3);
+  v[4] = (bt_ld4(r1 + 5) >> 16) | (bt_ld4(r2) << 16);
+  v[5] = bt_ld4(r2 + 2);
+  v[6] = bt_ld4(r2 + 5) >> 8;
+#pragma GCC unroll 7
+  for (int g = 0; g < 7; g++) {
+    int32_t a = (int32_t)bt_sxtab16(off2, v[g]), b = (int32_t)bt_sxtab16_ror8(off2, v[g]);
+    if (g == 6) b &= 0xffff;   /* value 27 is no value: 0 */
+    __builtin_memcpy(d + 12 * g, &a, 4);
+    __builtin_memcpy(d + 12 * g + 6, &b, 4);
   }
 }
 
-/* Output row y of np pairs9_prep pairs (as cm_row9_paddedn's): pair9_row_f's geometry worked out once for all the
-   pairs, then each pair's interior by cm_rows_out_3x9x2. */
-static void pairs9_row(const bt_conv_params *c, const cm_conv1 *st, int32_t np, const cm_chq *k, const box_src *s,
-                       int8_t *const *wb, int32_t at, int32_t y) {
-  const int32_t ps = c->in.pixel_stride, ops = c->out.pixel_stride, w = c->out.w, xi0 = st->xi0, xi1 = st->xi1;
-  const int32_t iy = y * c->stride_h - c->pad_top;
-  const int inside = iy >= 0 && iy + 2 * c->dil_h < c->in.h && xi1 > xi0;
-  const int32_t ea = inside ? xi0 : w, eb = inside ? xi1 : w;   /* borders: [0, ea) and [eb, w) */
-  if (ea > 0) cm_row9_paddedn(c, st->fw, np, k, s, wb, at, iy, 0, ea);
-  if (eb < w) cm_row9_paddedn(c, st->fw, np, k, s, wb, at, iy, eb, w);
-  if (!inside) return;
-  const int32_t ix = (xi0 * c->stride_w - c->pad_left) * ps, o = at + xi0 * ops;
-  const int8_t *const b = box_row(s, iy) + ix;
-  const int32_t d1 = (int32_t)((uintptr_t)(box_row(s, iy + c->dil_h) + ix) - (uintptr_t)b);
-  const int32_t d2 = (int32_t)((uintptr_t)(box_row(s, iy + 2 * c->dil_h) + ix) - (uintptr_t)b);
-  for (int32_t j = 0; j < np; j++)
-    cm_rows_out_3x9x2(b, d1, d2, c->stride_w * ps, xi1 - xi0, st->fw + j * CM_G9, wb[2 * j] + o, wb[2 * j + 1] + o,
-                      ops, c, k + 2 * j);
+/* cm_s3_rq6's asm for one output: bt_rq2 (AND, ORR, ADD, SMLAL, ASR; the zero point in the rounding word), SSAT,
+   the output's offset loaded from the offsets (OFS bytes on), STRB. */
+#define CM_S3_RQ_ONE(a, OFS)                               \
+  "and %[lo], %[" a "], #0x80000000\n\t"                   \
+  "orr %[lo], %[lo], #0x40000000\n\t"                      \
+  "add %[hi], %[pz], %[" a "], asr #31\n\t"                \
+  "smlal %[lo], %[hi], %[" a "], %[m]\n\t"                 \
+  "asr %[hi], %[hi], %[e]\n\t"                             \
+  "ssat %[hi], #8, %[hi]\n\t"                              \
+  "ldr %[lo], [%[of], #" OFS "]\n\t"                       \
+  "strb %[hi], [%[o], %[lo]]\n\t"
+/* The six outputs of a pair's triple (acc as bt_mm3x2 leaves them: pixel q's channels at acc[2q], acc[2q + 1]) into
+   the pair's windows at the pixels' offsets of[0..2]: CM_SAT (activation range all of int8, the output zero point
+   folded in pz). The pair's values and windows read from k (cm_s3k); 14 registers. */
+static inline __attribute__((always_inline)) void cm_s3_rq6(const int32_t *acc, const cm_s3k *k, const int32_t *of) {
+  uint32_t lo, hi, m, pz, e, o;
+  __asm__ volatile("ldrd %[m], %[pz], [%[k]]\n\tldr %[e], [%[k], #8]\n\tldr %[o], [%[k], %[OA]]\n\t"
+                   CM_S3_RQ_ONE("a00", "0") CM_S3_RQ_ONE("a10", "4") CM_S3_RQ_ONE("a20", "8")
+                   "ldrd %[m], %[pz], [%[k], #12]\n\tldr %[e], [%[k], #20]\n\tldr %[o], [%[k], %[OB]]\n\t"
+                   CM_S3_RQ_ONE("a01", "0") CM_S3_RQ_ONE("a11", "4") CM_S3_RQ_ONE("a21", "8")
+                   : [lo] "=&r"(lo), [hi] "=&r"(hi), [m] "=&r"(m), [pz] "=&r"(pz), [e] "=&r"(e), [o] "=&r"(o)
+                   : [a00] "r"(acc[0]), [a01] "r"(acc[1]), [a10] "r"(acc[2]), [a11] "r"(acc[3]), [a20] "r"(acc[4]),
+                     [a21] "r"(acc[5]), [k] "r"(k), [of] "r"(of), [OA] "i"(offsetof(cm_s3k, oa)),
+                     [OB] "i"(offsetof(cm_s3k, ob))
+                   : "memory");
+}
+#undef CM_S3_RQ_ONE
+
+/* The group's pairs over the pixels widened so far (a last triple short of pixels filled with copies of its last
+   one: the same output, stored twice), then none pending. */
+__attribute__((noinline)) static void cm_s3_flush(cm_s3 *S) {
+  int32_t n = S->n;
+  if (!n) return;
+  const int32_t nt = (n + 2) / 3;
+  int16_t *const last = S->col + (nt - 1) * CM_S3_COL;
+  for (; n < 3 * nt; n++) {
+    const int32_t qs = 2 * ((n - 1) % 3), qd = 2 * (n % 3);
+    for (int32_t g = 0; g < 7; g++) {
+      __builtin_memcpy(last + 12 * g + qd, last + 12 * g + qs, 4);
+      __builtin_memcpy(last + 12 * g + 6 + qd, last + 12 * g + 6 + qs, 4);
+    }
+    S->offs[n] = S->offs[n - 1];
+  }
+  for (const cm_s3k *kj = S->k, *const kend = S->k + S->np; kj != kend; kj++) {
+    const int8_t *const f = kj->f;
+    int8_t *const oa = kj->oa, *const ob = kj->ob;
+    const int16_t *cc = S->col;
+    const int32_t *of = S->offs;
+    if (kj->q == CM_SAT) {
+      const int32_t *const end = of + 3 * nt;
+      do {
+        int32_t acc[6];
+        bt_mm3x2(cc, f, 27, kj->b0, kj->b1, acc);
+        cm_s3_rq6(acc, kj, of);
+        cc += CM_S3_COL;
+        of += 3;
+      } while (of != end);
+    } else {
+      const int32_t zp = S->zp, lo = S->lo, hi = S->hi;
+      for (int32_t t = 0; t < nt; t++, cc += CM_S3_COL, of += 3) {
+        int32_t acc[6];
+        bt_mm3x2(cc, f, 27, kj->b0, kj->b1, acc);
+        for (int32_t q = 0; q < 3; q++) {
+          oa[of[q]] = cm_out(acc[2 * q], kj->k[0], 0, kj->k[1], kj->k[2], 1, zp, lo, hi);
+          ob[of[q]] = cm_out(acc[2 * q + 1], kj->k[3], 0, kj->k[4], kj->k[5], 1, zp, lo, hi);
+        }
+      }
+    }
+  }
+  S->n = 0;
+}
+
+/* A border pixel x of output row y (tap rows from input row iy) into the group's next slot (o: its output's
+   offset): its patch gathered (the input's zero point at taps outside the input), then widened; the pairs run
+   when the triples are full. */
+__attribute__((noinline)) static void cm_s3_edge(cm_s3 *S, const bt_conv_params *c, const box_src *s, int32_t iy,
+                                                int32_t x, int32_t o) {
+  int8_t pb[28] __attribute__((aligned(4)));
+  const int32_t ix0 = x * c->stride_w - c->pad_left, n = S->n;
+  for (int32_t ky = 0; ky < 3; ky++) {
+    const int32_t yy = iy + ky * c->dil_h;
+    const int8_t *const row = (uint32_t)yy < (uint32_t)c->in.h ? box_row(s, yy) : 0;
+    for (int32_t kx = 0; kx < 3; kx++) {
+      const int32_t ix = ix0 + kx;
+      const int ok = row && (uint32_t)ix < (uint32_t)c->in.w;
+      for (int32_t i = 0; i < 3; i++) pb[9 * ky + 3 * kx + i] = ok ? row[3 * ix + i] : S->z;
+    }
+  }
+  cm_s3_widen(pb, pb + 9, pb + 18, S->col + (n / 3) * CM_S3_COL + 2 * (n % 3), (uint32_t)S->off2);
+  S->offs[n] = o;
+  S->n = n + 1;
+  if (S->n == 3 * S->T) cm_s3_flush(S);
+}
+
+/* Output row y of the group (o0: the row's first output's offset in the windows): its pixels widened in order
+   into the triples (interior pixels straight from the input rows, ~50 instructions a pixel; border pixels by
+   cm_s3_edge), the pairs run whenever the triples are full. */
+__attribute__((noinline)) static void cm_s3_row(cm_s3 *S, const bt_conv_params *c, const cm_conv1 *st,
+                                               const box_src *s, int32_t y, int32_t o0) {
+  const int32_t w = c->out.w, iy = y * c->stride_h - c->pad_top, dh = c->dil_h;
+  const int inside = iy >= 0 && iy + 2 * dh < c->in.h;
+  const int32_t xa = inside ? st->xi0 : w, xb = inside ? st->xi1 : w;
+  int32_t x = 0;
+  for (; x < xa; x++) cm_s3_edge(S, c, s, iy, x, o0 + x);
+  if (xb > xa) {
+    const int8_t *const r0 = box_row(s, iy);
+    const int32_t d1 = (int32_t)((uintptr_t)box_row(s, iy + dh) - (uintptr_t)r0);
+    const int32_t d2 = (int32_t)((uintptr_t)box_row(s, iy + 2 * dh) - (uintptr_t)r0);
+    const int32_t step = 3 * c->stride_w, cap = 3 * S->T;
+    const uint32_t off2 = (uint32_t)S->off2;
+    const int8_t *p = r0 + (xa * c->stride_w - c->pad_left) * 3;
+    int32_t n = S->n, q = n % 3;
+    int16_t *d = S->col + (n / 3) * CM_S3_COL + 2 * q;
+    int32_t *of = S->offs + n;
+    for (; x < xb; x++, p += step) {
+      cm_s3_widen(p, p + d1, p + d2, d, off2);
+      *of++ = o0 + x;
+      d += 2;
+      if (++q == 3) {
+        q = 0;
+        d += CM_S3_COL - 6;
+        if (of == S->offs + cap) {
+          S->n = cap;
+          cm_s3_flush(S);
+          d = S->col;
+          of = S->offs;
+        }
+      }
+    }
+    S->n = (int32_t)(of - S->offs);
+  }
+  for (; x < w; x++) cm_s3_edge(S, c, s, iy, x, o0 + x);
 }
 
 /* fx_k_chw's two channels at once for an RGB stem (FX_CONV1_PAIR): c's channels 0 and 1, channel 0 into window
@@ -1400,12 +1588,16 @@ static int conv1_pair9(bt_conv_params *c, int32_t K, cm_conv1 *st, const box_src
 }
 #define CM_PAIR9(c, K, st, s, win, wca, wra, wrb, win2) \
   ((st)->row1 == 2 && conv1_pair9(c, K, st, s, win, wca, wra, wrb, win2))
-#define CM_PAIRS9_PREP pairs9_prep
+#define CM_S3_PREP cm_s3_prep
 #else
 #define CM_PAIR9(c, K, st, s, win, wca, wra, wrb, win2) 0
-#define CM_PAIRS9_PREP(c, K, st, win, wrb, left, wb, k) ((void)(wb), (void)(k), 0)
-#define pairs9_row(c, st, np, k, s, wb, at, y) ((void)(k), (void)(wb), (void)(at))
-#define CM_PULL_PAIRS 1
+typedef struct {
+  int8_t *wn;
+  int32_t bytes;
+} cm_s3;
+#define CM_S3_PREP(c, win, wrb, left, buf, size, S) ((void)(S), 0)
+#define cm_s3_row(S, c, st, s, y, o0) ((void)(S))
+#define cm_s3_flush(S) ((void)(S))
 #define CM_G9 0
 #endif
 
@@ -1428,7 +1620,7 @@ static int conv1_pair9(bt_conv_params *c, int32_t K, cm_conv1 *st, const box_src
    and per row; a row per call keeps the set's depthwise on its box path, whose stack is small). The copy and
    the taps live in the conv state's filter buffer past the filters; 0 when fewer than CM_GRP_MIN channels fit
    (fewer channels a call: the one-channel depthwise paths were faster, a 7x7 stride-2 depthwise of 4 channels
-   on 13-wide windows in mcunet-vww1), the conv is an RGB stem (pair9 paths) or too large for the one-channel
+   on 13-wide windows in mcunet-vww1), the conv is an RGB stem (cm_chw_rows) or too large for the one-channel
    paths. */
 #define CM_GRP_MIN 8
 /* The depthwise of channels [ch, ch + n) made in g-channel window gw: their taps regrouped [T][n] at taps, one
@@ -1508,8 +1700,12 @@ __attribute__((noinline)) static int cm_chw_groups1(const void *cprm, const fx_b
   }
   return 1;
 }
-/* The group paths, each in its own frame (the stack of one, not both): the conv kernel's first, then the
-   one-channel paths'. */
+static int cm_chw_rows(const void *cprm, const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb, int32_t wca,
+                       int32_t wcb, int32_t ta, int32_t tb, int32_t s, int32_t pad, int32_t k, int32_t n_in,
+                       int32_t img_w, int32_t img_c, const void *dprm, const int8_t *fch, const fx_buf *out,
+                       int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t channels, int pulled);
+/* The group paths, each in its own frame (the stack of one, not both): an RGB stem's (cm_chw_rows), else the conv
+   kernel's first, then the one-channel paths'. */
 __attribute__((noinline)) static int cm_chw_groups(const void *cprm, fx_conv_kernel ck, const fx_buf *cin,
                                                    const fx_buf *win, int32_t wra, int32_t wrb, int32_t wca,
                                                    int32_t wcb, const void *dprm, fx_dw_kernel dk, const int8_t *fch,
@@ -1519,7 +1715,9 @@ __attribute__((noinline)) static int cm_chw_groups(const void *cprm, fx_conv_ker
       ((const bt_depthwise_params *)dprm)->depth_multiplier != 1)
     return 0;
   const bt_conv_params *const cp = cprm;
-  if (cp->kh == 3 && cp->kw * cp->in.c == 9) return 0;   /* an RGB stem: pair9 (measured faster on its tiles' rows) */
+  if (cp->kh == 3 && cp->kw * cp->in.c == 9)   /* an RGB stem: its own group path (else fx_k_chw1's pair9) */
+    return cm_chw_rows(cprm, cin, win, wra, wrb, wca, wcb, 0, 0, 0, 0, 0, 0, 0, 0, dprm, fch, out, ra, rb, ca, cb,
+                       channels, 0);
   return cm_chw_pm(cprm, ck, cin, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels) ||
          cm_chw_groups1(cprm, cin, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels);
 }
@@ -1528,56 +1726,70 @@ __attribute__((noinline)) static int cm_chw_groups(const void *cprm, fx_conv_ker
 #define FX_CONV1 cm_conv1
 #include "../reference/fx_hooks.h"
 
-/* fx_pulled_chw on one-channel windows: both operators' geometry once, then per channel (an RGB stem: up to
-   CM_PULL_PAIRS channel pairs at a time, pairs9_prep, each output row's input rows pulled once for all of them,
-   the extra windows in the one-channel state's filter buffer) the conv's rows pulled and made as fx_k_pulled
-   does, then the depthwise on each window as fx_k_chw does. */
-__attribute__((noinline)) static int fx_k_pulled_chw(const void *cprm, const fx_buf *cin, const fx_buf *win,
-                                                     int32_t wra, int32_t wrb, int32_t wca, int32_t wcb, int32_t ta,
-                                                     int32_t tb, int32_t s, int32_t pad, int32_t k, int32_t n_in,
-                                                     int32_t img_w, int32_t img_c, const void *dprm,
-                                                     const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb,
-                                                     int32_t ca, int32_t cb, int32_t channels) {
-  if (win->ps != 1 || win->rows || cin->rows) return 0;
+/* A one-channel-window tile whose conv pulls its streamed input (fx_pulled_chw; pulled 1: ta..img_c its
+   arguments) or reads it from the arena (fx_chw; pulled 0: an RGB stem, cm_chw_groups): both operators' geometry
+   once, then per group of channels (an RGB stem: up to CM_S3_PAIRS channel pairs, cm_s3_prep, each output row's
+   input rows pulled once for all of them, the extra windows in the one-channel state's filter buffer; else one
+   channel) the conv's rows made (pulled: as fx_k_pulled does), then the depthwise on each window as fx_k_chw
+   does. Pulled 0 returns 0 when cm_s3_prep does not take the first channels (fx_k_chw1's pair path then). */
+__attribute__((noinline)) static int cm_chw_rows(const void *cprm, const fx_buf *cin, const fx_buf *win,
+                                                 int32_t wra, int32_t wrb, int32_t wca, int32_t wcb, int32_t ta,
+                                                 int32_t tb, int32_t s, int32_t pad, int32_t k, int32_t n_in,
+                                                 int32_t img_w, int32_t img_c, const void *dprm,
+                                                 const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb,
+                                                 int32_t ca, int32_t cb, int32_t channels, int pulled) {
+  if (win->ps != 1 || win->rows || (pulled && cin->rows)) return 0;
   fx_prm cq, dq;
   const int32_t cx0 = win_geom(FX_CONV, cprm, cin, win, wca, wcb, 0, 0, &cq);
   bt_conv_params *const c = &cq.c;
   cm_conv1 st;
   if (c->out.c != 1 || !conv1_prep_ch(c, &st, 1)) return 0;
+  cm_s3 S;
+  int32_t np = CM_S3_PREP(c, win, wrb, channels, (int8_t *)st.fw, (int32_t)sizeof st.fw, &S);   /* the first group */
+  if (!pulled && !np) return 0;
   const int32_t dx0 = win_geom(FX_DW, dprm, win, out, ca, cb, 0, fch, &dq);
   bt_conv_params *const d = &dq.d.conv;
   const int32_t K = c->kh * c->kw * c->in.c, T = d->kh * d->kw;
-  /* an output row's input rows go to the input window's first physical rows (as fx_k_pulled) */
+  /* pulled: an output row's input rows go to the input window's first physical rows (as fx_k_pulled) */
   const int32_t pitch = cin->wp * cin->ps, img_row = img_w * img_c;
-  int8_t *const dst = cin->base + (ta - cin->c0) * cin->ps;
+  int8_t *const dst = pulled ? cin->base + (ta - cin->c0) * cin->ps : 0;
   box_src src = {cin->base + (cx0 - cin->c0) * cin->ps, 0, pitch, 0, 0};
+  if (!pulled)
+    src = (box_src){cin->rows ? 0 : fx_at(cin, cin->r0, cx0), cin->r0, pitch, cin->rows, cin->rows ? cx0 * cin->ps : 0};
   const box_dst cd = {win, wca, 0};
   box_dst dd = {out, ca, 0};
   const int8_t *const din = fx_at(win, win->r0, dx0);
   FX_DW1_CHAN dw;
   int dw_ok = 0;
   for (int32_t ch = 0; ch < channels;) {
-    if (ch) conv1_prep_ch(c, &st, 0);
-    int8_t *wb[2 * CM_PULL_PAIRS];
-    cm_chq kq[2 * CM_PULL_PAIRS];
-    const int32_t np = CM_PAIRS9_PREP(c, K, &st, win, wrb, channels - ch, wb, kq), nc = np ? 2 * np : 1;
-    for (int32_t y = wra; y < wrb; y++) {
-      const int32_t r0 = BT_MAX(y * s - pad, 0), r1 = BT_MIN(y * s - pad + k, n_in);
-      if (r1 > r0 && tb > ta)
-        bt_read_input_rows((uint32_t)(r0 * img_row + ta * img_c), (uint32_t)((tb - ta) * img_c), (uint32_t)(r1 - r0),
-                           (uint32_t)img_row, dst, (uint32_t)pitch);
-      src.y0 = r0;
-      if (!np) { conv1_row1(c, &st, &src, &cd, y); continue; }
-      /* every pair's row from the same pulled input rows (at: row y's start in each window) */
-      pairs9_row(c, &st, np, kq, &src, wb, (y - win->r0) * win->wp + (wca - win->c0), y);
+    if (ch) {   /* a later group (the one-channel values only when it is one channel) */
+      np = CM_S3_PREP(c, win, wrb, channels - ch, (int8_t *)st.fw, (int32_t)sizeof st.fw, &S);
+      if (!np) conv1_prep_ch(c, &st, 0);
     }
+    const int32_t nc = np ? 2 * np : 1;
+    if (!pulled && !np) conv1_rows(c, &st, &src, &cd, wra, wrb);
+    else
+      for (int32_t y = wra; y < wrb; y++) {
+        if (pulled) {
+          const int32_t r0 = BT_MAX(y * s - pad, 0), r1 = BT_MIN(y * s - pad + k, n_in);
+          if (r1 > r0 && tb > ta)
+            bt_read_input_rows((uint32_t)(r0 * img_row + ta * img_c), (uint32_t)((tb - ta) * img_c),
+                               (uint32_t)(r1 - r0), (uint32_t)img_row, dst, (uint32_t)pitch);
+          src.y0 = r0;
+        }
+        if (!np) { conv1_row1(c, &st, &src, &cd, y); continue; }
+        /* every pair's row from the same input rows (the row's first output at its offset in each window) */
+        cm_s3_row(&S, c, &st, &src, y, (y - win->r0) * win->wp + (wca - win->c0));
+      }
+    if (np) cm_s3_flush(&S);
     for (int32_t j = 0; j < nc; j++) {   /* the depthwise on each channel made */
+      int8_t *const wj = j ? S.wn + (j - 1) * S.bytes : 0;
       dd.oc = ch + j;
-      dw_ok = dw1_ch(&dq.d, j ? wb[j] + (dx0 - win->c0) : din, win->r0, &dd, ra, rb, &dw, !dw_ok);
+      dw_ok = dw1_ch(&dq.d, j ? wj + (dx0 - win->c0) : din, win->r0, &dd, ra, rb, &dw, !dw_ok);
       if (!dw_ok) {
-        fx_buf wj = *win;
-        if (j) wj.base = wb[j];
-        fx_win(FX_DW, dprm, &wj, out, ra, rb, ca, cb, ch + j, fch);
+        fx_buf wb = *win;
+        if (j) wb.base = wj;
+        fx_win(FX_DW, dprm, &wb, out, ra, rb, ca, cb, ch + j, fch);
       }
       d->filter += T; d->multiplier++; d->shift++;
       if (d->bias) d->bias++;
@@ -1587,4 +1799,11 @@ __attribute__((noinline)) static int fx_k_pulled_chw(const void *cprm, const fx_
     ch += nc;
   }
   return 1;
+}
+static int fx_k_pulled_chw(const void *cprm, const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb,
+                           int32_t wca, int32_t wcb, int32_t ta, int32_t tb, int32_t s, int32_t pad, int32_t k,
+                           int32_t n_in, int32_t img_w, int32_t img_c, const void *dprm, const int8_t *fch,
+                           const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t channels) {
+  return cm_chw_rows(cprm, cin, win, wra, wrb, wca, wcb, ta, tb, s, pad, k, n_in, img_w, img_c, dprm, fch, out, ra,
+                     rb, ca, cb, channels, 1);
 }
