@@ -300,15 +300,20 @@ typedef struct {
   ".section .text.\\name,\"ax\",%progbits\n\t.p2align 2\n\t.global \\name\n\t.hidden \\name\n\t"          \
   ".type \\name, %function\n\t.thumb_func\n\t\\name:\n\tpush {r4-r11, lr}\n\tsub sp, sp, #32\n\t"
 /* Stride 1, the whole int8 range with the zero point folded (dw_sums_q's case): four outputs a pass in asm,
- * dw_q4_RL(r, f, o, g) with g = {nq * 8, rows, rstep * 2, out_row, ops, n odd, 2 (n & 2), (n & 2) ops,
- * channels, bytes between their planes}: per channel (f the next dw_chan, o the next byte) and row (r and o
- * advanced by g[2], g[3]) its first 4 nq outputs and, n odd, its last. Per tap row the cells x..x+5 in three words (LDM, or LDR + LDRD) and the
- * row's (w0,w1), (w1,w2) by one LDRD: out x SMLAD + SMLABT, x+1 SMLATB + SMLAD, x+2 and x+3 the same on
- * the next words (8 instructions for 12 MACs), the bias by the first LDM (dw_chan's order: bias, w, m, p2,
- * e1), then dw_rqm (ADD, SMMLAR, ASR), SSAT and STRB each. gcc's two-output loop kept the weights and
- * constants in registers it did not have (five reloads from the stack a pass) and loaded each word twice.
- * Registers: r0 cells, r1 f, r2 out, r3 ops, r4-r7 sums, r8-r10 cells (then m, p2, e1), r11-r12 weights
- * (then temporaries), lr the row's end. */
+ * dw_q4_RL(r, f, o, g) with g = {nq * 8, rows, rstep * 2, out_row, ops, n odd, -, -, channels, bytes between
+ * their planes, from a row's quads' end to the next row's cells and output (bytes), the last column's cells
+ * and output from a channel's start, pairs of rows for it, rows left for it one at a time}: per channel (f the
+ * next dw_chan, o the next byte) and row its first 4 nq outputs, two quads a pass (the second's tap rows in
+ * the order 2, 1, 0, each quad starting with the weights the quad before ended with), then with n odd the
+ * channel's last column, two rows a pass where they share two tap rows (stride 1 down; 59 cycles for two
+ * outputs, one at a time 51). Per tap row the cells x..x+5 in three words (LDM, or LDR + LDRD) and the row's
+ * (w0,w1), (w1,w2) by one LDRD: out x SMLAD + SMLABT, x+1 SMLATB + SMLAD, x+2 and x+3 the same on the next
+ * words (8 instructions for 12 MACs), the bias by LDR (dw_chan's order: bias, w, m, p2, e1), then dw_rqm (ADD,
+ * SMMLAR, ASR), SSAT and STRB each. Measured (kws's 25x5x64, cortex-m4 est. high): ~158 cycles per two quads
+ * (170 as single quads), the layer 247 K -> 228 K with dw_widen4_s1 and dw_chan4_q4. gcc's two-output loop
+ * kept the weights and constants in registers it did not have (five reloads from the stack a pass) and loaded
+ * each word twice. Registers: r0 cells, r1 f, r2 out, r3 ops (out_row for the last column), r4-r7 sums,
+ * r8-r10 cells (then m, p2, e1), r11-r12 weights, lr the end of the row's pairs of quads. */
 __asm__(
     ".macro BT_DWQ4_ROW off, w\n\t"
     "ldrd r11, r12, [r1, #\\w]\n\t"
@@ -323,27 +328,15 @@ __asm__(
     "smlabt r6, r10, r12, r6\n\t"
     "smlad r7, r10, r12, r7\n\t"
     ".endm\n\t"
-    ".macro BT_DWQ4 name, rl\n\t"
-    BT_ASM_ENTRY
-    "str r3, [sp, #8]\n\t"
-    "ldr r4, [r3, #32]\n\t"         /* channels */
-    "str r4, [sp, #24]\n\t"
-    "ldr r3, [r3, #16]\n\t"         /* ops */
-    "0:\n\t"
-    "str r0, [sp, #16]\n\t"
-    "str r2, [sp, #20]\n\t"
-    "ldr r4, [sp, #8]\n\t"
-    "ldr r4, [r4, #4]\n\t"          /* rows */
-    "str r4, [sp, #12]\n\t"
-    "1:\n\t"
-    "str r0, [sp, #0]\n\t"
-    "str r2, [sp, #4]\n\t"
-    "ldr lr, [sp, #8]\n\t"
-    "ldr lr, [lr, #0]\n\t"
-    "add lr, lr, r0\n\t"            /* the row's end */
-    "2:\n\t"
-    "ldm r1, {r7, r11, r12}\n\t"    /* bias, (w0,w1), (w1,w2) of tap row 0 */
+    /* a quad's first tap row, its weights already in r11, r12: the sums start from the bias */
+    ".macro BT_DWQ4_FIRST off\n\t"
+    "ldr.w r7, [r1]\n\t"
+    ".if \\off\n\t"
+    "ldr r8, [r0, #\\off]\n\t"
+    "ldrd r9, r10, [r0, #(\\off + 4)]\n\t"
+    ".else\n\t"
     "ldm r0, {r8, r9, r10}\n\t"
+    ".endif\n\t"
     "smlad r4, r8, r11, r7\n\t"
     "smlatb r5, r8, r11, r7\n\t"
     "smlad r6, r9, r11, r7\n\t"
@@ -352,18 +345,19 @@ __asm__(
     "smlad r5, r9, r12, r5\n\t"
     "smlabt r6, r10, r12, r6\n\t"
     "smlad r7, r10, r12, r7\n\t"
-    "BT_DWQ4_ROW (2 * \\rl), 12\n\t"
-    "BT_DWQ4_ROW (4 * \\rl), 20\n\t"
+    ".endm\n\t"
+    /* the four sums requantised (r8-r10 only: r11, r12 keep the last tap row's weights) and stored */
+    ".macro BT_DWQ4_OUT\n\t"
     "ldrd r8, r9, [r1, #28]\n\t"    /* m, p2 */
+    "add r10, r9, r4, asr #31\n\t"
+    "smmlar r4, r4, r8, r10\n\t"
+    "add r10, r9, r5, asr #31\n\t"
+    "smmlar r5, r5, r8, r10\n\t"
+    "add r10, r9, r6, asr #31\n\t"
+    "smmlar r6, r6, r8, r10\n\t"
+    "add r10, r9, r7, asr #31\n\t"
+    "smmlar r7, r7, r8, r10\n\t"
     "ldr r10, [r1, #36]\n\t"        /* e1 */
-    "add r11, r9, r4, asr #31\n\t"
-    "add r12, r9, r5, asr #31\n\t"
-    "smmlar r4, r4, r8, r11\n\t"
-    "smmlar r5, r5, r8, r12\n\t"
-    "add r11, r9, r6, asr #31\n\t"
-    "add r12, r9, r7, asr #31\n\t"
-    "smmlar r6, r6, r8, r11\n\t"
-    "smmlar r7, r7, r8, r12\n\t"
     "asr r4, r4, r10\n\t"
     "asr r5, r5, r10\n\t"
     "asr r6, r6, r10\n\t"
@@ -372,21 +366,131 @@ __asm__(
     "ssat r5, #8, r5\n\t"
     "ssat r6, #8, r6\n\t"
     "ssat r7, #8, r7\n\t"
-    "strb r4, [r2]\n\t"
-    "strb r5, [r2, r3]\n\t"
+    "strb.w r4, [r2]\n\t"
+    "strb.w r5, [r2, r3]\n\t"
     "add r2, r2, r3, lsl #1\n\t"
-    "strb r6, [r2]\n\t"
-    "strb r7, [r2, r3]\n\t"
+    "strb.w r6, [r2]\n\t"
+    "strb.w r7, [r2, r3]\n\t"
     "add r2, r2, r3, lsl #1\n\t"
-    "adds r0, r0, #8\n\t"
-    "cmp r0, lr\n\t"
-    "bne 2b\n\t"
+    ".endm\n\t"
+    ".macro BT_DWQ4 name, rl\n\t"
+    BT_ASM_ENTRY
+    "str r3, [sp, #8]\n\t"
+    "ldr r4, [r3, #32]\n\t"         /* channels */
+    "str r4, [sp, #24]\n\t"
+    "ldr r4, [r3, #0]\n\t"
+    "bic r5, r4, #15\n\t"
+    "and r4, r4, #8\n\t"
+    "strd r5, r4, [sp, #0]\n\t"     /* the row's pairs of quads (cell bytes), an odd quad */
+    "ldr r4, [r3, #20]\n\t"
+    "str r4, [sp, #28]\n\t"         /* n odd */
+    "ldr r3, [r3, #16]\n\t"         /* ops */
+    "0:\n\t"
+    "str r0, [sp, #16]\n\t"
+    "str r2, [sp, #20]\n\t"
     "ldr r4, [sp, #8]\n\t"
-    "ldr r5, [r4, #20]\n\t"         /* n odd: its last output */
-    "cbz r5, 3f\n\t"
-    "ldrd r6, r7, [r4, #24]\n\t"    /* its cells' and its output's offsets */
+    "ldr r4, [r4, #4]\n\t"          /* rows */
+    "str r4, [sp, #12]\n\t"
+    "1:\n\t"
+    "ldr lr, [sp, #0]\n\t"
+    "add lr, lr, r0\n\t"            /* the end of the row's pairs of quads */
+    "ldrd r11, r12, [r1, #4]\n\t"   /* tap row 0's (w0,w1), (w1,w2) */
+    "cmp r0, lr\n\t"
+    "beq 5f\n\t"
+    ".p2align 2\n\t"                /* every instruction of the loop 32-bit and word-aligned: none straddles a
+                                       1 KB boundary, where QEMU's plugin counted a refill a pass that the
+                                       hardware does not have (+3 K cycles a kws layer, by where the code fell) */
+    "2:\n\t"                        /* two quads: the second's tap rows in the order 2, 1, 0, each quad starting
+                                       with the weights the one before ended with (one LDRD less a quad) */
+    "BT_DWQ4_FIRST 0\n\t"
+    "BT_DWQ4_ROW (2 * \\rl), 12\n\t"
+    "BT_DWQ4_ROW (4 * \\rl), 20\n\t"
+    "BT_DWQ4_OUT\n\t"
+    "BT_DWQ4_FIRST (4 * \\rl + 8)\n\t"
+    "BT_DWQ4_ROW (2 * \\rl + 8), 12\n\t"
+    "BT_DWQ4_ROW 8, 4\n\t"
+    "BT_DWQ4_OUT\n\t"
+    "add.w r0, r0, #16\n\t"
+    "cmp.w r0, lr\n\t"
+    "bne.w 2b\n\t"
+    "5:\n\t"
+    "ldr r4, [sp, #4]\n\t"          /* an odd number of quads: the last one alone */
+    "cmp r4, #0\n\t"
+    "beq 4f\n\t"
+    "BT_DWQ4_FIRST 0\n\t"
+    "BT_DWQ4_ROW (2 * \\rl), 12\n\t"
+    "BT_DWQ4_ROW (4 * \\rl), 20\n\t"
+    "BT_DWQ4_OUT\n\t"
+    "adds r0, r0, #8\n\t"
+    "4:\n\t"
+    "ldr r4, [sp, #8]\n\t"
+    "ldrd r5, r6, [r4, #40]\n\t"    /* from where the row's quads ended to the next row's cells, output */
+    "add r0, r0, r5\n\t"
+    "add r2, r2, r6\n\t"
+    "ldr r7, [sp, #12]\n\t"
+    "subs r7, r7, #1\n\t"
+    "str r7, [sp, #12]\n\t"
+    "bne 1b\n\t"
+    /* n odd: the channel's last column, two rows a pass where they share two tap rows (stride 1 down: g[14]
+       pairs), then one at a time (g[15]); r3 out_row meanwhile */
+    "ldr r5, [sp, #28]\n\t"
+    "cmp r5, #0\n\t"
+    "beq 9f\n\t"
+    "ldr r4, [sp, #8]\n\t"
+    "ldrd r0, r2, [sp, #16]\n\t"
+    "ldrd r6, r7, [r4, #48]\n\t"    /* the last column's cells and output */
     "add r0, r0, r6\n\t"
     "add r2, r2, r7\n\t"
+    "ldr r3, [r4, #12]\n\t"         /* out_row */
+    "ldr r6, [r4, #56]\n\t"         /* pairs of rows */
+    "str r6, [sp, #12]\n\t"
+    "cmp r6, #0\n\t"
+    "beq 7f\n\t"
+    "6:\n\t"
+    "ldm r1, {r7, r11, r12}\n\t"
+    "ldrd r8, r9, [r0]\n\t"
+    "smlad r4, r8, r11, r7\n\t"
+    "smlabt r4, r9, r12, r4\n\t"
+    "ldrd r8, r9, [r0, #(2 * \\rl)]\n\t"
+    "smlad r5, r8, r11, r7\n\t"
+    "smlabt r5, r9, r12, r5\n\t"
+    "ldrd r11, r12, [r1, #12]\n\t"
+    "smlad r4, r8, r11, r4\n\t"
+    "smlabt r4, r9, r12, r4\n\t"
+    "ldrd r8, r9, [r0, #(4 * \\rl)]\n\t"
+    "smlad r5, r8, r11, r5\n\t"
+    "smlabt r5, r9, r12, r5\n\t"
+    "ldrd r11, r12, [r1, #20]\n\t"
+    "smlad r4, r8, r11, r4\n\t"
+    "smlabt r4, r9, r12, r4\n\t"
+    "ldrd r8, r9, [r0, #(6 * \\rl)]\n\t"
+    "smlad r5, r8, r11, r5\n\t"
+    "smlabt r5, r9, r12, r5\n\t"
+    "ldrd r8, r9, [r1, #28]\n\t"
+    "ldr r10, [r1, #36]\n\t"
+    "add r11, r9, r4, asr #31\n\t"
+    "smmlar r4, r4, r8, r11\n\t"
+    "add r11, r9, r5, asr #31\n\t"
+    "smmlar r5, r5, r8, r11\n\t"
+    "asr r4, r4, r10\n\t"
+    "asr r5, r5, r10\n\t"
+    "ssat r4, #8, r4\n\t"
+    "ssat r5, #8, r5\n\t"
+    "strb r4, [r2]\n\t"
+    "strb r5, [r2, r3]\n\t"
+    "add r0, r0, #(4 * \\rl)\n\t"
+    "add r2, r2, r3, lsl #1\n\t"
+    "ldr r6, [sp, #12]\n\t"
+    "subs r6, r6, #1\n\t"
+    "str r6, [sp, #12]\n\t"
+    "bne 6b\n\t"
+    "7:\n\t"
+    "ldr r4, [sp, #8]\n\t"
+    "ldr r6, [r4, #60]\n\t"         /* rows one at a time */
+    "str r6, [sp, #12]\n\t"
+    "cmp r6, #0\n\t"
+    "beq 9f\n\t"
+    "8:\n\t"
     "ldm r1, {r7, r11, r12}\n\t"
     "ldrd r8, r9, [r0]\n\t"
     "smlad r4, r8, r11, r7\n\t"
@@ -407,16 +511,16 @@ __asm__(
     "ssat r4, #8, r4\n\t"
     "strb r4, [r2]\n\t"
     "ldr r4, [sp, #8]\n\t"
-    "3:\n\t"
-    "ldrd r5, r6, [r4, #8]\n\t"     /* rstep, out_row (bytes) */
-    "ldrd r0, r2, [sp, #0]\n\t"
+    "ldr r5, [r4, #8]\n\t"          /* rstep (bytes) */
     "add r0, r0, r5\n\t"
-    "add r2, r2, r6\n\t"
-    "ldr r7, [sp, #12]\n\t"
-    "subs r7, r7, #1\n\t"
-    "str r7, [sp, #12]\n\t"
-    "bne 1b\n\t"
+    "add r2, r2, r3\n\t"
+    "ldr r6, [sp, #12]\n\t"
+    "subs r6, r6, #1\n\t"
+    "str r6, [sp, #12]\n\t"
+    "bne 8b\n\t"
+    "9:\n\t"
     "ldr r4, [sp, #8]\n\t"
+    "ldr r3, [r4, #16]\n\t"         /* ops again */
     "ldr r5, [r4, #36]\n\t"         /* bytes between channels' planes */
     "ldrd r0, r2, [sp, #16]\n\t"
     "add r0, r0, r5\n\t"
@@ -436,6 +540,8 @@ __asm__(
     "BT_DWQ4 bt_dw_q4_56, 56\n\t"
     ".purgem BT_DWQ4\n\t"
     ".purgem BT_DWQ4_ROW\n\t"
+    ".purgem BT_DWQ4_FIRST\n\t"
+    ".purgem BT_DWQ4_OUT\n\t"
     ".text");
 void bt_dw_q4_8(const int16_t *r, const void *f, int8_t *o, const int32_t *g);
 void bt_dw_q4_16(const int16_t *r, const void *f, int8_t *o, const int32_t *g);
@@ -444,10 +550,47 @@ void bt_dw_q4_56(const int16_t *r, const void *f, int8_t *o, const int32_t *g);
 static void (*const dw_q4_fns[4])(const int16_t *, const void *, int8_t *, const int32_t *) = {
     bt_dw_q4_8, bt_dw_q4_16, bt_dw_q4_32, bt_dw_q4_56};
 _Static_assert(sizeof(dw_chan) == 44, "dw_q4 reads dw_chan's fields at fixed offsets");
+/* bt_dw_q4's cell bytes and output bytes from a row's start to where it ends (its quads, and with n odd the
+ * pair the C code takes after it, skipped to reach the last output): g[10], g[11] take it to the next row */
+#define DW_Q4_CELLS(n) (((n) >> 2) * 8)
+#define DW_Q4_OUTS(n, ops) (((n) >> 2) * 4 * (ops))
 #define DW_Q4 1
 #else
 #define DW_Q4 0
 #endif
+
+/* dw_widen's stride-1 rows of four channels: `rows` input rows (the first at src, in_row bytes apart, pixels ips
+ * apart) of cnt pixels each into the planes at d (channel k's at d + k K, rows rl cells apart): per two pixels
+ * two LDR, four SXTB16, PKHBT and PKHTB into (c, c+2) and (c+1, c+3) halves, a word stored to each plane; an
+ * odd pixel by halves. One call a chunk: the per-row set-up of the general loop (its parities, the rows
+ * outside the image) was ~126 cycles a row, as much as 5 of its pairs (kws's 25-pixel rows). */
+static __attribute__((noinline)) void dw_widen4_s1(const int8_t *src, int32_t in_row, int32_t ips, int16_t *d,
+                                                   int32_t K, int32_t rl, int32_t rows, int32_t cnt) {
+  const int32_t np = cnt >> 1, step2 = 2 * ips;
+  for (int32_t r = 0; r < rows; r++, src += in_row, d += rl) {
+    const int8_t *sp = src;
+    /* (halfword-aligned: the first cell inside the image may be odd; single STRs take that) */
+    int16_t *q = d, *const end = d + 2 * np;
+    for (; q < end; q += 2, sp += step2) {
+      const uint32_t A = bt_ld4(sp), B = bt_ld4(sp + ips);
+      const uint32_t a02 = (uint32_t)bt_sxtb16(A), b02 = (uint32_t)bt_sxtb16(B);
+      const uint32_t a13 = (uint32_t)bt_sxtb16_ror8(A), b13 = (uint32_t)bt_sxtb16_ror8(B);
+      const uint32_t v0 = bt_pkhbt16(a02, b02), v2 = bt_pkhtb16(b02, a02);
+      const uint32_t v1 = bt_pkhbt16(a13, b13), v3 = bt_pkhtb16(b13, a13);
+      __builtin_memcpy(q, &v0, 4);
+      __builtin_memcpy(q + K, &v1, 4);
+      __builtin_memcpy(q + 2 * K, &v2, 4);
+      __builtin_memcpy(q + 3 * K, &v3, 4);
+    }
+    if (cnt & 1) {
+      int16_t *h = d + 2 * np;
+      const uint32_t A = bt_ld4(sp);
+      const int32_t a02 = bt_sxtb16(A), a13 = bt_sxtb16_ror8(A);
+      h[0] = (int16_t)a02; h[K] = (int16_t)a13;
+      h[2 * K] = (int16_t)(a02 >> 16); h[3 * K] = (int16_t)(a13 >> 16);
+    }
+  }
+}
 
 /* Input rows [iy0, iy0 + nr) of channels [c, c + nc) widened into d0 (row r of channel k at
  * d0 + k * K + r * rl): cells [0, cells) are input columns ix0 + b; rows outside the image get the zero
@@ -469,6 +612,20 @@ static void dw_widen(const bt_conv_params *p, const dw_geo *g, const int8_t *in,
     q0[par] = dw_cell(b0[par], s, rl);
   }
   const int32_t step = s * ips;
+  if (s == 1 && nc == 4) {   /* the rows inside the image in one call (dw_widen4_s1), the others the zero point */
+    int32_t ra = -iy0, rz = ih - iy0;
+    ra = ra < 0 ? 0 : (ra > nr ? nr : ra);
+    rz = rz < ra ? ra : (rz > nr ? nr : rz);
+    if (!zdone)
+      for (int32_t r = 0; r < nr; r++)
+        if (r < ra || r >= rz)
+          for (int32_t k = 0; k < nc; k++)
+            for (int32_t i = 0; i < rl; i += 2) __builtin_memcpy(d0 + r * rl + k * K + i, &z2, 4);
+    if (rz > ra && n[0] > 0)
+      dw_widen4_s1(in + (iy0 + ra - in_y0) * in_row + (ix0 + b0[0]) * ips + c, in_row, ips, d0 + ra * rl + q0[0], K,
+                   rl, rz - ra, n[0]);
+    return;
+  }
   for (int32_t r = 0; r < nr; r++, d0 += rl) {
     const int32_t iy = iy0 + r;
     if (iy < 0 || iy >= ih) {
@@ -701,6 +858,41 @@ DW_REQUANT(dw_requant_m, 0, 0, 0)
 static const dw_requant_fn dw_requant_fns[5] = {dw_requant_f2, dw_requant_f1, dw_requant_f0, dw_requant_r,
                                                 dw_requant_m};
 
+#if DW_Q4
+/* dw_rows' values of channels c..c+3 for bt_dw_q4 (stride 1, fast with the zero point folded: the caller checked
+ * dw_mm_ok and every bt_rq2_zp_ok): the same dw_chan fields as dw_rows' general set-up (doubled weights and
+ * bias, p2 with the zero point), in one straight pass: the general one, its branches on s, fast, fold and nc
+ * and gcc's spills around them, cost ~1000 cycles a group of four channels (kws: 16 K of a layer's 240 K). */
+static __attribute__((noinline)) void dw_chan4_q4(const bt_conv_params *p, int32_t c, int32_t fr, int32_t fc,
+                                                  dw_chan *ch) {
+  const int32_t off = p->input_offset, zp = p->output_offset;
+  int32_t se = 0, so = 0;
+  for (int32_t r = 0; r < 3; r++) {
+    const int8_t *w = p->filter + r * fr + c;
+    const uint32_t A = bt_ld4(w), B = bt_ld4(w + fc), C = bt_ld4(w + 2 * fc);
+    const int32_t ae = bt_sxtb16(A), be = bt_sxtb16(B), ce = bt_sxtb16(C);
+    const int32_t ao = bt_sxtb16_ror8(A), bo = bt_sxtb16_ror8(B), co = bt_sxtb16_ror8(C);
+    se = bt_sadd16(bt_sadd16(se, ae), bt_sadd16(be, ce));   /* 9 int8 sums: 16 bits */
+    so = bt_sadd16(bt_sadd16(so, ao), bt_sadd16(bo, co));
+    const uint32_t ae2 = (uint32_t)bt_sadd16(ae, ae), be2 = (uint32_t)bt_sadd16(be, be), ce2 = (uint32_t)bt_sadd16(ce, ce);
+    const uint32_t ao2 = (uint32_t)bt_sadd16(ao, ao), bo2 = (uint32_t)bt_sadd16(bo, bo), co2 = (uint32_t)bt_sadd16(co, co);
+    ch[0].w[2 * r] = (int32_t)bt_pkhbt16(ae2, be2); ch[0].w[2 * r + 1] = (int32_t)bt_pkhbt16(be2, ce2);
+    ch[2].w[2 * r] = (int32_t)bt_pkhtb16(be2, ae2); ch[2].w[2 * r + 1] = (int32_t)bt_pkhtb16(ce2, be2);
+    ch[1].w[2 * r] = (int32_t)bt_pkhbt16(ao2, bo2); ch[1].w[2 * r + 1] = (int32_t)bt_pkhbt16(bo2, co2);
+    ch[3].w[2 * r] = (int32_t)bt_pkhtb16(bo2, ao2); ch[3].w[2 * r + 1] = (int32_t)bt_pkhtb16(co2, bo2);
+  }
+  const int32_t sum[4] = {(int16_t)se, (int16_t)so, se >> 16, so >> 16};
+  for (int32_t k = 0; k < 4; k++) {
+    const int32_t sft = p->shift[c + k], e1 = dw_mm_e(sft);
+    ch[k].bias = 2 * (off * sum[k] + (p->bias ? p->bias[c + k] : 0));
+    ch[k].m = p->multiplier[c + k];
+    ch[k].p2 = bt_rq2_p2_zp(dw_mm_p(sft), e1, zp);
+    ch[k].e1 = e1;
+    ch[k].zp = zp;
+  }
+}
+#endif
+
 /* 1 when dw_rows takes the layer: 3x3, dilation 1, stride_w 1 or 2. */
 static int dw_rows_ok(const bt_conv_params *p) {
   return p->kh == 3 && p->kw == 3 && p->dil_h == 1 && p->dil_w == 1 && (p->stride_w == 1 || p->stride_w == 2) &&
@@ -722,6 +914,8 @@ static void dw_rows(const bt_conv_params *p, const dw_geo *g, const int8_t *in, 
   const int32_t ns = s == 1 ? DW_NS1 : DW_NS2, strips = (ow + ns - 1) / ns;
   const int act = hi != 127 ? 0 : (lo == -128 ? 2 : 1);
   if (fast && !dw_mm_ok(p)) fast = 0;   /* sums of 2a for dw_rqm; a bias of 2^29 or more: bt_mbqm_fast */
+  int q4 = DW_Q4 && fast && act == 2 && s == 1;   /* every group of four channels set up by dw_chan4_q4 */
+  for (int32_t c = 0; q4 && c < c_n; c++) q4 = bt_rq2_zp_ok(p->shift[c]);
   for (int32_t st = 0; st < strips; st++) {
     const int32_t xa = ow * st / strips, xb = ow * (st + 1) / strips, n = xb - xa, n2 = (n + 1) & ~1;
     const int32_t ix0 = xa * s - g->pl, cells = s == 1 ? n + 2 : 2 * n + 1, need = s == 1 ? n2 + 2 : 2 * n2 + 2;
@@ -756,6 +950,25 @@ static void dw_rows(const bt_conv_params *p, const dw_geo *g, const int8_t *in, 
     }
     for (int32_t c = 0; c < c_n; c += 4) {
       const int32_t nc = c_n - c < 4 ? c_n - c : 4;
+#if DW_Q4
+      if (q4 && nc == 4 && n >= 4) {   /* the channels' quads (and last output, n odd) in asm, then pairs */
+        dw_chan4_q4(p, c, fr, fc, ch);
+        for (int32_t ya = y0; ya < y1; ya += rc) {
+          const int32_t rows = y1 - ya < rc ? y1 - ya : rc, nr = (rows - 1) * sh + 3;
+          dw_widen(p, g, in, in_y0, plane, K, rl, ya * sh - g->pt, nr, ix0, cells, c, 4, 1, zdone);
+          int8_t *o = out + (ya - y0) * out_row + xa * ops + c;
+          const int32_t qg[16] = {(n >> 2) * 8, rows, 2 * sh * rl, out_row, ops, n & 1, 0, 0, 4, 2 * K,
+                                  2 * sh * rl - DW_Q4_CELLS(n), out_row - DW_Q4_OUTS(n, ops), 2 * (n - 1),
+                                  (n - 1) * ops, sh == 1 ? rows >> 1 : 0, sh == 1 ? rows & 1 : rows};
+          dw_q4_fns[li](plane, ch, o, qg);
+          if (n & 2)
+            for (int32_t k = 0; k < 4; k++)
+              dw_sums_q_fns[0][li](plane + k * K + (n & ~3), &ch[k], o + k + (n & ~3) * ops, 2, rows, sh * rl, ops,
+                                   out_row);
+        }
+        continue;
+      }
+#endif
       int fold = fast;
       if (nc == 4) {   /* a word of four channels a tap: SXTB16 halves (c, c+2) e and (c+1, c+3) o */
         int32_t se = 0, so = 0;
@@ -828,8 +1041,9 @@ static void dw_rows(const bt_conv_params *p, const dw_geo *g, const int8_t *in, 
         int8_t *o = out + (ya - y0) * out_row + xa * ops + c;
 #if DW_Q4
         if (sq && s == 1 && n >= 4) {   /* the channels' quads (and last output, n odd) in asm, then pairs */
-          const int32_t qg[10] = {(n >> 2) * 8, rows, 2 * sh * rl, out_row, ops, n & 1, (n & 2) * 2, (n & 2) * ops,
-                                  nc, 2 * K};
+          const int32_t qg[16] = {(n >> 2) * 8, rows, 2 * sh * rl, out_row, ops, n & 1, 0, 0, nc, 2 * K,
+                                  2 * sh * rl - DW_Q4_CELLS(n), out_row - DW_Q4_OUTS(n, ops), 2 * (n - 1),
+                                  (n - 1) * ops, sh == 1 ? rows >> 1 : 0, sh == 1 ? rows & 1 : rows};
           dw_q4_fns[li](plane, ch, o, qg);
           if (n & 2)
             for (int32_t k = 0; k < nc; k++)

@@ -71,6 +71,20 @@ static void test_depthwise(void) {
     fill(g_in, h * w * ips + 16);
     spatial_check("depthwise_small", t, &c);
   }
+  /* 3x3 with unequal strides (2 down, 1 along a row, or the other way), rows of 4-40 outputs of any parity and
+   * channels a multiple of four: an optimised set's stride-1 row loops with input rows two apart (issue 29) */
+  for (int32_t t = 0; t < 12; t++) {
+    spatial_case c; c.kind = K_DW;
+    int32_t cin = 4 * ri(1, 6), sh = (t & 1) ? 2 : 1, sw = 3 - sh;
+    int32_t h = ri(5, 20), w = ri(4, 40);
+    int32_t ips = cin + ((t % 4 == 1) ? ri(1, 5) : 0), ops = cin + ((t % 4 == 2) ? ri(1, 5) : 0);
+    gen_conv(&c.dw.conv, h, w, cin, cin, 3, 3, sh, sw, 1, 1, (int)(rnd() & 1), ips, ops, 1);
+    c.dw.depth_multiplier = 1;
+    if (t % 3 == 0) { c.dw.conv.act_min = -128; c.dw.conv.act_max = 127; }
+    if (c.dw.conv.out.h <= 0 || c.dw.conv.out.w <= 0) continue;
+    fill(g_in, h * w * ips + 16);
+    spatial_check("depthwise_strides", t, &c);
+  }
   /* in-place: output written over its own input (from case 25 on, few channels and tall images: the
    * scratch plane holds several output rows, so an optimised set may go row by row) */
   for (int32_t t = 0; t < 40; t++) {
