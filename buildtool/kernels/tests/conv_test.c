@@ -70,7 +70,8 @@ static void test_conv_variants(void) {
  * 64 channels with padding (576 values: three pixels a pass over BT_COL3, one triple at a time, edge pixels
  * widened tap by tap) into 6 channels. Last, three layers whose filter rows are not whole groups of 4 values
  * (their interior patches widened by bt_pm_widen_words) by bt_rq2, then doubled sums, bt_mbqm_fast with any
- * activation range, doubled sums. Last, the row-buffer path's layers (conv_pm.h bt_conv_pmr, described at them). */
+ * activation range, doubled sums; a 10x4/2 stem of one channel by bt_rq2 and doubled sums. Last, the row-buffer
+ * path's layers (conv_pm.h bt_conv_pmr, described at them). */
 #define CI_LAYER(name, H, W, CIN, OH, OW, COUT, OPS, K, S, PAD, IOFF, OOFF, LO)                               \
   static const bt_conv_params name = {.in = {H, W, CIN, CIN}, .out = {OH, OW, COUT, OPS}, .kh = K, .kw = K,    \
                                       .stride_h = S, .stride_w = S, .dil_h = 1, .dil_w = 1, .pad_top = PAD,  \
@@ -102,6 +103,12 @@ CI_LAYER(ci_r40, 5, 8, 40, 5, 8, 5, 5, 3, 1, 1, -20, 0, -128)
 CI_LAYER(ci_r4k5, 6, 8, 4, 6, 8, 4, 4, 5, 1, 2, 17, -9, -128)
 CI_LAYER(ci_rbig, 4, 24, 32, 4, 24, 4, 4, 3, 1, 1, 9, 1, -128)
 #undef CI_LAYER
+/* a keyword-spotting stem: 10x4/2 of one channel with SAME padding (4 rows above, 1 column left): most patches
+   cross a border, widened filter row by filter row (conv_pm.h bt_pm_rows: zero rows, rows through rb) */
+static const bt_conv_params ci_kws = {.in = {13, 10, 1, 1}, .out = {7, 5, 8, 8}, .kh = 10, .kw = 4, .stride_h = 2,
+                                      .stride_w = 2, .dil_h = 1, .dil_w = 1, .pad_top = 4, .pad_left = 1,
+                                      .input_offset = 83, .output_offset = -128, .act_min = -128, .act_max = 127,
+                                      .filter = g_w, .bias = g_bias, .multiplier = g_mult, .shift = g_shift};
 static __attribute__((noinline)) void ci_r4_run(int8_t *out) { BT_CONV_PM(&ci_r4, g_in, 0, out, 0, 6, 1, 2); }
 static __attribute__((noinline)) void ci_r8_run(int8_t *out) { BT_CONV_PM(&ci_r8, g_in, 0, out, 0, 5, 1, 2); }
 static __attribute__((noinline)) void ci_r16_run(int8_t *out) { BT_CONV_PM(&ci_r16, g_in, 0, out, 0, 5, 1, 2); }
@@ -133,20 +140,22 @@ static __attribute__((noinline)) void ci_s2_run(int8_t *out) { BT_CONV_PM(&ci_s2
 static __attribute__((noinline)) void ci_s2x2_run2(int8_t *out) { BT_CONV_PM(&ci_s2x2, g_in, 0, out, 0, 5, 2, 2); }
 static __attribute__((noinline)) void ci_s5_run0(int8_t *out) { BT_CONV_PM(&ci_s5, g_in, 0, out, 0, 7, 0, 0); }
 static __attribute__((noinline)) void ci_s2_run2(int8_t *out) { BT_CONV_PM(&ci_s2, g_in, 0, out, 0, 4, 2, 2); }
+static __attribute__((noinline)) void ci_kws_run(int8_t *out) { BT_CONV_PM(&ci_kws, g_in, 0, out, 0, 7, 1, 2); }
+static __attribute__((noinline)) void ci_kws_run2(int8_t *out) { BT_CONV_PM(&ci_kws, g_in, 0, out, 0, 7, 2, 2); }
 
 static void test_conv_instances(void) {
   static const bt_conv_params *const layers[] = {&ci_pw, &ci_stem, &ci_pw13, &ci_pw, &ci_pw,
                                                  &ci_pw, &ci_stem, &ci_pw13, &ci_pw13, &ci_pw, &ci_stem, &ci_k576,
-                                                 &ci_s2x2, &ci_s5, &ci_s2, &ci_s2x2, &ci_s5, &ci_s2,
+                                                 &ci_s2x2, &ci_s5, &ci_s2, &ci_s2x2, &ci_s5, &ci_s2, &ci_kws, &ci_kws,
                                                  &ci_r4, &ci_r8, &ci_r16, &ci_r16s2, &ci_r4s2, &ci_r40, &ci_r4k5,
                                                  &ci_r8, &ci_r4, &ci_r16, &ci_rbig};
   static void (*const runs[])(int8_t *) = {ci_pw_run, ci_stem_run, ci_pw13_run, ci_pw_run, ci_pw_run,
                                            ci_pw_run2, ci_stem_run2, ci_pw13_run2, ci_pw13_fn2, ci_pw_run2,
                                            ci_stem_run2, ci_k576_run, ci_s2x2_run, ci_s5_run, ci_s2_run,
-                                           ci_s2x2_run2, ci_s5_run0, ci_s2_run2,
+                                           ci_s2x2_run2, ci_s5_run0, ci_s2_run2, ci_kws_run, ci_kws_run2,
                                            ci_r4_run, ci_r8_run, ci_r16_run, ci_r16s2_run, ci_r4s2_run, ci_r40_run,
                                            ci_r4k5_run, ci_r8_run2, ci_r4_run2, ci_r16_bands, ci_rbig_run};
-  for (int32_t t = 0; t < 29; t++) {
+  for (int32_t t = 0; t < 31; t++) {
     const bt_conv_params *p = layers[t];
     const int32_t taps = p->kh * p->kw * p->in.c, out_bytes = p->out.h * p->out.w * p->out.pixel_stride + 8;
     fill(g_w, p->out.c * taps);
