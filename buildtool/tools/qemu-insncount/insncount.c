@@ -71,6 +71,7 @@ void qemu_plugin_register_vcpu_tb_exec_cb(struct qemu_plugin_tb *tb, qemu_plugin
 uint64_t qemu_plugin_tb_vaddr(const struct qemu_plugin_tb *tb);
 size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
 char *qemu_plugin_insn_disas(const struct qemu_plugin_insn *insn);
+const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *insn);
 
 __attribute__((visibility("default"))) int qemu_plugin_version = 1;
 
@@ -103,6 +104,7 @@ static uint64_t key_counts[MAX_KEYS], key_start[MAX_KEYS];
 static size_t n_keys;
 static uint64_t *mix; /* n_regions x MAX_KEYS */
 static uint64_t last_end;
+static const struct tb_span *last_span;
 enum { REFILL_KEY = 0, OTHER_KEY = 1 };
 
 /* flash=: accesses to [flash_lo, flash_lo + flash_size): fetched words, branch fetches, data loads; snapshots
@@ -174,10 +176,8 @@ static int address_uses(const char *ops, const char *r) {
 /* The key of one instruction (see the top comment); *load: it is a single load, *regs the registers it
    writes (for the next instruction's pipelining test); prev: those of the single load just before, if
    after_load. */
-static void insn_key(struct qemu_plugin_insn *insn, int after_load, const struct load_regs *prev, char *key,
-                     size_t cap, int *load, struct load_regs *regs) {
-  char *text = qemu_plugin_insn_disas(insn);
-  const char *t = text ? text : "?";
+static void text_key(const char *t, int after_load, const struct load_regs *prev, char *key, size_t cap, int *load,
+                     struct load_regs *regs) {
   while (*t == ' ' || *t == '\t') t++;
   size_t m = strcspn(t, " \t");
   char mnem[32];
@@ -198,11 +198,37 @@ static void insn_key(struct qemu_plugin_insn *insn, int after_load, const struct
     const char *b = strchr(ops, '['), *e = b ? strchr(b, ']') : NULL;
     if (e && (e[1] == '!' || e[1 + strspn(e + 1, " \t")] == ',')) reg_name(b + 1, regs->base, sizeof regs->base);
   }
-  free(text);
 }
 
+/* text_key of one translated instruction; *text its disassembly (the caller frees it). */
+static void insn_key(struct qemu_plugin_insn *insn, int after_load, const struct load_regs *prev, char *key,
+                     size_t cap, int *load, struct load_regs *regs, char **text) {
+  *text = qemu_plugin_insn_disas(insn);
+  text_key(*text ? *text : "?", after_load, prev, key, cap, load, regs);
+}
+
+/* The size of a Thumb instruction from its first halfword (32 bits when bits 15-11 are 0b11101, 0b11110 or
+   0b11111). qemu_plugin_insn_size is not: QEMU 7.2's translator, deciding whether a 16-bit instruction 2 bytes
+   before a page's end crosses it, reads the next halfword into that instruction's bytes (insn_crosses_page), so
+   its size is 4, the block's end 2 bytes late and the next block (starting at the page) a phantom refill. */
+static uint64_t thumb_size(const struct qemu_plugin_insn *insn) {
+  const uint8_t *b = qemu_plugin_insn_data(insn);
+  return b && qemu_plugin_insn_size(insn) >= 2 && (b[1] >> 3) < 0x1d ? 2 : qemu_plugin_insn_size(insn);
+}
+
+/* A translated block for the refills, the flash fetches and the pipelined pairs across blocks: QEMU also ends a
+   block where nothing branches (at a 1 KB page, after 512 instructions), and there a single load or store first
+   in the block can pair with a single load last in the block before. Its key at translation is the one after no
+   load (first_id); entered straight from a block ending in a single load (end_load, end_regs), the execution
+   moves one count from first_id to the key text_key gives after that load (alt_id, cached for the last such
+   block before, alt_prev). */
 struct tb_span {
   uint64_t start, end;
+  char *first_text;
+  size_t first_id, alt_id;
+  int end_load;
+  struct load_regs end_regs;
+  const struct tb_span *alt_prev;
 };
 
 static void on_tb(unsigned int vcpu, void *u) {
@@ -210,6 +236,19 @@ static void on_tb(unsigned int vcpu, void *u) {
   struct tb_span *s = u;
   int refill = last_end && s->start != last_end;
   if (refill) key_counts[REFILL_KEY]++;
+  if (!refill && last_span && last_span->end_load && s->first_text) {
+    if (s->alt_prev != last_span) {
+      char key[96];
+      int load;
+      struct load_regs regs;
+      text_key(s->first_text, 1, &last_span->end_regs, key, sizeof key, &load, &regs);
+      s->alt_id = key_id(key);
+      s->alt_prev = last_span;
+    }
+    key_counts[s->first_id]--;
+    key_counts[s->alt_id]++;
+  }
+  last_span = s;
   if (with_flash && in_flash(s->start)) {
     uint64_t words = ((s->end - 1) >> 2) - (s->start >> 2) + 1;
     if (!refill && last_end && (s->start & 3)) words--; /* its first word came with the block before */
@@ -223,23 +262,31 @@ static void mix_tb(struct qemu_plugin_tb *tb, size_t n) {
   size_t ids[n ? n : 1], uses[n ? n : 1], k = 0;
   int after_load = 0;
   struct load_regs prev = {"", ""}, cur;
-  char key[96];
+  char key[96], *first_text = NULL;
+  size_t first_id = 0;
   for (size_t i = 0; i < n; i++) {
     struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
-    insn_key(insn, after_load, &prev, key, sizeof key, &after_load, &cur);
+    char *text;
+    insn_key(insn, after_load, &prev, key, sizeof key, &after_load, &cur, &text);
     prev = cur;
     size_t id = key_id(key), j = 0;
+    if (i == 0) first_id = id, first_text = text && (key[0] == 'l' || key[0] == 's') ? text : NULL;
+    if (text != first_text) free(text);
     while (j < k && ids[j] != id) j++;
     if (j == k) ids[k] = id, uses[k++] = 0;
     uses[j]++;
   }
   for (size_t j = 0; j < k; j++)
     qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &key_counts[ids[j]], uses[j]);
-  struct tb_span *s = malloc(sizeof *s);
+  struct tb_span *s = calloc(1, sizeof *s);
   if (!s) abort();
   struct qemu_plugin_insn *last = qemu_plugin_tb_get_insn(tb, n - 1);
   s->start = qemu_plugin_tb_vaddr(tb);
-  s->end = qemu_plugin_insn_vaddr(last) + qemu_plugin_insn_size(last);
+  s->end = qemu_plugin_insn_vaddr(last) + thumb_size(last);
+  s->first_text = first_text;
+  s->first_id = first_id;
+  s->end_load = after_load;
+  s->end_regs = prev;
   qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb, QEMU_PLUGIN_CB_NO_REGS, s);
 }
 
