@@ -59,8 +59,9 @@ static inline __attribute__((always_inline)) int32_t bt_pm_out(int32_t acc, int3
  * SMLAL, ASR), the output zero point folded into the rounding word when both channels allow it
  * (bt_rq2_zp_ok: ZA empty) or one ADD, SSAT #8 (act 2: the activation range is all of int8), STRB at
  * pixel q's output o + q*ops (the band's outputs are in raster order, ops apart). k = {m0, p0, e0, m1,
- * p1, e1}. Only with a layer's constant output pixel stride (the store offsets are immediates), DSP
- * and optimised. */
+ * p1, e1}, each channel's three words by one LDM into r8-r10 (bt_mm3x2's column registers, free after it: 4
+ * cycles against LDRD + LDR's 5; kws's 1x1 layers ~2.6 K est. high each). Only with a layer's constant output
+ * pixel stride (the store offsets are immediates), DSP and optimised. */
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)
 #define BT_PM_RQ_ONE(a, ZA, OFS)                          \
   "and %[lo], %[" a "], #0x80000000\n\t"                   \
@@ -71,9 +72,9 @@ static inline __attribute__((always_inline)) int32_t bt_pm_out(int32_t acc, int3
   "ssat %[hi], #8, %[hi]\n\t"                              \
   "strb %[hi], [%[o], %[" OFS "]]\n\t"
 #define BT_PM_RQ6(ZA)                                                                   \
-  "ldrd %[m], %[pz], [%[k]]\n\tldr %[e], [%[k], #8]\n\t"                                \
+  "ldm %[k]!, {%[m], %[pz], %[e]}\n\t"                                                   \
   BT_PM_RQ_ONE("a00", ZA, "s00") BT_PM_RQ_ONE("a10", ZA, "s10") BT_PM_RQ_ONE("a20", ZA, "s20") \
-  "ldrd %[m], %[pz], [%[k], #12]\n\tldr %[e], [%[k], #20]\n\t"                          \
+  "ldm %[k], {%[m], %[pz], %[e]}\n\t"                                                    \
   BT_PM_RQ_ONE("a01", ZA, "s01") BT_PM_RQ_ONE("a11", ZA, "s11") BT_PM_RQ_ONE("a21", ZA, "s21")
 #define BT_PM_RQM_ONE(a, ZA, OFS)                         \
   "add %[hi], %[pz], %[" a "], asr #31\n\t"                \
@@ -82,24 +83,25 @@ static inline __attribute__((always_inline)) int32_t bt_pm_out(int32_t acc, int3
   "ssat %[hi], #8, %[hi]\n\t"                              \
   "strb %[hi], [%[o], %[" OFS "]]\n\t"
 #define BT_PM_RQM6(ZA)                                                                     \
-  "ldrd %[m], %[pz], [%[k]]\n\tldr %[e], [%[k], #8]\n\t"                                   \
+  "ldm %[k]!, {%[m], %[pz], %[e]}\n\t"                                                      \
   BT_PM_RQM_ONE("a00", ZA, "s00") BT_PM_RQM_ONE("a10", ZA, "s10") BT_PM_RQM_ONE("a20", ZA, "s20") \
-  "ldrd %[m], %[pz], [%[k], #12]\n\tldr %[e], [%[k], #20]\n\t"                             \
+  "ldm %[k], {%[m], %[pz], %[e]}\n\t"                                                       \
   BT_PM_RQM_ONE("a01", ZA, "s01") BT_PM_RQM_ONE("a11", ZA, "s11") BT_PM_RQM_ONE("a21", ZA, "s21")
 #define BT_PM_RQ_ADD "add %[hi], %[hi], %[zp]\n\t"
 #define BT_PM_RQ_OPS                                                                                   \
-  : [lo] "=&r"(lo_), [hi] "=&r"(hi_), [m] "=&r"(m_), [pz] "=&r"(pz_), [e] "=&r"(e_)                   \
+  : [lo] "=&r"(lo_), [hi] "=&r"(hi_), [m] "=&r"(m_), [pz] "=&r"(pz_), [e] "=&r"(e_), [k] "+r"(k)     \
   : [a00] "r"(acc[0]), [a01] "r"(acc[1]), [a10] "r"(acc[2]), [a11] "r"(acc[3]), [a20] "r"(acc[4]),   \
-    [a21] "r"(acc[5]), [k] "r"(k), [o] "r"(o), [s00] "i"(0), [s01] "i"(1), [s10] "i"(OPS),           \
+    [a21] "r"(acc[5]), [o] "r"(o), [s00] "i"(0), [s01] "i"(1), [s10] "i"(OPS),           \
     [s11] "i"(OPS + 1), [s20] "i"(2 * OPS), [s21] "i"(2 * OPS + 1)
 #define BT_PM_RQM_OPS                                                                                  \
-  : [hi] "=&r"(hi_), [m] "=&r"(m_), [pz] "=&r"(pz_), [e] "=&r"(e_)                                     \
+  : [hi] "=&r"(hi_), [m] "=&r"(m_), [pz] "=&r"(pz_), [e] "=&r"(e_), [k] "+r"(k)                        \
   : [a00] "r"(acc[0]), [a01] "r"(acc[1]), [a10] "r"(acc[2]), [a11] "r"(acc[3]), [a20] "r"(acc[4]),   \
-    [a21] "r"(acc[5]), [k] "r"(k), [o] "r"(o), [s00] "i"(0), [s01] "i"(1), [s10] "i"(OPS),           \
+    [a21] "r"(acc[5]), [o] "r"(o), [s00] "i"(0), [s01] "i"(1), [s10] "i"(OPS),           \
     [s11] "i"(OPS + 1), [s20] "i"(2 * OPS), [s21] "i"(2 * OPS + 1)
 static inline __attribute__((always_inline)) void bt_pm_rq6(const int32_t *acc, const int32_t *k, int8_t *o,
                                                             const int32_t OPS, const int folded, int32_t zp) {
-  uint32_t lo_, hi_, m_, pz_, e_;
+  uint32_t lo_, hi_;
+  register uint32_t m_ __asm__("r8"), pz_ __asm__("r9"), e_ __asm__("r10");   /* an LDM's list is in register order */
   if (folded) __asm__ volatile(BT_PM_RQ6("") BT_PM_RQ_OPS : "memory");
   else __asm__ volatile(BT_PM_RQ6(BT_PM_RQ_ADD) BT_PM_RQ_OPS, [zp] "r"(zp) : "memory");
 }
@@ -107,7 +109,8 @@ static inline __attribute__((always_inline)) void bt_pm_rq6(const int32_t *acc, 
  * folded), e = -shift. */
 static inline __attribute__((always_inline)) void bt_pm_rqm6(const int32_t *acc, const int32_t *k, int8_t *o,
                                                              const int32_t OPS, const int folded, int32_t zp) {
-  uint32_t hi_, m_, pz_, e_;
+  uint32_t hi_;
+  register uint32_t m_ __asm__("r8"), pz_ __asm__("r9"), e_ __asm__("r10");   /* an LDM's list is in register order */
   if (folded) __asm__ volatile(BT_PM_RQM6("") BT_PM_RQM_OPS : "memory");
   else __asm__ volatile(BT_PM_RQM6(BT_PM_RQ_ADD) BT_PM_RQM_OPS, [zp] "r"(zp) : "memory");
 }
@@ -804,8 +807,13 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
        output channels their constants loaded once for all the triples; the asm requantisation's outputs are
        in raster order from ob[0]: as many triples as the columns hold */
     const int asm_rq = BT_PM_RQ6_ASM && fast && act == 2 && __builtin_constant_p(g.ops) && g.ops > 0 && g.ops < 2000;
+    /* a 1x1 read in place gathers no patch: its triples' columns may take all of col with the asm requantisation
+       (ob[0] only), fewer passes over the channel pairs' constants (vww's 6x6 1x1 layers of 128 values: one pass
+       of 12 triples instead of three of 4, ~6 K est. high cycles a layer; kws's 1x1 layers 5 passes of 41 triples
+       instead of 6, ~1.6 K) */
     const int32_t S = BT_GROUPED(3, K), tcap = asm_rq ? BT_COL3 : BT_PM3_T;
-    const int32_t tmax = K > BT_COL3 ? 1 : 3 * BT_COL3 / S < tcap ? 3 * BT_COL3 / S : tcap;
+    const int32_t room = asm_rq && g.direct ? 3 * BT_COL_MAX : 3 * BT_COL3;
+    const int32_t tmax = K > BT_COL3 ? 1 : room / S < tcap ? room / S : tcap;
     int8_t *ob[3 * BT_PM3_T];
     ob[0] = out;   /* set in every pass (T >= 1); GCC -O2 cannot see it */
     while (t + 3 <= n) {

@@ -368,7 +368,12 @@ static inline void bt_mm2x2(const int16_t *c0, const int8_t *f0, int32_t K, int3
  * f0 + K, row f0 + K's the word ending at its end shifted down (every load inside the two rows); the column's
  * tail group holds zeros after the K % 4 values, so the weights after them add nothing. Always inlined (the
  * longer asm made gcc's size estimate outline it in model.c). It takes 14 registers: the three LDM
- * destinations are fixed (r8-r10: an LDM list is in register order), the end pointer in memory. */
+ * destinations are fixed (r8-r10: an LDM list is in register order), the end pointer in memory. A constant K16
+ * of at most BT_MM3X2_FLAT is straight code to its end (no loop): the loop's end pointer stored and reloaded per
+ * pass, the branch into its second half and the back branch cost ~18 estimated high cycles a call (kws's 1x1
+ * layers of 64 values, 1333 calls each: 745.7 K -> 722.1 K est. high; vww's 6x6 1x1 layers of 128 values ~789 K
+ * -> ~762 K) for ~84 bytes of code per 4 values more (vww's firmware 366 -> 385 KB, kws's 109 -> 110 KB). */
+#define BT_MM3X2_FLAT 128
 static inline __attribute__((always_inline)) void bt_mm3x2(const int16_t *c0, const int8_t *f0, int32_t K, int32_t b0,
                                                             int32_t b1, int32_t *acc) {
   int32_t a00 = b0, a01 = b1, a10 = b0, a11 = b1, a20 = b0, a21 = b1;
@@ -399,7 +404,29 @@ static inline __attribute__((always_inline)) void bt_mm3x2(const int16_t *c0, co
     if (K16) {
       __asm__ volatile(BT_MM3X2_STEP0 BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_STEP
                        BT_MM3X2_OUTPUTS0, [t] "=&r"(t) BT_MM3X2_IN : "cc", "memory");
-      if (K16 > 16) {
+      if (K16 > 16 && K16 <= BT_MM3X2_FLAT) {   /* straight code to the end: no end pointer, no loop */
+#define BT_MM3X2_S4 BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_STEP
+        if (K16 == 32)
+          __asm__ volatile(BT_MM3X2_S4 BT_MM3X2_OUTPUTS, [t] "=&r"(t) BT_MM3X2_IN : "cc", "memory");
+        else if (K16 == 48)
+          __asm__ volatile(BT_MM3X2_S4 BT_MM3X2_S4 BT_MM3X2_OUTPUTS, [t] "=&r"(t) BT_MM3X2_IN : "cc", "memory");
+        else if (K16 == 64)
+          __asm__ volatile(BT_MM3X2_S4 BT_MM3X2_S4 BT_MM3X2_S4 BT_MM3X2_OUTPUTS, [t] "=&r"(t) BT_MM3X2_IN
+                           : "cc", "memory");
+        else if (K16 == 80)
+          __asm__ volatile(BT_MM3X2_S4 BT_MM3X2_S4 BT_MM3X2_S4 BT_MM3X2_S4 BT_MM3X2_OUTPUTS, [t] "=&r"(t)
+                           BT_MM3X2_IN : "cc", "memory");
+        else if (K16 == 96)
+          __asm__ volatile(BT_MM3X2_S4 BT_MM3X2_S4 BT_MM3X2_S4 BT_MM3X2_S4 BT_MM3X2_S4 BT_MM3X2_OUTPUTS, [t] "=&r"(t)
+                           BT_MM3X2_IN : "cc", "memory");
+        else if (K16 == 112)
+          __asm__ volatile(BT_MM3X2_S4 BT_MM3X2_S4 BT_MM3X2_S4 BT_MM3X2_S4 BT_MM3X2_S4 BT_MM3X2_S4 BT_MM3X2_OUTPUTS,
+                           [t] "=&r"(t) BT_MM3X2_IN : "cc", "memory");
+        else
+          __asm__ volatile(BT_MM3X2_S4 BT_MM3X2_S4 BT_MM3X2_S4 BT_MM3X2_S4 BT_MM3X2_S4 BT_MM3X2_S4 BT_MM3X2_S4
+                           BT_MM3X2_OUTPUTS, [t] "=&r"(t) BT_MM3X2_IN : "cc", "memory");
+#undef BT_MM3X2_S4
+      } else if (K16 > 16) {
         const int16_t *const end = c + 3 * (K16 - 16);
         if ((K16 - 16) & 16)   /* an odd count of 16 values left: the first pass enters at the loop's second half */
           __asm__ volatile("b 2f\n1:\n\t" BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_STEP BT_MM3X2_STEP

@@ -70,8 +70,9 @@ static void test_conv_variants(void) {
  * 64 channels with padding (576 values: three pixels a pass over BT_COL3, one triple at a time, edge pixels
  * widened tap by tap) into 6 channels. Last, three layers whose filter rows are not whole groups of 4 values
  * (their interior patches widened by bt_pm_widen_words) by bt_rq2, then doubled sums, bt_mbqm_fast with any
- * activation range, doubled sums; a 10x4/2 stem of one channel by bt_rq2 and doubled sums. Last, the row-buffer
- * path's layers (conv_pm.h bt_conv_pmr, described at them). */
+ * activation range, doubled sums; a 10x4/2 stem of one channel by bt_rq2 and doubled sums. Then the row-buffer
+ * path's layers (conv_pm.h bt_conv_pmr, described at them). Last, 1x1 layers of 64, 51 and 100 values (bt_mm3x2's
+ * straight code without a loop, im2col.h BT_MM3X2_FLAT; the triples' columns in all of col). */
 #define CI_LAYER(name, H, W, CIN, OH, OW, COUT, OPS, K, S, PAD, IOFF, OOFF, LO)                               \
   static const bt_conv_params name = {.in = {H, W, CIN, CIN}, .out = {OH, OW, COUT, OPS}, .kh = K, .kw = K,    \
                                       .stride_h = S, .stride_w = S, .dil_h = 1, .dil_w = 1, .pad_top = PAD,  \
@@ -102,6 +103,12 @@ CI_LAYER(ci_r4s2, 7, 8, 4, 4, 4, 10, 10, 3, 2, 1, 100, 7, -128)
 CI_LAYER(ci_r40, 5, 8, 40, 5, 8, 5, 5, 3, 1, 1, -20, 0, -128)
 CI_LAYER(ci_r4k5, 6, 8, 4, 6, 8, 4, 4, 5, 1, 2, 17, -9, -128)
 CI_LAYER(ci_rbig, 4, 24, 32, 4, 24, 4, 4, 3, 1, 1, 9, 1, -128)
+/* 1x1 layers of 64 values (kws's pointwise layers: bt_mm3x2's straight code, no loop), 51 (48 straight, a tail
+   of 3) and 100 (96 and one group), 35, 28 and 20 output pixels (two, one and two left after the triples), by
+   bt_rq2 and doubled sums; ci_pw51's second run with shifts of 23..27 (the zero point added after the shift) */
+CI_LAYER(ci_pw64, 5, 7, 64, 5, 7, 10, 10, 1, 1, 0, 128, -128, -128)
+CI_LAYER(ci_pw51, 4, 7, 51, 4, 7, 12, 13, 1, 1, 0, -9, 4, -128)
+CI_LAYER(ci_pw100, 5, 4, 100, 5, 4, 7, 7, 1, 1, 0, 128, -128, -128)
 #undef CI_LAYER
 /* a keyword-spotting stem: 10x4/2 of one channel with SAME padding (4 rows above, 1 column left): most patches
    cross a border, widened filter row by filter row (conv_pm.h bt_pm_rows: zero rows, rows through rb) */
@@ -125,6 +132,11 @@ static __attribute__((noinline)) void ci_r16_band1(int8_t *out) {
 }
 static __attribute__((noinline)) void ci_r16_bands(int8_t *out) { ci_r16_band0(out); ci_r16_band1(out); }
 static __attribute__((noinline)) void ci_rbig_run(int8_t *out) { BT_CONV_PM(&ci_rbig, g_in, 0, out, 0, 4, 1, 2); }
+static __attribute__((noinline)) void ci_pw64_run(int8_t *out) { BT_CONV_PM(&ci_pw64, g_in, 0, out, 0, 5, 1, 2); }
+static __attribute__((noinline)) void ci_pw64_run2(int8_t *out) { BT_CONV_PM(&ci_pw64, g_in, 0, out, 0, 5, 2, 2); }
+static __attribute__((noinline)) void ci_pw51_run(int8_t *out) { BT_CONV_PM(&ci_pw51, g_in, 0, out, 0, 4, 1, 2); }
+static __attribute__((noinline)) void ci_pw51_run2(int8_t *out) { BT_CONV_PM(&ci_pw51, g_in, 0, out, 0, 4, 2, 2); }
+static __attribute__((noinline)) void ci_pw100_run2(int8_t *out) { BT_CONV_PM(&ci_pw100, g_in, 0, out, 0, 5, 2, 2); }
 static __attribute__((noinline)) void ci_pw_run(int8_t *out) { BT_CONV_PM(&ci_pw, g_in, 0, out, 0, 7, 1, 2); }
 static __attribute__((noinline)) void ci_stem_run(int8_t *out) { BT_CONV_PM(&ci_stem, g_in, 0, out, 0, 5, 1, 2); }
 static __attribute__((noinline)) void ci_pw13_run(int8_t *out) { BT_CONV_PM(&ci_pw13, g_in, 0, out, 0, 5, 1, 2); }
@@ -148,21 +160,24 @@ static void test_conv_instances(void) {
                                                  &ci_pw, &ci_stem, &ci_pw13, &ci_pw13, &ci_pw, &ci_stem, &ci_k576,
                                                  &ci_s2x2, &ci_s5, &ci_s2, &ci_s2x2, &ci_s5, &ci_s2, &ci_kws, &ci_kws,
                                                  &ci_r4, &ci_r8, &ci_r16, &ci_r16s2, &ci_r4s2, &ci_r40, &ci_r4k5,
-                                                 &ci_r8, &ci_r4, &ci_r16, &ci_rbig};
+                                                 &ci_r8, &ci_r4, &ci_r16, &ci_rbig, &ci_pw64, &ci_pw64,
+                                                 &ci_pw51, &ci_pw51, &ci_pw51, &ci_pw100};
   static void (*const runs[])(int8_t *) = {ci_pw_run, ci_stem_run, ci_pw13_run, ci_pw_run, ci_pw_run,
                                            ci_pw_run2, ci_stem_run2, ci_pw13_run2, ci_pw13_fn2, ci_pw_run2,
                                            ci_stem_run2, ci_k576_run, ci_s2x2_run, ci_s5_run, ci_s2_run,
                                            ci_s2x2_run2, ci_s5_run0, ci_s2_run2, ci_kws_run, ci_kws_run2,
                                            ci_r4_run, ci_r8_run, ci_r16_run, ci_r16s2_run, ci_r4s2_run, ci_r40_run,
-                                           ci_r4k5_run, ci_r8_run2, ci_r4_run2, ci_r16_bands, ci_rbig_run};
-  for (int32_t t = 0; t < 31; t++) {
+                                           ci_r4k5_run, ci_r8_run2, ci_r4_run2, ci_r16_bands, ci_rbig_run,
+                                           ci_pw64_run, ci_pw64_run2, ci_pw51_run, ci_pw51_run2, ci_pw51_run2,
+                                           ci_pw100_run2};
+  for (int32_t t = 0; t < 37; t++) {
     const bt_conv_params *p = layers[t];
     const int32_t taps = p->kh * p->kw * p->in.c, out_bytes = p->out.h * p->out.w * p->out.pixel_stride + 8;
     fill(g_w, p->out.c * taps);
     fill(g_in, p->in.h * p->in.w * p->in.c + 16);
     for (int32_t i = 0; i < p->out.c; i++) g_bias[i] = ri(-20000, 20000);
     rand_quant(p->out.c, 14 + ilog2((uint32_t)taps) / 2);
-    if (t == 2 || t == 7 || t == 8)
+    if (t == 2 || t == 7 || t == 8 || t == 35)
       for (int32_t i = 0; i < p->out.c; i++) g_shift[i] = ri(-27, -23);
     if (t == 3) { g_mult[5] = 0; g_shift[5] = 0; g_bias[5] = -(1 << 30); }
     if (t == 4) g_bias[3] = 1 << 30;
