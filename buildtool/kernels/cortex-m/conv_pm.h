@@ -114,6 +114,54 @@ static inline __attribute__((always_inline)) void bt_pm_rqm6(const int32_t *acc,
   if (folded) __asm__ volatile(BT_PM_RQM6("") BT_PM_RQM_OPS : "memory");
   else __asm__ volatile(BT_PM_RQM6(BT_PM_RQ_ADD) BT_PM_RQM_OPS, [zp] "r"(zp) : "memory");
 }
+/* A triple of a 1x1 read in place (pixels s, s + IPS, s + 2 IPS, K % 4 == 0 values each) widened into its
+ * interleaved columns at c (BT_GROUPED(3, K)): per group of 4 values a word of each pixel, two SXTAB16 each (plus
+ * two SADD16 for doubled sums), and one STM of the group's six words (a0, a1, a2, b0, b1, b2: r0-r5, an STM's list
+ * is in register order), two groups a pass (an odd count enters at the second). bt_pm_col widened pixel by pixel
+ * with a STR per word (and gcc rematerialised the offset word in its loop). Measured (est. high): kws's 1x1 layers
+ * 716.7 K -> 706.1 K each; vww's 1x1 layers 48x48 of 8 values 843.5 K -> 808.3 K, 24x24 of 32 981.7 K -> 937.4 K,
+ * 12x12 of 64 837.7 K -> 826.6 K, 6x6 of 128 ~761 K -> ~756 K. Only optimised with DSP (BT_PM_RQ6_ASM). */
+#define BT_PM_W3_GROUP(D)                                    \
+  "ldr %[a1], [%[s], %[I1]]\n\t"                              \
+  "ldr %[a2], [%[s], %[I2]]\n\t"                              \
+  "ldr %[a0], [%[s]], #4\n\t"                                 \
+  "sxtab16 %[b0], %[o2], %[a0], ror #8\n\t"                   \
+  "sxtab16 %[a0], %[o2], %[a0]\n\t"                           \
+  "sxtab16 %[b1], %[o2], %[a1], ror #8\n\t"                   \
+  "sxtab16 %[a1], %[o2], %[a1]\n\t"                           \
+  "sxtab16 %[b2], %[o2], %[a2], ror #8\n\t"                   \
+  "sxtab16 %[a2], %[o2], %[a2]\n\t" D                         \
+  "stmia %[c]!, {%[a0], %[a1], %[a2], %[b0], %[b1], %[b2]}\n\t"
+#define BT_PM_W3_DBL                                         \
+  "sadd16 %[a0], %[a0], %[a0]\n\tsadd16 %[a1], %[a1], %[a1]\n\tsadd16 %[a2], %[a2], %[a2]\n\t" \
+  "sadd16 %[b0], %[b0], %[b0]\n\tsadd16 %[b1], %[b1], %[b1]\n\tsadd16 %[b2], %[b2], %[b2]\n\t"
+static inline __attribute__((always_inline)) void bt_pm_widen3(const int8_t *s, int16_t *c, const int32_t K,
+                                                               const int32_t IPS, int32_t off2, const int dbl) {
+  register uint32_t a0 __asm__("r0"), a1 __asm__("r1"), a2 __asm__("r2"), b0 __asm__("r3"), b1 __asm__("r4"),
+      b2 __asm__("r5");
+  int32_t n = K >> 2;
+#define BT_PM_W3_OPS                                                                                      \
+  : [s] "+r"(s), [c] "+r"(c), [n] "+r"(n), [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [b0] "=&r"(b0), \
+    [b1] "=&r"(b1), [b2] "=&r"(b2)                                                                        \
+  : [o2] "r"(off2), [I1] "i"(IPS), [I2] "i"(2 * IPS)                                                     \
+  : "cc", "memory"
+  if (n & 1) {
+    n >>= 1;
+    if (dbl) __asm__ volatile("b 2f\n1:\n\t" BT_PM_W3_GROUP(BT_PM_W3_DBL) "2:\n\t" BT_PM_W3_GROUP(BT_PM_W3_DBL)
+                              "subs %[n], %[n], #1\n\tbpl 1b\n\t" BT_PM_W3_OPS);
+    else __asm__ volatile("b 2f\n1:\n\t" BT_PM_W3_GROUP("") "2:\n\t" BT_PM_W3_GROUP("")
+                          "subs %[n], %[n], #1\n\tbpl 1b\n\t" BT_PM_W3_OPS);
+  } else {
+    n >>= 1;
+    if (dbl) __asm__ volatile("1:\n\t" BT_PM_W3_GROUP(BT_PM_W3_DBL) BT_PM_W3_GROUP(BT_PM_W3_DBL)
+                              "subs %[n], %[n], #1\n\tbne 1b\n\t" BT_PM_W3_OPS);
+    else __asm__ volatile("1:\n\t" BT_PM_W3_GROUP("") BT_PM_W3_GROUP("")
+                          "subs %[n], %[n], #1\n\tbne 1b\n\t" BT_PM_W3_OPS);
+  }
+#undef BT_PM_W3_OPS
+}
+#undef BT_PM_W3_DBL
+#undef BT_PM_W3_GROUP
 #undef BT_PM_RQM_OPS
 #undef BT_PM_RQ_OPS
 #undef BT_PM_RQ_ADD
@@ -814,11 +862,22 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
     const int32_t S = BT_GROUPED(3, K), tcap = asm_rq ? BT_COL3 : BT_PM3_T;
     const int32_t room = asm_rq && g.direct ? 3 * BT_COL_MAX : 3 * BT_COL3;
     const int32_t tmax = K > BT_COL3 ? 1 : room / S < tcap ? room / S : tcap;
+#if BT_PM_RQ6_ASM
+    const int w3 = asm_rq && g.direct && g.sh == 1 && g.sw == 1 && g.in_row == g.ow * g.ips && (K & 3) == 0 &&
+                   (g.ips & 3) == 0 && __builtin_constant_p(K) && __builtin_constant_p(g.ips) && g.ips < 2048 && K >= 4;
+#endif
     int8_t *ob[3 * BT_PM3_T];
     ob[0] = out;   /* set in every pass (T >= 1); GCC -O2 cannot see it */
     while (t + 3 <= n) {
       int32_t T = (n - t) / 3;
       if (T > tmax) T = tmax;
+#if BT_PM_RQ6_ASM
+      if (w3) {   /* a 1x1 read in place: each triple's three pixels widened together (bt_pm_widen3) */
+        const int8_t *src = in + (y0 - in_y0) * g.in_row + t * g.ips;
+        ob[0] = out + t * g.ops;
+        for (int32_t j = 0; j < T; j++, t += 3, src += 3 * g.ips) bt_pm_widen3(src, col + j * S, K, g.ips, g.off2, dbl);
+      } else
+#endif
       for (int32_t j = 0; j < T; j++, t += 3) {
         int8_t *const o0 = bt_pm_col(p, &g, in, in_y0, out, y0, t, patch, col + j * S, 0, 3, dbl);
         int8_t *const o1 = bt_pm_col(p, &g, in, in_y0, out, y0, t + 1, patch, col + j * S, 1, 3, dbl);

@@ -105,7 +105,9 @@ CI_LAYER(ci_r4k5, 6, 8, 4, 6, 8, 4, 4, 5, 1, 2, 17, -9, -128)
 CI_LAYER(ci_rbig, 4, 24, 32, 4, 24, 4, 4, 3, 1, 1, 9, 1, -128)
 /* 1x1 layers of 64 values (kws's pointwise layers: bt_mm3x2's straight code, no loop), 51 (48 straight, a tail
    of 3) and 100 (96 and one group), 35, 28 and 20 output pixels (two, one and two left after the triples), by
-   bt_rq2 and doubled sums; ci_pw51's second run with shifts of 23..27 (the zero point added after the shift) */
+   bt_rq2 and doubled sums; ci_pw51's second run with shifts of 23..27 (the zero point added after the shift). The
+   layers of c_in % 4 == 0 widen each triple's three pixels together (conv_pm.h bt_pm_widen3): 64 values two groups a
+   pass, 100 an odd count of groups (the first pass entering at its second group) */
 CI_LAYER(ci_pw64, 5, 7, 64, 5, 7, 10, 10, 1, 1, 0, 128, -128, -128)
 CI_LAYER(ci_pw51, 4, 7, 51, 4, 7, 12, 13, 1, 1, 0, -9, 4, -128)
 CI_LAYER(ci_pw100, 5, 4, 100, 5, 4, 7, 7, 1, 1, 0, 128, -128, -128)
@@ -136,6 +138,7 @@ static __attribute__((noinline)) void ci_pw64_run(int8_t *out) { BT_CONV_PM(&ci_
 static __attribute__((noinline)) void ci_pw64_run2(int8_t *out) { BT_CONV_PM(&ci_pw64, g_in, 0, out, 0, 5, 2, 2); }
 static __attribute__((noinline)) void ci_pw51_run(int8_t *out) { BT_CONV_PM(&ci_pw51, g_in, 0, out, 0, 4, 1, 2); }
 static __attribute__((noinline)) void ci_pw51_run2(int8_t *out) { BT_CONV_PM(&ci_pw51, g_in, 0, out, 0, 4, 2, 2); }
+static __attribute__((noinline)) void ci_pw100_run(int8_t *out) { BT_CONV_PM(&ci_pw100, g_in, 0, out, 0, 5, 1, 2); }
 static __attribute__((noinline)) void ci_pw100_run2(int8_t *out) { BT_CONV_PM(&ci_pw100, g_in, 0, out, 0, 5, 2, 2); }
 static __attribute__((noinline)) void ci_pw_run(int8_t *out) { BT_CONV_PM(&ci_pw, g_in, 0, out, 0, 7, 1, 2); }
 static __attribute__((noinline)) void ci_stem_run(int8_t *out) { BT_CONV_PM(&ci_stem, g_in, 0, out, 0, 5, 1, 2); }
@@ -161,7 +164,7 @@ static void test_conv_instances(void) {
                                                  &ci_s2x2, &ci_s5, &ci_s2, &ci_s2x2, &ci_s5, &ci_s2, &ci_kws, &ci_kws,
                                                  &ci_r4, &ci_r8, &ci_r16, &ci_r16s2, &ci_r4s2, &ci_r40, &ci_r4k5,
                                                  &ci_r8, &ci_r4, &ci_r16, &ci_rbig, &ci_pw64, &ci_pw64,
-                                                 &ci_pw51, &ci_pw51, &ci_pw51, &ci_pw100};
+                                                 &ci_pw51, &ci_pw51, &ci_pw51, &ci_pw100, &ci_pw100};
   static void (*const runs[])(int8_t *) = {ci_pw_run, ci_stem_run, ci_pw13_run, ci_pw_run, ci_pw_run,
                                            ci_pw_run2, ci_stem_run2, ci_pw13_run2, ci_pw13_fn2, ci_pw_run2,
                                            ci_stem_run2, ci_k576_run, ci_s2x2_run, ci_s5_run, ci_s2_run,
@@ -169,8 +172,8 @@ static void test_conv_instances(void) {
                                            ci_r4_run, ci_r8_run, ci_r16_run, ci_r16s2_run, ci_r4s2_run, ci_r40_run,
                                            ci_r4k5_run, ci_r8_run2, ci_r4_run2, ci_r16_bands, ci_rbig_run,
                                            ci_pw64_run, ci_pw64_run2, ci_pw51_run, ci_pw51_run2, ci_pw51_run2,
-                                           ci_pw100_run2};
-  for (int32_t t = 0; t < 37; t++) {
+                                           ci_pw100_run, ci_pw100_run2};
+  for (int32_t t = 0; t < 38; t++) {
     const bt_conv_params *p = layers[t];
     const int32_t taps = p->kh * p->kw * p->in.c, out_bytes = p->out.h * p->out.w * p->out.pixel_stride + 8;
     fill(g_w, p->out.c * taps);
