@@ -263,14 +263,7 @@ static inline __attribute__((always_inline)) void bt_pm_widen3(const int8_t *s, 
   "ldr %[x0], [%[c]], #8\n\t"                                 \
   "ldr %[wb], [%[f], %[K]]\n\t"                               \
   "ldr %[wa], [%[f]], #4\n\t"                                 \
-  "sxtb16 %[t], %[wa]\n\t"                                    \
-  "smlad %[a10], %[t], %[x1], %[a00]\n\t"                     \
-  "smlad %[a20], %[t], %[x2], %[a00]\n\t"                     \
-  "smlad %[a00], %[t], %[x0], %[a00]\n\t"                     \
-  "sxtb16 %[t], %[wb]\n\t"                                    \
-  "smlad %[a11], %[t], %[x1], %[a01]\n\t"                     \
-  "smlad %[a21], %[t], %[x2], %[a01]\n\t"                     \
-  "smlad %[a01], %[t], %[x0], %[a01]\n\t"                     \
+  BT_MM3X2_LO0                                                \
   "ldr %[x0], [%[c], #-4]\n\t"                                \
   "ldr %[x1], [%[c], #(%c[D1] - 4)]\n\t"                             \
   "ldr %[x2], [%[c], #(%c[D1] * 2 - 4)]\n\t"                             \

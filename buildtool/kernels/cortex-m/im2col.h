@@ -271,6 +271,27 @@ static inline void bt_mm2x2(const int16_t *c0, const int8_t *f0, int32_t K, int3
   acc[0] = a00; acc[1] = a01; acc[2] = a10; acc[3] = a11;
 }
 
+/* The first half of a group: the weights' low halves (wa, wb) times the pixels' words x0-x2 into the six sums
+ * (BT_MM3X2_LO), or, in a first group, the sums started from the biases in a00 (b0) and a01 (b1), each read by
+ * the first SMLAD of its row before a00 / a01 themselves (BT_MM3X2_LO0: no copies of the biases). */
+#define BT_MM3X2_LO                                           \
+  "sxtb16 %[t], %[wa]\n\t"                                    \
+  "smlad %[a00], %[t], %[x0], %[a00]\n\t"                     \
+  "smlad %[a10], %[t], %[x1], %[a10]\n\t"                     \
+  "smlad %[a20], %[t], %[x2], %[a20]\n\t"                     \
+  "sxtb16 %[t], %[wb]\n\t"                                    \
+  "smlad %[a01], %[t], %[x0], %[a01]\n\t"                     \
+  "smlad %[a11], %[t], %[x1], %[a11]\n\t"                     \
+  "smlad %[a21], %[t], %[x2], %[a21]\n\t"
+#define BT_MM3X2_LO0                                          \
+  "sxtb16 %[t], %[wa]\n\t"                                    \
+  "smlad %[a10], %[t], %[x1], %[a00]\n\t"                     \
+  "smlad %[a20], %[t], %[x2], %[a00]\n\t"                     \
+  "smlad %[a00], %[t], %[x0], %[a00]\n\t"                     \
+  "sxtb16 %[t], %[wb]\n\t"                                    \
+  "smlad %[a11], %[t], %[x1], %[a01]\n\t"                     \
+  "smlad %[a21], %[t], %[x2], %[a01]\n\t"                     \
+  "smlad %[a01], %[t], %[x0], %[a01]\n\t"
 /* The second half of each group of bt_mm3x2's asm (BT_MM3X2_STEP, STEP0, STEPT): the pixels' next word and the
  * weights' high halves (wa, wb as the first half left them). */
 #define BT_MM3X2_HI                                           \
@@ -290,14 +311,7 @@ static inline void bt_mm2x2(const int16_t *c0, const int8_t *f0, int32_t K, int3
   "ldm %[c]!, {%[x0], %[x1], %[x2]}\n\t"                      \
   "ldr %[wb], [%[f], %[K]]\n\t"                               \
   "ldr %[wa], [%[f]], #4\n\t"                                 \
-  "sxtb16 %[t], %[wa]\n\t"                                    \
-  "smlad %[a00], %[t], %[x0], %[a00]\n\t"                     \
-  "smlad %[a10], %[t], %[x1], %[a10]\n\t"                     \
-  "smlad %[a20], %[t], %[x2], %[a20]\n\t"                     \
-  "sxtb16 %[t], %[wb]\n\t"                                    \
-  "smlad %[a01], %[t], %[x0], %[a01]\n\t"                     \
-  "smlad %[a11], %[t], %[x1], %[a11]\n\t"                     \
-  "smlad %[a21], %[t], %[x2], %[a21]\n\t"                     \
+  BT_MM3X2_LO                                                 \
   BT_MM3X2_HI
 /* The first group of bt_mm3x2's asm with a layer's constant K: the sums start from the biases in a00 (b0) and
  * a01 (b1), read by the first SMLAD of each row before a00 / a01 themselves (no copies of the biases into the
@@ -306,14 +320,7 @@ static inline void bt_mm2x2(const int16_t *c0, const int8_t *f0, int32_t K, int3
   "ldm %[c]!, {%[x0], %[x1], %[x2]}\n\t"                      \
   "ldr %[wb], [%[f], %[K]]\n\t"                               \
   "ldr %[wa], [%[f]], #4\n\t"                                 \
-  "sxtb16 %[t], %[wa]\n\t"                                    \
-  "smlad %[a10], %[t], %[x1], %[a00]\n\t"                     \
-  "smlad %[a20], %[t], %[x2], %[a00]\n\t"                     \
-  "smlad %[a00], %[t], %[x0], %[a00]\n\t"                     \
-  "sxtb16 %[t], %[wb]\n\t"                                    \
-  "smlad %[a11], %[t], %[x1], %[a01]\n\t"                     \
-  "smlad %[a21], %[t], %[x2], %[a01]\n\t"                     \
-  "smlad %[a01], %[t], %[x0], %[a01]\n\t"                     \
+  BT_MM3X2_LO0                                                \
   BT_MM3X2_HI
 /* The K % 4 tail group of bt_mm3x2's asm (K a constant of at least 4, f at f0 + K4): row f0's word from f (its
  * last K % 4 weights, then row f0 + K's first ones), row f0 + K's the word ending at the row's end (KT = 2K - 4 -
@@ -323,14 +330,7 @@ static inline void bt_mm2x2(const int16_t *c0, const int8_t *f0, int32_t K, int3
   "ldr %[wb], [%[f], %[KT]]\n\t"                              \
   "ldr %[wa], [%[f]], #4\n\t"                                 \
   "lsr %[wb], %[wb], %[SH]\n\t"                               \
-  "sxtb16 %[t], %[wa]\n\t"                                    \
-  "smlad %[a00], %[t], %[x0], %[a00]\n\t"                     \
-  "smlad %[a10], %[t], %[x1], %[a10]\n\t"                     \
-  "smlad %[a20], %[t], %[x2], %[a20]\n\t"                     \
-  "sxtb16 %[t], %[wb]\n\t"                                    \
-  "smlad %[a01], %[t], %[x0], %[a01]\n\t"                     \
-  "smlad %[a11], %[t], %[x1], %[a11]\n\t"                     \
-  "smlad %[a21], %[t], %[x2], %[a21]\n\t"                     \
+  BT_MM3X2_LO                                                 \
   BT_MM3X2_HI
 /* The same with K in a register (no register left: each filter word loaded twice, 2 LDR more). */
 #define BT_MM3X2_STEP_R                                       \
