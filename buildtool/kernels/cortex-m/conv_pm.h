@@ -309,6 +309,16 @@ static inline __attribute__((always_inline)) void bt_pm_widen3(const int8_t *s, 
 #define BT_PMR_RUNL , [fe0] "m"(fe[0]), [fe1] "m"(fe[1]), [fe2] "m"(fe[2])
 /* The loop ends of f (G > 24) for a patch from f0, in fe (bt_conv_pmr's scratch words after its buffer). */
 #define BT_PMR_FE for (int32_t i_ = 0; i_ < kh; i_++) fe[i_] = f0 + 4 * G * i_ + 64 * (G >> 4)
+/* A patch's asm: over 24 groups a run LONG (its loop ends in fe), else SHORT; OUTS, INS the operand lists. */
+#define BT_PMR_RUN(LONG, SHORT, OUTS, INS)                                                                   \
+  do {                                                                                                       \
+    if (G > 24) {                                                                                            \
+      BT_PMR_FE;                                                                                             \
+      __asm__ volatile(LONG OUTS INS BT_PMR_RUNL : "cc", "memory");                                          \
+    } else {                                                                                                 \
+      __asm__ volatile(SHORT OUTS INS : "cc", "memory");                                                     \
+    }                                                                                                        \
+  } while (0)
 
 /* acc = bt_mm3x2's sums of output pixels 0..2 (pixel q at c + q*D1 bytes, D1 = stride_w*c_in*2: pixel 0's first
  * value in the first buffer row) by filter rows f0 and f0 + K: kh runs of G = kw*c_in/4 groups, run ky + 1
@@ -326,13 +336,8 @@ static inline __attribute__((always_inline)) void bt_pmr3x2(const int16_t *c, co
     [x2] "=&r"(x2)
 #define BT_PMR3_INS                                                                                          \
   : [K] "i"(K), [D1] "i"(D1), BT_PMR_RUNI
-  if (G > 24) {
-    BT_PMR_FE;
-    __asm__ volatile(BT_PMR_PEELED(BT_PMR3_STEP0, BT_PMR3_STEP) BT_PMR3_OUTS BT_PMR3_INS BT_PMR_RUNL
-                     : "cc", "memory");
-  } else {
-    __asm__ volatile(BT_PMR_STRAIGHT(BT_PMR3_STEP0, BT_PMR3_STEP) BT_PMR3_OUTS BT_PMR3_INS : "cc", "memory");
-  }
+  BT_PMR_RUN(BT_PMR_PEELED(BT_PMR3_STEP0, BT_PMR3_STEP), BT_PMR_STRAIGHT(BT_PMR3_STEP0, BT_PMR3_STEP),
+             BT_PMR3_OUTS, BT_PMR3_INS);
 #undef BT_PMR3_OUTS
 #undef BT_PMR3_INS
   acc[0] = a00; acc[1] = a01; acc[2] = a10; acc[3] = a11; acc[4] = a20; acc[5] = a21;
@@ -352,13 +357,8 @@ static inline __attribute__((always_inline)) void bt_pmr2x3(const int16_t *c, co
     [c] "+r"(c), [f] "+r"(f), [wa] "=&r"(wa), [wb] "=&r"(wb), [wc] "=&r"(wc), [t] "=&r"(t), [x0] "=&r"(x0),   \
     [x1] "=&r"(x1)
 #define BT_PMR23_INS : [K] "i"(K), [D1] "i"(D1), BT_PMR_RUNI
-  if (G > 24) {
-    BT_PMR_FE;
-    __asm__ volatile(BT_PMR_PEELED(BT_PMR23_STEP0, BT_PMR23_STEP) BT_PMR23_OUTS BT_PMR23_INS BT_PMR_RUNL
-                     : "cc", "memory");
-  } else {
-    __asm__ volatile(BT_PMR_STRAIGHT(BT_PMR23_STEP0, BT_PMR23_STEP) BT_PMR23_OUTS BT_PMR23_INS : "cc", "memory");
-  }
+  BT_PMR_RUN(BT_PMR_PEELED(BT_PMR23_STEP0, BT_PMR23_STEP), BT_PMR_STRAIGHT(BT_PMR23_STEP0, BT_PMR23_STEP),
+             BT_PMR23_OUTS, BT_PMR23_INS);
 #undef BT_PMR23_OUTS
 #undef BT_PMR23_INS
   acc[0] = a00; acc[1] = a01; acc[2] = a02; acc[3] = a10; acc[4] = a11; acc[5] = a12;
@@ -375,12 +375,7 @@ static inline __attribute__((always_inline)) void bt_pmr1x4(const int16_t *c, co
   : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [c] "+r"(c), [f] "+r"(f), [w0] "=&r"(w0),    \
     [w1] "=&r"(w1), [w2] "=&r"(w2), [w3] "=&r"(w3), [t] "=&r"(t), [x0] "=&r"(x0), [x1] "=&r"(x1)
 #define BT_PMR1_INS : [K] "i"(K), BT_PMR_RUNI
-  if (G > 24) {
-    BT_PMR_FE;
-    __asm__ volatile(BT_PMR_LOOPED(BT_PMR1_STEP) BT_PMR1_OUTS BT_PMR1_INS BT_PMR_RUNL : "cc", "memory");
-  } else {
-    __asm__ volatile(BT_PMR_STRAIGHT(BT_PMR1_STEP, BT_PMR1_STEP) BT_PMR1_OUTS BT_PMR1_INS : "cc", "memory");
-  }
+  BT_PMR_RUN(BT_PMR_LOOPED(BT_PMR1_STEP), BT_PMR_STRAIGHT(BT_PMR1_STEP, BT_PMR1_STEP), BT_PMR1_OUTS, BT_PMR1_INS);
 #undef BT_PMR1_OUTS
 #undef BT_PMR1_INS
   acc[0] = a0; acc[1] = a1; acc[2] = a2; acc[3] = a3;
