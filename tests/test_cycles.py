@@ -107,17 +107,24 @@ def test_plugin_mix_does_not_move_with_a_1k_page(tmp_path):
     the pair ldr/ldr or ldr/str across it still pipelined; 2026-11-27: a 16-bit instruction 2 bytes before
     the page counted a refill a pass, a pair split by the page lost its "+")."""
     mixes = {}
-    for at in (0x3f6, 0x3f8, 0x3fa, 0x3fc, 0x3fe, 0x400):  # loop's ldr, ldr, str, smlad (32-bit), subs, bne
+    for at, wide in [(a, w) for a in (0x3f6, 0x3f8, 0x3fa, 0x3fc, 0x3fe, 0x400) for w in (0, 1)]:
+        # the loop's ldr, ldr, str, smlad (32-bit), subs, bne; wide: its str 32-bit (str.w), so that at 0x3f6 a
+        # 32-bit instruction ends where the smlad crossing the page starts
         source = LOOP_S.replace("loop:", f".org {at}\nloop:", 1)  # the gap is movs r0, r0 (zeros), run once
-        (tmp_path / f"{at:x}").mkdir()
-        sym, text = _loop(tmp_path / f"{at:x}", ",mix=on", source)
+        if wide:
+            source = source.replace("    str r2, [r4, #8]", "    str.w r2, [r4, #8]")
+        (tmp_path / f"{at:x}{wide}").mkdir()
+        sym, text = _loop(tmp_path / f"{at:x}{wide}", ",mix=on", source)
         assert sym["loop"] == at
         (mix,) = op_cost.read_mixes(text, 1)
         mix.pop("movs")
-        mixes[at] = mix
-    assert all(m == mixes[0x400] for m in mixes.values()), mixes
-    assert {k: mixes[0x400][k] for k in ("(refill)", "ldr", "+ldr", "+str")} == {"(refill)": 11, "ldr": 10,
-                                                                                   "+ldr": 10, "+str": 10}
+        mixes[at, wide] = mix
+    for wide in (0, 1):
+        assert all(m == mixes[0x400, wide] for (_, w), m in mixes.items() if w == wide), mixes
+    assert {k: mixes[0x400, 0][k] for k in ("(refill)", "ldr", "+ldr", "+str")} == {"(refill)": 11, "ldr": 10,
+                                                                                      "+ldr": 10, "+str": 10}
+    assert {k: mixes[0x400, 1][k] for k in ("(refill)", "ldr", "+ldr", "+str.w")} == {"(refill)": 11, "ldr": 10,
+                                                                                        "+ldr": 10, "+str.w": 10}
 
 
 # Straight-line sequences whose cycles the Cortex-M4 TRM (DDI 0439 r0p1) states, each run between the

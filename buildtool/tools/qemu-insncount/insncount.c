@@ -208,12 +208,14 @@ static void insn_key(struct qemu_plugin_insn *insn, int after_load, const struct
 }
 
 /* The size of a Thumb instruction from its first halfword (32 bits when bits 15-11 are 0b11101, 0b11110 or
-   0b11111). qemu_plugin_insn_size is not: QEMU 7.2's translator, deciding whether a 16-bit instruction 2 bytes
-   before a page's end crosses it, reads the next halfword into that instruction's bytes (insn_crosses_page), so
-   its size is 4, the block's end 2 bytes late and the next block (starting at the page) a phantom refill. */
+   0b11111). qemu_plugin_insn_size is not: QEMU 7.2's translator, deciding whether the instruction after the
+   last one before a page's end crosses the page (insn_crosses_page), reads that instruction's first halfword
+   into the last one's bytes, so its size is 2 too large, the block seems to end 2 bytes late and the next
+   block (starting there) counts a phantom refill. */
 static uint64_t thumb_size(const struct qemu_plugin_insn *insn) {
   const uint8_t *b = qemu_plugin_insn_data(insn);
-  return b && qemu_plugin_insn_size(insn) >= 2 && (b[1] >> 3) < 0x1d ? 2 : qemu_plugin_insn_size(insn);
+  if (!b || qemu_plugin_insn_size(insn) < 2) return qemu_plugin_insn_size(insn);
+  return (b[1] >> 3) < 0x1d ? 2 : 4;
 }
 
 /* A translated block for the refills, the flash fetches and the pipelined pairs across blocks: QEMU also ends a
