@@ -316,9 +316,11 @@ typedef struct {
  * r8-r10 cells (then m, p2, e1), r11-r12 weights, lr the end of the row's pairs of quads. */
 __asm__(
     ".macro BT_DWQ4_ROW off, w\n\t"
-    "ldrd r11, r12, [r1, #\\w]\n\t"
-    "ldr r8, [r0, #\\off]\n\t"
-    "ldrd r9, r10, [r0, #(\\off + 4)]\n\t"
+    "ldr.w r11, [r1, #\\w]\n\t"
+    "ldr.w r12, [r1, #(\\w + 4)]\n\t"
+    "ldr.w r8, [r0, #\\off]\n\t"
+    "ldr.w r9, [r0, #(\\off + 4)]\n\t"
+    "ldr.w r10, [r0, #(\\off + 8)]\n\t"
     "smlad r4, r8, r11, r4\n\t"
     "smlatb r5, r8, r11, r5\n\t"
     "smlad r6, r9, r11, r6\n\t"
@@ -331,12 +333,9 @@ __asm__(
     /* a quad's first tap row, its weights already in r11, r12: the sums start from the bias */
     ".macro BT_DWQ4_FIRST off\n\t"
     "ldr.w r7, [r1]\n\t"
-    ".if \\off\n\t"
-    "ldr r8, [r0, #\\off]\n\t"
-    "ldrd r9, r10, [r0, #(\\off + 4)]\n\t"
-    ".else\n\t"
-    "ldm r0, {r8, r9, r10}\n\t"
-    ".endif\n\t"
+    "ldr.w r8, [r0, #\\off]\n\t"
+    "ldr.w r9, [r0, #(\\off + 4)]\n\t"
+    "ldr.w r10, [r0, #(\\off + 8)]\n\t"
     "smlad r4, r8, r11, r7\n\t"
     "smlatb r5, r8, r11, r7\n\t"
     "smlad r6, r9, r11, r7\n\t"
@@ -375,7 +374,10 @@ __asm__(
     ".endm\n\t"
     ".macro BT_DWQ4 name, rl\n\t"
     BT_ASM_ENTRY
+    "sub sp, sp, #8\n\t"           /* 40 bytes of locals: g[10], g[11] at 32 */
     "str r3, [sp, #8]\n\t"
+    "ldrd r4, r5, [r3, #40]\n\t"
+    "strd r4, r5, [sp, #32]\n\t"
     "ldr r4, [r3, #32]\n\t"         /* channels */
     "str r4, [sp, #24]\n\t"
     "ldr r4, [r3, #0]\n\t"
@@ -392,9 +394,10 @@ __asm__(
     "ldr r4, [r4, #4]\n\t"          /* rows */
     "str r4, [sp, #12]\n\t"
     "1:\n\t"
-    "ldr lr, [sp, #0]\n\t"
+    "ldr.w lr, [sp, #0]\n\t"
+    "ldr.w r11, [r1, #4]\n\t"       /* tap row 0's (w0,w1), (w1,w2) (single LDRs: each after the first 1 cycle) */
+    "ldr.w r12, [r1, #8]\n\t"
     "add lr, lr, r0\n\t"            /* the end of the row's pairs of quads */
-    "ldrd r11, r12, [r1, #4]\n\t"   /* tap row 0's (w0,w1), (w1,w2) */
     "cmp r0, lr\n\t"
     "beq 5f\n\t"
     ".p2align 2\n\t"                /* every instruction of the loop 32-bit and word-aligned: none straddles a
@@ -414,20 +417,16 @@ __asm__(
     "cmp.w r0, lr\n\t"
     "bne.w 2b\n\t"
     "5:\n\t"
-    "ldr r4, [sp, #4]\n\t"          /* an odd number of quads: the last one alone */
+    "ldr r4, [sp, #4]\n\t"          /* an odd number of quads: the last one alone (out of line at 3: an even
+                                       number, kws's, falls through, no refill a row) */
     "cmp r4, #0\n\t"
-    "beq 4f\n\t"
-    "BT_DWQ4_FIRST 0\n\t"
-    "BT_DWQ4_ROW (2 * \\rl), 12\n\t"
-    "BT_DWQ4_ROW (4 * \\rl), 20\n\t"
-    "BT_DWQ4_OUT\n\t"
-    "adds r0, r0, #8\n\t"
+    "bne 3f\n\t"
     "4:\n\t"
-    "ldr r4, [sp, #8]\n\t"
-    "ldrd r5, r6, [r4, #40]\n\t"    /* from where the row's quads ended to the next row's cells, output */
+    "ldr r5, [sp, #32]\n\t"         /* from where the row's quads ended to the next row's cells, output */
+    "ldr r6, [sp, #36]\n\t"
+    "ldr r7, [sp, #12]\n\t"
     "add r0, r0, r5\n\t"
     "add r2, r2, r6\n\t"
-    "ldr r7, [sp, #12]\n\t"
     "subs r7, r7, #1\n\t"
     "str r7, [sp, #12]\n\t"
     "bne 1b\n\t"
@@ -530,8 +529,15 @@ __asm__(
     "subs r7, r7, #1\n\t"
     "str r7, [sp, #24]\n\t"
     "bne 0b\n\t"
-    "add sp, sp, #32\n\t"
+    "add sp, sp, #40\n\t"
     "pop {r4-r11, pc}\n\t"
+    "3:\n\t"
+    "BT_DWQ4_FIRST 0\n\t"
+    "BT_DWQ4_ROW (2 * \\rl), 12\n\t"
+    "BT_DWQ4_ROW (4 * \\rl), 20\n\t"
+    "BT_DWQ4_OUT\n\t"
+    "adds r0, r0, #8\n\t"
+    "b 4b\n\t"
     ".size \\name, . - \\name\n\t"
     ".endm\n\t"
     "BT_DWQ4 bt_dw_q4_8, 8\n\t"
@@ -555,8 +561,94 @@ _Static_assert(sizeof(dw_chan) == 44, "dw_q4 reads dw_chan's fields at fixed off
 #define DW_Q4_CELLS(n) (((n) >> 2) * 8)
 #define DW_Q4_OUTS(n, ops) (((n) >> 2) * 4 * (ops))
 #define DW_Q4 1
+
+/* dw_widen4_s1's word-aligned body in asm: bt_dw_widen4(src, ips, d, g), g = {in_row, bytes between the planes,
+ * rows, bytes of a row's groups of four pixels (8 n4, n4 > 0), bytes between rows of cells, lead}: per row, with
+ * lead its first pixel by halves (d's first cell odd: the STRDs below need the next one word-aligned), then four
+ * pixels a pass: four LDR (1 cycle each after the first), PKHBT and PKHTB on the raw words of two pixels give
+ * bytes (c, c+1) and (c+2, c+3) of both, SXTB16 and SXTB16 ROR 8 of each the four planes' words, one STRD a
+ * plane with write-back (35 cycles for 4 pixels; gcc's pair loop ~52: two STRs a word, the loop's adds and
+ * branch twice). Registers: r0 source, r1 ips, r2-r5 the four planes' cells, r6-r11 words, r12 3 ips, lr the
+ * end of the row's groups. */
+__asm__(
+    ".section .text.bt_dw_widen4,\"ax\",%progbits\n\t.p2align 2\n\t.global bt_dw_widen4\n\t"
+    ".hidden bt_dw_widen4\n\t.type bt_dw_widen4, %function\n\t.thumb_func\n\t"
+    "bt_dw_widen4:\n\t"
+    "push {r4-r11, lr}\n\t"
+    "sub sp, sp, #16\n\t"
+    "str r3, [sp, #0]\n\t"         /* g */
+    "ldr r4, [r3, #8]\n\t"
+    "str r4, [sp, #4]\n\t"         /* rows left */
+    "add r12, r1, r1, lsl #1\n\t"  /* 3 ips */
+    "1:\n\t"
+    "ldr r10, [sp, #0]\n\t"
+    "str r0, [sp, #8]\n\t"         /* the row's source and cells */
+    "str r2, [sp, #12]\n\t"
+    "ldr r11, [r10, #4]\n\t"
+    "ldr lr, [r10, #20]\n\t"       /* lead */
+    "add r3, r2, r11\n\t"
+    "add r4, r3, r11\n\t"
+    "add r5, r4, r11\n\t"
+    "cmp lr, #0\n\t"
+    "beq 3f\n\t"
+    "ldr r6, [r0]\n\t"
+    "add r0, r0, r1\n\t"
+    "sxtb16 r7, r6\n\t"
+    "sxtb16 r8, r6, ror #8\n\t"
+    "strh r7, [r2], #2\n\t"
+    "strh r8, [r3], #2\n\t"
+    "lsrs r7, r7, #16\n\t"
+    "lsrs r8, r8, #16\n\t"
+    "strh r7, [r4], #2\n\t"
+    "strh r8, [r5], #2\n\t"
+    "3:\n\t"
+    "ldr lr, [r10, #12]\n\t"
+    "add lr, lr, r2\n\t"           /* the end of the row's groups */
+    ".p2align 2\n\t"               /* (32-bit instructions, word-aligned: see bt_dw_q4's loop) */
+    "2:\n\t"
+    "ldr.w r6, [r0]\n\t"
+    "ldr.w r7, [r0, r1]\n\t"
+    "ldr.w r8, [r0, r1, lsl #1]\n\t"
+    "ldr.w r9, [r0, r12]\n\t"
+    "add.w r0, r0, r1, lsl #2\n\t"
+    "pkhbt r10, r6, r7, lsl #16\n\t" /* bytes c, c+1 of pixels x, x+1 */
+    "pkhtb r6, r7, r6, asr #16\n\t"  /* c+2, c+3 */
+    "pkhbt r11, r8, r9, lsl #16\n\t"
+    "pkhtb r8, r9, r8, asr #16\n\t"
+    "sxtb16 r7, r10\n\t"
+    "sxtb16 r9, r11\n\t"
+    "strd r7, r9, [r2], #8\n\t"
+    "sxtb16 r7, r10, ror #8\n\t"
+    "sxtb16 r9, r11, ror #8\n\t"
+    "strd r7, r9, [r3], #8\n\t"
+    "sxtb16 r7, r6\n\t"
+    "sxtb16 r9, r8\n\t"
+    "strd r7, r9, [r4], #8\n\t"
+    "sxtb16 r7, r6, ror #8\n\t"
+    "sxtb16 r9, r8, ror #8\n\t"
+    "strd r7, r9, [r5], #8\n\t"
+    "cmp.w r2, lr\n\t"
+    "bne.w 2b\n\t"
+    "ldr r10, [sp, #0]\n\t"
+    "ldr r0, [sp, #8]\n\t"
+    "ldr r2, [sp, #12]\n\t"
+    "ldr r11, [r10, #0]\n\t"
+    "ldr lr, [r10, #16]\n\t"
+    "add r0, r0, r11\n\t"
+    "add r2, r2, lr\n\t"
+    "ldr r11, [sp, #4]\n\t"
+    "subs r11, r11, #1\n\t"
+    "str r11, [sp, #4]\n\t"
+    "bne 1b\n\t"
+    "add sp, sp, #16\n\t"
+    "pop {r4-r11, pc}\n\t"
+    ".size bt_dw_widen4, . - bt_dw_widen4\n\t"
+    ".text");
+void bt_dw_widen4(const int8_t *src, int32_t ips, int16_t *d, const int32_t *g);
+#define DW_W4 1
 #else
 #define DW_Q4 0
+#define DW_W4 0
 #endif
 
 /* dw_widen's stride-1 rows of four channels: `rows` input rows (the first at src, in_row bytes apart, pixels ips
@@ -566,6 +658,16 @@ _Static_assert(sizeof(dw_chan) == 44, "dw_q4 reads dw_chan's fields at fixed off
  * outside the image) was ~126 cycles a row, as much as 5 of its pairs (kws's 25-pixel rows). */
 static __attribute__((noinline)) void dw_widen4_s1(const int8_t *src, int32_t in_row, int32_t ips, int16_t *d,
                                                    int32_t K, int32_t rl, int32_t rows, int32_t cnt) {
+#if DW_W4
+  const int32_t lead = ((uintptr_t)d & 2) ? 1 : 0, n4 = (cnt - lead) >> 2;
+  if (n4 > 0) {   /* groups of four pixels in asm (and a lead pixel to reach a word-aligned cell), the rest below */
+    const int32_t g[6] = {in_row, 2 * K, rows, 8 * n4, 2 * rl, lead};
+    bt_dw_widen4(src, ips, d, g);
+    const int32_t done = lead + 4 * n4;
+    if (done == cnt) return;
+    src += done * ips; d += done; cnt -= done;
+  }
+#endif
   const int32_t np = cnt >> 1, step2 = 2 * ips;
   for (int32_t r = 0; r < rows; r++, src += in_row, d += rl) {
     const int8_t *sp = src;
