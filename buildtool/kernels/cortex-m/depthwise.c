@@ -305,12 +305,14 @@ typedef struct {
  * and output from a channel's start, pairs of rows for it, rows left for it one at a time}: per channel (f the
  * next dw_chan, o the next byte) and row its first 4 nq outputs, two quads a pass (the second's tap rows in
  * the order 2, 1, 0, each quad starting with the weights the quad before ended with), then with n odd the
- * channel's last column, two rows a pass where they share two tap rows (stride 1 down; 59 cycles for two
- * outputs, one at a time 51). Per tap row the cells x..x+5 in three words (LDM, or LDR + LDRD) and the row's
- * (w0,w1), (w1,w2) by one LDRD: out x SMLAD + SMLABT, x+1 SMLATB + SMLAD, x+2 and x+3 the same on the next
+ * channel's last column, two rows a pass where they share two tap rows (stride 1 down; 54 cycles for two
+ * outputs, one at a time 47). Per tap row the cells x..x+5 in three words and the row's (w0,w1), (w1,w2), five
+ * single LDRs (after the first 1 cycle each, TRM 3.3.2: 6 cycles, where LDRD + LDR + LDRD took 8; LDRD and
+ * LDM pay 1 + N however they follow): out x SMLAD + SMLABT, x+1 SMLATB + SMLAD, x+2 and x+3 the same on the next
  * words (8 instructions for 12 MACs), the bias by LDR (dw_chan's order: bias, w, m, p2, e1), then dw_rqm (ADD,
- * SMMLAR, ASR), SSAT and STRB each. Measured (kws's 25x5x64, cortex-m4 est. high): ~158 cycles per two quads
- * (170 as single quads), the layer 247 K -> 228 K with dw_widen4_s1 and dw_chan4_q4. gcc's two-output loop
+ * SMMLAR, ASR), SSAT and STRB each. Measured (kws's 25x5x64, cortex-m4 est. high): ~148 cycles per two quads
+ * (~158 with the LDRDs), the layer 247 K -> 228 K with dw_widen4_s1 and dw_chan4_q4, 224 K -> 204 K with the
+ * single LDRs, bt_dw_widen4 and the odd quad out of line. gcc's two-output loop
  * kept the weights and constants in registers it did not have (five reloads from the stack a pass) and loaded
  * each word twice. Registers: r0 cells, r1 f, r2 out, r3 ops (out_row for the last column), r4-r7 sums,
  * r8-r10 cells (then m, p2, e1), r11-r12 weights, lr the end of the row's pairs of quads. */
@@ -404,7 +406,7 @@ __asm__(
                                        1 KB boundary, where QEMU's plugin counted a refill a pass that the
                                        hardware does not have (+3 K cycles a kws layer, by where the code fell) */
     "2:\n\t"                        /* two quads: the second's tap rows in the order 2, 1, 0, each quad starting
-                                       with the weights the one before ended with (one LDRD less a quad) */
+                                       with the weights the one before ended with (two LDRs less a quad) */
     "BT_DWQ4_FIRST 0\n\t"
     "BT_DWQ4_ROW (2 * \\rl), 12\n\t"
     "BT_DWQ4_ROW (4 * \\rl), 20\n\t"
@@ -446,31 +448,40 @@ __asm__(
     "cmp r6, #0\n\t"
     "beq 7f\n\t"
     "6:\n\t"
-    "ldm r1, {r7, r11, r12}\n\t"
-    "ldrd r8, r9, [r0]\n\t"
+    "ldr.w r7, [r1]\n\t"
+    "ldr.w r11, [r1, #4]\n\t"
+    "ldr.w r12, [r1, #8]\n\t"
+    "ldr.w r8, [r0]\n\t"
+    "ldr.w r9, [r0, #4]\n\t"
     "smlad r4, r8, r11, r7\n\t"
     "smlabt r4, r9, r12, r4\n\t"
-    "ldrd r8, r9, [r0, #(2 * \\rl)]\n\t"
+    "ldr.w r8, [r0, #(2 * \\rl)]\n\t"
+    "ldr.w r9, [r0, #(2 * \\rl + 4)]\n\t"
+    "ldr.w r6, [r1, #12]\n\t"
+    "ldr.w r10, [r1, #16]\n\t"
     "smlad r5, r8, r11, r7\n\t"
     "smlabt r5, r9, r12, r5\n\t"
-    "ldrd r11, r12, [r1, #12]\n\t"
+    "smlad r4, r8, r6, r4\n\t"
+    "smlabt r4, r9, r10, r4\n\t"
+    "ldr.w r8, [r0, #(4 * \\rl)]\n\t"
+    "ldr.w r9, [r0, #(4 * \\rl + 4)]\n\t"
+    "ldr.w r11, [r1, #20]\n\t"
+    "ldr.w r12, [r1, #24]\n\t"
+    "smlad r5, r8, r6, r5\n\t"
+    "smlabt r5, r9, r10, r5\n\t"
     "smlad r4, r8, r11, r4\n\t"
     "smlabt r4, r9, r12, r4\n\t"
-    "ldrd r8, r9, [r0, #(4 * \\rl)]\n\t"
+    "ldr.w r8, [r0, #(6 * \\rl)]\n\t"
+    "ldr.w r9, [r0, #(6 * \\rl + 4)]\n\t"
+    "ldr.w r6, [r1, #28]\n\t"
+    "ldr.w r7, [r1, #32]\n\t"
+    "ldr.w r10, [r1, #36]\n\t"
     "smlad r5, r8, r11, r5\n\t"
     "smlabt r5, r9, r12, r5\n\t"
-    "ldrd r11, r12, [r1, #20]\n\t"
-    "smlad r4, r8, r11, r4\n\t"
-    "smlabt r4, r9, r12, r4\n\t"
-    "ldrd r8, r9, [r0, #(6 * \\rl)]\n\t"
-    "smlad r5, r8, r11, r5\n\t"
-    "smlabt r5, r9, r12, r5\n\t"
-    "ldrd r8, r9, [r1, #28]\n\t"
-    "ldr r10, [r1, #36]\n\t"
-    "add r11, r9, r4, asr #31\n\t"
-    "smmlar r4, r4, r8, r11\n\t"
-    "add r11, r9, r5, asr #31\n\t"
-    "smmlar r5, r5, r8, r11\n\t"
+    "add r11, r7, r4, asr #31\n\t"
+    "smmlar r4, r4, r6, r11\n\t"
+    "add r11, r7, r5, asr #31\n\t"
+    "smmlar r5, r5, r6, r11\n\t"
     "asr r4, r4, r10\n\t"
     "asr r5, r5, r10\n\t"
     "ssat r4, #8, r4\n\t"
@@ -490,20 +501,28 @@ __asm__(
     "cmp r6, #0\n\t"
     "beq 9f\n\t"
     "8:\n\t"
-    "ldm r1, {r7, r11, r12}\n\t"
-    "ldrd r8, r9, [r0]\n\t"
+    "ldr.w r7, [r1]\n\t"
+    "ldr.w r11, [r1, #4]\n\t"
+    "ldr.w r12, [r1, #8]\n\t"
+    "ldr.w r8, [r0]\n\t"
+    "ldr.w r9, [r0, #4]\n\t"
     "smlad r4, r8, r11, r7\n\t"
     "smlabt r4, r9, r12, r4\n\t"
-    "ldrd r11, r12, [r1, #12]\n\t"
-    "ldrd r8, r9, [r0, #(2 * \\rl)]\n\t"
+    "ldr.w r11, [r1, #12]\n\t"
+    "ldr.w r12, [r1, #16]\n\t"
+    "ldr.w r8, [r0, #(2 * \\rl)]\n\t"
+    "ldr.w r9, [r0, #(2 * \\rl + 4)]\n\t"
     "smlad r4, r8, r11, r4\n\t"
     "smlabt r4, r9, r12, r4\n\t"
-    "ldrd r11, r12, [r1, #20]\n\t"
-    "ldrd r8, r9, [r0, #(4 * \\rl)]\n\t"
+    "ldr.w r11, [r1, #20]\n\t"
+    "ldr.w r12, [r1, #24]\n\t"
+    "ldr.w r8, [r0, #(4 * \\rl)]\n\t"
+    "ldr.w r9, [r0, #(4 * \\rl + 4)]\n\t"
     "smlad r4, r8, r11, r4\n\t"
     "smlabt r4, r9, r12, r4\n\t"
-    "ldrd r8, r9, [r1, #28]\n\t"
-    "ldr r10, [r1, #36]\n\t"
+    "ldr.w r8, [r1, #28]\n\t"
+    "ldr.w r9, [r1, #32]\n\t"
+    "ldr.w r10, [r1, #36]\n\t"
     "add r11, r9, r4, asr #31\n\t"
     "smmlar r4, r4, r8, r11\n\t"
     "asr r4, r4, r10\n\t"
@@ -1190,7 +1209,8 @@ static void dw_rows(const bt_conv_params *p, const dw_geo *g, const int8_t *in, 
 __asm__(
     ".macro BT_DWS2_TAP k, t, S\n\t"
     "ldr r12, [r0, #(\\k)]\n\t"
-    "ldrd r10, r11, [r1, #(\\t)]\n\t"
+    "ldr r10, [r1, #(\\t)]\n\t"      /* single LDRs: 1 cycle each after the first (LDRD 3) */
+    "ldr r11, [r1, #(\\t + 4)]\n\t"
     "sxtb16 lr, r12\n\t"
     "sxtb16 r12, r12, ror #8\n\t"
     "smlabb r2, r10, lr, r2\n\t"
@@ -1204,6 +1224,25 @@ __asm__(
     "smlatt r8, r10, lr, r8\n\t"
     "smlabb r7, r11, r12, r7\n\t"
     "smlatt r9, r11, r12, r9\n\t"
+    ".endm\n\t"
+    /* the first tap, the second pixel first: its sums start from the biases in r2-r5 (no copies) */
+    ".macro BT_DWS2_FIRST S\n\t"
+    "ldr r12, [r0, #(\\S)]\n\t"
+    "ldr r10, [r1]\n\t"
+    "ldr r11, [r1, #4]\n\t"
+    "sxtb16 lr, r12\n\t"
+    "sxtb16 r12, r12, ror #8\n\t"
+    "smlabb r6, r10, lr, r2\n\t"
+    "smlatt r8, r10, lr, r4\n\t"
+    "smlabb r7, r11, r12, r3\n\t"
+    "smlatt r9, r11, r12, r5\n\t"
+    "ldr r12, [r0]\n\t"
+    "sxtb16 lr, r12\n\t"
+    "sxtb16 r12, r12, ror #8\n\t"
+    "smlabb r2, r10, lr, r2\n\t"
+    "smlatt r4, r10, lr, r4\n\t"
+    "smlabb r3, r11, r12, r3\n\t"
+    "smlatt r5, r11, r12, r5\n\t"
     ".endm\n\t"
     ".macro BT_DWS2_RQ k, a, b\n\t"
     "ldrd r10, r11, [r1, #(88 + 8 * \\k)]\n\t"
@@ -1228,13 +1267,11 @@ __asm__(
     "ldr r12, [r12]\n\t"
     "str r12, [sp, #8]\n\t"           /* pairs left */
     "2:\n\t"
-    "add r12, r1, #72\n\t"
-    "ldm r12, {r2-r5}\n\t"            /* the biases */
-    "mov r6, r2\n\t"
-    "mov r7, r3\n\t"
-    "mov r8, r4\n\t"
-    "mov r9, r5\n\t"
-    "BT_DWS2_TAP 0, 0, \\S\n\t"
+    "ldr r2, [r1, #72]\n\t"           /* the biases (single LDRs, chained with the first tap's three) */
+    "ldr r3, [r1, #76]\n\t"
+    "ldr r4, [r1, #80]\n\t"
+    "ldr r5, [r1, #84]\n\t"
+    "BT_DWS2_FIRST \\S\n\t"
     "BT_DWS2_TAP 4, 8, \\S\n\t"
     "BT_DWS2_TAP 8, 16, \\S\n\t"
     "BT_DWS2_TAP (4 * \\RL), 24, \\S\n\t"
@@ -1275,7 +1312,8 @@ __asm__(
     "and r7, r7, #0x00ff00ff\n\t"
     "orr r2, r2, r3, lsl #8\n\t"
     "orr r6, r6, r7, lsl #8\n\t"
-    "ldrd r10, r11, [sp, #0]\n\t"     /* output, ops */
+    "ldr r10, [sp, #0]\n\t"          /* output, ops (the STR after them 1 cycle) */
+    "ldr r11, [sp, #4]\n\t"
     "str r2, [r10]\n\t"
     "str r6, [r10, r11]\n\t"
     "add r10, r10, r11, lsl #1\n\t"
@@ -1311,6 +1349,7 @@ __asm__(
     ".purgem BT_DWS2\n\t"
     ".purgem BT_DWS2_RQ\n\t"
     ".purgem BT_DWS2_TAP\n\t"
+    ".purgem BT_DWS2_FIRST\n\t"
     ".text");
 typedef void (*dw_small2_fn)(const uint32_t *, const int32_t *, int8_t *, const int32_t *);
 #define DWS2_DECL(n) void n(const uint32_t *, const int32_t *, int8_t *, const int32_t *);
@@ -1369,7 +1408,8 @@ static inline __attribute__((always_inline)) void dw_small_band(const bt_conv_pa
 /* nine taps, rows RL words apart (a literal: the offsets are assembler expressions at any -O level) */
 #define BT_DWS_TAP(k, t)                                             \
   "ldr %[xv], [%[ip], #(" k ")]\n\t"                                 \
-  "ldrd %[wa], %[wb], [%[wp], #" t "]\n\t"                           \
+  "ldr %[wa], [%[wp], #" t "]\n\t"                                   \
+  "ldr %[wb], [%[wp], #(" t "+4)]\n\t"                               \
   "sxtb16 %[xe], %[xv]\n\t"                                          \
   "sxtb16 %[xv], %[xv], ror #8\n\t"                                  \
   "smlabb %[a0], %[wa], %[xe], %[a0]\n\t"                            \
