@@ -312,7 +312,9 @@ typedef struct {
  * words (8 instructions for 12 MACs), the bias by LDR (dw_chan's order: bias, w, m, p2, e1), then dw_rqm (ADD,
  * SMMLAR, ASR), SSAT and STRB each. Measured (kws's 25x5x64, cortex-m4 est. high): ~148 cycles per two quads
  * (~158 with the LDRDs), the layer 247 K -> 228 K with dw_widen4_s1 and dw_chan4_q4, 224 K -> 204 K with the
- * single LDRs, bt_dw_widen4 and the odd quad out of line. gcc's two-output loop
+ * single LDRs, bt_dw_widen4 and the odd quad out of line, 201 K with each quad's fourth output left in r7 for
+ * the next quad's first LDRs (a STRB right after an LDR: 1 cycle, TRM 3.3.2; the row's first pair peeled, which
+ * no output waits for; the row's last stored after its pairs, or by the odd quad's first LDRs). gcc's two-output loop
  * kept the weights and constants in registers it did not have (five reloads from the stack a pass) and loaded
  * each word twice. Registers: r0 cells, r1 f, r2 out, r3 ops (out_row for the last column), r4-r7 sums,
  * r8-r10 cells (then m, p2, e1), r11-r12 weights, lr the end of the row's pairs of quads. */
@@ -333,22 +335,28 @@ __asm__(
     "smlad r7, r10, r12, r7\n\t"
     ".endm\n\t"
     /* a quad's first tap row, its weights already in r11, r12: the sums start from the bias */
-    ".macro BT_DWQ4_FIRST off\n\t"
-    "ldr.w r7, [r1]\n\t"
+    /* (st: first the quad before's last output, r7, left by BT_DWQ4_OUT 1: after the LDRs its STRB is 1 cycle) */
+    ".macro BT_DWQ4_FIRST off, st\n\t"
+    "ldr.w r4, [r1]\n\t"
     "ldr.w r8, [r0, #\\off]\n\t"
     "ldr.w r9, [r0, #(\\off + 4)]\n\t"
     "ldr.w r10, [r0, #(\\off + 8)]\n\t"
-    "smlad r4, r8, r11, r7\n\t"
-    "smlatb r5, r8, r11, r7\n\t"
-    "smlad r6, r9, r11, r7\n\t"
-    "smlatb r7, r9, r11, r7\n\t"
+    ".if \\st\n\t"
+    "strb.w r7, [r2, r3]\n\t"
+    "add.w r2, r2, r3, lsl #1\n\t"
+    ".endif\n\t"
+    "smlatb r5, r8, r11, r4\n\t"
+    "smlad r6, r9, r11, r4\n\t"
+    "smlatb r7, r9, r11, r4\n\t"
+    "smlad r4, r8, r11, r4\n\t"
     "smlabt r4, r9, r12, r4\n\t"
     "smlad r5, r9, r12, r5\n\t"
     "smlabt r6, r10, r12, r6\n\t"
     "smlad r7, r10, r12, r7\n\t"
     ".endm\n\t"
-    /* the four sums requantised (r8-r10 only: r11, r12 keep the last tap row's weights) and stored */
-    ".macro BT_DWQ4_OUT\n\t"
+    /* the four sums requantised (r8-r10 only: r11, r12 keep the last tap row's weights) and stored; defer: the
+       fourth left in r7 for the next BT_DWQ4_FIRST's STRB (r2 two outputs on) */
+    ".macro BT_DWQ4_OUT defer\n\t"
     "ldrd r8, r9, [r1, #28]\n\t"    /* m, p2 */
     "add r10, r9, r4, asr #31\n\t"
     "smmlar r4, r4, r8, r10\n\t"
@@ -371,8 +379,10 @@ __asm__(
     "strb.w r5, [r2, r3]\n\t"
     "add r2, r2, r3, lsl #1\n\t"
     "strb.w r6, [r2]\n\t"
+    ".if \\defer == 0\n\t"
     "strb.w r7, [r2, r3]\n\t"
     "add r2, r2, r3, lsl #1\n\t"
+    ".endif\n\t"
     ".endm\n\t"
     ".macro BT_DWQ4 name, rl\n\t"
     BT_ASM_ENTRY
@@ -401,28 +411,42 @@ __asm__(
     "ldr.w r12, [r1, #8]\n\t"
     "add lr, lr, r0\n\t"            /* the end of the row's pairs of quads */
     "cmp r0, lr\n\t"
-    "beq 5f\n\t"
+    "beq.w 5f\n\t"                 /* no pair (n < 8): out of line */
+    "BT_DWQ4_FIRST 0, 0\n\t"       /* the row's first pair: no output waits */
+    "BT_DWQ4_ROW (2 * \\rl), 12\n\t"
+    "BT_DWQ4_ROW (4 * \\rl), 20\n\t"
+    "BT_DWQ4_OUT 1\n\t"
+    "BT_DWQ4_FIRST (4 * \\rl + 8), 1\n\t"
+    "BT_DWQ4_ROW (2 * \\rl + 8), 12\n\t"
+    "BT_DWQ4_ROW 8, 4\n\t"
+    "BT_DWQ4_OUT 1\n\t"
+    "add.w r0, r0, #16\n\t"
+    "cmp.w r0, lr\n\t"
+    "beq.w 6f\n\t"
     ".p2align 2\n\t"                /* every instruction of the loop 32-bit and word-aligned: none straddles a
                                        1 KB boundary, where QEMU's plugin counted a refill a pass that the
                                        hardware does not have (+3 K cycles a kws layer, by where the code fell) */
     "2:\n\t"                        /* two quads: the second's tap rows in the order 2, 1, 0, each quad starting
                                        with the weights the one before ended with (two LDRs less a quad) */
-    "BT_DWQ4_FIRST 0\n\t"
+    "BT_DWQ4_FIRST 0, 1\n\t"
     "BT_DWQ4_ROW (2 * \\rl), 12\n\t"
     "BT_DWQ4_ROW (4 * \\rl), 20\n\t"
-    "BT_DWQ4_OUT\n\t"
-    "BT_DWQ4_FIRST (4 * \\rl + 8)\n\t"
+    "BT_DWQ4_OUT 1\n\t"
+    "BT_DWQ4_FIRST (4 * \\rl + 8), 1\n\t"
     "BT_DWQ4_ROW (2 * \\rl + 8), 12\n\t"
     "BT_DWQ4_ROW 8, 4\n\t"
-    "BT_DWQ4_OUT\n\t"
+    "BT_DWQ4_OUT 1\n\t"
     "add.w r0, r0, #16\n\t"
     "cmp.w r0, lr\n\t"
     "bne.w 2b\n\t"
-    "5:\n\t"
-    "ldr r4, [sp, #4]\n\t"          /* an odd number of quads: the last one alone (out of line at 3: an even
-                                       number, kws's, falls through, no refill a row) */
+    "6:\n\t"
+    "ldr r4, [sp, #4]\n\t"          /* an odd number of quads: the last one alone, out of line at 31 (its first
+                                       LDRs store the fourth output waiting in r7; an even number, kws's,
+                                       stores it here and falls through, no refill a row) */
     "cmp r4, #0\n\t"
-    "bne 3f\n\t"
+    "bne.w 31f\n\t"
+    "strb r7, [r2, r3]\n\t"
+    "add r2, r2, r3, lsl #1\n\t"
     "4:\n\t"
     "ldr r5, [sp, #32]\n\t"         /* from where the row's quads ended to the next row's cells, output */
     "ldr r6, [sp, #36]\n\t"
@@ -551,11 +575,23 @@ __asm__(
     "add sp, sp, #40\n\t"
     "pop {r4-r11, pc}\n\t"
     "3:\n\t"
-    "BT_DWQ4_FIRST 0\n\t"
+    "BT_DWQ4_FIRST 0, 0\n\t"
     "BT_DWQ4_ROW (2 * \\rl), 12\n\t"
     "BT_DWQ4_ROW (4 * \\rl), 20\n\t"
-    "BT_DWQ4_OUT\n\t"
+    "BT_DWQ4_OUT 0\n\t"
     "adds r0, r0, #8\n\t"
+    "b 4b\n\t"
+    "31:\n\t"
+    "BT_DWQ4_FIRST 0, 1\n\t"
+    "BT_DWQ4_ROW (2 * \\rl), 12\n\t"
+    "BT_DWQ4_ROW (4 * \\rl), 20\n\t"
+    "BT_DWQ4_OUT 0\n\t"
+    "adds r0, r0, #8\n\t"
+    "b 4b\n\t"
+    "5:\n\t"                       /* a row without pairs: its one quad, if any */
+    "ldr r4, [sp, #4]\n\t"
+    "cmp r4, #0\n\t"
+    "bne.w 3b\n\t"
     "b 4b\n\t"
     ".size \\name, . - \\name\n\t"
     ".endm\n\t"
