@@ -104,8 +104,9 @@ def test_plugin_counts_the_mix_of_a_known_loop(tmp_path):
 def test_plugin_mix_does_not_move_with_a_1k_page(tmp_path):
     """QEMU ends a translated block at each 1 KB page (M-profile), where nothing branches: the loop placed
     across 0x400 at every halfword offset has the mix it has inside a page (no refill where the page ends,
-    the pair ldr/ldr or ldr/str across it still pipelined; 2026-11-27: a 16-bit instruction 2 bytes before
-    the page counted a refill a pass, a pair split by the page lost its "+")."""
+    the pair ldr/ldr or ldr/str across it still pipelined; 2026-11-27: the block ending before an instruction
+    that starts 2 bytes before the page counted a refill after it each pass, a pair split by the page lost
+    its "+")."""
     mixes = {}
     for at, wide in [(a, w) for a in (0x3f6, 0x3f8, 0x3fa, 0x3fc, 0x3fe, 0x400) for w in (0, 1)]:
         # the loop's ldr, ldr, str, smlad (32-bit), subs, bne; wide: its str 32-bit (str.w), so that at 0x3f6 a

@@ -384,6 +384,24 @@ __asm__(
     "add r2, r2, r3, lsl #1\n\t"
     ".endif\n\t"
     ".endm\n\t"
+    /* one quad: its three tap rows from the cells at r0, requantised; st as BT_DWQ4_FIRST's, defer as BT_DWQ4_OUT's */
+    ".macro BT_DWQ4_QUAD rl, st, defer\n\t"
+    "BT_DWQ4_FIRST 0, \\st\n\t"
+    "BT_DWQ4_ROW (2 * \\rl), 12\n\t"
+    "BT_DWQ4_ROW (4 * \\rl), 20\n\t"
+    "BT_DWQ4_OUT \\defer\n\t"
+    ".endm\n\t"
+    /* two quads, the second's tap rows in the order 2, 1, 0 (it starts with the weights the first ended with); the
+       fourth output left in r7; r0 on to the next pair, compared with the row's end (lr) */
+    ".macro BT_DWQ4_PAIR rl, st\n\t"
+    "BT_DWQ4_QUAD \\rl, \\st, 1\n\t"
+    "BT_DWQ4_FIRST (4 * \\rl + 8), 1\n\t"
+    "BT_DWQ4_ROW (2 * \\rl + 8), 12\n\t"
+    "BT_DWQ4_ROW 8, 4\n\t"
+    "BT_DWQ4_OUT 1\n\t"
+    "add.w r0, r0, #16\n\t"
+    "cmp.w r0, lr\n\t"
+    ".endm\n\t"
     ".macro BT_DWQ4 name, rl\n\t"
     BT_ASM_ENTRY
     "sub sp, sp, #8\n\t"           /* 40 bytes of locals: g[10], g[11] at 32 */
@@ -412,32 +430,14 @@ __asm__(
     "add lr, lr, r0\n\t"            /* the end of the row's pairs of quads */
     "cmp r0, lr\n\t"
     "beq.w 5f\n\t"                 /* no pair (n < 8): out of line */
-    "BT_DWQ4_FIRST 0, 0\n\t"       /* the row's first pair: no output waits */
-    "BT_DWQ4_ROW (2 * \\rl), 12\n\t"
-    "BT_DWQ4_ROW (4 * \\rl), 20\n\t"
-    "BT_DWQ4_OUT 1\n\t"
-    "BT_DWQ4_FIRST (4 * \\rl + 8), 1\n\t"
-    "BT_DWQ4_ROW (2 * \\rl + 8), 12\n\t"
-    "BT_DWQ4_ROW 8, 4\n\t"
-    "BT_DWQ4_OUT 1\n\t"
-    "add.w r0, r0, #16\n\t"
-    "cmp.w r0, lr\n\t"
+    "BT_DWQ4_PAIR \\rl, 0\n\t"     /* the row's first pair: no output waits */
     "beq.w 6f\n\t"
     ".p2align 2\n\t"                /* every instruction of the loop 32-bit and word-aligned: none straddles a
                                        1 KB boundary, where QEMU's plugin counted a refill a pass that the
                                        hardware does not have (+3 K cycles a kws layer, by where the code fell) */
     "2:\n\t"                        /* two quads: the second's tap rows in the order 2, 1, 0, each quad starting
                                        with the weights the one before ended with (two LDRs less a quad) */
-    "BT_DWQ4_FIRST 0, 1\n\t"
-    "BT_DWQ4_ROW (2 * \\rl), 12\n\t"
-    "BT_DWQ4_ROW (4 * \\rl), 20\n\t"
-    "BT_DWQ4_OUT 1\n\t"
-    "BT_DWQ4_FIRST (4 * \\rl + 8), 1\n\t"
-    "BT_DWQ4_ROW (2 * \\rl + 8), 12\n\t"
-    "BT_DWQ4_ROW 8, 4\n\t"
-    "BT_DWQ4_OUT 1\n\t"
-    "add.w r0, r0, #16\n\t"
-    "cmp.w r0, lr\n\t"
+    "BT_DWQ4_PAIR \\rl, 1\n\t"
     "bne.w 2b\n\t"
     "6:\n\t"
     "ldr r4, [sp, #4]\n\t"          /* an odd number of quads: the last one alone, out of line at 31 (its first
@@ -575,17 +575,11 @@ __asm__(
     "add sp, sp, #40\n\t"
     "pop {r4-r11, pc}\n\t"
     "3:\n\t"
-    "BT_DWQ4_FIRST 0, 0\n\t"
-    "BT_DWQ4_ROW (2 * \\rl), 12\n\t"
-    "BT_DWQ4_ROW (4 * \\rl), 20\n\t"
-    "BT_DWQ4_OUT 0\n\t"
+    "BT_DWQ4_QUAD \\rl, 0, 0\n\t"
     "adds r0, r0, #8\n\t"
     "b 4b\n\t"
     "31:\n\t"
-    "BT_DWQ4_FIRST 0, 1\n\t"
-    "BT_DWQ4_ROW (2 * \\rl), 12\n\t"
-    "BT_DWQ4_ROW (4 * \\rl), 20\n\t"
-    "BT_DWQ4_OUT 0\n\t"
+    "BT_DWQ4_QUAD \\rl, 1, 0\n\t"
     "adds r0, r0, #8\n\t"
     "b 4b\n\t"
     "5:\n\t"                       /* a row without pairs: its one quad, if any */
@@ -600,6 +594,8 @@ __asm__(
     "BT_DWQ4 bt_dw_q4_32, 32\n\t"
     "BT_DWQ4 bt_dw_q4_56, 56\n\t"
     ".purgem BT_DWQ4\n\t"
+    ".purgem BT_DWQ4_PAIR\n\t"
+    ".purgem BT_DWQ4_QUAD\n\t"
     ".purgem BT_DWQ4_ROW\n\t"
     ".purgem BT_DWQ4_FIRST\n\t"
     ".purgem BT_DWQ4_OUT\n\t"

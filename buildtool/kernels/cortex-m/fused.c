@@ -1352,13 +1352,12 @@ typedef struct {
   int8_t *oa, *ob;   /* the channels' windows */
 } cm_s3k;
 
-/* A group's state: its first channel's filter, np pairs' values k, channel 0's window w0 and channel i > 0's
-   at wn + (i - 1) * bytes (the same layout), T triples of columns at col with their 3T output offsets, n pixels
+/* A group's state: np pairs' values k (each with its filters and windows), channel i > 0's window at
+   wn + (i - 1) * bytes (channel 0's is the tile's, the same layout), T triples of columns at col with their 3T output offsets, n pixels
    widened so far; the input's zero point z (padding taps), off2 the input offset in both halves. */
 typedef struct {
-  const int8_t *filter;
   cm_s3k k[CM_S3_PAIRS];
-  int8_t *w0, *wn;
+  int8_t *wn;
   int16_t *col;
   int32_t *offs;
   int32_t bytes, np, T, n, off2, zp, lo, hi;
@@ -1393,8 +1392,6 @@ static int32_t cm_s3_prep(const bt_conv_params *c, const fx_buf *win, int32_t wr
   S->offs = (int32_t *)buf;
   S->col = (int16_t *)(S->offs + 3 * T);
   S->wn = (int8_t *)(S->col + T * CM_S3_COL);
-  S->w0 = win->base;
-  S->filter = c->filter;
   S->bytes = bytes; S->np = np; S->T = T; S->n = 0;
   S->off2 = (int32_t)bt_dup16(c->input_offset);
   S->z = (int8_t)(-c->input_offset);
@@ -1413,7 +1410,7 @@ static int32_t cm_s3_prep(const bt_conv_params *c, const fx_buf *win, int32_t wr
     k->b1 = c->bias ? c->bias[2 * j + 1] : 0;
     k->q = sat ? CM_SAT : 1;
     k->f = c->filter + 54 * j;
-    k->oa = j ? S->wn + (2 * j - 1) * bytes : S->w0;
+    k->oa = j ? S->wn + (2 * j - 1) * bytes : win->base;
     k->ob = S->wn + 2 * j * bytes;
   }
   return np;

@@ -103,8 +103,7 @@ static char *keys[MAX_KEYS];
 static uint64_t key_counts[MAX_KEYS], key_start[MAX_KEYS];
 static size_t n_keys;
 static uint64_t *mix; /* n_regions x MAX_KEYS */
-static uint64_t last_end;
-static const struct tb_span *last_span;
+static const struct tb_span *last_span; /* the block executed last (NULL before the first) */
 enum { REFILL_KEY = 0, OTHER_KEY = 1 };
 
 /* flash=: accesses to [flash_lo, flash_lo + flash_size): fetched words, branch fetches, data loads; snapshots
@@ -236,7 +235,7 @@ struct tb_span {
 static void on_tb(unsigned int vcpu, void *u) {
   (void)vcpu;
   struct tb_span *s = u;
-  int refill = last_end && s->start != last_end;
+  int refill = last_span && s->start != last_span->end;
   if (refill) key_counts[REFILL_KEY]++;
   if (!refill && last_span && last_span->end_load && s->first_text) {
     if (s->alt_prev != last_span) {
@@ -250,14 +249,13 @@ static void on_tb(unsigned int vcpu, void *u) {
     key_counts[s->first_id]--;
     key_counts[s->alt_id]++;
   }
-  last_span = s;
   if (with_flash && in_flash(s->start)) {
     uint64_t words = ((s->end - 1) >> 2) - (s->start >> 2) + 1;
-    if (!refill && last_end && (s->start & 3)) words--; /* its first word came with the block before */
+    if (!refill && last_span && (s->start & 3)) words--; /* its first word came with the block before */
     flash_counts[FETCH] += words;
     flash_counts[BRANCH_FETCH] += refill;
   }
-  last_end = s->end;
+  last_span = s;
 }
 
 static void mix_tb(struct qemu_plugin_tb *tb, size_t n) {
@@ -272,7 +270,7 @@ static void mix_tb(struct qemu_plugin_tb *tb, size_t n) {
     insn_key(insn, after_load, &prev, key, sizeof key, &after_load, &cur, &text);
     prev = cur;
     size_t id = key_id(key), j = 0;
-    if (i == 0) first_id = id, first_text = text && (key[0] == 'l' || key[0] == 's') ? text : NULL;
+    if (i == 0) first_id = id, first_text = text && single_load_store(key) ? text : NULL; /* no prefix at i = 0 */
     if (text != first_text) free(text);
     while (j < k && ids[j] != id) j++;
     if (j == k) ids[k] = id, uses[k++] = 0;
