@@ -64,10 +64,15 @@ def test_unchanged_output_is_not_rewritten_and_weights_leave_the_skeleton(tmp_pa
     g = pipeline.read_model(str(d / "m.tflite")).graph.copy()
     for t in g.tensors:
         if t.data is not None and t.dtype == "int8" and t.data.ndim == 4:
-            t.data = np.zeros_like(t.data)
+            t.data = np.where(t.data == 127, -127, t.data + 1).astype(np.int8)  # no filter row all zero
     (d / "m.tflite").write_bytes(serialize(g))
     gen("skeleton", d / "m.tflite", "-o", d / "s.json")
     assert os.stat(d / "s.json").st_mtime == 1  # a weight-only edit leaves the skeleton (and the plan) alone
+    w = next(t for t in g.tensors if t.data is not None and t.dtype == "int8" and t.data.ndim == 4)
+    w.data[0] = 0  # a pruned output channel: model.c computes it as a constant (model/weight_facts.py)
+    (d / "m.tflite").write_bytes(serialize(g))
+    gen("skeleton", d / "m.tflite", "-o", d / "s.json")
+    assert os.stat(d / "s.json").st_mtime != 1 and '"zero_rows": [\n0\n]' in (d / "s.json").read_text()
 
 
 @pytest.mark.parametrize("args,needle", [

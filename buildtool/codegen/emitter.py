@@ -10,9 +10,10 @@ fused plans subclass the emitter (fused_c.py).
 
 from __future__ import annotations
 
-from ..errors import ModelError, PlanError
+from ..errors import ModelError, PlanError, UsageError
+from ..model import weight_facts
 from ..model.ir import Graph
-from ..plan import ArenaPlan, arena_symbol, region_of
+from ..plan import ArenaPlan, arena_symbol, region_of, weight_order
 from ..refops import prepare
 from ..refops.activation import sigmoid_table16
 from . import kernel_variants
@@ -144,12 +145,17 @@ class Emitter:
             self.used_variants[name] = dispatcher
         return name
 
-    def conv_layer(self, op, fields: dict) -> dict:
-        """A conv or depthwise layer for kernel_variants: its struct fields with its requantisation."""
+    def conv_layer(self, op, fields: dict, rows=None) -> dict:
+        """A conv or depthwise layer for kernel_variants: its struct fields with its requantisation (of the
+        live rows when the filter is rows-live, rows: weight_order.RowOrder) and a bound on its biases'
+        magnitudes (kernel_variants.doubled_ok; model/weight_facts.py: None when not known)."""
         p = prepare.conv(self.g, op)
-        b = prepare.bias_input(self.g, op)   # the biases too: kernel_variants.doubled_ok reads them
-        biases = [int(v) for v in self.g.tensors[b].data.reshape(-1)] if b >= 0 else []
-        return dict(fields, multipliers=list(p.multipliers), shifts=list(p.shifts), biases=biases)
+        b = prepare.bias_input(self.g, op)
+        keep = list(rows.rows[:rows.live]) if rows else list(range(len(p.multipliers)))
+        dead = rows.rows[rows.live:] if rows else ()
+        top = weight_facts.abs_bound(self.g.tensors[b], dead) if b >= 0 else 0
+        return dict(fields, multipliers=[p.multipliers[r] for r in keep], shifts=[p.shifts[r] for r in keep],
+                    bias_bound=top)
 
     def instance(self, n: str, variant: str, h: int) -> str:
         """Declare {n}_conv, the layer's own instance of `variant`'s loops (the set's macro on its constant
@@ -168,24 +174,47 @@ class Emitter:
         self.used_variants[f"{macro}({params})"] = "bt_conv_s8(p, in, in_y0, out, y0, y1)"
 
     # -- parameter structs shared by several emitters ---------------------------------------
-    def requant_arrays(self, op, p) -> tuple:
-        """Declare op<i>_mult and op<i>_shift, the per-channel requantisation of prepared p; their names."""
+    def requant_arrays(self, op, p, rows=None) -> tuple:
+        """Declare op<i>_mult and op<i>_shift, the per-channel requantisation of prepared p (of rows only, in
+        their order, when given); their names."""
         n = f"op{op.index}"
-        self.declare(f"static const int32_t {n}_mult[{len(p.multipliers)}] = {c_ints(p.multipliers)};")
-        self.declare(f"static const int32_t {n}_shift[{len(p.shifts)}] = {c_ints(p.shifts)};")
+        keep = list(rows) if rows is not None else list(range(len(p.multipliers)))
+        self.declare(f"static const int32_t {n}_mult[{len(keep)}] = {c_ints([p.multipliers[r] for r in keep])};")
+        self.declare(f"static const int32_t {n}_shift[{len(keep)}] = {c_ints([p.shifts[r] for r in keep])};")
         return f"{n}_mult", f"{n}_shift"
 
-    def conv_fields(self, op) -> dict:
-        """bt_conv_params of CONV_2D / DEPTHWISE_CONV_2D (refops.prepare.conv; also fused tile loops)."""
+    def conv_fields(self, op, rows=None) -> dict:
+        """bt_conv_params of CONV_2D / DEPTHWISE_CONV_2D (refops.prepare.conv; also fused tile loops). rows (a
+        weight_order.RowOrder, model.c's own call of a rows-live conv): the live rows only, the outputs packed
+        at the start of each pixel; a rows-live conv without it (a fused block's tile kernels) reads plain
+        copies of its filter and bias in model.c (the image holds them reordered)."""
         p = prepare.conv(self.g, op)
         win = p.window
-        mult, shift = self.requant_arrays(op, p)
+        mult, shift = self.requant_arrays(op, p, rows.rows[:rows.live] if rows else None)
+        out = self.bt_shape(op.outputs[0])
+        flt, bias = self.weight(op.inputs[1], "int8_t"), self.bias(op)
+        if rows:
+            out["c"] = rows.live
+        elif isinstance(self.orders.get(op.inputs[1]), weight_order.RowOrder):
+            flt = self.plain_copy(op.inputs[1], f"op{op.index}_wplain", "int8_t")
+            b = prepare.bias_input(self.g, op)
+            bias = self.plain_copy(b, f"op{op.index}_bplain", "int32_t") if b >= 0 else "0"
         return dict(
-            **{"in": self.bt_shape(op.inputs[0]), "out": self.bt_shape(op.outputs[0])},
+            **{"in": self.bt_shape(op.inputs[0]), "out": out},
             kh=win.kh, kw=win.kw, stride_h=win.sh, stride_w=win.sw, dil_h=win.dh, dil_w=win.dw,
             pad_top=win.pad_top, pad_left=win.pad_left, input_offset=p.input_offset, output_offset=p.output_offset,
-            act_min=p.act_min, act_max=p.act_max, filter=self.weight(op.inputs[1], "int8_t"),
-            bias=self.bias(op), multiplier=mult, shift=shift)
+            act_min=p.act_min, act_max=p.act_max, filter=flt, bias=bias, multiplier=mult, shift=shift)
+
+    def plain_copy(self, i: int, name: str, ctype: str) -> str:
+        """Declare name, a copy in model.c of constant i in the model's order (the image holds it reordered:
+        plan/weight_order.py); needs its values (the model file, not its skeleton)."""
+        t = self.g.tensors[i]
+        if t.facts is not None:
+            raise UsageError(f"operator code for tensor '{t.name}' needs its weight values: give gen code the "
+                             f"model file, not the skeleton")
+        self.declare(f"static const {ctype} {name}[{t.data.size}] __attribute__((aligned(4))) = "
+                     f"{c_ints(t.data.reshape(-1).tolist())};")
+        return name
 
     def wide_conv(self, op, fields: dict) -> str:
         """Declare bt_conv_wide_params {n}_p (16x8 kernels, transpose conv): an int64 bias in bias64."""
@@ -213,9 +242,7 @@ class Emitter:
         mult, shift = self.requant_arrays(op, p)
         w = op.inputs[1]
         if w in self.orders and not reordered:
-            weights = f"op{op.index}_wplain"
-            self.declare(f"static const int8_t {weights}[{self.g.tensors[w].data.size}] __attribute__((aligned(4))) = "
-                         f"{c_ints(self.g.tensors[w].data.reshape(-1).tolist())};")
+            weights = self.plain_copy(w, f"op{op.index}_wplain", "int8_t")
         else:
             weights = self.weight(w, "int8_t")
         return dict(f, weights=weights, bias=self.bias(op), multiplier=mult, shift=shift, per_channel=per_ch)

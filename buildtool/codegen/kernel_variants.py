@@ -9,8 +9,8 @@ rows for model.c's own calls only (doubled_ok: the dispatcher never takes them);
 tests/test_kernel_variants.py checks them against the C on random layers.
 
 A layer is described by a dict of the kernel's parameter struct fields as model.c writes them
-("in"/"out" dicts with h, w, c), plus "multipliers", "shifts" and (conv, depthwise) "biases" as integer
-lists.
+("in"/"out" dicts with h, w, c), plus "multipliers" and "shifts" as integer lists and (conv, depthwise)
+"bias_bound", a bound on the biases' magnitudes.
 """
 
 from __future__ import annotations
@@ -68,10 +68,13 @@ def doubled_ok(p) -> bool:
     int32 on every channel: |bias| plus the largest |sum| of the patch (255 * 128 per value) below 2^30.
     Only the 3-pixel path (at most BT_COL3 values) gains from them, and only with at most 2 patch values per
     output channel: the doubling costs an SADD16 per 2 values of a pixel's patch, saves 2 instructions per
-    output (ResNet-8's 3x3 layers of 144 and 288 values into 16 and 32 channels ran 70 k instructions more)."""
+    output (ResNet-8's 3x3 layers of 144 and 288 values into 16 and 32 channels ran 70 k instructions more).
+    |bias| is at most the layer's "bias_bound" (model/weight_facts.py abs_bound: a skeleton records it, so code
+    generation from a skeleton chooses as from the model file; None, not known: never)."""
     k = _patch(p)
-    return (p.get("codegen", False) and "biases" in p and k <= BT_COL3 and k <= 2 * p["out"]["c"]
-            and all(abs(b) + k * 255 * 128 < 1 << 30 for b in p["biases"]))
+    top = p.get("bias_bound")
+    return (p.get("codegen", False) and top is not None and k <= BT_COL3 and k <= 2 * p["out"]["c"]
+            and top + k * 255 * 128 < 1 << 30)
 
 
 # the table rows doubled_ok guards: model.c's own calls only, no dispatcher takes them

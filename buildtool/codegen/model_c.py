@@ -22,12 +22,13 @@ import numpy as np
 
 from .. import targets
 from ..errors import ModelError, PlanError, UsageError
-from ..model import opdefs
+from ..model import opdefs, weight_facts
 from ..model.ir import Graph
 from ..model.ops import slice_bounds
 from ..plan import ArenaPlan, arena_symbol, first_bytes, flash, weight_order
 from ..plan.regions import image_groups
 from ..refops import prepare
+from ..refops.quant_math import mbqm
 from ..refops.shape_ops import slice_bounds_v1
 from . import kernel_variants, qparams
 from .c_text import c_comment, c_float, c_ints, c_string, c_struct, prod
@@ -65,14 +66,42 @@ def conv_2d(e, op) -> None:
         h = e.g.tensors[op.outputs[0]].shape[1]
         e.call(op, f"bt_conv_s16(&{n}_p, {e.cact(op.inputs[0])}, 0, {e.cact(op.outputs[0])}, 0, {h});")
         return
-    fields = e.conv_fields(op)
+    rows = e.orders.get(op.inputs[1])
+    rows = rows if isinstance(rows, weight_order.RowOrder) else None
+    fields = e.conv_fields(op, rows)
     e.declare(f"static const bt_conv_params {n}_p = {c_struct(fields)};")
     h = e.g.tensors[op.outputs[0]].shape[1]
-    fn = e.kernel("conv", e.conv_layer(op, fields))
-    if fn in kernel_variants.INSTANCES and kernel_variants.instances():
-        e.call(op, f"{e.instance(n, fn, h)}({e.act(op.inputs[0])}, {e.act(op.outputs[0])});")
-        return
-    e.call(op, f"{fn}(&{n}_p, {e.act(op.inputs[0])}, 0, {e.act(op.outputs[0])}, 0, {h});")
+    fn = e.kernel("conv", e.conv_layer(op, fields, rows))
+    spread = f"\n  {_spread_rows(e, op, rows)}" if rows else ""
+    if rows and rows.live == 0:
+        e.call(op, spread.strip())
+    elif fn in kernel_variants.INSTANCES and kernel_variants.instances():
+        e.call(op, f"{e.instance(n, fn, h)}({e.act(op.inputs[0])}, {e.act(op.outputs[0])});{spread}")
+    else:
+        e.call(op, f"{fn}(&{n}_p, {e.act(op.inputs[0])}, 0, {e.act(op.outputs[0])}, 0, {h});{spread}")
+
+
+def _spread_rows(e, op, rows) -> str:
+    """The call that spreads a rows-live conv's packed outputs (plan/weight_order.py) to their channels and
+    writes its zero rows' outputs, each the bias alone requantised (refops, as TFLite Micro computes it): a
+    function of straight code per pixel, the moves from the last live output (each goes to a channel at or
+    after its own, so none is overwritten before it is read), then the constants (a table loop cost vww's
+    rows-live layers ~280 K estimated cycles, this ~50 K)."""
+    p = prepare.conv(e.g, op)
+    b = prepare.bias_input(e.g, op)
+    lines = [f"    o[{r}] = o[{j}];" for j, r in reversed(list(enumerate(rows.rows[:rows.live]))) if r != j]
+    for r in rows.rows[rows.live:]:
+        acc = weight_facts.value_at(e.g.tensors[b], r) if b >= 0 else 0
+        v = int(np.clip(p.output_offset + int(mbqm(np.int64(acc), p.multipliers[r], p.shifts[r])), p.act_min,
+                        p.act_max))
+        lines.append(f"    o[{r}] = {v};")
+    n, t = f"op{op.index}", e.g.tensors[op.outputs[0]]
+    e.declare(f"/* op {op.index}: its {rows.live} live rows' outputs to their channels, its "
+              f"{len(rows.rows) - rows.live} zero rows' constants */\n"
+              f"static void {n}_spread(int8_t *o) {{\n"
+              f"  for (int32_t i = 0; i < {t.shape[1] * t.shape[2]}; i++, o += {e.pixel_stride(op.outputs[0])}) {{\n"
+              + "\n".join(lines) + "\n  }\n}")
+    return f"{n}_spread({e.act(op.outputs[0])});"
 
 
 def depthwise_conv_2d(e, op) -> None:

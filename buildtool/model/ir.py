@@ -55,6 +55,9 @@ class Tensor:
     # A resource variable's start value (READ_VARIABLE / ASSIGN_VARIABLE state, model/variables.py): the
     # value its CALL_ONCE init subgraph assigns, or TFLM's fill; None: every byte state_fill_byte.
     init: np.ndarray | None = None
+    # What code generation may know of a constant's values when they are absent (a skeleton's zeros stand in
+    # for them): model/weight_facts.py's record, None when data holds the real values.
+    facts: dict | None = None
 
     @property
     def is_const(self) -> bool:

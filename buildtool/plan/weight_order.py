@@ -11,20 +11,44 @@ SMLAD of the raw word and one SXTB16 + SMLAD give two rows' sums (3 instructions
 of 4). Taken when the weights have no zero point, 4 <= n_in <= 1280 (the kernel's widened input row),
 n_out >= 4, and no other operator reads the tensor; model.c then calls bt_fully_connected_s8_il*
 (codegen/model_c.py) and a fused block's dense tail a plain copy (codegen/emitter.py fc_fields).
+
+"rows-live" (issue 29, any board): an int8 CONV_2D whose filter has zero rows (output channels whose weights are
+all zero: model/weight_facts.py) gets its filter's and bias's rows with the live ones first (RowOrder.rows).
+model.c runs the convolution on the live rows only, its outputs packed at the start of each pixel, then spreads
+them and writes the zero rows' constant outputs (the bias requantised) (codegen/model_c.py conv_2d); a fused
+block's tile kernels take plain copies (codegen/emitter.py conv_fields). Taken when the zero rows' MACs per
+pixel are at least ROWS_LIVE_GAIN per output channel (the spreading costs a few cycles per output), and no
+other operator reads the filter or the bias.
 """
 
 from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
 
 import numpy as np
 
 from .. import targets
 from ..errors import BuildtoolError
+from ..model import weight_facts
 from ..model.ir import Graph
 from ..refops import prepare
 
 FC_IL = "fc-il"
 FC_IL_MAX_IN = 1280  # kernels/cortex-m/fully_connected.c BT_FC_COL_MAX
 FC_IL_SET = "cortex-m"  # the kernel set whose kernels read fc-il (the board's first set)
+ROWS_LIVE = "rows-live"
+ROWS_LIVE_GAIN = 4  # zero rows' MACs per pixel per output channel from which a conv runs on its live rows
+
+
+@dataclass(frozen=True)
+class RowOrder:
+    """The "rows-live" order of a filter or bias: the image's row k is the model's row rows[k], the live rows
+    (in order) before the zero ones; live of them are live."""
+
+    rows: tuple
+    live: int
+    name: str = ROWS_LIVE
 
 
 def _first_set(board: str) -> str | None:
@@ -45,11 +69,28 @@ def fc_il_ok(g: Graph, op) -> bool:
     return p.filter_offset == 0 and 4 <= p.n_in <= FC_IL_MAX_IN and p.n_out >= 4
 
 
+def live_rows(g: Graph, op) -> RowOrder | None:
+    """The rows-live order of an int8 CONV_2D's filter worth running on its live rows, else None."""
+    if op.opcode != "CONV_2D" or len(op.inputs) < 2 or op.inputs[1] < 0:
+        return None
+    tw, to = g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    if (tw.dtype, to.dtype) != ("int8", "int8") or not tw.is_const or len(tw.shape) != 4:
+        return None
+    if tw.quant is not None and np.any(tw.quant.zero_point):
+        return None
+    dead = weight_facts.zero_rows(tw)
+    c, k = int(tw.shape[0]), int(np.prod(tw.shape[1:]))
+    if not dead or len(dead) * k < ROWS_LIVE_GAIN * c:
+        return None
+    zero = set(dead)
+    live = [r for r in range(c) if r not in zero]
+    return RowOrder(tuple(live + list(dead)), len(live))
+
+
 def orders(g: Graph, board: str) -> dict:
-    """{constant tensor index: order name} of the tensors board's image holds reordered (the model's
-    operators only; a tensor any other operator or subgraph reads keeps the model's order)."""
-    if _first_set(board) != FC_IL_SET:
-        return {}
+    """{constant tensor index: order (a name, or a RowOrder)} of the tensors board's image holds reordered
+    (the model's operators only; a tensor any other operator or subgraph reads keeps the model's order)."""
+    fc = _first_set(board) == FC_IL_SET
     uses: dict = {}
     subs = getattr(g, "subgraphs", {})
     for op in list(g.operators) + [op for k in sorted(subs) for op in subs[k].operators]:
@@ -58,8 +99,14 @@ def orders(g: Graph, board: str) -> dict:
                 uses[i] = uses.get(i, 0) + 1
     out = {}
     for op in g.operators:
-        if fc_il_ok(g, op) and uses[op.inputs[1]] == 1:
+        if fc and fc_il_ok(g, op) and uses[op.inputs[1]] == 1:
             out[op.inputs[1]] = FC_IL
+        rows = live_rows(g, op)
+        b = prepare.bias_input(g, op) if rows else -1
+        if rows and uses[op.inputs[1]] == 1 and (b < 0 or uses[b] == 1):
+            out[op.inputs[1]] = rows
+            if b >= 0:
+                out[b] = rows
     return out
 
 
@@ -83,12 +130,15 @@ def fc_interleave(w: np.ndarray) -> np.ndarray:
     return np.concatenate(parts).view(np.int8)
 
 
-def image_bytes(g: Graph, i: int, order: str | None) -> bytes:
+def image_bytes(g: Graph, i: int, order) -> bytes:
     """The bytes the flash image holds for constant tensor i in order (None: the model's, little-endian)."""
     t = g.tensors[i]
     if order == FC_IL:
         return fc_interleave(np.asarray(t.data)).tobytes()
+    if isinstance(order, RowOrder):
+        t = dataclasses.replace(t, data=np.asarray(t.data)[list(order.rows)])
     return t.data.astype(t.data.dtype.newbyteorder("<"), copy=False).tobytes()
 
 
-__all__ = ["FC_IL", "FC_IL_MAX_IN", "fc_il_ok", "orders", "fc_interleave", "image_bytes"]
+__all__ = ["FC_IL", "FC_IL_MAX_IN", "ROWS_LIVE", "RowOrder", "fc_il_ok", "live_rows", "orders", "fc_interleave",
+           "image_bytes"]
