@@ -515,3 +515,21 @@ def test_concat_views_are_written_in_place():
     cat = next(op for op in g.operators if op.opcode == "CONCATENATION")
     body = c.split(f"BT_PROFILE_BEGIN({cat.index});")[1].split(f"BT_PROFILE_END({cat.index});")[0]
     assert body.count("bt_pad_s8(") == len(cat.inputs) - len(views)  # only the requantised inputs are copied
+
+
+@pytest.mark.parametrize("board", MAIN_BOARDS)
+def test_planner_view_of_a_requantised_concat_input(board, tmp_path):
+    """The planner writes a QUANTIZE's output (a concat input requantised to the concat's scale) straight into
+    its slice of the concat (a view, pixel stride 37): model.c requantises pixel by pixel (Emitter.unary)
+    instead of refusing the plan."""
+    need(board)
+    b = GraphBuilder("requantised_view", seed=5)
+    y = b.conv2d(b.input((1, 12, 12, 8)), 21, k=1)
+    y = b.concat([b.conv2d(y, 16, k=1), y])
+    g = b.finish([b.conv2d(y, 10, k=1, activation="NONE")])
+    plan = plan_memory(g)
+    q = next(op for op in g.operators if op.opcode == "QUANTIZE")
+    assert plan.tensors[q.outputs[0]].pixel_stride == 37
+    pipeline.build(g, board, tmp_path, plan=plan)
+    x = model_input(g)
+    assert np.array_equal(runner.run(board, tmp_path, x)[0], tflm_run(serialize(g), [x])[0])

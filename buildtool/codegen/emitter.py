@@ -281,13 +281,23 @@ class Emitter:
         return dict(outer=outer, reduce=reduce, inner=inner, outer_stride=reduce * rstride, reduce_stride=rstride)
 
     def unary(self, op, ctype: str, fields: dict, fn: str) -> None:
-        """Declare a one-input kernel's struct ({n = elements} + fields) and call fn on dense tensors."""
-        n = f"op{op.index}"
-        self.dense(op, op.inputs[0])
-        self.dense(op, op.outputs[0])
-        fields = dict(n=self.g.tensors[op.inputs[0]].num_elements, **fields)
+        """Declare a one-input element-wise kernel's struct ({n = elements} + fields) and call fn on dense
+        tensors, or once per pixel ({n = channels}) when an int8 NHWC input or output is a view into a concat
+        (pixel stride above its channels: a QUANTIZE that requantises a concat's input, say)."""
+        n, x, y = f"op{op.index}", op.inputs[0], op.outputs[0]
+        tx, ty = self.g.tensors[x], self.g.tensors[y]
+        sx, sy = self.pixel_stride(x), self.pixel_stride(y)
+        if (len(tx.shape) == 4 and tuple(tx.shape) == tuple(ty.shape) and tx.dtype == ty.dtype == "int8"
+                and (sx, sy) != (tx.shape[3], ty.shape[3])):
+            self.declare(f"static const {ctype} {n}_p = {c_struct(dict(n=tx.shape[3], **fields))};")
+            self.call(op, f"for (int32_t i = 0; i < {tx.shape[1] * tx.shape[2]}; i++) "
+                          f"{fn}(&{n}_p, {self.act(x)} + i * {sx}, {self.act(y)} + i * {sy});")
+            return
+        self.dense(op, x)
+        self.dense(op, y)
+        fields = dict(n=tx.num_elements, **fields)
         self.declare(f"static const {ctype} {n}_p = {c_struct(fields)};")
-        self.call(op, f"{fn}(&{n}_p, {self.act(op.inputs[0])}, {self.act(op.outputs[0])});")
+        self.call(op, f"{fn}(&{n}_p, {self.act(x)}, {self.act(y)});")
 
 
 __all__ = ["Emitter"]
