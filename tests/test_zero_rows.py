@@ -152,3 +152,24 @@ def test_fused_plan_reads_plain_copies(tmp_path):
     src = (tmp_path / "m" / "model.c").read_text()
     assert "_wplain[" in src and "_bplain[" in src
     assert np.asarray(runner.run("cortex-m4", tmp_path / "m", x)[0]).tobytes() == np.asarray(want).tobytes()
+
+
+def test_fit_estimate_counts_the_live_rows():
+    """buildtool fit's cycle estimate (firmware/op_cost.static_cycles) prices a rows-live conv's live MACs."""
+    from buildtool.firmware import op_cost
+    from buildtool.model.ops import op_macs
+
+    g = _model()
+    plan = plan_memory(g)
+    lo, hi = op_cost.static_cycles(g, plan, "cortex-m4")
+    rates = op_cost.CYCLES_PER_MAC["cortex-m4"]
+    want = [0, 0]
+    for op in g.operators:
+        macs = op_macs(g, op)
+        rows = weight_order.live_rows(g, op)
+        macs = macs * rows.live // len(rows.rows) if rows else macs
+        if macs:
+            for side in (0, 1):
+                want[side] += macs * rates[op_cost.layer_class(g, op)][side]
+    assert (lo, hi) == (round(want[0]), round(want[1]))
+    assert weight_order.live_rows(g, _conv(g, 2)).live == 0  # its MACs count nothing

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from . import cycles
 from ..model.ops import op_macs
+from ..plan import weight_order
 from ..plan.fusion.instructions import predict_instructions
 
 # Estimated cycles per MAC by layer class, (low, high), for CPUs with a timing table (cycles.py): the
@@ -50,7 +51,8 @@ def static_cycles(g, plan, cpu: str, flash_wait_states: int = 0):
     """(low, high) estimated cycles of the plan's conv, depthwise and dense layers on cpu, from their
     MACs and CYCLES_PER_MAC (plus flash_wait_states x FLASH_ACCESSES_PER_MAC: code and weights in a
     flash with that many wait states); a fused block's layers scaled by the block's MACs over theirs
-    (predict_instructions, with per-operator figures in place of measured counts). Operators without
+    (predict_instructions, with per-operator figures in place of measured counts). A conv model.c runs on
+    its live rows only (plan/weight_order.py rows-live: a plain plan's) counts their MACs. Operators without
     MACs are not counted (1-17 % of the measured estimate of the models in docs/kernels.md). None when cpu has
     no figures or an operator with MACs has no class (TRANSPOSE_CONV, RESIZE_BILINEAR, SVDF, LSTM)."""
     rates = CYCLES_PER_MAC.get(cpu)
@@ -63,6 +65,9 @@ def static_cycles(g, plan, cpu: str, flash_wait_states: int = 0):
     per_op = []
     for op in g.operators:
         macs = op_macs(g, op)
+        rows = weight_order.live_rows(g, op) if plan.kind != "fused" else None
+        if rows:
+            macs = macs * rows.live // len(rows.rows)
         cls = layer_class(g, op) if macs else None
         if macs and cls is None:
             return None
