@@ -1,7 +1,9 @@
 /* DEPTHWISE_CONV_2D int8 for Cortex-M DSP, depth multiplier 1. 3x3 undilated calls with channels in
  * groups of four, stride_w 2 or at most DW_SMALL_PIXELS output pixels, take dw_small (below "small maps
  * and stride 2": the input copied a word of four channels at a time into a zero-point padded buffer, nine
- * straight-line taps a pixel). Other 3x3 undilated calls with stride_w 1 or 2, of at least DW_MIN_PIXELS
+ * straight-line taps a pixel); on Arm those with stride_w 1, rows of at least 3 outputs and every channel
+ * on bt_dw_q4's terms take dw_small_planes instead (per-channel int16 planes, SMLAD on column pairs, bt_dwp).
+ * Other 3x3 undilated calls with stride_w 1 or 2, of at least DW_MIN_PIXELS
  * output pixels, 2 rows and DW_MIN_WIDTH columns, take dw_rows (below "3x3, dilation 1"): per group
  * of four channels the input rows of a chunk of output rows are widened once into int16 planes padded
  * with the input zero point, then per channel two outputs a pass with SMLAD on column pairs and the sums
@@ -1226,7 +1228,14 @@ static void dw_rows(const bt_conv_params *p, const dw_geo *g, const int8_t *in, 
  * border or not, runs the same nine straight-line taps (LDR + 2 SXTB16 + 4 SMLAxy with the unpacked
  * weights from one LDRD) and is requantised like dw3x3_rows' (sat: dw_rqm with the zero point folded,
  * SSAT, one word stored). No widening: it takes maps too small for dw_rows' set-up to repay (a whole map
- * at most DW_SMALL_PIXELS outputs) and every stride-2 call, whose widened cells are each read ~2 times. */
+ * at most DW_SMALL_PIXELS outputs) and every stride-2 call, whose widened cells are each read ~2 times.
+ * On Arm the stride-1 ones on bt_dw_q4's terms go to dw_small_planes (below bt_dwp): widened after all, but
+ * into one small buffer with its zero-point cells written once a band and SMLAD's 1.5 MACs an instruction
+ * (vww's 6x6x128 layers 177.9 K -> 132.9 K cycles, cortex-m4 est. high; dw_rows' set-up took 234.6 K).
+ * Stride 2 stays here: widened planes (the same kernel with (w0,w1), w2 and five cell words a quad) measured
+ * 414 K against 369 K for vww's 24x24x16 layer and 204 K against 190 K for its 12x12x32, ~2 cycles a
+ * widened input value that each stride-2 value repays only ~2.25 times (its 6x6x64 layer 100.1 K against
+ * 102.6 K). */
 #define DW_PAD_WORDS 672            /* buffer words (2688 bytes: dw_rows' planes) */
 #define DW_SMALL_PIXELS 64
 
@@ -1390,6 +1399,399 @@ DWS2_DECL(bt_dws2_2_8) DWS2_DECL(bt_dws2_2_16) DWS2_DECL(bt_dws2_2_32) DWS2_DECL
 #undef DWS2_DECL
 static const dw_small2_fn dw_small2_fns[2][4] = {{bt_dws2_1_8, bt_dws2_1_16, bt_dws2_1_32, bt_dws2_1_56},
                                                  {bt_dws2_2_8, bt_dws2_2_16, bt_dws2_2_32, bt_dws2_2_56}};
+
+/* dw_small's stride-1 layers on Arm with every channel on bt_dw_q4's terms (the whole int8 range, bt_rq2_zp_ok,
+ * dw_mm_ok), from per-channel int16 planes: bt_dwp_RL(planes, ch, o, g), the four channels' planes 2 K bytes apart
+ * (rows RL cells apart, cell b input column b - pad_left), ch four dw_chan (dw_chan4_q4's: doubled weights and bias,
+ * per tap row (w0,w1) and (w1,w2), the zero point in p2), o channel 0's first output, g = {bytes of a row's quads'
+ * cells, the row's last outputs (0, 2: six, 3: three), bytes between output rows' cells, out_row, ops, a column of
+ * single outputs, n when 6 or 3 (their own loops, else 0), channels, 2 K, rows times the cells' row step, from a row's
+ * quads' end to the next row's cells and outputs, the single column's cells and output}. Per channel and row its
+ * quads, then (n % 4 of 2, n >= 6) six outputs or (n % 4 of 3) three in one pass, sharing the tap rows' weight loads,
+ * constants and loop (a quad and a pair apart: vww's 6x6 layers 12 cycles a row more); n % 4 of 1 a column of single
+ * outputs after the rows, its steps in registers. Per tap row and pair of outputs x, x+1 the cells' words (x, x+1),
+ * (x+2, x+3) and SMLAD + SMLABT, SMLATB + SMLAD with (w0,w1), (w1,w2) (bt_dw_q4's: 4 instructions for 6 MACs), where
+ * dw_small's four-channel words took 6 for 4 (LDR, SXTB16 twice and four SMLABB/SMLATT a tap, each input word widened
+ * again by each of its up to nine taps); then dw_rqm, SSAT and STRB each output. The planes are bt_dwp_widen's, each
+ * pixel widened once a group. Rows of exactly six or three outputs (a 6x6 or 3x3 map) run their own loops, every
+ * channel in them, the row steps in registers or loaded after the stores (the general row loop's checks and steps: 15
+ * cycles a row more). vww (cortex-m4 est. high): the 6x6x128 layers 177.9 K with dw_small's bt_dws2 -> 132.9 K (of its
+ * instructions bt_dwp 74 %, bt_dwp_widen 14 %, dw_chan4_q4 8 %), the 3x3x256 layer 132.0 K -> 109.5 K. Registers: r0
+ * cells, r1 ch, r2 out, r3 ops, r4-r7 sums (six outputs: r3-r8), r8-r10 cells (six: r9, r10, lr), r11-r12 weights, lr
+ * the row's quads' end. */
+__asm__(
+    /* one tap row of a quad from the cells at off, weights at w (first: the sums start from the bias, r4) */
+    ".macro BT_DWP_QROW off, w, first\n\t"
+    ".if \\first\n\t"
+    "ldr.w r4, [r1]\n\t"
+    ".endif\n\t"
+    "ldr.w r11, [r1, #\\w]\n\t"
+    "ldr.w r12, [r1, #(\\w + 4)]\n\t"
+    "ldr.w r8, [r0, #\\off]\n\t"
+    "ldr.w r9, [r0, #(\\off + 4)]\n\t"
+    "ldr.w r10, [r0, #(\\off + 8)]\n\t"
+    ".if \\first\n\t"
+    "smlatb r5, r8, r11, r4\n\t"
+    "smlad r6, r9, r11, r4\n\t"
+    "smlatb r7, r9, r11, r4\n\t"
+    "smlad r4, r8, r11, r4\n\t"
+    ".else\n\t"
+    "smlad r4, r8, r11, r4\n\t"
+    "smlatb r5, r8, r11, r5\n\t"
+    "smlad r6, r9, r11, r6\n\t"
+    "smlatb r7, r9, r11, r7\n\t"
+    ".endif\n\t"
+    "smlabt r4, r9, r12, r4\n\t"
+    "smlad r5, r9, r12, r5\n\t"
+    "smlabt r6, r10, r12, r6\n\t"
+    "smlad r7, r10, r12, r7\n\t"
+    ".endm\n\t"
+    /* one tap row of three outputs (sums r4-r6) */
+    ".macro BT_DWP_TROW off, w, first\n\t"
+    ".if \\first\n\t"
+    "ldr.w r4, [r1]\n\t"
+    ".endif\n\t"
+    "ldr.w r11, [r1, #\\w]\n\t"
+    "ldr.w r12, [r1, #(\\w + 4)]\n\t"
+    "ldr.w r8, [r0, #\\off]\n\t"
+    "ldr.w r9, [r0, #(\\off + 4)]\n\t"
+    "ldr.w r10, [r0, #(\\off + 8)]\n\t"
+    ".if \\first\n\t"
+    "smlatb r5, r8, r11, r4\n\t"
+    "smlad r6, r9, r11, r4\n\t"
+    "smlad r4, r8, r11, r4\n\t"
+    ".else\n\t"
+    "smlad r4, r8, r11, r4\n\t"
+    "smlatb r5, r8, r11, r5\n\t"
+    "smlad r6, r9, r11, r6\n\t"
+    ".endif\n\t"
+    "smlabt r4, r9, r12, r4\n\t"
+    "smlad r5, r9, r12, r5\n\t"
+    "smlabt r6, r10, r12, r6\n\t"
+    ".endm\n\t"
+    /* one tap row of a single output (sum r4) */
+    ".macro BT_DWP_SROW off, w, first\n\t"
+    ".if \\first\n\t"
+    "ldr.w r4, [r1]\n\t"
+    ".endif\n\t"
+    "ldr.w r11, [r1, #\\w]\n\t"
+    "ldr.w r12, [r1, #(\\w + 4)]\n\t"
+    "ldr.w r8, [r0, #\\off]\n\t"
+    "ldr.w r9, [r0, #(\\off + 4)]\n\t"
+    "smlad r4, r8, r11, r4\n\t"
+    "smlabt r4, r9, r12, r4\n\t"
+    ".endm\n\t"
+    /* n sums (r4, r5, r6, r7) requantised and stored at r2, ops (r3) apart; n 4: r2 on past them */
+    ".macro BT_DWP_OUT n\n\t"
+    "ldr.w r8, [r1, #28]\n\t"        /* m, p2, e1 */
+    "ldr.w r9, [r1, #32]\n\t"
+    "ldr.w r10, [r1, #36]\n\t"
+    "add r11, r9, r4, asr #31\n\t"
+    "smmlar r4, r4, r8, r11\n\t"
+    ".if \\n > 1\n\t"
+    "add r11, r9, r5, asr #31\n\t"
+    "smmlar r5, r5, r8, r11\n\t"
+    "add r11, r9, r6, asr #31\n\t"
+    "smmlar r6, r6, r8, r11\n\t"
+    ".endif\n\t"
+    ".if \\n > 3\n\t"
+    "add r11, r9, r7, asr #31\n\t"
+    "smmlar r7, r7, r8, r11\n\t"
+    ".endif\n\t"
+    "asr r4, r4, r10\n\t"
+    "ssat r4, #8, r4\n\t"
+    ".if \\n > 1\n\t"
+    "asr r5, r5, r10\n\t"
+    "asr r6, r6, r10\n\t"
+    "ssat r5, #8, r5\n\t"
+    "ssat r6, #8, r6\n\t"
+    ".endif\n\t"
+    ".if \\n > 3\n\t"
+    "asr r7, r7, r10\n\t"
+    "ssat r7, #8, r7\n\t"
+    ".endif\n\t"
+    "strb.w r4, [r2]\n\t"
+    ".if \\n == 3\n\t"
+    "strb.w r5, [r2, r3]\n\t"
+    "strb.w r6, [r2, r3, lsl #1]\n\t"
+    ".endif\n\t"
+    ".if \\n == 4\n\t"
+    "strb.w r5, [r2, r3]\n\t"
+    "add r2, r2, r3, lsl #1\n\t"
+    "strb.w r6, [r2]\n\t"
+    "strb.w r7, [r2, r3]\n\t"
+    "add r2, r2, r3, lsl #1\n\t"
+    ".endif\n\t"
+    ".endm\n\t"
+    /* one tap row of six outputs, sums r3-r8, cells r9, r10, lr */
+    ".macro BT_DWP_HROW off, w, first\n\t"
+    ".if \\first\n\t"
+    "ldr.w r3, [r1]\n\t"
+    ".endif\n\t"
+    "ldr.w r11, [r1, #\\w]\n\t"
+    "ldr.w r12, [r1, #(\\w + 4)]\n\t"
+    "ldr.w r9, [r0, #\\off]\n\t"
+    "ldr.w r10, [r0, #(\\off + 4)]\n\t"
+    "ldr.w lr, [r0, #(\\off + 8)]\n\t"
+    ".if \\first\n\t"
+    "smlatb r4, r9, r11, r3\n\t"
+    "smlad r5, r10, r11, r3\n\t"
+    "smlatb r6, r10, r11, r3\n\t"
+    "smlad r7, lr, r11, r3\n\t"
+    "smlatb r8, lr, r11, r3\n\t"
+    "smlad r3, r9, r11, r3\n\t"
+    ".else\n\t"
+    "smlad r3, r9, r11, r3\n\t"
+    "smlatb r4, r9, r11, r4\n\t"
+    "smlad r5, r10, r11, r5\n\t"
+    "smlatb r6, r10, r11, r6\n\t"
+    "smlad r7, lr, r11, r7\n\t"
+    "smlatb r8, lr, r11, r8\n\t"
+    ".endif\n\t"
+    "smlabt r3, r10, r12, r3\n\t"
+    "smlad r4, r10, r12, r4\n\t"
+    "smlabt r5, lr, r12, r5\n\t"
+    "smlad r6, lr, r12, r6\n\t"
+    "ldr.w r9, [r0, #(\\off + 12)]\n\t"
+    "smlabt r7, r9, r12, r7\n\t"
+    "smlad r8, r9, r12, r8\n\t"
+    ".endm\n\t"
+    /* the six sums requantised and stored at r2 (ops from the locals) and r2 four outputs on; adv: six on, r3 ops */
+    ".macro BT_DWP_HOUT adv\n\t"
+    "ldr.w r9, [r1, #28]\n\t"        /* m, p2, e1, ops */
+    "ldr.w r10, [r1, #32]\n\t"
+    "ldr.w r11, [r1, #36]\n\t"
+    "ldr.w r12, [sp, #24]\n\t"
+    "add lr, r10, r3, asr #31\n\t"
+    "smmlar r3, r3, r9, lr\n\t"
+    "add lr, r10, r4, asr #31\n\t"
+    "smmlar r4, r4, r9, lr\n\t"
+    "add lr, r10, r5, asr #31\n\t"
+    "smmlar r5, r5, r9, lr\n\t"
+    "add lr, r10, r6, asr #31\n\t"
+    "smmlar r6, r6, r9, lr\n\t"
+    "add lr, r10, r7, asr #31\n\t"
+    "smmlar r7, r7, r9, lr\n\t"
+    "add lr, r10, r8, asr #31\n\t"
+    "smmlar r8, r8, r9, lr\n\t"
+    "asr r3, r3, r11\n\t"
+    "asr r4, r4, r11\n\t"
+    "asr r5, r5, r11\n\t"
+    "asr r6, r6, r11\n\t"
+    "asr r7, r7, r11\n\t"
+    "asr r8, r8, r11\n\t"
+    "ssat r3, #8, r3\n\t"
+    "ssat r4, #8, r4\n\t"
+    "ssat r5, #8, r5\n\t"
+    "ssat r6, #8, r6\n\t"
+    "ssat r7, #8, r7\n\t"
+    "ssat r8, #8, r8\n\t"
+    "strb.w r3, [r2]\n\t"
+    "strb.w r4, [r2, r12]\n\t"
+    "add r2, r2, r12, lsl #1\n\t"
+    "strb.w r5, [r2]\n\t"
+    "strb.w r6, [r2, r12]\n\t"
+    "add r2, r2, r12, lsl #1\n\t"
+    "strb.w r7, [r2]\n\t"
+    "strb.w r8, [r2, r12]\n\t"
+    ".if \\adv\n\t"
+    "add r2, r2, r12, lsl #1\n\t"
+    "mov r3, r12\n\t"
+    ".endif\n\t"
+    ".endm\n\t"
+    ".macro BT_DWP name, RL\n\t"
+    BT_ASM_ENTRY
+    "sub sp, sp, #16\n\t"           /* 48 bytes of locals */
+    "str r3, [sp, #0]\n\t"          /* g */
+    "ldr r4, [r3, #28]\n\t"
+    "str r4, [sp, #4]\n\t"          /* channels left */
+    "0:\n\t"
+    "str r0, [sp, #8]\n\t"          /* the channel's cells and output */
+    "str r2, [sp, #12]\n\t"
+    "ldr r12, [sp, #0]\n\t"
+    "ldr r4, [r12, #24]\n\t"        /* rows of six or three outputs alone: their own loops */
+    "cmp r4, #6\n\t"
+    "beq 8f\n\t"
+    "cmp r4, #3\n\t"
+    "beq 12f\n\t"
+    "ldr r4, [r12, #0]\n\t"         /* bytes of a row's quads, its last outputs */
+    "ldr r5, [r12, #4]\n\t"
+    "orrs r6, r4, r5\n\t"
+    "beq 3f\n\t"
+    "str r5, [sp, #20]\n\t"
+    "ldr r5, [r12, #36]\n\t"
+    "ldr r3, [r12, #16]\n\t"        /* ops */
+    "add r5, r5, r0\n\t"
+    "str r5, [sp, #16]\n\t"         /* the channel's rows' end */
+    "str r3, [sp, #24]\n\t"
+    "add lr, r0, r4\n\t"
+    "1:\n\t"
+    "cmp r0, lr\n\t"
+    "beq 5f\n\t"
+    "6:\n\t"
+    "BT_DWP_QROW 0, 4, 1\n\t"
+    "BT_DWP_QROW (2 * \\RL), 12, 0\n\t"
+    "BT_DWP_QROW (4 * \\RL), 20, 0\n\t"
+    "BT_DWP_OUT 4\n\t"
+    "add r0, r0, #8\n\t"
+    "cmp r0, lr\n\t"
+    "bne 6b\n\t"
+    "5:\n\t"
+    "ldr r8, [sp, #20]\n\t"
+    "cmp r8, #3\n\t"
+    "bne 10f\n\t"
+    "BT_DWP_TROW 0, 4, 1\n\t"
+    "BT_DWP_TROW (2 * \\RL), 12, 0\n\t"
+    "BT_DWP_TROW (4 * \\RL), 20, 0\n\t"
+    "BT_DWP_OUT 3\n\t"
+    "b 7f\n\t"
+    "10:\n\t"
+    "cmp r8, #2\n\t"
+    "bne 7f\n\t"
+    "BT_DWP_HROW 0, 4, 1\n\t"
+    "BT_DWP_HROW (2 * \\RL), 12, 0\n\t"
+    "BT_DWP_HROW (4 * \\RL), 20, 0\n\t"
+    "BT_DWP_HOUT 1\n\t"
+    "7:\n\t"
+    "ldr r8, [sp, #0]\n\t"
+    "ldr r12, [sp, #16]\n\t"
+    "ldr r9, [r8, #40]\n\t"         /* from the quads' end to the next row's cells, output */
+    "ldr r10, [r8, #44]\n\t"
+    "ldr r11, [r8, #0]\n\t"
+    "add r0, r0, r9\n\t"
+    "add r2, r2, r10\n\t"
+    "add lr, r0, r11\n\t"
+    "cmp r0, r12\n\t"
+    "bne 1b\n\t"
+    "3:\n\t"                        /* a column of single outputs (n % 4 of 1), top to bottom */
+    "ldr r12, [sp, #0]\n\t"
+    "ldr r4, [r12, #20]\n\t"
+    "cmp r4, #0\n\t"
+    "beq 4f\n\t"
+    "ldr r0, [sp, #8]\n\t"
+    "ldr r2, [sp, #12]\n\t"
+    "ldr r4, [r12, #48]\n\t"
+    "ldr r5, [r12, #52]\n\t"
+    "ldr r3, [r12, #16]\n\t"        /* ops, the cells' row step, out_row, the column's extent */
+    "ldr r6, [r12, #8]\n\t"
+    "ldr r7, [r12, #12]\n\t"
+    "ldr lr, [r12, #36]\n\t"
+    "add r0, r0, r4\n\t"
+    "add r2, r2, r5\n\t"
+    "add lr, lr, r0\n\t"
+    "11:\n\t"
+    "BT_DWP_SROW 0, 4, 1\n\t"
+    "BT_DWP_SROW (2 * \\RL), 12, 0\n\t"
+    "BT_DWP_SROW (4 * \\RL), 20, 0\n\t"
+    "BT_DWP_OUT 1\n\t"
+    "add r0, r0, r6\n\t"
+    "add r2, r2, r7\n\t"
+    "cmp r0, lr\n\t"
+    "bne 11b\n\t"
+    "4:\n\t"
+    "ldr r12, [sp, #0]\n\t"
+    "ldr r0, [sp, #8]\n\t"
+    "ldr r2, [sp, #12]\n\t"
+    "ldr r4, [r12, #32]\n\t"        /* bytes between the channels' planes */
+    "ldr r5, [sp, #4]\n\t"
+    "add r0, r0, r4\n\t"
+    "adds r2, r2, #1\n\t"
+    "adds r1, r1, #44\n\t"          /* sizeof (dw_chan) */
+    "subs r5, r5, #1\n\t"
+    "str r5, [sp, #4]\n\t"
+    "bne 0b\n\t"
+    "14:\n\t"
+    "add sp, sp, #48\n\t"
+    "pop {r4-r11, pc}\n\t"
+    /* rows of six outputs (n 6): every channel in this loop, its steps on the stack (ops, the cells' row step,
+       out_row - 4 ops, rows times the row step, 2 K), the row's loaded after its stores */
+    "8:\n\t"
+    "ldr r3, [r12, #16]\n\t"
+    "ldr r4, [r12, #8]\n\t"
+    "ldr r5, [r12, #44]\n\t"
+    "ldr r6, [r12, #36]\n\t"
+    "ldr r7, [r12, #32]\n\t"
+    "strd r3, r4, [sp, #24]\n\t"
+    "strd r5, r6, [sp, #32]\n\t"
+    "str r7, [sp, #40]\n\t"
+    "80:\n\t"
+    "add r5, r6, r0\n\t"
+    "strd r0, r2, [sp, #8]\n\t"
+    "str r5, [sp, #16]\n\t"         /* the channel's rows' end */
+    "9:\n\t"
+    "BT_DWP_HROW 0, 4, 1\n\t"
+    "BT_DWP_HROW (2 * \\RL), 12, 0\n\t"
+    "BT_DWP_HROW (4 * \\RL), 20, 0\n\t"
+    "BT_DWP_HOUT 0\n\t"
+    "ldr r9, [sp, #32]\n\t"
+    "ldr r10, [sp, #28]\n\t"
+    "ldr r11, [sp, #16]\n\t"
+    "add r2, r2, r9\n\t"
+    "add r0, r0, r10\n\t"
+    "cmp r0, r11\n\t"
+    "bne 9b\n\t"
+    "ldrd r0, r2, [sp, #8]\n\t"     /* the next channel */
+    "ldr r4, [sp, #40]\n\t"
+    "ldr r5, [sp, #4]\n\t"
+    "ldr r6, [sp, #36]\n\t"
+    "add r0, r0, r4\n\t"
+    "adds r2, r2, #1\n\t"
+    "adds r1, r1, #44\n\t"
+    "subs r5, r5, #1\n\t"
+    "str r5, [sp, #4]\n\t"
+    "bne 80b\n\t"
+    "b 14b\n\t"
+    /* rows of three outputs (n 3): every channel in this loop, the row steps in r7, lr */
+    "12:\n\t"
+    "ldr r3, [r12, #16]\n\t"
+    "ldr r7, [r12, #8]\n\t"
+    "ldr lr, [r12, #12]\n\t"
+    "ldr r6, [r12, #36]\n\t"
+    "ldr r4, [r12, #32]\n\t"
+    "strd r6, r4, [sp, #32]\n\t"    /* rows times the row step, 2 K */
+    "120:\n\t"
+    "add r5, r6, r0\n\t"
+    "strd r0, r2, [sp, #8]\n\t"
+    "str r5, [sp, #16]\n\t"
+    "13:\n\t"
+    "BT_DWP_TROW 0, 4, 1\n\t"
+    "BT_DWP_TROW (2 * \\RL), 12, 0\n\t"
+    "BT_DWP_TROW (4 * \\RL), 20, 0\n\t"
+    "BT_DWP_OUT 3\n\t"
+    "ldr r8, [sp, #16]\n\t"
+    "add r0, r0, r7\n\t"
+    "add r2, r2, lr\n\t"
+    "cmp r0, r8\n\t"
+    "bne 13b\n\t"
+    "ldrd r0, r2, [sp, #8]\n\t"
+    "ldrd r6, r4, [sp, #32]\n\t"
+    "ldr r5, [sp, #4]\n\t"
+    "add r0, r0, r4\n\t"
+    "adds r2, r2, #1\n\t"
+    "adds r1, r1, #44\n\t"
+    "subs r5, r5, #1\n\t"
+    "str r5, [sp, #4]\n\t"
+    "bne 120b\n\t"
+    "b 14b\n\t"
+    ".size \\name, . - \\name\n\t"
+    ".endm\n\t"
+    "BT_DWP bt_dwp_8, 8\n\t"
+    "BT_DWP bt_dwp_16, 16\n\t"
+    "BT_DWP bt_dwp_32, 32\n\t"
+    "BT_DWP bt_dwp_56, 56\n\t"
+    ".purgem BT_DWP\n\t"
+    ".purgem BT_DWP_HOUT\n\t"
+    ".purgem BT_DWP_HROW\n\t"
+    ".purgem BT_DWP_OUT\n\t"
+    ".purgem BT_DWP_SROW\n\t"
+    ".purgem BT_DWP_TROW\n\t"
+    ".purgem BT_DWP_QROW\n\t"
+    ".text");
+#define DWP_DECL(n) void n(const int16_t *, const void *, int8_t *, const int32_t *);
+DWP_DECL(bt_dwp_8) DWP_DECL(bt_dwp_16) DWP_DECL(bt_dwp_32) DWP_DECL(bt_dwp_56)
+#undef DWP_DECL
+static void (*const dwp_fns[4])(const int16_t *, const void *, int8_t *, const int32_t *) = {
+    bt_dwp_8, bt_dwp_16, bt_dwp_32, bt_dwp_56};
 #endif
 
 static inline __attribute__((always_inline)) void dw_small_band(const bt_conv_params *p, const uint32_t *buf,
@@ -1593,12 +1995,185 @@ static __attribute__((noinline)) void dw_small(const bt_conv_params *p, const in
   }
 }
 
+#if DW_Q4
+/* 1 when dw_small_planes takes a dw_small_ok call of out rows [y0, y1): stride_w 1, rows of at least 3 outputs
+ * (narrower ones: a pair or a single output a row in bt_dwp's column loop, its set-up not repaid), at least 2 rows
+ * (the in-place ring's one-row calls would widen three input rows and set up every group for one output row),
+ * fast with the zero point folded and the whole int8 range (dw_rqm + SSAT) for every channel (bt_dw_q4's
+ * conditions). */
+static int dw_small_planes_ok(const bt_conv_params *p, int32_t y0, int32_t y1, int fast) {
+  if (!fast || p->act_min != -128 || p->act_max != 127 || p->stride_w != 1 || p->out.w < 3 || y1 - y0 < 2 ||
+      !dw_mm_ok(p))
+    return 0;
+  for (int32_t c = 0; c < p->out.c; c++)
+    if (!bt_rq2_zp_ok(p->shift[c])) return 0;
+  return 1;
+}
+
+/* dw_small_planes' widening in asm: bt_dwp_widen(src, ips, d, g), g = {in_row, bytes between the planes (2 K),
+ * rows, pairs a row, lead, tail, the input zero point in four bytes, bytes between rows of cells}: per row of the
+ * four channels' pixels (src, in_row bytes apart) the planes' words from d (rl cells a row, the even cell at or
+ * before the image's first column): a word (x, x+1) from two pixels' words A and B by PKHBT and PKHTB (bytes
+ * c, c+1 and c+2, c+3 of both) and four SXTB16, one STR a plane; with lead the first word takes the zero point
+ * for A (the image's first column in an odd cell), with tail the last one for B. gcc's C loop spilled its
+ * pointers: 653 instructions a group of vww's 6x6 maps (6 rows of a lead, two pairs and a tail), here 443, and
+ * dw_widen4_s1 (dw_rows') 544 with its lead and remainder by halves; lead and tail pick one of four row loops
+ * once a call. Registers: r0 the row's pixels, r1 ips, r2 the row's cells, r3 in_row, r4 the zero-point word, r5
+ * rows left, r6 pixels, r7 cells, r8 pairs left, r9-r11 and lr words, r12 2 K; on the stack pairs a row and the
+ * bytes between rows of cells. */
+__asm__(
+    ".macro BT_DWPW_WORD a, b\n\t"
+    "pkhbt r11, \\a, \\b, lsl #16\n\t"
+    "pkhtb lr, \\b, \\a, asr #16\n\t"
+    "sxtb16 r9, r11\n\t"
+    "sxtb16 r10, r11, ror #8\n\t"
+    "str r9, [r7]\n\t"
+    "str r10, [r7, r12]\n\t"
+    "sxtb16 r9, lr\n\t"
+    "sxtb16 r10, lr, ror #8\n\t"
+    "add r11, r12, r12, lsl #1\n\t"
+    "str r9, [r7, r12, lsl #1]\n\t"
+    "str r10, [r7, r11]\n\t"
+    "adds r7, r7, #4\n\t"
+    ".endm\n\t"
+    /* rows with (lead) or without a first word taking the zero point, and (tail) a last one */
+    ".macro BT_DWPW_ROWS lead, tail\n\t"
+    "1:\n\t"
+    "mov r6, r0\n\t"
+    "mov r7, r2\n\t"
+    ".if \\lead\n\t"
+    "ldr r9, [r6]\n\t"
+    "add r6, r6, r1\n\t"
+    "BT_DWPW_WORD r4, r9\n\t"
+    ".endif\n\t"
+    "ldr r8, [sp]\n\t"
+    "cmp r8, #0\n\t"
+    "beq 3f\n\t"
+    "2:\n\t"
+    "ldr r9, [r6]\n\t"
+    "ldr r10, [r6, r1]\n\t"
+    "add r6, r6, r1, lsl #1\n\t"
+    "BT_DWPW_WORD r9, r10\n\t"
+    "subs r8, r8, #1\n\t"
+    "bne 2b\n\t"
+    "3:\n\t"
+    ".if \\tail\n\t"
+    "ldr r9, [r6]\n\t"
+    "BT_DWPW_WORD r9, r4\n\t"
+    ".endif\n\t"
+    "ldr r9, [sp, #4]\n\t"
+    "add r0, r0, r3\n\t"
+    "add r2, r2, r9\n\t"
+    "subs r5, r5, #1\n\t"
+    "bne 1b\n\t"
+    ".endm\n\t"
+    ".section .text.bt_dwp_widen,\"ax\",%progbits\n\t.p2align 2\n\t.global bt_dwp_widen\n\t"
+    ".hidden bt_dwp_widen\n\t.type bt_dwp_widen, %function\n\t.thumb_func\n\t"
+    "bt_dwp_widen:\n\t"
+    "push {r4-r11, lr}\n\t"
+    "sub sp, sp, #8\n\t"
+    "ldr r4, [r3, #24]\n\t"
+    "ldr r12, [r3, #4]\n\t"
+    "ldr r5, [r3, #8]\n\t"
+    "ldr r6, [r3, #12]\n\t"
+    "ldr r7, [r3, #28]\n\t"
+    "ldr r8, [r3, #16]\n\t"
+    "ldr r9, [r3, #20]\n\t"
+    "ldr r3, [r3, #0]\n\t"
+    "strd r6, r7, [sp]\n\t"         /* pairs a row, bytes between rows of cells */
+    "cmp r8, #0\n\t"
+    "bne 20f\n\t"
+    "cmp r9, #0\n\t"
+    "bne 30f\n\t"
+    "BT_DWPW_ROWS 0, 0\n\t"
+    "b 90f\n\t"
+    "20:\n\t"
+    "cmp r9, #0\n\t"
+    "bne 40f\n\t"
+    "BT_DWPW_ROWS 1, 0\n\t"
+    "b 90f\n\t"
+    "30:\n\t"
+    "BT_DWPW_ROWS 0, 1\n\t"
+    "b 90f\n\t"
+    "40:\n\t"
+    "BT_DWPW_ROWS 1, 1\n\t"
+    "90:\n\t"
+    "add sp, sp, #8\n\t"
+    "pop {r4-r11, pc}\n\t"
+    ".size bt_dwp_widen, . - bt_dwp_widen\n\t"
+    ".purgem BT_DWPW_ROWS\n\t"
+    ".purgem BT_DWPW_WORD\n\t"
+    ".text");
+void bt_dwp_widen(const int8_t *src, int32_t ips, int16_t *d, const int32_t *g);
+
+/* Output rows [y0, y1) of a dw_small_planes_ok layer, a band of rows at a time: the cells outside the image the
+ * input zero point once a band (four int16 planes, rows rl cells apart, the input's columns in their natural
+ * order), then per group of four channels dw_chan4_q4's values, the input pixels inside the image widened
+ * (bt_dwp_widen) and bt_dwp. Stack: the same 2688 bytes as dw_small's buffer (a sibling call, not nested; vww's
+ * measured stack 4,684 bytes either way). */
+static __attribute__((noinline)) void dw_small_planes(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
+                                                      int8_t *out, int32_t y0, int32_t y1) {
+  int16_t plane[2 * DW_PAD_WORDS] __attribute__((aligned(8)));
+  dw_chan ch[4];
+  const int32_t c_n = p->out.c, ips = p->in.pixel_stride, in_row = p->in.w * ips, ops = p->out.pixel_stride;
+  const int32_t sh = p->stride_h, ow = p->out.w, ih = p->in.h, iw = p->in.w;
+  const int32_t cols = ow + 2, ix0 = -p->pad_left, out_row = ow * ops;
+  const int li = cols <= 8 ? 0 : cols <= 16 ? 1 : cols <= 32 ? 2 : 3;
+  const int32_t rl = dw_rls[li];
+  /* rows a band: four planes of nr rows and the cell past the last one (read, never used) */
+  const int32_t rb = ((2 * DW_PAD_WORDS - 2) / (4 * rl) - 3) / sh + 1;
+  const int16_t z = (int16_t)-p->input_offset;
+  const uint32_t zw = (uint32_t)(uint8_t)(int8_t)-p->input_offset * 0x01010101u;
+  /* a row's quads (n % 4 of 2: the last one with the pair, six outputs; of 3: three after them), their cells' bytes */
+  const int32_t tail = (ow & 3) == 3 ? 3 : ((ow & 3) == 2 ? 2 : 0), nq = (ow >> 2) - (tail == 2), qb = nq * 8;
+  int32_t jv0 = -ix0, jv1 = iw - ix0;   /* cells inside the image: [jv0, jv1) */
+  jv0 = jv0 < 0 ? 0 : (jv0 > cols ? cols : jv0);
+  jv1 = jv1 < jv0 ? jv0 : (jv1 > cols ? cols : jv1);
+  for (int32_t ya = y0; ya < y1; ya += rb) {
+    const int32_t rows = y1 - ya < rb ? y1 - ya : rb, nr = (rows - 1) * sh + 3, iy0 = ya * sh - p->pad_top;
+    const int32_t K = nr * rl, rstep = 2 * sh * rl;
+    int32_t ra = -iy0, rz = ih - iy0;   /* rows inside the image: [ra, rz) of the band's nr */
+    ra = ra < 0 ? 0 : (ra > nr ? nr : ra);
+    rz = rz < ra ? ra : (rz > nr ? nr : rz);
+    for (int32_t k = 0; k < 4; k++)
+      for (int32_t r = 0; r < nr; r++) {
+        int16_t *d = plane + k * K + r * rl;
+        const int inside = r >= ra && r < rz;
+        for (int32_t j = 0; j < cols; j++) {
+          if (inside && j == jv0) j = jv1;
+          if (j < cols) d[j] = z;
+        }
+      }
+    const int32_t g[14] = {qb, tail, rstep, out_row, ops, (ow & 3) == 1, ow == 6 || ow == 3 ? ow : 0, 4, 2 * K,
+                           rows * rstep, rstep - qb, out_row - (ow == 6 ? 4 : nq * 4 + (tail == 2 ? 6 : 0)) * ops,
+                           qb, nq * 4 * ops};
+    int8_t *o = out + (ya - y0) * out_row;
+    const int8_t *src0 = in + (iy0 + ra - in_y0) * in_row + (ix0 + jv0) * ips;
+    const int32_t lead = jv0 & 1, wg[8] = {in_row, 2 * K, rz - ra, (jv1 - jv0 - lead) >> 1, lead,
+                                           (jv1 - jv0 - lead) & 1, (int32_t)zw, 2 * rl};
+    for (int32_t c = 0; c < c_n; c += 4) {
+      dw_chan4_q4(p, c, 3 * c_n, c_n, ch);
+      if (rz > ra && jv1 > jv0)
+        bt_dwp_widen(src0 + c, ips, plane + ra * rl + (jv0 & ~1), wg);
+      dwp_fns[li](plane, ch, o + c, g);
+    }
+  }
+}
+#endif
+
 /* Depth multiplier 1 (fast: requantisation by bt_rq2): the 3x3 interior path where a row has one. */
 static inline __attribute__((always_inline)) void dw_m1(const bt_depthwise_params *dp, const int8_t *in,
                                                        int32_t in_y0, int8_t *out, int32_t y0, int32_t y1,
                                                        const int fast) {
   const bt_conv_params *p = &dp->conv;
   if (dw_small_ok(p, y0, y1)) {
+#if DW_Q4
+    /* (stride 2 and the in-place ring's one-row calls, the bulk of the calls here, without a call) */
+    if (p->stride_w == 1 && y1 - y0 >= 2 && dw_small_planes_ok(p, y0, y1, fast)) {
+      dw_small_planes(p, in, in_y0, out, y0, y1);
+      return;
+    }
+#endif
     dw_small(p, in, in_y0, out, y0, y1, fast);
     return;
   }
