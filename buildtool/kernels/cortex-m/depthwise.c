@@ -1420,8 +1420,8 @@ static const dw_small2_fn dw_small2_fns[2][4] = {{bt_dws2_1_8, bt_dws2_1_16, bt_
  * cells, r1 ch, r2 out, r3 ops, r4-r7 sums (six outputs: r3-r8), r8-r10 cells (six: r9, r10, lr), r11-r12 weights, lr
  * the row's quads' end. */
 __asm__(
-    /* one tap row of a quad from the cells at off, weights at w (first: the sums start from the bias, r4) */
-    ".macro BT_DWP_QROW off, w, first\n\t"
+    /* a tap row's loads: its two weight words at w, two words of cells at off (first: the bias into r4) */
+    ".macro BT_DWP_LOADS off, w, first\n\t"
     ".if \\first\n\t"
     "ldr.w r4, [r1]\n\t"
     ".endif\n\t"
@@ -1429,6 +1429,10 @@ __asm__(
     "ldr.w r12, [r1, #(\\w + 4)]\n\t"
     "ldr.w r8, [r0, #\\off]\n\t"
     "ldr.w r9, [r0, #(\\off + 4)]\n\t"
+    ".endm\n\t"
+    /* one tap row of a quad from the cells at off, weights at w (first: the sums start from the bias, r4) */
+    ".macro BT_DWP_QROW off, w, first\n\t"
+    "BT_DWP_LOADS \\off, \\w, \\first\n\t"
     "ldr.w r10, [r0, #(\\off + 8)]\n\t"
     ".if \\first\n\t"
     "smlatb r5, r8, r11, r4\n\t"
@@ -1448,13 +1452,7 @@ __asm__(
     ".endm\n\t"
     /* one tap row of three outputs (sums r4-r6) */
     ".macro BT_DWP_TROW off, w, first\n\t"
-    ".if \\first\n\t"
-    "ldr.w r4, [r1]\n\t"
-    ".endif\n\t"
-    "ldr.w r11, [r1, #\\w]\n\t"
-    "ldr.w r12, [r1, #(\\w + 4)]\n\t"
-    "ldr.w r8, [r0, #\\off]\n\t"
-    "ldr.w r9, [r0, #(\\off + 4)]\n\t"
+    "BT_DWP_LOADS \\off, \\w, \\first\n\t"
     "ldr.w r10, [r0, #(\\off + 8)]\n\t"
     ".if \\first\n\t"
     "smlatb r5, r8, r11, r4\n\t"
@@ -1471,13 +1469,7 @@ __asm__(
     ".endm\n\t"
     /* one tap row of a single output (sum r4) */
     ".macro BT_DWP_SROW off, w, first\n\t"
-    ".if \\first\n\t"
-    "ldr.w r4, [r1]\n\t"
-    ".endif\n\t"
-    "ldr.w r11, [r1, #\\w]\n\t"
-    "ldr.w r12, [r1, #(\\w + 4)]\n\t"
-    "ldr.w r8, [r0, #\\off]\n\t"
-    "ldr.w r9, [r0, #(\\off + 4)]\n\t"
+    "BT_DWP_LOADS \\off, \\w, \\first\n\t"
     "smlad r4, r8, r11, r4\n\t"
     "smlabt r4, r9, r12, r4\n\t"
     ".endm\n\t"
