@@ -195,7 +195,7 @@ class Emitter:
         flt, bias = self.weight(op.inputs[1], "int8_t"), self.bias(op)
         if rows:
             out["c"] = rows.live
-        elif isinstance(self.orders.get(op.inputs[1]), weight_order.RowOrder):
+        elif self.row_order(op):
             flt = self.plain_copy(op.inputs[1], f"op{op.index}_wplain", "int8_t")
             b = prepare.bias_input(self.g, op)
             bias = self.plain_copy(b, f"op{op.index}_bplain", "int32_t") if b >= 0 else "0"
@@ -204,6 +204,11 @@ class Emitter:
             kh=win.kh, kw=win.kw, stride_h=win.sh, stride_w=win.sw, dil_h=win.dh, dil_w=win.dw,
             pad_top=win.pad_top, pad_left=win.pad_left, input_offset=p.input_offset, output_offset=p.output_offset,
             act_min=p.act_min, act_max=p.act_max, filter=flt, bias=bias, multiplier=mult, shift=shift)
+
+    def row_order(self, op):
+        """The weight_order.RowOrder the image holds op's filter in (a rows-live conv), else None."""
+        o = self.orders.get(op.inputs[1]) if len(op.inputs) > 1 else None
+        return o if isinstance(o, weight_order.RowOrder) else None
 
     def plain_copy(self, i: int, name: str, ctype: str) -> str:
         """Declare name, a copy in model.c of constant i in the model's order (the image holds it reordered:

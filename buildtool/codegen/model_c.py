@@ -66,8 +66,7 @@ def conv_2d(e, op) -> None:
         h = e.g.tensors[op.outputs[0]].shape[1]
         e.call(op, f"bt_conv_s16(&{n}_p, {e.cact(op.inputs[0])}, 0, {e.cact(op.outputs[0])}, 0, {h});")
         return
-    rows = e.orders.get(op.inputs[1])
-    rows = rows if isinstance(rows, weight_order.RowOrder) else None
+    rows = e.row_order(op)
     fields = e.conv_fields(op, rows)
     e.declare(f"static const bt_conv_params {n}_p = {c_struct(fields)};")
     h = e.g.tensors[op.outputs[0]].shape[1]

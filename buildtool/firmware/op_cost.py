@@ -63,9 +63,10 @@ def static_cycles(g, plan, cpu: str, flash_wait_states: int = 0):
         rates = {c: (lo + flash_wait_states * fa[c][0], hi + flash_wait_states * fa[c][1])
                  for c, (lo, hi) in rates.items()}
     per_op = []
+    live = weight_order.row_orders(g) if plan.kind != "fused" else {}
     for op in g.operators:
         macs = op_macs(g, op)
-        rows = weight_order.live_rows(g, op) if plan.kind != "fused" else None
+        rows = live.get(op.inputs[1]) if op.opcode == "CONV_2D" else None
         if rows:
             macs = macs * rows.live // len(rows.rows)
         cls = layer_class(g, op) if macs else None

@@ -36,11 +36,11 @@ def abs_bound(t, skip=()) -> int | None:
         if skip:
             v = np.delete(v, list(skip))
         return (1 << int(v.max()).bit_length()) - 1 if v.size else 0
-    at = {int(r): int(v) for r, v in t.facts.get("at", {}).items()}
-    if "abs_bits" not in t.facts or not set(skip) <= set(at):
+    at, skip = {int(r): int(v) for r, v in t.facts.get("at", {}).items()}, set(skip)
+    if "abs_bits" not in t.facts or not skip <= set(at):
         return None
     return max([(1 << int(t.facts["abs_bits"])) - 1] + [(1 << abs(v).bit_length()) - 1 for r, v in at.items()
-                                                       if r not in set(skip)])
+                                                       if r not in skip])
 
 
 def value_at(t, row: int) -> int:

@@ -23,7 +23,6 @@ other operator reads the filter or the bias.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,7 +36,6 @@ from ..refops import prepare
 FC_IL = "fc-il"
 FC_IL_MAX_IN = 1280  # kernels/cortex-m/fully_connected.c BT_FC_COL_MAX
 FC_IL_SET = "cortex-m"  # the kernel set whose kernels read fc-il (the board's first set)
-ROWS_LIVE = "rows-live"
 ROWS_LIVE_GAIN = 4  # zero rows' MACs per pixel per output channel from which a conv runs on its live rows
 
 
@@ -48,7 +46,6 @@ class RowOrder:
 
     rows: tuple
     live: int
-    name: str = ROWS_LIVE
 
 
 def _first_set(board: str) -> str | None:
@@ -87,26 +84,41 @@ def live_rows(g: Graph, op) -> RowOrder | None:
     return RowOrder(tuple(live + list(dead)), len(live))
 
 
-def orders(g: Graph, board: str) -> dict:
-    """{constant tensor index: order (a name, or a RowOrder)} of the tensors board's image holds reordered
-    (the model's operators only; a tensor any other operator or subgraph reads keeps the model's order)."""
-    fc = _first_set(board) == FC_IL_SET
+def _uses(g: Graph) -> dict:
+    """{tensor index: how many operator inputs (the subgraphs' too) read it}."""
     uses: dict = {}
     subs = getattr(g, "subgraphs", {})
     for op in list(g.operators) + [op for k in sorted(subs) for op in subs[k].operators]:
         for i in op.inputs:
             if i >= 0:
                 uses[i] = uses.get(i, 0) + 1
+    return uses
+
+
+def row_orders(g: Graph, uses: dict | None = None) -> dict:
+    """{constant tensor index: RowOrder} of the rows-live convs' filters and biases (any board): live_rows's
+    convs whose filter and bias no other operator reads."""
+    uses = _uses(g) if uses is None else uses
     out = {}
     for op in g.operators:
-        if fc and fc_il_ok(g, op) and uses[op.inputs[1]] == 1:
-            out[op.inputs[1]] = FC_IL
         rows = live_rows(g, op)
         b = prepare.bias_input(g, op) if rows else -1
         if rows and uses[op.inputs[1]] == 1 and (b < 0 or uses[b] == 1):
             out[op.inputs[1]] = rows
             if b >= 0:
                 out[b] = rows
+    return out
+
+
+def orders(g: Graph, board: str) -> dict:
+    """{constant tensor index: order (FC_IL, or a RowOrder)} of the tensors board's image holds reordered
+    (the model's operators only; a tensor any other operator or subgraph reads keeps the model's order)."""
+    uses = _uses(g)
+    out = row_orders(g, uses)
+    if _first_set(board) == FC_IL_SET:
+        for op in g.operators:
+            if fc_il_ok(g, op) and uses[op.inputs[1]] == 1:
+                out[op.inputs[1]] = FC_IL
     return out
 
 
@@ -132,13 +144,13 @@ def fc_interleave(w: np.ndarray) -> np.ndarray:
 
 def image_bytes(g: Graph, i: int, order) -> bytes:
     """The bytes the flash image holds for constant tensor i in order (None: the model's, little-endian)."""
-    t = g.tensors[i]
+    d = np.asarray(g.tensors[i].data)
     if order == FC_IL:
-        return fc_interleave(np.asarray(t.data)).tobytes()
+        return fc_interleave(d).tobytes()
     if isinstance(order, RowOrder):
-        t = dataclasses.replace(t, data=np.asarray(t.data)[list(order.rows)])
-    return t.data.astype(t.data.dtype.newbyteorder("<"), copy=False).tobytes()
+        d = d[list(order.rows)]
+    return d.astype(d.dtype.newbyteorder("<"), copy=False).tobytes()
 
 
-__all__ = ["FC_IL", "FC_IL_MAX_IN", "ROWS_LIVE", "RowOrder", "fc_il_ok", "live_rows", "orders", "fc_interleave",
+__all__ = ["FC_IL", "FC_IL_MAX_IN", "RowOrder", "fc_il_ok", "live_rows", "row_orders", "orders", "fc_interleave",
            "image_bytes"]
