@@ -309,7 +309,8 @@ def test_cross_board_without_toolchain_resolution_is_refused_at_analysis(project
 def test_a_model_too_big_for_the_board_stops_at_the_plan_step(project):
     """mcunet-vww1 (an 87.5 KiB arena) for hifive1 (16 KiB of RAM), linked into an app: the plan action
     fails with one line naming the RAM it needs; no code step, no compile of model.c or main.c, no link
-    (the board's kernels, which do not depend on the plan, may compile alongside)."""
+    of the app (the board's kernels and the weights' archive, which do not depend on the plan, may build
+    alongside: whether they do before Bazel stops is a race)."""
     p, _, _ = project
     (p.top / "big").mkdir(exist_ok=True)
     shutil.copy(p.top / "main.c", p.top / "big" / "main.c")
@@ -323,9 +324,10 @@ def test_a_model_too_big_for_the_board_stops_at_the_plan_step(project):
     assert re.search(r"does not fit board hifive1: it needs [\d,]+ B of RAM \(arena [\d,]+ B \+ stack [\d,]+ B\), "
                      r"the board has 16,384 B of RAM", errors[0]), errors
     kinds = {m for m, _, _ in ran}
-    assert "BtPlan" in kinds and not kinds & {"BtCode", "CppLink"}, ran
-    compiled = {Path(o).stem for m, o, _ in ran if m == "CppCompile"}
-    assert not compiled & {"model", "main", "platform", "weights"}, compiled
+    linked = [o for m, o, _ in ran if m == "CppLink" and not o.endswith("_weights.a")]
+    assert "BtPlan" in kinds and "BtCode" not in kinds and not linked, ran
+    compiled = {Path(o).stem for m, o, _ in ran if m == "CppCompile" and "_weights/" not in o}
+    assert not compiled & {"model", "main", "platform"}, compiled
 
 
 # -- README's "Bazel in your own project", as written, with buildtool installed by pip ---------------
