@@ -15,6 +15,8 @@ latency x clock) and the ratios.
     python3 benchmarks/mlperf_tiny.py --boards cortex-m4 --flash-wait-states 5   # + the estimate with
         # 5 wait states on every read of code and weights from flash (cycles.py: the model, what it leaves out)
     python3 benchmarks/mlperf_tiny.py --write-docs           # + the tables into docs/kernels.md
+    python3 benchmarks/mlperf_tiny.py --boards cortex-m4 --dense   # also each model with its pruned
+        # (all-zero) filter rows filled with pseudo-random weights: the same network unpruned
 
 The cycle figures are an ESTIMATE from the executed instruction mix (zero wait states), not a
 measurement; the records are measured on real boards with their flash wait states.
@@ -42,6 +44,7 @@ from buildtool import pipeline  # noqa: E402
 from buildtool import targets  # noqa: E402
 from buildtool.firmware import cycles, runner  # noqa: E402
 from buildtool.model import reader as tflite_reader  # noqa: E402
+from buildtool.model.writer import serialize  # noqa: E402
 
 SHARED = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared"))
 MLPERF = SHARED / "models" / "mlperf-tiny"
@@ -70,6 +73,31 @@ def fixed_input(g) -> np.ndarray:
     return np.random.default_rng(0).integers(-128, 128, size=tuple(t.shape), dtype=np.int8)
 
 
+def densify(data: bytes) -> tuple[bytes, int]:
+    """The model with every all-zero output-channel row of a CONV_2D or DEPTHWISE_CONV_2D filter (a pruned
+    channel) filled with pseudo-random int8 weights in [-60, 60] (scales, biases and structure unchanged), and
+    how many rows: the same network without its pruning, which code generation's pruned-channel path
+    (plan/weight_order.py, rows-live) cannot shortcut. The held-out check of issue 29: a gain that holds here
+    comes from the kernels, not from the model's zeros."""
+    g = tflite_reader.parse(data, name="model")
+    rng = np.random.default_rng(1)
+    filled = 0
+    for op in g.operators:
+        if op.opcode not in ("CONV_2D", "DEPTHWISE_CONV_2D"):
+            continue
+        t = g.tensors[op.inputs[1]]
+        axis = 0 if op.opcode == "CONV_2D" else 3   # output channels: OHWI, depthwise 1HW(C*M)
+        w = np.moveaxis(np.array(t.data, dtype=np.int8), axis, 0).copy()
+        rows = w.reshape(w.shape[0], -1)
+        dead = [r for r in range(rows.shape[0]) if not rows[r].any()]
+        for r in dead:
+            rows[r] = rng.integers(-60, 61, size=rows.shape[1])
+        filled += len(dead)
+        if dead:
+            t.data = np.moveaxis(rows.reshape(w.shape), 0, axis).copy()
+    return serialize(g), filled
+
+
 def tflm_output(data: bytes, x: np.ndarray) -> np.ndarray:
     from tflite_micro import runtime
 
@@ -79,11 +107,18 @@ def tflm_output(data: bytes, x: np.ndarray) -> np.ndarray:
     return np.array(ip.get_output(0))
 
 
-def measure(key: str, board: str, work: Path, tflm: dict, flash_wait_states: int | None = None) -> dict:
+def measure(key: str, board: str, work: Path, tflm: dict, flash_wait_states: int | None = None,
+            dense: bool = False) -> dict:
     """One model on one board: instructions, estimated cycles (or None), identical, per-op profile;
-    with flash_wait_states (boards with a cycle model), also "cycles_ws": the estimate with them."""
+    with flash_wait_states (boards with a cycle model), also "cycles_ws": the estimate with them; dense:
+    the model densified (densify(): "filled" rows), None when it has no all-zero row (the same model)."""
     name = records()["models"][key]
-    data = (MLPERF / name).read_bytes()
+    data, filled = (MLPERF / name).read_bytes(), None
+    if dense:
+        data, filled = densify(data)
+        if not filled:
+            return None
+        key = key + " dense"
     g = tflite_reader.parse(data)
     x = fixed_input(g)
     if key not in tflm:
@@ -95,7 +130,7 @@ def measure(key: str, board: str, work: Path, tflm: dict, flash_wait_states: int
     est = [o.get("cycles_estimate") for o in ops]
     lo_hi = (sum(e[0] for e in est), sum(e[1] for e in est)) if all(e is not None for e in est) else None
     zero = [cycles.estimate(o["mix"]) for o in ops if "mix" in o]  # the same mixes at zero wait states
-    return {"model": name, "insns": sum(o["count"] for o in ops),
+    return {"model": name, "filled": filled, "insns": sum(o["count"] for o in ops),
             "cycles": (sum(e[0] for e in zero), sum(e[1] for e in zero)) if lo_hi and ws is not None else lo_hi,
             "cycles_ws": lo_hi if ws is not None else None,
             "identical": np.asarray(y).tobytes() == tflm[key].tobytes(), "ops": ops, "graph": g,
@@ -138,6 +173,16 @@ def general_layers(g, model_c: str) -> list:
     return out
 
 
+def _keys(res: dict) -> list:
+    """res's keys in ORDER, each model's dense variant ("vww dense") right after it."""
+    return [k for key in ORDER for k in (key, key + " dense") if k in res]
+
+
+def _label(r: dict) -> str:
+    name = r["model"].removesuffix(".tflite")
+    return name if r.get("filled") is None else f"{name}, dense ({r['filled']:,} zero filter rows filled)"
+
+
 def _m(v: float) -> str:
     return f"{v / 1e6:.3f} M"
 
@@ -154,33 +199,28 @@ def table(board: str, res: dict, ws: int | None = None) -> str:
              "", "| model | instructions | est. cycles (low-high) |" + wcols[0] + " record (stack) | "
              "instructions / record | est. high / record | identical to TFLM |",
              "|---|---:|---:|" + wcols[1] + "---:|---:|---:|---|"]
-    for key in ORDER:
-        if key not in res:
-            continue
-        r, rc = res[key], rec[key]
+    for key in _keys(res):
+        r, rc = res[key], rec[key.split()[0]]
         mc = rc["mcycles"] * 1e6
         cyc = f"{_m(r['cycles'][0])}-{_m(r['cycles'][1])}" if r["cycles"] else "no model"
         hi = f"{r['cycles'][1] / mc:.3f}" if r["cycles"] else "-"
         wc = r.get("cycles_ws")
         wtext = "" if ws is None else (f" {_m(wc[0])}-{_m(wc[1])} | {wc[1] / mc:.3f} |" if wc else " no model | - |")
-        lines.append(f"| {r['model'].removesuffix('.tflite')} | {_m(r['insns'])} | {cyc} |{wtext} "
+        lines.append(f"| {_label(r)} | {_m(r['insns'])} | {cyc} |{wtext} "
                      f"{rc['mcycles']:.3f} M ({rc['stack']}) | {r['insns'] / mc:.3f} | {hi} | "
                      f"{'yes' if r['identical'] else 'NO'} |")
-    gen = [f"{res[k]['model'].removesuffix('.tflite')} op {op} ({why})" for k in ORDER if k in res
-           for op, why in res[k]["general"]]
+    gen = [f"{_label(res[k])} op {op} ({why})" for k in _keys(res) for op, why in res[k]["general"]]
     lines += ["", "Layers on a general path (not the fast ones): " + ("; ".join(gen) if gen else "none") + "."]
     return "\n".join(lines)
 
 
 def profile(res: dict, ws: int | None = None) -> str:
     out = []
-    for key in ORDER:
-        if key not in res:
-            continue
+    for key in _keys(res):
         r = res[key]
         g = r["graph"]
         est = "est. cycles" + (f" ({ws} flash wait states)" if ws is not None and r.get("cycles_ws") else "")
-        out += [f"#### {r['model']}", "", f"| op | opcode | shape out | MACs | instructions | insns/MAC | {est} |",
+        out += [f"#### {_label(r)}", "", f"| op | opcode | shape out | MACs | instructions | insns/MAC | {est} |",
                 "|---:|---|---|---:|---:|---:|---:|"]
         for o in sorted(r["ops"], key=lambda o: -o["count"]):
             op = g.operators[o["op"]]
@@ -215,8 +255,12 @@ def main() -> int:
     ap.add_argument("--flash-wait-states", type=int, metavar="N",
                     help="also the estimate with N wait states on every read of code and weights from flash "
                          "(boards with a cycle model)")
+    ap.add_argument("--dense", action="store_true",
+                    help="also each model with its all-zero filter rows (pruned channels) filled with "
+                         "pseudo-random weights: the same network unpruned")
     ap.add_argument("--write-docs", action="store_true",
-                    help="also put the tables in docs/kernels.md (their own region with --flash-wait-states)")
+                    help="also put the tables in docs/kernels.md (their own region with --flash-wait-states "
+                         "or --dense)")
     a = ap.parse_args()
     bad = bad_arguments(a)
     if bad:
@@ -236,15 +280,20 @@ def main() -> int:
     bad = 0
     with tempfile.TemporaryDirectory(prefix="bt-mlperf-") as tmp:
         for board in a.boards.split(","):
-            res = {k: measure(k, board, Path(tmp) / f"{board}-{k}", tflm, a.flash_wait_states)
-                   for k in a.models.split(",")}
+            res = {}
+            for k in a.models.split(","):
+                res[k] = measure(k, board, Path(tmp) / f"{board}-{k}", tflm, a.flash_wait_states)
+                if a.dense:   # a model without pruned rows is its own dense variant: measured once
+                    d = measure(k, board, Path(tmp) / f"{board}-{k}-dense", tflm, a.flash_wait_states, dense=True)
+                    res[k + " dense"] = d or dict(res[k], filled=0)
             bad += sum(not r["identical"] for r in res.values())
             out(table(board, res, a.flash_wait_states) + "\n")
             if a.profile:
                 out(profile(res, a.flash_wait_states))
     if a.write_docs:
-        write_docs("docs/kernels.md", "mlperf_tiny.py" + (" --flash-wait-states" if a.flash_wait_states else ""),
-                   out.text)
+        region = "mlperf_tiny.py" + (" --flash-wait-states" if a.flash_wait_states else "") + \
+            (" --dense" if a.dense else "")
+        write_docs("docs/kernels.md", region, out.text)
     return 1 if bad else 0
 
 

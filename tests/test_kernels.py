@@ -169,6 +169,21 @@ def test_cortex_m_set_in_qemu(cpu, builds, out_dir):
 
 
 @needs_arm
+def test_benchmark_image_runs_clean_and_its_regions_count(out_dir):
+    """benchmarks/kernels_micro.py's image (-DBT_BENCH: the four benchmark kernels of each set run once between
+    marker functions before the test suite) builds, its benchmark outputs equal the reference set's and the
+    whole suite still passes; the plugin counts the 1x1 conv's marker regions, the optimised set's fewer."""
+    elf = kbuild.build_arm("cortex-m", out_dir, cpu="cortex-m4", bench=True)
+    rc, out = kbuild.run_cmd(kbuild.arm_cmd(elf))
+    _assert_clean(rc, out, "cortex-m")
+    assert "FAIL bench" not in out
+    plugin = kbuild.build_plugin(out_dir)
+    ref, opt = (kbuild.count_region(kbuild.arm_cmd, elf, plugin, f"bench_0_{s}_begin", f"bench_0_{s}_end",
+                                    "arm-none-eabi-nm", out_dir) for s in ("ref", "opt"))
+    assert 0 < opt < ref
+
+
+@needs_arm
 def test_helium_set_in_qemu(out_dir):
     """The cortex-m55 set (Helium/MVE: conv, depthwise, fully connected) on mps3-an547, every case byte for
     byte against the reference set linked beside it."""

@@ -77,3 +77,42 @@ def test_mlperf_model_on_cortex_m55_is_byte_identical_to_tflm(key, tmp_path):
     assert "no Cortex-M55 cycle model" in text and "| no model |" in text
     row = next(x for x in text.splitlines() if x.startswith(f"| {r['model'].removesuffix('.tflite')} |"))
     assert row.endswith("| yes |")
+
+
+def test_the_dense_variant_fills_every_pruned_row_and_runs_the_whole_network(tmp_path):
+    """--dense (issue 29's held-out check): vww with its all-zero filter rows filled is still byte-identical
+    to TFLite Micro, runs every channel (no pruned-channel spreading in model.c) and so more instructions;
+    densify changes exactly the all-zero rows, counted here from the raw filters, and nothing else."""
+    _need("cortex-m4")
+    import numpy as np
+
+    from buildtool.model import reader
+
+    data = (mt.MLPERF / mt.records()["models"]["vww"]).read_bytes()
+    dense, filled = mt.densify(data)
+    before, after = reader.parse(data), reader.parse(dense)
+    zero_rows = changed = 0
+    for a, b in zip(before.operators, after.operators):
+        if a.opcode not in ("CONV_2D", "DEPTHWISE_CONV_2D"):
+            continue
+        axis = 0 if a.opcode == "CONV_2D" else 3   # output channels: OHWI, depthwise 1HW(C*M)
+
+        def rows(g, op):
+            w = np.moveaxis(np.asarray(g.tensors[op.inputs[1]].data), axis, 0)
+            return w.reshape(w.shape[0], -1)
+
+        wa, wb = rows(before, a), rows(after, b)
+        dead = ~wa.any(axis=1)
+        zero_rows += int(dead.sum())
+        assert wb.any(axis=1).all()
+        assert (wa[~dead] == wb[~dead]).all()
+        changed += int((wa != wb).any(axis=1).sum())
+    assert filled == zero_rows == changed > 0
+    r = mt.measure("vww", "cortex-m4", tmp_path / "plain", {})
+    d = mt.measure("vww", "cortex-m4", tmp_path / "dense", {}, dense=True)
+    assert r["identical"] and d["identical"] and d["filled"] == filled
+    assert "_spread(" in (tmp_path / "plain" / "model.c").read_text()
+    assert "_spread(" not in (tmp_path / "dense" / "model.c").read_text()
+    assert d["insns"] > r["insns"]
+    row = next(x for x in mt.table("cortex-m4", {"vww": r, "vww dense": d}).splitlines() if ", dense (" in x)
+    assert f"dense ({filled:,} zero filter rows filled)" in row and row.endswith("| yes |")
