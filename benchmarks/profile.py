@@ -3,7 +3,7 @@
     python benchmarks/profile.py MODEL [--board cortex-m4] [--optimize ram] [--input-streamed]
                                  [--max-mac-overhead F|none] [--top 25] [--inlined] [--region NAME]
 
-Builds MODEL's firmware for the board (the plan `buildtool plan` makes with those options),
+Builds MODEL's firmware (a zoo name or a .tflite file) for the board (the plan `buildtool plan` makes with those options),
 runs it once on a random input under the instruction-count plugin with its per-address
 profile, and prints the functions that executed the most instructions: what to look at when a
 per-operator count (`buildtool run --board`) says an operator or fused block is slow but not
@@ -26,7 +26,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 import numpy as np  # noqa: E402
 
-from buildtool import pipeline, targets, zoo
+from buildtool import pipeline, targets
+from buildtool.errors import UsageError
+from buildtool.steps.models import read_model
 from buildtool.firmware import runner  # noqa: E402
 from buildtool.plan.fusion.planner import plan_fused  # noqa: E402
 
@@ -59,7 +61,7 @@ def profile(name: str, board: str, optimize: str | None, streamed: bool, cap, by
             region: str | None = None) -> tuple:
     """(instructions of the whole run or of the region, [(function, instructions)] most first) of the
     model's firmware."""
-    g = zoo.build(name)
+    g = read_model(name).graph
     if optimize or streamed:
         plan = plan_fused(g, optimize=optimize or "ram", input_streamed=streamed, max_mac_overhead=cap,
                           time_budget=0.0)
@@ -87,7 +89,11 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     cap = None if a.max_mac_overhead is None else a.max_mac_overhead if a.max_mac_overhead == "none" \
         else float(a.max_mac_overhead)
-    total, fns = profile(a.model, a.board, a.optimize, a.input_streamed, cap, a.inlined, a.region)
+    try:
+        total, fns = profile(a.model, a.board, a.optimize, a.input_streamed, cap, a.inlined, a.region)
+    except UsageError as e:   # an unknown model name, a file that is no model: one line
+        print(f"profile.py: {e}", file=sys.stderr)
+        return 2
     print("| function | instructions | share |\n|---|---|---|")
     for name, n in fns[:a.top]:
         print(f"| {name} | {n:,} | {100 * n / total:.1f} % |")
