@@ -3,6 +3,9 @@
  * and stride 2": the input copied a word of four channels at a time into a zero-point padded buffer, nine
  * straight-line taps a pixel); on Arm those with stride_w 1, rows of at least 3 outputs and every channel
  * on bt_dw_q4's terms take dw_small_planes instead (per-channel int16 planes, SMLAD on column pairs, bt_dwp).
+ * On Arm, stride 2 both ways with every channel on bt_dw_q4's terms, 3 to 47 outputs a row and at least two rows
+ * a call, takes dw_s2 first (below dw_small_planes: four channels' int16 column pairs in three rows of cells that
+ * each output row refills two of, bt_dws2g).
  * Other 3x3 undilated calls with stride_w 1 or 2, of at least DW_MIN_PIXELS
  * output pixels, 2 rows and DW_MIN_WIDTH columns, take dw_rows (below "3x3, dilation 1"): per group
  * of four channels the input rows of a chunk of output rows are widened once into int16 planes padded
@@ -1232,10 +1235,12 @@ static void dw_rows(const bt_conv_params *p, const dw_geo *g, const int8_t *in, 
  * On Arm the stride-1 ones on bt_dw_q4's terms go to dw_small_planes (below bt_dwp): widened after all, but
  * into one small buffer with its zero-point cells written once a band and SMLAD's 1.5 MACs an instruction
  * (vww's 6x6x128 layers 177.9 K -> 132.9 K cycles, cortex-m4 est. high; dw_rows' set-up took 234.6 K).
- * Stride 2 stays here: widened planes (the same kernel with (w0,w1), w2 and five cell words a quad) measured
- * 414 K against 369 K for vww's 24x24x16 layer and 204 K against 190 K for its 12x12x32, ~2 cycles a
+ * Stride 2 stayed here when widened planes (the same kernel with (w0,w1), w2 and five cell words a quad)
+ * measured 414 K against 369 K for vww's 24x24x16 layer and 204 K against 190 K for its 12x12x32, ~2 cycles a
  * widened input value that each stride-2 value repays only ~2.25 times (its 6x6x64 layer 100.1 K against
- * 102.6 K). */
+ * 102.6 K): its bands widened their shared input row twice and set up every group once a band. dw_s2 (below
+ * dw_small_planes) widens each value once a group, sets a group up once a call and keeps every tap an immediate
+ * offset: 369 K -> 295 K and 190 K -> 164 K; the one-row calls and the other stride-2 calls stay here. */
 #define DW_PAD_WORDS 672            /* buffer words (2688 bytes: dw_rows' planes) */
 #define DW_SMALL_PIXELS 64
 
@@ -2151,6 +2156,565 @@ static __attribute__((noinline)) void dw_small_planes(const bt_conv_params *p, c
     }
   }
 }
+
+/* ---- stride 2 (both ways) on Arm with every channel on bt_dw_q4's terms: column pairs of four channels ----
+ * The whole int8 range, every channel bt_rq2_zp_ok and dw_mm_ok, one row or column of padding at most on each side:
+ * per group of four channels, three rows of int16 cells, pair j of a row holding channel k's input columns
+ * 2j - pad_left and 2j + 1 - pad_left (the zero point outside the image); a pair's four channels in its three rows
+ * side by side (48 bytes a pair: (pair j, row p, channel k) at 48 j + 16 p + 4 k), ow + 1 pairs. Output x of a row
+ * reads pair x of each row: SMLAD with (w0,w1) and SMLABB with w2 on pair x + 1's low half (6 instructions for 9
+ * MACs, all offsets immediate: dw_small's four-channel words took 13.5, LDR, 2 SXTB16 and 4 SMLAxy a tap of four
+ * channels, each input word widened again by each of its taps). The next output row keeps the row of cells its
+ * first tap row shares with the last one and widens its other two over the rest, so the rows of cells run down,
+ * then up (the constants of every second output row with tap rows 0 and 2 swapped, dw_c2's second four), and each
+ * input value is widened once a group: two pixels' words PKHBT/PKHTB into (c0,c1) and (c2,c3) halves, four SXTB16,
+ * two rows' eight words one STM (31.5 cycles a pass of two pairs of two rows: ~8 cycles an output). Per channel and
+ * output row, six outputs a pass (7 cells a tap row, three registers of them reloaded twice, the weights two LDRs: 12
+ * chained LDRs and 12 SMLAD/SMLABB, ~24 cycles a tap row; then dw_rqm, SSAT and STRB each), the row's last n % 6 in
+ * one pass, rows of 1-5 outputs a loop of their own over the channels (vww's 3x3 maps: ~15 cycles a row less than
+ * the general loop's per-channel checks). Groups outermost, dw_s2_chan once a group (its constants ~380 cycles:
+ * 12 K of vww's 3x3x128 layer). vww dense, cortex-m4 est. high: 24x24x16 368.9 K -> 294.6 K, 12x12x32 190.2 K ->
+ * 163.5 K, 6x6x64 102.6 K -> 102.4 K, 3x3x128 74.5 K -> 73.2 K (dw_small's bt_dws2 before); a first version with
+ * rows of cells apart (a register step, quads, a band's rows of cells refilled) 330.9 K, 180.9 K, 113.3 K, 89.7 K;
+ * with quads instead of passes of six 298.0 K, 164.3 K, 105.8 K, 72.8 K. */
+typedef struct {
+  int32_t bias;                     /* 2 (bias + input offset * sum of the nine weights) */
+  int32_t w[6];                     /* per tap row r: (w0,w1), then w2 in the low half, doubled */
+  int32_t m, p2, e1;                /* dw_rqm's: p2 with the output zero point folded */
+} dw_c2;
+
+__asm__(
+    /* one tap row of n (1-6) outputs from the row of cells at off (pairs 48 bytes apart, r0), weights at w (r1);
+       first: the sums from the bias (BT_DWS2_MAC). Sums r3 to r3 + n - 1, cells r9, r10, lr and (n <= 4) the
+       sums' unused registers down from r8, else reloaded into r9, r10, lr after their last use; weights r11, r12. */
+    ".macro BT_DWS2_MAC first, s, c, b\n\t"
+    ".if \\first\n\t"
+    "smlad \\s, \\c, r11, \\b\n\t"
+    ".else\n\t"
+    "smlad \\s, \\c, r11, \\s\n\t"
+    ".endif\n\t"
+    ".endm\n\t"
+    ".macro BT_DWS2_ROW n, off, w, first\n\t"
+    ".if \\n == 1\n\t"
+    ".if \\first\n\t"
+    "ldr.w r3, [r1]\n\t"
+    ".endif\n\t"
+    "ldr.w r11, [r1, #\\w]\n\t"
+    "ldr.w r12, [r1, #(\\w + 4)]\n\t"
+    "ldr.w r9, [r0, #(\\off + 0)]\n\t"
+    "ldr.w r10, [r0, #(\\off + 48)]\n\t"
+    "BT_DWS2_MAC \\first, r3, r9, r3\n\t"
+    "smlabb r3, r10, r12, r3\n\t"
+    ".endif\n\t"
+    ".if \\n == 2\n\t"
+    ".if \\first\n\t"
+    "ldr.w r3, [r1]\n\t"
+    ".endif\n\t"
+    "ldr.w r11, [r1, #\\w]\n\t"
+    "ldr.w r12, [r1, #(\\w + 4)]\n\t"
+    "ldr.w r9, [r0, #(\\off + 0)]\n\t"
+    "ldr.w r10, [r0, #(\\off + 48)]\n\t"
+    "ldr.w lr, [r0, #(\\off + 96)]\n\t"
+    "BT_DWS2_MAC \\first, r4, r10, r3\n\t"
+    "BT_DWS2_MAC \\first, r3, r9, r3\n\t"
+    "smlabb r3, r10, r12, r3\n\t"
+    "smlabb r4, lr, r12, r4\n\t"
+    ".endif\n\t"
+    ".if \\n == 3\n\t"
+    ".if \\first\n\t"
+    "ldr.w r3, [r1]\n\t"
+    ".endif\n\t"
+    "ldr.w r11, [r1, #\\w]\n\t"
+    "ldr.w r12, [r1, #(\\w + 4)]\n\t"
+    "ldr.w r9, [r0, #(\\off + 0)]\n\t"
+    "ldr.w r10, [r0, #(\\off + 48)]\n\t"
+    "ldr.w lr, [r0, #(\\off + 96)]\n\t"
+    "ldr.w r8, [r0, #(\\off + 144)]\n\t"
+    "BT_DWS2_MAC \\first, r5, lr, r3\n\t"
+    "BT_DWS2_MAC \\first, r4, r10, r3\n\t"
+    "BT_DWS2_MAC \\first, r3, r9, r3\n\t"
+    "smlabb r3, r10, r12, r3\n\t"
+    "smlabb r4, lr, r12, r4\n\t"
+    "smlabb r5, r8, r12, r5\n\t"
+    ".endif\n\t"
+    ".if \\n == 4\n\t"
+    ".if \\first\n\t"
+    "ldr.w r3, [r1]\n\t"
+    ".endif\n\t"
+    "ldr.w r11, [r1, #\\w]\n\t"
+    "ldr.w r12, [r1, #(\\w + 4)]\n\t"
+    "ldr.w r9, [r0, #(\\off + 0)]\n\t"
+    "ldr.w r10, [r0, #(\\off + 48)]\n\t"
+    "ldr.w lr, [r0, #(\\off + 96)]\n\t"
+    "ldr.w r8, [r0, #(\\off + 144)]\n\t"
+    "ldr.w r7, [r0, #(\\off + 192)]\n\t"
+    "BT_DWS2_MAC \\first, r6, r8, r3\n\t"
+    "BT_DWS2_MAC \\first, r5, lr, r3\n\t"
+    "BT_DWS2_MAC \\first, r4, r10, r3\n\t"
+    "BT_DWS2_MAC \\first, r3, r9, r3\n\t"
+    "smlabb r3, r10, r12, r3\n\t"
+    "smlabb r4, lr, r12, r4\n\t"
+    "smlabb r5, r8, r12, r5\n\t"
+    "smlabb r6, r7, r12, r6\n\t"
+    ".endif\n\t"
+    ".if \\n == 5\n\t"
+    ".if \\first\n\t"
+    "ldr.w r3, [r1]\n\t"
+    "ldr.w r7, [r1]\n\t"
+    ".endif\n\t"
+    "ldr.w r11, [r1, #\\w]\n\t"
+    "ldr.w r12, [r1, #(\\w + 4)]\n\t"
+    "ldr.w r9, [r0, #(\\off + 0)]\n\t"
+    "ldr.w r10, [r0, #(\\off + 48)]\n\t"
+    "ldr.w lr, [r0, #(\\off + 96)]\n\t"
+    "ldr.w r8, [r0, #(\\off + 144)]\n\t"
+    "BT_DWS2_MAC \\first, r6, r8, r3\n\t"
+    "BT_DWS2_MAC \\first, r5, lr, r3\n\t"
+    "BT_DWS2_MAC \\first, r4, r10, r3\n\t"
+    "BT_DWS2_MAC \\first, r3, r9, r3\n\t"
+    "smlabb r3, r10, r12, r3\n\t"
+    "smlabb r4, lr, r12, r4\n\t"
+    "smlabb r5, r8, r12, r5\n\t"
+    "ldr.w r9, [r0, #(\\off + 192)]\n\t"
+    "ldr.w r10, [r0, #(\\off + 240)]\n\t"
+    "smlabb r6, r9, r12, r6\n\t"
+    "BT_DWS2_MAC \\first, r7, r9, r7\n\t"
+    "smlabb r7, r10, r12, r7\n\t"
+    ".endif\n\t"
+    ".if \\n == 6\n\t"
+    ".if \\first\n\t"
+    "ldr.w r3, [r1]\n\t"
+    "ldr.w r8, [r1]\n\t"
+    ".endif\n\t"
+    "ldr.w r11, [r1, #\\w]\n\t"
+    "ldr.w r12, [r1, #(\\w + 4)]\n\t"
+    "ldr.w r9, [r0, #(\\off + 0)]\n\t"
+    "ldr.w r10, [r0, #(\\off + 48)]\n\t"
+    "ldr.w lr, [r0, #(\\off + 96)]\n\t"
+    "BT_DWS2_MAC \\first, r5, lr, r3\n\t"
+    "BT_DWS2_MAC \\first, r4, r10, r3\n\t"
+    "BT_DWS2_MAC \\first, r3, r9, r3\n\t"
+    "smlabb r3, r10, r12, r3\n\t"
+    "smlabb r4, lr, r12, r4\n\t"
+    "ldr.w r9, [r0, #(\\off + 144)]\n\t"
+    "ldr.w r10, [r0, #(\\off + 192)]\n\t"
+    "smlabb r5, r9, r12, r5\n\t"
+    "BT_DWS2_MAC \\first, r6, r9, r8\n\t"
+    "BT_DWS2_MAC \\first, r7, r10, r8\n\t"
+    "smlabb r6, r10, r12, r6\n\t"
+    "ldr.w lr, [r0, #(\\off + 240)]\n\t"
+    "ldr.w r9, [r0, #(\\off + 288)]\n\t"
+    "BT_DWS2_MAC \\first, r8, lr, r8\n\t"
+    "smlabb r7, lr, r12, r7\n\t"
+    "smlabb r8, r9, r12, r8\n\t"
+    ".endif\n\t"
+    ".endm\n\t"
+
+    /* n outputs: their sums (three tap rows) requantised (dw_rqm, SSAT) and stored at r2, ops apart (n 6: r2 on past
+       them); end (n <= 5): r8 loaded from [sp, #4] (the channels' end) in the constants' chain */
+    ".macro BT_DWS2_RQ s\n\t"
+    "add lr, r10, \\s, asr #31\n\t"
+    "smmlar \\s, \\s, r9, lr\n\t"
+    "asr \\s, \\s, r11\n\t"
+    "ssat \\s, #8, \\s\n\t"
+    ".endm\n\t"
+    ".macro BT_DWS2_OUT n, end\n\t"
+    "BT_DWS2_ROW \\n, 0, 4, 1\n\t"
+    "BT_DWS2_ROW \\n, 16, 12, 0\n\t"
+    "BT_DWS2_ROW \\n, 32, 20, 0\n\t"
+    "ldr.w r9, [r1, #28]\n\t"        /* m, p2, e1, ops */
+    "ldr.w r10, [r1, #32]\n\t"
+    "ldr.w r11, [r1, #36]\n\t"
+    "ldr.w r12, [sp, #0]\n\t"
+    ".if \\end\n\t"
+    "ldr.w r8, [sp, #4]\n\t"
+    ".endif\n\t"
+    "BT_DWS2_RQ r3\n\t"
+    ".if \\n > 1\n\t"
+    "BT_DWS2_RQ r4\n\t"
+    ".endif\n\t"
+    ".if \\n > 2\n\t"
+    "BT_DWS2_RQ r5\n\t"
+    ".endif\n\t"
+    ".if \\n > 3\n\t"
+    "BT_DWS2_RQ r6\n\t"
+    ".endif\n\t"
+    ".if \\n > 4\n\t"
+    "BT_DWS2_RQ r7\n\t"
+    ".endif\n\t"
+    ".if \\n > 5\n\t"
+    "BT_DWS2_RQ r8\n\t"
+    ".endif\n\t"
+    "strb.w r3, [r2]\n\t"
+    ".if \\n > 1\n\t"
+    "strb.w r4, [r2, r12]\n\t"
+    ".endif\n\t"
+    ".if \\n > 2\n\t"
+    "strb.w r5, [r2, r12, lsl #1]\n\t"
+    ".endif\n\t"
+    ".if \\n > 3\n\t"
+    "add lr, r12, r12, lsl #1\n\t"
+    "strb.w r6, [r2, lr]\n\t"
+    ".endif\n\t"
+    ".if \\n > 4\n\t"
+    "strb.w r7, [r2, r12, lsl #2]\n\t"
+    ".endif\n\t"
+    ".if \\n > 5\n\t"
+    "add lr, lr, r12, lsl #1\n\t"
+    "strb.w r8, [r2, lr]\n\t"
+    "add r2, r2, lr\n\t"
+    "add r2, r2, r12\n\t"
+    ".endif\n\t"
+    ".endm\n\t"
+    /* one pair of two rows of cells from the pixel words r6, r7 (first row) and r10, r11 (second): r4-r11 stored
+       at r2, r2 on to the next pair */
+    ".macro BT_DWS2_PAIR\n\t"
+    "pkhbt r4, r6, r7, lsl #16\n\t"
+    "pkhtb r7, r7, r6, asr #16\n\t"
+    "sxtb16 r5, r4, ror #8\n\t"
+    "sxtb16 r4, r4\n\t"
+    "sxtb16 r6, r7\n\t"
+    "sxtb16 r7, r7, ror #8\n\t"
+    "pkhbt r8, r10, r11, lsl #16\n\t"
+    "pkhtb r11, r11, r10, asr #16\n\t"
+    "sxtb16 r9, r8, ror #8\n\t"
+    "sxtb16 r8, r8\n\t"
+    "sxtb16 r10, r11\n\t"
+    "sxtb16 r11, r11, ror #8\n\t"
+    "stm r2, {r4-r11}\n\t"
+    "add r2, r2, #48\n\t"
+    ".endm\n\t"
+    /* the next pair's four pixel words (first row r0, ips r1; second r3, r12) into r6, r7, r10, r11 */
+    ".macro BT_DWS2_LOAD\n\t"
+    "ldr r6, [r0]\n\t"
+    "ldr r7, [r0, r1]\n\t"
+    "ldr r10, [r3]\n\t"
+    "ldr r11, [r3, r12]\n\t"
+    "add r0, r0, r1, lsl #1\n\t"
+    "add r3, r3, r12, lsl #1\n\t"
+    ".endm\n\t"
+    /* a channel loop over rows of n (1-5) outputs alone: r1 to the channels' end (r8, from [sp, #4]) */
+    ".macro BT_DWS2_TLOOP n\n\t"
+    "1:\n\t"
+    "BT_DWS2_OUT \\n, 1\n\t"
+    "adds r0, r0, #4\n\t"
+    "adds r2, r2, #1\n\t"
+    "adds r1, r1, #40\n\t"           /* sizeof (dw_c2) */
+    "cmp r1, r8\n\t"
+    "bne 1b\n\t"
+    ".endm\n\t"
+    /* bt_dws2g(cells, f, out, g): g = {output rows, their first two new input rows (tap rows 1, 2 of the first
+       output row), the pixel step of each (0: a row of the zero point, its word), bytes between output rows' input
+       rows, pairs, lead, tail, the zero point in four bytes, the quads' cells' bytes, n % 4, ops, out_row, a last
+       row with tap row 2 the zero point (1) or none, the first output row's tap row 0 and its pixel step}: its tap
+       row 0 into row 2 of cells, then per output row its two new rows of cells (bt_dws2 widen: down the cells'
+       rows 1, 2 from its tap rows 1, 2, up their rows 0, 1 from its tap rows 2, 1) and per channel its quads and
+       its last n % 4 (rows of 1-3 outputs: a loop of their own over the channels). Stack: 0 ops, 4 a loop's end,
+       8 rows left, 12 srcA, 16 srcB, 20 ipsA, 24 ipsB, 28 adv, 32 pairs, 36 lead, 40 tail, 44 zw, 48 qb, 52 n % 4,
+       56 out_row, 60 up, 64 cells, 68 f, 72 the output row, 76 extra, 80 a channel's cells and output, 88 the
+       widening's return, 92 the channels' end. */
+    ".section .text.bt_dws2g,\"ax\",%progbits\n\t.p2align 2\n\t.global bt_dws2g\n\t"
+    ".hidden bt_dws2g\n\t.type bt_dws2g, %function\n\t.thumb_func\n\t"
+    "bt_dws2g:\n\t"
+    "push {r4-r11, lr}\n\t"
+    "sub sp, sp, #96\n\t"
+    "strd r0, r1, [sp, #64]\n\t"     /* cells, f */
+    "str r2, [sp, #72]\n\t"          /* the output row */
+    "ldm r3!, {r4-r11}\n\t"          /* rows, srcA, srcB, ipsA, ipsB, adv, pairs, lead */
+    "str r4, [sp, #8]\n\t"
+    "strd r5, r6, [sp, #12]\n\t"
+    "strd r7, r8, [sp, #20]\n\t"
+    "strd r9, r10, [sp, #28]\n\t"
+    "str r11, [sp, #36]\n\t"
+    "ldm r3!, {r4-r10}\n\t"          /* tail, zw, qb, n % 4, ops, out_row, extra */
+    "strd r4, r5, [sp, #40]\n\t"
+    "strd r6, r7, [sp, #48]\n\t"
+    "str r8, [sp, #0]\n\t"
+    "str r9, [sp, #56]\n\t"
+    "str r10, [sp, #76]\n\t"
+    "movs r4, #1\n\t"
+    "str r4, [sp, #60]\n\t"          /* the first output row up */
+    "ldm r3, {r3, r12}\n\t"          /* its tap row 0 into row 2 of cells (row 1 the zero point) */
+    "add r0, sp, #44\n\t"
+    "movs r1, #0\n\t"
+    "ldr r2, [sp, #64]\n\t"
+    "adds r2, r2, #16\n\t"
+    "bl 60f\n\t"
+    "10:\n\t"                        /* an output row: its two new rows of cells */
+    "ldrd r0, r3, [sp, #12]\n\t"
+    "ldrd r1, r12, [sp, #20]\n\t"
+    "ldr r2, [sp, #64]\n\t"
+    "ldr r4, [sp, #60]\n\t"
+    "cmp r4, #0\n\t"
+    "bne 11f\n\t"
+    "adds r2, r2, #16\n\t"           /* down: tap rows 1, 2 into rows 1, 2 of cells */
+    "b 12f\n\t"
+    "11:\n\t"                        /* up: tap row 2 into row 0, 1 into row 1 */
+    "mov r4, r0\n\t"
+    "mov r0, r3\n\t"
+    "mov r3, r4\n\t"
+    "mov r4, r1\n\t"
+    "mov r1, r12\n\t"
+    "mov r12, r4\n\t"
+    "12:\n\t"
+    "bl 60f\n\t"
+    "ldrd r0, r1, [sp, #64]\n\t"     /* the four channels' outputs */
+    "ldr r2, [sp, #72]\n\t"
+    "ldr r4, [sp, #60]\n\t"
+    "cmp r4, #0\n\t"
+    "beq 13f\n\t"
+    "adds r1, r1, #160\n\t"          /* up: the constants with tap rows 0 and 2 swapped */
+    "13:\n\t"
+    "add r5, r1, #160\n\t"
+    "str r5, [sp, #92]\n\t"          /* the channels' end */
+    "ldr r4, [sp, #48]\n\t"
+    "cmp r4, #0\n\t"
+    "beq 30f\n\t"
+    "20:\n\t"                        /* rows of six or more outputs: per channel its passes of six, then n % 6 */
+    "strd r0, r2, [sp, #80]\n\t"
+    "add r9, r0, r4\n\t"
+    "str r9, [sp, #4]\n\t"
+    "21:\n\t"
+    "BT_DWS2_OUT 6, 0\n\t"
+    "add r0, r0, #288\n\t"
+    "ldr r9, [sp, #4]\n\t"
+    "cmp r0, r9\n\t"
+    "bne 21b\n\t"
+    "ldr r4, [sp, #52]\n\t"
+    "cmp r4, #3\n\t"
+    "beq 23f\n\t"
+    "bhi 24f\n\t"
+    "cmp r4, #1\n\t"
+    "beq 41f\n\t"
+    "bhi 22f\n\t"
+    "b 26f\n\t"
+    "41:\n\t"
+    "BT_DWS2_OUT 1, 0\n\t"
+    "b 26f\n\t"
+    "22:\n\t"
+    "BT_DWS2_OUT 2, 0\n\t"
+    "b 26f\n\t"
+    "23:\n\t"
+    "BT_DWS2_OUT 3, 0\n\t"
+    "b 26f\n\t"
+    "24:\n\t"
+    "cmp r4, #5\n\t"
+    "beq 25f\n\t"
+    "BT_DWS2_OUT 4, 0\n\t"
+    "b 26f\n\t"
+    "25:\n\t"
+    "BT_DWS2_OUT 5, 0\n\t"
+    "26:\n\t"
+    "ldrd r0, r2, [sp, #80]\n\t"
+    "ldr r5, [sp, #92]\n\t"
+    "ldr r4, [sp, #48]\n\t"
+    "adds r0, r0, #4\n\t"
+    "adds r2, r2, #1\n\t"
+    "adds r1, r1, #40\n\t"           /* sizeof (dw_c2) */
+    "cmp r1, r5\n\t"
+    "bne 20b\n\t"
+    "b 50f\n\t"
+    "30:\n\t"                        /* rows of 1-5 outputs: a loop of their own over the channels */
+    "add r4, r1, #160\n\t"
+    "str r4, [sp, #4]\n\t"
+    "ldr r4, [sp, #52]\n\t"
+    "cmp r4, #3\n\t"
+    "beq 33f\n\t"
+    "bhi 34f\n\t"
+    "cmp r4, #2\n\t"
+    "beq 32f\n\t"
+    "BT_DWS2_TLOOP 1\n\t"
+    "b 50f\n\t"
+    "32:\n\t"
+    "BT_DWS2_TLOOP 2\n\t"
+    "b 50f\n\t"
+    "33:\n\t"
+    "BT_DWS2_TLOOP 3\n\t"
+    "b 50f\n\t"
+    "34:\n\t"
+    "cmp r4, #5\n\t"
+    "beq 35f\n\t"
+    "BT_DWS2_TLOOP 4\n\t"
+    "b 50f\n\t"
+    "35:\n\t"
+    "BT_DWS2_TLOOP 5\n\t"
+    "50:\n\t"                        /* the next output row */
+    "ldrd r4, r5, [sp, #12]\n\t"
+    "ldr r6, [sp, #28]\n\t"
+    "ldr r7, [sp, #72]\n\t"
+    "ldr r8, [sp, #56]\n\t"
+    "ldr r9, [sp, #60]\n\t"
+    "ldr r10, [sp, #8]\n\t"
+    "add r4, r4, r6\n\t"
+    "add r5, r5, r6\n\t"
+    "add r7, r7, r8\n\t"
+    "eor r9, r9, #1\n\t"
+    "subs r10, r10, #1\n\t"
+    "strd r4, r5, [sp, #12]\n\t"
+    "str r7, [sp, #72]\n\t"
+    "str r9, [sp, #60]\n\t"
+    "str r10, [sp, #8]\n\t"
+    "bne 10b\n\t"
+    "ldr r4, [sp, #76]\n\t"          /* a last row whose tap row 2 is the zero point */
+    "cmp r4, #0\n\t"
+    "beq 59f\n\t"
+    "movs r4, #0\n\t"
+    "movs r5, #1\n\t"
+    "add r6, sp, #44\n\t"
+    "str r4, [sp, #76]\n\t"
+    "str r5, [sp, #8]\n\t"
+    "str r6, [sp, #16]\n\t"
+    "str r4, [sp, #24]\n\t"
+    "b 10b\n\t"
+    "59:\n\t"
+    "add sp, sp, #96\n\t"
+    "pop {r4-r11, pc}\n\t"
+    /* the widening: two rows of cells from r2 (pairs 48 bytes apart), the first from the pixels at r0 (ips r1), the
+       second from r3 (r12): a lead pair (the zero point, pixel 0), the pairs two a pass, a tail pair (pixel, the zero
+       point); r4-r11 and lr clobbered, the return address at [sp, #88] */
+    "60:\n\t"
+    "str lr, [sp, #88]\n\t"
+    "ldr r4, [sp, #36]\n\t"
+    "cmp r4, #0\n\t"
+    "beq 61f\n\t"
+    "ldr r6, [sp, #44]\n\t"
+    "ldr r7, [r0]\n\t"
+    "ldr r11, [r3]\n\t"
+    "mov r10, r6\n\t"
+    "add r0, r0, r1\n\t"
+    "add r3, r3, r12\n\t"
+    "BT_DWS2_PAIR\n\t"
+    "61:\n\t"
+    "ldr lr, [sp, #32]\n\t"
+    "lsrs lr, lr, #1\n\t"
+    "beq 63f\n\t"
+    "62:\n\t"
+    "BT_DWS2_LOAD\n\t"
+    "BT_DWS2_PAIR\n\t"
+    "BT_DWS2_LOAD\n\t"
+    "BT_DWS2_PAIR\n\t"
+    "subs lr, lr, #1\n\t"
+    "bne 62b\n\t"
+    "63:\n\t"
+    "ldr r4, [sp, #32]\n\t"
+    "tst r4, #1\n\t"
+    "beq 64f\n\t"
+    "BT_DWS2_LOAD\n\t"
+    "BT_DWS2_PAIR\n\t"
+    "64:\n\t"
+    "ldr r4, [sp, #40]\n\t"
+    "cmp r4, #0\n\t"
+    "beq 65f\n\t"
+    "ldr r7, [sp, #44]\n\t"
+    "ldr r6, [r0]\n\t"
+    "ldr r10, [r3]\n\t"
+    "mov r11, r7\n\t"
+    "BT_DWS2_PAIR\n\t"
+    "65:\n\t"
+    "ldr pc, [sp, #88]\n\t"
+    ".size bt_dws2g, . - bt_dws2g\n\t"
+    ".purgem BT_DWS2_TLOOP\n\t"
+    ".purgem BT_DWS2_LOAD\n\t"
+    ".purgem BT_DWS2_PAIR\n\t"
+    ".purgem BT_DWS2_OUT\n\t"
+    ".purgem BT_DWS2_RQ\n\t"
+    ".purgem BT_DWS2_ROW\n\t"
+    ".purgem BT_DWS2_MAC\n\t"
+    ".text");
+void bt_dws2g(uint32_t *cells, const dw_c2 *f, int8_t *out, const int32_t *g);
+
+#define DW_S2_WORDS 576             /* three rows of cells: outputs at most 47 a row (2304 bytes) */
+
+/* 1 when dw_s2 takes the call of out rows [y0, y1): 3x3, dilation 1, stride 2 both ways, channels a multiple of
+ * four, 3 to 47 outputs a row (narrower: dw_small's and the box path's, as before), at least two rows (the in-place
+ * ring's and a fused plan's one-row calls would set every group up for one output row: dw_small), at most one row or
+ * column of padding each side, fast with the zero point folded and the whole int8 range for every channel (bt_dw_q4's
+ * conditions). */
+static int dw_s2_ok(const bt_conv_params *p, int32_t y0, int32_t y1, int fast) {
+  const int32_t pb = (p->out.h - 1) * 2 + 3 - p->pad_top - p->in.h, pr = (p->out.w - 1) * 2 + 3 - p->pad_left - p->in.w;
+  if (!fast || p->act_min != -128 || p->act_max != 127 || p->kh != 3 || p->kw != 3 || p->dil_h != 1 ||
+      p->dil_w != 1 || p->stride_w != 2 || p->stride_h != 2 || (p->out.c & 3) || p->out.c <= 0 || p->out.w < 3 ||
+      y1 - y0 < 2 ||
+      12 * (p->out.w + 1) > DW_S2_WORDS || p->pad_left < 0 || p->pad_left > 1 || p->pad_top < 0 || p->pad_top > 1 ||
+      pb > 1 || pr > 1 || !dw_mm_ok(p))
+    return 0;
+  for (int32_t c = 0; c < p->out.c; c++)
+    if (!bt_rq2_zp_ok(p->shift[c])) return 0;
+  return 1;
+}
+
+/* dw_s2's constants of channels c..c+3: f[0..3], then f[4..7] the same with tap rows 0 and 2 swapped. */
+static __attribute__((noinline)) void dw_s2_chan(const bt_conv_params *p, int32_t c, dw_c2 *f) {
+  const int32_t c_n = p->out.c, off = p->input_offset, zp = p->output_offset;
+  int32_t se = 0, so = 0;
+  for (int32_t r = 0; r < 3; r++) {
+    const int8_t *w = p->filter + 3 * r * c_n + c;
+    const uint32_t A = bt_ld4(w), B = bt_ld4(w + c_n), C = bt_ld4(w + 2 * c_n);
+    const int32_t ae = bt_sxtb16(A), be = bt_sxtb16(B), ce = bt_sxtb16(C);
+    const int32_t ao = bt_sxtb16_ror8(A), bo = bt_sxtb16_ror8(B), co = bt_sxtb16_ror8(C);
+    se = bt_sadd16(bt_sadd16(se, ae), bt_sadd16(be, ce));   /* 9 int8 sums: 16 bits */
+    so = bt_sadd16(bt_sadd16(so, ao), bt_sadd16(bo, co));
+    const uint32_t ae2 = (uint32_t)bt_sadd16(ae, ae), be2 = (uint32_t)bt_sadd16(be, be), ce2 = (uint32_t)bt_sadd16(ce, ce);
+    const uint32_t ao2 = (uint32_t)bt_sadd16(ao, ao), bo2 = (uint32_t)bt_sadd16(bo, bo), co2 = (uint32_t)bt_sadd16(co, co);
+    const int32_t q = 4 - 2 * r;   /* the row's place in the second four */
+    f[0].w[2 * r] = f[4].w[q] = (int32_t)bt_pkhbt16(ae2, be2);
+    f[0].w[2 * r + 1] = f[4].w[q + 1] = (int32_t)ce2;
+    f[2].w[2 * r] = f[6].w[q] = (int32_t)bt_pkhtb16(be2, ae2);
+    f[2].w[2 * r + 1] = f[6].w[q + 1] = (int32_t)ce2 >> 16;
+    f[1].w[2 * r] = f[5].w[q] = (int32_t)bt_pkhbt16(ao2, bo2);
+    f[1].w[2 * r + 1] = f[5].w[q + 1] = (int32_t)co2;
+    f[3].w[2 * r] = f[7].w[q] = (int32_t)bt_pkhtb16(bo2, ao2);
+    f[3].w[2 * r + 1] = f[7].w[q + 1] = (int32_t)co2 >> 16;
+  }
+  const int32_t sum[4] = {(int16_t)se, (int16_t)so, se >> 16, so >> 16};
+  for (int32_t k = 0; k < 4; k++) {
+    const int32_t sft = p->shift[c + k], e1 = dw_mm_e(sft);
+    dw_c2 *const a = &f[k], *const b = &f[4 + k];
+    a->bias = b->bias = 2 * (off * sum[k] + (p->bias ? p->bias[c + k] : 0));
+    a->m = b->m = p->multiplier[c + k];
+    a->p2 = b->p2 = bt_rq2_p2_zp(dw_mm_p(sft), e1, zp);
+    a->e1 = b->e1 = e1;
+  }
+}
+
+/* Output rows [y0, y1) of a dw_s2_ok layer: the pairs past the image the zero point once a call; per group of four
+ * channels dw_s2_chan, then one bt_dws2g: the rows whose tap rows are all inside the image, then (extra) a last row
+ * whose tap row 2 is below it (the zero point's word as that row's pixels, step 0; so is a tap row 0 above the
+ * image). Stack: 2304 bytes of cells and 320 of constants, less than dw_small's 2688 and its band's. */
+static __attribute__((noinline)) void dw_s2(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out,
+                                            int32_t y0, int32_t y1) {
+  uint32_t buf[DW_S2_WORDS] __attribute__((aligned(8)));
+  dw_c2 f[8];
+  const int32_t c_n = p->out.c, ips = p->in.pixel_stride, in_row = p->in.w * ips, ops = p->out.pixel_stride;
+  const int32_t ow = p->out.w, iw = p->in.w, ih = p->in.h, pl = p->pad_left, out_row = ow * ops;
+  const uint32_t z2 = (uint32_t)bt_dup16(-p->input_offset);
+  const uint32_t zw = (uint32_t)(uint8_t)(int8_t)-p->input_offset * 0x01010101u;
+  /* a row's pairs: with pad_left a lead (the zero point, pixel 0), full ones to jb, a tail (pixel, zero point) */
+  int32_t jb = (iw + pl) / 2;
+  if (jb > ow + 1) jb = ow + 1;
+  const int32_t tail = jb <= ow && 2 * jb - pl < iw, jz = jb + tail, pairs = jb - pl;
+  for (int32_t j = jz; j <= ow; j++)   /* the pairs past the image, the same for every group */
+    for (int32_t k = 0; k < 12; k++) buf[12 * j + k] = z2;
+  int32_t n1 = 0;   /* rows whose tap row 2 is inside the image */
+  while (y0 + n1 < y1 && 2 * (y0 + n1) + 2 - p->pad_top < ih) n1++;
+  const int32_t iy0 = 2 * y0 - p->pad_top;
+  int32_t g[17] = {n1, 0, 0, ips, ips, 2 * in_row, pairs, pl, tail, (int32_t)zw, ow / 6 * 288, ow % 6, ops, out_row,
+                   n1 < y1 - y0, 0, iy0 < 0 ? 0 : ips};
+  if (n1 == 0) {   /* one row, its tap row 2 the zero point */
+    g[0] = 1;
+    g[2] = (int32_t)(uintptr_t)&g[9];
+    g[4] = 0;
+    g[14] = 0;
+  }
+  const int8_t *const src = in + (iy0 - in_y0) * in_row;
+  for (int32_t c = 0; c < c_n; c += 4) {
+    dw_s2_chan(p, c, f);
+    g[1] = (int32_t)(uintptr_t)(src + in_row + c);
+    if (n1 > 0) g[2] = g[1] + in_row;
+    g[15] = iy0 < 0 ? (int32_t)(uintptr_t)&g[9] : (int32_t)(uintptr_t)(src + c);
+    bt_dws2g(buf, f, out + c, g);
+  }
+}
 #endif
 
 /* Depth multiplier 1 (fast: requantisation by bt_rq2): the 3x3 interior path where a row has one. */
@@ -2158,6 +2722,12 @@ static inline __attribute__((always_inline)) void dw_m1(const bt_depthwise_param
                                                        int32_t in_y0, int8_t *out, int32_t y0, int32_t y1,
                                                        const int fast) {
   const bt_conv_params *p = &dp->conv;
+#if DW_Q4
+  if (p->stride_w == 2 && dw_s2_ok(p, y0, y1, fast)) {
+    dw_s2(p, in, in_y0, out, y0, y1);
+    return;
+  }
+#endif
   if (dw_small_ok(p, y0, y1)) {
 #if DW_Q4
     /* (stride 2 and the in-place ring's one-row calls, the bulk of the calls here, without a call) */
