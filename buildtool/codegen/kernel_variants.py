@@ -73,8 +73,17 @@ def doubled_ok(p) -> bool:
     generation from a skeleton chooses as from the model file; None, not known: never)."""
     k = _patch(p)
     top = p.get("bias_bound")
-    return (p.get("codegen", False) and top is not None and k <= BT_COL3 and k <= 2 * p["out"]["c"]
+    return (p.get("codegen", False) and top is not None and k <= BT_COL3 and (k <= 2 * p["out"]["c"] or stem(p))
             and top + k * 255 * 128 < 1 << 30)
+
+
+def stem(p) -> bool:
+    """Could cortex-m/conv_stem.h's path take the layer (bt_stem_ok's conditions on the layer's fields, the rest
+    it checks at compile time)? Its weights are widened per call, so doubled sums cost it nothing: doubled_ok
+    takes any patch (vww's stem, 27 values into 8 channels: ADD, SMMLAR, ASR per output instead of AND, ORR, ADD,
+    SMLAL, ASR)."""
+    return (1 <= p["in"]["c"] <= 3 and p["kh"] * p["kw"] > 1 and p["out"]["c"] % 2 == 0 and p["out"]["w"] >= 3
+            and p["dil_h"] == 1 and p["dil_w"] == 1)
 
 
 # the table rows doubled_ok guards: model.c's own calls only, no dispatcher takes them

@@ -23,7 +23,8 @@ const char *bt_conv_s8_variant(const bt_conv_params *p);
  * a constant struct: fast 1 is the bt_rq2 requantisation, 2 bt_rq2m (doubled sums), act 2 / 1 / 0 as the
  * variants above. */
 #include "conv_pm.h"
-#define BT_CONV_PM(p, in, in_y0, out, y0, y1, fast, act) bt_conv_pm(p, in, in_y0, out, y0, y1, fast, act)
+#include "conv_stem.h"
+#define BT_CONV_PM(p, in, in_y0, out, y0, y1, fast, act) bt_conv_pm_stem(p, in, in_y0, out, y0, y1, fast, act)
 
 #define BT_DW_VARIANT(name) \
   void name(const bt_depthwise_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1)

@@ -1,0 +1,227 @@
+/* The cortex-m set's convolution for a network's stem: few input channels (c_in 1..3: an RGB image, a
+ * spectrogram), a layer's constant shape (model.c's own instance, BT_CONV_PM in bt_variants.h). bt_conv_pm
+ * widens each output pixel's patch into int16 columns (vww's 3x3 stride 2 stem of 3 channels: ~100 cycles a
+ * pixel, 27 values gathered from three input rows) and unpacks the int8 weights by SXTB16 per pixel triple.
+ * Here each output row's kh input rows are widened once into int16 buffer rows in natural order (the zero
+ * point's 0 at the padding), the weights once per call into int16 rows of the window's kw c_in values padded
+ * to an even count (a 0 weight against whatever value follows), and the asm reads three pixels' words
+ * straight from the buffer rows with immediate offsets (the shape is constant): per step 3 + 2 LDR, 6 SMLAD
+ * for a pair of output channels, no SXTB16. vww's stem: 15 steps for 27 values, against bt_mm3x2's 14 SMLAD
+ * and 7 SXTB16 and their loads per pixel and channel. */
+#ifndef BT_CONV_STEM_H
+#define BT_CONV_STEM_H
+#include "conv_pm.h"
+
+#if BT_PM_RQ6_ASM
+#define BT_STEM_BYTES 3840   /* the buffers' frame: bt_conv_pm's col (3 BT_COL_MAX int16), no more stack */
+#define BT_STEM_RL(p) (((p)->kw * (p)->in.c + 1) & ~1)   /* a window row's values, even */
+#define BT_STEM_NS(p) ((p)->kh * BT_STEM_RL(p) / 2)      /* steps (words) of a window */
+#define BT_STEM_S(p) ((p)->stride_w * (p)->in.c)         /* values from one pixel's window row to the next's */
+/* a buffer row: the values from pixel -pad_left to the last one a window reads (a 0 after an odd row) */
+#define BT_STEM_ROWV(p) (((((p)->out.w - 1) * BT_STEM_S(p) + BT_STEM_RL(p)) + 1) & ~1)
+#define BT_STEM_ROWB(p) (2 * BT_STEM_ROWV(p))
+/* S odd: a second set of rows shifted by one value (B[i] = A[i + 1]), the odd pixels' words aligned in it */
+#define BT_STEM_COPIES(p) ((BT_STEM_S(p) & 1) ? 2 : 1)
+#define BT_STEM_WB(p) ((p)->out.c * BT_STEM_NS(p) * 4)   /* the widened weights: bytes */
+#define BT_STEM_KB(p) ((p)->out.c / 2 * 6 * 4)           /* bt_pm_rq6's constants per channel pair */
+#define BT_STEM_NEED(p) (BT_STEM_WB(p) + BT_STEM_KB(p) + BT_STEM_COPIES(p) * (p)->kh * BT_STEM_ROWB(p))
+
+/* Does bt_conv_stem take the layer: every field of its shape a constant, requantisation bt_rq2 or bt_rq2m (fast
+ * 1 or 2), the whole int8 range (act 2), an even count of output channels, the buffers in BT_STEM_BYTES and
+ * every immediate offset in LDR's 12 bits. */
+static inline __attribute__((always_inline)) int bt_stem_ok(const bt_conv_params *p, const int fast, const int act) {
+  const int consts = __builtin_constant_p(p->in.c) && __builtin_constant_p(p->in.w) &&
+                     __builtin_constant_p(p->in.h) && __builtin_constant_p(p->in.pixel_stride) &&
+                     __builtin_constant_p(p->out.w) && __builtin_constant_p(p->out.c) &&
+                     __builtin_constant_p(p->out.pixel_stride) && __builtin_constant_p(p->kh) &&
+                     __builtin_constant_p(p->kw) && __builtin_constant_p(p->stride_h) &&
+                     __builtin_constant_p(p->stride_w) && __builtin_constant_p(p->pad_top) &&
+                     __builtin_constant_p(p->pad_left) && __builtin_constant_p(p->dil_h) &&
+                     __builtin_constant_p(p->dil_w);
+  if (!consts || !fast || act != 2) return 0;
+  return p->in.c >= 1 && p->in.c <= 3 && p->in.pixel_stride == p->in.c && p->dil_h == 1 && p->dil_w == 1 &&
+         p->out.w >= 3 && p->out.c >= 2 && (p->out.c & 1) == 0 && p->out.pixel_stride > 0 &&
+         p->out.pixel_stride < 2000 && p->pad_left >= 0 && p->pad_top >= 0 && BT_STEM_NS(p) <= 31 &&
+         p->kh * p->kw > 1 && BT_STEM_NEED(p) <= BT_STEM_BYTES &&
+         (BT_STEM_COPIES(p) * p->kh) * BT_STEM_ROWB(p) + 6 * BT_STEM_S(p) < 4096 && BT_STEM_WB(p) < 4096;
+}
+
+/* One step of the 3x2 block: pixel q's word j at c + Oq + off(j) (off: window row j / W's buffer row, word j % W
+ * of it), the two channels' weight words at f + 4j and f + KB + 4j. */
+#define BT_STEM_OFF "((bt_stem_j / %c[W]) * %c[RB] + (bt_stem_j %% %c[W]) * 4)"
+#define BT_STEM_LOADS                                                   \
+  "ldr %[x0], [%[c], #(%c[O0] + " BT_STEM_OFF ")]\n\t"                  \
+  "ldr %[x1], [%[c], #(%c[O1] + " BT_STEM_OFF ")]\n\t"                  \
+  "ldr %[x2], [%[c], #(%c[O2] + " BT_STEM_OFF ")]\n\t"                  \
+  "ldr %[wa], [%[f], #(bt_stem_j * 4)]\n\t"                            \
+  "ldr %[wb], [%[f], #(%c[KB] + bt_stem_j * 4)]\n\t"
+#define BT_STEM_STEP0                                                   \
+  ".set bt_stem_j, 0\n\t" BT_STEM_LOADS                                 \
+  "smlad %[a10], %[wa], %[x1], %[a00]\n\t"                              \
+  "smlad %[a20], %[wa], %[x2], %[a00]\n\t"                              \
+  "smlad %[a00], %[wa], %[x0], %[a00]\n\t"                              \
+  "smlad %[a11], %[wb], %[x1], %[a01]\n\t"                              \
+  "smlad %[a21], %[wb], %[x2], %[a01]\n\t"                              \
+  "smlad %[a01], %[wb], %[x0], %[a01]\n\t"
+#define BT_STEM_STEP                                                    \
+  ".set bt_stem_j, bt_stem_j + 1\n\t" BT_STEM_LOADS                     \
+  "smlad %[a00], %[wa], %[x0], %[a00]\n\t"                              \
+  "smlad %[a10], %[wa], %[x1], %[a10]\n\t"                              \
+  "smlad %[a20], %[wa], %[x2], %[a20]\n\t"                              \
+  "smlad %[a01], %[wb], %[x0], %[a01]\n\t"                              \
+  "smlad %[a11], %[wb], %[x1], %[a11]\n\t"                              \
+  "smlad %[a21], %[wb], %[x2], %[a21]\n\t"
+/* acc = bt_mm3x2's six sums of pixels at c + O0, O1, O2 by the widened weight rows f, f + KB, from b0, b1; NS steps
+ * of W words a window row, buffer rows RB bytes apart (BT_PMR_REP: copies under .if, gcc sizes an asm by its
+ * lines). */
+static inline __attribute__((always_inline)) void bt_stem3x2(const int16_t *c, const int16_t *f, const int32_t NS,
+                                                              const int32_t W, const int32_t RB, const int32_t KB,
+                                                              const int32_t O0, const int32_t O1, const int32_t O2,
+                                                              int32_t b0, int32_t b1, int32_t *acc) {
+  int32_t a00 = b0, a01 = b1, a10, a11, a20, a21;
+  uint32_t wa, wb, x0, x1, x2;
+  __asm__ volatile(BT_STEM_STEP0 BT_PMR_REP("%c[NS] - 1", BT_STEM_STEP)
+                   : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11), [a20] "=&r"(a20),
+                     [a21] "=&r"(a21), [wa] "=&r"(wa), [wb] "=&r"(wb), [x0] "=&r"(x0), [x1] "=&r"(x1),
+                     [x2] "=&r"(x2)
+                   : [c] "r"(c), [f] "r"(f), [NS] "i"(NS), [W] "i"(W), [RB] "i"(RB), [KB] "i"(KB), [O0] "i"(O0),
+                     [O1] "i"(O1), [O2] "i"(O2)
+                   : "memory");
+  acc[0] = a00; acc[1] = a01; acc[2] = a10; acc[3] = a11; acc[4] = a20; acc[5] = a21;
+}
+#undef BT_STEM_STEP
+#undef BT_STEM_STEP0
+#undef BT_STEM_LOADS
+#undef BT_STEM_OFF
+
+/* Widens n input values (x + off) into d in natural order: 4 at a time by SXTAB16 and two PKH, the rest one by
+ * one. */
+static inline __attribute__((always_inline)) void bt_stem_widen(const int8_t *s, int16_t *d, const int32_t n,
+                                                                int32_t off, int32_t off2) {
+  const int8_t *const end = s + (n & ~3);
+#pragma GCC unroll 4
+  for (; s != end; s += 4, d += 4) {   /* pointer steps: immediate offsets (indexed, gcc stored by register offset) */
+    const uint32_t v = bt_ld4(s);
+    const uint32_t a = (uint32_t)bt_sxtab16((uint32_t)off2, v), b = (uint32_t)bt_sxtab16_ror8((uint32_t)off2, v);
+    const uint32_t lo = bt_pkhbt16(a, b), hi = bt_pkhtb16(b, a);
+    __builtin_memcpy(d, &lo, 4);
+    __builtin_memcpy(d + 2, &hi, 4);
+  }
+  for (int32_t i = 0; i < (n & 3); i++) d[i] = (int16_t)(s[i] + off);
+}
+
+/* The word address of the window row of output pixel x (values from x S) in buffer row 0: in the rows A (S x
+ * even) or B (odd, its value x S - 1: B[i] = A[i + 1]). */
+static inline __attribute__((always_inline)) int32_t bt_stem_pos(int32_t x, const int32_t S, const int32_t BOFF) {
+  const int32_t s = x * S;
+  return (s & 1) ? BOFF + 2 * (s - 1) : 2 * s;
+}
+
+/* The stem path (bt_stem_ok): the buffer (buf, BT_STEM_BYTES) holds the widened weights (doubled for fast 2:
+ * the doubled sums of bt_rq2m at no cost), bt_pm_rq6's constants per channel pair, then kh rows A (and kh rows
+ * B for an odd S). Per output row its kh input rows are widened again (or zeroed: outside the image; the
+ * padding values stay 0 from the start), then per pair of channels the row's triples (bt_stem3x2, bt_pm_rq6 /
+ * bt_pm_rqm6), the pixels left after them in C. */
+static inline __attribute__((always_inline)) void bt_conv_stem(const bt_conv_params *p, const int8_t *in,
+                                                             int32_t in_y0, int8_t *out, int32_t y0, int32_t y1,
+                                                             const int fast, int16_t *buf) {
+  const int32_t cin = p->in.c, cout = p->out.c, ow = p->out.w, OPS = p->out.pixel_stride, kh = p->kh;
+  const int32_t RL = BT_STEM_RL(p), W = RL / 2, NS = BT_STEM_NS(p), S = BT_STEM_S(p), RB = BT_STEM_ROWB(p);
+  const int32_t ROWV = BT_STEM_ROWV(p), run = p->kw * cin, K = kh * run, KB = 4 * NS;
+  const int32_t pl = p->pad_left, pt = p->pad_top, in_row = p->in.w * cin;
+  const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max, off = p->input_offset;
+  const int32_t off2 = bt_dup16(off), dbl = fast == 2;
+  /* the input values a row's windows read: pixels 0 .. nx - 1 */
+  const int32_t reach = (ROWV / cin) - pl, nx = p->in.w < reach ? p->in.w : reach;
+  int16_t *const wt = buf;                                        /* cout NS words */
+  int32_t *const kc = (int32_t *)(buf + 2 * cout * NS);           /* cout / 2 * 6 words */
+  int16_t *const ra = buf + 2 * cout * NS + 6 * cout;             /* kh rows A, then kh rows B */
+  const int32_t BOFF = kh * RB;                                   /* bytes from rows A to rows B */
+  const int8_t *const filter = p->filter;
+  const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
+  uint32_t folded = 0;   /* bit oc / 2: the pair's zero point is in its rounding words */
+  for (int32_t oc = 0; oc < cout; oc++) {
+    const int8_t *const fr = filter + oc * K;
+    int16_t *const wr = wt + oc * 2 * NS;
+    for (int32_t ky = 0; ky < kh; ky++)
+      for (int32_t i = 0; i < RL; i++) wr[ky * RL + i] = (int16_t)(i < run ? fr[ky * run + i] * (1 + dbl) : 0);
+  }
+  for (int32_t oc = 0; oc < cout; oc += 2)
+    folded |= (uint32_t)bt_pm_k6(kc + 3 * oc, mult[oc], mult[oc + 1], shift[oc], shift[oc + 1], zp, fast) << (oc / 2);
+  for (int32_t i = 0; i < BT_STEM_COPIES(p) * kh * ROWV; i += 2) {   /* the padding values stay 0 */
+    const int32_t z = 0;
+    __builtin_memcpy(ra + i, &z, 4);
+  }
+  int8_t *orow = out;
+  for (int32_t y = y0; y < y1; y++, orow += ow * OPS) {
+    for (int32_t ky = 0; ky < kh; ky++) {
+      const int32_t iy = y * p->stride_h - pt + ky;
+      int16_t *const d = ra + ky * ROWV;
+      if ((uint32_t)iy < (uint32_t)p->in.h) {
+        bt_stem_widen(in + (iy - in_y0) * in_row, d + pl * cin, nx * cin, off, off2);
+      } else {
+        for (int32_t i = pl * cin; i < (pl + nx) * cin; i++) d[i] = 0;
+      }
+      if (S & 1) __builtin_memcpy(d + kh * ROWV, d + 1, 2 * (ROWV - 1));
+    }
+    for (int32_t oc = 0; oc < cout; oc += 2) {
+      const int32_t b0 = bias ? bias[oc] * (1 + dbl) : 0, b1 = bias ? bias[oc + 1] * (1 + dbl) : 0;
+      const int16_t *const f = wt + oc * 2 * NS;
+      const int32_t *const k = kc + 3 * oc;
+      const int fo = (folded >> (oc / 2)) & 1;
+      int8_t *o = orow + oc;
+      int32_t x = 0;
+      /* S even: every triple alike; odd: two triples an iteration (their pixels' rows A, B alternate) */
+      for (; x + 3 * BT_STEM_COPIES(p) <= ow; x += 3 * BT_STEM_COPIES(p)) {
+        for (int32_t h = 0; h < BT_STEM_COPIES(p); h++) {
+          const int32_t c0 = (h * 3 * S) & ~1;   /* the triple's base, bytes / 2 from pixel x's (x S even) */
+          const int16_t *const c = (const int16_t *)((const char *)ra + bt_stem_pos(x, S, BOFF)) + c0;
+          int32_t acc[6];
+          bt_stem3x2(c, f, NS, W, RB, KB, bt_stem_pos(3 * h, S, BOFF) - 2 * c0,
+                     bt_stem_pos(3 * h + 1, S, BOFF) - 2 * c0, bt_stem_pos(3 * h + 2, S, BOFF) - 2 * c0, b0, b1, acc);
+          if (dbl) {
+            if (fo) bt_pm_rqm6(acc, k, o, OPS, 1, zp);
+            else bt_pm_rqm6(acc, k, o, OPS, 0, zp);
+          } else {
+            if (fo) bt_pm_rq6(acc, k, o, OPS, 1, zp);
+            else bt_pm_rq6(acc, k, o, OPS, 0, zp);
+          }
+          o += 3 * OPS;
+        }
+      }
+      for (; x < ow; x++, o += OPS) {   /* the pixels left: in C */
+        const char *const c = (const char *)ra + bt_stem_pos(x, S, BOFF);
+        int32_t a0 = b0, a1 = b1;
+        for (int32_t j = 0; j < NS; j++) {
+          int32_t v, w0, w1;
+          __builtin_memcpy(&v, c + (j / W) * RB + (j % W) * 4, 4);
+          __builtin_memcpy(&w0, f + 2 * j, 4);
+          __builtin_memcpy(&w1, f + 2 * NS + 2 * j, 4);
+          a0 = bt_smlad(w0, v, a0);
+          a1 = bt_smlad(w1, v, a1);
+        }
+        o[0] = (int8_t)bt_pm_out(a0, mult[oc], shift[oc], BT_PM_P2(shift[oc]), BT_PM_E1(shift[oc]), zp, lo, hi,
+                                 fast, 2);
+        o[1] = (int8_t)bt_pm_out(a1, mult[oc + 1], shift[oc + 1], BT_PM_P2(shift[oc + 1]),
+                                 BT_PM_E1(shift[oc + 1]), zp, lo, hi, fast, 2);
+      }
+    }
+  }
+}
+#endif
+
+/* model.c's BT_CONV_PM (bt_variants.h): the stem path when bt_stem_ok takes the layer (decided at compile time,
+ * the other branch dropped: the frame holds one of the two buffers), else bt_conv_pm. */
+static inline __attribute__((always_inline)) void bt_conv_pm_stem(const bt_conv_params *p, const int8_t *in,
+                                                                int32_t in_y0, int8_t *out, int32_t y0, int32_t y1,
+                                                                const int fast, const int act) {
+#if BT_PM_RQ6_ASM
+  if (bt_stem_ok(p, fast, act)) {   /* a constant: it asks for a layer's constant shape */
+    int16_t buf[BT_STEM_BYTES / 2] __attribute__((aligned(4)));
+    bt_conv_stem(p, in, in_y0, out, y0, y1, fast, buf);
+    return;
+  }
+#endif
+  bt_conv_pm(p, in, in_y0, out, y0, y1, fast, act);
+}
+#endif
