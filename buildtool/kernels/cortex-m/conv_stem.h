@@ -17,8 +17,9 @@
 #define BT_STEM_RL(p) (((p)->kw * (p)->in.c + 1) & ~1)   /* a window row's values, even */
 #define BT_STEM_NS(p) ((p)->kh * BT_STEM_RL(p) / 2)      /* steps (words) of a window */
 #define BT_STEM_S(p) ((p)->stride_w * (p)->in.c)         /* values from one pixel's window row to the next's */
-/* a buffer row: the values from pixel -pad_left to the last one a window reads (a 0 after an odd row) */
-#define BT_STEM_ROWV(p) (((((p)->out.w - 1) * BT_STEM_S(p) + BT_STEM_RL(p)) + 1) & ~1)
+/* a buffer row: the values from pixel -pad_left to the last one a window reads, and those of up to 5 pixels past
+ * the row's last (the last triples' phantom pixels, their sums dropped), even */
+#define BT_STEM_ROWV(p) (((((p)->out.w + 5) * BT_STEM_S(p) + BT_STEM_RL(p)) + 1) & ~1)
 #define BT_STEM_ROWB(p) (2 * BT_STEM_ROWV(p))
 /* S odd: a second set of rows shifted by one value (B[i] = A[i + 1]), the odd pixels' words aligned in it */
 #define BT_STEM_COPIES(p) ((BT_STEM_S(p) & 1) ? 2 : 1)
@@ -117,6 +118,27 @@ static inline __attribute__((always_inline)) int32_t bt_stem_pos(int32_t x, cons
   return (s & 1) ? BOFF + 2 * (s - 1) : 2 * s;
 }
 
+/* The triple h (0, or 1: the second of a pair, S odd) from pixel x (x S even) whose row A word is at cx: its
+ * sums (bt_stem3x2) requantised and stored at o (bt_pm_rq6 / bt_pm_rqm6). */
+static inline __attribute__((always_inline)) void bt_stem_triple(const char *cx, const int16_t *f, const int32_t *k,
+                                                                 int8_t *o, const int32_t NS, const int32_t W,
+                                                                 const int32_t RB, const int32_t KB, const int32_t S,
+                                                                 const int32_t BOFF, const int32_t OPS, const int h,
+                                                                 const int fo, const int dbl, int32_t zp, int32_t b0,
+                                                                 int32_t b1) {
+  const int32_t c0 = 2 * ((h * 3 * S) & ~1);   /* the triple's base: bytes from cx */
+  int32_t acc[6];
+  bt_stem3x2((const int16_t *)(cx + c0), f, NS, W, RB, KB, bt_stem_pos(3 * h, S, BOFF) - c0,
+             bt_stem_pos(3 * h + 1, S, BOFF) - c0, bt_stem_pos(3 * h + 2, S, BOFF) - c0, b0, b1, acc);
+  if (dbl) {
+    if (fo) bt_pm_rqm6(acc, k, o, OPS, 1, zp);
+    else bt_pm_rqm6(acc, k, o, OPS, 0, zp);
+  } else {
+    if (fo) bt_pm_rq6(acc, k, o, OPS, 1, zp);
+    else bt_pm_rq6(acc, k, o, OPS, 0, zp);
+  }
+}
+
 /* The stem path (bt_stem_ok): the buffer (buf, BT_STEM_BYTES) holds the widened weights (doubled for fast 2:
  * the doubled sums of bt_rq2m at no cost), bt_pm_rq6's constants per channel pair, then kh rows A (and kh rows
  * B for an odd S). Per output row its kh input rows are widened again (or zeroed: outside the image; the
@@ -162,7 +184,14 @@ static inline __attribute__((always_inline)) void bt_conv_stem(const bt_conv_par
       } else {
         for (int32_t i = pl * cin; i < (pl + nx) * cin; i++) d[i] = 0;
       }
-      if (S & 1) __builtin_memcpy(d + kh * ROWV, d + 1, 2 * (ROWV - 1));
+      if (S & 1) {   /* rows B: by words from A's odd values (B's last value is never read) */
+        int16_t *const e = d + kh * ROWV;
+        for (int32_t i = 0; i < ROWV; i += 2) {
+          uint32_t v;
+          __builtin_memcpy(&v, d + 1 + i, 4);
+          __builtin_memcpy(e + i, &v, 4);
+        }
+      }
     }
     for (int32_t oc = 0; oc < cout; oc += 2) {
       const int32_t b0 = bias ? bias[oc] * (1 + dbl) : 0, b1 = bias ? bias[oc + 1] * (1 + dbl) : 0;
@@ -173,37 +202,27 @@ static inline __attribute__((always_inline)) void bt_conv_stem(const bt_conv_par
       int32_t x = 0;
       /* S even: every triple alike; odd: two triples an iteration (their pixels' rows A, B alternate) */
       for (; x + 3 * BT_STEM_COPIES(p) <= ow; x += 3 * BT_STEM_COPIES(p)) {
-        for (int32_t h = 0; h < BT_STEM_COPIES(p); h++) {
-          const int32_t c0 = (h * 3 * S) & ~1;   /* the triple's base, bytes / 2 from pixel x's (x S even) */
-          const int16_t *const c = (const int16_t *)((const char *)ra + bt_stem_pos(x, S, BOFF)) + c0;
-          int32_t acc[6];
-          bt_stem3x2(c, f, NS, W, RB, KB, bt_stem_pos(3 * h, S, BOFF) - 2 * c0,
-                     bt_stem_pos(3 * h + 1, S, BOFF) - 2 * c0, bt_stem_pos(3 * h + 2, S, BOFF) - 2 * c0, b0, b1, acc);
-          if (dbl) {
-            if (fo) bt_pm_rqm6(acc, k, o, OPS, 1, zp);
-            else bt_pm_rqm6(acc, k, o, OPS, 0, zp);
-          } else {
-            if (fo) bt_pm_rq6(acc, k, o, OPS, 1, zp);
-            else bt_pm_rq6(acc, k, o, OPS, 0, zp);
-          }
+        const char *const cx = (const char *)ra + bt_stem_pos(x, S, BOFF);
+        bt_stem_triple(cx, f, k, o, NS, W, RB, KB, S, BOFF, OPS, 0, fo, dbl, zp, b0, b1);
+        o += 3 * OPS;
+        if (S & 1) {
+          bt_stem_triple(cx, f, k, o, NS, W, RB, KB, S, BOFF, OPS, 1, fo, dbl, zp, b0, b1);
           o += 3 * OPS;
         }
       }
-      for (; x < ow; x++, o += OPS) {   /* the pixels left: in C */
-        const char *const c = (const char *)ra + bt_stem_pos(x, S, BOFF);
-        int32_t a0 = b0, a1 = b1;
-        for (int32_t j = 0; j < NS; j++) {
-          int32_t v, w0, w1;
-          __builtin_memcpy(&v, c + (j / W) * RB + (j % W) * 4, 4);
-          __builtin_memcpy(&w0, f + 2 * j, 4);
-          __builtin_memcpy(&w1, f + 2 * NS + 2 * j, 4);
-          a0 = bt_smlad(w0, v, a0);
-          a1 = bt_smlad(w1, v, a1);
-        }
-        o[0] = (int8_t)bt_pm_out(a0, mult[oc], shift[oc], BT_PM_P2(shift[oc]), BT_PM_E1(shift[oc]), zp, lo, hi,
-                                 fast, 2);
-        o[1] = (int8_t)bt_pm_out(a1, mult[oc + 1], shift[oc + 1], BT_PM_P2(shift[oc + 1]),
-                                 BT_PM_E1(shift[oc + 1]), zp, lo, hi, fast, 2);
+      for (int32_t h = 0; x < ow; h++, x += 3, o += 3 * OPS) {   /* 1 to 5 pixels left: triples whose phantom
+                                                                     pixels' sums are dropped, in C */
+        const char *const cx = (const char *)ra + bt_stem_pos(x - 3 * h, S, BOFF);
+        const int32_t c0 = h ? 2 * ((3 * S) & ~1) : 0;
+        int32_t acc[6];
+        if (h) bt_stem3x2((const int16_t *)(cx + c0), f, NS, W, RB, KB, bt_stem_pos(3, S, BOFF) - c0,
+                          bt_stem_pos(4, S, BOFF) - c0, bt_stem_pos(5, S, BOFF) - c0, b0, b1, acc);
+        else bt_stem3x2((const int16_t *)cx, f, NS, W, RB, KB, bt_stem_pos(0, S, BOFF), bt_stem_pos(1, S, BOFF),
+                        bt_stem_pos(2, S, BOFF), b0, b1, acc);
+        for (int32_t q = 0; q < 3 && x + q < ow; q++)
+          for (int32_t r = 0; r < 2; r++)
+            o[q * OPS + r] = (int8_t)bt_pm_out(acc[2 * q + r], mult[oc + r], shift[oc + r], BT_PM_P2(shift[oc + r]),
+                                               BT_PM_E1(shift[oc + r]), zp, lo, hi, fast, 2);
       }
     }
   }
