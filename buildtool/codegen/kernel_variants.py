@@ -82,8 +82,8 @@ def stem(p) -> bool:
     it checks at compile time)? Its weights are widened per call, so doubled sums cost it nothing: doubled_ok
     takes any patch (vww's stem, 27 values into 8 channels: ADD, SMMLAR, ASR per output instead of AND, ORR, ADD,
     SMLAL, ASR)."""
-    return (1 <= p["in"]["c"] <= 3 and p["kh"] * p["kw"] > 1 and p["out"]["c"] % 2 == 0 and p["out"]["w"] >= 3
-            and p["dil_h"] == 1 and p["dil_w"] == 1)
+    return (1 <= p["in"]["c"] <= 3 and p["kw"] * p["in"]["c"] % 4 != 0 and p["kh"] * p["kw"] > 1
+            and p["out"]["c"] % 2 == 0 and p["out"]["w"] >= 3 and p["dil_h"] == 1 and p["dil_w"] == 1)
 
 
 # the table rows doubled_ok guards: model.c's own calls only, no dispatcher takes them

@@ -23,13 +23,22 @@
 #define BT_STEM_ROWB(p) (2 * BT_STEM_ROWV(p))
 /* S odd: a second set of rows shifted by one value (B[i] = A[i + 1]), the odd pixels' words aligned in it */
 #define BT_STEM_COPIES(p) ((BT_STEM_S(p) & 1) ? 2 : 1)
-#define BT_STEM_WB(p) ((p)->out.c * BT_STEM_NS(p) * 4)   /* the widened weights: bytes */
-#define BT_STEM_KB(p) ((p)->out.c / 2 * 6 * 4)           /* bt_pm_rq6's constants per channel pair */
-#define BT_STEM_NEED(p) (BT_STEM_WB(p) + BT_STEM_KB(p) + BT_STEM_COPIES(p) * (p)->kh * BT_STEM_ROWB(p))
+#define BT_STEM_ROWS(p) (BT_STEM_COPIES(p) * (p)->kh * BT_STEM_ROWB(p))   /* the buffer rows: bytes */
+/* a pair of output channels: 9 words (the zero point, the two biases, bt_pm_k6's six constants), then each
+ * channel's NS widened weight words */
+#define BT_STEM_PB(p) (36 + 8 * BT_STEM_NS(p))
+/* the outputs of a triple with phantom pixels (bt_stem_blk's stores at their offsets), at the frame's end */
+#define BT_STEM_SC(p) ((2 * (p)->out.pixel_stride + 2 + 3) & ~3)
+/* channels at a time: as many pairs as the frame holds besides the rows and SC (kws's 64 of 40 values: 32) */
+#define BT_STEM_ROOM(p) (BT_STEM_BYTES - BT_STEM_ROWS(p) - BT_STEM_SC(p))
+#define BT_STEM_GC(p) (BT_STEM_ROOM(p) / BT_STEM_PB(p) * 2 < (p)->out.c ? BT_STEM_ROOM(p) / BT_STEM_PB(p) * 2 \
+                                                                       : (p)->out.c)
 
 /* Does bt_conv_stem take the layer: every field of its shape a constant, requantisation bt_rq2 or bt_rq2m (fast
- * 1 or 2), the whole int8 range (act 2), an even count of output channels, the buffers in BT_STEM_BYTES and
- * every immediate offset in LDR's 12 bits. */
+ * 1 or 2), the whole int8 range (act 2), an even count of output channels, the rows and a pair's words in
+ * BT_STEM_BYTES and every immediate offset in LDR's 12 bits; a window row of whole groups of 4 values (kw c_in %
+ * 4 == 0) stays with bt_conv_pm, which widens such patches without a gather: kws's 10x4 stem of 1 channel, 5
+ * pixels a row, est. high 514,836 there against 550,954 here (a row's second triple has a phantom pixel). */
 static inline __attribute__((always_inline)) int bt_stem_ok(const bt_conv_params *p, const int fast, const int act) {
   const int consts = __builtin_constant_p(p->in.c) && __builtin_constant_p(p->in.w) &&
                      __builtin_constant_p(p->in.h) && __builtin_constant_p(p->in.pixel_stride) &&
@@ -40,15 +49,17 @@ static inline __attribute__((always_inline)) int bt_stem_ok(const bt_conv_params
                      __builtin_constant_p(p->pad_left) && __builtin_constant_p(p->dil_h) &&
                      __builtin_constant_p(p->dil_w);
   if (!consts || !fast || act != 2) return 0;
-  return p->in.c >= 1 && p->in.c <= 3 && p->in.pixel_stride == p->in.c && p->dil_h == 1 && p->dil_w == 1 &&
+  return p->in.c >= 1 && p->in.c <= 3 && (p->kw * p->in.c) % 4 != 0 && p->in.pixel_stride == p->in.c &&
+         p->dil_h == 1 && p->dil_w == 1 &&
          p->out.w >= 3 && p->out.c >= 2 && (p->out.c & 1) == 0 && p->out.pixel_stride > 0 &&
          p->out.pixel_stride < 2000 && p->pad_left >= 0 && p->pad_top >= 0 && BT_STEM_NS(p) <= 31 &&
-         p->kh * p->kw > 1 && BT_STEM_NEED(p) <= BT_STEM_BYTES &&
-         (BT_STEM_COPIES(p) * p->kh) * BT_STEM_ROWB(p) + 6 * BT_STEM_S(p) < 4096 && BT_STEM_WB(p) < 4096;
+         p->kh * p->kw > 1 && BT_STEM_ROOM(p) >= BT_STEM_PB(p) &&
+         BT_STEM_ROWS(p) + 6 * BT_STEM_S(p) < 4096;
 }
 
 /* One step of the 3x2 block: pixel q's word j at c + Oq + off(j) (off: window row j / W's buffer row, word j % W
- * of it), the two channels' weight words at f + 4j and f + KB + 4j. */
+ * of it), the two channels' weight words at f + 4j and f + KB + 4j: 5 LDR (one load cycle each after the first),
+ * 6 SMLAD. */
 #define BT_STEM_OFF "((bt_stem_j / %c[W]) * %c[RB] + (bt_stem_j %% %c[W]) * 4)"
 #define BT_STEM_LOADS                                                   \
   "ldr %[x0], [%[c], #(%c[O0] + " BT_STEM_OFF ")]\n\t"                  \
@@ -72,24 +83,59 @@ static inline __attribute__((always_inline)) int bt_stem_ok(const bt_conv_params
   "smlad %[a01], %[wb], %[x0], %[a01]\n\t"                              \
   "smlad %[a11], %[wb], %[x1], %[a11]\n\t"                              \
   "smlad %[a21], %[wb], %[x2], %[a21]\n\t"
-/* acc = bt_mm3x2's six sums of pixels at c + O0, O1, O2 by the widened weight rows f, f + KB, from b0, b1; NS steps
- * of W words a window row, buffer rows RB bytes apart (BT_PMR_REP: copies under .if, gcc sizes an asm by its
- * lines). */
-static inline __attribute__((always_inline)) void bt_stem3x2(const int16_t *c, const int16_t *f, const int32_t NS,
+#define BT_STEM_MAC BT_STEM_STEP0 BT_PMR_REP("%c[NS] - 1", BT_STEM_STEP)   /* BT_PMR_REP: copies under .if */
+#define BT_STEM_OUTS                                                                                         \
+  : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11), [a20] "=&r"(a20), [a21] "=&r"(a21), \
+    [wa] "=&r"(wa), [wb] "=&r"(wb), [x0] "=&r"(x0), [x1] "=&r"(x1), [x2] "=&r"(x2)
+#define BT_STEM_INS                                                                                          \
+  [c] "r"(c), [f] "r"(f), [NS] "i"(NS), [W] "i"(W), [RB] "i"(RB), [KB] "i"(KB), [O0] "i"(O0), [O1] "i"(O1),  \
+  [O2] "i"(O2)
+/* acc = bt_mm3x2's six sums of the pixels at c + O0, O1, O2 by the weight rows f, f + KB (their biases at f - 32,
+ * f - 28); NS steps of W words a window row, buffer rows RB bytes apart. */
+static inline __attribute__((always_inline)) void bt_stem3x2(const char *c, const char *f, const int32_t NS,
                                                               const int32_t W, const int32_t RB, const int32_t KB,
                                                               const int32_t O0, const int32_t O1, const int32_t O2,
-                                                              int32_t b0, int32_t b1, int32_t *acc) {
-  int32_t a00 = b0, a01 = b1, a10, a11, a20, a21;
+                                                              int32_t *acc) {
+  int32_t a00, a01, a10, a11, a20, a21;
   uint32_t wa, wb, x0, x1, x2;
-  __asm__ volatile(BT_STEM_STEP0 BT_PMR_REP("%c[NS] - 1", BT_STEM_STEP)
-                   : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11), [a20] "=&r"(a20),
-                     [a21] "=&r"(a21), [wa] "=&r"(wa), [wb] "=&r"(wb), [x0] "=&r"(x0), [x1] "=&r"(x1),
-                     [x2] "=&r"(x2)
-                   : [c] "r"(c), [f] "r"(f), [NS] "i"(NS), [W] "i"(W), [RB] "i"(RB), [KB] "i"(KB), [O0] "i"(O0),
-                     [O1] "i"(O1), [O2] "i"(O2)
-                   : "memory");
+  __asm__ volatile("ldr %[a00], [%[f], #-32]\n\tldr %[a01], [%[f], #-28]\n\t" BT_STEM_MAC
+                   BT_STEM_OUTS : BT_STEM_INS : "memory");
   acc[0] = a00; acc[1] = a01; acc[2] = a10; acc[3] = a11; acc[4] = a20; acc[5] = a21;
 }
+/* One output of bt_stem_blk: bt_rq2m (ADD, SMMLAR, ASR; m in wa, R in wb, e in x0), the zero point (x1) unless
+ * folded into R, SSAT, STRB at o + OFS. */
+#define BT_STEM_RQ(A, OFS)                                    \
+  "add %[x2], %[wb], %[" A "], asr #31\n\t"                   \
+  "smmlar %[x2], %[" A "], %[wa], %[x2]\n\t"                  \
+  "asr %[x2], %[x2], %[x0]\n\t"                               \
+  ".if %c[FOLD] == 0\n\tadd %[x2], %[x2], %[x1]\n\t.endif\n\t" \
+  "ssat %[x2], #8, %[x2]\n\t"                                 \
+  "strb %[x2], [%[o], #%c[" OFS "]]\n\t"
+/* The doubled sums (fast 2) of a triple by a pair of channels, requantised and stored in one asm statement: the
+ * biases and each channel's constants loaded from below f (the pair's words), nothing kept in registers between
+ * statements (bt_stem3x2 then bt_pm_rqm6: gcc moved the sums and reloaded its loop's pointers from the stack, ~40
+ * cycles per block of 6 outputs on vww's stem besides its 180 of loads and SMLAD). */
+static inline __attribute__((always_inline)) void bt_stem_blk(const char *c, const char *f, int8_t *o,
+                                                               const int32_t NS, const int32_t W, const int32_t RB,
+                                                               const int32_t KB, const int32_t O0, const int32_t O1,
+                                                               const int32_t O2, const int32_t OPS, const int FOLD) {
+  int32_t a00, a01, a10, a11, a20, a21;
+  uint32_t wa, wb, x0, x1, x2;
+  __asm__ volatile("ldr %[a00], [%[f], #-32]\n\tldr %[a01], [%[f], #-28]\n\t" BT_STEM_MAC
+                   "ldr %[wa], [%[f], #-24]\n\tldr %[wb], [%[f], #-20]\n\tldr %[x0], [%[f], #-16]\n\t"
+                   ".if %c[FOLD] == 0\n\tldr %[x1], [%[f], #-36]\n\t.endif\n\t"
+                   BT_STEM_RQ("a00", "S00") BT_STEM_RQ("a10", "S10") BT_STEM_RQ("a20", "S20")
+                   "ldr %[wa], [%[f], #-12]\n\tldr %[wb], [%[f], #-8]\n\tldr %[x0], [%[f], #-4]\n\t"
+                   BT_STEM_RQ("a01", "S01") BT_STEM_RQ("a11", "S11") BT_STEM_RQ("a21", "S21")
+                   BT_STEM_OUTS
+                   : BT_STEM_INS, [o] "r"(o), [FOLD] "i"(FOLD), [S00] "i"(0), [S01] "i"(1), [S10] "i"(OPS),
+                     [S11] "i"(OPS + 1), [S20] "i"(2 * OPS), [S21] "i"(2 * OPS + 1)
+                   : "memory");
+}
+#undef BT_STEM_RQ
+#undef BT_STEM_INS
+#undef BT_STEM_OUTS
+#undef BT_STEM_MAC
 #undef BT_STEM_STEP
 #undef BT_STEM_STEP0
 #undef BT_STEM_LOADS
@@ -111,118 +157,132 @@ static inline __attribute__((always_inline)) void bt_stem_widen(const int8_t *s,
   for (int32_t i = 0; i < (n & 3); i++) d[i] = (int16_t)(s[i] + off);
 }
 
-/* The word address of the window row of output pixel x (values from x S) in buffer row 0: in the rows A (S x
- * even) or B (odd, its value x S - 1: B[i] = A[i + 1]). */
+/* The byte offset of the window row of output pixel x (values from x S) in buffer row 0: in the rows A (x S even)
+ * or B (odd, its value x S - 1: B[i] = A[i + 1]). */
 static inline __attribute__((always_inline)) int32_t bt_stem_pos(int32_t x, const int32_t S, const int32_t BOFF) {
   const int32_t s = x * S;
   return (s & 1) ? BOFF + 2 * (s - 1) : 2 * s;
 }
 
-/* The triple h (0, or 1: the second of a pair, S odd) from pixel x (x S even) whose row A word is at cx: its
- * sums (bt_stem3x2) requantised and stored at o (bt_pm_rq6 / bt_pm_rqm6). */
-static inline __attribute__((always_inline)) void bt_stem_triple(const char *cx, const int16_t *f, const int32_t *k,
-                                                                 int8_t *o, const int32_t NS, const int32_t W,
-                                                                 const int32_t RB, const int32_t KB, const int32_t S,
-                                                                 const int32_t BOFF, const int32_t OPS, const int h,
-                                                                 const int fo, const int dbl, int32_t zp, int32_t b0,
-                                                                 int32_t b1) {
-  const int32_t c0 = 2 * ((h * 3 * S) & ~1);   /* the triple's base: bytes from cx */
-  int32_t acc[6];
-  bt_stem3x2((const int16_t *)(cx + c0), f, NS, W, RB, KB, bt_stem_pos(3 * h, S, BOFF) - c0,
-             bt_stem_pos(3 * h + 1, S, BOFF) - c0, bt_stem_pos(3 * h + 2, S, BOFF) - c0, b0, b1, acc);
-  if (dbl) {
-    if (fo) bt_pm_rqm6(acc, k, o, OPS, 1, zp);
-    else bt_pm_rqm6(acc, k, o, OPS, 0, zp);
+/* Triple h (0; 1: the second of a pair, S odd, c at its base c0 = 3 S - 1 values on) by one pair of channels
+ * (f), stored at o: fast 2 by bt_stem_blk, fast 1 by bt_stem3x2 and bt_pm_rq6. */
+static inline __attribute__((always_inline)) void bt_stem_tri(const char *c, const char *f, int8_t *o,
+                                                              const int32_t NS, const int32_t W, const int32_t RB,
+                                                              const int32_t KB, const int32_t S, const int32_t BOFF,
+                                                              const int32_t OPS, const int h, const int fast,
+                                                              const int FOLD, int32_t zp) {
+  const int32_t c0 = h ? 2 * ((3 * S) & ~1) : 0;
+  const int32_t O0 = bt_stem_pos(3 * h, S, BOFF) - c0, O1 = bt_stem_pos(3 * h + 1, S, BOFF) - c0,
+                O2 = bt_stem_pos(3 * h + 2, S, BOFF) - c0;
+  if (fast == 2) {
+    bt_stem_blk(c, f, o, NS, W, RB, KB, O0, O1, O2, OPS, FOLD);
   } else {
-    if (fo) bt_pm_rq6(acc, k, o, OPS, 1, zp);
-    else bt_pm_rq6(acc, k, o, OPS, 0, zp);
+    int32_t acc[6];
+    bt_stem3x2(c, f, NS, W, RB, KB, O0, O1, O2, acc);
+    bt_pm_rq6(acc, (const int32_t *)f - 6, o, OPS, FOLD, zp);
   }
 }
 
-/* The stem path (bt_stem_ok): the buffer (buf, BT_STEM_BYTES) holds the widened weights (doubled for fast 2:
- * the doubled sums of bt_rq2m at no cost), bt_pm_rq6's constants per channel pair, then kh rows A (and kh rows
- * B for an odd S). Per output row its kh input rows are widened again (or zeroed: outside the image; the
- * padding values stay 0 from the start), then per pair of channels the row's triples (bt_stem3x2, bt_pm_rq6 /
- * bt_pm_rqm6), the pixels left after them in C. */
+/* The row's triples of one pair of channels (f: its weights; o: its first output) from pixel 0: S even, every
+ * triple alike; odd, two triples an iteration (their pixels' rows A, B alternate, the second's base at c0 = 3 S
+ * - 1 values); fast 2 by bt_stem_blk, fast 1 by bt_stem3x2 and bt_pm_rq6. Returns the pixels done. */
+static inline __attribute__((always_inline)) int32_t bt_stem_row(const char *ra, const char *f, int8_t *o,
+                                                                const int32_t ow, const int32_t NS, const int32_t W,
+                                                                const int32_t RB, const int32_t KB, const int32_t S,
+                                                                const int32_t BOFF, const int32_t OPS,
+                                                                const int fast, const int FOLD, int32_t zp) {
+  const int32_t CP = (S & 1) ? 2 : 1, c0 = 2 * ((3 * S) & ~1);
+  int32_t x = 0;
+  for (const char *cx = ra; x + 3 * CP <= ow; x += 3 * CP, cx += 6 * CP * S, o += 3 * CP * OPS) {
+    bt_stem_tri(cx, f, o, NS, W, RB, KB, S, BOFF, OPS, 0, fast, FOLD, zp);
+    if (CP == 2) bt_stem_tri(cx + c0, f, o + 3 * OPS, NS, W, RB, KB, S, BOFF, OPS, 1, fast, FOLD, zp);
+  }
+  return x;
+}
+
+/* The stem path (bt_stem_ok): the buffer (buf, BT_STEM_BYTES) holds up to BT_STEM_GC channels' pairs (their
+ * weights widened, doubled for fast 2: bt_rq2m's doubled sums at no cost), then kh rows A (and kh rows B for an
+ * odd S). Per group of channels, per output row its kh input rows are widened again (or zeroed: outside the
+ * image; the padding values stay 0 from the start), then per pair of channels the row's triples (bt_stem_row),
+ * the 1-5 pixels after them by triples whose phantom pixels are dropped (their requantisation in C). */
 static inline __attribute__((always_inline)) void bt_conv_stem(const bt_conv_params *p, const int8_t *in,
                                                              int32_t in_y0, int8_t *out, int32_t y0, int32_t y1,
                                                              const int fast, int16_t *buf) {
   const int32_t cin = p->in.c, cout = p->out.c, ow = p->out.w, OPS = p->out.pixel_stride, kh = p->kh;
   const int32_t RL = BT_STEM_RL(p), W = RL / 2, NS = BT_STEM_NS(p), S = BT_STEM_S(p), RB = BT_STEM_ROWB(p);
-  const int32_t ROWV = BT_STEM_ROWV(p), run = p->kw * cin, K = kh * run, KB = 4 * NS;
-  const int32_t pl = p->pad_left, pt = p->pad_top, in_row = p->in.w * cin;
-  const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max, off = p->input_offset;
+  const int32_t ROWV = BT_STEM_ROWV(p), run = p->kw * cin, K = kh * run, KB = 4 * NS, PB = BT_STEM_PB(p);
+  const int32_t GC = BT_STEM_GC(p), pl = p->pad_left, pt = p->pad_top, in_row = p->in.w * cin;
+  const int32_t zp = p->output_offset, off = p->input_offset;
   const int32_t off2 = bt_dup16(off), dbl = fast == 2;
   /* the input values a row's windows read: pixels 0 .. nx - 1 */
   const int32_t reach = (ROWV / cin) - pl, nx = p->in.w < reach ? p->in.w : reach;
-  int16_t *const wt = buf;                                        /* cout NS words */
-  int32_t *const kc = (int32_t *)(buf + 2 * cout * NS);           /* cout / 2 * 6 words */
-  int16_t *const ra = buf + 2 * cout * NS + 6 * cout;             /* kh rows A, then kh rows B */
-  const int32_t BOFF = kh * RB;                                   /* bytes from rows A to rows B */
+  char *const pairs = (char *)buf;
+  int8_t *const sc = (int8_t *)buf + BT_STEM_BYTES - BT_STEM_SC(p);
+  int16_t *const ra = (int16_t *)(pairs + GC / 2 * PB);   /* kh rows A, then kh rows B */
+  const int32_t BOFF = kh * RB;                           /* bytes from rows A to rows B */
   const int8_t *const filter = p->filter;
   const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
-  uint32_t folded = 0;   /* bit oc / 2: the pair's zero point is in its rounding words */
-  for (int32_t oc = 0; oc < cout; oc++) {
-    const int8_t *const fr = filter + oc * K;
-    int16_t *const wr = wt + oc * 2 * NS;
-    for (int32_t ky = 0; ky < kh; ky++)
-      for (int32_t i = 0; i < RL; i++) wr[ky * RL + i] = (int16_t)(i < run ? fr[ky * run + i] * (1 + dbl) : 0);
-  }
-  for (int32_t oc = 0; oc < cout; oc += 2)
-    folded |= (uint32_t)bt_pm_k6(kc + 3 * oc, mult[oc], mult[oc + 1], shift[oc], shift[oc + 1], zp, fast) << (oc / 2);
   for (int32_t i = 0; i < BT_STEM_COPIES(p) * kh * ROWV; i += 2) {   /* the padding values stay 0 */
     const int32_t z = 0;
     __builtin_memcpy(ra + i, &z, 4);
   }
-  int8_t *orow = out;
-  for (int32_t y = y0; y < y1; y++, orow += ow * OPS) {
-    for (int32_t ky = 0; ky < kh; ky++) {
-      const int32_t iy = y * p->stride_h - pt + ky;
-      int16_t *const d = ra + ky * ROWV;
-      if ((uint32_t)iy < (uint32_t)p->in.h) {
-        bt_stem_widen(in + (iy - in_y0) * in_row, d + pl * cin, nx * cin, off, off2);
-      } else {
-        for (int32_t i = pl * cin; i < (pl + nx) * cin; i++) d[i] = 0;
-      }
-      if (S & 1) {   /* rows B: by words from A's odd values (B's last value is never read) */
-        int16_t *const e = d + kh * ROWV;
-        for (int32_t i = 0; i < ROWV; i += 2) {
-          uint32_t v;
-          __builtin_memcpy(&v, d + 1 + i, 4);
-          __builtin_memcpy(e + i, &v, 4);
-        }
+  for (int32_t g0 = 0; g0 < cout; g0 += GC) {
+    const int32_t n = cout - g0 < GC ? cout - g0 : GC;
+    uint32_t folded = 0;   /* bit i: pair i's zero point is in its rounding words */
+    for (int32_t i = 0; i < n / 2; i++) {
+      const int32_t oc = g0 + 2 * i;
+      int32_t *const kw = (int32_t *)(pairs + i * PB);
+      kw[0] = zp;
+      kw[1] = bias ? bias[oc] * (1 + dbl) : 0;
+      kw[2] = bias ? bias[oc + 1] * (1 + dbl) : 0;
+      folded |= (uint32_t)bt_pm_k6(kw + 3, mult[oc], mult[oc + 1], shift[oc], shift[oc + 1], zp, fast) << i;
+      for (int32_t r = 0; r < 2; r++) {
+        const int8_t *const fr = filter + (oc + r) * K;
+        int16_t *const wr = (int16_t *)(kw + 9 + r * NS);
+        for (int32_t ky = 0; ky < kh; ky++)
+          for (int32_t j = 0; j < RL; j++) wr[ky * RL + j] = (int16_t)(j < run ? fr[ky * run + j] * (1 + dbl) : 0);
       }
     }
-    for (int32_t oc = 0; oc < cout; oc += 2) {
-      const int32_t b0 = bias ? bias[oc] * (1 + dbl) : 0, b1 = bias ? bias[oc + 1] * (1 + dbl) : 0;
-      const int16_t *const f = wt + oc * 2 * NS;
-      const int32_t *const k = kc + 3 * oc;
-      const int fo = (folded >> (oc / 2)) & 1;
-      int8_t *o = orow + oc;
-      int32_t x = 0;
-      /* S even: every triple alike; odd: two triples an iteration (their pixels' rows A, B alternate) */
-      for (; x + 3 * BT_STEM_COPIES(p) <= ow; x += 3 * BT_STEM_COPIES(p)) {
-        const char *const cx = (const char *)ra + bt_stem_pos(x, S, BOFF);
-        bt_stem_triple(cx, f, k, o, NS, W, RB, KB, S, BOFF, OPS, 0, fo, dbl, zp, b0, b1);
-        o += 3 * OPS;
-        if (S & 1) {
-          bt_stem_triple(cx, f, k, o, NS, W, RB, KB, S, BOFF, OPS, 1, fo, dbl, zp, b0, b1);
-          o += 3 * OPS;
+    int8_t *orow = out + g0;
+    for (int32_t y = y0; y < y1; y++, orow += ow * OPS) {
+      for (int32_t ky = 0; ky < kh; ky++) {
+        const int32_t iy = y * p->stride_h - pt + ky;
+        int16_t *const d = ra + ky * ROWV;
+        if ((uint32_t)iy < (uint32_t)p->in.h) {
+          bt_stem_widen(in + (iy - in_y0) * in_row, d + pl * cin, nx * cin, off, off2);
+        } else {
+          for (int32_t i = pl * cin; i < (pl + nx) * cin; i++) d[i] = 0;
+        }
+        if (S & 1) {   /* rows B: by words from A's odd values (B's last value is never read) */
+          int16_t *const e = d + kh * ROWV;
+          for (int32_t i = 0; i < ROWV; i += 2) {
+            uint32_t v;
+            __builtin_memcpy(&v, d + 1 + i, 4);
+            __builtin_memcpy(e + i, &v, 4);
+          }
         }
       }
-      for (int32_t h = 0; x < ow; h++, x += 3, o += 3 * OPS) {   /* 1 to 5 pixels left: triples whose phantom
-                                                                     pixels' sums are dropped, in C */
-        const char *const cx = (const char *)ra + bt_stem_pos(x - 3 * h, S, BOFF);
-        const int32_t c0 = h ? 2 * ((3 * S) & ~1) : 0;
-        int32_t acc[6];
-        if (h) bt_stem3x2((const int16_t *)(cx + c0), f, NS, W, RB, KB, bt_stem_pos(3, S, BOFF) - c0,
-                          bt_stem_pos(4, S, BOFF) - c0, bt_stem_pos(5, S, BOFF) - c0, b0, b1, acc);
-        else bt_stem3x2((const int16_t *)cx, f, NS, W, RB, KB, bt_stem_pos(0, S, BOFF), bt_stem_pos(1, S, BOFF),
-                        bt_stem_pos(2, S, BOFF), b0, b1, acc);
-        for (int32_t q = 0; q < 3 && x + q < ow; q++)
-          for (int32_t r = 0; r < 2; r++)
-            o[q * OPS + r] = (int8_t)bt_pm_out(acc[2 * q + r], mult[oc + r], shift[oc + r], BT_PM_P2(shift[oc + r]),
-                                               BT_PM_E1(shift[oc + r]), zp, lo, hi, fast, 2);
+      for (int32_t i = 0; i < n / 2; i++) {
+        const char *const f = pairs + i * PB + 36;
+        int8_t *const o = orow + 2 * i;
+        int32_t x = (folded >> i) & 1 ? bt_stem_row((const char *)ra, f, o, ow, NS, W, RB, KB, S, BOFF, OPS, fast, 1, zp)
+                                      : bt_stem_row((const char *)ra, f, o, ow, NS, W, RB, KB, S, BOFF, OPS, fast, 0, zp);
+        for (int32_t h = 0; x < ow; h++, x += 3) {   /* 1 to 5 pixels left: triples with phantom pixels, stored
+                                                         in sc (past the row: into the next row's, or the tensor's
+                                                         end), the real ones copied (kws's 5 pixels a row: 2) */
+          const char *const cx = (const char *)ra + bt_stem_pos(x - 3 * h, S, BOFF);
+          if (h) {
+            if ((folded >> i) & 1) bt_stem_tri(cx + 2 * ((3 * S) & ~1), f, sc, NS, W, RB, KB, S, BOFF, OPS, 1, fast, 1, zp);
+            else bt_stem_tri(cx + 2 * ((3 * S) & ~1), f, sc, NS, W, RB, KB, S, BOFF, OPS, 1, fast, 0, zp);
+          } else {
+            if ((folded >> i) & 1) bt_stem_tri(cx, f, sc, NS, W, RB, KB, S, BOFF, OPS, 0, fast, 1, zp);
+            else bt_stem_tri(cx, f, sc, NS, W, RB, KB, S, BOFF, OPS, 0, fast, 0, zp);
+          }
+          for (int32_t q = 0; q < 3 && x + q < ow; q++) {
+            o[(x + q) * OPS] = sc[q * OPS];
+            o[(x + q) * OPS + 1] = sc[q * OPS + 1];
+          }
+        }
       }
     }
   }
