@@ -102,19 +102,26 @@ static inline __attribute__((always_inline)) void bt_stem3x2(const char *c, cons
                    BT_STEM_OUTS : BT_STEM_INS : "memory");
   acc[0] = a00; acc[1] = a01; acc[2] = a10; acc[3] = a11; acc[4] = a20; acc[5] = a21;
 }
-/* One output of bt_stem_blk: bt_rq2m (ADD, SMMLAR, ASR; m in wa, R in wb, e in x0), the zero point (x1) unless
- * folded into R, SSAT, STRB at o + OFS. */
-#define BT_STEM_RQ(A, OFS)                                    \
+/* One output of bt_stem_blk in place: bt_rq2m (ADD, SMMLAR, ASR; m in wa, R in wb, e in x0), the zero point (x1)
+ * unless folded into R, SSAT. */
+#define BT_STEM_RQ(A)                                         \
   "add %[x2], %[wb], %[" A "], asr #31\n\t"                   \
-  "smmlar %[x2], %[" A "], %[wa], %[x2]\n\t"                  \
-  "asr %[x2], %[x2], %[x0]\n\t"                               \
-  ".if %c[FOLD] == 0\n\tadd %[x2], %[x2], %[x1]\n\t.endif\n\t" \
-  "ssat %[x2], #8, %[x2]\n\t"                                 \
-  "strb %[x2], [%[o], #%c[" OFS "]]\n\t"
+  "smmlar %[" A "], %[" A "], %[wa], %[x2]\n\t"               \
+  "asr %[" A "], %[" A "], %[x0]\n\t"                         \
+  ".if %c[FOLD] == 0\n\tadd %[" A "], %[" A "], %[x1]\n\t.endif\n\t" \
+  "ssat %[" A "], #8, %[" A "]\n\t"
+/* Pixel q's two outputs (A0, A1) at o + OFS: one STRH of both bytes (BFI) for an even pixel stride (a STRB costs
+ * 1 .. 2 cycles, the BFI 1: vww's stem 3 cycles less at the high end per 6 outputs), else two STRB. */
+#define BT_STEM_ST(A0, A1, OFS)                                                     \
+  ".if %c[OPS] & 1\n\t"                                                            \
+  "strb %[" A0 "], [%[o], #" OFS "]\n\tstrb %[" A1 "], [%[o], #(" OFS " + 1)]\n\t" \
+  ".else\n\t"                                                                      \
+  "bfi %[" A0 "], %[" A1 "], #8, #8\n\tstrh %[" A0 "], [%[o], #" OFS "]\n\t"      \
+  ".endif\n\t"
 /* The doubled sums (fast 2) of a triple by a pair of channels, requantised and stored in one asm statement: the
  * biases and each channel's constants loaded from below f (the pair's words), nothing kept in registers between
- * statements (bt_stem3x2 then bt_pm_rqm6: gcc moved the sums and reloaded its loop's pointers from the stack, ~40
- * cycles per block of 6 outputs on vww's stem besides its 180 of loads and SMLAD). */
+ * statements (bt_stem3x2 then bt_pm_rqm6: gcc moved the sums and reloaded its loop's pointers from the stack;
+ * vww's stem 912,715 -> 864,173 est. high cycles). */
 static inline __attribute__((always_inline)) void bt_stem_blk(const char *c, const char *f, int8_t *o,
                                                                const int32_t NS, const int32_t W, const int32_t RB,
                                                                const int32_t KB, const int32_t O0, const int32_t O1,
@@ -124,14 +131,16 @@ static inline __attribute__((always_inline)) void bt_stem_blk(const char *c, con
   __asm__ volatile("ldr %[a00], [%[f], #-32]\n\tldr %[a01], [%[f], #-28]\n\t" BT_STEM_MAC
                    "ldr %[wa], [%[f], #-24]\n\tldr %[wb], [%[f], #-20]\n\tldr %[x0], [%[f], #-16]\n\t"
                    ".if %c[FOLD] == 0\n\tldr %[x1], [%[f], #-36]\n\t.endif\n\t"
-                   BT_STEM_RQ("a00", "S00") BT_STEM_RQ("a10", "S10") BT_STEM_RQ("a20", "S20")
+                   BT_STEM_RQ("a00") BT_STEM_RQ("a10") BT_STEM_RQ("a20")
                    "ldr %[wa], [%[f], #-12]\n\tldr %[wb], [%[f], #-8]\n\tldr %[x0], [%[f], #-4]\n\t"
-                   BT_STEM_RQ("a01", "S01") BT_STEM_RQ("a11", "S11") BT_STEM_RQ("a21", "S21")
+                   BT_STEM_RQ("a01") BT_STEM_RQ("a11") BT_STEM_RQ("a21")
+                   BT_STEM_ST("a00", "a01", "0") BT_STEM_ST("a10", "a11", "%c[OPS]")
+                   BT_STEM_ST("a20", "a21", "(2 * %c[OPS])")
                    BT_STEM_OUTS
-                   : BT_STEM_INS, [o] "r"(o), [FOLD] "i"(FOLD), [S00] "i"(0), [S01] "i"(1), [S10] "i"(OPS),
-                     [S11] "i"(OPS + 1), [S20] "i"(2 * OPS), [S21] "i"(2 * OPS + 1)
+                   : BT_STEM_INS, [o] "r"(o), [FOLD] "i"(FOLD), [OPS] "i"(OPS)
                    : "memory");
 }
+#undef BT_STEM_ST
 #undef BT_STEM_RQ
 #undef BT_STEM_INS
 #undef BT_STEM_OUTS

@@ -111,6 +111,12 @@ CI_LAYER(ci_rbig, 4, 24, 32, 4, 24, 4, 4, 3, 1, 1, 9, 1, -128)
 CI_LAYER(ci_pw64, 5, 7, 64, 5, 7, 10, 10, 1, 1, 0, 128, -128, -128)
 CI_LAYER(ci_pw51, 4, 7, 51, 4, 7, 12, 13, 1, 1, 0, -9, 4, -128)
 CI_LAYER(ci_pw100, 5, 4, 100, 5, 4, 7, 7, 1, 1, 0, 128, -128, -128)
+/* the stem path (conv_stem.h) besides ci_stem, ci_s2x2 and ci_s2 above: a 3x3 of one channel, stride 1 with
+   padding (S = 1 odd: rows B, a pair of triples and 5 pixels left a row), by doubled sums with shifts of 23..27
+   (the zero point added after the shift); a 3x3/2 of 3 channels into 70 (two groups of channels: 42 and 28, 4
+   pixels a row: one left) by bt_rq2, doubled sums, and doubled sums in two bands (in_y0, y0 > 0) */
+CI_LAYER(ci_st1, 8, 11, 1, 8, 11, 6, 6, 3, 1, 1, -9, 2, -128)
+CI_LAYER(ci_sgrp, 7, 9, 3, 3, 4, 70, 70, 3, 2, 0, 128, -128, -128)
 #undef CI_LAYER
 /* a keyword-spotting stem: 10x4/2 of one channel with SAME padding (4 rows above, 1 column left): most patches
    cross a border, widened filter row by filter row (conv_pm.h bt_pm_rows: zero rows, rows through rb) */
@@ -157,6 +163,14 @@ static __attribute__((noinline)) void ci_s5_run0(int8_t *out) { BT_CONV_PM(&ci_s
 static __attribute__((noinline)) void ci_s2_run2(int8_t *out) { BT_CONV_PM(&ci_s2, g_in, 0, out, 0, 4, 2, 2); }
 static __attribute__((noinline)) void ci_kws_run(int8_t *out) { BT_CONV_PM(&ci_kws, g_in, 0, out, 0, 7, 1, 2); }
 static __attribute__((noinline)) void ci_kws_run2(int8_t *out) { BT_CONV_PM(&ci_kws, g_in, 0, out, 0, 7, 2, 2); }
+static __attribute__((noinline)) void ci_st1_run2(int8_t *out) { BT_CONV_PM(&ci_st1, g_in, 0, out, 0, 8, 2, 2); }
+static __attribute__((noinline)) void ci_sgrp_run(int8_t *out) { BT_CONV_PM(&ci_sgrp, g_in, 0, out, 0, 3, 1, 2); }
+static __attribute__((noinline)) void ci_sgrp_run2(int8_t *out) { BT_CONV_PM(&ci_sgrp, g_in, 0, out, 0, 3, 2, 2); }
+static __attribute__((noinline)) void ci_sgrp_band0(int8_t *out) { BT_CONV_PM(&ci_sgrp, g_in, 0, out, 0, 1, 2, 2); }
+static __attribute__((noinline)) void ci_sgrp_band1(int8_t *out) {   /* output rows 1..2 from input row 2 */
+  BT_CONV_PM(&ci_sgrp, g_in + 2 * 9 * 3, 2, out + 4 * 70, 1, 3, 2, 2);
+}
+static __attribute__((noinline)) void ci_sgrp_bands(int8_t *out) { ci_sgrp_band0(out); ci_sgrp_band1(out); }
 
 static void test_conv_instances(void) {
   static const bt_conv_params *const layers[] = {&ci_pw, &ci_stem, &ci_pw13, &ci_pw, &ci_pw,
@@ -164,7 +178,8 @@ static void test_conv_instances(void) {
                                                  &ci_s2x2, &ci_s5, &ci_s2, &ci_s2x2, &ci_s5, &ci_s2, &ci_kws, &ci_kws,
                                                  &ci_r4, &ci_r8, &ci_r16, &ci_r16s2, &ci_r4s2, &ci_r40, &ci_r4k5,
                                                  &ci_r8, &ci_r4, &ci_r16, &ci_rbig, &ci_pw64, &ci_pw64,
-                                                 &ci_pw51, &ci_pw51, &ci_pw51, &ci_pw100, &ci_pw100};
+                                                 &ci_pw51, &ci_pw51, &ci_pw51, &ci_pw100, &ci_pw100, &ci_st1,
+                                                 &ci_sgrp, &ci_sgrp, &ci_sgrp};
   static void (*const runs[])(int8_t *) = {ci_pw_run, ci_stem_run, ci_pw13_run, ci_pw_run, ci_pw_run,
                                            ci_pw_run2, ci_stem_run2, ci_pw13_run2, ci_pw13_fn2, ci_pw_run2,
                                            ci_stem_run2, ci_k576_run, ci_s2x2_run, ci_s5_run, ci_s2_run,
@@ -172,15 +187,16 @@ static void test_conv_instances(void) {
                                            ci_r4_run, ci_r8_run, ci_r16_run, ci_r16s2_run, ci_r4s2_run, ci_r40_run,
                                            ci_r4k5_run, ci_r8_run2, ci_r4_run2, ci_r16_bands, ci_rbig_run,
                                            ci_pw64_run, ci_pw64_run2, ci_pw51_run, ci_pw51_run2, ci_pw51_run2,
-                                           ci_pw100_run, ci_pw100_run2};
-  for (int32_t t = 0; t < 38; t++) {
+                                           ci_pw100_run, ci_pw100_run2, ci_st1_run2, ci_sgrp_run, ci_sgrp_run2,
+                                           ci_sgrp_bands};
+  for (int32_t t = 0; t < 42; t++) {
     const bt_conv_params *p = layers[t];
     const int32_t taps = p->kh * p->kw * p->in.c, out_bytes = p->out.h * p->out.w * p->out.pixel_stride + 8;
     fill(g_w, p->out.c * taps);
     fill(g_in, p->in.h * p->in.w * p->in.c + 16);
     for (int32_t i = 0; i < p->out.c; i++) g_bias[i] = ri(-20000, 20000);
     rand_quant(p->out.c, 14 + ilog2((uint32_t)taps) / 2);
-    if (t == 2 || t == 7 || t == 8 || t == 35)
+    if (t == 2 || t == 7 || t == 8 || t == 35 || t == 38)
       for (int32_t i = 0; i < p->out.c; i++) g_shift[i] = ri(-27, -23);
     if (t == 3) { g_mult[5] = 0; g_shift[5] = 0; g_bias[5] = -(1 << 30); }
     if (t == 4) g_bias[3] = 1 << 30;
