@@ -73,7 +73,8 @@ def doubled_ok(p) -> bool:
     generation from a skeleton chooses as from the model file; None, not known: never)."""
     k = _patch(p)
     top = p.get("bias_bound")
-    return (p.get("codegen", False) and top is not None and k <= BT_COL3 and (k <= 2 * p["out"]["c"] or stem(p))
+    return (p.get("codegen", False) and top is not None and k <= BT_COL3
+            and (k <= 2 * p["out"]["c"] or (stem(p) and not p.get("tile", False)))
             and top + k * 255 * 128 < 1 << 30)
 
 
@@ -81,7 +82,9 @@ def stem(p) -> bool:
     """Could cortex-m/conv_stem.h's path take the layer (bt_stem_ok's conditions on the layer's fields, the rest
     it checks at compile time)? Its weights are widened per call, so doubled sums cost it nothing: doubled_ok
     takes any patch (vww's stem, 27 values into 8 channels: ADD, SMMLAR, ASR per output instead of AND, ORR, ADD,
-    SMLAL, ASR)."""
+    SMLAL, ASR). Not for a fused block's tile kernel (choose_codegen's tile): its out.w and pad_left are the
+    tile's, not constants, so bt_conv_pm runs it, where doubled sums of a stem's patch into few channels cost
+    more SADD16 than they save."""
     return (1 <= p["in"]["c"] <= 3 and p["kw"] * p["in"]["c"] % 4 != 0 and p["kh"] * p["kw"] > 1
             and p["out"]["c"] % 2 == 0 and p["out"]["w"] >= 3 and p["dil_h"] == 1 and p["dil_w"] == 1)
 
@@ -163,10 +166,11 @@ def choose(table: dict, op: str, p: dict) -> str:
     return DISPATCHERS[op]
 
 
-def choose_codegen(table: dict, op: str, p: dict) -> str:
+def choose_codegen(table: dict, op: str, p: dict, tile: bool = False) -> str:
     """choose() for a layer model.c calls itself: variants whose conditions read the layer's constants
-    (doubled_ok) may be picked too."""
-    return choose(table, op, dict(p, codegen=True))
+    (doubled_ok) may be picked too; tile: for a fused block's tile kernel (tile_kernels.py: its shape partly
+    the tile's, which conv_stem.h's path does not take)."""
+    return choose(table, op, dict(p, codegen=True, tile=tile))
 
 
 def for_board(board: str):

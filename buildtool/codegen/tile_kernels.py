@@ -38,7 +38,7 @@ def variant(e, layer: dict, group: int):
     n = group or c
     names = {kernel_variants.choose_codegen(e.variants[1], "conv",
                                     dict(layer, out=dict(layer["out"], c=n), multipliers=layer["multipliers"][s:s + n],
-                                         shifts=layer["shifts"][s:s + n]))
+                                         shifts=layer["shifts"][s:s + n]), tile=True)
              for s in range(0, c, n)}
     name = names.pop() if len(names) == 1 else None
     return name if name in kernel_variants.INSTANCES else None
@@ -137,7 +137,7 @@ def grouped(e, layer: dict):
     weighs speed)."""
     if e.variants is None or not kernel_variants.instances() or layer["out"]["c"] < 4:
         return None
-    name = kernel_variants.choose_codegen(e.variants[1], "conv", layer)
+    name = kernel_variants.choose_codegen(e.variants[1], "conv", layer, tile=True)
     return name if name in kernel_variants.INSTANCES else None
 
 

@@ -85,7 +85,7 @@ static inline __attribute__((always_inline)) int bt_stem_ok(const bt_conv_params
   "smlad %[a21], %[wb], %[x2], %[a21]\n\t"
 #define BT_STEM_MAC BT_STEM_STEP0 BT_PMR_REP("%c[NS] - 1", BT_STEM_STEP)   /* BT_PMR_REP: copies under .if */
 #define BT_STEM_OUTS                                                                                         \
-  : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11), [a20] "=&r"(a20), [a21] "=&r"(a21), \
+  : [a00] "=&r"(a00), [a01] "=&r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11), [a20] "=&r"(a20), [a21] "=&r"(a21), \
     [wa] "=&r"(wa), [wb] "=&r"(wb), [x0] "=&r"(x0), [x1] "=&r"(x1), [x2] "=&r"(x2)
 #define BT_STEM_INS                                                                                          \
   [c] "r"(c), [f] "r"(f), [NS] "i"(NS), [W] "i"(W), [RB] "i"(RB), [KB] "i"(KB), [O0] "i"(O0), [O1] "i"(O1),  \
