@@ -1,13 +1,17 @@
-/* The cortex-m set's convolution for a network's stem: few input channels (c_in 1..3: an RGB image, a
- * spectrogram), a layer's constant shape (model.c's own instance, BT_CONV_PM in bt_variants.h). bt_conv_pm
- * widens each output pixel's patch into int16 columns (vww's 3x3 stride 2 stem of 3 channels: ~100 cycles a
- * pixel, 27 values gathered from three input rows) and unpacks the int8 weights by SXTB16 per pixel triple.
- * Here each output row's kh input rows are widened once into int16 buffer rows in natural order (the zero
- * point's 0 at the padding), the weights once per call into int16 rows of the window's kw c_in values padded
- * to an even count (a 0 weight against whatever value follows), and the asm reads three pixels' words
- * straight from the buffer rows with immediate offsets (the shape is constant): per step 3 + 2 LDR, 6 SMLAD
- * for a pair of output channels, no SXTB16. vww's stem: 15 steps for 27 values, against bt_mm3x2's 14 SMLAD
- * and 7 SXTB16 and their loads per pixel and channel. */
+/* The cortex-m set's convolution for a network's stem: few input channels (c_in 1..3: an RGB image), a window
+ * row of kw c_in values not a multiple of 4, a layer's constant shape (model.c's own instance, BT_CONV_PM in
+ * bt_variants.h). bt_conv_pm widens each output pixel's patch into int16 columns (vww's 3x3 stride 2 stem of 3
+ * channels: ~100 cycles a pixel, 27 values gathered from three input rows) and unpacks the int8 weights by
+ * SXTB16 per pixel triple. Here each output row's kh input rows are widened into int16 buffer rows in natural
+ * order (the zero point's 0 at the padding), the weights once per call into int16 rows of the window's kw c_in
+ * values padded to an even count (a 0 weight against whatever value follows) and doubled (bt_rq2m's doubled
+ * sums), and one asm statement per triple of pixels and pair of channels reads the pixels' words straight from
+ * the buffer rows with immediate offsets (the shape is constant), 3 + 2 LDR and 6 SMLAD a step, no SXTB16, then
+ * requantises and stores the six outputs. vww's stem: 15 steps for 27 values (bt_mm3x2: 14 SMLAD, 7 SXTB16 and
+ * their loads per pixel and channel). Measured, est. high cycles: dense vww op 0 1,090,599 -> 851,885; MLPerf
+ * Tiny ResNet-8 op 0 (3x3 stride 1, 3 -> 16 at 32x32) 872,284 -> ~778 K. Stack: a buffer of BT_STEM_BYTES (3840,
+ * bt_conv_pm's col) in the frame (vww's op 0: 3884 bytes below its pushed registers, bt_conv_pm's 3956), no
+ * other RAM. */
 #ifndef BT_CONV_STEM_H
 #define BT_CONV_STEM_H
 #include "conv_pm.h"
