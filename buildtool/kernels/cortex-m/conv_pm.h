@@ -453,16 +453,18 @@ static inline __attribute__((always_inline)) int bt_pm_k6(int32_t *k, int32_t m0
 #define BT_PMR_P(p) ((p)->pad_left > BT_PMR_PR(p) ? (p)->pad_left : BT_PMR_PR(p))
 #define BT_PMR_VALUES(p) ((BT_PMR_P(p) + (p)->kh * (BT_PMR_NX(p) + BT_PMR_P(p))) * (p)->in.c)   /* int16 */
 #define BT_PMR_SCRATCH 11   /* int32 words after the buffer: dl[2], k[6], fe[3] */
+/* Every field of a layer's shape a compile-time constant (model.c's own instance): the paths whose asm takes the
+ * shape as immediates (bt_pmr_ok, conv_stem.h's bt_stem_ok). */
+#define BT_SHAPE_CONST(p)                                                                                      \
+  (__builtin_constant_p((p)->in.c) && __builtin_constant_p((p)->in.w) && __builtin_constant_p((p)->in.h) &&     \
+   __builtin_constant_p((p)->in.pixel_stride) && __builtin_constant_p((p)->out.w) &&                          \
+   __builtin_constant_p((p)->out.c) && __builtin_constant_p((p)->out.pixel_stride) &&                         \
+   __builtin_constant_p((p)->kh) && __builtin_constant_p((p)->kw) && __builtin_constant_p((p)->stride_h) &&     \
+   __builtin_constant_p((p)->stride_w) && __builtin_constant_p((p)->pad_top) &&                               \
+   __builtin_constant_p((p)->pad_left) && __builtin_constant_p((p)->dil_h) && __builtin_constant_p((p)->dil_w))
 static inline __attribute__((always_inline)) int bt_pmr_ok(const bt_conv_params *p, const int fast, const int act,
                                                            const int32_t bytes) {
-  const int consts = __builtin_constant_p(p->in.c) && __builtin_constant_p(p->in.w) &&
-                     __builtin_constant_p(p->in.h) && __builtin_constant_p(p->in.pixel_stride) &&
-                     __builtin_constant_p(p->out.w) && __builtin_constant_p(p->out.c) &&
-                     __builtin_constant_p(p->out.pixel_stride) && __builtin_constant_p(p->kh) &&
-                     __builtin_constant_p(p->kw) && __builtin_constant_p(p->stride_h) &&
-                     __builtin_constant_p(p->stride_w) && __builtin_constant_p(p->pad_top) &&
-                     __builtin_constant_p(p->pad_left) && __builtin_constant_p(p->dil_h) &&
-                     __builtin_constant_p(p->dil_w);
+  const int consts = BT_SHAPE_CONST(p);
   if (!consts || !fast || act != 2) return 0;
   const int32_t K = p->kh * p->kw * p->in.c;
   return (p->in.c & 3) == 0 && p->in.pixel_stride == p->in.c && p->kh * p->kw > 1 && p->dil_h == 1 &&

@@ -44,14 +44,7 @@
  * 4 == 0) stays with bt_conv_pm, which widens such patches without a gather: kws's 10x4 stem of 1 channel, 5
  * pixels a row, est. high 514,836 there against 550,954 here (a row's second triple has a phantom pixel). */
 static inline __attribute__((always_inline)) int bt_stem_ok(const bt_conv_params *p, const int fast, const int act) {
-  const int consts = __builtin_constant_p(p->in.c) && __builtin_constant_p(p->in.w) &&
-                     __builtin_constant_p(p->in.h) && __builtin_constant_p(p->in.pixel_stride) &&
-                     __builtin_constant_p(p->out.w) && __builtin_constant_p(p->out.c) &&
-                     __builtin_constant_p(p->out.pixel_stride) && __builtin_constant_p(p->kh) &&
-                     __builtin_constant_p(p->kw) && __builtin_constant_p(p->stride_h) &&
-                     __builtin_constant_p(p->stride_w) && __builtin_constant_p(p->pad_top) &&
-                     __builtin_constant_p(p->pad_left) && __builtin_constant_p(p->dil_h) &&
-                     __builtin_constant_p(p->dil_w);
+  const int consts = BT_SHAPE_CONST(p);
   if (!consts || !fast || act != 2) return 0;
   return p->in.c >= 1 && p->in.c <= 3 && (p->kw * p->in.c) % 4 != 0 && p->in.pixel_stride == p->in.c &&
          p->dil_h == 1 && p->dil_w == 1 &&

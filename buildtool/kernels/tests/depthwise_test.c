@@ -13,6 +13,22 @@ static void dw3_edge_case(spatial_case *c, int32_t h, int32_t w, int32_t cin, in
   if (t % 3 == 2) g_shift[ri(0, cin - 1)] = ri(-30, -24);
 }
 
+/* Case t of the whole int8 range (issue 29's Arm paths: per-channel planes, column pairs): a 3x3 depthwise of
+ * depth multiplier 1 at stride (sh, sw) on an h x w map of cin channels, padding drawn, pixel strides above cin in
+ * some cases, some biases of 2^29 or more or shifts of 24..30 bits; g_in filled. 0 when it has no output. */
+static int dw_int8_range_case(spatial_case *c, int32_t t, int32_t h, int32_t w, int32_t cin, int32_t sh, int32_t sw) {
+  c->kind = K_DW;
+  int32_t ips = cin + ((t % 4 == 1) ? ri(1, 5) : 0), ops = cin + ((t % 4 == 2) ? ri(1, 5) : 0);
+  gen_conv(&c->dw.conv, h, w, cin, cin, 3, 3, sh, sw, 1, 1, (int)(rnd() & 1), ips, ops, 1);
+  c->dw.depth_multiplier = 1;
+  c->dw.conv.act_min = -128; c->dw.conv.act_max = 127;
+  if (t % 8 == 7 && c->dw.conv.bias) g_bias[ri(0, cin - 1)] = (1 << 29) + ri(0, 9999);
+  if (t % 8 == 5) g_shift[ri(0, cin - 1)] = ri(-30, -24);
+  if (c->dw.conv.out.h <= 0 || c->dw.conv.out.w <= 0) return 0;
+  fill(g_in, h * w * ips + 16);
+  return 1;
+}
+
 static void test_depthwise(void) {
   for (int32_t t = 0; t < 60; t++) {
     spatial_case c; c.kind = K_DW;
@@ -75,34 +91,20 @@ static void test_depthwise(void) {
    * set may widen them into per-channel planes run as rows of quads, six outputs, pairs and single outputs, the
    * image's first column in an even or odd cell (issue 29); some biases of 2^29 or more or shifts of 24..30 bits */
   for (int32_t t = 0; t < 24; t++) {
-    spatial_case c; c.kind = K_DW;
+    spatial_case c;
     int32_t cin = 4 * ri(1, 6), sh = (t % 3 == 2) ? 2 : 1;
     int32_t h = ri(1, 10), w = ri(4, 18);
-    int32_t ips = cin + ((t % 4 == 1) ? ri(1, 5) : 0), ops = cin + ((t % 4 == 2) ? ri(1, 5) : 0);
-    gen_conv(&c.dw.conv, h, w, cin, cin, 3, 3, sh, 1, 1, 1, (int)(rnd() & 1), ips, ops, 1);
-    c.dw.depth_multiplier = 1;
-    c.dw.conv.act_min = -128; c.dw.conv.act_max = 127;
-    if (t % 8 == 7 && c.dw.conv.bias) g_bias[ri(0, cin - 1)] = (1 << 29) + ri(0, 9999);
-    if (t % 8 == 5) g_shift[ri(0, cin - 1)] = ri(-30, -24);
-    if (c.dw.conv.out.h <= 0 || c.dw.conv.out.w <= 0) continue;
-    fill(g_in, h * w * ips + 16);
+    if (!dw_int8_range_case(&c, t, h, w, cin, sh, 1)) continue;
     spatial_check("depthwise_small_planes", t, &c);
   }
   /* stride 2 both ways with the whole int8 range, 1-55 outputs wide (both parities of the input: the image's first
    * column in an even or odd cell), 1-20 rows: an optimised set may widen four channels into column pairs, bands of
    * rows sharing their boundary row (issue 29); some biases of 2^29 or more or shifts of 24..30 bits */
   for (int32_t t = 0; t < 24; t++) {
-    spatial_case c; c.kind = K_DW;
+    spatial_case c;
     int32_t cin = 4 * ri(1, 6);
     int32_t h = ri(1, 40), w = (t & 3) == 3 ? ri(50, 110) : ri(1, 40);
-    int32_t ips = cin + ((t % 4 == 1) ? ri(1, 5) : 0), ops = cin + ((t % 4 == 2) ? ri(1, 5) : 0);
-    gen_conv(&c.dw.conv, h, w, cin, cin, 3, 3, 2, 2, 1, 1, (int)(rnd() & 1), ips, ops, 1);
-    c.dw.depth_multiplier = 1;
-    c.dw.conv.act_min = -128; c.dw.conv.act_max = 127;
-    if (t % 8 == 7 && c.dw.conv.bias) g_bias[ri(0, cin - 1)] = (1 << 29) + ri(0, 9999);
-    if (t % 8 == 5) g_shift[ri(0, cin - 1)] = ri(-30, -24);
-    if (c.dw.conv.out.h <= 0 || c.dw.conv.out.w <= 0) continue;
-    fill(g_in, h * w * ips + 16);
+    if (!dw_int8_range_case(&c, t, h, w, cin, 2, 2)) continue;
     spatial_check("depthwise_s2_pairs", t, &c);
   }
   /* 3x3 with unequal strides (2 down, 1 along a row, or the other way), rows of 4-40 outputs of any parity and
