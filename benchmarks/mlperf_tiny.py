@@ -89,11 +89,11 @@ def densify(data: bytes) -> tuple[bytes, int]:
         axis = 0 if op.opcode == "CONV_2D" else 3   # output channels: OHWI, depthwise 1HW(C*M)
         w = np.moveaxis(np.array(t.data, dtype=np.int8), axis, 0).copy()
         rows = w.reshape(w.shape[0], -1)
-        dead = [r for r in range(rows.shape[0]) if not rows[r].any()]
+        dead = np.flatnonzero(~rows.any(axis=1))
         for r in dead:
             rows[r] = rng.integers(-60, 61, size=rows.shape[1])
         filled += len(dead)
-        if dead:
+        if len(dead):
             t.data = np.moveaxis(rows.reshape(w.shape), 0, axis).copy()
     return serialize(g), filled
 

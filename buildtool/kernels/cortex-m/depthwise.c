@@ -1017,6 +1017,20 @@ static const dw_requant_fn dw_requant_fns[5] = {dw_requant_f2, dw_requant_f1, dw
                                                 dw_requant_m};
 
 #if DW_Q4
+/* One tap row of four channels' 3x3 filter (the row's three taps at w, w + step, w + 2 step, four channels each):
+ * se, so gain the taps' even (channels 0, 2) and odd (1, 3) channel halves, t the doubled halves of the taps
+ * (a, b, c even, then a, b, c odd), which dw_chan4_q4 and dw_s2_chan pack for their kernels. */
+static inline __attribute__((always_inline)) void dw_tap_row4(const int8_t *w, int32_t step, int32_t *se, int32_t *so,
+                                                              uint32_t *t) {
+  const uint32_t A = bt_ld4(w), B = bt_ld4(w + step), C = bt_ld4(w + 2 * step);
+  const int32_t ae = bt_sxtb16(A), be = bt_sxtb16(B), ce = bt_sxtb16(C);
+  const int32_t ao = bt_sxtb16_ror8(A), bo = bt_sxtb16_ror8(B), co = bt_sxtb16_ror8(C);
+  *se = bt_sadd16(bt_sadd16(*se, ae), bt_sadd16(be, ce));   /* 9 int8 sums: 16 bits */
+  *so = bt_sadd16(bt_sadd16(*so, ao), bt_sadd16(bo, co));
+  t[0] = (uint32_t)bt_sadd16(ae, ae); t[1] = (uint32_t)bt_sadd16(be, be); t[2] = (uint32_t)bt_sadd16(ce, ce);
+  t[3] = (uint32_t)bt_sadd16(ao, ao); t[4] = (uint32_t)bt_sadd16(bo, bo); t[5] = (uint32_t)bt_sadd16(co, co);
+}
+
 /* dw_rows' values of channels c..c+3 for bt_dw_q4 (stride 1, fast with the zero point folded: the caller checked
  * dw_mm_ok and every bt_rq2_zp_ok): the same dw_chan fields as dw_rows' general set-up (doubled weights and
  * bias, p2 with the zero point), in one straight pass: the general one, its branches on s, fast, fold and nc
@@ -1027,13 +1041,9 @@ static __attribute__((noinline)) void dw_chan4_q4(const bt_conv_params *p, int32
   int32_t se = 0, so = 0;
   for (int32_t r = 0; r < 3; r++) {
     const int8_t *w = p->filter + r * fr + c;
-    const uint32_t A = bt_ld4(w), B = bt_ld4(w + fc), C = bt_ld4(w + 2 * fc);
-    const int32_t ae = bt_sxtb16(A), be = bt_sxtb16(B), ce = bt_sxtb16(C);
-    const int32_t ao = bt_sxtb16_ror8(A), bo = bt_sxtb16_ror8(B), co = bt_sxtb16_ror8(C);
-    se = bt_sadd16(bt_sadd16(se, ae), bt_sadd16(be, ce));   /* 9 int8 sums: 16 bits */
-    so = bt_sadd16(bt_sadd16(so, ao), bt_sadd16(bo, co));
-    const uint32_t ae2 = (uint32_t)bt_sadd16(ae, ae), be2 = (uint32_t)bt_sadd16(be, be), ce2 = (uint32_t)bt_sadd16(ce, ce);
-    const uint32_t ao2 = (uint32_t)bt_sadd16(ao, ao), bo2 = (uint32_t)bt_sadd16(bo, bo), co2 = (uint32_t)bt_sadd16(co, co);
+    uint32_t t[6];
+    dw_tap_row4(w, fc, &se, &so, t);
+    const uint32_t ae2 = t[0], be2 = t[1], ce2 = t[2], ao2 = t[3], bo2 = t[4], co2 = t[5];
     ch[0].w[2 * r] = (int32_t)bt_pkhbt16(ae2, be2); ch[0].w[2 * r + 1] = (int32_t)bt_pkhbt16(be2, ce2);
     ch[2].w[2 * r] = (int32_t)bt_pkhtb16(be2, ae2); ch[2].w[2 * r + 1] = (int32_t)bt_pkhtb16(ce2, be2);
     ch[1].w[2 * r] = (int32_t)bt_pkhbt16(ao2, bo2); ch[1].w[2 * r + 1] = (int32_t)bt_pkhbt16(bo2, co2);
@@ -2194,78 +2204,34 @@ __asm__(
     "smlad \\s, \\c, r11, \\s\n\t"
     ".endif\n\t"
     ".endm\n\t"
+    /* a tap row's first loads: (first) the bias into r3 (and b2), the weights r11, r12, cells 0 and 1 r9, r10 */
+    ".macro BT_DWS2_HEAD first, w, off, b2\n\t"
+    ".if \\first\n\t"
+    "ldr.w r3, [r1]\n\t"
+    ".ifnb \\b2\n\tldr.w \\b2, [r1]\n\t.endif\n\t"
+    ".endif\n\t"
+    "ldr.w r11, [r1, #\\w]\n\t"
+    "ldr.w r12, [r1, #(\\w + 4)]\n\t"
+    "ldr.w r9, [r0, #(\\off + 0)]\n\t"
+    "ldr.w r10, [r0, #(\\off + 48)]\n\t"
+    ".endm\n\t"
     ".macro BT_DWS2_ROW n, off, w, first\n\t"
-    ".if \\n == 1\n\t"
-    ".if \\first\n\t"
-    "ldr.w r3, [r1]\n\t"
-    ".endif\n\t"
-    "ldr.w r11, [r1, #\\w]\n\t"
-    "ldr.w r12, [r1, #(\\w + 4)]\n\t"
-    "ldr.w r9, [r0, #(\\off + 0)]\n\t"
-    "ldr.w r10, [r0, #(\\off + 48)]\n\t"
+    ".if \\n <= 4\n\t"               /* cells r9, r10, lr, r8, r7; sums r3-r6 */
+    "BT_DWS2_HEAD \\first, \\w, \\off\n\t"
+    ".if \\n > 1\n\tldr.w lr, [r0, #(\\off + 96)]\n\t.endif\n\t"
+    ".if \\n > 2\n\tldr.w r8, [r0, #(\\off + 144)]\n\t.endif\n\t"
+    ".if \\n > 3\n\tldr.w r7, [r0, #(\\off + 192)]\n\t.endif\n\t"
+    ".if \\n > 3\n\tBT_DWS2_MAC \\first, r6, r8, r3\n\t.endif\n\t"
+    ".if \\n > 2\n\tBT_DWS2_MAC \\first, r5, lr, r3\n\t.endif\n\t"
+    ".if \\n > 1\n\tBT_DWS2_MAC \\first, r4, r10, r3\n\t.endif\n\t"
     "BT_DWS2_MAC \\first, r3, r9, r3\n\t"
     "smlabb r3, r10, r12, r3\n\t"
-    ".endif\n\t"
-    ".if \\n == 2\n\t"
-    ".if \\first\n\t"
-    "ldr.w r3, [r1]\n\t"
-    ".endif\n\t"
-    "ldr.w r11, [r1, #\\w]\n\t"
-    "ldr.w r12, [r1, #(\\w + 4)]\n\t"
-    "ldr.w r9, [r0, #(\\off + 0)]\n\t"
-    "ldr.w r10, [r0, #(\\off + 48)]\n\t"
-    "ldr.w lr, [r0, #(\\off + 96)]\n\t"
-    "BT_DWS2_MAC \\first, r4, r10, r3\n\t"
-    "BT_DWS2_MAC \\first, r3, r9, r3\n\t"
-    "smlabb r3, r10, r12, r3\n\t"
-    "smlabb r4, lr, r12, r4\n\t"
-    ".endif\n\t"
-    ".if \\n == 3\n\t"
-    ".if \\first\n\t"
-    "ldr.w r3, [r1]\n\t"
-    ".endif\n\t"
-    "ldr.w r11, [r1, #\\w]\n\t"
-    "ldr.w r12, [r1, #(\\w + 4)]\n\t"
-    "ldr.w r9, [r0, #(\\off + 0)]\n\t"
-    "ldr.w r10, [r0, #(\\off + 48)]\n\t"
-    "ldr.w lr, [r0, #(\\off + 96)]\n\t"
-    "ldr.w r8, [r0, #(\\off + 144)]\n\t"
-    "BT_DWS2_MAC \\first, r5, lr, r3\n\t"
-    "BT_DWS2_MAC \\first, r4, r10, r3\n\t"
-    "BT_DWS2_MAC \\first, r3, r9, r3\n\t"
-    "smlabb r3, r10, r12, r3\n\t"
-    "smlabb r4, lr, r12, r4\n\t"
-    "smlabb r5, r8, r12, r5\n\t"
-    ".endif\n\t"
-    ".if \\n == 4\n\t"
-    ".if \\first\n\t"
-    "ldr.w r3, [r1]\n\t"
-    ".endif\n\t"
-    "ldr.w r11, [r1, #\\w]\n\t"
-    "ldr.w r12, [r1, #(\\w + 4)]\n\t"
-    "ldr.w r9, [r0, #(\\off + 0)]\n\t"
-    "ldr.w r10, [r0, #(\\off + 48)]\n\t"
-    "ldr.w lr, [r0, #(\\off + 96)]\n\t"
-    "ldr.w r8, [r0, #(\\off + 144)]\n\t"
-    "ldr.w r7, [r0, #(\\off + 192)]\n\t"
-    "BT_DWS2_MAC \\first, r6, r8, r3\n\t"
-    "BT_DWS2_MAC \\first, r5, lr, r3\n\t"
-    "BT_DWS2_MAC \\first, r4, r10, r3\n\t"
-    "BT_DWS2_MAC \\first, r3, r9, r3\n\t"
-    "smlabb r3, r10, r12, r3\n\t"
-    "smlabb r4, lr, r12, r4\n\t"
-    "smlabb r5, r8, r12, r5\n\t"
-    "smlabb r6, r7, r12, r6\n\t"
+    ".if \\n > 1\n\tsmlabb r4, lr, r12, r4\n\t.endif\n\t"
+    ".if \\n > 2\n\tsmlabb r5, r8, r12, r5\n\t.endif\n\t"
+    ".if \\n > 3\n\tsmlabb r6, r7, r12, r6\n\t.endif\n\t"
     ".endif\n\t"
     ".if \\n == 5\n\t"
-    ".if \\first\n\t"
-    "ldr.w r3, [r1]\n\t"
-    "ldr.w r7, [r1]\n\t"
-    ".endif\n\t"
-    "ldr.w r11, [r1, #\\w]\n\t"
-    "ldr.w r12, [r1, #(\\w + 4)]\n\t"
-    "ldr.w r9, [r0, #(\\off + 0)]\n\t"
-    "ldr.w r10, [r0, #(\\off + 48)]\n\t"
+    "BT_DWS2_HEAD \\first, \\w, \\off, r7\n\t"
     "ldr.w lr, [r0, #(\\off + 96)]\n\t"
     "ldr.w r8, [r0, #(\\off + 144)]\n\t"
     "BT_DWS2_MAC \\first, r6, r8, r3\n\t"
@@ -2282,14 +2248,7 @@ __asm__(
     "smlabb r7, r10, r12, r7\n\t"
     ".endif\n\t"
     ".if \\n == 6\n\t"
-    ".if \\first\n\t"
-    "ldr.w r3, [r1]\n\t"
-    "ldr.w r8, [r1]\n\t"
-    ".endif\n\t"
-    "ldr.w r11, [r1, #\\w]\n\t"
-    "ldr.w r12, [r1, #(\\w + 4)]\n\t"
-    "ldr.w r9, [r0, #(\\off + 0)]\n\t"
-    "ldr.w r10, [r0, #(\\off + 48)]\n\t"
+    "BT_DWS2_HEAD \\first, \\w, \\off, r8\n\t"
     "ldr.w lr, [r0, #(\\off + 96)]\n\t"
     "BT_DWS2_MAC \\first, r5, lr, r3\n\t"
     "BT_DWS2_MAC \\first, r4, r10, r3\n\t"
@@ -2619,6 +2578,7 @@ __asm__(
     ".purgem BT_DWS2_OUT\n\t"
     ".purgem BT_DWS2_RQ\n\t"
     ".purgem BT_DWS2_ROW\n\t"
+    ".purgem BT_DWS2_HEAD\n\t"
     ".purgem BT_DWS2_MAC\n\t"
     ".text");
 void bt_dws2g(uint32_t *cells, const dw_c2 *f, int8_t *out, const int32_t *g);
@@ -2649,13 +2609,9 @@ static __attribute__((noinline)) void dw_s2_chan(const bt_conv_params *p, int32_
   int32_t se = 0, so = 0;
   for (int32_t r = 0; r < 3; r++) {
     const int8_t *w = p->filter + 3 * r * c_n + c;
-    const uint32_t A = bt_ld4(w), B = bt_ld4(w + c_n), C = bt_ld4(w + 2 * c_n);
-    const int32_t ae = bt_sxtb16(A), be = bt_sxtb16(B), ce = bt_sxtb16(C);
-    const int32_t ao = bt_sxtb16_ror8(A), bo = bt_sxtb16_ror8(B), co = bt_sxtb16_ror8(C);
-    se = bt_sadd16(bt_sadd16(se, ae), bt_sadd16(be, ce));   /* 9 int8 sums: 16 bits */
-    so = bt_sadd16(bt_sadd16(so, ao), bt_sadd16(bo, co));
-    const uint32_t ae2 = (uint32_t)bt_sadd16(ae, ae), be2 = (uint32_t)bt_sadd16(be, be), ce2 = (uint32_t)bt_sadd16(ce, ce);
-    const uint32_t ao2 = (uint32_t)bt_sadd16(ao, ao), bo2 = (uint32_t)bt_sadd16(bo, bo), co2 = (uint32_t)bt_sadd16(co, co);
+    uint32_t t[6];
+    dw_tap_row4(w, c_n, &se, &so, t);
+    const uint32_t ae2 = t[0], be2 = t[1], ce2 = t[2], ao2 = t[3], bo2 = t[4], co2 = t[5];
     const int32_t q = 4 - 2 * r;   /* the row's place in the second four */
     f[0].w[2 * r] = f[4].w[q] = (int32_t)bt_pkhbt16(ae2, be2);
     f[0].w[2 * r + 1] = f[4].w[q + 1] = (int32_t)ce2;
