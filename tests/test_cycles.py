@@ -58,6 +58,10 @@ def test_estimate_of_a_hand_made_mix():
     assert cycles.key_cycles("iteet") == (0, 1) and cycles.key_cycles("udiv") == (2, 12)
     assert cycles.key_cycles("tbb") == (2, 3) and cycles.key_cycles("vdiv.f32") == (14, 14)
     assert cycles.key_cycles("vfma.f32") == (3, 3)
+    # unaligned accesses: counts of extra cycles, not instructions; a store's high only
+    extra = {"(unaligned load +1)": 3, "(unaligned load +2)": 1, "(unaligned store +1)": 2, "(unaligned store +2)": 1}
+    assert cycles.estimate({**mix, **extra}) == (31 + 3 + 2, 47 + 3 + 2 + 2 + 2)
+    assert cycles.instructions({**mix, **extra}) == 16
     assert cycles.estimate({"(refill)": 5}, p=(2, 2)) == (10, 10)
 
 
@@ -160,6 +164,13 @@ TRM_SEQUENCES = [
     ("movs r0, #0", "tbb [pc, r0]\n.byte 1, 0\n1:", (3, 6),
      "Table 3-1: TBB 2 + P (3 to 5); 3.3.2: TBB at least six cycles"),
     ("movs r0, #100\n movs r1, #7", "sdiv r2, r0, r1", (2, 12), "Table 3-1: SDIV 2 to 12"),
+    ("ldr r1, =0x20000102", "ldr r0, [r1]", (3, 3), "3.3.2: a halfword-aligned word load, two halfwords: 2 + 1"),
+    ("ldr r1, =0x20000101", "ldr r0, [r1]", (4, 4),
+     "3.3.2: a byte-aligned word load, a byte, a halfword and a byte: 2 + 2"),
+    ("ldr r1, =0x20000103", "ldrsh r0, [r1]", (3, 3), "3.3.2: a byte-aligned halfword load, two bytes: 2 + 1"),
+    ("ldr r1, =0x20000100", "ldr r0, [r1, #2]\n ldr r2, [r1, #5]", (6, 6),
+     "3.3.2: a pipelined pair (3), its first word halfword-aligned (+ 1), its second byte-aligned (+ 2)"),
+    ("ldr r1, =0x20000101", "str r0, [r1, #1]", (2, 2), "3.3.2: STR Rx,[Ry,#imm] one cycle, + 1 as two halfwords"),
 ]
 
 SEQ_S = """

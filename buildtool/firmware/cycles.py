@@ -5,7 +5,9 @@ The mix is what the QEMU plugin (`tools/qemu-insncount`, `mix=on`) reports per p
 writes pc or moves a register list ("pop {r4, pc}"), "+" in front of a single load or store that
 directly follows a single load and whose address does not use that load's destination ("~" when it
 uses only that load's written-back base), " [reg]" after one with a register-offset address, and
-"(refill)" counting pipeline refills (blocks entered elsewhere than after the previous block).
+"(refill)" counting pipeline refills (blocks entered elsewhere than after the previous block), and
+"(unaligned load +1)", "(unaligned load +2)", "(unaligned store +1)", "(unaligned store +2)" counting the
+single loads and stores whose address is not a multiple of their size, by the extra cycles it costs.
 
 Timings are the Arm Cortex-M4 Technical Reference Manual's, DDI 0439 (revision r0p1, issues C and D;
 Arm 100166_0001_00 is the same manual converted, whose wording and numbering were the ones checked):
@@ -52,6 +54,14 @@ chapter's "FPU instruction set" table (its values checked in TI's reproduction o
 - other VFP: 1; VLDR, VSTR 2. Source: FPU table (a single float loaded or stored: 2; a double: 3, which
   the mix's key "vldr" does not tell apart).
 
+- an unaligned single load (LDR, LDRH, LDRSH; the only ones the Cortex-M4 executes unaligned, every other
+  load faults): + 1 for a word at an address 2 mod 4 (done as two halfwords) or a halfword at an odd
+  address (two bytes), + 2 for a word at 1 or 3 mod 4 (a byte, a halfword and a byte). An unaligned
+  store (STR, STRH): the same, high only (0 low: the store buffer may hide it). Source: the TRM's
+  load/store timing notes (3.3.2) on unaligned word and halfword accesses, as reproduced in
+  rsaxvc.net's "Unaligned Access on Cortex-M" (2018); the wording was not checked against the PDF for
+  this note. The plugin reads each access's address and size (QEMU's memory callback).
+
 Every taken branch, call, return or exception entry is one "(refill)": + P each, P = 1 (low) ..
 3 (high). tests/test_cycles.py runs sequences whose cycles the TRM states (3.3.2's pipelined pairs,
 LDM, PUSH, LDRD, a taken B, TBB, SDIV) in QEMU under the plugin and checks low..high holds them.
@@ -80,6 +90,8 @@ import re
 
 CPUS = ("cortex-m4",)  # the CPUs this table describes
 REFILL = "(refill)"
+UNALIGNED = {"(unaligned load +1)": (1, 1), "(unaligned load +2)": (2, 2), "(unaligned store +1)": (0, 1),
+             "(unaligned store +2)": (0, 2)}  # the plugin's counts of unaligned accesses: extra cycles each
 P = (1, 3)  # pipeline refill cycles, low and high
 
 _CONDS = "eq|ne|cs|hs|cc|lo|mi|pl|vs|vc|hi|ls|ge|lt|gt|le|al"
@@ -123,6 +135,8 @@ def key_cycles(key: str, p: tuple = P) -> tuple:
     """(low, high) cycles of one execution of the instruction a mix key names."""
     if key == REFILL:
         return p
+    if key in UNALIGNED:
+        return UNALIGNED[key]
     pipelined = key[:1] if key[:1] in "+~" else ""
     text = key[1:] if pipelined else key
     reg_offset = text.endswith(" [reg]")
@@ -171,8 +185,8 @@ def wait_cycles(flash: dict, n: int) -> tuple:
 
 
 def instructions(mix: dict) -> int:
-    """Executed instructions in a mix (every key but the refill count)."""
-    return sum(n for k, n in mix.items() if k != REFILL)
+    """Executed instructions in a mix (every key but the refill and unaligned-access counts)."""
+    return sum(n for k, n in mix.items() if k != REFILL and k not in UNALIGNED)
 
 
-__all__ = ["CPUS", "REFILL", "P", "key_cycles", "estimate", "wait_cycles", "instructions"]
+__all__ = ["CPUS", "REFILL", "UNALIGNED", "P", "key_cycles", "estimate", "wait_cycles", "instructions"]

@@ -54,6 +54,7 @@ typedef void (*qemu_plugin_vcpu_mem_cb_t)(unsigned int vcpu_index, qemu_plugin_m
 void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn, qemu_plugin_vcpu_mem_cb_t cb,
                                       enum qemu_plugin_cb_flags flags, enum qemu_plugin_mem_rw rw, void *userdata);
 _Bool qemu_plugin_mem_is_store(qemu_plugin_meminfo_t info);
+unsigned int qemu_plugin_mem_size_shift(qemu_plugin_meminfo_t info);
 void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb, void *userdata);
 void qemu_plugin_register_vcpu_tb_trans_cb(qemu_plugin_id_t id, qemu_plugin_vcpu_tb_trans_cb_t cb);
 void qemu_plugin_register_vcpu_tb_exec_inline(struct qemu_plugin_tb *tb, enum qemu_plugin_op op, void *ptr,
@@ -104,7 +105,10 @@ static uint64_t key_counts[MAX_KEYS], key_start[MAX_KEYS];
 static size_t n_keys;
 static uint64_t *mix; /* n_regions x MAX_KEYS */
 static const struct tb_span *last_span; /* the block executed last (NULL before the first) */
-enum { REFILL_KEY = 0, OTHER_KEY = 1 };
+/* the keys every mix has: refills, the kinds beyond MAX_KEYS, and the unaligned single loads and stores by their
+   extra cycles (+1: a halfword-aligned word or a byte-aligned halfword, +2: a byte-aligned word) */
+enum { REFILL_KEY = 0, OTHER_KEY = 1, UNALIGNED_LOAD1 = 2, UNALIGNED_LOAD2 = 3, UNALIGNED_STORE1 = 4,
+       UNALIGNED_STORE2 = 5 };
 
 /* flash=: accesses to [flash_lo, flash_lo + flash_size): fetched words, branch fetches, data loads; snapshots
    at region starts, one row per region. */
@@ -116,10 +120,19 @@ static uint64_t *flash_rows; /* n_regions x N_FLASH */
 
 static int in_flash(uint64_t a) { return a - flash_lo < flash_size; }
 
-static void on_load(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *u) {
+/* Every access of a single load or store (with mix=on) and, with flash=, of any instruction: the flash loads, and
+   the unaligned accesses by their size and address (a word at 2 mod 4 is two halfword accesses, at 1 or 3 mod 4
+   a byte, a halfword and a byte; a halfword at an odd address two bytes). LDM, LDRD and the like fault when
+   unaligned, so only single loads and stores can count. */
+static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *u) {
   (void)vcpu;
   (void)u;
-  if (in_flash(vaddr) && !qemu_plugin_mem_is_store(info)) flash_counts[LOAD]++;
+  const int store = qemu_plugin_mem_is_store(info);
+  if (with_flash && in_flash(vaddr) && !store) flash_counts[LOAD]++;
+  if (!with_mix) return;
+  const unsigned shift = qemu_plugin_mem_size_shift(info);
+  const int extra = shift == 2 ? ((vaddr & 1) ? 2 : (vaddr & 2) ? 1 : 0) : shift == 1 ? (int)(vaddr & 1) : 0;
+  if (extra) key_counts[(store ? UNALIGNED_STORE1 : UNALIGNED_LOAD1) + extra - 1]++;
 }
 
 static size_t key_id(const char *key) {
@@ -204,6 +217,17 @@ static void insn_key(struct qemu_plugin_insn *insn, int after_load, const struct
                      size_t cap, int *load, struct load_regs *regs, char **text) {
   *text = qemu_plugin_insn_disas(insn);
   text_key(*text ? *text : "?", after_load, prev, key, cap, load, regs);
+}
+
+/* 1 when insn is a single load or store of a halfword or word (the only ones that may be unaligned). */
+static int single_mem(struct qemu_plugin_insn *insn) {
+  char *t = qemu_plugin_insn_disas(insn), mnem[32];
+  const char *s = t ? t + strspn(t, " \t") : "";
+  size_t m = strcspn(s, " \t");
+  snprintf(mnem, sizeof mnem, "%.*s", (int)(m < 31 ? m : 31), s);
+  free(t);
+  return single_load_store(mnem) && !starts_with(mnem, "ldrb") && !starts_with(mnem, "strb") &&
+         !starts_with(mnem, "ldrsb");
 }
 
 /* The size of a Thumb instruction from its first halfword (32 bits when bits 15-11 are 0b11101, 0b11110 or
@@ -331,9 +355,10 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
   for (size_t i = 0; i < n; i++) {
     struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
     if (per_insn) qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, &insn_count, 1);
-    /* reads and writes, the writes dropped in on_load: QEMU 7.2 calls a callback registered for reads only
-       (QEMU_PLUGIN_MEM_R) on the stores instead */
-    if (with_flash) qemu_plugin_register_vcpu_mem_cb(insn, on_load, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, NULL);
+    /* reads and writes (QEMU 7.2 calls a callback registered for reads only, QEMU_PLUGIN_MEM_R, on the stores
+       instead), on_mem telling them apart */
+    if (with_flash || (with_mix && single_mem(insn)))
+      qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, NULL);
     uint64_t va = qemu_plugin_insn_vaddr(insn);
     if (va == start_addr) qemu_plugin_register_vcpu_insn_exec_cb(insn, on_start, QEMU_PLUGIN_CB_NO_REGS, NULL);
     if (va == end_addr) qemu_plugin_register_vcpu_insn_exec_cb(insn, on_end, QEMU_PLUGIN_CB_NO_REGS, NULL);
@@ -432,7 +457,9 @@ __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t 
     }
   }
   with_flash = with_flash && with_mix;
-  if (with_mix) key_id("(refill)"), key_id("(other)");
+  if (with_mix)
+    key_id("(refill)"), key_id("(other)"), key_id("(unaligned load +1)"), key_id("(unaligned load +2)"),
+        key_id("(unaligned store +1)"), key_id("(unaligned store +2)");
   qemu_plugin_register_vcpu_tb_trans_cb(id, tb_trans);
   qemu_plugin_register_atexit_cb(id, at_exit, NULL);
   return 0;
