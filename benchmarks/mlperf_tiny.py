@@ -51,9 +51,7 @@ MLPERF = SHARED / "models" / "mlperf-tiny"
 ORDER = ("vww", "ic", "kws", "ad")
 BOARDS = ("cortex-m4", "cortex-m33", "cortex-m7")
 # what each board's estimate is made from; a board without a timing table prints instructions only
-TIMING = {b: ("Cortex-M4 TRM (DDI 0439) timings over the executed instruction mix, buildtool/firmware/cycles.py"
-              if b in cycles.CPUS else "none: no cycle model for this core; instructions only")
-          for b in BOARDS}
+TIMING = {b: cycles.SOURCES.get(b, "none: no cycle model for this core; instructions only") for b in BOARDS}
 RECORD_KEY = {"cortex-m4": "cortex-m4", "cortex-m33": "cortex-m33", "cortex-m7": "cortex-m7"}
 # cortex-m55 (Helium, issue 30): the cortex-m55 kernel set on QEMU mps3-an547, instructions against the
 # Cortex-M85 record's cycles (RA8D1, TFLM + CMSIS-NN); no Cortex-M55 timing table is sourced here, so no
@@ -124,12 +122,13 @@ def measure(key: str, board: str, work: Path, tflm: dict, flash_wait_states: int
     if key not in tflm:
         tflm[key] = tflm_output(data, x)
     pipeline.build(g, board, work)
-    ws = flash_wait_states if targets.get(board).cpu in cycles.CPUS else None
+    cpu = targets.get(board).cpu
+    ws = flash_wait_states if cpu in cycles.WAIT_STATE_CPUS else None
     y, prof, _ = runner.run(board, work, x, flash_wait_states=ws)
     ops = prof["ops"]
     est = [o.get("cycles_estimate") for o in ops]
     lo_hi = (sum(e[0] for e in est), sum(e[1] for e in est)) if all(e is not None for e in est) else None
-    zero = [cycles.estimate(o["mix"]) for o in ops if "mix" in o]  # the same mixes at zero wait states
+    zero = [cycles.estimate(o["mix"], cpu=cpu) for o in ops if "mix" in o]  # the same mixes at zero wait states
     return {"model": name, "filled": filled, "insns": sum(o["count"] for o in ops),
             "cycles": (sum(e[0] for e in zero), sum(e[1] for e in zero)) if lo_hi and ws is not None else lo_hi,
             "cycles_ws": lo_hi if ws is not None else None,

@@ -65,6 +65,26 @@ def test_estimate_of_a_hand_made_mix():
     assert cycles.estimate({"(refill)": 5}, p=(2, 2)) == (10, 10)
 
 
+def test_m7_estimate_of_a_hand_made_mix():
+    """The Cortex-M7 model (LLVM's ARMScheduleM7.td units): low, the issue-alone instructions plus the busiest
+    of half the dual-issuable ones and each unit's count over its width; high, single issue with load-use
+    stalls and mispredicted branches."""
+    mix = {"smlad": 12, "sxtb16": 4, "ldr.w": 2, "+ldr": 2, "ldm.w r2!, {r8, sb, sl}": 2, "add.w": 2,
+           "strb.w": 3, "bne": 1, "(refill)": 1, "sdiv": 1}
+    # alone: LDM of 3 (2 .. 4) x 2, SDIV 7; dual-issuable 26 (13 a pair), the MAC unit 12, slot 0 4,
+    # loads 4 (2 units: 2), stores 3, branches 1: the busiest 13; refill 0 .. 4
+    assert cycles.estimate(mix, cpu="cortex-m7") == (2 * 2 + 7 + 13, 12 + 4 + 4 * 2 + 2 * 4 + 2 + 3 + 1 + 4 + 7)
+    macs = {"smlad": 20, "add": 4}  # the MAC unit bounds it: 20, not 12
+    assert cycles.estimate(macs, cpu="cortex-m7") == (20, 24)
+    assert cycles.estimate({"sxtb16": 6, "add": 6}, cpu="cortex-m7")[0] == 6  # first slot only: 6, a pair each
+    assert cycles.m7_class("(unaligned load +2)") == ("extra", 1, 1) and cycles.m7_class("bfi") == ("slot0", 1, 1)
+    assert cycles.m7_class("pop {r4, r5, r6, pc}") == ("alone", 2, 5)
+    # the M33 prices a mix as the M4 does; a CPU without a model is an error, not a guess
+    assert cycles.estimate(mix, cpu="cortex-m33") == cycles.estimate(mix)
+    with pytest.raises(ValueError, match="no cycle model for cortex-m55"):
+        cycles.estimate(mix, cpu="cortex-m55")
+
+
 def test_mixes_read_and_folded_per_operator():
     """The plugin's mix lines per region; with several invocations, summed per operator."""
     text = "insns_total=9\nmix\t0\t2\tldr\nmix\t1\t3\tadd\nmix\t2\t4\tldr\nmix\t3\t1\tpop {r4, pc}\n"
@@ -361,7 +381,7 @@ def test_m4_profile_with_flash_wait_states(m4_run):
 
 @pytest.mark.parametrize("args, message", [
     (["--board", "cortex-m4", "--flash-wait-states", "-1"], "--flash-wait-states must be 0 or more, not -1"),
-    (["--board", "cortex-m7", "--flash-wait-states", "2"], "cortex-m7 (cortex-m7) has no cycle estimate"),
+    (["--board", "cortex-m7", "--flash-wait-states", "2"], "cortex-m7 (cortex-m7) has no wait-state estimate"),
     (["--board", "host", "--flash-wait-states", "2"], "host"),
     (["--flash-wait-states", "2"], "give --board"),
     (["--board", "nosuch", "--flash-wait-states", "2"], "unknown board 'nosuch'"),

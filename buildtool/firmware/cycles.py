@@ -82,13 +82,47 @@ Not modelled at all: stalls on an address computed by the instruction before (3.
 pipeline for an additional cycle"), "LDR Rx,[PC,#imm] might add a cycle because of contention with
 the fetch unit" (3.3.2), bus contention, interrupts. So the figures bound nothing; they are an
 estimate, labelled so wherever they are printed.
+
+Other cores (`estimate(..., cpu=)`; no TRM states their timings, so each model names what it rests on):
+- cortex-m33: the Cortex-M4 table above as a proxy. LLVM does the same (llvm/lib/Target/ARM/
+  ARMProcessors.td: `ProcessorModel<"cortex-m33", CortexM4Model, ...>`). Not modelled: the M33's
+  limited dual issue of 16-bit instructions (so it errs high). No wait-state term.
+- cortex-m7: LLVM's Cortex-M7 scheduling model (llvm/lib/Target/ARM/ARMScheduleM7.td): in order, two
+  instructions issued a cycle, two load units, one store, MAC, branch, SIMD and VFP unit each, two ALUs;
+  load/store multiple and double, TBB/TBH, divides and system instructions issue alone; the DSP/SIMD
+  instructions (SXTB16, SADD16, SSAT, PKHBT, BFI, CLZ ...) only in the first slot; mispredicted branch 4
+  cycles (its MispredictPenalty). A mix has no order, so the estimate is a range: low, every unit busy
+  every cycle (the issue-alone instructions, then the most loaded of: half the other instructions, the
+  first-slot ones, the MACs, half the loads, the stores, the branches, the VFP ones) and every branch
+  predicted; high, one instruction a cycle, each load stalling its user one cycle (LLVM's LoadLatency 2),
+  every taken branch mispredicted (4). Load/store multiple: N/2 (the 64-bit load path) .. 1 + N cycles,
+  LDRD/STRD 1 .. 3, TBB/TBH 2 .. 3, divide 7 (LLVM's latency), system instructions 1 .. 3 (LLVM: 3);
+  an unaligned load 1 more (two 64-bit accesses), a store 0 .. 1. Not modelled: caches and TCM wait
+  states, operand latencies between dependent instructions beyond the load-use one, the branch
+  predictor itself. No wait-state term (the record board runs from caches).
 """
 
 from __future__ import annotations
 
 import re
 
-CPUS = ("cortex-m4",)  # the CPUs this table describes
+CPUS = ("cortex-m4", "cortex-m33", "cortex-m7")  # the CPUs with a cycle model (module docstring)
+WAIT_STATE_CPUS = ("cortex-m4",)  # those whose estimate takes a flash wait-state term
+# what each CPU's estimate rests on: a short label for reports, and the source in full
+LABELS = {"cortex-m4": "cortex-m4 TRM timings", "cortex-m33": "cortex-m4 TRM timings as a proxy for cortex-m33",
+          "cortex-m7": "LLVM's cortex-m7 scheduling model"}
+SOURCES = {
+    "cortex-m4": "Cortex-M4 TRM (DDI 0439) timings over the executed instruction mix, buildtool/firmware/cycles.py",
+    "cortex-m33": "Cortex-M4 TRM (DDI 0439) timings as a proxy (as LLVM schedules cortex-m33 with its Cortex-M4 "
+                  "model, ARMProcessors.td; the M33's limited dual issue not modelled), buildtool/firmware/cycles.py",
+    "cortex-m7": "LLVM's Cortex-M7 scheduling model (ARMScheduleM7.td: dual issue, its units' throughputs) over the "
+                 "executed instruction mix; low: perfect dual issue, high: single issue, load-use stalls, every "
+                 "taken branch mispredicted; buildtool/firmware/cycles.py"}
+# what the low-high range spans, per CPU (report headers)
+RANGES = {"cortex-m4": "pipeline refill 1-3, divide 2-12 cycles, loads and stores pipelined or not",
+          "cortex-m33": "pipeline refill 1-3, divide 2-12 cycles, loads and stores pipelined or not",
+          "cortex-m7": "perfect dual issue and predicted branches, or single issue, load-use stalls and "
+                       "mispredicted branches"}
 REFILL = "(refill)"
 UNALIGNED = {"(unaligned load +1)": (1, 1), "(unaligned load +2)": (2, 2), "(unaligned store +1)": (0, 1),
              "(unaligned store +2)": (0, 2)}  # the plugin's counts of unaligned accesses: extra cycles each
@@ -165,10 +199,84 @@ def key_cycles(key: str, p: tuple = P) -> tuple:
     return 1, 1
 
 
-def estimate(mix: dict, p: tuple = P, flash: dict | None = None, wait_states: int = 0) -> tuple:
-    """(low, high) estimated cycles of an instruction mix {key: executions}; with flash (the region's
-    flash access counts) and wait_states, plus wait_cycles(flash, wait_states)."""
+_M7_MAC = re.compile(r"(mul|mla|mls|[su]mull|[su]mlal|umaal|sml|smm|smu)")
+_M7_SLOT0 = re.compile(r"(sxt|uxt|[su]h?(add|sub|asx|sax)(8|16)?$|[su]h?(add|sub)(8|16)|u?qd?(add|sub|asx|sax)|"
+                       r"sel|[su]sat|usada?8|pkh|rev|rbit|[su]bfx|bf[ci]|clz)")
+_M7_BRANCH = re.compile(rf"(b(l|lx|x)?({_CONDS})?|cbn?z)$")
+_M7_ALONE = re.compile(r"(mrs|msr|dmb|dsb|isb|svc|bkpt|nop|wf[ei]|yield|sev|cps)")
+M7_MISPREDICT = 4  # LLVM ARMScheduleM7.td: MispredictPenalty
+M7_UNITS = {"slot0": 1, "mac": 1, "load": 2, "store": 1, "branch": 1, "vfp": 1}  # instructions per cycle
+
+
+def m7_class(key: str) -> tuple:
+    """(kind, low, high) of one mix key on the Cortex-M7 model: kind "alone" (issues by itself: low, high its
+    cycles), "extra" (cycles, no instruction), or the unit it issues to ("alu", "slot0", "mac", "load",
+    "store", "branch", "vfp"; high its single-issue cycles)."""
+    if key == REFILL:
+        return "extra", 0, M7_MISPREDICT
+    if key in UNALIGNED:
+        return "extra", (1 if "load" in key else 0), 1
+    text = key[1:] if key[:1] in "+~" else key
+    text = text.removesuffix(" [reg]")
+    m = _base(text.split(" ")[0])
+    if "{" in text:  # LDM, STM, PUSH, POP, VLDM, VSTM, VPUSH, VPOP: 64 bits a cycle at best
+        n = _registers(text)
+        return "alone", max(1, (n + 1) // 2), 1 + n
+    if m.startswith(("ldrd", "strd")):
+        return "alone", 1, 3
+    if re.match(rf"tb[bh]({_CONDS})?$", m):
+        return "alone", 2, 3
+    if re.match(rf"[su]div({_CONDS})?$", m):
+        return "alone", 7, 7
+    if _M7_ALONE.match(m):
+        return "alone", 1, 3
+    if m.startswith(("ldr", "vldr")):
+        return "load", 1, 2
+    if m.startswith(("str", "vstr")):
+        return "store", 1, 1
+    if _M7_BRANCH.match(m):
+        return "branch", 1, 1
+    if m.startswith("v"):
+        for name, c in _FP_SLOW.items():
+            if m.startswith(name):
+                return "vfp", 1, c[1]
+        return "vfp", 1, 1
+    if _M7_MAC.match(m):
+        return "mac", 1, 1
+    if _M7_SLOT0.match(m):
+        return "slot0", 1, 1
+    return "alu", 1, 1
+
+
+def _m7_estimate(mix: dict) -> tuple:
+    """(low, high) Cortex-M7 cycles of a mix (the module docstring's model)."""
+    alone_lo = extra_lo = hi = dual = 0
+    units = dict.fromkeys(M7_UNITS, 0)
+    for key, n in mix.items():
+        kind, a, b = m7_class(key)
+        hi += b * n
+        if kind == "alone":
+            alone_lo += a * n
+        elif kind == "extra":
+            extra_lo += a * n
+        else:
+            dual += n
+            if kind in units:
+                units[kind] += n
+    busiest = max([-(-dual // 2)] + [-(-units[k] // M7_UNITS[k]) for k in units])
+    return alone_lo + busiest + extra_lo, hi
+
+
+def estimate(mix: dict, p: tuple = P, flash: dict | None = None, wait_states: int = 0,
+             cpu: str = "cortex-m4") -> tuple:
+    """(low, high) estimated cycles of an instruction mix {key: executions} on cpu (one of CPUS); with flash
+    (the region's flash access counts) and wait_states (WAIT_STATE_CPUS), plus wait_cycles(flash, wait_states)."""
+    if cpu not in CPUS:
+        raise ValueError(f"no cycle model for {cpu}: one of {', '.join(CPUS)}")
     lo, hi = wait_cycles(flash, wait_states) if flash is not None and wait_states else (0, 0)
+    if cpu == "cortex-m7":
+        a, b = _m7_estimate(mix)
+        return lo + a, hi + b
     for key, n in mix.items():
         a, b = key_cycles(key, p)
         lo += a * n
@@ -189,4 +297,4 @@ def instructions(mix: dict) -> int:
     return sum(n for k, n in mix.items() if k != REFILL and k not in UNALIGNED)
 
 
-__all__ = ["CPUS", "REFILL", "UNALIGNED", "P", "key_cycles", "estimate", "wait_cycles", "instructions"]
+__all__ = ["CPUS", "WAIT_STATE_CPUS", "LABELS", "SOURCES", "RANGES", "REFILL", "UNALIGNED", "P", "m7_class", "key_cycles", "estimate", "wait_cycles", "instructions"]

@@ -129,9 +129,10 @@ def annotate(prof: dict, macs, mixes: list, cpu: str, flash: list | None = None,
             fl = flash[k] if flash else None
             if fl is not None:
                 o["flash_accesses"] = fl
-            o["cycles_estimate"] = list(cycles.estimate(mixes[k], flash=fl, wait_states=wait_states))
+            o["cycles_estimate"] = list(cycles.estimate(mixes[k], flash=fl, wait_states=wait_states, cpu=cpu))
     if mixes:
-        prof["cycles_model"] = f"{cpu} TRM timings, " + (
+        prof["cycles_range"] = cycles.RANGES[cpu]
+        prof["cycles_model"] = f"{cycles.LABELS[cpu]}, " + (
             f"{wait_states} flash wait state{'s' if wait_states > 1 else ''} on code and data read from flash"
             if flash and wait_states else "zero wait states")
 
@@ -142,7 +143,7 @@ def header(prof: dict) -> list:
         return []
     waits = "wait states" in prof["cycles_model"] and "zero wait states" not in prof["cycles_model"]
     return [f"  cycles are an ESTIMATE from the instruction mix ({prof['cycles_model']}; low-high: "
-            "pipeline refill 1-3, divide 2-12 cycles, loads and stores pipelined or not"
+            + prof.get("cycles_range", cycles.RANGES["cortex-m4"])
             + (", flash fetches waiting only after a branch or on every word; no cache or flash accelerator"
                if waits else "") + ")"]
 

@@ -47,9 +47,9 @@ def check_flash_wait_states(board: str, n: int | None) -> None:
     if n < 0:
         raise UsageError(f"--flash-wait-states must be 0 or more, not {n}")
     t = targets.get(board)
-    if t.cpu not in cycles.CPUS or t.port.native:
-        raise UsageError(f"--flash-wait-states: {board} ({t.cpu}) has no cycle estimate; it is made for "
-                         f"{', '.join(cycles.CPUS)} boards run in QEMU")
+    if t.cpu not in cycles.WAIT_STATE_CPUS or t.port.native:
+        raise UsageError(f"--flash-wait-states: {board} ({t.cpu}) has no wait-state estimate; it is made for "
+                         f"{', '.join(cycles.WAIT_STATE_CPUS)} boards run in QEMU")
 
 
 def symbols(t: targets.Target, elf) -> dict:
