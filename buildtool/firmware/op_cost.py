@@ -24,6 +24,11 @@ CYCLES_PER_MAC = {
 }
 
 
+# cortex-m33: the Cortex-M4 figures, as cycles.py prices an M33 mix with the M4 table (a proxy: the same kernel
+# set, the same instructions); cortex-m7 has no measured figures (its model is a dual-issue range, cycles.py)
+CYCLES_PER_MAC["cortex-m33"] = CYCLES_PER_MAC["cortex-m4"]
+
+
 # Flash accesses per MAC by layer class, (low, high), the accesses cycles.wait_cycles charges wait
 # states on (low: the fetches after a taken branch and the loads from flash; high: every code word
 # fetched and the loads), measured as CYCLES_PER_MAC (`python benchmarks/kernels_m4_cycles.py
@@ -54,9 +59,9 @@ def static_cycles(g, plan, cpu: str, flash_wait_states: int = 0):
     (predict_instructions, with per-operator figures in place of measured counts). A conv model.c runs on
     its live rows only (plan/weight_order.py rows-live: a plain plan's) counts their MACs. Operators without
     MACs are not counted (1-17 % of the measured estimate of the models in docs/kernels.md). None when cpu has
-    no figures or an operator with MACs has no class (TRANSPOSE_CONV, RESIZE_BILINEAR, SVDF, LSTM)."""
+    no figures (or none of flash accesses, with flash_wait_states) or an operator with MACs has no class (TRANSPOSE_CONV, RESIZE_BILINEAR, SVDF, LSTM)."""
     rates = CYCLES_PER_MAC.get(cpu)
-    if rates is None:
+    if rates is None or (flash_wait_states and cpu not in FLASH_ACCESSES_PER_MAC):
         return None
     if flash_wait_states:
         fa = FLASH_ACCESSES_PER_MAC[cpu]
