@@ -264,7 +264,10 @@ static void dw3x3_interior(const bt_conv_params *p, const int8_t *in, int32_t in
  * bt_dw_q4_RL below); stride 2 (each row stored as its even then its odd columns):
  * SMLAD with (w0,w2) on two even columns + SMLABB/SMLATB with w1. The sums go to a stack row, then are
  * requantised two at a time (the output zero point folded into bt_rq2's rounding constant when it
- * fits) and clamped (SSAT when the upper bound is 127). Stack: 2688 + 1024 bytes. */
+ * fits) and clamped (SSAT when the upper bound is 127). Stack: 2688 + 1024 bytes; a strip whose every group runs
+ * bt_dw_q4 keeps no sums and takes all 3712 for cells, its chunks balanced (vww's 48x48x8: 8 chunks of 6 output rows,
+ * 64 input rows widened, where 12 of 4 widened 72; with bt_dw_widen4's row tails and dw_fill_z the layer 442.2 K ->
+ * 420.8 K cycles, 24x24x32 454.5 K -> 430.3 K, cortex-m4 est. high). */
 #define DW_CELLS 1344               /* int16 cells of widened rows (four channels' planes) */
 #define DW_ACC 256                  /* int32 sums of one channel's outputs in a chunk */
 #define DW_NS1 54                   /* most outputs of a strip, stride 1: cells n2 + 2 <= 56 */
@@ -319,10 +322,12 @@ typedef struct {
  * (~158 with the LDRDs), the layer 247 K -> 228 K with dw_widen4_s1 and dw_chan4_q4, 224 K -> 204 K with the
  * single LDRs, bt_dw_widen4 and the odd quad out of line, 201 K with each quad's fourth output left in r7 for
  * the next quad's first LDRs (a STRB right after an LDR: 1 cycle, TRM 3.3.2; the row's first pair peeled, which
- * no output waits for; the row's last stored after its pairs, or by the odd quad's first LDRs). gcc's two-output loop
- * kept the weights and constants in registers it did not have (five reloads from the stack a pass) and loaded
- * each word twice. Registers: r0 cells, r1 f, r2 out, r3 ops (out_row for the last column), r4-r7 sums,
- * r8-r10 cells (then m, p2, e1), r11-r12 weights, lr the end of the row's pairs of quads. */
+ * no output waits for; the row's last stored after its pairs). An odd number of quads: the row's first alone, its
+ * tap rows 2, 1, 0, then its pairs (one taken branch a row where the odd quad out of line after the pairs took four:
+ * vww's 12x12x64 layer 244.8 K -> 235.3 K cycles, cortex-m4 est. high). gcc's two-output loop kept the weights
+ * and constants in registers it did not have (five reloads from the stack a pass) and loaded each word twice.
+ * Registers: r0 cells, r1 f, r2 out, r3 ops (out_row for the last column), r4-r7 sums, r8-r10 cells (then m, p2,
+ * e1), r11-r12 weights, lr the end of the row's quads. */
 __asm__(
     ".macro BT_DWQ4_ROW off, w\n\t"
     "ldr.w r11, [r1, #\\w]\n\t"
@@ -416,9 +421,8 @@ __asm__(
     "ldr r4, [r3, #32]\n\t"         /* channels */
     "str r4, [sp, #24]\n\t"
     "ldr r4, [r3, #0]\n\t"
-    "bic r5, r4, #15\n\t"
-    "and r4, r4, #8\n\t"
-    "strd r5, r4, [sp, #0]\n\t"     /* the row's pairs of quads (cell bytes), an odd quad */
+    "and r5, r4, #8\n\t"
+    "strd r4, r5, [sp, #0]\n\t"     /* the row's quads (cell bytes), an odd quad */
     "ldr r4, [r3, #20]\n\t"
     "str r4, [sp, #28]\n\t"         /* n odd */
     "ldr r3, [r3, #16]\n\t"         /* ops */
@@ -428,13 +432,46 @@ __asm__(
     "ldr r4, [sp, #8]\n\t"
     "ldr r4, [r4, #4]\n\t"          /* rows */
     "str r4, [sp, #12]\n\t"
+    "ldr r4, [sp, #4]\n\t"          /* an even number of quads: the row loop at 1 */
+    "cmp r4, #0\n\t"
+    "beq.w 1f\n\t"
+    /* an odd number of quads (vww's 12-wide rows): the row's first quad alone, its tap rows in the order 2, 1, 0
+       (it ends with tap row 0's weights, the pairs' first), then its pairs: one taken branch a row, where the odd
+       quad out of line after the pairs took three more (with one pair, four: 12 cycles a row) */
+    "20:\n\t"
+    "ldr.w lr, [sp, #0]\n\t"
+    "ldr.w r11, [r1, #20]\n\t"      /* tap row 2's (w0,w1), (w1,w2) */
+    "ldr.w r12, [r1, #24]\n\t"
+    "add lr, lr, r0\n\t"            /* the end of the row's quads */
+    "BT_DWQ4_FIRST (4 * \\rl), 0\n\t"
+    "BT_DWQ4_ROW (2 * \\rl), 12\n\t"
+    "BT_DWQ4_ROW 0, 4\n\t"
+    "BT_DWQ4_OUT 1\n\t"
+    "add.w r0, r0, #8\n\t"
+    "cmp.w r0, lr\n\t"
+    "beq.w 26f\n\t"
+    ".p2align 2\n\t"
+    "22:\n\t"
+    "BT_DWQ4_PAIR \\rl, 1\n\t"
+    "bne.w 22b\n\t"
+    "26:\n\t"
+    "ldr r5, [sp, #32]\n\t"
+    "ldr r6, [sp, #36]\n\t"
+    "ldr r4, [sp, #12]\n\t"
+    "strb r7, [r2, r3]\n\t"
+    "add r2, r2, r3, lsl #1\n\t"
+    "add r0, r0, r5\n\t"
+    "add r2, r2, r6\n\t"
+    "subs r4, r4, #1\n\t"
+    "str r4, [sp, #12]\n\t"
+    "bne 20b\n\t"
+    "b 40f\n\t"
+    /* an even number of quads (at least two) */
     "1:\n\t"
     "ldr.w lr, [sp, #0]\n\t"
     "ldr.w r11, [r1, #4]\n\t"       /* tap row 0's (w0,w1), (w1,w2) (single LDRs: each after the first 1 cycle) */
     "ldr.w r12, [r1, #8]\n\t"
     "add lr, lr, r0\n\t"            /* the end of the row's pairs of quads */
-    "cmp r0, lr\n\t"
-    "beq.w 5f\n\t"                 /* no pair (n < 8): out of line */
     "BT_DWQ4_PAIR \\rl, 0\n\t"     /* the row's first pair: no output waits */
     "beq.w 6f\n\t"
     ".p2align 2\n\t"                /* every instruction of the loop 32-bit and word-aligned: none straddles a
@@ -445,22 +482,17 @@ __asm__(
     "BT_DWQ4_PAIR \\rl, 1\n\t"
     "bne.w 2b\n\t"
     "6:\n\t"
-    "ldr r4, [sp, #4]\n\t"          /* an odd number of quads: the last one alone, out of line at 31 (its first
-                                       LDRs store the fourth output waiting in r7; an even number, kws's,
-                                       stores it here and falls through, no refill a row) */
-    "cmp r4, #0\n\t"
-    "bne.w 31f\n\t"
-    "strb r7, [r2, r3]\n\t"
-    "add r2, r2, r3, lsl #1\n\t"
-    "4:\n\t"
     "ldr r5, [sp, #32]\n\t"         /* from where the row's quads ended to the next row's cells, output */
     "ldr r6, [sp, #36]\n\t"
-    "ldr r7, [sp, #12]\n\t"
+    "ldr r4, [sp, #12]\n\t"
+    "strb r7, [r2, r3]\n\t"         /* the row's last output (after the LDRs: 1 cycle; no refill a row) */
+    "add r2, r2, r3, lsl #1\n\t"
     "add r0, r0, r5\n\t"
     "add r2, r2, r6\n\t"
-    "subs r7, r7, #1\n\t"
-    "str r7, [sp, #12]\n\t"
+    "subs r4, r4, #1\n\t"
+    "str r4, [sp, #12]\n\t"
     "bne 1b\n\t"
+    "40:\n\t"
     /* n odd: the channel's last column, two rows a pass where they share two tap rows (stride 1 down: g[14]
        pairs), then one at a time (g[15]); r3 out_row meanwhile */
     "ldr r5, [sp, #28]\n\t"
@@ -579,19 +611,6 @@ __asm__(
     "bne 0b\n\t"
     "add sp, sp, #40\n\t"
     "pop {r4-r11, pc}\n\t"
-    "3:\n\t"
-    "BT_DWQ4_QUAD \\rl, 0, 0\n\t"
-    "adds r0, r0, #8\n\t"
-    "b 4b\n\t"
-    "31:\n\t"
-    "BT_DWQ4_QUAD \\rl, 1, 0\n\t"
-    "adds r0, r0, #8\n\t"
-    "b 4b\n\t"
-    "5:\n\t"                       /* a row without pairs: its one quad, if any */
-    "ldr r4, [sp, #4]\n\t"
-    "cmp r4, #0\n\t"
-    "bne.w 3b\n\t"
-    "b 4b\n\t"
     ".size \\name, . - \\name\n\t"
     ".endm\n\t"
     "BT_DWQ4 bt_dw_q4_8, 8\n\t"
@@ -618,13 +637,14 @@ _Static_assert(sizeof(dw_chan) == 44, "dw_q4 reads dw_chan's fields at fixed off
 #define DW_Q4_OUTS(n, ops) (((n) >> 2) * 4 * (ops))
 #define DW_Q4 1
 
-/* dw_widen4_s1's word-aligned body in asm: bt_dw_widen4(src, ips, d, g), g = {in_row, bytes between the planes,
- * rows, bytes of a row's groups of four pixels (8 n4, n4 > 0), bytes between rows of cells, lead}: per row, with
+/* dw_widen4_s1's rows in asm: bt_dw_widen4(src, ips, d, g), g = {in_row, bytes between the planes,
+ * rows, bytes of a row's groups of four pixels (8 n4, n4 > 0), bytes between rows of cells, lead, tail}: per row, with
  * lead its first pixel by halves (d's first cell odd: the STRDs below need the next one word-aligned), then four
  * pixels a pass: four LDR (1 cycle each after the first), PKHBT and PKHTB on the raw words of two pixels give
  * bytes (c, c+1) and (c+2, c+3) of both, SXTB16 and SXTB16 ROR 8 of each the four planes' words, one STRD a
  * plane with write-back (35 cycles for 4 pixels; gcc's pair loop ~52: two STRs a word, the loop's adds and
- * branch twice). Registers: r0 source, r1 ips, r2-r5 the four planes' cells, r6-r11 words, r12 3 ips, lr the
+ * branch twice), then the row's tail: a pair (one STR a plane) and a pixel by halves (the C loop took them after
+ * the call, ~55 instructions a row: vww's 48- and 24-pixel rows, 3 after the lead and the groups). Registers: r0 source, r1 ips, r2-r5 the four planes' cells, r6-r11 words, r12 3 ips, lr the
  * end of the row's groups. */
 __asm__(
     ".section .text.bt_dw_widen4,\"ax\",%progbits\n\t.p2align 2\n\t.global bt_dw_widen4\n\t"
@@ -686,6 +706,35 @@ __asm__(
     "cmp.w r2, lr\n\t"
     "bne.w 2b\n\t"
     "ldr r10, [sp, #0]\n\t"
+    "ldr lr, [r10, #24]\n\t"      /* the row's last pixels: a pair (tail & 2), then a single (tail & 1) */
+    "tst lr, #2\n\t"
+    "beq 4f\n\t"
+    "ldr r6, [r0]\n\t"
+    "ldr r7, [r0, r1]\n\t"
+    "add r0, r0, r1, lsl #1\n\t"
+    "pkhbt r8, r6, r7, lsl #16\n\t"
+    "pkhtb r6, r7, r6, asr #16\n\t"
+    "sxtb16 r7, r8\n\t"
+    "sxtb16 r9, r8, ror #8\n\t"
+    "str r7, [r2], #4\n\t"
+    "str r9, [r3], #4\n\t"
+    "sxtb16 r7, r6\n\t"
+    "sxtb16 r9, r6, ror #8\n\t"
+    "str r7, [r4], #4\n\t"
+    "str r9, [r5], #4\n\t"
+    "4:\n\t"
+    "tst lr, #1\n\t"
+    "beq 5f\n\t"
+    "ldr r6, [r0]\n\t"
+    "sxtb16 r7, r6\n\t"
+    "sxtb16 r8, r6, ror #8\n\t"
+    "strh r7, [r2]\n\t"
+    "strh r8, [r3]\n\t"
+    "lsrs r7, r7, #16\n\t"
+    "lsrs r8, r8, #16\n\t"
+    "strh r7, [r4]\n\t"
+    "strh r8, [r5]\n\t"
+    "5:\n\t"
     "ldr r0, [sp, #8]\n\t"
     "ldr r2, [sp, #12]\n\t"
     "ldr r11, [r10, #0]\n\t"
@@ -716,12 +765,10 @@ static __attribute__((noinline)) void dw_widen4_s1(const int8_t *src, int32_t in
                                                    int32_t K, int32_t rl, int32_t rows, int32_t cnt) {
 #if DW_W4
   const int32_t lead = ((uintptr_t)d & 2) ? 1 : 0, n4 = (cnt - lead) >> 2;
-  if (n4 > 0) {   /* groups of four pixels in asm (and a lead pixel to reach a word-aligned cell), the rest below */
-    const int32_t g[6] = {in_row, 2 * K, rows, 8 * n4, 2 * rl, lead};
+  if (n4 > 0) {   /* the rows in asm: a lead pixel to reach a word-aligned cell, groups of four, a pair, a pixel */
+    const int32_t g[7] = {in_row, 2 * K, rows, 8 * n4, 2 * rl, lead, (cnt - lead) & 3};
     bt_dw_widen4(src, ips, d, g);
-    const int32_t done = lead + 4 * n4;
-    if (done == cnt) return;
-    src += done * ips; d += done; cnt -= done;
+    return;
   }
 #endif
   const int32_t np = cnt >> 1, step2 = 2 * ips;
@@ -750,6 +797,19 @@ static __attribute__((noinline)) void dw_widen4_s1(const int8_t *src, int32_t in
   }
 }
 
+/* A row of rl cells (rl a multiple of 8, word-aligned) at d the zero point (z2 twice), four words a pass (the
+ * rows above and below the image of a chunk's planes: a word a pass cost vww's 24x24x32 layer ~8 K instructions). */
+typedef uint32_t __attribute__((may_alias)) dw_word;
+static inline __attribute__((always_inline)) void dw_fill_z(int16_t *d, int32_t rl, uint32_t z2) {
+  dw_word *w = (dw_word *)(void *)d, *const end = w + rl / 2;
+  for (; w < end; w += 4) {
+    w[0] = z2;
+    w[1] = z2;
+    w[2] = z2;
+    w[3] = z2;
+  }
+}
+
 /* Input rows [iy0, iy0 + nr) of channels [c, c + nc) widened into d0 (row r of channel k at
  * d0 + k * K + r * rl): cells [0, cells) are input columns ix0 + b; rows outside the image get the zero
  * point z in every cell, rows inside it only their cells inside the image (the others keep the z that
@@ -775,10 +835,11 @@ static void dw_widen(const bt_conv_params *p, const dw_geo *g, const int8_t *in,
     ra = ra < 0 ? 0 : (ra > nr ? nr : ra);
     rz = rz < ra ? ra : (rz > nr ? nr : rz);
     if (!zdone)
-      for (int32_t r = 0; r < nr; r++)
-        if (r < ra || r >= rz)
-          for (int32_t k = 0; k < nc; k++)
-            for (int32_t i = 0; i < rl; i += 2) __builtin_memcpy(d0 + r * rl + k * K + i, &z2, 4);
+      for (int32_t r = 0; r < nr; r++) {
+        if (r == ra) r = rz;   /* the rows above the image, then those below */
+        if (r >= nr) break;
+        for (int32_t k = 0; k < 4; k++) dw_fill_z(d0 + r * rl + k * K, rl, (uint32_t)z2);
+      }
     if (rz > ra && n[0] > 0)
       dw_widen4_s1(in + (iy0 + ra - in_y0) * in_row + (ix0 + b0[0]) * ips + c, in_row, ips, d0 + ra * rl + q0[0], K,
                    rl, rz - ra, n[0]);
@@ -1072,8 +1133,16 @@ static int dw_rows_ok(const bt_conv_params *p) {
  * into each channel's plane, then per channel its sums and their requantisation. */
 static void dw_rows(const bt_conv_params *p, const dw_geo *g, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
                     int32_t y1, int fast) {
-  int16_t plane[DW_CELLS] __attribute__((aligned(8)));
-  int32_t acc[DW_ACC] __attribute__((aligned(8)));
+  /* bt_dw_q4's strips (big) take the sums' stack row for cells too: longer chunks, fewer input rows widened twice */
+  union {
+    int16_t cells[DW_CELLS + 2 * DW_ACC];
+    struct {
+      int16_t plane[DW_CELLS];
+      int32_t acc[DW_ACC];
+    } s;
+  } u __attribute__((aligned(8)));
+  int16_t *const plane = u.cells;
+  int32_t *const acc = u.s.acc;
   dw_chan ch[4];
   if (y1 <= y0) return;
   const int32_t s = g->s, sh = g->sh, c_n = p->out.c, ops = g->ops, ow = g->ow, fr = g->fr, fc = g->fc;
@@ -1091,10 +1160,17 @@ static void dw_rows(const bt_conv_params *p, const dw_geo *g, const int8_t *in, 
     while (dw_rls[li] < need) li++;
     const int32_t rl = dw_rls[li];
     const dw_sums_fn sums = dw_sums_fns[s - 1][li];
-    /* output rows a chunk: its input rows' planes and its sums fit */
-    int32_t rc = (DW_CELLS / (4 * rl) - 3) / sh + 1;
-    if (rc * n + 1 > DW_ACC) rc = (DW_ACC - 1) / n;
-    if (rc > y1 - y0) rc = y1 - y0;
+    /* output rows a chunk: its input rows' planes and its sums fit (big: every group of the strip in bt_dw_q4,
+       which keeps no sums: the cells of both); the chunks balanced */
+    const int big = DW_Q4 && q4 && (c_n & 3) == 0 && n >= 4;
+    int32_t rc = ((big ? DW_CELLS + 2 * DW_ACC : DW_CELLS) / (4 * rl) - 3) / sh + 1;
+    if (!big && rc * n + 1 > DW_ACC) rc = (DW_ACC - 1) / n;
+    if (rc >= y1 - y0) {
+      rc = y1 - y0;
+    } else {
+      const int32_t nch = (y1 - y0 + rc - 1) / rc;
+      rc = (y1 - y0 + nch - 1) / nch;
+    }
     const int32_t K = ((rc - 1) * sh + 3) * rl;   /* cells of a channel's plane */
     {   /* the cells outside the image the zero point (widened rows leave them) */
       int32_t bv0 = -ix0, bv1 = g->iw - ix0;
@@ -1488,8 +1564,9 @@ __asm__(
     "smlad r4, r8, r11, r4\n\t"
     "smlabt r4, r9, r12, r4\n\t"
     ".endm\n\t"
-    /* n sums (r4, r5, r6, r7) requantised and stored at r2, ops (r3) apart; n 4: r2 on past them */
-    ".macro BT_DWP_OUT n\n\t"
+    /* n sums (r4, r5, r6, r7) requantised and stored at r2, ops (r3) apart; n 4: r2 on past them; defer (n 3): the
+       third left in r6 for the caller to store after an LDR (1 cycle) */
+    ".macro BT_DWP_OUT n, defer=0\n\t"
     "ldr.w r8, [r1, #28]\n\t"        /* m, p2, e1 */
     "ldr.w r9, [r1, #32]\n\t"
     "ldr.w r10, [r1, #36]\n\t"
@@ -1520,7 +1597,9 @@ __asm__(
     "strb.w r4, [r2]\n\t"
     ".if \\n == 3\n\t"
     "strb.w r5, [r2, r3]\n\t"
+    ".if \\defer == 0\n\t"
     "strb.w r6, [r2, r3, lsl #1]\n\t"
+    ".endif\n\t"
     ".endif\n\t"
     ".if \\n == 4\n\t"
     "strb.w r5, [r2, r3]\n\t"
@@ -1563,8 +1642,9 @@ __asm__(
     "smlabt r7, r9, r12, r7\n\t"
     "smlad r8, r9, r12, r8\n\t"
     ".endm\n\t"
-    /* the six sums requantised and stored at r2 (ops from the locals) and r2 four outputs on; adv: six on, r3 ops */
-    ".macro BT_DWP_HOUT adv\n\t"
+    /* the six sums requantised and stored at r2 (ops from the locals) and r2 four outputs on; adv: six on, r3 ops;
+       defer: the sixth left in r8 for the caller to store after an LDR (1 cycle) */
+    ".macro BT_DWP_HOUT adv, defer=0\n\t"
     "ldr.w r9, [r1, #28]\n\t"        /* m, p2, e1, ops */
     "ldr.w r10, [r1, #32]\n\t"
     "ldr.w r11, [r1, #36]\n\t"
@@ -1600,7 +1680,9 @@ __asm__(
     "strb.w r6, [r2, r12]\n\t"
     "add r2, r2, r12, lsl #1\n\t"
     "strb.w r7, [r2]\n\t"
+    ".if \\defer == 0\n\t"
     "strb.w r8, [r2, r12]\n\t"
+    ".endif\n\t"
     ".if \\adv\n\t"
     "add r2, r2, r12, lsl #1\n\t"
     "mov r3, r12\n\t"
@@ -1729,10 +1811,11 @@ __asm__(
     "BT_DWP_HROW 0, 4, 1\n\t"
     "BT_DWP_HROW (2 * \\RL), 12, 0\n\t"
     "BT_DWP_HROW (4 * \\RL), 20, 0\n\t"
-    "BT_DWP_HOUT 0\n\t"
+    "BT_DWP_HOUT 0, 1\n\t"
     "ldr r9, [sp, #32]\n\t"
     "ldr r10, [sp, #28]\n\t"
     "ldr r11, [sp, #16]\n\t"
+    "strb.w r8, [r2, r12]\n\t"      /* the row's sixth output after the LDRs: 1 cycle, not 2 */
     "add r2, r2, r9\n\t"
     "add r0, r0, r10\n\t"
     "cmp r0, r11\n\t"
@@ -1764,8 +1847,9 @@ __asm__(
     "BT_DWP_TROW 0, 4, 1\n\t"
     "BT_DWP_TROW (2 * \\RL), 12, 0\n\t"
     "BT_DWP_TROW (4 * \\RL), 20, 0\n\t"
-    "BT_DWP_OUT 3\n\t"
+    "BT_DWP_OUT 3, 1\n\t"
     "ldr r8, [sp, #16]\n\t"
+    "strb.w r6, [r2, r3, lsl #1]\n\t" /* the row's third output after the LDR: 1 cycle, not 2 */
     "add r0, r0, r7\n\t"
     "add r2, r2, lr\n\t"
     "cmp r0, r8\n\t"

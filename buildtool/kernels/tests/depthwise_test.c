@@ -138,4 +138,14 @@ static void test_depthwise(void) {
     bt_depthwise_s8_inplace(&dp, g_opt, g_band);
     check("depthwise_inplace", t, g_ref, g_opt, n + 16);
   }
+  /* larger maps with the whole int8 range at stride 1 (vww's 48x48 and 24x24 layers): an optimised set may widen the
+   * rows of several chunks of output rows (a chunk's last two input rows again as the next one's first), the image's
+   * first column in an even or odd cell and 0-3 pixels after its groups of four (issue 29) */
+  for (int32_t t = 0; t < 8; t++) {
+    spatial_case c;
+    int32_t cin = 4 * ri(1, 3);
+    int32_t h = ri(16, 40), w = ri(9, 50);
+    if (!dw_int8_range_case(&c, t, h, w, cin, 1, 1)) continue;
+    spatial_check("depthwise_rows_q4", t, &c);
+  }
 }
