@@ -172,6 +172,7 @@ static inline __attribute__((always_inline)) void bt_pm_widen3(const int8_t *s, 
 #define BT_PM_RQ6_ASM 1
 #else
 #define BT_PM_RQ6_ASM 0
+#define BT_PM_L3_ROOM(p, K, OPS) 0
 #endif
 
 #if BT_PM_RQ6_ASM
@@ -440,6 +441,121 @@ static inline __attribute__((always_inline)) int bt_pm_k6(int32_t *k, int32_t m0
   k[3] = m1; k[4] = folded ? bt_rq2_p2_zp(p1, e1, zp) : p1; k[5] = e1;
   return folded;
 }
+
+/* One pair of output channels over T triples in one asm loop (bt_mm3x2's constant-K asm, then bt_pm_rq6's /
+ * bt_pm_rqm6's requantisation, then the stores): the columns at c (triple j at c + j S, the LDMs leave c at the
+ * next one), filter rows f0, f0 + K, outputs from o (triple j's pixel q at o + (3j + q) OPS). Between triples
+ * bt_conv_pm's C loop reloaded the column, filter and output pointers and the biases from the stack, stored the
+ * output pointer back and branched (~16 estimated high cycles a triple, ~31 with the constants' loads): here the
+ * filter pointer steps back by an immediate, the column pointer is where the LDMs left it, the output pointer
+ * lives in its word of s (one LDR into the temporary the MACs freed, ADD, STR), the biases and the channels'
+ * constants are LDRs of s's words (14 registers taken: no base register for an LDM), each requantised output
+ * overwrites its sum, and a pixel's two outputs are one STRH (BFI joins the second's byte to the first: 3 cycles
+ * against two STRBs' 4), two of the three after single loads (pipelined: 1 cycle). ZP: the output zero point as
+ * an immediate when not folded into the rounding words. Needs K a constant in [4, 131] (K / 4 groups, at most 32:
+ * straight code) and 3 OPS < 4096. Measured (est. high cycles, with the two triples a pass below) on the dense
+ * vww's 1x1 layers: 8 -> 16 values at 48x48 808.3 K -> 700.1 K (21.9 -> 19.0 a output), 16 -> 32 at 24x24
+ * 572.2 K -> 518.9 K, 32 -> 32 937.0 K -> 881.4 K, 32 -> 64 at 12x12 459.6 K -> 431.1 K, 128 -> 128 at 6x6
+ * 754.6 K -> 744.0 K; the MLPerf vww 0.793 -> 0.766 of its record, kws 0.804 -> 0.785 (its 1x1 layers of 64
+ * values 705.7 K -> 686.2 K each), ResNet-8 0.804 -> 0.803 (its 1x1 layers 261.6 K -> 237.6 K, 214.4 K -> 202.0 K).
+ * No stack of its own (s is in col, the frames 8-48 bytes smaller); flash: vww +6.1 KB, kws +0.7 KB. Pre-widened
+ * weights (two LDRDs a group instead of two LDRs and four SXTB16s, the output pointer in the freed register) took
+ * the dense vww's first 1x1 a further 699.5 K -> 670.7 K, but their presence made gcc fail bt_pm_widen3's asm in
+ * MobileNet v2's tile functions ("impossible constraints"): not kept. */
+/* bt_pm_loop3's words in memory (the asm's 14 registers leave none for them), at col's end in bt_conv_pm (no stack
+ * of their own: as locals they moved the conv.c variants' frames so that bt_mm3x2's end pointer went out of SP's
+ * reach, "impossible constraints"). The asm reads them by "m" operands: gcc must address them from SP, not from a
+ * register the asm moves (it took c, the columns' start, as their base: a HardFault; c and f are made opaque
+ * first). */
+typedef struct {
+  int32_t k[8];       /* b0, b1, then bt_pm_k6's constants */
+  int8_t *o;          /* the next triple's outputs */
+  const int16_t *end; /* the columns' end */
+} bt_pm_l3s;
+#define BT_PM_L3S_N ((int32_t)(sizeof(bt_pm_l3s) / sizeof(int16_t)))   /* int16 of col it takes */
+/* col's int16 the columns leave to bt_pm_l3s: only model.c's own instance of a layer (BT_SHAPE_CONST): in a tile
+ * function with a run-time output width (MobileNet v2's split 1x1 layers) gcc found no way to the words ("impossible
+ * constraints") */
+#define BT_PM_L3_ROOM(p, K, OPS) (BT_PM_L3_OK(K, OPS) && BT_SHAPE_CONST(p) ? BT_PM_L3S_N : 0)
+#define BT_PM_L3_RQ2(A, ZA)                                   \
+  "add %[wa], %[x1], %[" A "], asr #31\n\t"                   \
+  "smmlar %[" A "], %[" A "], %[x0], %[wa]\n\t"               \
+  "asr %[" A "], %[" A "], %[x2]\n\t" ZA(A)                   \
+  "ssat %[" A "], #8, %[" A "]\n\t"
+#define BT_PM_L3_RQ1(A, ZA)                                   \
+  "and %[wa], %[" A "], #0x80000000\n\t"                      \
+  "orr %[wa], %[wa], #0x40000000\n\t"                         \
+  "add %[wb], %[x1], %[" A "], asr #31\n\t"                   \
+  "smlal %[wa], %[wb], %[" A "], %[x0]\n\t"                   \
+  "asr %[" A "], %[wb], %[x2]\n\t" ZA(A)                      \
+  "ssat %[" A "], #8, %[" A "]\n\t"
+#define BT_PM_L3_ZP(A) "add %[" A "], %[" A "], %[zp]\n\t"
+#define BT_PM_L3_NZ(A) ""
+/* bt_mm3x2's tail step (BT_MM3X2_STEPT) with its offsets as expressions of K (an asm has at most 30 operands). */
+#define BT_PM_L3_STEPT                                        \
+  "ldm %[c]!, {%[x0], %[x1], %[x2]}\n\t"                      \
+  "ldr %[wb], [%[f], #(2 * %c[K] - 4 - (%c[K] & ~3))]\n\t"    \
+  "ldr %[wa], [%[f]], #4\n\t"                                 \
+  "lsr %[wb], %[wb], #(8 * (4 - (%c[K] & 3)))\n\t"            \
+  BT_MM3X2_LO                                                 \
+  BT_MM3X2_HI
+/* One triple: MACs, requantisation, stores, the output pointer moved on; E: the end pointer's load into wa (the
+ * loop's test after it). */
+#define BT_PM_L3_TRIPLE(RQ, ZA, E)                                                                            \
+  BT_MM3X2_STEP0 BT_PMR_REP("(%c[K] >> 2) - 1", BT_MM3X2_STEP)                                                \
+  ".if %c[K] & 3\n\t" BT_PM_L3_STEPT "sub %[f], %[f], #((%c[K] & ~3) + 4)\n\t"                                \
+  ".else\n\tsub %[f], %[f], #%c[K]\n\t.endif\n\t"                                                             \
+  "ldr %[x0], %[m0]\n\tldr %[x1], %[p0]\n\tldr %[x2], %[e0]\n\t"                                               \
+  RQ("a00", ZA) RQ("a10", ZA) RQ("a20", ZA)                                                                   \
+  "ldr %[t], %[om]\n\tldr %[x0], %[m1]\n\tldr %[x1], %[p1]\n\tldr %[x2], %[e1]\n\t"                            \
+  RQ("a01", ZA) RQ("a11", ZA) RQ("a21", ZA)                                                                   \
+  "bfi %[a00], %[a01], #8, #8\n\tbfi %[a10], %[a11], #8, #8\n\tbfi %[a20], %[a21], #8, #8\n\t"                \
+  E "ldr %[a01], %[b1]\n\tstrh %[a00], [%[t]]\n\t"                                                             \
+  "ldr %[a00], %[b0]\n\tstrh %[a10], [%[t], #%c[O1]]\n\tstrh %[a20], [%[t], #(%c[O1] * 2)]\n\t"                \
+  "add %[t], %[t], #(%c[O1] * 3)\n\tstr %[t], %[om]\n\t"
+/* The loop: K <= 32 two triples a pass (an odd T enters at the second: bit 8 of s->k[4], the first channel's shift,
+ * which ASR by a register does not read; the end test, its load and the taken branch, ~7 estimated high cycles,
+ * once per two triples: the dense vww's 1x1 layers of 8 values 717.5 K -> 699.5 K est. high, 16 values 527.3 K
+ * -> 518.7 K, 32 values 887.2 K -> 879.1 K and 434.9 K -> 431.0 K), else one. */
+#define BT_PM_L3_END "ldr %[wa], %[end]\n\t"
+#define BT_PM_L3_BODY(RQ, ZA)                                                                                 \
+  "ldr %[a00], %[b0]\n\tldr %[a01], %[b1]\n\t"                                                                \
+  ".if %c[K] <= 32\n\tldr %[wa], %[e0]\n\ttst %[wa], #256\n\tbne 2f\n"                                          \
+  "1:\n\t" BT_PM_L3_TRIPLE(RQ, ZA, "")                                                                        \
+  "2:\n\t" BT_PM_L3_TRIPLE(RQ, ZA, BT_PM_L3_END) "cmp %[c], %[wa]\n\tbne 1b\n\t"                              \
+  ".else\n"                                                                                                   \
+  "1:\n\t" BT_PM_L3_TRIPLE(RQ, ZA, BT_PM_L3_END) "cmp %[c], %[wa]\n\tbne 1b\n\t"                              \
+  ".endif\n\t"
+#define BT_PM_L3_OK(K, OPS)                                                                                   \
+  (__builtin_constant_p(K) && (K) >= 4 && (K) < 132 && __builtin_constant_p(OPS) && (OPS) > 0 && 3 * (OPS) < 4096)
+static inline __attribute__((always_inline)) void bt_pm_loop3(const int16_t *c, const int8_t *f, const int32_t K,
+                                                              bt_pm_l3s *s, const int32_t OPS, const int fast,
+                                                              const int folded, const int32_t zp) {
+  register uint32_t x0 __asm__("r8"), x1 __asm__("r9"), x2 __asm__("r10");   /* an LDM's list is in register order */
+  uint32_t a00, a01, a10, a11, a20, a21, wa, wb, t;
+  __asm__("" : "+r"(c), "+r"(f));   /* opaque: gcc addressed s's words from c, which the LDMs move */
+#define BT_PM_L3_OPS                                                                                          \
+  : [a00] "=&r"(a00), [a01] "=&r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11), [a20] "=&r"(a20), [a21] "=&r"(a21), \
+    [c] "+r"(c), [f] "+r"(f), [wa] "=&r"(wa), [wb] "=&r"(wb), [t] "=&r"(t), [x0] "=&r"(x0), [x1] "=&r"(x1),      \
+    [x2] "=&r"(x2), [om] "+m"(s->o)                                                                           \
+  : [b0] "m"(s->k[0]), [b1] "m"(s->k[1]), [m0] "m"(s->k[2]), [p0] "m"(s->k[3]), [e0] "m"(s->k[4]),              \
+    [m1] "m"(s->k[5]), [p1] "m"(s->k[6]), [e1] "m"(s->k[7]), [end] "m"(s->end), [K] "i"(K), [O1] "i"(OPS)
+#define BT_PM_L3_ZI [zp] "i"(__builtin_constant_p(zp) ? zp : 0)   /* the caller's test: folded or zp a constant */
+  if (fast == 2 && folded) __asm__ volatile(BT_PM_L3_BODY(BT_PM_L3_RQ2, BT_PM_L3_NZ) BT_PM_L3_OPS : "cc", "memory");
+  else if (fast == 2) __asm__ volatile(BT_PM_L3_BODY(BT_PM_L3_RQ2, BT_PM_L3_ZP) BT_PM_L3_OPS, BT_PM_L3_ZI : "cc", "memory");
+  else if (folded) __asm__ volatile(BT_PM_L3_BODY(BT_PM_L3_RQ1, BT_PM_L3_NZ) BT_PM_L3_OPS : "cc", "memory");
+  else __asm__ volatile(BT_PM_L3_BODY(BT_PM_L3_RQ1, BT_PM_L3_ZP) BT_PM_L3_OPS, BT_PM_L3_ZI : "cc", "memory");
+#undef BT_PM_L3_ZI
+#undef BT_PM_L3_OPS
+}
+#undef BT_PM_L3_BODY
+#undef BT_PM_L3_END
+#undef BT_PM_L3_TRIPLE
+#undef BT_PM_L3_STEPT
+#undef BT_PM_L3_NZ
+#undef BT_PM_L3_ZP
+#undef BT_PM_L3_RQ1
+#undef BT_PM_L3_RQ2
 
 #define BT_PMR_KH 3   /* largest kh (the asm's runs, bt_conv_pmr's row pointers) */
 /* Does bt_conv_pmr take the layer (every field it folds a constant, its buffer and scratch words in `bytes`)? The
@@ -849,13 +965,13 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
        (ob[0] only), fewer passes over the channel pairs' constants (vww's 6x6 1x1 layers of 128 values: one pass
        of 12 triples instead of three of 4, ~6 K est. high cycles a layer; kws's 1x1 layers 5 passes of 41 triples
        instead of 6, ~1.6 K) */
-    const int32_t S = BT_GROUPED(3, K), tcap = asm_rq ? BT_COL3 : BT_PM3_T;
-    const int32_t room = asm_rq && g.direct ? 3 * BT_COL_MAX : 3 * BT_COL3;
-    const int32_t tmax = K > BT_COL3 ? 1 : room / S < tcap ? room / S : tcap;
 #if BT_PM_RQ6_ASM
     const int w3 = asm_rq && g.direct && g.sh == 1 && g.sw == 1 && g.in_row == g.ow * g.ips && (K & 3) == 0 &&
                    (g.ips & 3) == 0 && __builtin_constant_p(K) && __builtin_constant_p(g.ips) && g.ips < 2048 && K >= 4;
 #endif
+    const int32_t S = BT_GROUPED(3, K), tcap = asm_rq ? BT_COL3 : BT_PM3_T;
+    const int32_t room = (asm_rq && g.direct ? 3 * BT_COL_MAX - BT_PM_L3_ROOM(p, K, g.ops) : 3 * BT_COL3);
+    const int32_t tmax = K > BT_COL3 ? 1 : room / S < tcap ? room / S : tcap;
     int8_t *ob[3 * BT_PM3_T];
     ob[0] = out;   /* set in every pass (T >= 1); GCC -O2 cannot see it */
     while (t + 3 <= n) {
@@ -883,6 +999,17 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
         const int32_t p1 = fast ? BT_PM_P2(s1) : 0, e1 = fast ? BT_PM_E1(s1) : 0;
         const int8_t *const f = filter + oc * K;
 #if BT_PM_RQ6_ASM
+        if (asm_rq && BT_PM_L3_ROOM(p, K, g.ops)) {   /* the whole triple loop in one asm (bt_pm_loop3) */
+          bt_pm_l3s *const l3s = (bt_pm_l3s *)(col + 3 * BT_COL_MAX) - 1;
+          const int folded = bt_pm_k6(l3s->k + 2, m0, m1, s0, s1, zp, fast);
+          if (folded || __builtin_constant_p(zp)) {
+            l3s->k[0] = b0; l3s->k[1] = b1;
+            l3s->k[4] |= (T & 1) << 8;   /* bt_pm_loop3's odd count (ASR by a register reads bits 0-7) */
+            l3s->o = ob[0] + oc; l3s->end = col + T * S;
+            bt_pm_loop3(col, f, K, l3s, g.ops, fast, folded, zp);
+            continue;
+          }
+        }
         if (fast == 2 && asm_rq) {
           const int32_t q0 = -bt_pm_shift(s0), q1 = -bt_pm_shift(s1);
           const int folded = q0 <= 22 && q1 <= 22;   /* bt_rq2_zp_ok */

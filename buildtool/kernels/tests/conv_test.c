@@ -72,7 +72,8 @@ static void test_conv_variants(void) {
  * (their interior patches widened by bt_pm_widen_words) by bt_rq2, then doubled sums, bt_mbqm_fast with any
  * activation range, doubled sums; a 10x4/2 stem of one channel by bt_rq2 and doubled sums. Then the row-buffer
  * path's layers (conv_pm.h bt_conv_pmr, described at them). Last, 1x1 layers of 64, 51 and 100 values (bt_mm3x2's
- * straight code without a loop, im2col.h BT_MM3X2_FLAT; the triples' columns in all of col). */
+ * straight code without a loop, im2col.h BT_MM3X2_FLAT; the triples' columns in all of col). Then the stem path's
+ * and bt_pm_loop3's layers (described at them). */
 #define CI_LAYER(name, H, W, CIN, OH, OW, COUT, OPS, K, S, PAD, IOFF, OOFF, LO)                               \
   static const bt_conv_params name = {.in = {H, W, CIN, CIN}, .out = {OH, OW, COUT, OPS}, .kh = K, .kw = K,    \
                                       .stride_h = S, .stride_w = S, .dil_h = 1, .dil_w = 1, .pad_top = PAD,  \
@@ -115,6 +116,11 @@ CI_LAYER(ci_pw100, 5, 4, 100, 5, 4, 7, 7, 1, 1, 0, 128, -128, -128)
    padding (S = 1 odd: rows B, a pair of triples and 5 pixels left a row), by doubled sums with shifts of 23..27
    (the zero point added after the shift); a 3x3/2 of 3 channels into 70 (two groups of channels: 42 and 28, 4
    pixels a row: one left) by bt_rq2, doubled sums, and doubled sums in two bands (in_y0, y0 > 0) */
+/* 1x1 layers read in place of 12 and 4 values on bt_pm_loop3 (conv_pm.h: a channel pair's triples in one asm loop,
+   two triples a pass): 30 and 48 output pixels (an even count of triples: no entry at the second), ci_pw12's outputs
+   90 apart, by bt_rq2 with shifts of 23..27 (the zero point added after the shift) and doubled sums */
+CI_LAYER(ci_pw12, 6, 5, 12, 6, 5, 6, 90, 1, 1, 0, -7, 3, -128)
+CI_LAYER(ci_pw4, 8, 6, 4, 8, 6, 10, 10, 1, 1, 0, 128, -128, -128)
 CI_LAYER(ci_st1, 8, 11, 1, 8, 11, 6, 6, 3, 1, 1, -9, 2, -128)
 CI_LAYER(ci_sgrp, 7, 9, 3, 3, 4, 70, 70, 3, 2, 0, 128, -128, -128)
 #undef CI_LAYER
@@ -163,8 +169,8 @@ static __attribute__((noinline)) void ci_s5_run0(int8_t *out) { BT_CONV_PM(&ci_s
 static __attribute__((noinline)) void ci_s2_run2(int8_t *out) { BT_CONV_PM(&ci_s2, g_in, 0, out, 0, 4, 2, 2); }
 static __attribute__((noinline)) void ci_kws_run(int8_t *out) { BT_CONV_PM(&ci_kws, g_in, 0, out, 0, 7, 1, 2); }
 static __attribute__((noinline)) void ci_kws_run2(int8_t *out) { BT_CONV_PM(&ci_kws, g_in, 0, out, 0, 7, 2, 2); }
-/* the stem path's cases (it needs optimisation: -O0 takes bt_conv_pm, whose five more instances overflowed the
-   test image's flash by 81 KB; the dispatcher there) */
+/* the stem path's cases and bt_pm_loop3's (they need optimisation: -O0 takes bt_conv_pm, whose five more
+   instances overflowed the test image's flash by 81 KB; the dispatcher there) */
 #ifdef __OPTIMIZE__
 #define CI_STEM(p, in, in_y0, out, y0, y1, fast) BT_CONV_PM(p, in, in_y0, out, y0, y1, fast, 2)
 #else
@@ -177,6 +183,10 @@ static __attribute__((noinline)) void ci_sgrp_band0(int8_t *out) { CI_STEM(&ci_s
 static __attribute__((noinline)) void ci_sgrp_band1(int8_t *out) {   /* output rows 1..2 from input row 2 */
   CI_STEM(&ci_sgrp, g_in + 2 * 9 * 3, 2, out + 4 * 70, 1, 3, 2);
 }
+static __attribute__((noinline)) void ci_pw12_run(int8_t *out) { CI_STEM(&ci_pw12, g_in, 0, out, 0, 6, 1); }
+static __attribute__((noinline)) void ci_pw12_run2(int8_t *out) { CI_STEM(&ci_pw12, g_in, 0, out, 0, 6, 2); }
+static __attribute__((noinline)) void ci_pw4_run(int8_t *out) { CI_STEM(&ci_pw4, g_in, 0, out, 0, 8, 1); }
+static __attribute__((noinline)) void ci_pw4_run2(int8_t *out) { CI_STEM(&ci_pw4, g_in, 0, out, 0, 8, 2); }
 #undef CI_STEM
 static __attribute__((noinline)) void ci_sgrp_bands(int8_t *out) { ci_sgrp_band0(out); ci_sgrp_band1(out); }
 
@@ -187,7 +197,7 @@ static void test_conv_instances(void) {
                                                  &ci_r4, &ci_r8, &ci_r16, &ci_r16s2, &ci_r4s2, &ci_r40, &ci_r4k5,
                                                  &ci_r8, &ci_r4, &ci_r16, &ci_rbig, &ci_pw64, &ci_pw64,
                                                  &ci_pw51, &ci_pw51, &ci_pw51, &ci_pw100, &ci_pw100, &ci_st1,
-                                                 &ci_sgrp, &ci_sgrp, &ci_sgrp};
+                                                 &ci_sgrp, &ci_sgrp, &ci_sgrp, &ci_pw12, &ci_pw12, &ci_pw4, &ci_pw4};
   static void (*const runs[])(int8_t *) = {ci_pw_run, ci_stem_run, ci_pw13_run, ci_pw_run, ci_pw_run,
                                            ci_pw_run2, ci_stem_run2, ci_pw13_run2, ci_pw13_fn2, ci_pw_run2,
                                            ci_stem_run2, ci_k576_run, ci_s2x2_run, ci_s5_run, ci_s2_run,
@@ -196,15 +206,15 @@ static void test_conv_instances(void) {
                                            ci_r4k5_run, ci_r8_run2, ci_r4_run2, ci_r16_bands, ci_rbig_run,
                                            ci_pw64_run, ci_pw64_run2, ci_pw51_run, ci_pw51_run2, ci_pw51_run2,
                                            ci_pw100_run, ci_pw100_run2, ci_st1_run2, ci_sgrp_run, ci_sgrp_run2,
-                                           ci_sgrp_bands};
-  for (int32_t t = 0; t < 42; t++) {
+                                           ci_sgrp_bands, ci_pw12_run, ci_pw12_run2, ci_pw4_run, ci_pw4_run2};
+  for (int32_t t = 0; t < 46; t++) {
     const bt_conv_params *p = layers[t];
     const int32_t taps = p->kh * p->kw * p->in.c, out_bytes = p->out.h * p->out.w * p->out.pixel_stride + 8;
     fill(g_w, p->out.c * taps);
     fill(g_in, p->in.h * p->in.w * p->in.c + 16);
     for (int32_t i = 0; i < p->out.c; i++) g_bias[i] = ri(-20000, 20000);
     rand_quant(p->out.c, 14 + ilog2((uint32_t)taps) / 2);
-    if (t == 2 || t == 7 || t == 8 || t == 35 || t == 38)
+    if (t == 2 || t == 7 || t == 8 || t == 35 || t == 38 || t == 42)
       for (int32_t i = 0; i < p->out.c; i++) g_shift[i] = ri(-27, -23);
     if (t == 3) { g_mult[5] = 0; g_shift[5] = 0; g_bias[5] = -(1 << 30); }
     if (t == 4) g_bias[3] = 1 << 30;
