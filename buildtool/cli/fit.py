@@ -82,7 +82,7 @@ def add_fit(sub) -> None:
     s.add_argument("--json", action="store_true", help="the table as JSON")
     s.add_argument("--flash-wait-states", type=int, default=0, metavar="N",
                    help="the latency with N wait states on every read of code and weights from the board's flash "
-                        "(boards with a cycle model; docs/fit.md)")
+                        "(the cortex-m4 boards; docs/fit.md)")
     add_plan_options(s)
     one_line_usage_errors(s, "fit")
     s.set_defaults(fn=cmd_fit)
