@@ -67,9 +67,9 @@ class FitRow:
                 "limited": self.limited, "ram_bytes": self.use.ram_bytes, "arena_bytes": self.arena_bytes,
                 "stack_bytes": self.stack_bytes, "short": dict(self.use.short), "macs": self.macs,
                 "memories": [m.to_json() for m in self.use.memories],
-                "latency": None if s is None else {
-                    "estimate": True, "cycles": list(self.cycles), "clock_hz": self.clock_hz,
-                    "seconds": [round(s[0], 6), round(s[1], 6)],
+                "latency": None if self.cycles is None or not self.fits else {
+                    "estimate": True, "cycles": list(self.cycles), "clock_hz": self.clock_hz or 0,
+                    "seconds": None if s is None else [round(s[0], 6), round(s[1], 6)],
                     **({"flash_wait_states": self.flash_wait_states} if self.flash_wait_states else {})}}
 
 
