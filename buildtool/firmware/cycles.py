@@ -120,9 +120,9 @@ SOURCES = {
                  "taken branch mispredicted; buildtool/firmware/cycles.py"}
 # what the low-high range spans, per CPU (report headers)
 RANGES = {"cortex-m4": "pipeline refill 1-3, divide 2-12 cycles, loads and stores pipelined or not",
-          "cortex-m33": "pipeline refill 1-3, divide 2-12 cycles, loads and stores pipelined or not",
           "cortex-m7": "perfect dual issue and predicted branches, or single issue, load-use stalls and "
                        "mispredicted branches"}
+RANGES["cortex-m33"] = RANGES["cortex-m4"]  # the M4 table, so its ranges
 REFILL = "(refill)"
 UNALIGNED = {"(unaligned load +1)": (1, 1), "(unaligned load +2)": (2, 2), "(unaligned store +1)": (0, 1),
              "(unaligned store +2)": (0, 2)}  # the plugin's counts of unaligned accesses: extra cycles each
@@ -165,17 +165,23 @@ def _memory(m: str, pipelined: str, reg_offset: bool) -> tuple | None:
     return None
 
 
+def _split(key: str) -> tuple:
+    """A mix key's parts: its pipelining prefix ("+", "~" or ""), its text without prefix and " [reg]", whether it
+    had " [reg]", and its mnemonic without width qualifier."""
+    pipelined = key[:1] if key[:1] in "+~" else ""
+    text = key[1:] if pipelined else key
+    reg_offset = text.endswith(" [reg]")
+    text = text.removesuffix(" [reg]")
+    return pipelined, text, reg_offset, _base(text.split(" ")[0])
+
+
 def key_cycles(key: str, p: tuple = P) -> tuple:
     """(low, high) cycles of one execution of the instruction a mix key names."""
     if key == REFILL:
         return p
     if key in UNALIGNED:
         return UNALIGNED[key]
-    pipelined = key[:1] if key[:1] in "+~" else ""
-    text = key[1:] if pipelined else key
-    reg_offset = text.endswith(" [reg]")
-    text = text.removesuffix(" [reg]")
-    m = _base(text.split(" ")[0])  # writing pc pays its P through "(refill)"
+    pipelined, text, reg_offset, m = _split(key)  # writing pc pays its P through "(refill)"
     mem = _memory(m, pipelined, reg_offset)
     if mem is not None:
         return mem
@@ -216,9 +222,7 @@ def m7_class(key: str) -> tuple:
         return "extra", 0, M7_MISPREDICT
     if key in UNALIGNED:
         return "extra", (1 if "load" in key else 0), 1
-    text = key[1:] if key[:1] in "+~" else key
-    text = text.removesuffix(" [reg]")
-    m = _base(text.split(" ")[0])
+    _, text, _, m = _split(key)
     if "{" in text:  # LDM, STM, PUSH, POP, VLDM, VSTM, VPUSH, VPOP: 64 bits a cycle at best
         n = _registers(text)
         return "alone", max(1, (n + 1) // 2), 1 + n

@@ -148,7 +148,7 @@ def header(prof: dict) -> list:
         return []
     waits = "wait states" in prof["cycles_model"] and "zero wait states" not in prof["cycles_model"]
     return [f"  cycles are an ESTIMATE from the instruction mix ({prof['cycles_model']}; low-high: "
-            + prof.get("cycles_range", cycles.RANGES["cortex-m4"])
+            + prof["cycles_range"]
             + (", flash fetches waiting only after a branch or on every word; no cache or flash accelerator"
                if waits else "") + ")"]
 

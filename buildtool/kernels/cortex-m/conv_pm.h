@@ -63,13 +63,26 @@ static inline __attribute__((always_inline)) int32_t bt_pm_out(int32_t acc, int3
  * cycles against LDRD + LDR's 5; kws's 1x1 layers ~2.6 K est. high each). Only with a layer's constant output
  * pixel stride (the store offsets are immediates), DSP and optimised. */
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)
+/* One sum A requantised into OUT (operand names): bt_rq2 with the scratch words LO, HI and the channel's M, PZ
+ * (rounding word, the zero point folded or not), E; ZA(OUT) adds the zero point when not folded (BT_PM_ZP) or
+ * nothing (BT_PM_NZ); SSAT #8. BT_PM_RQM_ASM: the doubled-sum form (ADD into T, SMMLAR, ASR). Shared by
+ * bt_pm_rq6 / bt_pm_rqm6 and bt_pm_loop3. */
+#define BT_PM_RQ2_ASM(LO, HI, A, M, PZ, E, OUT, ZA)           \
+  "and %[" LO "], %[" A "], #0x80000000\n\t"                 \
+  "orr %[" LO "], %[" LO "], #0x40000000\n\t"                \
+  "add %[" HI "], %[" PZ "], %[" A "], asr #31\n\t"          \
+  "smlal %[" LO "], %[" HI "], %[" A "], %[" M "]\n\t"       \
+  "asr %[" OUT "], %[" HI "], %[" E "]\n\t" ZA(OUT)          \
+  "ssat %[" OUT "], #8, %[" OUT "]\n\t"
+#define BT_PM_RQM_ASM(T, A, M, PZ, E, OUT, ZA)                \
+  "add %[" T "], %[" PZ "], %[" A "], asr #31\n\t"           \
+  "smmlar %[" OUT "], %[" A "], %[" M "], %[" T "]\n\t"      \
+  "asr %[" OUT "], %[" OUT "], %[" E "]\n\t" ZA(OUT)         \
+  "ssat %[" OUT "], #8, %[" OUT "]\n\t"
+#define BT_PM_ZP(X) "add %[" X "], %[" X "], %[zp]\n\t"
+#define BT_PM_NZ(X) ""
 #define BT_PM_RQ_ONE(a, ZA, OFS)                          \
-  "and %[lo], %[" a "], #0x80000000\n\t"                   \
-  "orr %[lo], %[lo], #0x40000000\n\t"                      \
-  "add %[hi], %[pz], %[" a "], asr #31\n\t"                \
-  "smlal %[lo], %[hi], %[" a "], %[m]\n\t"                 \
-  "asr %[hi], %[hi], %[e]\n\t" ZA                          \
-  "ssat %[hi], #8, %[hi]\n\t"                              \
+  BT_PM_RQ2_ASM("lo", "hi", a, "m", "pz", "e", "hi", ZA)    \
   "strb %[hi], [%[o], %[" OFS "]]\n\t"
 #define BT_PM_RQ6(ZA)                                                                   \
   "ldm %[k]!, {%[m], %[pz], %[e]}\n\t"                                                   \
@@ -77,17 +90,13 @@ static inline __attribute__((always_inline)) int32_t bt_pm_out(int32_t acc, int3
   "ldm %[k], {%[m], %[pz], %[e]}\n\t"                                                    \
   BT_PM_RQ_ONE("a01", ZA, "s01") BT_PM_RQ_ONE("a11", ZA, "s11") BT_PM_RQ_ONE("a21", ZA, "s21")
 #define BT_PM_RQM_ONE(a, ZA, OFS)                         \
-  "add %[hi], %[pz], %[" a "], asr #31\n\t"                \
-  "smmlar %[hi], %[" a "], %[m], %[hi]\n\t"                \
-  "asr %[hi], %[hi], %[e]\n\t" ZA                          \
-  "ssat %[hi], #8, %[hi]\n\t"                              \
+  BT_PM_RQM_ASM("hi", a, "m", "pz", "e", "hi", ZA)         \
   "strb %[hi], [%[o], %[" OFS "]]\n\t"
 #define BT_PM_RQM6(ZA)                                                                     \
   "ldm %[k]!, {%[m], %[pz], %[e]}\n\t"                                                      \
   BT_PM_RQM_ONE("a00", ZA, "s00") BT_PM_RQM_ONE("a10", ZA, "s10") BT_PM_RQM_ONE("a20", ZA, "s20") \
   "ldm %[k], {%[m], %[pz], %[e]}\n\t"                                                       \
   BT_PM_RQM_ONE("a01", ZA, "s01") BT_PM_RQM_ONE("a11", ZA, "s11") BT_PM_RQM_ONE("a21", ZA, "s21")
-#define BT_PM_RQ_ADD "add %[hi], %[hi], %[zp]\n\t"
 #define BT_PM_RQ_OPS                                                                                   \
   : [lo] "=&r"(lo_), [hi] "=&r"(hi_), [m] "=&r"(m_), [pz] "=&r"(pz_), [e] "=&r"(e_), [k] "+r"(k)     \
   : [a00] "r"(acc[0]), [a01] "r"(acc[1]), [a10] "r"(acc[2]), [a11] "r"(acc[3]), [a20] "r"(acc[4]),   \
@@ -102,8 +111,8 @@ static inline __attribute__((always_inline)) void bt_pm_rq6(const int32_t *acc, 
                                                             const int32_t OPS, const int folded, int32_t zp) {
   uint32_t lo_, hi_;
   register uint32_t m_ __asm__("r8"), pz_ __asm__("r9"), e_ __asm__("r10");   /* an LDM's list is in register order */
-  if (folded) __asm__ volatile(BT_PM_RQ6("") BT_PM_RQ_OPS : "memory");
-  else __asm__ volatile(BT_PM_RQ6(BT_PM_RQ_ADD) BT_PM_RQ_OPS, [zp] "r"(zp) : "memory");
+  if (folded) __asm__ volatile(BT_PM_RQ6(BT_PM_NZ) BT_PM_RQ_OPS : "memory");
+  else __asm__ volatile(BT_PM_RQ6(BT_PM_ZP) BT_PM_RQ_OPS, [zp] "r"(zp) : "memory");
 }
 /* The same for doubled sums (fast 2): ADD, SMMLAR, ASR; k = {m0, R0, e0, m1, R1, e1}, R = 2^(e-1) (+ zp 2^e when
  * folded), e = -shift. */
@@ -111,8 +120,8 @@ static inline __attribute__((always_inline)) void bt_pm_rqm6(const int32_t *acc,
                                                              const int32_t OPS, const int folded, int32_t zp) {
   uint32_t hi_;
   register uint32_t m_ __asm__("r8"), pz_ __asm__("r9"), e_ __asm__("r10");   /* an LDM's list is in register order */
-  if (folded) __asm__ volatile(BT_PM_RQM6("") BT_PM_RQM_OPS : "memory");
-  else __asm__ volatile(BT_PM_RQM6(BT_PM_RQ_ADD) BT_PM_RQM_OPS, [zp] "r"(zp) : "memory");
+  if (folded) __asm__ volatile(BT_PM_RQM6(BT_PM_NZ) BT_PM_RQM_OPS : "memory");
+  else __asm__ volatile(BT_PM_RQM6(BT_PM_ZP) BT_PM_RQM_OPS, [zp] "r"(zp) : "memory");
 }
 /* A triple of a 1x1 read in place (pixels s, s + IPS, s + 2 IPS, K % 4 == 0 values each) widened into its
  * interleaved columns at c (BT_GROUPED(3, K)): per group of 4 values a word of each pixel, two SXTAB16 each (plus
@@ -164,7 +173,6 @@ static inline __attribute__((always_inline)) void bt_pm_widen3(const int8_t *s, 
 #undef BT_PM_W3_GROUP
 #undef BT_PM_RQM_OPS
 #undef BT_PM_RQ_OPS
-#undef BT_PM_RQ_ADD
 #undef BT_PM_RQ6
 #undef BT_PM_RQ_ONE
 #undef BT_PM_RQM6
@@ -477,20 +485,9 @@ typedef struct {
  * function with a run-time output width (MobileNet v2's split 1x1 layers) gcc found no way to the words ("impossible
  * constraints") */
 #define BT_PM_L3_ROOM(p, K, OPS) (BT_PM_L3_OK(K, OPS) && BT_SHAPE_CONST(p) ? BT_PM_L3S_N : 0)
-#define BT_PM_L3_RQ2(A, ZA)                                   \
-  "add %[wa], %[x1], %[" A "], asr #31\n\t"                   \
-  "smmlar %[" A "], %[" A "], %[x0], %[wa]\n\t"               \
-  "asr %[" A "], %[" A "], %[x2]\n\t" ZA(A)                   \
-  "ssat %[" A "], #8, %[" A "]\n\t"
-#define BT_PM_L3_RQ1(A, ZA)                                   \
-  "and %[wa], %[" A "], #0x80000000\n\t"                      \
-  "orr %[wa], %[wa], #0x40000000\n\t"                         \
-  "add %[wb], %[x1], %[" A "], asr #31\n\t"                   \
-  "smlal %[wa], %[wb], %[" A "], %[x0]\n\t"                   \
-  "asr %[" A "], %[wb], %[x2]\n\t" ZA(A)                      \
-  "ssat %[" A "], #8, %[" A "]\n\t"
-#define BT_PM_L3_ZP(A) "add %[" A "], %[" A "], %[zp]\n\t"
-#define BT_PM_L3_NZ(A) ""
+/* A sum requantised in place (the channel's m, rounding word, e in x0-x2; wa, wb scratch). */
+#define BT_PM_L3_RQ2(A, ZA) BT_PM_RQM_ASM("wa", A, "x0", "x1", "x2", A, ZA)
+#define BT_PM_L3_RQ1(A, ZA) BT_PM_RQ2_ASM("wa", "wb", A, "x0", "x1", "x2", A, ZA)
 /* bt_mm3x2's tail step (BT_MM3X2_STEPT) with its offsets as expressions of K (an asm has at most 30 operands). */
 #define BT_PM_L3_STEPT                                        \
   "ldm %[c]!, {%[x0], %[x1], %[x2]}\n\t"                      \
@@ -541,10 +538,10 @@ static inline __attribute__((always_inline)) void bt_pm_loop3(const int16_t *c, 
   : [b0] "m"(s->k[0]), [b1] "m"(s->k[1]), [m0] "m"(s->k[2]), [p0] "m"(s->k[3]), [e0] "m"(s->k[4]),              \
     [m1] "m"(s->k[5]), [p1] "m"(s->k[6]), [e1] "m"(s->k[7]), [end] "m"(s->end), [K] "i"(K), [O1] "i"(OPS)
 #define BT_PM_L3_ZI [zp] "i"(__builtin_constant_p(zp) ? zp : 0)   /* the caller's test: folded or zp a constant */
-  if (fast == 2 && folded) __asm__ volatile(BT_PM_L3_BODY(BT_PM_L3_RQ2, BT_PM_L3_NZ) BT_PM_L3_OPS : "cc", "memory");
-  else if (fast == 2) __asm__ volatile(BT_PM_L3_BODY(BT_PM_L3_RQ2, BT_PM_L3_ZP) BT_PM_L3_OPS, BT_PM_L3_ZI : "cc", "memory");
-  else if (folded) __asm__ volatile(BT_PM_L3_BODY(BT_PM_L3_RQ1, BT_PM_L3_NZ) BT_PM_L3_OPS : "cc", "memory");
-  else __asm__ volatile(BT_PM_L3_BODY(BT_PM_L3_RQ1, BT_PM_L3_ZP) BT_PM_L3_OPS, BT_PM_L3_ZI : "cc", "memory");
+  if (fast == 2 && folded) __asm__ volatile(BT_PM_L3_BODY(BT_PM_L3_RQ2, BT_PM_NZ) BT_PM_L3_OPS : "cc", "memory");
+  else if (fast == 2) __asm__ volatile(BT_PM_L3_BODY(BT_PM_L3_RQ2, BT_PM_ZP) BT_PM_L3_OPS, BT_PM_L3_ZI : "cc", "memory");
+  else if (folded) __asm__ volatile(BT_PM_L3_BODY(BT_PM_L3_RQ1, BT_PM_NZ) BT_PM_L3_OPS : "cc", "memory");
+  else __asm__ volatile(BT_PM_L3_BODY(BT_PM_L3_RQ1, BT_PM_ZP) BT_PM_L3_OPS, BT_PM_L3_ZI : "cc", "memory");
 #undef BT_PM_L3_ZI
 #undef BT_PM_L3_OPS
 }
@@ -552,10 +549,12 @@ static inline __attribute__((always_inline)) void bt_pm_loop3(const int16_t *c, 
 #undef BT_PM_L3_END
 #undef BT_PM_L3_TRIPLE
 #undef BT_PM_L3_STEPT
-#undef BT_PM_L3_NZ
-#undef BT_PM_L3_ZP
 #undef BT_PM_L3_RQ1
 #undef BT_PM_L3_RQ2
+#undef BT_PM_NZ
+#undef BT_PM_ZP
+#undef BT_PM_RQM_ASM
+#undef BT_PM_RQ2_ASM
 
 #define BT_PMR_KH 3   /* largest kh (the asm's runs, bt_conv_pmr's row pointers) */
 /* Does bt_conv_pmr take the layer (every field it folds a constant, its buffer and scratch words in `bytes`)? The

@@ -403,14 +403,33 @@ __asm__(
     ".endm\n\t"
     /* two quads, the second's tap rows in the order 2, 1, 0 (it starts with the weights the first ended with); the
        fourth output left in r7; r0 on to the next pair, compared with the row's end (lr) */
+    /* one quad at cell byte q, its tap rows in the order 2, 1, 0 (it starts with tap row 2's weights, ends with tap
+       row 0's); the fourth output left in r7 */
+    ".macro BT_DWQ4_RQUAD rl, q, st\n\t"
+    "BT_DWQ4_FIRST (4 * \\rl + \\q), \\st\n\t"
+    "BT_DWQ4_ROW (2 * \\rl + \\q), 12\n\t"
+    "BT_DWQ4_ROW \\q, 4\n\t"
+    "BT_DWQ4_OUT 1\n\t"
+    ".endm\n\t"
     ".macro BT_DWQ4_PAIR rl, st\n\t"
     "BT_DWQ4_QUAD \\rl, \\st, 1\n\t"
-    "BT_DWQ4_FIRST (4 * \\rl + 8), 1\n\t"
-    "BT_DWQ4_ROW (2 * \\rl + 8), 12\n\t"
-    "BT_DWQ4_ROW 8, 4\n\t"
-    "BT_DWQ4_OUT 1\n\t"
+    "BT_DWQ4_RQUAD \\rl, 8, 1\n\t"
     "add.w r0, r0, #16\n\t"
     "cmp.w r0, lr\n\t"
+    ".endm\n\t"
+    /* a row's end: its last output (r7, after the LDRs: 1 cycle), r0 and r2 on to the next row's cells and outputs,
+       the row count down, and back to loop while rows are left */
+    ".macro BT_DWQ4_NEXT loop\n\t"
+    "ldr r5, [sp, #32]\n\t"
+    "ldr r6, [sp, #36]\n\t"
+    "ldr r4, [sp, #12]\n\t"
+    "strb r7, [r2, r3]\n\t"
+    "add r2, r2, r3, lsl #1\n\t"
+    "add r0, r0, r5\n\t"
+    "add r2, r2, r6\n\t"
+    "subs r4, r4, #1\n\t"
+    "str r4, [sp, #12]\n\t"
+    "bne \\loop\n\t"
     ".endm\n\t"
     ".macro BT_DWQ4 name, rl\n\t"
     BT_ASM_ENTRY
@@ -443,10 +462,7 @@ __asm__(
     "ldr.w r11, [r1, #20]\n\t"      /* tap row 2's (w0,w1), (w1,w2) */
     "ldr.w r12, [r1, #24]\n\t"
     "add lr, lr, r0\n\t"            /* the end of the row's quads */
-    "BT_DWQ4_FIRST (4 * \\rl), 0\n\t"
-    "BT_DWQ4_ROW (2 * \\rl), 12\n\t"
-    "BT_DWQ4_ROW 0, 4\n\t"
-    "BT_DWQ4_OUT 1\n\t"
+    "BT_DWQ4_RQUAD \\rl, 0, 0\n\t"
     "add.w r0, r0, #8\n\t"
     "cmp.w r0, lr\n\t"
     "beq.w 26f\n\t"
@@ -455,16 +471,7 @@ __asm__(
     "BT_DWQ4_PAIR \\rl, 1\n\t"
     "bne.w 22b\n\t"
     "26:\n\t"
-    "ldr r5, [sp, #32]\n\t"
-    "ldr r6, [sp, #36]\n\t"
-    "ldr r4, [sp, #12]\n\t"
-    "strb r7, [r2, r3]\n\t"
-    "add r2, r2, r3, lsl #1\n\t"
-    "add r0, r0, r5\n\t"
-    "add r2, r2, r6\n\t"
-    "subs r4, r4, #1\n\t"
-    "str r4, [sp, #12]\n\t"
-    "bne 20b\n\t"
+    "BT_DWQ4_NEXT 20b\n\t"
     "b 40f\n\t"
     /* an even number of quads (at least two) */
     "1:\n\t"
@@ -482,16 +489,7 @@ __asm__(
     "BT_DWQ4_PAIR \\rl, 1\n\t"
     "bne.w 2b\n\t"
     "6:\n\t"
-    "ldr r5, [sp, #32]\n\t"         /* from where the row's quads ended to the next row's cells, output */
-    "ldr r6, [sp, #36]\n\t"
-    "ldr r4, [sp, #12]\n\t"
-    "strb r7, [r2, r3]\n\t"         /* the row's last output (after the LDRs: 1 cycle; no refill a row) */
-    "add r2, r2, r3, lsl #1\n\t"
-    "add r0, r0, r5\n\t"
-    "add r2, r2, r6\n\t"
-    "subs r4, r4, #1\n\t"
-    "str r4, [sp, #12]\n\t"
-    "bne 1b\n\t"
+    "BT_DWQ4_NEXT 1b\n\t"        /* no refill a row */
     "40:\n\t"
     /* n odd: the channel's last column, two rows a pass where they share two tap rows (stride 1 down: g[14]
        pairs), then one at a time (g[15]); r3 out_row meanwhile */
@@ -618,7 +616,9 @@ __asm__(
     "BT_DWQ4 bt_dw_q4_32, 32\n\t"
     "BT_DWQ4 bt_dw_q4_56, 56\n\t"
     ".purgem BT_DWQ4\n\t"
+    ".purgem BT_DWQ4_NEXT\n\t"
     ".purgem BT_DWQ4_PAIR\n\t"
+    ".purgem BT_DWQ4_RQUAD\n\t"
     ".purgem BT_DWQ4_QUAD\n\t"
     ".purgem BT_DWQ4_ROW\n\t"
     ".purgem BT_DWQ4_FIRST\n\t"

@@ -120,7 +120,8 @@ static uint64_t *flash_rows; /* n_regions x N_FLASH */
 
 static int in_flash(uint64_t a) { return a - flash_lo < flash_size; }
 
-/* Every access of a single load or store (with mix=on) and, with flash=, of any instruction: the flash loads, and
+/* Every access of a single halfword or word load or store (with mix=on: mix_tb) and, with flash=, of any
+   instruction: the flash loads, and
    the unaligned accesses by their size and address (a word at 2 mod 4 is two halfword accesses, at 1 or 3 mod 4
    a byte, a halfword and a byte; a halfword at an odd address two bytes). LDM, LDRD and the like fault when
    unaligned, so only single loads and stores can count. */
@@ -129,7 +130,6 @@ static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
   (void)u;
   const int store = qemu_plugin_mem_is_store(info);
   if (with_flash && in_flash(vaddr) && !store) flash_counts[LOAD]++;
-  if (!with_mix) return;
   const unsigned shift = qemu_plugin_mem_size_shift(info);
   const int extra = shift == 2 ? ((vaddr & 1) ? 2 : (vaddr & 2) ? 1 : 0) : shift == 1 ? (int)(vaddr & 1) : 0;
   if (extra) key_counts[(store ? UNALIGNED_STORE1 : UNALIGNED_LOAD1) + extra - 1]++;
@@ -219,15 +219,11 @@ static void insn_key(struct qemu_plugin_insn *insn, int after_load, const struct
   text_key(*text ? *text : "?", after_load, prev, key, cap, load, regs);
 }
 
-/* 1 when insn is a single load or store of a halfword or word (the only ones that may be unaligned). */
-static int single_mem(struct qemu_plugin_insn *insn) {
-  char *t = qemu_plugin_insn_disas(insn), mnem[32];
-  const char *s = t ? t + strspn(t, " \t") : "";
-  size_t m = strcspn(s, " \t");
-  snprintf(mnem, sizeof mnem, "%.*s", (int)(m < 31 ? m : 31), s);
-  free(t);
-  return single_load_store(mnem) && !starts_with(mnem, "ldrb") && !starts_with(mnem, "strb") &&
-         !starts_with(mnem, "ldrsb");
+/* 1 when the instruction a key names is a single load or store of a halfword or word (the only ones that may be
+   unaligned). */
+static int word_access(const char *key) {
+  const char *m = key + (*key == '+' || *key == '~');
+  return single_load_store(m) && !starts_with(m, "ldrb") && !starts_with(m, "strb") && !starts_with(m, "ldrsb");
 }
 
 /* The size of a Thumb instruction from its first halfword (32 bits when bits 15-11 are 0b11101, 0b11110 or
@@ -293,6 +289,8 @@ static void mix_tb(struct qemu_plugin_tb *tb, size_t n) {
     char *text;
     insn_key(insn, after_load, &prev, key, sizeof key, &after_load, &cur, &text);
     prev = cur;
+    if (!with_flash && word_access(key)) /* with flash=, tb_trans registers every instruction */
+      qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, NULL);
     size_t id = key_id(key), j = 0;
     if (i == 0) first_id = id, first_text = text && single_load_store(key) ? text : NULL; /* no prefix at i = 0 */
     if (text != first_text) free(text);
@@ -356,9 +354,8 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
     struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
     if (per_insn) qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, &insn_count, 1);
     /* reads and writes (QEMU 7.2 calls a callback registered for reads only, QEMU_PLUGIN_MEM_R, on the stores
-       instead), on_mem telling them apart */
-    if (with_flash || (with_mix && single_mem(insn)))
-      qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, NULL);
+       instead), on_mem telling them apart; without flash= mix_tb registers the word and halfword accesses only */
+    if (with_flash) qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, NULL);
     uint64_t va = qemu_plugin_insn_vaddr(insn);
     if (va == start_addr) qemu_plugin_register_vcpu_insn_exec_cb(insn, on_start, QEMU_PLUGIN_CB_NO_REGS, NULL);
     if (va == end_addr) qemu_plugin_register_vcpu_insn_exec_cb(insn, on_end, QEMU_PLUGIN_CB_NO_REGS, NULL);
