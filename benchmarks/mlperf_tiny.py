@@ -17,6 +17,8 @@ latency x clock) and the ratios.
     python3 benchmarks/mlperf_tiny.py --write-docs           # + the tables into docs/kernels.md
     python3 benchmarks/mlperf_tiny.py --boards cortex-m4 --dense   # also each model with its pruned
         # (all-zero) filter rows filled with pseudo-random weights: the same network unpruned
+    python3 benchmarks/mlperf_tiny.py --published   # cortex-m4 vww (and dense), ic, kws, then the published
+        # stacks' vww/ic and kws/ic latency ratios (mlperf_published.json) beside ours
 
 The cycle figures are an ESTIMATE from the executed instruction mix (zero wait states), not a
 measurement; the records are measured on real boards with their flash wait states.
@@ -60,6 +62,9 @@ BOARDS += ("cortex-m55",)
 TIMING["cortex-m55"] = ("none: no Cortex-M55 cycle model (Arm's Cortex-M55 Software Optimization Guide is not "
                         "sourced here); executed instructions only, not cycles")
 RECORD_KEY["cortex-m55"] = "cortex-m85 (Helium)"
+
+
+PUBLISHED = Path(__file__).resolve().parent / "mlperf_published.json"
 
 
 def records() -> dict:
@@ -232,6 +237,52 @@ def profile(res: dict, ws: int | None = None) -> str:
     return "\n".join(out)
 
 
+def published_ms(stack: dict) -> dict:
+    """A mlperf_published.json entry's latencies in ms: as published, or 1000 / its median throughput."""
+    return dict(stack["ms"]) if "ms" in stack else {k: 1000.0 / v for k, v in stack["throughput"].items()}
+
+
+def published(res: dict, mhz: float) -> str:
+    """The published stacks' vww/ic and kws/ic latency ratios (mlperf_published.json) beside the ones of
+    res (cortex-m4: vww, its dense variant, ic, kws; est. high at zero wait states, as ms at mhz), and what
+    the record would be on a dense vww were its vww/ic that of any other published Cortex-M4 stack."""
+    stacks = json.loads(PUBLISHED.read_text())["stacks"]
+    lines = ["### Published stacks: vww and kws against ic", "",
+             "Latency ratios are clock-free, so results of one stack on one board compare its speed on vww "
+             "(whose 1x1 filters have all-zero rows: 42 % of its MACs) and kws (no such rows) with its speed "
+             "on ResNet-8 (none either). Sources: benchmarks/mlperf_published.json (each submission's "
+             "performance/results.txt); buildtool: est. high at zero wait states, as ms at "
+             f"{mhz:g} MHz.", "",
+             "| stack | board | executes the zero rows | vww ms | ic ms | kws ms | vww / ic | kws / ic |",
+             "|---|---|---|---:|---:|---:|---:|---:|"]
+    for s in stacks:
+        ms = published_ms(s)
+        lines.append(f"| {s['stack']} | {s['board']} | {s['zeros']} | {ms['vww']:.1f} | {ms['ic']:.1f} | "
+                     f"{ms['kws']:.1f} | {ms['vww'] / ms['ic']:.3f} | {ms['kws'] / ms['ic']:.3f} |")
+    ours = {k: res[k]["cycles"][1] / (mhz * 1e3) for k in ("vww", "ic", "kws")}
+    rows = [("buildtool, zero rows computed as constants", "no", ours["vww"])]
+    if res.get("vww dense") and res["vww dense"].get("filled"):
+        rows.append((f"buildtool, dense vww ({res['vww dense']['filled']:,} zero rows filled)", "all",
+                     res["vww dense"]["cycles"][1] / (mhz * 1e3)))
+    for label, zeros, vww in rows:
+        lines.append(f"| {label} | cortex-m4 | {zeros} | {vww:.1f} | {ours['ic']:.1f} | {ours['kws']:.1f} | "
+                     f"{vww / ours['ic']:.3f} | {ours['kws'] / ours['ic']:.3f} |")
+    record = next(s for s in stacks if s["board"] == "cortex-m4" and "record" in s["stack"])
+    others = [published_ms(s) for s in stacks if s["board"] == "cortex-m4" and s is not record]
+    ratios = sorted(m["vww"] / m["ic"] for m in others)
+    rms = published_ms(record)
+    lo, hi = ratios[0] * rms["ic"] * mhz * 1e3, ratios[-1] * rms["ic"] * mhz * 1e3
+    lines += ["", f"The record stack's vww / ic is {rms['vww'] / rms['ic']:.3f}; every other published "
+              f"cortex-m4 stack's is {ratios[0]:.3f}-{ratios[-1]:.3f}. Were the record's vww / ic in that "
+              f"range (a vww whose zero rows it executed), its vww would take {_m(lo)}-{_m(hi)} cycles "
+              f"(its ic {_m(rms['ic'] * mhz * 1e3)} x the ratio)"]
+    if len(rows) > 1:
+        d = rows[1][2] * mhz * 1e3
+        lines[-1] += f"; buildtool's dense vww (est. high {_m(d)}) is {d / hi:.3f}-{d / lo:.3f} of that"
+    lines[-1] += "."
+    return "\n".join(lines)
+
+
 def bad_arguments(a) -> str:
     """The one line saying what is wrong with the arguments, '' when nothing is."""
     if a.flash_wait_states is not None and a.flash_wait_states < 0:
@@ -257,10 +308,15 @@ def main() -> int:
     ap.add_argument("--dense", action="store_true",
                     help="also each model with its all-zero filter rows (pruned channels) filled with "
                          "pseudo-random weights: the same network unpruned")
+    ap.add_argument("--published", action="store_true",
+                    help="cortex-m4 vww (and dense), ic and kws, then the published stacks' vww/ic and kws/ic "
+                         "latency ratios (benchmarks/mlperf_published.json) beside ours")
     ap.add_argument("--write-docs", action="store_true",
                     help="also put the tables in docs/kernels.md (their own region with --flash-wait-states "
                          "or --dense)")
     a = ap.parse_args()
+    if a.published:
+        a.boards, a.models, a.dense = "cortex-m4", "vww,ic,kws", True
     bad = bad_arguments(a)
     if bad:
         print(f"mlperf_tiny: {bad}", file=sys.stderr)
@@ -289,9 +345,12 @@ def main() -> int:
             out(table(board, res, a.flash_wait_states) + "\n")
             if a.profile:
                 out(profile(res, a.flash_wait_states))
+            if a.published:
+                out(published(res, 120.0) + "\n")   # records.json: NUCLEO-L4R5ZI at 120 MHz
     if a.write_docs:
-        region = "mlperf_tiny.py" + (" --flash-wait-states" if a.flash_wait_states else "") + \
-            (" --dense" if a.dense else "")
+        region = "mlperf_tiny.py" + (" --published" if a.published else
+                                     (" --flash-wait-states" if a.flash_wait_states else "") +
+                                     (" --dense" if a.dense else ""))
         write_docs("docs/kernels.md", region, out.text)
     return 1 if bad else 0
 

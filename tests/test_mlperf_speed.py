@@ -132,3 +132,31 @@ def test_the_dense_variant_fills_every_pruned_row_and_runs_the_whole_network(tmp
     assert d["insns"] > r["insns"]
     row = next(x for x in mt.table("cortex-m4", {"vww": r, "vww dense": d}).splitlines() if ", dense (" in x)
     assert f"dense ({filled:,} zero filter rows filled)" in row and row.endswith("| yes |")
+
+
+def test_published_ratios_are_each_stacks_own_latencies_and_the_projection_spans_the_other_stacks():
+    """--published: a stack's vww/ic and kws/ic come from its own latencies (1000 / median throughput where
+    that is what the results file gives), ours from the est. high cycles of the measured firmware, and the
+    record's dense-vww projection is its ic times the lowest and highest vww/ic of the other cortex-m4 stacks.
+    Checked on stand-in results, so it needs neither QEMU nor ../shared."""
+    import json
+
+    stacks = json.loads(mt.PUBLISHED.read_text())["stacks"]
+    tflm = next(s for s in stacks if s["stack"].startswith("TFLite Micro"))
+    assert mt.published_ms(tflm)["vww"] == pytest.approx(1000 / 1.665)
+    rec = next(s for s in stacks if s["board"] == "cortex-m4" and "record" in s["stack"])
+    assert mt.published_ms(rec) == rec["ms"]
+    res = {"vww": {"cycles": (0, 6_000_000)}, "ic": {"cycles": (0, 12_000_000)}, "kws": {"cycles": (0, 3_000_000)},
+           "vww dense": {"cycles": (0, 9_000_000), "filled": 971}}
+    text = mt.published(res, 120.0)
+    ours = [r for r in text.splitlines() if r.startswith("| buildtool")]
+    assert ours[0].endswith("| 50.0 | 100.0 | 25.0 | 0.500 | 0.250 |")
+    assert "971 zero rows filled" in ours[1] and ours[1].endswith("| 75.0 | 100.0 | 25.0 | 0.750 | 0.250 |")
+    others = sorted(mt.published_ms(s)["vww"] / mt.published_ms(s)["ic"] for s in stacks
+                    if s["board"] == "cortex-m4" and s is not rec)
+    lo, hi = others[0] * rec["ms"]["ic"] * 120e3, others[-1] * rec["ms"]["ic"] * 120e3
+    assert f"its vww would take {lo / 1e6:.3f} M-{hi / 1e6:.3f} M cycles" in text
+    assert f"is {9e6 / hi:.3f}-{9e6 / lo:.3f} of that" in text
+    for s in stacks:   # every row printed, with both ratios
+        ms = mt.published_ms(s)
+        assert f"| {s['stack']} | {s['board']} |" in text and f"| {ms['vww'] / ms['ic']:.3f} | " in text
