@@ -147,8 +147,9 @@ _CALL = re.compile(r"^\s*(op(\d+)_conv|bt_\w+)\((?:&op(\d+)_p)?")
 def general_layers(g, model_c: str) -> list:
     """(op, why) of the conv, depthwise and dense layers that model.c sends to a general (slower)
     path of the cortex-m set instead of its fast ones: direct conv (patch over 640 values or fewer than
-    4 output channels), depthwise with another depth multiplier or filter size than 1 and 3x3,
-    bt_mbqm_fast requantisation (multipliers bt_rq2 cannot take), the direct dense loop."""
+    4 output channels), depthwise with another depth multiplier or filter size than 1 and 3x3, in place
+    (row by row through a ring in scratch), bt_mbqm_fast requantisation (multipliers bt_rq2 cannot take),
+    the direct dense loop."""
     calls = {}
     for line in model_c.splitlines():
         m = _CALL.match(line)
@@ -170,7 +171,9 @@ def general_layers(g, model_c: str) -> list:
                 why.append(f"{kh}x{kw} filter: general loops")
         elif "direct" in fn:
             why.append("direct dense loop")
-        if "rq2" not in fn and not fn.startswith("op"):
+        if fn.endswith("_inplace"):   # its dispatcher picks bt_rq2 per call where the multipliers allow it
+            why.append("in place: one output row a call")
+        elif "rq2" not in fn and not fn.startswith("op"):
             why.append(f"{fn}: bt_mbqm_fast requantisation")
         if why:
             out.append((k, "; ".join(why)))

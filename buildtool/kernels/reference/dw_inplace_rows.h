@@ -1,11 +1,15 @@
-/* dw_inplace_rows.h -- in-place depthwise row by row for the optimised sets: each output row
- * computed by the including set's bt_depthwise_s8 into a ring of rows in scratch, and written back
- * (its channel bytes only) once no later row reads the input rows it covers. Include it after the
- * set's bt_depthwise_s8: it also defines that set's bt_depthwise_s8_inplace (below), which takes this
- * path when bt_dw_rows_pending(p) <= the rows scratch holds. */
+/* dw_inplace_rows.h -- in-place depthwise row by row for the optimised sets: the output rows
+ * computed by the including set's bt_depthwise_s8 into a ring of rows in scratch, as many rows a call
+ * as the ring has free slots in a row for (a set's fast paths take several rows at once), and each
+ * row written back (its channel bytes only; a dense row by words) once no later row reads the input
+ * rows it covers. Include it after the set's bt_depthwise_s8: it also defines that set's
+ * bt_depthwise_s8_inplace (below), which takes this path when bt_dw_rows_pending(p) <= the rows
+ * scratch holds. A call of several rows leaves the ring in the states rows one at a time would: rows
+ * are written back only when the ring is full or every row is computed, either way. */
 #ifndef BT_DW_INPLACE_ROWS_H
 #define BT_DW_INPLACE_ROWS_H
 #include "bt_kernels.h"
+#include "bt_copy.h"
 
 /* Output row y of an in-place depthwise may be written over its input once no row still to compute
  * reads the input rows it overlaps: row `next` is the first still to compute. */
@@ -31,14 +35,22 @@ static void bt_dw_inplace_rows(const bt_depthwise_params *dp, int8_t *buf, int8_
   const int32_t ps = p->out.pixel_stride, row = p->out.w * ps, c_n = p->out.c;
   int32_t done = 0;
   for (int32_t next = 0; next < p->out.h || done < next;) {
-    if (next < p->out.h && next - done < ring) {
-      bt_depthwise_s8(dp, buf, 0, scratch + (next % ring) * row, next, next + 1);
-      next++;
+    if (next < p->out.h && next - done < ring) {   /* as many rows as the ring has free slots in a row for */
+      const int32_t slot = next % ring;
+      int32_t k = ring - (next - done);
+      if (k > ring - slot) k = ring - slot;
+      if (k > p->out.h - next) k = p->out.h - next;
+      bt_depthwise_s8(dp, buf, 0, scratch + slot * row, next, next + k);
+      next += k;
       continue;
     }
     for (; done < next && bt_dw_row_free(p, done, next); done++) {
       const int8_t *src = scratch + (done % ring) * row;
       int8_t *dst = buf + done * row;
+      if (ps == c_n) {   /* dense pixels: the whole row, by words when aligned (bt_copy_bytes) */
+        bt_copy_bytes(dst, src, row);
+        continue;
+      }
       for (int32_t i = 0; i < row; i += ps)
         for (int32_t c = 0; c < c_n; c++) dst[i + c] = src[i + c];
     }

@@ -37,30 +37,16 @@ static int fx_k_pulled_chw(const void *cprm, const fx_buf *cin, const fx_buf *wi
                         ra, rb, ca, cb, channels) 0
 #endif
 
-/* Struct and window copies without libc (the boards link no memcpy). may_alias: words read and
-   written over bytes and structs. */
-typedef uint32_t __attribute__((may_alias)) fx_word;
-
-/* n bytes from src to dst, forward (dst below src when they overlap: the ring shifts), word by
-   word when both addresses and n are word aligned. */
-__attribute__((optimize("no-tree-loop-distribute-patterns")))
-static void fx_copy(int8_t *dst, const int8_t *src, int32_t n) {
-  if ((((uintptr_t)dst | (uintptr_t)src | (uintptr_t)n) & 3) == 0) {
-    fx_word *d = (fx_word *)dst;
-    const fx_word *s = (const fx_word *)src;
-    for (int32_t i = 0; i < n / 4; i++) d[i] = s[i];
-    return;
-  }
-  for (int32_t i = 0; i < n; i++) dst[i] = src[i];
-}
+/* Struct and window copies without libc (bt_copy.h; the boards link no memcpy). */
+#include "bt_copy.h"
 /* Four words as one value (a block copy: LDM / STM where the target has them). */
 typedef struct { uint32_t w[4]; } __attribute__((may_alias)) fx_quad;
 
 /* A struct copy (word aligned): four words at a time, then words, then any tail bytes. */
 __attribute__((optimize("no-tree-loop-distribute-patterns")))
 static void fx_get(void *dst, const void *src, int32_t n) {
-  fx_word *d = dst;
-  const fx_word *s = src;
+  bt_word *d = dst;
+  const bt_word *s = src;
   int32_t i = 0;
   for (; i + 4 <= n / 4; i += 4) *(fx_quad *)(d + i) = *(const fx_quad *)(s + i);
   for (; i < n / 4; i++) d[i] = s[i];
@@ -69,11 +55,11 @@ static void fx_get(void *dst, const void *src, int32_t n) {
 
 /* A cached window's ring moves n positions down (oldest out) along rows / columns. */
 void fx_shift_rows(int8_t *w, int32_t ext, int32_t row_bytes, int32_t n) {
-  fx_copy(w, w + n * row_bytes, (ext - n) * row_bytes);
+  bt_copy_bytes(w, w + n * row_bytes, (ext - n) * row_bytes);
 }
 void fx_shift_cols(int8_t *w, int32_t rows, int32_t ext, int32_t ch, int32_t n) {
   const int32_t row = ext * ch, off = n * ch, len = (ext - n) * ch;
-  for (int32_t y = 0; y < rows; y++, w += row) fx_copy(w, w + off, len);
+  for (int32_t y = 0; y < rows; y++, w += row) bt_copy_bytes(w, w + off, len);
 }
 
 /* One output row y of a sliding-window operator whose input rows are at rows[iy] (row bands). */
@@ -471,7 +457,7 @@ void fx_conv_inplace_k(const bt_conv_params *prm, fx_conv_kernel kernel, const f
   for (int32_t y = ra; y < rb; y++)
     for (int32_t x = ca; x < cb; x += per) {
       const int32_t n = cb - x < per ? cb - x : per;
-      for (int32_t i = 0; i < n; i++) fx_copy(px + i * c, fx_at(in, y, x + i), c);
+      for (int32_t i = 0; i < n; i++) bt_copy_bytes(px + i * c, fx_at(in, y, x + i), c);
       q.in.w = q.out.w = n;
       kernel(&q, px, 0, fx_at(out, y, x), 0, 1);
     }
