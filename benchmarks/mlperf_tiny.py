@@ -144,12 +144,21 @@ def measure(key: str, board: str, work: Path, tflm: dict, flash_wait_states: int
 _CALL = re.compile(r"^\s*(op(\d+)_conv|bt_\w+)\((?:&op(\d+)_p)?")
 
 
+def _kxk_fast(g, op, kh: int, kw: int) -> bool:
+    """A 5x5 or 7x7 depthwise the cortex-m set runs on its widened planes (depthwise.c's dw_kxk.h: dilation 1,
+    stride_w 1 or 2, at least 16 output pixels a call; whole-layer calls assumed)."""
+    o = op.options
+    oh, ow = g.tensors[op.outputs[0]].shape[1:3]
+    return (kh == kw and kh in (5, 7) and o.get("dilation_h", 1) == 1 and o.get("dilation_w", 1) == 1
+            and o.get("stride_w", 1) in (1, 2) and oh * ow >= 16)
+
+
 def general_layers(g, model_c: str) -> list:
     """(op, why) of the conv, depthwise and dense layers that model.c sends to a general (slower)
     path of the cortex-m set instead of its fast ones: direct conv (patch over 640 values or fewer than
-    4 output channels), depthwise with another depth multiplier or filter size than 1 and 3x3, in place
-    (row by row through a ring in scratch), bt_mbqm_fast requantisation (multipliers bt_rq2 cannot take),
-    the direct dense loop."""
+    4 output channels), depthwise with another depth multiplier or filter size than 1 and 3x3 (5x5 and 7x7 of
+    16 output pixels or more, dilation 1 and stride_w 1 or 2 are fast), in place (rows through a ring in
+    scratch), bt_mbqm_fast requantisation (multipliers bt_rq2 cannot take), the direct dense loop."""
     calls = {}
     for line in model_c.splitlines():
         m = _CALL.match(line)
@@ -167,12 +176,12 @@ def general_layers(g, model_c: str) -> list:
             kh, kw = g.tensors[op.inputs[1]].shape[1:3]
             if "generic" in fn:
                 why.append("depth multiplier > 1")
-            elif (kh, kw) != (3, 3):
+            elif (kh, kw) != (3, 3) and not _kxk_fast(g, op, kh, kw):
                 why.append(f"{kh}x{kw} filter: general loops")
         elif "direct" in fn:
             why.append("direct dense loop")
         if fn.endswith("_inplace"):   # its dispatcher picks bt_rq2 per call where the multipliers allow it
-            why.append("in place: one output row a call")
+            why.append("in place: rows through a ring in scratch")
         elif "rq2" not in fn and not fn.startswith("op"):
             why.append(f"{fn}: bt_mbqm_fast requantisation")
         if why:

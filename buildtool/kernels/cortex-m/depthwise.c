@@ -1308,6 +1308,8 @@ static void dw_rows(const bt_conv_params *p, const dw_geo *g, const int8_t *in, 
   }
 }
 
+#include "dw_kxk.h"   /* 5x5 and 7x7: dw_widen's planes, K-tap column pairs (dwk) */
+
 /* ---- 3x3, dilation 1, small maps and stride 2: four channels' input copied into a padded buffer ----
  * Per band of output rows and group of four channels, the input pixels the band reads are copied a
  * word (four channels) at a time into a buffer whose cells outside the image (padding, rows above or
@@ -2762,6 +2764,10 @@ static inline __attribute__((always_inline)) void dw_m1(const bt_depthwise_param
                                                        int32_t in_y0, int8_t *out, int32_t y0, int32_t y1,
                                                        const int fast) {
   const bt_conv_params *p = &dp->conv;
+  if (dwk_ok(p) && (y1 - y0) * p->out.w >= DWK_MIN_PIXELS) {   /* 5x5, 7x7 */
+    dwk(p, in, in_y0, out, y0, y1, fast);
+    return;
+  }
 #if DW_Q4
   if (p->stride_w == 2 && dw_s2_ok(p, y0, y1, fast)) {
     dw_s2(p, in, in_y0, out, y0, y1);

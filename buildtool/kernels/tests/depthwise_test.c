@@ -121,11 +121,34 @@ static void test_depthwise(void) {
     fill(g_in, h * w * ips + 16);
     spatial_check("depthwise_strides", t, &c);
   }
+  /* 5x5 and 7x7 (depth multiplier 1, dilation 1): stride 1 or 2 along a row, 1 or 2 down, 'same' or 'valid', 1-40
+   * channels (multiples of four and not), maps from the filter's size (or less, 'same') to 36 wide, views; an optimised
+   * set may widen four channels' rows into planes run as quads, pairs and single outputs in strips and chunks of rows
+   * (issue 29's held-out clause); the whole int8 range in half the cases, some biases of 2^29 or more, shifts of
+   * 24..30 bits, or the generic requantisation */
+  for (int32_t t = 0; t < 36; t++) {
+    spatial_case c; c.kind = K_DW;
+    int32_t k = (t & 1) ? 7 : 5, cin = (t % 3 == 0) ? 4 * ri(1, 8) : ri(1, 40);
+    int32_t sw = 1 + ((t >> 1) & 1), sh = (t % 5 == 4) ? 3 - sw : sw, same = (t % 4 < 2) ? 1 : (int)(rnd() & 1);
+    int32_t big = t % 6 == 5, h = big ? ri(16, 36) : ri(same ? 1 : k, 12), w = big ? ri(24, 36) : ri(same ? 1 : k, 12);
+    if (big) cin = (t % 4 == 3) ? 4 * ri(1, 2) : ri(1, 8);   /* (the reference's cost in QEMU: the run's 60 s) */
+    if (t == 5) w = 34;   /* 7x7 'same', not the whole int8 range: one strip of 34, its sums a row at a time */
+    int32_t ips = cin + ((t % 4 == 1) ? ri(1, 5) : 0), ops = cin + ((t % 4 == 2) ? ri(1, 5) : 0);
+    gen_conv(&c.dw.conv, h, w, cin, cin, k, k, sh, sw, 1, 1, same, ips, ops, 1);
+    c.dw.depth_multiplier = 1;
+    if (t % 2 == 0 || t % 7 == 3) { c.dw.conv.act_min = -128; c.dw.conv.act_max = 127; }
+    if (t % 8 == 7 && c.dw.conv.bias) g_bias[ri(0, cin - 1)] = (rnd() & 1) ? (1 << 29) + ri(0, 9999) : -(1 << 29) - ri(0, 9999);
+    if (t % 8 == 5) g_shift[ri(0, cin - 1)] = ri(-30, -24);
+    if (t % 9 == 8) g_shift[ri(0, cin - 1)] = ri(-1, 1);   /* not bt_rq2: the generic requantisation */
+    if (c.dw.conv.out.h <= 0 || c.dw.conv.out.w <= 0) continue;
+    fill(g_in, h * w * ips + 16);
+    spatial_check("depthwise_kxk", t, &c);
+  }
   /* in-place: output written over its own input (from case 25 on, few channels and tall images: the
    * scratch plane holds several output rows, so an optimised set may go row by row) */
   for (int32_t t = 0; t < 40; t++) {
     bt_depthwise_params dp;
-    int32_t k = ri(1, 2) * 2 + 1, cin = t < 25 ? ri(1, 33) : ri(1, 5), ps = cin + ((t & 1) ? ri(1, 3) : 0);
+    int32_t k = ri(1, 3) * 2 + 1, cin = t < 25 ? ri(1, 33) : ri(1, 5), ps = cin + ((t & 1) ? ri(1, 3) : 0);
     int32_t h = t < 25 ? ri(k, 10) : ri(2 * ps, 24), w = ri(k, 10), s = ri(1, 2);
     gen_conv(&dp.conv, h, w, cin, cin, k, k, s, s, 1, 1, (int)(rnd() & 1), ps, ps, 1);
     dp.depth_multiplier = 1;
