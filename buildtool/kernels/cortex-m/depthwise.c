@@ -1123,6 +1123,31 @@ static __attribute__((noinline)) void dw_chan4_q4(const bt_conv_params *p, int32
 #endif
 
 /* 1 when dw_rows takes the layer: 3x3, dilation 1, stride_w 1 or 2. */
+/* Channel c's requantisation fields: m, zp; dw_rqm's p2 and e1 when fast, else e1 the shift. 0 when fast and its shift
+ * cannot take the output zero point in p2 (no fold). dw_rows and dwk (dw_kxk.h) set the biases. */
+static inline __attribute__((always_inline)) int dw_chan_rq(const bt_conv_params *p, dw_chan *f, int32_t c, int32_t zp,
+                                                           int fast) {
+  f->m = p->multiplier[c];
+  f->zp = zp;
+  const int32_t sft = p->shift[c];
+  if (fast) {
+    f->p2 = dw_mm_p(sft);
+    f->e1 = dw_mm_e(sft);
+    return bt_rq2_zp_ok(sft);
+  }
+  f->e1 = sft;
+  return 1;
+}
+
+/* The dw_requant_fns entry for nc channels whose fields dw_chan_rq set, the output zero point first folded into
+ * their p2 when fold (act: dw_requant's activation case). */
+static inline __attribute__((always_inline)) dw_requant_fn dw_chan_fold(dw_chan *ch, int32_t nc, int32_t zp, int fast,
+                                                                       int fold, int act) {
+  if (fold)
+    for (int32_t k = 0; k < nc; k++) ch[k].p2 = bt_rq2_p2_zp(ch[k].p2, ch[k].e1, zp);
+  return dw_requant_fns[!fast ? 4 : (!fold ? 3 : 2 - act)];
+}
+
 static int dw_rows_ok(const bt_conv_params *p) {
   return p->kh == 3 && p->kw == 3 && p->dil_h == 1 && p->dil_w == 1 && (p->stride_w == 1 || p->stride_w == 2) &&
          p->stride_h >= 1;
@@ -1262,22 +1287,10 @@ static void dw_rows(const bt_conv_params *p, const dw_geo *g, const int8_t *in, 
         }
       }
       for (int32_t k = 0; k < nc; k++) {
-        dw_chan *f = &ch[k];
-        if (p->bias) f->bias += fast ? 2 * p->bias[c + k] : p->bias[c + k];   /* (fast: 2a) */
-        f->m = p->multiplier[c + k];
-        f->zp = zp;
-        const int32_t sft = p->shift[c + k];
-        if (fast) {
-          f->p2 = dw_mm_p(sft);
-          f->e1 = dw_mm_e(sft);
-          if (!bt_rq2_zp_ok(sft)) fold = 0;
-        } else {
-          f->e1 = sft;
-        }
+        if (p->bias) ch[k].bias += fast ? 2 * p->bias[c + k] : p->bias[c + k];   /* (fast: 2a) */
+        if (!dw_chan_rq(p, &ch[k], c + k, zp, fast)) fold = 0;
       }
-      if (fold)
-        for (int32_t k = 0; k < nc; k++) ch[k].p2 = bt_rq2_p2_zp(ch[k].p2, ch[k].e1, zp);
-      const dw_requant_fn rq = dw_requant_fns[!fast ? 4 : (!fold ? 3 : 2 - act)];
+      const dw_requant_fn rq = dw_chan_fold(ch, nc, zp, fast, fold, act);
       const dw_sums_q_fn sq = fast && fold && act == 2 && n >= (s == 1 && DW_Q4 ? 4 : DW_Q_MIN) ? dw_sums_q_fns[s - 1][li] : 0;
       for (int32_t ya = y0; ya < y1; ya += rc) {
         const int32_t rows = y1 - ya < rc ? y1 - ya : rc, nr = (rows - 1) * sh + 3;

@@ -329,24 +329,12 @@ static __attribute__((noinline)) void dwk(const bt_conv_params *p, const int8_t 
       dwk_weights(p, c, nc, D, ws, pre);
       int fold = fast;
       for (int32_t k = 0; k < nc; k++) {
-        dw_chan *f = &ch[k];
-        const int32_t sft = p->shift[c + k];
         pre[k][0] = 0;
         for (int32_t t = 0; t < K; t++) pre[k][t + 1] = pre[k][t] + D * off * pre[k][t + 1];
-        f->bias = D * (p->bias ? p->bias[c + k] : 0) + pre[k][K];
-        f->m = p->multiplier[c + k];
-        f->zp = zp;
-        if (fast) {
-          f->p2 = dw_mm_p(sft);
-          f->e1 = dw_mm_e(sft);
-          if (!bt_rq2_zp_ok(sft)) fold = 0;
-        } else {
-          f->e1 = sft;
-        }
+        ch[k].bias = D * (p->bias ? p->bias[c + k] : 0) + pre[k][K];
+        if (!dw_chan_rq(p, &ch[k], c + k, zp, fast)) fold = 0;
       }
-      if (fold)
-        for (int32_t k = 0; k < nc; k++) ch[k].p2 = bt_rq2_p2_zp(ch[k].p2, ch[k].e1, zp);
-      const dw_requant_fn rq = dw_requant_fns[!fast ? 4 : (!fold ? 3 : 2 - act)];
+      const dw_requant_fn rq = dw_chan_fold(ch, nc, zp, fast, fold, act);
       for (int32_t ya = y0; ya < y1; ya += rc) {
         const int32_t rows = y1 - ya < rc ? y1 - ya : rc, nr = (rows - 1) * sh + K, iy0 = ya * sh - p->pad_top;
         /* (zdone: the rows outside the image are never read, dwk_rows skipping their tap rows) */
