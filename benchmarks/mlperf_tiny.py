@@ -47,6 +47,7 @@ from buildtool import targets  # noqa: E402
 from buildtool.firmware import cycles, runner  # noqa: E402
 from buildtool.model import reader as tflite_reader  # noqa: E402
 from buildtool.model.writer import serialize  # noqa: E402
+from buildtool.refops import prepare  # noqa: E402
 
 SHARED = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared"))
 MLPERF = SHARED / "models" / "mlperf-tiny"
@@ -144,13 +145,12 @@ def measure(key: str, board: str, work: Path, tflm: dict, flash_wait_states: int
 _CALL = re.compile(r"^\s*(op(\d+)_conv|bt_\w+)\((?:&op(\d+)_p)?")
 
 
-def _kxk_fast(g, op, kh: int, kw: int) -> bool:
+def _kxk_fast(g, op) -> bool:
     """A 5x5 or 7x7 depthwise the cortex-m set runs on its widened planes (depthwise.c's dw_kxk.h: dilation 1,
     stride_w 1 or 2, at least 16 output pixels a call; whole-layer calls assumed)."""
-    o = op.options
-    oh, ow = g.tensors[op.outputs[0]].shape[1:3]
-    return (kh == kw and kh in (5, 7) and o.get("dilation_h", 1) == 1 and o.get("dilation_w", 1) == 1
-            and o.get("stride_w", 1) in (1, 2) and oh * ow >= 16)
+    w = prepare.window(g, op)
+    return (w.kh == w.kw and w.kh in (5, 7) and w.dh == w.dw == 1 and w.sw in (1, 2)
+            and w.out_h * w.out_w >= 16)
 
 
 def general_layers(g, model_c: str) -> list:
@@ -176,7 +176,7 @@ def general_layers(g, model_c: str) -> list:
             kh, kw = g.tensors[op.inputs[1]].shape[1:3]
             if "generic" in fn:
                 why.append("depth multiplier > 1")
-            elif (kh, kw) != (3, 3) and not _kxk_fast(g, op, kh, kw):
+            elif (kh, kw) != (3, 3) and not _kxk_fast(g, op):
                 why.append(f"{kh}x{kw} filter: general loops")
         elif "direct" in fn:
             why.append("direct dense loop")
@@ -271,25 +271,27 @@ def published(res: dict, mhz: float) -> str:
         ms = published_ms(s)
         lines.append(f"| {s['stack']} | {s['board']} | {s['zeros']} | {ms['vww']:.1f} | {ms['ic']:.1f} | "
                      f"{ms['kws']:.1f} | {ms['vww'] / ms['ic']:.3f} | {ms['kws'] / ms['ic']:.3f} |")
-    ours = {k: res[k]["cycles"][1] / (mhz * 1e3) for k in ("vww", "ic", "kws")}
+    ours = {k: res[k]["cycles"][1] for k in ("vww", "ic", "kws")}   # est. high cycles
+    dense = res.get("vww dense") if res.get("vww dense") and res["vww dense"].get("filled") else None
     rows = [("buildtool, zero rows computed as constants", "no", ours["vww"])]
-    if res.get("vww dense") and res["vww dense"].get("filled"):
-        rows.append((f"buildtool, dense vww ({res['vww dense']['filled']:,} zero rows filled)", "all",
-                     res["vww dense"]["cycles"][1] / (mhz * 1e3)))
+    if dense:
+        rows.append((f"buildtool, dense vww ({dense['filled']:,} zero rows filled)", "all", dense["cycles"][1]))
+    ms = mhz * 1e3   # cycles a millisecond
     for label, zeros, vww in rows:
-        lines.append(f"| {label} | cortex-m4 | {zeros} | {vww:.1f} | {ours['ic']:.1f} | {ours['kws']:.1f} | "
-                     f"{vww / ours['ic']:.3f} | {ours['kws'] / ours['ic']:.3f} |")
+        lines.append(f"| {label} | cortex-m4 | {zeros} | {vww / ms:.1f} | {ours['ic'] / ms:.1f} | "
+                     f"{ours['kws'] / ms:.1f} | {vww / ours['ic']:.3f} | {ours['kws'] / ours['ic']:.3f} |")
     record = next(s for s in stacks if s["board"] == "cortex-m4" and "record" in s["stack"])
-    others = [published_ms(s) for s in stacks if s["board"] == "cortex-m4" and s is not record]
-    ratios = sorted(m["vww"] / m["ic"] for m in others)
+    ratios = sorted(m["vww"] / m["ic"] for m in (published_ms(s) for s in stacks
+                                                 if s["board"] == "cortex-m4" and s is not record))
     rms = published_ms(record)
-    lo, hi = ratios[0] * rms["ic"] * mhz * 1e3, ratios[-1] * rms["ic"] * mhz * 1e3
+    ic = rms["ic"] * ms   # the record stack's ic in cycles
+    lo, hi = ratios[0] * ic, ratios[-1] * ic
     lines += ["", f"The record stack's vww / ic is {rms['vww'] / rms['ic']:.3f}; every other published "
               f"cortex-m4 stack's is {ratios[0]:.3f}-{ratios[-1]:.3f}. Were the record's vww / ic in that "
               f"range (a vww whose zero rows it executed), its vww would take {_m(lo)}-{_m(hi)} cycles "
-              f"(its ic {_m(rms['ic'] * mhz * 1e3)} x the ratio)"]
-    if len(rows) > 1:
-        d = rows[1][2] * mhz * 1e3
+              f"(its ic {_m(ic)} x the ratio)"]
+    if dense:
+        d = dense["cycles"][1]
         lines[-1] += f"; buildtool's dense vww (est. high {_m(d)}) is {d / hi:.3f}-{d / lo:.3f} of that"
     lines[-1] += "."
     return "\n".join(lines)

@@ -1122,7 +1122,6 @@ static __attribute__((noinline)) void dw_chan4_q4(const bt_conv_params *p, int32
 }
 #endif
 
-/* 1 when dw_rows takes the layer: 3x3, dilation 1, stride_w 1 or 2. */
 /* Channel c's requantisation fields: m, zp; dw_rqm's p2 and e1 when fast, else e1 the shift. 0 when fast and its shift
  * cannot take the output zero point in p2 (no fold). dw_rows and dwk (dw_kxk.h) set the biases. */
 static inline __attribute__((always_inline)) int dw_chan_rq(const bt_conv_params *p, dw_chan *f, int32_t c, int32_t zp,
@@ -1148,6 +1147,7 @@ static inline __attribute__((always_inline)) dw_requant_fn dw_chan_fold(dw_chan 
   return dw_requant_fns[!fast ? 4 : (!fold ? 3 : 2 - act)];
 }
 
+/* 1 when dw_rows takes the layer: 3x3, dilation 1, stride_w 1 or 2. */
 static int dw_rows_ok(const bt_conv_params *p) {
   return p->kh == 3 && p->kw == 3 && p->dil_h == 1 && p->dil_w == 1 && (p->stride_w == 1 || p->stride_w == 2) &&
          p->stride_h >= 1;

@@ -19,8 +19,8 @@
  * and bias (dw_rqm's 2a, |a| < 2^29 + 49 * 255 * 128 < 2^30), each output by dw_rqm with the zero point folded and
  * SSAT in dwk_rows; other layers' sums go to a stack row and dw_rows' dw_requant (bt_rq2, or bt_mbqm_fast where
  * bt_rq2 cannot take a channel or a bias is 2^29 or more). Weights set up once per strip and group (dwk_weights4).
- * Measured (cortex-m4 est. high; before: the general loops): mcunet-vww1's 10x10x120 5x5 2418 K -> 875 K, 10x10x48
- * 7x7 stride 2 1759 K -> 651 K, 5x5x240 7x7 1334 K -> 788 K, 5x5x144 7x7 stride 2 1125 K -> 555 K; mcunet-in3's
+ * Measured (cortex-m4 est. high; before: the general loops): mcunet-vww1's 10x10x120 5x5 2418 K -> 873 K, 10x10x48
+ * 7x7 stride 2 1759 K -> 650 K, 5x5x240 7x7 1334 K -> 784 K, 5x5x144 7x7 stride 2 1125 K -> 553 K; mcunet-in3's
  * in-place 44x44x80 7x7 153.2 M -> 16.0 M. Stack: dwk's frame 4272 bytes (planes 2688 + dw_fill_z's 16 bytes of
  * slack, 4 x 42 weight words, 56 sums; dwk_rows 136-144 below it), dw_rows' 4280; nothing in the arena. */
 

@@ -1,4 +1,4 @@
-/* dw_inplace_rows.h -- in-place depthwise row by row for the optimised sets: the output rows
+/* dw_inplace_rows.h -- in-place depthwise by rows for the optimised sets: the output rows
  * computed by the including set's bt_depthwise_s8 into a ring of rows in scratch, as many rows a call
  * as the ring has free slots in a row for (a set's fast paths take several rows at once), and each
  * row written back (its channel bytes only; a dense row by words) once no later row reads the input
