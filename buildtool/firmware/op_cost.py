@@ -4,7 +4,7 @@ plan's cycles estimated from its MACs (`static_cycles`)."""
 
 from __future__ import annotations
 
-from . import cycles
+from . import cycles, memory_model
 from ..model.ops import op_macs
 from ..plan import weight_order
 from ..plan.fusion.instructions import predict_instructions
@@ -123,9 +123,12 @@ def fold(per_region: list, n: int) -> list:
     return out
 
 
-def annotate(prof: dict, macs, mixes: list, cpu: str, flash: list | None = None, wait_states: int = 0) -> None:
+def annotate(prof: dict, macs, mixes: list, cpu: str, flash: list | None = None, wait_states: int = 0,
+             stalls: list | None = None, model=None) -> None:
     """Add each operator's MACs (from firmware.json), instruction mix and estimated cycles; with flash
-    (per region, read_flash) its flash accesses too and `wait_states` cycles on each (cycles.py)."""
+    (per region, read_flash) its flash accesses too and `wait_states` cycles on each (cycles.py); with stalls
+    (per region, memory_model.read_stalls) and model (the part's MemoryModel) its memory stalls and modelled
+    cycles, and prof["memory_model"]: "BOARD, summary"."""
     for k, o in enumerate(prof["ops"]):
         if macs and k < len(macs):
             o["macs"] = macs[k]
@@ -135,11 +138,16 @@ def annotate(prof: dict, macs, mixes: list, cpu: str, flash: list | None = None,
             if fl is not None:
                 o["flash_accesses"] = fl
             o["cycles_estimate"] = list(cycles.estimate(mixes[k], flash=fl, wait_states=wait_states, cpu=cpu))
+            if stalls and model:
+                o["memory_stalls"] = stalls[k]
+                o["modelled_cycles"] = memory_model.modelled_cycles(mixes[k], stalls[k], cpu)
     if mixes:
         prof["cycles_range"] = cycles.RANGES[cpu]
         prof["cycles_model"] = f"{cycles.LABELS[cpu]}, " + (
             f"{wait_states} flash wait state{'s' if wait_states > 1 else ''} on code and data read from flash"
             if flash and wait_states else "zero wait states")
+        if stalls and model:
+            prof["memory_model"] = f"{model.part}, {model.summary()}"
 
 
 def header(prof: dict) -> list:
@@ -168,8 +176,13 @@ def summary(prof: dict) -> list:
     est = [o["cycles_estimate"] for o in prof["ops"] if "cycles_estimate" in o]
     if not est:
         return []
-    return [f"  operators: {sum(o['count'] for o in prof['ops']):,} {prof['unit']}, estimated "
-            f"{sum(e[0] for e in est):,}-{sum(e[1] for e in est):,} cycles"]
+    lines = [f"  operators: {sum(o['count'] for o in prof['ops']):,} {prof['unit']}, estimated "
+             f"{sum(e[0] for e in est):,}-{sum(e[1] for e in est):,} cycles"]
+    if "memory_model" in prof:
+        mod = sum(o["modelled_cycles"] for o in prof["ops"] if "modelled_cycles" in o)
+        lines.append(f"  modelled cycles ({prof['memory_model']}): {mod:,}   zero-wait estimate: "
+                     f"{sum(e[0] for e in est):,}-{sum(e[1] for e in est):,}")
+    return lines
 
 
 __all__ = ["CYCLES_PER_MAC", "FLASH_ACCESSES_PER_MAC", "layer_class", "static_cycles", "region_macs", "read_mixes", "read_flash", "fold",
