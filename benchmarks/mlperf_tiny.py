@@ -10,6 +10,8 @@ latency x clock) and the ratios.
 
     python3 benchmarks/mlperf_tiny.py                        # cortex-m4, cortex-m33, cortex-m7, cortex-m55
     python3 benchmarks/mlperf_tiny.py --boards cortex-m55    # Helium: instructions vs the Cortex-M85 record
+    python3 benchmarks/mlperf_tiny.py --boards nucleo-l4r5zi --models vww,ic,kws,ad   # the record board: + modelled
+        # cycles under its memory model (flash wait states, ART caches, prefetch), the weight stream's floor
     python3 benchmarks/mlperf_tiny.py --boards cortex-m4 --models kws,ad
     python3 benchmarks/mlperf_tiny.py --boards cortex-m4 --profile   # + one line per operator
     python3 benchmarks/mlperf_tiny.py --boards cortex-m4 --flash-wait-states 5   # + the estimate with
@@ -44,7 +46,7 @@ from docs_tables import Out, environment, write_docs  # noqa: E402
 
 from buildtool import pipeline  # noqa: E402
 from buildtool import targets  # noqa: E402
-from buildtool.firmware import cycles, runner  # noqa: E402
+from buildtool.firmware import cycles, memory_model, runner  # noqa: E402
 from buildtool.model import reader as tflite_reader  # noqa: E402
 from buildtool.model.writer import serialize  # noqa: E402
 from buildtool.refops import prepare  # noqa: E402
@@ -63,6 +65,13 @@ BOARDS += ("cortex-m55",)
 TIMING["cortex-m55"] = ("none: no Cortex-M55 cycle model (Arm's Cortex-M55 Software Optimization Guide is not "
                         "sourced here); executed instructions only, not cycles")
 RECORD_KEY["cortex-m55"] = "cortex-m85 (Helium)"
+# nucleo-l4r5zi (issue 49): the record board itself, its own firmware run on QEMU's netduinoplus2 (the same core,
+# flash and SRAM addresses) under its memory model (buildtool/firmware/memory_model.py): the modelled cycles
+MODELLED = "nucleo-l4r5zi"
+RECORD_KEY[MODELLED] = "cortex-m4"
+TIMING[MODELLED] = (cycles.SOURCES["cortex-m4"] + "; modelled: the high plus the stalls of the part's memory model, "
+                    + memory_model.get(MODELLED).summary() + " (buildtool/firmware/memory_model.py, "
+                    "docs/memory-model.md)")
 
 
 PUBLISHED = Path(__file__).resolve().parent / "mlperf_published.json"
@@ -135,7 +144,14 @@ def measure(key: str, board: str, work: Path, tflm: dict, flash_wait_states: int
     est = [o.get("cycles_estimate") for o in ops]
     lo_hi = (sum(e[0] for e in est), sum(e[1] for e in est)) if all(e is not None for e in est) else None
     zero = [cycles.estimate(o["mix"], cpu=cpu) for o in ops if "mix" in o]  # the same mixes at zero wait states
-    return {"model": name, "filled": filled, "insns": sum(o["count"] for o in ops),
+    mm = memory_model.get(board)
+    modelled = None
+    if mm and all("modelled_cycles" in o for o in ops):
+        weights = (work / "weights.bin").stat().st_size
+        modelled = {"cycles": sum(o["modelled_cycles"] for o in ops), "weights": weights,
+                    "floor": mm.stream_floor(weights),
+                    **{k: sum(o["memory_stalls"][k] for o in ops) for k in ("fetch_stalls", "load_stalls")}}
+    return {"model": name, "filled": filled, "insns": sum(o["count"] for o in ops), "modelled": modelled,
             "cycles": (sum(e[0] for e in zero), sum(e[1] for e in zero)) if lo_hi and ws is not None else lo_hi,
             "cycles_ws": lo_hi if ws is not None else None,
             "identical": np.asarray(y).tobytes() == tflm[key].tobytes(), "ops": ops, "graph": g,
@@ -227,6 +243,29 @@ def table(board: str, res: dict, ws: int | None = None) -> str:
                      f"{'yes' if r['identical'] else 'NO'} |")
     gen = [f"{_label(res[k])} op {op} ({why})" for k in _keys(res) for op, why in res[k]["general"]]
     lines += ["", "Layers on a general path (not the fast ones): " + ("; ".join(gen) if gen else "none") + "."]
+    if any(res[k].get("modelled") for k in _keys(res)):
+        lines += ["", modelled_table(board, res, rec)]
+    return "\n".join(lines)
+
+
+def modelled_table(board: str, res: dict, rec: dict) -> str:
+    """The modelled cycles (the part's memory model) against the record, the stalls, and the floor the weights
+    set: the weights image read once from flash, every read taking the wait states plus one cycle."""
+    mm = memory_model.get(board)
+    lines = [f"Modelled on {board} ({mm.summary()}): the zero-wait high plus the memory stalls; weight floor: "
+             f"the weights image read once, {8 * mm.read_bytes}-bit reads of {mm.wait_states + 1} cycles each "
+             "(no kernel that reads its weights from flash runs in fewer).", "",
+             "| model | modelled cycles | modelled / record | zero-wait high / record | fetch stalls | load stalls | "
+             "weights | weight floor | floor / record | modelled / floor |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for key in _keys(res):
+        r, mc = res[key], rec[key.split()[0]]["mcycles"] * 1e6
+        m = r.get("modelled")
+        if not m:
+            continue
+        lines.append(f"| {_label(r)} | {_m(m['cycles'])} | {m['cycles'] / mc:.3f} | {r['cycles'][1] / mc:.3f} | "
+                     f"{_m(m['fetch_stalls'])} | {_m(m['load_stalls'])} | {m['weights']:,} B | {_m(m['floor'])} | "
+                     f"{m['floor'] / mc:.3f} | {m['cycles'] / m['floor']:.1f} |")
     return "\n".join(lines)
 
 

@@ -165,5 +165,5 @@ def test_part_run_prints_modelled_cycles(tmp_path, monkeypatch):
     assert f"modelled cycles (nucleo-l4r5zi, 120 MHz, 5 flash wait states, 64-bit flash reads, ART accelerator " \
            in report and f"): {total:,}   zero-wait estimate: " in report
     monkeypatch.setitem(runner.EMULATED_MEMORY, "netduinoplus2", (0x08000000, 1 << 20, 0x20000000, 4096))
-    with pytest.raises(UsageError, match=r"needs 15\.1 KiB of RAM; .* maps 4\.0 KiB"):
+    with pytest.raises(UsageError, match=r"needs [0-9.]+ KiB of RAM; .* maps 4\.0 KiB"):
         runner.run("nucleo-l4r5zi", tmp_path, x)
