@@ -30,7 +30,7 @@ checked and how.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from . import cycles
 
@@ -61,6 +61,11 @@ class MemoryModel:
     accelerator: str  # what holds the caches ("ART accelerator", "Cortex-M7 L1", "ICACHE")
     source: str  # the manual's sections every figure comes from
     choices: str  # where the manual leaves a choice open and which reading the model takes
+    other_read_bytes: int = 0  # the faster read width the manual leaves open (reported beside, not modelled)
+
+    def other_reading(self) -> "MemoryModel | None":
+        """The same part with the faster flash read width the manual also allows, None when it allows one."""
+        return replace(self, read_bytes=self.other_read_bytes, other_read_bytes=0) if self.other_read_bytes else None
 
     def plugin_option(self) -> str:
         """The plugin's mem= argument (tools/qemu-insncount)."""
@@ -96,7 +101,7 @@ MODELS = {m.part: m for m in (
         "data cache of 8 lines of 4 x 64 bits (256 B); §3.2 flash organisation (dual bank, DBANK = 1: 64-bit "
         "data; single bank: 128-bit)",
         "flash read width 64 bits (dual-bank organisation) rather than 128 (single bank); cache associativity and "
-        "replacement not stated: fully associative LRU"),
+        "replacement not stated: fully associative LRU", other_read_bytes=16),
     MemoryModel(
         "netduinoplus2", 168_000_000, 5, 16, Cache(64, 16, 64), Cache(8, 16, 8), True, False, "ART accelerator",
         "ST RM0090 rev 19 §3.5.1 Relation between CPU clock frequency and flash memory read time (Table 'Number "

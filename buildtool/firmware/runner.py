@@ -181,7 +181,8 @@ def format_report(prof: dict, ram: dict) -> str:
 
 
 def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = True, sequence: bool = False,
-        functions: bool = False, region: int | None = None, flash_wait_states: int | None = None) -> tuple:
+        functions: bool = False, region: int | None = None, flash_wait_states: int | None = None,
+        memory: memory_model.MemoryModel | None = None) -> tuple:
     """Run out_dir/firmware.elf on `board` with input x (array or list of arrays).
 
     Returns (output, profile, ram): output is an ndarray (a list when the model has several
@@ -194,7 +195,8 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
     profile["addresses"] [(instruction address, its executions)]; region=k: both only inside the k-th
     profile region executed (an operator or fused block: the index of profile["ops"]).
     A board with a memory model (memory_model.py: a real part) also gets each operator's "memory_stalls" and
-    "modelled_cycles" and profile["memory_model"], its one-line summary.
+    "modelled_cycles" and profile["memory_model"], its one-line summary; memory: another MemoryModel for it
+    (the same part read another way the manual allows: MemoryModel.other_reading).
     flash_wait_states=N (CPUs with a cycle model, cycles.py): the plugin also counts each region's
     accesses to the board's flash (ops' "flash_accesses") and the cycle estimate adds N cycles to each
     (cycles.wait_cycles); None: zero wait states, nothing counted.
@@ -214,7 +216,7 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
         raise UsageError("an input sequence needs at least one input set")
     data = b"".join(_inputs(man, xi) for xi in x) if sequence else _inputs(man, x)
     counts, unit, total, mixes, fn_counts, flash, stalls = [], "", None, [], None, None, None
-    mm = memory_model.get(board) if profile and t.cpu in cycles.CPUS else None
+    mm = (memory or memory_model.get(board)) if profile and t.cpu in cycles.CPUS else None
     if t.port.native:
         try:
             r = subprocess.run(t.port.run_command(t, elf), input=data, capture_output=True, timeout=timeout)
