@@ -46,7 +46,7 @@ from docs_tables import Out, environment, write_docs  # noqa: E402
 
 from buildtool import pipeline  # noqa: E402
 from buildtool import targets  # noqa: E402
-from buildtool.firmware import cycles, memory_model, runner  # noqa: E402
+from buildtool.firmware import cycles, memory_model, op_cost, runner  # noqa: E402
 from buildtool.model import reader as tflite_reader  # noqa: E402
 from buildtool.model.writer import serialize  # noqa: E402
 from buildtool.refops import prepare  # noqa: E402
@@ -277,6 +277,35 @@ def modelled_table(board: str, res: dict, rec: dict) -> str:
                      f"{_m(m['fetch_stalls'])} | {_m(m['load_stalls'])} | {m['weights']:,} B | {_m(m['floor'])} | "
                      f"{m['floor'] / mc:.3f} |"
                      + (f" {m['other'] / mc:.3f} | {m['other_floor'] / mc:.3f} |" if "other" in m else ""))
+    return "\n".join(lines + ["", stalls_per_mac(board, res)])
+
+
+MIN_MACS = 100_000   # op_cost's per-MAC figures count layers of at least this many MACs (call overhead below)
+
+
+def class_stalls(res: dict) -> dict:
+    """{layer class: (lowest, highest) memory stalls per MAC} over the layers of res of at least MIN_MACS MACs
+    (op_cost.MEMORY_STALLS_PER_MAC is this, for `buildtool fit`)."""
+    per = {}
+    for key in _keys(res):
+        g = res[key]["graph"]
+        for o in res[key]["ops"]:
+            cls = op_cost.layer_class(g, g.operators[o["op"]])
+            if cls and o.get("macs") and "memory_stalls" in o:
+                st = o["memory_stalls"]
+                per.setdefault(cls, []).append((o["macs"], (st["fetch_stalls"] + st["load_stalls"]) / o["macs"]))
+    out = {}
+    for c, v in sorted(per.items()):   # a class with no layer that large: all its layers (ad01's dense ones)
+        v = [r for m, r in v if m >= MIN_MACS] or [r for _, r in v]
+        out[c] = (round(min(v), 2), round(max(v), 2))
+    return out
+
+
+def stalls_per_mac(board: str, res: dict) -> str:
+    lines = [f"Memory stalls per MAC by layer class on {board} (layers of {MIN_MACS:,} MACs or more, all of a class "
+             "that has none; lowest and highest; buildtool fit's latency on this part adds them, op_cost.MEMORY_STALLS_PER_MAC):", "",
+             "| layer class | stalls / MAC |", "|---|---:|"]
+    lines += [f"| {c} | {lo:.2f}-{hi:.2f} |" for c, (lo, hi) in class_stalls(res).items()]
     return "\n".join(lines)
 
 
@@ -411,7 +440,9 @@ def main() -> int:
                 out(profile(res, a.flash_wait_states))
             if a.published:
                 out(published(res, 120.0) + "\n")   # records.json: NUCLEO-L4R5ZI at 120 MHz
-    if a.write_docs:
+    if a.write_docs and a.boards == MODELLED:
+        write_docs("docs/memory-model.md", f"mlperf_tiny.py --boards {MODELLED}", out.text)
+    elif a.write_docs:
         region = "mlperf_tiny.py" + (" --published" if a.published else
                                      (" --flash-wait-states" if a.flash_wait_states else "") +
                                      (" --dense" if a.dense else ""))

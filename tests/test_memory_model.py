@@ -12,7 +12,10 @@ from test_cycles import _loop
 from buildtool import pipeline, targets, zoo
 from buildtool.errors import UsageError
 from buildtool.firmware import memory_model, op_cost, runner
+from buildtool.model.ops import op_macs
 from buildtool.model.writer import serialize
+from buildtool.pipeline.fit import fit_table
+from buildtool.plan.arena.planner import plan_arena
 
 EXIT = """
     bl end
@@ -167,3 +170,24 @@ def test_part_run_prints_modelled_cycles(tmp_path, monkeypatch):
     monkeypatch.setitem(runner.EMULATED_MEMORY, "netduinoplus2", (0x08000000, 1 << 20, 0x20000000, 4096))
     with pytest.raises(UsageError, match=r"needs [0-9.]+ KiB of RAM; .* maps 4\.0 KiB"):
         runner.run("nucleo-l4r5zi", tmp_path, x)
+
+
+def test_fit_latency_on_a_part_adds_its_stalls_per_mac():
+    """static_cycles(board=) adds the part's MEMORY_STALLS_PER_MAC to each layer's cycles per MAC; `buildtool
+    fit` prices nucleo-l4r5zi so and says so (its JSON's latency "memory_model"); another board is unchanged."""
+    g = zoo.build("tiny")
+    plan = plan_arena(g)
+    base = op_cost.static_cycles(g, plan, "cortex-m4")
+    part = op_cost.static_cycles(g, plan, "cortex-m4", board="nucleo-l4r5zi")
+    st = op_cost.MEMORY_STALLS_PER_MAC["nucleo-l4r5zi"]
+    extra = [0.0, 0.0]
+    for op in g.operators:
+        cls = op_cost.layer_class(g, op)
+        if cls and op_macs(g, op):
+            extra = [extra[0] + op_macs(g, op) * st[cls][0], extra[1] + op_macs(g, op) * st[cls][1]]
+    # each side rounded once: the sums agree to the cycle
+    assert all(abs(p - (b + e)) <= 1 for p, b, e in zip(part, base, extra)) and part[1] > base[1] + 1000
+    assert op_cost.static_cycles(g, plan, "cortex-m4", board="cortex-m4") == base
+    rows = {r.board: r for r in fit_table(g, boards=["nucleo-l4r5zi", "cortex-m4"])}
+    assert rows["nucleo-l4r5zi"].cycles == part and rows["nucleo-l4r5zi"].to_json()["latency"]["memory_model"]
+    assert "memory_model" not in rows["cortex-m4"].to_json()["latency"]

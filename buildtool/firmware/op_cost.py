@@ -44,6 +44,17 @@ FLASH_ACCESSES_PER_MAC = {
 }
 
 
+# Memory stall cycles per MAC by layer class, (low, high), on the parts whose memory model (memory_model.py) has
+# been run: the stalls the part's flash, caches and prefetch add to the zero-wait cycles (`python3
+# benchmarks/mlperf_tiny.py --boards nucleo-l4r5zi`, its "Memory stalls per MAC by layer class" table: the
+# lowest and highest over the four MLPerf Tiny models' layers of 100,000 MACs or more; FC: ad01's dense layers,
+# all smaller). `static_cycles(..., board=)` adds them at zero wait states (`buildtool fit`).
+MEMORY_STALLS_PER_MAC = {
+    "nucleo-l4r5zi": {"conv 1x1": (0.02, 2.19), "conv KxK": (0.05, 2.63), "depthwise": (1.28, 2.51),
+                      "FC": (0.64, 1.22)},
+}
+
+
 def layer_class(g, op) -> str | None:
     """conv 1x1, conv KxK, depthwise or FC (the classes of CYCLES_PER_MAC); None for other operators."""
     if op.opcode == "CONV_2D":
@@ -52,14 +63,15 @@ def layer_class(g, op) -> str | None:
     return {"DEPTHWISE_CONV_2D": "depthwise", "FULLY_CONNECTED": "FC"}.get(op.opcode)
 
 
-def static_cycles(g, plan, cpu: str, flash_wait_states: int = 0):
+def static_cycles(g, plan, cpu: str, flash_wait_states: int = 0, board: str | None = None):
     """(low, high) estimated cycles of the plan's conv, depthwise and dense layers on cpu, from their
     MACs and CYCLES_PER_MAC (plus flash_wait_states x FLASH_ACCESSES_PER_MAC: code and weights in a
     flash with that many wait states); a fused block's layers scaled by the block's MACs over theirs
     (predict_instructions, with per-operator figures in place of measured counts). A conv model.c runs on
     its live rows only (plan/weight_order.py rows-live: a plain plan's) counts their MACs. Operators without
     MACs are not counted (1-17 % of the measured estimate of the models in docs/kernels.md). None when cpu has
-    no figures (or none of flash accesses, with flash_wait_states) or an operator with MACs has no class (TRANSPOSE_CONV, RESIZE_BILINEAR, SVDF, LSTM)."""
+    no figures (or none of flash accesses, with flash_wait_states) or an operator with MACs has no class (TRANSPOSE_CONV, RESIZE_BILINEAR, SVDF, LSTM).
+    board: a part with MEMORY_STALLS_PER_MAC (and no flash_wait_states): its memory model's stalls per MAC added."""
     rates = CYCLES_PER_MAC.get(cpu)
     if rates is None or (flash_wait_states and cpu not in FLASH_ACCESSES_PER_MAC):
         return None
@@ -67,6 +79,9 @@ def static_cycles(g, plan, cpu: str, flash_wait_states: int = 0):
         fa = FLASH_ACCESSES_PER_MAC[cpu]
         rates = {c: (lo + flash_wait_states * fa[c][0], hi + flash_wait_states * fa[c][1])
                  for c, (lo, hi) in rates.items()}
+    elif board in MEMORY_STALLS_PER_MAC:
+        st = MEMORY_STALLS_PER_MAC[board]
+        rates = {c: (lo + st[c][0], hi + st[c][1]) for c, (lo, hi) in rates.items()}
     per_op = []
     live = weight_order.row_orders(g) if plan.kind != "fused" else {}
     for op in g.operators:
@@ -185,6 +200,6 @@ def summary(prof: dict) -> list:
     return lines
 
 
-__all__ = ["CYCLES_PER_MAC", "FLASH_ACCESSES_PER_MAC", "layer_class", "static_cycles", "region_macs", "read_mixes", "read_flash", "fold",
+__all__ = ["CYCLES_PER_MAC", "FLASH_ACCESSES_PER_MAC", "MEMORY_STALLS_PER_MAC", "layer_class", "static_cycles", "region_macs", "read_mixes", "read_flash", "fold",
            "annotate", "header",
            "columns", "summary"]
