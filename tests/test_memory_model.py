@@ -191,3 +191,29 @@ def test_fit_latency_on_a_part_adds_its_stalls_per_mac():
     rows = {r.board: r for r in fit_table(g, boards=["nucleo-l4r5zi", "cortex-m4"])}
     assert rows["nucleo-l4r5zi"].cycles == part and rows["nucleo-l4r5zi"].to_json()["latency"]["memory_model"]
     assert "memory_model" not in rows["cortex-m4"].to_json()["latency"]
+
+
+@pytest.mark.slow
+def test_mlperf_ad01_on_the_record_board_and_its_weight_floor(tmp_path):
+    """mlperf_tiny.measure on nucleo-l4r5zi: ad01 byte-identical to TFLite Micro, its modelled cycles the
+    operators' sum, its weight floor the weights image in 64-bit reads of 5 + 1 cycles, its load stalls at least
+    5 per 64-bit read of those weights (each read once, the 256-byte data cache holds none of them twice), the
+    128-bit reading faster; the table prints the modelled / record ratio it computes."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import mlperf_tiny as mt
+
+    if not (mt.MLPERF / "records.json").is_file():
+        pytest.skip(f"no MLPerf Tiny models in {mt.MLPERF}")
+    r = mt.measure("ad", "nucleo-l4r5zi", tmp_path, {})
+    m = r["modelled"]
+    assert r["identical"] and m["cycles"] == sum(o["modelled_cycles"] for o in r["ops"])
+    assert m["weights"] == (tmp_path / "weights.bin").stat().st_size
+    reads = -(-m["weights"] // 8)
+    assert m["floor"] == reads * 6 and m["load_stalls"] >= reads * 5
+    assert r["cycles"][1] < m["other"] < m["cycles"]
+    rec = mt.records()["records"]["cortex-m4"]
+    text = mt.table("nucleo-l4r5zi", {"ad": r})
+    assert f"| {m['cycles'] / (rec['ad']['mcycles'] * 1e6):.3f} |" in text and "| FC |" in text
