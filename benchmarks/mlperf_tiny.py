@@ -315,15 +315,20 @@ def profile(res: dict, ws: int | None = None) -> str:
         r = res[key]
         g = r["graph"]
         est = "est. cycles" + (f" ({ws} flash wait states)" if ws is not None and r.get("cycles_ws") else "")
-        out += [f"#### {_label(r)}", "", f"| op | opcode | shape out | MACs | instructions | insns/MAC | {est} |",
-                "|---:|---|---|---:|---:|---:|---:|"]
+        mod = r.get("modelled") is not None   # a part's memory model: its modelled cycles and stalls per operator
+        out += [f"#### {_label(r)}", "", f"| op | opcode | shape out | MACs | instructions | insns/MAC | {est} |"
+                + (" modelled cycles | fetch stalls | load stalls |" if mod else ""),
+                "|---:|---|---|---:|---:|---:|---:|" + ("---:|---:|---:|" if mod else "")]
         for o in sorted(r["ops"], key=lambda o: -o["count"]):
             op = g.operators[o["op"]]
             shp = "x".join(map(str, g.tensors[op.outputs[0]].shape))
             macs = o.get("macs", 0)
             ce = o.get("cycles_estimate")
+            st = o.get("memory_stalls")
             out.append(f"| {o['op']} | {o['opcode']} | {shp} | {macs:,} | {o['count']:,} | "
-                       f"{o['count'] / macs if macs else 0:.2f} | {f'{ce[0]:,}-{ce[1]:,}' if ce else '-'} |")
+                       f"{o['count'] / macs if macs else 0:.2f} | {f'{ce[0]:,}-{ce[1]:,}' if ce else '-'} |"
+                       + (f" {o['modelled_cycles']:,} | {st['fetch_stalls']:,} | {st['load_stalls']:,} |"
+                          if mod and st else ""))
         out.append("")
     return "\n".join(out)
 
