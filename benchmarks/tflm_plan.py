@@ -1,0 +1,179 @@
+"""buildtool's arena plan inside the .tflite, run by TensorFlow Lite Micro (`buildtool export --format tflm`).
+
+For every model of ../shared/models, ../shared/models/mlperf-tiny and ../shared/models/real: TFLite Micro's
+arena head (the non-persistent section its RecordingMicroAllocator reports after allocating: tensors and
+scratch buffers) for the original file and for the planned one, and the outputs of both files on several
+random inputs, run in sequence on one interpreter each (stateful models carry their state alike), by TFLite
+Micro (tflite_micro.runtime) and by TensorFlow Lite (tf.lite.Interpreter, in a separate process: TensorFlow
+and OR-Tools' CP-SAT do not share a process). Prints the table of docs/tflm.md, then the total and the largest
+saving; --write-docs puts the table there. Exit 1 when a head grows or an output differs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from docs_tables import Out, environment, write_docs  # noqa: E402
+
+from buildtool.errors import ModelError  # noqa: E402
+from buildtool.model import offline_plan  # noqa: E402
+from buildtool.options import PlanOptions  # noqa: E402
+from buildtool.pipeline.tflm_export import ARENA_FOR_MEASURING, planned_model  # noqa: E402
+
+SHARED = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared")) / "models"
+FOLDERS = ("", "mlperf-tiny", "real")
+
+_TFLITE = r"""
+import os, pickle, sys
+import numpy as np
+out = os.fdopen(os.dup(1), "wb")
+os.dup2(2, 1)
+import tensorflow as tf
+jobs = pickle.load(sys.stdin.buffer)
+answers = []
+for model, inputs in jobs:
+    try:
+        ip = tf.lite.Interpreter(model_content=model)
+        ip.allocate_tensors()
+        outs = []
+        for xs in inputs:
+            for d, x in zip(ip.get_input_details(), xs):
+                ip.set_tensor(d["index"], np.asarray(x, d["dtype"]).reshape(d["shape"]))
+            ip.invoke()
+            outs.append([np.array(ip.get_tensor(d["index"])).tobytes() for d in ip.get_output_details()])
+        answers.append(("ok", outs))
+    except Exception as e:
+        answers.append(("error", f"{type(e).__name__}: {e}"))
+pickle.dump(answers, out)
+out.flush()
+"""
+
+
+def models():
+    for folder in FOLDERS:
+        d = SHARED / folder if folder else SHARED
+        for p in sorted(d.glob("*.tflite")):
+            yield (f"{folder}/{p.stem}" if folder else p.stem), p
+
+
+def random_inputs(data: bytes, n: int, seed: int) -> list:
+    """n sets of inputs over each input's whole range (integer types) or [-1, 1) (float)."""
+    from tflite_micro import runtime
+
+    ip = runtime.Interpreter.from_bytes(data, arena_size=ARENA_FOR_MEASURING)
+    k = offline_plan_inputs(data)
+    rng = np.random.default_rng(seed)
+    sets = []
+    for _ in range(n):
+        xs = []
+        for i in range(k):
+            d = ip.get_input_details(i)
+            dt, shape = np.dtype(d["dtype"]), tuple(int(s) for s in d["shape"])
+            if dt.kind in "iu":
+                info = np.iinfo(dt)
+                xs.append(rng.integers(info.min, int(info.max) + 1, size=shape, dtype=dt))
+            else:
+                xs.append(rng.uniform(-1, 1, size=shape).astype(dt))
+        sets.append(xs)
+    return sets
+
+
+def offline_plan_inputs(data: bytes) -> int:
+    import tflite
+
+    return tflite.Model.GetRootAs(data, 0).Subgraphs(0).InputsLength()
+
+
+def tflm_outputs(data: bytes, inputs: list) -> list:
+    from tflite_micro import runtime
+
+    import tflite
+
+    n_out = tflite.Model.GetRootAs(data, 0).Subgraphs(0).OutputsLength()
+    ip = runtime.Interpreter.from_bytes(data, arena_size=ARENA_FOR_MEASURING)
+    outs = []
+    for xs in inputs:
+        for i, x in enumerate(xs):
+            ip.set_input(x, i)
+        ip.invoke()
+        outs.append([np.array(ip.get_output(k)).tobytes() for k in range(n_out)])
+    return outs
+
+
+def tflite_outputs(jobs: list) -> list:
+    """TensorFlow Lite's outputs for each (model bytes, inputs) job, in one helper process."""
+    p = subprocess.run([sys.executable, "-c", _TFLITE], input=pickle.dumps(jobs), capture_output=True, timeout=900)
+    if p.returncode != 0:
+        raise RuntimeError(f"the TensorFlow Lite helper failed: {p.stderr.decode(errors='replace')[-400:]}")
+    return pickle.loads(p.stdout)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--inputs", type=int, default=3, help="random inputs per model (default 3)")
+    ap.add_argument("--time-budget", type=float, default=2.0, help="planning seconds per model (default 2)")
+    ap.add_argument("--write-docs", action="store_true", help="rewrite the generated table of docs/tflm.md")
+    a = ap.parse_args(argv)
+    if not SHARED.is_dir():
+        sys.exit(f"no models at {SHARED}; set BUILDTOOL_SHARED to the shared folder (the one holding models/)")
+    rows, jobs = [], []
+    for name, path in models():
+        data = path.read_bytes()
+        try:
+            planned, info = planned_model(str(path), PlanOptions(time_budget=a.time_budget))
+        except ModelError as e:
+            rows.append((name, None, str(e).split(": ", 1)[-1], None))
+            continue
+        xs = random_inputs(data, a.inputs, seed=len(rows))
+        same_tflm = tflm_outputs(data, xs) == tflm_outputs(planned, xs)
+        rows.append((name, info, same_tflm, len(jobs)))
+        jobs += [(data, xs), (planned, xs)]
+    answers = tflite_outputs(jobs)
+
+    out = Out()
+    out(f"Measured {environment()}; `python3 benchmarks/tflm_plan.py --inputs {a.inputs} "
+        f"--time-budget {a.time_budget:g}`.\n")
+    out("| model | operators | TFLM head, original | TFLM head, planned | saving | planned tensors "
+        "| in-place ops | outputs, TFLM | outputs, TFLite |")
+    out("|---|---:|---:|---:|---:|---:|---:|---|---|")
+    bad, total, best = 0, 0, (0, "", 0)
+    for name, info, same_tflm, j in rows:
+        if info is None:
+            out(f"| {name} | | | | | | | not planned: {same_tflm} | |")
+            continue
+        (s0, o0), (s1, o1) = answers[j], answers[j + 1]
+        if s0 != "ok":
+            tfl = f"TFLite cannot run it ({o0[:60]})" if s0 == s1 else "differ"
+            same_tfl = s0 == s1 and o0 == o1
+        else:
+            same_tfl = s1 == "ok" and o0 == o1
+            tfl = "identical" if same_tfl else "differ"
+        saving = info.head_before - info.head_after
+        total += saving
+        if saving > best[0]:
+            best = (saving, name, info.head_before)
+        bad += (saving < 0) + (not same_tflm) + (not same_tfl)
+        planned = sum(1 for o in info.offsets if o != offline_plan.ONLINE)
+        out(f"| {name} | {len(info.order)} | {info.head_before:,} | {info.head_after:,} | {saving:,} "
+            f"({100.0 * saving / info.head_before:.1f}%) | {planned} | {len(info.inplace_ops)} "
+            f"| {'identical' if same_tflm else 'differ'} | {tfl} |")
+    out()
+    out(f"Total saving {total:,} B over {sum(1 for r in rows if r[1] is not None)} planned models; the largest "
+        f"{best[0]:,} B ({best[1]}, {100.0 * best[0] / max(best[2], 1):.1f}% of its head).")
+    if a.write_docs:
+        write_docs("docs/tflm.md", "tflm_plan.py", out.text)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,291 @@
+"""`buildtool export --format tflm`: buildtool's arena plan as TFLite Micro's OfflineMemoryAllocation metadata
+(model/offline_plan.py, plan/tflm.py, pipeline/tflm_export.py; docs/tflm.md).
+
+The written file is checked with the `tflite` package's own accessors (an independent reader): the metadata's
+exact words, the operators in the planned order, every other table as it was. The planned models give TFLite
+Micro's and TensorFlow Lite's outputs byte for byte on several random inputs, TFLite Micro's measured head never
+grows (and is our plan's extent where no scratch buffer needs more), in place only where TFLite Micro's kernel
+allows, and what cannot be planned is refused in one line with nothing written."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tflite
+
+from buildtool import cli
+from buildtool.model import offline_plan
+from buildtool.model.reader import parse
+from buildtool.plan.arena.inplace import candidates, reshape_decisions
+from buildtool.plan.tflm import TFLM_INPLACE, allow, plan_tflm
+from buildtool.pipeline.tflm_export import planned_model, tflm_head
+from conftest import SHARED_MODELS, tflite_ref_run
+
+DATA = Path(__file__).parent / "data"
+RELIABILITY = SHARED_MODELS.parent / "reliability"
+ARENA = 64 << 20
+
+# shared models with a saving, with in-place operators, with variable tensors, with scratch buffers
+MODELS = ["tiny_cnn_32", "mlperf-tiny/vww_96_int8", "mlperf-tiny/pretrainedResnet_quant",
+          "real/seanet_add-add0", "real/seanet_sub-sub0", "real/seanet_leaky_relu-leaky_relu0",
+          "real/tflm_trained_lstm_int8", "real/seanet_transpose_conv-transpose_conv0",
+          pytest.param("mbv2_w035_144", marks=pytest.mark.slow)]
+
+
+@pytest.fixture(autouse=True)
+def no_daemon(monkeypatch):
+    monkeypatch.setenv("BUILDTOOL_NO_DAEMON", "1")
+
+
+def shared(name: str) -> Path:
+    p = SHARED_MODELS / f"{name}.tflite"
+    if not p.exists():
+        pytest.skip(f"{p} not present")
+    return p
+
+
+def random_inputs(data: bytes, n: int, seed: int) -> list:
+    from tflite_micro import runtime
+
+    ip = runtime.Interpreter.from_bytes(data, arena_size=ARENA)
+    rng = np.random.default_rng(seed)
+    k = tflite.Model.GetRootAs(data, 0).Subgraphs(0).InputsLength()
+    sets = []
+    for _ in range(n):
+        xs = []
+        for i in range(k):
+            d = ip.get_input_details(i)
+            dt, shape = np.dtype(d["dtype"]), tuple(int(s) for s in d["shape"])
+            info = np.iinfo(dt)
+            xs.append(rng.integers(info.min, int(info.max) + 1, size=shape, dtype=dt))
+        sets.append(xs)
+    return sets
+
+
+def tflm_outputs(data: bytes, sets: list) -> list:
+    """Every output's bytes after each invocation of one interpreter (state carried as a user's would be)."""
+    from tflite_micro import runtime
+
+    n = tflite.Model.GetRootAs(data, 0).Subgraphs(0).OutputsLength()
+    ip = runtime.Interpreter.from_bytes(data, arena_size=ARENA)
+    outs = []
+    for xs in sets:
+        for i, x in enumerate(xs):
+            ip.set_input(x, i)
+        ip.invoke()
+        outs.append([np.array(ip.get_output(k)).tobytes() for k in range(n)])
+    return outs
+
+
+def run_cli(args, capsys) -> tuple:
+    capsys.readouterr()
+    rc = cli.main(args)
+    out = capsys.readouterr()
+    return rc, out.out, out.err
+
+
+# -- the file: exact metadata words, the operator order, nothing else changed --------------------------------
+
+def _ops(m) -> list:
+    sg = m.Subgraphs(0)
+    return [(sg.Operators(i).OpcodeIndex(), tuple(sg.Operators(i).InputsAsNumpy()),
+             tuple(sg.Operators(i).OutputsAsNumpy())) for i in range(sg.OperatorsLength())]
+
+
+def test_written_file_read_by_the_tflite_package():
+    data = shared("mlperf-tiny/vww_96_int8").read_bytes()
+    n_ops = tflite.Model.GetRootAs(data, 0).Subgraphs(0).OperatorsLength()
+    n_t = offline_plan.tensor_count(data)
+    order = list(reversed(range(n_ops)))  # any permutation: the writer does not judge it
+    offsets = [(-1 if t % 3 else 16 * t) for t in range(n_t)]
+    out = offline_plan.write(data, order, offsets)
+    assert len(out) % 16 == len(data) % 16  # every old buffer keeps its alignment
+    a, b = tflite.Model.GetRootAs(data, 0), tflite.Model.GetRootAs(out, 0)
+    names = [b.Metadata(i).Name() for i in range(b.MetadataLength())]
+    assert names == [a.Metadata(i).Name() for i in range(a.MetadataLength())] + [b"OfflineMemoryAllocation"]
+    md = b.Metadata(b.MetadataLength() - 1)
+    assert md.Buffer() == a.BuffersLength() == b.BuffersLength() - 1
+    words = b.Buffers(md.Buffer()).DataAsNumpy().tobytes()
+    assert words == struct.pack(f"<{3 + n_t}i", 0, 1, n_t, *offsets)
+    assert (len(out) - len(data)) % 16 == 0
+    assert _ops(b) == [_ops(a)[k] for k in order]
+    for i in range(a.BuffersLength()):  # weights byte for byte
+        x, y = a.Buffers(i).DataAsNumpy(), b.Buffers(i).DataAsNumpy()
+        assert (isinstance(x, int) and isinstance(y, int)) or x.tobytes() == y.tobytes()
+    sa, sb = a.Subgraphs(0), b.Subgraphs(0)
+    assert [sa.Tensors(t).Name() for t in range(sa.TensorsLength())] == \
+           [sb.Tensors(t).Name() for t in range(sb.TensorsLength())]
+    assert (a.Version(), a.OperatorCodesLength(), a.Description()) == (b.Version(), b.OperatorCodesLength(),
+                                                                       b.Description())
+    got = offline_plan.read(out)
+    assert got["offsets"] == offsets and got["planned"] == sum(o != -1 for o in offsets)
+    assert offline_plan.read(data) is None
+
+
+def test_replace_keeps_other_metadata_and_drops_the_old_plan():
+    data = shared("tiny_cnn_32").read_bytes()
+    n_t, n_ops = offline_plan.tensor_count(data), len(offline_plan.operator_outputs(data))
+    one = offline_plan.write(data, list(range(n_ops)), [-1] * n_t)
+    with pytest.raises(Exception, match="already carries"):
+        offline_plan.write(one, list(range(n_ops)), [-1] * n_t)
+    two = offline_plan.write(one, list(range(n_ops)), [0] * n_t, replace=True)
+    m = tflite.Model.GetRootAs(two, 0)
+    names = [m.Metadata(i).Name() for i in range(m.MetadataLength())]
+    assert names.count(b"OfflineMemoryAllocation") == 1 and b"min_runtime_version" in names
+    assert offline_plan.read(two)["offsets"] == [0] * n_t
+
+
+# -- the planned models: outputs, heads ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", MODELS)
+def test_planned_model_same_outputs_and_head_never_grows(name):
+    path = shared(name)
+    data = path.read_bytes()
+    out, info = planned_model(str(path))
+    assert info.head_before == tflm_head(data) and info.head_after == tflm_head(out)
+    assert info.head_after <= info.head_before
+    assert info.head_after >= info.arena_bytes  # TFLite Micro places the offline tensors where we said
+    sets = random_inputs(data, 3, seed=7)
+    assert tflm_outputs(out, sets) == tflm_outputs(data, sets)
+    try:
+        want = [tflite_ref_run(data, xs, 8) for xs in sets]
+    except RuntimeError as e:  # TFLite itself refuses the original (seanet_transpose_conv): both must fail alike
+        with pytest.raises(RuntimeError) as again:
+            tflite_ref_run(out, sets[0], 8)
+        assert str(again.value) == str(e)
+        return
+    got = [tflite_ref_run(out, xs, 8) for xs in sets]
+    assert [[y.tobytes() for y in w] for w in want] == [[y.tobytes() for y in g] for g in got]
+
+
+def test_a_wrong_plan_changes_the_outputs():
+    """The comparison above can fail: every tensor of seanet_conv at offset 0 (input and output overlapping)
+    gives other outputs under TFLite Micro, which follows the offsets it is given."""
+    data = shared("real/seanet_conv-conv0").read_bytes()
+    n_t, n_ops = offline_plan.tensor_count(data), len(offline_plan.operator_outputs(data))
+    g = parse(data)
+    bad = offline_plan.write(data, list(range(n_ops)), [0 if not g.tensors[t].is_const else -1 for t in range(n_t)])
+    sets = random_inputs(data, 2, seed=3)
+    assert tflm_outputs(bad, sets) != tflm_outputs(data, sets)
+
+
+def test_vww_head_is_the_plan_and_smaller_than_tflm_own():
+    """TFLite Micro's head is exactly our plan's extent (no scratch buffer in vww's kernels needs more) and
+    below the head its own planner gives the original file."""
+    path = shared("mlperf-tiny/vww_96_int8")
+    out, info = planned_model(str(path))
+    assert info.head_after == info.arena_bytes < info.head_before
+
+
+def test_in_place_outputs_share_the_input_bytes():
+    """seanet_add: the ADD's output offset is one of its inputs' (the saving is in place, not a repacking)."""
+    path = shared("real/seanet_add-add0")
+    data = path.read_bytes()
+    out, info = planned_model(str(path))
+    assert info.inplace_ops == [0]
+    (ins, outs) = [(tflite.Model.GetRootAs(data, 0).Subgraphs(0).Operators(0).InputsAsNumpy(),
+                    tflite.Model.GetRootAs(data, 0).Subgraphs(0).Operators(0).OutputsAsNumpy())][0]
+    offs = offline_plan.read(out)["offsets"]
+    assert offs[outs[0]] in {offs[i] for i in ins} and offs[ins[0]] != offs[ins[1]]
+
+
+def test_deterministic_bytes():
+    path = str(shared("mlperf-tiny/vww_96_int8"))
+    assert planned_model(path)[0] == planned_model(path)[0]
+
+
+# -- what TFLite Micro's kernels allow in place -----------------------------------------------------------------
+
+def test_only_tflm_safe_aliasing_is_planned():
+    from buildtool import zoo
+
+    g = zoo.build("mbv2-w0.35")  # depthwise in place, ADD, PAD and RESHAPE candidates
+    order = [op.index for op in g.operators]
+    ds = reshape_decisions(g, order) + candidates(g, order)
+    kinds = {d.kind for d in ds}
+    assert {"depthwise", "elementwise"} <= kinds
+    for d in ds:
+        op = g.operators[d.op]
+        want = (d.kind == "reshape" and op.opcode == "RESHAPE") or \
+               (d.kind == "elementwise" and op.opcode in TFLM_INPLACE)
+        assert allow(g, d) == want, (d, op.opcode)
+    data = __import__("buildtool.model.writer", fromlist=["serialize"]).serialize(g)
+    tp = plan_tflm(parse(data), offline_plan.operator_outputs(data), offline_plan.tensor_count(data))
+    ops = parse(data).operators
+    assert all(g2.opcode in TFLM_INPLACE for g2 in (ops[k] for k in tp.inplace_ops))
+
+
+def test_variable_tensors_left_to_tflm():
+    """SVDF state tensors: -1 (TFLite Micro keeps variables in its tail), and no head room reserved for them."""
+    path = shared("real/tflm_keyword_scrambled_8bit")
+    data = path.read_bytes()
+    g = parse(data)
+    variables = g.variable_tensors()
+    assert variables
+    tp = plan_tflm(g, offline_plan.operator_outputs(data), offline_plan.tensor_count(data))
+    assert all(tp.offsets[v] == -1 for v in variables)
+    placed = [t for t, o in enumerate(tp.offsets) if o != -1]
+    assert placed and tp.arena_bytes < sum(g.tensors[v].nbytes for v in variables) + \
+        sum(g.tensors[t].nbytes for t in placed)
+
+
+# -- the command: one-line refusals, nothing written, inspect ---------------------------------------------------
+
+def test_cli_export_inspect_and_replace(tmp_path, capsys):
+    src = str(shared("mlperf-tiny/vww_96_int8"))
+    out = tmp_path / "planned.tflite"
+    rc, o, e = run_cli(["export", "--format", "tflm", src, "-o", str(out)], capsys)
+    assert rc == 0 and o.strip() == str(out) and e == ""
+    rc, o, _ = run_cli(["inspect", str(out)], capsys)
+    line = [x for x in o.splitlines() if "OfflineMemoryAllocation" in x]
+    assert rc == 0 and len(line) == 1 and f"of {offline_plan.tensor_count(out.read_bytes())} tensors" in line[0]
+    rc, o, _ = run_cli(["inspect", src], capsys)
+    assert "OfflineMemoryAllocation" not in o
+    again = tmp_path / "again.tflite"
+    rc, o, e = run_cli(["export", "--format", "tflm", str(out), "-o", str(again)], capsys)
+    assert rc == 2 and len(e.strip().splitlines()) == 1 and "--replace" in e and not again.exists()
+    rc, o, e = run_cli(["export", "--format", "tflm", str(out), "-o", str(again), "--replace"], capsys)
+    assert rc == 0 and offline_plan.read(again.read_bytes())["offsets"] == offline_plan.read(out.read_bytes())["offsets"]
+
+
+@pytest.mark.parametrize("model,words", [
+    (str(DATA / "var_accumulator_int8.tflite"), "subgraphs"),
+    (str(RELIABILITY / "cf_while_seed4000896.tflite"), "subgraphs"),
+])
+def test_multi_subgraph_models_refused_in_one_line(model, words, tmp_path, capsys):
+    if not Path(model).exists():
+        pytest.skip(f"{model} not present")
+    out = tmp_path / "x.tflite"
+    rc, o, e = run_cli(["export", "--format", "tflm", model, "-o", str(out)], capsys)
+    assert rc == 2 and len(e.strip().splitlines()) == 1 and words in e and "Traceback" not in e
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--format", "c"], "--cpu"),
+    (["--format", "tflm", "--cpu", "cortex-m4"], "drop --cpu"),
+    (["--format", "tflm", "--optimize", "ram"], "layer-by-layer"),
+    (["--format", "tflm", "--align", "8"], "16-byte"),
+    (["--format", "c", "--cpu", "host", "--replace"], "--replace"),
+])
+def test_cli_usage_refusals(args, words, tmp_path, capsys):
+    out = tmp_path / "x.tflite"
+    rc, o, e = run_cli(["export", str(shared("tiny_cnn_32"))] + args + ["-o", str(out)], capsys)
+    assert rc == 2 and len(e.strip().splitlines()) == 1 and words in e and not out.exists()
+
+
+def test_a_plan_that_grows_the_head_is_not_written(tmp_path, capsys):
+    """tflm_keyword_scrambled_8bit: its SVDF scratch buffers fit around TFLite Micro's own placement, not around
+    any of ours; the export refuses (one line naming both heads' cause) when every variant would grow it."""
+    path = shared("real/tflm_keyword_scrambled_8bit")
+    data = path.read_bytes()
+    out = tmp_path / "k.tflite"
+    rc, o, e = run_cli(["export", "--format", "tflm", str(path), "-o", str(out)], capsys)
+    if rc == 0:  # a variant that keeps the head: then it must not grow
+        assert tflm_head(out.read_bytes()) <= tflm_head(data)
+    else:
+        assert rc == 2 and len(e.strip().splitlines()) == 1 and f"{tflm_head(data):,} B" in e
+        assert not out.exists()
