@@ -64,12 +64,12 @@ def planned_model(spec: str, options: PlanOptions | None = None, replace: bool =
         raise UsageError("--format tflm writes a layer-by-layer plan (TFLite Micro runs whole operators); "
                          "drop --split / --optimize / --input-streamed")
     name, shown, data = source_bytes(spec)
+    g = parse(data, name=name, source=shown)  # the reader checks the file whole first
+    n_tensors = offline_plan.tensor_count(data, shown)  # one subgraph, or refused here
     existing = offline_plan.read(data, shown)
     if existing is not None and not replace:
         raise ModelError(f"{shown}: already carries an OfflineMemoryAllocation plan ({existing['planned']} of "
                          f"{existing['tensors']} tensors placed); pass --replace to write buildtool's over it")
-    n_tensors = offline_plan.tensor_count(data, shown)  # one subgraph, or refused here
-    g = parse(data, name=name, source=shown)
     outputs = offline_plan.operator_outputs(data, shown)
     head = tflm_head if measure and tflm_available() else None
     before = head(data) if head else None
