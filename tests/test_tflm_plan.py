@@ -19,6 +19,8 @@ import tflite
 from buildtool import cli
 from buildtool.model import offline_plan
 from buildtool.model.reader import parse
+from buildtool.model.writer import serialize
+from buildtool.plan.arena.planner import plan_arena
 from buildtool.plan.arena.inplace import candidates, reshape_decisions
 from buildtool.plan.tflm import TFLM_INPLACE, allow, plan_tflm
 from buildtool.pipeline.tflm_export import planned_model, tflm_head
@@ -132,7 +134,9 @@ def test_written_file_read_by_the_tflite_package():
     assert md.Buffer() == a.BuffersLength() == b.BuffersLength() - 1
     words = b.Buffers(md.Buffer()).DataAsNumpy().tobytes()
     assert words == struct.pack(f"<{3 + n_t}i", 0, 1, n_t, *offsets)
-    assert (len(out) - len(data)) % 16 == 0
+    view = b.Buffers(md.Buffer()).DataAsNumpy()  # a view into `out`: its words start 16-aligned in the file
+    base = np.frombuffer(out, np.uint8).ctypes.data
+    assert (view.ctypes.data - base) % 16 == 0
     assert _ops(b) == [_ops(a)[k] for k in order]
     for i in range(a.BuffersLength()):  # weights byte for byte
         x, y = a.Buffers(i).DataAsNumpy(), b.Buffers(i).DataAsNumpy()
@@ -228,10 +232,27 @@ def test_only_tflm_safe_aliasing_is_planned():
         want = (d.kind == "reshape" and op.opcode == "RESHAPE") or \
                (d.kind == "elementwise" and op.opcode in TFLM_INPLACE)
         assert allow(g, d) == want, (d, op.opcode)
-    data = __import__("buildtool.model.writer", fromlist=["serialize"]).serialize(g)
+    data = serialize(g)
     tp = plan_tflm(parse(data), offline_plan.operator_outputs(data), offline_plan.tensor_count(data))
-    ops = parse(data).operators
-    assert all(g2.opcode in TFLM_INPLACE for g2 in (ops[k] for k in tp.inplace_ops))
+    m = tflite.Model.GetRootAs(data, 0)
+    codes = {v: k for k, v in vars(tflite.BuiltinOperator).items() if not k.startswith("_")}
+    written = [codes[m.OperatorCodes(m.Subgraphs(0).Operators(k).OpcodeIndex()).BuiltinCode()]
+               for k in tp.inplace_ops]
+    assert all(op in TFLM_INPLACE for op in written)
+    # buildtool's own plan of the same graph runs depthwise convolutions in place; the TFLM plan never does
+    own = plan_arena(g)
+    assert any(g.operators[k].opcode == "DEPTHWISE_CONV_2D" for k in own.inplace_ops)
+
+
+def test_lstm_state_left_to_tflm_in_the_written_file():
+    """tflm_trained_lstm_int8's LSTM state tensors (variables) get -1 in the file: TFLite Micro keeps them in
+    its tail and carries them between invocations (its outputs over a sequence: the test above)."""
+    path = shared("real/tflm_trained_lstm_int8")
+    g = parse(path.read_bytes())
+    out, info = planned_model(str(path))
+    offs = offline_plan.read(out)["offsets"]
+    assert g.variable_tensors() and all(offs[v] == -1 for v in g.variable_tensors())
+    assert all(offs[t.index] != -1 for t in g.activation_tensors() if not t.variable and t.nbytes)
 
 
 def test_variable_tensors_left_to_tflm():

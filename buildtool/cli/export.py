@@ -18,7 +18,7 @@ def cmd_export(a) -> int:
     if a.format == "tflm":
         return _export_tflm(a)
     if a.cpu is None:
-        raise UsageError("export: --cpu CPU is required for the C library (or give --format tflm)")
+        raise UsageError("export: required: --cpu CPU for the C library (or --format tflm for a .tflite file)")
     if a.replace:
         raise UsageError("export: --replace applies to --format tflm only")
     board = library.board_for(a.cpu)  # a bad CPU is refused before any planning
