@@ -18,7 +18,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -28,7 +27,7 @@ from docs_tables import Out, environment, write_docs  # noqa: E402
 from buildtool.errors import ModelError  # noqa: E402
 from buildtool.model import offline_plan  # noqa: E402
 from buildtool.options import PlanOptions  # noqa: E402
-from buildtool.pipeline.tflm_export import ARENA_FOR_MEASURING, planned_model, tflm_head  # noqa: E402
+from buildtool.pipeline.tflm_export import planned_model, sample_inputs, tflm_head, tflm_outputs  # noqa: E402
 
 SHARED = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared")) / "models"
 FOLDERS = ("", "mlperf-tiny", "real")
@@ -66,71 +65,6 @@ def models():
             yield (f"{folder}/{p.stem}" if folder else p.stem), p
 
 
-def output_shape_inputs(data: bytes) -> dict:
-    """{input position: shape} for graph inputs a TRANSPOSE_CONV reads as its output shape (random values there
-    are no shape: TensorFlow Lite would refuse them, TFLite Micro ignores them)."""
-    import tflite as tfl
-
-    m = tfl.Model.GetRootAs(data, 0)
-    sg = m.Subgraphs(0)
-    ins = list(sg.InputsAsNumpy())
-    found = {}
-    for k in range(sg.OperatorsLength()):
-        op = sg.Operators(k)
-        if m.OperatorCodes(op.OpcodeIndex()).BuiltinCode() == tfl.BuiltinOperator.TRANSPOSE_CONV:
-            t = int(op.Inputs(0))
-            if t in ins:
-                found[ins.index(t)] = list(sg.Tensors(int(op.Outputs(0))).ShapeAsNumpy())
-    return found
-
-
-def random_inputs(data: bytes, n: int, seed: int) -> list:
-    """n sets of inputs over each input's whole range (integer types) or [-1, 1) (float)."""
-    from tflite_micro import runtime
-
-    ip = runtime.Interpreter.from_bytes(data, arena_size=ARENA_FOR_MEASURING)
-    k = offline_plan_inputs(data)
-    rng = np.random.default_rng(seed)
-    shapes = output_shape_inputs(data)
-    sets = []
-    for _ in range(n):
-        xs = []
-        for i in range(k):
-            d = ip.get_input_details(i)
-            dt, shape = np.dtype(d["dtype"]), tuple(int(s) for s in d["shape"])
-            if i in shapes:  # a TRANSPOSE_CONV's output shape fed as an input: the shape it must be
-                xs.append(np.asarray(shapes[i], dt))
-            elif dt.kind in "iu":
-                info = np.iinfo(dt)
-                xs.append(rng.integers(info.min, int(info.max) + 1, size=shape, dtype=dt))
-            else:
-                xs.append(rng.uniform(-1, 1, size=shape).astype(dt))
-        sets.append(xs)
-    return sets
-
-
-def offline_plan_inputs(data: bytes) -> int:
-    import tflite
-
-    return tflite.Model.GetRootAs(data, 0).Subgraphs(0).InputsLength()
-
-
-def tflm_outputs(data: bytes, inputs: list) -> list:
-    from tflite_micro import runtime
-
-    import tflite
-
-    n_out = tflite.Model.GetRootAs(data, 0).Subgraphs(0).OutputsLength()
-    ip = runtime.Interpreter.from_bytes(data, arena_size=ARENA_FOR_MEASURING)
-    outs = []
-    for xs in inputs:
-        for i, x in enumerate(xs):
-            ip.set_input(x, i)
-        ip.invoke()
-        outs.append([np.array(ip.get_output(k)).tobytes() for k in range(n_out)])
-    return outs
-
-
 def tflite_outputs(jobs: list) -> list:
     """TensorFlow Lite's outputs for each (model bytes, inputs) job, in one helper process."""
     p = subprocess.run([sys.executable, "-c", _TFLITE], input=pickle.dumps(jobs), capture_output=True, timeout=900)
@@ -156,7 +90,7 @@ def main(argv=None) -> int:
             rows.append((name, None, (str(e).split(": ", 1)[-1].split(";")[0], tflm_head(data),
                                       len(offline_plan.operator_outputs(data))), None))
             continue
-        xs = random_inputs(data, a.inputs, seed=len(rows))
+        xs = sample_inputs(data, a.inputs, seed=len(rows))
         same_tflm = tflm_outputs(data, xs) == tflm_outputs(planned, xs)
         rows.append((name, info, same_tflm, len(jobs)))
         jobs += [(data, xs), (planned, xs)]
@@ -178,12 +112,9 @@ def main(argv=None) -> int:
                 f"| not written: {why} | |")
             continue
         (s0, o0), (s1, o1) = answers[j], answers[j + 1]
-        if s0 != "ok":
-            tfl = f"TFLite cannot run it ({o0[:60]})" if s0 == s1 else "differ"
-            same_tfl = s0 == s1 and o0 == o1
-        else:
-            same_tfl = s1 == "ok" and o0 == o1
-            tfl = "identical" if same_tfl else "differ"
+        same_tfl = s0 == s1 == "ok" and o0 == o1
+        tfl = "identical" if same_tfl else (f"TFLite failed: {(o0 if s0 != 'ok' else o1)[:60]}"
+                                            if "error" in (s0, s1) else "differ")
         saving = info.head_before - info.head_after
         heads[0] += info.head_before
         heads[1] += info.head_after

@@ -23,12 +23,11 @@ from buildtool.model.writer import serialize
 from buildtool.plan.arena.planner import plan_arena
 from buildtool.plan.arena.inplace import candidates, reshape_decisions
 from buildtool.plan.tflm import TFLM_INPLACE, allow, plan_tflm
-from buildtool.pipeline.tflm_export import planned_model, tflm_head
+from buildtool.pipeline.tflm_export import planned_model, sample_inputs, tflm_head, tflm_outputs
 from conftest import SHARED_MODELS, tflite_ref_run
 
 DATA = Path(__file__).parent / "data"
 RELIABILITY = SHARED_MODELS.parent / "reliability"
-ARENA = 64 << 20
 
 # shared models with a saving, with in-place operators, with variable tensors, with scratch buffers
 MODELS = ["tiny_cnn_32", "mlperf-tiny/vww_96_int8", "mlperf-tiny/pretrainedResnet_quant",
@@ -47,61 +46,6 @@ def shared(name: str) -> Path:
     if not p.exists():
         pytest.skip(f"{p} not present")
     return p
-
-
-def output_shape_inputs(data: bytes) -> dict:
-    """{input position: shape} for graph inputs a TRANSPOSE_CONV reads as its output shape (random values there
-    are no shape: TensorFlow Lite would refuse them, TFLite Micro ignores them)."""
-    import tflite as tfl
-
-    m = tfl.Model.GetRootAs(data, 0)
-    sg = m.Subgraphs(0)
-    ins = list(sg.InputsAsNumpy())
-    found = {}
-    for k in range(sg.OperatorsLength()):
-        op = sg.Operators(k)
-        if m.OperatorCodes(op.OpcodeIndex()).BuiltinCode() == tfl.BuiltinOperator.TRANSPOSE_CONV:
-            t = int(op.Inputs(0))
-            if t in ins:
-                found[ins.index(t)] = list(sg.Tensors(int(op.Outputs(0))).ShapeAsNumpy())
-    return found
-
-
-def random_inputs(data: bytes, n: int, seed: int) -> list:
-    from tflite_micro import runtime
-
-    ip = runtime.Interpreter.from_bytes(data, arena_size=ARENA)
-    rng = np.random.default_rng(seed)
-    shapes = output_shape_inputs(data)
-    k = tflite.Model.GetRootAs(data, 0).Subgraphs(0).InputsLength()
-    sets = []
-    for _ in range(n):
-        xs = []
-        for i in range(k):
-            d = ip.get_input_details(i)
-            dt, shape = np.dtype(d["dtype"]), tuple(int(s) for s in d["shape"])
-            info = np.iinfo(dt)
-            if i in shapes:  # a TRANSPOSE_CONV's output shape fed as an input: the shape it must be
-                xs.append(np.asarray(shapes[i], dt))
-                continue
-            xs.append(rng.integers(info.min, int(info.max) + 1, size=shape, dtype=dt))
-        sets.append(xs)
-    return sets
-
-
-def tflm_outputs(data: bytes, sets: list) -> list:
-    """Every output's bytes after each invocation of one interpreter (state carried as a user's would be)."""
-    from tflite_micro import runtime
-
-    n = tflite.Model.GetRootAs(data, 0).Subgraphs(0).OutputsLength()
-    ip = runtime.Interpreter.from_bytes(data, arena_size=ARENA)
-    outs = []
-    for xs in sets:
-        for i, x in enumerate(xs):
-            ip.set_input(x, i)
-        ip.invoke()
-        outs.append([np.array(ip.get_output(k)).tobytes() for k in range(n)])
-    return outs
 
 
 def run_cli(args, capsys) -> tuple:
@@ -174,7 +118,7 @@ def test_planned_model_same_outputs_and_head_never_grows(name):
     assert info.head_before == tflm_head(data) and info.head_after == tflm_head(out)
     assert info.head_after <= info.head_before
     assert info.head_after >= info.arena_bytes  # TFLite Micro places the offline tensors where we said
-    sets = random_inputs(data, 3, seed=7)
+    sets = sample_inputs(data, 3, seed=7)
     assert tflm_outputs(out, sets) == tflm_outputs(data, sets)
     want = [tflite_ref_run(data, xs, 8) for xs in sets]
     got = [tflite_ref_run(out, xs, 8) for xs in sets]
@@ -188,7 +132,7 @@ def test_a_wrong_plan_changes_the_outputs():
     n_t, n_ops = offline_plan.tensor_count(data), len(offline_plan.operator_outputs(data))
     g = parse(data)
     bad = offline_plan.write(data, list(range(n_ops)), [0 if not g.tensors[t].is_const else -1 for t in range(n_t)])
-    sets = random_inputs(data, 2, seed=3)
+    sets = sample_inputs(data, 2, seed=3)
     assert tflm_outputs(bad, sets) != tflm_outputs(data, sets)
 
 

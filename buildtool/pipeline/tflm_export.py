@@ -20,6 +20,8 @@ import sys
 import tempfile
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..errors import ModelError, UsageError
 from ..model import offline_plan
 from ..model.reader import parse
@@ -125,3 +127,45 @@ def tflm_head(data: bytes) -> int:
     if not m:
         raise ModelError("TFLite Micro printed no arena head figure")
     return int(m.group(1))
+
+
+# -- checking a planned file against TFLite Micro (the tests and benchmarks/tflm_plan.py) ----------------------
+
+def sample_inputs(data: bytes, n: int, seed: int) -> list:
+    """n sets of inputs of a model file: integers over each type's whole range, floats in [-1, 1); a graph input
+    a TRANSPOSE_CONV reads as its output shape gets that shape (random values would be no shape: TensorFlow
+    Lite refuses them, TFLite Micro ignores them)."""
+    g = parse(data)
+    shapes = {op.inputs[0]: g.tensors[op.outputs[0]].shape for op in g.operators if op.opcode == "TRANSPOSE_CONV"}
+    rng = np.random.default_rng(seed)
+    sets = []
+    for _ in range(n):
+        xs = []
+        for i in g.inputs:
+            t = g.tensors[i]
+            dt = np.dtype(t.dtype)
+            if i in shapes:
+                xs.append(np.asarray(shapes[i], dt))
+            elif dt.kind in "iu":
+                info = np.iinfo(dt)
+                xs.append(rng.integers(info.min, int(info.max) + 1, size=t.shape, dtype=dt))
+            else:
+                xs.append(rng.uniform(-1, 1, size=t.shape).astype(dt))
+        sets.append(xs)
+    return sets
+
+
+def tflm_outputs(data: bytes, sets: list) -> list:
+    """Every output's bytes after each invocation of one TFLite Micro interpreter, in sequence (a stateful
+    model carries its state as a user's would)."""
+    from tflite_micro import runtime  # (optional dependency: only when checking)
+
+    n = len(parse(data).outputs)
+    ip = runtime.Interpreter.from_bytes(bytes(data), arena_size=ARENA_FOR_MEASURING)
+    outs = []
+    for xs in sets:
+        for i, x in enumerate(xs):
+            ip.set_input(x, i)
+        ip.invoke()
+        outs.append([np.array(ip.get_output(k)).tobytes() for k in range(n)])
+    return outs
