@@ -23,7 +23,8 @@ from buildtool.model.writer import serialize
 from buildtool.plan.arena.planner import plan_arena
 from buildtool.plan.arena.inplace import candidates, reshape_decisions
 from buildtool.plan.tflm import TFLM_INPLACE, allow, plan_tflm
-from buildtool.pipeline.tflm_export import planned_model, sample_inputs, tflm_head, tflm_outputs
+from buildtool.model.fold_pad import unfold_pads
+from buildtool.pipeline.tflm_export import planned_model, sample_inputs, tflm_head, tflm_outputs, tflm_scratch
 from conftest import SHARED_MODELS, tflite_ref_run
 
 DATA = Path(__file__).parent / "data"
@@ -117,7 +118,8 @@ def test_planned_model_same_outputs_and_head_never_grows(name):
     out, info = planned_model(str(path))
     assert info.head_before == tflm_head(data) and info.head_after == tflm_head(out)
     assert info.head_after <= info.head_before
-    assert info.head_after >= info.arena_bytes  # TFLite Micro places the offline tensors where we said
+    # our arena (tensors and, as gaps, the scratch TFLite Micro's kernels ask for) is TFLite Micro's head
+    assert info.head_after == info.arena_bytes
     sets = sample_inputs(data, 3, seed=7)
     assert tflm_outputs(out, sets) == tflm_outputs(data, sets)
     want = [tflite_ref_run(data, xs, 8) for xs in sets]
@@ -258,18 +260,32 @@ def test_cli_usage_refusals(args, words, tmp_path, capsys):
     assert rc == 2 and len(e.strip().splitlines()) == 1 and words in e and not out.exists()
 
 
-def test_a_plan_that_grows_the_head_is_not_written(tmp_path, capsys):
-    """tflm_keyword_scrambled_8bit: its SVDF scratch buffers fit around TFLite Micro's own placement, not around
-    any of ours; the export refuses (one line naming both heads' cause) when every variant would grow it."""
+def test_scratch_buffers_are_planned_as_gaps():
+    """tflm_keyword_scrambled_8bit: each SVDF's scratch (measured from the operator alone) is a gap of the plan at
+    its step; TFLite Micro puts its scratch buffers there and its head is the plan's arena, never above its own."""
     path = shared("real/tflm_keyword_scrambled_8bit")
     data = path.read_bytes()
+    g = unfold_pads(parse(data))
+    scratch = tflm_scratch(g)
+    svdf = [op.index for op in g.operators if op.opcode == "SVDF"]
+    assert sorted(scratch) == svdf  # TFLM's SVDF asks for scratch (its int32 activations), nothing else here
+    out, info = planned_model(str(path))
+    assert info.head_after == info.arena_bytes <= info.head_before
+    plan = plan_tflm(g, offline_plan.operator_outputs(data), offline_plan.tensor_count(data), scratch=scratch).plan
+    assert {k for k in plan.scratch} == set(scratch) and all(plan.scratch[k].size == v for k, v in scratch.items())
+
+
+def test_a_plan_that_grows_the_head_is_not_written(tmp_path, capsys, monkeypatch):
+    """Without the scratch measurements, every plan of tflm_keyword_scrambled_8bit leaves TFLite Micro's SVDF
+    scratch buffers no gap: the export measures that and refuses in one line, writing nothing."""
+    from buildtool.pipeline import tflm_export
+
+    monkeypatch.setattr(tflm_export, "tflm_scratch", lambda g: {})
+    path = shared("real/tflm_keyword_scrambled_8bit")
     out = tmp_path / "k.tflite"
     rc, o, e = run_cli(["export", "--format", "tflm", str(path), "-o", str(out)], capsys)
-    if rc == 0:  # a variant that keeps the head: then it must not grow
-        assert tflm_head(out.read_bytes()) <= tflm_head(data)
-    else:
-        assert rc == 2 and len(e.strip().splitlines()) == 1 and f"{tflm_head(data):,} B" in e
-        assert not out.exists()
+    assert rc == 2 and len(e.strip().splitlines()) == 1 and f"{tflm_head(path.read_bytes()):,} B" in e
+    assert "scratch" in e and not out.exists()
 
 
 def test_without_tflite_micro_the_plan_is_written_with_a_note(tmp_path, capsys, monkeypatch):

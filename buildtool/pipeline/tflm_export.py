@@ -14,6 +14,7 @@ head at most the original's the export is refused in one line.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import os
 import re
 import sys
@@ -24,9 +25,12 @@ import numpy as np
 
 from ..errors import ModelError, UsageError
 from ..model import offline_plan
+from ..model.fold_pad import unfold_pads
+from ..model.ir import Graph, Operator
 from ..model.reader import parse
 from ..model.writer import serialize
 from ..options import PlanOptions
+from ..plan import align_up
 from ..plan.tflm import plan_tflm
 from ..steps.models import locate
 from .. import zoo
@@ -75,6 +79,7 @@ def planned_model(spec: str, options: PlanOptions | None = None, replace: bool =
     outputs = offline_plan.operator_outputs(data, shown)
     head = tflm_head if measure and tflm_available() else None
     before = head(data) if head else None
+    scratch = tflm_scratch(unfold_pads(g)) if head else {}  # the operators' own scratch, planned as room
     variants = PLAN_VARIANTS if head else PLAN_VARIANTS[:1]
     tried = []
     for order_search, inplace in variants:
@@ -82,7 +87,8 @@ def planned_model(spec: str, options: PlanOptions | None = None, replace: bool =
         if (order_search, inplace) in tried:
             continue
         tried.append((order_search, inplace))
-        tp = plan_tflm(g, outputs, n_tensors, options.align, options.time_budget, order_search, inplace)
+        tp = plan_tflm(g, outputs, n_tensors, options.align, options.time_budget, order_search, inplace,
+                       scratch)
         out = offline_plan.write(data, tp.order, tp.offsets, replace=True, source=shown)
         after = head(out) if head else None
         if head is None or after <= before:
@@ -91,6 +97,37 @@ def planned_model(spec: str, options: PlanOptions | None = None, replace: bool =
     raise ModelError(f"{shown}: every plan buildtool tried raises TFLite Micro's arena head above its own "
                      f"{before:,} B (its scratch buffers do not fit around the planned tensors); keep the model "
                      f"as it is")
+
+
+def operator_model(g: Graph, op) -> Graph:
+    """A model of one operator of g: its tensors renumbered from 0, its non-constant inputs the model's inputs
+    (a variable input stays variable), its outputs the model's outputs."""
+    used = [i for i in dict.fromkeys(tuple(op.inputs) + tuple(op.outputs)) if i >= 0]
+    new = {t: k for k, t in enumerate(used)}
+    tensors = [dataclasses.replace(g.tensors[t], index=new[t]) for t in used]
+    inputs = [new[i] for i in dict.fromkeys(op.inputs) if i >= 0 and not g.tensors[i].is_const
+              and not g.tensors[i].variable]
+    one = Operator(0, op.opcode, tuple(new[i] if i >= 0 else i for i in op.inputs),
+                   tuple(new[o] for o in op.outputs), dict(op.options))
+    return Graph(tensors, [one], inputs, [new[o] for o in op.outputs], name=f"{g.name}_op{op.index}")
+
+
+def tflm_scratch(g: Graph) -> dict:
+    """{operator index: bytes of head TFLite Micro's kernel asks for (scratch buffers)}, measured: each operator
+    alone as a model (operator_model), whose head is its tensors (all live at its one step, each aligned to 16
+    bytes) plus its scratch buffers. An operator that cannot be measured so is left out (the head check of
+    planned_model still guards the plan)."""
+    found = {}
+    for op in g.operators:
+        one = operator_model(g, op)
+        tensors = sum(align_up(t.nbytes, 16) for t in one.tensors if not t.is_const and not t.variable)
+        try:
+            extra = tflm_head(serialize(one)) - tensors
+        except (ModelError, ValueError, KeyError):
+            continue
+        if extra > 0:
+            found[op.index] = extra
+    return found
 
 
 def tflm_available() -> bool:

@@ -11,8 +11,9 @@ What is left out, and why:
   checking for the same address) are never planned;
 - scratch buffers (RequestScratchBufferInArena) and persistent allocations (operator data, variable tensors):
   TFLite Micro keeps them. Its greedy planner places the offline offsets first and fits each scratch buffer
-  into a gap of the head around them (greedy_memory_planner.cc), so the head can exceed our arena when no gap
-  is large enough: the benchmark (benchmarks/tflm_plan.py) measures the head TFLite Micro reports;
+  into a gap of the head around them (greedy_memory_planner.cc), so the head would exceed our arena where no
+  gap is large enough: the scratch each operator's kernel asks for (measured, pipeline/tflm_export.py) is
+  planned as a gap live at its step, and the export checks the head TFLite Micro reports;
 - variable tensors get -1: TFLite Micro allocates them in the tail (persistent) whatever the plan says.
 """
 
@@ -81,10 +82,12 @@ class TflmPlan:
 
 
 def plan_tflm(g: Graph, op_outputs: list, n_tensors: int, align: int = 16, time_budget: float = 2.0,
-              order_search: bool = True, inplace: bool = True) -> TflmPlan:
+              order_search: bool = True, inplace: bool = True, scratch: dict | None = None) -> TflmPlan:
     """Plan g (as the reader gives it, explicit PADs folded) for TFLite Micro. op_outputs: each file operator's
     output tensor indices, in file order (model/offline_plan.operator_outputs); n_tensors: the file's tensor
-    count. The PADs are unfolded first: TFLite Micro runs them, so their outputs need room."""
+    count. The PADs are unfolded first: TFLite Micro runs them, so their outputs need room. scratch: {operator
+    of the unfolded graph: bytes} the head its TFLite Micro kernel asks for; planned as a gap live at that
+    operator's step, so that TFLite Micro's greedy placement finds one there (it places scratch itself)."""
     if align < 16:
         raise ModelError(f"alignment {align} is below TFLite Micro's 16-byte buffer alignment; use 16 or more")
     if g.subgraphs:
@@ -105,7 +108,7 @@ def plan_tflm(g: Graph, op_outputs: list, n_tensors: int, align: int = 16, time_
     if sorted(to_file.values()) != list(range(len(op_outputs))):
         raise ModelError(f"model '{g.name}': the graph's operators are not the file's; export --format tflm "
                          f"cannot write its order")
-    plan = plan_arena(g, align, time_budget, order_search, inplace, allow=allow)
+    plan = plan_arena(g, align, time_budget, order_search, inplace, allow=allow, scratch=scratch)
     offsets = [ONLINE] * n_tensors
     for t, place in plan.tensors.items():
         if t < n_tensors:

@@ -45,9 +45,11 @@ def _candidate(g: Graph, order: list, decisions: list, align: int, control: dict
 
 
 def plan_arena(g: Graph, align: int = 16, time_budget: float = 2.0, order_search: bool = True,
-               inplace: bool = True, allow=None) -> ArenaPlan:
+               inplace: bool = True, allow=None, scratch: dict | None = None) -> ArenaPlan:
     """Plan the tensor arena of g (see plan.py for what the plan promises). allow(g, decision), when given,
-    keeps only the aliasing decisions it returns true for (inplace.allowed), RESHAPE aliases included."""
+    keeps only the aliasing decisions it returns true for (inplace.allowed), RESHAPE aliases included.
+    scratch: {operator index: bytes} a scratch buffer live at that operator's step (another runtime's kernel
+    buffers: plan/tflm.py), planned like an IF's."""
     if not isinstance(align, int) or align < 1 or align & (align - 1):
         raise PlanError(f"alignment {align} must be a power of two; pass e.g. align=16")
     if not time_budget >= 0:
@@ -58,6 +60,7 @@ def plan_arena(g: Graph, align: int = 16, time_budget: float = 2.0, order_search
                 for op in g.operators for k in subgraph_indices(op)}
     control = {op.index: max(subplans[k].arena_bytes for k in subgraph_indices(op))
                for op in g.operators if subgraph_indices(op)}
+    control.update({oi: b for oi, b in (scratch or {}).items() if b > 0 and oi not in control})
     model = [op.index for op in g.operators]
     orders = candidate_orders(g, align, inplace, order_work(time_budget)) if order_search else [model]
     cands = []
