@@ -299,3 +299,21 @@ def test_without_tflite_micro_the_plan_is_written_with_a_note(tmp_path, capsys, 
     rc, o, e = run_cli(["export", "--format", "tflm", src, "-o", str(out)], capsys)
     assert rc == 0 and "not measured" in e and len(e.strip().splitlines()) == 1
     assert out.read_bytes() == measured  # the first variant, which the measured export kept for vww
+
+
+def test_a_malformed_plan_is_reported_and_replaced_only_when_asked(tmp_path, capsys):
+    data = shared("tiny_cnn_32").read_bytes()
+    n_t, n_ops = offline_plan.tensor_count(data), len(offline_plan.operator_outputs(data))
+    good = offline_plan.write(data, list(range(n_ops)), [-1] * n_t)
+    head = struct.pack("<3i", 0, 1, n_t)
+    assert good.count(head) == 1
+    bad = tmp_path / "bad.tflite"
+    bad.write_bytes(good.replace(head, struct.pack("<3i", 0, 1, n_t + 1)))  # says one offset more than it holds
+    rc, o, e = run_cli(["inspect", str(bad)], capsys)
+    line = [x for x in o.splitlines() if "OfflineMemoryAllocation" in x]
+    assert rc == 0 and len(line) == 1 and f"says {n_t + 1} offsets but holds {n_t}" in line[0]
+    out = tmp_path / "p.tflite"
+    rc, o, e = run_cli(["export", "--format", "tflm", str(bad), "-o", str(out)], capsys)
+    assert rc == 2 and len(e.strip().splitlines()) == 1 and "--replace" in e and not out.exists()
+    rc, o, e = run_cli(["export", "--format", "tflm", str(bad), "-o", str(out), "--replace"], capsys)
+    assert rc == 0 and offline_plan.read(out.read_bytes())["tensors"] == n_t

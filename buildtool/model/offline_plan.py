@@ -158,7 +158,7 @@ def write(data: bytes, order: list, offsets: list, replace: bool = False, source
     it unless replace (the old buffer stays, unreferenced by any metadata)."""
     f, model, sgs, bufs, metas = _parse(data, source)
     _one_subgraph(sgs, source)
-    if read(data, source) is not None and not replace:
+    if not replace and read(data, source) is not None:
         raise ModelError(f"{source}: already carries an {NAME} plan; pass --replace to write ours over it")
     n_tensors = len(f.vector(sgs[0], SG_TENSORS))
     if len(offsets) != n_tensors:

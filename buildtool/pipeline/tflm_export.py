@@ -72,7 +72,12 @@ def planned_model(spec: str, options: PlanOptions | None = None, replace: bool =
     name, shown, data = source_bytes(spec)
     g = parse(data, name=name, source=shown)  # the reader checks the file whole first
     n_tensors = offline_plan.tensor_count(data, shown)  # one subgraph, or refused here
-    existing = offline_plan.read(data, shown)
+    try:
+        existing = offline_plan.read(data, shown)
+    except ModelError as e:  # a malformed plan: replaced when asked, like any other
+        if not replace:
+            raise ModelError(f"{e}; pass --replace to write buildtool's plan over it") from None
+        existing = {"problem": str(e)}
     if existing is not None and not replace:
         raise ModelError(f"{shown}: already carries an OfflineMemoryAllocation plan ({existing['planned']} of "
                          f"{existing['tensors']} tensors placed); pass --replace to write buildtool's over it")
