@@ -83,7 +83,12 @@ def planned_model(spec: str, options: PlanOptions | None = None, replace: bool =
                          f"{existing['tensors']} tensors placed); pass --replace to write buildtool's over it")
     outputs = offline_plan.operator_outputs(data, shown)
     head = tflm_head if measure and tflm_available() else None
-    before = head(data) if head else None
+    before = None
+    if head and existing is not None and "problem" in existing:  # TFLite Micro refuses it: its own plan is the bar
+        before = head(offline_plan.write(data, list(range(len(outputs))), [offline_plan.ONLINE] * n_tensors,
+                                         replace=True, source=shown))
+    elif head:
+        before = head(data)
     scratch = tflm_scratch(unfold_pads(g)) if head else {}  # the operators' own scratch, planned as room
     variants = PLAN_VARIANTS if head else PLAN_VARIANTS[:1]
     tried = []
