@@ -317,3 +317,36 @@ def test_a_malformed_plan_is_reported_and_replaced_only_when_asked(tmp_path, cap
     assert rc == 2 and len(e.strip().splitlines()) == 1 and "--replace" in e and not out.exists()
     rc, o, e = run_cli(["export", "--format", "tflm", str(bad), "-o", str(out), "--replace"], capsys)
     assert rc == 0 and offline_plan.read(out.read_bytes())["tensors"] == n_t
+
+
+def branches_model() -> bytes:
+    """A 16 KiB tensor the file computes first but reads last, beside a chain of 8 KiB ones: run later it
+    need not live through the chain (the planned order differs from the file's)."""
+    from buildtool.zoo.builder import GraphBuilder
+
+    b = GraphBuilder("branches", seed=1)
+    x = b.input((1, 16, 16, 8))
+    a = b.conv2d(x, 64, 1)
+    c = b.conv2d(b.conv2d(b.conv2d(x, 32, 3), 32, 3), 8, 3)
+    return serialize(b.finish([b.add(b.conv2d(a, 8, 1), c)]))
+
+
+def test_the_planned_order_is_written_and_run(tmp_path):
+    path = tmp_path / "branches.tflite"
+    path.write_bytes(branches_model())
+    data = path.read_bytes()
+    out, info = planned_model(str(path))
+    assert info.order != sorted(info.order) and info.head_after < info.head_before
+    m = tflite.Model.GetRootAs(out, 0)
+    sg = m.Subgraphs(0)
+    made = set(sg.InputsAsNumpy())
+    for k in range(sg.OperatorsLength()):  # every operator after what it reads
+        op = sg.Operators(k)
+        for i in op.InputsAsNumpy():
+            assert i < 0 or i in made or sg.Tensors(int(i)).Buffer() and m.Buffers(sg.Tensors(int(i)).Buffer()).DataLength()
+        made.update(op.OutputsAsNumpy())
+    assert _ops(m) == [_ops(tflite.Model.GetRootAs(data, 0))[k] for k in info.order]
+    sets = sample_inputs(data, 3, seed=5)
+    assert tflm_outputs(out, sets) == tflm_outputs(data, sets)
+    assert [[y.tobytes() for y in tflite_ref_run(out, xs)] for xs in sets] == \
+           [[y.tobytes() for y in tflite_ref_run(data, xs)] for xs in sets]
