@@ -23,7 +23,7 @@ import struct
 from ..errors import ModelError
 
 NAME = "OfflineMemoryAllocation"
-FORMAT_VERSION = 0  # word 0: TFLite Micro ignores it (Vela writes 0)
+FORMAT_VERSION = 0  # word 0: TFLite Micro ignores it
 ONLINE = -1
 ALIGN = 16
 
