@@ -6,7 +6,8 @@ import json
 
 from .. import zoo
 from ..errors import UsageError
-from ..model.inspect import describe, format_text
+from ..model.files import read_model_file
+from ..model.inspect import describe, format_text, offline_plan_of
 from ..model.ops import supported_table
 from ..model.reader import load_any
 from ..model.writer import serialize
@@ -15,11 +16,13 @@ from .common import MODEL_HELP, is_model_file, load_model, write_atomic
 
 def cmd_inspect(a) -> int:
     """Any well-formed model, including ones the planner refuses: the last line says what would stop it."""
+    offline = None
     if is_model_file(a.model):
         g, problem = load_any(a.model)
+        offline = offline_plan_of(read_model_file(a.model))
     else:
         g, problem = load_model(a.model), None
-    info = describe(g, problem)
+    info = describe(g, problem, offline)
 
     print(json.dumps(info, indent=1) if a.json else format_text(info))
     return 0
