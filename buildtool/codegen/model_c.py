@@ -24,7 +24,7 @@ from .. import targets
 from ..errors import ModelError, PlanError, UsageError
 from ..model import opdefs, weight_facts
 from ..model.ir import Graph
-from ..model.ops import slice_bounds
+from ..model.ops import conv_groups, slice_bounds
 from ..plan import ArenaPlan, arena_symbol, first_bytes, flash, weight_order
 from ..plan.regions import image_groups
 from ..refops import prepare
@@ -61,6 +61,10 @@ def transpose_conv(e, op) -> None:
 
 def conv_2d(e, op) -> None:
     n = f"op{op.index}"
+    groups = conv_groups(e.g, op)
+    if groups > 1:
+        _grouped_conv(e, op, groups)
+        return
     if e.g.tensors[op.outputs[0]].dtype == "int16":
         e.wide_conv(op, e.conv_fields(op))
         h = e.g.tensors[op.outputs[0]].shape[1]
@@ -78,6 +82,46 @@ def conv_2d(e, op) -> None:
         e.call(op, f"{e.instance(n, fn, h)}({e.act(op.inputs[0])}, {e.act(op.outputs[0])});{spread}")
     else:
         e.call(op, f"{fn}(&{n}_p, {e.act(op.inputs[0])}, 0, {e.act(op.outputs[0])}, 0, {h});{spread}")
+
+
+def _grouped_conv(e, op, groups: int) -> None:
+    """A grouped CONV_2D (model.ops.conv_groups) as one call of the set's conv per group: the group's input and
+    output channels are views into the whole tensors (their pixel strides), its filter rows, biases, multipliers
+    and shifts slices of the layer's, so every kernel set runs each group on its own conv paths (int8: the
+    variant its table picks for that group's geometry) and no set needs a grouped kernel."""
+    x, y = op.inputs[0], op.outputs[0]
+    flt = e.g.tensors[op.inputs[1]]
+    per, depth = flt.shape[0] // groups, flt.shape[3]
+    whole = e.conv_fields(op)
+    wide = e.g.tensors[y].dtype == "int16"
+    bias64 = e.bias(op, 64) if wide else "0"
+    h = e.g.tensors[y].shape[1]
+    calls = []
+    for k in range(groups):
+        n, c0 = f"op{op.index}_g{k}", k * per
+        f = dict(whole, **{"in": dict(whole["in"], c=depth), "out": dict(whole["out"], c=per)},
+                 filter=f"{whole['filter']} + {c0 * flt.shape[1] * flt.shape[2] * depth}",
+                 bias=_slice(whole["bias"], c0), multiplier=f"{whole['multiplier']} + {c0}",
+                 shift=f"{whole['shift']} + {c0}")
+        xin, yout = f"{e.cact(x)} + {k * depth}", f"{e.cact(y)} + {c0}"
+        if wide:
+            e.declare(f"static const bt_conv_wide_params {n}_p = {c_struct(dict(conv=f, bias64=_slice(bias64, c0)))};")
+            calls.append(f"bt_conv_s16(&{n}_p, {xin}, 0, {yout}, 0, {h});")
+            continue
+        e.declare(f"static const bt_conv_params {n}_p = {c_struct(f)};")
+        layer = e.conv_layer(op, f)
+        layer.update(multipliers=layer["multipliers"][c0:c0 + per], shifts=layer["shifts"][c0:c0 + per])
+        fn = e.kernel("conv", layer)
+        if fn in kernel_variants.INSTANCES and kernel_variants.instances():
+            calls.append(f"{e.instance(n, fn, h)}({xin}, {yout});")
+        else:
+            calls.append(f"{fn}(&{n}_p, {xin}, 0, {yout}, 0, {h});")
+    e.call(op, "\n  ".join(calls))
+
+
+def _slice(pointer: str, k: int) -> str:
+    """C expression of pointer + k elements, or 0 (no bias) as it is."""
+    return pointer if pointer == "0" else f"{pointer} + {k}"
 
 
 def _spread_rows(e, op, rows) -> str:

@@ -219,7 +219,11 @@ def _check_conv(g, op):
         _need(cout == inp[3] * o.get("depth_multiplier", 1), op,
               f"output channels {cout} != input channels {inp[3]} x depth multiplier")
     else:
-        _need(flt.shape[3] == inp[3], op, f"filter depth {flt.shape[3]} != input channels {inp[3]}")
+        _need(flt.shape[3] >= 1 and inp[3] % flt.shape[3] == 0, op,
+              f"filter depth {flt.shape[3]} does not divide input channels {inp[3]}")
+        groups = inp[3] // flt.shape[3]
+        _need(cout % groups == 0, op, f"output channels {cout} are not a multiple of its {groups} groups "
+                                      f"(input channels {inp[3]} / filter depth {flt.shape[3]})")
     _need(out[3] == cout, op, f"output channels {out[3]} != filter channels {cout}")
     for k in ("stride_h", "stride_w", "dilation_h", "dilation_w"):
         _need(1 <= o.get(k, 1) <= 64, op, f"{k} {o.get(k)} out of range")
@@ -413,6 +417,16 @@ def _check_transpose_conv(g, op):
     _need(fq is not None and len(fq.scale) in (1, cout), op, "weights quantisation must be per-tensor or per-channel")
 
 
+def conv_groups(g: Graph, op: Operator) -> int:
+    """A CONV_2D's groups (TFLite Micro's conv: input depth / filter depth; Keras Conv2D(groups=g)): output
+    channel o reads input channels [k * d, (k + 1) * d) of group k = o // (c_out / groups), d the filter
+    depth. 1 for an ordinary conv and for any other operator."""
+    if op.opcode != "CONV_2D" or len(op.inputs) < 2 or op.inputs[1] < 0 or op.inputs[0] < 0:
+        return 1
+    cin, d = g.tensors[op.inputs[0]].shape[-1], g.tensors[op.inputs[1]].shape[-1]
+    return cin // d if d and cin % d == 0 else 1
+
+
 def conv_macs(g: Graph, op: Operator) -> int:
     out = g.tensors[op.outputs[0]].shape
     flt = g.tensors[op.inputs[1]].shape
@@ -466,5 +480,5 @@ def check_graph(g: Graph) -> None:
 
 
 __all__ = ["SUPPORTED", "ACT_TYPES", "activation_types", "supported_table", "unsupported_message", "check_op",
-           "check_graph", "op_macs", "graph_macs", "axis_padding", "conv_out_size", "conv_padding", "ELEMENTWISE_INPLACE", "ALIASING",
+           "check_graph", "conv_groups", "op_macs", "graph_macs", "axis_padding", "conv_out_size", "conv_padding", "ELEMENTWISE_INPLACE", "ALIASING",
            "INT16_OPS"]
