@@ -24,7 +24,7 @@ from .. import targets
 from ..errors import ModelError, PlanError, UsageError
 from ..model import opdefs, weight_facts
 from ..model.ir import Graph
-from ..model.ops import conv_groups, slice_bounds
+from ..model.ops import conv_groups, fold_pad, slice_bounds
 from ..plan import ArenaPlan, arena_symbol, first_bytes, flash, weight_order
 from ..plan.regions import image_groups
 from ..refops import prepare
@@ -315,14 +315,20 @@ def dequantize(e, op) -> None:
 def pad(e, op) -> None:
     g, n = e.g, f"op{op.index}"
     ti, to = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
-    if len(ti.shape) > 4:
-        raise ModelError(f"operator {op.index} ({op.opcode}): more than 4 dimensions are not supported")
     e.dense(op, op.inputs[0])
-    k = 4 - len(ti.shape)
     pads = g.tensors[op.inputs[1]].data.reshape(-1, 2)
-    out_dims = [1] * k + [int(d) for d in to.shape]
+    in_dims = [int(d) for d in ti.shape]
+    if len(in_dims) > 4:  # above 4-D: unpadded axes merged into the ones before (model.ops.fold_pad)
+        e.dense(op, op.outputs[0])
+        in_dims, before, after = fold_pad(in_dims, pads.tolist())
+        if len(in_dims) > 4:
+            raise ModelError(f"operator {op.index} ({op.opcode}): padding that does not fold to 4 dimensions "
+                             f"is not supported")
+        pads = np.array([before, after]).T
+    k = 4 - len(in_dims)
+    out_dims = [1] * k + [int(d + b + a) for d, (b, a) in zip(in_dims, pads)]
     view = e.place(op.outputs[0]).pixel_stride not in (0, to.shape[-1])
-    fields = dict(in_dims=[1] * k + [int(d) for d in ti.shape], out_dims=out_dims,
+    fields = dict(in_dims=[1] * k + in_dims, out_dims=out_dims,
                   before=[0] * k + [int(p) for p in pads[:, 0]],
                   out_stride=e.strides4(op.outputs[0], tuple(out_dims)) if view else [0, 0, 0, 0],
                   pad_value=_pad_value(g, op))

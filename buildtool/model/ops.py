@@ -256,6 +256,41 @@ def _check_fc(g, op):
     _bias_ok(g, op, 2, w.shape[0])
 
 
+def fold_axes(dims, *strides) -> tuple:
+    """(dims, strides, ...) of a walk over dims in which each array steps by its element strides, size-1 axes
+    dropped and adjacent axes that every array walks as one merged (stride[i] == stride[i + 1] * dims[i + 1]):
+    the fewest axes that visit the same elements in the same order (at least one). A 5-D broadcast whose
+    arrays merge that way runs on the 4-D kernels (codegen's bt_bcast4)."""
+    keep = [k for k, d in enumerate(dims) if d != 1]
+    ds, ss = [int(dims[k]) for k in keep], [[int(s[k]) for k in keep] for s in strides]
+    for i in range(len(ds) - 1, 0, -1):
+        if all(s[i - 1] == s[i] * ds[i] for s in ss):
+            ds[i - 1:i + 1] = [ds[i - 1] * ds[i]]
+            for s in ss:
+                s[i - 1:i + 1] = [s[i]]
+    return (ds or [1], *(s or [0] for s in ss))
+
+
+def broadcast_strides(shape, dims) -> list:
+    """Element strides of a dense tensor of `shape` read broadcast to dims (right-aligned; 0 where broadcast)."""
+    td = (1,) * (len(dims) - len(shape)) + tuple(int(d) for d in shape)
+    return [0 if td[k] == 1 and dims[k] != 1 else _elements(td[k + 1:]) for k in range(len(dims))]
+
+
+def folded_broadcast(out, shapes) -> tuple:
+    """fold_axes of dense operands of `shapes` broadcast to the dense output `out`: (dims, out strides,
+    operand strides, ...)."""
+    return fold_axes(out, broadcast_strides(out, out), *(broadcast_strides(s, out) for s in shapes))
+
+
+def _fits_4d_broadcast(op, out, shapes) -> None:
+    """Above 4-D, the broadcast must fold to 4 axes (fold_axes): the kernels' bt_bcast4."""
+    if len(out) > 4:
+        _need(len(folded_broadcast(out, shapes)[0]) <= 4, op,
+              f"a {len(out)}-D broadcast of {' and '.join(str(list(s)) for s in shapes)} that does not fold to 4 "
+              f"dimensions is not supported; reshape it to at most 4")
+
+
 def _check_binary(g, op):
     _need(len(op.inputs) == 2, op, "needs two inputs")
     a, b, out = _shape(g, op.inputs[0]), _shape(g, op.inputs[1]), _shape(g, op.outputs[0])
@@ -264,6 +299,7 @@ def _check_binary(g, op):
     except ValueError:
         bs = None
     _need(bs == tuple(out), op, f"input shapes {list(a)} and {list(b)} do not broadcast to {list(out)}")
+    _fits_4d_broadcast(op, out, (a, b))
     if op.opcode in ("ADD", "SUB"):
         # TFLM rescales the sum by 2 * max(input scales) / (2**left_shift * output scale), which must be < 1
         t1, t2, to = (g.tensors[i] for i in (op.inputs[0], op.inputs[1], op.outputs[0]))
@@ -320,6 +356,21 @@ def _check_mean(g, op):
     want = tuple(1 if d in red else n for d, n in enumerate(inp) if keep or d not in red)
     _need(out == want or (not want and _elements(out) == 1), op,
           f"output shape {list(out)[:8]} != {list(want)} (input {list(inp)[:8]}, axes {sorted(red)})")
+    _need(reduce_split(inp, red) is not None, op,
+          f"axes {sorted(red)} of {list(inp)[:8]} are not adjacent (size-1 axes aside), which the kernels "
+          f"need; reduce them one run of adjacent axes at a time")
+
+
+def reduce_split(shape, axes) -> tuple | None:
+    """(outer, reduce, inner) element counts of a reduction of shape over axes when its reduced axes are one
+    run of adjacent axes once size-1 axes are set aside (the kernels' [outer][reduce][inner]), else None."""
+    red = [a for a in sorted(set(axes)) if shape[a] != 1]
+    if not red:
+        return _elements(shape), 1, 1
+    between = [d for d in range(red[0], red[-1] + 1) if d not in red and shape[d] != 1]
+    if between:
+        return None
+    return _elements(shape[:red[0]]), _elements(shape[red[0]:red[-1] + 1]), _elements(shape[red[-1] + 1:])
 
 
 def _check_pad(g, op):
@@ -328,6 +379,22 @@ def _check_pad(g, op):
     _need(p.shape == (len(inp), 2) and (p >= 0).all(), op, "paddings must be non-negative [rank, 2]")
     _need(tuple(int(inp[d] + p[d, 0] + p[d, 1]) for d in range(len(inp))) == out, op,
           "output shape does not match paddings")
+    _need(len(fold_pad(inp, p)[0]) <= 4, op, f"{len(inp)}-D padding {p.tolist()} that does not fold to 4 "
+                                             f"dimensions is not supported; reshape it to at most 4")
+
+
+def fold_pad(shape, pads) -> tuple:
+    """(dims, before, after) of a PAD with adjacent axes merged where the inner one is not padded (its rows are
+    whole: the outer axis pads whole rows) and unpadded size-1 axes dropped; at least one axis."""
+    ds, bs, as_ = [], [], []
+    for d, (b, a) in zip(shape, pads):
+        if d == 1 and b == 0 and a == 0:
+            continue
+        if ds and b == 0 and a == 0:  # this axis is whole: merge it into the one before
+            ds[-1], bs[-1], as_[-1] = ds[-1] * int(d), bs[-1] * int(d), as_[-1] * int(d)
+        else:
+            ds.append(int(d)), bs.append(int(b)), as_.append(int(a))
+    return (ds, bs, as_) if ds else ([1], [0], [0])
 
 
 def _check_reshape(g, op):
@@ -378,6 +445,7 @@ def _check_slice(g, op):
           "ellipsis and new-axis masks are not supported")
     _need(len(begin) == len(end) == len(st) <= len(inp), op,
           f"begin, end and strides need one entry per input dimension (input {list(inp)[:8]})")
+    _need(len(inp) <= 4, op, f"a {len(inp)}-D input: TFLite Micro slices at most 4 dimensions")
     n = 1
     for d, size in enumerate(inp):
         if d < len(begin):
@@ -480,5 +548,5 @@ def check_graph(g: Graph) -> None:
 
 
 __all__ = ["SUPPORTED", "ACT_TYPES", "activation_types", "supported_table", "unsupported_message", "check_op",
-           "check_graph", "conv_groups", "op_macs", "graph_macs", "axis_padding", "conv_out_size", "conv_padding", "ELEMENTWISE_INPLACE", "ALIASING",
+           "check_graph", "conv_groups", "fold_axes", "fold_pad", "reduce_split", "broadcast_strides", "folded_broadcast", "op_macs", "graph_macs", "axis_padding", "conv_out_size", "conv_padding", "ELEMENTWISE_INPLACE", "ALIASING",
            "INT16_OPS"]
