@@ -393,7 +393,7 @@ def test_parity_ops_bad_models_get_one_line_errors():
 
     _bad(compare_scale_one, "compares inputs with scales below 1 only")
     _bad(compare_int16, "TFLite Micro runs EQUAL on int8 only")
-    _bad(rsqrt_int16, "TFLite Micro runs RSQRT on int8 only")
+    _bad(rsqrt_int16, "buildtool runs RSQRT on int8 only")
 
 
 def select16_model(seed=2):

@@ -94,11 +94,37 @@ def activation_types(opcode: str) -> tuple:
     return d.types if d else (("int8",), ("int8",))
 
 
+# Operators without int16 (16x8) activations here, and why (tests/test_ops_int16.py runs each in TFLite Micro):
+TFLM_REFUSES_INT16 = "TFLite Micro refuses it in int16 too"
+INT16_NOT_RUN = {
+    **{op: TFLM_REFUSES_INT16 for op in (
+        "HARD_SWISH", "RESIZE_BILINEAR", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH", "EQUAL", "NOT_EQUAL", "LESS",
+        "LESS_EQUAL", "GREATER_EQUAL", "REDUCE_MAX", "REDUCE_MIN", "ADD_N", "ZEROS_LIKE", "ARG_MAX",
+        "ARG_MIN", "GATHER", "GATHER_ND", "SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND", "MIRROR_PAD", "ELU",
+        "L2_NORMALIZATION", "CUMSUM", "LOG_SOFTMAX", "DIV", "FILL", "SVDF")},
+    "RSQRT": "int8 only here; TFLite Micro runs it in int16",
+    "GREATER": "int8 only here; TFLite Micro runs it in int16",
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": "int8 only here; TFLite Micro runs it 16x8",
+    "GELU": "int8 only here; TFLite Micro has no GELU (int8 checked against TFLite's reference interpreter)",
+}
+
+
+def int16_support(name: str) -> str:
+    """`buildtool ops`'s int16 column: yes (16x8 activations run), no and why (INT16_NOT_RUN), or n/a (an
+    operator of bool, float, index or signal values)."""
+    ins, outs = activation_types(name)
+    if "int16" in ins or "int16" in outs:
+        return "yes"
+    if name in INT16_NOT_RUN:
+        return f"no: {INT16_NOT_RUN[name]}"
+    return "n/a"
+
+
 def supported_table() -> list:
-    """What `buildtool ops` prints: every supported operator and its activation types, from the
-    tables the checks use."""
-    return [{"op": name, "inputs": list(activation_types(name)[0]), "outputs": list(activation_types(name)[1])}
-            for name in SUPPORTED]
+    """What `buildtool ops` prints: every supported operator, its activation types and whether it runs int16
+    (int16_support), from the tables the checks use."""
+    return [{"op": name, "inputs": list(activation_types(name)[0]), "outputs": list(activation_types(name)[1]),
+             "int16": int16_support(name)} for name in SUPPORTED]
 
 
 def unsupported_message(op: Operator) -> str:
@@ -163,6 +189,9 @@ def _check_dtypes(g, op) -> None:
             raise ModelError(f"operator {op.index} ({op.opcode}): tensor {t.index} is {t.dtype}; float activations "
                              f"are not supported: convert with full-integer int8 quantisation")
         if t.dtype == "int16" and "int16" not in ok:
+            if INT16_NOT_RUN.get(op.opcode, TFLM_REFUSES_INT16) != TFLM_REFUSES_INT16:
+                raise ModelError(f"operator {op.index} ({op.opcode}): tensor {t.index} is int16; buildtool runs "
+                                 f"{op.opcode} on int8 only: keep this operator int8 (QUANTIZE around it)")
             raise ModelError(f"operator {op.index} ({op.opcode}): tensor {t.index} is int16, and TFLite Micro runs "
                              f"{op.opcode} on int8 only: keep this operator int8 (QUANTIZE around it)")
         if t.dtype not in ok and not {"int8", "int16"} & set(ok):  # float-only in TFLite Micro (NEG)
@@ -547,6 +576,6 @@ def check_graph(g: Graph) -> None:
                              f"(signal library energies) uint32/uint64 inputs are supported")
 
 
-__all__ = ["SUPPORTED", "ACT_TYPES", "activation_types", "supported_table", "unsupported_message", "check_op",
+__all__ = ["SUPPORTED", "ACT_TYPES", "activation_types", "supported_table", "int16_support", "INT16_NOT_RUN", "unsupported_message", "check_op",
            "check_graph", "conv_groups", "fold_axes", "fold_pad", "reduce_split", "broadcast_strides", "folded_broadcast", "op_macs", "graph_macs", "axis_padding", "conv_out_size", "conv_padding", "ELEMENTWISE_INPLACE", "ALIASING",
            "INT16_OPS"]
