@@ -85,43 +85,51 @@ def conv_2d(e, op) -> None:
 
 
 def _grouped_conv(e, op, groups: int) -> None:
-    """A grouped CONV_2D (model.ops.conv_groups) as one call of the set's conv per group: the group's input and
-    output channels are views into the whole tensors (their pixel strides), its filter rows, biases, multipliers
-    and shifts slices of the layer's, so every kernel set runs each group on its own conv paths (int8: the
-    variant its table picks for that group's geometry) and no set needs a grouped kernel."""
+    """A grouped CONV_2D (model.ops.conv_groups) as one call of the set's conv per group, in a loop: the group's
+    input and output channels are views into the whole tensors (their pixel strides), its filter rows, biases,
+    multipliers and shifts slices of the layer's, stepped from group 0's struct (set field by field in a function
+    of the layer's: the compiler keeps its geometry constant, and no struct copy calls memcpy). Every kernel set runs each group on its own conv paths and none needs a
+    grouped kernel; int8 takes the variant its table picks for the group's geometry and the layer's
+    requantisation (which holds for every group), in one instance of the layer when the variant has one."""
     x, y = op.inputs[0], op.outputs[0]
     flt = e.g.tensors[op.inputs[1]]
     per, depth = flt.shape[0] // groups, flt.shape[3]
     whole = e.conv_fields(op)
-    wide = e.g.tensors[y].dtype == "int16"
-    bias64 = e.bias(op, 64) if wide else "0"
-    h = e.g.tensors[y].shape[1]
-    calls = []
-    for k in range(groups):
-        n, c0 = f"op{op.index}_g{k}", k * per
-        f = dict(whole, **{"in": dict(whole["in"], c=depth), "out": dict(whole["out"], c=per)},
-                 filter=f"{whole['filter']} + {c0 * flt.shape[1] * flt.shape[2] * depth}",
-                 bias=_slice(whole["bias"], c0), multiplier=f"{whole['multiplier']} + {c0}",
-                 shift=f"{whole['shift']} + {c0}")
-        xin, yout = f"{e.cact(x)} + {k * depth}", f"{e.cact(y)} + {c0}"
-        if wide:
-            e.declare(f"static const bt_conv_wide_params {n}_p = {c_struct(dict(conv=f, bias64=_slice(bias64, c0)))};")
-            calls.append(f"bt_conv_s16(&{n}_p, {xin}, 0, {yout}, 0, {h});")
-            continue
-        e.declare(f"static const bt_conv_params {n}_p = {c_struct(f)};")
-        layer = e.conv_layer(op, f)
-        layer.update(multipliers=layer["multipliers"][c0:c0 + per], shifts=layer["shifts"][c0:c0 + per])
-        fn = e.kernel("conv", layer)
+    f = dict(whole, **{"in": dict(whole["in"], c=depth), "out": dict(whole["out"], c=per)})
+    n, h, wide = f"op{op.index}", e.g.tensors[y].shape[1], e.g.tensors[y].dtype == "int16"
+    conv = "p.conv" if wide else "p"
+    steps = [f"{conv}.filter += {per * flt.shape[1] * flt.shape[2] * depth}", f"{conv}.multiplier += {per}",
+             f"{conv}.shift += {per}"] + [f"{conv}.bias += {per}"] * (whole["bias"] != "0")
+    if wide:
+        bias64 = e.bias(op, 64)
+        steps += [f"p.bias64 += {per}"] * (bias64 != "0")
+        struct, fn, args = "bt_conv_wide_params", "bt_conv_s16", "in + k * {d}, 0, out + k * {c}, 0, {h}"
+    else:
+        struct, args = "bt_conv_params", "in + k * {d}, 0, out + k * {c}, 0, {h}"
+        fn = e.kernel("conv", e.conv_layer(op, f))
         if fn in kernel_variants.INSTANCES and kernel_variants.instances():
-            calls.append(f"{e.instance(n, fn, h)}({xin}, {yout});")
+            macro, extra = kernel_variants.INSTANCES[fn]
+            e.used_variants.pop(fn, None)
+            e.use_macro(macro)
+            fn, args = macro, args + "".join(f", {a}" for a in extra)
+    ctype = "int16_t" if wide else "int8_t"
+    fields = dict(conv=f, bias64=bias64) if wide else f
+    sets = "".join(f"\n  p.{k} = {v};" for k, v in _flat(fields))  # field by field: a struct copy is a memcpy
+    loop = (f"{struct} p;{sets}\n  for (int32_t k = 0; k < {groups}; k++, {', '.join(steps)})\n"
+            f"    {fn}(&p, {args.format(d=depth, c=per, h=h)});")
+    e.declare(f"/* op {op.index}: {groups} groups of {depth} input and {per} output channels */\n"
+              f"static __attribute__((noinline)) void {n}_groups(const {ctype} *in, {ctype} *out) {{\n"
+              f"  {loop}\n}}")
+    e.call(op, f"{n}_groups({e.cact(x)}, {e.cact(y)});")
+
+
+def _flat(fields: dict, at: str = ""):
+    """(C member path, value) of a parameter struct's fields, nested structs flattened (a.b.c)."""
+    for k, v in fields.items():
+        if isinstance(v, dict):
+            yield from _flat(v, f"{at}{k}.")
         else:
-            calls.append(f"{fn}(&{n}_p, {xin}, 0, {yout}, 0, {h});")
-    e.call(op, "\n  ".join(calls))
-
-
-def _slice(pointer: str, k: int) -> str:
-    """C expression of pointer + k elements, or 0 (no bias) as it is."""
-    return pointer if pointer == "0" else f"{pointer} + {k}"
+            yield f"{at}{k}", v
 
 
 def _spread_rows(e, op, rows) -> str:
