@@ -22,7 +22,7 @@ from buildtool.model.ops import check_graph, check_op, fold_axes, fold_pad, fold
 from buildtool.model.writer import serialize
 from buildtool.plan.arena.execute import run
 from buildtool.plan.arena.planner import plan_arena
-from buildtool.zoo.builder import GraphBuilder
+from buildtool.zoo.builder import GraphBuilder, as_int16x8
 
 S = (1, 2, 3, 4, 5)
 
@@ -180,6 +180,28 @@ def test_firmware_is_tflite_micros(board, tmp_path):
     pipeline.build(g, board, tmp_path)
     for x in inputs():
         same(runner.run(board, tmp_path, x)[0], tflm_run(data, x, len(g.outputs)))
+
+
+INT16 = ("ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM", "PRELU", "PAD", "PADV2", "CONCATENATION", "TRANSPOSE", "MEAN")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("board", ["host", "cortex-m4"])
+def test_16x8_firmware_is_tflite_micros(board, tmp_path):
+    """The folded broadcasts and pads on int16 activations (zoo.builder.as_int16x8 of the same cases)."""
+    need(board)
+    b = GraphBuilder("rank5_16")
+    x = b.input(S)
+    m, h = b.mean(b.mean(x, axes=(2,), keep_dims=True), axes=(4,), keep_dims=True), b.mean(x, axes=(1,), keep_dims=True)
+    g = as_int16x8(b.finish([ACCEPTED[op](b, x, m, h) for op in INT16]))
+    assert {g.tensors[i].dtype for i in g.outputs} == {"int16"}
+    data = serialize(g)
+    pipeline.build(g, board, tmp_path)
+    for s in range(2):
+        x16 = [np.random.default_rng(s).integers(-32768, 32768, size=S, dtype=np.int16)]
+        want = tflm_run(data, x16, len(g.outputs))
+        same(run(g, plan_arena(g), x16), want)
+        same(runner.run(board, tmp_path, x16)[0], want)
 
 
 @pytest.mark.parametrize("opcode", sorted(REFUSED))
