@@ -296,8 +296,8 @@ NOTES = (
     "[1, 2, 2, 16, 32] x [1, 1, 1, 1, 32] gate folds to 2), PAD and PADV2 when their unpadded axes fold; what "
     "does not fold is refused by the check, as are STRIDED_SLICE above 4-D (TFLite Micro refuses it) and a "
     "reduction over axes that are not adjacent once size-1 axes are set aside. tests/test_rank5.py lists every "
-    "operator once: built at rank 5 and byte-identical to TFLite Micro on host, cortex-m4, cortex-m55, riscv32 "
-    "and xcore, or refused by its check in one line.",
+    "operator once: built at rank 5 and byte-identical to TFLite Micro on host, cortex-m4, cortex-m55, riscv32, "
+    "xcore and cortex-m0plus (the reference set), or refused by its check in one line.",
     "SOFTMAX with int8 output over a row whose exponentials sum to 512 or more (512+ logits near the maximum, "
     "e.g. a flat 1000-class output) makes TFLite Micro abort (its rounding shift reaches 32, undefined in C); "
     "every path here (numpy executor, every kernel set) gives that shift's exactly rounded result instead: the "

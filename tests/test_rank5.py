@@ -172,7 +172,7 @@ def test_executor_is_tflite_micros():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("board", ["host", "cortex-m4", "cortex-m55", "riscv32", "xcore"])
+@pytest.mark.parametrize("board", ["host", "cortex-m4", "cortex-m55", "riscv32", "xcore", "cortex-m0plus"])
 def test_firmware_is_tflite_micros(board, tmp_path):
     need(board)
     g = rank5_model()
