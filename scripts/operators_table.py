@@ -233,8 +233,8 @@ def page() -> str:
         "prints).",
         "- **int16**: whether the operator runs 16x8 (int16 activations, int8 weights) here, and where it does "
         "not, why (`ops.INT16_NOT_RUN`, as `buildtool ops` prints it): TFLite Micro refuses it in int16 too (a "
-        "fair refusal), or TFLite Micro runs it and this tool does not yet; `n/a` for operators of bool, float, "
-        "index or signal values. tests/test_ops_int16.py runs each of those claims in TFLite Micro.",
+        "fair refusal), or TFLite Micro runs it and this tool does not yet (GREATER: TFLite Micro runs int16 but "
+        "its output is not the comparison); `n/a` for operators of bool, float, index or signal values. tests/test_ops_int16.py runs each of those claims in TFLite Micro.",
         "- **kernels**: the target sets (`kernels/<set>/`) that optimise the operator: a set counts when it "
         "defines a C function that the generated code calls for the test suite's one-operator models of that "
         "type; `reference` means every board runs `kernels/reference/`; `none` means no kernel is called "
