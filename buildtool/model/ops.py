@@ -102,7 +102,6 @@ INT16_NOT_RUN = {
         "LESS_EQUAL", "GREATER_EQUAL", "REDUCE_MAX", "REDUCE_MIN", "ADD_N", "ZEROS_LIKE", "ARG_MAX",
         "ARG_MIN", "GATHER", "GATHER_ND", "SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND", "MIRROR_PAD", "ELU",
         "L2_NORMALIZATION", "CUMSUM", "LOG_SOFTMAX", "DIV", "FILL", "SVDF")},
-    "RSQRT": "int8 only here; TFLite Micro runs it in int16",
     "GREATER": "int8 only here; TFLite Micro's int16 GREATER runs but its output is not the comparison",
     "UNIDIRECTIONAL_SEQUENCE_LSTM": "int8 only here; TFLite Micro runs it 16x8",
     "GELU": "int8 only here; TFLite Micro has no GELU (int8 checked against TFLite's reference interpreter)",
