@@ -29,14 +29,15 @@ def cmd_inspect(a) -> int:
 
 
 def cmd_ops(a) -> int:
-    """The supported operators and their activation types, from the table the checks use."""
+    """The supported operators, their activation types and whether they run int16 (16x8), from the table the
+    checks use."""
     rows = supported_table()
     if a.json:
         print(json.dumps(rows, indent=1))
         return 0
-    print(f"{'operator':20} {'input types':40} output types")
+    print(f"{'operator':40} {'input types':40} {'output types':40} int16")
     for r in rows:
-        print(f"{r['op']:20} {', '.join(r['inputs']):40} {', '.join(r['outputs'])}")
+        print(f"{r['op']:40} {', '.join(r['inputs']):40} {', '.join(r['outputs']):40} {r['int16']}")
     return 0
 
 
@@ -61,7 +62,7 @@ def add_inspect(sub) -> None:
 
 
 def add_ops(sub) -> None:
-    s = sub.add_parser("ops", help="the supported operators and their activation types")
+    s = sub.add_parser("ops", help="the supported operators, their activation types and int16 support")
     s.add_argument("--json", action="store_true", help="the same as JSON")
     s.set_defaults(fn=cmd_ops)
 
