@@ -29,10 +29,12 @@ and the step run here, with the same bytes.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import textwrap
 
 from ..errors import BuildtoolError
+from ..fsutil import writes_through
 from ..serve.daemon import protocol
 from ..serve.daemon.client import DaemonClient, daemon_wanted, warn_once
 
@@ -49,9 +51,13 @@ def run(a) -> int:
 
 
 def _via_daemon(a) -> bool:
-    """Ask the daemon to run the step; False (after one warning) when no daemon can be used."""
+    """Ask the daemon to run the step; False (after one warning) when no daemon can be used or this
+    process does not see the files it wrote (_unseen). An output written through (a FIFO, a device,
+    /dev/stdout: the daemon's would be another) is written here."""
     args = {k: getattr(a, k) for k in protocol.GEN_ARGS}
     typed = protocol.absolute_paths(args, os.getcwd())
+    if any(writes_through(p) for p in protocol.gen_outputs(args)):
+        return False
     wire = {k: protocol.to_wire(v) for k, v in args.items() if v is not None}
     try:
         with DaemonClient() as c:
@@ -63,9 +69,29 @@ def _via_daemon(a) -> bool:
     except BuildtoolError as e:  # the daemon names the absolute paths it was sent: name them as typed
         e.args = (protocol.as_typed(str(e), typed),)
         raise
+    unseen = _unseen(args, reply or {})
+    if unseen:
+        warn_once(f"the planner daemon's output {protocol.as_typed(unseen, typed)} is not here (a daemon in another "
+                  f"mount namespace?); running the step in this process")
+        return False
     for note in (reply or {}).get("notes") or []:  # (a daemon of an older install sends none)
         print(note)
     return True
+
+
+def _unseen(args: dict, reply: dict) -> str | None:
+    """The first output of the step that this process does not see with the bytes the daemon says it
+    wrote (None: all of them are here)."""
+    digests = {protocol.from_wire(k): v for k, v in (reply.get("outputs") or {}).items()}
+    for p in protocol.gen_outputs(args):
+        try:
+            with open(p, "rb") as f:
+                if digests.get(p) == hashlib.file_digest(f, "sha256").hexdigest():
+                    continue
+        except OSError:
+            pass
+        return p
+    return None
 
 
 def add_parser(sub) -> None:

@@ -130,6 +130,18 @@ def gen_path_args(step: str) -> tuple:
                  if not (k == "input" and step == "model"))
 
 
+CODE_FILES = ("model.c", "model.h", "firmware.json")  # what gen code writes into its -o DIR
+
+
+def gen_outputs(args: dict) -> list:
+    """The files a gen step (args: GEN_ARGS -> value, paths absolute) writes: the daemon's reply names each
+    one's SHA-256 and the client checks it sees those bytes (a daemon in another mount namespace writes
+    where the client cannot see)."""
+    out = args.get("output")
+    files = [os.path.join(out, n) for n in CODE_FILES] if args.get("step") == "code" else [out]
+    return [p for p in files + [args.get("split_header"), args.get("depfile")] if p]
+
+
 def absolute_paths(args: dict, cwd: str) -> dict:
     """Make a step's path arguments (args: GEN_ARGS -> value, changed in place) absolute from cwd, for
     a process in another directory (the daemon); returns {absolute: as typed} for as_typed."""

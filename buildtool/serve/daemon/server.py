@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import fcntl
+import hashlib
 import logging
 import os
 import resource
@@ -220,7 +221,8 @@ class Daemon:
     def gen(self, msg: dict, conn: socket.socket | None = None) -> dict:
         """Run one `buildtool gen` step for a client (its paths absolute); its plan step plans
         through this daemon's memo, in a planning slot. The reply: the step done and its notes (lines
-        the client prints)."""
+        the client prints) and the SHA-256 of every file it wrote, as this process sees it (the client
+        checks it sees the same: protocol.gen_outputs)."""
         if self.shell is None:
             raise protocol.ProtocolError("this daemon was started without the command line: it plans only")
         check = self._cancel_check(conn)
@@ -235,7 +237,8 @@ class Daemon:
         notes = []
         with client_umask(protocol.umask_of(msg)), steps.sources_for(protocol.package_of(msg)):
             self.shell.run_step(a, self._gen_planner(check), notes.append)
-        return {"type": "ok", "done": a.step, "notes": notes}
+        return {"type": "ok", "done": a.step, "notes": notes,
+                "outputs": {protocol.to_wire(p): _sha256_of(p) for p in protocol.gen_outputs(vars(a))}}
 
     def _gen_planner(self, check):
         """How a gen step run here plans: through this daemon's memo, in a planning slot."""
@@ -407,6 +410,14 @@ class Daemon:
                 with self._lock:
                     self._connections -= 1
                 conn.close()
+
+
+def _sha256_of(path: str) -> str | None:
+    try:
+        with open(path, "rb") as f:
+            return hashlib.file_digest(f, "sha256").hexdigest()
+    except OSError:
+        return None
 
 
 def _internal_error(e: BaseException, log_path: str) -> str:
