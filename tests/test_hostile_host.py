@@ -5,8 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
+import sys
+from pathlib import Path
 
+import numpy as np
 import pytest
+from conftest import ROOT
 
 from buildtool import cli
 from buildtool.cli import gen as gen_cli
@@ -89,3 +94,173 @@ def test_gen_outputs_names_every_file_a_step_writes():
     assert protocol.gen_outputs({"step": "code", "output": "/o", "depfile": "/d"}) == [
         "/o/model.c", "/o/model.h", "/o/firmware.json", "/d"]
     assert protocol.gen_outputs({"step": "flash", "output": "/w.bin", "split_header": "/s.h"}) == ["/w.bin", "/s.h"]
+
+
+# -- 5. a WHILE that never ends ------------------------------------------------------------------------
+RELIABILITY = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared")) / "reliability"
+
+
+def _reliability(name: str) -> Path:
+    p = RELIABILITY / f"{name}.tflite"
+    if not p.exists():
+        pytest.skip(f"{p} not present")
+    return p
+
+
+@pytest.fixture
+def x_1x8(tmp_path):
+    p = tmp_path / "x.npy"
+    np.save(p, np.zeros((1, 8), np.int8))
+    return str(p)
+
+
+def _buildtool(args, timeout=300):
+    return subprocess.run([sys.executable, "-m", "buildtool.cli"] + [str(a) for a in args], cwd=ROOT,
+                          capture_output=True, text=True, timeout=timeout, env={**os.environ, "BUILDTOOL_NO_DAEMON": "1"})
+
+
+def test_run_stops_a_while_that_never_ends_in_one_line_naming_the_model(x_1x8):
+    m = _reliability("while_forever")
+    r = _buildtool(["run", m, "--input", x_1x8, "--max-iterations", "50"], timeout=120)
+    assert r.returncode == 2 and r.stderr == (
+        f"buildtool: error: {m}: operator 0 (WHILE) ran 50 iterations and its condition still holds: a loop that "
+        f"never ends? (a longer one: raise --max-iterations)\n"), r.stderr
+    assert r.stdout == ""
+
+
+@pytest.mark.parametrize("bound, done", [(5, True), (4, False)])
+def test_the_bound_lets_a_loop_of_exactly_that_many_iterations_end(bound, done):
+    """A WHILE of 5 iterations (cond i < 5) runs with a bound of 5 and is stopped by 4, in both executors."""
+    from buildtool.model.control import IterationLimit, iteration_bound
+    from buildtool.plan.arena.execute import run_unplanned
+    from buildtool.plan.kinds import execute
+    from buildtool.steps.readback import load_plan
+    from buildtool.serve import service
+    from buildtool.steps.models import read_model
+
+    g = read_model(str(_reliability("while_1e6"))).graph
+    g = _with_limit(g, 5)
+    plan = load_plan(service.plan_request(g, {})["plan"], g)
+    x = [np.arange(8, dtype=np.int8).reshape(1, 8)]
+    with iteration_bound(bound):
+        for run in (lambda: execute(plan, g, x), lambda: run_unplanned(g, x)):
+            if done:
+                assert int(run()[1].reshape(-1)[0]) == 5
+            else:
+                with pytest.raises(IterationLimit, match="^operator 0 \\(WHILE\\) ran 4 iterations"):
+                    run()
+
+
+def _with_limit(g, n: int):
+    """while_1e6 with its loop's limit (the cond subgraph's one int32 constant, 1e6) set to n."""
+    import dataclasses
+
+    kc = g.operators[0].options["cond_subgraph"]
+    s = g.subgraph(kc)
+    consts = [i for op in s.operators for i in op.inputs if g.tensors[i].is_const]
+    assert len(consts) == 1 and int(np.asarray(g.tensors[consts[0]].data).reshape(-1)[0]) == 1_000_000
+    tensors = list(g.tensors)
+    t = tensors[consts[0]]
+    tensors[consts[0]] = dataclasses.replace(t, data=np.full(np.shape(t.data), n, np.int32))
+    return dataclasses.replace(g, tensors=tensors)
+
+
+def test_the_firmware_stops_a_while_that_never_ends_in_one_line_naming_the_model(x_1x8, tmp_path):
+    m = _reliability("while_forever")
+    r = _buildtool(["run", m, "--input", x_1x8, "--board", "host", "--build-dir", tmp_path / "b"])
+    assert r.returncode == 2, r.stderr
+    line = r.stderr.splitlines()[-1]
+    assert line.startswith("buildtool: error: model 'while_forever': firmware on host exited with 4 (model_invoke "
+                           "failed): bt: a WHILE operator ran BT_MAX_ITERATIONS iterations and its condition "
+                           "still holds"), r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_the_firmware_runs_a_long_loop_to_its_end_and_its_timeout_names_the_model(x_1x8, tmp_path):
+    from buildtool import pipeline
+    from buildtool.firmware import runner, toolchain
+    from buildtool.steps.models import read_model
+
+    g = read_model(str(_reliability("while_1e6"))).graph
+    pipeline.build(g, "host", tmp_path)
+    y = runner.run("host", tmp_path, np.zeros((1, 8), np.int8))[0]
+    assert int(np.asarray(y[1]).reshape(-1)[0]) == 1_000_000  # the bound lets a loop of exactly 1e6 end
+    with pytest.raises(toolchain.FirmwareError) as e:
+        runner.run("host", tmp_path, np.zeros((1, 8), np.int8), timeout=0.01)
+    assert str(e.value) == "model 'while_1e6': firmware on host exited with 124 (timeout): stopped after 0.01 s"
+
+
+# -- 5. the Bazel persistent worker's frames -----------------------------------------------------------
+def _frame(msg: bytes) -> bytes:
+    from buildtool.integrations.bazel import _varint
+
+    return _varint(len(msg)) + msg
+
+
+def _request(args: list, rid: int) -> bytes:
+    from buildtool.integrations.bazel import _varint
+
+    body = b"".join(b"\x0a" + _varint(len(a.encode())) + a.encode() for a in args) + b"\x18" + _varint(rid)
+    return _frame(body)
+
+
+def test_a_malformed_work_request_is_one_line_on_stderr_and_an_error_response():
+    """The issue's frame (field 1 with wire type 3), then a good request: the worker answers both, in order."""
+    from buildtool.integrations.bazel import parse_request
+
+    stream = b"\x02\x0b\x00" + _request(["model", "nosuchzoo", "-o", "/nonexistent/x"], 7)
+    r = subprocess.run([sys.executable, "-m", "buildtool.integrations.bazel", "gen", "--persistent_worker"],
+                       input=stream, capture_output=True, cwd=ROOT, timeout=120)
+    assert r.returncode == 0
+    assert r.stderr.decode() == ("buildtool: error: Bazel worker: a malformed WorkRequest (wire type 3 of field 1); "
+                                 "skipped it\n")
+    first = parse_request(r.stdout[1:1 + r.stdout[0]])  # a WorkResponse reads as fields 1..3 too
+    assert first["requestId"] == 0
+    assert b"\x08\x02" in r.stdout[:3] and b"\x18\x07" in r.stdout  # exit 2; the next request answered (id 7)
+
+
+@pytest.mark.parametrize("bad, why", [
+    (b"\x0a\x05ab", "it ends inside a field"),
+    (b"\x0a\x02\xff\xfe", "an argument is not UTF-8"),
+    (b"\x18" + b"\xff" * 11, "a varint longer than 10 bytes"),
+    (b"\x0c", "wire type 4 of field 1")])
+def test_each_kind_of_malformed_request_is_named(bad, why):
+    from buildtool.integrations.bazel import MalformedRequest, parse_request
+
+    with pytest.raises(MalformedRequest) as e:
+        parse_request(bad)
+    assert str(e.value) == why
+
+
+def test_an_oversized_frame_is_refused_without_being_buffered():
+    """A 64 MiB frame: refused on its length, its bytes read and dropped (peak memory a few MiB, not
+    64), and the request after it read in step."""
+    import threading
+    import tracemalloc
+
+    from buildtool.integrations import bazel
+
+    r, w = os.pipe()
+    size = 64 << 20
+
+    def feed():
+        with os.fdopen(w, "wb") as f:
+            f.write(bazel._varint(size))
+            block = b"\0" * (1 << 20)
+            for _ in range(size >> 20):
+                f.write(block)
+            f.write(_request(["plan", "x"], 3))
+
+    t = threading.Thread(target=feed)
+    t.start()
+    tracemalloc.start()
+    try:
+        got = list(bazel.requests(r))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+        t.join()
+        os.close(r)
+    assert [str(x) if isinstance(x, Exception) else x for x in got] == [
+        "67,108,864 bytes, more than the 16 MiB a request may have", {"arguments": ["plan", "x"], "requestId": 3}]
+    assert peak < 8 << 20, peak
