@@ -21,6 +21,7 @@ import os
 import socket
 import stat
 import struct
+import time
 
 import msgpack
 
@@ -30,6 +31,10 @@ from ...fsutil import makedirs_private
 from ...sources import PKG, code_version
 
 MAX_MESSAGE = 64 << 20
+# What a request to the daemon may hold besides bytes (a model's): its decoded objects stay a small
+# multiple of its size (a 64 MiB message of empty arrays would otherwise be 64 million objects).
+REQUEST_LIMITS = {"max_array_len": 4096, "max_map_len": 4096, "max_str_len": 1 << 20}
+MAX_REQUEST_CONTAINERS = 4096
 _LEN = struct.Struct(">I")
 
 
@@ -211,31 +216,66 @@ def send(sock: socket.socket, obj: dict) -> None:
     sock.sendall(encode(obj))
 
 
-def _recv_exact(sock: socket.socket, n: int) -> bytes:
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = sock.recv(min(n - len(buf), 1 << 20))
+def _recv_exact(sock: socket.socket, n: int, deadline: float | None = None, buf: bytearray | None = None) -> bytearray:
+    """n bytes (appended to buf), read as they come: memory grows with what arrived, never with what a
+    length claims. deadline (time.monotonic()): socket.timeout past it."""
+    buf = bytearray() if buf is None else buf
+    end = len(buf) + n
+    while len(buf) < end:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise socket.timeout("a message arrived too slowly")
+            sock.settimeout(min(left, sock.gettimeout() or left))
+        chunk = sock.recv(min(end - len(buf), 1 << 20))
         if not chunk:
             raise ConnectionLost("connection closed in the middle of a message")
         buf += chunk
-    return bytes(buf)
+    return buf
 
 
-def recv(sock: socket.socket) -> dict | None:
-    """The next message, or None when the peer closed the connection cleanly between messages."""
+def _counted(limit: int):
+    """A msgpack hook that counts the containers decoded and refuses past limit."""
+    seen = [0]
+
+    def hook(obj):
+        seen[0] += 1
+        if seen[0] > limit:
+            raise ValueError(f"more than {limit} arrays and maps")
+        return obj
+
+    return hook
+
+
+def recv(sock: socket.socket, within: float | None = None, started=None, request: bool = False) -> dict | None:
+    """The next message, or None when the peer closed the connection cleanly between messages.
+    within: seconds its bytes may take from the first (socket.timeout past it); started(): called
+    once its first bytes are here; request: a request to the daemon, held to REQUEST_LIMITS."""
     head = sock.recv(_LEN.size)
     if not head:
         return None
+    if started is not None:
+        started()
+    deadline = None if within is None else time.monotonic() + within
     if len(head) < _LEN.size:
-        head += _recv_exact(sock, _LEN.size - len(head))
+        head = bytes(_recv_exact(sock, _LEN.size - len(head), deadline, bytearray(head)))
     (n,) = _LEN.unpack(head)
     if n > MAX_MESSAGE:
         raise ProtocolError(f"message of {n} bytes exceeds the {MAX_MESSAGE >> 20} MiB limit")
-    body = _recv_exact(sock, n)
+    body = _recv_exact(sock, n, deadline)
+    limits = {}
+    if request:
+        hook = _counted(MAX_REQUEST_CONTAINERS)
+        limits = dict(REQUEST_LIMITS, list_hook=hook, object_hook=hook)
     try:
-        obj = msgpack.unpackb(body, raw=False, strict_map_key=True)
+        obj = msgpack.unpackb(body, raw=False, strict_map_key=True, **limits)  # (a bytearray: no copy of the body)
+    except ValueError as e:
+        if request and ("exceeds max" in str(e) or "arrays and maps" in str(e)):
+            raise ProtocolError(f"a request too large in structure ({e})") from None
+        raise ProtocolError(f"malformed message ({type(e).__name__})") from None
     except Exception as e:  # msgpack raises several unrelated types on garbage
         raise ProtocolError(f"malformed message ({type(e).__name__})") from None
+    del body
     if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
         raise ProtocolError("malformed message (not a map with a 'type')")
     return obj
