@@ -232,3 +232,21 @@ def test_where_to_write_follows_a_chain_of_links(tmp_path):
     assert fsutil.where_to_write(tmp_path / "l1") == ("replace", str(tmp_path / "f"))
     assert fsutil.where_to_write("/dev/stdout")[0] == "through"
     assert fsutil.where_to_write(tmp_path / "new") == ("replace", str(tmp_path / "new"))
+
+
+@pytest.mark.parametrize("cmd", ["zoo", "report"])
+def test_dev_stdout_holds_the_files_bytes_alone(cmd, tmp_path):
+    """`zoo tiny -o /dev/stdout > F`, `report tiny -o /dev/stdout > F`: F holds what a regular file gets
+    (the 'wrote' line goes to stderr then), no figure or seal is made beside /dev/stdout."""
+    import subprocess
+    import sys
+
+    ref = tmp_path / ("ref.tflite" if cmd == "zoo" else "ref.html")
+    assert cli.main([cmd, "tiny", "-o", str(ref)]) == 0
+    out = tmp_path / "stdout.bin"
+    with open(out, "wb") as f:
+        r = subprocess.run([sys.executable, "-m", "buildtool.cli", cmd, "tiny", "-o", "/dev/stdout"], stdout=f,
+                           stderr=subprocess.PIPE, text=True, timeout=300)
+    assert r.returncode == 0 and r.stderr == "wrote /dev/stdout\n", r.stderr
+    assert out.read_bytes() == ref.read_bytes()
+    assert not os.path.exists("/dev/stdout.svg")
