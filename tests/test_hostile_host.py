@@ -90,6 +90,46 @@ def test_an_output_written_through_never_goes_to_the_daemon(model, monkeypatch):
     assert _FakeDaemon.calls == []
 
 
+class _FakeThinDaemon(_FakeDaemon):
+    """The fast path's daemon in another mount namespace: it ran the command line and claims its outputs."""
+
+    def connect(self):
+        return True
+
+    def request(self, msg):
+        _FakeDaemon.calls.append(msg)
+        return {"type": "cli", "lines": [], "exit": 0,
+                "outputs": {p: hashlib.sha256(b).hexdigest() for p, b in self.claim.items()}}
+
+
+def test_the_fast_path_runs_a_gen_step_here_when_its_outputs_are_not_here(model, monkeypatch):
+    from buildtool.serve.daemon import thin
+
+    monkeypatch.setenv("BUILDTOOL_NO_DAEMON", "0")
+    out = model / "s.json"
+    _FakeDaemon.calls = []
+    monkeypatch.setattr(thin, "DaemonClient", lambda start=False: _FakeThinDaemon({str(out): b"its bytes"}))
+    assert thin.run_in_daemon(["gen", "skeleton", str(model / "m.tflite"), "-o", str(out)]) is None
+    out.write_bytes(b"its bytes")  # now this process sees what the daemon wrote
+    assert thin.run_in_daemon(["gen", "skeleton", str(model / "m.tflite"), "-o", str(out)]) == 0
+    assert len(_FakeDaemon.calls) == 2
+
+
+def test_a_fifo_among_the_outputs_is_unseen_without_blocking(tmp_path):
+    fifo = tmp_path / "f"
+    os.mkfifo(fifo)
+    assert protocol.unseen_output({str(fifo): hashlib.sha256(b"").hexdigest()}) == str(fifo)
+
+
+def test_the_daemon_runs_no_gen_step_whose_output_is_written_through(tmp_path):
+    from buildtool.cli import served
+
+    fifo = tmp_path / "f"
+    os.mkfifo(fifo)
+    assert served.serve(["gen", "model", "tiny", "-o", str(fifo)], str(tmp_path), None, lambda g, o: None) is None
+    assert served.serve(["gen", "model", "tiny", "-o", "/dev/stdout"], str(tmp_path), None, lambda g, o: None) is None
+
+
 def test_gen_outputs_names_every_file_a_step_writes():
     assert protocol.gen_outputs({"step": "code", "output": "/o", "depfile": "/d"}) == [
         "/o/model.c", "/o/model.h", "/o/firmware.json", "/d"]
@@ -277,7 +317,8 @@ def daemon(tmp_path, monkeypatch):
     from buildtool.serve.daemon import server
 
     d_dir = tempfile.mkdtemp(prefix="bth", dir="/tmp")  # short: a Unix socket path is ~100 bytes at most
-    paths = {"log": str(tmp_path / "log"), "socket": os.path.join(d_dir, "s"), "lock": ""}
+    monkeypatch.setenv("BUILDTOOL_RUNTIME_DIR", os.path.join(d_dir, "run"))  # DaemonClient finds this one
+    paths = dict(protocol.paths(), lock="")
     d = server.Daemon(paths, 600, str(tmp_path / "cache"), 1 << 20)
     listener = socket.socket(socket.AF_UNIX)
     listener.bind(paths["socket"])
@@ -359,6 +400,21 @@ def test_an_idle_or_stalled_connection_is_closed_early(daemon, monkeypatch):
         assert c.recv(1) == b""  # closed by the daemon, long before CONN_TIMEOUT_S
         c.close()
     assert wait_until(lambda: daemon._connections == 0)
+
+
+def test_a_client_whose_idle_connection_was_closed_reconnects(daemon, monkeypatch):
+    """A build holding its connection between steps longer than IDLE_CONN_S: its next request still
+    gets its answer (the client resends once on a new connection)."""
+    import time
+
+    from buildtool.serve.daemon import server
+    from buildtool.serve.daemon.client import DaemonClient
+
+    monkeypatch.setattr(server, "IDLE_CONN_S", 0.3)
+    with DaemonClient(start=False) as c:
+        assert c.status()["pid"] == os.getpid()
+        time.sleep(1.0)  # the daemon closed the connection meanwhile
+        assert c.status()["pid"] == os.getpid()
 
 
 def test_a_big_message_costs_about_its_size_once(monkeypatch):

@@ -29,7 +29,6 @@ and the step run here, with the same bytes.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import os
 import textwrap
 
@@ -69,7 +68,7 @@ def _via_daemon(a) -> bool:
     except BuildtoolError as e:  # the daemon names the absolute paths it was sent: name them as typed
         e.args = (protocol.as_typed(str(e), typed),)
         raise
-    unseen = _unseen(args, reply or {})
+    unseen = protocol.unseen_output((reply or {}).get("outputs"), protocol.gen_outputs(args))
     if unseen:
         warn_once(f"the planner daemon's output {protocol.as_typed(unseen, typed)} is not here (a daemon in another "
                   f"mount namespace?); running the step in this process")
@@ -77,21 +76,6 @@ def _via_daemon(a) -> bool:
     for note in (reply or {}).get("notes") or []:  # (a daemon of an older install sends none)
         print(note)
     return True
-
-
-def _unseen(args: dict, reply: dict) -> str | None:
-    """The first output of the step that this process does not see with the bytes the daemon says it
-    wrote (None: all of them are here)."""
-    digests = {protocol.from_wire(k): v for k, v in (reply.get("outputs") or {}).items()}
-    for p in protocol.gen_outputs(args):
-        try:
-            with open(p, "rb") as f:
-                if digests.get(p) == hashlib.file_digest(f, "sha256").hexdigest():
-                    continue
-        except OSError:
-            pass
-        return p
-    return None
 
 
 def add_parser(sub) -> None:

@@ -17,6 +17,7 @@ refused unless it is a real directory owned by us that nobody else can write.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import socket
 import stat
@@ -145,6 +146,40 @@ def gen_outputs(args: dict) -> list:
     out = args.get("output")
     files = [os.path.join(out, n) for n in CODE_FILES] if args.get("step") == "code" else [out]
     return [p for p in files + [args.get("split_header"), args.get("depfile")] if p]
+
+
+def output_digests(paths: list) -> dict:
+    """{path on the wire: SHA-256 of the regular file there, or None}: what a daemon's gen reply says it wrote."""
+    return {to_wire(p): _digest(p) for p in paths}
+
+
+def unseen_output(digests: dict, paths: list | None = None) -> str | None:
+    """The first of paths (default: every path digests names) that this process does not see as a regular
+    file holding the bytes digests says the daemon wrote (None: all of them are here). Never blocks (a FIFO
+    is opened without waiting for a writer, and is not a regular file)."""
+    digests = {from_wire(k): v for k, v in (digests or {}).items()}
+    for p in digests if paths is None else paths:
+        if digests.get(p) is None or _digest(p) != digests[p]:
+            return p
+    return None
+
+
+def _digest(path: str) -> str | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        h = hashlib.sha256()
+        while chunk := os.read(fd, 1 << 20):
+            h.update(chunk)
+        return h.hexdigest()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def absolute_paths(args: dict, cwd: str) -> dict:

@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import fcntl
-import hashlib
 import logging
 import os
 import resource
@@ -246,7 +245,7 @@ class Daemon:
         with client_umask(protocol.umask_of(msg)), steps.sources_for(protocol.package_of(msg)):
             self.shell.run_step(a, self._gen_planner(check), notes.append)
         return {"type": "ok", "done": a.step, "notes": notes,
-                "outputs": {protocol.to_wire(p): _sha256_of(p) for p in protocol.gen_outputs(vars(a))}}
+                "outputs": protocol.output_digests(protocol.gen_outputs(vars(a)))}
 
     def _gen_planner(self, check):
         """How a gen step run here plans: through this daemon's memo, in a planning slot."""
@@ -460,14 +459,6 @@ class Daemon:
                 with self._lock:
                     self._connections -= 1
                 conn.close()
-
-
-def _sha256_of(path: str) -> str | None:
-    try:
-        with open(path, "rb") as f:
-            return hashlib.file_digest(f, "sha256").hexdigest()
-    except OSError:
-        return None
 
 
 def _internal_error(e: BaseException, log_path: str) -> str:
