@@ -10,6 +10,16 @@ most one such file per target outlives its writer until the next write.
 A write that fails (no such directory, a directory in the way, a full disk, a read-only file
 system, no permission) raises WriteError: one line naming the path and what to do; the old
 target, if any, is left as it was.
+
+What stands at the path is never replaced by something else (where_to_write):
+- a regular file, or nothing: the atomic write above;
+- a symlink: its target is written atomically (the link stays a link; a dangling link's target is
+  made), or through it as below when the target is not a regular file;
+- a FIFO or a character device (`-o /dev/null`, `-o /dev/stdout`, a named pipe), and any path through
+  /proc (`/dev/stdout`, `/dev/fd/N`, `/proc/self/fd/N`): written through, as the shell's `>` does (a
+  FIFO waits for its reader; a device's error, e.g. /dev/full's, is the one WriteError line); nothing
+  else is made beside it (no seal, no temp file);
+- a directory, a block device or a socket: one WriteError line, nothing written.
 """
 
 from __future__ import annotations
@@ -135,12 +145,87 @@ def _open_temp(path: str, mode: int | None) -> tuple:
     raise FileExistsError(errno.EEXIST, "no free temp file name", prefix)
 
 
+_MAX_LINKS = 40  # symlinks followed before a path counts as a loop (Linux's own limit)
+_KINDS = ((stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _through_proc(p: str) -> bool:
+    d = os.path.realpath(os.path.dirname(p) or ".")
+    return d == "/proc" or d.startswith("/proc/")
+
+
+def where_to_write(path) -> tuple:
+    """(how, target) for a write to path: ("replace", file) -- the atomic write of file (path itself,
+    or a symlink's final target) -- or ("through", path) -- open path and write into it (a FIFO, a
+    character device, a path through /proc). WriteError when nothing may be written there."""
+    path = os.fspath(path)
+    p = path
+    for _ in range(_MAX_LINKS):
+        if _through_proc(p):
+            return "through", path  # /dev/stdout, /dev/fd/N: the kernel's magic links to an open file
+        try:
+            st = os.lstat(p)
+        except FileNotFoundError:
+            return "replace", p
+        except OSError as e:
+            raise write_error(path, e) from None
+        if stat.S_ISLNK(st.st_mode):
+            try:
+                p = os.path.join(os.path.dirname(p), os.readlink(p))
+            except OSError as e:
+                raise write_error(path, e) from None
+            continue
+        if stat.S_ISREG(st.st_mode):
+            return "replace", p
+        if stat.S_ISDIR(st.st_mode):
+            raise write_error(path, IsADirectoryError(errno.EISDIR, "Is a directory"))
+        if stat.S_ISFIFO(st.st_mode) or stat.S_ISCHR(st.st_mode):
+            return "through", path
+        kind = next((k for test, k in _KINDS if test(st.st_mode)), "not a regular file")
+        raise WriteError(f"cannot write {path}: it is {kind}; give a regular file, a FIFO or a character device")
+    raise write_error(path, OSError(errno.ELOOP, "Too many levels of symbolic links"))
+
+
+def writes_through(path) -> bool:
+    """Whether a write to path goes into what stands there (a FIFO, a device, /dev/stdout) rather
+    than replacing a regular file: nothing is to be made beside such an output (a seal, a figure)."""
+    try:
+        return where_to_write(path)[0] == "through"
+    except WriteError:
+        return False
+
+
+def _write_through(path: str, data: bytes) -> None:
+    """Write data into what stands at path (a FIFO waits for its reader, as the shell's `>` does)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0))
+    except OSError as e:
+        raise write_error(path, e) from None
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    except BrokenPipeError:
+        raise WriteError(f"cannot write {path}: its reader closed it before the end; keep the reader open") from None
+    except OSError as e:
+        raise write_error(path, e) from None
+    finally:
+        os.close(fd)
+
+
 def write_atomic(path, data, mode: int | None = None) -> None:
     """Write data (bytes, or str as UTF-8) to path atomically; mode: the file's permission bits
-    (None: 0666 less the umask, as open() gives). Raises WriteError naming path on failure."""
+    (None: 0666 less the umask, as open() gives). What stands at path is never replaced by another
+    kind of file (where_to_write: a symlink's target is written, a FIFO or device written through).
+    Raises WriteError naming path on failure."""
     path = os.fspath(path)
     if isinstance(data, str):
         data = data.encode("utf-8")
+    how, target = where_to_write(path)
+    if how == "through":
+        _write_through(target, data)
+        return
+    path = target
     if mode is None and getattr(_client, "umask", None) is not None:
         mode = 0o666 & ~_client.umask
     if os.path.isdir(path):
@@ -287,7 +372,7 @@ def write_if_changed(path, data) -> None:
     path = Path(path)
     data = data.encode() if isinstance(data, str) else data
     try:
-        if path.is_file() and path.read_bytes() == data:
+        if not writes_through(path) and path.is_file() and path.read_bytes() == data:
             return
     except OSError:
         pass  # unreadable: write it

@@ -186,7 +186,7 @@ def test_while_firmware_is_tflite_micros(board, tmp_path):
     want, _ = tflm_sequence(data, sets, 1)
     pipeline.build(g, board, tmp_path / "b")
     c = (tmp_path / "b" / "model.c").read_text()
-    assert "bt_add_s32(" in c and "bt_compare_s32(" in c and "for (;;)" in c
+    assert "bt_add_s32(" in c and "bt_compare_s32(" in c and "for (uint32_t it = 0;; it++)" in c and "BT_MAX_ITERATIONS" in c
     got, _, _ = runner.run(board, tmp_path / "b", sets, sequence=True, profile=False)
     assert [y.tolist() for y in got] == [w[0].reshape(y.shape).tolist() for y, w in zip(got, want)]
 

@@ -186,7 +186,7 @@ def test_no_connection_thread_dies_silently(rt, monkeypatch, tmp_path):
     paths = {"log": str(tmp_path / "log"), "socket": "", "lock": ""}
     d = server.Daemon(paths, 60, str(tmp_path / "cache"), 1 << 20)
 
-    def no_memory(sock):
+    def no_memory(sock, *a, **k):
         raise MemoryError()
 
     a, b = socket.socketpair()

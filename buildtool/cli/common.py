@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..fsutil import write_atomic
+from ..fsutil import write_atomic, writes_through
 from ..options import PlanOptions
 from ..serve.daemon.client import Interrupted
 from ..serve.daemon.thin import interrupted
@@ -15,11 +15,17 @@ from ..steps.models import is_model_file, model_name, read_model
 from ..steps.readback import load_plan
 from ..progress import Progress
 
-__all__ = ["is_model_file", "model_name", "write_atomic", "load_model", "number_arg", "add_plan_options",
+__all__ = ["is_model_file", "model_name", "write_atomic", "say_wrote", "load_model", "number_arg", "add_plan_options",
            "plan_options", "request_plan", "make_plan", "MODEL_HELP", "one_line_usage_errors"]
 
 
 MODEL_HELP = "a .tflite file, or a zoo name (`buildtool zoo --list`)"
+
+
+def say_wrote(paths) -> None:
+    """The 'wrote PATH' line: on stderr when an output went through to what stands there (-o /dev/stdout,
+    a FIFO), so the bytes on standard output are the file's alone."""
+    print(f"wrote {' and '.join(paths)}", file=sys.stderr if any(writes_through(p) for p in paths) else sys.stdout)
 
 
 def load_model(spec: str):

@@ -33,6 +33,7 @@ import os
 import textwrap
 
 from ..errors import BuildtoolError
+from ..fsutil import writes_through
 from ..serve.daemon import protocol
 from ..serve.daemon.client import DaemonClient, daemon_wanted, warn_once
 
@@ -49,9 +50,13 @@ def run(a) -> int:
 
 
 def _via_daemon(a) -> bool:
-    """Ask the daemon to run the step; False (after one warning) when no daemon can be used."""
+    """Ask the daemon to run the step; False (after one warning) when no daemon can be used or this
+    process does not see the files it wrote (_unseen). An output written through (a FIFO, a device,
+    /dev/stdout: the daemon's would be another) is written here."""
     args = {k: getattr(a, k) for k in protocol.GEN_ARGS}
     typed = protocol.absolute_paths(args, os.getcwd())
+    if any(writes_through(p) for p in protocol.gen_outputs(args)):
+        return False
     wire = {k: protocol.to_wire(v) for k, v in args.items() if v is not None}
     try:
         with DaemonClient() as c:
@@ -63,6 +68,11 @@ def _via_daemon(a) -> bool:
     except BuildtoolError as e:  # the daemon names the absolute paths it was sent: name them as typed
         e.args = (protocol.as_typed(str(e), typed),)
         raise
+    unseen = protocol.unseen_output((reply or {}).get("outputs"), protocol.gen_outputs(args))
+    if unseen:
+        warn_once(f"the planner daemon's output {protocol.as_typed(unseen, typed)} is not here (a daemon in another "
+                  f"mount namespace?); running the step in this process")
+        return False
     for note in (reply or {}).get("notes") or []:  # (a daemon of an older install sends none)
         print(note)
     return True

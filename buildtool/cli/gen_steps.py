@@ -12,7 +12,7 @@ from .. import steps, targets
 from ..errors import UsageError
 from ..fsutil import make_dirs, write_if_changed
 from ..options import PlanOptions
-from ..serve.daemon.protocol import GEN_ARGS, GEN_STEPS, gen_path_args
+from ..serve.daemon.protocol import CODE_FILES, GEN_ARGS, GEN_STEPS, gen_path_args
 from ..steps import board as board_step
 from ..steps import code as code_step
 from ..steps import flash as flash_step
@@ -64,7 +64,7 @@ def run_step(a, planner=None, say=print) -> int:
             raise UsageError("gen code needs the plan: buildtool gen code skeleton.json plan.json --board B -o DIR")
         made = code_step.run_files(a.input, a.plan, _board(a), a.name)
         make_dirs(out)
-        written = steps.store(made, {n: out / n for n in ("model.c", "model.h", "firmware.json")})
+        written = steps.store(made, {n: out / n for n in CODE_FILES})
         inputs = [a.input, a.plan]
     elif step == "flash":
         _need(a, "input", "a .tflite file")

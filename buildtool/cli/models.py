@@ -11,7 +11,7 @@ from ..model.inspect import describe, format_text, offline_plan_of
 from ..model.ops import supported_table
 from ..model.reader import load_any
 from ..model.writer import serialize
-from .common import MODEL_HELP, is_model_file, load_model, write_atomic
+from .common import MODEL_HELP, is_model_file, load_model, say_wrote, write_atomic
 
 
 def cmd_inspect(a) -> int:
@@ -50,7 +50,7 @@ def cmd_zoo(a) -> int:
         raise UsageError(f"unknown zoo model '{a.name}' (known: {', '.join(zoo.names(large=True))})")
     out = a.output or f"{a.name}.tflite"
     write_atomic(out, serialize(zoo.build(a.name)))
-    print(f"wrote {out}")
+    say_wrote([out])
     return 0
 
 

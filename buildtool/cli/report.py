@@ -8,7 +8,7 @@ import dataclasses
 from .. import targets
 from ..plan import regions
 from ..report import write_report
-from .common import MODEL_HELP, add_plan_options, load_model, make_plan, plan_options
+from .common import MODEL_HELP, add_plan_options, load_model, make_plan, plan_options, say_wrote
 
 
 def _placed(g, plan, board):
@@ -57,7 +57,7 @@ def cmd_report(a) -> int:
     label = "optimised" if opts.fused or after is before else "optimised (--optimize ram)"
     written = write_report(g, before, after, a.output, placement=placement, maps=maps,
                            note=_note(opts, stateful), after_label=label)
-    print(f"wrote {' and '.join(written)}")
+    say_wrote(written)
     return 0
 
 

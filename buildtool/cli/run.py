@@ -16,7 +16,9 @@ from ..model.reader import short
 from ..plan.arena.execute import run_sequence
 from ..plan.kinds import execute
 from ..progress import Progress, stage
-from .common import MODEL_HELP, add_plan_options, load_model, make_plan, model_name, plan_options, write_atomic
+from ..model.control import DEFAULT_MAX_ITERATIONS, FIRMWARE_MAX_ITERATIONS, IterationLimit, iteration_bound
+from .common import (MODEL_HELP, add_plan_options, load_model, make_plan, model_name, number_arg, plan_options,
+                     write_atomic)
 
 
 def _board_run(g, xs, a):
@@ -86,12 +88,18 @@ def cmd_run(a) -> int:
         if not a.board:
             raise UsageError("--flash-wait-states is for the cycle estimate of a firmware run; give --board")
         runner.check_flash_wait_states(a.board, a.flash_wait_states)
+    if a.board and a.max_iterations is not None:
+        raise UsageError(f"--max-iterations bounds the numpy executor; the firmware's WHILE stops at BT_MAX_ITERATIONS "
+                         f"(default {FIRMWARE_MAX_ITERATIONS:,}: compile model.c with -DBT_MAX_ITERATIONS=N)")
     if a.board:
         outs = _board_run(g, xs, a)
-    elif a.sequence:
-        outs = _stack_steps(run_sequence(g, make_plan(g, a, opts), _steps(xs)))
     else:
-        outs = execute(make_plan(g, a, opts), g, xs)
+        plan = make_plan(g, a, opts)
+        try:
+            with iteration_bound(a.max_iterations or DEFAULT_MAX_ITERATIONS):
+                outs = (_stack_steps(run_sequence(g, plan, _steps(xs))) if a.sequence else execute(plan, g, xs))
+        except IterationLimit as e:
+            raise IterationLimit(f"{a.model}: {e}") from None
     if a.output:
         _save_outputs(g, outs, a.output)
     else:
@@ -114,5 +122,16 @@ def add_run(sub) -> None:
     s.add_argument("--flash-wait-states", type=int, metavar="N",
                    help="with --board on a Cortex-M4: the estimated cycles with N wait states on every read of "
                         "code and data from the board's flash (docs/kernels.md: what the model leaves out)")
+    s.add_argument("--max-iterations", type=number_arg(_positive, "a positive number of iterations"), metavar="N",
+                   help=f"without --board: stop a WHILE whose condition still holds after N iterations, in one line "
+                        f"(default {DEFAULT_MAX_ITERATIONS:,}; the firmware's bound: BT_MAX_ITERATIONS, default "
+                        f"{FIRMWARE_MAX_ITERATIONS:,})")
     add_plan_options(s)
     s.set_defaults(fn=cmd_run)
+
+
+def _positive(text: str) -> int:
+    n = int(text)
+    if n < 1:
+        raise ValueError(text)
+    return n

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 from ..errors import BuildtoolError, one_line
+from ..fsutil import writes_through
 from ..serve.daemon import protocol, server
 from ..steps.models import is_model_file
 from . import DAEMON_COMMANDS, build_parser, error_message, gen_steps
@@ -52,13 +53,16 @@ def _serve_gen(a, cwd: str, planner) -> dict | None:
     if a.step not in protocol.GEN_STEPS or planner is None:
         return None
     typed = protocol.absolute_paths(vars(a), cwd)  # (a's own attributes, made absolute in place)
+    outputs = protocol.gen_outputs(vars(a))
+    if any(writes_through(p) for p in outputs):
+        return None  # -o /dev/stdout, a FIFO: the client's own, written in its process
     lines = []  # the step's notes, printed by the client
     try:
         gen_steps.run_step(a, planner, lambda text: lines.append([False, text]))
     except BuildtoolError as e:
         return {"lines": lines + [[True, f"buildtool: error: {protocol.as_typed(one_line(str(e)), typed)}"]],
                 "exit": e.exit_code}
-    return {"lines": lines, "exit": 0}
+    return {"lines": lines, "exit": 0, "outputs": protocol.output_digests(outputs)}
 
 
 def server_main(argv=None) -> int:

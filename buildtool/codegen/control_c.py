@@ -2,6 +2,10 @@
 over its own arena, which lies in the operator's scratch buffer (its plan: plan.subplans); the
 operator's step copies values into the subgraph's inputs, calls it and copies its outputs out, as
 TFLite Micro does. The emitters fn(e, op) are named in the operator table (model/opdefs.py, column emit).
+
+A WHILE runs its body at most BT_MAX_ITERATIONS times (model/control.py: FIRMWARE_MAX_ITERATIONS unless the
+build defines it): a condition that still holds then sets bt_cf_overrun, every enclosing loop stops, and
+model_invoke returns ITERATION_LIMIT_STATUS (the firmware harness says so in one line).
 """
 
 from __future__ import annotations
@@ -9,7 +13,7 @@ from __future__ import annotations
 import re
 
 from ..errors import PlanError
-from ..model.control import subgraph_indices
+from ..model.control import FIRMWARE_MAX_ITERATIONS, ITERATION_LIMIT_STATUS, subgraph_indices
 from .c_text import c_comment
 from .emitter import Emitter
 from .model_c import emit_op
@@ -64,6 +68,13 @@ def _copy_decl(e: Emitter) -> None:
     if "bt_cf_copy" not in e.tables:
         e.tables.add("bt_cf_copy")
         e.declare(COPY)
+
+
+def _bound_decl(e: Emitter) -> None:
+    if "bt_cf_overrun" not in e.tables:
+        e.tables.add("bt_cf_overrun")
+        e.declare(f"#ifndef BT_MAX_ITERATIONS\n#define BT_MAX_ITERATIONS {FIRMWARE_MAX_ITERATIONS}u\n#endif\n"
+                  "static uint8_t bt_cf_overrun;  /* a WHILE ran BT_MAX_ITERATIONS times and its condition held */")
 
 
 def _dense_io(e: Emitter, op) -> None:
@@ -124,10 +135,16 @@ def while_(e: Emitter, op) -> None:
     to_body = _copies(list(zip(_sub_places(e, kb, b.inputs), vals, n)))
     back = _copies(list(zip(vals, _sub_places(e, kb, b.outputs), n)))
     cond = _sub_places(e, kc, c.outputs)[0]
-    lines = [f"{{ int8_t *sub = {_scratch(e, op)};  /* the subgraphs' arena */"] + [f"  {x}" for x in start] + ["  for (;;) {"]
-    lines += [f"    {x}" for x in to_cond + [f"{fc}(sub);", f"if (!*(const uint8_t *)({cond})) break;"]
-              + to_body + [f"{fb}(sub);"] + back]
-    e.call(op, "\n  ".join(lines + ["  }", "}"]))
+    _bound_decl(e)
+    top = not isinstance(e, SubgraphEmitter)  # the model's own step: it resets the flag and returns on it
+    lines = [f"{{ int8_t *sub = {_scratch(e, op)};  /* the subgraphs' arena */"] + [f"  {x}" for x in start]
+    lines += ["  bt_cf_overrun = 0;"] * top + ["  for (uint32_t it = 0;; it++) {"]
+    lines += [f"    {x}" for x in to_cond + [f"{fc}(sub);", "if (bt_cf_overrun) break;",
+                                         f"if (!*(const uint8_t *)({cond})) break;",
+                                         "if (it == BT_MAX_ITERATIONS) { bt_cf_overrun = 1; break; }"]
+              + to_body + [f"{fb}(sub);", "if (bt_cf_overrun) break;"] + back]
+    lines += ["  }"] + [f"  if (bt_cf_overrun) return {ITERATION_LIMIT_STATUS};"] * top
+    e.call(op, "\n  ".join(lines + ["}"]))
 
 
 __all__ = ["SubgraphEmitter", "if_", "while_"]

@@ -162,9 +162,14 @@ def _key_values(text: str) -> dict:
     return dict(re.findall(r"^([a-z_]+)=([0-9,]*)$", text, flags=re.M))
 
 
-def _fail(board: str, rc: int, log: str) -> FirmwareError:
+def _fail(board: str, rc: int, log: str, model: str) -> FirmwareError:
+    """The one line of a firmware run that failed, naming the model (firmware.json's) and the board."""
     tail = " | ".join(line for line in log.strip().splitlines()[-3:])
-    return FirmwareError(f"firmware on {board} exited with {rc} ({EXIT_MEANING.get(rc, 'error')}): {tail}")
+    return FirmwareError(f"model '{model}': firmware on {board} exited with {rc} ({EXIT_MEANING.get(rc, 'error')}): {tail}")
+
+
+def _timed_out(board: str, timeout: float, model: str) -> FirmwareError:
+    return _fail(board, 124, f"stopped after {timeout:g} s", model)
 
 
 def format_report(prof: dict, ram: dict) -> str:
@@ -221,10 +226,10 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
         try:
             r = subprocess.run(t.port.run_command(t, elf), input=data, capture_output=True, timeout=timeout)
         except subprocess.TimeoutExpired:
-            raise _fail(board, 124, "") from None
+            raise _timed_out(board, timeout, man.get("model", "?")) from None
         log = r.stderr.decode(errors="replace")
         if r.returncode != 0:
-            raise _fail(board, r.returncode, log)
+            raise _fail(board, r.returncode, log, man.get("model", "?"))
         result = r.stdout
         kv = _key_values(log)
         if kv.get("op_ns"):
@@ -252,10 +257,10 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
             try:
                 r = subprocess.run(cmd, cwd=work, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
             except subprocess.TimeoutExpired:
-                raise _fail(board, 124, "") from None
+                raise _timed_out(board, timeout, man.get("model", "?")) from None
             log = (r.stdout + r.stderr).decode(errors="replace")
             if r.returncode != 0:
-                raise _fail(board, r.returncode, log)
+                raise _fail(board, r.returncode, log, man.get("model", "?"))
             kv = _key_values(log)
             result = (work / "output.bin").read_bytes() if (work / "output.bin").exists() else b""
             if profile:

@@ -154,10 +154,19 @@ def _varint(n: int) -> bytes:
             return bytes(out)
 
 
+MAX_FRAME = 16 << 20  # a WorkRequest longer than this is refused without being buffered (its bytes are skipped)
+
+
+class MalformedRequest(ValueError):
+    """A WorkRequest this worker cannot read: one line on stderr and an error response, never a traceback."""
+
+
 def _read_varint(buf: bytes, i: int) -> tuple:
-    """(value, next index); IndexError when buf ends inside it."""
+    """(value, next index); IndexError when buf ends inside it; MalformedRequest past 10 bytes (64 bits)."""
     n = shift = 0
     while True:
+        if shift > 63:
+            raise MalformedRequest("a varint longer than 10 bytes")
         b = buf[i]
         i += 1
         n |= (b & 0x7F) << shift
@@ -167,7 +176,17 @@ def _read_varint(buf: bytes, i: int) -> tuple:
 
 
 def parse_request(msg: bytes) -> dict:
-    """A WorkRequest's arguments and request id (inputs, verbosity, sandbox_dir are skipped)."""
+    """A WorkRequest's arguments and request id (inputs, verbosity, sandbox_dir are skipped);
+    MalformedRequest naming what is wrong with it."""
+    try:
+        return _parse_request(msg)
+    except IndexError:
+        raise MalformedRequest("it ends inside a field") from None
+    except UnicodeDecodeError:
+        raise MalformedRequest("an argument is not UTF-8") from None
+
+
+def _parse_request(msg: bytes) -> dict:
     args, rid, i = [], 0, 0
     while i < len(msg):
         key, i = _read_varint(msg, i)
@@ -176,15 +195,15 @@ def parse_request(msg: bytes) -> dict:
             value, i = _read_varint(msg, i)
             if field == 3:
                 rid = value - (1 << 64) if value >= 1 << 63 else value
-        elif wire == 2:
-            size, i = _read_varint(msg, i)
-            if field == 1:
-                args.append(msg[i:i + size].decode("utf-8"))
+        elif wire in (1, 2, 5):
+            size, i = _read_varint(msg, i) if wire == 2 else ({1: 8, 5: 4}[wire], i)
+            if i + size > len(msg):
+                raise IndexError
+            if field == 1 and wire == 2:
+                args.append(bytes(msg[i:i + size]).decode("utf-8"))
             i += size
-        elif wire in (1, 5):
-            i += 8 if wire == 1 else 4
         else:
-            raise ValueError(f"WorkRequest: wire type {wire} of field {field}")
+            raise MalformedRequest(f"wire type {wire} of field {field}")
     return {"arguments": args, "requestId": rid}
 
 
@@ -198,19 +217,37 @@ def response(exit_code: int, output: str, request_id: int) -> bytes:
 
 
 def requests(fd: int = 0):
-    """WorkRequests from fd, each a varint length and the message (Bazel's writeDelimitedTo)."""
-    buf = b""
+    """WorkRequests from fd, each a varint length and the message (Bazel's writeDelimitedTo): a dict,
+    or a MalformedRequest (an unreadable one; one longer than MAX_FRAME, whose bytes are read and dropped,
+    never held; a length that is no varint ends the stream: nothing after it can be framed)."""
+    buf = bytearray()
     while True:
         while buf:
             try:
                 size, start = _read_varint(buf, 0)
             except IndexError:
                 break  # the length is incomplete: read more
+            except MalformedRequest as e:
+                yield MalformedRequest(f"its length is not a varint ({e})")
+                return
+            if size > MAX_FRAME:
+                yield MalformedRequest(f"{size:,} bytes, more than the {MAX_FRAME >> 20} MiB a request may have")
+                skip = size - (len(buf) - start)
+                buf = buf[start + size:] if skip <= 0 else bytearray()
+                while skip > 0:
+                    chunk = os.read(fd, min(skip, 1 << 20))
+                    if not chunk:
+                        return
+                    skip -= len(chunk)
+                continue
             if len(buf) < start + size:
                 break
-            yield parse_request(buf[start:start + size])
-            buf = buf[start + size:]
-        chunk = os.read(fd, 65536)
+            try:
+                yield parse_request(bytes(buf[start:start + size]))
+            except MalformedRequest as e:
+                yield e
+            del buf[:start + size]
+        chunk = os.read(fd, 1 << 20)
         if not chunk:
             return
         buf += chunk
@@ -238,6 +275,12 @@ def serve(out=None) -> None:
     out = out or sys.stdout.buffer
     stamp = _stamp()
     for req in requests():
+        if isinstance(req, MalformedRequest):
+            line = f"buildtool: error: Bazel worker: a malformed WorkRequest ({req}); skipped it"
+            print(line, file=sys.stderr, flush=True)
+            out.write(response(2, line + "\n", 0))
+            out.flush()
+            continue
         now = _stamp()
         if now != stamp:
             _forget_buildtool()

@@ -12,6 +12,9 @@ subgraph as an arena of its own, placed in a scratch buffer of the operator live
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+
 from ..errors import ModelError, short
 from .ir import validate_graph
 
@@ -99,4 +102,43 @@ def check_while(g, op) -> None:
     check_subgraph(g, kb)
 
 
-__all__ = ["CONTROL_SUBGRAPHS", "subgraph_indices", "check_if", "check_while", "check_subgraph"]
+# How many times a WHILE may run its body: TFLite Micro has no bound, so a loop whose condition never turns
+# false would never end. The numpy executors stop at the bound run --max-iterations sets (this default:
+# a trivial body costs about 1 ms an iteration there); the firmware at BT_MAX_ITERATIONS, a define of
+# model.c (codegen/control_c.py: FIRMWARE_MAX_ITERATIONS unless the build defines it), where model_invoke
+# then returns ITERATION_LIMIT_STATUS.
+DEFAULT_MAX_ITERATIONS = 10_000
+FIRMWARE_MAX_ITERATIONS = 1_000_000
+ITERATION_LIMIT_STATUS = 5
+_bound = contextvars.ContextVar("bt_max_iterations", default=DEFAULT_MAX_ITERATIONS)
+
+
+class IterationLimit(ModelError):
+    """A WHILE whose condition still held after its bound of iterations."""
+
+
+@contextlib.contextmanager
+def iteration_bound(n: int):
+    """Inside, a WHILE run by the numpy executors stops after n iterations with IterationLimit."""
+    token = _bound.set(int(n))
+    try:
+        yield
+    finally:
+        _bound.reset(token)
+
+
+def while_loop(op, cond, body) -> None:
+    """Run body() while cond() holds, as TFLite Micro's WHILE does, at most the bound's number of times."""
+    bound = _bound.get()
+    for _ in range(bound):
+        if not cond():
+            return
+        body()
+    if cond():
+        raise IterationLimit(f"operator {op.index} (WHILE) ran {bound:,} iterations and its condition still "
+                             f"holds: a loop that never ends? (a longer one: raise --max-iterations)")
+
+
+__all__ = ["CONTROL_SUBGRAPHS", "subgraph_indices", "check_if", "check_while", "check_subgraph",
+           "DEFAULT_MAX_ITERATIONS", "FIRMWARE_MAX_ITERATIONS", "ITERATION_LIMIT_STATUS", "IterationLimit",
+           "iteration_bound", "while_loop"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..model.control import subgraph_indices
+from ..model.control import subgraph_indices, while_loop
 from ..model.ir import NUMPY_DTYPE
 
 
@@ -33,8 +33,11 @@ def if_(g, op, ins, outs) -> None:
 def while_(g, op, ins, outs) -> None:
     cond, body = subgraph_indices(op)
     values = [np.array(x) for x in ins]
-    while truth(run_subgraph(g, cond, values)[0]):
-        values = run_subgraph(g, body, values)
+
+    def step():
+        values[:] = run_subgraph(g, body, values)
+
+    while_loop(op, lambda: truth(run_subgraph(g, cond, values)[0]), step)
     for y, v in zip(outs, values):
         y[...] = v
 

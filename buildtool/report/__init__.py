@@ -12,7 +12,7 @@ import html
 import math
 import os
 
-from ..fsutil import write_atomic
+from ..fsutil import write_atomic, writes_through
 from ..plan.fusion.planner import plan_schedule
 from ..plan.fusion.schedule import Schedule
 from ..units import size
@@ -164,7 +164,8 @@ def _placement_section(placement) -> str:
 def write_report(g, before, after, path: str, title: str | None = None, placement=None, maps=None,
                  note: str = "", after_label: str = "optimised") -> tuple:
     """Write path (HTML) and the figure beside it (same name, .svg), atomically. Returns the paths
-    written: both, or path alone when it names an .svg (the figure, no page).
+    written: both, or path alone when it names an .svg (the figure, no page) or is written through
+    (a FIFO, a device, /dev/stdout: fsutil.writes_through; the page holds the figure, nothing is made beside it).
     before: the layer-by-layer plan (what `buildtool plan` prints); after: the optimised plan;
     maps, note, after_label: as report_html takes them."""
     title = title or f"{g.name}: activation memory before and after"
@@ -172,9 +173,12 @@ def write_report(g, before, after, path: str, title: str | None = None, placemen
     if path.lower().endswith(".svg"):
         write_atomic(path, figure)
         return (path,)
+    page = report_html(g, before, after, title, placement, maps, note, after_label)
+    if writes_through(path):
+        write_atomic(path, page)
+        return (path,)
     svg_path = os.path.splitext(path)[0] + ".svg"
     # the page first: it holds the figure too, so a failure never leaves a figure without its page
-    page = report_html(g, before, after, title, placement, maps, note, after_label)
     for p, text in ((path, page), (svg_path, figure)):
         write_atomic(p, text)
     return path, svg_path

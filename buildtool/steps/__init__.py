@@ -27,7 +27,7 @@ import os
 from pathlib import Path
 
 from ..errors import PlanError
-from ..fsutil import client_setting, for_client, write_if_changed
+from ..fsutil import client_setting, for_client, write_if_changed, writes_through
 from ..imports import closure_files
 from ..sources import PKG
 
@@ -68,11 +68,12 @@ class Outputs:
 def store(outputs: Outputs, paths: dict) -> list:
     """Write outputs.files[name] to paths[name] for every name in paths (sealed ones with their seal);
     return the paths written. Their folders must exist (a step's -o DIR is made by its caller; a missing
-    folder of a file output is one line naming it)."""
+    folder of a file output is one line naming it). An output written through (a FIFO, a device,
+    /dev/stdout: fsutil.writes_through) gets no seal: nothing is made beside it, and nothing reads it back."""
     for name, path in paths.items():
         data = outputs.files[name]
         write_if_changed(Path(path), data)
-        if name in outputs.made_from:
+        if name in outputs.made_from and not writes_through(path):
             data = data.encode() if isinstance(data, str) else data
             seal = {"sha256": sha256(data), **outputs.made_from[name]}
             write_if_changed(seal_of(path), json.dumps(seal, indent=1, sort_keys=True) + "\n")

@@ -21,8 +21,10 @@ int bt_main(void) {
         return BT_EXIT_IO;
       }
     }
-    if (model_invoke() != 0) {
-      bt_puts("bt: model_invoke failed\n");
+    rc = model_invoke();
+    if (rc != 0) {  /* 5: a WHILE ran BT_MAX_ITERATIONS times (codegen/control_c.py) */
+      bt_puts(rc == 5 ? "bt: a WHILE operator ran BT_MAX_ITERATIONS iterations and its condition still holds\n"
+                      : "bt: model_invoke failed\n");
       return BT_EXIT_INVOKE;
     }
     for (int i = 0; i < MODEL_NUM_OUTPUTS; i++)

@@ -12,7 +12,7 @@ import numpy as np
 
 from ...model import opdefs
 from ...errors import PlanError, UsageError
-from ...model.control import CONTROL_SUBGRAPHS, subgraph_indices
+from ...model.control import CONTROL_SUBGRAPHS, subgraph_indices, while_loop
 from ...model.ir import NUMPY_DTYPE, Graph
 from ...model.ops import ALIASING, ELEMENTWISE_INPLACE
 from .. import ArenaPlan
@@ -26,6 +26,8 @@ from .liveness import pad_shifts
 IN_PLACE_OPS = tuple(ELEMENTWISE_INPLACE) + opdefs.names(memory="depthwise")
 # PAD: its input may lie inside its output, shifted as far as the kernel's forward copy needs (pad_shifts)
 PAD_OPS = opdefs.names(memory="pad")
+# operators whose output may share its input's bytes by design (views, a concatenation in place)
+SHARING_OPS = frozenset(ALIASING + opdefs.names(memory="concat"))
 
 
 def tensor_view(buf: np.ndarray, t, offset: int, pixel_stride: int = 0) -> np.ndarray:
@@ -67,7 +69,7 @@ def _check_plan(g: Graph, plan: ArenaPlan) -> None:
 
 def _check_overlap(g: Graph, plan: ArenaPlan, op) -> None:
     """An operator not run in place must not write over bytes it reads (the MCU kernel would corrupt them)."""
-    if op.opcode in ALIASING + opdefs.names(memory="concat"):
+    if op.opcode in SHARING_OPS:
         return
     inplace = op.index in plan.inplace_ops and op.opcode in IN_PLACE_OPS
     for o in op.outputs:
@@ -196,9 +198,12 @@ class Session:
             return
         for y, x in zip(outs, ins):
             y[...] = x
-        while truth(self._subgraph(op, first, outs)[0]):
+
+        def body():
             for y, v in zip(outs, self._subgraph(op, second, outs)):
                 y[...] = v
+
+        while_loop(op, lambda: truth(self._subgraph(op, first, outs)[0]), body)
 
 
 def run(g: Graph, plan: ArenaPlan, inputs: list) -> list:

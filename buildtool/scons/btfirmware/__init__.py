@@ -33,6 +33,11 @@ line (the build folder, named by pipeline.build_dir_name, and the sources and in
 directories) must be made of characters that are plain words to a shell (else one line,
 exit 2).
 
+Concurrent builds. Each build folder is locked (an fcntl lock on OUT/.btfirmware.lock, taken when the
+SConstruct declares the model and held until scons exits): a second scons building the same folder
+(another terminal, an editor's build on save) waits for the first, says so in one line, and then
+finds its outputs up to date, instead of deleting and rewriting objects the first one is linking.
+
 Read-back files. skeleton.json, plan.json, firmware.json and a zoo model's model.tflite,
 which later steps read back, are each written with a seal (NAME.seal: the file's SHA-256
 and what made it; for the plan the model's structure hash, the options and the planner
@@ -46,6 +51,7 @@ from __future__ import annotations
 
 import atexit
 import dataclasses
+import fcntl
 import functools
 import json
 import os
@@ -73,7 +79,7 @@ from buildtool import pipeline, steps, targets
 from buildtool.errors import BuildtoolError, ModelError, PlanError, UsageError, internal
 from buildtool.firmware import runner, toolchain
 from buildtool.firmware.fits import check_fits, may_fuse
-from buildtool.fsutil import write_if_changed
+from buildtool.fsutil import make_dirs, write_if_changed
 from buildtool.imports import closure_files
 from buildtool.model.inputs import load_inputs, output_file_bytes
 from buildtool.options import PlanOptions
@@ -87,6 +93,25 @@ from buildtool.steps import model as model_step
 from buildtool.steps import plan as plan_step
 from buildtool.steps import skeleton as skeleton_step
 from buildtool.steps.readback import load_plan, plan_problem
+
+
+LOCK_NAME = ".btfirmware.lock"
+_held = {}  # build folder -> the descriptor of its lock, held until this scons exits
+
+
+def lock_build_folder(o: str) -> None:
+    """Hold OUT/.btfirmware.lock for the rest of this process: a concurrent scons of the same folder
+    waits here (one line says for what) rather than racing this one's steps."""
+    if o in _held:
+        return
+    make_dirs(o)
+    fd = os.open(os.path.join(o, LOCK_NAME), os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        print(f"scons: waiting for another build of {o} to finish", flush=True)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    _held[o] = fd
 
 
 def _write(path, data) -> None:
@@ -375,6 +400,7 @@ def bt_model(env, board: str, model: str, out: str = "", kernels: str = "", plan
     out = out or os.path.join("build", board, default_name(model))
     o = _command_path(os.path.normpath(os.path.join(top, out)), "out directory")
     _command_path(kroot, "kernel_root")
+    lock_build_folder(o)
     d = env.fs.Dir(o)  # nodes made directly: a string target or source would go through substitution
     fenv = env.Clone(BT_BOARD=board, BT_WEIGHTS_ALIGN=t.weights_align,
                      BT_PLAN_OPTIONS=dict(sorted((plan_options or {}).items())))
@@ -509,6 +535,7 @@ def bt_multi_firmware(env, board: str, models: list, out: str = "", plan_options
     top = env.Dir("#").abspath
     out = out or os.path.join("build", board, "multi-" + "-".join(default_name(m) for m in models))
     o = os.path.normpath(os.path.join(top, out))
+    lock_build_folder(o)
     d = env.fs.Dir(o)
     names = ["firmware.elf", "joint.json", "firmware.json", "models.c", "model.h"]
     names += ["board.ld"] if t.linker_template else []

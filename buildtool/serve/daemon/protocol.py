@@ -21,6 +21,7 @@ import os
 import socket
 import stat
 import struct
+import time
 
 import msgpack
 
@@ -30,6 +31,10 @@ from ...fsutil import makedirs_private
 from ...sources import PKG, code_version
 
 MAX_MESSAGE = 64 << 20
+# What a request to the daemon may hold besides bytes (a model's): its decoded objects stay a small
+# multiple of its size (a 64 MiB message of empty arrays would otherwise be 64 million objects).
+REQUEST_LIMITS = {"max_array_len": 4096, "max_map_len": 4096, "max_str_len": 1 << 20}
+MAX_REQUEST_CONTAINERS = 4096
 _LEN = struct.Struct(">I")
 
 
@@ -130,6 +135,54 @@ def gen_path_args(step: str) -> tuple:
                  if not (k == "input" and step == "model"))
 
 
+CODE_FILES = ("model.c", "model.h", "firmware.json")  # what gen code writes into its -o DIR
+
+
+def gen_outputs(args: dict) -> list:
+    """The files a gen step (args: GEN_ARGS -> value, paths absolute) writes: the daemon's reply names each
+    one's SHA-256 and the client checks it sees those bytes (a daemon in another mount namespace writes
+    where the client cannot see)."""
+    out = args.get("output")
+    files = [os.path.join(out, n) for n in CODE_FILES] if args.get("step") == "code" else [out]
+    return [p for p in files + [args.get("split_header"), args.get("depfile")] if p]
+
+
+def output_digests(paths: list) -> dict:
+    """{path on the wire: SHA-256 of the regular file there, or None}: what a daemon's gen reply says it wrote."""
+    return {to_wire(p): _digest(p) for p in paths}
+
+
+def unseen_output(digests: dict, paths: list | None = None) -> str | None:
+    """The first of paths (default: every path digests names) that this process does not see as a regular
+    file holding the bytes digests says the daemon wrote (None: all of them are here). Never blocks (a FIFO
+    is opened without waiting for a writer, and is not a regular file)."""
+    digests = {from_wire(k): v for k, v in (digests or {}).items()}
+    for p in digests if paths is None else paths:
+        if digests.get(p) is None or _digest(p) != digests[p]:
+            return p
+    return None
+
+
+def _digest(path: str) -> str | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        import hashlib  # (here only: the thin client's warm `plan` never checks outputs, nor pays for hashlib)
+
+        h = hashlib.sha256()
+        while chunk := os.read(fd, 1 << 20):
+            h.update(chunk)
+        return h.hexdigest()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
 def absolute_paths(args: dict, cwd: str) -> dict:
     """Make a step's path arguments (args: GEN_ARGS -> value, changed in place) absolute from cwd, for
     a process in another directory (the daemon); returns {absolute: as typed} for as_typed."""
@@ -199,31 +252,66 @@ def send(sock: socket.socket, obj: dict) -> None:
     sock.sendall(encode(obj))
 
 
-def _recv_exact(sock: socket.socket, n: int) -> bytes:
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = sock.recv(min(n - len(buf), 1 << 20))
+def _recv_exact(sock: socket.socket, n: int, deadline: float | None = None, buf: bytearray | None = None) -> bytearray:
+    """n bytes (appended to buf), read as they come: memory grows with what arrived, never with what a
+    length claims. deadline (time.monotonic()): socket.timeout past it."""
+    buf = bytearray() if buf is None else buf
+    end = len(buf) + n
+    while len(buf) < end:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise socket.timeout("a message arrived too slowly")
+            sock.settimeout(min(left, sock.gettimeout() or left))
+        chunk = sock.recv(min(end - len(buf), 1 << 20))
         if not chunk:
             raise ConnectionLost("connection closed in the middle of a message")
         buf += chunk
-    return bytes(buf)
+    return buf
 
 
-def recv(sock: socket.socket) -> dict | None:
-    """The next message, or None when the peer closed the connection cleanly between messages."""
+def _counted(limit: int):
+    """A msgpack hook that counts the containers decoded and refuses past limit."""
+    seen = [0]
+
+    def hook(obj):
+        seen[0] += 1
+        if seen[0] > limit:
+            raise ValueError(f"more than {limit} arrays and maps")
+        return obj
+
+    return hook
+
+
+def recv(sock: socket.socket, within: float | None = None, started=None, request: bool = False) -> dict | None:
+    """The next message, or None when the peer closed the connection cleanly between messages.
+    within: seconds its bytes may take from the first (socket.timeout past it); started(): called
+    once its first bytes are here; request: a request to the daemon, held to REQUEST_LIMITS."""
     head = sock.recv(_LEN.size)
     if not head:
         return None
+    if started is not None:
+        started()
+    deadline = None if within is None else time.monotonic() + within
     if len(head) < _LEN.size:
-        head += _recv_exact(sock, _LEN.size - len(head))
+        head = bytes(_recv_exact(sock, _LEN.size - len(head), deadline, bytearray(head)))
     (n,) = _LEN.unpack(head)
     if n > MAX_MESSAGE:
         raise ProtocolError(f"message of {n} bytes exceeds the {MAX_MESSAGE >> 20} MiB limit")
-    body = _recv_exact(sock, n)
+    body = _recv_exact(sock, n, deadline)
+    limits = {}
+    if request:
+        hook = _counted(MAX_REQUEST_CONTAINERS)
+        limits = dict(REQUEST_LIMITS, list_hook=hook, object_hook=hook)
     try:
-        obj = msgpack.unpackb(body, raw=False, strict_map_key=True)
+        obj = msgpack.unpackb(body, raw=False, strict_map_key=True, **limits)  # (a bytearray: no copy of the body)
+    except ValueError as e:
+        if request and ("exceeds max" in str(e) or "arrays and maps" in str(e)):
+            raise ProtocolError(f"a request too large in structure ({e})") from None
+        raise ProtocolError(f"malformed message ({type(e).__name__})") from None
     except Exception as e:  # msgpack raises several unrelated types on garbage
         raise ProtocolError(f"malformed message ({type(e).__name__})") from None
+    del body
     if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
         raise ProtocolError("malformed message (not a map with a 'type')")
     return obj

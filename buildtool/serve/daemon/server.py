@@ -5,7 +5,12 @@
 One daemon per user: it holds an exclusive flock on daemon.lock for its whole
 life and serves daemon.sock (0600) in the private runtime directory; if either
 file is removed or replaced under it, it exits (a second daemon may own them now).
-A thread per connection (at most MAX_CONNECTIONS), at most MAX_PLANS plans at
+A thread per connection (at most MAX_CONNECTIONS). A connection idle between messages
+(its hello not sent yet, or waiting for its next request) is closed after IDLE_CONN_S,
+a message must arrive whole within MESSAGE_S of its first byte, and a new connection
+when MAX_CONNECTIONS are open closes the longest-idle one to get in (its client
+reconnects on its next request), so idle or stalled clients never keep a plan or
+`daemon status` out; only MAX_CONNECTIONS connections all at work refuse one. At most MAX_PLANS plans at
 once; requests for the same key are solved once (cache.Memo). A request whose
 client hangs up is cancelled at its next cache look-up (cache.Cancelled), so
 abandoned work stops and its memory is freed. A request that fails, a malformed
@@ -51,7 +56,9 @@ from .watch import ModelWatcher
 
 log = logging.getLogger("buildtool.serve.daemon")
 DEFAULT_IDLE_S = 3 * 3600
-CONN_TIMEOUT_S = 600
+CONN_TIMEOUT_S = 600  # sending a reply to a client that does not read it
+IDLE_CONN_S = 30.0  # a connection waiting for its next message (or its hello) this long is closed
+MESSAGE_S = 30.0  # a message's bytes must all arrive within this of its first
 LOG_ROTATE_BYTES = 4 << 20
 MAX_CONNECTIONS = 64
 MAX_PLANS = max(2, os.cpu_count() or 1)  # plans solved at once; more requests wait (bounds memory and CPU)
@@ -128,6 +135,7 @@ class Daemon:
         self._lock = threading.Lock()
         self._active = 0
         self._connections = 0
+        self._idle: dict = {}  # connection -> since when it waits for a message (monotonic)
         self._slots = threading.BoundedSemaphore(MAX_PLANS)
         self._last_active = time.monotonic()
         self._delay = float(os.environ.get("BUILDTOOL_DAEMON_TEST_DELAY_S", "0") or 0)
@@ -220,7 +228,8 @@ class Daemon:
     def gen(self, msg: dict, conn: socket.socket | None = None) -> dict:
         """Run one `buildtool gen` step for a client (its paths absolute); its plan step plans
         through this daemon's memo, in a planning slot. The reply: the step done and its notes (lines
-        the client prints)."""
+        the client prints) and the SHA-256 of every file it wrote, as this process sees it (the client
+        checks it sees the same: protocol.gen_outputs)."""
         if self.shell is None:
             raise protocol.ProtocolError("this daemon was started without the command line: it plans only")
         check = self._cancel_check(conn)
@@ -235,7 +244,8 @@ class Daemon:
         notes = []
         with client_umask(protocol.umask_of(msg)), steps.sources_for(protocol.package_of(msg)):
             self.shell.run_step(a, self._gen_planner(check), notes.append)
-        return {"type": "ok", "done": a.step, "notes": notes}
+        return {"type": "ok", "done": a.step, "notes": notes,
+                "outputs": protocol.output_digests(protocol.gen_outputs(vars(a)))}
 
     def _gen_planner(self, check):
         """How a gen step run here plans: through this daemon's memo, in a planning slot."""
@@ -297,12 +307,50 @@ class Daemon:
             with self._lock:
                 self._connections -= 1
 
+    def _next_message(self, conn: socket.socket) -> dict | None:
+        """The connection's next message, or None when its client closed it, was idle past IDLE_CONN_S
+        or was closed to make room (evict_idle). While it waits it counts as idle."""
+        with self._lock:
+            self._idle[conn] = time.monotonic()
+        try:
+            conn.settimeout(IDLE_CONN_S)
+            try:
+                return protocol.recv(conn, MESSAGE_S, self._got_bytes(conn), request=True)
+            except socket.timeout:
+                log.info("closed a connection idle for %.0f s", IDLE_CONN_S)
+                return None
+        finally:
+            with self._lock:
+                self._idle.pop(conn, None)
+
+    def _got_bytes(self, conn: socket.socket):
+        """Called once a message's first bytes arrived: the connection is at work, no longer idle."""
+        def busy():
+            with self._lock:
+                self._idle.pop(conn, None)
+        return busy
+
+    def evict_idle(self) -> bool:
+        """Close the longest-idle connection (to let a new one in); False when none is idle."""
+        with self._lock:
+            if not self._idle:
+                return False
+            conn = min(self._idle, key=self._idle.get)
+            del self._idle[conn]
+        try:
+            conn.shutdown(socket.SHUT_RDWR)  # its thread's recv returns at once; the thread closes it
+        except OSError:
+            pass
+        log.info("closed an idle connection: %d are open", MAX_CONNECTIONS)
+        return True
+
     def _serve_connection(self, conn: socket.socket) -> None:
         conn.settimeout(CONN_TIMEOUT_S)
         try:
-            hello = protocol.recv(conn)
+            hello = self._next_message(conn)
             if hello is None:
                 return
+            conn.settimeout(CONN_TIMEOUT_S)
             if hello.get("type") != "hello":
                 protocol.send(conn, {"type": "error", "error": "expected a hello message first"})
                 return
@@ -316,9 +364,10 @@ class Daemon:
                 self.stop_event.set()
                 return
             while not self.stop_event.is_set():
-                msg = protocol.recv(conn)
+                msg = self._next_message(conn)
                 if msg is None:
                     return
+                conn.settimeout(CONN_TIMEOUT_S)
                 protocol.send(conn, self.answer(msg, conn))
                 if msg["type"] == "stop":
                     self.stop_event.set()
@@ -389,6 +438,9 @@ class Daemon:
             self._busy(0)
             with self._lock:
                 full = self._connections >= MAX_CONNECTIONS
+            if full and self.evict_idle():  # room for this one: the evicted thread ends at once
+                full = False
+            with self._lock:
                 if not full:
                     self._connections += 1
             if full:

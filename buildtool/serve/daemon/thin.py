@@ -44,6 +44,8 @@ def run_in_daemon(argv: list) -> int | None:
         return interrupted(e)
     if reply.get("type") != "cli" or not isinstance(reply.get("lines"), list):
         return None
+    if reply.get("outputs") and protocol.unseen_output(reply["outputs"]):
+        return None  # a daemon in another mount namespace: the ordinary way checks again, then runs it here
     return _say(reply["lines"], reply.get("exit", 3))
 
 

@@ -4,7 +4,10 @@ Editors and build tools replace files in several ways (write in place, write a
 temp file and rename it over); all of them end in an event naming the model's
 path. Events are debounced per path, then on_change(path, [options, ...]) runs
 on one worker thread, so a burst of saves costs one re-plan and re-plans never
-compete with each other for the CPU.
+compete with each other for the CPU. At most MAX_WATCHED paths are watched, each with
+its MAX_OPTIONS most recent option sets: past that, the least recently planned path
+(and its folder's watch, once no path in it is left) is dropped, so a daemon that plans
+many models (a fuzzer, a CI machine) keeps a bounded list.
 """
 
 from __future__ import annotations
@@ -13,11 +16,14 @@ import json
 import logging
 import os
 import threading
+from collections import OrderedDict
 
 from watchdog.events import FileSystemEventHandler
 from watchdog.observers import Observer
 
 log = logging.getLogger("buildtool.serve.daemon")
+MAX_WATCHED = 256
+MAX_OPTIONS = 8
 
 
 class ModelWatcher:
@@ -25,8 +31,8 @@ class ModelWatcher:
         self._on_change = on_change
         self._debounce = debounce_s
         self._lock = threading.Lock()
-        self._options: dict = {}  # path -> {options json}
-        self._dirs: set = set()
+        self._options: OrderedDict = OrderedDict()  # path -> {options json: None}, least recently planned first
+        self._dirs: dict = {}  # folder -> its watch (ObservedWatch, None while being scheduled)
         self._timers: dict = {}
         self._queue: list = []
         self._wake = threading.Condition(self._lock)
@@ -51,15 +57,46 @@ class ModelWatcher:
     def watch(self, path: str, options: dict) -> None:
         path = os.path.abspath(path)
         d = os.path.dirname(path)
+        dropped = []
         with self._lock:
-            self._options.setdefault(path, set()).add(json.dumps(options, sort_keys=True))
+            opts = self._options.pop(path, None) or OrderedDict()
+            key = json.dumps(options, sort_keys=True)
+            opts.pop(key, None)
+            opts[key] = None
+            while len(opts) > MAX_OPTIONS:
+                opts.popitem(last=False)
+            self._options[path] = opts
+            while len(self._options) > MAX_WATCHED:
+                old, _ = self._options.popitem(last=False)
+                self._queue[:] = [q for q in self._queue if q != old]
+                od = os.path.dirname(old)
+                if not any(os.path.dirname(p) == od for p in self._options):
+                    dropped.append(self._dirs.pop(od, None))
             new_dir = d not in self._dirs
-            self._dirs.add(d)
+            if new_dir:
+                self._dirs[d] = None
+        for w in dropped:
+            if w is not None:
+                try:
+                    self._observer.unschedule(w)
+                except (KeyError, OSError):
+                    pass
         if new_dir:
             try:
-                self._observer.schedule(self._handler, d, recursive=False)
+                w = self._observer.schedule(self._handler, d, recursive=False)
             except OSError as e:  # too many watches, vanished directory: only the speed-up is lost
                 log.warning("cannot watch %s: %s", d, e)
+                return
+            with self._lock:
+                if d in self._dirs:
+                    self._dirs[d] = w
+                    return
+            self._observer.unschedule(w)  # dropped again meanwhile
+
+    @property
+    def folders(self) -> int:
+        with self._lock:
+            return len(self._dirs)
 
     @property
     def watched(self) -> int:
