@@ -10,7 +10,8 @@ from ..model.inspect import describe, format_text
 from ..model.ops import supported_table
 from ..model.reader import load_any
 from ..model.writer import serialize
-from .common import MODEL_HELP, is_model_file, load_model, write_atomic
+from ..steps.models import is_model_file
+from .common import MODEL_HELP, load_model, write_atomic
 
 
 def cmd_inspect(a) -> int:
@@ -51,20 +52,20 @@ def cmd_zoo(a) -> int:
 
 
 def add_inspect(sub) -> None:
-    s = sub.add_parser("inspect", help="ops, tensors, shapes, quantisation, MACs, params, activation bytes")
+    s = sub.add_parser("inspect")
     s.add_argument("model", help=MODEL_HELP)
     s.add_argument("--json", action="store_true", help="the same as JSON")
     s.set_defaults(fn=cmd_inspect)
 
 
 def add_ops(sub) -> None:
-    s = sub.add_parser("ops", help="the supported operators and their activation types")
+    s = sub.add_parser("ops")
     s.add_argument("--json", action="store_true", help="the same as JSON")
     s.set_defaults(fn=cmd_ops)
 
 
 def add_zoo(sub) -> None:
-    s = sub.add_parser("zoo", help="write a well-known architecture as an int8 .tflite")
+    s = sub.add_parser("zoo")
     s.add_argument("name", nargs="?")
     s.add_argument("-o", "--output", help=".tflite file to write (default NAME.tflite; its directory must exist)")
     s.add_argument("--list", action="store_true")

@@ -16,7 +16,8 @@ from ..model.reader import short
 from ..plan.arena.execute import run_sequence
 from ..plan.kinds import execute
 from ..progress import Progress, stage
-from .common import MODEL_HELP, add_plan_options, load_model, make_plan, model_name, plan_options, write_atomic
+from ..steps.models import model_name
+from .common import MODEL_HELP, add_plan_options, load_model, make_plan, plan_options, write_atomic
 
 
 def _board_run(g, xs, a):
@@ -100,7 +101,7 @@ def cmd_run(a) -> int:
 
 
 def add_run(sub) -> None:
-    s = sub.add_parser("run", help="run the model on the reference executor inside the planned arena")
+    s = sub.add_parser("run")
     s.add_argument("model", help=MODEL_HELP)
     s.add_argument("--input", required=True, action="append",
                    help=".npy input tensor; repeat once per model input in order, or one .npz holding them all")
