@@ -4,6 +4,7 @@ with XMOS xcore-opt converting the same model in the same run.
 
     python3 benchmarks/scaling.py                    # the default rows
     python3 benchmarks/scaling.py --chains 10,50,200,500,1000 --depths 12,24,48 --repeat 3
+    python3 benchmarks/scaling.py --startup --chains "" --depths "" --depths-only   # start-up alone
 
 Each case is first written as a .tflite by the project's own writer (chains: `buildtool.zoo.synthetic.
 conv_chain(N)`, N 3x3 convolutions, 32x32x16; `nasnet-like-C`: `nasnet_like(C)`; zoo names: the zoo's
@@ -143,6 +144,8 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=1, help="runs per row (best CPU time kept)")
     ap.add_argument("--depths-only", action="store_true", help="only the chains and the --depths rows")
     ap.add_argument("--no-xcore", action="store_true", help="no xcore-opt columns even where it is installed")
+    ap.add_argument("--startup", action="store_true",
+                    help="first the CPU seconds of `buildtool -h`, `plan --help` and `plan tiny` (best of 5 or --repeat)")
     a = ap.parse_args()
     ram = {"optimize": "ram"}
     ints = lambda text: [int(x) for x in text.split(",") if x.strip()]  # noqa: E731
@@ -158,12 +161,18 @@ def main() -> int:
     buildtool = [script] if script else [sys.executable, "-m", "buildtool.cli"]
     xcore = None if a.no_xcore else tool("xcore-opt")
     extra = " xcore-opt CPU s | ours / xcore-opt |" if xcore else ""
-    print("| case | options | operators | CPU s | arena B | search cut to |" + extra)
-    print("|---|---|---:|---:|---:|---:|" + ("---:|---:|" if xcore else ""))
     chain, depth = [], []
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run(buildtool + ["plan", "tiny", "--optimize", "ram", "--no-daemon"], capture_output=True,
                        env=env(), timeout=600)  # (untimed: writes the bytecode the timed processes read)
+        if a.startup:
+            for args in (["-h"], ["plan", "--help"], ["plan", "tiny", "--no-daemon"]):
+                t = min(cpu(buildtool + args)[0] for _ in range(max(a.repeat, 5)))
+                print(f"start-up: buildtool {' '.join(args)}: {t:.2f} CPU s")
+            print()
+        if rows:
+            print("| case | options | operators | CPU s | arena B | search cut to |" + extra)
+            print("|---|---|---:|---:|---:|---:|" + ("---:|---:|" if xcore else ""))
         files = {}
         for spec, opts in rows:
             label = Path(spec).stem if spec.endswith(".tflite") else spec
