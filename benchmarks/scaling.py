@@ -145,7 +145,7 @@ def main() -> int:
     ap.add_argument("--depths-only", action="store_true", help="only the chains and the --depths rows")
     ap.add_argument("--no-xcore", action="store_true", help="no xcore-opt columns even where it is installed")
     ap.add_argument("--startup", action="store_true",
-                    help="first the CPU seconds of `buildtool -h`, `plan --help` and `plan tiny` (best of 5 or --repeat)")
+                    help="first the CPU seconds of `buildtool -h`, `plan --help`, `plan tiny` (best of 5 or --repeat)")
     a = ap.parse_args()
     ram = {"optimize": "ram"}
     ints = lambda text: [int(x) for x in text.split(",") if x.strip()]  # noqa: E731

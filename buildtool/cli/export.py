@@ -19,7 +19,8 @@ def cmd_export(a) -> int:
 
 
 def add_parser(sub) -> None:
-    s = sub.add_parser("export", description="Write model.c/model.h, the weights, the kernels the model calls and "
+    s = sub.add_parser("export",
+                       description="Write model.c/model.h, the weights, the kernels the model calls and "
                                    "CMakeLists.txt / model.mk into DIR: a library that builds with your own "
                                    "compiler, flags and linker script (docs/export.md).")
     s.add_argument("model", help=MODEL_HELP)

@@ -75,7 +75,8 @@ def _say_tradeoff(name: str, plan: dict, say=_print) -> None:
 
 
 def add_plan(sub) -> None:
-    s = sub.add_parser("plan", description="Plan every activation byte of a model: the arena's size, its lower bound, "
+    s = sub.add_parser("plan",
+                       description="Plan every activation byte of a model: the arena's size, its lower bound, "
                                    "each buffer's offset and lifetime, the execution order; with the memory "
                                    "optimisers, the fusion blocks and their MAC cost. Prints a summary line.")
     s.add_argument("model", help=MODEL_HELP)

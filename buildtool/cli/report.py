@@ -62,7 +62,8 @@ def cmd_report(a) -> int:
 
 
 def add_report(sub) -> None:
-    s = sub.add_parser("report", description="An HTML page: activation memory over the execution order (layer by layer "
+    s = sub.add_parser("report",
+                       description="An HTML page: activation memory over the execution order (layer by layer "
                                    "against the optimised plan); the arena map (every buffer at its offset over its "
                                    "steps, the peak step and the buffers live there) of the layer-by-layer plan, and "
                                    "of the optimised plan when an optimiser option (--optimize, --split, "

@@ -221,7 +221,8 @@ class DiskStore:
         if remote is _FROM_ENV:
             remote = None
             if os.environ.get("BUILDTOOL_REMOTE_CACHE"):
-                from .remote_cache import from_env  # (only then: its http.client, ssl and email are 0.02 s of a plan command)
+                # (only then: its http.client, ssl and email are 0.02 s of every plan command)
+                from .remote_cache import from_env
 
                 remote = from_env()
         self.remote = remote
