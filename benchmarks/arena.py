@@ -15,12 +15,9 @@ planning time of one plan_arena call, the model's MACs and the wall time of the 
 from __future__ import annotations
 
 import argparse
-import ctypes
 import importlib
 import os
-import re
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -34,33 +31,15 @@ from buildtool import zoo  # noqa: E402
 from buildtool.plan.arena.planner import plan_arena  # noqa: E402
 from buildtool.model.reader import load  # noqa: E402
 from buildtool.model.writer import serialize  # noqa: E402
+from buildtool.pipeline.tflm_export import tflm_head  # noqa: E402
 
 SHARED = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared")) / "models"
 SHARED_NAMES = ["tiny_cnn_32", "dscnn_kws", "resnet_concat_64", "mbv2_w035_144", "mobilenetv2_160_a1"]
 
 
 def tflm_arena(model: bytes) -> int:
-    """Bytes TFLite Micro's planner gives the activations (the arena head), read from the allocation
-    report its C++ prints to file descriptor 2."""
-    from tflite_micro import runtime
-
-    ip = runtime.Interpreter.from_bytes(model)
-    with tempfile.TemporaryFile() as f:
-        sys.stderr.flush()
-        saved = os.dup(2)
-        os.dup2(f.fileno(), 2)
-        try:
-            ip.print_allocations()
-        finally:
-            ctypes.CDLL(None).fflush(None)  # the C++ side prints through C stdio
-            os.dup2(saved, 2)
-            os.close(saved)
-        f.seek(0)
-        text = f.read().decode(errors="replace")
-    m = re.search(r"Arena allocation head (\d+) bytes", text)
-    if not m:
-        raise RuntimeError("TFLite Micro printed no arena head figure")
-    return int(m.group(1))
+    """Bytes TFLite Micro's planner gives the activations (the arena head): pipeline/tflm_export.tflm_head."""
+    return tflm_head(model)
 
 
 def models():

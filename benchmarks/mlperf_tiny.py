@@ -10,6 +10,8 @@ latency x clock) and the ratios.
 
     python3 benchmarks/mlperf_tiny.py                        # cortex-m4, cortex-m33, cortex-m7, cortex-m55
     python3 benchmarks/mlperf_tiny.py --boards cortex-m55    # Helium: instructions vs the Cortex-M85 record
+    python3 benchmarks/mlperf_tiny.py --boards nucleo-l4r5zi --models vww,ic,kws,ad   # the record board: + modelled
+        # cycles under its memory model (flash wait states, ART caches, prefetch), the weight stream's floor
     python3 benchmarks/mlperf_tiny.py --boards cortex-m4 --models kws,ad
     python3 benchmarks/mlperf_tiny.py --boards cortex-m4 --profile   # + one line per operator
     python3 benchmarks/mlperf_tiny.py --boards cortex-m4 --flash-wait-states 5   # + the estimate with
@@ -44,7 +46,7 @@ from docs_tables import Out, environment, write_docs  # noqa: E402
 
 from buildtool import pipeline  # noqa: E402
 from buildtool import targets  # noqa: E402
-from buildtool.firmware import cycles, runner  # noqa: E402
+from buildtool.firmware import cycles, memory_model, op_cost, runner  # noqa: E402
 from buildtool.model import reader as tflite_reader  # noqa: E402
 from buildtool.model.writer import serialize  # noqa: E402
 from buildtool.refops import prepare  # noqa: E402
@@ -63,6 +65,13 @@ BOARDS += ("cortex-m55",)
 TIMING["cortex-m55"] = ("none: no Cortex-M55 cycle model (Arm's Cortex-M55 Software Optimization Guide is not "
                         "sourced here); executed instructions only, not cycles")
 RECORD_KEY["cortex-m55"] = "cortex-m85 (Helium)"
+# nucleo-l4r5zi (issue 49): the record board itself, its own firmware run on QEMU's netduinoplus2 (the same core,
+# flash and SRAM addresses) under its memory model (buildtool/firmware/memory_model.py): the modelled cycles
+MODELLED = "nucleo-l4r5zi"
+RECORD_KEY[MODELLED] = "cortex-m4"
+TIMING[MODELLED] = (cycles.SOURCES["cortex-m4"] + "; modelled: the high plus the stalls of the part's memory model, "
+                    + memory_model.get(MODELLED).summary() + " (buildtool/firmware/memory_model.py, "
+                    "docs/memory-model.md)")
 
 
 PUBLISHED = Path(__file__).resolve().parent / "mlperf_published.json"
@@ -135,7 +144,19 @@ def measure(key: str, board: str, work: Path, tflm: dict, flash_wait_states: int
     est = [o.get("cycles_estimate") for o in ops]
     lo_hi = (sum(e[0] for e in est), sum(e[1] for e in est)) if all(e is not None for e in est) else None
     zero = [cycles.estimate(o["mix"], cpu=cpu) for o in ops if "mix" in o]  # the same mixes at zero wait states
-    return {"model": name, "filled": filled, "insns": sum(o["count"] for o in ops),
+    mm = memory_model.get(board)
+    modelled = None
+    if mm and all("modelled_cycles" in o for o in ops):
+        weights = (work / "weights.bin").stat().st_size
+        modelled = {"cycles": sum(o["modelled_cycles"] for o in ops), "weights": weights,
+                    "floor": mm.stream_floor(weights),
+                    **{k: sum(o["memory_stalls"][k] for o in ops) for k in ("fetch_stalls", "load_stalls")}}
+        other = mm.other_reading()
+        if other:   # the same firmware, the faster reading the manual leaves open
+            _, p2, _ = runner.run(board, work, x, memory=other)
+            modelled["other"] = sum(o["modelled_cycles"] for o in p2["ops"])
+            modelled["other_floor"] = other.stream_floor(weights)
+    return {"model": name, "filled": filled, "insns": sum(o["count"] for o in ops), "modelled": modelled,
             "cycles": (sum(e[0] for e in zero), sum(e[1] for e in zero)) if lo_hi and ws is not None else lo_hi,
             "cycles_ws": lo_hi if ws is not None else None,
             "identical": np.asarray(y).tobytes() == tflm[key].tobytes(), "ops": ops, "graph": g,
@@ -227,6 +248,64 @@ def table(board: str, res: dict, ws: int | None = None) -> str:
                      f"{'yes' if r['identical'] else 'NO'} |")
     gen = [f"{_label(res[k])} op {op} ({why})" for k in _keys(res) for op, why in res[k]["general"]]
     lines += ["", "Layers on a general path (not the fast ones): " + ("; ".join(gen) if gen else "none") + "."]
+    if any(res[k].get("modelled") for k in _keys(res)):
+        lines += ["", modelled_table(board, res, rec)]
+    return "\n".join(lines)
+
+
+def modelled_table(board: str, res: dict, rec: dict) -> str:
+    """The modelled cycles (the part's memory model) against the record, the stalls, and the floor the weights
+    set: the weights image read once from flash, every read taking the wait states plus one cycle."""
+    mm = memory_model.get(board)
+    other = mm.other_reading()
+    lines = [f"Modelled on {board} ({mm.summary()}): the zero-wait high plus the memory stalls; weight floor: "
+             f"the weights image read once, {8 * mm.read_bytes}-bit reads of {mm.wait_states + 1} cycles each "
+             "(no kernel that reads its weights from flash runs in fewer)"
+             + (f"; the same with the {8 * other.read_bytes}-bit reads the manual also allows (not the modelled "
+                "figure: the slower reading is)" if other else "") + ".", "",
+             "| model | modelled cycles | modelled / record | zero-wait high / record | fetch stalls | load stalls | "
+             "weights | weight floor | floor / record |"
+             + (f" {8 * other.read_bytes}-bit reads / record | {8 * other.read_bytes}-bit floor / record |"
+                if other else ""),
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if other else "")]
+    for key in _keys(res):
+        r, mc = res[key], rec[key.split()[0]]["mcycles"] * 1e6
+        m = r.get("modelled")
+        if not m:
+            continue
+        lines.append(f"| {_label(r)} | {_m(m['cycles'])} | {m['cycles'] / mc:.3f} | {r['cycles'][1] / mc:.3f} | "
+                     f"{_m(m['fetch_stalls'])} | {_m(m['load_stalls'])} | {m['weights']:,} B | {_m(m['floor'])} | "
+                     f"{m['floor'] / mc:.3f} |"
+                     + (f" {m['other'] / mc:.3f} | {m['other_floor'] / mc:.3f} |" if "other" in m else ""))
+    return "\n".join(lines + ["", stalls_per_mac(board, res)])
+
+
+MIN_MACS = 100_000   # op_cost's per-MAC figures count layers of at least this many MACs (call overhead below)
+
+
+def class_stalls(res: dict) -> dict:
+    """{layer class: (lowest, highest) memory stalls per MAC} over the layers of res of at least MIN_MACS MACs
+    (op_cost.MEMORY_STALLS_PER_MAC is this, for `buildtool fit`)."""
+    per = {}
+    for key in _keys(res):
+        g = res[key]["graph"]
+        for o in res[key]["ops"]:
+            cls = op_cost.layer_class(g, g.operators[o["op"]])
+            if cls and o.get("macs") and "memory_stalls" in o:
+                st = o["memory_stalls"]
+                per.setdefault(cls, []).append((o["macs"], (st["fetch_stalls"] + st["load_stalls"]) / o["macs"]))
+    out = {}
+    for c, v in sorted(per.items()):   # a class with no layer that large: all its layers (ad01's dense ones)
+        v = [r for m, r in v if m >= MIN_MACS] or [r for _, r in v]
+        out[c] = (round(min(v), 2), round(max(v), 2))
+    return out
+
+
+def stalls_per_mac(board: str, res: dict) -> str:
+    lines = [f"Memory stalls per MAC by layer class on {board} (layers of {MIN_MACS:,} MACs or more, all of a class "
+             "that has none; lowest and highest; buildtool fit's latency on this part adds them, op_cost.MEMORY_STALLS_PER_MAC):", "",
+             "| layer class | stalls / MAC |", "|---|---:|"]
+    lines += [f"| {c} | {lo:.2f}-{hi:.2f} |" for c, (lo, hi) in class_stalls(res).items()]
     return "\n".join(lines)
 
 
@@ -236,15 +315,20 @@ def profile(res: dict, ws: int | None = None) -> str:
         r = res[key]
         g = r["graph"]
         est = "est. cycles" + (f" ({ws} flash wait states)" if ws is not None and r.get("cycles_ws") else "")
-        out += [f"#### {_label(r)}", "", f"| op | opcode | shape out | MACs | instructions | insns/MAC | {est} |",
-                "|---:|---|---|---:|---:|---:|---:|"]
+        mod = r.get("modelled") is not None   # a part's memory model: its modelled cycles and stalls per operator
+        out += [f"#### {_label(r)}", "", f"| op | opcode | shape out | MACs | instructions | insns/MAC | {est} |"
+                + (" modelled cycles | fetch stalls | load stalls |" if mod else ""),
+                "|---:|---|---|---:|---:|---:|---:|" + ("---:|---:|---:|" if mod else "")]
         for o in sorted(r["ops"], key=lambda o: -o["count"]):
             op = g.operators[o["op"]]
             shp = "x".join(map(str, g.tensors[op.outputs[0]].shape))
             macs = o.get("macs", 0)
             ce = o.get("cycles_estimate")
+            st = o.get("memory_stalls")
             out.append(f"| {o['op']} | {o['opcode']} | {shp} | {macs:,} | {o['count']:,} | "
-                       f"{o['count'] / macs if macs else 0:.2f} | {f'{ce[0]:,}-{ce[1]:,}' if ce else '-'} |")
+                       f"{o['count'] / macs if macs else 0:.2f} | {f'{ce[0]:,}-{ce[1]:,}' if ce else '-'} |"
+                       + (f" {o['modelled_cycles']:,} | {st['fetch_stalls']:,} | {st['load_stalls']:,} |"
+                          if mod and st else ""))
         out.append("")
     return "\n".join(out)
 
@@ -361,7 +445,9 @@ def main() -> int:
                 out(profile(res, a.flash_wait_states))
             if a.published:
                 out(published(res, 120.0) + "\n")   # records.json: NUCLEO-L4R5ZI at 120 MHz
-    if a.write_docs:
+    if a.write_docs and a.boards == MODELLED:
+        write_docs("docs/memory-model.md", f"mlperf_tiny.py --boards {MODELLED}", out.text)
+    elif a.write_docs:
         region = "mlperf_tiny.py" + (" --published" if a.published else
                                      (" --flash-wait-states" if a.flash_wait_states else "") +
                                      (" --dense" if a.dense else ""))

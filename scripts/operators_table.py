@@ -231,6 +231,10 @@ def page() -> str:
         "the test suite.",
         "- **types**: activation types of inputs -> outputs, from `ops.supported_table()` (what `buildtool ops` "
         "prints).",
+        "- **int16**: whether the operator runs 16x8 (int16 activations, int8 weights) here, and where it does "
+        "not, why (`ops.INT16_NOT_RUN`, as `buildtool ops` prints it): TFLite Micro refuses it in int16 too (a "
+        "fair refusal), or TFLite Micro runs it and this tool does not yet (GREATER: TFLite Micro runs int16 but "
+        "its output is not the comparison); `n/a` for operators of bool, float, index or signal values. tests/test_ops_int16.py runs each of those claims in TFLite Micro.",
         "- **kernels**: the target sets (`kernels/<set>/`) that optimise the operator: a set counts when it "
         "defines a C function that the generated code calls for the test suite's one-operator models of that "
         "type; `reference` means every board runs `kernels/reference/`; `none` means no kernel is called "
@@ -259,15 +263,15 @@ def page() -> str:
             lines.append("")
     lines += [
         "",
-        "| operator | types | kernels | memory | fusion | executor | host firmware | QEMU |",
-        "|---|---|---|---|---|---:|---:|---:|",
+        "| operator | types | int16 | kernels | memory | fusion | executor | host firmware | QEMU |",
+        "|---|---|---|---|---|---|---:|---:|---:|",
     ]
     for row in ops.supported_table():
         op = row["op"]
         types = f"{'/'.join(row['inputs'])} -> {'/'.join(row['outputs'])}"
         act = ["int8", "int16"] if op in GEN16 else ["int8"]
         c = counts[op]
-        lines.append(f"| {op} | {types} | {kernel_column(op, act, where)} | {in_place_column(op)} | "
+        lines.append(f"| {op} | {types} | {row['int16']} | {kernel_column(op, act, where)} | {in_place_column(op)} | "
                      f"{fusion_column(op)} | {c['executor']} | {c['host']} | {c['qemu']} |")
     lines += ["", "Not built (`opdefs.NOT_BUILT`): TFLite Micro operators with no int8/int16 path there, or whose "
               "int8 path is not yet decided:", "", "| operator | why |", "|---|---|"]
@@ -279,6 +283,21 @@ def page() -> str:
 
 # Behaviour notes under the table (kept here so that regenerating the page keeps them).
 NOTES = (
+    "CONV_2D grouped (Keras Conv2D(groups=g): a filter depth of input channels / g, TFLite Micro's reference conv "
+    "with output channel o reading group o // (output channels / g)): checked (the filter depth must divide the "
+    "input channels, the output channels a multiple of the groups), counted (MACs of the filter depth), run by "
+    "the numpy executor per group, and generated as one call of the board's conv per group on channel views "
+    "(each group's filter rows, biases and requantisation a slice of the layer's), so every kernel set runs each "
+    "group on its own conv paths (int8: the variant its table picks for the group). Fused and split plans run "
+    "grouped convs whole, between their blocks; a --split region holding one is refused in one line. Tested on "
+    "converter-made models (scripts/grouped_conv_model.py, int8 and 16x8) in tests/test_grouped_conv.py.",
+    "Rank 5: ADD, SUB, MUL, MAXIMUM, MINIMUM and PRELU above 4-D run on the 4-D broadcast kernels when their "
+    "broadcast folds to 4 axes (size-1 axes dropped, adjacent axes every operand walks as one merged: a "
+    "[1, 2, 2, 16, 32] x [1, 1, 1, 1, 32] gate folds to 2), PAD and PADV2 when their unpadded axes fold; what "
+    "does not fold is refused by the check, as are STRIDED_SLICE above 4-D (TFLite Micro refuses it) and a "
+    "reduction over axes that are not adjacent once size-1 axes are set aside. tests/test_rank5.py lists every "
+    "operator once: built at rank 5 and byte-identical to TFLite Micro on host, cortex-m4, cortex-m55, riscv32, "
+    "xcore and cortex-m0plus (the reference set), or refused by its check in one line.",
     "SOFTMAX with int8 output over a row whose exponentials sum to 512 or more (512+ logits near the maximum, "
     "e.g. a flat 1000-class output) makes TFLite Micro abort (its rounding shift reaches 32, undefined in C); "
     "every path here (numpy executor, every kernel set) gives that shift's exactly rounded result instead: the "

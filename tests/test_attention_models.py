@@ -12,7 +12,7 @@ TFLite Micro does not register GELU, so no one interpreter runs either model. Wh
   every tensor passed across a cut and the output equal the numpy executor's byte for byte;
 - the firmware of one board of every kernel set (host, cortex-m4, cortex-m55 in QEMU's mps3-an547, riscv32 in
   QEMU, xcore: its kernel set on the VPU C model, natively) byte-identical to the numpy executor; nucleo-l4r5zi
-  (no emulator here) built and linked only;
+  (a real part) built and linked only;
 - the whole model against TensorFlow Lite's reference interpreter (BUILTIN_REF) within one output code: its
   FULLY_CONNECTED rounds differently from TFLite Micro's on some rows;
 - the arena: ours against TFLite Micro's planner on the same graph with each GELU replaced by a same-shape int8
@@ -143,7 +143,7 @@ def test_firmware_on_every_kernel_set(name, tmp_path):
         for s in seeds:
             y = runner.run(board, out, inputs_of(s, g))[0]
             assert np.array_equal(np.asarray(y).reshape(-1), want[s].reshape(-1)), (board, s)
-    need("nucleo-l4r5zi")  # a real part: no emulator here, so built and linked only
+    need("nucleo-l4r5zi")  # a real part: built and linked only
     pipeline.build(g, "nucleo-l4r5zi", tmp_path / "nucleo", plan=plan)
     assert (tmp_path / "nucleo" / "firmware.elf").stat().st_size > 0
 

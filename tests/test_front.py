@@ -300,8 +300,11 @@ def test_ops_lists_the_table_the_checks_use(capsys):
     assert rc == 0
     rows = json.loads(out)
     assert [r["op"] for r in rows] == list(SUPPORTED)
-    assert {"op": "QUANTIZE", "inputs": ["int8", "int16", "int32", "float32"], "outputs": ["int8", "int16", "int32"]} in rows
-    assert {"op": "CONV_2D", "inputs": ["int8", "int16"], "outputs": ["int8", "int16"]} in rows
+    assert {"op": "QUANTIZE", "inputs": ["int8", "int16", "int32", "float32"], "outputs": ["int8", "int16", "int32"],
+            "int16": "yes"} in rows
+    assert {"op": "CONV_2D", "inputs": ["int8", "int16"], "outputs": ["int8", "int16"], "int16": "yes"} in rows
+    assert {"op": "RESIZE_BILINEAR", "inputs": ["int8"], "outputs": ["int8"],
+            "int16": "no: TFLite Micro refuses it in int16 too"} in rows
     rc, out, _ = run_cli(["ops"], capsys)
     assert rc == 0 and [line.split()[0] for line in out.splitlines()[1:]] == list(SUPPORTED)
 

@@ -321,6 +321,16 @@ def gen_softmax(rng):
 # int16 LOGISTIC and TANH interpolate TFLM's sigmoid table (refops/activation.py sigmoid_table16),
 # SOFTMAX its exp and reciprocal tables (refops/softmax.py softmax_luts16).
 LUT16 = ("LOGISTIC", "TANH", "SOFTMAX")
+def gen_rsqrt16(rng):
+    """RSQRT after ABS (16x8 has zero point 0, and TFLM fails on a negative real): its int8 model made 16x8."""
+    b = GraphBuilder("rsqrt16", seed=int(rng.integers(1 << 30)))
+    x = b.input(tuple(int(d) for d in rng.integers(1, 9, size=int(rng.integers(1, 5)))),
+                scale=float(np.float32(rng.uniform(0.0005, 0.5))))
+    b.rsqrt(b.abs(x), out_quant=(float(np.float32(rng.uniform(0.01, 0.5))), 0) if rng.random() < 0.5 else None)
+    return b
+
+
+GEN16["RSQRT"] = gen_rsqrt16
 GEN16.update({"LOGISTIC": gen_logistic, "TANH": EXTRA_GENERATORS["TANH"], "SOFTMAX": gen_softmax})
 INT64_BIAS_ONLY = ("DEPTHWISE_CONV_2D", "TRANSPOSE_CONV")  # TFLM reads their int16 bias as int64
 

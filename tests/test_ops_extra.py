@@ -383,17 +383,8 @@ def test_parity_ops_bad_models_get_one_line_errors():
             g.tensors[i].quant = r_quant(0.001, 0)
         ops.check_graph(g)
 
-    def rsqrt_int16():
-        b = GraphBuilder("r")
-        b.rsqrt(b.input((1, 2, 3), zp=-128))
-        g = b.finish()
-        for t in g.tensors:
-            t.dtype, t.quant = "int16", r_quant(0.001, 0)
-        ops.check_graph(g)
-
     _bad(compare_scale_one, "compares inputs with scales below 1 only")
     _bad(compare_int16, "TFLite Micro runs EQUAL on int8 only")
-    _bad(rsqrt_int16, "TFLite Micro runs RSQRT on int8 only")
 
 
 def select16_model(seed=2):

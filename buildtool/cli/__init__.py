@@ -23,7 +23,7 @@ MAX_ERROR_CHARS = 200  # the longest error line we aim for (model path included)
 # for it (kept here so that the list imports no command's module).
 COMMANDS = {
     "inspect": (".models", "add_inspect", "ops, tensors, shapes, quantisation, MACs, params, activation bytes"),
-    "ops": (".models", "add_ops", "the supported operators and their activation types"),
+    "ops": (".models", "add_ops", "the supported operators, their activation types and int16 support"),
     "plan": (".plan", "add_plan", "plan the tensor arena"),
     "zoo": (".models", "add_zoo", "write a well-known architecture as an int8 .tflite"),
     "run": (".run", "add_run", "run the model on the reference executor inside the planned arena"),
@@ -40,7 +40,8 @@ COMMANDS = {
     "daemon": (".daemon", "add_parser", "the background planner daemon: start, stop, status, clear"),
     "gen": (".gen", "add_parser", "one pipeline step with declared outputs (for build systems)"),
     "multi": (".multi", "add_parser", "several models (never running at once) in one firmware sharing one arena"),
-    "export": (".export", "add_parser", "write the model as a C library folder for your own firmware project"),
+    "export": (".export", "add_parser", "write the model as a C library folder, or as a .tflite file with "
+               "buildtool's plan for TFLite Micro"),
     "fit": (".fit", "add_fit", "which boards the model fits, with which plan, and its estimated latency"),
     "watch": ("..integrations.watch", "add_parser",
               "rebuild (and optionally run) on save: a model's firmware, or your build command"),

@@ -37,7 +37,8 @@ def _latency(r) -> str:
         return f"{r.cycles[0] / 1e6:,.1f}-{r.cycles[1] / 1e6:,.1f} M cycles"
     unit, k = ("s", 1) if s[0] >= 1 else ("ms", 1e3)
     digits = 0 if s[0] * k >= 10 else 1
-    return f"{s[0] * k:,.{digits}f}-{s[1] * k:,.{digits}f} {unit} @ {r.clock_hz / 1e6:g} MHz"
+    return (f"{s[0] * k:,.{digits}f}-{s[1] * k:,.{digits}f} {unit} @ {r.clock_hz / 1e6:g} MHz"
+            + (", memory model" if r.memory_model else ""))  # its flash and caches (docs/memory-model.md)
 
 
 def cells(r) -> tuple:

@@ -6,7 +6,8 @@ import json
 
 from .. import zoo
 from ..errors import UsageError
-from ..model.inspect import describe, format_text
+from ..model.files import read_model_file
+from ..model.inspect import describe, format_text, offline_plan_of
 from ..model.ops import supported_table
 from ..model.reader import load_any
 from ..model.writer import serialize
@@ -16,25 +17,28 @@ from .common import MODEL_HELP, load_model, write_atomic
 
 def cmd_inspect(a) -> int:
     """Any well-formed model, including ones the planner refuses: the last line says what would stop it."""
+    offline = None
     if is_model_file(a.model):
         g, problem = load_any(a.model)
+        offline = offline_plan_of(read_model_file(a.model))
     else:
         g, problem = load_model(a.model), None
-    info = describe(g, problem)
+    info = describe(g, problem, offline)
 
     print(json.dumps(info, indent=1) if a.json else format_text(info))
     return 0
 
 
 def cmd_ops(a) -> int:
-    """The supported operators and their activation types, from the table the checks use."""
+    """The supported operators, their activation types and whether they run int16 (16x8), from the table the
+    checks use."""
     rows = supported_table()
     if a.json:
         print(json.dumps(rows, indent=1))
         return 0
-    print(f"{'operator':20} {'input types':40} output types")
+    print(f"{'operator':40} {'input types':40} {'output types':40} int16")
     for r in rows:
-        print(f"{r['op']:20} {', '.join(r['inputs']):40} {', '.join(r['outputs'])}")
+        print(f"{r['op']:40} {', '.join(r['inputs']):40} {', '.join(r['outputs']):40} {r['int16']}")
     return 0
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from ..errors import ModelError, PlanError, UsageError
 from ..model import weight_facts
 from ..model.ir import Graph
+from ..model.ops import folded_broadcast, reduce_split
 from ..plan import ArenaPlan, arena_symbol, region_of, weight_order
 from ..refops import prepare
 from ..refops.activation import sigmoid_table16
@@ -256,10 +257,24 @@ class Emitter:
         """bt_bcast4 of a binary operator: the output's 4-D dims and each operand's strides in it."""
         out = self.g.tensors[op.outputs[0]]
         if len(out.shape) > 4:
-            raise ModelError(f"operator {op.index} ({op.opcode}): more than 4 dimensions are not supported")
+            return self.bcast_folded(op)
         dims = (1,) * (4 - len(out.shape)) + tuple(int(d) for d in out.shape)
         return dict(dims=list(dims), a_stride=self.operand_strides(op.inputs[0], dims),
                     b_stride=self.operand_strides(op.inputs[1], dims), out_stride=self.strides4(op.outputs[0], dims))
+
+    def bcast_folded(self, op) -> dict:
+        """bt_bcast4 of a binary operator above 4-D: its dense operands' broadcast folded to at most 4 axes
+        (model.ops.folded_broadcast; the check refuses one that does not fold)."""
+        out = self.g.tensors[op.outputs[0]]
+        for i in (*op.inputs[:2], op.outputs[0]):
+            self.dense(op, i)
+        dims, ost, ast, bst = folded_broadcast(out.shape, [self.g.tensors[i].shape for i in op.inputs[:2]])
+        if len(dims) > 4:
+            raise ModelError(f"operator {op.index} ({op.opcode}): a {len(out.shape)}-D broadcast that does not "
+                             f"fold to 4 dimensions is not supported")
+        lead = [1] * (4 - len(dims))  # size-1 axes in front, strided as a dense tensor's (strides4)
+        return dict(dims=lead + dims, **{f"{n}_stride": [s[0] * dims[0]] * len(lead) + s
+                                         for n, s in (("a", ast), ("b", bst), ("out", ost))})
 
     def operand_strides(self, i: int, dims: tuple) -> list:
         """Element strides of operand i (a flash constant or an activation) broadcast to the 4-D dims."""
@@ -274,10 +289,14 @@ class Emitter:
         ti = self.g.tensors[op.inputs[0]]
         rank = len(ti.shape)
         axes = list(prepare.mean_axes(self.g, op))
-        if axes != list(range(axes[0], axes[-1] + 1)):
-            raise ModelError(f"operator {op.index} ({op.opcode}) over non-adjacent axes {axes} is not supported")
-        outer, reduce = prod(ti.shape[:axes[0]]), prod(ti.shape[axes[0]:axes[-1] + 1])
-        inner = prod(ti.shape[axes[-1] + 1:])
+        if axes != list(range(axes[0], axes[-1] + 1)):  # adjacent once size-1 axes are set aside, as checked
+            split = reduce_split(ti.shape, axes)
+            if split is None:
+                raise ModelError(f"operator {op.index} ({op.opcode}) over non-adjacent axes {axes} is not supported")
+            outer, reduce, inner = split
+        else:
+            outer, reduce = prod(ti.shape[:axes[0]]), prod(ti.shape[axes[0]:axes[-1] + 1])
+            inner = prod(ti.shape[axes[-1] + 1:])
         self.dense(op, op.outputs[0])
         ps = self.pixel_stride(op.inputs[0])
         if ps != (ti.shape[-1] if ti.shape else 1) and not (rank == 4 and axes == [1, 2]):

@@ -15,7 +15,7 @@ from ..refops.layout import permutation, permute_geometry
 from ..refops.resize import bilinear_scale10, nearest_tables
 from ..refops.softmax import softmax16_params, softmax_luts16
 from ..refops.compare import COMPARISONS, compare_params
-from ..refops.unary import abs_params, rsqrt_table
+from ..refops.unary import abs_params, rsqrt_params, rsqrt_table
 from ..refops.arith import add_n_params, cumsum_geometry, squared_difference_params
 from ..refops.log_softmax import log_softmax_params
 from ..refops.div import div_params
@@ -170,7 +170,12 @@ def _lut_s8(e, op, table) -> None:
 
 
 def rsqrt(e, op) -> None:
-    """int8 RSQRT: refops.unary.rsqrt_table."""
+    """int8 RSQRT: refops.unary.rsqrt_table; int16: bt_rsqrt_s16 (refops.unary.rsqrt_params)."""
+    if e.g.tensors[op.outputs[0]].dtype == "int16":
+        _dense_call(e, op, "bt_rsqrt_params", dict(n=e.g.tensors[op.inputs[0]].num_elements,
+                                                   **rsqrt_params(e.g, op)), "bt_rsqrt_s16",
+                    e.cact(op.inputs[0]), e.cact(op.outputs[0]))
+        return
     _lut_s8(e, op, rsqrt_table(e.g, op))
 
 

@@ -24,7 +24,7 @@ from .. import targets
 from ..errors import ModelError, PlanError, UsageError
 from ..model import opdefs, weight_facts
 from ..model.ir import Graph
-from ..model.ops import slice_bounds
+from ..model.ops import conv_groups, fold_pad, slice_bounds
 from ..plan import ArenaPlan, arena_symbol, first_bytes, flash, weight_order
 from ..plan.regions import image_groups
 from ..refops import prepare
@@ -61,6 +61,10 @@ def transpose_conv(e, op) -> None:
 
 def conv_2d(e, op) -> None:
     n = f"op{op.index}"
+    groups = conv_groups(e.g, op)
+    if groups > 1:
+        _grouped_conv(e, op, groups)
+        return
     if e.g.tensors[op.outputs[0]].dtype == "int16":
         e.wide_conv(op, e.conv_fields(op))
         h = e.g.tensors[op.outputs[0]].shape[1]
@@ -78,6 +82,54 @@ def conv_2d(e, op) -> None:
         e.call(op, f"{e.instance(n, fn, h)}({e.act(op.inputs[0])}, {e.act(op.outputs[0])});{spread}")
     else:
         e.call(op, f"{fn}(&{n}_p, {e.act(op.inputs[0])}, 0, {e.act(op.outputs[0])}, 0, {h});{spread}")
+
+
+def _grouped_conv(e, op, groups: int) -> None:
+    """A grouped CONV_2D (model.ops.conv_groups) as one call of the set's conv per group, in a loop: the group's
+    input and output channels are views into the whole tensors (their pixel strides), its filter rows, biases,
+    multipliers and shifts slices of the layer's, stepped from group 0's struct (set field by field in a function
+    of the layer's: the compiler keeps its geometry constant, and no struct copy calls memcpy). Every kernel set runs each group on its own conv paths and none needs a
+    grouped kernel; int8 takes the variant its table picks for the group's geometry and the layer's
+    requantisation (which holds for every group), in one instance of the layer when the variant has one."""
+    x, y = op.inputs[0], op.outputs[0]
+    flt = e.g.tensors[op.inputs[1]]
+    per, depth = flt.shape[0] // groups, flt.shape[3]
+    whole = e.conv_fields(op)
+    f = dict(whole, **{"in": dict(whole["in"], c=depth), "out": dict(whole["out"], c=per)})
+    n, h, wide = f"op{op.index}", e.g.tensors[y].shape[1], e.g.tensors[y].dtype == "int16"
+    conv = "p.conv" if wide else "p"
+    steps = [f"{conv}.filter += {per * flt.shape[1] * flt.shape[2] * depth}", f"{conv}.multiplier += {per}",
+             f"{conv}.shift += {per}"] + [f"{conv}.bias += {per}"] * (whole["bias"] != "0")
+    if wide:
+        bias64 = e.bias(op, 64)
+        steps += [f"p.bias64 += {per}"] * (bias64 != "0")
+        struct, fn, args = "bt_conv_wide_params", "bt_conv_s16", "in + k * {d}, 0, out + k * {c}, 0, {h}"
+    else:
+        struct, args = "bt_conv_params", "in + k * {d}, 0, out + k * {c}, 0, {h}"
+        fn = e.kernel("conv", e.conv_layer(op, f))
+        if fn in kernel_variants.INSTANCES and kernel_variants.instances():
+            macro, extra = kernel_variants.INSTANCES[fn]
+            e.used_variants.pop(fn, None)
+            e.use_macro(macro)
+            fn, args = macro, args + "".join(f", {a}" for a in extra)
+    ctype = "int16_t" if wide else "int8_t"
+    fields = dict(conv=f, bias64=bias64) if wide else f
+    sets = "".join(f"\n  p.{k} = {v};" for k, v in _flat(fields))  # field by field: a struct copy is a memcpy
+    loop = (f"{struct} p;{sets}\n  for (int32_t k = 0; k < {groups}; k++, {', '.join(steps)})\n"
+            f"    {fn}(&p, {args.format(d=depth, c=per, h=h)});")
+    e.declare(f"/* op {op.index}: {groups} groups of {depth} input and {per} output channels */\n"
+              f"static __attribute__((noinline)) void {n}_groups(const {ctype} *in, {ctype} *out) {{\n"
+              f"  {loop}\n}}")
+    e.call(op, f"{n}_groups({e.cact(x)}, {e.cact(y)});")
+
+
+def _flat(fields: dict, at: str = ""):
+    """(C member path, value) of a parameter struct's fields, nested structs flattened (a.b.c)."""
+    for k, v in fields.items():
+        if isinstance(v, dict):
+            yield from _flat(v, f"{at}{k}.")
+        else:
+            yield f"{at}{k}", v
 
 
 def _spread_rows(e, op, rows) -> str:
@@ -271,14 +323,20 @@ def dequantize(e, op) -> None:
 def pad(e, op) -> None:
     g, n = e.g, f"op{op.index}"
     ti, to = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
-    if len(ti.shape) > 4:
-        raise ModelError(f"operator {op.index} ({op.opcode}): more than 4 dimensions are not supported")
     e.dense(op, op.inputs[0])
-    k = 4 - len(ti.shape)
     pads = g.tensors[op.inputs[1]].data.reshape(-1, 2)
-    out_dims = [1] * k + [int(d) for d in to.shape]
+    in_dims = [int(d) for d in ti.shape]
+    if len(in_dims) > 4:  # above 4-D: unpadded axes merged into the ones before (model.ops.fold_pad)
+        e.dense(op, op.outputs[0])
+        in_dims, before, after = fold_pad(in_dims, pads.tolist())
+        if len(in_dims) > 4:
+            raise ModelError(f"operator {op.index} ({op.opcode}): padding that does not fold to 4 dimensions "
+                             f"is not supported")
+        pads = np.array([before, after]).T
+    k = 4 - len(in_dims)
+    out_dims = [1] * k + [int(d + b + a) for d, (b, a) in zip(in_dims, pads)]
     view = e.place(op.outputs[0]).pixel_stride not in (0, to.shape[-1])
-    fields = dict(in_dims=[1] * k + [int(d) for d in ti.shape], out_dims=out_dims,
+    fields = dict(in_dims=[1] * k + in_dims, out_dims=out_dims,
                   before=[0] * k + [int(p) for p in pads[:, 0]],
                   out_stride=e.strides4(op.outputs[0], tuple(out_dims)) if view else [0, 0, 0, 0],
                   pad_value=_pad_value(g, op))

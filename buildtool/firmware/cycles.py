@@ -76,7 +76,9 @@ behind execution (the processor fetches ahead; a flash accelerator's prefetch do
 out: caches and flash accelerators (ST's ART: a branch cache that hides the fetch after a branch,
 and wide flash lines of 64 or 128 bits that serve several words with one wait), the prefetch buffer's
 real depth, contention between instruction fetches and data loads on the same flash, stores to
-flash (none in firmware), wait states of memories other than the flash (external PSRAM, QSPI).
+flash (none in firmware), wait states of memories other than the flash (external PSRAM, QSPI). The real parts
+with a memory model (memory_model.py: nucleo-l4r5zi, netduinoplus2, stm32f746g-disco, nucleo-u575zi) have
+their caches, read width and prefetch simulated instead, on every fetch and load (docs/memory-model.md).
 
 Not modelled at all: stalls on an address computed by the instruction before (3.3.2: "stalls the
 pipeline for an additional cycle"), "LDR Rx,[PC,#imm] might add a cycle because of contention with

@@ -4,7 +4,7 @@ plan's cycles estimated from its MACs (`static_cycles`)."""
 
 from __future__ import annotations
 
-from . import cycles
+from . import cycles, memory_model
 from ..model.ops import op_macs
 from ..plan import weight_order
 from ..plan.fusion.instructions import predict_instructions
@@ -44,6 +44,17 @@ FLASH_ACCESSES_PER_MAC = {
 }
 
 
+# Memory stall cycles per MAC by layer class, (low, high), on the parts whose memory model (memory_model.py) has
+# been run: the stalls the part's flash, caches and prefetch add to the zero-wait cycles (`python3
+# benchmarks/mlperf_tiny.py --boards nucleo-l4r5zi`, its "Memory stalls per MAC by layer class" table: the
+# lowest and highest over the four MLPerf Tiny models' layers of 100,000 MACs or more; FC: their dense layers,
+# all smaller). `static_cycles(..., board=)` adds them at zero wait states (`buildtool fit`).
+MEMORY_STALLS_PER_MAC = {
+    "nucleo-l4r5zi": {"conv 1x1": (0.02, 2.19), "conv KxK": (0.05, 2.63), "depthwise": (1.28, 2.51),
+                      "FC": (0.64, 1.71)},
+}
+
+
 def layer_class(g, op) -> str | None:
     """conv 1x1, conv KxK, depthwise or FC (the classes of CYCLES_PER_MAC); None for other operators."""
     if op.opcode == "CONV_2D":
@@ -52,14 +63,15 @@ def layer_class(g, op) -> str | None:
     return {"DEPTHWISE_CONV_2D": "depthwise", "FULLY_CONNECTED": "FC"}.get(op.opcode)
 
 
-def static_cycles(g, plan, cpu: str, flash_wait_states: int = 0):
+def static_cycles(g, plan, cpu: str, flash_wait_states: int = 0, board: str | None = None):
     """(low, high) estimated cycles of the plan's conv, depthwise and dense layers on cpu, from their
     MACs and CYCLES_PER_MAC (plus flash_wait_states x FLASH_ACCESSES_PER_MAC: code and weights in a
     flash with that many wait states); a fused block's layers scaled by the block's MACs over theirs
     (predict_instructions, with per-operator figures in place of measured counts). A conv model.c runs on
     its live rows only (plan/weight_order.py rows-live: a plain plan's) counts their MACs. Operators without
     MACs are not counted (1-17 % of the measured estimate of the models in docs/kernels.md). None when cpu has
-    no figures (or none of flash accesses, with flash_wait_states) or an operator with MACs has no class (TRANSPOSE_CONV, RESIZE_BILINEAR, SVDF, LSTM)."""
+    no figures (or none of flash accesses, with flash_wait_states) or an operator with MACs has no class (TRANSPOSE_CONV, RESIZE_BILINEAR, SVDF, LSTM).
+    board: a part with MEMORY_STALLS_PER_MAC (and no flash_wait_states): its memory model's stalls per MAC added."""
     rates = CYCLES_PER_MAC.get(cpu)
     if rates is None or (flash_wait_states and cpu not in FLASH_ACCESSES_PER_MAC):
         return None
@@ -67,6 +79,9 @@ def static_cycles(g, plan, cpu: str, flash_wait_states: int = 0):
         fa = FLASH_ACCESSES_PER_MAC[cpu]
         rates = {c: (lo + flash_wait_states * fa[c][0], hi + flash_wait_states * fa[c][1])
                  for c, (lo, hi) in rates.items()}
+    elif board in MEMORY_STALLS_PER_MAC:
+        st = MEMORY_STALLS_PER_MAC[board]
+        rates = {c: (lo + st[c][0], hi + st[c][1]) for c, (lo, hi) in rates.items()}
     per_op = []
     live = weight_order.row_orders(g) if plan.kind != "fused" else {}
     for op in g.operators:
@@ -123,9 +138,12 @@ def fold(per_region: list, n: int) -> list:
     return out
 
 
-def annotate(prof: dict, macs, mixes: list, cpu: str, flash: list | None = None, wait_states: int = 0) -> None:
+def annotate(prof: dict, macs, mixes: list, cpu: str, flash: list | None = None, wait_states: int = 0,
+             stalls: list | None = None, model=None) -> None:
     """Add each operator's MACs (from firmware.json), instruction mix and estimated cycles; with flash
-    (per region, read_flash) its flash accesses too and `wait_states` cycles on each (cycles.py)."""
+    (per region, read_flash) its flash accesses too and `wait_states` cycles on each (cycles.py); with stalls
+    (per region, memory_model.read_stalls) and model (the part's MemoryModel) its memory stalls and modelled
+    cycles, and prof["memory_model"]: "BOARD, summary"."""
     for k, o in enumerate(prof["ops"]):
         if macs and k < len(macs):
             o["macs"] = macs[k]
@@ -135,11 +153,16 @@ def annotate(prof: dict, macs, mixes: list, cpu: str, flash: list | None = None,
             if fl is not None:
                 o["flash_accesses"] = fl
             o["cycles_estimate"] = list(cycles.estimate(mixes[k], flash=fl, wait_states=wait_states, cpu=cpu))
+            if stalls and model:
+                o["memory_stalls"] = stalls[k]
+                o["modelled_cycles"] = memory_model.modelled_cycles(mixes[k], stalls[k], cpu)
     if mixes:
         prof["cycles_range"] = cycles.RANGES[cpu]
         prof["cycles_model"] = f"{cycles.LABELS[cpu]}, " + (
             f"{wait_states} flash wait state{'s' if wait_states > 1 else ''} on code and data read from flash"
             if flash and wait_states else "zero wait states")
+        if stalls and model:
+            prof["memory_model"] = f"{model.part}, {model.summary()}"
 
 
 def header(prof: dict) -> list:
@@ -168,10 +191,15 @@ def summary(prof: dict) -> list:
     est = [o["cycles_estimate"] for o in prof["ops"] if "cycles_estimate" in o]
     if not est:
         return []
-    return [f"  operators: {sum(o['count'] for o in prof['ops']):,} {prof['unit']}, estimated "
-            f"{sum(e[0] for e in est):,}-{sum(e[1] for e in est):,} cycles"]
+    lines = [f"  operators: {sum(o['count'] for o in prof['ops']):,} {prof['unit']}, estimated "
+             f"{sum(e[0] for e in est):,}-{sum(e[1] for e in est):,} cycles"]
+    if "memory_model" in prof:
+        mod = sum(o["modelled_cycles"] for o in prof["ops"] if "modelled_cycles" in o)
+        lines.append(f"  modelled cycles ({prof['memory_model']}): {mod:,}   zero-wait estimate: "
+                     f"{sum(e[0] for e in est):,}-{sum(e[1] for e in est):,}")
+    return lines
 
 
-__all__ = ["CYCLES_PER_MAC", "FLASH_ACCESSES_PER_MAC", "layer_class", "static_cycles", "region_macs", "read_mixes", "read_flash", "fold",
+__all__ = ["CYCLES_PER_MAC", "FLASH_ACCESSES_PER_MAC", "MEMORY_STALLS_PER_MAC", "layer_class", "static_cycles", "region_macs", "read_mixes", "read_flash", "fold",
            "annotate", "header",
            "columns", "summary"]

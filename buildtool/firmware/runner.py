@@ -18,7 +18,7 @@ from .. import targets
 from ..errors import UsageError
 from ..model.ir import NUMPY_DTYPE
 from ..units import exact, kib, size_exact
-from . import cycles, op_cost
+from . import cycles, memory_model, op_cost
 from .toolchain import PACKAGE, FirmwareError, check_tools
 
 PLUGIN_SRC = PACKAGE / "tools" / "qemu-insncount" / "insncount.c"
@@ -37,6 +37,30 @@ def _plugin(work: Path) -> Path:
             raise FirmwareError(f"cannot build the QEMU instruction-count plugin: {r.stderr.strip()[:200]}")
         os.replace(str(so) + ".tmp", so)
     return so
+
+
+# what QEMU 7.2 maps of the machines a part's code runs on where the part's own memories are larger (`info mtree`):
+# machine -> (flash origin, bytes, SRAM origin, bytes)
+EMULATED_MEMORY = {"netduinoplus2": (0x08000000, 1 << 20, 0x20000000, 192 << 10)}
+
+
+def check_emulated_memory(t: targets.Target, elf) -> None:
+    """UsageError when the image needs more flash or SRAM than the emulated machine maps (a part run on
+    another part's machine: nucleo-l4r5zi on netduinoplus2)."""
+    machine = t.run[t.run.index("-M") + 1] if "-M" in t.run else None
+    if machine not in EMULATED_MEMORY or t.name == machine:
+        return
+    fo, fn, ro, rn = EMULATED_MEMORY[machine]
+    sym = symbols(t, elf)
+    ram = sym["__bss_end"][0] - ro
+    r = subprocess.run([t.binutil("size"), "-A", str(elf)], capture_output=True, text=True)
+    flash = max((int(p[2]) + int(p[1]) - fo for p in (line.split() for line in r.stdout.splitlines())
+                 if len(p) >= 3 and p[1].isdigit() and p[2].isdigit() and fo <= int(p[2]) < fo + (1 << 28)),
+                default=0)
+    for what, used, have in (("RAM", ram, rn), ("flash", flash, fn)):
+        if used > have:
+            raise UsageError(f"{t.name}'s firmware needs {kib(used)} of {what}; QEMU's {machine} machine, which runs "
+                             f"its code, maps {kib(have)}: run a smaller model, or flash the part")
 
 
 def check_flash_wait_states(board: str, n: int | None) -> None:
@@ -157,7 +181,8 @@ def format_report(prof: dict, ram: dict) -> str:
 
 
 def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = True, sequence: bool = False,
-        functions: bool = False, region: int | None = None, flash_wait_states: int | None = None) -> tuple:
+        functions: bool = False, region: int | None = None, flash_wait_states: int | None = None,
+        memory: memory_model.MemoryModel | None = None) -> tuple:
     """Run out_dir/firmware.elf on `board` with input x (array or list of arrays).
 
     Returns (output, profile, ram): output is an ndarray (a list when the model has several
@@ -169,6 +194,9 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
     whole run, most first (where a per-operator count cannot say which code the time goes to), and
     profile["addresses"] [(instruction address, its executions)]; region=k: both only inside the k-th
     profile region executed (an operator or fused block: the index of profile["ops"]).
+    A board with a memory model (memory_model.py: a real part) also gets each operator's "memory_stalls" and
+    "modelled_cycles" and profile["memory_model"], its one-line summary; memory: another MemoryModel for it
+    (the same part read another way the manual allows: MemoryModel.other_reading).
     flash_wait_states=N (CPUs with a cycle model, cycles.py): the plugin also counts each region's
     accesses to the board's flash (ops' "flash_accesses") and the cycle estimate adds N cycles to each
     (cycles.wait_cycles); None: zero wait states, nothing counted.
@@ -187,7 +215,8 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
     if sequence and not len(x):
         raise UsageError("an input sequence needs at least one input set")
     data = b"".join(_inputs(man, xi) for xi in x) if sequence else _inputs(man, x)
-    counts, unit, total, mixes, fn_counts, flash = [], "", None, [], None, None
+    counts, unit, total, mixes, fn_counts, flash, stalls = [], "", None, [], None, None, None
+    mm = (memory or memory_model.get(board)) if profile and t.cpu in cycles.CPUS else None
     if t.port.native:
         try:
             r = subprocess.run(t.port.run_command(t, elf), input=data, capture_output=True, timeout=timeout)
@@ -206,6 +235,7 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
             work = Path(tmp)
             (work / "input.bin").write_bytes(data)
             plugin = []
+            check_emulated_memory(t, elf)
             if profile:
                 sym = symbols(t, elf)
                 mask = t.port.code_mask
@@ -214,7 +244,8 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
                                    f"end={sym['bt_profile_end'][0] & mask:x},out={work / 'count.txt'}"
                                    + (",mix=on" if t.cpu in cycles.CPUS else "")
                                    + (f",flash={t.flash_origin:x}:{t.flash_bytes:x}"
-                                      if flash_wait_states is not None else "")
+                                      if flash_wait_states is not None or mm else "")
+                                   + (f",{mm.plugin_option()}" if mm else "")
                                    + (f",pcs={work / 'pcs.txt'}" if functions else "")
                                    + (f",pcs_region={region}" if functions and region is not None else "")]
             cmd = t.port.run_command(t, elf, plugin)
@@ -234,11 +265,14 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
                 mixes = op_cost.read_mixes(text, len(counts)) if t.cpu in cycles.CPUS else []
                 if flash_wait_states is not None:
                     flash = op_cost.read_flash(text, len(counts))
+                if mm:
+                    stalls = memory_model.read_stalls(text, len(counts))
                 n = len(man["order"])
                 if sequence and n and len(counts) == n * len(x):  # one region per operator and invocation
                     counts = [sum(counts[k::n]) for k in range(n)]
                     mixes = op_cost.fold(mixes, n) if mixes else []
                     flash = op_cost.fold(flash, n) if flash else flash
+                    stalls = op_cost.fold(stalls, n) if stalls else stalls
                 total, unit = int(ck["insns_total"]), "instructions"
                 if functions:
                     pcs = [(int(a, 16) & mask, int(n)) for a, n in
@@ -256,7 +290,7 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
                                   for op, code, c in zip(man["order"], man["opcodes"], counts)]}
     if counts and len(counts) != len(man["order"]):
         raise FirmwareError(f"profile has {len(counts)} regions for {len(man['order'])} operators")
-    op_cost.annotate(prof, man.get("macs"), mixes, t.cpu, flash, flash_wait_states or 0)
+    op_cost.annotate(prof, man.get("macs"), mixes, t.cpu, flash, flash_wait_states or 0, stalls, mm)
     if total is not None:
         prof["total"] = total
     if fn_counts is not None:

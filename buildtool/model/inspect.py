@@ -3,7 +3,9 @@ gets a last "would not plan: ..." line naming the first problem."""
 
 from __future__ import annotations
 
+from ..errors import ModelError
 from ..units import count, size_exact
+from . import offline_plan
 from .ir import Graph
 from .ops import op_macs
 
@@ -26,7 +28,29 @@ def _quant(t) -> dict | None:
             "scale_max": float(q.scale.max())}
 
 
-def describe(g: Graph, problem: str | None = None) -> dict:
+def offline_plan_of(data: bytes) -> dict | None:
+    """The model's TFLite Micro OfflineMemoryAllocation (model/offline_plan.read), {"problem": ...} when it is
+    malformed, or None when it has none."""
+    try:
+        return offline_plan.read(data)
+    except ModelError as e:
+        return {"problem": str(e).split(": ", 1)[-1]}
+
+
+def _offline(g: Graph, plan: dict | None) -> dict | None:
+    """The report of an OfflineMemoryAllocation: its header, how many tensors it places and where its placed
+    tensors end (the least head TFLite Micro can give them)."""
+    if plan is None or "problem" in plan:
+        return plan
+    placed = [(t, o) for t, o in enumerate(plan["offsets"]) if o != offline_plan.ONLINE]
+    end = max((o + g.tensors[t].nbytes for t, o in placed if t < len(g.tensors)), default=0)
+    return {"version": plan["version"], "subgraphs": plan["subgraphs"], "tensors": plan["tensors"],
+            "offsets": len(plan["offsets"]), "planned": len(placed), "extent_bytes": end,
+            "matches_model": len(plan["offsets"]) == plan["tensors"]}
+
+
+def describe(g: Graph, problem: str | None = None, offline: dict | None = None) -> dict:
+    """The model's report; offline: its OfflineMemoryAllocation as offline_plan_of reads it."""
     acts = g.activation_tensors()
     macs = [_macs(g, op) for op in g.operators]
     return {
@@ -39,6 +63,7 @@ def describe(g: Graph, problem: str | None = None) -> dict:
         "num_tensors": len(g.tensors),
         "macs": sum(macs),
         "would_not_plan": problem,
+        "offline_memory_allocation": _offline(g, offline),
         "params_bytes": g.params_bytes(),
         "activation_bytes": sum(t.nbytes for t in acts),
         "largest_activation_bytes": max((t.nbytes for t in acts), default=0),
@@ -72,6 +97,15 @@ def format_text(info: dict) -> str:
         out = _fmt_shape(op["outputs"][0]["shape"]) if op["outputs"] else "-"
         opts = " ".join(f"{k}={v}" for k, v in op["options"].items())
         lines.append(f"  {op['index']:>3} {op['opcode']:23} {out:16} {op['macs']:>12,}  {opts}")
+    om = info.get("offline_memory_allocation")
+    if om is not None:
+        if "problem" in om:
+            lines.append(f"  TFLite Micro offline plan (OfflineMemoryAllocation): unreadable: {om['problem']}")
+        else:
+            lines.append(f"  TFLite Micro offline plan (OfflineMemoryAllocation): {om['planned']} of {om['offsets']} "
+                         f"tensors at fixed head offsets, ending at {size_exact(om['extent_bytes'])}"
+                         + ("" if om["matches_model"] else f"; the model has {om['tensors']} tensors, so TFLite "
+                                                           f"Micro refuses it"))
     if info.get("would_not_plan"):
         lines.append(f"would not plan: {info['would_not_plan']}")
     return "\n".join(lines)

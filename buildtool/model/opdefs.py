@@ -182,7 +182,7 @@ OPDEFS = (
     # TFLite Micro's other int8/int16 operators (issue 33)
     OpDef("ABS", "model.ops:_check_same", "refops.unary:abs_", "codegen.extra_c:abs_", memory="elementwise",
           **_opts("AbsOptions")),
-    OpDef("RSQRT", "model.ops:_check_same", "refops.unary:rsqrt", "codegen.extra_c:rsqrt", types=_t(I8),
+    OpDef("RSQRT", "model.ops:_check_same", "refops.unary:rsqrt", "codegen.extra_c:rsqrt", types=_t(I8_16),
           memory="elementwise"),
     OpDef("EQUAL", "model.ops_extra:_check_compare", "refops.compare:compare", "codegen.extra_c:compare",
           types=_CMP, memory="elementwise", **_opts("EqualOptions"), **_BIN),

@@ -94,11 +94,36 @@ def activation_types(opcode: str) -> tuple:
     return d.types if d else (("int8",), ("int8",))
 
 
+# Operators without int16 (16x8) activations here, and why (tests/test_ops_int16.py runs each in TFLite Micro):
+TFLM_REFUSES_INT16 = "TFLite Micro refuses it in int16 too"
+INT16_NOT_RUN = {
+    **{op: TFLM_REFUSES_INT16 for op in (
+        "HARD_SWISH", "RESIZE_BILINEAR", "DEPTH_TO_SPACE", "SPACE_TO_DEPTH", "EQUAL", "NOT_EQUAL", "LESS",
+        "LESS_EQUAL", "GREATER_EQUAL", "REDUCE_MAX", "REDUCE_MIN", "ADD_N", "ZEROS_LIKE", "ARG_MAX",
+        "ARG_MIN", "GATHER", "GATHER_ND", "SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND", "MIRROR_PAD", "ELU",
+        "L2_NORMALIZATION", "CUMSUM", "LOG_SOFTMAX", "DIV", "FILL", "SVDF")},
+    "GREATER": "int8 only here; TFLite Micro's int16 GREATER runs but its output is not the comparison",
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": "int8 only here; TFLite Micro runs it 16x8",
+    "GELU": "int8 only here; TFLite Micro has no GELU (int8 checked against TFLite's reference interpreter)",
+}
+
+
+def int16_support(name: str) -> str:
+    """`buildtool ops`'s int16 column: yes (16x8 activations run), no and why (INT16_NOT_RUN), or n/a (an
+    operator of bool, float, index or signal values)."""
+    ins, outs = activation_types(name)
+    if "int16" in ins or "int16" in outs:
+        return "yes"
+    if name in INT16_NOT_RUN:
+        return f"no: {INT16_NOT_RUN[name]}"
+    return "n/a"
+
+
 def supported_table() -> list:
-    """What `buildtool ops` prints: every supported operator and its activation types, from the
-    tables the checks use."""
-    return [{"op": name, "inputs": list(activation_types(name)[0]), "outputs": list(activation_types(name)[1])}
-            for name in SUPPORTED]
+    """What `buildtool ops` prints: every supported operator, its activation types and whether it runs int16
+    (int16_support), from the tables the checks use."""
+    return [{"op": name, "inputs": list(activation_types(name)[0]), "outputs": list(activation_types(name)[1]),
+             "int16": int16_support(name)} for name in SUPPORTED]
 
 
 def unsupported_message(op: Operator) -> str:
@@ -163,6 +188,9 @@ def _check_dtypes(g, op) -> None:
             raise ModelError(f"operator {op.index} ({op.opcode}): tensor {t.index} is {t.dtype}; float activations "
                              f"are not supported: convert with full-integer int8 quantisation")
         if t.dtype == "int16" and "int16" not in ok:
+            if INT16_NOT_RUN.get(op.opcode, TFLM_REFUSES_INT16) != TFLM_REFUSES_INT16:
+                raise ModelError(f"operator {op.index} ({op.opcode}): tensor {t.index} is int16; buildtool runs "
+                                 f"{op.opcode} on int8 only: keep this operator int8 (QUANTIZE around it)")
             raise ModelError(f"operator {op.index} ({op.opcode}): tensor {t.index} is int16, and TFLite Micro runs "
                              f"{op.opcode} on int8 only: keep this operator int8 (QUANTIZE around it)")
         if t.dtype not in ok and not {"int8", "int16"} & set(ok):  # float-only in TFLite Micro (NEG)
@@ -219,7 +247,11 @@ def _check_conv(g, op):
         _need(cout == inp[3] * o.get("depth_multiplier", 1), op,
               f"output channels {cout} != input channels {inp[3]} x depth multiplier")
     else:
-        _need(flt.shape[3] == inp[3], op, f"filter depth {flt.shape[3]} != input channels {inp[3]}")
+        _need(flt.shape[3] >= 1 and inp[3] % flt.shape[3] == 0, op,
+              f"filter depth {flt.shape[3]} does not divide input channels {inp[3]}")
+        groups = inp[3] // flt.shape[3]
+        _need(cout % groups == 0, op, f"output channels {cout} are not a multiple of its {groups} groups "
+                                      f"(input channels {inp[3]} / filter depth {flt.shape[3]})")
     _need(out[3] == cout, op, f"output channels {out[3]} != filter channels {cout}")
     for k in ("stride_h", "stride_w", "dilation_h", "dilation_w"):
         _need(1 <= o.get(k, 1) <= 64, op, f"{k} {o.get(k)} out of range")
@@ -252,6 +284,41 @@ def _check_fc(g, op):
     _bias_ok(g, op, 2, w.shape[0])
 
 
+def fold_axes(dims, *strides) -> tuple:
+    """(dims, strides, ...) of a walk over dims in which each array steps by its element strides, size-1 axes
+    dropped and adjacent axes that every array walks as one merged (stride[i] == stride[i + 1] * dims[i + 1]):
+    the fewest axes that visit the same elements in the same order (at least one). A 5-D broadcast whose
+    arrays merge that way runs on the 4-D kernels (codegen's bt_bcast4)."""
+    keep = [k for k, d in enumerate(dims) if d != 1]
+    ds, ss = [int(dims[k]) for k in keep], [[int(s[k]) for k in keep] for s in strides]
+    for i in range(len(ds) - 1, 0, -1):
+        if all(s[i - 1] == s[i] * ds[i] for s in ss):
+            ds[i - 1:i + 1] = [ds[i - 1] * ds[i]]
+            for s in ss:
+                s[i - 1:i + 1] = [s[i]]
+    return (ds or [1], *(s or [0] for s in ss))
+
+
+def broadcast_strides(shape, dims) -> list:
+    """Element strides of a dense tensor of `shape` read broadcast to dims (right-aligned; 0 where broadcast)."""
+    td = (1,) * (len(dims) - len(shape)) + tuple(int(d) for d in shape)
+    return [0 if td[k] == 1 and dims[k] != 1 else _elements(td[k + 1:]) for k in range(len(dims))]
+
+
+def folded_broadcast(out, shapes) -> tuple:
+    """fold_axes of dense operands of `shapes` broadcast to the dense output `out`: (dims, out strides,
+    operand strides, ...)."""
+    return fold_axes(out, broadcast_strides(out, out), *(broadcast_strides(s, out) for s in shapes))
+
+
+def _fits_4d_broadcast(op, out, shapes) -> None:
+    """Above 4-D, the broadcast must fold to 4 axes (fold_axes): the kernels' bt_bcast4."""
+    if len(out) > 4:
+        _need(len(folded_broadcast(out, shapes)[0]) <= 4, op,
+              f"a {len(out)}-D broadcast of {' and '.join(str(list(s)) for s in shapes)} that does not fold to 4 "
+              f"dimensions is not supported; reshape it to at most 4")
+
+
 def _check_binary(g, op):
     _need(len(op.inputs) == 2, op, "needs two inputs")
     a, b, out = _shape(g, op.inputs[0]), _shape(g, op.inputs[1]), _shape(g, op.outputs[0])
@@ -260,6 +327,7 @@ def _check_binary(g, op):
     except ValueError:
         bs = None
     _need(bs == tuple(out), op, f"input shapes {list(a)} and {list(b)} do not broadcast to {list(out)}")
+    _fits_4d_broadcast(op, out, (a, b))
     if op.opcode in ("ADD", "SUB"):
         # TFLM rescales the sum by 2 * max(input scales) / (2**left_shift * output scale), which must be < 1
         t1, t2, to = (g.tensors[i] for i in (op.inputs[0], op.inputs[1], op.outputs[0]))
@@ -316,6 +384,21 @@ def _check_mean(g, op):
     want = tuple(1 if d in red else n for d, n in enumerate(inp) if keep or d not in red)
     _need(out == want or (not want and _elements(out) == 1), op,
           f"output shape {list(out)[:8]} != {list(want)} (input {list(inp)[:8]}, axes {sorted(red)})")
+    _need(reduce_split(inp, red) is not None, op,
+          f"axes {sorted(red)} of {list(inp)[:8]} are not adjacent (size-1 axes aside), which the kernels "
+          f"need; reduce them one run of adjacent axes at a time")
+
+
+def reduce_split(shape, axes) -> tuple | None:
+    """(outer, reduce, inner) element counts of a reduction of shape over axes when its reduced axes are one
+    run of adjacent axes once size-1 axes are set aside (the kernels' [outer][reduce][inner]), else None."""
+    red = [a for a in sorted(set(axes)) if shape[a] != 1]
+    if not red:
+        return _elements(shape), 1, 1
+    between = [d for d in range(red[0], red[-1] + 1) if d not in red and shape[d] != 1]
+    if between:
+        return None
+    return _elements(shape[:red[0]]), _elements(shape[red[0]:red[-1] + 1]), _elements(shape[red[-1] + 1:])
 
 
 def _check_pad(g, op):
@@ -324,6 +407,22 @@ def _check_pad(g, op):
     _need(p.shape == (len(inp), 2) and (p >= 0).all(), op, "paddings must be non-negative [rank, 2]")
     _need(tuple(int(inp[d] + p[d, 0] + p[d, 1]) for d in range(len(inp))) == out, op,
           "output shape does not match paddings")
+    _need(len(fold_pad(inp, p)[0]) <= 4, op, f"{len(inp)}-D padding {p.tolist()} that does not fold to 4 "
+                                             f"dimensions is not supported; reshape it to at most 4")
+
+
+def fold_pad(shape, pads) -> tuple:
+    """(dims, before, after) of a PAD with adjacent axes merged where the inner one is not padded (its rows are
+    whole: the outer axis pads whole rows) and unpadded size-1 axes dropped; at least one axis."""
+    ds, bs, as_ = [], [], []
+    for d, (b, a) in zip(shape, pads):
+        if d == 1 and b == 0 and a == 0:
+            continue
+        if ds and b == 0 and a == 0:  # this axis is whole: merge it into the one before
+            ds[-1], bs[-1], as_[-1] = ds[-1] * int(d), bs[-1] * int(d), as_[-1] * int(d)
+        else:
+            ds.append(int(d)), bs.append(int(b)), as_.append(int(a))
+    return (ds, bs, as_) if ds else ([1], [0], [0])
 
 
 def _check_reshape(g, op):
@@ -374,6 +473,7 @@ def _check_slice(g, op):
           "ellipsis and new-axis masks are not supported")
     _need(len(begin) == len(end) == len(st) <= len(inp), op,
           f"begin, end and strides need one entry per input dimension (input {list(inp)[:8]})")
+    _need(len(inp) <= 4, op, f"a {len(inp)}-D input: TFLite Micro slices at most 4 dimensions")
     n = 1
     for d, size in enumerate(inp):
         if d < len(begin):
@@ -411,6 +511,16 @@ def _check_transpose_conv(g, op):
     _bias_ok(g, op, 3, cout)
     fq = g.tensors[op.inputs[1]].quant
     _need(fq is not None and len(fq.scale) in (1, cout), op, "weights quantisation must be per-tensor or per-channel")
+
+
+def conv_groups(g: Graph, op: Operator) -> int:
+    """A CONV_2D's groups (TFLite Micro's conv: input depth / filter depth; Keras Conv2D(groups=g)): output
+    channel o reads input channels [k * d, (k + 1) * d) of group k = o // (c_out / groups), d the filter
+    depth. 1 for an ordinary conv and for any other operator."""
+    if op.opcode != "CONV_2D" or len(op.inputs) < 2 or op.inputs[1] < 0 or op.inputs[0] < 0:
+        return 1
+    cin, d = g.tensors[op.inputs[0]].shape[-1], g.tensors[op.inputs[1]].shape[-1]
+    return cin // d if d and cin % d == 0 else 1
 
 
 def conv_macs(g: Graph, op: Operator) -> int:
@@ -465,6 +575,6 @@ def check_graph(g: Graph) -> None:
                              f"(signal library energies) uint32/uint64 inputs are supported")
 
 
-__all__ = ["SUPPORTED", "ACT_TYPES", "activation_types", "supported_table", "unsupported_message", "check_op",
-           "check_graph", "op_macs", "graph_macs", "axis_padding", "conv_out_size", "conv_padding", "ELEMENTWISE_INPLACE", "ALIASING",
+__all__ = ["SUPPORTED", "ACT_TYPES", "activation_types", "supported_table", "int16_support", "INT16_NOT_RUN", "unsupported_message", "check_op",
+           "check_graph", "conv_groups", "fold_axes", "fold_pad", "reduce_split", "broadcast_strides", "folded_broadcast", "op_macs", "graph_macs", "axis_padding", "conv_out_size", "conv_padding", "ELEMENTWISE_INPLACE", "ALIASING",
            "INT16_OPS"]

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ops import _check_mean, _check_pad, _check_same, _const, _need, _shape
+from .ops import _check_mean, _check_pad, _check_same, _const, _fits_4d_broadcast, _need, _shape
 
 MAX_TRANSPOSE_RANK = 5  # TFLM's reference Transpose
 
@@ -52,6 +52,7 @@ def _check_prelu(g, op):
         fits = False
     _need(fits, op, f"alpha shape {list(alpha.shape)} must broadcast to the input shape {list(inp)} "
           f"(= output shape {list(out)})")
+    _fits_4d_broadcast(op, out, (inp, alpha.shape))
 
 
 def _check_transpose(g, op):

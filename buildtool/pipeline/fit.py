@@ -16,7 +16,8 @@ Each plan is made once, when a board first needs it, and reused for every board 
 not at all where the capped plan's tradeoff says it is no smaller or would not fit); `planner(graph,
 PlanOptions)` makes it (steps.plan.plan_memory, or the CLI's through the planner daemon's cache).
 The latency is an estimate (firmware.op_cost.static_cycles at the board's clock_hz; flash_wait_states:
-with that many wait states on each board's flash), None where the board's CPU has no cycle figures or
+with that many wait states on each board's flash; else, on a part with a memory model's figures
+(op_cost.MEMORY_STALLS_PER_MAC), with its memory stalls), None where the board's CPU has no cycle figures or
 the board no clock.
 """
 
@@ -27,7 +28,7 @@ from dataclasses import dataclass
 from .. import targets
 from ..errors import PlanError, UsageError
 from ..firmware.fits import PLAIN, RAM, RAM_NO_CAP, SPREAD, BoardUse, board_use, ladder
-from ..firmware.op_cost import static_cycles
+from ..firmware.op_cost import MEMORY_STALLS_PER_MAC, static_cycles
 from ..options import PlanOptions
 from ..plan.regions import place_arena
 from ..progress import stage
@@ -49,6 +50,7 @@ class FitRow:
     cycles: tuple | None  # (low, high) estimated cycles, None: no cycle model for the board's CPU
     limited: bool  # the board declares memory sizes (host and xcore do not)
     flash_wait_states: int = 0  # in the cycles: wait states on every flash access
+    memory_model: bool = False  # in the cycles: the part's memory stalls per MAC (op_cost.MEMORY_STALLS_PER_MAC)
 
     @property
     def fits(self) -> bool:
@@ -70,7 +72,8 @@ class FitRow:
                 "latency": None if self.cycles is None or not self.fits else {
                     "estimate": True, "cycles": list(self.cycles), "clock_hz": self.clock_hz or 0,
                     "seconds": None if s is None else [round(s[0], 6), round(s[1], 6)],
-                    **({"flash_wait_states": self.flash_wait_states} if self.flash_wait_states else {})}}
+                    **({"flash_wait_states": self.flash_wait_states} if self.flash_wait_states else {}),
+                    **({"memory_model": True} if self.memory_model else {})}}
 
 
 def fit_table(graph, options=None, planner=plan_memory, boards=None, flash_wait_states: int = 0) -> list:
@@ -125,9 +128,10 @@ def _row(g, t, rungs, plan, fused: bool, flash_wait_states: int = 0) -> FitRow:
             tried.append((SPREAD, spread, use))
     ok = [x for x in tried if x[2].fits]
     label, p, use = ok[0] if ok else min(tried, key=lambda x: (x[2].ram_bytes, tried.index(x)))
-    cycles = static_cycles(g, p, t.cpu, flash_wait_states) if ok else None
+    cycles = static_cycles(g, p, t.cpu, flash_wait_states, t.name) if ok else None
+    modelled = bool(cycles) and not flash_wait_states and t.name in MEMORY_STALLS_PER_MAC
     return FitRow(t.name, t.cpu, label if ok else None, use, p.arena_bytes, t.stack_bytes, int(p.macs), t.clock_hz,
-                  cycles, bool(t.ram_bytes or t.flash_bytes or t.regions), flash_wait_states)
+                  cycles, bool(t.ram_bytes or t.flash_bytes or t.regions), flash_wait_states, modelled)
 
 
 __all__ = ["FitRow", "fit_table", "ladder", "PLAIN", "RAM", "RAM_NO_CAP", "SPREAD"]

@@ -31,6 +31,7 @@ from .. import targets
 from ..errors import BuildtoolError
 from ..model import weight_facts
 from ..model.ir import Graph
+from ..model.ops import conv_groups
 from ..refops import prepare
 
 FC_IL = "fc-il"
@@ -68,8 +69,8 @@ def fc_il_ok(g: Graph, op) -> bool:
 
 def live_rows(g: Graph, op) -> RowOrder | None:
     """The rows-live order of an int8 CONV_2D's filter worth running on its live rows, else None."""
-    if op.opcode != "CONV_2D" or len(op.inputs) < 2 or op.inputs[1] < 0:
-        return None
+    if op.opcode != "CONV_2D" or len(op.inputs) < 2 or op.inputs[1] < 0 or conv_groups(g, op) > 1:
+        return None  # a grouped conv's calls slice its filter by group (codegen/model_c.py), in the model's order
     tw, to = g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
     if (tw.dtype, to.dtype) != ("int8", "int8") or not tw.is_const or len(tw.shape) != 4:
         return None

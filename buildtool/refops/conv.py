@@ -1,4 +1,6 @@
-"""CONV_2D, int8 with per-channel or per-tensor filter quantisation (TFLM reference semantics).
+"""CONV_2D, int8 with per-channel or per-tensor filter quantisation (TFLM reference semantics), grouped
+when the filter depth is a fraction of the input's channels (output channel o reads group o // (c_out /
+groups)'s input channels, as TFLM's reference conv).
 
 The accumulation is exact in float64 (|sum| < 2**53), which lets BLAS do the
 matrix product; padding taps contribute zero because the block is filled with
@@ -29,7 +31,9 @@ def conv2d(g, op, ins, outs, y0: int = 0, y1: int | None = None, in_row0: int = 
     block = block.astype(np.float64) - zp_in
     v = np.lib.stride_tricks.sliding_window_view(block, (win.ekh, win.ekw), axis=(0, 1))
     v = v[::win.sh, ::win.sw, :, ::win.dh, ::win.dw][:rows, :win.out_w]  # [rows, W_out, cin, kh, kw]
-    cols = np.ascontiguousarray(v.transpose(0, 1, 3, 4, 2)).reshape(rows * win.out_w, kh * kw * cin)
-    w = flt.reshape(cout, kh * kw * cin).astype(np.float64)
-    acc = (cols @ w.T).astype(np.int64) + bias_of(g, op, cout)
+    groups = block.shape[-1] // cin  # grouped conv (TFLM: input depth / filter depth), 1 for most
+    taps = np.ascontiguousarray(v.transpose(0, 1, 3, 4, 2)).reshape(rows * win.out_w, kh * kw, groups, cin)
+    w = flt.reshape(groups, cout // groups, kh * kw * cin).astype(np.float64)
+    acc = np.concatenate([taps[:, :, k].reshape(-1, kh * kw * cin) @ w[k].T for k in range(groups)], axis=1)
+    acc = acc.astype(np.int64) + bias_of(g, op, cout)
     outs[0][...] = requantize(acc, np.array(p.multipliers), np.array(p.shifts), g, op).reshape(1, rows, win.out_w, cout)

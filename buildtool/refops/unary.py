@@ -1,15 +1,16 @@
-"""ABS (int8, int16) and RSQRT (int8): TFLM's elementwise.cc semantics.
+"""ABS (int8, int16) and RSQRT (int8, int16): TFLM's elementwise.cc semantics.
 
 ABS: v = |x - input zero point|; when the input and output scales are the same float32 value, out =
 clamp(v + output zero point), else clamp(MBQM(v, input scale / output scale) + output zero point).
 int16 needs zero points 0 (as every int16 tensor here).
 
-RSQRT (int8 only in TFLM): v = x - input zero point; v == 0 gives 127; otherwise TFLM's fixed-point
+RSQRT: v = x - input zero point; v == 0 gives the type's maximum; otherwise TFLM's fixed-point
 1/sqrt(v) (GetInvSqrtQuantizedMultiplierExp: Newton-Raphson in Q3.28) applied to 1 with a shift of 20,
 then requantised by 1 / (sqrt(input scale) * output scale) with the shift lowered by 20. TFLM fails the
 invocation for an input below the input zero point (a negative real); here such an input gives 127,
 as 0 does. An int8 input has 256 codes, so the result is a 256-entry table (rsqrt_table) that the numpy
-kernel and the C kernel (bt_lut_s8, the table written into model.c) both look up.
+kernel and the C kernel (bt_lut_s8, the table written into model.c) both look up; int16 computes each value
+(bt_rsqrt_s16, the same arithmetic in C).
 
 The parameter functions are shared with code generation (codegen/extra_c.py).
 """
@@ -93,28 +94,41 @@ def _mbqm1(x: int, m: int, s: int) -> int:
     return int(mbqm(np.array([x]), m, s)[0])
 
 
+@functools.lru_cache(maxsize=1 << 17)  # int16: up to 65,536 codes a quantisation, each computed once
+def _rsqrt_one(code: int, in_zp: int, out_zp: int, m: int, s: int, lo: int, hi: int) -> int:
+    v = code - in_zp
+    if v <= 0:  # 0: TFLM's maximum; below the zero point TFLM fails: the same maximum here
+        return hi
+    im, ishift = inv_sqrt(v)
+    data = _mbqm1(1, im, ishift + 20)
+    return int(np.clip(_mbqm1(data, m, s - 20) + out_zp, lo, hi))
+
+
 @functools.lru_cache(maxsize=256)
 def _rsqrt_table(in_zp: int, out_zp: int, m: int, s: int) -> tuple:
-    out = []
-    for code in range(-128, 128):
-        v = code - in_zp
-        if v <= 0:  # 0: TFLM's maximum; below the zero point TFLM fails: the same maximum here
-            out.append(127)
-            continue
-        im, ishift = inv_sqrt(v)
-        data = _mbqm1(1, im, ishift + 20)
-        out.append(int(np.clip(_mbqm1(data, m, s - 20) + out_zp, -128, 127)))
-    return tuple(out)
+    return tuple(_rsqrt_one(code, in_zp, out_zp, m, s, -128, 127) for code in range(-128, 128))
+
+
+def rsqrt_params(g, op) -> dict:
+    """bt_rsqrt_params without n: the zero points and 1 / (sqrt(input scale) * output scale)."""
+    ti, to = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    real = 1.0 / (np.sqrt(float(np.float32(ti.scale))) * float(np.float32(to.scale)))
+    m, s = quantize_multiplier_scalar(real)
+    return dict(input_zero_point=ti.zero_point, output_zero_point=to.zero_point, multiplier=m, shift=s)
 
 
 def rsqrt_table(g, op) -> np.ndarray:
     """int8 RSQRT's result for each input code -128..127 (index code + 128)."""
-    ti, to = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
-    real = 1.0 / (np.sqrt(float(np.float32(ti.scale))) * float(np.float32(to.scale)))
-    m, s = quantize_multiplier_scalar(real)
-    return np.array(_rsqrt_table(ti.zero_point, to.zero_point, m, s), np.int8)
+    p = rsqrt_params(g, op)
+    return np.array(_rsqrt_table(*p.values()), np.int8)
 
 
 def rsqrt(g, op, ins, outs) -> None:
+    if outs[0].dtype == np.int16:  # int16 (TFLM's RsqrtEvalQuantized<int16_t>): each distinct code once
+        lo, hi = QRANGE["int16"]
+        codes, where = np.unique(ins[0].astype(np.int64), return_inverse=True)
+        vals = np.array([_rsqrt_one(int(c), *rsqrt_params(g, op).values(), lo, hi) for c in codes], np.int16)
+        outs[0][...] = vals[where].reshape(outs[0].shape)
+        return
     t = rsqrt_table(g, op)
     outs[0][...] = t[ins[0].astype(np.int64) + 128].reshape(outs[0].shape)

@@ -17,7 +17,8 @@ code first (docs/boards.md).
 
 Each `source` names the documents and sections the figures come from; docs/boards.md says which
 were checked and how, and which figure could not be verified. Only netduinoplus2 has an emulated
-twin (QEMU's netduinoplus2 machine); the others are built and link-checked (tests/test_parts.py) and
+twin (QEMU's netduinoplus2 machine), and nucleo-l4r5zi's code runs on that machine too (the same core, flash
+and SRAM addresses; an image within the 1 MiB of flash and 192 KiB of SRAM QEMU maps); the others are built and link-checked (tests/test_parts.py) and
 their code is run on the QEMU machine with the same core (mps2-an386 / an500 / an505). Nothing here
 has run on hardware.
 """
@@ -83,7 +84,10 @@ def targets():
              120_000_000,
              "ST RM0432 (STM32L4+) §2.2 Memory organization / §2.4 Embedded SRAM (SRAM1 192 KB at 0x20000000, "
              "SRAM2 64 KB at 0x10000000 aliased at 0x20030000, SRAM3 384 KB at 0x20040000); DS12023 "
-             "(STM32L4R5xx) §1-3: 120 MHz, 2 MB flash, 640 KB SRAM"),
+             "(STM32L4R5xx) §1-3: 120 MHz, 2 MB flash, 640 KB SRAM",
+             # its code runs on QEMU's netduinoplus2 (an STM32F405: the same Cortex-M4F, flash at 0x08000000 and
+             # SRAM at 0x20000000 as this part, 1 MiB and 192 KiB of them mapped: runner.EMULATED_MEMORY)
+             run=("qemu-system-arm", "-M", "netduinoplus2") + QEMU_SEMIHOSTING),
         part("stm32f746g-disco", "STM32F746NG (32F746GDISCOVERY)", "cortex-m7", M7_SP,
              # DTCM 64 KB at 0x20000000, SRAM1 240 KB at 0x20010000, SRAM2 16 KB at 0x2004C000: contiguous,
              # 320 KB; the stack and .data/.bss start in DTCM. ITCM RAM 16 KB at 0 (instructions; not used).

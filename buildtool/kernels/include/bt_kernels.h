@@ -118,6 +118,7 @@
 #define bt_abs_s8 ref_bt_abs_s8
 #define bt_abs_s16 ref_bt_abs_s16
 #define bt_lut_s8 ref_bt_lut_s8
+#define bt_rsqrt_s16 ref_bt_rsqrt_s16
 #define bt_compare_s8 ref_bt_compare_s8
 #define bt_add_s32 ref_bt_add_s32
 #define bt_compare_s32 ref_bt_compare_s32
@@ -679,6 +680,18 @@ void bt_abs_s16(const bt_abs_params *p, const int16_t *in, int16_t *out);
 /* An int8 function of one int8 input as a table: out[i] = table[in[i] + 128] (int8 RSQRT, whose table code
  * generation computes with TFLM's arithmetic: refops/unary.py). n dense elements; out may alias in. */
 void bt_lut_s8(int32_t n, const int8_t *table, const int8_t *in, int8_t *out);
+
+/* int16 RSQRT (TFLM elementwise.cc RsqrtEvalQuantized<int16_t>): v = in - input zero point; v <= 0 gives 32767
+ * (TFLM: 0 gives its maximum, below the zero point it fails); else 1/sqrt(v) by TFLite's
+ * GetInvSqrtQuantizedMultiplierExp applied to 1 with a shift of 20, requantised by multiplier and shift - 20
+ * (1 / (sqrt(input scale) * output scale)), + output zero point, clamped. n dense elements; out may alias in. */
+typedef struct {
+  int32_t n;
+  int32_t input_zero_point, output_zero_point;
+  int32_t multiplier, shift;
+} bt_rsqrt_params;
+
+void bt_rsqrt_s16(const bt_rsqrt_params *p, const int16_t *in, int16_t *out);
 
 /* EQUAL, NOT_EQUAL, LESS, LESS_EQUAL, GREATER, GREATER_EQUAL (kind 0..5; TFLM comparisons.cc WithScaling):
  * each operand x is rescaled, v = MBQM((x + inputN_offset) << left_shift, inputN_multiplier, inputN_shift),

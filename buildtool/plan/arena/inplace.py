@@ -84,7 +84,14 @@ def choose_work(time_budget: float) -> int:
     return max(MIN_WORK, int(WORK_PER_SECOND * time_budget))
 
 
-def choose(g: Graph, order: list, align: int, work: int | None = None, stats: dict | None = None) -> list:
+def allowed(g: Graph, decisions: list, allow=None) -> list:
+    """The decisions allow(g, decision) keeps (all of them when allow is None): a runtime that executes only
+    some aliasing safely (plan/tflm.py: TFLite Micro's kernels) plans with the rest left out."""
+    return decisions if allow is None else [d for d in decisions if allow(g, d)]
+
+
+def choose(g: Graph, order: list, align: int, work: int | None = None, stats: dict | None = None,
+           allow=None) -> list:
     """The in-place decisions (after the RESHAPE aliases) that the lower bound says are worth it.
 
     Candidates interact (dropping one can make another necessary), so this is a small local
@@ -100,8 +107,8 @@ def choose(g: Graph, order: list, align: int, work: int | None = None, stats: di
     set's with the one changed part's replaced. The units counted are those of building all the
     buffers for every set (the search and its cut-off are as before; it just runs faster).
     """
-    base = reshape_decisions(g, order)
-    cands = candidates(g, order)
+    base = allowed(g, reshape_decisions(g, order), allow)
+    cands = allowed(g, candidates(g, order), allow)
     n = len(order)
     work = choose_work(2.0) if work is None else work
     spent = [0]

@@ -17,7 +17,7 @@ from ...model.ir import Graph
 from ...model.ops import graph_macs
 from .. import ArenaPlan, Buffer, TensorPlace, align_up
 from . import checker, exact
-from .inplace import choose, choose_work, reshape_decisions
+from .inplace import allowed, choose, choose_work, reshape_decisions
 from .liveness import activation_tensors, build_buffers, lower_bound, tensor_intervals
 from .order import candidate_orders, order_work
 from .packers import PACKERS, best_of
@@ -45,25 +45,29 @@ def _candidate(g: Graph, order: list, decisions: list, align: int, control: dict
 
 
 def plan_arena(g: Graph, align: int = 16, time_budget: float = 2.0, order_search: bool = True,
-               inplace: bool = True) -> ArenaPlan:
-    """Plan the tensor arena of g (see plan.py for what the plan promises)."""
+               inplace: bool = True, allow=None, scratch: dict | None = None) -> ArenaPlan:
+    """Plan the tensor arena of g (see plan.py for what the plan promises). allow(g, decision), when given,
+    keeps only the aliasing decisions it returns true for (inplace.allowed), RESHAPE aliases included.
+    scratch: {operator index: bytes} a scratch buffer live at that operator's step (another runtime's kernel
+    buffers: plan/tflm.py), planned like an IF's."""
     if not isinstance(align, int) or align < 1 or align & (align - 1):
         raise PlanError(f"alignment {align} must be a power of two; pass e.g. align=16")
     if not time_budget >= 0:
         raise PlanError("time budget must not be negative; pass e.g. time_budget=2")
     # control flow: each subgraph an IF / WHILE runs planned first, as an arena of its own that the operator's
     # scratch buffer holds (the largest of its subgraphs': they run one at a time)
-    subplans = {k: plan_arena(g.subgraph(k), align, time_budget, order_search, inplace)
+    subplans = {k: plan_arena(g.subgraph(k), align, time_budget, order_search, inplace, allow)
                 for op in g.operators for k in subgraph_indices(op)}
     control = {op.index: max(subplans[k].arena_bytes for k in subgraph_indices(op))
                for op in g.operators if subgraph_indices(op)}
+    control.update({oi: b for oi, b in (scratch or {}).items() if b > 0 and oi not in control})
     model = [op.index for op in g.operators]
     orders = candidate_orders(g, align, inplace, order_work(time_budget)) if order_search else [model]
     cands = []
     for order in orders:
-        choices = [reshape_decisions(g, order)]
+        choices = [allowed(g, reshape_decisions(g, order), allow)]
         if inplace:
-            chosen = choose(g, order, align, choose_work(time_budget))
+            chosen = choose(g, order, align, choose_work(time_budget), allow=allow)
             if chosen != choices[0]:
                 choices.append(chosen)
         for ds in choices:

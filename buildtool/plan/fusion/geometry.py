@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...model import opdefs
-from ...model.ops import axis_padding, conv_out_size, conv_padding
+from ...model.ops import axis_padding, conv_groups, conv_out_size, conv_padding
 from ...refops.prepare import mean_axes
 
 # Operators that can run on a tile of their output given tiles of their inputs.
@@ -105,6 +105,8 @@ def tileable(g, op) -> bool:
             return False  # the divisor counts in-image taps: a padded tile would change it
         if op.opcode == "DEPTHWISE_CONV_2D" and op.options.get("depth_multiplier", 1) != 1:
             return False
+        if conv_groups(g, op) > 1:
+            return False  # grouped: the tile runtime's convs read every input channel; it runs layer by layer
         return len(ins) == 1 and ins[0] == op.inputs[0] and is_spatial(g, ins[0])
     if op.opcode in UNARY:
         return len(ins) == 1 and ins[0] == op.inputs[0] and g.tensors[ins[0]].shape == g.tensors[out].shape and (

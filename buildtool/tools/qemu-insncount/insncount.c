@@ -31,6 +31,15 @@
    there other than straight after the block before (the "(refill)"s whose
    target is in the range); loads: data reads whose address is in the range
    (one per access QEMU makes: an LDM or LDRD counts each word).
+   mem=WS:READ:IL:ILB:IW:DL:DLB:DW:FLAGS (decimal; with flash=): a part's flash memory system, simulated
+   on every fetch and load in the flash= range (firmware/memory_model.py documents the model): WS wait
+   states, READ bytes a flash read delivers; an instruction cache of IL lines of ILB bytes, IW ways (IL = 0:
+   none, IW = IL: fully associative), a data cache the same (DL, DLB, DW); replacement LRU; a line filled one
+   flash read at a time; FLAGS bit 0: sequential prefetch (a fetch of the read after the one executing waits
+   WS + 1 less the instructions executed from that one, not WS), bit 1: data loads go through the
+   instruction cache (one cache on the code bus). One more line per region "mem<TAB>region<TAB>fetch
+   stalls<TAB>load stalls<TAB>fetch misses<TAB>load misses": the cycles the core waits on flash reads the
+   caches and prefetch did not hide, and the reads each side made.
    Debian ships no qemu-plugin.h, so the few v1 entry points are declared here.
    Based on the shared toolchain kit's plugin. */
 #include <stddef.h>
@@ -120,6 +129,79 @@ static uint64_t *flash_rows; /* n_regions x N_FLASH */
 
 static int in_flash(uint64_t a) { return a - flash_lo < flash_size; }
 
+/* mem=: the flash memory system (see the top comment). A cache line holds (line / read) flash reads, each
+   valid on its own (bit k of valid: the k-th read of the line); LRU by a use stamp. */
+struct cache {
+  unsigned sets, ways, line_shift;
+  uint64_t *tag, *stamp, clock;
+  uint32_t *valid;
+};
+enum { FETCH_STALL = 0, LOAD_STALL = 1, FETCH_MISS = 2, LOAD_MISS = 3, N_MEM = 4 };
+static int with_mem, mem_prefetch, mem_unified;
+static unsigned mem_ws, read_shift;
+static struct cache icache, dcache;
+static uint64_t mem_counts[N_MEM], mem_start[N_MEM], *mem_rows; /* n_regions x N_MEM */
+static uint64_t cur_read = ~0ull, cur_insns, last_dread = ~0ull; /* the read the fetch unit holds, its insns */
+
+static unsigned log2u(unsigned v) {
+  unsigned s = 0;
+  while ((1u << s) < v) s++;
+  return s;
+}
+
+static void cache_init(struct cache *c, unsigned lines, unsigned line_bytes, unsigned ways) {
+  if (!lines) return;
+  if (!ways || ways > lines) ways = lines;
+  c->ways = ways, c->sets = lines / ways, c->line_shift = log2u(line_bytes);
+  c->tag = calloc(lines, sizeof *c->tag), c->stamp = calloc(lines, sizeof *c->stamp);
+  c->valid = calloc(lines, sizeof *c->valid);
+  if (!c->tag || !c->stamp || !c->valid) abort();
+}
+
+/* 1 when the flash read at addr (read-aligned) is in cache c; else it is filled in (LRU victim) and 0. */
+static int cache_access(struct cache *c, uint64_t addr) {
+  uint64_t line = addr >> c->line_shift;
+  uint32_t bit = 1u << ((addr >> read_shift) & ((1u << (c->line_shift - read_shift)) - 1));
+  size_t base = (size_t)(line % c->sets) * c->ways, victim = base;
+  for (size_t w = base; w < base + c->ways; w++) {
+    if (c->valid[w] && c->tag[w] == line) {
+      c->stamp[w] = ++c->clock;
+      if (c->valid[w] & bit) return 1;
+      c->valid[w] |= bit;
+      return 0;
+    }
+    if (!c->valid[victim]) continue;
+    if (!c->valid[w] || c->stamp[w] < c->stamp[victim]) victim = w;
+  }
+  c->tag[victim] = line, c->valid[victim] = bit, c->stamp[victim] = ++c->clock;
+  return 0;
+}
+
+/* The fetch unit moves to flash read r (read-aligned address), n instructions starting in it; seq: reached
+   by falling through from the read before (no taken branch). */
+static void fetch_read(uint64_t r, int seq, uint64_t n) {
+  if (r == cur_read) {
+    cur_insns += n;
+    return;
+  }
+  int sequential = seq && cur_read != ~0ull && r == cur_read + (1ull << read_shift);
+  if (!(icache.sets && cache_access(&icache, r))) {
+    uint64_t stall = mem_ws;
+    if (sequential && mem_prefetch) stall = cur_insns >= mem_ws + 1 ? 0 : mem_ws + 1 - cur_insns;
+    mem_counts[FETCH_STALL] += stall;
+    mem_counts[FETCH_MISS]++;
+  }
+  cur_read = r, cur_insns = n;
+}
+
+static void load_read(uint64_t vaddr) {
+  uint64_t r = vaddr >> read_shift << read_shift;
+  struct cache *c = mem_unified ? &icache : &dcache;
+  int hit = c->sets ? cache_access(c, r) : r == last_dread;
+  last_dread = r;
+  if (!hit) mem_counts[LOAD_STALL] += mem_ws, mem_counts[LOAD_MISS]++;
+}
+
 /* Every access of a single halfword or word load or store (with mix=on: mix_tb) and, with flash=, of any
    instruction: the flash loads, and
    the unaligned accesses by their size and address (a word at 2 mod 4 is two halfword accesses, at 1 or 3 mod 4
@@ -129,7 +211,10 @@ static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
   (void)vcpu;
   (void)u;
   const int store = qemu_plugin_mem_is_store(info);
-  if (with_flash && in_flash(vaddr) && !store) flash_counts[LOAD]++;
+  if (with_flash && in_flash(vaddr) && !store) {
+    flash_counts[LOAD]++;
+    if (with_mem) load_read(vaddr);
+  }
   const unsigned shift = qemu_plugin_mem_size_shift(info);
   const int extra = shift == 2 ? ((vaddr & 1) ? 2 : (vaddr & 2) ? 1 : 0) : shift == 1 ? (int)(vaddr & 1) : 0;
   if (extra) key_counts[(store ? UNALIGNED_STORE1 : UNALIGNED_LOAD1) + extra - 1]++;
@@ -250,6 +335,8 @@ struct tb_span {
   int end_load;
   struct load_regs end_regs;
   const struct tb_span *alt_prev;
+  size_t n_reads;     /* mem=: the flash reads the block's instructions occupy, in order */
+  uint64_t *reads, *read_insns; /* each read's address and the instructions starting in it */
 };
 
 static void on_tb(unsigned int vcpu, void *u) {
@@ -274,6 +361,9 @@ static void on_tb(unsigned int vcpu, void *u) {
     if (!refill && last_span && (s->start & 3)) words--; /* its first word came with the block before */
     flash_counts[FETCH] += words;
     flash_counts[BRANCH_FETCH] += refill;
+    for (size_t k = 0; with_mem && k < s->n_reads; k++) fetch_read(s->reads[k], k > 0 || !refill, s->read_insns[k]);
+  } else if (with_mem) {
+    cur_read = ~0ull; /* code from RAM: the fetch unit's flash read is gone */
   }
   last_span = s;
 }
@@ -309,6 +399,18 @@ static void mix_tb(struct qemu_plugin_tb *tb, size_t n) {
   s->first_id = first_id;
   s->end_load = after_load;
   s->end_regs = prev;
+  if (with_mem) {
+    s->reads = calloc(2 * n + 1, sizeof *s->reads), s->read_insns = calloc(2 * n + 1, sizeof *s->read_insns);
+    if (!s->reads || !s->read_insns) abort();
+    for (size_t i = 0; i < n; i++) {
+      struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+      uint64_t a = qemu_plugin_insn_vaddr(insn), first = a >> read_shift << read_shift,
+               last = (a + thumb_size(insn) - 1) >> read_shift << read_shift;
+      if (!s->n_reads || s->reads[s->n_reads - 1] != first) s->reads[s->n_reads++] = first;
+      s->read_insns[s->n_reads - 1]++;
+      if (last != first) s->reads[s->n_reads++] = last; /* an instruction across two reads needs both */
+    }
+  }
   qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb, QEMU_PLUGIN_CB_NO_REGS, s);
 }
 
@@ -319,6 +421,7 @@ static void on_start(unsigned int vcpu, void *u) {
   in_region = 1;
   if (with_mix) memcpy(key_start, key_counts, sizeof key_counts);
   if (with_flash) memcpy(flash_start, flash_counts, sizeof flash_counts);
+  if (with_mem) memcpy(mem_start, mem_counts, sizeof mem_counts);
 }
 
 static void on_end(unsigned int vcpu, void *u) {
@@ -330,12 +433,15 @@ static void on_end(unsigned int vcpu, void *u) {
     regions = realloc(regions, cap_regions * sizeof *regions);
     if (with_mix) mix = realloc(mix, cap_regions * sizeof key_counts);
     if (with_flash) flash_rows = realloc(flash_rows, cap_regions * sizeof flash_counts);
-    if (!regions || (with_mix && !mix) || (with_flash && !flash_rows)) abort();
+    if (with_mem) mem_rows = realloc(mem_rows, cap_regions * sizeof mem_counts);
+    if (!regions || (with_mix && !mix) || (with_flash && !flash_rows) || (with_mem && !mem_rows)) abort();
   }
   if (with_mix)
     for (size_t i = 0; i < MAX_KEYS; i++) mix[n_regions * MAX_KEYS + i] = key_counts[i] - key_start[i];
   if (with_flash)
     for (size_t i = 0; i < N_FLASH; i++) flash_rows[n_regions * N_FLASH + i] = flash_counts[i] - flash_start[i];
+  if (with_mem)
+    for (size_t i = 0; i < N_MEM; i++) mem_rows[n_regions * N_MEM + i] = mem_counts[i] - mem_start[i];
   regions[n_regions++] = insn_count - region_start;
   in_region = 0;
 }
@@ -407,6 +513,11 @@ static void write_mix(FILE *f) {
     fprintf(f, "flash\t%llu\t%llu\t%llu\t%llu\n", (unsigned long long)r, (unsigned long long)c[FETCH],
             (unsigned long long)c[BRANCH_FETCH], (unsigned long long)c[LOAD]);
   }
+  for (size_t r = 0; with_mem && r < n_regions; r++) {
+    const uint64_t *c = mem_rows + r * N_MEM;
+    fprintf(f, "mem\t%llu\t%llu\t%llu\t%llu\t%llu\n", (unsigned long long)r, (unsigned long long)c[FETCH_STALL],
+            (unsigned long long)c[LOAD_STALL], (unsigned long long)c[FETCH_MISS], (unsigned long long)c[LOAD_MISS]);
+  }
 }
 
 static void at_exit(qemu_plugin_id_t id, void *p) {
@@ -434,6 +545,7 @@ static void at_exit(qemu_plugin_id_t id, void *p) {
   free(regions);
   free(mix);
   free(flash_rows);
+  free(mem_rows);
 }
 
 __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info,
@@ -451,9 +563,18 @@ __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t 
       char *colon;
       flash_lo = strtoull(argv[i] + 6, &colon, 16);
       if (*colon == ':') flash_size = strtoull(colon + 1, NULL, 16), with_flash = 1;
+    } else if (!strncmp(argv[i], "mem=", 4)) {
+      unsigned v[9];
+      if (sscanf(argv[i] + 4, "%u:%u:%u:%u:%u:%u:%u:%u:%u", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7],
+                 &v[8]) == 9 && v[1] && (!v[2] || v[3] >= v[1]) && (!v[5] || v[6] >= v[1])) {
+        with_mem = 1, mem_ws = v[0], read_shift = log2u(v[1]), mem_prefetch = v[8] & 1, mem_unified = (v[8] >> 1) & 1;
+        cache_init(&icache, v[2], v[3], v[4]);
+        cache_init(&dcache, v[5], v[6], v[7]);
+      }
     }
   }
   with_flash = with_flash && with_mix;
+  with_mem = with_mem && with_flash;
   if (with_mix)
     key_id("(refill)"), key_id("(other)"), key_id("(unaligned load +1)"), key_id("(unaligned load +2)"),
         key_id("(unaligned store +1)"), key_id("(unaligned store +2)");

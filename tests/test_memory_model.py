@@ -1,0 +1,192 @@
+"""The part memory model (buildtool/firmware/memory_model.py, the insncount plugin's mem= option): hand-made
+sequences run in QEMU under the plugin, their stalls worked out by hand; a part's modelled cycles in the run
+report."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+from conftest import fixed_input, tflm_run
+from test_cycles import LOOP_S, _loop
+
+from buildtool import pipeline, targets, zoo
+from buildtool.errors import UsageError
+from buildtool.firmware import memory_model, op_cost, runner
+from buildtool.model.ops import op_macs
+from buildtool.model.writer import serialize
+from buildtool.pipeline.fit import fit_table
+from buildtool.plan.arena.planner import plan_arena
+
+# test_cycles' LOOP_S around its loop: the vector table and the call of begin; the call of end, the exit, begin, end
+HEAD = LOOP_S[:LOOP_S.index("    bl begin\n") + len("    bl begin\n")]
+EXIT = LOOP_S[LOOP_S.index("    bl end\n"):]
+
+# a loop of 28 bytes at 0x40 (12 adds, subs, bne: 14 halfword instructions), run 10 times: with 8-byte flash
+# reads it occupies the reads at 0x40, 0x48, 0x50 (4 instructions each) and 0x58 (subs, bne); "bl end"
+# (0x5c) shares 0x58
+LOOP = HEAD + """    movs r0, #10
+    b loop
+    .balign 64
+loop:
+""" + "    adds r1, #1\n" * 12 + """    subs r0, #1
+    bne loop
+""" + EXIT
+
+# a weight stream: two passes over a 256-byte table in flash, 64 word loads each (post-indexed, in order)
+STREAM = HEAD + """    movs r5, #2
+pass:
+    adr r4, table
+    movs r0, #64
+word:
+    ldr r1, [r4], #4
+    subs r0, #1
+    bne word
+    subs r5, #1
+    bne pass
+""" + EXIT + """
+    .balign 64
+table:
+    .space 256
+"""
+
+
+def _stalls(tmp_path, source: str, mem: str, name: str) -> dict:
+    sym, text = _loop(tmp_path, f",mix=on,flash=0:400000,{mem}", source, name)
+    (st,) = memory_model.read_stalls(text, 1)
+    return sym, st
+
+
+def test_a_loop_that_fits_the_instruction_cache(tmp_path):
+    """5 wait states, 8-byte reads, an 8-line instruction cache of 8-byte lines, no prefetch. begin (0x66) and end
+    (0x68) sit in the reads at 0x60 and 0x68. Before the region "bl begin" (read 0x08) and begin's read 0x60 were
+    fetched and cached. In it: the return to 0x0c is read 0x08 (a hit); the first pass misses on 0x40, 0x48,
+    0x50, 0x58 (4 x 5 cycles); the 9 passes after hit (6 lines cached of 8); "bl end" is in the read the fetch
+    unit holds; end's read 0x68 misses. 5 misses, 25 cycles."""
+    sym, st = _stalls(tmp_path, LOOP, "mem=5:8:8:8:8:0:0:0:0", "fits")
+    assert (sym["loop"], sym["begin"], sym["end"]) == (0x40, 0x66, 0x68)  # the addresses the counts assume
+    assert st == {"fetch_stalls": 25, "load_stalls": 0, "fetch_misses": 5, "load_misses": 0}
+
+
+def test_a_loop_that_does_not_fit_the_instruction_cache(tmp_path):
+    """The same loop with 2 lines (LRU): every pass misses on its 4 reads (each evicts the one read two before),
+    10 x 4, and end's read 0x68: 41 misses, 205 cycles. With sequential prefetch, a read after the one
+    executing waits 5 + 1 less the 4 instructions executed from that one: 2 cycles for 0x48, 0x50 and 0x58,
+    5 for 0x40 (a taken branch), a pass 11 cycles; 10 passes and end's 5: 115."""
+    _, st = _stalls(tmp_path, LOOP, "mem=5:8:2:8:2:0:0:0:0", "overflows")
+    assert st == {"fetch_stalls": 205, "load_stalls": 0, "fetch_misses": 41, "load_misses": 0}
+    _, st = _stalls(tmp_path, LOOP, "mem=5:8:2:8:2:0:0:0:1", "prefetch")
+    assert st == {"fetch_stalls": 115, "load_stalls": 0, "fetch_misses": 41, "load_misses": 0}
+    # one line of 16 bytes (two 8-byte reads, filled a read at a time): each read misses once a pass as before,
+    # end's 0x68 too (its line 0x60 holds begin's read only), and the return's read 0x08 (begin's line took the
+    # one line): 42
+    _, st = _stalls(tmp_path, LOOP, "mem=5:8:1:16:1:0:0:0:0", "halves")
+    assert st["fetch_misses"] == 42
+
+
+def test_a_weight_stream_through_the_data_cache(tmp_path):
+    """Two passes of 64 word loads over a 256-byte table: 32 reads of 8 bytes a pass. A data cache of two
+    16-byte lines holds 32 bytes: each read misses in both passes, 64 x 5 = 320 cycles (the instruction side
+    cached: no load stall from code). A 256-byte data cache (16 lines of 16 bytes) keeps the table: only the
+    first pass misses, 32 x 5 = 160. The table is the weights' floor: 32 reads of 5 + 1 cycles = 192."""
+    sym, st = _stalls(tmp_path, STREAM, "mem=5:8:64:8:64:2:16:2:0", "stream")
+    assert sym["table"] % 64 == 0
+    assert (st["load_stalls"], st["load_misses"]) == (320, 64)
+    _, st = _stalls(tmp_path, STREAM, "mem=5:8:64:8:64:16:16:16:0", "reuse")
+    assert (st["load_stalls"], st["load_misses"]) == (160, 32)
+    # one cache for both sides (unified): the loads go through the 64-line instruction cache, which keeps them
+    _, st = _stalls(tmp_path, STREAM, "mem=5:8:64:8:64:0:0:0:2", "unified")
+    assert (st["load_stalls"], st["load_misses"]) == (160, 32)
+    model = memory_model.get("nucleo-l4r5zi")
+    assert dataclasses.replace(model, read_bytes=8, wait_states=5).stream_floor(256) == 192
+
+
+def test_mem_needs_flash_and_reads_no_stalls_elsewhere(tmp_path):
+    """Without flash= the plugin keeps no memory model (no mem lines); code and data in RAM never stall."""
+    _, text = _loop(tmp_path, ",mix=on,mem=5:8:2:8:2:0:0:0:0", LOOP, "noflash")
+    assert "mem\t" not in text
+    _, text = _loop(tmp_path, ",mix=on,flash=20000000:400000,mem=5:8:2:8:2:0:0:0:0", LOOP, "ram")
+    assert memory_model.read_stalls(text, 1) == [dict(fetch_stalls=0, load_stalls=0, fetch_misses=0, load_misses=0)]
+
+
+def test_every_part_model_names_its_sources():
+    """The four parts of issue 49, each with its manual's sections and the choices it makes; the plugin option
+    carries the figures the summary names."""
+    assert set(memory_model.MODELS) == {"nucleo-l4r5zi", "netduinoplus2", "stm32f746g-disco", "nucleo-u575zi"}
+    for name, m in memory_model.MODELS.items():
+        t = targets.get(name)
+        assert m.clock_hz == t.clock_hz and "§" in m.source and m.choices
+        ws, rb = m.plugin_option().removeprefix("mem=").split(":")[:2]
+        assert f"{ws} flash wait states" in m.summary() and f"{8 * int(rb)}-bit" in m.summary()
+    l4 = memory_model.get("nucleo-l4r5zi")
+    assert l4.plugin_option() == "mem=5:8:32:32:32:8:32:8:1"  # RM0432: 5 WS at 120 MHz, 1 KB I, 256 B D, 64-bit
+    assert memory_model.get("cortex-m4") is None
+
+
+@pytest.mark.slow
+def test_part_run_prints_modelled_cycles(tmp_path, monkeypatch):
+    """nucleo-l4r5zi's own firmware on QEMU's netduinoplus2: bit-exact, every operator's modelled cycles its
+    zero-wait high plus its stalls, the report's line naming the model; an image past the emulated SRAM is
+    one UsageError."""
+    g = zoo.build("tiny")
+    pipeline.build(g, "nucleo-l4r5zi", tmp_path)
+    x = fixed_input(g.tensors[g.inputs[0]].shape)
+    y, prof, ram = runner.run("nucleo-l4r5zi", tmp_path, x, timeout=600)
+    assert np.array_equal(y, tflm_run(serialize(g), [x])[0])
+    for o in prof["ops"]:
+        s = o["memory_stalls"]
+        assert o["modelled_cycles"] == o["cycles_estimate"][1] + s["fetch_stalls"] + s["load_stalls"]
+        assert s["fetch_misses"] > 0
+    report = runner.format_report(prof, ram)
+    total = sum(o["modelled_cycles"] for o in prof["ops"])
+    assert f"modelled cycles (nucleo-l4r5zi, 120 MHz, 5 flash wait states, 64-bit flash reads, ART accelerator " \
+           in report and f"): {total:,}   zero-wait estimate: " in report
+    monkeypatch.setitem(runner.EMULATED_MEMORY, "netduinoplus2", (0x08000000, 1 << 20, 0x20000000, 4096))
+    with pytest.raises(UsageError, match=r"needs [0-9.]+ KiB of RAM; .* maps 4\.0 KiB"):
+        runner.run("nucleo-l4r5zi", tmp_path, x)
+
+
+def test_fit_latency_on_a_part_adds_its_stalls_per_mac():
+    """static_cycles(board=) adds the part's MEMORY_STALLS_PER_MAC to each layer's cycles per MAC; `buildtool
+    fit` prices nucleo-l4r5zi so and says so (its JSON's latency "memory_model"); another board is unchanged."""
+    g = zoo.build("tiny")
+    plan = plan_arena(g)
+    base = op_cost.static_cycles(g, plan, "cortex-m4")
+    part = op_cost.static_cycles(g, plan, "cortex-m4", board="nucleo-l4r5zi")
+    st = op_cost.MEMORY_STALLS_PER_MAC["nucleo-l4r5zi"]
+    extra = [0.0, 0.0]
+    for op in g.operators:
+        cls = op_cost.layer_class(g, op)
+        if cls and op_macs(g, op):
+            extra = [extra[0] + op_macs(g, op) * st[cls][0], extra[1] + op_macs(g, op) * st[cls][1]]
+    # each side rounded once: the sums agree to the cycle
+    assert all(abs(p - (b + e)) <= 1 for p, b, e in zip(part, base, extra)) and part[1] > base[1] + 1000
+    assert op_cost.static_cycles(g, plan, "cortex-m4", board="cortex-m4") == base
+    rows = {r.board: r for r in fit_table(g, boards=["nucleo-l4r5zi", "cortex-m4"])}
+    assert rows["nucleo-l4r5zi"].cycles == part and rows["nucleo-l4r5zi"].to_json()["latency"]["memory_model"]
+    assert "memory_model" not in rows["cortex-m4"].to_json()["latency"]
+
+
+@pytest.mark.slow
+def test_mlperf_ad01_on_the_record_board_and_its_weight_floor(tmp_path):
+    """mlperf_tiny.measure on nucleo-l4r5zi: ad01 byte-identical to TFLite Micro, its modelled cycles the
+    operators' sum, its weight floor the weights image in 64-bit reads of 5 + 1 cycles, its load stalls at least
+    5 per 64-bit read of those weights (each read once, the 256-byte data cache holds none of them twice), the
+    128-bit reading faster; the table prints the modelled / record ratio it computes."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    import mlperf_tiny as mt
+
+    if not (mt.MLPERF / "records.json").is_file():
+        pytest.skip(f"no MLPerf Tiny models in {mt.MLPERF}")
+    r = mt.measure("ad", "nucleo-l4r5zi", tmp_path, {})
+    m = r["modelled"]
+    assert r["identical"] and m["cycles"] == sum(o["modelled_cycles"] for o in r["ops"])
+    assert m["weights"] == (tmp_path / "weights.bin").stat().st_size
+    reads = -(-m["weights"] // 8)
+    assert m["floor"] == reads * 6 and m["load_stalls"] >= reads * 5
+    assert r["cycles"][1] < m["other"] < m["cycles"]
+    rec = mt.records()["records"]["cortex-m4"]
+    text = mt.table("nucleo-l4r5zi", {"ad": r})
+    assert f"| {m['cycles'] / (rec['ad']['mcycles'] * 1e6):.3f} |" in text and "| FC |" in text
