@@ -1,7 +1,7 @@
 """examples/bazel: a user project (its own main.c + bt_model) copied outside the checkout, its
 local_repository pointed at what `buildtool bazel-dir` prints, built with Debian's Bazel 4.2 for the
 host and cortex-m4, run natively and in QEMU; output bytes and class match TFLite Micro's. One Bazel
-server for the module (shut down at the end); which actions rerun after a weight-only edit. README's
+server for the module (shut down at the end); which actions rerun after a weight-only edit. docs/projects.md's
 "Bazel in your own project" run as written (its shell blocks, with the pip-installed package)."""
 
 from __future__ import annotations
@@ -330,11 +330,11 @@ def test_a_model_too_big_for_the_board_stops_at_the_plan_step(project):
     assert not compiled & {"model", "main", "platform"}, compiled
 
 
-# -- README's "Bazel in your own project", as written, with buildtool installed by pip ---------------
+# -- docs/projects.md's "Bazel in your own project", as written, with buildtool installed by pip ------
 def readme_bazel_scripts() -> list:
-    """The shell blocks of README's "Bazel in your own project": a new project in an empty folder, then
-    examples/bazel copied from the checkout."""
-    text = (ROOT / "README.md").read_text()
+    """The shell blocks of docs/projects.md's "Bazel in your own project": a new project in an empty
+    folder, then examples/bazel copied from the checkout."""
+    text = (ROOT / "docs" / "projects.md").read_text()
     section = text.split("\n## Bazel in your own project\n", 1)[1].split("\n## ", 1)[0]
     return re.findall(r"^```sh\n(.*?)^```$", section, re.S | re.M)
 
@@ -361,7 +361,7 @@ def installed(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def readme_env(tmp_path_factory, installed, cache_url):
-    """The environment README's commands run in: the installed buildtool first on PATH and PYTHONPATH,
+    """The environment docs/projects.md's commands run in: the installed buildtool first on PATH and PYTHONPATH,
     and `bazel` that is Bazel with this module's own output root (a short path: the server's socket
     lives under it) and, as a user's ~/.bazelrc would, the module's remote cache with the actions' PATH
     the other tests' (PATH is in every action's key): the board's kernels, the same actions as the other
@@ -382,7 +382,7 @@ def readme_env(tmp_path_factory, installed, cache_url):
 
 
 def run_readme(script: str, cwd: Path, env: dict, top: Path) -> str:
-    """Run a README block with bash -e in cwd; stop the Bazel server of the workspace top after it.
+    """Run a docs/projects.md block with bash -e in cwd; stop the Bazel server of the workspace top after it.
     Everything it printed."""
     try:
         r = subprocess.run(["bash", "-e", "-c", script], cwd=cwd, env=env, capture_output=True, text=True,
@@ -401,7 +401,7 @@ def link_lines(log: str) -> list:
 
 
 def test_readme_project_builds_in_an_empty_folder(readme_env, installed, tmp_path):
-    """README's first block as written, in an empty folder: its WORKSPACE names the installed package
+    """docs/projects.md's first block as written, in an empty folder: its WORKSPACE names the installed package
     (`buildtool bazel-dir`); nothing that changes the build beyond the block's .bazelrc (the test's rc
     file adds only the cache); the host, then cortex-m4 with a least-RAM fused plan, each link followed
     by its RAM/flash line; the board's app gives TFLite Micro's bytes."""
@@ -419,7 +419,7 @@ def test_readme_project_builds_in_an_empty_folder(readme_env, installed, tmp_pat
 
 
 def test_readme_builds_examples_bazel_as_shipped(readme_env, installed, tmp_path):
-    """README's second block as written: examples/bazel copied out of a checkout, its WORKSPACE path filled
+    """docs/projects.md's second block as written: examples/bazel copied out of a checkout, its WORKSPACE path filled
     in by the block's sed, its model made by `buildtool zoo`; host and --config=cortex-m4 build, each link
     with its RAM/flash line; its .gitignore leaves only the example's own files untracked."""
     checkout = tmp_path / "checkout"

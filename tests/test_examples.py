@@ -142,14 +142,14 @@ def test_each_kind_of_edit_reruns_only_its_steps(tmp_path):
 
 
 def _readme_qemu_line() -> str:
-    """The QEMU command of README's "Running your own app"."""
-    text = (ROOT / "README.md").read_text()
+    """The QEMU command of docs/projects.md's "Running your own app"."""
+    text = (ROOT / "docs" / "projects.md").read_text()
     section = text.split("### Running your own app", 1)[1].split("\n## ", 1)[0]
     return re.search(r"```sh\n(qemu-system-arm [^\n]+)\n```", section).group(1)
 
 
 def test_readme_runs_your_own_app_in_qemu(project):
-    """README's "Running your own app": the command it prints is the one `buildtool boards cortex-m4` gives,
+    """docs/projects.md's "Running your own app": the command it prints is the one `buildtool boards cortex-m4` gives,
     and run as written (a shell, `> log.txt`) it leaves bt_puts' text in log.txt, the output bytes in
     output.bin (TFLite Micro's) and bt_main's exit status; without input.bin the status is BT_EXIT_IO."""
     top, env, tool_dir, x, ref = project

@@ -1,6 +1,9 @@
 """What the commands share: the model argument, the plan options' flags, and the plan a command
 asks for (through the planner daemon unless --no-daemon, or the daemon's own planner when it runs a
-client's command line)."""
+client's command line).
+
+Importing it loads no model, planner or numpy (`buildtool plan --help` stays light,
+tests/test_cli_imports.py): what reads a model or a plan is imported by the function that needs it."""
 
 from __future__ import annotations
 
@@ -11,11 +14,9 @@ from ..fsutil import write_atomic, writes_through
 from ..options import PlanOptions
 from ..serve.daemon.client import Interrupted
 from ..serve.daemon.thin import interrupted
-from ..steps.models import is_model_file, model_name, read_model
-from ..steps.readback import load_plan
 from ..progress import Progress
 
-__all__ = ["is_model_file", "model_name", "write_atomic", "say_wrote", "load_model", "number_arg", "add_plan_options",
+__all__ = ["write_atomic", "say_wrote", "load_model", "number_arg", "add_plan_options",
            "plan_options", "request_plan", "make_plan", "MODEL_HELP", "one_line_usage_errors"]
 
 
@@ -30,6 +31,8 @@ def say_wrote(paths) -> None:
 
 def load_model(spec: str):
     """A path to a .tflite file, or the name of a zoo architecture."""
+    from ..steps.models import read_model  # (reading a model loads numpy and the zoo: not for `--help`)
+
     return read_model(spec).graph
 
 
@@ -105,6 +108,7 @@ def request_plan(a, options=None) -> dict:
     if getattr(a, "planner", None) is not None:
         return dict(a.planner(a.model, options.to_map()), via_daemon=True)
     from ..serve.service import plan_json  # (planning commands only: inspect, zoo, ops never load the planner)
+    from ..steps.models import model_name  # (as in load_model)
 
     try:
         with Progress(f"planning {model_name(a.model)}"):
@@ -115,4 +119,6 @@ def request_plan(a, options=None) -> dict:
 
 def make_plan(g, a, options=None):
     """The plan object for g (the model a.model names), from the daemon's cache when it has it."""
+    from ..steps.readback import load_plan  # (a plan object: the planner's modules and numpy)
+
     return load_plan(request_plan(a, options)["plan"], g)

@@ -31,7 +31,7 @@ def build_parser(p: argparse.ArgumentParser | None = None) -> argparse.ArgumentP
 
 
 def add_parser(sub) -> None:
-    s = sub.add_parser("daemon", help="the background planner daemon: start, stop, status, clear")
+    s = sub.add_parser("daemon")
     build_parser(s)
     s.set_defaults(fn=run)
 

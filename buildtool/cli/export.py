@@ -44,8 +44,7 @@ def _export_tflm(a) -> int:
 
 
 def add_parser(sub) -> None:
-    s = sub.add_parser("export", help="write the model as a C library folder, or as a .tflite file with "
-                                      "buildtool's plan for TFLite Micro",
+    s = sub.add_parser("export",
                        description="Write model.c/model.h, the weights, the kernels the model calls and "
                                    "CMakeLists.txt / model.mk into DIR: a library that builds with your own "
                                    "compiler, flags and linker script (docs/export.md). With --format tflm: "

@@ -8,8 +8,9 @@ import json
 
 from ..pipeline.fit import fit_table
 from ..progress import Progress
+from ..steps.models import model_name
 from ..units import size
-from .common import MODEL_HELP, add_plan_options, load_model, make_plan, model_name, one_line_usage_errors, plan_options
+from .common import MODEL_HELP, add_plan_options, load_model, make_plan, one_line_usage_errors, plan_options
 
 SHORT = {"ram": "RAM", "weights": "weights"}
 HEAD = ("board", "fits", "plan", "RAM", "flash", "other memories", "latency (estimate)")
@@ -78,7 +79,7 @@ def cmd_fit(a) -> int:
 
 
 def add_fit(sub) -> None:
-    s = sub.add_parser("fit", help="which boards the model fits, with which plan, and its estimated latency")
+    s = sub.add_parser("fit")
     s.add_argument("model", help=MODEL_HELP)
     s.add_argument("--json", action="store_true", help="the table as JSON")
     s.add_argument("--flash-wait-states", type=int, default=0, metavar="N",

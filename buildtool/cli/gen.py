@@ -79,8 +79,7 @@ def _via_daemon(a) -> bool:
 
 
 def add_parser(sub) -> None:
-    s = sub.add_parser("gen", help="one pipeline step with declared outputs (for build systems)",
-                       formatter_class=argparse.RawDescriptionHelpFormatter,
+    s = sub.add_parser("gen", formatter_class=argparse.RawDescriptionHelpFormatter,
                        description=textwrap.fill(
                            "Run one step of the build with fixed, declared outputs, as CMake and Bazel do: each "
                            "output is rewritten only when its bytes change, and --depfile names the step's inputs "

@@ -77,29 +77,28 @@ def cmd_bazel_dir(a) -> int:
 
 
 def add_flash(sub) -> None:
-    s = sub.add_parser("flash", help="flash images: `flash verify weights.bin`")
+    s = sub.add_parser("flash")
     s.add_argument("action", choices=["verify"])
     s.add_argument("image")
     s.set_defaults(fn=cmd_flash)
 
 
 def add_boards(sub) -> None:
-    s = sub.add_parser("boards", help="list the boards (target plugins) that are installed; with a board, "
-                                      "its compiler, memories and the command that runs an image on it")
+    s = sub.add_parser("boards")
     s.add_argument("board", nargs="?", help="a board name: show how to build and run your own image for it")
     s.set_defaults(fn=cmd_boards)
 
 
 def add_scons_dir(sub) -> None:
-    s = sub.add_parser("scons-dir", help="the folder for SCons' toolpath=[...] (tools=[\"default\", \"btfirmware\"])")
+    s = sub.add_parser("scons-dir")
     s.set_defaults(fn=cmd_scons_dir)
 
 
 def add_cmake_dir(sub) -> None:
-    s = sub.add_parser("cmake-dir", help="the folder for CMAKE_PREFIX_PATH or Buildtool_DIR (find_package(Buildtool))")
+    s = sub.add_parser("cmake-dir")
     s.set_defaults(fn=cmd_cmake_dir)
 
 
 def add_bazel_dir(sub) -> None:
-    s = sub.add_parser("bazel-dir", help="the path for local_repository(name = \"buildtool\", path = ...)")
+    s = sub.add_parser("bazel-dir")
     s.set_defaults(fn=cmd_bazel_dir)

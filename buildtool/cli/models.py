@@ -11,7 +11,8 @@ from ..model.inspect import describe, format_text, offline_plan_of
 from ..model.ops import supported_table
 from ..model.reader import load_any
 from ..model.writer import serialize
-from .common import MODEL_HELP, is_model_file, load_model, say_wrote, write_atomic
+from ..steps.models import is_model_file
+from .common import MODEL_HELP, load_model, say_wrote, write_atomic
 
 
 def cmd_inspect(a) -> int:
@@ -55,20 +56,20 @@ def cmd_zoo(a) -> int:
 
 
 def add_inspect(sub) -> None:
-    s = sub.add_parser("inspect", help="ops, tensors, shapes, quantisation, MACs, params, activation bytes")
+    s = sub.add_parser("inspect")
     s.add_argument("model", help=MODEL_HELP)
     s.add_argument("--json", action="store_true", help="the same as JSON")
     s.set_defaults(fn=cmd_inspect)
 
 
 def add_ops(sub) -> None:
-    s = sub.add_parser("ops", help="the supported operators, their activation types and int16 support")
+    s = sub.add_parser("ops")
     s.add_argument("--json", action="store_true", help="the same as JSON")
     s.set_defaults(fn=cmd_ops)
 
 
 def add_zoo(sub) -> None:
-    s = sub.add_parser("zoo", help="write a well-known architecture as an int8 .tflite")
+    s = sub.add_parser("zoo")
     s.add_argument("name", nargs="?")
     s.add_argument("-o", "--output", help=".tflite file to write (default NAME.tflite; its directory must exist)")
     s.add_argument("--list", action="store_true")

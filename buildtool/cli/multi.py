@@ -18,7 +18,7 @@ from .common import add_plan_options, plan_options
 
 
 def add_parser(sub) -> None:
-    s = sub.add_parser("multi", help="several models (never running at once) in one firmware sharing one arena")
+    s = sub.add_parser("multi")
     s.add_argument("models", nargs="+", metavar="model", help=".tflite files or zoo names (two or more)")
     s.add_argument("--board", required=True, help="the board to build the firmware for")
     s.add_argument("--build-dir", help="where to build (default build/BOARD/multi-A-B...)")

@@ -6,25 +6,17 @@ from __future__ import annotations
 import json
 import sys
 
-from .. import targets
-from ..plan import regions
-from ..plan.kinds import plan_from_json
 from ..units import count, exact, size, size_exact
-from .common import MODEL_HELP, add_plan_options, load_model, model_name, request_plan
-
-
-def placement_of(g, plan, a):
-    """The board's placement of the plan (regions.py) when --board is given, else None."""
-    if not getattr(a, "board", None):
-        return None
-    t = targets.get(a.board)
-    return regions.place(g, regions.place_arena(g, plan, t), t)
+from .common import MODEL_HELP, add_plan_options, load_model, request_plan
 
 
 def _sayplacement_of(a, plan_json: dict) -> None:
     """`plan --board B`: one line per memory region the placement uses (bytes used / size)."""
-    g = load_model(a.model)
-    for line in regions.describe(placement_of(g, plan_from_json(plan_json, g), a)):
+    from .. import targets  # (only with --board: the boards, the plan read back, numpy; `plan --help` stays light)
+    from ..plan import kinds, regions  # (as targets)
+
+    g, t = load_model(a.model), targets.get(a.board)
+    for line in regions.describe(regions.place(g, regions.place_arena(g, kinds.plan_from_json(plan_json, g), t), t)):
         print(f"  {line}")
 
 
@@ -34,7 +26,11 @@ def _print(text: str, err: bool = False) -> None:
 
 def cmd_plan(a, say=_print) -> int:
     """say(text, err): where the lines go (the daemon collects them for a client's command line)."""
+    from ..steps.models import model_name  # (a model argument's name: numpy and the zoo; `plan --help` stays light)
+
     if a.board:
+        from .. import targets  # (as in _sayplacement_of)
+
         targets.get(a.board)  # an unknown board is refused before planning
     r = request_plan(a)
     plan = r["plan"]
@@ -79,7 +75,7 @@ def _say_tradeoff(name: str, plan: dict, say=_print) -> None:
 
 
 def add_plan(sub) -> None:
-    s = sub.add_parser("plan", help="plan the tensor arena",
+    s = sub.add_parser("plan",
                        description="Plan every activation byte of a model: the arena's size, its lower bound, "
                                    "each buffer's offset and lifetime, the execution order; with the memory "
                                    "optimisers, the fusion blocks and their MAC cost. Prints a summary line.")

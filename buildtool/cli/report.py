@@ -62,7 +62,7 @@ def cmd_report(a) -> int:
 
 
 def add_report(sub) -> None:
-    s = sub.add_parser("report", help="HTML + SVG report: memory over the execution order, arena map, fusion blocks",
+    s = sub.add_parser("report",
                        description="An HTML page: activation memory over the execution order (layer by layer "
                                    "against the optimised plan); the arena map (every buffer at its offset over its "
                                    "steps, the peak step and the buffers live there) of the layer-by-layer plan, and "

@@ -17,7 +17,8 @@ from ..plan.arena.execute import run_sequence
 from ..plan.kinds import execute
 from ..progress import Progress, stage
 from ..model.control import DEFAULT_MAX_ITERATIONS, FIRMWARE_MAX_ITERATIONS, IterationLimit, iteration_bound
-from .common import (MODEL_HELP, add_plan_options, load_model, make_plan, model_name, number_arg, plan_options,
+from ..steps.models import model_name
+from .common import (MODEL_HELP, add_plan_options, load_model, make_plan, number_arg, plan_options,
                      write_atomic)
 
 
@@ -108,7 +109,7 @@ def cmd_run(a) -> int:
 
 
 def add_run(sub) -> None:
-    s = sub.add_parser("run", help="run the model on the reference executor inside the planned arena")
+    s = sub.add_parser("run")
     s.add_argument("model", help=MODEL_HELP)
     s.add_argument("--input", required=True, action="append",
                    help=".npy input tensor; repeat once per model input in order, or one .npz holding them all")

@@ -216,7 +216,7 @@ def _attempt(build) -> None:
 
 
 def add_parser(sub) -> None:
-    s = sub.add_parser("watch", help="rebuild (and optionally run) on save: a model's firmware, or your build command")
+    s = sub.add_parser("watch")
     s.add_argument("model", nargs="?", help=".tflite file (or zoo name) whose firmware to rebuild")
     s.add_argument("--board", default="host", help="board (default host)")
     s.add_argument("--opt", action="append", metavar="KEY=VALUE", help="plan option, e.g. optimize=ram")

@@ -72,7 +72,7 @@ def cmd_netsplit(a) -> int:
 
 
 def add_parser(sub) -> None:
-    s = sub.add_parser("netsplit", help="split a CNN into slim branches (accuracy-guided search; needs TensorFlow)")
+    s = sub.add_parser("netsplit")
     s.add_argument("model", help="a .keras file or an architecture: vgg-small, resnet-small, vgg16, resnet18")
     s.add_argument("--data", required=True,
                    help="digits[:SIZE] (scikit-learn, upsampled), an .npz with x_train/y_train/x_val/y_val, "

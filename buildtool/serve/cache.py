@@ -48,7 +48,6 @@ from typing import Callable
 import msgpack
 
 from ..errors import InternalError
-from .remote_cache import from_env
 
 MAGIC = b"BTCACHE1"
 HEADER = len(MAGIC) + 32
@@ -222,6 +221,9 @@ class DiskStore:
         if remote is _FROM_ENV:
             remote = None
             if os.environ.get("BUILDTOOL_REMOTE_CACHE"):
+                # (only then: its http.client, ssl and email are 0.02 s of every plan command)
+                from .remote_cache import from_env
+
                 remote = from_env()
         self.remote = remote
         self._publish: set = set()  # queued (kind, digest) to send to the remote once written locally

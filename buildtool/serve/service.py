@@ -14,6 +14,8 @@ are solved again.
 
 A file's bytes are mapped to its canonical graph digest through an uncounted
 "model" index entry, so a warm request neither parses the model nor plans.
+Without a memo (--no-daemon, no daemon to ask) nothing is looked up: no digest or
+key is computed and the planners run unmemoised, as steps.plan runs them (the same bytes).
 """
 
 from __future__ import annotations
@@ -68,11 +70,14 @@ def plan_request(model, options=None, memo=None, source: str | None = None) -> d
     source: how error messages name a model path (the daemon gets an absolute path and the
     path as the user typed it, so its errors read exactly like in-process ones)."""
     t0 = time.perf_counter()
-    memo = memo if memo is not None else NullMemo()
     opts = PlanOptions.from_map(options)
     m = _Model(model, source)
-    gd = m.digest(memo)
     kind = "fused" if opts.fused else "arena"
+    if memo is None:  # nothing to look up (--no-daemon, no daemon): no digest or keys, the planners unmemoised
+        memo = NullMemo()
+        plan = memo.get_or_compute(kind, kind, lambda: plan_memory(m.graph(), opts).to_json(m.graph()))
+        return {"plan": plan, "cache": memo.stats.as_dict(), "plan_ms": round((time.perf_counter() - t0) * 1e3, 3)}
+    gd = m.digest(memo)
 
     def compute():
         g = m.graph()

@@ -7,9 +7,7 @@ import json
 
 import dataclasses
 
-from .. import targets
 from ..errors import PlanError
-from ..firmware.fits import check_fits, fitting_plan
 from ..options import PlanOptions
 from ..plan.arena.planner import plan_arena
 from ..plan.fusion.planner import plan_fused
@@ -61,6 +59,9 @@ def run(graph, options=None, planner=in_process, board: str | None = None, name:
     plan = planner(graph, options)
     notes = ()
     if board is not None:
+        from .. import targets  # (with a board only: the boards and the fit checks are 0.02 s of a plan command)
+        from ..firmware.fits import check_fits, fitting_plan  # (as targets)
+
         t = targets.get(board)
         named = graph if name is None else dataclasses.replace(graph, name=name)
         made = {}  # each plan the ladder made, by its object: its JSON as the planner gave it
