@@ -43,7 +43,8 @@ def cmd_zoo(a) -> int:
             print(f"{name:14s} {desc}")
         return 0
     if a.name not in zoo.names(large=True):
-        raise UsageError(f"unknown zoo model '{a.name}' (known: {', '.join(zoo.names(large=True))})")
+        raise UsageError(f"unknown zoo model '{a.name}'{did_you_mean(a.name, zoo.names(large=True))} "
+                         f"(known: {', '.join(zoo.names(large=True))})")
     out = a.output or f"{a.name}.tflite"
     write_atomic(out, serialize(zoo.build(a.name)))
     print(f"wrote {out}")
@@ -64,8 +65,11 @@ def add_ops(sub) -> None:
 
 
 def add_zoo(sub) -> None:
-    s = sub.add_parser("zoo", help="write a well-known architecture as an int8 .tflite")
-    s.add_argument("name", nargs="?")
+    s = sub.add_parser("zoo", help="write a well-known architecture as an int8 .tflite",
+                       description="Write a model of the built-in zoo (graphs built in code, calibrated int8) as a "
+                                   ".tflite file. Every command also takes a zoo name wherever it takes a model "
+                                   "file, so writing one out is only needed to use it elsewhere.")
+    s.add_argument("name", nargs="?", help="the zoo model to write (--list names them)")
     s.add_argument("-o", "--output", help=".tflite file to write (default NAME.tflite; its directory must exist)")
-    s.add_argument("--list", action="store_true")
+    s.add_argument("--list", action="store_true", help="list the zoo's models with a line on each, and write nothing")
     s.set_defaults(fn=cmd_zoo)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .. import targets
 from ..codegen import library as text
-from ..errors import InternalError, UsageError
+from ..errors import InternalError, UsageError, did_you_mean
 from ..firmware.library import needed_files
 from ..firmware import toolchain
 from ..firmware.toolchain import KERNELS, include_dirs
@@ -50,7 +50,8 @@ def board_for(cpu: str) -> str:
     if cpu in CPU_ALIASES:
         return CPU_ALIASES[cpu]
     if cpu not in known:
-        raise UsageError(f"unknown CPU or board '{cpu}' for export (known: {', '.join(sorted(known + list(CPU_ALIASES)))})")
+        raise UsageError(f"unknown CPU or board '{cpu}' for export{did_you_mean(cpu, known + list(CPU_ALIASES))} "
+                         f"(known: {', '.join(sorted(known + list(CPU_ALIASES)))})")
     return cpu
 
 
