@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from .. import zoo
-from ..errors import UsageError
+from ..errors import UsageError, did_you_mean
 from ..model.inspect import describe, format_text
 from ..model.ops import supported_table
 from ..model.reader import load_any
