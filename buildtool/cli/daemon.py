@@ -24,10 +24,10 @@ MAX_IDLE_S = 366 * 24 * 3600  # a year: --idle larger than that is a typo
 
 def build_parser(p: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
     p = p or argparse.ArgumentParser(prog="buildtool daemon")
-    p.description = ("The background planner daemon: plan, gen and the build integrations send it their work, "
-                     "which it runs warm (numpy and the planner loaded) with a cache of plans; it starts on "
-                     "demand, so these commands are only needed to control it (docs/daemon.md). "
-                     "BUILDTOOL_NO_DAEMON=1 or --no-daemon plans in the command's own process instead.")
+    p.description = ("The background planner daemon: plan, gen and the build integrations send it their work,\n"
+                     "which it runs warm (numpy and the planner loaded) with a cache of plans. It starts on\n"
+                     "demand: these commands only control it (docs/daemon.md). BUILDTOOL_NO_DAEMON=1 or\n"
+                     "--no-daemon plans in the command's own process instead.")
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.epilog = ("actions:\n"
                 "  start   start it now (else the first planning command does); --idle S sets its idle exit\n"
