@@ -82,3 +82,11 @@ def one_line_status(body, *args) -> int:
             raise
         print(f"buildtool: error: {internal(e)}", file=sys.stderr)
         return InternalError.exit_code
+
+
+def did_you_mean(word: str, choices) -> str:
+    """'; did you mean X?' for the choice closest to a misspelt word (difflib), '' when none is close."""
+    import difflib  # (only an error line needs it: kept out of every command's start-up)
+
+    close = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]}?" if close else ""

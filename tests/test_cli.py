@@ -229,3 +229,56 @@ def test_help_documents_the_model_and_json_and_gen_reads_as_prose(capsys):
             assert "buildtool gen model    ZOO_NAME            -o model.tflite" in lines
             assert any(line.startswith("buildtool gen plan     skeleton.json") for line in lines)
             assert max(len(line) for line in lines) <= 110
+
+
+# -- issue 53 item 3: names and help a newcomer reads ------------------------------------------------
+@pytest.mark.parametrize("args, close", [
+    (["plan", "tiny", "--board", "cortex-m44"], "cortex-m4"),
+    (["export", "tiny", "--cpu", "nucleo-l4r5", "-o", "x"], "nucleo-l4r5zi"),
+    (["zoo", "mobilenet-v2"], "mobilenetv2"),
+])
+def test_a_misspelt_name_suggests_the_closest(args, close, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    rc, out, err = run_cli(args, capsys)
+    lines = err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1 and f"; did you mean {close}? (known: " in lines[0], err
+    assert os.listdir(tmp_path) == []
+    rc, _, err = run_cli(["plan", "tiny", "--board", "zzzz"], capsys)
+    assert rc == 2 and "did you mean" not in err  # nothing close: the list alone
+
+
+@pytest.mark.parametrize("command", ["zoo", "flash", "daemon", "watch"])
+def test_every_argument_of_these_commands_is_explained(command):
+    """zoo, flash and daemon --help left their arguments unexplained; every option and positional of these
+    commands now has a help line, and daemon's epilog says what each action does."""
+    import argparse
+
+    p = cli.build_parser(command)
+    sub = next(a for a in p._actions if isinstance(a, argparse._SubParsersAction)).choices[command]
+    for action in sub._actions:
+        assert action.help, (command, action.dest)
+    text = sub.format_help()
+    if command == "daemon":
+        for action in ("start", "stop", "status", "clear"):
+            assert re.search(rf"^  {action} +\S", text, re.M), text
+    if command == "flash":
+        assert "verify: check the image" in text
+
+
+def test_watch_takes_plan_options_as_every_command_and_opt_still_works(capsys):
+    """watch took only --opt KEY=VALUE; it now takes the flags of plan/run/export (--optimize ram,
+    --align 8, ...); --opt still works, hidden from --help, with a one-line deprecation note."""
+    import argparse
+
+    from buildtool.integrations import watch
+    from buildtool.options import PlanOptions
+
+    p = argparse.ArgumentParser()
+    watch.add_parser(p.add_subparsers())
+    a = p.parse_args(["watch", "tiny", "--optimize", "ram", "--align", "8"])
+    assert watch._options(a) == PlanOptions.from_map({"optimize": "ram", "align": 8})
+    assert capsys.readouterr().err == ""
+    a = p.parse_args(["watch", "tiny", "--opt", "optimize=ram", "--align", "8"])
+    assert watch._options(a) == PlanOptions.from_map({"optimize": "ram", "align": 8})
+    assert "--opt KEY=VALUE is deprecated" in capsys.readouterr().err
+    assert "--opt " not in p._subparsers._group_actions[0].choices["watch"].format_help()

@@ -244,9 +244,8 @@ project(own_app C ASM)
 find_package(Buildtool REQUIRED)
 buildtool_add_model(model ZOO tiny BOARD cortex-m4 LIBRARY)
 add_executable(app startup.c semihost.c main.c)
-target_compile_options(app PRIVATE -mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16 -Os)
-target_link_options(app PRIVATE -mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16 -nostdlib
-                    -nostartfiles -T${CMAKE_CURRENT_SOURCE_DIR}/link.ld)
+target_compile_options(app PRIVATE -Os)   # the CPU flags come with the model (issue 53)
+target_link_options(app PRIVATE -nostdlib -nostartfiles -T${CMAKE_CURRENT_SOURCE_DIR}/link.ld)
 target_link_libraries(app PRIVATE model gcc)
 set_target_properties(app PROPERTIES SUFFIX ".elf")
 """
@@ -271,6 +270,9 @@ def test_library_mode_links_into_a_project_with_its_own_start_up_and_linker_scri
     assert r.returncode == 0, r.stdout + r.stderr
     link = next(line for line in r.stdout.splitlines() if " -o app.elf" in line)
     assert "startup.c.obj" in link and "board.ld" not in link and "firmware_src" not in link, link
+    own = next(line for line in r.stdout.splitlines() if "semihost.c" in line and " -c " in line)
+    for flag in ("-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16"):  # bkpt needs Thumb
+        assert flag in own and flag in link, (flag, own, link)
     assert "cortex-m4: RAM" not in r.stdout  # the image is the project's: no report of ours
     run = subprocess.run(["qemu-system-arm", "-M", "mps2-an386", "-nographic", "-semihosting-config",
                           "enable=on,target=native", "-kernel", "app.elf"], cwd=build, capture_output=True,

@@ -18,7 +18,11 @@ import pytest
 from buildtool import cli, targets
 from buildtool.firmware import library
 from buildtool.firmware.toolchain import KERNELS, include_dirs, kernel_sources
+from buildtool.options import PlanOptions
 from buildtool.pipeline import export as export_mod
+from buildtool.steps import flash as flash_step
+from buildtool.steps.models import read_model
+from buildtool.steps.plan import plan_memory
 
 
 @pytest.fixture(autouse=True)
@@ -232,6 +236,121 @@ def test_cortex_m4_library_in_own_project_is_bit_exact(tmp_path, capsys, opts, m
     assert (0x01000000 if moved else 0) <= weights < (0x01004000 if moved else 0x400000)
 
 
+MAIN_CPP = r"""// The test project's application in C++ (arm-none-eabi-g++): model.h's C API from C++ code.
+#include <stdint.h>  // (no libstdc++ here: arm-none-eabi-g++ without its C++ library)
+#include "model.h"
+#include "input.h"
+extern "C" void put(const char *s);
+namespace {
+class Printer {
+ public:
+  void text(const char *s) const { put(s); }
+  void number(int v) const {
+    char b[16];
+    int i = 15;
+    bool neg = v < 0;
+    unsigned u = neg ? 0u - static_cast<unsigned>(v) : static_cast<unsigned>(v);
+    b[i] = 0;
+    do { b[--i] = static_cast<char>('0' + u % 10); u /= 10; } while (u);
+    if (neg) b[--i] = '-';
+    put(&b[i]);
+  }
+};
+}  // namespace
+int main() {
+  const Printer out;
+  if (int rc = model_init()) { out.text("init failed\n"); return 10 + rc; }
+  if (model_input_bytes(0) != sizeof input_bytes) return 30;
+  auto *in = static_cast<volatile int8_t *>(model_input(0));
+  for (uint32_t i = 0; i < sizeof input_bytes; i++) in[i] = input_bytes[i];
+  if (model_invoke() != 0) return 20;
+  const auto *y = static_cast<const MODEL_OUTPUT0_TYPE *>(model_output(0));
+  out.text("out:");
+  for (uint32_t i = 0; i < MODEL_OUTPUT0_BYTES / sizeof *y; i++) { out.text(" "); out.number(y[i]); }
+  out.text("\n");
+  return 0;
+}
+"""
+
+CPP_CMAKE = """cmake_minimum_required(VERSION 3.13)
+project(cpp_app C CXX)
+add_subdirectory(@LIB@ bt_model)
+add_executable(app main.cpp startup.c semihost.c)
+target_compile_options(app PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-fno-exceptions -fno-rtti>)
+target_link_options(app PRIVATE -nostdlib -nostartfiles -T${CMAKE_CURRENT_SOURCE_DIR}/link.ld)
+target_link_libraries(app PRIVATE bt_model gcc)
+set_target_properties(app PROPERTIES SUFFIX ".elf")
+"""
+HARD_FLOAT = "-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16 -O2"
+
+
+@pytest.mark.slow
+def test_cortex_m4_library_in_a_cpp_project_with_the_fpu_off_is_bit_exact(tmp_path, capsys):
+    """Issue 53: a C++ application (arm-none-eabi-g++, -fno-exceptions -fno-rtti) calls model.h's API
+    (extern "C") through the export's own CMakeLists.txt, every file built hard-float (-mfloat-abi=hard
+    -mfpu=fpv4-sp-d16) with a start-up that never turns the FPU on: bit-exact in QEMU mps2-an386, and the
+    library objects hold no FPU instruction (bt_model's sources build with -mgeneral-regs-only). The same
+    project with that block of CMakeLists.txt off faults (the kernels' vldr/vstr with the FPU off), so the
+    block is what makes it run."""
+    for tool in ("arm-none-eabi-gcc", "arm-none-eabi-g++", "qemu-system-arm", "cmake", "ninja"):
+        _tool(tool)
+    lib, x, ref = _export_and_reference(tmp_path, capsys, "cortex-m4", ["--optimize", "ram"])
+    cmakelists = (lib / "CMakeLists.txt").read_text()
+    assert "-mgeneral-regs-only" in cmakelists and "FPU:" in (lib / "model.h").read_text()
+    startup = STARTUP_C.replace("*(volatile uint32_t *)0xE000ED88 |= 0xFu << 20;", "")
+    assert startup != STARTUP_C
+    files = {"startup.c": startup, "semihost.c": SEMIHOST_C, "main.cpp": MAIN_CPP,
+             "link.ld": LINK_LD.replace("@MOVED@", ""), "CMakeLists.txt": CPP_CMAKE.replace("@LIB@", lib.as_posix())}
+    proj = _project(tmp_path / "proj", files, x)
+
+    def build_and_run(name):
+        build = proj / name
+        r = subprocess.run(["cmake", "-G", "Ninja", "-S", str(proj), "-B", str(build), "-DCMAKE_SYSTEM_NAME=Generic",
+                            "-DCMAKE_C_COMPILER=arm-none-eabi-gcc", "-DCMAKE_CXX_COMPILER=arm-none-eabi-g++",
+                            "-DCMAKE_TRY_COMPILE_TARGET_TYPE=STATIC_LIBRARY", f"-DCMAKE_C_FLAGS={HARD_FLOAT}",
+                            f"-DCMAKE_CXX_FLAGS={HARD_FLOAT}"], capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0 and "CMake Warning" not in r.stderr, r.stdout[-3000:] + r.stderr[-3000:]
+        r = subprocess.run(["cmake", "--build", str(build)], capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+        run = subprocess.run(["qemu-system-arm", "-M", "mps2-an386", "-nographic", "-semihosting-config",
+                              "enable=on,target=native", "-kernel", str(build / "app.elf")], capture_output=True,
+                             text=True, timeout=60)
+        return build, run
+
+    build, run = build_and_run("build")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert _values(run.stdout + run.stderr) == ref
+    assert "Tag_ABI_VFP_args: VFP registers" in subprocess.run(
+        ["arm-none-eabi-readelf", "-A", str(build / "app.elf")], capture_output=True, text=True).stdout
+    dis = subprocess.run(["arm-none-eabi-objdump", "-d", str(build / "bt_model" / "libbt_model.a")],
+                         capture_output=True, text=True, check=True).stdout
+    assert "bt_conv_s8" in dis and not re.search(r"\tv(ldr|str|mov|ldm|stm|push|pop)", dis)
+    (lib / "CMakeLists.txt").write_text(cmakelists.replace('if(CMAKE_C_COMPILER_ID STREQUAL "GNU")', "if(FALSE)"))
+    _, run = build_and_run("build-fpu")
+    assert run.returncode == 99, run.stdout + run.stderr  # the start-up's fault handler
+
+
+def test_weights_bytes_agree_everywhere(tmp_path, capsys):
+    """MODEL_WEIGHTS_BYTES (model.h) is the length of bt_weights[] (model_weights.c), of weights.bin and
+    the figure README.md states, for a layer plan and a fused plan on boards of different weight alignment;
+    model.h names no file the folder does not hold."""
+    for opts, cpu in (([], "cortex-m4"), (["--optimize", "ram"], "riscv32"), ([], "cortex-m0plus")):
+        lib = tmp_path / f"lib-{cpu}"
+        rc, _, err = run_cli(["export", "tiny", "--cpu", cpu, "-o", str(lib)] + opts, capsys)
+        assert rc == 0, err
+        h = (lib / "model.h").read_text()
+        n = int(re.search(r"#define MODEL_WEIGHTS_BYTES (\d+)u", h).group(1))
+        m = re.search(r"const uint8_t bt_weights\[(\d+)\][^=]*= \{(.*?)\};", (lib / "model_weights.c").read_text(), re.S)
+        assert int(m.group(1)) == n == len(m.group(2).split(","))
+        assert f"| `bt_weights` | {n} |" in (lib / "README.md").read_text()
+        assert f"are\n   {n} bytes aligned" in h
+        model = read_model("tiny")
+        plan = plan_memory(model.graph, PlanOptions.from_map({"optimize": "ram"} if opts else {}))
+        assert len(flash_step.image(model, export_mod.board_for(cpu), plan)) == n
+        for name in re.findall(r"\b[\w/]+\.(?:py|c|h|bin|json|md)\b", re.sub(r"<[^>]*>", "", h)):
+            assert (lib / name).exists(), name
+
+
 def test_cortex_m0plus_library_runs_on_an_armv6m_core(tmp_path, capsys):
     """export --cpu cortex-m0plus (no DSP instructions, no unaligned loads: the reference kernels) in the
     same own project, its linker script for QEMU's micro:bit (a Cortex-M0, the same ARMv6-M instruction
@@ -375,9 +494,6 @@ def test_kernel_selection_knows_every_kernel_function(board):
 
 
 def test_library_of_a_layer_plan_takes_only_its_kernels():
-    from buildtool.steps.models import read_model
-    from buildtool.steps.plan import plan_memory
-
     m = read_model("tiny")
     files = export_mod.library(m, plan_memory(m.graph), "cortex-m4")
     kernels = sorted(n for n in files if n.startswith("kernels/") and n.endswith(".c"))

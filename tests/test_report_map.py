@@ -68,7 +68,7 @@ class Page(HTMLParser):
         elif tag == "tr" and self._table is not None:
             self._table["rows"].append([])
         elif tag == "td" and self._table is not None:
-            self._cell = {"class": a.get("class") or "", "text": ""}
+            self._cell = {"class": a.get("class") or "", "text": "", "title": a.get("title") or ""}
             self._table["rows"][-1].append(self._cell)
 
     def handle_endtag(self, tag):
@@ -88,12 +88,13 @@ class Page(HTMLParser):
             self._title["title"] += data
 
     def peak_tensors(self, key: str) -> set:
-        """Tensor names the peak table of plan key lists as held by the buffers live there."""
+        """Tensor names the peak table of plan key lists as held by the buffers live there (the full names,
+        one a line, on hover over the cell that shows their short names)."""
         names = set()
         for row in self.tables[key]["rows"]:
             for c in row:
-                if "tensors" in c["class"].split() and c["text"]:
-                    names |= set(c["text"].split(", "))
+                if "tensors" in c["class"].split() and c["title"]:
+                    names |= set(c["title"].split("\n"))
         return names
 
 
@@ -217,3 +218,57 @@ def test_an_svg_output_writes_and_names_the_figure_alone(tmp_path, capsys):
     assert cli.main(["report", "tiny", "--no-daemon", "-o", str(out)]) == 0
     assert capsys.readouterr().out == f"wrote {out}\n"
     assert os.listdir(tmp_path) == ["r.svg"] and out.read_text().startswith("<svg")
+
+
+# -- converter-made names (issue 53): short labels, the full name on hover, a page that fits 1400 px ----
+MEASURE = """<script>
+window.addEventListener("load", () => {
+  const right = (sel) => Math.max(0, ...[...document.querySelectorAll(sel)].map(e => e.getBoundingClientRect().right));
+  document.body.setAttribute("data-scroll-width", document.documentElement.scrollWidth);
+  document.body.setAttribute("data-table-right", right("table.peak"));
+  document.body.setAttribute("data-cell-right", right("table.peak td"));
+});
+</script>"""
+
+
+def converter_named(g, prefix: str = "mini_xception_1"):
+    """g with every tensor named as TFLite's converter names them: the op path and the fused ops it holds."""
+    for k, t in enumerate(g.tensors):
+        t.name = (f"{prefix}/block_{k}/conv2d_{k}_1/convolution;{prefix}/block_{k}/batch_normalization_{k}/"
+                  f"FusedBatchNormV3;{prefix}/block_{k}/conv2d_{k}_1/BiasAdd/ReadVariableOp;{prefix}/block_{k}/"
+                  f"activation_{k}/Relu;{prefix}/block_{k}/conv2d_{k}_1/Conv2D1")
+    return g
+
+
+def test_converter_made_names_get_short_labels_and_the_page_fits_1400_px(tmp_path):
+    """Every map label and peak-table name is the operator type and index (the tensor's maker), never a
+    clipped converter path (`mini_xc...`); the full names are the tooltips; rendered by headless chromium
+    in a 1400 px window, the page and its peak tables (sizes and offsets included) are no wider."""
+    from buildtool.model.writer import serialize
+
+    g = converter_named(read_model("mbv2-w0.35").graph)
+    model = tmp_path / "mini_xception.tflite"
+    model.write_bytes(serialize(g))
+    page_path = tmp_path / "r.html"
+    assert cli.main(["report", str(model), "--no-daemon", "--optimize", "ram", "-o", str(page_path)]) == 0
+    text = page_path.read_text()
+    page = Page(text)
+    labels = re.findall(r'<text x="[^"]*" y="[^"]*" font-size="9" pointer-events="none">([^<]*)</text>', text)
+    assert labels and not any(x.startswith("mini_xc") for x in labels), labels[:5]
+    assert any(re.match(r"(CONV_2D|DEPTHWISE_CONV_2D|ADD) \d+", x) for x in labels), labels[:5]
+    for key in page.tables:
+        names = [c for row in page.tables[key]["rows"] for c in row if "name" in c["class"].split()]
+        assert names and all(not c["text"].startswith("mini_xc") for c in names), names[:3]
+        assert any(c["title"].startswith("mini_xception_1/") for c in names)
+        assert all(n.startswith("mini_xception_1/") for n in page.peak_tensors(key))
+    measured = tmp_path / "measured.html"
+    measured.write_text(text.replace("</body>", MEASURE + "</body>"))
+    profile = tmp_path / "chromium-profile"
+    r = subprocess.run([chromium(), "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={profile}",
+                        "--window-size=1400,1000", "--dump-dom", measured.as_uri()],
+                       capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stderr[-2000:]
+    body = re.search(r"<body([^>]*)>", r.stdout).group(1)
+    got = {k: float(v) for k, v in re.findall(r'data-(scroll-width|table-right|cell-right)="([\d.]+)"', body)}
+    assert set(got) == {"scroll-width", "table-right", "cell-right"}, body
+    assert 0 < got["table-right"] <= 1400 and got["cell-right"] <= 1400 and got["scroll-width"] <= 1400, got

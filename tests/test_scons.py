@@ -246,6 +246,20 @@ def test_model_too_big_for_the_board_is_refused_in_one_line(tmp_path):
     assert not any((tmp_path / n).exists() for n in ("model.c", "model.h", "firmware.json", "firmware.elf"))
 
 
+def test_a_rejected_model_leaves_no_empty_build_folder(tmp_path):
+    """Issue 53: a model refused before any step writes a file (here: not a TFLite file) leaves no build
+    folder holding only SCons' .sconsign.dblite; a folder with files in it stays."""
+    bad = tmp_path / "bad.tflite"
+    bad.write_bytes(b"junk")
+    out = tmp_path / "out" / "bad"
+    r = scons("board=host", f"model={bad}", f"out={out}", check=False)
+    one_line_error(r, "too short to be a TFLite model")
+    assert not out.exists() and (tmp_path / "out").is_dir()  # (outside the project: only the folder itself)
+    r = scons("board=hifive1", "model=mcunet-vww1", f"out={out}", check=False)
+    one_line_error(r, "mcunet-vww1 does not fit board hifive1")
+    assert (out / "skeleton.json").is_file() and (out / ".sconsign.dblite").is_file()
+
+
 def test_too_big_but_fits_fused_names_the_optimize_ram_build(tmp_path):
     """A model whose least-RAM fused plan fits: the line names the build variable, and with it the
     same build succeeds (SCons passes every plan option)."""

@@ -18,15 +18,26 @@ from ..serve.daemon.protocol import DaemonUnavailable
 from ..units import size
 from .common import number_arg
 
+DEFAULT_IDLE_H = 3  # serve/daemon/server.py: DEFAULT_IDLE_S
 MAX_IDLE_S = 366 * 24 * 3600  # a year: --idle larger than that is a typo
 
 
 def build_parser(p: argparse.ArgumentParser | None = None) -> argparse.ArgumentParser:
-    p = p or argparse.ArgumentParser(prog="buildtool daemon", description="the background planner daemon")
-    p.add_argument("action", choices=("start", "stop", "status", "clear"))
-    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p = p or argparse.ArgumentParser(prog="buildtool daemon")
+    p.description = ("The background planner daemon: plan, gen and the build integrations send it their work,\n"
+                     "which it runs warm (numpy and the planner loaded) with a cache of plans. It starts on\n"
+                     "demand: these commands only control it (docs/daemon.md). BUILDTOOL_NO_DAEMON=1 or\n"
+                     "--no-daemon plans in the command's own process instead.")
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.epilog = ("actions:\n"
+                "  start   start it now (else the first planning command does); --idle S sets its idle exit\n"
+                "  stop    stop it (its cache stays on disk)\n"
+                "  status  pid, uptime, cache entries and size, hits/misses, watched models; exit 1 when none runs\n"
+                "  clear   empty the plan cache (on disk directly when no daemon runs)")
+    p.add_argument("action", choices=("start", "stop", "status", "clear"), help="what to do (below)")
+    p.add_argument("--json", action="store_true", help="status and the other actions' result as JSON")
     p.add_argument("--idle", type=number_arg(float, "a number of seconds"), metavar="S",
-                   help="start: exit after S seconds without requests")
+                   help=f"start: exit after S seconds without requests (default {DEFAULT_IDLE_H} h)")
     return p
 
 

@@ -77,9 +77,12 @@ def cmd_bazel_dir(a) -> int:
 
 
 def add_flash(sub) -> None:
-    s = sub.add_parser("flash")
-    s.add_argument("action", choices=["verify"])
-    s.add_argument("image")
+    s = sub.add_parser("flash",
+                       description="Check a weights image (weights.bin, the flash step's output) without a board: "
+                                   "its header (magic, format version, size, CRC-32, alignment, target, model hash) "
+                                   "and payload. Prints what it holds; exit 2 with one line when it is damaged.")
+    s.add_argument("action", choices=["verify"], help="verify: check the image and describe it (the only action)")
+    s.add_argument("image", help="the weights image, e.g. build/cortex-m4/tiny/weights.bin")
     s.set_defaults(fn=cmd_flash)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from .. import zoo
-from ..errors import UsageError
+from ..errors import UsageError, did_you_mean
 from ..model.files import read_model_file
 from ..model.inspect import describe, format_text, offline_plan_of
 from ..model.ops import supported_table
@@ -48,7 +48,8 @@ def cmd_zoo(a) -> int:
             print(f"{name:14s} {desc}")
         return 0
     if a.name not in zoo.names(large=True):
-        raise UsageError(f"unknown zoo model '{a.name}' (known: {', '.join(zoo.names(large=True))})")
+        raise UsageError(f"unknown zoo model '{a.name}'{did_you_mean(a.name, zoo.names(large=True))} "
+                         f"(known: {', '.join(zoo.names(large=True))})")
     out = a.output or f"{a.name}.tflite"
     write_atomic(out, serialize(zoo.build(a.name)))
     say_wrote([out])
@@ -69,8 +70,11 @@ def add_ops(sub) -> None:
 
 
 def add_zoo(sub) -> None:
-    s = sub.add_parser("zoo")
-    s.add_argument("name", nargs="?")
+    s = sub.add_parser("zoo",
+                       description="Write a model of the built-in zoo (graphs built in code, calibrated int8) as a "
+                                   ".tflite file. Every command also takes a zoo name wherever it takes a model "
+                                   "file, so writing one out is only needed to use it elsewhere.")
+    s.add_argument("name", nargs="?", help="the zoo model to write (--list names them)")
     s.add_argument("-o", "--output", help=".tflite file to write (default NAME.tflite; its directory must exist)")
-    s.add_argument("--list", action="store_true")
+    s.add_argument("--list", action="store_true", help="list the zoo's models with a line on each, and write nothing")
     s.set_defaults(fn=cmd_zoo)

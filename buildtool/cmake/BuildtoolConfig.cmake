@@ -122,7 +122,7 @@ function(_buildtool_configure name out)
   endif()
   include("${out}/buildtool.cmake")
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${BT_CONFIGURE_DEPENDS})
-  foreach(v BT_CC BT_NATIVE BT_CFLAGS BT_INCLUDES BT_KERNEL_SOURCES BT_STARTUP_SOURCES BT_HARNESS_MAIN
+  foreach(v BT_CC BT_NATIVE BT_CFLAGS BT_CPU_FLAGS BT_INCLUDES BT_KERNEL_SOURCES BT_STARTUP_SOURCES BT_HARNESS_MAIN
             BT_LDFLAGS BT_LDLIBS BT_LINKER_SCRIPT BT_FUSED BT_RUN BT_MEASURES_CODE)
     set(${v} "${${v}}" PARENT_SCOPE)
   endforeach()
@@ -260,7 +260,8 @@ function(buildtool_add_model name)
 endfunction()
 
 # LIBRARY: <name> alone (STATIC: model.c, the board's kernels, the weights in .rodata.bt_weights), compiled
-# with the board's flags by the project's compiler; no start-up code, linker script, link options or
+# with the board's flags by the project's compiler (its CPU flags INTERFACE: the project's sources and link
+# get them); no start-up code, linker script, link options or
 # harness, and no report after the link (the image's memories are the project's).
 function(_buildtool_library name out)
   set(blob "${out}/weights_blob.S")
@@ -268,6 +269,9 @@ function(_buildtool_library name out)
   add_library(${name} STATIC "${out}/model.c" ${BT_KERNEL_SOURCES} "${blob}")
   add_dependencies(${name} ${name}_sources)
   target_compile_options(${name} PRIVATE ${BT_CFLAGS})
+  # the CPU and float ABI reach every target linking the model: its own sources and its link (libgcc)
+  target_compile_options(${name} INTERFACE ${BT_CPU_FLAGS})
+  target_link_options(${name} INTERFACE ${BT_CPU_FLAGS})
   target_include_directories(${name} PUBLIC "${out}" ${BT_INCLUDES})
   set_target_properties(${name} PROPERTIES BUILDTOOL_BOARD "${arg_BOARD}" BUILDTOOL_OUT "${out}"
                         BUILDTOOL_LIBRARY ON BUILDTOOL_NATIVE "${BT_NATIVE}")

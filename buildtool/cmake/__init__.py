@@ -23,7 +23,7 @@ from ..codegen.c_text import c_string
 from ..errors import BuildtoolError, ModelError, PlanError, UsageError
 from ..firmware import runner
 from ..firmware.fits import may_fuse
-from ..firmware.toolchain import FIRMWARE, check_segments, source_parts
+from ..firmware.toolchain import FIRMWARE, check_segments, cpu_flags, source_parts
 from ..fsutil import write_if_changed
 from ..steps.code import measures_code
 from ..steps.models import locate
@@ -71,6 +71,7 @@ def configure(board: str, model: str, zoo: str, opts: list, ram_limit: str, out:
     ldflags = [f for f in info["ldflags"] if not f.startswith("-l")]
     lines = [("BT_BOARD", board), ("BT_CC", info["cc"]), ("BT_NATIVE", "ON" if t.port.native else "OFF"),
              ("BT_CFLAGS", info["cflags"]), ("BT_INCLUDES", info["include_dirs"][1:]),
+             ("BT_CPU_FLAGS", cpu_flags(t)),
              ("BT_KERNEL_SOURCES", parts["kernels"]), ("BT_STARTUP_SOURCES", parts["startup"]),
              ("BT_HARNESS_MAIN", parts["main"]), ("BT_LDFLAGS", ldflags),
              ("BT_LDLIBS", [f[2:] for f in info["ldflags"] if f.startswith("-l")]),

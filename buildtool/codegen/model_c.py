@@ -672,7 +672,7 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
         num_outputs=len(g.outputs), weights=weights, ext_decl=_ext_decl(e),
         io=io_macros(g, p.upper(), "input", list(g.inputs), streamed) + "\n"
         + io_macros(g, p.upper(), "output", list(g.outputs)),
-        weights_bytes=max(offsets[i] + g.tensors[i].nbytes for i in offsets) if offsets else flash.HEADER_BYTES)
+        weights_bytes=flash.image_bytes(g, offsets, weights_align))
     c = _template(
         "model.c.in", **names, planner=plan.planner, plan_arena_bytes=plan.arena_bytes, variants=_variant_block(e),
         arena=_shared_arena(p, arena_base, max(16, plan.align, weights_align), plan, arena_section),

@@ -177,6 +177,7 @@ def format_report(prof: dict, ram: dict) -> str:
     lines = [f"RAM: arena {exact(ram['arena_bytes'])} + stack {exact(ram['stack_bytes'])} + other static "
              f"{exact(ram['static_other_bytes'])} = {size_exact(ram['total_bytes'])}"]
     lines += op_cost.header(prof)
+    lines += [f"  {prof['unit_note']}"] if "unit_note" in prof else []
     lines += [f"  op {o['op']:3d} {o['opcode']:20s} {o['count']:>13,} {prof['unit']}{op_cost.columns(o, prof['unit'])}"
               for o in prof["ops"]]
     lines += op_cost.summary(prof)
@@ -293,6 +294,10 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
         outs = _outputs(man, result)
     prof = {"unit": unit, "ops": [{"op": op, "opcode": code, "count": c}
                                   for op, code, c in zip(man["order"], man["opcodes"], counts)]}
+    if unit == "ns":  # a native run times this machine, not the board's chip
+        prof["unit_note"] = (f"ns are wall-clock times on this host ({platform.machine() or 'host'}) of "
+                             + ("the xcore.ai VPU's C model, not XU316 times" if t.cpu.startswith("xcore")
+                                else f"{t.name}'s native build"))
     if counts and len(counts) != len(man["order"]):
         raise FirmwareError(f"profile has {len(counts)} regions for {len(man['order'])} operators")
     op_cost.annotate(prof, man.get("macs"), mixes, t.cpu, flash, flash_wait_states or 0, stalls, mm)

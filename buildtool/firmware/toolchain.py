@@ -98,6 +98,15 @@ def link_flags(t: targets.Target, ld_script) -> list:
     return ([f"-T{ld_script}"] if ld_script else []) + list(t.ldflags)
 
 
+_CPU_FLAGS = ("-mcpu", "-mthumb", "-mfloat-abi", "-mfpu", "-march", "-mabi", "-mtune")
+
+
+def cpu_flags(t: targets.Target) -> list:
+    """The board's flags that name its CPU and float ABI: what every object linked with the model
+    needs (a project's own sources in CMake LIBRARY mode, an export's README and model.mk)."""
+    return [f for f in t.cflags if f.split("=")[0] in _CPU_FLAGS]
+
+
 def check_tools(t: targets.Target) -> None:
     missing = t.missing_tools()
     if missing:
@@ -336,5 +345,5 @@ def check_segments(t: targets.Target, elf) -> None:
 
 
 __all__ = ["FirmwareError", "code_bytes", "kernel_sources", "include_dirs", "compile_flags", "sources",
-           "weights_define", "link_flags", "kernel_library", "link", "images", "load_segments",
+           "weights_define", "link_flags", "cpu_flags", "kernel_library", "link", "images", "load_segments",
            "check_segments", "KERNELS", "FIRMWARE", "PACKAGE"]

@@ -1,6 +1,6 @@
 """`buildtool watch`: rebuild on save.
 
-    buildtool watch MODEL --board B [--opt key=value ...] [--run [--input x.npy]]
+    buildtool watch MODEL --board B [plan options: --optimize ram ...] [--run [--input x.npy]]
         the firmware of MODEL (the built-in harness) in build/B/NAME, rebuilt when the model file
         (or a PATH given with --path) is saved; prints which outputs changed and the new RAM/flash.
     buildtool watch --command "scons -Q board=cortex-m4" [--path DIR ...]
@@ -30,9 +30,11 @@ from watchdog.events import FileSystemEventHandler
 from watchdog.observers import Observer
 
 from .. import pipeline, targets
+from ..cli.common import add_plan_options, plan_options
 from ..cli.gen_steps import options_of
 from ..errors import BuildtoolError, UsageError, one_line
 from ..firmware import runner
+from ..options import PlanOptions
 from ..steps.readback import made_from
 
 DEBOUNCE_S = 0.6  # an editor's save is several events, and a burst of saves ~0.3 s apart is one rebuild
@@ -219,7 +221,9 @@ def add_parser(sub) -> None:
     s = sub.add_parser("watch")
     s.add_argument("model", nargs="?", help=".tflite file (or zoo name) whose firmware to rebuild")
     s.add_argument("--board", default="host", help="board (default host)")
-    s.add_argument("--opt", action="append", metavar="KEY=VALUE", help="plan option, e.g. optimize=ram")
+    # the plan options every planning command takes (--optimize ram, --align 8, ...); --opt KEY=VALUE, the
+    # build variables' spelling it took before, still works with a note
+    s.add_argument("--opt", action="append", metavar="KEY=VALUE", help=argparse.SUPPRESS)
     s.add_argument("--build-dir", help="where to build (default build/BOARD/MODEL)")
     s.add_argument("--run", action="store_true", help="run the firmware after each build (QEMU or natively)")
     s.add_argument("--input", action="append", help=".npy input for --run (default zeros)")
@@ -229,7 +233,18 @@ def add_parser(sub) -> None:
     s.add_argument("--debounce", type=float, default=DEBOUNCE_S,
                    help=f"seconds of quiet before a rebuild: saves closer together are one rebuild (default {DEBOUNCE_S:g})")
     s.add_argument("--rounds", type=int, help=argparse.SUPPRESS)  # stop after N rebuilds (tests)
+    add_plan_options(s)
     s.set_defaults(fn=run)
+
+
+def _options(a) -> PlanOptions:
+    """The plan options of the flags (as `buildtool plan`'s); --opt KEY=VALUE pairs, deprecated, on top."""
+    options = plan_options(a)
+    if not a.opt:
+        return options
+    print("buildtool: note: watch --opt KEY=VALUE is deprecated: give the plan options as every command "
+          "does (--optimize ram, --align 8, ...)", file=sys.stderr)
+    return PlanOptions.from_map({**options.to_map(), **options_of(a.opt).to_map()})
 
 
 def run(a) -> int:
@@ -249,7 +264,7 @@ def run(a) -> int:
         if not a.model:
             raise UsageError("give a model to watch (a .tflite file or zoo name) or --command 'your build'")
         targets.get(a.board)  # an unknown board is one line now, not after the first save
-        build = ModelBuild(a.model, a.board, options_of(a.opt), a.build_dir, a.run, a.input)
+        build = ModelBuild(a.model, a.board, _options(a), a.build_dir, a.run, a.input)
         model_file = Path(a.model)
         watched = ([model_file] if model_file.is_file() else []) + extra
         if not watched:

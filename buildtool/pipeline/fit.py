@@ -103,7 +103,7 @@ def fit_table(graph, options=None, planner=plan_memory, boards=None, flash_wait_
 def _uncapped_may_fit(capped, t) -> bool:
     """Whether the least-RAM plan at any MAC cost may fit t where the capped one did not: the capped
     plan's tradeoff names the uncapped arena when lifting the cap makes it smaller (fusion.planner)."""
-    other = (capped.tradeoff or {}).get("arena_bytes")
+    other = (getattr(capped, "tradeoff", None) or {}).get("arena_bytes")  # (a layer plan has none)
     return other is not None and (not t.ram_bytes or other + t.stack_bytes <= t.data_ram_bytes)
 
 
@@ -117,17 +117,24 @@ def _row(g, t, rungs, plan, fused: bool, flash_wait_states: int = 0) -> FitRow:
             continue
         use = board_use(g, p, t)
         tried.append((label, p, use))
-        if use.fits or "weights" in use.short:  # weights that do not fit fit no plan better
+        if use.fits:
             break
-    last = tried[-1]
-    if not last[2].fits and not fused and "weights" not in last[2].short:
+        # weights that do not fit fit no plan better, but the row shows the least RAM a plan needs (as
+        # the build's refusal suggests --optimize ram): go on while RAM is short too
+        if "ram" not in use.short:
+            break
+    if not any(x[2].fits for x in tried) and not fused and "ram" in tried[0][2].short:
         plain = tried[0][1]
-        spread = place_arena(g, plain, t)
+        try:  # the plain plan's buffers over the board's regions, as the build places them (check_fits)
+            spread = place_arena(g, plain, t)
+        except PlanError:  # not even spread over every region: the row says by how much RAM is short
+            spread = plain
         if spread is not plain:
-            use = board_use(g, spread, t)
-            tried.append((SPREAD, spread, use))
+            tried.append((SPREAD, spread, board_use(g, spread, t)))
     ok = [x for x in tried if x[2].fits]
-    label, p, use = ok[0] if ok else min(tried, key=lambda x: (x[2].ram_bytes, tried.index(x)))
+    # none fits: the plan that leaves least short, RAM first (weights short alike: no plan places them better)
+    label, p, use = ok[0] if ok else min(tried, key=lambda x: (x[2].short.get("ram", 0), x[2].ram_bytes,
+                                                               tried.index(x)))
     cycles = static_cycles(g, p, t.cpu, flash_wait_states, t.name) if ok else None
     modelled = bool(cycles) and not flash_wait_states and t.name in MEMORY_STALLS_PER_MAC
     return FitRow(t.name, t.cpu, label if ok else None, use, p.arena_bytes, t.stack_bytes, int(p.macs), t.clock_hz,

@@ -104,13 +104,17 @@ def ext_signature(groups=None) -> int:
     return zlib.crc32(struct.pack(f"<{len(groups[1])}I", *groups[1]))
 
 
+def image_bytes(g: Graph, offsets: dict, align: int) -> int:
+    """The image's length, header included (model.h's WEIGHTS_BYTES): its last tensor's end, padded to align."""
+    return align_up(max([offsets[i] + g.tensors[i].nbytes for i in offsets], default=HEADER_BYTES), align)
+
+
 def build_image(g: Graph, target: str, align: int = 16, groups=None) -> bytes:
     """The complete flash image for graph g on board `target` (groups: see layout)."""
     if align < 1 or align > HEADER_BYTES or align & (align - 1):
         raise UsageError(f"flash alignment {align} must be a power of two up to {HEADER_BYTES}")
     offsets = layout(g, align, groups)
-    end = max([offsets[i] + g.tensors[i].nbytes for i in offsets], default=HEADER_BYTES)
-    body = bytearray(align_up(end, align) - HEADER_BYTES)
+    body = bytearray(image_bytes(g, offsets, align) - HEADER_BYTES)
     order = weight_order.orders(g, target)  # the tensors the board's kernels read reordered
     for i, off in offsets.items():
         raw = weight_order.image_bytes(g, i, order.get(i))

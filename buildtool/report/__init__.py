@@ -133,6 +133,7 @@ def report_html(g, before, after, title: str, placement=None, maps=None, note: s
 table{{border-collapse:collapse;font-size:12px}}td,th{{border-bottom:1px solid #ddd;padding:3px 8px;text-align:left}}
 caption{{text-align:left;font-weight:bold;padding:6px 0}}svg.arena-map rect.buf:hover{{stroke:#000;stroke-width:1.5}}
 section.arena-map{{margin:18px 0 30px}}td.tensors{{font-size:10px;max-width:260px}}td.n{{white-space:nowrap}}
+td.name,td.tensors{{overflow-wrap:anywhere}}
 </style></head><body>
 <h1>{html.escape(title)}</h1>
 <p>Accounting: {acc}; residual tensors held across a block are counted. Peak = packed arena of the real plan.</p>

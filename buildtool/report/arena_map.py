@@ -59,26 +59,47 @@ class Box:
     last: int
     group: str = ""  # bands of one tensor share it: the peak table sums them in one row
     detail: tuple = ()  # more tooltip lines (the windows of a pool)
+    label: str = ""  # the short name the map and table show ("" : name itself), the full name on hover
+    tensor_labels: tuple = ()  # the short names of tensors, in their order
+
+    @property
+    def short(self) -> str:
+        return self.label or self.name
 
 
 def _shape(shape) -> str:
     return "\u00d7".join(str(int(d)) for d in shape)
 
 
-def _tensor_box(g, b, region: str, offset: int) -> Box:
+def short_names(g) -> dict:
+    """Each tensor as the map and tables label it: the operator that makes it, type and index ("CONV_2D 12",
+    "SPLIT 3:1" for its second output), "input k" for a model input, else "tensor i". Converters name
+    tensors after their whole op path (`model/block/conv2d_2_1/convolution;...`): the full name is on hover."""
+    made = {i: f"tensor {i}" for i in range(len(g.tensors))}
+    for k, op in enumerate(g.operators):
+        for j, o in enumerate(op.outputs):
+            made[o] = f"{op.opcode} {k}" + (f":{j}" if len(op.outputs) > 1 else "")
+    made.update({i: f"input {k}" for k, i in enumerate(g.inputs)})
+    return made
+
+
+def _tensor_box(g, b, region: str, offset: int, short: dict) -> Box:
     """A buffer holding whole graph tensors (aliases, concatenation views): named after its largest."""
     ts = [g.tensors[i] for i in b.tensors]
     main = max(ts, key=lambda t: t.nbytes) if ts else None
     name = main.name if main else f"buffer {b.id}"
+    label = short[main.index] if main else name
     more = len(ts) - 1
     if more:
         name += f" (+{more} sharing it)"
+        label += f" (+{more})"
     kind = "persistent" if b.kind == "persistent" else "tensor"
     return Box(b.id, name, kind, tuple(t.name for t in ts), _shape(main.shape) if main else "",
-               main.dtype if main else "", b.size, region, offset, b.first_step, b.last_step)
+               main.dtype if main else "", b.size, region, offset, b.first_step, b.last_step, label=label,
+               tensor_labels=tuple(short[t.index] for t in ts))
 
 
-def _arena_boxes(g, plan) -> list:
+def _arena_boxes(g, plan, short: dict) -> list:
     """Boxes of a layer-by-layer plan (region-local offsets when its buffers are spread)."""
     where = {k: r for r in plan.arena_regions for k in r["buffers"]}
     out = []
@@ -92,7 +113,7 @@ def _arena_boxes(g, plan) -> list:
             out.append(Box(b.id, f"scratch of op {b.op} ({op.opcode})", "scratch", (), _shape(plane), x.dtype,
                            b.size, name, off, b.first_step, b.last_step))
         else:
-            box = _tensor_box(g, b, name, off)
+            box = _tensor_box(g, b, name, off, short)
             if len(b.tensors) > 1:  # aliases, in-place outputs, concatenation views: each its own bytes and steps
                 at = [plan.tensors[i] for i in b.tensors]
                 box = replace(box, detail=tuple(f"{t.name}: {t.size:,} B at offset {t.offset - b.offset + off:,}, "
@@ -113,20 +134,21 @@ def _item_of(plan, b) -> int:
     raise ValueError(f"buffer {b.id} ({b.kind}) belongs to no block of the schedule")
 
 
-def _fused_boxes(g, plan) -> list:
+def _fused_boxes(g, plan, short: dict) -> list:
     """Boxes of a fused plan: whole tensors, row bands, window pools, accumulators, state."""
     out, band_no = [], {}
     split = plan.schedule.mode == "split"
     for b in plan.buffers:
         if b.kind in ("tensor", "persistent"):
-            out.append(_tensor_box(g, b, "", b.offset))
+            out.append(_tensor_box(g, b, "", b.offset, short))
         elif b.kind == "band":
             t = g.tensors[b.tensors[0]]
             j = band_no[t.index] = band_no.get(t.index, -1) + 1
             r0, r1, _ = plan.bands[t.index][j]
             rows = f"row {r0}" if r1 - r0 == 1 else f"rows {r0}\u2013{r1 - 1}"
             out.append(Box(b.id, f"{t.name} {rows}", "band", (t.name,), _shape((1, r1 - r0, *t.shape[2:])),
-                           t.dtype, b.size, "", b.offset, b.first_step, b.last_step, group=t.name))
+                           t.dtype, b.size, "", b.offset, b.first_step, b.last_step, group=t.name,
+                           label=f"{short[t.index]} {rows}", tensor_labels=(short[t.index],)))
         else:
             k = _item_of(plan, b)
             it = plan.schedule.items[k]
@@ -143,13 +165,13 @@ def _fused_boxes(g, plan) -> list:
             out.append(Box(b.id, f"{what} {ops}", "split" if split else it.scheme,
                            tuple(g.tensors[t].name for t in wins), f"{len(wins)} windows",
                            g.tensors[wins[0]].dtype if wins else "", b.size, "", b.offset, b.first_step,
-                           b.last_step, detail=detail))
+                           b.last_step, detail=detail, tensor_labels=tuple(short[t] for t in wins)))
     return out
 
 
 def boxes(g, plan) -> list:
     """Every buffer of plan (either kind) as a Box, in the plan's buffer order."""
-    return _fused_boxes(g, plan) if plan.kind == "fused" else _arena_boxes(g, plan)
+    return (_fused_boxes if plan.kind == "fused" else _arena_boxes)(g, plan, short_names(g))
 
 
 def peak_step(plan) -> int:
@@ -271,7 +293,7 @@ def map_svg(g, plan, items: list, region: str, top: int, key: str, heading: str)
                    f'<title>{_tooltip(b, steps)}</title></rect>')
         chars = int((x1 - x0 - 4) / 5.6)
         if y1 - y0 >= 12 and chars >= 4:
-            label = b.name if len(b.name) <= chars else b.name[:chars - 1] + "\u2026"
+            label = b.short if len(b.short) <= chars else b.short[:chars - 1] + "\u2026"
             out.append(f'<text x="{x0 + 2:.1f}" y="{y0 + 10:.1f}" font-size="9" pointer-events="none">'
                        f'{html.escape(label)}</text>')
     px0, px1 = x(peak), x(peak + 1)
@@ -295,8 +317,8 @@ def map_svg(g, plan, items: list, region: str, top: int, key: str, heading: str)
 
 
 def _peak_rows(items: list, peak: int) -> list:
-    """(name, kind, tensors, shape, dtype, bytes, region, offsets, steps) of what is live at peak; the
-    row bands of one tensor summed in one row."""
+    """(name, kind, tensors, shape, dtype, bytes, region, offsets, steps, short name, tensors' short names)
+    of what is live at peak; the row bands of one tensor summed in one row."""
     live = sorted((b for b in items if b.first <= peak <= b.last), key=lambda b: (b.region, b.offset, b.id))
     rows, bands = [], {}
     for b in live:
@@ -313,10 +335,11 @@ def _peak_rows(items: list, peak: int) -> list:
             lo, hi = min(x.offset for x in bs), max(x.offset + x.size for x in bs)
             out.append((f"{b.group} ({len(bs)} row bands)", b.kind, b.tensors, f"{len(bs)} bands", b.dtype,
                         sum(x.size for x in bs), b.region, f"{lo:,}\u2013{hi:,}",
-                        f"{min(x.first for x in bs)}..{max(x.last for x in bs)}"))
+                        f"{min(x.first for x in bs)}..{max(x.last for x in bs)}",
+                        f"{b.tensor_labels[0]} ({len(bs)} row bands)", b.tensor_labels))
         else:
             out.append((b.name, b.kind, b.tensors, b.shape, b.dtype, b.size, b.region, f"{b.offset:,}",
-                        f"{b.first}..{b.last}"))
+                        f"{b.first}..{b.last}", b.short, b.tensor_labels or b.tensors))
     return out
 
 
@@ -325,10 +348,11 @@ def peak_table(g, plan, items: list, key: str) -> str:
     peak = peak_step(plan)
     spread = any(b.region for b in items)
     rows = []
-    for name, kind, tensors, shape, dtype, n, region, offs, steps in _peak_rows(items, peak):
-        holds = ", ".join(tensors)
-        rows.append(f'<tr><td class="name">{html.escape(name)}</td><td>{KINDS[kind][1]}</td>'
-                    f'<td class="tensors">{html.escape(holds)}</td><td>{shape}</td><td>{dtype}</td>'
+    for name, kind, tensors, shape, dtype, n, region, offs, steps, short, labels in _peak_rows(items, peak):
+        # the short names shown, the full ones (one a line) on hover
+        rows.append(f'<tr><td class="name" title="{html.escape(name)}">{html.escape(short)}</td><td>{KINDS[kind][1]}</td>'
+                    f'<td class="tensors" title="{html.escape(chr(10).join(tensors))}">{html.escape(", ".join(labels))}'
+                    f'</td><td>{shape}</td><td>{dtype}</td>'
                     f'<td class="n" title="{n:,} B">{size(n)}</td><td class="n">{n:,}</td>'
                     + (f"<td>{html.escape(region)}</td>" if spread else "")
                     + f'<td class="n">{offs}</td><td class="n">{steps}</td></tr>')
@@ -358,4 +382,4 @@ def map_section(g, plan, key: str, heading: str) -> str:
             + "\n".join(svgs) + "\n" + peak_table(g, plan, items, key) + "</section>\n")
 
 
-__all__ = ["KINDS", "POOLS", "Box", "boxes", "peak_step", "step_name", "regions_of", "map_svg", "peak_table", "map_section"]
+__all__ = ["KINDS", "POOLS", "Box", "short_names", "boxes", "peak_step", "step_name", "regions_of", "map_svg", "peak_table", "map_section"]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from importlib.metadata import entry_points
 from pathlib import Path
 
-from ..errors import UsageError
+from ..errors import UsageError, did_you_mean
 from .platform import QEMU_SEMIHOSTING, Platform, lookup
 
 GROUP = "buildtool.targets"
@@ -284,7 +284,7 @@ def get(name: str) -> Target:
     b = boards()
     base, colon, opts = name.partition(":")
     if base not in b:
-        raise UsageError(f"unknown board '{base}' (known: {', '.join(sorted(b))})")
+        raise UsageError(f"unknown board '{base}'{did_you_mean(base, b)} (known: {', '.join(sorted(b))})")
     return b[base].with_options(opts) if colon else b[base]
 
 

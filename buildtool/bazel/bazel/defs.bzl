@@ -113,8 +113,12 @@ def _bt_model_impl(ctx):
     for k, v in sorted(ctx.attr.plan_options.items()):
         opts += ["--opt", "%s=%s" % (k, v)]
     name_args = ["--name", ctx.attr.model_name] if ctx.attr.model_name else []
+    # the model as its refusal names it: the zoo name or the .tflite file's (as SCons and CMake name it),
+    # not the skeleton's (plan.json's bytes do not depend on it)
+    base = ctx.file.model.basename if ctx.file.model else ctx.label.name
+    shown = ctx.attr.model_name or ctx.attr.zoo or (base[:-len(".tflite")] if base.endswith(".tflite") else base)
     # the board: a model it cannot hold is refused here in one line, not by the linker after compiling
-    _gen(ctx, "BtPlan", ["plan", skel.path, "-o", plan.path, "--board", ctx.attr.board] + opts + name_args,
+    _gen(ctx, "BtPlan", ["plan", skel.path, "-o", plan.path, "--board", ctx.attr.board, "--name", shown] + opts,
          [skel], [plan])
     # a fused plan's code holds weight copies: its code step reads the model (as buildtool's SCons tool);
     # a board that picks its own plan may pick a fused one (buildtool.firmware.fits.may_fuse)

@@ -7,6 +7,10 @@
 #include <stddef.h>
 #include "bt_kernels.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* A tensor as a tile sees it: a cached window, a whole tensor, or a row-banded tensor. */
 typedef struct {
   int8_t *base;            /* physical position 0 (window) or row 0 (whole tensor) */
@@ -117,4 +121,8 @@ void fx_pulled_chw(const void *cprm, const fx_buf *cin, const fx_buf *win, int32
    the first at byte `offset`, in_stride bytes apart, into dst, dst_stride bytes apart. */
 int bt_read_input_rows(uint32_t offset, uint32_t n, uint32_t rows, uint32_t in_stride, void *dst,
                        uint32_t dst_stride);
+
+#ifdef __cplusplus
+}
+#endif
 #endif

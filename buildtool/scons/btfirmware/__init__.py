@@ -64,6 +64,7 @@ import SCons.Action
 import SCons.Builder
 import SCons.Errors
 import SCons.Node
+import SCons.Node.FS
 import SCons.SConsign
 import SCons.Script
 import SCons.Util
@@ -563,6 +564,24 @@ def default_name(model: str) -> str:
     return build_dir_name(model_name(model))
 
 
+def _drop_empty_build_folder() -> None:
+    """After a failed build: the build folder (and the empty folders above it, up to the project) when it
+    holds nothing but SCons' own state, as for a model refused before any step wrote a file."""
+    name = SCons.SConsign.DB_Name
+    if not name or not os.path.isabs(name):
+        return
+    db, out = name + ".dblite", os.path.dirname(name)
+    top = SCons.Node.FS.get_default_fs().Dir("#").abspath
+    if not os.path.isfile(db) or set(os.listdir(out)) != {os.path.basename(db)}:
+        return
+    os.unlink(db)
+    os.rmdir(out)
+    out = os.path.dirname(out)
+    while out.startswith(top + os.sep) and not os.listdir(out):  # build/BOARD, build: made for it alone
+        os.rmdir(out)
+        out = os.path.dirname(out)
+
+
 def _save_build_state_or_say_so(write=SCons.SConsign.write):
     """SCons.SConsign.write, which SCons calls once the build ends: a full or read-only disk there was a
     traceback after the build's own error line, a retry in a destructor (a second traceback) and a
@@ -571,6 +590,8 @@ def _save_build_state_or_say_so(write=SCons.SConsign.write):
     def save() -> None:
         try:
             write()
+            if SCons.Script.Main.this_build_status:
+                _drop_empty_build_folder()
         except OSError as e:
             for db in SCons.SConsign.DB_sync_list:
                 if hasattr(db, "_needs_sync"):
