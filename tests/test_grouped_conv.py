@@ -109,14 +109,14 @@ FUSED_BOARDS = ["host", "cortex-m4", "riscv32", "cortex-m55", "riscv32-rvv", "xc
 
 
 def fused_cases():
-    """(name, model bytes, graph, plan, its inputs): each test model under --optimize ram and under a split of all
-    its operators in 3 slices, the grouped convs inside a tiled block in each."""
-    for name, shape in [(CHAIN, (1, 32, 32, 8)), ("grouped_conv_int8", (1, 12, 12, 24))]:
+    """(name, model bytes, graph, plan, its inputs): each test model under --optimize ram and under a split region
+    holding all its grouped convs (the chain's operators 2..5 in 4 slices, grouped_conv_int8's 0..4 in 3)."""
+    for name, shape, split in [(CHAIN, (1, 32, 32, 8), (2, 5, 4)), ("grouped_conv_int8", (1, 12, 12, 24), (0, 4, 3))]:
         path = DATA / f"{name}.tflite"
         data, g = path.read_bytes(), load(str(path))
         xs = [[np.random.default_rng(s).integers(-128, 128, size=shape, dtype=np.int8)] for s in range(2)]
         yield name, data, g, plan_fused(g, optimize="ram", max_mac_overhead="none", time_budget=0.3), xs
-        yield name, data, g, plan_fused(g, splits=[(0, len(g.operators) - 1, 3)]), xs
+        yield name, data, g, plan_fused(g, splits=[split]), xs
 
 
 def tiled(g, plan) -> set:
@@ -127,8 +127,8 @@ def tiled(g, plan) -> set:
 
 def test_fused_and_split_plans_tile_grouped_convs_as_tflite_micro():
     """Fusion (--optimize ram) and operator splitting tile grouped convs (their tile computed group by group, as
-    TFLite Micro's conv): the numpy tile executor's bytes are TFLite Micro's; the split plan of every operator
-    holds every grouped conv, the fused plans at least one and a smaller arena than layer by layer."""
+    TFLite Micro's conv): the numpy tile executor's bytes are TFLite Micro's; the split region holds every
+    grouped conv, the fused plans at least one and a smaller arena than layer by layer."""
     for name, data, g, plan, xs in fused_cases():
         grouped = {k for k, op in enumerate(g.operators) if conv_groups(g, op) > 1}
         assert tiled(g, plan) == grouped if plan.schedule.mode == "split" else tiled(g, plan), name
@@ -145,6 +145,9 @@ def test_fused_and_split_firmware_tiles_grouped_convs_as_tflite_micro(board, tmp
     need(board)
     banded = False
     for n, (name, data, g, plan, xs) in enumerate(fused_cases()):
+        if board == "cortex-m0plus" and plan.schedule.mode == "split" and name != CHAIN:
+            assert plan.arena_bytes + 2048 > 16384  # its 16 KiB of RAM cannot hold this split plan and the stack
+            continue
         out = tmp_path / str(n)
         pipeline.build(g, board, out, plan=plan)
         c = (out / "model.c").read_text()
