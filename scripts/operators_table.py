@@ -288,8 +288,9 @@ NOTES = (
     "input channels, the output channels a multiple of the groups), counted (MACs of the filter depth), run by "
     "the numpy executor per group, and generated as one call of the board's conv per group on channel views "
     "(each group's filter rows, biases and requantisation a slice of the layer's), so every kernel set runs each "
-    "group on its own conv paths (int8: the variant its table picks for the group). Fused and split plans run "
-    "grouped convs whole, between their blocks; a --split region holding one is refused in one line. Tested on "
+    "group on its own conv paths (int8: the variant its table picks for the group). Fused and split plans tile "
+    "int8 grouped convs (each tile one call of the board's tiled conv per group on channel views; a conv with one "
+    "output channel a group runs whole, between blocks). Tested on "
     "converter-made models (scripts/grouped_conv_model.py, int8 and 16x8) in tests/test_grouped_conv.py.",
     "Rank 5: ADD, SUB, MUL, MAXIMUM, MINIMUM and PRELU above 4-D run on the 4-D broadcast kernels when their "
     "broadcast folds to 4 axes (size-1 axes dropped, adjacent axes every operand walks as one merged: a "

@@ -22,6 +22,7 @@ from ..plan.fusion.costs import accumulator_bytes, accumulator_len
 from ..plan.fusion.geometry import MINMAX, POINTWISE, UNARY, WINDOWED, interval, is_dense, op_axes
 from ..plan.fusion.schedule import BlockRun, FusedPlan
 from ..model.ir import Graph
+from ..model.ops import conv_groups
 from ..plan import ArenaPlan, TensorPlace
 from ..refops.activation import prelu_params, relu6_bounds, relu_params, tanh_params
 from . import kernel_variants, pipeline_c, qparams, tile_kernels
@@ -86,12 +87,14 @@ class _Emit:
         e.declare('#include "bt_fused.h"')
         self.image = streamed_geometry(g) if plan.schedule.streamed else None
         banded = sorted(t for t, b in plan.bands.items() if len(b) > 1)
+        self.row_at = {}  # a row-banded tensor's row -> its arena offset
         for t in banded:
             rows = {}
             row_bytes = g.tensors[t].nbytes // g.tensors[t].shape[1]
             for r0, r1, off in plan.bands[t]:
                 for r in range(r0, r1):
                     rows[r] = off + (r - r0) * row_bytes
+            self.row_at[t] = rows
             addrs = ", ".join(f"bt_arena + {rows[r]}" for r in range(len(rows)))
             e.declare(f"static int8_t *const fx_t{t}_rows[{len(rows)}] = {{{addrs}}};")
         self.banded = set(banded)
@@ -323,6 +326,8 @@ class _Emit:
                 "AVERAGE_POOL_2D": "FX_AVGP"}[op.opcode]
         p = self.params(e, op)
         t = op.inputs[0]
+        if conv_groups(self.g, op) > 1:
+            return self.grouped_conv(e, k, blk, op, box)
         if t in pulled:
             ax = op_axes(self.g, op)[0]
             return (f"fx_pulled({kind}, &{p}, {src}, {dst}, {box}, {ch}, fx{k}_t{t}_c[c][0], fx{k}_t{t}_c[c][1], "
@@ -340,6 +345,47 @@ class _Emit:
         if kind == "FX_DW":
             return self.depthwise(e, op, src, dst, box, ch, fch)
         return f"fx_win({kind}, &{p}, {src}, {dst}, {box}, {ch}, {fch});"
+
+    def grouped_conv(self, e: _Emitter, k: int, blk: BlockRun, op, box: str) -> str:
+        """The C loop computing box of grouped CONV_2D op (model.ops.conv_groups), one fx_win call per group as
+        model_c's layer loop: group gk's parameters (its filter rows, biases, multipliers and shifts; in.c its
+        filter depth, out.c its output channels) in op{N}_pg[gk], its input and output channel views the tile's
+        buffers moved gk * depth / gk * outputs bytes on (a row-banded tensor: a table of its rows moved so).
+        The geometry keeps such a conv off channelwise, in-place and pulled windows (plan/fusion/geometry.py)."""
+        g, n = self.g, f"op{op.index}"
+        groups, (x, y) = conv_groups(g, op), (op.inputs[0], op.outputs[0])
+        flt = g.tensors[op.inputs[1]].shape
+        per, depth = flt[0] // groups, flt[3]
+        if f"{n}_pg" not in self.declared:
+            self.declared.add(f"{n}_pg")
+            whole = self.conv_fields[op.index]
+            step = dict(filter=per * flt[1] * flt[2] * depth, bias=per, multiplier=per, shift=per)
+            per_group = [dict(whole, **{"in": dict(whole["in"], c=depth), "out": dict(whole["out"], c=per)},
+                              **{f: whole[f] if whole[f] == "0" else f"{whole[f]} + {gk * d}"
+                                 for f, d in step.items()}) for gk in range(groups)]
+            e.declare(f"/* op {op.index}: {groups} groups of {depth} input and {per} output channels */\n"
+                      f"static const bt_conv_params {n}_pg[{groups}] = {{{', '.join(map(_struct, per_group))}}};")
+        views = [self.group_buf(e, k, blk, t, d, groups) for t, d in ((x, depth), (y, per))]
+        return (f"for (int32_t gk = 0; gk < {groups}; gk++) {{\n"
+                f"        const fx_buf gi = {views[0]}, go = {views[1]};\n"
+                f"        fx_win(FX_CONV, &{n}_pg[gk], &gi, &go, {box}, -1, 0);\n      }}")
+
+    def group_buf(self, e: _Emitter, k: int, blk: BlockRun, t: int, step: int, groups: int) -> str:
+        """buf(k, blk, t) moved gk * step bytes on (a grouped conv's channel view of group gk); a row-banded
+        tensor's view reads a table of its rows moved so, per group (declared once)."""
+        wp, ps = self.pixels(blk, t)
+        if t in blk.windows:
+            return f"{{{self.window_addr(k, t)} + gk * {step}, fx{k}_t{t}_r[r][2], fx{k}_t{t}_c[c][2], {wp}, {ps}, 0}}"
+        if t in self.banded:
+            name = f"fx_t{t}_grows{step}"
+            if name not in self.declared:
+                self.declared.add(name)
+                rows = self.row_at[t]
+                tables = ", ".join("{" + ", ".join(f"bt_arena + {rows[r] + gk * step}" for r in range(len(rows)))
+                                   + "}" for gk in range(groups))
+                e.declare(f"static int8_t *const {name}[{groups}][{len(rows)}] = {{{tables}}};")
+            return f"{{0, 0, 0, {wp}, {ps}, {name}[gk]}}"
+        return self.buf(k, blk, t).replace(", 0, 0, ", f" + gk * {step}, 0, 0, ", 1)
 
     def chw_conv_kernel(self, e: _Emitter, conv):
         """fx_chw_k's conv kernel for conv: its tile kernel of shape "grp" (declared once; tile_kernels.grouped),

@@ -105,8 +105,8 @@ def tileable(g, op) -> bool:
             return False  # the divisor counts in-image taps: a padded tile would change it
         if op.opcode == "DEPTHWISE_CONV_2D" and op.options.get("depth_multiplier", 1) != 1:
             return False
-        if conv_groups(g, op) > 1:
-            return False  # grouped: the tile runtime's convs read every input channel; it runs layer by layer
+        if conv_groups(g, op) > 1 and g.tensors[out].shape[3] == conv_groups(g, op):
+            return False  # grouped with one output channel a group: the sets' one-channel tile paths assume whole pixels
         return len(ins) == 1 and ins[0] == op.inputs[0] and is_spatial(g, ins[0])
     if op.opcode in UNARY:
         return len(ins) == 1 and ins[0] == op.inputs[0] and g.tensors[ins[0]].shape == g.tensors[out].shape and (
@@ -228,6 +228,7 @@ def channelwise(g, geo: Geometry, t: int) -> bool:
     made = [s for s in geo.steps if s.out == t]
     users = [s for s in geo.steps if t in s.ins]
     return (len(made) == 1 and g.operators[made[0].op].opcode == "CONV_2D" and len(users) == 1
+            and conv_groups(g, g.operators[made[0].op]) == 1  # a grouped conv makes whole pixels (per group)
             and g.operators[users[0].op].opcode == "DEPTHWISE_CONV_2D" and t != geo.tile_tensor
             and g.operators[users[0].op].inputs[0] == t)
 
@@ -244,8 +245,8 @@ def inplace_source(g, geo: Geometry, t: int) -> int | None:
     if len(made) != 1 or (t == geo.tile_tensor and geo.reduce_op < 0) or channelwise(g, geo, t):
         return None
     op = g.operators[made[0].op]
-    if op.opcode != "CONV_2D" or made[0].ins != (op.inputs[0],):
-        return None
+    if op.opcode != "CONV_2D" or made[0].ins != (op.inputs[0],) or conv_groups(g, op) > 1:
+        return None  # a grouped conv's later groups still read the pixels its first groups would overwrite
     src = op.inputs[0]
     f = g.tensors[op.inputs[1]].shape
     if f[1] != 1 or f[2] != 1 or op.options["stride_h"] != 1 or op.options["stride_w"] != 1:
@@ -268,6 +269,8 @@ def pulled_rows(g, geo: Geometry, t: int) -> int:
     readers = [s for s in geo.steps if t in s.ins]
     if len(readers) != 1 or g.operators[readers[0].op].opcode not in WINDOWED:
         return 0
+    if conv_groups(g, g.operators[readers[0].op]) > 1:
+        return 0  # a grouped conv reads its tile per group (codegen fused_c), not pulled row by row
     if g.operators[readers[0].op].inputs[0] != t:
         return 0
     ax = readers[0].axes[0]

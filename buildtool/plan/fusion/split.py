@@ -10,7 +10,6 @@ same exact DAG search, restricted to such blocks.
 from __future__ import annotations
 
 from ...errors import PlanError
-from ...model.ops import conv_groups
 from ...options import parse_split  # noqa: F401  (the one parser; re-exported by fusion)
 from .dag import block_ok, build_network
 from .geometry import even_bounds, geometry
@@ -28,11 +27,6 @@ def split_schedule(g, splits, streamed: bool = False) -> Schedule:
     for top, bottom, n in regions:
         if bottom >= len(g.operators):
             raise PlanError(f"split region {top}:{bottom}: the model has only {len(g.operators)} operators")
-        grouped = [k for k in range(top, bottom + 1) if conv_groups(g, g.operators[k]) > 1]
-        if grouped:
-            raise PlanError(f"split region {top}:{bottom}: operator {grouped[0]} is a grouped CONV_2D "
-                            f"({conv_groups(g, g.operators[grouped[0]])} groups), which split and fused plans run "
-                            f"whole; split a region without it")
         if not block_ok(net, top, bottom + 1) or (bottom == top and geometry(g, [top]).reduce_op >= 0):
             raise PlanError(f"operators {top}..{bottom} cannot be split: every operator must be a convolution, "
                             f"pooling or same-shape element-wise op, and only the last one's output may be used "
