@@ -183,6 +183,13 @@ def _check_dtypes(g, op) -> None:
         if t.dtype == "int16" and t.quant is not None and int(t.quant.zero_point[0]) != 0:
             raise ModelError(f"operator {op.index} ({op.opcode}): int16 tensor '{name}' has zero point "
                              f"{int(t.quant.zero_point[0])}; 16x8 quantisation needs zero point 0")
+    if opdefs.BY_NAME[op.opcode].const_operands:  # its kernel rescales constant operands as activations
+        for i in op.inputs:
+            t = g.tensors[i] if i >= 0 else None
+            if t is not None and t.is_const and t.dtype in ("int8", "int16") and (
+                    t.quant is None or not (t.quant.scale >= MIN_SCALE).all()):
+                raise ModelError(f"operator {op.index} ({op.opcode}): constant {t.dtype} operand {t.index} "
+                                 f"'{short(t.name)}' has no usable quantisation (a scale of at least {MIN_SCALE:g})")
     if op.opcode not in ("QUANTIZE", "DEQUANTIZE", "RESHAPE", "CAST"):
         same = act_in + list(op.outputs) if in_types == out_types else act_in  # comparisons: bool out
         if "bool" not in out_types and set(out_types) <= set(in_types):  # SELECT_V2: bool beside the values

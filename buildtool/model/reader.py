@@ -367,10 +367,11 @@ class _Reader:
                 tables = self._tables(sg, _SUBGRAPH["tensors"], f"subgraph {k} tensor list", MAX_TENSORS)
                 base = len(tensors)
                 sops, handles, calls = self._operators(sg, opcodes, codes, len(tables), base, k)
-                if handles or calls:
+                sub_tensors = [self._tensor(buffers, pos, base + j) for j, pos in enumerate(tables)]
+                if handles or calls or any(t.dtype == RESOURCE for t in sub_tensors):
                     self.fail(f"subgraph {k} (run by operator {op.index}, {op.opcode}) uses resource variables; "
                               f"buildtool runs them only in the model's subgraph")
-                tensors.extend(self._tensor(buffers, pos, base + j) for j, pos in enumerate(tables))
+                tensors.extend(sub_tensors)
                 if len(tensors) > MAX_TENSORS:
                     self.fail(f"the model and its subgraphs hold more than {MAX_TENSORS} tensors")
                 io = []
