@@ -211,6 +211,21 @@ def _bias_ok(g, op, pos: int, n: int) -> None:
                                                             if types == ("int64",) else ""))
 
 
+def _weight_scales_ok(g, op, x: int, w: int, what: str) -> None:
+    """Weights' scales finite and >= 0, and every requantisation multiplier input scale x weight scale /
+    output scale below 2**31: a larger one has TFLite Micro's MultiplyByQuantizedMultiplier shift left by
+    32 or more (undefined in C; its result differs between the host, Arm and TFLite Micro's build)."""
+    fq, ti, to = g.tensors[op.inputs[w]].quant, g.tensors[op.inputs[x]], g.tensors[op.outputs[0]]
+    fs = fq.scale.astype(np.float64)
+    _need(bool(np.isfinite(fs).all() and (fs >= 0).all()), op, f"{what} scales must be finite and non-negative")
+    if ti.quant is None or to.quant is None:
+        return  # the activation checks say so
+    eff = float(np.float64(ti.scale) * fs.max() / np.float64(to.scale))
+    _need(eff < 2.0 ** 31, op, f"input scale {ti.scale:g} x {what} scale {fs.max():g} / output scale {to.scale:g} = "
+                               f"{eff:.3g} is too large a requantisation multiplier (TFLite Micro's overflows "
+                               f"from 2**31); re-quantise the model")
+
+
 def _check_conv(g, op):
     o = op.options
     _need(len(op.inputs) >= 2 and op.inputs[0] >= 0, op, "needs input and filter")
@@ -240,6 +255,7 @@ def _check_conv(g, op):
     _bias_ok(g, op, 2, cout)
     fq = g.tensors[op.inputs[1]].quant
     _need(fq is not None and len(fq.scale) in (1, cout), op, "filter quantisation must be per-tensor or per-channel")
+    _weight_scales_ok(g, op, 0, 1, "filter")
 
 
 def _check_fc(g, op):
@@ -257,6 +273,10 @@ def _check_fc(g, op):
           f"output shape {list(out)[:8]} != {rows} rows of {w.shape[0]} (input {list(inp)[:8]})")
     _need(g.tensors[op.inputs[1]].dtype == "int8", op, "weights must be int8")
     _bias_ok(g, op, 2, w.shape[0])
+    fq = g.tensors[op.inputs[1]].quant
+    _need(fq is not None and len(fq.scale) in (1, w.shape[0]), op,
+          "weights quantisation must be per-tensor or per-channel")
+    _weight_scales_ok(g, op, 0, 1, "weights")
 
 
 def _check_binary(g, op):
@@ -418,6 +438,7 @@ def _check_transpose_conv(g, op):
     _bias_ok(g, op, 3, cout)
     fq = g.tensors[op.inputs[1]].quant
     _need(fq is not None and len(fq.scale) in (1, cout), op, "weights quantisation must be per-tensor or per-channel")
+    _weight_scales_ok(g, op, 2, 1, "weights")
 
 
 def conv_macs(g: Graph, op: Operator) -> int:

@@ -1,0 +1,103 @@
+"""`run` (the numpy executor) against TFLite Micro on quantisation far from what converters write: weight zero
+points anywhere in -128..127 and scales from 1e-30 to 1e38 on FULLY_CONNECTED, CONV_2D and DEPTHWISE_CONV_2D
+weights and their activations (issue 52: a FULLY_CONNECTED weight zero point of -5 gave -128 92 84 99 against
+TFLite Micro's -128 127 127 127; a weight scale of 1e38 gave 8 of 40 values wrong). Each drawn model is either
+refused by the planner's checks in one line (a ModelError) or gives TFLite Micro's bytes exactly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings, strategies as st
+
+from buildtool.errors import ModelError
+from buildtool.model.ir import Quant
+from buildtool.model.reader import parse
+from buildtool.model.writer import serialize
+from buildtool.plan.arena.execute import run_unplanned
+from buildtool.zoo.builder import GraphBuilder
+from conftest import SHARED, tflm_run
+
+# scales converters write, and the extremes: the smallest the checks allow (1e-30) up to float32's largest
+SCALES = st.one_of(st.floats(1e-4, 1.0), st.sampled_from([1e-30, 1e-12, 1e-6, 10.0, 1e6, 1e20, 1e38]))
+
+
+def _model(kind: str, seed: int):
+    b = GraphBuilder(kind, seed=seed, calib_batch=1)
+    if kind == "fc":
+        b.fully_connected(b.input((1, 12), scale=0.05, zp=3), 5, activation="RELU")
+    elif kind == "conv":
+        b.conv2d(b.input((1, 5, 5, 3), scale=0.05, zp=-7), 4, 3, 1, "SAME", activation="NONE")
+    else:
+        b.depthwise(b.input((1, 5, 5, 3), scale=0.05, zp=-7), 3, 1, "VALID", activation="RELU6", multiplier=2)
+    return b.finish()
+
+
+def _set(t, scales, zps, per_channel: bool):
+    n = len(t.quant.scale) if per_channel else 1
+    t.quant = Quant(np.resize(np.array(scales, np.float32), n), np.resize(np.array(zps, np.int64), n), t.quant.axis)
+
+
+def check(kind, seed, w_scales, w_zp, per_channel, in_scale, out_scale, data):
+    g = _model(kind, seed)
+    op = g.operators[0]
+    w, x, y = (g.tensors[i] for i in (op.inputs[1], op.inputs[0], op.outputs[0]))
+    # converters write 0 for conv weights (TFLite Micro ignores theirs); FULLY_CONNECTED subtracts its own
+    _set(w, w_scales, [w_zp], per_channel)
+    _set(x, [in_scale], x.quant.zero_point, False)
+    _set(y, [out_scale], y.quant.zero_point, False)
+    if len(op.inputs) > 2 and op.inputs[2] >= 0:  # the bias scale a converter writes: input x weight scale
+        bq = g.tensors[op.inputs[2]].quant
+        with np.errstate(over="ignore", under="ignore"):
+            bs = np.float32(in_scale) * w.quant.scale
+        g.tensors[op.inputs[2]].quant = Quant(np.resize(bs, len(bq.scale)), bq.zero_point, bq.axis)
+    blob = serialize(g)
+    try:
+        g = parse(blob, name=kind)
+    except ModelError as e:  # refused: one line naming the operator
+        assert "\n" not in str(e) and ("operator 0" in str(e) or "tensor " in str(e)), str(e)
+        return "refused"
+    xin = np.random.default_rng(data).integers(-128, 128, size=g.tensors[g.inputs[0]].shape, dtype=np.int8)
+    got = run_unplanned(g, [xin])[0]
+    want = np.asarray(tflm_run(blob, [xin])[0]).reshape(got.shape)
+    assert np.array_equal(got, want), (kind, w_scales, w_zp, in_scale, out_scale, got.ravel()[:8], want.ravel()[:8])
+    return "ran"
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True,
+          phases=[Phase.explicit, Phase.generate], database=None)
+@given(kind=st.sampled_from(["fc", "fc", "conv", "depthwise"]), seed=st.integers(0, 1000),
+       w_scales=st.lists(SCALES, min_size=1, max_size=8), w_zp=st.integers(-128, 127), per_channel=st.booleans(),
+       in_scale=SCALES, out_scale=SCALES, data=st.integers(0, 1000))
+def test_extreme_quantisation_runs_as_tflite_micro_or_is_refused(kind, seed, w_scales, w_zp, per_channel, in_scale,
+                                                                 out_scale, data):
+    if kind != "fc":
+        w_zp = 0  # TFLite Micro's convolutions require weight zero point 0 (as our checks say)
+    check(kind, seed, w_scales, w_zp, per_channel, in_scale, out_scale, data)
+
+
+def test_both_outcomes_occur():
+    """The property test's draws reach both sides: models that run (and match) and models refused."""
+    seen = {check("fc", 1, [0.01], -5, False, 0.05, 0.1, 0), check("fc", 1, [1e38], 0, True, 0.05, 0.1, 0),
+            check("fc", 2, [0.02], 127, True, 0.05, 0.2, 1), check("conv", 3, [1e-30], 0, True, 1e-30, 1.0, 0)}
+    assert seen == {"ran", "refused"}
+
+
+@pytest.mark.parametrize("name", ["micro_speech_fc_weight_zp-5", "computed_ops_seed4000709"])
+def test_reported_models(name):
+    """The two models of the report: the first runs as TFLite Micro does, the second (a weight scale of
+    1e38) is refused in one line."""
+    path = SHARED / "reliability" / f"{name}.tflite"
+    if not path.exists():
+        pytest.skip(f"{path} is not there")
+    blob = path.read_bytes()
+    try:
+        g = parse(blob, name=name)
+    except ModelError as e:
+        assert name == "computed_ops_seed4000709" and "too large a requantisation multiplier" in str(e), str(e)
+        return
+    assert name == "micro_speech_fc_weight_zp-5"
+    for seed in range(3):
+        xin = np.random.default_rng(seed).integers(-128, 128, size=g.tensors[g.inputs[0]].shape, dtype=np.int8)
+        got = run_unplanned(g, [xin])[0]
+        assert np.array_equal(got, np.asarray(tflm_run(blob, [xin])[0]).reshape(got.shape))
