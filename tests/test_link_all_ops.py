@@ -120,3 +120,25 @@ def test_wide_unpack_firmware_links(board, tmp_path):
     g = wide_models()["wide_unpack_concat"]
     paths = pipeline.build(g, board, tmp_path)
     assert paths["elf"].exists()
+
+
+def test_link_error_is_the_linkers_line_with_the_model_path_and_a_pasteable_command(tmp_path):
+    """The line names what the linker said (not collect2's 'ld returned 1 exit status'), starts with the model
+    path as typed, and its command, split back with shlex, is the command that ran."""
+    import shlex
+    from types import SimpleNamespace
+
+    from buildtool.cli import error_message
+
+    t = targets.get("cortex-m4")
+    g = wide_models()["wide_unpack_concat"]
+    stderr = ("/usr/lib/gcc/arm-none-eabi/13/ld: /tmp/cc1.o: in function `model_invoke':\n"
+              "/b/model.c:550: undefined reference to `memcpy'\n"
+              "collect2: error: ld returned 1 exit status\n")
+    cmd = ["arm-none-eabi-gcc", "-DBT_WEIGHTS_FILE=\"/a b/weights.bin\"", "/a b/model.c", "-o", "fw.elf"]
+    e = toolchain._link_error(g, None, t, tmp_path / "firmware.elf", SimpleNamespace(stderr=stderr, returncode=1), cmd)
+    line = error_message(e, "models/my gru.tflite")
+    assert line.startswith("models/my gru.tflite: compiling for cortex-m4 failed: /b/model.c:550: undefined "
+                           "reference to `memcpy' (command: "), line
+    assert "collect2" not in line
+    assert shlex.split(line.split("(command: ", 1)[1][:-1]) == cmd

@@ -53,7 +53,7 @@ def error_message(e: BuildtoolError, spec: str | None, sent: str | None = None) 
     daemon reports the absolute path it was sent, `sent` when not this process's abspath; the library
     may say nothing of the path)."""
     msg = one_line(str(e))
-    if not spec or not isinstance(e, (ModelError, PlanError)):
+    if not spec or not (isinstance(e, (ModelError, PlanError)) or getattr(e, "about_model", False)):
         return msg
     for known in (spec, sent or os.path.abspath(spec), "<bytes>"):
         if msg.startswith(known + ": "):
