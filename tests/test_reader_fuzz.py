@@ -398,3 +398,29 @@ def test_mutated_models_through_the_command_line_long(seed, tmp_path):
     minutes, spent instead on the firmware and bit-exactness suites (seed 2 was dropped when the
     Cortex-M55 and the parts' tests came: CI runs near its 45 minutes)."""
     run_cli_fuzz(500, seed=seed, tmp_path=tmp_path)
+
+
+def test_internal_errors_start_with_the_model_path(tmp_path, monkeypatch, capsys):
+    """Issue 52 item 7: an internal error (exit 3), met in this process or in the planner daemon, names the
+    model as typed first, like every other error about it."""
+    from buildtool import cli
+    from buildtool.cli import error_message, models
+    from buildtool.serve.daemon.client import _raise_reply
+
+    path = tmp_path / "my model.tflite"
+    path.write_bytes(serialize(zoo.build("tiny")))
+
+    def broken(*_a, **_k):
+        raise KeyError("resource")
+
+    monkeypatch.setattr(models, "describe", broken)
+    monkeypatch.delenv("BUILDTOOL_DEBUG", raising=False)
+    capsys.readouterr()
+    assert cli.main(["inspect", str(path)]) == 3
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"buildtool: error: {path}: internal error: KeyError: 'resource'"), err
+    with pytest.raises(Exception) as e:
+        _raise_reply({"kind": "InternalError", "error": "internal error in the planner daemon (IndexError: tuple index "
+                                                        "out of range); see /tmp/d.log, or run with --no-daemon"})
+    assert e.value.exit_code == 3
+    assert error_message(e.value, "m.tflite").startswith("m.tflite: internal error in the planner daemon (IndexError")
