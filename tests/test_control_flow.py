@@ -131,7 +131,7 @@ def test_fusion_refuses_control_flow_in_one_line(capsys, monkeypatch):
     capsys.readouterr()
     assert cli.main(["plan", str(IF_MODEL), "--optimize", "ram"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "has control flow (IF); operator splitting and fusion do not support it" in err[0]
+    assert len(err) == 1 and "has control flow (IF); splitting and fusion cannot" in err[0]
     assert err[0].startswith(f"buildtool: error: {IF_MODEL}: the model has control flow"), err[0]  # issue 52
 
 

@@ -221,9 +221,8 @@ def _weight_scales_ok(g, op, x: int, w: int, what: str) -> None:
     if ti.quant is None or to.quant is None:
         return  # the activation checks say so
     eff = float(np.float64(ti.scale) * fs.max() / np.float64(to.scale))
-    _need(eff < 2.0 ** 31, op, f"input scale {ti.scale:g} x {what} scale {fs.max():g} / output scale {to.scale:g} = "
-                               f"{eff:.3g} is too large a requantisation multiplier (TFLite Micro's overflows "
-                               f"from 2**31); re-quantise the model")
+    _need(eff < 2.0 ** 31, op, f"input x {what} / output scale = {eff:.3g}, over TFLite Micro's 2**31 "
+                               f"requantisation limit; re-quantise the model")
 
 
 def _check_conv(g, op):
