@@ -42,7 +42,8 @@ def check(kind, seed, w_scales, w_zp, per_channel, in_scale, out_scale, data):
     g = _model(kind, seed)
     op = g.operators[0]
     w, x, y = (g.tensors[i] for i in (op.inputs[1], op.inputs[0], op.outputs[0]))
-    # converters write 0 for conv weights (TFLite Micro ignores theirs); FULLY_CONNECTED subtracts its own
+    # converters write 0; TFLite Micro's convolutions and per-channel FULLY_CONNECTED ignore any other, its
+    # per-tensor FULLY_CONNECTED subtracts it
     _set(w, w_scales, [w_zp], per_channel)
     _set(x, [in_scale], x.quant.zero_point, False)
     _set(y, [out_scale], y.quant.zero_point, False)
@@ -71,8 +72,6 @@ def check(kind, seed, w_scales, w_zp, per_channel, in_scale, out_scale, data):
        in_scale=SCALES, out_scale=SCALES, data=st.integers(0, 1000))
 def test_extreme_quantisation_runs_as_tflite_micro_or_is_refused(kind, seed, w_scales, w_zp, per_channel, in_scale,
                                                                  out_scale, data):
-    if kind != "fc":
-        w_zp = 0  # TFLite Micro's convolutions require weight zero point 0 (as our checks say)
     check(kind, seed, w_scales, w_zp, per_channel, in_scale, out_scale, data)
 
 
