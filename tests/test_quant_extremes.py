@@ -100,3 +100,47 @@ def test_reported_models(name):
         xin = np.random.default_rng(seed).integers(-128, 128, size=g.tensors[g.inputs[0]].shape, dtype=np.int8)
         got = run_unplanned(g, [xin])[0]
         assert np.array_equal(got, np.asarray(tflm_run(blob, [xin])[0]).reshape(got.shape))
+
+
+def _act_model(kind: str, seed: int):
+    b = GraphBuilder(kind, seed=seed, calib_batch=1)
+    x = b.input((1, 4, 4, 3), scale=0.05, zp=2)
+    if kind == "quantize":
+        b.quantize(x, scale=0.1, zp=-3)
+    elif kind == "mul":
+        b.mul(x, b.input((1, 4, 4, 3), scale=0.05, zp=1, name="in2"))
+    elif kind == "add":
+        b.add(x, b.input((1, 4, 4, 3), scale=0.05, zp=1, name="in2"))
+    elif kind == "mean":
+        b.mean(x)
+    elif kind == "avg_pool":
+        b.avg_pool(x, 2, 1, "SAME")
+    elif kind == "hard_swish":
+        b.hard_swish(x)
+    else:
+        b.leaky_relu(x)
+    return b.finish()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True,
+          phases=[Phase.explicit, Phase.generate], database=None)
+@given(kind=st.sampled_from(["quantize", "mul", "add", "mean", "avg_pool", "hard_swish", "leaky_relu"]),
+       in_scale=SCALES, in2_scale=SCALES, out_scale=SCALES, data=st.integers(0, 1000))
+def test_activation_rescaling_runs_as_tflite_micro_or_is_refused(kind, in_scale, in2_scale, out_scale, data):
+    """Operators that only rescale activations (no weights) under the same draws: TFLite Micro's bytes or a
+    refusal in one line (a ratio of scales of 2**31 or more shifted left by 32+ in TFLite Micro)."""
+    g = _act_model(kind, data)
+    for i, s in zip(g.inputs, (in_scale, in2_scale)):
+        _set(g.tensors[i], [s], g.tensors[i].quant.zero_point, False)
+    _set(g.tensors[g.outputs[0]], [out_scale], g.tensors[g.outputs[0]].quant.zero_point, False)
+    blob = serialize(g)
+    try:
+        g = parse(blob, name=kind)
+    except ModelError as e:
+        assert "\n" not in str(e) and "operator 0" in str(e), str(e)
+        return
+    rng = np.random.default_rng(data)
+    xs = [rng.integers(-128, 128, size=g.tensors[i].shape, dtype=np.int8) for i in g.inputs]
+    got = run_unplanned(g, xs)[0]
+    want = np.asarray(tflm_run(blob, xs)[0]).reshape(got.shape)
+    assert np.array_equal(got, want), (kind, in_scale, in2_scale, out_scale, got.ravel()[:8], want.ravel()[:8])

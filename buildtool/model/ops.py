@@ -183,6 +183,12 @@ def _check_dtypes(g, op) -> None:
         if t.dtype == "int16" and t.quant is not None and int(t.quant.zero_point[0]) != 0:
             raise ModelError(f"operator {op.index} ({op.opcode}): int16 tensor '{name}' has zero point "
                              f"{int(t.quant.zero_point[0])}; 16x8 quantisation needs zero point 0")
+    scaled_in, scaled_out = ([g.tensors[i] for i in ts if g.tensors[i].dtype in ("int8", "int16")
+                              and g.tensors[i].quant is not None] for ts in (act_in, op.outputs))
+    for t, o in ((t, o) for t in scaled_in for o in scaled_out):  # each input rescaled to each output
+        _need(float(t.scale) / float(o.scale) < 2.0 ** 31, op,
+              f"input scale {t.scale:g} / output scale {o.scale:g} is over TFLite Micro's 2**31 "
+              f"requantisation limit; re-quantise the model")
     if opdefs.BY_NAME[op.opcode].const_operands:  # its kernel rescales constant operands as activations
         for i in op.inputs:
             t = g.tensors[i] if i >= 0 else None
@@ -286,6 +292,12 @@ def _check_binary(g, op):
     except ValueError:
         bs = None
     _need(bs == tuple(out), op, f"input shapes {list(a)} and {list(b)} do not broadcast to {list(out)}")
+    if op.opcode == "MUL":
+        t1, t2, to = (g.tensors[i] for i in (op.inputs[0], op.inputs[1], op.outputs[0]))
+        if t1.quant is not None and t2.quant is not None and to.quant is not None:
+            _need(float(t1.scale) * float(t2.scale) / float(to.scale) < 2.0 ** 31, op,
+                  f"input scales {t1.scale:g} x {t2.scale:g} / output scale {to.scale:g} is over TFLite Micro's 2**31 "
+                  f"requantisation limit; re-quantise the model")
     if op.opcode in ("ADD", "SUB"):
         # TFLM rescales the sum by 2 * max(input scales) / (2**left_shift * output scale), which must be < 1
         t1, t2, to = (g.tensors[i] for i in (op.inputs[0], op.inputs[1], op.outputs[0]))
@@ -299,6 +311,23 @@ def _check_binary(g, op):
 def _check_same(g, op):
     _need(len(op.inputs) >= 1 and op.inputs[0] >= 0, op, "needs an input")
     _need(_shape(g, op.inputs[0]) == _shape(g, op.outputs[0]), op, "input and output shapes differ")
+    ti, to = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    if op.opcode == "HARD_SWISH" and ti.quant is not None and to.quant is not None:
+        # TFLM's Prepare: (input scale / 128) / output scale, in float32, must quantise (QuantizeMultiplier:
+        # frexp, the mantissa rounded to 31 bits) with an exponent <= 0
+        hires = np.float32(np.float32(1.0 / 128.0) * np.float32(ti.scale))
+        q, e = np.frexp(np.float64(hires / np.float32(to.scale)))
+        _need(e + (np.floor(q * 2.0 ** 31 + 0.5) == 2.0 ** 31) <= 0, op,
+              f"output scale {to.scale:g} is too small for input scale {ti.scale:g} (TFLite Micro needs "
+              f"input scale / 128 below the output scale); re-quantise the model")
+        # its 'reluish' multiplier (input scale / 128) / (3 / 32768) shifts an int16 left by its exponent - 1;
+        # either multiplier below 2**-15 has gemmlowp's int16 RoundingDivideByPOT shift by more than 15 (its
+        # int16 mask wraps: +-1 for any value)
+        out_e = e + (np.floor(q * 2.0 ** 31 + 0.5) == 2.0 ** 31)
+        rel = float(np.float32(hires / np.float32(3.0 / 32768.0)))
+        _need(2.0 ** -16 <= rel < 2.0 ** 31 and out_e >= -15, op,
+              f"input scale {ti.scale:g} and output scale {to.scale:g} put HARD_SWISH's multipliers outside "
+              f"TFLite Micro's int16 range (2**-16 .. 2**31); re-quantise the model")
 
 
 def _check_concat(g, op):
