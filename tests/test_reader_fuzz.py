@@ -495,3 +495,27 @@ def test_internal_errors_start_with_the_model_path(tmp_path, monkeypatch, capsys
                                                         "out of range); see /tmp/d.log, or run with --no-daemon"})
     assert e.value.exit_code == 3
     assert error_message(e.value, "m.tflite").startswith("m.tflite: internal error in the planner daemon (IndexError")
+
+
+def test_pool_stride_past_its_filter_fuses_with_rows_nobody_reads():
+    """Found by the sweep (benchmarks/fuzz_sweep.py, exit 3 in --optimize ram's packer): dscnn_kws with its
+    average pool's filter 25x5 -> 1x5 (stride 25x5: rows 1..24 of its input are never read). The pipelined
+    schedule writes those rows after the pool's only tile row; their bands live at the step that writes them.
+    The fused plan runs as TFLite Micro does."""
+    from buildtool.options import PlanOptions
+    from buildtool.plan.fusion.execute import run_fused
+    from buildtool.steps.plan import plan_memory
+    from conftest import tflm_run
+
+    path = SHARED_MODELS / "dscnn_kws.tflite"
+    if not path.exists():
+        pytest.skip(f"{path} is not there")
+    g = parse(path.read_bytes())
+    pool = next(op for op in g.operators if op.opcode == "AVERAGE_POOL_2D")
+    pool.options["filter_h"] = 1
+    data = serialize(g)
+    g = parse(data)
+    plan = plan_memory(g, PlanOptions(optimize="ram"))
+    x = np.random.default_rng(0).integers(-128, 128, size=g.tensors[g.inputs[0]].shape, dtype=np.int8)
+    got = run_fused(g, plan, [x])[0]
+    assert np.array_equal(got, np.asarray(tflm_run(data, [x])[0]).reshape(got.shape))
