@@ -188,14 +188,14 @@ def _check_dtypes(g, op) -> None:
     for t, o in ((t, o) for t in scaled_in for o in scaled_out):  # each input rescaled to each output
         _need(float(t.scale) / float(o.scale) < 2.0 ** 31, op,
               f"input scale {t.scale:g} / output scale {o.scale:g} is over TFLite Micro's 2**31 "
-              f"requantisation limit; re-quantise the model")
+              f"requantisation limit; re-quantise")
     if opdefs.BY_NAME[op.opcode].const_operands:  # its kernel rescales constant operands as activations
         for i in op.inputs:
             t = g.tensors[i] if i >= 0 else None
             if t is not None and t.is_const and t.dtype in ("int8", "int16") and (
                     t.quant is None or not (t.quant.scale >= MIN_SCALE).all()):
-                raise ModelError(f"operator {op.index} ({op.opcode}): constant {t.dtype} operand {t.index} "
-                                 f"'{short(t.name)}' has no usable quantisation (a scale of at least {MIN_SCALE:g})")
+                raise ModelError(f"operator {op.index} ({op.opcode}): constant {t.dtype} operand '{short(t.name)}' "
+                                 f"has no usable quantisation")
     if op.opcode not in ("QUANTIZE", "DEQUANTIZE", "RESHAPE", "CAST"):
         same = act_in + list(op.outputs) if in_types == out_types else act_in  # comparisons: bool out
         if "bool" not in out_types and set(out_types) <= set(in_types):  # SELECT_V2: bool beside the values
@@ -228,7 +228,7 @@ def _weight_scales_ok(g, op, x: int, w: int, what: str) -> None:
         return  # the activation checks say so
     eff = float(np.float64(ti.scale) * fs.max() / np.float64(to.scale))
     _need(eff < 2.0 ** 31, op, f"input x {what} / output scale = {eff:.3g}, over TFLite Micro's 2**31 "
-                               f"requantisation limit; re-quantise the model")
+                               f"requantisation limit; re-quantise")
 
 
 def _check_conv(g, op):
@@ -297,15 +297,15 @@ def _check_binary(g, op):
         if t1.quant is not None and t2.quant is not None and to.quant is not None:
             _need(float(t1.scale) * float(t2.scale) / float(to.scale) < 2.0 ** 31, op,
                   f"input scales {t1.scale:g} x {t2.scale:g} / output scale {to.scale:g} is over TFLite Micro's 2**31 "
-                  f"requantisation limit; re-quantise the model")
+                  f"requantisation limit; re-quantise")
     if op.opcode in ("ADD", "SUB"):
         # TFLM rescales the sum by 2 * max(input scales) / (2**left_shift * output scale), which must be < 1
         t1, t2, to = (g.tensors[i] for i in (op.inputs[0], op.inputs[1], op.outputs[0]))
         if t1.quant is not None and t2.quant is not None and to.quant is not None:
             shift = 15 if to.dtype == "int16" else 20
             _need(2 * max(t1.scale, t2.scale) < (1 << shift) * to.scale, op,
-                  f"output scale {to.scale:g} is too small for input scales {t1.scale:g} and {t2.scale:g} "
-                  f"(TFLite Micro needs an output multiplier below 1); re-quantise the model")
+                  f"output scale {to.scale:g} too small for input scales {t1.scale:g}, {t2.scale:g} "
+                  f"(TFLite Micro needs an output multiplier below 1); re-quantise")
 
 
 def _check_same(g, op):
@@ -318,16 +318,16 @@ def _check_same(g, op):
         hires = np.float32(np.float32(1.0 / 128.0) * np.float32(ti.scale))
         q, e = np.frexp(np.float64(hires / np.float32(to.scale)))
         _need(e + (np.floor(q * 2.0 ** 31 + 0.5) == 2.0 ** 31) <= 0, op,
-              f"output scale {to.scale:g} is too small for input scale {ti.scale:g} (TFLite Micro needs "
-              f"input scale / 128 below the output scale); re-quantise the model")
+              f"output scale {to.scale:g} too small for input scale {ti.scale:g} (TFLite Micro needs input scale "
+              f"/ 128 below it); re-quantise")
         # its 'reluish' multiplier (input scale / 128) / (3 / 32768) shifts an int16 left by its exponent - 1;
         # either multiplier below 2**-15 has gemmlowp's int16 RoundingDivideByPOT shift by more than 15 (its
         # int16 mask wraps: +-1 for any value)
         out_e = e + (np.floor(q * 2.0 ** 31 + 0.5) == 2.0 ** 31)
         rel = float(np.float32(hires / np.float32(3.0 / 32768.0)))
         _need(2.0 ** -16 <= rel < 2.0 ** 31 and out_e >= -15, op,
-              f"input scale {ti.scale:g} and output scale {to.scale:g} put HARD_SWISH's multipliers outside "
-              f"TFLite Micro's int16 range (2**-16 .. 2**31); re-quantise the model")
+              f"input scale {ti.scale:g} / output scale {to.scale:g} puts its multipliers outside TFLite Micro's "
+              f"2**-16..2**31; re-quantise")
 
 
 def _check_concat(g, op):
