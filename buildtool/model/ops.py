@@ -427,7 +427,7 @@ def _check_slice(g, op):
     _need(all(st), op, "strides must be non-zero")
     _need(not o.get("ellipsis_mask") and not o.get("new_axis_mask"), op,
           "ellipsis and new-axis masks are not supported")
-    _need(len(begin) == len(end) == len(st) <= len(inp), op,
+    _need(len(begin) == len(end) == len(st) == len(inp), op,  # TFLM reads one per dimension (past a short one)
           f"begin, end and strides need one entry per input dimension (input {list(inp)[:8]})")
     n = 1
     for d, size in enumerate(inp):
