@@ -519,3 +519,16 @@ def test_pool_stride_past_its_filter_fuses_with_rows_nobody_reads():
     x = np.random.default_rng(0).integers(-128, 128, size=g.tensors[g.inputs[0]].shape, dtype=np.int8)
     got = run_fused(g, plan, [x])[0]
     assert np.array_equal(got, np.asarray(tflm_run(data, [x])[0]).reshape(got.shape))
+
+
+def test_strided_slice_with_a_short_begin_is_a_model_error():
+    """Found by the sweep: begin/end/strides of 3 entries on a 4-D input passed the check and crashed `run`;
+    TFLite Micro reads one entry per dimension (past the vector: 'stride value has to be non-zero')."""
+    b = GraphBuilder(seed=0, calib_batch=1)
+    b.strided_slice(b.input((1, 4, 4, 2)), [0, 1, 1, 0], [1, 3, 3, 2], [1, 1, 1, 1])
+    g = b.finish()
+    for k in (1, 2, 3):
+        t = g.tensors[g.operators[0].inputs[k]]
+        t.data, t.shape = t.data[:3].copy(), (3,)
+    with pytest.raises(ModelError, match="one entry per input dimension"):
+        parse(serialize(g))
