@@ -317,7 +317,9 @@ def test_a_bug_is_one_internal_error_line_with_its_own_exit_status(monkeypatch, 
     monkeypatch.delenv("BUILDTOOL_DEBUG", raising=False)
     assert cli.main(["plan", "tiny", "--no-daemon"]) == InternalError.exit_code == 3
     err = capsys.readouterr().err.splitlines()
-    assert len(err) == 1 and err[0].startswith("buildtool: error: internal error: KeyError: 'offsets'; please report")
+    # the model as typed first, as every error about it (issue 52)
+    assert len(err) == 1 and err[0].startswith("buildtool: error: tiny: internal error: KeyError: 'offsets'; please "
+                                               "report")
     monkeypatch.setenv("BUILDTOOL_DEBUG", "1")
     with pytest.raises(KeyError):
         cli.main(["plan", "tiny", "--no-daemon"])

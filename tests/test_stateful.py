@@ -264,6 +264,7 @@ def test_cli_run_sequence_and_refusals(tmp_path, capsys, monkeypatch):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 3 and "wants int8[1," in err[0] and "--sequence runs the plain plan" in err[1]
     assert "keeps state between invocations (SVDF)" in err[2] and "Traceback" not in "".join(err)
+    assert err[2].startswith(f"buildtool: error: {tmp_path / 'm.tflite'}: the model keeps state"), err[2]
 
 
 # -- build system --------------------------------------------------------------------------------

@@ -219,3 +219,24 @@ def test_skeleton_keeps_start_values_and_gen_code_matches(tmp_path):
         [g.tensors[v].init.tolist() for v in g.variable_tensors()]
     plan = plan_arena(g)
     assert generate(sk, plan, "host")[0] == generate(g, plan, "host")[0]
+
+
+def test_shared_name_is_read_as_a_c_string_as_tflm_does():
+    """Issue 52: TFLite Micro reads a VAR_HANDLE's shared_name as a C string (c_str(), strcmp), whatever its
+    stored length; a length of 0 over a NUL-terminated name names the same variable. Each string of
+    var_ring_int8 spelling a variable's name (shared names and tensor names) in turn gets length 0: our
+    outputs equal TFLite Micro's over six invocations, and those equal the original model's."""
+    orig = (DATA / "var_ring_int8.tflite").read_bytes()
+    zeroed = 0
+    for name in (b"Variable", b"Variable_1"):
+        at = 0
+        while (at := orig.find(name + b"\0", at + 1)) > 0:
+            if int.from_bytes(orig[at - 4:at], "little") == len(name):
+                data = bytearray(orig)
+                data[at - 4:at] = bytes(4)
+                g, sets, want = check_invocations(bytes(data))
+                base, _ = tflm_sequence(orig, sets, 1)
+                assert all(np.array_equal(a[0], b[0]) for a, b in zip(want, base)), at
+                assert len(g.variable_tensors()) == 2
+                zeroed += 1
+    assert zeroed >= 4

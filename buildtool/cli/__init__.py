@@ -13,7 +13,7 @@ import sys
 import warnings
 
 from .. import __version__
-from ..errors import BuildtoolError, ModelError, PlanError, internal, one_line
+from ..errors import BuildtoolError, InternalError, ModelError, PlanError, internal, one_line
 from ..fsutil import guarded_stdout
 from ..serve.daemon.thin import run_in_daemon
 
@@ -84,7 +84,9 @@ def error_message(e: BuildtoolError, spec: str | None, sent: str | None = None) 
     daemon reports the absolute path it was sent, `sent` when not this process's abspath; the library
     may say nothing of the path)."""
     msg = one_line(str(e))
-    if not spec or not isinstance(e, (ModelError, PlanError)):
+    about = isinstance(e, (ModelError, PlanError)) or getattr(e, "about_model", False) \
+        or e.exit_code == InternalError.exit_code  # a bug met on this model (here or in the planner daemon)
+    if not spec or not about:
         return msg
     for known in (spec, sent or os.path.abspath(spec), "<bytes>"):
         if msg.startswith(known + ": "):
@@ -128,7 +130,7 @@ def main(argv=None) -> int:
         if os.environ.get("BUILDTOOL_DEBUG"):
             raise
         e = internal(e)
-        print(f"buildtool: error: {e}", file=sys.stderr)
+        print(f"buildtool: error: {error_message(e, getattr(a, 'model', None))}", file=sys.stderr)
         return e.exit_code
 
 

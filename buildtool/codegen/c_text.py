@@ -64,6 +64,13 @@ def c_struct(fields: dict, indent: str = "  ") -> str:
     return "{\n" + ",\n".join(parts) + "\n" + indent[:-2] + "}"
 
 
+def c_local_array(decl: str, name: str, values: list, indent: str = "    ") -> str:
+    """C statements declaring the local array `decl name[n]` and storing each value in it: an initialised
+    local array (`T a[n] = {...}`) is filled by gcc with a memcpy from a constant template (or a memset),
+    which the firmware (-nostdlib, start-up code only) and an exported library do not provide."""
+    return f"{decl} {name}[{len(values)}];\n" + "".join(f"{indent}{name}[{k}] = {v};\n" for k, v in enumerate(values))
+
+
 def prod(xs) -> int:
     """The product of integers (an element count from a shape)."""
     return int(math.prod(int(x) for x in xs))

@@ -24,7 +24,7 @@ from ..refops.matmul import matmul_params
 from ..refops.norm import elu_table, gather_nd_rows, gather_nd_strides
 from ..refops.index_ops import (argminmax_geometry, embedding_geometry, gather_geometry, mirror_pad_geometry,
     space_batch_geometry, strided_geometry)
-from .c_text import c_ints, c_struct
+from .c_text import c_ints, c_local_array, c_struct
 
 
 def relu(e, op) -> None:
@@ -249,8 +249,8 @@ def add_n(e, op) -> None:
         e.dense(op, i)
     fields = dict(n=e.g.tensors[y].num_elements, count=len(op.inputs), **add_n_params(e.g, op))
     e.declare(f"static const bt_add_n_params {n}_p = {c_struct(fields)};")
-    srcs = ", ".join(e.operand(i) for i in op.inputs)
-    e.call(op, f"{{\n    const int8_t *const in[{len(op.inputs)}] = {{{srcs}}};\n"
+    srcs = [e.operand(i) for i in op.inputs]
+    e.call(op, f"{{\n    {c_local_array('const int8_t *', 'in', srcs)}"
                f"    bt_add_n_s8(&{n}_p, in, {e.act(y)});\n  }}")
 
 

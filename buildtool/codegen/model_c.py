@@ -31,7 +31,7 @@ from ..refops import prepare
 from ..refops.quant_math import mbqm
 from ..refops.shape_ops import slice_bounds_v1
 from . import kernel_variants, qparams
-from .c_text import c_comment, c_float, c_ints, c_string, c_struct, prod
+from .c_text import c_comment, c_float, c_ints, c_local_array, c_string, c_struct, prod
 from .emitter import Emitter
 from .extra_c import lut16, softmax16
 from .stateful_c import state_reset
@@ -373,8 +373,8 @@ def concatenation(e, op) -> None:
             for i in op.inputs):
         sizes = [g.tensors[i].nbytes // prod(g.tensors[i].shape[:axis]) for i in op.inputs]
         _concat_params(e, n, sizes, prod(to.shape[:axis]))
-        srcs = ", ".join(e.weight(i, "int8_t") if g.tensors[i].is_const else e.act(i) for i in op.inputs)
-        e.call(op, f"{{\n    const int8_t *const in[{len(sizes)}] = {{{srcs}}};\n"
+        srcs = [e.weight(i, "int8_t") if g.tensors[i].is_const else e.act(i) for i in op.inputs]
+        e.call(op, f"{{\n    {c_local_array('const int8_t *', 'in', srcs)}"
                    f"    bt_concat_s8(&{n}_p, in, {e.act(op.outputs[0])});\n  }}")
         return
     if rank > 4 or to.dtype != "int8":
@@ -413,7 +413,7 @@ def reshape(e, op) -> None:
     n = f"op{op.index}"
     size = e.g.tensors[src].nbytes
     _concat_params(e, n, [size], 1)
-    e.call(op, f"{{\n    const int8_t *const in[1] = {{{e.act(src)}}};\n"
+    e.call(op, f"{{\n    {c_local_array('const int8_t *', 'in', [e.act(src)])}"
                f"    bt_concat_s8(&{n}_p, in, {e.act(dst)});\n  }}")
 
 
@@ -426,8 +426,8 @@ def split(e, op) -> None:
         e.dense(op, o)
     sizes = [g.tensors[o].nbytes // prod(g.tensors[o].shape[:axis]) for o in op.outputs]
     _concat_params(e, n, sizes, prod(ti.shape[:axis]))
-    outs = ", ".join(e.act(o) for o in op.outputs)
-    e.call(op, f"{{\n    int8_t *const out[{len(sizes)}] = {{{outs}}};\n"
+    outs = [e.act(o) for o in op.outputs]
+    e.call(op, f"{{\n    {c_local_array('int8_t *', 'out', outs)}"
                f"    bt_split_s8(&{n}_p, {e.act(op.inputs[1])}, out);\n  }}")
 
 
@@ -440,8 +440,8 @@ def _split_bytes(e, op, src: int, axis: int) -> None:
         e.dense(op, o)
     sizes = [g.tensors[o].nbytes // prod(ti.shape[:axis]) for o in op.outputs]
     _concat_params(e, n, sizes, prod(ti.shape[:axis]))
-    outs = ", ".join(e.act(o) for o in op.outputs)
-    e.call(op, f"{{\n    int8_t *const out[{len(sizes)}] = {{{outs}}};\n"
+    outs = [e.act(o) for o in op.outputs]
+    e.call(op, f"{{\n    {c_local_array('int8_t *', 'out', outs)}"
                f"    bt_split_s8(&{n}_p, {e.act(src)}, out);\n  }}")
 
 
@@ -466,8 +466,8 @@ def pack(e, op) -> None:
             e.dense(op, i)
     outer = prod(to.shape[:axis])
     _concat_params(e, n, [g.tensors[i].nbytes // outer for i in op.inputs], outer)
-    srcs = ", ".join(e.weight(i, "int8_t") if g.tensors[i].is_const else e.act(i) for i in op.inputs)
-    e.call(op, f"{{\n    const int8_t *const in[{len(op.inputs)}] = {{{srcs}}};\n"
+    srcs = [e.weight(i, "int8_t") if g.tensors[i].is_const else e.act(i) for i in op.inputs]
+    e.call(op, f"{{\n    {c_local_array('const int8_t *', 'in', srcs)}"
                f"    bt_concat_s8(&{n}_p, in, {e.act(op.outputs[0])});\n  }}")
 
 

@@ -6,6 +6,7 @@ A block's window pool sits at its own offset per tile row: the table fx<k>_base[
 from __future__ import annotations
 
 from ..plan.fusion.schedule import pull_order
+from .c_text import c_local_array
 
 
 def row_header(plan, k: int, n_rows: int) -> str:
@@ -31,7 +32,7 @@ def invoke_group(e, plan, k: int) -> None:
     first, last = blocks[0], blocks[-1]
     e.body.append(f"  /* pipelined blocks ops {first.p}..{last.q - 1}: {len(order)} tile rows interleaved */\n"
                   f"  BT_PROFILE_BEGIN({first.p});\n"
-                  f"  {{ int row[{len(grp)}] = {{0}};\n"
+                  f"  {{ {c_local_array('int', 'row', [0] * len(grp))}"
                   f"    for (int i = 0; i < {len(order)}; i++)\n"
                   f"      switch (fx_pipe{grp[0]}[i]) {{\n{calls}\n      }}\n  }}\n"
                   f"  BT_PROFILE_END({first.p});")

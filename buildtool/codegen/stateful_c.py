@@ -14,7 +14,7 @@ import numpy as np
 from ..model.stateful import LSTM_C, LSTM_H, LSTM_X, lstm_dims, svdf_dims
 from ..refops.lstm import GATE_INPUTS, lstm_params
 from ..refops.svdf import svdf_params
-from .c_text import c_comment, c_ints, c_struct
+from .c_text import c_comment, c_ints, c_local_array, c_struct
 
 
 def state_reset(e) -> list:
@@ -85,7 +85,7 @@ def _copy(e, op, src: int, dst: int) -> None:
     n = f"op{op.index}"
     e.declare(f"static const int32_t {n}_sizes[1] = {{{e.g.tensors[src].nbytes}}};")
     e.declare(f"static const bt_concat_params {n}_p = {{.n = 1, .outer = 1, .size = {n}_sizes}};")
-    e.call(op, f"{{\n    const int8_t *const in[1] = {{{e.weight(src, 'int8_t') if e.g.tensors[src].is_const else e.act(src)}}};\n"
+    e.call(op, f"{{\n    {c_local_array('const int8_t *', 'in', [e.weight(src, 'int8_t') if e.g.tensors[src].is_const else e.act(src)])}"
                f"    bt_concat_s8(&{n}_p, in, {e.act(dst)});\n  }}")
 
 

@@ -8,6 +8,7 @@ import errno
 import hashlib
 import os
 import re
+import shlex
 import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
@@ -276,8 +277,16 @@ def _link_error(g: Graph, plan, t: targets.Target, elf: Path, r, cmd: list) -> B
     for code in _WRITE_ERRNOS:  # the linker could not write the image: say so, not "ld returned 1"
         if any(os.strerror(code) in line for line in err):
             return write_error(elf, OSError(code, os.strerror(code)))
-    return FirmwareError(f"compiling for {t.name} failed: {err[-1] if err else r.returncode} "
-                         f"(full command: {' '.join(cmd)})")
+    # the compiler's or linker's own words (ld: "undefined reference to `memcpy'"), not collect2's summary
+    said = [line.strip() for line in err if line.strip() and not line.startswith("collect2:")]
+    own = next((line for line in said if any(k in line for k in _OWN_WORDS)), said[-1] if said else None)
+    e = FirmwareError(f"compiling for {t.name} failed: {own or (err[-1] if err else r.returncode)} "
+                      f"(command: {shlex.join(str(c) for c in cmd)})")
+    e.about_model = True  # the CLI starts the line with the model path as typed
+    return e
+
+
+_OWN_WORDS = ("undefined reference", "multiple definition", "cannot find", "error:", "will not fit", "overflowed")
 
 
 # -- does it fit the board ------------------------------------------------------------------

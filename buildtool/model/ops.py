@@ -211,6 +211,19 @@ def _check_dtypes(g, op) -> None:
         if t.dtype == "int16" and t.quant is not None and int(t.quant.zero_point[0]) != 0:
             raise ModelError(f"operator {op.index} ({op.opcode}): int16 tensor '{name}' has zero point "
                              f"{int(t.quant.zero_point[0])}; 16x8 quantisation needs zero point 0")
+    scaled_in, scaled_out = ([g.tensors[i] for i in ts if g.tensors[i].dtype in ("int8", "int16")
+                              and g.tensors[i].quant is not None] for ts in (act_in, op.outputs))
+    for t, o in ((t, o) for t in scaled_in for o in scaled_out):  # each input rescaled to each output
+        _need(float(t.scale) / float(o.scale) < 2.0 ** 31, op,
+              f"input scale {t.scale:g} / output scale {o.scale:g} is over TFLite Micro's 2**31 "
+              f"requantisation limit; re-quantise")
+    if opdefs.BY_NAME[op.opcode].const_operands:  # its kernel rescales constant operands as activations
+        for i in op.inputs:
+            t = g.tensors[i] if i >= 0 else None
+            if t is not None and t.is_const and t.dtype in ("int8", "int16") and (
+                    t.quant is None or not (t.quant.scale >= MIN_SCALE).all()):
+                raise ModelError(f"operator {op.index} ({op.opcode}): constant {t.dtype} operand '{short(t.name)}' "
+                                 f"has no usable quantisation")
     if op.opcode not in ("QUANTIZE", "DEQUANTIZE", "RESHAPE", "CAST"):
         same = act_in + list(op.outputs) if in_types == out_types else act_in  # comparisons: bool out
         if "bool" not in out_types and set(out_types) <= set(in_types):  # SELECT_V2: bool beside the values
@@ -230,6 +243,20 @@ def _bias_ok(g, op, pos: int, n: int) -> None:
         _need(b.size == n and g.tensors[op.inputs[pos]].dtype in types, op,
               f"bias must be {' or '.join(types)} [{n}]" + ("; re-quantise the model with an int64 bias (16x8)"
                                                             if types == ("int64",) else ""))
+
+
+def _weight_scales_ok(g, op, x: int, w: int, what: str) -> None:
+    """Weights' scales finite and >= 0, and every requantisation multiplier input scale x weight scale /
+    output scale below 2**31: a larger one has TFLite Micro's MultiplyByQuantizedMultiplier shift left by
+    32 or more (undefined in C; its result differs between the host, Arm and TFLite Micro's build)."""
+    fq, ti, to = g.tensors[op.inputs[w]].quant, g.tensors[op.inputs[x]], g.tensors[op.outputs[0]]
+    fs = fq.scale.astype(np.float64)
+    _need(bool(np.isfinite(fs).all() and (fs >= 0).all()), op, f"{what} scales must be finite and non-negative")
+    if ti.quant is None or to.quant is None:
+        return  # the activation checks say so
+    eff = float(np.float64(ti.scale) * fs.max() / np.float64(to.scale))
+    _need(eff < 2.0 ** 31, op, f"input x {what} / output scale = {eff:.3g}, over TFLite Micro's 2**31 "
+                               f"requantisation limit; re-quantise")
 
 
 def _check_conv(g, op):
@@ -265,6 +292,7 @@ def _check_conv(g, op):
     _bias_ok(g, op, 2, cout)
     fq = g.tensors[op.inputs[1]].quant
     _need(fq is not None and len(fq.scale) in (1, cout), op, "filter quantisation must be per-tensor or per-channel")
+    _weight_scales_ok(g, op, 0, 1, "filter")
 
 
 def _check_fc(g, op):
@@ -282,6 +310,10 @@ def _check_fc(g, op):
           f"output shape {list(out)[:8]} != {rows} rows of {w.shape[0]} (input {list(inp)[:8]})")
     _need(g.tensors[op.inputs[1]].dtype == "int8", op, "weights must be int8")
     _bias_ok(g, op, 2, w.shape[0])
+    fq = g.tensors[op.inputs[1]].quant
+    _need(fq is not None and len(fq.scale) in (1, w.shape[0]), op,
+          "weights quantisation must be per-tensor or per-channel")
+    _weight_scales_ok(g, op, 0, 1, "weights")
 
 
 def fold_axes(dims, *strides) -> tuple:
@@ -328,19 +360,42 @@ def _check_binary(g, op):
         bs = None
     _need(bs == tuple(out), op, f"input shapes {list(a)} and {list(b)} do not broadcast to {list(out)}")
     _fits_4d_broadcast(op, out, (a, b))
+    if op.opcode == "MUL":
+        t1, t2, to = (g.tensors[i] for i in (op.inputs[0], op.inputs[1], op.outputs[0]))
+        if t1.quant is not None and t2.quant is not None and to.quant is not None:
+            _need(float(t1.scale) * float(t2.scale) / float(to.scale) < 2.0 ** 31, op,
+                  f"input scales {t1.scale:g} x {t2.scale:g} / output scale {to.scale:g} is over TFLite Micro's 2**31 "
+                  f"requantisation limit; re-quantise")
     if op.opcode in ("ADD", "SUB"):
         # TFLM rescales the sum by 2 * max(input scales) / (2**left_shift * output scale), which must be < 1
         t1, t2, to = (g.tensors[i] for i in (op.inputs[0], op.inputs[1], op.outputs[0]))
         if t1.quant is not None and t2.quant is not None and to.quant is not None:
             shift = 15 if to.dtype == "int16" else 20
             _need(2 * max(t1.scale, t2.scale) < (1 << shift) * to.scale, op,
-                  f"output scale {to.scale:g} is too small for input scales {t1.scale:g} and {t2.scale:g} "
-                  f"(TFLite Micro needs an output multiplier below 1); re-quantise the model")
+                  f"output scale {to.scale:g} too small for input scales {t1.scale:g}, {t2.scale:g} "
+                  f"(TFLite Micro needs an output multiplier below 1); re-quantise")
 
 
 def _check_same(g, op):
     _need(len(op.inputs) >= 1 and op.inputs[0] >= 0, op, "needs an input")
     _need(_shape(g, op.inputs[0]) == _shape(g, op.outputs[0]), op, "input and output shapes differ")
+    ti, to = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    if op.opcode == "HARD_SWISH" and ti.quant is not None and to.quant is not None:
+        # TFLM's Prepare: (input scale / 128) / output scale, in float32, must quantise (QuantizeMultiplier:
+        # frexp, the mantissa rounded to 31 bits) with an exponent <= 0
+        hires = np.float32(np.float32(1.0 / 128.0) * np.float32(ti.scale))
+        q, e = np.frexp(np.float64(hires / np.float32(to.scale)))
+        _need(e + (np.floor(q * 2.0 ** 31 + 0.5) == 2.0 ** 31) <= 0, op,
+              f"output scale {to.scale:g} too small for input scale {ti.scale:g} (TFLite Micro needs input scale "
+              f"/ 128 below it); re-quantise")
+        # its 'reluish' multiplier (input scale / 128) / (3 / 32768) shifts an int16 left by its exponent - 1;
+        # either multiplier below 2**-15 has gemmlowp's int16 RoundingDivideByPOT shift by more than 15 (its
+        # int16 mask wraps: +-1 for any value)
+        out_e = e + (np.floor(q * 2.0 ** 31 + 0.5) == 2.0 ** 31)
+        rel = float(np.float32(hires / np.float32(3.0 / 32768.0)))
+        _need(2.0 ** -16 <= rel < 2.0 ** 31 and out_e >= -15, op,
+              f"input scale {ti.scale:g} / output scale {to.scale:g} puts its multipliers outside TFLite Micro's "
+              f"2**-16..2**31; re-quantise")
 
 
 def _check_concat(g, op):
@@ -471,7 +526,7 @@ def _check_slice(g, op):
     _need(all(st), op, "strides must be non-zero")
     _need(not o.get("ellipsis_mask") and not o.get("new_axis_mask"), op,
           "ellipsis and new-axis masks are not supported")
-    _need(len(begin) == len(end) == len(st) <= len(inp), op,
+    _need(len(begin) == len(end) == len(st) == len(inp), op,  # TFLM reads one per dimension (past a short one)
           f"begin, end and strides need one entry per input dimension (input {list(inp)[:8]})")
     _need(len(inp) <= 4, op, f"a {len(inp)}-D input: TFLite Micro slices at most 4 dimensions")
     n = 1
@@ -511,6 +566,7 @@ def _check_transpose_conv(g, op):
     _bias_ok(g, op, 3, cout)
     fq = g.tensors[op.inputs[1]].quant
     _need(fq is not None and len(fq.scale) in (1, cout), op, "weights quantisation must be per-tensor or per-channel")
+    _weight_scales_ok(g, op, 2, 1, "weights")
 
 
 def conv_groups(g: Graph, op: Operator) -> int:

@@ -367,10 +367,11 @@ class _Reader:
                 tables = self._tables(sg, _SUBGRAPH["tensors"], f"subgraph {k} tensor list", MAX_TENSORS)
                 base = len(tensors)
                 sops, handles, calls = self._operators(sg, opcodes, codes, len(tables), base, k)
-                if handles or calls:
+                sub_tensors = [self._tensor(buffers, pos, base + j) for j, pos in enumerate(tables)]
+                if handles or calls or any(t.dtype == RESOURCE for t in sub_tensors):
                     self.fail(f"subgraph {k} (run by operator {op.index}, {op.opcode}) uses resource variables; "
                               f"buildtool runs them only in the model's subgraph")
-                tensors.extend(self._tensor(buffers, pos, base + j) for j, pos in enumerate(tables))
+                tensors.extend(sub_tensors)
                 if len(tensors) > MAX_TENSORS:
                     self.fail(f"the model and its subgraphs hold more than {MAX_TENSORS} tensors")
                 io = []
@@ -395,8 +396,16 @@ class _Reader:
         """A VAR_HANDLE's shared_name: what names its variable (TFLite Micro matches a missing container
         with any, and the converter writes one container)."""
         t = self._option_table(op, i, "VarHandleOptions")
-        raw = self._string(t, tflite_options.vtable_offset("VarHandleOptions", "SharedName"), f"operator {i} name")
-        return _text(raw) if raw else ""
+        slot = tflite_options.vtable_offset("VarHandleOptions", "SharedName")
+        start, _ = self._vector(t, slot, 1, f"operator {i} name")
+        if not start:
+            return ""
+        # TFLite Micro reads the name as a C string (flatbuffers' c_str(), compared with strcmp): its bytes up
+        # to the first NUL, whatever the string's stored length says
+        end = self.buf.find(b"\0", start)
+        if end < 0:
+            self.fail(f"operator {i} (VAR_HANDLE): its shared_name has no terminating NUL byte")
+        return _text(bytes(self.buf[start:end]))
 
     def _init_values(self, subgraphs: tuple, k: int, i: int, opcodes: tuple, codes: dict, buffers: tuple) -> dict:
         """{shared_name: constant Tensor} the CALL_ONCE operator i's init subgraph k assigns, in its order;

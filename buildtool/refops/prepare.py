@@ -138,9 +138,11 @@ def fully_connected(g, op) -> FcData:
     ti, to, tw = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]], g.tensors[op.inputs[1]]
     m, s = channel_multipliers(g, op)
     lo, hi = act_range(g, op)
-    return FcData(tw.shape[1], tw.shape[0], ti.num_elements // tw.shape[1], -ti.zero_point, -tw.zero_point,
-                  to.zero_point, lo, hi, tuple(int(v) for v in np.atleast_1d(m)),
-                  tuple(int(v) for v in np.atleast_1d(s)), int(np.size(m) > 1))
+    per_channel = int(np.size(m) > 1)
+    # TFLM subtracts per-tensor weights' zero point; its per-channel kernel ignores theirs (checked against TFLM)
+    return FcData(tw.shape[1], tw.shape[0], ti.num_elements // tw.shape[1], -ti.zero_point,
+                  0 if per_channel else -tw.zero_point, to.zero_point, lo, hi, tuple(int(v) for v in np.atleast_1d(m)),
+                  tuple(int(v) for v in np.atleast_1d(s)), per_channel)
 
 
 @dataclass(frozen=True)

@@ -183,8 +183,8 @@ def _interleaved(sched: Schedule, specs: list) -> list:
         if kind == "windows" and key[1] in piped:
             s0 = seq[key[1]][0]
             out += [(("r", key[1], s - s0), size, pos[s], pos[s], kind) for s in range(f, l + 1)]
-        elif kind == "band":
-            out.append((key, size, pos[f], pos[l], kind))
+        elif kind == "band":  # a row no one reads (a pool's stride past its filter) may be written after the
+            out.append((key, size, pos[f], max(pos[f], pos[l]), kind))  # reader's last row: live when written
         else:
             span = [pos[s] for s in range(f, l + 1)]
             out.append((key, size, min(span), max(span), kind))

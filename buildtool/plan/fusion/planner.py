@@ -49,18 +49,17 @@ def plan_fused(g, *, optimize: str | None = None, max_mac_overhead: float | str 
     """
     if optimize not in (None, "ram", "macs"):
         raise UsageError(f"--optimize {optimize}: use 'ram' or 'macs'")
+    plain = "plan without --split/--optimize/--input-streamed"
     if g.variable_tensors():  # fused schedules have no persistent buffers for state (SVDF/LSTM)
         stateful = sorted({op.opcode for op in g.operators  # state read (an input) or kept (a signal op's output)
                            if any(g.tensors[i].variable for i in op.inputs + op.outputs if i >= 0)})
-        raise UsageError(f"model '{g.name}' keeps state between invocations ({', '.join(stateful)}); operator "
-                         f"splitting and fusion do not support that: plan without --split/--optimize/--input-streamed")
+        ops = ", ".join(stateful[:2]) + (f" and {len(stateful) - 2} more" if len(stateful) > 2 else "")
+        raise PlanError(f"the model keeps state between invocations ({ops}); splitting and fusion cannot: {plain}")
     if g.subgraphs:  # control flow: its subgraphs are planned layer by layer, in the operator's scratch buffer
         cf = sorted({op.opcode for op in g.operators if op.opcode in ("IF", "WHILE")})
-        raise UsageError(f"model '{g.name}' has control flow ({', '.join(cf)}); operator splitting and fusion do "
-                         f"not support it: plan without --split/--optimize/--input-streamed")
+        raise PlanError(f"the model has control flow ({', '.join(cf)}); splitting and fusion cannot: {plain}")
     if any(op.opcode == "ADD" and g.tensors[op.outputs[0]].dtype == "int32" for op in g.operators):
-        raise UsageError(f"model '{g.name}' adds int32 values (ADD); operator splitting and fusion run int8/int16 "
-                         f"only: plan without --split/--optimize/--input-streamed")
+        raise PlanError(f"the model adds int32 values (ADD); splitting and fusion run int8/int16 only: {plain}")
     if splits is not None and optimize is not None:
         raise UsageError("--split and --optimize are alternatives; give one of them")
     if splits is not None and splits != "auto":

@@ -249,7 +249,8 @@ def search_front(g, streamed: bool = False, align: int = 16, memo=None, split_on
     start = np.zeros(1, np.int64), np.zeros(1, np.int64), np.full((1, 2), -1, np.int64)
     labels = {(0, 0): start}
     x0 = main_tensor(net, 0)
-    if banding and band_input and x0 is not None and (g.tensors[x0].nbytes // g.tensors[x0].shape[1]) % align == 0:
+    if banding and band_input and x0 is not None and len(g.tensors[x0].shape) == 4 \
+            and (g.tensors[x0].nbytes // g.tensors[x0].shape[1]) % align == 0:
         # the input's row bands are laid out back to back, so it stays one contiguous tensor
         labels[(0, 1)] = start
     if pipelined and banding and not split_only:
