@@ -153,6 +153,12 @@ def model_sources(t: targets.Target, opcodes, fused: bool, kernel_root=KERNELS) 
     return needed_files(t, "", kernel_root=kernel_root, seed=kernel_names(opcodes, fused))[0]
 
 
+def _code_file(f: Path) -> bool:
+    """A file whose functions a source that includes it defines: a .c file, or a reference kernel's code
+    that other sets include (NAME_ref.h: reference/NAME.c compiles it on its own)."""
+    return f.suffix == ".c" or f.name.endswith("_ref.h")
+
+
 def needed_files(t: targets.Target, model_c: str, gen_files: tuple = (), kernel_root=KERNELS,
                  seed=()) -> tuple:
     """(sources, files): the board's kernel sources model.c (its text) needs, in kernel_sources' order,
@@ -164,7 +170,7 @@ def needed_files(t: targets.Target, model_c: str, gen_files: tuple = (), kernel_
     dirs = include_dirs(t, None, kernel_root)
     srcs = kernel_sources(t, kernel_root)
     closure = {s: include_closure(s, dirs) for s in srcs}
-    defs = {s: definitions("\n".join(_text(f) for f in closure[s] if f.suffix == ".c")) for s in srcs}
+    defs = {s: definitions("\n".join(_text(f) for f in closure[s] if _code_file(f))) for s in srcs}
     model_c = _COMMENT.sub(" ", model_c)
     refs, aliases = references(model_c), {}
     files = set()

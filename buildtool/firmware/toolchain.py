@@ -70,17 +70,18 @@ HARNESS_MAIN = FIRMWARE / "common" / "main.c"  # the built-in harness (a user's 
 WEIGHTS_S = FIRMWARE / "common" / "weights.S"  # .incbin of weights.bin (its path: weights_define)
 
 
-def source_parts(t: targets.Target, kernel_root=KERNELS) -> dict:
+def source_parts(t: targets.Target, kernel_root=KERNELS, kernels: list | None = None) -> dict:
     """The firmware's fixed sources by role: "startup" (the board's start-up and I/O code), "main"
-    (the harness), "kernels" and "weights" (weights.S); model.c is generated apart."""
+    (the harness), "kernels" (kernels: a model's, library.model_sources; None: all) and "weights"
+    (weights.S); model.c is generated apart."""
     fw = [FIRMWARE / s for s in t.firmware_sources()]
     return {"startup": [s for s in fw if s != HARNESS_MAIN], "main": HARNESS_MAIN,
-            "kernels": kernel_sources(t, kernel_root), "weights": WEIGHTS_S}
+            "kernels": kernel_sources(t, kernel_root) if kernels is None else list(kernels), "weights": WEIGHTS_S}
 
 
-def sources(t: targets.Target, gen_dir, kernel_root=KERNELS) -> list:
-    """Every C/assembler source of the firmware, in a fixed order."""
-    return ([FIRMWARE / s for s in t.firmware_sources()] + kernel_sources(t, kernel_root)
+def sources(t: targets.Target, gen_dir, kernel_root=KERNELS, kernels: list | None = None) -> list:
+    """Every C/assembler source of the firmware, in a fixed order (kernels: as source_parts')."""
+    return ([FIRMWARE / s for s in t.firmware_sources()] + source_parts(t, kernel_root, kernels)["kernels"]
             + [Path(gen_dir) / "model.c", WEIGHTS_S])
 
 
