@@ -18,7 +18,6 @@ from .. import targets
 from ..codegen.c_text import c_string
 from ..errors import BuildtoolError
 from ..fsutil import write_atomic, write_error, write_if_changed
-from ..plan import ArenaPlan
 from ..plan.flash import ext_defines, split_defines
 from ..units import exact
 
@@ -195,10 +194,11 @@ def model_object(t: targets.Target, out: Path) -> Path:
     return obj
 
 
-def link(t: targets.Target, out_dir, paths: dict, g: Graph, plan) -> dict:
+def link(t: targets.Target, out_dir, paths: dict, g: Graph, plan, kernels: list | None = None) -> dict:
     """Compile the generated sources in out_dir (paths: generate_sources') with the board's
-    start-up code and kernel library and link out_dir/firmware.elf atomically (a failed link or
-    a misplaced load segment leaves no image); return paths with "elf" (and "ld") added."""
+    start-up code and the library of `kernels` (library.model_sources; None: all) and link
+    out_dir/firmware.elf atomically (a failed link or a misplaced load segment leaves no image);
+    return paths with "elf" (and "ld") added."""
     out = Path(out_dir)
     elf = out / "firmware.elf"
     ld = None
@@ -206,8 +206,6 @@ def link(t: targets.Target, out_dir, paths: dict, g: Graph, plan) -> dict:
         ld = out / "board.ld"
         write_if_changed(ld, t.linker_script())
     tmp = Path(str(elf) + ".tmp")
-    from .library import model_opcodes, model_sources  # library reads the kernels' folders through this module
-    kernels = model_sources(t, model_opcodes(g), not isinstance(plan, ArenaPlan))
     cmd = _link_command(t, out, paths["weights"], weights_split_defines(t, paths["weights"]), ld, tmp, kernels)
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
