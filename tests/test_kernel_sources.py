@@ -130,3 +130,34 @@ def test_every_c_file_of_an_export_compiles_alone_and_links(tmp_path, board):
     names = {p.relative_to(tmp_path).as_posix() for p in srcs}
     assert not any(n.startswith("kernels/reference/") and n[18:-2] in ("depthwise", "add", "fused", "pooling", "mul")
                    and board != "host" and f"kernels/{t.kernel_search()[0]}/{n[18:]}" in names for n in names)
+
+
+def test_model_c_is_compiled_once_for_the_trial_links_and_the_link(tmp_path, monkeypatch):
+    """The code step's trial links (toolchain.code_bytes) and the link share one compiled model.c
+    (toolchain.model_object, cached by content): the compiler sees model.c once (issue 54 item 5)."""
+    from buildtool.firmware import toolchain
+    from buildtool.zoo.builder import GraphBuilder
+
+    monkeypatch.setenv("BUILDTOOL_CACHE", str(tmp_path / "cache"))
+    b = GraphBuilder("fc-once", seed=5)
+    m = pipeline.read_model(b.finish([b.fully_connected(b.input((1, 16)), 4)]))
+    plan = pipeline.plan_memory(m.graph, PlanOptions())
+    t = targets.get("cortex-m4")
+    out = tmp_path / "out"
+    paths = pipeline.generate(m, plan, "cortex-m4", out)
+    seen, real = [], subprocess.run
+
+    def run(cmd, *a, **k):
+        seen.append(cmd)
+        return real(cmd, *a, **k)
+
+    monkeypatch.setattr(toolchain.subprocess, "run", run)
+    kernels = library.model_sources(t, library.model_opcodes(m.graph), False)
+    sizes = {toolchain.code_bytes(t, paths["model_c"].read_text(), paths["model_h"].read_text(), kernels)
+             for _ in range(2)}
+    toolchain.link(t, out, paths, m.graph, plan, kernels)
+    model_c = [c for c in seen if any(str(a).endswith("model.c") for a in c)]
+    assert len(model_c) == 1 and "-c" in model_c[0]
+    assert len(sizes) == 1 and (out / "firmware.elf").exists()
+    kernel_cc = [c for c in seen if "-c" in c and "/kernels/" in str(c[c.index("-c") + 1])]
+    assert sorted(Path(c[c.index("-c") + 1]).name for c in kernel_cc) == sorted(p.name for p in kernels)

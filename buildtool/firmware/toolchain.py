@@ -233,7 +233,7 @@ def code_bytes(t: targets.Target, model_c: str, model_h: str, kernels: list | No
         (out / "board.ld").write_text(big.linker_script())
         ext = t.external_regions()[:1]  # an empty external part: bt_weights_ext, when model.c reads it
         cmd = _link_command(t, out, out / "weights.bin", ext_defines(ext[0], 0) if ext else [],
-                            out / "board.ld" if t.linker_template else None, out / "size.elf")
+                            out / "board.ld" if t.linker_template else None, out / "size.elf", kernels)
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             err = r.stderr.strip().splitlines()
