@@ -161,3 +161,26 @@ def test_model_c_is_compiled_once_for_the_trial_links_and_the_link(tmp_path, mon
     assert len(sizes) == 1 and (out / "firmware.elf").exists()
     kernel_cc = [c for c in seen if "-c" in c and "/kernels/" in str(c[c.index("-c") + 1])]
     assert sorted(Path(c[c.index("-c") + 1]).name for c in kernel_cc) == sorted(p.name for p in kernels)
+
+
+def test_only_layers_with_a_share_of_the_macs_get_their_own_instance():
+    """A chain of equal convolutions past INSTANCE_SHARE layers calls the shared variant everywhere (its
+    model.c a tenth of the instanced one's length); tiny keeps an instance per convolution."""
+    from buildtool.codegen import kernel_variants
+    from buildtool.zoo.synthetic import conv_chain
+
+    def code(g):
+        m = pipeline.read_model(g)
+        return pipeline.code(m, pipeline.plan_memory(m.graph, PlanOptions()), "cortex-m4")["model.c"]
+
+    n = kernel_variants.INSTANCE_SHARE + 2
+    chain = conv_chain(n, channels=8, size=8)
+    assert kernel_variants.instanced(chain) == frozenset()
+    few_g = conv_chain(kernel_variants.INSTANCE_SHARE // 2, channels=8, size=8)
+    assert kernel_variants.instanced(few_g) == frozenset(o.index for o in few_g.operators[1:])  # not the 3-channel stem
+    assert code(few_g).count("_conv(const int8_t *in, int8_t *out)") >= kernel_variants.INSTANCE_SHARE // 2 - 1
+    assert code(chain).count("_conv(const int8_t *in, int8_t *out)") == 0
+    tiny = pipeline.read_model("tiny").graph
+    convs = [o.index for o in tiny.operators if o.opcode == "CONV_2D"]
+    assert kernel_variants.instanced(tiny) == frozenset(convs)
+    assert code(tiny).count("_conv(const int8_t *in, int8_t *out)") == len(convs)
