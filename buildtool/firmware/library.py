@@ -100,7 +100,7 @@ OP_KERNELS = {
     "FULLY_CONNECTED": ("fully_connected",) + _S16, "TRANSPOSE_CONV": ("transpose_conv",) + _S16,
     "ADD": ("add", "int32_ops"), "SUB": ("add", "int32_ops"), "MUL": ("mul", "int32_ops"), "DIV": ("div",),
     "ADD_N": ("add_n",), "ZEROS_LIKE": ("add_n",), "SQUARED_DIFFERENCE": ("squared_difference",),
-    "CONCATENATION": ("concat",), "PACK": ("concat",), "READ_VARIABLE": ("concat",), "ASSIGN_VARIABLE": ("concat",),
+    "CONCATENATION": ("concat", "pad"), "PACK": ("concat",), "READ_VARIABLE": ("concat",), "ASSIGN_VARIABLE": ("concat",),
     "AVERAGE_POOL_2D": ("pooling",), "MAX_POOL_2D": ("pooling",), "MEAN": ("mean",), "SUM": ("mean",),
     "REDUCE_MAX": ("reduce",), "REDUCE_MIN": ("reduce",), "PAD": ("pad",), "PADV2": ("pad",),
     "MIRROR_PAD": ("index_ops",), "RESHAPE": (), "SQUEEZE": (), "EXPAND_DIMS": (),
