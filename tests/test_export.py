@@ -485,7 +485,7 @@ def test_kernel_selection_knows_every_kernel_function(board):
     dirs = include_dirs(t, None)
     for s in kernel_sources(t):
         n, p = library.definitions("\n".join(library._text(f) for f in library.include_closure(s, dirs)
-                                             if f.suffix == ".c"))
+                                             if library._code_file(f)))
         names |= n
         prefixes |= p
     missing = {d for d in declared - names - {"bt_read_input_rows"}

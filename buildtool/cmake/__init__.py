@@ -23,10 +23,11 @@ from ..codegen.c_text import c_string
 from ..errors import BuildtoolError, ModelError, PlanError, UsageError
 from ..firmware import runner
 from ..firmware.fits import may_fuse
+from ..firmware.library import model_opcodes, model_sources
 from ..firmware.toolchain import FIRMWARE, check_segments, cpu_flags, source_parts
 from ..fsutil import write_if_changed
 from ..steps.code import measures_code
-from ..steps.models import locate
+from ..steps.models import locate, read_model
 
 CMAKE_DIR = Path(__file__).resolve().parent
 
@@ -67,7 +68,10 @@ def configure(board: str, model: str, zoo: str, opts: list, ram_limit: str, out:
     o = Path(out).resolve()
     gen_steps.run_step(argparse.Namespace(step="board", board=board, output=str(o), depfile=str(o / "board.d")))
     info = json.loads((o / "board.json").read_text())
-    parts = source_parts(t)
+    # the kernel sources its operators call, fixed at configure time: a weight edit reruns no configure (a model
+    # edit that adds a kind of operator needs `cmake` again: docs/code-size.md)
+    g = read_model(model or zoo).graph
+    parts = source_parts(t, kernels=model_sources(t, model_opcodes(g), may_fuse(options, t)))
     ldflags = [f for f in info["ldflags"] if not f.startswith("-l")]
     lines = [("BT_BOARD", board), ("BT_CC", info["cc"]), ("BT_NATIVE", "ON" if t.port.native else "OFF"),
              ("BT_CFLAGS", info["cflags"]), ("BT_INCLUDES", info["include_dirs"][1:]),

@@ -158,6 +158,12 @@ class Emitter:
         return dict(fields, multipliers=[p.multipliers[r] for r in keep], shifts=[p.shifts[r] for r in keep],
                     bias_bound=top)
 
+    def instanced(self) -> frozenset:
+        """The layers model.c gives an instance of their own (kernel_variants.instanced), once per model."""
+        if getattr(self, "_instanced", None) is None:
+            self._instanced = kernel_variants.instanced(self.g)
+        return self._instanced
+
     def instance(self, n: str, variant: str, h: int) -> str:
         """Declare {n}_conv, the layer's own instance of `variant`'s loops (the set's macro on its constant
         parameters, kernel_variants.INSTANCES; its own stack frame); returns its name."""

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 
 from .. import targets
 from ..errors import BuildtoolError
+from ..model.ops import conv_macs
 
 BT_COL_MAX = 640  # cortex-m/im2col.h: largest patch of the patch-matrix path
 BT_FC_COL_MAX = 2 * BT_COL_MAX  # cortex-m/fully_connected.c: largest widened input row
@@ -210,3 +211,18 @@ def mode(name: str):
 def instances() -> bool:
     """model.c instantiates the INSTANCES variants' loops per layer."""
     return _mode == "instances"
+
+
+# A layer's own instance costs 2-8 KB of code and seconds of compile time each (issue 50: a 500-layer
+# model's instances were 3.5 MB of code and most of its build time) for a gain that grows with its MACs:
+# model.c instantiates only the layers carrying at least 1/INSTANCE_SHARE of the model's convolution MACs
+# (at most INSTANCE_SHARE instances), the others call the shared variant. Every instanced layer of tiny,
+# the MLPerf vww, ResNet-8 and kws, mbv2-w0.35 and mcunet-vww1 carries at least 1/117 (their code as before).
+INSTANCE_SHARE = 128
+
+
+def instanced(g) -> frozenset:
+    """The CONV_2D operators (their indices) of graph g worth an instance of their own (INSTANCE_SHARE)."""
+    macs = {o.index: conv_macs(g, o) for o in g.operators if o.opcode == "CONV_2D"}
+    total = sum(macs.values())
+    return frozenset(i for i, m in macs.items() if m * INSTANCE_SHARE >= total)

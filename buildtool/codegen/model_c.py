@@ -78,7 +78,7 @@ def conv_2d(e, op) -> None:
     spread = f"\n  {_spread_rows(e, op, rows)}" if rows else ""
     if rows and rows.live == 0:
         e.call(op, spread.strip())
-    elif fn in kernel_variants.INSTANCES and kernel_variants.instances():
+    elif fn in kernel_variants.INSTANCES and kernel_variants.instances() and op.index in e.instanced():
         e.call(op, f"{e.instance(n, fn, h)}({e.act(op.inputs[0])}, {e.act(op.outputs[0])});{spread}")
     else:
         e.call(op, f"{fn}(&{n}_p, {e.act(op.inputs[0])}, 0, {e.act(op.outputs[0])}, 0, {h});{spread}")

@@ -70,17 +70,18 @@ HARNESS_MAIN = FIRMWARE / "common" / "main.c"  # the built-in harness (a user's 
 WEIGHTS_S = FIRMWARE / "common" / "weights.S"  # .incbin of weights.bin (its path: weights_define)
 
 
-def source_parts(t: targets.Target, kernel_root=KERNELS) -> dict:
+def source_parts(t: targets.Target, kernel_root=KERNELS, kernels: list | None = None) -> dict:
     """The firmware's fixed sources by role: "startup" (the board's start-up and I/O code), "main"
-    (the harness), "kernels" and "weights" (weights.S); model.c is generated apart."""
+    (the harness), "kernels" (kernels: a model's, library.model_sources; None: all) and "weights"
+    (weights.S); model.c is generated apart."""
     fw = [FIRMWARE / s for s in t.firmware_sources()]
     return {"startup": [s for s in fw if s != HARNESS_MAIN], "main": HARNESS_MAIN,
-            "kernels": kernel_sources(t, kernel_root), "weights": WEIGHTS_S}
+            "kernels": kernel_sources(t, kernel_root) if kernels is None else list(kernels), "weights": WEIGHTS_S}
 
 
-def sources(t: targets.Target, gen_dir, kernel_root=KERNELS) -> list:
-    """Every C/assembler source of the firmware, in a fixed order."""
-    return ([FIRMWARE / s for s in t.firmware_sources()] + kernel_sources(t, kernel_root)
+def sources(t: targets.Target, gen_dir, kernel_root=KERNELS, kernels: list | None = None) -> list:
+    """Every C/assembler source of the firmware, in a fixed order (kernels: as source_parts')."""
+    return ([FIRMWARE / s for s in t.firmware_sources()] + source_parts(t, kernel_root, kernels)["kernels"]
             + [Path(gen_dir) / "model.c", WEIGHTS_S])
 
 
@@ -124,17 +125,18 @@ def _cache_root() -> Path:
     return Path(base) / "kernels"
 
 
-def kernel_library(t: targets.Target, kernel_root=KERNELS) -> Path:
-    """The board's kernels compiled once into a static library, cached by content.
+def kernel_library(t: targets.Target, kernel_root=KERNELS, srcs: list | None = None) -> Path:
+    """The board's kernels (srcs: those of them a model compiles, library.model_sources; None: all)
+    compiled once into a static library, cached by content.
 
-    The key covers the compiler, the flags and every kernel source and header (the .c files of
-    the set folders too: a set's file may include the reference's), so any change gives a new
-    library; the link then only adds what the model calls.
+    The key covers the compiler, the flags, the sources and every kernel header (the .c files of
+    the set folders too), so any change gives a new library; the link then only adds what the model
+    calls, so a library of more sources links the same image.
     """
     kernel_root = Path(kernel_root)
-    srcs = kernel_sources(t, kernel_root)
+    srcs = kernel_sources(t, kernel_root) if srcs is None else list(srcs)
     flags = compile_flags(t, None, kernel_root)
-    h = hashlib.sha256(repr((t.cc, flags)).encode())
+    h = hashlib.sha256(repr((t.cc, flags, [str(f) for f in srcs])).encode())
     for f in srcs + sorted(p for d in include_dirs(t, None, kernel_root) for p in d.glob("*.[ch]")):
         h.update(str(f).encode() + b"\0" + f.read_bytes())
     lib = _cache_root() / f"{t.name}-{h.hexdigest()[:16]}" / "libbt_kernels.a"
@@ -160,18 +162,53 @@ def kernel_library(t: targets.Target, kernel_root=KERNELS) -> Path:
     return lib
 
 
-def _link_command(t: targets.Target, out: Path, weights, defines: list, ld, elf: Path) -> list:
-    """The compile-and-link command of the firmware in out (its model.c) with the board's start-up code and
-    cached kernel library, weights.S assembled from `weights` with `defines` (its split), into elf."""
-    own = [s for s in sources(t, out) if s.parent.parent != KERNELS]
+def _link_command(t: targets.Target, out: Path, weights, defines: list, ld, elf: Path, kernels: list) -> list:
+    """The link command of the firmware in out (model.o: model_object) with the board's start-up code and
+    the cached library of `kernels`, weights.S assembled from `weights` with `defines` (its split), into elf."""
+    own = [s for s in sources(t, out) if s.parent.parent != KERNELS and s.name != "model.c"]
     return ([t.cc] + compile_flags(t, out) + [weights_define(weights)] + list(defines) + [str(s) for s in own]
-            + [str(kernel_library(t))] + link_flags(t, ld) + ["-o", str(elf)])
+            + [str(model_object(t, out))] + [str(kernel_library(t, KERNELS, kernels))] + link_flags(t, ld)
+            + ["-o", str(elf)])
 
 
-def link(t: targets.Target, out_dir, paths: dict, g: Graph, plan) -> dict:
+def model_object(t: targets.Target, out: Path) -> Path:
+    """out/model.c compiled once (cached by content: its text, model.h's, the flags and the kernel
+    headers), so the code step's trial links (code_bytes) and the link compile the same model.c once.
+    Compiled in its cache folder (a copy of model.c and model.h), so the object does not depend on
+    which folder asked for it."""
+    out = Path(out)
+    flags = compile_flags(t, None)
+    h = hashlib.sha256(repr((t.cc, flags)).encode())
+    for f in [out / "model.c", out / "model.h"] + sorted(p for d in include_dirs(t, None) + [FIRMWARE / "common"]
+                                                         for p in Path(d).glob("*.h")):
+        h.update(str(f.name if f.parent == out else f).encode() + b"\0" + f.read_bytes())
+    d = _cache_root().parent / "models" / f"{t.name}-{h.hexdigest()[:20]}"
+    obj = d / "model.o"
+    if obj.exists():
+        return obj
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+        for name in ("model.c", "model.h"):
+            write_if_changed(d / name, (out / name).read_text())
+    except OSError as e:
+        raise write_error(d, e, "create the model object cache") from None
+    tmp = d / f"model.o.{os.getpid()}.tmp"
+    cmd = [t.cc] + compile_flags(t, d) + ["-c", str(d / "model.c"), "-o", str(tmp)]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        tmp.unlink(missing_ok=True)
+        err = r.stderr.strip().splitlines()
+        raise FirmwareError(f"compiling {out / 'model.c'} for {t.name} failed: {err[-1] if err else r.returncode} "
+                            f"(full command: {' '.join(cmd)})")
+    os.replace(tmp, obj)
+    return obj
+
+
+def link(t: targets.Target, out_dir, paths: dict, g: Graph, plan, kernels: list | None = None) -> dict:
     """Compile the generated sources in out_dir (paths: generate_sources') with the board's
-    start-up code and kernel library and link out_dir/firmware.elf atomically (a failed link or
-    a misplaced load segment leaves no image); return paths with "elf" (and "ld") added."""
+    start-up code and the library of `kernels` (library.model_sources; None: all) and link
+    out_dir/firmware.elf atomically (a failed link or a misplaced load segment leaves no image);
+    return paths with "elf" (and "ld") added."""
     out = Path(out_dir)
     elf = out / "firmware.elf"
     ld = None
@@ -179,7 +216,7 @@ def link(t: targets.Target, out_dir, paths: dict, g: Graph, plan) -> dict:
         ld = out / "board.ld"
         write_if_changed(ld, t.linker_script())
     tmp = Path(str(elf) + ".tmp")
-    cmd = _link_command(t, out, paths["weights"], weights_split_defines(t, paths["weights"]), ld, tmp)
+    cmd = _link_command(t, out, paths["weights"], weights_split_defines(t, paths["weights"]), ld, tmp, kernels)
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         raise _link_error(g, plan, t, elf, r, cmd)
@@ -190,11 +227,13 @@ def link(t: targets.Target, out_dir, paths: dict, g: Graph, plan) -> dict:
     return paths
 
 
-def code_bytes(t: targets.Target, model_c: str, model_h: str) -> int:
+def code_bytes(t: targets.Target, model_c: str, model_h: str, kernels: list | None = None) -> int:
     """The flash bytes everything but the weights takes in the region holding the code (code, constants,
     .ARM.exidx, the initial values of .data, the alignment before the weights), measured by a trial link
     of model.c with the board's start-up code and kernel library: the flash and RAM made large enough
-    for anything, the weights image empty. steps/code.py places the weights with it (regions.place)."""
+    for anything, the weights image empty. steps/code.py places the weights with it (regions.place).
+    kernels: the kernel sources to link (None: all; the image is the same, the archive gives only what
+    model.c calls)."""
     big = dataclasses.replace(t, flash_bytes=t.flash_bytes + (64 << 20), ram_bytes=t.ram_bytes + (64 << 20))
     with tempfile.TemporaryDirectory(prefix="bt-code-size-") as tmp:
         out = Path(tmp)
@@ -204,7 +243,7 @@ def code_bytes(t: targets.Target, model_c: str, model_h: str) -> int:
         (out / "board.ld").write_text(big.linker_script())
         ext = t.external_regions()[:1]  # an empty external part: bt_weights_ext, when model.c reads it
         cmd = _link_command(t, out, out / "weights.bin", ext_defines(ext[0], 0) if ext else [],
-                            out / "board.ld" if t.linker_template else None, out / "size.elf")
+                            out / "board.ld" if t.linker_template else None, out / "size.elf", kernels)
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             err = r.stderr.strip().splitlines()
@@ -354,5 +393,6 @@ def check_segments(t: targets.Target, elf) -> None:
 
 
 __all__ = ["FirmwareError", "code_bytes", "kernel_sources", "include_dirs", "compile_flags", "sources",
-           "weights_define", "link_flags", "cpu_flags", "kernel_library", "link", "images", "load_segments",
+           "weights_define", "link_flags", "cpu_flags", "kernel_library", "model_object", "link", "images",
+           "load_segments",
            "check_segments", "KERNELS", "FIRMWARE", "PACKAGE"]

@@ -23,8 +23,10 @@ from .. import targets
 from ..firmware.runner import run
 from ..firmware.fits import check_fits, fitting_plan
 from ..firmware.toolchain import check_tools
+from ..firmware.library import model_opcodes, model_sources
 from ..firmware.toolchain import link as link_firmware
 from ..fsutil import make_dirs
+from ..plan import ArenaPlan
 from ..options import PlanOptions
 from ..steps import code as code_step
 from ..steps import flash as flash_step
@@ -72,7 +74,8 @@ def board(name: str, kernels: tuple | None = None, stack_bytes: int | None = Non
 def link(model: Model, plan, target, out_dir, paths: dict) -> dict:
     """Compile the generated sources with the board's toolchain and link firmware.elf (atomically);
     paths plus "elf" (and "ld")."""
-    return link_firmware(target, Path(out_dir), paths, model.graph, plan)
+    kernels = model_sources(target, model_opcodes(model.graph), not isinstance(plan, ArenaPlan))
+    return link_firmware(target, Path(out_dir), paths, model.graph, plan, kernels)
 
 
 def build(spec, board_name: str, out_dir, options: PlanOptions | None = None, plan=None,

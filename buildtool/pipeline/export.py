@@ -20,11 +20,12 @@ from pathlib import Path
 from .. import targets
 from ..codegen import library as text
 from ..errors import InternalError, UsageError, did_you_mean
-from ..firmware.library import needed_files
 from ..firmware import toolchain
+from ..firmware.library import kernel_names, model_opcodes, needed_files
 from ..firmware.toolchain import KERNELS, include_dirs
 from ..fsutil import make_dirs, write_error
 from ..options import PlanOptions
+from ..plan import ArenaPlan
 from ..plan.flash import split_defines
 from ..steps import code as code_step
 from ..steps import flash as flash_step
@@ -77,7 +78,7 @@ def library(model: Model, plan, board: str) -> dict:
     files = {"model.c": model_c, "model.h": text.model_h(code["model.h"], int(m.group(1)), len(weights), cpu_flags),
              "model_weights.c": text.weights_c(g.name, weights)}
 
-    srcs, kernel_files = needed_files(t, model_c)
+    srcs, kernel_files = needed_files(t, model_c, seed=kernel_names(model_opcodes(g), not isinstance(plan, ArenaPlan)))
     if any(f.name == "bt_fused.h" for f in kernel_files):
         files["model_platform.c"] = text.platform_c()
     for f in kernel_files:

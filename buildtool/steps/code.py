@@ -16,6 +16,8 @@ from ..codegen.emit import emit_c
 from ..firmware.op_cost import region_macs
 from ..plan import first_bytes
 from ..firmware import toolchain
+from ..firmware.library import model_opcodes, model_sources
+from ..plan import ArenaPlan
 from ..plan.flash import padded_bytes
 from ..plan.regions import image_groups, place_arena
 from . import Outputs
@@ -61,13 +63,14 @@ def _placed_code(plan, g, board: str, t: targets.Target, names: dict) -> tuple:
     model_c, model_h = emit_c(plan, g, board, t.weights_align, **names)
     if not _needs_measuring(t, g, model_c):
         return model_c, model_h, None
-    code, groups = toolchain.code_bytes(t, model_c, model_h), image_groups(g, plan, t)
+    kernels = model_sources(t, model_opcodes(g), not isinstance(plan, ArenaPlan))  # what the link compiles
+    code, groups = toolchain.code_bytes(t, model_c, model_h, kernels), image_groups(g, plan, t)
     for _ in range(4):
         placed = image_groups(g, plan, t, code_bytes=code)
         if placed == groups:  # the code the placement gives is the code measured (model.c reads the groups)
             return model_c, model_h, code
         model_c, model_h = emit_c(plan, g, board, t.weights_align, code_bytes=code, **names)
-        groups, again = placed, toolchain.code_bytes(t, model_c, model_h)
+        groups, again = placed, toolchain.code_bytes(t, model_c, model_h, kernels)
         if again <= code:
             return model_c, model_h, code
         code = again

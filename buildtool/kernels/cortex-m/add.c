@@ -24,7 +24,7 @@
 #define AD_SAT8(v) bt_ssat8(v)
 #define BT_ADD_S8_DENSE
 #define bt_add_s8 bt_dense_add_s8
-#include "../reference/add.c"
+#include "../reference/add_ref.h"
 #undef bt_add_s8
 
 void bt_add_s8(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out);

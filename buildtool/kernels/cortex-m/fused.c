@@ -1608,7 +1608,7 @@ typedef struct {
 #define FX_PULLED_CHW
 #define FX_ROW_RUNS 1
 #define FX_COL_CALLS 2
-#include "../reference/fused.c"
+#include "../reference/fused_ref.h"
 
 /* fx_chw on a one-channel window that starts at the tile's box (nothing cached in it), g channels at a time:
    the set's one-channel conv paths (two channels a pass where conv1_pair_d takes them) write channels ch..

@@ -11,7 +11,7 @@
 #include "dsp.h"
 
 #define bt_avg_pool_s8 bt_ref_avg_pool_s8
-#include "../reference/pooling.c"
+#include "../reference/pooling_ref.h"
 #undef bt_avg_pool_s8
 
 /* TFLM's rounded average of a window sum s over n taps, clamped: m = ceil(2^32 / n) for n >= 2. */

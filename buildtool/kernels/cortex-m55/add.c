@@ -14,7 +14,7 @@
 #define BT_ADD_S8_DENSE
 #define bt_add_s8 bt_dense_add_s8
 #define bt_sub_s8 bt_dense_sub_s8
-#include "../reference/add.c"
+#include "../reference/add_ref.h"
 #undef bt_add_s8
 #undef bt_sub_s8
 

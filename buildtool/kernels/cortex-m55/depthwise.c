@@ -19,7 +19,7 @@
 
 #define bt_depthwise_s8 bt_ref_depthwise_generic_s8
 #define bt_depthwise_s8_inplace bt_ref_depthwise_inplace_s8
-#include "../reference/depthwise.c"
+#include "../reference/depthwise_ref.h"
 #undef bt_depthwise_s8
 #undef bt_depthwise_s8_inplace
 

@@ -517,7 +517,7 @@ static int dw1(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0, c
 #define FX_DW1_CHAN m_dw1
 
 #define FX_SET_PATHS
-#include "../reference/fused.c"
+#include "../reference/fused_ref.h"
 
 #define fx_k_box fx_k_box_one   /* fx_hooks.h's: the one-channel paths */
 #include "../reference/fx_hooks.h"

@@ -9,7 +9,7 @@
 #include "mve.h"
 
 #define bt_mul_s8 bt_ref_mul_s8
-#include "../reference/mul.c"
+#include "../reference/mul_ref.h"
 #undef bt_mul_s8
 
 /* 1 when the three operands are one dense tensor of q->dims (no broadcast, no stride gaps). */

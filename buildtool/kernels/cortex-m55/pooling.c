@@ -14,7 +14,7 @@
 
 #define bt_avg_pool_s8 bt_ref_avg_pool_s8
 #define bt_max_pool_s8 bt_ref_max_pool_s8
-#include "../reference/pooling.c"
+#include "../reference/pooling_ref.h"
 #undef bt_avg_pool_s8
 #undef bt_max_pool_s8
 

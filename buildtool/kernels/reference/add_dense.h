@@ -1,5 +1,5 @@
 /* add_dense.h -- int8 ADD and SUB for the optimised sets (cortex-m, riscv, host: their add.c defines
- * BT_ADD_S8_DENSE and includes reference/add.c, which then takes bt_add_s8 / bt_sub_s8 from here).
+ * BT_ADD_S8_DENSE and includes reference/add_ref.h, which then takes bt_add_s8 / bt_sub_s8 from here).
  *
  * The same arithmetic as the reference (add.c's add_one), with each of the three requantisations
  * chosen once per call instead of run generically per element:

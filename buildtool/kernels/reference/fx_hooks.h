@@ -1,6 +1,6 @@
 /* fx_hooks.h -- the reference tile runtime's two hooks (fused.c: FX_SET_PATHS) for a kernel set with
    its own one-channel conv (conv1_prep / conv1_rows over state FX_CONV1) and depthwise (dw1) paths:
-   included by that set's fused.c after ../reference/fused.c (cortex-m and riscv share it). */
+   included by that set's fused.c after ../reference/fused_ref.h (cortex-m and riscv share it). */
 #ifndef FX_CONV1
 #error "define FX_CONV1 (the set's one-channel conv state type) before including fx_hooks.h"
 #endif

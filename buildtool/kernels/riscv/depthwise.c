@@ -18,7 +18,7 @@
 #ifndef BT_RVV
 #define bt_depthwise_s8_inplace bt_ref_depthwise_inplace_s8
 #endif
-#include "../reference/depthwise.c"
+#include "../reference/depthwise_ref.h"
 #undef bt_depthwise_s8
 #undef bt_depthwise_s8_inplace
 

@@ -10,7 +10,7 @@
 #include "vpu.h"
 
 #define bt_depthwise_s8 bt_ref_depthwise_generic_s8
-#include "../reference/depthwise.c"
+#include "../reference/depthwise_ref.h"
 #undef bt_depthwise_s8
 
 #define MAX_TAPS 25

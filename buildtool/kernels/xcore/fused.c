@@ -116,6 +116,6 @@ static int dw1(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0, c
 }
 
 #define FX_SET_PATHS
-#include "../reference/fused.c"
+#include "../reference/fused_ref.h"
 
 #include "../reference/fx_hooks.h"

@@ -80,6 +80,7 @@ from buildtool import pipeline, steps, targets
 from buildtool.errors import BuildtoolError, ModelError, PlanError, UsageError, internal
 from buildtool.firmware import runner, toolchain
 from buildtool.firmware.fits import check_fits, may_fuse
+from buildtool.firmware.library import model_opcodes, model_sources
 from buildtool.fsutil import make_dirs, write_if_changed
 from buildtool.imports import closure_files
 from buildtool.model.inputs import load_inputs, output_file_bytes
@@ -377,6 +378,17 @@ class BtModel:
         return self.env.BtText(target, self.env.Value(json.dumps(db, indent=1) + "\n"))
 
 
+def _configure_graph(model: str, out: str):
+    """The model's graph at configure time, for the kernel sources its operators call: the file itself,
+    or for a zoo name the model.tflite a previous build made (when its seal still holds), else the zoo's."""
+    made = os.path.join(out, "model.tflite")
+    if pipeline.is_model_file(model):
+        return pipeline.read_model(model).graph
+    if os.path.exists(made) and not steps.unsealed(made):
+        return pipeline.read_model(made).graph
+    return pipeline.read_model(model).graph
+
+
 def bt_model(env, board: str, model: str, out: str = "", kernels: str = "", plan_options: dict | None = None,
              kernel_root: str = "", verbose: bool = False, harness: bool = False, library: bool = False) -> BtModel:
     """Declare a model's build for the user's own application: returns a BtModel (objects, env,
@@ -448,7 +460,8 @@ def bt_model(env, board: str, model: str, out: str = "", kernels: str = "", plan
     if not verbose:  # one short line a step; VERBOSE=1 prints the full commands
         cenv.Replace(CCCOMSTR="CC $SOURCE", ASPPCOMSTR="AS $SOURCE", LINKCOMSTR="LD $TARGET")
     objs, db = [], []
-    for src in toolchain.sources(t, o, kroot):
+    used = model_sources(t, model_opcodes(_configure_graph(model, o)), fused, kroot)  # the kernels the model calls
+    for src in toolchain.sources(t, o, kroot, used):
         src = Path(_command_path(src, "source file"))
         if src == toolchain.HARNESS_MAIN and not harness:
             continue  # the user's application brings its own bt_main

@@ -1,0 +1,104 @@
+"""Our code against CMSIS-NN's kernels for the same layers (issue 50 item 2).
+
+    python3 benchmarks/code_size.py                       # cortex-m4, cortex-m55, riscv32
+    python3 benchmarks/code_size.py --boards cortex-m4
+
+Per model and board: "ours" is the firmware's code as the build's RAM/flash line counts it (flash
+without the weights: code, constants, .data's initial values; toolchain.code_bytes, a trial link of the
+generated model.c with the board's start-up code and the kernels the model's operators call, at the
+board's own flags: -O2); "CMSIS-NN" is the code of the CMSIS-NN functions TFLite Micro calls for the
+model's layer classes (CMSIS_CALLS), every integer source of ../shared/peers/cmsis-nn compiled here with
+the board's CPU flags at -Os -ffunction-sections and linked with --gc-sections keeping only those
+functions (newlib's memcpy/memset and libgcc as needed): .text + .rodata + .data of the link. CMSIS-NN is
+compiled from ../shared, never copied into the project. Operators without a CMSIS-NN kernel (MEAN,
+RESHAPE, QUANTIZE ...) are listed: their code is ours alone. Without ../shared it says so and exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from buildtool import pipeline, targets  # noqa: E402
+from buildtool.firmware import toolchain  # noqa: E402
+from buildtool.firmware.library import model_opcodes, model_sources  # noqa: E402
+from buildtool.options import PlanOptions  # noqa: E402
+from buildtool.units import kib  # noqa: E402
+
+SHARED = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared"))
+CMSIS = SHARED / "peers" / "cmsis-nn"
+MLPERF = SHARED / "models" / "mlperf-tiny"
+MODELS = {"vww": MLPERF / "vww_96_int8.tflite", "ResNet-8": MLPERF / "pretrainedResnet_quant.tflite",
+          "kws": MLPERF / "kws_ref_model.tflite", "ad01": MLPERF / "ad01_int8.tflite", "tiny": "tiny"}
+# operator -> the CMSIS-NN entry points TFLite Micro's CMSIS-NN kernels call for it (int8)
+CMSIS_CALLS = {"CONV_2D": ("arm_convolve_wrapper_s8",), "DEPTHWISE_CONV_2D": ("arm_depthwise_conv_wrapper_s8",),
+               "FULLY_CONNECTED": ("arm_fully_connected_s8",), "SOFTMAX": ("arm_softmax_s8",),
+               "AVERAGE_POOL_2D": ("arm_avgpool_s8",), "MAX_POOL_2D": ("arm_max_pool_s8",),
+               "ADD": ("arm_elementwise_add_s8",), "MUL": ("arm_elementwise_mul_s8",)}
+
+
+def cmsis_code(t: targets.Target, calls: list, work: Path) -> int | None:
+    """Bytes of CMSIS-NN's functions `calls` linked alone for board t's CPU at -Os (None: does not build)."""
+    if not calls:
+        return 0
+    flags = [f for f in t.cflags if f.startswith("-m")] + ["-Os", "-ffunction-sections", "-fdata-sections",
+                                                            "-std=gnu11", f"-I{CMSIS / 'Include'}"]
+    srcs = sorted(f for f in (CMSIS / "Source").rglob("*.c") if not any(k in f.name for k in ("f16", "f32", "flt")))
+    elf = work / f"cmsis-{t.name}-{len(calls)}.elf"
+    cmd = ([t.cc] + flags + [str(s) for s in srcs] + ["-nostartfiles", "-Wl,--gc-sections", "-Wl,-e,0"]
+           + [f"-Wl,-u,{c}" for c in calls] + ["-lc", "-lgcc", "-o", str(elf)])
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        return None
+    return _size(t, elf)
+
+
+def _size(t: targets.Target, elf: Path) -> int:
+    r = subprocess.run([t.binutil("size"), "-A", str(elf)], capture_output=True, text=True, check=True)
+    keep = (".text", ".rodata", ".data", ".ARM.exidx", ".srodata", ".sdata")
+    return sum(int(line.split()[1]) for line in r.stdout.splitlines()
+               if line.split()[:1] and line.split()[0].startswith(keep))
+
+
+def ours(t: targets.Target, spec) -> tuple:
+    """(code bytes as the build counts them, the model's operator codes)."""
+    m = pipeline.read_model(str(spec))
+    plan = pipeline.plan_memory(m.graph, PlanOptions())
+    files = pipeline.code(m, plan, t.name)
+    ops = model_opcodes(m.graph)
+    return toolchain.code_bytes(t, files["model.c"], files["model.h"], model_sources(t, ops, False)), ops
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--boards", default="cortex-m4,cortex-m55,riscv32")
+    a = ap.parse_args(argv)
+    if not CMSIS.is_dir() or not MLPERF.is_dir():
+        print(f"code_size: {CMSIS} or {MLPERF} not found; nothing to compare")
+        return 0
+    os.environ.setdefault("BUILDTOOL_NO_DAEMON", "1")
+    print("| board | model | ours | CMSIS-NN kernels (-Os, --gc-sections) | ours / CMSIS-NN | operators CMSIS-NN has no kernel for |")
+    print("|---|---|---:|---:|---:|---|")
+    with tempfile.TemporaryDirectory(prefix="bt-code-size-") as tmp:
+        for board in a.boards.split(","):
+            t = targets.get(board)
+            for name, spec in MODELS.items():
+                code, ops = ours(t, spec)
+                calls = sorted({c for op in ops for c in CMSIS_CALLS.get(op, ())})
+                cm = cmsis_code(t, calls, Path(tmp))
+                ratio = f"{code / cm:.2f}" if cm else "-"
+                alone = ", ".join(op for op in ops if op not in CMSIS_CALLS) or "-"
+                print(f"| {board} | {name} | {kib(code)} | {kib(cm) if cm is not None else 'does not build'} "
+                      f"| {ratio} | {alone} |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,186 @@
+"""The kernel sources a build compiles (issue 50 item 3): derived from the model's operators in one
+place (firmware/library.py: OP_KERNELS, model_sources), used by SCons, CMake, the pipeline's kernel
+library and `buildtool export`; every .c of an export compiles on its own and the lot links."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from buildtool import pipeline, targets
+from buildtool.firmware import library
+from buildtool.firmware.toolchain import KERNELS, kernel_sources
+from buildtool.model.opdefs import OPDEFS
+from buildtool.options import PlanOptions
+from buildtool.pipeline import export as export_mod
+from buildtool.plan import ArenaPlan
+
+ROOT = Path(__file__).resolve().parents[1]
+BOARDS = ["host", "cortex-m4", "cortex-m55", "riscv32", "xcore"]
+
+
+@pytest.fixture(autouse=True)
+def no_daemon(monkeypatch):
+    monkeypatch.setenv("BUILDTOOL_NO_DAEMON", "1")
+
+
+def _rel(paths) -> list:
+    return [p.relative_to(KERNELS).as_posix() for p in paths]
+
+
+def test_every_operator_names_its_kernel_files_and_they_exist():
+    stems = {p.stem for p in (KERNELS / "reference").glob("*.c")}
+    for d in OPDEFS:
+        names = library.kernel_names([d.name], False)
+        assert set(names) <= stems, (d.name, names)
+    assert library.kernel_names([], True) == ["fused"]
+    with pytest.raises(library.InternalError, match="NO_SUCH_OP"):
+        library.kernel_names(["NO_SUCH_OP"], False)
+
+
+def test_tiny_compiles_only_its_operators_kernels_on_every_set():
+    g = pipeline.read_model("tiny").graph
+    assert library.model_opcodes(g) == ["ADD", "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "MEAN"]
+    want = {"add", "conv", "conv_s16", "depthwise", "fully_connected", "int32_ops", "mean"}
+    for b in BOARDS:
+        t = targets.get(b)
+        got = library.model_sources(t, library.model_opcodes(g), False)
+        assert {p.stem for p in got} == want, b
+        assert got == [s for s in kernel_sources(t) if s in got]  # in kernel_sources' order
+        assert len(kernel_sources(t)) > 3 * len(got)
+
+
+def _covers(m, plan, board: str) -> None:
+    """What model.c calls (library.needed_files, read from its text) is within the operators' set."""
+    t = targets.get(board)
+    model_c = pipeline.code(m, plan, board)["model.c"]
+    called, _ = library.needed_files(t, model_c)
+    chosen = library.model_sources(t, library.model_opcodes(m.graph), not isinstance(plan, ArenaPlan))
+    assert set(called) <= set(chosen), (board, m.graph.name, _rel(set(called) - set(chosen)))
+
+
+@pytest.mark.parametrize("opts", [{}, {"optimize": "ram"}, {"splits": "auto"}])
+def test_tiny_plans_call_only_chosen_kernels(opts):
+    m = pipeline.read_model("tiny")
+    plan = pipeline.plan_memory(m.graph, PlanOptions.from_strings(opts))
+    for b in BOARDS:
+        _covers(m, plan, b)
+
+
+@pytest.mark.slow
+def test_every_operators_model_calls_only_chosen_kernels():
+    """One random model per operator (test_executor's generators), every kernel set."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_executor import GENERATORS
+
+    for op, gen in sorted(GENERATORS.items()):
+        m = pipeline.read_model(gen(np.random.default_rng(1)))
+        plan = pipeline.plan_memory(m.graph, PlanOptions())
+        for b in BOARDS:
+            _covers(m, plan, b)
+
+
+def test_scons_compiles_exactly_the_models_kernels(tmp_path):
+    """`scons -n` (the commands, nothing run): the kernel CC lines of tiny on cortex-m4."""
+    r = subprocess.run(["scons", "-n", "-Q", "-C", str(ROOT), "board=cortex-m4", "model=tiny",
+                        f"out={tmp_path / 'b'}"], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    cc = sorted(line.split("kernels/", 1)[1] for line in r.stdout.splitlines()
+                if line.startswith("CC ") and "/kernels/" in line)
+    t = targets.get("cortex-m4")
+    want = _rel(library.model_sources(t, ["ADD", "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "MEAN"], False))
+    assert cc == sorted(want) and "cortex-m/depthwise.c" in cc and len(cc) == 7
+
+
+@pytest.mark.parametrize("board", ["host", "cortex-m4", "cortex-m55", "riscv32"])
+def test_every_c_file_of_an_export_compiles_alone_and_links(tmp_path, board):
+    """An IDE compiles every .c in the folder: none is included by another (the reference kernels other
+    sets fall back to are NAME_ref.h), so the objects link with no symbol defined twice. The model has a
+    depth multiplier 2 depthwise layer (the sets' depthwise.c fall back to the reference code)."""
+    from buildtool.zoo.builder import GraphBuilder
+
+    b = GraphBuilder("dm2", seed=3)
+    x = b.input((1, 8, 8, 4))
+    h = b.depthwise(b.conv2d(x, 8, 3, 1), 3, 1, multiplier=2)
+    g = b.finish([b.fully_connected(b.mean(b.max_pool(b.avg_pool(h, 2, 2), 2, 2)), 4)])
+    m = pipeline.read_model(g)
+    files = export_mod.library(m, pipeline.plan_memory(m.graph, PlanOptions()), board)
+    for n, d in files.items():
+        (tmp_path / n).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / n).write_bytes(d)
+    srcs = sorted(tmp_path.rglob("*.c"))
+    assert any(p.name == "depthwise_ref.h" for p in tmp_path.rglob("*.h")) or board == "host"
+    t = targets.get(board)
+    incs = [f"-I{d}" for d in sorted({p.parent for p in tmp_path.rglob("*.h")})]
+    cpu = [f for f in t.cflags if f.startswith(("-m", "-O", "-std", "-f"))] + [f"-D{d}" for d in t.defines]
+    objs = []
+    for s in srcs:
+        o = tmp_path / (s.relative_to(tmp_path).as_posix().replace("/", "_") + ".o")
+        r = subprocess.run([t.cc] + cpu + incs + ["-c", str(s), "-o", str(o)], capture_output=True, text=True)
+        assert r.returncode == 0, (s, r.stderr[-1500:])
+        objs.append(str(o))
+    # a relocatable link of every object: a symbol defined twice fails it, as an IDE's link would
+    r = subprocess.run([t.cc] + [f for f in cpu if f.startswith("-m")] + ["-nostdlib", "-r", "-o",
+                       str(tmp_path / "all.o")] + objs, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-1500:]
+    names = {p.relative_to(tmp_path).as_posix() for p in srcs}
+    assert not any(n.startswith("kernels/reference/") and n[18:-2] in ("depthwise", "add", "fused", "pooling", "mul")
+                   and board != "host" and f"kernels/{t.kernel_search()[0]}/{n[18:]}" in names for n in names)
+
+
+def test_model_c_is_compiled_once_for_the_trial_links_and_the_link(tmp_path, monkeypatch):
+    """The code step's trial links (toolchain.code_bytes) and the link share one compiled model.c
+    (toolchain.model_object, cached by content): the compiler sees model.c once (issue 54 item 5)."""
+    from buildtool.firmware import toolchain
+    from buildtool.zoo.builder import GraphBuilder
+
+    monkeypatch.setenv("BUILDTOOL_CACHE", str(tmp_path / "cache"))
+    b = GraphBuilder("fc-once", seed=5)
+    m = pipeline.read_model(b.finish([b.fully_connected(b.input((1, 16)), 4)]))
+    plan = pipeline.plan_memory(m.graph, PlanOptions())
+    t = targets.get("cortex-m4")
+    out = tmp_path / "out"
+    paths = pipeline.generate(m, plan, "cortex-m4", out)
+    seen, real = [], subprocess.run
+
+    def run(cmd, *a, **k):
+        seen.append(cmd)
+        return real(cmd, *a, **k)
+
+    monkeypatch.setattr(toolchain.subprocess, "run", run)
+    kernels = library.model_sources(t, library.model_opcodes(m.graph), False)
+    sizes = {toolchain.code_bytes(t, paths["model_c"].read_text(), paths["model_h"].read_text(), kernels)
+             for _ in range(2)}
+    toolchain.link(t, out, paths, m.graph, plan, kernels)
+    model_c = [c for c in seen if any(str(a).endswith("model.c") for a in c)]
+    assert len(model_c) == 1 and "-c" in model_c[0]
+    assert len(sizes) == 1 and (out / "firmware.elf").exists()
+    kernel_cc = [c for c in seen if "-c" in c and "/kernels/" in str(c[c.index("-c") + 1])]
+    assert sorted(Path(c[c.index("-c") + 1]).name for c in kernel_cc) == sorted(p.name for p in kernels)
+
+
+def test_only_layers_with_a_share_of_the_macs_get_their_own_instance():
+    """A chain of equal convolutions past INSTANCE_SHARE layers calls the shared variant everywhere (its
+    model.c a tenth of the instanced one's length); tiny keeps an instance per convolution."""
+    from buildtool.codegen import kernel_variants
+    from buildtool.zoo.synthetic import conv_chain
+
+    def code(g):
+        m = pipeline.read_model(g)
+        return pipeline.code(m, pipeline.plan_memory(m.graph, PlanOptions()), "cortex-m4")["model.c"]
+
+    n = kernel_variants.INSTANCE_SHARE + 2
+    chain = conv_chain(n, channels=8, size=8)
+    assert kernel_variants.instanced(chain) == frozenset()
+    few_g = conv_chain(kernel_variants.INSTANCE_SHARE // 2, channels=8, size=8)
+    assert kernel_variants.instanced(few_g) == frozenset(o.index for o in few_g.operators[1:])  # not the 3-channel stem
+    assert code(few_g).count("_conv(const int8_t *in, int8_t *out)") >= kernel_variants.INSTANCE_SHARE // 2 - 1
+    assert code(chain).count("_conv(const int8_t *in, int8_t *out)") == 0
+    tiny = pipeline.read_model("tiny").graph
+    convs = [o.index for o in tiny.operators if o.opcode == "CONV_2D"]
+    assert kernel_variants.instanced(tiny) == frozenset(convs)
+    assert code(tiny).count("_conv(const int8_t *in, int8_t *out)") == len(convs)
