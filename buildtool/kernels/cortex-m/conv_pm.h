@@ -318,10 +318,37 @@ static inline __attribute__((always_inline)) void bt_pm_widen3(const int8_t *s, 
 #define BT_PMR_RUNL , [fe0] "m"(fe[0]), [fe1] "m"(fe[1]), [fe2] "m"(fe[2])
 /* The loop ends of f (G > 24) for a patch from f0, in fe (bt_conv_pmr's scratch words after its buffer). */
 #define BT_PMR_FE for (int32_t i_ = 0; i_ < kh; i_++) fe[i_] = f0 + 4 * G * i_ + 64 * (G >> 4)
-/* A patch's asm: over 24 groups a run LONG (its loop ends in fe), else SHORT; OUTS, INS the operand lists. */
-#define BT_PMR_RUN(LONG, SHORT, OUTS, INS)                                                                   \
+/* The compact form for a part whose instruction cache is small (BT_ICACHE_BYTES, a board define from its memory
+ * model, buildtool/firmware/memory_model.py): the straight and looped forms above are kh copies of a run of up to
+ * 24 (or 16) groups, 1.2-6 KB of code per patch, which a 1 KiB cache (nucleo-l4r5zi's ART) streams from flash on
+ * every triple. Here one loop of U groups (U the largest of 4, 3, 2, 1 dividing G) serves every run: INIT starts
+ * the sums from the biases (MOVs instead of a peeled first group), the loop runs until f reaches fc (fe[0]: the
+ * run's end), then, unless f is the patch's end (fe[2]), c moves on by d1 (f at run 0's end, fe[1]) or d2, and fc
+ * by a run. fe is set per call (BT_PMR_FEC). */
+#define BT_PMR_COMPACT(INIT, STEP)                                                                           \
+  INIT "1:\n\t" BT_PMR_REP("%c[U]", STEP) "ldr %[t], %[fc]\n\tcmp %[f], %[t]\n\tbne 1b\n\t"                 \
+  ".if %c[KH] > 1\n\t"                                                                                      \
+  "ldr %[t], %[fe2]\n\tcmp %[f], %[t]\n\tbeq 3f\n\t"                                                         \
+  "ldr %[t], %[fe1]\n\tcmp %[f], %[t]\n\tite eq\n\tldreq %[t], %[d1]\n\tldrne %[t], %[d2]\n\t"               \
+  "add %[c], %[c], %[t]\n\tadd %[t], %[f], #(4 * %c[G])\n\tstr %[t], %[fc]\n\tb 1b\n"                        \
+  "3:\n\t.endif\n\t"
+#define BT_PMR_UNROLL(G) ((G) % 4 == 0 ? 4 : (G) % 3 == 0 ? 3 : (G) % 2 == 0 ? 2 : 1)
+#define BT_PMR_FEC                                                                                           \
+  do { fe[0] = f0 + 4 * G; fe[1] = fe[0]; fe[2] = f0 + 4 * G * kh; } while (0)
+#ifdef BT_ICACHE_BYTES
+#define BT_PMR_COMPACT_ON 1
+#else
+#define BT_PMR_COMPACT_ON 0
+#endif
+/* A patch's asm: on a part with a small instruction cache COMPACT; else over 24 groups a run LONG (its loop ends
+ * in fe), else SHORT; OUTS, INS the operand lists. */
+#define BT_PMR_RUN(COMPACT, LONG, SHORT, OUTS, INS)                                                          \
   do {                                                                                                       \
-    if (G > 24) {                                                                                            \
+    if (BT_PMR_COMPACT_ON) {                                                                                 \
+      BT_PMR_FEC;                                                                                            \
+      __asm__ volatile(COMPACT OUTS, [fc] "+m"(fe[0]) INS, [U] "i"(BT_PMR_UNROLL(G)), [fe1] "m"(fe[1]),       \
+                       [fe2] "m"(fe[2]) : "cc", "memory");                                                   \
+    } else if (G > 24) {                                                                                     \
       BT_PMR_FE;                                                                                             \
       __asm__ volatile(LONG OUTS INS BT_PMR_RUNL : "cc", "memory");                                          \
     } else {                                                                                                 \
@@ -345,7 +372,9 @@ static inline __attribute__((always_inline)) void bt_pmr3x2(const int16_t *c, co
     [x2] "=&r"(x2)
 #define BT_PMR3_INS                                                                                          \
   : [K] "i"(K), [D1] "i"(D1), BT_PMR_RUNI
-  BT_PMR_RUN(BT_PMR_PEELED(BT_PMR3_STEP0, BT_PMR3_STEP), BT_PMR_STRAIGHT(BT_PMR3_STEP0, BT_PMR3_STEP),
+  BT_PMR_RUN(BT_PMR_COMPACT("mov %[a10], %[a00]\n\tmov %[a20], %[a00]\n\tmov %[a11], %[a01]\n\tmov %[a21], %[a01]\n\t",
+                             BT_PMR3_STEP),
+             BT_PMR_PEELED(BT_PMR3_STEP0, BT_PMR3_STEP), BT_PMR_STRAIGHT(BT_PMR3_STEP0, BT_PMR3_STEP),
              BT_PMR3_OUTS, BT_PMR3_INS);
 #undef BT_PMR3_OUTS
 #undef BT_PMR3_INS
@@ -366,7 +395,9 @@ static inline __attribute__((always_inline)) void bt_pmr2x3(const int16_t *c, co
     [c] "+r"(c), [f] "+r"(f), [wa] "=&r"(wa), [wb] "=&r"(wb), [wc] "=&r"(wc), [t] "=&r"(t), [x0] "=&r"(x0),   \
     [x1] "=&r"(x1)
 #define BT_PMR23_INS : [K] "i"(K), [D1] "i"(D1), BT_PMR_RUNI
-  BT_PMR_RUN(BT_PMR_PEELED(BT_PMR23_STEP0, BT_PMR23_STEP), BT_PMR_STRAIGHT(BT_PMR23_STEP0, BT_PMR23_STEP),
+  BT_PMR_RUN(BT_PMR_COMPACT("mov %[a10], %[a00]\n\tmov %[a11], %[a01]\n\tmov %[a12], %[a02]\n\t",
+                             BT_PMR23_STEP),
+             BT_PMR_PEELED(BT_PMR23_STEP0, BT_PMR23_STEP), BT_PMR_STRAIGHT(BT_PMR23_STEP0, BT_PMR23_STEP),
              BT_PMR23_OUTS, BT_PMR23_INS);
 #undef BT_PMR23_OUTS
 #undef BT_PMR23_INS
@@ -384,12 +415,16 @@ static inline __attribute__((always_inline)) void bt_pmr1x4(const int16_t *c, co
   : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [c] "+r"(c), [f] "+r"(f), [w0] "=&r"(w0),    \
     [w1] "=&r"(w1), [w2] "=&r"(w2), [w3] "=&r"(w3), [t] "=&r"(t), [x0] "=&r"(x0), [x1] "=&r"(x1)
 #define BT_PMR1_INS : [K] "i"(K), BT_PMR_RUNI
-  BT_PMR_RUN(BT_PMR_LOOPED(BT_PMR1_STEP), BT_PMR_STRAIGHT(BT_PMR1_STEP, BT_PMR1_STEP), BT_PMR1_OUTS, BT_PMR1_INS);
+  BT_PMR_RUN(BT_PMR_COMPACT("", BT_PMR1_STEP), BT_PMR_LOOPED(BT_PMR1_STEP), BT_PMR_STRAIGHT(BT_PMR1_STEP, BT_PMR1_STEP),
+             BT_PMR1_OUTS, BT_PMR1_INS);
 #undef BT_PMR1_OUTS
 #undef BT_PMR1_INS
   acc[0] = a0; acc[1] = a1; acc[2] = a2; acc[3] = a3;
 }
 #undef BT_PMR_FE
+#undef BT_PMR_FEC
+#undef BT_PMR_COMPACT
+#undef BT_PMR_UNROLL
 #undef BT_PMR_RUNI
 #undef BT_PMR_RUNL
 #undef BT_PMR_LOOPED
