@@ -424,7 +424,6 @@ static inline __attribute__((always_inline)) void bt_pmr1x4(const int16_t *c, co
 #undef BT_PMR_FE
 #undef BT_PMR_FEC
 #undef BT_PMR_COMPACT
-#undef BT_PMR_UNROLL
 #undef BT_PMR_RUNI
 #undef BT_PMR_RUNL
 #undef BT_PMR_LOOPED
@@ -514,6 +513,9 @@ typedef struct {
   int32_t k[8];       /* b0, b1, then bt_pm_k6's constants */
   int8_t *o;          /* the next triple's outputs */
   const int16_t *end; /* the columns' end */
+#ifdef BT_ICACHE_BYTES
+  const int8_t *fend; /* the filter row's last whole group's end (BT_PM_L3_LOOPED; other parts: no word more) */
+#endif
 } bt_pm_l3s;
 #define BT_PM_L3S_N ((int32_t)(sizeof(bt_pm_l3s) / sizeof(int16_t)))   /* int16 of col it takes */
 /* col's int16 the columns leave to bt_pm_l3s: only model.c's own instance of a layer (BT_SHAPE_CONST): in a tile
@@ -534,7 +536,9 @@ typedef struct {
 /* One triple: MACs, requantisation, stores, the output pointer moved on; E: the end pointer's load into wa (the
  * loop's test after it). */
 #define BT_PM_L3_TRIPLE(RQ, ZA, E)                                                                            \
-  BT_MM3X2_STEP0 BT_PMR_REP("(%c[K] >> 2) - 1", BT_MM3X2_STEP)                                                \
+  BT_MM3X2_STEP0 BT_PMR_REP("(%c[K] >> 2) - 1", BT_MM3X2_STEP) BT_PM_L3_REST(RQ, ZA, E)
+/* A triple after its whole groups: the K % 4 tail, f back to the row's start, requantisation, stores. */
+#define BT_PM_L3_REST(RQ, ZA, E)                                                                              \
   ".if %c[K] & 3\n\t" BT_PM_L3_STEPT "sub %[f], %[f], #((%c[K] & ~3) + 4)\n\t"                                \
   ".else\n\tsub %[f], %[f], #%c[K]\n\t.endif\n\t"                                                             \
   "ldr %[x0], %[m0]\n\tldr %[x1], %[p0]\n\tldr %[x2], %[e0]\n\t"                                               \
@@ -558,6 +562,19 @@ typedef struct {
   ".else\n"                                                                                                   \
   "1:\n\t" BT_PM_L3_TRIPLE(RQ, ZA, BT_PM_L3_END) "cmp %[c], %[wa]\n\tbne 1b\n\t"                              \
   ".endif\n\t"
+/* On a part with a small instruction cache (BT_ICACHE_BYTES, bt_conv_pmr's BT_PMR_COMPACT_ON): one triple a pass,
+ * and over 4 groups its groups in a loop of U (4, 3, 2 or 1, dividing them) until f reaches fend, the sums started by
+ * MOVs: kws's 1x1 layers of 64 values straight took 1.3 KB a pass, streamed from flash on every triple. Only with
+ * the output zero point folded into the rounding words. */
+#define BT_PM_L3_LOOPED(RQ, ZA)                                                                               \
+  ".if (%c[K] >> 2) <= 4\n\t" BT_PM_L3_TRIPLE(RQ, ZA, BT_PM_L3_END) ".else\n\t"                                \
+  "mov %[a10], %[a00]\n\tmov %[a20], %[a00]\n\tmov %[a11], %[a01]\n\tmov %[a21], %[a01]\n"                    \
+  ".if ((%c[K] >> 2) %% 4) == 0\n\t.set bt_l3u, 4\n\t.elseif ((%c[K] >> 2) %% 3) == 0\n\t.set bt_l3u, 3\n\t"          \
+  ".elseif ((%c[K] >> 2) %% 2) == 0\n\t.set bt_l3u, 2\n\t.else\n\t.set bt_l3u, 1\n\t.endif\n"                   \
+  "3:\n\t" BT_PMR_REP("bt_l3u", BT_MM3X2_STEP) "ldr %[t], %[fend]\n\tcmp %[f], %[t]\n\tbne 3b\n\t"            \
+  BT_PM_L3_REST(RQ, ZA, BT_PM_L3_END) ".endif\n\t"
+#define BT_PM_L3_COMPACT(RQ, ZA)                                                                              \
+  "ldr %[a00], %[b0]\n\tldr %[a01], %[b1]\n1:\n\t" BT_PM_L3_LOOPED(RQ, ZA) "cmp %[c], %[wa]\n\tbne 1b\n\t"
 #define BT_PM_L3_OK(K, OPS)                                                                                   \
   (__builtin_constant_p(K) && (K) >= 4 && (K) < 132 && __builtin_constant_p(OPS) && (OPS) > 0 && 3 * (OPS) < 4096)
 static inline __attribute__((always_inline)) void bt_pm_loop3(const int16_t *c, const int8_t *f, const int32_t K,
@@ -573,13 +590,26 @@ static inline __attribute__((always_inline)) void bt_pm_loop3(const int16_t *c, 
   : [b0] "m"(s->k[0]), [b1] "m"(s->k[1]), [m0] "m"(s->k[2]), [p0] "m"(s->k[3]), [e0] "m"(s->k[4]),              \
     [m1] "m"(s->k[5]), [p1] "m"(s->k[6]), [e1] "m"(s->k[7]), [end] "m"(s->end), [K] "i"(K), [O1] "i"(OPS)
 #define BT_PM_L3_ZI [zp] "i"(__builtin_constant_p(zp) ? zp : 0)   /* the caller's test: folded or zp a constant */
+#define BT_PM_L3_CI , [fend] "m"(s->fend)
+#ifdef BT_ICACHE_BYTES
+  if (folded) {   /* (the zero point's operand would be the asm's 31st) */
+    if (fast == 2) __asm__ volatile(BT_PM_L3_COMPACT(BT_PM_L3_RQ2, BT_PM_NZ) BT_PM_L3_OPS BT_PM_L3_CI : "cc", "memory");
+    else __asm__ volatile(BT_PM_L3_COMPACT(BT_PM_L3_RQ1, BT_PM_NZ) BT_PM_L3_OPS BT_PM_L3_CI : "cc", "memory");
+    return;
+  }
+#endif
   if (fast == 2 && folded) __asm__ volatile(BT_PM_L3_BODY(BT_PM_L3_RQ2, BT_PM_NZ) BT_PM_L3_OPS : "cc", "memory");
   else if (fast == 2) __asm__ volatile(BT_PM_L3_BODY(BT_PM_L3_RQ2, BT_PM_ZP) BT_PM_L3_OPS, BT_PM_L3_ZI : "cc", "memory");
   else if (folded) __asm__ volatile(BT_PM_L3_BODY(BT_PM_L3_RQ1, BT_PM_NZ) BT_PM_L3_OPS : "cc", "memory");
   else __asm__ volatile(BT_PM_L3_BODY(BT_PM_L3_RQ1, BT_PM_ZP) BT_PM_L3_OPS, BT_PM_L3_ZI : "cc", "memory");
+#undef BT_PM_L3_CI
 #undef BT_PM_L3_ZI
 #undef BT_PM_L3_OPS
 }
+#undef BT_PMR_UNROLL
+#undef BT_PM_L3_COMPACT
+#undef BT_PM_L3_LOOPED
+#undef BT_PM_L3_REST
 #undef BT_PM_L3_BODY
 #undef BT_PM_L3_END
 #undef BT_PM_L3_TRIPLE
@@ -1040,6 +1070,9 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
             l3s->k[0] = b0; l3s->k[1] = b1;
             l3s->k[4] |= (T & 1) << 8;   /* bt_pm_loop3's odd count (ASR by a register reads bits 0-7) */
             l3s->o = ob[0] + oc; l3s->end = col + T * S;
+#ifdef BT_ICACHE_BYTES
+            l3s->fend = f + (K & ~3);
+#endif
             bt_pm_loop3(col, f, K, l3s, g.ops, fast, folded, zp);
             continue;
           }
