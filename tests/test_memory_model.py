@@ -190,3 +190,65 @@ def test_mlperf_ad01_on_the_record_board_and_its_weight_floor(tmp_path):
     rec = mt.records()["records"]["cortex-m4"]
     text = mt.table("nucleo-l4r5zi", {"ad": r})
     assert f"| {m['cycles'] / (rec['ad']['mcycles'] * 1e6):.3f} |" in text and "| FC |" in text
+
+
+def _rowbuffer_net():
+    """3x3 convolutions the row-buffer path takes (c_in % 4 == 0, the whole int8 range): output rows of 10
+    pixels (a pixel left after the triples: bt_pmr1x4) and 5 (two left: bt_pmr2x3), an odd channel count (the
+    last channel's triples in C), runs of G = 6 groups (two loops of 3) and 12 (three of 4), stride 2; then 1x1 layers
+    of 24 values (bt_pm_loop3: 6 groups, two loops of 3) and 22 (5 groups, loops of 1, and a tail of 2)."""
+    from buildtool.zoo.builder import GraphBuilder
+
+    b = GraphBuilder("rowbuf", seed=3, calib_batch=2)
+    x = b.input((1, 10, 10, 8))
+    h = b.conv2d(x, 16, 3, activation="RELU")
+    h = b.conv2d(h, 7, 3, activation="RELU")
+    h = b.conv2d(h, 8, 1, activation="RELU")
+    h = b.conv2d(h, 16, 3, 2, activation="RELU")
+    h = b.conv2d(h, 24, 3, activation="RELU")
+    h = b.conv2d(h, 22, 1, activation="RELU")
+    h = b.conv2d(h, 16, 1, activation="RELU")
+    b.fully_connected(b.mean(h), 10)
+    return b.finish()
+
+
+@pytest.mark.slow
+def test_compact_loops_on_a_part_with_a_small_instruction_cache(tmp_path, monkeypatch):
+    """nucleo-l4r5zi's kernels are built for its 1 KiB instruction cache (the part's BT_ICACHE_BYTES, its memory
+    model's figure): the row-buffer path's one loop per patch (conv_pm.h BT_PMR_COMPACT) and bt_pm_loop3's
+    looped groups (BT_PM_L3_COMPACT), byte-identical to TFLite Micro; against the same part built without the
+    define, each 3x3 layer's instance and the 1x1 layers of 24 and 22 values are smaller and stall less on fetches."""
+    l4 = memory_model.get("nucleo-l4r5zi")
+    part = targets.get("nucleo-l4r5zi")
+    assert f"BT_ICACHE_BYTES={l4.icache.lines * l4.icache.line_bytes}" in part.defines
+    assert not any(d.startswith("BT_ICACHE") for t in targets.boards().values() if t.name != part.name
+                   for d in t.defines)
+    g = _rowbuffer_net()
+    x = fixed_input(g.tensors[g.inputs[0]].shape)
+    want = tflm_run(serialize(g), [x])[0]
+    sizes, stalls = {}, {}
+    for compact in (True, False):
+        if not compact:   # the same part without the define (targets.boards' cache holds every board)
+            monkeypatch.setitem(targets._CACHE, part.name, dataclasses.replace(part, defines=()))
+        out = tmp_path / str(compact)
+        pipeline.build(g, part.name, out)
+        y, prof, _ = runner.run(part.name, out, x, timeout=600)
+        assert np.array_equal(y, want), compact
+        sizes[compact] = _symbol_sizes(out / "firmware.elf")
+        stalls[compact] = [o["memory_stalls"]["fetch_stalls"] for o in prof["ops"]]
+    for i in (0, 1, 3, 4, 5, 6):   # the 3x3 layers, the 1x1 layers of 24 and 22 values
+        assert sizes[True][f"op{i}_conv"] < sizes[False][f"op{i}_conv"], i
+        assert stalls[True][i] < stalls[False][i], i
+
+
+def _symbol_sizes(elf) -> dict:
+    """Function name (gcc's .constprop suffixes dropped) -> bytes, from the ELF's symbol table."""
+    import subprocess
+
+    text = subprocess.run(["arm-none-eabi-nm", "-S", str(elf)], capture_output=True, text=True, check=True).stdout
+    sizes = {}
+    for line in text.splitlines():
+        f = line.split()
+        if len(f) == 4 and f[2] in "tT":
+            sizes[f[3].split(".")[0]] = int(f[1], 16)
+    return sizes

@@ -49,8 +49,10 @@ _FPU = {"-mfpu=fpv4-sp-d16": "FPv4-SP", "-mfpu=fpv5-sp-d16": "FPv5-SP", "-mfpu=f
 
 
 def part(name, chip, cpu, cpu_flags, regions, clock_hz, source, run=(), stack=0x2000, extra_sources=(),
-         ram_note=""):
-    """A real part: FLASH and RAM are the regions named so; run: the emulator command of its twin."""
+         ram_note="", defines=()):
+    """A real part: FLASH and RAM are the regions named so; run: the emulator command of its twin; defines: the
+    kernels' (BT_ICACHE_BYTES: the part's instruction cache, from its memory model, firmware/memory_model.py:
+    the kernels' compact loops, kernels/cortex-m/conv_pm.h)."""
     fl = next(r for r in regions if r.memory == "FLASH")
     rm = next(r for r in regions if r.memory == "RAM")
     where = (f"runs in {' '.join(run[:3])}" if run else "built and link-checked only (no emulator)")
@@ -60,7 +62,8 @@ def part(name, chip, cpu, cpu_flags, regions, clock_hz, source, run=(), stack=0x
         kernel_sets=("cortex-m",), ram_origin=rm.origin, ram_bytes=rm.size, flash_origin=fl.origin,
         flash_bytes=fl.size, stack_bytes=stack, linker_template="arm/cortexm.ld.in", run=run,
         tool_prefix="arm-none-eabi-", tools=("qemu-system-arm",) if run else (), regions=tuple(regions),
-        clock_hz=clock_hz, source=source, options=CONSOLE, images=("bin", "hex"), extra_sources=extra_sources)
+        clock_hz=clock_hz, source=source, options=CONSOLE, images=("bin", "hex"), extra_sources=extra_sources,
+        defines=tuple(defines))
 
 
 def targets():
@@ -87,7 +90,9 @@ def targets():
              "(STM32L4R5xx) §1-3: 120 MHz, 2 MB flash, 640 KB SRAM",
              # its code runs on QEMU's netduinoplus2 (an STM32F405: the same Cortex-M4F, flash at 0x08000000 and
              # SRAM at 0x20000000 as this part, 1 MiB and 192 KiB of them mapped: runner.EMULATED_MEMORY)
-             run=("qemu-system-arm", "-M", "netduinoplus2") + QEMU_SEMIHOSTING),
+             run=("qemu-system-arm", "-M", "netduinoplus2") + QEMU_SEMIHOSTING,
+             # the ART's 1 KiB instruction cache (RM0432 §3.3.4; memory_model.py): loops that fit it
+             defines=("BT_ICACHE_BYTES=1024",)),
         part("stm32f746g-disco", "STM32F746NG (32F746GDISCOVERY)", "cortex-m7", M7_SP,
              # DTCM 64 KB at 0x20000000, SRAM1 240 KB at 0x20010000, SRAM2 16 KB at 0x2004C000: contiguous,
              # 320 KB; the stack and .data/.bss start in DTCM. ITCM RAM 16 KB at 0 (instructions; not used).

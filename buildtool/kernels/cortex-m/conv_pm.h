@@ -318,10 +318,37 @@ static inline __attribute__((always_inline)) void bt_pm_widen3(const int8_t *s, 
 #define BT_PMR_RUNL , [fe0] "m"(fe[0]), [fe1] "m"(fe[1]), [fe2] "m"(fe[2])
 /* The loop ends of f (G > 24) for a patch from f0, in fe (bt_conv_pmr's scratch words after its buffer). */
 #define BT_PMR_FE for (int32_t i_ = 0; i_ < kh; i_++) fe[i_] = f0 + 4 * G * i_ + 64 * (G >> 4)
-/* A patch's asm: over 24 groups a run LONG (its loop ends in fe), else SHORT; OUTS, INS the operand lists. */
-#define BT_PMR_RUN(LONG, SHORT, OUTS, INS)                                                                   \
+/* The compact form for a part whose instruction cache is small (BT_ICACHE_BYTES, a board define from its memory
+ * model, buildtool/firmware/memory_model.py): the straight and looped forms above are kh copies of a run of up to
+ * 24 (or 16) groups, 1.2-6 KB of code per patch, which a 1 KiB cache (nucleo-l4r5zi's ART) streams from flash on
+ * every triple. Here one loop of U groups (U the largest of 4, 3, 2, 1 dividing G) serves every run: INIT starts
+ * the sums from the biases (MOVs instead of a peeled first group), the loop runs until f reaches fc (fe[0]: the
+ * run's end), then, unless f is the patch's end (fe[2]), c moves on by d1 (f at run 0's end, fe[1]) or d2, and fc
+ * by a run. fe is set per call (BT_PMR_FEC). */
+#define BT_PMR_COMPACT(INIT, STEP)                                                                           \
+  INIT "1:\n\t" BT_PMR_REP("%c[U]", STEP) "ldr %[t], %[fc]\n\tcmp %[f], %[t]\n\tbne 1b\n\t"                 \
+  ".if %c[KH] > 1\n\t"                                                                                      \
+  "ldr %[t], %[fe2]\n\tcmp %[f], %[t]\n\tbeq 3f\n\t"                                                         \
+  "ldr %[t], %[fe1]\n\tcmp %[f], %[t]\n\tite eq\n\tldreq %[t], %[d1]\n\tldrne %[t], %[d2]\n\t"               \
+  "add %[c], %[c], %[t]\n\tadd %[t], %[f], #(4 * %c[G])\n\tstr %[t], %[fc]\n\tb 1b\n"                        \
+  "3:\n\t.endif\n\t"
+#define BT_PMR_UNROLL(G) ((G) % 4 == 0 ? 4 : (G) % 3 == 0 ? 3 : (G) % 2 == 0 ? 2 : 1)
+#define BT_PMR_FEC                                                                                           \
+  do { fe[0] = f0 + 4 * G; fe[1] = fe[0]; fe[2] = f0 + 4 * G * kh; } while (0)
+#ifdef BT_ICACHE_BYTES
+#define BT_PMR_COMPACT_ON 1
+#else
+#define BT_PMR_COMPACT_ON 0
+#endif
+/* A patch's asm: on a part with a small instruction cache COMPACT; else over 24 groups a run LONG (its loop ends
+ * in fe), else SHORT; OUTS, INS the operand lists. */
+#define BT_PMR_RUN(COMPACT, LONG, SHORT, OUTS, INS)                                                          \
   do {                                                                                                       \
-    if (G > 24) {                                                                                            \
+    if (BT_PMR_COMPACT_ON) {                                                                                 \
+      BT_PMR_FEC;                                                                                            \
+      __asm__ volatile(COMPACT OUTS, [fc] "+m"(fe[0]) INS, [U] "i"(BT_PMR_UNROLL(G)), [fe1] "m"(fe[1]),       \
+                       [fe2] "m"(fe[2]) : "cc", "memory");                                                   \
+    } else if (G > 24) {                                                                                     \
       BT_PMR_FE;                                                                                             \
       __asm__ volatile(LONG OUTS INS BT_PMR_RUNL : "cc", "memory");                                          \
     } else {                                                                                                 \
@@ -345,7 +372,9 @@ static inline __attribute__((always_inline)) void bt_pmr3x2(const int16_t *c, co
     [x2] "=&r"(x2)
 #define BT_PMR3_INS                                                                                          \
   : [K] "i"(K), [D1] "i"(D1), BT_PMR_RUNI
-  BT_PMR_RUN(BT_PMR_PEELED(BT_PMR3_STEP0, BT_PMR3_STEP), BT_PMR_STRAIGHT(BT_PMR3_STEP0, BT_PMR3_STEP),
+  BT_PMR_RUN(BT_PMR_COMPACT("mov %[a10], %[a00]\n\tmov %[a20], %[a00]\n\tmov %[a11], %[a01]\n\tmov %[a21], %[a01]\n\t",
+                             BT_PMR3_STEP),
+             BT_PMR_PEELED(BT_PMR3_STEP0, BT_PMR3_STEP), BT_PMR_STRAIGHT(BT_PMR3_STEP0, BT_PMR3_STEP),
              BT_PMR3_OUTS, BT_PMR3_INS);
 #undef BT_PMR3_OUTS
 #undef BT_PMR3_INS
@@ -366,7 +395,9 @@ static inline __attribute__((always_inline)) void bt_pmr2x3(const int16_t *c, co
     [c] "+r"(c), [f] "+r"(f), [wa] "=&r"(wa), [wb] "=&r"(wb), [wc] "=&r"(wc), [t] "=&r"(t), [x0] "=&r"(x0),   \
     [x1] "=&r"(x1)
 #define BT_PMR23_INS : [K] "i"(K), [D1] "i"(D1), BT_PMR_RUNI
-  BT_PMR_RUN(BT_PMR_PEELED(BT_PMR23_STEP0, BT_PMR23_STEP), BT_PMR_STRAIGHT(BT_PMR23_STEP0, BT_PMR23_STEP),
+  BT_PMR_RUN(BT_PMR_COMPACT("mov %[a10], %[a00]\n\tmov %[a11], %[a01]\n\tmov %[a12], %[a02]\n\t",
+                             BT_PMR23_STEP),
+             BT_PMR_PEELED(BT_PMR23_STEP0, BT_PMR23_STEP), BT_PMR_STRAIGHT(BT_PMR23_STEP0, BT_PMR23_STEP),
              BT_PMR23_OUTS, BT_PMR23_INS);
 #undef BT_PMR23_OUTS
 #undef BT_PMR23_INS
@@ -384,12 +415,15 @@ static inline __attribute__((always_inline)) void bt_pmr1x4(const int16_t *c, co
   : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [c] "+r"(c), [f] "+r"(f), [w0] "=&r"(w0),    \
     [w1] "=&r"(w1), [w2] "=&r"(w2), [w3] "=&r"(w3), [t] "=&r"(t), [x0] "=&r"(x0), [x1] "=&r"(x1)
 #define BT_PMR1_INS : [K] "i"(K), BT_PMR_RUNI
-  BT_PMR_RUN(BT_PMR_LOOPED(BT_PMR1_STEP), BT_PMR_STRAIGHT(BT_PMR1_STEP, BT_PMR1_STEP), BT_PMR1_OUTS, BT_PMR1_INS);
+  BT_PMR_RUN(BT_PMR_COMPACT("", BT_PMR1_STEP), BT_PMR_LOOPED(BT_PMR1_STEP), BT_PMR_STRAIGHT(BT_PMR1_STEP, BT_PMR1_STEP),
+             BT_PMR1_OUTS, BT_PMR1_INS);
 #undef BT_PMR1_OUTS
 #undef BT_PMR1_INS
   acc[0] = a0; acc[1] = a1; acc[2] = a2; acc[3] = a3;
 }
 #undef BT_PMR_FE
+#undef BT_PMR_FEC
+#undef BT_PMR_COMPACT
 #undef BT_PMR_RUNI
 #undef BT_PMR_RUNL
 #undef BT_PMR_LOOPED
@@ -479,6 +513,9 @@ typedef struct {
   int32_t k[8];       /* b0, b1, then bt_pm_k6's constants */
   int8_t *o;          /* the next triple's outputs */
   const int16_t *end; /* the columns' end */
+#ifdef BT_ICACHE_BYTES
+  const int8_t *fend; /* the filter row's last whole group's end (BT_PM_L3_LOOPED; other parts: no word more) */
+#endif
 } bt_pm_l3s;
 #define BT_PM_L3S_N ((int32_t)(sizeof(bt_pm_l3s) / sizeof(int16_t)))   /* int16 of col it takes */
 /* col's int16 the columns leave to bt_pm_l3s: only model.c's own instance of a layer (BT_SHAPE_CONST): in a tile
@@ -499,7 +536,9 @@ typedef struct {
 /* One triple: MACs, requantisation, stores, the output pointer moved on; E: the end pointer's load into wa (the
  * loop's test after it). */
 #define BT_PM_L3_TRIPLE(RQ, ZA, E)                                                                            \
-  BT_MM3X2_STEP0 BT_PMR_REP("(%c[K] >> 2) - 1", BT_MM3X2_STEP)                                                \
+  BT_MM3X2_STEP0 BT_PMR_REP("(%c[K] >> 2) - 1", BT_MM3X2_STEP) BT_PM_L3_REST(RQ, ZA, E)
+/* A triple after its whole groups: the K % 4 tail, f back to the row's start, requantisation, stores. */
+#define BT_PM_L3_REST(RQ, ZA, E)                                                                              \
   ".if %c[K] & 3\n\t" BT_PM_L3_STEPT "sub %[f], %[f], #((%c[K] & ~3) + 4)\n\t"                                \
   ".else\n\tsub %[f], %[f], #%c[K]\n\t.endif\n\t"                                                             \
   "ldr %[x0], %[m0]\n\tldr %[x1], %[p0]\n\tldr %[x2], %[e0]\n\t"                                               \
@@ -523,6 +562,19 @@ typedef struct {
   ".else\n"                                                                                                   \
   "1:\n\t" BT_PM_L3_TRIPLE(RQ, ZA, BT_PM_L3_END) "cmp %[c], %[wa]\n\tbne 1b\n\t"                              \
   ".endif\n\t"
+/* On a part with a small instruction cache (BT_ICACHE_BYTES, bt_conv_pmr's BT_PMR_COMPACT_ON): one triple a pass,
+ * and over 4 groups its groups in a loop of U (4, 3, 2 or 1, dividing them) until f reaches fend, the sums started by
+ * MOVs: kws's 1x1 layers of 64 values straight took 1.3 KB a pass, streamed from flash on every triple. Only with
+ * the output zero point folded into the rounding words. */
+#define BT_PM_L3_LOOPED(RQ, ZA)                                                                               \
+  ".if (%c[K] >> 2) <= 4\n\t" BT_PM_L3_TRIPLE(RQ, ZA, BT_PM_L3_END) ".else\n\t"                                \
+  "mov %[a10], %[a00]\n\tmov %[a20], %[a00]\n\tmov %[a11], %[a01]\n\tmov %[a21], %[a01]\n"                    \
+  ".if ((%c[K] >> 2) %% 4) == 0\n\t.set bt_l3u, 4\n\t.elseif ((%c[K] >> 2) %% 3) == 0\n\t.set bt_l3u, 3\n\t"          \
+  ".elseif ((%c[K] >> 2) %% 2) == 0\n\t.set bt_l3u, 2\n\t.else\n\t.set bt_l3u, 1\n\t.endif\n"                   \
+  "3:\n\t" BT_PMR_REP("bt_l3u", BT_MM3X2_STEP) "ldr %[t], %[fend]\n\tcmp %[f], %[t]\n\tbne 3b\n\t"            \
+  BT_PM_L3_REST(RQ, ZA, BT_PM_L3_END) ".endif\n\t"
+#define BT_PM_L3_COMPACT(RQ, ZA)                                                                              \
+  "ldr %[a00], %[b0]\n\tldr %[a01], %[b1]\n1:\n\t" BT_PM_L3_LOOPED(RQ, ZA) "cmp %[c], %[wa]\n\tbne 1b\n\t"
 #define BT_PM_L3_OK(K, OPS)                                                                                   \
   (__builtin_constant_p(K) && (K) >= 4 && (K) < 132 && __builtin_constant_p(OPS) && (OPS) > 0 && 3 * (OPS) < 4096)
 static inline __attribute__((always_inline)) void bt_pm_loop3(const int16_t *c, const int8_t *f, const int32_t K,
@@ -538,13 +590,26 @@ static inline __attribute__((always_inline)) void bt_pm_loop3(const int16_t *c, 
   : [b0] "m"(s->k[0]), [b1] "m"(s->k[1]), [m0] "m"(s->k[2]), [p0] "m"(s->k[3]), [e0] "m"(s->k[4]),              \
     [m1] "m"(s->k[5]), [p1] "m"(s->k[6]), [e1] "m"(s->k[7]), [end] "m"(s->end), [K] "i"(K), [O1] "i"(OPS)
 #define BT_PM_L3_ZI [zp] "i"(__builtin_constant_p(zp) ? zp : 0)   /* the caller's test: folded or zp a constant */
+#define BT_PM_L3_CI , [fend] "m"(s->fend)
+#ifdef BT_ICACHE_BYTES
+  if (folded) {   /* (the zero point's operand would be the asm's 31st) */
+    if (fast == 2) __asm__ volatile(BT_PM_L3_COMPACT(BT_PM_L3_RQ2, BT_PM_NZ) BT_PM_L3_OPS BT_PM_L3_CI : "cc", "memory");
+    else __asm__ volatile(BT_PM_L3_COMPACT(BT_PM_L3_RQ1, BT_PM_NZ) BT_PM_L3_OPS BT_PM_L3_CI : "cc", "memory");
+    return;
+  }
+#endif
   if (fast == 2 && folded) __asm__ volatile(BT_PM_L3_BODY(BT_PM_L3_RQ2, BT_PM_NZ) BT_PM_L3_OPS : "cc", "memory");
   else if (fast == 2) __asm__ volatile(BT_PM_L3_BODY(BT_PM_L3_RQ2, BT_PM_ZP) BT_PM_L3_OPS, BT_PM_L3_ZI : "cc", "memory");
   else if (folded) __asm__ volatile(BT_PM_L3_BODY(BT_PM_L3_RQ1, BT_PM_NZ) BT_PM_L3_OPS : "cc", "memory");
   else __asm__ volatile(BT_PM_L3_BODY(BT_PM_L3_RQ1, BT_PM_ZP) BT_PM_L3_OPS, BT_PM_L3_ZI : "cc", "memory");
+#undef BT_PM_L3_CI
 #undef BT_PM_L3_ZI
 #undef BT_PM_L3_OPS
 }
+#undef BT_PMR_UNROLL
+#undef BT_PM_L3_COMPACT
+#undef BT_PM_L3_LOOPED
+#undef BT_PM_L3_REST
 #undef BT_PM_L3_BODY
 #undef BT_PM_L3_END
 #undef BT_PM_L3_TRIPLE
@@ -1005,6 +1070,9 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
             l3s->k[0] = b0; l3s->k[1] = b1;
             l3s->k[4] |= (T & 1) << 8;   /* bt_pm_loop3's odd count (ASR by a register reads bits 0-7) */
             l3s->o = ob[0] + oc; l3s->end = col + T * S;
+#ifdef BT_ICACHE_BYTES
+            l3s->fend = f + (K & ~3);
+#endif
             bt_pm_loop3(col, f, K, l3s, g.ops, fast, folded, zp);
             continue;
           }
