@@ -210,7 +210,7 @@ def test_the_firmware_stops_a_while_that_never_ends_in_one_line_naming_the_model
     r = _buildtool(["run", m, "--input", x_1x8, "--board", "host", "--build-dir", tmp_path / "b"])
     assert r.returncode == 2, r.stderr
     line = r.stderr.splitlines()[-1]
-    assert line.startswith("buildtool: error: model 'while_forever': firmware on host exited with 4 (model_invoke "
+    assert line.startswith(f"buildtool: error: {m}: firmware on host exited with 4 (model_invoke "
                            "failed): bt: a WHILE operator ran BT_MAX_ITERATIONS iterations and its condition "
                            "still holds"), r.stderr
     assert "Traceback" not in r.stderr

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import sys
 import warnings
 
@@ -92,6 +93,8 @@ def error_message(e: BuildtoolError, spec: str | None, sent: str | None = None) 
         if msg.startswith(known + ": "):
             msg = msg[len(known) + 2:]
             break
+    else:  # a library line that names the model by its name (the firmware runner's "model 'NAME': ")
+        msg = re.sub(r"^model '[^']*': ", "", msg)
     return f"{spec}: {msg}"
 
 def main(argv=None) -> int:

@@ -165,7 +165,9 @@ def _key_values(text: str) -> dict:
 def _fail(board: str, rc: int, log: str, model: str) -> FirmwareError:
     """The one line of a firmware run that failed, naming the model (firmware.json's) and the board."""
     tail = " | ".join(line for line in log.strip().splitlines()[-3:])
-    return FirmwareError(f"model '{model}': firmware on {board} exited with {rc} ({EXIT_MEANING.get(rc, 'error')}): {tail}")
+    e = FirmwareError(f"model '{model}': firmware on {board} exited with {rc} ({EXIT_MEANING.get(rc, 'error')}): {tail}")
+    e.about_model = True  # the CLI starts the line with the model path as typed, in place of "model 'NAME'"
+    return e
 
 
 def _timed_out(board: str, timeout: float, model: str) -> FirmwareError:
