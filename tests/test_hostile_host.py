@@ -63,6 +63,7 @@ def test_a_gen_step_whose_daemon_outputs_are_not_here_runs_in_this_process(case,
     elif case == "claims the right bytes":
         claim = {str(out): want}
     _FakeDaemon.calls = []
+    monkeypatch.setattr(cli, "run_in_daemon", lambda argv: None)  # not the fast path to a daemon an earlier test left
     monkeypatch.setattr(gen_cli, "DaemonClient", _FakeDaemon(claim))
     monkeypatch.setattr(client, "_warned", False)
     monkeypatch.chdir(model)
@@ -77,6 +78,7 @@ def test_a_gen_step_whose_outputs_are_here_is_not_run_again(model, monkeypatch):
     monkeypatch.setenv("BUILDTOOL_NO_DAEMON", "0")
     out = model / "s.json"
     out.write_bytes((model / "want.json").read_bytes())  # as the daemon wrote it
+    monkeypatch.setattr(cli, "run_in_daemon", lambda argv: None)
     monkeypatch.setattr(gen_cli, "DaemonClient", _FakeDaemon({str(out): out.read_bytes()}))
     monkeypatch.setattr("buildtool.cli.gen_steps.run_step", lambda a: pytest.fail("ran here"))
     assert cli.main(["gen", "skeleton", str(model / "m.tflite"), "-o", str(out)]) == 0
@@ -85,6 +87,7 @@ def test_a_gen_step_whose_outputs_are_here_is_not_run_again(model, monkeypatch):
 def test_an_output_written_through_never_goes_to_the_daemon(model, monkeypatch):
     monkeypatch.setenv("BUILDTOOL_NO_DAEMON", "0")
     _FakeDaemon.calls = []
+    monkeypatch.setattr(cli, "run_in_daemon", lambda argv: None)
     monkeypatch.setattr(gen_cli, "DaemonClient", _FakeDaemon())
     assert cli.main(["gen", "skeleton", str(model / "m.tflite"), "-o", "/dev/null"]) == 0
     assert _FakeDaemon.calls == []

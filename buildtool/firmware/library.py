@@ -29,6 +29,9 @@ _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 # parameters (a macro's may continue over backslash-newlines), then its body
 _DEFINITION = re.compile(r"^(?!static\b|typedef\b|extern\b|return\b|else\b)[A-Za-z_][\w \t*]*?\b"
                          r"([A-Za-z_]\w*?)(##\w+)?\s*\(([^;{}]*)\)[\s\\]*\{", re.M)
+# a variable defined at file level with external linkage (`uint32_t bt_vpu_ops, bt_vpu_align_faults;`: the xcore
+# VPU model's counters, defined in xcore/conv.c and counted by every xcore kernel file)
+_VARIABLE = re.compile(r"^(?!static\b|typedef\b|extern\b|return\b)[A-Za-z_]\w*[ \t]+(\w+(?:[ \t]*,[ \t]*\w+)*)[ \t]*;", re.M)
 # a prototype at file level (a declaration is no reference to what it declares)
 _PROTOTYPE = re.compile(r"^[A-Za-z_][^;{}#\n]*(?:\n[^;{}#\n]*)*?\)\s*;", re.M)
 _IDENT = re.compile(r"[A-Za-z_]\w*")
@@ -67,6 +70,8 @@ def definitions(text: str) -> tuple:
     names, prefixes = set(), set()
     for m in _DEFINITION.finditer(text):
         (prefixes if m.group(2) else names).add(m.group(1))
+    for m in _VARIABLE.finditer(text):
+        names.update(v.strip() for v in m.group(1).split(","))
     return names, prefixes
 
 
@@ -103,10 +108,10 @@ OP_KERNELS = {
     "CONCATENATION": ("concat", "pad"), "PACK": ("concat",), "READ_VARIABLE": ("concat",), "ASSIGN_VARIABLE": ("concat",),
     "AVERAGE_POOL_2D": ("pooling",), "MAX_POOL_2D": ("pooling",), "MEAN": ("mean",), "SUM": ("mean",),
     "REDUCE_MAX": ("reduce",), "REDUCE_MIN": ("reduce",), "PAD": ("pad",), "PADV2": ("pad",),
-    "MIRROR_PAD": ("index_ops",), "RESHAPE": (), "SQUEEZE": (), "EXPAND_DIMS": (),
+    "MIRROR_PAD": ("index_ops",), "RESHAPE": ("concat",), "SQUEEZE": ("concat",), "EXPAND_DIMS": ("concat",),
     "SOFTMAX": ("softmax",), "LOG_SOFTMAX": ("log_softmax",), "LOGISTIC": ("logistic",),
     "HARD_SWISH": ("hard_swish",), "LEAKY_RELU": ("leaky_relu",), "L2_NORMALIZATION": ("norm",),
-    "RELU": ("activation",), "RELU6": ("activation",), "TANH": ("activation",), "PRELU": ("activation",),
+    "RELU": ("activation",), "RELU6": ("activation",), "TANH": ("activation", "logistic"), "PRELU": ("activation",),
     "MAXIMUM": ("activation",), "MINIMUM": ("activation",),
     "ABS": ("elementwise",), "RSQRT": ("elementwise",), "ELU": ("elementwise",), "GELU": ("elementwise",),
     "NEG": ("neg",), "QUANTIZE": ("quantize",), "DEQUANTIZE": ("quantize",), "CAST": ("cast",),

@@ -106,6 +106,8 @@ def lock_build_folder(o: str) -> None:
     waits here (one line says for what) rather than racing this one's steps."""
     if o in _held:
         return
+    if not os.path.isdir(o):  # made for this build: gone again at exit if nothing but the lock is in it
+        atexit.register(_drop_lock_only_folder, o)
     make_dirs(o)
     fd = os.open(os.path.join(o, LOCK_NAME), os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
     try:
@@ -114,6 +116,17 @@ def lock_build_folder(o: str) -> None:
         print(f"scons: waiting for another build of {o} to finish", flush=True)
         fcntl.flock(fd, fcntl.LOCK_EX)
     _held[o] = fd
+
+
+def _drop_lock_only_folder(o: str) -> None:
+    """At exit: a build folder this scons made and nothing wrote into but its lock (a model refused before any
+    step ran) is removed, as _drop_empty_build_folder removes one holding only SCons' state."""
+    try:
+        if os.listdir(o) == [LOCK_NAME]:
+            os.unlink(os.path.join(o, LOCK_NAME))
+            os.rmdir(o)
+    except OSError:
+        pass
 
 
 def _write(path, data) -> None:
@@ -579,15 +592,16 @@ def default_name(model: str) -> str:
 
 def _drop_empty_build_folder() -> None:
     """After a failed build: the build folder (and the empty folders above it, up to the project) when it
-    holds nothing but SCons' own state, as for a model refused before any step wrote a file."""
+    holds nothing but SCons' own state and the folder's lock, as for a model refused before any step wrote a file."""
     name = SCons.SConsign.DB_Name
     if not name or not os.path.isabs(name):
         return
     db, out = name + ".dblite", os.path.dirname(name)
     top = SCons.Node.FS.get_default_fs().Dir("#").abspath
-    if not os.path.isfile(db) or set(os.listdir(out)) != {os.path.basename(db)}:
+    if not os.path.isdir(out) or not set(os.listdir(out)) <= {os.path.basename(db), LOCK_NAME}:
         return
-    os.unlink(db)
+    for f in {os.path.basename(db), LOCK_NAME} & set(os.listdir(out)):  # SCons' state and this build's lock
+        os.unlink(os.path.join(out, f))
     os.rmdir(out)
     out = os.path.dirname(out)
     while out.startswith(top + os.sep) and not os.listdir(out):  # build/BOARD, build: made for it alone
