@@ -197,9 +197,7 @@ def model_object(t: targets.Target, out: Path) -> Path:
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         tmp.unlink(missing_ok=True)
-        err = r.stderr.strip().splitlines()
-        raise FirmwareError(f"compiling {out / 'model.c'} for {t.name} failed: {err[-1] if err else r.returncode} "
-                            f"(full command: {' '.join(cmd)})")
+        raise tool_failed(f"compiling {out / 'model.c'} for {t.name}", r, cmd)
     os.replace(tmp, obj)
     return obj
 
@@ -246,9 +244,7 @@ def code_bytes(t: targets.Target, model_c: str, model_h: str, kernels: list | No
                             out / "board.ld" if t.linker_template else None, out / "size.elf", kernels)
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
-            err = r.stderr.strip().splitlines()
-            raise FirmwareError(f"measuring the code of {t.name} firmware failed: {err[-1] if err else r.returncode} "
-                                f"(full command: {' '.join(cmd)})")
+            raise tool_failed(f"measuring the code of {t.name} firmware", r, cmd)
         r = subprocess.run([t.binutil("readelf"), "-SW", str(out / "size.elf")], capture_output=True, text=True)
     end, data = t.flash_origin, 0
     for line in r.stdout.splitlines():  # [Nr] Name Type Addr Off Size ES Flg ...: allocated sections only
@@ -316,11 +312,16 @@ def _link_error(g: Graph, plan, t: targets.Target, elf: Path, r, cmd: list) -> B
     for code in _WRITE_ERRNOS:  # the linker could not write the image: say so, not "ld returned 1"
         if any(os.strerror(code) in line for line in err):
             return write_error(elf, OSError(code, os.strerror(code)))
-    # the compiler's or linker's own words (ld: "undefined reference to `memcpy'"), not collect2's summary
+    return tool_failed(f"compiling for {t.name}", r, cmd)
+
+
+def tool_failed(what: str, r, cmd: list) -> FirmwareError:
+    """The one line of a compile or link that failed: the compiler's or linker's own words (ld: "undefined
+    reference to `memcpy'"), not collect2's summary, and the command quoted so it can be pasted."""
+    err = r.stderr.strip().splitlines()
     said = [line.strip() for line in err if line.strip() and not line.startswith("collect2:")]
     own = next((line for line in said if any(k in line for k in _OWN_WORDS)), said[-1] if said else None)
-    e = FirmwareError(f"compiling for {t.name} failed: {own or (err[-1] if err else r.returncode)} "
-                      f"(command: {shlex.join(str(c) for c in cmd)})")
+    e = FirmwareError(f"{what} failed: {own or (err[-1] if err else r.returncode)} (command: {shlex.join(str(c) for c in cmd)})")
     e.about_model = True  # the CLI starts the line with the model path as typed
     return e
 
