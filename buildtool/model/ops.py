@@ -214,9 +214,7 @@ def _check_dtypes(g, op) -> None:
     scaled_in, scaled_out = ([g.tensors[i] for i in ts if g.tensors[i].dtype in ("int8", "int16")
                               and g.tensors[i].quant is not None] for ts in (act_in, op.outputs))
     for t, o in ((t, o) for t in scaled_in for o in scaled_out):  # each input rescaled to each output
-        _need(float(t.scale) / float(o.scale) < 2.0 ** 31, op,
-              f"input scale {t.scale:g} / output scale {o.scale:g} is over TFLite Micro's 2**31 "
-              f"requantisation limit; re-quantise")
+        _multiplier_ok(op, float(t.scale) / float(o.scale), f"input scale {t.scale:g} / output scale {o.scale:g} is")
     if opdefs.BY_NAME[op.opcode].const_operands:  # its kernel rescales constant operands as activations
         for i in op.inputs:
             t = g.tensors[i] if i >= 0 else None
@@ -247,16 +245,21 @@ def _bias_ok(g, op, pos: int, n: int) -> None:
 
 def _weight_scales_ok(g, op, x: int, w: int, what: str) -> None:
     """Weights' scales finite and >= 0, and every requantisation multiplier input scale x weight scale /
-    output scale below 2**31: a larger one has TFLite Micro's MultiplyByQuantizedMultiplier shift left by
-    32 or more (undefined in C; its result differs between the host, Arm and TFLite Micro's build)."""
+    output scale below 2**31 (_multiplier_ok; past it the result differs between the host, Arm and TFLite
+    Micro's build)."""
     fq, ti, to = g.tensors[op.inputs[w]].quant, g.tensors[op.inputs[x]], g.tensors[op.outputs[0]]
     fs = fq.scale.astype(np.float64)
     _need(bool(np.isfinite(fs).all() and (fs >= 0).all()), op, f"{what} scales must be finite and non-negative")
     if ti.quant is None or to.quant is None:
         return  # the activation checks say so
     eff = float(np.float64(ti.scale) * fs.max() / np.float64(to.scale))
-    _need(eff < 2.0 ** 31, op, f"input x {what} / output scale = {eff:.3g}, over TFLite Micro's 2**31 "
-                               f"requantisation limit; re-quantise")
+    _multiplier_ok(op, eff, f"input x {what} / output scale = {eff:.3g},")
+
+
+def _multiplier_ok(op, ratio: float, said: str) -> None:
+    """A requantisation multiplier (a ratio of scales) below 2**31: a larger one has TFLite Micro's
+    MultiplyByQuantizedMultiplier shift left by 32 or more (undefined in C). said: the ratio, for the line."""
+    _need(ratio < 2.0 ** 31, op, f"{said} over TFLite Micro's 2**31 requantisation limit; re-quantise")
 
 
 def _check_conv(g, op):
@@ -363,9 +366,8 @@ def _check_binary(g, op):
     if op.opcode == "MUL":
         t1, t2, to = (g.tensors[i] for i in (op.inputs[0], op.inputs[1], op.outputs[0]))
         if t1.quant is not None and t2.quant is not None and to.quant is not None:
-            _need(float(t1.scale) * float(t2.scale) / float(to.scale) < 2.0 ** 31, op,
-                  f"input scales {t1.scale:g} x {t2.scale:g} / output scale {to.scale:g} is over TFLite Micro's 2**31 "
-                  f"requantisation limit; re-quantise")
+            _multiplier_ok(op, float(t1.scale) * float(t2.scale) / float(to.scale),
+                           f"input scales {t1.scale:g} x {t2.scale:g} / output scale {to.scale:g} is")
     if op.opcode in ("ADD", "SUB"):
         # TFLM rescales the sum by 2 * max(input scales) / (2**left_shift * output scale), which must be < 1
         t1, t2, to = (g.tensors[i] for i in (op.inputs[0], op.inputs[1], op.outputs[0]))
