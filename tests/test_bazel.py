@@ -506,6 +506,35 @@ def _delimited(msg: bytes) -> bytes:
             return bytes(head) + msg
 
 
+def test_kernel_list_action_alone(tmp_path):
+    """`gen kernels` as BtKernels runs it: one file per kernel source the plan's code calls (fused.c only for
+    a fused plan), each including the source as @buildtool_src names it; a file the last run left and this
+    model does not call is removed; a bad command line is one line and exit 2."""
+    def gen(*args) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "buildtool.integrations.bazel", "gen", *map(str, args)],
+                              capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                              env=dict(os.environ, PYTHONPATH=str(ROOT), BUILDTOOL_NO_DAEMON="1"))
+
+    (tmp_path / "tiny.tflite").write_bytes(serialize(zoo.build("tiny")))
+    assert gen("skeleton", "tiny.tflite", "-o", "skeleton.json").returncode == 0
+    t = targets.get("cortex-m4")
+    for opts, fused in (([], False), (["--opt", "optimize=ram"], True)):
+        assert gen("plan", "skeleton.json", "-o", "plan.json", "--board", "cortex-m4", *opts).returncode == 0
+        (tmp_path / "k").mkdir(exist_ok=True)
+        (tmp_path / "k" / "softmax.c").write_text("stale\n")
+        r = gen("kernels", "skeleton.json", "plan.json", "--board", "cortex-m4", "-o", "k")
+        assert r.returncode == 0 and r.stdout + r.stderr == "", r.stderr
+        want = model_sources(t, model_opcodes(zoo.build("tiny")), fused)
+        assert ("fused" in {s.stem for s in want}) is fused
+        assert {f.name: f.read_text() for f in (tmp_path / "k").iterdir()} == {
+            f"{s.stem}.c": f'#include "buildtool/{s.relative_to(KERNELS.parent).as_posix()}"\n' for s in want}
+    for args in (["skeleton.json", "--board", "cortex-m4", "-o", "k"], ["skeleton.json", "nosuch.json", "--board",
+                                                                         "cortex-m4", "-o", "k"]):
+        r = gen("kernels", *args)
+        assert r.returncode == 2 and r.stdout == "" and len(r.stderr.splitlines()) == 1, r.stderr
+        assert r.stderr.startswith("buildtool: error:") and "Traceback" not in r.stderr
+
+
 def test_worker_speaks_bazels_proto_protocol(tmp_path):
     """The worker reads WorkRequests back to back, each framed by its length (Bazel's default protocol,
     the one Bazel 4.2 runs without a flag), skips the fields it does not use (inputs, verbosity) and
