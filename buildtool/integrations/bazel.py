@@ -164,17 +164,15 @@ def kernel_units(skeleton, plan_path, board: str, out: Path) -> list:
 
 def kernels_command(argv: list) -> None:
     """gen kernels SKELETON PLAN --board B -o DIR (kernel_units)."""
-    pos, board, out, i = [], None, None, 0
-    while i < len(argv):
-        if argv[i] in ("--board", "-o") and i + 1 < len(argv):
-            board, out = (argv[i + 1], out) if argv[i] == "--board" else (board, argv[i + 1])
-            i += 2
+    named, pos, it = {"--board": None, "-o": None}, [], iter(argv)
+    for a in it:
+        if a in named:
+            named[a] = next(it, None)
         else:
-            pos.append(argv[i])
-            i += 1
-    if len(pos) != 2 or not board or not out:
+            pos.append(a)
+    if len(pos) != 2 or None in named.values():
         raise UsageError("usage: gen kernels SKELETON.json PLAN.json --board B -o DIR")
-    kernel_units(pos[0], pos[1], board, Path(out))
+    kernel_units(pos[0], pos[1], named["--board"], Path(named["-o"]))
 
 
 def unused_sources(step: str) -> list:

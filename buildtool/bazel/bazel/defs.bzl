@@ -5,8 +5,8 @@
     cc_binary(name = "app", srcs = ["main.c"], deps = [":model"])   # main.c includes model.h
 
 bt_model runs the steps of `buildtool gen` as actions (mnemonics BtModel, BtSkeleton, BtPlan,
-BtCode, BtFlash; BtKernels: the kernel files the model calls), every output declared, every input (the model, buildtool's sources) declared, so
-results are cached locally and by --remote_cache across checkouts. The steps run in persistent
+BtCode, BtFlash; BtKernels: the kernel files the model calls), every output declared, every input
+(the model, buildtool's sources) declared, so results are cached locally and by --remote_cache across checkouts. The steps run in persistent
 workers (Bazel's proto protocol: no flag needed). model.c and the weights image are compiled apart: a
 weight-only edit changes weights.bin, not skeleton.json, so the plan and the model.c compile are not rerun.
 It returns CcInfo: model.h, model.c, the weights, the kernels the model calls, the board's start-up code
@@ -101,8 +101,8 @@ def _bt_model_impl(ctx):
         # else the host's compiler meets the board's start-up code: pages of assembler errors
         fail("buildtool: %s: board %s needs `build --incompatible_enable_cc_toolchain_resolution` in .bazelrc " %
              (ctx.label, ctx.attr.board) + "(Bazel 4.2 picks C toolchains by --platforms only with it)")
-    # the model as its refusal and every step's messages name it: the zoo name or the .tflite file's (as SCons and CMake name it),
-    # not the skeleton's (plan.json's bytes do not depend on it)
+    # the model as its refusal and every step's messages name it: the zoo name or the .tflite file's (as
+    # SCons and CMake name it), not the skeleton's (plan.json's bytes do not depend on it)
     base = ctx.file.model.basename if ctx.file.model else ctx.label.name
     shown = ctx.attr.model_name or ctx.attr.zoo or (base[:-len(".tflite")] if base.endswith(".tflite") else base)
     model = ctx.file.model
@@ -135,7 +135,8 @@ def _bt_model_impl(ctx):
     flash_code = [man] if board.get("measures_code", False) else []
     _gen(ctx, "BtFlash", ["flash", model.path] + [p.path for p in flash_plan] + ["--board", ctx.attr.board, "-o",
                           weights.path, "--split-header", split.path] +
-                         (["--code-size", flash_code[0].path] if flash_code else []), [model] + flash_plan + flash_code, [weights, split], shown)
+                         (["--code-size", flash_code[0].path] if flash_code else []),
+         [model] + flash_plan + flash_code, [weights, split], shown)
 
     cc = find_cpp_toolchain(ctx)
     cc = struct(toolchain = cc, features = cc_common.configure_features(
