@@ -21,14 +21,17 @@ from . import kernel_variants
 from .c_text import CTYPES, c_comment, c_ints, c_struct, prod
 
 
-# model.c's copy of staged weights (plan/staging.py): words, then the tail bytes; GCC would turn the loop into a
-# memcpy call, which a firmware without a C library does not have (no-tree-loop-distribute-patterns)
+# model.c's copy of staged weights (plan/staging.py): four words a pass (LDM/STM), then the tail bytes; GCC would
+# turn the loop into a memcpy call, which a firmware without a C library does not have (no-tree-loop-distribute-patterns)
 STAGE_COPY = """static __attribute__((noinline, optimize("no-tree-loop-distribute-patterns")))
 void bt_stage_copy(int8_t *dst, const uint8_t *src, uint32_t n) {
   uint32_t *d = (uint32_t *)(void *)dst;
   const uint32_t *s = (const uint32_t *)(const void *)src;
-  for (uint32_t k = n / 4; k; k--) *d++ = *s++;
-  for (uint32_t k = n & ~3u; k < n; k++) dst[k] = (int8_t)src[k];
+  for (uint32_t k = n / 16; k; k--, d += 4, s += 4) {
+    uint32_t a = s[0], b = s[1], c = s[2], e = s[3];
+    d[0] = a, d[1] = b, d[2] = c, d[3] = e;
+  }
+  for (uint32_t k = n & ~15u; k < n; k++) dst[k] = (int8_t)src[k];
 }"""
 
 

@@ -324,8 +324,8 @@ def staged_note(staged: dict | None, spare: int) -> tuple:
     """(after the arena, after it) in the RAM line: the weights staged in the arena's free bytes and in
     bt_staging (plan/staging.py; staged: firmware.json's "staged")."""
     staged = staged or {}
-    n, at = len(staged.get("layers", [])), staged.get("arena_bytes", 0)
-    inside = f" (weights of {n} layers staged in it, at most {kib(at)} at a step)" if at else ""
+    n, at = len(staged.get("arena_layers", [])), staged.get("arena_bytes", 0)
+    inside = f" (weights of {n} layer{'s' * (n != 1)} staged in it, at most {kib(at)} at a step)" if at else ""
     return inside, (f" + staged weights {kib(spare)}" if spare else "")
 
 

@@ -85,7 +85,8 @@ def staged_plan(g, plan, t: targets.Target):
 
 
 def summary(plan) -> dict:
-    """firmware.json's "staged": bytes staged in the arena (the most at one step) and in bt_staging, the layers."""
+    """firmware.json's "staged": the layers (all, those staged in the arena), the tensors, bytes staged in the arena
+    (the most at one step) and bt_staging's."""
     staged = getattr(plan, "staged", None) or []
     if not staged:
         return {}
@@ -94,6 +95,7 @@ def summary(plan) -> dict:
         if not d["spare"]:
             per_step[d["step"]] = per_step.get(d["step"], 0) + d["size"]
     return {"staged": {"layers": sorted({d["op"] for d in staged}), "tensors": len(staged),
+                       "arena_layers": sorted({d["op"] for d in staged if not d["spare"]}),
                        "arena_bytes": max(per_step.values(), default=0), "spare_bytes": plan.staging_bytes}}
 
 
