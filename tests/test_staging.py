@@ -147,3 +147,17 @@ def test_staged_firmware_on_the_record_board(tmp_path, monkeypatch):
 
 def man_ops(man: dict) -> list:
     return man["staged"]["layers"]
+
+
+def test_model_c_declares_bt_staging_before_any_struct_points_at_it():
+    """model.c: bt_staging and the copy function come before the first parameter struct that reads a copy (the
+    first staged layer in bt_staging, none in the arena, was once declared after its own struct)."""
+    from buildtool.codegen.emit import emit_c
+
+    g = _net()
+    full = staging.staged_plan(g, plan_arena(g), targets.get(L4))
+    plan = dataclasses.replace(full, staged=[d for d in full.staged if d["spare"]])
+    assert plan.staged and checker.problems(g, plan) == []
+    c, _ = emit_c(plan, g, L4, targets.get(L4).weights_align)
+    assert c.index(f"int8_t bt_staging[{plan.staging_bytes}]") < c.index("bt_staging + ") \
+        < c.index("bt_stage_copy(bt_staging + ")

@@ -51,6 +51,10 @@ class Emitter:
         self.tables: set = set()  # the shared lookup tables already declared (sigmoid, softmax int16)
         # weights staged in SRAM (plan/staging.py): tensor -> its entry; the layer reads the copy
         self.staged = {d["tensor"]: d for d in getattr(plan, "staged", None) or []}
+        if self.staged:  # before any parameter struct that points at a copy
+            spare = plan.staging_bytes
+            self.declare(("" if not spare else f"int8_t bt_staging[{spare}] __attribute__((aligned(16)));\n")
+                         + STAGE_COPY)
 
     # -- addresses ----------------------------------------------------------------
     def place(self, i: int):
@@ -155,11 +159,6 @@ class Emitter:
         mine = [d for d in self.staged.values() if d["op"] == op.index]
         if not mine:
             return ""
-        if "bt_stage_copy" not in self.tables:
-            self.tables.add("bt_stage_copy")
-            staging = self.plan.staging_bytes
-            self.declare(("" if not staging else f"int8_t bt_staging[{staging}] __attribute__((aligned(16)));\n")
-                         + STAGE_COPY)
         lines = []
         for d in sorted(mine, key=lambda d: d["tensor"]):
             src = self.weight_in_flash(d["tensor"])
