@@ -71,9 +71,10 @@ def candidates(g, plan: ArenaPlan, mm) -> list:
     return out
 
 
-def staged_plan(g, plan, t: targets.Target):
+def staged_plan(g, plan, t: targets.Target, spare: bool = True):
     """The plan with the weights the board's part stages in SRAM (none on another board, or for a plan that is
-    not one arena of layers)."""
+    not one arena of layers); spare=False: in the arena's free bytes only (a library for a project of its own,
+    buildtool export, whose spare SRAM is the project's)."""
     mm = model_for(t)
     if not isinstance(plan, ArenaPlan):
         return plan
@@ -81,7 +82,7 @@ def staged_plan(g, plan, t: targets.Target):
         plan = replace(plan, staged=[], staging_bytes=0)
     if mm is None or plan.arena_regions or plan.subplans:
         return plan
-    return stage(plan, candidates(g, plan, mm), spare_ram(t, plan))
+    return stage(plan, candidates(g, plan, mm), spare_ram(t, plan) if spare else 0)
 
 
 def summary(plan) -> dict:

@@ -83,7 +83,8 @@ def run(model: Model, plan, board: str, arena_section: str | None = None) -> Out
     linker section (buildtool export's library)."""
     t = targets.get(board)
     plan = place_arena(model.graph, plan, t)  # arena/regional.py; the plan itself when it fits RAM
-    plan = staging.staged_plan(model.graph, plan, t)  # weights a layer re-reads, copied into SRAM (the part's)
+    # weights a layer re-reads, copied into SRAM (the part's); a library's (export) into its arena only
+    plan = staging.staged_plan(model.graph, plan, t, spare=arena_section is None)
     names = {"arena_section": arena_section} if arena_section else {}
     model_c, model_h, code = _placed_code(plan, model.graph, board, t, names)
     man = manifest(model, plan, board) | ({"flash_code_bytes": code} if code is not None else {})
