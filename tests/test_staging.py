@@ -161,3 +161,15 @@ def test_model_c_declares_bt_staging_before_any_struct_points_at_it():
     c, _ = emit_c(plan, g, L4, targets.get(L4).weights_align)
     assert c.index(f"int8_t bt_staging[{plan.staging_bytes}]") < c.index("bt_staging + ") \
         < c.index("bt_stage_copy(bt_staging + ")
+
+
+def test_report_maps_the_staged_copies_at_their_step():
+    """buildtool report's arena map (report/arena_map.boxes): each copy staged in the arena a box of kind "staged"
+    at its offset, live at its layer's step only; bt_staging's are not in the arena and not drawn there."""
+    from buildtool.report import arena_map
+
+    g = _net()
+    plan = staging.staged_plan(g, plan_arena(g), targets.get(L4))
+    got = sorted((b.offset, b.size, b.first, b.last) for b in arena_map.boxes(g, plan) if b.kind == "staged")
+    assert got == sorted((d["offset"], d["size"], d["step"], d["step"]) for d in plan.staged if not d["spare"])
+    assert got and len(got) < len(plan.staged)
