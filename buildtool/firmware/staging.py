@@ -4,7 +4,8 @@ On a part whose memory model (memory_model.py) code generation builds for (`Memo
 a KxK int8 CONV_2D re-reads its whole filter from flash for every few output pixels (the cortex-m kernels pass
 over it once per group of up to PIXELS_PER_PASS pixels); with a filter larger than the flash data cache every
 read of every pass misses and waits the flash's wait states (ResNet-8's 3x3 layers: 2.75 M cycles of load
-stalls on nucleo-l4r5zi, docs/memory-model.md). Such a layer's filter and bias are staged, one copy before its
+stalls on nucleo-l4r5zi, docs/memory-model.md); a stem of 1-3 input channels is not (conv_stem.h widens its
+weights once a call: kernel_variants.stem). Such a layer's filter and bias are staged, one copy before its
 kernel call, where the model says it pays (MemoryModel.staging_gain: the stalls of every pass after the first
 against the copy). They go into arena bytes no buffer uses at that step, else into bt_staging in the part's
 spare SRAM (at most what the part, or the emulator its code runs on, has left over the arena, the stack and
@@ -16,6 +17,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .. import targets
+from ..codegen import kernel_variants
 from ..model.ops import conv_groups
 from ..plan import ArenaPlan
 from ..plan.flash import flash_tensors
@@ -57,13 +59,15 @@ def candidates(g, plan: ArenaPlan, mm) -> list:
         if op.opcode != "CONV_2D" or g.tensors[op.outputs[0]].dtype != "int8" or conv_groups(g, op) != 1:
             continue
         win = prepare.conv(g, op).window
-        if win.kh * win.kw == 1:
+        x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+        fields = {"in": {"c": x.shape[3]}, "out": {"c": y.shape[3], "w": y.shape[2]}, "kh": win.kh, "kw": win.kw,
+                  "dil_h": win.dh, "dil_w": win.dw}
+        if win.kh * win.kw == 1 or kernel_variants.stem(fields):  # a stem's kernel widens its weights once a call
             continue
         b = prepare.bias_input(g, op)
         tensors = [op.inputs[1]] + ([b] if b >= 0 else [])
         if any(i not in image or readers.get(i) != {oi} for i in tensors):
             continue
-        y = g.tensors[op.outputs[0]]
         passes = -(-y.shape[1] * y.shape[2] // PIXELS_PER_PASS)
         sizes = [g.tensors[i].nbytes for i in tensors]
         if mm.staging_gain(sum(sizes), passes) > 0:
