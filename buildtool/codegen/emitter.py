@@ -22,7 +22,8 @@ from .c_text import CTYPES, c_comment, c_ints, c_struct, prod
 
 
 # model.c's copy of staged weights (plan/staging.py): four words a pass (LDM/STM), then the tail bytes; GCC would
-# turn the loop into a memcpy call, which a firmware without a C library does not have (no-tree-loop-distribute-patterns)
+# turn the loop into a memcpy call, which a firmware without a C library does not have
+# (no-tree-loop-distribute-patterns)
 STAGE_COPY = """static __attribute__((noinline, optimize("no-tree-loop-distribute-patterns")))
 void bt_stage_copy(int8_t *dst, const uint8_t *src, uint32_t n) {
   uint32_t *d = (uint32_t *)(void *)dst;
@@ -88,11 +89,14 @@ class Emitter:
             raise ModelError(f"constant tensor {i} '{self.g.tensors[i].name}' is not in the flash image")
         off = self.w[i]
         if i in self.staged:  # copied before its layer runs (stage_copies)
-            d = self.staged[i]
-            return f"((const {ctype} *)({'bt_staging + ' + str(d['offset']) if d['spare'] else self.at(d['offset'])}))"
+            return f"((const {ctype} *)({self.staged_at(self.staged[i])}))"
         if self.ext_offset and off >= self.ext_offset:  # placed in an external region (regions.py)
             return f"((const {ctype} *)(bt_weights_ext + {off - self.ext_offset}))"
         return f"((const {ctype} *)(bt_weights + {off}))"
+
+    def staged_at(self, d: dict) -> str:
+        """C expression of a staged copy's first byte: in bt_staging, or in the arena."""
+        return f"bt_staging + {d['offset']}" if d["spare"] else self.at(d["offset"])
 
     def weight_in_flash(self, i: int) -> str:
         """Tensor i's bytes in the flash image, staged or not."""
@@ -162,8 +166,7 @@ class Emitter:
         lines = []
         for d in sorted(mine, key=lambda d: d["tensor"]):
             src = self.weight_in_flash(d["tensor"])
-            dst = f"bt_staging + {d['offset']}" if d["spare"] else self.at(d["offset"])
-            lines.append(f"  bt_stage_copy({dst}, {src}, {d['size']});\n")
+            lines.append(f"  bt_stage_copy({self.staged_at(d)}, {src}, {d['size']});\n")
         return "".join(lines)
 
     def table(self, name: str, ctype: str, values) -> str:

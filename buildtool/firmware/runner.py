@@ -357,5 +357,5 @@ def memory_summary(t: targets.Target, elf, arena_bytes: int, staged: dict | None
                 f"{platform.machine() or 'host'}) + arena {kib(arena_bytes)} + stack {kib(t.stack_bytes)} + static "
                 f"{kib(static - arena_bytes)}; flash {of(weights, t.flash_bytes)} = weights{ext}")
     return (f"{t.name}: RAM {of(ram + spare, t.ram_bytes)} = arena {kib(arena_bytes)}{inside}{beside} + stack "
-            f"{kib(stack)} + static {kib(static - arena_bytes)}; flash {of(code + weights, t.flash_bytes)} = code {kib(code)} "
-            f"+ weights {kib(weights)}{ext}")
+            f"{kib(stack)} + static {kib(static - arena_bytes)}; flash {of(code + weights, t.flash_bytes)} = code "
+            f"{kib(code)} + weights {kib(weights)}{ext}")

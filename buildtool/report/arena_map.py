@@ -124,7 +124,8 @@ def _arena_boxes(g, plan, short: dict) -> list:
     for k, d in enumerate(x for x in plan.staged if not x["spare"]):  # copies of a layer's weights, at its step
         t = g.tensors[d["tensor"]]
         out.append(Box(top + 1 + k, f"{t.name} (op {d['op']}'s, staged)", "staged", (t.name,), _shape(t.shape),
-                       t.dtype, d["size"], "", d["offset"], d["step"], d["step"], label=f"staged weights of op {d['op']}"))
+                       t.dtype, d["size"], "", d["offset"], d["step"], d["step"],
+                       label=f"staged weights of op {d['op']}"))
     return out
 
 
