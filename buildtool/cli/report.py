@@ -6,18 +6,19 @@ from __future__ import annotations
 import dataclasses
 
 from .. import targets
+from ..firmware import staging
 from ..plan import regions
 from ..report import write_report
 from .common import MODEL_HELP, add_plan_options, load_model, make_plan, plan_options, say_wrote
 
 
 def _placed(g, plan, board):
-    """(plan as the board holds it: its buffers spread over the board's regions when they are, the
-    placement) when a board is given, else (plan, None)."""
+    """(plan as the board holds it: its buffers spread over the board's regions when they are, the weights its
+    part stages in SRAM; the placement) when a board is given, else (plan, None)."""
     if board is None:
         return plan, None
     placed = regions.place_arena(g, plan, board)
-    return placed, regions.place(g, placed, board)
+    return staging.staged_plan(g, placed, board), regions.place(g, placed, board)
 
 
 def _note(opts, stateful: bool) -> str:

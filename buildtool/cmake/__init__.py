@@ -125,7 +125,8 @@ def check_elf(elf: str, board: str, manifest: str) -> str:
         except BuildtoolError:
             Path(elf).unlink(missing_ok=True)
             raise
-    return runner.memory_summary(t, elf, int(json.loads(Path(manifest).read_text())["arena_bytes"]))
+    man = json.loads(Path(manifest).read_text())
+    return runner.memory_summary(t, elf, int(man["arena_bytes"]), man.get("staged"))
 
 
 __all__ = ["CMAKE_DIR", "configure", "ram_check", "check_elf"]

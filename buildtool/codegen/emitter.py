@@ -21,6 +21,21 @@ from . import kernel_variants
 from .c_text import CTYPES, c_comment, c_ints, c_struct, prod
 
 
+# model.c's copy of staged weights (plan/staging.py): four words a pass (LDM/STM), then the tail bytes; GCC would
+# turn the loop into a memcpy call, which a firmware without a C library does not have
+# (no-tree-loop-distribute-patterns)
+STAGE_COPY = """static __attribute__((noinline, optimize("no-tree-loop-distribute-patterns")))
+void bt_stage_copy(int8_t *dst, const uint8_t *src, uint32_t n) {
+  uint32_t *d = (uint32_t *)(void *)dst;
+  const uint32_t *s = (const uint32_t *)(const void *)src;
+  for (uint32_t k = n / 16; k; k--, d += 4, s += 4) {
+    uint32_t a = s[0], b = s[1], c = s[2], e = s[3];
+    d[0] = a, d[1] = b, d[2] = c, d[3] = e;
+  }
+  for (uint32_t k = n & ~15u; k < n; k++) dst[k] = (int8_t)src[k];
+}"""
+
+
 class Emitter:
     """Collects declarations and the body of model_invoke for one graph and plan."""
 
@@ -35,6 +50,12 @@ class Emitter:
         self.body: list = []
         self.used_variants: dict = {}  # variant called -> its dispatcher
         self.tables: set = set()  # the shared lookup tables already declared (sigmoid, softmax int16)
+        # weights staged in SRAM (plan/staging.py): tensor -> its entry; the layer reads the copy
+        self.staged = {d["tensor"]: d for d in getattr(plan, "staged", None) or []}
+        if self.staged:  # before any parameter struct that points at a copy
+            spare = plan.staging_bytes
+            self.declare(("" if not spare else f"int8_t bt_staging[{spare}] __attribute__((aligned(16)));\n")
+                         + STAGE_COPY)
 
     # -- addresses ----------------------------------------------------------------
     def place(self, i: int):
@@ -67,9 +88,22 @@ class Emitter:
         if i not in self.w:
             raise ModelError(f"constant tensor {i} '{self.g.tensors[i].name}' is not in the flash image")
         off = self.w[i]
+        if i in self.staged:  # copied before its layer runs (stage_copies)
+            return f"((const {ctype} *)({self.staged_at(self.staged[i])}))"
         if self.ext_offset and off >= self.ext_offset:  # placed in an external region (regions.py)
             return f"((const {ctype} *)(bt_weights_ext + {off - self.ext_offset}))"
         return f"((const {ctype} *)(bt_weights + {off}))"
+
+    def staged_at(self, d: dict) -> str:
+        """C expression of a staged copy's first byte: in bt_staging, or in the arena."""
+        return f"bt_staging + {d['offset']}" if d["spare"] else self.at(d["offset"])
+
+    def weight_in_flash(self, i: int) -> str:
+        """Tensor i's bytes in the flash image, staged or not."""
+        off = self.w[i]
+        if self.ext_offset and off >= self.ext_offset:
+            return f"(bt_weights_ext + {off - self.ext_offset})"
+        return f"(bt_weights + {off})"
 
     def bias(self, op, bits: int = 32, pos: int | None = None) -> str:
         """Pointer to op's int<bits> bias, or 0 when it has none of that type (refops.prepare.bias_input:
@@ -120,7 +154,20 @@ class Emitter:
     def call(self, op, text: str) -> None:
         name = c_comment(self.g.tensors[op.outputs[0] if op.outputs else op.inputs[0]].name)  # ASSIGN_VARIABLE
         self.body.append(f"  /* op {op.index}: {op.opcode} -> {name} */\n"
-                         f"  BT_PROFILE_BEGIN({op.index});\n  {text}\n  BT_PROFILE_END({op.index});")
+                         f"  BT_PROFILE_BEGIN({op.index});\n{self.stage_copies(op)}  {text}\n"
+                         f"  BT_PROFILE_END({op.index});")
+
+    def stage_copies(self, op) -> str:
+        """The copies into SRAM of op's staged weights (plan/staging.py), before its kernel runs: in its
+        profile region, so the layer's cycles include them."""
+        mine = [d for d in self.staged.values() if d["op"] == op.index]
+        if not mine:
+            return ""
+        lines = []
+        for d in sorted(mine, key=lambda d: d["tensor"]):
+            src = self.weight_in_flash(d["tensor"])
+            lines.append(f"  bt_stage_copy({self.staged_at(d)}, {src}, {d['size']});\n")
+        return "".join(lines)
 
     def table(self, name: str, ctype: str, values) -> str:
         """Declare a lookup table shared by every call that reads it, once per model.c; returns its name."""

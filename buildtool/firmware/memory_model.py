@@ -62,6 +62,9 @@ class MemoryModel:
     source: str  # the manual's sections every figure comes from
     choices: str  # where the manual leaves a choice open and which reading the model takes
     other_read_bytes: int = 0  # the faster read width the manual leaves open (reported beside, not modelled)
+    # code generation builds for this model (the record board's part: weights staged in SRAM, firmware/staging.py;
+    # its kernels' BT_ICACHE_BYTES, boards/cortex_m/parts.py); every other part keeps its CPU's common code
+    tuned: bool = False
 
     def other_reading(self) -> "MemoryModel | None":
         """The same part with the faster flash read width the manual also allows, None when it allows one."""
@@ -90,6 +93,26 @@ class MemoryModel:
         that reads those bytes from flash runs in fewer (a floor on a layer that streams its weights)."""
         return -(-nbytes // self.read_bytes) * (self.wait_states + 1)
 
+    def data_cache_bytes(self) -> int:
+        """Bytes of flash data the caches hold: the data cache, or the one cache data loads go through."""
+        c = self.icache if self.unified else self.dcache
+        return c.lines * c.line_bytes if c else 0
+
+    def staging_gain(self, nbytes: int, passes: int) -> int:
+        """Cycles saved by copying nbytes of weights from flash into SRAM once (COPY_CYCLES_PER_WORD a word
+        besides the flash reads, stream_floor) where a layer reads them `passes` times in order: with the
+        bytes above what the caches hold, every read of every pass after the first misses (LRU over a stream
+        longer than the cache) and costs the wait states; within the cache, none. Negative: it does not pay."""
+        copy = self.stream_floor(nbytes) + -(-nbytes // 4) * COPY_CYCLES_PER_WORD
+        misses = (passes - 1) * -(-nbytes // self.read_bytes) if nbytes > self.data_cache_bytes() else 0
+        return misses * self.wait_states - copy
+
+
+# the staging copy's loop (codegen/emitter.py STAGE_COPY), per 32-bit word: four words a pass by an LDM and an STM
+# of four registers (1 + 4 cycles each, Cortex-M4 TRM DDI 0439 §3.3.1) and the loop's count and branch (1 + 3),
+# 14 cycles a pass, rounded up
+COPY_CYCLES_PER_WORD = 4
+
 
 K = 1024
 MODELS = {m.part: m for m in (
@@ -101,7 +124,7 @@ MODELS = {m.part: m for m in (
         "data cache of 8 lines of 4 x 64 bits (256 B); §3.2 flash organisation (dual bank, DBANK = 1: 64-bit "
         "data; single bank: 128-bit)",
         "flash read width 64 bits (dual-bank organisation) rather than 128 (single bank); cache associativity and "
-        "replacement not stated: fully associative LRU", other_read_bytes=16),
+        "replacement not stated: fully associative LRU", other_read_bytes=16, tuned=True),
     MemoryModel(
         "netduinoplus2", 168_000_000, 5, 16, Cache(64, 16, 64), Cache(8, 16, 8), True, False, "ART accelerator",
         "ST RM0090 rev 19 §3.5.1 Relation between CPU clock frequency and flash memory read time (Table 'Number "

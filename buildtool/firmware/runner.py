@@ -109,9 +109,11 @@ def ram_report(t: targets.Target, elf, arena_bytes: int, kv: dict) -> dict:
         raise FirmwareError(f"bt_arena in {elf} is {arena_sym} bytes, the plan says {arena_bytes}")
     stack = int(kv.get("stack_high_water_bytes", 0))
     static, reserved = t.port.static_ram(sym, lambda names: _section_bytes(t, elf, names))
-    other = static - arena_bytes
+    spare = sym.get("bt_staging", (0, 0))[1]  # weights staged in the part's spare SRAM (plan/staging.py)
+    other = static - arena_bytes - spare
     rep = {"arena_bytes": arena_bytes, "stack_bytes": stack, "static_other_bytes": other,
-           "total_bytes": arena_bytes + stack + other, "stack_reserved_bytes": reserved}
+           "total_bytes": arena_bytes + spare + stack + other, "stack_reserved_bytes": reserved} \
+        | ({"staged_bytes": spare} if spare else {})
     if "static_ram_bytes" in kv:
         rep["measured_bytes"] = int(kv["static_ram_bytes"]) + stack
     if stack >= reserved > 0:
@@ -176,7 +178,8 @@ def _timed_out(board: str, timeout: float, model: str) -> FirmwareError:
 
 def format_report(prof: dict, ram: dict) -> str:
     """The RAM report and per-operator profile as printed by `scons run` (and `buildtool run --board`)."""
-    lines = [f"RAM: arena {exact(ram['arena_bytes'])} + stack {exact(ram['stack_bytes'])} + other static "
+    staged = f" + staged weights {exact(ram['staged_bytes'])}" if ram.get("staged_bytes") else ""
+    lines = [f"RAM: arena {exact(ram['arena_bytes'])}{staged} + stack {exact(ram['stack_bytes'])} + other static "
              f"{exact(ram['static_other_bytes'])} = {size_exact(ram['total_bytes'])}"]
     lines += op_cost.header(prof)
     lines += [f"  {prof['unit_note']}"] if "unit_note" in prof else []
@@ -317,11 +320,24 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
 __all__ = ["run", "format_report", "ram_report", "symbols", "check_flash_wait_states", "EXIT_MEANING", "RUN_TIMEOUT"]
 
 
-def memory_summary(t: targets.Target, elf, arena_bytes: int) -> str:
+def staged_note(staged: dict | None, spare: int) -> tuple:
+    """(after the arena, after it) in the RAM line: the weights staged in the arena's free bytes and in
+    bt_staging (plan/staging.py; staged: firmware.json's "staged")."""
+    staged = staged or {}
+    n, at = len(staged.get("arena_layers", [])), staged.get("arena_bytes", 0)
+    inside = f" (weights of {n} layer{'s' * (n != 1)} staged in it, at most {kib(at)} at a step)" if at else ""
+    return inside, (f" + staged weights {kib(spare)}" if spare else "")
+
+
+def memory_summary(t: targets.Target, elf, arena_bytes: int, staged: dict | None = None) -> str:
     """One line after a link: RAM (arena + reserved stack + other static data) and flash (code +
-    weights) against the board's, in KiB (a native build has no board limits)."""
+    weights) against the board's, in KiB (a native build has no board limits); staged: firmware.json's
+    "staged" (weights copied into SRAM before their layer: plan/staging.py)."""
     sym = symbols(t, elf)
     static, stack = t.port.static_ram(sym, lambda names: _section_bytes(t, elf, names))
+    spare = sym.get("bt_staging", (0, 0))[1]
+    inside, beside = staged_note(staged, spare)
+    static -= spare
     weights = _section_bytes(t, elf, (".bt_weights",))
     code = _section_bytes(t, elf, (".text", ".rodata", ".data", ".init", ".fini", ".init_array", ".fini_array",
                                    ".data.rel.ro", ".ARM.exidx", ".srodata", ".sdata"))
@@ -340,6 +356,6 @@ def memory_summary(t: targets.Target, elf, arena_bytes: int) -> str:
         return (f"{t.name}: RAM {of(ram, t.ram_bytes)} = code and constants {kib(code)} (as built here: "
                 f"{platform.machine() or 'host'}) + arena {kib(arena_bytes)} + stack {kib(t.stack_bytes)} + static "
                 f"{kib(static - arena_bytes)}; flash {of(weights, t.flash_bytes)} = weights{ext}")
-    return (f"{t.name}: RAM {of(ram, t.ram_bytes)} = arena {kib(arena_bytes)} + stack {kib(stack)} + "
-            f"static {kib(static - arena_bytes)}; flash {of(code + weights, t.flash_bytes)} = code {kib(code)} "
-            f"+ weights {kib(weights)}{ext}")
+    return (f"{t.name}: RAM {of(ram + spare, t.ram_bytes)} = arena {kib(arena_bytes)}{inside}{beside} + stack "
+            f"{kib(stack)} + static {kib(static - arena_bytes)}; flash {of(code + weights, t.flash_bytes)} = code "
+            f"{kib(code)} + weights {kib(weights)}{ext}")

@@ -139,7 +139,8 @@ class ModelBuild:
         print(f"built {_rel(paths['elf'])} in {time.monotonic() - t0:.1f} s; changed: "
               f"{', '.join(changed) or 'nothing'}")
         arena = json.loads((self.out / "plan.json").read_text())["arena_bytes"]
-        print(runner.memory_summary(self.target, paths["elf"], arena), flush=True)
+        staged = json.loads((self.out / "firmware.json").read_text()).get("staged")
+        print(runner.memory_summary(self.target, paths["elf"], arena, staged), flush=True)
         if self.run:
             self._run()
 

@@ -124,6 +124,12 @@ class ArenaPlan:
     # control flow (model/control.py): subgraph index -> its own ArenaPlan, offsets from the start of the
     # scratch buffer of the IF / WHILE that runs it
     subplans: dict = field(default_factory=dict)
+    # weights a layer re-reads, copied from flash into SRAM before it runs (plan/staging.py; code generation for a
+    # part whose memory model makes flash loads cost): {"op", "step", "tensor", "offset", "size", "spare"}, at
+    # offset in the arena (bytes no buffer uses at that step) or, spare, in bt_staging, an array of
+    # staging_bytes in the part's spare SRAM
+    staged: list = field(default_factory=list)
+    staging_bytes: int = 0
 
     def persistent(self) -> list:
         """The persistent buffers (one per variable tensor), by id."""
@@ -171,7 +177,9 @@ class ArenaPlan:
             "buffers": [asdict(b) for b in self.buffers],
         } | ({"arena_regions": self._regions_json()} if self.arena_regions else {}) \
             | ({"subgraphs": [{"subgraph": k, "plan": self.subplans[k].to_json()} for k in sorted(self.subplans)]}
-               if self.subplans else {})
+               if self.subplans else {}) \
+            | ({"staged": [dict(sorted(d.items())) for d in self.staged], "staging_bytes": self.staging_bytes}
+               if self.staged else {})
 
     def _regions_json(self) -> list:
         """Per region: its name, virtual base, bytes, and each buffer's id and region-local offset."""
@@ -191,4 +199,5 @@ class ArenaPlan:
             macs=d["macs"], params_bytes=d["params_bytes"], align=d.get("align", 16),
             arena_regions=[{"name": r["name"], "base": r["base"], "bytes": r["bytes"],
                             "buffers": [b["id"] for b in r["buffers"]]} for r in d.get("arena_regions", [])],
-            subplans={s["subgraph"]: ArenaPlan.from_json(s["plan"]) for s in d.get("subgraphs", [])})
+            subplans={s["subgraph"]: ArenaPlan.from_json(s["plan"]) for s in d.get("subgraphs", [])},
+            staged=[dict(x) for x in d.get("staged", [])], staging_bytes=d.get("staging_bytes", 0))

@@ -37,6 +37,7 @@ KINDS = {
     "accumulator": ("#e377c2", "block accumulator"),
     "scratch": ("#d36f6f", "operator scratch"),
     "persistent": ("#8c6d4f", "persistent state"),
+    "staged": ("#5fb0a8", "weights staged from flash (plan/staging.py)"),
 }
 
 POOLS = ("recompute", "hcache", "linebuf", "split")  # the kinds of a block's window pool
@@ -119,6 +120,12 @@ def _arena_boxes(g, plan, short: dict) -> list:
                 box = replace(box, detail=tuple(f"{t.name}: {t.size:,} B at offset {t.offset - b.offset + off:,}, "
                                                 f"steps {t.first_step}..{t.last_step}" for t in at))
             out.append(box)
+    top = max((b.id for b in plan.buffers), default=-1)
+    for k, d in enumerate(x for x in plan.staged if not x["spare"]):  # copies of a layer's weights, at its step
+        t = g.tensors[d["tensor"]]
+        out.append(Box(top + 1 + k, f"{t.name} (op {d['op']}'s, staged)", "staged", (t.name,), _shape(t.shape),
+                       t.dtype, d["size"], "", d["offset"], d["step"], d["step"],
+                       label=f"staged weights of op {d['op']}"))
     return out
 
 

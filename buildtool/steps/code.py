@@ -15,7 +15,7 @@ from .. import targets
 from ..codegen.emit import emit_c
 from ..firmware.op_cost import region_macs
 from ..plan import first_bytes
-from ..firmware import toolchain
+from ..firmware import staging, toolchain
 from ..firmware.library import model_opcodes, model_sources
 from ..plan import ArenaPlan
 from ..plan.flash import padded_bytes
@@ -37,7 +37,8 @@ def manifest(model: Model, plan, board: str) -> dict:
 
     order, opcodes = plan.manifest_order(g)
     return {"model": g.name, "board": board, "arena_bytes": first_bytes(plan), "inputs": io(g.inputs),
-            "outputs": io(g.outputs), "order": order, "opcodes": opcodes, "macs": region_macs(g, plan)}
+            "outputs": io(g.outputs), "order": order, "opcodes": opcodes, "macs": region_macs(g, plan)} \
+        | staging.summary(plan)
 
 
 def measures_code(t: targets.Target) -> bool:
@@ -82,6 +83,8 @@ def run(model: Model, plan, board: str, arena_section: str | None = None) -> Out
     linker section (buildtool export's library)."""
     t = targets.get(board)
     plan = place_arena(model.graph, plan, t)  # arena/regional.py; the plan itself when it fits RAM
+    # weights a layer re-reads, copied into SRAM (the part's); a library's (export) into its arena only
+    plan = staging.staged_plan(model.graph, plan, t, spare=arena_section is None)
     names = {"arena_section": arena_section} if arena_section else {}
     model_c, model_h, code = _placed_code(plan, model.graph, board, t, names)
     man = manifest(model, plan, board) | ({"flash_code_bytes": code} if code is not None else {})

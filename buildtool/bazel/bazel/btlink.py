@@ -47,9 +47,9 @@ def main(argv: list) -> int:
         if t.linker_template:
             toolchain.check_segments(t, elf)
         with open(manifest) as f:
-            arena = int(json.load(f)["arena_bytes"])
+            man = json.load(f)
         # on stderr, where Bazel puts the "INFO: From Linking ..." line it follows
-        print(runner.memory_summary(t, elf, arena), file=sys.stderr, flush=True)
+        print(runner.memory_summary(t, elf, int(man["arena_bytes"]), man.get("staged")), file=sys.stderr, flush=True)
 
     return one_line_status(report)
 

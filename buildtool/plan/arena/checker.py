@@ -170,6 +170,51 @@ def problems(g: Graph, plan: ArenaPlan) -> list:
 
     err += _sharing_problems(g, plan, step, first, last)
     err += region_problems(plan)
+    err += staged_problems(g, plan, step)
+    return err
+
+
+def staged_problems(g: Graph, plan: ArenaPlan, step: dict) -> list:
+    """Weights staged in SRAM (plan/staging.py): each a constant input of its operator, which alone reads it,
+    copied at that operator's step into bytes that, aligned, lie inside the arena and share none with a buffer
+    live at that step (or inside bt_staging), nor with another tensor staged at the same step."""
+    err, a = [], plan.align
+    if not plan.staged:
+        return [f"staging_bytes {plan.staging_bytes} without staged tensors"] if plan.staging_bytes else []
+    if plan.arena_regions or plan.subplans:
+        return ["weights staged in a plan over several arena regions or with subgraphs"]
+    readers = {}
+    for op in g.operators:
+        for i in set(op.inputs):
+            readers.setdefault(i, set()).add(op.index)
+    spans = {}
+    for d in plan.staged:
+        oi, t, lo, size = d["op"], d["tensor"], d["offset"], d["size"]
+        what = f"staged tensor {t} of operator {oi}"
+        if oi not in step or d["step"] != step[oi]:
+            err.append(f"{what}: step {d['step']} is not the operator's")
+            continue
+        if not (0 <= t < len(g.tensors)) or not g.tensors[t].is_const or readers.get(t) != {oi}:
+            err.append(f"{what} is not a constant that operator alone reads")
+            continue
+        if size != g.tensors[t].nbytes:
+            err.append(f"{what}: {size} B, the tensor has {g.tensors[t].nbytes}")
+        hi = lo + _up(size, a)
+        end = plan.staging_bytes if d["spare"] else plan.arena_bytes
+        if lo < 0 or lo % a or hi > end:
+            err.append(f"{what}: bytes {lo}..{hi} not aligned inside {'bt_staging' if d['spare'] else 'the arena'} "
+                       f"(0..{end})")
+        for x0, x1, other in spans.get((d["step"], d["spare"]), []):
+            if lo < x1 and x0 < hi:
+                err.append(f"{what} shares bytes {max(lo, x0)}..{min(hi, x1)} with staged tensor {other}")
+        spans.setdefault((d["step"], d["spare"]), []).append((lo, hi, t))
+        if d["spare"]:
+            continue
+        for b in plan.buffers:
+            b0, b1 = b.offset, b.offset + _up(b.size, a)
+            if b.first_step <= d["step"] <= b.last_step and lo < b1 and b0 < hi:
+                err.append(f"{what} shares bytes {max(lo, b0)}..{min(hi, b1)} with buffer {b.id}, live at step "
+                           f"{d['step']}")
     return err
 
 

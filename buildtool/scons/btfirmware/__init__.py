@@ -262,7 +262,7 @@ def _summary(target, source, env):
     elf = Path(str(target[0]))
     if elf.exists():
         man = json.loads(steps.read_sealed(str(Path(env["BT_OUT"], "firmware.json")), _REMAKE)[0])  # arena_bytes: the RAM part
-        print(runner.memory_summary(targets.get(env["BT_BOARD"]), elf, man["arena_bytes"]))
+        print(runner.memory_summary(targets.get(env["BT_BOARD"]), elf, man["arena_bytes"], man.get("staged")))
     return 0
 
 

@@ -1,0 +1,107 @@
+"""Which layers' weights a part's firmware copies into SRAM before the layer runs (plan/staging.py places them).
+
+On a part whose memory model (memory_model.py) code generation builds for (`MemoryModel.tuned`: nucleo-l4r5zi),
+a KxK int8 CONV_2D re-reads its whole filter from flash for every few output pixels (the cortex-m kernels pass
+over it once per group of up to PIXELS_PER_PASS pixels); with a filter larger than the flash data cache every
+read of every pass misses and waits the flash's wait states (ResNet-8's 3x3 layers: 2.75 M cycles of load
+stalls on nucleo-l4r5zi, docs/memory-model.md); a stem of 1-3 input channels is not (conv_stem.h widens its
+weights once a call: kernel_variants.stem). Such a layer's filter and bias are staged, one copy before its
+kernel call, where the model says it pays (MemoryModel.staging_gain: the stalls of every pass after the first
+against the copy). They go into arena bytes no buffer uses at that step, else into bt_staging in the part's
+spare SRAM (at most what the part, or the emulator its code runs on, has left over the arena, the stack and
+STATIC_RESERVE), else stay in flash. Every other board's plan is returned without staging.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .. import targets
+from ..codegen import kernel_variants
+from ..model.ops import conv_groups
+from ..plan import ArenaPlan
+from ..plan.flash import flash_tensors
+from ..plan.staging import stage
+from ..refops import prepare
+from . import memory_model
+from .runner import EMULATED_MEMORY
+
+PIXELS_PER_PASS = 4  # output pixels a conv kernel computes per pass over its filter (cortex-m: at most 3)
+STATIC_RESERVE = 16 << 10  # SRAM kept for .data/.bss besides the arena and the stack when sizing bt_staging
+
+
+def model_for(t: targets.Target):
+    """The memory model code generation builds for on this board, else None."""
+    mm = memory_model.get(t.name)
+    return mm if mm is not None and mm.tuned else None
+
+
+def spare_ram(t: targets.Target, plan: ArenaPlan) -> int:
+    """SRAM bt_staging may take: the part's RAM (or the emulator's, when its code runs on a machine that maps
+    less) over the arena, the stack and STATIC_RESERVE."""
+    ram = t.data_ram_bytes
+    machine = t.run[t.run.index("-M") + 1] if "-M" in t.run else None
+    if machine in EMULATED_MEMORY:
+        ram = min(ram, EMULATED_MEMORY[machine][3])
+    return max(0, ram - plan.arena_bytes - t.stack_bytes - STATIC_RESERVE)
+
+
+def candidates(g, plan: ArenaPlan, mm) -> list:
+    """[(op, step, [tensor], [bytes])] of the layers whose staging pays, in execution order."""
+    image = set(flash_tensors(g))
+    readers = {}
+    for op in g.operators:
+        for i in set(op.inputs):
+            readers.setdefault(i, set()).add(op.index)
+    out = []
+    for step, oi in enumerate(plan.order):
+        op = g.operators[oi]
+        if op.opcode != "CONV_2D" or g.tensors[op.outputs[0]].dtype != "int8" or conv_groups(g, op) != 1:
+            continue
+        win = prepare.conv(g, op).window
+        x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+        fields = {"in": {"c": x.shape[3]}, "out": {"c": y.shape[3], "w": y.shape[2]}, "kh": win.kh, "kw": win.kw,
+                  "dil_h": win.dh, "dil_w": win.dw}
+        if win.kh * win.kw == 1 or kernel_variants.stem(fields):  # a stem's kernel widens its weights once a call
+            continue
+        b = prepare.bias_input(g, op)
+        tensors = [op.inputs[1]] + ([b] if b >= 0 else [])
+        if any(i not in image or readers.get(i) != {oi} for i in tensors):
+            continue
+        passes = -(-y.shape[1] * y.shape[2] // PIXELS_PER_PASS)
+        sizes = [g.tensors[i].nbytes for i in tensors]
+        if mm.staging_gain(sum(sizes), passes) > 0:
+            out.append((oi, step, tensors, sizes))
+    return out
+
+
+def staged_plan(g, plan, t: targets.Target, spare: bool = True):
+    """The plan with the weights the board's part stages in SRAM (none on another board, or for a plan that is
+    not one arena of layers); spare=False: in the arena's free bytes only (a library for a project of its own,
+    buildtool export, whose spare SRAM is the project's)."""
+    mm = model_for(t)
+    if not isinstance(plan, ArenaPlan):
+        return plan
+    if plan.staged:
+        plan = replace(plan, staged=[], staging_bytes=0)
+    if mm is None or plan.arena_regions or plan.subplans:
+        return plan
+    return stage(plan, candidates(g, plan, mm), spare_ram(t, plan) if spare else 0)
+
+
+def summary(plan) -> dict:
+    """firmware.json's "staged": the layers (all, those staged in the arena), the tensors, bytes staged in the arena
+    (the most at one step) and bt_staging's."""
+    staged = getattr(plan, "staged", None) or []
+    if not staged:
+        return {}
+    per_step = {}
+    for d in staged:
+        if not d["spare"]:
+            per_step[d["step"]] = per_step.get(d["step"], 0) + d["size"]
+    return {"staged": {"layers": sorted({d["op"] for d in staged}), "tensors": len(staged),
+                       "arena_layers": sorted({d["op"] for d in staged if not d["spare"]}),
+                       "arena_bytes": max(per_step.values(), default=0), "spare_bytes": plan.staging_bytes}}
+
+
+__all__ = ["PIXELS_PER_PASS", "STATIC_RESERVE", "model_for", "spare_ram", "candidates", "staged_plan", "summary"]

@@ -1,0 +1,175 @@
+"""Weights staged in SRAM (plan/staging.py, firmware/staging.py): a KxK layer's filter and bias copied from flash
+once before it runs on the part whose memory model code generation builds for (nucleo-l4r5zi), into arena bytes
+no buffer uses at that step, else bt_staging in the part's spare SRAM; the independent checker holds the spans to
+the live buffers; the firmware stays byte-identical to TFLite Micro and its staged layers stall less."""
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+from conftest import fixed_input, tflm_run
+
+from buildtool import pipeline, targets
+from buildtool.firmware import memory_model, runner, staging
+from buildtool.units import exact
+from buildtool.model.writer import serialize
+from buildtool.plan import align_up
+from buildtool.plan.arena import checker
+from buildtool.plan.arena.planner import plan_arena
+from buildtool.plan.staging import free_spans
+from buildtool.zoo.builder import GraphBuilder
+
+L4 = "nucleo-l4r5zi"
+
+
+def _net():
+    """Two 3x3 layers whose filters (2,304 B and 9,216 B) pass the 256-byte data cache: the first's input and
+    output leave arena bytes free at its step, the second's (16 KiB live of a 16 KiB arena) none; then a
+    1x1 layer (not staged)."""
+    b = GraphBuilder("staged", seed=5, calib_batch=2)
+    x = b.input((1, 16, 16, 8))
+    h = b.conv2d(x, 32, 3, activation="RELU")
+    h = b.conv2d(h, 32, 3, activation="RELU")
+    h = b.conv2d(h, 8, 1, activation="RELU")
+    b.fully_connected(b.mean(h), 10)
+    return b.finish()
+
+
+def _live_mask(plan, step: int) -> np.ndarray:
+    """Arena bytes a buffer live at step uses (aligned), counted byte by byte."""
+    m = np.zeros(plan.arena_bytes, bool)
+    for b in plan.buffers:
+        if b.first_step <= step <= b.last_step:
+            m[b.offset:b.offset + align_up(b.size, plan.align)] = True
+    return m
+
+
+def test_staged_spans_lie_in_bytes_free_at_their_step():
+    """On nucleo-l4r5zi both 3x3 layers are staged (filter and bias), the first in the arena's free bytes (none
+    of them used by a buffer live at its step, counted byte by byte), the second, with no free bytes at its
+    step, in bt_staging; the arena's size is the plan's; the checker accepts the plan."""
+    g = _net()
+    plan = plan_arena(g)
+    t = targets.get(L4)
+    staged = staging.staged_plan(g, plan, t)
+    assert staged.arena_bytes == plan.arena_bytes and staged.buffers == plan.buffers
+    convs = [op.index for op in g.operators if op.opcode == "CONV_2D"]
+    by_op = {}
+    for d in staged.staged:
+        by_op.setdefault(d["op"], []).append(d)
+    assert sorted(by_op) == convs[:2]
+    first, second = by_op[convs[0]], by_op[convs[1]]
+    assert [d["tensor"] for d in first] == [g.operators[convs[0]].inputs[1], g.operators[convs[0]].inputs[2]]
+    assert not any(d["spare"] for d in first) and all(d["spare"] for d in second)
+    for d in first:
+        assert not _live_mask(plan, d["step"])[d["offset"]:d["offset"] + align_up(d["size"], plan.align)].any()
+    assert free_spans(plan, second[0]["step"]) == [] and staged.staging_bytes == sum(
+        align_up(d["size"], plan.align) for d in second)
+    assert checker.problems(g, staged) == []
+    assert staging.summary(staged)["staged"] == {"layers": convs[:2], "tensors": 4, "arena_layers": convs[:1],
+                                                 "arena_bytes": 2304 + 128, "spare_bytes": staged.staging_bytes}
+    # the plan's JSON holds them and reads back the same
+    back = type(plan).from_json(json.loads(json.dumps(staged.to_json(g))))
+    assert back.staged == staged.staged and back.staging_bytes == staged.staging_bytes
+    # without spare SRAM (a library's: buildtool export) the second layer stays in flash
+    alone = staging.staged_plan(g, plan, t, spare=False)
+    assert {d["op"] for d in alone.staged} == {convs[0]} and alone.staging_bytes == 0
+
+
+def test_checker_refuses_a_staged_span_over_a_live_tensor():
+    """The independent checker: a staged span moved onto a buffer live at its step, past the arena, onto
+    another staged span of its step, at another step, or naming an activation is a problem each."""
+    g = _net()
+    plan = staging.staged_plan(g, plan_arena(g), targets.get(L4))
+    d = next(d for d in plan.staged if not d["spare"])
+    live = next(b for b in plan.buffers if b.first_step <= d["step"] <= b.last_step)
+
+    def with_entry(**change):
+        return dataclasses.replace(plan, staged=[dict(x, **change) if x is d else x for x in plan.staged])
+
+    assert any("with buffer" in e for e in checker.problems(g, with_entry(offset=live.offset)))
+    assert any("inside the arena" in e for e in checker.problems(g, with_entry(offset=plan.arena_bytes)))
+    other = next(x for x in plan.staged if x is not d and x["step"] == d["step"])
+    assert any("with staged tensor" in e for e in checker.problems(g, with_entry(offset=other["offset"])))
+    assert any("not the operator's" in e for e in checker.problems(g, with_entry(step=d["step"] + 1)))
+    act = g.operators[d["op"]].inputs[0]
+    assert any("not a constant" in e for e in checker.problems(g, with_entry(tensor=act)))
+
+
+def test_only_the_part_built_for_its_memory_model_stages():
+    """Every other board (those with a memory model of their part included) gets the plan unchanged."""
+    g = _net()
+    plan = plan_arena(g)
+    tuned = [name for name, m in memory_model.MODELS.items() if m.tuned]
+    assert tuned == [L4]
+    for name, t in targets.boards().items():
+        got = staging.staged_plan(g, plan, t)
+        assert bool(got.staged) == (name == L4), name
+        if name != L4:
+            assert got == plan
+
+
+@pytest.mark.slow
+def test_staged_firmware_on_the_record_board(tmp_path, monkeypatch):
+    """nucleo-l4r5zi's firmware with the 3x3 layers' weights staged: byte-identical to TFLite Micro; plan.json,
+    firmware.json and the RAM lines show the staging; against the same part without staging each staged
+    layer's load stalls and modelled cycles are lower and the arena the same."""
+    g = _net()
+    x = fixed_input(g.tensors[g.inputs[0]].shape)
+    want = tflm_run(serialize(g), [x])[0]
+    runs = {}
+    for staged in (True, False):
+        if not staged:
+            monkeypatch.setitem(memory_model.MODELS, L4, dataclasses.replace(memory_model.MODELS[L4], tuned=False))
+        out = tmp_path / str(staged)
+        paths = pipeline.build(g, L4, out)
+        y, prof, ram = runner.run(L4, out, x, timeout=600)
+        assert np.array_equal(y, want), staged
+        man = json.loads((out / "firmware.json").read_text())
+        runs[staged] = ({o["op"]: o for o in prof["ops"]}, ram, man, json.loads((out / "plan.json").read_text()))
+        line = runner.memory_summary(targets.get(L4), paths["elf"], man["arena_bytes"], man.get("staged"))
+        report = runner.format_report(prof, ram)
+        if staged:
+            spare = runs[True][3]["staging_bytes"]
+            assert "bt_stage_copy(" in (out / "model.c").read_text()
+            assert man["staged"]["spare_bytes"] == spare > 0 and ram["staged_bytes"] == spare
+            assert "(weights of 1 layer staged in it, at most 2.4 KiB at a step) + staged weights " in line
+            assert f"RAM: arena {exact(man['arena_bytes'])} + staged weights {exact(spare)} + stack " in report
+        else:
+            assert "staged" not in man and "staged" not in runs[False][3] and "staged" not in line
+    on, off = runs[True][0], runs[False][0]
+    assert runs[True][2]["arena_bytes"] == runs[False][2]["arena_bytes"]
+    for op in man_ops(runs[True][2]):
+        assert on[op]["memory_stalls"]["load_stalls"] < off[op]["memory_stalls"]["load_stalls"], op
+        assert on[op]["modelled_cycles"] < off[op]["modelled_cycles"], op
+
+
+def man_ops(man: dict) -> list:
+    return man["staged"]["layers"]
+
+
+def test_model_c_declares_bt_staging_before_any_struct_points_at_it():
+    """model.c: bt_staging and the copy function come before the first parameter struct that reads a copy (the
+    first staged layer in bt_staging, none in the arena, was once declared after its own struct)."""
+    from buildtool.codegen.emit import emit_c
+
+    g = _net()
+    full = staging.staged_plan(g, plan_arena(g), targets.get(L4))
+    plan = dataclasses.replace(full, staged=[d for d in full.staged if d["spare"]])
+    assert plan.staged and checker.problems(g, plan) == []
+    c, _ = emit_c(plan, g, L4, targets.get(L4).weights_align)
+    assert c.index(f"int8_t bt_staging[{plan.staging_bytes}]") < c.index("bt_staging + ") \
+        < c.index("bt_stage_copy(bt_staging + ")
+
+
+def test_report_maps_the_staged_copies_at_their_step():
+    """buildtool report's arena map (report/arena_map.boxes): each copy staged in the arena a box of kind "staged"
+    at its offset, live at its layer's step only; bt_staging's are not in the arena and not drawn there."""
+    from buildtool.report import arena_map
+
+    g = _net()
+    plan = staging.staged_plan(g, plan_arena(g), targets.get(L4))
+    got = sorted((b.offset, b.size, b.first, b.last) for b in arena_map.boxes(g, plan) if b.kind == "staged")
+    assert got == sorted((d["offset"], d["size"], d["step"], d["step"]) for d in plan.staged if not d["spare"])
+    assert got and len(got) < len(plan.staged)
