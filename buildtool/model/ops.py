@@ -443,7 +443,7 @@ def _check_pool(g, op):
     ti, to = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
     if ti.quant is not None and to.quant is not None:  # TFLite Micro's PoolingPrepare: float32 scales within 1e-6
         _need(float(abs(np.float32(ti.scale) - np.float32(to.scale))) <= 1e-6 and ti.zero_point == to.zero_point,
-              op, f"output quantisation ({to.scale:.6g}, {to.zero_point}) is not the input's ({ti.scale:.6g}, "
+              op, f"output quantisation ({to.scale:.6g}, {to.zero_point}) != the input's ({ti.scale:.6g}, "
                   f"{ti.zero_point}); TFLite Micro's pools need them equal: re-quantise")
 
 
