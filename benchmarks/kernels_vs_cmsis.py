@@ -3,6 +3,15 @@
     python benchmarks/kernels_vs_cmsis.py                    # the four shared models
     python benchmarks/kernels_vs_cmsis.py --models dscnn_kws --layers
     python benchmarks/kernels_vs_cmsis.py --board cortex-m55 # Helium: our cortex-m55 set vs CMSIS-NN (MVEI)
+    python benchmarks/kernels_vs_cmsis.py --mem nucleo-l4r5zi  # modelled cycles under a part's memory model
+
+With --mem PART (a part of buildtool/firmware/memory_model.py whose core is --board's: nucleo-l4r5zi,
+netduinoplus2) both CMSIS-NN and our set run under that part's memory model: the plugin simulates its flash
+wait states, read width, caches and prefetch on every fetch and load in the image's flash (code, weights,
+biases, multipliers), the buffers in SRAM at zero wait states, and our set is built with the part's kernel
+defines (nucleo-l4r5zi: BT_ICACHE_BYTES=1024, as `buildtool build --board nucleo-l4r5zi` builds it). The
+table's figures are then modelled cycles (the Cortex-M4 TRM estimate's high of each call's instruction mix
+plus its memory stalls, memory_model.modelled_cycles), with ours / CMSIS-NN at zero wait states beside.
 
 With --board cortex-m55 the image (QEMU mps3-an547) is linked with the board's own memory map
 (buildtool/boards/cortex_m/m55.py): code in the 512 KiB ITCM, the weights, biases, multipliers and
@@ -37,6 +46,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "buildtool" / "kernels" / "tests"))
 
 import kbuild  # noqa: E402
+from buildtool.firmware import cycles, memory_model, op_cost  # noqa: E402
 from buildtool.model import ops, reader as tflite_reader  # noqa: E402
 from buildtool.refops import prepare  # noqa: E402
 
@@ -48,6 +58,8 @@ CPU = "cortex-m4"
 # (ARM_MATH_MVEI), on QEMU mps3-an547 (kernels/tests/kbuild.py ARM_BOARDS)
 BOARDS = {"cortex-m4": ("cortex-m", ()), "cortex-m55": ("cortex-m55", ("ARM_MATH_MVEI",))}
 KSET, CMSIS_DEFINES = BOARDS[CPU]
+MEM = None  # --mem: the part's MemoryModel (memory_model.MODELS), None: instructions at zero wait states
+MEM_DEFINES: tuple = ()  # the part's kernel defines (its board's: BT_ICACHE_BYTES), for our set only
 
 
 def use_board(board: str) -> None:
@@ -63,6 +75,19 @@ def use_board(board: str) -> None:
 BLOB_SECTION = {"cortex-m55": ".bt_weights_qspi"}
 CLASSES = ("stem conv (c_in % 4 != 0)", "pointwise 1x1", "other conv", "depthwise", "fully connected")
 CMSIS_DIRS = ("ConvolutionFunctions", "FullyConnectedFunctions", "NNSupportFunctions", "TransposeFunctions")
+
+
+def _core(part: str) -> str:
+    from buildtool.targets import boards
+    return boards()[part].cpu
+
+
+def use_memory_model(part: str | None) -> None:
+    """Measure modelled cycles under part's memory model from now on (None: instructions)."""
+    global MEM, MEM_DEFINES
+    from buildtool.targets import boards
+    MEM = memory_model.get(part) if part else None
+    MEM_DEFINES = tuple(boards()[part].defines) if part else ()
 
 
 def _board():
@@ -270,7 +295,7 @@ def build(work: Path, c: Path, s: Path) -> Path:
     inc = [f"-I{k / 'include'}", f"-I{k / 'reference'}", f"-I{k / KSET}", f"-I{kbuild.FIRMWARE / 'common'}",
            f"-I{CMSIS / 'Include'}"]
     digest = kbuild._headers_digest()
-    objs = [kbuild._object(cc + inc, src, (), work.parent, digest) for src in kbuild.set_sources(KSET)]
+    objs = [kbuild._object(cc + inc, src, MEM_DEFINES, work.parent, digest) for src in kbuild.set_sources(KSET)]
     objs.append(kbuild._object(cc + inc, k / "tests" / "ref_all.c", (), work.parent, digest))
     objs += [kbuild._object(cc + inc, src, (), work.parent, digest) for src in cmsis_sources()]
     objs += [kbuild._object(cc + inc, src, (), work.parent, digest)
@@ -301,19 +326,31 @@ def run(elf: Path, work: Path) -> tuple:
     s = kbuild.symbol(elf, "bench_begin", "arm-none-eabi-nm")
     e = kbuild.symbol(elf, "bench_end", "arm-none-eabi-nm")
     cnt = work / "counts.txt"
+    mem = ""
+    if MEM:  # the image's flash (code and the blob): kbuild's map of the board, FLASH_LEN at its origin
+        size = kbuild.FLASH_LEN.get(CPU, "4M")
+        flash_len = int(size[:-1]) << {"K": 10, "M": 20}[size[-1]]
+        mem = f",mix=on,flash={int(kbuild.ARM_BOARDS[CPU][2], 16):x}:{flash_len:x},{MEM.plugin_option()}"
     cmd = ["qemu-system-arm", "-M", kbuild.ARM_BOARDS[CPU][1], "-nographic", *kbuild.SEMIHOST,
-           "-plugin", f"{plugin},start={int(s, 16) & ~1:x},end={int(e, 16) & ~1:x},out={cnt}", "-kernel", str(elf)]
+           "-plugin", f"{plugin},start={int(s, 16) & ~1:x},end={int(e, 16) & ~1:x},out={cnt}{mem}",
+           "-kernel", str(elf)]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=1800)
     if r.returncode:
         raise RuntimeError(f"QEMU run failed (rc={r.returncode}):\n{(r.stdout + r.stderr)[-2000:]}")
-    m = re.search(r"region_counts=([\d,]*)", cnt.read_text())
+    text = cnt.read_text()
+    m = re.search(r"region_counts=([\d,]*)", text)
     counts = [int(v) for v in m.group(1).split(",") if v]
+    if MEM:  # per region: (modelled cycles, zero-wait high)
+        mixes, stalls = op_cost.read_mixes(text, len(counts)), memory_model.read_stalls(text, len(counts))
+        counts = [(memory_model.modelled_cycles(mx, st, CPU), cycles.estimate(mx, cpu=CPU)[1])
+                  for mx, st in zip(mixes, stalls)]
     diffs = [(int(a), int(b)) for a, b in re.findall(r"layer \d+ cmsis_diff (\d+) ours_diff (\d+)", r.stdout + r.stderr)]
     return counts, diffs
 
 
 def measure(name: str, work: Path) -> list:
-    """One row per layer: dict(k, op, cls, macs, cmsis, ours, ref, identical)."""
+    """One row per layer: dict(k, op, cls, macs, cmsis, ours, ref, identical); with --mem cmsis, ours and ref
+    are modelled cycles and cmsis_zw, ours_zw, ref_zw the zero-wait estimates' highs."""
     g = tflite_reader.parse((SHARED / "models" / f"{name}.tflite").read_bytes())
     work.mkdir(parents=True, exist_ok=True)
     layers, c, s = generate(g, work)
@@ -323,8 +360,13 @@ def measure(name: str, work: Path) -> list:
     rows = []
     for (k, op), d in zip(layers, diffs):
         cm, ours, ref = counts[3 * k: 3 * k + 3]
-        rows.append(dict(k=k, op=op, cls=layer_class(g, op), macs=ops.op_macs(g, op), cmsis=cm, ours=ours, ref=ref,
-                         identical=d == (0, 0), label=_label(g, op)))
+        row = dict(k=k, op=op, cls=layer_class(g, op), macs=ops.op_macs(g, op), identical=d == (0, 0),
+                   label=_label(g, op))
+        if MEM:
+            row.update(cmsis=cm[0], ours=ours[0], ref=ref[0], cmsis_zw=cm[1], ours_zw=ours[1], ref_zw=ref[1])
+        else:
+            row.update(cmsis=cm, ours=ours, ref=ref)
+        rows.append(row)
     return rows
 
 
@@ -339,25 +381,27 @@ def _label(g, op) -> str:
             f"{cin} -> {to.shape[1]}x{to.shape[2]}x{to.shape[3]}")
 
 
-def _row(label: str, n: int, macs_: int, cm: int, ours: int, ref: int, ok: bool) -> str:
-    return (f"| {label} | {n} | {macs_ / 1e6:.2f} M | {cm / 1e6:.3f} M | {ours / 1e6:.3f} M | {ref / 1e6:.3f} M | "
-            f"{ours / cm:.3f} | {'yes' if ok else 'NO'} |")
+def _row(label: str, rows: list) -> str:
+    """One table row: the rows' sums (and with --mem, ours / CMSIS-NN at zero wait states too)."""
+    macs_, cm, ours, ref = (sum(r[f] for r in rows) for f in ("macs", "cmsis", "ours", "ref"))
+    zw = f" {sum(r['ours_zw'] for r in rows) / sum(r['cmsis_zw'] for r in rows):.3f} |" if MEM else ""
+    return (f"| {label} | {len(rows)} | {macs_ / 1e6:.2f} M | {cm / 1e6:.3f} M | {ours / 1e6:.3f} M | "
+            f"{ref / 1e6:.3f} M | {ours / cm:.3f} |{zw} {'yes' if all(r['identical'] for r in rows) else 'NO'} |")
 
 
 def table(name: str, rows: list, per_layer: bool) -> None:
     print(f"\n### {name}\n")
-    print("| layers | n | MACs | CMSIS-NN | ours | reference | ours / CMSIS-NN | identical |")
-    print("|---|---:|---:|---:|---:|---:|---:|---|")
+    zw = " ours / CMSIS-NN at 0 WS |" if MEM else ""
+    print(f"| layers | n | MACs | CMSIS-NN | ours | reference | ours / CMSIS-NN |{zw} identical |")
+    print("|---|---:|---:|---:|---:|---:|---:|" + ("---:|" if MEM else "") + "---|")
     if per_layer:
         for r in rows:
-            print(_row(r["label"], 1, r["macs"], r["cmsis"], r["ours"], r["ref"], r["identical"]))
+            print(_row(r["label"], [r]))
     for cls in CLASSES:
         sel = [r for r in rows if r["cls"] == cls]
         if sel:
-            print(_row(cls, len(sel), *(sum(r[f] for r in sel) for f in ("macs", "cmsis", "ours", "ref")),
-                       all(r["identical"] for r in sel)))
-    print(_row("**total**", len(rows), *(sum(r[f] for r in rows) for f in ("macs", "cmsis", "ours", "ref")),
-               all(r["identical"] for r in rows)))
+            print(_row(cls, sel))
+    print(_row("**total**", rows))
 
 
 def has_newlib() -> bool:
@@ -374,8 +418,15 @@ def main(argv=None) -> int:
     ap.add_argument("--board", choices=sorted(BOARDS), default="cortex-m4",
                     help="cortex-m4 (cortex-m set, mps2-an386) or cortex-m55 (Helium set against CMSIS-NN's "
                          "ARM_MATH_MVEI paths, mps3-an547)")
+    parts = sorted(p for p in memory_model.MODELS if _core(p) in BOARDS)
+    ap.add_argument("--mem", metavar="PART", choices=parts,
+                    help=f"modelled cycles under PART's memory model ({', '.join(parts)}: flash wait states, caches, "
+                         "prefetch; docs/memory-model.md) for both CMSIS-NN and ours, instead of instructions")
     a = ap.parse_args(argv)
     use_board(a.board)
+    if a.mem and _core(a.mem) != CPU:
+        ap.error(f"--mem {a.mem} is a {_core(a.mem)} part; measure it with --board {_core(a.mem)}")
+    use_memory_model(a.mem)
     a.models = a.models or ",".join(MODELS)
     if not (CMSIS / "Source").is_dir() or not (SHARED / "models").is_dir():
         print(f"CMSIS-NN comparison skipped: {CMSIS} or {SHARED / 'models'} is absent")
@@ -386,8 +437,14 @@ def main(argv=None) -> int:
     if not has_newlib():
         print("CMSIS-NN comparison skipped: arm-none-eabi-gcc finds no string.h (Debian: libnewlib-arm-none-eabi)")
         return 0
-    print(f"Instructions executed per layer (QEMU {kbuild.ARM_BOARDS[CPU][1]}, {CPU}, -O2, plugin count), "
-          "outputs compared byte for byte with our reference set")
+    if MEM:
+        print(f"Modelled cycles per layer under {MEM.part}'s memory model ({MEM.summary()}; code, weights, biases "
+              f"and multipliers in flash, buffers in SRAM; our set built with {', '.join(MEM_DEFINES) or 'no define'}"
+              f"): the Cortex-M4 TRM estimate's high plus the memory stalls (QEMU {kbuild.ARM_BOARDS[CPU][1]}, "
+              f"{CPU}, -O2, plugin), outputs compared byte for byte with our reference set")
+    else:
+        print(f"Instructions executed per layer (QEMU {kbuild.ARM_BOARDS[CPU][1]}, {CPU}, -O2, plugin count), "
+              "outputs compared byte for byte with our reference set")
     bad = 0
     with tempfile.TemporaryDirectory(prefix="bt-cmsis-") as tmp:
         for name in a.models.split(","):

@@ -41,3 +41,31 @@ def test_every_layer_of_a_shared_model_runs_identically_in_all_three(tmp_path):
     # each region counted its whole call: a Cortex-M4 instruction does at most 2 MACs (SMLAD)
     assert all(min(r["cmsis"], r["ours"], r["ref"]) * 2 >= r["macs"] for r in rows)
     assert {r["cls"] for r in rows} <= set(kvc.CLASSES)
+
+
+def test_a_part_of_another_core_is_refused_with_exit_2():
+    r = subprocess.run([sys.executable, str(BENCH), "--board", "cortex-m55", "--mem", "nucleo-l4r5zi"],
+                       env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip().splitlines()[-1].endswith("--mem nucleo-l4r5zi is a cortex-m4 part; measure it with "
+                                                      "--board cortex-m4")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (kvc.CMSIS / "Source").is_dir() or not (kvc.SHARED / "models" / "tiny_cnn_32.tflite").is_file()
+                    or not kvc.kbuild.tools_present("arm-none-eabi-gcc", "qemu-system-arm") or not kvc.has_newlib(),
+                    reason="needs ../shared (CMSIS-NN, tiny_cnn_32), the Arm toolchain with newlib, QEMU")
+def test_under_a_parts_memory_model_each_call_costs_its_zero_wait_estimate_plus_stalls(tmp_path):
+    """--mem nucleo-l4r5zi: the same calls, byte-identical, priced as modelled cycles; code and weights in
+    flash at 5 wait states stall every kernel, so each modelled figure is at least its zero-wait high and the
+    layers' sum above it; our set is built with the part's BT_ICACHE_BYTES."""
+    kvc.use_memory_model("nucleo-l4r5zi")
+    try:
+        assert kvc.MEM_DEFINES == ("BT_ICACHE_BYTES=1024",)
+        rows = kvc.measure("tiny_cnn_32", tmp_path / "tiny")
+    finally:
+        kvc.use_memory_model(None)
+    assert rows and all(r["identical"] for r in rows)
+    for who in ("cmsis", "ours", "ref"):
+        assert all(r[who] >= r[f"{who}_zw"] > 0 for r in rows), who
+        assert sum(r[who] for r in rows) > sum(r[f"{who}_zw"] for r in rows), who

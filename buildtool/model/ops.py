@@ -215,6 +215,7 @@ def _check_dtypes(g, op) -> None:
                               and g.tensors[i].quant is not None] for ts in (act_in, op.outputs))
     for t, o in ((t, o) for t in scaled_in for o in scaled_out):  # each input rescaled to each output
         _multiplier_ok(op, float(t.scale) / float(o.scale), f"input scale {t.scale:g} / output scale {o.scale:g} is")
+    _activation_bounds_ok(op, scaled_out)
     if opdefs.BY_NAME[op.opcode].const_operands:  # its kernel rescales constant operands as activations
         for i in op.inputs:
             t = g.tensors[i] if i >= 0 else None
@@ -228,6 +229,17 @@ def _check_dtypes(g, op) -> None:
             same = [i for i in same if g.tensors[i].dtype != "bool"] + list(op.outputs)
         kinds = {g.tensors[i].dtype for i in same}
         _need(len(kinds) <= 1, op, f"mixes activation types {sorted(kinds)}; inputs and outputs must share one")
+
+
+def _activation_bounds_ok(op, outputs) -> None:
+    """A fused RELU6 / RELU_N1_TO_1's bounds (6 or +-1 over the output scale, float32) within int32: TFLite
+    Micro's CalculateActivationRangeQuantized refuses the operator in Prepare past it ('failed to allocate
+    tensors'), and past it our clamp would differ from any C build's."""
+    bound = {"RELU6": 6.0, "RELU_N1_TO_1": 1.0}.get(op.options.get("activation"))
+    for o in outputs if bound else ():
+        _need(bool(np.float32(bound) / np.float32(o.scale) < 2.0 ** 31), op,
+              f"fused {op.options['activation']}'s bound {bound:g} / output scale {o.scale:.3g} overflows int32 "
+              f"(TFLite Micro refuses it); re-quantise")
 
 
 def _bias_ok(g, op, pos: int, n: int) -> None:
@@ -428,6 +440,11 @@ def _check_pool(g, op):
     eh = conv_out_size(inp[1], o["filter_h"], o["stride_h"], 1, o["padding"])
     ew = conv_out_size(inp[2], o["filter_w"], o["stride_w"], 1, o["padding"])
     _need((out[1], out[2]) == (eh, ew), op, f"output size {out[1]}x{out[2]} != expected {eh}x{ew}")
+    ti, to = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    if ti.quant is not None and to.quant is not None:  # TFLite Micro's PoolingPrepare: float32 scales within 1e-6
+        _need(float(abs(np.float32(ti.scale) - np.float32(to.scale))) <= 1e-6 and ti.zero_point == to.zero_point,
+              op, f"output quantisation ({to.scale:.6g}, {to.zero_point}) != the input's ({ti.scale:.6g}, "
+                  f"{ti.zero_point}); TFLite Micro's pools need them equal: re-quantise")
 
 
 def _check_mean(g, op):
