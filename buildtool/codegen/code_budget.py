@@ -7,13 +7,15 @@ once; a layer's own instance is code of its own. The choice climbs one ladder, t
 preset: from the smallest code (every layer on the candidate of least bytes, layers then moved onto
 code already chosen when that is faster at no cost) it takes, one step at a time, the move that saves
 the most modelled cycles per byte it adds (a move: every layer a code makes faster switched to it,
-codes no longer called dropped), ties broken by the code's name, until no move saves cycles or the
-next one would pass the budget. Presets stop on that ladder:
+codes no longer called dropped), ties broken by the code's name, until no move within the budget saves
+cycles. Presets pick a rung of that ladder (the first of equals):
 
-    size       its first rung: the least code
-    speed      its last rung within the budget (with none: every layer on its fastest candidate)
-    balanced   the first rung whose modelled cycles are within BALANCED_SLACK (5 %) of speed's, within
-               the budget (issue 50 item 2's goal: code near the shared kernels, cycles within 5 %)
+    size       the least code (ties: the fewest cycles)
+    speed      the fewest modelled cycles (ties: the least code); with no budget, every layer on its
+               fastest candidate
+    balanced   the least code among the rungs whose modelled cycles are within BALANCED_SLACK (5 %) of
+               speed's (issue 50 item 2's goal: code near the shared kernels, cycles within 5 % of the
+               fastest set's); so size <= balanced <= speed in bytes
 
 Same inputs, same choice: the ladder reads layers and candidates in their given order, and every tie
 is broken by name and layer index.
@@ -118,13 +120,13 @@ def choose(layers: dict, preset: str = DEFAULT_PRESET, budget: int | None = None
     if preset not in PRESETS:
         raise ValueError(f"unknown code preset {preset!r} (known: {', '.join(PRESETS)})")
     rungs = ladder(layers, budget)
+    fastest = min(r[2] for r in rungs)
     if preset == "size":
-        pick = rungs[0]
+        pick = min(rungs, key=lambda r: (r[1], r[2]))
     elif preset == "speed":
-        pick = rungs[-1]
+        pick = min(rungs, key=lambda r: (r[2], r[1]))
     else:
-        fastest = rungs[-1][2]
-        pick = next(r for r in rungs if r[2] <= fastest * (1 + BALANCED_SLACK))
+        pick = min((r for r in rungs if r[2] <= fastest * (1 + BALANCED_SLACK)), key=lambda r: (r[1], r[2]))
     choice, size, cycles = pick
     return {k: layers[k][i] for k, i in choice.items()}, size, cycles
 
@@ -173,16 +175,20 @@ class CodePlan:
                 "costs": "buildtool/codegen/variant_costs.json (python3 benchmarks/variant_costs.py)"}
 
     def lines(self) -> list:
-        """The text form: one line per layer, then the total."""
-        if not self.rows:
-            return []
-        out = [f"code plan ({self.preset}{'' if self.budget is None else f', budget {self.budget:,} B'}): "
-               f"layer kernels {self.bytes:,} B, modelled {self.cycles:,} cycles "
-               f"(fastest set: {self.fastest_bytes:,} B, {self.fastest_cycles:,} cycles)"]
-        out += [f"  op {r['op']:3d} {r['opcode']:18s} {r['variant'] + (' (own instance)' if r['instance'] else ''):44s}"
-                f" {r['bytes']:>7,} B{' (shared)' if r['shared'] else '          '} {r['cycles']:>12,} cycles"
-                for r in self.rows]
-        return out
+        return lines(self.to_json()) if self.rows else []
+
+
+def lines(cp: dict) -> list:
+    """The text form of a code plan (CodePlan.to_json, firmware.json's "code_plan"): its total, then one line
+    per layer: variant, bytes (shared: counted once however many layers call it), modelled cycles."""
+    budget = "" if cp["budget"] is None else f", budget {cp['budget']:,} B"
+    out = [f"code plan ({cp['preset']}{budget}): layer kernels {cp['bytes']:,} B, modelled {cp['cycles']:,} cycles "
+           f"(fastest set: {cp['fastest_bytes']:,} B, {cp['fastest_cycles']:,} cycles)"]
+    for r in cp["layers"]:
+        name = r["variant"] + (" (own instance)" if r["instance"] else "")
+        out.append(f"  op {r['op']:3d} {r['opcode']:18s} {name:44s} {r['bytes']:>7,} B"
+                   f"{' shared' if r['shared'] else '       '} {r['cycles']:>12,} cycles")
+    return out
 
 
 class Sources(tuple):
@@ -220,11 +226,29 @@ def _candidates(g, op, offer, measured: dict) -> list | None:
     out = []
     for name, table, code in ([(inst, "instances", f"op{op.index}_conv")] if inst else []) + \
             [(n, "variants", n) for n in names]:
-        m = {"bytes": 0, "per_mac": {cls: 0}} if measured is None else measured.get(table, {}).get(name)
-        if m is None or cls not in m["per_mac"]:
+        cost = (0, 0) if measured is None else _cost(measured, table, name, cls)
+        if cost is None:
             return None
-        out.append(Candidate(name, code, m["bytes"], round(macs * m["per_mac"][cls])))
+        out.append(Candidate(name, code, cost[0], round(macs * cost[1])))
     return out
+
+
+def _cost(measured: dict, table: str, name: str, cls: str) -> tuple | None:
+    """(bytes, cycles per MAC) of a variant ("variants") or a layer's own instance of it ("instances") on a layer
+    of class cls. An instance of a variant not measured as one: the measured instance's bytes, and its variant's
+    cycles scaled by what the measured instance saves over its own variant on the class (the same loops, the
+    same constants folded), None when nothing was measured for the class."""
+    m = measured.get(table, {}).get(name)
+    if m is not None and cls in m["per_mac"]:
+        return m["bytes"], m["per_mac"][cls]
+    own = measured["variants"].get(name, {}).get("per_mac", {}).get(cls)
+    if table != "instances" or own is None:
+        return None
+    for ref, r in sorted(measured.get("instances", {}).items()):
+        base = measured["variants"].get(ref, {}).get("per_mac", {}).get(cls)
+        if cls in r["per_mac"] and base:
+            return r["bytes"], own * r["per_mac"][cls] / base
+    return None
 
 
 _forced: list = []
