@@ -64,12 +64,17 @@ CODE_RESERVE = 32 << 10
 
 
 def code_goal(g, t: targets.Target, options: PlanOptions | None) -> CodeGoal:
-    """The code budget's preset and budget: code_budget when given, else (a part declaring its flash, its weights
-    all in it) the part's flash less the weights and CODE_RESERVE."""
+    """The code budget's preset and budget: code_budget when given, else (a part declaring its flash) the flash
+    that holds the code less the weights and CODE_RESERVE; on a part whose weights may go to external memory and
+    do not fit beside the reserve anyway, that flash less CODE_RESERVE (the weights go out)."""
     options = PlanOptions.from_map(options)
     budget = options.code_budget
-    if budget is None and t.flash_bytes and not t.external_regions():
-        budget = max(1, t.flash_bytes - padded_bytes(g, t.weights_align) - CODE_RESERVE)
+    if budget is None:
+        primary = next((r.size for r in t.memory_regions() if "code" in r.holds), t.flash_bytes)
+        room = primary - padded_bytes(g, t.weights_align) - CODE_RESERVE
+        if room <= 0 and t.external_regions():
+            room = primary - CODE_RESERVE
+        budget = max(1, room) if primary else None
     return CodeGoal(options.optimize_code, budget, options.code_budget is None)
 
 
