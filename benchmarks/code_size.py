@@ -3,6 +3,7 @@
     python3 benchmarks/code_size.py                       # cortex-m4, cortex-m55, riscv32
     python3 benchmarks/code_size.py --boards cortex-m4
     python3 benchmarks/code_size.py --presets             # ours at optimize_code size / balanced / speed
+    python3 benchmarks/code_size.py --fused               # ours, plain plan against --optimize ram
 
 Per model and board: "ours" is the firmware's code as the build's RAM/flash line counts it (flash
 without the weights: code, constants, .data's initial values; toolchain.code_bytes, a trial link of the
@@ -69,18 +70,31 @@ def _size(t: targets.Target, elf: Path) -> int:
                if line.split()[:1] and line.split()[0].startswith(keep))
 
 
-def ours(t: targets.Target, spec, preset: str = "balanced", cycles: bool = False):
+def ours(t: targets.Target, spec, preset: str = "balanced", cycles: bool = False, fused: bool = False):
     """(code bytes as the build counts them, the model's operator codes) at optimize_code=preset; cycles: also
-    the code plan's modelled cycles of the layers it chooses (None: no choice on the board)."""
+    the code plan's modelled cycles of the layers it chooses (None: no choice on the board); fused: of the
+    --optimize ram plan."""
     m = pipeline.read_model(str(spec))
-    plan = pipeline.plan_memory(m.graph, PlanOptions())
+    plan = pipeline.plan_memory(m.graph, PlanOptions(optimize="ram" if fused else None))
     files = pipeline.code(m, plan, t.name, PlanOptions(optimize_code=preset))
     ops = model_opcodes(m.graph)
-    code = toolchain.code_bytes(t, files["model.c"], files["model.h"], model_sources(t, ops, False))
+    code = toolchain.code_bytes(t, files["model.c"], files["model.h"], model_sources(t, ops, fused))
     if not cycles:
         return code, ops
     cp = json.loads(files["firmware.json"]).get("code_plan")
     return code, ops, (cp["cycles"] if cp else None)
+
+
+def fused(boards: list) -> None:
+    """Per board and model: the code of the plain plan and of the --optimize ram plan at the default preset
+    (issue 50 item 2: fused plans' code <= 1.3x the plain plan's)."""
+    print("| board | model | plain | --optimize ram | ratio |")
+    print("|---|---|---:|---:|---:|")
+    for board in boards:
+        t = targets.get(board)
+        for name, spec in MODELS.items():
+            plain, f = ours(t, spec)[0], ours(t, spec, fused=True)[0]
+            print(f"| {board} | {name} | {kib(plain)} | {kib(f)} | {f / plain:.2f} |", flush=True)
 
 
 def presets(boards: list) -> None:
@@ -104,13 +118,14 @@ def main(argv=None) -> int:
     ap.add_argument("--boards", default="cortex-m4,cortex-m55,riscv32")
     ap.add_argument("--presets", action="store_true",
                     help="our code and modelled cycles at each --optimize-code preset instead (no CMSIS-NN)")
+    ap.add_argument("--fused", action="store_true", help="our code, plain plan against --optimize ram (no CMSIS-NN)")
     a = ap.parse_args(argv)
     if not CMSIS.is_dir() or not MLPERF.is_dir():
         print(f"code_size: {CMSIS} or {MLPERF} not found; nothing to compare")
         return 0
     os.environ.setdefault("BUILDTOOL_NO_DAEMON", "1")
-    if a.presets:
-        presets(a.boards.split(","))
+    if a.presets or a.fused:
+        (presets if a.presets else fused)(a.boards.split(","))
         return 0
     print("| board | model | ours | CMSIS-NN kernels (-Os, --gc-sections) | ours / CMSIS-NN | operators CMSIS-NN has no kernel for |")
     print("|---|---|---:|---:|---:|---|")

@@ -61,6 +61,15 @@ def test_shared_code_counted_once():
     assert choose(one, "size")[1] == 100 and choose(many, "size")[1:] == (100, 30)
 
 
+def test_size_moves_a_layer_onto_shared_code_when_that_frees_bytes():
+    """a's own instance (16 B) is its smallest candidate, but b needs the shared general code (46 B) anyway:
+    a on it too is 46 B, not 62."""
+    layers = {"a": [Candidate("pw", "ia", 16, 100), Candidate("general", "g", 46, 150)],
+              "b": [Candidate("general", "g", 46, 300)]}
+    choice, size, cycles = choose(layers, "size")
+    assert (size, cycles) == (46, 450) and choose(layers, "speed")[1:] == (62, 400)
+
+
 def test_balanced_takes_the_least_code_within_five_percent():
     """One layer: 10 B at 1000 cycles or 100 B at 960: balanced keeps the 10 B (1000 <= 1.05 x 960); at 900 the
     larger code's 10 % is worth it; 80 B at 1000 saves less than a quarter of 100 B: the fastest."""

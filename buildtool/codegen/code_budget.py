@@ -71,14 +71,20 @@ def _total(choice: dict, layers: dict) -> tuple:
 
 
 def _smallest(layers: dict) -> dict:
-    """The least code: each layer on its candidate of least bytes (ties: fewer cycles, then the first), then
-    every layer moved onto a code already chosen when that code runs it faster (no byte added)."""
+    """The least code: each layer on its candidate of least bytes (ties: fewer cycles, then the first); then,
+    layer by layer until nothing changes, a layer moved onto code another layer calls when that frees more
+    bytes than it adds (ties: fewer cycles)."""
     choice = {k: min(range(len(cs)), key=lambda i, cs=cs: (cs[i].bytes, cs[i].cycles, i)) for k, cs in layers.items()}
-    chosen = {layers[k][i].code for k, i in choice.items()}
-    for k, cs in layers.items():
-        best = min((i for i, c in enumerate(cs) if c.code in chosen), key=lambda i: (cs[i].cycles, i))
-        choice[k] = best
-    return choice  # (codes are counted from the choice itself, _total: one no layer calls costs nothing)
+    changed = True
+    while changed:
+        changed = False
+        for k, cs in layers.items():
+            others = {layers[j][i].code for j, i in choice.items() if j != k}
+            options = [i for i, c in enumerate(cs) if c.code in others] + [choice[k]]
+            best = min(options, key=lambda i: (_total({**choice, k: i}, layers), i))
+            if best != choice[k]:
+                choice[k], changed = best, True
+    return choice
 
 
 def _moves(choice: dict, layers: dict):
