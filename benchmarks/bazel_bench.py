@@ -25,7 +25,7 @@ sys.path[:0] = [str(ROOT)]
 from buildtool.integrations.bazel import executed  # noqa: E402
 
 STEPS = {"BtModel": "model", "BtSkeleton": "skeleton", "BtPlan": "plan", "BtCode": "code", "BtFlash": "flash",
-         "CppLink": "link"}
+         "BtKernels": "kernel list", "CppLink": "link"}
 
 
 class Bazel:

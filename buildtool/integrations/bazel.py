@@ -1,6 +1,6 @@
 """Bazel support: the board table the `@buildtool_src` repository is made of, the gen steps run by
-Bazel actions (one shot or as a persistent worker, proto protocol) and compile_commands.json from
-`bazel aquery`.
+Bazel actions (one shot or as a persistent worker, proto protocol), the kernel files a model compiles
+(`gen kernels`: Starlark cannot read the model) and compile_commands.json from `bazel aquery`.
 
     python3 -m buildtool.integrations.bazel boards DIR        (the repository rule: DIR/boards.bzl, board.ld files)
     python3 -m buildtool.integrations.bazel compdb [bazel flags] -- //:target ...   (in the workspace root)
@@ -13,13 +13,20 @@ import importlib
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 from .. import cli, steps, targets
+from ..errors import UsageError, one_line_status
 from ..firmware import toolchain
+from ..firmware.library import model_opcodes, model_sources
+from ..imports import closure_files
+from ..plan import ArenaPlan
 from ..steps.code import measures_code
+from ..steps.readback import read_plan
+from ..steps.skeleton import read_skeleton
 
 PACKAGE = Path(__file__).resolve().parents[1]
 SHELL = ("__init__.py", "gen.py", "gen_steps.py")  # cli/: what runs a step from a command line
@@ -113,18 +120,59 @@ def _args(argv: list) -> list:
 
 
 def gen(argv: list) -> int:
-    """`buildtool gen ARGS`, never through the per-user planner daemon (actions stay hermetic).
-    With --unused FILE first: then FILE lists the package's Python sources the step's output does not
-    depend on (Bazel's unused_inputs_list: an edit to them does not rerun the step), the complement of
-    steps.sources(step), which the depfiles of `buildtool gen` name."""
+    """`buildtool gen ARGS`, never through the per-user planner daemon (actions stay hermetic), or
+    `gen kernels ...` (kernel_units). With --unused FILE first: then FILE lists the package's Python
+    sources the step's output does not depend on (Bazel's unused_inputs_list: an edit to them does not
+    rerun the step), the complement of steps.sources(step), which the depfiles of `buildtool gen` name."""
     argv = _args(argv)
     unused = None
     if argv[:1] == ["--unused"]:
         unused, argv = argv[1], argv[2:]
-    code = cli.main(["gen", *argv, "--no-daemon"])
+    if argv[:1] == ["kernels"]:
+        code = one_line_status(kernels_command, argv[1:])
+    else:
+        code = cli.main(["gen", *argv, "--no-daemon"])
     if unused:
         Path(unused).write_text("".join(f + "\n" for f in unused_sources(argv[0])))
     return code
+
+
+# what `gen kernels` reads: the kernel table and the files a kernel set holds, the skeleton and the plan
+# read back, the boards (found through an entry point, as steps._PLUGIN_ROOTS adds them)
+KERNELS_ROOTS = ("firmware.library", "steps.readback", "steps.skeleton", "boards")
+
+
+def kernel_units(skeleton, plan_path, board: str, out: Path) -> list:
+    """out/NAME.c for each of the board's kernel sources the model calls (library.model_sources, as SCons,
+    CMake and `buildtool run` compile; fused.c when the plan is fused), each one line that includes the
+    source as the @buildtool_src repository names it; out holds nothing else. Bazel compiles the folder
+    (a tree artifact) file by file. Returns the sources."""
+    model = read_skeleton(str(skeleton))
+    plan = read_plan(str(plan_path), model.graph)
+    t = targets.get(board)
+    srcs = model_sources(t, model_opcodes(model.graph), not isinstance(plan, ArenaPlan))
+    units = {f"{s.stem}.c": f'#include "{_rel(s)}"\n' for s in srcs}  # stems are unique: one file per kernel name
+    out.mkdir(parents=True, exist_ok=True)
+    for old in out.iterdir():
+        if old.name not in units:
+            old.unlink()
+    for name, text in units.items():
+        if not (out / name).is_file() or (out / name).read_text() != text:
+            (out / name).write_text(text)
+    return srcs
+
+
+def kernels_command(argv: list) -> None:
+    """gen kernels SKELETON PLAN --board B -o DIR (kernel_units)."""
+    named, pos, it = {"--board": None, "-o": None}, [], iter(argv)
+    for a in it:
+        if a in named:
+            named[a] = next(it, None)
+        else:
+            pos.append(a)
+    if len(pos) != 2 or None in named.values():
+        raise UsageError("usage: gen kernels SKELETON.json PLAN.json --board B -o DIR")
+    kernel_units(pos[0], pos[1], named["--board"], Path(named["-o"]))
 
 
 def unused_sources(step: str) -> list:
@@ -132,6 +180,8 @@ def unused_sources(step: str) -> list:
     through the package as imported) that are not among steps.sources(step)."""
     top = os.path.dirname(os.path.abspath(sys.modules["buildtool"].__file__))
     used = set(steps.sources(step)) if step in steps.STEPS else set()
+    if step == "kernels":
+        used |= set(closure_files(KERNELS_ROOTS)) | {os.path.abspath(__file__)}
     used |= {os.path.join(top, "cli", f) for f in SHELL}  # the command line that ran it, as CMake declares it
     out = []
     for d, dirs, files in os.walk(top, followlinks=True):  # @buildtool_src links each entry
@@ -333,8 +383,8 @@ def compdb(argv: list, bazel: str = "bazel") -> int:
         err = (q.stderr or r.stderr).strip().splitlines()
         print(f"buildtool: error: bazel aquery failed: {err[-1] if err else 'exit %d' % q.returncode}", file=sys.stderr)
         return 2
-    db = [_entry(r.stdout.strip(), a["arguments"]) for a in json.loads(q.stdout or "{}").get("actions", [])]
-    db = [e for e in db if e]
+    execroot = r.stdout.strip()
+    db = [e for a in json.loads(q.stdout or "{}").get("actions", []) for e in _entries(execroot, a["arguments"])]
     text = json.dumps(db, indent=1) + "\n"
     # the workspace root (the user's sources) and the execution root (clangd resolves generated files there)
     for d in (Path.cwd(), Path(r.stdout.strip())):
@@ -343,13 +393,31 @@ def compdb(argv: list, bazel: str = "bazel") -> int:
     return 0
 
 
-def _entry(execroot: str, args: list) -> dict | None:
-    """One database entry, "file" the real path clangd looks a file up by (it resolves bazel-out)."""
+def _entries(execroot: str, args: list) -> list:
+    """The database entries of one compile action, "file" the real path clangd looks a file up by (it
+    resolves bazel-out). A bt_model's model.c brings its kernels': Bazel compiles them from the folder
+    BtKernels wrote (a tree artifact, whose compile actions aquery does not list), each file there one
+    `#include` of a kernel source, with model.c's flags; once built, each gets model.c's command."""
     args = [a for a in args if a not in GCC_ONLY]
     if "-c" not in args:
-        return None
-    src = os.path.realpath(os.path.join(execroot, args[args.index("-c") + 1]))
-    return {"directory": execroot, "file": src, "arguments": args,
+        return []
+    src = args[args.index("-c") + 1]
+    out = [_entry(execroot, args, src)]
+    kernels = Path(execroot, src).parent / "kernels"
+    if Path(src).name == "model.c" and kernels.is_dir():
+        quoted = [args[i + 1] for i, a in enumerate(args[:-1]) if a == "-iquote"]
+        for unit in sorted(kernels.glob("*.c")):
+            name = re.search(r'#include "([^"]+)"', unit.read_text())
+            found = [os.path.join(d, name.group(1)) for d in quoted if name and Path(execroot, d, name.group(1)).is_file()]
+            if found:
+                obj = f"_kernels/kernels/{unit.stem}."
+                out.append(_entry(execroot, [found[0] if a == src else a.replace("_code/model.", obj) for a in args],
+                                  found[0]))
+    return out
+
+
+def _entry(execroot: str, args: list, src: str) -> dict:
+    return {"directory": execroot, "file": os.path.realpath(os.path.join(execroot, src)), "arguments": args,
             "output": args[args.index("-o") + 1] if "-o" in args else ""}
 
 

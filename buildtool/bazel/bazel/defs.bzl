@@ -5,11 +5,12 @@
     cc_binary(name = "app", srcs = ["main.c"], deps = [":model"])   # main.c includes model.h
 
 bt_model runs the steps of `buildtool gen` as actions (mnemonics BtModel, BtSkeleton, BtPlan,
-BtCode, BtFlash), every output declared, every input (the model, buildtool's sources) declared, so
-results are cached locally and by --remote_cache across checkouts. The steps run in persistent
+BtCode, BtFlash; BtKernels: the kernel files the model calls), every output declared, every input
+(the model, buildtool's sources) declared, so results are cached locally and by --remote_cache across checkouts. The steps run in persistent
 workers (Bazel's proto protocol: no flag needed). model.c and the weights image are compiled apart: a
 weight-only edit changes weights.bin, not skeleton.json, so the plan and the model.c compile are not rerun.
-It returns CcInfo: model.h, model.c, the weights, the board's kernels and start-up code and link flags;
+It returns CcInfo: model.h, model.c, the weights, the kernels the model calls, the board's start-up code
+and link flags (nothing is compiled before the plan step has accepted the model for the board);
 the link of a binary holding it prints one line of RAM and flash against the board's (btlink.py).
 """
 
@@ -25,9 +26,10 @@ def _refuse(ctx, message, output):
     ctx.actions.run_shell(outputs = [output], arguments = ["buildtool: error: " + message],
                           command = 'echo "$1" >&2; exit 2', mnemonic = "BtRefuse")
 
-def _gen(ctx, mnemonic, args, inputs, outputs):
+def _gen(ctx, mnemonic, args, inputs, outputs, shown):
     """One `buildtool gen` step: in a persistent worker (proto protocol; imports stay warm), or one
-    process outside the sandbox (so Python's byte-code cache is reused) with worker = False."""
+    process outside the sandbox (so Python's byte-code cache is reused) with worker = False. shown:
+    the model as its messages name it (Bazel's progress line and its ERROR line when the step fails)."""
     # the sources the step never imported: their edits do not rerun it (a planner edit reruns the plan only)
     unused = ctx.actions.declare_file("%s/%s.unused" % (ctx.label.name, mnemonic))
     tail = ctx.actions.args()
@@ -49,7 +51,7 @@ def _gen(ctx, mnemonic, args, inputs, outputs):
         outputs = outputs + [unused],
         unused_inputs_list = unused,
         mnemonic = mnemonic,
-        progress_message = "%s %s" % (mnemonic, ctx.label),
+        progress_message = "%s %s for %s (%s)" % (mnemonic, shown, ctx.attr.board, ctx.label),
         use_default_shell_env = True,  # PATH (and --action_env)
         execution_requirements = reqs,
     )
@@ -102,16 +104,20 @@ def _bt_model_impl(ctx):
         # else the host's compiler meets the board's start-up code: pages of assembler errors
         fail("buildtool: %s: board %s needs `build --incompatible_enable_cc_toolchain_resolution` in .bazelrc " %
              (ctx.label, ctx.attr.board) + "(Bazel 4.2 picks C toolchains by --platforms only with it)")
+    # the model as its refusal and every step's messages name it: the zoo name or the .tflite file's (as
+    # SCons and CMake name it), not the skeleton's (plan.json's bytes do not depend on it)
+    base = ctx.file.model.basename if ctx.file.model else ctx.label.name
+    shown = ctx.attr.model_name or ctx.attr.zoo or (base[:-len(".tflite")] if base.endswith(".tflite") else base)
     model = ctx.file.model
     if (ctx.file.model == None) == (ctx.attr.zoo == ""):
         model = _out(ctx, "model.tflite")
         _refuse(ctx, "%s: give bt_model exactly one of model = <.tflite label> and zoo = <name>" % ctx.label, model)
     elif model == None:
         model = _out(ctx, "model.tflite")
-        _gen(ctx, "BtModel", ["model", ctx.attr.zoo, "-o", model.path], [], [model])
+        _gen(ctx, "BtModel", ["model", ctx.attr.zoo, "-o", model.path], [], [model], shown)
     skel, plan, model_c, model_h, man, weights = [_out(ctx, n) for n in [
         "skeleton.json", "plan.json", "model.c", "model.h", "firmware.json", "weights.bin"]]
-    _gen(ctx, "BtSkeleton", ["skeleton", model.path, "-o", skel.path], [model], [skel])
+    _gen(ctx, "BtSkeleton", ["skeleton", model.path, "-o", skel.path], [model], [skel], shown)
     opts = []
     code_opts = []  # the code step's options (optimize_code, code_budget): a change reruns the code action only
     for k, v in sorted(ctx.attr.plan_options.items()):
@@ -120,19 +126,15 @@ def _bt_model_impl(ctx):
         else:
             opts += ["--opt", "%s=%s" % (k, v)]
     name_args = ["--name", ctx.attr.model_name] if ctx.attr.model_name else []
-    # the model as its refusal names it: the zoo name or the .tflite file's (as SCons and CMake name it),
-    # not the skeleton's (plan.json's bytes do not depend on it)
-    base = ctx.file.model.basename if ctx.file.model else ctx.label.name
-    shown = ctx.attr.model_name or ctx.attr.zoo or (base[:-len(".tflite")] if base.endswith(".tflite") else base)
     # the board: a model it cannot hold is refused here in one line, not by the linker after compiling
     _gen(ctx, "BtPlan", ["plan", skel.path, "-o", plan.path, "--board", ctx.attr.board, "--name", shown] + opts,
-         [skel], [plan])
+         [skel], [plan], shown)
     # a fused plan's code holds weight copies: its code step reads the model (as buildtool's SCons tool);
     # a board that picks its own plan may pick a fused one (buildtool.firmware.fits.may_fuse)
     fused = _fused(ctx.attr.plan_options) or board.get("auto_fit", False)
     code_in = model if fused else skel
-    _gen(ctx, "BtCode", ["code", code_in.path, plan.path, "--board", ctx.attr.board, "-o", model_c.dirname] + name_args + code_opts,
-         [code_in, plan], [model_c, model_h, man])
+    _gen(ctx, "BtCode", ["code", code_in.path, plan.path, "--board", ctx.attr.board, "-o", model_c.dirname] +
+                        name_args + code_opts, [code_in, plan], [model_c, model_h, man], shown)
     split = _out(ctx, "weights_split.h")  # the image's part in external memory (defines; empty when none)
     # a fused plan re-reads weights per tile: the flash step places them (memory regions) by its counts
     flash_plan = [plan] if fused else []
@@ -140,7 +142,8 @@ def _bt_model_impl(ctx):
     flash_code = [man] if board.get("measures_code", False) else []
     _gen(ctx, "BtFlash", ["flash", model.path] + [p.path for p in flash_plan] + ["--board", ctx.attr.board, "-o",
                           weights.path, "--split-header", split.path] +
-                         (["--code-size", flash_code[0].path] if flash_code else []), [model] + flash_plan + flash_code, [weights, split])
+                         (["--code-size", flash_code[0].path] if flash_code else []),
+         [model] + flash_plan + flash_code, [weights, split], shown)
 
     cc = find_cpp_toolchain(ctx)
     cc = struct(toolchain = cc, features = cc_common.configure_features(
@@ -153,14 +156,23 @@ def _bt_model_impl(ctx):
     contexts = [d.compilation_context for d in deps]
     code = _compile(ctx, cc, "code", [model_c], [model_h], board["copts"], [], contexts)
 
+    # The kernels the model calls (as SCons and CMake compile them), not the board's whole set: the action
+    # reads the skeleton and the plan and writes one file per kernel source into a folder (a tree artifact)
+    # that Bazel compiles file by file. After the plan: a model the board cannot hold compiles nothing.
+    kernel_dir = ctx.actions.declare_directory(ctx.label.name + "/kernels")
+    _gen(ctx, "BtKernels", ["kernels", skel.path, plan.path, "--board", ctx.attr.board, "-o", kernel_dir.path],
+         [skel, plan], [kernel_dir], shown)
+    kernels = _compile(ctx, cc, "kernels", [kernel_dir], [], board["copts"], [], contexts)
+
     # The weights: buildtool's weights.S (.incbin), weights.bin and its split the extra inputs of this compile.
     wflags = ['-DBT_WEIGHTS_FILE="%s"' % weights.path, "-DBT_WEIGHTS_ALIGN=%d" % board["weights_align"],
               "-include", split.path]
     if ctx.attr.library:  # where any GNU ld script that places .rodata* takes it
         wflags.append("-DBT_WEIGHTS_SECTION=.rodata.bt_weights")
-    blob = _compile(ctx, cc, "weights", [ctx.file._weights_s], [], board["copts"] + wflags, [weights, split], [])
+    # plan.json an input too (not read): the weights are assembled only for a model the board holds
+    blob = _compile(ctx, cc, "weights", [ctx.file._weights_s], [], board["copts"] + wflags, [weights, split, plan], [])
 
-    infos = [code, blob] + deps
+    infos = [code, kernels, blob] + deps
     if not ctx.attr.library:  # library: the project brings its own start-up code and linker script
         # the board's start-up code includes model.h
         infos.append(_compile(ctx, cc, "platform", ctx.files.board_platform, [], board["copts"], [],
@@ -241,7 +253,7 @@ def _per_board(board, fn):
 
 def bt_model(name, model = None, zoo = None, board = None, plan_options = {}, worker = True, report = True,
              library = False, **kwargs):
-    """A model as a C library (CcInfo): model.h, model.c, weights, the board's kernels and start-up code.
+    """A model as a C library (CcInfo): model.h, model.c, weights, the kernels it calls, the start-up code.
 
     model: a .tflite label, or zoo: a zoo name. board: a buildtool board; default: the one named by
     --platforms=@buildtool//platforms:<board>, host without. plan_options: {key: value} as
