@@ -221,9 +221,10 @@ def _measure(m, preset: str, board: str, out: Path, x) -> tuple:
     return code, np.asarray(y)
 
 
-@pytest.mark.parametrize("spec", ["tiny", pytest.param("kws", marks=pytest.mark.slow)])
-def test_presets_order_code_and_stay_bit_exact(spec, tmp_path):
-    """cortex-m4: measured code at size <= balanced <= speed, every preset's outputs the bytes TFLite Micro gives."""
+@pytest.mark.parametrize("spec,board", [("tiny", "cortex-m4"), ("tiny", "riscv32"),
+                                        pytest.param("kws", "cortex-m4", marks=pytest.mark.slow)])
+def test_presets_order_code_and_stay_bit_exact(spec, board, tmp_path):
+    """Measured code at size <= balanced <= speed, every preset's outputs the bytes TFLite Micro gives."""
     if spec == "kws":
         path = ROOT.parent / "shared" / "models" / "mlperf-tiny" / "kws_ref_model.tflite"
         if not path.exists():
@@ -235,7 +236,7 @@ def test_presets_order_code_and_stay_bit_exact(spec, tmp_path):
     from buildtool.model.writer import serialize as write
 
     want = tflm_run(write(g), [x])[0]
-    got = {p: _measure(m, p, "cortex-m4", tmp_path / p, x) for p in code_budget.PRESETS}
+    got = {p: _measure(m, p, board, tmp_path / p, x) for p in code_budget.PRESETS}
     assert got["size"][0] <= got["balanced"][0] <= got["speed"][0] and got["size"][0] < got["speed"][0]
     for p, (_, y) in got.items():
         assert y.tobytes() == want.tobytes(), p
