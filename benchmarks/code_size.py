@@ -2,6 +2,8 @@
 
     python3 benchmarks/code_size.py                       # cortex-m4, cortex-m55, riscv32
     python3 benchmarks/code_size.py --boards cortex-m4
+    python3 benchmarks/code_size.py --presets             # ours at optimize_code size / balanced / speed
+    python3 benchmarks/code_size.py --fused               # ours, plain plan against --optimize ram
 
 Per model and board: "ours" is the firmware's code as the build's RAM/flash line counts it (flash
 without the weights: code, constants, .data's initial values; toolchain.code_bytes, a trial link of the
@@ -17,6 +19,7 @@ RESHAPE, QUANTIZE ...) are listed: their code is ours alone. Without ../shared i
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -67,23 +70,63 @@ def _size(t: targets.Target, elf: Path) -> int:
                if line.split()[:1] and line.split()[0].startswith(keep))
 
 
-def ours(t: targets.Target, spec) -> tuple:
-    """(code bytes as the build counts them, the model's operator codes)."""
+def ours(t: targets.Target, spec, preset: str = "balanced", cycles: bool = False, fused: bool = False):
+    """(code bytes as the build counts them, the model's operator codes) at optimize_code=preset; cycles: also
+    the code plan's modelled cycles of the layers it chooses (None: no choice on the board); fused: of the
+    --optimize ram plan."""
     m = pipeline.read_model(str(spec))
-    plan = pipeline.plan_memory(m.graph, PlanOptions())
-    files = pipeline.code(m, plan, t.name)
+    plan = pipeline.plan_memory(m.graph, PlanOptions(optimize="ram" if fused else None))
+    files = pipeline.code(m, plan, t.name, PlanOptions(optimize_code=preset))
     ops = model_opcodes(m.graph)
-    return toolchain.code_bytes(t, files["model.c"], files["model.h"], model_sources(t, ops, False)), ops
+    code = toolchain.code_bytes(t, files["model.c"], files["model.h"], model_sources(t, ops, fused))
+    if not cycles:
+        return code, ops
+    cp = json.loads(files["firmware.json"]).get("code_plan")
+    return code, ops, (cp["cycles"] if cp else None)
+
+
+def fused(boards: list) -> None:
+    """Per board and model: the code of the plain plan and of the --optimize ram plan at the default preset
+    (issue 50 item 2: fused plans' code <= 1.3x the plain plan's)."""
+    print("| board | model | plain | --optimize ram | ratio |")
+    print("|---|---|---:|---:|---:|")
+    for board in boards:
+        t = targets.get(board)
+        for name, spec in MODELS.items():
+            plain, f = ours(t, spec)[0], ours(t, spec, fused=True)[0]
+            print(f"| {board} | {name} | {kib(plain)} | {kib(f)} | {f / plain:.2f} |", flush=True)
+
+
+def presets(boards: list) -> None:
+    """Per board and model: the code and the modelled cycles of the layers the code budget chooses for, at each
+    optimize_code preset (docs/code-size.md "The code budget")."""
+    print("| board | model | code: size | balanced | speed | modelled cycles: size | balanced | speed | balanced / speed |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for board in boards:
+        t = targets.get(board)
+        for name, spec in MODELS.items():
+            r = {p: ours(t, spec, p, cycles=True) for p in ("size", "balanced", "speed")}
+            cy = [r[p][2] for p in ("size", "balanced", "speed")]
+            shown = [f"{c:,}" if c is not None else "-" for c in cy]
+            ratio = f"{cy[1] / cy[2]:.3f}" if cy[2] else "-"
+            print(f"| {board} | {name} | {kib(r['size'][0])} | {kib(r['balanced'][0])} | {kib(r['speed'][0])} "
+                  f"| {' | '.join(shown)} | {ratio} |", flush=True)
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--boards", default="cortex-m4,cortex-m55,riscv32")
+    ap.add_argument("--presets", action="store_true",
+                    help="our code and modelled cycles at each --optimize-code preset instead (no CMSIS-NN)")
+    ap.add_argument("--fused", action="store_true", help="our code, plain plan against --optimize ram (no CMSIS-NN)")
     a = ap.parse_args(argv)
     if not CMSIS.is_dir() or not MLPERF.is_dir():
         print(f"code_size: {CMSIS} or {MLPERF} not found; nothing to compare")
         return 0
     os.environ.setdefault("BUILDTOOL_NO_DAEMON", "1")
+    if a.presets or a.fused:
+        (presets if a.presets else fused)(a.boards.split(","))
+        return 0
     print("| board | model | ours | CMSIS-NN kernels (-Os, --gc-sections) | ours / CMSIS-NN | operators CMSIS-NN has no kernel for |")
     print("|---|---|---:|---:|---:|---|")
     with tempfile.TemporaryDirectory(prefix="bt-code-size-") as tmp:

@@ -1,7 +1,8 @@
 """Kernel variants chosen at code generation (buildtool/codegen/kernel_variants.py) against the run-time
 dispatchers: per shared model and board, model.c in each of kernel_variants.MODES (dispatchers: as
 before the tables; variants: the chosen variant called; instances: also a per-layer instance of the
-cortex-m patch-matrix loops with the layer's parameters as constants), executed instructions (QEMU
+cortex-m patch-matrix loops with the layer's parameters as constants; each at optimize_code=speed, the code
+budget's fastest set), executed instructions (QEMU
 plugin: the operators' regions), the conv/depthwise/FC part, code size (.text) and whether the
 outputs are byte-identical across the modes.
 
@@ -37,7 +38,7 @@ KERNEL_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")
 def measure(g, board: str, work: Path, x) -> dict | None:
     """One build and run: instructions (ops, kernels, whole run), .text bytes, output bytes."""
     try:
-        pipeline.build(g, board, work)
+        pipeline.build(g, board, work, pipeline.PlanOptions(optimize_code="speed"))  # every layer its fastest
     except toolchain.FirmwareError as e:
         if "does not fit" in str(e):
             return None

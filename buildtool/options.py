@@ -21,6 +21,11 @@ daemon path imports this module.
 | splits | 'auto', or operator ranges [top, bottom, n] computed in n row slices |
 | input_streamed | the network input is pulled a row band at a time, never held whole |
 | band_input | a fused plan may hold the input in row bands freed as the first block passes |
+| optimize_code | the code step's choice of kernel variants (codegen/code_budget.py): size, balanced (default) or speed |
+| code_budget | bytes the layers' kernel code may take (the code step refuses a model whose smallest code is over it) |
+
+optimize_code and code_budget are the code step's: canonical() (plan cache keys and seals) leaves them out,
+code() is their form for the code step's seal; to_map() carries every option.
 
 Any of optimize, splits, input_streamed makes the plan a fused one (operator splitting /
 patch-based fusion); input_streamed alone means optimize=ram. Without them the plan is the
@@ -43,6 +48,9 @@ NO_CAP = "none"
 MAX_RAM_LIMIT = 1 << 32
 MAX_SPLITS, MAX_SPLIT_OPS, MAX_SPLIT_N = 256, 1 << 16, 1024
 FUSED_ONLY = ("max_mac_overhead", "ram_limit", "band_input")
+CODE_ONLY = ("optimize_code", "code_budget")  # the code step's options (not the planner's)
+CODE_PRESETS = ("size", "balanced", "speed")  # codegen/code_budget.py
+MAX_CODE_BUDGET = 1 << 32
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 
@@ -112,6 +120,8 @@ class PlanOptions:
     splits: tuple | str | None = None  # "auto" or ((top, bottom, n), ...)
     input_streamed: bool = False
     band_input: bool = True
+    optimize_code: str = "balanced"
+    code_budget: int | None = None
 
     def __post_init__(self):
         align = _int("align", self.align, 1, MAX_ALIGN, _ALIGN_RULE)
@@ -127,7 +137,11 @@ class PlanOptions:
                "order_search": _bool("order_search", self.order_search), "inplace": _bool("inplace", self.inplace),
                "max_mac_overhead": mmo, "ram_limit": ram, "splits": _splits(self.splits),
                "input_streamed": _bool("input_streamed", self.input_streamed),
-               "band_input": _bool("band_input", self.band_input)}
+               "band_input": _bool("band_input", self.band_input),
+               "code_budget": None if self.code_budget is None else _int(
+                   "code_budget", self.code_budget, 1, MAX_CODE_BUDGET, f"a byte count from 1 to {MAX_CODE_BUDGET} (4 GiB)")}
+        if self.optimize_code not in CODE_PRESETS:
+            _refuse("optimize_code", self.optimize_code, "'size', 'balanced' or 'speed'")
         for k, v in fix.items():
             object.__setattr__(self, k, v)
         if self.splits is not None and self.optimize is not None:
@@ -196,22 +210,33 @@ class PlanOptions:
         return cls(align=a.align, time_budget=a.time_budget, order_search=not a.no_order_search,
                    inplace=not a.no_inplace, optimize=a.optimize, max_mac_overhead=a.max_mac_overhead,
                    ram_limit=parse_bytes(a.ram_limit) if a.ram_limit else None, splits=splits,
-                   input_streamed=a.input_streamed, band_input=not getattr(a, "no_band_input", False))
+                   input_streamed=a.input_streamed, band_input=not getattr(a, "no_band_input", False),
+                   optimize_code=getattr(a, "optimize_code", None) or "balanced",
+                   code_budget=parse_bytes(a.code_budget) if getattr(a, "code_budget", None) else None)
 
     # -- forms ---------------------------------------------------------------------------
     def canonical(self) -> dict:
         """The one form for cache keys and seals: every option, plain JSON types; options a plan
         kind ignores at their defaults (a fused plan has its own order, an arena plan no bands)."""
-        d = dataclasses.asdict(self)
+        d = {k: v for k, v in dataclasses.asdict(self).items() if k not in CODE_ONLY}
         d["splits"] = self.splits if self.splits in (None, "auto") else [list(s) for s in self.splits]
         if self.fused:
             d["order_search"], d["inplace"] = True, True
         return d
 
+    def code(self) -> dict:
+        """The code step's options (CODE_ONLY), every one: its form for the code step's seal."""
+        return {k: getattr(self, k) for k in CODE_ONLY}
+
     def to_map(self) -> dict:
-        """The entries that differ from the defaults (what a daemon request carries)."""
-        base, d = PlanOptions().canonical(), self.canonical()
+        """The entries that differ from the defaults (what a daemon request carries), the code step's too."""
+        base, d = PlanOptions(), {**self.canonical(), **self.code()}
+        base = {**base.canonical(), **base.code()}
         return {k: v for k, v in d.items() if v != base[k]}
+
+    def plan_map(self) -> dict:
+        """to_map() without the code step's options."""
+        return {k: v for k, v in self.to_map().items() if k not in CODE_ONLY}
 
     def arena_kwargs(self) -> dict:
         """buildtool.plan.arena.planner.plan_arena's keyword arguments."""
@@ -233,7 +258,7 @@ class PlanOptions:
 FLAGS = {"align": "--align", "time_budget": "--time-budget", "order_search": "--no-order-search",
          "inplace": "--no-inplace", "optimize": "--optimize", "max_mac_overhead": "--max-mac-overhead",
          "ram_limit": "--ram-limit", "splits": "--split", "input_streamed": "--input-streamed",
-         "band_input": "--no-band-input"}
+         "band_input": "--no-band-input", "optimize_code": "--optimize-code", "code_budget": "--code-budget"}
 _NAMED = re.compile(r"(planning option |needs |and |with )(%s)\b=?" % "|".join(FLAGS))
 
 
@@ -255,6 +280,8 @@ HELP = {
     "splits": "auto, or TOP:BOTTOM:N[,TOP:BOTTOM:N] (operators computed in N row slices)",
     "input_streamed": "pull the input a row band at a time, never held whole (1/0)",
     "band_input": "fused plans may hold the input in row bands (1/0)",
+    "optimize_code": "kernel code per layer: size, balanced (default) or speed",
+    "code_budget": "bytes the layers' kernel code may take, e.g. 65536, 64KiB (default: none)",
 }
 
 
@@ -296,8 +323,10 @@ def _from_string(k: str, v: str):
             return float(v)
         except ValueError:
             return v
-    if k == "ram_limit":
-        return None if v.lower() in ("", "none") else parse_bytes(v, "ram_limit")
+    if k in ("ram_limit", "code_budget"):
+        return None if v.lower() in ("", "none") else parse_bytes(v, k)
+    if k == "optimize_code":
+        return "balanced" if v == "" else v
     if k == "splits":
         if v.lower() in ("", "none"):
             return None

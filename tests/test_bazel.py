@@ -188,6 +188,25 @@ def test_cortex_m4_build_runs_in_qemu(project, tmp_path):
     check_output("cortex-m4", project, data, tmp_path)
 
 
+def test_optimize_code_reruns_the_code_action_only(project, tmp_path):
+    """plan_options optimize_code=size (the code step's option): BtCode, model.c's compile and the link rerun, never
+    BtPlan; model.c calls the one direct conv; the firmware classifies as TFLite Micro."""
+    p, data, x = project
+    build = p.top / "BUILD"
+    plain = build.read_text()
+    p.bazel("build", "--config=cortex-m4", "//:app")
+    try:
+        build.write_text(plain.replace('bt_model(name = "model", model = "tiny.tflite")',
+                                       'bt_model(name = "model", model = "tiny.tflite", plan_options = {"optimize_code": "size"})'))
+        _, ran = p.bazel("build", "--config=cortex-m4", "//:app", log=True)
+        kinds = {m for m, _, _ in ran}
+        assert "BtCode" in kinds and "CppLink" in kinds and "BtPlan" not in kinds, ran
+        assert "bt_conv_s8_direct(&" in (p.top / "bazel-bin" / "model" / "model.c").read_text()
+        check_output("cortex-m4", project, data, tmp_path)
+    finally:
+        build.write_text(plain)
+
+
 def test_cortex_m55_build_runs_in_qemu(project, tmp_path):
     """The Helium board through its platform: its kernel set (cortex-m55) and start-up code, the link's
     report against its ITCM and SRAM, bit-exact in QEMU's mps3-an547."""

@@ -315,3 +315,20 @@ def test_zephyr_module_glue_gives_the_application_buildtool_add_model(project, t
     r = _run(["ninja", "-C", build], project.env)
     assert r.returncode == 0, r.stdout + r.stderr
     assert (build / "libmodel.a").is_file() and (build / "libapp.a").is_file()
+
+
+def test_optimize_code_reruns_the_code_step_only(project, builds, tmp_path):
+    """PLAN_OPTIONS optimize_code=size (the code step's option, docs/code-size.md): the code step, model.o and the
+    link rerun, never the plan; model.c calls the one direct conv; the firmware classifies as TFLite Micro."""
+    build = builds["cortex-m4"]
+    try:
+        r = _configure(project, build, "cortex-m4", "Ninja", "-DPLAN_OPTIONS=optimize_code=size")
+        assert r.returncode == 0, r.stdout + r.stderr
+        steps = _ninja_steps(project, build)
+        assert "code" in steps and "model.o" in steps and "link" in steps and "plan" not in steps, steps
+        assert "bt_conv_s8_direct(&" in next(build.rglob("model.c")).read_text()
+        out, log = run_app("cortex-m4", _app(build, "cortex-m4"), project.x, tmp_path)
+        _assert_classifies(out, log, project.ref)
+    finally:
+        assert _configure(project, build, "cortex-m4", "Ninja", "-DPLAN_OPTIONS=").returncode == 0
+    assert "plan" not in _ninja_steps(project, build)

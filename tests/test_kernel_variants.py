@@ -159,13 +159,15 @@ def test_board_tables():
 
 @pytest.fixture(scope="module")
 def model_sources():
-    """tiny_cnn_32's model.c on cortex-m4 (each of kernel_variants.MODES), riscv32 and host."""
+    """tiny_cnn_32's model.c on cortex-m4 (each of kernel_variants.MODES), riscv32 and host, each layer on its
+    fastest variant (optimize_code=speed: the code budget's choice is tests/test_code_budget.py's)."""
     model = _tiny_cnn()
     plan = pipeline.plan_memory(model.graph, pipeline.PlanOptions())
-    out = {b: pipeline.code(model, plan, b)["model.c"] for b in ("cortex-m4", "riscv32", "host")}
+    speed = pipeline.PlanOptions(optimize_code="speed")
+    out = {b: pipeline.code(model, plan, b, speed)["model.c"] for b in ("cortex-m4", "riscv32", "host")}
     for mode in kernel_variants.MODES:
         with kernel_variants.mode(mode):
-            out[mode] = pipeline.code(model, plan, "cortex-m4")["model.c"]
+            out[mode] = pipeline.code(model, plan, "cortex-m4", speed)["model.c"]
     return out
 
 

@@ -80,6 +80,12 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-order-search", action="store_true", help="keep the model's operator order")
     p.add_argument("--no-inplace", action="store_true", help="never run operators in place")
     p.add_argument("--no-daemon", action="store_true", help="plan in this process, without the planner daemon")
+    c = p.add_argument_group("code (the kernel variant of each layer, docs/code-size.md)")
+    c.add_argument("--optimize-code", metavar="size|balanced|speed",
+                   help="size: the least code; speed: the fastest variants; balanced (default): the least code "
+                        "within 5 %% of speed's modelled cycles")
+    c.add_argument("--code-budget", metavar="SIZE",
+                   help="bytes the layers' kernel code may take, e.g. 65536, 64KiB (default: none)")
     f = p.add_argument_group("memory optimisers (operator splitting, patch-based fusion)")
     f.add_argument("--split", action="append", metavar="TOP:BOTTOM:N|auto",
                    help="compute ops TOP..BOTTOM in N horizontal slices (repeatable), or 'auto'")

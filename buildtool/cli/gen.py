@@ -4,7 +4,7 @@
     buildtool gen skeleton MODEL.tflite        -o skeleton.json
     buildtool gen plan     skeleton.json       -o plan.json  [--opt key=value ...]
     buildtool gen code     skeleton.json plan.json --board B -o DIR   (DIR/model.c, model.h, firmware.json;
-                           a fused plan: MODEL.tflite instead of skeleton.json)
+                           a fused plan: MODEL.tflite instead of skeleton.json) [--opt optimize_code=size ...]
     buildtool gen flash    MODEL.tflite [plan.json] --board B -o weights.bin  [--split-header FILE]
                            [--code-size firmware.json]
                            (plan.json: a fused plan's, for the weights' placement in memory regions;
@@ -92,7 +92,8 @@ def add_parser(sub) -> None:
     s.add_argument("--board", help="board (code, flash, board)")
     s.add_argument("--name", help="gen code: the model's name in model.h (default: the skeleton's)")
     s.add_argument("--opt", action="append", metavar="KEY=VALUE",
-                   help="plan option, e.g. optimize=ram (the build variables' vocabulary; repeatable)")
+                   help="plan option, e.g. optimize=ram (the build variables' vocabulary; repeatable); gen code "
+                        "takes the code step's: optimize_code=size|balanced|speed, code_budget=SIZE")
     s.add_argument("--no-daemon", action="store_true", help="run the step (and plan) in this process")
     s.add_argument("--depfile", help="write a Makefile-style depfile of the inputs and the code that ran")
     s.add_argument("--split-header", metavar="FILE",

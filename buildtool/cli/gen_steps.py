@@ -62,7 +62,7 @@ def run_step(a, planner=None, say=print) -> int:
         _need(a, "input", "skeleton.json or the model")
         if not a.plan:
             raise UsageError("gen code needs the plan: buildtool gen code skeleton.json plan.json --board B -o DIR")
-        made = code_step.run_files(a.input, a.plan, _board(a), a.name)
+        made = code_step.run_files(a.input, a.plan, _board(a), a.name, options_of(a.opt))
         make_dirs(out)
         written = steps.store(made, {n: out / n for n in CODE_FILES})
         inputs = [a.input, a.plan]

@@ -3,12 +3,15 @@ firmware for a board and run there (QEMU or natively); inputs and outputs as .np
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+from pathlib import Path
 
 import numpy as np
 
 from .. import pipeline
+from ..codegen import code_budget
 from ..errors import UsageError
 from ..firmware import runner
 from ..model.inputs import load_inputs, output_file_bytes
@@ -35,6 +38,9 @@ def _board_run(g, xs, a):
         else:
             y, prof, ram = runner.run(a.board, out, xs, flash_wait_states=a.flash_wait_states)
     print(runner.format_report(prof, ram), file=sys.stderr)
+    cp = json.loads((Path(out) / "firmware.json").read_text()).get("code_plan")
+    if cp:
+        print("\n".join(code_budget.lines(cp)), file=sys.stderr)
     if a.sequence:
         return _stack_steps(ys)
     return y if isinstance(y, list) else [y]

@@ -157,8 +157,13 @@ function(_buildtool_steps name out model)
     COMMAND ${gen} skeleton "${model}" -o "${out}/skeleton.json" --depfile "${out}/skeleton.d"
     DEPENDS "${model}" ${tool} DEPFILE "${out}/skeleton.d" VERBATIM COMMENT "buildtool skeleton ${name}")
   set(opts "")
+  set(code_opts "")  # the code step's options (optimize_code, code_budget): a change reruns the code step only
   foreach(o IN LISTS arg_PLAN_OPTIONS)
-    list(APPEND opts --opt "${o}")
+    if(o MATCHES "^[ ]*(optimize_code|code_budget)[ ]*=")
+      list(APPEND code_opts --opt "${o}")
+    else()
+      list(APPEND opts --opt "${o}")
+    endif()
   endforeach()
   add_custom_command(OUTPUT "${out}/plan.json"
     COMMAND ${gen} plan "${out}/skeleton.json" -o "${out}/plan.json" ${opts} --board ${arg_BOARD} --name "${model_name}"
@@ -175,7 +180,7 @@ function(_buildtool_steps name out model)
   endif()
   add_custom_command(OUTPUT "${out}/model.c" "${out}/model.h" "${out}/firmware.json"
     COMMAND ${gen} code "${code_in}" "${out}/plan.json" --board ${arg_BOARD} --name "${model_name}"
-            -o "${out}" --depfile "${out}/code.d"
+            -o "${out}" --depfile "${out}/code.d" ${code_opts}
     ${check}
     DEPENDS "${code_in}" "${out}/plan.json" ${tool} DEPFILE "${out}/code.d" VERBATIM
     COMMENT "buildtool code ${name}")

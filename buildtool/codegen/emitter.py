@@ -43,6 +43,9 @@ class Emitter:
     ext_signature = 0  # flash.ext_signature of its tensors
     variants = None  # (guard macro, table) of the board's kernel set (kernel_variants.for_board), or None
     orders: dict = {}  # constant tensor -> the order the flash image holds it in (plan/weight_order.py)
+    # op index -> (variant, own instance?) the code budget chose (code_budget.py), or None: each layer's fastest
+    # (the table's first variant, its instance when it has one), the layers' candidates recorded in `offers`
+    code_choice: dict | None = None
 
     def __init__(self, g: Graph, plan: ArenaPlan, weight_offsets: dict):
         self.g, self.plan, self.w = g, plan, weight_offsets
@@ -56,6 +59,7 @@ class Emitter:
             spare = plan.staging_bytes
             self.declare(("" if not spare else f"int8_t bt_staging[{spare}] __attribute__((aligned(16)));\n")
                          + STAGE_COPY)
+        self.offers: dict = {}  # op index -> (kind, the variants that may run it, the variant it may instance)
 
     # -- addresses ----------------------------------------------------------------
     def place(self, i: int):
@@ -181,14 +185,19 @@ class Emitter:
         return self.table("bt_sigmoid_table16", "uint16_t", sigmoid_table16())
 
     # -- kernel variants --------------------------------------------------------------
-    def kernel(self, kind: str, layer: dict) -> str:
+    def kernel(self, kind: str, layer: dict, op=None) -> str:
         """The function model.c calls for a layer of kind "conv", "depthwise", "fully_connected" or
         "fully_connected_il" (interleaved weights): the variant the board's table picks
-        (kernel_variants.py), else the set's dispatcher."""
+        (kernel_variants.py), else the set's dispatcher. op: a layer model.c calls once, whose variant the
+        code budget chooses among those that may run it (code_choice; recorded in offers)."""
         dispatcher = kernel_variants.DISPATCHERS[kind]
         if self.variants is None:
             return dispatcher
         name = kernel_variants.choose_codegen(self.variants[1], kind, layer)
+        if op is not None and name != dispatcher:
+            self.offers[op.index] = (kind, kernel_variants.all_codegen(self.variants[1], kind, layer), None)
+            if self.code_choice is not None and op.index in self.code_choice:
+                name = self.code_choice[op.index][0]
         if name != dispatcher:
             self.used_variants[name] = dispatcher
         return name
@@ -204,6 +213,17 @@ class Emitter:
         top = weight_facts.abs_bound(self.g.tensors[b], dead) if b >= 0 else 0
         return dict(fields, multipliers=[p.multipliers[r] for r in keep], shifts=[p.shifts[r] for r in keep],
                     bias_bound=top)
+
+    def own_instance(self, op, variant: str) -> bool:
+        """Whether model.c gives op (a layer kernel() was asked for with op) an instance of its own of
+        `variant`: one of the INSTANCES variants on a layer kernel_variants.instanced takes, unless the code
+        budget chose otherwise."""
+        if variant not in kernel_variants.INSTANCES or not kernel_variants.instances() or op.index not in self.instanced():
+            return False
+        if op.index in self.offers:
+            kind, names, _ = self.offers[op.index]
+            self.offers[op.index] = (kind, names, variant)
+        return self.code_choice is None or self.code_choice.get(op.index, (variant, True))[1]
 
     def instanced(self) -> frozenset:
         """The layers model.c gives an instance of their own (kernel_variants.instanced), once per model."""

@@ -174,6 +174,14 @@ def choose_codegen(table: dict, op: str, p: dict, tile: bool = False) -> str:
     return choose(table, op, dict(p, codegen=True, tile=tile))
 
 
+def all_codegen(table: dict, op: str, p: dict) -> tuple:
+    """Every variant of `op` the table has whose conditions layer p meets, in the table's order (the first
+    is choose_codegen's): the code budget's candidates (code_budget.py). Each row's conditions are the
+    earlier rows' relaxed, so every one of them computes the layer."""
+    q = dict(p, codegen=True, tile=False)
+    return tuple(name for name, pred in table.get(op, ()) if pred(q))
+
+
 def for_board(board: str):
     """(guard macro, table) of the board's kernel set, or None: unknown board, a set without a table,
     or a build with extra defines (the riscv32-rvv board's BT_RVV kernels keep their dispatchers)."""

@@ -30,7 +30,7 @@ from ..plan.regions import image_groups
 from ..refops import prepare
 from ..refops.quant_math import mbqm
 from ..refops.shape_ops import slice_bounds_v1
-from . import kernel_variants, qparams
+from . import code_budget, kernel_variants, qparams
 from .c_text import c_comment, c_float, c_ints, c_local_array, c_string, c_struct, prod
 from .emitter import Emitter
 from .extra_c import lut16, softmax16
@@ -74,11 +74,11 @@ def conv_2d(e, op) -> None:
     fields = e.conv_fields(op, rows)
     e.declare(f"static const bt_conv_params {n}_p = {c_struct(fields)};")
     h = e.g.tensors[op.outputs[0]].shape[1]
-    fn = e.kernel("conv", e.conv_layer(op, fields, rows))
+    fn = e.kernel("conv", e.conv_layer(op, fields, rows), op)
     spread = f"\n  {_spread_rows(e, op, rows)}" if rows else ""
     if rows and rows.live == 0:
         e.call(op, spread.strip())
-    elif fn in kernel_variants.INSTANCES and kernel_variants.instances() and op.index in e.instanced():
+    elif e.own_instance(op, fn):
         e.call(op, f"{e.instance(n, fn, h)}({e.act(op.inputs[0])}, {e.act(op.outputs[0])});{spread}")
     else:
         e.call(op, f"{fn}(&{n}_p, {e.act(op.inputs[0])}, 0, {e.act(op.outputs[0])}, 0, {h});{spread}")
@@ -173,7 +173,7 @@ def depthwise_conv_2d(e, op) -> None:
         return
     h = e.g.tensors[op.outputs[0]].shape[1]
     layer = dict(e.conv_layer(op, fields["conv"]), depth_multiplier=fields["depth_multiplier"])
-    fn = e.kernel("depthwise", layer)
+    fn = e.kernel("depthwise", layer, op)
     e.call(op, f"{fn}(&{n}_p, {e.act(op.inputs[0])}, 0, {e.act(op.outputs[0])}, 0, {h});")
 
 
@@ -190,10 +190,10 @@ def fully_connected(e, op) -> None:
     p = prepare.fully_connected(e.g, op)
     layer = dict(fields, multipliers=list(p.multipliers), shifts=list(p.shifts))
     if op.inputs[1] in e.orders:  # the image holds the weights interleaved (plan/weight_order.py)
-        fn = e.kernel("fully_connected_il", layer)
+        fn = e.kernel("fully_connected_il", layer, op)
         _fc_il_fallback(e)
     else:
-        fn = e.kernel("fully_connected", layer)
+        fn = e.kernel("fully_connected", layer, op)
     e.call(op, f"{fn}(&{n}_p, {e.act(op.inputs[0])}, {e.act(op.outputs[0])});")
 
 
@@ -632,7 +632,7 @@ def _variant_block(e) -> str:
 
 def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, emit=None,
              emitter=Emitter, streamed: tuple = (), prefix: str = "model", arena_base=None,
-             arena_section: str | None = None, code_bytes: int | None = None) -> tuple:
+             arena_section: str | None = None, code_bytes: int | None = None, code=None) -> tuple:
     """(model_c, model_h) source text for graph g run with `plan`; deterministic.
 
     emit(e), when given, fills the emitter's declarations and body instead of one call per
@@ -642,22 +642,33 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
     arena_base (multi-model firmware): no arena of its own, plan offsets are from that byte of
     a shared bt_arena; arena_section: the arena's linker section (buildtool export); code_bytes: the
     code's flash bytes as a trial link measured them, which the weights placement leaves free
-    (steps/code.py; None: the board's reserve)."""
+    (steps/code.py; None: the board's reserve); code: the code budget's preset and budget
+    (code_budget.CodeGoal; None: the default preset, no budget). Returns Sources: (model_c, model_h) with .code_plan."""
     check_prefix(prefix)
     placed = getattr(emit, "plan", plan)  # a fused plan's emit carries it: its tile counts place weights
     split = _placement_groups(g, placed, target, weights_align, code_bytes) if prefix == "model" else None
     groups = split[0] if split else None
     offsets = flash.layout(g, weights_align, groups)
-    e = emitter(g, plan, offsets)
-    e.variants = kernel_variants.for_board(target)
-    e.orders = weight_order.orders(g, target)
-    e.ext_offset = flash.ext_offset(g, weights_align, groups)
-    e.ext_signature = flash.ext_signature(groups)
-    if emit is None:
-        for oi in plan.order:
-            emit_op(e, oi)
-    else:
-        emit(e)
+
+    def filled(choice):
+        e = emitter(g, plan, offsets)
+        e.variants = kernel_variants.for_board(target)
+        e.orders = weight_order.orders(g, target)
+        e.ext_offset = flash.ext_offset(g, weights_align, groups)
+        e.ext_signature = flash.ext_signature(groups)
+        e.code_choice = choice
+        if emit is None:
+            for oi in plan.order:
+                emit_op(e, oi)
+        else:
+            emit(e)
+        return e
+
+    e = filled(None)  # every layer on its fastest variant, their candidates recorded
+    chosen = code_budget.plan(g, e.offers, e.variants, code)
+    if chosen.choice != chosen.fastest:
+        e = filled(chosen.choice)
+    e.code_plan = chosen
     for i in list(g.inputs) + list(g.outputs):
         if i in streamed:
             continue
@@ -682,4 +693,4 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
         inputs=_io_table(e, "input", list(g.inputs), streamed, p),
         outputs=_io_table(e, "output", list(g.outputs), (), p),
         decls="\n".join(e.decls), steps="\n".join(e.body))
-    return c, h
+    return code_budget.Sources(c, h, e.code_plan)

@@ -45,20 +45,21 @@ __all__ = ["Model", "Source", "PlanOptions", "locate", "parse", "read_model", "c
            "run", "build", "is_model_file", "model_name", "build_dir_name", "build_multi", "run_multi"]
 
 
-def code(model: Model, plan, board: str) -> dict:
-    """The generated text files: plan.json, model.c, model.h, firmware.json (weights apart: flash_image)."""
-    return code_step.run(model, plan, board).files
+def code(model: Model, plan, board: str, options: PlanOptions | None = None) -> dict:
+    """The generated text files: plan.json, model.c, model.h, firmware.json (weights apart: flash_image);
+    options: the code step's (optimize_code, code_budget)."""
+    return code_step.run(model, plan, board, options=options).files
 
 
-def generate(model: Model, plan, board: str, out_dir) -> dict:
+def generate(model: Model, plan, board: str, out_dir, options: PlanOptions | None = None) -> dict:
     """Write plan.json, model.c, model.h, weights.bin and firmware.json (sealed) into out_dir; return
-    their paths."""
+    their paths; options: the code step's (optimize_code, code_budget)."""
     model = read_model(model)
     out = Path(out_dir)
     make_dirs(out)
     paths = {"plan": out / "plan.json", "model_c": out / "model.c", "model_h": out / "model.h",
              "weights": out / "weights.bin", "manifest": out / "firmware.json"}
-    made = code_step.run(model, plan, board)
+    made = code_step.run(model, plan, board, options=options)
     store(made, {"plan.json": paths["plan"], "model.c": paths["model_c"], "model.h": paths["model_h"],
                  "firmware.json": paths["manifest"]})
     code = json.loads(made.files["firmware.json"]).get("flash_code_bytes")  # the weights placed around it
@@ -98,4 +99,4 @@ def build(spec, board_name: str, out_dir, options: PlanOptions | None = None, pl
     out = Path(out_dir).resolve()
     if (out / "firmware.elf").exists():
         (out / "firmware.elf").unlink()  # a refused or failed build leaves no firmware of other sources behind
-    return link(model, plan, t, out, generate(model, plan, board_name, out))
+    return link(model, plan, t, out, generate(model, plan, board_name, out, options))

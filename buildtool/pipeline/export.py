@@ -60,11 +60,12 @@ def _kernel_path(f: Path) -> str:
     return "kernels/" + f.relative_to(KERNELS).as_posix()
 
 
-def library(model: Model, plan, board: str) -> dict:
-    """Every file of the library folder: relative path -> bytes."""
+def library(model: Model, plan, board: str, options: PlanOptions | None = None) -> dict:
+    """Every file of the library folder: relative path -> bytes; options: the code step's (optimize_code,
+    code_budget)."""
     t = targets.get(board)
     g = model.graph
-    code = code_step.run(model, plan, board, arena_section=text.ARENA_SECTION)
+    code = code_step.run(model, plan, board, arena_section=text.ARENA_SECTION, options=options)
     weights = flash_step.run(model, board, plan)["weights.bin"]
     if split_defines(t, weights[:64]) or "arena_regions" in json.loads(code["plan.json"]):
         raise UsageError(f"{g.name} does not fit board {board}'s flash and RAM as one weights array and one "
@@ -163,4 +164,4 @@ def export(spec, board: str, out_dir, options: PlanOptions | None = None, plan=N
     model = read_model(spec)
     check(model)
     plan = plan if plan is not None else plan_memory(model.graph, PlanOptions.from_map(options))
-    return write_folder(library(model, plan, board), out_dir)
+    return write_folder(library(model, plan, board, options), out_dir)

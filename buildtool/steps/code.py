@@ -22,6 +22,8 @@ from ..plan.flash import padded_bytes
 from ..plan.regions import image_groups, place_arena
 from . import Outputs
 from ..errors import UsageError
+from ..codegen.code_budget import CodeGoal
+from ..options import PlanOptions
 from .models import Model
 from .readback import read_plan
 from .skeleton import read_input
@@ -57,48 +59,75 @@ def _needs_measuring(t: targets.Target, g, model_c: str) -> bool:
     return primary.reserve == 0 or primary.size - padded_bytes(g, t.weights_align) < primary.reserve + len(model_c)
 
 
+# What the automatic code budget keeps back of the part's flash for the code beside the layers' kernels (start-up,
+# model_invoke, the other operators' kernels): a policy, not a measurement (docs/code-size.md)
+CODE_RESERVE = 32 << 10
+
+
+def code_goal(g, t: targets.Target, options: PlanOptions | None) -> CodeGoal:
+    """The code budget's preset and budget: code_budget when given, else (a part declaring its flash) the flash
+    that holds the code less the weights and CODE_RESERVE; on a part whose weights may go to external memory and
+    do not fit beside the reserve anyway, that flash less CODE_RESERVE (the weights go out)."""
+    options = PlanOptions.from_map(options)
+    budget = options.code_budget
+    if budget is None:
+        primary = next((r.size for r in t.memory_regions() if "code" in r.holds), t.flash_bytes)
+        room = primary - padded_bytes(g, t.weights_align) - CODE_RESERVE
+        if room <= 0 and t.external_regions():
+            room = primary - CODE_RESERVE
+        budget = max(1, room) if primary else None
+    return CodeGoal(options.optimize_code, budget, options.code_budget is None)
+
+
 def _placed_code(plan, g, board: str, t: targets.Target, names: dict) -> tuple:
-    """(model.c, model.h, the measured code bytes or None): the weights placed around the code's
+    """(model.c, model.h, the measured code bytes or None, the code plan): the weights placed around the code's
     measured flash bytes when the board's reserve might not hold it; re-measured until the code the
     placement gives fits the bytes it was placed around (a split adds a few bytes of checks)."""
-    model_c, model_h = emit_c(plan, g, board, t.weights_align, **names)
+    src = emit_c(plan, g, board, t.weights_align, **names)
+    model_c, model_h = src
     if not _needs_measuring(t, g, model_c):
-        return model_c, model_h, None
+        return model_c, model_h, None, src.code_plan
     kernels = model_sources(t, model_opcodes(g), not isinstance(plan, ArenaPlan))  # what the link compiles
     code, groups = toolchain.code_bytes(t, model_c, model_h, kernels), image_groups(g, plan, t)
     for _ in range(4):
         placed = image_groups(g, plan, t, code_bytes=code)
         if placed == groups:  # the code the placement gives is the code measured (model.c reads the groups)
-            return model_c, model_h, code
-        model_c, model_h = emit_c(plan, g, board, t.weights_align, code_bytes=code, **names)
+            return model_c, model_h, code, src.code_plan
+        src = emit_c(plan, g, board, t.weights_align, code_bytes=code, **names)
+        model_c, model_h = src
         groups, again = placed, toolchain.code_bytes(t, model_c, model_h, kernels)
         if again <= code:
-            return model_c, model_h, code
+            return model_c, model_h, code, src.code_plan
         code = again
-    return model_c, model_h, code
+    return model_c, model_h, code, src.code_plan
 
 
-def run(model: Model, plan, board: str, arena_section: str | None = None) -> Outputs:
+def run(model: Model, plan, board: str, arena_section: str | None = None, options: PlanOptions | None = None) -> Outputs:
     """plan.json (the plan as placed), model.c, model.h, firmware.json; arena_section: the arena's own
-    linker section (buildtool export's library)."""
+    linker section (buildtool export's library); options: the code step's (optimize_code, code_budget: the
+    kernel variant of each layer, codegen/code_budget.py; the other options are the plan's)."""
     t = targets.get(board)
     plan = place_arena(model.graph, plan, t)  # arena/regional.py; the plan itself when it fits RAM
     # weights a layer re-reads, copied into SRAM (the part's); a library's (export) into its arena only
     plan = staging.staged_plan(model.graph, plan, t, spare=arena_section is None)
-    names = {"arena_section": arena_section} if arena_section else {}
-    model_c, model_h, code = _placed_code(plan, model.graph, board, t, names)
+    options = PlanOptions.from_map(options)
+    names = ({"arena_section": arena_section} if arena_section else {}) | {"code": code_goal(model.graph, t, options)}
+    model_c, model_h, code, cp = _placed_code(plan, model.graph, board, t, names)
     man = manifest(model, plan, board) | ({"flash_code_bytes": code} if code is not None else {})
+    man |= {"code_plan": cp.to_json()} if cp is not None and cp.rows else {}
     man = json.dumps(man, indent=1) + "\n"
     return Outputs({"plan.json": json.dumps(plan.to_json(model.graph), indent=1) + "\n", "model.c": model_c,
                     "model.h": model_h, "firmware.json": man},
-                   {"firmware.json": {"model": model.name, "board": board}})
+                   {"firmware.json": {"model": model.name, "board": board, "code": options.code()}})
 
 
-def run_files(source: str, plan_path: str, board: str, name: str | None = None) -> Outputs:
+def run_files(source: str, plan_path: str, board: str, name: str | None = None,
+              options: PlanOptions | None = None) -> Outputs:
     """The step as build rules run it: source is skeleton.json, or the model for a fused plan (its code
-    holds weight copies); name: the model's name in model.h (default: the source's)."""
+    holds weight copies); name: the model's name in model.h (default: the source's); options: the code
+    step's (run)."""
     model = read_input(source, name)
     plan = read_plan(plan_path, model.graph)
     if plan.regions(model.graph) and not str(source).endswith(".tflite"):
         raise UsageError("a fused plan's code holds weights: give gen code the model file, not the skeleton")
-    return run(model, plan, board)
+    return run(model, plan, board, options=options)

@@ -86,6 +86,9 @@ def _compile(ctx, cc, part, srcs, hdrs, flags, extra, contexts):
     )
     return CcInfo(compilation_context = comp_ctx, linking_context = link_ctx)
 
+# buildtool.options.CODE_ONLY: the options `buildtool gen code` takes
+CODE_OPTIONS = ["optimize_code", "code_budget"]
+
 def _fused(options):
     """As buildtool.options.PlanOptions.fused: optimize or splits given (and not none)."""
     return any([options.get(k, "none").strip().lower() not in ["", "none"] for k in ["optimize", "splits"]])
@@ -116,8 +119,12 @@ def _bt_model_impl(ctx):
         "skeleton.json", "plan.json", "model.c", "model.h", "firmware.json", "weights.bin"]]
     _gen(ctx, "BtSkeleton", ["skeleton", model.path, "-o", skel.path], [model], [skel], shown)
     opts = []
+    code_opts = []  # the code step's options (optimize_code, code_budget): a change reruns the code action only
     for k, v in sorted(ctx.attr.plan_options.items()):
-        opts += ["--opt", "%s=%s" % (k, v)]
+        if k in CODE_OPTIONS:
+            code_opts += ["--opt", "%s=%s" % (k, v)]
+        else:
+            opts += ["--opt", "%s=%s" % (k, v)]
     name_args = ["--name", ctx.attr.model_name] if ctx.attr.model_name else []
     # the board: a model it cannot hold is refused here in one line, not by the linker after compiling
     _gen(ctx, "BtPlan", ["plan", skel.path, "-o", plan.path, "--board", ctx.attr.board, "--name", shown] + opts,
@@ -126,8 +133,8 @@ def _bt_model_impl(ctx):
     # a board that picks its own plan may pick a fused one (buildtool.firmware.fits.may_fuse)
     fused = _fused(ctx.attr.plan_options) or board.get("auto_fit", False)
     code_in = model if fused else skel
-    _gen(ctx, "BtCode", ["code", code_in.path, plan.path, "--board", ctx.attr.board, "-o", model_c.dirname] + name_args,
-         [code_in, plan], [model_c, model_h, man], shown)
+    _gen(ctx, "BtCode", ["code", code_in.path, plan.path, "--board", ctx.attr.board, "-o", model_c.dirname] +
+                        name_args + code_opts, [code_in, plan], [model_c, model_h, man], shown)
     split = _out(ctx, "weights_split.h")  # the image's part in external memory (defines; empty when none)
     # a fused plan re-reads weights per tile: the flash step places them (memory regions) by its counts
     flash_plan = [plan] if fused else []

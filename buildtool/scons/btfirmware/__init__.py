@@ -231,7 +231,7 @@ def _code(target, source, env):
     g = dataclasses.replace(g, name=env["BT_MODEL_NAME"])  # named as the user did (mbv2-w0.35 whole), in model.h too
     # one line naming the model, before any code is written
     check_fits(g, plan, targets.get(env["BT_BOARD"]), "optimize=ram", options)
-    steps.store(code_step.run(pipeline.read_model(g), plan, env["BT_BOARD"]),
+    steps.store(code_step.run(pipeline.read_model(g), plan, env["BT_BOARD"], options=options),
                 {"model.c": str(target[0]), "model.h": str(target[1]), "firmware.json": str(target[2])})
     return 0
 
@@ -444,14 +444,15 @@ def bt_model(env, board: str, model: str, out: str = "", kernels: str = "", plan
     skel = fenv.BtSkeleton([d.File("skeleton.json"), d.File("skeleton.json.seal")], model_node)
     fenv.Depends(skel, steps.sources("skeleton"))
     plan = fenv.BtPlan([d.File("plan.json"), d.File("plan.json.seal")], skel[0])
-    fenv.Depends(plan, [fenv.Value(repr(fenv["BT_PLAN_OPTIONS"]))] + steps.sources("plan"))
+    opts = PlanOptions.from_map(fenv["BT_PLAN_OPTIONS"])  # the plan's options, then the code step's
+    fenv.Depends(plan, [fenv.Value(repr(opts.plan_map()))] + steps.sources("plan"))
     # a fused plan's code holds weight copies (depthwise filters regrouped per channel): it is made
     # from the model itself; a layer-by-layer plan's code only from the skeleton (weights apart)
     fused = may_fuse(plan_options, t)  # (a board that picks its own plan may pick a fused one)
     code = fenv.BtCode([d.File(n) for n in ("model.c", "model.h", "firmware.json", "firmware.json.seal")],
                        [model_node if fused else skel[0], plan[0]] + ([skel[0]] if fused else []))
     # not on plan.json.seal: a planner edit that leaves plan.json's bytes as they were stops at the plan
-    fenv.Depends(code, [fenv.Value(f"{board}:{t.weights_align}")] + steps.sources("code"))
+    fenv.Depends(code, [fenv.Value(f"{board}:{t.weights_align}:{sorted(opts.code().items())}")] + steps.sources("code"))
     weights = fenv.BtFlash(d.File("weights.bin"), [model_node] + ([plan[0]] if fused else [])
                            + ([code[2]] if code_step.measures_code(t) else []))
     fenv.Depends(weights, [fenv.Value(f"{board}:{t.weights_align}")] + steps.sources("flash"))

@@ -1,0 +1,113 @@
+"""Measure what each kernel variant costs, for the code budget (buildtool/codegen/code_budget.py), and write
+buildtool/codegen/variant_costs.json.
+
+    python3 benchmarks/variant_costs.py            # cortex-m (on cortex-m4) and riscv (on riscv32)
+    python3 benchmarks/variant_costs.py --print    # the table only, nothing written
+
+Per kernel set, one one-layer model per layer class (conv KxK, conv 1x1, depthwise, FC; buildtool.zoo's
+builder, shapes whose layers every variant of the class may run), built once per candidate variant (forced
+with code_budget.forcing) with the board's toolchain at its flags and run in QEMU:
+  bytes      the variant's code: the sizes (nm -S) of its own function and of the firmware's function symbols
+             that are not in every other candidate's firmware of the same layer (the harness and the code all of
+             them share apart)
+  per_mac    modelled cycles per MAC of the layer: the run report's cycle estimate (firmware/cycles.py,
+             the midpoint of its low-high) on a CPU with a timing table, else executed instructions.
+A variant measured on several classes keeps its largest bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from buildtool import pipeline, targets  # noqa: E402
+from buildtool.codegen import code_budget  # noqa: E402
+from buildtool.codegen.emit import emit_c  # noqa: E402
+from buildtool.firmware import runner  # noqa: E402
+from buildtool.zoo.builder import GraphBuilder  # noqa: E402
+
+BOARDS = {"cortex-m": "cortex-m4", "riscv": "riscv32"}
+
+
+def layers() -> dict:
+    """class -> a one-layer graph every variant of the class may run (activation NONE: the full int8 range)."""
+    out = {}
+    for cls, shape, make in (("conv KxK", (1, 16, 16, 8), lambda b, x: b.conv2d(x, 64, 3, activation="NONE")),
+                             ("conv 1x1", (1, 16, 16, 32), lambda b, x: b.conv2d(x, 64, 1, activation="NONE")),
+                             ("depthwise", (1, 16, 16, 32), lambda b, x: b.depthwise(x, 3, activation="NONE")),
+                             ("FC", (1, 256), lambda b, x: b.fully_connected(x, 64))):
+        b = GraphBuilder(f"cost-{cls.replace(' ', '-')}", seed=1)
+        make(b, b.input(shape))
+        out[cls] = b.finish()
+    return out
+
+
+def symbols(t, elf: Path) -> dict:
+    r = subprocess.run([t.binutil("nm"), "-S", "--defined-only", str(elf)], capture_output=True, text=True, check=True)
+    out = {}
+    for line in r.stdout.splitlines():
+        f = line.split()
+        if len(f) == 4 and f[2] in "tTwW":
+            out[f[3]] = int(f[1], 16)
+    return out
+
+
+def measure(board: str, work: Path) -> dict:
+    t = targets.get(board)
+    found: dict = {"variants": {}, "instances": {}}
+    for cls, g in layers().items():
+        plan = pipeline.plan_memory(g, pipeline.PlanOptions())
+        offers = emit_c(plan, g, board, t.weights_align).code_plan.offers
+        if not offers:  # model.c runs the layer on a path of its own (no variant table row)
+            print(f"{board} {cls:9s} no variants to choose from", flush=True)
+            continue
+        (op, (_, names, inst)), = offers.items()
+        x = np.random.default_rng(0).integers(-128, 128, size=tuple(g.tensors[g.inputs[0]].shape), dtype=np.int8)
+        runs = {}
+        for code in (["instance"] if inst else []) + list(names):
+            with code_budget.forcing(code):
+                out = work / board / cls.replace(" ", "-") / code
+                pipeline.build(g, board, out, plan=plan)
+                _, prof, _ = runner.run(board, out, x)
+            o = next(o for o in prof["ops"] if o["op"] == op)
+            per = (sum(o["cycles_estimate"]) / 2 if "cycles_estimate" in o else o["count"]) / o["macs"]
+            runs[code] = (symbols(t, out / "firmware.elf"), per)
+        common = set.intersection(*(set(s) for s, _ in runs.values()))
+        for code, (syms, per) in runs.items():
+            table, name = ("instances", inst) if code == "instance" else ("variants", code)
+            own = f"op{op}_conv" if code == "instance" else code  # its own symbol, even when it is the only candidate
+            size = sum(v for k, v in syms.items() if k not in common or k == own)
+            row = found[table].setdefault(name, {"bytes": 0, "per_mac": {}})
+            row["bytes"] = max(row["bytes"], size)
+            row["per_mac"][cls] = round(per, 4)
+            print(f"{board} {cls:9s} {name + (' (own instance)' if code == 'instance' else ''):44s} {size:>6,} B "
+                  f"{per:7.3f} cycles/MAC", flush=True)
+    return found
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sets", default=",".join(BOARDS))
+    ap.add_argument("--print", action="store_true", help="print the figures, write nothing")
+    a = ap.parse_args()
+    cc = {s: subprocess.run([targets.get(BOARDS[s]).cc, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+          for s in a.sets.split(",")}
+    with tempfile.TemporaryDirectory(prefix="bt-variant-costs-") as tmp:
+        sets = {s: dict(board=BOARDS[s], **measure(BOARDS[s], Path(tmp))) for s in a.sets.split(",")}
+    if not a.print:
+        doc = {"command": "python3 benchmarks/variant_costs.py", "toolchain": cc, "sets": sets}
+        code_budget.COSTS.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+        print(f"wrote {code_budget.COSTS.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,312 @@
+"""The code budget (issue 50 item 1): which kernel variant each layer calls, chosen by modelled cycles
+saved per byte of code, within a budget of flash bytes.
+
+Pure: no toolchain, no file. Each layer offers candidates (a variant, the code it needs, that code's
+bytes, the layer's modelled cycles with it). Code several layers call (a shared variant) is counted
+once; a layer's own instance is code of its own. The choice climbs one ladder, the same for every
+preset: from the smallest code (every layer on the candidate of least bytes, layers then moved onto
+code already chosen when that is faster at no cost) it takes, one step at a time, the move that saves
+the most modelled cycles per byte it adds (a move: every layer a code makes faster switched to it,
+codes no longer called dropped), ties broken by the code's name, until no move within the budget saves
+cycles. Presets pick a rung of that ladder (the first of equals):
+
+    size       the least code (ties: the fewest cycles)
+    speed      the fewest modelled cycles (ties: the least code); with no budget, every layer on its
+               fastest candidate
+    balanced   the least code among the rungs whose modelled cycles are within BALANCED_SLACK (5 %) of
+               speed's (issue 50 item 2's goal: code near the shared kernels, cycles within 5 % of the
+               fastest set's) when it saves at least BALANCED_MIN_SAVING (a quarter) of speed's bytes, else
+               speed's; so size <= balanced <= speed in bytes
+
+Same inputs, same choice: the ladder reads layers and candidates in their given order, and every tie
+is broken by name and layer index.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from contextlib import contextmanager
+from pathlib import Path
+
+from ..errors import UsageError
+from ..options import CODE_PRESETS, PlanOptions
+from ..model.ops import op_macs
+
+PRESETS = CODE_PRESETS
+DEFAULT_PRESET = PlanOptions().optimize_code
+BALANCED_SLACK = 0.05  # balanced: modelled cycles at most 5 % above the fastest set's (issue 50 item 2)
+# balanced leaves the fastest set only for a quarter of its modelled bytes or more: a layer's own instance is
+# modelled at the one measured instance's bytes (variant_costs.json, 6,300 B on cortex-m), while the instances of
+# vww's 14 convolutions measure 2,364-7,928 B (arm-none-eabi-nm -S of its firmware at optimize_code=speed), so a
+# smaller modelled saving may be none (ResNet-8: 14 modelled bytes saved measured 3.8 KiB more, docs/code-size.md)
+BALANCED_MIN_SAVING = 0.25
+
+
+@dataclasses.dataclass(frozen=True)
+class Candidate:
+    """One way to run a layer: `variant` (the function model.c calls, or its instance), `code` the name of
+    the code it needs (layers naming the same code share it), `bytes` that code's size, `cycles` the
+    layer's modelled cycles with it."""
+
+    variant: str
+    code: str
+    bytes: int
+    cycles: int
+
+
+class OverBudget(ValueError):
+    """Even the least code is over the budget: args (least bytes, budget)."""
+
+
+def _total(choice: dict, layers: dict) -> tuple:
+    """(bytes of the distinct codes chosen, cycles) of a choice {layer: candidate index}."""
+    codes = {}
+    cycles = 0
+    for k, i in choice.items():
+        c = layers[k][i]
+        codes[c.code] = c.bytes
+        cycles += c.cycles
+    return sum(codes.values()), cycles
+
+
+def _smallest(layers: dict) -> dict:
+    """The least code: each layer on its candidate of least bytes (ties: fewer cycles, then the first); then,
+    layer by layer until nothing changes, a layer moved onto code another layer calls when that frees more
+    bytes than it adds (ties: fewer cycles)."""
+    choice = {k: min(range(len(cs)), key=lambda i, cs=cs: (cs[i].bytes, cs[i].cycles, i)) for k, cs in layers.items()}
+    changed = True
+    while changed:
+        changed = False
+        for k, cs in layers.items():
+            others = {layers[j][i].code for j, i in choice.items() if j != k}
+            options = [i for i, c in enumerate(cs) if c.code in others] + [choice[k]]
+            best = min(options, key=lambda i: (_total({**choice, k: i}, layers), i))
+            if best != choice[k]:
+                choice[k], changed = best, True
+    return choice
+
+
+def _moves(choice: dict, layers: dict):
+    """Each code a layer could call: (code, the layers it makes faster and their candidate index)."""
+    by_code: dict = {}
+    for k, cs in layers.items():
+        now = cs[choice[k]].cycles
+        for i, c in enumerate(cs):
+            if c.cycles < now:
+                cur = by_code.setdefault(c.code, {})
+                if k not in cur or c.cycles < cs[cur[k]].cycles:
+                    cur[k] = i
+    return sorted(by_code.items())
+
+
+def ladder(layers: dict, budget: int | None = None) -> list:
+    """The rungs: [(choice {layer: candidate index}, bytes, cycles)], from the least code up (see the module
+    doc); a rung past `budget` bytes is never taken. layers: {layer key: [Candidate, ...]} (every list non-empty).
+    OverBudget when even the least code is over the budget."""
+    choice = _smallest(layers)
+    size, cycles = _total(choice, layers)
+    if budget is not None and size > budget:
+        raise OverBudget(size, budget)
+    rungs = [(dict(choice), size, cycles)]
+    while True:
+        best = None
+        for code, moved in _moves(choice, layers):
+            trial = {**choice, **moved}
+            b, cy = _total(trial, layers)
+            saved, added = cycles - cy, b - size
+            if saved <= 0 or (budget is not None and b > budget):
+                continue
+            # most cycles saved per byte added (a move adding no byte first, the most saved among them)
+            rank = (0, -saved) if added <= 0 else (1, -saved / added)
+            if best is None or rank < best[0]:
+                best = (rank, trial, b, cy)
+        if best is None:
+            return rungs
+        _, choice, size, cycles = best
+        rungs.append((dict(choice), size, cycles))
+
+
+def choose(layers: dict, preset: str = DEFAULT_PRESET, budget: int | None = None) -> tuple:
+    """(choice {layer: Candidate}, bytes, cycles) of the preset (PRESETS) within budget (None: no budget)."""
+    if preset not in PRESETS:
+        raise ValueError(f"unknown code preset {preset!r} (known: {', '.join(PRESETS)})")
+    rungs = ladder(layers, budget)
+    fastest = min(r[2] for r in rungs)
+    if preset == "size":
+        pick = min(rungs, key=lambda r: (r[1], r[2]))
+    elif preset == "speed":
+        pick = min(rungs, key=lambda r: (r[2], r[1]))
+    else:
+        fast = min(rungs, key=lambda r: (r[2], r[1]))
+        pick = min((r for r in rungs if r[2] <= fastest * (1 + BALANCED_SLACK)), key=lambda r: (r[1], r[2]))
+        if pick[1] > fast[1] * (1 - BALANCED_MIN_SAVING):  # a saving within the bytes model's error: none
+            pick = fast
+    choice, size, cycles = pick
+    return {k: layers[k][i] for k, i in choice.items()}, size, cycles
+
+
+# -- the layers of a model.c -------------------------------------------------------------------------
+# What a variant costs, measured (never typed): variant_costs.json, written by
+# `python3 benchmarks/variant_costs.py` (its "command" and "toolchain" entries say how): per kernel set, per
+# variant its code bytes (the function's symbol in a linked firmware.elf at the board's flags) and its modelled
+# cycles per MAC by layer class (the run report's cycle estimate, firmware/cycles.py, of a one-layer model per
+# class in QEMU), and the same for a layer's own instance of an INSTANCES variant.
+COSTS = Path(__file__).with_name("variant_costs.json")
+KERNEL_SETS = {"BT_VARIANTS_CORTEX_M": "cortex-m", "BT_VARIANTS_RISCV": "riscv"}  # kernel_variants.TABLES' guards
+
+
+@dataclasses.dataclass(frozen=True)
+class CodeGoal:
+    """What the code step is asked for: optimize_code (PRESETS) and code_budget (bytes of the layers' kernel
+    code, None: none)."""
+
+    preset: str = DEFAULT_PRESET
+    budget: int | None = None
+    from_part: bool = False  # the budget is the part's flash less the weights and a reserve (steps/code.py)
+
+
+@dataclasses.dataclass(frozen=True)
+class CodePlan:
+    """The choice model.c is generated with: choice and fastest {op index: (variant, own instance?)}, rows
+    (per layer: op, variant, code, bytes, cycles; the report's), bytes (the distinct codes') and cycles, and
+    the fastest set's and the smallest's bytes and cycles (the report's context)."""
+
+    choice: dict
+    fastest: dict
+    rows: tuple = ()
+    preset: str = DEFAULT_PRESET
+    budget: int | None = None
+    bytes: int = 0
+    cycles: int = 0
+    fastest_cycles: int = 0
+    fastest_bytes: int = 0
+    offers: dict = dataclasses.field(default_factory=dict)  # Emitter.offers: what each layer might call
+
+    def to_json(self) -> dict:
+        return {"preset": self.preset, "budget": self.budget, "bytes": self.bytes, "cycles": self.cycles,
+                "fastest_bytes": self.fastest_bytes, "fastest_cycles": self.fastest_cycles,
+                "layers": [dict(r) for r in self.rows],
+                "costs": "buildtool/codegen/variant_costs.json (python3 benchmarks/variant_costs.py)"}
+
+    def lines(self) -> list:
+        return lines(self.to_json()) if self.rows else []
+
+
+def lines(cp: dict) -> list:
+    """The text form of a code plan (CodePlan.to_json, firmware.json's "code_plan"): its total, then one line
+    per layer: variant, bytes (shared: counted once however many layers call it), modelled cycles."""
+    budget = "" if cp["budget"] is None else f", budget {cp['budget']:,} B"
+    out = [f"code plan ({cp['preset']}{budget}): layer kernels {cp['bytes']:,} B, modelled {cp['cycles']:,} cycles "
+           f"(fastest set: {cp['fastest_bytes']:,} B, {cp['fastest_cycles']:,} cycles)"]
+    for r in cp["layers"]:
+        name = r["variant"] + (" (own instance)" if r["instance"] else "")
+        out.append(f"  op {r['op']:3d} {r['opcode']:18s} {name:44s} {r['bytes']:>7,} B"
+                   f"{' shared' if r['shared'] else '       '} {r['cycles']:>12,} cycles")
+    return out
+
+
+class Sources(tuple):
+    """(model_c, model_h) as model_c.generate returns them, with the code plan they were generated with."""
+
+    def __new__(cls, model_c: str, model_h: str, code_plan: CodePlan | None = None):
+        s = super().__new__(cls, (model_c, model_h))
+        s.code_plan = code_plan
+        return s
+
+
+_costs_cache: dict = {}
+
+
+def costs() -> dict:
+    """variant_costs.json's kernel sets ({} when absent)."""
+    if "sets" not in _costs_cache:
+        _costs_cache["sets"] = json.loads(COSTS.read_text())["sets"] if COSTS.exists() else {}
+    return _costs_cache["sets"]
+
+
+def layer_class(g, op) -> str:
+    """conv 1x1, conv KxK, depthwise or FC (firmware/op_cost.py's classes)."""
+    if op.opcode == "CONV_2D":
+        kh, kw = g.tensors[op.inputs[1]].shape[1:3]
+        return "conv 1x1" if (kh, kw) == (1, 1) else "conv KxK"
+    return {"DEPTHWISE_CONV_2D": "depthwise"}.get(op.opcode, "FC")
+
+
+def _candidates(g, op, offer, measured: dict) -> list | None:
+    """The layer's candidates (the INSTANCES variant's own instance first when it may have one), None when a
+    variant has no measured figures for the layer's class (measured None: no figures, every cost 0)."""
+    _, names, inst = offer
+    cls, macs = layer_class(g, op), op_macs(g, op)
+    out = []
+    for name, table, code in ([(inst, "instances", f"op{op.index}_conv")] if inst else []) + \
+            [(n, "variants", n) for n in names]:
+        cost = (0, 0) if measured is None else _cost(measured, table, name, cls)
+        if cost is None:
+            return None
+        out.append(Candidate(name, code, cost[0], round(macs * cost[1])))
+    return out
+
+
+def _cost(measured: dict, table: str, name: str, cls: str) -> tuple | None:
+    """(bytes, cycles per MAC) of a variant ("variants") or a layer's own instance of it ("instances") on a layer
+    of class cls. An instance of a variant not measured as one: the measured instance's bytes, and its variant's
+    cycles scaled by what the measured instance saves over its own variant on the class (the same loops, the
+    same constants folded), None when nothing was measured for the class."""
+    m = measured.get(table, {}).get(name)
+    if m is not None and cls in m["per_mac"]:
+        return m["bytes"], m["per_mac"][cls]
+    own = measured["variants"].get(name, {}).get("per_mac", {}).get(cls)
+    if table != "instances" or own is None:
+        return None
+    for ref, r in sorted(measured.get("instances", {}).items()):
+        base = measured["variants"].get(ref, {}).get("per_mac", {}).get(cls)
+        if cls in r["per_mac"] and base:
+            return r["bytes"], own * r["per_mac"][cls] / base
+    return None
+
+
+_forced: list = []
+
+
+@contextmanager
+def forcing(code: str):
+    """Within this block every layer that may call `code` (a variant, or "instance" for the layers' own
+    instances) calls it: benchmarks/variant_costs.py measures each variant so."""
+    _forced.append(code)
+    try:
+        yield
+    finally:
+        _forced.pop()
+
+
+def plan(g, offers: dict, variants, goal: CodeGoal | None) -> CodePlan:
+    """The code plan of a model.c whose layers offered `offers` (Emitter.offers: each layer on its fastest
+    variant, its own instance when it may have one) on a kernel set `variants` (kernel_variants.for_board)."""
+    goal = goal or CodeGoal()
+    fastest = {i: (names[0] if inst is None else inst, inst is not None) for i, (_, names, inst) in offers.items()}
+    measured = costs().get(KERNEL_SETS.get(variants[0]) if variants else None)
+    if not offers or (measured is None and not _forced):
+        return CodePlan(fastest, fastest, preset=goal.preset, budget=goal.budget, offers=offers)
+    ops = {op.index: op for op in g.operators}
+    layers = {i: _candidates(g, ops[i], offers[i], measured) for i in sorted(offers)}
+    layers = {i: cs for i, cs in layers.items() if cs}
+    if _forced:
+        want = _forced[-1]
+        layers = {i: [next((c for c in cs if ((c.code != c.variant) if want == "instance" else c.code == want)), cs[0])]
+                  for i, cs in layers.items()}
+    try:
+        picked, size, cycles = choose(layers, goal.preset, goal.budget)
+    except OverBudget as e:
+        whose = "the part's flash less the weights and a reserve" if goal.from_part else "code_budget"
+        raise UsageError(f"{g.name}: the code budget ({whose}) is {goal.budget:,} bytes, and the smallest code of its "
+                         f"layers' kernels (optimize_code=size) takes {e.args[0]:,} bytes; give a larger code_budget "
+                         f"or a part with more flash") from None
+    _, fast_bytes, fast_cycles = choose(layers, "speed")
+    users: dict = {}
+    for c in picked.values():
+        users[c.code] = users.get(c.code, 0) + 1
+    choice = {**fastest, **{i: (c.variant, c.code != c.variant) for i, c in picked.items()}}
+    rows = tuple({"op": i, "opcode": ops[i].opcode, "variant": c.variant, "instance": c.code != c.variant,
+                  "bytes": c.bytes, "shared": users[c.code] > 1, "cycles": c.cycles} for i, c in sorted(picked.items()))
+    return CodePlan(choice, fastest, rows, goal.preset, goal.budget, size, cycles, fast_cycles, fast_bytes, offers)
