@@ -24,6 +24,8 @@ The two axes are independent, so a block's cost for all tile sizes is computed f
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ...model.ops import op_macs
@@ -62,6 +64,16 @@ def tile_candidates(n: int) -> tuple:
     c = {t for t in (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64, 80, 96, 128) if t <= n}
     c.update(-(-n // k) for k in range(1, 9))
     return tuple(sorted(c))
+
+
+@functools.lru_cache(maxsize=256)
+def _candidate_bounds(n: int) -> tuple:
+    """(tile_candidates(n), their uniform bounds as one bounds_matrix): the same for every block whose tiled
+    tensor has n positions along the axis, so made once (read-only: shared)."""
+    cands = tile_candidates(n)
+    b = bounds_matrix([uniform_bounds(n, t) for t in cands])
+    b.setflags(write=False)
+    return cands, b
 
 
 def run_step(g, geo: Geometry) -> dict:
@@ -126,13 +138,11 @@ class Sweep:
     def __init__(self, g, longest: Geometry, align: int):
         self.g, self.geo, self.align = g, longest, align
         y = g.tensors[longest.tile_tensor].shape
-        self.rows, self.cols = tile_candidates(y[1]), tile_candidates(y[2])
-        rb = [uniform_bounds(y[1], t) for t in self.rows]
-        cb = [uniform_bounds(y[2], t) for t in self.cols]
+        (self.rows, rb), (self.cols, cb) = _candidate_bounds(y[1]), _candidate_bounds(y[2])
         st, yt = longest.steps, longest.tile_tensor
         self.r_rec_iv = recompute_1d(st, 0, yt, rb)
         self.r_cache_iv = cached_1d(st, 0, yt, rb)
-        self.r_written = bounds_matrix(rb)[:, 1:]
+        self.r_written = rb[:, 1:]
         self.r_rec = {t: recompute_extent(v) for t, v in self.r_rec_iv.items()}
         self.r_cache = {t: cached_extent(v) for t, v in self.r_cache_iv.items()}
         self.c_cache = {t: cached_extent(v) for t, v in cached_1d(st, 1, yt, cb).items()}
@@ -205,7 +215,7 @@ class Sweep:
             users[geo.tile_tensor] = geo.reduce_op
         out = {}
         wanted = set(starts)
-        layout = _layout(self, schemes, full_width_only)
+        layout = _layout(self.rows, self.cols, tuple(schemes), full_width_only)
         for s in reversed(geo.steps):
             inplace = False
             if s.out not in self.r_rec:
@@ -233,7 +243,7 @@ class Sweep:
                     extra = live[s.op - k0:].copy()
                     extra[:users[t] - s.op + 1] += rs
                     er = extra.max(axis=0)
-            mac = _flat(layout[0], layout[1], h_mac, l_mac, r_mac) + tail_macs(g, geo)
+            mac = _Macs(layout, _flat(layout[0], layout[1], h_mac, l_mac, r_mac) + tail_macs(g, geo))
             base = _flat(layout[0], layout[1], eh, el, er) + acc
             res = {}
             for combo, (b_rec, b_cache) in self.bands((band_x or {}).get(s.op)).items():
@@ -242,21 +252,26 @@ class Sweep:
         return out
 
 
-def _layout(sw, schemes, full_width_only) -> tuple:
-    """Which (scheme, th, tw) each flattened candidate is: index arrays shared by every block."""
-    nr, nc = len(sw.rows), len(sw.cols)
-    rr, cc = np.meshgrid(np.array(sw.rows), np.array(sw.cols), indexing="ij")
+@functools.lru_cache(maxsize=256)
+def _layout(rows: tuple, cols_: tuple, schemes: tuple, full_width_only: bool) -> tuple:
+    """Which (scheme, th, tw) each flattened candidate is: index arrays shared by every block with these
+    row and column candidates (read-only), and the scheme, th and tw of each as lists."""
+    nr, nc = len(rows), len(cols_)
+    rr, cc = np.meshgrid(np.array(rows), np.array(cols_), indexing="ij")
     cols = slice(nc - 1, nc) if full_width_only else slice(None)
     parts = []
     for k, name in enumerate(SCHEMES):
         if name not in schemes or (full_width_only and name != "hcache"):
             continue
         if name == "linebuf":
-            parts.append((k, name, np.array(sw.rows), np.full(nr, sw.cols[-1])))
+            parts.append((k, name, np.array(rows), np.full(nr, cols_[-1])))
         else:
             parts.append((k, name, rr[:, cols].reshape(-1), cc[:, cols].reshape(-1)))
     kind = np.concatenate([np.full(len(th), k) for k, _, th, _ in parts])
-    return parts, cols, kind, np.concatenate([p[2] for p in parts]), np.concatenate([p[3] for p in parts])
+    out = parts, cols, kind, np.concatenate([p[2] for p in parts]), np.concatenate([p[3] for p in parts])
+    for a in (*out[2:], *(x for p in parts for x in p[2:])):
+        a.setflags(write=False)
+    return out + ([SCHEMES[k] for k in kind.tolist()], out[3].tolist(), out[4].tolist())
 
 
 def _flat(parts, cols, h, l, r) -> np.ndarray:
@@ -274,23 +289,42 @@ def _flat_rows(parts, rec, cache) -> np.ndarray:
                            for _, name, th, _ in parts])
 
 
-def _pareto(layout, ram, mac) -> list:
-    _, _, kind, th, tw = layout
+class _Macs:
+    """A block start's MACs per flattened candidate and what every _pareto of them (one per combo) shares:
+    low = (mac x kinds + kind) x n + index, the low digits of the sort key (n candidates), and its radix."""
+
+    def __init__(self, layout, mac: np.ndarray):
+        self.mac, n = mac, mac.size
+        self.low = self.radix = None
+        if n:
+            hi_m = int(mac.max()) + 1
+            if int(mac.min()) >= 0 and hi_m * len(SCHEMES) * n < _BIG:
+                self.radix = hi_m * len(SCHEMES) * n
+                self.low = (mac * len(SCHEMES) + layout[2]) * n + np.arange(n)
+
+
+def _pareto(layout, ram, macs: _Macs) -> list:
+    """[[ram, mac, scheme, th, tw]] of the candidates no other beats on both (ram first, then MACs, then
+    the scheme's and the candidate's index break ties), by increasing ram."""
+    mac = macs.mac
     if not mac.size:
         return []
-    hi_r, hi_m = int(ram.max()) + 1, int(mac.max()) + 1
-    if int(ram.min()) >= 0 and int(mac.min()) >= 0 and hi_r * hi_m * len(SCHEMES) < _BIG:
-        # (ram, mac, kind, index) order as lexsort gives it, from one stable sort of a combined key
-        order = np.argsort((ram * hi_m + mac) * len(SCHEMES) + kind, kind="stable")
+    n = mac.size
+    lo_r, hi_r = int(ram.min()), int(ram.max())
+    if macs.low is not None and max(hi_r + 1, -lo_r) * macs.radix < _BIG:
+        # (ram, mac, kind, index) order as lexsort gives it: one sort of a key holding all four (unique, so
+        # any sort gives that order; the index is the key's last digit)
+        order = np.sort(ram * macs.radix + macs.low) % n
     else:
-        order = np.lexsort((kind, mac, ram))
+        order = np.lexsort((layout[2], mac, ram))
     m = mac[order]
     prev = np.empty_like(m)
     prev[0] = _BIG
     np.minimum.accumulate(m[:-1], out=prev[1:])
-    keep = order[m < prev]
-    return [[r, c, SCHEMES[k], a, b] for r, c, k, a, b in zip(ram[keep].tolist(), mac[keep].tolist(),
-                                                               kind[keep].tolist(), th[keep].tolist(), tw[keep].tolist())]
+    keep = m < prev
+    names, th, tw = layout[5:]
+    return [[r, c, names[i], th[i], tw[i]]
+            for r, c, i in zip(ram[order[keep]].tolist(), m[keep].tolist(), order[keep].tolist())]
 
 
 def _alive(lo, n: int) -> np.ndarray:

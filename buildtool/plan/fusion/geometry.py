@@ -317,11 +317,12 @@ def _hull(cur, new) -> tuple:
 
 
 def recompute_1d(steps, axis: int, y: int, bounds_list) -> dict:
-    """Recompute mode: tensor -> (lo, hi) arrays [cand, tile] of the interval each tile needs.
+    """Recompute mode: tensor -> (lo, hi) arrays [cand, tile] of the interval each tile needs
+    (bounds_list: boundary tuples, or their bounds_matrix).
 
     Padding tiles (beyond a candidate's last) are empty intervals.
     """
-    b = bounds_matrix(bounds_list)
+    b = bounds_list if isinstance(bounds_list, np.ndarray) else bounds_matrix(bounds_list)
     need = {y: (b[:, :-1], b[:, 1:])}
     for st in reversed(steps):
         if st.out not in need:
@@ -335,12 +336,12 @@ def recompute_1d(steps, axis: int, y: int, bounds_list) -> dict:
 
 
 def cached_1d(steps, axis: int, y: int, bounds_list) -> dict:
-    """Cache mode: tensor -> (hi, lo_need) arrays [cand, step].
+    """Cache mode: tensor -> (hi, lo_need) arrays [cand, step] (bounds_list as recompute_1d's).
 
     hi[i] = positions computed after step i; lo_need[i] = lowest position any consumer
     reads at step i (BIG when none reads).
     """
-    b = bounds_matrix(bounds_list)
+    b = bounds_list if isinstance(bounds_list, np.ndarray) else bounds_matrix(bounds_list)
     hi = {y: b[:, 1:]}
     lo_need = {y: np.full_like(b[:, 1:], BIG)}
     for st in reversed(steps):
