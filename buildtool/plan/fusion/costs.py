@@ -25,6 +25,7 @@ The two axes are independent, so a block's cost for all tile sizes is computed f
 from __future__ import annotations
 
 import functools
+from collections import OrderedDict
 
 import numpy as np
 
@@ -127,6 +128,51 @@ def accumulator_bytes(g, geo: Geometry) -> int:
 SCHEMES = ("hcache", "linebuf", "recompute")
 
 
+def axis_analysis(steps, axis: int, y: int, n: int) -> tuple:
+    """Every tile candidate of one axis (y has n positions along it): tensor -> recompute intervals,
+    cache-mode arrays, (extent, positions computed) in recompute mode and in cache mode."""
+    b = _candidate_bounds(n)[1]
+    rec_iv, cache_iv = recompute_1d(steps, axis, y, b), cached_1d(steps, axis, y, b)
+    return (rec_iv, cache_iv, {t: recompute_extent(v) for t, v in rec_iv.items()},
+            {t: cached_extent(v) for t, v in cache_iv.items()})
+
+
+class AxisMemo:
+    """axis_analysis of the blocks one search analyses, remembered by structure: the analysis depends only
+    on the steps' windows along the axis (Axis), which tensor each step makes and reads, and n, so it is
+    keyed by those with the tensors numbered in order of appearance (a chain of equal layers, or a block
+    repeated in a stage, is analysed once). The `size` most recent analyses are kept (0: none); their
+    arrays are shared, so read-only."""
+
+    def __init__(self, size: int = 64):
+        self.size, self.values = size, OrderedDict()
+
+    def analysis(self, geo: Geometry, axis: int, n: int) -> tuple:
+        if not self.size:
+            return axis_analysis(geo.steps, axis, geo.tile_tensor, n)
+        label = {geo.tile_tensor: 0}
+        key = [n, axis]
+        for st in reversed(geo.steps):
+            key.append((st.axes[axis], label.setdefault(st.out, len(label)),
+                        tuple(label.setdefault(t, len(label)) for t in st.ins)))
+        key = tuple(key)
+        found = self.values.get(key)
+        if found is None:
+            steps = [type(st)(st.op, label[st.out], st.axes, tuple(label[t] for t in st.ins)) for st in geo.steps]
+            found = axis_analysis(steps, axis, 0, n)
+            for part in found:
+                for v in part.values():
+                    for a in v:
+                        a.setflags(write=False)
+            self.values[key] = found
+            if len(self.values) > self.size:
+                self.values.popitem(last=False)
+        else:
+            self.values.move_to_end(key)
+        tensor = list(label)  # label -> tensor
+        return tuple({tensor[k]: v for k, v in part.items()} for part in found)
+
+
 class Sweep:
     """Costs of every block that ends at one operator, for every start and tiling at once.
 
@@ -135,18 +181,15 @@ class Sweep:
     running sums over the operators from its start on.
     """
 
-    def __init__(self, g, longest: Geometry, align: int):
+    def __init__(self, g, longest: Geometry, align: int, memo: AxisMemo | None = None):
         self.g, self.geo, self.align = g, longest, align
         y = g.tensors[longest.tile_tensor].shape
-        (self.rows, rb), (self.cols, cb) = _candidate_bounds(y[1]), _candidate_bounds(y[2])
-        st, yt = longest.steps, longest.tile_tensor
-        self.r_rec_iv = recompute_1d(st, 0, yt, rb)
-        self.r_cache_iv = cached_1d(st, 0, yt, rb)
+        self.rows, rb = _candidate_bounds(y[1])
+        self.cols = _candidate_bounds(y[2])[0]
         self.r_written = rb[:, 1:]
-        self.r_rec = {t: recompute_extent(v) for t, v in self.r_rec_iv.items()}
-        self.r_cache = {t: cached_extent(v) for t, v in self.r_cache_iv.items()}
-        self.c_cache = {t: cached_extent(v) for t, v in cached_1d(st, 1, yt, cb).items()}
-        self.c_rec = {t: recompute_extent(v) for t, v in recompute_1d(st, 1, yt, cb).items()}
+        memo = AxisMemo(0) if memo is None else memo
+        self.r_rec_iv, self.r_cache_iv, self.r_rec, self.r_cache = memo.analysis(longest, 0, y[1])
+        _, _, self.c_rec, self.c_cache = memo.analysis(longest, 1, y[2])
 
     def _sizes(self, t: int, streamed: bool = False) -> tuple:
         """Aligned window bytes of t: hcache [r, c], linebuf [r], recompute [r, c].
