@@ -288,10 +288,10 @@ class Sweep:
                     er = extra.max(axis=0)
             mac = _Macs(layout, _flat(layout[0], layout[1], h_mac, l_mac, r_mac) + tail_macs(g, geo))
             base = _flat(layout[0], layout[1], eh, el, er) + acc
-            res = {}
-            for combo, (b_rec, b_cache) in self.bands((band_x or {}).get(s.op)).items():
-                res[combo] = _pareto(layout, base + _flat_rows(layout[0], b_rec, b_cache), mac)
-            out[s.op] = res
+            bands = self.bands((band_x or {}).get(s.op))
+            rams = base + _flat_rows(layout[0], np.stack([b[0] for b in bands.values()]),
+                                     np.stack([b[1] for b in bands.values()]))
+            out[s.op] = dict(zip(bands, _pareto(layout, rams, mac)))
         return out
 
 
@@ -327,9 +327,10 @@ _BIG = np.iinfo(np.int64).max
 
 
 def _flat_rows(parts, rec, cache) -> np.ndarray:
-    """_flat of per-row values: rec[r] for every column of row r (hcache, recompute), cache (linebuf)."""
-    return np.concatenate([cache if name == "linebuf" else np.repeat(rec, len(th) // len(rec))
-                           for _, name, th, _ in parts])
+    """_flat of per-row values, one row of them per combo: rec[:, r] for every column of row r (hcache,
+    recompute), cache (linebuf)."""
+    return np.concatenate([cache if name == "linebuf" else np.repeat(rec, len(th) // rec.shape[1], axis=1)
+                           for _, name, th, _ in parts], axis=1)
 
 
 class _Macs:
@@ -346,28 +347,32 @@ class _Macs:
                 self.low = (mac * len(SCHEMES) + layout[2]) * n + np.arange(n)
 
 
-def _pareto(layout, ram, macs: _Macs) -> list:
-    """[[ram, mac, scheme, th, tw]] of the candidates no other beats on both (ram first, then MACs, then
-    the scheme's and the candidate's index break ties), by increasing ram."""
+def _pareto(layout, rams, macs: _Macs) -> list:
+    """For each row of rams (one per combo): [[ram, mac, scheme, th, tw]] of the candidates no other beats
+    on both (ram first, then MACs, then the scheme's and the candidate's index break ties), by increasing
+    ram. The combos are sorted and scanned together (one numpy call each for all)."""
     mac = macs.mac
     if not mac.size:
-        return []
+        return [[] for _ in rams]
     n = mac.size
-    lo_r, hi_r = int(ram.min()), int(ram.max())
+    lo_r, hi_r = int(rams.min()), int(rams.max())
     if macs.low is not None and max(hi_r + 1, -lo_r) * macs.radix < _BIG:
         # (ram, mac, kind, index) order as lexsort gives it: one sort of a key holding all four (unique, so
         # any sort gives that order; the index is the key's last digit)
-        order = np.sort(ram * macs.radix + macs.low) % n
+        order = np.sort(rams * macs.radix + macs.low, axis=1) % n
     else:
-        order = np.lexsort((layout[2], mac, ram))
+        order = np.stack([np.lexsort((layout[2], mac, ram)) for ram in rams])
     m = mac[order]
     prev = np.empty_like(m)
-    prev[0] = _BIG
-    np.minimum.accumulate(m[:-1], out=prev[1:])
+    prev[:, 0] = _BIG
+    np.minimum.accumulate(m[:, :-1], axis=1, out=prev[:, 1:])
     keep = m < prev
     names, th, tw = layout[5:]
-    return [[r, c, names[i], th[i], tw[i]]
-            for r, c, i in zip(ram[order[keep]].tolist(), m[keep].tolist(), order[keep].tolist())]
+    out = []
+    for ram, o, mk, k in zip(rams, order, m, keep):
+        o = o[k]
+        out.append([[r, c, names[i], th[i], tw[i]] for r, c, i in zip(ram[o].tolist(), mk[k].tolist(), o.tolist())])
+    return out
 
 
 def _alive(lo, n: int) -> np.ndarray:
