@@ -29,6 +29,7 @@ PACK_WORK = 3_000_000
 
 
 _NO_GAP = np.iinfo(np.int64).max
+_PAIRS_AT_ONCE = 2048  # buffers up to which _make_neighbours compares all pairs at once (4 MB of booleans)
 _SCAN_BELOW = 96  # placed neighbours below which a Python scan beats numpy's per-call overhead
 
 
@@ -95,6 +96,11 @@ def _neighbours(bufs: tuple) -> tuple:
 def _make_neighbours(bufs: tuple) -> tuple:
     first = np.fromiter((b[1] for b in bufs), dtype=np.int64, count=len(bufs))
     last = np.fromiter((b[2] for b in bufs), dtype=np.int64, count=len(bufs))
+    if 0 < len(bufs) <= _PAIRS_AT_ONCE:  # every pair in one n x n comparison (n^2 bytes), split by buffer
+        both = (first[None, :] <= last[:, None]) & (first[:, None] <= last[None, :])
+        np.fill_diagonal(both, False)
+        cols = np.nonzero(both)[1].astype(np.int32)  # row by row, each row's in index order
+        return tuple(np.split(cols, np.cumsum(both.sum(axis=1))[:-1]))
     out = []
     for i in range(len(bufs)):
         both = np.flatnonzero((first <= last[i]) & (first[i] <= last)).astype(np.int32)
@@ -141,7 +147,7 @@ def _place(bufs: list, sequence: list, fit, prefix: tuple = (), limit: int | Non
         fx = fixed[i] if fixed is not None else None
         if len(busy) + (len(fx[0]) if fx else 0) < _SCAN_BELOW:
             if fx:
-                busy += [(a << bits) | (e + 1) for a, e in fx[0]]
+                busy += fx[0]
             busy.sort()
             o1, u1 = 1, u - 1
             if first:  # _first_fit: the lowest gap that holds u (the top when none does)
@@ -210,7 +216,8 @@ def _prefix(bufs: tuple, prefix: tuple, fit) -> tuple:
 def _make_prefix(bufs: tuple, prefix: tuple, fit) -> tuple:
     """(offsets, neighbours, fixed, encoded, top) after placing `prefix` (from nothing) with fit: offsets
     of the prefix (0 elsewhere); each other buffer's neighbours outside the prefix; fixed[i], the
-    prefix neighbours' ranges merged into the union of their bytes, as ([(start, end)], starts, ends);
+    prefix neighbours' ranges merged into the union of their bytes, as (the ranges encoded as _place
+    encodes them, starts, ends);
     the prefix's ranges as _place encodes them (0 elsewhere); the prefix's highest end.
 
     A fit of u >= 1 units depends only on the union of the placed ranges (the gaps of the sorted
@@ -228,6 +235,7 @@ def _make_prefix(bufs: tuple, prefix: tuple, fit) -> tuple:
     inside[list(prefix)] = True
     units = np.fromiter((b[0] for b in bufs), dtype=np.int64, count=n)
     out_nbrs, fixed = list(nbrs), [None] * n
+    bits = _bits(bufs)
     # the prefix's ranges sorted by (start, end) once; a buffer's are those of its prefix neighbours
     rank = np.zeros(n, dtype=np.int64)
     pre_all = np.array(prefix, dtype=np.int64)
@@ -243,11 +251,10 @@ def _make_prefix(bufs: tuple, prefix: tuple, fit) -> tuple:
             o, e = offsets[pre], offsets[pre] + units[pre]
             top = np.maximum.accumulate(e)
             # a range starting at or below the highest end before it joins that union (touching included)
-            new = np.flatnonzero(o[1:] > top[:-1]) + 1
-            starts, ends = o[np.r_[0, new]], top[np.r_[new - 1, len(o) - 1]]
-            fixed[i] = (list(zip(starts.tolist(), ends.tolist())), starts, ends)
+            cut = np.flatnonzero(o[1:] > top[:-1])  # the last range of each union but the highest
+            starts, ends = np.concatenate(([o[0]], o[cut + 1])), np.concatenate((top[cut], top[-1:]))
+            fixed[i] = ([(a << bits) | (e + 1) for a, e in zip(starts.tolist(), ends.tolist())], starts, ends)
     offs = offsets.tolist()
-    bits = _bits(bufs)
     enc = [0] * n  # as _place encodes the placed prefix
     for p in prefix:
         enc[p] = (offs[p] << bits) | (offs[p] + bufs[p][0] + 1)
