@@ -256,7 +256,7 @@ class Sweep:
                 users[t] = max(users.get(t, -1), step[s.op])
         if geo.reduce_op >= 0:
             users[geo.tile_tensor] = geo.reduce_op
-        out = {}
+        out, found = {}, []
         wanted = set(starts)
         layout = _layout(self.rows, self.cols, tuple(schemes), full_width_only)
         for s in reversed(geo.steps):
@@ -286,12 +286,18 @@ class Sweep:
                     extra = live[s.op - k0:].copy()
                     extra[:users[t] - s.op + 1] += rs
                     er = extra.max(axis=0)
-            mac = _Macs(layout, _flat(layout[0], layout[1], h_mac, l_mac, r_mac) + tail_macs(g, geo))
+            mac = _flat(layout[0], layout[1], h_mac, l_mac, r_mac) + tail_macs(g, geo)
             base = _flat(layout[0], layout[1], eh, el, er) + acc
             bands = self.bands((band_x or {}).get(s.op))
             rams = base + _flat_rows(layout[0], np.stack([b[0] for b in bands.values()]),
                                      np.stack([b[1] for b in bands.values()]))
-            out[s.op] = dict(zip(bands, _pareto(layout, rams, mac)))
+            found.append((s.op, list(bands), rams, mac))
+        # every start's combos' fronts at once (one numpy call each for all)
+        fronts = iter(_pareto(layout, np.concatenate([f[2] for f in found]),
+                              np.repeat(np.stack([f[3] for f in found]), [len(f[1]) for f in found], axis=0))
+                      if found else ())
+        for op, combos, _, _ in found:
+            out[op] = {combo: next(fronts) for combo in combos}
         return out
 
 
@@ -333,36 +339,23 @@ def _flat_rows(parts, rec, cache) -> np.ndarray:
                            for _, name, th, _ in parts], axis=1)
 
 
-class _Macs:
-    """A block start's MACs per flattened candidate and what every _pareto of them (one per combo) shares:
-    low = (mac x kinds + kind) x n + index, the low digits of the sort key (n candidates), and its radix."""
-
-    def __init__(self, layout, mac: np.ndarray):
-        self.mac, n = mac, mac.size
-        self.low = self.radix = None
-        if n:
-            hi_m = int(mac.max()) + 1
-            if int(mac.min()) >= 0 and hi_m * len(SCHEMES) * n < _BIG:
-                self.radix = hi_m * len(SCHEMES) * n
-                self.low = (mac * len(SCHEMES) + layout[2]) * n + np.arange(n)
-
-
-def _pareto(layout, rams, macs: _Macs) -> list:
-    """For each row of rams (one per combo): [[ram, mac, scheme, th, tw]] of the candidates no other beats
-    on both (ram first, then MACs, then the scheme's and the candidate's index break ties), by increasing
-    ram. The combos are sorted and scanned together (one numpy call each for all)."""
-    mac = macs.mac
-    if not mac.size:
-        return [[] for _ in rams]
-    n = mac.size
+def _pareto(layout, rams, macs) -> list:
+    """For each row of rams and of macs (one per start and combo): [[ram, mac, scheme, th, tw]] of the
+    candidates no other beats on both (ram first, then MACs, then the scheme's and the candidate's index
+    break ties), by increasing ram. Every row is sorted and scanned at once (one numpy call each)."""
+    rows, n = macs.shape
+    if not n:
+        return [[] for _ in range(rows)]
     lo_r, hi_r = int(rams.min()), int(rams.max())
-    if macs.low is not None and max(hi_r + 1, -lo_r) * macs.radix < _BIG:
+    hi_m = int(macs.max()) + 1
+    radix = hi_m * len(SCHEMES) * n
+    if int(macs.min()) >= 0 and max(hi_r + 1, -lo_r) * radix < _BIG:
         # (ram, mac, kind, index) order as lexsort gives it: one sort of a key holding all four (unique, so
         # any sort gives that order; the index is the key's last digit)
-        order = np.sort(rams * macs.radix + macs.low, axis=1) % n
+        order = np.sort(rams * radix + (macs * len(SCHEMES) + layout[2]) * n + np.arange(n), axis=1) % n
     else:
-        order = np.stack([np.lexsort((layout[2], mac, ram)) for ram in rams])
-    m = mac[order]
+        order = np.stack([np.lexsort((layout[2], mac, ram)) for ram, mac in zip(rams, macs)])
+    m = np.take_along_axis(macs, order, axis=1)
     prev = np.empty_like(m)
     prev[:, 0] = _BIG
     np.minimum.accumulate(m[:, :-1], axis=1, out=prev[:, 1:])
