@@ -229,7 +229,12 @@ def _make_prefix(bufs: tuple, prefix: tuple, fit) -> tuple:
     sub = tuple(bufs[p] for p in prefix)
     n = len(bufs)
     offsets = np.zeros(n, dtype=np.int64)
-    offsets[list(prefix)] = _PREFIXES.get((sub, fit), lambda: tuple(_place(sub, list(range(len(sub))), fit)))
+    if min(b[0] for b in sub) >= 1 and max(b[1] for b in sub) <= min(b[2] for b in sub):
+        # all live at one step (an input's row bands): each goes on top of those before it, by either fit
+        # (no hole in their union, the sum of their units), so their offsets are the running sums
+        offsets[list(prefix)] = np.cumsum([0] + [b[0] for b in sub[:-1]])
+    else:
+        offsets[list(prefix)] = _PREFIXES.get((sub, fit), lambda: tuple(_place(sub, list(range(len(sub))), fit)))
     nbrs = _neighbours(bufs)
     inside = np.zeros(n, dtype=bool)
     inside[list(prefix)] = True

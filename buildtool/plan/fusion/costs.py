@@ -151,7 +151,7 @@ class AxisMemo:
         if not self.size:
             return axis_analysis(geo.steps, axis, geo.tile_tensor, n)
         label = {geo.tile_tensor: 0}
-        key = [n, axis]
+        key = [n]  # not the axis: the rows and the columns of a square block with square windows are one analysis
         for st in reversed(geo.steps):
             key.append((st.axes[axis], label.setdefault(st.out, len(label)),
                         tuple(label.setdefault(t, len(label)) for t in st.ins)))
