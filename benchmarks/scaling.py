@@ -15,10 +15,11 @@ getrusage) are the figure, best of --repeat. `--no-daemon`: the plan is made in 
 planner daemon from its cache (a warm daemon answers a repeated request in milliseconds, which would
 time nothing). Every timed run is the cold run a user's first `buildtool plan --no-daemon` is: the
 process reads and parses the .tflite itself and plans from nothing (no plan, model or search cache is
-read or written; only Python's bytecode is cached, see below). The row prints the case, operators, CPU seconds, arena bytes and the fusion search's
-block cap when --time-budget cut it (both read from the --json output). The growth exponent of the chain
+read or written; only Python's bytecode is cached, see below). The row prints the case, operators, CPU
+seconds, arena bytes and the fusion search's block cap when --time-budget cut it (both read from the
+--json output). The growth exponent of the chain
 rows is fitted on the last two chain sizes, and the plain (layer-by-layer) planner's growth with depth on
-nasnet-like graphs of --depths cells, pair by pair; whole processes include a fixed start-up (about 0.25
+nasnet-like graphs of --depths cells, pair by pair; whole processes include a fixed start-up (about 0.2
 CPU s), which lowers the exponents between small cases.
 
 The processes run with bytecode cached, as an installed package has it (pip compiles it): the script
