@@ -5,6 +5,7 @@ with XMOS xcore-opt converting the same model in the same run.
     python3 benchmarks/scaling.py                    # the default rows
     python3 benchmarks/scaling.py --chains 10,50,200,500,1000 --depths 12,24,48 --repeat 3
     python3 benchmarks/scaling.py --startup --chains "" --depths "" --depths-only   # start-up alone
+    python3 benchmarks/scaling.py --phases --chains 500 --depths "" --depths-only  # where a process's CPU goes
 
 Each case is first written as a .tflite by the project's own writer (chains: `buildtool.zoo.synthetic.
 conv_chain(N)`, N 3x3 convolutions, 32x32x16; `nasnet-like-C`: `nasnet_like(C)`; zoo names: the zoo's
@@ -12,10 +13,13 @@ model; the shared models are read as they are), untimed; then `buildtool plan FI
 plus the row's options runs in its own process, and its CPU seconds (user + system of the process, from
 getrusage) are the figure, best of --repeat. `--no-daemon`: the plan is made in that process, not by a
 planner daemon from its cache (a warm daemon answers a repeated request in milliseconds, which would
-time nothing). The row prints the case, operators, CPU seconds, arena bytes and the fusion search's
-block cap when --time-budget cut it (both read from the --json output). The growth exponent of the chain
+time nothing). Every timed run is the cold run a user's first `buildtool plan --no-daemon` is: the
+process reads and parses the .tflite itself and plans from nothing (no plan, model or search cache is
+read or written; only Python's bytecode is cached, see below). The row prints the case, operators, CPU
+seconds, arena bytes and the fusion search's block cap when --time-budget cut it (both read from the
+--json output). The growth exponent of the chain
 rows is fitted on the last two chain sizes, and the plain (layer-by-layer) planner's growth with depth on
-nasnet-like graphs of --depths cells, pair by pair; whole processes include a fixed start-up (about 0.25
+nasnet-like graphs of --depths cells, pair by pair; whole processes include a fixed start-up (about 0.2
 CPU s), which lowers the exponents between small cases.
 
 The processes run with bytecode cached, as an installed package has it (pip compiles it): the script
@@ -63,6 +67,45 @@ if out:
     from buildtool.model.writer import save
     save(g, out)
 print(len(g.operators))
+"""
+
+
+# Where one `buildtool plan FILE --optimize ram --no-daemon` process's CPU goes, phase by phase, in one process
+# doing what the command does (CPU seconds of this process at each point; start-up: before the first line).
+PHASES = r"""
+import json, resource, sys, time
+ru = resource.getrusage(resource.RUSAGE_SELF)
+marks = [("start-up", ru.ru_utime + ru.ru_stime)]
+def mark(name):
+    marks.append((name, time.process_time()))
+mark("start-up")
+import numpy
+mark("numpy")
+from buildtool.cli import plan as _, common as _c
+from buildtool.serve import service as _s
+from buildtool.steps.models import read_model
+from buildtool.options import PlanOptions
+from buildtool.plan.arena.planner import plan_arena
+from buildtool.plan.fusion import planner
+mark("modules")
+g = read_model(sys.argv[1]).graph
+mark("read")
+opts = PlanOptions.from_map({"optimize": "ram"})
+plan_arena(g, **opts.arena_kwargs())
+mark("plain plan")
+search = planner.search_front
+def timed(*a, **k):
+    front = search(*a, **k)
+    mark("fusion search")
+    return front
+planner.search_front = timed
+plan = planner.plan_fused(g, **opts.fused_kwargs())
+mark("packing")
+json.dumps(plan.to_json(g), indent=1)
+mark("JSON")
+t = dict((n, b - a) for (_, a), (n, b) in zip(marks, marks[1:]))
+t["start-up"] = marks[0][1]
+print(json.dumps(t))
 """
 
 
@@ -146,6 +189,9 @@ def main() -> int:
     ap.add_argument("--no-xcore", action="store_true", help="no xcore-opt columns even where it is installed")
     ap.add_argument("--startup", action="store_true",
                     help="first the CPU seconds of `buildtool -h`, `plan --help`, `plan tiny` (best of 5 or --repeat)")
+    ap.add_argument("--phases", action="store_true",
+                    help="first where the CPU of a --optimize ram plan of mobilenetv2_160_a1 and of the --chains' last "
+                         "goes, phase by phase (each phase's best of --repeat, in-process)")
     a = ap.parse_args()
     ram = {"optimize": "ram"}
     ints = lambda text: [int(x) for x in text.split(",") if x.strip()]  # noqa: E731
@@ -169,6 +215,19 @@ def main() -> int:
             for args in (["-h"], ["plan", "--help"], ["plan", "tiny", "--no-daemon"]):
                 t = min(cpu(buildtool + args)[0] for _ in range(max(a.repeat, 5)))
                 print(f"start-up: buildtool {' '.join(args)}: {t:.2f} CPU s")
+            print()
+        if a.phases:
+            named = [f"chain-{n}" for n in ints(a.chains)[-1:]] + [str(SHARED / "mobilenetv2_160_a1.tflite")]
+            for spec in named:
+                path, _ = case(spec, tmp)
+                if path is None:
+                    continue
+                runs = [json.loads(subprocess.run([sys.executable, "-c", PHASES, path], capture_output=True,
+                                                  text=True, env=env(), timeout=3600, check=True).stdout)
+                        for _ in range(max(a.repeat, 1))]
+                best = {k: min(r[k] for r in runs) for k in runs[0]}
+                print(f"phases: {Path(spec).stem} --optimize ram: " + ", ".join(f"{k} {v:.2f}" for k, v in best.items())
+                      + " CPU s")
             print()
         if rows:
             print("| case | options | operators | CPU s | arena B | search cut to |" + extra)

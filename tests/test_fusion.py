@@ -545,9 +545,9 @@ def analysed(monkeypatch) -> list:
     lengths = []
 
     class Counting(search.Sweep):
-        def __init__(self, g, longest, align):
+        def __init__(self, g, longest, align, memo=None):
             lengths.append(len(longest.ops))
-            super().__init__(g, longest, align)
+            super().__init__(g, longest, align, memo)
 
     monkeypatch.setattr(search, "Sweep", Counting)
     return lengths

@@ -31,9 +31,9 @@ from ..model.opdefs import OPDEFS
 FORM_VERSION = 1
 # Constant inputs whose values define output shapes or slicing (op -> input positions).
 STRUCTURAL_INPUTS = {d.name: d.structural for d in OPDEFS if d.structural}
-# The planners (and this module, which keys their answers): what they import decides what a planner
-# returns for a canonical graph (imports.closure reads it from the source).
-_PLANNER_ROOTS = ("plan.arena", "plan.fusion", "plan.canonical")
+# The planners, the choice between them (and this module, which keys their answers): what they import
+# decides what a planner returns for a canonical graph (imports.closure reads it from the source).
+_PLANNER_ROOTS = ("plan.planner", "plan.arena", "plan.fusion", "plan.canonical")
 
 
 def _plain(v):

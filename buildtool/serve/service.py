@@ -25,7 +25,7 @@ import time
 from ..options import PlanOptions
 from ..plan import canonical
 from ..steps.models import Source, locate, parse
-from ..steps.plan import plan_memory
+from ..plan.planner import plan_memory
 from .cache import NullMemo
 from .daemon import protocol
 from .daemon.client import DaemonClient, daemon_wanted, warn_once

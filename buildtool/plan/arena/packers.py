@@ -29,6 +29,7 @@ PACK_WORK = 3_000_000
 
 
 _NO_GAP = np.iinfo(np.int64).max
+_PAIRS_AT_ONCE = 2048  # buffers up to which _make_neighbours compares all pairs at once (4 MB of booleans)
 _SCAN_BELOW = 96  # placed neighbours below which a Python scan beats numpy's per-call overhead
 
 
@@ -95,6 +96,11 @@ def _neighbours(bufs: tuple) -> tuple:
 def _make_neighbours(bufs: tuple) -> tuple:
     first = np.fromiter((b[1] for b in bufs), dtype=np.int64, count=len(bufs))
     last = np.fromiter((b[2] for b in bufs), dtype=np.int64, count=len(bufs))
+    if 0 < len(bufs) <= _PAIRS_AT_ONCE:  # every pair in one n x n comparison (n^2 bytes), split by buffer
+        both = (first[None, :] <= last[:, None]) & (first[:, None] <= last[None, :])
+        np.fill_diagonal(both, False)
+        cols = np.nonzero(both)[1].astype(np.int32)  # row by row, each row's in index order
+        return tuple(np.split(cols, np.cumsum(both.sum(axis=1))[:-1]))
     out = []
     for i in range(len(bufs)):
         both = np.flatnonzero((first <= last[i]) & (first[i] <= last)).astype(np.int32)
@@ -120,30 +126,28 @@ def _place(bufs: list, sequence: list, fit, prefix: tuple = (), limit: int | Non
     faster than sorting tuples; the scans below count in end + 1 (o1 = offset + 1, u1 = units - 1)."""
     n = len(bufs)
     key = bufs if isinstance(bufs, tuple) and (not bufs or isinstance(bufs[0], tuple)) else tuple(map(tuple, bufs))
-    bits = (sum(map(itemgetter(0), key)) + 1).bit_length()
+    bits = _bits(key)
     mask = (1 << bits) - 1
     first = fit is _first_fit
-    nbl = _neighbour_lists(key)  # the same for every order a packer tries: computed once
-    enc = [0] * n  # placed buffers' ranges, start << bits | (end + 1); 0: not placed
     fixed = None
     if prefix:
         assert tuple(sequence[:len(prefix)]) == prefix
-        offs0, nbl, fixed = _prefix(key, prefix, fit)
-        offsets = list(offs0)
-        for p in prefix:
-            enc[p] = (offsets[p] << bits) | (offsets[p] + key[p][0] + 1)
-        if limit is not None and max(offsets[p] + key[p][0] for p in prefix) > limit:
+        offs0, nbl, fixed, enc0, prefix_top = _prefix(key, prefix, fit)
+        offsets, enc = list(offs0), list(enc0)
+        if limit is not None and prefix_top > limit:
             return None
         sequence = sequence[len(prefix):]
     else:
+        nbl = _neighbour_lists(key)  # the same for every order a packer tries: computed once
         offsets = [0] * n
+        enc = [0] * n  # placed buffers' ranges, start << bits | (end + 1); 0: not placed
     for i in sequence:
         busy = list(filter(None, map(enc.__getitem__, nbl[i])))  # the placed neighbours' ranges
         u = key[i][0]
         fx = fixed[i] if fixed is not None else None
         if len(busy) + (len(fx[0]) if fx else 0) < _SCAN_BELOW:
             if fx:
-                busy += [(a << bits) | (e + 1) for a, e in fx[0]]
+                busy += fx[0]
             busy.sort()
             o1, u1 = 1, u - 1
             if first:  # _first_fit: the lowest gap that holds u (the top when none does)
@@ -189,43 +193,78 @@ def _neighbour_lists(bufs: tuple) -> tuple:
     return _NEIGHBOUR_LISTS.get(bufs, lambda: tuple(nb.tolist() for nb in _neighbours(bufs)))
 
 
+def _bits(bufs: tuple) -> int:
+    """Bits enough for any end + 1 of a packing of bufs (_place's encoding of a range)."""
+    return (sum(map(itemgetter(0), bufs)) + 1).bit_length()
+
+
+_LAST_PREFIX = (None, None, None, None)  # (bufs, prefix, fit, _prefix's value): improve() asks for it every round
+
+
 def _prefix(bufs: tuple, prefix: tuple, fit) -> tuple:
-    return _PREFIXES.get((bufs, prefix, fit), lambda: _make_prefix(bufs, prefix, fit))
+    """_make_prefix's value, remembered (the last one by identity: a tuple of a few hundred buffers is
+    hashed again on every lookup)."""
+    global _LAST_PREFIX
+    last = _LAST_PREFIX  # one read: a daemon's threads may replace it meanwhile
+    if last[0] is bufs and last[1] is prefix and last[2] is fit:
+        return last[3]
+    value = _PREFIXES.get((bufs, prefix, fit), lambda: _make_prefix(bufs, prefix, fit))
+    _LAST_PREFIX = (bufs, prefix, fit, value)
+    return value
 
 
 def _make_prefix(bufs: tuple, prefix: tuple, fit) -> tuple:
-    """(offsets, neighbours, fixed) after placing `prefix` (from nothing) with fit: offsets of the
-    prefix (0 elsewhere); each other buffer's neighbours outside the prefix; and fixed[i], the
-    prefix neighbours' ranges merged into the union of their bytes, as ([(start, end)], starts, ends).
+    """(offsets, neighbours, fixed, encoded, top) after placing `prefix` (from nothing) with fit: offsets
+    of the prefix (0 elsewhere); each other buffer's neighbours outside the prefix; fixed[i], the
+    prefix neighbours' ranges merged into the union of their bytes, as (the ranges encoded as _place
+    encodes them, starts, ends);
+    the prefix's ranges as _place encodes them (0 elsewhere); the prefix's highest end.
 
     A fit of u >= 1 units depends only on the union of the placed ranges (the gaps of the sorted
     ranges that can hold a unit are exactly the holes of the union, the top its highest end), so
     the prefix's ranges may be given merged. A buffer of 0 units keeps every range among its
     neighbours (fixed: None)."""
-    offsets = np.array(_place(bufs, list(prefix), fit), dtype=np.int64)
-    nbrs = _neighbours(bufs)
+    # placing the prefix reads only the prefix's own buffers: their packing (the same on the schedules
+    # whose input bands are the same) is remembered as a problem of its own
+    sub = tuple(bufs[p] for p in prefix)
     n = len(bufs)
+    offsets = np.zeros(n, dtype=np.int64)
+    if min(b[0] for b in sub) >= 1 and max(b[1] for b in sub) <= min(b[2] for b in sub):
+        # all live at one step (an input's row bands): each goes on top of those before it, by either fit
+        # (no hole in their union, the sum of their units), so their offsets are the running sums
+        offsets[list(prefix)] = np.cumsum([0] + [b[0] for b in sub[:-1]])
+    else:
+        offsets[list(prefix)] = _PREFIXES.get((sub, fit), lambda: tuple(_place(sub, list(range(len(sub))), fit)))
+    nbrs = _neighbours(bufs)
     inside = np.zeros(n, dtype=bool)
     inside[list(prefix)] = True
     units = np.fromiter((b[0] for b in bufs), dtype=np.int64, count=n)
     out_nbrs, fixed = list(nbrs), [None] * n
-    for i in range(n):
-        if inside[i] or units[i] == 0:
-            continue
+    bits = _bits(bufs)
+    # the prefix's ranges sorted by (start, end) once; a buffer's are those of its prefix neighbours
+    rank = np.zeros(n, dtype=np.int64)
+    pre_all = np.array(prefix, dtype=np.int64)
+    by = np.lexsort((offsets[pre_all] + units[pre_all], offsets[pre_all]))
+    rank[pre_all[by]] = np.arange(len(prefix))
+    for i in np.flatnonzero(~inside & (units != 0)).tolist():
         nb = nbrs[i]
-        pre = nb[inside[nb]]
-        out_nbrs[i] = nb[~inside[nb]]
+        here = inside[nb]
+        pre = nb[here]
+        out_nbrs[i] = nb[~here]
         if pre.size:
-            ranges = sorted(zip(offsets[pre].tolist(), (offsets[pre] + units[pre]).tolist()))
-            merged = [list(ranges[0])]
-            for o, e in ranges[1:]:
-                if o <= merged[-1][1]:
-                    merged[-1][1] = max(merged[-1][1], e)
-                else:
-                    merged.append([o, e])
-            fixed[i] = ([tuple(m) for m in merged], np.array([m[0] for m in merged], np.int64),
-                        np.array([m[1] for m in merged], np.int64))
-    return tuple(offsets.tolist()), tuple(nb.tolist() for nb in out_nbrs), tuple(fixed)
+            pre = pre[np.argsort(rank[pre])]  # sorted by (start, end), as sorted() orders the pairs
+            o, e = offsets[pre], offsets[pre] + units[pre]
+            top = np.maximum.accumulate(e)
+            # a range starting at or below the highest end before it joins that union (touching included)
+            cut = np.flatnonzero(o[1:] > top[:-1])  # the last range of each union but the highest
+            starts, ends = np.concatenate(([o[0]], o[cut + 1])), np.concatenate((top[cut], top[-1:]))
+            fixed[i] = ([(a << bits) | (e + 1) for a, e in zip(starts.tolist(), ends.tolist())], starts, ends)
+    offs = offsets.tolist()
+    enc = [0] * n  # as _place encodes the placed prefix
+    for p in prefix:
+        enc[p] = (offs[p] << bits) | (offs[p] + bufs[p][0] + 1)
+    return (tuple(offs), tuple(nb.tolist() for nb in out_nbrs), tuple(fixed), tuple(enc),
+            max(offs[p] + bufs[p][0] for p in prefix))
 
 
 def profile(bufs: list, nsteps: int | None = None) -> list:
@@ -480,21 +519,27 @@ def improve(bufs: list, offsets: list, lower: int, rounds: int, pinned: tuple = 
     first = set(pinned)
     best, bt = list(offsets), top(bufs, offsets)
     n = len(bufs)
+    at_top = by_offset = None  # of the current best: remade only when it changes
     for _ in range(rounds):
         if bt <= lower:
             break
-        front = {i for i in range(n) if best[i] + bufs[i][0] == bt}
+        if at_top is None:
+            at_top = [i for i in range(n) if best[i] + bufs[i][0] == bt]
+            # the others by offset, ties by index (sorted() is stable): a round keeps this order minus its front
+            by_offset = sorted((i for i in range(n) if i not in first), key=best.__getitem__)
+        front = set(at_top)
         front.update(rng.sample(range(n), k=max(1, n // 10)))
         front -= first
-        # the front largest first, then the rest by offset, ties by index (sorted() is stable)
+        # the front largest first, then the rest by offset, ties by index
         seq = (list(pinned) + sorted(sorted(front), key=lambda i: -bufs[i][0])
-               + sorted((i for i in range(n) if i not in front and i not in first), key=best.__getitem__))
+               + [i for i in by_offset if i not in front])
         new = _place(bufs, seq, _first_fit, tuple(pinned), bt)
         if new is None:  # a round that would end above the best is not kept (the rng is drawn above)
             continue
         t = top(bufs, new)
         if t <= bt:
             best, bt = new, t
+            at_top = None
     return best, bt
 
 

@@ -24,6 +24,9 @@ The two axes are independent, so a block's cost for all tile sizes is computed f
 
 from __future__ import annotations
 
+import functools
+from collections import OrderedDict
+
 import numpy as np
 
 from ...model.ops import op_macs
@@ -62,6 +65,16 @@ def tile_candidates(n: int) -> tuple:
     c = {t for t in (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40, 48, 64, 80, 96, 128) if t <= n}
     c.update(-(-n // k) for k in range(1, 9))
     return tuple(sorted(c))
+
+
+@functools.lru_cache(maxsize=256)
+def _candidate_bounds(n: int) -> tuple:
+    """(tile_candidates(n), their uniform bounds as one bounds_matrix): the same for every block whose tiled
+    tensor has n positions along the axis, so made once (read-only: shared)."""
+    cands = tile_candidates(n)
+    b = bounds_matrix([uniform_bounds(n, t) for t in cands])
+    b.setflags(write=False)
+    return cands, b
 
 
 def run_step(g, geo: Geometry) -> dict:
@@ -115,6 +128,51 @@ def accumulator_bytes(g, geo: Geometry) -> int:
 SCHEMES = ("hcache", "linebuf", "recompute")
 
 
+def axis_analysis(steps, axis: int, y: int, n: int) -> tuple:
+    """Every tile candidate of one axis (y has n positions along it): tensor -> recompute intervals,
+    cache-mode arrays, (extent, positions computed) in recompute mode and in cache mode."""
+    b = _candidate_bounds(n)[1]
+    rec_iv, cache_iv = recompute_1d(steps, axis, y, b), cached_1d(steps, axis, y, b)
+    return (rec_iv, cache_iv, {t: recompute_extent(v) for t, v in rec_iv.items()},
+            {t: cached_extent(v) for t, v in cache_iv.items()})
+
+
+class AxisMemo:
+    """axis_analysis of the blocks one search analyses, remembered by structure: the analysis depends only
+    on the steps' windows along the axis (Axis), which tensor each step makes and reads, and n, so it is
+    keyed by those with the tensors numbered in order of appearance (a chain of equal layers, or a block
+    repeated in a stage, is analysed once). The `size` most recent analyses are kept (0: none); their
+    arrays are shared, so read-only."""
+
+    def __init__(self, size: int = 64):
+        self.size, self.values = size, OrderedDict()
+
+    def analysis(self, geo: Geometry, axis: int, n: int) -> tuple:
+        if not self.size:
+            return axis_analysis(geo.steps, axis, geo.tile_tensor, n)
+        label = {geo.tile_tensor: 0}
+        key = [n]  # not the axis: the rows and the columns of a square block with square windows are one analysis
+        for st in reversed(geo.steps):
+            key.append((st.axes[axis], label.setdefault(st.out, len(label)),
+                        tuple(label.setdefault(t, len(label)) for t in st.ins)))
+        key = tuple(key)
+        found = self.values.get(key)
+        if found is None:
+            steps = [type(st)(st.op, label[st.out], st.axes, tuple(label[t] for t in st.ins)) for st in geo.steps]
+            found = axis_analysis(steps, axis, 0, n)
+            for part in found:
+                for v in part.values():
+                    for a in v:
+                        a.setflags(write=False)
+            self.values[key] = found
+            if len(self.values) > self.size:
+                self.values.popitem(last=False)
+        else:
+            self.values.move_to_end(key)
+        tensor = list(label)  # label -> tensor
+        return tuple({tensor[k]: v for k, v in part.items()} for part in found)
+
+
 class Sweep:
     """Costs of every block that ends at one operator, for every start and tiling at once.
 
@@ -123,20 +181,15 @@ class Sweep:
     running sums over the operators from its start on.
     """
 
-    def __init__(self, g, longest: Geometry, align: int):
+    def __init__(self, g, longest: Geometry, align: int, memo: AxisMemo | None = None):
         self.g, self.geo, self.align = g, longest, align
         y = g.tensors[longest.tile_tensor].shape
-        self.rows, self.cols = tile_candidates(y[1]), tile_candidates(y[2])
-        rb = [uniform_bounds(y[1], t) for t in self.rows]
-        cb = [uniform_bounds(y[2], t) for t in self.cols]
-        st, yt = longest.steps, longest.tile_tensor
-        self.r_rec_iv = recompute_1d(st, 0, yt, rb)
-        self.r_cache_iv = cached_1d(st, 0, yt, rb)
-        self.r_written = bounds_matrix(rb)[:, 1:]
-        self.r_rec = {t: recompute_extent(v) for t, v in self.r_rec_iv.items()}
-        self.r_cache = {t: cached_extent(v) for t, v in self.r_cache_iv.items()}
-        self.c_cache = {t: cached_extent(v) for t, v in cached_1d(st, 1, yt, cb).items()}
-        self.c_rec = {t: recompute_extent(v) for t, v in recompute_1d(st, 1, yt, cb).items()}
+        self.rows, rb = _candidate_bounds(y[1])
+        self.cols = _candidate_bounds(y[2])[0]
+        self.r_written = rb[:, 1:]
+        memo = AxisMemo(0) if memo is None else memo
+        self.r_rec_iv, self.r_cache_iv, self.r_rec, self.r_cache = memo.analysis(longest, 0, y[1])
+        _, _, self.c_rec, self.c_cache = memo.analysis(longest, 1, y[2])
 
     def _sizes(self, t: int, streamed: bool = False) -> tuple:
         """Aligned window bytes of t: hcache [r, c], linebuf [r], recompute [r, c].
@@ -203,9 +256,9 @@ class Sweep:
                 users[t] = max(users.get(t, -1), step[s.op])
         if geo.reduce_op >= 0:
             users[geo.tile_tensor] = geo.reduce_op
-        out = {}
+        out, found = {}, []
         wanted = set(starts)
-        layout = _layout(self, schemes, full_width_only)
+        layout = _layout(self.rows, self.cols, tuple(schemes), full_width_only)
         for s in reversed(geo.steps):
             inplace = False
             if s.out not in self.r_rec:
@@ -235,28 +288,39 @@ class Sweep:
                     er = extra.max(axis=0)
             mac = _flat(layout[0], layout[1], h_mac, l_mac, r_mac) + tail_macs(g, geo)
             base = _flat(layout[0], layout[1], eh, el, er) + acc
-            res = {}
-            for combo, (b_rec, b_cache) in self.bands((band_x or {}).get(s.op)).items():
-                res[combo] = _pareto(layout, base + _flat_rows(layout[0], b_rec, b_cache), mac)
-            out[s.op] = res
+            bands = self.bands((band_x or {}).get(s.op))
+            rams = base + _flat_rows(layout[0], np.stack([b[0] for b in bands.values()]),
+                                     np.stack([b[1] for b in bands.values()]))
+            found.append((s.op, list(bands), rams, mac))
+        # every start's combos' fronts at once (one numpy call each for all)
+        fronts = iter(_pareto(layout, np.concatenate([f[2] for f in found]),
+                              np.repeat(np.stack([f[3] for f in found]), [len(f[1]) for f in found], axis=0))
+                      if found else ())
+        for op, combos, _, _ in found:
+            out[op] = {combo: next(fronts) for combo in combos}
         return out
 
 
-def _layout(sw, schemes, full_width_only) -> tuple:
-    """Which (scheme, th, tw) each flattened candidate is: index arrays shared by every block."""
-    nr, nc = len(sw.rows), len(sw.cols)
-    rr, cc = np.meshgrid(np.array(sw.rows), np.array(sw.cols), indexing="ij")
+@functools.lru_cache(maxsize=256)
+def _layout(rows: tuple, cols_: tuple, schemes: tuple, full_width_only: bool) -> tuple:
+    """Which (scheme, th, tw) each flattened candidate is: index arrays shared by every block with these
+    row and column candidates (read-only), and the scheme, th and tw of each as lists."""
+    nr, nc = len(rows), len(cols_)
+    rr, cc = np.meshgrid(np.array(rows), np.array(cols_), indexing="ij")
     cols = slice(nc - 1, nc) if full_width_only else slice(None)
     parts = []
     for k, name in enumerate(SCHEMES):
         if name not in schemes or (full_width_only and name != "hcache"):
             continue
         if name == "linebuf":
-            parts.append((k, name, np.array(sw.rows), np.full(nr, sw.cols[-1])))
+            parts.append((k, name, np.array(rows), np.full(nr, cols_[-1])))
         else:
             parts.append((k, name, rr[:, cols].reshape(-1), cc[:, cols].reshape(-1)))
     kind = np.concatenate([np.full(len(th), k) for k, _, th, _ in parts])
-    return parts, cols, kind, np.concatenate([p[2] for p in parts]), np.concatenate([p[3] for p in parts])
+    out = parts, cols, kind, np.concatenate([p[2] for p in parts]), np.concatenate([p[3] for p in parts])
+    for a in (*out[2:], *(x for p in parts for x in p[2:])):
+        a.setflags(write=False)
+    return out + ([SCHEMES[k] for k in kind.tolist()], out[3].tolist(), out[4].tolist())
 
 
 def _flat(parts, cols, h, l, r) -> np.ndarray:
@@ -269,28 +333,39 @@ _BIG = np.iinfo(np.int64).max
 
 
 def _flat_rows(parts, rec, cache) -> np.ndarray:
-    """_flat of per-row values: rec[r] for every column of row r (hcache, recompute), cache (linebuf)."""
-    return np.concatenate([cache if name == "linebuf" else np.repeat(rec, len(th) // len(rec))
-                           for _, name, th, _ in parts])
+    """_flat of per-row values, one row of them per combo: rec[:, r] for every column of row r (hcache,
+    recompute), cache (linebuf)."""
+    return np.concatenate([cache if name == "linebuf" else np.repeat(rec, len(th) // rec.shape[1], axis=1)
+                           for _, name, th, _ in parts], axis=1)
 
 
-def _pareto(layout, ram, mac) -> list:
-    _, _, kind, th, tw = layout
-    if not mac.size:
-        return []
-    hi_r, hi_m = int(ram.max()) + 1, int(mac.max()) + 1
-    if int(ram.min()) >= 0 and int(mac.min()) >= 0 and hi_r * hi_m * len(SCHEMES) < _BIG:
-        # (ram, mac, kind, index) order as lexsort gives it, from one stable sort of a combined key
-        order = np.argsort((ram * hi_m + mac) * len(SCHEMES) + kind, kind="stable")
+def _pareto(layout, rams, macs) -> list:
+    """For each row of rams and of macs (one per start and combo): [[ram, mac, scheme, th, tw]] of the
+    candidates no other beats on both (ram first, then MACs, then the scheme's and the candidate's index
+    break ties), by increasing ram. Every row is sorted and scanned at once (one numpy call each)."""
+    rows, n = macs.shape
+    if not n:
+        return [[] for _ in range(rows)]
+    lo_r, hi_r = int(rams.min()), int(rams.max())
+    hi_m = int(macs.max()) + 1
+    radix = hi_m * len(SCHEMES) * n
+    if int(macs.min()) >= 0 and max(hi_r + 1, -lo_r) * radix < _BIG:
+        # (ram, mac, kind, index) order as lexsort gives it: one sort of a key holding all four (unique, so
+        # any sort gives that order; the index is the key's last digit)
+        order = np.sort(rams * radix + (macs * len(SCHEMES) + layout[2]) * n + np.arange(n), axis=1) % n
     else:
-        order = np.lexsort((kind, mac, ram))
-    m = mac[order]
+        order = np.stack([np.lexsort((layout[2], mac, ram)) for ram, mac in zip(rams, macs)])
+    m = np.take_along_axis(macs, order, axis=1)
     prev = np.empty_like(m)
-    prev[0] = _BIG
-    np.minimum.accumulate(m[:-1], out=prev[1:])
-    keep = order[m < prev]
-    return [[r, c, SCHEMES[k], a, b] for r, c, k, a, b in zip(ram[keep].tolist(), mac[keep].tolist(),
-                                                               kind[keep].tolist(), th[keep].tolist(), tw[keep].tolist())]
+    prev[:, 0] = _BIG
+    np.minimum.accumulate(m[:, :-1], axis=1, out=prev[:, 1:])
+    keep = m < prev
+    names, th, tw = layout[5:]
+    out = []
+    for ram, o, mk, k in zip(rams, order, m, keep):
+        o = o[k]
+        out.append([[r, c, names[i], th[i], tw[i]] for r, c, i in zip(ram[o].tolist(), mk[k].tolist(), o.tolist())])
+    return out
 
 
 def _alive(lo, n: int) -> np.ndarray:

@@ -29,6 +29,7 @@ class Network:
     users: dict = field(default_factory=dict)  # tensor -> operator indices that read it, in order
     made_live: dict = field(default_factory=dict)  # q -> live_maker(q), computed on first use
     made_across: dict = field(default_factory=dict)  # q -> [bytes made by operators [q - j, q) held across q]
+    end_rules: dict = field(default_factory=dict)  # q -> end_rule(q), computed on first use
 
     @property
     def n(self) -> int:
@@ -134,28 +135,45 @@ def tail_cut(g, q: int) -> int | None:
 
 def block_ok(net: Network, p: int, q: int) -> bool:
     """Can operators [p, q) run as one fusion block?"""
-    g = net.g
-    if net.first_start[q] < 0 or p < net.first_start[q] or q - p < 1:
-        return False
-    last = g.operators[q - 1]
-    k = tail_cut(g, q)
-    if k is not None:
-        if p >= k:
-            return False
-    elif reduces_tiles(g, last):
-        if q - p < 2 or last.inputs[0] != g.operators[q - 2].outputs[0]:
-            return False
-    elif not tileable(g, last):
-        return False
-    if net.live_maker(q) >= p:  # an operator of [p, q - 1) makes a tensor held across q
+    lo, hi = end_rule(net, q)
+    if not lo <= p < hi:
         return False
     if net.streamed:
+        g = net.g
         for i in g.inputs:
             if p != 0 and any(p <= u < q for u in net.users.get(i, [])):
                 return False
             if p == 0 and net.is_live(i, q):
                 return False
     return True
+
+
+def end_rule(net: Network, q: int) -> tuple:
+    """(lo, hi): the starts p with lo <= p < hi are those block_ok's rules on the operators before cut q
+    allow (a streamed input aside); lo >= hi when no block may end at q. Computed once per cut (the
+    search asks for every start of every end)."""
+    rule = net.end_rules.get(q)
+    if rule is None:
+        net.end_rules[q] = rule = _end_rule(net, q)
+    return rule
+
+
+def _end_rule(net: Network, q: int) -> tuple:
+    g = net.g
+    if net.first_start[q] < 0:
+        return 0, 0
+    hi = q
+    last = g.operators[q - 1]
+    k = tail_cut(g, q)
+    if k is not None:
+        hi = min(hi, k)
+    elif reduces_tiles(g, last):
+        if last.inputs[0] != g.operators[q - 2].outputs[0]:
+            return 0, 0
+        hi = min(hi, q - 1)
+    elif not tileable(g, last):
+        return 0, 0
+    return max(net.first_start[q], net.live_maker(q) + 1), hi  # no operator of [p, q - 1) makes a tensor held across q
 
 
 # The longest block the search considers (operators). Every block of the zoo's networks is

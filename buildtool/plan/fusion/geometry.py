@@ -19,6 +19,7 @@ Which tensors get a window buffer, and the windows that need fewer bytes than th
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -177,6 +178,23 @@ class Geometry:
     reduce_op: int  # the MEAN or FULLY_CONNECTED operator that accumulates Y, or -1
     flat_op: int = -1  # the RESHAPE flattening Y for that FULLY_CONNECTED, or -1
 
+    @functools.cached_property
+    def makers(self) -> dict:
+        """tensor -> the steps that make it, in order (made once: channelwise and inplace_source ask per tensor)."""
+        out = {}
+        for st in self.steps:
+            out.setdefault(st.out, []).append(st)
+        return out
+
+    @functools.cached_property
+    def readers(self) -> dict:
+        """tensor -> the steps that read it, in order, each once."""
+        out = {}
+        for st in self.steps:
+            for t in dict.fromkeys(st.ins):
+                out.setdefault(t, []).append(st)
+        return out
+
 
 def dense_tail(g, ops) -> tuple | None:
     """(flatten RESHAPE or -1, FULLY_CONNECTED) when ops end in a dense layer that reads the
@@ -225,8 +243,8 @@ def channelwise(g, geo: Geometry, t: int) -> bool:
     convolution uses that channel (an inverted bottleneck's expansion never exists whole,
     not even within a tile): t's window holds one channel.
     """
-    made = [s for s in geo.steps if s.out == t]
-    users = [s for s in geo.steps if t in s.ins]
+    made = geo.makers.get(t, ())
+    users = geo.readers.get(t, ())
     return (len(made) == 1 and g.operators[made[0].op].opcode == "CONV_2D" and len(users) == 1
             and conv_groups(g, g.operators[made[0].op]) == 1  # a grouped conv makes whole pixels (per group)
             and g.operators[users[0].op].opcode == "DEPTHWISE_CONV_2D" and t != geo.tile_tensor
@@ -241,7 +259,7 @@ def inplace_source(g, geo: Geometry, t: int) -> int | None:
     each read whole before it is written: its output starts at or before its input), so the
     two windows share bytes, as TinyEngine does for in-place layers.
     """
-    made = [s for s in geo.steps if s.out == t]
+    made = geo.makers.get(t, ())
     if len(made) != 1 or (t == geo.tile_tensor and geo.reduce_op < 0) or channelwise(g, geo, t):
         return None
     op = g.operators[made[0].op]
@@ -254,7 +272,7 @@ def inplace_source(g, geo: Geometry, t: int) -> int | None:
     if g.tensors[t].shape[3] > g.tensors[src].shape[3] or src == geo.tile_tensor:
         return None
     k = geo.steps.index(made[0])
-    if k == 0 or geo.steps[k - 1].out != src or [s.op for s in geo.steps if src in s.ins] != [op.index]:
+    if k == 0 or geo.steps[k - 1].out != src or [s.op for s in geo.readers.get(src, ())] != [op.index]:
         return None  # made by the operator just before (so a block holds both or starts at op), read by op alone
     return src
 
@@ -317,11 +335,12 @@ def _hull(cur, new) -> tuple:
 
 
 def recompute_1d(steps, axis: int, y: int, bounds_list) -> dict:
-    """Recompute mode: tensor -> (lo, hi) arrays [cand, tile] of the interval each tile needs.
+    """Recompute mode: tensor -> (lo, hi) arrays [cand, tile] of the interval each tile needs
+    (bounds_list: boundary tuples, or their bounds_matrix).
 
     Padding tiles (beyond a candidate's last) are empty intervals.
     """
-    b = bounds_matrix(bounds_list)
+    b = bounds_list if isinstance(bounds_list, np.ndarray) else bounds_matrix(bounds_list)
     need = {y: (b[:, :-1], b[:, 1:])}
     for st in reversed(steps):
         if st.out not in need:
@@ -335,12 +354,12 @@ def recompute_1d(steps, axis: int, y: int, bounds_list) -> dict:
 
 
 def cached_1d(steps, axis: int, y: int, bounds_list) -> dict:
-    """Cache mode: tensor -> (hi, lo_need) arrays [cand, step].
+    """Cache mode: tensor -> (hi, lo_need) arrays [cand, step] (bounds_list as recompute_1d's).
 
     hi[i] = positions computed after step i; lo_need[i] = lowest position any consumer
     reads at step i (BIG when none reads).
     """
-    b = bounds_matrix(bounds_list)
+    b = bounds_list if isinstance(bounds_list, np.ndarray) else bounds_matrix(bounds_list)
     hi = {y: b[:, 1:]}
     lo_need = {y: np.full_like(b[:, 1:], BIG)}
     for st in reversed(steps):

@@ -22,7 +22,7 @@ from ...errors import PlanError
 from ...model.ops import graph_macs, op_macs
 from ...progress import counting, stage
 from .. import canonical
-from .costs import SCHEMES, Sweep
+from .costs import SCHEMES, AxisMemo, Sweep
 from .dag import MAX_BLOCK_OPS, Network, block_ok, block_starts, build_network, dies_in, main_tensor, plain_ok
 from .geometry import geometry
 from .pipeline import pipelined_edges
@@ -158,6 +158,7 @@ def block_edges(net: Network, memo=None, split_only: bool = False, banding: bool
     work = [0] + [min(len(block_starts(net, q)), caps[q] if caps is not None else MAX_BLOCK_OPS) ** 2
                   for q in range(1, net.n + 1)] if counting() else [0] * (net.n + 1)
     done, total = 0, sum(work)
+    axes = AxisMemo()  # the blocks' per-axis analyses, shared by equal structures (a chain of equal layers)
     for q in range(1, net.n + 1):
         stage(f"fusion blocks ending at operator {q}/{net.n}", done, total)
         done += work[q]
@@ -172,7 +173,7 @@ def block_edges(net: Network, memo=None, split_only: bool = False, banding: bool
             streamed = tuple(g.inputs) if net.streamed and p == 0 else ()
             if streamed not in state:
                 if "sweep" not in state:
-                    state["sweep"] = Sweep(g, geometry(g, range(p0, q)), net.align)
+                    state["sweep"] = Sweep(g, geometry(g, range(p0, q)), net.align, axes)
                 band_x = {s: main_tensor(net, s) for s in starts
                           if banding and dies_in(net, main_tensor(net, s), s, q)}
                 state[streamed] = state["sweep"].options([s for s in starts if (s == 0) == bool(streamed)] if net.streamed
@@ -196,10 +197,17 @@ def _has_steps(g, p: int, q: int) -> bool:
     return q - p >= 2 or geometry(g, range(p, q)).reduce_op < 0
 
 
+_BIG = np.iinfo(np.int64).max
+
+
 def _prune(peak, macs, src):
-    order = np.lexsort((macs, peak))
+    hi_m = int(macs.max()) + 1 if macs.size else 1
+    if macs.size and int(peak.min()) >= 0 and int(macs.min()) >= 0 and (int(peak.max()) + 1) * hi_m < _BIG:
+        order = np.argsort(peak * hi_m + macs, kind="stable")  # lexsort's order, one sort instead of two
+    else:
+        order = np.lexsort((macs, peak))
     m = macs[order]
-    prev = np.concatenate([[np.iinfo(np.int64).max], np.minimum.accumulate(m)[:-1]])
+    prev = np.concatenate([[_BIG], np.minimum.accumulate(m)[:-1]])
     keep = order[m < prev]
     return peak[keep], macs[keep], src[keep]
 
