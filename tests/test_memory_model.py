@@ -252,3 +252,42 @@ def _symbol_sizes(elf) -> dict:
         if len(f) == 4 and f[2] in "tT":
             sizes[f[3].split(".")[0]] = int(f[1], 16)
     return sizes
+
+
+def _stem_net(stride: int):
+    """A network's stem (cortex-m conv_stem.h: 3 input channels, a window row of 9 values), 13 pixels a row:
+    stride 1 (S = 3, odd: bt_stem_rowc's triples of every other pixel, rows A and B; 13 pixels = two groups of
+    6 and one through the scratch outputs) or 2 (S = 6, even: 7 pixels, two triples and one with phantom
+    pixels); then a 1x1 layer and a dense one."""
+    from buildtool.zoo.builder import GraphBuilder
+
+    b = GraphBuilder(f"stem{stride}", seed=5, calib_batch=2)
+    h = b.conv2d(b.input((1, 13, 13, 3)), 16, 3, stride, activation="RELU")
+    h = b.conv2d(h, 8, 1, activation="RELU")
+    b.fully_connected(b.mean(h), 10)
+    return b.finish()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stride", [1, 2])
+def test_compact_stem_on_a_part_with_a_small_instruction_cache(stride, tmp_path, monkeypatch):
+    """nucleo-l4r5zi's stem (conv_stem.h bt_stem_rowc under BT_ICACHE_BYTES: one triple's asm serves a row and
+    its last pixels) is byte-identical to TFLite Micro, and against the same part built without the define its
+    instance is smaller and stalls less on fetches."""
+    part = targets.get("nucleo-l4r5zi")
+    g = _stem_net(stride)
+    x = fixed_input(g.tensors[g.inputs[0]].shape)
+    want = tflm_run(serialize(g), [x])[0]
+    sizes, stalls = {}, {}
+    for compact in (True, False):
+        if not compact:   # the same part without the define (targets.boards' cache holds every board)
+            monkeypatch.setitem(targets._CACHE, part.name, dataclasses.replace(part, defines=()))
+        out = tmp_path / str(compact)
+        pipeline.build(g, part.name, out)
+        assert "BT_CONV_PM(&op0_p" in (out / "model.c").read_text()   # its own instance: the stem path
+        y, prof, _ = runner.run(part.name, out, x, timeout=600)
+        assert np.array_equal(y, want), compact
+        sizes[compact] = _symbol_sizes(out / "firmware.elf")
+        stalls[compact] = prof["ops"][0]["memory_stalls"]["fetch_stalls"]
+    assert sizes[True]["op0_conv"] < sizes[False]["op0_conv"]
+    assert stalls[True] < stalls[False]
