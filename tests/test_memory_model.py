@@ -3,6 +3,7 @@ sequences run in QEMU under the plugin, their stalls worked out by hand; a part'
 report."""
 
 import dataclasses
+import subprocess
 
 import numpy as np
 import pytest
@@ -291,3 +292,37 @@ def test_compact_stem_on_a_part_with_a_small_instruction_cache(stride, tmp_path,
         stalls[compact] = prof["ops"][0]["memory_stalls"]["fetch_stalls"]
     assert sizes[True]["op0_conv"] < sizes[False]["op0_conv"]
     assert stalls[True] < stalls[False]
+
+
+@pytest.mark.slow
+def test_compact_1x1_with_its_zero_point_not_folded(tmp_path, monkeypatch):
+    """A 1x1 layer of 64 values whose output scale leaves some channel pairs' zero point out of their rounding
+    words (shifts -20 to -23: bt_rq2_zp_ok fails below -22) runs bt_pm_loop3's compact loop on nucleo-l4r5zi for
+    those pairs too (the zero point an immediate, BT_PM_L3_ZO): byte-identical to TFLite Micro, its instance
+    smaller than the same part's without the define (the straight form for those pairs)."""
+    from buildtool.refops import prepare
+    from buildtool.zoo.builder import GraphBuilder
+
+    b = GraphBuilder("zp1x1", seed=4, calib_batch=2)
+    h = b.conv2d(b.input((1, 9, 9, 64)), 64, 1, activation="RELU")
+    g = b.finish([b.conv2d(h, 32, 1, activation="NONE", out_quant=(300.0, 3))])
+    shifts = set(prepare.conv(g, g.operators[1]).shifts)
+    assert min(shifts) < -22 <= max(shifts)
+    part = targets.get("nucleo-l4r5zi")
+    x = fixed_input(g.tensors[g.inputs[0]].shape)
+    want = tflm_run(serialize(g), [x])[0]
+    sizes = {}
+    for compact in (True, False):
+        if not compact:
+            monkeypatch.setitem(targets._CACHE, part.name, dataclasses.replace(part, defines=()))
+        out = tmp_path / str(compact)
+        pipeline.build(g, part.name, out)
+        y, _, _ = runner.run(part.name, out, x, timeout=600)
+        assert np.array_equal(y, want), compact
+        sizes[compact] = _symbol_sizes(out / "firmware.elf")
+        if compact:   # no straight triple (16 groups of 12 SMLAD) left: every pair's loop is the compact one
+            dis = subprocess.run(["arm-none-eabi-objdump", "-d", "--no-show-raw-insn", str(out / "firmware.elf")],
+                                 capture_output=True, text=True, check=True).stdout
+            body = dis.split("<op1_conv", 1)[1].split("\n\n", 1)[0]
+            assert 0 < body.count("\tsmlad\t") < 16 * 12
+    assert sizes[True]["op1_conv"] < sizes[False]["op1_conv"]

@@ -115,7 +115,8 @@ def test_code_from_the_skeleton_is_the_model_files():
         want = pipeline.code(Model("pruned", "pruned", g), plan, board)
         assert pipeline.code(Model("pruned", "pruned", s), plan, board) == want
     src = pipeline.code(Model("pruned", "pruned", g), plan, "cortex-m4")["model.c"]
-    assert len(re.findall(r"^static void op\d+_spread\(int8_t \*o\)", src, re.M)) == 3
+    assert len(re.findall(r"^static void op\d+_spread\(int8_t \*o\)", src, re.M)) == 2
+    assert len(re.findall(r"^  bt_spread_rows\(", src, re.M)) == 1   # every row zero: the table form
 
 
 needs = {"cortex-m4": ("arm-none-eabi-gcc", "qemu-system-arm"), "riscv32": ("riscv64-unknown-elf-gcc",
@@ -133,7 +134,31 @@ def test_pruned_model_is_bit_exact(board, tmp_path):
     want = tflm_run(serialize(g), [x])[0]
     pipeline.build(g, board, tmp_path / "b")
     src = (tmp_path / "b" / "model.c").read_text()
-    assert src.count("_spread(int8_t *o)") == 3 and src.count("i++, o += 37)") == 2  # two of them views
+    assert src.count("_spread(int8_t *o)") == 2 and src.count("i++, o += 37)") == 1  # views of the concat
+    assert ", 144, 37, 16, 0, 0, " in src   # the 1x1 of 16 zero rows: bt_spread_rows on its view (pixel stride 37)
+    got = np.asarray(runner.run(board, tmp_path / "b", x)[0])
+    assert got.tobytes() == np.asarray(want).tobytes()
+
+
+@pytest.mark.parametrize("board", ["host", "cortex-m4"])
+def test_spread_rows_table_when_zero_rows_outnumber_live_ones(board, tmp_path):
+    """The 3x3 conv pruned to 12 zero rows of 24 (their outputs of four values: the commonest filled, the others
+    from the odd table) and the 1x1 of 16 zero rows go through bt_spread_rows (model.c's one copy of the loop, per
+    layer its tables), the 1x1 of 4 of 21 through straight code; TFLite Micro's bytes."""
+    from buildtool.firmware import runner
+
+    if not all(shutil.which(t) for t in needs.get(board, ())):
+        pytest.skip(f"{board} toolchain not installed")
+    g = _model()
+    _prune(g, _conv(g, 0), [1, 7, 14], {1: 5, 7: -BIG})
+    assert weight_order.live_rows(g, _conv(g, 0)).live == 12
+    x = np.random.default_rng(13).integers(-128, 128, size=(1, 12, 12, 8), dtype=np.int8)
+    want = tflm_run(serialize(g), [x])[0]
+    pipeline.build(g, board, tmp_path / "b")
+    src = (tmp_path / "b" / "model.c").read_text()
+    assert src.count("static void bt_spread_rows(") == 1 and src.count("_spread(int8_t *o)") == 1
+    assert len(re.findall(r"^  bt_spread_rows\(", src, re.M)) == 2
+    assert re.search(r"static const uint8_t op0_odd\[\d+\]", src)
     got = np.asarray(runner.run(board, tmp_path / "b", x)[0])
     assert got.tobytes() == np.asarray(want).tobytes()
 

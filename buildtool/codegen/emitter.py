@@ -27,6 +27,7 @@ class Emitter:
     ext_offset = 0  # where the flash image's external part starts (0: none)
     ext_signature = 0  # flash.ext_signature of its tensors
     variants = None  # (guard macro, table) of the board's kernel set (kernel_variants.for_board), or None
+    instance_rate = None  # cycles a byte of code buys (kernel_variants.instance_rate), or None: every instance
     orders: dict = {}  # constant tensor -> the order the flash image holds it in (plan/weight_order.py)
 
     def __init__(self, g: Graph, plan: ArenaPlan, weight_offsets: dict):
@@ -160,18 +161,19 @@ class Emitter:
 
     def instanced(self) -> frozenset:
         """The layers model.c gives an instance of their own, once per model: kernel_variants.instanced's share
-        of the MACs and, with the cortex-m table, those of them that pay for their code
+        of the MACs and, with the cortex-m table and an instance_rate, those of them that pay for their code
         (kernel_variants.choose_instances)."""
         if getattr(self, "_instanced", None) is None:
             share = kernel_variants.instanced(self.g)
             layers = {}
-            if self.variants is not None and self.variants[0] == kernel_variants.TABLES["cortex-m"][0]:
+            if (self.instance_rate is not None and self.variants is not None
+                    and self.variants[0] == kernel_variants.TABLES["cortex-m"][0]):
                 for i in sorted(share):
                     layer = self._instance_layer(self.g.operators[i])
                     v = kernel_variants.choose_codegen(self.variants[1], "conv", layer) if layer else None
                     if v in kernel_variants.INSTANCES:
                         layers[i] = (v, kernel_variants.instance_gain(layer))
-            keep = kernel_variants.choose_instances(layers)
+            keep = kernel_variants.choose_instances(layers, self.instance_rate) if layers else frozenset()
             self._instanced = frozenset(i for i in share if i not in layers or i in keep)
         return self._instanced
 

@@ -243,6 +243,18 @@ SHARED_BYTES = 17 * 1024
 CYCLES_PER_BYTE = 12
 
 
+def instance_rate(board: str):
+    """The cycles a byte of code buys on board (CYCLES_PER_BYTE), or None: keep every instance. None on a part
+    built for a small instruction cache (BT_ICACHE_BYTES, nucleo-l4r5zi): its instances' loops are compact for
+    it and the shared variants' are not (vww's ops 16-26 on the shared variant there: 448 K more modelled
+    cycles, 310 K of them fetch stalls, `python3 benchmarks/mlperf_tiny.py --boards nucleo-l4r5zi --models vww --profile`)."""
+    try:
+        t = targets.get(board)
+    except (BuildtoolError, KeyError):
+        return None
+    return None if any(d.startswith("BT_ICACHE_BYTES") for d in t.defines) else CYCLES_PER_BYTE
+
+
 def instance_gain(p) -> int:
     """Modelled cycles (INSTANCE_SAVED) layer p's own instance saves against its shared variant: per output (the
     layer's pixels by its live channels, p["multipliers"]) a + b K, K the patch's values."""
