@@ -134,14 +134,13 @@ def _flat(fields: dict, at: str = ""):
 
 def _spread_rows(e, op, rows) -> str:
     """The call that spreads a rows-live conv's packed outputs (plan/weight_order.py) to their channels and
-    writes its zero rows' outputs, each the bias alone requantised (refops, as TFLite Micro computes it). When its
-    zero rows outnumber its live ones (and it has at most 256 channels), the shared loop of
-    templates/spread_rows.c.in on the layer's tables: the pixel filled with the zero rows' commonest output by
-    memset, so its code is a call and its cycles those of a fill (vww's 8 rows-live layers: model_invoke, which
-    inlines the spreads, 7.4 KB of straight stores). Else a function of straight code per pixel, the moves from
-    the last live output (each goes to a channel at or after its own, so none is overwritten before it is read),
-    then the constants (a loop over a table per zero row cost vww's rows-live layers ~280 K estimated cycles,
-    this ~50 K)."""
+    writes its zero rows' outputs, each the bias alone requantised (refops, as TFLite Micro computes it): a
+    function of straight code per pixel, the moves from the last live output (each goes to a channel at or
+    after its own, so none is overwritten before it is read), then the constants (a loop over a table per zero
+    row cost vww's rows-live layers ~280 K estimated cycles, this ~50 K); gcc inlines it into model_invoke (vww:
+    7.4 KB). Or, where the code it saves buys the cycles it costs at the board's rate (e.instance_rate,
+    kernel_variants.instance_rate; at most 256 channels), the shared loop of templates/spread_rows.c.in on the
+    layer's tables (spread_table_pays)."""
     p = prepare.conv(e.g, op)
     b = prepare.bias_input(e.g, op)
     live = list(rows.rows[:rows.live])
@@ -152,15 +151,17 @@ def _spread_rows(e, op, rows) -> str:
                                       p.act_min, p.act_max))))
     n, t = f"op{op.index}", e.g.tensors[op.outputs[0]]
     pixels, stride = t.shape[1] * t.shape[2], e.pixel_stride(op.outputs[0])
-    if len(consts) >= len(live) and len(rows.rows) <= 256:
-        values = [v for _, v in consts]
-        fill = max(sorted(set(values)), key=values.count)   # the commonest, the lowest of a tie
-        odd = [x for r, v in consts if v != fill for x in (r, v & 255)]
+    values = [v for _, v in consts]
+    fill = max(sorted(set(values)), key=values.count) if values else 0   # the commonest, the lowest of a tie
+    odd = [x for r, v in consts if v != fill or r < len(live) for x in (r, v & 255)]   # see the template
+    moves = sum(r != j for j, r in enumerate(live))
+    if len(rows.rows) <= 256 and spread_table_pays(pixels, len(rows.rows), len(live), len(odd) // 2,
+                                                    moves + len(consts), e.instance_rate):
         if "spread_rows" not in e.tables:
             e.tables.add("spread_rows")
             e.declare(_template("spread_rows.c.in"))
         e.declare(f"/* op {op.index}: its {len(live)} live rows' channels, its {len(odd) // 2} zero rows of "
-                  f"another output than {fill} (channel, value) */\n"
+                  f"another output than {fill} or among its first {len(live)} channels (channel, value) */\n"
                   + (f"static const uint8_t {n}_to[{len(live)}] = {c_ints(live)};\n" if live else "")
                   + (f"static const uint8_t {n}_odd[{len(odd)}] = {c_ints(odd)};" if odd else ""))
         return (f"bt_spread_rows({e.act(op.outputs[0])}, {pixels}, {stride}, {len(rows.rows)}, {len(live)}, "
@@ -173,6 +174,21 @@ def _spread_rows(e, op, rows) -> str:
               f"  for (int32_t i = 0; i < {pixels}; i++, o += {stride}) {{\n"
               + "\n".join(lines) + "\n  }\n}")
     return f"{n}_spread({e.act(op.outputs[0])});"
+
+
+# bt_spread_rows against straight code, est. high cycles on cortex-m4 (`python3 benchmarks/mlperf_tiny.py
+# --boards cortex-m4 --models vww --profile` with one form and the other: vww's 7 rows-live layers of 128 and 256
+# channels ran 460-1,030 more cycles a pixel in the loop; their straight stores took 4.2 KB more of model_invoke):
+# per pixel SPREAD_ENTRY cycles per entry of its tables (live and odd) and SPREAD_FILL per channel filled, against
+# STRAIGHT_BYTES per store of the straight form
+SPREAD_ENTRY, SPREAD_FILL, STRAIGHT_BYTES = 8, 0.5, 4
+
+
+def spread_table_pays(pixels: int, channels: int, live: int, odd: int, stores: int, rate) -> bool:
+    """Does bt_spread_rows pay for a rows-live layer (its straight form: `stores` stores a pixel) at rate cycles a
+    byte (None: never, straight code as before)?"""
+    extra = pixels * (SPREAD_ENTRY * (live + odd) + SPREAD_FILL * channels)
+    return rate is not None and extra <= rate * STRAIGHT_BYTES * stores
 
 
 def depthwise_conv_2d(e, op) -> None:
