@@ -176,9 +176,9 @@ def _spread_rows(e, op, rows) -> str:
     return f"{n}_spread({e.act(op.outputs[0])});"
 
 
-# bt_spread_rows against straight code, est. high cycles on cortex-m4 (`python3 benchmarks/mlperf_tiny.py
-# --boards cortex-m4 --models vww --profile` with one form and the other: vww's 7 rows-live layers of 128 and 256
-# channels ran 460-1,030 more cycles a pixel in the loop; their straight stores took 4.2 KB more of model_invoke):
+# bt_spread_rows against straight code, est. high cycles on cortex-m4 (vww's 7 rows-live layers of 128 and 256
+# channels built both ways, per operator as `python3 benchmarks/mlperf_tiny.py --boards cortex-m4 --models vww
+# --profile` prints them: 460-1,030 more cycles a pixel in the loop; their straight stores 4.2 KB more code):
 # per pixel SPREAD_ENTRY cycles per entry of its tables (live and odd) and SPREAD_FILL per channel filled, against
 # STRAIGHT_BYTES per store of the straight form
 SPREAD_ENTRY, SPREAD_FILL, STRAIGHT_BYTES = 8, 0.5, 4

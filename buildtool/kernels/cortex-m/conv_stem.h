@@ -32,7 +32,8 @@
  * channel's NS widened weight words */
 #define BT_STEM_PB(p) (36 + 8 * BT_STEM_NS(p))
 /* pixels from one of a triple's to the next: 1, or on a part with a small instruction cache (BT_PMR_COMPACT_ON,
- * bt_stem_rowc) 2 for an odd S (the triple's pixels all in rows A or all in rows B) */
+ * bt_stem_rowc) 2 for an odd S (the triple's pixels all in rows A or all in rows B; an even S keeps bt_stem_row,
+ * whose loop holds one triple: vww's stem there 878,443 modelled cycles on nucleo-l4r5zi, 902,532 by bt_stem_rowc) */
 #define BT_STEM_CP(p) ((BT_PMR_COMPACT_ON && (BT_STEM_S(p) & 1)) ? 2 : 1)
 /* the outputs of a triple with phantom pixels (bt_stem_blk's stores at their offsets), at the frame's end */
 #define BT_STEM_SC(p) ((2 * BT_STEM_CP(p) * (p)->out.pixel_stride + 2 + 3) & ~3)
@@ -54,7 +55,7 @@ static inline __attribute__((always_inline)) int bt_stem_ok(const bt_conv_params
          p->out.w >= 3 && p->out.c >= 2 && (p->out.c & 1) == 0 && p->out.pixel_stride > 0 &&
          p->out.pixel_stride < 2000 && p->pad_left >= 0 && p->pad_top >= 0 && BT_STEM_NS(p) <= 31 &&
          p->kh * p->kw > 1 && BT_STEM_ROOM(p) >= BT_STEM_PB(p) &&
-         BT_STEM_ROWS(p) + 4 * (1 + BT_STEM_CP(p)) * BT_STEM_S(p) < 4096;
+         BT_STEM_ROWS(p) + (BT_STEM_CP(p) == 2 ? 8 : 6) * BT_STEM_S(p) < 4096;
 }
 
 /* One step of the 3x2 block: pixel q's word j at c + Oq + off(j) (off: window row j / W's buffer row, word j % W
@@ -211,8 +212,8 @@ static inline __attribute__((always_inline)) int32_t bt_stem_row(const char *ra,
   return x;
 }
 
-/* bt_stem_row and its tail for a part whose instruction cache is small (BT_PMR_COMPACT_ON): there the row's loop
- * holds two triples' asm for an odd S (h 0 and 1: their pixels' rows A, B differ) and the tail four more copies,
+/* bt_stem_row and its tail for a part whose instruction cache is small (BT_PMR_COMPACT_ON) and an odd S: there
+ * the row's loop holds two triples' asm (h 0 and 1: their pixels' rows A, B differ) and the tail four more copies,
  * ~4.4 KB for ResNet-8's stem, which a 1 KiB cache streamed from flash for every pair of channels and row (1.17 M
  * fetch stall cycles on nucleo-l4r5zi). Here one triple's asm in one loop serves the row and its tail: the
  * triple's pixels x, x + CP, x + 2 CP (CP = BT_STEM_CP: 2 for an odd S, so the three are all in rows A or all in
@@ -282,7 +283,7 @@ static inline __attribute__((always_inline)) void bt_conv_stem(const bt_conv_par
       kw[1] = bias ? bias[oc] * (1 + dbl) : 0;
       kw[2] = bias ? bias[oc + 1] * (1 + dbl) : 0;
       folded |= (uint32_t)bt_pm_k6(kw + 3, mult[oc], mult[oc + 1], shift[oc], shift[oc + 1], zp, fast) << i;
-      kw[0] = BT_PMR_COMPACT_ON && ((folded >> i) & 1) ? 0 : zp;   /* bt_stem_rowc adds it always */
+      kw[0] = BT_STEM_CP(p) == 2 && ((folded >> i) & 1) ? 0 : zp;   /* bt_stem_rowc adds it always */
       for (int32_t r = 0; r < 2; r++) {
         const int8_t *const fr = filter + (oc + r) * K;
         int16_t *const wr = (int16_t *)(kw + 9 + r * NS);
@@ -312,7 +313,7 @@ static inline __attribute__((always_inline)) void bt_conv_stem(const bt_conv_par
       for (int32_t i = 0; i < n / 2; i++) {
         const char *const f = pairs + i * PB + 36;
         int8_t *const o = orow + 2 * i;
-        if (BT_PMR_COMPACT_ON) {
+        if (BT_STEM_CP(p) == 2) {
           bt_stem_rowc((const char *)ra, f, o, sc, ow, NS, W, RB, KB, S, BOFF, OPS, fast, (folded >> i) & 1 ? 0 : zp);
           continue;
         }
