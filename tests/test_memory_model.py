@@ -3,6 +3,7 @@ sequences run in QEMU under the plugin, their stalls worked out by hand; a part'
 report."""
 
 import dataclasses
+import subprocess
 
 import numpy as np
 import pytest
@@ -223,22 +224,29 @@ def test_compact_loops_on_a_part_with_a_small_instruction_cache(tmp_path, monkey
     assert f"BT_ICACHE_BYTES={l4.icache.lines * l4.icache.line_bytes}" in part.defines
     assert not any(d.startswith("BT_ICACHE") for t in targets.boards().values() if t.name != part.name
                    for d in t.defines)
-    g = _rowbuffer_net()
+    sizes, stalls, _ = _with_and_without_icache(_rowbuffer_net(), tmp_path, monkeypatch)
+    for i in (0, 1, 3, 4, 5, 6):   # the 3x3 layers, the 1x1 layers of 24 and 22 values
+        assert sizes[True][f"op{i}_conv"] < sizes[False][f"op{i}_conv"], i
+        assert stalls[True][i] < stalls[False][i], i
+
+
+def _with_and_without_icache(g, tmp_path, monkeypatch) -> tuple:
+    """g built for nucleo-l4r5zi with its BT_ICACHE_BYTES (True) and without (False), each run byte-identical to
+    TFLite Micro: ({True/False: function -> bytes}, {True/False: fetch stalls per operator}, the build folders)."""
+    part = targets.get("nucleo-l4r5zi")
     x = fixed_input(g.tensors[g.inputs[0]].shape)
     want = tflm_run(serialize(g), [x])[0]
-    sizes, stalls = {}, {}
+    sizes, stalls, outs = {}, {}, {}
     for compact in (True, False):
         if not compact:   # the same part without the define (targets.boards' cache holds every board)
             monkeypatch.setitem(targets._CACHE, part.name, dataclasses.replace(part, defines=()))
-        out = tmp_path / str(compact)
+        out = outs[compact] = tmp_path / str(compact)
         pipeline.build(g, part.name, out)
         y, prof, _ = runner.run(part.name, out, x, timeout=600)
         assert np.array_equal(y, want), compact
         sizes[compact] = _symbol_sizes(out / "firmware.elf")
         stalls[compact] = [o["memory_stalls"]["fetch_stalls"] for o in prof["ops"]]
-    for i in (0, 1, 3, 4, 5, 6):   # the 3x3 layers, the 1x1 layers of 24 and 22 values
-        assert sizes[True][f"op{i}_conv"] < sizes[False][f"op{i}_conv"], i
-        assert stalls[True][i] < stalls[False][i], i
+    return sizes, stalls, outs
 
 
 def _symbol_sizes(elf) -> dict:
@@ -252,3 +260,51 @@ def _symbol_sizes(elf) -> dict:
         if len(f) == 4 and f[2] in "tT":
             sizes[f[3].split(".")[0]] = int(f[1], 16)
     return sizes
+
+
+def _stem_net(cin: int):
+    """A network's stem (cortex-m conv_stem.h: a window row of 3 cin values, not a multiple of 4), 3x3 of stride 1,
+    13 pixels a row: S = cin odd (bt_stem_rowc's triples of every other pixel, rows A and B; 13 pixels = two
+    groups of 6 and one through the scratch outputs); then a 1x1 layer and a dense one."""
+    from buildtool.zoo.builder import GraphBuilder
+
+    b = GraphBuilder(f"stem{cin}", seed=5, calib_batch=2)
+    h = b.conv2d(b.input((1, 13, 13, cin)), 16, 3, 1, activation="RELU")
+    h = b.conv2d(h, 8, 1, activation="RELU")
+    b.fully_connected(b.mean(h), 10)
+    return b.finish()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cin", [3, 1])
+def test_compact_stem_on_a_part_with_a_small_instruction_cache(cin, tmp_path, monkeypatch):
+    """nucleo-l4r5zi's stem of an odd S (conv_stem.h bt_stem_rowc under BT_ICACHE_BYTES: one triple's asm serves a
+    row and its last pixels) is byte-identical to TFLite Micro, and against the same part built without the define
+    its instance is smaller and stalls less on fetches."""
+    sizes, stalls, outs = _with_and_without_icache(_stem_net(cin), tmp_path, monkeypatch)
+    assert all("BT_CONV_PM(&op0_p" in (o / "model.c").read_text() for o in outs.values())   # the stem's instance
+    assert sizes[True]["op0_conv"] < sizes[False]["op0_conv"]
+    assert stalls[True][0] < stalls[False][0]
+
+
+@pytest.mark.slow
+def test_compact_1x1_with_its_zero_point_not_folded(tmp_path, monkeypatch):
+    """A 1x1 layer of 64 values whose output scale leaves some channel pairs' zero point out of their rounding
+    words (shifts -20 to -23: bt_rq2_zp_ok fails below -22) runs bt_pm_loop3's compact loop on nucleo-l4r5zi for
+    those pairs too (the zero point an immediate, BT_PM_L3_ZO): byte-identical to TFLite Micro, its instance
+    smaller than the same part's without the define (the straight form for those pairs)."""
+    from buildtool.refops import prepare
+    from buildtool.zoo.builder import GraphBuilder
+
+    b = GraphBuilder("zp1x1", seed=4, calib_batch=2)
+    h = b.conv2d(b.input((1, 9, 9, 64)), 64, 1, activation="RELU")
+    g = b.finish([b.conv2d(h, 32, 1, activation="NONE", out_quant=(300.0, 3))])
+    shifts = set(prepare.conv(g, g.operators[1]).shifts)
+    assert min(shifts) < -22 <= max(shifts)
+    sizes, _, outs = _with_and_without_icache(g, tmp_path, monkeypatch)
+    # no straight triple (16 groups of 12 SMLAD) left: every pair's loop is the compact one
+    dis = subprocess.run(["arm-none-eabi-objdump", "-d", "--no-show-raw-insn", str(outs[True] / "firmware.elf")],
+                         capture_output=True, text=True, check=True).stdout
+    body = dis.split("<op1_conv", 1)[1].split("\n\n", 1)[0]
+    assert 0 < body.count("\tsmlad\t") < 16 * 12
+    assert sizes[True]["op1_conv"] < sizes[False]["op1_conv"]

@@ -138,6 +138,34 @@ def test_pruned_model_is_bit_exact(board, tmp_path):
     assert got.tobytes() == np.asarray(want).tobytes()
 
 
+@pytest.mark.parametrize("board", ["host", "cortex-m4"])
+def test_spread_rows_table_where_it_pays(board, tmp_path):
+    """A 1x1 layer to 256 channels of 3x3 pixels, 236 of them zero rows (outputs of a few values: the commonest
+    filled, the others and those among the first 20 channels from the odd table) goes through bt_spread_rows
+    (model_c.spread_table_pays: 256 straight stores a pixel against 9 pixels of the loop), the 3x3 to 24 of 12x12
+    pixels with 9 zero rows through straight code; TFLite Micro's bytes."""
+    from buildtool.firmware import runner
+
+    if not all(shutil.which(t) for t in needs.get(board, ())):
+        pytest.skip(f"{board} toolchain not installed")
+    b = GraphBuilder("spread", seed=6)
+    y = b.conv2d(b.input((1, 12, 12, 8)), 24, k=3)
+    y = b.conv2d(b.conv2d(y, 16, k=3, stride=4), 256, k=1)
+    g = b.finish([b.conv2d(y, 8, k=1, activation="NONE")])
+    _prune(g, _conv(g, 0), [0, 3, 4, 5, 11, 12, 17, 22, 23])
+    dead = [r for r in range(256) if r % 13 != 5]
+    _prune(g, _conv(g, 2), dead, {**{r: 0 for r in dead}, dead[0]: BIG, dead[1]: -BIG, dead[7]: 9, dead[30]: -BIG})
+    assert [weight_order.live_rows(g, _conv(g, k)).live for k in (0, 2)] == [15, 20]
+    x = np.random.default_rng(13).integers(-128, 128, size=(1, 12, 12, 8), dtype=np.int8)
+    want = tflm_run(serialize(g), [x])[0]
+    pipeline.build(g, board, tmp_path / "b")
+    src = (tmp_path / "b" / "model.c").read_text()
+    assert src.count("static void bt_spread_rows(") == 1 and "static void op0_spread(int8_t *o)" in src
+    assert re.search(r"^  bt_spread_rows\(.*, 9, 256, 256, 20, op2_to, -?\d+, op2_odd, \d+\);", src, re.M)
+    got = np.asarray(runner.run(board, tmp_path / "b", x)[0])
+    assert got.tobytes() == np.asarray(want).tobytes()
+
+
 @pytest.mark.skipif(not all(shutil.which(t) for t in needs["cortex-m4"]), reason="arm toolchain not installed")
 def test_fused_plan_reads_plain_copies(tmp_path):
     """A fused plan's tile kernels read a rows-live filter and bias as plain copies in model.c."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 from ..errors import ModelError, PlanError, UsageError
 from ..model import weight_facts
 from ..model.ir import Graph
-from ..model.ops import folded_broadcast, reduce_split
+from ..model.ops import conv_groups, folded_broadcast, reduce_split
 from ..plan import ArenaPlan, arena_symbol, region_of, weight_order
 from ..refops import prepare
 from ..refops.activation import sigmoid_table16
@@ -42,6 +42,7 @@ class Emitter:
     ext_offset = 0  # where the flash image's external part starts (0: none)
     ext_signature = 0  # flash.ext_signature of its tensors
     variants = None  # (guard macro, table) of the board's kernel set (kernel_variants.for_board), or None
+    instance_rate = None  # cycles a byte of code buys (kernel_variants.instance_rate), or None: every instance
     orders: dict = {}  # constant tensor -> the order the flash image holds it in (plan/weight_order.py)
     # op index -> (variant, own instance?) the code budget chose (code_budget.py), or None: each layer's fastest
     # (the table's first variant, its instance when it has one), the layers' candidates recorded in `offers`
@@ -226,10 +227,36 @@ class Emitter:
         return self.code_choice is None or self.code_choice.get(op.index, (variant, True))[1]
 
     def instanced(self) -> frozenset:
-        """The layers model.c gives an instance of their own (kernel_variants.instanced), once per model."""
+        """The layers model.c gives an instance of their own, once per model: kernel_variants.instanced's share
+        of the MACs and, with the cortex-m table and an instance_rate, those of them that pay for their code
+        (kernel_variants.choose_instances)."""
         if getattr(self, "_instanced", None) is None:
-            self._instanced = kernel_variants.instanced(self.g)
+            share = kernel_variants.instanced(self.g)
+            layers = {}
+            if (self.instance_rate is not None and self.variants is not None
+                    and self.variants[0] == kernel_variants.TABLES["cortex-m"][0]):
+                for i in sorted(share):
+                    layer = self._instance_layer(self.g.operators[i])
+                    v = kernel_variants.choose_codegen(self.variants[1], "conv", layer) if layer else None
+                    if v in kernel_variants.INSTANCES:
+                        layers[i] = (v, kernel_variants.instance_gain(layer))
+            keep = kernel_variants.choose_instances(layers, self.instance_rate) if layers else frozenset()
+            self._instanced = frozenset(i for i in share if i not in layers or i in keep)
         return self._instanced
+
+    def _instance_layer(self, op):
+        """conv_layer of a CONV_2D model.c's conv_2d may instance (int8, one group, not all rows zero), its
+        declarations dropped (conv_2d makes them), or None."""
+        if conv_groups(self.g, op) > 1 or self.g.tensors[op.outputs[0]].dtype == "int16":
+            return None
+        rows = self.row_order(op)
+        if rows and rows.live == 0:
+            return None
+        n = len(self.decls)
+        try:
+            return self.conv_layer(op, self.conv_fields(op, rows), rows)
+        finally:
+            del self.decls[n:]
 
     def instance(self, n: str, variant: str, h: int) -> str:
         """Declare {n}_conv, the layer's own instance of `variant`'s loops (the set's macro on its constant

@@ -136,23 +136,59 @@ def _spread_rows(e, op, rows) -> str:
     """The call that spreads a rows-live conv's packed outputs (plan/weight_order.py) to their channels and
     writes its zero rows' outputs, each the bias alone requantised (refops, as TFLite Micro computes it): a
     function of straight code per pixel, the moves from the last live output (each goes to a channel at or
-    after its own, so none is overwritten before it is read), then the constants (a table loop cost vww's
-    rows-live layers ~280 K estimated cycles, this ~50 K)."""
+    after its own, so none is overwritten before it is read), then the constants (a loop over a table per zero
+    row cost vww's rows-live layers ~280 K estimated cycles, this ~50 K); gcc inlines it into model_invoke (vww:
+    7.4 KB). Or, where the code it saves buys the cycles it costs at the board's rate (e.instance_rate,
+    kernel_variants.instance_rate; at most 256 channels), the shared loop of templates/spread_rows.c.in on the
+    layer's tables (spread_table_pays)."""
     p = prepare.conv(e.g, op)
     b = prepare.bias_input(e.g, op)
-    lines = [f"    o[{r}] = o[{j}];" for j, r in reversed(list(enumerate(rows.rows[:rows.live]))) if r != j]
+    live = list(rows.rows[:rows.live])
+    consts = []
     for r in rows.rows[rows.live:]:
         acc = weight_facts.value_at(e.g.tensors[b], r) if b >= 0 else 0
-        v = int(np.clip(p.output_offset + int(mbqm(np.int64(acc), p.multipliers[r], p.shifts[r])), p.act_min,
-                        p.act_max))
-        lines.append(f"    o[{r}] = {v};")
+        consts.append((r, int(np.clip(p.output_offset + int(mbqm(np.int64(acc), p.multipliers[r], p.shifts[r])),
+                                      p.act_min, p.act_max))))
     n, t = f"op{op.index}", e.g.tensors[op.outputs[0]]
+    pixels, stride = t.shape[1] * t.shape[2], e.pixel_stride(op.outputs[0])
+    values = [v for _, v in consts]
+    fill = max(sorted(set(values)), key=values.count) if values else 0   # the commonest, the lowest of a tie
+    odd = [x for r, v in consts if v != fill or r < len(live) for x in (r, v & 255)]   # see the template
+    moves = sum(r != j for j, r in enumerate(live))
+    if len(rows.rows) <= 256 and spread_table_pays(pixels, len(rows.rows), len(live), len(odd) // 2,
+                                                    moves + len(consts), e.instance_rate):
+        if "spread_rows" not in e.tables:
+            e.tables.add("spread_rows")
+            e.declare(_template("spread_rows.c.in"))
+        e.declare(f"/* op {op.index}: its {len(live)} live rows' channels, its {len(odd) // 2} zero rows of "
+                  f"another output than {fill} or among its first {len(live)} channels (channel, value) */\n"
+                  + (f"static const uint8_t {n}_to[{len(live)}] = {c_ints(live)};\n" if live else "")
+                  + (f"static const uint8_t {n}_odd[{len(odd)}] = {c_ints(odd)};" if odd else ""))
+        return (f"bt_spread_rows({e.act(op.outputs[0])}, {pixels}, {stride}, {len(rows.rows)}, {len(live)}, "
+                f"{n + '_to' if live else '0'}, {fill}, {n + '_odd' if odd else '0'}, {len(odd) // 2});")
+    lines = [f"    o[{r}] = o[{j}];" for j, r in reversed(list(enumerate(live))) if r != j]
+    lines += [f"    o[{r}] = {v};" for r, v in consts]
     e.declare(f"/* op {op.index}: its {rows.live} live rows' outputs to their channels, its "
               f"{len(rows.rows) - rows.live} zero rows' constants */\n"
               f"static void {n}_spread(int8_t *o) {{\n"
-              f"  for (int32_t i = 0; i < {t.shape[1] * t.shape[2]}; i++, o += {e.pixel_stride(op.outputs[0])}) {{\n"
+              f"  for (int32_t i = 0; i < {pixels}; i++, o += {stride}) {{\n"
               + "\n".join(lines) + "\n  }\n}")
     return f"{n}_spread({e.act(op.outputs[0])});"
+
+
+# bt_spread_rows against straight code, est. high cycles on cortex-m4 (vww's 7 rows-live layers of 128 and 256
+# channels built both ways, per operator as `python3 benchmarks/mlperf_tiny.py --boards cortex-m4 --models vww
+# --profile` prints them: 460-1,030 more cycles a pixel in the loop; their straight stores 4.2 KB more code):
+# per pixel SPREAD_ENTRY cycles per entry of its tables (live and odd) and SPREAD_FILL per channel filled, against
+# STRAIGHT_BYTES per store of the straight form
+SPREAD_ENTRY, SPREAD_FILL, STRAIGHT_BYTES = 8, 0.5, 4
+
+
+def spread_table_pays(pixels: int, channels: int, live: int, odd: int, stores: int, rate) -> bool:
+    """Does bt_spread_rows pay for a rows-live layer (its straight form: `stores` stores a pixel) at rate cycles a
+    byte (None: never, straight code as before)?"""
+    extra = pixels * (SPREAD_ENTRY * (live + odd) + SPREAD_FILL * channels)
+    return rate is not None and extra <= rate * STRAIGHT_BYTES * stores
 
 
 def depthwise_conv_2d(e, op) -> None:
@@ -653,6 +689,10 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
     def filled(choice):
         e = emitter(g, plan, offsets)
         e.variants = kernel_variants.for_board(target)
+        # instances that do not pay for their code share their variant (kernel_variants.choose_instances),
+        # except at optimize_code=speed: every instance
+        e.instance_rate = (None if code is not None and code.preset == "speed"
+                           else kernel_variants.instance_rate(target))
         e.orders = weight_order.orders(g, target)
         e.ext_offset = flash.ext_offset(g, weights_align, groups)
         e.ext_signature = flash.ext_signature(groups)

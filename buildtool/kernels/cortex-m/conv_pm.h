@@ -547,8 +547,8 @@ typedef struct {
   RQ("a01", ZA) RQ("a11", ZA) RQ("a21", ZA)                                                                   \
   "bfi %[a00], %[a01], #8, #8\n\tbfi %[a10], %[a11], #8, #8\n\tbfi %[a20], %[a21], #8, #8\n\t"                \
   E "ldr %[a01], %[b1]\n\tstrh %[a00], [%[t]]\n\t"                                                             \
-  "ldr %[a00], %[b0]\n\tstrh %[a10], [%[t], #%c[O1]]\n\tstrh %[a20], [%[t], #(%c[O1] * 2)]\n\t"                \
-  "add %[t], %[t], #(%c[O1] * 3)\n\tstr %[t], %[om]\n\t"
+  "ldr %[a00], %[b0]\n\tstrh %[a10], [%[t], #(%c[O1] & 4095)]\n\tstrh %[a20], [%[t], #((%c[O1] & 4095) * 2)]\n\t" \
+  "add %[t], %[t], #((%c[O1] & 4095) * 3)\n\tstr %[t], %[om]\n\t"
 /* The loop: K <= 32 two triples a pass (an odd T enters at the second: bit 8 of s->k[4], the first channel's shift,
  * which ASR by a register does not read; the end test, its load and the taken branch, ~7 estimated high cycles,
  * once per two triples: the dense vww's 1x1 layers of 8 values 717.5 K -> 699.5 K est. high, 16 values 527.3 K
@@ -564,8 +564,12 @@ typedef struct {
   ".endif\n\t"
 /* On a part with a small instruction cache (BT_ICACHE_BYTES, bt_conv_pmr's BT_PMR_COMPACT_ON): one triple a pass,
  * and over 4 groups its groups in a loop of U (4, 3, 2 or 1, dividing them) until f reaches fend, the sums started by
- * MOVs: kws's 1x1 layers of 64 values straight took 1.3 KB a pass, streamed from flash on every triple. Only with
- * the output zero point folded into the rounding words. */
+ * MOVs: kws's 1x1 layers of 64 values straight took 1.3 KB a pass, streamed from flash on every triple. The output
+ * zero point folded into the rounding words (BT_PM_NZ) or, a constant, added by an immediate (BT_PM_L3_ZO: an
+ * operand of its own would be the asm's 31st, so it rides in O1's bits 12 and up, plus 128: bt_pm_loop3). */
+#define BT_PM_L3_ZO(X)                                                                                        \
+  ".if (%c[O1] >> 12) < 128\n\tsub %[" X "], %[" X "], #(128 - (%c[O1] >> 12))\n\t"                              \
+  ".else\n\tadd %[" X "], %[" X "], #((%c[O1] >> 12) - 128)\n\t.endif\n\t"
 #define BT_PM_L3_LOOPED(RQ, ZA)                                                                               \
   ".if (%c[K] >> 2) <= 4\n\t" BT_PM_L3_TRIPLE(RQ, ZA, BT_PM_L3_END) ".else\n\t"                                \
   "mov %[a10], %[a00]\n\tmov %[a20], %[a00]\n\tmov %[a11], %[a01]\n\tmov %[a21], %[a01]\n"                    \
@@ -588,13 +592,19 @@ static inline __attribute__((always_inline)) void bt_pm_loop3(const int16_t *c, 
     [c] "+r"(c), [f] "+r"(f), [wa] "=&r"(wa), [wb] "=&r"(wb), [t] "=&r"(t), [x0] "=&r"(x0), [x1] "=&r"(x1),      \
     [x2] "=&r"(x2), [om] "+m"(s->o)                                                                           \
   : [b0] "m"(s->k[0]), [b1] "m"(s->k[1]), [m0] "m"(s->k[2]), [p0] "m"(s->k[3]), [e0] "m"(s->k[4]),              \
-    [m1] "m"(s->k[5]), [p1] "m"(s->k[6]), [e1] "m"(s->k[7]), [end] "m"(s->end), [K] "i"(K), [O1] "i"(OPS)
+    [m1] "m"(s->k[5]), [p1] "m"(s->k[6]), [e1] "m"(s->k[7]), [end] "m"(s->end), [K] "i"(K),   \
+    [O1] "i"(OPS + 4096 * (128 + (__builtin_constant_p(zp) ? zp : 0)))   /* the output pixel stride; BT_PM_L3_ZO */
 #define BT_PM_L3_ZI [zp] "i"(__builtin_constant_p(zp) ? zp : 0)   /* the caller's test: folded or zp a constant */
 #define BT_PM_L3_CI , [fend] "m"(s->fend)
 #ifdef BT_ICACHE_BYTES
   if (folded) {   /* (the zero point's operand would be the asm's 31st) */
     if (fast == 2) __asm__ volatile(BT_PM_L3_COMPACT(BT_PM_L3_RQ2, BT_PM_NZ) BT_PM_L3_OPS BT_PM_L3_CI : "cc", "memory");
     else __asm__ volatile(BT_PM_L3_COMPACT(BT_PM_L3_RQ1, BT_PM_NZ) BT_PM_L3_OPS BT_PM_L3_CI : "cc", "memory");
+    return;
+  }
+  if (__builtin_constant_p(zp)) {   /* the caller's test: folded or zp a constant */
+    if (fast == 2) __asm__ volatile(BT_PM_L3_COMPACT(BT_PM_L3_RQ2, BT_PM_L3_ZO) BT_PM_L3_OPS BT_PM_L3_CI : "cc", "memory");
+    else __asm__ volatile(BT_PM_L3_COMPACT(BT_PM_L3_RQ1, BT_PM_L3_ZO) BT_PM_L3_OPS BT_PM_L3_CI : "cc", "memory");
     return;
   }
 #endif
@@ -608,6 +618,7 @@ static inline __attribute__((always_inline)) void bt_pm_loop3(const int16_t *c, 
 }
 #undef BT_PMR_UNROLL
 #undef BT_PM_L3_COMPACT
+#undef BT_PM_L3_ZO
 #undef BT_PM_L3_LOOPED
 #undef BT_PM_L3_REST
 #undef BT_PM_L3_BODY

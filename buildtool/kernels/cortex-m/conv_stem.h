@@ -31,8 +31,12 @@
 /* a pair of output channels: 9 words (the zero point, the two biases, bt_pm_k6's six constants), then each
  * channel's NS widened weight words */
 #define BT_STEM_PB(p) (36 + 8 * BT_STEM_NS(p))
+/* pixels from one of a triple's to the next: 1, or on a part with a small instruction cache (BT_PMR_COMPACT_ON,
+ * bt_stem_rowc) 2 for an odd S (the triple's pixels all in rows A or all in rows B; an even S keeps bt_stem_row,
+ * whose loop holds one triple: vww's stem there 878,443 modelled cycles on nucleo-l4r5zi, 902,532 by bt_stem_rowc) */
+#define BT_STEM_CP(p) ((BT_PMR_COMPACT_ON && (BT_STEM_S(p) & 1)) ? 2 : 1)
 /* the outputs of a triple with phantom pixels (bt_stem_blk's stores at their offsets), at the frame's end */
-#define BT_STEM_SC(p) ((2 * (p)->out.pixel_stride + 2 + 3) & ~3)
+#define BT_STEM_SC(p) ((2 * BT_STEM_CP(p) * (p)->out.pixel_stride + 2 + 3) & ~3)
 /* channels at a time: as many pairs as the frame holds besides the rows and SC (kws's 64 of 40 values: 32) */
 #define BT_STEM_ROOM(p) (BT_STEM_BYTES - BT_STEM_ROWS(p) - BT_STEM_SC(p))
 #define BT_STEM_GC(p) (BT_STEM_ROOM(p) / BT_STEM_PB(p) * 2 < (p)->out.c ? BT_STEM_ROOM(p) / BT_STEM_PB(p) * 2 \
@@ -51,7 +55,7 @@ static inline __attribute__((always_inline)) int bt_stem_ok(const bt_conv_params
          p->out.w >= 3 && p->out.c >= 2 && (p->out.c & 1) == 0 && p->out.pixel_stride > 0 &&
          p->out.pixel_stride < 2000 && p->pad_left >= 0 && p->pad_top >= 0 && BT_STEM_NS(p) <= 31 &&
          p->kh * p->kw > 1 && BT_STEM_ROOM(p) >= BT_STEM_PB(p) &&
-         BT_STEM_ROWS(p) + 6 * BT_STEM_S(p) < 4096;
+         BT_STEM_ROWS(p) + (BT_STEM_CP(p) == 2 ? 8 : 6) * BT_STEM_S(p) < 4096;
 }
 
 /* One step of the 3x2 block: pixel q's word j at c + Oq + off(j) (off: window row j / W's buffer row, word j % W
@@ -115,14 +119,16 @@ static inline __attribute__((always_inline)) void bt_stem3x2(const char *c, cons
   ".else\n\t"                                                                      \
   "bfi %[" A0 "], %[" A1 "], #8, #8\n\tstrh %[" A0 "], [%[o], #" OFS "]\n\t"      \
   ".endif\n\t"
-/* The doubled sums (fast 2) of a triple by a pair of channels, requantised and stored in one asm statement: the
+/* The doubled sums (fast 2) of a triple by a pair of channels (pixel q's outputs at o + q OQ), requantised and
+ * stored in one asm statement: the
  * biases and each channel's constants loaded from below f (the pair's words), nothing kept in registers between
  * statements (bt_stem3x2 then bt_pm_rqm6: gcc moved the sums and reloaded its loop's pointers from the stack;
  * vww's stem 912,715 -> 864,173 est. high cycles). */
 static inline __attribute__((always_inline)) void bt_stem_blk(const char *c, const char *f, int8_t *o,
                                                                const int32_t NS, const int32_t W, const int32_t RB,
                                                                const int32_t KB, const int32_t O0, const int32_t O1,
-                                                               const int32_t O2, const int32_t OPS, const int FOLD) {
+                                                               const int32_t O2, const int32_t OPS, const int32_t OQ,
+                                                               const int FOLD) {
   int32_t a00, a01, a10, a11, a20, a21;
   uint32_t wa, wb, x0, x1, x2;
   __asm__ volatile("ldr %[a00], [%[f], #-32]\n\tldr %[a01], [%[f], #-28]\n\t" BT_STEM_MAC
@@ -131,10 +137,10 @@ static inline __attribute__((always_inline)) void bt_stem_blk(const char *c, con
                    BT_STEM_RQ("a00") BT_STEM_RQ("a10") BT_STEM_RQ("a20")
                    "ldr %[wa], [%[f], #-12]\n\tldr %[wb], [%[f], #-8]\n\tldr %[x0], [%[f], #-4]\n\t"
                    BT_STEM_RQ("a01") BT_STEM_RQ("a11") BT_STEM_RQ("a21")
-                   BT_STEM_ST("a00", "a01", "0") BT_STEM_ST("a10", "a11", "%c[OPS]")
-                   BT_STEM_ST("a20", "a21", "(2 * %c[OPS])")
+                   BT_STEM_ST("a00", "a01", "0") BT_STEM_ST("a10", "a11", "%c[OQ]")
+                   BT_STEM_ST("a20", "a21", "(2 * %c[OQ])")
                    BT_STEM_OUTS
-                   : BT_STEM_INS, [o] "r"(o), [FOLD] "i"(FOLD), [OPS] "i"(OPS)
+                   : BT_STEM_INS, [o] "r"(o), [FOLD] "i"(FOLD), [OPS] "i"(OPS), [OQ] "i"(OQ)
                    : "memory");
 }
 #undef BT_STEM_ST
@@ -181,7 +187,7 @@ static inline __attribute__((always_inline)) void bt_stem_tri(const char *c, con
   const int32_t O0 = bt_stem_pos(3 * h, S, BOFF) - c0, O1 = bt_stem_pos(3 * h + 1, S, BOFF) - c0,
                 O2 = bt_stem_pos(3 * h + 2, S, BOFF) - c0;
   if (fast == 2) {
-    bt_stem_blk(c, f, o, NS, W, RB, KB, O0, O1, O2, OPS, FOLD);
+    bt_stem_blk(c, f, o, NS, W, RB, KB, O0, O1, O2, OPS, OPS, FOLD);
   } else {
     int32_t acc[6];
     bt_stem3x2(c, f, NS, W, RB, KB, O0, O1, O2, acc);
@@ -204,6 +210,42 @@ static inline __attribute__((always_inline)) int32_t bt_stem_row(const char *ra,
     if (CP == 2) bt_stem_tri(cx + c0, f, o + 3 * OPS, NS, W, RB, KB, S, BOFF, OPS, 1, fast, FOLD, zp);
   }
   return x;
+}
+
+/* bt_stem_row and its tail for a part whose instruction cache is small (BT_PMR_COMPACT_ON) and an odd S: there
+ * the row's loop holds two triples' asm (h 0 and 1: their pixels' rows A, B differ) and the tail four more copies,
+ * ~4.4 KB for ResNet-8's stem, which a 1 KiB cache streamed from flash for every pair of channels and row (1.17 M
+ * fetch stall cycles on nucleo-l4r5zi). Here one triple's asm in one loop serves the row and its tail: the
+ * triple's pixels x, x + CP, x + 2 CP (CP = BT_STEM_CP: 2 for an odd S, so the three are all in rows A or all in
+ * rows B, CP S values apart), the last group of 3 CP pixels through sc (its phantom pixels' sums dropped), and the
+ * zero point always added (FOLD 0: zp is 0 in the pair's words when it is folded into the rounding words), one
+ * copy for either. */
+static inline __attribute__((always_inline)) void bt_stem_rowc(const char *ra, const char *f, int8_t *o, int8_t *sc,
+                                                               const int32_t ow, const int32_t NS, const int32_t W,
+                                                               const int32_t RB, const int32_t KB, const int32_t S,
+                                                               const int32_t BOFF, const int32_t OPS, const int fast,
+                                                               int32_t zp) {
+  const int32_t CP = (S & 1) ? 2 : 1, O1 = 2 * CP * S, O2 = 4 * CP * S, OQ = CP * OPS;
+  const int32_t nt = (ow + 3 * CP - 1) / (3 * CP) * CP;   /* triples, the last group's phantom pixels included */
+#pragma GCC unroll 1
+  for (int32_t t = 0; t < nt; t++) {
+    const int32_t x = t / CP * 3 * CP + t % CP;   /* the triple's first pixel */
+    const char *const c = ra + bt_stem_pos(x, S, BOFF);
+    const int last = x + 2 * CP >= ow;
+    int8_t *const ot = last ? sc : o + x * OPS;
+    if (fast == 2) {
+      bt_stem_blk(c, f, ot, NS, W, RB, KB, 0, O1, O2, OPS, OQ, 0);
+    } else {
+      int32_t acc[6];
+      bt_stem3x2(c, f, NS, W, RB, KB, 0, O1, O2, acc);
+      bt_pm_rq6(acc, (const int32_t *)f - 6, ot, OQ, 0, zp);
+    }
+    if (last)
+      for (int32_t q = 0; q < 3 && x + q * CP < ow; q++) {
+        o[(x + q * CP) * OPS] = sc[q * OQ];
+        o[(x + q * CP) * OPS + 1] = sc[q * OQ + 1];
+      }
+  }
 }
 
 /* The stem path (bt_stem_ok): the buffer (buf, BT_STEM_BYTES) holds up to BT_STEM_GC channels' pairs (their
@@ -238,10 +280,10 @@ static inline __attribute__((always_inline)) void bt_conv_stem(const bt_conv_par
     for (int32_t i = 0; i < n / 2; i++) {
       const int32_t oc = g0 + 2 * i;
       int32_t *const kw = (int32_t *)(pairs + i * PB);
-      kw[0] = zp;
       kw[1] = bias ? bias[oc] * (1 + dbl) : 0;
       kw[2] = bias ? bias[oc + 1] * (1 + dbl) : 0;
       folded |= (uint32_t)bt_pm_k6(kw + 3, mult[oc], mult[oc + 1], shift[oc], shift[oc + 1], zp, fast) << i;
+      kw[0] = BT_STEM_CP(p) == 2 && ((folded >> i) & 1) ? 0 : zp;   /* bt_stem_rowc adds it always */
       for (int32_t r = 0; r < 2; r++) {
         const int8_t *const fr = filter + (oc + r) * K;
         int16_t *const wr = (int16_t *)(kw + 9 + r * NS);
@@ -271,6 +313,10 @@ static inline __attribute__((always_inline)) void bt_conv_stem(const bt_conv_par
       for (int32_t i = 0; i < n / 2; i++) {
         const char *const f = pairs + i * PB + 36;
         int8_t *const o = orow + 2 * i;
+        if (BT_STEM_CP(p) == 2) {
+          bt_stem_rowc((const char *)ra, f, o, sc, ow, NS, W, RB, KB, S, BOFF, OPS, fast, (folded >> i) & 1 ? 0 : zp);
+          continue;
+        }
         int32_t x = (folded >> i) & 1 ? bt_stem_row((const char *)ra, f, o, ow, NS, W, RB, KB, S, BOFF, OPS, fast, 1, zp)
                                       : bt_stem_row((const char *)ra, f, o, ow, NS, W, RB, KB, S, BOFF, OPS, fast, 0, zp);
         for (int32_t h = 0; x < ow; h++, x += 3) {   /* 1 to 5 pixels left: triples with phantom pixels, stored
