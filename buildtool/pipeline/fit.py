@@ -23,15 +23,23 @@ the board no clock.
 
 from __future__ import annotations
 
+import json
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 
 from .. import targets
-from ..errors import PlanError, UsageError
-from ..firmware.fits import PLAIN, RAM, RAM_NO_CAP, SPREAD, BoardUse, board_use, ladder
+from ..errors import BuildtoolError, PlanError, UsageError
+from ..firmware import runner, toolchain
+from ..firmware.fits import PLAIN, RAM, RAM_NO_CAP, SPREAD, BoardUse, Code, board_use, ladder
+from ..firmware.library import model_opcodes, model_sources
 from ..firmware.op_cost import MEMORY_STALLS_PER_MAC, static_cycles
 from ..options import PlanOptions
+from ..plan import ArenaPlan
 from ..plan.regions import place_arena
 from ..progress import stage
+from ..steps import code as code_step
+from ..steps.models import Model
 from ..steps.plan import plan_memory
 
 @dataclass(frozen=True)
@@ -76,9 +84,31 @@ class FitRow:
                     **({"memory_model": True} if self.memory_model else {})}}
 
 
-def fit_table(graph, options=None, planner=plan_memory, boards=None, flash_wait_states: int = 0) -> list:
+def measure_code(model: Model, plan, t: targets.Target) -> Code | None:
+    """The code the build of plan on board t links, measured as the build measures it: the code step's
+    model.c (the weights placed around its measured code where the build does so: flash_code_bytes),
+    linked by a trial link (toolchain.trial_elf) and read as the build's RAM/flash line reads the image
+    (runner.memory_figures). None when this machine lacks the board's toolchain."""
+    try:
+        toolchain.check_tools(t)
+    except BuildtoolError:
+        return None
+    made = code_step.run(model, plan, t.name)
+    man = json.loads(made.files["firmware.json"])
+    kernels = model_sources(t, model_opcodes(model.graph), not isinstance(plan, ArenaPlan))  # what the link takes
+    with tempfile.TemporaryDirectory(prefix="bt-fit-") as tmp:
+        elf = toolchain.trial_elf(t, made.files["model.c"], made.files["model.h"], Path(tmp), kernels)
+        m = runner.memory_figures(t, elf, man["arena_bytes"])
+    return Code(m["code"], m["static"] - man["arena_bytes"], man.get("flash_code_bytes"))
+
+
+def fit_table(graph, options=None, planner=plan_memory, boards=None, flash_wait_states: int = 0,
+              model: Model | None = None) -> list:
     """[FitRow] for every installed board (boards: the names to take instead), in name order; the
-    latency with flash_wait_states on every access to the board's flash (op_cost.static_cycles)."""
+    latency with flash_wait_states on every access to the board's flash (op_cost.static_cycles).
+    model (the Model of graph): measure the code of each row's plan as its build links it (measure_code)
+    and count it (flash = code + weights; RAM with the static data, and the code on a board running it
+    from RAM); None: the code is not measured (the board's reserve for it counted, or nothing)."""
     if flash_wait_states < 0:
         raise UsageError(f"--flash-wait-states must be 0 or more, not {flash_wait_states}")
     options = PlanOptions.from_map(options)
@@ -96,7 +126,8 @@ def fit_table(graph, options=None, planner=plan_memory, boards=None, flash_wait_
                 made[label] = None
         return made[label]
 
-    return [_row(graph, targets.get(name), rungs, plan, options.fused, flash_wait_states)
+    measure = None if model is None else (lambda p, t: measure_code(model, p, t))
+    return [_row(graph, targets.get(name), rungs, plan, options.fused, flash_wait_states, measure)
             for name in (boards or targets.names())]
 
 
@@ -107,7 +138,12 @@ def _uncapped_may_fit(capped, t) -> bool:
     return other is not None and (not t.ram_bytes or other + t.stack_bytes <= t.data_ram_bytes)
 
 
-def _row(g, t, rungs, plan, fused: bool, flash_wait_states: int = 0) -> FitRow:
+def _row(g, t, rungs, plan, fused: bool, flash_wait_states: int = 0, measure=None) -> FitRow:
+    def use_of(p):  # what p uses of t; once it fits without its code, with the code measured (measure)
+        use = board_use(g, p, t)
+        code = measure(p, t) if use.fits and measure is not None else None
+        return board_use(g, p, t, code) if code is not None else use
+
     tried = []  # (label, plan, use) of every plan tried, in ladder order
     for label, opts in rungs:
         if label == RAM_NO_CAP and tried and tried[-1][0] == RAM and not _uncapped_may_fit(tried[-1][1], t):
@@ -115,13 +151,14 @@ def _row(g, t, rungs, plan, fused: bool, flash_wait_states: int = 0) -> FitRow:
         p = plan(label, opts)
         if p is None:
             continue
-        use = board_use(g, p, t)
+        use = use_of(p)
         tried.append((label, p, use))
         if use.fits:
             break
         # weights that do not fit fit no plan better, but the row shows the least RAM a plan needs (as
-        # the build's refusal suggests --optimize ram): go on while RAM is short too
-        if "ram" not in use.short:
+        # the build's refusal suggests --optimize ram): go on while RAM is short too (or, with the code
+        # measured, while the code and weights exceed the flash: another plan's code may be smaller)
+        if "ram" not in use.short and "flash" not in use.short:
             break
     if not any(x[2].fits for x in tried) and not fused and "ram" in tried[0][2].short:
         plain = tried[0][1]
@@ -130,7 +167,7 @@ def _row(g, t, rungs, plan, fused: bool, flash_wait_states: int = 0) -> FitRow:
         except PlanError:  # not even spread over every region: the row says by how much RAM is short
             spread = plain
         if spread is not plain:
-            tried.append((SPREAD, spread, board_use(g, spread, t)))
+            tried.append((SPREAD, spread, use_of(spread)))
     ok = [x for x in tried if x[2].fits]
     # none fits: the plan that leaves least short, RAM first (weights short alike: no plan places them better)
     label, p, use = ok[0] if ok else min(tried, key=lambda x: (x[2].short.get("ram", 0), x[2].ram_bytes,
