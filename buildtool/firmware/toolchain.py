@@ -286,6 +286,41 @@ def section_bytes(t: targets.Target, elf, names: tuple) -> int:
     return total
 
 
+LIBRARY_ROOTS = ("model_init", "model_invoke", "model_input", "model_output", "model_input_bytes",
+                 "model_output_bytes")  # an export's API: what its code is kept for
+
+
+def library_link_flags(t: targets.Target) -> list:
+    """How library_code_bytes links an export's objects alone: the board's CPU flags, no start-up code
+    or C library, --gc-sections kept to the API (LIBRARY_ROOTS; model_invoke the entry), libgcc's helpers
+    linked, the symbols the application provides (memcpy, memset, bt_weights) left unresolved."""
+    native = ["-static"] if t.port.native else []
+    return (cpu_flags(t) + native + ["-nostdlib", "-nostartfiles", "-Wl,--gc-sections",
+                                     "-Wl,--unresolved-symbols=ignore-all", "-Wl,-e,model_invoke"]
+            + [f"-Wl,-u,{s}" for s in LIBRARY_ROOTS])
+
+
+def library_code_bytes(t: targets.Target, folder, sources: list, includes: list) -> int:
+    """An export's code (MODEL_CODE_BYTES): its sources (relative to folder; the weights array left out)
+    compiled with the board's flags (compile_flags: its -O level, -ffunction-sections -fdata-sections),
+    linked alone (library_link_flags) and counted as the build's RAM/flash line counts code
+    (CODE_SECTIONS: code, constants, .data's initial values)."""
+    folder = Path(folder)
+    flags = (list(t.cflags) + [f"-D{d}" for d in t.defines] + [f"-I{folder / d}" for d in includes])
+    with tempfile.TemporaryDirectory(prefix="bt-lib-size-") as tmp:
+        objs = [str(Path(tmp) / f"{k}.o") for k in range(len(sources))]
+        for src, obj in zip(sources, objs):
+            cmd = [t.cc] + flags + ["-c", str(folder / src), "-o", obj]
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode != 0:
+                raise tool_failed(f"compiling {src} of the export for {t.name}", r, cmd)
+        cmd = [t.cc] + library_link_flags(t) + objs + ["-lgcc", "-o", str(Path(tmp) / "lib.elf")]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise tool_failed(f"linking the export's code for {t.name}", r, cmd)
+        return section_bytes(t, Path(tmp) / "lib.elf", CODE_SECTIONS)
+
+
 def images(t: targets.Target, elf: Path) -> dict:
     """The board's flashable outputs beside the ELF (objcopy): firmware.bin, the raw bytes of its
     internal flash from the first loaded address, and firmware.hex (Intel HEX, every loaded byte at its
@@ -415,7 +450,8 @@ def check_segments(t: targets.Target, elf) -> None:
 
 
 
-__all__ = ["FirmwareError", "code_bytes", "trial_elf", "CODE_SECTIONS", "section_bytes", "kernel_sources", "include_dirs", "compile_flags", "sources",
+__all__ = ["FirmwareError", "code_bytes", "trial_elf", "CODE_SECTIONS", "section_bytes", "library_code_bytes",
+           "library_link_flags", "LIBRARY_ROOTS", "kernel_sources", "include_dirs", "compile_flags", "sources",
            "weights_define", "link_flags", "cpu_flags", "kernel_library", "model_object", "link", "images",
            "load_segments",
            "check_segments", "KERNELS", "FIRMWARE", "PACKAGE"]

@@ -24,8 +24,10 @@ the board no clock.
 from __future__ import annotations
 
 import json
+import os
 import tempfile
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import targets
@@ -59,6 +61,7 @@ class FitRow:
     limited: bool  # the board declares memory sizes (host and xcore do not)
     flash_wait_states: int = 0  # in the cycles: wait states on every flash access
     memory_model: bool = False  # in the cycles: the part's memory stalls per MAC (op_cost.MEMORY_STALLS_PER_MAC)
+    planned: object = field(default=None, repr=False, compare=False)  # the plan that fits (None: none does)
 
     @property
     def fits(self) -> bool:
@@ -126,9 +129,24 @@ def fit_table(graph, options=None, planner=plan_memory, boards=None, flash_wait_
                 made[label] = None
         return made[label]
 
-    measure = None if model is None else (lambda p, t: measure_code(model, p, t))
-    return [_row(graph, targets.get(name), rungs, plan, options.fused, flash_wait_states, measure)
-            for name in (boards or targets.names())]
+    names = boards or targets.names()
+    if model is None:
+        return [_row(graph, targets.get(name), rungs, plan, options.fused, flash_wait_states) for name in names]
+    # the code of each row that fits without it, measured in parallel (links and compiles wait on the
+    # toolchain); a row its code pushes out goes on down the ladder, measuring as it goes
+    first = [_row(graph, targets.get(name), rungs, plan, options.fused, flash_wait_states) for name in names]
+    todo = [r for r in first if r.fits]
+    stage("measuring the code")
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        codes = dict(zip([(r.board, r.plan) for r in todo],
+                         pool.map(lambda r: measure_code(model, r.planned, targets.get(r.board)), todo)))
+
+    def measure(label, p, t):
+        if (t.name, label) not in codes:
+            codes[t.name, label] = measure_code(model, p, t)
+        return codes[t.name, label]
+
+    return [_row(graph, targets.get(name), rungs, plan, options.fused, flash_wait_states, measure) for name in names]
 
 
 def _uncapped_may_fit(capped, t) -> bool:
@@ -139,9 +157,9 @@ def _uncapped_may_fit(capped, t) -> bool:
 
 
 def _row(g, t, rungs, plan, fused: bool, flash_wait_states: int = 0, measure=None) -> FitRow:
-    def use_of(p):  # what p uses of t; once it fits without its code, with the code measured (measure)
+    def use_of(label, p):  # what p uses of t; once it fits without its code, with the code measured (measure)
         use = board_use(g, p, t)
-        code = measure(p, t) if use.fits and measure is not None else None
+        code = measure(label, p, t) if use.fits and measure is not None else None
         return board_use(g, p, t, code) if code is not None else use
 
     tried = []  # (label, plan, use) of every plan tried, in ladder order
@@ -151,7 +169,7 @@ def _row(g, t, rungs, plan, fused: bool, flash_wait_states: int = 0, measure=Non
         p = plan(label, opts)
         if p is None:
             continue
-        use = use_of(p)
+        use = use_of(label, p)
         tried.append((label, p, use))
         if use.fits:
             break
@@ -167,7 +185,7 @@ def _row(g, t, rungs, plan, fused: bool, flash_wait_states: int = 0, measure=Non
         except PlanError:  # not even spread over every region: the row says by how much RAM is short
             spread = plain
         if spread is not plain:
-            tried.append((SPREAD, spread, use_of(spread)))
+            tried.append((SPREAD, spread, use_of(SPREAD, spread)))
     ok = [x for x in tried if x[2].fits]
     # none fits: the plan that leaves least short, RAM first (weights short alike: no plan places them better)
     label, p, use = ok[0] if ok else min(tried, key=lambda x: (x[2].short.get("ram", 0), x[2].ram_bytes,
@@ -175,7 +193,7 @@ def _row(g, t, rungs, plan, fused: bool, flash_wait_states: int = 0, measure=Non
     cycles = static_cycles(g, p, t.cpu, flash_wait_states, t.name) if ok else None
     modelled = bool(cycles) and not flash_wait_states and t.name in MEMORY_STALLS_PER_MAC
     return FitRow(t.name, t.cpu, label if ok else None, use, p.arena_bytes, t.stack_bytes, int(p.macs), t.clock_hz,
-                  cycles, bool(t.ram_bytes or t.flash_bytes or t.regions), flash_wait_states, modelled)
+                  cycles, bool(t.ram_bytes or t.flash_bytes or t.regions), flash_wait_states, modelled, p if ok else None)
 
 
 __all__ = ["FitRow", "fit_table", "ladder", "PLAIN", "RAM", "RAM_NO_CAP", "SPREAD"]
