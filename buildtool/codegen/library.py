@@ -73,7 +73,7 @@ def code_facts_h(model_h_text: str, facts: CodeFacts) -> str:
     """model.h with MODEL_CODE_BYTES and MODEL_STACK_BYTES (when measured), and how each was measured,
     before its closing #endif."""
     stack = (f"MODEL_STACK_BYTES: {facts.stack_how}." if facts.stack_bytes is not None
-             else f"MODEL_STACK_BYTES is not defined: {facts.stack_how}.")
+             else f"MODEL_STACK_BYTES is not defined, the stack not measured: {facts.stack_how}.")
     block = ("\n/* Code and stack, as buildtool export measured them.\n"
              + _wrap(f"MODEL_CODE_BYTES: {_code_text(facts)}.") + "\n" + _wrap(stack) + " */\n"
              + f"#define MODEL_CODE_BYTES {facts.code_bytes}u\n"
@@ -198,7 +198,8 @@ def _code_readme(facts: CodeFacts | None) -> str:
              else "")
     return (f"| code, constants, initialised data | | {facts.code_bytes} | | `.text`, `.rodata`, `.data` |\n{stack}"
             f"\nCode (`MODEL_CODE_BYTES` in `model.h`): {_code_text(facts)}.\n"
-            f"Stack{' (`MODEL_STACK_BYTES`)' if facts.stack_bytes is not None else ''}: {facts.stack_how}.\n")
+            + (f"Stack (`MODEL_STACK_BYTES`): {facts.stack_how}.\n" if facts.stack_bytes is not None
+               else f"Stack: not measured: {facts.stack_how}.\n"))
 
 
 __all__ = ["CodeFacts", "code_facts_h", "NO_FPU_FLAG", "hard_float", "no_fpu_sources", "ARENA_SECTION", "WEIGHTS_SECTION", "WEIGHTS_ALIGN", "model_h", "weights_c", "platform_c",

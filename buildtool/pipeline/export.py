@@ -120,7 +120,7 @@ def _code_bytes(t: targets.Target, files: dict, sources: list, includes: list) -
 def _stack_how(t: targets.Target) -> str:
     """Where MODEL_STACK_BYTES was measured (stack_high_water), or why it was not."""
     if not t.runs_here:
-        return f"not measured: board {t.name} does not run here (no emulator); measure it on the part"
+        return f"board {t.name} does not run here (no emulator): measure it on the part"
     where = "natively on this machine" if t.port.native else f"in {t.run[0]} {' '.join(t.run[1:3])}"
     return (f"the high-water mark of buildtool's own firmware of this model for board {t.name} (the same "
             f"model.c, kernels and flags, with its start-up code and main), run {where} on an all-zero input")
