@@ -49,14 +49,25 @@ def optimize_ram_hint(g: Graph, plan, t: targets.Target, options: PlanOptions, h
     return ""
 
 
-def check_fits(g: Graph, plan, t: targets.Target, hint: str = "--optimize ram", options=None) -> None:
+def check_fits(g: Graph, plan, t: targets.Target, hint: str = "--optimize ram", options=None,
+               code: Code | None = None) -> None:
     """Refuse, before anything is written or linked, a model whose arena (its RAM part, when the
     board's regions take the rest: regions.place_arena; the whole arena when even they cannot) and
     stack exceed the board's RAM or whose
     weights exceed its flash: one line naming the board's size and the
     need, suggesting --optimize ram (or hint: how the caller spells it) when the least-RAM
-    fusion plan would fit."""
+    fusion plan would fit. code: the build's code measured (steps.code.measured_code) on a board that runs
+    its code from RAM (xcore's tile): the RAM then holds that code, the static data, arena and stack, the
+    code measured for this model in place of the board's reserve."""
 
+    if code is not None and t.code_in_ram and t.ram_bytes:
+        need = first_bytes(plan) + t.stack_bytes + code.static + code.code
+        if need > t.ram_bytes:
+            raise FirmwareError(f"{g.name} does not fit board {t.name}: it needs {exact(need)} of RAM (code and "
+                                f"constants {exact(code.code)}, measured as built here, + arena "
+                                f"{exact(first_bytes(plan))} + stack {exact(t.stack_bytes)} + static "
+                                f"{exact(code.static)}), the board has {exact(t.ram_bytes)}"
+                                + optimize_ram_hint(g, plan, t, PlanOptions.from_map(options), hint))
     try:  # on a board with regions, arena buffers RAM cannot hold go elsewhere
         plan = place_arena(g, plan, t)
     except PlanError:  # not even spread over every memory that may hold arena buffers: the RAM line below

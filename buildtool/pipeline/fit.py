@@ -23,24 +23,18 @@ the board no clock.
 
 from __future__ import annotations
 
-import json
 import os
-import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from .. import targets
-from ..errors import BuildtoolError, PlanError, UsageError
-from ..firmware import runner, toolchain
-from ..firmware.fits import PLAIN, RAM, RAM_NO_CAP, SPREAD, BoardUse, Code, board_use, ladder
-from ..firmware.library import model_opcodes, model_sources
+from ..errors import PlanError, UsageError
+from ..firmware.fits import PLAIN, RAM, RAM_NO_CAP, SPREAD, BoardUse, board_use, ladder
 from ..firmware.op_cost import MEMORY_STALLS_PER_MAC, static_cycles
 from ..options import PlanOptions
-from ..plan import ArenaPlan
 from ..plan.regions import place_arena
 from ..progress import stage
-from ..steps import code as code_step
+from ..steps.code import measured_code
 from ..steps.models import Model
 from ..steps.plan import plan_memory
 
@@ -87,29 +81,11 @@ class FitRow:
                     **({"memory_model": True} if self.memory_model else {})}}
 
 
-def measure_code(model: Model, plan, t: targets.Target) -> Code | None:
-    """The code the build of plan on board t links, measured as the build measures it: the code step's
-    model.c (the weights placed around its measured code where the build does so: flash_code_bytes),
-    linked by a trial link (toolchain.trial_elf) and read as the build's RAM/flash line reads the image
-    (runner.memory_figures). None when this machine lacks the board's toolchain."""
-    try:
-        toolchain.check_tools(t)
-    except BuildtoolError:
-        return None
-    made = code_step.run(model, plan, t.name)
-    man = json.loads(made.files["firmware.json"])
-    kernels = model_sources(t, model_opcodes(model.graph), not isinstance(plan, ArenaPlan))  # what the link takes
-    with tempfile.TemporaryDirectory(prefix="bt-fit-") as tmp:
-        elf = toolchain.trial_elf(t, made.files["model.c"], made.files["model.h"], Path(tmp), kernels)
-        m = runner.memory_figures(t, elf, man["arena_bytes"])
-    return Code(m["code"], m["static"] - man["arena_bytes"], man.get("flash_code_bytes"))
-
-
 def fit_table(graph, options=None, planner=plan_memory, boards=None, flash_wait_states: int = 0,
               model: Model | None = None) -> list:
     """[FitRow] for every installed board (boards: the names to take instead), in name order; the
     latency with flash_wait_states on every access to the board's flash (op_cost.static_cycles).
-    model (the Model of graph): measure the code of each row's plan as its build links it (measure_code)
+    model (the Model of graph): measure the code of each row's plan as its build links it (steps.code.measured_code)
     and count it (flash = code + weights; RAM with the static data, and the code on a board running it
     from RAM); None: the code is not measured (the board's reserve for it counted, or nothing)."""
     if flash_wait_states < 0:
@@ -139,11 +115,11 @@ def fit_table(graph, options=None, planner=plan_memory, boards=None, flash_wait_
     stage("measuring the code")
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         codes = dict(zip([(r.board, r.plan) for r in todo],
-                         pool.map(lambda r: measure_code(model, r.planned, targets.get(r.board)), todo)))
+                         pool.map(lambda r: measured_code(model, r.planned, targets.get(r.board)), todo)))
 
     def measure(label, p, t):
         if (t.name, label) not in codes:
-            codes[t.name, label] = measure_code(model, p, t)
+            codes[t.name, label] = measured_code(model, p, t)
         return codes[t.name, label]
 
     return [_row(graph, targets.get(name), rungs, plan, options.fused, flash_wait_states, measure) for name in names]
