@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import targets
 from ..codegen import library as text
-from ..errors import InternalError, UsageError, did_you_mean
+from ..errors import BuildtoolError, InternalError, UsageError, did_you_mean
 from ..firmware import toolchain
 from ..firmware.library import kernel_names, model_opcodes, needed_files
 from ..firmware.toolchain import KERNELS, include_dirs
@@ -95,8 +95,7 @@ def library(model: Model, plan, board: str) -> dict:
                                  | {_kernel_path(s): s.read_text(encoding="utf-8") for s in srcs}, sources, cpu_flags)
     files.update(text.build_files(g.name, board, kset, sources, includes, list(t.defines), cpu_flags, no_fpu))
     code_bytes = _code_bytes(t, files, [s for s in sources if s != "model_weights.c"], includes)
-    stack = stack_high_water(model, plan, board)
-    facts = text.CodeFacts(code_bytes, " ".join(t.cflags), stack, _stack_how(t))
+    facts = text.CodeFacts(code_bytes, " ".join(t.cflags), *stack_high_water(model, plan, board))
     files["model.h"] = text.code_facts_h(files["model.h"], facts)
     system = sorted({h for n, d in files.items() if n.endswith((".c", ".h"))
                      for h in _SYSTEM.findall(d if isinstance(d, str) else d.decode("utf-8"))})
@@ -117,28 +116,26 @@ def _code_bytes(t: targets.Target, files: dict, sources: list, includes: list) -
         return toolchain.library_code_bytes(t, tmp, sources, includes)
 
 
-def _stack_how(t: targets.Target) -> str:
-    """Where MODEL_STACK_BYTES was measured (stack_high_water), or why it was not."""
-    if not t.runs_here:
-        return f"board {t.name} does not run here (no emulator): measure it on the part"
-    where = "natively on this machine" if t.port.native else f"in {t.run[0]} {' '.join(t.run[1:3])}"
-    return (f"the high-water mark of buildtool's own firmware of this model for board {t.name} (the same "
-            f"model.c, kernels and flags, with its start-up code and main), run {where} on an all-zero input")
-
-
-def stack_high_water(model: Model, plan, board: str) -> int | None:
-    """The stack high-water mark (bytes) of buildtool's firmware of model and plan for board, built and run
-    on the board's emulator (or natively) as `buildtool run` runs it (runner.ram_report's stack_bytes,
-    from the start-up code's painted stack); None where the board does not run here."""
+def stack_high_water(model: Model, plan, board: str) -> tuple:
+    """(bytes, how): the stack high-water mark of buildtool's firmware of model and plan for board, built and
+    run on the board's emulator (or natively) as `buildtool run` runs it (runner.ram_report's stack_bytes,
+    from the start-up code's painted stack), and how it was measured; (None, why) where it cannot be: the
+    board does not run here, or buildtool's firmware of it does not build or run (its one line)."""
     t = targets.get(board)
     if not t.runs_here:
-        return None
-    with tempfile.TemporaryDirectory(prefix="bt-export-stack-") as tmp:
-        paths = build(model, board, tmp, plan=plan, say=lambda line: None)
-        man = json.loads(Path(paths["manifest"]).read_text(encoding="utf-8"))
-        xs = [np.zeros(i["shape"], NUMPY_DTYPE[i["dtype"]]) for i in man["inputs"]]
-        _, _, ram = run(board, tmp, xs if len(xs) > 1 else xs[0], profile=False)
-    return int(ram["stack_bytes"])
+        return None, f"board {t.name} does not run here (no emulator): measure it on the part"
+    where = "natively on this machine" if t.port.native else f"in {t.run[0]} {' '.join(t.run[1:3])}"
+    try:
+        with tempfile.TemporaryDirectory(prefix="bt-export-stack-") as tmp:
+            paths = build(model, board, tmp, plan=plan, say=lambda line: None)
+            man = json.loads(Path(paths["manifest"]).read_text(encoding="utf-8"))
+            xs = [np.zeros(i["shape"], NUMPY_DTYPE[i["dtype"]]) for i in man["inputs"]]
+            _, _, ram = run(board, tmp, xs if len(xs) > 1 else xs[0], profile=False)
+    except BuildtoolError as e:
+        return None, f"buildtool's own firmware of it for board {t.name} did not run here ({e})"
+    return int(ram["stack_bytes"]), (
+        f"the high-water mark of buildtool's own firmware of this model for board {t.name} (the same model.c, "
+        f"kernels and flags, with its start-up code and main), run {where} on an all-zero input")
 
 
 def first_arena(code) -> int:
