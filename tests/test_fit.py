@@ -376,3 +376,29 @@ def test_nrf52840dk_splits_the_weights_as_its_build_places_them(tmp_path):
     assert by["flash"].code > 400 * 1024 and by["qspi"].weights > 2 * 1024 * 1024
     line = _build_line_says_the_same(r, "mobilenetv2", tmp_path)
     assert "; qspi " in line
+
+
+def test_measured_code_counts_in_the_verdict():
+    """Issue 50 item 4: with the code measured (fits.Code), a board running its code from RAM (xcore's tile)
+    counts that code, not its fixed reserve, with the arena, stack and static data against the tile's
+    512 KiB, in fit (board_use) and in the build's check (check_fits: one line naming the measured code);
+    on a flash part the code and the weights together must fit the flash ("flash N short")."""
+    from buildtool.firmware.fits import Code, board_use, check_fits
+    from buildtool.firmware.toolchain import FirmwareError
+
+    g = read_model("tiny").graph
+    plan = plan_memory(g, PlanOptions())
+    t = targets.get("xcore")
+    room = t.ram_bytes - plan.arena_bytes - t.stack_bytes - 500
+    use = board_use(g, plan, t, Code(room, 500))
+    ram_use = next(m for m in use.memories if m.memory == "RAM")
+    assert use.fits and use.ram_bytes == t.ram_bytes and ram_use.used == t.ram_bytes and ram_use.code == room
+    assert room > t.ram_bytes - t.code_in_ram  # more code than the fixed reserve: the measured figure decides
+    check_fits(g, plan, t, code=Code(room, 500))
+    assert board_use(g, plan, t, Code(room + 1, 500)).short == {"ram": 1}
+    with pytest.raises(FirmwareError, match=r"code and constants 259,000 B, measured as built here"):
+        check_fits(g, plan, t, code=Code(259_000, t.ram_bytes))
+    m0 = targets.get("cortex-m0plus")  # 256 KiB of flash, no reserve: code + weights
+    flash = next(m for m in board_use(g, plan, m0).memories if m.memory == "FLASH")
+    assert board_use(g, plan, m0, Code(m0.flash_bytes - flash.weights, 0)).fits
+    assert board_use(g, plan, m0, Code(m0.flash_bytes - flash.weights + 3, 0)).short == {"flash": 3}
