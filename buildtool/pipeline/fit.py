@@ -11,6 +11,12 @@ flash or memory regions):
                                           (regions.place_arena), on a board with regions of its own
   does not fit                            with the bytes short (the least-RAM plan tried)
 
+With model given (the CLI), a plan that fits without its code is then measured as its build links it
+(steps.code.measured_code: the code step's model.c, a trial link, the build's RAM/flash line's reading):
+the row counts that code (flash = code + weights; RAM with the static data; the code itself on a board
+running it from RAM) and the weights placed around it as the build places them, and goes on down the
+ladder when the code does not fit. The rows' measurements run in parallel.
+
 Options that ask for a fused plan (optimize, splits, input_streamed) make that plan the only rung.
 Each plan is made once, when a board first needs it, and reused for every board (the uncapped one
 not at all where the capped plan's tradeoff says it is no smaller or would not fit); `planner(graph,
