@@ -71,7 +71,8 @@ def test_tiny_fits_every_board_plain_and_the_table_matches_the_json(capsys):
         r = rows[name]
         assert (fits, plan) == ("yes", r["plan"])
         limit = f" / {size(ram(r)['size'])}" if ram(r)["size"] else " (no limit)"
-        assert f"  {size(ram(r)['used'])}{limit}  " in line
+        code = f" (code {size(ram(r)['code'])})" if ram(r)["code"] else ""  # xcore: the code the tile holds
+        assert f"  {size(ram(r)['used'])}{limit}{code}  " in line
         latency = r["latency"]
         if latency is None:
             assert line.endswith("n/a")
