@@ -330,6 +330,61 @@ def test_cortex_m4_library_in_a_cpp_project_with_the_fpu_off_is_bit_exact(tmp_pa
     assert run.returncode == 99, run.stdout + run.stderr  # the start-up's fault handler
 
 
+LIB_SIZE_MAKEFILE = """include $(LIB)/model.mk
+SRCS = $(filter-out %/model_weights.c,$(BT_MODEL_SRCS))
+OBJS = $(patsubst $(LIB)/%.c,obj/%.o,$(SRCS))
+obj/%.o: $(LIB)/%.c
+\tmkdir -p $(dir $@) && $(CC) $(FLAGS) $(BT_MODEL_CFLAGS) -c $< -o $@
+lib.elf: $(OBJS)
+\t$(CC) $(LDFLAGS) $(OBJS) -lgcc -o $@
+"""
+
+
+def test_model_h_states_the_code_and_stack_an_independent_build_measures(tmp_path, capsys):
+    """Issue 50 item 4: model.h's MODEL_CODE_BYTES is what arm-none-eabi-size says of the folder's own
+    sources (model.mk's list but the weights array) compiled with the flags model.h names and linked alone
+    with --gc-sections from the API (make, not buildtool's compile); MODEL_STACK_BYTES is the stack
+    high-water mark `buildtool run --board cortex-m4` reports for the model; README.md states both."""
+    for tool in ("arm-none-eabi-gcc", "qemu-system-arm", "make"):
+        _tool(tool)
+    lib, _, _ = _export_and_reference(tmp_path, capsys, "cortex-m4", [])
+    h = (lib / "model.h").read_text()
+    code = int(re.search(r"#define MODEL_CODE_BYTES (\d+)u", h).group(1))
+    stack = int(re.search(r"#define MODEL_STACK_BYTES (\d+)u", h).group(1))
+    flags = re.search(r"compiled with `([^`]*)`", " ".join(h.split())).group(1)
+    t = targets.get("cortex-m4")
+    assert flags == " ".join(t.cflags)
+    roots = ["model_init", "model_invoke", "model_input", "model_output", "model_input_bytes", "model_output_bytes"]
+    ld = (["-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16", "-nostdlib", "-Wl,--gc-sections",
+           "-Wl,--unresolved-symbols=ignore-all", "-Wl,-e,model_invoke"] + [f"-Wl,-u,{r}" for r in roots])
+    (tmp_path / "Makefile").write_text(LIB_SIZE_MAKEFILE)
+    r = subprocess.run(["make", "-s", f"LIB={lib}", "CC=arm-none-eabi-gcc", f"FLAGS={flags}", f"LDFLAGS={' '.join(ld)}"],
+                       cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    text, data = subprocess.run(["arm-none-eabi-size", "lib.elf"], cwd=tmp_path, capture_output=True, text=True,
+                                check=True).stdout.splitlines()[1].split()[:2]
+    assert code == int(text) + int(data) > 50_000
+    np.save(tmp_path / "zeros.npy", np.zeros((1, 32, 32, 3), np.int8))
+    rc, _, err = run_cli(["run", "tiny", "--board", "cortex-m4", "--input", str(tmp_path / "zeros.npy"),
+                          "--output", str(tmp_path / "y.npy")], capsys)
+    assert rc == 0, err
+    assert int(re.search(r"\+ stack ([\d,]+) B", err).group(1).replace(",", "")) == stack > 0
+    readme = (lib / "README.md").read_text()
+    assert f"| code, constants, initialised data | | {code} |" in readme and f"| stack (high-water mark) | | {stack} |" in readme
+
+
+def test_a_board_that_does_not_run_here_says_its_stack_is_not_measured(tmp_path, capsys):
+    """Where the board has no emulator (nrf52840dk) the export still measures its code, and says the stack
+    is not measured instead of stating a figure."""
+    lib = tmp_path / "lib"
+    rc, _, err = run_cli(["export", "tiny", "--cpu", "nrf52840dk", "-o", str(lib)], capsys)
+    assert rc == 0, err
+    h = (lib / "model.h").read_text()
+    assert re.search(r"#define MODEL_CODE_BYTES \d+u", h) and "MODEL_STACK_BYTES " not in h.replace(
+        "MODEL_STACK_BYTES is not defined", "")
+    assert "does not run here" in " ".join(h.split()) and "Stack: not measured" in (lib / "README.md").read_text()
+
+
 def test_weights_bytes_agree_everywhere(tmp_path, capsys):
     """MODEL_WEIGHTS_BYTES (model.h) is the length of bt_weights[] (model_weights.c), of weights.bin and
     the figure README.md states, for a layer plan and a fused plan on boards of different weight alignment;

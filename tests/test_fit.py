@@ -53,10 +53,15 @@ def test_tiny_fits_every_board_plain_and_the_table_matches_the_json(capsys):
     arena = plan_memory(read_model("tiny").graph, PlanOptions()).arena_bytes
     for name, r in rows.items():
         t = targets.get(name)
-        assert r["ram_bytes"] == ram(r)["arena"] + ram(r)["stack"] == arena + t.stack_bytes
-        assert ram(r)["size"] == t.ram_bytes
-        # the RAM's use counts the code a board runs from RAM (xcore: the tile's SRAM holds code)
-        assert ram(r)["used"] == r["ram_bytes"] + t.code_in_ram and ram(r)["code_reserve"] == t.code_in_ram
+        # the RAM holds the arena, the stack and the measured static data, and on a board running its code
+        # from RAM (xcore: the tile's SRAM) the measured code instead of the board's reserve
+        assert (ram(r)["arena"], ram(r)["stack"]) == (arena, t.stack_bytes) and ram(r)["size"] == t.ram_bytes
+        in_ram = ram(r)["code"] if t.code_in_ram else 0
+        assert r["ram_bytes"] == ram(r)["used"] == arena + t.stack_bytes + ram(r)["static"] + in_ram
+        assert (in_ram > 0) == bool(t.code_in_ram) and ram(r)["code_reserve"] == t.code_in_ram
+        flash = next(m for m in r["memories"] if m["memory"] == "FLASH")
+        if not t.code_in_ram:  # flash = the measured code + the weights
+            assert flash["code"] > 0 and flash["used"] == flash["code"] + flash["weights"]
     rc, out, err = run_cli(["fit", "tiny"], capsys)
     assert rc == 0 and err == ""
     head, *lines = out.strip().splitlines()
@@ -66,7 +71,8 @@ def test_tiny_fits_every_board_plain_and_the_table_matches_the_json(capsys):
         r = rows[name]
         assert (fits, plan) == ("yes", r["plan"])
         limit = f" / {size(ram(r)['size'])}" if ram(r)["size"] else " (no limit)"
-        assert f"  {size(ram(r)['used'])}{limit}  " in line
+        code = f" (code {size(ram(r)['code'])})" if ram(r)["code"] else ""  # xcore: the code the tile holds
+        assert f"  {size(ram(r)['used'])}{limit}{code}  " in line
         latency = r["latency"]
         if latency is None:
             assert line.endswith("n/a")
@@ -95,8 +101,9 @@ def test_the_least_ram_fused_plan_is_named_where_only_it_fits(capsys):
     rows = {r["board"]: r for r in fit_json("mbv2-w0.35", capsys)["boards"]}
     r = rows["cortex-m4-256k"]
     assert r["fits"] and r["plan"] == "optimize=ram"
-    assert r["ram_bytes"] == ram(r)["used"] == fused + t.stack_bytes and r["arena_bytes"] == fused
-    assert rows["cortex-m4"]["plan"] == "plain" and rows["cortex-m4"]["ram_bytes"] == plain + 8192
+    assert r["ram_bytes"] == ram(r)["used"] == fused + t.stack_bytes + ram(r)["static"] and r["arena_bytes"] == fused
+    m4 = rows["cortex-m4"]
+    assert m4["plan"] == "plain" and m4["ram_bytes"] == plain + 8192 + ram(m4)["static"]
     h = rows["hifive1"]  # 16 KiB: neither plan fits; the row says by how much the least-RAM one misses
     assert not h["fits"] and h["plan"] is None and h["latency"] is None
     assert h["short"] == {"ram": h["ram_bytes"] - 16 * 1024} and h["ram_bytes"] <= fused + 2048
@@ -302,47 +309,97 @@ def _kib_after(line: str, word: str) -> list:
     return re.findall(rf"{word} ([\d,]+\.\d KiB)", line)
 
 
+def _build_line_says_the_same(r, spec, tmp_path) -> str:
+    """Build row r's board with its plan's options and check the build's RAM/flash line
+    (runner.memory_summary: what SCons, CMake, Bazel and watch print) states fit's figures: RAM, flash,
+    code, arena, stack and each external region's use; the line."""
+    from buildtool import pipeline
+    from buildtool.firmware import runner
+    from buildtool.units import kib
+
+    t = targets.get(r.board)
+    paths = pipeline.build(spec, r.board, tmp_path / r.board, _plan_options(r.plan), say=lambda line: None)
+    line = runner.memory_summary(t, paths["elf"], r.arena_bytes)
+    by = {m.memory: m for m in r.use.memories}
+    ram, flash = by["RAM"], by.get("FLASH")
+    assert _kib_after(line, "arena")[0] == kib(r.arena_bytes), (r.board, r.plan, line)
+    assert _kib_after(line, "stack")[0] == kib(r.stack_bytes), line
+    assert _kib_after(line, "RAM")[0] == kib(ram.used), (r.board, r.plan, line)
+    held = ram if t.code_in_ram else flash  # the memory holding the code: its figure as the line says it
+    assert held.measured, r.board
+    assert _kib_after(line, "code and constants" if t.code_in_ram else "code")[0] == kib(held.code), (r.board, line)
+    assert _kib_after(line, "flash")[0] == kib(flash.used), (r.board, r.plan, line)
+    for m in r.use.memories:
+        if m.memory not in ("RAM", "FLASH") and (m.weights or m.arena):
+            assert _kib_after(line, f"; {m.name}")[0] == kib(m.used), (r.board, line)
+    assert {m.name for m in t.extra_memories() if f"; {m.name} " in line} <= {m.name for m in r.use.memories}, line
+    for pct in re.findall(r"\((\d+) %\)", line):
+        assert int(pct) <= 100, line
+    return line
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("model", ["tiny", "wide64"])
 def test_every_yes_row_builds_and_the_build_line_says_the_same(model, tmp_path):
-    """Issue 53: build every board fit says 'yes' to (its plan's options; the cross toolchains of this
-    machine) and read the build's RAM/flash line (runner.memory_summary, what SCons, CMake, Bazel and watch
-    print): the same arena and stack, RAM and flash within the board's, and the weights where fit puts them
-    (flash, or the external region the row names)."""
-    from buildtool import pipeline
-    from buildtool.firmware import runner, toolchain
+    """Issues 50 and 53: build every board fit says 'yes' to (its plan's options; the cross toolchains of
+    this machine) and read the build's RAM/flash line: the same RAM, flash, code (measured by fit as the
+    build links it), arena, stack and external regions, to the 0.1 KiB the line prints."""
+    from buildtool.firmware import toolchain
     from buildtool.model.writer import serialize
-    from buildtool.units import kib
 
     spec = model
     if model == "wide64":
         spec = str(tmp_path / "wide64.tflite")
         Path(spec).write_bytes(serialize(wide_model()))
-    g = read_model(spec).graph
+    m = read_model(spec)
     built = 0
-    for r in fit_table(g):
+    for r in fit_table(m.graph, model=m):
         if not (r.fits and r.limited):
             continue
-        t = targets.get(r.board)
         try:
-            toolchain.check_tools(t)
+            toolchain.check_tools(targets.get(r.board))
         except Exception:  # a board whose compiler this machine lacks
             continue
-        paths = pipeline.build(spec, r.board, tmp_path / r.board, _plan_options(r.plan), say=lambda line: None)
-        line = runner.memory_summary(t, paths["elf"], r.arena_bytes)
+        _build_line_says_the_same(r, spec, tmp_path)
         built += 1
-        assert _kib_after(line, "arena")[0] == kib(r.arena_bytes), (r.board, r.plan, line)
-        if not t.port.native:
-            assert _kib_after(line, "stack")[0] == kib(r.stack_bytes), line
-        for pct in re.findall(r"\((\d+) %\)", line):
-            assert int(pct) <= 100, line
-        by = {m.name: m for m in r.use.memories}
-        flash = next((m for m in r.use.memories if m.memory == "FLASH"), None)
-        weights = _kib_after(line, "weights") or _kib_after(line, "flash")  # xcore: "flash N of M = weights"
-        if flash is not None and flash.weights:
-            assert weights[0] == kib(flash.weights), (r.board, line)
-        for m in r.use.memories:
-            if m.memory not in ("RAM", "FLASH") and (m.weights or m.arena):
-                assert f"; {m.name} " in line, (r.board, line)
-        assert set(by) >= {m.name for m in t.extra_memories() if f"; {m.name} " in line}, (r.board, line)
     assert built >= 10
+
+
+@pytest.mark.slow
+def test_nrf52840dk_splits_the_weights_as_its_build_places_them(tmp_path):
+    """Issue 53: mobilenetv2 on nrf52840dk (optimize=ram): fit counts the code in internal flash and puts
+    the weights that do not fit beside it in QSPI, as the build places them (the code step's measured
+    code, regions.place): the build's line states the same code, internal weights and QSPI figures."""
+    m = read_model("mobilenetv2")
+    r, = fit_table(m.graph, model=m, boards=["nrf52840dk"])
+    assert r.fits and r.plan == "optimize=ram"
+    by = {x.name: x for x in r.use.memories}
+    assert by["flash"].code > 400 * 1024 and by["qspi"].weights > 2 * 1024 * 1024
+    line = _build_line_says_the_same(r, "mobilenetv2", tmp_path)
+    assert "; qspi " in line
+
+
+def test_measured_code_counts_in_the_verdict():
+    """Issue 50 item 4: with the code measured (fits.Code), a board running its code from RAM (xcore's tile)
+    counts that code, not its fixed reserve, with the arena, stack and static data against the tile's
+    512 KiB, in fit (board_use) and in the build's check (check_fits: one line naming the measured code);
+    on a flash part the code and the weights together must fit the flash ("flash N short")."""
+    from buildtool.firmware.fits import Code, board_use, check_fits
+    from buildtool.firmware.toolchain import FirmwareError
+
+    g = read_model("tiny").graph
+    plan = plan_memory(g, PlanOptions())
+    t = targets.get("xcore")
+    room = t.ram_bytes - plan.arena_bytes - t.stack_bytes - 500
+    use = board_use(g, plan, t, Code(room, 500))
+    ram_use = next(m for m in use.memories if m.memory == "RAM")
+    assert use.fits and use.ram_bytes == t.ram_bytes and ram_use.used == t.ram_bytes and ram_use.code == room
+    assert room > t.ram_bytes - t.code_in_ram  # more code than the fixed reserve: the measured figure decides
+    check_fits(g, plan, t, code=Code(room, 500))
+    assert board_use(g, plan, t, Code(room + 1, 500)).short == {"ram": 1}
+    with pytest.raises(FirmwareError, match=r"code and constants 259,000 B, measured as built here"):
+        check_fits(g, plan, t, code=Code(259_000, t.ram_bytes))
+    m0 = targets.get("cortex-m0plus")  # 256 KiB of flash, no reserve: code + weights
+    flash = next(m for m in board_use(g, plan, m0).memories if m.memory == "FLASH")
+    assert board_use(g, plan, m0, Code(m0.flash_bytes - flash.weights, 0)).fits
+    assert board_use(g, plan, m0, Code(m0.flash_bytes - flash.weights + 3, 0)).short == {"flash": 3}

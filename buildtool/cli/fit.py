@@ -8,18 +8,20 @@ import json
 
 from ..pipeline.fit import fit_table
 from ..progress import Progress
-from ..steps.models import model_name
+from ..steps.models import model_name, read_model
 from ..units import size
-from .common import MODEL_HELP, add_plan_options, load_model, make_plan, one_line_usage_errors, plan_options
+from .common import MODEL_HELP, add_plan_options, make_plan, one_line_usage_errors, plan_options
 
-SHORT = {"ram": "RAM", "weights": "weights"}
+SHORT = {"ram": "RAM", "weights": "weights", "flash": "flash"}
 HEAD = ("board", "fits", "plan", "RAM", "flash", "other memories", "latency (estimate)")
 
 
 def _used(m) -> str:
-    """used / size; "+ code" where the code is not counted (flash that holds it without a code reserve)."""
-    code = " + code" if m.memory == "FLASH" and m.holds_code and not m.code_reserve else ""
-    return f"{size(m.used)}{code} / {size(m.size)}" if m.size else f"{size(m.used)}{code} (no limit)"
+    """used / size, with the measured code it counts ("(code N)"); "+ code" where the code is not counted
+    (not measured, in flash that holds it without a code reserve)."""
+    code = " + code" if m.memory == "FLASH" and m.holds_code and not m.code_reserve and not m.measured else ""
+    of = f"{size(m.used)}{code} / {size(m.size)}" if m.size else f"{size(m.used)}{code} (no limit)"
+    return of + (f" (code {size(m.code)})" if m.measured else "")
 
 
 def _plan(r) -> str:
@@ -58,12 +60,12 @@ def table(rows: list, flash_wait_states: int = 0) -> list:
 
 
 def cmd_fit(a) -> int:
-    g = load_model(a.model)
+    model = read_model(a.model)
     options = plan_options(a)
     name = model_name(a.model)
     with Progress(f"fitting {name} to every board"):
-        rows = fit_table(g, options, planner=lambda graph, o: make_plan(graph, a, o),
-                         flash_wait_states=a.flash_wait_states)
+        rows = fit_table(model.graph, options, planner=lambda graph, o: make_plan(graph, a, o),
+                         flash_wait_states=a.flash_wait_states, model=model)
     fits_any = any(r.fits and r.limited for r in rows)
     if a.json:
         print(json.dumps({"model": name, "options": options.describe(), "fits_any": fits_any,

@@ -7,6 +7,7 @@ codegen/templates/library_*.in. Deterministic: the same arguments give the same 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from string import Template
 
@@ -47,6 +48,52 @@ def model_h(model_h_text: str, arena_align: int, weights_bytes: int, cpu_flags=(
     if not sep or tail.strip():
         raise ValueError("model.h does not end in its include guard's #endif")
     return head + block + sep + tail
+
+
+@dataclass(frozen=True)
+class CodeFacts:
+    """What the export measured of its code and stack (pipeline/export.py): code_bytes (MODEL_CODE_BYTES),
+    the compiler flags it was compiled with, stack_bytes (MODEL_STACK_BYTES; None: not measured) and how
+    the stack was measured (or why it was not)."""
+
+    code_bytes: int
+    flags: str
+    stack_bytes: int | None
+    stack_how: str
+
+
+def _code_text(f: CodeFacts) -> str:
+    return (f"the library's code, constants and initialised data (the weights and the arena apart), "
+            f"{f.code_bytes} bytes: its sources but model_weights.c compiled with `{f.flags}` and linked alone "
+            f"with --gc-sections, keeping what the model_* functions reach (libgcc's helpers in, the C "
+            f"library's memcpy/memset not); other compilers and flags give other figures")
+
+
+def code_facts_h(model_h_text: str, facts: CodeFacts) -> str:
+    """model.h with MODEL_CODE_BYTES and MODEL_STACK_BYTES (when measured), and how each was measured,
+    before its closing #endif."""
+    stack = (f"MODEL_STACK_BYTES: {facts.stack_how}." if facts.stack_bytes is not None
+             else f"MODEL_STACK_BYTES is not defined, the stack not measured: {facts.stack_how}.")
+    block = ("\n/* Code and stack, as buildtool export measured them.\n"
+             + _wrap(f"MODEL_CODE_BYTES: {_code_text(facts)}.") + "\n" + _wrap(stack) + " */\n"
+             + f"#define MODEL_CODE_BYTES {facts.code_bytes}u\n"
+             + (f"#define MODEL_STACK_BYTES {facts.stack_bytes}u\n" if facts.stack_bytes is not None else ""))
+    head, sep, tail = model_h_text.rpartition("#endif")
+    if not sep or tail.strip():
+        raise ValueError("model.h does not end in its include guard's #endif")
+    return head + block + sep + tail
+
+
+def _wrap(text: str, width: int = 100) -> str:
+    """text as comment lines of at most width characters, indented three spaces."""
+    lines, line = [], ""
+    for word in text.split():
+        if line and len(line) + 1 + len(word) > width - 3:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}" if line else word
+    return "\n".join("   " + x for x in lines + [line])
 
 
 def weights_c(label: str, data: bytes) -> str:
@@ -124,14 +171,17 @@ hard-float objects.
 
 
 def readme(label: str, board: str, cpu: str, kset: str, arena_bytes: int, arena_align: int, weights_bytes: int,
-           cpu_flags: list, streamed: bool, system_headers: list, no_fpu: list = (), sources: int = 0) -> str:
-    """README.md; system_headers: the <...> headers the library's files include."""
+           cpu_flags: list, streamed: bool, system_headers: list, no_fpu: list = (), sources: int = 0,
+           facts: CodeFacts | None = None) -> str:
+    """README.md; system_headers: the <...> headers the library's files include; facts: the measured code and
+    stack."""
     names = [f"`<{h}>`" for h in system_headers]
     listed = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names) or "none"
     return _template("library_readme.md.in", label=label, board=board, cpu=cpu, kset=kset, arena_bytes=arena_bytes,
                      system_headers=listed,
                      arena_align=arena_align, weights_bytes=weights_bytes, weights_align=WEIGHTS_ALIGN,
                      arena_section=ARENA_SECTION, weights_section=WEIGHTS_SECTION,
+                     code=_code_readme(facts),
                      cpu_flags=" ".join(cpu_flags) or "(none: the host compiler's defaults)",
                      fpu=(_FPU_README.format(flag=NO_FPU_FLAG, count=len(no_fpu), total=sources)
                           if hard_float(cpu_flags) else ""),
@@ -140,5 +190,17 @@ def readme(label: str, board: str, cpu: str, kset: str, arena_bytes: int, arena_
                                "the input; `model_input(0)` is not used.\n") if streamed else "")
 
 
-__all__ = ["NO_FPU_FLAG", "hard_float", "no_fpu_sources", "ARENA_SECTION", "WEIGHTS_SECTION", "WEIGHTS_ALIGN", "model_h", "weights_c", "platform_c",
+def _code_readme(facts: CodeFacts | None) -> str:
+    """README.md's rows and paragraph on the code and the stack."""
+    if facts is None:
+        return ""
+    stack = (f"| stack (high-water mark) | | {facts.stack_bytes} | | |\n" if facts.stack_bytes is not None
+             else "")
+    return (f"| code, constants, initialised data | | {facts.code_bytes} | | `.text`, `.rodata`, `.data` |\n{stack}"
+            f"\nCode (`MODEL_CODE_BYTES` in `model.h`): {_code_text(facts)}.\n"
+            + (f"Stack (`MODEL_STACK_BYTES`): {facts.stack_how}.\n" if facts.stack_bytes is not None
+               else f"Stack: not measured: {facts.stack_how}.\n"))
+
+
+__all__ = ["CodeFacts", "code_facts_h", "NO_FPU_FLAG", "hard_float", "no_fpu_sources", "ARENA_SECTION", "WEIGHTS_SECTION", "WEIGHTS_ALIGN", "model_h", "weights_c", "platform_c",
            "build_files", "readme"]

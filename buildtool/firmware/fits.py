@@ -49,14 +49,25 @@ def optimize_ram_hint(g: Graph, plan, t: targets.Target, options: PlanOptions, h
     return ""
 
 
-def check_fits(g: Graph, plan, t: targets.Target, hint: str = "--optimize ram", options=None) -> None:
+def check_fits(g: Graph, plan, t: targets.Target, hint: str = "--optimize ram", options=None,
+               code: Code | None = None) -> None:
     """Refuse, before anything is written or linked, a model whose arena (its RAM part, when the
     board's regions take the rest: regions.place_arena; the whole arena when even they cannot) and
     stack exceed the board's RAM or whose
     weights exceed its flash: one line naming the board's size and the
     need, suggesting --optimize ram (or hint: how the caller spells it) when the least-RAM
-    fusion plan would fit."""
+    fusion plan would fit. code: the build's code measured (steps.code.measured_code) on a board that runs
+    its code from RAM (xcore's tile): the RAM then holds that code, the static data, arena and stack, the
+    code measured for this model in place of the board's reserve."""
 
+    if code is not None and t.code_in_ram and t.ram_bytes:
+        need = first_bytes(plan) + t.stack_bytes + code.static + code.code
+        if need > t.ram_bytes:
+            raise FirmwareError(f"{g.name} does not fit board {t.name}: it needs {exact(need)} of RAM (code and "
+                                f"constants {exact(code.code)}, measured as built here, + arena "
+                                f"{exact(first_bytes(plan))} + stack {exact(t.stack_bytes)} + static "
+                                f"{exact(code.static)}), the board has {exact(t.ram_bytes)}"
+                                + optimize_ram_hint(g, plan, t, PlanOptions.from_map(options), hint))
     try:  # on a board with regions, arena buffers RAM cannot hold go elsewhere
         plan = place_arena(g, plan, t)
     except PlanError:  # not even spread over every memory that may hold arena buffers: the RAM line below
@@ -78,10 +89,22 @@ NO_LIMIT = 1 << 40  # the size given to a board that declares none (host, xcore)
 
 
 @dataclass(frozen=True)
+class Code:
+    """A build's code as a trial link of its model.c measured it (`buildtool fit`): code (code, constants,
+    .data's initial values: toolchain.CODE_SECTIONS, the build's RAM/flash line's "code"), static (.data
+    and .bss besides the arena: the line's "static") and placed (the code step's flash_code_bytes, which
+    the weights were placed around; None: the board's reserve stood for the code, as in the build)."""
+
+    code: int
+    static: int
+    placed: int | None = None
+
+
+@dataclass(frozen=True)
 class MemoryUse:
-    """One memory of a board and what a plan puts there: arena (its part here), stack, the weights
-    image's part, and the bytes the board keeps back from weights for code and .data (Region.reserve:
-    the code is not estimated otherwise). size 0: the board declares no limit."""
+    """One memory of a board and what a plan puts there: arena (its part here), stack, other static data
+    (measured), the weights image's part, the code (measured: Code) or, unmeasured, the bytes the board
+    keeps back from weights for code and .data (Region.reserve). size 0: the board declares no limit."""
 
     name: str
     memory: str
@@ -90,45 +113,58 @@ class MemoryUse:
     stack: int = 0
     weights: int = 0
     code_reserve: int = 0
-    holds_code: bool = False  # the board's code may live here (counted only as code_reserve)
+    holds_code: bool = False  # the board's code may live here (counted only as code_reserve unless measured)
+    code: int = 0  # measured code here (Code.code)
+    static: int = 0  # measured static data besides the arena here (Code.static)
 
     @property
     def used(self) -> int:
-        return self.arena + self.stack + self.weights + self.code_reserve
+        return self.arena + self.stack + self.static + self.weights + (self.code or self.code_reserve)
+
+    @property
+    def measured(self) -> bool:
+        return bool(self.code)
 
     def to_json(self) -> dict:
         return {"name": self.name, "memory": self.memory, "size": self.size, "used": self.used, "arena": self.arena,
-                "stack": self.stack, "weights": self.weights, "code_reserve": self.code_reserve,
-                "holds_code": self.holds_code}
+                "stack": self.stack, "static": self.static, "weights": self.weights, "code": self.code,
+                "code_reserve": self.code_reserve, "holds_code": self.holds_code}
 
 
 @dataclass(frozen=True)
 class BoardUse:
-    """What plan uses of board t's memories; short: bytes missing, {"ram": n, "weights": n} (empty: it fits)."""
+    """What plan uses of board t's memories; short: bytes missing, {"ram": n, "weights": n, "flash": n}
+    (empty: it fits; flash: the code and the weights placed with it exceed the region holding the code)."""
 
     memories: tuple
-    ram_bytes: int  # the arena's part in RAM + the stack
+    ram_bytes: int  # the arena's part in RAM + the stack (+ measured static data, + code a board runs from RAM)
     short: dict = field(default_factory=dict)
+    code: Code | None = None
 
     @property
     def fits(self) -> bool:
         return not self.short
 
 
-def board_use(g: Graph, plan, t: targets.Target) -> BoardUse:
+def board_use(g: Graph, plan, t: targets.Target, code: Code | None = None) -> BoardUse:
     """What plan (as given: spread over regions only if it already is, regions.place_arena) uses of
     each memory of board t, and by how much it does not fit: the arena's RAM part and the stack
     against the RAM (check_fits' test), the weights placed as regions.place places them (less each
-    region's reserve). A board without sizes (host, xcore) takes everything."""
+    region's reserve). A board without sizes (host, xcore) takes everything. code: the build's code
+    measured (Code): the weights are placed around code.placed as the build places them, the RAM counts
+    the static data (and, on a board running code from RAM, the code instead of the region's reserve)
+    and the region holding the code counts it."""
     unlimited = not t.ram_bytes and not t.flash_bytes and not t.regions
     tt = replace(t, ram_bytes=NO_LIMIT, flash_bytes=NO_LIMIT) if unlimited else t
-    ram_need = first_bytes(plan) + t.stack_bytes
+    in_ram = code is not None and bool(t.code_in_ram)  # code and constants measured where the board runs them
+    ram_need = first_bytes(plan) + t.stack_bytes + (code.static + (code.code if in_ram else 0) if code else 0)
+    room = t.ram_bytes if in_ram else t.data_ram_bytes
     short = {}
-    if t.ram_bytes and ram_need > t.data_ram_bytes:
-        short["ram"] = ram_need - t.data_ram_bytes
+    if t.ram_bytes and ram_need > room:
+        short["ram"] = ram_need - room
     weights = {}
     try:
-        p = place(g, plan, tt)
+        p = place(g, plan, tt, code_bytes=code.placed if code else None)
         spread = dict(p.arena_parts)
         for r, used in p.used.items():
             weights[r] = used - (spread.get(r, 0) if spread else (p.arena_bytes if r == p.arena else 0))
@@ -146,10 +182,15 @@ def board_use(g: Graph, plan, t: targets.Target) -> BoardUse:
         arena = spread.get(r.name, 0) if spread else (plan.arena_bytes if r.memory == "RAM" else 0)
         stack = t.stack_bytes if r.memory == "RAM" else 0
         reserve = r.reserve if "code" in r.holds else 0
+        measured = code.code if code and "code" in r.holds else 0
+        static = code.static if code and r.memory == "RAM" else 0
         if arena or stack or weights.get(r.name, 0) or reserve or r.memory in ("RAM", "FLASH"):
             out.append(MemoryUse(r.name, r.memory, 0 if unlimited else r.size, arena, stack, weights.get(r.name, 0),
-                                 reserve, "code" in r.holds))
-    return BoardUse(tuple(out), ram_need, short)
+                                 reserve, "code" in r.holds, measured, static))
+    for m in out:  # the code and the weights placed beside it exceed the region holding the code
+        if code and m.holds_code and m.memory != "RAM" and m.size and "weights" not in short and m.used > m.size:
+            short["flash"] = m.used - m.size
+    return BoardUse(tuple(out), ram_need, short, code)
 
 
 # -- which plan fits (buildtool fit's ladder; a board that picks its own plan: Target.auto_fit) -------

@@ -19,7 +19,7 @@ from ..errors import UsageError
 from ..model.ir import NUMPY_DTYPE
 from ..units import exact, kib, size_exact
 from . import cycles, memory_model, op_cost
-from .toolchain import PACKAGE, FirmwareError, check_tools
+from .toolchain import CODE_SECTIONS, PACKAGE, FirmwareError, check_tools, section_bytes
 
 PLUGIN_SRC = PACKAGE / "tools" / "qemu-insncount" / "insncount.c"
 RUN_TIMEOUT = 120.0
@@ -91,16 +91,6 @@ def symbols(t: targets.Target, elf) -> dict:
     return out
 
 
-def _section_bytes(t: targets.Target, elf, names: tuple) -> int:
-    r = subprocess.run([t.binutil("size"), "-A", str(elf)], capture_output=True, text=True)
-    total = 0
-    for line in r.stdout.splitlines():
-        parts = line.split()
-        if len(parts) >= 2 and parts[0] in names:
-            total += int(parts[1])
-    return total
-
-
 def ram_report(t: targets.Target, elf, arena_bytes: int, kv: dict) -> dict:
     """RAM = arena + measured stack high-water mark + the rest of .data/.bss (from the ELF)."""
     sym = symbols(t, elf)
@@ -108,7 +98,7 @@ def ram_report(t: targets.Target, elf, arena_bytes: int, kv: dict) -> dict:
     if arena_sym != arena_bytes:
         raise FirmwareError(f"bt_arena in {elf} is {arena_sym} bytes, the plan says {arena_bytes}")
     stack = int(kv.get("stack_high_water_bytes", 0))
-    static, reserved = t.port.static_ram(sym, lambda names: _section_bytes(t, elf, names))
+    static, reserved = t.port.static_ram(sym, lambda names: section_bytes(t, elf, names))
     spare = sym.get("bt_staging", (0, 0))[1]  # weights staged in the part's spare SRAM (plan/staging.py)
     other = static - arena_bytes - spare
     rep = {"arena_bytes": arena_bytes, "stack_bytes": stack, "static_other_bytes": other,
@@ -329,18 +319,28 @@ def staged_note(staged: dict | None, spare: int) -> tuple:
     return inside, (f" + staged weights {kib(spare)}" if spare else "")
 
 
+def memory_figures(t: targets.Target, elf, arena_bytes: int) -> dict:
+    """What a linked image takes, as the RAM/flash line after a link states it: "static" (.data and .bss,
+    the arena and bt_staging included), "stack" (reserved), "ram" (their sum), "code" (toolchain.CODE_SECTIONS:
+    code, constants, .data's initial values), "weights" (.bt_weights), "staging" (bt_staging: weights staged in
+    the part's spare SRAM, plan/staging.py) and "external" (region name -> (weights, arena buffers) placed there)."""
+    sym = symbols(t, elf)
+    static, stack = t.port.static_ram(sym, lambda names: section_bytes(t, elf, names))
+    ext = {r.name: tuple(section_bytes(t, elf, (f".bt_{kind}_{r.name}",)) for kind in ("weights", "arena"))
+           for r in t.extra_memories()}
+    return {"static": static, "stack": stack, "ram": static + stack, "arena": arena_bytes,
+            "code": section_bytes(t, elf, CODE_SECTIONS), "weights": section_bytes(t, elf, (".bt_weights",)),
+            "staging": sym.get("bt_staging", (0, 0))[1], "external": ext}
+
+
 def memory_summary(t: targets.Target, elf, arena_bytes: int, staged: dict | None = None) -> str:
     """One line after a link: RAM (arena + reserved stack + other static data) and flash (code +
     weights) against the board's, in KiB (a native build has no board limits); staged: firmware.json's
     "staged" (weights copied into SRAM before their layer: plan/staging.py)."""
-    sym = symbols(t, elf)
-    static, stack = t.port.static_ram(sym, lambda names: _section_bytes(t, elf, names))
-    spare = sym.get("bt_staging", (0, 0))[1]
+    m = memory_figures(t, elf, arena_bytes)
+    stack, weights, code, spare = m["stack"], m["weights"], m["code"], m["staging"]
     inside, beside = staged_note(staged, spare)
-    static -= spare
-    weights = _section_bytes(t, elf, (".bt_weights",))
-    code = _section_bytes(t, elf, (".text", ".rodata", ".data", ".init", ".fini", ".init_array", ".fini_array",
-                                   ".data.rel.ro", ".ARM.exidx", ".srodata", ".sdata"))
+    static = m["static"] - spare
     ram = static + stack
 
     def of(n: int, total: int) -> str:
@@ -348,7 +348,7 @@ def memory_summary(t: targets.Target, elf, arena_bytes: int, staged: dict | None
 
     ext = ""
     for r in t.extra_memories():  # weights and arena buffers placed in external regions
-        w, a = (_section_bytes(t, elf, (f".bt_{kind}_{r.name}",)) for kind in ("weights", "arena"))
+        w, a = m["external"][r.name]
         what = ([f"weights {kib(w)}" if a else "weights"] if w else []) + ([f"arena {kib(a)}"] if a else [])
         ext += f"; {r.name} {of(w + a, r.size)} = {' + '.join(what)}" if what else ""
     if t.code_in_ram and t.port.native:  # planned for a chip that runs code from RAM, built and run here

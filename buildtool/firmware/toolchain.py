@@ -225,27 +225,35 @@ def link(t: targets.Target, out_dir, paths: dict, g: Graph, plan, kernels: list 
     return paths
 
 
+def trial_elf(t: targets.Target, model_c: str, model_h: str, out: Path, kernels: list | None = None) -> Path:
+    """out/size.elf: model.c linked with the board's start-up code and kernel library (kernels: the kernel
+    sources to link, None: all; the image is the same, the archive gives only what model.c calls), the
+    flash and RAM made large enough for anything, the weights image empty: the firmware's code, constants
+    and static data as the build links them (code_bytes; `buildtool fit` reads the build's RAM/flash
+    line's figures from it, runner.memory_figures)."""
+    big = dataclasses.replace(t, flash_bytes=t.flash_bytes + (64 << 20), ram_bytes=t.ram_bytes + (64 << 20))
+    out = Path(out)
+    (out / "model.c").write_text(model_c)
+    (out / "model.h").write_text(model_h)
+    (out / "weights.bin").write_bytes(b"")
+    (out / "board.ld").write_text(big.linker_script())
+    ext = t.external_regions()[:1]  # an empty external part: bt_weights_ext, when model.c reads it
+    cmd = _link_command(t, out, out / "weights.bin", ext_defines(ext[0], 0) if ext else [],
+                        out / "board.ld" if t.linker_template else None, out / "size.elf", kernels)
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise tool_failed(f"measuring the code of {t.name} firmware", r, cmd)
+    return out / "size.elf"
+
+
 def code_bytes(t: targets.Target, model_c: str, model_h: str, kernels: list | None = None) -> int:
     """The flash bytes everything but the weights takes in the region holding the code (code, constants,
     .ARM.exidx, the initial values of .data, the alignment before the weights), measured by a trial link
-    of model.c with the board's start-up code and kernel library: the flash and RAM made large enough
-    for anything, the weights image empty. steps/code.py places the weights with it (regions.place).
-    kernels: the kernel sources to link (None: all; the image is the same, the archive gives only what
-    model.c calls)."""
-    big = dataclasses.replace(t, flash_bytes=t.flash_bytes + (64 << 20), ram_bytes=t.ram_bytes + (64 << 20))
+    (trial_elf). steps/code.py places the weights with it (regions.place)."""
+    big_flash = t.flash_bytes + (64 << 20)
     with tempfile.TemporaryDirectory(prefix="bt-code-size-") as tmp:
-        out = Path(tmp)
-        (out / "model.c").write_text(model_c)
-        (out / "model.h").write_text(model_h)
-        (out / "weights.bin").write_bytes(b"")
-        (out / "board.ld").write_text(big.linker_script())
-        ext = t.external_regions()[:1]  # an empty external part: bt_weights_ext, when model.c reads it
-        cmd = _link_command(t, out, out / "weights.bin", ext_defines(ext[0], 0) if ext else [],
-                            out / "board.ld" if t.linker_template else None, out / "size.elf", kernels)
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        if r.returncode != 0:
-            raise tool_failed(f"measuring the code of {t.name} firmware", r, cmd)
-        r = subprocess.run([t.binutil("readelf"), "-SW", str(out / "size.elf")], capture_output=True, text=True)
+        elf = trial_elf(t, model_c, model_h, Path(tmp), kernels)
+        r = subprocess.run([t.binutil("readelf"), "-SW", str(elf)], capture_output=True, text=True)
     end, data = t.flash_origin, 0
     for line in r.stdout.splitlines():  # [Nr] Name Type Addr Off Size ES Flg ...: allocated sections only
         f = line.replace("[ ", "[").split()
@@ -254,9 +262,63 @@ def code_bytes(t: targets.Target, model_c: str, model_h: str, kernels: list | No
         addr, size = int(f[3], 16), int(f[5], 16)
         if f[1] == ".data":  # its initial values follow the weights in flash
             data = size
-        elif size and not f[1].startswith(".bt_weights") and t.flash_origin <= addr < t.flash_origin + big.flash_bytes:
+        elif size and not f[1].startswith(".bt_weights") and t.flash_origin <= addr < t.flash_origin + big_flash:
             end = max(end, addr + size)
     return -(-(end - t.flash_origin) // 64) * 64 + -(-data // 4) * 4 + 4
+
+
+# The sections the build's RAM/flash line counts as code (runner.memory_figures; an export's
+# MODEL_CODE_BYTES): code, constants and the initial values of .data, all in flash.
+CODE_SECTIONS = (".text", ".rodata", ".data", ".init", ".fini", ".init_array", ".fini_array", ".data.rel.ro",
+                 ".ARM.exidx", ".srodata", ".sdata")
+
+
+def section_bytes(t: targets.Target, elf, names: tuple) -> int:
+    """The bytes of the named sections of elf (`size -A`)."""
+    r = subprocess.run([t.binutil("size"), "-A", str(elf)], capture_output=True, text=True)
+    if r.returncode != 0:
+        raise tool_failed(f"reading the section sizes of {elf}", r, [t.binutil("size"), "-A", str(elf)])
+    total = 0
+    for line in r.stdout.splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[0] in names:
+            total += int(parts[1])
+    return total
+
+
+LIBRARY_ROOTS = ("model_init", "model_invoke", "model_input", "model_output", "model_input_bytes",
+                 "model_output_bytes")  # an export's API: what its code is kept for
+
+
+def library_link_flags(t: targets.Target) -> list:
+    """How library_code_bytes links an export's objects alone: the board's CPU flags, no start-up code
+    or C library, --gc-sections kept to the API (LIBRARY_ROOTS; model_invoke the entry), libgcc's helpers
+    linked, the symbols the application provides (memcpy, memset, bt_weights) left unresolved."""
+    native = ["-static"] if t.port.native else []
+    return (cpu_flags(t) + native + ["-nostdlib", "-nostartfiles", "-Wl,--gc-sections",
+                                     "-Wl,--unresolved-symbols=ignore-all", "-Wl,-e,model_invoke"]
+            + [f"-Wl,-u,{s}" for s in LIBRARY_ROOTS])
+
+
+def library_code_bytes(t: targets.Target, folder, sources: list, includes: list) -> int:
+    """An export's code (MODEL_CODE_BYTES): its sources (relative to folder; the weights array left out)
+    compiled with the board's flags (compile_flags: its -O level, -ffunction-sections -fdata-sections),
+    linked alone (library_link_flags) and counted as the build's RAM/flash line counts code
+    (CODE_SECTIONS: code, constants, .data's initial values)."""
+    folder = Path(folder)
+    flags = (list(t.cflags) + [f"-D{d}" for d in t.defines] + [f"-I{folder / d}" for d in includes])
+    with tempfile.TemporaryDirectory(prefix="bt-lib-size-") as tmp:
+        objs = [str(Path(tmp) / f"{k}.o") for k in range(len(sources))]
+        for src, obj in zip(sources, objs):
+            cmd = [t.cc] + flags + ["-c", str(folder / src), "-o", obj]
+            r = subprocess.run(cmd, capture_output=True, text=True)
+            if r.returncode != 0:
+                raise tool_failed(f"compiling {src} of the export for {t.name}", r, cmd)
+        cmd = [t.cc] + library_link_flags(t) + objs + ["-lgcc", "-o", str(Path(tmp) / "lib.elf")]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            raise tool_failed(f"linking the export's code for {t.name}", r, cmd)
+        return section_bytes(t, Path(tmp) / "lib.elf", CODE_SECTIONS)
 
 
 def images(t: targets.Target, elf: Path) -> dict:
@@ -270,7 +332,7 @@ def images(t: targets.Target, elf: Path) -> dict:
         if kind == "bin":
             jobs = [("bin", elf.with_suffix(".bin"), ["-O", "binary"] + [f"--remove-section={s}" for s in ext])]
             jobs += [(f"bin_{s[12:]}", elf.with_name(f"firmware.{s[12:]}.bin"), ["-O", "binary", "-j", s])
-                     for s in ext if _section_bytes_nonzero(t, elf, s)]
+                     for s in ext if section_bytes(t, elf, (s,)) > 0]
         elif kind == "hex":
             jobs = [("hex", elf.with_suffix(".hex"), ["-O", "ihex"])]
         else:
@@ -283,11 +345,6 @@ def images(t: targets.Target, elf: Path) -> dict:
             os.replace(tmp, path)
             out[key] = path
     return out
-
-
-def _section_bytes_nonzero(t: targets.Target, elf: Path, section: str) -> bool:
-    r = subprocess.run([t.binutil("size"), "-A", str(elf)], capture_output=True, text=True)
-    return any(line.split()[:1] == [section] and int(line.split()[1]) > 0 for line in r.stdout.splitlines())
 
 
 def install_elf(t: targets.Target, tmp: Path, elf: Path) -> None:
@@ -393,7 +450,8 @@ def check_segments(t: targets.Target, elf) -> None:
 
 
 
-__all__ = ["FirmwareError", "code_bytes", "kernel_sources", "include_dirs", "compile_flags", "sources",
+__all__ = ["FirmwareError", "code_bytes", "trial_elf", "CODE_SECTIONS", "section_bytes", "library_code_bytes",
+           "library_link_flags", "LIBRARY_ROOTS", "kernel_sources", "include_dirs", "compile_flags", "sources",
            "weights_define", "link_flags", "cpu_flags", "kernel_library", "model_object", "link", "images",
            "load_segments",
            "check_segments", "KERNELS", "FIRMWARE", "PACKAGE"]

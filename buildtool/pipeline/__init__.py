@@ -31,7 +31,7 @@ from ..options import PlanOptions
 from ..steps import code as code_step
 from ..steps import flash as flash_step
 from ..steps import store
-from ..steps.code import manifest
+from ..steps.code import manifest, measured_code
 from ..steps.flash import image as flash_image
 from ..steps.model import zoo_model
 from ..steps.models import Model, Source, build_dir_name, check, is_model_file, locate, model_name, parse, read_model
@@ -95,7 +95,9 @@ def build(spec, board_name: str, out_dir, options: PlanOptions | None = None, pl
     plan, note = fitting_plan(model.graph, plan, t, options, plan_memory)  # a board that picks its own plan
     if note:
         say(f"buildtool: {note}")
-    check_fits(model.graph, plan, t, fit_hint, options)
+    # a board running its code from RAM (xcore's tile): the code of this model measured, not a fixed reserve
+    code = measured_code(model, plan, t) if t.code_in_ram else None
+    check_fits(model.graph, plan, t, fit_hint, options, code)
     out = Path(out_dir).resolve()
     if (out / "firmware.elf").exists():
         (out / "firmware.elf").unlink()  # a refused or failed build leaves no firmware of other sources behind

@@ -17,13 +17,16 @@ import shutil
 import tempfile
 from pathlib import Path
 
+import numpy as np
+
 from .. import targets
 from ..codegen import library as text
-from ..errors import InternalError, UsageError, did_you_mean
+from ..errors import BuildtoolError, InternalError, UsageError, did_you_mean
 from ..firmware import toolchain
 from ..firmware.library import kernel_names, model_opcodes, needed_files
 from ..firmware.toolchain import KERNELS, include_dirs
 from ..fsutil import make_dirs, write_error
+from ..model.ir import NUMPY_DTYPE
 from ..options import PlanOptions
 from ..plan import ArenaPlan
 from ..plan.flash import split_defines
@@ -31,6 +34,7 @@ from ..steps import code as code_step
 from ..steps import flash as flash_step
 from ..steps.models import Model, check, read_model
 from ..steps.plan import plan_memory
+from . import build, run
 
 __all__ = ["board_for", "library", "write_folder", "export", "MARKER"]
 
@@ -91,11 +95,48 @@ def library(model: Model, plan, board: str, options: PlanOptions | None = None) 
     no_fpu = text.no_fpu_sources({n: d if isinstance(d, str) else d.decode("utf-8") for n, d in files.items()}
                                  | {_kernel_path(s): s.read_text(encoding="utf-8") for s in srcs}, sources, cpu_flags)
     files.update(text.build_files(g.name, board, kset, sources, includes, list(t.defines), cpu_flags, no_fpu))
+    code_bytes = _code_bytes(t, files, [s for s in sources if s != "model_weights.c"], includes)
+    facts = text.CodeFacts(code_bytes, " ".join(t.cflags), *stack_high_water(model, plan, board))
+    files["model.h"] = text.code_facts_h(files["model.h"], facts)
     system = sorted({h for n, d in files.items() if n.endswith((".c", ".h"))
                      for h in _SYSTEM.findall(d if isinstance(d, str) else d.decode("utf-8"))})
     files["README.md"] = text.readme(g.name, board, t.cpu, kset, first_arena(code), int(m.group(1)), len(weights),
-                                     cpu_flags, streamed, system, no_fpu, len(sources))
+                                     cpu_flags, streamed, system, no_fpu, len(sources), facts)
     return {n: d.encode("utf-8") if isinstance(d, str) else d for n, d in sorted(files.items())}
+
+
+def _code_bytes(t: targets.Target, files: dict, sources: list, includes: list) -> int:
+    """MODEL_CODE_BYTES: the folder's sources but the weights array compiled with the board's flags and
+    linked alone with --gc-sections (toolchain.library_code_bytes), in a scratch copy of the folder."""
+    toolchain.check_tools(t)
+    with tempfile.TemporaryDirectory(prefix="bt-export-code-") as tmp:
+        for name, data in files.items():
+            path = Path(tmp) / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data if isinstance(data, bytes) else data.encode("utf-8"))
+        return toolchain.library_code_bytes(t, tmp, sources, includes)
+
+
+def stack_high_water(model: Model, plan, board: str) -> tuple:
+    """(bytes, how): the stack high-water mark of buildtool's firmware of model and plan for board, built and
+    run on the board's emulator (or natively) as `buildtool run` runs it (runner.ram_report's stack_bytes,
+    from the start-up code's painted stack), and how it was measured; (None, why) where it cannot be: the
+    board does not run here, or buildtool's firmware of it does not build or run (its one line)."""
+    t = targets.get(board)
+    if not t.runs_here:
+        return None, f"board {t.name} does not run here (no emulator): measure it on the part"
+    where = "natively on this machine" if t.port.native else f"in {t.run[0]} {' '.join(t.run[1:3])}"
+    try:
+        with tempfile.TemporaryDirectory(prefix="bt-export-stack-") as tmp:
+            paths = build(model, board, tmp, plan=plan, say=lambda line: None)
+            man = json.loads(Path(paths["manifest"]).read_text(encoding="utf-8"))
+            xs = [np.zeros(i["shape"], NUMPY_DTYPE[i["dtype"]]) for i in man["inputs"]]
+            _, _, ram = run(board, tmp, xs if len(xs) > 1 else xs[0], profile=False)
+    except BuildtoolError as e:
+        return None, f"buildtool's own firmware of it for board {t.name} did not run here ({e})"
+    return int(ram["stack_bytes"]), (
+        f"the high-water mark of buildtool's own firmware of this model for board {t.name} (the same model.c, "
+        f"kernels and flags, with its start-up code and main), run {where} on an all-zero input")
 
 
 def first_arena(code) -> int:

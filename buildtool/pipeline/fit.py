@@ -11,6 +11,12 @@ flash or memory regions):
                                           (regions.place_arena), on a board with regions of its own
   does not fit                            with the bytes short (the least-RAM plan tried)
 
+With model given (the CLI), a plan that fits without its code is then measured as its build links it
+(steps.code.measured_code: the code step's model.c, a trial link, the build's RAM/flash line's reading):
+the row counts that code (flash = code + weights; RAM with the static data; the code itself on a board
+running it from RAM) and the weights placed around it as the build places them, and goes on down the
+ladder when the code does not fit. The rows' measurements run in parallel.
+
 Options that ask for a fused plan (optimize, splits, input_streamed) make that plan the only rung.
 Each plan is made once, when a board first needs it, and reused for every board (the uncapped one
 not at all where the capped plan's tradeoff says it is no smaller or would not fit); `planner(graph,
@@ -23,7 +29,9 @@ the board no clock.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 
 from .. import targets
 from ..errors import PlanError, UsageError
@@ -32,6 +40,8 @@ from ..firmware.op_cost import MEMORY_STALLS_PER_MAC, static_cycles
 from ..options import PlanOptions
 from ..plan.regions import place_arena
 from ..progress import stage
+from ..steps.code import measured_code
+from ..steps.models import Model
 from ..steps.plan import plan_memory
 
 @dataclass(frozen=True)
@@ -51,6 +61,7 @@ class FitRow:
     limited: bool  # the board declares memory sizes (host and xcore do not)
     flash_wait_states: int = 0  # in the cycles: wait states on every flash access
     memory_model: bool = False  # in the cycles: the part's memory stalls per MAC (op_cost.MEMORY_STALLS_PER_MAC)
+    planned: object = field(default=None, repr=False, compare=False)  # the plan that fits (None: none does)
 
     @property
     def fits(self) -> bool:
@@ -76,9 +87,13 @@ class FitRow:
                     **({"memory_model": True} if self.memory_model else {})}}
 
 
-def fit_table(graph, options=None, planner=plan_memory, boards=None, flash_wait_states: int = 0) -> list:
+def fit_table(graph, options=None, planner=plan_memory, boards=None, flash_wait_states: int = 0,
+              model: Model | None = None) -> list:
     """[FitRow] for every installed board (boards: the names to take instead), in name order; the
-    latency with flash_wait_states on every access to the board's flash (op_cost.static_cycles)."""
+    latency with flash_wait_states on every access to the board's flash (op_cost.static_cycles).
+    model (the Model of graph): measure the code of each row's plan as its build links it (steps.code.measured_code)
+    and count it (flash = code + weights; RAM with the static data, and the code on a board running it
+    from RAM); None: the code is not measured (the board's reserve for it counted, or nothing)."""
     if flash_wait_states < 0:
         raise UsageError(f"--flash-wait-states must be 0 or more, not {flash_wait_states}")
     options = PlanOptions.from_map(options)
@@ -96,8 +111,24 @@ def fit_table(graph, options=None, planner=plan_memory, boards=None, flash_wait_
                 made[label] = None
         return made[label]
 
-    return [_row(graph, targets.get(name), rungs, plan, options.fused, flash_wait_states)
-            for name in (boards or targets.names())]
+    names = boards or targets.names()
+    if model is None:
+        return [_row(graph, targets.get(name), rungs, plan, options.fused, flash_wait_states) for name in names]
+    # the code of each row that fits without it, measured in parallel (links and compiles wait on the
+    # toolchain); a row its code pushes out goes on down the ladder, measuring as it goes
+    first = [_row(graph, targets.get(name), rungs, plan, options.fused, flash_wait_states) for name in names]
+    todo = [r for r in first if r.fits]
+    stage("measuring the code")
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        codes = dict(zip([(r.board, r.plan) for r in todo],
+                         pool.map(lambda r: measured_code(model, r.planned, targets.get(r.board)), todo)))
+
+    def measure(label, p, t):
+        if (t.name, label) not in codes:
+            codes[t.name, label] = measured_code(model, p, t)
+        return codes[t.name, label]
+
+    return [_row(graph, targets.get(name), rungs, plan, options.fused, flash_wait_states, measure) for name in names]
 
 
 def _uncapped_may_fit(capped, t) -> bool:
@@ -107,7 +138,12 @@ def _uncapped_may_fit(capped, t) -> bool:
     return other is not None and (not t.ram_bytes or other + t.stack_bytes <= t.data_ram_bytes)
 
 
-def _row(g, t, rungs, plan, fused: bool, flash_wait_states: int = 0) -> FitRow:
+def _row(g, t, rungs, plan, fused: bool, flash_wait_states: int = 0, measure=None) -> FitRow:
+    def use_of(label, p):  # what p uses of t; once it fits without its code, with the code measured (measure)
+        use = board_use(g, p, t)
+        code = measure(label, p, t) if use.fits and measure is not None else None
+        return board_use(g, p, t, code) if code is not None else use
+
     tried = []  # (label, plan, use) of every plan tried, in ladder order
     for label, opts in rungs:
         if label == RAM_NO_CAP and tried and tried[-1][0] == RAM and not _uncapped_may_fit(tried[-1][1], t):
@@ -115,13 +151,14 @@ def _row(g, t, rungs, plan, fused: bool, flash_wait_states: int = 0) -> FitRow:
         p = plan(label, opts)
         if p is None:
             continue
-        use = board_use(g, p, t)
+        use = use_of(label, p)
         tried.append((label, p, use))
         if use.fits:
             break
         # weights that do not fit fit no plan better, but the row shows the least RAM a plan needs (as
-        # the build's refusal suggests --optimize ram): go on while RAM is short too
-        if "ram" not in use.short:
+        # the build's refusal suggests --optimize ram): go on while RAM is short too (or, with the code
+        # measured, while the code and weights exceed the flash: another plan's code may be smaller)
+        if "ram" not in use.short and "flash" not in use.short:
             break
     if not any(x[2].fits for x in tried) and not fused and "ram" in tried[0][2].short:
         plain = tried[0][1]
@@ -130,7 +167,7 @@ def _row(g, t, rungs, plan, fused: bool, flash_wait_states: int = 0) -> FitRow:
         except PlanError:  # not even spread over every region: the row says by how much RAM is short
             spread = plain
         if spread is not plain:
-            tried.append((SPREAD, spread, board_use(g, spread, t)))
+            tried.append((SPREAD, spread, use_of(SPREAD, spread)))
     ok = [x for x in tried if x[2].fits]
     # none fits: the plan that leaves least short, RAM first (weights short alike: no plan places them better)
     label, p, use = ok[0] if ok else min(tried, key=lambda x: (x[2].short.get("ram", 0), x[2].ram_bytes,
@@ -138,7 +175,7 @@ def _row(g, t, rungs, plan, fused: bool, flash_wait_states: int = 0) -> FitRow:
     cycles = static_cycles(g, p, t.cpu, flash_wait_states, t.name) if ok else None
     modelled = bool(cycles) and not flash_wait_states and t.name in MEMORY_STALLS_PER_MAC
     return FitRow(t.name, t.cpu, label if ok else None, use, p.arena_bytes, t.stack_bytes, int(p.macs), t.clock_hz,
-                  cycles, bool(t.ram_bytes or t.flash_bytes or t.regions), flash_wait_states, modelled)
+                  cycles, bool(t.ram_bytes or t.flash_bytes or t.regions), flash_wait_states, modelled, p if ok else None)
 
 
 __all__ = ["FitRow", "fit_table", "ladder", "PLAIN", "RAM", "RAM_NO_CAP", "SPREAD"]

@@ -10,6 +10,8 @@ the figure (flash_code_bytes), from which the flash step lays out the same image
 from __future__ import annotations
 
 import json
+import tempfile
+from pathlib import Path
 
 from .. import targets
 from ..codegen.emit import emit_c
@@ -21,8 +23,10 @@ from ..plan import ArenaPlan
 from ..plan.flash import padded_bytes
 from ..plan.regions import image_groups, place_arena
 from . import Outputs
-from ..errors import UsageError
+from ..errors import BuildtoolError, UsageError
 from ..codegen.code_budget import CodeGoal
+from ..firmware import runner
+from ..firmware.fits import Code
 from ..options import PlanOptions
 from .models import Model
 from .readback import read_plan
@@ -119,6 +123,24 @@ def run(model: Model, plan, board: str, arena_section: str | None = None, option
     return Outputs({"plan.json": json.dumps(plan.to_json(model.graph), indent=1) + "\n", "model.c": model_c,
                     "model.h": model_h, "firmware.json": man},
                    {"firmware.json": {"model": model.name, "board": board, "code": options.code()}})
+
+
+def measured_code(model: Model, plan, t: targets.Target, options: PlanOptions | None = None) -> Code | None:
+    """The code the build of plan on board t links, measured as the build measures it: this step's model.c
+    (the weights placed around its measured code where the build does so: flash_code_bytes), linked by a
+    trial link (toolchain.trial_elf) and read as the build's RAM/flash line reads an image
+    (runner.memory_figures). None when this machine lacks the board's toolchain."""
+    try:
+        toolchain.check_tools(t)
+    except BuildtoolError:
+        return None
+    made = run(model, plan, t.name, options=options)
+    man = json.loads(made.files["firmware.json"])
+    kernels = model_sources(t, model_opcodes(model.graph), not isinstance(plan, ArenaPlan))  # what the link takes
+    with tempfile.TemporaryDirectory(prefix="bt-code-") as tmp:
+        elf = toolchain.trial_elf(t, made.files["model.c"], made.files["model.h"], Path(tmp), kernels)
+        m = runner.memory_figures(t, elf, man["arena_bytes"])
+    return Code(m["code"], m["static"] - man["arena_bytes"], man.get("flash_code_bytes"))
 
 
 def run_files(source: str, plan_path: str, board: str, name: str | None = None,
