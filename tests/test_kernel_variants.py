@@ -230,6 +230,45 @@ def test_depthwise_path_table_picks_what_depthwise_c_runs(libs):
     assert seen == {name for name, _ in table["depthwise_m1"]}
 
 
+def test_depthwise_candidates_run_byte_exact(libs):
+    """kernel_variants.depthwise_candidates (the code budget's choices for a layer): the table's path first, the shared
+    reference last, and on random depth-multiplier-1 layers each candidate's output equals the reference kernel's byte
+    for byte (the set compiled for the host: the Arm-only loops run their portable counterparts under their names;
+    kernel_test.c runs the Arm ones in QEMU)."""
+    lib, rng = libs["cortex-m"], np.random.default_rng(51)
+    runs, n = {}, 0
+    while n < 400:
+        layer = _dw_path_layer(rng)
+        if not layer or layer[0]["depth_multiplier"] != 1:
+            continue
+        p, bias = layer
+        names = kernel_variants.depthwise_candidates(p)
+        assert names[0] == kernel_variants.choose(kernel_variants.CORTEX_M, "depthwise_m1", p)
+        assert names[-1] == "bt_ref_depthwise_generic_s8" and kernel_variants.DW_KINDS[names[-1]] == "shared"
+        keep: list = []
+        conv = _conv_struct(p, keep)
+        conv.stride_h, conv.stride_w, conv.dil_h, conv.dil_w = p["stride_h"], p["stride_w"], p["dil_h"], p["dil_w"]
+        c, o = p["in"]["c"], p["out"]
+        x = rng.integers(-128, 128, size=p["in"]["h"] * p["in"]["w"] * c + 16, dtype=np.int8)
+        w = rng.integers(-128, 128, size=p["kh"] * p["kw"] * c, dtype=np.int8)
+        keep += [x, w]
+        conv.filter = w.ctypes.data_as(c_void_p)
+        if bias is not None:
+            b = np.array(bias, np.int32)
+            keep.append(b)
+            conv.bias = b.ctypes.data_as(c_void_p)
+        arg = DwP(conv=conv, depth_multiplier=c_int32(1))
+        outs = {}
+        for name in names:
+            y = np.zeros(o["h"] * o["w"] * c, np.int8)
+            getattr(lib, name)(ctypes.byref(arg), x.ctypes.data_as(c_void_p), 0, y.ctypes.data_as(c_void_p), 0, o["h"])
+            outs[name] = y.tobytes()
+            runs[name] = runs.get(name, 0) + 1
+        assert all(v == outs["bt_ref_depthwise_generic_s8"] for v in outs.values()), (p, names)
+        n += 1
+    assert {"bt_dw_box_rq2", "bt_dw_rows_q4_32", "bt_dw_s2g", "bt_ref_depthwise_generic_s8"} <= set(runs)
+
+
 def test_board_tables():
     """cortex-m boards use the cortex-m table, scalar riscv boards the riscv one; the RVV board, the
     host, xcore and unknown boards none."""

@@ -243,6 +243,24 @@ CORTEX_M = {
     ),
 }
 
+# The "depthwise_m1" paths by kind, for the code budget's per-layer choice (issue 50 item 1): "specialised" paths build
+# a row length, filter size, stride or requantisation mode into their loops (some in asm; the fastest where they apply,
+# each its own code: a few KB), "shared" ones read everything from the layer's struct in one loop for every layer of
+# their class (bt_ref_depthwise_generic_s8: any depthwise layer, the smallest and the slowest).
+DW_KINDS = {name: "shared" if name == "bt_ref_depthwise_generic_s8" else "specialised"
+            for name, _ in CORTEX_M["depthwise_m1"]}
+
+
+def depthwise_candidates(p) -> tuple:
+    """The cortex-m functions that could run depthwise layer p's whole-map call as model.c makes it, each byte-exact:
+    the path the "depthwise_m1" table picks (the fastest), then, for depth multiplier 1, the box path (any filter,
+    stride and dilation: its general pixels and 3x3 interior loops) and the shared bt_ref_depthwise_generic_s8.
+    Their code bytes and modelled cycles are measured by the caller (a trial link, the cycle model)."""
+    first = choose(CORTEX_M, "depthwise_m1", p)
+    box = ("bt_dw_box_rq2" if _cm_rq2(p) else "bt_dw_box") if _dw_m1(p) else None
+    return tuple(dict.fromkeys(n for n in (first, box, "bt_ref_depthwise_generic_s8") if n))
+
+
 RISCV = {
     "conv": (
         ("bt_conv_s8_pointwise", lambda p: p["kh"] == 1 and p["kw"] == 1 and p["pad_top"] == 0
