@@ -346,7 +346,8 @@ __asm__(
     ".endm\n\t"
     /* a quad's first tap row, its weights already in r11, r12: the sums start from the bias */
     /* (st: first the quad before's last output, r7, left by BT_DWQ4_OUT 1: after the LDRs its STRB is 1 cycle) */
-    ".macro BT_DWQ4_FIRST off, st\n\t"
+    /* (entry: label 3 after the STRB, where a row's first pair enters the loop with its LDRs done) */
+    ".macro BT_DWQ4_FIRST off, st, entry=0\n\t"
     "ldr.w r4, [r1]\n\t"
     "ldr.w r8, [r0, #\\off]\n\t"
     "ldr.w r9, [r0, #(\\off + 4)]\n\t"
@@ -354,6 +355,9 @@ __asm__(
     ".if \\st\n\t"
     "strb.w r7, [r2, r3]\n\t"
     "add.w r2, r2, r3, lsl #1\n\t"
+    ".endif\n\t"
+    ".if \\entry\n\t"
+    "3:\n\t"
     ".endif\n\t"
     "smlatb r5, r8, r11, r4\n\t"
     "smlad r6, r9, r11, r4\n\t"
@@ -395,8 +399,8 @@ __asm__(
     ".endif\n\t"
     ".endm\n\t"
     /* one quad: its three tap rows from the cells at r0, requantised; st as BT_DWQ4_FIRST's, defer as BT_DWQ4_OUT's */
-    ".macro BT_DWQ4_QUAD rl, st, defer\n\t"
-    "BT_DWQ4_FIRST 0, \\st\n\t"
+    ".macro BT_DWQ4_QUAD rl, st, defer, entry=0\n\t"
+    "BT_DWQ4_FIRST 0, \\st, \\entry\n\t"
     "BT_DWQ4_ROW (2 * \\rl), 12\n\t"
     "BT_DWQ4_ROW (4 * \\rl), 20\n\t"
     "BT_DWQ4_OUT \\defer\n\t"
@@ -411,8 +415,8 @@ __asm__(
     "BT_DWQ4_ROW \\q, 4\n\t"
     "BT_DWQ4_OUT 1\n\t"
     ".endm\n\t"
-    ".macro BT_DWQ4_PAIR rl, st\n\t"
-    "BT_DWQ4_QUAD \\rl, \\st, 1\n\t"
+    ".macro BT_DWQ4_PAIR rl, st, entry=0\n\t"
+    "BT_DWQ4_QUAD \\rl, \\st, 1, \\entry\n\t"
     "BT_DWQ4_RQUAD \\rl, 8, 1\n\t"
     "add.w r0, r0, #16\n\t"
     "cmp.w r0, lr\n\t"
@@ -479,16 +483,21 @@ __asm__(
     "ldr.w r11, [r1, #4]\n\t"       /* tap row 0's (w0,w1), (w1,w2) (single LDRs: each after the first 1 cycle) */
     "ldr.w r12, [r1, #8]\n\t"
     "add lr, lr, r0\n\t"            /* the end of the row's pairs of quads */
-    "BT_DWQ4_PAIR \\rl, 0\n\t"     /* the row's first pair: no output waits */
-    "beq.w 6f\n\t"
+    /* the row's first pair enters the loop after its first STRB (no output waits), its LDRs done here: one copy
+       of the pair a row (a peeled first pair made the row's code ~950 bytes, past nucleo-l4r5zi's 1 KiB instruction
+       cache with the rest of the row: kws's 25x5x64 layers 189 K cycles of fetch stalls each, vww's 24x24x32 416 K) */
+    "ldr.w r4, [r1]\n\t"
+    "ldr.w r8, [r0]\n\t"
+    "ldr.w r9, [r0, #4]\n\t"
+    "ldr.w r10, [r0, #8]\n\t"
+    "b.w 3f\n\t"
     ".p2align 2\n\t"                /* every instruction of the loop 32-bit and word-aligned: none straddles a
                                        1 KB boundary, where QEMU's plugin counted a refill a pass that the
                                        hardware does not have (+3 K cycles a kws layer, by where the code fell) */
     "2:\n\t"                        /* two quads: the second's tap rows in the order 2, 1, 0, each quad starting
                                        with the weights the one before ended with (two LDRs less a quad) */
-    "BT_DWQ4_PAIR \\rl, 1\n\t"
+    "BT_DWQ4_PAIR \\rl, 1, 1\n\t"
     "bne.w 2b\n\t"
-    "6:\n\t"
     "BT_DWQ4_NEXT 1b\n\t"        /* no refill a row */
     "40:\n\t"
     /* n odd: the channel's last column, two rows a pass where they share two tap rows (stride 1 down: g[14]
