@@ -174,6 +174,10 @@ def _kxk_fast(g, op) -> bool:
             and w.out_h * w.out_w >= 16)
 
 
+# the depthwise paths on bt_dw_q4's terms (kernel_variants.py's "depthwise_m1" table): bt_rq2 requantisation
+Q4_PATHS = ("bt_dw_s2g", "bt_dw_planes_", "bt_dw_rows_q4_")
+
+
 def general_layers(g, model_c: str) -> list:
     """(op, why) of the conv, depthwise and dense layers that model.c sends to a general (slower)
     path of the cortex-m set instead of its fast ones: direct conv (patch over 640 values or fewer than
@@ -203,7 +207,7 @@ def general_layers(g, model_c: str) -> list:
             why.append("direct dense loop")
         if fn.endswith("_inplace"):   # its dispatcher picks bt_rq2 per call where the multipliers allow it
             why.append("in place: rows through a ring in scratch")
-        elif "rq2" not in fn and not fn.startswith("op"):
+        elif "rq2" not in fn and not fn.startswith(("op",) + Q4_PATHS):
             why.append(f"{fn}: bt_mbqm_fast requantisation")
         if why:
             out.append((k, "; ".join(why)))

@@ -51,6 +51,8 @@ def libs(tmp_path_factory) -> dict:
         lib = ctypes.CDLL(str(so))
         for fn in (QUERY_FN[k] for k in files):
             getattr(lib, fn).restype = c_char_p
+        if kset == "cortex-m":
+            lib.bt_depthwise_s8_path.restype = c_char_p
         libs[kset] = lib
     return libs
 
@@ -142,6 +144,130 @@ def test_table_picks_what_the_dispatcher_picks(libs, kset, kind):
             wrong.append((want, got, p))
     assert not wrong, f"{len(wrong)} of {CASES} differ, e.g. {wrong[0]}"
     assert seen == {name for name, _ in table[kind]} - kernel_variants.CODEGEN_ONLY
+
+
+def _dw_path_layer(rng) -> tuple:
+    """A random depthwise layer for the "depthwise_m1" table (the layer dict, its biases or None): maps 1-60 wide and
+    1-40 tall, filters 1, 3, 5, 7 (3 most), strides 1-2 each way, dilation 1 or 2, 'same' or 'valid', 1-40 channels
+    (multiples of four most), depth multiplier 1 or 2, the whole int8 range or not, shifts at bt_rq2's and
+    bt_rq2_zp_ok's edges, biases beyond 2^29 on a channel or none (not exactly -2^29: see kernel_variants._dw_mm_ok)."""
+    k = int(rng.choice([1, 3, 3, 3, 3, 5, 7]))
+    sh, sw = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+    if rng.random() < 0.6:
+        sh = sw
+    d = 2 if rng.random() < 0.1 else 1
+    ih, iw = int(rng.integers(1, 41)), int(rng.integers(1, 61))
+    same = bool(rng.integers(0, 2))
+    span = (k - 1) * d + 1
+
+    def out(n, s):
+        return -(-n // s) if same else (n - span) // s + 1
+
+    oh, ow = out(ih, sh), out(iw, sw)
+    if oh < 1 or ow < 1:
+        return None
+    c = 4 * int(rng.integers(1, 11)) if rng.random() < 0.7 else int(rng.integers(1, 41))
+    mult, shift = _quant(rng, c)
+    if rng.random() < 0.2:  # a right shift beyond bt_rq2_zp_ok's 21 bits
+        shift[int(rng.integers(0, c))] = int(rng.integers(-31, -22, endpoint=True))
+    bias = None
+    if rng.random() < 0.8:
+        bias = [int(v) for v in rng.integers(-20000, 20000, size=c)]
+        if rng.random() < 0.2:
+            bias[int(rng.integers(0, c))] = int(rng.choice([(1 << 29) - 1, 1 << 29, -(1 << 29) + 1, -(1 << 29) - 5]))
+    full = rng.random() < 0.7
+    p = {"in": {"h": ih, "w": iw, "c": c, "pixel_stride": c}, "out": {"h": oh, "w": ow, "c": c, "pixel_stride": c},
+         "kh": k, "kw": k, "stride_h": sh, "stride_w": sw, "dil_h": d, "dil_w": d,
+         "pad_top": max((oh - 1) * sh + span - ih, 0) // 2 if same else 0,
+         "pad_left": max((ow - 1) * sw + span - iw, 0) // 2 if same else 0,
+         "input_offset": 3, "output_offset": -5, "act_min": -128 if full else -100, "act_max": 127,
+         "multipliers": mult, "shifts": shift, "depth_multiplier": int(rng.choice([1, 1, 1, 1, 2])),
+         "bias_bound": (1 << max(abs(b) for b in bias).bit_length()) - 1 if bias else 0}
+    return p, bias
+
+
+def _dw_path_query(lib, p: dict, bias) -> str:
+    keep: list = []
+    conv = _conv_struct(p, keep)
+    conv.stride_h, conv.stride_w, conv.dil_h, conv.dil_w = p["stride_h"], p["stride_w"], p["dil_h"], p["dil_w"]
+    if bias is not None:
+        b = np.array(bias, np.int32)
+        keep.append(b)
+        conv.bias = b.ctypes.data_as(c_void_p)
+    arg = DwP(conv=conv, depth_multiplier=c_int32(p["depth_multiplier"]))
+    return lib.bt_depthwise_s8_path(ctypes.byref(arg), 0, 0, p["out"]["h"]).decode()
+
+
+def test_depthwise_path_table_picks_what_depthwise_c_runs(libs):
+    """model.c's whole-map depthwise calls: on random layers (and the MLPerf vww's and kws's shapes, rows of 8 cells
+    and planes of 56, rare at random) the "depthwise_m1" table names the path depthwise.c's dw_path runs for the call
+    (bt_depthwise_s8_path), and every path occurs."""
+    rng = np.random.default_rng(50)
+    fixed = [(16, 16, 1, 1), (48, 48, 1, 1), (48, 48, 2, 2), (6, 6, 1, 1), (3, 3, 1, 1), (25, 5, 1, 1), (11, 6, 1, 1),
+             (24, 6, 2, 1), (2, 32, 1, 1)]
+    cases = []
+    for h, w, sh, sw in fixed:
+        for k in (3, 5):
+            mult, shift = [1 << 30] * 8, [-8] * 8
+            for full, rq2 in ((True, True), (False, True), (True, False)):
+                p = {"in": {"h": h, "w": w, "c": 8, "pixel_stride": 8}, "kh": k, "kw": k, "stride_h": sh,
+                     "stride_w": sw, "dil_h": 1, "dil_w": 1, "pad_top": (k - 1) // 2, "pad_left": (k - 1) // 2,
+                     "out": {"h": -(-h // sh), "w": -(-w // sw), "c": 8, "pixel_stride": 8}, "input_offset": 3,
+                     "output_offset": -5, "act_min": -128 if full else -100, "act_max": 127, "multipliers": mult,
+                     "shifts": shift if rq2 else [0] + shift[1:], "depth_multiplier": 1, "bias_bound": 16383}
+                cases.append((p, [9999] * 8))
+    while len(cases) < CASES:
+        layer = _dw_path_layer(rng)
+        if layer:
+            cases.append(layer)
+    table = kernel_variants.CORTEX_M
+    seen, wrong = set(), []
+    for p, bias in cases:
+        want, got = _dw_path_query(libs["cortex-m"], p, bias), kernel_variants.choose(table, "depthwise_m1", p)
+        seen.add(want)
+        if want != got:
+            wrong.append((want, got, p))
+    assert not wrong, f"{len(wrong)} of {len(cases)} differ, e.g. {wrong[0]}"
+    assert seen == {name for name, _ in table["depthwise_m1"]}
+
+
+def test_depthwise_candidates_run_byte_exact(libs):
+    """kernel_variants.depthwise_candidates (the code budget's choices for a layer): the table's path first, the shared
+    reference last, and on random depth-multiplier-1 layers each candidate's output equals the reference kernel's byte
+    for byte (the set compiled for the host: the Arm-only loops run their portable counterparts under their names;
+    kernel_test.c runs the Arm ones in QEMU)."""
+    lib, rng = libs["cortex-m"], np.random.default_rng(51)
+    runs, n = {}, 0
+    while n < 400:
+        layer = _dw_path_layer(rng)
+        if not layer or layer[0]["depth_multiplier"] != 1:
+            continue
+        p, bias = layer
+        names = kernel_variants.depthwise_candidates(p)
+        assert names[0] == kernel_variants.choose(kernel_variants.CORTEX_M, "depthwise_m1", p)
+        assert names[-1] == "bt_ref_depthwise_generic_s8" and kernel_variants.DW_KINDS[names[-1]] == "shared"
+        keep: list = []
+        conv = _conv_struct(p, keep)
+        conv.stride_h, conv.stride_w, conv.dil_h, conv.dil_w = p["stride_h"], p["stride_w"], p["dil_h"], p["dil_w"]
+        c, o = p["in"]["c"], p["out"]
+        x = rng.integers(-128, 128, size=p["in"]["h"] * p["in"]["w"] * c + 16, dtype=np.int8)
+        w = rng.integers(-128, 128, size=p["kh"] * p["kw"] * c, dtype=np.int8)
+        keep += [x, w]
+        conv.filter = w.ctypes.data_as(c_void_p)
+        if bias is not None:
+            b = np.array(bias, np.int32)
+            keep.append(b)
+            conv.bias = b.ctypes.data_as(c_void_p)
+        arg = DwP(conv=conv, depth_multiplier=c_int32(1))
+        outs = {}
+        for name in names:
+            y = np.zeros(o["h"] * o["w"] * c, np.int8)
+            getattr(lib, name)(ctypes.byref(arg), x.ctypes.data_as(c_void_p), 0, y.ctypes.data_as(c_void_p), 0, o["h"])
+            outs[name] = y.tobytes()
+            runs[name] = runs.get(name, 0) + 1
+        assert all(v == outs["bt_ref_depthwise_generic_s8"] for v in outs.values()), (p, names)
+        n += 1
+    assert {"bt_dw_box_rq2", "bt_dw_rows_q4_32", "bt_dw_s2g", "bt_ref_depthwise_generic_s8"} <= set(runs)
 
 
 def test_board_tables():

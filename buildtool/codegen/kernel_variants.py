@@ -98,6 +98,102 @@ def _always(p) -> bool:
     return True
 
 
+# cortex-m/depthwise.c: the depth-multiplier-1 paths (dw_path) of model.c's whole-map calls (rows [0, out.h), in_y0 0)
+DW_CELLS_ROWS = (8, 16, 32, 56)  # dw_rls: the row lengths (cells) of dw_rows' planes and dw_small's buffer rows
+DWK_MIN_PIXELS = 16  # dw_kxk.h
+DW_MIN_PIXELS, DW_MIN_WIDTH, DW_T_MAX, DW_SMALL_PIXELS, DW_NS1, DW_S2_WORDS = 16, 4, 8, 64, 54, 576
+
+
+def _dw_mm_ok(p) -> bool:
+    """depthwise.c dw_mm_ok (every bias in [-2^29, 2^29)) from the layer's "bias_bound" (2^b - 1 for b the bit length
+    of the largest |bias|, so below 2^29 exactly when every |bias| is; a bias of exactly -2^29, which the C takes, and
+    a bound not known (None) read as not: the paths chosen then are the general ones, as correct, slower)."""
+    top = p.get("bias_bound")
+    return top is not None and top < 1 << 29
+
+
+def _dw_q4_terms(p) -> bool:
+    """bt_dw_q4's terms (dw_small_planes_ok, dw_s2_ok, dw_rows_q4_li): bt_rq2, the whole int8 range, every bias
+    dw_mm_ok and every shift bt_rq2_zp_ok (-shift - 1 <= 21)."""
+    return (_cm_rq2(p) and p["act_min"] == -128 and p["act_max"] == 127 and _dw_mm_ok(p)
+            and all(-s - 1 <= 21 for s in p["shifts"]))
+
+
+def _dw3(p) -> bool:
+    return p["kh"] == 3 and p["kw"] == 3 and p["dil_h"] == 1 and p["dil_w"] == 1
+
+
+def _dwk(p) -> bool:
+    """dw_kxk.h dwk_ok with its DWK_MIN_PIXELS (the whole map's)."""
+    return (p["kh"] in (5, 7) and p["kw"] == p["kh"] and p["dil_h"] == 1 and p["dil_w"] == 1
+            and p["stride_w"] in (1, 2) and p["stride_h"] >= 1 and p["out"]["w"] > 0
+            and p["out"]["h"] * p["out"]["w"] >= DWK_MIN_PIXELS)
+
+
+def _dw_s2(p) -> bool:
+    """depthwise.c dw_s2_ok (stride_w 2 first) on the whole map."""
+    o, i = p["out"], p["in"]
+    pb, pr = (o["h"] - 1) * 2 + 3 - p["pad_top"] - i["h"], (o["w"] - 1) * 2 + 3 - p["pad_left"] - i["w"]
+    return (_dw_q4_terms(p) and _dw3(p) and p["stride_w"] == 2 and p["stride_h"] == 2 and o["c"] % 4 == 0
+            and o["c"] > 0 and o["w"] >= 3 and o["h"] >= 2 and 12 * (o["w"] + 1) <= DW_S2_WORDS
+            and 0 <= p["pad_left"] <= 1 and 0 <= p["pad_top"] <= 1 and pb <= 1 and pr <= 1)
+
+
+def _dw_small(p) -> bool:
+    """depthwise.c dw_small_ok on the whole map (and not dwk's or dw_s2's)."""
+    o = p["out"]
+    return (not _dwk(p) and not (p["stride_w"] == 2 and _dw_s2(p))
+            and (p["stride_w"] == 2 or o["h"] * o["w"] <= DW_SMALL_PIXELS) and o["w"] >= 3 and _dw3(p)
+            and p["stride_h"] >= 1 and p["stride_w"] >= 1 and o["c"] % 4 == 0 and o["c"] > 0 and o["h"] > 0
+            and (o["w"] - 1) * p["stride_w"] + 3 <= 56)
+
+
+def _dw_li(cells: int) -> int:
+    return next(k for k, rl in enumerate(DW_CELLS_ROWS) if rl >= cells) if cells <= DW_CELLS_ROWS[-1] else -1
+
+
+def dw_planes_rl(p) -> int:
+    """The row length of the dw_small_planes path the layer takes, 0 for none (dw_small_planes_ok after dw_small_ok)."""
+    if not (_dw_small(p) and p["stride_w"] == 1 and p["out"]["h"] >= 2 and _dw_q4_terms(p)):
+        return 0
+    return DW_CELLS_ROWS[_dw_li(p["out"]["w"] + 2)]
+
+
+def _dw_rows(p) -> bool:
+    """depthwise.c dw_rows_take on the whole map (and no path before it)."""
+    o = p["out"]
+    return (not _dwk(p) and not (p["stride_w"] == 2 and _dw_s2(p)) and not _dw_small(p) and _dw3(p)
+            and p["stride_w"] in (1, 2) and p["stride_h"] >= 1 and o["h"] * o["w"] >= DW_MIN_PIXELS
+            and o["h"] >= 2 and o["w"] >= DW_MIN_WIDTH)
+
+
+def dw_rows_rl(p) -> int:
+    """The row length every strip of the layer's dw_rows call shares when bt_dw_q4 runs all of it (depthwise.c
+    dw_rows_q4_li on dw_rows_geo: a narrow, tall map transposed), 0 for none."""
+    o = p["out"]
+    t = p["stride_h"] == p["stride_w"] and o["w"] < DW_T_MAX and o["h"] >= 2 * o["w"]
+    ow, s = (o["h"], p["stride_h"]) if t else (o["w"], p["stride_w"])
+    if not (_dw_rows(p) and _dw_q4_terms(p) and s == 1 and o["c"] % 4 == 0):
+        return 0
+    strips = (ow + DW_NS1 - 1) // DW_NS1
+    ns = [ow * (st + 1) // strips - ow * st // strips for st in range(strips)]
+    lis = {_dw_li(((n + 1) & ~1) + 2) for n in ns}
+    return DW_CELLS_ROWS[lis.pop()] if min(ns) >= 4 and len(lis) == 1 else 0
+
+
+def _dw_m1(p) -> bool:
+    return p["depth_multiplier"] == 1
+
+
+def _dw_path(path, rq2=None, rl=None):
+    """A "depthwise_m1" row's condition: depth multiplier 1, the path, bt_rq2 (rq2 True) or not (False)."""
+    def pred(p) -> bool:
+        if not _dw_m1(p) or (rq2 is not None and _cm_rq2(p) != rq2):
+            return False
+        return path(p) == rl if rl is not None else path(p)
+    return pred
+
+
 CORTEX_M = {
     "conv": (
         ("bt_conv_s8_pm_rq2m_ssat", lambda p: _cm_patch_matrix(p) and _pm_rq2(p) and p["act_max"] == 127
@@ -112,6 +208,22 @@ CORTEX_M = {
     "depthwise": (
         ("bt_depthwise_s8_m1_rq2", lambda p: p["depth_multiplier"] == 1 and _cm_rq2(p)),
         ("bt_depthwise_s8_m1", lambda p: p["depth_multiplier"] == 1),
+        ("bt_ref_depthwise_generic_s8", _always),
+    ),
+    # model.c's whole-map call of a depthwise layer: the path the variant above runs for it (depthwise.c dw_path, in its
+    # order), called directly; DW_KINDS says which are specialised and which shared
+    "depthwise_m1": (
+        ("bt_dw_kxk_rq2", _dw_path(_dwk, True)),
+        ("bt_dw_kxk", _dw_path(_dwk, False)),
+        ("bt_dw_s2g", _dw_path(lambda p: p["stride_w"] == 2 and _dw_s2(p))),
+        *((f"bt_dw_planes_{rl}", _dw_path(dw_planes_rl, rl=rl)) for rl in DW_CELLS_ROWS),
+        ("bt_dw_small_rq2", _dw_path(_dw_small, True)),
+        ("bt_dw_small", _dw_path(_dw_small, False)),
+        *((f"bt_dw_rows_q4_{rl}", _dw_path(dw_rows_rl, rl=rl)) for rl in DW_CELLS_ROWS),
+        ("bt_dw_rows_rq2", _dw_path(_dw_rows, True)),
+        ("bt_dw_rows", _dw_path(_dw_rows, False)),
+        ("bt_dw_box_rq2", _dw_path(_always, True)),
+        ("bt_dw_box", _dw_path(_always, False)),
         ("bt_ref_depthwise_generic_s8", _always),
     ),
     "fully_connected": (
@@ -130,6 +242,24 @@ CORTEX_M = {
         ("bt_fully_connected_s8_il_mbqm", _always),
     ),
 }
+
+# The "depthwise_m1" paths by kind, for the code budget's per-layer choice (issue 50 item 1): "specialised" paths build
+# a row length, filter size, stride or requantisation mode into their loops (some in asm; the fastest where they apply,
+# each its own code: a few KB), "shared" ones read everything from the layer's struct in one loop for every layer of
+# their class (bt_ref_depthwise_generic_s8: any depthwise layer, the smallest and the slowest).
+DW_KINDS = {name: "shared" if name == "bt_ref_depthwise_generic_s8" else "specialised"
+            for name, _ in CORTEX_M["depthwise_m1"]}
+
+
+def depthwise_candidates(p) -> tuple:
+    """The cortex-m functions that could run depthwise layer p's whole-map call as model.c makes it, each byte-exact:
+    the path the "depthwise_m1" table picks (the fastest), then, for depth multiplier 1, the box path (any filter,
+    stride and dilation: its general pixels and 3x3 interior loops) and the shared bt_ref_depthwise_generic_s8.
+    Their code bytes and modelled cycles are measured by the caller (a trial link, the cycle model)."""
+    first = choose(CORTEX_M, "depthwise_m1", p)
+    box = ("bt_dw_box_rq2" if _cm_rq2(p) else "bt_dw_box") if _dw_m1(p) else None
+    return tuple(dict.fromkeys(n for n in (first, box, "bt_ref_depthwise_generic_s8") if n))
+
 
 RISCV = {
     "conv": (
@@ -154,7 +284,7 @@ TABLES = {"cortex-m": ("BT_VARIANTS_CORTEX_M", CORTEX_M), "riscv": ("BT_VARIANTS
           # runtime's tile kernels with filter sums made at code generation (tile_kernels.define_kb)
           "cortex-m55": ("BT_VARIANTS_CORTEX_M55", {})}
 
-DISPATCHERS = {"conv": "bt_conv_s8", "depthwise": "bt_depthwise_s8", "fully_connected": "bt_fully_connected_s8",
+DISPATCHERS = {"conv": "bt_conv_s8", "depthwise": "bt_depthwise_s8", "depthwise_m1": "bt_depthwise_s8", "fully_connected": "bt_fully_connected_s8",
                "fully_connected_il": "bt_fully_connected_s8_il"}
 
 

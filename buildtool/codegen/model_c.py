@@ -209,7 +209,7 @@ def depthwise_conv_2d(e, op) -> None:
         return
     h = e.g.tensors[op.outputs[0]].shape[1]
     layer = dict(e.conv_layer(op, fields["conv"]), depth_multiplier=fields["depth_multiplier"])
-    fn = e.kernel("depthwise", layer, op)
+    fn = e.kernel("depthwise_m1", layer)  # the path the variant would run for the whole map (kernel_variants.py)
     e.call(op, f"{fn}(&{n}_p, {e.act(op.inputs[0])}, 0, {e.act(op.outputs[0])}, 0, {h});")
 
 

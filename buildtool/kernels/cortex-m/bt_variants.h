@@ -31,8 +31,29 @@ const char *bt_conv_s8_variant(const bt_conv_params *p);
 BT_DW_VARIANT(bt_depthwise_s8_m1_rq2);       /* depth multiplier 1, bt_rq2 */
 BT_DW_VARIANT(bt_depthwise_s8_m1);           /* depth multiplier 1, bt_mbqm_fast */
 BT_DW_VARIANT(bt_ref_depthwise_generic_s8);  /* other depth multipliers: the reference code */
+/* the paths of depth multiplier 1 (depthwise.c dw_path; the two above run the one it picks): model.c calls the one
+ * kernel_variants.py's "depthwise_m1" table picks for its whole-map call. _rq2: requantisation by bt_rq2 */
+BT_DW_VARIANT(bt_dw_kxk_rq2);     /* 5x5, 7x7 */
+BT_DW_VARIANT(bt_dw_kxk);
+BT_DW_VARIANT(bt_dw_s2g);         /* 3x3 stride 2, the whole int8 range: column pairs, bt_dws2g */
+BT_DW_VARIANT(bt_dw_planes_8);    /* 3x3 small maps, the whole int8 range: per-channel planes, rows of 8 cells */
+BT_DW_VARIANT(bt_dw_planes_16);
+BT_DW_VARIANT(bt_dw_planes_32);
+BT_DW_VARIANT(bt_dw_planes_56);
+BT_DW_VARIANT(bt_dw_small_rq2);   /* 3x3 small maps and stride 2: four channels a word in a padded buffer */
+BT_DW_VARIANT(bt_dw_small);
+BT_DW_VARIANT(bt_dw_rows_q4_8);   /* 3x3 rows, the whole int8 range: bt_dw_q4 on rows of 8 cells */
+BT_DW_VARIANT(bt_dw_rows_q4_16);
+BT_DW_VARIANT(bt_dw_rows_q4_32);
+BT_DW_VARIANT(bt_dw_rows_q4_56);
+BT_DW_VARIANT(bt_dw_rows_rq2);    /* 3x3 rows, any row length and requantisation */
+BT_DW_VARIANT(bt_dw_rows);
+BT_DW_VARIANT(bt_dw_box_rq2);     /* any layer: the 3x3 interior loop where a row has one, the general pixels */
+BT_DW_VARIANT(bt_dw_box);
 #undef BT_DW_VARIANT
 const char *bt_depthwise_s8_variant(const bt_depthwise_params *p);
+/* the path name dw_path picks for a call of out rows [y0, y1) (the variant's name for depth multipliers above 1) */
+const char *bt_depthwise_s8_path(const bt_depthwise_params *p, int32_t in_y0, int32_t y0, int32_t y1);
 
 void bt_fully_connected_s8_widened_rq2(const bt_fc_params *p, const int8_t *in, int8_t *out);
 void bt_fully_connected_s8_widened(const bt_fc_params *p, const int8_t *in, int8_t *out);

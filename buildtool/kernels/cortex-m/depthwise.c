@@ -346,7 +346,8 @@ __asm__(
     ".endm\n\t"
     /* a quad's first tap row, its weights already in r11, r12: the sums start from the bias */
     /* (st: first the quad before's last output, r7, left by BT_DWQ4_OUT 1: after the LDRs its STRB is 1 cycle) */
-    ".macro BT_DWQ4_FIRST off, st\n\t"
+    /* (entry: label 3 after the STRB, where a row's first pair enters the loop with its LDRs done) */
+    ".macro BT_DWQ4_FIRST off, st, entry=0\n\t"
     "ldr.w r4, [r1]\n\t"
     "ldr.w r8, [r0, #\\off]\n\t"
     "ldr.w r9, [r0, #(\\off + 4)]\n\t"
@@ -354,6 +355,9 @@ __asm__(
     ".if \\st\n\t"
     "strb.w r7, [r2, r3]\n\t"
     "add.w r2, r2, r3, lsl #1\n\t"
+    ".endif\n\t"
+    ".if \\entry\n\t"
+    "3:\n\t"
     ".endif\n\t"
     "smlatb r5, r8, r11, r4\n\t"
     "smlad r6, r9, r11, r4\n\t"
@@ -395,8 +399,8 @@ __asm__(
     ".endif\n\t"
     ".endm\n\t"
     /* one quad: its three tap rows from the cells at r0, requantised; st as BT_DWQ4_FIRST's, defer as BT_DWQ4_OUT's */
-    ".macro BT_DWQ4_QUAD rl, st, defer\n\t"
-    "BT_DWQ4_FIRST 0, \\st\n\t"
+    ".macro BT_DWQ4_QUAD rl, st, defer, entry=0\n\t"
+    "BT_DWQ4_FIRST 0, \\st, \\entry\n\t"
     "BT_DWQ4_ROW (2 * \\rl), 12\n\t"
     "BT_DWQ4_ROW (4 * \\rl), 20\n\t"
     "BT_DWQ4_OUT \\defer\n\t"
@@ -411,8 +415,8 @@ __asm__(
     "BT_DWQ4_ROW \\q, 4\n\t"
     "BT_DWQ4_OUT 1\n\t"
     ".endm\n\t"
-    ".macro BT_DWQ4_PAIR rl, st\n\t"
-    "BT_DWQ4_QUAD \\rl, \\st, 1\n\t"
+    ".macro BT_DWQ4_PAIR rl, st, entry=0\n\t"
+    "BT_DWQ4_QUAD \\rl, \\st, 1, \\entry\n\t"
     "BT_DWQ4_RQUAD \\rl, 8, 1\n\t"
     "add.w r0, r0, #16\n\t"
     "cmp.w r0, lr\n\t"
@@ -479,16 +483,21 @@ __asm__(
     "ldr.w r11, [r1, #4]\n\t"       /* tap row 0's (w0,w1), (w1,w2) (single LDRs: each after the first 1 cycle) */
     "ldr.w r12, [r1, #8]\n\t"
     "add lr, lr, r0\n\t"            /* the end of the row's pairs of quads */
-    "BT_DWQ4_PAIR \\rl, 0\n\t"     /* the row's first pair: no output waits */
-    "beq.w 6f\n\t"
+    /* the row's first pair enters the loop after its first STRB (no output waits), its LDRs done here: one copy
+       of the pair a row (a peeled first pair made the row's code ~950 bytes, past nucleo-l4r5zi's 1 KiB instruction
+       cache with the rest of the row: kws's 25x5x64 layers 189 K cycles of fetch stalls each, vww's 24x24x32 416 K) */
+    "ldr.w r4, [r1]\n\t"
+    "ldr.w r8, [r0]\n\t"
+    "ldr.w r9, [r0, #4]\n\t"
+    "ldr.w r10, [r0, #8]\n\t"
+    "b.w 3f\n\t"
     ".p2align 2\n\t"                /* every instruction of the loop 32-bit and word-aligned: none straddles a
                                        1 KB boundary, where QEMU's plugin counted a refill a pass that the
                                        hardware does not have (+3 K cycles a kws layer, by where the code fell) */
     "2:\n\t"                        /* two quads: the second's tap rows in the order 2, 1, 0, each quad starting
                                        with the weights the one before ended with (two LDRs less a quad) */
-    "BT_DWQ4_PAIR \\rl, 1\n\t"
+    "BT_DWQ4_PAIR \\rl, 1, 1\n\t"
     "bne.w 2b\n\t"
-    "6:\n\t"
     "BT_DWQ4_NEXT 1b\n\t"        /* no refill a row */
     "40:\n\t"
     /* n odd: the channel's last column, two rows a pass where they share two tap rows (stride 1 down: g[14]
@@ -1155,9 +1164,12 @@ static int dw_rows_ok(const bt_conv_params *p) {
 
 /* Output rows [y0, y1) (out holds row y0) of a 3x3 depth-multiplier-1 layer (dw_rows_ok): per strip
  * of output columns, group of four channels and chunk of output rows, the chunk's input rows widened
- * into each channel's plane, then per channel its sums and their requantisation. */
-static void dw_rows(const bt_conv_params *p, const dw_geo *g, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
-                    int32_t y1, int fast) {
+ * into each channel's plane, then per channel its sums and their requantisation. LI >= 0: every strip's
+ * row length dw_rls[LI] (dw_rows_q4_li), -1: each strip's own; Q4 1: every group of every strip in bt_dw_q4
+ * (dw_rows_q4_li's conditions; only that loop is compiled), -1: as the layer allows. */
+static inline __attribute__((always_inline)) void dw_rows(const bt_conv_params *p, const dw_geo *g, const int8_t *in,
+                                                         int32_t in_y0, int8_t *out, int32_t y0, int32_t y1, int fast,
+                                                         const int LI, const int Q4) {
   /* bt_dw_q4's strips (big) take the sums' stack row for cells too: longer chunks, fewer input rows widened twice */
   union {
     int16_t cells[DW_CELLS + 2 * DW_ACC];
@@ -1175,19 +1187,20 @@ static void dw_rows(const bt_conv_params *p, const dw_geo *g, const int8_t *in, 
                 hi = p->act_max;
   const int32_t ns = s == 1 ? DW_NS1 : DW_NS2, strips = (ow + ns - 1) / ns;
   const int act = hi != 127 ? 0 : (lo == -128 ? 2 : 1);
-  if (fast && !dw_mm_ok(p)) fast = 0;   /* sums of 2a for dw_rqm; a bias of 2^29 or more: bt_mbqm_fast */
-  int q4 = DW_Q4 && fast && act == 2 && s == 1;   /* every group of four channels set up by dw_chan4_q4 */
-  for (int32_t c = 0; q4 && c < c_n; c++) q4 = bt_rq2_zp_ok(p->shift[c]);
+  if (Q4 != 1 && fast && !dw_mm_ok(p)) fast = 0;   /* sums of 2a for dw_rqm; a bias of 2^29 or more: bt_mbqm_fast */
+  int q4 = Q4 == 1 || (DW_Q4 && fast && act == 2 && s == 1);   /* every group of four channels set up by dw_chan4_q4 */
+  for (int32_t c = 0; Q4 != 1 && q4 && c < c_n; c++) q4 = bt_rq2_zp_ok(p->shift[c]);
   for (int32_t st = 0; st < strips; st++) {
     const int32_t xa = ow * st / strips, xb = ow * (st + 1) / strips, n = xb - xa, n2 = (n + 1) & ~1;
     const int32_t ix0 = xa * s - g->pl, cells = s == 1 ? n + 2 : 2 * n + 1, need = s == 1 ? n2 + 2 : 2 * n2 + 2;
-    int32_t li = 0;
-    while (dw_rls[li] < need) li++;
+    int32_t li = LI;
+    if (LI < 0)
+      for (li = 0; dw_rls[li] < need;) li++;
     const int32_t rl = dw_rls[li];
     const dw_sums_fn sums = dw_sums_fns[s - 1][li];
     /* output rows a chunk: its input rows' planes and its sums fit (big: every group of the strip in bt_dw_q4,
        which keeps no sums: the cells of both); the chunks balanced */
-    const int big = DW_Q4 && q4 && (c_n & 3) == 0 && n >= 4;
+    const int big = Q4 == 1 || (DW_Q4 && q4 && (c_n & 3) == 0 && n >= 4);
     int32_t rc = ((big ? DW_CELLS + 2 * DW_ACC : DW_CELLS) / (4 * rl) - 3) / sh + 1;
     if (!big && rc * n + 1 > DW_ACC) rc = (DW_ACC - 1) / n;
     if (rc >= y1 - y0) {
@@ -1220,7 +1233,7 @@ static void dw_rows(const bt_conv_params *p, const dw_geo *g, const int8_t *in, 
     for (int32_t c = 0; c < c_n; c += 4) {
       const int32_t nc = c_n - c < 4 ? c_n - c : 4;
 #if DW_Q4
-      if (q4 && nc == 4 && n >= 4) {   /* the channels' quads (and last output, n odd) in asm, then pairs */
+      if (Q4 == 1 || (q4 && nc == 4 && n >= 4)) {   /* the channels' quads (and last output, n odd) in asm, then pairs */
         dw_chan4_q4(p, c, fr, fc, ch);
         for (int32_t ya = y0; ya < y1; ya += rc) {
           const int32_t rows = y1 - ya < rc ? y1 - ya : rc, nr = (rows - 1) * sh + 3;
@@ -2101,7 +2114,6 @@ static __attribute__((noinline)) void dw_small(const bt_conv_params *p, const in
   }
 }
 
-#if DW_Q4
 /* 1 when dw_small_planes takes a dw_small_ok call of out rows [y0, y1): stride_w 1, rows of at least 3 outputs
  * (narrower ones: a pair or a single output a row in bt_dwp's column loop, its set-up not repaid), at least 2 rows
  * (the in-place ring's one-row calls would widen three input rows and set up every group for one output row),
@@ -2115,6 +2127,28 @@ static int dw_small_planes_ok(const bt_conv_params *p, int32_t y0, int32_t y1, i
     if (!bt_rq2_zp_ok(p->shift[c])) return 0;
   return 1;
 }
+
+#define DW_S2_WORDS 576             /* three rows of cells: outputs at most 47 a row (2304 bytes) */
+
+/* 1 when dw_s2 takes the call of out rows [y0, y1): 3x3, dilation 1, stride 2 both ways, channels a multiple of
+ * four, 3 to 47 outputs a row (narrower: dw_small's and the box path's, as before), at least two rows (the in-place
+ * ring's and a fused plan's one-row calls would set every group up for one output row: dw_small), at most one row or
+ * column of padding each side, fast with the zero point folded and the whole int8 range for every channel (bt_dw_q4's
+ * conditions). */
+static int dw_s2_ok(const bt_conv_params *p, int32_t y0, int32_t y1, int fast) {
+  const int32_t pb = (p->out.h - 1) * 2 + 3 - p->pad_top - p->in.h, pr = (p->out.w - 1) * 2 + 3 - p->pad_left - p->in.w;
+  if (!fast || p->act_min != -128 || p->act_max != 127 || p->kh != 3 || p->kw != 3 || p->dil_h != 1 ||
+      p->dil_w != 1 || p->stride_w != 2 || p->stride_h != 2 || (p->out.c & 3) || p->out.c <= 0 || p->out.w < 3 ||
+      y1 - y0 < 2 ||
+      12 * (p->out.w + 1) > DW_S2_WORDS || p->pad_left < 0 || p->pad_left > 1 || p->pad_top < 0 || p->pad_top > 1 ||
+      pb > 1 || pr > 1 || !dw_mm_ok(p))
+    return 0;
+  for (int32_t c = 0; c < p->out.c; c++)
+    if (!bt_rq2_zp_ok(p->shift[c])) return 0;
+  return 1;
+}
+
+#if DW_Q4
 
 /* dw_small_planes' widening in asm: bt_dwp_widen(src, ips, d, g), g = {in_row, bytes between the planes (2 K),
  * rows, pairs a row, lead, tail, the input zero point in four bytes, bytes between rows of cells}: per row of the
@@ -2217,14 +2251,14 @@ void bt_dwp_widen(const int8_t *src, int32_t ips, int16_t *d, const int32_t *g);
  * order), then per group of four channels dw_chan4_q4's values, the input pixels inside the image widened
  * (bt_dwp_widen) and bt_dwp. Stack: the same 2688 bytes as dw_small's buffer (a sibling call, not nested; vww's
  * measured stack 4,684 bytes either way). */
-static __attribute__((noinline)) void dw_small_planes(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
-                                                      int8_t *out, int32_t y0, int32_t y1) {
+static inline __attribute__((always_inline)) void dw_small_planes(const bt_conv_params *p, const int8_t *in,
+                                                                  int32_t in_y0, int8_t *out, int32_t y0, int32_t y1,
+                                                                  const int li) {
   int16_t plane[2 * DW_PAD_WORDS] __attribute__((aligned(8)));
   dw_chan ch[4];
   const int32_t c_n = p->out.c, ips = p->in.pixel_stride, in_row = p->in.w * ips, ops = p->out.pixel_stride;
   const int32_t sh = p->stride_h, ow = p->out.w, ih = p->in.h, iw = p->in.w;
-  const int32_t cols = ow + 2, ix0 = -p->pad_left, out_row = ow * ops;
-  const int li = cols <= 8 ? 0 : cols <= 16 ? 1 : cols <= 32 ? 2 : 3;
+  const int32_t cols = ow + 2, ix0 = -p->pad_left, out_row = ow * ops;   /* (li: dw_small_li(cols)) */
   const int32_t rl = dw_rls[li];
   /* rows a band: four planes of nr rows and the cell past the last one (read, never used) */
   const int32_t rb = ((2 * DW_PAD_WORDS - 2) / (4 * rl) - 3) / sh + 1;
@@ -2682,25 +2716,6 @@ __asm__(
     ".text");
 void bt_dws2g(uint32_t *cells, const dw_c2 *f, int8_t *out, const int32_t *g);
 
-#define DW_S2_WORDS 576             /* three rows of cells: outputs at most 47 a row (2304 bytes) */
-
-/* 1 when dw_s2 takes the call of out rows [y0, y1): 3x3, dilation 1, stride 2 both ways, channels a multiple of
- * four, 3 to 47 outputs a row (narrower: dw_small's and the box path's, as before), at least two rows (the in-place
- * ring's and a fused plan's one-row calls would set every group up for one output row: dw_small), at most one row or
- * column of padding each side, fast with the zero point folded and the whole int8 range for every channel (bt_dw_q4's
- * conditions). */
-static int dw_s2_ok(const bt_conv_params *p, int32_t y0, int32_t y1, int fast) {
-  const int32_t pb = (p->out.h - 1) * 2 + 3 - p->pad_top - p->in.h, pr = (p->out.w - 1) * 2 + 3 - p->pad_left - p->in.w;
-  if (!fast || p->act_min != -128 || p->act_max != 127 || p->kh != 3 || p->kw != 3 || p->dil_h != 1 ||
-      p->dil_w != 1 || p->stride_w != 2 || p->stride_h != 2 || (p->out.c & 3) || p->out.c <= 0 || p->out.w < 3 ||
-      y1 - y0 < 2 ||
-      12 * (p->out.w + 1) > DW_S2_WORDS || p->pad_left < 0 || p->pad_left > 1 || p->pad_top < 0 || p->pad_top > 1 ||
-      pb > 1 || pr > 1 || !dw_mm_ok(p))
-    return 0;
-  for (int32_t c = 0; c < p->out.c; c++)
-    if (!bt_rq2_zp_ok(p->shift[c])) return 0;
-  return 1;
-}
 
 /* dw_s2's constants of channels c..c+3: f[0..3], then f[4..7] the same with tap rows 0 and 2 swapped. */
 static __attribute__((noinline)) void dw_s2_chan(const bt_conv_params *p, int32_t c, dw_c2 *f) {
@@ -2772,46 +2787,70 @@ static __attribute__((noinline)) void dw_s2(const bt_conv_params *p, const int8_
 }
 #endif
 
-/* Depth multiplier 1 (fast: requantisation by bt_rq2): the 3x3 interior path where a row has one. */
-static inline __attribute__((always_inline)) void dw_m1(const bt_depthwise_params *dp, const int8_t *in,
-                                                       int32_t in_y0, int8_t *out, int32_t y0, int32_t y1,
-                                                       const int fast) {
-  const bt_conv_params *p = &dp->conv;
-  if (dwk_ok(p) && (y1 - y0) * p->out.w >= DWK_MIN_PIXELS) {   /* 5x5, 7x7 */
-    dwk(p, in, in_y0, out, y0, y1, fast);
-    return;
+/* ---- depth multiplier 1: one function a path (issue 50: model.c calls the one its layer takes) ----
+ * dw_path picks the path of a call (fast: requantisation by bt_rq2) in the order below; the variants
+ * bt_depthwise_s8_m1_rq2 / _m1 run it through dw_paths, code generation calls it by name
+ * (buildtool/codegen/kernel_variants.py's "depthwise_m1" table states the same rules for model.c's whole-map calls,
+ * and which paths are specialised, a row length built in, and which shared), so --gc-sections drops the paths no
+ * layer takes. The paths on bt_dw_q4's Arm loops (bt_dw_s2g, bt_dw_planes_RL, bt_dw_rows_q4_RL) keep their names
+ * without DSP instructions and run what the set runs there (dw_small, dw_rows, the box path): the choice is the
+ * layer's, not the CPU's. */
+
+/* dw_small's and dw_small_planes' row length index for buffer rows of cols cells */
+static inline int dw_small_li(int32_t cols) { return cols <= 8 ? 0 : cols <= 16 ? 1 : cols <= 32 ? 2 : 3; }
+
+/* 1 when dw_rows takes the call of out rows [y0, y1) (the dispatcher's order: after dwk, dw_s2 and dw_small). */
+static int dw_rows_take(const bt_conv_params *p, int32_t y0, int32_t y1) {
+  return dw_rows_ok(p) && (y1 - y0) * p->out.w >= DW_MIN_PIXELS && y1 - y0 >= 2 && p->out.w >= DW_MIN_WIDTH;
+}
+
+/* dw_rows' geometry of a call: a narrow, tall whole map runs transposed (*t 1: its columns as rows). */
+static inline __attribute__((always_inline)) dw_geo dw_rows_geo(const bt_conv_params *p, int32_t in_y0, int32_t y0,
+                                                                int32_t y1, int *t) {
+  const int32_t ips = p->in.pixel_stride, ops = p->out.pixel_stride;
+  *t = y0 == 0 && y1 == p->out.h && in_y0 == 0 && p->stride_h == p->stride_w && p->out.w < DW_T_MAX &&
+       p->out.h >= 2 * p->out.w;
+  if (*t) {
+    const dw_geo g = {p->in.h, p->in.w, p->in.w * ips, ips, p->out.h, p->out.w * ops, ops, p->stride_h,
+                      p->stride_w, p->pad_top, p->pad_left, p->out.c, 3 * p->out.c};
+    return g;
   }
-#if DW_Q4
-  if (p->stride_w == 2 && dw_s2_ok(p, y0, y1, fast)) {
-    dw_s2(p, in, in_y0, out, y0, y1);
-    return;
+  const dw_geo g = {p->in.w, p->in.h, ips, p->in.w * ips, p->out.w, ops, p->out.w * ops, p->stride_w,
+                    p->stride_h, p->pad_left, p->pad_top, 3 * p->out.c, p->out.c};
+  return g;
+}
+
+/* The row length index every strip of a dw_rows call with geometry g shares when every group of every strip runs
+ * bt_dw_q4 (fast, the whole int8 range, stride 1 along the row, every channel dw_mm_ok and bt_rq2_zp_ok, channels a
+ * multiple of four, at least 4 outputs a strip); else -1. */
+static int dw_rows_q4_li(const bt_conv_params *p, const dw_geo *g, int fast) {
+  if (!fast || p->act_min != -128 || p->act_max != 127 || g->s != 1 || (p->out.c & 3) || !dw_mm_ok(p)) return -1;
+  for (int32_t c = 0; c < p->out.c; c++)
+    if (!bt_rq2_zp_ok(p->shift[c])) return -1;
+  const int32_t strips = (g->ow + DW_NS1 - 1) / DW_NS1;
+  int li = -1;
+  for (int32_t st = 0; st < strips; st++) {
+    const int32_t n = g->ow * (st + 1) / strips - g->ow * st / strips, need = ((n + 1) & ~1) + 2;
+    int k = 0;
+    while (dw_rls[k] < need) k++;
+    if (n < 4 || (li >= 0 && k != li)) return -1;
+    li = k;
   }
-#endif
-  if (dw_small_ok(p, y0, y1)) {
-#if DW_Q4
-    /* (stride 2 and the in-place ring's one-row calls, the bulk of the calls here, without a call) */
-    if (p->stride_w == 1 && y1 - y0 >= 2 && dw_small_planes_ok(p, y0, y1, fast)) {
-      dw_small_planes(p, in, in_y0, out, y0, y1);
-      return;
-    }
-#endif
-    dw_small(p, in, in_y0, out, y0, y1, fast);
-    return;
-  }
-  if (dw_rows_ok(p) && (y1 - y0) * p->out.w >= DW_MIN_PIXELS && y1 - y0 >= 2 && p->out.w >= DW_MIN_WIDTH) {
-    const int32_t ips = p->in.pixel_stride, ops = p->out.pixel_stride;
-    if (y0 == 0 && y1 == p->out.h && in_y0 == 0 && p->stride_h == p->stride_w && p->out.w < DW_T_MAX &&
-        p->out.h >= 2 * p->out.w) {   /* a narrow, tall whole map: its columns as rows */
-      const dw_geo g = {p->in.h, p->in.w, p->in.w * ips, ips, p->out.h, p->out.w * ops, ops, p->stride_h,
-                        p->stride_w, p->pad_top, p->pad_left, p->out.c, 3 * p->out.c};
-      dw_rows(p, &g, in, 0, out, 0, p->out.w, fast);
-    } else {
-      const dw_geo g = {p->in.w, p->in.h, ips, p->in.w * ips, p->out.w, ops, p->out.w * ops, p->stride_w,
-                        p->stride_h, p->pad_left, p->pad_top, 3 * p->out.c, p->out.c};
-      dw_rows(p, &g, in, in_y0, out, y0, y1, fast);
-    }
-    return;
-  }
+  return li;
+}
+
+/* dw_rows on the call's geometry (LI, Q4: dw_rows'). */
+static inline __attribute__((always_inline)) void dw_rows_call(const bt_conv_params *p, const int8_t *in,
+                                                              int32_t in_y0, int8_t *out, int32_t y0, int32_t y1,
+                                                              int fast, const int LI, const int Q4) {
+  int t;
+  const dw_geo g = dw_rows_geo(p, in_y0, y0, y1, &t);
+  dw_rows(p, &g, in, t ? 0 : in_y0, out, t ? 0 : y0, t ? p->out.w : y1, fast, LI, Q4);
+}
+
+/* Any filter, stride, padding and dilation: the 3x3 interior path where a row has one, the general pixels else. */
+static inline __attribute__((always_inline)) void dw_box(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
+                                                        int8_t *out, int32_t y0, int32_t y1, const int fast) {
   const int32_t out_row = p->out.w * p->out.pixel_stride;
   /* output columns whose taps are all inside the image */
   int32_t xi0 = 0, xi1 = p->out.w;
@@ -2834,17 +2873,84 @@ static inline __attribute__((always_inline)) void dw_m1(const bt_depthwise_param
   if (box) dw3x3_interior(p, in, in_y0, out, y0, ya, yb, xi0, xi1, fast);
 }
 
+enum { DWP_KXK_RQ2, DWP_KXK, DWP_S2G, DWP_PLANES, DWP_SMALL_RQ2 = DWP_PLANES + 4, DWP_SMALL, DWP_ROWS_Q4,
+       DWP_ROWS_RQ2 = DWP_ROWS_Q4 + 4, DWP_ROWS, DWP_BOX_RQ2, DWP_BOX, DWP_N };
+
+/* The path (DWP_*) of a depth-multiplier-1 call of out rows [y0, y1). */
+static int dw_path(const bt_conv_params *p, int32_t in_y0, int32_t y0, int32_t y1, int fast) {
+  if (dwk_ok(p) && (y1 - y0) * p->out.w >= DWK_MIN_PIXELS) return fast ? DWP_KXK_RQ2 : DWP_KXK;   /* 5x5, 7x7 */
+  if (p->stride_w == 2 && dw_s2_ok(p, y0, y1, fast)) return DWP_S2G;
+  if (dw_small_ok(p, y0, y1)) {
+    /* (stride 2 and the in-place ring's one-row calls, the bulk of the calls here, without planes) */
+    if (p->stride_w == 1 && y1 - y0 >= 2 && dw_small_planes_ok(p, y0, y1, fast))
+      return DWP_PLANES + dw_small_li(p->out.w + 2);
+    return fast ? DWP_SMALL_RQ2 : DWP_SMALL;
+  }
+  if (dw_rows_take(p, y0, y1)) {
+    int t;
+    const dw_geo g = dw_rows_geo(p, in_y0, y0, y1, &t);
+    const int li = dw_rows_q4_li(p, &g, fast);
+    return li >= 0 ? DWP_ROWS_Q4 + li : fast ? DWP_ROWS_RQ2 : DWP_ROWS;
+  }
+  return fast ? DWP_BOX_RQ2 : DWP_BOX;
+}
+
+#define BT_DW_PATH(name) \
+  void name(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1)
+BT_DW_PATH(bt_dw_kxk_rq2) { dwk(&dp->conv, in, in_y0, out, y0, y1, 1); }
+BT_DW_PATH(bt_dw_kxk) { dwk(&dp->conv, in, in_y0, out, y0, y1, 0); }
+BT_DW_PATH(bt_dw_small_rq2) { dw_small(&dp->conv, in, in_y0, out, y0, y1, 1); }
+BT_DW_PATH(bt_dw_small) { dw_small(&dp->conv, in, in_y0, out, y0, y1, 0); }
+BT_DW_PATH(bt_dw_rows_rq2) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 1, -1, -1); }
+BT_DW_PATH(bt_dw_rows) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 0, -1, -1); }
+BT_DW_PATH(bt_dw_box_rq2) { dw_box(&dp->conv, in, in_y0, out, y0, y1, 1); }
+BT_DW_PATH(bt_dw_box) { dw_box(&dp->conv, in, in_y0, out, y0, y1, 0); }
+#if DW_Q4
+BT_DW_PATH(bt_dw_s2g) { dw_s2(&dp->conv, in, in_y0, out, y0, y1); }
+#define DW_PLANES(rl, li) BT_DW_PATH(bt_dw_planes_##rl) { dw_small_planes(&dp->conv, in, in_y0, out, y0, y1, li); }
+#define DW_ROWS_Q4(rl, li) BT_DW_PATH(bt_dw_rows_q4_##rl) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 1, li, 1); }
+#else
+BT_DW_PATH(bt_dw_s2g) {
+  const bt_conv_params *p = &dp->conv;
+  if (dw_small_ok(p, y0, y1)) dw_small(p, in, in_y0, out, y0, y1, 1);
+  else if (dw_rows_take(p, y0, y1)) dw_rows_call(p, in, in_y0, out, y0, y1, 1, -1, -1);
+  else dw_box(p, in, in_y0, out, y0, y1, 1);
+}
+#define DW_PLANES(rl, li) BT_DW_PATH(bt_dw_planes_##rl) { dw_small(&dp->conv, in, in_y0, out, y0, y1, 1); }
+#define DW_ROWS_Q4(rl, li) BT_DW_PATH(bt_dw_rows_q4_##rl) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 1, -1, -1); }
+#endif
+DW_PLANES(8, 0)
+DW_PLANES(16, 1)
+DW_PLANES(32, 2)
+DW_PLANES(56, 3)
+DW_ROWS_Q4(8, 0)
+DW_ROWS_Q4(16, 1)
+DW_ROWS_Q4(32, 2)
+DW_ROWS_Q4(56, 3)
+#undef DW_PLANES
+#undef DW_ROWS_Q4
+#undef BT_DW_PATH
+
+typedef void (*dw_fn)(const bt_depthwise_params *, const int8_t *, int32_t, int8_t *, int32_t, int32_t);
+static const dw_fn dw_paths[DWP_N] = {bt_dw_kxk_rq2, bt_dw_kxk, bt_dw_s2g, bt_dw_planes_8, bt_dw_planes_16,
+                                      bt_dw_planes_32, bt_dw_planes_56, bt_dw_small_rq2, bt_dw_small,
+                                      bt_dw_rows_q4_8, bt_dw_rows_q4_16, bt_dw_rows_q4_32, bt_dw_rows_q4_56,
+                                      bt_dw_rows_rq2, bt_dw_rows, bt_dw_box_rq2, bt_dw_box};
+static const char *const dw_path_names[DWP_N] = {
+    "bt_dw_kxk_rq2", "bt_dw_kxk", "bt_dw_s2g", "bt_dw_planes_8", "bt_dw_planes_16", "bt_dw_planes_32",
+    "bt_dw_planes_56", "bt_dw_small_rq2", "bt_dw_small", "bt_dw_rows_q4_8", "bt_dw_rows_q4_16", "bt_dw_rows_q4_32",
+    "bt_dw_rows_q4_56", "bt_dw_rows_rq2", "bt_dw_rows", "bt_dw_box_rq2", "bt_dw_box"};
+
 void bt_depthwise_s8_m1_rq2(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
                             int32_t y1) {
-  dw_m1(dp, in, in_y0, out, y0, y1, 1);
+  dw_paths[dw_path(&dp->conv, in_y0, y0, y1, 1)](dp, in, in_y0, out, y0, y1);
 }
 
 void bt_depthwise_s8_m1(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
                         int32_t y1) {
-  dw_m1(dp, in, in_y0, out, y0, y1, 0);
+  dw_paths[dw_path(&dp->conv, in_y0, y0, y1, 0)](dp, in, in_y0, out, y0, y1);
 }
 
-typedef void (*dw_fn)(const bt_depthwise_params *, const int8_t *, int32_t, int8_t *, int32_t, int32_t);
 static const dw_fn dw_variants[] = {bt_depthwise_s8_m1_rq2, bt_depthwise_s8_m1, bt_ref_depthwise_generic_s8};
 static const char *const dw_names[] = {"bt_depthwise_s8_m1_rq2", "bt_depthwise_s8_m1", "bt_ref_depthwise_generic_s8"};
 
@@ -2855,6 +2961,11 @@ static int dw_variant(const bt_depthwise_params *dp) {
 }
 
 const char *bt_depthwise_s8_variant(const bt_depthwise_params *dp) { return dw_names[dw_variant(dp)]; }
+
+const char *bt_depthwise_s8_path(const bt_depthwise_params *dp, int32_t in_y0, int32_t y0, int32_t y1) {
+  const int v = dw_variant(dp);
+  return v == 2 ? dw_names[2] : dw_path_names[dw_path(&dp->conv, in_y0, y0, y1, v == 0)];
+}
 
 void bt_depthwise_s8(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0,
                      int8_t *out, int32_t y0, int32_t y1) {

@@ -29,6 +29,55 @@ static int dw_int8_range_case(spatial_case *c, int32_t t, int32_t h, int32_t w, 
   return 1;
 }
 
+#ifdef BT_VARIANTS_CORTEX_M
+/* The depth-multiplier-1 paths model.c calls by name (cortex-m bt_variants.h, kernel_variants.py's "depthwise_m1"
+ * table): one layer each, called as model.c calls it (the whole map, in_y0 0), the path the set names for it checked
+ * first. Without DSP instructions the Arm paths run what the set runs there, under their names. */
+typedef void (*dw_path_fn)(const bt_depthwise_params *, const int8_t *, int32_t, int8_t *, int32_t, int32_t);
+static const struct { const char *name; dw_path_fn fn; int32_t h, w, cin, k, s, act, rq2; } dw_path_cases[] = {
+    /* act 2: the whole int8 range, 1: a lower bound above -128; rq2 0: one channel's shift 0 (bt_mbqm_fast) */
+    {"bt_dw_kxk_rq2", bt_dw_kxk_rq2, 12, 12, 8, 5, 1, 2, 1},   {"bt_dw_kxk", bt_dw_kxk, 12, 12, 6, 7, 2, 2, 0},
+    {"bt_dw_s2g", bt_dw_s2g, 16, 16, 8, 3, 2, 2, 1},           {"bt_dw_planes_8", bt_dw_planes_8, 4, 6, 8, 3, 1, 2, 1},
+    {"bt_dw_planes_16", bt_dw_planes_16, 4, 10, 4, 3, 1, 2, 1}, {"bt_dw_planes_32", bt_dw_planes_32, 3, 20, 4, 3, 1, 2, 1},
+    {"bt_dw_planes_56", bt_dw_planes_56, 2, 32, 4, 3, 1, 2, 1}, {"bt_dw_small_rq2", bt_dw_small_rq2, 5, 5, 8, 3, 1, 1, 1},
+    {"bt_dw_small", bt_dw_small, 5, 5, 8, 3, 1, 2, 0},         {"bt_dw_rows_q4_8", bt_dw_rows_q4_8, 11, 6, 8, 3, 1, 2, 1},
+    {"bt_dw_rows_q4_16", bt_dw_rows_q4_16, 12, 12, 8, 3, 1, 2, 1},
+    {"bt_dw_rows_q4_32", bt_dw_rows_q4_32, 16, 16, 8, 3, 1, 2, 1},
+    {"bt_dw_rows_q4_56", bt_dw_rows_q4_56, 9, 50, 4, 3, 1, 2, 1},
+    {"bt_dw_rows_q4_32", bt_dw_rows_q4_32, 25, 5, 8, 3, 1, 2, 1},   /* kws's maps: transposed, rows of 25 */
+    {"bt_dw_rows_rq2", bt_dw_rows_rq2, 16, 16, 8, 3, 1, 1, 1}, {"bt_dw_rows", bt_dw_rows, 16, 16, 5, 3, 2, 2, 0},
+    {"bt_dw_box_rq2", bt_dw_box_rq2, 3, 3, 5, 3, 1, 2, 1},     {"bt_dw_box", bt_dw_box, 6, 6, 4, 1, 1, 1, 0},
+};
+
+static void test_depthwise_paths(void) {
+  for (int32_t t = 0; t < (int32_t)(sizeof dw_path_cases / sizeof dw_path_cases[0]); t++) {
+    bt_depthwise_params dp;
+    const int32_t h = dw_path_cases[t].h, w = dw_path_cases[t].w, cin = dw_path_cases[t].cin, k = dw_path_cases[t].k;
+    gen_conv(&dp.conv, h, w, cin, cin, k, k, dw_path_cases[t].s, dw_path_cases[t].s, 1, 1, 1, cin, cin, 1);
+    dp.depth_multiplier = 1;
+    dp.conv.act_min = dw_path_cases[t].act == 2 ? -128 : -100;
+    dp.conv.act_max = 127;
+    if (!dw_path_cases[t].rq2) g_shift[ri(0, cin - 1)] = 0;
+    const int32_t oh = dp.conv.out.h, bytes = oh * dp.conv.out.w * cin + 8;
+    const char *path = bt_depthwise_s8_path(&dp, 0, 0, oh);
+    int same = 1;
+    for (const char *a = path, *b = dw_path_cases[t].name; same && (*a || *b); a++, b++) same = *a == *b;
+    if (!same) {
+      failed++;
+      bt_puts("FAIL depthwise_paths case "); put_i(t); bt_puts(" takes "); bt_puts(path); bt_puts("\n");
+      continue;
+    }
+    fill(g_in, h * w * cin + 16);
+    fill(g_ref, bytes);
+    copy(g_opt, g_ref, bytes);
+    ref_bt_depthwise_s8(&dp, g_in, 0, g_ref, 0, oh);
+    note_variant(dw_path_cases[t].name);
+    dw_path_cases[t].fn(&dp, g_in, 0, g_opt, 0, oh);
+    check("depthwise_paths", t, g_ref, g_opt, bytes);
+  }
+}
+#endif
+
 static void test_depthwise(void) {
   for (int32_t t = 0; t < 60; t++) {
     spatial_case c; c.kind = K_DW;
@@ -171,4 +220,7 @@ static void test_depthwise(void) {
     if (!dw_int8_range_case(&c, t, h, w, cin, 1, 1)) continue;
     spatial_check("depthwise_rows_q4", t, &c);
   }
+#ifdef BT_VARIANTS_CORTEX_M
+  test_depthwise_paths();
+#endif
 }

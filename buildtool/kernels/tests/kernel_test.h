@@ -92,12 +92,12 @@ static int passed, failed;
 
 /* The kernel variants the dispatchers took (sets with bt_variants.h), printed at the end: the tests
  * check that every variant of the set's table (buildtool/codegen/kernel_variants.py) ran against the reference. */
-static const char *g_variants[32];
+static const char *g_variants[64];
 static int g_nvariants;
 static inline void note_variant(const char *name) {
   for (int i = 0; i < g_nvariants; i++)
     if (g_variants[i] == name) return;
-  if (g_nvariants < 32) g_variants[g_nvariants++] = name;
+  if (g_nvariants < 64) g_variants[g_nvariants++] = name;
 }
 #if defined BT_VARIANTS_CORTEX_M || defined BT_VARIANTS_RISCV
 #define NOTE_CONV(p) note_variant(bt_conv_s8_variant(p))
@@ -105,10 +105,12 @@ static inline void note_variant(const char *name) {
 #define NOTE_CONV(p) ((void)(p))
 #endif
 #ifdef BT_VARIANTS_CORTEX_M
-#define NOTE_DW(p) note_variant(bt_depthwise_s8_variant(p))
+/* the depthwise variant and the path it runs for the call (depthwise.c dw_path) */
+#define NOTE_DW(p, in_y0, y0, y1) \
+  (note_variant(bt_depthwise_s8_variant(p)), note_variant(bt_depthwise_s8_path(p, in_y0, y0, y1)))
 #define NOTE_FC(p) note_variant(bt_fully_connected_s8_variant(p))
 #else
-#define NOTE_DW(p) ((void)(p))
+#define NOTE_DW(p, in_y0, y0, y1) ((void)(p))
 #define NOTE_FC(p) ((void)(p))
 #endif
 static void check(const char *name, int32_t case_no, const int8_t *a, const int8_t *b, int32_t n) {
@@ -185,7 +187,7 @@ static void conv_kb(const bt_conv_params *p, const int8_t *in, int32_t in_y0, in
 static void run_spatial_opt(const spatial_case *c, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1) {
   switch (c->kind) {
     case K_CONV: NOTE_CONV(&c->dw.conv); RUN_CONV(&c->dw.conv, in, in_y0, out, y0, y1); break;
-    case K_DW: NOTE_DW(&c->dw); bt_depthwise_s8(&c->dw, in, in_y0, out, y0, y1); break;
+    case K_DW: NOTE_DW(&c->dw, in_y0, y0, y1); bt_depthwise_s8(&c->dw, in, in_y0, out, y0, y1); break;
     case K_AVG: bt_avg_pool_s8(&c->pool, in, in_y0, out, y0, y1); break;
     case K_MAX: bt_max_pool_s8(&c->pool, in, in_y0, out, y0, y1); break;
   }
