@@ -17,7 +17,7 @@ import pytest
 
 from buildtool import cli, targets
 from buildtool.firmware import library
-from buildtool.firmware.toolchain import KERNELS, include_dirs, kernel_sources
+from buildtool.firmware.toolchain import KERNELS, include_dirs, kernel_sources, library_code_bytes
 from buildtool.options import PlanOptions
 from buildtool.pipeline import export as export_mod
 from buildtool.steps import flash as flash_step
@@ -554,3 +554,28 @@ def test_library_of_a_layer_plan_takes_only_its_kernels():
     kernels = sorted(n for n in files if n.startswith("kernels/") and n.endswith(".c"))
     assert "kernels/cortex-m/conv.c" in kernels and "kernels/reference/softmax.c" not in kernels
     assert "model_platform.c" not in files  # no fused kernels: no platform hook
+
+
+def test_code_bytes_objects_are_cached_by_what_they_include(tmp_path, monkeypatch):
+    """MODEL_CODE_BYTES' objects come from a cache keyed by the source and every file it includes: the same
+    folder again links the cached objects (same bytes), an edited header recompiles (the new bytes), and a
+    second folder with the same files elsewhere hits the cache."""
+    monkeypatch.setenv("BUILDTOOL_CACHE", str(tmp_path / "cache"))
+    t = targets.get("host")
+    body = "int model_invoke(void) { volatile int a[N] = {0}; int s = 0; for (int i = 0; i < N; i++) s += a[i] * i; return s; }\n"
+
+    def folder(name, n):
+        d = tmp_path / name
+        (d / "inc").mkdir(parents=True, exist_ok=True)
+        (d / "inc" / "n.h").write_text(f"#define N {n}\n")
+        (d / "model.c").write_text('#include "n.h"\n' + body)
+        return d
+
+    small = library_code_bytes(t, folder("a", 4), ["model.c"], ["inc"])
+    objects = sorted((tmp_path / "cache" / "objects").glob("*.o"))
+    assert len(objects) == 1
+    assert library_code_bytes(t, folder("b", 4), ["model.c"], ["inc"]) == small  # elsewhere: the cached object
+    assert sorted((tmp_path / "cache" / "objects").glob("*.o")) == objects
+    big = library_code_bytes(t, folder("a", 4000), ["model.c"], ["inc"])  # the header edited: compiled again
+    assert len(list((tmp_path / "cache" / "objects").glob("*.o"))) == 2
+    assert big != small

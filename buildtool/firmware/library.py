@@ -21,10 +21,8 @@ from pathlib import Path
 
 from .. import targets
 from ..errors import InternalError
-from .toolchain import KERNELS, include_dirs, kernel_sources
-
-_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
-_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+from .toolchain import C_COMMENT as _COMMENT, C_INCLUDE as _INCLUDE, KERNELS, include_closure, include_dirs, kernel_sources, resolve
+from .toolchain import c_text as _text
 # a function definition at the start of a line: return type, name (a macro may paste a suffix), the
 # parameters (a macro's may continue over backslash-newlines), then its body
 _DEFINITION = re.compile(r"^(?!static\b|typedef\b|extern\b|return\b|else\b)[A-Za-z_][\w \t*]*?\b"
@@ -37,32 +35,6 @@ _PROTOTYPE = re.compile(r"^[A-Za-z_][^;{}#\n]*(?:\n[^;{}#\n]*)*?\)\s*;", re.M)
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 # `#define A B`: a reference to A is one to B (and the line alone refers to nothing)
 _ALIAS = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+(\w+)[ \t]*$", re.M)
-
-
-def _text(path: Path) -> str:
-    return _COMMENT.sub(" ", path.read_text(encoding="utf-8"))
-
-
-def resolve(name: str, including: Path, dirs: list) -> Path | None:
-    """Where `#include "name"` in file `including` leads: its own folder first, then the include
-    folders in order (the compiler's search for quoted includes); None when in none of them."""
-    for d in [including.parent] + list(dirs):
-        cand = Path(d) / name
-        if cand.is_file():
-            return cand.resolve()
-    return None
-
-
-def include_closure(path: Path, dirs: list) -> list:
-    """path and every file it includes (quoted, found in its folder or dirs), transitively; sorted."""
-    seen, todo = set(), [Path(path).resolve()]
-    while todo:
-        f = todo.pop()
-        if f in seen:
-            continue
-        seen.add(f)
-        todo += [r for r in (resolve(n, f, dirs) for n in _INCLUDE.findall(_text(f))) if r is not None]
-    return sorted(seen)
 
 
 def definitions(text: str) -> tuple:

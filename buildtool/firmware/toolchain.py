@@ -11,6 +11,7 @@ import re
 import shlex
 import subprocess
 import tempfile
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -117,6 +118,37 @@ def check_tools(t: targets.Target) -> None:
     problems = t.port.problems(t)
     if problems:
         raise FirmwareError(f"board {t.name}: {'; '.join(problems)}")
+
+
+C_COMMENT = re.compile(r"/\*.*?\*/|//[^\n]*", re.S)
+C_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+
+
+def c_text(path: Path) -> str:
+    """A C file's text without its comments."""
+    return C_COMMENT.sub(" ", path.read_text(encoding="utf-8"))
+
+
+def resolve(name: str, including: Path, dirs: list) -> Path | None:
+    """Where `#include "name"` in file `including` leads: its own folder first, then the include
+    folders in order (the compiler's search for quoted includes); None when in none of them."""
+    for d in [including.parent] + list(dirs):
+        cand = Path(d) / name
+        if cand.is_file():
+            return cand.resolve()
+    return None
+
+
+def include_closure(path: Path, dirs: list) -> list:
+    """path and every file it includes (quoted, found in its folder or dirs), transitively; sorted."""
+    seen, todo = set(), [Path(path).resolve()]
+    while todo:
+        f = todo.pop()
+        if f in seen:
+            continue
+        seen.add(f)
+        todo += [r for r in (resolve(n, f, dirs) for n in C_INCLUDE.findall(c_text(f))) if r is not None]
+    return sorted(seen)
 
 
 def _cache_root() -> Path:
@@ -304,16 +336,37 @@ def library_code_bytes(t: targets.Target, folder, sources: list, includes: list)
     """An export's code (MODEL_CODE_BYTES): its sources (relative to folder; the weights array left out)
     compiled with the board's flags (compile_flags: its -O level, -ffunction-sections -fdata-sections),
     linked alone (library_link_flags) and counted as the build's RAM/flash line counts code
-    (CODE_SECTIONS: code, constants, .data's initial values)."""
-    folder = Path(folder)
-    flags = (list(t.cflags) + [f"-D{d}" for d in t.defines] + [f"-I{folder / d}" for d in includes])
+    (CODE_SECTIONS: code, constants, .data's initial values). Each object is cached by content (the
+    compiler, the flags, the source and every file it includes, named relative to folder), so an export
+    compiles only what an earlier one did not (its kernels, for one board, once)."""
+    folder = Path(folder).resolve()
+    dirs = [folder / d for d in includes]
+    flags = list(t.cflags) + [f"-D{d}" for d in t.defines] + [f"-I{d}" for d in dirs]
+    cache = _cache_root().parent / "objects"
+
+    def compiled(src: str) -> Path:
+        h = hashlib.sha256(repr((t.cc, list(t.cflags), list(t.defines), includes)).encode())
+        for f in include_closure(folder / src, dirs):
+            h.update(str(f.relative_to(folder) if f.is_relative_to(folder) else f).encode() + b"\0" + f.read_bytes())
+        obj = cache / f"{t.name}-{h.hexdigest()[:24]}.o"
+        if obj.exists():
+            return obj
+        try:
+            cache.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise write_error(cache, e, "create the object cache") from None
+        tmp = obj.with_name(f"{obj.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        cmd = [t.cc] + flags + ["-c", str(folder / src), "-o", str(tmp)]
+        r = subprocess.run(cmd, capture_output=True, text=True)
+        if r.returncode != 0:
+            tmp.unlink(missing_ok=True)
+            raise tool_failed(f"compiling {src} of the export for {t.name}", r, cmd)
+        os.replace(tmp, obj)
+        return obj
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        objs = [str(o) for o in pool.map(compiled, sources)]
     with tempfile.TemporaryDirectory(prefix="bt-lib-size-") as tmp:
-        objs = [str(Path(tmp) / f"{k}.o") for k in range(len(sources))]
-        for src, obj in zip(sources, objs):
-            cmd = [t.cc] + flags + ["-c", str(folder / src), "-o", obj]
-            r = subprocess.run(cmd, capture_output=True, text=True)
-            if r.returncode != 0:
-                raise tool_failed(f"compiling {src} of the export for {t.name}", r, cmd)
         cmd = [t.cc] + library_link_flags(t) + objs + ["-lgcc", "-o", str(Path(tmp) / "lib.elf")]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
