@@ -38,8 +38,19 @@ void fx_rows(int kind, const void *prm, int8_t *const *rows, int32_t x0, int8_t 
    channels [ch, ch + n) of a channelwise window of n channels (n: the window's pixel stride): a conv's
    filters ch.. into the window; a depthwise on the window into channels ch.. of out, with the filter
    regrouped per n channels in fch ([C/n][kh*kw][n]). */
-void fx_win(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
-            int32_t ca, int32_t cb, int32_t ch, const int8_t *fch);
+void fx_win_conv(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
+                 int32_t ch);
+void fx_win_dw(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
+               int32_t ch, const int8_t *fch);
+void fx_win_pool(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca,
+                 int32_t cb, int32_t ch);
+/* Inline: a call with a constant kind links only that kind's runtime (the conv dispatcher only for convs). */
+static inline void fx_win(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
+                          int32_t ca, int32_t cb, int32_t ch, const int8_t *fch) {
+  if (kind == FX_CONV) fx_win_conv(prm, in, out, ra, rb, ca, cb, ch);
+  else if (kind == FX_DW) fx_win_dw(prm, in, out, ra, rb, ca, cb, ch, fch);
+  else fx_win_pool(kind, prm, in, out, ra, rb, ca, cb, ch);
+}
 /* A channelwise window's tile: for each group of n channels (n: win's pixel stride) from 0 to
    `channels`, the conv cprm from cin into win over the window's box [wra, wrb) x [wca, wcb), then the
    depthwise dprm (filter regrouped in fch) from win into out over [ra, rb) x [ca, cb): the same as

@@ -289,22 +289,34 @@ FX_ALWAYS void win_kind_d(int kind, const void *prm, fx_conv_kernel conv, fx_dw_
 }
 #define win_kind(kind, prm, conv, in, out, ra, rb, ca, cb, ch, fch) \
   win_kind_d(kind, prm, conv, bt_depthwise_s8, in, out, ra, rb, ca, cb, ch, fch)
-void fx_win(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
-            int32_t ca, int32_t cb, int32_t ch, const int8_t *fch) {
-  switch (kind) {  /* one copy per kind: the kind's branches fold away */
-    case FX_CONV: win_kind(FX_CONV, prm, bt_conv_s8, in, out, ra, rb, ca, cb, ch, fch); break;
-    case FX_DW: win_kind(FX_DW, prm, bt_conv_s8, in, out, ra, rb, ca, cb, ch, fch); break;
-    case FX_MAXP: win_kind(FX_MAXP, prm, bt_conv_s8, in, out, ra, rb, ca, cb, ch, fch); break;
-    default: win_kind(FX_AVGP, prm, bt_conv_s8, in, out, ra, rb, ca, cb, ch, fch); break;
-  }
+/* fx_win (bt_fused.h: inline, a call with a constant kind names one of these), one function per kind: a plan links
+   only the kinds its blocks call, and only a conv window links the set's conv dispatcher bt_conv_s8 (its variants). */
+void fx_win_conv(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
+                 int32_t ch) {
+  win_kind(FX_CONV, prm, bt_conv_s8, in, out, ra, rb, ca, cb, ch, 0);
 }
+void fx_win_dw(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
+               int32_t ch, const int8_t *fch) {
+  win_kind(FX_DW, prm, 0, in, out, ra, rb, ca, cb, ch, fch);
+}
+void fx_win_pool(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca,
+                 int32_t cb, int32_t ch) {
+  if (kind == FX_MAXP) win_kind(FX_MAXP, prm, 0, in, out, ra, rb, ca, cb, ch, 0);
+  else win_kind(FX_AVGP, prm, 0, in, out, ra, rb, ca, cb, ch, 0);
+}
+/* The conv kernel of a conv on a group of fewer than FX_CHW_K_MIN channels, where the layer's kernel may not
+   serve: the set's dispatcher unless the set's fused.c names the variant its dispatcher picks for fewer than
+   FX_CHW_K_MIN output channels (so a plan whose layers have their own kernels links no other variant). */
+#ifndef FX_CONV_FEW
+#define FX_CONV_FEW bt_conv_s8
+#endif
 void fx_win_k(const void *prm, fx_conv_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
               int32_t ca, int32_t cb, int32_t ch) {  /* a conv's own copy (the linker drops it when unused) */
   win_kind(FX_CONV, prm, kernel, in, out, ra, rb, ca, cb, ch, 0);
 }
 void fx_win_dk(const void *prm, fx_dw_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
                int32_t ca, int32_t cb, int32_t ch, const int8_t *fch) {  /* a depthwise's own copy (likewise) */
-  win_kind_d(FX_DW, prm, bt_conv_s8, kernel, in, out, ra, rb, ca, cb, ch, fch);
+  win_kind_d(FX_DW, prm, 0, kernel, in, out, ra, rb, ca, cb, ch, fch);
 }
 
 void fx_chw_k(const void *cprm, fx_conv_kernel ck, const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb,
@@ -313,7 +325,7 @@ void fx_chw_k(const void *cprm, fx_conv_kernel ck, const fx_buf *cin, const fx_b
   /* a set's own path, else group by group through fx_win_k / fx_win_dk */
   if (fx_k_chw(cprm, ck, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels)) return;
   for (int32_t ch = 0; ch < channels; ch += win->ps) {
-    fx_win_k(cprm, win->ps >= FX_CHW_K_MIN ? ck : bt_conv_s8, cin, win, wra, wrb, wca, wcb, ch);
+    fx_win_k(cprm, win->ps >= FX_CHW_K_MIN ? ck : FX_CONV_FEW, cin, win, wra, wrb, wca, wcb, ch);
     fx_win_dk(dprm, dk, win, out, ra, rb, ca, cb, ch, fch);
   }
 }
@@ -483,7 +495,8 @@ FX_ALWAYS void pulled_kind(int kind, int any, const void *prm, const fx_buf *win
     fx_get(&w, win, sizeof w);
     w.r0 = r0;
     if (r1 > r0 && tb > ta) fx_source(r0, r1, ta, tb, fx_at(&w, r0, ta), w.wp * w.ps, img_w, img_c);
-    if (any) fx_win(kind, prm, &w, out, y, y + 1, ca, cb, ch, 0);
+    if (any && kind == FX_DW) fx_win_dw(prm, &w, out, y, y + 1, ca, cb, ch, 0);
+    else if (any) fx_win_pool(kind, prm, &w, out, y, y + 1, ca, cb, ch);
     else win_kind(kind, prm, bt_conv_s8, &w, out, y, y + 1, ca, cb, ch, 0);
   }
 }
@@ -510,6 +523,6 @@ void fx_pulled_chw(const void *cprm, const fx_buf *cin, const fx_buf *win, int32
     return;
   for (int32_t ch = 0; ch < channels; ch += win->ps) {
     fx_pulled(FX_CONV, cprm, cin, win, wra, wrb, wca, wcb, ch, ta, tb, s, pad, k, n_in, img_w, img_c);
-    fx_win(FX_DW, dprm, win, out, ra, rb, ca, cb, ch, fch);
+    fx_win_dw(dprm, win, out, ra, rb, ca, cb, ch, fch);
   }
 }

@@ -82,7 +82,7 @@ __attribute__((noinline)) static int fx_k_chw1(const void *cprm, const fx_buf *c
     }
 #endif
     if (conv_ok) conv1_rows(c, &st, &s, &cd, wra, wrb);
-    else fx_win(FX_CONV, cprm, cin, win, wra, wrb, wca, wcb, ch, 0);
+    else fx_win_k(cprm, FX_CONV_FEW, cin, win, wra, wrb, wca, wcb, ch);   /* one output channel */
     dd.oc = ch;
     dw_ok = dw1_ch(&dq.d, din, win->r0, &dd, ra, rb, &dw, !dw_ok);
     if (!dw_ok) fx_win(FX_DW, dprm, win, out, ra, rb, ca, cb, ch, fch);
