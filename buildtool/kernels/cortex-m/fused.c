@@ -1656,7 +1656,7 @@ __attribute__((noinline)) static int cm_chw_pm(const void *cprm, fx_conv_kernel 
   for (int32_t ch = 0; ch < channels; ch += g) {
     const int32_t n = channels - ch < g ? channels - ch : g;
     gw.ps = n;
-    fx_win_k(cprm, n >= FX_CHW_K_MIN ? ck : FX_CONV_FEW, cin, &gw, wra, wrb, wca, wcb, ch);
+    win_k_groups(cprm, n >= FX_CHW_K_MIN ? ck : FX_CONV_FEW, cin, &gw, wra, wrb, wca, wcb, ch);
     cm_grp_dw(dprm, dk, fch, taps, T, ch, n, &gw, out, ra, rb, ca, cb);
   }
   return 1;
