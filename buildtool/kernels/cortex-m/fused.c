@@ -1609,6 +1609,7 @@ typedef struct {
 void bt_conv_s8_direct(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1);
 #define FX_CONV_FEW bt_conv_s8_direct
 #define FX_SET_PATHS
+#define FX_BOX_ONE_CHANNEL 1   /* fx_k_box: fx_hooks.h's, one-channel boxes only */
 #define FX_PULLED_CHW
 #define FX_ROW_RUNS 1
 #define FX_COL_CALLS 2

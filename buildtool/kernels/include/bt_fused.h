@@ -76,8 +76,16 @@ typedef void (*fx_dw_kernel)(const bt_depthwise_params *p, const int8_t *in, int
                              int32_t y1);
 /* fx_win(FX_DW, prm, in, out, ra, rb, ca, cb, ch, fch) with the depthwise's kernel calls through kernel instead of
    bt_depthwise_s8 (a set's own paths, fx_rows, keep theirs). */
-void fx_win_dk(const void *prm, fx_dw_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
-               int32_t ca, int32_t cb, int32_t ch, const int8_t *fch);
+void fx_win_dk_ch(const void *prm, fx_dw_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
+                  int32_t ca, int32_t cb, int32_t ch, const int8_t *fch);
+void fx_win_dk_all(const void *prm, fx_dw_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
+                   int32_t ca, int32_t cb, const int8_t *fch);
+/* Inline: ch < 0 (all channels; a constant in model.c) links no one-channel paths the call cannot take. */
+static inline void fx_win_dk(const void *prm, fx_dw_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra,
+                             int32_t rb, int32_t ca, int32_t cb, int32_t ch, const int8_t *fch) {
+  if (ch < 0) fx_win_dk_all(prm, kernel, in, out, ra, rb, ca, cb, fch);
+  else fx_win_dk_ch(prm, kernel, in, out, ra, rb, ca, cb, ch, fch);
+}
 /* fx_chw with the conv's kernel calls for FX_CHW_K_MIN or more channels through ck (the rest through bt_conv_s8) and
    the depthwise's through dk (a set's own paths keep theirs): generated model.c passes the variants code generation
    chose for the layers. ck must give bt_conv_s8's bytes on any group of at least FX_CHW_K_MIN of its layer's

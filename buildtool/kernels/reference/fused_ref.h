@@ -327,9 +327,21 @@ __attribute__((noinline)) static void win_k_groups(const void *prm, fx_conv_kern
                                                    int32_t ch) {
   win_kind(FX_CONV, prm, kernel, in, out, ra, rb, ca, cb, ch, 0);
 }
-void fx_win_dk(const void *prm, fx_dw_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
-               int32_t ca, int32_t cb, int32_t ch, const int8_t *fch) {  /* a depthwise's own copy (likewise) */
+/* fx_win_dk (bt_fused.h: inline over these by ch, a constant in model.c): a depthwise's own copies (the linker
+   drops them when unused). On all its channels (ch < 0) through the set's own box paths only when they take more
+   than one channel (FX_BOX_ONE_CHANNEL 0: a set's fused.c sets 1 when its fx_k_box is fx_hooks.h's, whose
+   depthwise path takes one channel): a plan whose depthwise windows hold all channels links no one-channel paths.
+   The bytes are the same either way (fx_dw_kernel's contract). */
+#ifndef FX_BOX_ONE_CHANNEL
+#define FX_BOX_ONE_CHANNEL 0
+#endif
+void fx_win_dk_ch(const void *prm, fx_dw_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
+                  int32_t ca, int32_t cb, int32_t ch, const int8_t *fch) {
   win_kind_d(FX_DW, prm, 0, kernel, in, out, ra, rb, ca, cb, ch, fch);
+}
+void fx_win_dk_all(const void *prm, fx_dw_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
+                   int32_t ca, int32_t cb, const int8_t *fch) {
+  win_kind_b(FX_DW, !FX_BOX_ONE_CHANNEL, prm, 0, kernel, in, out, ra, rb, ca, cb, -1, fch);
 }
 
 void fx_chw_k(const void *cprm, fx_conv_kernel ck, const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb,
