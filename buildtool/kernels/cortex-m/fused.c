@@ -1604,7 +1604,12 @@ typedef struct {
   ((st)->fast && ((st)->nrun == 1 ? (st)->run <= CM_PAIR_K && conv1_pair(c, K, st, s, win, wca, wra, wrb, win2) \
                                   : CM_PAIR9(c, K, st, s, win, wca, wra, wrb, win2)))
 
+/* the variant conv.c's bt_conv_s8 picks for fewer than 4 output channels (bt_variants.h; a plan whose convs all
+   have their own kernels links none of the others) */
+void bt_conv_s8_direct(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1);
+#define FX_CONV_FEW bt_conv_s8_direct
 #define FX_SET_PATHS
+#define FX_BOX_ONE_CHANNEL 1   /* fx_k_box: fx_hooks.h's, one-channel boxes only */
 #define FX_PULLED_CHW
 #define FX_ROW_RUNS 1
 #define FX_COL_CALLS 2
@@ -1652,7 +1657,7 @@ __attribute__((noinline)) static int cm_chw_pm(const void *cprm, fx_conv_kernel 
   for (int32_t ch = 0; ch < channels; ch += g) {
     const int32_t n = channels - ch < g ? channels - ch : g;
     gw.ps = n;
-    fx_win_k(cprm, n >= FX_CHW_K_MIN ? ck : bt_conv_s8, cin, &gw, wra, wrb, wca, wcb, ch);
+    win_k_groups(cprm, n >= FX_CHW_K_MIN ? ck : FX_CONV_FEW, cin, &gw, wra, wrb, wca, wcb, ch);
     cm_grp_dw(dprm, dk, fch, taps, T, ch, n, &gw, out, ra, rb, ca, cb);
   }
   return 1;

@@ -38,8 +38,19 @@ void fx_rows(int kind, const void *prm, int8_t *const *rows, int32_t x0, int8_t 
    channels [ch, ch + n) of a channelwise window of n channels (n: the window's pixel stride): a conv's
    filters ch.. into the window; a depthwise on the window into channels ch.. of out, with the filter
    regrouped per n channels in fch ([C/n][kh*kw][n]). */
-void fx_win(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
-            int32_t ca, int32_t cb, int32_t ch, const int8_t *fch);
+void fx_win_conv(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
+                 int32_t ch);
+void fx_win_dw(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
+               int32_t ch, const int8_t *fch);
+void fx_win_pool(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca,
+                 int32_t cb, int32_t ch);
+/* Inline: a call with a constant kind links only that kind's runtime (the conv dispatcher only for convs). */
+static inline void fx_win(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
+                          int32_t ca, int32_t cb, int32_t ch, const int8_t *fch) {
+  if (kind == FX_CONV) fx_win_conv(prm, in, out, ra, rb, ca, cb, ch);
+  else if (kind == FX_DW) fx_win_dw(prm, in, out, ra, rb, ca, cb, ch, fch);
+  else fx_win_pool(kind, prm, in, out, ra, rb, ca, cb, ch);
+}
 /* A channelwise window's tile: for each group of n channels (n: win's pixel stride) from 0 to
    `channels`, the conv cprm from cin into win over the window's box [wra, wrb) x [wca, wcb), then the
    depthwise dprm (filter regrouped in fch) from win into out over [ra, rb) x [ca, cb): the same as
@@ -65,8 +76,16 @@ typedef void (*fx_dw_kernel)(const bt_depthwise_params *p, const int8_t *in, int
                              int32_t y1);
 /* fx_win(FX_DW, prm, in, out, ra, rb, ca, cb, ch, fch) with the depthwise's kernel calls through kernel instead of
    bt_depthwise_s8 (a set's own paths, fx_rows, keep theirs). */
-void fx_win_dk(const void *prm, fx_dw_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
-               int32_t ca, int32_t cb, int32_t ch, const int8_t *fch);
+void fx_win_dk_ch(const void *prm, fx_dw_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
+                  int32_t ca, int32_t cb, int32_t ch, const int8_t *fch);
+void fx_win_dk_all(const void *prm, fx_dw_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
+                   int32_t ca, int32_t cb, const int8_t *fch);
+/* Inline: ch < 0 (all channels; a constant in model.c) links no one-channel paths the call cannot take. */
+static inline void fx_win_dk(const void *prm, fx_dw_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra,
+                             int32_t rb, int32_t ca, int32_t cb, int32_t ch, const int8_t *fch) {
+  if (ch < 0) fx_win_dk_all(prm, kernel, in, out, ra, rb, ca, cb, fch);
+  else fx_win_dk_ch(prm, kernel, in, out, ra, rb, ca, cb, ch, fch);
+}
 /* fx_chw with the conv's kernel calls for FX_CHW_K_MIN or more channels through ck (the rest through bt_conv_s8) and
    the depthwise's through dk (a set's own paths keep theirs): generated model.c passes the variants code generation
    chose for the layers. ck must give bt_conv_s8's bytes on any group of at least FX_CHW_K_MIN of its layer's

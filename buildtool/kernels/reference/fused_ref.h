@@ -203,8 +203,9 @@ static inline int rows_follow(int8_t *const *rows, int32_t a, int32_t b, int32_t
 
 /* Output rows [ra, rb) x cols [ca, cb) of a sliding-window operator, from buffer in into out
    (ch, fch: as win_geom); a conv's kernel calls go to conv (bt_conv_s8 or model.c's tile kernel), a depthwise's
-   to dw (bt_depthwise_s8 or the variant code generation chose for the layer). */
-FX_ALWAYS void win_kind_d(int kind, const void *prm, fx_conv_kernel conv, fx_dw_kernel dw, const fx_buf *in,
+   to dw (bt_depthwise_s8 or the variant code generation chose for the layer); box 0: not through the set's own
+   paths (fx_k_box). */
+FX_ALWAYS void win_kind_b(int kind, int box, const void *prm, fx_conv_kernel conv, fx_dw_kernel dw, const fx_buf *in,
                           const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t ch,
                           const int8_t *fch) {
   fx_prm q;
@@ -212,7 +213,7 @@ FX_ALWAYS void win_kind_d(int kind, const void *prm, fx_conv_kernel conv, fx_dw_
   const bt_shape *is = kind == FX_CONV || kind == FX_DW ? &q.c.in : &q.p.in;
   const int32_t kh = kind == FX_CONV || kind == FX_DW ? q.c.kh : q.p.filter_h;
   const int32_t oc = ch >= 0 && kind == FX_DW ? ch : 0;
-  if (fx_k_box(kind, &q, in, out, ra, rb, ca, oc, x0)) return;
+  if (box && fx_k_box(kind, &q, in, out, ra, rb, ca, oc, x0)) return;
   if (FX_COL_CALLS && kind == FX_CONV && in->rows && rb - ra > 1 && !out->rows && q.c.kh == 1 && q.c.kw == 1 &&
       q.c.stride_h == 1 && q.c.stride_w == 1 && q.c.pad_top == 0 && q.c.pad_left == x0 - ca &&
       (cb - ca == 1 || (cb - ca != out->wp && col_calls(rb - ra, cb - ca)))) {
@@ -287,24 +288,60 @@ FX_ALWAYS void win_kind_d(int kind, const void *prm, fx_conv_kernel conv, fx_dw_
     }
   }
 }
+#define win_kind_d(kind, prm, conv, dw, in, out, ra, rb, ca, cb, ch, fch) \
+  win_kind_b(kind, 1, prm, conv, dw, in, out, ra, rb, ca, cb, ch, fch)
 #define win_kind(kind, prm, conv, in, out, ra, rb, ca, cb, ch, fch) \
   win_kind_d(kind, prm, conv, bt_depthwise_s8, in, out, ra, rb, ca, cb, ch, fch)
-void fx_win(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
-            int32_t ca, int32_t cb, int32_t ch, const int8_t *fch) {
-  switch (kind) {  /* one copy per kind: the kind's branches fold away */
-    case FX_CONV: win_kind(FX_CONV, prm, bt_conv_s8, in, out, ra, rb, ca, cb, ch, fch); break;
-    case FX_DW: win_kind(FX_DW, prm, bt_conv_s8, in, out, ra, rb, ca, cb, ch, fch); break;
-    case FX_MAXP: win_kind(FX_MAXP, prm, bt_conv_s8, in, out, ra, rb, ca, cb, ch, fch); break;
-    default: win_kind(FX_AVGP, prm, bt_conv_s8, in, out, ra, rb, ca, cb, ch, fch); break;
-  }
+/* fx_win (bt_fused.h: inline, a call with a constant kind names one of these), one function per kind: a plan links
+   only the kinds its blocks call, and only a conv window links the set's conv dispatcher bt_conv_s8 (its variants). */
+void fx_win_conv(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
+                 int32_t ch) {
+  win_kind(FX_CONV, prm, bt_conv_s8, in, out, ra, rb, ca, cb, ch, 0);
 }
+void fx_win_dw(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
+               int32_t ch, const int8_t *fch) {
+  win_kind(FX_DW, prm, 0, in, out, ra, rb, ca, cb, ch, fch);
+}
+void fx_win_pool(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca,
+                 int32_t cb, int32_t ch) {
+  if (kind == FX_MAXP) win_kind(FX_MAXP, prm, 0, in, out, ra, rb, ca, cb, ch, 0);
+  else win_kind(FX_AVGP, prm, 0, in, out, ra, rb, ca, cb, ch, 0);
+}
+/* The conv kernel of a conv on a group of fewer than FX_CHW_K_MIN channels, where the layer's kernel may not
+   serve: the set's dispatcher unless the set's fused.c names the variant its dispatcher picks for fewer than
+   FX_CHW_K_MIN output channels (so a plan whose layers have their own kernels links no other variant). */
+#ifndef FX_CONV_FEW
+#define FX_CONV_FEW bt_conv_s8
+#endif
+/* fx_win_k: a conv's own copy (the linker drops it when unused), for model.c's tile kernels, which make more than
+   one output channel a call (codegen/fused_c.py tile_kernel): never the set's one-channel paths (fx_k_box), so a
+   plan links those only when its blocks can reach them (fx_chw_k, a conv window through fx_win). The bytes are the
+   same either way (fx_conv_kernel's contract). */
 void fx_win_k(const void *prm, fx_conv_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
-              int32_t ca, int32_t cb, int32_t ch) {  /* a conv's own copy (the linker drops it when unused) */
+              int32_t ca, int32_t cb, int32_t ch) {
+  win_kind_b(FX_CONV, 0, prm, kernel, bt_depthwise_s8, in, out, ra, rb, ca, cb, ch, 0);
+}
+/* The same through the set's one-channel paths, for the runtime's channel groups (any number of channels). */
+__attribute__((noinline)) static void win_k_groups(const void *prm, fx_conv_kernel kernel, const fx_buf *in,
+                                                   const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
+                                                   int32_t ch) {
   win_kind(FX_CONV, prm, kernel, in, out, ra, rb, ca, cb, ch, 0);
 }
-void fx_win_dk(const void *prm, fx_dw_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
-               int32_t ca, int32_t cb, int32_t ch, const int8_t *fch) {  /* a depthwise's own copy (likewise) */
-  win_kind_d(FX_DW, prm, bt_conv_s8, kernel, in, out, ra, rb, ca, cb, ch, fch);
+/* fx_win_dk (bt_fused.h: inline over these by ch, a constant in model.c): a depthwise's own copies (the linker
+   drops them when unused). On all its channels (ch < 0) through the set's own box paths only when they take more
+   than one channel (FX_BOX_ONE_CHANNEL 0: a set's fused.c sets 1 when its fx_k_box is fx_hooks.h's, whose
+   depthwise path takes one channel): a plan whose depthwise windows hold all channels links no one-channel paths.
+   The bytes are the same either way (fx_dw_kernel's contract). */
+#ifndef FX_BOX_ONE_CHANNEL
+#define FX_BOX_ONE_CHANNEL 0
+#endif
+void fx_win_dk_ch(const void *prm, fx_dw_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
+                  int32_t ca, int32_t cb, int32_t ch, const int8_t *fch) {
+  win_kind_d(FX_DW, prm, 0, kernel, in, out, ra, rb, ca, cb, ch, fch);
+}
+void fx_win_dk_all(const void *prm, fx_dw_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
+                   int32_t ca, int32_t cb, const int8_t *fch) {
+  win_kind_b(FX_DW, !FX_BOX_ONE_CHANNEL, prm, 0, kernel, in, out, ra, rb, ca, cb, -1, fch);
 }
 
 void fx_chw_k(const void *cprm, fx_conv_kernel ck, const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb,
@@ -313,7 +350,7 @@ void fx_chw_k(const void *cprm, fx_conv_kernel ck, const fx_buf *cin, const fx_b
   /* a set's own path, else group by group through fx_win_k / fx_win_dk */
   if (fx_k_chw(cprm, ck, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels)) return;
   for (int32_t ch = 0; ch < channels; ch += win->ps) {
-    fx_win_k(cprm, win->ps >= FX_CHW_K_MIN ? ck : bt_conv_s8, cin, win, wra, wrb, wca, wcb, ch);
+    win_k_groups(cprm, win->ps >= FX_CHW_K_MIN ? ck : FX_CONV_FEW, cin, win, wra, wrb, wca, wcb, ch);
     fx_win_dk(dprm, dk, win, out, ra, rb, ca, cb, ch, fch);
   }
 }
@@ -483,7 +520,8 @@ FX_ALWAYS void pulled_kind(int kind, int any, const void *prm, const fx_buf *win
     fx_get(&w, win, sizeof w);
     w.r0 = r0;
     if (r1 > r0 && tb > ta) fx_source(r0, r1, ta, tb, fx_at(&w, r0, ta), w.wp * w.ps, img_w, img_c);
-    if (any) fx_win(kind, prm, &w, out, y, y + 1, ca, cb, ch, 0);
+    if (any && kind == FX_DW) fx_win_dw(prm, &w, out, y, y + 1, ca, cb, ch, 0);
+    else if (any) fx_win_pool(kind, prm, &w, out, y, y + 1, ca, cb, ch);
     else win_kind(kind, prm, bt_conv_s8, &w, out, y, y + 1, ca, cb, ch, 0);
   }
 }
@@ -510,6 +548,6 @@ void fx_pulled_chw(const void *cprm, const fx_buf *cin, const fx_buf *win, int32
     return;
   for (int32_t ch = 0; ch < channels; ch += win->ps) {
     fx_pulled(FX_CONV, cprm, cin, win, wra, wrb, wca, wcb, ch, ta, tb, s, pad, k, n_in, img_w, img_c);
-    fx_win(FX_DW, dprm, win, out, ra, rb, ca, cb, ch, fch);
+    fx_win_dw(dprm, win, out, ra, rb, ca, cb, ch, fch);
   }
 }

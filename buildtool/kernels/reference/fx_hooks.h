@@ -6,19 +6,27 @@
 #endif
 
 /* A whole box (reference: win_kind): one-channel convs and depthwises here, in one call per box;
-   everything else is left to the reference. */
-__attribute__((noinline)) static int fx_k_box(int kind, const fx_prm *q, const fx_buf *in, const fx_buf *out,
-                                              int32_t ra, int32_t rb, int32_t ca, int32_t oc, int32_t x0) {
+   everything else is left to the reference. One function per kind, fx_k_box inline over them: a runtime
+   function of one kind (fx_win_dw, fx_win_k ...) links only that kind's paths. */
+__attribute__((noinline)) static int fx_k_box_conv(const fx_prm *q, const fx_buf *in, const box_dst *d, int32_t ra,
+                                                   int32_t rb, int32_t x0) {
+  FX_CONV1 st;
+  if (q->c.out.c != 1 || !conv1_prep(&q->c, &st)) return 0;
+  const box_src s = {in->rows ? 0 : fx_at(in, in->r0, x0), in->r0, in->wp * in->ps, in->rows,
+                     in->rows ? x0 * in->ps : 0};
+  conv1_rows(&q->c, &st, &s, d, ra, rb);
+  return 1;
+}
+__attribute__((noinline)) static int fx_k_box_dw(const fx_prm *q, const fx_buf *in, const box_dst *d, int32_t ra,
+                                                 int32_t rb, int32_t x0) {
+  return dw1(&q->d, fx_at(in, in->r0, x0), in->r0, d, ra, rb);
+}
+static inline __attribute__((always_inline)) int fx_k_box(int kind, const fx_prm *q, const fx_buf *in,
+                                                          const fx_buf *out, int32_t ra, int32_t rb, int32_t ca,
+                                                          int32_t oc, int32_t x0) {
   const box_dst d = {out, ca, oc};
-  if (kind == FX_CONV) {
-    FX_CONV1 st;
-    if (q->c.out.c != 1 || !conv1_prep(&q->c, &st)) return 0;
-    const box_src s = {in->rows ? 0 : fx_at(in, in->r0, x0), in->r0, in->wp * in->ps, in->rows,
-                       in->rows ? x0 * in->ps : 0};
-    conv1_rows(&q->c, &st, &s, &d, ra, rb);
-    return 1;
-  }
-  if (kind == FX_DW && !in->rows) return dw1(&q->d, fx_at(in, in->r0, x0), in->r0, &d, ra, rb);
+  if (kind == FX_CONV) return fx_k_box_conv(q, in, &d, ra, rb, x0);
+  if (kind == FX_DW && !in->rows) return fx_k_box_dw(q, in, &d, ra, rb, x0);
   return 0;
 }
 
@@ -82,7 +90,7 @@ __attribute__((noinline)) static int fx_k_chw1(const void *cprm, const fx_buf *c
     }
 #endif
     if (conv_ok) conv1_rows(c, &st, &s, &cd, wra, wrb);
-    else fx_win(FX_CONV, cprm, cin, win, wra, wrb, wca, wcb, ch, 0);
+    else fx_win_k(cprm, FX_CONV_FEW, cin, win, wra, wrb, wca, wcb, ch);   /* one output channel */
     dd.oc = ch;
     dw_ok = dw1_ch(&dq.d, din, win->r0, &dd, ra, rb, &dw, !dw_ok);
     if (!dw_ok) fx_win(FX_DW, dprm, win, out, ra, rb, ca, cb, ch, fch);

@@ -411,6 +411,7 @@ static int dw1(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0, c
 #define FX_DW1_CHAN rv_conv1
 
 #define FX_SET_PATHS
+#define FX_BOX_ONE_CHANNEL 1   /* fx_k_box: fx_hooks.h's, one-channel boxes only */
 #include "../reference/fused_ref.h"
 
 #include "../reference/fx_hooks.h"
