@@ -224,12 +224,19 @@ def model_object(t: targets.Target, out: Path) -> Path:
             write_if_changed(d / name, (out / name).read_text())
     except OSError as e:
         raise write_error(d, e, "create the model object cache") from None
-    tmp = d / f"model.o.{os.getpid()}.tmp"
-    cmd = [t.cc] + compile_flags(t, d) + ["-c", str(d / "model.c"), "-o", str(tmp)]
+    return compiled_into(obj, [t.cc] + compile_flags(t, d) + ["-c", str(d / "model.c")],
+                         f"compiling {out / 'model.c'} for {t.name}")
+
+
+def compiled_into(obj: Path, cmd: list, what: str) -> Path:
+    """obj made by the compile command cmd (without its -o) under a temporary name renamed into place, so a
+    cached object is whole or absent; a failed compile is one line (tool_failed: what)."""
+    tmp = obj.with_name(f"{obj.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    cmd = cmd + ["-o", str(tmp)]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
         tmp.unlink(missing_ok=True)
-        raise tool_failed(f"compiling {out / 'model.c'} for {t.name}", r, cmd)
+        raise tool_failed(what, r, cmd)
     os.replace(tmp, obj)
     return obj
 
@@ -355,14 +362,8 @@ def library_code_bytes(t: targets.Target, folder, sources: list, includes: list)
             cache.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise write_error(cache, e, "create the object cache") from None
-        tmp = obj.with_name(f"{obj.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-        cmd = [t.cc] + flags + ["-c", str(folder / src), "-o", str(tmp)]
-        r = subprocess.run(cmd, capture_output=True, text=True)
-        if r.returncode != 0:
-            tmp.unlink(missing_ok=True)
-            raise tool_failed(f"compiling {src} of the export for {t.name}", r, cmd)
-        os.replace(tmp, obj)
-        return obj
+        return compiled_into(obj, [t.cc] + flags + ["-c", str(folder / src)],
+                             f"compiling {src} of the export for {t.name}")
 
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         objs = [str(o) for o in pool.map(compiled, sources)]
