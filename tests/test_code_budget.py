@@ -226,7 +226,7 @@ def _measure(m, preset: str, board: str, out: Path, x) -> tuple:
 def test_presets_order_code_and_stay_bit_exact(spec, board, tmp_path):
     """Measured code at size <= balanced <= speed, every preset's outputs the bytes TFLite Micro gives."""
     if spec == "kws":
-        path = ROOT.parent / "shared" / "models" / "mlperf-tiny" / "kws_ref_model.tflite"
+        path = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared")) / "models" / "mlperf-tiny" / "kws_ref_model.tflite"
         if not path.exists():
             pytest.skip("../shared not present")
         spec = str(path)

@@ -363,7 +363,7 @@ def test_model_h_states_the_code_and_stack_an_independent_build_measures(tmp_pat
     assert r.returncode == 0, r.stderr[-3000:]
     text, data = subprocess.run(["arm-none-eabi-size", "lib.elf"], cwd=tmp_path, capture_output=True, text=True,
                                 check=True).stdout.splitlines()[1].split()[:2]
-    assert code == int(text) + int(data) > 50_000
+    assert code == int(text) + int(data) > 8_192  # real kernels linked, not an empty library
     np.save(tmp_path / "zeros.npy", np.zeros((1, 32, 32, 3), np.int8))
     rc, _, err = run_cli(["run", "tiny", "--board", "cortex-m4", "--input", str(tmp_path / "zeros.npy"),
                           "--output", str(tmp_path / "y.npy")], capsys)

@@ -298,10 +298,18 @@ def plan(g, offers: dict, variants, goal: CodeGoal | None) -> CodePlan:
     try:
         picked, size, cycles = choose(layers, goal.preset, goal.budget)
     except OverBudget as e:
-        whose = "the part's flash less the weights and a reserve" if goal.from_part else "code_budget"
-        raise UsageError(f"{g.name}: the code budget ({whose}) is {goal.budget:,} bytes, and the smallest code of its "
+        if goal.from_part:  # the part is too small, not the budget: the least code, and the link's fit check says so
+            picked, size, cycles = choose(layers, "size")
+            return _code_plan(g, ops, layers, fastest, picked, size, cycles, goal, offers)
+        raise UsageError(f"{g.name}: the code budget (code_budget) is {goal.budget:,} bytes, and the smallest code of its "
                          f"layers' kernels (optimize_code=size) takes {e.args[0]:,} bytes; give a larger code_budget "
                          f"or a part with more flash") from None
+    return _code_plan(g, ops, layers, fastest, picked, size, cycles, goal, offers)
+
+
+def _code_plan(g, ops: dict, layers: dict, fastest: dict, picked: dict, size: int, cycles: int, goal: CodeGoal,
+               offers: dict) -> CodePlan:
+    """The CodePlan of the choice `picked` (its bytes size and modelled cycles), with the fastest set's figures."""
     _, fast_bytes, fast_cycles = choose(layers, "speed")
     users: dict = {}
     for c in picked.values():

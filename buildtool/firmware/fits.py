@@ -19,7 +19,7 @@ from ..plan.fusion.planner import plan_fused
 from ..plan.fusion.search import search_front
 from ..plan.regions import place, place_arena, weight_capacity
 from ..units import exact
-from .toolchain import FirmwareError, ram_size
+from .toolchain import Code, FirmwareError, ram_size
 
 
 def optimize_ram_hint(g: Graph, plan, t: targets.Target, options: PlanOptions, how: str = "--optimize ram") -> str:
@@ -86,18 +86,6 @@ def check_fits(g: Graph, plan, t: targets.Target, hint: str = "--optimize ram", 
 
 # -- what a plan uses of each memory (buildtool fit) ----------------------------------------------
 NO_LIMIT = 1 << 40  # the size given to a board that declares none (host, xcore) to place its weights
-
-
-@dataclass(frozen=True)
-class Code:
-    """A build's code as a trial link of its model.c measured it (`buildtool fit`): code (code, constants,
-    .data's initial values: toolchain.CODE_SECTIONS, the build's RAM/flash line's "code"), static (.data
-    and .bss besides the arena: the line's "static") and placed (the code step's flash_code_bytes, which
-    the weights were placed around; None: the board's reserve stood for the code, as in the build)."""
-
-    code: int
-    static: int
-    placed: int | None = None
 
 
 @dataclass(frozen=True)

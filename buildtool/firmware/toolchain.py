@@ -285,6 +285,18 @@ def trial_elf(t: targets.Target, model_c: str, model_h: str, out: Path, kernels:
     return out / "size.elf"
 
 
+@dataclasses.dataclass(frozen=True)
+class Code:
+    """A build's code as a trial link of its model.c measured it (`buildtool fit`): code (code, constants,
+    .data's initial values: toolchain.CODE_SECTIONS, the build's RAM/flash line's "code"), static (.data
+    and .bss besides the arena: the line's "static") and placed (the code step's flash_code_bytes, which
+    the weights were placed around; None: the board's reserve stood for the code, as in the build)."""
+
+    code: int
+    static: int
+    placed: int | None = None
+
+
 def code_bytes(t: targets.Target, model_c: str, model_h: str, kernels: list | None = None) -> int:
     """The flash bytes everything but the weights takes in the region holding the code (code, constants,
     .ARM.exidx, the initial values of .data, the alignment before the weights), measured by a trial link

@@ -26,7 +26,7 @@ from . import Outputs
 from ..errors import BuildtoolError, UsageError
 from ..codegen.code_budget import CodeGoal
 from ..firmware import runner
-from ..firmware.fits import Code
+from ..firmware.toolchain import Code
 from ..options import PlanOptions
 from .models import Model
 from .readback import read_plan
