@@ -51,15 +51,15 @@ def code(model: Model, plan, board: str, options: PlanOptions | None = None) -> 
     return code_step.run(model, plan, board, options=options).files
 
 
-def generate(model: Model, plan, board: str, out_dir, options: PlanOptions | None = None) -> dict:
+def generate(model: Model, plan, board: str, out_dir, options: PlanOptions | None = None, made=None) -> dict:
     """Write plan.json, model.c, model.h, weights.bin and firmware.json (sealed) into out_dir; return
-    their paths; options: the code step's (optimize_code, code_budget)."""
+    their paths; options: the code step's (optimize_code, code_budget); made: its outputs when already run."""
     model = read_model(model)
     out = Path(out_dir)
     make_dirs(out)
     paths = {"plan": out / "plan.json", "model_c": out / "model.c", "model_h": out / "model.h",
              "weights": out / "weights.bin", "manifest": out / "firmware.json"}
-    made = code_step.run(model, plan, board, options=options)
+    made = made or code_step.run(model, plan, board, options=options)
     store(made, {"plan.json": paths["plan"], "model.c": paths["model_c"], "model.h": paths["model_h"],
                  "firmware.json": paths["manifest"]})
     code = json.loads(made.files["firmware.json"]).get("flash_code_bytes")  # the weights placed around it
@@ -95,10 +95,12 @@ def build(spec, board_name: str, out_dir, options: PlanOptions | None = None, pl
     plan, note = fitting_plan(model.graph, plan, t, options, plan_memory)  # a board that picks its own plan
     if note:
         say(f"buildtool: {note}")
-    # a board running its code from RAM (xcore's tile): the code of this model measured, not a fixed reserve
-    code = measured_code(model, plan, t) if t.code_in_ram else None
+    # a board running its code from RAM (xcore's tile): the code of this model measured (with the code step's
+    # options, its outputs then written as they are), not a fixed reserve
+    made = code_step.run(model, plan, board_name, options=options) if t.code_in_ram else None
+    code = measured_code(model, plan, t, options, made) if made else None
     check_fits(model.graph, plan, t, fit_hint, options, code)
     out = Path(out_dir).resolve()
     if (out / "firmware.elf").exists():
         (out / "firmware.elf").unlink()  # a refused or failed build leaves no firmware of other sources behind
-    return link(model, plan, t, out, generate(model, plan, board_name, out, options))
+    return link(model, plan, t, out, generate(model, plan, board_name, out, options, made))

@@ -96,7 +96,7 @@ def library(model: Model, plan, board: str, options: PlanOptions | None = None) 
                                  | {_kernel_path(s): s.read_text(encoding="utf-8") for s in srcs}, sources, cpu_flags)
     files.update(text.build_files(g.name, board, kset, sources, includes, list(t.defines), cpu_flags, no_fpu))
     code_bytes = _code_bytes(t, files, [s for s in sources if s != "model_weights.c"], includes)
-    facts = text.CodeFacts(code_bytes, " ".join(t.cflags), *stack_high_water(model, plan, board))
+    facts = text.CodeFacts(code_bytes, " ".join(t.cflags), *stack_high_water(model, plan, board, options))
     files["model.h"] = text.code_facts_h(files["model.h"], facts)
     system = sorted({h for n, d in files.items() if n.endswith((".c", ".h"))
                      for h in _SYSTEM.findall(d if isinstance(d, str) else d.decode("utf-8"))})
@@ -117,8 +117,9 @@ def _code_bytes(t: targets.Target, files: dict, sources: list, includes: list) -
         return toolchain.library_code_bytes(t, tmp, sources, includes)
 
 
-def stack_high_water(model: Model, plan, board: str) -> tuple:
-    """(bytes, how): the stack high-water mark of buildtool's firmware of model and plan for board, built and
+def stack_high_water(model: Model, plan, board: str, options: PlanOptions | None = None) -> tuple:
+    """(bytes, how): the stack high-water mark of buildtool's firmware of model and plan for board (options: the
+    code step's, as the export's), built and
     run on the board's emulator (or natively) as `buildtool run` runs it (runner.ram_report's stack_bytes,
     from the start-up code's painted stack), and how it was measured; (None, why) where it cannot be: the
     board does not run here, or buildtool's firmware of it does not build or run (its one line)."""
@@ -128,7 +129,7 @@ def stack_high_water(model: Model, plan, board: str) -> tuple:
     where = "natively on this machine" if t.port.native else f"in {t.run[0]} {' '.join(t.run[1:3])}"
     try:
         with tempfile.TemporaryDirectory(prefix="bt-export-stack-") as tmp:
-            paths = build(model, board, tmp, plan=plan, say=lambda line: None)
+            paths = build(model, board, tmp, options, plan=plan, say=lambda line: None)
             man = json.loads(Path(paths["manifest"]).read_text(encoding="utf-8"))
             xs = [np.zeros(i["shape"], NUMPY_DTYPE[i["dtype"]]) for i in man["inputs"]]
             _, _, ram = run(board, tmp, xs if len(xs) > 1 else xs[0], profile=False)

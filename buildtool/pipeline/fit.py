@@ -121,11 +121,11 @@ def fit_table(graph, options=None, planner=plan_memory, boards=None, flash_wait_
     stage("measuring the code")
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         codes = dict(zip([(r.board, r.plan) for r in todo],
-                         pool.map(lambda r: measured_code(model, r.planned, targets.get(r.board)), todo)))
+                         pool.map(lambda r: measured_code(model, r.planned, targets.get(r.board), options), todo)))
 
     def measure(label, p, t):
         if (t.name, label) not in codes:
-            codes[t.name, label] = measured_code(model, p, t)
+            codes[t.name, label] = measured_code(model, p, t, options)
         return codes[t.name, label]
 
     return [_row(graph, targets.get(name), rungs, plan, options.fused, flash_wait_states, measure) for name in names]

@@ -125,16 +125,17 @@ def run(model: Model, plan, board: str, arena_section: str | None = None, option
                    {"firmware.json": {"model": model.name, "board": board, "code": options.code()}})
 
 
-def measured_code(model: Model, plan, t: targets.Target, options: PlanOptions | None = None) -> Code | None:
+def measured_code(model: Model, plan, t: targets.Target, options: PlanOptions | None = None,
+                  made: Outputs | None = None) -> Code | None:
     """The code the build of plan on board t links, measured as the build measures it: this step's model.c
-    (the weights placed around its measured code where the build does so: flash_code_bytes), linked by a
-    trial link (toolchain.trial_elf) and read as the build's RAM/flash line reads an image
-    (runner.memory_figures). None when this machine lacks the board's toolchain."""
+    (made: its outputs when the caller already ran it; the weights placed around its measured code where the
+    build does so: flash_code_bytes), linked by a trial link (toolchain.trial_elf) and read as the build's
+    RAM/flash line reads an image (runner.memory_figures). None when this machine lacks the board's toolchain."""
     try:
         toolchain.check_tools(t)
     except BuildtoolError:
         return None
-    made = run(model, plan, t.name, options=options)
+    made = made or run(model, plan, t.name, options=options)
     man = json.loads(made.files["firmware.json"])
     kernels = model_sources(t, model_opcodes(model.graph), not isinstance(plan, ArenaPlan))  # what the link takes
     with tempfile.TemporaryDirectory(prefix="bt-code-") as tmp:
