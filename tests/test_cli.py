@@ -184,7 +184,11 @@ def test_long_planning_shows_progress_on_a_terminal_only(tmp_path):
     tty = b"".join(seen).decode()
     assert r.returncode == 0
     assert "\rbuildtool: planning chain300 (" in tty and "fusion blocks ending at operator" in tty, tty[:300]
-    assert re.search(r"planning chain300 \(\d+ s, about \d+ s left\): fusion blocks", tty), tty[:600]
+    # 'about N s left' comes once 1 s and 2 % of the counted work have passed (unit-tested below); a fast
+    # machine may finish inside that second, so every line drawn after 2 s must carry it
+    drawn = re.findall(r"planning chain300 \((\d+) s(, about \d+ s left)?\): fusion blocks", tty)
+    assert drawn, tty[:600]
+    assert all(left for secs, left in drawn if int(secs) >= 2), tty[:600]
     assert tty.rstrip("\r\n").endswith("\r\x1b[K"), tty[-200:]  # erased: what follows starts a clean line
     plain = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
     assert plain.returncode == 0 and plain.stdout == out and "\r" not in plain.stderr
