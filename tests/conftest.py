@@ -11,11 +11,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import settings as _hypothesis_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared"))
 SHARED_MODELS = SHARED / "models"
 SHARED_MODEL_NAMES = ["tiny_cnn_32", "dscnn_kws", "resnet_concat_64", "mbv2_w035_144", "mobilenetv2_160_a1"]
+
+# CI draws hypothesis' examples from a fixed seed per test (a run on a clean clone passes or fails the same way
+# every time); a developer's run keeps exploring new examples (failures found that way become explicit tests,
+# as in test_arena.py)
+_hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
+if os.environ.get("CI"):
+    _hypothesis_settings.load_profile("ci")
 
 
 @pytest.fixture(scope="session", autouse=True)
