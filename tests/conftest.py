@@ -18,12 +18,12 @@ SHARED = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared"))
 SHARED_MODELS = SHARED / "models"
 SHARED_MODEL_NAMES = ["tiny_cnn_32", "dscnn_kws", "resnet_concat_64", "mbv2_w035_144", "mobilenetv2_160_a1"]
 
-# CI draws hypothesis' examples from a fixed seed per test (a run on a clean clone passes or fails the same way
-# every time); a developer's run keeps exploring new examples (failures found that way become explicit tests,
-# as in test_arena.py)
-_hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
-if os.environ.get("CI"):
-    _hypothesis_settings.load_profile("ci")
+# hypothesis draws its examples from a fixed seed per test, so a clean clone passes or fails the same way every
+# run (CI runs the README's command as is); BT_HYPOTHESIS_EXPLORE=1 explores new examples (failures found that
+# way become explicit tests, as in test_arena.py)
+_hypothesis_settings.register_profile("fixed", derandomize=True, print_blob=True)
+if not os.environ.get("BT_HYPOTHESIS_EXPLORE"):
+    _hypothesis_settings.load_profile("fixed")
 
 
 @pytest.fixture(scope="session", autouse=True)
