@@ -42,6 +42,15 @@ def best_fit(spans: list, size: int) -> int | None:
     return min(fits)[1] if fits else None
 
 
+def packed(sizes: list, align: int, base: int = 0) -> tuple:
+    """([offset], end) of sizes laid one after the other from base, each aligned."""
+    offsets, at = [], base
+    for n in sizes:
+        offsets.append(at)
+        at += align_up(n, align)
+    return offsets, at
+
+
 def stage(plan: ArenaPlan, wanted: list, spare_limit: int = 0, once: bool = False) -> ArenaPlan:
     """The plan with wanted staged: [(op, step, [tensor], [bytes])] in priority order, each layer's tensors
     all or none. A layer's tensors go into the arena's free bytes at its step when they all fit there, else
@@ -52,8 +61,7 @@ def stage(plan: ArenaPlan, wanted: list, spare_limit: int = 0, once: bool = Fals
     staged, spare = [], 0
     for op, step, tensors, sizes in wanted:
         if once:
-            offsets = [spare + sum(align_up(n, a) for n in sizes[:k]) for k in range(len(sizes))]
-            end = offsets[-1] + align_up(sizes[-1], a)
+            offsets, end = packed(sizes, a, spare)
             if end <= spare_limit:
                 spare = end
                 staged += [dict(op=op, step=step, tensor=t, offset=o, size=n, spare=True, once=True)
@@ -70,8 +78,7 @@ def stage(plan: ArenaPlan, wanted: list, spare_limit: int = 0, once: bool = Fals
             staged += [dict(op=op, step=step, tensor=t, offset=o, size=n, spare=False)
                        for t, o, n in zip(tensors, places, sizes)]
             continue
-        offsets = [sum(align_up(n, a) for n in sizes[:k]) for k in range(len(sizes))]
-        need = offsets[-1] + align_up(sizes[-1], a)
+        offsets, need = packed(sizes, a)
         if need <= spare_limit and not once:
             spare = max(spare, need)
             staged += [dict(op=op, step=step, tensor=t, offset=o, size=n, spare=True)
@@ -87,4 +94,4 @@ def staged_by_op(plan) -> dict:
     return out
 
 
-__all__ = ["free_spans", "best_fit", "stage", "staged_by_op"]
+__all__ = ["free_spans", "best_fit", "packed", "stage", "staged_by_op"]
