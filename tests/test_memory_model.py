@@ -280,11 +280,22 @@ def _stem_net(cin: int):
 def test_compact_stem_on_a_part_with_a_small_instruction_cache(cin, tmp_path, monkeypatch):
     """nucleo-l4r5zi's stem of an odd S (conv_stem.h bt_stem_rowc under BT_ICACHE_BYTES: one triple's asm serves a
     row and its last pixels) is byte-identical to TFLite Micro, and against the same part built without the define
-    its instance is smaller and stalls less on fetches."""
+    its instance is smaller and stalls less on fetches; there every weight load of the triple's asm is a 16-bit
+    LDR (bt_stem_blk's weights in r0, r1 from r2: BT_STEM_LOW), none a 32-bit one."""
+    import re
+    import subprocess
+
     sizes, stalls, outs = _with_and_without_icache(_stem_net(cin), tmp_path, monkeypatch)
     assert all("BT_CONV_PM(&op0_p" in (o / "model.c").read_text() for o in outs.values())   # the stem's instance
     assert sizes[True]["op0_conv"] < sizes[False]["op0_conv"]
     assert stalls[True][0] < stalls[False][0]
+    dis = subprocess.run(["arm-none-eabi-objdump", "-d", "--no-show-raw-insn", str(outs[True] / "firmware.elf")],
+                         capture_output=True, text=True, check=True).stdout
+    body = dis.split("<op0_conv", 1)[1].split("\n\n", 1)[0]
+    ns = 3 * ((3 * cin + 1) & ~1) // 2   # BT_STEM_NS: window rows of 3 cin values, even, in words
+    narrow = re.findall(r"\tldr\tr[01], \[r2, #(\d+)\]", body)
+    assert sorted({int(v) for v in narrow}) == list(range(0, 8 * ns, 4))   # both rows' words, every offset
+    assert not re.search(r"\tldr\.w\tr[01], \[r2, #\d+\]", body)
 
 
 @pytest.mark.slow

@@ -1,7 +1,9 @@
-"""Weights staged in SRAM (plan/staging.py, firmware/staging.py): a KxK layer's filter and bias copied from flash
-once before it runs on the part whose memory model code generation builds for (nucleo-l4r5zi), into arena bytes
-no buffer uses at that step, else bt_staging in the part's spare SRAM; the independent checker holds the spans to
-the live buffers; the firmware stays byte-identical to TFLite Micro and its staged layers stall less."""
+"""Weights staged in SRAM (plan/staging.py, firmware/staging.py): a conv layer's filter and bias copied from flash
+on the part whose memory model code generation builds for (nucleo-l4r5zi): a firmware's into bt_staging in the part's
+spare SRAM, each layer's bytes its own, copied once by model_init; what bt_staging cannot hold (and a library's, which
+has no spare SRAM) before the layer runs into arena bytes no buffer uses at that step; the independent checker holds
+the spans to the live buffers and to each other; the firmware stays byte-identical to TFLite Micro and its staged
+layers stall less."""
 
 import dataclasses
 import json
@@ -12,12 +14,12 @@ from conftest import fixed_input, tflm_run
 
 from buildtool import pipeline, targets
 from buildtool.firmware import memory_model, runner, staging
-from buildtool.units import exact
+from buildtool.units import exact, kib
 from buildtool.model.writer import serialize
 from buildtool.plan import align_up
 from buildtool.plan.arena import checker
 from buildtool.plan.arena.planner import plan_arena
-from buildtool.plan.staging import free_spans
+from buildtool.plan.staging import free_spans, stage
 from buildtool.zoo.builder import GraphBuilder
 
 L4 = "nucleo-l4r5zi"
@@ -26,7 +28,7 @@ L4 = "nucleo-l4r5zi"
 def _net():
     """Two 3x3 layers whose filters (2,304 B and 9,216 B) pass the 256-byte data cache: the first's input and
     output leave arena bytes free at its step, the second's (16 KiB live of a 16 KiB arena) none; then a
-    1x1 layer (not staged)."""
+    1x1 layer (256 B of filter and 32 of bias: over the data cache too)."""
     b = GraphBuilder("staged", seed=5, calib_batch=2)
     x = b.input((1, 16, 16, 8))
     h = b.conv2d(x, 32, 3, activation="RELU")
@@ -45,43 +47,67 @@ def _live_mask(plan, step: int) -> np.ndarray:
     return m
 
 
+def _per_step(g, plan, t):
+    """The plan staged a layer at a time (the arena's free bytes first, then bt_staging shared by the steps): what
+    a firmware's layers get when bt_staging cannot hold them all."""
+    return stage(plan, staging.candidates(g, plan, staging.model_for(t)), staging.spare_ram(t, plan))
+
+
 def test_staged_spans_lie_in_bytes_free_at_their_step():
-    """On nucleo-l4r5zi both 3x3 layers are staged (filter and bias), the first in the arena's free bytes (none
-    of them used by a buffer live at its step, counted byte by byte), the second, with no free bytes at its
-    step, in bt_staging; the arena's size is the plan's; the checker accepts the plan."""
+    """Staged a layer at a time on nucleo-l4r5zi, all three layers are (filter and bias), the first and the 1x1 in
+    the arena's free bytes (none of them used by a buffer live at its step, counted byte by byte), the second, with
+    no free bytes at its step, in bt_staging; the arena's size is the plan's; the checker accepts the plan."""
     g = _net()
     plan = plan_arena(g)
     t = targets.get(L4)
-    staged = staging.staged_plan(g, plan, t)
+    staged = _per_step(g, plan, t)
     assert staged.arena_bytes == plan.arena_bytes and staged.buffers == plan.buffers
     convs = [op.index for op in g.operators if op.opcode == "CONV_2D"]
     by_op = {}
     for d in staged.staged:
         by_op.setdefault(d["op"], []).append(d)
-    assert sorted(by_op) == convs[:2]
-    first, second = by_op[convs[0]], by_op[convs[1]]
+    assert sorted(by_op) == convs
+    first, second, third = (by_op[c] for c in convs)
     assert [d["tensor"] for d in first] == [g.operators[convs[0]].inputs[1], g.operators[convs[0]].inputs[2]]
-    assert not any(d["spare"] for d in first) and all(d["spare"] for d in second)
-    for d in first:
+    assert not any(d["spare"] or d.get("once") for d in first + third) and all(d["spare"] for d in second)
+    for d in first + third:
         assert not _live_mask(plan, d["step"])[d["offset"]:d["offset"] + align_up(d["size"], plan.align)].any()
     assert free_spans(plan, second[0]["step"]) == [] and staged.staging_bytes == sum(
         align_up(d["size"], plan.align) for d in second)
     assert checker.problems(g, staged) == []
-    assert staging.summary(staged)["staged"] == {"layers": convs[:2], "tensors": 4, "arena_layers": convs[:1],
+    assert staging.summary(staged)["staged"] == {"layers": convs, "tensors": 6, "arena_layers": [convs[0], convs[2]],
                                                  "arena_bytes": 2304 + 128, "spare_bytes": staged.staging_bytes}
     # the plan's JSON holds them and reads back the same
     back = type(plan).from_json(json.loads(json.dumps(staged.to_json(g))))
     assert back.staged == staged.staged and back.staging_bytes == staged.staging_bytes
     # without spare SRAM (a library's: buildtool export) the second layer stays in flash
     alone = staging.staged_plan(g, plan, t, spare=False)
-    assert {d["op"] for d in alone.staged} == {convs[0]} and alone.staging_bytes == 0
+    assert {d["op"] for d in alone.staged} == {convs[0], convs[2]} and alone.staging_bytes == 0
+    assert not any(d["spare"] for d in alone.staged)
+
+
+def test_a_firmware_stages_each_layer_once_in_bytes_of_its_own():
+    """A firmware's plan (spare SRAM its own): every staged layer in bt_staging, copied once ("once"), each tensor
+    at bytes no other staged tensor of any step shares, most cycles saved first (the second 3x3's 9 KiB, then the
+    first's, then the 1x1's), bt_staging their sum; the arena untouched; the checker accepts it."""
+    g = _net()
+    plan = plan_arena(g)
+    staged = staging.staged_plan(g, plan, targets.get(L4))
+    convs = [op.index for op in g.operators if op.opcode == "CONV_2D"]
+    assert staged.arena_bytes == plan.arena_bytes and staged.buffers == plan.buffers
+    assert all(d["spare"] and d["once"] for d in staged.staged)
+    assert [d["op"] for d in staged.staged] == [convs[1], convs[1], convs[0], convs[0], convs[2], convs[2]]
+    spans = sorted((d["offset"], d["offset"] + align_up(d["size"], plan.align)) for d in staged.staged)
+    assert spans[0][0] == 0 and all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
+    assert staged.staging_bytes == spans[-1][1] == sum(align_up(n, plan.align) for n in (9216, 128, 2304, 128, 256, 32))
+    assert checker.problems(g, staged) == []
 
 
 def test_checker_refuses_a_staged_span_over_a_live_tensor():
     """The independent checker: a staged span moved onto a buffer live at its step, past the arena, onto
     another staged span of its step, at another step, or naming an activation is a problem each."""
     g = _net()
-    plan = staging.staged_plan(g, plan_arena(g), targets.get(L4))
+    plan = _per_step(g, plan_arena(g), targets.get(L4))
     d = next(d for d in plan.staged if not d["spare"])
     live = next(b for b in plan.buffers if b.first_step <= d["step"] <= b.last_step)
 
@@ -95,6 +121,16 @@ def test_checker_refuses_a_staged_span_over_a_live_tensor():
     assert any("not the operator's" in e for e in checker.problems(g, with_entry(step=d["step"] + 1)))
     act = g.operators[d["op"]].inputs[0]
     assert any("not a constant" in e for e in checker.problems(g, with_entry(tensor=act)))
+    # copied once: its bt_staging bytes are its own at every step, and never the arena's
+    once = staging.staged_plan(g, plan_arena(g), targets.get(L4))
+    a, b = once.staged[0], next(x for x in once.staged if x["step"] != once.staged[0]["step"])
+
+    def moved(**change):
+        return dataclasses.replace(once, staged=[dict(x, **change) if x is b else x for x in once.staged])
+
+    assert checker.problems(g, once) == []
+    assert any("with staged tensor" in e for e in checker.problems(g, moved(offset=a["offset"])))
+    assert any("copied once but in the arena" in e for e in checker.problems(g, moved(spare=False)))
 
 
 def test_only_the_part_built_for_its_memory_model_stages():
@@ -132,9 +168,12 @@ def test_staged_firmware_on_the_record_board(tmp_path, monkeypatch):
         report = runner.format_report(prof, ram)
         if staged:
             spare = runs[True][3]["staging_bytes"]
-            assert "bt_stage_copy(" in (out / "model.c").read_text()
+            init, invoke = (out / "model.c").read_text().split("int model_invoke(void)")
+            # copied once, by model_init: no copy in the inference
+            assert init.split("int model_init(void)")[1].count("bt_stage_copy(") == 6 and "bt_stage_copy" not in invoke
             assert man["staged"]["spare_bytes"] == spare > 0 and ram["staged_bytes"] == spare
-            assert "(weights of 1 layer staged in it, at most 2.4 KiB at a step) + staged weights " in line
+            assert man["staged"]["arena_layers"] == [] and "(weights of" not in line
+            assert f" + staged weights {kib(spare)} + stack " in line
             assert f"RAM: arena {exact(man['arena_bytes'])} + staged weights {exact(spare)} + stack " in report
         else:
             assert "staged" not in man and "staged" not in runs[False][3] and "staged" not in line
@@ -155,12 +194,18 @@ def test_model_c_declares_bt_staging_before_any_struct_points_at_it():
     from buildtool.codegen.emit import emit_c
 
     g = _net()
-    full = staging.staged_plan(g, plan_arena(g), targets.get(L4))
+    full = _per_step(g, plan_arena(g), targets.get(L4))
     plan = dataclasses.replace(full, staged=[d for d in full.staged if d["spare"]])
     assert plan.staged and checker.problems(g, plan) == []
     c, _ = emit_c(plan, g, L4, targets.get(L4).weights_align)
     assert c.index(f"int8_t bt_staging[{plan.staging_bytes}]") < c.index("bt_staging + ") \
         < c.index("bt_stage_copy(bt_staging + ")
+    # copied once: the array and the copy function before model_init, which copies; the inference copies none
+    once = staging.staged_plan(g, plan_arena(g), targets.get(L4))
+    c, _ = emit_c(once, g, L4, targets.get(L4).weights_align)
+    assert c.index(f"int8_t bt_staging[{once.staging_bytes}]") < c.index("void bt_stage_copy(") \
+        < c.index("int model_init(void)") < c.index("bt_stage_copy(bt_staging + ") < c.index("int model_invoke(void)")
+    assert "bt_stage_copy(" not in c.split("int model_invoke(void)")[1]
 
 
 def test_report_maps_the_staged_copies_at_their_step():
@@ -169,7 +214,7 @@ def test_report_maps_the_staged_copies_at_their_step():
     from buildtool.report import arena_map
 
     g = _net()
-    plan = staging.staged_plan(g, plan_arena(g), targets.get(L4))
+    plan = _per_step(g, plan_arena(g), targets.get(L4))
     got = sorted((b.offset, b.size, b.first, b.last) for b in arena_map.boxes(g, plan) if b.kind == "staged")
     assert got == sorted((d["offset"], d["size"], d["step"], d["step"]) for d in plan.staged if not d["spare"])
     assert got and len(got) < len(plan.staged)

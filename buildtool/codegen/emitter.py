@@ -56,10 +56,13 @@ class Emitter:
         self.tables: set = set()  # the shared lookup tables already declared (sigmoid, softmax int16)
         # weights staged in SRAM (plan/staging.py): tensor -> its entry; the layer reads the copy
         self.staged = {d["tensor"]: d for d in getattr(plan, "staged", None) or []}
-        if self.staged:  # before any parameter struct that points at a copy
+        # model.c's text before model_init (which copies the layers staged once), so before any parameter struct
+        # that points at a copy
+        self.staging = ""
+        if self.staged:
             spare = plan.staging_bytes
-            self.declare(("" if not spare else f"int8_t bt_staging[{spare}] __attribute__((aligned(16)));\n")
-                         + STAGE_COPY)
+            self.staging = (("" if not spare else f"int8_t bt_staging[{spare}] __attribute__((aligned(16)));\n")
+                            + STAGE_COPY + "\n")
         self.offers: dict = {}  # op index -> (kind, the variants that may run it, the variant it may instance)
 
     # -- addresses ----------------------------------------------------------------
@@ -165,14 +168,16 @@ class Emitter:
     def stage_copies(self, op) -> str:
         """The copies into SRAM of op's staged weights (plan/staging.py), before its kernel runs: in its
         profile region, so the layer's cycles include them."""
-        mine = [d for d in self.staged.values() if d["op"] == op.index]
-        if not mine:
-            return ""
-        lines = []
-        for d in sorted(mine, key=lambda d: d["tensor"]):
-            src = self.weight_in_flash(d["tensor"])
-            lines.append(f"  bt_stage_copy({self.staged_at(d)}, {src}, {d['size']});\n")
-        return "".join(lines)
+        return self.copies([d for d in self.staged.values() if d["op"] == op.index and not d.get("once")])
+
+    def stage_once(self) -> str:
+        """model_init()'s copies of the weights staged once (bt_staging bytes of their own: plan/staging.py)."""
+        return self.copies([d for d in self.staged.values() if d.get("once")])
+
+    def copies(self, entries: list) -> str:
+        """bt_stage_copy lines of staged entries, by tensor."""
+        return "".join(f"  bt_stage_copy({self.staged_at(d)}, {self.weight_in_flash(d['tensor'])}, {d['size']});\n"
+                       for d in sorted(entries, key=lambda d: d["tensor"]))
 
     def table(self, name: str, ctype: str, values) -> str:
         """Declare a lookup table shared by every call that reads it, once per model.c; returns its name."""

@@ -730,6 +730,7 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
         weights_define="" if p == "model" else "\n#define bt_weights " + weights,
         model_hash=c_ints(list(flash.model_hash(g)), 16), format_version=flash.FORMAT_VERSION,
         ext_check=_ext_check(e), state_reset="".join(line + "\n" for line in state_reset(e)),
+        staging=e.staging, stage_once=e.stage_once(),
         inputs=_io_table(e, "input", list(g.inputs), streamed, p),
         outputs=_io_table(e, "output", list(g.outputs), (), p),
         decls="\n".join(e.decls), steps="\n".join(e.body))

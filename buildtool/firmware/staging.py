@@ -46,8 +46,9 @@ def spare_ram(t: targets.Target, plan: ArenaPlan) -> int:
     return max(0, ram - plan.arena_bytes - t.stack_bytes - STATIC_RESERVE)
 
 
-def candidates(g, plan: ArenaPlan, mm) -> list:
-    """[(op, step, [tensor], [bytes])] of the layers whose staging pays, in execution order."""
+def candidates(g, plan: ArenaPlan, mm, by_gain: bool = False) -> list:
+    """[(op, step, [tensor], [bytes])] of the layers whose staging pays, in execution order (by_gain: the
+    cycles it saves, most first)."""
     image = set(flash_tensors(g))
     readers = {}
     for op in g.operators:
@@ -62,7 +63,7 @@ def candidates(g, plan: ArenaPlan, mm) -> list:
         x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
         fields = {"in": {"c": x.shape[3]}, "out": {"c": y.shape[3], "w": y.shape[2]}, "kh": win.kh, "kw": win.kw,
                   "dil_h": win.dh, "dil_w": win.dw}
-        if win.kh * win.kw == 1 or kernel_variants.stem(fields):  # a stem's kernel widens its weights once a call
+        if kernel_variants.stem(fields):  # a stem's kernel widens its weights once a call
             continue
         b = prepare.bias_input(g, op)
         tensors = [op.inputs[1]] + ([b] if b >= 0 else [])
@@ -70,9 +71,12 @@ def candidates(g, plan: ArenaPlan, mm) -> list:
             continue
         passes = -(-y.shape[1] * y.shape[2] // PIXELS_PER_PASS)
         sizes = [g.tensors[i].nbytes for i in tensors]
-        if mm.staging_gain(sum(sizes), passes) > 0:
-            out.append((oi, step, tensors, sizes))
-    return out
+        gain = mm.staging_gain(sum(sizes), passes)
+        if gain > 0:
+            out.append((gain, oi, step, tensors, sizes))
+    if by_gain:
+        out.sort(key=lambda c: -c[0])  # stable: equal gains in execution order
+    return [c[1:] for c in out]
 
 
 def staged_plan(g, plan, t: targets.Target, spare: bool = True):
@@ -86,7 +90,7 @@ def staged_plan(g, plan, t: targets.Target, spare: bool = True):
         plan = replace(plan, staged=[], staging_bytes=0)
     if mm is None or plan.arena_regions or plan.subplans:
         return plan
-    return stage(plan, candidates(g, plan, mm), spare_ram(t, plan) if spare else 0)
+    return stage(plan, candidates(g, plan, mm, by_gain=spare), spare_ram(t, plan) if spare else 0, once=spare)
 
 
 def summary(plan) -> dict:

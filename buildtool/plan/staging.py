@@ -7,6 +7,10 @@ else, when the caller allows it, into `bt_staging`, an array of its own in the p
 staged layer shares (each at its own step). The plan records each as {"op", "step", "tensor", "offset",
 "size", "spare"} (ArenaPlan.staged, plan.json "staged"); the independent checker (arena/checker.py) holds
 them to the same rule as buffers: no byte shared with a buffer live at that step.
+
+With `once` (a firmware whose spare SRAM is its own), a layer goes into bt_staging first, each at bytes of its
+own ("once": true), copied a single time by model_init() rather than before every inference; the arena's free
+bytes (a copy per inference) take the layers bt_staging no longer holds.
 """
 
 from __future__ import annotations
@@ -38,14 +42,31 @@ def best_fit(spans: list, size: int) -> int | None:
     return min(fits)[1] if fits else None
 
 
-def stage(plan: ArenaPlan, wanted: list, spare_limit: int = 0) -> ArenaPlan:
+def packed(sizes: list, align: int, base: int = 0) -> tuple:
+    """([offset], end) of sizes laid one after the other from base, each aligned."""
+    offsets, at = [], base
+    for n in sizes:
+        offsets.append(at)
+        at += align_up(n, align)
+    return offsets, at
+
+
+def stage(plan: ArenaPlan, wanted: list, spare_limit: int = 0, once: bool = False) -> ArenaPlan:
     """The plan with wanted staged: [(op, step, [tensor], [bytes])] in priority order, each layer's tensors
     all or none. A layer's tensors go into the arena's free bytes at its step when they all fit there, else
     into bt_staging when its size stays within spare_limit bytes (0: never), else the layer is not staged.
-    Deterministic: best fit, layers in the order given."""
+    once: bt_staging first, each layer at bytes of its own there (copied once, by model_init), while they
+    stay within spare_limit; then the arena's free bytes. Deterministic: best fit, layers in the order given."""
     a = plan.align
     staged, spare = [], 0
     for op, step, tensors, sizes in wanted:
+        if once:
+            offsets, end = packed(sizes, a, spare)
+            if end <= spare_limit:
+                spare = end
+                staged += [dict(op=op, step=step, tensor=t, offset=o, size=n, spare=True, once=True)
+                           for t, o, n in zip(tensors, offsets, sizes)]
+                continue
         taken, places = [], []
         for size in sizes:
             at = best_fit(free_spans(plan, step, tuple(taken)), size)
@@ -57,9 +78,8 @@ def stage(plan: ArenaPlan, wanted: list, spare_limit: int = 0) -> ArenaPlan:
             staged += [dict(op=op, step=step, tensor=t, offset=o, size=n, spare=False)
                        for t, o, n in zip(tensors, places, sizes)]
             continue
-        offsets = [sum(align_up(n, a) for n in sizes[:k]) for k in range(len(sizes))]
-        need = offsets[-1] + align_up(sizes[-1], a)
-        if need <= spare_limit:
+        offsets, need = packed(sizes, a)
+        if need <= spare_limit and not once:
             spare = max(spare, need)
             staged += [dict(op=op, step=step, tensor=t, offset=o, size=n, spare=True)
                        for t, o, n in zip(tensors, offsets, sizes)]
@@ -74,4 +94,4 @@ def staged_by_op(plan) -> dict:
     return out
 
 
-__all__ = ["free_spans", "best_fit", "stage", "staged_by_op"]
+__all__ = ["free_spans", "best_fit", "packed", "stage", "staged_by_op"]

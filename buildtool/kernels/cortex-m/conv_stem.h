@@ -124,25 +124,40 @@ static inline __attribute__((always_inline)) void bt_stem3x2(const char *c, cons
  * biases and each channel's constants loaded from below f (the pair's words), nothing kept in registers between
  * statements (bt_stem3x2 then bt_pm_rqm6: gcc moved the sums and reloaded its loop's pointers from the stack;
  * vww's stem 912,715 -> 864,173 est. high cycles). */
-static inline __attribute__((always_inline)) void bt_stem_blk(const char *c, const char *f, int8_t *o,
+#define BT_STEM_BLK_ASM                                                                                      \
+  __asm__ volatile("ldr %[a00], [%[f], #-32]\n\tldr %[a01], [%[f], #-28]\n\t" BT_STEM_MAC                      \
+                   "ldr %[wa], [%[f], #-24]\n\tldr %[wb], [%[f], #-20]\n\tldr %[x0], [%[f], #-16]\n\t"          \
+                   ".if %c[FOLD] == 0\n\tldr %[x1], [%[f], #-36]\n\t.endif\n\t"                                \
+                   BT_STEM_RQ("a00") BT_STEM_RQ("a10") BT_STEM_RQ("a20")                                     \
+                   "ldr %[wa], [%[f], #-12]\n\tldr %[wb], [%[f], #-8]\n\tldr %[x0], [%[f], #-4]\n\t"           \
+                   BT_STEM_RQ("a01") BT_STEM_RQ("a11") BT_STEM_RQ("a21")                                     \
+                   BT_STEM_ST("a00", "a01", "0") BT_STEM_ST("a10", "a11", "%c[OQ]")                          \
+                   BT_STEM_ST("a20", "a21", "(2 * %c[OQ])")                                                  \
+                   BT_STEM_OUTS                                                                              \
+                   : BT_STEM_INS, [o] "r"(o), [FOLD] "i"(FOLD), [OPS] "i"(OPS), [OQ] "i"(OQ)                 \
+                   : "memory")
+/* LOW (bt_stem_rowc's, on a part with a small instruction cache): the weights' registers low ones (r0, r1 from
+ * r2), so that their LDRs (offsets under 128) take 16 bits: the loop 60 bytes shorter, within nucleo-l4r5zi's 32
+ * cache lines (ResNet-8's stem 1,074,294 -> 981,471 modelled cycles, fetch stalls 123,063 -> 17,531; vww's stem,
+ * bt_stem_row's, kept as it was: there 878,674 -> 882,480). */
+static inline __attribute__((always_inline)) void bt_stem_blk(const char *c, const char *f0, int8_t *o,
                                                                const int32_t NS, const int32_t W, const int32_t RB,
                                                                const int32_t KB, const int32_t O0, const int32_t O1,
                                                                const int32_t O2, const int32_t OPS, const int32_t OQ,
-                                                               const int FOLD) {
+                                                               const int FOLD, const int LOW) {
   int32_t a00, a01, a10, a11, a20, a21;
-  uint32_t wa, wb, x0, x1, x2;
-  __asm__ volatile("ldr %[a00], [%[f], #-32]\n\tldr %[a01], [%[f], #-28]\n\t" BT_STEM_MAC
-                   "ldr %[wa], [%[f], #-24]\n\tldr %[wb], [%[f], #-20]\n\tldr %[x0], [%[f], #-16]\n\t"
-                   ".if %c[FOLD] == 0\n\tldr %[x1], [%[f], #-36]\n\t.endif\n\t"
-                   BT_STEM_RQ("a00") BT_STEM_RQ("a10") BT_STEM_RQ("a20")
-                   "ldr %[wa], [%[f], #-12]\n\tldr %[wb], [%[f], #-8]\n\tldr %[x0], [%[f], #-4]\n\t"
-                   BT_STEM_RQ("a01") BT_STEM_RQ("a11") BT_STEM_RQ("a21")
-                   BT_STEM_ST("a00", "a01", "0") BT_STEM_ST("a10", "a11", "%c[OQ]")
-                   BT_STEM_ST("a20", "a21", "(2 * %c[OQ])")
-                   BT_STEM_OUTS
-                   : BT_STEM_INS, [o] "r"(o), [FOLD] "i"(FOLD), [OPS] "i"(OPS), [OQ] "i"(OQ)
-                   : "memory");
+  uint32_t x0, x1, x2;
+  if (LOW) {
+    register uint32_t wa __asm__("r0"), wb __asm__("r1");
+    register const char *f __asm__("r2") = f0;
+    BT_STEM_BLK_ASM;
+  } else {
+    uint32_t wa, wb;
+    const char *const f = f0;
+    BT_STEM_BLK_ASM;
+  }
 }
+#undef BT_STEM_BLK_ASM
 #undef BT_STEM_ST
 #undef BT_STEM_RQ
 #undef BT_STEM_INS
@@ -187,7 +202,7 @@ static inline __attribute__((always_inline)) void bt_stem_tri(const char *c, con
   const int32_t O0 = bt_stem_pos(3 * h, S, BOFF) - c0, O1 = bt_stem_pos(3 * h + 1, S, BOFF) - c0,
                 O2 = bt_stem_pos(3 * h + 2, S, BOFF) - c0;
   if (fast == 2) {
-    bt_stem_blk(c, f, o, NS, W, RB, KB, O0, O1, O2, OPS, OPS, FOLD);
+    bt_stem_blk(c, f, o, NS, W, RB, KB, O0, O1, O2, OPS, OPS, FOLD, 0);
   } else {
     int32_t acc[6];
     bt_stem3x2(c, f, NS, W, RB, KB, O0, O1, O2, acc);
@@ -234,7 +249,7 @@ static inline __attribute__((always_inline)) void bt_stem_rowc(const char *ra, c
     const int last = x + 2 * CP >= ow;
     int8_t *const ot = last ? sc : o + x * OPS;
     if (fast == 2) {
-      bt_stem_blk(c, f, ot, NS, W, RB, KB, 0, O1, O2, OPS, OQ, 0);
+      bt_stem_blk(c, f, ot, NS, W, RB, KB, 0, O1, O2, OPS, OQ, 0, 1);
     } else {
       int32_t acc[6];
       bt_stem3x2(c, f, NS, W, RB, KB, 0, O1, O2, acc);

@@ -177,7 +177,8 @@ def problems(g: Graph, plan: ArenaPlan) -> list:
 def staged_problems(g: Graph, plan: ArenaPlan, step: dict) -> list:
     """Weights staged in SRAM (plan/staging.py): each a constant input of its operator, which alone reads it,
     copied at that operator's step into bytes that, aligned, lie inside the arena and share none with a buffer
-    live at that step (or inside bt_staging), nor with another tensor staged at the same step."""
+    live at that step (or inside bt_staging), nor with another tensor staged at the same step; one copied once
+    ("once": by model_init, in bt_staging only) shares no byte of bt_staging with any other."""
     err, a = [], plan.align
     if not plan.staged:
         return [f"staging_bytes {plan.staging_bytes} without staged tensors"] if plan.staging_bytes else []
@@ -204,10 +205,15 @@ def staged_problems(g: Graph, plan: ArenaPlan, step: dict) -> list:
         if lo < 0 or lo % a or hi > end:
             err.append(f"{what}: bytes {lo}..{hi} not aligned inside {'bt_staging' if d['spare'] else 'the arena'} "
                        f"(0..{end})")
-        for x0, x1, other in spans.get((d["step"], d["spare"]), []):
+        if d.get("once") and not d["spare"]:
+            err.append(f"{what}: copied once but in the arena, which other steps reuse")
+        # a copy made once (model_init) holds its bt_staging bytes at every step
+        near = [x for k, v in spans.items() if k[1] and (d.get("once") or k[2]) or k == (d["step"], d["spare"], False)
+                for x in v] if d["spare"] else spans.get((d["step"], False, False), [])
+        for x0, x1, other in near:
             if lo < x1 and x0 < hi:
                 err.append(f"{what} shares bytes {max(lo, x0)}..{min(hi, x1)} with staged tensor {other}")
-        spans.setdefault((d["step"], d["spare"]), []).append((lo, hi, t))
+        spans.setdefault((d["step"], d["spare"], bool(d.get("once"))), []).append((lo, hi, t))
         if d["spare"]:
             continue
         for b in plan.buffers:
