@@ -57,11 +57,11 @@ class Emitter:
         # weights staged in SRAM (plan/staging.py): tensor -> its entry; the layer reads the copy
         self.staged = {d["tensor"]: d for d in getattr(plan, "staged", None) or []}
         # model.c's text before model_init (which copies the layers staged once), so before any parameter struct
-        # that points at a copy
+        # that points at a copy; bt_staging is static, so firmware linking several models holds one for each
         self.staging = ""
         if self.staged:
             spare = plan.staging_bytes
-            self.staging = (("" if not spare else f"int8_t bt_staging[{spare}] __attribute__((aligned(16)));\n")
+            self.staging = (("" if not spare else f"static int8_t bt_staging[{spare}] __attribute__((aligned(16)));\n")
                             + STAGE_COPY + "\n")
         self.offers: dict = {}  # op index -> (kind, the variants that may run it, the variant it may instance)
 
