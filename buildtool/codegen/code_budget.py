@@ -15,8 +15,12 @@ cycles. Presets pick a rung of that ladder (the first of equals):
                fastest candidate
     balanced   the least code among the rungs whose modelled cycles are within BALANCED_SLACK (5 %) of
                speed's (issue 50 item 2's goal: code near the shared kernels, cycles within 5 % of the
-               fastest set's) when it saves at least BALANCED_MIN_SAVING (a quarter) of speed's bytes, else
-               speed's; so size <= balanced <= speed in bytes
+               fastest set's); so size <= balanced <= speed in bytes
+
+This is the one place a layer's variant is chosen, its own instance included (kernel_variants.instanced only
+says which layers may have one). The modelled cycles are the firmware's: each candidate's per output value
+a + b K measured on the board's cycle estimate (variant_costs.json), so the choice's ratio to the fastest set is
+the one the firmware runs (test_modelled_cycles_agree_with_the_firmware_on_vww).
 
 Same inputs, same choice: the ladder reads layers and candidates in their given order, and every tie
 is broken by name and layer index.
@@ -35,11 +39,6 @@ from ..options import CODE_PRESETS, PlanOptions
 PRESETS = CODE_PRESETS
 DEFAULT_PRESET = PlanOptions().optimize_code
 BALANCED_SLACK = 0.05  # balanced: modelled cycles at most 5 % above the fastest set's (issue 50 item 2)
-# balanced leaves the fastest set only for a quarter of its modelled bytes or more: a layer's own instance is
-# modelled at the one measured instance's bytes (variant_costs.json, 6,300 B on cortex-m), while the instances of
-# vww's 14 convolutions measure 2,364-7,928 B (arm-none-eabi-nm -S of its firmware at optimize_code=speed), so a
-# smaller modelled saving may be none (ResNet-8: 14 modelled bytes saved measured 3.8 KiB more, docs/code-size.md)
-BALANCED_MIN_SAVING = 0.25
 
 
 @dataclasses.dataclass(frozen=True)
@@ -135,8 +134,7 @@ def pick(rungs: list, preset: str) -> tuple:
         return fast
     if preset == "size":
         return min(rungs, key=lambda r: (r[1], r[2]))
-    pick_ = min((r for r in rungs if r[2] <= fast[2] * (1 + BALANCED_SLACK)), key=lambda r: (r[1], r[2]))
-    return fast if pick_[1] > fast[1] * (1 - BALANCED_MIN_SAVING) else pick_  # a saving within the bytes model's error: none
+    return min((r for r in rungs if r[2] <= fast[2] * (1 + BALANCED_SLACK)), key=lambda r: (r[1], r[2]))
 
 
 def ladders(layers: dict, budget: int | None = None) -> tuple:
@@ -283,6 +281,11 @@ def _fits(row: dict | None) -> dict:
     return row.get("fit") or {c: [0.0, v] for c, v in row.get("per_mac", {}).items()}
 
 
+def _bytes(row: dict, cls: str) -> int:
+    """A measured row's code bytes on a layer of class cls (its largest of any class where not measured per class)."""
+    return row.get("class_bytes", {}).get(cls, row["bytes"])
+
+
 def _cost(measured: dict, table: str, name: str, cls: str, k: int) -> tuple | None:
     """(bytes, cycles per output value) of a variant ("variants") or a layer's own instance of it ("instances") on
     a layer of class cls whose outputs read k values each. An instance of a variant not measured as one: the
@@ -291,14 +294,14 @@ def _cost(measured: dict, table: str, name: str, cls: str, k: int) -> tuple | No
     class."""
     m = measured.get(table, {}).get(name)
     if cls in _fits(m):
-        return m["bytes"], _per_output(_fits(m)[cls], k)
+        return _bytes(m, cls), _per_output(_fits(m)[cls], k)
     own = _fits(measured["variants"].get(name)).get(cls)
     if table != "instances" or own is None:
         return None
     for ref, r in sorted(measured.get("instances", {}).items()):
         base = _fits(measured["variants"].get(ref)).get(cls)
         if cls in _fits(r) and base and _per_output(base, k) > 0:
-            return r["bytes"], _per_output(own, k) * _per_output(_fits(r)[cls], k) / _per_output(base, k)
+            return _bytes(r, cls), _per_output(own, k) * _per_output(_fits(r)[cls], k) / _per_output(base, k)
     return None
 
 
