@@ -4,15 +4,21 @@ buildtool/codegen/variant_costs.json.
     python3 benchmarks/variant_costs.py            # cortex-m (on cortex-m4) and riscv (on riscv32)
     python3 benchmarks/variant_costs.py --print    # the table only, nothing written
 
-Per kernel set, one one-layer model per layer class (conv KxK, conv 1x1, depthwise, FC; buildtool.zoo's
-builder, shapes whose layers every variant of the class may run), built once per candidate variant (forced
-with code_budget.forcing) with the board's toolchain at its flags and run in QEMU:
+Per kernel set, two one-layer models per layer class (conv KxK, conv 1x1, depthwise, FC; buildtool.zoo's
+builder, shapes whose layers every variant of the class may run: a short patch and a long one, each within
+kernel_variants.doubled_ok's bounds), built once per
+candidate variant (forced with code_budget.forcing) with the board's toolchain at its flags and run in QEMU:
   bytes      the variant's code: the sizes (nm -S) of its own function and of the firmware's function symbols
              that are not in every other candidate's firmware of the same layer (the harness and the code all of
              them share apart)
-  per_mac    modelled cycles per MAC of the layer: the run report's cycle estimate (firmware/cycles.py,
-             the midpoint of its low-high) on a CPU with a timing table, else executed instructions.
-A variant measured on several classes keeps its largest bytes.
+  fit        [a, b]: the layer's modelled cycles per output value (pixel x output channel) are a + b K, K the
+             values of its patch (an FC: its inputs), the line through the two shapes' figures: the run
+             report's cycle estimate (firmware/cycles.py, the midpoint of its low-high) on a CPU with a timing
+             table, else executed instructions. A per-MAC figure alone misses the per-output work (requantising,
+             the patch's set-up), which decides the cycles of the short patches (vww's 1x1 layers of 8-64
+             values run at 2-3 cycles per MAC, those of 256 at 0.4: `buildtool run --board cortex-m4`).
+A variant measured on several classes keeps its largest bytes, and per class its largest there (class_bytes: a
+layer's own instance folds the class's constants, a 1x1 layer's 4-5 KB, a 3x3 of 432 values' 16.6 KB).
 """
 
 from __future__ import annotations
@@ -38,17 +44,40 @@ from buildtool.zoo.builder import GraphBuilder  # noqa: E402
 BOARDS = {"cortex-m": "cortex-m4", "riscv": "riscv32"}
 
 
-def layers() -> dict:
-    """class -> a one-layer graph every variant of the class may run (activation NONE: the full int8 range)."""
-    out = {}
-    for cls, shape, make in (("conv KxK", (1, 16, 16, 8), lambda b, x: b.conv2d(x, 64, 3, activation="NONE")),
-                             ("conv 1x1", (1, 16, 16, 32), lambda b, x: b.conv2d(x, 64, 1, activation="NONE")),
-                             ("depthwise", (1, 16, 16, 32), lambda b, x: b.depthwise(x, 3, activation="NONE")),
-                             ("FC", (1, 256), lambda b, x: b.fully_connected(x, 64))):
-        b = GraphBuilder(f"cost-{cls.replace(' ', '-')}", seed=1)
+SHAPES = (("conv KxK", (1, 16, 16, 8), lambda b, x: b.conv2d(x, 64, 3, activation="NONE")),      # K 72
+          ("conv KxK", (1, 8, 8, 48), lambda b, x: b.conv2d(x, 256, 3, activation="NONE")),       # K 432
+          ("conv 1x1", (1, 16, 16, 32), lambda b, x: b.conv2d(x, 64, 1, activation="NONE")),      # K 32
+          ("conv 1x1", (1, 8, 8, 256), lambda b, x: b.conv2d(x, 128, 1, activation="NONE")),      # K 256
+          ("depthwise", (1, 16, 16, 32), lambda b, x: b.depthwise(x, 3, activation="NONE")),
+          ("FC", (1, 64), lambda b, x: b.fully_connected(x, 64)),                                # K 64
+          ("FC", (1, 512), lambda b, x: b.fully_connected(x, 64)))                               # K 512
+
+
+def layers() -> list:
+    """(class, one-layer graph every variant of the class may run) of each of SHAPES (activation NONE: the full
+    int8 range)."""
+    out = []
+    for n, (cls, shape, make) in enumerate(SHAPES):
+        b = GraphBuilder(f"cost-{cls.replace(' ', '-')}-{n}", seed=1)
         make(b, b.input(shape))
-        out[cls] = b.finish()
+        out.append((cls, b.finish()))
     return out
+
+
+def patch(g, op) -> int:
+    """K: the values one output of the layer reads (its filter's row)."""
+    w = g.tensors[op.inputs[1]].shape
+    return int(w[1] * w[2] * w[3]) if len(w) == 4 else int(w[-1])
+
+
+def fit(points: list) -> list:
+    """[a, b] of cycles per output = a + b K through the (K, cycles per output) points (one point: a 0)."""
+    pts = sorted(set(points))
+    if len(pts) == 1:
+        return [0.0, round(pts[0][1] / pts[0][0], 5)]
+    (k1, y1), (k2, y2) = pts[0], pts[-1]
+    b = (y2 - y1) / (k2 - k1)
+    return [round(y1 - b * k1, 3), round(b, 5)]
 
 
 def symbols(t, elf: Path) -> dict:
@@ -64,7 +93,8 @@ def symbols(t, elf: Path) -> dict:
 def measure(board: str, work: Path) -> dict:
     t = targets.get(board)
     found: dict = {"variants": {}, "instances": {}}
-    for cls, g in layers().items():
+    points: dict = {}
+    for cls, g in layers():
         plan = pipeline.plan_memory(g, pipeline.PlanOptions())
         offers = emit_c(plan, g, board, t.weights_align).code_plan.offers
         if not offers:  # model.c runs the layer on a path of its own (no variant table row)
@@ -79,18 +109,21 @@ def measure(board: str, work: Path) -> dict:
                 pipeline.build(g, board, out, plan=plan)
                 _, prof, _ = runner.run(board, out, x)
             o = next(o for o in prof["ops"] if o["op"] == op)
-            per = (sum(o["cycles_estimate"]) / 2 if "cycles_estimate" in o else o["count"]) / o["macs"]
-            runs[code] = (symbols(t, out / "firmware.elf"), per)
+            k = patch(g, g.operators[op])
+            per = (sum(o["cycles_estimate"]) / 2 if "cycles_estimate" in o else o["count"]) / (o["macs"] / k)
+            runs[code] = (symbols(t, out / "firmware.elf"), (k, per))
         common = set.intersection(*(set(s) for s, _ in runs.values()))
-        for code, (syms, per) in runs.items():
+        for code, (syms, (k, per)) in runs.items():
             table, name = ("instances", inst) if code == "instance" else ("variants", code)
             own = f"op{op}_conv" if code == "instance" else code  # its own symbol, even when it is the only candidate
-            size = sum(v for k, v in syms.items() if k not in common or k == own)
-            row = found[table].setdefault(name, {"bytes": 0, "per_mac": {}})
+            size = sum(v for s, v in syms.items() if s not in common or s == own)
+            row = found[table].setdefault(name, {"bytes": 0, "fit": {}, "class_bytes": {}})
             row["bytes"] = max(row["bytes"], size)
-            row["per_mac"][cls] = round(per, 4)
+            row["class_bytes"][cls] = max(row["class_bytes"].get(cls, 0), size)
+            points.setdefault((table, name, cls), []).append((k, per))
+            row["fit"][cls] = fit(points[(table, name, cls)])
             print(f"{board} {cls:9s} {name + (' (own instance)' if code == 'instance' else ''):44s} {size:>6,} B "
-                  f"{per:7.3f} cycles/MAC", flush=True)
+                  f"K {k:4d} {per:8.2f} cycles/output", flush=True)
     return found
 
 

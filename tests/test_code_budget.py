@@ -72,12 +72,13 @@ def test_size_moves_a_layer_onto_shared_code_when_that_frees_bytes():
 
 def test_balanced_takes_the_least_code_within_five_percent():
     """One layer: 10 B at 1000 cycles or 100 B at 960: balanced keeps the 10 B (1000 <= 1.05 x 960); at 900 the
-    larger code's 10 % is worth it; 80 B at 1000 saves less than a quarter of 100 B: the fastest."""
+    larger code's 10 % is worth it; 80 B at 1000 saves 20 B within 5 %: taken (the least code within 5 %, however
+    few the bytes it saves)."""
     near = {"a": [Candidate("direct", "d", 10, 1000), Candidate("pm", "s", 100, 960)]}
     far = {"a": [Candidate("direct", "d", 10, 1000), Candidate("pm", "s", 100, 900)]}
     small = {"a": [Candidate("direct", "d", 80, 1000), Candidate("pm", "s", 100, 960)]}
     assert choose(near, "balanced")[1] == 10 and choose(near, "speed")[1] == 100
-    assert choose(far, "balanced")[1] == 100 and choose(small, "balanced")[1] == 100
+    assert choose(far, "balanced")[1] == 100 and choose(small, "balanced")[1] == 80
 
 
 def test_choice_is_deterministic():
@@ -240,3 +241,98 @@ def test_presets_order_code_and_stay_bit_exact(spec, board, tmp_path):
     assert got["size"][0] <= got["balanced"][0] <= got["speed"][0] and got["size"][0] < got["speed"][0]
     for p, (_, y) in got.items():
         assert y.tobytes() == want.tobytes(), p
+
+
+def test_plan_climbs_once_when_the_budget_does_not_bind(monkeypatch):
+    """code_budget.plan climbs the ladder once when the budget never binds (the speed rung read off the same
+    ladder), twice only when it binds; the choice is the same as choose()'s."""
+    m = _tiny()
+    plan = pipeline.plan_memory(m.graph, PlanOptions())
+    climbs = []
+    real = code_budget.ladder
+    monkeypatch.setattr(code_budget, "ladder", lambda *a, **k: climbs.append(a[1:] or k) or real(*a, **k))
+    free = json.loads(pipeline.code(m, plan, "cortex-m4", PlanOptions())["firmware.json"])["code_plan"]
+    assert len(climbs) == 1
+    climbs.clear()
+    tight = free["fastest_bytes"] - 1
+    cp = json.loads(pipeline.code(m, plan, "cortex-m4", PlanOptions(code_budget=tight))["firmware.json"])["code_plan"]
+    assert len(climbs) == 2 and cp["bytes"] <= tight and cp["fastest_bytes"] == free["fastest_bytes"]
+
+
+def test_one_chooser_decides_every_instance():
+    """No second rule: every layer kernel_variants.instanced lets have an instance is offered one, and at speed each
+    keeps it; what balanced gives up is the budget's choice (its rows say so), within 5 % of speed's cycles."""
+    from buildtool.codegen import kernel_variants
+
+    m = _tiny()
+    plan = pipeline.plan_memory(m.graph, PlanOptions())
+    cps = {p: json.loads(pipeline.code(m, plan, "cortex-m4", PlanOptions(optimize_code=p))["firmware.json"])["code_plan"]
+           for p in ("balanced", "speed")}
+    share = kernel_variants.instanced(m.graph)
+    assert share and all(r["instance"] for r in cps["speed"]["layers"] if r["op"] in share)
+    assert not hasattr(kernel_variants, "choose_instances")
+    assert cps["balanced"]["cycles"] <= cps["speed"]["cycles"] * (1 + code_budget.BALANCED_SLACK)
+    assert cps["balanced"]["fastest_cycles"] == cps["speed"]["cycles"]
+
+
+def test_report_shows_the_code_plan(tmp_path):
+    """buildtool report --board cortex-m4: one row per layer of the code plan a build with the same flags writes
+    to firmware.json (op, variant, own instance or shared, bytes, modelled cycles) and its totals with the preset;
+    --optimize-code changes them; a board without variant tables says there is no choice."""
+    import re
+
+    m = _tiny()
+    for preset in ("balanced", "size"):
+        out = tmp_path / f"{preset}.html"
+        r = subprocess.run([sys.executable, "-m", "buildtool.cli", "report", "tiny", "--board", "cortex-m4", "--no-daemon",
+                            "--optimize-code", preset, "-o", str(out)], capture_output=True, text=True,
+                           env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        assert r.returncode == 0, r.stderr
+        page = out.read_text()
+        plan = pipeline.plan_memory(m.graph, PlanOptions(optimize_code=preset))
+        cp = json.loads(pipeline.code(m, plan, "cortex-m4", PlanOptions(optimize_code=preset))["firmware.json"])["code_plan"]
+        rows = re.findall(r"<tr class='code-layer' data-op='(\d+)'><td>\d+</td><td>(\w+)</td><td>([\w]+)</td>"
+                          r"<td>([\w ]+)</td><td class='n'>([\d,]+)</td><td class='n'>([\d,]+)</td></tr>", page)
+        want = [(str(x["op"]), x["opcode"], x["variant"],
+                 "own instance" if x["instance"] else ("shared" if x["shared"] else "variant"),
+                 f"{x['bytes']:,}", f"{x['cycles']:,}") for x in cp["layers"]]
+        assert rows == want and len(rows) == len(cp["layers"]) > 0
+        total = re.search(r"<tr class='code-total'><td>(\w+)</td><td>[^<]*</td><td>([\d,]+) B</td><td>([\d,]+)</td>", page)
+        assert total.groups() == (preset, f"{cp['bytes']:,}", f"{cp['cycles']:,}")
+    assert re.findall(r"data-op='(\d+)'><td>\d+</td><td>\w+</td><td>(\w+)", (tmp_path / "size.html").read_text()) != \
+        re.findall(r"data-op='(\d+)'><td>\d+</td><td>\w+</td><td>(\w+)", (tmp_path / "balanced.html").read_text())
+    out = tmp_path / "m55.html"
+    subprocess.run([sys.executable, "-m", "buildtool.cli", "report", "tiny", "--board", "cortex-m55", "--no-daemon",
+                    "-o", str(out)], check=True, capture_output=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    assert "Code plan on cortex-m55" in out.read_text() and "code-layer" not in out.read_text()
+
+
+@pytest.mark.slow
+def test_modelled_cycles_agree_with_the_firmware_on_vww(tmp_path):
+    """The MLPerf vww on cortex-m4 at balanced and at speed, run in QEMU: over the layers the budget chose for, the
+    firmware's estimated cycles (the run report's, firmware/cycles.py: the midpoint of low-high) are the budget's
+    modelled cycles within 10 % per preset, and the budget's predicted ratio balanced / speed is the measured ratio
+    within 0.02; balanced moves layers (the choice is not speed's) and stays within 5 % of speed, modelled and
+    measured; the outputs of both are the same bytes."""
+    path = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared")) / "models" / "mlperf-tiny" / "vww_96_int8.tflite"
+    if not path.exists():
+        pytest.skip("../shared not present")
+    m = pipeline.read_model(str(path))
+    g = m.graph
+    x = np.random.default_rng(0).integers(-128, 128, size=tuple(g.tensors[g.inputs[0]].shape), dtype=np.int8)
+    got = {}
+    for preset in ("balanced", "speed"):
+        out = tmp_path / preset
+        pipeline.build(g, "cortex-m4", out, PlanOptions(optimize_code=preset))
+        y, prof, _ = runner.run("cortex-m4", out, x)
+        cp = json.loads((out / "firmware.json").read_text())["code_plan"]
+        est = {o["op"]: sum(o["cycles_estimate"]) / 2 for o in prof["ops"]}
+        measured = sum(est[r["op"]] for r in cp["layers"])
+        assert abs(cp["cycles"] / measured - 1) <= 0.10, (preset, cp["cycles"], measured)
+        got[preset] = (cp, measured, np.asarray(y).tobytes())
+    (cb, mb, yb), (cs, ms, ys) = got["balanced"], got["speed"]
+    assert yb == ys
+    assert any(not r["instance"] for r in cb["layers"]) and cb["bytes"] < cs["bytes"]
+    predicted = cb["cycles"] / cs["cycles"]
+    assert abs(predicted - mb / ms) <= 0.02, (predicted, mb / ms)
+    assert predicted <= 1 + code_budget.BALANCED_SLACK and mb / ms <= 1 + code_budget.BALANCED_SLACK

@@ -166,8 +166,7 @@ def test_model_c_is_compiled_once_for_the_trial_links_and_the_link(tmp_path, mon
 def test_only_layers_with_a_share_of_the_macs_get_their_own_instance():
     """A chain of equal convolutions past INSTANCE_SHARE layers calls the shared variant everywhere (its
     model.c a tenth of the instanced one's length); tiny keeps an instance per convolution. At
-    optimize_code=speed, where no other rule (the code budget, kernel_variants.choose_instances) takes an
-    instance away."""
+    optimize_code=speed, where the code budget takes no instance away."""
     from buildtool.codegen import kernel_variants
     from buildtool.zoo.synthetic import conv_chain
 

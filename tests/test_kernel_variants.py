@@ -8,7 +8,6 @@ reference set: tests/test_kernels.py checks that each variant of a table ran the
 from __future__ import annotations
 
 import ctypes
-import itertools
 import re
 import shutil
 import subprocess
@@ -366,42 +365,3 @@ def test_firmware_links_only_the_variants_it_calls(tmp_path):
 def _tiny_cnn():
     path = ROOT.parent / "shared" / "models" / "tiny_cnn_32.tflite"
     return pipeline.read_model(str(path) if path.exists() else "tiny")
-
-
-def test_choose_instances_keeps_the_instances_that_pay():
-    """choose_instances against a search over every subset of each shared variant's layers: the layers moved to
-    their shared variant free the most code net of the cycles they lose ((n INSTANCE_BYTES - SHARED_BYTES)
-    CYCLES_PER_BYTE - their gains, 0 when none move), the same choice for the same layers in another order."""
-    rng = np.random.default_rng(7)
-    rate = kernel_variants.CYCLES_PER_BYTE
-    for _ in range(40):
-        layers = {int(i): (str(rng.choice(["a", "b"])), int(rng.integers(1, 400_000)))
-                  for i in rng.choice(60, size=int(rng.integers(1, 9)), replace=False)}
-        keep = kernel_variants.choose_instances(layers)
-        assert keep <= set(layers)
-        assert keep == kernel_variants.choose_instances(dict(reversed(list(layers.items()))))
-        for v in {v for v, _ in layers.values()}:
-            ops = [i for i in layers if layers[i][0] == v]
-
-            def value(moved):
-                return ((len(moved) * kernel_variants.INSTANCE_BYTES - kernel_variants.SHARED_BYTES) * rate
-                        - sum(layers[i][1] for i in moved)) if moved else 0
-
-            best = max(value(m) for n in range(len(ops) + 1) for m in itertools.combinations(ops, n))
-            assert value([i for i in ops if i not in keep]) == best
-
-
-def test_instance_gain_and_candidates():
-    """A layer's candidates: its instance (INSTANCE_BYTES, the fastest) and the shared variant (no bytes of its
-    own, instance_gain cycles more: per output, pixels by live channels, a + b K of INSTANCE_SAVED; the stem's
-    row for a layer conv_stem.h takes)."""
-    p = dict(kh=1, kw=1, dil_h=1, dil_w=1, **{"in": dict(h=6, w=6, c=128), "out": dict(h=6, w=6, c=128)},
-             multipliers=[1 << 30] * 19, shifts=[-8] * 19)
-    a, b = kernel_variants.INSTANCE_SAVED["pm"]
-    assert kernel_variants.instance_gain(p) == round(36 * 19 * (a + b * 128))
-    assert kernel_variants.candidates("bt_conv_s8_pm_rq2_ssat", p) == (
-        ("bt_conv_s8_pm_rq2_ssat instance", kernel_variants.INSTANCE_BYTES, 0),
-        ("bt_conv_s8_pm_rq2_ssat", 0, kernel_variants.instance_gain(p)))
-    s = dict(p, kh=3, kw=3, **{"in": dict(h=96, w=96, c=3), "out": dict(h=48, w=48, c=8)}, multipliers=[1 << 30] * 8)
-    assert kernel_variants.stem(s)
-    assert kernel_variants.instance_gain(s) == round(48 * 48 * 8 * kernel_variants.INSTANCE_SAVED["stem"][0])

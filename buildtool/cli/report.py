@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import dataclasses
 
+import json
+
 from .. import targets
 from ..firmware import staging
 from ..plan import regions
 from ..report import write_report
+from ..steps import code as code_step
+from ..steps.models import read_model
 from .common import MODEL_HELP, add_plan_options, load_model, make_plan, plan_options, say_wrote
 
 
@@ -56,8 +60,12 @@ def cmd_report(a) -> int:
     if opts.fused:
         maps.append(("optimised", "Optimised", placed_after))
     label = "optimised" if opts.fused or after is before else "optimised (--optimize ram)"
+    code = None
+    if board is not None:  # the code plan of the plan a build with these flags makes (firmware.json's)
+        made = code_step.run(read_model(g), after if opts.fused else before, board.name, options=opts)
+        code = (board.name, json.loads(made.files["firmware.json"]).get("code_plan"))
     written = write_report(g, before, after, a.output, placement=placement, maps=maps,
-                           note=_note(opts, stateful), after_label=label)
+                           note=_note(opts, stateful), after_label=label, code=code)
     say_wrote(written)
     return 0
 
@@ -69,13 +77,14 @@ def add_report(sub) -> None:
                                    "steps, the peak step and the buffers live there) of the layer-by-layer plan, and "
                                    "of the optimised plan when an optimiser option (--optimize, --split, "
                                    "--input-streamed) is given; the fusion blocks; with --board the placement in the "
-                                   "board's memory regions. Without an optimiser option the figure compares with "
+                                   "board's memory regions and the code plan (each layer's kernel variant, its "
+                                   "bytes and modelled cycles). Without an optimiser option the figure compares with "
                                    "--optimize ram (a model that keeps state: the layer-by-layer plan alone).")
     s.add_argument("model", help=MODEL_HELP)
     s.add_argument("-o", "--output", default="report.html",
                    help="HTML file to write (default report.html; its directory must exist); the figure goes "
                         "beside it as .svg. A name ending in .svg writes the figure alone")
     s.add_argument("--board", help="also draw the placement in this board's memory regions (and map the arena "
-                                   "per region when its buffers spread over several)")
+                                   "per region when its buffers spread over several) and show the code plan")
     add_plan_options(s)
     s.set_defaults(fn=cmd_report)

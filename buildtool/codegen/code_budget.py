@@ -15,8 +15,12 @@ cycles. Presets pick a rung of that ladder (the first of equals):
                fastest candidate
     balanced   the least code among the rungs whose modelled cycles are within BALANCED_SLACK (5 %) of
                speed's (issue 50 item 2's goal: code near the shared kernels, cycles within 5 % of the
-               fastest set's) when it saves at least BALANCED_MIN_SAVING (a quarter) of speed's bytes, else
-               speed's; so size <= balanced <= speed in bytes
+               fastest set's); so size <= balanced <= speed in bytes
+
+This is the one place a layer's variant is chosen, its own instance included (kernel_variants.instanced only
+says which layers may have one). The modelled cycles are the firmware's: each candidate's per output value
+a + b K measured on the board's cycle estimate (variant_costs.json), so the choice's ratio to the fastest set is
+the one the firmware runs (test_modelled_cycles_agree_with_the_firmware_on_vww).
 
 Same inputs, same choice: the ladder reads layers and candidates in their given order, and every tie
 is broken by name and layer index.
@@ -31,16 +35,10 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..options import CODE_PRESETS, PlanOptions
-from ..model.ops import op_macs
 
 PRESETS = CODE_PRESETS
 DEFAULT_PRESET = PlanOptions().optimize_code
 BALANCED_SLACK = 0.05  # balanced: modelled cycles at most 5 % above the fastest set's (issue 50 item 2)
-# balanced leaves the fastest set only for a quarter of its modelled bytes or more: a layer's own instance is
-# modelled at the one measured instance's bytes (variant_costs.json, 6,300 B on cortex-m), while the instances of
-# vww's 14 convolutions measure 2,364-7,928 B (arm-none-eabi-nm -S of its firmware at optimize_code=speed), so a
-# smaller modelled saving may be none (ResNet-8: 14 modelled bytes saved measured 3.8 KiB more, docs/code-size.md)
-BALANCED_MIN_SAVING = 0.25
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,22 +125,32 @@ def ladder(layers: dict, budget: int | None = None) -> list:
         rungs.append((dict(choice), size, cycles))
 
 
+def pick(rungs: list, preset: str) -> tuple:
+    """The rung (choice, bytes, cycles) of the ladder `rungs` the preset takes (the module doc)."""
+    if preset not in PRESETS:
+        raise ValueError(f"unknown code preset {preset!r} (known: {', '.join(PRESETS)})")
+    fast = min(rungs, key=lambda r: (r[2], r[1]))
+    if preset == "speed":
+        return fast
+    if preset == "size":
+        return min(rungs, key=lambda r: (r[1], r[2]))
+    return min((r for r in rungs if r[2] <= fast[2] * (1 + BALANCED_SLACK)), key=lambda r: (r[1], r[2]))
+
+
+def ladders(layers: dict, budget: int | None = None) -> tuple:
+    """(the ladder within budget, the ladder with none): one climb when the budget never binds (every rung of the
+    free ladder within it: each move the free climb took was the best within the budget too)."""
+    free = ladder(layers)
+    if budget is None or max(r[1] for r in free) <= budget:
+        return free, free
+    return ladder(layers, budget), free
+
+
 def choose(layers: dict, preset: str = DEFAULT_PRESET, budget: int | None = None) -> tuple:
     """(choice {layer: Candidate}, bytes, cycles) of the preset (PRESETS) within budget (None: no budget)."""
     if preset not in PRESETS:
         raise ValueError(f"unknown code preset {preset!r} (known: {', '.join(PRESETS)})")
-    rungs = ladder(layers, budget)
-    fastest = min(r[2] for r in rungs)
-    if preset == "size":
-        pick = min(rungs, key=lambda r: (r[1], r[2]))
-    elif preset == "speed":
-        pick = min(rungs, key=lambda r: (r[2], r[1]))
-    else:
-        fast = min(rungs, key=lambda r: (r[2], r[1]))
-        pick = min((r for r in rungs if r[2] <= fastest * (1 + BALANCED_SLACK)), key=lambda r: (r[1], r[2]))
-        if pick[1] > fast[1] * (1 - BALANCED_MIN_SAVING):  # a saving within the bytes model's error: none
-            pick = fast
-    choice, size, cycles = pick
+    choice, size, cycles = pick(ladder(layers, budget), preset)
     return {k: layers[k][i] for k, i in choice.items()}, size, cycles
 
 
@@ -233,36 +241,67 @@ def layer_class(g, op) -> str:
     return {"DEPTHWISE_CONV_2D": "depthwise"}.get(op.opcode, "FC")
 
 
-def _candidates(g, op, offer, measured: dict) -> list | None:
+def work(kind: str, layer: dict, g, op) -> tuple:
+    """(outputs, K) of a layer model.c calls a variant for: the output values it computes (pixels by live
+    channels: a rows-live layer's dead rows cost no MAC) and the values each reads (its patch; an FC's inputs).
+    The candidates' modelled cycles are outputs x (a + b K), a and b measured per variant (variant_costs.json)."""
+    if kind.startswith("fully_connected"):
+        out = 1
+        for d in g.tensors[op.outputs[0]].shape:
+            out *= int(d)
+        return out, int(layer["n_in"])
+    o = layer["out"]
+    return o["h"] * o["w"] * len(layer["multipliers"]), layer["kh"] * layer["kw"] * layer["in"]["c"]
+
+
+def _candidates(g, op, offer, shape: tuple, measured: dict) -> list | None:
     """The layer's candidates (the INSTANCES variant's own instance first when it may have one), None when a
-    variant has no measured figures for the layer's class (measured None: no figures, every cost 0)."""
+    variant has no measured figures for the layer's class (measured None: no figures, every cost 0). shape:
+    work(): (outputs, K)."""
     _, names, inst = offer
-    cls, macs = layer_class(g, op), op_macs(g, op)
+    cls = layer_class(g, op)
     out = []
     for name, table, code in ([(inst, "instances", f"op{op.index}_conv")] if inst else []) + \
             [(n, "variants", n) for n in names]:
-        cost = (0, 0) if measured is None else _cost(measured, table, name, cls)
+        cost = (0, 0) if measured is None else _cost(measured, table, name, cls, shape[1])
         if cost is None:
             return None
-        out.append(Candidate(name, code, cost[0], round(macs * cost[1])))
+        out.append(Candidate(name, code, cost[0], round(shape[0] * cost[1])))
     return out
 
 
-def _cost(measured: dict, table: str, name: str, cls: str) -> tuple | None:
-    """(bytes, cycles per MAC) of a variant ("variants") or a layer's own instance of it ("instances") on a layer
-    of class cls. An instance of a variant not measured as one: the measured instance's bytes, and its variant's
-    cycles scaled by what the measured instance saves over its own variant on the class (the same loops, the
-    same constants folded), None when nothing was measured for the class."""
+def _per_output(fit: list, k: int) -> float:
+    return fit[0] + fit[1] * k
+
+
+def _fits(row: dict | None) -> dict:
+    """A measured row's {class: [a, b]} (a file of cycles per MAC alone, before the fits: [0, per MAC])."""
+    if row is None:
+        return {}
+    return row.get("fit") or {c: [0.0, v] for c, v in row.get("per_mac", {}).items()}
+
+
+def _bytes(row: dict, cls: str) -> int:
+    """A measured row's code bytes on a layer of class cls (its largest of any class where not measured per class)."""
+    return row.get("class_bytes", {}).get(cls, row["bytes"])
+
+
+def _cost(measured: dict, table: str, name: str, cls: str, k: int) -> tuple | None:
+    """(bytes, cycles per output value) of a variant ("variants") or a layer's own instance of it ("instances") on
+    a layer of class cls whose outputs read k values each. An instance of a variant not measured as one: the
+    measured instance's bytes, and its variant's cycles scaled by what the measured instance saves over its own
+    variant on the class at k (the same loops, the same constants folded), None when nothing was measured for the
+    class."""
     m = measured.get(table, {}).get(name)
-    if m is not None and cls in m["per_mac"]:
-        return m["bytes"], m["per_mac"][cls]
-    own = measured["variants"].get(name, {}).get("per_mac", {}).get(cls)
+    if cls in _fits(m):
+        return _bytes(m, cls), _per_output(_fits(m)[cls], k)
+    own = _fits(measured["variants"].get(name)).get(cls)
     if table != "instances" or own is None:
         return None
     for ref, r in sorted(measured.get("instances", {}).items()):
-        base = measured["variants"].get(ref, {}).get("per_mac", {}).get(cls)
-        if cls in r["per_mac"] and base:
-            return r["bytes"], own * r["per_mac"][cls] / base
+        base = _fits(measured["variants"].get(ref)).get(cls)
+        if cls in _fits(r) and base and _per_output(base, k) > 0:
+            return _bytes(r, cls), _per_output(own, k) * _per_output(_fits(r)[cls], k) / _per_output(base, k)
     return None
 
 
@@ -280,37 +319,44 @@ def forcing(code: str):
         _forced.pop()
 
 
-def plan(g, offers: dict, variants, goal: CodeGoal | None) -> CodePlan:
+def plan(g, offers: dict, variants, goal: CodeGoal | None, shapes: dict | None = None) -> CodePlan:
     """The code plan of a model.c whose layers offered `offers` (Emitter.offers: each layer on its fastest
-    variant, its own instance when it may have one) on a kernel set `variants` (kernel_variants.for_board)."""
+    variant, its own instance when it may have one) on a kernel set `variants` (kernel_variants.for_board); shapes:
+    Emitter.shapes, each offering layer's (outputs, K) (work())."""
     goal = goal or CodeGoal()
     fastest = {i: (names[0] if inst is None else inst, inst is not None) for i, (_, names, inst) in offers.items()}
     measured = costs().get(KERNEL_SETS.get(variants[0]) if variants else None)
     if not offers or (measured is None and not _forced):
         return CodePlan(fastest, fastest, preset=goal.preset, budget=goal.budget, offers=offers)
     ops = {op.index: op for op in g.operators}
-    layers = {i: _candidates(g, ops[i], offers[i], measured) for i in sorted(offers)}
+    shapes = shapes or {}
+    layers = {i: _candidates(g, ops[i], offers[i], shapes.get(i, (0, 0)), measured) for i in sorted(offers)}
     layers = {i: cs for i, cs in layers.items() if cs}
     if _forced:
         want = _forced[-1]
         layers = {i: [next((c for c in cs if ((c.code != c.variant) if want == "instance" else c.code == want)), cs[0])]
                   for i, cs in layers.items()}
     try:
-        picked, size, cycles = choose(layers, goal.preset, goal.budget)
+        rungs, free = ladders(layers, goal.budget)
+        picked = pick(rungs, goal.preset)
     except OverBudget as e:
-        if goal.from_part:  # the part is too small, not the budget: the least code, and the link's fit check says so
-            picked, size, cycles = choose(layers, "size")
-            return _code_plan(g, ops, layers, fastest, picked, size, cycles, goal, offers)
-        raise UsageError(f"{g.name}: the code budget (code_budget) is {goal.budget:,} bytes, and the smallest code of its "
-                         f"layers' kernels (optimize_code=size) takes {e.args[0]:,} bytes; give a larger code_budget "
-                         f"or a part with more flash") from None
-    return _code_plan(g, ops, layers, fastest, picked, size, cycles, goal, offers)
+        if not goal.from_part:
+            raise UsageError(f"{g.name}: the code budget (code_budget) is {goal.budget:,} bytes, and the smallest code of "
+                             f"its layers' kernels (optimize_code=size) takes {e.args[0]:,} bytes; give a larger "
+                             f"code_budget or a part with more flash") from None
+        # the part is too small, not the budget: the least code, and the link's fit check says so
+        free = ladder(layers)
+        picked = pick(free, "size")
+    choice, size, cycles = picked
+    return _code_plan(ops, layers, fastest, {k: layers[k][i] for k, i in choice.items()}, size, cycles,
+                      pick(free, "speed"), goal, offers)
 
 
-def _code_plan(g, ops: dict, layers: dict, fastest: dict, picked: dict, size: int, cycles: int, goal: CodeGoal,
-               offers: dict) -> CodePlan:
-    """The CodePlan of the choice `picked` (its bytes size and modelled cycles), with the fastest set's figures."""
-    _, fast_bytes, fast_cycles = choose(layers, "speed")
+def _code_plan(ops: dict, layers: dict, fastest: dict, picked: dict, size: int, cycles: int, speed: tuple,
+               goal: CodeGoal, offers: dict) -> CodePlan:
+    """The CodePlan of the choice `picked` (its bytes size and modelled cycles), with the fastest set's figures
+    (speed: the free ladder's speed rung)."""
+    _, fast_bytes, fast_cycles = speed
     users: dict = {}
     for c in picked.values():
         users[c.code] = users.get(c.code, 0) + 1

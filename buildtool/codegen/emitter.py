@@ -17,7 +17,7 @@ from ..model.ops import conv_groups, folded_broadcast, reduce_split
 from ..plan import ArenaPlan, arena_symbol, region_of, weight_order
 from ..refops import prepare
 from ..refops.activation import sigmoid_table16
-from . import kernel_variants
+from . import code_budget, kernel_variants
 from .c_text import CTYPES, c_comment, c_ints, c_struct, prod
 
 
@@ -42,7 +42,7 @@ class Emitter:
     ext_offset = 0  # where the flash image's external part starts (0: none)
     ext_signature = 0  # flash.ext_signature of its tensors
     variants = None  # (guard macro, table) of the board's kernel set (kernel_variants.for_board), or None
-    instance_rate = None  # cycles a byte of code buys (kernel_variants.instance_rate), or None: every instance
+    instance_rate = None  # cycles a byte of code buys (kernel_variants.instance_rate; model_c._spread_rows), or None
     orders: dict = {}  # constant tensor -> the order the flash image holds it in (plan/weight_order.py)
     # op index -> (variant, own instance?) the code budget chose (code_budget.py), or None: each layer's fastest
     # (the table's first variant, its instance when it has one), the layers' candidates recorded in `offers`
@@ -64,6 +64,7 @@ class Emitter:
             self.staging = (("" if not spare else f"static int8_t bt_staging[{spare}] __attribute__((aligned(16)));\n")
                             + STAGE_COPY + "\n")
         self.offers: dict = {}  # op index -> (kind, the variants that may run it, the variant it may instance)
+        self.shapes: dict = {}  # op index -> (outputs, K) of an offering layer (code_budget.work: its modelled cycles)
 
     # -- addresses ----------------------------------------------------------------
     def place(self, i: int):
@@ -202,6 +203,7 @@ class Emitter:
         name = kernel_variants.choose_codegen(self.variants[1], kind, layer)
         if op is not None and name != dispatcher:
             self.offers[op.index] = (kind, kernel_variants.all_codegen(self.variants[1], kind, layer), None)
+            self.shapes[op.index] = code_budget.work(kind, layer, self.g, op)
             if self.code_choice is not None and op.index in self.code_choice:
                 name = self.code_choice[op.index][0]
         if name != dispatcher:
@@ -232,36 +234,11 @@ class Emitter:
         return self.code_choice is None or self.code_choice.get(op.index, (variant, True))[1]
 
     def instanced(self) -> frozenset:
-        """The layers model.c gives an instance of their own, once per model: kernel_variants.instanced's share
-        of the MACs and, with the cortex-m table and an instance_rate, those of them that pay for their code
-        (kernel_variants.choose_instances)."""
+        """The layers that may have an instance of their own (kernel_variants.instanced's share of the MACs), once
+        per model; whether each has one is the code budget's choice (code_choice)."""
         if getattr(self, "_instanced", None) is None:
-            share = kernel_variants.instanced(self.g)
-            layers = {}
-            if (self.instance_rate is not None and self.variants is not None
-                    and self.variants[0] == kernel_variants.TABLES["cortex-m"][0]):
-                for i in sorted(share):
-                    layer = self._instance_layer(self.g.operators[i])
-                    v = kernel_variants.choose_codegen(self.variants[1], "conv", layer) if layer else None
-                    if v in kernel_variants.INSTANCES:
-                        layers[i] = (v, kernel_variants.instance_gain(layer))
-            keep = kernel_variants.choose_instances(layers, self.instance_rate) if layers else frozenset()
-            self._instanced = frozenset(i for i in share if i not in layers or i in keep)
+            self._instanced = kernel_variants.instanced(self.g)
         return self._instanced
-
-    def _instance_layer(self, op):
-        """conv_layer of a CONV_2D model.c's conv_2d may instance (int8, one group, not all rows zero), its
-        declarations dropped (conv_2d makes them), or None."""
-        if conv_groups(self.g, op) > 1 or self.g.tensors[op.outputs[0]].dtype == "int16":
-            return None
-        rows = self.row_order(op)
-        if rows and rows.live == 0:
-            return None
-        n = len(self.decls)
-        try:
-            return self.conv_layer(op, self.conv_fields(op, rows), rows)
-        finally:
-            del self.decls[n:]
 
     def instance(self, n: str, variant: str, h: int) -> str:
         """Declare {n}_conv, the layer's own instance of `variant`'s loops (the set's macro on its constant

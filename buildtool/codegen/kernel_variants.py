@@ -366,62 +366,31 @@ def instanced(g) -> frozenset:
     return frozenset(i for i, m in macs.items() if m * INSTANCE_SHARE >= total)
 
 
-# Of those, which pay for their code (issue 50 item 1): per convolution two candidates, its own instance of its
-# variant's loops (INSTANCE_BYTES of code, the fastest) and the shared variant (SHARED_BYTES once per model.c
-# that calls it, instance_gain more cycles). The model: cortex-m4 est. high cycles at zero wait states and .text
-# bytes, fitted to the MLPerf Tiny vww's 14 convolutions built both ways (`python3 benchmarks/kernel_variants.py
-# --boards cortex-m4 --models mlperf-tiny/vww_96_int8 --per-layer`: an instance saved 22-27 cycles per output
-# of a 1x1 layer of 8-64 values, 40-45 of 128, 63 of 256, 86 of the stem; instances of 2.4-7.9 KB; the two
-# shared variants 17.2 and 17.6 KB).
-INSTANCE_SAVED = {"stem": (86.0, 0.0), "pm": (17.0, 0.18)}   # cycles saved per output (pixel x live channel): a + b K
-INSTANCE_BYTES = 6 * 1024
-SHARED_BYTES = 17 * 1024
-# the default's exchange rate: a layer moves to the shared variant when the code it frees buys the cycles it
-# loses at CYCLES_PER_BYTE (vww: its 7 layers of rq2_ssat but the largest move, 2.2 % more cycles)
+# Of those, which have one is the code budget's choice (codegen/code_budget.py: a layer's own instance and its shared
+# variant are two of its candidates, their bytes and modelled cycles measured, variant_costs.json).
+# The rate at which a byte of code buys cycles where a layer's code is chosen without the budget (model_c._spread_rows:
+# a rows-live layer's spread as straight code or a shared loop)
 CYCLES_PER_BYTE = 12
 
 
-def instance_rate(board: str):
-    """The cycles a byte of code buys on board (CYCLES_PER_BYTE), or None: keep every instance. None on a part
-    built for a small instruction cache (BT_ICACHE_BYTES, nucleo-l4r5zi): its instances' loops are compact for
-    it and the shared variants' are not (vww's ops 16-26 on the shared variant there: 448 K more modelled
-    cycles, 310 K of them fetch stalls, `python3 benchmarks/mlperf_tiny.py --boards nucleo-l4r5zi --models vww --profile`)."""
+def icache_part(board: str) -> bool:
+    """Whether board is a part built for a small instruction cache (BT_ICACHE_BYTES, nucleo-l4r5zi): its layers'
+    own instances are compact for it and the shared variants' loops are not (vww's ops 16-26 on the shared
+    variant there: 448 K more modelled cycles, 310 K of them fetch stalls, `python3 benchmarks/mlperf_tiny.py
+    --boards nucleo-l4r5zi --models vww --profile`), a cost the budget's zero-wait figures do not hold: there the
+    budget offers an instanced layer its instance only."""
     try:
         t = targets.get(board)
     except (BuildtoolError, KeyError):
+        return False
+    return any(d.startswith("BT_ICACHE_BYTES") for d in t.defines)
+
+
+def instance_rate(board: str):
+    """The cycles a byte of code buys on board (CYCLES_PER_BYTE; model_c._spread_rows), or None on a part built for
+    a small instruction cache (icache_part): straight code there."""
+    try:
+        targets.get(board)
+    except (BuildtoolError, KeyError):
         return None
-    return None if any(d.startswith("BT_ICACHE_BYTES") for d in t.defines) else CYCLES_PER_BYTE
-
-
-def instance_gain(p) -> int:
-    """Modelled cycles (INSTANCE_SAVED) layer p's own instance saves against its shared variant: per output (the
-    layer's pixels by its live channels, p["multipliers"]) a + b K, K the patch's values."""
-    a, b = INSTANCE_SAVED["stem" if stem(p) else "pm"]
-    return round(p["out"]["h"] * p["out"]["w"] * len(p["multipliers"]) * (a + b * _patch(p)))
-
-
-def candidates(variant: str, p) -> tuple:
-    """Layer p's candidates as (what model.c calls, code bytes, modelled cycles over the fastest): its own
-    instance of `variant`'s loops, and the shared variant (its SHARED_BYTES are paid once per model.c, counted by
-    choose_instances, not here)."""
-    return ((f"{variant} instance", INSTANCE_BYTES, 0), (variant, 0, instance_gain(p)))
-
-
-def choose_instances(layers: dict, cycles_per_byte: float = CYCLES_PER_BYTE) -> frozenset:
-    """layers: op index -> (INSTANCES variant, instance_gain). The ops that keep an instance: per shared variant,
-    the k layers of least gain move to it for the k that frees most code net of the cycles lost, (k INSTANCE_BYTES
-    - SHARED_BYTES) cycles_per_byte - their gains, when positive; ties by gain, then op index (deterministic)."""
-    keep = set(layers)
-    by: dict = {}
-    for i, (variant, gain) in layers.items():
-        by.setdefault(variant, []).append((gain, i))
-    for items in by.values():
-        items.sort()
-        best, best_k, lost = 0.0, 0, 0
-        for k, (gain, _) in enumerate(items, 1):
-            lost += gain
-            value = (k * INSTANCE_BYTES - SHARED_BYTES) * cycles_per_byte - lost
-            if value > best:
-                best, best_k = value, k
-        keep -= {i for _, i in items[:best_k]}
-    return frozenset(keep)
+    return None if icache_part(board) else CYCLES_PER_BYTE

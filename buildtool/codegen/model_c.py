@@ -689,8 +689,8 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
     def filled(choice):
         e = emitter(g, plan, offsets)
         e.variants = kernel_variants.for_board(target)
-        # instances that do not pay for their code share their variant (kernel_variants.choose_instances),
-        # except at optimize_code=speed: every instance
+        # a rows-live layer's spread: its shared loop where the code it saves buys its cycles (_spread_rows),
+        # except at optimize_code=speed
         e.instance_rate = (None if code is not None and code.preset == "speed"
                            else kernel_variants.instance_rate(target))
         e.orders = weight_order.orders(g, target)
@@ -705,7 +705,10 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
         return e
 
     e = filled(None)  # every layer on its fastest variant, their candidates recorded
-    chosen = code_budget.plan(g, e.offers, e.variants, code)
+    offers = e.offers
+    if kernel_variants.icache_part(target):  # instanced layers keep their instance (icache_part)
+        offers = {i: (k, () if inst else names, inst) for i, (k, names, inst) in offers.items()}
+    chosen = code_budget.plan(g, offers, e.variants, code, e.shapes)
     if chosen.choice != chosen.fastest:
         e = filled(chosen.choice)
     e.code_plan = chosen

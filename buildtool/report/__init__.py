@@ -17,6 +17,7 @@ from ..plan.fusion.planner import plan_schedule
 from ..plan.fusion.schedule import Schedule
 from ..units import size
 from .arena_map import map_section
+from .code_plan import code_plan_html
 from .regions import placement_html
 
 _W, _H = 960, 380
@@ -111,11 +112,12 @@ def default_maps(before, after) -> list:
 
 
 def report_html(g, before, after, title: str, placement=None, maps=None, note: str = "",
-                after_label: str = "optimised") -> str:
+                after_label: str = "optimised", code=None) -> str:
     """A self-contained page: the figure, the headline numbers, the arena maps (maps: (key, heading,
     plan) each, default_maps unless given), the block table (and, given a board's placement of the
     optimised plan, its memory regions: report_regions.py; a tuple: several). note: a paragraph saying
-    which options made the plans."""
+    which options made the plans; code: (board, firmware.json's "code_plan" or None) of the build, its
+    kernel variant per layer (code_plan.py)."""
     streamed = after.to_json(g).get("input_accounting") == "streamed"
     acc = "input streamed (not in the arena)" if streamed else "input held in the arena"
     rows = []
@@ -151,7 +153,7 @@ buffers live there.</p>
 {sections}<h2>Blocks</h2>
 <table><tr><th>ops</th><th>scheme</th><th>tile</th><th>tiles</th><th>window bytes</th><th>operators</th></tr>
 {''.join(rows)}</table>
-{_placement_section(placement)}</body></html>
+{_placement_section(placement)}{"" if code is None else code_plan_html(code[1], code[0])}</body></html>
 """
 
 
@@ -163,18 +165,18 @@ def _placement_section(placement) -> str:
 
 
 def write_report(g, before, after, path: str, title: str | None = None, placement=None, maps=None,
-                 note: str = "", after_label: str = "optimised") -> tuple:
+                 note: str = "", after_label: str = "optimised", code=None) -> tuple:
     """Write path (HTML) and the figure beside it (same name, .svg), atomically. Returns the paths
     written: both, or path alone when it names an .svg (the figure, no page) or is written through
     (a FIFO, a device, /dev/stdout: fsutil.writes_through; the page holds the figure, nothing is made beside it).
     before: the layer-by-layer plan (what `buildtool plan` prints); after: the optimised plan;
-    maps, note, after_label: as report_html takes them."""
+    maps, note, after_label, code: as report_html takes them."""
     title = title or f"{g.name}: activation memory before and after"
     figure = memory_svg(g, before, after, title, after_label)
     if path.lower().endswith(".svg"):
         write_atomic(path, figure)
         return (path,)
-    page = report_html(g, before, after, title, placement, maps, note, after_label)
+    page = report_html(g, before, after, title, placement, maps, note, after_label, code)
     if writes_through(path):
         write_atomic(path, page)
         return (path,)
