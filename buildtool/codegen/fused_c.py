@@ -264,7 +264,8 @@ class _Emit:
                             f"      const int16_t *WR = fx{k}_t{w}_r[r], *WC = fx{k}_t{w}_c[c];")
                 if make.startswith("fx_win("):  # the runtime walks the channels (fx_chw, fx_chw_k)
                     ck, dk = self.chw_kernels(e, conv, op)
-                    call = f"fx_chw_k(&{self.params(e, conv)}, {ck}, " if ck else f"fx_chw(&{self.params(e, conv)}, "
+                    fn = "fx_chw" if not ck else "fx_chw_kg" if self.chw_groups_only(blk, conv, op, w) else "fx_chw_k"
+                    call = f"{fn}(&{self.params(e, conv)}, {ck + ', ' if ck else ''}"
                     body.append(f"      {call}&ci, &wv, {wbox}, &{dp}, {dk + ', ' if ck else ''}{fch}, &o, {box}, "
                                 f"{g.tensors[w].shape[3]});")
                 elif (conv.opcode == "CONV_2D" and conv.inputs[0] in pulled
@@ -418,6 +419,36 @@ class _Emit:
         return (None, None) if names == [kernel_variants.DISPATCHERS["conv"],
                                          kernel_variants.DISPATCHERS["depthwise"]] else tuple(names)
 
+    def chw_groups_only(self, blk: BlockRun, conv, op, w: int) -> bool:
+        """Does no tile of fx_chw_k's channelwise window w (conv into it, depthwise op from it) reach the set's
+        one-channel paths (so model.c calls fx_chw_kg, which links none of them)? A window of more than one channel
+        never does; a one-channel window when cortex-m/fused.c's cm_chw_pm takes every tile (its checks, worked out
+        here on the block's tables) in groups of more than one channel."""
+        g = self.g
+        ps, channels = self.pixels(blk, w)[1], g.tensors[w].shape[3]
+        if ps > 1:
+            return True
+        f = g.tensors[conv.inputs[1]].shape  # [out, kh, kw, in]
+        taps = g.tensors[op.inputs[1]].shape[1] * g.tensors[op.inputs[1]].shape[2]
+        if op.options.get("depth_multiplier", 1) != 1 or (f[1] == 3 and f[2] * f[3] == 9) or taps > 9:
+            return False
+        n_r, n_c = len(blk.rows.bounds) - 1, len(blk.cols.bounds) - 1
+        t = op.outputs[0]
+        orows, ocols = axis_table(blk.rows, t, n_r, t in blk.windows), axis_table(blk.cols, t, n_c, t in blk.windows)
+        wrows, wcols = axis_table(blk.rows, w, n_r, True), axis_table(blk.cols, w, n_c, True)
+        for r in range(n_r):
+            for c in range(n_c):
+                if orows[r][1] <= orows[r][0] or ocols[c][1] <= ocols[c][0]:
+                    continue  # model.c skips an empty box
+                (ra, rb, r0, _), (ca, cb, c0, _) = wrows[r], wcols[c]
+                if ra != r0 or ca != c0 or rb <= ra or cb <= ca:
+                    return False
+                n = (CM_GRP_BUF - 4) // ((rb - ra) * (cb - ca) + taps)
+                n = channels if n >= channels else n & ~3
+                if n < CM_GRP_MIN or channels % n == 1:
+                    return False
+        return True
+
     def depthwise(self, e: _Emitter, op, src: str, dst: str, box: str, ch: str, fch: str) -> str:
         """The C call computing box of depthwise op: through the variant the board's table picks for the layer
         (fx_win_dk; the variant's conditions hold on any group of the layer's channels), else fx_win (the set's
@@ -465,6 +496,11 @@ class _Emit:
             out.append(f"{ind}if (fx{k}_t{t}_c[c][3]) "
                        f"fx_shift_cols({at}, {er}, {ec}, {cw}, fx{k}_t{t}_c[c][3]);")
         return "\n".join(out)
+
+
+# cortex-m/fused.c cm_chw_pm: the bytes of its frame holding a group's window copy and taps, the fewest channels a
+# group takes (fused_c.chw_groups_only works its choice out)
+CM_GRP_BUF, CM_GRP_MIN = 1280, 8
 
 
 def _pulled_rows(g: Graph, blk: BlockRun, t: int) -> int:
