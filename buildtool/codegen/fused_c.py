@@ -24,6 +24,7 @@ from ..plan.fusion.schedule import BlockRun, FusedPlan
 from ..model.ir import Graph
 from ..model.ops import conv_groups
 from ..plan import ArenaPlan, TensorPlace
+from ..refops import prepare
 from ..refops.activation import prelu_params, relu6_bounds, relu_params, tanh_params
 from . import kernel_variants, pipeline_c, qparams, tile_kernels
 from .c_text import c_ints as _ints, c_struct as _struct
@@ -265,6 +266,8 @@ class _Emit:
                 if make.startswith("fx_win("):  # the runtime walks the channels (fx_chw, fx_chw_k)
                     ck, dk = self.chw_kernels(e, conv, op)
                     fn = "fx_chw" if not ck else "fx_chw_kg" if self.chw_groups_only(blk, conv, op, w) else "fx_chw_k"
+                    if fn == "fx_chw_kg":
+                        dk = self.dw_path(e, op, dk, self.kg_dw_calls(k, blk, op, w))
                     call = f"{fn}(&{self.params(e, conv)}, {ck + ', ' if ck else ''}"
                     body.append(f"      {call}&ci, &wv, {wbox}, &{dp}, {dk + ', ' if ck else ''}{fch}, &o, {box}, "
                                 f"{g.tensors[w].shape[3]});")
@@ -344,7 +347,7 @@ class _Emit:
         if kernel:
             return f"fx_win_k(&{p}, {kernel}, {src}, {dst}, {box}, {ch});"
         if kind == "FX_DW":
-            return self.depthwise(e, op, src, dst, box, ch, fch)
+            return self.depthwise(e, op, src, dst, box, ch, fch, (k, blk))
         return f"fx_win({kind}, &{p}, {src}, {dst}, {box}, {ch}, {fch});"
 
     def grouped_conv(self, e: _Emitter, k: int, blk: BlockRun, op, box: str) -> str:
@@ -449,18 +452,101 @@ class _Emit:
                     return False
         return True
 
-    def depthwise(self, e: _Emitter, op, src: str, dst: str, box: str, ch: str, fch: str) -> str:
+    def depthwise(self, e: _Emitter, op, src: str, dst: str, box: str, ch: str, fch: str, at=None) -> str:
         """The C call computing box of depthwise op: through the variant the board's table picks for the layer
-        (fx_win_dk; the variant's conditions hold on any group of the layer's channels), else fx_win (the set's
-        dispatcher bt_depthwise_s8)."""
+        (fx_win_dk; the variant's conditions hold on any group of the layer's channels), or the one path of it every
+        call takes (at: (item, block) of an all-channel call, dw_path), else fx_win (the set's dispatcher
+        bt_depthwise_s8)."""
         p = self.params(e, op)
         fields = self.dw_fields[op.index]
         layer = dict(e.conv_layer(op, fields["conv"]), depth_multiplier=fields["depth_multiplier"])
         if self.g.tensors[op.outputs[0]].dtype == "int8":
             fn = e.kernel("depthwise", layer)
+            if at is not None and ch == "-1" and fn in tile_kernels.DW_M1:
+                fn = self.dw_path(e, op, fn, self.box_dw_calls(*at, op))
             if fn != kernel_variants.DISPATCHERS["depthwise"]:
                 return f"fx_win_dk(&{p}, {fn}, {src}, {dst}, {box}, {ch}, {fch});"
         return f"fx_win(FX_DW, &{p}, {src}, {dst}, {box}, {ch}, {fch});"
+
+    def dw_path(self, e: _Emitter, op, fn: str, calls) -> str:
+        """fn, or when it is a variant dispatching by path (tile_kernels.DW_M1) and every one of calls (the depthwise
+        calls op's tiles make: tile_kernels.dw_box_calls) takes the same path, that path (declared as a variant)."""
+        if fn not in tile_kernels.DW_M1 or calls is None:
+            return fn
+        g = self.g
+        conv = e.conv_layer(op, self.dw_fields[op.index]["conv"])
+        b = prepare.bias_input(g, op)
+        bias = [int(v) for v in g.tensors[b].data] if b >= 0 else [0] * len(conv["multipliers"])
+        values = dict(bias=bias, multipliers=conv["multipliers"], shifts=conv["shifts"])
+        name = tile_kernels.dw_path_of_calls(calls, values, tile_kernels.DW_M1[fn])
+        if name is None:
+            return fn
+        e.used_variants[name] = kernel_variants.DISPATCHERS["depthwise"]
+        return name
+
+    def tile_bufs(self, k: int, blk: BlockRun, t: int) -> list:
+        """[r][c]: tensor t's fx_buf at each tile as tile_kernels.win_geom reads it (wp, ps, r0, c0, rows)."""
+        n_r, n_c = len(blk.rows.bounds) - 1, len(blk.cols.bounds) - 1
+        wp, ps = self.pixels(blk, t)
+        win = t in blk.windows
+        rt, ct = axis_table(blk.rows, t, n_r, win), axis_table(blk.cols, t, n_c, win)
+        rows = None
+        if t in self.banded:
+            rows = [self.row_at[t][r] for r in range(len(self.row_at[t]))]
+        return [[dict(wp=wp, ps=ps, r0=rt[r][2] if win else 0, c0=ct[c][2] if win else 0, rows=rows)
+                 for c in range(n_c)] for r in range(n_r)]
+
+    def out_boxes(self, blk: BlockRun, t: int):
+        """(r, c, ra, rb, ca, cb) of every tile whose box of tensor t is not empty (model.c skips the others)."""
+        n_r, n_c = len(blk.rows.bounds) - 1, len(blk.cols.bounds) - 1
+        rt, ct = axis_table(blk.rows, t, n_r, t in blk.windows), axis_table(blk.cols, t, n_c, t in blk.windows)
+        for r in range(n_r):
+            for c in range(n_c):
+                if rt[r][1] > rt[r][0] and ct[c][1] > ct[c][0]:
+                    yield r, c, rt[r][0], rt[r][1], ct[c][0], ct[c][1]
+
+    def box_dw_calls(self, k: int, blk: BlockRun, op):
+        """The kernel calls of depthwise op's all-channel tiles (fx_win_dk with ch -1), or None."""
+        f = self.dw_fields[op.index]["conv"]
+        t, i = op.outputs[0], op.inputs[0]
+        ib, ob = self.tile_bufs(k, blk, i), self.tile_bufs(k, blk, t)
+        calls = []
+        for r, c, ra, rb, ca, cb in self.out_boxes(blk, t):
+            more = tile_kernels.dw_box_calls(f, ib[r][c], ob[r][c], ra, rb, ca, cb, -1)
+            if more is None:
+                return None
+            calls += more
+        return calls
+
+    def kg_dw_calls(self, k: int, blk: BlockRun, op, w: int):
+        """The depthwise kernel calls fx_chw_kg makes for depthwise op on channelwise window w (its groups as
+        chw_groups_only found them: cortex-m/fused.c cm_chw_pm's, a row a call, on a one-channel window; the window's
+        channels a group else), or None."""
+        f = self.dw_fields[op.index]["conv"]
+        t = op.outputs[0]
+        ps, channels = self.pixels(blk, w)[1], self.g.tensors[w].shape[3]
+        wb, ob = self.tile_bufs(k, blk, w), self.tile_bufs(k, blk, t)
+        taps = f["kh"] * f["kw"]
+        calls = []
+        for r, c, ra, rb, ca, cb in self.out_boxes(blk, t):
+            win = wb[r][c]
+            if ps > 1:
+                groups = [(ch, win, ra, rb) for ch in range(0, channels, ps)]
+            else:
+                wr, wc = axis_table(blk.rows, w, len(blk.rows.bounds) - 1, True)[r], \
+                    axis_table(blk.cols, w, len(blk.cols.bounds) - 1, True)[c]
+                n = (CM_GRP_BUF - 4) // ((wr[1] - wr[0]) * (wc[1] - wc[0]) + taps)
+                n = channels if n >= channels else n & ~3
+                groups = []
+                for ch in range(0, channels, n):
+                    gw = dict(wp=wc[1] - wc[0], ps=min(n, channels - ch), r0=wr[0], c0=wc[0], rows=None)
+                    groups += [(ch, gw, y, y + 1) for y in range(ra, rb)]
+            for ch, ib, ya, yb in groups:
+                more = tile_kernels.dw_box_calls(f, ib, ob[r][c], ya, yb, ca, cb, ch)
+                if more is None:
+                    return None
+                calls += more
+        return calls
 
     def tile_kernel(self, e: _Emitter, blk: BlockRun, op, ch: str, inplace: bool = False):
         """Declare conv op's tile kernel (tile_kernels.py) when its calls have more than one output channel
