@@ -44,12 +44,18 @@ void fx_win_dw(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra,
                int32_t ch, const int8_t *fch);
 void fx_win_pool(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca,
                  int32_t cb, int32_t ch);
-/* Inline: a call with a constant kind links only that kind's runtime (the conv dispatcher only for convs). */
+void fx_win_maxp(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
+                 int32_t ch);
+void fx_win_avgp(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
+                 int32_t ch);
+/* Inline: a call with a constant kind links only that kind's runtime (the conv dispatcher only for convs, one
+   pooling kind's kernel only for it). */
 static inline void fx_win(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
                           int32_t ca, int32_t cb, int32_t ch, const int8_t *fch) {
   if (kind == FX_CONV) fx_win_conv(prm, in, out, ra, rb, ca, cb, ch);
   else if (kind == FX_DW) fx_win_dw(prm, in, out, ra, rb, ca, cb, ch, fch);
-  else fx_win_pool(kind, prm, in, out, ra, rb, ca, cb, ch);
+  else if (kind == FX_MAXP) fx_win_maxp(prm, in, out, ra, rb, ca, cb, ch);
+  else fx_win_avgp(prm, in, out, ra, rb, ca, cb, ch);
 }
 /* A channelwise window's tile: for each group of n channels (n: win's pixel stride) from 0 to
    `channels`, the conv cprm from cin into win over the window's box [wra, wrb) x [wca, wcb), then the

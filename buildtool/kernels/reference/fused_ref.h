@@ -302,10 +302,18 @@ void fx_win_dw(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra,
                int32_t ch, const int8_t *fch) {
   win_kind(FX_DW, prm, 0, in, out, ra, rb, ca, cb, ch, fch);
 }
+void fx_win_maxp(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
+                 int32_t ch) {
+  win_kind(FX_MAXP, prm, 0, in, out, ra, rb, ca, cb, ch, 0);
+}
+void fx_win_avgp(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
+                 int32_t ch) {
+  win_kind(FX_AVGP, prm, 0, in, out, ra, rb, ca, cb, ch, 0);
+}
 void fx_win_pool(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca,
                  int32_t cb, int32_t ch) {
-  if (kind == FX_MAXP) win_kind(FX_MAXP, prm, 0, in, out, ra, rb, ca, cb, ch, 0);
-  else win_kind(FX_AVGP, prm, 0, in, out, ra, rb, ca, cb, ch, 0);
+  if (kind == FX_MAXP) fx_win_maxp(prm, in, out, ra, rb, ca, cb, ch);
+  else fx_win_avgp(prm, in, out, ra, rb, ca, cb, ch);
 }
 /* The conv kernel of a conv on a group of fewer than FX_CHW_K_MIN channels, where the layer's kernel may not
    serve: the set's dispatcher unless the set's fused.c names the variant its dispatcher picks for fewer than
