@@ -103,6 +103,7 @@ class _Emit:
         self.conv_fields = {}  # a CONV_2D's bt_conv_params fields (params), for its tile kernel
         self.dw_fields = {}  # a DEPTHWISE_CONV_2D's bt_depthwise_params fields (params), for its variant
         self.grouped = {}  # a CONV_2D's fx_chw_k tile kernel (chw_conv_kernel), None when it has none
+        self.blk_of = {}  # a CONV_2D into a channelwise window -> its block (kg_conv_calls)
         self.piped = {k for grp in plan.schedule.pipelined for k in grp}
         for k, it in enumerate(plan.schedule.items):
             if isinstance(it, BlockRun):
@@ -264,8 +265,9 @@ class _Emit:
                             f"wv = {self.buf(k, blk, w)};\n"
                             f"      const int16_t *WR = fx{k}_t{w}_r[r], *WC = fx{k}_t{w}_c[c];")
                 if make.startswith("fx_win("):  # the runtime walks the channels (fx_chw, fx_chw_k)
-                    ck, dk = self.chw_kernels(e, conv, op)
-                    fn = "fx_chw" if not ck else "fx_chw_kg" if self.chw_groups_only(blk, conv, op, w) else "fx_chw_k"
+                    kg = tile_kernels.chw_groups(e) and self.chw_groups_only(blk, conv, op, w)
+                    ck, dk = self.chw_kernels(e, conv, op, self.kg_conv_calls(k, blk, conv, w) if kg else None)
+                    fn = "fx_chw" if not ck else "fx_chw_kg" if kg else "fx_chw_k"
                     if fn == "fx_chw_kg":
                         dk = self.dw_path(e, op, dk, self.kg_dw_calls(k, blk, op, w))
                     call = f"{fn}(&{self.params(e, conv)}, {ck + ', ' if ck else ''}"
@@ -391,19 +393,20 @@ class _Emit:
             return f"{{0, 0, 0, {wp}, {ps}, {name}[gk]}}"
         return self.buf(k, blk, t).replace(", 0, 0, ", f" + gk * {step}, 0, 0, ", 1)
 
-    def chw_conv_kernel(self, e: _Emitter, conv):
-        """fx_chw_k's conv kernel for conv: its tile kernel of shape "grp" (declared once; tile_kernels.grouped),
-        or None (no such variant, or the set's fx_chw takes no kernels)."""
+    def chw_conv_kernel(self, e: _Emitter, conv, calls=None):
+        """fx_chw_k's conv kernel for conv: its tile kernel of shape "grp" (declared once; tile_kernels.grouped; calls:
+        what its calls share, kg_conv_calls), or None (no such variant, or the set's fx_chw takes no kernels)."""
         if not tile_kernels.chw_groups(e) or self.g.tensors[conv.outputs[0]].dtype != "int8":
             return None
         if conv.index not in self.grouped:
             self.params(e, conv)
             fields = self.conv_fields[conv.index]
             name = tile_kernels.grouped(e, e.conv_layer(conv, fields))
-            self.grouped[conv.index] = name and tile_kernels.define(e, conv, fields, name, 0, (), (), "grp")
+            src = self.pixels(self.blk_of[conv.index], conv.inputs[0])
+            self.grouped[conv.index] = name and tile_kernels.define(e, conv, fields, name, 0, src, (), "grp", calls)
         return self.grouped[conv.index]
 
-    def chw_kernels(self, e: _Emitter, conv, op) -> tuple:
+    def chw_kernels(self, e: _Emitter, conv, op, calls=None) -> tuple:
         """(conv kernel, depthwise kernel) fx_chw_k takes for conv and depthwise op: the conv's "grp" tile kernel
         (chw_conv_kernel) or the variant the board's table picks for the layer, the depthwise's variant (each
         valid on any group of at least FX_CHW_K_MIN of the conv's channels, and on any group of the
@@ -413,7 +416,7 @@ class _Emit:
         if not tile_kernels.chw_groups(e):
             return None, None
         if self.g.tensors[conv.outputs[0]].dtype == "int8":
-            names[0] = (self.chw_conv_kernel(e, conv)
+            names[0] = (self.chw_conv_kernel(e, conv, calls)
                         or e.kernel("conv", e.conv_layer(conv, self.conv_fields[conv.index])))
         if self.g.tensors[op.outputs[0]].dtype == "int8":
             fields = self.dw_fields[op.index]
@@ -518,28 +521,59 @@ class _Emit:
             calls += more
         return calls
 
+    def kg_groups(self, blk: BlockRun, w: int, r: int, c: int) -> list:
+        """[(first channel, channels)] of fx_chw_kg's groups at tile (r, c) on channelwise window w (cortex-m/fused.c
+        cm_chw_pm's on a one-channel window, as chw_groups_only found them; the window's channels else)."""
+        ps, channels = self.pixels(blk, w)[1], self.g.tensors[w].shape[3]
+        if ps > 1:
+            return [(ch, ps) for ch in range(0, channels, ps)]
+        op = next(o for o in self.g.operators if o.inputs and o.inputs[0] == w and o.opcode == "DEPTHWISE_CONV_2D")
+        taps = self.g.tensors[op.inputs[1]].shape[1] * self.g.tensors[op.inputs[1]].shape[2]
+        wr = axis_table(blk.rows, w, len(blk.rows.bounds) - 1, True)[r]
+        wc = axis_table(blk.cols, w, len(blk.cols.bounds) - 1, True)[c]
+        n = (CM_GRP_BUF - 4) // ((wr[1] - wr[0]) * (wc[1] - wc[0]) + taps)
+        n = channels if n >= channels else n & ~3
+        return [(ch, min(n, channels - ch)) for ch in range(0, channels, n)]
+
+    def kg_conv_calls(self, k: int, blk: BlockRun, conv, w: int) -> dict:
+        """What fx_chw_kg's calls of conv's kernel (its groups of at least FX_CHW_K_MIN channels) share: "shape"
+        (tile_kernels.call_shape) and "channels" (None: they differ)."""
+        self.blk_of[conv.index] = blk
+        n_r, n_c = len(blk.rows.bounds) - 1, len(blk.cols.bounds) - 1
+        wr, wc = axis_table(blk.rows, w, n_r, True), axis_table(blk.cols, w, n_c, True)
+        wp = self.pixels(blk, w)[0]
+        ib, f = self.tile_bufs(k, blk, conv.inputs[0]), self.conv_fields[conv.index]
+        boxes, ns = [], set()
+        for r, c, *_ in self.out_boxes(blk, op_after(self.g, w)):
+            groups = [n for _, n in self.kg_groups(blk, w, r, c) if n >= FX_CHW_K_MIN]
+            ns |= set(groups)
+            ra, rb, r0, _ = wr[r]
+            ca, cb, c0, _ = wc[c]
+            whole = self.pixels(blk, w)[1] == 1 or (ca == c0 and cb - ca == wp)
+            pad_left = tile_kernels.win_geom(f, ib[r][c], {"ps": 0}, ca, cb, -1)[1]["pad_left"]
+            boxes += [(ra, rb, ca, cb, conv.inputs[0] in self.banded, whole, pad_left)] if groups else []
+        return dict(shape=tile_kernels.call_shape(self.conv_fields[conv.index], boxes),
+                    channels=ns.pop() if len(ns) == 1 else None)
+
     def kg_dw_calls(self, k: int, blk: BlockRun, op, w: int):
         """The depthwise kernel calls fx_chw_kg makes for depthwise op on channelwise window w (its groups as
         chw_groups_only found them: cortex-m/fused.c cm_chw_pm's, a row a call, on a one-channel window; the window's
         channels a group else), or None."""
         f = self.dw_fields[op.index]["conv"]
         t = op.outputs[0]
-        ps, channels = self.pixels(blk, w)[1], self.g.tensors[w].shape[3]
+        ps = self.pixels(blk, w)[1]
         wb, ob = self.tile_bufs(k, blk, w), self.tile_bufs(k, blk, t)
-        taps = f["kh"] * f["kw"]
         calls = []
         for r, c, ra, rb, ca, cb in self.out_boxes(blk, t):
             win = wb[r][c]
             if ps > 1:
-                groups = [(ch, win, ra, rb) for ch in range(0, channels, ps)]
+                groups = [(ch, win, ra, rb) for ch, _ in self.kg_groups(blk, w, r, c)]
             else:
-                wr, wc = axis_table(blk.rows, w, len(blk.rows.bounds) - 1, True)[r], \
-                    axis_table(blk.cols, w, len(blk.cols.bounds) - 1, True)[c]
-                n = (CM_GRP_BUF - 4) // ((wr[1] - wr[0]) * (wc[1] - wc[0]) + taps)
-                n = channels if n >= channels else n & ~3
+                wr = axis_table(blk.rows, w, len(blk.rows.bounds) - 1, True)[r]
+                wc = axis_table(blk.cols, w, len(blk.cols.bounds) - 1, True)[c]
                 groups = []
-                for ch in range(0, channels, n):
-                    gw = dict(wp=wc[1] - wc[0], ps=min(n, channels - ch), r0=wr[0], c0=wc[0], rows=None)
+                for ch, n in self.kg_groups(blk, w, r, c):
+                    gw = dict(wp=wc[1] - wc[0], ps=n, r0=wr[0], c0=wc[0], rows=None)
                     groups += [(ch, gw, y, y + 1) for y in range(ra, rb)]
             for ch, ib, ya, yb in groups:
                 more = tile_kernels.dw_box_calls(f, ib, ob[r][c], ya, yb, ca, cb, ch)
@@ -568,7 +602,16 @@ class _Emit:
         shape = "inplace" if inplace else "col" if col else "box"
         if not tile_kernels.worth(name, cols, rows, shape, fields["in"]["c"]):
             return None
-        return tile_kernels.define(e, op, fields, name, group, self.pixels(blk, i), self.pixels(blk, t), shape)
+        calls = None
+        if shape == "box" and not group:
+            out_wp = self.pixels(blk, t)[0]
+            ct = axis_table(blk.cols, t, n_c, t in blk.windows)
+            ib = self.tile_bufs(0, blk, i)
+            boxes = [(ra, rb, ca, cb, i in self.banded, t not in self.banded and ca == ct[c][2] and cb - ca == out_wp,
+                      tile_kernels.win_geom(fields, ib[r][c], {"ps": 0}, ca, cb, -1)[1]["pad_left"])
+                     for r, c, ra, rb, ca, cb in self.out_boxes(blk, t)]
+            calls = dict(shape=tile_kernels.call_shape(fields, boxes))
+        return tile_kernels.define(e, op, fields, name, group, self.pixels(blk, i), self.pixels(blk, t), shape, calls)
 
     def shifts(self, k: int, blk: BlockRun, t: int, ind: str) -> str:
         """Ring moves of a cached window before the tile (fusion_exec._shift)."""
@@ -585,8 +628,14 @@ class _Emit:
 
 
 # cortex-m/fused.c cm_chw_pm: the bytes of its frame holding a group's window copy and taps, the fewest channels a
-# group takes (fused_c.chw_groups_only works its choice out)
-CM_GRP_BUF, CM_GRP_MIN = 1280, 8
+# group takes (fused_c.chw_groups_only works its choice out); bt_fused.h FX_CHW_K_MIN: the fewest channels a group
+# calls the layer's conv kernel with
+CM_GRP_BUF, CM_GRP_MIN, FX_CHW_K_MIN = 1280, 8, 4
+
+
+def op_after(g: Graph, w: int) -> int:
+    """The output of the depthwise that reads channelwise window w."""
+    return next(o.outputs[0] for o in g.operators if o.inputs and o.inputs[0] == w and o.opcode == "DEPTHWISE_CONV_2D")
 
 
 def _pulled_rows(g: Graph, blk: BlockRun, t: int) -> int:

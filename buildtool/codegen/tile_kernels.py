@@ -141,12 +141,43 @@ def grouped(e, layer: dict):
     return name if name in kernel_variants.INSTANCES else None
 
 
-def define(e, op, fields: dict, name: str, group: int, src: tuple, dst: tuple, shape: str) -> str:
+def call_shape(f: dict, boxes) -> tuple | None:
+    """(out.w, rows, pad_left) of every kernel call reference/fused_ref.h win_kind_b (a conv, no box paths) makes over
+    boxes (ra, rb, ca, cb, input row-banded, whole: the box is all of its unbanded output buffer's width, pad_left:
+    win_geom's at the box; pad_left None when it differs), or None when
+    they differ or a call's shape is not worked out here (a 1x1's column calls, a 1-row filter's runs on row bands,
+    boxes of several rows: their calls from the rows the buffers hold)."""
+    pw = f["kh"] == 1 and f["kw"] == 1 and f["stride_h"] == 1 and f["stride_w"] == 1 and f["pad_top"] == 0
+    shapes, pads = set(), set()
+    for ra, rb, ca, cb, in_rows, whole, pad_left in boxes:
+        if rb - ra > 1 and (pw or (in_rows and f["kh"] == 1)):
+            return None
+        shapes.add((cb - ca, rb - ra if whole and not in_rows else 1))
+        pads.add(pad_left)
+    return (*shapes.pop(), pads.pop() if len(pads) == 1 else None) if len(shapes) == 1 else None
+
+
+def define(e, op, fields: dict, name: str, group: int, src: tuple, dst: tuple, shape: str, calls=None) -> str:
     """Declare op's tile kernel calling variant `name`'s macro (local_params' arguments); returns the
-    function's name."""
+    function's name. calls (shape "box" or "grp"): what every call the runtime makes with it shares, as constants
+    of its loops (gcc folds them as in the plain firmware's layers): "shape" (call_shape's (out.w, rows, pad_left)), and for
+    "grp" "channels" (its group's output channels, the window's pixel stride) and src (the input buffer's physical
+    width and pixel stride)."""
     macro, extra = kernel_variants.INSTANCES[name]
     e.use_macro(macro)
     q = local_params(fields, group, src, dst, shape)
+    rows = "y1"
+    if calls and calls.get("shape"):
+        w, n, pad_left = calls["shape"]
+        q["out"] = dict(q["out"], w=w)
+        if not _pointwise(fields) and pad_left is not None:
+            q["pad_left"] = pad_left
+        rows = f"y0 + {n}"
+        if shape == "grp":  # no column calls: the layer's heights, the input buffer's width
+            q["in"] = dict(q["in"], h=fields["in"]["h"], w=src[0], pixel_stride=src[1])
+            q["out"] = dict(q["out"], h=fields["out"]["h"])
+            if calls.get("channels"):
+                q["out"].update(c=calls["channels"], pixel_stride=calls["channels"])
     fn = f"op{op.index}_tk"
     move = ""
     if _pointwise(fields) and shape != "inplace":
@@ -157,7 +188,7 @@ def define(e, op, fields: dict, name: str, group: int, src: tuple, dst: tuple, s
     e.declare(f"/* op {op.index}'s tile kernel: {name}'s loops on its constants ({user}) */\n"
               f"static void {fn}({SIGNATURE}) {{\n"
               f"  const bt_conv_params q = {c_struct(q, '    ')};\n{move}"
-              f"  {macro}(&q, in, in_y0, out, y0, y1{args});\n}}")
+              f"  {macro}(&q, in, in_y0, out, y0, {rows}{args});\n}}")
     return fn
 
 
@@ -248,7 +279,7 @@ def dw_call_path(p: dict, in_y0: int, y0: int, y1: int, fast: int) -> str:
 
 
 def win_geom(f: dict, ib: dict, ob: dict, ca: int, cb: int, ch: int) -> tuple:
-    """reference/fused_ref.h win_geom for a depthwise (f: the layer's fields; ib, ob: the buffers: "wp", "ps", "c0",
+    """reference/fused_ref.h win_geom for a conv or depthwise (f: the layer's fields; ib, ob: the buffers: "wp", "ps", "c0",
     "rows" (a row-banded tensor's row addresses, or None); ch >= 0: channels [ch, ch + ib["ps"])): (x0, the call's
     fields, its first channel, its channel count)."""
     q = dict(f, **{"in": dict(f["in"]), "out": dict(f["out"])})
