@@ -43,8 +43,8 @@ def _kernels(c: str) -> dict:
     out = {}
     for fn in re.findall(r"static void (op\d+_tk)\(const bt_conv_params \*p,", c):
         body = c.split(f"static void {fn}(", 1)[1].split("\n}", 1)[0]
-        macro = re.search(r"  (BT_CONV_\w+)\(&q, in, in_y0, out, y0, y1[^;]*\);", body)
-        calls = re.findall(rf"fx_(?:win_k|conv_inplace_k|chw_k)\(&(op\d+)_p, {fn}, ", c)
+        macro = re.search(r"  (BT_CONV_\w+)\(&q, in, in_y0, out, y0, (?:y1|y0 \+ \d+)[^;]*\);", body)
+        calls = re.findall(rf"fx_(?:win_k|conv_inplace_k|chw_kg?)\(&(op\d+)_p, {fn}, ", c)
         out[fn] = (macro.group(1) if macro else None, calls)
     return out
 
@@ -63,7 +63,7 @@ def test_model_c_defines_and_passes_tile_kernels(sources):
     cm = sources["cortex-m4"]
     # one-channel windows: the runtime's channel groups through the conv's "grp" tile kernel and the depthwise's
     # variant (fx_chw_k); windows of several channels: model.c's loop over them, the conv's "box" tile kernel
-    assert re.search(r"fx_chw_k\(&(op\d+)_p, \1_tk, &ci, &wv, .*, &op\d+_p, bt_depthwise_s8_\w+, ", cm)
+    assert re.search(r"fx_chw_kg?\(&(op\d+)_p, \1_tk, &ci, &wv, .*, &op\d+_p, bt_(?:depthwise_s8|dw)_\w+, ", cm)
     assert re.search(r"for \(int ch = 0; ch < \d+; ch \+= \d+\) \{\n +fx_win_k\(&(op\d+)_p, \1_tk, ", cm)
     assert "fx_chw(&" in sources["xcore"] and "fx_chw_k" not in sources["xcore"]
     assert "fx_win_k(&op" in cm and "fx_conv_inplace_k(&op" in cm

@@ -402,7 +402,7 @@ class _Emit:
             self.params(e, conv)
             fields = self.conv_fields[conv.index]
             name = tile_kernels.grouped(e, e.conv_layer(conv, fields))
-            src = self.pixels(self.blk_of[conv.index], conv.inputs[0])
+            src = self.pixels(self.blk_of[conv.index], conv.inputs[0]) if calls else ()
             self.grouped[conv.index] = name and tile_kernels.define(e, conv, fields, name, 0, src, (), "grp", calls)
         return self.grouped[conv.index]
 
