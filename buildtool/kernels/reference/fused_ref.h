@@ -352,9 +352,19 @@ void fx_win_dk_all(const void *prm, fx_dw_kernel kernel, const fx_buf *in, const
   win_kind_b(FX_DW, !FX_BOX_ONE_CHANNEL, prm, 0, kernel, in, out, ra, rb, ca, cb, -1, fch);
 }
 
-/* fx_chw_kg: fx_chw_k where code generation found that no tile takes the set's one-channel paths (bt_fused.h): the
-   set's group path through the layers' kernels when it has one (FX_CHW_PM, fx_k_chw's arguments), else group by group
-   with no box paths (the groups hold more than one channel: those paths decline them), so a plan links none of them. */
+void fx_chw_k(const void *cprm, fx_conv_kernel ck, const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb,
+              int32_t wca, int32_t wcb, const void *dprm, fx_dw_kernel dk, const int8_t *fch, const fx_buf *out,
+              int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t channels) {
+  /* a set's own path, else group by group through fx_win_k / fx_win_dk */
+  if (fx_k_chw(cprm, ck, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels)) return;
+  for (int32_t ch = 0; ch < channels; ch += win->ps) {
+    win_k_groups(cprm, win->ps >= FX_CHW_K_MIN ? ck : FX_CONV_FEW, cin, win, wra, wrb, wca, wcb, ch);
+    fx_win_dk(dprm, dk, win, out, ra, rb, ca, cb, ch, fch);
+  }
+}
+/* fx_chw_k where code generation found that no tile takes the set's one-channel paths (bt_fused.h): the set's group
+   path through the layers' kernels when it has one (FX_CHW_PM, fx_k_chw's arguments), else group by group with no
+   box paths (the groups hold more than one channel: those paths decline them), so a plan links none of them. */
 #ifndef FX_CHW_PM
 #define FX_CHW_PM(cprm, ck, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels) 0
 #endif
@@ -363,31 +373,14 @@ __attribute__((noinline)) static void win_dk_ch0(const void *prm, fx_dw_kernel k
                                                  int32_t ch, const int8_t *fch) {
   win_kind_b(FX_DW, 0, prm, 0, kernel, in, out, ra, rb, ca, cb, ch, fch);
 }
-/* fx_chw_k (paths 1) and fx_chw_kg (paths 0): a set's own path, else group by group through the layers' kernels. */
-FX_ALWAYS void chw_kernels(int paths, const void *cprm, fx_conv_kernel ck, const fx_buf *cin, const fx_buf *win,
-                           int32_t wra, int32_t wrb, int32_t wca, int32_t wcb, const void *dprm, fx_dw_kernel dk,
-                           const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
-                           int32_t channels) {
-  if (paths ? fx_k_chw(cprm, ck, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels)
-            : FX_CHW_PM(cprm, ck, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels))
-    return;
-  for (int32_t ch = 0; ch < channels; ch += win->ps) {
-    fx_conv_kernel k = win->ps >= FX_CHW_K_MIN ? ck : FX_CONV_FEW;
-    if (paths) win_k_groups(cprm, k, cin, win, wra, wrb, wca, wcb, ch);
-    else fx_win_k(cprm, k, cin, win, wra, wrb, wca, wcb, ch);
-    if (paths) fx_win_dk(dprm, dk, win, out, ra, rb, ca, cb, ch, fch);
-    else win_dk_ch0(dprm, dk, win, out, ra, rb, ca, cb, ch, fch);
-  }
-}
-void fx_chw_k(const void *cprm, fx_conv_kernel ck, const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb,
-              int32_t wca, int32_t wcb, const void *dprm, fx_dw_kernel dk, const int8_t *fch, const fx_buf *out,
-              int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t channels) {
-  chw_kernels(1, cprm, ck, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels);
-}
 void fx_chw_kg(const void *cprm, fx_conv_kernel ck, const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb,
                int32_t wca, int32_t wcb, const void *dprm, fx_dw_kernel dk, const int8_t *fch, const fx_buf *out,
                int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t channels) {
-  chw_kernels(0, cprm, ck, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels);
+  if (FX_CHW_PM(cprm, ck, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels)) return;
+  for (int32_t ch = 0; ch < channels; ch += win->ps) {
+    fx_win_k(cprm, win->ps >= FX_CHW_K_MIN ? ck : FX_CONV_FEW, cin, win, wra, wrb, wca, wcb, ch);
+    win_dk_ch0(dprm, dk, win, out, ra, rb, ca, cb, ch, fch);
+  }
 }
 void fx_chw(const void *cprm, const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb, int32_t wca,
             int32_t wcb, const void *dprm, const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca,
