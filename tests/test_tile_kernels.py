@@ -9,12 +9,15 @@ fallback when another kernel set is linked, and what model.c defines and passes.
 
 from __future__ import annotations
 
+import ctypes
 import re
 import shutil
 
 import numpy as np
 import pytest
 from conftest import fixed_input, tflm_run
+from test_kernel_variants import _conv_struct, _dw_path_layer, libs  # noqa: F401  (libs: the variant queries' fixture)
+from test_kernels import DwP
 
 from buildtool import pipeline, zoo
 from buildtool.codegen import kernel_variants
@@ -43,8 +46,8 @@ def _kernels(c: str) -> dict:
     out = {}
     for fn in re.findall(r"static void (op\d+_tk)\(const bt_conv_params \*p,", c):
         body = c.split(f"static void {fn}(", 1)[1].split("\n}", 1)[0]
-        macro = re.search(r"  (BT_CONV_\w+)\(&q, in, in_y0, out, y0, y1[^;]*\);", body)
-        calls = re.findall(rf"fx_(?:win_k|conv_inplace_k|chw_k)\(&(op\d+)_p, {fn}, ", c)
+        macro = re.search(r"  (BT_CONV_\w+)\(&q, in, in_y0, out, y0, (?:y1|y0 \+ \d+)[^;]*\);", body)
+        calls = re.findall(rf"fx_(?:win_k|conv_inplace_k|chw_kg?)\(&(op\d+)_p, {fn}, ", c)
         out[fn] = (macro.group(1) if macro else None, calls)
     return out
 
@@ -63,7 +66,7 @@ def test_model_c_defines_and_passes_tile_kernels(sources):
     cm = sources["cortex-m4"]
     # one-channel windows: the runtime's channel groups through the conv's "grp" tile kernel and the depthwise's
     # variant (fx_chw_k); windows of several channels: model.c's loop over them, the conv's "box" tile kernel
-    assert re.search(r"fx_chw_k\(&(op\d+)_p, \1_tk, &ci, &wv, .*, &op\d+_p, bt_depthwise_s8_\w+, ", cm)
+    assert re.search(r"fx_chw_kg?\(&(op\d+)_p, \1_tk, &ci, &wv, .*, &op\d+_p, bt_(?:depthwise_s8|dw)_\w+, ", cm)
     assert re.search(r"for \(int ch = 0; ch < \d+; ch \+= \d+\) \{\n +fx_win_k\(&(op\d+)_p, \1_tk, ", cm)
     assert "fx_chw(&" in sources["xcore"] and "fx_chw_k" not in sources["xcore"]
     assert "fx_win_k(&op" in cm and "fx_conv_inplace_k(&op" in cm
@@ -78,7 +81,10 @@ def test_tile_kernel_constants(sources):
     cm = sources["cortex-m4"]
     body = {fn: cm.split(f"static void {fn}(", 1)[1].split("\n}", 1)[0] for fn in _kernels(cm)}
     for fn, b in body.items():
-        assert ".w = p->out.w" in b and "p->kh" not in b and "p->act_min" not in b and "p->input_offset" not in b
+        # the call's shape from p, or, when every call the runtime makes shares it (tile_kernels.call_shape), out.w
+        # and the rows a call as constants
+        assert (".w = p->out.w" in b) != bool(re.search(r"out, y0, y0 \+ \d+, ", b)), fn
+        assert "p->kh" not in b and "p->act_min" not in b and "p->input_offset" not in b
         grouped = ".filter = p->filter" in b
         assert grouped == (".multiplier = p->multiplier" in b)
         assert grouped or f".multiplier = {fn[:-3]}_mult" in b
@@ -128,8 +134,11 @@ def test_depthwise_calls_take_the_layers_variant(sources):
     and xcore, whose sets have no depthwise variants, keep fx_win."""
     cm = sources["cortex-m4"]
     calls = re.findall(r"fx_win_dk\(&op\d+_p, (\w+), ", cm)
-    assert calls and set(calls) == {"bt_depthwise_s8_m1_rq2"} and "fx_win(FX_DW" not in cm
-    assert "#define bt_depthwise_s8_m1_rq2 bt_depthwise_s8\n" in cm
+    paths = {name for name, _ in kernel_variants.CORTEX_M["depthwise_m1"]}
+    assert calls and set(calls) <= paths | {"bt_depthwise_s8_m1_rq2"} and "fx_win(FX_DW" not in cm
+    assert set(calls) & paths  # the one path all of a layer's tile calls take (tile_kernels.dw_path_of_calls)
+    for fn in set(calls):
+        assert f"#define {fn} bt_depthwise_s8\n" in cm
     for other in ("riscv32", "xcore"):
         assert "fx_win_dk" not in sources[other] and "fx_win(FX_DW, &op" in sources[other]
 
@@ -161,3 +170,40 @@ def test_reference_set_runs_the_same_model_c(tmp_path):
     x = fixed_input(g.tensors[g.inputs[0]].shape)
     y, _, _ = runner.run("cortex-m4", tmp_path, x)
     assert np.array_equal(y, tflm_run(serialize(g), [x])[0])
+
+
+def test_depthwise_tile_call_path_is_what_depthwise_c_picks(libs):
+    """tile_kernels.dw_call_path, the path model.c passes for a block's depthwise when every tile call takes it: on
+    random layers cut into random tile calls (a box's columns with its own pad_left and buffer width, any rows, any
+    first input row) it names the path depthwise.c's dw_path picks for that call (bt_depthwise_s8_path), and the
+    tile calls reach several paths."""
+    lib, rng = libs["cortex-m"], np.random.default_rng(52)
+    seen, wrong, n = set(), [], 0
+    while n < 1500:
+        layer = _dw_path_layer(rng)
+        if not layer or layer[0]["depth_multiplier"] != 1:
+            continue
+        p, bias = layer
+        o = p["out"]
+        w = int(rng.integers(1, o["w"] + 1))
+        y0 = int(rng.integers(0, o["h"]))
+        y1 = int(rng.integers(y0 + 1, o["h"] + 1))
+        q = dict(p, pad_left=int(rng.integers(-2 * o["w"], p["pad_left"] + 1)),
+                 **{"in": dict(p["in"], w=int(rng.integers(1, p["in"]["w"] + 1))), "out": dict(o, w=w)})
+        in_y0 = int(rng.integers(0, max(y0 * p["stride_h"] - p["pad_top"], 0) + 1))
+        keep: list = []
+        conv = _conv_struct(q, keep)
+        conv.stride_h, conv.stride_w, conv.dil_h, conv.dil_w = q["stride_h"], q["stride_w"], q["dil_h"], q["dil_w"]
+        if bias is not None:
+            b = np.array(bias, np.int32)
+            keep.append(b)
+            conv.bias = ctypes.c_void_p(b.ctypes.data)
+        want = lib.bt_depthwise_s8_path(ctypes.byref(DwP(conv=conv, depth_multiplier=1)), in_y0, y0, y1).decode()
+        fast = int(kernel_variants.choose(kernel_variants.CORTEX_M, "depthwise", p) == "bt_depthwise_s8_m1_rq2")
+        got = tile_kernels.dw_call_path(dict(q, bias=bias or []), in_y0, y0, y1, fast)
+        seen.add(want)
+        n += 1
+        if got != want:
+            wrong.append((want, got, q, in_y0, y0, y1))
+    assert not wrong, f"{len(wrong)} of {n} differ, e.g. {wrong[0]}"
+    assert len(seen) >= 8, seen

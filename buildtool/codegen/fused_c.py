@@ -24,6 +24,7 @@ from ..plan.fusion.schedule import BlockRun, FusedPlan
 from ..model.ir import Graph
 from ..model.ops import conv_groups
 from ..plan import ArenaPlan, TensorPlace
+from ..refops import prepare
 from ..refops.activation import prelu_params, relu6_bounds, relu_params, tanh_params
 from . import kernel_variants, pipeline_c, qparams, tile_kernels
 from .c_text import c_ints as _ints, c_struct as _struct
@@ -102,6 +103,7 @@ class _Emit:
         self.conv_fields = {}  # a CONV_2D's bt_conv_params fields (params), for its tile kernel
         self.dw_fields = {}  # a DEPTHWISE_CONV_2D's bt_depthwise_params fields (params), for its variant
         self.grouped = {}  # a CONV_2D's fx_chw_k tile kernel (chw_conv_kernel), None when it has none
+        self.blk_of = {}  # a CONV_2D into a channelwise window -> its block (kg_conv_calls)
         self.piped = {k for grp in plan.schedule.pipelined for k in grp}
         for k, it in enumerate(plan.schedule.items):
             if isinstance(it, BlockRun):
@@ -263,8 +265,12 @@ class _Emit:
                             f"wv = {self.buf(k, blk, w)};\n"
                             f"      const int16_t *WR = fx{k}_t{w}_r[r], *WC = fx{k}_t{w}_c[c];")
                 if make.startswith("fx_win("):  # the runtime walks the channels (fx_chw, fx_chw_k)
-                    ck, dk = self.chw_kernels(e, conv, op)
-                    call = f"fx_chw_k(&{self.params(e, conv)}, {ck}, " if ck else f"fx_chw(&{self.params(e, conv)}, "
+                    kg = tile_kernels.chw_groups(e) and self.chw_groups_only(blk, conv, op, w)
+                    ck, dk = self.chw_kernels(e, conv, op, self.kg_conv_calls(k, blk, conv, w) if kg else None)
+                    fn = "fx_chw" if not ck else "fx_chw_kg" if kg else "fx_chw_k"
+                    if fn == "fx_chw_kg":
+                        dk = self.dw_path(e, op, dk, self.kg_dw_calls(k, blk, op, w))
+                    call = f"{fn}(&{self.params(e, conv)}, {ck + ', ' if ck else ''}"
                     body.append(f"      {call}&ci, &wv, {wbox}, &{dp}, {dk + ', ' if ck else ''}{fch}, &o, {box}, "
                                 f"{g.tensors[w].shape[3]});")
                 elif (conv.opcode == "CONV_2D" and conv.inputs[0] in pulled
@@ -343,7 +349,7 @@ class _Emit:
         if kernel:
             return f"fx_win_k(&{p}, {kernel}, {src}, {dst}, {box}, {ch});"
         if kind == "FX_DW":
-            return self.depthwise(e, op, src, dst, box, ch, fch)
+            return self.depthwise(e, op, src, dst, box, ch, fch, (k, blk))
         return f"fx_win({kind}, &{p}, {src}, {dst}, {box}, {ch}, {fch});"
 
     def grouped_conv(self, e: _Emitter, k: int, blk: BlockRun, op, box: str) -> str:
@@ -387,19 +393,20 @@ class _Emit:
             return f"{{0, 0, 0, {wp}, {ps}, {name}[gk]}}"
         return self.buf(k, blk, t).replace(", 0, 0, ", f" + gk * {step}, 0, 0, ", 1)
 
-    def chw_conv_kernel(self, e: _Emitter, conv):
-        """fx_chw_k's conv kernel for conv: its tile kernel of shape "grp" (declared once; tile_kernels.grouped),
-        or None (no such variant, or the set's fx_chw takes no kernels)."""
+    def chw_conv_kernel(self, e: _Emitter, conv, calls=None):
+        """fx_chw_k's conv kernel for conv: its tile kernel of shape "grp" (declared once; tile_kernels.grouped; calls:
+        what its calls share, kg_conv_calls), or None (no such variant, or the set's fx_chw takes no kernels)."""
         if not tile_kernels.chw_groups(e) or self.g.tensors[conv.outputs[0]].dtype != "int8":
             return None
         if conv.index not in self.grouped:
             self.params(e, conv)
             fields = self.conv_fields[conv.index]
             name = tile_kernels.grouped(e, e.conv_layer(conv, fields))
-            self.grouped[conv.index] = name and tile_kernels.define(e, conv, fields, name, 0, (), (), "grp")
+            src = self.pixels(self.blk_of[conv.index], conv.inputs[0]) if calls else ()
+            self.grouped[conv.index] = name and tile_kernels.define(e, conv, fields, name, 0, src, (), "grp", calls)
         return self.grouped[conv.index]
 
-    def chw_kernels(self, e: _Emitter, conv, op) -> tuple:
+    def chw_kernels(self, e: _Emitter, conv, op, calls=None) -> tuple:
         """(conv kernel, depthwise kernel) fx_chw_k takes for conv and depthwise op: the conv's "grp" tile kernel
         (chw_conv_kernel) or the variant the board's table picks for the layer, the depthwise's variant (each
         valid on any group of at least FX_CHW_K_MIN of the conv's channels, and on any group of the
@@ -409,7 +416,7 @@ class _Emit:
         if not tile_kernels.chw_groups(e):
             return None, None
         if self.g.tensors[conv.outputs[0]].dtype == "int8":
-            names[0] = (self.chw_conv_kernel(e, conv)
+            names[0] = (self.chw_conv_kernel(e, conv, calls)
                         or e.kernel("conv", e.conv_layer(conv, self.conv_fields[conv.index])))
         if self.g.tensors[op.outputs[0]].dtype == "int8":
             fields = self.dw_fields[op.index]
@@ -418,18 +425,162 @@ class _Emit:
         return (None, None) if names == [kernel_variants.DISPATCHERS["conv"],
                                          kernel_variants.DISPATCHERS["depthwise"]] else tuple(names)
 
-    def depthwise(self, e: _Emitter, op, src: str, dst: str, box: str, ch: str, fch: str) -> str:
+    def chw_groups_only(self, blk: BlockRun, conv, op, w: int) -> bool:
+        """Does no tile of fx_chw_k's channelwise window w (conv into it, depthwise op from it) reach the set's
+        one-channel paths (so model.c calls fx_chw_kg, which links none of them)? A window of more than one channel
+        never does; a one-channel window when cortex-m/fused.c's cm_chw_pm takes every tile (its checks, worked out
+        here on the block's tables) in groups of more than one channel."""
+        g = self.g
+        ps, channels = self.pixels(blk, w)[1], g.tensors[w].shape[3]
+        if ps > 1:
+            return True
+        f = g.tensors[conv.inputs[1]].shape  # [out, kh, kw, in]
+        taps = g.tensors[op.inputs[1]].shape[1] * g.tensors[op.inputs[1]].shape[2]
+        if op.options.get("depth_multiplier", 1) != 1 or (f[1] == 3 and f[2] * f[3] == 9) or taps > 9:
+            return False
+        n_r, n_c = len(blk.rows.bounds) - 1, len(blk.cols.bounds) - 1
+        t = op.outputs[0]
+        orows, ocols = axis_table(blk.rows, t, n_r, t in blk.windows), axis_table(blk.cols, t, n_c, t in blk.windows)
+        wrows, wcols = axis_table(blk.rows, w, n_r, True), axis_table(blk.cols, w, n_c, True)
+        for r in range(n_r):
+            for c in range(n_c):
+                if orows[r][1] <= orows[r][0] or ocols[c][1] <= ocols[c][0]:
+                    continue  # model.c skips an empty box
+                (ra, rb, r0, _), (ca, cb, c0, _) = wrows[r], wcols[c]
+                if ra != r0 or ca != c0 or rb <= ra or cb <= ca:
+                    return False
+                n = (CM_GRP_BUF - 4) // ((rb - ra) * (cb - ca) + taps)
+                n = channels if n >= channels else n & ~3
+                if n < CM_GRP_MIN or channels % n == 1:
+                    return False
+        return True
+
+    def depthwise(self, e: _Emitter, op, src: str, dst: str, box: str, ch: str, fch: str, at=None) -> str:
         """The C call computing box of depthwise op: through the variant the board's table picks for the layer
-        (fx_win_dk; the variant's conditions hold on any group of the layer's channels), else fx_win (the set's
-        dispatcher bt_depthwise_s8)."""
+        (fx_win_dk; the variant's conditions hold on any group of the layer's channels), or the one path of it every
+        call takes (at: (item, block) of an all-channel call, dw_path), else fx_win (the set's dispatcher
+        bt_depthwise_s8)."""
         p = self.params(e, op)
         fields = self.dw_fields[op.index]
         layer = dict(e.conv_layer(op, fields["conv"]), depth_multiplier=fields["depth_multiplier"])
         if self.g.tensors[op.outputs[0]].dtype == "int8":
             fn = e.kernel("depthwise", layer)
+            if at is not None and ch == "-1" and fn in tile_kernels.DW_M1:
+                fn = self.dw_path(e, op, fn, self.box_dw_calls(*at, op))
             if fn != kernel_variants.DISPATCHERS["depthwise"]:
                 return f"fx_win_dk(&{p}, {fn}, {src}, {dst}, {box}, {ch}, {fch});"
         return f"fx_win(FX_DW, &{p}, {src}, {dst}, {box}, {ch}, {fch});"
+
+    def dw_path(self, e: _Emitter, op, fn: str, calls) -> str:
+        """fn, or when it is a variant dispatching by path (tile_kernels.DW_M1) and every one of calls (the depthwise
+        calls op's tiles make: tile_kernels.dw_box_calls) takes the same path, that path (declared as a variant)."""
+        if fn not in tile_kernels.DW_M1 or calls is None:
+            return fn
+        g = self.g
+        conv = e.conv_layer(op, self.dw_fields[op.index]["conv"])
+        b = prepare.bias_input(g, op)
+        bias = [int(v) for v in g.tensors[b].data] if b >= 0 else [0] * len(conv["multipliers"])
+        values = dict(bias=bias, multipliers=conv["multipliers"], shifts=conv["shifts"])
+        name = tile_kernels.dw_path_of_calls(calls, values, tile_kernels.DW_M1[fn])
+        if name is None:
+            return fn
+        e.used_variants[name] = kernel_variants.DISPATCHERS["depthwise"]
+        return name
+
+    def tile_bufs(self, k: int, blk: BlockRun, t: int) -> list:
+        """[r][c]: tensor t's fx_buf at each tile as tile_kernels.win_geom reads it (wp, ps, r0, c0, rows)."""
+        n_r, n_c = len(blk.rows.bounds) - 1, len(blk.cols.bounds) - 1
+        wp, ps = self.pixels(blk, t)
+        win = t in blk.windows
+        rt, ct = axis_table(blk.rows, t, n_r, win), axis_table(blk.cols, t, n_c, win)
+        rows = None
+        if t in self.banded:
+            rows = [self.row_at[t][r] for r in range(len(self.row_at[t]))]
+        return [[dict(wp=wp, ps=ps, r0=rt[r][2] if win else 0, c0=ct[c][2] if win else 0, rows=rows)
+                 for c in range(n_c)] for r in range(n_r)]
+
+    def out_boxes(self, blk: BlockRun, t: int):
+        """(r, c, ra, rb, ca, cb) of every tile whose box of tensor t is not empty (model.c skips the others)."""
+        n_r, n_c = len(blk.rows.bounds) - 1, len(blk.cols.bounds) - 1
+        rt, ct = axis_table(blk.rows, t, n_r, t in blk.windows), axis_table(blk.cols, t, n_c, t in blk.windows)
+        for r in range(n_r):
+            for c in range(n_c):
+                if rt[r][1] > rt[r][0] and ct[c][1] > ct[c][0]:
+                    yield r, c, rt[r][0], rt[r][1], ct[c][0], ct[c][1]
+
+    def box_dw_calls(self, k: int, blk: BlockRun, op):
+        """The kernel calls of depthwise op's all-channel tiles (fx_win_dk with ch -1), or None."""
+        f = self.dw_fields[op.index]["conv"]
+        t, i = op.outputs[0], op.inputs[0]
+        ib, ob = self.tile_bufs(k, blk, i), self.tile_bufs(k, blk, t)
+        calls = []
+        for r, c, ra, rb, ca, cb in self.out_boxes(blk, t):
+            more = tile_kernels.dw_box_calls(f, ib[r][c], ob[r][c], ra, rb, ca, cb, -1)
+            if more is None:
+                return None
+            calls += more
+        return calls
+
+    def kg_groups(self, blk: BlockRun, w: int, r: int, c: int) -> list:
+        """[(first channel, channels)] of fx_chw_kg's groups at tile (r, c) on channelwise window w (cortex-m/fused.c
+        cm_chw_pm's on a one-channel window, as chw_groups_only found them; the window's channels else)."""
+        ps, channels = self.pixels(blk, w)[1], self.g.tensors[w].shape[3]
+        if ps > 1:
+            return [(ch, ps) for ch in range(0, channels, ps)]
+        op = next(o for o in self.g.operators if o.inputs and o.inputs[0] == w and o.opcode == "DEPTHWISE_CONV_2D")
+        taps = self.g.tensors[op.inputs[1]].shape[1] * self.g.tensors[op.inputs[1]].shape[2]
+        wr = axis_table(blk.rows, w, len(blk.rows.bounds) - 1, True)[r]
+        wc = axis_table(blk.cols, w, len(blk.cols.bounds) - 1, True)[c]
+        n = (CM_GRP_BUF - 4) // ((wr[1] - wr[0]) * (wc[1] - wc[0]) + taps)
+        n = channels if n >= channels else n & ~3
+        return [(ch, min(n, channels - ch)) for ch in range(0, channels, n)]
+
+    def kg_conv_calls(self, k: int, blk: BlockRun, conv, w: int) -> dict:
+        """What fx_chw_kg's calls of conv's kernel (its groups of at least FX_CHW_K_MIN channels) share: "shape"
+        (tile_kernels.call_shape) and "channels" (None: they differ)."""
+        self.blk_of[conv.index] = blk
+        n_r, n_c = len(blk.rows.bounds) - 1, len(blk.cols.bounds) - 1
+        wr, wc = axis_table(blk.rows, w, n_r, True), axis_table(blk.cols, w, n_c, True)
+        wp = self.pixels(blk, w)[0]
+        ib, f = self.tile_bufs(k, blk, conv.inputs[0]), self.conv_fields[conv.index]
+        boxes, ns = [], set()
+        for r, c, *_ in self.out_boxes(blk, op_after(self.g, w)):
+            groups = [n for _, n in self.kg_groups(blk, w, r, c) if n >= FX_CHW_K_MIN]
+            ns |= set(groups)
+            ra, rb, r0, _ = wr[r]
+            ca, cb, c0, _ = wc[c]
+            whole = self.pixels(blk, w)[1] == 1 or (ca == c0 and cb - ca == wp)
+            pad_left = tile_kernels.win_geom(f, ib[r][c], {"ps": 0}, ca, cb, -1)[1]["pad_left"]
+            boxes += [(ra, rb, ca, cb, conv.inputs[0] in self.banded, whole, pad_left)] if groups else []
+        return dict(shape=tile_kernels.call_shape(self.conv_fields[conv.index], boxes),
+                    channels=ns.pop() if len(ns) == 1 else None)
+
+    def kg_dw_calls(self, k: int, blk: BlockRun, op, w: int):
+        """The depthwise kernel calls fx_chw_kg makes for depthwise op on channelwise window w (its groups as
+        chw_groups_only found them: cortex-m/fused.c cm_chw_pm's, a row a call, on a one-channel window; the window's
+        channels a group else), or None."""
+        f = self.dw_fields[op.index]["conv"]
+        t = op.outputs[0]
+        ps = self.pixels(blk, w)[1]
+        wb, ob = self.tile_bufs(k, blk, w), self.tile_bufs(k, blk, t)
+        calls = []
+        for r, c, ra, rb, ca, cb in self.out_boxes(blk, t):
+            win = wb[r][c]
+            if ps > 1:
+                groups = [(ch, win, ra, rb) for ch, _ in self.kg_groups(blk, w, r, c)]
+            else:
+                wr = axis_table(blk.rows, w, len(blk.rows.bounds) - 1, True)[r]
+                wc = axis_table(blk.cols, w, len(blk.cols.bounds) - 1, True)[c]
+                groups = []
+                for ch, n in self.kg_groups(blk, w, r, c):
+                    gw = dict(wp=wc[1] - wc[0], ps=n, r0=wr[0], c0=wc[0], rows=None)
+                    groups += [(ch, gw, y, y + 1) for y in range(ra, rb)]
+            for ch, ib, ya, yb in groups:
+                more = tile_kernels.dw_box_calls(f, ib, ob[r][c], ya, yb, ca, cb, ch)
+                if more is None:
+                    return None
+                calls += more
+        return calls
 
     def tile_kernel(self, e: _Emitter, blk: BlockRun, op, ch: str, inplace: bool = False):
         """Declare conv op's tile kernel (tile_kernels.py) when its calls have more than one output channel
@@ -451,7 +602,16 @@ class _Emit:
         shape = "inplace" if inplace else "col" if col else "box"
         if not tile_kernels.worth(name, cols, rows, shape, fields["in"]["c"]):
             return None
-        return tile_kernels.define(e, op, fields, name, group, self.pixels(blk, i), self.pixels(blk, t), shape)
+        calls = None
+        if shape == "box" and not group:
+            out_wp = self.pixels(blk, t)[0]
+            ct = axis_table(blk.cols, t, n_c, t in blk.windows)
+            ib = self.tile_bufs(0, blk, i)
+            boxes = [(ra, rb, ca, cb, i in self.banded, t not in self.banded and ca == ct[c][2] and cb - ca == out_wp,
+                      tile_kernels.win_geom(fields, ib[r][c], {"ps": 0}, ca, cb, -1)[1]["pad_left"])
+                     for r, c, ra, rb, ca, cb in self.out_boxes(blk, t)]
+            calls = dict(shape=tile_kernels.call_shape(fields, boxes))
+        return tile_kernels.define(e, op, fields, name, group, self.pixels(blk, i), self.pixels(blk, t), shape, calls)
 
     def shifts(self, k: int, blk: BlockRun, t: int, ind: str) -> str:
         """Ring moves of a cached window before the tile (fusion_exec._shift)."""
@@ -465,6 +625,17 @@ class _Emit:
             out.append(f"{ind}if (fx{k}_t{t}_c[c][3]) "
                        f"fx_shift_cols({at}, {er}, {ec}, {cw}, fx{k}_t{t}_c[c][3]);")
         return "\n".join(out)
+
+
+# cortex-m/fused.c cm_chw_pm: the bytes of its frame holding a group's window copy and taps, the fewest channels a
+# group takes (fused_c.chw_groups_only works its choice out); bt_fused.h FX_CHW_K_MIN: the fewest channels a group
+# calls the layer's conv kernel with
+CM_GRP_BUF, CM_GRP_MIN, FX_CHW_K_MIN = 1280, 8, 4
+
+
+def op_after(g: Graph, w: int) -> int:
+    """The output of the depthwise that reads channelwise window w."""
+    return next(o.outputs[0] for o in g.operators if o.inputs and o.inputs[0] == w and o.opcode == "DEPTHWISE_CONV_2D")
 
 
 def _pulled_rows(g: Graph, blk: BlockRun, t: int) -> int:

@@ -141,12 +141,43 @@ def grouped(e, layer: dict):
     return name if name in kernel_variants.INSTANCES else None
 
 
-def define(e, op, fields: dict, name: str, group: int, src: tuple, dst: tuple, shape: str) -> str:
+def call_shape(f: dict, boxes) -> tuple | None:
+    """(out.w, rows, pad_left) of every kernel call reference/fused_ref.h win_kind_b (a conv, no box paths) makes over
+    boxes (ra, rb, ca, cb, input row-banded, whole: the box is all of its unbanded output buffer's width, pad_left:
+    win_geom's at the box; pad_left None when it differs), or None when
+    they differ or a call's shape is not worked out here (a 1x1's column calls, a 1-row filter's runs on row bands,
+    boxes of several rows: their calls from the rows the buffers hold)."""
+    pw = f["kh"] == 1 and f["kw"] == 1 and f["stride_h"] == 1 and f["stride_w"] == 1 and f["pad_top"] == 0
+    shapes, pads = set(), set()
+    for ra, rb, ca, cb, in_rows, whole, pad_left in boxes:
+        if rb - ra > 1 and (pw or (in_rows and f["kh"] == 1)):
+            return None
+        shapes.add((cb - ca, rb - ra if whole and not in_rows else 1))
+        pads.add(pad_left)
+    return (*shapes.pop(), pads.pop() if len(pads) == 1 else None) if len(shapes) == 1 else None
+
+
+def define(e, op, fields: dict, name: str, group: int, src: tuple, dst: tuple, shape: str, calls=None) -> str:
     """Declare op's tile kernel calling variant `name`'s macro (local_params' arguments); returns the
-    function's name."""
+    function's name. calls (shape "box" or "grp"): what every call the runtime makes with it shares, as constants
+    of its loops (gcc folds them as in the plain firmware's layers): "shape" (call_shape's (out.w, rows, pad_left)), and for
+    "grp" "channels" (its group's output channels, the window's pixel stride) and src (the input buffer's physical
+    width and pixel stride)."""
     macro, extra = kernel_variants.INSTANCES[name]
     e.use_macro(macro)
     q = local_params(fields, group, src, dst, shape)
+    rows = "y1"
+    if calls and calls.get("shape"):
+        w, n, pad_left = calls["shape"]
+        q["out"] = dict(q["out"], w=w)
+        if not _pointwise(fields) and pad_left is not None:
+            q["pad_left"] = pad_left
+        rows = f"y0 + {n}"
+        if shape == "grp":  # no column calls: the layer's heights, the input buffer's width
+            q["in"] = dict(q["in"], h=fields["in"]["h"], w=src[0], pixel_stride=src[1])
+            q["out"] = dict(q["out"], h=fields["out"]["h"])
+            if calls.get("channels"):
+                q["out"].update(c=calls["channels"], pixel_stride=calls["channels"])
     fn = f"op{op.index}_tk"
     move = ""
     if _pointwise(fields) and shape != "inplace":
@@ -157,7 +188,7 @@ def define(e, op, fields: dict, name: str, group: int, src: tuple, dst: tuple, s
     e.declare(f"/* op {op.index}'s tile kernel: {name}'s loops on its constants ({user}) */\n"
               f"static void {fn}({SIGNATURE}) {{\n"
               f"  const bt_conv_params q = {c_struct(q, '    ')};\n{move}"
-              f"  {macro}(&q, in, in_y0, out, y0, y1{args});\n}}")
+              f"  {macro}(&q, in, in_y0, out, y0, {rows}{args});\n}}")
     return fn
 
 
@@ -194,3 +225,112 @@ def define_kb(e, g, op, params: str, input_offset: int) -> str:
               f"static void {n}_tk({SIGNATURE}) {{\n"
               f"  BT_CONV_KB(p, {n}_kb + (p->multiplier - {params}.multiplier), in, in_y0, out, y0, y1);\n}}")
     return f"{n}_tk"
+
+
+# -- cortex-m: the depthwise path each tile call takes -----------------------------------------------------
+# bt_depthwise_s8_m1_rq2 / _m1 pick a path per call (cortex-m/depthwise.c dw_path) from a table of every path: a fused
+# block passing them links all of them. When every call the runtime makes of a layer takes the same path (worked out
+# here on each call's parameters, dw_path's rules for any call: kernel_variants' "depthwise_m1" rows state them for
+# model.c's whole-map calls), model.c passes that path instead, so the plan links only the paths its blocks take.
+DW_RLS = (8, 16, 32, 56)  # depthwise.c dw_rls
+DW_M1 = {"bt_depthwise_s8_m1_rq2": 1, "bt_depthwise_s8_m1": 0}  # the variants that dispatch by dw_path -> fast
+
+
+def _dw_li(need: int) -> int:
+    return next((k for k, rl in enumerate(DW_RLS) if rl >= need), len(DW_RLS) - 1)
+
+
+def dw_call_path(p: dict, in_y0: int, y0: int, y1: int, fast: int) -> str:
+    """depthwise.c dw_path of one call of out rows [y0, y1) (p: the call's bt_conv_params fields, with "bias",
+    "multipliers", "shifts" its channels' values), as a "depthwise_m1" path's name."""
+    o, i = p["out"], p["in"]
+    kh, kw, sw, sh = p["kh"], p["kw"], p["stride_w"], p["stride_h"]
+    d1 = p["dil_h"] == 1 and p["dil_w"] == 1
+    rows, n_c = y1 - y0, o["c"]
+    mm = all(-(1 << 29) <= b < 1 << 29 for b in p["bias"])
+    q4 = fast and p["act_min"] == -128 and p["act_max"] == 127 and mm and all(-s - 1 <= 21 for s in p["shifts"])
+    rq2 = "_rq2" if fast else ""
+    if kh in (5, 7) and kw == kh and d1 and sw in (1, 2) and sh >= 1 and o["w"] > 0 and rows * o["w"] >= 16:
+        return f"bt_dw_kxk{rq2}"
+    dw3 = kh == 3 and kw == 3 and d1
+    if sw == 2:
+        pb = (o["h"] - 1) * 2 + 3 - p["pad_top"] - i["h"]
+        pr = (o["w"] - 1) * 2 + 3 - p["pad_left"] - i["w"]
+        if (q4 and dw3 and sh == 2 and n_c % 4 == 0 and n_c > 0 and o["w"] >= 3 and rows >= 2
+                and 12 * (o["w"] + 1) <= 576 and 0 <= p["pad_left"] <= 1 and 0 <= p["pad_top"] <= 1 and pb <= 1
+                and pr <= 1):
+            return "bt_dw_s2g"
+    if ((sw == 2 or rows * o["w"] <= 64) and o["w"] >= 3 and dw3 and sh >= 1 and sw >= 1 and n_c % 4 == 0
+            and n_c > 0 and y1 > y0 and (o["w"] - 1) * sw + 3 <= 56):
+        if sw == 1 and rows >= 2 and q4:
+            return f"bt_dw_planes_{DW_RLS[_dw_li(o['w'] + 2)]}"
+        return f"bt_dw_small{rq2}"
+    if dw3 and sw in (1, 2) and sh >= 1 and rows * o["w"] >= 16 and rows >= 2 and o["w"] >= 4:
+        t = y0 == 0 and y1 == o["h"] and in_y0 == 0 and sh == sw and o["w"] < 8 and o["h"] >= 2 * o["w"]
+        ow, s = (o["h"], sh) if t else (o["w"], sw)
+        li = -1
+        if q4 and s == 1 and n_c % 4 == 0:
+            strips = (ow + 53) // 54
+            ns = [ow * (st + 1) // strips - ow * st // strips for st in range(strips)]
+            lis = {_dw_li(((n + 1) & ~1) + 2) for n in ns}
+            li = lis.pop() if min(ns) >= 4 and len(lis) == 1 else -1
+        return f"bt_dw_rows_q4_{DW_RLS[li]}" if li >= 0 else f"bt_dw_rows{rq2}"
+    return f"bt_dw_box{rq2}"
+
+
+def win_geom(f: dict, ib: dict, ob: dict, ca: int, cb: int, ch: int) -> tuple:
+    """reference/fused_ref.h win_geom for a conv or depthwise (f: the layer's fields; ib, ob: the buffers: "wp", "ps", "c0",
+    "rows" (a row-banded tensor's row addresses, or None); ch >= 0: channels [ch, ch + ib["ps"])): (x0, the call's
+    fields, its first channel, its channel count)."""
+    q = dict(f, **{"in": dict(f["in"]), "out": dict(f["out"])})
+    c0, n = 0, f["out"]["c"]
+    if ch >= 0:
+        c0, n = ch, ib["ps"]
+        q["in"]["c"] = q["out"]["c"] = n
+    s, k = f["stride_w"], (f["kw"] - 1) * f["dil_w"] + 1
+    w, nlo, nhi = f["in"]["w"], ca * s - f["pad_left"], (cb - 1) * s - f["pad_left"] + k
+    x0 = 0 if ib["rows"] is not None else 0 if nlo < 0 else w - ib["wp"] if nhi > w else ib["c0"]
+    q["pad_left"] = f["pad_left"] + x0 - ca * s
+    if k == 1 and q["pad_left"] < 0 and cb - ca > 1:
+        x0 -= q["pad_left"]
+        q["pad_left"] = 0
+    q["in"].update(w=ib["wp"], pixel_stride=ib["ps"])
+    q["out"].update(w=cb - ca, pixel_stride=ob["ps"])
+    return x0, q, c0, n
+
+
+def dw_box_calls(f: dict, ib: dict, ob: dict, ra: int, rb: int, ca: int, cb: int, ch: int):
+    """The depthwise kernel calls reference/fused_ref.h win_kind_b (FX_DW, no box paths) makes for output rows
+    [ra, rb) x cols [ca, cb): (fields, first channel, channels, in_y0, y0, y1) each; None when it would make one
+    this does not work out (a 1-row filter's runs on row bands)."""
+    x0, q, c0, n = win_geom(f, ib, ob, ca, cb, ch)
+    calls = []
+    if ib["rows"] is not None:
+        rows, pitch = ib["rows"], ib["wp"] * ib["ps"]
+        if q["kh"] == 1:
+            return None
+        span = (q["kh"] - 1) * q["dil_h"] + 1
+        for y in range(ra, rb):
+            iy = y * q["stride_h"] - q["pad_top"]
+            r0, r1 = max(iy, 0), min(iy + span, q["in"]["h"])
+            if r1 > r0 and rows[r1 - 1] - rows[r0] == (r1 - 1 - r0) * pitch:
+                calls.append((q, c0, n, r0, y, y + 1))
+        return calls
+    whole = ob["rows"] is None and ca == ob["c0"] and cb - ca == ob["wp"]
+    for y in ([ra] if whole else range(ra, rb)):
+        calls.append((q, c0, n, ib["r0"], y, rb if whole else y + 1))
+    return calls
+
+
+def dw_path_of_calls(calls, values: dict, fast: int):
+    """The one path every call (dw_box_calls') takes, or None (several, or a call not worked out). values: the
+    layer's per-channel "bias", "multipliers", "shifts"."""
+    if calls is None:
+        return None
+    names = set()
+    for q, c0, n, in_y0, y0, y1 in calls:
+        p = dict(q, **{k: v[c0:c0 + n] for k, v in values.items()})
+        names.add(dw_call_path(p, in_y0, y0, y1, fast))
+        if len(names) > 1:
+            return None
+    return names.pop() if names else None

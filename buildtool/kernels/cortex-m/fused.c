@@ -1608,6 +1608,11 @@ typedef struct {
    have their own kernels links none of the others) */
 void bt_conv_s8_direct(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1);
 #define FX_CONV_FEW bt_conv_s8_direct
+/* fx_chw_kg's group path (cm_chw_pm without the one-channel paths) */
+static int cm_chw_pm0(const void *cprm, fx_conv_kernel ck, const fx_buf *cin, const fx_buf *win, int32_t wra,
+                      int32_t wrb, int32_t wca, int32_t wcb, const void *dprm, fx_dw_kernel dk, const int8_t *fch,
+                      const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t channels);
+#define FX_CHW_PM cm_chw_pm0
 #define FX_SET_PATHS
 #define FX_BOX_ONE_CHANNEL 1   /* fx_k_box: fx_hooks.h's, one-channel boxes only */
 #define FX_PULLED_CHW
@@ -1626,15 +1631,19 @@ void bt_conv_s8_direct(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
    paths. */
 #define CM_GRP_MIN 8
 /* The depthwise of channels [ch, ch + n) made in g-channel window gw: their taps regrouped [T][n] at taps, one
-   depthwise call per output row (rows [ra, rb) x cols [ca, cb) of out), through the layer's kernel dk. */
-static inline void cm_grp_dw(const void *dprm, fx_dw_kernel dk, const int8_t *fch, int8_t *taps, int32_t T, int32_t ch,
+   depthwise call per output row (rows [ra, rb) x cols [ca, cb) of out), through the layer's kernel dk (paths 0: never
+   the set's one-channel box paths, which decline n > 1 channels: fx_chw_kg links none of them). */
+FX_ALWAYS void cm_grp_dw(int paths, const void *dprm, fx_dw_kernel dk, const int8_t *fch, int8_t *taps, int32_t T, int32_t ch,
                              int32_t n, const fx_buf *gw, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca,
                              int32_t cb) {
   for (int32_t t = 0; t < T; t++)
     for (int32_t j = 0; j < n; j++) taps[t * n + j] = fch[(ch + j) * T + t];
   /* fx_win takes channel ch's taps at fch + ch * kh * kw: this group's, regrouped */
   const int8_t *const f = (const int8_t *)((uintptr_t)taps - (uintptr_t)(ch * T));
-  for (int32_t y = ra; y < rb; y++) fx_win_dk(dprm, dk, gw, out, y, y + 1, ca, cb, ch, f);
+  for (int32_t y = ra; y < rb; y++) {
+    if (paths) fx_win_dk(dprm, dk, gw, out, y, y + 1, ca, cb, ch, f);
+    else win_dk_ch0(dprm, dk, gw, out, y, y + 1, ca, cb, ch, f);
+  }
 }
 /* cm_chw_groups through the set's own conv kernel: the conv makes g channels of the tile's box at once into a
    g-channel copy of the window (fx_win_k with the group's channels: one call of the layer's kernel ck per box, or
@@ -1642,10 +1651,9 @@ static inline void cm_grp_dw(const void *dprm, fx_dw_kernel dk, const int8_t *fc
    paths widen it once per channel or pair), then the group's depthwise as cm_chw_groups. The copy and the
    regrouped taps in CM_GRP_BUF bytes of this frame; 0 when fewer than CM_GRP_MIN channels fit. */
 #define CM_GRP_BUF 1280
-__attribute__((noinline)) static int cm_chw_pm(const void *cprm, fx_conv_kernel ck, const fx_buf *cin, int32_t wra,
-                                               int32_t wrb, int32_t wca, int32_t wcb, const void *dprm,
-                                               fx_dw_kernel dk, const int8_t *fch, const fx_buf *out, int32_t ra,
-                                               int32_t rb, int32_t ca, int32_t cb, int32_t channels) {
+FX_ALWAYS int cm_chw_pm_b(int paths, const void *cprm, fx_conv_kernel ck, const fx_buf *cin, int32_t wra, int32_t wrb,
+                          int32_t wca, int32_t wcb, const void *dprm, fx_dw_kernel dk, const int8_t *fch,
+                          const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t channels) {
   const bt_depthwise_params *const dp = dprm;
   const int32_t T = dp->conv.kh * dp->conv.kw, box = (wrb - wra) * (wcb - wca);
   int32_t g = (CM_GRP_BUF - 4) / (box + T);
@@ -1657,10 +1665,28 @@ __attribute__((noinline)) static int cm_chw_pm(const void *cprm, fx_conv_kernel 
   for (int32_t ch = 0; ch < channels; ch += g) {
     const int32_t n = channels - ch < g ? channels - ch : g;
     gw.ps = n;
-    win_k_groups(cprm, n >= FX_CHW_K_MIN ? ck : FX_CONV_FEW, cin, &gw, wra, wrb, wca, wcb, ch);
-    cm_grp_dw(dprm, dk, fch, taps, T, ch, n, &gw, out, ra, rb, ca, cb);
+    if (paths) win_k_groups(cprm, n >= FX_CHW_K_MIN ? ck : FX_CONV_FEW, cin, &gw, wra, wrb, wca, wcb, ch);
+    else fx_win_k(cprm, n >= FX_CHW_K_MIN ? ck : FX_CONV_FEW, cin, &gw, wra, wrb, wca, wcb, ch);
+    cm_grp_dw(paths, dprm, dk, fch, taps, T, ch, n, &gw, out, ra, rb, ca, cb);
   }
   return 1;
+}
+__attribute__((noinline)) static int cm_chw_pm(const void *cprm, fx_conv_kernel ck, const fx_buf *cin, int32_t wra,
+                                               int32_t wrb, int32_t wca, int32_t wcb, const void *dprm,
+                                               fx_dw_kernel dk, const int8_t *fch, const fx_buf *out, int32_t ra,
+                                               int32_t rb, int32_t ca, int32_t cb, int32_t channels) {
+  return cm_chw_pm_b(1, cprm, ck, cin, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels);
+}
+/* cm_chw_groups' checks, then cm_chw_pm without the one-channel paths (fx_chw_kg: code generation found that every
+   tile's groups hold more than one channel; an RGB stem goes to fx_chw_k). */
+static int cm_chw_pm0(const void *cprm, fx_conv_kernel ck, const fx_buf *cin, const fx_buf *win, int32_t wra,
+                      int32_t wrb, int32_t wca, int32_t wcb, const void *dprm, fx_dw_kernel dk, const int8_t *fch,
+                      const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t channels) {
+  const bt_conv_params *const cp = cprm;
+  if (win->ps != 1 || win->rows || wra != win->r0 || wca != win->c0 || wrb <= wra || wcb <= wca ||
+      ((const bt_depthwise_params *)dprm)->depth_multiplier != 1 || (cp->kh == 3 && cp->kw * cp->in.c == 9))
+    return 0;
+  return cm_chw_pm_b(0, cprm, ck, cin, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels);
 }
 /* The one-channel paths' groups (cm_chw_groups checked the window, the depth multiplier and the RGB stem). */
 __attribute__((noinline)) static int cm_chw_groups1(const void *cprm, const fx_buf *cin, int32_t wra, int32_t wrb,
@@ -1698,7 +1724,7 @@ __attribute__((noinline)) static int cm_chw_groups1(const void *cprm, const fx_b
       if (c->bias) c->bias += m;
       j += m - 1;
     }
-    cm_grp_dw(dprm, dk, fch, taps, T, ch, n, &gw, out, ra, rb, ca, cb);
+    cm_grp_dw(1, dprm, dk, fch, taps, T, ch, n, &gw, out, ra, rb, ca, cb);
   }
   return 1;
 }

@@ -44,12 +44,18 @@ void fx_win_dw(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra,
                int32_t ch, const int8_t *fch);
 void fx_win_pool(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca,
                  int32_t cb, int32_t ch);
-/* Inline: a call with a constant kind links only that kind's runtime (the conv dispatcher only for convs). */
+void fx_win_maxp(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
+                 int32_t ch);
+void fx_win_avgp(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
+                 int32_t ch);
+/* Inline: a call with a constant kind links only that kind's runtime (the conv dispatcher only for convs, one
+   pooling kind's kernel only for it). */
 static inline void fx_win(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
                           int32_t ca, int32_t cb, int32_t ch, const int8_t *fch) {
   if (kind == FX_CONV) fx_win_conv(prm, in, out, ra, rb, ca, cb, ch);
   else if (kind == FX_DW) fx_win_dw(prm, in, out, ra, rb, ca, cb, ch, fch);
-  else fx_win_pool(kind, prm, in, out, ra, rb, ca, cb, ch);
+  else if (kind == FX_MAXP) fx_win_maxp(prm, in, out, ra, rb, ca, cb, ch);
+  else fx_win_avgp(prm, in, out, ra, rb, ca, cb, ch);
 }
 /* A channelwise window's tile: for each group of n channels (n: win's pixel stride) from 0 to
    `channels`, the conv cprm from cin into win over the window's box [wra, wrb) x [wca, wcb), then the
@@ -94,6 +100,12 @@ static inline void fx_win_dk(const void *prm, fx_dw_kernel kernel, const fx_buf 
 void fx_chw_k(const void *cprm, fx_conv_kernel ck, const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb,
               int32_t wca, int32_t wcb, const void *dprm, fx_dw_kernel dk, const int8_t *fch, const fx_buf *out,
               int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t channels);
+/* fx_chw_k for a block whose every tile code generation found to take none of the set's one-channel paths (its
+   window holds more than one channel, or the set's group path through ck and dk takes every tile in groups of more
+   than one channel: codegen/fused_c.py chw_call): the same bytes, and it links none of those paths. */
+void fx_chw_kg(const void *cprm, fx_conv_kernel ck, const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb,
+               int32_t wca, int32_t wcb, const void *dprm, fx_dw_kernel dk, const int8_t *fch, const fx_buf *out,
+               int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t channels);
 /* Element-wise FX_ADD/FX_SUB/FX_MUL/FX_MAX/FX_MIN over the box, ch channels. */
 void fx_pw(int kind, const void *prm, const fx_buf *a, const fx_buf *b, const fx_buf *o, int32_t ra,
            int32_t rb, int32_t ca, int32_t cb, int32_t ch);

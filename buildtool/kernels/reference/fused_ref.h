@@ -302,10 +302,18 @@ void fx_win_dw(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra,
                int32_t ch, const int8_t *fch) {
   win_kind(FX_DW, prm, 0, in, out, ra, rb, ca, cb, ch, fch);
 }
+void fx_win_maxp(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
+                 int32_t ch) {
+  win_kind(FX_MAXP, prm, 0, in, out, ra, rb, ca, cb, ch, 0);
+}
+void fx_win_avgp(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
+                 int32_t ch) {
+  win_kind(FX_AVGP, prm, 0, in, out, ra, rb, ca, cb, ch, 0);
+}
 void fx_win_pool(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca,
                  int32_t cb, int32_t ch) {
-  if (kind == FX_MAXP) win_kind(FX_MAXP, prm, 0, in, out, ra, rb, ca, cb, ch, 0);
-  else win_kind(FX_AVGP, prm, 0, in, out, ra, rb, ca, cb, ch, 0);
+  if (kind == FX_MAXP) fx_win_maxp(prm, in, out, ra, rb, ca, cb, ch);
+  else fx_win_avgp(prm, in, out, ra, rb, ca, cb, ch);
 }
 /* The conv kernel of a conv on a group of fewer than FX_CHW_K_MIN channels, where the layer's kernel may not
    serve: the set's dispatcher unless the set's fused.c names the variant its dispatcher picks for fewer than
@@ -352,6 +360,26 @@ void fx_chw_k(const void *cprm, fx_conv_kernel ck, const fx_buf *cin, const fx_b
   for (int32_t ch = 0; ch < channels; ch += win->ps) {
     win_k_groups(cprm, win->ps >= FX_CHW_K_MIN ? ck : FX_CONV_FEW, cin, win, wra, wrb, wca, wcb, ch);
     fx_win_dk(dprm, dk, win, out, ra, rb, ca, cb, ch, fch);
+  }
+}
+/* fx_chw_k where code generation found that no tile takes the set's one-channel paths (bt_fused.h): the set's group
+   path through the layers' kernels when it has one (FX_CHW_PM, fx_k_chw's arguments), else group by group with no
+   box paths (the groups hold more than one channel: those paths decline them), so a plan links none of them. */
+#ifndef FX_CHW_PM
+#define FX_CHW_PM(cprm, ck, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels) 0
+#endif
+__attribute__((noinline)) static void win_dk_ch0(const void *prm, fx_dw_kernel kernel, const fx_buf *in,
+                                                 const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
+                                                 int32_t ch, const int8_t *fch) {
+  win_kind_b(FX_DW, 0, prm, 0, kernel, in, out, ra, rb, ca, cb, ch, fch);
+}
+void fx_chw_kg(const void *cprm, fx_conv_kernel ck, const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb,
+               int32_t wca, int32_t wcb, const void *dprm, fx_dw_kernel dk, const int8_t *fch, const fx_buf *out,
+               int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t channels) {
+  if (FX_CHW_PM(cprm, ck, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels)) return;
+  for (int32_t ch = 0; ch < channels; ch += win->ps) {
+    fx_win_k(cprm, win->ps >= FX_CHW_K_MIN ? ck : FX_CONV_FEW, cin, win, wra, wrb, wca, wcb, ch);
+    win_dk_ch0(dprm, dk, win, out, ra, rb, ca, cb, ch, fch);
   }
 }
 void fx_chw(const void *cprm, const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb, int32_t wca,

@@ -262,7 +262,7 @@ static fx_dw_kernel chw_dk(const bt_depthwise_params *p) {
    for the window box of the whole output of an 8-12 x 8-12 map (g 8 to 20), one tile, then the same channels
    over random tiles; against the reference conv and depthwise run whole. Every fourth case (one tile and tiles
    in turn) through fx_chw_k with the kernels code generation would pass (chw_ck, chw_dk), its shifts made for
-   bt_rq2. The rng is restored after. */
+   bt_rq2, the tiled ones through fx_chw_kg. The rng is restored after. */
 static void fused_chw_groups(void) {
   static int8_t cw[64 * 72], fch[9 * 64];
   static int32_t cbias[64], cmult[64], cshift[64];
@@ -305,11 +305,14 @@ static void fused_chw_groups(void) {
         const int32_t wca = BT_MAX(ca * s - dp->pad_left, 0), wcb = BT_MIN((cb1 - 1) * s - dp->pad_left + 3, w);
         fill(g_band, (wrb - wra) * (wcb - wca) + 16);
         const fx_buf win = {g_band, wra, wca, wcb - wca, 1, 0};
-        if (via_k)
+        if (t % 4 == 3)   /* fx_chw_kg: the same bytes without the one-channel paths (any group, a leftover of one) */
+          fx_chw_kg(cp, chw_ck(cp), &ci, &win, wra, wrb, wca, wcb, &c2.dw, chw_dk(&c2.dw), fch, &o, ra, rb1, ca, cb1, C);
+        else if (via_k)
           fx_chw_k(cp, chw_ck(cp), &ci, &win, wra, wrb, wca, wcb, &c2.dw, chw_dk(&c2.dw), fch, &o, ra, rb1, ca, cb1, C);
         else fx_chw(cp, &ci, &win, wra, wrb, wca, wcb, &c2.dw, fch, &o, ra, rb1, ca, cb1, C);
       }
-    check(via_k ? "fx_chw_k in channel groups" : t % 2 ? "fx_chw in channel groups, tiles"
+    check(t % 4 == 3 ? "fx_chw_kg in channel groups" : via_k ? "fx_chw_k in channel groups"
+          : t % 2 ? "fx_chw in channel groups, tiles"
                                                        : "fx_chw in channel groups, leftover group",
           t, g_ref, g_opt, out.h * out.w * C);
   }
