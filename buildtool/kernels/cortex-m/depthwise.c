@@ -301,6 +301,9 @@ typedef struct {
   int32_t iw, ih, ips, irow, ow, ops, orow, s, sh, pl, pt, fr, fc;
 } dw_geo;
 
+/* bt_dw_q4_RL (below) */
+typedef void (*dw_q4_fn)(const int16_t *, const void *, int8_t *, const int32_t *);
+
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
 /* The start of an asm function made by a .macro whose parameter `name` names it: its own section (the linker
  * drops it when unused), hidden, Thumb; r4-r11 and lr saved and 32 bytes of locals below them. */
@@ -422,8 +425,8 @@ __asm__(
     "cmp.w r0, lr\n\t"
     ".endm\n\t"
     /* a row's end: its last output (r7, after the LDRs: 1 cycle), r0 and r2 on to the next row's cells and outputs,
-       the row count down, and back to loop while rows are left */
-    ".macro BT_DWQ4_NEXT loop\n\t"
+       the row count down, and on to done when no rows are left */
+    ".macro BT_DWQ4_NEXT done\n\t"
     "ldr r5, [sp, #32]\n\t"
     "ldr r6, [sp, #36]\n\t"
     "ldr r4, [sp, #12]\n\t"
@@ -433,7 +436,7 @@ __asm__(
     "add r2, r2, r6\n\t"
     "subs r4, r4, #1\n\t"
     "str r4, [sp, #12]\n\t"
-    "bne \\loop\n\t"
+    "beq.w \\done\n\t"
     ".endm\n\t"
     ".macro BT_DWQ4 name, rl\n\t"
     BT_ASM_ENTRY
@@ -469,14 +472,8 @@ __asm__(
     "BT_DWQ4_RQUAD \\rl, 0, 0\n\t"
     "add.w r0, r0, #8\n\t"
     "cmp.w r0, lr\n\t"
-    "beq.w 26f\n\t"
-    ".p2align 2\n\t"
-    "22:\n\t"
-    "BT_DWQ4_PAIR \\rl, 1\n\t"
-    "bne.w 22b\n\t"
-    "26:\n\t"
-    "BT_DWQ4_NEXT 20b\n\t"
-    "b 40f\n\t"
+    "bne.w 2f\n\t"               /* its pairs: the even rows' loop (one copy of the pair, ~490 bytes less) */
+    "b.w 26f\n\t"
     /* an even number of quads (at least two) */
     "1:\n\t"
     "ldr.w lr, [sp, #0]\n\t"
@@ -498,7 +495,12 @@ __asm__(
                                        with the weights the one before ended with (two LDRs less a quad) */
     "BT_DWQ4_PAIR \\rl, 1, 1\n\t"
     "bne.w 2b\n\t"
-    "BT_DWQ4_NEXT 1b\n\t"        /* no refill a row */
+    "26:\n\t"
+    "BT_DWQ4_NEXT 40f\n\t"       /* no refill a row */
+    "ldr r4, [sp, #4]\n\t"        /* the next row as this one: an even number of quads at 1, else at 20 */
+    "cmp r4, #0\n\t"
+    "beq.w 1b\n\t"
+    "b.w 20b\n\t"
     "40:\n\t"
     /* n odd: the channel's last column, two rows a pass where they share two tap rows (stride 1 down: g[14]
        pairs), then one at a time (g[15]); r3 out_row meanwhile */
@@ -637,7 +639,7 @@ void bt_dw_q4_8(const int16_t *r, const void *f, int8_t *o, const int32_t *g);
 void bt_dw_q4_16(const int16_t *r, const void *f, int8_t *o, const int32_t *g);
 void bt_dw_q4_32(const int16_t *r, const void *f, int8_t *o, const int32_t *g);
 void bt_dw_q4_56(const int16_t *r, const void *f, int8_t *o, const int32_t *g);
-static void (*const dw_q4_fns[4])(const int16_t *, const void *, int8_t *, const int32_t *) = {
+static const dw_q4_fn dw_q4_fns[4] = {
     bt_dw_q4_8, bt_dw_q4_16, bt_dw_q4_32, bt_dw_q4_56};
 _Static_assert(sizeof(dw_chan) == 44, "dw_q4 reads dw_chan's fields at fixed offsets");
 /* bt_dw_q4's cell bytes and output bytes from a row's start to where it ends (its quads, and with n odd the
@@ -1015,6 +1017,13 @@ DW_SUMS_Q(dw_sums_q_2_16, 2, 16)
 DW_SUMS_Q(dw_sums_q_2_32, 2, 32)
 DW_SUMS_Q(dw_sums_q_2_56, 2, 56)
 #undef DW_SUMS_Q
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+/* bt_dw_q4's rows' last pair (n & 2), any row length: one copy for every rl (its few outputs, not the loop's) */
+static __attribute__((noinline)) void dw_sums_q_1_rl(const int16_t *r, const dw_chan *f, int8_t *o, int32_t rows,
+                                                     int32_t rstep, int32_t ops, int32_t out_row, int32_t rl) {
+  dw_sums_q(r, f, o, 2, rows, rstep, ops, out_row, 1, rl);
+}
+#endif
 static const dw_sums_q_fn dw_sums_q_fns[2][4] = {
     {dw_sums_q_1_8, dw_sums_q_1_16, dw_sums_q_1_32, dw_sums_q_1_56},
     {dw_sums_q_2_8, dw_sums_q_2_16, dw_sums_q_2_32, dw_sums_q_2_56}};
@@ -1166,10 +1175,10 @@ static int dw_rows_ok(const bt_conv_params *p) {
  * of output columns, group of four channels and chunk of output rows, the chunk's input rows widened
  * into each channel's plane, then per channel its sums and their requantisation. LI >= 0: every strip's
  * row length dw_rls[LI] (dw_rows_q4_li), -1: each strip's own; Q4 1: every group of every strip in bt_dw_q4
- * (dw_rows_q4_li's conditions; only that loop is compiled), -1: as the layer allows. */
+ * (dw_rows_q4_li's conditions; only that loop is compiled: q4f the row length's bt_dw_q4), -1: as the layer allows. */
 static inline __attribute__((always_inline)) void dw_rows(const bt_conv_params *p, const dw_geo *g, const int8_t *in,
                                                          int32_t in_y0, int8_t *out, int32_t y0, int32_t y1, int fast,
-                                                         const int LI, const int Q4) {
+                                                         const int LI, const int Q4, dw_q4_fn q4f) {
   /* bt_dw_q4's strips (big) take the sums' stack row for cells too: longer chunks, fewer input rows widened twice */
   union {
     int16_t cells[DW_CELLS + 2 * DW_ACC];
@@ -1242,11 +1251,11 @@ static inline __attribute__((always_inline)) void dw_rows(const bt_conv_params *
           const int32_t qg[16] = {(n >> 2) * 8, rows, 2 * sh * rl, out_row, ops, n & 1, 0, 0, 4, 2 * K,
                                   2 * sh * rl - DW_Q4_CELLS(n), out_row - DW_Q4_OUTS(n, ops), 2 * (n - 1),
                                   (n - 1) * ops, sh == 1 ? rows >> 1 : 0, sh == 1 ? rows & 1 : rows};
-          dw_q4_fns[li](plane, ch, o, qg);
+          (Q4 == 1 ? q4f : dw_q4_fns[li])(plane, ch, o, qg);
           if (n & 2)
             for (int32_t k = 0; k < 4; k++)
-              dw_sums_q_fns[0][li](plane + k * K + (n & ~3), &ch[k], o + k + (n & ~3) * ops, 2, rows, sh * rl, ops,
-                                   out_row);
+              dw_sums_q_1_rl(plane + k * K + (n & ~3), &ch[k], o + k + (n & ~3) * ops, rows, sh * rl, ops, out_row,
+                             rl);
         }
         continue;
       }
@@ -2842,10 +2851,10 @@ static int dw_rows_q4_li(const bt_conv_params *p, const dw_geo *g, int fast) {
 /* dw_rows on the call's geometry (LI, Q4: dw_rows'). */
 static inline __attribute__((always_inline)) void dw_rows_call(const bt_conv_params *p, const int8_t *in,
                                                               int32_t in_y0, int8_t *out, int32_t y0, int32_t y1,
-                                                              int fast, const int LI, const int Q4) {
+                                                              int fast, const int LI, const int Q4, dw_q4_fn q4f) {
   int t;
   const dw_geo g = dw_rows_geo(p, in_y0, y0, y1, &t);
-  dw_rows(p, &g, in, t ? 0 : in_y0, out, t ? 0 : y0, t ? p->out.w : y1, fast, LI, Q4);
+  dw_rows(p, &g, in, t ? 0 : in_y0, out, t ? 0 : y0, t ? p->out.w : y1, fast, LI, Q4, q4f);
 }
 
 /* Any filter, stride, padding and dilation: the 3x3 interior path where a row has one, the general pixels else. */
@@ -2901,23 +2910,29 @@ BT_DW_PATH(bt_dw_kxk_rq2) { dwk(&dp->conv, in, in_y0, out, y0, y1, 1); }
 BT_DW_PATH(bt_dw_kxk) { dwk(&dp->conv, in, in_y0, out, y0, y1, 0); }
 BT_DW_PATH(bt_dw_small_rq2) { dw_small(&dp->conv, in, in_y0, out, y0, y1, 1); }
 BT_DW_PATH(bt_dw_small) { dw_small(&dp->conv, in, in_y0, out, y0, y1, 0); }
-BT_DW_PATH(bt_dw_rows_rq2) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 1, -1, -1); }
-BT_DW_PATH(bt_dw_rows) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 0, -1, -1); }
+BT_DW_PATH(bt_dw_rows_rq2) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 1, -1, -1, 0); }
+BT_DW_PATH(bt_dw_rows) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 0, -1, -1, 0); }
 BT_DW_PATH(bt_dw_box_rq2) { dw_box(&dp->conv, in, in_y0, out, y0, y1, 1); }
 BT_DW_PATH(bt_dw_box) { dw_box(&dp->conv, in, in_y0, out, y0, y1, 0); }
 #if DW_Q4
 BT_DW_PATH(bt_dw_s2g) { dw_s2(&dp->conv, in, in_y0, out, y0, y1); }
 #define DW_PLANES(rl, li) BT_DW_PATH(bt_dw_planes_##rl) { dw_small_planes(&dp->conv, in, in_y0, out, y0, y1, li); }
-#define DW_ROWS_Q4(rl, li) BT_DW_PATH(bt_dw_rows_q4_##rl) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 1, li, 1); }
+/* bt_dw_rows_q4_RL: one dw_rows for the four row lengths (li an argument: its per-strip set-up is not the loop's) */
+static __attribute__((noinline)) void dw_rows_q4(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out,
+                                                 int32_t y0, int32_t y1, int li, dw_q4_fn q4f) {
+  dw_rows_call(p, in, in_y0, out, y0, y1, 1, li, 1, q4f);
+}
+#define DW_ROWS_Q4(rl, li) \
+  BT_DW_PATH(bt_dw_rows_q4_##rl) { dw_rows_q4(&dp->conv, in, in_y0, out, y0, y1, li, bt_dw_q4_##rl); }
 #else
 BT_DW_PATH(bt_dw_s2g) {
   const bt_conv_params *p = &dp->conv;
   if (dw_small_ok(p, y0, y1)) dw_small(p, in, in_y0, out, y0, y1, 1);
-  else if (dw_rows_take(p, y0, y1)) dw_rows_call(p, in, in_y0, out, y0, y1, 1, -1, -1);
+  else if (dw_rows_take(p, y0, y1)) dw_rows_call(p, in, in_y0, out, y0, y1, 1, -1, -1, 0);
   else dw_box(p, in, in_y0, out, y0, y1, 1);
 }
 #define DW_PLANES(rl, li) BT_DW_PATH(bt_dw_planes_##rl) { dw_small(&dp->conv, in, in_y0, out, y0, y1, 1); }
-#define DW_ROWS_Q4(rl, li) BT_DW_PATH(bt_dw_rows_q4_##rl) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 1, -1, -1); }
+#define DW_ROWS_Q4(rl, li) BT_DW_PATH(bt_dw_rows_q4_##rl) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 1, -1, -1, 0); }
 #endif
 DW_PLANES(8, 0)
 DW_PLANES(16, 1)
