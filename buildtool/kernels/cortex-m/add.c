@@ -138,6 +138,10 @@ void bt_add_s8(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t 
 
 /* model.c's call of an ADD that add_tab takes (kernel_variants.add_tab_ok, its conditions in Python): without
  * add_dense.h's loops, which bt_add_s8 links for the others; the reference loop should it ever decline. */
+static __attribute__((noinline, optimize("Os"))) void add_ref_s8(const bt_add_params *p, const int8_t *a, const int8_t *b,
+                                                                int8_t *out) {
+  add_sub(p, a, b, out, 0, 1);
+}
 void bt_add_s8_tab(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out) {
-  if (!add_tab(p, a, b, out)) add_sub(p, a, b, out, 0, 1);
+  if (!add_tab(p, a, b, out)) add_ref_s8(p, a, b, out);
 }
