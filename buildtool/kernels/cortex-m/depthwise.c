@@ -691,6 +691,8 @@ __asm__(
     "3:\n\t"
     "ldr lr, [r10, #12]\n\t"
     "add lr, lr, r2\n\t"           /* the end of the row's groups */
+    "cmp lr, r2\n\t"
+    "beq.w 6f\n\t"                 /* none (a row of at most 3 + lead pixels): its tail alone */
     ".p2align 2\n\t"               /* (32-bit instructions, word-aligned: see bt_dw_q4's loop) */
     "2:\n\t"
     "ldr.w r6, [r0]\n\t"
@@ -716,6 +718,7 @@ __asm__(
     "strd r7, r9, [r5], #8\n\t"
     "cmp.w r2, lr\n\t"
     "bne.w 2b\n\t"
+    "6:\n\t"
     "ldr r10, [sp, #0]\n\t"
     "ldr lr, [r10, #24]\n\t"      /* the row's last pixels: a pair (tail & 2), then a single (tail & 1) */
     "tst lr, #2\n\t"
@@ -771,17 +774,18 @@ void bt_dw_widen4(const int8_t *src, int32_t ips, int16_t *d, const int32_t *g);
  * apart) of cnt pixels each into the planes at d (channel k's at d + k K, rows rl cells apart): per two pixels
  * two LDR, four SXTB16, PKHBT and PKHTB into (c, c+2) and (c+1, c+3) halves, a word stored to each plane; an
  * odd pixel by halves. One call a chunk: the per-row set-up of the general loop (its parities, the rows
- * outside the image) was ~126 cycles a row, as much as 5 of its pairs (kws's 25-pixel rows). */
+ * outside the image) was ~126 cycles a row, as much as 5 of its pairs (kws's 25-pixel rows). On Arm bt_dw_widen4 takes
+ * every row (rows of fewer than four pixels by its lead and tail); the C loop is for builds without DSP. */
 static __attribute__((noinline)) void dw_widen4_s1(const int8_t *src, int32_t in_row, int32_t ips, int16_t *d,
                                                    int32_t K, int32_t rl, int32_t rows, int32_t cnt) {
 #if DW_W4
+  /* the rows in asm: a lead pixel to reach a word-aligned cell, groups of four (any number), a pair, a pixel */
   const int32_t lead = ((uintptr_t)d & 2) ? 1 : 0, n4 = (cnt - lead) >> 2;
-  if (n4 > 0) {   /* the rows in asm: a lead pixel to reach a word-aligned cell, groups of four, a pair, a pixel */
+  if (rows > 0 && cnt > 0) {
     const int32_t g[7] = {in_row, 2 * K, rows, 8 * n4, 2 * rl, lead, (cnt - lead) & 3};
     bt_dw_widen4(src, ips, d, g);
-    return;
   }
-#endif
+#else
   const int32_t np = cnt >> 1, step2 = 2 * ips;
   for (int32_t r = 0; r < rows; r++, src += in_row, d += rl) {
     const int8_t *sp = src;
@@ -806,6 +810,7 @@ static __attribute__((noinline)) void dw_widen4_s1(const int8_t *src, int32_t in
       h[2 * K] = (int16_t)(a02 >> 16); h[3 * K] = (int16_t)(a13 >> 16);
     }
   }
+#endif
 }
 
 /* A row of rl cells (rl a multiple of 8, word-aligned) at d the zero point (z2 twice), four words a pass (the
@@ -825,9 +830,10 @@ static inline __attribute__((always_inline)) void dw_fill_z(int16_t *d, int32_t 
  * d0 + k * K + r * rl): cells [0, cells) are input columns ix0 + b; rows outside the image get the zero
  * point z in every cell, rows inside it only their cells inside the image (the others keep the z that
  * dw_rows wrote for the strip; zdone: so did the rows outside the image, the strip being one chunk). */
-static void dw_widen(const bt_conv_params *p, const dw_geo *g, const int8_t *in, int32_t in_y0, int16_t *d0,
-                     int32_t K, int32_t rl, int32_t iy0, int32_t nr, int32_t ix0, int32_t cells, int32_t c, int32_t nc,
-                     int32_t s, int zdone) {
+static inline __attribute__((always_inline)) void dw_widen_in(const bt_conv_params *p, const dw_geo *g,
+                                                            const int8_t *in, int32_t in_y0, int16_t *d0, int32_t K,
+                                                            int32_t rl, int32_t iy0, int32_t nr, int32_t ix0,
+                                                            int32_t cells, int32_t c, int32_t nc, int32_t s, int zdone) {
   const int32_t z2 = bt_dup16(-p->input_offset), ips = g->ips, in_row = g->irow, ih = g->ih;
   int32_t bv0 = -ix0, bv1 = g->iw - ix0;   /* cells inside the image: [bv0, bv1) */
   bv0 = bv0 < 0 ? 0 : (bv0 > cells ? cells : bv0);
@@ -894,6 +900,19 @@ static void dw_widen(const bt_conv_params *p, const dw_geo *g, const int8_t *in,
       }
     }
   }
+}
+
+/* dw_widen_in for any stride and channels, and (dw_rows' bt_dw_q4 groups: without the general loop) stride 1 and four
+ * channels. */
+static __attribute__((noinline)) void dw_widen(const bt_conv_params *p, const dw_geo *g, const int8_t *in, int32_t in_y0,
+                                               int16_t *d0, int32_t K, int32_t rl, int32_t iy0, int32_t nr, int32_t ix0,
+                                               int32_t cells, int32_t c, int32_t nc, int32_t s, int zdone) {
+  dw_widen_in(p, g, in, in_y0, d0, K, rl, iy0, nr, ix0, cells, c, nc, s, zdone);
+}
+static __attribute__((noinline)) void dw_widen4(const bt_conv_params *p, const dw_geo *g, const int8_t *in,
+                                                int32_t in_y0, int16_t *d0, int32_t K, int32_t rl, int32_t iy0,
+                                                int32_t nr, int32_t ix0, int32_t cells, int32_t c, int zdone) {
+  dw_widen_in(p, g, in, in_y0, d0, K, rl, iy0, nr, ix0, cells, c, 4, 1, zdone);
 }
 
 /* Stride 1: two outputs' sums from the planes at q (cells i, i + 1 in word i / 2; tap rows rl cells apart). */
@@ -1246,7 +1265,7 @@ static inline __attribute__((always_inline)) void dw_rows(const bt_conv_params *
         dw_chan4_q4(p, c, fr, fc, ch);
         for (int32_t ya = y0; ya < y1; ya += rc) {
           const int32_t rows = y1 - ya < rc ? y1 - ya : rc, nr = (rows - 1) * sh + 3;
-          dw_widen(p, g, in, in_y0, plane, K, rl, ya * sh - g->pt, nr, ix0, cells, c, 4, 1, zdone);
+          dw_widen4(p, g, in, in_y0, plane, K, rl, ya * sh - g->pt, nr, ix0, cells, c, zdone);
           int8_t *o = out + (ya - y0) * out_row + xa * ops + c;
           const int32_t qg[16] = {(n >> 2) * 8, rows, 2 * sh * rl, out_row, ops, n & 1, 0, 0, 4, 2 * K,
                                   2 * sh * rl - DW_Q4_CELLS(n), out_row - DW_Q4_OUTS(n, ops), 2 * (n - 1),
