@@ -95,8 +95,14 @@ BT_INLINE void add_fill(int32_t *tab, int32_t off_a, int32_t off_b, int32_t m_b,
   }
 }
 
-/* 1 when add_tab ran the ADD (see the top of the file), 0 to leave it to add_dense.h. */
-static int add_tab(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out) {
+/* add_tab's values of an ADD it takes (see the top of the file): first, the 0.5 input (1: input2, swapped), and the
+ * other's offset, multiplier and shift, the 0.5 input's offset, the output's constant C and shift e. */
+typedef struct {
+  int32_t first, off_a, off_b, m_b, s_b, c, e;
+} add_tab_args;
+
+/* 1 when add_tab takes the ADD (its values in *t), 0 to leave it to add_dense.h. */
+BT_INLINE int add_tab_ok(const bt_add_params *p, add_tab_args *t) {
   const bt_bcast4 *q = &p->b;
   if (p->left_shift != 20 || !ad_one_run(q)) return 0;
   const int32_t n = q->dims[0] * q->dims[1] * q->dims[2] * q->dims[3];
@@ -112,10 +118,6 @@ static int add_tab(const bt_add_params *p, const int8_t *a, const int8_t *b, int
   /* offsets of at most 256 and a shift of at most 0 (TFLite's: the real multiplier is below 1) keep
    * (b + off_b) << 20 below 2^29, and with m_b >= 0 the term monotonic in b (the bound below needs it) */
   if (off_a < -256 || off_a > 256 || off_b < -256 || off_b > 256 || s_b > 0 || m_b < 0) return 0;
-  int32_t tab[256];
-  const int kb = ad_kind(m_b, s_b, 20, off_b); /* add_dense.h: the SMALL and HALF kinds' cheaper exact forms */
-  if (kb == AD_SMALL) add_fill(tab, off_a, off_b, m_b, s_b, AD_SMALL);
-  else add_fill(tab, off_a, off_b, m_b, s_b, AD_GENERIC);   /* (AD_HALF's value too: bt_mbqm_fast is exact) */
   /* the term is monotonic in b, so its largest magnitude is at b = -128 or 127 */
   const int64_t b_lo = add_abs64(bt_mbqm_fast((int32_t)((uint32_t)(-128 + off_b) << 20), m_b, s_b));
   const int64_t b_hi = add_abs64(bt_mbqm_fast((int32_t)((uint32_t)(127 + off_b) << 20), m_b, s_b));
@@ -126,10 +128,31 @@ static int add_tab(const bt_add_params *p, const int8_t *a, const int8_t *b, int
   const int64_t c = ((int64_t)1 << (e - 1)) + (int64_t)p->output_offset * ((int64_t)1 << e);
   const int64_t hmax = ((smax * mo) >> 31) + 1;
   if (smax >= ((int64_t)1 << 30) || add_abs64(c) + hmax + 1 >= ((int64_t)1 << 31)) return 0;
-  const int8_t *x = first ? b : a, *y = first ? a : b;
-  if (p->act_min == -128 && p->act_max == 127) add_tab_sat(tab, x, y, out, n, mo, (int32_t)c, e);
-  else add_tab_run(tab, x, y, out, n, mo, (int32_t)c, e, p->act_min, p->act_max);
+  t->first = first, t->off_a = off_a, t->off_b = off_b, t->m_b = m_b, t->s_b = s_b, t->c = (int32_t)c, t->e = e;
   return 1;
+}
+
+/* 1 when add_tab ran the ADD, 0 to leave it to add_dense.h. */
+static int add_tab(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out) {
+  add_tab_args t;
+  if (!add_tab_ok(p, &t)) return 0;
+  const bt_bcast4 *q = &p->b;
+  const int32_t n = q->dims[0] * q->dims[1] * q->dims[2] * q->dims[3], mo = p->output_multiplier;
+  int32_t tab[256];
+  const int kb = ad_kind(t.m_b, t.s_b, 20, t.off_b); /* add_dense.h: the SMALL kind's cheaper exact form */
+  if (kb == AD_SMALL) add_fill(tab, t.off_a, t.off_b, t.m_b, t.s_b, AD_SMALL);
+  else add_fill(tab, t.off_a, t.off_b, t.m_b, t.s_b, AD_GENERIC);   /* (AD_HALF's value too: bt_mbqm_fast is exact) */
+  const int8_t *x = t.first ? b : a, *y = t.first ? a : b;
+  if (p->act_min == -128 && p->act_max == 127) add_tab_sat(tab, x, y, out, n, mo, t.c, t.e);
+  else add_tab_run(tab, x, y, out, n, mo, t.c, t.e, p->act_min, p->act_max);
+  return 1;
+}
+
+/* 1 when bt_add_s8 and bt_add_s8_tab run add_tab for p (tests/test_kernel_variants.py: kernel_variants.add_tab_ok's
+ * answer; no firmware calls it). */
+int bt_add_s8_tab_taken(const bt_add_params *p) {
+  add_tab_args t;
+  return add_tab_ok(p, &t);
 }
 
 void bt_add_s8(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out) {

@@ -909,11 +909,13 @@ static __attribute__((noinline)) void dw_widen(const bt_conv_params *p, const dw
                                                int32_t cells, int32_t c, int32_t nc, int32_t s, int zdone) {
   dw_widen_in(p, g, in, in_y0, d0, K, rl, iy0, nr, ix0, cells, c, nc, s, zdone);
 }
+#if DW_Q4
 static __attribute__((noinline)) void dw_widen4(const bt_conv_params *p, const dw_geo *g, const int8_t *in,
                                                 int32_t in_y0, int16_t *d0, int32_t K, int32_t rl, int32_t iy0,
                                                 int32_t nr, int32_t ix0, int32_t cells, int32_t c, int zdone) {
   dw_widen_in(p, g, in, in_y0, d0, K, rl, iy0, nr, ix0, cells, c, 4, 1, zdone);
 }
+#endif
 
 /* Stride 1: two outputs' sums from the planes at q (cells i, i + 1 in word i / 2; tap rows rl cells apart). */
 #define DW_S1_PAIR(q, x0, x1)                                                                     \
@@ -1209,6 +1211,7 @@ static inline __attribute__((always_inline)) void dw_rows(const bt_conv_params *
   int16_t *const plane = u.cells;
   int32_t *const acc = u.s.acc;
   dw_chan ch[4];
+  (void)q4f;   /* (without DSP no bt_dw_q4) */
   if (y1 <= y0) return;
   const int32_t s = g->s, sh = g->sh, c_n = p->out.c, ops = g->ops, ow = g->ow, fr = g->fr, fc = g->fc;
   const int32_t out_row = g->orow, off = p->input_offset, zp = p->output_offset, lo = p->act_min,
