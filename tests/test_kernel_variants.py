@@ -23,7 +23,7 @@ from buildtool import pipeline
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from test_kernels import ConvP, DwP, FcP  # noqa: E402
+from test_kernels import AddP, Bcast4, ConvP, DwP, FcP  # noqa: E402
 
 KERNELS = ROOT / "buildtool" / "kernels"
 CASES = 3000
@@ -195,6 +195,54 @@ def _dw_path_query(lib, p: dict, bias) -> str:
         conv.bias = b.ctypes.data_as(c_void_p)
     arg = DwP(conv=conv, depth_multiplier=c_int32(p["depth_multiplier"]))
     return lib.bt_depthwise_s8_path(ctypes.byref(arg), 0, 0, p["out"]["h"]).decode()
+
+
+def _add(rng) -> dict:
+    """An int8 ADD's bt_add_params around add.c add_tab's edges: TFLite's (one input's multiplier 0.5, left shift
+    20), its sizes, offsets, shifts and bounds, and some not."""
+    half = (1 << 30, 0)
+    m = [(int(rng.integers(1 << 30, (1 << 31) - 1)), int(rng.integers(-3, 0, endpoint=True))) for _ in range(2)]
+    k = int(rng.integers(0, 4))  # the 0.5 input: first, second, both, none
+    if k in (0, 2):
+        m[0] = half
+    if k in (1, 2):
+        m[1] = half
+    if rng.random() < 0.1:
+        m[int(rng.integers(0, 2))] = (int(rng.integers(0, 1 << 31)), int(rng.choice([1, -1])))
+    dims = [1, int(rng.integers(1, 40)), int(rng.integers(1, 40)), int(rng.choice([1, 3, 8, 16, 64]))]
+    dense = [dims[1] * dims[2] * dims[3], dims[2] * dims[3], dims[3], 1]
+    b_stride = list(dense)
+    if rng.random() < 0.15:  # a broadcast or a pixel stride: no one dense run
+        b_stride[int(rng.integers(1, 4))] = 0
+    offs = [-256, -255, -128, 0, 17, 128, 200, 256, 257, -300]
+    return {"input1_offset": int(rng.choice(offs)), "input2_offset": int(rng.choice(offs)),
+            "output_offset": int(rng.integers(-128, 127, endpoint=True)),
+            "left_shift": 20 if rng.random() < 0.95 else 15,
+            "input1_multiplier": m[0][0], "input1_shift": m[0][1], "input2_multiplier": m[1][0], "input2_shift": m[1][1],
+            "output_multiplier": int(rng.choice([int(rng.integers(1 << 30, (1 << 31) - 1)), -5, 1 << 30])),
+            "output_shift": int(rng.choice([-31, -30, -22, -20, -17, -10, -2, -1, 0, -32])),
+            "act_min": -128, "act_max": 127,
+            "b": {"dims": dims, "a_stride": dense, "b_stride": b_stride, "out_stride": dense}}
+
+
+def test_add_tab_ok_says_what_add_c_runs(tmp_path):
+    """kernel_variants.add_tab_ok (model.c calls bt_add_s8_tab) answers as cortex-m/add.c's add_tab decides
+    (bt_add_s8_tab_taken) on random ADDs around its edges, both answers seen."""
+    so = tmp_path / "libadd.so"
+    subprocess.run(["gcc", "-std=c99", "-O1", "-shared", "-fPIC", "-Wall", "-Werror", "-Wl,--no-undefined",
+                    f"-I{KERNELS / 'include'}", f"-I{KERNELS / 'reference'}", f"-I{KERNELS / 'cortex-m'}",
+                    str(KERNELS / "cortex-m" / "add.c"), "-o", str(so)], check=True)
+    lib = ctypes.CDLL(str(so))
+    rng = np.random.default_rng(50)
+    seen = set()
+    for _ in range(CASES):
+        p = _add(rng)
+        arg = AddP(**{k: v for k, v in p.items() if k != "b"},
+                   b=Bcast4(**{k: (c_int32 * 4)(*v) for k, v in p["b"].items()}))
+        want = bool(lib.bt_add_s8_tab_taken(ctypes.byref(arg)))
+        assert kernel_variants.add_tab_ok(p) == want, p
+        seen.add(want)
+    assert seen == {True, False}
 
 
 def test_depthwise_path_table_picks_what_depthwise_c_runs(libs):

@@ -261,6 +261,46 @@ def depthwise_candidates(p) -> tuple:
     return tuple(dict.fromkeys(n for n in (first, box, "bt_ref_depthwise_generic_s8") if n))
 
 
+ADD_TAB_MIN = 256  # cortex-m/add.c: elements below which add_tab declines
+
+
+def _mbqm_fast(x: int, m: int, s: int) -> int:
+    """requant.h bt_mbqm_fast (TFLM's MultiplyByQuantizedMultiplier) on Python ints, shift s <= 0."""
+    h = (x * m + (1 << 30)) >> 31
+    mask = (1 << -s) - 1
+    q = h >> -s
+    return q + (1 if (h & mask) > (mask >> 1) + (1 if q < 0 else 0) else 0)
+
+
+def add_tab_ok(p) -> bool:
+    """cortex-m/add.c add_tab's conditions for an int8 ADD's bt_add_params p (with its bt_bcast4 "b"): model.c then
+    calls bt_add_s8_tab, which links none of add_dense.h's loops (bt_add_s8 runs add_tab's test at run time)."""
+    q = p["b"]
+    run = 1
+    for k in (3, 2, 1, 0):  # add_dense.h ad_one_run: one dense run
+        if q["dims"][k] > 1 and not q["a_stride"][k] == q["b_stride"][k] == q["out_stride"][k] == run:
+            return False
+        run *= q["dims"][k]
+    so, mo = p["output_shift"], p["output_multiplier"]
+    if p["left_shift"] != 20 or run < ADD_TAB_MIN or not -31 <= so <= -1 or mo < 0:
+        return False
+    if (p["input1_multiplier"], p["input1_shift"]) == (1 << 30, 0):
+        first = 0
+    elif (p["input2_multiplier"], p["input2_shift"]) == (1 << 30, 0):
+        first = 1
+    else:
+        return False
+    off_a, off_b = (p["input2_offset"], p["input1_offset"]) if first else (p["input1_offset"], p["input2_offset"])
+    m_b, s_b = (p["input1_multiplier"], p["input1_shift"]) if first else (p["input2_multiplier"], p["input2_shift"])
+    if not (-256 <= off_a <= 256 and -256 <= off_b <= 256 and s_b <= 0 and m_b >= 0):
+        return False
+    bmax = max(abs(_mbqm_fast((v + off_b) << 20, m_b, s_b)) for v in (-128, 127))
+    smax = (max(abs(-128 + off_a), abs(127 + off_a)) << 19) + bmax
+    e = -so
+    c = (1 << (e - 1)) + p["output_offset"] * (1 << e)
+    return smax < 1 << 30 and abs(c) + ((smax * mo) >> 31) + 2 < 1 << 31
+
+
 RISCV = {
     "conv": (
         ("bt_conv_s8_pointwise", lambda p: p["kh"] == 1 and p["kw"] == 1 and p["pad_top"] == 0

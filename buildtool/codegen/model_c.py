@@ -243,10 +243,10 @@ def _fc_il_fallback(e) -> None:
     e.declare(_template("fc_il_fallback.c.in"))
 
 
-def _binary(e, op, params: dict, struct: str, fn: str):
+def _binary(e, op, params: dict, struct: str, fn: str, variant: str = ""):
     n = f"op{op.index}"
     e.declare(f"static const {struct} {n}_p = {c_struct(dict(params, b=e.bcast(op)))};")
-    e.call(op, f"{fn}_{e.sfx(op.outputs[0])}(&{n}_p, {e.operand(op.inputs[0])}, "
+    e.call(op, f"{fn}_{e.sfx(op.outputs[0])}{variant}(&{n}_p, {e.operand(op.inputs[0])}, "
                f"{e.operand(op.inputs[1])}, {e.cact(op.outputs[0])});")
 
 
@@ -258,7 +258,12 @@ def add(e, op) -> None:
         e.call(op, f"bt_add_s32(&{n}_p, {e.operand(op.inputs[0])}, {e.operand(op.inputs[1])}, "
                    f"{e.cact(op.outputs[0])});")
         return
-    _binary(e, op, qparams.add_params(e.g, op), "bt_add_params", "bt_add")
+    params = qparams.add_params(e.g, op)
+    if (e.variants is not None and e.variants[0] == kernel_variants.TABLES["cortex-m"][0] and e.sfx(op.outputs[0]) == "s8"
+            and kernel_variants.add_tab_ok(dict(params, b=e.bcast(op)))):
+        e.used_variants["bt_add_s8_tab"] = "bt_add_s8"  # add_tab's loop without add_dense.h's (cortex-m/add.c)
+        return _binary(e, op, params, "bt_add_params", "bt_add", "_tab")
+    _binary(e, op, params, "bt_add_params", "bt_add")
 
 
 def sub(e, op) -> None:

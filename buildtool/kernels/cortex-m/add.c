@@ -31,30 +31,14 @@ void bt_add_s8(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t 
 
 #define ADD_TAB_MIN 256 /* elements: below this the table's 256 entries cost more than they save */
 
-BT_INLINE void add_tab_run(const int32_t *tab, const int8_t *a, const int8_t *b, int8_t *o, int32_t n, int32_t mo,
-                           int32_t c, int32_t e, int32_t lo, int32_t hi, const int sat) {
-  int32_t i = 0;
-  __asm__("" : "+r"(tab)); /* the table's address in one register (else GCC rebuilds it from sp per load) */
-#define ADD_CLAMP(v) ((sat) ? bt_ssat8(v) : bt_clamp(v, lo, hi))
-  for (; i + 4 <= n; i += 4) {
-    const uint32_t wa = bt_ld4(a + i), wb = bt_ld4(b + i);
-    const int32_t t0 = tab[wb & 255] + (int32_t)((uint32_t)(int32_t)(int8_t)wa << 20);
-    const int32_t t1 = tab[(wb >> 8) & 255] + (int32_t)((uint32_t)(int32_t)(int8_t)(wa >> 8) << 20);
-    const int32_t t2 = tab[(wb >> 16) & 255] + (int32_t)((uint32_t)(int32_t)(int8_t)(wa >> 16) << 20);
-    const int32_t t3 = tab[wb >> 24] + (int32_t)((uint32_t)((int32_t)wa >> 24) << 20);
-    const int32_t r0 = ADD_CLAMP((bt_smmlar(t0, mo, c) - (int32_t)((uint32_t)t0 >> 31)) >> e);
-    const int32_t r1 = ADD_CLAMP((bt_smmlar(t1, mo, c) - (int32_t)((uint32_t)t1 >> 31)) >> e);
-    const int32_t r2 = ADD_CLAMP((bt_smmlar(t2, mo, c) - (int32_t)((uint32_t)t2 >> 31)) >> e);
-    const int32_t r3 = ADD_CLAMP((bt_smmlar(t3, mo, c) - (int32_t)((uint32_t)t3 >> 31)) >> e);
-    const uint32_t w = (uint32_t)(uint8_t)r0 | ((uint32_t)(uint8_t)r1 << 8) | ((uint32_t)(uint8_t)r2 << 16) |
-                       ((uint32_t)r3 << 24);
-    __builtin_memcpy(o + i, &w, 4);
-  }
-  for (; i < n; i++) {
+/* Elements one at a time, clamped to [lo, hi] (the act path, and the saturating asm loop's last 0..3). */
+static __attribute__((noinline)) void add_tab_run(const int32_t *tab, const int8_t *a, const int8_t *b, int8_t *o,
+                                                  int32_t n, int32_t mo, int32_t c, int32_t e, int32_t lo,
+                                                  int32_t hi) {
+  for (int32_t i = 0; i < n; i++) {
     const int32_t t = tab[(uint8_t)b[i]] + (int32_t)((uint32_t)(int32_t)a[i] << 20);
-    o[i] = (int8_t)ADD_CLAMP((bt_smmlar(t, mo, c) - (int32_t)((uint32_t)t >> 31)) >> e);
+    o[i] = (int8_t)bt_clamp((bt_smmlar(t, mo, c) - (int32_t)((uint32_t)t >> 31)) >> e, lo, hi);
   }
-#undef ADD_CLAMP
 }
 
 /* One element of add_tab_sat's asm loop: byte K of the words wa, wb in, its output into byte K of wa. */
@@ -91,16 +75,12 @@ static void add_tab_sat(const int32_t *tab, const int8_t *a, const int8_t *b, in
   if (n4 != n8) __asm__ volatile(ADD_WORD ADD_OPERANDS);
 #undef ADD_WORD
 #undef ADD_OPERANDS
-  add_tab_run(tab, a, b, o, n - n4, mo, c, e, -128, 127, 1);
+  add_tab_run(tab, a, b, o, n - n4, mo, c, e, -128, 127);
 #else
-  add_tab_run(tab, a, b, o, n, mo, c, e, -128, 127, 1);
+  add_tab_run(tab, a, b, o, n, mo, c, e, -128, 127);
 #endif
 }
 #undef ADD_STEP
-static void add_tab_act(const int32_t *tab, const int8_t *a, const int8_t *b, int8_t *o, int32_t n, int32_t mo,
-                        int32_t c, int32_t e, int32_t lo, int32_t hi) {
-  add_tab_run(tab, a, b, o, n, mo, c, e, lo, hi, 0);
-}
 
 static int64_t add_abs64(int64_t v) { return v < 0 ? -v : v; }
 
@@ -115,8 +95,14 @@ BT_INLINE void add_fill(int32_t *tab, int32_t off_a, int32_t off_b, int32_t m_b,
   }
 }
 
-/* 1 when add_tab ran the ADD (see the top of the file), 0 to leave it to add_dense.h. */
-static int add_tab(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out) {
+/* add_tab's values of an ADD it takes (see the top of the file): first, the 0.5 input (1: input2, swapped), and the
+ * other's offset, multiplier and shift, the 0.5 input's offset, the output's constant C and shift e. */
+typedef struct {
+  int32_t first, off_a, off_b, m_b, s_b, c, e;
+} add_tab_args;
+
+/* 1 when add_tab takes the ADD (its values in *t), 0 to leave it to add_dense.h. */
+BT_INLINE int add_tab_ok(const bt_add_params *p, add_tab_args *t) {
   const bt_bcast4 *q = &p->b;
   if (p->left_shift != 20 || !ad_one_run(q)) return 0;
   const int32_t n = q->dims[0] * q->dims[1] * q->dims[2] * q->dims[3];
@@ -132,11 +118,6 @@ static int add_tab(const bt_add_params *p, const int8_t *a, const int8_t *b, int
   /* offsets of at most 256 and a shift of at most 0 (TFLite's: the real multiplier is below 1) keep
    * (b + off_b) << 20 below 2^29, and with m_b >= 0 the term monotonic in b (the bound below needs it) */
   if (off_a < -256 || off_a > 256 || off_b < -256 || off_b > 256 || s_b > 0 || m_b < 0) return 0;
-  int32_t tab[256];
-  const int kb = ad_kind(m_b, s_b, 20, off_b); /* add_dense.h: the SMALL and HALF kinds' cheaper exact forms */
-  if (kb == AD_SMALL) add_fill(tab, off_a, off_b, m_b, s_b, AD_SMALL);
-  else if (kb == AD_HALF) add_fill(tab, off_a, off_b, m_b, s_b, AD_HALF);
-  else add_fill(tab, off_a, off_b, m_b, s_b, AD_GENERIC);
   /* the term is monotonic in b, so its largest magnitude is at b = -128 or 127 */
   const int64_t b_lo = add_abs64(bt_mbqm_fast((int32_t)((uint32_t)(-128 + off_b) << 20), m_b, s_b));
   const int64_t b_hi = add_abs64(bt_mbqm_fast((int32_t)((uint32_t)(127 + off_b) << 20), m_b, s_b));
@@ -147,12 +128,43 @@ static int add_tab(const bt_add_params *p, const int8_t *a, const int8_t *b, int
   const int64_t c = ((int64_t)1 << (e - 1)) + (int64_t)p->output_offset * ((int64_t)1 << e);
   const int64_t hmax = ((smax * mo) >> 31) + 1;
   if (smax >= ((int64_t)1 << 30) || add_abs64(c) + hmax + 1 >= ((int64_t)1 << 31)) return 0;
-  const int8_t *x = first ? b : a, *y = first ? a : b;
-  if (p->act_min == -128 && p->act_max == 127) add_tab_sat(tab, x, y, out, n, mo, (int32_t)c, e);
-  else add_tab_act(tab, x, y, out, n, mo, (int32_t)c, e, p->act_min, p->act_max);
+  t->first = first, t->off_a = off_a, t->off_b = off_b, t->m_b = m_b, t->s_b = s_b, t->c = (int32_t)c, t->e = e;
   return 1;
+}
+
+/* 1 when add_tab ran the ADD, 0 to leave it to add_dense.h. */
+static int add_tab(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out) {
+  add_tab_args t;
+  if (!add_tab_ok(p, &t)) return 0;
+  const bt_bcast4 *q = &p->b;
+  const int32_t n = q->dims[0] * q->dims[1] * q->dims[2] * q->dims[3], mo = p->output_multiplier;
+  int32_t tab[256];
+  const int kb = ad_kind(t.m_b, t.s_b, 20, t.off_b); /* add_dense.h: the SMALL kind's cheaper exact form */
+  if (kb == AD_SMALL) add_fill(tab, t.off_a, t.off_b, t.m_b, t.s_b, AD_SMALL);
+  else add_fill(tab, t.off_a, t.off_b, t.m_b, t.s_b, AD_GENERIC);   /* (AD_HALF's value too: bt_mbqm_fast is exact) */
+  const int8_t *x = t.first ? b : a, *y = t.first ? a : b;
+  if (p->act_min == -128 && p->act_max == 127) add_tab_sat(tab, x, y, out, n, mo, t.c, t.e);
+  else add_tab_run(tab, x, y, out, n, mo, t.c, t.e, p->act_min, p->act_max);
+  return 1;
+}
+
+/* 1 when bt_add_s8 and bt_add_s8_tab run add_tab for p (tests/test_kernel_variants.py: kernel_variants.add_tab_ok's
+ * answer; no firmware calls it). */
+int bt_add_s8_tab_taken(const bt_add_params *p) {
+  add_tab_args t;
+  return add_tab_ok(p, &t);
 }
 
 void bt_add_s8(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out) {
   if (!add_tab(p, a, b, out)) bt_dense_add_s8(p, a, b, out);
+}
+
+/* model.c's call of an ADD that add_tab takes (kernel_variants.add_tab_ok, its conditions in Python): without
+ * add_dense.h's loops, which bt_add_s8 links for the others; the reference loop should it ever decline. */
+static __attribute__((noinline, optimize("Os"))) void add_ref_s8(const bt_add_params *p, const int8_t *a, const int8_t *b,
+                                                                int8_t *out) {
+  add_sub(p, a, b, out, 0, 1);
+}
+void bt_add_s8_tab(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out) {
+  if (!add_tab(p, a, b, out)) add_ref_s8(p, a, b, out);
 }

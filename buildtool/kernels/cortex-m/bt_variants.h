@@ -55,6 +55,10 @@ const char *bt_depthwise_s8_variant(const bt_depthwise_params *p);
 /* the path name dw_path picks for a call of out rows [y0, y1) (the variant's name for depth multipliers above 1) */
 const char *bt_depthwise_s8_path(const bt_depthwise_params *p, int32_t in_y0, int32_t y0, int32_t y1);
 
+/* ADD int8 that add.c's add_tab takes (kernel_variants.add_tab_ok): bt_add_s8 without add_dense.h's loops */
+void bt_add_s8_tab(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out);
+int bt_add_s8_tab_taken(const bt_add_params *p);  /* 1: add_tab runs p (tests) */
+
 void bt_fully_connected_s8_widened_rq2(const bt_fc_params *p, const int8_t *in, int8_t *out);
 void bt_fully_connected_s8_widened(const bt_fc_params *p, const int8_t *in, int8_t *out);
 void bt_fully_connected_s8_direct(const bt_fc_params *p, const int8_t *in, int8_t *out);

@@ -301,6 +301,9 @@ typedef struct {
   int32_t iw, ih, ips, irow, ow, ops, orow, s, sh, pl, pt, fr, fc;
 } dw_geo;
 
+/* bt_dw_q4_RL (below) */
+typedef void (*dw_q4_fn)(const int16_t *, const void *, int8_t *, const int32_t *);
+
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
 /* The start of an asm function made by a .macro whose parameter `name` names it: its own section (the linker
  * drops it when unused), hidden, Thumb; r4-r11 and lr saved and 32 bytes of locals below them. */
@@ -422,8 +425,8 @@ __asm__(
     "cmp.w r0, lr\n\t"
     ".endm\n\t"
     /* a row's end: its last output (r7, after the LDRs: 1 cycle), r0 and r2 on to the next row's cells and outputs,
-       the row count down, and back to loop while rows are left */
-    ".macro BT_DWQ4_NEXT loop\n\t"
+       the row count down, and on to done when no rows are left */
+    ".macro BT_DWQ4_NEXT done\n\t"
     "ldr r5, [sp, #32]\n\t"
     "ldr r6, [sp, #36]\n\t"
     "ldr r4, [sp, #12]\n\t"
@@ -433,7 +436,7 @@ __asm__(
     "add r2, r2, r6\n\t"
     "subs r4, r4, #1\n\t"
     "str r4, [sp, #12]\n\t"
-    "bne \\loop\n\t"
+    "beq.w \\done\n\t"
     ".endm\n\t"
     ".macro BT_DWQ4 name, rl\n\t"
     BT_ASM_ENTRY
@@ -469,14 +472,8 @@ __asm__(
     "BT_DWQ4_RQUAD \\rl, 0, 0\n\t"
     "add.w r0, r0, #8\n\t"
     "cmp.w r0, lr\n\t"
-    "beq.w 26f\n\t"
-    ".p2align 2\n\t"
-    "22:\n\t"
-    "BT_DWQ4_PAIR \\rl, 1\n\t"
-    "bne.w 22b\n\t"
-    "26:\n\t"
-    "BT_DWQ4_NEXT 20b\n\t"
-    "b 40f\n\t"
+    "bne.w 2f\n\t"               /* its pairs: the even rows' loop (one copy of the pair, ~490 bytes less) */
+    "b.w 26f\n\t"
     /* an even number of quads (at least two) */
     "1:\n\t"
     "ldr.w lr, [sp, #0]\n\t"
@@ -498,7 +495,12 @@ __asm__(
                                        with the weights the one before ended with (two LDRs less a quad) */
     "BT_DWQ4_PAIR \\rl, 1, 1\n\t"
     "bne.w 2b\n\t"
-    "BT_DWQ4_NEXT 1b\n\t"        /* no refill a row */
+    "26:\n\t"
+    "BT_DWQ4_NEXT 40f\n\t"       /* no refill a row */
+    "ldr r4, [sp, #4]\n\t"        /* the next row as this one: an even number of quads at 1, else at 20 */
+    "cmp r4, #0\n\t"
+    "beq.w 1b\n\t"
+    "b.w 20b\n\t"
     "40:\n\t"
     /* n odd: the channel's last column, two rows a pass where they share two tap rows (stride 1 down: g[14]
        pairs), then one at a time (g[15]); r3 out_row meanwhile */
@@ -637,7 +639,7 @@ void bt_dw_q4_8(const int16_t *r, const void *f, int8_t *o, const int32_t *g);
 void bt_dw_q4_16(const int16_t *r, const void *f, int8_t *o, const int32_t *g);
 void bt_dw_q4_32(const int16_t *r, const void *f, int8_t *o, const int32_t *g);
 void bt_dw_q4_56(const int16_t *r, const void *f, int8_t *o, const int32_t *g);
-static void (*const dw_q4_fns[4])(const int16_t *, const void *, int8_t *, const int32_t *) = {
+static const dw_q4_fn dw_q4_fns[4] = {
     bt_dw_q4_8, bt_dw_q4_16, bt_dw_q4_32, bt_dw_q4_56};
 _Static_assert(sizeof(dw_chan) == 44, "dw_q4 reads dw_chan's fields at fixed offsets");
 /* bt_dw_q4's cell bytes and output bytes from a row's start to where it ends (its quads, and with n odd the
@@ -689,6 +691,8 @@ __asm__(
     "3:\n\t"
     "ldr lr, [r10, #12]\n\t"
     "add lr, lr, r2\n\t"           /* the end of the row's groups */
+    "cmp lr, r2\n\t"
+    "beq.w 6f\n\t"                 /* none (a row of at most 3 + lead pixels): its tail alone */
     ".p2align 2\n\t"               /* (32-bit instructions, word-aligned: see bt_dw_q4's loop) */
     "2:\n\t"
     "ldr.w r6, [r0]\n\t"
@@ -714,6 +718,7 @@ __asm__(
     "strd r7, r9, [r5], #8\n\t"
     "cmp.w r2, lr\n\t"
     "bne.w 2b\n\t"
+    "6:\n\t"
     "ldr r10, [sp, #0]\n\t"
     "ldr lr, [r10, #24]\n\t"      /* the row's last pixels: a pair (tail & 2), then a single (tail & 1) */
     "tst lr, #2\n\t"
@@ -769,17 +774,18 @@ void bt_dw_widen4(const int8_t *src, int32_t ips, int16_t *d, const int32_t *g);
  * apart) of cnt pixels each into the planes at d (channel k's at d + k K, rows rl cells apart): per two pixels
  * two LDR, four SXTB16, PKHBT and PKHTB into (c, c+2) and (c+1, c+3) halves, a word stored to each plane; an
  * odd pixel by halves. One call a chunk: the per-row set-up of the general loop (its parities, the rows
- * outside the image) was ~126 cycles a row, as much as 5 of its pairs (kws's 25-pixel rows). */
+ * outside the image) was ~126 cycles a row, as much as 5 of its pairs (kws's 25-pixel rows). On Arm bt_dw_widen4 takes
+ * every row (rows of fewer than four pixels by its lead and tail); the C loop is for builds without DSP. */
 static __attribute__((noinline)) void dw_widen4_s1(const int8_t *src, int32_t in_row, int32_t ips, int16_t *d,
                                                    int32_t K, int32_t rl, int32_t rows, int32_t cnt) {
 #if DW_W4
+  /* the rows in asm: a lead pixel to reach a word-aligned cell, groups of four (any number), a pair, a pixel */
   const int32_t lead = ((uintptr_t)d & 2) ? 1 : 0, n4 = (cnt - lead) >> 2;
-  if (n4 > 0) {   /* the rows in asm: a lead pixel to reach a word-aligned cell, groups of four, a pair, a pixel */
+  if (rows > 0 && cnt > 0) {
     const int32_t g[7] = {in_row, 2 * K, rows, 8 * n4, 2 * rl, lead, (cnt - lead) & 3};
     bt_dw_widen4(src, ips, d, g);
-    return;
   }
-#endif
+#else
   const int32_t np = cnt >> 1, step2 = 2 * ips;
   for (int32_t r = 0; r < rows; r++, src += in_row, d += rl) {
     const int8_t *sp = src;
@@ -804,6 +810,7 @@ static __attribute__((noinline)) void dw_widen4_s1(const int8_t *src, int32_t in
       h[2 * K] = (int16_t)(a02 >> 16); h[3 * K] = (int16_t)(a13 >> 16);
     }
   }
+#endif
 }
 
 /* A row of rl cells (rl a multiple of 8, word-aligned) at d the zero point (z2 twice), four words a pass (the
@@ -823,9 +830,10 @@ static inline __attribute__((always_inline)) void dw_fill_z(int16_t *d, int32_t 
  * d0 + k * K + r * rl): cells [0, cells) are input columns ix0 + b; rows outside the image get the zero
  * point z in every cell, rows inside it only their cells inside the image (the others keep the z that
  * dw_rows wrote for the strip; zdone: so did the rows outside the image, the strip being one chunk). */
-static void dw_widen(const bt_conv_params *p, const dw_geo *g, const int8_t *in, int32_t in_y0, int16_t *d0,
-                     int32_t K, int32_t rl, int32_t iy0, int32_t nr, int32_t ix0, int32_t cells, int32_t c, int32_t nc,
-                     int32_t s, int zdone) {
+static inline __attribute__((always_inline)) void dw_widen_in(const bt_conv_params *p, const dw_geo *g,
+                                                            const int8_t *in, int32_t in_y0, int16_t *d0, int32_t K,
+                                                            int32_t rl, int32_t iy0, int32_t nr, int32_t ix0,
+                                                            int32_t cells, int32_t c, int32_t nc, int32_t s, int zdone) {
   const int32_t z2 = bt_dup16(-p->input_offset), ips = g->ips, in_row = g->irow, ih = g->ih;
   int32_t bv0 = -ix0, bv1 = g->iw - ix0;   /* cells inside the image: [bv0, bv1) */
   bv0 = bv0 < 0 ? 0 : (bv0 > cells ? cells : bv0);
@@ -893,6 +901,21 @@ static void dw_widen(const bt_conv_params *p, const dw_geo *g, const int8_t *in,
     }
   }
 }
+
+/* dw_widen_in for any stride and channels, and (dw_rows' bt_dw_q4 groups: without the general loop) stride 1 and four
+ * channels. */
+static __attribute__((noinline)) void dw_widen(const bt_conv_params *p, const dw_geo *g, const int8_t *in, int32_t in_y0,
+                                               int16_t *d0, int32_t K, int32_t rl, int32_t iy0, int32_t nr, int32_t ix0,
+                                               int32_t cells, int32_t c, int32_t nc, int32_t s, int zdone) {
+  dw_widen_in(p, g, in, in_y0, d0, K, rl, iy0, nr, ix0, cells, c, nc, s, zdone);
+}
+#if DW_Q4
+static __attribute__((noinline)) void dw_widen4(const bt_conv_params *p, const dw_geo *g, const int8_t *in,
+                                                int32_t in_y0, int16_t *d0, int32_t K, int32_t rl, int32_t iy0,
+                                                int32_t nr, int32_t ix0, int32_t cells, int32_t c, int zdone) {
+  dw_widen_in(p, g, in, in_y0, d0, K, rl, iy0, nr, ix0, cells, c, 4, 1, zdone);
+}
+#endif
 
 /* Stride 1: two outputs' sums from the planes at q (cells i, i + 1 in word i / 2; tap rows rl cells apart). */
 #define DW_S1_PAIR(q, x0, x1)                                                                     \
@@ -1015,6 +1038,13 @@ DW_SUMS_Q(dw_sums_q_2_16, 2, 16)
 DW_SUMS_Q(dw_sums_q_2_32, 2, 32)
 DW_SUMS_Q(dw_sums_q_2_56, 2, 56)
 #undef DW_SUMS_Q
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+/* bt_dw_q4's rows' last pair (n & 2), any row length: one copy for every rl (its few outputs, not the loop's) */
+static __attribute__((noinline)) void dw_sums_q_1_rl(const int16_t *r, const dw_chan *f, int8_t *o, int32_t rows,
+                                                     int32_t rstep, int32_t ops, int32_t out_row, int32_t rl) {
+  dw_sums_q(r, f, o, 2, rows, rstep, ops, out_row, 1, rl);
+}
+#endif
 static const dw_sums_q_fn dw_sums_q_fns[2][4] = {
     {dw_sums_q_1_8, dw_sums_q_1_16, dw_sums_q_1_32, dw_sums_q_1_56},
     {dw_sums_q_2_8, dw_sums_q_2_16, dw_sums_q_2_32, dw_sums_q_2_56}};
@@ -1166,10 +1196,10 @@ static int dw_rows_ok(const bt_conv_params *p) {
  * of output columns, group of four channels and chunk of output rows, the chunk's input rows widened
  * into each channel's plane, then per channel its sums and their requantisation. LI >= 0: every strip's
  * row length dw_rls[LI] (dw_rows_q4_li), -1: each strip's own; Q4 1: every group of every strip in bt_dw_q4
- * (dw_rows_q4_li's conditions; only that loop is compiled), -1: as the layer allows. */
+ * (dw_rows_q4_li's conditions; only that loop is compiled: q4f the row length's bt_dw_q4), -1: as the layer allows. */
 static inline __attribute__((always_inline)) void dw_rows(const bt_conv_params *p, const dw_geo *g, const int8_t *in,
                                                          int32_t in_y0, int8_t *out, int32_t y0, int32_t y1, int fast,
-                                                         const int LI, const int Q4) {
+                                                         const int LI, const int Q4, dw_q4_fn q4f) {
   /* bt_dw_q4's strips (big) take the sums' stack row for cells too: longer chunks, fewer input rows widened twice */
   union {
     int16_t cells[DW_CELLS + 2 * DW_ACC];
@@ -1181,6 +1211,7 @@ static inline __attribute__((always_inline)) void dw_rows(const bt_conv_params *
   int16_t *const plane = u.cells;
   int32_t *const acc = u.s.acc;
   dw_chan ch[4];
+  (void)q4f;   /* (without DSP no bt_dw_q4) */
   if (y1 <= y0) return;
   const int32_t s = g->s, sh = g->sh, c_n = p->out.c, ops = g->ops, ow = g->ow, fr = g->fr, fc = g->fc;
   const int32_t out_row = g->orow, off = p->input_offset, zp = p->output_offset, lo = p->act_min,
@@ -1237,16 +1268,16 @@ static inline __attribute__((always_inline)) void dw_rows(const bt_conv_params *
         dw_chan4_q4(p, c, fr, fc, ch);
         for (int32_t ya = y0; ya < y1; ya += rc) {
           const int32_t rows = y1 - ya < rc ? y1 - ya : rc, nr = (rows - 1) * sh + 3;
-          dw_widen(p, g, in, in_y0, plane, K, rl, ya * sh - g->pt, nr, ix0, cells, c, 4, 1, zdone);
+          dw_widen4(p, g, in, in_y0, plane, K, rl, ya * sh - g->pt, nr, ix0, cells, c, zdone);
           int8_t *o = out + (ya - y0) * out_row + xa * ops + c;
           const int32_t qg[16] = {(n >> 2) * 8, rows, 2 * sh * rl, out_row, ops, n & 1, 0, 0, 4, 2 * K,
                                   2 * sh * rl - DW_Q4_CELLS(n), out_row - DW_Q4_OUTS(n, ops), 2 * (n - 1),
                                   (n - 1) * ops, sh == 1 ? rows >> 1 : 0, sh == 1 ? rows & 1 : rows};
-          dw_q4_fns[li](plane, ch, o, qg);
+          (Q4 == 1 ? q4f : dw_q4_fns[li])(plane, ch, o, qg);
           if (n & 2)
             for (int32_t k = 0; k < 4; k++)
-              dw_sums_q_fns[0][li](plane + k * K + (n & ~3), &ch[k], o + k + (n & ~3) * ops, 2, rows, sh * rl, ops,
-                                   out_row);
+              dw_sums_q_1_rl(plane + k * K + (n & ~3), &ch[k], o + k + (n & ~3) * ops, rows, sh * rl, ops, out_row,
+                             rl);
         }
         continue;
       }
@@ -2842,10 +2873,10 @@ static int dw_rows_q4_li(const bt_conv_params *p, const dw_geo *g, int fast) {
 /* dw_rows on the call's geometry (LI, Q4: dw_rows'). */
 static inline __attribute__((always_inline)) void dw_rows_call(const bt_conv_params *p, const int8_t *in,
                                                               int32_t in_y0, int8_t *out, int32_t y0, int32_t y1,
-                                                              int fast, const int LI, const int Q4) {
+                                                              int fast, const int LI, const int Q4, dw_q4_fn q4f) {
   int t;
   const dw_geo g = dw_rows_geo(p, in_y0, y0, y1, &t);
-  dw_rows(p, &g, in, t ? 0 : in_y0, out, t ? 0 : y0, t ? p->out.w : y1, fast, LI, Q4);
+  dw_rows(p, &g, in, t ? 0 : in_y0, out, t ? 0 : y0, t ? p->out.w : y1, fast, LI, Q4, q4f);
 }
 
 /* Any filter, stride, padding and dilation: the 3x3 interior path where a row has one, the general pixels else. */
@@ -2901,23 +2932,29 @@ BT_DW_PATH(bt_dw_kxk_rq2) { dwk(&dp->conv, in, in_y0, out, y0, y1, 1); }
 BT_DW_PATH(bt_dw_kxk) { dwk(&dp->conv, in, in_y0, out, y0, y1, 0); }
 BT_DW_PATH(bt_dw_small_rq2) { dw_small(&dp->conv, in, in_y0, out, y0, y1, 1); }
 BT_DW_PATH(bt_dw_small) { dw_small(&dp->conv, in, in_y0, out, y0, y1, 0); }
-BT_DW_PATH(bt_dw_rows_rq2) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 1, -1, -1); }
-BT_DW_PATH(bt_dw_rows) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 0, -1, -1); }
+BT_DW_PATH(bt_dw_rows_rq2) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 1, -1, -1, 0); }
+BT_DW_PATH(bt_dw_rows) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 0, -1, -1, 0); }
 BT_DW_PATH(bt_dw_box_rq2) { dw_box(&dp->conv, in, in_y0, out, y0, y1, 1); }
 BT_DW_PATH(bt_dw_box) { dw_box(&dp->conv, in, in_y0, out, y0, y1, 0); }
 #if DW_Q4
 BT_DW_PATH(bt_dw_s2g) { dw_s2(&dp->conv, in, in_y0, out, y0, y1); }
 #define DW_PLANES(rl, li) BT_DW_PATH(bt_dw_planes_##rl) { dw_small_planes(&dp->conv, in, in_y0, out, y0, y1, li); }
-#define DW_ROWS_Q4(rl, li) BT_DW_PATH(bt_dw_rows_q4_##rl) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 1, li, 1); }
+/* bt_dw_rows_q4_RL: one dw_rows for the four row lengths (li an argument: its per-strip set-up is not the loop's) */
+static __attribute__((noinline)) void dw_rows_q4(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out,
+                                                 int32_t y0, int32_t y1, int li, dw_q4_fn q4f) {
+  dw_rows_call(p, in, in_y0, out, y0, y1, 1, li, 1, q4f);
+}
+#define DW_ROWS_Q4(rl, li) \
+  BT_DW_PATH(bt_dw_rows_q4_##rl) { dw_rows_q4(&dp->conv, in, in_y0, out, y0, y1, li, bt_dw_q4_##rl); }
 #else
 BT_DW_PATH(bt_dw_s2g) {
   const bt_conv_params *p = &dp->conv;
   if (dw_small_ok(p, y0, y1)) dw_small(p, in, in_y0, out, y0, y1, 1);
-  else if (dw_rows_take(p, y0, y1)) dw_rows_call(p, in, in_y0, out, y0, y1, 1, -1, -1);
+  else if (dw_rows_take(p, y0, y1)) dw_rows_call(p, in, in_y0, out, y0, y1, 1, -1, -1, 0);
   else dw_box(p, in, in_y0, out, y0, y1, 1);
 }
 #define DW_PLANES(rl, li) BT_DW_PATH(bt_dw_planes_##rl) { dw_small(&dp->conv, in, in_y0, out, y0, y1, 1); }
-#define DW_ROWS_Q4(rl, li) BT_DW_PATH(bt_dw_rows_q4_##rl) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 1, -1, -1); }
+#define DW_ROWS_Q4(rl, li) BT_DW_PATH(bt_dw_rows_q4_##rl) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 1, -1, -1, 0); }
 #endif
 DW_PLANES(8, 0)
 DW_PLANES(16, 1)

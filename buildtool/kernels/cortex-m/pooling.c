@@ -1,10 +1,11 @@
 /* AVERAGE_POOL_2D int8 for Cortex-M DSP: TFLM reference_integer_ops::AveragePool, byte for byte. Per output
- * pixel the window clipped to the image once, then the channels eight (then four) at a time: each tap's
+ * pixel the window clipped to the image once, then the channels four at a time: each tap's
  * word of four channels summed into two registers of int16 halves by SXTAB16 (bytes 0 and 2) and SXTAB16
  * ROR #8 (bytes 1 and 3), exact for windows of at most 256 taps (|sum| <= 128 * 256 fits an int16 half;
  * the halves add without carries between them). Each channel's sum is then rounded and divided as TFLM
  * does ((|sum| + n/2) / n, the sign put back) by a multiply-high with ceil(2^32 / n) (exact: |sum| + n/2
- * < 2^16, the error staying under 1/n), clamped, and four channels stored as one word. Windows of more
+ * < 2^16, the error staying under 1/n), clamped, and four channels stored as one word (pl_word and pl_avg out of
+ * line: a pooling layer is a few thousand cycles of a model, its code ~2.5 KB inlined). Windows of more
  * than 256 taps, MAX_POOL_2D and int16 take the reference code. */
 #include "bt_kernels.h"
 #include "requant.h"
@@ -15,7 +16,7 @@
 #undef bt_avg_pool_s8
 
 /* TFLM's rounded average of a window sum s over n taps, clamped: m = ceil(2^32 / n) for n >= 2. */
-static inline __attribute__((always_inline)) uint32_t pl_avg(int32_t s, int32_t n, uint32_t m, int32_t half,
+static __attribute__((noinline)) uint32_t pl_avg(int32_t s, int32_t n, uint32_t m, int32_t half,
                                                             int32_t lo, int32_t hi) {
   int32_t r = s;  /* n == 1: the value itself */
   if (n >= 2) {
@@ -29,7 +30,7 @@ static inline __attribute__((always_inline)) uint32_t pl_avg(int32_t s, int32_t 
 }
 
 /* Four channels' output word from the halves' sums s02 (channels 0, 2) and s13 (1, 3). */
-static inline __attribute__((always_inline)) uint32_t pl_word(uint32_t s02, uint32_t s13, int32_t n, uint32_t m,
+static __attribute__((noinline)) uint32_t pl_word(uint32_t s02, uint32_t s13, int32_t n, uint32_t m,
                                                              int32_t half, int32_t lo, int32_t hi) {
   return pl_avg((int16_t)(s02 & 0xffffu), n, m, half, lo, hi) | (pl_avg((int16_t)(s13 & 0xffffu), n, m, half, lo, hi) << 8) |
          (pl_avg((int32_t)s02 >> 16, n, m, half, lo, hi) << 16) | (pl_avg((int32_t)s13 >> 16, n, m, half, lo, hi) << 24);
@@ -56,20 +57,6 @@ void bt_avg_pool_s8(const bt_pool_params *p, const int8_t *in, int32_t in_y0, in
       if (nx * ps == in_row) { nx *= ny; ny = n ? 1 : 0; }  /* whole rows: one run of taps */
       int8_t *o = out + (y - y0) * out_row + x * ops;
       int32_t c = 0;
-      for (; c + 8 <= c_n; c += 8) {
-        uint32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-        for (int32_t fy = 0; fy < ny; fy++) {
-          const int8_t *ip = win + fy * row_step + c;
-          for (int32_t fx = 0; fx < nx; fx++, ip += ps) {
-            const uint32_t w0 = bt_ld4(ip), w1 = bt_ld4(ip + 4);
-            s0 = bt_sxtab16(s0, w0); s1 = bt_sxtab16_ror8(s1, w0);
-            s2 = bt_sxtab16(s2, w1); s3 = bt_sxtab16_ror8(s3, w1);
-          }
-        }
-        const uint32_t r0 = pl_word(s0, s1, n, m, half, lo, hi), r1 = pl_word(s2, s3, n, m, half, lo, hi);
-        __builtin_memcpy(o + c, &r0, 4);
-        __builtin_memcpy(o + c + 4, &r1, 4);
-      }
       for (; c + 4 <= c_n; c += 4) {
         uint32_t s0 = 0, s1 = 0;
         for (int32_t fy = 0; fy < ny; fy++) {

@@ -60,6 +60,12 @@ static void test_add_mul(void) {
       ref_bt_add_s8(&p, g_in, g_in2, g_ref);
       bt_add_s8(&p, a_opt, g_in2, g_opt);
       check(alias ? "add_alias" : "add", t, g_ref, g_opt, n);
+#ifdef BT_VARIANTS_CORTEX_M
+      if (!alias) { /* model.c's call where kernel_variants.add_tab_ok holds: any layer stays exact */
+        bt_add_s8_tab(&p, g_in, g_in2, g_opt);
+        check("add_tab", t, g_ref, g_opt, n);
+      }
+#endif
     }
   }
 }
@@ -97,5 +103,9 @@ static void test_add_pairs(void) {
     ref_bt_add_s8(&p, g_in, g_in2, g_ref);
     bt_add_s8(&p, g_in, g_in2, g_opt);
     check("add_pairs", t, g_ref, g_opt, n + 8);
+#ifdef BT_VARIANTS_CORTEX_M
+    bt_add_s8_tab(&p, g_in, g_in2, g_opt);
+    check("add_pairs_tab", t, g_ref, g_opt, n + 8);
+#endif
   }
 }
