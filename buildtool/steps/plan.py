@@ -43,12 +43,30 @@ def run(graph, options=None, planner=in_process, board: str | None = None, name:
             made[id(p)] = d
             return p
 
-        chosen, note = fitting_plan(named, load_plan(plan, graph), t, options, replan)
+        measure = _measure(named, t, options)
+        chosen, note = fitting_plan(named, load_plan(plan, graph), t, options, replan, measure)
         if note:
             plan, notes = made[id(chosen)], (note,)
-        check_fits(named, chosen, t, "optimize=ram", options)
+        check_fits(named, chosen, t, "optimize=ram", options, measure(chosen) if measure else None)
     return Outputs({"plan.json": json.dumps(plan, indent=1) + "\n"}, {"plan.json": made_from(graph, options)},
                    notes)
+
+
+def _measure(graph, t, options):
+    """On a board running its code from RAM (xcore's tile), plan -> the code its build links, measured
+    (steps.code.measured_code; the skeleton's code is the model's: weights apart), once per plan; else None."""
+    if not t.code_in_ram:
+        return None
+    from .code import measured_code  # (on such a board only: the code step, codegen and the toolchain)
+    from .models import Model  # (as .code)
+
+    codes = {}
+
+    def measure(p):
+        if id(p) not in codes:
+            codes[id(p)] = (p, measured_code(Model(graph.name, graph.name, graph), p, t, options))
+        return codes[id(p)][1]
+    return measure
 
 
 def run_file(skeleton_path: str, options=None, planner=in_process, board: str | None = None,
