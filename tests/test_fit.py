@@ -417,6 +417,7 @@ def test_xcore_arena_limit_is_the_tile_less_the_measured_code(tmp_path):
     from buildtool.firmware.fits import check_fits, fitting_plan
     from buildtool.model.writer import serialize
     from buildtool.steps import plan as plan_step
+    from buildtool.steps import code as code_step
     from buildtool.steps.code import measured_code
     from buildtool.steps.models import Model
 
@@ -430,7 +431,8 @@ def test_xcore_arena_limit_is_the_tile_less_the_measured_code(tmp_path):
     measure = (lambda p: measured_code(Model(g.name, g.name, g), p, t))
     assert fitting_plan(g, plain, t, PlanOptions(), plan_memory, measure) == (plain, None)
     check_fits(g, plain, t, code=code)
-    assert plan_step.run(g, {}, board="xcore").notes == ()  # the plan step (SCons, gen plan) keeps it too
+    # the plan step as SCons and gen plan run it keeps it too
+    assert plan_step.run(g, {}, board="xcore", measurer=code_step.measurer).notes == ()
     row = fit_table(g, PlanOptions(), boards=["xcore"], model=Model(g.name, g.name, g))[0]
     assert row.plan == "plain" and row.arena_bytes == plain.arena_bytes and row.use.code == code
 

@@ -170,6 +170,20 @@ def measured_code(model: Model, plan, t: targets.Target, options: PlanOptions | 
     return Code(code, static, man.get("flash_code_bytes"))
 
 
+def measurer(graph, t: targets.Target, options=None):
+    """On a board running its code from RAM (xcore's tile), plan -> the Code its build links (measured_code; a
+    skeleton's code is its model's: weights apart), measured once per plan; else None (steps.plan.run's)."""
+    if not t.code_in_ram:
+        return None
+    codes = {}
+
+    def measure(p):
+        if id(p) not in codes:
+            codes[id(p)] = (p, measured_code(Model(graph.name, graph.name, graph), p, t, options))
+        return codes[id(p)][1]
+    return measure
+
+
 def link_key(t: targets.Target, made: Outputs, kernels) -> tuple:
     """What a trial link's code and static bytes are a function of: the board's compiler, flags, kernel sets,
     start-up sources and linker template, and the sources linked (the first line of model.c and model.h, naming the board, aside),

@@ -205,7 +205,8 @@ def _plan_to(path, g, env) -> None:
     """Plan through the planner daemon (started on demand; BUILDTOOL_NO_DAEMON=1 plans in-process) and
     write plan.json with its seal. The daemon only saves time: its answer is byte-identical. A board
     that picks its own plan (Target.auto_fit) says which one in a line."""
-    made = plan_step.run(g, env["BT_PLAN_OPTIONS"], planner(), env["BT_BOARD"], env["BT_MODEL_NAME"])
+    made = plan_step.run(g, env["BT_PLAN_OPTIONS"], planner(), env["BT_BOARD"], env["BT_MODEL_NAME"],
+                         code_step.measurer)
     for note in made.notes:
         print(f"scons: {note}")
     steps.store(made, {"plan.json": path})
