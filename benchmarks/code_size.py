@@ -1,9 +1,11 @@
 """Our code against CMSIS-NN's kernels for the same layers (issue 50 item 2).
 
     python3 benchmarks/code_size.py                       # cortex-m4, cortex-m55, riscv32
-    python3 benchmarks/code_size.py --boards cortex-m4
+    python3 benchmarks/code_size.py --boards cortex-m4,cortex-m55,riscv32   # the same, named
     python3 benchmarks/code_size.py --presets             # ours at optimize_code size / balanced / speed
     python3 benchmarks/code_size.py --fused               # ours, plain plan against --optimize ram
+    python3 benchmarks/code_size.py --write-docs          # + the table into docs/code-size.md (its own region
+                                                          #   per mode: --presets, --fused)
 
 Per model and board: "ours" is the firmware's code as the build's RAM/flash line counts it (flash
 without the weights: code, constants, .data's initial values; toolchain.code_bytes, a trial link of the
@@ -13,7 +15,8 @@ model's layer classes (CMSIS_CALLS), every integer source of ../shared/peers/cms
 the board's CPU flags at -Os -ffunction-sections and linked with --gc-sections keeping only those
 functions (newlib's memcpy/memset and libgcc as needed): .text + .rodata + .data of the link. CMSIS-NN is
 compiled from ../shared, never copied into the project. Operators without a CMSIS-NN kernel (MEAN,
-RESHAPE, QUANTIZE ...) are listed: their code is ours alone. Without ../shared it says so and exits 0.
+RESHAPE, QUANTIZE ...) are listed: their code is ours alone. CMSIS-NN is Arm's: on a board of another
+architecture (riscv32) its column says n/a. Without ../shared it says so and exits 0.
 """
 
 from __future__ import annotations
@@ -28,8 +31,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from docs_tables import Out, environment, write_docs  # noqa: E402
 
 from buildtool import pipeline, targets  # noqa: E402
+from buildtool.errors import BuildtoolError  # noqa: E402
 from buildtool.firmware import toolchain  # noqa: E402
 from buildtool.firmware.library import model_opcodes, model_sources  # noqa: E402
 from buildtool.options import PlanOptions  # noqa: E402
@@ -85,23 +92,28 @@ def ours(t: targets.Target, spec, preset: str = "balanced", cycles: bool = False
     return code, ops, (cp["cycles"] if cp else None)
 
 
-def fused(boards: list) -> None:
+def is_arm(t: targets.Target) -> bool:
+    """Whether CMSIS-NN (Arm's kernels) is for board t's CPU."""
+    return (t.tool_prefix or t.cc).startswith("arm-")
+
+
+def fused(boards: list, out=print) -> None:
     """Per board and model: the code of the plain plan and of the --optimize ram plan at the default preset
     (issue 50 item 2: fused plans' code <= 1.3x the plain plan's)."""
-    print("| board | model | plain | --optimize ram | ratio |")
-    print("|---|---|---:|---:|---:|")
+    out("| board | model | plain | --optimize ram | ratio |")
+    out("|---|---|---:|---:|---:|")
     for board in boards:
         t = targets.get(board)
         for name, spec in MODELS.items():
             plain, f = ours(t, spec)[0], ours(t, spec, fused=True)[0]
-            print(f"| {board} | {name} | {kib(plain)} | {kib(f)} | {f / plain:.2f} |", flush=True)
+            out(f"| {board} | {name} | {kib(plain)} | {kib(f)} | {f / plain:.2f} |")
 
 
-def presets(boards: list) -> None:
+def presets(boards: list, out=print) -> None:
     """Per board and model: the code and the modelled cycles of the layers the code budget chooses for, at each
     optimize_code preset (docs/code-size.md "The code budget")."""
-    print("| board | model | code: size | balanced | speed | modelled cycles: size | balanced | speed | balanced / speed |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    out("| board | model | code: size | balanced | speed | modelled cycles: size | balanced | speed | balanced / speed |")
+    out("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for board in boards:
         t = targets.get(board)
         for name, spec in MODELS.items():
@@ -109,37 +121,58 @@ def presets(boards: list) -> None:
             cy = [r[p][2] for p in ("size", "balanced", "speed")]
             shown = [f"{c:,}" if c is not None else "-" for c in cy]
             ratio = f"{cy[1] / cy[2]:.3f}" if cy[2] else "-"
-            print(f"| {board} | {name} | {kib(r['size'][0])} | {kib(r['balanced'][0])} | {kib(r['speed'][0])} "
-                  f"| {' | '.join(shown)} | {ratio} |", flush=True)
+            out(f"| {board} | {name} | {kib(r['size'][0])} | {kib(r['balanced'][0])} | {kib(r['speed'][0])} "
+                f"| {' | '.join(shown)} | {ratio} |")
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--boards", default="cortex-m4,cortex-m55,riscv32")
-    ap.add_argument("--presets", action="store_true",
-                    help="our code and modelled cycles at each --optimize-code preset instead (no CMSIS-NN)")
-    ap.add_argument("--fused", action="store_true", help="our code, plain plan against --optimize ram (no CMSIS-NN)")
-    a = ap.parse_args(argv)
-    if not CMSIS.is_dir() or not MLPERF.is_dir():
-        print(f"code_size: {CMSIS} or {MLPERF} not found; nothing to compare")
-        return 0
-    os.environ.setdefault("BUILDTOOL_NO_DAEMON", "1")
-    if a.presets or a.fused:
-        (presets if a.presets else fused)(a.boards.split(","))
-        return 0
-    print("| board | model | ours | CMSIS-NN kernels (-Os, --gc-sections) | ours / CMSIS-NN | operators CMSIS-NN has no kernel for |")
-    print("|---|---|---:|---:|---:|---|")
+def against_cmsis(boards: list, out=print) -> None:
+    """Per board and model: ours against the CMSIS-NN kernels the same layers call (n/a off Arm)."""
+    out("| board | model | ours | CMSIS-NN kernels (-Os, --gc-sections) | ours / CMSIS-NN | operators CMSIS-NN has no kernel for |")
+    out("|---|---|---:|---:|---:|---|")
     with tempfile.TemporaryDirectory(prefix="bt-code-size-") as tmp:
-        for board in a.boards.split(","):
+        for board in boards:
             t = targets.get(board)
             for name, spec in MODELS.items():
                 code, ops = ours(t, spec)
                 calls = sorted({c for op in ops for c in CMSIS_CALLS.get(op, ())})
-                cm = cmsis_code(t, calls, Path(tmp))
+                cm = cmsis_code(t, calls, Path(tmp)) if is_arm(t) else None
+                shown = kib(cm) if cm is not None else "does not build" if is_arm(t) else "n/a (CMSIS-NN is for Arm)"
                 ratio = f"{code / cm:.2f}" if cm else "-"
                 alone = ", ".join(op for op in ops if op not in CMSIS_CALLS) or "-"
-                print(f"| {board} | {name} | {kib(code)} | {kib(cm) if cm is not None else 'does not build'} "
-                      f"| {ratio} | {alone} |", flush=True)
+                out(f"| {board} | {name} | {kib(code)} | {shown} | {ratio} | {alone} |")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--boards", default="cortex-m4,cortex-m55,riscv32", help="comma-separated board names")
+    ap.add_argument("--presets", action="store_true",
+                    help="our code and modelled cycles at each --optimize-code preset instead (no CMSIS-NN)")
+    ap.add_argument("--fused", action="store_true", help="our code, plain plan against --optimize ram (no CMSIS-NN)")
+    ap.add_argument("--write-docs", action="store_true",
+                    help="also put the table in docs/code-size.md (the region of this mode: --presets, --fused)")
+    a = ap.parse_args(argv)
+    if a.presets and a.fused:
+        print("code_size: give --presets or --fused, not both", file=sys.stderr)
+        return 2
+    boards = [b for b in a.boards.split(",") if b]
+    try:
+        for b in boards:
+            targets.get(b)
+    except BuildtoolError as e:
+        print(f"code_size: {e}", file=sys.stderr)
+        return 2
+    if not CMSIS.is_dir() or not MLPERF.is_dir():
+        print(f"code_size: {CMSIS} or {MLPERF} not found; nothing to compare")
+        return 0
+    os.environ.setdefault("BUILDTOOL_NO_DAEMON", "1")
+    out = Out()
+    mode = " --presets" if a.presets else " --fused" if a.fused else ""
+    if a.write_docs:
+        command = " ".join(["python3 benchmarks/code_size.py"] + [x for x in (argv or sys.argv[1:]) if x != "--write-docs"])
+        out(f"Measured {environment()}; `{command}`, as printed:\n")
+    (presets if a.presets else fused if a.fused else against_cmsis)(boards, out)
+    if a.write_docs:
+        write_docs("docs/code-size.md", "code_size.py" + mode, out.text)
     return 0
 
 

@@ -221,20 +221,25 @@ def test_the_plan_step_refuses_a_plan_the_board_cannot_hold(tmp_path):
 
 
 def test_a_board_that_picks_its_plan_says_which_on_every_path(tmp_path):
-    """gen plan --board xcore on a model whose layer-by-layer arena no XU316 tile holds: the plan is
-    the least-RAM one (optimize=ram's bytes), sealed on the options asked for (none), and one line says
-    so, in this process and through the daemon alike; a board that does not pick (cortex-m4) keeps
-    the plain plan without a word."""
+    """gen plan --board xcore on a model whose layer-by-layer arena no XU316 tile holds (wide104: 507 KiB,
+    with the stack past the tile before any code): the plan is the least-RAM one (optimize=ram's bytes),
+    sealed on the options asked for (none), and one line says so, in this process and through the daemon
+    alike; a board that does not pick (cortex-m4) keeps the plain plan without a word."""
+    from test_fit import wide_model
+
+    from buildtool.model.writer import serialize
+
     d = tmp_path
-    gen("model", "mbv2-w0.35", "-o", d / "m.tflite")
+    (d / "m.tflite").write_bytes(serialize(wide_model(104)))
     gen("skeleton", d / "m.tflite", "-o", d / "s.json")
     gen("plan", d / "s.json", "-o", d / "ram.json", "--opt", "optimize=ram")
     outs = {}
     for how, daemon in (("here", False), ("daemon", True)):
-        r = gen("plan", d / "s.json", "-o", d / f"{how}.json", "--board", "xcore", "--name", "mbv2-w0.35",
+        r = gen("plan", d / "s.json", "-o", d / f"{how}.json", "--board", "xcore", "--name", "wide104",
                 daemon=daemon)
         outs[how] = r.stdout
-        assert r.stdout.startswith("buildtool: mbv2-w0.35: the layer-by-layer plan needs ") and \
+        assert r.stdout.startswith("buildtool: wide104: the layer-by-layer plan needs 527,360 B of xcore's RAM "
+                                   "(arena 519,168 B + stack 8,192 B), which has 524,288 B of RAM (512 KiB); ") and \
             len(r.stdout.splitlines()) == 1 and "planned with optimize=ram instead" in r.stdout, r.stdout
         assert (d / f"{how}.json").read_bytes() == (d / "ram.json").read_bytes()
         assert json.loads((d / f"{how}.json.seal").read_text())["options"] == json.loads(json.dumps(PlanOptions().canonical()))

@@ -53,7 +53,8 @@ def run_step(a, planner=None, say=print) -> int:
     elif step == "plan":
         _need(a, "input", "skeleton.json")
         plan_with = (lambda g, o: planner(g, o)["plan"]) if planner else plan_step.in_process
-        made = plan_step.run_file(a.input, options_of(a.opt), plan_with, _board(a) if a.board else None, a.name)
+        made = plan_step.run_file(a.input, options_of(a.opt), plan_with, _board(a) if a.board else None, a.name,
+                                  code_step.measurer)
         for note in made.notes:
             say(f"buildtool: {note}")
         written = steps.store(made, {"plan.json": out})

@@ -60,6 +60,8 @@ def check_fits(g: Graph, plan, t: targets.Target, hint: str = "--optimize ram", 
     its code from RAM (xcore's tile): the RAM then holds that code, the static data, arena and stack, the
     code measured for this model in place of the board's reserve."""
 
+    if code is not None and t.code_in_ram:
+        t = t.with_code(code.ram)  # the arena has the tile less this model's code (and the stack), not a fixed reserve
     if code is not None and t.code_in_ram and t.ram_bytes:
         need = first_bytes(plan) + t.stack_bytes + code.static + code.code
         if need > t.ram_bytes:
@@ -201,15 +203,28 @@ def may_fuse(options, t: targets.Target) -> bool:
     return PlanOptions.from_map(options).fused or t.auto_fit
 
 
-def fitting_plan(g: Graph, plan, t: targets.Target, options, planner: Callable) -> tuple:
+def measured_use(g: Graph, plan, t: targets.Target, measure: Callable | None = None) -> BoardUse:
+    """board_use of plan on t; on a board running its code from RAM with measure(plan) -> Code | None given (the
+    build's code measured: steps.code.measured_code), with that code in place of the board's reserve, measured
+    only when the arena and stack alone leave the RAM room for code."""
+    if measure is None or not t.code_in_ram:
+        return board_use(g, plan, t)
+    if t.ram_bytes and first_bytes(plan) + t.stack_bytes >= t.ram_bytes:  # no room for any code: not measured
+        return board_use(g, plan, t.with_code(1))
+    code = measure(plan)
+    return board_use(g, plan, t, code) if code is not None else board_use(g, plan, t)
+
+
+def fitting_plan(g: Graph, plan, t: targets.Target, options, planner: Callable, measure: Callable | None = None) -> tuple:
     """(plan, note) for a build on board t: plan itself (note None) when it fits, when the board does
     not pick its own plan (Target.auto_fit) or when the options ask for a fused plan; else the first
     fused plan of the ladder that fits (planner(g, PlanOptions) makes it), with the one line saying so.
-    When none fits, plan itself: check_fits then refuses it in its one line."""
+    When none fits, plan itself: check_fits then refuses it in its one line. measure(plan) -> Code: each plan's
+    code measured, counted on a board running its code from RAM (measured_use)."""
     options = PlanOptions.from_map(options)
     if not t.auto_fit or options.fused:
         return plan, None
-    use = board_use(g, plan, t)
+    use = measured_use(g, plan, t, measure)
     if use.fits or "weights" in use.short:  # weights that do not fit fit no plan better
         return plan, None
     for label, opts in ladder(options)[1:]:
@@ -217,9 +232,14 @@ def fitting_plan(g: Graph, plan, t: targets.Target, options, planner: Callable) 
             p = planner(g, opts)
         except (PlanError, UsageError):  # a graph the fusion planner refuses (stateful)
             return plan, None
-        if board_use(g, p, t).fits:
-            return p, (f"{g.name}: the layer-by-layer plan needs {exact(use.ram_bytes)} of {t.name}'s RAM (arena "
-                       f"{exact(first_bytes(plan))} + stack {exact(t.stack_bytes)}), which has {ram_size(t)}; "
+        if measured_use(g, p, t, measure).fits:
+            code = (f"code and constants {exact(use.code.code)}, measured as built here, + static "
+                    f"{exact(use.code.static)} + " if use.code is not None and t.code_in_ram else "")
+            # the RAM as the measured build has it; the arena alone too big to measure: the tile whole
+            room = ram_size(t if measure is None or not t.code_in_ram else
+                            t.with_code(use.code.ram) if use.code is not None else replace(t, regions=()))
+            return p, (f"{g.name}: the layer-by-layer plan needs {exact(use.ram_bytes)} of {t.name}'s RAM ({code}arena "
+                       f"{exact(first_bytes(plan))} + stack {exact(t.stack_bytes)}), which has {room}; "
                        f"planned with {label} instead: arena {exact(first_bytes(p))}, "
                        f"{p.macs / max(plan.macs, 1):.2f} x the MACs")
     return plan, None

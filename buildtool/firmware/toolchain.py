@@ -296,6 +296,11 @@ class Code:
     static: int
     placed: int | None = None
 
+    @property
+    def ram(self) -> int:
+        """What a board running its code from RAM keeps back of it for this build: code, constants, static data."""
+        return self.code + self.static
+
 
 def code_bytes(t: targets.Target, model_c: str, model_h: str, kernels: list | None = None) -> int:
     """The flash bytes everything but the weights takes in the region holding the code (code, constants,

@@ -92,11 +92,13 @@ def build(spec, board_name: str, out_dir, options: PlanOptions | None = None, pl
     model = read_model(spec)
     check(model)
     plan = plan if plan is not None else plan_memory(model.graph, options)
-    plan, note = fitting_plan(model.graph, plan, t, options, plan_memory)  # a board that picks its own plan
+    # a board running its code from RAM (xcore's tile): each plan's code measured (with the code step's options),
+    # the RAM left to the arena the tile less that code, not a fixed reserve
+    measure = (lambda p: measured_code(model, p, t, options)) if t.code_in_ram else None
+    plan, note = fitting_plan(model.graph, plan, t, options, plan_memory, measure)  # a board that picks its own plan
     if note:
         say(f"buildtool: {note}")
-    # a board running its code from RAM (xcore's tile): the code of this model measured (with the code step's
-    # options, its outputs then written as they are), not a fixed reserve
+    # the code step's outputs measured, then written as they are
     made = code_step.run(model, plan, board_name, options=options) if t.code_in_ram else None
     code = measured_code(model, plan, t, options, made) if made else None
     check_fits(model.graph, plan, t, fit_hint, options, code)

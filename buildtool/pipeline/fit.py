@@ -15,7 +15,8 @@ With model given (the CLI), a plan that fits without its code is then measured a
 (steps.code.measured_code: the code step's model.c, a trial link, the build's RAM/flash line's reading):
 the row counts that code (flash = code + weights; RAM with the static data; the code itself on a board
 running it from RAM) and the weights placed around it as the build places them, and goes on down the
-ladder when the code does not fit. The rows' measurements run in parallel.
+ladder when the code does not fit. The rows are made once each, in parallel; boards of one toolchain
+given the same model.c share one trial link (steps.code.link_key).
 
 Options that ask for a fused plan (optimize, splits, input_streamed) make that plan the only rung.
 Each plan is made once, when a board first needs it, and reused for every board (the uncapped one
@@ -30,12 +31,13 @@ the board no clock.
 from __future__ import annotations
 
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from .. import targets
 from ..errors import PlanError, UsageError
-from ..firmware.fits import PLAIN, RAM, RAM_NO_CAP, SPREAD, BoardUse, board_use, ladder
+from ..firmware.fits import PLAIN, RAM, RAM_NO_CAP, SPREAD, BoardUse, board_use, ladder, measured_use
 from ..firmware.op_cost import MEMORY_STALLS_PER_MAC, static_cycles
 from ..options import PlanOptions
 from ..plan.regions import place_arena
@@ -114,32 +116,51 @@ def fit_table(graph, options=None, planner=plan_memory, boards=None, flash_wait_
     names = boards or targets.names()
     if model is None:
         return [_row(graph, targets.get(name), rungs, plan, options.fused, flash_wait_states) for name in names]
-    # the code of each row that fits without it, measured in parallel (links and compiles wait on the
-    # toolchain); a row its code pushes out goes on down the ladder, measuring as it goes
-    first = [_row(graph, targets.get(name), rungs, plan, options.fused, flash_wait_states) for name in names]
-    todo = [r for r in first if r.fits]
-    stage("measuring the code")
-    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-        codes = dict(zip([(r.board, r.plan) for r in todo],
-                         pool.map(lambda r: measured_code(model, r.planned, targets.get(r.board), options), todo)))
+    # each row once, the rows in parallel (links and compiles wait on the toolchain; a plan is made once, under
+    # a lock); a row that fits without its code has its code measured, and goes on down the ladder when the code
+    # pushes it out; boards of one toolchain given the same model.c share one trial link (steps.code.link_key)
+    lock, once = threading.Lock(), _Once()
+
+    def plan_locked(label: str, opts: PlanOptions):
+        with lock:
+            return plan(label, opts)
 
     def measure(label, p, t):
-        if (t.name, label) not in codes:
-            codes[t.name, label] = measured_code(model, p, t, options)
-        return codes[t.name, label]
+        return measured_code(model, p, t, options, once=once)
 
-    return [_row(graph, targets.get(name), rungs, plan, options.fused, flash_wait_states, measure) for name in names]
+    stage("measuring the code")
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        return list(pool.map(lambda name: _row(graph, targets.get(name), rungs, plan_locked, options.fused,
+                                               flash_wait_states, measure), names))
+
+
+class _Once:
+    """key -> make()'s value, made once however many threads ask for it at the same time."""
+
+    def __init__(self):
+        self.lock, self.made = threading.Lock(), {}
+
+    def __call__(self, key, make):
+        with self.lock:
+            slot = self.made.setdefault(key, [threading.Lock(), None, False])
+        with slot[0]:
+            if not slot[2]:
+                slot[1], slot[2] = make(), True
+        return slot[1]
 
 
 def _uncapped_may_fit(capped, t) -> bool:
     """Whether the least-RAM plan at any MAC cost may fit t where the capped one did not: the capped
     plan's tradeoff names the uncapped arena when lifting the cap makes it smaller (fusion.planner)."""
     other = (getattr(capped, "tradeoff", None) or {}).get("arena_bytes")  # (a layer plan has none)
-    return other is not None and (not t.ram_bytes or other + t.stack_bytes <= t.data_ram_bytes)
+    room = t.ram_bytes if t.code_in_ram else t.data_ram_bytes  # (code run from RAM: measured, counted later)
+    return other is not None and (not t.ram_bytes or other + t.stack_bytes <= room)
 
 
 def _row(g, t, rungs, plan, fused: bool, flash_wait_states: int = 0, measure=None) -> FitRow:
     def use_of(label, p):  # what p uses of t; once it fits without its code, with the code measured (measure)
+        if measure is not None and t.code_in_ram:  # xcore's tile: its measured code, not the board's reserve
+            return measured_use(g, p, t, lambda q: measure(label, q, t))
         use = board_use(g, p, t)
         code = measure(label, p, t) if use.fits and measure is not None else None
         return board_use(g, p, t, code) if code is not None else use

@@ -10,6 +10,7 @@ the figure (flash_code_bytes), from which the flash step lays out the same image
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from ..firmware import staging, toolchain
 from ..firmware.library import model_opcodes, model_sources
 from ..plan import ArenaPlan
 from ..plan.flash import padded_bytes
-from ..plan.regions import image_groups, place_arena
+from ..plan.regions import arena_regions, image_groups, place_arena
 from . import Outputs
 from ..errors import BuildtoolError, UsageError
 from ..codegen.code_budget import CodeGoal
@@ -106,12 +107,31 @@ def _placed_code(plan, g, board: str, t: targets.Target, names: dict) -> tuple:
     return model_c, model_h, code, src.code_plan
 
 
+def _arena_board(model: Model, plan, t: targets.Target, options) -> targets.Target | None:
+    """The board the arena is placed on (regions.place_arena): t; on a board running its code from RAM, None
+    (the plan as it is) when RAM is its only region for the arena (a plan that does not fit beside its code is
+    refused by check_fits, in one line), else t with this plan's code measured in place of its reserve
+    (Target.with_code; the code of the plan unplaced: the spread moves buffers, not code)."""
+    if not t.code_in_ram or plan is None or plan.kind != "arena" or plan.arena_regions:
+        return t
+    if len(arena_regions(t)) == 1:
+        return None
+    code = measured_code(model, plan, t, options, _outputs(model, plan, t.name, t, None, options))
+    return t if code is None else t.with_code(code.ram)
+
+
 def run(model: Model, plan, board: str, arena_section: str | None = None, options: PlanOptions | None = None) -> Outputs:
     """plan.json (the plan as placed), model.c, model.h, firmware.json; arena_section: the arena's own
     linker section (buildtool export's library); options: the code step's (optimize_code, code_budget: the
     kernel variant of each layer, codegen/code_budget.py; the other options are the plan's)."""
     t = targets.get(board)
-    plan = place_arena(model.graph, plan, t)  # arena/regional.py; the plan itself when it fits RAM
+    at = _arena_board(model, plan, t, options)  # arena/regional.py; the plan itself when it fits RAM
+    return _outputs(model, plan if at is None else place_arena(model.graph, plan, at), board, t, arena_section,
+                    options)
+
+
+def _outputs(model: Model, plan, board: str, t: targets.Target, arena_section: str | None, options) -> Outputs:
+    """run's outputs of plan as placed."""
     # weights a layer re-reads, copied into SRAM (the part's); a library's (export) into its arena only
     plan = staging.staged_plan(model.graph, plan, t, spare=arena_section is None)
     options = PlanOptions.from_map(options)
@@ -126,11 +146,12 @@ def run(model: Model, plan, board: str, arena_section: str | None = None, option
 
 
 def measured_code(model: Model, plan, t: targets.Target, options: PlanOptions | None = None,
-                  made: Outputs | None = None) -> Code | None:
+                  made: Outputs | None = None, once=None) -> Code | None:
     """The code the build of plan on board t links, measured as the build measures it: this step's model.c
     (made: its outputs when the caller already ran it; the weights placed around its measured code where the
     build does so: flash_code_bytes), linked by a trial link (toolchain.trial_elf) and read as the build's
-    RAM/flash line reads an image (runner.memory_figures). None when this machine lacks the board's toolchain."""
+    RAM/flash line reads an image (runner.memory_figures). None when this machine lacks the board's toolchain.
+    once(key, make): the caller's cache of trial links (buildtool fit: one per link_key over every board)."""
     try:
         toolchain.check_tools(t)
     except BuildtoolError:
@@ -138,10 +159,39 @@ def measured_code(model: Model, plan, t: targets.Target, options: PlanOptions | 
     made = made or run(model, plan, t.name, options=options)
     man = json.loads(made.files["firmware.json"])
     kernels = model_sources(t, model_opcodes(model.graph), not isinstance(plan, ArenaPlan))  # what the link takes
-    with tempfile.TemporaryDirectory(prefix="bt-code-") as tmp:
-        elf = toolchain.trial_elf(t, made.files["model.c"], made.files["model.h"], Path(tmp), kernels)
-        m = runner.memory_figures(t, elf, man["arena_bytes"])
-    return Code(m["code"], m["static"] - man["arena_bytes"], man.get("flash_code_bytes"))
+
+    def link() -> tuple:
+        with tempfile.TemporaryDirectory(prefix="bt-code-") as tmp:
+            elf = toolchain.trial_elf(t, made.files["model.c"], made.files["model.h"], Path(tmp), kernels)
+            m = runner.memory_figures(t, elf, man["arena_bytes"])
+        return m["code"], m["static"] - man["arena_bytes"]
+
+    code, static = once(link_key(t, made, kernels), link) if once else link()
+    return Code(code, static, man.get("flash_code_bytes"))
+
+
+def measurer(graph, t: targets.Target, options=None):
+    """On a board running its code from RAM (xcore's tile), plan -> the Code its build links (measured_code; a
+    skeleton's code is its model's: weights apart), measured once per plan; else None (steps.plan.run's)."""
+    if not t.code_in_ram:
+        return None
+    codes = {}
+
+    def measure(p):
+        if id(p) not in codes:
+            codes[id(p)] = (p, measured_code(Model(graph.name, graph.name, graph), p, t, options))
+        return codes[id(p)][1]
+    return measure
+
+
+def link_key(t: targets.Target, made: Outputs, kernels) -> tuple:
+    """What a trial link's code and static bytes are a function of: the board's compiler, flags, kernel sets,
+    start-up sources and linker template, and the sources linked (the first line of model.c and model.h, naming the board, aside),
+    so boards of one toolchain and CPU given the same model.c share one link."""
+    board_line = re.compile(r"^(/\* Generated by buildtool for model .*) on board '[^']*'", re.M)
+    return (t.cc, t.cflags, t.ldflags, t.defines, t.kernel_sets, t.port.name, t.linker_template, t.extra_sources,
+            tuple(t.firmware_sources()), tuple(str(k) for k in kernels),
+            *(board_line.sub(r"\1", made.files[f], count=1) for f in ("model.c", "model.h")))
 
 
 def run_files(source: str, plan_path: str, board: str, name: str | None = None,

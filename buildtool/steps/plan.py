@@ -19,13 +19,16 @@ def in_process(graph, options: PlanOptions) -> dict:
     return plan_memory(graph, options).to_json(graph)
 
 
-def run(graph, options=None, planner=in_process, board: str | None = None, name: str | None = None) -> Outputs:
+def run(graph, options=None, planner=in_process, board: str | None = None, name: str | None = None,
+        measurer=None) -> Outputs:
     """planner(graph, PlanOptions) -> the plan's JSON map: how the plan is made (the shells pass the
     planner daemon's, whose answer is byte-identical). board: refuse, in one line naming the RAM the
     model needs and the option that would fit it, a plan the board cannot hold (firmware/fits.py), so
     a build system learns it here, not from the linker after compiling; on a board that picks its own
     plan (Target.auto_fit), the first plan of the fit ladder that fits it, with a note saying so (the
-    seal stays on the options asked for). name: the model as messages name it (default: the graph's)."""
+    seal stays on the options asked for). name: the model as messages name it (default: the graph's).
+    measurer(graph, Target, options) -> measure(plan) -> Code, or None: on a board running its code from RAM,
+    each plan's code measured and counted in the fit (steps.code.measurer; the shells pass it)."""
     options = PlanOptions.from_map(options)
     plan = planner(graph, options)
     notes = ()
@@ -43,15 +46,16 @@ def run(graph, options=None, planner=in_process, board: str | None = None, name:
             made[id(p)] = d
             return p
 
-        chosen, note = fitting_plan(named, load_plan(plan, graph), t, options, replan)
+        measure = measurer(named, t, options) if measurer else None
+        chosen, note = fitting_plan(named, load_plan(plan, graph), t, options, replan, measure)
         if note:
             plan, notes = made[id(chosen)], (note,)
-        check_fits(named, chosen, t, "optimize=ram", options)
+        check_fits(named, chosen, t, "optimize=ram", options, measure(chosen) if measure else None)
     return Outputs({"plan.json": json.dumps(plan, indent=1) + "\n"}, {"plan.json": made_from(graph, options)},
                    notes)
 
 
 def run_file(skeleton_path: str, options=None, planner=in_process, board: str | None = None,
-             name: str | None = None) -> Outputs:
+             name: str | None = None, measurer=None) -> Outputs:
     """The step as build rules run it: from skeleton.json."""
-    return run(read_skeleton(skeleton_path).graph, options, planner, board, name)
+    return run(read_skeleton(skeleton_path).graph, options, planner, board, name, measurer)

@@ -175,6 +175,15 @@ class Target:
         ram = next((r for r in self.regions if r.memory == "RAM"), None)
         return ram.reserve if ram is not None and "code" in ram.holds else 0
 
+    def with_code(self, code_bytes: int) -> "Target":
+        """The board as one model's build on it is planned when it runs its code from RAM (code_in_ram): the
+        RAM region keeps back code_bytes (> 0: that build's code, constants and static data, measured by a
+        trial link: steps.code.measured_code) in place of the board's reserve. Any other board: itself."""
+        if not self.code_in_ram:
+            return self
+        return replace(self, regions=tuple(replace(r, reserve=max(1, code_bytes))
+                                           if r.memory == "RAM" and "code" in r.holds else r for r in self.regions))
+
     @property
     def data_ram_bytes(self) -> int:
         """RAM for the arena and the stack: ram_bytes less code_in_ram (0: the board declares no RAM)."""

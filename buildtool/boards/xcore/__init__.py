@@ -14,9 +14,10 @@ from buildtool.targets import Region, Target
 
 KIB, MIB = 1024, 1024 * 1024
 TILE_SRAM = (0x00080000, 512 * KIB)  # per tile of an XU316-1024 (1024 KiB in two tiles)
-# Kept back from the tile's SRAM for code and constants (the runtime, the kernels, model.c with its
-# per-channel parameters): an estimate, as no xcc is here. The x86-64 build of the zoo's mobilenetv2
-# (fused plan) has 60 KB of code and 183 KB of constants (docs/boards.md).
+# Kept back from the tile's SRAM for code and constants only where no model's code is measured (a plan
+# placed on its own: `buildtool plan --board xcore`, `buildtool report`, fit_table without a model). Every
+# build and `buildtool fit` measure the model's code and constants (steps/code.py: measured_code; a host
+# build, as no xcc is here) and give the arena the tile less that code and the stack (Target.with_code).
 CODE_RESERVE = 256 * KIB
 BOOT_FLASH = 16 * MIB  # QSPI boot flash: the board's part; 16 MiB is the most a 24-bit-address read reaches
 LPDDR = (0x10000000, 64 * MIB)  # XK-EVK-XU316's LPDDR1 (board option lpddr)

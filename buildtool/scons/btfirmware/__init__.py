@@ -205,7 +205,8 @@ def _plan_to(path, g, env) -> None:
     """Plan through the planner daemon (started on demand; BUILDTOOL_NO_DAEMON=1 plans in-process) and
     write plan.json with its seal. The daemon only saves time: its answer is byte-identical. A board
     that picks its own plan (Target.auto_fit) says which one in a line."""
-    made = plan_step.run(g, env["BT_PLAN_OPTIONS"], planner(), env["BT_BOARD"], env["BT_MODEL_NAME"])
+    made = plan_step.run(g, env["BT_PLAN_OPTIONS"], planner(), env["BT_BOARD"], env["BT_MODEL_NAME"],
+                         code_step.measurer)
     for note in made.notes:
         print(f"scons: {note}")
     steps.store(made, {"plan.json": path})
@@ -229,10 +230,13 @@ def _code(target, source, env):
             raise PlanError(f"{path}: {why} even after re-planning; refusing to generate code from it "
                             f"(clear the plan cache with `buildtool daemon clear` and please report this model)")
     g = dataclasses.replace(g, name=env["BT_MODEL_NAME"])  # named as the user did (mbv2-w0.35 whole), in model.h too
-    # one line naming the model, before any code is written
-    check_fits(g, plan, targets.get(env["BT_BOARD"]), "optimize=ram", options)
-    steps.store(code_step.run(pipeline.read_model(g), plan, env["BT_BOARD"], options=options),
-                {"model.c": str(target[0]), "model.h": str(target[1]), "firmware.json": str(target[2])})
+    t, model = targets.get(env["BT_BOARD"]), pipeline.read_model(g)
+    if not t.code_in_ram:  # one line naming the model, before any code is made
+        check_fits(g, plan, t, "optimize=ram", options)
+    made = code_step.run(model, plan, env["BT_BOARD"], options=options)
+    if t.code_in_ram:  # xcore's tile: this code measured, the arena given the RAM it leaves; before any is written
+        check_fits(g, plan, t, "optimize=ram", options, code_step.measured_code(model, plan, t, options, made))
+    steps.store(made, {"model.c": str(target[0]), "model.h": str(target[1]), "firmware.json": str(target[2])})
     return 0
 
 
