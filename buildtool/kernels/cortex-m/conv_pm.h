@@ -1031,10 +1031,13 @@ static inline __attribute__((always_inline)) int8_t *bt_pm_col(const bt_conv_par
   return out + tt * g->ops;
 }
 
-/* bt_pm_col out of line, one copy per (P, dbl) for every call site of a translation unit: the shared variants
- * (conv.c: the layer's shape in memory, nothing for gcc to fold) widen a column per output pixel, not per MAC, so
- * the call costs them little, while six inlined copies per variant were most of its code. A layer's own instance
- * (its filter's shape constant, as bt_gather's test) keeps bt_pm_col inline. */
+/* BT_PM_SHARED (defined by conv.c only, before its includes): the shared variants, whose layer's shape is in
+ * memory (nothing for gcc to fold), call one out-of-line copy of the column builder (bt_pm_col_call: a column per
+ * output pixel, not per MAC, so the call costs little; six inlined copies per variant were most of its ~17.5 KB),
+ * of the pixels left after the triples (bt_pm_tail_call) and requantise the triples in asm (bt_pm_rqr6). model.c's
+ * instances and tile functions keep everything inline, as before: in MobileNet v2's tile functions the mere
+ * presence of the calls made gcc fail bt_pm_widen3's and bt_pm_rqm6's asm ("impossible constraint"). */
+#ifdef BT_PM_SHARED
 static __attribute__((noinline, unused, optimize("Os", "no-tree-loop-distribute-patterns"))) int8_t *bt_pm_col_call(const bt_conv_params *p,
                                                                                  const bt_pm_geom *g,
                                                                                  const int8_t *in, int32_t in_y0,
@@ -1044,16 +1047,20 @@ static __attribute__((noinline, unused, optimize("Os", "no-tree-loop-distribute-
                                                                                  int32_t P, int dbl) {
   return bt_pm_col(p, g, in, in_y0, out, y0, tt, patch, col, q, P, dbl);
 }
+#endif
 static inline __attribute__((always_inline)) int8_t *bt_pm_colx(const bt_conv_params *p, const bt_pm_geom *g,
                                                                const int8_t *in, int32_t in_y0, int8_t *out,
                                                                int32_t y0, int32_t tt, int8_t *__restrict patch,
                                                                int16_t *__restrict col, int32_t q, const int32_t P,
                                                                const int dbl) {
-  if (__builtin_constant_p(p->in.c) && __builtin_constant_p(p->kh) && __builtin_constant_p(p->kw))
-    return bt_pm_col(p, g, in, in_y0, out, y0, tt, patch, col, q, P, dbl);
+#ifdef BT_PM_SHARED
   return bt_pm_col_call(p, g, in, in_y0, out, y0, tt, patch, col, q, P, dbl);
+#else
+  return bt_pm_col(p, g, in, in_y0, out, y0, tt, patch, col, q, P, dbl);
+#endif
 }
 
+#ifdef BT_PM_SHARED
 /* bt_pm_out with a run-time requantisation and activation (bt_pm_tail_call): one out-of-line copy. */
 static __attribute__((noinline, unused)) int32_t bt_pm_out_call(int32_t acc, int32_t m, int32_t s, int32_t zp,
                                                                 int32_t lo, int32_t hi, int fast, int act) {
@@ -1064,20 +1071,21 @@ static __attribute__((noinline, unused)) int32_t bt_pm_out_call(int32_t acc, int
                                                                                  : bt_pm_out(acc, m, s, p2, e1, zp, lo, hi, 1, 0);
   return bt_clamp(bt_mbqm_fast(acc, m, s) + zp, lo, hi);
 }
-/* bt_pm_out: inline with constant fast and act, else bt_pm_out_call. */
 #define BT_PM_OUTX(acc, m, s, p2, e1, zp, lo, hi, fast, act)                                                      \
   (__builtin_constant_p(fast) && __builtin_constant_p(act) ? bt_pm_out(acc, m, s, p2, e1, zp, lo, hi, fast, act) \
                                                            : bt_pm_out_call(acc, m, s, zp, lo, hi, fast, act))
+#else
+#define BT_PM_OUTX bt_pm_out
+#endif
 
 /* bt_conv_pm's pixels left after its triples (t..n): two at a time (bt_mm2x2), an odd last one alone (bt_mv1x4).
- * At most two pixels a band on the 3-pixel path, so the shared variants (conv.c) call one out-of-line copy whose
- * requantisation and activation are run-time values (bt_pm_tail_call); a layer's own instance inlines it. */
+ * At most two pixels a band on the 3-pixel path, so the shared variants (BT_PM_SHARED) call one out-of-line copy
+ * whose requantisation and activation are run-time values (bt_pm_tail_call); model.c inlines it. */
 static inline __attribute__((always_inline)) void bt_pm_tail(const bt_conv_params *p, const bt_pm_geom *g,
                                                              const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
-                                                             int32_t t, int32_t n, int16_t *__restrict col,
-                                                             int8_t *__restrict patch, const int fast,
-                                                             const int act) {
-  const int32_t cout = p->out.c, K = g->K;
+                                                             int32_t t, int32_t n, int16_t *col, int8_t *patch,
+                                                             const int fast, const int act) {
+  const int32_t cout = p->out.c, K = p->kh * p->kw * p->in.c;
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
   const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
   const int8_t *const filter = p->filter;
@@ -1131,6 +1139,7 @@ static inline __attribute__((always_inline)) void bt_pm_tail(const bt_conv_param
     }
   }
 }
+#ifdef BT_PM_SHARED
 static __attribute__((noinline, unused, optimize("Os", "no-tree-loop-distribute-patterns"))) void bt_pm_tail_call(const bt_conv_params *p,
                                                                               const bt_pm_geom *g, const int8_t *in,
                                                                               int32_t in_y0, int8_t *out, int32_t y0,
@@ -1140,6 +1149,7 @@ static __attribute__((noinline, unused, optimize("Os", "no-tree-loop-distribute-
                                                                               int act) {
   bt_pm_tail(p, g, in, in_y0, out, y0, t, n, col, patch, fast, act);
 }
+#endif
 
 /* The patch-matrix path (im2col.h); a constant layer bt_pmr_ok takes runs bt_conv_pmr (its ring and scratch in col)
  * instead. Output pixels of the band three at a time (bt_mm3x2) when the patch has at
@@ -1271,7 +1281,8 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
           }
           continue;
         }
-        if (fast && act == 2 && !asm_rq) {   /* a run-time output stride (the shared variants): bt_pm_rqr6 */
+#ifdef BT_PM_SHARED
+        if (fast && act == 2 && !asm_rq) {   /* the shared variants' run-time output stride: bt_pm_rqr6 */
           int32_t k[6];
           const int folded = bt_pm_k6(k, m0, m1, s0, s1, zp, fast);
           for (int32_t j = 0; j < T; j++) {
@@ -1284,6 +1295,7 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
           }
           continue;
         }
+#endif
 #endif
         for (int32_t j = 0; j < T; j++) {
           int32_t acc[6];
@@ -1313,11 +1325,11 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
       }
     }
   }
-  if (t >= n) return;
-  if (__builtin_constant_p(p->in.c) && __builtin_constant_p(p->kh) && __builtin_constant_p(p->kw))
-    bt_pm_tail(p, &g, in, in_y0, out, y0, t, n, col, patch, fast, act);
-  else
-    bt_pm_tail_call(p, &g, in, in_y0, out, y0, t, n, col, patch, fast, act);
+#ifdef BT_PM_SHARED
+  if (t < n) bt_pm_tail_call(p, &g, in, in_y0, out, y0, t, n, col, patch, fast, act);
+#else
+  bt_pm_tail(p, &g, in, in_y0, out, y0, t, n, col, patch, fast, act);
+#endif
 }
 #pragma GCC diagnostic pop
 #endif
