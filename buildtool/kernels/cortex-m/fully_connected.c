@@ -201,44 +201,67 @@ void bt_fully_connected_s8_direct(const bt_fc_params *p, const int8_t *in, int8_
  * + 8 SMLAD (20 cycles by the Cortex-M4 TRM, against 27 for the plain order's LDRD + 4 LDR + 8 SXTB16 +
  * 8 SMLAD). */
 
-/* One input quad of the interleaved loop: 16 MACs (4 rows x 4 inputs). */
-#define FC_IL_STEP                                \
-  "ldrd %[x0], %[x1], [%[c]], #8\n\t"             \
-  "ldm %[f]!, {%[w0], %[w1], %[w2], %[w3]}\n\t"   \
-  "smlad %[a0], %[w0], %[x0], %[a0]\n\t"          \
-  "sxtb16 %[w0], %[w0], ror #8\n\t"               \
-  "smlad %[a1], %[w0], %[x0], %[a1]\n\t"          \
-  "smlad %[a0], %[w1], %[x1], %[a0]\n\t"          \
-  "sxtb16 %[w1], %[w1], ror #8\n\t"               \
-  "smlad %[a1], %[w1], %[x1], %[a1]\n\t"          \
-  "smlad %[a2], %[w2], %[x0], %[a2]\n\t"          \
-  "sxtb16 %[w2], %[w2], ror #8\n\t"               \
-  "smlad %[a3], %[w2], %[x0], %[a3]\n\t"          \
-  "smlad %[a2], %[w3], %[x1], %[a2]\n\t"          \
-  "sxtb16 %[w3], %[w3], ror #8\n\t"               \
+/* Input quad q of a run of the interleaved loop: 16 MACs (4 rows x 4 inputs); FC_IL_ADVANCE(q) then moves the
+ * pointers past q quads. On a part with a flash memory model (BT_ICACHE_BYTES, nucleo-l4r5zi): single loads at
+ * fixed offsets from c and f (no write-back), each after the first pairing with the load before it (Cortex-M4
+ * TRM 3.3.2: LDR + 5 pipelined LDR, 7 cycles, against LDRD + LDM of 4, 8), 19 cycles per 16 MACs. Elsewhere
+ * LDRD + LDM (20 cycles), which a Cortex-M7 issues in fewer cycles than six single loads (cycles.py's M7 model)
+ * and whose compiled kernels other boards share. */
+#define FC_IL_MACS                                          \
+  "smlad %[a0], %[w0], %[x0], %[a0]\n\t"                    \
+  "sxtb16 %[w0], %[w0], ror #8\n\t"                         \
+  "smlad %[a1], %[w0], %[x0], %[a1]\n\t"                    \
+  "smlad %[a0], %[w1], %[x1], %[a0]\n\t"                    \
+  "sxtb16 %[w1], %[w1], ror #8\n\t"                         \
+  "smlad %[a1], %[w1], %[x1], %[a1]\n\t"                    \
+  "smlad %[a2], %[w2], %[x0], %[a2]\n\t"                    \
+  "sxtb16 %[w2], %[w2], ror #8\n\t"                         \
+  "smlad %[a3], %[w2], %[x0], %[a3]\n\t"                    \
+  "smlad %[a2], %[w3], %[x1], %[a2]\n\t"                    \
+  "sxtb16 %[w3], %[w3], ror #8\n\t"                         \
   "smlad %[a3], %[w3], %[x1], %[a3]\n\t"
+#ifdef BT_ICACHE_BYTES
+#define FC_IL_STEP(q)                                       \
+  "ldr %[x0], [%[c], #(8*" #q ")]\n\t"                      \
+  "ldr %[x1], [%[c], #(8*" #q "+4)]\n\t"                    \
+  "ldr %[w0], [%[f], #(16*" #q ")]\n\t"                     \
+  "ldr %[w1], [%[f], #(16*" #q "+4)]\n\t"                   \
+  "ldr %[w2], [%[f], #(16*" #q "+8)]\n\t"                   \
+  "ldr %[w3], [%[f], #(16*" #q "+12)]\n\t" FC_IL_MACS
+#define FC_IL_ADVANCE(q) "adds %[c], #(8*" #q ")\n\tadds %[f], #(16*" #q ")\n\t"
+#define FC_IL_PTR "+l"   /* low registers: 16-bit loads */
+#define FC_IL_WREG(r)    /* any */
+#else
+#define FC_IL_STEP(q) "ldrd %[x0], %[x1], [%[c]], #8\n\tldm %[f]!, {%[w0], %[w1], %[w2], %[w3]}\n\t" FC_IL_MACS
+#define FC_IL_ADVANCE(q) ""
+#define FC_IL_PTR "+r"
+#define FC_IL_WREG(r) __asm__(r)   /* the LDM's list in ascending order */
+#endif
 
 /* a0..a3 += the raw sums of rows r0..r3 over the n4 widened inputs at c (a0, a2: the biased rows');
- * returns the weights after the group's quads. The asm loop takes 8 quads a pass (112 + 2 instructions
- * per 128 MACs, 13 registers: the LDM destinations fixed, r8-r11), then 4, 2, 1 quads. */
+ * returns the weights after the group's quads. The asm loop takes 8 quads a pass (13 registers), then a loop of
+ * one quad a pass the rest (one copy of the step in the code, not seven). */
 static inline __attribute__((always_inline)) const int8_t *fc_il4(const int16_t *c, const int8_t *f, int32_t n4,
                                                                  uint32_t *p0, uint32_t *p1, uint32_t *p2,
                                                                  uint32_t *p3) {
   uint32_t a0 = *p0, a1 = *p1, a2 = *p2, a3 = *p3;
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)   /* -O0 lacks the registers */
   uint32_t x0, x1;
-  register uint32_t w0 __asm__("r8"), w1 __asm__("r9"), w2 __asm__("r10"), w3 __asm__("r11");
+  register uint32_t w0 FC_IL_WREG("r8"), w1 FC_IL_WREG("r9"), w2 FC_IL_WREG("r10"), w3 FC_IL_WREG("r11");
 #define FC_IL_OUTPUTS                                                                                      \
-  : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [c] "+r"(c), [f] "+r"(f), [x0] "=&r"(x0), \
+  : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [c] FC_IL_PTR(c), [f] FC_IL_PTR(f), [x0] "=&r"(x0), \
     [x1] "=&r"(x1), [w0] "=&r"(w0), [w1] "=&r"(w1), [w2] "=&r"(w2), [w3] "=&r"(w3)
   if (n4 & ~31) {
     const int16_t *const end = c + (n4 & ~31);
-    __asm__ volatile("1:\n\t" FC_IL_STEP FC_IL_STEP FC_IL_STEP FC_IL_STEP FC_IL_STEP FC_IL_STEP FC_IL_STEP
-                     FC_IL_STEP "cmp %[c], %[end]\n\tbne 1b\n\t" FC_IL_OUTPUTS : [end] "r"(end) : "cc", "memory");
+    __asm__ volatile("1:\n\t" FC_IL_STEP(0) FC_IL_STEP(1) FC_IL_STEP(2) FC_IL_STEP(3) FC_IL_STEP(4) FC_IL_STEP(5)
+                     FC_IL_STEP(6) FC_IL_STEP(7) FC_IL_ADVANCE(8) "cmp %[c], %[end]\n\tbne 1b\n\t"
+                     FC_IL_OUTPUTS : [end] "r"(end) : "cc", "memory");
   }
-  if (n4 & 16) __asm__ volatile(FC_IL_STEP FC_IL_STEP FC_IL_STEP FC_IL_STEP FC_IL_OUTPUTS :: "cc", "memory");
-  if (n4 & 8) __asm__ volatile(FC_IL_STEP FC_IL_STEP FC_IL_OUTPUTS :: "cc", "memory");
-  if (n4 & 4) __asm__ volatile(FC_IL_STEP FC_IL_OUTPUTS :: "cc", "memory");
+  if (n4 & 28) {   /* the 1-7 quads left */
+    const int16_t *const end = c + (n4 & 28);
+    __asm__ volatile("1:\n\t" FC_IL_STEP(0) FC_IL_ADVANCE(1) "cmp %[c], %[end]\n\tbne 1b\n\t"
+                     FC_IL_OUTPUTS : [end] "r"(end) : "cc", "memory");
+  }
 #undef FC_IL_OUTPUTS
 #else
   for (int32_t k = 0; k < n4; k += 4, f += 16) {   /* the same sums by dsp.h's C model (host, -O0) */
