@@ -270,6 +270,7 @@ static inline __attribute__((always_inline)) const int8_t *fc_il4(const int16_t 
   }
 #undef FC_IL_OUTPUTS
 #else
+  (void)sl;
   for (int32_t k = 0; k < n4; k += 4, f += 16) {   /* the same sums by dsp.h's C model (host, -O0) */
     int32_t x0, x1;
     __builtin_memcpy(&x0, c + k, 4);
