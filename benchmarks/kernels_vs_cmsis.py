@@ -48,6 +48,7 @@ sys.path.insert(0, str(ROOT / "buildtool" / "kernels" / "tests"))
 import kbuild  # noqa: E402
 from buildtool.firmware import cycles, memory_model, op_cost  # noqa: E402
 from buildtool.model import ops, reader as tflite_reader  # noqa: E402
+from buildtool.plan import weight_order  # noqa: E402
 from buildtool.refops import prepare  # noqa: E402
 
 SHARED = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared"))
@@ -194,6 +195,14 @@ def fc_layer(g, op, k: int, blob: Blob) -> tuple:
             f"static const bt_fc_params p{k} = {{{p.n_in}, {p.n_out}, {p.batches}, {p.input_offset}, "
             f"{p.filter_offset}, {p.output_offset}, {p.act_min}, {p.act_max}, {filt}, {bias}, m{k}, s{k}, "
             f"{p.per_channel}}};\n")
+    ours = f"bt_fully_connected_s8(&p{k}, g_in, g_opt)"
+    if KSET == weight_order.FC_IL_SET and weight_order.fc_il_ok(g, op):
+        # what model.c calls on this set: the weights the image holds interleaved (plan/weight_order.py "fc-il")
+        wil = f"(const int8_t *)(bench_blob + {blob.add(weight_order.fc_interleave(w.data.astype(np.int8)))})"
+        decl += (f"static const bt_fc_params q{k} = {{{p.n_in}, {p.n_out}, {p.batches}, {p.input_offset}, "
+                 f"{p.filter_offset}, {p.output_offset}, {p.act_min}, {p.act_max}, {wil}, {bias}, m{k}, s{k}, "
+                 f"{p.per_channel}}};\n")
+        ours = f"bt_fully_connected_s8_il(&q{k}, g_in, g_opt)"
     n_in, n_out = p.n_in * p.batches, p.n_out * p.batches
     call = (f"arm_fully_connected_per_channel_s8(&ctx, &fp, &qc, &id, g_in, &fd, {filt}, &bd, {bias}, &od, g_cmsis)"
             if p.per_channel else
@@ -211,7 +220,7 @@ def fc_layer(g, op, k: int, blob: Blob) -> tuple:
             f"{p.input_offset}, {p.filter_offset}, {bias});\n"
             f"  run_begin({k}, {n_in});\n"
             f"  bench_begin(); {call}; bench_end();\n"
-            f"  bench_begin(); bt_fully_connected_s8(&p{k}, g_in, g_opt); bench_end();\n"
+            f"  bench_begin(); {ours}; bench_end();\n"
             f"  bench_begin(); ref_bt_fully_connected_s8(&p{k}, g_in, g_ref); bench_end();\n"
             f"  run_end({k}, {n_out});\n")
     return decl, body, n_in, n_out

@@ -69,3 +69,30 @@ def test_under_a_parts_memory_model_each_call_costs_its_zero_wait_estimate_plus_
     for who in ("cmsis", "ours", "ref"):
         assert all(r[who] >= r[f"{who}_zw"] > 0 for r in rows), who
         assert sum(r[who] for r in rows) > sum(r[f"{who}_zw"] for r in rows), who
+
+
+@pytest.mark.skipif(not (kvc.SHARED / "models" / "tiny_cnn_32.tflite").is_file(), reason="needs ../shared (tiny_cnn_32)")
+def test_an_fc_layer_model_c_runs_interleaved_is_measured_on_the_interleaved_weights():
+    """On the cortex-m set a FULLY_CONNECTED that model.c runs on interleaved weights is timed as model.c calls
+    it: bt_fully_connected_s8_il on the weights in plan/weight_order.py's order (the bytes the image holds);
+    the cortex-m55 set, which has no such order, keeps the dispatcher on the TFLite order."""
+    import re
+
+    import numpy as np
+    from buildtool.model import reader as tflite_reader
+    from buildtool.plan import weight_order
+    g = tflite_reader.parse((kvc.SHARED / "models" / "tiny_cnn_32.tflite").read_bytes())
+    op = next(op for op in g.operators if op.opcode == "FULLY_CONNECTED")
+    assert weight_order.fc_il_ok(g, op)
+    w = g.tensors[op.inputs[1]].data.astype(np.int8)
+    blob = kvc.Blob()
+    decl, body, _, _ = kvc.fc_layer(g, op, 4, blob)
+    assert "bt_fully_connected_s8_il(&q4, g_in, g_opt);" in body and "; bt_fully_connected_s8(&p4" not in body
+    off = int(re.search(r"static const bt_fc_params q4 = \{[^}]*bench_blob \+ (\d+)\)", decl).group(1))
+    assert bytes(blob.data[off:off + w.size]) == weight_order.fc_interleave(w).tobytes() != w.tobytes()
+    kvc.use_board("cortex-m55")
+    try:
+        decl, body, _, _ = kvc.fc_layer(g, op, 4, kvc.Blob())
+    finally:
+        kvc.use_board("cortex-m4")
+    assert "; bt_fully_connected_s8(&p4, g_in, g_opt);" in body and "q4" not in decl

@@ -110,3 +110,58 @@ def test_fused_dense_tail_reads_a_plain_copy(tmp_path):
     src = (tmp_path / "m" / "model.c").read_text()
     assert "static const int8_t op4_wplain[10240]" in src and "fx_dense_acc(acc" in src
     assert np.asarray(runner.run("cortex-m4", tmp_path / "m", x)[0]).tobytes() == want
+
+
+
+def _part_with_and_without_define(g, tmp_path, monkeypatch) -> dict:
+    """g built for nucleo-l4r5zi with its BT_ICACHE_BYTES (True) and without (False), each run byte-identical
+    to TFLite Micro, every dense layer on the interleaved kernels: {True/False: modelled cycles per operator}."""
+    import dataclasses
+
+    from conftest import fixed_input, tflm_run
+
+    from buildtool import targets
+    from buildtool.firmware import runner
+    from buildtool.model.writer import serialize
+
+    x = fixed_input(g.tensors[g.inputs[0]].shape)
+    want = tflm_run(serialize(g), [x])[0]
+    part = targets.get("nucleo-l4r5zi")
+    assert part.defines == ("BT_ICACHE_BYTES=1024",)
+    cycles = {}
+    for define in (True, False):
+        if not define:   # the same part without the define (targets' cache holds every board)
+            monkeypatch.setitem(targets._CACHE, part.name, dataclasses.replace(part, defines=()))
+        out = tmp_path / str(define)
+        pipeline.build(g, part.name, out)
+        n_fc = sum(op.opcode == "FULLY_CONNECTED" for op in g.operators)
+        assert len(re.findall(r"  bt_fully_connected_s8_il_\w+\(&op\d+_p", (out / "model.c").read_text())) == n_fc
+        y, prof, _ = runner.run(part.name, out, x, timeout=600)
+        assert np.array_equal(y, want), define
+        cycles[define] = [o["modelled_cycles"] for o in prof["ops"]]
+    return cycles
+
+
+@needs_arm
+@pytest.mark.slow
+def test_interleaved_loop_on_the_memory_model_part(tmp_path, monkeypatch):
+    """nucleo-l4r5zi's interleaved kernels (fully_connected.c under its BT_ICACHE_BYTES: the per-tensor variants'
+    single-load steps) give TFLite Micro's bytes: per-channel layers of 71 inputs (two passes of 32, one quad in
+    the tail loop, 3 values after), 128 and 10 (the tail loop, 2 after); and ad01 (ten per-tensor layers of 640,
+    128 and 8 inputs) in fewer modelled cycles than the same part built without the define (LDRD + LDM, the
+    other boards' steps)."""
+    from conftest import SHARED
+
+    from buildtool.model import reader as tflite_reader
+
+    b = GraphBuilder("dense_part", seed=4)
+    h = b.fully_connected(b.input((1, 71)), 128, activation="RELU")
+    h = b.fully_connected(h, 10)
+    _part_with_and_without_define(b.finish([b.fully_connected(h, 12, activation="RELU")]), tmp_path / "pc",
+                                  monkeypatch)
+    ad01 = SHARED / "models" / "mlperf-tiny" / "ad01_int8.tflite"
+    if not ad01.is_file():
+        pytest.skip(f"no {ad01}")
+    monkeypatch.undo()
+    cycles = _part_with_and_without_define(tflite_reader.parse(ad01.read_bytes()), tmp_path / "ad01", monkeypatch)
+    assert sum(cycles[True]) < sum(cycles[False]), cycles

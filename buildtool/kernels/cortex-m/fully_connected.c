@@ -201,46 +201,76 @@ void bt_fully_connected_s8_direct(const bt_fc_params *p, const int8_t *in, int8_
  * + 8 SMLAD (20 cycles by the Cortex-M4 TRM, against 27 for the plain order's LDRD + 4 LDR + 8 SXTB16 +
  * 8 SMLAD). */
 
-/* One input quad of the interleaved loop: 16 MACs (4 rows x 4 inputs). */
-#define FC_IL_STEP                                \
-  "ldrd %[x0], %[x1], [%[c]], #8\n\t"             \
-  "ldm %[f]!, {%[w0], %[w1], %[w2], %[w3]}\n\t"   \
-  "smlad %[a0], %[w0], %[x0], %[a0]\n\t"          \
-  "sxtb16 %[w0], %[w0], ror #8\n\t"               \
-  "smlad %[a1], %[w0], %[x0], %[a1]\n\t"          \
-  "smlad %[a0], %[w1], %[x1], %[a0]\n\t"          \
-  "sxtb16 %[w1], %[w1], ror #8\n\t"               \
-  "smlad %[a1], %[w1], %[x1], %[a1]\n\t"          \
-  "smlad %[a2], %[w2], %[x0], %[a2]\n\t"          \
-  "sxtb16 %[w2], %[w2], ror #8\n\t"               \
-  "smlad %[a3], %[w2], %[x0], %[a3]\n\t"          \
-  "smlad %[a2], %[w3], %[x1], %[a2]\n\t"          \
-  "sxtb16 %[w3], %[w3], ror #8\n\t"               \
+/* One input quad of the interleaved loop: 16 MACs (4 rows x 4 inputs). FC_IL_LDM: LDRD + LDM, 20 cycles.
+ * FC_IL_SL(q), quad q of a pass, then FC_IL_SL_ADVANCE: single loads at fixed offsets from c and f (no
+ * write-back), each after the first pairing with the load before it (Cortex-M4 TRM 3.3.2: LDR + 5 pipelined
+ * LDR, 7 cycles, against 8), 19 cycles per 16 MACs; taken on a part with a flash memory model (BT_ICACHE_BYTES,
+ * nucleo-l4r5zi) by the per-tensor variants only: the per-channel ones' group code with this longer loop no
+ * longer stays in the 1 KiB instruction cache (tests/test_weight_order.py), and a Cortex-M7 issues six single
+ * loads in more cycles than LDRD + LDM (cycles.py's M7 model), so other boards keep FC_IL_LDM. */
+#define FC_IL_MACS                                          \
+  "smlad %[a0], %[w0], %[x0], %[a0]\n\t"                    \
+  "sxtb16 %[w0], %[w0], ror #8\n\t"                         \
+  "smlad %[a1], %[w0], %[x0], %[a1]\n\t"                    \
+  "smlad %[a0], %[w1], %[x1], %[a0]\n\t"                    \
+  "sxtb16 %[w1], %[w1], ror #8\n\t"                         \
+  "smlad %[a1], %[w1], %[x1], %[a1]\n\t"                    \
+  "smlad %[a2], %[w2], %[x0], %[a2]\n\t"                    \
+  "sxtb16 %[w2], %[w2], ror #8\n\t"                         \
+  "smlad %[a3], %[w2], %[x0], %[a3]\n\t"                    \
+  "smlad %[a2], %[w3], %[x1], %[a2]\n\t"                    \
+  "sxtb16 %[w3], %[w3], ror #8\n\t"                         \
   "smlad %[a3], %[w3], %[x1], %[a3]\n\t"
+#define FC_IL_LDM "ldrd %[x0], %[x1], [%[c]], #8\n\tldm %[f]!, {%[w0], %[w1], %[w2], %[w3]}\n\t" FC_IL_MACS
+#define FC_IL_SL(q)                                         \
+  "ldr %[x0], [%[c], #(8*" #q ")]\n\t"                      \
+  "ldr %[x1], [%[c], #(8*" #q "+4)]\n\t"                    \
+  "ldr %[w0], [%[f], #(16*" #q ")]\n\t"                     \
+  "ldr %[w1], [%[f], #(16*" #q "+4)]\n\t"                   \
+  "ldr %[w2], [%[f], #(16*" #q "+8)]\n\t"                   \
+  "ldr %[w3], [%[f], #(16*" #q "+12)]\n\t" FC_IL_MACS
+#define FC_IL_SL_ADVANCE(q) "adds %[c], #(8*" #q ")\n\tadds %[f], #(16*" #q ")\n\t"
+#ifdef BT_ICACHE_BYTES
+#define FC_IL_SL_ON 1
+#else
+#define FC_IL_SL_ON 0
+#endif
 
 /* a0..a3 += the raw sums of rows r0..r3 over the n4 widened inputs at c (a0, a2: the biased rows');
- * returns the weights after the group's quads. The asm loop takes 8 quads a pass (112 + 2 instructions
- * per 128 MACs, 13 registers: the LDM destinations fixed, r8-r11), then 4, 2, 1 quads. */
+ * returns the weights after the group's quads. The asm loop takes 8 quads a pass (13 registers), then a loop of
+ * one quad a pass the rest (one copy of the step in the code, not seven); sl: FC_IL_SL's steps where the part
+ * takes them. */
 static inline __attribute__((always_inline)) const int8_t *fc_il4(const int16_t *c, const int8_t *f, int32_t n4,
                                                                  uint32_t *p0, uint32_t *p1, uint32_t *p2,
-                                                                 uint32_t *p3) {
+                                                                 uint32_t *p3, const int sl) {
   uint32_t a0 = *p0, a1 = *p1, a2 = *p2, a3 = *p3;
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)   /* -O0 lacks the registers */
-  uint32_t x0, x1;
-  register uint32_t w0 __asm__("r8"), w1 __asm__("r9"), w2 __asm__("r10"), w3 __asm__("r11");
-#define FC_IL_OUTPUTS                                                                                      \
-  : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [c] "+r"(c), [f] "+r"(f), [x0] "=&r"(x0), \
+  const int16_t *const end = c + (n4 & ~31), *const end4 = c + n4;
+#define FC_IL_OUTPUTS(PTR)                                                                                 \
+  : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [c] PTR(c), [f] PTR(f), [x0] "=&r"(x0),   \
     [x1] "=&r"(x1), [w0] "=&r"(w0), [w1] "=&r"(w1), [w2] "=&r"(w2), [w3] "=&r"(w3)
-  if (n4 & ~31) {
-    const int16_t *const end = c + (n4 & ~31);
-    __asm__ volatile("1:\n\t" FC_IL_STEP FC_IL_STEP FC_IL_STEP FC_IL_STEP FC_IL_STEP FC_IL_STEP FC_IL_STEP
-                     FC_IL_STEP "cmp %[c], %[end]\n\tbne 1b\n\t" FC_IL_OUTPUTS : [end] "r"(end) : "cc", "memory");
+  if (FC_IL_SL_ON && sl) {
+    uint32_t x0, x1, w0, w1, w2, w3;
+    if (n4 & ~31)
+      __asm__ volatile("1:\n\t" FC_IL_SL(0) FC_IL_SL(1) FC_IL_SL(2) FC_IL_SL(3) FC_IL_SL(4) FC_IL_SL(5) FC_IL_SL(6)
+                       FC_IL_SL(7) FC_IL_SL_ADVANCE(8) "cmp %[c], %[end]\n\tbne 1b\n\t"
+                       FC_IL_OUTPUTS("+l") : [end] "r"(end) : "cc", "memory");
+    if (n4 & 28)   /* the 1-7 quads left */
+      __asm__ volatile("1:\n\t" FC_IL_SL(0) FC_IL_SL_ADVANCE(1) "cmp %[c], %[end]\n\tbne 1b\n\t"
+                       FC_IL_OUTPUTS("+l") : [end] "r"(end4) : "cc", "memory");
+  } else {
+    uint32_t x0, x1;
+    register uint32_t w0 __asm__("r8"), w1 __asm__("r9"), w2 __asm__("r10"), w3 __asm__("r11");   /* LDM order */
+    if (n4 & ~31)
+      __asm__ volatile("1:\n\t" FC_IL_LDM FC_IL_LDM FC_IL_LDM FC_IL_LDM FC_IL_LDM FC_IL_LDM FC_IL_LDM FC_IL_LDM
+                       "cmp %[c], %[end]\n\tbne 1b\n\t" FC_IL_OUTPUTS("+r") : [end] "r"(end) : "cc", "memory");
+    if (n4 & 28)   /* the 1-7 quads left */
+      __asm__ volatile("1:\n\t" FC_IL_LDM "cmp %[c], %[end]\n\tbne 1b\n\t"
+                       FC_IL_OUTPUTS("+r") : [end] "r"(end4) : "cc", "memory");
   }
-  if (n4 & 16) __asm__ volatile(FC_IL_STEP FC_IL_STEP FC_IL_STEP FC_IL_STEP FC_IL_OUTPUTS :: "cc", "memory");
-  if (n4 & 8) __asm__ volatile(FC_IL_STEP FC_IL_STEP FC_IL_OUTPUTS :: "cc", "memory");
-  if (n4 & 4) __asm__ volatile(FC_IL_STEP FC_IL_OUTPUTS :: "cc", "memory");
 #undef FC_IL_OUTPUTS
 #else
+  (void)sl;
   for (int32_t k = 0; k < n4; k += 4, f += 16) {   /* the same sums by dsp.h's C model (host, -O0) */
     int32_t x0, x1;
     __builtin_memcpy(&x0, c + k, 4);
@@ -285,7 +315,7 @@ static inline __attribute__((always_inline)) void fc_il_k(const bt_fc_params *p,
     for (int32_t o = 0; o < m4; o += 4) {
       uint32_t a0 = 0u - corr, a1 = 0, a2 = 0u - corr, a3 = 0;
       if (bias) { a0 += (uint32_t)bo[0]; a2 += (uint32_t)bo[2]; }
-      f = fc_il4(col, f, n4, &a0, &a1, &a2, &a3);
+      f = fc_il4(col, f, n4, &a0, &a1, &a2, &a3, !pcs);
       int32_t r0 = (int32_t)(a0 - (a1 << 8)), r1 = (int32_t)a1, r2 = (int32_t)(a2 - (a3 << 8)), r3 = (int32_t)a3;
       if (bias) { r1 += bo[1]; r3 += bo[3]; bo += 4; }
       if (nt) {
