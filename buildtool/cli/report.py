@@ -4,7 +4,6 @@ drawn as HTML + SVG, the layer-by-layer plan against the optimised one, and the 
 from __future__ import annotations
 
 import dataclasses
-
 import json
 
 from .. import targets
