@@ -22,6 +22,7 @@ from ..errors import BuildtoolError
 from ..fsutil import write_atomic, write_error, write_if_changed
 from ..plan.flash import ext_defines, split_defines
 from ..units import exact
+from . import build_cache
 
 if TYPE_CHECKING:  # numpy-free at import: the SCons tool reads flags and sources at configure time
     from ..model.ir import Graph
@@ -152,9 +153,7 @@ def include_closure(path: Path, dirs: list) -> list:
 
 
 def _cache_root() -> Path:
-    base = os.environ.get("BUILDTOOL_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "buildtool")
-    return Path(base) / "kernels"
+    return build_cache.root() / "kernels"
 
 
 def kernel_library(t: targets.Target, kernel_root=KERNELS, srcs: list | None = None) -> Path:
@@ -173,6 +172,7 @@ def kernel_library(t: targets.Target, kernel_root=KERNELS, srcs: list | None = N
         h.update(str(f).encode() + b"\0" + f.read_bytes())
     lib = _cache_root() / f"{t.name}-{h.hexdigest()[:16]}" / "libbt_kernels.a"
     if lib.exists():
+        build_cache.used(lib.parent)
         return lib
     try:
         lib.parent.mkdir(parents=True, exist_ok=True)
@@ -191,6 +191,7 @@ def kernel_library(t: targets.Target, kernel_root=KERNELS, srcs: list | None = N
         if r.returncode != 0:
             raise FirmwareError(f"archiving the kernels for {t.name} failed: {r.stderr.strip()[:200]}")
         write_atomic(lib, (Path(tmp) / "lib.a").read_bytes())
+    build_cache.added()
     return lib
 
 
@@ -217,6 +218,7 @@ def model_object(t: targets.Target, out: Path) -> Path:
     d = _cache_root().parent / "models" / f"{t.name}-{h.hexdigest()[:20]}"
     obj = d / "model.o"
     if obj.exists():
+        build_cache.used(d)
         return obj
     try:
         d.mkdir(parents=True, exist_ok=True)
@@ -224,8 +226,10 @@ def model_object(t: targets.Target, out: Path) -> Path:
             write_if_changed(d / name, (out / name).read_text())
     except OSError as e:
         raise write_error(d, e, "create the model object cache") from None
-    return compiled_into(obj, [t.cc] + compile_flags(t, d) + ["-c", str(d / "model.c")],
-                         f"compiling {out / 'model.c'} for {t.name}")
+    compiled_into(obj, [t.cc] + compile_flags(t, d) + ["-c", str(d / "model.c")],
+                  f"compiling {out / 'model.c'} for {t.name}")
+    build_cache.added()
+    return obj
 
 
 def compiled_into(obj: Path, cmd: list, what: str) -> Path:
@@ -374,13 +378,15 @@ def library_code_bytes(t: targets.Target, folder, sources: list, includes: list)
             h.update(str(f.relative_to(folder) if f.is_relative_to(folder) else f).encode() + b"\0" + f.read_bytes())
         obj = cache / f"{t.name}-{h.hexdigest()[:24]}.o"
         if obj.exists():
+            build_cache.used(obj)
             return obj
         try:
             cache.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise write_error(cache, e, "create the object cache") from None
-        return compiled_into(obj, [t.cc] + flags + ["-c", str(folder / src)],
-                             f"compiling {src} of the export for {t.name}")
+        compiled_into(obj, [t.cc] + flags + ["-c", str(folder / src)], f"compiling {src} of the export for {t.name}")
+        build_cache.added()
+        return obj
 
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         objs = [str(o) for o in pool.map(compiled, sources)]
