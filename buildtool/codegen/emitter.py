@@ -247,7 +247,7 @@ class Emitter:
         self.used_variants.pop(variant, None)
         self.use_macro(macro)
         args = "".join(f", {a}" for a in extra)
-        self.declare(f"static __attribute__((noinline, section(\".ramfunc\"))) void {n}_conv(const int8_t *in, int8_t *out) {{\n"
+        self.declare(f"static __attribute__((noinline)) void {n}_conv(const int8_t *in, int8_t *out) {{\n"
                      f"  {macro}(&{n}_p, in, 0, out, 0, {h}{args});\n}}")
         return f"{n}_conv"
 

@@ -332,7 +332,7 @@ static inline __attribute__((always_inline)) void bt_pm_widen3(const int8_t *s, 
   "ldr %[t], %[fe1]\n\tcmp %[f], %[t]\n\tite eq\n\tldreq %[t], %[d1]\n\tldrne %[t], %[d2]\n\t"               \
   "add %[c], %[c], %[t]\n\tadd %[t], %[f], #(4 * %c[G])\n\tstr %[t], %[fc]\n\tb 1b\n"                        \
   "3:\n\t.endif\n\t"
-#define BT_PMR_UNROLL(G) ((G) % 8 == 0 ? 8 : (G) % 6 == 0 ? 6 : (G) % 4 == 0 ? 4 : (G) % 3 == 0 ? 3 : (G) % 2 == 0 ? 2 : 1)
+#define BT_PMR_UNROLL(G) ((G) % 4 == 0 ? 4 : (G) % 3 == 0 ? 3 : (G) % 2 == 0 ? 2 : 1)
 #define BT_PMR_FEC                                                                                           \
   do { fe[0] = f0 + 4 * G; fe[1] = fe[0]; fe[2] = f0 + 4 * G * kh; } while (0)
 #ifdef BT_ICACHE_BYTES
