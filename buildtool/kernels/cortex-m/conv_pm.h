@@ -347,12 +347,13 @@ static inline __attribute__((always_inline)) void bt_pm_widen3(const int8_t *s, 
 #else
 #define BT_PMR_COMPACT_ON 0
 #endif
-/* A patch's asm: on a part with a small instruction cache COMPACT; else over 24 groups a run LONG (its loop ends
- * in fe), else SHORT; OUTS, INS the operand lists. */
-#define BT_PMR_RUN(COMPACT, LONG, SHORT, OUTS, INS)                                                          \
+/* A patch's asm: on a part with a small instruction cache COMPACT (FEC sets its loop ends: BT_PMR_FEC, or only the
+ * first run's end, fe[0], where the caller set the other two for its patches of one filter row: bt_pmr_triples);
+ * else over 24 groups a run LONG (its loop ends in fe), else SHORT; OUTS, INS the operand lists. */
+#define BT_PMR_RUN(FEC, COMPACT, LONG, SHORT, OUTS, INS)                                                     \
   do {                                                                                                       \
     if (BT_PMR_COMPACT_ON) {                                                                                 \
-      BT_PMR_FEC;                                                                                            \
+      FEC;                                                                                                   \
       __asm__ volatile(COMPACT OUTS, [fc] "+m"(fe[0]) INS, [U] "i"(BT_PMR_UNROLL(G)), [fe1] "m"(fe[1]),       \
                        [fe2] "m"(fe[2]) : "cc", "memory");                                                   \
     } else if (G > 24) {                                                                                     \
@@ -365,7 +366,8 @@ static inline __attribute__((always_inline)) void bt_pm_widen3(const int8_t *s, 
 
 /* acc = bt_mm3x2's sums of output pixels 0..2 (pixel q at c + q*D1 bytes, D1 = stride_w*c_in*2: pixel 0's first
  * value in the first buffer row) by filter rows f0 and f0 + K: kh runs of G = kw*c_in/4 groups, run ky + 1
- * dl[ky] bytes after run ky's end. */
+ * dl[ky] bytes after run ky's end. With BT_PMR_COMPACT_ON fe[1] and fe[2] are f0's (BT_PMR_FEC), set by the caller
+ * (bt_pmr_triples: once for its triples, not a store and a load and a store each). */
 static inline __attribute__((always_inline)) void bt_pmr3x2(const int16_t *c, const int8_t *f0, const int32_t K,
                                                              const int32_t kh, const int32_t G, const int32_t D1,
                                                              const int32_t *dl, const int8_t **fe, int32_t b0,
@@ -379,7 +381,7 @@ static inline __attribute__((always_inline)) void bt_pmr3x2(const int16_t *c, co
     [x2] "=&r"(x2)
 #define BT_PMR3_INS                                                                                          \
   : [K] "i"(K), [D1] "i"(D1), BT_PMR_RUNI
-  BT_PMR_RUN(BT_PMR_COMPACT("mov %[a10], %[a00]\n\tmov %[a20], %[a00]\n\tmov %[a11], %[a01]\n\tmov %[a21], %[a01]\n\t",
+  BT_PMR_RUN(fe[0] = f0 + 4 * G, BT_PMR_COMPACT("mov %[a10], %[a00]\n\tmov %[a20], %[a00]\n\tmov %[a11], %[a01]\n\tmov %[a21], %[a01]\n\t",
                              BT_PMR3_STEP, BT_PMR3_STEPL),
              BT_PMR_PEELED(BT_PMR3_STEP0, BT_PMR3_STEP), BT_PMR_STRAIGHT(BT_PMR3_STEP0, BT_PMR3_STEP),
              BT_PMR3_OUTS, BT_PMR3_INS);
@@ -402,7 +404,7 @@ static inline __attribute__((always_inline)) void bt_pmr2x3(const int16_t *c, co
     [c] "+r"(c), [f] "+r"(f), [wa] "=&r"(wa), [wb] "=&r"(wb), [wc] "=&r"(wc), [t] "=&r"(t), [x0] "=&r"(x0),   \
     [x1] "=&r"(x1)
 #define BT_PMR23_INS : [K] "i"(K), [D1] "i"(D1), BT_PMR_RUNI
-  BT_PMR_RUN(BT_PMR_COMPACT("mov %[a10], %[a00]\n\tmov %[a11], %[a01]\n\tmov %[a12], %[a02]\n\t",
+  BT_PMR_RUN(BT_PMR_FEC, BT_PMR_COMPACT("mov %[a10], %[a00]\n\tmov %[a11], %[a01]\n\tmov %[a12], %[a02]\n\t",
                              BT_PMR23_STEP, BT_PMR23_STEP BT_PMR_FCT),
              BT_PMR_PEELED(BT_PMR23_STEP0, BT_PMR23_STEP), BT_PMR_STRAIGHT(BT_PMR23_STEP0, BT_PMR23_STEP),
              BT_PMR23_OUTS, BT_PMR23_INS);
@@ -422,7 +424,7 @@ static inline __attribute__((always_inline)) void bt_pmr1x4(const int16_t *c, co
   : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [c] "+r"(c), [f] "+r"(f), [w0] "=&r"(w0),    \
     [w1] "=&r"(w1), [w2] "=&r"(w2), [w3] "=&r"(w3), [t] "=&r"(t), [x0] "=&r"(x0), [x1] "=&r"(x1)
 #define BT_PMR1_INS : [K] "i"(K), BT_PMR_RUNI
-  BT_PMR_RUN(BT_PMR_COMPACT("", BT_PMR1_STEP, BT_PMR1_STEP BT_PMR_FCT), BT_PMR_LOOPED(BT_PMR1_STEP), BT_PMR_STRAIGHT(BT_PMR1_STEP, BT_PMR1_STEP),
+  BT_PMR_RUN(BT_PMR_FEC, BT_PMR_COMPACT("", BT_PMR1_STEP, BT_PMR1_STEP BT_PMR_FCT), BT_PMR_LOOPED(BT_PMR1_STEP), BT_PMR_STRAIGHT(BT_PMR1_STEP, BT_PMR1_STEP),
              BT_PMR1_OUTS, BT_PMR1_INS);
 #undef BT_PMR1_OUTS
 #undef BT_PMR1_INS
@@ -700,6 +702,7 @@ static inline __attribute__((always_inline)) void bt_pmr_triples(const int16_t *
                                                                  const int32_t D1, const int32_t OPS, const int32_t ow,
                                                                  const int fast, int folded, int32_t zp,
                                                                  const int8_t **fe) {
+  if (BT_PMR_COMPACT_ON) { fe[1] = f + 4 * G; fe[2] = f + 4 * G * kh; }   /* bt_pmr3x2's BT_PMR_FEC but fe[0] */
   for (const int16_t *const end = c + ow / 3 * 3 * D1 / 2; c != end; c += 3 * D1 / 2, o += 3 * OPS) {
     int32_t acc[6];
     bt_pmr3x2(c, f, K, kh, G, D1, dl, fe, b0, b1, acc);
