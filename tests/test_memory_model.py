@@ -109,6 +109,46 @@ def test_mem_needs_flash_and_reads_no_stalls_elsewhere(tmp_path):
     assert memory_model.read_stalls(text, 1) == [dict(fetch_stalls=0, load_stalls=0, fetch_misses=0, load_misses=0)]
 
 
+# code run from SRAM on the System bus: a loop at 0x40 of two 32-bit instructions (ldr.w of a word in the same
+# range, smlad), each alone in its word, then adds, adds and subs, bne (two a word), run 10 times
+SBUS_LOOP = HEAD + """    movs r0, #10
+    adr r4, table
+    b loop
+    .balign 64
+loop:
+    ldr.w r1, [r4]
+    smlad r2, r1, r1, r2
+    adds r3, #1
+    adds r3, #1
+    subs r0, #1
+    bne loop
+""" + EXIT + """
+    .balign 64
+table:
+    .word 0
+"""
+
+
+def test_code_from_sram_on_the_system_bus(tmp_path):
+    """sbus=0:400000 makes the code (at 0) System-bus SRAM, flash= elsewhere. Word by word (the Cortex-M4 TRM's
+    System interface: a fetch every other cycle, data first): begin's word 0x58 is fetched before the region. The
+    return to 0x0c (movs, adr) is a taken branch, 1; 0x10 (b) follows a word of two instructions, 0. A pass: 0x40
+    (ldr.w) reached by a branch, 1, its load of table (0x80, in the range) holding off a fetch, 1; 0x44 (smlad)
+    after a word of one instruction, 1; 0x48 (adds, adds) after one, 1; 0x4c (subs, bne) after two, 0: 4 a pass,
+    40. The fall-through to 0x50 (bl end) after two, 0; end's 0x5c a branch, 1. In all 42, no flash misses. The
+    same run without sbus=: no stall (SRAM at zero wait states for data and code alike, as before)."""
+    sym, st = _loop(tmp_path, ",mix=on,flash=20000000:400000,mem=5:8:32:32:32:8:32:8:1,sbus=0:400000",
+                    SBUS_LOOP, "sbus")
+    assert (sym["loop"], sym["begin"], sym["end"], sym["table"]) == (0x40, 0x5a, 0x5c, 0x80)
+    assert memory_model.read_stalls(st, 1) == [dict(fetch_stalls=42, load_stalls=0, fetch_misses=0, load_misses=0)]
+    _, st = _loop(tmp_path, ",mix=on,flash=20000000:400000,mem=5:8:32:32:32:8:32:8:1", SBUS_LOOP, "nosbus")
+    assert memory_model.read_stalls(st, 1) == [dict(fetch_stalls=0, load_stalls=0, fetch_misses=0, load_misses=0)]
+    # the data access counts only while executing from the range: the same loop with its table outside it
+    # (sbus=0:80, table at 0x80) waits 10 cycles less
+    _, st = _loop(tmp_path, ",mix=on,flash=20000000:400000,mem=5:8:32:32:32:8:32:8:1,sbus=0:80", SBUS_LOOP, "out")
+    assert memory_model.read_stalls(st, 1)[0]["fetch_stalls"] == 32
+
+
 def test_every_part_model_names_its_sources():
     """The four parts of issue 49, each with its manual's sections and the choices it makes; the plugin option
     carries the figures the summary names."""
@@ -119,7 +159,8 @@ def test_every_part_model_names_its_sources():
         ws, rb = m.plugin_option().removeprefix("mem=").split(":")[:2]
         assert f"{ws} flash wait states" in m.summary() and f"{8 * int(rb)}-bit" in m.summary()
     l4 = memory_model.get("nucleo-l4r5zi")
-    assert l4.plugin_option() == "mem=5:8:32:32:32:8:32:8:1"  # RM0432: 5 WS at 120 MHz, 1 KB I, 256 B D, 64-bit
+    # RM0432: 5 WS at 120 MHz, 1 KB I, 256 B D, 64-bit; SRAM1-3 (640 KB at 0x20000000) on the System bus
+    assert l4.plugin_option() == "mem=5:8:32:32:32:8:32:8:1,sbus=20000000:a0000"
     assert memory_model.get("cortex-m4") is None
 
 

@@ -18,7 +18,16 @@ the Cortex-M7 model's single-issue side) plus those stalls. The model, read by t
   filled one flash read at a time (each read of a line valid on its own). Where a manual does not give the
   associativity or the replacement, the model takes fully associative LRU: a loop pass over more lines than
   the cache holds then misses on every line (random replacement would keep some); that is the slower reading.
-- SRAM, TCM: zero wait states (their cost is the TRM's table). Not modelled: bus contention between the
+- SRAM, TCM: data at zero wait states (their cost is the TRM's table). Code executed from SRAM on a Cortex-M4 part
+  whose SRAM sits on the core's System bus (`sbus`: the L4R5's SRAM1-3 at 0x20000000; RM0432 §2.1 System
+  architecture, S-bus: "instructions may also be fetched on this bus (less efficient than ICode)") costs what the
+  Cortex-M4 TRM (DDI 0439 §2.3.1 Bus interfaces, System interface) gives it: instruction fetches there are
+  registered, each takes two cycles and no two go back to back, and data accesses win the bus over fetches. The
+  model reads that as its slower reading: the fetch unit takes a 32-bit word every other cycle at best, a word
+  reached by falling through waits 2 less the instructions starting in the word before (each taken as one cycle,
+  none overlapping more), never below 0, one reached by a taken branch 1 (the extra cycle of latency), and every
+  data access to that SRAM made while executing from it 1 (the fetch it held off). The plugin counts these with
+  the fetch stalls (its `sbus=` option). Not modelled: bus contention between the
   fetch and data sides on the same flash, the prefetch buffer's depth beyond one read, flash reads that
   cross the AHB at the core's own fetch width, write buffers, the clock set-up itself (this project's
   start-up code leaves each part on its reset clock with the accelerator off; the model is the part set up as
@@ -65,6 +74,9 @@ class MemoryModel:
     # code generation builds for this model (the record board's part: weights staged in SRAM, firmware/staging.py;
     # its kernels' BT_ICACHE_BYTES, boards/cortex_m/parts.py); every other part keeps its CPU's common code
     tuned: bool = False
+    # (origin, bytes) of the SRAM on the core's System bus, whose code fetches cost two cycles a word (above); None:
+    # the part's code runs from flash only in this build
+    sbus: tuple | None = None
 
     def other_reading(self) -> "MemoryModel | None":
         """The same part with the faster flash read width the manual also allows, None when it allows one."""
@@ -75,7 +87,8 @@ class MemoryModel:
         ic, dc = self.icache or Cache(0, 0, 0), self.dcache or Cache(0, 0, 0)
         flags = int(self.prefetch) | (int(self.unified) << 1)
         return (f"mem={self.wait_states}:{self.read_bytes}:{ic.lines}:{ic.line_bytes}:{ic.ways}:"
-                f"{dc.lines}:{dc.line_bytes}:{dc.ways}:{flags}")
+                f"{dc.lines}:{dc.line_bytes}:{dc.ways}:{flags}"
+                + (f",sbus={self.sbus[0]:x}:{self.sbus[1]:x}" if self.sbus else ""))
 
     def summary(self) -> str:
         """One line naming the model (the run report's "modelled cycles (BOARD, summary)")."""
@@ -86,7 +99,8 @@ class MemoryModel:
             caches.append(f"D-cache {self.dcache.describe()}")
         return (f"{self.clock_hz / 1e6:g} MHz, {self.wait_states} flash wait states, {8 * self.read_bytes}-bit "
                 f"flash reads, {self.accelerator} {', '.join(caches)}"
-                + (", sequential prefetch" if self.prefetch else ", no prefetch") + "; SRAM 0 WS")
+                + (", sequential prefetch" if self.prefetch else ", no prefetch") + "; SRAM 0 WS"
+                + (" (code from it: System bus, 2 cycles a word)" if self.sbus else ""))
 
     def stream_floor(self, nbytes: int) -> int:
         """Cycles the flash needs to deliver nbytes read once in order, each read WS + 1 cycles: no kernel
@@ -122,9 +136,14 @@ MODELS = {m.part: m for m in (
         "frequency': 5 WS for 100 < HCLK <= 120 MHz in range 1 boost mode), §3.3.4 Adaptive real-time memory "
         "accelerator (ART Accelerator): instruction prefetch, instruction cache of 32 lines of 4 x 64 bits (1 KB), "
         "data cache of 8 lines of 4 x 64 bits (256 B); §3.2 flash organisation (dual bank, DBANK = 1: 64-bit "
-        "data; single bank: 128-bit)",
+        "data; single bank: 128-bit); §2.1 System architecture (SRAM1, SRAM2, SRAM3 at 0x20000000, 640 KB, on "
+        "the S-bus; code fetched there over the core's System bus) and Arm Cortex-M4 TRM (DDI 0439) §2.3.1 Bus "
+        "interfaces (System interface: instruction fetches registered, two cycles each, not back to back, data "
+        "accesses first)",
         "flash read width 64 bits (dual-bank organisation) rather than 128 (single bank); cache associativity and "
-        "replacement not stated: fully associative LRU", other_read_bytes=16, tuned=True),
+        "replacement not stated: fully associative LRU; code from SRAM (System bus): a fetch of two cycles, "
+        "executing one cycle an instruction, every data access there holding off a fetch",
+        other_read_bytes=16, tuned=True, sbus=(0x20000000, 640 * K)),
     MemoryModel(
         "netduinoplus2", 168_000_000, 5, 16, Cache(64, 16, 64), Cache(8, 16, 8), True, False, "ART accelerator",
         "ST RM0090 rev 19 §3.5.1 Relation between CPU clock frequency and flash memory read time (Table 'Number "

@@ -201,7 +201,7 @@ static inline __attribute__((always_inline)) void bt_pm_widen3(const int8_t *s, 
   "smlad %[" a2 "], %[" w "], %[" x2 "], %[" a2 "]\n\t"
 /* One group of 4 values of three pixels times 4 weights of two filter rows (f, f + K): 8 LDR + 4 SXTB16 +
  * 12 SMLAD per 24 MACs (26 estimated cycles at the high end against bt_mm3x2's 27). c moves 8 bytes. */
-#define BT_PMR3_STEP                                          \
+#define BT_PMR3_STEPX(END)                                    \
   "ldr %[x1], [%[c], %[D1]]\n\t"                              \
   "ldr %[x2], [%[c], #(%c[D1] * 2)]\n\t"                              \
   "ldr %[x0], [%[c]], #8\n\t"                                 \
@@ -214,10 +214,15 @@ static inline __attribute__((always_inline)) void bt_pm_widen3(const int8_t *s, 
   "ldr %[x0], [%[c], #-4]\n\t"                                \
   "ldr %[x1], [%[c], #(%c[D1] - 4)]\n\t"                             \
   "ldr %[x2], [%[c], #(%c[D1] * 2 - 4)]\n\t"                             \
+  END                                                         \
   "sxtb16 %[wa], %[wa], ror #8\n\t"                           \
   BT_PMR_SM3("wa", "x0", "x1", "x2", "a00", "a10", "a20")     \
   "sxtb16 %[wb], %[wb], ror #8\n\t"                           \
   BT_PMR_SM3("wb", "x0", "x1", "x2", "a01", "a11", "a21")
+#define BT_PMR3_STEP BT_PMR3_STEPX("")
+/* BT_PMR_COMPACT's last group of a pass: t is free after the first half, its load of the loop's end (fc) follows
+ * a load (pipelined) */
+#define BT_PMR3_STEPL BT_PMR3_STEPX("ldr %[t], %[fc]\n\t")
 /* Two pixels (a row's last two) times three filter rows (f, f + K, f + 2K): 7 LDR + 6 SXTB16 + 12 SMLAD per 24
  * MACs (27 estimated cycles at the high end; two pixels by two rows took 20 per 16: ResNet-8's 8x8 layers, a
  * quarter of their pixels in pairs, 2.85 -> 2.79 M and 1.47 -> 1.44 M est. high); STEP0 the first group, the sums
@@ -323,15 +328,17 @@ static inline __attribute__((always_inline)) void bt_pm_widen3(const int8_t *s, 
  * 24 (or 16) groups, 1.2-6 KB of code per patch, which a 1 KiB cache (nucleo-l4r5zi's ART) streams from flash on
  * every triple. Here one loop of U groups (U the largest of 4, 3, 2, 1 dividing G) serves every run: INIT starts
  * the sums from the biases (MOVs instead of a peeled first group), the loop runs until f reaches fc (fe[0]: the
- * run's end), then, unless f is the patch's end (fe[2]), c moves on by d1 (f at run 0's end, fe[1]) or d2, and fc
+ * run's end; STEPL, the pass's last group, leaves fc in t: bt_pmr3x2's loads it after its own last load, where
+ * the TRM pipelines it, 1 cycle instead of 2 a pass), then, unless f is the patch's end (fe[2]), c moves on by d1 (f at run 0's end, fe[1]) or d2, and fc
  * by a run. fe is set per call (BT_PMR_FEC). */
-#define BT_PMR_COMPACT(INIT, STEP)                                                                           \
-  INIT "1:\n\t" BT_PMR_REP("%c[U]", STEP) "ldr %[t], %[fc]\n\tcmp %[f], %[t]\n\tbne 1b\n\t"                 \
+#define BT_PMR_COMPACT(INIT, STEP, STEPL)                                                                    \
+  INIT "1:\n\t" BT_PMR_REP("%c[U] - 1", STEP) STEPL "cmp %[f], %[t]\n\tbne 1b\n\t"                             \
   ".if %c[KH] > 1\n\t"                                                                                      \
   "ldr %[t], %[fe2]\n\tcmp %[f], %[t]\n\tbeq 3f\n\t"                                                         \
   "ldr %[t], %[fe1]\n\tcmp %[f], %[t]\n\tite eq\n\tldreq %[t], %[d1]\n\tldrne %[t], %[d2]\n\t"               \
   "add %[c], %[c], %[t]\n\tadd %[t], %[f], #(4 * %c[G])\n\tstr %[t], %[fc]\n\tb 1b\n"                        \
   "3:\n\t.endif\n\t"
+#define BT_PMR_FCT "ldr %[t], %[fc]\n\t"   /* STEPL of a step that leaves t no room: the end's load after it */
 #define BT_PMR_UNROLL(G) ((G) % 4 == 0 ? 4 : (G) % 3 == 0 ? 3 : (G) % 2 == 0 ? 2 : 1)
 #define BT_PMR_FEC                                                                                           \
   do { fe[0] = f0 + 4 * G; fe[1] = fe[0]; fe[2] = f0 + 4 * G * kh; } while (0)
@@ -340,12 +347,13 @@ static inline __attribute__((always_inline)) void bt_pm_widen3(const int8_t *s, 
 #else
 #define BT_PMR_COMPACT_ON 0
 #endif
-/* A patch's asm: on a part with a small instruction cache COMPACT; else over 24 groups a run LONG (its loop ends
- * in fe), else SHORT; OUTS, INS the operand lists. */
-#define BT_PMR_RUN(COMPACT, LONG, SHORT, OUTS, INS)                                                          \
+/* A patch's asm: on a part with a small instruction cache COMPACT (FEC sets its loop ends: BT_PMR_FEC, or only the
+ * first run's end, fe[0], where the caller set the other two for its patches of one filter row: bt_pmr_triples);
+ * else over 24 groups a run LONG (its loop ends in fe), else SHORT; OUTS, INS the operand lists. */
+#define BT_PMR_RUN(FEC, COMPACT, LONG, SHORT, OUTS, INS)                                                     \
   do {                                                                                                       \
     if (BT_PMR_COMPACT_ON) {                                                                                 \
-      BT_PMR_FEC;                                                                                            \
+      FEC;                                                                                                   \
       __asm__ volatile(COMPACT OUTS, [fc] "+m"(fe[0]) INS, [U] "i"(BT_PMR_UNROLL(G)), [fe1] "m"(fe[1]),       \
                        [fe2] "m"(fe[2]) : "cc", "memory");                                                   \
     } else if (G > 24) {                                                                                     \
@@ -358,7 +366,8 @@ static inline __attribute__((always_inline)) void bt_pm_widen3(const int8_t *s, 
 
 /* acc = bt_mm3x2's sums of output pixels 0..2 (pixel q at c + q*D1 bytes, D1 = stride_w*c_in*2: pixel 0's first
  * value in the first buffer row) by filter rows f0 and f0 + K: kh runs of G = kw*c_in/4 groups, run ky + 1
- * dl[ky] bytes after run ky's end. */
+ * dl[ky] bytes after run ky's end. With BT_PMR_COMPACT_ON fe[1] and fe[2] are f0's (BT_PMR_FEC), set by the caller
+ * (bt_pmr_triples: once for its triples, not a store and a load and a store each). */
 static inline __attribute__((always_inline)) void bt_pmr3x2(const int16_t *c, const int8_t *f0, const int32_t K,
                                                              const int32_t kh, const int32_t G, const int32_t D1,
                                                              const int32_t *dl, const int8_t **fe, int32_t b0,
@@ -372,8 +381,8 @@ static inline __attribute__((always_inline)) void bt_pmr3x2(const int16_t *c, co
     [x2] "=&r"(x2)
 #define BT_PMR3_INS                                                                                          \
   : [K] "i"(K), [D1] "i"(D1), BT_PMR_RUNI
-  BT_PMR_RUN(BT_PMR_COMPACT("mov %[a10], %[a00]\n\tmov %[a20], %[a00]\n\tmov %[a11], %[a01]\n\tmov %[a21], %[a01]\n\t",
-                             BT_PMR3_STEP),
+  BT_PMR_RUN(fe[0] = f0 + 4 * G, BT_PMR_COMPACT("mov %[a10], %[a00]\n\tmov %[a20], %[a00]\n\tmov %[a11], %[a01]\n\tmov %[a21], %[a01]\n\t",
+                             BT_PMR3_STEP, BT_PMR3_STEPL),
              BT_PMR_PEELED(BT_PMR3_STEP0, BT_PMR3_STEP), BT_PMR_STRAIGHT(BT_PMR3_STEP0, BT_PMR3_STEP),
              BT_PMR3_OUTS, BT_PMR3_INS);
 #undef BT_PMR3_OUTS
@@ -395,8 +404,8 @@ static inline __attribute__((always_inline)) void bt_pmr2x3(const int16_t *c, co
     [c] "+r"(c), [f] "+r"(f), [wa] "=&r"(wa), [wb] "=&r"(wb), [wc] "=&r"(wc), [t] "=&r"(t), [x0] "=&r"(x0),   \
     [x1] "=&r"(x1)
 #define BT_PMR23_INS : [K] "i"(K), [D1] "i"(D1), BT_PMR_RUNI
-  BT_PMR_RUN(BT_PMR_COMPACT("mov %[a10], %[a00]\n\tmov %[a11], %[a01]\n\tmov %[a12], %[a02]\n\t",
-                             BT_PMR23_STEP),
+  BT_PMR_RUN(BT_PMR_FEC, BT_PMR_COMPACT("mov %[a10], %[a00]\n\tmov %[a11], %[a01]\n\tmov %[a12], %[a02]\n\t",
+                             BT_PMR23_STEP, BT_PMR23_STEP BT_PMR_FCT),
              BT_PMR_PEELED(BT_PMR23_STEP0, BT_PMR23_STEP), BT_PMR_STRAIGHT(BT_PMR23_STEP0, BT_PMR23_STEP),
              BT_PMR23_OUTS, BT_PMR23_INS);
 #undef BT_PMR23_OUTS
@@ -415,7 +424,7 @@ static inline __attribute__((always_inline)) void bt_pmr1x4(const int16_t *c, co
   : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [c] "+r"(c), [f] "+r"(f), [w0] "=&r"(w0),    \
     [w1] "=&r"(w1), [w2] "=&r"(w2), [w3] "=&r"(w3), [t] "=&r"(t), [x0] "=&r"(x0), [x1] "=&r"(x1)
 #define BT_PMR1_INS : [K] "i"(K), BT_PMR_RUNI
-  BT_PMR_RUN(BT_PMR_COMPACT("", BT_PMR1_STEP), BT_PMR_LOOPED(BT_PMR1_STEP), BT_PMR_STRAIGHT(BT_PMR1_STEP, BT_PMR1_STEP),
+  BT_PMR_RUN(BT_PMR_FEC, BT_PMR_COMPACT("", BT_PMR1_STEP, BT_PMR1_STEP BT_PMR_FCT), BT_PMR_LOOPED(BT_PMR1_STEP), BT_PMR_STRAIGHT(BT_PMR1_STEP, BT_PMR1_STEP),
              BT_PMR1_OUTS, BT_PMR1_INS);
 #undef BT_PMR1_OUTS
 #undef BT_PMR1_INS
@@ -424,6 +433,7 @@ static inline __attribute__((always_inline)) void bt_pmr1x4(const int16_t *c, co
 #undef BT_PMR_FE
 #undef BT_PMR_FEC
 #undef BT_PMR_COMPACT
+#undef BT_PMR_FCT
 #undef BT_PMR_RUNI
 #undef BT_PMR_RUNL
 #undef BT_PMR_LOOPED
@@ -443,6 +453,8 @@ static inline __attribute__((always_inline)) void bt_pmr1x4(const int16_t *c, co
 #undef BT_PMR23_B
 #undef BT_PMR23_A
 #undef BT_PMR3_STEP
+#undef BT_PMR3_STEPL
+#undef BT_PMR3_STEPX
 #undef BT_PMR_SM3
 
 /* acc[q] += pixel q of NP (D1 bytes apart from c0, the runs as bt_pmr3x2's) . filter row f (the last channel of
@@ -690,6 +702,7 @@ static inline __attribute__((always_inline)) void bt_pmr_triples(const int16_t *
                                                                  const int32_t D1, const int32_t OPS, const int32_t ow,
                                                                  const int fast, int folded, int32_t zp,
                                                                  const int8_t **fe) {
+  if (BT_PMR_COMPACT_ON) { fe[1] = f + 4 * G; fe[2] = f + 4 * G * kh; }   /* bt_pmr3x2's BT_PMR_FEC but fe[0] */
   for (const int16_t *const end = c + ow / 3 * 3 * D1 / 2; c != end; c += 3 * D1 / 2, o += 3 * OPS) {
     int32_t acc[6];
     bt_pmr3x2(c, f, K, kh, G, D1, dl, fe, b0, b1, acc);

@@ -40,6 +40,12 @@
    instruction cache (one cache on the code bus). One more line per region "mem<TAB>region<TAB>fetch
    stalls<TAB>load stalls<TAB>fetch misses<TAB>load misses": the cycles the core waits on flash reads the
    caches and prefetch did not hide, and the reads each side made.
+   sbus=ORIGIN:SIZE (hex; with mem=): code executed from that range (the part's SRAM) is fetched over the
+   core's System bus (Cortex-M4 TRM, System interface: a fetch there takes two cycles, no two back to back, data
+   accesses first): a 32-bit word of code reached by falling through waits 2 less the instructions starting in
+   the word before (each at least one cycle), never below 0; one reached by a taken branch 1; and each data access
+   to the range made while executing from it 1 (the fetch it held off). Counted as fetch stalls; fetch misses
+   stay the flash reads.
    Debian ships no qemu-plugin.h, so the few v1 entry points are declared here.
    Based on the shared toolchain kit's plugin. */
 #include <stddef.h>
@@ -142,6 +148,23 @@ static unsigned mem_ws, read_shift;
 static struct cache icache, dcache;
 static uint64_t mem_counts[N_MEM], mem_start[N_MEM], *mem_rows; /* n_regions x N_MEM */
 static uint64_t cur_read = ~0ull, cur_insns, last_dread = ~0ull; /* the read the fetch unit holds, its insns */
+/* sbus=: [sbus_lo, sbus_lo + sbus_size); the System-bus word the fetch unit holds, its instructions; whether the
+   block executing is there */
+static int with_sbus, on_sbus;
+static uint64_t sbus_lo, sbus_size, cur_word = ~0ull, cur_word_insns;
+
+static int in_sbus(uint64_t a) { return with_sbus && a - sbus_lo < sbus_size; }
+
+/* The fetch unit moves to System-bus word w (4-aligned), n instructions starting in it; seq: by falling through. */
+static void fetch_word(uint64_t w, int seq, uint64_t n) {
+  if (w == cur_word) {
+    cur_word_insns += n;
+    return;
+  }
+  if (seq && cur_word != ~0ull && w == cur_word + 4) mem_counts[FETCH_STALL] += cur_word_insns >= 2 ? 0 : 2 - cur_word_insns;
+  else mem_counts[FETCH_STALL] += 1;
+  cur_word = w, cur_word_insns = n;
+}
 
 static unsigned log2u(unsigned v) {
   unsigned s = 0;
@@ -215,6 +238,7 @@ static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
     flash_counts[LOAD]++;
     if (with_mem) load_read(vaddr);
   }
+  if (on_sbus && in_sbus(vaddr)) mem_counts[FETCH_STALL]++; /* the data access holds off a fetch */
   const unsigned shift = qemu_plugin_mem_size_shift(info);
   const int extra = shift == 2 ? ((vaddr & 1) ? 2 : (vaddr & 2) ? 1 : 0) : shift == 1 ? (int)(vaddr & 1) : 0;
   if (extra) key_counts[(store ? UNALIGNED_STORE1 : UNALIGNED_LOAD1) + extra - 1]++;
@@ -337,6 +361,8 @@ struct tb_span {
   const struct tb_span *alt_prev;
   size_t n_reads;     /* mem=: the flash reads the block's instructions occupy, in order */
   uint64_t *reads, *read_insns; /* each read's address and the instructions starting in it */
+  size_t n_words;     /* sbus=: the same in 32-bit words, for a block in the System-bus range */
+  uint64_t *words, *word_insns;
 };
 
 static void on_tb(unsigned int vcpu, void *u) {
@@ -365,6 +391,9 @@ static void on_tb(unsigned int vcpu, void *u) {
   } else if (with_mem) {
     cur_read = ~0ull; /* code from RAM: the fetch unit's flash read is gone */
   }
+  on_sbus = in_sbus(s->start);
+  for (size_t k = 0; on_sbus && k < s->n_words; k++) fetch_word(s->words[k], k > 0 || !refill, s->word_insns[k]);
+  if (!on_sbus) cur_word = ~0ull;
   last_span = s;
 }
 
@@ -409,6 +438,17 @@ static void mix_tb(struct qemu_plugin_tb *tb, size_t n) {
       if (!s->n_reads || s->reads[s->n_reads - 1] != first) s->reads[s->n_reads++] = first;
       s->read_insns[s->n_reads - 1]++;
       if (last != first) s->reads[s->n_reads++] = last; /* an instruction across two reads needs both */
+    }
+  }
+  if (with_mem && in_sbus(s->start)) {
+    s->words = calloc(2 * n + 1, sizeof *s->words), s->word_insns = calloc(2 * n + 1, sizeof *s->word_insns);
+    if (!s->words || !s->word_insns) abort();
+    for (size_t i = 0; i < n; i++) {
+      struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
+      uint64_t a = qemu_plugin_insn_vaddr(insn), first = a & ~3ull, last = (a + thumb_size(insn) - 1) & ~3ull;
+      if (!s->n_words || s->words[s->n_words - 1] != first) s->words[s->n_words++] = first;
+      s->word_insns[s->n_words - 1]++;
+      if (last != first) s->words[s->n_words++] = last;
     }
   }
   qemu_plugin_register_vcpu_tb_exec_cb(tb, on_tb, QEMU_PLUGIN_CB_NO_REGS, s);
@@ -563,6 +603,10 @@ __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t 
       char *colon;
       flash_lo = strtoull(argv[i] + 6, &colon, 16);
       if (*colon == ':') flash_size = strtoull(colon + 1, NULL, 16), with_flash = 1;
+    } else if (!strncmp(argv[i], "sbus=", 5)) {
+      char *colon;
+      sbus_lo = strtoull(argv[i] + 5, &colon, 16);
+      if (*colon == ':') sbus_size = strtoull(colon + 1, NULL, 16), with_sbus = 1;
     } else if (!strncmp(argv[i], "mem=", 4)) {
       unsigned v[9];
       if (sscanf(argv[i] + 4, "%u:%u:%u:%u:%u:%u:%u:%u:%u", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7],
@@ -575,6 +619,7 @@ __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t 
   }
   with_flash = with_flash && with_mix;
   with_mem = with_mem && with_flash;
+  with_sbus = with_sbus && with_mem;
   if (with_mix)
     key_id("(refill)"), key_id("(other)"), key_id("(unaligned load +1)"), key_id("(unaligned load +2)"),
         key_id("(unaligned store +1)"), key_id("(unaligned store +2)");
