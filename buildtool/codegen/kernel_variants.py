@@ -257,6 +257,7 @@ CORTEX_M = {
          and p["act_min"] == -128),
         ("bt_fully_connected_s8_il_rq2z_lo", lambda p: _fc_rq2(p) and _fc_zp_ok(p) and p["act_max"] == 127),
         ("bt_fully_connected_s8_il_rq2z", lambda p: _fc_rq2(p) and _fc_zp_ok(p)),
+        ("bt_fully_connected_s8_il_rq2_pc_ssat", lambda p: _fc_rq2(p) and p["per_channel"] and _fc_ssat(p)),
         ("bt_fully_connected_s8_il_rq2", _fc_rq2),
         ("bt_fully_connected_s8_il_mbqm", _always),
     ),

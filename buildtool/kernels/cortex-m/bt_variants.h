@@ -71,6 +71,7 @@ void bt_fully_connected_s8_direct(const bt_fc_params *p, const int8_t *in, int8_
 void bt_fully_connected_s8_il_rq2z_ssat(const bt_fc_params *p, const int8_t *in, int8_t *out);
 void bt_fully_connected_s8_il_rq2z_lo(const bt_fc_params *p, const int8_t *in, int8_t *out);
 void bt_fully_connected_s8_il_rq2z(const bt_fc_params *p, const int8_t *in, int8_t *out);
+void bt_fully_connected_s8_il_rq2_pc_ssat(const bt_fc_params *p, const int8_t *in, int8_t *out);
 void bt_fully_connected_s8_il_rq2(const bt_fc_params *p, const int8_t *in, int8_t *out);
 void bt_fully_connected_s8_il_mbqm(const bt_fc_params *p, const int8_t *in, int8_t *out);
 void bt_fully_connected_s8_il(const bt_fc_params *p, const int8_t *in, int8_t *out);   /* picks one of the above */

@@ -293,7 +293,7 @@ static inline __attribute__((always_inline)) void fc_il_k(const bt_fc_params *p,
   int16_t col[BT_FC_COL_MAX] __attribute__((aligned(4)));
   const int32_t n = p->n_in, n4 = n & ~3, nt = n - n4, n_out = p->n_out, m4 = n_out & ~3;
   const int32_t off = p->input_offset, off2 = bt_dup16(off), batches = p->batches;
-  const int32_t pc = pcs ? p->per_channel : 0;
+  const int32_t pc = pcs == 2 ? 1 : pcs ? p->per_channel : 0;
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
   const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
   const int32_t m0 = mult[0], s0 = shift[0], e10 = fast ? bt_rq2_e1(s0) : 0;
@@ -345,6 +345,7 @@ static inline __attribute__((always_inline)) void fc_il_k(const bt_fc_params *p,
 void bt_fully_connected_s8_il_rq2z_ssat(const bt_fc_params *p, const int8_t *in, int8_t *out) { fc_il_k(p, in, out, 1, 1, 2, 0); }
 void bt_fully_connected_s8_il_rq2z_lo(const bt_fc_params *p, const int8_t *in, int8_t *out) { fc_il_k(p, in, out, 1, 1, 1, 0); }
 void bt_fully_connected_s8_il_rq2z(const bt_fc_params *p, const int8_t *in, int8_t *out) { fc_il_k(p, in, out, 1, 1, 0, 0); }
+void bt_fully_connected_s8_il_rq2_pc_ssat(const bt_fc_params *p, const int8_t *in, int8_t *out) { fc_il_k(p, in, out, 1, 0, 2, 2); }
 void bt_fully_connected_s8_il_rq2(const bt_fc_params *p, const int8_t *in, int8_t *out) { fc_il_k(p, in, out, 1, 0, 0, 1); }
 void bt_fully_connected_s8_il_mbqm(const bt_fc_params *p, const int8_t *in, int8_t *out) { fc_il_k(p, in, out, 0, 0, 0, 1); }
 
@@ -354,12 +355,13 @@ static int fc_zp_ok(const bt_fc_params *p) { return !p->per_channel && bt_rq2_zp
 typedef void (*fc_fn)(const bt_fc_params *, const int8_t *, int8_t *);
 static const fc_fn fc_il_variants[] = {bt_fully_connected_s8_il_rq2z_ssat, bt_fully_connected_s8_il_rq2z_lo,
                                           bt_fully_connected_s8_il_rq2z, bt_fully_connected_s8_il_rq2,
-                                          bt_fully_connected_s8_il_mbqm};
+                                          bt_fully_connected_s8_il_mbqm, bt_fully_connected_s8_il_rq2_pc_ssat};
 static const char *const fc_il_names[] = {"bt_fully_connected_s8_il_rq2z_ssat", "bt_fully_connected_s8_il_rq2z_lo",
                                           "bt_fully_connected_s8_il_rq2z", "bt_fully_connected_s8_il_rq2",
-                                          "bt_fully_connected_s8_il_mbqm"};
+                                          "bt_fully_connected_s8_il_mbqm", "bt_fully_connected_s8_il_rq2_pc_ssat"};
 static int fc_il_variant(const bt_fc_params *p) {
   if (!fc_rq2(p)) return 4;
+  if (p->per_channel && p->act_min == -128 && p->act_max == 127) return 5;
   if (!fc_zp_ok(p)) return 3;
   if (p->act_max != 127) return 2;
   return p->act_min == -128 ? 0 : 1;
