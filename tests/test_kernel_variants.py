@@ -414,3 +414,37 @@ def test_firmware_links_only_the_variants_it_calls(tmp_path):
 def _tiny_cnn():
     path = ROOT.parent / "shared" / "models" / "tiny_cnn_32.tflite"
     return pipeline.read_model(str(path) if path.exists() else "tiny")
+
+
+@needs_arm
+def test_each_widened_fc_form_is_linked_alone(tmp_path):
+    """A dense head of 2 outputs (vww's 256 -> 2) calls bt_fully_connected_s8_widened_rq2_few, which the link keeps
+    alone: none of the other widened forms (each a function of its own: _pc, _ssat32, _ssat, _rq2), no four-output
+    loop (the form is smaller than any of the others); the firmware gives TFLite Micro's bytes."""
+    from conftest import fixed_input, tflm_run
+
+    from buildtool import targets
+    from buildtool.firmware import runner
+    from buildtool.model.writer import serialize
+    from buildtool.zoo.builder import GraphBuilder
+
+    b = GraphBuilder("head-256-2", seed=4)
+    b.fully_connected(b.input((1, 256)), 2)
+    g = b.finish()
+    out = tmp_path / "m"
+    pipeline.build(g, "cortex-m4", out)
+    assert "  bt_fully_connected_s8_widened_rq2_few(&op0_p" in (out / "model.c").read_text()
+    syms = runner.symbols(targets.get("cortex-m4"), out / "firmware.elf")
+    forms = {n for n, _ in kernel_variants.CORTEX_M["fully_connected"]}
+    assert {n for n in forms if n in syms} == {"bt_fully_connected_s8_widened_rq2_few"}
+    lib = tmp_path / "fc.o"
+    subprocess.run([targets.get("cortex-m4").cc, "-mcpu=cortex-m4", "-mthumb", "-O2", "-c", f"-I{KERNELS / 'include'}",
+                    f"-I{KERNELS / 'reference'}", f"-I{KERNELS / 'cortex-m'}", "-ffunction-sections",
+                    str(KERNELS / "cortex-m" / "fully_connected.c"), "-o", str(lib)], check=True)
+    nm = subprocess.run([targets.get("cortex-m4").binutil("nm"), "-S", str(lib)], capture_output=True, text=True).stdout
+    size = {p[3]: int(p[1], 16) for p in (line.split() for line in nm.splitlines()) if len(p) == 4}
+    assert all(size["bt_fully_connected_s8_widened_rq2_few"] < size[n] for n in forms
+               if n != "bt_fully_connected_s8_widened_rq2_few")
+    x = fixed_input(g.tensors[g.inputs[0]].shape)
+    y, _, _ = runner.run("cortex-m4", out, x)
+    assert np.array_equal(y, tflm_run(serialize(g), [x])[0])

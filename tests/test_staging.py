@@ -89,18 +89,75 @@ def test_staged_spans_lie_in_bytes_free_at_their_step():
 def test_a_firmware_stages_each_layer_once_in_bytes_of_its_own():
     """A firmware's plan (spare SRAM its own): every staged layer in bt_staging, copied once ("once"), each tensor
     at bytes no other staged tensor of any step shares, most cycles saved first (the second 3x3's 9 KiB, then the
-    first's, then the 1x1's), bt_staging their sum; the arena untouched; the checker accepts it."""
+    first's, then the 1x1's), then the dense layer's 80 B of weights and 40 of bias (read once an inference),
+    bt_staging their sum; the arena untouched; the checker accepts it."""
     g = _net()
     plan = plan_arena(g)
     staged = staging.staged_plan(g, plan, targets.get(L4))
     convs = [op.index for op in g.operators if op.opcode == "CONV_2D"]
+    fc = next(op.index for op in g.operators if op.opcode == "FULLY_CONNECTED")
     assert staged.arena_bytes == plan.arena_bytes and staged.buffers == plan.buffers
     assert all(d["spare"] and d["once"] for d in staged.staged)
-    assert [d["op"] for d in staged.staged] == [convs[1], convs[1], convs[0], convs[0], convs[2], convs[2]]
+    assert [d["op"] for d in staged.staged] == [convs[1], convs[1], convs[0], convs[0], convs[2], convs[2], fc, fc]
     spans = sorted((d["offset"], d["offset"] + align_up(d["size"], plan.align)) for d in staged.staged)
     assert spans[0][0] == 0 and all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
-    assert staged.staging_bytes == spans[-1][1] == sum(align_up(n, plan.align) for n in (9216, 128, 2304, 128, 256, 32))
+    assert staged.staging_bytes == spans[-1][1] == sum(align_up(n, plan.align)
+                                                       for n in (9216, 128, 2304, 128, 256, 32, 80, 40))
     assert checker.problems(g, staged) == []
+
+
+def _dense_net():
+    """Dense layers as ad01 has them: 64 -> 256 (16 KiB of weights), 256 -> 256 (64 KiB) and 256 -> 8 (2 KiB)."""
+    b = GraphBuilder("staged-dense", seed=6, calib_batch=2)
+    h = b.fully_connected(b.input((1, 64)), 256, activation="RELU")
+    h = b.fully_connected(h, 256, activation="RELU")
+    b.fully_connected(h, 8)
+    return b.finish()
+
+
+def test_dense_layers_are_staged_once_or_not_at_all():
+    """A dense layer reads its weights once an inference, so a copy per inference saves nothing: its weights and
+    bias go into bt_staging, copied once (each read's wait states saved: fc_gain, the 64-bit reads' count times 5 on
+    nucleo-l4r5zi), most saved first, a layer bt_staging cannot hold passed over for the next; never into the
+    arena, and not at all for a library (no spare SRAM)."""
+    g = _dense_net()
+    plan = plan_arena(g)
+    t = targets.get(L4)
+    fcs = [op.index for op in g.operators]
+    mm = staging.model_for(t)
+    assert staging.fc_gain(mm, 65536 + 1024, 1) == (65536 + 1024) // 8 * 5 == 41600
+    want = staging.fc_candidates(g, plan, mm)
+    assert [c[0] for c in want] == [fcs[1], fcs[0], fcs[2]]
+    assert [c[3] for c in want] == [[65536, 1024], [16384, 1024], [2048, 32]]
+    staged = staging.staged_plan(g, plan, t)
+    assert [d["op"] for d in staged.staged] == [fcs[1], fcs[1], fcs[0], fcs[0], fcs[2], fcs[2]]
+    assert all(d["spare"] and d["once"] for d in staged.staged) and staged.arena_bytes == plan.arena_bytes
+    assert staged.staging_bytes == 65536 + 1024 + 16384 + 1024 + 2048 + 32 and checker.problems(g, staged) == []
+    # bt_staging of 20 KiB: the 64 KiB layer passed over, the other two staged; none in the arena
+    small = staging.stage_fc_once(plan, want, 20 << 10)
+    assert [d["op"] for d in small.staged] == [fcs[0], fcs[0], fcs[2], fcs[2]] and all(d["once"] for d in small.staged)
+    assert small.staging_bytes == 16384 + 1024 + 2048 + 32 and checker.problems(g, small) == []
+    assert staging.stage_fc_once(plan, want, 1024).staged == []
+    assert staging.staged_plan(g, plan, t, spare=False).staged == []
+
+
+def test_ad01_stages_what_the_emulated_part_has_spare():
+    """ad01 on nucleo-l4r5zi: its dense layers staged once within the SRAM the part's emulator (QEMU netduinoplus2,
+    192 KiB) leaves over the arena, the stack and STATIC_RESERVE: the two 80 KiB layers and the two small ones; the
+    six 128 -> 128 layers (16.5 KiB each) stay in flash."""
+    from conftest import SHARED_MODELS
+
+    from buildtool.steps.models import read_model
+
+    g = read_model(str(SHARED_MODELS / "mlperf-tiny" / "ad01_int8.tflite")).graph
+    plan = plan_arena(g)
+    t = targets.get(L4)
+    staged = staging.staged_plan(g, plan, t)
+    assert staged.staging_bytes <= staging.spare_ram(t, plan) == (192 << 10) - plan.arena_bytes - t.stack_bytes \
+        - staging.STATIC_RESERVE
+    big = {op.index for op in g.operators if g.tensors[op.inputs[1]].nbytes == 81920}
+    small = {op.index for op in g.operators if g.tensors[op.inputs[1]].nbytes == 1024}
+    assert {d["op"] for d in staged.staged} == big | small and checker.problems(g, staged) == []
 
 
 def test_checker_refuses_a_staged_span_over_a_live_tensor():
@@ -170,7 +227,7 @@ def test_staged_firmware_on_the_record_board(tmp_path, monkeypatch):
             spare = runs[True][3]["staging_bytes"]
             init, invoke = (out / "model.c").read_text().split("int model_invoke(void)")
             # copied once, by model_init: no copy in the inference
-            assert init.split("int model_init(void)")[1].count("bt_stage_copy(") == 6 and "bt_stage_copy" not in invoke
+            assert init.split("int model_init(void)")[1].count("bt_stage_copy(") == 8 and "bt_stage_copy" not in invoke
             assert man["staged"]["spare_bytes"] == spare > 0 and ram["staged_bytes"] == spare
             assert man["staged"]["arena_layers"] == [] and "(weights of" not in line
             assert f" + staged weights {kib(spare)} + stack " in line

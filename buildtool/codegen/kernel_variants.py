@@ -54,6 +54,20 @@ def _fc_rq2(p) -> bool:
     return rq2_ok(p["multipliers"][:n], p["shifts"][:n])
 
 
+def _fc_widened(p) -> bool:
+    """cortex-m/fully_connected.c's widened path: no filter offset, the input row within BT_FC_COL_MAX."""
+    return p["filter_offset"] == 0 and p["n_in"] <= BT_FC_COL_MAX
+
+
+def _fc_widened_rq2(p) -> bool:
+    return _fc_widened(p) and _fc_rq2(p)
+
+
+def _fc_ssat(p) -> bool:
+    """The whole int8 range: the requantised value clamped by SSAT alone."""
+    return p["act_min"] == -128 and p["act_max"] == 127
+
+
 def _fc_zp_ok(p) -> bool:
     """cortex-m/fully_connected.c fc_zp_ok: per-tensor, requant.h bt_rq2_zp_ok (bt_rq2's e1 = -shift - 1 at
     most 21: the output zero point folded in)."""
@@ -227,9 +241,14 @@ CORTEX_M = {
         ("bt_ref_depthwise_generic_s8", _always),
     ),
     "fully_connected": (
-        ("bt_fully_connected_s8_widened_rq2", lambda p: p["filter_offset"] == 0 and p["n_in"] <= BT_FC_COL_MAX
-         and _fc_rq2(p)),
-        ("bt_fully_connected_s8_widened", lambda p: p["filter_offset"] == 0 and p["n_in"] <= BT_FC_COL_MAX),
+        ("bt_fully_connected_s8_widened_rq2_few", lambda p: _fc_widened_rq2(p) and p["n_out"] < 4),
+        ("bt_fully_connected_s8_widened_rq2_pc", lambda p: _fc_widened_rq2(p) and p["per_channel"]),
+        ("bt_fully_connected_s8_widened_rq2_ssat32", lambda p: _fc_widened_rq2(p) and not p["per_channel"]
+         and _fc_ssat(p) and p["n_in"] % 32 == 0),
+        ("bt_fully_connected_s8_widened_rq2_ssat", lambda p: _fc_widened_rq2(p) and not p["per_channel"]
+         and _fc_ssat(p)),
+        ("bt_fully_connected_s8_widened_rq2", lambda p: _fc_widened_rq2(p) and not p["per_channel"]),
+        ("bt_fully_connected_s8_widened", _fc_widened),
         ("bt_fully_connected_s8_direct", _always),
     ),
     # weights the image holds interleaved (plan/weight_order.py "fc-il"): model.c calls these instead
@@ -238,6 +257,7 @@ CORTEX_M = {
          and p["act_min"] == -128),
         ("bt_fully_connected_s8_il_rq2z_lo", lambda p: _fc_rq2(p) and _fc_zp_ok(p) and p["act_max"] == 127),
         ("bt_fully_connected_s8_il_rq2z", lambda p: _fc_rq2(p) and _fc_zp_ok(p)),
+        ("bt_fully_connected_s8_il_rq2_pc_ssat", lambda p: _fc_rq2(p) and p["per_channel"] and _fc_ssat(p)),
         ("bt_fully_connected_s8_il_rq2", _fc_rq2),
         ("bt_fully_connected_s8_il_mbqm", _always),
     ),

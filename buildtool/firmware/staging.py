@@ -21,7 +21,7 @@ from ..codegen import kernel_variants
 from ..model.ops import conv_groups
 from ..plan import ArenaPlan
 from ..plan.flash import flash_tensors
-from ..plan.staging import stage
+from ..plan.staging import packed, stage
 from ..refops import prepare
 from . import memory_model
 from .runner import EMULATED_MEMORY
@@ -90,7 +90,57 @@ def staged_plan(g, plan, t: targets.Target, spare: bool = True):
         plan = replace(plan, staged=[], staging_bytes=0)
     if mm is None or plan.arena_regions or plan.subplans:
         return plan
-    return stage(plan, candidates(g, plan, mm, by_gain=spare), spare_ram(t, plan) if spare else 0, once=spare)
+    limit = spare_ram(t, plan) if spare else 0
+    plan = stage(plan, candidates(g, plan, mm, by_gain=spare), limit, once=spare)
+    return stage_fc_once(plan, fc_candidates(g, plan, mm), limit) if spare else plan
+
+
+def fc_gain(mm, nbytes: int, passes: int) -> int:
+    """Stall cycles an inference saves when nbytes of weights a layer reads `passes` times in order (each read
+    missing the data cache: other layers' data evicts it between inferences, and a stream longer than the cache
+    evicts itself) sit in SRAM from model_init on: every flash read's wait states (no data prefetch)."""
+    return passes * -(-nbytes // mm.read_bytes) * mm.wait_states
+
+
+def fc_candidates(g, plan: ArenaPlan, mm) -> list:
+    """[(op, step, [tensor], [bytes])] of the int8 FULLY_CONNECTED layers whose weights (and bias) the flash
+    image holds and no other operator reads, most stall cycles saved first (fc_gain; equal gains in execution
+    order). A dense layer reads its weights once per batch row: a copy per inference would cost the reads it
+    saves, so these are staged only once, into bt_staging (stage_fc_once)."""
+    image = set(flash_tensors(g))
+    readers = {}
+    for op in g.operators:
+        for i in set(op.inputs):
+            readers.setdefault(i, set()).add(op.index)
+    staged = {d["tensor"] for d in plan.staged}
+    out = []
+    for step, oi in enumerate(plan.order):
+        op = g.operators[oi]
+        if op.opcode != "FULLY_CONNECTED" or len(op.inputs) < 2 or g.tensors[op.outputs[0]].dtype != "int8":
+            continue
+        b = prepare.bias_input(g, op)
+        tensors = [op.inputs[1]] + ([b] if b >= 0 else [])
+        if any(i < 0 or i not in image or i in staged or readers.get(i) != {oi} for i in tensors):
+            continue
+        sizes = [g.tensors[i].nbytes for i in tensors]
+        out.append((fc_gain(mm, sum(sizes), prepare.fully_connected(g, op).batches), oi, step, tensors, sizes))
+    out.sort(key=lambda c: -c[0])
+    return [c[1:] for c in out]
+
+
+def stage_fc_once(plan: ArenaPlan, wanted: list, limit: int) -> ArenaPlan:
+    """The plan with wanted (fc_candidates) staged once, each layer's tensors at bytes of their own in bt_staging
+    after those already there, in the order given while they stay within limit bytes (a layer that does not fit
+    is passed over for the next)."""
+    staged, end = list(plan.staged), plan.staging_bytes
+    for op, step, tensors, sizes in wanted:
+        offsets, need = packed(sizes, plan.align, end)
+        if need > limit:
+            continue
+        end = need
+        staged += [dict(op=op, step=step, tensor=t, offset=o, size=n, spare=True, once=True)
+                   for t, o, n in zip(tensors, offsets, sizes)]
+    return replace(plan, staged=staged, staging_bytes=end if staged else 0)
 
 
 def summary(plan) -> dict:
@@ -108,4 +158,5 @@ def summary(plan) -> dict:
                        "arena_bytes": max(per_step.values(), default=0), "spare_bytes": plan.staging_bytes}}
 
 
-__all__ = ["PIXELS_PER_PASS", "STATIC_RESERVE", "model_for", "spare_ram", "candidates", "staged_plan", "summary"]
+__all__ = ["PIXELS_PER_PASS", "STATIC_RESERVE", "model_for", "spare_ram", "candidates", "staged_plan", "fc_gain",
+           "fc_candidates", "stage_fc_once", "summary"]

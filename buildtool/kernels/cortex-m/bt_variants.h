@@ -59,6 +59,10 @@ const char *bt_depthwise_s8_path(const bt_depthwise_params *p, int32_t in_y0, in
 void bt_add_s8_tab(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out);
 int bt_add_s8_tab_taken(const bt_add_params *p);  /* 1: add_tab runs p (tests) */
 
+void bt_fully_connected_s8_widened_rq2_few(const bt_fc_params *p, const int8_t *in, int8_t *out);
+void bt_fully_connected_s8_widened_rq2_pc(const bt_fc_params *p, const int8_t *in, int8_t *out);
+void bt_fully_connected_s8_widened_rq2_ssat32(const bt_fc_params *p, const int8_t *in, int8_t *out);
+void bt_fully_connected_s8_widened_rq2_ssat(const bt_fc_params *p, const int8_t *in, int8_t *out);
 void bt_fully_connected_s8_widened_rq2(const bt_fc_params *p, const int8_t *in, int8_t *out);
 void bt_fully_connected_s8_widened(const bt_fc_params *p, const int8_t *in, int8_t *out);
 void bt_fully_connected_s8_direct(const bt_fc_params *p, const int8_t *in, int8_t *out);
@@ -67,6 +71,7 @@ void bt_fully_connected_s8_direct(const bt_fc_params *p, const int8_t *in, int8_
 void bt_fully_connected_s8_il_rq2z_ssat(const bt_fc_params *p, const int8_t *in, int8_t *out);
 void bt_fully_connected_s8_il_rq2z_lo(const bt_fc_params *p, const int8_t *in, int8_t *out);
 void bt_fully_connected_s8_il_rq2z(const bt_fc_params *p, const int8_t *in, int8_t *out);
+void bt_fully_connected_s8_il_rq2_pc_ssat(const bt_fc_params *p, const int8_t *in, int8_t *out);
 void bt_fully_connected_s8_il_rq2(const bt_fc_params *p, const int8_t *in, int8_t *out);
 void bt_fully_connected_s8_il_mbqm(const bt_fc_params *p, const int8_t *in, int8_t *out);
 void bt_fully_connected_s8_il(const bt_fc_params *p, const int8_t *in, int8_t *out);   /* picks one of the above */

@@ -97,11 +97,12 @@ static inline __attribute__((always_inline)) uint32_t fc_pack4(int32_t r0, int32
 }
 
 /* Inputs up to BT_FC_COL_MAX: each batch row is widened once (int16, offset added, im2col.h's
- * layout), then four outputs at a time take fc_mv4. A per-tensor requantisation's constants are
- * made once per call; each four outputs are stored as one word. */
+ * layout), then four outputs at a time take fc_mv4 (four: 0, a layer of at most 3 outputs, none: that loop
+ * is not compiled), the rest one at a time. A per-tensor requantisation's constants are made once per call;
+ * each four outputs are stored as one word. pc: per channel, a constant or p->per_channel. */
 static inline __attribute__((always_inline)) void fc_widened_k(const bt_fc_params *p, const int8_t *in, int8_t *out,
                                                               const int fast, const int pc, const int sat,
-                                                              const int full) {
+                                                              const int full, const int four) {
   int16_t col[BT_FC_COL_MAX] __attribute__((aligned(4)));
   const int32_t n = p->n_in, n_out = p->n_out, off = p->input_offset, off2 = bt_dup16(off), batches = p->batches;
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
@@ -114,15 +115,16 @@ static inline __attribute__((always_inline)) void fc_widened_k(const bt_fc_param
     bt_widen(in + b * n, col, n, off, off2);
     int8_t *y = out + b * n_out;
     int32_t o = 0;
-    for (; o + 4 <= n_out; o += 4) {
-      int32_t acc[4];
-      acc[0] = 0; acc[1] = 0; acc[2] = 0; acc[3] = 0;
-      if (bias) { acc[0] = bias[o]; acc[1] = bias[o + 1]; acc[2] = bias[o + 2]; acc[3] = bias[o + 3]; }
-      fc_mv4(col, weights + o * n, n, acc, full);
-      const uint32_t word = fc_pack4(FC_OUT(acc[0], o), FC_OUT(acc[1], o + 1), FC_OUT(acc[2], o + 2),
-                                     FC_OUT(acc[3], o + 3));
-      __builtin_memcpy(y + o, &word, 4);   /* one store: int8 stores would alias the parameters */
-    }
+    if (four)
+      for (; o + 4 <= n_out; o += 4) {
+        int32_t acc[4];
+        acc[0] = 0; acc[1] = 0; acc[2] = 0; acc[3] = 0;
+        if (bias) { acc[0] = bias[o]; acc[1] = bias[o + 1]; acc[2] = bias[o + 2]; acc[3] = bias[o + 3]; }
+        fc_mv4(col, weights + o * n, n, acc, full);
+        const uint32_t word = fc_pack4(FC_OUT(acc[0], o), FC_OUT(acc[1], o + 1), FC_OUT(acc[2], o + 2),
+                                       FC_OUT(acc[3], o + 3));
+        __builtin_memcpy(y + o, &word, 4);   /* one store: int8 stores would alias the parameters */
+      }
     for (; o < n_out; o++) {
       const int32_t a = bt_mv1x1(col, weights + o * n, n, bias ? bias[o] : 0);
       y[o] = (int8_t)FC_OUT(a, o);
@@ -130,23 +132,22 @@ static inline __attribute__((always_inline)) void fc_widened_k(const bt_fc_param
   }
 }
 
-static void fc_widened(const bt_fc_params *p, const int8_t *in, int8_t *out, const int fast) {
-  const int sat = p->act_min == -128 && p->act_max == 127;
-  if (fast) {
-    if (p->per_channel) fc_widened_k(p, in, out, 1, 1, 0, 0);
-    else if (sat && p->n_in % 32 == 0) fc_widened_k(p, in, out, 1, 0, 1, 1);  /* no tail steps */
-    else if (sat) fc_widened_k(p, in, out, 1, 0, 1, 0);
-    else fc_widened_k(p, in, out, 1, 0, 0, 0);
-  } else {
-    fc_widened_k(p, in, out, 0, p->per_channel ? 1 : 0, 0, 0);
-  }
-}
-
 static int fc_rq2(const bt_fc_params *p) { return bt_rq2_ok(p->multiplier, p->shift, p->per_channel ? p->n_out : 1); }
 
-void bt_fully_connected_s8_widened_rq2(const bt_fc_params *p, const int8_t *in, int8_t *out) { fc_widened(p, in, out, 1); }
-
-void bt_fully_connected_s8_widened(const bt_fc_params *p, const int8_t *in, int8_t *out) { fc_widened(p, in, out, 0); }
+/* The widened variants, one form each (model.c calls the one a layer needs: kernel_variants.py's
+ * "fully_connected" rows state fc_variant's rules): _few at most 3 outputs (no four-output loop), _pc per
+ * channel, _ssat32 per tensor with the whole int8 range and n_in % 32 == 0 (no tail steps), _ssat the whole
+ * range, _rq2 per tensor any range; all bt_rq2. bt_fully_connected_s8_widened: bt_mbqm_fast. */
+void bt_fully_connected_s8_widened_rq2_few(const bt_fc_params *p, const int8_t *in, int8_t *out) {
+  fc_widened_k(p, in, out, 1, p->per_channel, 0, 0, 0);
+}
+void bt_fully_connected_s8_widened_rq2_pc(const bt_fc_params *p, const int8_t *in, int8_t *out) { fc_widened_k(p, in, out, 1, 1, 0, 0, 1); }
+void bt_fully_connected_s8_widened_rq2_ssat32(const bt_fc_params *p, const int8_t *in, int8_t *out) { fc_widened_k(p, in, out, 1, 0, 1, 1, 1); }
+void bt_fully_connected_s8_widened_rq2_ssat(const bt_fc_params *p, const int8_t *in, int8_t *out) { fc_widened_k(p, in, out, 1, 0, 1, 0, 1); }
+void bt_fully_connected_s8_widened_rq2(const bt_fc_params *p, const int8_t *in, int8_t *out) { fc_widened_k(p, in, out, 1, 0, 0, 0, 1); }
+void bt_fully_connected_s8_widened(const bt_fc_params *p, const int8_t *in, int8_t *out) {
+  fc_widened_k(p, in, out, 0, p->per_channel, 0, 0, 1);
+}
 
 /* Inputs over BT_FC_COL_MAX values or a non-zero filter offset. */
 void bt_fully_connected_s8_direct(const bt_fc_params *p, const int8_t *in, int8_t *out) {
@@ -292,7 +293,7 @@ static inline __attribute__((always_inline)) void fc_il_k(const bt_fc_params *p,
   int16_t col[BT_FC_COL_MAX] __attribute__((aligned(4)));
   const int32_t n = p->n_in, n4 = n & ~3, nt = n - n4, n_out = p->n_out, m4 = n_out & ~3;
   const int32_t off = p->input_offset, off2 = bt_dup16(off), batches = p->batches;
-  const int32_t pc = pcs ? p->per_channel : 0;
+  const int32_t pc = pcs == 2 ? 1 : pcs ? p->per_channel : 0;
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
   const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
   const int32_t m0 = mult[0], s0 = shift[0], e10 = fast ? bt_rq2_e1(s0) : 0;
@@ -344,6 +345,7 @@ static inline __attribute__((always_inline)) void fc_il_k(const bt_fc_params *p,
 void bt_fully_connected_s8_il_rq2z_ssat(const bt_fc_params *p, const int8_t *in, int8_t *out) { fc_il_k(p, in, out, 1, 1, 2, 0); }
 void bt_fully_connected_s8_il_rq2z_lo(const bt_fc_params *p, const int8_t *in, int8_t *out) { fc_il_k(p, in, out, 1, 1, 1, 0); }
 void bt_fully_connected_s8_il_rq2z(const bt_fc_params *p, const int8_t *in, int8_t *out) { fc_il_k(p, in, out, 1, 1, 0, 0); }
+void bt_fully_connected_s8_il_rq2_pc_ssat(const bt_fc_params *p, const int8_t *in, int8_t *out) { fc_il_k(p, in, out, 1, 0, 2, 2); }
 void bt_fully_connected_s8_il_rq2(const bt_fc_params *p, const int8_t *in, int8_t *out) { fc_il_k(p, in, out, 1, 0, 0, 1); }
 void bt_fully_connected_s8_il_mbqm(const bt_fc_params *p, const int8_t *in, int8_t *out) { fc_il_k(p, in, out, 0, 0, 0, 1); }
 
@@ -353,12 +355,13 @@ static int fc_zp_ok(const bt_fc_params *p) { return !p->per_channel && bt_rq2_zp
 typedef void (*fc_fn)(const bt_fc_params *, const int8_t *, int8_t *);
 static const fc_fn fc_il_variants[] = {bt_fully_connected_s8_il_rq2z_ssat, bt_fully_connected_s8_il_rq2z_lo,
                                           bt_fully_connected_s8_il_rq2z, bt_fully_connected_s8_il_rq2,
-                                          bt_fully_connected_s8_il_mbqm};
+                                          bt_fully_connected_s8_il_mbqm, bt_fully_connected_s8_il_rq2_pc_ssat};
 static const char *const fc_il_names[] = {"bt_fully_connected_s8_il_rq2z_ssat", "bt_fully_connected_s8_il_rq2z_lo",
                                           "bt_fully_connected_s8_il_rq2z", "bt_fully_connected_s8_il_rq2",
-                                          "bt_fully_connected_s8_il_mbqm"};
+                                          "bt_fully_connected_s8_il_mbqm", "bt_fully_connected_s8_il_rq2_pc_ssat"};
 static int fc_il_variant(const bt_fc_params *p) {
   if (!fc_rq2(p)) return 4;
+  if (p->per_channel && p->act_min == -128 && p->act_max == 127) return 5;
   if (!fc_zp_ok(p)) return 3;
   if (p->act_max != 127) return 2;
   return p->act_min == -128 ? 0 : 1;
@@ -369,15 +372,23 @@ const char *bt_fully_connected_s8_il_variant(const bt_fc_params *p) { return fc_
 /* Interleaved weights: the variant for p. */
 void bt_fully_connected_s8_il(const bt_fc_params *p, const int8_t *in, int8_t *out) { fc_il_variants[fc_il_variant(p)](p, in, out); }
 
-static const fc_fn fc_variants[] = {bt_fully_connected_s8_widened_rq2, bt_fully_connected_s8_widened,
+static const fc_fn fc_variants[] = {bt_fully_connected_s8_widened_rq2_few, bt_fully_connected_s8_widened_rq2_pc,
+                                    bt_fully_connected_s8_widened_rq2_ssat32, bt_fully_connected_s8_widened_rq2_ssat,
+                                    bt_fully_connected_s8_widened_rq2, bt_fully_connected_s8_widened,
                                     bt_fully_connected_s8_direct};
-static const char *const fc_names[] = {"bt_fully_connected_s8_widened_rq2", "bt_fully_connected_s8_widened",
+static const char *const fc_names[] = {"bt_fully_connected_s8_widened_rq2_few", "bt_fully_connected_s8_widened_rq2_pc",
+                                       "bt_fully_connected_s8_widened_rq2_ssat32", "bt_fully_connected_s8_widened_rq2_ssat",
+                                       "bt_fully_connected_s8_widened_rq2", "bt_fully_connected_s8_widened",
                                        "bt_fully_connected_s8_direct"};
 
 /* Index in fc_variants of the variant for p (buildtool/codegen/kernel_variants.py states the same rules). */
 static int fc_variant(const bt_fc_params *p) {
-  if (p->filter_offset != 0 || p->n_in > BT_FC_COL_MAX) return 2;
-  return fc_rq2(p) ? 0 : 1;
+  if (p->filter_offset != 0 || p->n_in > BT_FC_COL_MAX) return 6;
+  if (!fc_rq2(p)) return 5;
+  if (p->n_out < 4) return 0;
+  if (p->per_channel) return 1;
+  if (p->act_min == -128 && p->act_max == 127) return p->n_in % 32 == 0 ? 2 : 3;
+  return 4;
 }
 
 const char *bt_fully_connected_s8_variant(const bt_fc_params *p) { return fc_names[fc_variant(p)]; }
