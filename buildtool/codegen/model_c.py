@@ -135,10 +135,9 @@ def _flat(fields: dict, at: str = ""):
 def _spread_rows(e, op, rows) -> str:
     """The call that spreads a rows-live conv's packed outputs (plan/weight_order.py) to their channels and
     writes its zero rows' outputs, each the bias alone requantised (refops, as TFLite Micro computes it): a
-    function of straight code per pixel, the moves from the last live output (each goes to a channel at or
-    after its own, so none is overwritten before it is read), then the constants (a loop over a table per zero
-    row cost vww's rows-live layers ~280 K estimated cycles, this ~50 K); gcc inlines it into model_invoke (vww:
-    7.4 KB). Or, where the code it saves buys the cycles it costs at the board's rate (e.instance_rate,
+    function of straight code per pixel (_straight_spread: four bytes a move or store where they run on; a loop
+    over a table per zero row cost vww's rows-live layers ~280 K estimated cycles, byte stores ~50 K); gcc inlines
+    it into model_invoke. Or, where the code it saves buys the cycles it costs at the board's rate (e.instance_rate,
     kernel_variants.instance_rate; at most 256 channels), the shared loop of templates/spread_rows.c.in on the
     layer's tables (spread_table_pays)."""
     p = prepare.conv(e.g, op)
@@ -154,9 +153,9 @@ def _spread_rows(e, op, rows) -> str:
     values = [v for _, v in consts]
     fill = max(sorted(set(values)), key=values.count) if values else 0   # the commonest, the lowest of a tie
     odd = [x for r, v in consts if v != fill or r < len(live) for x in (r, v & 255)]   # see the template
-    moves = sum(r != j for j, r in enumerate(live))
+    straight = _straight_spread(live, consts, len(rows.rows), fill)
     if len(rows.rows) <= 256 and spread_table_pays(pixels, len(rows.rows), len(live), len(odd) // 2,
-                                                    moves + len(consts), e.instance_rate):
+                                                    straight.count(";"), e.instance_rate):
         if "spread_rows" not in e.tables:
             e.tables.add("spread_rows")
             e.declare(_template("spread_rows.c.in"))
@@ -166,22 +165,76 @@ def _spread_rows(e, op, rows) -> str:
                   + (f"static const uint8_t {n}_odd[{len(odd)}] = {c_ints(odd)};" if odd else ""))
         return (f"bt_spread_rows({e.act(op.outputs[0])}, {pixels}, {stride}, {len(rows.rows)}, {len(live)}, "
                 f"{n + '_to' if live else '0'}, {fill}, {n + '_odd' if odd else '0'}, {len(odd) // 2});")
-    lines = [f"    o[{r}] = o[{j}];" for j, r in reversed(list(enumerate(live))) if r != j]
-    lines += [f"    o[{r}] = {v};" for r, v in consts]
+    if "spread_words" not in e.tables:
+        e.tables.add("spread_words")
+        e.declare(SPREAD_WORDS)
     e.declare(f"/* op {op.index}: its {rows.live} live rows' outputs to their channels, its "
               f"{len(rows.rows) - rows.live} zero rows' constants */\n"
               f"static void {n}_spread(int8_t *o) {{\n"
-              f"  for (int32_t i = 0; i < {pixels}; i++, o += {stride}) {{\n"
-              + "\n".join(lines) + "\n  }\n}")
+              f"  for (int32_t i = 0; i < {pixels}; i++, o += {stride}) {{\n{straight}\n  }}\n}}")
     return f"{n}_spread({e.act(op.outputs[0])});"
+
+
+# the straight spread's word moves and stores (unaligned: a pixel's channels start anywhere; gcc makes them one LDR and
+# one STR where the CPU has unaligned access, bytes where not)
+SPREAD_WORDS = ("static inline void bt_mv4(int8_t *d, const int8_t *s) { uint32_t t; __builtin_memcpy(&t, s, 4); "
+                "__builtin_memcpy(d, &t, 4); }\n"
+                "static inline void bt_st4(int8_t *d, uint32_t v) { __builtin_memcpy(d, &v, 4); }")
+
+
+def _straight_spread(live: list, consts: list, channels: int, fill: int) -> str:
+    """A pixel's spread as straight code: the live outputs moved to their channels from the last (runs of
+    consecutive outputs moved by the same distance, four bytes a move from the run's end: each to a channel at or
+    after its own, so no byte is overwritten before it is read), then the zero rows' constants (runs of four
+    consecutive channels a store). Or, when that takes fewer stores, first the channels after the live outputs
+    filled with `fill` (four a store; no live output is read there), then the moves, then the constants of
+    another value or among the first len(live) channels (templates/spread_rows.c.in's order)."""
+    moves = []
+    runs: list = []  # [first j, last j, distance], from the last live output down
+    for j, r in reversed(list(enumerate(live))):
+        if r == j:
+            continue
+        if runs and runs[-1][0] == j + 1 and runs[-1][2] == r - j:
+            runs[-1][0] = j
+        else:
+            runs.append([j, j, r - j])
+    for lo, hi, d in runs:
+        top = hi + 1
+        while top - lo >= 4:
+            top -= 4
+            moves.append(f"    bt_mv4(o + {top + d}, o + {top});")
+        moves += [f"    o[{j + d}] = o[{j}];" for j in range(top - 1, lo - 1, -1)]
+    plain = moves + _const_stores(consts)
+    n = len(live)
+    filled = [f"    bt_st4(o + {min(r, channels - 4)}, {(fill & 255) * 0x01010101:#010x}u);"
+              for r in range(n, channels, 4)] if channels - n >= 4 else [f"    o[{r}] = {fill};" for r in range(n, channels)]
+    first = filled + moves + _const_stores([(r, v) for r, v in consts if v != fill or r < n])
+    return "\n".join(first if len(first) < len(plain) else plain)
+
+
+def _const_stores(consts: list) -> list:
+    """Stores of constants [(channel, value)]: four consecutive channels a word (little-endian), else a byte."""
+    at = dict(consts)
+    out, done = [], set()
+    for r, v in sorted(consts):
+        if r in done:
+            continue
+        if all(r + k in at for k in range(4)):
+            out.append(f"    bt_st4(o + {r}, {sum((at[r + k] & 255) << (8 * k) for k in range(4)):#010x}u);")
+            done.update(range(r, r + 4))
+        else:
+            out.append(f"    o[{r}] = {v};")
+            done.add(r)
+    return out
 
 
 # bt_spread_rows against straight code, est. high cycles on cortex-m4 (vww's 7 rows-live layers of 128 and 256
 # channels built both ways, per operator as `python3 benchmarks/mlperf_tiny.py --boards cortex-m4 --models vww
 # --profile` prints them: 460-1,030 more cycles a pixel in the loop; their straight stores 4.2 KB more code):
 # per pixel SPREAD_ENTRY cycles per entry of its tables (live and odd) and SPREAD_FILL per channel filled, against
-# STRAIGHT_BYTES per store of the straight form
-SPREAD_ENTRY, SPREAD_FILL, STRAIGHT_BYTES = 8, 0.5, 4
+# STRAIGHT_BYTES per store of the straight form (_straight_spread's: vww's rows-live spreads all straight, 664 stores
+# in 3.9 KB of model_invoke beside its calls, `nm -S`)
+SPREAD_ENTRY, SPREAD_FILL, STRAIGHT_BYTES = 8, 0.5, 6
 
 
 def spread_table_pays(pixels: int, channels: int, live: int, odd: int, stores: int, rate) -> bool:
