@@ -263,7 +263,58 @@ def depthwise_conv_2d(e, op) -> None:
     h = e.g.tensors[op.outputs[0]].shape[1]
     layer = dict(e.conv_layer(op, fields["conv"]), depth_multiplier=fields["depth_multiplier"])
     fn = e.kernel("depthwise_m1", layer)  # the path the variant would run for the whole map (kernel_variants.py)
+    if fn.startswith("bt_dw_rows_q4_"):
+        e.dw_rows[op.index] = (fn, layer)
     e.call(op, f"{fn}(&{n}_p, {e.act(op.inputs[0])}, 0, {e.act(op.outputs[0])}, 0, {h});")
+
+
+def _share_dw_rows(e) -> None:
+    """Depthwise layers on bt_dw_rows_q4_RL moved onto a longer row length another of them calls, shortest first, where
+    the bt_dw_q4_RL the firmware no longer links (DW_Q4_BYTES) buys the cycles the move costs (its layers' input rows
+    widened again: shorter chunks of rows, DW_ROW_CYCLES each row and group of four channels) at the board's rate
+    (e.instance_rate: not at optimize_code=speed, nor on a part built for a small instruction cache). dw_rows runs
+    a strip in planes of any row length at least its own (the cells past the strip's are never read)."""
+    if e.instance_rate is None:
+        return
+    by_rl: dict = {}
+    for i, (v, layer) in sorted(e.dw_rows.items()):
+        by_rl.setdefault(int(v.rsplit("_", 1)[1]), []).append((i, layer))
+    rls = sorted(by_rl)
+    for rl, longer in zip(rls, rls[1:]):
+        group = by_rl.pop(rl)
+        cost = DW_ROW_CYCLES * sum(_dw_rows_widened(layer, longer) - _dw_rows_widened(layer, rl) for _, layer in group)
+        by_rl.setdefault(rl if cost > e.instance_rate * DW_Q4_BYTES else longer, []).extend(group)
+    for rl, group in by_rl.items():
+        for i, _ in group:
+            old, new = e.dw_rows[i][0], f"bt_dw_rows_q4_{rl}"
+            if old != new:
+                e.used_variants.pop(old, None)
+                e.used_variants[new] = kernel_variants.DISPATCHERS["depthwise_m1"]
+                e.body = [b.replace(f"{old}(&op{i}_p,", f"{new}(&op{i}_p,") for b in e.body]
+
+
+# _share_dw_rows' figures, cortex-m4: a bt_dw_q4_RL's code (`nm -S`) and the estimated cycles of an input row widened
+# again per group of four channels (vww's 24x24x64 and 12x12x128 layers on rows of 56 cells instead of 32 and 16:
+# 4 and 2 more rows a group, +18 K and +23 K est. cycles, `buildtool run vww_96_int8.tflite --board cortex-m4`)
+DW_Q4_BYTES, DW_ROW_CYCLES = 1272, 320
+
+
+def _dw_rows_widened(layer: dict, rl: int) -> int:
+    """Input rows a whole-map dw_rows call of the layer widens, times its groups of four channels, in planes of rl
+    cells (depthwise.c dw_rows with bt_dw_q4 running every group: its chunks of rows, balanced; dw_rows_geo's
+    transposed map)."""
+    o = layer["out"]
+    t = layer["stride_h"] == layer["stride_w"] and o["w"] < kernel_variants.DW_T_MAX and o["h"] >= 2 * o["w"]
+    oh, ow, sh = (o["w"], o["h"], layer["stride_w"]) if t else (o["h"], o["w"], layer["stride_h"])
+    rc = ((DW_PLANE_CELLS // (4 * rl)) - 3) // sh + 1
+    if rc < oh:
+        chunks = -(-oh // rc)
+        rc = -(-oh // chunks)
+    chunks = [min(rc, oh - y) for y in range(0, oh, rc)]
+    return sum((r - 1) * sh + 3 for r in chunks) * -(-ow // kernel_variants.DW_NS1) * (o["c"] // 4)
+
+
+DW_PLANE_CELLS = 1344 + 2 * 256  # depthwise.c DW_CELLS + 2 DW_ACC: bt_dw_q4's planes
 
 
 def fully_connected(e, op) -> None:
@@ -763,12 +814,14 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
         return e
 
     e = filled(None)  # every layer on its fastest variant, their candidates recorded
+    _share_dw_rows(e)
     offers = e.offers
     if kernel_variants.icache_part(target):  # instanced layers keep their instance (icache_part)
         offers = {i: (k, () if inst else names, inst) for i, (k, names, inst) in offers.items()}
     chosen = code_budget.plan(g, offers, e.variants, code, e.shapes)
     if chosen.choice != chosen.fastest:
         e = filled(chosen.choice)
+        _share_dw_rows(e)
     e.code_plan = chosen
     for i in list(g.inputs) + list(g.outputs):
         if i in streamed:
