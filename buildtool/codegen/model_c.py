@@ -386,7 +386,12 @@ def _pool(e, op, fn: str):
 
 
 def average_pool_2d(e, op) -> None:
-    _pool(e, op, f"bt_avg_pool_{e.sfx(op.outputs[0])}")
+    fn = f"bt_avg_pool_{e.sfx(op.outputs[0])}"
+    if (e.variants is not None and e.variants[0] == kernel_variants.TABLES["cortex-m"][0] and fn == "bt_avg_pool_s8"
+            and prepare.window(e.g, op).kh * prepare.window(e.g, op).kw <= kernel_variants.AVG_SXT_TAPS):
+        e.used_variants["bt_avg_pool_s8_sxt"] = fn  # its SXTAB16 loop without the reference's (cortex-m/pooling.c)
+        fn = "bt_avg_pool_s8_sxt"
+    _pool(e, op, fn)
 
 
 def max_pool_2d(e, op) -> None:
