@@ -288,9 +288,10 @@ def _share_dw_rows(e) -> None:
         for i, _ in group:
             old, new = e.dw_rows[i][0], f"bt_dw_rows_q4_{rl}"
             if old != new:
-                e.used_variants.pop(old, None)
                 e.used_variants[new] = kernel_variants.DISPATCHERS["depthwise_m1"]
                 e.body = [b.replace(f"{old}(&op{i}_p,", f"{new}(&op{i}_p,") for b in e.body]
+                if not any(f"{old}(" in t for t in e.body + e.decls):  # (a subgraph's function may call it still)
+                    e.used_variants.pop(old, None)
 
 
 # _share_dw_rows' figures, cortex-m4: a bt_dw_q4_RL's code (`nm -S`) and the estimated cycles of an input row widened
