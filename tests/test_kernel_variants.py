@@ -362,6 +362,7 @@ def test_model_c_calls_variants(model_sources):
         for name, _ in table:
             plain = plain.replace(f"  {name}(&", f"  {kernel_variants.DISPATCHERS[kind]}(&")
     plain = plain.replace("  bt_add_s8_tab(&", "  bt_add_s8(&")  # add.c's table loop, called by name (add_tab_ok)
+    plain = plain.replace("  bt_avg_pool_s8_sxt(&", "  bt_avg_pool_s8(&")  # pooling.c's loop, called by name (AVG_SXT_TAPS)
     assert plain == model_sources["dispatchers"]
 
 
@@ -448,3 +449,25 @@ def test_each_widened_fc_form_is_linked_alone(tmp_path):
     x = fixed_input(g.tensors[g.inputs[0]].shape)
     y, _, _ = runner.run("cortex-m4", out, x)
     assert np.array_equal(y, tflm_run(serialize(g), [x])[0])
+
+
+@pytest.mark.skipif(not all(shutil.which(t) for t in ("arm-none-eabi-gcc", "qemu-system-arm")),
+                    reason="arm toolchain not installed")
+def test_avg_pool_calls_its_sxtab16_loop_by_window(tmp_path):
+    """model.c on cortex-m4 calls bt_avg_pool_s8_sxt for a window of at most AVG_SXT_TAPS taps (the reference loop not
+    linked) and bt_avg_pool_s8 for a larger one (17x17: its reference path); TFLite Micro's bytes."""
+    from buildtool.firmware import runner
+    from buildtool.model.writer import serialize
+    from buildtool.zoo.builder import GraphBuilder
+    from conftest import tflm_run
+
+    b = GraphBuilder("pools", seed=4)
+    y = b.conv2d(b.input((1, 34, 34, 3)), 8, k=1)
+    g = b.finish([b.avg_pool(b.avg_pool(y, 2), 17)])
+    x = np.random.default_rng(2).integers(-128, 128, size=(1, 34, 34, 3), dtype=np.int8)
+    pipeline.build(g, "cortex-m4", tmp_path / "b")
+    src = (tmp_path / "b" / "model.c").read_text()
+    assert re.findall(r"^  (bt_avg_pool_s8\w*)\(&op(\d+)_p", src, re.M) == [("bt_avg_pool_s8_sxt", "1"),
+                                                                         ("bt_avg_pool_s8", "2")]
+    got = np.asarray(runner.run("cortex-m4", tmp_path / "b", x)[0])
+    assert got.tobytes() == np.asarray(tflm_run(serialize(g), [x])[0]).tobytes()

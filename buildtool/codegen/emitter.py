@@ -65,6 +65,7 @@ class Emitter:
                             + STAGE_COPY + "\n")
         self.offers: dict = {}  # op index -> (kind, the variants that may run it, the variant it may instance)
         self.shapes: dict = {}  # op index -> (outputs, K) of an offering layer (code_budget.work: its modelled cycles)
+        self.dw_rows: dict = {}  # op index -> (variant, layer) of a depthwise layer on bt_dw_rows_q4_RL (model_c)
 
     # -- addresses ----------------------------------------------------------------
     def place(self, i: int):

@@ -281,6 +281,7 @@ def depthwise_candidates(p) -> tuple:
     return tuple(dict.fromkeys(n for n in (first, box, "bt_ref_depthwise_generic_s8") if n))
 
 
+AVG_SXT_TAPS = 256  # cortex-m/pooling.c: bt_avg_pool_s8_sxt's largest window (its int16 halves' sums stay exact)
 ADD_TAB_MIN = 256  # cortex-m/add.c: elements below which add_tab declines
 
 

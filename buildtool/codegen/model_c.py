@@ -135,10 +135,9 @@ def _flat(fields: dict, at: str = ""):
 def _spread_rows(e, op, rows) -> str:
     """The call that spreads a rows-live conv's packed outputs (plan/weight_order.py) to their channels and
     writes its zero rows' outputs, each the bias alone requantised (refops, as TFLite Micro computes it): a
-    function of straight code per pixel, the moves from the last live output (each goes to a channel at or
-    after its own, so none is overwritten before it is read), then the constants (a loop over a table per zero
-    row cost vww's rows-live layers ~280 K estimated cycles, this ~50 K); gcc inlines it into model_invoke (vww:
-    7.4 KB). Or, where the code it saves buys the cycles it costs at the board's rate (e.instance_rate,
+    function of straight code per pixel (_straight_spread: four bytes a move or store where they run on; a loop
+    over a table per zero row cost vww's rows-live layers ~280 K estimated cycles, byte stores ~50 K); gcc inlines
+    it into model_invoke. Or, where the code it saves buys the cycles it costs at the board's rate (e.instance_rate,
     kernel_variants.instance_rate; at most 256 channels), the shared loop of templates/spread_rows.c.in on the
     layer's tables (spread_table_pays)."""
     p = prepare.conv(e.g, op)
@@ -154,9 +153,9 @@ def _spread_rows(e, op, rows) -> str:
     values = [v for _, v in consts]
     fill = max(sorted(set(values)), key=values.count) if values else 0   # the commonest, the lowest of a tie
     odd = [x for r, v in consts if v != fill or r < len(live) for x in (r, v & 255)]   # see the template
-    moves = sum(r != j for j, r in enumerate(live))
+    straight = _straight_spread(live, consts, len(rows.rows), fill)
     if len(rows.rows) <= 256 and spread_table_pays(pixels, len(rows.rows), len(live), len(odd) // 2,
-                                                    moves + len(consts), e.instance_rate):
+                                                    straight.count(";"), e.instance_rate):
         if "spread_rows" not in e.tables:
             e.tables.add("spread_rows")
             e.declare(_template("spread_rows.c.in"))
@@ -166,22 +165,76 @@ def _spread_rows(e, op, rows) -> str:
                   + (f"static const uint8_t {n}_odd[{len(odd)}] = {c_ints(odd)};" if odd else ""))
         return (f"bt_spread_rows({e.act(op.outputs[0])}, {pixels}, {stride}, {len(rows.rows)}, {len(live)}, "
                 f"{n + '_to' if live else '0'}, {fill}, {n + '_odd' if odd else '0'}, {len(odd) // 2});")
-    lines = [f"    o[{r}] = o[{j}];" for j, r in reversed(list(enumerate(live))) if r != j]
-    lines += [f"    o[{r}] = {v};" for r, v in consts]
+    if "spread_words" not in e.tables:
+        e.tables.add("spread_words")
+        e.declare(SPREAD_WORDS)
     e.declare(f"/* op {op.index}: its {rows.live} live rows' outputs to their channels, its "
               f"{len(rows.rows) - rows.live} zero rows' constants */\n"
               f"static void {n}_spread(int8_t *o) {{\n"
-              f"  for (int32_t i = 0; i < {pixels}; i++, o += {stride}) {{\n"
-              + "\n".join(lines) + "\n  }\n}")
+              f"  for (int32_t i = 0; i < {pixels}; i++, o += {stride}) {{\n{straight}\n  }}\n}}")
     return f"{n}_spread({e.act(op.outputs[0])});"
+
+
+# the straight spread's word moves and stores (unaligned: a pixel's channels start anywhere; gcc makes them one LDR and
+# one STR where the CPU has unaligned access, bytes where not)
+SPREAD_WORDS = ("static inline void bt_mv4(int8_t *d, const int8_t *s) { uint32_t t; __builtin_memcpy(&t, s, 4); "
+                "__builtin_memcpy(d, &t, 4); }\n"
+                "static inline void bt_st4(int8_t *d, uint32_t v) { __builtin_memcpy(d, &v, 4); }")
+
+
+def _straight_spread(live: list, consts: list, channels: int, fill: int) -> str:
+    """A pixel's spread as straight code: the live outputs moved to their channels from the last (runs of
+    consecutive outputs moved by the same distance, four bytes a move from the run's end: each to a channel at or
+    after its own, so no byte is overwritten before it is read), then the zero rows' constants (runs of four
+    consecutive channels a store). Or, when that takes fewer stores, first the channels after the live outputs
+    filled with `fill` (four a store; no live output is read there), then the moves, then the constants of
+    another value or among the first len(live) channels (templates/spread_rows.c.in's order)."""
+    moves = []
+    runs: list = []  # [first j, last j, distance], from the last live output down
+    for j, r in reversed(list(enumerate(live))):
+        if r == j:
+            continue
+        if runs and runs[-1][0] == j + 1 and runs[-1][2] == r - j:
+            runs[-1][0] = j
+        else:
+            runs.append([j, j, r - j])
+    for lo, hi, d in runs:
+        top = hi + 1
+        while top - lo >= 4:
+            top -= 4
+            moves.append(f"    bt_mv4(o + {top + d}, o + {top});")
+        moves += [f"    o[{j + d}] = o[{j}];" for j in range(top - 1, lo - 1, -1)]
+    plain = moves + _const_stores(consts)
+    n = len(live)
+    filled = [f"    bt_st4(o + {min(r, channels - 4)}, {(fill & 255) * 0x01010101:#010x}u);"
+              for r in range(n, channels, 4)] if channels - n >= 4 else [f"    o[{r}] = {fill};" for r in range(n, channels)]
+    first = filled + moves + _const_stores([(r, v) for r, v in consts if v != fill or r < n])
+    return "\n".join(first if len(first) < len(plain) else plain)
+
+
+def _const_stores(consts: list) -> list:
+    """Stores of constants [(channel, value)]: four consecutive channels a word (little-endian), else a byte."""
+    at = dict(consts)
+    out, done = [], set()
+    for r, v in sorted(consts):
+        if r in done:
+            continue
+        if all(r + k in at for k in range(4)):
+            out.append(f"    bt_st4(o + {r}, {sum((at[r + k] & 255) << (8 * k) for k in range(4)):#010x}u);")
+            done.update(range(r, r + 4))
+        else:
+            out.append(f"    o[{r}] = {v};")
+            done.add(r)
+    return out
 
 
 # bt_spread_rows against straight code, est. high cycles on cortex-m4 (vww's 7 rows-live layers of 128 and 256
 # channels built both ways, per operator as `python3 benchmarks/mlperf_tiny.py --boards cortex-m4 --models vww
 # --profile` prints them: 460-1,030 more cycles a pixel in the loop; their straight stores 4.2 KB more code):
 # per pixel SPREAD_ENTRY cycles per entry of its tables (live and odd) and SPREAD_FILL per channel filled, against
-# STRAIGHT_BYTES per store of the straight form
-SPREAD_ENTRY, SPREAD_FILL, STRAIGHT_BYTES = 8, 0.5, 4
+# STRAIGHT_BYTES per store of the straight form (_straight_spread's: vww's rows-live spreads all straight, 664 stores
+# in 3.9 KB of model_invoke beside its calls, `nm -S`)
+SPREAD_ENTRY, SPREAD_FILL, STRAIGHT_BYTES = 8, 0.5, 6
 
 
 def spread_table_pays(pixels: int, channels: int, live: int, odd: int, stores: int, rate) -> bool:
@@ -210,7 +263,59 @@ def depthwise_conv_2d(e, op) -> None:
     h = e.g.tensors[op.outputs[0]].shape[1]
     layer = dict(e.conv_layer(op, fields["conv"]), depth_multiplier=fields["depth_multiplier"])
     fn = e.kernel("depthwise_m1", layer)  # the path the variant would run for the whole map (kernel_variants.py)
+    if fn.startswith("bt_dw_rows_q4_"):
+        e.dw_rows[op.index] = (fn, layer)
     e.call(op, f"{fn}(&{n}_p, {e.act(op.inputs[0])}, 0, {e.act(op.outputs[0])}, 0, {h});")
+
+
+def _share_dw_rows(e) -> None:
+    """Depthwise layers on bt_dw_rows_q4_RL moved onto a longer row length another of them calls, shortest first, where
+    the bt_dw_q4_RL the firmware no longer links (DW_Q4_BYTES) buys the cycles the move costs (its layers' input rows
+    widened again: shorter chunks of rows, DW_ROW_CYCLES each row and group of four channels) at the board's rate
+    (e.instance_rate: not at optimize_code=speed, nor on a part built for a small instruction cache). dw_rows runs
+    a strip in planes of any row length at least its own (the cells past the strip's are never read)."""
+    if e.instance_rate is None:
+        return
+    by_rl: dict = {}
+    for i, (v, layer) in sorted(e.dw_rows.items()):
+        by_rl.setdefault(int(v.rsplit("_", 1)[1]), []).append((i, layer))
+    rls = sorted(by_rl)
+    for rl, longer in zip(rls, rls[1:]):
+        group = by_rl.pop(rl)
+        cost = DW_ROW_CYCLES * sum(_dw_rows_widened(layer, longer) - _dw_rows_widened(layer, rl) for _, layer in group)
+        by_rl.setdefault(rl if cost > e.instance_rate * DW_Q4_BYTES else longer, []).extend(group)
+    for rl, group in by_rl.items():
+        for i, _ in group:
+            old, new = e.dw_rows[i][0], f"bt_dw_rows_q4_{rl}"
+            if old != new:
+                e.used_variants[new] = kernel_variants.DISPATCHERS["depthwise_m1"]
+                e.body = [b.replace(f"{old}(&op{i}_p,", f"{new}(&op{i}_p,") for b in e.body]
+                if not any(f"{old}(" in t for t in e.body + e.decls):  # (a subgraph's function may call it still)
+                    e.used_variants.pop(old, None)
+
+
+# _share_dw_rows' figures, cortex-m4: a bt_dw_q4_RL's code (`nm -S`) and the estimated cycles of an input row widened
+# again per group of four channels (vww's 24x24x64 and 12x12x128 layers on rows of 56 cells instead of 32 and 16:
+# 4 and 2 more rows a group, +18 K and +23 K est. cycles, `buildtool run vww_96_int8.tflite --board cortex-m4`)
+DW_Q4_BYTES, DW_ROW_CYCLES = 1272, 320
+
+
+def _dw_rows_widened(layer: dict, rl: int) -> int:
+    """Input rows a whole-map dw_rows call of the layer widens, times its groups of four channels, in planes of rl
+    cells (depthwise.c dw_rows with bt_dw_q4 running every group: its chunks of rows, balanced; dw_rows_geo's
+    transposed map)."""
+    o = layer["out"]
+    t = layer["stride_h"] == layer["stride_w"] and o["w"] < kernel_variants.DW_T_MAX and o["h"] >= 2 * o["w"]
+    oh, ow, sh = (o["w"], o["h"], layer["stride_w"]) if t else (o["h"], o["w"], layer["stride_h"])
+    rc = ((DW_PLANE_CELLS // (4 * rl)) - 3) // sh + 1
+    if rc < oh:
+        chunks = -(-oh // rc)
+        rc = -(-oh // chunks)
+    chunks = [min(rc, oh - y) for y in range(0, oh, rc)]
+    return sum((r - 1) * sh + 3 for r in chunks) * -(-ow // kernel_variants.DW_NS1) * (o["c"] // 4)
+
+
+DW_PLANE_CELLS = 1344 + 2 * 256  # depthwise.c DW_CELLS + 2 DW_ACC: bt_dw_q4's planes
 
 
 def fully_connected(e, op) -> None:
@@ -282,7 +387,12 @@ def _pool(e, op, fn: str):
 
 
 def average_pool_2d(e, op) -> None:
-    _pool(e, op, f"bt_avg_pool_{e.sfx(op.outputs[0])}")
+    fn = f"bt_avg_pool_{e.sfx(op.outputs[0])}"
+    if (e.variants is not None and e.variants[0] == kernel_variants.TABLES["cortex-m"][0] and fn == "bt_avg_pool_s8"
+            and prepare.window(e.g, op).kh * prepare.window(e.g, op).kw <= kernel_variants.AVG_SXT_TAPS):
+        e.used_variants["bt_avg_pool_s8_sxt"] = fn  # its SXTAB16 loop without the reference's (cortex-m/pooling.c)
+        fn = "bt_avg_pool_s8_sxt"
+    _pool(e, op, fn)
 
 
 def max_pool_2d(e, op) -> None:
@@ -710,12 +820,14 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
         return e
 
     e = filled(None)  # every layer on its fastest variant, their candidates recorded
+    _share_dw_rows(e)
     offers = e.offers
     if kernel_variants.icache_part(target):  # instanced layers keep their instance (icache_part)
         offers = {i: (k, () if inst else names, inst) for i, (k, names, inst) in offers.items()}
     chosen = code_budget.plan(g, offers, e.variants, code, e.shapes)
     if chosen.choice != chosen.fastest:
         e = filled(chosen.choice)
+        _share_dw_rows(e)
     e.code_plan = chosen
     for i in list(g.inputs) + list(g.outputs):
         if i in streamed:

@@ -31,7 +31,7 @@ void bt_add_s8(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t 
 
 #define ADD_TAB_MIN 256 /* elements: below this the table's 256 entries cost more than they save */
 
-/* Elements one at a time, clamped to [lo, hi] (the act path, and the saturating asm loop's last 0..3). */
+/* Elements one at a time, clamped to [lo, hi] (the act path, and the saturating asm loop's last 0..7). */
 static __attribute__((noinline)) void add_tab_run(const int32_t *tab, const int8_t *a, const int8_t *b, int8_t *o,
                                                   int32_t n, int32_t mo, int32_t c, int32_t e, int32_t lo,
                                                   int32_t hi) {
@@ -56,7 +56,7 @@ static __attribute__((noinline)) void add_tab_run(const int32_t *tab, const int8
 static void add_tab_sat(const int32_t *tab, const int8_t *a, const int8_t *b, int8_t *o, int32_t n, int32_t mo,
                         int32_t c, int32_t e) {
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)   /* -O0 lacks the registers */
-  const int32_t n8 = n & ~7, n4 = n & ~3;
+  const int32_t n8 = n & ~7;
   uint32_t wa, wb, t, s;
 #define ADD_WORD                                                      \
   "ldr %[wa], [%[a]], #4\n\t"                                          \
@@ -72,10 +72,10 @@ static void add_tab_sat(const int32_t *tab, const int8_t *a, const int8_t *b, in
   : "cc", "memory"
   int32_t k = n8;
   if (n8) __asm__ volatile("1:\n\t" ADD_WORD ADD_WORD "subs %[k], %[k], #8\n\tbne 1b\n\t" ADD_OPERANDS);
-  if (n4 != n8) __asm__ volatile(ADD_WORD ADD_OPERANDS);
 #undef ADD_WORD
 #undef ADD_OPERANDS
-  add_tab_run(tab, a, b, o, n - n4, mo, c, e, -128, 127);
+  /* the last 0..7 one at a time (a word of them in asm: 0.15 KB more code for ~24 cycles once a call) */
+  add_tab_run(tab, a, b, o, n - n8, mo, c, e, -128, 127);
 #else
   add_tab_run(tab, a, b, o, n, mo, c, e, -128, 127);
 #endif

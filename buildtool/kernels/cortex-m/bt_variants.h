@@ -59,6 +59,10 @@ const char *bt_depthwise_s8_path(const bt_depthwise_params *p, int32_t in_y0, in
 void bt_add_s8_tab(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out);
 int bt_add_s8_tab_taken(const bt_add_params *p);  /* 1: add_tab runs p (tests) */
 
+/* AVERAGE_POOL_2D int8 of windows of at most 256 taps (kernel_variants.AVG_SXT_TAPS): bt_avg_pool_s8 without the
+ * reference loop it runs larger windows on */
+void bt_avg_pool_s8_sxt(const bt_pool_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1);
+
 void bt_fully_connected_s8_widened_rq2_few(const bt_fc_params *p, const int8_t *in, int8_t *out);
 void bt_fully_connected_s8_widened_rq2_pc(const bt_fc_params *p, const int8_t *in, int8_t *out);
 void bt_fully_connected_s8_widened_rq2_ssat32(const bt_fc_params *p, const int8_t *in, int8_t *out);

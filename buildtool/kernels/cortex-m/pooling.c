@@ -15,6 +15,8 @@
 #include "../reference/pooling_ref.h"
 #undef bt_avg_pool_s8
 
+#define AVG_SXT_TAPS 256   /* bt_avg_pool_s8_sxt's largest window (kernel_variants.AVG_SXT_TAPS) */
+
 /* TFLM's rounded average of a window sum s over n taps, clamped: m = ceil(2^32 / n) for n >= 2. */
 static __attribute__((noinline)) uint32_t pl_avg(int32_t s, int32_t n, uint32_t m, int32_t half,
                                                             int32_t lo, int32_t hi) {
@@ -36,11 +38,9 @@ static __attribute__((noinline)) uint32_t pl_word(uint32_t s02, uint32_t s13, in
          (pl_avg((int32_t)s02 >> 16, n, m, half, lo, hi) << 16) | (pl_avg((int32_t)s13 >> 16, n, m, half, lo, hi) << 24);
 }
 
-void bt_avg_pool_s8(const bt_pool_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1) {
-  if (p->filter_h * p->filter_w > 256) {
-    bt_ref_avg_pool_s8(p, in, in_y0, out, y0, y1);
-    return;
-  }
+/* Windows of at most 256 taps (model.c calls it by name for those: the reference's code not linked). */
+void bt_avg_pool_s8_sxt(const bt_pool_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
+                        int32_t y1) {
   const int32_t ps = p->in.pixel_stride, in_row = p->in.w * ps, ops = p->out.pixel_stride;
   const int32_t out_row = p->out.w * ops, c_n = p->in.c, lo = p->act_min, hi = p->act_max;
   for (int32_t y = y0; y < y1; y++) {
@@ -79,4 +79,9 @@ void bt_avg_pool_s8(const bt_pool_params *p, const int8_t *in, int32_t in_y0, in
       }
     }
   }
+}
+
+void bt_avg_pool_s8(const bt_pool_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1) {
+  if (p->filter_h * p->filter_w > AVG_SXT_TAPS) bt_ref_avg_pool_s8(p, in, in_y0, out, y0, y1);
+  else bt_avg_pool_s8_sxt(p, in, in_y0, out, y0, y1);
 }
