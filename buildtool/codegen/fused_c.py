@@ -270,6 +270,8 @@ class _Emit:
                     fn = "fx_chw" if not ck else "fx_chw_kg" if kg else "fx_chw_k"
                     if fn == "fx_chw_kg":
                         dk = self.dw_path(e, op, dk, self.kg_dw_calls(k, blk, op, w))
+                    if fn == "fx_chw_kg":
+                        ck += ", " + self.kg_few(e, k, blk, w, ck)
                     call = f"{fn}(&{self.params(e, conv)}, {ck + ', ' if ck else ''}"
                     body.append(f"      {call}&ci, &wv, {wbox}, &{dp}, {dk + ', ' if ck else ''}{fch}, &o, {box}, "
                                 f"{g.tensors[w].shape[3]});")
@@ -535,6 +537,15 @@ class _Emit:
         n = channels if n >= channels else n & ~3
         return [(ch, min(n, channels - ch)) for ch in range(0, channels, n)]
 
+    def kg_few(self, e: _Emitter, k: int, blk: BlockRun, w: int, ck: str) -> str:
+        """fx_chw_kg's kernel for a group of fewer than FX_CHW_K_MIN channels on channelwise window w: ck where no tile
+        has such a group (never called: the plan links no other), else cortex-m/fused.c FX_CONV_FEW's."""
+        if all(n >= FX_CHW_K_MIN for r, c, *_ in self.out_boxes(blk, op_after(self.g, w))
+               for _, n in self.kg_groups(blk, w, r, c)):
+            return ck
+        e.used_variants[FX_CONV_FEW] = kernel_variants.DISPATCHERS["conv"]
+        return FX_CONV_FEW
+
     def kg_conv_calls(self, k: int, blk: BlockRun, conv, w: int) -> dict:
         """What fx_chw_kg's calls of conv's kernel (its groups of at least FX_CHW_K_MIN channels) share: "shape"
         (tile_kernels.call_shape) and "channels" (None: they differ)."""
@@ -631,6 +642,7 @@ class _Emit:
 # group takes (fused_c.chw_groups_only works its choice out); bt_fused.h FX_CHW_K_MIN: the fewest channels a group
 # calls the layer's conv kernel with
 CM_GRP_BUF, CM_GRP_MIN, FX_CHW_K_MIN = 1280, 8, 4
+FX_CONV_FEW = "bt_conv_s8_direct"  # cortex-m/fused.c: the variant bt_conv_s8 picks for fewer than 4 output channels
 
 
 def op_after(g: Graph, w: int) -> int:
