@@ -26,7 +26,7 @@ from ..model.ops import conv_groups
 from ..plan import ArenaPlan, TensorPlace
 from ..refops import prepare
 from ..refops.activation import prelu_params, relu6_bounds, relu_params, tanh_params
-from . import kernel_variants, pipeline_c, qparams, tile_kernels
+from . import code_budget, kernel_variants, pipeline_c, qparams, tile_kernels
 from .c_text import c_ints as _ints, c_struct as _struct
 from .emitter import Emitter as _Emitter
 from .model_c import emit_op, generate as generate_model
@@ -117,6 +117,32 @@ class _Emit:
                         raise PlanError(f"operator {it} ({op.opcode}) runs whole on row-banded tensor {i}; "
                                         f"firmware needs it in one piece: plan without banding it")
                 emit_op(e, it)
+        e.fixed_cycles = self.block_cycles(e)
+
+    def block_cycles(self, e: _Emitter) -> int:
+        """An estimate of the blocks' modelled cycles, for the code budget's balanced slack over the whole model
+        (code_budget.balanced_ok): each conv and depthwise of a block run whole by the variant the board's table
+        picks for the layer (its own instance's cost for an INSTANCES variant), the candidates' a + b K
+        (code_budget.layer_cycles); the tiles' recomputation and the runtime's own work are not counted."""
+        if e.variants is None:
+            return 0
+        total = 0
+        for op in self.g.operators:
+            if op.index in self.conv_fields:
+                kind, layer = "conv", e.conv_layer(op, self.conv_fields[op.index])
+            elif op.index in self.dw_fields:
+                f = self.dw_fields[op.index]
+                kind = "depthwise"
+                layer = dict(e.conv_layer(op, f["conv"]), depth_multiplier=f["depth_multiplier"])
+            else:
+                continue
+            if self.g.tensors[op.outputs[0]].dtype != "int8":
+                continue
+            name = kernel_variants.choose_codegen(e.variants[1], kind, layer)
+            cycles = code_budget.layer_cycles(self.g, op, kind, layer, name, name in kernel_variants.INSTANCES,
+                                              e.variants)
+            total += cycles or 0
+        return total
 
     # -- tensors ------------------------------------------------------------------------
     def buf(self, k: int, blk: BlockRun, t: int) -> str:
