@@ -424,16 +424,18 @@ FX_ALWAYS void pw_kind(int kind, const void *prm, const fx_buf *a, const fx_buf 
     else bt_minimum_s8(&q.x, fx_at(a, y, ca), fx_at(b, y, ca), fx_at(o, y, ca));
   }
 }
-void fx_pw(int kind, const void *prm, const fx_buf *a, const fx_buf *b, const fx_buf *o, int32_t ra,
-           int32_t rb, int32_t ca, int32_t cb, int32_t ch) {
-  switch (kind) {
-    case FX_ADD: pw_kind(FX_ADD, prm, a, b, o, ra, rb, ca, cb, ch); break;
-    case FX_SUB: pw_kind(FX_SUB, prm, a, b, o, ra, rb, ca, cb, ch); break;
-    case FX_MUL: pw_kind(FX_MUL, prm, a, b, o, ra, rb, ca, cb, ch); break;
-    case FX_MAX: pw_kind(FX_MAX, prm, a, b, o, ra, rb, ca, cb, ch); break;
-    default: pw_kind(FX_MIN, prm, a, b, o, ra, rb, ca, cb, ch); break;
+/* fx_pw's kinds, one function each (bt_fused.h: fx_pw inline over them by kind, a constant in model.c) */
+#define FX_PW_KIND(name, kind)                                                                                   \
+  void name(const void *prm, const fx_buf *a, const fx_buf *b, const fx_buf *o, int32_t ra, int32_t rb, int32_t ca, \
+            int32_t cb, int32_t ch) {                                                                            \
+    pw_kind(kind, prm, a, b, o, ra, rb, ca, cb, ch);                                                             \
   }
-}
+FX_PW_KIND(fx_pw_add, FX_ADD)
+FX_PW_KIND(fx_pw_sub, FX_SUB)
+FX_PW_KIND(fx_pw_mul, FX_MUL)
+FX_PW_KIND(fx_pw_max, FX_MAX)
+FX_PW_KIND(fx_pw_min, FX_MIN)
+#undef FX_PW_KIND
 
 /* An element-wise RELU/RELU6/TANH/PRELU/LEAKY_RELU over rows [ra, rb) x cols [ca, cb): one call per row when the
    row's pixels are contiguous in both buffers, else one per pixel. PRELU's alpha stride comes with prm. */
