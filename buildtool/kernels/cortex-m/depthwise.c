@@ -2082,7 +2082,7 @@ DW_SMALL(dw_small_8_m, 8, 0, 0, 0)
 DW_SMALL(dw_small_16_m, 16, 0, 0, 0)
 DW_SMALL(dw_small_32_m, 32, 0, 0, 0)
 DW_SMALL(dw_small_56_m, 56, 0, 0, 0)
-/* the sat bands of one stride, for the entries below that name it (bt_dw_small_sSW_RL) */
+/* the sat bands of one stride, for the entries below that name it (bt_dw_small_sSW_RL: one bt_dws2 each) */
 DW_SMALL(dw_small_8_s1, 8, 1, 1, 1)
 DW_SMALL(dw_small_16_s1, 16, 1, 1, 1)
 DW_SMALL(dw_small_32_s1, 32, 1, 1, 1)
@@ -2096,9 +2096,6 @@ DW_SMALL(dw_small_56_s2, 56, 1, 1, 2)
 static const dw_small_fn dw_small_fns[3][4] = {{dw_small_8_s, dw_small_16_s, dw_small_32_s, dw_small_56_s},
                                                {dw_small_8_f, dw_small_16_f, dw_small_32_f, dw_small_56_f},
                                                {dw_small_8_m, dw_small_16_m, dw_small_32_m, dw_small_56_m}};
-/* (read at constant indices only: the entries link the one they name) */
-static const dw_small_fn dw_small_sw_fns[2][4] = {{dw_small_8_s1, dw_small_16_s1, dw_small_32_s1, dw_small_56_s1},
-                                                  {dw_small_8_s2, dw_small_16_s2, dw_small_32_s2, dw_small_56_s2}};
 
 /* 1 when dw_small takes the call of out rows [y0, y1): stride_w 2 or at most DW_SMALL_PIXELS outputs, at
  * least 3 outputs wide, 3x3 undilated, whole groups of four channels, buffer rows of at most 56 words. */
@@ -2110,18 +2107,17 @@ static int dw_small_ok(const bt_conv_params *p, int32_t y0, int32_t y1) {
 }
 
 /* Output rows [y0, y1) (out holds row y0) of a 3x3 depth-multiplier-1 layer (dw_small_ok), a band of rows
- * at a time. LI (-1: the call's), SAT and SW are a specialised entry's (bt_dw_small_*_RL below, which model.c calls
- * where code generation found every call of a layer to take it: codegen/tile_kernels.py dw_small_entry): the row
- * length index, each group's requantisation (-1: per group, dw_sat_ok; 1: every group on the sat path of stride SW;
- * 0: none), so its band is one function, not a table of twelve. */
+ * at a time. ONE 1: every group through `band` (dw_small_one: the entries bt_dw_small_*_RL below, which model.c calls
+ * where code generation found every call of a layer to take that band: codegen/tile_kernels.py dw_small_entry), so
+ * it links one band, not a table of twelve; 0: each group's band by its requantisation (dw_sat_ok). */
 static inline __attribute__((always_inline)) void dw_small_b(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
                                                             int8_t *out, int32_t y0, int32_t y1, const int fast,
-                                                            const int LI, const int SAT, const int SW) {
+                                                            const int ONE, dw_small_fn band) {
   uint32_t buf[DW_PAD_WORDS];
   const int32_t c_n = p->out.c, ips = p->in.pixel_stride, in_row = p->in.w * ips, ops = p->out.pixel_stride;
   const int32_t sh = p->stride_h, sw = p->stride_w, ow = p->out.w, ih = p->in.h, iw = p->in.w;
   const int32_t cols = (ow - 1) * sw + 3, ix0 = -p->pad_left;
-  const int li = LI >= 0 ? LI : cols <= 8 ? 0 : cols <= 16 ? 1 : cols <= 32 ? 2 : 3;
+  const int li = cols <= 8 ? 0 : cols <= 16 ? 1 : cols <= 32 ? 2 : 3;
   const int32_t rl = li == 0 ? 8 : li == 1 ? 16 : li == 2 ? 32 : 56;
   int32_t rb = (DW_PAD_WORDS / rl - 3) / sh + 1;   /* output rows a band */
   /* sat per group: the activation range all of int8, each channel's -shift - 1 <= 21 and |bias| < 2^29 */
@@ -2160,9 +2156,8 @@ static inline __attribute__((always_inline)) void dw_small_b(const bt_conv_param
         }
         if (j < nj) d[j] = bt_ld4(sp);
       }
-      if (SAT >= 0) {
-        if (SAT) dw_small_sw_fns[SW - 1][li](p, buf, o + c, rows, c);
-        else dw_small_fns[fast ? 1 : 2][li](p, buf, o + c, rows, c);
+      if (ONE) {
+        band(p, buf, o + c, rows, c);
         continue;
       }
       const int sat = full && dw_sat_ok(p, c) && dw_sat_ok(p, c + 1) && dw_sat_ok(p, c + 2) && dw_sat_ok(p, c + 3);
@@ -2172,7 +2167,11 @@ static inline __attribute__((always_inline)) void dw_small_b(const bt_conv_param
 }
 static __attribute__((noinline)) void dw_small(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out,
                                                 int32_t y0, int32_t y1, int fast) {
-  dw_small_b(p, in, in_y0, out, y0, y1, fast, -1, -1, 0);
+  dw_small_b(p, in, in_y0, out, y0, y1, fast, 0, 0);
+}
+static __attribute__((noinline)) void dw_small_one(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
+                                                    int8_t *out, int32_t y0, int32_t y1, dw_small_fn band) {
+  dw_small_b(p, in, in_y0, out, y0, y1, 1, 1, band);
 }
 
 /* 1 when dw_small_planes takes a dw_small_ok call of out rows [y0, y1): stride_w 1, rows of at least 3 outputs
@@ -2963,16 +2962,17 @@ BT_DW_PATH(bt_dw_kxk) { dwk(&dp->conv, in, in_y0, out, y0, y1, 0); }
 BT_DW_PATH(bt_dw_small_rq2) { dw_small(&dp->conv, in, in_y0, out, y0, y1, 1); }
 BT_DW_PATH(bt_dw_small) { dw_small(&dp->conv, in, in_y0, out, y0, y1, 0); }
 /* bt_dw_small_rq2 / bt_dw_small where code generation knows the row length RL and each group's requantisation of every
- * call (dw_small_b): _sSW_RL every group on the sat path at stride_w SW, _f_RL none (bt_rq2), _m_RL bt_mbqm_fast */
-#define DW_SMALL_ENTRIES(rl, li)                                                                 \
-  BT_DW_PATH(bt_dw_small_s1_##rl) { dw_small_b(&dp->conv, in, in_y0, out, y0, y1, 1, li, 1, 1); } \
-  BT_DW_PATH(bt_dw_small_s2_##rl) { dw_small_b(&dp->conv, in, in_y0, out, y0, y1, 1, li, 1, 2); } \
-  BT_DW_PATH(bt_dw_small_f_##rl) { dw_small_b(&dp->conv, in, in_y0, out, y0, y1, 1, li, 0, 0); }  \
-  BT_DW_PATH(bt_dw_small_m_##rl) { dw_small_b(&dp->conv, in, in_y0, out, y0, y1, 0, li, 0, 0); }
-DW_SMALL_ENTRIES(8, 0)
-DW_SMALL_ENTRIES(16, 1)
-DW_SMALL_ENTRIES(32, 2)
-DW_SMALL_ENTRIES(56, 3)
+ * call (dw_small_one, one band): _sSW_RL every group on the sat path at stride_w SW, _f_RL none (bt_rq2), _m_RL
+ * bt_mbqm_fast */
+#define DW_SMALL_ENTRIES(rl)                                                                                 \
+  BT_DW_PATH(bt_dw_small_s1_##rl) { dw_small_one(&dp->conv, in, in_y0, out, y0, y1, dw_small_##rl##_s1); } \
+  BT_DW_PATH(bt_dw_small_s2_##rl) { dw_small_one(&dp->conv, in, in_y0, out, y0, y1, dw_small_##rl##_s2); } \
+  BT_DW_PATH(bt_dw_small_f_##rl) { dw_small_one(&dp->conv, in, in_y0, out, y0, y1, dw_small_##rl##_f); }   \
+  BT_DW_PATH(bt_dw_small_m_##rl) { dw_small_one(&dp->conv, in, in_y0, out, y0, y1, dw_small_##rl##_m); }
+DW_SMALL_ENTRIES(8)
+DW_SMALL_ENTRIES(16)
+DW_SMALL_ENTRIES(32)
+DW_SMALL_ENTRIES(56)
 #undef DW_SMALL_ENTRIES
 BT_DW_PATH(bt_dw_rows_rq2) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 1, -1, -1, 0); }
 BT_DW_PATH(bt_dw_rows) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 0, -1, -1, 0); }
