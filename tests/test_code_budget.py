@@ -81,6 +81,39 @@ def test_balanced_takes_the_least_code_within_five_percent():
     assert choose(far, "balanced")[1] == 100 and choose(small, "balanced")[1] == 80
 
 
+def test_balanced_slack_counts_the_layers_it_does_not_choose():
+    """A fused plan's code plan chooses only outside its blocks: balanced's 5 % is over the whole model's modelled
+    cycles (fixed: the blocks'). 10 B at 1000 or 100 B at 900: 11 % slower alone, so the larger code; with 3,000
+    cycles the budget does not choose, 4,000 against 3,900 is within 5 %: the smaller."""
+    far = {"a": [Candidate("direct", "d", 10, 1000), Candidate("pm", "s", 100, 900)]}
+    rungs = ladder(far)
+    assert code_budget.pick(rungs, "balanced")[1] == 100
+    assert code_budget.pick(rungs, "balanced", fixed=3000)[1] == 10
+    assert code_budget.pick(rungs, "speed", fixed=3000)[1] == 100
+    assert code_budget.balanced_ok(1050, 1000) and not code_budget.balanced_ok(1051, 1000)
+
+
+def test_fused_plan_counts_its_blocks_cycles():
+    """fused_c's estimate of the blocks' cycles (block_cycles) reaches the code plan: the zoo's tiny under
+    --optimize ram on cortex-m4 runs its convs in blocks, and the plan gets their modelled cycles (0 without)."""
+    from buildtool.codegen import fused_c
+    g = zoo.build("tiny")
+    plan = pipeline.plan_memory(g, PlanOptions(optimize="ram"))
+    seen = []
+    orig = code_budget.plan
+
+    def spy(*a, **k):
+        seen.append(a[5] if len(a) > 5 else k.get("fixed", 0))
+        return orig(*a, **k)
+
+    code_budget.plan = spy
+    try:
+        fused_c.generate(g, plan, "cortex-m4")
+    finally:
+        code_budget.plan = orig
+    assert seen and seen[0] > 0
+
+
 def test_choice_is_deterministic():
     """The same layers in another order, ties between codes broken by name: the same choice."""
     fwd = two_layers()

@@ -143,6 +143,23 @@ def test_depthwise_calls_take_the_layers_variant(sources):
         assert "fx_win_dk" not in sources[other] and "fx_win(FX_DW, &op" in sources[other]
 
 
+def test_dw_small_entry_names_the_band_every_group_takes():
+    """dw_small's entry (depthwise.c bt_dw_small_*): the row length of (out.w - 1) stride + 3 cells; every group of
+    four on the sat path (shift -22 and up, |bias| < 2^29, the whole int8 range) at its stride, or none ("f", "m"
+    without bt_rq2); groups that differ keep the path's own name ("")."""
+    o = dict(h=4, w=5, c=8, pixel_stride=8)
+    p = dict(out=o, stride_w=1, act_min=-128, act_max=127, shifts=[-8] * 8, bias=[100] * 8)
+    assert tile_kernels.dw_small_entry(p, 1) == "bt_dw_small_s1_8"
+    assert tile_kernels.dw_small_entry(dict(p, stride_w=2, out=dict(o, w=12)), 1) == "bt_dw_small_s2_32"
+    assert tile_kernels.dw_small_entry(dict(p, act_min=-100), 1) == "bt_dw_small_f_8"
+    assert tile_kernels.dw_small_entry(p, 0) == "bt_dw_small_m_8"
+    off = dict(p, shifts=[-23, -8, -8, -8] * 2)
+    assert tile_kernels.dw_small_entry(off, 1) == "bt_dw_small_f_8"
+    assert tile_kernels.dw_small_entry(dict(p, shifts=[-23] + [-8] * 7), 1) == ""
+    assert tile_kernels.dw_small_entry(dict(p, bias=[1 << 29] + [0] * 7), 1) == ""
+    assert tile_kernels.dw_small_entry(dict(p, bias=[]), 1) == "bt_dw_small_s1_8"
+
+
 def test_variant_holds_for_every_group():
     """A group's kernel needs one instantiated variant for every group's channels (bt_rq2 over each)."""
     class E:

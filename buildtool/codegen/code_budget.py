@@ -125,8 +125,8 @@ def ladder(layers: dict, budget: int | None = None) -> list:
         rungs.append((dict(choice), size, cycles))
 
 
-def pick(rungs: list, preset: str) -> tuple:
-    """The rung (choice, bytes, cycles) of the ladder `rungs` the preset takes (the module doc)."""
+def pick(rungs: list, preset: str, fixed: int = 0) -> tuple:
+    """The rung (choice, bytes, cycles) of the ladder `rungs` the preset takes (the module doc); fixed: balanced_ok's."""
     if preset not in PRESETS:
         raise ValueError(f"unknown code preset {preset!r} (known: {', '.join(PRESETS)})")
     fast = min(rungs, key=lambda r: (r[2], r[1]))
@@ -134,7 +134,25 @@ def pick(rungs: list, preset: str) -> tuple:
         return fast
     if preset == "size":
         return min(rungs, key=lambda r: (r[1], r[2]))
-    return min((r for r in rungs if r[2] <= fast[2] * (1 + BALANCED_SLACK)), key=lambda r: (r[1], r[2]))
+    return min((r for r in rungs if balanced_ok(r[2], fast[2], fixed)), key=lambda r: (r[1], r[2]))
+
+
+def balanced_ok(cycles: int, fastest: int, fixed: int = 0) -> bool:
+    """Is a rung of `cycles` within balanced's slack of the fastest rung's? Counted over the whole model: fixed is the
+    modelled cycles of the layers whose code the budget does not choose (a fused plan's blocks, fused_c
+    block_cycles), the same under every rung."""
+    return cycles + fixed <= (fastest + fixed) * (1 + BALANCED_SLACK)
+
+
+def layer_cycles(g, op, kind: str, layer: dict, variant: str, instance: bool, variants) -> int | None:
+    """Modelled cycles of layer op run whole by `variant` (its own instance: instance) on kernel set `variants`
+    (kernel_variants.for_board), as a candidate's (work() by the measured a + b K); None when not measured."""
+    measured = costs().get(KERNEL_SETS.get(variants[0]) if variants else None)
+    if measured is None:
+        return None
+    outputs, k = work(kind, layer, g, op)
+    cost = _cost(measured, "instances" if instance else "variants", variant, layer_class(g, op), k)
+    return None if cost is None else round(outputs * cost[1])
 
 
 def ladders(layers: dict, budget: int | None = None) -> tuple:
@@ -319,10 +337,11 @@ def forcing(code: str):
         _forced.pop()
 
 
-def plan(g, offers: dict, variants, goal: CodeGoal | None, shapes: dict | None = None) -> CodePlan:
+def plan(g, offers: dict, variants, goal: CodeGoal | None, shapes: dict | None = None, fixed: int = 0) -> CodePlan:
     """The code plan of a model.c whose layers offered `offers` (Emitter.offers: each layer on its fastest
     variant, its own instance when it may have one) on a kernel set `variants` (kernel_variants.for_board); shapes:
-    Emitter.shapes, each offering layer's (outputs, K) (work())."""
+    Emitter.shapes, each offering layer's (outputs, K) (work()); fixed: the modelled cycles of the model's other layers
+    (balanced_ok)."""
     goal = goal or CodeGoal()
     fastest = {i: (names[0] if inst is None else inst, inst is not None) for i, (_, names, inst) in offers.items()}
     measured = costs().get(KERNEL_SETS.get(variants[0]) if variants else None)
@@ -338,7 +357,7 @@ def plan(g, offers: dict, variants, goal: CodeGoal | None, shapes: dict | None =
                   for i, cs in layers.items()}
     try:
         rungs, free = ladders(layers, goal.budget)
-        picked = pick(rungs, goal.preset)
+        picked = pick(rungs, goal.preset, fixed)
     except OverBudget as e:
         if not goal.from_part:
             raise UsageError(f"{g.name}: the code budget (code_budget) is {goal.budget:,} bytes, and the smallest code of "

@@ -26,7 +26,7 @@ from ..model.ops import conv_groups
 from ..plan import ArenaPlan, TensorPlace
 from ..refops import prepare
 from ..refops.activation import prelu_params, relu6_bounds, relu_params, tanh_params
-from . import kernel_variants, pipeline_c, qparams, tile_kernels
+from . import code_budget, kernel_variants, pipeline_c, qparams, tile_kernels
 from .c_text import c_ints as _ints, c_struct as _struct
 from .emitter import Emitter as _Emitter
 from .model_c import emit_op, generate as generate_model
@@ -117,6 +117,32 @@ class _Emit:
                         raise PlanError(f"operator {it} ({op.opcode}) runs whole on row-banded tensor {i}; "
                                         f"firmware needs it in one piece: plan without banding it")
                 emit_op(e, it)
+        e.fixed_cycles = self.block_cycles(e)
+
+    def block_cycles(self, e: _Emitter) -> int:
+        """An estimate of the blocks' modelled cycles, for the code budget's balanced slack over the whole model
+        (code_budget.balanced_ok): each conv and depthwise of a block run whole by the variant the board's table
+        picks for the layer (its own instance's cost for an INSTANCES variant), the candidates' a + b K
+        (code_budget.layer_cycles); the tiles' recomputation and the runtime's own work are not counted."""
+        if e.variants is None:
+            return 0
+        total = 0
+        for op in self.g.operators:
+            if op.index in self.conv_fields:
+                kind, layer = "conv", e.conv_layer(op, self.conv_fields[op.index])
+            elif op.index in self.dw_fields:
+                f = self.dw_fields[op.index]
+                kind = "depthwise"
+                layer = dict(e.conv_layer(op, f["conv"]), depth_multiplier=f["depth_multiplier"])
+            else:
+                continue
+            if self.g.tensors[op.outputs[0]].dtype != "int8":
+                continue
+            name = kernel_variants.choose_codegen(e.variants[1], kind, layer)
+            cycles = code_budget.layer_cycles(self.g, op, kind, layer, name, name in kernel_variants.INSTANCES,
+                                              e.variants)
+            total += cycles or 0
+        return total
 
     # -- tensors ------------------------------------------------------------------------
     def buf(self, k: int, blk: BlockRun, t: int) -> str:
@@ -270,6 +296,8 @@ class _Emit:
                     fn = "fx_chw" if not ck else "fx_chw_kg" if kg else "fx_chw_k"
                     if fn == "fx_chw_kg":
                         dk = self.dw_path(e, op, dk, self.kg_dw_calls(k, blk, op, w))
+                    if fn == "fx_chw_kg":
+                        ck += ", " + self.kg_few(e, k, blk, w, ck)
                     call = f"{fn}(&{self.params(e, conv)}, {ck + ', ' if ck else ''}"
                     body.append(f"      {call}&ci, &wv, {wbox}, &{dp}, {dk + ', ' if ck else ''}{fch}, &o, {box}, "
                                 f"{g.tensors[w].shape[3]});")
@@ -535,6 +563,15 @@ class _Emit:
         n = channels if n >= channels else n & ~3
         return [(ch, min(n, channels - ch)) for ch in range(0, channels, n)]
 
+    def kg_few(self, e: _Emitter, k: int, blk: BlockRun, w: int, ck: str) -> str:
+        """fx_chw_kg's kernel for a group of fewer than FX_CHW_K_MIN channels on channelwise window w: ck where no tile
+        has such a group (never called: the plan links no other), else cortex-m/fused.c FX_CONV_FEW's."""
+        if all(n >= FX_CHW_K_MIN for r, c, *_ in self.out_boxes(blk, op_after(self.g, w))
+               for _, n in self.kg_groups(blk, w, r, c)):
+            return ck
+        e.used_variants[FX_CONV_FEW] = kernel_variants.DISPATCHERS["conv"]
+        return FX_CONV_FEW
+
     def kg_conv_calls(self, k: int, blk: BlockRun, conv, w: int) -> dict:
         """What fx_chw_kg's calls of conv's kernel (its groups of at least FX_CHW_K_MIN channels) share: "shape"
         (tile_kernels.call_shape) and "channels" (None: they differ)."""
@@ -631,6 +668,7 @@ class _Emit:
 # group takes (fused_c.chw_groups_only works its choice out); bt_fused.h FX_CHW_K_MIN: the fewest channels a group
 # calls the layer's conv kernel with
 CM_GRP_BUF, CM_GRP_MIN, FX_CHW_K_MIN = 1280, 8, 4
+FX_CONV_FEW = "bt_conv_s8_direct"  # cortex-m/fused.c: the variant bt_conv_s8 picks for fewer than 4 output channels
 
 
 def op_after(g: Graph, w: int) -> int:

@@ -824,7 +824,7 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
     offers = e.offers
     if kernel_variants.icache_part(target):  # instanced layers keep their instance (icache_part)
         offers = {i: (k, () if inst else names, inst) for i, (k, names, inst) in offers.items()}
-    chosen = code_budget.plan(g, offers, e.variants, code, e.shapes)
+    chosen = code_budget.plan(g, offers, e.variants, code, e.shapes, getattr(e, "fixed_cycles", 0))
     if chosen.choice != chosen.fastest:
         e = filled(chosen.choice)
         _share_dw_rows(e)

@@ -278,6 +278,22 @@ def dw_call_path(p: dict, in_y0: int, y0: int, y1: int, fast: int) -> str:
     return f"bt_dw_box{rq2}"
 
 
+def dw_small_entry(p: dict, fast: int) -> str:
+    """The bt_dw_small_* entry (cortex-m bt_variants.h; depthwise.c dw_small_b) of a call dw_call_path names
+    bt_dw_small_rq2 / bt_dw_small (p as there): its row length's, with every group of four channels on the sat path
+    at its stride ("s1", "s2"), none ("f": bt_rq2; "m": bt_mbqm_fast), or "" (the groups differ, or a sat group at
+    another stride: the path's own name)."""
+    o = p["out"]
+    rl = DW_RLS[_dw_li((o["w"] - 1) * p["stride_w"] + 3)]
+    full = fast and p["act_min"] == -128 and p["act_max"] == 127
+    bias = p["bias"] or [0] * o["c"]
+    ok = [-s - 1 <= 21 and -(1 << 29) <= b < 1 << 29 for s, b in zip(p["shifts"], bias)]
+    sat = {bool(full) and all(ok[c:c + 4]) for c in range(0, o["c"], 4)}
+    if sat == {False}:
+        return f"bt_dw_small_{'f' if fast else 'm'}_{rl}"
+    return f"bt_dw_small_s{p['stride_w']}_{rl}" if sat == {True} and p["stride_w"] in (1, 2) else ""
+
+
 def win_geom(f: dict, ib: dict, ob: dict, ca: int, cb: int, ch: int) -> tuple:
     """reference/fused_ref.h win_geom for a conv or depthwise (f: the layer's fields; ib, ob: the buffers: "wp", "ps", "c0",
     "rows" (a row-banded tensor's row addresses, or None); ch >= 0: channels [ch, ch + ib["ps"])): (x0, the call's
@@ -323,14 +339,16 @@ def dw_box_calls(f: dict, ib: dict, ob: dict, ra: int, rb: int, ca: int, cb: int
 
 
 def dw_path_of_calls(calls, values: dict, fast: int):
-    """The one path every call (dw_box_calls') takes, or None (several, or a call not worked out). values: the
-    layer's per-channel "bias", "multipliers", "shifts"."""
+    """The one path every call (dw_box_calls') takes (dw_small's, its entry of the calls' row length and requantisation:
+    dw_small_entry), or None (several, or a call not worked out). values: the layer's per-channel "bias",
+    "multipliers", "shifts"."""
     if calls is None:
         return None
     names = set()
     for q, c0, n, in_y0, y0, y1 in calls:
         p = dict(q, **{k: v[c0:c0 + n] for k, v in values.items()})
-        names.add(dw_call_path(p, in_y0, y0, y1, fast))
+        name = dw_call_path(p, in_y0, y0, y1, fast)
+        names.add(name if name not in ("bt_dw_small_rq2", "bt_dw_small") else dw_small_entry(p, fast) or name)
         if len(names) > 1:
             return None
     return names.pop() if names else None

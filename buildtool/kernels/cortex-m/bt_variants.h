@@ -42,6 +42,15 @@ BT_DW_VARIANT(bt_dw_planes_32);
 BT_DW_VARIANT(bt_dw_planes_56);
 BT_DW_VARIANT(bt_dw_small_rq2);   /* 3x3 small maps and stride 2: four channels a word in a padded buffer */
 BT_DW_VARIANT(bt_dw_small);
+/* the two above where every call's row length RL and groups' requantisation is known (codegen/tile_kernels.py
+ * dw_small_entry): sSW every group on the sat path at stride_w SW, f none (bt_rq2), m bt_mbqm_fast */
+#define BT_DW_SMALL(rl) BT_DW_VARIANT(bt_dw_small_s1_##rl); BT_DW_VARIANT(bt_dw_small_s2_##rl); \
+  BT_DW_VARIANT(bt_dw_small_f_##rl); BT_DW_VARIANT(bt_dw_small_m_##rl)
+BT_DW_SMALL(8);
+BT_DW_SMALL(16);
+BT_DW_SMALL(32);
+BT_DW_SMALL(56);
+#undef BT_DW_SMALL
 BT_DW_VARIANT(bt_dw_rows_q4_8);   /* 3x3 rows, the whole int8 range: bt_dw_q4 on rows of 8 cells */
 BT_DW_VARIANT(bt_dw_rows_q4_16);
 BT_DW_VARIANT(bt_dw_rows_q4_32);

@@ -1946,7 +1946,8 @@ static void (*const dwp_fns[4])(const int16_t *, const void *, int8_t *, const i
 
 static inline __attribute__((always_inline)) void dw_small_band(const bt_conv_params *p, const uint32_t *buf,
                                                                int8_t *o, int32_t rows, int32_t c, const int rl,
-                                                               const int fast, const int sat) {
+                                                               const int fast, const int sat, const int SW) {
+  (void)SW;
   const int32_t c_n = p->out.c, ops = p->out.pixel_stride, ow = p->out.w, sh = p->stride_h, sw = p->stride_w;
   const int32_t off = p->input_offset, zp = p->output_offset, lo = p->act_min, hi = p->act_max;
   /* the unpacked weights w, then the four biases bq, then (sat, Arm) the constants for bt_dws2 (its layout) */
@@ -1977,7 +1978,11 @@ static inline __attribute__((always_inline)) void dw_small_band(const bt_conv_pa
     /* one pair a row does not repay the call) */
     for (int k = 0; k < 12; k++) wq[22 + k] = cq[k];
     const int32_t g[5] = {ow >> 1, rows, sh * rl * 4, ow * ops, ops};
-    dw_small2_fns[sw - 1][rl == 8 ? 0 : rl == 16 ? 1 : rl == 32 ? 2 : 3](buf, wq, o, g);
+    /* SW (1, 2: the stride a specialised band takes; 0: the call's) picks the row's function by name, so a band of
+       one stride links one, and any band its row length's two, not the table's eight */
+    const int li = rl == 8 ? 0 : rl == 16 ? 1 : rl == 32 ? 2 : 3;
+    if ((SW ? SW : sw) == 1) dw_small2_fns[0][li](buf, wq, o, g);
+    else dw_small2_fns[1][li](buf, wq, o, g);
     x0 = ow & ~1;
   }
 #endif
@@ -2061,22 +2066,31 @@ static inline __attribute__((always_inline)) void dw_small_band(const bt_conv_pa
 }
 
 typedef void (*dw_small_fn)(const bt_conv_params *, const uint32_t *, int8_t *, int32_t, int32_t);
-#define DW_SMALL(name, rl, fast, sat)                                                                  \
+#define DW_SMALL(name, rl, fast, sat, sw)                                                              \
   static void name(const bt_conv_params *p, const uint32_t *buf, int8_t *o, int32_t rows, int32_t c) { \
-    dw_small_band(p, buf, o, rows, c, rl, fast, sat);                                                  \
+    dw_small_band(p, buf, o, rows, c, rl, fast, sat, sw);                                              \
   }
-DW_SMALL(dw_small_8_s, 8, 1, 1)
-DW_SMALL(dw_small_16_s, 16, 1, 1)
-DW_SMALL(dw_small_32_s, 32, 1, 1)
-DW_SMALL(dw_small_56_s, 56, 1, 1)
-DW_SMALL(dw_small_8_f, 8, 1, 0)
-DW_SMALL(dw_small_16_f, 16, 1, 0)
-DW_SMALL(dw_small_32_f, 32, 1, 0)
-DW_SMALL(dw_small_56_f, 56, 1, 0)
-DW_SMALL(dw_small_8_m, 8, 0, 0)
-DW_SMALL(dw_small_16_m, 16, 0, 0)
-DW_SMALL(dw_small_32_m, 32, 0, 0)
-DW_SMALL(dw_small_56_m, 56, 0, 0)
+DW_SMALL(dw_small_8_s, 8, 1, 1, 0)
+DW_SMALL(dw_small_16_s, 16, 1, 1, 0)
+DW_SMALL(dw_small_32_s, 32, 1, 1, 0)
+DW_SMALL(dw_small_56_s, 56, 1, 1, 0)
+DW_SMALL(dw_small_8_f, 8, 1, 0, 0)
+DW_SMALL(dw_small_16_f, 16, 1, 0, 0)
+DW_SMALL(dw_small_32_f, 32, 1, 0, 0)
+DW_SMALL(dw_small_56_f, 56, 1, 0, 0)
+DW_SMALL(dw_small_8_m, 8, 0, 0, 0)
+DW_SMALL(dw_small_16_m, 16, 0, 0, 0)
+DW_SMALL(dw_small_32_m, 32, 0, 0, 0)
+DW_SMALL(dw_small_56_m, 56, 0, 0, 0)
+/* the sat bands of one stride, for the entries below that name it (bt_dw_small_sSW_RL: one bt_dws2 each) */
+DW_SMALL(dw_small_8_s1, 8, 1, 1, 1)
+DW_SMALL(dw_small_16_s1, 16, 1, 1, 1)
+DW_SMALL(dw_small_32_s1, 32, 1, 1, 1)
+DW_SMALL(dw_small_56_s1, 56, 1, 1, 1)
+DW_SMALL(dw_small_8_s2, 8, 1, 1, 2)
+DW_SMALL(dw_small_16_s2, 16, 1, 1, 2)
+DW_SMALL(dw_small_32_s2, 32, 1, 1, 2)
+DW_SMALL(dw_small_56_s2, 56, 1, 1, 2)
 #undef DW_SMALL
 /* [mode: sat, fast, bt_mbqm_fast][row length 8, 16, 32, 56] */
 static const dw_small_fn dw_small_fns[3][4] = {{dw_small_8_s, dw_small_16_s, dw_small_32_s, dw_small_56_s},
@@ -2093,9 +2107,12 @@ static int dw_small_ok(const bt_conv_params *p, int32_t y0, int32_t y1) {
 }
 
 /* Output rows [y0, y1) (out holds row y0) of a 3x3 depth-multiplier-1 layer (dw_small_ok), a band of rows
- * at a time. */
-static __attribute__((noinline)) void dw_small(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out,
-                                                int32_t y0, int32_t y1, int fast) {
+ * at a time. ONE 1: every group through `band` (dw_small_one: the entries bt_dw_small_*_RL below, which model.c calls
+ * where code generation found every call of a layer to take that band: codegen/tile_kernels.py dw_small_entry), so
+ * it links one band, not a table of twelve; 0: each group's band by its requantisation (dw_sat_ok). */
+static inline __attribute__((always_inline)) void dw_small_b(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
+                                                            int8_t *out, int32_t y0, int32_t y1, const int fast,
+                                                            const int ONE, dw_small_fn band) {
   uint32_t buf[DW_PAD_WORDS];
   const int32_t c_n = p->out.c, ips = p->in.pixel_stride, in_row = p->in.w * ips, ops = p->out.pixel_stride;
   const int32_t sh = p->stride_h, sw = p->stride_w, ow = p->out.w, ih = p->in.h, iw = p->in.w;
@@ -2139,10 +2156,22 @@ static __attribute__((noinline)) void dw_small(const bt_conv_params *p, const in
         }
         if (j < nj) d[j] = bt_ld4(sp);
       }
+      if (ONE) {
+        band(p, buf, o + c, rows, c);
+        continue;
+      }
       const int sat = full && dw_sat_ok(p, c) && dw_sat_ok(p, c + 1) && dw_sat_ok(p, c + 2) && dw_sat_ok(p, c + 3);
       dw_small_fns[sat ? 0 : fast ? 1 : 2][li](p, buf, o + c, rows, c);
     }
   }
+}
+static __attribute__((noinline)) void dw_small(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out,
+                                                int32_t y0, int32_t y1, int fast) {
+  dw_small_b(p, in, in_y0, out, y0, y1, fast, 0, 0);
+}
+static __attribute__((noinline)) void dw_small_one(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
+                                                    int8_t *out, int32_t y0, int32_t y1, dw_small_fn band) {
+  dw_small_b(p, in, in_y0, out, y0, y1, 1, 1, band);
 }
 
 /* 1 when dw_small_planes takes a dw_small_ok call of out rows [y0, y1): stride_w 1, rows of at least 3 outputs
@@ -2932,6 +2961,19 @@ BT_DW_PATH(bt_dw_kxk_rq2) { dwk(&dp->conv, in, in_y0, out, y0, y1, 1); }
 BT_DW_PATH(bt_dw_kxk) { dwk(&dp->conv, in, in_y0, out, y0, y1, 0); }
 BT_DW_PATH(bt_dw_small_rq2) { dw_small(&dp->conv, in, in_y0, out, y0, y1, 1); }
 BT_DW_PATH(bt_dw_small) { dw_small(&dp->conv, in, in_y0, out, y0, y1, 0); }
+/* bt_dw_small_rq2 / bt_dw_small where code generation knows the row length RL and each group's requantisation of every
+ * call (dw_small_one, one band): _sSW_RL every group on the sat path at stride_w SW, _f_RL none (bt_rq2), _m_RL
+ * bt_mbqm_fast */
+#define DW_SMALL_ENTRIES(rl)                                                                                 \
+  BT_DW_PATH(bt_dw_small_s1_##rl) { dw_small_one(&dp->conv, in, in_y0, out, y0, y1, dw_small_##rl##_s1); } \
+  BT_DW_PATH(bt_dw_small_s2_##rl) { dw_small_one(&dp->conv, in, in_y0, out, y0, y1, dw_small_##rl##_s2); } \
+  BT_DW_PATH(bt_dw_small_f_##rl) { dw_small_one(&dp->conv, in, in_y0, out, y0, y1, dw_small_##rl##_f); }   \
+  BT_DW_PATH(bt_dw_small_m_##rl) { dw_small_one(&dp->conv, in, in_y0, out, y0, y1, dw_small_##rl##_m); }
+DW_SMALL_ENTRIES(8)
+DW_SMALL_ENTRIES(16)
+DW_SMALL_ENTRIES(32)
+DW_SMALL_ENTRIES(56)
+#undef DW_SMALL_ENTRIES
 BT_DW_PATH(bt_dw_rows_rq2) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 1, -1, -1, 0); }
 BT_DW_PATH(bt_dw_rows) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 0, -1, -1, 0); }
 BT_DW_PATH(bt_dw_box_rq2) { dw_box(&dp->conv, in, in_y0, out, y0, y1, 1); }

@@ -102,13 +102,28 @@ void fx_chw_k(const void *cprm, fx_conv_kernel ck, const fx_buf *cin, const fx_b
               int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t channels);
 /* fx_chw_k for a block whose every tile code generation found to take none of the set's one-channel paths (its
    window holds more than one channel, or the set's group path through ck and dk takes every tile in groups of more
-   than one channel: codegen/fused_c.py chw_call): the same bytes, and it links none of those paths. */
-void fx_chw_kg(const void *cprm, fx_conv_kernel ck, const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb,
-               int32_t wca, int32_t wcb, const void *dprm, fx_dw_kernel dk, const int8_t *fch, const fx_buf *out,
-               int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t channels);
-/* Element-wise FX_ADD/FX_SUB/FX_MUL/FX_MAX/FX_MIN over the box, ch channels. */
-void fx_pw(int kind, const void *prm, const fx_buf *a, const fx_buf *b, const fx_buf *o, int32_t ra,
-           int32_t rb, int32_t ca, int32_t cb, int32_t ch);
+   than one channel: codegen/fused_c.py chw_call): the same bytes, and it links none of those paths. few: the conv
+   kernel of a group of fewer than FX_CHW_K_MIN channels (bt_conv_s8's bytes on it; model.c passes ck where no group
+   has fewer, so a plan links no other). */
+void fx_chw_kg(const void *cprm, fx_conv_kernel ck, fx_conv_kernel few, const fx_buf *cin, const fx_buf *win,
+               int32_t wra, int32_t wrb, int32_t wca, int32_t wcb, const void *dprm, fx_dw_kernel dk,
+               const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
+               int32_t channels);
+/* Element-wise FX_ADD/FX_SUB/FX_MUL/FX_MAX/FX_MIN over the box, ch channels. Inline: a call with a constant kind
+   links only that kind's runtime and kernel. */
+#define FX_PW_DECL(name)                                                                                        \
+  void name(const void *prm, const fx_buf *a, const fx_buf *b, const fx_buf *o, int32_t ra, int32_t rb, int32_t ca, \
+            int32_t cb, int32_t ch);
+FX_PW_DECL(fx_pw_add) FX_PW_DECL(fx_pw_sub) FX_PW_DECL(fx_pw_mul) FX_PW_DECL(fx_pw_max) FX_PW_DECL(fx_pw_min)
+#undef FX_PW_DECL
+static inline void fx_pw(int kind, const void *prm, const fx_buf *a, const fx_buf *b, const fx_buf *o, int32_t ra,
+                         int32_t rb, int32_t ca, int32_t cb, int32_t ch) {
+  if (kind == FX_ADD) fx_pw_add(prm, a, b, o, ra, rb, ca, cb, ch);
+  else if (kind == FX_SUB) fx_pw_sub(prm, a, b, o, ra, rb, ca, cb, ch);
+  else if (kind == FX_MUL) fx_pw_mul(prm, a, b, o, ra, rb, ca, cb, ch);
+  else if (kind == FX_MAX) fx_pw_max(prm, a, b, o, ra, rb, ca, cb, ch);
+  else fx_pw_min(prm, a, b, o, ra, rb, ca, cb, ch);
+}
 /* Element-wise FX_RELU/FX_RELU6/FX_TANH/FX_PRELU/FX_LEAKY_RELU over the box (alpha: PRELU's). */
 void fx_unary(int kind, const void *prm, const int8_t *alpha, const fx_buf *a, const fx_buf *o, int32_t ra,
               int32_t rb, int32_t ca, int32_t cb, int32_t ch);

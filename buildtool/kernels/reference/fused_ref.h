@@ -352,35 +352,48 @@ void fx_win_dk_all(const void *prm, fx_dw_kernel kernel, const fx_buf *in, const
   win_kind_b(FX_DW, !FX_BOX_ONE_CHANNEL, prm, 0, kernel, in, out, ra, rb, ca, cb, -1, fch);
 }
 
-void fx_chw_k(const void *cprm, fx_conv_kernel ck, const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb,
-              int32_t wca, int32_t wcb, const void *dprm, fx_dw_kernel dk, const int8_t *fch, const fx_buf *out,
-              int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t channels) {
-  /* a set's own path, else group by group through fx_win_k / fx_win_dk */
-  if (fx_k_chw(cprm, ck, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels)) return;
-  for (int32_t ch = 0; ch < channels; ch += win->ps) {
-    win_k_groups(cprm, win->ps >= FX_CHW_K_MIN ? ck : FX_CONV_FEW, cin, win, wra, wrb, wca, wcb, ch);
-    fx_win_dk(dprm, dk, win, out, ra, rb, ca, cb, ch, fch);
-  }
-}
-/* fx_chw_k where code generation found that no tile takes the set's one-channel paths (bt_fused.h): the set's group
-   path through the layers' kernels when it has one (FX_CHW_PM, fx_k_chw's arguments), else group by group with no
-   box paths (the groups hold more than one channel: those paths decline them), so a plan links none of them. */
+/* fx_chw_kg's group path when the set has one (FX_CHW_PM, fx_k_chw's arguments and few: its groups of fewer than
+   FX_CHW_K_MIN channels' kernel) */
 #ifndef FX_CHW_PM
-#define FX_CHW_PM(cprm, ck, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels) 0
+#define FX_CHW_PM(cprm, ck, few, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels) 0
 #endif
 __attribute__((noinline)) static void win_dk_ch0(const void *prm, fx_dw_kernel kernel, const fx_buf *in,
                                                  const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
                                                  int32_t ch, const int8_t *fch) {
   win_kind_b(FX_DW, 0, prm, 0, kernel, in, out, ra, rb, ca, cb, ch, fch);
 }
-void fx_chw_kg(const void *cprm, fx_conv_kernel ck, const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb,
-               int32_t wca, int32_t wcb, const void *dprm, fx_dw_kernel dk, const int8_t *fch, const fx_buf *out,
-               int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t channels) {
-  if (FX_CHW_PM(cprm, ck, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels)) return;
+/* fx_chw_k (paths 1): a set's own path, else group by group through the set's one-channel paths; fx_chw_kg (paths 0,
+   code generation found that no tile takes them): the set's group path through the layers' kernels (FX_CHW_PM), else
+   group by group with no box paths (the groups hold more than one channel: those paths decline them), so a plan
+   links none of them. few: the conv kernel of a group of fewer than FX_CHW_K_MIN channels. */
+FX_ALWAYS void chw_k_b(int paths, const void *cprm, fx_conv_kernel ck, fx_conv_kernel few, const fx_buf *cin,
+                       const fx_buf *win, int32_t wra, int32_t wrb, int32_t wca, int32_t wcb, const void *dprm,
+                       fx_dw_kernel dk, const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca,
+                       int32_t cb, int32_t channels) {
+  if (paths ? fx_k_chw(cprm, ck, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels)
+            : FX_CHW_PM(cprm, ck, few, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels))
+    return;
   for (int32_t ch = 0; ch < channels; ch += win->ps) {
-    fx_win_k(cprm, win->ps >= FX_CHW_K_MIN ? ck : FX_CONV_FEW, cin, win, wra, wrb, wca, wcb, ch);
-    win_dk_ch0(dprm, dk, win, out, ra, rb, ca, cb, ch, fch);
+    fx_conv_kernel k = win->ps >= FX_CHW_K_MIN ? ck : few;
+    if (paths) {
+      win_k_groups(cprm, k, cin, win, wra, wrb, wca, wcb, ch);
+      fx_win_dk(dprm, dk, win, out, ra, rb, ca, cb, ch, fch);
+    } else {
+      fx_win_k(cprm, k, cin, win, wra, wrb, wca, wcb, ch);
+      win_dk_ch0(dprm, dk, win, out, ra, rb, ca, cb, ch, fch);
+    }
   }
+}
+void fx_chw_k(const void *cprm, fx_conv_kernel ck, const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb,
+              int32_t wca, int32_t wcb, const void *dprm, fx_dw_kernel dk, const int8_t *fch, const fx_buf *out,
+              int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t channels) {
+  chw_k_b(1, cprm, ck, FX_CONV_FEW, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels);
+}
+void fx_chw_kg(const void *cprm, fx_conv_kernel ck, fx_conv_kernel few, const fx_buf *cin, const fx_buf *win,
+               int32_t wra, int32_t wrb, int32_t wca, int32_t wcb, const void *dprm, fx_dw_kernel dk,
+               const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
+               int32_t channels) {
+  chw_k_b(0, cprm, ck, few, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels);
 }
 void fx_chw(const void *cprm, const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb, int32_t wca,
             int32_t wcb, const void *dprm, const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca,
@@ -411,16 +424,18 @@ FX_ALWAYS void pw_kind(int kind, const void *prm, const fx_buf *a, const fx_buf 
     else bt_minimum_s8(&q.x, fx_at(a, y, ca), fx_at(b, y, ca), fx_at(o, y, ca));
   }
 }
-void fx_pw(int kind, const void *prm, const fx_buf *a, const fx_buf *b, const fx_buf *o, int32_t ra,
-           int32_t rb, int32_t ca, int32_t cb, int32_t ch) {
-  switch (kind) {
-    case FX_ADD: pw_kind(FX_ADD, prm, a, b, o, ra, rb, ca, cb, ch); break;
-    case FX_SUB: pw_kind(FX_SUB, prm, a, b, o, ra, rb, ca, cb, ch); break;
-    case FX_MUL: pw_kind(FX_MUL, prm, a, b, o, ra, rb, ca, cb, ch); break;
-    case FX_MAX: pw_kind(FX_MAX, prm, a, b, o, ra, rb, ca, cb, ch); break;
-    default: pw_kind(FX_MIN, prm, a, b, o, ra, rb, ca, cb, ch); break;
+/* fx_pw's kinds, one function each (bt_fused.h: fx_pw inline over them by kind, a constant in model.c) */
+#define FX_PW_KIND(name, kind)                                                                                   \
+  void name(const void *prm, const fx_buf *a, const fx_buf *b, const fx_buf *o, int32_t ra, int32_t rb, int32_t ca, \
+            int32_t cb, int32_t ch) {                                                                            \
+    pw_kind(kind, prm, a, b, o, ra, rb, ca, cb, ch);                                                             \
   }
-}
+FX_PW_KIND(fx_pw_add, FX_ADD)
+FX_PW_KIND(fx_pw_sub, FX_SUB)
+FX_PW_KIND(fx_pw_mul, FX_MUL)
+FX_PW_KIND(fx_pw_max, FX_MAX)
+FX_PW_KIND(fx_pw_min, FX_MIN)
+#undef FX_PW_KIND
 
 /* An element-wise RELU/RELU6/TANH/PRELU/LEAKY_RELU over rows [ra, rb) x cols [ca, cb): one call per row when the
    row's pixels are contiguous in both buffers, else one per pixel. PRELU's alpha stride comes with prm. */

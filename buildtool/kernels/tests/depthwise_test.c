@@ -76,6 +76,42 @@ static void test_depthwise_paths(void) {
     check("depthwise_paths", t, g_ref, g_opt, bytes);
   }
 }
+
+/* dw_small's entries of a known row length and requantisation (bt_dw_small_sSW_RL, _f_RL, _m_RL: model.c calls one where
+ * codegen/tile_kernels.py dw_small_entry found every call of a layer to take it), on calls of whole rows as a fused
+ * block makes them (at most 64 outputs, or stride 2): kind 's' every channel on the sat path, 'f' bt_rq2 with a
+ * channel of each group of four off it (a shift of 23..30 bits), 'm' a channel's shift 0 (bt_mbqm_fast). */
+static const struct { const char *name; dw_path_fn fn; int32_t w, cin, s; char kind; } dw_small_cases[] = {
+    {"bt_dw_small_s1_8", bt_dw_small_s1_8, 5, 8, 1, 's'},     {"bt_dw_small_s2_8", bt_dw_small_s2_8, 5, 8, 2, 's'},
+    {"bt_dw_small_s1_16", bt_dw_small_s1_16, 12, 4, 1, 's'},  {"bt_dw_small_s2_32", bt_dw_small_s2_32, 24, 8, 2, 's'},
+    {"bt_dw_small_s1_56", bt_dw_small_s1_56, 50, 4, 1, 's'},  {"bt_dw_small_f_8", bt_dw_small_f_8, 6, 12, 1, 'f'},
+    {"bt_dw_small_f_16", bt_dw_small_f_16, 13, 8, 2, 'f'},    {"bt_dw_small_m_32", bt_dw_small_m_32, 20, 8, 1, 'm'},
+    {"bt_dw_small_m_56", bt_dw_small_m_56, 50, 4, 2, 'm'},
+};
+
+static void test_depthwise_small_entries(void) {
+  for (int32_t t = 0; t < (int32_t)(sizeof dw_small_cases / sizeof dw_small_cases[0]); t++) {
+    bt_depthwise_params dp;
+    const int32_t w = dw_small_cases[t].w, cin = dw_small_cases[t].cin, s = dw_small_cases[t].s;
+    const char kind = dw_small_cases[t].kind;
+    gen_conv(&dp.conv, 6, w, cin, cin, 3, 3, s, s, 1, 1, 1, cin, cin, 1);
+    dp.depth_multiplier = 1;
+    if (kind != 'm') { dp.conv.act_min = -128; dp.conv.act_max = 127; }
+    for (int32_t c = 0; c < cin; c++) {
+      if (kind == 's' && g_shift[c] < -22) g_shift[c] = -22;
+      if (kind == 'f' && c % 4 == 1) g_shift[c] = ri(-30, -23);   /* each group off the sat path */
+    }
+    if (kind == 'm') g_shift[ri(0, cin - 1)] = 0;
+    const int32_t oh = dp.conv.out.h, ow = dp.conv.out.w, y1 = 64 / ow < oh ? (64 / ow < 1 ? 1 : 64 / ow) : oh;
+    const int32_t rows = s == 2 ? oh : y1, bytes = rows * ow * cin + 8;
+    fill(g_in, 6 * w * cin + 16);
+    fill(g_ref, bytes);
+    copy(g_opt, g_ref, bytes);
+    ref_bt_depthwise_s8(&dp, g_in, 0, g_ref, 0, rows);
+    dw_small_cases[t].fn(&dp, g_in, 0, g_opt, 0, rows);
+    check("depthwise_small_entries", t, g_ref, g_opt, bytes);
+  }
+}
 #endif
 
 static void test_depthwise(void) {
@@ -222,5 +258,6 @@ static void test_depthwise(void) {
   }
 #ifdef BT_VARIANTS_CORTEX_M
   test_depthwise_paths();
+  test_depthwise_small_entries();
 #endif
 }

@@ -306,7 +306,7 @@ static void fused_chw_groups(void) {
         fill(g_band, (wrb - wra) * (wcb - wca) + 16);
         const fx_buf win = {g_band, wra, wca, wcb - wca, 1, 0};
         if (t % 4 == 3)   /* fx_chw_kg: the same bytes without the one-channel paths (any group, a leftover of one) */
-          fx_chw_kg(cp, chw_ck(cp), &ci, &win, wra, wrb, wca, wcb, &c2.dw, chw_dk(&c2.dw), fch, &o, ra, rb1, ca, cb1, C);
+          fx_chw_kg(cp, chw_ck(cp), bt_conv_s8, &ci, &win, wra, wrb, wca, wcb, &c2.dw, chw_dk(&c2.dw), fch, &o, ra, rb1, ca, cb1, C);
         else if (via_k)
           fx_chw_k(cp, chw_ck(cp), &ci, &win, wra, wrb, wca, wcb, &c2.dw, chw_dk(&c2.dw), fch, &o, ra, rb1, ca, cb1, C);
         else fx_chw(cp, &ci, &win, wra, wrb, wca, wcb, &c2.dw, fch, &o, ra, rb1, ca, cb1, C);
