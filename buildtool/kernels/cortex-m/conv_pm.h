@@ -1048,17 +1048,69 @@ static __attribute__((noinline, unused, optimize("Os", "no-tree-loop-distribute-
   return bt_pm_col(p, g, in, in_y0, out, y0, tt, patch, col, q, P, dbl);
 }
 #endif
-static inline __attribute__((always_inline)) int8_t *bt_pm_colx(const bt_conv_params *p, const bt_pm_geom *g,
-                                                               const int8_t *in, int32_t in_y0, int8_t *out,
-                                                               int32_t y0, int32_t tt, int8_t *__restrict patch,
-                                                               int16_t *__restrict col, int32_t q, const int32_t P,
-                                                               const int dbl) {
+/* the triples' column builder: the out-of-line copy in the shared variants, bt_pm_col itself inline elsewhere
+ * (textually, so model.c's instances compile as before: a wrapper made each one 11.5 KB larger at -O0) */
 #ifdef BT_PM_SHARED
-  return bt_pm_col_call(p, g, in, in_y0, out, y0, tt, patch, col, q, P, dbl);
+#define BT_PM_COLX bt_pm_col_call
 #else
-  return bt_pm_col(p, g, in, in_y0, out, y0, tt, patch, col, q, P, dbl);
+#define BT_PM_COLX bt_pm_col
 #endif
-}
+
+/* bt_conv_pm's pixels left after its triples (t..n): two at a time (bt_mm2x2), an odd last one alone (bt_mv1x4),
+ * the columns built by COL, the outputs by OUT (G: the geometry's address). bt_conv_pm expands it inline with
+ * bt_pm_col / bt_pm_out, as main did before the shared variants' restructure (an always_inline function of it
+ * left bt_mm2x2's run-time-K asm with no registers in fused tile kernels: 'impossible constraints'); the shared
+ * variants (BT_PM_SHARED) call one out-of-line copy, bt_pm_tail_call, whose requantisation and activation are
+ * run-time values: at most two pixels a band on the 3-pixel path. */
+#define BT_PM_TAIL(G, COL, OUT) \
+  for (; t + 2 <= n; t += 2) {                                                                                                                              \
+    int8_t *const o0 = COL(p, G, in, in_y0, out, y0, t, patch, col, 0, 2, dbl);                                                                             \
+    int8_t *const o1 = COL(p, G, in, in_y0, out, y0, t + 1, patch, col, 1, 2, dbl);                                                                         \
+    int32_t oc = 0;                                                                                                                                         \
+    for (; oc + 2 <= cout; oc += 2) {                                                                                                                       \
+      int32_t acc[4], b0 = 0, b1 = 0;                                                                                                                       \
+      if (bias) { b0 = bias[oc] * (1 + dbl); b1 = bias[oc + 1] * (1 + dbl); }                                                                               \
+      bt_mm2x2(col, filter + oc * K, K, b0, b1, acc);                                                                                                       \
+      const int32_t m0 = mult[oc], m1 = mult[oc + 1], s0 = shift[oc], s1 = shift[oc + 1];                                                                   \
+      const int32_t p0 = fast ? BT_PM_P2(s0) : 0, e0 = fast ? BT_PM_E1(s0) : 0;                                                                             \
+      const int32_t p1 = fast ? BT_PM_P2(s1) : 0, e1 = fast ? BT_PM_E1(s1) : 0;                                                                             \
+      const int32_t r00 = OUT(acc[0], m0, s0, p0, e0, zp, lo, hi, fast, act);                                                                               \
+      const int32_t r01 = OUT(acc[1], m1, s1, p1, e1, zp, lo, hi, fast, act);                                                                               \
+      const int32_t r10 = OUT(acc[2], m0, s0, p0, e0, zp, lo, hi, fast, act);                                                                               \
+      const int32_t r11 = OUT(acc[3], m1, s1, p1, e1, zp, lo, hi, fast, act);                                                                               \
+      o0[oc] = (int8_t)r00; o0[oc + 1] = (int8_t)r01; o1[oc] = (int8_t)r10; o1[oc + 1] = (int8_t)r11;                                                       \
+    }                                                                                                                                                       \
+    if (oc < cout) {                                                                                                                                        \
+      int32_t acc[2];                                                                                                                                       \
+      bt_mmpx1(col, filter + oc * K, K, 2, acc);                                                                                                            \
+      const int32_t b = bias ? bias[oc] * (1 + dbl) : 0;                                                                                                    \
+      const int32_t s0 = shift[oc], p0 = fast ? BT_PM_P2(s0) : 0, e0 = fast ? BT_PM_E1(s0) : 0;                                                             \
+      const int32_t r0 = OUT(acc[0] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);                                                                      \
+      const int32_t r1 = OUT(acc[1] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);                                                                      \
+      o0[oc] = (int8_t)r0; o1[oc] = (int8_t)r1;                                                                                                             \
+    }                                                                                                                                                       \
+  }                                                                                                                                                         \
+  if (t < n) {                                                                                                                                              \
+    int8_t *const o = COL(p, G, in, in_y0, out, y0, t, patch, col, 0, 0, dbl);                                                                              \
+    int32_t oc = 0;                                                                                                                                         \
+    for (; oc + 4 <= cout; oc += 4) {                                                                                                                       \
+      int32_t acc[4];                                                                                                                                       \
+      acc[0] = 0; acc[1] = 0; acc[2] = 0; acc[3] = 0;                                                                                                       \
+      if (bias) { acc[0] = bias[oc] * (1 + dbl); acc[1] = bias[oc + 1] * (1 + dbl); acc[2] = bias[oc + 2] * (1 + dbl); acc[3] = bias[oc + 3] * (1 + dbl); } \
+      bt_mv1x4(col, filter + oc * K, K, acc);                                                                                                               \
+      int32_t r[4];                                                                                                                                         \
+      for (int k = 0; k < 4; k++) {                                                                                                                         \
+        const int32_t sk = shift[oc + k], pk = fast ? BT_PM_P2(sk) : 0, ek = fast ? BT_PM_E1(sk) : 0;                                                       \
+        r[k] = OUT(acc[k], mult[oc + k], sk, pk, ek, zp, lo, hi, fast, act);                                                                                \
+      }                                                                                                                                                     \
+      o[oc] = (int8_t)r[0]; o[oc + 1] = (int8_t)r[1]; o[oc + 2] = (int8_t)r[2]; o[oc + 3] = (int8_t)r[3];                                                   \
+    }                                                                                                                                                       \
+    for (; oc < cout; oc++) {                                                                                                                               \
+      const int32_t a = bt_mv1x1(col, filter + oc * K, K, bias ? bias[oc] * (1 + dbl) : 0);                                                                 \
+      const int32_t sk = shift[oc], pk = fast ? BT_PM_P2(sk) : 0, ek = fast ? BT_PM_E1(sk) : 0;                                                             \
+      o[oc] = (int8_t)OUT(a, mult[oc], sk, pk, ek, zp, lo, hi, fast, act);                                                                                  \
+    }                                                                                                                                                       \
+  }
 
 #ifdef BT_PM_SHARED
 /* bt_pm_out with a run-time requantisation and activation (bt_pm_tail_call): one out-of-line copy. */
@@ -1071,83 +1123,18 @@ static __attribute__((noinline, unused)) int32_t bt_pm_out_call(int32_t acc, int
                                                                                  : bt_pm_out(acc, m, s, p2, e1, zp, lo, hi, 1, 0);
   return bt_clamp(bt_mbqm_fast(acc, m, s) + zp, lo, hi);
 }
-#define BT_PM_OUTX(acc, m, s, p2, e1, zp, lo, hi, fast, act)                                                      \
+#define BT_PM_OUT_CALL(acc, m, s, p2, e1, zp, lo, hi, fast, act)                                                  \
   (__builtin_constant_p(fast) && __builtin_constant_p(act) ? bt_pm_out(acc, m, s, p2, e1, zp, lo, hi, fast, act) \
                                                            : bt_pm_out_call(acc, m, s, zp, lo, hi, fast, act))
-#else
-#define BT_PM_OUTX bt_pm_out
-#endif
-
-/* bt_conv_pm's pixels left after its triples (t..n): two at a time (bt_mm2x2), an odd last one alone (bt_mv1x4).
- * At most two pixels a band on the 3-pixel path, so the shared variants (BT_PM_SHARED) call one out-of-line copy
- * whose requantisation and activation are run-time values (bt_pm_tail_call); model.c inlines it. */
-static inline __attribute__((always_inline)) void bt_pm_tail(const bt_conv_params *p, const bt_pm_geom *g,
-                                                             const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
-                                                             int32_t t, int32_t n, int16_t *col, int8_t *patch,
-                                                             const int fast, const int act) {
+static __attribute__((noinline, unused, optimize("Os", "no-tree-loop-distribute-patterns"))) void bt_pm_tail_call(
+    const bt_conv_params *p, const bt_pm_geom *g, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t t,
+    int32_t n, int16_t *__restrict col, int8_t *__restrict patch, int fast, int act) {
   const int32_t cout = p->out.c, K = p->kh * p->kw * p->in.c;
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
   const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
   const int8_t *const filter = p->filter;
   const int dbl = fast == 2;
-  for (; t + 2 <= n; t += 2) {
-    int8_t *const o0 = bt_pm_colx(p, g, in, in_y0, out, y0, t, patch, col, 0, 2, dbl);
-    int8_t *const o1 = bt_pm_colx(p, g, in, in_y0, out, y0, t + 1, patch, col, 1, 2, dbl);
-    int32_t oc = 0;
-    for (; oc + 2 <= cout; oc += 2) {
-      int32_t acc[4], b0 = 0, b1 = 0;
-      if (bias) { b0 = bias[oc] * (1 + dbl); b1 = bias[oc + 1] * (1 + dbl); }
-      bt_mm2x2(col, filter + oc * K, K, b0, b1, acc);
-      const int32_t m0 = mult[oc], m1 = mult[oc + 1], s0 = shift[oc], s1 = shift[oc + 1];
-      const int32_t p0 = fast ? BT_PM_P2(s0) : 0, e0 = fast ? BT_PM_E1(s0) : 0;
-      const int32_t p1 = fast ? BT_PM_P2(s1) : 0, e1 = fast ? BT_PM_E1(s1) : 0;
-      const int32_t r00 = BT_PM_OUTX(acc[0], m0, s0, p0, e0, zp, lo, hi, fast, act);
-      const int32_t r01 = BT_PM_OUTX(acc[1], m1, s1, p1, e1, zp, lo, hi, fast, act);
-      const int32_t r10 = BT_PM_OUTX(acc[2], m0, s0, p0, e0, zp, lo, hi, fast, act);
-      const int32_t r11 = BT_PM_OUTX(acc[3], m1, s1, p1, e1, zp, lo, hi, fast, act);
-      o0[oc] = (int8_t)r00; o0[oc + 1] = (int8_t)r01; o1[oc] = (int8_t)r10; o1[oc + 1] = (int8_t)r11;
-    }
-    if (oc < cout) {
-      int32_t acc[2];
-      bt_mmpx1(col, filter + oc * K, K, 2, acc);
-      const int32_t b = bias ? bias[oc] * (1 + dbl) : 0;
-      const int32_t s0 = shift[oc], p0 = fast ? BT_PM_P2(s0) : 0, e0 = fast ? BT_PM_E1(s0) : 0;
-      const int32_t r0 = BT_PM_OUTX(acc[0] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);
-      const int32_t r1 = BT_PM_OUTX(acc[1] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);
-      o0[oc] = (int8_t)r0; o1[oc] = (int8_t)r1;
-    }
-  }
-  if (t < n) {
-    int8_t *const o = bt_pm_colx(p, g, in, in_y0, out, y0, t, patch, col, 0, 0, dbl);
-    int32_t oc = 0;
-    for (; oc + 4 <= cout; oc += 4) {
-      int32_t acc[4];
-      acc[0] = 0; acc[1] = 0; acc[2] = 0; acc[3] = 0;
-      if (bias) { acc[0] = bias[oc] * (1 + dbl); acc[1] = bias[oc + 1] * (1 + dbl); acc[2] = bias[oc + 2] * (1 + dbl); acc[3] = bias[oc + 3] * (1 + dbl); }
-      bt_mv1x4(col, filter + oc * K, K, acc);
-      int32_t r[4];
-      for (int k = 0; k < 4; k++) {
-        const int32_t sk = shift[oc + k], pk = fast ? BT_PM_P2(sk) : 0, ek = fast ? BT_PM_E1(sk) : 0;
-        r[k] = BT_PM_OUTX(acc[k], mult[oc + k], sk, pk, ek, zp, lo, hi, fast, act);
-      }
-      o[oc] = (int8_t)r[0]; o[oc + 1] = (int8_t)r[1]; o[oc + 2] = (int8_t)r[2]; o[oc + 3] = (int8_t)r[3];
-    }
-    for (; oc < cout; oc++) {
-      const int32_t a = bt_mv1x1(col, filter + oc * K, K, bias ? bias[oc] * (1 + dbl) : 0);
-      const int32_t sk = shift[oc], pk = fast ? BT_PM_P2(sk) : 0, ek = fast ? BT_PM_E1(sk) : 0;
-      o[oc] = (int8_t)BT_PM_OUTX(a, mult[oc], sk, pk, ek, zp, lo, hi, fast, act);
-    }
-  }
-}
-#ifdef BT_PM_SHARED
-static __attribute__((noinline, unused, optimize("Os", "no-tree-loop-distribute-patterns"))) void bt_pm_tail_call(const bt_conv_params *p,
-                                                                              const bt_pm_geom *g, const int8_t *in,
-                                                                              int32_t in_y0, int8_t *out, int32_t y0,
-                                                                              int32_t t, int32_t n,
-                                                                              int16_t *__restrict col,
-                                                                              int8_t *__restrict patch, int fast,
-                                                                              int act) {
-  bt_pm_tail(p, g, in, in_y0, out, y0, t, n, col, patch, fast, act);
+  BT_PM_TAIL(g, bt_pm_col_call, BT_PM_OUT_CALL);
 }
 #endif
 
@@ -1210,9 +1197,9 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
       } else
 #endif
       for (int32_t j = 0; j < T; j++, t += 3) {
-        int8_t *const o0 = bt_pm_colx(p, &g, in, in_y0, out, y0, t, patch, col + j * S, 0, 3, dbl);
-        int8_t *const o1 = bt_pm_colx(p, &g, in, in_y0, out, y0, t + 1, patch, col + j * S, 1, 3, dbl);
-        int8_t *const o2 = bt_pm_colx(p, &g, in, in_y0, out, y0, t + 2, patch, col + j * S, 2, 3, dbl);
+        int8_t *const o0 = BT_PM_COLX(p, &g, in, in_y0, out, y0, t, patch, col + j * S, 0, 3, dbl);
+        int8_t *const o1 = BT_PM_COLX(p, &g, in, in_y0, out, y0, t + 1, patch, col + j * S, 1, 3, dbl);
+        int8_t *const o2 = BT_PM_COLX(p, &g, in, in_y0, out, y0, t + 2, patch, col + j * S, 2, 3, dbl);
         if (!asm_rq) { ob[3 * j] = o0; ob[3 * j + 1] = o1; ob[3 * j + 2] = o2; }
         else if (j == 0) ob[0] = o0;
       }
@@ -1328,7 +1315,7 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
 #ifdef BT_PM_SHARED
   if (t < n) bt_pm_tail_call(p, &g, in, in_y0, out, y0, t, n, col, patch, fast, act);
 #else
-  bt_pm_tail(p, &g, in, in_y0, out, y0, t, n, col, patch, fast, act);
+  BT_PM_TAIL(&g, bt_pm_col, bt_pm_out);
 #endif
 }
 #pragma GCC diagnostic pop
