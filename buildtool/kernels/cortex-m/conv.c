@@ -15,6 +15,7 @@
  *    LDR + two SXTB16 + two SMLAD (bt_dot4x4 in dsp.h); remainders in scalar code.
  * Stack: 3.75 KB on the patch-matrix path (3 columns of 640 int16, a gathered patch inside them). Same results as
  * the reference set (bt_kernels.h), same TFLite weight layout. */
+#define BT_PM_SHARED 1   /* conv_pm.h: the variants' loops one small copy (calls where model.c inlines) */
 #include "bt_kernels.h"
 #include "requant.h"
 #include "dsp.h"

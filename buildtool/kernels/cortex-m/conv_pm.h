@@ -170,6 +170,36 @@ static inline __attribute__((always_inline)) void bt_pm_widen3(const int8_t *s, 
 #undef BT_PM_W3_OPS
 }
 #undef BT_PM_W3_DBL
+/* bt_pm_rq6 / bt_pm_rqm6 (fast 1 / 2) without the stores, for a run-time output pixel stride (the shared variants,
+ * conv.c): the six sums of acc requantised in place (SSAT #8: act 2), the caller stores them. gcc's own code for
+ * bt_pm_out reloaded the channels' constants from the stack for every output. */
+#define BT_PM_RQR_ONE(A, ZA) BT_PM_RQ2_ASM("lo", "hi", A, "m", "pz", "e", A, ZA)
+#define BT_PM_RQMR_ONE(A, ZA) BT_PM_RQM_ASM("hi", A, "m", "pz", "e", A, ZA)
+#define BT_PM_RQR6(ONE, ZA)                                                                   \
+  "ldm %[k], {%[m], %[pz], %[e]}\n\t" ONE("a00", ZA) ONE("a10", ZA) ONE("a20", ZA)            \
+  "ldr %[m], [%[k], #12]\n\tldr %[pz], [%[k], #16]\n\tldr %[e], [%[k], #20]\n\t"              \
+  ONE("a01", ZA) ONE("a11", ZA) ONE("a21", ZA)
+#define BT_PM_RQR_OPS                                                                                \
+  : [lo] "=&r"(lo_), [hi] "=&r"(hi_), [m] "=&r"(m_), [pz] "=&r"(pz_), [e] "=&r"(e_), [a00] "+r"(acc[0]), \
+    [a01] "+r"(acc[1]), [a10] "+r"(acc[2]), [a11] "+r"(acc[3]), [a20] "+r"(acc[4]), [a21] "+r"(acc[5])  \
+  : [k] "r"(k)
+static inline __attribute__((always_inline)) void bt_pm_rqr6(int32_t *acc, const int32_t *k, const int folded,
+                                                             int32_t zp, const int fast) {
+  uint32_t lo_, hi_;
+  register uint32_t m_ __asm__("r8"), pz_ __asm__("r9"), e_ __asm__("r10");   /* an LDM's list is in register order */
+  if (fast == 2) {
+    if (folded) __asm__ volatile(BT_PM_RQR6(BT_PM_RQMR_ONE, BT_PM_NZ) BT_PM_RQR_OPS : "memory");
+    else __asm__ volatile(BT_PM_RQR6(BT_PM_RQMR_ONE, BT_PM_ZP) BT_PM_RQR_OPS, [zp] "r"(zp) : "memory");
+  } else {
+    if (folded) __asm__ volatile(BT_PM_RQR6(BT_PM_RQR_ONE, BT_PM_NZ) BT_PM_RQR_OPS : "memory");
+    else __asm__ volatile(BT_PM_RQR6(BT_PM_RQR_ONE, BT_PM_ZP) BT_PM_RQR_OPS, [zp] "r"(zp) : "memory");
+  }
+  (void)lo_;
+}
+#undef BT_PM_RQR_OPS
+#undef BT_PM_RQR6
+#undef BT_PM_RQMR_ONE
+#undef BT_PM_RQR_ONE
 #undef BT_PM_W3_GROUP
 #undef BT_PM_RQM_OPS
 #undef BT_PM_RQ_OPS
@@ -1014,6 +1044,115 @@ static inline __attribute__((always_inline)) int8_t *bt_pm_col(const bt_conv_par
   return out + tt * g->ops;
 }
 
+/* BT_PM_SHARED (defined by conv.c only, before its includes): the shared variants, whose layer's shape is in
+ * memory (nothing for gcc to fold), call one out-of-line copy of the column builder (bt_pm_col_call: a column per
+ * output pixel, not per MAC, so the call costs little; six inlined copies per variant were most of its ~17.5 KB;
+ * at -O2, not -Os: 3,216 B instead of 1,998, once in a firmware, and vww's 6x6 1x1 layers of 19-57 live channels,
+ * where a pixel's columns are shared by few outputs, ~7 K est. cycles faster each: the balanced set's measured
+ * cycles 1.057 -> 1.050x speed's, tests/test_code_budget.py), of the pixels left after the triples (bt_pm_tail_call) and requantise the triples in asm (bt_pm_rqr6). model.c's
+ * instances and tile functions keep everything inline, as before: in MobileNet v2's tile functions the mere
+ * presence of the calls made gcc fail bt_pm_widen3's and bt_pm_rqm6's asm ("impossible constraint"). */
+#ifdef BT_PM_SHARED
+static __attribute__((noinline, unused, optimize("no-tree-loop-distribute-patterns"))) int8_t *bt_pm_col_call(const bt_conv_params *p,
+                                                                                 const bt_pm_geom *g,
+                                                                                 const int8_t *in, int32_t in_y0,
+                                                                                 int8_t *out, int32_t y0, int32_t tt,
+                                                                                 int8_t *__restrict patch,
+                                                                                 int16_t *__restrict col, int32_t q,
+                                                                                 int32_t P, int dbl) {
+  return bt_pm_col(p, g, in, in_y0, out, y0, tt, patch, col, q, P, dbl);
+}
+#endif
+/* the triples' column builder: the out-of-line copy in the shared variants, bt_pm_col itself inline elsewhere
+ * (textually, so model.c's instances compile as before: a wrapper made each one 11.5 KB larger at -O0) */
+#ifdef BT_PM_SHARED
+#define BT_PM_COLX bt_pm_col_call
+#else
+#define BT_PM_COLX bt_pm_col
+#endif
+
+/* bt_conv_pm's pixels left after its triples (t..n): two at a time (bt_mm2x2), an odd last one alone (bt_mv1x4),
+ * the columns built by COL, the outputs by OUT (G: the geometry's address). bt_conv_pm expands it inline with
+ * bt_pm_col / bt_pm_out, as main did before the shared variants' restructure (an always_inline function of it
+ * left bt_mm2x2's run-time-K asm with no registers in fused tile kernels: 'impossible constraints'); the shared
+ * variants (BT_PM_SHARED) call one out-of-line copy, bt_pm_tail_call, whose requantisation and activation are
+ * run-time values: at most two pixels a band on the 3-pixel path. */
+#define BT_PM_TAIL(G, COL, OUT) \
+  for (; t + 2 <= n; t += 2) {                                                                                                                              \
+    int8_t *const o0 = COL(p, G, in, in_y0, out, y0, t, patch, col, 0, 2, dbl);                                                                             \
+    int8_t *const o1 = COL(p, G, in, in_y0, out, y0, t + 1, patch, col, 1, 2, dbl);                                                                         \
+    int32_t oc = 0;                                                                                                                                         \
+    for (; oc + 2 <= cout; oc += 2) {                                                                                                                       \
+      int32_t acc[4], b0 = 0, b1 = 0;                                                                                                                       \
+      if (bias) { b0 = bias[oc] * (1 + dbl); b1 = bias[oc + 1] * (1 + dbl); }                                                                               \
+      bt_mm2x2(col, filter + oc * K, K, b0, b1, acc);                                                                                                       \
+      const int32_t m0 = mult[oc], m1 = mult[oc + 1], s0 = shift[oc], s1 = shift[oc + 1];                                                                   \
+      const int32_t p0 = fast ? BT_PM_P2(s0) : 0, e0 = fast ? BT_PM_E1(s0) : 0;                                                                             \
+      const int32_t p1 = fast ? BT_PM_P2(s1) : 0, e1 = fast ? BT_PM_E1(s1) : 0;                                                                             \
+      const int32_t r00 = OUT(acc[0], m0, s0, p0, e0, zp, lo, hi, fast, act);                                                                               \
+      const int32_t r01 = OUT(acc[1], m1, s1, p1, e1, zp, lo, hi, fast, act);                                                                               \
+      const int32_t r10 = OUT(acc[2], m0, s0, p0, e0, zp, lo, hi, fast, act);                                                                               \
+      const int32_t r11 = OUT(acc[3], m1, s1, p1, e1, zp, lo, hi, fast, act);                                                                               \
+      o0[oc] = (int8_t)r00; o0[oc + 1] = (int8_t)r01; o1[oc] = (int8_t)r10; o1[oc + 1] = (int8_t)r11;                                                       \
+    }                                                                                                                                                       \
+    if (oc < cout) {                                                                                                                                        \
+      int32_t acc[2];                                                                                                                                       \
+      bt_mmpx1(col, filter + oc * K, K, 2, acc);                                                                                                            \
+      const int32_t b = bias ? bias[oc] * (1 + dbl) : 0;                                                                                                    \
+      const int32_t s0 = shift[oc], p0 = fast ? BT_PM_P2(s0) : 0, e0 = fast ? BT_PM_E1(s0) : 0;                                                             \
+      const int32_t r0 = OUT(acc[0] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);                                                                      \
+      const int32_t r1 = OUT(acc[1] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);                                                                      \
+      o0[oc] = (int8_t)r0; o1[oc] = (int8_t)r1;                                                                                                             \
+    }                                                                                                                                                       \
+  }                                                                                                                                                         \
+  if (t < n) {                                                                                                                                              \
+    int8_t *const o = COL(p, G, in, in_y0, out, y0, t, patch, col, 0, 0, dbl);                                                                              \
+    int32_t oc = 0;                                                                                                                                         \
+    for (; oc + 4 <= cout; oc += 4) {                                                                                                                       \
+      int32_t acc[4];                                                                                                                                       \
+      acc[0] = 0; acc[1] = 0; acc[2] = 0; acc[3] = 0;                                                                                                       \
+      if (bias) { acc[0] = bias[oc] * (1 + dbl); acc[1] = bias[oc + 1] * (1 + dbl); acc[2] = bias[oc + 2] * (1 + dbl); acc[3] = bias[oc + 3] * (1 + dbl); } \
+      bt_mv1x4(col, filter + oc * K, K, acc);                                                                                                               \
+      int32_t r[4];                                                                                                                                         \
+      for (int k = 0; k < 4; k++) {                                                                                                                         \
+        const int32_t sk = shift[oc + k], pk = fast ? BT_PM_P2(sk) : 0, ek = fast ? BT_PM_E1(sk) : 0;                                                       \
+        r[k] = OUT(acc[k], mult[oc + k], sk, pk, ek, zp, lo, hi, fast, act);                                                                                \
+      }                                                                                                                                                     \
+      o[oc] = (int8_t)r[0]; o[oc + 1] = (int8_t)r[1]; o[oc + 2] = (int8_t)r[2]; o[oc + 3] = (int8_t)r[3];                                                   \
+    }                                                                                                                                                       \
+    for (; oc < cout; oc++) {                                                                                                                               \
+      const int32_t a = bt_mv1x1(col, filter + oc * K, K, bias ? bias[oc] * (1 + dbl) : 0);                                                                 \
+      const int32_t sk = shift[oc], pk = fast ? BT_PM_P2(sk) : 0, ek = fast ? BT_PM_E1(sk) : 0;                                                             \
+      o[oc] = (int8_t)OUT(a, mult[oc], sk, pk, ek, zp, lo, hi, fast, act);                                                                                  \
+    }                                                                                                                                                       \
+  }
+
+#ifdef BT_PM_SHARED
+/* bt_pm_out with a run-time requantisation and activation (bt_pm_tail_call): one out-of-line copy. */
+static __attribute__((noinline, unused)) int32_t bt_pm_out_call(int32_t acc, int32_t m, int32_t s, int32_t zp,
+                                                                int32_t lo, int32_t hi, int fast, int act) {
+  const int32_t p2 = fast ? BT_PM_P2(s) : 0, e1 = fast ? BT_PM_E1(s) : 0;
+  if (fast == 2) return act == 2 ? bt_pm_out(acc, m, s, 0, 0, zp, lo, hi, 2, 2) : act ? bt_pm_out(acc, m, s, 0, 0, zp, lo, hi, 2, 1)
+                                                                                    : bt_pm_out(acc, m, s, 0, 0, zp, lo, hi, 2, 0);
+  if (fast) return act == 2 ? bt_pm_out(acc, m, s, p2, e1, zp, lo, hi, 1, 2) : act ? bt_pm_out(acc, m, s, p2, e1, zp, lo, hi, 1, 1)
+                                                                                 : bt_pm_out(acc, m, s, p2, e1, zp, lo, hi, 1, 0);
+  return bt_clamp(bt_mbqm_fast(acc, m, s) + zp, lo, hi);
+}
+#define BT_PM_OUT_CALL(acc, m, s, p2, e1, zp, lo, hi, fast, act)                                                  \
+  (__builtin_constant_p(fast) && __builtin_constant_p(act) ? bt_pm_out(acc, m, s, p2, e1, zp, lo, hi, fast, act) \
+                                                           : bt_pm_out_call(acc, m, s, zp, lo, hi, fast, act))
+static __attribute__((noinline, unused, optimize("Os", "no-tree-loop-distribute-patterns"))) void bt_pm_tail_call(
+    const bt_conv_params *p, const bt_pm_geom *g, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t t,
+    int32_t n, int16_t *__restrict col, int8_t *__restrict patch, int fast, int act) {
+  const int32_t cout = p->out.c, K = p->kh * p->kw * p->in.c;
+  const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
+  const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
+  const int8_t *const filter = p->filter;
+  const int dbl = fast == 2;
+  BT_PM_TAIL(g, bt_pm_col_call, BT_PM_OUT_CALL);
+}
+#endif
+
 /* The patch-matrix path (im2col.h); a constant layer bt_pmr_ok takes runs bt_conv_pmr (its ring and scratch in col)
  * instead. Output pixels of the band three at a time (bt_mm3x2) when the patch has at
  * most BT_COL3 values (up to BT_PM3_T triples widened at once) or, up to BT_COL_MAX, one triple at a time when
@@ -1073,9 +1212,9 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
       } else
 #endif
       for (int32_t j = 0; j < T; j++, t += 3) {
-        int8_t *const o0 = bt_pm_col(p, &g, in, in_y0, out, y0, t, patch, col + j * S, 0, 3, dbl);
-        int8_t *const o1 = bt_pm_col(p, &g, in, in_y0, out, y0, t + 1, patch, col + j * S, 1, 3, dbl);
-        int8_t *const o2 = bt_pm_col(p, &g, in, in_y0, out, y0, t + 2, patch, col + j * S, 2, 3, dbl);
+        int8_t *const o0 = BT_PM_COLX(p, &g, in, in_y0, out, y0, t, patch, col + j * S, 0, 3, dbl);
+        int8_t *const o1 = BT_PM_COLX(p, &g, in, in_y0, out, y0, t + 1, patch, col + j * S, 1, 3, dbl);
+        int8_t *const o2 = BT_PM_COLX(p, &g, in, in_y0, out, y0, t + 2, patch, col + j * S, 2, 3, dbl);
         if (!asm_rq) { ob[3 * j] = o0; ob[3 * j + 1] = o1; ob[3 * j + 2] = o2; }
         else if (j == 0) ob[0] = o0;
       }
@@ -1144,6 +1283,21 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
           }
           continue;
         }
+#ifdef BT_PM_SHARED
+        if (fast && act == 2 && !asm_rq) {   /* the shared variants' run-time output stride: bt_pm_rqr6 */
+          int32_t k[6];
+          const int folded = bt_pm_k6(k, m0, m1, s0, s1, zp, fast);
+          for (int32_t j = 0; j < T; j++) {
+            int32_t acc[6];
+            bt_mm3x2(col + j * S, f, K, b0, b1, acc);
+            bt_pm_rqr6(acc, k, folded, zp, fast);
+            int8_t *const o0 = ob[3 * j] + oc, *const o1 = ob[3 * j + 1] + oc, *const o2 = ob[3 * j + 2] + oc;
+            o0[0] = (int8_t)acc[0]; o0[1] = (int8_t)acc[1]; o1[0] = (int8_t)acc[2];
+            o1[1] = (int8_t)acc[3]; o2[0] = (int8_t)acc[4]; o2[1] = (int8_t)acc[5];
+          }
+          continue;
+        }
+#endif
 #endif
         for (int32_t j = 0; j < T; j++) {
           int32_t acc[6];
@@ -1173,54 +1327,11 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
       }
     }
   }
-  for (; t + 2 <= n; t += 2) {
-    int8_t *const o0 = bt_pm_col(p, &g, in, in_y0, out, y0, t, patch, col, 0, 2, dbl);
-    int8_t *const o1 = bt_pm_col(p, &g, in, in_y0, out, y0, t + 1, patch, col, 1, 2, dbl);
-    int32_t oc = 0;
-    for (; oc + 2 <= cout; oc += 2) {
-      int32_t acc[4], b0 = 0, b1 = 0;
-      if (bias) { b0 = bias[oc] * (1 + dbl); b1 = bias[oc + 1] * (1 + dbl); }
-      bt_mm2x2(col, filter + oc * K, K, b0, b1, acc);
-      const int32_t m0 = mult[oc], m1 = mult[oc + 1], s0 = shift[oc], s1 = shift[oc + 1];
-      const int32_t p0 = fast ? BT_PM_P2(s0) : 0, e0 = fast ? BT_PM_E1(s0) : 0;
-      const int32_t p1 = fast ? BT_PM_P2(s1) : 0, e1 = fast ? BT_PM_E1(s1) : 0;
-      const int32_t r00 = bt_pm_out(acc[0], m0, s0, p0, e0, zp, lo, hi, fast, act);
-      const int32_t r01 = bt_pm_out(acc[1], m1, s1, p1, e1, zp, lo, hi, fast, act);
-      const int32_t r10 = bt_pm_out(acc[2], m0, s0, p0, e0, zp, lo, hi, fast, act);
-      const int32_t r11 = bt_pm_out(acc[3], m1, s1, p1, e1, zp, lo, hi, fast, act);
-      o0[oc] = (int8_t)r00; o0[oc + 1] = (int8_t)r01; o1[oc] = (int8_t)r10; o1[oc + 1] = (int8_t)r11;
-    }
-    if (oc < cout) {
-      int32_t acc[2];
-      bt_mmpx1(col, filter + oc * K, K, 2, acc);
-      const int32_t b = bias ? bias[oc] * (1 + dbl) : 0;
-      const int32_t s0 = shift[oc], p0 = fast ? BT_PM_P2(s0) : 0, e0 = fast ? BT_PM_E1(s0) : 0;
-      const int32_t r0 = bt_pm_out(acc[0] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);
-      const int32_t r1 = bt_pm_out(acc[1] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);
-      o0[oc] = (int8_t)r0; o1[oc] = (int8_t)r1;
-    }
-  }
-  if (t < n) {
-    int8_t *const o = bt_pm_col(p, &g, in, in_y0, out, y0, t, patch, col, 0, 0, dbl);
-    int32_t oc = 0;
-    for (; oc + 4 <= cout; oc += 4) {
-      int32_t acc[4];
-      acc[0] = 0; acc[1] = 0; acc[2] = 0; acc[3] = 0;
-      if (bias) { acc[0] = bias[oc] * (1 + dbl); acc[1] = bias[oc + 1] * (1 + dbl); acc[2] = bias[oc + 2] * (1 + dbl); acc[3] = bias[oc + 3] * (1 + dbl); }
-      bt_mv1x4(col, filter + oc * K, K, acc);
-      int32_t r[4];
-      for (int k = 0; k < 4; k++) {
-        const int32_t sk = shift[oc + k], pk = fast ? BT_PM_P2(sk) : 0, ek = fast ? BT_PM_E1(sk) : 0;
-        r[k] = bt_pm_out(acc[k], mult[oc + k], sk, pk, ek, zp, lo, hi, fast, act);
-      }
-      o[oc] = (int8_t)r[0]; o[oc + 1] = (int8_t)r[1]; o[oc + 2] = (int8_t)r[2]; o[oc + 3] = (int8_t)r[3];
-    }
-    for (; oc < cout; oc++) {
-      const int32_t a = bt_mv1x1(col, filter + oc * K, K, bias ? bias[oc] * (1 + dbl) : 0);
-      const int32_t sk = shift[oc], pk = fast ? BT_PM_P2(sk) : 0, ek = fast ? BT_PM_E1(sk) : 0;
-      o[oc] = (int8_t)bt_pm_out(a, mult[oc], sk, pk, ek, zp, lo, hi, fast, act);
-    }
-  }
+#ifdef BT_PM_SHARED
+  if (t < n) bt_pm_tail_call(p, &g, in, in_y0, out, y0, t, n, col, patch, fast, act);
+#else
+  BT_PM_TAIL(&g, bt_pm_col, bt_pm_out);
+#endif
 }
 #pragma GCC diagnostic pop
 #endif
