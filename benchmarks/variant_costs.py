@@ -4,7 +4,8 @@ buildtool/codegen/variant_costs.json.
     python3 benchmarks/variant_costs.py            # cortex-m (on cortex-m4) and riscv (on riscv32)
     python3 benchmarks/variant_costs.py --print    # the table only, nothing written
 
-Per kernel set, two one-layer models per layer class (conv KxK, conv 1x1, depthwise, FC; buildtool.zoo's
+Per kernel set, two one-layer models per layer class (conv KxK, conv stem (code_budget.budget_class), conv 1x1,
+depthwise, FC; buildtool.zoo's
 builder, shapes whose layers every variant of the class may run: a short patch and a long one, each within
 kernel_variants.doubled_ok's bounds), built once per
 candidate variant (forced with code_budget.forcing) with the board's toolchain at its flags and run in QEMU:
@@ -46,6 +47,8 @@ BOARDS = {"cortex-m": "cortex-m4", "riscv": "riscv32"}
 
 SHAPES = (("conv KxK", (1, 16, 16, 8), lambda b, x: b.conv2d(x, 64, 3, activation="NONE")),      # K 72
           ("conv KxK", (1, 8, 8, 48), lambda b, x: b.conv2d(x, 256, 3, activation="NONE")),       # K 432
+          ("conv stem", (1, 32, 32, 3), lambda b, x: b.conv2d(x, 16, 3, activation="NONE")),      # K 27
+          ("conv stem", (1, 24, 24, 3), lambda b, x: b.conv2d(x, 16, 5, activation="NONE")),      # K 75
           ("conv 1x1", (1, 16, 16, 32), lambda b, x: b.conv2d(x, 64, 1, activation="NONE")),      # K 32
           ("conv 1x1", (1, 8, 8, 256), lambda b, x: b.conv2d(x, 128, 1, activation="NONE")),      # K 256
           ("depthwise", (1, 16, 16, 32), lambda b, x: b.depthwise(x, 3, activation="NONE")),

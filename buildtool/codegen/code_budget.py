@@ -35,6 +35,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..options import CODE_PRESETS, PlanOptions
+from . import kernel_variants
 
 PRESETS = CODE_PRESETS
 DEFAULT_PRESET = PlanOptions().optimize_code
@@ -151,7 +152,7 @@ def layer_cycles(g, op, kind: str, layer: dict, variant: str, instance: bool, va
     if measured is None:
         return None
     outputs, k = work(kind, layer, g, op)
-    cost = _cost(measured, "instances" if instance else "variants", variant, layer_class(g, op), k)
+    cost = _cost(measured, "instances" if instance else "variants", variant, budget_class(g, op), k)
     return None if cost is None else round(outputs * cost[1])
 
 
@@ -259,6 +260,21 @@ def layer_class(g, op) -> str:
     return {"DEPTHWISE_CONV_2D": "depthwise"}.get(op.opcode, "FC")
 
 
+def budget_class(g, op) -> str:
+    """layer_class, except that a convolution conv_stem.h's path may run as the layer's own instance
+    (kernel_variants.stem: 1-3 input channels, a KxK filter) is "conv stem": its instance widens the weights once a
+    call, so its cycles are not a KxK layer's (ResNet-8's stem: 0.75 M est. cycles as its instance, 1.7 M on a
+    shared variant, which the KxK line modelled at 1.1 M). _cost falls back to the KxK figures where a set has no
+    stem figures."""
+    cls = layer_class(g, op)
+    if cls != "conv KxK":
+        return cls
+    w, y, o = g.tensors[op.inputs[1]].shape, g.tensors[op.outputs[0]].shape, op.options
+    p = {"in": {"c": int(w[3])}, "kh": int(w[1]), "kw": int(w[2]), "out": {"c": int(w[0]), "w": int(y[2])},
+         "dil_h": o.get("dilation_h", 1), "dil_w": o.get("dilation_w", 1)}
+    return "conv stem" if kernel_variants.stem(p) else cls
+
+
 def work(kind: str, layer: dict, g, op) -> tuple:
     """(outputs, K) of a layer model.c calls a variant for: the output values it computes (pixels by live
     channels: a rows-live layer's dead rows cost no MAC) and the values each reads (its patch; an FC's inputs).
@@ -277,7 +293,7 @@ def _candidates(g, op, offer, shape: tuple, measured: dict) -> list | None:
     variant has no measured figures for the layer's class (measured None: no figures, every cost 0). shape:
     work(): (outputs, K)."""
     _, names, inst = offer
-    cls = layer_class(g, op)
+    cls = budget_class(g, op)
     out = []
     for name, table, code in ([(inst, "instances", f"op{op.index}_conv")] if inst else []) + \
             [(n, "variants", n) for n in names]:
@@ -309,7 +325,9 @@ def _cost(measured: dict, table: str, name: str, cls: str, k: int) -> tuple | No
     a layer of class cls whose outputs read k values each. An instance of a variant not measured as one: the
     measured instance's bytes, and its variant's cycles scaled by what the measured instance saves over its own
     variant on the class at k (the same loops, the same constants folded), None when nothing was measured for the
-    class."""
+    class (a stem's: the KxK class's where the set measured no stem)."""
+    if cls == "conv stem" and not any(cls in _fits(r) for t in ("variants", "instances") for r in measured.get(t, {}).values()):
+        cls = "conv KxK"
     m = measured.get(table, {}).get(name)
     if cls in _fits(m):
         return _bytes(m, cls), _per_output(_fits(m)[cls], k)
