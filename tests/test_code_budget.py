@@ -372,3 +372,26 @@ def test_modelled_cycles_agree_with_the_firmware_on_vww(tmp_path, model):
     predicted = cb["cycles"] / cs["cycles"]
     assert abs(predicted - mb / ms) <= 0.02, (predicted, mb / ms)
     assert predicted <= 1 + code_budget.BALANCED_SLACK and mb / ms <= 1 + code_budget.BALANCED_SLACK
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["bt_conv_s8_pm_rq2_ssat", "bt_conv_s8_pm"])
+def test_shared_conv_runs_every_run_time_k_byte_exact(variant, tmp_path):
+    """A shared patch-matrix variant forced on every layer (code_budget.forcing) runs bt_mm3x2's run-time-K asm
+    (BT_MM3X2_STEP_R): patches of 20, 28, 36, 44 and 60 values (K % 16 = 4 and 12, an odd and an even count of
+    16, the K & 8 and K & 4 steps) and a 3x3 of 45 (the K % 4 tail) give TFLite Micro's bytes on cortex-m4."""
+    from buildtool.model.writer import serialize as write
+    from buildtool.zoo.builder import GraphBuilder
+
+    b = GraphBuilder("shared-k", seed=3)
+    x = b.input((1, 5, 7, 20))
+    for cout in (28, 36, 44, 60, 5):
+        x = b.conv2d(x, cout, 1, activation="NONE")
+    x = b.conv2d(x, 12, 3, activation="NONE")
+    g = b.finish()
+    xin = np.random.default_rng(0).integers(-128, 128, size=(1, 5, 7, 20), dtype=np.int8)
+    with code_budget.forcing(variant):
+        pipeline.build(g, "cortex-m4", tmp_path, plan=pipeline.plan_memory(g, PlanOptions()))
+    assert f"{variant}(" in (tmp_path / "model.c").read_text()
+    y, _, _ = runner.run("cortex-m4", tmp_path, xin)
+    assert np.asarray(y).tobytes() == tflm_run(write(g), [xin])[0].tobytes()
