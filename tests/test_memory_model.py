@@ -16,6 +16,7 @@ from buildtool.errors import UsageError
 from buildtool.firmware import memory_model, op_cost, runner
 from buildtool.model.ops import op_macs
 from buildtool.model.writer import serialize
+from buildtool.options import PlanOptions
 from buildtool.pipeline.fit import fit_table
 from buildtool.plan.arena.planner import plan_arena
 
@@ -279,7 +280,9 @@ def test_compact_loops_on_a_part_with_a_small_instruction_cache(tmp_path, monkey
 
 def _with_and_without_icache(g, tmp_path, monkeypatch) -> tuple:
     """g built for nucleo-l4r5zi with its BT_ICACHE_BYTES (True) and without (False), each run byte-identical to
-    TFLite Micro: ({True/False: function -> bytes}, {True/False: fetch stalls per operator}, the build folders)."""
+    TFLite Micro: ({True/False: function -> bytes}, {True/False: fetch stalls per operator}, the build folders).
+    At --optimize-code speed, so each layer has its own instance in both (without the define the part is no
+    instruction-cache part, and balanced may call a shared variant instead)."""
     part = targets.get("nucleo-l4r5zi")
     x = fixed_input(g.tensors[g.inputs[0]].shape)
     want = tflm_run(serialize(g), [x])[0]
@@ -288,7 +291,7 @@ def _with_and_without_icache(g, tmp_path, monkeypatch) -> tuple:
         if not compact:   # the same part without the define (targets.boards' cache holds every board)
             monkeypatch.setitem(targets._CACHE, part.name, dataclasses.replace(part, defines=()))
         out = outs[compact] = tmp_path / str(compact)
-        pipeline.build(g, part.name, out)
+        pipeline.build(g, part.name, out, PlanOptions(optimize_code="speed"))
         y, prof, _ = runner.run(part.name, out, x, timeout=600)
         assert np.array_equal(y, want), compact
         sizes[compact] = _symbol_sizes(out / "firmware.elf")
