@@ -138,6 +138,11 @@ def pick(rungs: list, preset: str, fixed: int = 0) -> tuple:
     return min((r for r in rungs if balanced_ok(r[2], fast[2], fixed)), key=lambda r: (r[1], r[2]))
 
 
+def _measured(variants) -> dict | None:
+    """variant_costs.json's figures for kernel set `variants` (kernel_variants.for_board), None without any."""
+    return costs().get(KERNEL_SETS.get(variants[0]) if variants else None)
+
+
 def balanced_ok(cycles: int, fastest: int, fixed: int = 0) -> bool:
     """Is a rung of `cycles` within balanced's slack of the fastest rung's? Counted over the whole model: fixed is the
     modelled cycles of the layers whose code the budget does not choose (a fused plan's blocks, fused_c
@@ -148,11 +153,11 @@ def balanced_ok(cycles: int, fastest: int, fixed: int = 0) -> bool:
 def layer_cycles(g, op, kind: str, layer: dict, variant: str, instance: bool, variants) -> int | None:
     """Modelled cycles of layer op run whole by `variant` (its own instance: instance) on kernel set `variants`
     (kernel_variants.for_board), as a candidate's (work() by the measured a + b K); None when not measured."""
-    measured = costs().get(KERNEL_SETS.get(variants[0]) if variants else None)
+    measured = _measured(variants)
     if measured is None:
         return None
     outputs, k = work(kind, layer, g, op)
-    cost = _cost(measured, "instances" if instance else "variants", variant, budget_class(g, op), k)
+    cost = _cost(measured, "instances" if instance else "variants", variant, budget_class(g, op, measured), k)
     return None if cost is None else round(outputs * cost[1])
 
 
@@ -260,19 +265,17 @@ def layer_class(g, op) -> str:
     return {"DEPTHWISE_CONV_2D": "depthwise"}.get(op.opcode, "FC")
 
 
-def budget_class(g, op) -> str:
+def budget_class(g, op, measured: dict | None) -> str:
     """layer_class, except that a convolution conv_stem.h's path may run as the layer's own instance
     (kernel_variants.stem: 1-3 input channels, a KxK filter) is "conv stem": its instance widens the weights once a
     call, so its cycles are not a KxK layer's (ResNet-8's stem: 0.75 M est. cycles as its instance, 1.7 M on a
-    shared variant, which the KxK line modelled at 1.1 M). _cost falls back to the KxK figures where a set has no
-    stem figures."""
+    shared variant, which the KxK line modelled at 1.1 M); "conv KxK" where the set `measured` has no stem figures."""
     cls = layer_class(g, op)
-    if cls != "conv KxK":
+    if cls != "conv KxK" or not kernel_variants.stem_op(g, op):
         return cls
-    w, y, o = g.tensors[op.inputs[1]].shape, g.tensors[op.outputs[0]].shape, op.options
-    p = {"in": {"c": int(w[3])}, "kh": int(w[1]), "kw": int(w[2]), "out": {"c": int(w[0]), "w": int(y[2])},
-         "dil_h": o.get("dilation_h", 1), "dil_w": o.get("dilation_w", 1)}
-    return "conv stem" if kernel_variants.stem(p) else cls
+    has_stem = measured is not None and any("conv stem" in _fits(r) for t in ("variants", "instances")
+                                            for r in measured.get(t, {}).values())
+    return "conv stem" if has_stem else cls
 
 
 def work(kind: str, layer: dict, g, op) -> tuple:
@@ -293,7 +296,7 @@ def _candidates(g, op, offer, shape: tuple, measured: dict) -> list | None:
     variant has no measured figures for the layer's class (measured None: no figures, every cost 0). shape:
     work(): (outputs, K)."""
     _, names, inst = offer
-    cls = budget_class(g, op)
+    cls = budget_class(g, op, measured)
     out = []
     for name, table, code in ([(inst, "instances", f"op{op.index}_conv")] if inst else []) + \
             [(n, "variants", n) for n in names]:
@@ -325,9 +328,7 @@ def _cost(measured: dict, table: str, name: str, cls: str, k: int) -> tuple | No
     a layer of class cls whose outputs read k values each. An instance of a variant not measured as one: the
     measured instance's bytes, and its variant's cycles scaled by what the measured instance saves over its own
     variant on the class at k (the same loops, the same constants folded), None when nothing was measured for the
-    class (a stem's: the KxK class's where the set measured no stem)."""
-    if cls == "conv stem" and not any(cls in _fits(r) for t in ("variants", "instances") for r in measured.get(t, {}).values()):
-        cls = "conv KxK"
+    class."""
     m = measured.get(table, {}).get(name)
     if cls in _fits(m):
         return _bytes(m, cls), _per_output(_fits(m)[cls], k)
@@ -362,7 +363,7 @@ def plan(g, offers: dict, variants, goal: CodeGoal | None, shapes: dict | None =
     (balanced_ok)."""
     goal = goal or CodeGoal()
     fastest = {i: (names[0] if inst is None else inst, inst is not None) for i, (_, names, inst) in offers.items()}
-    measured = costs().get(KERNEL_SETS.get(variants[0]) if variants else None)
+    measured = _measured(variants)
     if not offers or (measured is None and not _forced):
         return CodePlan(fastest, fastest, preset=goal.preset, budget=goal.budget, offers=offers)
     ops = {op.index: op for op in g.operators}

@@ -66,6 +66,7 @@ class Emitter:
         self.offers: dict = {}  # op index -> (kind, the variants that may run it, the variant it may instance)
         self.shapes: dict = {}  # op index -> (outputs, K) of an offering layer (code_budget.work: its modelled cycles)
         self.dw_rows: dict = {}  # op index -> (variant, layer) of a depthwise layer on bt_dw_rows_q4_RL (model_c)
+        self.fixed_cycles = 0  # modelled cycles of the layers the code budget does not choose for (fused_c block_cycles)
 
     # -- addresses ----------------------------------------------------------------
     def place(self, i: int):
@@ -193,6 +194,11 @@ class Emitter:
         return self.table("bt_sigmoid_table16", "uint16_t", sigmoid_table16())
 
     # -- kernel variants --------------------------------------------------------------
+    def cortex_m_set(self) -> bool:
+        """Does the board run the cortex-m kernel set (its bt_variants.h: kernel_variants.TABLES["cortex-m"])?"""
+        return self.variants is not None and self.variants[0] == kernel_variants.TABLES["cortex-m"][0]
+
+
     def kernel(self, kind: str, layer: dict, op=None) -> str:
         """The function model.c calls for a layer of kind "conv", "depthwise", "fully_connected" or
         "fully_connected_il" (interleaved weights): the variant the board's table picks

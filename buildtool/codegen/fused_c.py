@@ -296,7 +296,6 @@ class _Emit:
                     fn = "fx_chw" if not ck else "fx_chw_kg" if kg else "fx_chw_k"
                     if fn == "fx_chw_kg":
                         dk = self.dw_path(e, op, dk, self.kg_dw_calls(k, blk, op, w))
-                    if fn == "fx_chw_kg":
                         ck += ", " + self.kg_few(e, k, blk, w, ck)
                     call = f"{fn}(&{self.params(e, conv)}, {ck + ', ' if ck else ''}"
                     body.append(f"      {call}&ci, &wv, {wbox}, &{dp}, {dk + ', ' if ck else ''}{fch}, &o, {box}, "

@@ -104,6 +104,14 @@ def stem(p) -> bool:
             and p["out"]["c"] % 2 == 0 and p["out"]["w"] >= 3 and p["dil_h"] == 1 and p["dil_w"] == 1)
 
 
+def stem_op(g, op) -> bool:
+    """stem() of graph g's CONV_2D op, its fields from the graph's tensors and options (as model.c fills them)."""
+    w, x, y, o = (g.tensors[op.inputs[1]].shape, g.tensors[op.inputs[0]].shape, g.tensors[op.outputs[0]].shape,
+                  op.options)
+    return stem({"in": {"c": int(x[3])}, "kh": int(w[1]), "kw": int(w[2]), "out": {"c": int(y[3]), "w": int(y[2])},
+                 "dil_h": o.get("dilation_h", 1), "dil_w": o.get("dilation_w", 1)})
+
+
 # the table rows doubled_ok guards: model.c's own calls only, no dispatcher takes them
 CODEGEN_ONLY = frozenset({"bt_conv_s8_pm_rq2m_ssat"})
 

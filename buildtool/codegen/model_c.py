@@ -364,8 +364,7 @@ def add(e, op) -> None:
                    f"{e.cact(op.outputs[0])});")
         return
     params = qparams.add_params(e.g, op)
-    if (e.variants is not None and e.variants[0] == kernel_variants.TABLES["cortex-m"][0] and e.sfx(op.outputs[0]) == "s8"
-            and kernel_variants.add_tab_ok(dict(params, b=e.bcast(op)))):
+    if e.cortex_m_set() and e.sfx(op.outputs[0]) == "s8" and kernel_variants.add_tab_ok(dict(params, b=e.bcast(op))):
         e.used_variants["bt_add_s8_tab"] = "bt_add_s8"  # add_tab's loop without add_dense.h's (cortex-m/add.c)
         return _binary(e, op, params, "bt_add_params", "bt_add", "_tab")
     _binary(e, op, params, "bt_add_params", "bt_add")
@@ -388,8 +387,8 @@ def _pool(e, op, fn: str):
 
 def average_pool_2d(e, op) -> None:
     fn = f"bt_avg_pool_{e.sfx(op.outputs[0])}"
-    if (e.variants is not None and e.variants[0] == kernel_variants.TABLES["cortex-m"][0] and fn == "bt_avg_pool_s8"
-            and prepare.window(e.g, op).kh * prepare.window(e.g, op).kw <= kernel_variants.AVG_SXT_TAPS):
+    win = prepare.window(e.g, op)
+    if e.cortex_m_set() and fn == "bt_avg_pool_s8" and win.kh * win.kw <= kernel_variants.AVG_SXT_TAPS:
         e.used_variants["bt_avg_pool_s8_sxt"] = fn  # its SXTAB16 loop without the reference's (cortex-m/pooling.c)
         fn = "bt_avg_pool_s8_sxt"
     _pool(e, op, fn)
@@ -824,7 +823,7 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
     offers = e.offers
     if kernel_variants.icache_part(target):  # instanced layers keep their instance (icache_part)
         offers = {i: (k, () if inst else names, inst) for i, (k, names, inst) in offers.items()}
-    chosen = code_budget.plan(g, offers, e.variants, code, e.shapes, getattr(e, "fixed_cycles", 0))
+    chosen = code_budget.plan(g, offers, e.variants, code, e.shapes, e.fixed_cycles)
     if chosen.choice != chosen.fastest:
         e = filled(chosen.choice)
         _share_dw_rows(e)

@@ -94,13 +94,13 @@ def one_column(f: dict, cols: list, rows: list, banded: bool, pixels: int = 0, o
 def col_pixels(e) -> int:
     """The board's kernel set's FX_COL_CALLS (reference/fused.c: boxes up to that many columns wide called per
     column; cortex-m/fused.c defines 2), 0 for the other sets."""
-    return 2 if e.variants is not None and e.variants[0] == "BT_VARIANTS_CORTEX_M" else 0
+    return 2 if e.cortex_m_set() else 0
 
 
 def chw_groups(e) -> bool:
     """Does the board's kernel set run fx_chw in channel groups through fx_chw_k's kernels (cortex-m/fused.c
     FX_CHW_GROUPS)? The other sets' fx_chw paths go channel by channel: they keep fx_chw."""
-    return e.variants is not None and e.variants[0] == "BT_VARIANTS_CORTEX_M"
+    return e.cortex_m_set()
 
 
 def local_params(f: dict, group: int, src: tuple, dst: tuple, shape: str) -> dict:

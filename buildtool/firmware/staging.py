@@ -46,28 +46,36 @@ def spare_ram(t: targets.Target, plan: ArenaPlan) -> int:
     return max(0, ram - plan.arena_bytes - t.stack_bytes - STATIC_RESERVE)
 
 
-def candidates(g, plan: ArenaPlan, mm, by_gain: bool = False) -> list:
-    """[(op, step, [tensor], [bytes])] of the layers whose staging pays, in execution order (by_gain: the
-    cycles it saves, most first)."""
+def _own_flash_inputs(g):
+    """op -> its weights and bias (the bias where it has one) when the flash image holds them and op alone reads
+    them, else None: what a layer may stage."""
     image = set(flash_tensors(g))
     readers = {}
     for op in g.operators:
         for i in set(op.inputs):
             readers.setdefault(i, set()).add(op.index)
+
+    def own(op):
+        b = prepare.bias_input(g, op)
+        tensors = [op.inputs[1]] + ([b] if b >= 0 else [])
+        return tensors if all(i >= 0 and i in image and readers.get(i) == {op.index} for i in tensors) else None
+    return own
+
+
+def candidates(g, plan: ArenaPlan, mm, by_gain: bool = False) -> list:
+    """[(op, step, [tensor], [bytes])] of the layers whose staging pays, in execution order (by_gain: the
+    cycles it saves, most first)."""
+    own = _own_flash_inputs(g)
     out = []
     for step, oi in enumerate(plan.order):
         op = g.operators[oi]
         if op.opcode != "CONV_2D" or g.tensors[op.outputs[0]].dtype != "int8" or conv_groups(g, op) != 1:
             continue
-        win = prepare.conv(g, op).window
-        x, y = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
-        fields = {"in": {"c": x.shape[3]}, "out": {"c": y.shape[3], "w": y.shape[2]}, "kh": win.kh, "kw": win.kw,
-                  "dil_h": win.dh, "dil_w": win.dw}
-        if kernel_variants.stem(fields):  # a stem's kernel widens its weights once a call
+        if kernel_variants.stem_op(g, op):  # a stem's kernel widens its weights once a call
             continue
-        b = prepare.bias_input(g, op)
-        tensors = [op.inputs[1]] + ([b] if b >= 0 else [])
-        if any(i not in image or readers.get(i) != {oi} for i in tensors):
+        y = g.tensors[op.outputs[0]]
+        tensors = own(op)
+        if tensors is None:
             continue
         passes = -(-y.shape[1] * y.shape[2] // PIXELS_PER_PASS)
         sizes = [g.tensors[i].nbytes for i in tensors]
@@ -107,20 +115,15 @@ def fc_candidates(g, plan: ArenaPlan, mm) -> list:
     image holds and no other operator reads, most stall cycles saved first (fc_gain; equal gains in execution
     order). A dense layer reads its weights once per batch row: a copy per inference would cost the reads it
     saves, so these are staged only once, into bt_staging (stage_fc_once)."""
-    image = set(flash_tensors(g))
-    readers = {}
-    for op in g.operators:
-        for i in set(op.inputs):
-            readers.setdefault(i, set()).add(op.index)
+    own = _own_flash_inputs(g)
     staged = {d["tensor"] for d in plan.staged}
     out = []
     for step, oi in enumerate(plan.order):
         op = g.operators[oi]
         if op.opcode != "FULLY_CONNECTED" or len(op.inputs) < 2 or g.tensors[op.outputs[0]].dtype != "int8":
             continue
-        b = prepare.bias_input(g, op)
-        tensors = [op.inputs[1]] + ([b] if b >= 0 else [])
-        if any(i < 0 or i not in image or i in staged or readers.get(i) != {oi} for i in tensors):
+        tensors = own(op)
+        if tensors is None or any(i in staged for i in tensors):
             continue
         sizes = [g.tensors[i].nbytes for i in tensors]
         out.append((fc_gain(mm, sum(sizes), prepare.fully_connected(g, op).batches), oi, step, tensors, sizes))
