@@ -475,7 +475,11 @@ static inline __attribute__((always_inline)) void bt_pmr3x2(const int16_t *c, co
   ".if %c[KH] > 2\n\t" BT_PMRC_G("1", "2") ".endif\n\t"                                                      \
   ".endif\n\t"                                                                                               \
   "cmp %[f], %[t]\n\tbne 1b\n\t"
-#define BT_PMRC_U(G) ((G) % 2 == 0 ? 2 : 1)   /* columns a pass */
+/* Columns a pass: 1. Two (where G is even, ResNet-8's runs of 12, 24, 48: 576 bytes a pass) ran 0.58 M fewer zero-wait
+ * cycles for the model, but the triple's loop with the code between two channel pairs took 33-35 of the ART's 32
+ * lines, so every pair of channels streamed it from flash again: 0.68 M more fetch stalls, 17.462 M modelled against
+ * 17.213 M with one (python3 benchmarks/mlperf_tiny.py --boards nucleo-l4r5zi --models ic --profile). */
+#define BT_PMRC_U(G) 1   /* columns a pass */
 /* the column form's offsets fit a load's 12-bit immediate */
 #define BT_PMRC_FITS(kh, ROW, D1, G) (((kh) - 1) * (ROW) + 2 * (D1) + 8 * BT_PMRC_U(G) + 4 < 4096)
 /* bt_pmr3x2's sums in the column form: c at ring row 0 (the triple's pixel 0 there), S0 the window's first ring row,
