@@ -492,6 +492,7 @@ static inline __attribute__((always_inline)) void bt_pmr3x2c(const int16_t *c, c
   int32_t a00 = b0, a01 = b1, a10, a11, a20, a21;
   const int8_t *f = f0;
   uint32_t wa, wb, t, x0, x1, x2;
+  __asm__("" : "+r"(c), "+r"(f));   /* opaque: gcc may address fe[0] from c, which the loads move (bt_pm_loop3) */
   __asm__ volatile(BT_PMRC_LOOP
                    : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11), [a20] "=&r"(a20),
                      [a21] "=&r"(a21), [c] "+r"(c), [f] "+r"(f), [wa] "=&r"(wa), [wb] "=&r"(wb), [t] "=&r"(t),
