@@ -479,7 +479,16 @@ static inline __attribute__((always_inline)) void bt_pmr3x2(const int16_t *c, co
  * cycles for the model, but the triple's loop with the code between two channel pairs took 33-35 of the ART's 32
  * lines, so every pair of channels streamed it from flash again: 0.68 M more fetch stalls, 17.462 M modelled against
  * 17.213 M with one (python3 benchmarks/mlperf_tiny.py --boards nucleo-l4r5zi --models ic --profile). */
-#define BT_PMRC_U(G) 1   /* columns a pass */
+#define BT_PMRC_U(G) ((G) % 2 == 0 ? 2 : 1)
+#define BT_PMRC_TMAX 64   /* most output channels of the column form (bt_conv_pmr's kt, 9 words a pair) */
+#ifdef BT_ICACHE_BYTES
+/* bt_conv_pmr's kt in the column form: static (1,152 bytes of .bss where a layer takes it): in the frame it put the
+   frame over 4 KB, out of reach of the asm's SP-relative words (the shared variants' too: "impossible constraints") */
+static int32_t bt_pmrc_kt[BT_PMRC_TMAX / 2 * 9] __attribute__((unused));
+#define BT_PMRC_KT bt_pmrc_kt
+#else
+#define BT_PMRC_KT ((int32_t *)0)
+#endif
 /* the column form's offsets fit a load's 12-bit immediate */
 #define BT_PMRC_FITS(kh, ROW, D1, G) (((kh) - 1) * (ROW) + 2 * (D1) + 8 * BT_PMRC_U(G) + 4 < 4096)
 /* bt_pmr3x2's sums in the column form: c at ring row 0 (the triple's pixel 0 there), S0 the window's first ring row,
@@ -861,6 +870,16 @@ static inline __attribute__((always_inline)) void bt_conv_pmr(const bt_conv_para
   int32_t *const dl = (int32_t *)(buf + nv), *const k = dl + 2;
   const int8_t **const fe = (const int8_t **)(dl + 8);
   dl[0] = 0; dl[1] = 0;
+  /* the column form (bt_pmr3x2c): each channel pair's bt_pm_k6 words, biases and folded flag once a call, in kt (9
+     words a pair, bt_pmrc_kt): the code between two pairs' triples then fits the instruction cache beside them */
+  const int colf = BT_PMR_COMPACT_ON && BT_PMRC_FITS(kh, 2 * rowv, D1, G) && cout <= BT_PMRC_TMAX;
+  int32_t *const kt = BT_PMRC_KT;
+  if (colf)
+    for (int32_t i = 0; i + 2 <= cout; i += 2) {
+      int32_t *const q = kt + i / 2 * 9;
+      q[8] = bt_pm_k6(q, mult[i], mult[i + 1], shift[i], shift[i + 1], zp, fast);
+      q[6] = bias ? bias[i] * (1 + dbl) : 0; q[7] = bias ? bias[i + 1] * (1 + dbl) : 0;
+    }
   for (int32_t i = 0; i < nv; i += 2) {   /* the padding pixels stay 0 */
     const int32_t z = 0;
     __builtin_memcpy(buf + i, &z, 4);
@@ -887,21 +906,23 @@ static inline __attribute__((always_inline)) void bt_conv_pmr(const bt_conv_para
       dl[ky - 1] = 2 * rowv * ((s0 + ky >= kh ? ky - kh : ky) - (s0 + ky - 1 >= kh ? ky - 1 - kh : ky - 1)) - 8 * G;
     int32_t oc = 0;
     for (; oc + 2 <= cout; oc += 2) {
-      const int32_t b0 = bias ? bias[oc] * (1 + dbl) : 0, b1 = bias ? bias[oc + 1] * (1 + dbl) : 0;
       const int8_t *const f = filter + oc * K;
+      if (colf) {   /* the column form, one loop per S0 and folded; the pair's words from kt */
+        const int32_t *const q = kt + oc / 2 * 9;
+        const int16_t *const rb = r0 - s0 * rowv;   /* ring row 0 */
+#define BT_PMRC_T(S0, F) bt_pmr_triples(rb, dl, f, orow + oc, q, q[6], q[7], K, kh, G, D1, OPS, ow, fast, F, zp, fe, 2 * rowv, S0)
+        if (s0 == 0) { if (q[8]) BT_PMRC_T(0, 1); else BT_PMRC_T(0, 0); }
+        else if (s0 == 1) { if (q[8]) BT_PMRC_T(1, 1); else BT_PMRC_T(1, 0); }
+        else { if (q[8]) BT_PMRC_T(2, 1); else BT_PMRC_T(2, 0); }
+#undef BT_PMRC_T
+        continue;
+      }
+      const int32_t b0 = bias ? bias[oc] * (1 + dbl) : 0, b1 = bias ? bias[oc + 1] * (1 + dbl) : 0;
       /* one loop of triples per case of folded when the patch is short (a branch per triple cost ResNet-8's
          32x32 layers 0.5 %), over 16 groups a run one loop (its asm is 3 kh 96-byte groups; ResNet-8's layers of
          24 and 48 groups: 21 KB of code less, 12 k cycles more) */
       const int folded = bt_pm_k6(k, mult[oc], mult[oc + 1], shift[oc], shift[oc + 1], zp, fast);
-      if (BT_PMR_COMPACT_ON && BT_PMRC_FITS(kh, 2 * rowv, D1, G)) {   /* the column form, one loop per S0 */
-        const int16_t *const rb = r0 - s0 * rowv;   /* ring row 0 */
-#define BT_PMRC_T(S0, F) bt_pmr_triples(rb, dl, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, F, zp, fe, 2 * rowv, S0)
-        if (s0 == 0) { if (folded) BT_PMRC_T(0, 1); else BT_PMRC_T(0, 0); }
-        else if (s0 == 1) { if (folded) BT_PMRC_T(1, 1); else BT_PMRC_T(1, 0); }
-        else { if (folded) BT_PMRC_T(2, 1); else BT_PMRC_T(2, 0); }
-#undef BT_PMRC_T
-      }
-      else if (G > 16) bt_pmr_triples(r0, dl, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, folded, zp, fe, 0, -1);
+      if (G > 16) bt_pmr_triples(r0, dl, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, folded, zp, fe, 0, -1);
       else if (folded) bt_pmr_triples(r0, dl, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, 1, zp, fe, 0, -1);
       else bt_pmr_triples(r0, dl, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, 0, zp, fe, 0, -1);
     }
