@@ -853,6 +853,20 @@ static inline __attribute__((always_inline)) void bt_pmr_triples(const int16_t *
     }
   }
 }
+/* The column form's pairs of output channels (bt_conv_pmr, S0 a constant): each pair's bt_pm_k6 words, biases and
+ * folded flag from kt (9 words a pair), its triples by bt_pmr3x2c. */
+static inline __attribute__((always_inline)) void bt_pmrc_pairs(const int16_t *rb, const int32_t *dl,
+                                                                const int8_t *filter, int8_t *orow, const int32_t *kt,
+                                                                const int32_t K, const int32_t kh, const int32_t G,
+                                                                const int32_t D1, const int32_t OPS, const int32_t ow,
+                                                                const int32_t cout, const int fast, int32_t zp,
+                                                                const int8_t **fe, const int32_t ROW, const int32_t S0) {
+  for (int32_t oc = 0; oc + 2 <= cout; oc += 2, kt += 9) {
+    const int8_t *const f = filter + oc * K;
+    if (kt[8]) bt_pmr_triples(rb, dl, f, orow + oc, kt, kt[6], kt[7], K, kh, G, D1, OPS, ow, fast, 1, zp, fe, ROW, S0);
+    else bt_pmr_triples(rb, dl, f, orow + oc, kt, kt[6], kt[7], K, kh, G, D1, OPS, ow, fast, 0, zp, fe, ROW, S0);
+  }
+}
 static inline __attribute__((always_inline)) void bt_conv_pmr(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
                                                             int8_t *out, int32_t y0, int32_t y1, const int fast,
                                                             int16_t *buf) {
@@ -905,18 +919,17 @@ static inline __attribute__((always_inline)) void bt_conv_pmr(const bt_conv_para
     for (int32_t ky = 1; ky < kh; ky++)   /* ring row s0 + ky wrapped, minus the run */
       dl[ky - 1] = 2 * rowv * ((s0 + ky >= kh ? ky - kh : ky) - (s0 + ky - 1 >= kh ? ky - 1 - kh : ky - 1)) - 8 * G;
     int32_t oc = 0;
+    if (colf) {   /* the column form: a loop over the pairs per S0 (each one stretch of code), ring row 0 at rb */
+      const int16_t *const rb = r0 - s0 * rowv;
+#define BT_PMRC_P(S0) bt_pmrc_pairs(rb, dl, filter, orow, kt, K, kh, G, D1, OPS, ow, cout, fast, zp, fe, 2 * rowv, S0)
+      if (s0 == 0) BT_PMRC_P(0);
+      else if (s0 == 1) BT_PMRC_P(1);
+      else BT_PMRC_P(2);
+#undef BT_PMRC_P
+      oc = cout & ~1;
+    }
     for (; oc + 2 <= cout; oc += 2) {
       const int8_t *const f = filter + oc * K;
-      if (colf) {   /* the column form, one loop per S0 and folded; the pair's words from kt */
-        const int32_t *const q = kt + oc / 2 * 9;
-        const int16_t *const rb = r0 - s0 * rowv;   /* ring row 0 */
-#define BT_PMRC_T(S0, F) bt_pmr_triples(rb, dl, f, orow + oc, q, q[6], q[7], K, kh, G, D1, OPS, ow, fast, F, zp, fe, 2 * rowv, S0)
-        if (s0 == 0) { if (q[8]) BT_PMRC_T(0, 1); else BT_PMRC_T(0, 0); }
-        else if (s0 == 1) { if (q[8]) BT_PMRC_T(1, 1); else BT_PMRC_T(1, 0); }
-        else { if (q[8]) BT_PMRC_T(2, 1); else BT_PMRC_T(2, 0); }
-#undef BT_PMRC_T
-        continue;
-      }
       const int32_t b0 = bias ? bias[oc] * (1 + dbl) : 0, b1 = bias ? bias[oc + 1] * (1 + dbl) : 0;
       /* one loop of triples per case of folded when the patch is short (a branch per triple cost ResNet-8's
          32x32 layers 0.5 %), over 16 groups a run one loop (its asm is 3 kh 96-byte groups; ResNet-8's layers of
