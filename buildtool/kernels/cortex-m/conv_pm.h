@@ -475,10 +475,10 @@ static inline __attribute__((always_inline)) void bt_pmr3x2(const int16_t *c, co
   ".if %c[KH] > 2\n\t" BT_PMRC_G("1", "2") ".endif\n\t"                                                      \
   ".endif\n\t"                                                                                               \
   "cmp %[f], %[t]\n\tbne 1b\n\t"
-/* Columns a pass: 1. Two (where G is even, ResNet-8's runs of 12, 24, 48: 576 bytes a pass) ran 0.58 M fewer zero-wait
- * cycles for the model, but the triple's loop with the code between two channel pairs took 33-35 of the ART's 32
- * lines, so every pair of channels streamed it from flash again: 0.68 M more fetch stalls, 17.462 M modelled against
- * 17.213 M with one (python3 benchmarks/mlperf_tiny.py --boards nucleo-l4r5zi --models ic --profile). */
+/* Columns a pass: two where G is even (ResNet-8's runs of 12, 24, 48: 576 bytes a pass), else one. Two fit the 1 KiB
+ * cache beside the code between two channel pairs only with that code short (bt_conv_pmr's kt, bt_pmrc_pairs: with
+ * bt_pm_k6 per pair they took 33-35 of the ART's 32 lines, 17.462 M modelled for ResNet-8 against 17.206 M with one
+ * column a pass; 16.701 M now: python3 benchmarks/mlperf_tiny.py --boards nucleo-l4r5zi --models ic --profile). */
 #define BT_PMRC_U(G) ((G) % 2 == 0 ? 2 : 1)
 #define BT_PMRC_TMAX 64   /* most output channels of the column form (bt_conv_pmr's kt, 9 words a pair) */
 #ifdef BT_ICACHE_BYTES
@@ -995,6 +995,10 @@ static inline __attribute__((always_inline)) void bt_conv_pmr(const bt_conv_para
     }
   }
 }
+#undef BT_PMRC_KT
+#undef BT_PMRC_FITS
+#undef BT_PMRC_TMAX
+#undef BT_PMRC_U
 #endif
 
 /* The per-call values pixel_col needs, read once (int8 output stores could alias the parameters). */
