@@ -8,8 +8,8 @@ stalls on nucleo-l4r5zi, docs/memory-model.md); a stem of 1-3 input channels is 
 weights once a call: kernel_variants.stem). Such a layer's filter and bias are staged, one copy before its
 kernel call, where the model says it pays (MemoryModel.staging_gain: the stalls of every pass after the first
 against the copy). They go into arena bytes no buffer uses at that step, else into bt_staging in the part's
-spare SRAM (at most what the part, or the emulator its code runs on, has left over the arena, the stack and
-STATIC_RESERVE), else stay in flash. Every other board's plan is returned without staging.
+spare SRAM (at most what the part has left over the arena, the stack and STATIC_RESERVE), else stay in flash.
+Every other board's plan is returned without staging.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from ..plan.flash import flash_tensors
 from ..plan.staging import packed, stage
 from ..refops import prepare
 from . import memory_model
-from .runner import EMULATED_MEMORY
 
 PIXELS_PER_PASS = 4  # output pixels a conv kernel computes per pass over its filter (cortex-m: at most 3)
 STATIC_RESERVE = 16 << 10  # SRAM kept for .data/.bss besides the arena and the stack when sizing bt_staging
@@ -37,13 +36,9 @@ def model_for(t: targets.Target):
 
 
 def spare_ram(t: targets.Target, plan: ArenaPlan) -> int:
-    """SRAM bt_staging may take: the part's RAM (or the emulator's, when its code runs on a machine that maps
-    less) over the arena, the stack and STATIC_RESERVE."""
-    ram = t.data_ram_bytes
-    machine = t.run[t.run.index("-M") + 1] if "-M" in t.run else None
-    if machine in EMULATED_MEMORY:
-        ram = min(ram, EMULATED_MEMORY[machine][3])
-    return max(0, ram - plan.arena_bytes - t.stack_bytes - STATIC_RESERVE)
+    """SRAM bt_staging may take: the part's RAM (never more: an emulator that maps more does not count) over the
+    arena, the stack and STATIC_RESERVE."""
+    return max(0, t.data_ram_bytes - plan.arena_bytes - t.stack_bytes - STATIC_RESERVE)
 
 
 def _own_flash_inputs(g):
