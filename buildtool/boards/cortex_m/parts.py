@@ -50,17 +50,18 @@ _FPU = {"-mfpu=fpv4-sp-d16": "FPv4-SP", "-mfpu=fpv5-sp-d16": "FPv5-SP", "-mfpu=f
 
 
 def part(name, chip, cpu, cpu_flags, regions, clock_hz, source, run=(), stack=0x2000, extra_sources=(),
-         ram_note="", defines=(), flash_load=None):
+         ram_note="", defines=(), flash_load=None, cflags=()):
     """A real part: FLASH and RAM are the regions named so; run: the emulator command of its twin (or of the
     machine that maps its memories); defines: the kernels' (BT_ICACHE_BYTES: the part's instruction cache, from
     its memory model, firmware/memory_model.py: the kernels' compact loops, kernels/cortex-m/conv_pm.h);
-    flash_load: the flash's own address where FLASH is linked at an alias of it (Target.flash_load)."""
+    flash_load: the flash's own address where FLASH is linked at an alias of it (Target.flash_load); cflags: the
+    part's own compiler flags after the core's and the common ones."""
     fl = next(r for r in regions if r.memory == "FLASH")
     rm = next(r for r in regions if r.memory == "RAM")
     where = (f"runs in {' '.join(run[:3])}" if run else "built and link-checked only (no emulator)")
     return Target(
         name=name, cpu=cpu, description=f"{chip}: {cpu} ({_FPU[cpu_flags[2]]} FPU) at {clock_hz / 1e6:g} MHz{ram_note}; {where}",
-        platform="arm-rtt", cc="arm-none-eabi-gcc", cflags=cpu_flags + _COMMON, ldflags=cpu_flags + _LD,
+        platform="arm-rtt", cc="arm-none-eabi-gcc", cflags=cpu_flags + _COMMON + tuple(cflags), ldflags=cpu_flags + _LD,
         kernel_sets=("cortex-m",), ram_origin=rm.origin, ram_bytes=rm.size, flash_origin=fl.origin,
         flash_bytes=fl.size, stack_bytes=stack, linker_template="arm/cortexm.ld.in", run=run,
         tool_prefix="arm-none-eabi-", tools=("qemu-system-arm",) if run else (), regions=tuple(regions),
@@ -98,8 +99,10 @@ def targets():
              "(STM32L4R5xx) §1-3: 120 MHz, 2 MB flash, 640 KB SRAM",
              run=("qemu-system-arm", "-M", "mps2-an386") + QEMU_SEMIHOSTING, flash_load=0x08000000,
              ram_note="; flash linked at its boot alias 0x00000000 (.hex at 0x08000000)",
-             # the ART's 1 KiB instruction cache (RM0432 §3.3.4; memory_model.py): loops that fit it
-             defines=("BT_ICACHE_BYTES=1024",)),
+             # the ART's 1 KiB instruction cache (RM0432 §3.3.4; memory_model.py): loops that fit it, and every
+             # function on a 32-byte line of it, so a kernel's hot loop takes the same lines whatever model.c's
+             # size before it (docs/memory-model.md, "Functions on the cache's lines")
+             defines=("BT_ICACHE_BYTES=1024",), cflags=("-falign-functions=32",)),
         part("stm32f746g-disco", "STM32F746NG (32F746GDISCOVERY)", "cortex-m7", M7_SP,
              # DTCM 64 KB at 0x20000000, SRAM1 240 KB at 0x20010000, SRAM2 16 KB at 0x2004C000: contiguous,
              # 320 KB; the stack and .data/.bss start in DTCM. ITCM RAM 16 KB at 0 (instructions; not used).
