@@ -196,22 +196,29 @@ def test_a_firmware_stages_once_what_a_copy_an_inference_would_not_pay():
     assert staging.staged_plan(g, plan, t, spare=False).staged == []
 
 
+def _with_and_without_staging(g, tmp_path, monkeypatch):
+    """g's firmware for nucleo-l4r5zi with staging, then the same part without (its model not tuned), each run
+    byte-identical to TFLite Micro: yields (staged, out dir, build paths, profile, ram) for each."""
+    x = fixed_input(g.tensors[g.inputs[0]].shape)
+    want = tflm_run(serialize(g), [x])[0]
+    for staged in (True, False):
+        if not staged:
+            monkeypatch.setitem(memory_model.MODELS, L4, dataclasses.replace(memory_model.MODELS[L4], tuned=False))
+        out = tmp_path / str(staged)
+        paths = pipeline.build(g, L4, out)
+        y, prof, ram = runner.run(L4, out, x, timeout=600)
+        assert np.array_equal(y, want), staged
+        yield staged, out, paths, prof, ram
+
+
 @pytest.mark.slow
 def test_depthwise_staged_once_runs_byte_exact_and_stalls_less(tmp_path, monkeypatch):
     """_small_net's firmware on nucleo-l4r5zi: its depthwise and 1x1 weights read from bt_staging (copied in
     model_init only) give TFLite Micro's bytes, and each layer's load stalls are below the same build's without
     staging."""
     g = _small_net()
-    x = fixed_input(g.tensors[g.inputs[0]].shape)
-    want = tflm_run(serialize(g), [x])[0]
     stalls = {}
-    for staged in (True, False):
-        if not staged:
-            monkeypatch.setitem(memory_model.MODELS, L4, dataclasses.replace(memory_model.MODELS[L4], tuned=False))
-        out = tmp_path / str(staged)
-        pipeline.build(g, L4, out)
-        y, prof, _ = runner.run(L4, out, x, timeout=600)
-        assert np.array_equal(y, want), staged
+    for staged, out, _, prof, _ in _with_and_without_staging(g, tmp_path, monkeypatch):
         stalls[staged] = {o["op"]: o["memory_stalls"]["load_stalls"] for o in prof["ops"]}
         init, invoke = (out / "model.c").read_text().split("int model_invoke(void)")
         assert init.count("bt_stage_copy(bt_staging") == (4 if staged else 0) and "bt_stage_copy(" not in invoke
@@ -267,16 +274,8 @@ def test_staged_firmware_on_the_record_board(tmp_path, monkeypatch):
     firmware.json and the RAM lines show the staging; against the same part without staging each staged
     layer's load stalls and modelled cycles are lower and the arena the same."""
     g = _net()
-    x = fixed_input(g.tensors[g.inputs[0]].shape)
-    want = tflm_run(serialize(g), [x])[0]
     runs = {}
-    for staged in (True, False):
-        if not staged:
-            monkeypatch.setitem(memory_model.MODELS, L4, dataclasses.replace(memory_model.MODELS[L4], tuned=False))
-        out = tmp_path / str(staged)
-        paths = pipeline.build(g, L4, out)
-        y, prof, ram = runner.run(L4, out, x, timeout=600)
-        assert np.array_equal(y, want), staged
+    for staged, out, paths, prof, ram in _with_and_without_staging(g, tmp_path, monkeypatch):
         man = json.loads((out / "firmware.json").read_text())
         runs[staged] = ({o["op"]: o for o in prof["ops"]}, ram, man, json.loads((out / "plan.json").read_text()))
         line = runner.memory_summary(targets.get(L4), paths["elf"], man["arena_bytes"], man.get("staged"))
