@@ -332,3 +332,60 @@ def test_report_maps_the_staged_copies_at_their_step():
     got = sorted((b.offset, b.size, b.first, b.last) for b in arena_map.boxes(g, plan) if b.kind == "staged")
     assert got == sorted((d["offset"], d["size"], d["step"], d["step"]) for d in plan.staged if not d["spare"])
     assert got and len(got) < len(plan.staged)
+
+
+def test_staging_ram_caps_the_spare_sram_and_leaves_the_arena_free_bytes():
+    """The staging_ram option (--staging-ram, staging_ram= in SCons, CMake and Bazel): ad01's dense layers staged once
+    within the cap, most gain first (once_candidates' order; a layer over what is left passed over); 0 stages
+    nothing in spare SRAM; a cap over the part's spare SRAM changes nothing."""
+    from conftest import SHARED_MODELS
+
+    from buildtool.steps.models import read_model
+
+    g = read_model(str(SHARED_MODELS / "mlperf-tiny" / "ad01_int8.tflite")).graph
+    plan = plan_arena(g)
+    t = targets.get(L4)
+    full = staging.staged_plan(g, plan, t)
+    assert staging.staged_plan(g, plan, t, cap=1 << 30) == full
+    assert not any(d["spare"] for d in staging.staged_plan(g, plan, t, cap=0).staged)
+    cap = 100_000
+    capped = staging.staged_plan(g, plan, t, cap=cap)
+    order = [c[0] for c in staging.once_candidates(g, plan, staging.model_for(t))]  # most gain first
+    want, end = set(), 0  # the greedy fill worked out from the tensors' sizes alone
+    for op in order:
+        need = end + sum(align_up(g.tensors[i].nbytes, plan.align) for i in g.operators[op].inputs[1:] if i >= 0)
+        if need <= cap:
+            want.add(op)
+            end = need
+    assert 0 < len(want) < len(order)
+    assert {d["op"] for d in capped.staged} == want and capped.staging_bytes == end <= cap
+    assert checker.problems(g, capped) == []
+
+
+def test_staging_ram_reaches_the_code_step(tmp_path):
+    """`buildtool gen code ... --opt staging_ram=8KiB` for nucleo-l4r5zi: firmware.json's spare bytes within 8 KiB and
+    fewer than the default's; a bad value is one line naming the option."""
+    import subprocess
+    import sys
+
+    g = _net()
+    model = tmp_path / "net.tflite"
+    model.write_bytes(serialize(g))
+
+    def gen(*args):
+        return subprocess.run([sys.executable, "-m", "buildtool.cli", "gen", *map(str, args), "--no-daemon"],
+                              capture_output=True, text=True)
+
+    sk, pl = tmp_path / "skeleton.json", tmp_path / "plan.json"
+    assert gen("skeleton", model, "-o", sk).returncode == 0
+    assert gen("plan", sk, "-o", pl, "--board", L4).returncode == 0
+    spare = {}
+    for opt in (None, "staging_ram=8KiB"):
+        out = tmp_path / str(opt)
+        r = gen("code", sk, pl, "-o", out, "--board", L4, *(["--opt", opt] if opt else []))
+        assert r.returncode == 0, r.stderr
+        man = json.loads((out / "firmware.json").read_text())
+        spare[opt] = man.get("staged", {}).get("spare_bytes", 0)
+    assert 0 < spare["staging_ram=8KiB"] <= 8192 < spare[None]
+    r = gen("code", sk, pl, "-o", tmp_path / "bad", "--board", L4, "--opt", "staging_ram=lots")
+    assert r.returncode == 2 and r.stderr.strip().count("\n") == 0 and "staging_ram" in r.stderr, r.stderr

@@ -82,10 +82,11 @@ def candidates(g, plan: ArenaPlan, mm, by_gain: bool = False) -> list:
     return [c[1:] for c in out]
 
 
-def staged_plan(g, plan, t: targets.Target, spare: bool = True):
+def staged_plan(g, plan, t: targets.Target, spare: bool = True, cap: int | None = None):
     """The plan with the weights the board's part stages in SRAM (none on another board, or for a plan that is
     not one arena of layers); spare=False: in the arena's free bytes only (a library for a project of its own,
-    buildtool export, whose spare SRAM is the project's)."""
+    buildtool export, whose spare SRAM is the project's); cap: at most that many bytes of spare SRAM
+    (the staging_ram option; the arena's free bytes cost no RAM and stay open)."""
     mm = model_for(t)
     if not isinstance(plan, ArenaPlan):
         return plan
@@ -93,7 +94,7 @@ def staged_plan(g, plan, t: targets.Target, spare: bool = True):
         plan = replace(plan, staged=[], staging_bytes=0)
     if mm is None or plan.arena_regions or plan.subplans:
         return plan
-    limit = spare_ram(t, plan) if spare else 0
+    limit = (spare_ram(t, plan) if cap is None else min(cap, spare_ram(t, plan))) if spare else 0
     plan = stage(plan, candidates(g, plan, mm, by_gain=spare), limit, once=spare)
     return stage_fc_once(plan, once_candidates(g, plan, mm), limit) if spare else plan
 
