@@ -206,9 +206,12 @@ void bt_fully_connected_s8_direct(const bt_fc_params *p, const int8_t *in, int8_
  * FC_IL_SL(q), quad q of a pass, then FC_IL_SL_ADVANCE: single loads at fixed offsets from c and f (no
  * write-back), each after the first pairing with the load before it (Cortex-M4 TRM 3.3.2: LDR + 5 pipelined
  * LDR, 7 cycles, against 8), 19 cycles per 16 MACs; taken on a part with a flash memory model (BT_ICACHE_BYTES,
- * nucleo-l4r5zi) by the per-tensor variants only: the per-channel ones' group code with this longer loop no
- * longer stays in the 1 KiB instruction cache (tests/test_weight_order.py), and a Cortex-M7 issues six single
- * loads in more cycles than LDRD + LDM (cycles.py's M7 model), so other boards keep FC_IL_LDM. */
+ * nucleo-l4r5zi) by the per-tensor variants and the per-channel one of the whole int8 range (_rq2_pc_ssat: a long
+ * row's loop stays in the 1 KiB instruction cache while the group code after it misses, fewer cycles than the
+ * loop saves: mbv2_w035_144's 1280 -> 1000, benchmarks/kernels_vs_cmsis.py --mem nucleo-l4r5zi, 2.520 M -> 2.459 M
+ * modelled cycles, 0.651 -> 0.635 of CMSIS-NN's); the other per-channel variants (_rq2, _mbqm: longer group code)
+ * keep FC_IL_LDM, and a Cortex-M7 issues six single loads in more cycles than LDRD + LDM (cycles.py's M7 model),
+ * so other boards keep FC_IL_LDM. */
 #define FC_IL_MACS                                          \
   "smlad %[a0], %[w0], %[x0], %[a0]\n\t"                    \
   "sxtb16 %[w0], %[w0], ror #8\n\t"                         \
@@ -287,7 +290,8 @@ static inline __attribute__((always_inline)) const int8_t *fc_il4(const int16_t 
   return f;
 }
 
-/* pcs 0: per-tensor requantisation (the layer's constants made once), 1: per p->per_channel. */
+/* pcs 0: per-tensor requantisation (the layer's constants made once), 1: per p->per_channel, 2: per channel
+ * (_rq2_pc_ssat); FC_IL_SL's steps on the part that takes them for pcs 0 and 2. */
 static inline __attribute__((always_inline)) void fc_il_k(const bt_fc_params *p, const int8_t *in, int8_t *out,
                                                          const int fast, const int zpf, const int act, const int pcs) {
   int16_t col[BT_FC_COL_MAX] __attribute__((aligned(4)));
@@ -316,7 +320,7 @@ static inline __attribute__((always_inline)) void fc_il_k(const bt_fc_params *p,
     for (int32_t o = 0; o < m4; o += 4) {
       uint32_t a0 = 0u - corr, a1 = 0, a2 = 0u - corr, a3 = 0;
       if (bias) { a0 += (uint32_t)bo[0]; a2 += (uint32_t)bo[2]; }
-      f = fc_il4(col, f, n4, &a0, &a1, &a2, &a3, !pcs);
+      f = fc_il4(col, f, n4, &a0, &a1, &a2, &a3, pcs != 1);
       int32_t r0 = (int32_t)(a0 - (a1 << 8)), r1 = (int32_t)a1, r2 = (int32_t)(a2 - (a3 << 8)), r3 = (int32_t)a3;
       if (bias) { r1 += bo[1]; r3 += bo[3]; bo += 4; }
       if (nt) {
