@@ -6,12 +6,17 @@
     python benchmarks/kernels_vs_cmsis.py --mem nucleo-l4r5zi  # modelled cycles under a part's memory model
 
 With --mem PART (a part of buildtool/firmware/memory_model.py whose core is --board's: nucleo-l4r5zi,
-netduinoplus2) both CMSIS-NN and our set run under that part's memory model: the plugin simulates its flash
-wait states, read width, caches and prefetch on every fetch and load in the image's flash (code, weights,
-biases, multipliers), the buffers in SRAM at zero wait states, and our set is built with the part's kernel
-defines (nucleo-l4r5zi: BT_ICACHE_BYTES=1024, as `buildtool build --board nucleo-l4r5zi` builds it). The
-table's figures are then modelled cycles (the Cortex-M4 TRM estimate's high of each call's instruction mix
-plus its memory stalls, memory_model.modelled_cycles), with ours / CMSIS-NN at zero wait states beside.
+netduinoplus2) each side is measured as it runs on that part, under the part's memory model (the plugin
+simulates its flash wait states, read width, caches and prefetch on every fetch and load in flash; SRAM at zero
+wait states), in modelled cycles (the Cortex-M4 TRM estimate's high of each call's instruction mix plus its
+memory stalls, memory_model.modelled_cycles). CMSIS-NN as TFLite Micro runs it: its calls in the bench image,
+code, weights and biases in flash, the multipliers and shifts (TFLite Micro's Prepare computes them into the
+arena) and the buffers in SRAM. Ours is the product: the model's firmware built by buildtool for PART (model.c's
+own kernel instances, the part's kernel defines, the weights the part's plan stages in SRAM) run on the part's
+QEMU machine, each layer's region; where that firmware does not fit the part or the machine, each layer built
+alone; a layer that does not fit alone either keeps the bench image's run-time variants (built with the part's
+defines, weights in flash), marked '*'. Beside: ours / CMSIS-NN at zero wait states, the run-time variants'
+ratio, and our flash floor (the weights and biases our firmware reads from flash, read once at the flash's pace).
 
 With --board cortex-m55 the image (QEMU mps3-an547) is linked with the board's own memory map
 (buildtool/boards/cortex_m/m55.py): code in the 512 KiB ITCM, the weights, biases, multipliers and
