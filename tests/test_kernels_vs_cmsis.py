@@ -70,7 +70,7 @@ def test_under_a_parts_memory_model_each_call_costs_its_zero_wait_estimate_plus_
     for who in ("cmsis", "ours", "ref"):
         assert all(r[who] >= r[f"{who}_zw"] > 0 for r in rows), who
         assert sum(r[who] for r in rows) > sum(r[f"{who}_zw"] for r in rows), who
-    # ours is the part's firmware for every layer (each fits the part and QEMU's netduinoplus2), not the
+    # ours is the part's firmware for every layer (each fits the part), not the
     # bench image's run-time variants
     assert not any(r["fallback"] for r in rows) and all(r["runtime"] != r["ours"] for r in rows)
     # CMSIS-NN's multipliers and shifts where TFLite Micro's Prepare leaves them, in SRAM; ours in flash
