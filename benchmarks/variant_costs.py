@@ -21,7 +21,10 @@ candidate variant (forced with code_budget.forcing) with the board's toolchain a
 A variant measured on several classes keeps its largest bytes, and per class its largest there (class_bytes: a
 layer's own instance folds the class's constants, a 1x1 layer's 4-5 KB, a 3x3 of 432 values' 16.6 KB). A layer's
 compact instance (code_budget.COMPACT, kernel_variants.COMPACT: the same loops rolled) is measured as its instance is,
-under "compact", on the shapes where it is other code (kernel_variants.compact_form; COMPACT_SHAPES a second 1x1).
+under "compact", on the shapes where it is other code (kernel_variants.compact_form; COMPACT_SHAPES a second 1x1), and
+  ratio      [[K, r], ...]: its cycles over its instance's on the same layer, per shape (the budget models it as its
+             instance times r, linear in K between the shapes, the nearest's beyond: the two forms share their
+             per-layer error; vww's compact 1x1 layers measured 1.054-1.061x their instance, a + b K said 1.038)
 """
 
 from __future__ import annotations
@@ -103,6 +106,7 @@ def measure(board: str, work: Path) -> dict:
     t = targets.get(board)
     found: dict = {"variants": {}, "instances": {}, "compact": {}}
     points: dict = {}
+    ratios: dict = {}
     for cls, g, compact_only in layers():
         plan = pipeline.plan_memory(g, pipeline.PlanOptions())
         made = emit_c(plan, g, board, t.weights_align).code_plan
@@ -136,6 +140,9 @@ def measure(board: str, work: Path) -> dict:
             row["class_bytes"][cls] = max(row["class_bytes"].get(cls, 0), size)
             points.setdefault((table, name, cls), []).append((k, per))
             row["fit"][cls] = fit(points[(table, name, cls)])
+            if table == "compact":  # against its instance on the same layer (code_budget._cost)
+                ratios.setdefault((name, cls), []).append([k, round(per / runs["instance"][1][1], 5)])
+                row.setdefault("ratio", {})[cls] = sorted(ratios[(name, cls)])
             label = {"instances": " (own instance)", "compact": " (compact instance)"}.get(table, "")
             print(f"{board} {cls:9s} {name + label:44s} {size:>6,} B "
                   f"K {k:4d} {per:8.2f} cycles/output", flush=True)

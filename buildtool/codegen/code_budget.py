@@ -377,8 +377,18 @@ def _cost(measured: dict, table: str, name: str, cls: str, k: int) -> tuple | No
     compact instance ("compact") on a layer of class cls whose outputs read k values each. An instance of a variant
     not measured as one: the measured instance's (of that form) bytes, and its variant's cycles scaled by what the
     measured instance saves over its own variant on the class at k (the same loops, the same constants folded), None
-    when nothing was measured for the class."""
+    when nothing was measured for the class. A compact instance: its instance's cycles times the ratio measured
+    between the two forms on the same layers (its row's "ratio": [K, compact / instance] points, linear between them,
+    the nearest's beyond; at least 1), the bytes its row's (the variant's own, else the measured one's: the same
+    loops)."""
     m = measured.get(table, {}).get(name)
+    if table == "compact":
+        row = m if cls in (m or {}).get("ratio", {}) else next(
+            (r for _, r in sorted(measured.get(table, {}).items()) if cls in r.get("ratio", {})), None)
+        full = _cost(measured, "instances", name, cls, k)
+        if row is None or full is None:
+            return None
+        return _bytes(row, cls), full[1] * max(1.0, _between(row["ratio"][cls], k))
     if cls in _fits(m):
         return _bytes(m, cls), _per_output(_fits(m)[cls], k)
     own = _fits(measured["variants"].get(name)).get(cls)
@@ -389,6 +399,16 @@ def _cost(measured: dict, table: str, name: str, cls: str, k: int) -> tuple | No
         if cls in _fits(r) and base and _per_output(base, k) > 0:
             return _bytes(r, cls), _per_output(own, k) * _per_output(_fits(r)[cls], k) / _per_output(base, k)
     return None
+
+
+def _between(points: list, k: int) -> float:
+    """The value at k of the [K, value] points (sorted by K): linear between two, the nearest's beyond them."""
+    if k <= points[0][0]:
+        return points[0][1]
+    for (k1, v1), (k2, v2) in zip(points, points[1:]):
+        if k <= k2:
+            return v1 + (v2 - v1) * (k - k1) / (k2 - k1)
+    return points[-1][1]
 
 
 _forced: list = []
