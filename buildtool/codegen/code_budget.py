@@ -15,9 +15,7 @@ cycles. Presets pick a rung of that ladder (the first of equals):
                fastest candidate
     balanced   the least code among the rungs whose modelled cycles are within BALANCED_SLACK (5 %) of
                speed's (issue 50 item 2's goal: code near the shared kernels, cycles within 5 % of the
-               fastest set's), then layers moved onto smaller candidates while within the 5 % (_shed: the
-               ladder skips a set that leaves the costliest bytes a cycle alone); so size <= balanced <= speed
-               in bytes
+               fastest set's); so size <= balanced <= speed in bytes
 
 This is the one place a layer's variant is chosen, its own instance included (kernel_variants.instanced only
 says which layers may have one), in either of its forms: the full instance (straight runs of its loops) or the
@@ -136,9 +134,8 @@ def ladder(layers: dict, budget: int | None = None) -> list:
         rungs.append((dict(choice), size, cycles))
 
 
-def pick(rungs: list, preset: str, fixed: int = 0, layers: dict | None = None) -> tuple:
-    """The rung (choice, bytes, cycles) of the ladder `rungs` the preset takes (the module doc); fixed: balanced_ok's;
-    layers (the ladder's): balanced then sheds code from its rung while it stays within the slack (_shed)."""
+def pick(rungs: list, preset: str, fixed: int = 0) -> tuple:
+    """The rung (choice, bytes, cycles) of the ladder `rungs` the preset takes (the module doc); fixed: balanced_ok's."""
     if preset not in PRESETS:
         raise ValueError(f"unknown code preset {preset!r} (known: {', '.join(PRESETS)})")
     fast = min(rungs, key=lambda r: (r[2], r[1]))
@@ -146,36 +143,7 @@ def pick(rungs: list, preset: str, fixed: int = 0, layers: dict | None = None) -
         return fast
     if preset == "size":
         return min(rungs, key=lambda r: (r[1], r[2]))
-    rung = min((r for r in rungs if balanced_ok(r[2], fast[2], fixed)), key=lambda r: (r[1], r[2]))
-    return rung if layers is None else _shed(rung, layers, lambda cy: balanced_ok(cy, fast[2], fixed))
-
-
-def _shed(rung: tuple, layers: dict, ok) -> tuple:
-    """balanced's rung with less code where the ladder skipped it: one layer at a time moved onto a smaller candidate
-    (a layer's compact instance for its full one, say), each step the move that frees the most bytes per modelled cycle
-    it adds (ties: the layer's order, then the candidate's), while ok(cycles) holds. The ladder climbs by whole codes
-    in order of cycles saved per byte, so it passes a rung with two layers on their fastest code before one with only
-    the one whose speed costs more bytes a cycle (tiny: op 4's 3x3 instance and op 2's 1x1)."""
-    choice, size, cycles = dict(rung[0]), rung[1], rung[2]
-    while True:
-        users: dict = {}
-        for k, i in choice.items():
-            users[layers[k][i].code] = users.get(layers[k][i].code, 0) + 1
-        best = None
-        for k, cs in layers.items():
-            now = cs[choice[k]]
-            for i, c in enumerate(cs):
-                freed = (now.bytes if users[now.code] == 1 else 0) - (0 if c.code in users else c.bytes)
-                added = c.cycles - now.cycles
-                if c.code == now.code or freed <= 0 or not ok(cycles + added):
-                    continue
-                rank = (0, -freed) if added <= 0 else (1, -freed / added)
-                if best is None or rank < best[0]:
-                    best = (rank, k, i, freed, added)
-        if best is None:
-            return choice, size, cycles
-        _, k, i, freed, added = best
-        choice[k], size, cycles = i, size - freed, cycles + added
+    return min((r for r in rungs if balanced_ok(r[2], fast[2], fixed)), key=lambda r: (r[1], r[2]))
 
 
 def _measured(variants) -> dict | None:
@@ -215,7 +183,7 @@ def choose(layers: dict, preset: str = DEFAULT_PRESET, budget: int | None = None
     """(choice {layer: Candidate}, bytes, cycles) of the preset (PRESETS) within budget (None: no budget)."""
     if preset not in PRESETS:
         raise ValueError(f"unknown code preset {preset!r} (known: {', '.join(PRESETS)})")
-    choice, size, cycles = pick(ladder(layers, budget), preset, layers=layers)
+    choice, size, cycles = pick(ladder(layers, budget), preset)
     return {k: layers[k][i] for k, i in choice.items()}, size, cycles
 
 
@@ -448,7 +416,7 @@ def plan(g, offers: dict, variants, goal: CodeGoal | None, shapes: dict | None =
         layers = {i: [next((c for c in cs if match(c)), cs[0])] for i, cs in layers.items()}
     try:
         rungs, free = ladders(layers, goal.budget)
-        picked = pick(rungs, goal.preset, fixed, layers)
+        picked = pick(rungs, goal.preset, fixed)
     except OverBudget as e:
         if not goal.from_part:
             raise UsageError(f"{g.name}: the code budget (code_budget) is {goal.budget:,} bytes, and the smallest code of "
