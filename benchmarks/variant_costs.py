@@ -132,7 +132,8 @@ def measure(board: str, work: Path) -> dict:
         for code, (syms, (k, per)) in runs.items():
             if compact_only and code != code_budget.COMPACT:
                 continue
-            table, name = {"instance": ("instances", inst), code_budget.COMPACT: ("compact", inst)}.get(code, ("variants", code))
+            table, name = {"instance": ("instances", inst), code_budget.COMPACT: ("compact", inst)}.get(
+                code, ("variants", code))
             own = f"op{op}_conv" if table != "variants" else code  # its own symbol, even when it is the only candidate
             size = sum(v for s, v in syms.items() if s not in common or s.split(".")[0] == own)  # op1_conv.constprop.0
             row = found[table].setdefault(name, {"bytes": 0, "fit": {}, "class_bytes": {}})

@@ -437,8 +437,8 @@ def test_compact_instance_is_a_candidate_and_runs_byte_exact(tmp_path):
         assert np.asarray(y).tobytes() == want, form
         sizes[form] = _symbol_sizes(out / "firmware.elf")
     with code_budget.forcing("bt_conv_s8_pm_rq2_ssat"):
-        shared = {r["op"]: r for r in json.loads(pipeline.code(pipeline.read_model(str(_write(g, tmp_path))), plan,
-                                                               "cortex-m4", PlanOptions())["firmware.json"])["code_plan"]["layers"]}
+        made = pipeline.code(pipeline.read_model(str(_write(g, tmp_path))), plan, "cortex-m4", PlanOptions())
+    shared = {r["op"]: r for r in json.loads(made["firmware.json"])["code_plan"]["layers"]}
     for i in convs:
         assert sizes[code_budget.COMPACT][f"op{i}_conv"] < sizes["instance"][f"op{i}_conv"], i
         full, small = rows["instance"][i], rows[code_budget.COMPACT][i]

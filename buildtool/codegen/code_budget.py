@@ -19,9 +19,10 @@ cycles. Presets pick a rung of that ladder (the first of equals):
 
 This is the one place a layer's variant is chosen, its own instance included (kernel_variants.instanced only
 says which layers may have one), in either of its forms: the full instance (straight runs of its loops) or the
-compact one (kernel_variants.COMPACT: the same loops rolled, a third to a fifth of the bytes, some cycles more). The modelled cycles are the firmware's: each candidate's per output value
-a + b K measured on the board's cycle estimate (variant_costs.json), so the choice's ratio to the fastest set is
-the one the firmware runs (test_modelled_cycles_agree_with_the_firmware_on_vww).
+compact one (kernel_variants.COMPACT: the same loops rolled, a third to a fifth of the bytes, some cycles more).
+The modelled cycles are the firmware's: each candidate's per output value a + b K measured on the board's cycle
+estimate (variant_costs.json), so the choice's ratio to the fastest set is the one the firmware runs
+(test_modelled_cycles_agree_with_the_firmware_on_vww).
 
 Same inputs, same choice: the ladder reads layers and candidates in their given order, and every tie
 is broken by name and layer index.
@@ -243,7 +244,8 @@ def lines(cp: dict) -> list:
     out = [f"code plan ({cp['preset']}{budget}): layer kernels {cp['bytes']:,} B, modelled {cp['cycles']:,} cycles "
            f"(fastest set: {cp['fastest_bytes']:,} B, {cp['fastest_cycles']:,} cycles)"]
     for r in cp["layers"]:
-        name = r["variant"] + (" (compact instance)" if r.get("compact") else " (own instance)" if r["instance"] else "")
+        kind = " (compact instance)" if r.get("compact") else " (own instance)" if r["instance"] else ""
+        name = r["variant"] + kind
         out.append(f"  op {r['op']:3d} {r['opcode']:18s} {name:44s} {r['bytes']:>7,} B"
                    f"{' shared' if r['shared'] else '       '} {r['cycles']:>12,} cycles")
     return out
@@ -343,9 +345,9 @@ def _bytes(row: dict, cls: str) -> int:
 def _cost(measured: dict, table: str, name: str, cls: str, k: int) -> tuple | None:
     """(bytes, cycles per output value) of a variant ("variants"), a layer's own instance of it ("instances") or its
     compact instance ("compact") on a layer of class cls whose outputs read k values each. An instance of a variant
-    not measured as one: the measured instance's (of that form) bytes, and its variant's cycles scaled by what the
-    measured instance saves over its own variant on the class at k (the same loops, the same constants folded), None
-    when nothing was measured for the class. A compact instance: its instance's cycles times the ratio measured
+    not measured as one: the measured instance's bytes, and its variant's cycles scaled by what the measured instance
+    saves over its own variant on the class at k (the same loops, the same constants folded), None when nothing was
+    measured for the class. A compact instance: its instance's cycles times the ratio measured
     between the two forms on the same layers (its row's "ratio": [K, compact / instance] points, linear between them,
     the nearest's beyond; at least 1), the bytes its row's (the variant's own, else the measured one's: the same
     loops)."""
@@ -360,9 +362,9 @@ def _cost(measured: dict, table: str, name: str, cls: str, k: int) -> tuple | No
     if cls in _fits(m):
         return _bytes(m, cls), _per_output(_fits(m)[cls], k)
     own = _fits(measured["variants"].get(name)).get(cls)
-    if table == "variants" or own is None:
+    if table != "instances" or own is None:
         return None
-    for ref, r in sorted(measured.get(table, {}).items()):
+    for ref, r in sorted(measured.get("instances", {}).items()):
         base = _fits(measured["variants"].get(ref)).get(cls)
         if cls in _fits(r) and base and _per_output(base, k) > 0:
             return _bytes(r, cls), _per_output(own, k) * _per_output(_fits(r)[cls], k) / _per_output(base, k)

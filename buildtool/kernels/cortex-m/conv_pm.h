@@ -1334,7 +1334,11 @@ static inline __attribute__((always_inline)) void bt_conv_pm_form(const bt_conv_
 static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
                                                            int8_t *out, int32_t y0, int32_t y1, const int fast,
                                                            const int act) {
+#ifdef BT_PMR_COMPACT_ON
   bt_conv_pm_form(p, in, in_y0, out, y0, y1, fast, act, BT_PMR_COMPACT_ON);
+#else
+  bt_conv_pm_form(p, in, in_y0, out, y0, y1, fast, act, 0);   /* no asm paths: one form */
+#endif
 }
 #pragma GCC diagnostic pop
 #endif
