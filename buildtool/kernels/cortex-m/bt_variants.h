@@ -90,6 +90,7 @@ void bt_fully_connected_s8_il_rq2z(const bt_fc_params *p, const int8_t *in, int8
 void bt_fully_connected_s8_il_rq2_pc_ssat(const bt_fc_params *p, const int8_t *in, int8_t *out);
 void bt_fully_connected_s8_il_rq2(const bt_fc_params *p, const int8_t *in, int8_t *out);
 void bt_fully_connected_s8_il_mbqm(const bt_fc_params *p, const int8_t *in, int8_t *out);
+void bt_fully_connected_s8_il_small(const bt_fc_params *p, const int8_t *in, int8_t *out);
 void bt_fully_connected_s8_il(const bt_fc_params *p, const int8_t *in, int8_t *out);   /* picks one of the above */
 const char *bt_fully_connected_s8_il_variant(const bt_fc_params *p);
 const char *bt_fully_connected_s8_variant(const bt_fc_params *p);

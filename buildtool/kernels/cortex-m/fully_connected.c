@@ -256,35 +256,35 @@ void bt_fully_connected_s8_direct(const bt_fc_params *p, const int8_t *in, int8_
  * takes them. */
 static inline __attribute__((always_inline)) const int8_t *fc_il4(const int16_t *c, const int8_t *f, int32_t n4,
                                                                  uint32_t *p0, uint32_t *p1, uint32_t *p2,
-                                                                 uint32_t *p3, const int sl) {
+                                                                 uint32_t *p3, const int sl, const int small) {
   uint32_t a0 = *p0, a1 = *p1, a2 = *p2, a3 = *p3;
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)   /* -O0 lacks the registers */
-  const int16_t *const end = c + (n4 & ~31), *const end4 = c + n4;
+  const int16_t *const end = c + (small ? 0 : n4 & ~31), *const end4 = c + n4;
 #define FC_IL_OUTPUTS(PTR)                                                                                 \
   : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [c] PTR(c), [f] PTR(f), [x0] "=&r"(x0),   \
     [x1] "=&r"(x1), [w0] "=&r"(w0), [w1] "=&r"(w1), [w2] "=&r"(w2), [w3] "=&r"(w3)
   if (FC_IL_SL_ON && sl) {
     uint32_t x0, x1, w0, w1, w2, w3;
-    if (n4 & ~31)
+    if (!small && (n4 & ~31))
       __asm__ volatile("1:\n\t" FC_IL_SLP(8) FC_IL_SLN(1, 8) FC_IL_SLN(2, 8) FC_IL_SLN(3, 8) FC_IL_SLN(4, 8)
                        FC_IL_SLN(5, 8) FC_IL_SLN(6, 8) FC_IL_SLN(7, 8) "cmp %[c], %[end]\n\tbne 1b\n\t"
                        FC_IL_OUTPUTS("+l") : [end] "r"(end) : "cc", "memory");
-    if (n4 & 28)   /* the 1-7 quads left */
+    if (small ? n4 : n4 & 28)   /* the 1-7 quads left (small: every quad) */
       __asm__ volatile("1:\n\t" FC_IL_SLP(1) "cmp %[c], %[end]\n\tbne 1b\n\t"
                        FC_IL_OUTPUTS("+l") : [end] "r"(end4) : "cc", "memory");
   } else {
     uint32_t x0, x1;
     register uint32_t w0 __asm__("r8"), w1 __asm__("r9"), w2 __asm__("r10"), w3 __asm__("r11");   /* LDM order */
-    if (n4 & ~31)
+    if (!small && (n4 & ~31))
       __asm__ volatile("1:\n\t" FC_IL_LDM FC_IL_LDM FC_IL_LDM FC_IL_LDM FC_IL_LDM FC_IL_LDM FC_IL_LDM FC_IL_LDM
                        "cmp %[c], %[end]\n\tbne 1b\n\t" FC_IL_OUTPUTS("+r") : [end] "r"(end) : "cc", "memory");
-    if (n4 & 28)   /* the 1-7 quads left */
+    if (small ? n4 : n4 & 28)   /* the 1-7 quads left (small: every quad) */
       __asm__ volatile("1:\n\t" FC_IL_LDM "cmp %[c], %[end]\n\tbne 1b\n\t"
                        FC_IL_OUTPUTS("+r") : [end] "r"(end4) : "cc", "memory");
   }
 #undef FC_IL_OUTPUTS
 #else
-  (void)sl;
+  (void)sl; (void)small;
   for (int32_t k = 0; k < n4; k += 4, f += 16) {   /* the same sums by dsp.h's C model (host, -O0) */
     int32_t x0, x1;
     __builtin_memcpy(&x0, c + k, 4);
@@ -300,37 +300,44 @@ static inline __attribute__((always_inline)) const int8_t *fc_il4(const int16_t 
   return f;
 }
 
+/* Widens the n inputs at x (offset off added) into col in the interleaved loop's [k, k+2, k+1, k+3] order;
+ * returns 128 x the widened inputs' sum over the n & ~3 first (in the biased rows' sums). */
+static inline __attribute__((always_inline)) uint32_t fc_il_widen(const int8_t *x, int16_t *col, int32_t n,
+                                                                 int32_t off) {
+  const int32_t n4 = n & ~3, off2 = bt_dup16(off);
+  int32_t s = 0, k = 0;
+  for (; k < n4; k += 4) {
+    const uint32_t v = bt_ld4(x + k);
+    const int32_t lo2 = bt_sadd16(bt_sxtb16(v), off2), hi2 = bt_sadd16(bt_sxtb16_ror8(v), off2);
+    __builtin_memcpy(col + k, &lo2, 4);
+    __builtin_memcpy(col + k + 2, &hi2, 4);
+    s = bt_smlad(hi2, 0x00010001, bt_smlad(lo2, 0x00010001, s));
+  }
+  for (; k < n; k++) col[k] = (int16_t)(x[k] + off);
+  return (uint32_t)s << 7;
+}
+
 /* pcs 0: per-tensor requantisation (the layer's constants made once), 1: per p->per_channel, 2: per channel
  * (_rq2_pc_ssat); FC_IL_SLP's steps on the part that takes them for pcs 0 and 2. */
 static inline __attribute__((always_inline)) void fc_il_k(const bt_fc_params *p, const int8_t *in, int8_t *out,
                                                          const int fast, const int zpf, const int act, const int pcs) {
   int16_t col[BT_FC_COL_MAX] __attribute__((aligned(4)));
   const int32_t n = p->n_in, n4 = n & ~3, nt = n - n4, n_out = p->n_out, m4 = n_out & ~3;
-  const int32_t off = p->input_offset, off2 = bt_dup16(off), batches = p->batches;
+  const int32_t off = p->input_offset, batches = p->batches;
   const int32_t pc = pcs == 2 ? 1 : pcs ? p->per_channel : 0;
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
   const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
   const int32_t m0 = mult[0], s0 = shift[0], e10 = fast ? bt_rq2_e1(s0) : 0;
   const int32_t p20 = fast ? (zpf ? bt_rq2_p2_zp(bt_rq2_p2(s0), e10, zp) : bt_rq2_p2(s0)) : 0;
   for (int32_t b = 0; b < batches; b++) {
-    const int8_t *x = in + b * n;
-    int32_t s = 0, k = 0;   /* s: the widened inputs' sum over k < n4 */
-    for (; k < n4; k += 4) {
-      const uint32_t v = bt_ld4(x + k);
-      const int32_t lo2 = bt_sadd16(bt_sxtb16(v), off2), hi2 = bt_sadd16(bt_sxtb16_ror8(v), off2);
-      __builtin_memcpy(col + k, &lo2, 4);
-      __builtin_memcpy(col + k + 2, &hi2, 4);
-      s = bt_smlad(hi2, 0x00010001, bt_smlad(lo2, 0x00010001, s));
-    }
-    for (; k < n; k++) col[k] = (int16_t)(x[k] + off);
-    const uint32_t corr = (uint32_t)s << 7;   /* 128 x the sum: in the biased rows' sums */
+    const uint32_t corr = fc_il_widen(in + b * n, col, n, off);
     int8_t *const y = out + b * n_out;
     const int8_t *f = p->weights;
     const int32_t *bo = bias;
     for (int32_t o = 0; o < m4; o += 4) {
       uint32_t a0 = 0u - corr, a1 = 0, a2 = 0u - corr, a3 = 0;
       if (bias) { a0 += (uint32_t)bo[0]; a2 += (uint32_t)bo[2]; }
-      f = fc_il4(col, f, n4, &a0, &a1, &a2, &a3, pcs != 1);
+      f = fc_il4(col, f, n4, &a0, &a1, &a2, &a3, pcs != 1, 0);
       int32_t r0 = (int32_t)(a0 - (a1 << 8)), r1 = (int32_t)a1, r2 = (int32_t)(a2 - (a3 << 8)), r3 = (int32_t)a3;
       if (bias) { r1 += bo[1]; r3 += bo[3]; bo += 4; }
       if (nt) {
@@ -353,6 +360,37 @@ static inline __attribute__((always_inline)) void fc_il_k(const bt_fc_params *p,
 }
 #undef FC_OUT
 
+/* Small layers (kernel_variants.py's _fc_il_small: at most BT_FC_SMALL_IN inputs and BT_FC_SMALL_OUT outputs,
+ * bt_rq2): a few hundred MACs, where the call's fixed cost and, on a part with a flash memory model, its code
+ * fetched cold from flash outweigh the loops; one batch, n_in a multiple of 4 (no tail values). One compact form: the groups of four rows by fc_il4's one-quad
+ * loop alone (no unrolled pass), the rows after them by bt_mv1x1, every raw sum stored, then one requantising
+ * loop over the outputs (per channel or per tensor by an index mask; clamped to the activation's range). */
+#define BT_FC_SMALL_IN 128
+#define BT_FC_SMALL_OUT 16
+void bt_fully_connected_s8_il_small(const bt_fc_params *p, const int8_t *in, int8_t *out) {
+  int16_t col[BT_FC_SMALL_IN] __attribute__((aligned(4)));
+  int32_t acc[BT_FC_SMALL_OUT];
+  const int32_t n = p->n_in & ~3, n_out = p->n_out, m4 = n_out & ~3;   /* n: a multiple of 4 */
+  const int32_t *const bias = p->bias;
+  const uint32_t corr = fc_il_widen(in, col, n, p->input_offset);
+  const int8_t *f = p->weights;
+  int32_t o = 0;
+  for (; o < m4; o += 4) {
+    uint32_t a0 = 0u - corr, a1 = 0, a2 = 0u - corr, a3 = 0;
+    f = fc_il4(col, f, n, &a0, &a1, &a2, &a3, 1, 1);
+    uint32_t r[4] = {a0 - (a1 << 8), a1, a2 - (a3 << 8), a3};
+    __builtin_memcpy(acc + o, r, sizeof r);
+  }
+  for (; o < n_out; o++, f += n) acc[o] = bt_mv1x1(col, f, n, 0);
+  const int32_t *m = p->multiplier, *sh = p->shift;
+  const int32_t step = p->per_channel ? 1 : 0, zp = p->output_offset, lo = p->act_min, hi = p->act_max;
+  for (o = 0; o < n_out; o++, m += step, sh += step) {
+    int32_t v = bt_rq2s((int32_t)((uint32_t)acc[o] + (bias ? (uint32_t)bias[o] : 0u)), *m, -*sh - 2) + zp;
+    v = v < lo ? lo : v;
+    out[o] = (int8_t)(v > hi ? hi : v);
+  }
+}
+
 /* The interleaved-weights variants (buildtool/codegen/model_c.py picks one per layer by the rules of
  * bt_fully_connected_s8_il below): rq2z, per-tensor bt_rq2 with the output zero point folded in
  * (bt_rq2_zp_ok), _ssat the whole int8 range, _lo act_max 127; rq2 and mbqm any requantisation. */
@@ -369,12 +407,15 @@ static int fc_zp_ok(const bt_fc_params *p) { return !p->per_channel && bt_rq2_zp
 typedef void (*fc_fn)(const bt_fc_params *, const int8_t *, int8_t *);
 static const fc_fn fc_il_variants[] = {bt_fully_connected_s8_il_rq2z_ssat, bt_fully_connected_s8_il_rq2z_lo,
                                           bt_fully_connected_s8_il_rq2z, bt_fully_connected_s8_il_rq2,
-                                          bt_fully_connected_s8_il_mbqm, bt_fully_connected_s8_il_rq2_pc_ssat};
+                                          bt_fully_connected_s8_il_mbqm, bt_fully_connected_s8_il_rq2_pc_ssat,
+                                          bt_fully_connected_s8_il_small};
 static const char *const fc_il_names[] = {"bt_fully_connected_s8_il_rq2z_ssat", "bt_fully_connected_s8_il_rq2z_lo",
                                           "bt_fully_connected_s8_il_rq2z", "bt_fully_connected_s8_il_rq2",
-                                          "bt_fully_connected_s8_il_mbqm", "bt_fully_connected_s8_il_rq2_pc_ssat"};
+                                          "bt_fully_connected_s8_il_mbqm", "bt_fully_connected_s8_il_rq2_pc_ssat",
+                                          "bt_fully_connected_s8_il_small"};
 static int fc_il_variant(const bt_fc_params *p) {
   if (!fc_rq2(p)) return 4;
+  if (p->batches == 1 && p->n_in <= BT_FC_SMALL_IN && p->n_in % 4 == 0 && p->n_out <= BT_FC_SMALL_OUT) return 6;
   if (p->per_channel && p->act_min == -128 && p->act_max == 127) return 5;
   if (!fc_zp_ok(p)) return 3;
   if (p->act_max != 127) return 2;
