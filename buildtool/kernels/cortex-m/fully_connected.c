@@ -377,18 +377,55 @@ void bt_fully_connected_s8_il_small(const bt_fc_params *p, const int8_t *in, int
   int32_t o = 0;
   for (; o < m4; o += 4) {
     uint32_t a0 = 0u - corr, a1 = 0, a2 = 0u - corr, a3 = 0;
+    if (bias) { a0 += (uint32_t)bias[o]; a1 += (uint32_t)bias[o + 1]; a2 += (uint32_t)bias[o + 2]; a3 += (uint32_t)bias[o + 3]; }
     f = fc_il4(col, f, n, &a0, &a1, &a2, &a3, 1, 1);
-    uint32_t r[4] = {a0 - (a1 << 8), a1, a2 - (a3 << 8), a3};
+    const uint32_t r[4] = {a0 - ((a1 - (bias ? (uint32_t)bias[o + 1] : 0u)) << 8), a1,
+                           a2 - ((a3 - (bias ? (uint32_t)bias[o + 3] : 0u)) << 8), a3};
     __builtin_memcpy(acc + o, r, sizeof r);
   }
-  for (; o < n_out; o++, f += n) acc[o] = bt_mv1x1(col, f, n, 0);
-  const int32_t *m = p->multiplier, *sh = p->shift;
-  const int32_t step = p->per_channel ? 1 : 0, zp = p->output_offset, lo = p->act_min, hi = p->act_max;
-  for (o = 0; o < n_out; o++, m += step, sh += step) {
-    int32_t v = bt_rq2s((int32_t)((uint32_t)acc[o] + (bias ? (uint32_t)bias[o] : 0u)), *m, -*sh - 2) + zp;
+  for (; o < n_out; o++, f += n) acc[o] = bt_mv1x1(col, f, n, bias ? bias[o] : 0);
+  const int32_t *m = p->multiplier, *sh = p->shift, *a = acc, *const end = acc + n_out;
+  const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)
+  /* bt_rq2s, the zero point and the clamp, 19 instructions an output (GCC's form of the loop spills) */
+  const int32_t step = p->per_channel ? 4 : 0;
+  int32_t x, w, l, h;
+  __asm__ volatile("1:\n\t"
+                   "ldr %[x], [%[a]], #4\n\t"
+                   "ldr %[w], [%[m]]\n\t"
+                   "and %[l], %[x], #0x80000000\n\t"
+                   "orr %[l], %[l], #0x40000000\n\t"
+                   "asr %[h], %[x], #31\n\t"
+                   "smlal %[l], %[h], %[x], %[w]\n\t"
+                   "ldr %[w], [%[sh]]\n\t"
+                   "add %[m], %[m], %[step]\n\t"
+                   "add %[sh], %[sh], %[step]\n\t"
+                   "mvn %[w], %[w]\n\t"
+                   "sub %[w], %[w], #1\n\t"
+                   "asr %[h], %[h], %[w]\n\t"
+                   "add %[h], %[h], #1\n\t"
+                   "add %[h], %[zp], %[h], asr #1\n\t"
+                   "cmp %[h], %[lo]\n\t"
+                   "it lt\n\t"
+                   "movlt %[h], %[lo]\n\t"
+                   "cmp %[h], %[hi]\n\t"
+                   "it gt\n\t"
+                   "movgt %[h], %[hi]\n\t"
+                   "strb %[h], [%[out]], #1\n\t"
+                   "cmp %[a], %[end]\n\t"
+                   "bne 1b\n\t"
+                   : [a] "+r"(a), [m] "+r"(m), [sh] "+r"(sh), [out] "+r"(out), [x] "=&r"(x), [w] "=&r"(w),
+                     [l] "=&r"(l), [h] "=&r"(h)
+                   : [end] "r"(end), [step] "r"(step), [zp] "r"(zp), [lo] "r"(lo), [hi] "r"(hi)
+                   : "cc", "memory");
+#else
+  const int32_t step = p->per_channel ? 1 : 0;
+  for (; a != end; m += step, sh += step) {
+    int32_t v = bt_rq2s(*a++, *m, -*sh - 2) + zp;
     v = v < lo ? lo : v;
-    out[o] = (int8_t)(v > hi ? hi : v);
+    *out++ = (int8_t)(v > hi ? hi : v);
   }
+#endif
 }
 
 /* The interleaved-weights variants (buildtool/codegen/model_c.py picks one per layer by the rules of
