@@ -100,7 +100,8 @@ def _fc(rng) -> dict:
     if rng.random() < 0.3:  # right shifts beyond bt_rq2_zp_ok's (the interleaved variants' zero point fold)
         shift[0] = int(rng.integers(-31, -20, endpoint=True))
     lo = int(rng.choice([-128, -128, -100, 0]))
-    return {"n_in": int(rng.choice([1, 3, 17, 640, 1280, 1281, 4000])), "n_out": n_out, "batches": 1,
+    return {"n_in": int(rng.choice([1, 3, 16, 17, 64, 128, 132, 640, 1280, 1281, 4000])), "n_out": n_out,
+            "batches": int(rng.choice([1, 1, 2])),
             "input_offset": 1, "filter_offset": int(rng.choice([0, 0, 0, 2])), "output_offset": 0,
             "act_min": lo, "act_max": int(rng.choice([127, 127, 100])), "per_channel": per_channel,
             "multipliers": mult, "shifts": shift}
