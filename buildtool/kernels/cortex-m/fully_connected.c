@@ -377,10 +377,13 @@ void bt_fully_connected_s8_il_small(const bt_fc_params *p, const int8_t *in, int
   int32_t o = 0;
   for (; o < m4; o += 4) {
     uint32_t a0 = 0u - corr, a1 = 0, a2 = 0u - corr, a3 = 0;
-    if (bias) { a0 += (uint32_t)bias[o]; a1 += (uint32_t)bias[o + 1]; a2 += (uint32_t)bias[o + 2]; a3 += (uint32_t)bias[o + 3]; }
     f = fc_il4(col, f, n, &a0, &a1, &a2, &a3, 1, 1);
-    const uint32_t r[4] = {a0 - ((a1 - (bias ? (uint32_t)bias[o + 1] : 0u)) << 8), a1,
-                           a2 - ((a3 - (bias ? (uint32_t)bias[o + 3] : 0u)) << 8), a3};
+    uint32_t r[4] = {a0 - (a1 << 8), a1, a2 - (a3 << 8), a3};
+    if (bias) {
+      uint32_t bv[4];
+      __builtin_memcpy(bv, bias + o, sizeof bv);
+      r[0] += bv[0]; r[1] += bv[1]; r[2] += bv[2]; r[3] += bv[3];
+    }
     __builtin_memcpy(acc + o, r, sizeof r);
   }
   for (; o < n_out; o++, f += n) acc[o] = bt_mv1x1(col, f, n, bias ? bias[o] : 0);
