@@ -269,7 +269,11 @@ static inline __attribute__((always_inline)) const int8_t *fc_il4(const int16_t 
       __asm__ volatile("1:\n\t" FC_IL_SLP(8) FC_IL_SLN(1, 8) FC_IL_SLN(2, 8) FC_IL_SLN(3, 8) FC_IL_SLN(4, 8)
                        FC_IL_SLN(5, 8) FC_IL_SLN(6, 8) FC_IL_SLN(7, 8) "cmp %[c], %[end]\n\tbne 1b\n\t"
                        FC_IL_OUTPUTS("+l") : [end] "r"(end) : "cc", "memory");
-    if (small ? n4 : n4 & 28)   /* the 1-7 quads left (small: every quad) */
+    if (small && (n4 & 4)) __asm__ volatile(FC_IL_SLP(1) FC_IL_OUTPUTS("+l") :: "cc", "memory");
+    if (small && (n4 & ~7))   /* small: two quads a pass */
+      __asm__ volatile("1:\n\t" FC_IL_SLP(2) FC_IL_SLN(1, 2) "cmp %[c], %[end]\n\tbne 1b\n\t"
+                       FC_IL_OUTPUTS("+l") : [end] "r"(end4) : "cc", "memory");
+    if (!small && (n4 & 28))   /* the 1-7 quads left */
       __asm__ volatile("1:\n\t" FC_IL_SLP(1) "cmp %[c], %[end]\n\tbne 1b\n\t"
                        FC_IL_OUTPUTS("+l") : [end] "r"(end4) : "cc", "memory");
   } else {
@@ -278,7 +282,11 @@ static inline __attribute__((always_inline)) const int8_t *fc_il4(const int16_t 
     if (!small && (n4 & ~31))
       __asm__ volatile("1:\n\t" FC_IL_LDM FC_IL_LDM FC_IL_LDM FC_IL_LDM FC_IL_LDM FC_IL_LDM FC_IL_LDM FC_IL_LDM
                        "cmp %[c], %[end]\n\tbne 1b\n\t" FC_IL_OUTPUTS("+r") : [end] "r"(end) : "cc", "memory");
-    if (small ? n4 : n4 & 28)   /* the 1-7 quads left (small: every quad) */
+    if (small && (n4 & 4)) __asm__ volatile(FC_IL_LDM FC_IL_OUTPUTS("+r") :: "cc", "memory");
+    if (small && (n4 & ~7))   /* small: two quads a pass */
+      __asm__ volatile("1:\n\t" FC_IL_LDM FC_IL_LDM "cmp %[c], %[end]\n\tbne 1b\n\t"
+                       FC_IL_OUTPUTS("+r") : [end] "r"(end4) : "cc", "memory");
+    if (!small && (n4 & 28))   /* the 1-7 quads left */
       __asm__ volatile("1:\n\t" FC_IL_LDM "cmp %[c], %[end]\n\tbne 1b\n\t"
                        FC_IL_OUTPUTS("+r") : [end] "r"(end4) : "cc", "memory");
   }
