@@ -253,7 +253,8 @@ void bt_fully_connected_s8_direct(const bt_fc_params *p, const int8_t *in, int8_
 /* a0..a3 += the raw sums of rows r0..r3 over the n4 widened inputs at c (a0, a2: the biased rows');
  * returns the weights after the group's quads. The asm loop takes 8 quads a pass (13 registers), then a loop of
  * one quad a pass the rest (one copy of the step in the code, not seven); sl: FC_IL_SLP's steps where the part
- * takes them. */
+ * takes them, and there small (bt_fully_connected_s8_il_small: code fetched cold from flash costs more than the
+ * branches an 8-quad pass saves) one step when n4 % 8 == 4, then a loop of two quads a pass. */
 static inline __attribute__((always_inline)) const int8_t *fc_il4(const int16_t *c, const int8_t *f, int32_t n4,
                                                                  uint32_t *p0, uint32_t *p1, uint32_t *p2,
                                                                  uint32_t *p3, const int sl, const int small) {
@@ -279,14 +280,11 @@ static inline __attribute__((always_inline)) const int8_t *fc_il4(const int16_t 
   } else {
     uint32_t x0, x1;
     register uint32_t w0 __asm__("r8"), w1 __asm__("r9"), w2 __asm__("r10"), w3 __asm__("r11");   /* LDM order */
-    if (!small && (n4 & ~31))
+    const int16_t *const end8 = c + (n4 & ~31);   /* a part without a flash model: small or not, the same loops */
+    if (n4 & ~31)
       __asm__ volatile("1:\n\t" FC_IL_LDM FC_IL_LDM FC_IL_LDM FC_IL_LDM FC_IL_LDM FC_IL_LDM FC_IL_LDM FC_IL_LDM
-                       "cmp %[c], %[end]\n\tbne 1b\n\t" FC_IL_OUTPUTS("+r") : [end] "r"(end) : "cc", "memory");
-    if (small && (n4 & 4)) __asm__ volatile(FC_IL_LDM FC_IL_OUTPUTS("+r") :: "cc", "memory");
-    if (small && (n4 & ~7))   /* small: two quads a pass */
-      __asm__ volatile("1:\n\t" FC_IL_LDM FC_IL_LDM "cmp %[c], %[end]\n\tbne 1b\n\t"
-                       FC_IL_OUTPUTS("+r") : [end] "r"(end4) : "cc", "memory");
-    if (!small && (n4 & 28))   /* the 1-7 quads left */
+                       "cmp %[c], %[end]\n\tbne 1b\n\t" FC_IL_OUTPUTS("+r") : [end] "r"(end8) : "cc", "memory");
+    if (n4 & 28)   /* the 1-7 quads left */
       __asm__ volatile("1:\n\t" FC_IL_LDM "cmp %[c], %[end]\n\tbne 1b\n\t"
                        FC_IL_OUTPUTS("+r") : [end] "r"(end4) : "cc", "memory");
   }
