@@ -170,21 +170,23 @@ def test_interleaved_loop_on_the_memory_model_part(tmp_path, monkeypatch):
 @needs_arm
 @pytest.mark.parametrize("board", ["cortex-m4", "nucleo-l4r5zi"])
 def test_small_dense_layers_take_the_compact_variant(tmp_path, board):
-    """Dense layers of at most 128 inputs (a multiple of 4) and 16 outputs run bt_fully_connected_s8_il_small
-    (kernel_variants.py's FC_IL row; one quad a pass, the rows after the groups of four, one requantising loop):
-    128 -> 12 RELU (three groups, 32 quads each), 12 -> 4 without a bias (one group), 4 -> 6 (one group, two rows
-    after it); TFLite Micro's bytes, on the plain core and on the part with its BT_ICACHE_BYTES single loads."""
+    """Dense layers of at most 64 inputs (a multiple of 4) and 16 outputs run bt_fully_connected_s8_il_small
+    (kernel_variants.py's first "fully_connected_il" row; the rows after the groups of four, one requantising
+    loop): 64 -> 12 RELU (three groups of 16 quads), 12 -> 4 without a bias (one group, 3 quads: one step, then
+    the two-quad loop on the part), 4 -> 6 (one group, two rows after it), and 128 -> 8 keeps its variant;
+    TFLite Micro's bytes, on the plain core and on the part with its BT_ICACHE_BYTES single loads."""
     from conftest import fixed_input, tflm_run
 
     from buildtool.firmware import runner
     from buildtool.model.writer import serialize
 
     b = GraphBuilder("dense_small", seed=9)
-    h = b.fully_connected(b.input((1, 128)), 12, activation="RELU")
+    h = b.fully_connected(b.input((1, 128)), 8)
+    h = b.fully_connected(b.concat([h] * 8, axis=1), 12, activation="RELU")   # 64 inputs
     h = b.fully_connected(h, 4, bias=False)
     g = b.finish([b.fully_connected(h, 6)])
     x = fixed_input(g.tensors[g.inputs[0]].shape)
     pipeline.build(g, board, tmp_path)
     calls = re.findall(r"  (bt_fully_connected_s8_il_\w+)\(&op\d+_p", (tmp_path / "model.c").read_text())
-    assert calls == ["bt_fully_connected_s8_il_small"] * 3
+    assert calls[0] != "bt_fully_connected_s8_il_small" and calls[1:] == ["bt_fully_connected_s8_il_small"] * 3
     assert np.array_equal(runner.run(board, tmp_path, x)[0], tflm_run(serialize(g), [x])[0])

@@ -23,7 +23,7 @@ from ..model.ops import conv_macs
 
 BT_COL_MAX = 640  # cortex-m/im2col.h: largest patch of the patch-matrix path
 BT_FC_COL_MAX = 2 * BT_COL_MAX  # cortex-m/fully_connected.c: largest widened input row
-BT_FC_SMALL_IN, BT_FC_SMALL_OUT = 128, 16  # cortex-m/fully_connected.c: bt_fully_connected_s8_il_small's bounds
+BT_FC_SMALL_IN, BT_FC_SMALL_OUT = 64, 16  # cortex-m/fully_connected.c: bt_fully_connected_s8_il_small's bounds
 INT32_MIN = -(1 << 31)
 
 

@@ -306,11 +306,11 @@ static inline __attribute__((always_inline)) const int8_t *fc_il4(const int16_t 
   return f;
 }
 
-/* Widens the n inputs at x (offset off added) into col in the interleaved loop's [k, k+2, k+1, k+3] order;
- * returns 128 x the widened inputs' sum over the n & ~3 first (in the biased rows' sums). */
+/* Widens the n inputs at x (offset off added; off2 = bt_dup16(off)) into col in the interleaved loop's
+ * [k, k+2, k+1, k+3] order; returns 128 x the widened inputs' sum over the n & ~3 first (in the biased rows' sums). */
 static inline __attribute__((always_inline)) uint32_t fc_il_widen(const int8_t *x, int16_t *col, int32_t n,
-                                                                 int32_t off) {
-  const int32_t n4 = n & ~3, off2 = bt_dup16(off);
+                                                                 int32_t off, int32_t off2) {
+  const int32_t n4 = n & ~3;
   int32_t s = 0, k = 0;
   for (; k < n4; k += 4) {
     const uint32_t v = bt_ld4(x + k);
@@ -329,14 +329,14 @@ static inline __attribute__((always_inline)) void fc_il_k(const bt_fc_params *p,
                                                          const int fast, const int zpf, const int act, const int pcs) {
   int16_t col[BT_FC_COL_MAX] __attribute__((aligned(4)));
   const int32_t n = p->n_in, n4 = n & ~3, nt = n - n4, n_out = p->n_out, m4 = n_out & ~3;
-  const int32_t off = p->input_offset, batches = p->batches;
+  const int32_t off = p->input_offset, off2 = bt_dup16(off), batches = p->batches;
   const int32_t pc = pcs == 2 ? 1 : pcs ? p->per_channel : 0;
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
   const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
   const int32_t m0 = mult[0], s0 = shift[0], e10 = fast ? bt_rq2_e1(s0) : 0;
   const int32_t p20 = fast ? (zpf ? bt_rq2_p2_zp(bt_rq2_p2(s0), e10, zp) : bt_rq2_p2(s0)) : 0;
   for (int32_t b = 0; b < batches; b++) {
-    const uint32_t corr = fc_il_widen(in + b * n, col, n, off);
+    const uint32_t corr = fc_il_widen(in + b * n, col, n, off, off2);
     int8_t *const y = out + b * n_out;
     const int8_t *f = p->weights;
     const int32_t *bo = bias;
@@ -366,19 +366,22 @@ static inline __attribute__((always_inline)) void fc_il_k(const bt_fc_params *p,
 }
 #undef FC_OUT
 
-/* Small layers (kernel_variants.py's _fc_il_small: at most BT_FC_SMALL_IN inputs and BT_FC_SMALL_OUT outputs,
- * bt_rq2): a few hundred MACs, where the call's fixed cost and, on a part with a flash memory model, its code
- * fetched cold from flash outweigh the loops; one batch, n_in a multiple of 4 (no tail values). One compact form: the groups of four rows by fc_il4's one-quad
- * loop alone (no unrolled pass), the rows after them by bt_mv1x1, every raw sum stored, then one requantising
- * loop over the outputs (per channel or per tensor by an index mask; clamped to the activation's range). */
-#define BT_FC_SMALL_IN 128
+/* Small layers (kernel_variants.py's first "fully_connected_il" row: one batch, n_in a multiple of 4 up to
+ * BT_FC_SMALL_IN, at most BT_FC_SMALL_OUT outputs, bt_rq2): a few hundred MACs, where the call's fixed cost and,
+ * on a part with a flash memory model, its code fetched cold from flash outweigh the loops (tiny_cnn_32's, dscnn_kws's,
+ * resnet_concat_64's last layers; benchmarks/kernels_vs_cmsis.py --mem nucleo-l4r5zi). One compact form: the
+ * groups of four rows by fc_il4's small loop, the rows after them by bt_mv1x1, the biases added to the raw sums,
+ * then one requantising loop over the outputs (bt_rq2s, per channel or one multiplier and shift; the activation's
+ * clamp). 64 inputs at most: ad01's 128 -> 8 layer keeps its variant (on nucleo-l4r5zi this form's two-quad
+ * loop and its own code in the instruction cache cost the layer after it more than they save). */
+#define BT_FC_SMALL_IN 64
 #define BT_FC_SMALL_OUT 16
 void bt_fully_connected_s8_il_small(const bt_fc_params *p, const int8_t *in, int8_t *out) {
   int16_t col[BT_FC_SMALL_IN] __attribute__((aligned(4)));
   int32_t acc[BT_FC_SMALL_OUT];
   const int32_t n = p->n_in & ~3, n_out = p->n_out, m4 = n_out & ~3;   /* n: a multiple of 4 */
   const int32_t *const bias = p->bias;
-  const uint32_t corr = fc_il_widen(in, col, n, p->input_offset);
+  const uint32_t corr = fc_il_widen(in, col, n, p->input_offset, bt_dup16(p->input_offset));
   const int8_t *f = p->weights;
   int32_t o = 0;
   for (; o < m4; o += 4) {
