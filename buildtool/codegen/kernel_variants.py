@@ -262,8 +262,8 @@ CORTEX_M = {
     ),
     # weights the image holds interleaved (plan/weight_order.py "fc-il"): model.c calls these instead
     "fully_connected_il": (
-        ("bt_fully_connected_s8_il_small", lambda p: _fc_rq2(p) and p["batches"] == 1 and p["n_in"] <= BT_FC_SMALL_IN
-         and p["n_in"] % 4 == 0 and p["n_out"] <= BT_FC_SMALL_OUT),
+        ("bt_fully_connected_s8_il_small", lambda p: _fc_rq2(p) and p["per_channel"] and p["batches"] == 1
+         and p["n_in"] <= BT_FC_SMALL_IN and p["n_in"] % 4 == 0 and p["n_out"] <= BT_FC_SMALL_OUT),
         ("bt_fully_connected_s8_il_rq2z_ssat", lambda p: _fc_rq2(p) and _fc_zp_ok(p) and p["act_max"] == 127
          and p["act_min"] == -128),
         ("bt_fully_connected_s8_il_rq2z_lo", lambda p: _fc_rq2(p) and _fc_zp_ok(p) and p["act_max"] == 127),

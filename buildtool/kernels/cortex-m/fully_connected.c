@@ -366,13 +366,13 @@ static inline __attribute__((always_inline)) void fc_il_k(const bt_fc_params *p,
 }
 #undef FC_OUT
 
-/* Small layers (kernel_variants.py's first "fully_connected_il" row: one batch, n_in a multiple of 4 up to
+/* Small layers (kernel_variants.py's first "fully_connected_il" row: per channel, one batch, n_in a multiple of 4 up to
  * BT_FC_SMALL_IN, at most BT_FC_SMALL_OUT outputs, bt_rq2): a few hundred MACs, where the call's fixed cost and,
  * on a part with a flash memory model, its code fetched cold from flash outweigh the loops (tiny_cnn_32's, dscnn_kws's,
  * resnet_concat_64's last layers; benchmarks/kernels_vs_cmsis.py --mem nucleo-l4r5zi). One compact form: the
  * groups of four rows by fc_il4's small loop, the rows after them by bt_mv1x1, the biases added to the raw sums,
- * then one requantising loop over the outputs (bt_rq2s, per channel or one multiplier and shift; the activation's
- * clamp). 64 inputs at most: ad01's 128 -> 8 layer keeps its variant (on nucleo-l4r5zi this form's two-quad
+ * then one requantising loop over the outputs (bt_rq2s, each channel's multiplier and shift; the activation's
+ * clamp). Per tensor (kws_ref_model's) the _rq2z variants' constants made once cost fewer zero-wait cycles. 64 inputs at most: ad01's 128 -> 8 layer keeps its variant (on nucleo-l4r5zi this form's two-quad
  * loop and its own code in the instruction cache cost the layer after it more than they save). */
 #define BT_FC_SMALL_IN 64
 #define BT_FC_SMALL_OUT 16
@@ -399,19 +399,16 @@ void bt_fully_connected_s8_il_small(const bt_fc_params *p, const int8_t *in, int
   const int32_t *m = p->multiplier, *sh = p->shift, *a = acc, *const end = acc + n_out;
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)
-  /* bt_rq2s, the zero point and the clamp, 19 instructions an output (GCC's form of the loop spills) */
-  const int32_t step = p->per_channel ? 4 : 0;
+  /* bt_rq2s, the zero point and the clamp, 21 instructions an output (GCC's form of the loop spills) */
   int32_t x, w, l, h;
   __asm__ volatile("1:\n\t"
                    "ldr %[x], [%[a]], #4\n\t"
-                   "ldr %[w], [%[m]]\n\t"
+                   "ldr %[w], [%[m]], #4\n\t"
                    "and %[l], %[x], #0x80000000\n\t"
                    "orr %[l], %[l], #0x40000000\n\t"
                    "asr %[h], %[x], #31\n\t"
                    "smlal %[l], %[h], %[x], %[w]\n\t"
-                   "ldr %[w], [%[sh]]\n\t"
-                   "add %[m], %[m], %[step]\n\t"
-                   "add %[sh], %[sh], %[step]\n\t"
+                   "ldr %[w], [%[sh]], #4\n\t"
                    "mvn %[w], %[w]\n\t"
                    "sub %[w], %[w], #1\n\t"
                    "asr %[h], %[h], %[w]\n\t"
@@ -428,11 +425,10 @@ void bt_fully_connected_s8_il_small(const bt_fc_params *p, const int8_t *in, int
                    "bne 1b\n\t"
                    : [a] "+r"(a), [m] "+r"(m), [sh] "+r"(sh), [out] "+r"(out), [x] "=&r"(x), [w] "=&r"(w),
                      [l] "=&r"(l), [h] "=&r"(h)
-                   : [end] "r"(end), [step] "r"(step), [zp] "r"(zp), [lo] "r"(lo), [hi] "r"(hi)
+                   : [end] "r"(end), [zp] "r"(zp), [lo] "r"(lo), [hi] "r"(hi)
                    : "cc", "memory");
 #else
-  const int32_t step = p->per_channel ? 1 : 0;
-  for (; a != end; m += step, sh += step) {
+  for (; a != end; m++, sh++) {
     int32_t v = bt_rq2s(*a++, *m, -*sh - 2) + zp;
     v = v < lo ? lo : v;
     *out++ = (int8_t)(v > hi ? hi : v);
@@ -464,7 +460,8 @@ static const char *const fc_il_names[] = {"bt_fully_connected_s8_il_rq2z_ssat", 
                                           "bt_fully_connected_s8_il_small"};
 static int fc_il_variant(const bt_fc_params *p) {
   if (!fc_rq2(p)) return 4;
-  if (p->batches == 1 && p->n_in <= BT_FC_SMALL_IN && p->n_in % 4 == 0 && p->n_out <= BT_FC_SMALL_OUT) return 6;
+  if (p->per_channel && p->batches == 1 && p->n_in <= BT_FC_SMALL_IN && p->n_in % 4 == 0 && p->n_out <= BT_FC_SMALL_OUT)
+    return 6;
   if (p->per_channel && p->act_min == -128 && p->act_max == 127) return 5;
   if (!fc_zp_ok(p)) return 3;
   if (p->act_max != 127) return 2;
