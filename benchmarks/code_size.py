@@ -8,7 +8,9 @@
                                                           #   per mode: --presets, --fused)
 
 Per model and board: "ours" is the firmware's code as the build's RAM/flash line counts it (flash
-without the weights: code, constants, .data's initial values; toolchain.code_bytes, a trial link of the
+without the weights and the requantisation tables the image holds with them, "tables" (each layer's
+multipliers and shifts, plan/requant_tables.py: model data TFLite Micro computes into its arena at Prepare;
+in model.c, so in "ours", before 2026-11-28): code, constants, .data's initial values; toolchain.code_bytes, a trial link of the
 generated model.c with the board's start-up code and the kernels the model's operators call, at the
 board's own flags: -O2); "CMSIS-NN" is the code of the CMSIS-NN functions TFLite Micro calls for the
 model's layer classes (CMSIS_CALLS), every integer source of ../shared/peers/cmsis-nn compiled here with
@@ -40,6 +42,7 @@ from buildtool.errors import BuildtoolError  # noqa: E402
 from buildtool.firmware import toolchain  # noqa: E402
 from buildtool.firmware.library import model_opcodes, model_sources  # noqa: E402
 from buildtool.options import PlanOptions  # noqa: E402
+from buildtool.plan import flash  # noqa: E402
 from buildtool.units import kib  # noqa: E402
 
 SHARED = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared"))
@@ -127,8 +130,9 @@ def presets(boards: list, out=print) -> None:
 
 def against_cmsis(boards: list, out=print) -> None:
     """Per board and model: ours against the CMSIS-NN kernels the same layers call (n/a off Arm)."""
-    out("| board | model | ours | CMSIS-NN kernels (-Os, --gc-sections) | ours / CMSIS-NN | operators CMSIS-NN has no kernel for |")
-    out("|---|---|---:|---:|---:|---|")
+    out("| board | model | ours | tables (with the weights) | CMSIS-NN kernels (-Os, --gc-sections) | ours / CMSIS-NN "
+        "| operators CMSIS-NN has no kernel for |")
+    out("|---|---|---:|---:|---:|---:|---|")
     with tempfile.TemporaryDirectory(prefix="bt-code-size-") as tmp:
         for board in boards:
             t = targets.get(board)
@@ -139,7 +143,8 @@ def against_cmsis(boards: list, out=print) -> None:
                 shown = kib(cm) if cm is not None else "does not build" if is_arm(t) else "n/a (CMSIS-NN is for Arm)"
                 ratio = f"{code / cm:.2f}" if cm else "-"
                 alone = ", ".join(op for op in ops if op not in CMSIS_CALLS) or "-"
-                out(f"| {board} | {name} | {kib(code)} | {shown} | {ratio} | {alone} |")
+                tables = flash.tables_bytes(pipeline.read_model(str(spec)).graph, t.weights_align)
+                out(f"| {board} | {name} | {kib(code)} | {kib(tables)} | {shown} | {ratio} | {alone} |")
 
 
 def main(argv=None) -> int:
