@@ -8,12 +8,13 @@
                                                           #   per mode: --presets, --fused)
 
 Per model and board: "ours" is the firmware's code as the build's RAM/flash line counts it (flash
-without the weights and the requantisation tables the image holds with them, "tables" (each layer's
-multipliers and shifts, plan/requant_tables.py: model data TFLite Micro computes into its arena at Prepare;
-in model.c, so in "ours", before 2026-11-28): code, constants, .data's initial values; toolchain.code_bytes, a trial link of the
-generated model.c with the board's start-up code and the kernels the model's operators call, at the
-board's own flags: -O2); "CMSIS-NN" is the code of the CMSIS-NN functions TFLite Micro calls for the
-model's layer classes (CMSIS_CALLS), every integer source of ../shared/peers/cmsis-nn compiled here with
+without the weights and the requantisation tables the image holds with them: code, constants, .data's
+initial values; toolchain.code_bytes, a trial link of the generated model.c with the board's start-up code
+and the kernels the model's operators call, at the board's own flags: -O2); "tables" is the requantisation
+tables' bytes in the weights image (each layer's multipliers and shifts, plan/requant_tables.py: model data,
+which TFLite Micro computes from the model's scales into its arena at Prepare; model.c declared them, so
+"ours" counted them, until e5daf87); "CMSIS-NN" is the code of the CMSIS-NN functions TFLite Micro calls
+for the model's layer classes (CMSIS_CALLS), every integer source of ../shared/peers/cmsis-nn compiled here with
 the board's CPU flags at -Os -ffunction-sections and linked with --gc-sections keeping only those
 functions (newlib's memcpy/memset and libgcc as needed): .text + .rodata + .data of the link. CMSIS-NN is
 compiled from ../shared, never copied into the project. Operators without a CMSIS-NN kernel (MEAN,

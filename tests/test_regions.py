@@ -84,7 +84,8 @@ def _check(g, plan, board, p) -> None:
         mine = [i for i in tensors if p.weights[i] == name]
         assert not mine or "weights" in r.holds, f"{name} may not hold weights"
         need = sum(-(-g.tensors[i].nbytes // align) * align for i in mine)
-        room = r.size - r.reserve - (flash.HEADER_BYTES + flash.EXT_ALIGN + _tables(g, align) if name == p.primary else 0)
+        head = flash.HEADER_BYTES + flash.EXT_ALIGN + _tables(g, align)
+        room = r.size - r.reserve - (head if name == p.primary else 0)
         assert need <= room, f"{name}: {need} B in {room} B"
     assert p.arena in regs and "arena" in regs[p.arena].holds and plan.arena_bytes <= regs[p.arena].size
 

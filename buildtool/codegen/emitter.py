@@ -290,7 +290,9 @@ class Emitter:
         base for them all left a conv_pm instance's asm without registers: ResNet-8 op 5)."""
         if "BT_WEIGHTS_ASM" not in self.tables:
             self.tables.add("BT_WEIGHTS_ASM")
-            self.declare(f"#define BT_ASM_NAME2(p, s) #p s\n#define BT_ASM_NAME(p, s) BT_ASM_NAME2(p, s)\n"
+            self.declare(f"/* The layers' requantisation tables are in the flash image (buildtool/plan/"
+                         f"requant_tables.py), each array\n   read through a name of its own for {self.weights_symbol} */\n"
+                         f"#define BT_ASM_NAME2(p, s) #p s\n#define BT_ASM_NAME(p, s) BT_ASM_NAME2(p, s)\n"
                          f"#define BT_WEIGHTS_ASM BT_ASM_NAME(__USER_LABEL_PREFIX__, \"{self.weights_symbol}\")")
         self.declare(f"extern const int32_t {name}[] __asm__(BT_WEIGHTS_ASM);  /* {self.weights_symbol}: "
                      f"its words from byte {off} */")
