@@ -43,7 +43,7 @@ from buildtool.errors import BuildtoolError  # noqa: E402
 from buildtool.firmware import toolchain  # noqa: E402
 from buildtool.firmware.library import model_opcodes, model_sources  # noqa: E402
 from buildtool.options import PlanOptions  # noqa: E402
-from buildtool.plan import flash  # noqa: E402
+from buildtool.plan import requant_tables  # noqa: E402
 from buildtool.units import kib  # noqa: E402
 
 SHARED = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared"))
@@ -144,7 +144,7 @@ def against_cmsis(boards: list, out=print) -> None:
                 shown = kib(cm) if cm is not None else "does not build" if is_arm(t) else "n/a (CMSIS-NN is for Arm)"
                 ratio = f"{code / cm:.2f}" if cm else "-"
                 alone = ", ".join(op for op in ops if op not in CMSIS_CALLS) or "-"
-                tables = flash.tables_bytes(pipeline.read_model(str(spec)).graph, t.weights_align)
+                tables = sum(n for _, n in requant_tables.sizes(pipeline.read_model(str(spec)).graph))
                 out(f"| {board} | {name} | {kib(code)} | {kib(tables)} | {shown} | {ratio} | {alone} |")
 
 

@@ -64,14 +64,14 @@ def test_cortex_m4_regions_are_qemus_memory_map():
 # -- the placement, checked independently ---------------------------------------------------
 def _tables(g, align: int) -> int:
     """The requantisation tables the primary part holds (a multiplier and a shift word per output channel of
-    each conv and depthwise, per filter scale of a dense layer), each rounded up to align."""
+    each conv and depthwise, per filter scale of a dense layer), back to back, rounded up to align."""
     out = 0
     for op in g.operators:
         if op.opcode in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"):
             n = (np.size(g.tensors[op.inputs[1]].quant.scale) if op.opcode == "FULLY_CONNECTED"
                  else g.tensors[op.outputs[0]].shape[-1])
-            out += -(-8 * n // align) * align
-    return out
+            out += 8 * n
+    return -(-out // align) * align
 
 
 def _check(g, plan, board, p) -> None:

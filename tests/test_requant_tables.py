@@ -71,8 +71,10 @@ def test_the_image_holds_the_tables_and_model_c_points_at_them(model):
     assert re.findall(r"static const int32_t op\d+_(?:mult|shift)\[(\d+)\]", c) == (["0", "0"] if model == "pruned" else [])
     assert f"#define MODEL_WEIGHTS_BYTES {len(image)}u" in h
     pad = lambda n: -(-n // 16) * 16  # noqa: E731
-    assert flash.padded_bytes(g, 16) == (flash.HEADER_BYTES + sum(pad(g.tensors[i].nbytes) for i in flash.flash_tensors(g))
-                                         + sum(pad(len(t)) for t in want.values()))
+    tensors = sum(pad(g.tensors[i].nbytes) for i in flash.flash_tensors(g))
+    assert flash.padded_bytes(g, 16) == flash.HEADER_BYTES + tensors + pad(sum(len(t) for t in want.values()))
+    starts = sorted(at.values())  # back to back, from a multiple of 16
+    assert starts[0] % 16 == 0 and all(b - a == len(want[i]) for (i, a), b in zip(sorted(at.items(), key=lambda kv: kv[1]), starts[1:]))
     assert flash.build_image(g, "cortex-m4", 16) == image  # deterministic
 
 

@@ -77,7 +77,7 @@ def layout(g: Graph, align: int = 16, groups=None) -> dict:
 
 def table_offsets(g: Graph, align: int = 16, groups=None) -> dict:
     """operator index -> byte offset of its requantisation table (requant_tables.py) in the image: after the
-    primary part's tensors, each from a multiple of align (and of 4)."""
+    primary part's tensors, back to back from a multiple of align and of 8 (each a multiple of 8 bytes long)."""
     return _layout(g, align, groups)[1]
 
 
@@ -91,9 +91,9 @@ def _layout(g: Graph, align: int, groups) -> tuple:
             off = align_up(off, align)
             offsets[i] = off
             off += g.tensors[i].nbytes
-        if not k:
+        if not k:  # the tables back to back (8 bytes a channel) from a multiple of align and of 8
+            off = align_up(off, max(align, 8))
             for op, n in requant_tables.sizes(g):
-                off = align_up(off, max(align, 4))  # int32 words
                 tables[op] = off
                 off += n
     return offsets, tables, off
@@ -106,8 +106,8 @@ def padded_bytes(g: Graph, align: int = 16) -> int:
 
 
 def tables_bytes(g: Graph, align: int = 16) -> int:
-    """The requantisation tables' bytes in the image (each rounded up to align), all in its primary part."""
-    return sum(align_up(n, max(align, 4)) for _, n in requant_tables.sizes(g))
+    """The requantisation tables' bytes in the image, rounded up to align (and 8): all in its primary part."""
+    return align_up(sum(n for _, n in requant_tables.sizes(g)), max(align, 8))
 
 
 def ext_offset(g: Graph, align: int = 16, groups=None) -> int:
