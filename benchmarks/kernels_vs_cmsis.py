@@ -6,12 +6,17 @@
     python benchmarks/kernels_vs_cmsis.py --mem nucleo-l4r5zi  # modelled cycles under a part's memory model
 
 With --mem PART (a part of buildtool/firmware/memory_model.py whose core is --board's: nucleo-l4r5zi,
-netduinoplus2) both CMSIS-NN and our set run under that part's memory model: the plugin simulates its flash
-wait states, read width, caches and prefetch on every fetch and load in the image's flash (code, weights,
-biases, multipliers), the buffers in SRAM at zero wait states, and our set is built with the part's kernel
-defines (nucleo-l4r5zi: BT_ICACHE_BYTES=1024, as `buildtool build --board nucleo-l4r5zi` builds it). The
-table's figures are then modelled cycles (the Cortex-M4 TRM estimate's high of each call's instruction mix
-plus its memory stalls, memory_model.modelled_cycles), with ours / CMSIS-NN at zero wait states beside.
+netduinoplus2) each side is measured as it runs on that part, under the part's memory model (the plugin
+simulates its flash wait states, read width, caches and prefetch on every fetch and load in flash; SRAM at zero
+wait states), in modelled cycles (the Cortex-M4 TRM estimate's high of each call's instruction mix plus its
+memory stalls, memory_model.modelled_cycles). CMSIS-NN as TFLite Micro runs it: its calls in the bench image,
+code, weights and biases in flash, the multipliers and shifts (TFLite Micro's Prepare computes them into the
+arena) and the buffers in SRAM. Ours is the product: the model's firmware built by buildtool for PART (model.c's
+own kernel instances, the part's kernel defines, the weights the part's plan stages in SRAM) run on the part's
+QEMU machine, each layer's region; where that firmware does not fit the part or the machine, each layer built
+alone; a layer that does not fit alone either keeps the bench image's run-time variants (built with the part's
+defines, weights in flash), marked '*'. Beside: ours / CMSIS-NN at zero wait states, the run-time variants'
+ratio, and our flash floor (the weights and biases our firmware reads from flash, read once at the flash's pace).
 
 With --board cortex-m55 the image (QEMU mps3-an547) is linked with the board's own memory map
 (buildtool/boards/cortex_m/m55.py): code in the 512 KiB ITCM, the weights, biases, multipliers and
@@ -32,6 +37,7 @@ exits 0.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import subprocess
@@ -91,6 +97,13 @@ def use_memory_model(part: str | None) -> None:
     MEM_DEFINES = tuple(boards()[part].defines) if part else ()
 
 
+def _machine(part: str) -> str:
+    """The QEMU machine a buildtool board's firmware runs on."""
+    from buildtool.targets import boards
+    run = boards()[part].run
+    return run[run.index("-M") + 1] if "-M" in run else "?"
+
+
 def _board():
     """The buildtool board of CPU (its memory map: buildtool.targets)."""
     from buildtool.targets import boards
@@ -143,6 +156,14 @@ def _bias(g, op, blob: Blob) -> str:
     return f"(const int32_t *)(bench_blob + {blob.add(g.tensors[b].data.astype('<i4'))})"
 
 
+def _quant_decl(k: int, p) -> str:
+    """Layer k's multipliers and shifts: ours (m, s) constants, where model.c has them; CMSIS-NN's (cm, cs) in
+    SRAM, where TFLite Micro's Prepare writes them (its op data in the arena), not in flash."""
+    m, sh = _ints(p.multipliers), _ints(p.shifts)
+    return (f"static const int32_t m{k}[] BENCH_CONST = {m};\nstatic const int32_t s{k}[] BENCH_CONST = {sh};\n"
+            f"static int32_t cm{k}[] = {m};\nstatic int32_t cs{k}[] = {sh};\n")
+
+
 def conv_layer(g, op, k: int, blob: Blob) -> tuple:
     """(declarations, body) of one CONV_2D / DEPTHWISE_CONV_2D layer."""
     p = prepare.conv(g, op)
@@ -152,14 +173,13 @@ def conv_layer(g, op, k: int, blob: Blob) -> tuple:
     bias = _bias(g, op, blob)
     _, h, wd, c = ti.shape
     _, oh, ow, oc = to.shape
-    decl = (f"static const int32_t m{k}[] BENCH_CONST = {_ints(p.multipliers)};\n"
-            f"static const int32_t s{k}[] BENCH_CONST = {_ints(p.shifts)};\n")
+    decl = _quant_decl(k, p)
     conv = (f"{{{{{h}, {wd}, {c}, {c}}}, {{{oh}, {ow}, {oc}, {oc}}}, {win.kh}, {win.kw}, {win.sh}, {win.sw}, "
             f"{win.dh}, {win.dw}, {win.pad_top}, {win.pad_left}, {p.input_offset}, {p.output_offset}, "
             f"{p.act_min}, {p.act_max}, {filt}, {bias}, m{k}, s{k}}}")
     cp_tail = (f"{{{win.sw}, {win.sh}}}, {{{win.pad_left}, {win.pad_top}}}, {{{win.dw}, {win.dh}}}, "
                f"{{{p.act_min}, {p.act_max}}}}}")
-    common = (f"  cmsis_nn_per_channel_quant_params q = {{(int32_t *)m{k}, (int32_t *)s{k}}};\n"
+    common = (f"  cmsis_nn_per_channel_quant_params q = {{cm{k}, cs{k}}};\n"
               f"  cmsis_nn_dims id = {{1, {h}, {wd}, {c}}}, od = {{1, {oh}, {ow}, {oc}}}, bd = {{1, 1, 1, {oc}}};\n")
     n_in, n_out = h * wd * c, oh * ow * oc
     if dw:
@@ -184,9 +204,10 @@ def conv_layer(g, op, k: int, blob: Blob) -> tuple:
     return decl, body + f"  run_end({k}, {n_out});\n", n_in, n_out
 
 
-# an FC layer's interleaved copy sits beside the plain weights CMSIS-NN and the reference read; a larger one
-# (mobilenetv2_160_a1's 1280x1000) would not fit the 4 MB image with them, so it is timed through the dispatcher
-FC_IL_BENCH_MAX = 512 * 1024
+# an FC layer's interleaved copy sits beside the plain weights CMSIS-NN and the reference read, while the image's
+# constants stay within this (the 4 MB image less its code); past it (mobilenetv2_160_a1's 1280x1000 after its
+# 3.5 MB of weights) the layer is timed through the dispatcher
+FC_IL_BENCH_MAX = 3 << 20
 
 
 def fc_layer(g, op, k: int, blob: Blob) -> tuple:
@@ -195,13 +216,13 @@ def fc_layer(g, op, k: int, blob: Blob) -> tuple:
     w = g.tensors[op.inputs[1]]
     filt = f"(const int8_t *)(bench_blob + {blob.add(w.data.astype(np.int8))})"
     bias = _bias(g, op, blob)
-    decl = (f"static const int32_t m{k}[] BENCH_CONST = {_ints(p.multipliers)};\n"
-            f"static const int32_t s{k}[] BENCH_CONST = {_ints(p.shifts)};\n"
+    decl = (_quant_decl(k, p) +
             f"static const bt_fc_params p{k} = {{{p.n_in}, {p.n_out}, {p.batches}, {p.input_offset}, "
             f"{p.filter_offset}, {p.output_offset}, {p.act_min}, {p.act_max}, {filt}, {bias}, m{k}, s{k}, "
             f"{p.per_channel}}};\n")
     ours = f"bt_fully_connected_s8(&p{k}, g_in, g_opt)"
-    if KSET == weight_order.FC_IL_SET and weight_order.fc_il_ok(g, op) and w.data.size <= FC_IL_BENCH_MAX:
+    if (KSET == weight_order.FC_IL_SET and weight_order.fc_il_ok(g, op)
+            and len(blob.data) + w.data.size <= FC_IL_BENCH_MAX):
         # what model.c calls on this set: the weights the image holds interleaved (plan/weight_order.py "fc-il")
         wil = f"(const int8_t *)(bench_blob + {blob.add(weight_order.fc_interleave(w.data.astype(np.int8)))})"
         decl += (f"static const bt_fc_params q{k} = {{{p.n_in}, {p.n_out}, {p.batches}, {p.input_offset}, "
@@ -212,8 +233,8 @@ def fc_layer(g, op, k: int, blob: Blob) -> tuple:
     call = (f"arm_fully_connected_per_channel_s8(&ctx, &fp, &qc, &id, g_in, &fd, {filt}, &bd, {bias}, &od, g_cmsis)"
             if p.per_channel else
             f"arm_fully_connected_s8(&ctx, &fp, &qt, &id, g_in, &fd, {filt}, &bd, {bias}, &od, g_cmsis)")
-    body = (f"  cmsis_nn_per_channel_quant_params qc = {{(int32_t *)m{k}, (int32_t *)s{k}}};\n"
-            f"  cmsis_nn_per_tensor_quant_params qt = {{m{k}[0], s{k}[0]}};\n"
+    body = (f"  cmsis_nn_per_channel_quant_params qc = {{cm{k}, cs{k}}};\n"
+            f"  cmsis_nn_per_tensor_quant_params qt = {{cm{k}[0], cs{k}[0]}};\n"
             f"  (void)qc; (void)qt;\n"
             f"  cmsis_nn_dims id = {{{p.batches}, 1, 1, {p.n_in}}}, fd = {{{p.n_in}, 1, 1, {p.n_out}}};\n"
             f"  cmsis_nn_dims od = {{{p.batches}, 1, 1, {p.n_out}}}, bd = {{1, 1, 1, {p.n_out}}};\n"
@@ -362,6 +383,45 @@ def run(elf: Path, work: Path) -> tuple:
     return counts, diffs
 
 
+def inplace_ops(g) -> set:
+    """The operators whose output the whole model's plan lays over their input (product() plans a layer alone
+    the same way: alone, any depthwise would be, with a slower kernel)."""
+    from buildtool import pipeline
+    return set(getattr(pipeline.plan_memory(g, pipeline.PlanOptions()), "inplace_ops", ()))
+
+
+def _firmware(g, out: Path, seed: int, options=None) -> dict | None:
+    """g built by buildtool for MEM.part and run in QEMU on a pseudo-random input: {op index: {"cycles" (its
+    region's modelled cycles), "zw" (zero-wait high), "staged", "identical" (the model's output against the
+    reference executor's, which is TFLite Micro's)}}, or None when the firmware does not fit the part or the
+    machine QEMU runs the part's code on."""
+    from buildtool import pipeline
+    from buildtool.errors import BuildtoolError
+    from buildtool.firmware import runner
+    from buildtool.plan.arena.execute import run_unplanned
+    x = np.random.default_rng(seed).integers(-128, 128, g.tensors[g.inputs[0]].shape).astype(np.int8)
+    try:
+        pipeline.build(g, MEM.part, out, options=options, say=lambda line: None)
+        y, prof, _ = runner.run(MEM.part, out, x)
+    except BuildtoolError:  # more RAM or flash than the part has, or than the emulator maps
+        return None
+    same = np.asarray(y).tobytes() == np.asarray(run_unplanned(g, [x])[0]).tobytes()
+    staged = set(json.loads((out / "firmware.json").read_text()).get("staged", {}).get("layers", []))
+    return {o["op"]: {"cycles": o["modelled_cycles"], "zw": cycles.estimate(o["mix"], cpu=CPU)[1],
+                      "staged": o["op"] in staged, "identical": same} for o in prof["ops"]}
+
+
+def product(g, op, k: int, work: Path, inplace: bool) -> dict | None:
+    """Layer op as the part's own firmware runs it when the whole model's does not fit (--mem): the layer alone
+    as a one-operator model, built by buildtool for MEM.part (model.c's own instance of its kernel, the part's
+    kernel defines, the weights the part's plan stages in SRAM, firmware/staging.py) and run in QEMU under the
+    same plugin and memory model; _firmware's figures of the layer, or None."""
+    from buildtool.model.ir import sub_graph
+    one, _, _ = sub_graph(g, [op], f"layer{k}")
+    res = _firmware(one, work / f"product{k}", k, {"inplace": inplace})
+    return res and res[0]
+
+
 def measure(name: str, work: Path) -> list:
     """One row per layer: dict(k, op, cls, macs, cmsis, ours, ref, identical); with --mem cmsis, ours and ref
     are modelled cycles and cmsis_zw, ours_zw, ref_zw the zero-wait estimates' highs."""
@@ -371,13 +431,22 @@ def measure(name: str, work: Path) -> list:
     counts, diffs = run(build(work, c, s), work)
     if len(counts) != 3 * len(layers) or len(diffs) != len(layers):
         raise RuntimeError(f"{name}: {len(counts)} regions and {len(diffs)} checks for {len(layers)} layers")
-    rows = []
+    # --mem: ours from the whole model's firmware for the part where it fits, else each layer's alone
+    whole = _firmware(g, work / "product", 0) if MEM else None
+    rows, in_place = [], inplace_ops(g) if MEM and whole is None else set()
     for (k, op), d in zip(layers, diffs):
         cm, ours, ref = counts[3 * k: 3 * k + 3]
         row = dict(k=k, op=op, cls=layer_class(g, op), macs=ops.op_macs(g, op), identical=d == (0, 0),
                    label=_label(g, op))
-        if MEM:
-            row.update(cmsis=cm[0], ours=ours[0], ref=ref[0], cmsis_zw=cm[1], ours_zw=ours[1], ref_zw=ref[1])
+        if MEM:  # ours: the part's firmware (product()); the bench image's run-time variants beside
+            row.update(cmsis=cm[0], ref=ref[0], cmsis_zw=cm[1], ref_zw=ref[1], runtime=ours[0], ours=ours[0],
+                       ours_zw=ours[1], fallback=True, floor=0)
+            pr = whole[op.index] if whole else product(g, op, k, work, op.index in in_place)
+            if pr is not None:
+                row.update(ours=pr["cycles"], ours_zw=pr["zw"], fallback=False,
+                           identical=row["identical"] and pr["identical"])
+            if pr is None or not pr["staged"]:  # our weights read from flash: at least once each
+                row["floor"] = MEM.stream_floor(sum(g.tensors[i].nbytes for i in op.inputs[1:] if i >= 0))
         else:
             row.update(cmsis=cm, ours=ours, ref=ref)
         rows.append(row)
@@ -396,18 +465,28 @@ def _label(g, op) -> str:
 
 
 def _row(label: str, rows: list) -> str:
-    """One table row: the rows' sums (and with --mem, ours / CMSIS-NN at zero wait states too)."""
+    """One table row: the rows' sums (with --mem: ours the part's firmware, ours / CMSIS-NN at zero wait states,
+    the run-time variants' ratio, the flash floor and its ratio, instead of the reference set)."""
     macs_, cm, ours, ref = (sum(r[f] for r in rows) for f in ("macs", "cmsis", "ours", "ref"))
-    zw = f" {sum(r['ours_zw'] for r in rows) / sum(r['cmsis_zw'] for r in rows):.3f} |" if MEM else ""
-    return (f"| {label} | {len(rows)} | {macs_ / 1e6:.2f} M | {cm / 1e6:.3f} M | {ours / 1e6:.3f} M | "
-            f"{ref / 1e6:.3f} M | {ours / cm:.3f} |{zw} {'yes' if all(r['identical'] for r in rows) else 'NO'} |")
+    same = "yes" if all(r["identical"] for r in rows) else "NO"
+    head = f"| {label} | {len(rows)} | {macs_ / 1e6:.2f} M | {cm / 1e6:.3f} M | {ours / 1e6:.3f} M |"
+    if not MEM:
+        return f"{head} {ref / 1e6:.3f} M | {ours / cm:.3f} | {same} |"
+    fallback = "*" if any(r["fallback"] for r in rows) else ""
+    zw, rt, floor = (sum(r[f] for r in rows) for f in ("ours_zw", "runtime", "floor"))
+    return (f"{head} {ours / cm:.3f}{fallback} | {zw / sum(r['cmsis_zw'] for r in rows):.3f} | {rt / cm:.3f} | "
+            f"{floor / 1e6:.3f} M | {floor / cm:.3f} | {same} |")
 
 
 def table(name: str, rows: list, per_layer: bool) -> None:
     print(f"\n### {name}\n")
-    zw = " ours / CMSIS-NN at 0 WS |" if MEM else ""
-    print(f"| layers | n | MACs | CMSIS-NN | ours | reference | ours / CMSIS-NN |{zw} identical |")
-    print("|---|---:|---:|---:|---:|---:|---:|" + ("---:|" if MEM else "") + "---|")
+    if MEM:
+        print("| layers | n | MACs | CMSIS-NN | ours (the part's firmware) | ours / CMSIS-NN | at 0 WS | "
+              "run-time variants / CMSIS-NN | our flash floor | floor / CMSIS-NN | identical |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    else:
+        print("| layers | n | MACs | CMSIS-NN | ours | reference | ours / CMSIS-NN | identical |")
+        print("|---|---:|---:|---:|---:|---:|---:|---|")
     if per_layer:
         for r in rows:
             print(_row(r["label"], [r]))
@@ -416,6 +495,10 @@ def table(name: str, rows: list, per_layer: bool) -> None:
         if sel:
             print(_row(cls, sel))
     print(_row("**total**", rows))
+    n = sum(r.get("fallback", False) for r in rows)
+    if MEM and n:
+        print(f"\n\\* {n} layer{'s' * (n != 1)} whose firmware for {MEM.part} needs more RAM or flash than the "
+              "part has or QEMU's machine maps: the bench image's run-time variants' figure instead")
 
 
 def has_newlib() -> bool:
@@ -452,10 +535,17 @@ def main(argv=None) -> int:
         print("CMSIS-NN comparison skipped: arm-none-eabi-gcc finds no string.h (Debian: libnewlib-arm-none-eabi)")
         return 0
     if MEM:
-        print(f"Modelled cycles per layer under {MEM.part}'s memory model ({MEM.summary()}; code, weights, biases "
-              f"and multipliers in flash, buffers in SRAM; our set built with {', '.join(MEM_DEFINES) or 'no define'}"
-              f"): the Cortex-M4 TRM estimate's high plus the memory stalls (QEMU {kbuild.ARM_BOARDS[CPU][1]}, "
-              f"{CPU}, -O2, plugin), outputs compared byte for byte with our reference set")
+        print(f"Modelled cycles per layer under {MEM.part}'s memory model ({MEM.summary()}): the Cortex-M4 TRM "
+              f"estimate's high plus the memory stalls (QEMU, {CPU}, -O2, plugin). CMSIS-NN as TFLite Micro runs "
+              "it: code, weights and biases in flash, the multipliers and shifts its Prepare computes and the "
+              f"buffers in SRAM (QEMU {kbuild.ARM_BOARDS[CPU][1]}). Ours as the part's firmware runs it: the model "
+              f"built by buildtool for {MEM.part} (model.c's own kernel instances, the part's kernel defines, the "
+              f"weights its plan stages in SRAM; QEMU {_machine(MEM.part)}), each layer's region of one run, or where "
+              "that firmware does not fit the part or QEMU's machine each layer built alone (in place where the "
+              "whole model's plan has it), the output compared byte for byte with the reference executor's; beside, our run-time variants in CMSIS-NN's image "
+              f"(built with {', '.join(MEM_DEFINES) or 'no define'}, weights in flash). Our flash floor: the "
+              "weights and biases our firmware reads from flash, each read once at the flash's pace "
+              "(MemoryModel.stream_floor): no kernel reading them from flash runs in fewer cycles")
     else:
         print(f"Instructions executed per layer (QEMU {kbuild.ARM_BOARDS[CPU][1]}, {CPU}, -O2, plugin count), "
               "outputs compared byte for byte with our reference set")

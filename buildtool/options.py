@@ -23,8 +23,9 @@ daemon path imports this module.
 | band_input | a fused plan may hold the input in row bands freed as the first block passes |
 | optimize_code | the code step's choice of kernel variants (codegen/code_budget.py): size, balanced (default) or speed |
 | code_budget | bytes the layers' kernel code may take (the code step refuses a model whose smallest code is over it) |
+| staging_ram | bytes of spare SRAM a part's firmware may copy weights into (firmware/staging.py; default: all it has spare, 0: none) |
 
-optimize_code and code_budget are the code step's: canonical() (plan cache keys and seals) leaves them out,
+optimize_code, code_budget and staging_ram are the code step's: canonical() (plan cache keys and seals) leaves them out,
 code() is their form for the code step's seal; to_map() carries every option.
 
 Any of optimize, splits, input_streamed makes the plan a fused one (operator splitting /
@@ -48,7 +49,7 @@ NO_CAP = "none"
 MAX_RAM_LIMIT = 1 << 32
 MAX_SPLITS, MAX_SPLIT_OPS, MAX_SPLIT_N = 256, 1 << 16, 1024
 FUSED_ONLY = ("max_mac_overhead", "ram_limit", "band_input")
-CODE_ONLY = ("optimize_code", "code_budget")  # the code step's options (not the planner's)
+CODE_ONLY = ("optimize_code", "code_budget", "staging_ram")  # the code step's options (not the planner's)
 CODE_PRESETS = ("size", "balanced", "speed")  # codegen/code_budget.py
 MAX_CODE_BUDGET = 1 << 32
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
@@ -122,6 +123,7 @@ class PlanOptions:
     band_input: bool = True
     optimize_code: str = "balanced"
     code_budget: int | None = None
+    staging_ram: int | None = None  # None: the part's spare SRAM (firmware/staging.py spare_ram)
 
     def __post_init__(self):
         align = _int("align", self.align, 1, MAX_ALIGN, _ALIGN_RULE)
@@ -139,7 +141,9 @@ class PlanOptions:
                "input_streamed": _bool("input_streamed", self.input_streamed),
                "band_input": _bool("band_input", self.band_input),
                "code_budget": None if self.code_budget is None else _int(
-                   "code_budget", self.code_budget, 1, MAX_CODE_BUDGET, f"a byte count from 1 to {MAX_CODE_BUDGET} (4 GiB)")}
+                   "code_budget", self.code_budget, 1, MAX_CODE_BUDGET, f"a byte count from 1 to {MAX_CODE_BUDGET} (4 GiB)"),
+               "staging_ram": None if self.staging_ram is None else _int(
+                   "staging_ram", self.staging_ram, 0, MAX_RAM_LIMIT, f"a byte count from 0 to {MAX_RAM_LIMIT} (4 GiB)")}
         if self.optimize_code not in CODE_PRESETS:
             _refuse("optimize_code", self.optimize_code, "'size', 'balanced' or 'speed'")
         for k, v in fix.items():
@@ -212,7 +216,8 @@ class PlanOptions:
                    ram_limit=parse_bytes(a.ram_limit) if a.ram_limit else None, splits=splits,
                    input_streamed=a.input_streamed, band_input=not getattr(a, "no_band_input", False),
                    optimize_code=getattr(a, "optimize_code", None) or "balanced",
-                   code_budget=parse_bytes(a.code_budget) if getattr(a, "code_budget", None) else None)
+                   code_budget=parse_bytes(a.code_budget) if getattr(a, "code_budget", None) else None,
+                   staging_ram=parse_bytes(a.staging_ram) if getattr(a, "staging_ram", None) else None)
 
     # -- forms ---------------------------------------------------------------------------
     def canonical(self) -> dict:
@@ -258,7 +263,8 @@ class PlanOptions:
 FLAGS = {"align": "--align", "time_budget": "--time-budget", "order_search": "--no-order-search",
          "inplace": "--no-inplace", "optimize": "--optimize", "max_mac_overhead": "--max-mac-overhead",
          "ram_limit": "--ram-limit", "splits": "--split", "input_streamed": "--input-streamed",
-         "band_input": "--no-band-input", "optimize_code": "--optimize-code", "code_budget": "--code-budget"}
+         "band_input": "--no-band-input", "optimize_code": "--optimize-code", "code_budget": "--code-budget",
+         "staging_ram": "--staging-ram"}
 _NAMED = re.compile(r"(planning option |needs |and |with )(%s)\b=?" % "|".join(FLAGS))
 
 
@@ -282,6 +288,7 @@ HELP = {
     "band_input": "fused plans may hold the input in row bands (1/0)",
     "optimize_code": "kernel code per layer: size, balanced (default) or speed",
     "code_budget": "bytes the layers' kernel code may take, e.g. 65536, 64KiB (default: none)",
+    "staging_ram": "bytes of spare SRAM the firmware may copy weights into, e.g. 0, 64KiB (default: all it has)",
 }
 
 
@@ -324,6 +331,8 @@ def _from_string(k: str, v: str):
         except ValueError:
             return v
     if k in ("ram_limit", "code_budget"):
+        return None if v.lower() in ("", "none") else parse_bytes(v, k)
+    if k == "staging_ram":
         return None if v.lower() in ("", "none") else parse_bytes(v, k)
     if k == "optimize_code":
         return "balanced" if v == "" else v

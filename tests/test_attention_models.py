@@ -33,7 +33,7 @@ from test_firmware import need
 from buildtool import pipeline
 from buildtool.firmware import runner
 from buildtool.model import ops
-from buildtool.model.ir import Graph
+from buildtool.model.ir import Graph, sub_graph
 from buildtool.model.reader import load
 from buildtool.model.writer import serialize
 from buildtool.plan.arena import checker
@@ -46,23 +46,6 @@ MODELS = ["kws_transformer", "tiny_vit"]
 BOARDS = ["host", "cortex-m4", "cortex-m55", "riscv32", "xcore"]
 # (our arena, TFLite Micro's arena head with GELU -> TANH): docs/attention.md
 ARENA = {"kws_transformer": (17360, 20496), "tiny_vit": (30720, 30720)}
-
-
-def sub_graph(g: Graph, chosen: list, name: str) -> tuple:
-    """The operators `chosen` (in order) alone: their tensors (constants kept); as inputs the activations they
-    read and do not make, as outputs those they make that another operator or the graph's outputs read."""
-    made = [o for op in chosen for o in op.outputs]
-    outside = {i for op in g.operators if op not in chosen for i in op.inputs} | set(g.outputs)
-    outs = [o for o in made if o in outside]
-    ins = list(dict.fromkeys(i for op in chosen for i in op.inputs
-                             if i >= 0 and not g.tensors[i].is_const and i not in made))
-    used = list(dict.fromkeys([i for op in chosen for i in op.inputs if i >= 0] + made))
-    new = {old: k for k, old in enumerate(used)}
-    tensors = [dataclasses.replace(g.tensors[i], index=new[i]) for i in used]
-    operators = [dataclasses.replace(op, index=k, inputs=tuple(new[i] if i >= 0 else -1 for i in op.inputs),
-                                     outputs=tuple(new[o] for o in op.outputs), options=dict(op.options))
-                 for k, op in enumerate(chosen)]
-    return Graph(tensors, operators, [new[i] for i in ins], [new[o] for o in outs], name=name), ins, outs
 
 
 def inputs_of(seed: int, g: Graph) -> list:

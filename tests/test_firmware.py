@@ -145,12 +145,6 @@ def test_board_matrix(model, board, tmp_path):
     unmapped = [r["name"] for r in (getattr(placed, "arena_regions", None) or []) if r["name"] in t.unemulated_regions()]
     if unmapped:  # QEMU's netduinoplus2 has no CCM: the build and link checks above are this case's test
         return
-    try:  # a part run on a smaller part's QEMU machine (nucleo-l4r5zi on netduinoplus2's 192 KiB of SRAM)
-        runner.check_emulated_memory(t, paths["elf"])
-    except UsageError as e:  # built and linked above; running it is refused in one line
-        assert "\n" not in str(e) and str(e).endswith("run a smaller model, or flash the part"), str(e)
-        assert model != "tiny"  # the small models do run on the part
-        return
     for seed in (0, 1) if model == "tiny" else (0,):
         x = fixed_input(g.tensors[g.inputs[0]].shape, seed)
         y, prof, ram = runner.run(board, tmp_path, x, timeout=600)

@@ -29,14 +29,16 @@ K, M = 1 << 10, 1 << 20
 
 # From the documents (docs/boards.md cites each): core flags, clock, and every memory as
 # name: (origin, bytes, kind); kind "flash" (on-chip or XIP code/data, loadable), "ram" (data),
-# "ext" (external memory behind a controller: QSPI flash loadable, SDRAM not), "code" (instruction-only).
+# "ext" (external memory behind a controller: QSPI flash loadable, SDRAM not), "code" (instruction-only),
+# "alias" (the flash mapped again where the part boots, which the core reads and runs as the flash itself).
 DATASHEETS = {
     "netduinoplus2": dict(flags=("-mcpu=cortex-m4", "-mfpu=fpv4-sp-d16"), clock=168_000_000, mem={
         "flash": (0x08000000, 1 * M, "flash"), "sram1": (0x20000000, 112 * K, "ram"),
         "sram2": (0x2001C000, 16 * K, "ram"), "ccm": (0x10000000, 64 * K, "ram")}),
     "nucleo-l4r5zi": dict(flags=("-mcpu=cortex-m4", "-mfpu=fpv4-sp-d16"), clock=120_000_000, mem={
-        "flash": (0x08000000, 2 * M, "flash"), "sram1": (0x20000000, 192 * K, "ram"),
-        "sram2 (alias of 0x10000000)": (0x20030000, 64 * K, "ram"), "sram3": (0x20040000, 384 * K, "ram")}),
+        "flash": (0x08000000, 2 * M, "flash"), "flash's boot alias (booted from main flash)": (0, 2 * M, "alias"),
+        "sram1": (0x20000000, 192 * K, "ram"), "sram2 (alias of 0x10000000)": (0x20030000, 64 * K, "ram"),
+        "sram3": (0x20040000, 384 * K, "ram")}),
     "stm32f746g-disco": dict(flags=("-mcpu=cortex-m7", "-mfpu=fpv5-sp-d16"), clock=216_000_000, mem={
         "flash (AXIM)": (0x08000000, 1 * M, "flash"), "dtcm": (0x20000000, 64 * K, "ram"),
         "sram1": (0x20010000, 240 * K, "ram"), "sram2": (0x2004C000, 16 * K, "ram"),
@@ -150,10 +152,12 @@ def test_part_matches_its_datasheet(part):
     for f in ds["flags"]:
         assert f in t.cflags and f in t.ldflags
     flash = [(o, n) for o, n, k in ds["mem"].values() if k == "flash"]
-    assert [(t.flash_origin, t.flash_bytes)] == flash
+    # linked at the flash or at its boot alias; either way a programmer writes the flash where it is
+    assert [(t.flash_origin, t.flash_bytes)] == (spans(part, "alias") or flash)
+    assert (t.flash_origin if t.flash_load is None else t.flash_load) == flash[0][0]
     assert covered(t.ram_origin, t.ram_origin + t.ram_bytes, spans(part, "ram"))
     for r in t.memory_regions():  # every declared memory is one the documents give, and what it holds fits it
-        kinds = {"code": ("flash", "code"), "weights": ("flash", "ext"), "arena": ("ram", "ext")}
+        kinds = {"code": ("flash", "alias", "code"), "weights": ("flash", "alias", "ext"), "arena": ("ram", "ext")}
         assert covered(r.origin, r.end, spans(part, *{k for h in r.holds or ("code",) for k in kinds[h]})), r
     assert "bin" in t.images and "hex" in t.images
     assert t.option_values() == {"console": ["rtt", "semihosting"]}
@@ -178,14 +182,15 @@ def built(tmp_path_factory):
 @pytest.mark.parametrize("part", PARTS)
 def test_part_image_lies_in_the_datasheet_memories(part, which, built):
     """Every load segment in the part's flash (or an external memory's window) with nothing to zero-fill,
-    every RAM section in its SRAM, the vector table where the core reads it, .bin/.hex made from them."""
+    every RAM section in its SRAM, the vector table where the core reads it, .bin/.hex made from them (the .hex
+    at the flash's own address where the image is linked at its boot alias)."""
     t = need(part)
     g, paths = built(part, which)
     elf = paths["elf"]
     loadable = spans(part, "flash", "ext")
     for vaddr, paddr, filesz, memsz in load_segments(t, elf):
         if memsz:
-            assert filesz == memsz and covered(paddr, paddr + memsz, loadable), hex(paddr)
+            assert filesz == memsz and covered(paddr, paddr + memsz, spans(part, "alias") or loadable), hex(paddr)
     secs = alloc_sections(t, elf)
     for name in (".stack", ".data", ".bss"):
         lo, n = secs[name]
@@ -200,10 +205,16 @@ def test_part_image_lies_in_the_datasheet_memories(part, which, built):
     assert len(image) <= t.flash_bytes and image[:len(image) // 2]
     for addr, n in hex_records(paths["hex"]):
         assert covered(addr, addr + n, loadable), hex(addr)
+    if spans(part, "alias"):  # the .hex holds the .bin's bytes, each at the flash address its alias maps
+        (flash, _), = spans(part, "flash")
+        back = paths["hex"].with_name("from-hex.bin")
+        subprocess.run([t.binutil("objcopy"), "-I", "ihex", "-O", "binary", str(paths["hex"]), str(back)], check=True)
+        assert back.read_bytes() == image and min(a for a, _ in hex_records(paths["hex"])) == flash
     if t.platform == "arm-rtt":  # initial SP and reset vector, read back from the raw image
         sp, reset = struct.unpack_from("<II", image, 0)
         assert sp == sym["__stack_top"][0] and covered(sp - 4, sp, spans(part, "ram"))
-        assert reset & 1 and covered(reset & ~1, (reset & ~1) + 2, spans(part, "flash"))
+        # where the part boots: the flash, or its boot alias (the vector table read at 0 runs on there)
+        assert reset & 1 and covered(reset & ~1, (reset & ~1) + 2, spans(part, "alias") or spans(part, "flash"))
     # the harness ends on the RTT console and waits there (rtt_io.c's bt_exit): no semihosting call, which
     # a core without a debugger attached takes as a fault (RISC-V) or a halt (Arm)
     for fn in ("bt_exit", "reset_c"):  # reset_c: the start-up code's end, after bt_main returns

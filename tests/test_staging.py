@@ -117,7 +117,7 @@ def _dense_net():
 
 def test_dense_layers_are_staged_once_or_not_at_all():
     """A dense layer reads its weights once an inference, so a copy per inference saves nothing: its weights and
-    bias go into bt_staging, copied once (each read's wait states saved: fc_gain, the 64-bit reads' count times 5 on
+    bias go into bt_staging, copied once (each read's wait states saved: once_gain, the 64-bit reads' count times 5 on
     nucleo-l4r5zi), most saved first, a layer bt_staging cannot hold passed over for the next; never into the
     arena, and not at all for a library (no spare SRAM)."""
     g = _dense_net()
@@ -125,8 +125,8 @@ def test_dense_layers_are_staged_once_or_not_at_all():
     t = targets.get(L4)
     fcs = [op.index for op in g.operators]
     mm = staging.model_for(t)
-    assert staging.fc_gain(mm, 65536 + 1024, 1) == (65536 + 1024) // 8 * 5 == 41600
-    want = staging.fc_candidates(g, plan, mm)
+    assert staging.once_gain(mm, 65536 + 1024, 1) == (65536 + 1024) // 8 * 5 == 41600
+    want = staging.once_candidates(g, plan, mm)
     assert [c[0] for c in want] == [fcs[1], fcs[0], fcs[2]]
     assert [c[3] for c in want] == [[65536, 1024], [16384, 1024], [2048, 32]]
     staged = staging.staged_plan(g, plan, t)
@@ -141,10 +141,11 @@ def test_dense_layers_are_staged_once_or_not_at_all():
     assert staging.staged_plan(g, plan, t, spare=False).staged == []
 
 
-def test_ad01_stages_what_the_emulated_part_has_spare():
-    """ad01 on nucleo-l4r5zi: its dense layers staged once within the SRAM the part's emulator (QEMU netduinoplus2,
-    192 KiB) leaves over the arena, the stack and STATIC_RESERVE: the two 80 KiB layers and the two small ones; the
-    six 128 -> 128 layers (16.5 KiB each) stay in flash."""
+def test_ad01_stages_what_the_part_has_spare():
+    """ad01 on nucleo-l4r5zi: its dense layers staged once within the SRAM the part (640 KiB, never the 4 MiB of
+    the machine its image runs on) leaves over the arena, the stack and STATIC_RESERVE: all ten. With 192 KiB (the
+    part's code on an STM32F405's machine, as it once ran) the two 80 KiB layers and the two small ones, the six
+    128 -> 128 layers (16.5 KiB each) passed over: what does not fit stays in flash."""
     from conftest import SHARED_MODELS
 
     from buildtool.steps.models import read_model
@@ -153,11 +154,75 @@ def test_ad01_stages_what_the_emulated_part_has_spare():
     plan = plan_arena(g)
     t = targets.get(L4)
     staged = staging.staged_plan(g, plan, t)
-    assert staged.staging_bytes <= staging.spare_ram(t, plan) == (192 << 10) - plan.arena_bytes - t.stack_bytes \
+    assert staged.staging_bytes <= staging.spare_ram(t, plan) == (640 << 10) - plan.arena_bytes - t.stack_bytes \
         - staging.STATIC_RESERVE
+    dense = [op for op in g.operators if op.opcode == "FULLY_CONNECTED"]
+    assert {d["op"] for d in staged.staged} == {op.index for op in dense} and checker.problems(g, staged) == []
+    assert staged.staging_bytes == sum(align_up(g.tensors[i].nbytes, plan.align) for op in dense for i in op.inputs[1:]
+                                       if i >= 0)
+    small = staging.staged_plan(g, plan, dataclasses.replace(t, ram_bytes=192 << 10))
     big = {op.index for op in g.operators if g.tensors[op.inputs[1]].nbytes == 81920}
-    small = {op.index for op in g.operators if g.tensors[op.inputs[1]].nbytes == 1024}
-    assert {d["op"] for d in staged.staged} == big | small and checker.problems(g, staged) == []
+    little = {op.index for op in g.operators if g.tensors[op.inputs[1]].nbytes == 1024}
+    assert {d["op"] for d in small.staged} == big | little and checker.problems(g, small) == []
+
+
+def _small_net():
+    """A depthwise 3x3 over 16 channels (144 B of filter, 64 of bias: within the 256-byte data cache) and a 1x1
+    layer of 16 -> 8 (128 B and 32 B): neither re-reads weights the data cache does not hold, so a copy before
+    each inference does not pay (staging_gain <= 0), but each reads its weights from flash once a call."""
+    b = GraphBuilder("staged-small", seed=7, calib_batch=2)
+    h = b.depthwise(b.input((1, 12, 12, 16)), 3, activation="RELU")
+    b.conv2d(h, 8, 1, activation="RELU")
+    return b.finish()
+
+
+def test_a_firmware_stages_once_what_a_copy_an_inference_would_not_pay():
+    """Copied once by model_init, a layer's weights cost no cycles an inference: a firmware stages the depthwise and
+    the 1x1 layer of _small_net (each read's wait states on the first pass saved, weights within the data cache:
+    once_gain, worked here by hand), a library (no spare SRAM, copies before each inference) neither."""
+    g = _small_net()
+    plan = plan_arena(g)
+    t = targets.get(L4)
+    mm = staging.model_for(t)
+    dw, pw = (op.index for op in g.operators)
+    assert staging.candidates(g, plan, mm) == []  # a copy an inference: its reads cost what it saves
+    # 144 + 64 B: 26 reads of 8 B at 5 wait states; 128 + 32 B: 20 reads
+    assert [(c[0], sum(c[3])) for c in staging.once_candidates(g, plan, mm)] == [(dw, 208), (pw, 160)]
+    assert staging.once_gain(mm, 208, 12) == 26 * 5 and staging.once_gain(mm, 160, 36) == 20 * 5
+    assert staging.once_gain(mm, 512, 12) == 12 * 64 * 5  # over the data cache: every pass misses
+    staged = staging.staged_plan(g, plan, t)
+    assert [d["op"] for d in staged.staged] == [dw, dw, pw, pw] and all(d["once"] for d in staged.staged)
+    assert checker.problems(g, staged) == []
+    assert staging.staged_plan(g, plan, t, spare=False).staged == []
+
+
+def _with_and_without_staging(g, tmp_path, monkeypatch):
+    """g's firmware for nucleo-l4r5zi with staging, then the same part without (its model not tuned), each run
+    byte-identical to TFLite Micro: yields (staged, out dir, build paths, profile, ram) for each."""
+    x = fixed_input(g.tensors[g.inputs[0]].shape)
+    want = tflm_run(serialize(g), [x])[0]
+    for staged in (True, False):
+        if not staged:
+            monkeypatch.setitem(memory_model.MODELS, L4, dataclasses.replace(memory_model.MODELS[L4], tuned=False))
+        out = tmp_path / str(staged)
+        paths = pipeline.build(g, L4, out)
+        y, prof, ram = runner.run(L4, out, x, timeout=600)
+        assert np.array_equal(y, want), staged
+        yield staged, out, paths, prof, ram
+
+
+@pytest.mark.slow
+def test_depthwise_staged_once_runs_byte_exact_and_stalls_less(tmp_path, monkeypatch):
+    """_small_net's firmware on nucleo-l4r5zi: its depthwise and 1x1 weights read from bt_staging (copied in
+    model_init only) give TFLite Micro's bytes, and each layer's load stalls are below the same build's without
+    staging."""
+    g = _small_net()
+    stalls = {}
+    for staged, out, _, prof, _ in _with_and_without_staging(g, tmp_path, monkeypatch):
+        stalls[staged] = {o["op"]: o["memory_stalls"]["load_stalls"] for o in prof["ops"]}
+        init, invoke = (out / "model.c").read_text().split("int model_invoke(void)")
+        assert init.count("bt_stage_copy(bt_staging") == (4 if staged else 0) and "bt_stage_copy(" not in invoke
+    assert all(stalls[True][op.index] < stalls[False][op.index] for op in g.operators), stalls
 
 
 def test_checker_refuses_a_staged_span_over_a_live_tensor():
@@ -209,16 +274,8 @@ def test_staged_firmware_on_the_record_board(tmp_path, monkeypatch):
     firmware.json and the RAM lines show the staging; against the same part without staging each staged
     layer's load stalls and modelled cycles are lower and the arena the same."""
     g = _net()
-    x = fixed_input(g.tensors[g.inputs[0]].shape)
-    want = tflm_run(serialize(g), [x])[0]
     runs = {}
-    for staged in (True, False):
-        if not staged:
-            monkeypatch.setitem(memory_model.MODELS, L4, dataclasses.replace(memory_model.MODELS[L4], tuned=False))
-        out = tmp_path / str(staged)
-        paths = pipeline.build(g, L4, out)
-        y, prof, ram = runner.run(L4, out, x, timeout=600)
-        assert np.array_equal(y, want), staged
+    for staged, out, paths, prof, ram in _with_and_without_staging(g, tmp_path, monkeypatch):
         man = json.loads((out / "firmware.json").read_text())
         runs[staged] = ({o["op"]: o for o in prof["ops"]}, ram, man, json.loads((out / "plan.json").read_text()))
         line = runner.memory_summary(targets.get(L4), paths["elf"], man["arena_bytes"], man.get("staged"))
@@ -275,3 +332,60 @@ def test_report_maps_the_staged_copies_at_their_step():
     got = sorted((b.offset, b.size, b.first, b.last) for b in arena_map.boxes(g, plan) if b.kind == "staged")
     assert got == sorted((d["offset"], d["size"], d["step"], d["step"]) for d in plan.staged if not d["spare"])
     assert got and len(got) < len(plan.staged)
+
+
+def test_staging_ram_caps_the_spare_sram_and_leaves_the_arena_free_bytes():
+    """The staging_ram option (--staging-ram, staging_ram= in SCons, CMake and Bazel): ad01's dense layers staged once
+    within the cap, most gain first (once_candidates' order; a layer over what is left passed over); 0 stages
+    nothing in spare SRAM; a cap over the part's spare SRAM changes nothing."""
+    from conftest import SHARED_MODELS
+
+    from buildtool.steps.models import read_model
+
+    g = read_model(str(SHARED_MODELS / "mlperf-tiny" / "ad01_int8.tflite")).graph
+    plan = plan_arena(g)
+    t = targets.get(L4)
+    full = staging.staged_plan(g, plan, t)
+    assert staging.staged_plan(g, plan, t, cap=1 << 30) == full
+    assert not any(d["spare"] for d in staging.staged_plan(g, plan, t, cap=0).staged)
+    cap = 100_000
+    capped = staging.staged_plan(g, plan, t, cap=cap)
+    order = [c[0] for c in staging.once_candidates(g, plan, staging.model_for(t))]  # most gain first
+    want, end = set(), 0  # the greedy fill worked out from the tensors' sizes alone
+    for op in order:
+        need = end + sum(align_up(g.tensors[i].nbytes, plan.align) for i in g.operators[op].inputs[1:] if i >= 0)
+        if need <= cap:
+            want.add(op)
+            end = need
+    assert 0 < len(want) < len(order)
+    assert {d["op"] for d in capped.staged} == want and capped.staging_bytes == end <= cap
+    assert checker.problems(g, capped) == []
+
+
+def test_staging_ram_reaches_the_code_step(tmp_path):
+    """`buildtool gen code ... --opt staging_ram=8KiB` for nucleo-l4r5zi: firmware.json's spare bytes within 8 KiB and
+    fewer than the default's; a bad value is one line naming the option."""
+    import subprocess
+    import sys
+
+    g = _net()
+    model = tmp_path / "net.tflite"
+    model.write_bytes(serialize(g))
+
+    def gen(*args):
+        return subprocess.run([sys.executable, "-m", "buildtool.cli", "gen", *map(str, args), "--no-daemon"],
+                              capture_output=True, text=True)
+
+    sk, pl = tmp_path / "skeleton.json", tmp_path / "plan.json"
+    assert gen("skeleton", model, "-o", sk).returncode == 0
+    assert gen("plan", sk, "-o", pl, "--board", L4).returncode == 0
+    spare = {}
+    for opt in (None, "staging_ram=8KiB"):
+        out = tmp_path / str(opt)
+        r = gen("code", sk, pl, "-o", out, "--board", L4, *(["--opt", opt] if opt else []))
+        assert r.returncode == 0, r.stderr
+        man = json.loads((out / "firmware.json").read_text())
+        spare[opt] = man.get("staged", {}).get("spare_bytes", 0)
+    assert 0 < spare["staging_ram=8KiB"] <= 8192 < spare[None]
+    r = gen("code", sk, pl, "-o", tmp_path / "bad", "--board", L4, "--opt", "staging_ram=lots")
+    assert r.returncode == 2 and r.stderr.strip().count("\n") == 0 and "staging_ram" in r.stderr, r.stderr

@@ -86,6 +86,9 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
                         "within 5 %% of speed's modelled cycles")
     c.add_argument("--code-budget", metavar="SIZE",
                    help="bytes the layers' kernel code may take, e.g. 65536, 64KiB (default: none)")
+    c.add_argument("--staging-ram", metavar="SIZE",
+                   help="bytes of spare SRAM a part's firmware may copy weights into before they are read "
+                        "(nucleo-l4r5zi, docs/memory-model.md), e.g. 0, 64KiB (default: all it has spare)")
     f = p.add_argument_group("memory optimisers (operator splitting, patch-based fusion)")
     f.add_argument("--split", action="append", metavar="TOP:BOTTOM:N|auto",
                    help="compute ops TOP..BOTTOM in N horizontal slices (repeatable), or 'auto'")

@@ -93,7 +93,7 @@ def add_parser(sub) -> None:
     s.add_argument("--name", help="gen code: the model's name in model.h (default: the skeleton's)")
     s.add_argument("--opt", action="append", metavar="KEY=VALUE",
                    help="plan option, e.g. optimize=ram (the build variables' vocabulary; repeatable); gen code "
-                        "takes the code step's: optimize_code=size|balanced|speed, code_budget=SIZE")
+                        "takes the code step's: optimize_code=size|balanced|speed, code_budget=SIZE, staging_ram=SIZE")
     s.add_argument("--no-daemon", action="store_true", help="run the step (and plan) in this process")
     s.add_argument("--depfile", help="write a Makefile-style depfile of the inputs and the code that ran")
     s.add_argument("--split-header", metavar="FILE",

@@ -15,13 +15,13 @@ from ..steps.models import read_model
 from .common import MODEL_HELP, add_plan_options, load_model, make_plan, plan_options, say_wrote
 
 
-def _placed(g, plan, board):
+def _placed(g, plan, board, opts):
     """(plan as the board holds it: its buffers spread over the board's regions when they are, the weights its
     part stages in SRAM; the placement) when a board is given, else (plan, None)."""
     if board is None:
         return plan, None
     placed = regions.place_arena(g, plan, board)
-    return staging.staged_plan(g, placed, board), regions.place(g, placed, board)
+    return staging.staged_plan(g, placed, board, cap=opts.staging_ram), regions.place(g, placed, board)
 
 
 def _note(opts, stateful: bool) -> str:
@@ -51,8 +51,8 @@ def cmd_report(a) -> int:
     stateful = bool(g.variable_tensors())
     if not stateful or opts.fused:
         after = make_plan(g, a, opts if opts.fused else dataclasses.replace(opts, optimize="ram"))
-    placed_after, placement = _placed(g, after, board)
-    placed_before, spread = _placed(g, before, board) if after is not before else (placed_after, None)
+    placed_after, placement = _placed(g, after, board, opts)
+    placed_before, spread = _placed(g, before, board, opts) if after is not before else (placed_after, None)
     if spread is not None and spread.arena_parts:  # the layer-by-layer plan's too when its buffers spread
         placement = (placement, spread)
     maps = [("plain", "Layer by layer", placed_before)]

@@ -157,9 +157,9 @@ function(_buildtool_steps name out model)
     COMMAND ${gen} skeleton "${model}" -o "${out}/skeleton.json" --depfile "${out}/skeleton.d"
     DEPENDS "${model}" ${tool} DEPFILE "${out}/skeleton.d" VERBATIM COMMENT "buildtool skeleton ${name}")
   set(opts "")
-  set(code_opts "")  # the code step's options (optimize_code, code_budget): a change reruns the code step only
+  set(code_opts "")  # the code step's options (optimize_code, code_budget, staging_ram): a change reruns the code step only
   foreach(o IN LISTS arg_PLAN_OPTIONS)
-    if(o MATCHES "^[ ]*(optimize_code|code_budget)[ ]*=")
+    if(o MATCHES "^[ ]*(optimize_code|code_budget|staging_ram)[ ]*=")
       list(APPEND code_opts --opt "${o}")
     else()
       list(APPEND opts --opt "${o}")

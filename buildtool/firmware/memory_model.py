@@ -107,6 +107,11 @@ class MemoryModel:
         that reads those bytes from flash runs in fewer (a floor on a layer that streams its weights)."""
         return -(-nbytes // self.read_bytes) * (self.wait_states + 1)
 
+    def copy_cycles(self, nbytes: int) -> int:
+        """Cycles copying nbytes of weights from flash into SRAM takes (codegen/emitter.py STAGE_COPY): the flash
+        reads (stream_floor) and COPY_CYCLES_PER_WORD a 32-bit word for the loop."""
+        return self.stream_floor(nbytes) + -(-nbytes // 4) * COPY_CYCLES_PER_WORD
+
     def data_cache_bytes(self) -> int:
         """Bytes of flash data the caches hold: the data cache, or the one cache data loads go through."""
         c = self.icache if self.unified else self.dcache
@@ -117,7 +122,7 @@ class MemoryModel:
         besides the flash reads, stream_floor) where a layer reads them `passes` times in order: with the
         bytes above what the caches hold, every read of every pass after the first misses (LRU over a stream
         longer than the cache) and costs the wait states; within the cache, none. Negative: it does not pay."""
-        copy = self.stream_floor(nbytes) + -(-nbytes // 4) * COPY_CYCLES_PER_WORD
+        copy = self.copy_cycles(nbytes)
         misses = (passes - 1) * -(-nbytes // self.read_bytes) if nbytes > self.data_cache_bytes() else 0
         return misses * self.wait_states - copy
 

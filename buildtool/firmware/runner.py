@@ -39,30 +39,6 @@ def _plugin(work: Path) -> Path:
     return so
 
 
-# what QEMU 7.2 maps of the machines a part's code runs on where the part's own memories are larger (`info mtree`):
-# machine -> (flash origin, bytes, SRAM origin, bytes)
-EMULATED_MEMORY = {"netduinoplus2": (0x08000000, 1 << 20, 0x20000000, 192 << 10)}
-
-
-def check_emulated_memory(t: targets.Target, elf) -> None:
-    """UsageError when the image needs more flash or SRAM than the emulated machine maps (a part run on
-    another part's machine: nucleo-l4r5zi on netduinoplus2)."""
-    machine = t.run[t.run.index("-M") + 1] if "-M" in t.run else None
-    if machine not in EMULATED_MEMORY or t.name == machine:
-        return
-    fo, fn, ro, rn = EMULATED_MEMORY[machine]
-    sym = symbols(t, elf)
-    ram = sym["__bss_end"][0] - ro
-    r = subprocess.run([t.binutil("size"), "-A", str(elf)], capture_output=True, text=True)
-    flash = max((int(p[2]) + int(p[1]) - fo for p in (line.split() for line in r.stdout.splitlines())
-                 if len(p) >= 3 and p[1].isdigit() and p[2].isdigit() and fo <= int(p[2]) < fo + (1 << 28)),
-                default=0)
-    for what, used, have in (("RAM", ram, rn), ("flash", flash, fn)):
-        if used > have:
-            raise UsageError(f"{t.name}'s firmware needs {kib(used)} of {what}; QEMU's {machine} machine, which runs "
-                             f"its code, maps {kib(have)}: run a smaller model, or flash the part")
-
-
 def check_flash_wait_states(board: str, n: int | None) -> None:
     """UsageError unless n is None or wait states the board's cycle estimate can take (n >= 0, a CPU
     with a timing table in cycles.py, run in QEMU)."""
@@ -236,7 +212,6 @@ def run(board: str, out_dir, x, timeout: float = RUN_TIMEOUT, profile: bool = Tr
             work = Path(tmp)
             (work / "input.bin").write_bytes(data)
             plugin = []
-            check_emulated_memory(t, elf)
             if profile:
                 sym = symbols(t, elf)
                 mask = t.port.code_mask

@@ -8,8 +8,8 @@ stalls on nucleo-l4r5zi, docs/memory-model.md); a stem of 1-3 input channels is 
 weights once a call: kernel_variants.stem). Such a layer's filter and bias are staged, one copy before its
 kernel call, where the model says it pays (MemoryModel.staging_gain: the stalls of every pass after the first
 against the copy). They go into arena bytes no buffer uses at that step, else into bt_staging in the part's
-spare SRAM (at most what the part, or the emulator its code runs on, has left over the arena, the stack and
-STATIC_RESERVE), else stay in flash. Every other board's plan is returned without staging.
+spare SRAM (at most what the part has left over the arena, the stack and STATIC_RESERVE), else stay in flash.
+Every other board's plan is returned without staging.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from ..plan.flash import flash_tensors
 from ..plan.staging import packed, stage
 from ..refops import prepare
 from . import memory_model
-from .runner import EMULATED_MEMORY
 
 PIXELS_PER_PASS = 4  # output pixels a conv kernel computes per pass over its filter (cortex-m: at most 3)
 STATIC_RESERVE = 16 << 10  # SRAM kept for .data/.bss besides the arena and the stack when sizing bt_staging
@@ -37,13 +36,9 @@ def model_for(t: targets.Target):
 
 
 def spare_ram(t: targets.Target, plan: ArenaPlan) -> int:
-    """SRAM bt_staging may take: the part's RAM (or the emulator's, when its code runs on a machine that maps
-    less) over the arena, the stack and STATIC_RESERVE."""
-    ram = t.data_ram_bytes
-    machine = t.run[t.run.index("-M") + 1] if "-M" in t.run else None
-    if machine in EMULATED_MEMORY:
-        ram = min(ram, EMULATED_MEMORY[machine][3])
-    return max(0, ram - plan.arena_bytes - t.stack_bytes - STATIC_RESERVE)
+    """SRAM bt_staging may take: the part's RAM (never more: an emulator that maps more does not count) over the
+    arena, the stack and STATIC_RESERVE."""
+    return max(0, t.data_ram_bytes - plan.arena_bytes - t.stack_bytes - STATIC_RESERVE)
 
 
 def _own_flash_inputs(g):
@@ -87,10 +82,11 @@ def candidates(g, plan: ArenaPlan, mm, by_gain: bool = False) -> list:
     return [c[1:] for c in out]
 
 
-def staged_plan(g, plan, t: targets.Target, spare: bool = True):
+def staged_plan(g, plan, t: targets.Target, spare: bool = True, cap: int | None = None):
     """The plan with the weights the board's part stages in SRAM (none on another board, or for a plan that is
     not one arena of layers); spare=False: in the arena's free bytes only (a library for a project of its own,
-    buildtool export, whose spare SRAM is the project's)."""
+    buildtool export, whose spare SRAM is the project's); cap: at most that many bytes of spare SRAM
+    (the staging_ram option; the arena's free bytes cost no RAM and stay open)."""
     mm = model_for(t)
     if not isinstance(plan, ArenaPlan):
         return plan
@@ -98,41 +94,56 @@ def staged_plan(g, plan, t: targets.Target, spare: bool = True):
         plan = replace(plan, staged=[], staging_bytes=0)
     if mm is None or plan.arena_regions or plan.subplans:
         return plan
-    limit = spare_ram(t, plan) if spare else 0
+    limit = (spare_ram(t, plan) if cap is None else min(cap, spare_ram(t, plan))) if spare else 0
     plan = stage(plan, candidates(g, plan, mm, by_gain=spare), limit, once=spare)
-    return stage_fc_once(plan, fc_candidates(g, plan, mm), limit) if spare else plan
+    return stage_fc_once(plan, once_candidates(g, plan, mm), limit) if spare else plan
 
 
-def fc_gain(mm, nbytes: int, passes: int) -> int:
-    """Stall cycles an inference saves when nbytes of weights a layer reads `passes` times in order (each read
-    missing the data cache: other layers' data evicts it between inferences, and a stream longer than the cache
-    evicts itself) sit in SRAM from model_init on: every flash read's wait states (no data prefetch)."""
-    return passes * -(-nbytes // mm.read_bytes) * mm.wait_states
+def once_gain(mm, nbytes: int, passes: int) -> int:
+    """Stall cycles an inference saves when nbytes of weights a layer reads `passes` times in order sit in SRAM
+    from model_init on (copied once: no copy an inference): every flash read's wait states (no data prefetch), on
+    every pass when they are larger than the data cache (a stream longer than the cache evicts itself), else on
+    the first (other layers' data evicts them between calls)."""
+    return (passes if nbytes > mm.data_cache_bytes() else 1) * -(-nbytes // mm.read_bytes) * mm.wait_states
 
 
-def fc_candidates(g, plan: ArenaPlan, mm) -> list:
-    """[(op, step, [tensor], [bytes])] of the int8 FULLY_CONNECTED layers whose weights (and bias) the flash
-    image holds and no other operator reads, most stall cycles saved first (fc_gain; equal gains in execution
-    order). A dense layer reads its weights once per batch row: a copy per inference would cost the reads it
-    saves, so these are staged only once, into bt_staging (stage_fc_once)."""
+def once_candidates(g, plan: ArenaPlan, mm) -> list:
+    """[(op, step, [tensor], [bytes])] of the int8 FULLY_CONNECTED, CONV_2D (not grouped) and DEPTHWISE_CONV_2D
+    layers not staged yet whose weights (and bias) the flash image holds and no other operator reads, most stall
+    cycles saved first (once_gain; equal gains in execution order): what stage_fc_once copies once into the
+    bt_staging bytes left. A dense layer reads its weights once per batch row, so a copy per inference would cost
+    the reads it saves; a convolution whose copy per inference does not pay (candidates) still saves its reads
+    when copied once. Passes: a dense layer's batch rows; a convolution's groups of PIXELS_PER_PASS output pixels
+    (a stem's kernel, kernel_variants.stem, widens its weights once a call: one); a depthwise layer's output rows
+    (its kernels walk a plane a row at a time)."""
     own = _own_flash_inputs(g)
     staged = {d["tensor"] for d in plan.staged}
     out = []
     for step, oi in enumerate(plan.order):
         op = g.operators[oi]
-        if op.opcode != "FULLY_CONNECTED" or len(op.inputs) < 2 or g.tensors[op.outputs[0]].dtype != "int8":
+        if op.opcode not in ("FULLY_CONNECTED", "CONV_2D", "DEPTHWISE_CONV_2D") or len(op.inputs) < 2 \
+                or g.tensors[op.outputs[0]].dtype != "int8":
+            continue
+        if op.opcode == "CONV_2D" and conv_groups(g, op) != 1:
             continue
         tensors = own(op)
         if tensors is None or any(i in staged for i in tensors):
             continue
+        y = g.tensors[op.outputs[0]]
+        if op.opcode == "FULLY_CONNECTED":
+            passes = prepare.fully_connected(g, op).batches
+        elif op.opcode == "DEPTHWISE_CONV_2D":
+            passes = y.shape[1]
+        else:
+            passes = 1 if kernel_variants.stem_op(g, op) else -(-y.shape[1] * y.shape[2] // PIXELS_PER_PASS)
         sizes = [g.tensors[i].nbytes for i in tensors]
-        out.append((fc_gain(mm, sum(sizes), prepare.fully_connected(g, op).batches), oi, step, tensors, sizes))
+        out.append((once_gain(mm, sum(sizes), passes), oi, step, tensors, sizes))
     out.sort(key=lambda c: -c[0])
     return [c[1:] for c in out]
 
 
 def stage_fc_once(plan: ArenaPlan, wanted: list, limit: int) -> ArenaPlan:
-    """The plan with wanted (fc_candidates) staged once, each layer's tensors at bytes of their own in bt_staging
+    """The plan with wanted (once_candidates) staged once, each layer's tensors at bytes of their own in bt_staging
     after those already there, in the order given while they stay within limit bytes (a layer that does not fit
     is passed over for the next)."""
     staged, end = list(plan.staged), plan.staging_bytes
@@ -161,5 +172,5 @@ def summary(plan) -> dict:
                        "arena_bytes": max(per_step.values(), default=0), "spare_bytes": plan.staging_bytes}}
 
 
-__all__ = ["PIXELS_PER_PASS", "STATIC_RESERVE", "model_for", "spare_ram", "candidates", "staged_plan", "fc_gain",
-           "fc_candidates", "stage_fc_once", "summary"]
+__all__ = ["PIXELS_PER_PASS", "STATIC_RESERVE", "model_for", "spare_ram", "candidates", "staged_plan", "once_gain",
+           "once_candidates", "stage_fc_once", "summary"]

@@ -401,7 +401,8 @@ def library_code_bytes(t: targets.Target, folder, sources: list, includes: list)
 def images(t: targets.Target, elf: Path) -> dict:
     """The board's flashable outputs beside the ELF (objcopy): firmware.bin, the raw bytes of its
     internal flash from the first loaded address, and firmware.hex (Intel HEX, every loaded byte at its
-    address, external regions included); a weights part placed in an external region gets its own
+    address, external regions included; where FLASH is linked at an alias, at the flash's own address,
+    Target.flash_load); a weights part placed in an external region gets its own
     firmware.<region>.bin. {"bin": path, ...} for those made."""
     out = {}
     ext = [f".bt_weights_{r.name}" for r in t.external_regions()]
@@ -411,7 +412,9 @@ def images(t: targets.Target, elf: Path) -> dict:
             jobs += [(f"bin_{s[12:]}", elf.with_name(f"firmware.{s[12:]}.bin"), ["-O", "binary", "-j", s])
                      for s in ext if section_bytes(t, elf, (s,)) > 0]
         elif kind == "hex":
-            jobs = [("hex", elf.with_suffix(".hex"), ["-O", "ihex"])]
+            moved = (t.flash_load - t.flash_origin) if t.flash_load is not None else 0  # FLASH linked at an alias
+            jobs = [("hex", elf.with_suffix(".hex"), ["-O", "ihex"] + ([f"--change-addresses={moved:#x}"] if moved
+                                                                         else []))]
         else:
             raise FirmwareError(f"board {t.name}: unknown image kind '{kind}' (bin, hex)")
         for key, path, flags in jobs:

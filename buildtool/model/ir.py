@@ -252,3 +252,20 @@ def validate_graph(g: Graph) -> None:
     for o in g.outputs:
         if o not in written and not g.tensors[o].is_const:
             raise ModelError(f"subgraph output tensor {o} is never produced")
+
+
+def sub_graph(g: Graph, chosen: list, name: str) -> tuple:
+    """The operators `chosen` (in order) alone: their tensors (constants kept); as inputs the activations they
+    read and do not make, as outputs those they make that another operator or the graph's outputs read."""
+    made = [o for op in chosen for o in op.outputs]
+    outside = {i for op in g.operators if op not in chosen for i in op.inputs} | set(g.outputs)
+    outs = [o for o in made if o in outside]
+    ins = list(dict.fromkeys(i for op in chosen for i in op.inputs
+                             if i >= 0 and not g.tensors[i].is_const and i not in made))
+    used = list(dict.fromkeys([i for op in chosen for i in op.inputs if i >= 0] + made))
+    new = {old: k for k, old in enumerate(used)}
+    tensors = [dataclasses.replace(g.tensors[i], index=new[i]) for i in used]
+    operators = [dataclasses.replace(op, index=k, inputs=tuple(new[i] if i >= 0 else -1 for i in op.inputs),
+                                     outputs=tuple(new[o] for o in op.outputs), options=dict(op.options))
+                 for k, op in enumerate(chosen)]
+    return Graph(tensors, operators, [new[i] for i in ins], [new[o] for o in outs], name=name), ins, outs

@@ -133,8 +133,8 @@ def run(model: Model, plan, board: str, arena_section: str | None = None, option
 def _outputs(model: Model, plan, board: str, t: targets.Target, arena_section: str | None, options) -> Outputs:
     """run's outputs of plan as placed."""
     # weights a layer re-reads, copied into SRAM (the part's); a library's (export) into its arena only
-    plan = staging.staged_plan(model.graph, plan, t, spare=arena_section is None)
     options = PlanOptions.from_map(options)
+    plan = staging.staged_plan(model.graph, plan, t, spare=arena_section is None, cap=options.staging_ram)
     names = ({"arena_section": arena_section} if arena_section else {}) | {"code": code_goal(model.graph, t, options)}
     model_c, model_h, code, cp = _placed_code(plan, model.graph, board, t, names)
     man = manifest(model, plan, board) | ({"flash_code_bytes": code} if code is not None else {})

@@ -91,6 +91,9 @@ class Target:
     # that does (optimize=ram, then at any MAC cost), saying so in one line (firmware/fits.py: fitting_plan);
     # False: it is refused in one line naming the option that would fit it
     auto_fit: bool = False
+    # where a programmer writes the flash image when FLASH is linked at an alias of the flash (nucleo-l4r5zi: its
+    # boot alias 0x00000000, the flash itself at 0x08000000): firmware.hex's addresses; None: flash_origin
+    flash_load: int | None = None
 
     def __post_init__(self):  # regions given as maps (dataclasses.asdict of a board) become Regions
         object.__setattr__(self, "regions", tuple(Region(**r) if isinstance(r, dict) else r for r in self.regions))

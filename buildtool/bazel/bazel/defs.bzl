@@ -87,7 +87,7 @@ def _compile(ctx, cc, part, srcs, hdrs, flags, extra, contexts):
     return CcInfo(compilation_context = comp_ctx, linking_context = link_ctx)
 
 # buildtool.options.CODE_ONLY: the options `buildtool gen code` takes
-CODE_OPTIONS = ["optimize_code", "code_budget"]
+CODE_OPTIONS = ["optimize_code", "code_budget", "staging_ram"]
 
 def _fused(options):
     """As buildtool.options.PlanOptions.fused: optimize or splits given (and not none)."""

@@ -17,8 +17,9 @@ code first (docs/boards.md).
 
 Each `source` names the documents and sections the figures come from; docs/boards.md says which
 were checked and how, and which figure could not be verified. Only netduinoplus2 has an emulated
-twin (QEMU's netduinoplus2 machine), and nucleo-l4r5zi's code runs on that machine too (the same core, flash
-and SRAM addresses; an image within the 1 MiB of flash and 192 KiB of SRAM QEMU maps); the others are built and link-checked (tests/test_parts.py) and
+twin (QEMU's netduinoplus2 machine); nucleo-l4r5zi's own image runs on QEMU's mps2-an386 (the same core; its
+flash linked at the part's boot alias 0x00000000, its 640 KiB of SRAM at 0x20000000, both inside what that
+machine maps); the others are built and link-checked (tests/test_parts.py) and
 their code is run on the QEMU machine with the same core (mps2-an386 / an500 / an505). Nothing here
 has run on hardware.
 """
@@ -49,21 +50,23 @@ _FPU = {"-mfpu=fpv4-sp-d16": "FPv4-SP", "-mfpu=fpv5-sp-d16": "FPv5-SP", "-mfpu=f
 
 
 def part(name, chip, cpu, cpu_flags, regions, clock_hz, source, run=(), stack=0x2000, extra_sources=(),
-         ram_note="", defines=()):
-    """A real part: FLASH and RAM are the regions named so; run: the emulator command of its twin; defines: the
-    kernels' (BT_ICACHE_BYTES: the part's instruction cache, from its memory model, firmware/memory_model.py:
-    the kernels' compact loops, kernels/cortex-m/conv_pm.h)."""
+         ram_note="", defines=(), flash_load=None, cflags=()):
+    """A real part: FLASH and RAM are the regions named so; run: the emulator command of its twin (or of the
+    machine that maps its memories); defines: the kernels' (BT_ICACHE_BYTES: the part's instruction cache, from
+    its memory model, firmware/memory_model.py: the kernels' compact loops, kernels/cortex-m/conv_pm.h);
+    flash_load: the flash's own address where FLASH is linked at an alias of it (Target.flash_load); cflags: the
+    part's own compiler flags after the core's and the common ones."""
     fl = next(r for r in regions if r.memory == "FLASH")
     rm = next(r for r in regions if r.memory == "RAM")
     where = (f"runs in {' '.join(run[:3])}" if run else "built and link-checked only (no emulator)")
     return Target(
         name=name, cpu=cpu, description=f"{chip}: {cpu} ({_FPU[cpu_flags[2]]} FPU) at {clock_hz / 1e6:g} MHz{ram_note}; {where}",
-        platform="arm-rtt", cc="arm-none-eabi-gcc", cflags=cpu_flags + _COMMON, ldflags=cpu_flags + _LD,
+        platform="arm-rtt", cc="arm-none-eabi-gcc", cflags=cpu_flags + _COMMON + tuple(cflags), ldflags=cpu_flags + _LD,
         kernel_sets=("cortex-m",), ram_origin=rm.origin, ram_bytes=rm.size, flash_origin=fl.origin,
         flash_bytes=fl.size, stack_bytes=stack, linker_template="arm/cortexm.ld.in", run=run,
         tool_prefix="arm-none-eabi-", tools=("qemu-system-arm",) if run else (), regions=tuple(regions),
         clock_hz=clock_hz, source=source, options=CONSOLE, images=("bin", "hex"), extra_sources=extra_sources,
-        defines=tuple(defines))
+        defines=tuple(defines), flash_load=flash_load)
 
 
 def targets():
@@ -82,17 +85,24 @@ def targets():
              run=("qemu-system-arm", "-M", "netduinoplus2") + QEMU_SEMIHOSTING),
         part("nucleo-l4r5zi", "STM32L4R5ZI (NUCLEO-L4R5ZI)", "cortex-m4", M4F,
              # SRAM1 192 KB at 0x20000000, SRAM2 64 KB at 0x10000000 and aliased at 0x20030000, SRAM3 384 KB at
-             # 0x20040000: the three are one contiguous 640 KB from 0x20000000 (SRAM2 is not declared twice)
-             (flash(0x08000000, 2 * M), ram(0x20000000, 640 * K, "sram1_2_3")),
+             # 0x20040000: the three are one contiguous 640 KB from 0x20000000 (SRAM2 is not declared twice).
+             # The 2 MB flash (0x08000000) is linked at its boot alias 0x00000000: booted from main flash the
+             # part maps it there and fetches through the alias on the same I-Code/D-Code buses and ART
+             # (RM0432 §2.6 Boot configuration), so the one image runs on the part and on QEMU's mps2-an386,
+             # which maps 4 MiB at 0 and 4 MiB of SRAM at 0x20000000 (`info mtree`): the part's whole map. The
+             # .hex writes it at 0x08000000 (flash_load), where a programmer writes flash.
+             (flash(0x00000000, 2 * M), ram(0x20000000, 640 * K, "sram1_2_3")),
              120_000_000,
              "ST RM0432 (STM32L4+) §2.2 Memory organization / §2.4 Embedded SRAM (SRAM1 192 KB at 0x20000000, "
-             "SRAM2 64 KB at 0x10000000 aliased at 0x20030000, SRAM3 384 KB at 0x20040000); DS12023 "
+             "SRAM2 64 KB at 0x10000000 aliased at 0x20030000, SRAM3 384 KB at 0x20040000), §2.6 Boot "
+             "configuration (booted from main flash, the flash at 0x08000000 is aliased at 0x00000000); DS12023 "
              "(STM32L4R5xx) §1-3: 120 MHz, 2 MB flash, 640 KB SRAM",
-             # its code runs on QEMU's netduinoplus2 (an STM32F405: the same Cortex-M4F, flash at 0x08000000 and
-             # SRAM at 0x20000000 as this part, 1 MiB and 192 KiB of them mapped: runner.EMULATED_MEMORY)
-             run=("qemu-system-arm", "-M", "netduinoplus2") + QEMU_SEMIHOSTING,
-             # the ART's 1 KiB instruction cache (RM0432 §3.3.4; memory_model.py): loops that fit it
-             defines=("BT_ICACHE_BYTES=1024",)),
+             run=("qemu-system-arm", "-M", "mps2-an386") + QEMU_SEMIHOSTING, flash_load=0x08000000,
+             ram_note="; flash linked at its boot alias 0x00000000 (.hex at 0x08000000)",
+             # the ART's 1 KiB instruction cache (RM0432 §3.3.4; memory_model.py): loops that fit it, and every
+             # function on a 32-byte line of it, so a kernel's hot loop takes the same lines whatever model.c's
+             # size before it (docs/memory-model.md, "Functions on the cache's lines")
+             defines=("BT_ICACHE_BYTES=1024",), cflags=("-falign-functions=32",)),
         part("stm32f746g-disco", "STM32F746NG (32F746GDISCOVERY)", "cortex-m7", M7_SP,
              # DTCM 64 KB at 0x20000000, SRAM1 240 KB at 0x20010000, SRAM2 16 KB at 0x2004C000: contiguous,
              # 320 KB; the stack and .data/.bss start in DTCM. ITCM RAM 16 KB at 0 (instructions; not used).

@@ -420,6 +420,110 @@ static inline __attribute__((always_inline)) void bt_pmr3x2(const int16_t *c, co
   acc[0] = a00; acc[1] = a01; acc[2] = a10; acc[3] = a11; acc[4] = a20; acc[5] = a21;
 }
 
+/* The column form of the compact loop (BT_PMR_COMPACT_ON, bt_pmr_triples when BT_PMRC_FITS): no runs to move
+ * between. The kh window rows of a patch lie in ring rows (S0 + ky) % kh, S0 the ring row of the window's first
+ * input row (one per output row: bt_conv_pmr instantiates the loop for each), so c is the ring's row 0 (window
+ * origin plus the triple's offset) and every load of a pass is an immediate offset from it: window row ky's group
+ * u at c + ((S0 + ky) % kh) ROW + 8 u, its weights at f + 4 G ky + 4 u (ROW = a ring row's bytes). A pass is U
+ * columns of kh groups (one a window row), G / U passes a patch, each pass's end test against the one loop end
+ * fe[0] = f0 + 4 G, which bt_pmr_triples stores once per filter row: no run moves, no per-triple store.
+ * c and f move on by post-indexed loads (c's in the group of ring row 0, f's in the first group), the loads after
+ * them offset by -8 U and -4 U. */
+#define BT_PMRC_RC(ky) "((" ky " + %c[S0]) %% %c[KH])"   /* ring row of window row ky */
+#define BT_PMRC_XO(u, ky) "(" BT_PMRC_RC(ky) " * %c[ROW] + 8 * " u ")"
+#define BT_PMRC_FO(u, ky) "(" ky " * 4 * %c[G] + 4 * " u ")"
+/* the first half of a group: pixel words at XO - CA (X0: x0's load), weights at FO - FA (WA: wa's load) */
+#define BT_PMRC_H1(u, ky, CA, X0, FA, WA)                                                                    \
+  "ldr %[x1], [%[c], #(" BT_PMRC_XO(u, ky) " + %c[D1] - " CA ")]\n\t"                                      \
+  "ldr %[x2], [%[c], #(" BT_PMRC_XO(u, ky) " + 2 * %c[D1] - " CA ")]\n\t" X0                               \
+  "ldr %[wb], [%[f], #(" BT_PMRC_FO(u, ky) " + %c[K] - " FA ")]\n\t" WA                                     \
+  "sxtb16 %[t], %[wa]\n\t"                                                                                   \
+  BT_PMR_SM3("t", "x0", "x1", "x2", "a00", "a10", "a20")                                                     \
+  "sxtb16 %[t], %[wb]\n\t"                                                                                   \
+  BT_PMR_SM3("t", "x0", "x1", "x2", "a01", "a11", "a21")
+/* the second half (CA: 8 U from the c group on), the loop end's load after the pass's last pixel load */
+#define BT_PMRC_H2(u, ky, CA)                                                                                \
+  "ldr %[x0], [%[c], #(" BT_PMRC_XO(u, ky) " + 4 - " CA ")]\n\t"                                            \
+  "ldr %[x1], [%[c], #(" BT_PMRC_XO(u, ky) " + %c[D1] + 4 - " CA ")]\n\t"                                   \
+  "ldr %[x2], [%[c], #(" BT_PMRC_XO(u, ky) " + 2 * %c[D1] + 4 - " CA ")]\n\t"                               \
+  ".if (" u " == %c[U] - 1) && (" ky " == %c[KH] - 1)\n\tldr %[t], %[fc]\n\t.endif\n\t"                      \
+  "sxtb16 %[wa], %[wa], ror #8\n\t"                                                                          \
+  BT_PMR_SM3("wa", "x0", "x1", "x2", "a00", "a10", "a20")                                                    \
+  "sxtb16 %[wb], %[wb], ror #8\n\t"                                                                          \
+  BT_PMR_SM3("wb", "x0", "x1", "x2", "a01", "a11", "a21")
+#define BT_PMRC_X0(u, ky, CA) "ldr %[x0], [%[c], #(" BT_PMRC_XO(u, ky) " - " CA ")]\n\t"
+#define BT_PMRC_CU "(8 * %c[U])"
+#define BT_PMRC_FU "(4 * %c[U])"
+/* group (u, ky), FA / WA its weights' adjustment and wa's load: c's post-indexed load in the group of ring row 0
+ * (u = 0), the groups after it (program order: u, then ky) at CU less */
+#define BT_PMRC_GROUP(u, ky, FA, WA)                                                                         \
+  ".if (" u " == 0) && (" BT_PMRC_RC(ky) " == 0)\n\t"                                                        \
+  BT_PMRC_H1(u, ky, "0", "ldr %[x0], [%[c]], #(8 * %c[U])\n\t", FA, WA) BT_PMRC_H2(u, ky, BT_PMRC_CU)      \
+  ".elseif (" u " > 0) || (((%c[KH] - %c[S0]) %% %c[KH]) < " ky ")\n\t"                                        \
+  BT_PMRC_H1(u, ky, BT_PMRC_CU, BT_PMRC_X0(u, ky, BT_PMRC_CU), FA, WA) BT_PMRC_H2(u, ky, BT_PMRC_CU)         \
+  ".else\n\t"                                                                                                \
+  BT_PMRC_H1(u, ky, "0", BT_PMRC_X0(u, ky, "0"), FA, WA) BT_PMRC_H2(u, ky, "0") ".endif\n\t"
+#define BT_PMRC_WA(u, ky) "ldr %[wa], [%[f], #(" BT_PMRC_FO(u, ky) " - " BT_PMRC_FU ")]\n\t"
+#define BT_PMRC_G(u, ky) BT_PMRC_GROUP(u, ky, BT_PMRC_FU, BT_PMRC_WA(u, ky))
+#define BT_PMRC_LOOP                                                                                         \
+  "mov %[a10], %[a00]\n\tmov %[a20], %[a00]\n\tmov %[a11], %[a01]\n\tmov %[a21], %[a01]\n"                    \
+  "1:\n\t" BT_PMRC_GROUP("0", "0", "0", "ldr %[wa], [%[f]], #(4 * %c[U])\n\t")                               \
+  ".if %c[KH] > 1\n\t" BT_PMRC_G("0", "1") ".endif\n\t"                                                      \
+  ".if %c[KH] > 2\n\t" BT_PMRC_G("0", "2") ".endif\n\t"                                                      \
+  ".if %c[U] > 1\n\t" BT_PMRC_G("1", "0")                                                                    \
+  ".if %c[KH] > 1\n\t" BT_PMRC_G("1", "1") ".endif\n\t"                                                      \
+  ".if %c[KH] > 2\n\t" BT_PMRC_G("1", "2") ".endif\n\t"                                                      \
+  ".endif\n\t"                                                                                               \
+  "cmp %[f], %[t]\n\tbne 1b\n\t"
+/* Columns a pass: two where G is even (ResNet-8's runs of 12, 24, 48: 576 bytes a pass), else one. Two fit the 1 KiB
+ * cache beside the code between two channel pairs only with that code short (bt_conv_pmr's kt, bt_pmrc_pairs: with
+ * bt_pm_k6 per pair they took 33-35 of the ART's 32 lines, 17.462 M modelled for ResNet-8 against 17.206 M with one
+ * column a pass; 16.701 M now: python3 benchmarks/mlperf_tiny.py --boards nucleo-l4r5zi --models ic --profile). */
+#define BT_PMRC_U(G) ((G) % 2 == 0 ? 2 : 1)
+#define BT_PMRC_TMAX 64   /* most output channels of the column form (bt_conv_pmr's kt, 9 words a pair) */
+#ifdef BT_ICACHE_BYTES
+/* bt_conv_pmr's kt in the column form: static (1,152 bytes of .bss where a layer takes it): in the frame it put the
+   frame over 4 KB, out of reach of the asm's SP-relative words (the shared variants' too: "impossible constraints") */
+static int32_t bt_pmrc_kt[BT_PMRC_TMAX / 2 * 9] __attribute__((unused));
+#define BT_PMRC_KT bt_pmrc_kt
+#else
+#define BT_PMRC_KT ((int32_t *)0)
+#endif
+/* the column form's offsets fit a load's 12-bit immediate */
+#define BT_PMRC_FITS(kh, ROW, D1, G) (((kh) - 1) * (ROW) + 2 * (D1) + 8 * BT_PMRC_U(G) + 4 < 4096)
+/* bt_pmr3x2's sums in the column form: c at ring row 0 (the triple's pixel 0 there), S0 the window's first ring row,
+ * ROW bytes a ring row, fe[0] = f0 + 4 G. */
+static inline __attribute__((always_inline)) void bt_pmr3x2c(const int16_t *c, const int8_t *f0, const int32_t K,
+                                                              const int32_t kh, const int32_t G, const int32_t D1,
+                                                              const int32_t ROW, const int32_t S0,
+                                                              const int8_t **fe, int32_t b0, int32_t b1,
+                                                              int32_t *acc) {
+  int32_t a00 = b0, a01 = b1, a10, a11, a20, a21;
+  const int8_t *f = f0;
+  uint32_t wa, wb, t, x0, x1, x2;
+  __asm__("" : "+r"(c), "+r"(f));   /* opaque: gcc may address fe[0] from c, which the loads move (bt_pm_loop3) */
+  __asm__ volatile(BT_PMRC_LOOP
+                   : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11), [a20] "=&r"(a20),
+                     [a21] "=&r"(a21), [c] "+r"(c), [f] "+r"(f), [wa] "=&r"(wa), [wb] "=&r"(wb), [t] "=&r"(t),
+                     [x0] "=&r"(x0), [x1] "=&r"(x1), [x2] "=&r"(x2)
+                   : [K] "i"(K), [D1] "i"(D1), [ROW] "i"(ROW), [G] "i"(G), [KH] "i"(kh), [S0] "i"(S0),
+                     [U] "i"(BT_PMRC_U(G)), [fc] "m"(fe[0])
+                   : "cc", "memory");
+  acc[0] = a00; acc[1] = a01; acc[2] = a10; acc[3] = a11; acc[4] = a20; acc[5] = a21;
+}
+#undef BT_PMRC_LOOP
+#undef BT_PMRC_G
+#undef BT_PMRC_WA
+#undef BT_PMRC_GROUP
+#undef BT_PMRC_FU
+#undef BT_PMRC_CU
+#undef BT_PMRC_X0
+#undef BT_PMRC_H2
+#undef BT_PMRC_H1
+#undef BT_PMRC_FO
+#undef BT_PMRC_XO
+#undef BT_PMRC_RC
+
 /* acc = {b0 + p0 f0, b1 + p0 f1, b2 + p0 f2, b0 + p1 f0, b1 + p1 f1, b2 + p1 f2}: two pixels (D1 bytes apart
  * from c) by filter rows f0, f0 + K, f0 + 2K, the runs as bt_pmr3x2's. */
 static inline __attribute__((always_inline)) void bt_pmr2x3(const int16_t *c, const int8_t *f0, const int32_t K,
@@ -731,11 +835,14 @@ static inline __attribute__((always_inline)) void bt_pmr_triples(const int16_t *
                                                                  const int32_t K, const int32_t kh, const int32_t G,
                                                                  const int32_t D1, const int32_t OPS, const int32_t ow,
                                                                  const int fast, int folded, int32_t zp,
-                                                                 const int8_t **fe) {
-  if (BT_PMR_COMPACT_ON) { fe[1] = f + 4 * G; fe[2] = f + 4 * G * kh; }   /* bt_pmr3x2's BT_PMR_FEC but fe[0] */
+                                                                 const int8_t **fe, const int32_t ROW,
+                                                                 const int32_t S0) {
+  if (S0 >= 0) fe[0] = f + 4 * G;   /* the column form (bt_pmr3x2c, c at ring row 0): its one loop end */
+  else if (BT_PMR_COMPACT_ON) { fe[1] = f + 4 * G; fe[2] = f + 4 * G * kh; }   /* bt_pmr3x2's BT_PMR_FEC but fe[0] */
   for (const int16_t *const end = c + ow / 3 * 3 * D1 / 2; c != end; c += 3 * D1 / 2, o += 3 * OPS) {
     int32_t acc[6];
-    bt_pmr3x2(c, f, K, kh, G, D1, dl, fe, b0, b1, acc);
+    if (S0 >= 0) bt_pmr3x2c(c, f, K, kh, G, D1, ROW, S0, fe, b0, b1, acc);
+    else bt_pmr3x2(c, f, K, kh, G, D1, dl, fe, b0, b1, acc);
     /* folded: a constant, or the pair's (bt_conv_pmr) */
     if (fast == 2) {
       if (folded) bt_pm_rqm6(acc, k, o, OPS, 1, zp);
@@ -744,6 +851,20 @@ static inline __attribute__((always_inline)) void bt_pmr_triples(const int16_t *
       if (folded) bt_pm_rq6(acc, k, o, OPS, 1, zp);
       else bt_pm_rq6(acc, k, o, OPS, 0, zp);
     }
+  }
+}
+/* The column form's pairs of output channels (bt_conv_pmr, S0 a constant): each pair's bt_pm_k6 words, biases and
+ * folded flag from kt (9 words a pair), its triples by bt_pmr3x2c. */
+static inline __attribute__((always_inline)) void bt_pmrc_pairs(const int16_t *rb, const int32_t *dl,
+                                                                const int8_t *filter, int8_t *orow, const int32_t *kt,
+                                                                const int32_t K, const int32_t kh, const int32_t G,
+                                                                const int32_t D1, const int32_t OPS, const int32_t ow,
+                                                                const int32_t cout, const int fast, int32_t zp,
+                                                                const int8_t **fe, const int32_t ROW, const int32_t S0) {
+  for (int32_t oc = 0; oc + 2 <= cout; oc += 2, kt += 9) {
+    const int8_t *const f = filter + oc * K;
+    if (kt[8]) bt_pmr_triples(rb, dl, f, orow + oc, kt, kt[6], kt[7], K, kh, G, D1, OPS, ow, fast, 1, zp, fe, ROW, S0);
+    else bt_pmr_triples(rb, dl, f, orow + oc, kt, kt[6], kt[7], K, kh, G, D1, OPS, ow, fast, 0, zp, fe, ROW, S0);
   }
 }
 static inline __attribute__((always_inline)) void bt_conv_pmr(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
@@ -763,6 +884,16 @@ static inline __attribute__((always_inline)) void bt_conv_pmr(const bt_conv_para
   int32_t *const dl = (int32_t *)(buf + nv), *const k = dl + 2;
   const int8_t **const fe = (const int8_t **)(dl + 8);
   dl[0] = 0; dl[1] = 0;
+  /* the column form (bt_pmr3x2c): each channel pair's bt_pm_k6 words, biases and folded flag once a call, in kt (9
+     words a pair, bt_pmrc_kt): the code between two pairs' triples then fits the instruction cache beside them */
+  const int colf = BT_PMR_COMPACT_ON && BT_PMRC_FITS(kh, 2 * rowv, D1, G) && cout <= BT_PMRC_TMAX;
+  int32_t *const kt = BT_PMRC_KT;
+  if (colf)
+    for (int32_t i = 0; i + 2 <= cout; i += 2) {
+      int32_t *const q = kt + i / 2 * 9;
+      q[8] = bt_pm_k6(q, mult[i], mult[i + 1], shift[i], shift[i + 1], zp, fast);
+      q[6] = bias ? bias[i] * (1 + dbl) : 0; q[7] = bias ? bias[i + 1] * (1 + dbl) : 0;
+    }
   for (int32_t i = 0; i < nv; i += 2) {   /* the padding pixels stay 0 */
     const int32_t z = 0;
     __builtin_memcpy(buf + i, &z, 4);
@@ -788,6 +919,15 @@ static inline __attribute__((always_inline)) void bt_conv_pmr(const bt_conv_para
     for (int32_t ky = 1; ky < kh; ky++)   /* ring row s0 + ky wrapped, minus the run */
       dl[ky - 1] = 2 * rowv * ((s0 + ky >= kh ? ky - kh : ky) - (s0 + ky - 1 >= kh ? ky - 1 - kh : ky - 1)) - 8 * G;
     int32_t oc = 0;
+    if (colf) {   /* the column form: a loop over the pairs per S0 (each one stretch of code), ring row 0 at rb */
+      const int16_t *const rb = r0 - s0 * rowv;
+#define BT_PMRC_P(S0) bt_pmrc_pairs(rb, dl, filter, orow, kt, K, kh, G, D1, OPS, ow, cout, fast, zp, fe, 2 * rowv, S0)
+      if (s0 == 0) BT_PMRC_P(0);
+      else if (s0 == 1) BT_PMRC_P(1);
+      else BT_PMRC_P(2);
+#undef BT_PMRC_P
+      oc = cout & ~1;
+    }
     for (; oc + 2 <= cout; oc += 2) {
       const int32_t b0 = bias ? bias[oc] * (1 + dbl) : 0, b1 = bias ? bias[oc + 1] * (1 + dbl) : 0;
       const int8_t *const f = filter + oc * K;
@@ -795,9 +935,9 @@ static inline __attribute__((always_inline)) void bt_conv_pmr(const bt_conv_para
          32x32 layers 0.5 %), over 16 groups a run one loop (its asm is 3 kh 96-byte groups; ResNet-8's layers of
          24 and 48 groups: 21 KB of code less, 12 k cycles more) */
       const int folded = bt_pm_k6(k, mult[oc], mult[oc + 1], shift[oc], shift[oc + 1], zp, fast);
-      if (G > 16) bt_pmr_triples(r0, dl, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, folded, zp, fe);
-      else if (folded) bt_pmr_triples(r0, dl, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, 1, zp, fe);
-      else bt_pmr_triples(r0, dl, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, 0, zp, fe);
+      if (G > 16) bt_pmr_triples(r0, dl, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, folded, zp, fe, 0, -1);
+      else if (folded) bt_pmr_triples(r0, dl, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, 1, zp, fe, 0, -1);
+      else bt_pmr_triples(r0, dl, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, 0, zp, fe, 0, -1);
     }
     if (oc < cout) {   /* an odd last channel: its triples in C */
       const int32_t b = bias ? bias[oc] * (1 + dbl) : 0, m = mult[oc], s = shift[oc];
@@ -855,6 +995,10 @@ static inline __attribute__((always_inline)) void bt_conv_pmr(const bt_conv_para
     }
   }
 }
+#undef BT_PMRC_KT
+#undef BT_PMRC_FITS
+#undef BT_PMRC_TMAX
+#undef BT_PMRC_U
 #endif
 
 /* The per-call values pixel_col needs, read once (int8 output stores could alias the parameters). */

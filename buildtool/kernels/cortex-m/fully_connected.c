@@ -203,12 +203,19 @@ void bt_fully_connected_s8_direct(const bt_fc_params *p, const int8_t *in, int8_
  * 8 SMLAD). */
 
 /* One input quad of the interleaved loop: 16 MACs (4 rows x 4 inputs). FC_IL_LDM: LDRD + LDM, 20 cycles.
- * FC_IL_SL(q), quad q of a pass, then FC_IL_SL_ADVANCE: single loads at fixed offsets from c and f (no
- * write-back), each after the first pairing with the load before it (Cortex-M4 TRM 3.3.2: LDR + 5 pipelined
- * LDR, 7 cycles, against 8), 19 cycles per 16 MACs; taken on a part with a flash memory model (BT_ICACHE_BYTES,
- * nucleo-l4r5zi) by the per-tensor variants only: the per-channel ones' group code with this longer loop no
- * longer stays in the 1 KiB instruction cache (tests/test_weight_order.py), and a Cortex-M7 issues six single
- * loads in more cycles than LDRD + LDM (cycles.py's M7 model), so other boards keep FC_IL_LDM. */
+ * FC_IL_SLP(N), the first quad of a pass of N, then FC_IL_SLN(q, N), quad q: single loads at fixed offsets from c
+ * and f, each after the first pairing with the load before it (Cortex-M4 TRM 3.3.2: LDR + 5 pipelined LDR, 7
+ * cycles, against 8), 19 cycles per 16 MACs; the first quad's last two loads post-indexed move c and f on by the
+ * pass (each still pipelined: the load after a written-back base uses the other register, no "~" load of
+ * cycles.py), the other quads' offsets less the pass's step, instead of two ADDS a pass (mbv2_w035_144's
+ * 1280 -> 1000 2.459 M -> 2.439 M modelled cycles, 0.635 -> 0.630 of CMSIS-NN's; ad01 on nucleo-l4r5zi 0.447 M ->
+ * 0.442 M, 0.919 -> 0.910 of its record, benchmarks/mlperf_tiny.py --boards nucleo-l4r5zi); taken on a part with a flash memory model (BT_ICACHE_BYTES,
+ * nucleo-l4r5zi) by the per-tensor variants and the per-channel one of the whole int8 range (_rq2_pc_ssat: a long
+ * row's loop stays in the 1 KiB instruction cache while the group code after it misses, fewer cycles than the
+ * loop saves: mbv2_w035_144's 1280 -> 1000, benchmarks/kernels_vs_cmsis.py --mem nucleo-l4r5zi, 2.520 M -> 2.459 M
+ * modelled cycles with the ADDS, 0.651 -> 0.635 of CMSIS-NN's); the other per-channel variants (_rq2, _mbqm: longer group code)
+ * keep FC_IL_LDM, and a Cortex-M7 issues six single loads in more cycles than LDRD + LDM (cycles.py's M7 model),
+ * so other boards keep FC_IL_LDM. */
 #define FC_IL_MACS                                          \
   "smlad %[a0], %[w0], %[x0], %[a0]\n\t"                    \
   "sxtb16 %[w0], %[w0], ror #8\n\t"                         \
@@ -223,14 +230,20 @@ void bt_fully_connected_s8_direct(const bt_fc_params *p, const int8_t *in, int8_
   "sxtb16 %[w3], %[w3], ror #8\n\t"                         \
   "smlad %[a3], %[w3], %[x1], %[a3]\n\t"
 #define FC_IL_LDM "ldrd %[x0], %[x1], [%[c]], #8\n\tldm %[f]!, {%[w0], %[w1], %[w2], %[w3]}\n\t" FC_IL_MACS
-#define FC_IL_SL(q)                                         \
-  "ldr %[x0], [%[c], #(8*" #q ")]\n\t"                      \
-  "ldr %[x1], [%[c], #(8*" #q "+4)]\n\t"                    \
-  "ldr %[w0], [%[f], #(16*" #q ")]\n\t"                     \
-  "ldr %[w1], [%[f], #(16*" #q "+4)]\n\t"                   \
-  "ldr %[w2], [%[f], #(16*" #q "+8)]\n\t"                   \
-  "ldr %[w3], [%[f], #(16*" #q "+12)]\n\t" FC_IL_MACS
-#define FC_IL_SL_ADVANCE(q) "adds %[c], #(8*" #q ")\n\tadds %[f], #(16*" #q ")\n\t"
+#define FC_IL_SLP(N)                                        \
+  "ldr %[x1], [%[c], #4]\n\t"                               \
+  "ldr %[w1], [%[f], #4]\n\t"                               \
+  "ldr %[w2], [%[f], #8]\n\t"                               \
+  "ldr %[w3], [%[f], #12]\n\t"                              \
+  "ldr %[x0], [%[c]], #(8*" #N ")\n\t"                      \
+  "ldr %[w0], [%[f]], #(16*" #N ")\n\t" FC_IL_MACS
+#define FC_IL_SLN(q, N)                                     \
+  "ldr %[x0], [%[c], #(8*" #q "-8*" #N ")]\n\t"             \
+  "ldr %[x1], [%[c], #(8*" #q "+4-8*" #N ")]\n\t"           \
+  "ldr %[w0], [%[f], #(16*" #q "-16*" #N ")]\n\t"           \
+  "ldr %[w1], [%[f], #(16*" #q "+4-16*" #N ")]\n\t"         \
+  "ldr %[w2], [%[f], #(16*" #q "+8-16*" #N ")]\n\t"         \
+  "ldr %[w3], [%[f], #(16*" #q "+12-16*" #N ")]\n\t" FC_IL_MACS
 #ifdef BT_ICACHE_BYTES
 #define FC_IL_SL_ON 1
 #else
@@ -239,7 +252,7 @@ void bt_fully_connected_s8_direct(const bt_fc_params *p, const int8_t *in, int8_
 
 /* a0..a3 += the raw sums of rows r0..r3 over the n4 widened inputs at c (a0, a2: the biased rows');
  * returns the weights after the group's quads. The asm loop takes 8 quads a pass (13 registers), then a loop of
- * one quad a pass the rest (one copy of the step in the code, not seven); sl: FC_IL_SL's steps where the part
+ * one quad a pass the rest (one copy of the step in the code, not seven); sl: FC_IL_SLP's steps where the part
  * takes them. */
 static inline __attribute__((always_inline)) const int8_t *fc_il4(const int16_t *c, const int8_t *f, int32_t n4,
                                                                  uint32_t *p0, uint32_t *p1, uint32_t *p2,
@@ -253,11 +266,11 @@ static inline __attribute__((always_inline)) const int8_t *fc_il4(const int16_t 
   if (FC_IL_SL_ON && sl) {
     uint32_t x0, x1, w0, w1, w2, w3;
     if (n4 & ~31)
-      __asm__ volatile("1:\n\t" FC_IL_SL(0) FC_IL_SL(1) FC_IL_SL(2) FC_IL_SL(3) FC_IL_SL(4) FC_IL_SL(5) FC_IL_SL(6)
-                       FC_IL_SL(7) FC_IL_SL_ADVANCE(8) "cmp %[c], %[end]\n\tbne 1b\n\t"
+      __asm__ volatile("1:\n\t" FC_IL_SLP(8) FC_IL_SLN(1, 8) FC_IL_SLN(2, 8) FC_IL_SLN(3, 8) FC_IL_SLN(4, 8)
+                       FC_IL_SLN(5, 8) FC_IL_SLN(6, 8) FC_IL_SLN(7, 8) "cmp %[c], %[end]\n\tbne 1b\n\t"
                        FC_IL_OUTPUTS("+l") : [end] "r"(end) : "cc", "memory");
     if (n4 & 28)   /* the 1-7 quads left */
-      __asm__ volatile("1:\n\t" FC_IL_SL(0) FC_IL_SL_ADVANCE(1) "cmp %[c], %[end]\n\tbne 1b\n\t"
+      __asm__ volatile("1:\n\t" FC_IL_SLP(1) "cmp %[c], %[end]\n\tbne 1b\n\t"
                        FC_IL_OUTPUTS("+l") : [end] "r"(end4) : "cc", "memory");
   } else {
     uint32_t x0, x1;
@@ -287,7 +300,8 @@ static inline __attribute__((always_inline)) const int8_t *fc_il4(const int16_t 
   return f;
 }
 
-/* pcs 0: per-tensor requantisation (the layer's constants made once), 1: per p->per_channel. */
+/* pcs 0: per-tensor requantisation (the layer's constants made once), 1: per p->per_channel, 2: per channel
+ * (_rq2_pc_ssat); FC_IL_SLP's steps on the part that takes them for pcs 0 and 2. */
 static inline __attribute__((always_inline)) void fc_il_k(const bt_fc_params *p, const int8_t *in, int8_t *out,
                                                          const int fast, const int zpf, const int act, const int pcs) {
   int16_t col[BT_FC_COL_MAX] __attribute__((aligned(4)));
@@ -316,7 +330,7 @@ static inline __attribute__((always_inline)) void fc_il_k(const bt_fc_params *p,
     for (int32_t o = 0; o < m4; o += 4) {
       uint32_t a0 = 0u - corr, a1 = 0, a2 = 0u - corr, a3 = 0;
       if (bias) { a0 += (uint32_t)bo[0]; a2 += (uint32_t)bo[2]; }
-      f = fc_il4(col, f, n4, &a0, &a1, &a2, &a3, !pcs);
+      f = fc_il4(col, f, n4, &a0, &a1, &a2, &a3, pcs != 1);
       int32_t r0 = (int32_t)(a0 - (a1 << 8)), r1 = (int32_t)a1, r2 = (int32_t)(a2 - (a3 << 8)), r3 = (int32_t)a3;
       if (bias) { r1 += bo[1]; r3 += bo[3]; bo += 4; }
       if (nt) {
