@@ -19,7 +19,12 @@ candidate variant (forced with code_budget.forcing) with the board's toolchain a
              the patch's set-up), which decides the cycles of the short patches (vww's 1x1 layers of 8-64
              values run at 2-3 cycles per MAC, those of 256 at 0.4: `buildtool run --board cortex-m4`).
 A variant measured on several classes keeps its largest bytes, and per class its largest there (class_bytes: a
-layer's own instance folds the class's constants, a 1x1 layer's 4-5 KB, a 3x3 of 432 values' 16.6 KB).
+layer's own instance folds the class's constants, a 1x1 layer's 4-5 KB, a 3x3 of 432 values' 16.6 KB). A layer's
+compact instance (code_budget.COMPACT, kernel_variants.COMPACT: the same loops rolled) is measured as its instance is,
+under "compact", on the shapes where it is other code (kernel_variants.compact_form; COMPACT_SHAPES a second 1x1), and
+  ratio      [[K, r], ...]: its cycles over its instance's on the same layer, per shape (the budget models it as its
+             instance times r, linear in K between the shapes, the nearest's beyond: the two forms share their
+             per-layer error; vww's compact 1x1 layers measured 1.054-1.061x their instance, a + b K said 1.038)
 """
 
 from __future__ import annotations
@@ -54,16 +59,20 @@ SHAPES = (("conv KxK", (1, 16, 16, 8), lambda b, x: b.conv2d(x, 64, 3, activatio
           ("depthwise", (1, 16, 16, 32), lambda b, x: b.depthwise(x, 3, activation="NONE")),
           ("FC", (1, 64), lambda b, x: b.fully_connected(x, 64)),                                # K 64
           ("FC", (1, 512), lambda b, x: b.fully_connected(x, 64)))                               # K 512
+# A layer's compact instance differs from its instance only where its loops have a compact form
+# (kernel_variants.compact_form: a 1x1 of K < 132, not the 256 above): its second 1x1 shape, measured beside the
+# instance for the compact form alone (the other candidates' figures stay the two shapes' above)
+COMPACT_SHAPES = (("conv 1x1", (1, 12, 12, 96), lambda b, x: b.conv2d(x, 64, 1, activation="NONE")),)  # K 96
 
 
 def layers() -> list:
-    """(class, one-layer graph every variant of the class may run) of each of SHAPES (activation NONE: the full
-    int8 range)."""
+    """(class, one-layer graph every variant of the class may run, measured for the compact instance alone?) of each
+    of SHAPES and COMPACT_SHAPES (activation NONE: the full int8 range)."""
     out = []
-    for n, (cls, shape, make) in enumerate(SHAPES):
+    for n, (cls, shape, make) in enumerate(SHAPES + COMPACT_SHAPES):
         b = GraphBuilder(f"cost-{cls.replace(' ', '-')}-{n}", seed=1)
         make(b, b.input(shape))
-        out.append((cls, b.finish()))
+        out.append((cls, b.finish(), n >= len(SHAPES)))
     return out
 
 
@@ -95,18 +104,22 @@ def symbols(t, elf: Path) -> dict:
 
 def measure(board: str, work: Path) -> dict:
     t = targets.get(board)
-    found: dict = {"variants": {}, "instances": {}}
+    found: dict = {"variants": {}, "instances": {}, "compact": {}}
     points: dict = {}
-    for cls, g in layers():
+    ratios: dict = {}
+    for cls, g, compact_only in layers():
         plan = pipeline.plan_memory(g, pipeline.PlanOptions())
-        offers = emit_c(plan, g, board, t.weights_align).code_plan.offers
+        made = emit_c(plan, g, board, t.weights_align).code_plan
+        offers = made.offers
         if not offers:  # model.c runs the layer on a path of its own (no variant table row)
             print(f"{board} {cls:9s} no variants to choose from", flush=True)
             continue
         (op, (_, names, inst)), = offers.items()
         x = np.random.default_rng(0).integers(-128, 128, size=tuple(g.tensors[g.inputs[0]].shape), dtype=np.int8)
         runs = {}
-        for code in (["instance"] if inst else []) + list(names):
+        small = inst and op in made.compact_ops  # its compact instance other code (kernel_variants.compact_form)
+        codes = (["instance"] if inst else []) + ([code_budget.COMPACT] if small else []) + list(names)
+        for code in codes[:2] if compact_only else codes:  # compact alone: beside its instance (the bytes' common)
             with code_budget.forcing(code):
                 out = work / board / cls.replace(" ", "-") / code
                 pipeline.build(g, board, out, plan=plan)
@@ -117,15 +130,22 @@ def measure(board: str, work: Path) -> dict:
             runs[code] = (symbols(t, out / "firmware.elf"), (k, per))
         common = set.intersection(*(set(s) for s, _ in runs.values()))
         for code, (syms, (k, per)) in runs.items():
-            table, name = ("instances", inst) if code == "instance" else ("variants", code)
-            own = f"op{op}_conv" if code == "instance" else code  # its own symbol, even when it is the only candidate
-            size = sum(v for s, v in syms.items() if s not in common or s == own)
+            if compact_only and code != code_budget.COMPACT:
+                continue
+            table, name = {"instance": ("instances", inst), code_budget.COMPACT: ("compact", inst)}.get(
+                code, ("variants", code))
+            own = f"op{op}_conv" if table != "variants" else code  # its own symbol, even when it is the only candidate
+            size = sum(v for s, v in syms.items() if s not in common or s.split(".")[0] == own)  # op1_conv.constprop.0
             row = found[table].setdefault(name, {"bytes": 0, "fit": {}, "class_bytes": {}})
             row["bytes"] = max(row["bytes"], size)
             row["class_bytes"][cls] = max(row["class_bytes"].get(cls, 0), size)
             points.setdefault((table, name, cls), []).append((k, per))
             row["fit"][cls] = fit(points[(table, name, cls)])
-            print(f"{board} {cls:9s} {name + (' (own instance)' if code == 'instance' else ''):44s} {size:>6,} B "
+            if table == "compact":  # against its instance on the same layer (code_budget._cost)
+                ratios.setdefault((name, cls), []).append([k, round(per / runs["instance"][1][1], 5)])
+                row.setdefault("ratio", {})[cls] = sorted(ratios[(name, cls)])
+            label = {"instances": " (own instance)", "compact": " (compact instance)"}.get(table, "")
+            print(f"{board} {cls:9s} {name + label:44s} {size:>6,} B "
                   f"K {k:4d} {per:8.2f} cycles/output", flush=True)
     return found
 

@@ -130,7 +130,7 @@ def test_options_vocabulary():
     to_map; a bad value refused in one line naming the option."""
     o = PlanOptions.from_strings({"optimize_code": "size", "code_budget": "64KiB"})
     assert (o.optimize_code, o.code_budget) == ("size", 65536)
-    assert o.canonical() == PlanOptions().canonical() and o.code() == {"optimize_code": "size", "code_budget": 65536}
+    assert o.canonical() == PlanOptions().canonical() and o.code() == {"optimize_code": "size", "code_budget": 65536, "staging_ram": None}
     assert PlanOptions.from_map(o.to_map()) == o and o.plan_map() == {}
     for bad in ({"optimize_code": "fast"}, {"code_budget": 0}):
         with pytest.raises(UsageError) as e:
@@ -201,7 +201,7 @@ def test_gen_code_takes_the_option_and_the_plan_step_does_not_rerun(tmp_path):
     speed, size = ((tmp_path / o / "model.c").read_text() for o in ("optimize_code=speed", "optimize_code=size"))
     assert speed != size and "bt_conv_s8_direct(&" in size
     seal = json.loads((tmp_path / "optimize_code=size" / "firmware.json.seal").read_text())
-    assert seal["code"] == {"optimize_code": "size", "code_budget": None}
+    assert seal["code"] == {"optimize_code": "size", "code_budget": None, "staging_ram": None}
     r = _cli("gen", "code", str(tmp_path / "s.json"), str(tmp_path / "p.json"), "--board", "cortex-m4",
              "-o", str(tmp_path / "bad"), "--opt", "optimize_code=fastest")
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "optimize_code" in r.stderr
@@ -327,7 +327,8 @@ def test_report_shows_the_code_plan(tmp_path):
         rows = re.findall(r"<tr class='code-layer' data-op='(\d+)'><td>\d+</td><td>(\w+)</td><td>([\w]+)</td>"
                           r"<td>([\w ]+)</td><td class='n'>([\d,]+)</td><td class='n'>([\d,]+)</td></tr>", page)
         want = [(str(x["op"]), x["opcode"], x["variant"],
-                 "own instance" if x["instance"] else ("shared" if x["shared"] else "variant"),
+                 "compact instance" if x.get("compact") else "own instance" if x["instance"]
+                 else ("shared" if x["shared"] else "variant"),
                  f"{x['bytes']:,}", f"{x['cycles']:,}") for x in cp["layers"]]
         assert rows == want and len(rows) == len(cp["layers"]) > 0
         total = re.search(r"<tr class='code-total'><td>(\w+)</td><td>[^<]*</td><td>([\d,]+) B</td><td>([\d,]+)</td>", page)
@@ -368,7 +369,7 @@ def test_modelled_cycles_agree_with_the_firmware_on_vww(tmp_path, model):
         got[preset] = (cp, measured, np.asarray(y).tobytes())
     (cb, mb, yb), (cs, ms, ys) = got["balanced"], got["speed"]
     assert yb == ys
-    assert any(not r["instance"] for r in cb["layers"]) and cb["bytes"] < cs["bytes"]
+    assert any(not r["instance"] or r["compact"] for r in cb["layers"]) and cb["bytes"] < cs["bytes"]
     predicted = cb["cycles"] / cs["cycles"]
     assert abs(predicted - mb / ms) <= 0.02, (predicted, mb / ms)
     assert predicted <= 1 + code_budget.BALANCED_SLACK and mb / ms <= 1 + code_budget.BALANCED_SLACK
@@ -395,3 +396,71 @@ def test_shared_conv_runs_every_run_time_k_byte_exact(variant, tmp_path):
     assert f"{variant}(" in (tmp_path / "model.c").read_text()
     y, _, _ = runner.run("cortex-m4", tmp_path, xin)
     assert np.asarray(y).tobytes() == tflm_run(write(g), [xin])[0].tobytes()
+
+
+def _compact_net():
+    """A 3x3 of c_in 8 (the row-buffer path, K 72) and two 1x1 layers of 16 and 24 values (bt_pm_loop3): each
+    layer's compact instance is other code than its instance (kernel_variants.compact_form)."""
+    from buildtool.zoo.builder import GraphBuilder
+
+    b = GraphBuilder("compact-net", seed=5)
+    x = b.input((1, 12, 12, 8))
+    x = b.conv2d(x, 16, 3, activation="NONE")
+    x = b.conv2d(x, 24, 1, activation="NONE")
+    b.conv2d(x, 32, 1, activation="NONE")
+    return b.finish()
+
+
+def test_compact_instance_is_a_candidate_and_runs_byte_exact(tmp_path):
+    """cortex-m4 offers each layer its compact instance beside its instance and the shared variants (the budget's
+    candidates, code_budget.COMPACT); forced, model.c instantiates BT_CONV_PMC, every instance is smaller than the
+    same layer's full instance (nm -S), and the outputs are TFLite Micro's bytes. Modelled (its instance's cycles
+    times the measured ratio): fewer bytes than its instance, more cycles, fewer than the shared variant's."""
+    from buildtool.model.writer import serialize as write
+    from test_memory_model import _symbol_sizes
+
+    g = _compact_net()
+    plan = pipeline.plan_memory(g, PlanOptions())
+    xin = np.random.default_rng(0).integers(-128, 128, size=(1, 12, 12, 8), dtype=np.int8)
+    want = tflm_run(write(g), [xin])[0].tobytes()
+    convs = [o.index for o in g.operators if o.opcode == "CONV_2D"]
+    sizes, rows = {}, {}
+    for form in ("instance", code_budget.COMPACT):
+        out = tmp_path / form
+        with code_budget.forcing(form):
+            pipeline.build(g, "cortex-m4", out, plan=plan)
+        cp = json.loads((out / "firmware.json").read_text())["code_plan"]
+        rows[form] = {r["op"]: r for r in cp["layers"]}
+        assert [rows[form][i]["compact"] for i in convs] == [form == code_budget.COMPACT] * 3
+        assert ("BT_CONV_PMC(" in (out / "model.c").read_text()) == (form == code_budget.COMPACT)
+        y, _, _ = runner.run("cortex-m4", out, xin)
+        assert np.asarray(y).tobytes() == want, form
+        sizes[form] = _symbol_sizes(out / "firmware.elf")
+    with code_budget.forcing("bt_conv_s8_pm_rq2_ssat"):
+        made = pipeline.code(pipeline.read_model(str(_write(g, tmp_path))), plan, "cortex-m4", PlanOptions())
+    shared = {r["op"]: r for r in json.loads(made["firmware.json"])["code_plan"]["layers"]}
+    for i in convs:
+        assert sizes[code_budget.COMPACT][f"op{i}_conv"] < sizes["instance"][f"op{i}_conv"], i
+        full, small = rows["instance"][i], rows[code_budget.COMPACT][i]
+        assert small["bytes"] < full["bytes"] and full["cycles"] < small["cycles"] < shared[i]["cycles"], i
+    assert "(compact instance)" in "\n".join(code_budget.lines(cp))
+
+
+def _write(g, tmp_path) -> Path:
+    path = tmp_path / "m.tflite"
+    path.write_bytes(serialize(g))
+    return path
+
+
+def test_no_compact_candidate_where_the_instances_are_compact_already():
+    """nucleo-l4r5zi (BT_ICACHE_BYTES: its instances compact by the part's define) offers no compact candidate, and its
+    model.c calls BT_CONV_PM as before; cortex-m4 offers one for each of the net's layers."""
+    g = _compact_net()
+    plan = pipeline.plan_memory(g, PlanOptions())
+    from buildtool.codegen.emit import emit_c
+
+    convs = frozenset(o.index for o in g.operators if o.opcode == "CONV_2D")
+    made = {b: emit_c(plan, g, b, targets.get(b).weights_align) for b in ("nucleo-l4r5zi", "cortex-m4")}
+    assert made["nucleo-l4r5zi"].code_plan.compact_ops == frozenset()
+    assert made["cortex-m4"].code_plan.compact_ops == convs
+    assert "BT_CONV_PMC(" not in made["nucleo-l4r5zi"][0] and "BT_CONV_PM(" in made["nucleo-l4r5zi"][0]

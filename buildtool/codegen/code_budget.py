@@ -18,9 +18,11 @@ cycles. Presets pick a rung of that ladder (the first of equals):
                fastest set's); so size <= balanced <= speed in bytes
 
 This is the one place a layer's variant is chosen, its own instance included (kernel_variants.instanced only
-says which layers may have one). The modelled cycles are the firmware's: each candidate's per output value
-a + b K measured on the board's cycle estimate (variant_costs.json), so the choice's ratio to the fastest set is
-the one the firmware runs (test_modelled_cycles_agree_with_the_firmware_on_vww).
+says which layers may have one), in either of its forms: the full instance (straight runs of its loops) or the
+compact one (kernel_variants.COMPACT: the same loops rolled, a third to a fifth of the bytes, some cycles more).
+The modelled cycles are the firmware's: each candidate's per output value a + b K measured on the board's cycle
+estimate (variant_costs.json), so the choice's ratio to the fastest set is the one the firmware runs
+(test_modelled_cycles_agree_with_the_firmware_on_vww).
 
 Same inputs, same choice: the ladder reads layers and candidates in their given order, and every tie
 is broken by name and layer index.
@@ -40,18 +42,25 @@ from . import kernel_variants
 PRESETS = CODE_PRESETS
 DEFAULT_PRESET = PlanOptions().optimize_code
 BALANCED_SLACK = 0.05  # balanced: modelled cycles at most 5 % above the fastest set's (issue 50 item 2)
+COMPACT = "compact"  # a CodePlan choice's form of a layer's compact instance (kernel_variants.COMPACT)
 
 
 @dataclasses.dataclass(frozen=True)
 class Candidate:
     """One way to run a layer: `variant` (the function model.c calls, or its instance), `code` the name of
     the code it needs (layers naming the same code share it), `bytes` that code's size, `cycles` the
-    layer's modelled cycles with it."""
+    layer's modelled cycles with it; compact: the layer's compact instance of variant (kernel_variants.COMPACT)."""
 
     variant: str
     code: str
     bytes: int
     cycles: int
+    compact: bool = False
+
+    @property
+    def form(self):
+        """A CodePlan choice's second item: False (the variant), True (its own instance) or COMPACT."""
+        return COMPACT if self.compact else self.code != self.variant
 
 
 class OverBudget(ValueError):
@@ -157,7 +166,8 @@ def layer_cycles(g, op, kind: str, layer: dict, variant: str, instance: bool, va
     if measured is None:
         return None
     outputs, k = work(kind, layer, g, op)
-    cost = _cost(measured, "instances" if instance else "variants", variant, budget_class(g, op, measured), k)
+    table = "compact" if instance == COMPACT else "instances" if instance else "variants"
+    cost = _cost(measured, table, variant, budget_class(g, op, measured), k)
     return None if cost is None else round(outputs * cost[1])
 
 
@@ -200,7 +210,8 @@ class CodeGoal:
 
 @dataclasses.dataclass(frozen=True)
 class CodePlan:
-    """The choice model.c is generated with: choice and fastest {op index: (variant, own instance?)}, rows
+    """The choice model.c is generated with: choice and fastest {op index: (variant, own instance: False, True or
+    COMPACT)}, rows
     (per layer: op, variant, code, bytes, cycles; the report's), bytes (the distinct codes') and cycles, and
     the fastest set's and the smallest's bytes and cycles (the report's context)."""
 
@@ -214,6 +225,7 @@ class CodePlan:
     fastest_cycles: int = 0
     fastest_bytes: int = 0
     offers: dict = dataclasses.field(default_factory=dict)  # Emitter.offers: what each layer might call
+    compact_ops: frozenset = frozenset()  # the layers offered their compact instance too (plan's compact)
 
     def to_json(self) -> dict:
         return {"preset": self.preset, "budget": self.budget, "bytes": self.bytes, "cycles": self.cycles,
@@ -232,7 +244,8 @@ def lines(cp: dict) -> list:
     out = [f"code plan ({cp['preset']}{budget}): layer kernels {cp['bytes']:,} B, modelled {cp['cycles']:,} cycles "
            f"(fastest set: {cp['fastest_bytes']:,} B, {cp['fastest_cycles']:,} cycles)"]
     for r in cp["layers"]:
-        name = r["variant"] + (" (own instance)" if r["instance"] else "")
+        kind = " (compact instance)" if r.get("compact") else " (own instance)" if r["instance"] else ""
+        name = r["variant"] + kind
         out.append(f"  op {r['op']:3d} {r['opcode']:18s} {name:44s} {r['bytes']:>7,} B"
                    f"{' shared' if r['shared'] else '       '} {r['cycles']:>12,} cycles")
     return out
@@ -291,19 +304,25 @@ def work(kind: str, layer: dict, g, op) -> tuple:
     return o["h"] * o["w"] * len(layer["multipliers"]), layer["kh"] * layer["kw"] * layer["in"]["c"]
 
 
-def _candidates(g, op, offer, shape: tuple, measured: dict) -> list | None:
-    """The layer's candidates (the INSTANCES variant's own instance first when it may have one), None when a
-    variant has no measured figures for the layer's class (measured None: no figures, every cost 0). shape:
-    work(): (outputs, K)."""
+def _candidates(g, op, offer, shape: tuple, measured: dict, compact: bool = False) -> list | None:
+    """The layer's candidates (the INSTANCES variant's own instance first when it may have one, then its compact
+    instance where compact: kernel_variants.compact_form, and measured), None when a variant has no measured figures
+    for the layer's class (measured None: no figures, every cost 0). shape: work(): (outputs, K)."""
     _, names, inst = offer
     cls = budget_class(g, op, measured)
+    small = compact and inst
     out = []
     for name, table, code in ([(inst, "instances", f"op{op.index}_conv")] if inst else []) + \
+            ([(inst, "compact", f"op{op.index}_conv {COMPACT}")] if small else []) + \
             [(n, "variants", n) for n in names]:
         cost = (0, 0) if measured is None else _cost(measured, table, name, cls, shape[1])
+        if cost is None and table == "compact":  # not measured: offered only to be measured (forcing)
+            if not _forced:
+                continue
+            cost = (0, 0)
         if cost is None:
             return None
-        out.append(Candidate(name, code, cost[0], round(shape[0] * cost[1])))
+        out.append(Candidate(name, code, cost[0], round(shape[0] * cost[1]), table == "compact"))
     return out
 
 
@@ -324,12 +343,22 @@ def _bytes(row: dict, cls: str) -> int:
 
 
 def _cost(measured: dict, table: str, name: str, cls: str, k: int) -> tuple | None:
-    """(bytes, cycles per output value) of a variant ("variants") or a layer's own instance of it ("instances") on
-    a layer of class cls whose outputs read k values each. An instance of a variant not measured as one: the
-    measured instance's bytes, and its variant's cycles scaled by what the measured instance saves over its own
-    variant on the class at k (the same loops, the same constants folded), None when nothing was measured for the
-    class."""
+    """(bytes, cycles per output value) of a variant ("variants"), a layer's own instance of it ("instances") or its
+    compact instance ("compact") on a layer of class cls whose outputs read k values each. An instance of a variant
+    not measured as one: the measured instance's bytes, and its variant's cycles scaled by what the measured instance
+    saves over its own variant on the class at k (the same loops, the same constants folded), None when nothing was
+    measured for the class. A compact instance: its instance's cycles times the ratio measured
+    between the two forms on the same layers (its row's "ratio": [K, compact / instance] points, linear between them,
+    the nearest's beyond; at least 1), the bytes its row's (the variant's own, else the measured one's: the same
+    loops)."""
     m = measured.get(table, {}).get(name)
+    if table == "compact":
+        row = m if cls in (m or {}).get("ratio", {}) else next(
+            (r for _, r in sorted(measured.get(table, {}).items()) if cls in r.get("ratio", {})), None)
+        full = _cost(measured, "instances", name, cls, k)
+        if row is None or full is None:
+            return None
+        return _bytes(row, cls), full[1] * max(1.0, _between(row["ratio"][cls], k))
     if cls in _fits(m):
         return _bytes(m, cls), _per_output(_fits(m)[cls], k)
     own = _fits(measured["variants"].get(name)).get(cls)
@@ -342,13 +371,23 @@ def _cost(measured: dict, table: str, name: str, cls: str, k: int) -> tuple | No
     return None
 
 
+def _between(points: list, k: int) -> float:
+    """The value at k of the [K, value] points (sorted by K): linear between two, the nearest's beyond them."""
+    if k <= points[0][0]:
+        return points[0][1]
+    for (k1, v1), (k2, v2) in zip(points, points[1:]):
+        if k <= k2:
+            return v1 + (v2 - v1) * (k - k1) / (k2 - k1)
+    return points[-1][1]
+
+
 _forced: list = []
 
 
 @contextmanager
 def forcing(code: str):
-    """Within this block every layer that may call `code` (a variant, or "instance" for the layers' own
-    instances) calls it: benchmarks/variant_costs.py measures each variant so."""
+    """Within this block every layer that may call `code` (a variant, "instance" for the layers' own instances,
+    COMPACT for their compact ones) calls it: benchmarks/variant_costs.py measures each variant so."""
     _forced.append(code)
     try:
         yield
@@ -356,24 +395,27 @@ def forcing(code: str):
         _forced.pop()
 
 
-def plan(g, offers: dict, variants, goal: CodeGoal | None, shapes: dict | None = None, fixed: int = 0) -> CodePlan:
+def plan(g, offers: dict, variants, goal: CodeGoal | None, shapes: dict | None = None, fixed: int = 0,
+         compact: frozenset = frozenset()) -> CodePlan:
     """The code plan of a model.c whose layers offered `offers` (Emitter.offers: each layer on its fastest
     variant, its own instance when it may have one) on a kernel set `variants` (kernel_variants.for_board); shapes:
     Emitter.shapes, each offering layer's (outputs, K) (work()); fixed: the modelled cycles of the model's other layers
-    (balanced_ok)."""
+    (balanced_ok); compact: the layers offered their compact instance too (Emitter.compact_ops; none on a part whose
+    instances are compact by its define, kernel_variants.icache_part)."""
     goal = goal or CodeGoal()
     fastest = {i: (names[0] if inst is None else inst, inst is not None) for i, (_, names, inst) in offers.items()}
     measured = _measured(variants)
     if not offers or (measured is None and not _forced):
-        return CodePlan(fastest, fastest, preset=goal.preset, budget=goal.budget, offers=offers)
+        return CodePlan(fastest, fastest, preset=goal.preset, budget=goal.budget, offers=offers, compact_ops=compact)
     ops = {op.index: op for op in g.operators}
     shapes = shapes or {}
-    layers = {i: _candidates(g, ops[i], offers[i], shapes.get(i, (0, 0)), measured) for i in sorted(offers)}
+    layers = {i: _candidates(g, ops[i], offers[i], shapes.get(i, (0, 0)), measured, i in compact)
+              for i in sorted(offers)}
     layers = {i: cs for i, cs in layers.items() if cs}
     if _forced:
         want = _forced[-1]
-        layers = {i: [next((c for c in cs if ((c.code != c.variant) if want == "instance" else c.code == want)), cs[0])]
-                  for i, cs in layers.items()}
+        match = {"instance": lambda c: c.form is True, COMPACT: lambda c: c.compact}.get(want, lambda c: c.code == want)
+        layers = {i: [next((c for c in cs if match(c)), cs[0])] for i, cs in layers.items()}
     try:
         rungs, free = ladders(layers, goal.budget)
         picked = pick(rungs, goal.preset, fixed)
@@ -387,18 +429,20 @@ def plan(g, offers: dict, variants, goal: CodeGoal | None, shapes: dict | None =
         picked = pick(free, "size")
     choice, size, cycles = picked
     return _code_plan(ops, layers, fastest, {k: layers[k][i] for k, i in choice.items()}, size, cycles,
-                      pick(free, "speed"), goal, offers)
+                      pick(free, "speed"), goal, offers, compact)
 
 
 def _code_plan(ops: dict, layers: dict, fastest: dict, picked: dict, size: int, cycles: int, speed: tuple,
-               goal: CodeGoal, offers: dict) -> CodePlan:
+               goal: CodeGoal, offers: dict, compact: frozenset) -> CodePlan:
     """The CodePlan of the choice `picked` (its bytes size and modelled cycles), with the fastest set's figures
     (speed: the free ladder's speed rung)."""
     _, fast_bytes, fast_cycles = speed
     users: dict = {}
     for c in picked.values():
         users[c.code] = users.get(c.code, 0) + 1
-    choice = {**fastest, **{i: (c.variant, c.code != c.variant) for i, c in picked.items()}}
+    choice = {**fastest, **{i: (c.variant, c.form) for i, c in picked.items()}}
     rows = tuple({"op": i, "opcode": ops[i].opcode, "variant": c.variant, "instance": c.code != c.variant,
-                  "bytes": c.bytes, "shared": users[c.code] > 1, "cycles": c.cycles} for i, c in sorted(picked.items()))
-    return CodePlan(choice, fastest, rows, goal.preset, goal.budget, size, cycles, fast_cycles, fast_bytes, offers)
+                  "compact": c.compact, "bytes": c.bytes, "shared": users[c.code] > 1, "cycles": c.cycles}
+                 for i, c in sorted(picked.items()))
+    return CodePlan(choice, fastest, rows, goal.preset, goal.budget, size, cycles, fast_cycles, fast_bytes, offers,
+                    compact)

@@ -68,6 +68,7 @@ class Emitter:
             self.staging = (("" if not spare else f"static int8_t bt_staging[{spare}] __attribute__((aligned(16)));\n")
                             + STAGE_COPY + "\n")
         self.offers: dict = {}  # op index -> (kind, the variants that may run it, the variant it may instance)
+        self.layers: dict = {}  # op index -> its layer (kernel_variants' dict) where offered
         self.shapes: dict = {}  # op index -> (outputs, K) of an offering layer (code_budget.work: its modelled cycles)
         self.dw_rows: dict = {}  # op index -> (variant, layer) of a depthwise layer on bt_dw_rows_q4_RL (model_c)
         self.fixed_cycles = 0  # modelled cycles of the layers the code budget does not choose for (fused_c block_cycles)
@@ -215,6 +216,7 @@ class Emitter:
         if op is not None and name != dispatcher:
             self.offers[op.index] = (kind, kernel_variants.all_codegen(self.variants[1], kind, layer), None)
             self.shapes[op.index] = code_budget.work(kind, layer, self.g, op)
+            self.layers[op.index] = layer
             if self.code_choice is not None and op.index in self.code_choice:
                 name = self.code_choice[op.index][0]
         if name != dispatcher:
@@ -233,10 +235,10 @@ class Emitter:
         return dict(fields, multipliers=[p.multipliers[r] for r in keep], shifts=[p.shifts[r] for r in keep],
                     bias_bound=top)
 
-    def own_instance(self, op, variant: str) -> bool:
+    def own_instance(self, op, variant: str):
         """Whether model.c gives op (a layer kernel() was asked for with op) an instance of its own of
         `variant`: one of the INSTANCES variants on a layer kernel_variants.instanced takes, unless the code
-        budget chose otherwise."""
+        budget chose otherwise (False; True: its instance; "compact": its compact instance, code_budget.COMPACT)."""
         if variant not in kernel_variants.INSTANCES or not kernel_variants.instances() or op.index not in self.instanced():
             return False
         if op.index in self.offers:
@@ -251,10 +253,17 @@ class Emitter:
             self._instanced = kernel_variants.instanced(self.g)
         return self._instanced
 
-    def instance(self, n: str, variant: str, h: int) -> str:
+    def compact_ops(self) -> frozenset:
+        """The offering layers whose own instance has a compact form of other code (kernel_variants.compact_form)."""
+        return frozenset(i for i, (_, _, inst) in self.offers.items()
+                         if inst and kernel_variants.compact_form(inst, self.layers[i]))
+
+    def instance(self, n: str, variant: str, h: int, compact: bool = False) -> str:
         """Declare {n}_conv, the layer's own instance of `variant`'s loops (the set's macro on its constant
-        parameters, kernel_variants.INSTANCES; its own stack frame); returns its name."""
+        parameters, kernel_variants.INSTANCES; compact: their compact form, kernel_variants.COMPACT; its own stack
+        frame); returns its name."""
         macro, extra = kernel_variants.INSTANCES[variant]
+        macro = kernel_variants.COMPACT[macro] if compact else macro
         self.used_variants.pop(variant, None)
         self.use_macro(macro)
         args = "".join(f", {a}" for a in extra)

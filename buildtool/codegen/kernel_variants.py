@@ -345,7 +345,30 @@ INSTANCES = {"bt_conv_s8_pm_rq2m_ssat": ("BT_CONV_PM", (2, 2)), "bt_conv_s8_pm_r
              "bt_conv_s8_pm_rq2": ("BT_CONV_PM", (1, 0)), "bt_conv_s8_pm": ("BT_CONV_PM", (0, 0)),
              "bt_conv_s8_pointwise": ("BT_CONV_PW", ())}
 # macro -> the names of its arguments after the dispatcher's (cortex-m/conv_pm.h, riscv/conv_pw.h)
-INSTANCE_PARAMS = {"BT_CONV_PM": ("fast", "act"), "BT_CONV_PW": ()}
+INSTANCE_PARAMS = {"BT_CONV_PM": ("fast", "act"), "BT_CONV_PMC": ("fast", "act"), "BT_CONV_PW": ()}
+# A layer's compact instance (issue 50: the code budget's third kind of candidate): the INSTANCES macro's loops in
+# their compact form (cortex-m/bt_variants.h BT_CONV_PMC: conv_pm.h's asm runs as a loop of a few groups, not
+# straight runs of up to 24; ResNet-8's instances 5-16 KB, compact 2-3 KB), macro -> its compact macro. The form
+# differs only on the asm paths (bt_rq2 or bt_rq2m requantisation, the whole int8 range: fast > 0, act 2), and
+# not for a layer conv_stem.h's path takes (stem(): that path has no compact form).
+COMPACT = {"BT_CONV_PM": "BT_CONV_PMC"}
+
+
+BT_PM_L3_KMAX = 132  # cortex-m/conv_pm.h BT_PM_L3_OK: bt_pm_loop3's patches (K below it)
+
+
+def compact_form(variant: str, p: dict) -> bool:
+    """Is conv layer p's own instance of `variant` other code in its compact form (COMPACT)? An asm requantisation
+    (fast > 0, act 2), not the stem path, and a path whose loops have a compact form: bt_pm_loop3 (K below
+    BT_PM_L3_KMAX) or the row buffer of a KxK (bt_pmr_ok's conditions on the layer's fields: c_in % 4 == 0, kh at
+    most 3, 3 K < 4096); elsewhere the two forms compile to the same code."""
+    macro, args = INSTANCES.get(variant, (None, ()))
+    if macro not in COMPACT or not (args[0] > 0 and args[1] == 2) or stem(p):
+        return False
+    k = _patch(p)
+    pmr = (p["in"]["c"] % 4 == 0 and p["kh"] * p["kw"] > 1 and p["kh"] <= 3 and p["dil_h"] == 1 and p["dil_w"] == 1
+           and p["out"]["w"] >= 3 and 3 * k < 4096)
+    return 4 <= k < BT_PM_L3_KMAX or pmr
 
 # kernel set -> (the macro its bt_variants.h defines, its table)
 TABLES = {"cortex-m": ("BT_VARIANTS_CORTEX_M", CORTEX_M), "riscv": ("BT_VARIANTS_RISCV", RISCV),

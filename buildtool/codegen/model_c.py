@@ -78,8 +78,9 @@ def conv_2d(e, op) -> None:
     spread = f"\n  {_spread_rows(e, op, rows)}" if rows else ""
     if rows and rows.live == 0:
         e.call(op, spread.strip())
-    elif e.own_instance(op, fn):
-        e.call(op, f"{e.instance(n, fn, h)}({e.act(op.inputs[0])}, {e.act(op.outputs[0])});{spread}")
+    elif form := e.own_instance(op, fn):
+        e.call(op, f"{e.instance(n, fn, h, form == code_budget.COMPACT)}({e.act(op.inputs[0])}, "
+                   f"{e.act(op.outputs[0])});{spread}")
     else:
         e.call(op, f"{fn}(&{n}_p, {e.act(op.inputs[0])}, 0, {e.act(op.outputs[0])}, 0, {h});{spread}")
 
@@ -825,9 +826,11 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
     e = filled(None)  # every layer on its fastest variant, their candidates recorded
     _share_dw_rows(e)
     offers = e.offers
-    if kernel_variants.icache_part(target):  # instanced layers keep their instance (icache_part)
+    icache = kernel_variants.icache_part(target)
+    if icache:  # instanced layers keep their instance, compact by the part's define (icache_part)
         offers = {i: (k, () if inst else names, inst) for i, (k, names, inst) in offers.items()}
-    chosen = code_budget.plan(g, offers, e.variants, code, e.shapes, e.fixed_cycles)
+    chosen = code_budget.plan(g, offers, e.variants, code, e.shapes, e.fixed_cycles,
+                              compact=frozenset() if icache else e.compact_ops())
     if chosen.choice != chosen.fastest:
         e = filled(chosen.choice)
         _share_dw_rows(e)

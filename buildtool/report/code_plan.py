@@ -17,7 +17,8 @@ def code_plan_html(cp: dict | None, board: str = "") -> str:
     ratio = cp["cycles"] / cp["fastest_cycles"] if cp["fastest_cycles"] else 1.0
     rows = []
     for r in cp["layers"]:
-        kind = "own instance" if r["instance"] else ("shared" if r["shared"] else "variant")
+        kind = ("compact instance" if r.get("compact") else "own instance" if r["instance"]
+                else "shared" if r["shared"] else "variant")
         rows.append(f"<tr class='code-layer' data-op='{r['op']}'><td>{r['op']}</td><td>{html.escape(r['opcode'])}</td>"
                     f"<td>{html.escape(r['variant'])}</td><td>{kind}</td><td class='n'>{r['bytes']:,}</td>"
                     f"<td class='n'>{r['cycles']:,}</td></tr>")

@@ -25,6 +25,9 @@ const char *bt_conv_s8_variant(const bt_conv_params *p);
 #include "conv_pm.h"
 #include "conv_stem.h"
 #define BT_CONV_PM(p, in, in_y0, out, y0, y1, fast, act) bt_conv_pm_stem(p, in, in_y0, out, y0, y1, fast, act)
+/* the same loops' compact form (conv_pm.h bt_conv_pm_form: a loop of a few groups a run, not straight runs), for a
+ * layer the stem path does not take: the code budget's compact instance (kernel_variants.COMPACT) */
+#define BT_CONV_PMC(p, in, in_y0, out, y0, y1, fast, act) bt_conv_pm_form(p, in, in_y0, out, y0, y1, fast, act, 1)
 
 #define BT_DW_VARIANT(name) \
   void name(const bt_depthwise_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1)

@@ -372,17 +372,20 @@ static inline __attribute__((always_inline)) void bt_pm_rqr6(int32_t *acc, const
 #define BT_PMR_UNROLL(G) ((G) % 4 == 0 ? 4 : (G) % 3 == 0 ? 3 : (G) % 2 == 0 ? 2 : 1)
 #define BT_PMR_FEC                                                                                           \
   do { fe[0] = f0 + 4 * G; fe[1] = fe[0]; fe[2] = f0 + 4 * G * kh; } while (0)
+/* The build's default form (conv_stem.h's too): compact on a part with a small instruction cache. A call's form is
+ * its `compact` argument (bt_conv_pm_form), a constant gcc folds: BT_PMR_COMPACT_ON for every call but model.c's
+ * compact instance of a layer (bt_variants.h BT_CONV_PMC, the code budget's choice on any cortex-m part). */
 #ifdef BT_ICACHE_BYTES
 #define BT_PMR_COMPACT_ON 1
 #else
 #define BT_PMR_COMPACT_ON 0
 #endif
-/* A patch's asm: on a part with a small instruction cache COMPACT (FEC sets its loop ends: BT_PMR_FEC, or only the
+/* A patch's asm: compact (the call's `compact`) COMPACT (FEC sets its loop ends: BT_PMR_FEC, or only the
  * first run's end, fe[0], where the caller set the other two for its patches of one filter row: bt_pmr_triples);
  * else over 24 groups a run LONG (its loop ends in fe), else SHORT; OUTS, INS the operand lists. */
 #define BT_PMR_RUN(FEC, COMPACT, LONG, SHORT, OUTS, INS)                                                     \
   do {                                                                                                       \
-    if (BT_PMR_COMPACT_ON) {                                                                                 \
+    if (compact) {                                                                                           \
       FEC;                                                                                                   \
       __asm__ volatile(COMPACT OUTS, [fc] "+m"(fe[0]) INS, [U] "i"(BT_PMR_UNROLL(G)), [fe1] "m"(fe[1]),       \
                        [fe2] "m"(fe[2]) : "cc", "memory");                                                   \
@@ -396,12 +399,12 @@ static inline __attribute__((always_inline)) void bt_pm_rqr6(int32_t *acc, const
 
 /* acc = bt_mm3x2's sums of output pixels 0..2 (pixel q at c + q*D1 bytes, D1 = stride_w*c_in*2: pixel 0's first
  * value in the first buffer row) by filter rows f0 and f0 + K: kh runs of G = kw*c_in/4 groups, run ky + 1
- * dl[ky] bytes after run ky's end. With BT_PMR_COMPACT_ON fe[1] and fe[2] are f0's (BT_PMR_FEC), set by the caller
+ * dl[ky] bytes after run ky's end. Compact (compact) fe[1] and fe[2] are f0's (BT_PMR_FEC), set by the caller
  * (bt_pmr_triples: once for its triples, not a store and a load and a store each). */
 static inline __attribute__((always_inline)) void bt_pmr3x2(const int16_t *c, const int8_t *f0, const int32_t K,
                                                              const int32_t kh, const int32_t G, const int32_t D1,
                                                              const int32_t *dl, const int8_t **fe, int32_t b0,
-                                                             int32_t b1, int32_t *acc) {
+                                                             int32_t b1, int32_t *acc, const int compact) {
   int32_t a00 = b0, a01 = b1, a10, a11, a20, a21;
   const int8_t *f = f0;
   uint32_t wa, wb, t, x0, x1, x2;
@@ -529,7 +532,7 @@ static inline __attribute__((always_inline)) void bt_pmr3x2c(const int16_t *c, c
 static inline __attribute__((always_inline)) void bt_pmr2x3(const int16_t *c, const int8_t *f0, const int32_t K,
                                                              const int32_t kh, const int32_t G, const int32_t D1,
                                                              const int32_t *dl, const int8_t **fe, int32_t b0,
-                                                             int32_t b1, int32_t b2, int32_t *acc) {
+                                                             int32_t b1, int32_t b2, int32_t *acc, const int compact) {
   int32_t a00 = b0, a01 = b1, a02 = b2, a10, a11, a12;
   const int8_t *f = f0;
   uint32_t wa, wb, wc, t, x0, x1;
@@ -550,7 +553,7 @@ static inline __attribute__((always_inline)) void bt_pmr2x3(const int16_t *c, co
 /* One pixel by four filter rows (K at most 1365: the row offsets 3K immediates); acc holds the start values. */
 static inline __attribute__((always_inline)) void bt_pmr1x4(const int16_t *c, const int8_t *f0, const int32_t K,
                                                              const int32_t kh, const int32_t G, const int32_t *dl,
-                                                             const int8_t **fe, int32_t *acc) {
+                                                             const int8_t **fe, int32_t *acc, const int compact) {
   int32_t a0 = acc[0], a1 = acc[1], a2 = acc[2], a3 = acc[3];
   const int8_t *f = f0;
   uint32_t w0, w1, w2, w3, t, x0, x1;
@@ -659,9 +662,7 @@ typedef struct {
   int32_t k[8];       /* b0, b1, then bt_pm_k6's constants */
   int8_t *o;          /* the next triple's outputs */
   const int16_t *end; /* the columns' end */
-#ifdef BT_ICACHE_BYTES
-  const int8_t *fend; /* the filter row's last whole group's end (BT_PM_L3_LOOPED; other parts: no word more) */
-#endif
+  const int8_t *fend; /* the filter row's last whole group's end (BT_PM_L3_LOOPED: a compact call's) */
 } bt_pm_l3s;
 #define BT_PM_L3S_N ((int32_t)(sizeof(bt_pm_l3s) / sizeof(int16_t)))   /* int16 of col it takes */
 /* col's int16 the columns leave to bt_pm_l3s: only model.c's own instance of a layer (BT_SHAPE_CONST): in a tile
@@ -729,7 +730,7 @@ typedef struct {
   (__builtin_constant_p(K) && (K) >= 4 && (K) < 132 && __builtin_constant_p(OPS) && (OPS) > 0 && 3 * (OPS) < 4096)
 static inline __attribute__((always_inline)) void bt_pm_loop3(const int16_t *c, const int8_t *f, const int32_t K,
                                                               bt_pm_l3s *s, const int32_t OPS, const int fast,
-                                                              const int folded, const int32_t zp) {
+                                                              const int folded, const int32_t zp, const int compact) {
   register uint32_t x0 __asm__("r8"), x1 __asm__("r9"), x2 __asm__("r10");   /* an LDM's list is in register order */
   uint32_t a00, a01, a10, a11, a20, a21, wa, wb, t;
   __asm__("" : "+r"(c), "+r"(f));   /* opaque: gcc addressed s's words from c, which the LDMs move */
@@ -742,18 +743,16 @@ static inline __attribute__((always_inline)) void bt_pm_loop3(const int16_t *c, 
     [O1] "i"(OPS + 4096 * (128 + (__builtin_constant_p(zp) ? zp : 0)))   /* the output pixel stride; BT_PM_L3_ZO */
 #define BT_PM_L3_ZI [zp] "i"(__builtin_constant_p(zp) ? zp : 0)   /* the caller's test: folded or zp a constant */
 #define BT_PM_L3_CI , [fend] "m"(s->fend)
-#ifdef BT_ICACHE_BYTES
-  if (folded) {   /* (the zero point's operand would be the asm's 31st) */
+  if (compact && folded) {   /* (the zero point's operand would be the asm's 31st) */
     if (fast == 2) __asm__ volatile(BT_PM_L3_COMPACT(BT_PM_L3_RQ2, BT_PM_NZ) BT_PM_L3_OPS BT_PM_L3_CI : "cc", "memory");
     else __asm__ volatile(BT_PM_L3_COMPACT(BT_PM_L3_RQ1, BT_PM_NZ) BT_PM_L3_OPS BT_PM_L3_CI : "cc", "memory");
     return;
   }
-  if (__builtin_constant_p(zp)) {   /* the caller's test: folded or zp a constant */
+  if (compact && __builtin_constant_p(zp)) {   /* the caller's test: folded or zp a constant */
     if (fast == 2) __asm__ volatile(BT_PM_L3_COMPACT(BT_PM_L3_RQ2, BT_PM_L3_ZO) BT_PM_L3_OPS BT_PM_L3_CI : "cc", "memory");
     else __asm__ volatile(BT_PM_L3_COMPACT(BT_PM_L3_RQ1, BT_PM_L3_ZO) BT_PM_L3_OPS BT_PM_L3_CI : "cc", "memory");
     return;
   }
-#endif
   if (fast == 2 && folded) __asm__ volatile(BT_PM_L3_BODY(BT_PM_L3_RQ2, BT_PM_NZ) BT_PM_L3_OPS : "cc", "memory");
   else if (fast == 2) __asm__ volatile(BT_PM_L3_BODY(BT_PM_L3_RQ2, BT_PM_ZP) BT_PM_L3_OPS, BT_PM_L3_ZI : "cc", "memory");
   else if (folded) __asm__ volatile(BT_PM_L3_BODY(BT_PM_L3_RQ1, BT_PM_NZ) BT_PM_L3_OPS : "cc", "memory");
@@ -835,14 +834,14 @@ static inline __attribute__((always_inline)) void bt_pmr_triples(const int16_t *
                                                                  const int32_t K, const int32_t kh, const int32_t G,
                                                                  const int32_t D1, const int32_t OPS, const int32_t ow,
                                                                  const int fast, int folded, int32_t zp,
-                                                                 const int8_t **fe, const int32_t ROW,
-                                                                 const int32_t S0) {
+                                                                 const int8_t **fe, const int compact,
+                                                                 const int32_t ROW, const int32_t S0) {
   if (S0 >= 0) fe[0] = f + 4 * G;   /* the column form (bt_pmr3x2c, c at ring row 0): its one loop end */
-  else if (BT_PMR_COMPACT_ON) { fe[1] = f + 4 * G; fe[2] = f + 4 * G * kh; }   /* bt_pmr3x2's BT_PMR_FEC but fe[0] */
+  else if (compact) { fe[1] = f + 4 * G; fe[2] = f + 4 * G * kh; }   /* bt_pmr3x2's BT_PMR_FEC but fe[0] */
   for (const int16_t *const end = c + ow / 3 * 3 * D1 / 2; c != end; c += 3 * D1 / 2, o += 3 * OPS) {
     int32_t acc[6];
     if (S0 >= 0) bt_pmr3x2c(c, f, K, kh, G, D1, ROW, S0, fe, b0, b1, acc);
-    else bt_pmr3x2(c, f, K, kh, G, D1, dl, fe, b0, b1, acc);
+    else bt_pmr3x2(c, f, K, kh, G, D1, dl, fe, b0, b1, acc, compact);
     /* folded: a constant, or the pair's (bt_conv_pmr) */
     if (fast == 2) {
       if (folded) bt_pm_rqm6(acc, k, o, OPS, 1, zp);
@@ -863,13 +862,13 @@ static inline __attribute__((always_inline)) void bt_pmrc_pairs(const int16_t *r
                                                                 const int8_t **fe, const int32_t ROW, const int32_t S0) {
   for (int32_t oc = 0; oc + 2 <= cout; oc += 2, kt += 9) {
     const int8_t *const f = filter + oc * K;
-    if (kt[8]) bt_pmr_triples(rb, dl, f, orow + oc, kt, kt[6], kt[7], K, kh, G, D1, OPS, ow, fast, 1, zp, fe, ROW, S0);
-    else bt_pmr_triples(rb, dl, f, orow + oc, kt, kt[6], kt[7], K, kh, G, D1, OPS, ow, fast, 0, zp, fe, ROW, S0);
+    if (kt[8]) bt_pmr_triples(rb, dl, f, orow + oc, kt, kt[6], kt[7], K, kh, G, D1, OPS, ow, fast, 1, zp, fe, 1, ROW, S0);
+    else bt_pmr_triples(rb, dl, f, orow + oc, kt, kt[6], kt[7], K, kh, G, D1, OPS, ow, fast, 0, zp, fe, 1, ROW, S0);
   }
 }
 static inline __attribute__((always_inline)) void bt_conv_pmr(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
                                                             int8_t *out, int32_t y0, int32_t y1, const int fast,
-                                                            int16_t *buf) {
+                                                            int16_t *buf, const int compact) {
   const int32_t cin = p->in.c, cout = p->out.c, ow = p->out.w, OPS = p->out.pixel_stride;
   const int32_t kh = p->kh, K = kh * p->kw * cin, G = p->kw * cin / 4, pt = p->pad_top;
   const int32_t nx = BT_PMR_NX(p), P = BT_PMR_P(p), rowv = (nx + P) * cin, D1 = 2 * p->stride_w * cin;
@@ -886,7 +885,7 @@ static inline __attribute__((always_inline)) void bt_conv_pmr(const bt_conv_para
   dl[0] = 0; dl[1] = 0;
   /* the column form (bt_pmr3x2c): each channel pair's bt_pm_k6 words, biases and folded flag once a call, in kt (9
      words a pair, bt_pmrc_kt): the code between two pairs' triples then fits the instruction cache beside them */
-  const int colf = BT_PMR_COMPACT_ON && BT_PMRC_FITS(kh, 2 * rowv, D1, G) && cout <= BT_PMRC_TMAX;
+  const int colf = compact && BT_PMR_COMPACT_ON && BT_PMRC_FITS(kh, 2 * rowv, D1, G) && cout <= BT_PMRC_TMAX;
   int32_t *const kt = BT_PMRC_KT;
   if (colf)
     for (int32_t i = 0; i + 2 <= cout; i += 2) {
@@ -935,9 +934,9 @@ static inline __attribute__((always_inline)) void bt_conv_pmr(const bt_conv_para
          32x32 layers 0.5 %), over 16 groups a run one loop (its asm is 3 kh 96-byte groups; ResNet-8's layers of
          24 and 48 groups: 21 KB of code less, 12 k cycles more) */
       const int folded = bt_pm_k6(k, mult[oc], mult[oc + 1], shift[oc], shift[oc + 1], zp, fast);
-      if (G > 16) bt_pmr_triples(r0, dl, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, folded, zp, fe, 0, -1);
-      else if (folded) bt_pmr_triples(r0, dl, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, 1, zp, fe, 0, -1);
-      else bt_pmr_triples(r0, dl, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, 0, zp, fe, 0, -1);
+      if (G > 16) bt_pmr_triples(r0, dl, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, folded, zp, fe, compact, 0, -1);
+      else if (folded) bt_pmr_triples(r0, dl, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, 1, zp, fe, compact, 0, -1);
+      else bt_pmr_triples(r0, dl, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, 0, zp, fe, compact, 0, -1);
     }
     if (oc < cout) {   /* an odd last channel: its triples in C */
       const int32_t b = bias ? bias[oc] * (1 + dbl) : 0, m = mult[oc], s = shift[oc];
@@ -958,7 +957,7 @@ static inline __attribute__((always_inline)) void bt_conv_pmr(const bt_conv_para
       for (; c3 + 3 <= cout; c3 += 3) {
         int32_t acc[6];
         bt_pmr2x3(c, filter + c3 * K, K, kh, G, D1, dl, fe, bias ? bias[c3] * (1 + dbl) : 0,
-                  bias ? bias[c3 + 1] * (1 + dbl) : 0, bias ? bias[c3 + 2] * (1 + dbl) : 0, acc);
+                  bias ? bias[c3 + 1] * (1 + dbl) : 0, bias ? bias[c3 + 2] * (1 + dbl) : 0, acc, compact);
 #pragma GCC unroll 3
         for (int32_t r = 0; r < 3; r++) {
           const int32_t s = shift[c3 + r], m = mult[c3 + r], pp = BT_PM_P2(s), e = BT_PM_E1(s);
@@ -980,7 +979,7 @@ static inline __attribute__((always_inline)) void bt_conv_pmr(const bt_conv_para
       for (; c4 + 4 <= cout; c4 += 4) {
         int32_t acc[4];
         for (int32_t r = 0; r < 4; r++) acc[r] = bias ? bias[c4 + r] * (1 + dbl) : 0;
-        bt_pmr1x4(r0 + xor_, filter + c4 * K, K, kh, G, dl, fe, acc);
+        bt_pmr1x4(r0 + xor_, filter + c4 * K, K, kh, G, dl, fe, acc, compact);
         for (int32_t r = 0; r < 4; r++) {
           const int32_t s = shift[c4 + r];
           o[c4 + r] = (int8_t)bt_pm_out(acc[r], mult[c4 + r], s, BT_PM_P2(s), BT_PM_E1(s), zp, lo, hi, fast, 2);
@@ -1304,9 +1303,9 @@ static __attribute__((noinline, unused, optimize("Os", "no-tree-loop-distribute-
  * output channels two at a time; the pixels left over two at a time, an odd last pixel alone, four channels at
  * a time (bt_mv1x4). Stack: 3 columns of BT_COL_MAX int16 (3840 bytes); a gathered patch (BT_COL_MAX bytes)
  * lies in it after 3 BT_COL3 (the triples' columns on the BT_COL3 path, at most 2 BT_COL_MAX on the others). */
-static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
-                                                           int8_t *out, int32_t y0, int32_t y1, const int fast,
-                                                           const int act) {
+static inline __attribute__((always_inline)) void bt_conv_pm_form(const bt_conv_params *p, const int8_t *in,
+                                                                int32_t in_y0, int8_t *out, int32_t y0, int32_t y1,
+                                                                const int fast, const int act, const int compact) {
   int16_t col[3 * BT_COL_MAX] __attribute__((aligned(4)));   /* one frame under 4 KB: bt_mm3x2's end pointer */
   int8_t *const patch = (int8_t *)(col + 3 * BT_COL3);         /* BT_COL_MAX bytes, used only with P = 0 or 2 or
                                                                   K <= BT_COL3 (bt_pm_col gathers no other) */
@@ -1319,7 +1318,7 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
                       p->kh == 1 && p->kw == 1 && p->pad_top == 0 && p->pad_left == 0};
 #if BT_PM_RQ6_ASM
   if (bt_pmr_ok(p, fast, act, (int32_t)sizeof col)) {   /* a constant KxK of c_in % 4 == 0: the row buffer */
-    bt_conv_pmr(p, in, in_y0, out, y0, y1, fast, col);
+    bt_conv_pmr(p, in, in_y0, out, y0, y1, fast, col, compact);
     return;
   }
 #endif
@@ -1377,10 +1376,8 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
             l3s->k[0] = b0; l3s->k[1] = b1;
             l3s->k[4] |= (T & 1) << 8;   /* bt_pm_loop3's odd count (ASR by a register reads bits 0-7) */
             l3s->o = ob[0] + oc; l3s->end = col + T * S;
-#ifdef BT_ICACHE_BYTES
-            l3s->fend = f + (K & ~3);
-#endif
-            bt_pm_loop3(col, f, K, l3s, g.ops, fast, folded, zp);
+            if (compact) l3s->fend = f + (K & ~3);
+            bt_pm_loop3(col, f, K, l3s, g.ops, fast, folded, zp, compact);
             continue;
           }
         }
@@ -1475,6 +1472,16 @@ static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_param
   if (t < n) bt_pm_tail_call(p, &g, in, in_y0, out, y0, t, n, col, patch, fast, act);
 #else
   BT_PM_TAIL(&g, bt_pm_col, bt_pm_out);
+#endif
+}
+/* bt_conv_pm_form in the build's form (BT_PMR_COMPACT_ON): the shared variants, tile functions, full instances. */
+static inline __attribute__((always_inline)) void bt_conv_pm(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
+                                                           int8_t *out, int32_t y0, int32_t y1, const int fast,
+                                                           const int act) {
+#ifdef BT_PMR_COMPACT_ON
+  bt_conv_pm_form(p, in, in_y0, out, y0, y1, fast, act, BT_PMR_COMPACT_ON);
+#else
+  bt_conv_pm_form(p, in, in_y0, out, y0, y1, fast, act, 0);   /* no asm paths: one form */
 #endif
 }
 #pragma GCC diagnostic pop
