@@ -8,10 +8,13 @@
                                                           #   per mode: --presets, --fused)
 
 Per model and board: "ours" is the firmware's code as the build's RAM/flash line counts it (flash
-without the weights: code, constants, .data's initial values; toolchain.code_bytes, a trial link of the
-generated model.c with the board's start-up code and the kernels the model's operators call, at the
-board's own flags: -O2); "CMSIS-NN" is the code of the CMSIS-NN functions TFLite Micro calls for the
-model's layer classes (CMSIS_CALLS), every integer source of ../shared/peers/cmsis-nn compiled here with
+without the weights and the requantisation tables the image holds with them: code, constants, .data's
+initial values; toolchain.code_bytes, a trial link of the generated model.c with the board's start-up code
+and the kernels the model's operators call, at the board's own flags: -O2); "tables" is the requantisation
+tables' bytes in the weights image (each layer's multipliers and shifts, plan/requant_tables.py: model data,
+which TFLite Micro computes from the model's scales into its arena at Prepare; model.c declared them, so
+"ours" counted them, until e5daf87); "CMSIS-NN" is the code of the CMSIS-NN functions TFLite Micro calls
+for the model's layer classes (CMSIS_CALLS), every integer source of ../shared/peers/cmsis-nn compiled here with
 the board's CPU flags at -Os -ffunction-sections and linked with --gc-sections keeping only those
 functions (newlib's memcpy/memset and libgcc as needed): .text + .rodata + .data of the link. CMSIS-NN is
 compiled from ../shared, never copied into the project. Operators without a CMSIS-NN kernel (MEAN,
@@ -40,6 +43,7 @@ from buildtool.errors import BuildtoolError  # noqa: E402
 from buildtool.firmware import toolchain  # noqa: E402
 from buildtool.firmware.library import model_opcodes, model_sources  # noqa: E402
 from buildtool.options import PlanOptions  # noqa: E402
+from buildtool.plan import requant_tables  # noqa: E402
 from buildtool.units import kib  # noqa: E402
 
 SHARED = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared"))
@@ -127,8 +131,9 @@ def presets(boards: list, out=print) -> None:
 
 def against_cmsis(boards: list, out=print) -> None:
     """Per board and model: ours against the CMSIS-NN kernels the same layers call (n/a off Arm)."""
-    out("| board | model | ours | CMSIS-NN kernels (-Os, --gc-sections) | ours / CMSIS-NN | operators CMSIS-NN has no kernel for |")
-    out("|---|---|---:|---:|---:|---|")
+    out("| board | model | ours | tables (with the weights) | CMSIS-NN kernels (-Os, --gc-sections) | ours / CMSIS-NN "
+        "| operators CMSIS-NN has no kernel for |")
+    out("|---|---|---:|---:|---:|---:|---|")
     with tempfile.TemporaryDirectory(prefix="bt-code-size-") as tmp:
         for board in boards:
             t = targets.get(board)
@@ -139,7 +144,8 @@ def against_cmsis(boards: list, out=print) -> None:
                 shown = kib(cm) if cm is not None else "does not build" if is_arm(t) else "n/a (CMSIS-NN is for Arm)"
                 ratio = f"{code / cm:.2f}" if cm else "-"
                 alone = ", ".join(op for op in ops if op not in CMSIS_CALLS) or "-"
-                out(f"| {board} | {name} | {kib(code)} | {shown} | {ratio} | {alone} |")
+                tables = sum(n for _, n in requant_tables.sizes(pipeline.read_model(str(spec)).graph))
+                out(f"| {board} | {name} | {kib(code)} | {kib(tables)} | {shown} | {ratio} | {alone} |")
 
 
 def main(argv=None) -> int:

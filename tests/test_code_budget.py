@@ -130,7 +130,7 @@ def test_options_vocabulary():
     to_map; a bad value refused in one line naming the option."""
     o = PlanOptions.from_strings({"optimize_code": "size", "code_budget": "64KiB"})
     assert (o.optimize_code, o.code_budget) == ("size", 65536)
-    assert o.canonical() == PlanOptions().canonical() and o.code() == {"optimize_code": "size", "code_budget": 65536}
+    assert o.canonical() == PlanOptions().canonical() and o.code() == {"optimize_code": "size", "code_budget": 65536, "staging_ram": None}
     assert PlanOptions.from_map(o.to_map()) == o and o.plan_map() == {}
     for bad in ({"optimize_code": "fast"}, {"code_budget": 0}):
         with pytest.raises(UsageError) as e:
@@ -201,7 +201,7 @@ def test_gen_code_takes_the_option_and_the_plan_step_does_not_rerun(tmp_path):
     speed, size = ((tmp_path / o / "model.c").read_text() for o in ("optimize_code=speed", "optimize_code=size"))
     assert speed != size and "bt_conv_s8_direct(&" in size
     seal = json.loads((tmp_path / "optimize_code=size" / "firmware.json.seal").read_text())
-    assert seal["code"] == {"optimize_code": "size", "code_budget": None}
+    assert seal["code"] == {"optimize_code": "size", "code_budget": None, "staging_ram": None}
     r = _cli("gen", "code", str(tmp_path / "s.json"), str(tmp_path / "p.json"), "--board", "cortex-m4",
              "-o", str(tmp_path / "bad"), "--opt", "optimize_code=fastest")
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "optimize_code" in r.stderr

@@ -398,7 +398,7 @@ def test_weights_bytes_agree_everywhere(tmp_path, capsys):
         m = re.search(r"const uint8_t bt_weights\[(\d+)\][^=]*= \{(.*?)\};", (lib / "model_weights.c").read_text(), re.S)
         assert int(m.group(1)) == n == len(m.group(2).split(","))
         assert f"| `bt_weights` | {n} |" in (lib / "README.md").read_text()
-        assert f"are\n   {n} bytes aligned" in h
+        assert f"model_weights.c) are {n} bytes aligned" in h
         model = read_model("tiny")
         plan = plan_memory(model.graph, PlanOptions.from_map({"optimize": "ram"} if opts else {}))
         assert len(flash_step.image(model, export_mod.board_for(cpu), plan)) == n

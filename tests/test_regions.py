@@ -62,6 +62,18 @@ def test_cortex_m4_regions_are_qemus_memory_map():
 
 
 # -- the placement, checked independently ---------------------------------------------------
+def _tables(g, align: int) -> int:
+    """The requantisation tables the primary part holds (a multiplier and a shift word per output channel of
+    each conv and depthwise, per filter scale of a dense layer), back to back, rounded up to align."""
+    out = 0
+    for op in g.operators:
+        if op.opcode in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"):
+            n = (np.size(g.tensors[op.inputs[1]].quant.scale) if op.opcode == "FULLY_CONNECTED"
+                 else g.tensors[op.outputs[0]].shape[-1])
+            out += 8 * n
+    return -(-out // align) * align
+
+
 def _check(g, plan, board, p) -> None:
     """Each image tensor exactly once, in a region that may hold weights, no region over its room."""
     align = board.weights_align
@@ -72,7 +84,8 @@ def _check(g, plan, board, p) -> None:
         mine = [i for i in tensors if p.weights[i] == name]
         assert not mine or "weights" in r.holds, f"{name} may not hold weights"
         need = sum(-(-g.tensors[i].nbytes // align) * align for i in mine)
-        room = r.size - r.reserve - (flash.HEADER_BYTES + flash.EXT_ALIGN if name == p.primary else 0)
+        head = flash.HEADER_BYTES + flash.EXT_ALIGN + _tables(g, align)
+        room = r.size - r.reserve - (head if name == p.primary else 0)
         assert need <= room, f"{name}: {need} B in {room} B"
     assert p.arena in regs and "arena" in regs[p.arena].holds and plan.arena_bytes <= regs[p.arena].size
 
@@ -90,7 +103,7 @@ def _brute_force(g, plan, board) -> int:
         used = [0] * len(wregs)
         for s, c in zip(size, choice):
             used[c] += s
-        room = [r.size - r.reserve - (64 + 64 if r is prim else 0) for r in wregs]
+        room = [r.size - r.reserve - (64 + 64 + _tables(g, align) if r is prim else 0) for r in wregs]
         if all(u <= m for u, m in zip(used, room)):
             cost = sum(wregs[c].cost * reads[i] for i, c in zip(tensors, choice))
             best = cost if best is None else min(best, cost)
@@ -127,8 +140,8 @@ def test_nothing_fits_is_one_plan_error():
     board = _small_board(256, Region("ext", 0x60000000, 512, 2, ("weights",), 0, "EXT"))
     with pytest.raises(PlanError) as e:
         regions.place(g, pipeline.plan_memory(g), board)
-    need = sum(-(-g.tensors[i].nbytes // 16) * 16 for i in flash.flash_tensors(g))
-    assert str(e.value) == (f"tiny: its {need:,} B of weights do not fit board m4-small's weight regions "
+    need = sum(-(-g.tensors[i].nbytes // 16) * 16 for i in flash.flash_tensors(g)) + _tables(g, 16)
+    assert str(e.value) == (f"tiny: its {need:,} B of weights and requantisation tables do not fit board m4-small's weight regions "
                             f"flash (256 B free), ext (512 B free): {need - 768:,} B short")
 
 
@@ -262,10 +275,11 @@ def test_unknown_board_and_board_without_room_are_one_line(capsys, monkeypatch):
 
 @pytest.fixture
 def m4_512(monkeypatch):
-    """cortex-m4 with 512 B of its flash left for weights (tiny's weights must split), under its own
-    name (the cached kernel library is the board's)."""
+    """cortex-m4 with 512 B of its flash left for weights beside tiny's requantisation tables (tiny's weights
+    must split), under its own name (the cached kernel library is the board's)."""
     base = _need("cortex-m4")
-    regs = tuple(dataclasses.replace(r, reserve=r.size - 512 - 128) if r.name == "flash" else r for r in base.regions)
+    room = 512 + 128 + _tables(zoo.build("tiny"), base.weights_align)
+    regs = tuple(dataclasses.replace(r, reserve=r.size - room) if r.name == "flash" else r for r in base.regions)
     t = dataclasses.replace(base, regions=regs)
     monkeypatch.setattr(targets, "_CACHE", {**targets.boards(), t.name: t})
     return t

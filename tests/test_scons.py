@@ -467,7 +467,7 @@ def test_quiet_output_and_the_memory_summary(tmp_path):
                        f"{(sec['.data'] + sec['.bss'] - plan['arena_bytes']) / 1024:.1f} KiB; flash "
                        f"{flash / 1024:,.1f} KiB of 4,096.0 KiB ({pct(flash)}) = code "
                        f"{(sec['.text'] + sec['.data']) / 1024:.1f} "
-                       f"KiB + weights {sec['.bt_weights'] / 1024:.1f} KiB"]
+                       f"KiB + weights (with requantisation tables) {sec['.bt_weights'] / 1024:.1f} KiB"]
     (tmp_path / "b" / "obj" / "model.o").unlink()
     r = scons("board=cortex-m4", "model=tiny", f"out={tmp_path / 'b'}", "VERBOSE=1")
     assert any(ln.startswith("arm-none-eabi-gcc ") and "-mcpu=cortex-m4" in ln for ln in r.stdout.splitlines())

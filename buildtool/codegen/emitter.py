@@ -44,6 +44,10 @@ class Emitter:
     variants = None  # (guard macro, table) of the board's kernel set (kernel_variants.for_board), or None
     instance_rate = None  # cycles a byte of code buys (kernel_variants.instance_rate; model_c._spread_rows), or None
     orders: dict = {}  # constant tensor -> the order the flash image holds it in (plan/weight_order.py)
+    # op index -> (offset, multipliers, shifts) of its requantisation table in the flash image
+    # (plan/requant_tables.py); the model's emitter only (a subgraph's operators declare theirs)
+    rq_tables: dict = {}
+    weights_symbol = "bt_weights"  # the image's symbol (a multi-model firmware's <prefix>_weights)
     # op index -> (variant, own instance?) the code budget chose (code_budget.py), or None: each layer's fastest
     # (the table's first variant, its instance when it has one), the layers' candidates recorded in `offers`
     code_choice: dict | None = None
@@ -274,13 +278,34 @@ class Emitter:
 
     # -- parameter structs shared by several emitters ---------------------------------------
     def requant_arrays(self, op, p, rows=None) -> tuple:
-        """Declare op<i>_mult and op<i>_shift, the per-channel requantisation of prepared p (of rows only, in
-        their order, when given); their names."""
+        """The per-channel requantisation of prepared p (of rows only, in their order, when given): C expressions
+        of its multipliers and shifts. The flash image's table of op (plan/requant_tables.py) when it starts with
+        them, else op<i>_mult and op<i>_shift declared in model.c (a fused block's tile kernel of a rows-live
+        conv reads the model's order)."""
         n = f"op{op.index}"
         keep = list(rows) if rows is not None else list(range(len(p.multipliers)))
-        self.declare(f"static const int32_t {n}_mult[{len(keep)}] = {c_ints([p.multipliers[r] for r in keep])};")
-        self.declare(f"static const int32_t {n}_shift[{len(keep)}] = {c_ints([p.shifts[r] for r in keep])};")
+        mult, shift = [p.multipliers[r] for r in keep], [p.shifts[r] for r in keep]
+        at = self.rq_tables.get(op.index)
+        if at is not None and at[1] == mult and at[2] == shift:
+            return self.image_words(f"{n}_mult", at[0]), self.image_words(f"{n}_shift", at[0] + 4 * len(mult))
+        self.declare(f"static const int32_t {n}_mult[{len(keep)}] = {c_ints(mult)};")
+        self.declare(f"static const int32_t {n}_shift[{len(keep)}] = {c_ints(shift)};")
         return f"{n}_mult", f"{n}_shift"
+
+    def image_words(self, name: str, off: int) -> str:
+        """C expression of the int32 words from byte off of the flash image (a requantisation table), through
+        name: the image's symbol declared as int32_t under a name of its own, so the compiler keeps each
+        table's address apart from the other tables' and the weights', as it did model.c's own tables (one
+        base for them all left a conv_pm instance's asm without registers: ResNet-8 op 5)."""
+        if "BT_WEIGHTS_ASM" not in self.tables:
+            self.tables.add("BT_WEIGHTS_ASM")
+            self.declare(f"/* The layers' requantisation tables are in the flash image (buildtool/plan/"
+                         f"requant_tables.py), each array\n   read through a name of its own for {self.weights_symbol} */\n"
+                         f"#define BT_ASM_NAME2(p, s) #p s\n#define BT_ASM_NAME(p, s) BT_ASM_NAME2(p, s)\n"
+                         f"#define BT_WEIGHTS_ASM BT_ASM_NAME(__USER_LABEL_PREFIX__, \"{self.weights_symbol}\")")
+        self.declare(f"extern const int32_t {name}[] __asm__(BT_WEIGHTS_ASM);  /* {self.weights_symbol}: "
+                     f"its words from byte {off} */")
+        return f"({name} + {off // 4})"
 
     def conv_fields(self, op, rows=None) -> dict:
         """bt_conv_params of CONV_2D / DEPTHWISE_CONV_2D (refops.prepare.conv; also fused tile loops). rows (a

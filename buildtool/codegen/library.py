@@ -63,7 +63,7 @@ class CodeFacts:
 
 
 def _code_text(f: CodeFacts) -> str:
-    return (f"the library's code, constants and initialised data (the weights and the arena apart), "
+    return (f"the library's code, constants and initialised data (the weights with their requantisation tables, and the arena, apart), "
             f"{f.code_bytes} bytes: its sources but model_weights.c compiled with `{f.flags}` and linked alone "
             f"with --gc-sections, keeping what the model_* functions reach (libgcc's helpers in, the C "
             f"library's memcpy/memset not); other compilers and flags give other figures")

@@ -25,7 +25,7 @@ from ..errors import ModelError, PlanError, UsageError
 from ..model import opdefs, weight_facts
 from ..model.ir import Graph
 from ..model.ops import conv_groups, fold_pad, slice_bounds
-from ..plan import ArenaPlan, arena_symbol, first_bytes, flash, weight_order
+from ..plan import ArenaPlan, arena_symbol, first_bytes, flash, requant_tables, weight_order
 from ..plan.regions import image_groups
 from ..refops import prepare
 from ..refops.quant_math import mbqm
@@ -800,6 +800,8 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
     split = _placement_groups(g, placed, target, weights_align, code_bytes) if prefix == "model" else None
     groups = split[0] if split else None
     offsets = flash.layout(g, weights_align, groups)
+    at = flash.table_offsets(g, weights_align, groups)
+    rq_tables = {op.index: (at[op.index], m, s) for op, m, s in requant_tables.tables(g)}
 
     def filled(choice):
         e = emitter(g, plan, offsets)
@@ -809,6 +811,7 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
         e.instance_rate = (None if code is not None and code.preset == "speed"
                            else kernel_variants.instance_rate(target))
         e.orders = weight_order.orders(g, target)
+        e.rq_tables, e.weights_symbol = rq_tables, weights
         e.ext_offset = flash.ext_offset(g, weights_align, groups)
         e.ext_signature = flash.ext_signature(groups)
         e.code_choice = choice
@@ -819,6 +822,7 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
             emit(e)
         return e
 
+    weights = "bt_weights" if prefix == "model" else f"{prefix}_weights"
     e = filled(None)  # every layer on its fastest variant, their candidates recorded
     _share_dw_rows(e)
     offers = e.offers
@@ -837,7 +841,6 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
         if g.tensors[i].is_const or i not in plan.tensors:
             raise ModelError(f"model input/output tensor {i} is constant or unplanned; firmware needs activations")
     p = prefix
-    weights = "bt_weights" if p == "model" else f"{p}_weights"
     names = dict(label=c_comment(g.name), target=target, p=p, num_steps=len(plan.order))
     h = _template(
         "model.h.in", **names, guard=HEADER_GUARD if p == "model" else f"BT_{p.upper()}_H", P=p.upper(),
@@ -845,7 +848,7 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
         num_outputs=len(g.outputs), weights=weights, ext_decl=_ext_decl(e),
         io=io_macros(g, p.upper(), "input", list(g.inputs), streamed) + "\n"
         + io_macros(g, p.upper(), "output", list(g.outputs)),
-        weights_bytes=flash.image_bytes(g, offsets, weights_align))
+        weights_bytes=flash.image_bytes(g, weights_align, groups))
     c = _template(
         "model.c.in", **names, planner=plan.planner, plan_arena_bytes=plan.arena_bytes, variants=_variant_block(e),
         arena=_shared_arena(p, arena_base, max(16, plan.align, weights_align), plan, arena_section),

@@ -308,10 +308,15 @@ def memory_figures(t: targets.Target, elf, arena_bytes: int) -> dict:
             "staging": sym.get("bt_staging", (0, 0))[1], "external": ext}
 
 
+# what the line calls the image's section: the weights and each layer's multipliers and shifts (plan/flash.py)
+WEIGHTS = "weights (with requantisation tables)"
+
+
 def memory_summary(t: targets.Target, elf, arena_bytes: int, staged: dict | None = None) -> str:
     """One line after a link: RAM (arena + reserved stack + other static data) and flash (code +
-    weights) against the board's, in KiB (a native build has no board limits); staged: firmware.json's
-    "staged" (weights copied into SRAM before their layer: plan/staging.py)."""
+    weights, the requantisation tables with them: plan/requant_tables.py) against the board's, in KiB (a
+    native build has no board limits); staged: firmware.json's "staged" (weights copied into SRAM before
+    their layer: plan/staging.py)."""
     m = memory_figures(t, elf, arena_bytes)
     stack, weights, code, spare = m["stack"], m["weights"], m["code"], m["staging"]
     inside, beside = staged_note(staged, spare)
@@ -330,7 +335,7 @@ def memory_summary(t: targets.Target, elf, arena_bytes: int, staged: dict | None
         ram = code + static + t.stack_bytes  # the chip's stack as planned, not this process's
         return (f"{t.name}: RAM {of(ram, t.ram_bytes)} = code and constants {kib(code)} (as built here: "
                 f"{platform.machine() or 'host'}) + arena {kib(arena_bytes)} + stack {kib(t.stack_bytes)} + static "
-                f"{kib(static - arena_bytes)}; flash {of(weights, t.flash_bytes)} = weights{ext}")
+                f"{kib(static - arena_bytes)}; flash {of(weights, t.flash_bytes)} = {WEIGHTS}{ext}")
     return (f"{t.name}: RAM {of(ram + spare, t.ram_bytes)} = arena {kib(arena_bytes)}{inside}{beside} + stack "
             f"{kib(stack)} + static {kib(static - arena_bytes)}; flash {of(code + weights, t.flash_bytes)} = code "
-            f"{kib(code)} + weights {kib(weights)}{ext}")
+            f"{kib(code)} + {WEIGHTS} {kib(weights)}{ext}")

@@ -17,9 +17,11 @@ Layout (little-endian):
   56  4  external part: offset of the tensors placed in an external memory region (0: none)
   60  4  CRC-32 of the external part's tensor indices (u32 each; 0 when none): the code checks both
 Tensor offsets are from the start of the image; the payload starts at HEADER_BYTES. A tensor the board's
-kernels read in another order (plan/weight_order.py) is held in that order, in the same bytes. When a board's
-placement (buildtool/plan/regions.py) puts tensors in an external region, those come last, from a
-multiple of 64 (the external part), and weights.S links that part into the region's own section.
+kernels read in another order (plan/weight_order.py) is held in that order, in the same bytes. The
+requantisation tables (plan/requant_tables.py: each layer's multipliers and shifts) follow the tensors of the
+primary part. When a board's placement (buildtool/plan/regions.py) puts tensors in an external region, those
+come last, from a multiple of 64 (the external part), and weights.S links that part into the region's own
+section. Format 2 added the tables (a format 1 image has none).
 """
 
 from __future__ import annotations
@@ -32,10 +34,10 @@ from ..errors import PlanError, UsageError
 from ..fsutil import write_atomic
 from ..model.ir import Graph
 from ..model.opdefs import OPDEFS
-from . import align_up, weight_order
+from . import align_up, requant_tables, weight_order
 
 MAGIC = b"BTWF"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 HEADER_BYTES = 64
 EXT_ALIGN = 64  # the external part's start in the image (its section is aligned as much)
 _HEADER = struct.Struct("<4sIIIII16s16sII")
@@ -70,7 +72,18 @@ def flash_tensors(g: Graph) -> list:
 def layout(g: Graph, align: int = 16, groups=None) -> dict:
     """tensor index -> byte offset in the image (shapes only, so stable under weight changes).
     groups (a placement's [primary, external] tensor lists): the external ones from ext_offset."""
-    offsets, off = {}, HEADER_BYTES
+    return _layout(g, align, groups)[0]
+
+
+def table_offsets(g: Graph, align: int = 16, groups=None) -> dict:
+    """operator index -> byte offset of its requantisation table (requant_tables.py) in the image: after the
+    primary part's tensors, back to back from a multiple of align and of 8 (each a multiple of 8 bytes long)."""
+    return _layout(g, align, groups)[1]
+
+
+def _layout(g: Graph, align: int, groups) -> tuple:
+    """(tensor offsets, table offsets, the image's end before its padding)."""
+    offsets, tables, off = {}, {}, HEADER_BYTES
     for k, group in enumerate(groups or [flash_tensors(g)]):
         if k:
             off = align_up(off, EXT_ALIGN)
@@ -78,12 +91,23 @@ def layout(g: Graph, align: int = 16, groups=None) -> dict:
             off = align_up(off, align)
             offsets[i] = off
             off += g.tensors[i].nbytes
-    return offsets
+        if not k:  # the tables back to back (8 bytes a channel) from a multiple of align and of 8
+            off = align_up(off, max(align, 8))
+            for op, n in requant_tables.sizes(g):
+                tables[op] = off
+                off += n
+    return offsets, tables, off
 
 
 def padded_bytes(g: Graph, align: int = 16) -> int:
-    """The header and every weight tensor rounded up to align: what the image needs in one region at most."""
-    return HEADER_BYTES + sum(align_up(g.tensors[i].nbytes, align) for i in flash_tensors(g))
+    """The header, every weight tensor and the requantisation tables rounded up to align: what the image needs
+    in one region at most."""
+    return HEADER_BYTES + sum(align_up(g.tensors[i].nbytes, align) for i in flash_tensors(g)) + tables_bytes(g, align)
+
+
+def tables_bytes(g: Graph, align: int = 16) -> int:
+    """The requantisation tables' bytes in the image, rounded up to align (and 8): all in its primary part."""
+    return align_up(sum(n for _, n in requant_tables.sizes(g)), max(align, 8))
 
 
 def ext_offset(g: Graph, align: int = 16, groups=None) -> int:
@@ -104,20 +128,22 @@ def ext_signature(groups=None) -> int:
     return zlib.crc32(struct.pack(f"<{len(groups[1])}I", *groups[1]))
 
 
-def image_bytes(g: Graph, offsets: dict, align: int) -> int:
-    """The image's length, header included (model.h's WEIGHTS_BYTES): its last tensor's end, padded to align."""
-    return align_up(max([offsets[i] + g.tensors[i].nbytes for i in offsets], default=HEADER_BYTES), align)
+def image_bytes(g: Graph, align: int, groups=None) -> int:
+    """The image's length, header included (model.h's WEIGHTS_BYTES): its last tensor's or table's end, padded
+    to align."""
+    return align_up(_layout(g, align, groups)[2], align)
 
 
 def build_image(g: Graph, target: str, align: int = 16, groups=None) -> bytes:
     """The complete flash image for graph g on board `target` (groups: see layout)."""
     if align < 1 or align > HEADER_BYTES or align & (align - 1):
         raise UsageError(f"flash alignment {align} must be a power of two up to {HEADER_BYTES}")
-    offsets = layout(g, align, groups)
-    body = bytearray(image_bytes(g, offsets, align) - HEADER_BYTES)
+    offsets, at, end = _layout(g, align, groups)
+    body = bytearray(align_up(end, align) - HEADER_BYTES)
     order = weight_order.orders(g, target)  # the tensors the board's kernels read reordered
-    for i, off in offsets.items():
-        raw = weight_order.image_bytes(g, i, order.get(i))
+    raws = [(off, weight_order.image_bytes(g, i, order.get(i))) for i, off in offsets.items()]
+    raws += [(at[op.index], requant_tables.table_bytes(m, s)) for op, m, s in requant_tables.tables(g)]
+    for off, raw in raws:
         body[off - HEADER_BYTES:off - HEADER_BYTES + len(raw)] = raw
     name = target.encode("ascii")[:15]
     head = _HEADER.pack(MAGIC, FORMAT_VERSION, HEADER_BYTES, len(body), zlib.crc32(body), align,

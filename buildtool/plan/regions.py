@@ -24,7 +24,7 @@ from ..errors import PlanError
 from . import align_up
 from .arena.regional import ArenaRegion, one_region_each, solve_choice
 from .arena.regional import spread as spread_arena
-from .flash import EXT_ALIGN, HEADER_BYTES, flash_tensors
+from .flash import EXT_ALIGN, HEADER_BYTES, flash_tensors, tables_bytes
 
 
 @dataclass(frozen=True)
@@ -100,14 +100,16 @@ def place(g, plan, board, align: int | None = None, code_bytes: int | None = Non
     sizes = [align_up(g.tensors[i].nbytes, align) for i in tensors]
     t = traffic(g, plan)
     caps = [weight_capacity(r, r is primary, code_bytes) for r in wregs]
-    choice = _assign([t[i] for i in tensors], sizes, [r.cost for r in wregs], caps, align)
+    tables = tables_bytes(g, align)  # the requantisation tables: in the image's primary part (flash.py)
+    choice = None if tables > caps[0] else _assign([t[i] for i in tensors], sizes, [r.cost for r in wregs],
+                                                   [caps[0] - tables] + caps[1:], align)
     if choice is None:
-        raise _no_fit(g, board, wregs, caps, sum(sizes))
+        raise _no_fit(g, board, wregs, caps, sum(sizes) + tables)
     weights = {i: wregs[c].name for i, c in zip(tensors, choice)}
     used = {r.name: 0 for r in regions}
     for i, c, s in zip(tensors, choice, sizes):
         used[wregs[c].name] += s
-    used[primary.name] += HEADER_BYTES
+    used[primary.name] += HEADER_BYTES + tables
     if any(c for c in choice):  # the image's part in the primary region ends where the external part starts
         used[primary.name] = align_up(used[primary.name], EXT_ALIGN)
     spread = getattr(plan, "arena_regions", None)
@@ -154,7 +156,7 @@ def place_arena(g, plan, board):
 def _no_fit(g, board, wregs, caps, need: int) -> PlanError:
     """The one line naming every weight region, its free bytes and how many bytes are short."""
     have = sum(caps)
-    return PlanError(f"{g.name}: its {need:,} B of weights do not fit board {board.name}'s weight regions "
+    return PlanError(f"{g.name}: its {need:,} B of weights and requantisation tables do not fit board {board.name}'s weight regions "
                      + ", ".join(f"{r.name} ({c:,} B free)" for r, c in zip(wregs, caps))
                      + f": {max(need - have, 0):,} B short" + ("" if need > have else " once packed"))
 
