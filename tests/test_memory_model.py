@@ -375,7 +375,10 @@ def test_compact_stem_on_a_part_with_a_small_instruction_cache(cin, tmp_path, mo
     ns = 3 * ((3 * cin + 1) & ~1) // 2   # BT_STEM_NS: window rows of 3 cin values, even, in words
     narrow = re.findall(r"\tldr\tr[01], \[r2, #(\d+)\]", body)
     assert sorted({int(v) for v in narrow}) == list(range(0, 8 * ns, 4))   # both rows' words, every offset
-    assert not re.search(r"\tldr\.w\tr[01], \[r2, #\d+\]", body)
+    # no weight word by a 32-bit LDR (offsets 0 to 8 ns from r2; the set-up code outside the triple may read other
+    # words from r2, e.g. a bias from the weights image at 144)
+    wide = re.findall(r"\tldr\.w\tr[01], \[r2, #(\d+)\]", body)
+    assert not [v for v in wide if int(v) < 8 * ns], wide
 
 
 @pytest.mark.slow

@@ -1306,6 +1306,7 @@ static __attribute__((noinline, unused, optimize("Os", "no-tree-loop-distribute-
 static inline __attribute__((always_inline)) void bt_conv_pm_form(const bt_conv_params *p, const int8_t *in,
                                                                 int32_t in_y0, int8_t *out, int32_t y0, int32_t y1,
                                                                 const int fast, const int act, const int compact) {
+  (void)compact;   /* read by the asm paths only (BT_PM_RQ6_ASM): not in a host build */
   int16_t col[3 * BT_COL_MAX] __attribute__((aligned(4)));   /* one frame under 4 KB: bt_mm3x2's end pointer */
   int8_t *const patch = (int8_t *)(col + 3 * BT_COL3);         /* BT_COL_MAX bytes, used only with P = 0 or 2 or
                                                                   K <= BT_COL3 (bt_pm_col gathers no other) */
