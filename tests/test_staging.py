@@ -134,10 +134,10 @@ def test_dense_layers_are_staged_once_or_not_at_all():
     assert all(d["spare"] and d["once"] for d in staged.staged) and staged.arena_bytes == plan.arena_bytes
     assert staged.staging_bytes == 65536 + 1024 + 16384 + 1024 + 2048 + 32 and checker.problems(g, staged) == []
     # bt_staging of 20 KiB: the 64 KiB layer passed over, the other two staged; none in the arena
-    small = staging.stage_fc_once(plan, want, 20 << 10)
+    small = staging.stage_once(plan, want, 20 << 10)
     assert [d["op"] for d in small.staged] == [fcs[0], fcs[0], fcs[2], fcs[2]] and all(d["once"] for d in small.staged)
     assert small.staging_bytes == 16384 + 1024 + 2048 + 32 and checker.problems(g, small) == []
-    assert staging.stage_fc_once(plan, want, 1024).staged == []
+    assert staging.stage_once(plan, want, 1024).staged == []
     assert staging.staged_plan(g, plan, t, spare=False).staged == []
 
 

@@ -802,6 +802,7 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
     offsets = flash.layout(g, weights_align, groups)
     at = flash.table_offsets(g, weights_align, groups)
     rq_tables = {op.index: (at[op.index], m, s) for op, m, s in requant_tables.tables(g)}
+    weights = "bt_weights" if prefix == "model" else f"{prefix}_weights"
 
     def filled(choice):
         e = emitter(g, plan, offsets)
@@ -822,7 +823,6 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
             emit(e)
         return e
 
-    weights = "bt_weights" if prefix == "model" else f"{prefix}_weights"
     e = filled(None)  # every layer on its fastest variant, their candidates recorded
     _share_dw_rows(e)
     offers = e.offers

@@ -94,9 +94,10 @@ def staged_plan(g, plan, t: targets.Target, spare: bool = True, cap: int | None 
         plan = replace(plan, staged=[], staging_bytes=0)
     if mm is None or plan.arena_regions or plan.subplans:
         return plan
-    limit = (spare_ram(t, plan) if cap is None else min(cap, spare_ram(t, plan))) if spare else 0
+    room = spare_ram(t, plan) if spare else 0
+    limit = room if cap is None else min(cap, room)
     plan = stage(plan, candidates(g, plan, mm, by_gain=spare), limit, once=spare)
-    return stage_fc_once(plan, once_candidates(g, plan, mm), limit) if spare else plan
+    return stage_once(plan, once_candidates(g, plan, mm), limit) if spare else plan
 
 
 def once_gain(mm, nbytes: int, passes: int) -> int:
@@ -110,7 +111,7 @@ def once_gain(mm, nbytes: int, passes: int) -> int:
 def once_candidates(g, plan: ArenaPlan, mm) -> list:
     """[(op, step, [tensor], [bytes])] of the int8 FULLY_CONNECTED, CONV_2D (not grouped) and DEPTHWISE_CONV_2D
     layers not staged yet whose weights (and bias) the flash image holds and no other operator reads, most stall
-    cycles saved first (once_gain; equal gains in execution order): what stage_fc_once copies once into the
+    cycles saved first (once_gain; equal gains in execution order): what stage_once copies once into the
     bt_staging bytes left. A dense layer reads its weights once per batch row, so a copy per inference would cost
     the reads it saves; a convolution whose copy per inference does not pay (candidates) still saves its reads
     when copied once. Passes: a dense layer's batch rows; a convolution's groups of PIXELS_PER_PASS output pixels
@@ -142,7 +143,7 @@ def once_candidates(g, plan: ArenaPlan, mm) -> list:
     return [c[1:] for c in out]
 
 
-def stage_fc_once(plan: ArenaPlan, wanted: list, limit: int) -> ArenaPlan:
+def stage_once(plan: ArenaPlan, wanted: list, limit: int) -> ArenaPlan:
     """The plan with wanted (once_candidates) staged once, each layer's tensors at bytes of their own in bt_staging
     after those already there, in the order given while they stay within limit bytes (a layer that does not fit
     is passed over for the next)."""
@@ -173,4 +174,4 @@ def summary(plan) -> dict:
 
 
 __all__ = ["PIXELS_PER_PASS", "STATIC_RESERVE", "model_for", "spare_ram", "candidates", "staged_plan", "once_gain",
-           "once_candidates", "stage_fc_once", "summary"]
+           "once_candidates", "stage_once", "summary"]
