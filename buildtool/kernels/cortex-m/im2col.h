@@ -474,15 +474,19 @@ static inline __attribute__((always_inline)) void bt_mm3x2(const int16_t *c0, co
   } else if (__builtin_constant_p(K) && K < 4096) {   /* K < 4: the tail in C below */
   } else {
 #define BT_MM3X2_IN : [K] "r"(K)
-    if (K16) {   /* 32 values a pass; an odd count of 16 enters at the second half (TST of K's bit 4) */
-      const int16_t *const end = c + 3 * K16;
-      __asm__ volatile("tst %[K], #16\n\tbne 2f\n1:\n\t" BT_MM3X2_STEP_R BT_MM3X2_STEP_R BT_MM3X2_STEP_R
-                       BT_MM3X2_STEP_R "2:\n\t" BT_MM3X2_STEP_R BT_MM3X2_STEP_R BT_MM3X2_STEP_R BT_MM3X2_STEP_R
+    if (K4) {   /* 32 values a pass, the first pass entered by TBH at the group (K / 4) % 8 from its end */
+      const int16_t *const end = c + 3 * K4;
+      __asm__ volatile("ubfx %[wa], %[K], #2, #3\n\t"
+                       "tbh [pc, %[wa], lsl #1]\n"
+                       "0:\n\t"
+                       ".hword (1f - 0b) / 2, (7f - 0b) / 2, (6f - 0b) / 2, (5f - 0b) / 2\n\t"
+                       ".hword (4f - 0b) / 2, (3f - 0b) / 2, (2f - 0b) / 2, (8f - 0b) / 2\n"
+                       "1:\n\t" BT_MM3X2_STEP_R "8:\n\t" BT_MM3X2_STEP_R "2:\n\t" BT_MM3X2_STEP_R
+                       "3:\n\t" BT_MM3X2_STEP_R "4:\n\t" BT_MM3X2_STEP_R "5:\n\t" BT_MM3X2_STEP_R
+                       "6:\n\t" BT_MM3X2_STEP_R "7:\n\t" BT_MM3X2_STEP_R
                        "ldr %[wa], %[end]\n\tcmp %[c], %[wa]\n\tbne 1b\n\t"
                        BT_MM3X2_OUTPUTS BT_MM3X2_IN, [end] "m"(end) : "cc", "memory");
     }
-    if (K & 8) __asm__ volatile(BT_MM3X2_STEP_R BT_MM3X2_STEP_R BT_MM3X2_OUTPUTS BT_MM3X2_IN : "cc", "memory");
-    if (K & 4) __asm__ volatile(BT_MM3X2_STEP_R BT_MM3X2_OUTPUTS BT_MM3X2_IN : "cc", "memory");
 #undef BT_MM3X2_IN
   }
 #undef BT_MM3X2_OUTPUTS0
