@@ -13,7 +13,9 @@ candidate variant (forced with code_budget.forcing) with the board's toolchain a
              that are not in every other candidate's firmware of the same layer (the harness and the code all of
              them share apart)
   fit        [a, b]: the layer's modelled cycles per output value (pixel x output channel) are a + b K, K the
-             values of its patch (an FC: its inputs), the line through the two shapes' figures: the run
+             values of its patch (an FC: its inputs), the line through the two shapes' figures (conv 1x1's
+             shared variants, a third shape, a 6x6 map of 19 channels: [a, b, c], a + b K + c K / channels,
+             code_budget._per_output: vww's 6x6 and 3x3 1x1 layers of 19-57 live ones): the run
              report's cycle estimate (firmware/cycles.py, the midpoint of its low-high) on a CPU with a timing
              table, else executed instructions. A per-MAC figure alone misses the per-output work (requantising,
              the patch's set-up), which decides the cycles of the short patches (vww's 1x1 layers of 8-64
@@ -56,23 +58,28 @@ SHAPES = (("conv KxK", (1, 16, 16, 8), lambda b, x: b.conv2d(x, 64, 3, activatio
           ("conv stem", (1, 24, 24, 3), lambda b, x: b.conv2d(x, 16, 5, activation="NONE")),      # K 75
           ("conv 1x1", (1, 16, 16, 32), lambda b, x: b.conv2d(x, 64, 1, activation="NONE")),      # K 32
           ("conv 1x1", (1, 8, 8, 256), lambda b, x: b.conv2d(x, 128, 1, activation="NONE")),      # K 256
+          ("conv 1x1", (1, 6, 6, 128), lambda b, x: b.conv2d(x, 19, 1, activation="NONE")),       # K 128, 19 ch.
           ("depthwise", (1, 16, 16, 32), lambda b, x: b.depthwise(x, 3, activation="NONE")),
           ("FC", (1, 64), lambda b, x: b.fully_connected(x, 64)),                                # K 64
           ("FC", (1, 512), lambda b, x: b.fully_connected(x, 64)))                               # K 512
 # A layer's compact instance differs from its instance only where its loops have a compact form
 # (kernel_variants.compact_form: a 1x1 of K < 132, not the 256 above): its second 1x1 shape, measured beside the
 # instance for the compact form alone (the other candidates' figures stay the two shapes' above)
+# the shapes measured for the shared variants alone (their instance here is another variant's, rq2_ssat's: K > 2 x 20
+# channels, kernel_variants.doubled_ok; code_budget._cost scales it from rq2m's instance / variant, its c term with it)
+SHARED_ONLY = {6}
 COMPACT_SHAPES = (("conv 1x1", (1, 12, 12, 96), lambda b, x: b.conv2d(x, 64, 1, activation="NONE")),)  # K 96
 
 
 def layers() -> list:
-    """(class, one-layer graph every variant of the class may run, measured for the compact instance alone?) of each
+    """(class, one-layer graph every variant of the class may run, "compact" / "shared": measured for the compact
+    instance / the shared variants alone, else "") of each
     of SHAPES and COMPACT_SHAPES (activation NONE: the full int8 range)."""
     out = []
     for n, (cls, shape, make) in enumerate(SHAPES + COMPACT_SHAPES):
         b = GraphBuilder(f"cost-{cls.replace(' ', '-')}-{n}", seed=1)
         make(b, b.input(shape))
-        out.append((cls, b.finish(), n >= len(SHAPES)))
+        out.append((cls, b.finish(), "compact" if n >= len(SHAPES) else "shared" if n in SHARED_ONLY else ""))
     return out
 
 
@@ -83,11 +90,17 @@ def patch(g, op) -> int:
 
 
 def fit(points: list) -> list:
-    """[a, b] of cycles per output = a + b K through the (K, cycles per output) points (one point: a 0)."""
+    """[a, b] of cycles per output = a + b K through the (K, output channels, cycles per output) points (one point:
+    a 0); three points (conv 1x1's third shape, a small map of few channels): [a, b, c] of a + b K + c K / channels
+    through them (code_budget._per_output: a pixel's column, widened once per pass of the channel pairs, shared by
+    fewer outputs, and an odd channel's pixels one at a time)."""
     pts = sorted(set(points))
     if len(pts) == 1:
-        return [0.0, round(pts[0][1] / pts[0][0], 5)]
-    (k1, y1), (k2, y2) = pts[0], pts[-1]
+        return [0.0, round(pts[0][2] / pts[0][0], 5)]
+    if len(pts) >= 3:
+        a, b, c = np.linalg.solve(np.array([[1.0, k, k / n] for k, n, _ in pts[:3]]), np.array([y for *_, y in pts[:3]]))
+        return [round(float(a), 3), round(float(b), 5), round(float(c), 5)]
+    (k1, _, y1), (k2, _, y2) = pts[0], pts[-1]
     b = (y2 - y1) / (k2 - k1)
     return [round(y1 - b * k1, 3), round(b, 5)]
 
@@ -107,7 +120,8 @@ def measure(board: str, work: Path) -> dict:
     found: dict = {"variants": {}, "instances": {}, "compact": {}}
     points: dict = {}
     ratios: dict = {}
-    for cls, g, compact_only in layers():
+    for cls, g, only in layers():
+        compact_only = only == "compact"
         plan = pipeline.plan_memory(g, pipeline.PlanOptions())
         made = emit_c(plan, g, board, t.weights_align).code_plan
         offers = made.offers
@@ -127,10 +141,10 @@ def measure(board: str, work: Path) -> dict:
             o = next(o for o in prof["ops"] if o["op"] == op)
             k = patch(g, g.operators[op])
             per = (sum(o["cycles_estimate"]) / 2 if "cycles_estimate" in o else o["count"]) / (o["macs"] / k)
-            runs[code] = (symbols(t, out / "firmware.elf"), (k, per))
+            runs[code] = (symbols(t, out / "firmware.elf"), (k, int(g.tensors[g.operators[op].outputs[0]].shape[-1]), per))
         common = set.intersection(*(set(s) for s, _ in runs.values()))
-        for code, (syms, (k, per)) in runs.items():
-            if compact_only and code != code_budget.COMPACT:
+        for code, (syms, (k, cout, per)) in runs.items():
+            if compact_only and code != code_budget.COMPACT or only == "shared" and code in ("instance", code_budget.COMPACT):
                 continue
             table, name = {"instance": ("instances", inst), code_budget.COMPACT: ("compact", inst)}.get(
                 code, ("variants", code))
@@ -139,10 +153,10 @@ def measure(board: str, work: Path) -> dict:
             row = found[table].setdefault(name, {"bytes": 0, "fit": {}, "class_bytes": {}})
             row["bytes"] = max(row["bytes"], size)
             row["class_bytes"][cls] = max(row["class_bytes"].get(cls, 0), size)
-            points.setdefault((table, name, cls), []).append((k, per))
+            points.setdefault((table, name, cls), []).append((k, cout, per))
             row["fit"][cls] = fit(points[(table, name, cls)])
             if table == "compact":  # against its instance on the same layer (code_budget._cost)
-                ratios.setdefault((name, cls), []).append([k, round(per / runs["instance"][1][1], 5)])
+                ratios.setdefault((name, cls), []).append([k, round(per / runs["instance"][1][2], 5)])
                 row.setdefault("ratio", {})[cls] = sorted(ratios[(name, cls)])
             label = {"instances": " (own instance)", "compact": " (compact instance)"}.get(table, "")
             print(f"{board} {cls:9s} {name + label:44s} {size:>6,} B "

@@ -315,7 +315,7 @@ def _candidates(g, op, offer, shape: tuple, measured: dict, compact: bool = Fals
     for name, table, code in ([(inst, "instances", f"op{op.index}_conv")] if inst else []) + \
             ([(inst, "compact", f"op{op.index}_conv {COMPACT}")] if small else []) + \
             [(n, "variants", n) for n in names]:
-        cost = (0, 0) if measured is None else _cost(measured, table, name, cls, shape[1])
+        cost = (0, 0) if measured is None else _cost(measured, table, name, cls, shape[1], _channels(g, op, shape[0]))
         if cost is None and table == "compact":  # not measured: offered only to be measured (forcing)
             if not _forced:
                 continue
@@ -326,8 +326,17 @@ def _candidates(g, op, offer, shape: tuple, measured: dict, compact: bool = Fals
     return out
 
 
-def _per_output(fit: list, k: int) -> float:
-    return fit[0] + fit[1] * k
+def _channels(g, op, outputs: int) -> float:
+    """The live output channels of a layer of `outputs` values (work()): its outputs over its pixels (0: not a map)."""
+    shape = g.tensors[op.outputs[0]].shape
+    pixels = int(shape[1]) * int(shape[2]) if len(shape) == 4 else 0
+    return outputs / pixels if pixels else 0
+
+
+def _per_output(fit: list, k: int, cout: float = 0) -> float:
+    """a + b K (+ c K / cout, a fit of three: a pixel's column, widened once per pass of the channel pairs, shared
+    by the layer's cout channels; variant_costs.py's third 1x1 shape, a small map of few channels)."""
+    return fit[0] + fit[1] * k + (fit[2] * k / cout if len(fit) > 2 and cout else 0)
 
 
 def _fits(row: dict | None) -> dict:
@@ -342,7 +351,7 @@ def _bytes(row: dict, cls: str) -> int:
     return row.get("class_bytes", {}).get(cls, row["bytes"])
 
 
-def _cost(measured: dict, table: str, name: str, cls: str, k: int) -> tuple | None:
+def _cost(measured: dict, table: str, name: str, cls: str, k: int, cout: float = 0) -> tuple | None:
     """(bytes, cycles per output value) of a variant ("variants"), a layer's own instance of it ("instances") or its
     compact instance ("compact") on a layer of class cls whose outputs read k values each. An instance of a variant
     not measured as one: the measured instance's bytes, and its variant's cycles scaled by what the measured instance
@@ -355,19 +364,20 @@ def _cost(measured: dict, table: str, name: str, cls: str, k: int) -> tuple | No
     if table == "compact":
         row = m if cls in (m or {}).get("ratio", {}) else next(
             (r for _, r in sorted(measured.get(table, {}).items()) if cls in r.get("ratio", {})), None)
-        full = _cost(measured, "instances", name, cls, k)
+        full = _cost(measured, "instances", name, cls, k, cout)
         if row is None or full is None:
             return None
         return _bytes(row, cls), full[1] * max(1.0, _between(row["ratio"][cls], k))
     if cls in _fits(m):
-        return _bytes(m, cls), _per_output(_fits(m)[cls], k)
+        return _bytes(m, cls), _per_output(_fits(m)[cls], k, cout)
     own = _fits(measured["variants"].get(name)).get(cls)
     if table != "instances" or own is None:
         return None
     for ref, r in sorted(measured.get("instances", {}).items()):
         base = _fits(measured["variants"].get(ref)).get(cls)
-        if cls in _fits(r) and base and _per_output(base, k) > 0:
-            return _bytes(r, cls), _per_output(own, k) * _per_output(_fits(r)[cls], k) / _per_output(base, k)
+        if cls in _fits(r) and base and _per_output(base, k, cout) > 0:
+            return _bytes(r, cls), (_per_output(own, k, cout) * _per_output(_fits(r)[cls], k, cout)
+                                    / _per_output(base, k, cout))
     return None
 
 
