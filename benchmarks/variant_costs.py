@@ -62,12 +62,15 @@ SHAPES = (("conv KxK", (1, 16, 16, 8), lambda b, x: b.conv2d(x, 64, 3, activatio
           ("depthwise", (1, 16, 16, 32), lambda b, x: b.depthwise(x, 3, activation="NONE")),
           ("FC", (1, 64), lambda b, x: b.fully_connected(x, 64)),                                # K 64
           ("FC", (1, 512), lambda b, x: b.fully_connected(x, 64)))                               # K 512
+# The shapes measured for the shared variants alone (their instance there is another variant's, rq2_ssat's: K > 2 x 19
+# channels, kernel_variants.doubled_ok; code_budget._cost scales it from rq2m's instance / variant, the c term with
+# it), on cortex-m4 only: the term is conv_pm.h's (columns widened once per pass, an odd channel's pixels one at a
+# time); riscv's conv 1x1 line already held kws's shared 1x1 layers (run / modelled 0.999; with a c term 0.983)
+SHARED_ONLY = {6}
+SHARED_ONLY_BOARDS = ("cortex-m4",)
 # A layer's compact instance differs from its instance only where its loops have a compact form
 # (kernel_variants.compact_form: a 1x1 of K < 132, not the 256 above): its second 1x1 shape, measured beside the
 # instance for the compact form alone (the other candidates' figures stay the two shapes' above)
-# the shapes measured for the shared variants alone (their instance here is another variant's, rq2_ssat's: K > 2 x 20
-# channels, kernel_variants.doubled_ok; code_budget._cost scales it from rq2m's instance / variant, its c term with it)
-SHARED_ONLY = {6}
 COMPACT_SHAPES = (("conv 1x1", (1, 12, 12, 96), lambda b, x: b.conv2d(x, 64, 1, activation="NONE")),)  # K 96
 
 
@@ -122,6 +125,8 @@ def measure(board: str, work: Path) -> dict:
     ratios: dict = {}
     for cls, g, only in layers():
         compact_only = only == "compact"
+        if only == "shared" and board not in SHARED_ONLY_BOARDS:
+            continue
         plan = pipeline.plan_memory(g, pipeline.PlanOptions())
         made = emit_c(plan, g, board, t.weights_align).code_plan
         offers = made.offers
