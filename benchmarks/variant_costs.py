@@ -18,10 +18,15 @@ candidate variant (forced with code_budget.forcing) with the board's toolchain a
              table, else executed instructions. A per-MAC figure alone misses the per-output work (requantising,
              the patch's set-up), which decides the cycles of the short patches (vww's 1x1 layers of 8-64
              values run at 2-3 cycles per MAC, those of 256 at 0.4: `buildtool run --board cortex-m4`).
-A variant measured on several classes keeps its largest bytes, and per class its largest there (class_bytes: a
-layer's own instance folds the class's constants, a 1x1 layer's 4-5 KB, a 3x3 of 432 values' 16.6 KB). A layer's
-compact instance (code_budget.COMPACT, kernel_variants.COMPACT: the same loops rolled) is measured as its instance is,
-under "compact", on the shapes where it is other code (kernel_variants.compact_form; COMPACT_SHAPES a second 1x1), and
+A variant measured on several classes keeps its largest bytes, and per class its largest there (class_bytes); a
+layer's own instance folds the layer's constants, so its bytes grow with its patch's straight runs (a 1x1 layer's
+4-5 KB, a 3x3 of 432 values' 16.6 KB, of 72 values' 7 KB), and each of its forms keeps
+  points     per class [[K, bytes], ...], one a shape (the budget charges a layer its bytes at its K, linear between
+             the shapes, the nearest's beyond: not the class's largest)
+A layer's compact instance (code_budget.COMPACT, kernel_variants.COMPACT: the same loops rolled) and its medium one
+(code_budget.MEDIUM, kernel_variants.MEDIUM: the row buffer's triples straight, one copy, the pixels left after them
+rolled) are measured as its instance is, under "compact" and "medium", on the shapes where they are other code
+(kernel_variants.compact_form, medium_form; FORM_SHAPES more shapes for them and their instance's bytes alone), and
   ratio      [[K, r], ...]: its cycles over its instance's on the same layer, per shape (the budget models it as its
              instance times r, linear in K between the shapes, the nearest's beyond: the two forms share their
              per-layer error; vww's compact 1x1 layers measured 1.054-1.061x their instance, a + b K said 1.038)
@@ -42,7 +47,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from buildtool import pipeline, targets  # noqa: E402
-from buildtool.codegen import code_budget  # noqa: E402
+from buildtool.codegen import code_budget, kernel_variants  # noqa: E402
 from buildtool.codegen.emit import emit_c  # noqa: E402
 from buildtool.firmware import runner  # noqa: E402
 from buildtool.zoo.builder import GraphBuilder  # noqa: E402
@@ -59,17 +64,21 @@ SHAPES = (("conv KxK", (1, 16, 16, 8), lambda b, x: b.conv2d(x, 64, 3, activatio
           ("depthwise", (1, 16, 16, 32), lambda b, x: b.depthwise(x, 3, activation="NONE")),
           ("FC", (1, 64), lambda b, x: b.fully_connected(x, 64)),                                # K 64
           ("FC", (1, 512), lambda b, x: b.fully_connected(x, 64)))                               # K 512
-# A layer's compact instance differs from its instance only where its loops have a compact form
-# (kernel_variants.compact_form: a 1x1 of K < 132, not the 256 above): its second 1x1 shape, measured beside the
-# instance for the compact form alone (the other candidates' figures stay the two shapes' above)
-COMPACT_SHAPES = (("conv 1x1", (1, 12, 12, 96), lambda b, x: b.conv2d(x, 64, 1, activation="NONE")),)  # K 96
+# A layer's compact and medium instances differ from its instance only where their loops have another form
+# (kernel_variants.compact_form: a 1x1 of K < 132, not the 256 above; medium_form: a KxK's row buffer): more shapes,
+# measured for the instance's forms alone (the other candidates' figures, the instance's fit, stay the shapes' above:
+# their K lie between them), their bytes points and ratios; the KxK ones' runs one copy (G 24) and two (G 12), their
+# rows leaving 2 pixels (out.w 8, as tiny's and ResNet-8's 8x8 layers) and none (out.w 15)
+FORM_SHAPES = (("conv 1x1", (1, 12, 12, 96), lambda b, x: b.conv2d(x, 64, 1, activation="NONE")),  # K 96
+               ("conv KxK", (1, 15, 15, 16), lambda b, x: b.conv2d(x, 32, 3, activation="NONE")),  # K 144
+               ("conv KxK", (1, 8, 8, 32), lambda b, x: b.conv2d(x, 32, 3, activation="NONE")))  # K 288
 
 
 def layers() -> list:
     """(class, one-layer graph every variant of the class may run, measured for the compact instance alone?) of each
-    of SHAPES and COMPACT_SHAPES (activation NONE: the full int8 range)."""
+    of SHAPES and FORM_SHAPES (activation NONE: the full int8 range)."""
     out = []
-    for n, (cls, shape, make) in enumerate(SHAPES + COMPACT_SHAPES):
+    for n, (cls, shape, make) in enumerate(SHAPES + FORM_SHAPES):
         b = GraphBuilder(f"cost-{cls.replace(' ', '-')}-{n}", seed=1)
         make(b, b.input(shape))
         out.append((cls, b.finish(), n >= len(SHAPES)))
@@ -104,7 +113,7 @@ def symbols(t, elf: Path) -> dict:
 
 def measure(board: str, work: Path) -> dict:
     t = targets.get(board)
-    found: dict = {"variants": {}, "instances": {}, "compact": {}}
+    found: dict = {"variants": {}, "instances": {}, "compact": {}, "medium": {}}
     points: dict = {}
     ratios: dict = {}
     for cls, g, compact_only in layers():
@@ -118,8 +127,10 @@ def measure(board: str, work: Path) -> dict:
         x = np.random.default_rng(0).integers(-128, 128, size=tuple(g.tensors[g.inputs[0]].shape), dtype=np.int8)
         runs = {}
         small = inst and op in made.compact_ops  # its compact instance other code (kernel_variants.compact_form)
-        codes = (["instance"] if inst else []) + ([code_budget.COMPACT] if small else []) + list(names)
-        for code in codes[:2] if compact_only else codes:  # compact alone: beside its instance (the bytes' common)
+        forms = [f for f in code_budget.ROLLED if small and (f == code_budget.COMPACT
+                                                             or kernel_variants.medium_op(g, g.operators[op]))]
+        inst_codes = (["instance"] if inst else []) + forms
+        for code in inst_codes if compact_only else inst_codes + list(names):  # forms alone: the bytes' common theirs
             with code_budget.forcing(code):
                 out = work / board / cls.replace(" ", "-") / code
                 pipeline.build(g, board, out, plan=plan)
@@ -130,21 +141,23 @@ def measure(board: str, work: Path) -> dict:
             runs[code] = (symbols(t, out / "firmware.elf"), (k, per))
         common = set.intersection(*(set(s) for s, _ in runs.values()))
         for code, (syms, (k, per)) in runs.items():
-            if compact_only and code != code_budget.COMPACT:
-                continue
-            table, name = {"instance": ("instances", inst), code_budget.COMPACT: ("compact", inst)}.get(
+            table, name = {"instance": ("instances", inst), **{f: (t, inst) for f, t in code_budget.ROLLED.items()}}.get(
                 code, ("variants", code))
             own = f"op{op}_conv" if table != "variants" else code  # its own symbol, even when it is the only candidate
             size = sum(v for s, v in syms.items() if s not in common or s.split(".")[0] == own)  # op1_conv.constprop.0
             row = found[table].setdefault(name, {"bytes": 0, "fit": {}, "class_bytes": {}})
             row["bytes"] = max(row["bytes"], size)
             row["class_bytes"][cls] = max(row["class_bytes"].get(cls, 0), size)
-            points.setdefault((table, name, cls), []).append((k, per))
-            row["fit"][cls] = fit(points[(table, name, cls)])
-            if table == "compact":  # against its instance on the same layer (code_budget._cost)
-                ratios.setdefault((name, cls), []).append([k, round(per / runs["instance"][1][1], 5)])
-                row.setdefault("ratio", {})[cls] = sorted(ratios[(name, cls)])
-            label = {"instances": " (own instance)", "compact": " (compact instance)"}.get(table, "")
+            if table != "variants":  # a layer's own code: its bytes at each K (code_budget._bytes)
+                row.setdefault("points", {})[cls] = sorted(row.get("points", {}).get(cls, []) + [[k, size]])
+            if table != "instances" or not compact_only:  # the instance's fit through SHAPES' (FORM_SHAPES' between)
+                points.setdefault((table, name, cls), []).append((k, per))
+                row["fit"][cls] = fit(points[(table, name, cls)])
+            if table in code_budget.ROLLED.values():  # against its instance on the same layer (code_budget._cost)
+                ratios.setdefault((table, name, cls), []).append([k, round(per / runs["instance"][1][1], 5)])
+                row.setdefault("ratio", {})[cls] = sorted(ratios[(table, name, cls)])
+            label = {"instances": " (own instance)", "compact": " (compact instance)",
+                     "medium": " (medium instance)"}.get(table, "")
             print(f"{board} {cls:9s} {name + label:44s} {size:>6,} B "
                   f"K {k:4d} {per:8.2f} cycles/output", flush=True)
     return found

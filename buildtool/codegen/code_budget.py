@@ -43,24 +43,28 @@ PRESETS = CODE_PRESETS
 DEFAULT_PRESET = PlanOptions().optimize_code
 BALANCED_SLACK = 0.05  # balanced: modelled cycles at most 5 % above the fastest set's (issue 50 item 2)
 COMPACT = "compact"  # a CodePlan choice's form of a layer's compact instance (kernel_variants.COMPACT)
+MEDIUM = "medium"  # a CodePlan choice's form of a layer's medium instance (kernel_variants.MEDIUM)
+ROLLED = {COMPACT: "compact", MEDIUM: "medium"}  # the instance forms modelled against the full one (variant_costs.json)
 
 
 @dataclasses.dataclass(frozen=True)
 class Candidate:
     """One way to run a layer: `variant` (the function model.c calls, or its instance), `code` the name of
     the code it needs (layers naming the same code share it), `bytes` that code's size, `cycles` the
-    layer's modelled cycles with it; compact: the layer's compact instance of variant (kernel_variants.COMPACT)."""
+    layer's modelled cycles with it; compact: the layer's compact instance of variant (kernel_variants.COMPACT), medium
+    its medium one (kernel_variants.MEDIUM)."""
 
     variant: str
     code: str
     bytes: int
     cycles: int
     compact: bool = False
+    medium: bool = False
 
     @property
     def form(self):
-        """A CodePlan choice's second item: False (the variant), True (its own instance) or COMPACT."""
-        return COMPACT if self.compact else self.code != self.variant
+        """A CodePlan choice's second item: False (the variant), True (its own instance), COMPACT or MEDIUM."""
+        return COMPACT if self.compact else MEDIUM if self.medium else self.code != self.variant
 
 
 class OverBudget(ValueError):
@@ -166,7 +170,7 @@ def layer_cycles(g, op, kind: str, layer: dict, variant: str, instance: bool, va
     if measured is None:
         return None
     outputs, k = work(kind, layer, g, op)
-    table = "compact" if instance == COMPACT else "instances" if instance else "variants"
+    table = ROLLED.get(instance) or ("instances" if instance else "variants")
     cost = _cost(measured, table, variant, budget_class(g, op, measured), k)
     return None if cost is None else round(outputs * cost[1])
 
@@ -244,7 +248,8 @@ def lines(cp: dict) -> list:
     out = [f"code plan ({cp['preset']}{budget}): layer kernels {cp['bytes']:,} B, modelled {cp['cycles']:,} cycles "
            f"(fastest set: {cp['fastest_bytes']:,} B, {cp['fastest_cycles']:,} cycles)"]
     for r in cp["layers"]:
-        kind = " (compact instance)" if r.get("compact") else " (own instance)" if r["instance"] else ""
+        kind = (" (compact instance)" if r.get("compact") else " (medium instance)" if r.get("medium")
+                else " (own instance)" if r["instance"] else "")
         name = r["variant"] + kind
         out.append(f"  op {r['op']:3d} {r['opcode']:18s} {name:44s} {r['bytes']:>7,} B"
                    f"{' shared' if r['shared'] else '       '} {r['cycles']:>12,} cycles")
@@ -306,23 +311,25 @@ def work(kind: str, layer: dict, g, op) -> tuple:
 
 def _candidates(g, op, offer, shape: tuple, measured: dict, compact: bool = False) -> list | None:
     """The layer's candidates (the INSTANCES variant's own instance first when it may have one, then its compact
-    instance where compact: kernel_variants.compact_form, and measured), None when a variant has no measured figures
-    for the layer's class (measured None: no figures, every cost 0). shape: work(): (outputs, K)."""
+    instance where compact: kernel_variants.compact_form, and measured, then its medium one where it is other code too:
+    kernel_variants.medium_op), None when a variant has no measured figures for the layer's class (measured None: no
+    figures, every cost 0). shape: work(): (outputs, K)."""
     _, names, inst = offer
     cls = budget_class(g, op, measured)
     small = compact and inst
+    forms = [COMPACT, MEDIUM] if small and kernel_variants.medium_op(g, op) else [COMPACT] if small else []
     out = []
     for name, table, code in ([(inst, "instances", f"op{op.index}_conv")] if inst else []) + \
-            ([(inst, "compact", f"op{op.index}_conv {COMPACT}")] if small else []) + \
+            [(inst, ROLLED[f], f"op{op.index}_conv {f}") for f in forms] + \
             [(n, "variants", n) for n in names]:
         cost = (0, 0) if measured is None else _cost(measured, table, name, cls, shape[1])
-        if cost is None and table == "compact":  # not measured: offered only to be measured (forcing)
+        if cost is None and table in ROLLED.values():  # not measured: offered only to be measured (forcing)
             if not _forced:
                 continue
             cost = (0, 0)
         if cost is None:
             return None
-        out.append(Candidate(name, code, cost[0], round(shape[0] * cost[1]), table == "compact"))
+        out.append(Candidate(name, code, cost[0], round(shape[0] * cost[1]), table == "compact", table == "medium"))
     return out
 
 
@@ -337,37 +344,51 @@ def _fits(row: dict | None) -> dict:
     return row.get("fit") or {c: [0.0, v] for c, v in row.get("per_mac", {}).items()}
 
 
-def _bytes(row: dict, cls: str) -> int:
-    """A measured row's code bytes on a layer of class cls (its largest of any class where not measured per class)."""
+def _points(measured: dict, table: str, cls: str, key: str) -> list:
+    """The [K, value] points under `key` ("points": bytes, "ratio") of every row of `table` measured on class cls,
+    sorted: a layer's own instances of the variants are the same loops (kernel_variants.INSTANCES' one macro), measured
+    on the shapes each variant runs (ResNet-8's and tiny's 3x3 layers take bt_conv_s8_pm_rq2_ssat's, vww's stem
+    bt_conv_s8_pm_rq2m_ssat's)."""
+    return sorted(pt for _, r in sorted(measured.get(table, {}).items()) for pt in r.get(key, {}).get(cls, ()))
+
+
+def _bytes(measured: dict, table: str, row: dict, cls: str, k: int) -> int:
+    """The code bytes of a layer of class cls whose outputs read k values each on `table`'s measured `row`: a layer's own
+    code (its bytes measured at several K, "points": its straight runs grow with K), linear in k between the points,
+    the nearest's beyond, not the class's largest; else the row's class's (its largest of any class where not measured
+    per class)."""
+    points = _points(measured, table, cls, "points") if table != "variants" else []
+    if points:
+        return round(_between(points, k))
     return row.get("class_bytes", {}).get(cls, row["bytes"])
 
 
 def _cost(measured: dict, table: str, name: str, cls: str, k: int) -> tuple | None:
     """(bytes, cycles per output value) of a variant ("variants"), a layer's own instance of it ("instances") or its
-    compact instance ("compact") on a layer of class cls whose outputs read k values each. An instance of a variant
-    not measured as one: the measured instance's bytes, and its variant's cycles scaled by what the measured instance
-    saves over its own variant on the class at k (the same loops, the same constants folded), None when nothing was
-    measured for the class. A compact instance: its instance's cycles times the ratio measured
-    between the two forms on the same layers (its row's "ratio": [K, compact / instance] points, linear between them,
-    the nearest's beyond; at least 1), the bytes its row's (the variant's own, else the measured one's: the same
-    loops)."""
+    compact or medium instance ("compact", "medium") on a layer of class cls whose outputs read k values each (bytes:
+    _bytes at k). An instance of a variant not measured as one: the measured instance's bytes, and its variant's cycles
+    scaled by what the measured instance saves over its own variant on the class at k (the same loops, the same
+    constants folded), None when nothing was measured for the class. A compact or medium instance: its instance's
+    cycles times the ratio measured between the two forms on the same layers (the "ratio" points of its table's rows,
+    _points: [K, form / instance], linear between them, the nearest's beyond; at least 1)."""
     m = measured.get(table, {}).get(name)
-    if table == "compact":
-        row = m if cls in (m or {}).get("ratio", {}) else next(
-            (r for _, r in sorted(measured.get(table, {}).items()) if cls in r.get("ratio", {})), None)
+    if table in ROLLED.values():
+        ratio = _points(measured, table, cls, "ratio")
         full = _cost(measured, "instances", name, cls, k)
-        if row is None or full is None:
+        if not ratio or full is None:
             return None
-        return _bytes(row, cls), full[1] * max(1.0, _between(row["ratio"][cls], k))
+        row = m or next(r for _, r in sorted(measured[table].items()) if cls in r.get("ratio", {}))
+        return _bytes(measured, table, row, cls, k), full[1] * max(1.0, _between(ratio, k))
     if cls in _fits(m):
-        return _bytes(m, cls), _per_output(_fits(m)[cls], k)
+        return _bytes(measured, table, m, cls, k), _per_output(_fits(m)[cls], k)
     own = _fits(measured["variants"].get(name)).get(cls)
     if table != "instances" or own is None:
         return None
     for ref, r in sorted(measured.get("instances", {}).items()):
         base = _fits(measured["variants"].get(ref)).get(cls)
         if cls in _fits(r) and base and _per_output(base, k) > 0:
-            return _bytes(r, cls), _per_output(own, k) * _per_output(_fits(r)[cls], k) / _per_output(base, k)
+            gain = _per_output(_fits(r)[cls], k) / _per_output(base, k)
+            return _bytes(measured, table, r, cls, k), _per_output(own, k) * gain
     return None
 
 
@@ -387,7 +408,7 @@ _forced: list = []
 @contextmanager
 def forcing(code: str):
     """Within this block every layer that may call `code` (a variant, "instance" for the layers' own instances,
-    COMPACT for their compact ones) calls it: benchmarks/variant_costs.py measures each variant so."""
+    COMPACT, MEDIUM for their compact, medium ones) calls it: benchmarks/variant_costs.py measures each variant so."""
     _forced.append(code)
     try:
         yield
@@ -414,7 +435,8 @@ def plan(g, offers: dict, variants, goal: CodeGoal | None, shapes: dict | None =
     layers = {i: cs for i, cs in layers.items() if cs}
     if _forced:
         want = _forced[-1]
-        match = {"instance": lambda c: c.form is True, COMPACT: lambda c: c.compact}.get(want, lambda c: c.code == want)
+        match = {"instance": lambda c: c.form is True, COMPACT: lambda c: c.compact,
+                 MEDIUM: lambda c: c.medium}.get(want, lambda c: c.code == want)
         layers = {i: [next((c for c in cs if match(c)), cs[0])] for i, cs in layers.items()}
     try:
         rungs, free = ladders(layers, goal.budget)
@@ -442,7 +464,8 @@ def _code_plan(ops: dict, layers: dict, fastest: dict, picked: dict, size: int, 
         users[c.code] = users.get(c.code, 0) + 1
     choice = {**fastest, **{i: (c.variant, c.form) for i, c in picked.items()}}
     rows = tuple({"op": i, "opcode": ops[i].opcode, "variant": c.variant, "instance": c.code != c.variant,
-                  "compact": c.compact, "bytes": c.bytes, "shared": users[c.code] > 1, "cycles": c.cycles}
+                  "compact": c.compact, "medium": c.medium, "bytes": c.bytes, "shared": users[c.code] > 1,
+                  "cycles": c.cycles}
                  for i, c in sorted(picked.items()))
     return CodePlan(choice, fastest, rows, goal.preset, goal.budget, size, cycles, fast_cycles, fast_bytes, offers,
                     compact)

@@ -71,6 +71,7 @@ class Emitter:
         self.layers: dict = {}  # op index -> its layer (kernel_variants' dict) where offered
         self.shapes: dict = {}  # op index -> (outputs, K) of an offering layer (code_budget.work: its modelled cycles)
         self.dw_rows: dict = {}  # op index -> (variant, layer) of a depthwise layer on bt_dw_rows_q4_RL (model_c)
+        self.forms: dict = {}  # "op<i>" -> the form of its own instance own_instance gave (instance() reads MEDIUM)
         self.fixed_cycles = 0  # modelled cycles of the layers the code budget does not choose for (fused_c block_cycles)
 
     # -- addresses ----------------------------------------------------------------
@@ -243,7 +244,9 @@ class Emitter:
         if op.index in self.offers:
             kind, names, _ = self.offers[op.index]
             self.offers[op.index] = (kind, names, variant)
-        return self.code_choice is None or self.code_choice.get(op.index, (variant, True))[1]
+        form = self.code_choice is None or self.code_choice.get(op.index, (variant, True))[1]
+        self.forms[f"op{op.index}"] = form
+        return form
 
     def instanced(self) -> frozenset:
         """The layers that may have an instance of their own (kernel_variants.instanced's share of the MACs), once
@@ -260,9 +263,11 @@ class Emitter:
     def instance(self, n: str, variant: str, h: int, compact: bool = False) -> str:
         """Declare {n}_conv, the layer's own instance of `variant`'s loops (the set's macro on its constant
         parameters, kernel_variants.INSTANCES; compact: their compact form, kernel_variants.COMPACT; its own stack
-        frame); returns its name."""
+        frame; its medium form, kernel_variants.MEDIUM, where the code budget chose it: own_instance's form); returns its
+        name."""
         macro, extra = kernel_variants.INSTANCES[variant]
-        macro = kernel_variants.COMPACT[macro] if compact else macro
+        medium = self.forms.get(n) == code_budget.MEDIUM
+        macro = kernel_variants.COMPACT[macro] if compact else kernel_variants.MEDIUM[macro] if medium else macro
         self.used_variants.pop(variant, None)
         self.use_macro(macro)
         args = "".join(f", {a}" for a in extra)

@@ -105,12 +105,18 @@ def stem(p) -> bool:
             and p["out"]["c"] % 2 == 0 and p["out"]["w"] >= 3 and p["dil_h"] == 1 and p["dil_w"] == 1)
 
 
-def stem_op(g, op) -> bool:
-    """stem() of graph g's CONV_2D op, its fields from the graph's tensors and options (as model.c fills them)."""
+def op_fields(g, op) -> dict:
+    """The fields stem() and medium_form() read of graph g's CONV_2D op, from its tensors and options (as model.c fills
+    them)."""
     w, x, y, o = (g.tensors[op.inputs[1]].shape, g.tensors[op.inputs[0]].shape, g.tensors[op.outputs[0]].shape,
                   op.options)
-    return stem({"in": {"c": int(x[3])}, "kh": int(w[1]), "kw": int(w[2]), "out": {"c": int(y[3]), "w": int(y[2])},
-                 "dil_h": o.get("dilation_h", 1), "dil_w": o.get("dilation_w", 1)})
+    return {"in": {"c": int(x[3])}, "kh": int(w[1]), "kw": int(w[2]), "out": {"c": int(y[3]), "w": int(y[2])},
+            "dil_h": o.get("dilation_h", 1), "dil_w": o.get("dilation_w", 1)}
+
+
+def stem_op(g, op) -> bool:
+    """stem() of graph g's CONV_2D op."""
+    return stem(op_fields(g, op))
 
 
 # the table rows doubled_ok guards: model.c's own calls only, no dispatcher takes them
@@ -348,7 +354,8 @@ INSTANCES = {"bt_conv_s8_pm_rq2m_ssat": ("BT_CONV_PM", (2, 2)), "bt_conv_s8_pm_r
              "bt_conv_s8_pm_rq2": ("BT_CONV_PM", (1, 0)), "bt_conv_s8_pm": ("BT_CONV_PM", (0, 0)),
              "bt_conv_s8_pointwise": ("BT_CONV_PW", ())}
 # macro -> the names of its arguments after the dispatcher's (cortex-m/conv_pm.h, riscv/conv_pw.h)
-INSTANCE_PARAMS = {"BT_CONV_PM": ("fast", "act"), "BT_CONV_PMC": ("fast", "act"), "BT_CONV_PW": ()}
+INSTANCE_PARAMS = {"BT_CONV_PM": ("fast", "act"), "BT_CONV_PMC": ("fast", "act"), "BT_CONV_PMM": ("fast", "act"),
+                   "BT_CONV_PW": ()}
 # A layer's compact instance (issue 50: the code budget's third kind of candidate): the INSTANCES macro's loops in
 # their compact form (cortex-m/bt_variants.h BT_CONV_PMC: conv_pm.h's asm runs as a loop of a few groups, not
 # straight runs of up to 24; ResNet-8's instances 5-16 KB, compact 2-3 KB), macro -> its compact macro. The form
@@ -368,10 +375,34 @@ def compact_form(variant: str, p: dict) -> bool:
     macro, args = INSTANCES.get(variant, (None, ()))
     if macro not in COMPACT or not (args[0] > 0 and args[1] == 2) or stem(p):
         return False
-    k = _patch(p)
-    pmr = (p["in"]["c"] % 4 == 0 and p["kh"] * p["kw"] > 1 and p["kh"] <= 3 and p["dil_h"] == 1 and p["dil_w"] == 1
-           and p["out"]["w"] >= 3 and 3 * k < 4096)
-    return 4 <= k < BT_PM_L3_KMAX or pmr
+    return 4 <= _patch(p) < BT_PM_L3_KMAX or _pmr(p)
+
+
+def _pmr(p) -> bool:
+    """cortex-m/conv_pm.h bt_pmr_ok's conditions on a layer's fields (the row buffer of a KxK: c_in % 4 == 0, kh at
+    most 3, 3 K < 4096)."""
+    return (p["in"]["c"] % 4 == 0 and p["kh"] * p["kw"] > 1 and p["kh"] <= 3 and p["dil_h"] == 1 and p["dil_w"] == 1
+            and p["out"]["w"] >= 3 and 3 * _patch(p) < 4096)
+
+
+# A layer's medium instance (the code budget's fourth kind of candidate, between its instance and its compact one): the
+# row-buffer path's loops (bt_conv_pmr) with the triples' runs straight in one loop of triples, not one copy per case of
+# the requantisation's zero-point fold (up to 16 groups a run: the full form's two copies), and the pixels a row leaves
+# after its triples (bt_pmr2x3, bt_pmr1x4) rolled: cortex-m/bt_variants.h BT_CONV_PMM, macro -> its medium macro.
+MEDIUM = {"BT_CONV_PM": "BT_CONV_PMM"}
+BT_PMR_ONE_COPY = 16  # cortex-m/conv_pm.h bt_conv_pmr: over 16 groups a run, one loop of triples in every form
+
+
+def medium_form(p: dict) -> bool:
+    """Is conv layer p's own instance (of a variant compact_form takes) other code in its medium form (MEDIUM)? The
+    row-buffer path, and either two copies of the triples' runs (G = kw c_in / 4 at most BT_PMR_ONE_COPY) or pixels
+    left after a row's triples (out.w not a multiple of 3)."""
+    return _pmr(p) and (p["kw"] * p["in"]["c"] // 4 <= BT_PMR_ONE_COPY or p["out"]["w"] % 3 != 0)
+
+
+def medium_op(g, op) -> bool:
+    """medium_form() of graph g's CONV_2D op."""
+    return medium_form(op_fields(g, op))
 
 # kernel set -> (the macro its bt_variants.h defines, its table)
 TABLES = {"cortex-m": ("BT_VARIANTS_CORTEX_M", CORTEX_M), "riscv": ("BT_VARIANTS_RISCV", RISCV),
