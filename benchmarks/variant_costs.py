@@ -18,6 +18,10 @@ candidate variant (forced with code_budget.forcing) with the board's toolchain a
              table, else executed instructions. A per-MAC figure alone misses the per-output work (requantising,
              the patch's set-up), which decides the cycles of the short patches (vww's 1x1 layers of 8-64
              values run at 2-3 cycles per MAC, those of 256 at 0.4: `buildtool run --board cortex-m4`).
+             [a, b, c] where a class has a third shape (FIT_SHAPES: few output channels): a + b K + c K / C, C the
+             layer's (live) output channels, through the three: the work per pixel (widening its patch once for
+             all its channels), which decides a rows-live layer's (vww's ops 16-26: a shared variant there ran
+             1.08-1.21x the two-term line, its own instance 1.03-1.12x; the dead rows' spread is in both).
 A variant measured on several classes keeps its largest bytes, and per class its largest there (class_bytes); a
 layer's own instance folds the layer's constants, so its bytes grow with its patch's straight runs (a 1x1 layer's
 4-5 KB, a 3x3 of 432 values' 16.6 KB, of 72 values' 7 KB), and each of its forms keeps
@@ -74,14 +78,22 @@ FORM_SHAPES = (("conv 1x1", (1, 12, 12, 96), lambda b, x: b.conv2d(x, 64, 1, act
                ("conv KxK", (1, 8, 8, 32), lambda b, x: b.conv2d(x, 32, 3, activation="NONE")))  # K 288
 
 
+# A third shape for the fit's per-pixel term (fit [a, b, c]): the first 1x1's with a quarter of its output channels
+# (still within doubled_ok's K <= 2 C: the same candidates), every candidate but the rolled forms measured on it (their
+# ratio and every bytes point stay the shapes' above)
+FIT_SHAPES = (("conv 1x1", (1, 16, 16, 32), lambda b, x: b.conv2d(x, 16, 1, activation="NONE")),)  # K 32, C 16
+
+
 def layers() -> list:
-    """(class, one-layer graph every variant of the class may run, measured for the compact instance alone?) of each
-    of SHAPES and FORM_SHAPES (activation NONE: the full int8 range)."""
+    """(class, one-layer graph every variant of the class may run, its role) of each of SHAPES ("all"), FORM_SHAPES
+    ("forms": the instance's forms alone) and FIT_SHAPES ("fit": the fits alone) (activation NONE: the full int8
+    range)."""
     out = []
-    for n, (cls, shape, make) in enumerate(SHAPES + FORM_SHAPES):
+    roles = ["all"] * len(SHAPES) + ["forms"] * len(FORM_SHAPES) + ["fit"] * len(FIT_SHAPES)
+    for n, ((cls, shape, make), role) in enumerate(zip(SHAPES + FORM_SHAPES + FIT_SHAPES, roles)):
         b = GraphBuilder(f"cost-{cls.replace(' ', '-')}-{n}", seed=1)
         make(b, b.input(shape))
-        out.append((cls, b.finish(), n >= len(SHAPES)))
+        out.append((cls, b.finish(), role))
     return out
 
 
@@ -92,11 +104,15 @@ def patch(g, op) -> int:
 
 
 def fit(points: list) -> list:
-    """[a, b] of cycles per output = a + b K through the (K, cycles per output) points (one point: a 0)."""
+    """[a, b] of cycles per output = a + b K through the (K, C, cycles per output) points of SHAPES (one point: a 0), or
+    [a, b, c] of a + b K + c K / C through three (a class with a FIT_SHAPES shape)."""
     pts = sorted(set(points))
     if len(pts) == 1:
-        return [0.0, round(pts[0][1] / pts[0][0], 5)]
-    (k1, y1), (k2, y2) = pts[0], pts[-1]
+        return [0.0, round(pts[0][2] / pts[0][0], 5)]
+    if len(pts) == 3:
+        a, b, c = np.linalg.solve(np.array([[1.0, k, k / n] for k, n, _ in pts]), np.array([y for _, _, y in pts]))
+        return [round(float(a), 3), round(float(b), 5), round(float(c), 4)]
+    (k1, _, y1), (k2, _, y2) = pts[0], pts[-1]
     b = (y2 - y1) / (k2 - k1)
     return [round(y1 - b * k1, 3), round(b, 5)]
 
@@ -116,7 +132,7 @@ def measure(board: str, work: Path) -> dict:
     found: dict = {"variants": {}, "instances": {}, "compact": {}, "medium": {}}
     points: dict = {}
     ratios: dict = {}
-    for cls, g, compact_only in layers():
+    for cls, g, role in layers():
         plan = pipeline.plan_memory(g, pipeline.PlanOptions())
         made = emit_c(plan, g, board, t.weights_align).code_plan
         offers = made.offers
@@ -127,10 +143,10 @@ def measure(board: str, work: Path) -> dict:
         x = np.random.default_rng(0).integers(-128, 128, size=tuple(g.tensors[g.inputs[0]].shape), dtype=np.int8)
         runs = {}
         small = inst and op in made.compact_ops  # its compact instance other code (kernel_variants.compact_form)
-        forms = [f for f in code_budget.ROLLED if small and (f == code_budget.COMPACT
-                                                             or kernel_variants.medium_op(g, g.operators[op]))]
+        forms = [f for f in code_budget.ROLLED if small and role != "fit" and (
+            f == code_budget.COMPACT or kernel_variants.medium_op(g, g.operators[op]))]
         inst_codes = (["instance"] if inst else []) + forms
-        for code in inst_codes if compact_only else inst_codes + list(names):  # forms alone: the bytes' common theirs
+        for code in inst_codes if role == "forms" else inst_codes + list(names):  # forms alone: the bytes' common theirs
             with code_budget.forcing(code):
                 out = work / board / cls.replace(" ", "-") / code
                 pipeline.build(g, board, out, plan=plan)
@@ -140,18 +156,20 @@ def measure(board: str, work: Path) -> dict:
             per = (sum(o["cycles_estimate"]) / 2 if "cycles_estimate" in o else o["count"]) / (o["macs"] / k)
             runs[code] = (symbols(t, out / "firmware.elf"), (k, per))
         common = set.intersection(*(set(s) for s, _ in runs.values()))
+        c_out = int(g.tensors[g.operators[op].outputs[0]].shape[-1])
         for code, (syms, (k, per)) in runs.items():
             table, name = {"instance": ("instances", inst), **{f: (t, inst) for f, t in code_budget.ROLLED.items()}}.get(
                 code, ("variants", code))
             own = f"op{op}_conv" if table != "variants" else code  # its own symbol, even when it is the only candidate
             size = sum(v for s, v in syms.items() if s not in common or s.split(".")[0] == own)  # op1_conv.constprop.0
             row = found[table].setdefault(name, {"bytes": 0, "fit": {}, "class_bytes": {}})
-            row["bytes"] = max(row["bytes"], size)
-            row["class_bytes"][cls] = max(row["class_bytes"].get(cls, 0), size)
-            if table != "variants":  # a layer's own code: its bytes at each K (code_budget._bytes)
+            if role != "fit":
+                row["bytes"] = max(row["bytes"], size)
+                row["class_bytes"][cls] = max(row["class_bytes"].get(cls, 0), size)
+            if table != "variants" and role != "fit":  # a layer's own code: its bytes at each K (code_budget._bytes)
                 row.setdefault("points", {})[cls] = sorted(row.get("points", {}).get(cls, []) + [[k, size]])
-            if table != "instances" or not compact_only:  # the instance's fit through SHAPES' (FORM_SHAPES' between)
-                points.setdefault((table, name, cls), []).append((k, per))
+            if table != "instances" or role != "forms":  # the instance's fit through SHAPES' (FORM_SHAPES' between)
+                points.setdefault((table, name, cls), []).append((k, c_out, per))
                 row["fit"][cls] = fit(points[(table, name, cls)])
             if table in code_budget.ROLLED.values():  # against its instance on the same layer (code_budget._cost)
                 ratios.setdefault((table, name, cls), []).append([k, round(per / runs["instance"][1][1], 5)])

@@ -169,9 +169,9 @@ def layer_cycles(g, op, kind: str, layer: dict, variant: str, instance: bool, va
     measured = _measured(variants)
     if measured is None:
         return None
-    outputs, k = work(kind, layer, g, op)
+    outputs, k, ch = work(kind, layer, g, op)
     table = ROLLED.get(instance) or ("instances" if instance else "variants")
-    cost = _cost(measured, table, variant, budget_class(g, op, measured), k)
+    cost = _cost(measured, table, variant, budget_class(g, op, measured), k, ch)
     return None if cost is None else round(outputs * cost[1])
 
 
@@ -297,23 +297,25 @@ def budget_class(g, op, measured: dict | None) -> str:
 
 
 def work(kind: str, layer: dict, g, op) -> tuple:
-    """(outputs, K) of a layer model.c calls a variant for: the output values it computes (pixels by live
-    channels: a rows-live layer's dead rows cost no MAC) and the values each reads (its patch; an FC's inputs).
-    The candidates' modelled cycles are outputs x (a + b K), a and b measured per variant (variant_costs.json)."""
+    """(outputs, K, C) of a layer model.c calls a variant for: the output values it computes (pixels by live
+    channels: a rows-live layer's dead rows cost no MAC), the values each reads (its patch; an FC's inputs) and the
+    (live) channels of a pixel (an FC's outputs). The candidates' modelled cycles are outputs x (a + b K), + c K / C
+    where measured (a pixel's patch widened once for its C channels), a, b, c measured per variant
+    (variant_costs.json)."""
     if kind.startswith("fully_connected"):
         out = 1
         for d in g.tensors[op.outputs[0]].shape:
             out *= int(d)
-        return out, int(layer["n_in"])
-    o = layer["out"]
-    return o["h"] * o["w"] * len(layer["multipliers"]), layer["kh"] * layer["kw"] * layer["in"]["c"]
+        return out, int(layer["n_in"]), out
+    o, ch = layer["out"], len(layer["multipliers"])
+    return o["h"] * o["w"] * ch, layer["kh"] * layer["kw"] * layer["in"]["c"], ch
 
 
 def _candidates(g, op, offer, shape: tuple, measured: dict, compact: bool = False) -> list | None:
     """The layer's candidates (the INSTANCES variant's own instance first when it may have one, then its compact
     instance where compact: kernel_variants.compact_form, and measured, then its medium one where it is other code too:
     kernel_variants.medium_op), None when a variant has no measured figures for the layer's class (measured None: no
-    figures, every cost 0). shape: work(): (outputs, K)."""
+    figures, every cost 0). shape: work(): (outputs, K, C)."""
     _, names, inst = offer
     cls = budget_class(g, op, measured)
     small = compact and inst
@@ -322,7 +324,7 @@ def _candidates(g, op, offer, shape: tuple, measured: dict, compact: bool = Fals
     for name, table, code in ([(inst, "instances", f"op{op.index}_conv")] if inst else []) + \
             [(inst, ROLLED[f], f"op{op.index}_conv {f}") for f in forms] + \
             [(n, "variants", n) for n in names]:
-        cost = (0, 0) if measured is None else _cost(measured, table, name, cls, shape[1])
+        cost = (0, 0) if measured is None else _cost(measured, table, name, cls, shape[1], shape[2])
         if cost is None and table in ROLLED.values():  # not measured: offered only to be measured (forcing)
             if not _forced:
                 continue
@@ -333,8 +335,9 @@ def _candidates(g, op, offer, shape: tuple, measured: dict, compact: bool = Fals
     return out
 
 
-def _per_output(fit: list, k: int) -> float:
-    return fit[0] + fit[1] * k
+def _per_output(fit: list, k: int, ch: int) -> float:
+    """A fit's cycles per output value at K k, C ch: a + b K, + c K / C where measured (variant_costs.py FIT_SHAPES)."""
+    return fit[0] + fit[1] * k + (fit[2] * k / ch if len(fit) > 2 and ch > 0 else 0.0)
 
 
 def _fits(row: dict | None) -> dict:
@@ -363,9 +366,10 @@ def _bytes(measured: dict, table: str, row: dict, cls: str, k: int) -> int:
     return row.get("class_bytes", {}).get(cls, row["bytes"])
 
 
-def _cost(measured: dict, table: str, name: str, cls: str, k: int) -> tuple | None:
+def _cost(measured: dict, table: str, name: str, cls: str, k: int, ch: int = 0) -> tuple | None:
     """(bytes, cycles per output value) of a variant ("variants"), a layer's own instance of it ("instances") or its
-    compact or medium instance ("compact", "medium") on a layer of class cls whose outputs read k values each (bytes:
+    compact or medium instance ("compact", "medium") on a layer of class cls whose outputs (of ch output channels)
+    read k values each (bytes:
     _bytes at k). An instance of a variant not measured as one: the measured instance's bytes, and its variant's cycles
     scaled by what the measured instance saves over its own variant on the class at k (the same loops, the same
     constants folded), None when nothing was measured for the class. A compact or medium instance: its instance's
@@ -374,21 +378,21 @@ def _cost(measured: dict, table: str, name: str, cls: str, k: int) -> tuple | No
     m = measured.get(table, {}).get(name)
     if table in ROLLED.values():
         ratio = _points(measured, table, cls, "ratio")
-        full = _cost(measured, "instances", name, cls, k)
+        full = _cost(measured, "instances", name, cls, k, ch)
         if not ratio or full is None:
             return None
         row = m or next(r for _, r in sorted(measured[table].items()) if cls in r.get("ratio", {}))
         return _bytes(measured, table, row, cls, k), full[1] * max(1.0, _between(ratio, k))
     if cls in _fits(m):
-        return _bytes(measured, table, m, cls, k), _per_output(_fits(m)[cls], k)
+        return _bytes(measured, table, m, cls, k), _per_output(_fits(m)[cls], k, ch)
     own = _fits(measured["variants"].get(name)).get(cls)
     if table != "instances" or own is None:
         return None
     for ref, r in sorted(measured.get("instances", {}).items()):
         base = _fits(measured["variants"].get(ref)).get(cls)
-        if cls in _fits(r) and base and _per_output(base, k) > 0:
-            gain = _per_output(_fits(r)[cls], k) / _per_output(base, k)
-            return _bytes(measured, table, r, cls, k), _per_output(own, k) * gain
+        if cls in _fits(r) and base and _per_output(base, k, ch) > 0:
+            gain = _per_output(_fits(r)[cls], k, ch) / _per_output(base, k, ch)
+            return _bytes(measured, table, r, cls, k), _per_output(own, k, ch) * gain
     return None
 
 
@@ -420,7 +424,7 @@ def plan(g, offers: dict, variants, goal: CodeGoal | None, shapes: dict | None =
          compact: frozenset = frozenset()) -> CodePlan:
     """The code plan of a model.c whose layers offered `offers` (Emitter.offers: each layer on its fastest
     variant, its own instance when it may have one) on a kernel set `variants` (kernel_variants.for_board); shapes:
-    Emitter.shapes, each offering layer's (outputs, K) (work()); fixed: the modelled cycles of the model's other layers
+    Emitter.shapes, each offering layer's (outputs, K, C) (work()); fixed: the modelled cycles of the model's other layers
     (balanced_ok); compact: the layers offered their compact instance too (Emitter.compact_ops; none on a part whose
     instances are compact by its define, kernel_variants.icache_part)."""
     goal = goal or CodeGoal()
@@ -430,7 +434,7 @@ def plan(g, offers: dict, variants, goal: CodeGoal | None, shapes: dict | None =
         return CodePlan(fastest, fastest, preset=goal.preset, budget=goal.budget, offers=offers, compact_ops=compact)
     ops = {op.index: op for op in g.operators}
     shapes = shapes or {}
-    layers = {i: _candidates(g, ops[i], offers[i], shapes.get(i, (0, 0)), measured, i in compact)
+    layers = {i: _candidates(g, ops[i], offers[i], shapes.get(i, (0, 0, 0)), measured, i in compact)
               for i in sorted(offers)}
     layers = {i: cs for i, cs in layers.items() if cs}
     if _forced:

@@ -69,7 +69,7 @@ class Emitter:
                             + STAGE_COPY + "\n")
         self.offers: dict = {}  # op index -> (kind, the variants that may run it, the variant it may instance)
         self.layers: dict = {}  # op index -> its layer (kernel_variants' dict) where offered
-        self.shapes: dict = {}  # op index -> (outputs, K) of an offering layer (code_budget.work: its modelled cycles)
+        self.shapes: dict = {}  # op index -> (outputs, K, C) of an offering layer (code_budget.work: its modelled cycles)
         self.dw_rows: dict = {}  # op index -> (variant, layer) of a depthwise layer on bt_dw_rows_q4_RL (model_c)
         self.forms: dict = {}  # "op<i>" -> the form of its own instance own_instance gave (instance() reads MEDIUM)
         self.fixed_cycles = 0  # modelled cycles of the layers the code budget does not choose for (fused_c block_cycles)
