@@ -3,6 +3,7 @@ buildtool/codegen/variant_costs.json.
 
     python3 benchmarks/variant_costs.py            # cortex-m (on cortex-m4) and riscv (on riscv32)
     python3 benchmarks/variant_costs.py --print    # the table only, nothing written
+    python3 benchmarks/variant_costs.py --sets riscv   # one set measured again, the others' figures kept
 
 Per kernel set, two one-layer models per layer class (conv KxK, conv stem (code_budget.budget_class), conv 1x1,
 depthwise, FC; buildtool.zoo's
@@ -69,11 +70,13 @@ SHAPES = (("conv KxK", (1, 16, 16, 8), lambda b, x: b.conv2d(x, 64, 3, activatio
           ("FC", (1, 64), lambda b, x: b.fully_connected(x, 64)),                                # K 64
           ("FC", (1, 512), lambda b, x: b.fully_connected(x, 64)))                               # K 512
 # A layer's compact and medium instances differ from its instance only where their loops have another form
-# (kernel_variants.compact_form: a 1x1 of K < 132, not the 256 above; medium_form: a KxK's row buffer): more shapes,
-# measured for the instance's forms alone (the other candidates' figures, the instance's fit, stay the shapes' above:
-# their K lie between them), their bytes points and ratios; the KxK ones' runs one copy (G 24) and two (G 12), their
-# rows leaving 2 pixels (out.w 8, as tiny's and ResNet-8's 8x8 layers) and none (out.w 15)
+# (kernel_variants.compact_form: a 1x1 of K < 132, not the 256 above; medium_form): more shapes, measured for the
+# instance's forms alone, for their bytes points and ratios (the other candidates' figures and the instance's fit stay
+# the shapes' above): a 1x1 of K 96 and one of K 8 (vww's op 2 ran its medium form at 1.051x its instance, the nearest
+# ratio, K 32's, said 1.018x); KxK layers whose triples' runs are one copy (G 24) and two (G 12), their rows leaving 2
+# pixels (out.w 8, as tiny's and ResNet-8's 8x8 layers) and none (out.w 15)
 FORM_SHAPES = (("conv 1x1", (1, 12, 12, 96), lambda b, x: b.conv2d(x, 64, 1, activation="NONE")),  # K 96
+               ("conv 1x1", (1, 24, 24, 8), lambda b, x: b.conv2d(x, 16, 1, activation="NONE")),  # K 8 (vww's op 2)
                ("conv KxK", (1, 15, 15, 16), lambda b, x: b.conv2d(x, 32, 3, activation="NONE")),  # K 144
                ("conv KxK", (1, 8, 8, 32), lambda b, x: b.conv2d(x, 32, 3, activation="NONE")))  # K 288
 
@@ -155,6 +158,8 @@ def measure(board: str, work: Path) -> dict:
             k = patch(g, g.operators[op])
             per = (sum(o["cycles_estimate"]) / 2 if "cycles_estimate" in o else o["count"]) / (o["macs"] / k)
             runs[code] = (symbols(t, out / "firmware.elf"), (k, per))
+        if not runs:  # a forms shape where the layer has no instance (riscv's KxK)
+            continue
         common = set.intersection(*(set(s) for s, _ in runs.values()))
         c_out = int(g.tensors[g.operators[op].outputs[0]].shape[-1])
         for code, (syms, (k, per)) in runs.items():
@@ -190,7 +195,10 @@ def main() -> None:
           for s in a.sets.split(",")}
     with tempfile.TemporaryDirectory(prefix="bt-variant-costs-") as tmp:
         sets = {s: dict(board=BOARDS[s], **measure(BOARDS[s], Path(tmp))) for s in a.sets.split(",")}
-    if not a.print:
+    if not a.print:  # a --sets subset replaces those sets' figures, the others' stay
+        old = json.loads(code_budget.COSTS.read_text()) if code_budget.COSTS.exists() else {}
+        sets = {**old.get("sets", {}), **sets}
+        cc = {**old.get("toolchain", {}), **cc}
         doc = {"command": "python3 benchmarks/variant_costs.py", "toolchain": cc, "sets": sets}
         code_budget.COSTS.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
         print(f"wrote {code_budget.COSTS.relative_to(ROOT)}")

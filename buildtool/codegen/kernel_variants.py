@@ -385,19 +385,23 @@ def _pmr(p) -> bool:
             and p["out"]["w"] >= 3 and 3 * _patch(p) < 4096)
 
 
-# A layer's medium instance (the code budget's fourth kind of candidate, between its instance and its compact one): the
-# row-buffer path's loops (bt_conv_pmr) with the triples' runs straight in one loop of triples, not one copy per case of
-# the requantisation's zero-point fold (up to 16 groups a run: the full form's two copies), and the pixels a row leaves
-# after its triples (bt_pmr2x3, bt_pmr1x4) rolled: cortex-m/bt_variants.h BT_CONV_PMM, macro -> its medium macro.
+# A layer's medium instance (the code budget's fourth kind of candidate, between its instance and its compact one): its
+# loops straight, as the instance's, but one copy of them where the instance has one per case of the requantisation's
+# zero-point fold (a pair of channels folds it or not: known at run time), and the pixels a row leaves after its
+# triples rolled: on the row-buffer path (bt_conv_pmr) one loop of triples reading the fold per pair (the instance's two
+# up to 16 groups a run) and bt_pmr2x3, bt_pmr1x4 in their compact form; on bt_pm_loop3 (K below BT_PM_L3_KMAX) the
+# zero point never folded, an ADD an output (the instance's two asm bodies). cortex-m/bt_variants.h BT_CONV_PMM, macro
+# -> its medium macro.
 MEDIUM = {"BT_CONV_PM": "BT_CONV_PMM"}
 BT_PMR_ONE_COPY = 16  # cortex-m/conv_pm.h bt_conv_pmr: over 16 groups a run, one loop of triples in every form
 
 
 def medium_form(p: dict) -> bool:
-    """Is conv layer p's own instance (of a variant compact_form takes) other code in its medium form (MEDIUM)? The
-    row-buffer path, and either two copies of the triples' runs (G = kw c_in / 4 at most BT_PMR_ONE_COPY) or pixels
-    left after a row's triples (out.w not a multiple of 3)."""
-    return _pmr(p) and (p["kw"] * p["in"]["c"] // 4 <= BT_PMR_ONE_COPY or p["out"]["w"] % 3 != 0)
+    """Is conv layer p's own instance, of a variant whose compact instance is other code (compact_form), other code in
+    its medium form (MEDIUM)? bt_pm_loop3's path (not the row buffer's): always; the row buffer's: two copies of the
+    triples' runs (G = kw c_in / 4 at most BT_PMR_ONE_COPY) or pixels left after a row's triples (out.w not a multiple
+    of 3)."""
+    return not _pmr(p) or p["kw"] * p["in"]["c"] // 4 <= BT_PMR_ONE_COPY or p["out"]["w"] % 3 != 0
 
 
 def medium_op(g, op) -> bool:

@@ -28,8 +28,9 @@ const char *bt_conv_s8_variant(const bt_conv_params *p);
 /* the same loops' compact form (conv_pm.h bt_conv_pm_form: a loop of a few groups a run, not straight runs), for a
  * layer the stem path does not take: the code budget's compact instance (kernel_variants.COMPACT) */
 #define BT_CONV_PMC(p, in, in_y0, out, y0, y1, fast, act) bt_conv_pm_form(p, in, in_y0, out, y0, y1, fast, act, 1)
-/* the middle form (a row-buffer layer's: its triples' runs straight, one copy; the pixels left after them rolled):
- * the code budget's medium instance (kernel_variants.MEDIUM) */
+/* the middle form (conv_pm.h compact 2: the loops straight, one copy of them, not one per case of the zero point's
+ * fold; the row buffer's pixels left after its triples rolled): the code budget's medium instance
+ * (kernel_variants.MEDIUM) */
 #define BT_CONV_PMM(p, in, in_y0, out, y0, y1, fast, act) bt_conv_pm_form(p, in, in_y0, out, y0, y1, fast, act, 2)
 
 #define BT_DW_VARIANT(name) \

@@ -1376,7 +1376,10 @@ static inline __attribute__((always_inline)) void bt_conv_pm_form(const bt_conv_
 #if BT_PM_RQ6_ASM
         if (asm_rq && BT_PM_L3_ROOM(p, K, g.ops)) {   /* the whole triple loop in one asm (bt_pm_loop3) */
           bt_pm_l3s *const l3s = (bt_pm_l3s *)(col + 3 * BT_COL_MAX) - 1;
-          const int folded = bt_pm_k6(l3s->k + 2, m0, m1, s0, s1, zp, fast);
+          /* the middle form (compact 2): the zero point never folded, one asm (BT_PM_L3_ZO's ADD an output), not
+             one per case of the fold */
+          const int unfold = compact == 2;
+          const int folded = bt_pm_k6(l3s->k + 2, m0, m1, s0, s1, unfold ? 0 : zp, fast) & !unfold;
           if (folded || __builtin_constant_p(zp)) {
             l3s->k[0] = b0; l3s->k[1] = b1;
             l3s->k[4] |= (T & 1) << 8;   /* bt_pm_loop3's odd count (ASR by a register reads bits 0-7) */
