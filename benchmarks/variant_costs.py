@@ -146,8 +146,9 @@ def measure(board: str, work: Path) -> dict:
         x = np.random.default_rng(0).integers(-128, 128, size=tuple(g.tensors[g.inputs[0]].shape), dtype=np.int8)
         runs = {}
         small = inst and op in made.compact_ops  # its compact instance other code (kernel_variants.compact_form)
+        o_ = g.operators[op]
         forms = [f for f in code_budget.ROLLED if small and role != "fit" and (
-            f == code_budget.COMPACT or kernel_variants.medium_op(g, g.operators[op]))]
+            kernel_variants.medium_op(inst, g, o_) if f == code_budget.MEDIUM else not kernel_variants.stem_op(g, o_))]
         inst_codes = (["instance"] if inst else []) + forms
         for code in inst_codes if role == "forms" else inst_codes + list(names):  # forms alone: the bytes' common theirs
             with code_budget.forcing(code):

@@ -229,7 +229,7 @@ class CodePlan:
     fastest_cycles: int = 0
     fastest_bytes: int = 0
     offers: dict = dataclasses.field(default_factory=dict)  # Emitter.offers: what each layer might call
-    compact_ops: frozenset = frozenset()  # the layers offered their compact instance too (plan's compact)
+    compact_ops: frozenset = frozenset()  # the layers offered their compact or medium instance too (plan's compact)
 
     def to_json(self) -> dict:
         return {"preset": self.preset, "budget": self.budget, "bytes": self.bytes, "cycles": self.cycles,
@@ -312,14 +312,14 @@ def work(kind: str, layer: dict, g, op) -> tuple:
 
 
 def _candidates(g, op, offer, shape: tuple, measured: dict, compact: bool = False) -> list | None:
-    """The layer's candidates (the INSTANCES variant's own instance first when it may have one, then its compact
-    instance where compact: kernel_variants.compact_form, and measured, then its medium one where it is other code too:
-    kernel_variants.medium_op), None when a variant has no measured figures for the layer's class (measured None: no
+    """The layer's candidates (the INSTANCES variant's own instance first when it may have one, then, where compact
+    (Emitter.compact_ops) and measured, its compact instance (not a stem's: kernel_variants.compact_form) and its
+    medium one where it is other code (kernel_variants.medium_form)), None when a variant has no measured figures for the layer's class (measured None: no
     figures, every cost 0). shape: work(): (outputs, K, C)."""
     _, names, inst = offer
     cls = budget_class(g, op, measured)
-    small = compact and inst
-    forms = [COMPACT, MEDIUM] if small and kernel_variants.medium_op(g, op) else [COMPACT] if small else []
+    forms = [] if not (compact and inst) else [f for f, other in (
+        (COMPACT, not kernel_variants.stem_op(g, op)), (MEDIUM, kernel_variants.medium_op(inst, g, op))) if other]
     out = []
     for name, table, code in ([(inst, "instances", f"op{op.index}_conv")] if inst else []) + \
             [(inst, ROLLED[f], f"op{op.index}_conv {f}") for f in forms] + \
@@ -425,7 +425,7 @@ def plan(g, offers: dict, variants, goal: CodeGoal | None, shapes: dict | None =
     """The code plan of a model.c whose layers offered `offers` (Emitter.offers: each layer on its fastest
     variant, its own instance when it may have one) on a kernel set `variants` (kernel_variants.for_board); shapes:
     Emitter.shapes, each offering layer's (outputs, K, C) (work()); fixed: the modelled cycles of the model's other layers
-    (balanced_ok); compact: the layers offered their compact instance too (Emitter.compact_ops; none on a part whose
+    (balanced_ok); compact: the layers offered their compact or medium instance too (Emitter.compact_ops; none on a part whose
     instances are compact by its define, kernel_variants.icache_part)."""
     goal = goal or CodeGoal()
     fastest = {i: (names[0] if inst is None else inst, inst is not None) for i, (_, names, inst) in offers.items()}

@@ -256,9 +256,11 @@ class Emitter:
         return self._instanced
 
     def compact_ops(self) -> frozenset:
-        """The offering layers whose own instance has a compact form of other code (kernel_variants.compact_form)."""
+        """The offering layers whose own instance has a compact or a medium form of other code
+        (kernel_variants.compact_form, medium_form: a stem's has a medium one only)."""
         return frozenset(i for i, (_, _, inst) in self.offers.items()
-                         if inst and kernel_variants.compact_form(inst, self.layers[i]))
+                         if inst and (kernel_variants.compact_form(inst, self.layers[i])
+                                      or kernel_variants.medium_form(inst, self.layers[i])))
 
     def instance(self, n: str, variant: str, h: int, compact: bool = False) -> str:
         """Declare {n}_conv, the layer's own instance of `variant`'s loops (the set's macro on its constant

@@ -372,10 +372,16 @@ def compact_form(variant: str, p: dict) -> bool:
     (fast > 0, act 2), not the stem path, and a path whose loops have a compact form: bt_pm_loop3 (K below
     BT_PM_L3_KMAX) or the row buffer of a KxK (bt_pmr_ok's conditions on the layer's fields: c_in % 4 == 0, kh at
     most 3, 3 K < 4096); elsewhere the two forms compile to the same code."""
-    macro, args = INSTANCES.get(variant, (None, ()))
-    if macro not in COMPACT or not (args[0] > 0 and args[1] == 2) or stem(p):
+    if not _asm_forms(variant) or stem(p):
         return False
     return 4 <= _patch(p) < BT_PM_L3_KMAX or _pmr(p)
+
+
+def _asm_forms(variant: str) -> bool:
+    """Does `variant`'s own instance run the asm paths whose loops have other forms (an INSTANCES macro with a compact
+    and a medium one, the asm requantisation: fast > 0, act 2)?"""
+    macro, args = INSTANCES.get(variant, (None, ()))
+    return macro in COMPACT and macro in MEDIUM and args[0] > 0 and args[1] == 2
 
 
 def _pmr(p) -> bool:
@@ -390,23 +396,28 @@ def _pmr(p) -> bool:
 # zero-point fold (a pair of channels folds it or not: known at run time), and the pixels a row leaves after its
 # triples rolled: on the row-buffer path (bt_conv_pmr) one loop of triples reading the fold per pair (the instance's two
 # up to 16 groups a run) and bt_pmr2x3, bt_pmr1x4 in their compact form; on bt_pm_loop3 (K below BT_PM_L3_KMAX) the
-# zero point never folded, an ADD an output (the instance's two asm bodies). cortex-m/bt_variants.h BT_CONV_PMM, macro
-# -> its medium macro.
+# zero point never folded, an ADD an output (the instance's two asm bodies); on the stem path (conv_stem.h) the zero
+# point always added, one copy of a row's and its tail's asm (the instance's two). cortex-m/bt_variants.h BT_CONV_PMM,
+# macro -> its medium macro.
 MEDIUM = {"BT_CONV_PM": "BT_CONV_PMM"}
 BT_PMR_ONE_COPY = 16  # cortex-m/conv_pm.h bt_conv_pmr: over 16 groups a run, one loop of triples in every form
 
 
-def medium_form(p: dict) -> bool:
-    """Is conv layer p's own instance, of a variant whose compact instance is other code (compact_form), other code in
-    its medium form (MEDIUM)? bt_pm_loop3's path (not the row buffer's): always; the row buffer's: two copies of the
-    triples' runs (G = kw c_in / 4 at most BT_PMR_ONE_COPY) or pixels left after a row's triples (out.w not a multiple
-    of 3)."""
-    return not _pmr(p) or p["kw"] * p["in"]["c"] // 4 <= BT_PMR_ONE_COPY or p["out"]["w"] % 3 != 0
+def medium_form(variant: str, p: dict) -> bool:
+    """Is conv layer p's own instance of `variant` other code in its medium form (MEDIUM)? The asm paths (_asm_forms):
+    the stem's, bt_pm_loop3's (compact_form, not the row buffer's), and the row buffer's with two copies of the triples'
+    runs (G = kw c_in / 4 at most BT_PMR_ONE_COPY) or pixels left after a row's triples (out.w not a multiple of 3)."""
+    if not _asm_forms(variant):
+        return False
+    if stem(p):
+        return True
+    return compact_form(variant, p) and (not _pmr(p) or p["kw"] * p["in"]["c"] // 4 <= BT_PMR_ONE_COPY
+                                          or p["out"]["w"] % 3 != 0)
 
 
-def medium_op(g, op) -> bool:
+def medium_op(variant: str, g, op) -> bool:
     """medium_form() of graph g's CONV_2D op."""
-    return medium_form(op_fields(g, op))
+    return medium_form(variant, op_fields(g, op))
 
 # kernel set -> (the macro its bt_variants.h defines, its table)
 TABLES = {"cortex-m": ("BT_VARIANTS_CORTEX_M", CORTEX_M), "riscv": ("BT_VARIANTS_RISCV", RISCV),
