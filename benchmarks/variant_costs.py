@@ -74,11 +74,14 @@ SHAPES = (("conv KxK", (1, 16, 16, 8), lambda b, x: b.conv2d(x, 64, 3, activatio
 # instance's forms alone, for their bytes points and ratios (the other candidates' figures and the instance's fit stay
 # the shapes' above): a 1x1 of K 96 and one of K 8 (vww's op 2 ran its medium form at 1.051x its instance, the nearest
 # ratio, K 32's, said 1.018x); KxK layers whose triples' runs are one copy (G 24) and two (G 12), their rows leaving 2
-# pixels (out.w 8, as tiny's and ResNet-8's 8x8 layers) and none (out.w 15)
+# pixels (out.w 8, as tiny's and ResNet-8's 8x8 layers) and none (out.w 15); the stems above of stride 2 (S even: vww's
+# and tiny's; code_budget.bytes_class, SHAPES' stems of stride 1 an odd S)
 FORM_SHAPES = (("conv 1x1", (1, 12, 12, 96), lambda b, x: b.conv2d(x, 64, 1, activation="NONE")),  # K 96
                ("conv 1x1", (1, 24, 24, 8), lambda b, x: b.conv2d(x, 16, 1, activation="NONE")),  # K 8 (vww's op 2)
                ("conv KxK", (1, 15, 15, 16), lambda b, x: b.conv2d(x, 32, 3, activation="NONE")),  # K 144
-               ("conv KxK", (1, 8, 8, 32), lambda b, x: b.conv2d(x, 32, 3, activation="NONE")))  # K 288
+               ("conv KxK", (1, 8, 8, 32), lambda b, x: b.conv2d(x, 32, 3, activation="NONE")),  # K 288
+               ("conv stem", (1, 32, 32, 3), lambda b, x: b.conv2d(x, 16, 3, 2, activation="NONE")),  # K 27, S 6
+               ("conv stem", (1, 24, 24, 3), lambda b, x: b.conv2d(x, 16, 5, 2, activation="NONE")))  # K 75, S 6
 
 
 # A third shape for the fit's per-pixel term (fit [a, b, c]): the first 1x1's with a quarter of its output channels
@@ -173,8 +176,10 @@ def measure(board: str, work: Path) -> dict:
                 row["bytes"] = max(row["bytes"], size)
                 row["class_bytes"][cls] = max(row["class_bytes"].get(cls, 0), size)
             if table != "variants" and role != "fit":  # a layer's own code: its bytes at each K (code_budget._bytes)
-                row.setdefault("points", {})[cls] = sorted(row.get("points", {}).get(cls, []) + [[k, size]])
-            if table != "instances" or role != "forms":  # the instance's fit through SHAPES' (FORM_SHAPES' between)
+                pk = code_budget.bytes_class(g, g.operators[op], cls)
+                row.setdefault("points", {})[pk] = sorted(row.get("points", {}).get(pk, []) + [[k, size]])
+            if role == "all" or (role == "fit" and table in ("instances", "variants")):  # fits: SHAPES', FIT_SHAPES'
+                # (the rolled forms' unused by the budget: their ratio)
                 points.setdefault((table, name, cls), []).append((k, c_out, per))
                 row["fit"][cls] = fit(points[(table, name, cls)])
             if table in code_budget.ROLLED.values():  # against its instance on the same layer (code_budget._cost)

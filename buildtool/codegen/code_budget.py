@@ -83,10 +83,13 @@ def _total(choice: dict, layers: dict) -> tuple:
 
 
 def _smallest(layers: dict) -> dict:
-    """The least code: each layer on its candidate of least bytes (ties: fewer cycles, then the first); then,
-    layer by layer until nothing changes, a layer moved onto code another layer calls when that frees more
-    bytes than it adds (ties: fewer cycles)."""
+    """The least code: each layer on its candidate of least bytes (ties: fewer cycles, then the first); then, until
+    nothing changes, layer by layer a layer moved onto code another layer calls when that frees more bytes than it
+    adds (ties: fewer cycles), and code by code (by name) every layer that may call it moved onto it when that takes
+    fewer bytes (ties: fewer cycles): one shared variant for all where each layer's own smallest instance is smaller
+    than it but all of them together are not (tiny: 2.6 KB against three instances' 6.6 KB)."""
     choice = {k: min(range(len(cs)), key=lambda i, cs=cs: (cs[i].bytes, cs[i].cycles, i)) for k, cs in layers.items()}
+    codes = sorted({c.code for cs in layers.values() for c in cs})
     changed = True
     while changed:
         changed = False
@@ -96,6 +99,10 @@ def _smallest(layers: dict) -> dict:
             best = min(options, key=lambda i: (_total({**choice, k: i}, layers), i))
             if best != choice[k]:
                 choice[k], changed = best, True
+        for code in codes:
+            trial = {k: next((i for i, c in enumerate(cs) if c.code == code), choice[k]) for k, cs in layers.items()}
+            if _total(trial, layers) < _total(choice, layers):
+                choice, changed = trial, True
     return choice
 
 
@@ -171,7 +178,8 @@ def layer_cycles(g, op, kind: str, layer: dict, variant: str, instance: bool, va
         return None
     outputs, k, ch = work(kind, layer, g, op)
     table = ROLLED.get(instance) or ("instances" if instance else "variants")
-    cost = _cost(measured, table, variant, budget_class(g, op, measured), k, ch)
+    cls = budget_class(g, op, measured)
+    cost = _cost(measured, table, variant, cls, k, ch, bytes_class(g, op, cls))
     return None if cost is None else round(outputs * cost[1])
 
 
@@ -296,6 +304,19 @@ def budget_class(g, op, measured: dict | None) -> str:
     return "conv stem" if has_stem else cls
 
 
+ODD_S = ", odd S"  # bytes_class's mark of a stem whose window rows start an odd count of values apart
+
+
+def bytes_class(g, op, cls: str) -> str:
+    """The class a layer's own code's bytes are measured under (variant_costs.json "points"): cls, except a stem whose
+    pixels' window rows start stride_w c_in values apart, an odd count (ResNet-8's 3x3 of stride 1), cls + ODD_S: its
+    instance keeps a second set of buffer rows and two triples' asm a row (conv_stem.h), 1.4x the bytes of an even
+    one's (vww's and tiny's stride 2)."""
+    if cls != "conv stem":
+        return cls
+    return cls + ODD_S if op.options.get("stride_w", 1) * int(g.tensors[op.inputs[0]].shape[3]) % 2 else cls
+
+
 def work(kind: str, layer: dict, g, op) -> tuple:
     """(outputs, K, C) of a layer model.c calls a variant for: the output values it computes (pixels by live
     channels: a rows-live layer's dead rows cost no MAC), the values each reads (its patch; an FC's inputs) and the
@@ -324,7 +345,8 @@ def _candidates(g, op, offer, shape: tuple, measured: dict, compact: bool = Fals
     for name, table, code in ([(inst, "instances", f"op{op.index}_conv")] if inst else []) + \
             [(inst, ROLLED[f], f"op{op.index}_conv {f}") for f in forms] + \
             [(n, "variants", n) for n in names]:
-        cost = (0, 0) if measured is None else _cost(measured, table, name, cls, shape[1], shape[2])
+        cost = (0, 0) if measured is None else _cost(measured, table, name, cls, shape[1], shape[2],
+                                                      bytes_class(g, op, cls))
         if cost is None and table in ROLLED.values():  # not measured: offered only to be measured (forcing)
             if not _forced:
                 continue
@@ -355,18 +377,19 @@ def _points(measured: dict, table: str, cls: str, key: str) -> list:
     return sorted(pt for _, r in sorted(measured.get(table, {}).items()) for pt in r.get(key, {}).get(cls, ()))
 
 
-def _bytes(measured: dict, table: str, row: dict, cls: str, k: int) -> int:
+def _bytes(measured: dict, table: str, row: dict, cls: str, k: int, pk: str | None = None) -> int:
     """The code bytes of a layer of class cls whose outputs read k values each on `table`'s measured `row`: a layer's own
     code (its bytes measured at several K, "points": its straight runs grow with K), linear in k between the points,
     the nearest's beyond, not the class's largest; else the row's class's (its largest of any class where not measured
-    per class)."""
-    points = _points(measured, table, cls, "points") if table != "variants" else []
+    per class); pk: the layer's bytes_class, whose points where measured, else cls's."""
+    points = [] if table == "variants" else _points(measured, table, pk or cls, "points") or _points(
+        measured, table, cls, "points")
     if points:
         return round(_between(points, k))
     return row.get("class_bytes", {}).get(cls, row["bytes"])
 
 
-def _cost(measured: dict, table: str, name: str, cls: str, k: int, ch: int = 0) -> tuple | None:
+def _cost(measured: dict, table: str, name: str, cls: str, k: int, ch: int = 0, pk: str | None = None) -> tuple | None:
     """(bytes, cycles per output value) of a variant ("variants"), a layer's own instance of it ("instances") or its
     compact or medium instance ("compact", "medium") on a layer of class cls whose outputs (of ch output channels)
     read k values each (bytes:
@@ -378,13 +401,13 @@ def _cost(measured: dict, table: str, name: str, cls: str, k: int, ch: int = 0) 
     m = measured.get(table, {}).get(name)
     if table in ROLLED.values():
         ratio = _points(measured, table, cls, "ratio")
-        full = _cost(measured, "instances", name, cls, k, ch)
+        full = _cost(measured, "instances", name, cls, k, ch, pk)
         if not ratio or full is None:
             return None
         row = m or next(r for _, r in sorted(measured[table].items()) if cls in r.get("ratio", {}))
-        return _bytes(measured, table, row, cls, k), full[1] * max(1.0, _between(ratio, k))
+        return _bytes(measured, table, row, cls, k, pk), full[1] * max(1.0, _between(ratio, k))
     if cls in _fits(m):
-        return _bytes(measured, table, m, cls, k), _per_output(_fits(m)[cls], k, ch)
+        return _bytes(measured, table, m, cls, k, pk), _per_output(_fits(m)[cls], k, ch)
     own = _fits(measured["variants"].get(name)).get(cls)
     if table != "instances" or own is None:
         return None
@@ -392,7 +415,7 @@ def _cost(measured: dict, table: str, name: str, cls: str, k: int, ch: int = 0) 
         base = _fits(measured["variants"].get(ref)).get(cls)
         if cls in _fits(r) and base and _per_output(base, k, ch) > 0:
             gain = _per_output(_fits(r)[cls], k, ch) / _per_output(base, k, ch)
-            return _bytes(measured, table, r, cls, k), _per_output(own, k, ch) * gain
+            return _bytes(measured, table, r, cls, k, pk), _per_output(own, k, ch) * gain
     return None
 
 
