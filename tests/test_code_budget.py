@@ -466,7 +466,7 @@ def test_medium_instance_is_a_candidate_and_runs_byte_exact(tmp_path):
     outputs are TFLite Micro's bytes. The budget charges each candidate its own bytes at the layer's K (variant_costs.json
     "points"), not its class's largest: within 40 % of the function's measured size, each (the class's largest was
     2.4x the 3x3's, 1.4x the stem's); modelled, a medium
-    instance takes more cycles than its instance, fewer than its compact one."""
+    instance takes more cycles than its instance, and the 3x3's fewer than its compact one."""
     from buildtool.model.writer import serialize as write
     from test_memory_model import _symbol_sizes
 
@@ -475,13 +475,13 @@ def test_medium_instance_is_a_candidate_and_runs_byte_exact(tmp_path):
     xin = np.random.default_rng(1).integers(-128, 128, size=(1, 16, 16, 3), dtype=np.int8)
     want = tflm_run(write(g), [xin])[0].tobytes()
     convs = [o.index for o in g.operators if o.opcode == "CONV_2D"]
-    sizes, rows = {}, {}
+    sizes, rows, plans = {}, {}, {}
     for form in ("instance", code_budget.MEDIUM, code_budget.COMPACT):
         out = tmp_path / form
         with code_budget.forcing(form):
             pipeline.build(g, "cortex-m4", out, plan=plan)
         cp = json.loads((out / "firmware.json").read_text())["code_plan"]
-        rows[form] = {r["op"]: r for r in cp["layers"]}
+        rows[form], plans[form] = {r["op"]: r for r in cp["layers"]}, cp
         text = (out / "model.c").read_text()
         assert [rows[form][i]["medium"] for i in convs] == [form == code_budget.MEDIUM] * 3
         assert text.count("BT_CONV_PMM(&") == (3 if form == code_budget.MEDIUM else 0)
@@ -496,9 +496,10 @@ def test_medium_instance_is_a_candidate_and_runs_byte_exact(tmp_path):
             got = sizes[form][f"op{i}_conv"]
             assert abs(rows[form][i]["bytes"] - got) <= 0.4 * got, (i, form, rows[form][i]["bytes"], got)
         assert mid["bytes"] < full["bytes"] and full["cycles"] < mid["cycles"], i
-        if rows[code_budget.COMPACT][i]["compact"]:
-            assert mid["cycles"] < rows[code_budget.COMPACT][i]["cycles"], i
-    assert "(medium instance)" in "\n".join(code_budget.lines(cp))
+    i = convs[1]  # the row buffer's: its medium form keeps the triples straight (bt_pm_loop3's, K 16: its ADD an output
+    # costs about what the compact form's loop does, measured on vww's op 2 more)
+    assert rows[code_budget.MEDIUM][i]["cycles"] < rows[code_budget.COMPACT][i]["cycles"]
+    assert "(medium instance)" in "\n".join(code_budget.lines(plans[code_budget.MEDIUM]))
 
 
 def _write(g, tmp_path) -> Path:
