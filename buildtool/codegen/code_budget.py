@@ -335,8 +335,8 @@ def work(kind: str, layer: dict, g, op) -> tuple:
 def _candidates(g, op, offer, shape: tuple, measured: dict, compact: bool = False) -> list | None:
     """The layer's candidates (the INSTANCES variant's own instance first when it may have one, then, where compact
     (Emitter.compact_ops) and measured, its compact instance (not a stem's: kernel_variants.compact_form) and its
-    medium one where it is other code (kernel_variants.medium_form)), None when a variant has no measured figures for the layer's class (measured None: no
-    figures, every cost 0). shape: work(): (outputs, K, C)."""
+    medium one where it is other code (kernel_variants.medium_form)), None when a variant has no measured figures for
+    the layer's class (measured None: no figures, every cost 0). shape: work(): (outputs, K, C)."""
     _, names, inst = offer
     cls = budget_class(g, op, measured)
     forms = [] if not (compact and inst) else [f for f, other in (
