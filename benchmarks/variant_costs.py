@@ -3,6 +3,7 @@ buildtool/codegen/variant_costs.json.
 
     python3 benchmarks/variant_costs.py            # cortex-m (on cortex-m4) and riscv (on riscv32)
     python3 benchmarks/variant_costs.py --print    # the table only, nothing written
+    python3 benchmarks/variant_costs.py --sets riscv   # one set measured again, the others' figures kept
 
 Per kernel set, two one-layer models per layer class (conv KxK, conv stem (code_budget.budget_class), conv 1x1,
 depthwise, FC; buildtool.zoo's
@@ -13,17 +14,24 @@ candidate variant (forced with code_budget.forcing) with the board's toolchain a
              that are not in every other candidate's firmware of the same layer (the harness and the code all of
              them share apart)
   fit        [a, b]: the layer's modelled cycles per output value (pixel x output channel) are a + b K, K the
-             values of its patch (an FC: its inputs), the line through the two shapes' figures (conv 1x1's
-             shared variants, a third shape, a 6x6 map of 19 channels: [a, b, c], a + b K + c K / channels,
-             code_budget._per_output: vww's 6x6 and 3x3 1x1 layers of 19-57 live ones): the run
+             values of its patch (an FC: its inputs), the line through the two shapes' figures: the run
              report's cycle estimate (firmware/cycles.py, the midpoint of its low-high) on a CPU with a timing
              table, else executed instructions. A per-MAC figure alone misses the per-output work (requantising,
              the patch's set-up), which decides the cycles of the short patches (vww's 1x1 layers of 8-64
              values run at 2-3 cycles per MAC, those of 256 at 0.4: `buildtool run --board cortex-m4`).
-A variant measured on several classes keeps its largest bytes, and per class its largest there (class_bytes: a
-layer's own instance folds the class's constants, a 1x1 layer's 4-5 KB, a 3x3 of 432 values' 16.6 KB). A layer's
-compact instance (code_budget.COMPACT, kernel_variants.COMPACT: the same loops rolled) is measured as its instance is,
-under "compact", on the shapes where it is other code (kernel_variants.compact_form; COMPACT_SHAPES a second 1x1), and
+             [a, b, c] where a class has a third shape (FIT_SHAPES: few output channels): a + b K + c K / C, C the
+             layer's (live) output channels, through the three: the work per pixel (widening its patch once for
+             all its channels), which decides a rows-live layer's (vww's ops 16-26: a shared variant there ran
+             1.08-1.21x the two-term line, its own instance 1.03-1.12x; the dead rows' spread is in both).
+A variant measured on several classes keeps its largest bytes, and per class its largest there (class_bytes); a
+layer's own instance folds the layer's constants, so its bytes grow with its patch's straight runs (a 1x1 layer's
+4-5 KB, a 3x3 of 432 values' 16.6 KB, of 72 values' 7 KB), and each of its forms keeps
+  points     per class [[K, bytes], ...], one a shape (the budget charges a layer its bytes at its K, linear between
+             the shapes, the nearest's beyond: not the class's largest)
+A layer's compact instance (code_budget.COMPACT, kernel_variants.COMPACT: the same loops rolled) and its medium one
+(code_budget.MEDIUM, kernel_variants.MEDIUM: the row buffer's triples straight, one copy, the pixels left after them
+rolled) are measured as its instance is, under "compact" and "medium", on the shapes where they are other code
+(kernel_variants.compact_form, medium_form; FORM_SHAPES more shapes for them and their instance's bytes alone), and
   ratio      [[K, r], ...]: its cycles over its instance's on the same layer, per shape (the budget models it as its
              instance times r, linear in K between the shapes, the nearest's beyond: the two forms share their
              per-layer error; vww's compact 1x1 layers measured 1.054-1.061x their instance, a + b K said 1.038)
@@ -44,7 +52,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from buildtool import pipeline, targets  # noqa: E402
-from buildtool.codegen import code_budget  # noqa: E402
+from buildtool.codegen import code_budget, kernel_variants  # noqa: E402
 from buildtool.codegen.emit import emit_c  # noqa: E402
 from buildtool.firmware import runner  # noqa: E402
 from buildtool.zoo.builder import GraphBuilder  # noqa: E402
@@ -58,31 +66,40 @@ SHAPES = (("conv KxK", (1, 16, 16, 8), lambda b, x: b.conv2d(x, 64, 3, activatio
           ("conv stem", (1, 24, 24, 3), lambda b, x: b.conv2d(x, 16, 5, activation="NONE")),      # K 75
           ("conv 1x1", (1, 16, 16, 32), lambda b, x: b.conv2d(x, 64, 1, activation="NONE")),      # K 32
           ("conv 1x1", (1, 8, 8, 256), lambda b, x: b.conv2d(x, 128, 1, activation="NONE")),      # K 256
-          ("conv 1x1", (1, 6, 6, 128), lambda b, x: b.conv2d(x, 19, 1, activation="NONE")),       # K 128, 19 ch.
           ("depthwise", (1, 16, 16, 32), lambda b, x: b.depthwise(x, 3, activation="NONE")),
           ("FC", (1, 64), lambda b, x: b.fully_connected(x, 64)),                                # K 64
           ("FC", (1, 512), lambda b, x: b.fully_connected(x, 64)))                               # K 512
-# The shapes measured for the shared variants alone (their instance there is another variant's, rq2_ssat's: K > 2 x 19
-# channels, kernel_variants.doubled_ok; code_budget._cost scales it from rq2m's instance / variant, the c term with
-# it), on cortex-m4 only: the term is conv_pm.h's (columns widened once per pass, an odd channel's pixels one at a
-# time); riscv's conv 1x1 line already held kws's shared 1x1 layers (run / modelled 0.999; with a c term 0.983)
-SHARED_ONLY = {6}
-SHARED_ONLY_BOARDS = ("cortex-m4",)
-# A layer's compact instance differs from its instance only where its loops have a compact form
-# (kernel_variants.compact_form: a 1x1 of K < 132, not the 256 above): its second 1x1 shape, measured beside the
-# instance for the compact form alone (the other candidates' figures stay the two shapes' above)
-COMPACT_SHAPES = (("conv 1x1", (1, 12, 12, 96), lambda b, x: b.conv2d(x, 64, 1, activation="NONE")),)  # K 96
+# A layer's compact and medium instances differ from its instance only where their loops have another form
+# (kernel_variants.compact_form: a 1x1 of K < 132, not the 256 above; medium_form): more shapes, measured for the
+# instance's forms alone, for their bytes points and ratios (the other candidates' figures and the instance's fit stay
+# the shapes' above): a 1x1 of K 96 and one of K 8 (vww's op 2 ran its medium form at 1.051x its instance, the nearest
+# ratio, K 32's, said 1.018x); KxK layers whose triples' runs are one copy (G 24) and two (G 12), their rows leaving 2
+# pixels (out.w 8, as tiny's and ResNet-8's 8x8 layers) and none (out.w 15); the stems above of stride 2 (S even: vww's
+# and tiny's; code_budget.bytes_class, SHAPES' stems of stride 1 an odd S)
+FORM_SHAPES = (("conv 1x1", (1, 12, 12, 96), lambda b, x: b.conv2d(x, 64, 1, activation="NONE")),  # K 96
+               ("conv 1x1", (1, 24, 24, 8), lambda b, x: b.conv2d(x, 16, 1, activation="NONE")),  # K 8 (vww's op 2)
+               ("conv KxK", (1, 15, 15, 16), lambda b, x: b.conv2d(x, 32, 3, activation="NONE")),  # K 144
+               ("conv KxK", (1, 8, 8, 32), lambda b, x: b.conv2d(x, 32, 3, activation="NONE")),  # K 288
+               ("conv stem", (1, 32, 32, 3), lambda b, x: b.conv2d(x, 16, 3, 2, activation="NONE")),  # K 27, S 6
+               ("conv stem", (1, 24, 24, 3), lambda b, x: b.conv2d(x, 16, 5, 2, activation="NONE")))  # K 75, S 6
+
+
+# A third shape for the fit's per-pixel term (fit [a, b, c]): the first 1x1's with a quarter of its output channels
+# (still within doubled_ok's K <= 2 C: the same candidates), every candidate but the rolled forms measured on it (their
+# ratio and every bytes point stay the shapes' above)
+FIT_SHAPES = (("conv 1x1", (1, 16, 16, 32), lambda b, x: b.conv2d(x, 16, 1, activation="NONE")),)  # K 32, C 16
 
 
 def layers() -> list:
-    """(class, one-layer graph every variant of the class may run, "compact" / "shared": measured for the compact
-    instance / the shared variants alone, else "") of each
-    of SHAPES and COMPACT_SHAPES (activation NONE: the full int8 range)."""
+    """(class, one-layer graph every variant of the class may run, its role) of each of SHAPES ("all"), FORM_SHAPES
+    ("forms": the instance's forms alone) and FIT_SHAPES ("fit": the fits alone) (activation NONE: the full int8
+    range)."""
     out = []
-    for n, (cls, shape, make) in enumerate(SHAPES + COMPACT_SHAPES):
+    roles = ["all"] * len(SHAPES) + ["forms"] * len(FORM_SHAPES) + ["fit"] * len(FIT_SHAPES)
+    for n, ((cls, shape, make), role) in enumerate(zip(SHAPES + FORM_SHAPES + FIT_SHAPES, roles)):
         b = GraphBuilder(f"cost-{cls.replace(' ', '-')}-{n}", seed=1)
         make(b, b.input(shape))
-        out.append((cls, b.finish(), "compact" if n >= len(SHAPES) else "shared" if n in SHARED_ONLY else ""))
+        out.append((cls, b.finish(), role))
     return out
 
 
@@ -93,16 +110,14 @@ def patch(g, op) -> int:
 
 
 def fit(points: list) -> list:
-    """[a, b] of cycles per output = a + b K through the (K, output channels, cycles per output) points (one point:
-    a 0); three points (conv 1x1's third shape, a small map of few channels): [a, b, c] of a + b K + c K / channels
-    through them (code_budget._per_output: a pixel's column, widened once per pass of the channel pairs, shared by
-    fewer outputs, and an odd channel's pixels one at a time)."""
+    """[a, b] of cycles per output = a + b K through the (K, C, cycles per output) points of SHAPES (one point: a 0), or
+    [a, b, c] of a + b K + c K / C through three (a class with a FIT_SHAPES shape)."""
     pts = sorted(set(points))
     if len(pts) == 1:
         return [0.0, round(pts[0][2] / pts[0][0], 5)]
-    if len(pts) >= 3:
-        a, b, c = np.linalg.solve(np.array([[1.0, k, k / n] for k, n, _ in pts[:3]]), np.array([y for *_, y in pts[:3]]))
-        return [round(float(a), 3), round(float(b), 5), round(float(c), 5)]
+    if len(pts) == 3:
+        a, b, c = np.linalg.solve(np.array([[1.0, k, k / n] for k, n, _ in pts]), np.array([y for _, _, y in pts]))
+        return [round(float(a), 3), round(float(b), 5), round(float(c), 4)]
     (k1, _, y1), (k2, _, y2) = pts[0], pts[-1]
     b = (y2 - y1) / (k2 - k1)
     return [round(y1 - b * k1, 3), round(b, 5)]
@@ -120,13 +135,10 @@ def symbols(t, elf: Path) -> dict:
 
 def measure(board: str, work: Path) -> dict:
     t = targets.get(board)
-    found: dict = {"variants": {}, "instances": {}, "compact": {}}
+    found: dict = {"variants": {}, "instances": {}, "compact": {}, "medium": {}}
     points: dict = {}
     ratios: dict = {}
-    for cls, g, only in layers():
-        compact_only = only == "compact"
-        if only == "shared" and board not in SHARED_ONLY_BOARDS:
-            continue
+    for cls, g, role in layers():
         plan = pipeline.plan_memory(g, pipeline.PlanOptions())
         made = emit_c(plan, g, board, t.weights_align).code_plan
         offers = made.offers
@@ -137,8 +149,11 @@ def measure(board: str, work: Path) -> dict:
         x = np.random.default_rng(0).integers(-128, 128, size=tuple(g.tensors[g.inputs[0]].shape), dtype=np.int8)
         runs = {}
         small = inst and op in made.compact_ops  # its compact instance other code (kernel_variants.compact_form)
-        codes = (["instance"] if inst else []) + ([code_budget.COMPACT] if small else []) + list(names)
-        for code in codes[:2] if compact_only else codes:  # compact alone: beside its instance (the bytes' common)
+        o_ = g.operators[op]
+        forms = [f for f in code_budget.ROLLED if small and role != "fit" and (
+            kernel_variants.medium_op(inst, g, o_) if f == code_budget.MEDIUM else not kernel_variants.stem_op(g, o_))]
+        inst_codes = (["instance"] if inst else []) + forms
+        for code in inst_codes if role == "forms" else inst_codes + list(names):  # forms alone: the bytes' common theirs
             with code_budget.forcing(code):
                 out = work / board / cls.replace(" ", "-") / code
                 pipeline.build(g, board, out, plan=plan)
@@ -146,24 +161,32 @@ def measure(board: str, work: Path) -> dict:
             o = next(o for o in prof["ops"] if o["op"] == op)
             k = patch(g, g.operators[op])
             per = (sum(o["cycles_estimate"]) / 2 if "cycles_estimate" in o else o["count"]) / (o["macs"] / k)
-            runs[code] = (symbols(t, out / "firmware.elf"), (k, int(g.tensors[g.operators[op].outputs[0]].shape[-1]), per))
+            runs[code] = (symbols(t, out / "firmware.elf"), (k, per))
+        if not runs:  # a forms shape where the layer has no instance (riscv's KxK)
+            continue
         common = set.intersection(*(set(s) for s, _ in runs.values()))
-        for code, (syms, (k, cout, per)) in runs.items():
-            if compact_only and code != code_budget.COMPACT or only == "shared" and code in ("instance", code_budget.COMPACT):
-                continue
-            table, name = {"instance": ("instances", inst), code_budget.COMPACT: ("compact", inst)}.get(
+        c_out = int(g.tensors[g.operators[op].outputs[0]].shape[-1])
+        for code, (syms, (k, per)) in runs.items():
+            table, name = {"instance": ("instances", inst), **{f: (t, inst) for f, t in code_budget.ROLLED.items()}}.get(
                 code, ("variants", code))
             own = f"op{op}_conv" if table != "variants" else code  # its own symbol, even when it is the only candidate
             size = sum(v for s, v in syms.items() if s not in common or s.split(".")[0] == own)  # op1_conv.constprop.0
             row = found[table].setdefault(name, {"bytes": 0, "fit": {}, "class_bytes": {}})
-            row["bytes"] = max(row["bytes"], size)
-            row["class_bytes"][cls] = max(row["class_bytes"].get(cls, 0), size)
-            points.setdefault((table, name, cls), []).append((k, cout, per))
-            row["fit"][cls] = fit(points[(table, name, cls)])
-            if table == "compact":  # against its instance on the same layer (code_budget._cost)
-                ratios.setdefault((name, cls), []).append([k, round(per / runs["instance"][1][2], 5)])
-                row.setdefault("ratio", {})[cls] = sorted(ratios[(name, cls)])
-            label = {"instances": " (own instance)", "compact": " (compact instance)"}.get(table, "")
+            if role != "fit":
+                row["bytes"] = max(row["bytes"], size)
+                row["class_bytes"][cls] = max(row["class_bytes"].get(cls, 0), size)
+            if table != "variants" and role != "fit":  # a layer's own code: its bytes at each K (code_budget._bytes)
+                pk = code_budget.bytes_class(g, g.operators[op], cls)
+                row.setdefault("points", {})[pk] = sorted(row.get("points", {}).get(pk, []) + [[k, size]])
+            if role == "all" or (role == "fit" and table in ("instances", "variants")):  # fits: SHAPES', FIT_SHAPES'
+                # (the rolled forms' unused by the budget: their ratio)
+                points.setdefault((table, name, cls), []).append((k, c_out, per))
+                row["fit"][cls] = fit(points[(table, name, cls)])
+            if table in code_budget.ROLLED.values():  # against its instance on the same layer (code_budget._cost)
+                ratios.setdefault((table, name, cls), []).append([k, round(per / runs["instance"][1][1], 5)])
+                row.setdefault("ratio", {})[cls] = sorted(ratios[(table, name, cls)])
+            label = {"instances": " (own instance)", "compact": " (compact instance)",
+                     "medium": " (medium instance)"}.get(table, "")
             print(f"{board} {cls:9s} {name + label:44s} {size:>6,} B "
                   f"K {k:4d} {per:8.2f} cycles/output", flush=True)
     return found
@@ -178,7 +201,10 @@ def main() -> None:
           for s in a.sets.split(",")}
     with tempfile.TemporaryDirectory(prefix="bt-variant-costs-") as tmp:
         sets = {s: dict(board=BOARDS[s], **measure(BOARDS[s], Path(tmp))) for s in a.sets.split(",")}
-    if not a.print:
+    if not a.print:  # a --sets subset replaces those sets' figures, the others' stay
+        old = json.loads(code_budget.COSTS.read_text()) if code_budget.COSTS.exists() else {}
+        sets = {**old.get("sets", {}), **sets}
+        cc = {**old.get("toolchain", {}), **cc}
         doc = {"command": "python3 benchmarks/variant_costs.py", "toolchain": cc, "sets": sets}
         code_budget.COSTS.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
         print(f"wrote {code_budget.COSTS.relative_to(ROOT)}")

@@ -43,24 +43,28 @@ PRESETS = CODE_PRESETS
 DEFAULT_PRESET = PlanOptions().optimize_code
 BALANCED_SLACK = 0.05  # balanced: modelled cycles at most 5 % above the fastest set's (issue 50 item 2)
 COMPACT = "compact"  # a CodePlan choice's form of a layer's compact instance (kernel_variants.COMPACT)
+MEDIUM = "medium"  # a CodePlan choice's form of a layer's medium instance (kernel_variants.MEDIUM)
+ROLLED = {COMPACT: "compact", MEDIUM: "medium"}  # the instance forms modelled against the full one (variant_costs.json)
 
 
 @dataclasses.dataclass(frozen=True)
 class Candidate:
     """One way to run a layer: `variant` (the function model.c calls, or its instance), `code` the name of
     the code it needs (layers naming the same code share it), `bytes` that code's size, `cycles` the
-    layer's modelled cycles with it; compact: the layer's compact instance of variant (kernel_variants.COMPACT)."""
+    layer's modelled cycles with it; compact: the layer's compact instance of variant (kernel_variants.COMPACT), medium
+    its medium one (kernel_variants.MEDIUM)."""
 
     variant: str
     code: str
     bytes: int
     cycles: int
     compact: bool = False
+    medium: bool = False
 
     @property
     def form(self):
-        """A CodePlan choice's second item: False (the variant), True (its own instance) or COMPACT."""
-        return COMPACT if self.compact else self.code != self.variant
+        """A CodePlan choice's second item: False (the variant), True (its own instance), COMPACT or MEDIUM."""
+        return COMPACT if self.compact else MEDIUM if self.medium else self.code != self.variant
 
 
 class OverBudget(ValueError):
@@ -79,10 +83,13 @@ def _total(choice: dict, layers: dict) -> tuple:
 
 
 def _smallest(layers: dict) -> dict:
-    """The least code: each layer on its candidate of least bytes (ties: fewer cycles, then the first); then,
-    layer by layer until nothing changes, a layer moved onto code another layer calls when that frees more
-    bytes than it adds (ties: fewer cycles)."""
+    """The least code: each layer on its candidate of least bytes (ties: fewer cycles, then the first); then, until
+    nothing changes, layer by layer a layer moved onto code another layer calls when that frees more bytes than it
+    adds (ties: fewer cycles), and code by code (by name) every layer that may call it moved onto it when that takes
+    fewer bytes (ties: fewer cycles): one shared variant for all where each layer's own smallest instance is smaller
+    than it but all of them together are not (tiny: 2.6 KB against three instances' 6.6 KB)."""
     choice = {k: min(range(len(cs)), key=lambda i, cs=cs: (cs[i].bytes, cs[i].cycles, i)) for k, cs in layers.items()}
+    codes = sorted({c.code for cs in layers.values() for c in cs})
     changed = True
     while changed:
         changed = False
@@ -92,6 +99,10 @@ def _smallest(layers: dict) -> dict:
             best = min(options, key=lambda i: (_total({**choice, k: i}, layers), i))
             if best != choice[k]:
                 choice[k], changed = best, True
+        for code in codes:
+            trial = {k: next((i for i, c in enumerate(cs) if c.code == code), choice[k]) for k, cs in layers.items()}
+            if _total(trial, layers) < _total(choice, layers):
+                choice, changed = trial, True
     return choice
 
 
@@ -165,9 +176,10 @@ def layer_cycles(g, op, kind: str, layer: dict, variant: str, instance: bool, va
     measured = _measured(variants)
     if measured is None:
         return None
-    outputs, k = work(kind, layer, g, op)
-    table = "compact" if instance == COMPACT else "instances" if instance else "variants"
-    cost = _cost(measured, table, variant, budget_class(g, op, measured), k)
+    outputs, k, ch = work(kind, layer, g, op)
+    table = ROLLED.get(instance) or ("instances" if instance else "variants")
+    cls = budget_class(g, op, measured)
+    cost = _cost(measured, table, variant, cls, k, ch, bytes_class(g, op, cls))
     return None if cost is None else round(outputs * cost[1])
 
 
@@ -225,7 +237,7 @@ class CodePlan:
     fastest_cycles: int = 0
     fastest_bytes: int = 0
     offers: dict = dataclasses.field(default_factory=dict)  # Emitter.offers: what each layer might call
-    compact_ops: frozenset = frozenset()  # the layers offered their compact instance too (plan's compact)
+    compact_ops: frozenset = frozenset()  # the layers offered their compact or medium instance too (plan's compact)
 
     def to_json(self) -> dict:
         return {"preset": self.preset, "budget": self.budget, "bytes": self.bytes, "cycles": self.cycles,
@@ -244,7 +256,8 @@ def lines(cp: dict) -> list:
     out = [f"code plan ({cp['preset']}{budget}): layer kernels {cp['bytes']:,} B, modelled {cp['cycles']:,} cycles "
            f"(fastest set: {cp['fastest_bytes']:,} B, {cp['fastest_cycles']:,} cycles)"]
     for r in cp["layers"]:
-        kind = " (compact instance)" if r.get("compact") else " (own instance)" if r["instance"] else ""
+        kind = (" (compact instance)" if r.get("compact") else " (medium instance)" if r.get("medium")
+                else " (own instance)" if r["instance"] else "")
         name = r["variant"] + kind
         out.append(f"  op {r['op']:3d} {r['opcode']:18s} {name:44s} {r['bytes']:>7,} B"
                    f"{' shared' if r['shared'] else '       '} {r['cycles']:>12,} cycles")
@@ -291,52 +304,62 @@ def budget_class(g, op, measured: dict | None) -> str:
     return "conv stem" if has_stem else cls
 
 
+ODD_S = ", odd S"  # bytes_class's mark of a stem whose window rows start an odd count of values apart
+
+
+def bytes_class(g, op, cls: str) -> str:
+    """The class a layer's own code's bytes are measured under (variant_costs.json "points"): cls, except a stem whose
+    pixels' window rows start stride_w c_in values apart, an odd count (ResNet-8's 3x3 of stride 1), cls + ODD_S: its
+    instance keeps a second set of buffer rows and two triples' asm a row (conv_stem.h), 1.4x the bytes of an even
+    one's (vww's and tiny's stride 2)."""
+    if cls != "conv stem":
+        return cls
+    return cls + ODD_S if op.options.get("stride_w", 1) * int(g.tensors[op.inputs[0]].shape[3]) % 2 else cls
+
+
 def work(kind: str, layer: dict, g, op) -> tuple:
-    """(outputs, K) of a layer model.c calls a variant for: the output values it computes (pixels by live
-    channels: a rows-live layer's dead rows cost no MAC) and the values each reads (its patch; an FC's inputs).
-    The candidates' modelled cycles are outputs x (a + b K), a and b measured per variant (variant_costs.json)."""
+    """(outputs, K, C) of a layer model.c calls a variant for: the output values it computes (pixels by live
+    channels: a rows-live layer's dead rows cost no MAC), the values each reads (its patch; an FC's inputs) and the
+    (live) channels of a pixel (an FC's outputs). The candidates' modelled cycles are outputs x (a + b K), + c K / C
+    where measured (a pixel's patch widened once for its C channels), a, b, c measured per variant
+    (variant_costs.json)."""
     if kind.startswith("fully_connected"):
         out = 1
         for d in g.tensors[op.outputs[0]].shape:
             out *= int(d)
-        return out, int(layer["n_in"])
-    o = layer["out"]
-    return o["h"] * o["w"] * len(layer["multipliers"]), layer["kh"] * layer["kw"] * layer["in"]["c"]
+        return out, int(layer["n_in"]), out
+    o, ch = layer["out"], len(layer["multipliers"])
+    return o["h"] * o["w"] * ch, layer["kh"] * layer["kw"] * layer["in"]["c"], ch
 
 
 def _candidates(g, op, offer, shape: tuple, measured: dict, compact: bool = False) -> list | None:
-    """The layer's candidates (the INSTANCES variant's own instance first when it may have one, then its compact
-    instance where compact: kernel_variants.compact_form, and measured), None when a variant has no measured figures
-    for the layer's class (measured None: no figures, every cost 0). shape: work(): (outputs, K)."""
+    """The layer's candidates (the INSTANCES variant's own instance first when it may have one, then, where compact
+    (Emitter.compact_ops) and measured, its compact instance (not a stem's: kernel_variants.compact_form) and its
+    medium one where it is other code (kernel_variants.medium_form)), None when a variant has no measured figures for
+    the layer's class (measured None: no figures, every cost 0). shape: work(): (outputs, K, C)."""
     _, names, inst = offer
     cls = budget_class(g, op, measured)
-    small = compact and inst
+    forms = [] if not (compact and inst) else [f for f, other in (
+        (COMPACT, not kernel_variants.stem_op(g, op)), (MEDIUM, kernel_variants.medium_op(inst, g, op))) if other]
     out = []
     for name, table, code in ([(inst, "instances", f"op{op.index}_conv")] if inst else []) + \
-            ([(inst, "compact", f"op{op.index}_conv {COMPACT}")] if small else []) + \
+            [(inst, ROLLED[f], f"op{op.index}_conv {f}") for f in forms] + \
             [(n, "variants", n) for n in names]:
-        cost = (0, 0) if measured is None else _cost(measured, table, name, cls, shape[1], _channels(g, op, shape[0]))
-        if cost is None and table == "compact":  # not measured: offered only to be measured (forcing)
+        cost = (0, 0) if measured is None else _cost(measured, table, name, cls, shape[1], shape[2],
+                                                      bytes_class(g, op, cls))
+        if cost is None and table in ROLLED.values():  # not measured: offered only to be measured (forcing)
             if not _forced:
                 continue
             cost = (0, 0)
         if cost is None:
             return None
-        out.append(Candidate(name, code, cost[0], round(shape[0] * cost[1]), table == "compact"))
+        out.append(Candidate(name, code, cost[0], round(shape[0] * cost[1]), table == "compact", table == "medium"))
     return out
 
 
-def _channels(g, op, outputs: int) -> float:
-    """The live output channels of a layer of `outputs` values (work()): its outputs over its pixels (0: not a map)."""
-    shape = g.tensors[op.outputs[0]].shape
-    pixels = int(shape[1]) * int(shape[2]) if len(shape) == 4 else 0
-    return outputs / pixels if pixels else 0
-
-
-def _per_output(fit: list, k: int, cout: float = 0) -> float:
-    """a + b K (+ c K / cout, a fit of three: a pixel's column, widened once per pass of the channel pairs, shared
-    by the layer's cout channels; variant_costs.py's third 1x1 shape, a small map of few channels)."""
-    return fit[0] + fit[1] * k + (fit[2] * k / cout if len(fit) > 2 and cout else 0)
+def _per_output(fit: list, k: int, ch: int) -> float:
+    """A fit's cycles per output value at K k, C ch: a + b K, + c K / C where measured (variant_costs.py FIT_SHAPES)."""
+    return fit[0] + fit[1] * k + (fit[2] * k / ch if len(fit) > 2 and ch > 0 else 0.0)
 
 
 def _fits(row: dict | None) -> dict:
@@ -346,38 +369,53 @@ def _fits(row: dict | None) -> dict:
     return row.get("fit") or {c: [0.0, v] for c, v in row.get("per_mac", {}).items()}
 
 
-def _bytes(row: dict, cls: str) -> int:
-    """A measured row's code bytes on a layer of class cls (its largest of any class where not measured per class)."""
+def _points(measured: dict, table: str, cls: str, key: str) -> list:
+    """The [K, value] points under `key` ("points": bytes, "ratio") of every row of `table` measured on class cls,
+    sorted: a layer's own instances of the variants are the same loops (kernel_variants.INSTANCES' one macro), measured
+    on the shapes each variant runs (ResNet-8's and tiny's 3x3 layers take bt_conv_s8_pm_rq2_ssat's, vww's stem
+    bt_conv_s8_pm_rq2m_ssat's)."""
+    return sorted(pt for _, r in sorted(measured.get(table, {}).items()) for pt in r.get(key, {}).get(cls, ()))
+
+
+def _bytes(measured: dict, table: str, row: dict, cls: str, k: int, pk: str | None = None) -> int:
+    """The code bytes of a layer of class cls whose outputs read k values each on `table`'s measured `row`: a layer's own
+    code (its bytes measured at several K, "points": its straight runs grow with K), linear in k between the points,
+    the nearest's beyond, not the class's largest; else the row's class's (its largest of any class where not measured
+    per class); pk: the layer's bytes_class, whose points where measured, else cls's."""
+    points = [] if table == "variants" else _points(measured, table, pk or cls, "points") or _points(
+        measured, table, cls, "points")
+    if points:
+        return round(_between(points, k))
     return row.get("class_bytes", {}).get(cls, row["bytes"])
 
 
-def _cost(measured: dict, table: str, name: str, cls: str, k: int, cout: float = 0) -> tuple | None:
+def _cost(measured: dict, table: str, name: str, cls: str, k: int, ch: int = 0, pk: str | None = None) -> tuple | None:
     """(bytes, cycles per output value) of a variant ("variants"), a layer's own instance of it ("instances") or its
-    compact instance ("compact") on a layer of class cls whose outputs read k values each. An instance of a variant
-    not measured as one: the measured instance's bytes, and its variant's cycles scaled by what the measured instance
-    saves over its own variant on the class at k (the same loops, the same constants folded), None when nothing was
-    measured for the class. A compact instance: its instance's cycles times the ratio measured
-    between the two forms on the same layers (its row's "ratio": [K, compact / instance] points, linear between them,
-    the nearest's beyond; at least 1), the bytes its row's (the variant's own, else the measured one's: the same
-    loops)."""
+    compact or medium instance ("compact", "medium") on a layer of class cls whose outputs (of ch output channels)
+    read k values each (bytes:
+    _bytes at k). An instance of a variant not measured as one: the measured instance's bytes, and its variant's cycles
+    scaled by what the measured instance saves over its own variant on the class at k (the same loops, the same
+    constants folded), None when nothing was measured for the class. A compact or medium instance: its instance's
+    cycles times the ratio measured between the two forms on the same layers (the "ratio" points of its table's rows,
+    _points: [K, form / instance], linear between them, the nearest's beyond; at least 1)."""
     m = measured.get(table, {}).get(name)
-    if table == "compact":
-        row = m if cls in (m or {}).get("ratio", {}) else next(
-            (r for _, r in sorted(measured.get(table, {}).items()) if cls in r.get("ratio", {})), None)
-        full = _cost(measured, "instances", name, cls, k, cout)
-        if row is None or full is None:
+    if table in ROLLED.values():
+        ratio = _points(measured, table, cls, "ratio")
+        full = _cost(measured, "instances", name, cls, k, ch, pk)
+        if not ratio or full is None:
             return None
-        return _bytes(row, cls), full[1] * max(1.0, _between(row["ratio"][cls], k))
+        row = m or next(r for _, r in sorted(measured[table].items()) if cls in r.get("ratio", {}))
+        return _bytes(measured, table, row, cls, k, pk), full[1] * max(1.0, _between(ratio, k))
     if cls in _fits(m):
-        return _bytes(m, cls), _per_output(_fits(m)[cls], k, cout)
+        return _bytes(measured, table, m, cls, k, pk), _per_output(_fits(m)[cls], k, ch)
     own = _fits(measured["variants"].get(name)).get(cls)
     if table != "instances" or own is None:
         return None
     for ref, r in sorted(measured.get("instances", {}).items()):
         base = _fits(measured["variants"].get(ref)).get(cls)
-        if cls in _fits(r) and base and _per_output(base, k, cout) > 0:
-            return _bytes(r, cls), (_per_output(own, k, cout) * _per_output(_fits(r)[cls], k, cout)
-                                    / _per_output(base, k, cout))
+        if cls in _fits(r) and base and _per_output(base, k, ch) > 0:
+            gain = _per_output(_fits(r)[cls], k, ch) / _per_output(base, k, ch)
+            return _bytes(measured, table, r, cls, k, pk), _per_output(own, k, ch) * gain
     return None
 
 
@@ -397,7 +435,7 @@ _forced: list = []
 @contextmanager
 def forcing(code: str):
     """Within this block every layer that may call `code` (a variant, "instance" for the layers' own instances,
-    COMPACT for their compact ones) calls it: benchmarks/variant_costs.py measures each variant so."""
+    COMPACT, MEDIUM for their compact, medium ones) calls it: benchmarks/variant_costs.py measures each variant so."""
     _forced.append(code)
     try:
         yield
@@ -409,8 +447,8 @@ def plan(g, offers: dict, variants, goal: CodeGoal | None, shapes: dict | None =
          compact: frozenset = frozenset()) -> CodePlan:
     """The code plan of a model.c whose layers offered `offers` (Emitter.offers: each layer on its fastest
     variant, its own instance when it may have one) on a kernel set `variants` (kernel_variants.for_board); shapes:
-    Emitter.shapes, each offering layer's (outputs, K) (work()); fixed: the modelled cycles of the model's other layers
-    (balanced_ok); compact: the layers offered their compact instance too (Emitter.compact_ops; none on a part whose
+    Emitter.shapes, each offering layer's (outputs, K, C) (work()); fixed: the modelled cycles of the model's other layers
+    (balanced_ok); compact: the layers offered their compact or medium instance too (Emitter.compact_ops; none on a part whose
     instances are compact by its define, kernel_variants.icache_part)."""
     goal = goal or CodeGoal()
     fastest = {i: (names[0] if inst is None else inst, inst is not None) for i, (_, names, inst) in offers.items()}
@@ -419,12 +457,13 @@ def plan(g, offers: dict, variants, goal: CodeGoal | None, shapes: dict | None =
         return CodePlan(fastest, fastest, preset=goal.preset, budget=goal.budget, offers=offers, compact_ops=compact)
     ops = {op.index: op for op in g.operators}
     shapes = shapes or {}
-    layers = {i: _candidates(g, ops[i], offers[i], shapes.get(i, (0, 0)), measured, i in compact)
+    layers = {i: _candidates(g, ops[i], offers[i], shapes.get(i, (0, 0, 0)), measured, i in compact)
               for i in sorted(offers)}
     layers = {i: cs for i, cs in layers.items() if cs}
     if _forced:
         want = _forced[-1]
-        match = {"instance": lambda c: c.form is True, COMPACT: lambda c: c.compact}.get(want, lambda c: c.code == want)
+        match = {"instance": lambda c: c.form is True, COMPACT: lambda c: c.compact,
+                 MEDIUM: lambda c: c.medium}.get(want, lambda c: c.code == want)
         layers = {i: [next((c for c in cs if match(c)), cs[0])] for i, cs in layers.items()}
     try:
         rungs, free = ladders(layers, goal.budget)
@@ -452,7 +491,8 @@ def _code_plan(ops: dict, layers: dict, fastest: dict, picked: dict, size: int, 
         users[c.code] = users.get(c.code, 0) + 1
     choice = {**fastest, **{i: (c.variant, c.form) for i, c in picked.items()}}
     rows = tuple({"op": i, "opcode": ops[i].opcode, "variant": c.variant, "instance": c.code != c.variant,
-                  "compact": c.compact, "bytes": c.bytes, "shared": users[c.code] > 1, "cycles": c.cycles}
+                  "compact": c.compact, "medium": c.medium, "bytes": c.bytes, "shared": users[c.code] > 1,
+                  "cycles": c.cycles}
                  for i, c in sorted(picked.items()))
     return CodePlan(choice, fastest, rows, goal.preset, goal.budget, size, cycles, fast_cycles, fast_bytes, offers,
                     compact)

@@ -69,8 +69,9 @@ class Emitter:
                             + STAGE_COPY + "\n")
         self.offers: dict = {}  # op index -> (kind, the variants that may run it, the variant it may instance)
         self.layers: dict = {}  # op index -> its layer (kernel_variants' dict) where offered
-        self.shapes: dict = {}  # op index -> (outputs, K) of an offering layer (code_budget.work: its modelled cycles)
+        self.shapes: dict = {}  # op index -> (outputs, K, C) of an offering layer (code_budget.work: its modelled cycles)
         self.dw_rows: dict = {}  # op index -> (variant, layer) of a depthwise layer on bt_dw_rows_q4_RL (model_c)
+        self.forms: dict = {}  # "op<i>" -> the form of its own instance own_instance gave (instance() reads MEDIUM)
         self.fixed_cycles = 0  # modelled cycles of the layers the code budget does not choose for (fused_c block_cycles)
 
     # -- addresses ----------------------------------------------------------------
@@ -243,7 +244,9 @@ class Emitter:
         if op.index in self.offers:
             kind, names, _ = self.offers[op.index]
             self.offers[op.index] = (kind, names, variant)
-        return self.code_choice is None or self.code_choice.get(op.index, (variant, True))[1]
+        form = self.code_choice is None or self.code_choice.get(op.index, (variant, True))[1]
+        self.forms[f"op{op.index}"] = form
+        return form
 
     def instanced(self) -> frozenset:
         """The layers that may have an instance of their own (kernel_variants.instanced's share of the MACs), once
@@ -253,16 +256,20 @@ class Emitter:
         return self._instanced
 
     def compact_ops(self) -> frozenset:
-        """The offering layers whose own instance has a compact form of other code (kernel_variants.compact_form)."""
+        """The offering layers whose own instance has a compact or a medium form of other code
+        (kernel_variants.compact_form, medium_form: a stem's has a medium one only)."""
         return frozenset(i for i, (_, _, inst) in self.offers.items()
-                         if inst and kernel_variants.compact_form(inst, self.layers[i]))
+                         if inst and (kernel_variants.compact_form(inst, self.layers[i])
+                                      or kernel_variants.medium_form(inst, self.layers[i])))
 
     def instance(self, n: str, variant: str, h: int, compact: bool = False) -> str:
         """Declare {n}_conv, the layer's own instance of `variant`'s loops (the set's macro on its constant
         parameters, kernel_variants.INSTANCES; compact: their compact form, kernel_variants.COMPACT; its own stack
-        frame); returns its name."""
+        frame; its medium form, kernel_variants.MEDIUM, where the code budget chose it: own_instance's form); returns its
+        name."""
         macro, extra = kernel_variants.INSTANCES[variant]
-        macro = kernel_variants.COMPACT[macro] if compact else macro
+        medium = self.forms.get(n) == code_budget.MEDIUM
+        macro = kernel_variants.COMPACT[macro] if compact else kernel_variants.MEDIUM[macro] if medium else macro
         self.used_variants.pop(variant, None)
         self.use_macro(macro)
         args = "".join(f", {a}" for a in extra)

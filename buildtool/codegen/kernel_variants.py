@@ -105,12 +105,18 @@ def stem(p) -> bool:
             and p["out"]["c"] % 2 == 0 and p["out"]["w"] >= 3 and p["dil_h"] == 1 and p["dil_w"] == 1)
 
 
-def stem_op(g, op) -> bool:
-    """stem() of graph g's CONV_2D op, its fields from the graph's tensors and options (as model.c fills them)."""
+def op_fields(g, op) -> dict:
+    """The fields stem() and medium_form() read of graph g's CONV_2D op, from its tensors and options (as model.c fills
+    them)."""
     w, x, y, o = (g.tensors[op.inputs[1]].shape, g.tensors[op.inputs[0]].shape, g.tensors[op.outputs[0]].shape,
                   op.options)
-    return stem({"in": {"c": int(x[3])}, "kh": int(w[1]), "kw": int(w[2]), "out": {"c": int(y[3]), "w": int(y[2])},
-                 "dil_h": o.get("dilation_h", 1), "dil_w": o.get("dilation_w", 1)})
+    return {"in": {"c": int(x[3])}, "kh": int(w[1]), "kw": int(w[2]), "out": {"c": int(y[3]), "w": int(y[2])},
+            "dil_h": o.get("dilation_h", 1), "dil_w": o.get("dilation_w", 1)}
+
+
+def stem_op(g, op) -> bool:
+    """stem() of graph g's CONV_2D op."""
+    return stem(op_fields(g, op))
 
 
 # the table rows doubled_ok guards: model.c's own calls only, no dispatcher takes them
@@ -348,7 +354,8 @@ INSTANCES = {"bt_conv_s8_pm_rq2m_ssat": ("BT_CONV_PM", (2, 2)), "bt_conv_s8_pm_r
              "bt_conv_s8_pm_rq2": ("BT_CONV_PM", (1, 0)), "bt_conv_s8_pm": ("BT_CONV_PM", (0, 0)),
              "bt_conv_s8_pointwise": ("BT_CONV_PW", ())}
 # macro -> the names of its arguments after the dispatcher's (cortex-m/conv_pm.h, riscv/conv_pw.h)
-INSTANCE_PARAMS = {"BT_CONV_PM": ("fast", "act"), "BT_CONV_PMC": ("fast", "act"), "BT_CONV_PW": ()}
+INSTANCE_PARAMS = {"BT_CONV_PM": ("fast", "act"), "BT_CONV_PMC": ("fast", "act"), "BT_CONV_PMM": ("fast", "act"),
+                   "BT_CONV_PW": ()}
 # A layer's compact instance (issue 50: the code budget's third kind of candidate): the INSTANCES macro's loops in
 # their compact form (cortex-m/bt_variants.h BT_CONV_PMC: conv_pm.h's asm runs as a loop of a few groups, not
 # straight runs of up to 24; ResNet-8's instances 5-16 KB, compact 2-3 KB), macro -> its compact macro. The form
@@ -365,13 +372,52 @@ def compact_form(variant: str, p: dict) -> bool:
     (fast > 0, act 2), not the stem path, and a path whose loops have a compact form: bt_pm_loop3 (K below
     BT_PM_L3_KMAX) or the row buffer of a KxK (bt_pmr_ok's conditions on the layer's fields: c_in % 4 == 0, kh at
     most 3, 3 K < 4096); elsewhere the two forms compile to the same code."""
-    macro, args = INSTANCES.get(variant, (None, ()))
-    if macro not in COMPACT or not (args[0] > 0 and args[1] == 2) or stem(p):
+    if not _asm_forms(variant) or stem(p):
         return False
-    k = _patch(p)
-    pmr = (p["in"]["c"] % 4 == 0 and p["kh"] * p["kw"] > 1 and p["kh"] <= 3 and p["dil_h"] == 1 and p["dil_w"] == 1
-           and p["out"]["w"] >= 3 and 3 * k < 4096)
-    return 4 <= k < BT_PM_L3_KMAX or pmr
+    return 4 <= _patch(p) < BT_PM_L3_KMAX or _pmr(p)
+
+
+def _asm_forms(variant: str) -> bool:
+    """Does `variant`'s own instance run the asm paths whose loops have other forms (an INSTANCES macro with a compact
+    and a medium one, the asm requantisation: fast > 0, act 2)?"""
+    macro, args = INSTANCES.get(variant, (None, ()))
+    return macro in COMPACT and macro in MEDIUM and args[0] > 0 and args[1] == 2
+
+
+def _pmr(p) -> bool:
+    """cortex-m/conv_pm.h bt_pmr_ok's conditions on a layer's fields (the row buffer of a KxK: c_in % 4 == 0, kh at
+    most 3, 3 K < 4096)."""
+    return (p["in"]["c"] % 4 == 0 and p["kh"] * p["kw"] > 1 and p["kh"] <= 3 and p["dil_h"] == 1 and p["dil_w"] == 1
+            and p["out"]["w"] >= 3 and 3 * _patch(p) < 4096)
+
+
+# A layer's medium instance (the code budget's fourth kind of candidate, between its instance and its compact one): its
+# loops straight, as the instance's, but one copy of them where the instance has one per case of the requantisation's
+# zero-point fold (a pair of channels folds it or not: known at run time), and the pixels a row leaves after its
+# triples rolled: on the row-buffer path (bt_conv_pmr) one loop of triples reading the fold per pair (the instance's two
+# up to 16 groups a run) and bt_pmr2x3, bt_pmr1x4 in their compact form; on bt_pm_loop3 (K below BT_PM_L3_KMAX) the
+# zero point never folded, an ADD an output (the instance's two asm bodies); on the stem path (conv_stem.h) the zero
+# point always added, one copy of a row's and its tail's asm (the instance's two). cortex-m/bt_variants.h BT_CONV_PMM,
+# macro -> its medium macro.
+MEDIUM = {"BT_CONV_PM": "BT_CONV_PMM"}
+BT_PMR_ONE_COPY = 16  # cortex-m/conv_pm.h bt_conv_pmr: over 16 groups a run, one loop of triples in every form
+
+
+def medium_form(variant: str, p: dict) -> bool:
+    """Is conv layer p's own instance of `variant` other code in its medium form (MEDIUM)? The asm paths (_asm_forms):
+    the stem's, bt_pm_loop3's (compact_form, not the row buffer's), and the row buffer's with two copies of the triples'
+    runs (G = kw c_in / 4 at most BT_PMR_ONE_COPY) or pixels left after a row's triples (out.w not a multiple of 3)."""
+    if not _asm_forms(variant):
+        return False
+    if stem(p):
+        return True
+    return compact_form(variant, p) and (not _pmr(p) or p["kw"] * p["in"]["c"] // 4 <= BT_PMR_ONE_COPY
+                                          or p["out"]["w"] % 3 != 0)
+
+
+def medium_op(variant: str, g, op) -> bool:
+    """medium_form() of graph g's CONV_2D op."""
+    return medium_form(variant, op_fields(g, op))
 
 # kernel set -> (the macro its bt_variants.h defines, its table)
 TABLES = {"cortex-m": ("BT_VARIANTS_CORTEX_M", CORTEX_M), "riscv": ("BT_VARIANTS_RISCV", RISCV),

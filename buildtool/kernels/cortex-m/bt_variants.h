@@ -28,6 +28,10 @@ const char *bt_conv_s8_variant(const bt_conv_params *p);
 /* the same loops' compact form (conv_pm.h bt_conv_pm_form: a loop of a few groups a run, not straight runs), for a
  * layer the stem path does not take: the code budget's compact instance (kernel_variants.COMPACT) */
 #define BT_CONV_PMC(p, in, in_y0, out, y0, y1, fast, act) bt_conv_pm_form(p, in, in_y0, out, y0, y1, fast, act, 1)
+/* the middle form (conv_stem.h bt_conv_pm_mid: the loops straight, one copy of them, not one per case of the zero
+ * point's fold; the row buffer's pixels left after its triples rolled), the stem's too: the code budget's medium
+ * instance (kernel_variants.MEDIUM) */
+#define BT_CONV_PMM(p, in, in_y0, out, y0, y1, fast, act) bt_conv_pm_mid(p, in, in_y0, out, y0, y1, fast, act)
 
 #define BT_DW_VARIANT(name) \
   void name(const bt_depthwise_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1)

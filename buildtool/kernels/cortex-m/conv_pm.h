@@ -885,7 +885,11 @@ static inline __attribute__((always_inline)) void bt_conv_pmr(const bt_conv_para
   dl[0] = 0; dl[1] = 0;
   /* the column form (bt_pmr3x2c): each channel pair's bt_pm_k6 words, biases and folded flag once a call, in kt (9
      words a pair, bt_pmrc_kt): the code between two pairs' triples then fits the instruction cache beside them */
-  const int colf = compact && BT_PMR_COMPACT_ON && BT_PMRC_FITS(kh, 2 * rowv, D1, G) && cout <= BT_PMRC_TMAX;
+  /* a call's form (bt_conv_pm_form's compact): 1 every patch's loops rolled (BT_PMR_COMPACT); 2 the middle form
+     (bt_variants.h BT_CONV_PMM): the triples' runs straight in one loop of triples (folded read per pair, as over 16
+     groups a run), the pixels left after them (bt_pmr2x3, bt_pmr1x4) rolled */
+  const int roll = compact == 1, edge = compact != 0;
+  const int colf = roll && BT_PMR_COMPACT_ON && BT_PMRC_FITS(kh, 2 * rowv, D1, G) && cout <= BT_PMRC_TMAX;
   int32_t *const kt = BT_PMRC_KT;
   if (colf)
     for (int32_t i = 0; i + 2 <= cout; i += 2) {
@@ -934,9 +938,9 @@ static inline __attribute__((always_inline)) void bt_conv_pmr(const bt_conv_para
          32x32 layers 0.5 %), over 16 groups a run one loop (its asm is 3 kh 96-byte groups; ResNet-8's layers of
          24 and 48 groups: 21 KB of code less, 12 k cycles more) */
       const int folded = bt_pm_k6(k, mult[oc], mult[oc + 1], shift[oc], shift[oc + 1], zp, fast);
-      if (G > 16) bt_pmr_triples(r0, dl, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, folded, zp, fe, compact, 0, -1);
-      else if (folded) bt_pmr_triples(r0, dl, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, 1, zp, fe, compact, 0, -1);
-      else bt_pmr_triples(r0, dl, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, 0, zp, fe, compact, 0, -1);
+      if (G > 16 || compact == 2) bt_pmr_triples(r0, dl, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, folded, zp, fe, roll, 0, -1);
+      else if (folded) bt_pmr_triples(r0, dl, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, 1, zp, fe, roll, 0, -1);
+      else bt_pmr_triples(r0, dl, f, orow + oc, k, b0, b1, K, kh, G, D1, OPS, ow, fast, 0, zp, fe, roll, 0, -1);
     }
     if (oc < cout) {   /* an odd last channel: its triples in C */
       const int32_t b = bias ? bias[oc] * (1 + dbl) : 0, m = mult[oc], s = shift[oc];
@@ -957,7 +961,7 @@ static inline __attribute__((always_inline)) void bt_conv_pmr(const bt_conv_para
       for (; c3 + 3 <= cout; c3 += 3) {
         int32_t acc[6];
         bt_pmr2x3(c, filter + c3 * K, K, kh, G, D1, dl, fe, bias ? bias[c3] * (1 + dbl) : 0,
-                  bias ? bias[c3 + 1] * (1 + dbl) : 0, bias ? bias[c3 + 2] * (1 + dbl) : 0, acc, compact);
+                  bias ? bias[c3 + 1] * (1 + dbl) : 0, bias ? bias[c3 + 2] * (1 + dbl) : 0, acc, edge);
 #pragma GCC unroll 3
         for (int32_t r = 0; r < 3; r++) {
           const int32_t s = shift[c3 + r], m = mult[c3 + r], pp = BT_PM_P2(s), e = BT_PM_E1(s);
@@ -979,7 +983,7 @@ static inline __attribute__((always_inline)) void bt_conv_pmr(const bt_conv_para
       for (; c4 + 4 <= cout; c4 += 4) {
         int32_t acc[4];
         for (int32_t r = 0; r < 4; r++) acc[r] = bias ? bias[c4 + r] * (1 + dbl) : 0;
-        bt_pmr1x4(r0 + xor_, filter + c4 * K, K, kh, G, dl, fe, acc, compact);
+        bt_pmr1x4(r0 + xor_, filter + c4 * K, K, kh, G, dl, fe, acc, edge);
         for (int32_t r = 0; r < 4; r++) {
           const int32_t s = shift[c4 + r];
           o[c4 + r] = (int8_t)bt_pm_out(acc[r], mult[c4 + r], s, BT_PM_P2(s), BT_PM_E1(s), zp, lo, hi, fast, 2);
@@ -1372,13 +1376,16 @@ static inline __attribute__((always_inline)) void bt_conv_pm_form(const bt_conv_
 #if BT_PM_RQ6_ASM
         if (asm_rq && BT_PM_L3_ROOM(p, K, g.ops)) {   /* the whole triple loop in one asm (bt_pm_loop3) */
           bt_pm_l3s *const l3s = (bt_pm_l3s *)(col + 3 * BT_COL_MAX) - 1;
-          const int folded = bt_pm_k6(l3s->k + 2, m0, m1, s0, s1, zp, fast);
+          /* the middle form (compact 2): the zero point never folded, one asm (BT_PM_L3_ZO's ADD an output), not
+             one per case of the fold */
+          const int unfold = compact == 2;
+          const int folded = bt_pm_k6(l3s->k + 2, m0, m1, s0, s1, unfold ? 0 : zp, fast) & !unfold;
           if (folded || __builtin_constant_p(zp)) {
             l3s->k[0] = b0; l3s->k[1] = b1;
             l3s->k[4] |= (T & 1) << 8;   /* bt_pm_loop3's odd count (ASR by a register reads bits 0-7) */
             l3s->o = ob[0] + oc; l3s->end = col + T * S;
-            if (compact) l3s->fend = f + (K & ~3);
-            bt_pm_loop3(col, f, K, l3s, g.ops, fast, folded, zp, compact);
+            if (compact == 1) l3s->fend = f + (K & ~3);
+            bt_pm_loop3(col, f, K, l3s, g.ops, fast, folded, zp, compact == 1);
             continue;
           }
         }

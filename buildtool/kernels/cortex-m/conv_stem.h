@@ -267,10 +267,12 @@ static inline __attribute__((always_inline)) void bt_stem_rowc(const char *ra, c
  * weights widened, doubled for fast 2: bt_rq2m's doubled sums at no cost), then kh rows A (and kh rows B for an
  * odd S). Per group of channels, per output row its kh input rows are widened again (or zeroed: outside the
  * image; the padding values stay 0 from the start), then per pair of channels the row's triples (bt_stem_row),
- * the 1-5 pixels after them by triples whose phantom pixels are dropped (their requantisation in C). */
-static inline __attribute__((always_inline)) void bt_conv_stem(const bt_conv_params *p, const int8_t *in,
-                                                             int32_t in_y0, int8_t *out, int32_t y0, int32_t y1,
-                                                             const int fast, int16_t *buf) {
+ * the 1-5 pixels after them by triples whose phantom pixels are dropped (their requantisation in C). unfold (the
+ * middle form, bt_variants.h BT_CONV_PMM): the zero point always added (FOLD 0, as bt_stem_rowc: 0 in the pair's
+ * word where the rounding words hold it), one copy of the row's and the tail's asm, not one per case of the fold. */
+static inline __attribute__((always_inline)) void bt_conv_stem_form(const bt_conv_params *p, const int8_t *in,
+                                                                  int32_t in_y0, int8_t *out, int32_t y0, int32_t y1,
+                                                                  const int fast, int16_t *buf, const int unfold) {
   const int32_t cin = p->in.c, cout = p->out.c, ow = p->out.w, OPS = p->out.pixel_stride, kh = p->kh;
   const int32_t RL = BT_STEM_RL(p), W = RL / 2, NS = BT_STEM_NS(p), S = BT_STEM_S(p), RB = BT_STEM_ROWB(p);
   const int32_t ROWV = BT_STEM_ROWV(p), run = p->kw * cin, K = kh * run, KB = 4 * NS, PB = BT_STEM_PB(p);
@@ -298,7 +300,7 @@ static inline __attribute__((always_inline)) void bt_conv_stem(const bt_conv_par
       kw[1] = bias ? bias[oc] * (1 + dbl) : 0;
       kw[2] = bias ? bias[oc + 1] * (1 + dbl) : 0;
       folded |= (uint32_t)bt_pm_k6(kw + 3, mult[oc], mult[oc + 1], shift[oc], shift[oc + 1], zp, fast) << i;
-      kw[0] = BT_STEM_CP(p) == 2 && ((folded >> i) & 1) ? 0 : zp;   /* bt_stem_rowc adds it always */
+      kw[0] = (BT_STEM_CP(p) == 2 || unfold) && ((folded >> i) & 1) ? 0 : zp;   /* bt_stem_rowc adds it always */
       for (int32_t r = 0; r < 2; r++) {
         const int8_t *const fr = filter + (oc + r) * K;
         int16_t *const wr = (int16_t *)(kw + 9 + r * NS);
@@ -332,13 +334,19 @@ static inline __attribute__((always_inline)) void bt_conv_stem(const bt_conv_par
           bt_stem_rowc((const char *)ra, f, o, sc, ow, NS, W, RB, KB, S, BOFF, OPS, fast, (folded >> i) & 1 ? 0 : zp);
           continue;
         }
-        int32_t x = (folded >> i) & 1 ? bt_stem_row((const char *)ra, f, o, ow, NS, W, RB, KB, S, BOFF, OPS, fast, 1, zp)
-                                      : bt_stem_row((const char *)ra, f, o, ow, NS, W, RB, KB, S, BOFF, OPS, fast, 0, zp);
+        const int32_t zpi = (folded >> i) & 1 ? 0 : zp;   /* unfold's zero point */
+        int32_t x = unfold ? bt_stem_row((const char *)ra, f, o, ow, NS, W, RB, KB, S, BOFF, OPS, fast, 0, zpi)
+                    : (folded >> i) & 1 ? bt_stem_row((const char *)ra, f, o, ow, NS, W, RB, KB, S, BOFF, OPS, fast, 1, zp)
+                                        : bt_stem_row((const char *)ra, f, o, ow, NS, W, RB, KB, S, BOFF, OPS, fast, 0, zp);
         for (int32_t h = 0; x < ow; h++, x += 3) {   /* 1 to 5 pixels left: triples with phantom pixels, stored
                                                          in sc (past the row: into the next row's, or the tensor's
                                                          end), the real ones copied (kws's 5 pixels a row: 2) */
           const char *const cx = (const char *)ra + bt_stem_pos(x - 3 * h, S, BOFF);
-          if (h) {
+          if (unfold && h) {
+            bt_stem_tri(cx + 2 * ((3 * S) & ~1), f, sc, NS, W, RB, KB, S, BOFF, OPS, 1, fast, 0, zpi);
+          } else if (unfold) {
+            bt_stem_tri(cx, f, sc, NS, W, RB, KB, S, BOFF, OPS, 0, fast, 0, zpi);
+          } else if (h) {
             if ((folded >> i) & 1) bt_stem_tri(cx + 2 * ((3 * S) & ~1), f, sc, NS, W, RB, KB, S, BOFF, OPS, 1, fast, 1, zp);
             else bt_stem_tri(cx + 2 * ((3 * S) & ~1), f, sc, NS, W, RB, KB, S, BOFF, OPS, 1, fast, 0, zp);
           } else {
@@ -364,10 +372,23 @@ static inline __attribute__((always_inline)) void bt_conv_pm_stem(const bt_conv_
 #if BT_PM_RQ6_ASM
   if (bt_stem_ok(p, fast, act)) {   /* a constant: it asks for a layer's constant shape */
     int16_t buf[BT_STEM_BYTES / 2] __attribute__((aligned(4)));
-    bt_conv_stem(p, in, in_y0, out, y0, y1, fast, buf);
+    bt_conv_stem_form(p, in, in_y0, out, y0, y1, fast, buf, 0);
     return;
   }
 #endif
   bt_conv_pm(p, in, in_y0, out, y0, y1, fast, act);
+}
+/* model.c's BT_CONV_PMM: the middle form, of the stem path (unfold) or of bt_conv_pm's (compact 2). */
+static inline __attribute__((always_inline)) void bt_conv_pm_mid(const bt_conv_params *p, const int8_t *in,
+                                                               int32_t in_y0, int8_t *out, int32_t y0, int32_t y1,
+                                                               const int fast, const int act) {
+#if BT_PM_RQ6_ASM
+  if (bt_stem_ok(p, fast, act)) {
+    int16_t buf[BT_STEM_BYTES / 2] __attribute__((aligned(4)));
+    bt_conv_stem_form(p, in, in_y0, out, y0, y1, fast, buf, 1);
+    return;
+  }
+#endif
+  bt_conv_pm_form(p, in, in_y0, out, y0, y1, fast, act, 2);
 }
 #endif
