@@ -14,8 +14,9 @@ cycles. Presets pick a rung of that ladder (the first of equals):
     speed      the fewest modelled cycles (ties: the least code); with no budget, every layer on its
                fastest candidate
     balanced   the least code among the rungs whose modelled cycles are within BALANCED_SLACK (5 %) of
-               speed's (issue 50 item 2's goal: code near the shared kernels, cycles within 5 % of the
-               fastest set's); so size <= balanced <= speed in bytes
+               speed's less MODEL_MARGIN (1 %: the model's error against the firmware, so that the firmware's
+               ratio stays within the 5 %; issue 50 item 2's goal: code near the shared kernels, cycles within
+               5 % of the fastest set's); so size <= balanced <= speed in bytes
 
 This is the one place a layer's variant is chosen, its own instance included (kernel_variants.instanced only
 says which layers may have one), in either of its forms: the full instance (straight runs of its loops) or the
@@ -41,7 +42,10 @@ from . import kernel_variants
 
 PRESETS = CODE_PRESETS
 DEFAULT_PRESET = PlanOptions().optimize_code
-BALANCED_SLACK = 0.05  # balanced: modelled cycles at most 5 % above the fastest set's (issue 50 item 2)
+BALANCED_SLACK = 0.05  # balanced: cycles at most 5 % above the fastest set's (issue 50 item 2)
+# what balanced leaves of the slack for the model's error: test_modelled_cycles_agree_with_the_firmware_on_vww found
+# ResNet-8's firmware 0.004 above its modelled ratio (1.0465 modelled, 1.0504 run) when balanced planned to 5 %
+MODEL_MARGIN = 0.01
 COMPACT = "compact"  # a CodePlan choice's form of a layer's compact instance (kernel_variants.COMPACT)
 MEDIUM = "medium"  # a CodePlan choice's form of a layer's medium instance (kernel_variants.MEDIUM)
 ROLLED = {COMPACT: "compact", MEDIUM: "medium"}  # the instance forms modelled against the full one (variant_costs.json)
@@ -166,8 +170,8 @@ def _measured(variants) -> dict | None:
 def balanced_ok(cycles: int, fastest: int, fixed: int = 0) -> bool:
     """Is a rung of `cycles` within balanced's slack of the fastest rung's? Counted over the whole model: fixed is the
     modelled cycles of the layers whose code the budget does not choose (a fused plan's blocks, fused_c
-    block_cycles), the same under every rung."""
-    return cycles + fixed <= (fastest + fixed) * (1 + BALANCED_SLACK)
+    block_cycles), the same under every rung. Planned to BALANCED_SLACK less MODEL_MARGIN."""
+    return cycles + fixed <= (fastest + fixed) * (1 + BALANCED_SLACK - MODEL_MARGIN)
 
 
 def layer_cycles(g, op, kind: str, layer: dict, variant: str, instance: bool, variants) -> int | None:
