@@ -376,33 +376,82 @@ static inline __attribute__((always_inline)) void fc_il_k(const bt_fc_params *p,
  * loop and its own code in the instruction cache cost the layer after it more than they save). */
 #define BT_FC_SMALL_IN 64
 #define BT_FC_SMALL_OUT 16
+#if FC_IL_SL_ON   /* a pass's two quads; FC_SMALL_ODD: an odd count's pointers as after the first quad */
+#define FC_SMALL_Q1 FC_IL_SLP(2)
+#define FC_SMALL_Q2 FC_IL_SLN(1, 2)
+#define FC_SMALL_ODD "itt ne\n\taddne %[c], %[c], #8\n\taddne %[f], %[f], #16\n\t"
+#else
+#define FC_SMALL_Q1 FC_IL_LDM
+#define FC_SMALL_Q2 FC_IL_LDM
+#define FC_SMALL_ODD ""
+#endif
 void bt_fully_connected_s8_il_small(const bt_fc_params *p, const int8_t *in, int8_t *out) {
   int16_t col[BT_FC_SMALL_IN] __attribute__((aligned(4)));
   int32_t acc[BT_FC_SMALL_OUT];
-  const int32_t n = p->n_in & ~3, n_out = p->n_out, m4 = n_out & ~3;   /* n: a multiple of 4 */
-  const int32_t *const bias = p->bias;
+  const int32_t n = p->n_in & ~3, n_out = p->n_out;   /* n: a multiple of 4 */
+  const int32_t *bias = p->bias;
   const uint32_t corr = fc_il_widen(in, col, n, p->input_offset, bt_dup16(p->input_offset));
   const int8_t *f = p->weights;
-  int32_t o = 0;
-  for (; o < m4; o += 4) {
-    uint32_t a0 = 0u - corr, a1 = 0, a2 = 0u - corr, a3 = 0;
-    f = fc_il4(col, f, n, &a0, &a1, &a2, &a3, 1, 1);
-    uint32_t r[4] = {a0 - (a1 << 8), a1, a2 - (a3 << 8), a3};
-    if (bias) {
-      uint32_t bv[4];
-      __builtin_memcpy(bv, bias + o, sizeof bv);
-      r[0] += bv[0]; r[1] += bv[1]; r[2] += bv[2]; r[3] += bv[3];
-    }
-    __builtin_memcpy(acc + o, r, sizeof r);
-  }
-  for (; o < n_out; o++, f += n) acc[o] = bt_mv1x1(col, f, n, bias ? bias[o] : 0);
-  const int32_t *m = p->multiplier, *sh = p->shift, *a = acc, *const end = acc + n_out;
+  int32_t *a = acc, *const a4 = acc + (n_out & ~3), *const end = acc + n_out;
+  const int32_t *m = p->multiplier, *sh = p->shift;
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)
-  /* bt_rq2s, the zero point and the clamp, 21 instructions an output (GCC's form of the loop spills) */
+  /* One body of few cache lines: each group of four rows one asm loop of two FC_IL_SLP quads a pass (an odd quad
+   * count enters at the second, its pointers set as after the first), the raw sums stored; each row after them
+   * (plain order) LDRD + LDR + 2 SXTB16 + 2 SMLAD per 4 inputs; then the requantising loop adds the bias. */
+  const int16_t *const cend = col + n;
+  for (; a != a4; a += 4) {
+    const int16_t *c = col;
+    uint32_t a0 = n & 4, a1, a2 = 0u - corr, a3, x0, x1;
+    register uint32_t w0 __asm__("r8"), w1 __asm__("r9"), w2 __asm__("r10"), w3 __asm__("r11");   /* LDM order */
+    __asm__ volatile("mov %[a3], #0\n\t"
+                     "mov %[a1], #0\n\t"
+                     "tst %[a0], #4\n\t"
+                     "mov %[a0], %[a2]\n\t"
+                     FC_SMALL_ODD
+                     "bne 2f\n\t"
+                     "1:\n\t" FC_SMALL_Q1 "2:\n\t" FC_SMALL_Q2 "cmp %[c], %[end]\n\tbne 1b\n\t"
+                     : [a0] "+&r"(a0), [a1] "=&r"(a1), [a2] "+&r"(a2), [a3] "=&r"(a3), [c] "+&l"(c), [f] "+&l"(f),
+                       [x0] "=&r"(x0), [x1] "=&r"(x1), [w0] "=&r"(w0), [w1] "=&r"(w1), [w2] "=&r"(w2), [w3] "=&r"(w3)
+                     : [end] "r"(cend)
+                     : "cc", "memory");
+    a[0] = (int32_t)(a0 - (a1 << 8)); a[1] = (int32_t)a1; a[2] = (int32_t)(a2 - (a3 << 8)); a[3] = (int32_t)a3;
+  }
+  for (; a < end; a += 2, f += 2 * n) {   /* two rows a pass; an odd last row runs as both (its twin unused) */
+    const int16_t *c = col;
+    const int8_t *fa = f, *fb = a + 1 < end ? f + n : f;
+    int32_t s0 = 0, s1 = 0;
+    uint32_t x0, x1, wa, wb, t;
+    __asm__ volatile("1:\n\t"
+                     "ldrd %[x0], %[x1], [%[c]], #8\n\t"
+                     "ldr %[wa], [%[fa]], #4\n\t"
+                     "ldr %[wb], [%[fb]], #4\n\t"
+                     "sxtb16 %[t], %[wa]\n\t"
+                     "sxtb16 %[wa], %[wa], ror #8\n\t"
+                     "smlad %[s0], %[t], %[x0], %[s0]\n\t"
+                     "smlad %[s0], %[wa], %[x1], %[s0]\n\t"
+                     "sxtb16 %[t], %[wb]\n\t"
+                     "sxtb16 %[wb], %[wb], ror #8\n\t"
+                     "smlad %[s1], %[t], %[x0], %[s1]\n\t"
+                     "smlad %[s1], %[wb], %[x1], %[s1]\n\t"
+                     "cmp %[c], %[end]\n\t"
+                     "bne 1b\n\t"
+                     : [s0] "+r"(s0), [s1] "+r"(s1), [c] "+r"(c), [fa] "+r"(fa), [fb] "+r"(fb), [x0] "=&r"(x0),
+                       [x1] "=&r"(x1), [wa] "=&r"(wa), [wb] "=&r"(wb), [t] "=&r"(t)
+                     : [end] "r"(cend)
+                     : "cc", "memory");
+    a[0] = s0; a[1] = s1;   /* a[1] within acc: n_out - 4 * (n_out / 4) rows left, acc has BT_FC_SMALL_OUT */
+  }
+  a = acc;
+  /* the bias (when there is one), bt_rq2s, the zero point and the clamp, 21 instructions an output and the bias's
+   * 3 (GCC's form of the loop spills) */
   int32_t x, w, l, h;
   __asm__ volatile("1:\n\t"
                    "ldr %[x], [%[a]], #4\n\t"
+                   "cbz %[b], 2f\n\t"
+                   "ldr %[w], [%[b]], #4\n\t"
+                   "add %[x], %[x], %[w]\n\t"
+                   "2:\n\t"
                    "ldr %[w], [%[m]], #4\n\t"
                    "and %[l], %[x], #0x80000000\n\t"
                    "orr %[l], %[l], #0x40000000\n\t"
@@ -423,13 +472,19 @@ void bt_fully_connected_s8_il_small(const bt_fc_params *p, const int8_t *in, int
                    "strb %[h], [%[out]], #1\n\t"
                    "cmp %[a], %[end]\n\t"
                    "bne 1b\n\t"
-                   : [a] "+r"(a), [m] "+r"(m), [sh] "+r"(sh), [out] "+r"(out), [x] "=&r"(x), [w] "=&r"(w),
-                     [l] "=&r"(l), [h] "=&r"(h)
+                   : [a] "+r"(a), [b] "+l"(bias), [m] "+r"(m), [sh] "+r"(sh), [out] "+r"(out), [x] "=&r"(x),
+                     [w] "=&r"(w), [l] "=&r"(l), [h] "=&r"(h)
                    : [end] "r"(end), [zp] "r"(zp), [lo] "r"(lo), [hi] "r"(hi)
                    : "cc", "memory");
 #else
-  for (; a != end; m++, sh++) {
-    int32_t v = bt_rq2s(*a++, *m, -*sh - 2) + zp;
+  for (; a != a4; a += 4) {
+    uint32_t a0 = 0u - corr, a1 = 0, a2 = 0u - corr, a3 = 0;
+    f = fc_il4(col, f, n, &a0, &a1, &a2, &a3, 1, 1);
+    a[0] = (int32_t)(a0 - (a1 << 8)); a[1] = (int32_t)a1; a[2] = (int32_t)(a2 - (a3 << 8)); a[3] = (int32_t)a3;
+  }
+  for (; a != end; a++, f += n) *a = bt_mv1x1(col, f, n, 0);
+  for (a = acc; a != end; m++, sh++) {
+    int32_t v = bt_rq2s(*a++ + (bias ? *bias++ : 0), *m, -*sh - 2) + zp;
     v = v < lo ? lo : v;
     *out++ = (int8_t)(v > hi ? hi : v);
   }
