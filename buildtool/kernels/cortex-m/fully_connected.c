@@ -384,7 +384,7 @@ static inline __attribute__((always_inline)) void fc_il_k(const bt_fc_params *p,
  * one loop of two quads a pass (FC_IL_SLP/FC_IL_SLN's single loads on a part with a flash model, else LDRD + LDM), an
  * odd quad count entering at the second quad with c and f as after the first; the rows after the groups two a pass
  * sharing the inputs' LDRD (an odd last row run as both, its twin's sum stored in acc's next word and unused); then
- * one requantising loop: the bias when there is one, bt_rq2s, the zero point and the clamp. Registers in the groups:
+ * the bias added to the sums when there is one; one requantising loop: bt_rq2s, the zero point and the clamp. Registers in the groups:
  * r0 c, r1 f, r2-r5 sums, r6-r7 inputs, r8-r11 weights (LDM order), r12 acc, lr the widened row's end. */
 _Static_assert(offsetof(bt_fc_params, n_out) == 4 && offsetof(bt_fc_params, input_offset) == 12 &&
                offsetof(bt_fc_params, output_offset) == 20 && offsetof(bt_fc_params, act_max) == 28 &&
@@ -499,28 +499,34 @@ __asm__(
     "7:\n\t"
     "cmp r12, r10\n\t"
     "bcc 6b\n\t"
-    "ldr r0, [sp, #200]\n\t"          /* requantise */
+    "ldr r0, [sp, #200]\n\t"
+    "ldr r1, [r0, #36]\n\t"           /* bias: added to the sums when there is one */
     "add r12, sp, #128\n\t"
-    "ldr r1, [r0, #36]\n\t"           /* bias */
+    "cbz r1, 12f\n\t"
+    "11:\n\t"
+    "ldr r8, [r12]\n\t"
+    "ldr r9, [r1], #4\n\t"
+    "add r8, r8, r9\n\t"
+    "str r8, [r12], #4\n\t"
+    "cmp r12, r10\n\t"
+    "bne 11b\n\t"
+    "add r12, sp, #128\n\t"
+    "12:\n\t"                         /* requantise: bt_rq2s, the zero point, the clamp */
     "ldrd r2, r3, [r0, #40]\n\t"      /* multipliers, shifts */
     "ldrd r4, r5, [r0, #20]\n\t"      /* zero point, act_min */
     "ldr r6, [r0, #28]\n\t"           /* act_max */
     "ldr r7, [sp, #208]\n\t"          /* out */
+    "mov lr, #0x40000000\n\t"
     "9:\n\t"
     "ldr r8, [r12], #4\n\t"
-    "cbz r1, 10f\n\t"
-    "ldr r9, [r1], #4\n\t"
-    "add r8, r8, r9\n\t"
-    "10:\n\t"
     "ldr r9, [r2], #4\n\t"
-    "and r11, r8, #0x80000000\n\t"
-    "orr r11, r11, #0x40000000\n\t"
+    "ldr r1, [r3], #4\n\t"
     "asr r0, r8, #31\n\t"
+    "orr r11, lr, r0, lsl #31\n\t"    /* 2^30 | (a & 2^31) */
     "smlal r11, r0, r8, r9\n\t"
-    "ldr r9, [r3], #4\n\t"
-    "mvn r9, r9\n\t"
-    "sub r9, r9, #1\n\t"
-    "asr r0, r0, r9\n\t"
+    "mvn r1, r1\n\t"
+    "sub r1, r1, #1\n\t"              /* -shift - 2 */
+    "asr r0, r0, r1\n\t"
     "add r0, r0, #1\n\t"
     "add r0, r4, r0, asr #1\n\t"
     "cmp r0, r5\n\t"
