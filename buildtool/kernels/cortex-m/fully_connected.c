@@ -254,34 +254,29 @@ void bt_fully_connected_s8_direct(const bt_fc_params *p, const int8_t *in, int8_
 /* a0..a3 += the raw sums of rows r0..r3 over the n4 widened inputs at c (a0, a2: the biased rows');
  * returns the weights after the group's quads. The asm loop takes 8 quads a pass (13 registers), then a loop of
  * one quad a pass the rest (one copy of the step in the code, not seven); sl: FC_IL_SLP's steps where the part
- * takes them, and there small (bt_fully_connected_s8_il_small: code fetched cold from flash costs more than the
- * branches an 8-quad pass saves) one step when n4 % 8 == 4, then a loop of two quads a pass. */
+ * takes them. */
 static inline __attribute__((always_inline)) const int8_t *fc_il4(const int16_t *c, const int8_t *f, int32_t n4,
                                                                  uint32_t *p0, uint32_t *p1, uint32_t *p2,
-                                                                 uint32_t *p3, const int sl, const int small) {
+                                                                 uint32_t *p3, const int sl) {
   uint32_t a0 = *p0, a1 = *p1, a2 = *p2, a3 = *p3;
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)   /* -O0 lacks the registers */
-  const int16_t *const end = c + (small ? 0 : n4 & ~31), *const end4 = c + n4;
+  const int16_t *const end = c + (n4 & ~31), *const end4 = c + n4;
 #define FC_IL_OUTPUTS(PTR)                                                                                 \
   : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [c] PTR(c), [f] PTR(f), [x0] "=&r"(x0),   \
     [x1] "=&r"(x1), [w0] "=&r"(w0), [w1] "=&r"(w1), [w2] "=&r"(w2), [w3] "=&r"(w3)
   if (FC_IL_SL_ON && sl) {
     uint32_t x0, x1, w0, w1, w2, w3;
-    if (!small && (n4 & ~31))
+    if (n4 & ~31)
       __asm__ volatile("1:\n\t" FC_IL_SLP(8) FC_IL_SLN(1, 8) FC_IL_SLN(2, 8) FC_IL_SLN(3, 8) FC_IL_SLN(4, 8)
                        FC_IL_SLN(5, 8) FC_IL_SLN(6, 8) FC_IL_SLN(7, 8) "cmp %[c], %[end]\n\tbne 1b\n\t"
                        FC_IL_OUTPUTS("+l") : [end] "r"(end) : "cc", "memory");
-    if (small && (n4 & 4)) __asm__ volatile(FC_IL_SLP(1) FC_IL_OUTPUTS("+l") :: "cc", "memory");
-    if (small && (n4 & ~7))   /* small: two quads a pass */
-      __asm__ volatile("1:\n\t" FC_IL_SLP(2) FC_IL_SLN(1, 2) "cmp %[c], %[end]\n\tbne 1b\n\t"
-                       FC_IL_OUTPUTS("+l") : [end] "r"(end4) : "cc", "memory");
-    if (!small && (n4 & 28))   /* the 1-7 quads left */
+    if (n4 & 28)   /* the 1-7 quads left */
       __asm__ volatile("1:\n\t" FC_IL_SLP(1) "cmp %[c], %[end]\n\tbne 1b\n\t"
                        FC_IL_OUTPUTS("+l") : [end] "r"(end4) : "cc", "memory");
   } else {
     uint32_t x0, x1;
     register uint32_t w0 __asm__("r8"), w1 __asm__("r9"), w2 __asm__("r10"), w3 __asm__("r11");   /* LDM order */
-    const int16_t *const end8 = c + (n4 & ~31);   /* a part without a flash model: small or not, the same loops */
+    const int16_t *const end8 = c + (n4 & ~31);   /* a part without a flash model */
     if (n4 & ~31)
       __asm__ volatile("1:\n\t" FC_IL_LDM FC_IL_LDM FC_IL_LDM FC_IL_LDM FC_IL_LDM FC_IL_LDM FC_IL_LDM FC_IL_LDM
                        "cmp %[c], %[end]\n\tbne 1b\n\t" FC_IL_OUTPUTS("+r") : [end] "r"(end8) : "cc", "memory");
@@ -291,7 +286,7 @@ static inline __attribute__((always_inline)) const int8_t *fc_il4(const int16_t 
   }
 #undef FC_IL_OUTPUTS
 #else
-  (void)sl; (void)small;
+  (void)sl;
   for (int32_t k = 0; k < n4; k += 4, f += 16) {   /* the same sums by dsp.h's C model (host, -O0) */
     int32_t x0, x1;
     __builtin_memcpy(&x0, c + k, 4);
@@ -344,7 +339,7 @@ static inline __attribute__((always_inline)) void fc_il_k(const bt_fc_params *p,
     for (int32_t o = 0; o < m4; o += 4) {
       uint32_t a0 = 0u - corr, a1 = 0, a2 = 0u - corr, a3 = 0;
       if (bias) { a0 += (uint32_t)bo[0]; a2 += (uint32_t)bo[2]; }
-      f = fc_il4(col, f, n4, &a0, &a1, &a2, &a3, pcs != 1, 0);
+      f = fc_il4(col, f, n4, &a0, &a1, &a2, &a3, pcs != 1);
       int32_t r0 = (int32_t)(a0 - (a1 << 8)), r1 = (int32_t)a1, r2 = (int32_t)(a2 - (a3 << 8)), r3 = (int32_t)a3;
       if (bias) { r1 += bo[1]; r3 += bo[3]; bo += 4; }
       if (nt) {
@@ -370,22 +365,23 @@ static inline __attribute__((always_inline)) void fc_il_k(const bt_fc_params *p,
 /* Small layers (kernel_variants.py's first "fully_connected_il" row: per channel, one batch, n_in a multiple of 4 up to
  * BT_FC_SMALL_IN, at most BT_FC_SMALL_OUT outputs, bt_rq2): a few hundred MACs, where the call's fixed cost and,
  * on a part with a flash memory model, its code fetched cold from flash outweigh the loops (tiny_cnn_32's, dscnn_kws's,
- * resnet_concat_64's last layers; benchmarks/kernels_vs_cmsis.py --mem nucleo-l4r5zi). One compact form: the
- * groups of four rows by fc_il4's small loop, the rows after them by bt_mv1x1, the biases added to the raw sums,
- * then one requantising loop over the outputs (bt_rq2s, each channel's multiplier and shift; the activation's
- * clamp). Per tensor (kws_ref_model's) the _rq2z variants' constants made once cost fewer zero-wait cycles. 64 inputs at most: ad01's 128 -> 8 layer keeps its variant (on nucleo-l4r5zi this form's two-quad
+ * resnet_concat_64's last layers; benchmarks/kernels_vs_cmsis.py --mem nucleo-l4r5zi). One compact body (below):
+ * the groups of four rows, the rows after them two at a time, the bias added to the raw sums, then one requantising
+ * loop over the outputs (bt_rq2s, each channel's multiplier and shift; the activation's clamp). Per tensor (kws_ref_model's) the _rq2z variants' constants made once cost fewer zero-wait cycles. 64 inputs at most: ad01's 128 -> 8 layer keeps its variant (on nucleo-l4r5zi this form's two-quad
  * loop and its own code in the instruction cache cost the layer after it more than they save). */
 #define BT_FC_SMALL_IN 64
 #define BT_FC_SMALL_OUT 16
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
-/* In asm, one body of few instruction-cache lines (GCC's form spilled its pointers around the loops: 624 B against
- * these 380): push, then a frame of col (128 B: the widened inputs), acc (64 B: the sums), -corr and the end of the
- * groups' sums; p and out where the push put r0 and r2. The widening loop (fc_il_widen's); each group of four rows
- * one loop of two quads a pass (FC_IL_SLP/FC_IL_SLN's single loads on a part with a flash model, else LDRD + LDM), an
- * odd quad count entering at the second quad with c and f as after the first; the rows after the groups two a pass
- * sharing the inputs' LDRD (an odd last row run as both, its twin's sum stored in acc's next word and unused); then
- * the bias added to the sums when there is one; one requantising loop: bt_rq2s, the zero point and the clamp. Registers in the groups:
- * r0 c, r1 f, r2-r5 sums, r6-r7 inputs, r8-r11 weights (LDM order), r12 acc, lr the widened row's end. */
+/* In asm, one body of few instruction-cache lines (542 B on nucleo-l4r5zi, 506 B on cortex-m4; GCC's form of the C
+ * spilled its pointers around the loops: 792 B and 1,114 B): push, then a frame of col (128 B: the widened inputs),
+ * acc (64 B: the sums), -corr and the end of the groups' sums; p and out where the push put r0 and r2. The widening
+ * loop (fc_il_widen's, 8 inputs a pass, 4 entering at its second half); each group of four rows one loop of two quads
+ * a pass (FC_IL_SLP/FC_IL_SLN's single loads on a part with a flash model, else LDRD + LDM), an odd quad count
+ * entering at the second quad with c and f as after the first; the rows after the groups two a pass sharing the
+ * inputs' loads (an odd last row run as both, its twin's sum stored in acc's next word and unused); the bias added to
+ * the sums when there is one; then one requantising loop (bt_rq2s, the zero point and the clamp; its three loads back
+ * to back, the rounding word one ORR on 2^30 in lr). Registers in the groups: r0 c, r1 f, r2-r5 sums, r6-r7 inputs,
+ * r8-r11 weights (LDM order), r12 acc, lr the widened row's end. */
 _Static_assert(offsetof(bt_fc_params, n_out) == 4 && offsetof(bt_fc_params, input_offset) == 12 &&
                offsetof(bt_fc_params, output_offset) == 20 && offsetof(bt_fc_params, act_max) == 28 &&
                offsetof(bt_fc_params, weights) == 32 && offsetof(bt_fc_params, bias) == 36 &&
@@ -551,7 +547,7 @@ void bt_fully_connected_s8_il_small(const bt_fc_params *p, const int8_t *in, int
   int32_t *a = acc, *const a4 = acc + (n_out & ~3), *const end = acc + n_out;
   for (; a != a4; a += 4) {
     uint32_t a0 = 0u - corr, a1 = 0, a2 = 0u - corr, a3 = 0;
-    f = fc_il4(col, f, n, &a0, &a1, &a2, &a3, 1, 1);
+    f = fc_il4(col, f, n, &a0, &a1, &a2, &a3, 1);   /* the host's C model */
     a[0] = (int32_t)(a0 - (a1 << 8)); a[1] = (int32_t)a1; a[2] = (int32_t)(a2 - (a3 << 8)); a[3] = (int32_t)a3;
   }
   for (; a != end; a++, f += n) *a = bt_mv1x1(col, f, n, 0);
