@@ -172,8 +172,9 @@ def test_interleaved_loop_on_the_memory_model_part(tmp_path, monkeypatch):
 def test_small_dense_layers_take_the_compact_variant(tmp_path, board):
     """Dense layers of at most 64 inputs (a multiple of 4) and 16 outputs run bt_fully_connected_s8_il_small
     (kernel_variants.py's first "fully_connected_il" row; the rows after the groups of four, one requantising
-    loop): 64 -> 12 RELU (three groups of 16 quads), 12 -> 4 without a bias (one group, 3 quads: one step, then
-    the two-quad loop on the part), 4 -> 6 (one group, two rows after it), and 128 -> 8 keeps its variant;
+    loop): 64 -> 12 RELU (three groups of 16 quads), 12 -> 4 without a bias (one group, 3 quads: the widening and
+    the two-quad loops entered at their second half), 4 -> 6 (one group, two rows after it), 4 -> 5 and 4 -> 7 (one
+    and three rows after the group: the last row run as a pair's both rows), and 128 -> 8 keeps its variant;
     TFLite Micro's bytes, on the plain core and on the part with its BT_ICACHE_BYTES single loads."""
     from conftest import fixed_input, tflm_run
 
@@ -184,9 +185,10 @@ def test_small_dense_layers_take_the_compact_variant(tmp_path, board):
     h = b.fully_connected(b.input((1, 128)), 8)
     h = b.fully_connected(b.concat([h] * 8, axis=1), 12, activation="RELU")   # 64 inputs
     h = b.fully_connected(h, 4, bias=False)
-    g = b.finish([b.fully_connected(h, 6)])
+    g = b.finish([b.fully_connected(h, 6), b.fully_connected(h, 5), b.fully_connected(h, 7)])
     x = fixed_input(g.tensors[g.inputs[0]].shape)
     pipeline.build(g, board, tmp_path)
     calls = re.findall(r"  (bt_fully_connected_s8_il_\w+)\(&op\d+_p", (tmp_path / "model.c").read_text())
-    assert calls[0] != "bt_fully_connected_s8_il_small" and calls[1:] == ["bt_fully_connected_s8_il_small"] * 3
-    assert np.array_equal(runner.run(board, tmp_path, x)[0], tflm_run(serialize(g), [x])[0])
+    assert calls[0] != "bt_fully_connected_s8_il_small" and calls[1:] == ["bt_fully_connected_s8_il_small"] * 5
+    got, want = runner.run(board, tmp_path, x)[0], tflm_run(serialize(g), [x], 3)
+    assert len(got) == len(want) == 3 and all(np.array_equal(a, b) for a, b in zip(got, want))

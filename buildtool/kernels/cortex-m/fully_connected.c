@@ -8,6 +8,7 @@
 #include "dsp.h"
 #include "im2col.h"   /* bt_widen, bt_mv1x4 */
 #include "bt_variants.h"
+#include <stddef.h>   /* offsetof */
 
 static inline int32_t requant_fc(const bt_fc_params *p, int32_t o, int32_t acc, int fast) {
   if (p->bias) acc += p->bias[o];
@@ -253,34 +254,29 @@ void bt_fully_connected_s8_direct(const bt_fc_params *p, const int8_t *in, int8_
 /* a0..a3 += the raw sums of rows r0..r3 over the n4 widened inputs at c (a0, a2: the biased rows');
  * returns the weights after the group's quads. The asm loop takes 8 quads a pass (13 registers), then a loop of
  * one quad a pass the rest (one copy of the step in the code, not seven); sl: FC_IL_SLP's steps where the part
- * takes them, and there small (bt_fully_connected_s8_il_small: code fetched cold from flash costs more than the
- * branches an 8-quad pass saves) one step when n4 % 8 == 4, then a loop of two quads a pass. */
+ * takes them. */
 static inline __attribute__((always_inline)) const int8_t *fc_il4(const int16_t *c, const int8_t *f, int32_t n4,
                                                                  uint32_t *p0, uint32_t *p1, uint32_t *p2,
-                                                                 uint32_t *p3, const int sl, const int small) {
+                                                                 uint32_t *p3, const int sl) {
   uint32_t a0 = *p0, a1 = *p1, a2 = *p2, a3 = *p3;
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)   /* -O0 lacks the registers */
-  const int16_t *const end = c + (small ? 0 : n4 & ~31), *const end4 = c + n4;
+  const int16_t *const end = c + (n4 & ~31), *const end4 = c + n4;
 #define FC_IL_OUTPUTS(PTR)                                                                                 \
   : [a0] "+r"(a0), [a1] "+r"(a1), [a2] "+r"(a2), [a3] "+r"(a3), [c] PTR(c), [f] PTR(f), [x0] "=&r"(x0),   \
     [x1] "=&r"(x1), [w0] "=&r"(w0), [w1] "=&r"(w1), [w2] "=&r"(w2), [w3] "=&r"(w3)
   if (FC_IL_SL_ON && sl) {
     uint32_t x0, x1, w0, w1, w2, w3;
-    if (!small && (n4 & ~31))
+    if (n4 & ~31)
       __asm__ volatile("1:\n\t" FC_IL_SLP(8) FC_IL_SLN(1, 8) FC_IL_SLN(2, 8) FC_IL_SLN(3, 8) FC_IL_SLN(4, 8)
                        FC_IL_SLN(5, 8) FC_IL_SLN(6, 8) FC_IL_SLN(7, 8) "cmp %[c], %[end]\n\tbne 1b\n\t"
                        FC_IL_OUTPUTS("+l") : [end] "r"(end) : "cc", "memory");
-    if (small && (n4 & 4)) __asm__ volatile(FC_IL_SLP(1) FC_IL_OUTPUTS("+l") :: "cc", "memory");
-    if (small && (n4 & ~7))   /* small: two quads a pass */
-      __asm__ volatile("1:\n\t" FC_IL_SLP(2) FC_IL_SLN(1, 2) "cmp %[c], %[end]\n\tbne 1b\n\t"
-                       FC_IL_OUTPUTS("+l") : [end] "r"(end4) : "cc", "memory");
-    if (!small && (n4 & 28))   /* the 1-7 quads left */
+    if (n4 & 28)   /* the 1-7 quads left */
       __asm__ volatile("1:\n\t" FC_IL_SLP(1) "cmp %[c], %[end]\n\tbne 1b\n\t"
                        FC_IL_OUTPUTS("+l") : [end] "r"(end4) : "cc", "memory");
   } else {
     uint32_t x0, x1;
     register uint32_t w0 __asm__("r8"), w1 __asm__("r9"), w2 __asm__("r10"), w3 __asm__("r11");   /* LDM order */
-    const int16_t *const end8 = c + (n4 & ~31);   /* a part without a flash model: small or not, the same loops */
+    const int16_t *const end8 = c + (n4 & ~31);   /* a part without a flash model */
     if (n4 & ~31)
       __asm__ volatile("1:\n\t" FC_IL_LDM FC_IL_LDM FC_IL_LDM FC_IL_LDM FC_IL_LDM FC_IL_LDM FC_IL_LDM FC_IL_LDM
                        "cmp %[c], %[end]\n\tbne 1b\n\t" FC_IL_OUTPUTS("+r") : [end] "r"(end8) : "cc", "memory");
@@ -290,7 +286,7 @@ static inline __attribute__((always_inline)) const int8_t *fc_il4(const int16_t 
   }
 #undef FC_IL_OUTPUTS
 #else
-  (void)sl; (void)small;
+  (void)sl;
   for (int32_t k = 0; k < n4; k += 4, f += 16) {   /* the same sums by dsp.h's C model (host, -O0) */
     int32_t x0, x1;
     __builtin_memcpy(&x0, c + k, 4);
@@ -343,7 +339,7 @@ static inline __attribute__((always_inline)) void fc_il_k(const bt_fc_params *p,
     for (int32_t o = 0; o < m4; o += 4) {
       uint32_t a0 = 0u - corr, a1 = 0, a2 = 0u - corr, a3 = 0;
       if (bias) { a0 += (uint32_t)bo[0]; a2 += (uint32_t)bo[2]; }
-      f = fc_il4(col, f, n4, &a0, &a1, &a2, &a3, pcs != 1, 0);
+      f = fc_il4(col, f, n4, &a0, &a1, &a2, &a3, pcs != 1);
       int32_t r0 = (int32_t)(a0 - (a1 << 8)), r1 = (int32_t)a1, r2 = (int32_t)(a2 - (a3 << 8)), r3 = (int32_t)a3;
       if (bias) { r1 += bo[1]; r3 += bo[3]; bo += 4; }
       if (nt) {
@@ -369,72 +365,199 @@ static inline __attribute__((always_inline)) void fc_il_k(const bt_fc_params *p,
 /* Small layers (kernel_variants.py's first "fully_connected_il" row: per channel, one batch, n_in a multiple of 4 up to
  * BT_FC_SMALL_IN, at most BT_FC_SMALL_OUT outputs, bt_rq2): a few hundred MACs, where the call's fixed cost and,
  * on a part with a flash memory model, its code fetched cold from flash outweigh the loops (tiny_cnn_32's, dscnn_kws's,
- * resnet_concat_64's last layers; benchmarks/kernels_vs_cmsis.py --mem nucleo-l4r5zi). One compact form: the
- * groups of four rows by fc_il4's small loop, the rows after them by bt_mv1x1, the biases added to the raw sums,
- * then one requantising loop over the outputs (bt_rq2s, each channel's multiplier and shift; the activation's
- * clamp). Per tensor (kws_ref_model's) the _rq2z variants' constants made once cost fewer zero-wait cycles. 64 inputs at most: ad01's 128 -> 8 layer keeps its variant (on nucleo-l4r5zi this form's two-quad
+ * resnet_concat_64's last layers; benchmarks/kernels_vs_cmsis.py --mem nucleo-l4r5zi). One compact body (below):
+ * the groups of four rows, the rows after them two at a time, the bias added to the raw sums, then one requantising
+ * loop over the outputs (bt_rq2s, each channel's multiplier and shift; the activation's clamp). Per tensor (kws_ref_model's) the _rq2z variants' constants made once cost fewer zero-wait cycles. 64 inputs at most: ad01's 128 -> 8 layer keeps its variant (on nucleo-l4r5zi this form's two-quad
  * loop and its own code in the instruction cache cost the layer after it more than they save). */
 #define BT_FC_SMALL_IN 64
 #define BT_FC_SMALL_OUT 16
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+/* In asm, one body of few instruction-cache lines (542 B on nucleo-l4r5zi, 506 B on cortex-m4; GCC's form of the C
+ * spilled its pointers around the loops: 792 B and 1,114 B): push, then a frame of col (128 B: the widened inputs),
+ * acc (64 B: the sums), -corr and the end of the groups' sums; p and out where the push put r0 and r2. The widening
+ * loop (fc_il_widen's, 8 inputs a pass, 4 entering at its second half); each group of four rows one loop of two quads
+ * a pass (FC_IL_SLP/FC_IL_SLN's single loads on a part with a flash model, else LDRD + LDM), an odd quad count
+ * entering at the second quad with c and f as after the first; the rows after the groups two a pass sharing the
+ * inputs' loads (an odd last row run as both, its twin's sum stored in acc's next word and unused); the bias added to
+ * the sums when there is one; then one requantising loop (bt_rq2s, the zero point and the clamp; its three loads back
+ * to back, the rounding word one ORR on 2^30 in lr). Registers in the groups: r0 c, r1 f, r2-r5 sums, r6-r7 inputs,
+ * r8-r11 weights (LDM order), r12 acc, lr the widened row's end. */
+_Static_assert(offsetof(bt_fc_params, n_out) == 4 && offsetof(bt_fc_params, input_offset) == 12 &&
+               offsetof(bt_fc_params, output_offset) == 20 && offsetof(bt_fc_params, act_max) == 28 &&
+               offsetof(bt_fc_params, weights) == 32 && offsetof(bt_fc_params, bias) == 36 &&
+               offsetof(bt_fc_params, multiplier) == 40 && offsetof(bt_fc_params, shift) == 44,
+               "bt_fully_connected_s8_il_small reads bt_fc_params at fixed offsets");
+#define FC_SMALL_MACS                                                                                        \
+  "smlad r2, r8, r6, r2\n\tsxtb16 r8, r8, ror #8\n\tsmlad r3, r8, r6, r3\n\t"                               \
+  "smlad r2, r9, r7, r2\n\tsxtb16 r9, r9, ror #8\n\tsmlad r3, r9, r7, r3\n\t"                               \
+  "smlad r4, r10, r6, r4\n\tsxtb16 r10, r10, ror #8\n\tsmlad r5, r10, r6, r5\n\t"                           \
+  "smlad r4, r11, r7, r4\n\tsxtb16 r11, r11, ror #8\n\tsmlad r5, r11, r7, r5\n\t"
+#if FC_IL_SL_ON   /* a pass's two quads as FC_IL_SLP(2), FC_IL_SLN(1, 2); FC_SMALL_ODD: an odd count's entry */
+#define FC_SMALL_Q1                                                                                          \
+  "ldr r7, [r0, #4]\n\tldr r9, [r1, #4]\n\tldr r10, [r1, #8]\n\tldr r11, [r1, #12]\n\t"                     \
+  "ldr r6, [r0], #16\n\tldr r8, [r1], #32\n\t" FC_SMALL_MACS
+#define FC_SMALL_Q2                                                                                          \
+  "ldr r6, [r0, #-8]\n\tldr r7, [r0, #-4]\n\tldr r8, [r1, #-16]\n\tldr r9, [r1, #-12]\n\t"                  \
+  "ldr r10, [r1, #-8]\n\tldr r11, [r1, #-4]\n\t" FC_SMALL_MACS
+#define FC_SMALL_ODD "itt ne\n\taddne r0, r0, #8\n\taddne r1, r1, #16\n\t"
+#else
+#define FC_SMALL_Q1 "ldrd r6, r7, [r0], #8\n\tldm r1!, {r8, r9, r10, r11}\n\t" FC_SMALL_MACS
+#define FC_SMALL_Q2 FC_SMALL_Q1
+#define FC_SMALL_ODD ""
+#endif
+#define FC_SMALL_WIDEN4                                                                                      \
+  "ldr r9, [r1], #4\n\tsxtb16 r10, r9\n\tsxtb16 r9, r9, ror #8\n\tsadd16 r10, r10, r4\n\tsadd16 r9, r9, r4\n\t"  \
+  "smlad r7, r10, r8, r7\n\tsmlad r7, r9, r8, r7\n\tstrd r10, r9, [r5], #8\n\t"
+__asm__(
+    ".section .text.bt_fully_connected_s8_il_small,\"ax\",%progbits\n\t.p2align 2\n\t"
+    ".global bt_fully_connected_s8_il_small\n\t.type bt_fully_connected_s8_il_small, %function\n\t.thumb_func\n\t"
+    "bt_fully_connected_s8_il_small:\n\t"
+    "push {r0, r1, r2, r4, r5, r6, r7, r8, r9, r10, r11, lr}\n\t"
+    "sub sp, sp, #200\n\t"            /* col [0, 128), acc [128, 192), -corr 192, groups' end 196; p 200, out 208 */
+    "ldr r3, [r0, #0]\n\t"            /* n */
+    "ldr r4, [r0, #12]\n\t"
+    "pkhbt r4, r4, r4, lsl #16\n\t"   /* off2 */
+    "mov r5, sp\n\t"
+    "add r6, r1, r3\n\t"
+    "movs r7, #0\n\t"
+    "mov r8, #0x10001\n\t"
+    "tst r3, #4\n\t"                  /* widen: 8 inputs a pass (4 entering at the second half), their sum in r7 */
+    "bne 13f\n\t"
+    "1:\n\t" FC_SMALL_WIDEN4 "13:\n\t" FC_SMALL_WIDEN4
+    "cmp r1, r6\n\t"
+    "bne 1b\n\t"
+    "mov lr, r5\n\t"
+    "movs r6, #0\n\t"
+    "sub r7, r6, r7, lsl #7\n\t"      /* -corr */
+    "ldr r1, [r0, #32]\n\t"           /* f */
+    "ldr r2, [r0, #4]\n\t"
+    "bic r2, r2, #3\n\t"
+    "add r12, sp, #128\n\t"
+    "add r2, r12, r2, lsl #2\n\t"
+    "strd r7, r2, [sp, #192]\n\t"
+    "b 3f\n\t"
+    "2:\n\t"                          /* a group of four rows */
+    "mov r0, sp\n\t"
+    "ldr r2, [sp, #192]\n\t"
+    "mov r4, r2\n\t"
+    "movs r3, #0\n\t"
+    "movs r5, #0\n\t"
+    "sub r6, lr, r0\n\t"
+    "tst r6, #8\n\t"                  /* an odd quad count */
+    FC_SMALL_ODD
+    "bne 5f\n\t"
+    "4:\n\t" FC_SMALL_Q1 "5:\n\t" FC_SMALL_Q2
+    "cmp r0, lr\n\t"
+    "bne 4b\n\t"
+    "sub r2, r2, r3, lsl #8\n\t"
+    "sub r4, r4, r5, lsl #8\n\t"
+    "stmia r12!, {r2, r3, r4, r5}\n\t"
+    "3:\n\t"
+    "ldr r6, [sp, #196]\n\t"
+    "cmp r12, r6\n\t"
+    "bne 2b\n\t"
+    "ldr r0, [sp, #200]\n\t"
+    "ldr r3, [r0, #4]\n\t"
+    "add r10, sp, #128\n\t"
+    "add r10, r10, r3, lsl #2\n\t"    /* acc's end */
+    "mov r11, sp\n\t"
+    "sub r11, lr, r11\n\t"
+    "lsr r11, r11, #1\n\t"            /* n */
+    "b 7f\n\t"
+    "6:\n\t"                          /* two rows after the groups */
+    "mov r0, sp\n\t"
+    "add r2, r1, r11\n\t"
+    "add r3, r12, #4\n\t"
+    "cmp r3, r10\n\t"
+    "it cs\n\t"
+    "movcs r2, r1\n\t"
+    "movs r4, #0\n\t"
+    "movs r5, #0\n\t"
+    "8:\n\t"
+    "ldr r7, [r0, #4]\n\t"           /* single loads: 5 cycles against LDRD + 2 LDR's 6 */
+    "ldr r6, [r0], #8\n\t"
+    "ldr r8, [r1], #4\n\t"
+    "ldr r9, [r2], #4\n\t"
+    "sxtb16 r3, r8\n\t"
+    "sxtb16 r8, r8, ror #8\n\t"
+    "smlad r4, r3, r6, r4\n\t"
+    "smlad r4, r8, r7, r4\n\t"
+    "sxtb16 r3, r9\n\t"
+    "sxtb16 r9, r9, ror #8\n\t"
+    "smlad r5, r3, r6, r5\n\t"
+    "smlad r5, r9, r7, r5\n\t"
+    "cmp r0, lr\n\t"
+    "bne 8b\n\t"
+    "strd r4, r5, [r12], #8\n\t"
+    "add r1, r1, r11\n\t"
+    "7:\n\t"
+    "cmp r12, r10\n\t"
+    "bcc 6b\n\t"
+    "ldr r0, [sp, #200]\n\t"
+    "ldr r1, [r0, #36]\n\t"           /* bias: added to the sums when there is one */
+    "add r12, sp, #128\n\t"
+    "cbz r1, 12f\n\t"
+    "11:\n\t"
+    "ldr r8, [r12]\n\t"
+    "ldr r9, [r1], #4\n\t"
+    "add r8, r8, r9\n\t"
+    "str r8, [r12], #4\n\t"
+    "cmp r12, r10\n\t"
+    "bne 11b\n\t"
+    "add r12, sp, #128\n\t"
+    "12:\n\t"                         /* requantise: bt_rq2s, the zero point, the clamp */
+    "ldrd r2, r3, [r0, #40]\n\t"      /* multipliers, shifts */
+    "ldrd r4, r5, [r0, #20]\n\t"      /* zero point, act_min */
+    "ldr r6, [r0, #28]\n\t"           /* act_max */
+    "ldr r7, [sp, #208]\n\t"          /* out */
+    "mov lr, #0x40000000\n\t"
+    "9:\n\t"
+    "ldr r8, [r12], #4\n\t"
+    "ldr r9, [r2], #4\n\t"
+    "ldr r1, [r3], #4\n\t"
+    "asr r0, r8, #31\n\t"
+    "orr r11, lr, r0, lsl #31\n\t"    /* 2^30 | (a & 2^31) */
+    "smlal r11, r0, r8, r9\n\t"
+    "mvn r1, r1\n\t"
+    "sub r1, r1, #1\n\t"              /* -shift - 2 */
+    "asr r0, r0, r1\n\t"
+    "add r0, r0, #1\n\t"
+    "add r0, r4, r0, asr #1\n\t"
+    "cmp r0, r5\n\t"
+    "it lt\n\t"
+    "movlt r0, r5\n\t"
+    "cmp r0, r6\n\t"
+    "it gt\n\t"
+    "movgt r0, r6\n\t"
+    "strb r0, [r7], #1\n\t"
+    "cmp r12, r10\n\t"
+    "bne 9b\n\t"
+    "add sp, sp, #212\n\t"            /* the frame and p, in, out */
+    "pop {r4, r5, r6, r7, r8, r9, r10, r11, pc}\n\t"
+    ".size bt_fully_connected_s8_il_small, . - bt_fully_connected_s8_il_small\n\t"
+    ".text");
+#else
 void bt_fully_connected_s8_il_small(const bt_fc_params *p, const int8_t *in, int8_t *out) {
   int16_t col[BT_FC_SMALL_IN] __attribute__((aligned(4)));
   int32_t acc[BT_FC_SMALL_OUT];
-  const int32_t n = p->n_in & ~3, n_out = p->n_out, m4 = n_out & ~3;   /* n: a multiple of 4 */
-  const int32_t *const bias = p->bias;
+  const int32_t n = p->n_in & ~3, n_out = p->n_out;   /* n: a multiple of 4 */
+  const int32_t *bias = p->bias, *m = p->multiplier, *sh = p->shift;
   const uint32_t corr = fc_il_widen(in, col, n, p->input_offset, bt_dup16(p->input_offset));
   const int8_t *f = p->weights;
-  int32_t o = 0;
-  for (; o < m4; o += 4) {
+  int32_t *a = acc, *const a4 = acc + (n_out & ~3), *const end = acc + n_out;
+  for (; a != a4; a += 4) {
     uint32_t a0 = 0u - corr, a1 = 0, a2 = 0u - corr, a3 = 0;
-    f = fc_il4(col, f, n, &a0, &a1, &a2, &a3, 1, 1);
-    uint32_t r[4] = {a0 - (a1 << 8), a1, a2 - (a3 << 8), a3};
-    if (bias) {
-      uint32_t bv[4];
-      __builtin_memcpy(bv, bias + o, sizeof bv);
-      r[0] += bv[0]; r[1] += bv[1]; r[2] += bv[2]; r[3] += bv[3];
-    }
-    __builtin_memcpy(acc + o, r, sizeof r);
+    f = fc_il4(col, f, n, &a0, &a1, &a2, &a3, 1);   /* the host's C model */
+    a[0] = (int32_t)(a0 - (a1 << 8)); a[1] = (int32_t)a1; a[2] = (int32_t)(a2 - (a3 << 8)); a[3] = (int32_t)a3;
   }
-  for (; o < n_out; o++, f += n) acc[o] = bt_mv1x1(col, f, n, bias ? bias[o] : 0);
-  const int32_t *m = p->multiplier, *sh = p->shift, *a = acc, *const end = acc + n_out;
-  const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
-#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)
-  /* bt_rq2s, the zero point and the clamp, 21 instructions an output (GCC's form of the loop spills) */
-  int32_t x, w, l, h;
-  __asm__ volatile("1:\n\t"
-                   "ldr %[x], [%[a]], #4\n\t"
-                   "ldr %[w], [%[m]], #4\n\t"
-                   "and %[l], %[x], #0x80000000\n\t"
-                   "orr %[l], %[l], #0x40000000\n\t"
-                   "asr %[h], %[x], #31\n\t"
-                   "smlal %[l], %[h], %[x], %[w]\n\t"
-                   "ldr %[w], [%[sh]], #4\n\t"
-                   "mvn %[w], %[w]\n\t"
-                   "sub %[w], %[w], #1\n\t"
-                   "asr %[h], %[h], %[w]\n\t"
-                   "add %[h], %[h], #1\n\t"
-                   "add %[h], %[zp], %[h], asr #1\n\t"
-                   "cmp %[h], %[lo]\n\t"
-                   "it lt\n\t"
-                   "movlt %[h], %[lo]\n\t"
-                   "cmp %[h], %[hi]\n\t"
-                   "it gt\n\t"
-                   "movgt %[h], %[hi]\n\t"
-                   "strb %[h], [%[out]], #1\n\t"
-                   "cmp %[a], %[end]\n\t"
-                   "bne 1b\n\t"
-                   : [a] "+r"(a), [m] "+r"(m), [sh] "+r"(sh), [out] "+r"(out), [x] "=&r"(x), [w] "=&r"(w),
-                     [l] "=&r"(l), [h] "=&r"(h)
-                   : [end] "r"(end), [zp] "r"(zp), [lo] "r"(lo), [hi] "r"(hi)
-                   : "cc", "memory");
-#else
-  for (; a != end; m++, sh++) {
-    int32_t v = bt_rq2s(*a++, *m, -*sh - 2) + zp;
-    v = v < lo ? lo : v;
-    *out++ = (int8_t)(v > hi ? hi : v);
+  for (; a != end; a++, f += n) *a = bt_mv1x1(col, f, n, 0);
+  for (a = acc; a != end; m++, sh++) {
+    int32_t v = bt_rq2s(*a++ + (bias ? *bias++ : 0), *m, -*sh - 2) + p->output_offset;
+    v = v < p->act_min ? p->act_min : v;
+    *out++ = (int8_t)(v > p->act_max ? p->act_max : v);
   }
-#endif
 }
+#endif
 
 /* The interleaved-weights variants (buildtool/codegen/model_c.py picks one per layer by the rules of
  * bt_fully_connected_s8_il below): rq2z, per-tensor bt_rq2 with the output zero point folded in
