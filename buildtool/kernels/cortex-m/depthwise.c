@@ -1195,7 +1195,8 @@ static int dw_rows_ok(const bt_conv_params *p) {
 /* Output rows [y0, y1) (out holds row y0) of a 3x3 depth-multiplier-1 layer (dw_rows_ok): per strip
  * of output columns, group of four channels and chunk of output rows, the chunk's input rows widened
  * into each channel's plane, then per channel its sums and their requantisation. LI >= 0: every strip's
- * row length dw_rls[LI] (dw_rows_q4_li), -1: each strip's own; Q4 1: every group of every strip in bt_dw_q4
+ * row length dw_rls[LI] (dw_rows_q4_li; at stride 1 the strips at most dw_rls[LI] - 2 outputs each, more of them
+ * where the row is longer), -1: each strip's own; Q4 1: every group of every strip in bt_dw_q4
  * (dw_rows_q4_li's conditions; only that loop is compiled: q4f the row length's bt_dw_q4), -1: as the layer allows. */
 static inline __attribute__((always_inline)) void dw_rows(const bt_conv_params *p, const dw_geo *g, const int8_t *in,
                                                          int32_t in_y0, int8_t *out, int32_t y0, int32_t y1, int fast,
@@ -1216,7 +1217,9 @@ static inline __attribute__((always_inline)) void dw_rows(const bt_conv_params *
   const int32_t s = g->s, sh = g->sh, c_n = p->out.c, ops = g->ops, ow = g->ow, fr = g->fr, fc = g->fc;
   const int32_t out_row = g->orow, off = p->input_offset, zp = p->output_offset, lo = p->act_min,
                 hi = p->act_max;
-  const int32_t ns = s == 1 ? DW_NS1 : DW_NS2, strips = (ow + ns - 1) / ns;
+  const int32_t ns = s == 1 ? DW_NS1 : DW_NS2, nl = LI >= 0 && s == 1 ? dw_rls[LI] - 2 : ns;
+  /* (a row length built in shorter than the strips': more strips, each at most nl outputs: model_c._share_dw_rows) */
+  const int32_t strips = (ow + (nl < ns ? nl : ns) - 1) / (nl < ns ? nl : ns);
   const int act = hi != 127 ? 0 : (lo == -128 ? 2 : 1);
   if (Q4 != 1 && fast && !dw_mm_ok(p)) fast = 0;   /* sums of 2a for dw_rqm; a bias of 2^29 or more: bt_mbqm_fast */
   int q4 = Q4 == 1 || (DW_Q4 && fast && act == 2 && s == 1);   /* every group of four channels set up by dw_chan4_q4 */
