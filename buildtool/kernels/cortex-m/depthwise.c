@@ -1217,9 +1217,9 @@ static inline __attribute__((always_inline)) void dw_rows(const bt_conv_params *
   const int32_t s = g->s, sh = g->sh, c_n = p->out.c, ops = g->ops, ow = g->ow, fr = g->fr, fc = g->fc;
   const int32_t out_row = g->orow, off = p->input_offset, zp = p->output_offset, lo = p->act_min,
                 hi = p->act_max;
-  const int32_t ns = s == 1 ? DW_NS1 : DW_NS2, nl = LI >= 0 && s == 1 ? dw_rls[LI] - 2 : ns;
-  /* (a row length built in shorter than the strips': more strips, each at most nl outputs: model_c._share_dw_rows) */
-  const int32_t strips = (ow + (nl < ns ? nl : ns) - 1) / (nl < ns ? nl : ns);
+  /* most outputs a strip (a row length built in shorter than DW_NS1's: more strips, model_c._share_dw_rows) */
+  const int32_t ns = s == 2 ? DW_NS2 : LI >= 0 && dw_rls[LI] - 2 < DW_NS1 ? dw_rls[LI] - 2 : DW_NS1;
+  const int32_t strips = (ow + ns - 1) / ns;
   const int act = hi != 127 ? 0 : (lo == -128 ? 2 : 1);
   if (Q4 != 1 && fast && !dw_mm_ok(p)) fast = 0;   /* sums of 2a for dw_rqm; a bias of 2^29 or more: bt_mbqm_fast */
   int q4 = Q4 == 1 || (DW_Q4 && fast && act == 2 && s == 1);   /* every group of four channels set up by dw_chan4_q4 */
