@@ -1949,8 +1949,7 @@ __asm__(
 #define DWP_DECL(n) void n(const int16_t *, const void *, int8_t *, const int32_t *);
 DWP_DECL(bt_dwp_8) DWP_DECL(bt_dwp_16) DWP_DECL(bt_dwp_32) DWP_DECL(bt_dwp_56)
 #undef DWP_DECL
-static void (*const dwp_fns[4])(const int16_t *, const void *, int8_t *, const int32_t *) = {
-    bt_dwp_8, bt_dwp_16, bt_dwp_32, bt_dwp_56};
+typedef void (*dwp_fn)(const int16_t *, const void *, int8_t *, const int32_t *);
 #endif
 
 static inline __attribute__((always_inline)) void dw_small_band(const bt_conv_params *p, const uint32_t *buf,
@@ -2319,10 +2318,10 @@ void bt_dwp_widen(const int8_t *src, int32_t ips, int16_t *d, const int32_t *g);
  * input zero point once a band (four int16 planes, rows rl cells apart, the input's columns in their natural
  * order), then per group of four channels dw_chan4_q4's values, the input pixels inside the image widened
  * (bt_dwp_widen) and bt_dwp. Stack: the same 2688 bytes as dw_small's buffer (a sibling call, not nested; vww's
- * measured stack 4,684 bytes either way). */
-static inline __attribute__((always_inline)) void dw_small_planes(const bt_conv_params *p, const int8_t *in,
-                                                                  int32_t in_y0, int8_t *out, int32_t y0, int32_t y1,
-                                                                  const int li) {
+ * measured stack 4,684 bytes either way). One body for the four row lengths (li an argument, dwp the row length's
+ * bt_dwp: a model whose small maps take two row lengths links it once, 876 bytes). */
+static __attribute__((noinline)) void dw_small_planes(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
+                                                      int8_t *out, int32_t y0, int32_t y1, int li, dwp_fn dwp) {
   int16_t plane[2 * DW_PAD_WORDS] __attribute__((aligned(8)));
   dw_chan ch[4];
   const int32_t c_n = p->out.c, ips = p->in.pixel_stride, in_row = p->in.w * ips, ops = p->out.pixel_stride;
@@ -2364,7 +2363,7 @@ static inline __attribute__((always_inline)) void dw_small_planes(const bt_conv_
       dw_chan4_q4(p, c, 3 * c_n, c_n, ch);
       if (rz > ra && jv1 > jv0)
         bt_dwp_widen(src0 + c, ips, plane + ra * rl + (jv0 & ~1), wg);
-      dwp_fns[li](plane, ch, o + c, g);
+      dwp(plane, ch, o + c, g);
     }
   }
 }
@@ -2983,7 +2982,8 @@ BT_DW_PATH(bt_dw_box_rq2) { dw_box(&dp->conv, in, in_y0, out, y0, y1, 1); }
 BT_DW_PATH(bt_dw_box) { dw_box(&dp->conv, in, in_y0, out, y0, y1, 0); }
 #if DW_Q4
 BT_DW_PATH(bt_dw_s2g) { dw_s2(&dp->conv, in, in_y0, out, y0, y1); }
-#define DW_PLANES(rl, li) BT_DW_PATH(bt_dw_planes_##rl) { dw_small_planes(&dp->conv, in, in_y0, out, y0, y1, li); }
+#define DW_PLANES(rl, li) \
+  BT_DW_PATH(bt_dw_planes_##rl) { dw_small_planes(&dp->conv, in, in_y0, out, y0, y1, li, bt_dwp_##rl); }
 /* bt_dw_rows_q4_RL: one dw_rows for the four row lengths (li an argument: its per-strip set-up is not the loop's) */
 static __attribute__((noinline)) void dw_rows_q4(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out,
                                                  int32_t y0, int32_t y1, int li, dw_q4_fn q4f) {
