@@ -1,5 +1,6 @@
 """model_c._share_dw_rows: depthwise layers on bt_dw_rows_q4_RL moved onto a longer row length another layer calls
-where the bt_dw_q4_RL no longer linked buys the rows widened again; outputs byte-identical to TFLite Micro."""
+where the bt_dw_q4_RL no longer linked buys the rows widened again, and the longest onto a shorter one (its rows in
+more strips) where that buys the strips; outputs byte-identical to TFLite Micro."""
 
 from __future__ import annotations
 
@@ -19,13 +20,22 @@ from buildtool.zoo.builder import GraphBuilder
 from conftest import tflm_run
 
 
-def _model():
-    """A 3x3 depthwise on 24x24x8 (rows of 32 cells) and one on 12x12x16 (16 cells; on 32 it still widens its 12
-    rows in one chunk), both on bt_dw_q4 (full int8 range)."""
-    b = GraphBuilder("dwshare", seed=3)
-    y = b.depthwise(b.input((1, 24, 24, 8)), 3, activation="NONE")
-    y = b.conv2d(y, 16, k=3, stride=2, activation="NONE")
+def _model(h=24, c=8, c2=16):
+    """A 3x3 depthwise on hxhxc and one on (h/2)x(h/2)xc2, both on bt_dw_q4 (full int8 range). The default: 24x24x8
+    (rows of 32 cells) and 12x12x16 (16 cells; on 32 it still widens its 12 rows in one chunk)."""
+    b = GraphBuilder(f"dwshare{h}", seed=3)
+    y = b.depthwise(b.input((1, h, h, c)), 3, activation="NONE")
+    y = b.conv2d(y, c2, k=3, stride=2, activation="NONE")
     return b.finish([b.depthwise(y, 3, activation="NONE")])
+
+
+# (the model's shapes, its calls at optimize_code=speed, at the default): a shorter row length onto the longer one;
+# a 48x48x8 layer (56 cells) onto the 24x24x64 one's 32 in two strips of 24 (on 56 the 24x24x64 layer would widen 4
+# more rows a group of its 16, more than the bt_dw_q4_32 dropped buys)
+SHARES = {"longer": (dict(), [("bt_dw_rows_q4_16", "2"), ("bt_dw_rows_q4_32", "0")],
+                     [("bt_dw_rows_q4_32", "0"), ("bt_dw_rows_q4_32", "2")]),
+          "strips": (dict(h=48, c=8, c2=64), [("bt_dw_rows_q4_32", "2"), ("bt_dw_rows_q4_56", "0")],
+                     [("bt_dw_rows_q4_32", "0"), ("bt_dw_rows_q4_32", "2")])}
 
 
 def _plan(g):
@@ -33,7 +43,7 @@ def _plan(g):
 
 
 def _calls(src: str) -> list:
-    return re.findall(r"^  (bt_dw_rows_q4_\d+)\(&op(\d+)_p", src, re.M)
+    return sorted(re.findall(r"^  (bt_dw_rows_q4_\d+)\(&op(\d+)_p", src, re.M))
 
 
 def test_widened_rows_model():
@@ -45,27 +55,39 @@ def test_widened_rows_model():
     assert [rows(24, 64, rl) for rl in (32, 56)] == [28 * 16, 32 * 16]
 
 
-def test_shorter_row_length_shares_the_longer():
-    g = _model()
+def test_strips_model():
+    """_dw_rows_strips follows depthwise.c dw_rows with a row length built in: 48 outputs in one strip on 56 cells, two
+    of 24 on 32, four of 12 on 16; a transposed 5-wide map's 25-long rows in one strip on 32 cells."""
+    def strips(h, w, c, rl):
+        return model_c._dw_rows_strips(dict(out=dict(h=h, w=w, c=c), stride_h=1, stride_w=1), rl)
+    assert [strips(48, 48, 8, rl) for rl in (56, 32, 16)] == [(1, 384, 48), (2, 384, 24), (4, 384, 12)]
+    assert strips(25, 5, 64, 32) == (1, 5 * 64, 25)
+
+
+@pytest.mark.parametrize("share", sorted(SHARES))
+def test_layers_share_a_row_length(share):
+    shapes, at_speed, at_default = SHARES[share]
+    g = _model(**shapes)
     plan = _plan(g)
-    balanced = pipeline.code(Model("dwshare", "dwshare", g), plan, "cortex-m4")["model.c"]
-    speed = pipeline.code(Model("dwshare", "dwshare", g), plan, "cortex-m4",
+    balanced = pipeline.code(Model(g.name, g.name, g), plan, "cortex-m4")["model.c"]
+    speed = pipeline.code(Model(g.name, g.name, g), plan, "cortex-m4",
                           pipeline.PlanOptions(optimize_code="speed"))["model.c"]
-    assert sorted(_calls(speed)) == [("bt_dw_rows_q4_16", "2"), ("bt_dw_rows_q4_32", "0")]
-    assert sorted(_calls(balanced)) == [("bt_dw_rows_q4_32", "0"), ("bt_dw_rows_q4_32", "2")]
-    assert "#define bt_dw_rows_q4_16 " not in balanced and "#define bt_dw_rows_q4_16 " in speed
+    assert _calls(speed) == at_speed and _calls(balanced) == at_default
+    dropped = {v for v, _ in at_speed} - {v for v, _ in at_default}
+    assert dropped and all(f"#define {v} " not in balanced and f"#define {v} " in speed for v in dropped)
 
 
 @pytest.mark.skipif(not all(shutil.which(t) for t in ("arm-none-eabi-gcc", "qemu-system-arm")),
                     reason="arm toolchain not installed")
-def test_shared_row_length_is_bit_exact(tmp_path):
+@pytest.mark.parametrize("share", sorted(SHARES))
+def test_shared_row_length_is_bit_exact(share, tmp_path):
     from buildtool.firmware import runner
 
-    g = _model()
-    x = np.random.default_rng(5).integers(-128, 128, size=(1, 24, 24, 8), dtype=np.int8)
+    shapes, _, at_default = SHARES[share]
+    g = _model(**shapes)
+    x = np.random.default_rng(5).integers(-128, 128, size=tuple(g.tensors[g.inputs[0]].shape), dtype=np.int8)
     want = tflm_run(serialize(g), [x])[0]
     pipeline.build(g, "cortex-m4", tmp_path / "b", plan=_plan(g))
-    assert sorted(_calls((tmp_path / "b" / "model.c").read_text())) == [("bt_dw_rows_q4_32", "0"),
-                                                                       ("bt_dw_rows_q4_32", "2")]
+    assert _calls((tmp_path / "b" / "model.c").read_text()) == at_default
     got = np.asarray(runner.run("cortex-m4", tmp_path / "b", x)[0])
     assert got.tobytes() == np.asarray(want).tobytes()

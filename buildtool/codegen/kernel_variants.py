@@ -181,11 +181,17 @@ def _dw_li(cells: int) -> int:
     return next(k for k, rl in enumerate(DW_CELLS_ROWS) if rl >= cells) if cells <= DW_CELLS_ROWS[-1] else -1
 
 
+def dw_planes_cells(ow: int) -> int:
+    """depthwise.c dw_planes_li: the row length of dw_small_planes' rows of ow outputs (8 cells for six or three
+    outputs, bt_dwp_8's own loops; 16 for four or five, bt_dwp_16's general loop; else the shortest that holds them)."""
+    return 8 if ow in (3, 6) else DW_CELLS_ROWS[_dw_li(max(ow + 2, 9))]
+
+
 def dw_planes_rl(p) -> int:
     """The row length of the dw_small_planes path the layer takes, 0 for none (dw_small_planes_ok after dw_small_ok)."""
     if not (_dw_small(p) and p["stride_w"] == 1 and p["out"]["h"] >= 2 and _dw_q4_terms(p)):
         return 0
-    return DW_CELLS_ROWS[_dw_li(p["out"]["w"] + 2)]
+    return dw_planes_cells(p["out"]["w"])
 
 
 def _dw_rows(p) -> bool:

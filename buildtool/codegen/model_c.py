@@ -285,6 +285,18 @@ def _share_dw_rows(e) -> None:
         group = by_rl.pop(rl)
         cost = DW_ROW_CYCLES * sum(_dw_rows_widened(layer, longer) - _dw_rows_widened(layer, rl) for _, layer in group)
         by_rl.setdefault(rl if cost > e.instance_rate * DW_Q4_BYTES else longer, []).extend(group)
+    # then the longest onto the next shorter row length still called, its rows in more strips (depthwise.c dw_rows:
+    # at most RL - 2 outputs a strip), where the bt_dw_q4_RL dropped buys the strips' cycles
+    for rl in sorted(by_rl, reverse=True)[:1]:
+        shorter = [r for r in by_rl if r < rl]
+        if not shorter:
+            break
+        to = max(shorter)
+        split = [_dw_rows_strips(layer, to) for _, layer in by_rl[rl]]
+        cost = DW_STRIP_CYCLES * sum((n - _dw_rows_strips(layer, rl)[0]) * rows for (_, layer), (n, rows, least)
+                                     in zip(by_rl[rl], split))
+        if min(least for _, _, least in split) >= 4 and cost <= e.instance_rate * DW_Q4_BYTES:
+            by_rl[to].extend(by_rl.pop(rl))
     for rl, group in by_rl.items():
         for i, _ in group:
             old, new = e.dw_rows[i][0], f"bt_dw_rows_q4_{rl}"
@@ -299,6 +311,23 @@ def _share_dw_rows(e) -> None:
 # again per group of four channels (vww's 24x24x64 and 12x12x128 layers on rows of 56 cells instead of 32 and 16:
 # 4 and 2 more rows a group, +18 K and +23 K est. cycles, `buildtool run vww_96_int8.tflite --board cortex-m4`)
 DW_Q4_BYTES, DW_ROW_CYCLES = 1272, 320
+# and the estimated cycles of a strip more, per output row and channel (vww's 48x48x8 layer in two strips of 24 on
+# rows of 32 cells instead of one on 56: +10.4 K est. cycles, its rows' and channels' set-up in bt_dw_q4 and
+# dw_widen4 twice, fewer input rows widened again; `python3 benchmarks/mlperf_tiny.py --boards cortex-m4 --models vww
+# --profile`, op 1)
+DW_STRIP_CYCLES = 27
+
+
+def _dw_rows_strips(layer: dict, rl: int) -> tuple:
+    """(strips, output rows times channels, the fewest outputs of a strip) of a whole-map dw_rows call of the layer
+    in planes of rl cells (depthwise.c dw_rows with a row length built in: strips of at most DW_NS1 and rl - 2
+    outputs, balanced; dw_rows_geo's transposed map)."""
+    o = layer["out"]
+    t = layer["stride_h"] == layer["stride_w"] and o["w"] < kernel_variants.DW_T_MAX and o["h"] >= 2 * o["w"]
+    oh, ow = (o["w"], o["h"]) if t else (o["h"], o["w"])
+    most = min(kernel_variants.DW_NS1, rl - 2)
+    strips = -(-ow // most)
+    return strips, oh * o["c"], ow // strips
 
 
 def _dw_rows_widened(layer: dict, rl: int) -> int:

@@ -263,7 +263,7 @@ def dw_call_path(p: dict, in_y0: int, y0: int, y1: int, fast: int) -> str:
     if ((sw == 2 or rows * o["w"] <= 64) and o["w"] >= 3 and dw3 and sh >= 1 and sw >= 1 and n_c % 4 == 0
             and n_c > 0 and y1 > y0 and (o["w"] - 1) * sw + 3 <= 56):
         if sw == 1 and rows >= 2 and q4:
-            return f"bt_dw_planes_{DW_RLS[_dw_li(o['w'] + 2)]}"
+            return f"bt_dw_planes_{kernel_variants.dw_planes_cells(o['w'])}"
         return f"bt_dw_small{rq2}"
     if dw3 and sw in (1, 2) and sh >= 1 and rows * o["w"] >= 16 and rows >= 2 and o["w"] >= 4:
         t = y0 == 0 and y1 == o["h"] and in_y0 == 0 and sh == sw and o["w"] < 8 and o["h"] >= 2 * o["w"]

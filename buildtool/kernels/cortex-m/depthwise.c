@@ -1195,7 +1195,8 @@ static int dw_rows_ok(const bt_conv_params *p) {
 /* Output rows [y0, y1) (out holds row y0) of a 3x3 depth-multiplier-1 layer (dw_rows_ok): per strip
  * of output columns, group of four channels and chunk of output rows, the chunk's input rows widened
  * into each channel's plane, then per channel its sums and their requantisation. LI >= 0: every strip's
- * row length dw_rls[LI] (dw_rows_q4_li), -1: each strip's own; Q4 1: every group of every strip in bt_dw_q4
+ * row length dw_rls[LI] (dw_rows_q4_li; at stride 1 the strips at most dw_rls[LI] - 2 outputs each, more of them
+ * where the row is longer), -1: each strip's own; Q4 1: every group of every strip in bt_dw_q4
  * (dw_rows_q4_li's conditions; only that loop is compiled: q4f the row length's bt_dw_q4), -1: as the layer allows. */
 static inline __attribute__((always_inline)) void dw_rows(const bt_conv_params *p, const dw_geo *g, const int8_t *in,
                                                          int32_t in_y0, int8_t *out, int32_t y0, int32_t y1, int fast,
@@ -1216,7 +1217,9 @@ static inline __attribute__((always_inline)) void dw_rows(const bt_conv_params *
   const int32_t s = g->s, sh = g->sh, c_n = p->out.c, ops = g->ops, ow = g->ow, fr = g->fr, fc = g->fc;
   const int32_t out_row = g->orow, off = p->input_offset, zp = p->output_offset, lo = p->act_min,
                 hi = p->act_max;
-  const int32_t ns = s == 1 ? DW_NS1 : DW_NS2, strips = (ow + ns - 1) / ns;
+  /* most outputs a strip (a row length built in shorter than DW_NS1's: more strips, model_c._share_dw_rows) */
+  const int32_t ns = s == 2 ? DW_NS2 : LI >= 0 && dw_rls[LI] - 2 < DW_NS1 ? dw_rls[LI] - 2 : DW_NS1;
+  const int32_t strips = (ow + ns - 1) / ns;
   const int act = hi != 127 ? 0 : (lo == -128 ? 2 : 1);
   if (Q4 != 1 && fast && !dw_mm_ok(p)) fast = 0;   /* sums of 2a for dw_rqm; a bias of 2^29 or more: bt_mbqm_fast */
   int q4 = Q4 == 1 || (DW_Q4 && fast && act == 2 && s == 1);   /* every group of four channels set up by dw_chan4_q4 */
@@ -1565,7 +1568,8 @@ static const dw_small2_fn dw_small2_fns[2][4] = {{bt_dws2_1_8, bt_dws2_1_16, bt_
  * again by each of its up to nine taps); then dw_rqm, SSAT and STRB each output. The planes are bt_dwp_widen's, each
  * pixel widened once a group. Rows of exactly six or three outputs (a 6x6 or 3x3 map) run their own loops, every
  * channel in them, the row steps in registers or loaded after the stores (the general row loop's checks and steps: 15
- * cycles a row more). vww (cortex-m4 est. high): the 6x6x128 layers 177.9 K with dw_small's bt_dws2 -> 132.9 K (of its
+ * cycles a row more); bt_dwp_8 holds those two loops only (rows of 8 cells: six or three outputs, dw_planes_li), the
+ * other row lengths the general loop only. vww (cortex-m4 est. high): the 6x6x128 layers 177.9 K with dw_small's bt_dws2 -> 132.9 K (of its
  * instructions bt_dwp 74 %, bt_dwp_widen 14 %, dw_chan4_q4 8 %), the 3x3x256 layer 132.0 K -> 109.5 K. Registers: r0
  * cells, r1 ch, r2 out, r3 ops, r4-r7 sums (six outputs: r3-r8), r8-r10 cells (six: r9, r10, lr), r11-r12 weights, lr
  * the row's quads' end. */
@@ -1753,15 +1757,17 @@ __asm__(
     "str r3, [sp, #0]\n\t"          /* g */
     "ldr r4, [r3, #28]\n\t"
     "str r4, [sp, #4]\n\t"          /* channels left */
+    ".if \\RL == 8\n\t"             /* rows of six or three outputs (dw_planes_li): their own loops only */
+    "mov r12, r3\n\t"
+    "ldr r4, [r12, #24]\n\t"
+    "cmp r4, #6\n\t"
+    "beq 8f\n\t"
+    "b 12f\n\t"
+    ".else\n\t"                     /* any other row: the general loop only */
     "0:\n\t"
     "str r0, [sp, #8]\n\t"          /* the channel's cells and output */
     "str r2, [sp, #12]\n\t"
     "ldr r12, [sp, #0]\n\t"
-    "ldr r4, [r12, #24]\n\t"        /* rows of six or three outputs alone: their own loops */
-    "cmp r4, #6\n\t"
-    "beq 8f\n\t"
-    "cmp r4, #3\n\t"
-    "beq 12f\n\t"
     "ldr r4, [r12, #0]\n\t"         /* bytes of a row's quads, its last outputs */
     "ldr r5, [r12, #4]\n\t"
     "orrs r6, r4, r5\n\t"
@@ -1848,9 +1854,11 @@ __asm__(
     "subs r5, r5, #1\n\t"
     "str r5, [sp, #4]\n\t"
     "bne 0b\n\t"
+    ".endif\n\t"
     "14:\n\t"
     "add sp, sp, #48\n\t"
     "pop {r4-r11, pc}\n\t"
+    ".if \\RL == 8\n\t"
     /* rows of six outputs (n 6): every channel in this loop, its steps on the stack (ops, the cells' row step,
        out_row - 4 ops, rows times the row step, 2 K), the row's loaded after its stores */
     "8:\n\t"
@@ -1923,6 +1931,7 @@ __asm__(
     "str r5, [sp, #4]\n\t"
     "bne 120b\n\t"
     "b 14b\n\t"
+    ".endif\n\t"
     ".size \\name, . - \\name\n\t"
     ".endm\n\t"
     "BT_DWP bt_dwp_8, 8\n\t"
@@ -1940,8 +1949,7 @@ __asm__(
 #define DWP_DECL(n) void n(const int16_t *, const void *, int8_t *, const int32_t *);
 DWP_DECL(bt_dwp_8) DWP_DECL(bt_dwp_16) DWP_DECL(bt_dwp_32) DWP_DECL(bt_dwp_56)
 #undef DWP_DECL
-static void (*const dwp_fns[4])(const int16_t *, const void *, int8_t *, const int32_t *) = {
-    bt_dwp_8, bt_dwp_16, bt_dwp_32, bt_dwp_56};
+typedef void (*dwp_fn)(const int16_t *, const void *, int8_t *, const int32_t *);
 #endif
 
 static inline __attribute__((always_inline)) void dw_small_band(const bt_conv_params *p, const uint32_t *buf,
@@ -2310,15 +2318,15 @@ void bt_dwp_widen(const int8_t *src, int32_t ips, int16_t *d, const int32_t *g);
  * input zero point once a band (four int16 planes, rows rl cells apart, the input's columns in their natural
  * order), then per group of four channels dw_chan4_q4's values, the input pixels inside the image widened
  * (bt_dwp_widen) and bt_dwp. Stack: the same 2688 bytes as dw_small's buffer (a sibling call, not nested; vww's
- * measured stack 4,684 bytes either way). */
-static inline __attribute__((always_inline)) void dw_small_planes(const bt_conv_params *p, const int8_t *in,
-                                                                  int32_t in_y0, int8_t *out, int32_t y0, int32_t y1,
-                                                                  const int li) {
+ * measured stack 4,684 bytes either way). One body for the four row lengths (li an argument, dwp the row length's
+ * bt_dwp: a model whose small maps take two row lengths links it once, 876 bytes). */
+static __attribute__((noinline)) void dw_small_planes(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
+                                                      int8_t *out, int32_t y0, int32_t y1, int li, dwp_fn dwp) {
   int16_t plane[2 * DW_PAD_WORDS] __attribute__((aligned(8)));
   dw_chan ch[4];
   const int32_t c_n = p->out.c, ips = p->in.pixel_stride, in_row = p->in.w * ips, ops = p->out.pixel_stride;
   const int32_t sh = p->stride_h, ow = p->out.w, ih = p->in.h, iw = p->in.w;
-  const int32_t cols = ow + 2, ix0 = -p->pad_left, out_row = ow * ops;   /* (li: dw_small_li(cols)) */
+  const int32_t cols = ow + 2, ix0 = -p->pad_left, out_row = ow * ops;   /* (li: dw_planes_li(ow)) */
   const int32_t rl = dw_rls[li];
   /* rows a band: four planes of nr rows and the cell past the last one (read, never used) */
   const int32_t rb = ((2 * DW_PAD_WORDS - 2) / (4 * rl) - 3) / sh + 1;
@@ -2355,7 +2363,7 @@ static inline __attribute__((always_inline)) void dw_small_planes(const bt_conv_
       dw_chan4_q4(p, c, 3 * c_n, c_n, ch);
       if (rz > ra && jv1 > jv0)
         bt_dwp_widen(src0 + c, ips, plane + ra * rl + (jv0 & ~1), wg);
-      dwp_fns[li](plane, ch, o + c, g);
+      dwp(plane, ch, o + c, g);
     }
   }
 }
@@ -2557,19 +2565,20 @@ __asm__(
     ".endm\n\t"
     /* bt_dws2g(cells, f, out, g): g = {output rows, their first two new input rows (tap rows 1, 2 of the first
        output row), the pixel step of each (0: a row of the zero point, its word), bytes between output rows' input
-       rows, pairs, lead, tail, the zero point in four bytes, the quads' cells' bytes, n % 4, ops, out_row, a last
-       row with tap row 2 the zero point (1) or none, the first output row's tap row 0 and its pixel step}: its tap
-       row 0 into row 2 of cells, then per output row its two new rows of cells (bt_dws2 widen: down the cells'
-       rows 1, 2 from its tap rows 1, 2, up their rows 0, 1 from its tap rows 2, 1) and per channel its quads and
-       its last n % 4 (rows of 1-3 outputs: a loop of their own over the channels). Stack: 0 ops, 4 a loop's end,
-       8 rows left, 12 srcA, 16 srcB, 20 ipsA, 24 ipsB, 28 adv, 32 pairs, 36 lead, 40 tail, 44 zw, 48 qb, 52 n % 4,
-       56 out_row, 60 up, 64 cells, 68 f, 72 the output row, 76 extra, 80 a channel's cells and output, 88 the
-       widening's return, 92 the channels' end. */
+       rows, pairs, lead, tail, the zero point in four bytes, the passes of six's cells' bytes, n % 6, ops, out_row,
+       a last row with tap row 2 the zero point (1) or none, the first output row's tap row 0 and its pixel step, the
+       output bytes of the passes of six}: its tap row 0 into row 2 of cells, then per output row its two new rows
+       of cells (bt_dws2 widen: down the cells' rows 1, 2 from its tap rows 1, 2, up their rows 0, 1 from its tap
+       rows 2, 1), per channel its passes of six, then the channels' last n % 6 in the loop of rows of 1-5 outputs
+       (such rows: that loop alone; one copy of each n, 1,142 bytes less than a second after each channel's passes).
+       Stack: 0 ops, 4 a loop's end, 8 rows left, 12 srcA, 16 srcB, 20 ipsA, 24 ipsB, 28 adv, 32 pairs, 36 lead, 40
+       tail, 44 zw, 48 qb, 52 n % 6, 56 out_row, 60 up, 64 cells, 68 f, 72 the output row, 76 extra, 80 a channel's
+       cells and output, 88 the widening's return, 92 the channels' end, 96 the passes' output bytes. */
     ".section .text.bt_dws2g,\"ax\",%progbits\n\t.p2align 2\n\t.global bt_dws2g\n\t"
     ".hidden bt_dws2g\n\t.type bt_dws2g, %function\n\t.thumb_func\n\t"
     "bt_dws2g:\n\t"
     "push {r4-r11, lr}\n\t"
-    "sub sp, sp, #96\n\t"
+    "sub sp, sp, #100\n\t"
     "strd r0, r1, [sp, #64]\n\t"     /* cells, f */
     "str r2, [sp, #72]\n\t"          /* the output row */
     "ldm r3!, {r4-r11}\n\t"          /* rows, srcA, srcB, ipsA, ipsB, adv, pairs, lead */
@@ -2584,6 +2593,8 @@ __asm__(
     "str r8, [sp, #0]\n\t"
     "str r9, [sp, #56]\n\t"
     "str r10, [sp, #76]\n\t"
+    "ldr r4, [r3, #8]\n\t"         /* the last n % 6 outputs' offset */
+    "str r4, [sp, #96]\n\t"
     "movs r4, #1\n\t"
     "str r4, [sp, #60]\n\t"          /* the first output row up */
     "ldm r3, {r3, r12}\n\t"          /* its tap row 0 into row 2 of cells (row 1 the zero point) */
@@ -2622,7 +2633,7 @@ __asm__(
     "ldr r4, [sp, #48]\n\t"
     "cmp r4, #0\n\t"
     "beq 30f\n\t"
-    "20:\n\t"                        /* rows of six or more outputs: per channel its passes of six, then n % 6 */
+    "20:\n\t"                        /* rows of six or more outputs: per channel its passes of six */
     "strd r0, r2, [sp, #80]\n\t"
     "add r9, r0, r4\n\t"
     "str r9, [sp, #4]\n\t"
@@ -2632,31 +2643,6 @@ __asm__(
     "ldr r9, [sp, #4]\n\t"
     "cmp r0, r9\n\t"
     "bne 21b\n\t"
-    "ldr r4, [sp, #52]\n\t"
-    "cmp r4, #3\n\t"
-    "beq 23f\n\t"
-    "bhi 24f\n\t"
-    "cmp r4, #1\n\t"
-    "beq 41f\n\t"
-    "bhi 22f\n\t"
-    "b 26f\n\t"
-    "41:\n\t"
-    "BT_DWS2_OUT 1, 0\n\t"
-    "b 26f\n\t"
-    "22:\n\t"
-    "BT_DWS2_OUT 2, 0\n\t"
-    "b 26f\n\t"
-    "23:\n\t"
-    "BT_DWS2_OUT 3, 0\n\t"
-    "b 26f\n\t"
-    "24:\n\t"
-    "cmp r4, #5\n\t"
-    "beq 25f\n\t"
-    "BT_DWS2_OUT 4, 0\n\t"
-    "b 26f\n\t"
-    "25:\n\t"
-    "BT_DWS2_OUT 5, 0\n\t"
-    "26:\n\t"
     "ldrd r0, r2, [sp, #80]\n\t"
     "ldr r5, [sp, #92]\n\t"
     "ldr r4, [sp, #48]\n\t"
@@ -2665,7 +2651,18 @@ __asm__(
     "adds r1, r1, #40\n\t"           /* sizeof (dw_c2) */
     "cmp r1, r5\n\t"
     "bne 20b\n\t"
-    "b 50f\n\t"
+    /* then, n % 6 > 0, the channels' last n % 6 outputs: the loops of rows of 1-5 outputs from the cells and
+       outputs past the passes (one loop of theirs, not a copy of the five after each channel's passes) */
+    "ldr r4, [sp, #52]\n\t"
+    "cmp r4, #0\n\t"
+    "beq 50f\n\t"
+    "ldr r0, [sp, #64]\n\t"
+    "ldr r4, [sp, #48]\n\t"
+    "ldr r2, [sp, #72]\n\t"
+    "ldr r5, [sp, #96]\n\t"
+    "sub r1, r1, #160\n\t"
+    "add r0, r0, r4\n\t"
+    "add r2, r2, r5\n\t"
     "30:\n\t"                        /* rows of 1-5 outputs: a loop of their own over the channels */
     "add r4, r1, #160\n\t"
     "str r4, [sp, #4]\n\t"
@@ -2719,7 +2716,7 @@ __asm__(
     "str r4, [sp, #24]\n\t"
     "b 10b\n\t"
     "59:\n\t"
-    "add sp, sp, #96\n\t"
+    "add sp, sp, #100\n\t"
     "pop {r4-r11, pc}\n\t"
     /* the widening: two rows of cells from r2 (pairs 48 bytes apart), the first from the pixels at r0 (ips r1), the
        second from r3 (r12): a lead pair (the zero point, pixel 0), the pairs two a pass, a tail pair (pixel, the zero
@@ -2828,8 +2825,8 @@ static __attribute__((noinline)) void dw_s2(const bt_conv_params *p, const int8_
   int32_t n1 = 0;   /* rows whose tap row 2 is inside the image */
   while (y0 + n1 < y1 && 2 * (y0 + n1) + 2 - p->pad_top < ih) n1++;
   const int32_t iy0 = 2 * y0 - p->pad_top;
-  int32_t g[17] = {n1, 0, 0, ips, ips, 2 * in_row, pairs, pl, tail, (int32_t)zw, ow / 6 * 288, ow % 6, ops, out_row,
-                   n1 < y1 - y0, 0, iy0 < 0 ? 0 : ips};
+  int32_t g[18] = {n1, 0, 0, ips, ips, 2 * in_row, pairs, pl, tail, (int32_t)zw, ow / 6 * 288, ow % 6, ops, out_row,
+                   n1 < y1 - y0, 0, iy0 < 0 ? 0 : ips, ow / 6 * 6 * ops};
   if (n1 == 0) {   /* one row, its tap row 2 the zero point */
     g[0] = 1;
     g[2] = (int32_t)(uintptr_t)&g[9];
@@ -2856,8 +2853,13 @@ static __attribute__((noinline)) void dw_s2(const bt_conv_params *p, const int8_
  * without DSP instructions and run what the set runs there (dw_small, dw_rows, the box path): the choice is the
  * layer's, not the CPU's. */
 
-/* dw_small's and dw_small_planes' row length index for buffer rows of cols cells */
+/* the row length index (dw_rls) of rows of cols cells */
 static inline int dw_small_li(int32_t cols) { return cols <= 8 ? 0 : cols <= 16 ? 1 : cols <= 32 ? 2 : 3; }
+
+/* dw_small_planes' for rows of ow outputs: rows of 8 cells for six or three outputs (bt_dwp_8: their loops alone), of
+ * 16 for four or five (bt_dwp_16's general loop: bt_dwp_8 holds no copy of it, 1,174 bytes less where a model's small
+ * maps are 6x6 and 3x3, vww's), else dw_small_li's */
+static inline int dw_planes_li(int32_t ow) { return ow == 6 || ow == 3 ? 0 : dw_small_li(ow + 2 < 9 ? 9 : ow + 2); }
 
 /* 1 when dw_rows takes the call of out rows [y0, y1) (the dispatcher's order: after dwk, dw_s2 and dw_small). */
 static int dw_rows_take(const bt_conv_params *p, int32_t y0, int32_t y1) {
@@ -2943,7 +2945,7 @@ static int dw_path(const bt_conv_params *p, int32_t in_y0, int32_t y0, int32_t y
   if (dw_small_ok(p, y0, y1)) {
     /* (stride 2 and the in-place ring's one-row calls, the bulk of the calls here, without planes) */
     if (p->stride_w == 1 && y1 - y0 >= 2 && dw_small_planes_ok(p, y0, y1, fast))
-      return DWP_PLANES + dw_small_li(p->out.w + 2);
+      return DWP_PLANES + dw_planes_li(p->out.w);
     return fast ? DWP_SMALL_RQ2 : DWP_SMALL;
   }
   if (dw_rows_take(p, y0, y1)) {
@@ -2980,7 +2982,8 @@ BT_DW_PATH(bt_dw_box_rq2) { dw_box(&dp->conv, in, in_y0, out, y0, y1, 1); }
 BT_DW_PATH(bt_dw_box) { dw_box(&dp->conv, in, in_y0, out, y0, y1, 0); }
 #if DW_Q4
 BT_DW_PATH(bt_dw_s2g) { dw_s2(&dp->conv, in, in_y0, out, y0, y1); }
-#define DW_PLANES(rl, li) BT_DW_PATH(bt_dw_planes_##rl) { dw_small_planes(&dp->conv, in, in_y0, out, y0, y1, li); }
+#define DW_PLANES(rl, li) \
+  BT_DW_PATH(bt_dw_planes_##rl) { dw_small_planes(&dp->conv, in, in_y0, out, y0, y1, li, bt_dwp_##rl); }
 /* bt_dw_rows_q4_RL: one dw_rows for the four row lengths (li an argument: its per-strip set-up is not the loop's) */
 static __attribute__((noinline)) void dw_rows_q4(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out,
                                                  int32_t y0, int32_t y1, int li, dw_q4_fn q4f) {
