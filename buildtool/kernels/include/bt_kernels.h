@@ -189,12 +189,13 @@ const char *bt_kernel_set_name(void);
  * in.pixel_stride and out.pixel_stride may exceed c (views). Bands: see the top of this file. */
 typedef struct {
   bt_shape in, out;                 /* in.h = full input height; out.c = c_out */
-  int32_t kh, kw;
-  int32_t stride_h, stride_w, dil_h, dil_w;
-  int32_t pad_top, pad_left;
-  int32_t input_offset;             /* -input zero point */
-  int32_t output_offset;            /* +output zero point */
-  int32_t act_min, act_max;         /* fused activation and int8 range, in output quantised units */
+  /* int16 (BT_PARAM16: what a layer's geometry and quantisation need; 24 bytes less a layer's struct) */
+  int16_t kh, kw;
+  int16_t stride_h, stride_w, dil_h, dil_w;
+  int16_t pad_top, pad_left;
+  int16_t input_offset;             /* -input zero point */
+  int16_t output_offset;            /* +output zero point */
+  int16_t act_min, act_max;         /* fused activation and int8 range, in output quantised units */
   const int8_t *filter;             /* OHWI [out.c][kh][kw][in.c] */
   const int32_t *bias;              /* [out.c] or NULL */
   const int32_t *multiplier;        /* [out.c] Q31 from QuantizeMultiplier */
@@ -232,10 +233,10 @@ void bt_depthwise_s8_inplace(const bt_depthwise_params *p, int8_t *buf, int8_t *
  *   with k = per_channel ? o : 0.  Input and output rows are dense. */
 typedef struct {
   int32_t n_in, n_out, batches;
-  int32_t input_offset;             /* -input zero point */
-  int32_t filter_offset;            /* -weights zero point (0 for TFLite int8) */
-  int32_t output_offset;            /* +output zero point */
-  int32_t act_min, act_max;
+  int16_t input_offset;             /* -input zero point (int16 as bt_conv_params' offsets) */
+  int16_t filter_offset;            /* -weights zero point (0 for TFLite int8) */
+  int16_t output_offset;            /* +output zero point */
+  int16_t act_min, act_max;
   const int8_t *weights;            /* [n_out][n_in] */
   const int32_t *bias;              /* [n_out] or NULL */
   const int32_t *multiplier, *shift;/* [n_out] if per_channel, else [1] */
@@ -293,9 +294,9 @@ void bt_mul_s8(const bt_mul_params *p, const int8_t *a, const int8_t *b, int8_t 
  * Max: max over the clipped window, then clamp. in.c == out.c. Row bands as for conv. */
 typedef struct {
   bt_shape in, out;
-  int32_t filter_h, filter_w, stride_h, stride_w;
-  int32_t pad_top, pad_left;
-  int32_t act_min, act_max;
+  int16_t filter_h, filter_w, stride_h, stride_w;   /* int16 as bt_conv_params' */
+  int16_t pad_top, pad_left;
+  int16_t act_min, act_max;
 } bt_pool_params;
 
 void bt_avg_pool_s8(const bt_pool_params *p, const int8_t *in, int32_t in_y0,
