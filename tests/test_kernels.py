@@ -15,13 +15,13 @@ import signal
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from ctypes import POINTER, Structure, c_int8, c_int16, c_int32, c_void_p
+from ctypes import POINTER, Structure, c_int8, c_int16, c_int32, c_uint16, c_void_p
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from buildtool.codegen import kernel_variants
+from buildtool.codegen import emitter, kernel_variants
 from conftest import tflm_run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -240,8 +240,9 @@ def _ints(*names):
 
 
 def _shorts(*names):
-    """bt_kernels.h's int16 fields (the layer structs' geometry and quantisation: 24 bytes less a conv's struct)."""
-    return [(n, c_int16) for n in names]
+    """bt_kernels.h's 16-bit fields (the layer structs' geometry and quantisation: 24 bytes less a conv's struct):
+    sizes unsigned (emitter.PARAM16), offsets, pads and bounds signed."""
+    return [(n, c_uint16 if n in emitter.PARAM16 and emitter.PARAM16[n][0] >= 0 else c_int16) for n in names]
 
 
 class ConvP(Structure):

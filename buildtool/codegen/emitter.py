@@ -36,18 +36,20 @@ void bt_stage_copy(int8_t *dst, const uint8_t *src, uint32_t n) {
 }"""
 
 
-# bt_kernels.h's int16 fields of the layer structs (bt_conv_params, bt_pool_params, bt_fc_params): a layer's geometry
-# and quantisation, narrow so that each layer's struct in model.c is (24 bytes a conv's) smaller
-PARAM16 = ("kh", "kw", "stride_h", "stride_w", "dil_h", "dil_w", "pad_top", "pad_left", "filter_h", "filter_w",
-           "input_offset", "filter_offset", "output_offset", "act_min", "act_max")
+# bt_kernels.h's 16-bit fields of the layer structs (bt_conv_params, bt_pool_params, bt_fc_params), name -> the range
+# its type holds: a layer's geometry (unsigned) and quantisation (signed), narrow so that each layer's struct in model.c
+# is smaller (a conv's by 24 bytes)
+_U16, _S16 = (0, 65535), (-32768, 32767)
+PARAM16 = dict.fromkeys(("kh", "kw", "stride_h", "stride_w", "dil_h", "dil_w", "filter_h", "filter_w"), _U16) | \
+    dict.fromkeys(("pad_top", "pad_left", "input_offset", "filter_offset", "output_offset", "act_min", "act_max"), _S16)
 
 
 def param16(op, fields: dict) -> dict:
-    """fields, checked: every int16 field of its struct (PARAM16) holds its value."""
-    for k in PARAM16:
-        if k in fields and not -32768 <= int(fields[k]) <= 32767:
-            raise ModelError(f"operator {op.index} ({op.opcode}): its {k} {int(fields[k])} is outside -32768..32767, the "
-                             f"range of the kernels' int16 parameter; change the layer (its geometry or quantisation)")
+    """fields, checked: every 16-bit field of its struct (PARAM16) holds its value."""
+    for k, (lo, hi) in PARAM16.items():
+        if k in fields and not lo <= int(fields[k]) <= hi:
+            raise ModelError(f"operator {op.index} ({op.opcode}): its {k} {int(fields[k])} is outside {lo}..{hi}, the "
+                             f"range of the kernels' 16-bit parameter; change the layer (its geometry or quantisation)")
     return fields
 
 

@@ -189,9 +189,10 @@ const char *bt_kernel_set_name(void);
  * in.pixel_stride and out.pixel_stride may exceed c (views). Bands: see the top of this file. */
 typedef struct {
   bt_shape in, out;                 /* in.h = full input height; out.c = c_out */
-  /* int16 (BT_PARAM16: what a layer's geometry and quantisation need; 24 bytes less a layer's struct) */
-  int16_t kh, kw;
-  int16_t stride_h, stride_w, dil_h, dil_w;
+  /* 16 bits (what a layer's geometry and quantisation need: 24 bytes less a layer's struct in model.c; the sizes
+   * unsigned: Thumb's 16-bit LDRH reads them, LDRSH has no such form) */
+  uint16_t kh, kw;
+  uint16_t stride_h, stride_w, dil_h, dil_w;
   int16_t pad_top, pad_left;
   int16_t input_offset;             /* -input zero point */
   int16_t output_offset;            /* +output zero point */
@@ -294,7 +295,7 @@ void bt_mul_s8(const bt_mul_params *p, const int8_t *a, const int8_t *b, int8_t 
  * Max: max over the clipped window, then clamp. in.c == out.c. Row bands as for conv. */
 typedef struct {
   bt_shape in, out;
-  int16_t filter_h, filter_w, stride_h, stride_w;   /* int16 as bt_conv_params' */
+  uint16_t filter_h, filter_w, stride_h, stride_w;   /* 16 bits as bt_conv_params' */
   int16_t pad_top, pad_left;
   int16_t act_min, act_max;
 } bt_pool_params;
