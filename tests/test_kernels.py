@@ -246,9 +246,9 @@ def _shorts(*names):
 
 
 class ConvP(Structure):
-    _fields_ = [("inp", Shape), ("out", Shape)] + _shorts(
-        "kh", "kw", "stride_h", "stride_w", "dil_h", "dil_w", "pad_top", "pad_left", "input_offset",
-        "output_offset", "act_min", "act_max") + [(n, c_void_p) for n in ("filter", "bias", "multiplier", "shift")]
+    _fields_ = ([("inp", Shape), ("out", Shape)] + _shorts("kh", "kw", "stride_h", "stride_w", "dil_h", "dil_w")
+                + _ints("pad_top", "pad_left", "input_offset", "output_offset", "act_min", "act_max")
+                + [(n, c_void_p) for n in ("filter", "bias", "multiplier", "shift")])
 
 
 class DwP(Structure):
@@ -277,8 +277,8 @@ class MulP(Structure):
 
 
 class PoolP(Structure):
-    _fields_ = [("inp", Shape), ("out", Shape)] + _shorts("filter_h", "filter_w", "stride_h", "stride_w",
-                                                            "pad_top", "pad_left", "act_min", "act_max")
+    _fields_ = ([("inp", Shape), ("out", Shape)] + _shorts("filter_h", "filter_w", "stride_h", "stride_w")
+                + _ints("pad_top", "pad_left") + _shorts("act_min", "act_max"))
 
 
 class MeanP(Structure):

@@ -36,16 +36,16 @@ void bt_stage_copy(int8_t *dst, const uint8_t *src, uint32_t n) {
 }"""
 
 
-# bt_kernels.h's 16-bit fields of the layer structs (bt_conv_params, bt_pool_params, bt_fc_params), name -> the range
-# its type holds: a layer's geometry (unsigned) and quantisation (signed), narrow so that each layer's struct in model.c
-# is smaller (a conv's by 24 bytes)
+# bt_kernels.h's 16-bit fields of the layer structs, name -> the range its type holds: the sizes of bt_conv_params and
+# bt_pool_params (unsigned), bt_fc_params' offsets and bounds and bt_pool_params' bounds (signed); narrow so that each
+# layer's struct in model.c is smaller (checked in any struct that has the field)
 _U16, _S16 = (0, 65535), (-32768, 32767)
 PARAM16 = dict.fromkeys(("kh", "kw", "stride_h", "stride_w", "dil_h", "dil_w", "filter_h", "filter_w"), _U16) | \
-    dict.fromkeys(("pad_top", "pad_left", "input_offset", "filter_offset", "output_offset", "act_min", "act_max"), _S16)
+    dict.fromkeys(("input_offset", "filter_offset", "output_offset", "act_min", "act_max"), _S16)
 
 
 def param16(op, fields: dict) -> dict:
-    """fields, checked: every 16-bit field of its struct (PARAM16) holds its value."""
+    """fields, checked: each field PARAM16 names holds its value in 16 bits."""
     for k, (lo, hi) in PARAM16.items():
         if k in fields and not lo <= int(fields[k]) <= hi:
             raise ModelError(f"operator {op.index} ({op.opcode}): its {k} {int(fields[k])} is outside {lo}..{hi}, the "

@@ -189,14 +189,14 @@ const char *bt_kernel_set_name(void);
  * in.pixel_stride and out.pixel_stride may exceed c (views). Bands: see the top of this file. */
 typedef struct {
   bt_shape in, out;                 /* in.h = full input height; out.c = c_out */
-  /* 16 bits (what a layer's geometry and quantisation need: 24 bytes less a layer's struct in model.c; the sizes
-   * unsigned: Thumb's 16-bit LDRH reads them, LDRSH has no such form) */
+  /* the sizes 16 bits (12 bytes less a layer's struct in model.c), unsigned: Thumb's 16-bit LDRH reads them, where
+   * LDRSH has only a 32-bit form (int16 pads, offsets and bounds grew cortex-m55's kernels more than they saved) */
   uint16_t kh, kw;
   uint16_t stride_h, stride_w, dil_h, dil_w;
-  int16_t pad_top, pad_left;
-  int16_t input_offset;             /* -input zero point */
-  int16_t output_offset;            /* +output zero point */
-  int16_t act_min, act_max;         /* fused activation and int8 range, in output quantised units */
+  int32_t pad_top, pad_left;
+  int32_t input_offset;             /* -input zero point */
+  int32_t output_offset;            /* +output zero point */
+  int32_t act_min, act_max;         /* fused activation and int8 range, in output quantised units */
   const int8_t *filter;             /* OHWI [out.c][kh][kw][in.c] */
   const int32_t *bias;              /* [out.c] or NULL */
   const int32_t *multiplier;        /* [out.c] Q31 from QuantizeMultiplier */
@@ -234,7 +234,7 @@ void bt_depthwise_s8_inplace(const bt_depthwise_params *p, int8_t *buf, int8_t *
  *   with k = per_channel ? o : 0.  Input and output rows are dense. */
 typedef struct {
   int32_t n_in, n_out, batches;
-  int16_t input_offset;             /* -input zero point (int16 as bt_conv_params' offsets) */
+  int16_t input_offset;             /* -input zero point (16 bits: 8 bytes less a layer's struct) */
   int16_t filter_offset;            /* -weights zero point (0 for TFLite int8) */
   int16_t output_offset;            /* +output zero point */
   int16_t act_min, act_max;
@@ -295,8 +295,8 @@ void bt_mul_s8(const bt_mul_params *p, const int8_t *a, const int8_t *b, int8_t 
  * Max: max over the clipped window, then clamp. in.c == out.c. Row bands as for conv. */
 typedef struct {
   bt_shape in, out;
-  uint16_t filter_h, filter_w, stride_h, stride_w;   /* 16 bits as bt_conv_params' */
-  int16_t pad_top, pad_left;
+  uint16_t filter_h, filter_w, stride_h, stride_w;   /* 16 bits as bt_conv_params' sizes */
+  int32_t pad_top, pad_left;                           /* as bt_conv_params' (fused_ref.h: either's) */
   int16_t act_min, act_max;
 } bt_pool_params;
 

@@ -134,8 +134,7 @@ void fx_rows(int kind, const void *prm, int8_t *const *rows, int32_t x0, int8_t 
 FX_ALWAYS int32_t win_geom(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int32_t ca, int32_t cb,
                            int32_t ch, const int8_t *fch, fx_prm *q) {
   bt_shape *is, *os;
-  int16_t *pad_left;
-  int32_t s, k;
+  int32_t *pad_left, s, k;
   if (kind == FX_CONV || kind == FX_DW) {
     bt_conv_params *c = &q->c;
     if (kind == FX_DW) { fx_get(&q->d, prm, sizeof q->d); c = &q->d.conv; }
