@@ -15,13 +15,13 @@ import signal
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from ctypes import POINTER, Structure, c_int8, c_int32, c_void_p
+from ctypes import POINTER, Structure, c_int8, c_int16, c_int32, c_uint16, c_void_p
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from buildtool.codegen import kernel_variants
+from buildtool.codegen import emitter, kernel_variants
 from conftest import tflm_run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -239,10 +239,16 @@ def _ints(*names):
     return [(n, c_int32) for n in names]
 
 
+def _shorts(*names):
+    """bt_kernels.h's 16-bit fields (the layer structs' geometry and quantisation: 24 bytes less a conv's struct):
+    sizes unsigned (emitter.PARAM16), offsets, pads and bounds signed."""
+    return [(n, c_uint16 if n in emitter.PARAM16 and emitter.PARAM16[n][0] >= 0 else c_int16) for n in names]
+
+
 class ConvP(Structure):
-    _fields_ = [("inp", Shape), ("out", Shape)] + _ints(
-        "kh", "kw", "stride_h", "stride_w", "dil_h", "dil_w", "pad_top", "pad_left", "input_offset",
-        "output_offset", "act_min", "act_max") + [(n, c_void_p) for n in ("filter", "bias", "multiplier", "shift")]
+    _fields_ = ([("inp", Shape), ("out", Shape)] + _shorts("kh", "kw", "stride_h", "stride_w", "dil_h", "dil_w")
+                + _ints("pad_top", "pad_left", "input_offset", "output_offset", "act_min", "act_max")
+                + [(n, c_void_p) for n in ("filter", "bias", "multiplier", "shift")])
 
 
 class DwP(Structure):
@@ -250,9 +256,9 @@ class DwP(Structure):
 
 
 class FcP(Structure):
-    _fields_ = _ints("n_in", "n_out", "batches", "input_offset", "filter_offset", "output_offset", "act_min",
-                     "act_max") + [(n, c_void_p) for n in ("weights", "bias", "multiplier", "shift")] + \
-        _ints("per_channel")
+    _fields_ = (_ints("n_in", "n_out", "batches")
+                + _shorts("input_offset", "filter_offset", "output_offset", "act_min", "act_max")
+                + [(n, c_void_p) for n in ("weights", "bias", "multiplier", "shift")] + _ints("per_channel"))
 
 
 class Bcast4(Structure):
@@ -271,8 +277,8 @@ class MulP(Structure):
 
 
 class PoolP(Structure):
-    _fields_ = [("inp", Shape), ("out", Shape)] + _ints("filter_h", "filter_w", "stride_h", "stride_w",
-                                                          "pad_top", "pad_left", "act_min", "act_max")
+    _fields_ = ([("inp", Shape), ("out", Shape)] + _shorts("filter_h", "filter_w", "stride_h", "stride_w")
+                + _ints("pad_top", "pad_left") + _shorts("act_min", "act_max"))
 
 
 class MeanP(Structure):

@@ -36,6 +36,23 @@ void bt_stage_copy(int8_t *dst, const uint8_t *src, uint32_t n) {
 }"""
 
 
+# bt_kernels.h's 16-bit fields of the layer structs, name -> the range its type holds: the sizes of bt_conv_params and
+# bt_pool_params (unsigned), bt_fc_params' offsets and bounds and bt_pool_params' bounds (signed); narrow so that each
+# layer's struct in model.c is smaller (checked in any struct that has the field)
+_U16, _S16 = (0, 65535), (-32768, 32767)
+PARAM16 = dict.fromkeys(("kh", "kw", "stride_h", "stride_w", "dil_h", "dil_w", "filter_h", "filter_w"), _U16) | \
+    dict.fromkeys(("input_offset", "filter_offset", "output_offset", "act_min", "act_max"), _S16)
+
+
+def param16(op, fields: dict) -> dict:
+    """fields, checked: each field PARAM16 names holds its value in 16 bits."""
+    for k, (lo, hi) in PARAM16.items():
+        if k in fields and not lo <= int(fields[k]) <= hi:
+            raise ModelError(f"operator {op.index} ({op.opcode}): its {k} {int(fields[k])} is outside {lo}..{hi}, the "
+                             f"range of the kernels' 16-bit parameter; change the layer (its geometry or quantisation)")
+    return fields
+
+
 class Emitter:
     """Collects declarations and the body of model_invoke for one graph and plan."""
 
@@ -329,11 +346,11 @@ class Emitter:
             flt = self.plain_copy(op.inputs[1], f"op{op.index}_wplain", "int8_t")
             b = prepare.bias_input(self.g, op)
             bias = self.plain_copy(b, f"op{op.index}_bplain", "int32_t") if b >= 0 else "0"
-        return dict(
+        return param16(op, dict(
             **{"in": self.bt_shape(op.inputs[0]), "out": out},
             kh=win.kh, kw=win.kw, stride_h=win.sh, stride_w=win.sw, dil_h=win.dh, dil_w=win.dw,
             pad_top=win.pad_top, pad_left=win.pad_left, input_offset=p.input_offset, output_offset=p.output_offset,
-            act_min=p.act_min, act_max=p.act_max, filter=flt, bias=bias, multiplier=mult, shift=shift)
+            act_min=p.act_min, act_max=p.act_max, filter=flt, bias=bias, multiplier=mult, shift=shift))
 
     def row_order(self, op):
         """The weight_order.RowOrder the image holds op's filter in (a rows-live conv), else None."""
@@ -354,7 +371,7 @@ class Emitter:
     def wide_conv(self, op, fields: dict) -> str:
         """Declare bt_conv_wide_params {n}_p (16x8 kernels, transpose conv): an int64 bias in bias64."""
         n = f"op{op.index}"
-        wide = dict(conv=fields, bias64=self.bias(op, 64))
+        wide = dict(conv=param16(op, fields), bias64=self.bias(op, 64))
         self.declare(f"static const bt_conv_wide_params {n}_p = {c_struct(wide)};")
         return n
 
@@ -362,9 +379,9 @@ class Emitter:
         """bt_pool_params of MAX_POOL_2D / AVERAGE_POOL_2D (also used by fused tile loops)."""
         win = prepare.window(self.g, op)
         lo, hi = prepare.act_range(self.g, op)
-        return {"in": self.bt_shape(op.inputs[0]), "out": self.bt_shape(op.outputs[0]),
-                "filter_h": win.kh, "filter_w": win.kw, "stride_h": win.sh, "stride_w": win.sw,
-                "pad_top": win.pad_top, "pad_left": win.pad_left, "act_min": lo, "act_max": hi}
+        return param16(op, {"in": self.bt_shape(op.inputs[0]), "out": self.bt_shape(op.outputs[0]),
+                            "filter_h": win.kh, "filter_w": win.kw, "stride_h": win.sh, "stride_w": win.sw,
+                            "pad_top": win.pad_top, "pad_left": win.pad_left, "act_min": lo, "act_max": hi})
 
     def fc_fields(self, op, reordered: bool = False) -> dict:
         """bt_fc_params of FULLY_CONNECTED (refops.prepare.fully_connected; also fused blocks' dense tails).
@@ -380,7 +397,8 @@ class Emitter:
             weights = self.plain_copy(w, f"op{op.index}_wplain", "int8_t")
         else:
             weights = self.weight(w, "int8_t")
-        return dict(f, weights=weights, bias=self.bias(op), multiplier=mult, shift=shift, per_channel=per_ch)
+        return param16(op, dict(f, weights=weights, bias=self.bias(op), multiplier=mult, shift=shift,
+                                per_channel=per_ch))
 
     def bcast(self, op) -> dict:
         """bt_bcast4 of a binary operator: the output's 4-D dims and each operand's strides in it."""

@@ -159,12 +159,10 @@ void bt_add_s8(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t 
   if (!add_tab(p, a, b, out)) bt_dense_add_s8(p, a, b, out);
 }
 
-/* model.c's call of an ADD that add_tab takes (kernel_variants.add_tab_ok, its conditions in Python): without
- * add_dense.h's loops, which bt_add_s8 links for the others; the reference loop should it ever decline. */
-static __attribute__((noinline, optimize("Os"))) void add_ref_s8(const bt_add_params *p, const int8_t *a, const int8_t *b,
-                                                                int8_t *out) {
-  add_sub(p, a, b, out, 0, 1);
-}
+/* model.c's call of an ADD that add_tab takes (kernel_variants.add_tab_ok, its conditions in Python; tests/
+ * test_kernel_variants.py checks the two agree through bt_add_s8_tab_taken): add_tab alone, without add_dense.h's
+ * loops, which bt_add_s8 links for the others, and without a reference fallback (0.5 KB on cortex-m4): should
+ * add_tab ever decline such a call, the firmware stops on a fault rather than write an output it did not compute. */
 void bt_add_s8_tab(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out) {
-  if (!add_tab(p, a, b, out)) add_ref_s8(p, a, b, out);
+  if (!add_tab(p, a, b, out)) __builtin_trap();
 }

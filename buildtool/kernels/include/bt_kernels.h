@@ -189,8 +189,10 @@ const char *bt_kernel_set_name(void);
  * in.pixel_stride and out.pixel_stride may exceed c (views). Bands: see the top of this file. */
 typedef struct {
   bt_shape in, out;                 /* in.h = full input height; out.c = c_out */
-  int32_t kh, kw;
-  int32_t stride_h, stride_w, dil_h, dil_w;
+  /* the sizes 16 bits (12 bytes less a layer's struct in model.c), unsigned: Thumb's 16-bit LDRH reads them, where
+   * LDRSH has only a 32-bit form (int16 pads, offsets and bounds grew cortex-m55's kernels more than they saved) */
+  uint16_t kh, kw;
+  uint16_t stride_h, stride_w, dil_h, dil_w;
   int32_t pad_top, pad_left;
   int32_t input_offset;             /* -input zero point */
   int32_t output_offset;            /* +output zero point */
@@ -232,10 +234,10 @@ void bt_depthwise_s8_inplace(const bt_depthwise_params *p, int8_t *buf, int8_t *
  *   with k = per_channel ? o : 0.  Input and output rows are dense. */
 typedef struct {
   int32_t n_in, n_out, batches;
-  int32_t input_offset;             /* -input zero point */
-  int32_t filter_offset;            /* -weights zero point (0 for TFLite int8) */
-  int32_t output_offset;            /* +output zero point */
-  int32_t act_min, act_max;
+  int16_t input_offset;             /* -input zero point (16 bits: 8 bytes less a layer's struct) */
+  int16_t filter_offset;            /* -weights zero point (0 for TFLite int8) */
+  int16_t output_offset;            /* +output zero point */
+  int16_t act_min, act_max;
   const int8_t *weights;            /* [n_out][n_in] */
   const int32_t *bias;              /* [n_out] or NULL */
   const int32_t *multiplier, *shift;/* [n_out] if per_channel, else [1] */
@@ -293,9 +295,9 @@ void bt_mul_s8(const bt_mul_params *p, const int8_t *a, const int8_t *b, int8_t 
  * Max: max over the clipped window, then clamp. in.c == out.c. Row bands as for conv. */
 typedef struct {
   bt_shape in, out;
-  int32_t filter_h, filter_w, stride_h, stride_w;
-  int32_t pad_top, pad_left;
-  int32_t act_min, act_max;
+  uint16_t filter_h, filter_w, stride_h, stride_w;   /* 16 bits as bt_conv_params' sizes */
+  int32_t pad_top, pad_left;                           /* as bt_conv_params' (fused_ref.h: either's) */
+  int16_t act_min, act_max;
 } bt_pool_params;
 
 void bt_avg_pool_s8(const bt_pool_params *p, const int8_t *in, int32_t in_y0,

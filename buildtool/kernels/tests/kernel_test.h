@@ -134,13 +134,16 @@ static void rand_quant(int32_t n, int acc_bits) {
     if (g_shift[i] < -31) g_shift[i] = -31;
   }
 }
-static void rand_act(int32_t *lo, int32_t *hi, int32_t out_off) {
+static void rand_act32(int32_t *lo, int32_t *hi, int32_t out_off) {
   switch (rnd() % 4) {
     case 0: *lo = out_off < -128 ? -128 : out_off; *hi = 127; break;   /* RELU */
     case 1: *lo = ri(-128, 0); *hi = ri(*lo, 127); break;
     default: *lo = -128; *hi = 127;
   }
 }
+/* into act_min/act_max fields of either width (int32 in bt_add_params, int16 in bt_conv_params) */
+#define rand_act(lo, hi, out_off) \
+  do { int32_t lo_, hi_; rand_act32(&lo_, &hi_, out_off); *(lo) = lo_; *(hi) = hi_; } while (0)
 
 /* ------------------------------------------------------------------ conv / depthwise / pool */
 static int32_t out_size(int32_t in, int32_t k, int32_t s, int32_t d, int same) {
