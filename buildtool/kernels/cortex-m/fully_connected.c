@@ -383,9 +383,10 @@ static inline __attribute__((always_inline)) void fc_il_k(const bt_fc_params *p,
  * to back, the rounding word one ORR on 2^30 in lr). Registers in the groups: r0 c, r1 f, r2-r5 sums, r6-r7 inputs,
  * r8-r11 weights (LDM order), r12 acc, lr the widened row's end. */
 _Static_assert(offsetof(bt_fc_params, n_out) == 4 && offsetof(bt_fc_params, input_offset) == 12 &&
-               offsetof(bt_fc_params, output_offset) == 20 && offsetof(bt_fc_params, act_max) == 28 &&
-               offsetof(bt_fc_params, weights) == 32 && offsetof(bt_fc_params, bias) == 36 &&
-               offsetof(bt_fc_params, multiplier) == 40 && offsetof(bt_fc_params, shift) == 44,
+               offsetof(bt_fc_params, output_offset) == 16 && offsetof(bt_fc_params, act_min) == 18 &&
+               offsetof(bt_fc_params, act_max) == 20 && sizeof(((bt_fc_params *)0)->act_max) == 2 &&
+               offsetof(bt_fc_params, weights) == 24 && offsetof(bt_fc_params, bias) == 28 &&
+               offsetof(bt_fc_params, multiplier) == 32 && offsetof(bt_fc_params, shift) == 36,
                "bt_fully_connected_s8_il_small reads bt_fc_params at fixed offsets");
 #define FC_SMALL_MACS                                                                                        \
   "smlad r2, r8, r6, r2\n\tsxtb16 r8, r8, ror #8\n\tsmlad r3, r8, r6, r3\n\t"                               \
@@ -415,7 +416,7 @@ __asm__(
     "push {r0, r1, r2, r4, r5, r6, r7, r8, r9, r10, r11, lr}\n\t"
     "sub sp, sp, #200\n\t"            /* col [0, 128), acc [128, 192), -corr 192, groups' end 196; p 200, out 208 */
     "ldr r3, [r0, #0]\n\t"            /* n */
-    "ldr r4, [r0, #12]\n\t"
+    "ldrsh r4, [r0, #12]\n\t"
     "pkhbt r4, r4, r4, lsl #16\n\t"   /* off2 */
     "mov r5, sp\n\t"
     "add r6, r1, r3\n\t"
@@ -429,7 +430,7 @@ __asm__(
     "mov lr, r5\n\t"
     "movs r6, #0\n\t"
     "sub r7, r6, r7, lsl #7\n\t"      /* -corr */
-    "ldr r1, [r0, #32]\n\t"           /* f */
+    "ldr r1, [r0, #24]\n\t"           /* f */
     "ldr r2, [r0, #4]\n\t"
     "bic r2, r2, #3\n\t"
     "add r12, sp, #128\n\t"
@@ -494,7 +495,7 @@ __asm__(
     "cmp r12, r10\n\t"
     "bcc 6b\n\t"
     "ldr r0, [sp, #200]\n\t"
-    "ldr r1, [r0, #36]\n\t"           /* bias: added to the sums when there is one */
+    "ldr r1, [r0, #28]\n\t"           /* bias: added to the sums when there is one */
     "add r12, sp, #128\n\t"
     "cbz r1, 12f\n\t"
     "11:\n\t"
@@ -506,9 +507,10 @@ __asm__(
     "bne 11b\n\t"
     "add r12, sp, #128\n\t"
     "12:\n\t"                         /* requantise: bt_rq2s, the zero point, the clamp */
-    "ldrd r2, r3, [r0, #40]\n\t"      /* multipliers, shifts */
-    "ldrd r4, r5, [r0, #20]\n\t"      /* zero point, act_min */
-    "ldr r6, [r0, #28]\n\t"           /* act_max */
+    "ldrd r2, r3, [r0, #32]\n\t"      /* multipliers, shifts */
+    "ldrsh r4, [r0, #16]\n\t"         /* zero point, act_min, act_max (int16) */
+    "ldrsh r5, [r0, #18]\n\t"
+    "ldrsh r6, [r0, #20]\n\t"
     "ldr r7, [sp, #208]\n\t"          /* out */
     "mov lr, #0x40000000\n\t"
     "9:\n\t"
