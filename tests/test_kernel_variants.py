@@ -226,9 +226,9 @@ def _add(rng) -> dict:
             "b": {"dims": dims, "a_stride": dense, "b_stride": b_stride, "out_stride": dense}}
 
 
-def test_add_tab_ok_says_what_add_c_runs(tmp_path):
-    """kernel_variants.add_tab_ok (model.c calls bt_add_s8_tab) answers as cortex-m/add.c's add_tab decides
-    (bt_add_s8_tab_taken) on random ADDs around its edges, both answers seen."""
+def test_add_tab_variant_says_what_add_c_runs(tmp_path):
+    """kernel_variants.add_tab_variant (the bt_add_s8_tab_* model.c calls, unchecked) names the variant cortex-m/add.c's
+    add_tab runs (bt_add_s8_tab_taken) on random ADDs around its edges, every variant and a decline seen."""
     so = tmp_path / "libadd.so"
     subprocess.run(["gcc", "-std=c99", "-O1", "-shared", "-fPIC", "-Wall", "-Werror", "-Wl,--no-undefined",
                     f"-I{KERNELS / 'include'}", f"-I{KERNELS / 'reference'}", f"-I{KERNELS / 'cortex-m'}",
@@ -240,10 +240,12 @@ def test_add_tab_ok_says_what_add_c_runs(tmp_path):
         p = _add(rng)
         arg = AddP(**{k: v for k, v in p.items() if k != "b"},
                    b=Bcast4(**{k: (c_int32 * 4)(*v) for k, v in p["b"].items()}))
-        want = bool(lib.bt_add_s8_tab_taken(ctypes.byref(arg)))
-        assert kernel_variants.add_tab_ok(p) == want, p
+        want = ("",) + kernel_variants.ADD_TAB_VARIANTS
+        want = want[lib.bt_add_s8_tab_taken(ctypes.byref(arg))]
+        assert kernel_variants.add_tab_variant(p) == want, p
+        assert kernel_variants.add_tab_ok(p) == bool(want), p
         seen.add(want)
-    assert seen == {True, False}
+    assert seen == {"", *kernel_variants.ADD_TAB_VARIANTS}
 
 
 def test_depthwise_path_table_picks_what_depthwise_c_runs(libs):
@@ -362,7 +364,8 @@ def test_model_c_calls_variants(model_sources):
     for kind, table in kernel_variants.CORTEX_M.items():
         for name, _ in table:
             plain = plain.replace(f"  {name}(&", f"  {kernel_variants.DISPATCHERS[kind]}(&")
-    plain = plain.replace("  bt_add_s8_tab(&", "  bt_add_s8(&")  # add.c's table loop, called by name (add_tab_ok)
+    for name in kernel_variants.ADD_TAB_VARIANTS:  # add.c's table loops, called by name (add_tab_variant)
+        plain = plain.replace(f"  {name}(&", "  bt_add_s8(&")
     plain = plain.replace("  bt_avg_pool_s8_sxt(&", "  bt_avg_pool_s8(&")  # pooling.c's loop, called by name (AVG_SXT_TAPS)
     assert plain == model_sources["dispatchers"]
 
