@@ -200,7 +200,7 @@ def _dw_path_query(lib, p: dict, bias) -> str:
 
 def _add(rng) -> dict:
     """An int8 ADD's bt_add_params around add.c add_tab's edges: TFLite's (one input's multiplier 0.5, left shift
-    20), its sizes, offsets, shifts and bounds, and some not."""
+    20), its sizes, offsets, shifts, bounds and activations, and some not."""
     half = (1 << 30, 0)
     m = [(int(rng.integers(1 << 30, (1 << 31) - 1)), int(rng.integers(-3, 0, endpoint=True))) for _ in range(2)]
     k = int(rng.integers(0, 4))  # the 0.5 input: first, second, both, none
@@ -216,13 +216,14 @@ def _add(rng) -> dict:
     if rng.random() < 0.15:  # a broadcast or a pixel stride: no one dense run
         b_stride[int(rng.integers(1, 4))] = 0
     offs = [-256, -255, -128, 0, 17, 128, 200, 256, 257, -300]
+    act = (-128, 127) if rng.random() < 0.6 else (int(rng.integers(-128, 0)), int(rng.integers(0, 128)))
     return {"input1_offset": int(rng.choice(offs)), "input2_offset": int(rng.choice(offs)),
             "output_offset": int(rng.integers(-128, 127, endpoint=True)),
             "left_shift": 20 if rng.random() < 0.95 else 15,
             "input1_multiplier": m[0][0], "input1_shift": m[0][1], "input2_multiplier": m[1][0], "input2_shift": m[1][1],
             "output_multiplier": int(rng.choice([int(rng.integers(1 << 30, (1 << 31) - 1)), -5, 1 << 30])),
             "output_shift": int(rng.choice([-31, -30, -22, -20, -17, -10, -2, -1, 0, -32])),
-            "act_min": -128, "act_max": 127,
+            "act_min": act[0], "act_max": act[1],
             "b": {"dims": dims, "a_stride": dense, "b_stride": b_stride, "out_stride": dense}}
 
 
