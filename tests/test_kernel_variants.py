@@ -200,7 +200,7 @@ def _dw_path_query(lib, p: dict, bias) -> str:
 
 def _add(rng) -> dict:
     """An int8 ADD's bt_add_params around add.c add_tab's edges: TFLite's (one input's multiplier 0.5, left shift
-    20), its sizes, offsets, shifts and bounds, and some not."""
+    20), its sizes, offsets, shifts, bounds and activations, and some not."""
     half = (1 << 30, 0)
     m = [(int(rng.integers(1 << 30, (1 << 31) - 1)), int(rng.integers(-3, 0, endpoint=True))) for _ in range(2)]
     k = int(rng.integers(0, 4))  # the 0.5 input: first, second, both, none
@@ -216,19 +216,20 @@ def _add(rng) -> dict:
     if rng.random() < 0.15:  # a broadcast or a pixel stride: no one dense run
         b_stride[int(rng.integers(1, 4))] = 0
     offs = [-256, -255, -128, 0, 17, 128, 200, 256, 257, -300]
+    act = (-128, 127) if rng.random() < 0.6 else (int(rng.integers(-128, 0)), int(rng.integers(0, 128)))
     return {"input1_offset": int(rng.choice(offs)), "input2_offset": int(rng.choice(offs)),
             "output_offset": int(rng.integers(-128, 127, endpoint=True)),
             "left_shift": 20 if rng.random() < 0.95 else 15,
             "input1_multiplier": m[0][0], "input1_shift": m[0][1], "input2_multiplier": m[1][0], "input2_shift": m[1][1],
             "output_multiplier": int(rng.choice([int(rng.integers(1 << 30, (1 << 31) - 1)), -5, 1 << 30])),
             "output_shift": int(rng.choice([-31, -30, -22, -20, -17, -10, -2, -1, 0, -32])),
-            "act_min": -128, "act_max": 127,
+            "act_min": act[0], "act_max": act[1],
             "b": {"dims": dims, "a_stride": dense, "b_stride": b_stride, "out_stride": dense}}
 
 
-def test_add_tab_ok_says_what_add_c_runs(tmp_path):
-    """kernel_variants.add_tab_ok (model.c calls bt_add_s8_tab) answers as cortex-m/add.c's add_tab decides
-    (bt_add_s8_tab_taken) on random ADDs around its edges, both answers seen."""
+def test_add_tab_variant_says_what_add_c_runs(tmp_path):
+    """kernel_variants.add_tab_variant (the bt_add_s8_tab_* model.c calls, unchecked) names the variant cortex-m/add.c's
+    add_tab runs (bt_add_s8_tab_taken) on random ADDs around its edges, every variant and a decline seen."""
     so = tmp_path / "libadd.so"
     subprocess.run(["gcc", "-std=c99", "-O1", "-shared", "-fPIC", "-Wall", "-Werror", "-Wl,--no-undefined",
                     f"-I{KERNELS / 'include'}", f"-I{KERNELS / 'reference'}", f"-I{KERNELS / 'cortex-m'}",
@@ -240,10 +241,12 @@ def test_add_tab_ok_says_what_add_c_runs(tmp_path):
         p = _add(rng)
         arg = AddP(**{k: v for k, v in p.items() if k != "b"},
                    b=Bcast4(**{k: (c_int32 * 4)(*v) for k, v in p["b"].items()}))
-        want = bool(lib.bt_add_s8_tab_taken(ctypes.byref(arg)))
-        assert kernel_variants.add_tab_ok(p) == want, p
+        want = ("",) + kernel_variants.ADD_TAB_VARIANTS
+        want = want[lib.bt_add_s8_tab_taken(ctypes.byref(arg))]
+        assert kernel_variants.add_tab_variant(p) == want, p
+        assert kernel_variants.add_tab_ok(p) == bool(want), p
         seen.add(want)
-    assert seen == {True, False}
+    assert seen == {"", *kernel_variants.ADD_TAB_VARIANTS}
 
 
 def test_depthwise_path_table_picks_what_depthwise_c_runs(libs):
@@ -362,7 +365,8 @@ def test_model_c_calls_variants(model_sources):
     for kind, table in kernel_variants.CORTEX_M.items():
         for name, _ in table:
             plain = plain.replace(f"  {name}(&", f"  {kernel_variants.DISPATCHERS[kind]}(&")
-    plain = plain.replace("  bt_add_s8_tab(&", "  bt_add_s8(&")  # add.c's table loop, called by name (add_tab_ok)
+    for name in kernel_variants.ADD_TAB_VARIANTS:  # add.c's table loops, called by name (add_tab_variant)
+        plain = plain.replace(f"  {name}(&", "  bt_add_s8(&")
     plain = plain.replace("  bt_avg_pool_s8_sxt(&", "  bt_avg_pool_s8(&")  # pooling.c's loop, called by name (AVG_SXT_TAPS)
     assert plain == model_sources["dispatchers"]
 

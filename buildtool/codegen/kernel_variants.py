@@ -316,9 +316,25 @@ def _mbqm_fast(x: int, m: int, s: int) -> int:
     return q + (1 if (h & mask) > (mask >> 1) + (1 if q < 0 else 0) else 0)
 
 
+# cortex-m/add.c's variants of add_tab, in bt_add_s8_tab_taken's order (its answer less 1): the table's fill
+# (add_dense.h ad_kind of the other input: AD_SMALL, else the generic form), the activation (the int8 range, else _act)
+ADD_TAB_VARIANTS = ("bt_add_s8_tab_gen", "bt_add_s8_tab_small", "bt_add_s8_tab_gen_act", "bt_add_s8_tab_small_act")
+
+
+def add_tab_variant(p) -> str:
+    """The add_tab variant model.c calls for an int8 ADD's bt_add_params p (ADD_TAB_VARIANTS; "" when add_tab_ok
+    fails): it links none of add_dense.h's loops and checks nothing at run time."""
+    if not add_tab_ok(p):
+        return ""
+    first = (p["input1_multiplier"], p["input1_shift"]) != (1 << 30, 0)
+    m, s, off = (p[f"input{1 if first else 2}_{k}"] for k in ("multiplier", "shift", "offset"))
+    small = m >= 1 << 30 and -31 <= s <= -1 and -128 <= off <= 128  # add_dense.h ad_kind: AD_SMALL
+    return ADD_TAB_VARIANTS[small + 2 * ((p["act_min"], p["act_max"]) != (-128, 127))]
+
+
 def add_tab_ok(p) -> bool:
     """cortex-m/add.c add_tab's conditions for an int8 ADD's bt_add_params p (with its bt_bcast4 "b"): model.c then
-    calls bt_add_s8_tab, which links none of add_dense.h's loops (bt_add_s8 runs add_tab's test at run time)."""
+    calls add_tab_variant's function (bt_add_s8 runs add_tab's test at run time)."""
     q = p["b"]
     run = 1
     for k in (3, 2, 1, 0):  # add_dense.h ad_one_run: one dense run

@@ -394,9 +394,10 @@ def add(e, op) -> None:
                    f"{e.cact(op.outputs[0])});")
         return
     params = qparams.add_params(e.g, op)
-    if e.cortex_m_set() and e.sfx(op.outputs[0]) == "s8" and kernel_variants.add_tab_ok(dict(params, b=e.bcast(op))):
-        e.used_variants["bt_add_s8_tab"] = "bt_add_s8"  # add_tab's loop without add_dense.h's (cortex-m/add.c)
-        return _binary(e, op, params, "bt_add_params", "bt_add", "_tab")
+    tab = e.cortex_m_set() and e.sfx(op.outputs[0]) == "s8" and kernel_variants.add_tab_variant(dict(params, b=e.bcast(op)))
+    if tab:
+        e.used_variants[tab] = "bt_add_s8"  # add_tab's loop without add_dense.h's or its checks (cortex-m/add.c)
+        return _binary(e, op, params, "bt_add_params", "bt_add", tab[len("bt_add_s8"):])
     _binary(e, op, params, "bt_add_params", "bt_add")
 
 

@@ -132,37 +132,67 @@ BT_INLINE int add_tab_ok(const bt_add_params *p, add_tab_args *t) {
   return 1;
 }
 
-/* 1 when add_tab ran the ADD, 0 to leave it to add_dense.h. */
-static int add_tab(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out) {
-  add_tab_args t;
-  if (!add_tab_ok(p, &t)) return 0;
+/* One ADD that add_tab takes, its table's fill kind (AD_SMALL, else AD_GENERIC: AD_HALF's value too, bt_mbqm_fast
+ * being exact) and its activation (sat: the whole int8 range) constants of the caller: add_tab_ok's values derived
+ * without its checks (model.c's variants below: the build checked them, kernel_variants.add_tab_variant). */
+BT_INLINE void add_tab_known(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out, const int kind,
+                             const int sat) {
   const bt_bcast4 *q = &p->b;
-  const int32_t n = q->dims[0] * q->dims[1] * q->dims[2] * q->dims[3], mo = p->output_multiplier;
+  const int32_t n = q->dims[0] * q->dims[1] * q->dims[2] * q->dims[3], e = -p->output_shift;
+  /* add_tab_ok's C (it checked |C| < 2^31, so the sum modulo 2^32 is its value) */
+  const int32_t c = (int32_t)((1u << (e - 1)) + ((uint32_t)p->output_offset << e));
+  const int first = p->input1_multiplier != (1 << 30) || p->input1_shift != 0; /* 1: input2 has the 0.5 multiplier */
   int32_t tab[256];
-  const int kb = ad_kind(t.m_b, t.s_b, 20, t.off_b); /* add_dense.h: the SMALL kind's cheaper exact form */
-  if (kb == AD_SMALL) add_fill(tab, t.off_a, t.off_b, t.m_b, t.s_b, AD_SMALL);
-  else add_fill(tab, t.off_a, t.off_b, t.m_b, t.s_b, AD_GENERIC);   /* (AD_HALF's value too: bt_mbqm_fast is exact) */
-  const int8_t *x = t.first ? b : a, *y = t.first ? a : b;
-  if (p->act_min == -128 && p->act_max == 127) add_tab_sat(tab, x, y, out, n, mo, t.c, t.e);
-  else add_tab_run(tab, x, y, out, n, mo, t.c, t.e, p->act_min, p->act_max);
-  return 1;
+  if (first) add_fill(tab, p->input2_offset, p->input1_offset, p->input1_multiplier, p->input1_shift, kind);
+  else add_fill(tab, p->input1_offset, p->input2_offset, p->input2_multiplier, p->input2_shift, kind);
+  const int8_t *x = first ? b : a, *y = first ? a : b;
+  if (sat) add_tab_sat(tab, x, y, out, n, p->output_multiplier, c, e);
+  else add_tab_run(tab, x, y, out, n, p->output_multiplier, c, e, p->act_min, p->act_max);
 }
 
-/* 1 when bt_add_s8 and bt_add_s8_tab run add_tab for p (tests/test_kernel_variants.py: kernel_variants.add_tab_ok's
- * answer; no firmware calls it). */
+/* model.c's calls of an ADD add_tab takes, by what the build knows of it (kernel_variants.add_tab_variant; tests/
+ * test_kernel_variants.py checks the two agree through bt_add_s8_tab_taken): add_tab's loop without add_dense.h's,
+ * without add_tab_ok's run-time checks and with the one fill and activation loop the layer needs (1 KB less on
+ * cortex-m4 than a call checking and able to run every case); the firmware trusts the build's checks. */
+void bt_add_s8_tab_gen(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out) {
+  add_tab_known(p, a, b, out, AD_GENERIC, 1);
+}
+void bt_add_s8_tab_small(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out) {
+  add_tab_known(p, a, b, out, AD_SMALL, 1);
+}
+void bt_add_s8_tab_gen_act(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out) {
+  add_tab_known(p, a, b, out, AD_GENERIC, 0);
+}
+void bt_add_s8_tab_small_act(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out) {
+  add_tab_known(p, a, b, out, AD_SMALL, 0);
+}
+
+/* 0 when add_tab declines p (add_dense.h runs it), else which variant runs it: 1 bt_add_s8_tab_gen, 2 _small,
+ * 3 _gen_act, 4 _small_act (kernel_variants.ADD_TAB_VARIANTS). */
 int bt_add_s8_tab_taken(const bt_add_params *p) {
   add_tab_args t;
-  return add_tab_ok(p, &t);
+  if (!add_tab_ok(p, &t)) return 0;
+  return 1 + (ad_kind(t.m_b, t.s_b, 20, t.off_b) == AD_SMALL) + 2 * !(p->act_min == -128 && p->act_max == 127);
+}
+
+typedef void (*add_tab_fn)(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out);
+
+/* 1 when add_tab ran the ADD (the variant add_tab_ok's values pick), 0 to leave it to add_dense.h. */
+static int add_tab(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out) {
+  static const add_tab_fn fns[4] = {bt_add_s8_tab_gen, bt_add_s8_tab_small, bt_add_s8_tab_gen_act,
+                                    bt_add_s8_tab_small_act};
+  const int v = bt_add_s8_tab_taken(p);
+  if (!v) return 0;
+  fns[v - 1](p, a, b, out);
+  return 1;
 }
 
 void bt_add_s8(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out) {
   if (!add_tab(p, a, b, out)) bt_dense_add_s8(p, a, b, out);
 }
 
-/* model.c's call of an ADD that add_tab takes (kernel_variants.add_tab_ok, its conditions in Python; tests/
- * test_kernel_variants.py checks the two agree through bt_add_s8_tab_taken): add_tab alone, without add_dense.h's
- * loops, which bt_add_s8 links for the others, and without a reference fallback (0.5 KB on cortex-m4): should
- * add_tab ever decline such a call, the firmware stops on a fault rather than write an output it did not compute. */
+/* add_tab with add_tab_ok's checks (tests: any ADD it takes, whichever variant): a fault, rather than an output it
+ * did not compute, should add_tab decline. */
 void bt_add_s8_tab(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out) {
   if (!add_tab(p, a, b, out)) __builtin_trap();
 }

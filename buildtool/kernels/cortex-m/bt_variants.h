@@ -71,9 +71,14 @@ const char *bt_depthwise_s8_variant(const bt_depthwise_params *p);
 /* the path name dw_path picks for a call of out rows [y0, y1) (the variant's name for depth multipliers above 1) */
 const char *bt_depthwise_s8_path(const bt_depthwise_params *p, int32_t in_y0, int32_t y0, int32_t y1);
 
-/* ADD int8 that add.c's add_tab takes (kernel_variants.add_tab_ok): bt_add_s8 without add_dense.h's loops */
-void bt_add_s8_tab(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out);
-int bt_add_s8_tab_taken(const bt_add_params *p);  /* 1: add_tab runs p (tests) */
+/* ADD int8 that add.c's add_tab takes (kernel_variants.add_tab_variant): bt_add_s8 without add_dense.h's loops, one
+ * per table fill (gen, small) and activation (the whole int8 range, else _act), without run-time checks */
+void bt_add_s8_tab_gen(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out);
+void bt_add_s8_tab_small(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out);
+void bt_add_s8_tab_gen_act(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out);
+void bt_add_s8_tab_small_act(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out);
+void bt_add_s8_tab(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out); /* checked: tests */
+int bt_add_s8_tab_taken(const bt_add_params *p);  /* 0, else 1 + the variant's index above (tests) */
 
 /* AVERAGE_POOL_2D int8 of windows of at most 256 taps (kernel_variants.AVG_SXT_TAPS): bt_avg_pool_s8 without the
  * reference loop it runs larger windows on */
