@@ -123,11 +123,14 @@ class _Emit:
         """An estimate of the blocks' modelled cycles, for the code budget's balanced slack over the whole model
         (code_budget.balanced_ok): each conv and depthwise of a block run whole by the variant the board's table
         picks for the layer (its own instance's cost for an INSTANCES variant), the candidates' a + b K
-        (code_budget.layer_cycles); the tiles' recomputation and the runtime's own work are not counted."""
+        (code_budget.layer_cycles), except the convs whose tile kernels the budget chooses a form of (offer); the tiles'
+        recomputation and the runtime's own work are not counted."""
         if e.variants is None:
             return 0
         total = 0
         for op in self.g.operators:
+            if op.index in e.offers:  # a tile kernel the code budget chooses the form of (offer): its own cycles
+                continue
             if op.index in self.conv_fields:
                 kind, layer = "conv", e.conv_layer(op, self.conv_fields[op.index])
             elif op.index in self.dw_fields:
@@ -430,7 +433,8 @@ class _Emit:
             fields = self.conv_fields[conv.index]
             name = tile_kernels.grouped(e, e.conv_layer(conv, fields))
             src = self.pixels(self.blk_of[conv.index], conv.inputs[0]) if calls else ()
-            self.grouped[conv.index] = name and tile_kernels.define(e, conv, fields, name, 0, src, (), "grp", calls)
+            self.grouped[conv.index] = name and tile_kernels.define(e, conv, fields, name, 0, src, (), "grp", calls,
+                                                                    self.offer(e, conv, name))
         return self.grouped[conv.index]
 
     def chw_kernels(self, e: _Emitter, conv, op, calls=None) -> tuple:
@@ -647,7 +651,26 @@ class _Emit:
                       tile_kernels.win_geom(fields, ib[r][c], {"ps": 0}, ca, cb, -1)[1]["pad_left"])
                      for r, c, ra, rb, ca, cb in self.out_boxes(blk, t)]
             calls = dict(shape=tile_kernels.call_shape(fields, boxes))
-        return tile_kernels.define(e, op, fields, name, group, self.pixels(blk, i), self.pixels(blk, t), shape, calls)
+        form = self.offer(e, op, name, shape in ("box", "col") and not tile_kernels.pointwise(fields))
+        if form is False:  # the variant itself, code it shares with the other layers calling it
+            e.used_variants[name] = kernel_variants.DISPATCHERS["conv"]
+            return name
+        return tile_kernels.define(e, op, fields, name, group, self.pixels(blk, i), self.pixels(blk, t), shape, calls,
+                                   form)
+
+    def offer(self, e: _Emitter, op, name: str, shared: bool = False):
+        """Offer conv op's tile kernel (its own instance of variant `name`) to the code budget as a plain layer's own
+        instance is offered (Emitter.kernel, own_instance): its full, medium and compact forms and, shared, the
+        variant itself (fx_win_k calls it on the tile's bt_conv_params as it calls the tile kernel: valid on every
+        call, tile_kernels.variant), their bytes and the layer's modelled cycles run whole (code_budget.work; the
+        tiles' recomputation not counted, as block_cycles); returns the form the budget chose (False: the variant,
+        True: the full instance, before the budget's choice)."""
+        layer = e.conv_layer(op, self.conv_fields[op.index])
+        e.offers[op.index] = ("conv", (name,) if shared else (), name)
+        e.shapes[op.index] = code_budget.work("conv", layer, self.g, op)
+        e.layers[op.index] = layer
+        form = (e.code_choice or {}).get(op.index, (name, True))[1]
+        return form if shared or form is not False else True
 
     def shifts(self, k: int, blk: BlockRun, t: int, ind: str) -> str:
         """Ring moves of a cached window before the tile (fusion_exec._shift)."""
