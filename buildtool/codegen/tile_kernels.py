@@ -343,8 +343,11 @@ def dw_box_calls(f: dict, ib: dict, ob: dict, ra: int, rb: int, ca: int, cb: int
 
 
 # the most output pixels of a call whose box path runs the general pixels alone (depthwise.c bt_dw_pix_rq2: the 3x3
-# interior's set-up, nine weights unpacked a call, buys nothing on so few; its code, 5 KB, not linked)
+# interior's set-up, nine weights unpacked a call, buys nothing on so few; its code, 5 KB, not linked) ...
 PIX_MAX = 2
+# ... when at most 1 / PIX_SHARE of the layer's output pixels are in larger calls (vww's op 5: one column tile of 72 of
+# its 576, the interior's gain on it less than its code's worth)
+PIX_SHARE = 4
 
 
 def dw_path_of_calls(calls, values: dict, fast: int):
@@ -361,6 +364,7 @@ def dw_path_of_calls(calls, values: dict, fast: int):
         if len(names) > 1:
             return None
     name = names.pop() if names else None
-    if name == "bt_dw_box_rq2" and all((y1 - y0) * q["out"]["w"] <= PIX_MAX for q, _, _, _, y0, y1 in calls):
+    sizes = [(y1 - y0) * q["out"]["w"] for q, _, _, _, y0, y1 in calls]
+    if name == "bt_dw_box_rq2" and sum(n for n in sizes if n > PIX_MAX) * PIX_SHARE <= sum(sizes):
         return "bt_dw_pix_rq2"
     return name
