@@ -222,6 +222,17 @@ class _Emit:
         else:
             e.declare(f"static const bt_bcast4 {n} = {_struct(dict(dims=z, a_stride=z, b_stride=z, out_stride=z))};")
 
+    def add_kind(self, e: _Emitter, blk: BlockRun, op) -> str:
+        """fx_pw's kind for ADD op: FX_ADD_DENSE on the cortex-m set when every row a tile's call adds is shorter than
+        add.c's table path takes (kernel_variants.ADD_TAB_MIN values: it would decline each; ResNet-8's one-column
+        tiles), so the plan links the dense loops alone, else FX_ADD (bt_add_s8)."""
+        t = op.outputs[0]
+        if not e.cortex_m_set() or self.g.tensors[t].dtype != "int8":
+            return "FX_ADD"
+        ch = self.g.tensors[t].shape[3]
+        short = all((cb - ca) * ch < kernel_variants.ADD_TAB_MIN for _, _, _, _, ca, cb in self.out_boxes(blk, t))
+        return "FX_ADD_DENSE" if short else "FX_ADD"
+
     def dw_by_channel(self, e: _Emitter, op, group: int) -> str:
         """A depthwise filter [kh][kw][C] regrouped per group of `group` channels [C/group][kh*kw][group]
         (in flash), so one group's taps are contiguous for a call on a group-channel window."""
@@ -323,7 +334,7 @@ class _Emit:
                             f"{g.tensors[t].shape[3]});")
             else:
                 p = self.params(e, op)
-                kind = {"ADD": "FX_ADD", "SUB": "FX_SUB", "MUL": "FX_MUL", "MAXIMUM": "FX_MAX",
+                kind = {"ADD": self.add_kind(e, blk, op), "SUB": "FX_SUB", "MUL": "FX_MUL", "MAXIMUM": "FX_MAX",
                         "MINIMUM": "FX_MIN"}[op.opcode]
                 body.append(f"      const fx_buf a = {self.buf(k, blk, op.inputs[0])}, "
                             f"b = {self.buf(k, blk, op.inputs[1])};\n"
