@@ -71,12 +71,12 @@ def test_size_moves_a_layer_onto_shared_code_when_that_frees_bytes():
 
 
 def test_balanced_takes_the_least_code_within_five_percent():
-    """One layer: 10 B at 1000 cycles or 100 B at 960: balanced keeps the 10 B (1000 <= 1.05 x 960); at 900 the
-    larger code's 10 % is worth it; 80 B at 1000 saves 20 B within 5 %: taken (the least code within 5 %, however
-    few the bytes it saves)."""
-    near = {"a": [Candidate("direct", "d", 10, 1000), Candidate("pm", "s", 100, 960)]}
+    """One layer: 10 B at 1000 cycles or 100 B at 965: balanced keeps the 10 B (1000 <= 1.04 x 965: 5 % less the
+    model's 1 % margin); at 900 the larger code's 10 % is worth it; 80 B at 1000 saves 20 B within it: taken (the
+    least code within the slack, however few the bytes it saves)."""
+    near = {"a": [Candidate("direct", "d", 10, 1000), Candidate("pm", "s", 100, 965)]}
     far = {"a": [Candidate("direct", "d", 10, 1000), Candidate("pm", "s", 100, 900)]}
-    small = {"a": [Candidate("direct", "d", 80, 1000), Candidate("pm", "s", 100, 960)]}
+    small = {"a": [Candidate("direct", "d", 80, 1000), Candidate("pm", "s", 100, 965)]}
     assert choose(near, "balanced")[1] == 10 and choose(near, "speed")[1] == 100
     assert choose(far, "balanced")[1] == 100 and choose(small, "balanced")[1] == 80
 
@@ -90,15 +90,21 @@ def test_balanced_slack_counts_the_layers_it_does_not_choose():
     assert code_budget.pick(rungs, "balanced")[1] == 100
     assert code_budget.pick(rungs, "balanced", fixed=3000)[1] == 10
     assert code_budget.pick(rungs, "speed", fixed=3000)[1] == 100
-    assert code_budget.balanced_ok(1050, 1000) and not code_budget.balanced_ok(1051, 1000)
+    assert code_budget.balanced_ok(1040, 1000) and not code_budget.balanced_ok(1041, 1000)  # 5 % less MODEL_MARGIN
 
 
-def test_fused_plan_counts_its_blocks_cycles():
-    """fused_c's estimate of the blocks' cycles (block_cycles) reaches the code plan: the zoo's tiny under
-    --optimize ram on cortex-m4 runs its convs in blocks, and the plan gets their modelled cycles (0 without)."""
+def test_fused_plan_offers_its_blocks_tile_kernels():
+    """A fused block's convs reach the code plan as layers of their own (fused_c offer: their tile kernels' forms, the
+    layer's modelled cycles): the zoo's tiny under --optimize ram on cortex-m4 runs every conv in a block, its code plan
+    chooses for all of them, and the blocks' cycles balanced counts besides (block_cycles: the convs not offered) are
+    not counted twice: 0 here."""
     from buildtool.codegen import fused_c
+    from buildtool.plan.fusion.schedule import BlockRun
     g = zoo.build("tiny")
     plan = pipeline.plan_memory(g, PlanOptions(optimize="ram"))
+    convs = {op.index for op in g.operators if op.opcode == "CONV_2D"}
+    in_blocks = {i for it in plan.schedule.items if isinstance(it, BlockRun) for i in range(it.p, it.q)}
+    assert convs and convs <= in_blocks
     seen = []
     orig = code_budget.plan
 
@@ -108,10 +114,11 @@ def test_fused_plan_counts_its_blocks_cycles():
 
     code_budget.plan = spy
     try:
-        fused_c.generate(g, plan, "cortex-m4")
+        src = fused_c.generate(g, plan, "cortex-m4")
     finally:
         code_budget.plan = orig
-    assert seen and seen[0] > 0
+    assert {r["op"] for r in src.code_plan.rows} == convs
+    assert seen and seen[0] == 0
 
 
 def test_choice_is_deterministic():

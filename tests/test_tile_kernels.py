@@ -35,7 +35,9 @@ def sources():
     """mcunet-vww1's least-RAM streamed fused plan: model.c per board, and on cortex-m4 without instances."""
     g = zoo.build(MODEL)
     plan = plan_fused(g, optimize="ram", input_streamed=True, time_budget=0.0)
-    out = {b: generate(g, plan, b)[0] for b in ("cortex-m4", "riscv32", "xcore")}
+    made = {b: generate(g, plan, b) for b in ("cortex-m4", "riscv32", "xcore")}
+    out = {b: m[0] for b, m in made.items()}
+    out["code plan"] = made["cortex-m4"].code_plan  # the forms of cortex-m4's tile kernels (fused_c.offer)
     with kernel_variants.mode("variants"):
         out["variants"] = generate(g, plan, "cortex-m4")[0]
     return out
@@ -55,11 +57,14 @@ def _kernels(c: str) -> dict:
 def test_model_c_defines_and_passes_tile_kernels(sources):
     """cortex-m4 and riscv32: each tile kernel calls its set's macro and is passed once, for its own layer;
     the fallback to bt_conv_s8 is defined; xcore and the variants-only mode keep the runtime's calls."""
+    forms = {True: "BT_CONV_PM", "compact": "BT_CONV_PMC", "medium": "BT_CONV_PMM"}
     for board, macro in (("cortex-m4", "BT_CONV_PM"), ("riscv32", "BT_CONV_PW")):
         c = sources[board]
         ks = _kernels(c)
         assert ks, board
         for fn, (m, calls) in ks.items():
+            if board == "cortex-m4":  # the form the code budget chose for the layer's tile kernel
+                macro = forms[sources["code plan"].choice[int(fn[2:-3])][1]]
             assert m == macro and calls == [fn[:-3]], (board, fn, m, calls)
         fallback = rf"#define {macro}\(p, in, in_y0, out, y0, y1[^)]*\) bt_conv_s8\(p, in, in_y0, out, y0, y1\)"
         assert re.search(fallback, c)

@@ -123,11 +123,14 @@ class _Emit:
         """An estimate of the blocks' modelled cycles, for the code budget's balanced slack over the whole model
         (code_budget.balanced_ok): each conv and depthwise of a block run whole by the variant the board's table
         picks for the layer (its own instance's cost for an INSTANCES variant), the candidates' a + b K
-        (code_budget.layer_cycles); the tiles' recomputation and the runtime's own work are not counted."""
+        (code_budget.layer_cycles), except the convs whose tile kernels the budget chooses a form of (offer); the tiles'
+        recomputation and the runtime's own work are not counted."""
         if e.variants is None:
             return 0
         total = 0
         for op in self.g.operators:
+            if op.index in e.offers:  # a tile kernel the code budget chooses the form of (offer): its own cycles
+                continue
             if op.index in self.conv_fields:
                 kind, layer = "conv", e.conv_layer(op, self.conv_fields[op.index])
             elif op.index in self.dw_fields:
@@ -218,6 +221,17 @@ class _Emit:
             e.declare(f"static const bt_prelu_params {n} = {_struct(dict(prelu_params(g, op), b=b))};")
         else:
             e.declare(f"static const bt_bcast4 {n} = {_struct(dict(dims=z, a_stride=z, b_stride=z, out_stride=z))};")
+
+    def add_kind(self, e: _Emitter, blk: BlockRun, op) -> str:
+        """fx_pw's kind for ADD op: FX_ADD_DENSE on the cortex-m set when every row a tile's call adds is shorter than
+        add.c's table path takes (kernel_variants.ADD_TAB_MIN values: it would decline each; ResNet-8's one-column
+        tiles), so the plan links the dense loops alone, else FX_ADD (bt_add_s8)."""
+        t = op.outputs[0]
+        if not e.cortex_m_set() or self.g.tensors[t].dtype != "int8":
+            return "FX_ADD"
+        ch = self.g.tensors[t].shape[3]
+        short = all((cb - ca) * ch < kernel_variants.ADD_TAB_MIN for _, _, _, _, ca, cb in self.out_boxes(blk, t))
+        return "FX_ADD_DENSE" if short else "FX_ADD"
 
     def dw_by_channel(self, e: _Emitter, op, group: int) -> str:
         """A depthwise filter [kh][kw][C] regrouped per group of `group` channels [C/group][kh*kw][group]
@@ -320,7 +334,7 @@ class _Emit:
                             f"{g.tensors[t].shape[3]});")
             else:
                 p = self.params(e, op)
-                kind = {"ADD": "FX_ADD", "SUB": "FX_SUB", "MUL": "FX_MUL", "MAXIMUM": "FX_MAX",
+                kind = {"ADD": self.add_kind(e, blk, op), "SUB": "FX_SUB", "MUL": "FX_MUL", "MAXIMUM": "FX_MAX",
                         "MINIMUM": "FX_MIN"}[op.opcode]
                 body.append(f"      const fx_buf a = {self.buf(k, blk, op.inputs[0])}, "
                             f"b = {self.buf(k, blk, op.inputs[1])};\n"
@@ -430,7 +444,8 @@ class _Emit:
             fields = self.conv_fields[conv.index]
             name = tile_kernels.grouped(e, e.conv_layer(conv, fields))
             src = self.pixels(self.blk_of[conv.index], conv.inputs[0]) if calls else ()
-            self.grouped[conv.index] = name and tile_kernels.define(e, conv, fields, name, 0, src, (), "grp", calls)
+            self.grouped[conv.index] = name and tile_kernels.define(e, conv, fields, name, 0, src, (), "grp", calls,
+                                                                    self.offer(e, conv, name))
         return self.grouped[conv.index]
 
     def chw_kernels(self, e: _Emitter, conv, op, calls=None) -> tuple:
@@ -647,7 +662,26 @@ class _Emit:
                       tile_kernels.win_geom(fields, ib[r][c], {"ps": 0}, ca, cb, -1)[1]["pad_left"])
                      for r, c, ra, rb, ca, cb in self.out_boxes(blk, t)]
             calls = dict(shape=tile_kernels.call_shape(fields, boxes))
-        return tile_kernels.define(e, op, fields, name, group, self.pixels(blk, i), self.pixels(blk, t), shape, calls)
+        form = self.offer(e, op, name, shape in ("box", "col") and not tile_kernels.pointwise(fields))
+        if form is False:  # the variant itself, code it shares with the other layers calling it
+            e.used_variants[name] = kernel_variants.DISPATCHERS["conv"]
+            return name
+        return tile_kernels.define(e, op, fields, name, group, self.pixels(blk, i), self.pixels(blk, t), shape, calls,
+                                   form)
+
+    def offer(self, e: _Emitter, op, name: str, shared: bool = False):
+        """Offer conv op's tile kernel (its own instance of variant `name`) to the code budget as a plain layer's own
+        instance is offered (Emitter.kernel, own_instance): its full, medium and compact forms and, shared, the
+        variant itself (fx_win_k calls it on the tile's bt_conv_params as it calls the tile kernel: valid on every
+        call, tile_kernels.variant), their bytes and the layer's modelled cycles run whole (code_budget.work; the
+        tiles' recomputation not counted, as block_cycles); returns the form the budget chose (False: the variant,
+        True: the full instance, before the budget's choice)."""
+        layer = e.conv_layer(op, self.conv_fields[op.index])
+        e.offers[op.index] = ("conv", (name,) if shared else (), name)
+        e.shapes[op.index] = code_budget.work("conv", layer, self.g, op)
+        e.layers[op.index] = layer
+        form = (e.code_choice or {}).get(op.index, (name, True))[1]
+        return form if shared or form is not False else True
 
     def shifts(self, k: int, blk: BlockRun, t: int, ind: str) -> str:
         """Ring moves of a cached window before the tile (fusion_exec._shift)."""

@@ -22,7 +22,7 @@ loops need it).
 
 from __future__ import annotations
 
-from . import kernel_variants
+from . import code_budget, kernel_variants
 from .c_text import c_ints, c_struct
 
 SIGNATURE = "const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1"
@@ -70,7 +70,7 @@ def worth(name: str, cols: list, rows: list, shape: str, cin: int) -> bool:
     return min_pixels(cols, rows, shape, cin) >= MIN_PIXELS[kernel_variants.INSTANCES[name][0]]
 
 
-def _pointwise(f: dict) -> bool:
+def pointwise(f: dict) -> bool:
     """A 1x1 without padding (any stride): its tile kernel runs with pad_left 0."""
     return f["kh"] == 1 and f["kw"] == 1 and f["pad_top"] == 0 and f["pad_left"] == 0
 
@@ -83,7 +83,7 @@ def one_column(f: dict, cols: list, rows: list, banded: bool, pixels: int = 0, o
     not 0, win_kind's rule with it: a box more than one row high and one column wide, or at most
     `pixels` columns wide, taller than wide and not out_wp (the output buffer's physical width) wide,
     its input row-banded or not; the output not row-banded (out_banded)."""
-    if not (_pointwise(f) and f["stride_h"] == 1 and f["stride_w"] == 1):
+    if not (pointwise(f) and f["stride_h"] == 1 and f["stride_w"] == 1):
         return False
     if not pixels:
         return not banded and any(b - a == 1 for a, b in cols) and any(b - a > 1 for a, b in rows)
@@ -113,7 +113,7 @@ def local_params(f: dict, group: int, src: tuple, dst: tuple, shape: str) -> dic
     if shape == "grp":  # fx_chw_k's: any group of channels, any box (the one-column calls' geometry too)
         q["in"] = dict(f["in"], h="p->in.h", w="p->in.w", pixel_stride="p->in.pixel_stride")
         q["out"] = dict(f["out"], h="p->out.h", w="p->out.w", c="p->out.c", pixel_stride="p->out.pixel_stride")
-        q["pad_left"] = 0 if _pointwise(f) else "p->pad_left"
+        q["pad_left"] = 0 if pointwise(f) else "p->pad_left"
         return dict(q, filter="p->filter", bias="p->bias", multiplier="p->multiplier", shift="p->shift")
     if shape == "inplace":
         q["in"] = dict(f["in"], h=1, w="p->in.w", pixel_stride=f["in"]["c"])
@@ -124,7 +124,7 @@ def local_params(f: dict, group: int, src: tuple, dst: tuple, shape: str) -> dic
                    pixel_stride="p->in.pixel_stride" if col else src[1])
     q["out"] = dict(f["out"], h="p->out.h" if col else f["out"]["h"], w="p->out.w", c=group or f["out"]["c"],
                     pixel_stride="p->out.pixel_stride" if col else dst[1])
-    q["pad_left"] = 0 if _pointwise(f) else "p->pad_left"
+    q["pad_left"] = 0 if pointwise(f) else "p->pad_left"
     if group:
         q.update(filter="p->filter", bias="p->bias", multiplier="p->multiplier", shift="p->shift")
     return q
@@ -157,20 +157,24 @@ def call_shape(f: dict, boxes) -> tuple | None:
     return (*shapes.pop(), pads.pop() if len(pads) == 1 else None) if len(shapes) == 1 else None
 
 
-def define(e, op, fields: dict, name: str, group: int, src: tuple, dst: tuple, shape: str, calls=None) -> str:
+def define(e, op, fields: dict, name: str, group: int, src: tuple, dst: tuple, shape: str, calls=None,
+           form=True) -> str:
     """Declare op's tile kernel calling variant `name`'s macro (local_params' arguments); returns the
     function's name. calls (shape "box" or "grp"): what every call the runtime makes with it shares, as constants
     of its loops (gcc folds them as in the plain firmware's layers): "shape" (call_shape's (out.w, rows, pad_left)), and for
     "grp" "channels" (its group's output channels, the window's pixel stride) and src (the input buffer's physical
-    width and pixel stride)."""
+    width and pixel stride). form: the code budget's choice of the instance's form (code_budget: True the full one,
+    COMPACT or MEDIUM its compact or medium loops, kernel_variants.COMPACT, MEDIUM)."""
     macro, extra = kernel_variants.INSTANCES[name]
+    macro = {code_budget.COMPACT: kernel_variants.COMPACT, code_budget.MEDIUM: kernel_variants.MEDIUM}.get(
+        form, {}).get(macro, macro)
     e.use_macro(macro)
     q = local_params(fields, group, src, dst, shape)
     rows = "y1"
     if calls and calls.get("shape"):
         w, n, pad_left = calls["shape"]
         q["out"] = dict(q["out"], w=w)
-        if not _pointwise(fields) and pad_left is not None:
+        if not pointwise(fields) and pad_left is not None:
             q["pad_left"] = pad_left
         rows = f"y0 + {n}"
         if shape == "grp":  # no column calls: the layer's heights, the input buffer's width
@@ -180,7 +184,7 @@ def define(e, op, fields: dict, name: str, group: int, src: tuple, dst: tuple, s
                 q["out"].update(c=calls["channels"], pixel_stride=calls["channels"])
     fn = f"op{op.index}_tk"
     move = ""
-    if _pointwise(fields) and shape != "inplace":
+    if pointwise(fields) and shape != "inplace":
         ps = q["in"]["pixel_stride"]
         move = f"  in -= p->pad_left * {ps};  /* pad_left <= 0: the tile's first input column */\n"
     args = "".join(f", {a}" for a in extra)
@@ -338,6 +342,14 @@ def dw_box_calls(f: dict, ib: dict, ob: dict, ra: int, rb: int, ca: int, cb: int
     return calls
 
 
+# the most output pixels of a call whose box path runs the general pixels alone (depthwise.c bt_dw_pix_rq2: the 3x3
+# interior's set-up, nine weights unpacked a call, buys nothing on so few; its code, 5 KB, not linked) ...
+PIX_MAX = 2
+# ... when at most 1 / PIX_SHARE of the layer's output pixels are in larger calls (vww's op 5: one column tile of 72 of
+# its 576, the interior's gain on it less than its code's worth)
+PIX_SHARE = 4
+
+
 def dw_path_of_calls(calls, values: dict, fast: int):
     """The one path every call (dw_box_calls') takes (dw_small's, its entry of the calls' row length and requantisation:
     dw_small_entry), or None (several, or a call not worked out). values: the layer's per-channel "bias",
@@ -351,4 +363,8 @@ def dw_path_of_calls(calls, values: dict, fast: int):
         names.add(name if name not in ("bt_dw_small_rq2", "bt_dw_small") else dw_small_entry(p, fast) or name)
         if len(names) > 1:
             return None
-    return names.pop() if names else None
+    name = names.pop() if names else None
+    sizes = [(y1 - y0) * q["out"]["w"] for q, _, _, _, y0, y1 in calls]
+    if name == "bt_dw_box_rq2" and sum(n for n in sizes if n > PIX_MAX) * PIX_SHARE <= sum(sizes):
+        return "bt_dw_pix_rq2"
+    return name

@@ -1391,7 +1391,9 @@ static inline __attribute__((always_inline)) void bt_conv_pm_form(const bt_conv_
         }
         if (fast == 2 && asm_rq) {
           const int32_t q0 = -bt_pm_shift(s0), q1 = -bt_pm_shift(s1);
-          const int folded = q0 <= 22 && q1 <= 22;   /* bt_rq2_zp_ok */
+          /* a compact or medium form (compact): the zero point never folded, one copy of the triples' asm, not one
+             per case of the fold (a fused tile kernel's calls of a column: ResNet-8's K = 288, 1.2 KB a copy) */
+          const int folded = !compact && q0 <= 22 && q1 <= 22;   /* bt_rq2_zp_ok */
           const int32_t k[6] = {m0, (1 << (q0 - 1)) + (folded ? (int32_t)((uint32_t)zp << q0) : 0), q0,
                                 m1, (1 << (q1 - 1)) + (folded ? (int32_t)((uint32_t)zp << q1) : 0), q1};
           int8_t *o = ob[0] + oc;
@@ -1412,7 +1414,7 @@ static inline __attribute__((always_inline)) void bt_conv_pm_form(const bt_conv_
           continue;
         }
         if (fast == 1 && asm_rq) {
-          const int folded = bt_rq2_zp_ok(bt_pm_shift(s0)) && bt_rq2_zp_ok(bt_pm_shift(s1));
+          const int folded = !compact && bt_rq2_zp_ok(bt_pm_shift(s0)) && bt_rq2_zp_ok(bt_pm_shift(s1));   /* as above */
           const int32_t k[6] = {m0, folded ? bt_rq2_p2_zp(p0, e0, zp) : p0, e0,
                                 m1, folded ? bt_rq2_p2_zp(p1, e1, zp) : p1, e1};
           int8_t *o = ob[0] + oc;   /* triple j's outputs at ob[0] + 3*j*ops: raster order */

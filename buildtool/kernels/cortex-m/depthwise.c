@@ -2980,6 +2980,13 @@ BT_DW_PATH(bt_dw_rows_rq2) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 1, 
 BT_DW_PATH(bt_dw_rows) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 0, -1, -1, 0); }
 BT_DW_PATH(bt_dw_box_rq2) { dw_box(&dp->conv, in, in_y0, out, y0, y1, 1); }
 BT_DW_PATH(bt_dw_box) { dw_box(&dp->conv, in, in_y0, out, y0, y1, 0); }
+/* a fused tile's calls of a pixel or two (tile_kernels.dw_path_of_calls): the general pixels alone, without the 3x3
+ * interior's code (its nine weights unpacked a call buy nothing on a pixel) */
+BT_DW_PATH(bt_dw_pix_rq2) {
+  for (int32_t y = y0; y < y1; y++)
+    dw_pixels_q(&dp->conv, in, in_y0, out + (y - y0) * dp->conv.out.w * dp->conv.out.pixel_stride, y, 0,
+                dp->conv.out.w, 1);
+}
 #if DW_Q4
 BT_DW_PATH(bt_dw_s2g) { dw_s2(&dp->conv, in, in_y0, out, y0, y1); }
 #define DW_PLANES(rl, li) \

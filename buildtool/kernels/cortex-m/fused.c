@@ -1619,6 +1619,9 @@ static int cm_chw_pm0(const void *cprm, fx_conv_kernel ck, fx_conv_kernel few, c
 #define FX_PULLED_CHW
 #define FX_ROW_RUNS 1
 #define FX_COL_CALLS 2
+/* FX_ADD_DENSE: add.c's dense loops (add_dense.h), without add_tab, which declines rows under 256 values */
+void bt_dense_add_s8(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out);
+#define FX_ADD_DENSE_S8 bt_dense_add_s8
 #include "../reference/fused_ref.h"
 
 /* fx_chw on a one-channel window that starts at the tile's box (nothing cached in it), g channels at a time:

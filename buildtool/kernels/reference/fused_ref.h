@@ -402,11 +402,14 @@ void fx_chw(const void *cprm, const fx_buf *cin, const fx_buf *win, int32_t wra,
 }
 
 /* An element-wise ADD/SUB/MUL/MAXIMUM/MINIMUM over rows [ra, rb) x cols [ca, cb), one row per call. */
+#ifndef FX_ADD_DENSE_S8   /* the set's ADD without its table path (bt_fused.h FX_ADD_DENSE) */
+#define FX_ADD_DENSE_S8 bt_add_s8
+#endif
 FX_ALWAYS void pw_kind(int kind, const void *prm, const fx_buf *a, const fx_buf *b, const fx_buf *o, int32_t ra,
                        int32_t rb, int32_t ca, int32_t cb, int32_t ch) {
   union { bt_add_params a; bt_mul_params m; bt_bcast4 x; } q;
   bt_bcast4 *s;
-  if (kind == FX_ADD || kind == FX_SUB) { fx_get(&q.a, prm, sizeof q.a); s = &q.a.b; }
+  if (kind == FX_ADD || kind == FX_ADD_DENSE || kind == FX_SUB) { fx_get(&q.a, prm, sizeof q.a); s = &q.a.b; }
   else if (kind == FX_MUL) { fx_get(&q.m, prm, sizeof q.m); s = &q.m.b; }
   else { fx_get(&q.x, prm, sizeof q.x); s = &q.x; }
   const int32_t dims[4] = {1, 1, cb - ca, ch};
@@ -418,6 +421,7 @@ FX_ALWAYS void pw_kind(int kind, const void *prm, const fx_buf *a, const fx_buf 
   }
   for (int32_t y = ra; y < rb; y++) {
     if (kind == FX_ADD) bt_add_s8(&q.a, fx_at(a, y, ca), fx_at(b, y, ca), fx_at(o, y, ca));
+    else if (kind == FX_ADD_DENSE) FX_ADD_DENSE_S8(&q.a, fx_at(a, y, ca), fx_at(b, y, ca), fx_at(o, y, ca));
     else if (kind == FX_SUB) bt_sub_s8(&q.a, fx_at(a, y, ca), fx_at(b, y, ca), fx_at(o, y, ca));
     else if (kind == FX_MUL) bt_mul_s8(&q.m, fx_at(a, y, ca), fx_at(b, y, ca), fx_at(o, y, ca));
     else if (kind == FX_MAX) bt_maximum_s8(&q.x, fx_at(a, y, ca), fx_at(b, y, ca), fx_at(o, y, ca));
@@ -431,6 +435,7 @@ FX_ALWAYS void pw_kind(int kind, const void *prm, const fx_buf *a, const fx_buf 
     pw_kind(kind, prm, a, b, o, ra, rb, ca, cb, ch);                                                             \
   }
 FX_PW_KIND(fx_pw_add, FX_ADD)
+FX_PW_KIND(fx_pw_add_dense, FX_ADD_DENSE)
 FX_PW_KIND(fx_pw_sub, FX_SUB)
 FX_PW_KIND(fx_pw_mul, FX_MUL)
 FX_PW_KIND(fx_pw_max, FX_MAX)
