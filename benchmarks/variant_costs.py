@@ -167,7 +167,7 @@ def measure(board: str, work: Path) -> dict:
         common = set.intersection(*(set(s) for s, _ in runs.values()))
         c_out = int(g.tensors[g.operators[op].outputs[0]].shape[-1])
         for code, (syms, (k, per)) in runs.items():
-            table, name = {"instance": ("instances", inst), **{f: (t, inst) for f, t in code_budget.ROLLED.items()}}.get(
+            table, name = {"instance": ("instances", inst), **{f: (f, inst) for f in code_budget.ROLLED}}.get(
                 code, ("variants", code))
             own = f"op{op}_conv" if table != "variants" else code  # its own symbol, even when it is the only candidate
             size = sum(v for s, v in syms.items() if s not in common or s.split(".")[0] == own)  # op1_conv.constprop.0
@@ -182,7 +182,7 @@ def measure(board: str, work: Path) -> dict:
                 # (the rolled forms' unused by the budget: their ratio)
                 points.setdefault((table, name, cls), []).append((k, c_out, per))
                 row["fit"][cls] = fit(points[(table, name, cls)])
-            if table in code_budget.ROLLED.values():  # against its instance on the same layer (code_budget._cost)
+            if table in code_budget.ROLLED:  # against its instance on the same layer (code_budget._cost)
                 ratios.setdefault((table, name, cls), []).append([k, round(per / runs["instance"][1][1], 5)])
                 row.setdefault("ratio", {})[cls] = sorted(ratios[(table, name, cls)])
             label = {"instances": " (own instance)", "compact": " (compact instance)",

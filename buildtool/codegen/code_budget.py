@@ -48,7 +48,13 @@ BALANCED_SLACK = 0.05  # balanced: cycles at most 5 % above the fastest set's (i
 MODEL_MARGIN = 0.01
 COMPACT = "compact"  # a CodePlan choice's form of a layer's compact instance (kernel_variants.COMPACT)
 MEDIUM = "medium"  # a CodePlan choice's form of a layer's medium instance (kernel_variants.MEDIUM)
-ROLLED = {COMPACT: "compact", MEDIUM: "medium"}  # the instance forms modelled against the full one (variant_costs.json)
+ROLLED = (COMPACT, MEDIUM)  # the instance forms modelled against the full one (each its table of variant_costs.json)
+
+
+def instance_macro(macro: str, form) -> str:
+    """The INSTANCES macro of a layer's own instance in `form` (a CodePlan choice's second item: True the full one,
+    COMPACT, MEDIUM its kernel_variants.COMPACT, MEDIUM macro; model.c's layers and fused tile kernels)."""
+    return {COMPACT: kernel_variants.COMPACT, MEDIUM: kernel_variants.MEDIUM}.get(form, {}).get(macro, macro)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -181,7 +187,7 @@ def layer_cycles(g, op, kind: str, layer: dict, variant: str, instance: bool, va
     if measured is None:
         return None
     outputs, k, ch = work(kind, layer, g, op)
-    table = ROLLED.get(instance) or ("instances" if instance else "variants")
+    table = instance if instance in ROLLED else "instances" if instance else "variants"
     cls = budget_class(g, op, measured)
     cost = _cost(measured, table, variant, cls, k, ch, bytes_class(g, op, cls))
     return None if cost is None else round(outputs * cost[1])
@@ -347,11 +353,11 @@ def _candidates(g, op, offer, shape: tuple, measured: dict, compact: bool = Fals
         (COMPACT, not kernel_variants.stem_op(g, op)), (MEDIUM, kernel_variants.medium_op(inst, g, op))) if other]
     out = []
     for name, table, code in ([(inst, "instances", f"op{op.index}_conv")] if inst else []) + \
-            [(inst, ROLLED[f], f"op{op.index}_conv {f}") for f in forms] + \
+            [(inst, f, f"op{op.index}_conv {f}") for f in forms] + \
             [(n, "variants", n) for n in names]:
         cost = (0, 0) if measured is None else _cost(measured, table, name, cls, shape[1], shape[2],
                                                       bytes_class(g, op, cls))
-        if cost is None and table in ROLLED.values():  # not measured: offered only to be measured (forcing)
+        if cost is None and table in ROLLED:  # not measured: offered only to be measured (forcing)
             if not _forced:
                 continue
             cost = (0, 0)
@@ -403,7 +409,7 @@ def _cost(measured: dict, table: str, name: str, cls: str, k: int, ch: int = 0, 
     cycles times the ratio measured between the two forms on the same layers (the "ratio" points of its table's rows,
     _points: [K, form / instance], linear between them, the nearest's beyond; at least 1)."""
     m = measured.get(table, {}).get(name)
-    if table in ROLLED.values():
+    if table in ROLLED:
         ratio = _points(measured, table, cls, "ratio")
         full = _cost(measured, "instances", name, cls, k, ch, pk)
         if not ratio or full is None:

@@ -88,7 +88,6 @@ class Emitter:
         self.layers: dict = {}  # op index -> its layer (kernel_variants' dict) where offered
         self.shapes: dict = {}  # op index -> (outputs, K, C) of an offering layer (code_budget.work: its modelled cycles)
         self.dw_rows: dict = {}  # op index -> (variant, layer) of a depthwise layer on bt_dw_rows_q4_RL (model_c)
-        self.forms: dict = {}  # "op<i>" -> the form of its own instance own_instance gave (instance() reads MEDIUM)
         self.fixed_cycles = 0  # modelled cycles of the layers the code budget does not choose for (fused_c block_cycles)
 
     # -- addresses ----------------------------------------------------------------
@@ -231,14 +230,24 @@ class Emitter:
             return dispatcher
         name = kernel_variants.choose_codegen(self.variants[1], kind, layer)
         if op is not None and name != dispatcher:
-            self.offers[op.index] = (kind, kernel_variants.all_codegen(self.variants[1], kind, layer), None)
-            self.shapes[op.index] = code_budget.work(kind, layer, self.g, op)
-            self.layers[op.index] = layer
+            self.offer(op, kind, kernel_variants.all_codegen(self.variants[1], kind, layer), None, layer)
             if self.code_choice is not None and op.index in self.code_choice:
                 name = self.code_choice[op.index][0]
         if name != dispatcher:
             self.used_variants[name] = dispatcher
         return name
+
+    def offer(self, op, kind: str, names: tuple, inst, layer: dict) -> None:
+        """Record what layer op might call for the code budget (offers: the variants `names` that may run it, the
+        variant `inst` it may instance), its shape (code_budget.work) and its kernel_variants layer."""
+        self.offers[op.index] = (kind, names, inst)
+        self.shapes[op.index] = code_budget.work(kind, layer, self.g, op)
+        self.layers[op.index] = layer
+
+    def chosen_form(self, op, variant: str):
+        """The code budget's form for op's own instance of `variant` (code_choice's second item: False the variant,
+        True the full instance, COMPACT, MEDIUM); True before the budget has chosen."""
+        return True if self.code_choice is None else self.code_choice.get(op.index, (variant, True))[1]
 
     def conv_layer(self, op, fields: dict, rows=None) -> dict:
         """A conv or depthwise layer for kernel_variants: its struct fields with its requantisation (of the
@@ -261,9 +270,7 @@ class Emitter:
         if op.index in self.offers:
             kind, names, _ = self.offers[op.index]
             self.offers[op.index] = (kind, names, variant)
-        form = self.code_choice is None or self.code_choice.get(op.index, (variant, True))[1]
-        self.forms[f"op{op.index}"] = form
-        return form
+        return self.chosen_form(op, variant)
 
     def instanced(self) -> frozenset:
         """The layers that may have an instance of their own (kernel_variants.instanced's share of the MACs), once
@@ -279,14 +286,12 @@ class Emitter:
                          if inst and (kernel_variants.compact_form(inst, self.layers[i])
                                       or kernel_variants.medium_form(inst, self.layers[i])))
 
-    def instance(self, n: str, variant: str, h: int, compact: bool = False) -> str:
+    def instance(self, n: str, variant: str, h: int, form=True) -> str:
         """Declare {n}_conv, the layer's own instance of `variant`'s loops (the set's macro on its constant
-        parameters, kernel_variants.INSTANCES; compact: their compact form, kernel_variants.COMPACT; its own stack
-        frame; its medium form, kernel_variants.MEDIUM, where the code budget chose it: own_instance's form); returns its
-        name."""
+        parameters, kernel_variants.INSTANCES, in the form own_instance gave: code_budget.instance_macro; its own stack
+        frame); returns its name."""
         macro, extra = kernel_variants.INSTANCES[variant]
-        medium = self.forms.get(n) == code_budget.MEDIUM
-        macro = kernel_variants.COMPACT[macro] if compact else kernel_variants.MEDIUM[macro] if medium else macro
+        macro = code_budget.instance_macro(macro, form)
         self.used_variants.pop(variant, None)
         self.use_macro(macro)
         args = "".join(f", {a}" for a in extra)

@@ -676,11 +676,8 @@ class _Emit:
         call, tile_kernels.variant), their bytes and the layer's modelled cycles run whole (code_budget.work; the
         tiles' recomputation not counted, as block_cycles); returns the form the budget chose (False: the variant,
         True: the full instance, before the budget's choice)."""
-        layer = e.conv_layer(op, self.conv_fields[op.index])
-        e.offers[op.index] = ("conv", (name,) if shared else (), name)
-        e.shapes[op.index] = code_budget.work("conv", layer, self.g, op)
-        e.layers[op.index] = layer
-        form = (e.code_choice or {}).get(op.index, (name, True))[1]
+        e.offer(op, "conv", (name,) if shared else (), name, e.conv_layer(op, self.conv_fields[op.index]))
+        form = e.chosen_form(op, name)
         return form if shared or form is not False else True
 
     def shifts(self, k: int, blk: BlockRun, t: int, ind: str) -> str:

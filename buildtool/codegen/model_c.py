@@ -79,7 +79,7 @@ def conv_2d(e, op) -> None:
     if rows and rows.live == 0:
         e.call(op, spread.strip())
     elif form := e.own_instance(op, fn):
-        e.call(op, f"{e.instance(n, fn, h, form == code_budget.COMPACT)}({e.act(op.inputs[0])}, "
+        e.call(op, f"{e.instance(n, fn, h, form)}({e.act(op.inputs[0])}, "
                    f"{e.act(op.outputs[0])});{spread}")
     else:
         e.call(op, f"{fn}(&{n}_p, {e.act(op.inputs[0])}, 0, {e.act(op.outputs[0])}, 0, {h});{spread}")

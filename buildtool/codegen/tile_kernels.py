@@ -166,8 +166,7 @@ def define(e, op, fields: dict, name: str, group: int, src: tuple, dst: tuple, s
     width and pixel stride). form: the code budget's choice of the instance's form (code_budget: True the full one,
     COMPACT or MEDIUM its compact or medium loops, kernel_variants.COMPACT, MEDIUM)."""
     macro, extra = kernel_variants.INSTANCES[name]
-    macro = {code_budget.COMPACT: kernel_variants.COMPACT, code_budget.MEDIUM: kernel_variants.MEDIUM}.get(
-        form, {}).get(macro, macro)
+    macro = code_budget.instance_macro(macro, form)
     e.use_macro(macro)
     q = local_params(fields, group, src, dst, shape)
     rows = "y1"

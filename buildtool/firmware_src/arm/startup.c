@@ -6,9 +6,7 @@
    every part here runs code from flash at. */
 #include <stdint.h>
 #include "bt_platform.h"
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("Os", "no-tree-loop-distribute-patterns") /* run once or on a fault, outside every profile region: the fewest bytes (no memcpy/memset calls: no libc) */
-#endif
+BT_HARNESS_FOR_SIZE
 
 extern uint32_t __data_load, __data_start, __data_end, __bss_start, __bss_end;
 extern uint32_t __stack_bottom, __stack_top;

@@ -7,6 +7,13 @@
 #include <stdint.h>
 
 void bt_puts(const char *s);
+/* The harness's files (start-up, bt_main, semihosting I/O) compiled for size, each after its includes: run once or
+   on a fault, outside every profile region; no loop turned into a memcpy/memset call (no libc). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define BT_HARNESS_FOR_SIZE _Pragma("GCC optimize(\"Os\", \"no-tree-loop-distribute-patterns\")")
+#else
+#define BT_HARNESS_FOR_SIZE
+#endif
 /* v in decimal, through bt_puts (every platform's, so defined once here). Weak, not static: every file of the
    harness including this emits the same definition and the link keeps one (a static copy per caller was 68 B
    twice on cortex-m4). */

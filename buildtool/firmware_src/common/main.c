@@ -3,9 +3,7 @@
    stack high-water mark and the static RAM after bt_main returns. */
 #include "bt_platform.h"
 #include "model.h"
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("Os", "no-tree-loop-distribute-patterns") /* run once or on a fault, outside every profile region: the fewest bytes (no memcpy/memset calls: no libc) */
-#endif
+BT_HARNESS_FOR_SIZE
 
 int bt_main(void) {
   int rc = model_init();

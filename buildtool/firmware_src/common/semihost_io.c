@@ -3,9 +3,7 @@
    emulator's working directory and reads output.bin back. */
 #include <stdint.h>
 #include "bt_platform.h"
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("Os", "no-tree-loop-distribute-patterns") /* run once or on a fault, outside every profile region: the fewest bytes (no memcpy/memset calls: no libc) */
-#endif
+BT_HARNESS_FOR_SIZE
 
 int sh_call(int op, void *arg); /* platform: bkpt 0xAB (Arm) or the RISC-V ebreak sequence */
 
