@@ -144,3 +144,26 @@ def test_an_fc_layer_model_c_runs_interleaved_is_measured_on_the_interleaved_wei
     finally:
         kvc.use_board("cortex-m4")
     assert "; bt_fully_connected_s8(&p4, g_in, g_opt);" in body and "q4" not in decl
+
+
+def test_our_floor_is_our_zero_wait_cycles_plus_the_single_passs_wait_states(capsys):
+    """--mem's "our floor / CMSIS-NN": a layer's zero-wait high plus the wait states of reading its flash bytes
+    once (each 64-bit read of nucleo-l4r5zi's flash waits 5 cycles; the read's own cycle is the load's, so the
+    flash floor is one cycle a read more), over CMSIS-NN's modelled cycles, in the column the header names."""
+    kvc.use_memory_model("nucleo-l4r5zi")
+    try:
+        # mbv2_w035_144's 1280 -> 1000: 1,280,000 B of weights and 4,000 B of bias, 160,500 reads
+        assert kvc.single_pass_stalls(1_284_000) == 160_500 * 5
+        assert kvc.single_pass_stalls(1001) == 126 * 5 == kvc.MEM.stream_floor(1001) - 126
+        row = dict(macs=1_280_000, cmsis=4_000_000, ours=2_500_000, ref=0, cmsis_zw=3_000_000,
+                   ours_zw=1_600_000, runtime=2_600_000, floor=960_000, stalls=800_000, identical=True,
+                   fallback=False, cls=kvc.CLASSES[4], label="op 1 FC 1280 -> 1000")
+        kvc.table("m", [row], per_layer=False)
+    finally:
+        kvc.use_memory_model(None)
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("|")]
+    head = [c.strip() for c in lines[0].strip("|").split("|")]
+    cells = [c.strip() for c in lines[-1].strip("|").split("|")]
+    assert len(cells) == len(head) and cells[0] == "**total**"
+    assert cells[head.index("our floor / CMSIS-NN")] == "0.600"   # (1.6 M + 0.8 M) / 4 M
+    assert cells[head.index("floor / CMSIS-NN")] == "0.240" and cells[head.index("ours / CMSIS-NN")] == "0.625"
