@@ -278,3 +278,33 @@ def test_fused_instructions_near_prediction(model, setting, board, plain_profile
     assert pred > plain["total"]  # blocks cost their MAC overhead
     bound = instruction_bound(model, setting, board)
     assert prof["total"] <= bound * pred, (prof["total"], pred, prof["total"] / pred)
+
+
+@pytest.mark.slow
+def test_resnet8_shared_tile_kernel_and_one_add_loop_bit_exact(tmp_path):
+    """MLPerf ResNet-8's least-RAM plan on cortex-m4: its two 3x3 16 -> 16 convs call one tile kernel (their code the
+    same but for tile_kernels.LIFTED, read from p), its ADDs the one dense loop their parameters take (FX_ADD_HS);
+    the firmware's output byte-identical to TensorFlow Lite Micro's."""
+    name = "shared:mlperf-tiny/pretrainedResnet_quant"
+    need("cortex-m4")
+    g, _ = _model(name)
+    c = generate(g, _plan(name, "ram"), "cortex-m4")[0]
+    assert "ops 1, 2's tile kernel" in c and "fx_win_k(&op2_p, op1_tk, " in c
+    assert c.count("fx_pw(FX_ADD_HS, ") == 3 and "FX_ADD_DENSE" not in c
+    check(name, "ram", "cortex-m4", tmp_path)
+
+
+def test_half_small_is_add_dense_h_choice():
+    """fused_c.half_small: add_dense.h's ad_s8 takes ad_half_small_sat (a 0.5 input either side, the other's multiplier
+    at least 2^30 with shift -1..-31 and offset within +-128, left shift 20, bt_rq2 output, no activation inside int8);
+    any other parameters keep FX_ADD_DENSE."""
+    from buildtool.codegen.fused_c import half_small
+    q = dict(input1_offset=17, input2_offset=-4, output_offset=-128, left_shift=20, input1_multiplier=1699529983,
+             input1_shift=-2, input2_multiplier=1 << 30, input2_shift=0, output_multiplier=1140768826,
+             output_shift=-17, act_min=-128, act_max=127)
+    swapped = dict(q, input1_multiplier=1 << 30, input1_shift=0, input2_multiplier=1699529983, input2_shift=-2)
+    assert half_small(q) and half_small(swapped)
+    for other in (dict(act_min=-100), dict(left_shift=19), dict(input1_offset=129), dict(input1_shift=0),
+                  dict(input1_multiplier=1 << 30, input1_shift=0), dict(output_shift=-1),
+                  dict(output_multiplier=(1 << 30) - 1), dict(input1_multiplier=(1 << 30) - 1)):
+        assert not half_small(dict(q, **other)), other

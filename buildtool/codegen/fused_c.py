@@ -103,6 +103,7 @@ class _Emit:
         self.conv_fields = {}  # a CONV_2D's bt_conv_params fields (params), for its tile kernel
         self.dw_fields = {}  # a DEPTHWISE_CONV_2D's bt_depthwise_params fields (params), for its variant
         self.grouped = {}  # a CONV_2D's fx_chw_k tile kernel (chw_conv_kernel), None when it has none
+        self.tile_shares = {}  # the tile kernels declared so far (tile_kernels.define's shared)
         self.blk_of = {}  # a CONV_2D into a channelwise window -> its block (kg_conv_calls)
         self.piped = {k for grp in plan.schedule.pipelined for k in grp}
         for k, it in enumerate(plan.schedule.items):
@@ -225,13 +226,16 @@ class _Emit:
     def add_kind(self, e: _Emitter, blk: BlockRun, op) -> str:
         """fx_pw's kind for ADD op: FX_ADD_DENSE on the cortex-m set when every row a tile's call adds is shorter than
         add.c's table path takes (kernel_variants.ADD_TAB_MIN values: it would decline each; ResNet-8's one-column
-        tiles), so the plan links the dense loops alone, else FX_ADD (bt_add_s8)."""
+        tiles), so the plan links the dense loops alone (FX_ADD_HS: the one loop half_small's parameters take), else
+        FX_ADD (bt_add_s8)."""
         t = op.outputs[0]
         if not e.cortex_m_set() or self.g.tensors[t].dtype != "int8":
             return "FX_ADD"
         ch = self.g.tensors[t].shape[3]
         short = all((cb - ca) * ch < kernel_variants.ADD_TAB_MIN for _, _, _, _, ca, cb in self.out_boxes(blk, t))
-        return "FX_ADD_DENSE" if short else "FX_ADD"
+        if not short:
+            return "FX_ADD"
+        return "FX_ADD_HS" if half_small(qparams.add_params(self.g, op)) else "FX_ADD_DENSE"
 
     def dw_by_channel(self, e: _Emitter, op, group: int) -> str:
         """A depthwise filter [kh][kw][C] regrouped per group of `group` channels [C/group][kh*kw][group]
@@ -667,7 +671,7 @@ class _Emit:
             e.used_variants[name] = kernel_variants.DISPATCHERS["conv"]
             return name
         return tile_kernels.define(e, op, fields, name, group, self.pixels(blk, i), self.pixels(blk, t), shape, calls,
-                                   form)
+                                   form, self.tile_shares)
 
     def offer(self, e: _Emitter, op, name: str, shared: bool = False):
         """Offer conv op's tile kernel (its own instance of variant `name`) to the code budget as a plain layer's own
@@ -692,6 +696,25 @@ class _Emit:
             out.append(f"{ind}if (fx{k}_t{t}_c[c][3]) "
                        f"fx_shift_cols({at}, {er}, {ec}, {cw}, fx{k}_t{t}_c[c][3]);")
         return "\n".join(out)
+
+
+def _ad_kind(m: int, s: int, ls: int, off: int) -> str:
+    """reference/add_dense.h ad_kind of one input of an int8 ADD: "half", "small" or "generic"."""
+    if ls != 20:  # AD_LS
+        return "generic"
+    if m == 1 << 30 and s == 0:
+        return "half"
+    return "small" if m >= 1 << 30 and -31 <= s <= -1 and -128 <= off <= 128 else "generic"
+
+
+def half_small(q: dict) -> bool:
+    """Does add_dense.h's ad_s8 run ADD parameters q (qparams.add_params) through ad_half_small_sat on every row (one
+    input's multiplier 0.5, the other's AD_SMALL, the output's bt_rq2_ok, the activation all of int8)? Then
+    cortex-m/fused.c's FX_ADD_HS runs that loop alone."""
+    kinds = sorted(_ad_kind(q[f"input{i}_multiplier"], q[f"input{i}_shift"], q["left_shift"], q[f"input{i}_offset"])
+                   for i in (1, 2))
+    return (kinds == ["half", "small"] and kernel_variants.rq2_ok([q["output_multiplier"]], [q["output_shift"]])
+            and q["act_min"] == -128 and q["act_max"] == 127)
 
 
 # cortex-m/fused.c cm_chw_pm: the bytes of its frame holding a group's window copy and taps, the fewest channels a

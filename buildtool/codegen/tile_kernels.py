@@ -157,14 +157,31 @@ def call_shape(f: dict, boxes) -> tuple | None:
     return (*shapes.pop(), pads.pop() if len(pads) == 1 else None) if len(shapes) == 1 else None
 
 
+# the fields a tile kernel shared by several layers reads from the call's bt_conv_params (the layer's, as fx_win_k
+# passes it: win_geom keeps them, in.w the input buffer's physical width on a box call) where each layer's own has
+# constants: the rest of two layers' tile kernels the same, so is their code (ResNet-8's 3x3 16 -> 16 convs)
+LIFTED = ("output_offset", "filter", "bias", "multiplier", "shift")
+
+
+def lifted(q: dict, shape: str) -> dict:
+    """Tile kernel fields q with the per-layer values (LIFTED, a box call's in.w) read from p."""
+    g = dict(q, **{k: f"p->{k}" for k in LIFTED})
+    if shape == "box":
+        g["in"] = dict(q["in"], w="p->in.w")
+    return g
+
+
 def define(e, op, fields: dict, name: str, group: int, src: tuple, dst: tuple, shape: str, calls=None,
-           form=True) -> str:
+           form=True, shared: dict | None = None) -> str:
     """Declare op's tile kernel calling variant `name`'s macro (local_params' arguments); returns the
     function's name. calls (shape "box" or "grp"): what every call the runtime makes with it shares, as constants
     of its loops (gcc folds them as in the plain firmware's layers): "shape" (call_shape's (out.w, rows, pad_left)), and for
     "grp" "channels" (its group's output channels, the window's pixel stride) and src (the input buffer's physical
     width and pixel stride). form: the code budget's choice of the instance's form (code_budget: True the full one,
-    COMPACT or MEDIUM its compact or medium loops, kernel_variants.COMPACT, MEDIUM)."""
+    COMPACT or MEDIUM its compact or medium loops, kernel_variants.COMPACT, MEDIUM). shared: the block emitter's
+    tile kernels so far (key -> [index in e.decls, name, ops, declaration per op]): a layer whose tile kernel differs
+    from an earlier one's only in the LIFTED fields calls that one, which reads them from p (declared once, in the
+    earlier one's place; each layer's own constants when no other layer shares it)."""
     macro, extra = kernel_variants.INSTANCES[name]
     macro = code_budget.instance_macro(macro, form)
     e.use_macro(macro)
@@ -188,11 +205,25 @@ def define(e, op, fields: dict, name: str, group: int, src: tuple, dst: tuple, s
         move = f"  in -= p->pad_left * {ps};  /* pad_left <= 0: the tile's first input column */\n"
     args = "".join(f", {a}" for a in extra)
     user = {"inplace": "fx_conv_inplace_k", "grp": "fx_chw_k"}.get(shape, "fx_win_k")
-    e.declare(f"/* op {op.index}'s tile kernel: {name}'s loops on its constants ({user}) */\n"
-              f"static void {fn}({SIGNATURE}) {{\n"
-              f"  const bt_conv_params q = {c_struct(q, '    ')};\n{move}"
-              f"  {macro}(&q, in, in_y0, out, y0, {rows}{args});\n}}")
-    return fn
+
+    def text(who: str, fn: str, q: dict) -> str:
+        return (f"/* {who} tile kernel: {name}'s loops on its constants ({user}) */\n"
+                f"static void {fn}({SIGNATURE}) {{\n"
+                f"  const bt_conv_params q = {c_struct(q, '    ')};\n{move}"
+                f"  {macro}(&q, in, in_y0, out, y0, {rows}{args});\n}}")
+    if shared is None:
+        e.declare(text(f"op {op.index}'s", fn, q))
+        return fn
+    key = text("", "", lifted(q, shape))
+    if key not in shared:
+        shared[key] = [len(e.decls), fn, [op.index]]
+        e.declare(text(f"op {op.index}'s", fn, q))
+        return fn
+    at, first, ops = shared[key]
+    ops.append(op.index)
+    e.decls[at] = text(f"ops {', '.join(map(str, ops))}'s", first, lifted(q, shape)).replace(
+        "on its constants", f"reading {', '.join(LIFTED)}{', in.w' if shape == 'box' else ''} from p")
+    return first
 
 
 # -- cortex-m55 (Helium): the conv's filter sums made here --------------------------------------------

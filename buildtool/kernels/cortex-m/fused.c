@@ -1622,7 +1622,40 @@ static int cm_chw_pm0(const void *cprm, fx_conv_kernel ck, fx_conv_kernel few, c
 /* FX_ADD_DENSE: add.c's dense loops (add_dense.h), without add_tab, which declines rows under 256 values */
 void bt_dense_add_s8(const bt_add_params *p, const int8_t *a, const int8_t *b, int8_t *out);
 #define FX_ADD_DENSE_S8 bt_dense_add_s8
+#define FX_ADD_HS_OWN
 #include "../reference/fused_ref.h"
+
+/* FX_ADD_HS (bt_fused.h): add_dense.h's loop of a 0.5-multiplier input and an AD_SMALL one, bt_rq2 out, saturating
+   (ad_half_small_sat), its state made once a call where bt_dense_add_s8 (ad_s8) chooses among all of its loops on
+   every row, so a plan links that loop alone. add_dense.h's bt_add_s8 / bt_sub_s8 are here under other names, which
+   nothing calls (add.c's are the set's). */
+#define AD_SAT8(v) bt_ssat8(v)
+#define bt_add_s8 fx_hs_unused_add_s8
+#define bt_sub_s8 fx_hs_unused_sub_s8
+#include "../reference/add_dense.h"
+#undef bt_add_s8
+#undef bt_sub_s8
+void fx_pw_add_hs(const void *prm, const fx_buf *a, const fx_buf *b, const fx_buf *o, int32_t ra, int32_t rb,
+                  int32_t ca, int32_t cb, int32_t ch) {
+  bt_add_params p;
+  fx_get(&p, prm, sizeof p);
+  /* the 0.5 input first (ad_s8's order): x, its AD_HALF term; y, the AD_SMALL one (its shift -e, e >= 1) */
+  const int first = !(p.input1_multiplier == (1 << 30) && p.input1_shift == 0);
+  const fx_buf *x = first ? b : a, *y = first ? a : b;
+  const int32_t my = first ? p.input1_multiplier : p.input2_multiplier, e = -(first ? p.input1_shift : p.input2_shift);
+  ad_state st;
+  st.off[0] = first ? p.input2_offset : p.input1_offset;
+  st.off[1] = first ? p.input1_offset : p.input2_offset;
+  st.mh[1] = my >> (31 - AD_LS), st.ml[1] = my & ((1 << (31 - AD_LS)) - 1);
+  st.e[1] = e, st.c[1] = 1 << (e - 1);
+  st.mo = p.output_multiplier, st.zp = p.output_offset;
+  st.p2o = bt_rq2_p2(p.output_shift), st.e1o = bt_rq2_e1(p.output_shift);
+  const int32_t n = (cb - ca) * ch;
+  const int one = a->ps == ch && b->ps == ch && o->ps == ch;  /* each row one run, else a run a pixel */
+  for (int32_t r = ra; r < rb; r++)
+    for (int32_t c = ca; c < (one ? ca + 1 : cb); c++)
+      ad_half_small_sat(&st, fx_at(x, r, c), fx_at(y, r, c), fx_at(o, r, c), one ? n : ch);
+}
 
 /* fx_chw on a one-channel window that starts at the tile's box (nothing cached in it), g channels at a time:
    the set's one-channel conv paths (two channels a pass where conv1_pair_d takes them) write channels ch..

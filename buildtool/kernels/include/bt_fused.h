@@ -20,7 +20,7 @@ typedef struct {
 } fx_buf;
 
 enum { FX_CONV, FX_DW, FX_MAXP, FX_AVGP, FX_ADD, FX_MUL, FX_MAX, FX_MIN, FX_RELU, FX_RELU6, FX_TANH, FX_PRELU,
-       FX_SUB, FX_LEAKY_RELU, FX_ADD_DENSE };
+       FX_SUB, FX_LEAKY_RELU, FX_ADD_DENSE, FX_ADD_HS };
 
 /* Address of image pixel (y, x) of b. */
 static inline int8_t *fx_at(const fx_buf *b, int32_t y, int32_t x) {
@@ -111,16 +111,20 @@ void fx_chw_kg(const void *cprm, fx_conv_kernel ck, fx_conv_kernel few, const fx
                int32_t channels);
 /* Element-wise FX_ADD/FX_SUB/FX_MUL/FX_MAX/FX_MIN over the box, ch channels. Inline: a call with a constant kind
    links only that kind's runtime and kernel. FX_ADD_DENSE: an ADD of rows too short for the set's table path (every
-   call's row under 256 values, fused_c), through its dense loops alone (FX_ADD_DENSE_S8; bt_add_s8 else). */
+   call's row under 256 values, fused_c), through its dense loops alone (FX_ADD_DENSE_S8; bt_add_s8 else). FX_ADD_HS:
+   such an ADD whose one input's multiplier is 0.5, the other's at least 0.5 of 2^shift (reference/add_dense.h
+   AD_HALF, AD_SMALL), its output bt_rq2's and no activation inside int8 (fused_c.add_kind): the one loop of those,
+   its state made once a call (the cortex-m set; FX_ADD_DENSE's path on the others). */
 #define FX_PW_DECL(name)                                                                                        \
   void name(const void *prm, const fx_buf *a, const fx_buf *b, const fx_buf *o, int32_t ra, int32_t rb, int32_t ca, \
             int32_t cb, int32_t ch);
-FX_PW_DECL(fx_pw_add) FX_PW_DECL(fx_pw_add_dense) FX_PW_DECL(fx_pw_sub) FX_PW_DECL(fx_pw_mul) FX_PW_DECL(fx_pw_max) FX_PW_DECL(fx_pw_min)
+FX_PW_DECL(fx_pw_add) FX_PW_DECL(fx_pw_add_dense) FX_PW_DECL(fx_pw_add_hs) FX_PW_DECL(fx_pw_sub) FX_PW_DECL(fx_pw_mul) FX_PW_DECL(fx_pw_max) FX_PW_DECL(fx_pw_min)
 #undef FX_PW_DECL
 static inline void fx_pw(int kind, const void *prm, const fx_buf *a, const fx_buf *b, const fx_buf *o, int32_t ra,
                          int32_t rb, int32_t ca, int32_t cb, int32_t ch) {
   if (kind == FX_ADD) fx_pw_add(prm, a, b, o, ra, rb, ca, cb, ch);
   else if (kind == FX_ADD_DENSE) fx_pw_add_dense(prm, a, b, o, ra, rb, ca, cb, ch);
+  else if (kind == FX_ADD_HS) fx_pw_add_hs(prm, a, b, o, ra, rb, ca, cb, ch);
   else if (kind == FX_SUB) fx_pw_sub(prm, a, b, o, ra, rb, ca, cb, ch);
   else if (kind == FX_MUL) fx_pw_mul(prm, a, b, o, ra, rb, ca, cb, ch);
   else if (kind == FX_MAX) fx_pw_max(prm, a, b, o, ra, rb, ca, cb, ch);

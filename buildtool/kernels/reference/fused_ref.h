@@ -436,6 +436,9 @@ FX_ALWAYS void pw_kind(int kind, const void *prm, const fx_buf *a, const fx_buf 
   }
 FX_PW_KIND(fx_pw_add, FX_ADD)
 FX_PW_KIND(fx_pw_add_dense, FX_ADD_DENSE)
+#ifndef FX_ADD_HS_OWN   /* the set's own FX_ADD_HS (cortex-m/fused.c), else FX_ADD_DENSE's path */
+FX_PW_KIND(fx_pw_add_hs, FX_ADD_DENSE)
+#endif
 FX_PW_KIND(fx_pw_sub, FX_SUB)
 FX_PW_KIND(fx_pw_mul, FX_MUL)
 FX_PW_KIND(fx_pw_max, FX_MAX)
