@@ -62,6 +62,7 @@ def test_kws_identical_layers_call_one_instance(preset):
     body = src.split("void op2_conv(const bt_conv_params *q", 1)[1].split("\n}", 1)[0]
     assert sorted(re.findall(r"p\.(\w+) = q->", body)) == sorted(kernel_variants.POINTER_FIELDS)
     assert "p.output_offset = -128;" in body and "p.in.h = 25;" in body
+    assert _code("mlperf-tiny/kws_ref_model", preset=preset)[1] == src  # deterministic: the same bytes again
 
 
 def test_resnet8_layers_differing_in_offsets_share_and_read_them():

@@ -3,7 +3,8 @@ saved per byte of code, within a budget of flash bytes.
 
 Pure: no toolchain, no file. Each layer offers candidates (a variant, the code it needs, that code's
 bytes, the layer's modelled cycles with it). Code several layers call (a shared variant) is counted
-once; a layer's own instance is code of its own. The choice climbs one ladder, the same for every
+once; a layer's own instance is code of its own, or of every layer of its identity (kernel_variants.instance_identity:
+model.c defines one function for them, so its candidates name one code, which a move gives them all at once). The choice climbs one ladder, the same for every
 preset: from the smallest code (every layer on the candidate of least bytes, layers then moved onto
 code already chosen when that is faster at no cost) it takes, one step at a time, the move that saves
 the most modelled cycles per byte it adds (a move: every layer a code makes faster switched to it,
