@@ -190,7 +190,7 @@ def general_layers(g, model_c: str) -> list:
     for line in model_c.splitlines():
         m = _CALL.match(line)
         if m and (m.group(2) or m.group(3)):
-            calls[int(m.group(2) or m.group(3))] = m.group(1)
+            calls[int(m.group(3) or m.group(2))] = m.group(1)  # op<i>_conv(&op<j>_p: layer j (a shared instance)
     out = []
     for k, op in enumerate(g.operators):
         if op.opcode not in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED") or k not in calls:

@@ -159,7 +159,7 @@ def test_code_plan_in_firmware_json_and_model_c():
     convs = [o.index for o in m.graph.operators if o.opcode == "CONV_2D"]
     assert {r["variant"] for r in cps["size"]["layers"] if r["op"] in convs} == {"bt_conv_s8_direct"}
     assert all(r["instance"] for r in cps["speed"]["layers"] if r["op"] in convs)
-    assert "bt_conv_s8_direct(&" in files["size"]["model.c"] and "_conv(const int8_t *in" not in files["size"]["model.c"]
+    assert "bt_conv_s8_direct(&" in files["size"]["model.c"] and "_conv(const bt_conv_params *q" not in files["size"]["model.c"]
     assert cps["size"]["bytes"] <= cps["balanced"]["bytes"] <= cps["speed"]["bytes"]
     assert cps["size"]["cycles"] >= cps["balanced"]["cycles"] >= cps["speed"]["cycles"]
     text = code_budget.lines(cps["size"])

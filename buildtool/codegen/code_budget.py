@@ -3,7 +3,8 @@ saved per byte of code, within a budget of flash bytes.
 
 Pure: no toolchain, no file. Each layer offers candidates (a variant, the code it needs, that code's
 bytes, the layer's modelled cycles with it). Code several layers call (a shared variant) is counted
-once; a layer's own instance is code of its own. The choice climbs one ladder, the same for every
+once; a layer's own instance is code of its own, or of every layer of its identity (kernel_variants.instance_identity:
+model.c defines one function for them, so its candidates name one code, which a move gives them all at once). The choice climbs one ladder, the same for every
 preset: from the smallest code (every layer on the candidate of least bytes, layers then moved onto
 code already chosen when that is faster at no cost) it takes, one step at a time, the move that saves
 the most modelled cycles per byte it adds (a move: every layer a code makes faster switched to it,
@@ -342,18 +343,22 @@ def work(kind: str, layer: dict, g, op) -> tuple:
     return o["h"] * o["w"] * ch, layer["kh"] * layer["kw"] * layer["in"]["c"], ch
 
 
-def _candidates(g, op, offer, shape: tuple, measured: dict, compact: bool = False) -> list | None:
+def _candidates(g, op, offer, shape: tuple, measured: dict, compact: bool = False,
+                identity: str | None = None) -> list | None:
     """The layer's candidates (the INSTANCES variant's own instance first when it may have one, then, where compact
     (Emitter.compact_ops) and measured, its compact instance (not a stem's: kernel_variants.compact_form) and its
     medium one where it is other code (kernel_variants.medium_form)), None when a variant has no measured figures for
-    the layer's class (measured None: no figures, every cost 0). shape: work(): (outputs, K, C)."""
+    the layer's class (measured None: no figures, every cost 0). shape: work(): (outputs, K, C). identity: its own
+    instance's kernel_variants.instance_identity where model.c shares one function among the layers of an identity
+    (Emitter.instance), the instances' code name (one code for them all, counted once), else op<i>_conv."""
     _, names, inst = offer
     cls = budget_class(g, op, measured)
     forms = [] if not (compact and inst) else [f for f, other in (
         (COMPACT, not kernel_variants.stem_op(g, op)), (MEDIUM, kernel_variants.medium_op(inst, g, op))) if other]
     out = []
-    for name, table, code in ([(inst, "instances", f"op{op.index}_conv")] if inst else []) + \
-            [(inst, f, f"op{op.index}_conv {f}") for f in forms] + \
+    own = identity or f"op{op.index}_conv"
+    for name, table, code in ([(inst, "instances", own)] if inst else []) + \
+            [(inst, f, f"{own} {f}") for f in forms] + \
             [(n, "variants", n) for n in names]:
         cost = (0, 0) if measured is None else _cost(measured, table, name, cls, shape[1], shape[2],
                                                       bytes_class(g, op, cls))
@@ -454,12 +459,13 @@ def forcing(code: str):
 
 
 def plan(g, offers: dict, variants, goal: CodeGoal | None, shapes: dict | None = None, fixed: int = 0,
-         compact: frozenset = frozenset()) -> CodePlan:
+         compact: frozenset = frozenset(), identities: dict | None = None) -> CodePlan:
     """The code plan of a model.c whose layers offered `offers` (Emitter.offers: each layer on its fastest
     variant, its own instance when it may have one) on a kernel set `variants` (kernel_variants.for_board); shapes:
     Emitter.shapes, each offering layer's (outputs, K, C) (work()); fixed: the modelled cycles of the model's other layers
     (balanced_ok); compact: the layers offered their compact or medium instance too (Emitter.compact_ops; none on a part whose
-    instances are compact by its define, kernel_variants.icache_part)."""
+    instances are compact by its define, kernel_variants.icache_part); identities: Emitter.identities, the layers whose
+    own instance model.c shares with the other layers of its identity (_candidates)."""
     goal = goal or CodeGoal()
     fastest = {i: (names[0] if inst is None else inst, inst is not None) for i, (_, names, inst) in offers.items()}
     measured = _measured(variants)
@@ -467,7 +473,8 @@ def plan(g, offers: dict, variants, goal: CodeGoal | None, shapes: dict | None =
         return CodePlan(fastest, fastest, preset=goal.preset, budget=goal.budget, offers=offers, compact_ops=compact)
     ops = {op.index: op for op in g.operators}
     shapes = shapes or {}
-    layers = {i: _candidates(g, ops[i], offers[i], shapes.get(i, (0, 0, 0)), measured, i in compact)
+    identities = identities or {}
+    layers = {i: _candidates(g, ops[i], offers[i], shapes.get(i, (0, 0, 0)), measured, i in compact, identities.get(i))
               for i in sorted(offers)}
     layers = {i: cs for i, cs in layers.items() if cs}
     if _forced:

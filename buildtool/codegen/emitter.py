@@ -87,6 +87,10 @@ class Emitter:
         self.offers: dict = {}  # op index -> (kind, the variants that may run it, the variant it may instance)
         self.layers: dict = {}  # op index -> its layer (kernel_variants' dict) where offered
         self.shapes: dict = {}  # op index -> (outputs, K, C) of an offering layer (code_budget.work: its modelled cycles)
+        # op index -> kernel_variants.instance_identity of the layer's own instance (own_instance): layers of one identity
+        # share one function (instance) and the code budget counts it once (code_budget.plan's identities)
+        self.identities: dict = {}
+        self.shared: dict = {}  # identity and form -> (its function's name, its declaration's index in decls, its layers)
         self.dw_rows: dict = {}  # op index -> (variant, layer) of a depthwise layer on bt_dw_rows_q4_RL (model_c)
         self.fixed_cycles = 0  # modelled cycles of the layers the code budget does not choose for (fused_c block_cycles)
 
@@ -270,6 +274,7 @@ class Emitter:
         if op.index in self.offers:
             kind, names, _ = self.offers[op.index]
             self.offers[op.index] = (kind, names, variant)
+            self.identities[op.index] = kernel_variants.instance_identity(variant, self.layers[op.index])
         return self.chosen_form(op, variant)
 
     def instanced(self) -> frozenset:
@@ -286,18 +291,46 @@ class Emitter:
                          if inst and (kernel_variants.compact_form(inst, self.layers[i])
                                       or kernel_variants.medium_form(inst, self.layers[i])))
 
-    def instance(self, n: str, variant: str, h: int, form=True) -> str:
-        """Declare {n}_conv, the layer's own instance of `variant`'s loops (the set's macro on its constant
-        parameters, kernel_variants.INSTANCES, in the form own_instance gave: code_budget.instance_macro; its own stack
-        frame); returns its name."""
+    def instance(self, op, variant: str, h: int, form, fields: dict) -> str:
+        """The function running op's own instance of `variant`'s loops (the set's macro, kernel_variants.INSTANCES, in
+        the form own_instance gave: code_budget.instance_macro; its own stack frame), called as fn(&op<i>_p, in, out):
+        one per instance identity and form (kernel_variants.instance_identity), declared by the first of its layers and
+        named after it (op<first>_conv). A layer alone in its identity runs the macro on its own static const struct (as
+        before identities: op<i>_p's pointers folded too, which spares kws' stem 150 est. cycles); a shared one on a
+        local struct set field by field (a struct copy would be a memcpy) to the constants its layers agree on (GCC
+        folds them into the loops as it did each layer's struct: kws' four 1x1 layers 236 est. cycles a call fewer
+        than their own copies), the pointers (filter, bias, multiplier, shift) the calling layer's, read from q, and
+        where its layers differ in an offset or a bound, all four (ResNet-8's two 3x3 16->16 layers, output offsets
+        -128 and 4: 181 est. cycles a call fewer; the output offset alone read so, 1,574 more; all four so in kws, 409
+        more): the declaration is rewritten as layers join; returns its name."""
         macro, extra = kernel_variants.INSTANCES[variant]
         macro = code_budget.instance_macro(macro, form)
         self.used_variants.pop(variant, None)
         self.use_macro(macro)
+        key = (kernel_variants.instance_identity(variant, fields), form)
+        name, at, users = self.shared.get(key) or (f"op{op.index}_conv", len(self.decls), [])
+        users.append((op.index, dict(kernel_variants.flat_fields(fields))))
+        self.shared[key] = name, at, users
+        ops = [i for i, _ in users]
         args = "".join(f", {a}" for a in extra)
-        self.declare(f"static __attribute__((noinline)) void {n}_conv(const int8_t *in, int8_t *out) {{\n"
-                     f"  {macro}(&{n}_p, in, 0, out, 0, {h}{args});\n}}")
-        return f"{n}_conv"
+        head = f"static __attribute__((noinline)) void {name}(const bt_conv_params *q, const int8_t *in, int8_t *out) {{"
+        if len(ops) == 1:  # the layer's own: its static const struct, pointers and all (the call's q unused)
+            text = f"{head}\n  (void)q;\n  {macro}(&op{op.index}_p, in, 0, out, 0, {h}{args});\n}}"
+        else:
+            # the pointers are the calling layer's, and the offsets and bounds (RUNTIME_FIELDS) where its layers differ
+            # in any of them; the others folded
+            differ = any(f[k] != v for _, f in users for k, v in users[0][1].items()
+                         if k in kernel_variants.RUNTIME_FIELDS and k not in kernel_variants.POINTER_FIELDS)
+            own = {k for k, v in users[0][1].items() if k in kernel_variants.RUNTIME_FIELDS and v != "0"
+                   and (differ or k in kernel_variants.POINTER_FIELDS)}
+            sets = "".join(f"\n  p.{k} = {'q->' + k if k in own else v};" for k, v in users[0][1].items())
+            text = (f"/* the instance of ops {', '.join(map(str, ops))} */\n{head}\n"
+                    f"  bt_conv_params p;{sets}\n  {macro}(&p, in, 0, out, 0, {h}{args});\n}}")
+        if at == len(self.decls):
+            self.declare(text)
+        else:
+            self.decls[at] = text
+        return name
 
     def use_macro(self, macro: str) -> None:
         """model.c calls a kernel set's INSTANCES macro: its fallback (another set linked) is bt_conv_s8."""

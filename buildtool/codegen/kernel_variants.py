@@ -378,6 +378,37 @@ INSTANCES = {"bt_conv_s8_pm_rq2m_ssat": ("BT_CONV_PM", (2, 2)), "bt_conv_s8_pm_r
 # macro -> the names of its arguments after the dispatcher's (cortex-m/conv_pm.h, riscv/conv_pw.h)
 INSTANCE_PARAMS = {"BT_CONV_PM": ("fast", "act"), "BT_CONV_PMC": ("fast", "act"), "BT_CONV_PMM": ("fast", "act"),
                    "BT_CONV_PW": ()}
+# bt_conv_params' pointer fields: a layer's own data, which a shared instance reads from the layer's struct at run time
+# (Emitter.instance); and the fields a shared instance reads so where its layers differ in them (their values cost
+# an instance a register, not a copy of its loops: measured in Emitter.instance)
+POINTER_FIELDS = ("filter", "bias", "multiplier", "shift")
+RUNTIME_FIELDS = POINTER_FIELDS + ("input_offset", "output_offset", "act_min", "act_max")
+
+
+def instance_identity(variant: str, p: dict) -> str:
+    """What makes two conv layers' own instances of `variant` the same code, so that model.c defines one function for
+    them and the code budget counts it once (code_budget._candidates): the variant (its INSTANCES macro and their
+    constant arguments), every field of layer p's bt_conv_params GCC folds into the loops' shape (the geometry: not
+    RUNTIME_FIELDS) and whether it has a bias (a NULL one folds away its loads)."""
+    macro, args = INSTANCES[variant]
+    folded = ",".join(f"{k}={v}" for k, v in flat_fields({k: p[k] for k in CONV_FIELDS if k not in RUNTIME_FIELDS}))
+    return f"{macro}{tuple(args)} {folded},bias={int(p['bias'] != '0')}"
+
+
+# bt_conv_params' fields in bt_kernels.h's order (emitter.conv_fields: the layer dict's struct fields)
+CONV_FIELDS = ("in", "out", "kh", "kw", "stride_h", "stride_w", "dil_h", "dil_w", "pad_top", "pad_left",
+               "input_offset", "output_offset", "act_min", "act_max") + POINTER_FIELDS
+
+
+def flat_fields(fields: dict, at: str = ""):
+    """(C member path, value) of a parameter struct's fields, nested structs flattened (a.b.c)."""
+    for k, v in fields.items():
+        if isinstance(v, dict):
+            yield from flat_fields(v, f"{at}{k}.")
+        else:
+            yield f"{at}{k}", v
+
+
 # A layer's compact instance (issue 50: the code budget's third kind of candidate): the INSTANCES macro's loops in
 # their compact form (cortex-m/bt_variants.h BT_CONV_PMC: conv_pm.h's asm runs as a loop of a few groups, not
 # straight runs of up to 24; ResNet-8's instances 5-16 KB, compact 2-3 KB), macro -> its compact macro. The form

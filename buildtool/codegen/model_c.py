@@ -79,7 +79,7 @@ def conv_2d(e, op) -> None:
     if rows and rows.live == 0:
         e.call(op, spread.strip())
     elif form := e.own_instance(op, fn):
-        e.call(op, f"{e.instance(n, fn, h, form)}({e.act(op.inputs[0])}, "
+        e.call(op, f"{e.instance(op, fn, h, form, fields)}(&{n}_p, {e.act(op.inputs[0])}, "
                    f"{e.act(op.outputs[0])});{spread}")
     else:
         e.call(op, f"{fn}(&{n}_p, {e.act(op.inputs[0])}, 0, {e.act(op.outputs[0])}, 0, {h});{spread}")
@@ -115,22 +115,13 @@ def _grouped_conv(e, op, groups: int) -> None:
             fn, args = macro, args + "".join(f", {a}" for a in extra)
     ctype = "int16_t" if wide else "int8_t"
     fields = dict(conv=f, bias64=bias64) if wide else f
-    sets = "".join(f"\n  p.{k} = {v};" for k, v in _flat(fields))  # field by field: a struct copy is a memcpy
+    sets = "".join(f"\n  p.{k} = {v};" for k, v in kernel_variants.flat_fields(fields))  # field by field: a struct copy is a memcpy
     loop = (f"{struct} p;{sets}\n  for (int32_t k = 0; k < {groups}; k++, {', '.join(steps)})\n"
             f"    {fn}(&p, {args.format(d=depth, c=per, h=h)});")
     e.declare(f"/* op {op.index}: {groups} groups of {depth} input and {per} output channels */\n"
               f"static __attribute__((noinline)) void {n}_groups(const {ctype} *in, {ctype} *out) {{\n"
               f"  {loop}\n}}")
     e.call(op, f"{n}_groups({e.cact(x)}, {e.cact(y)});")
-
-
-def _flat(fields: dict, at: str = ""):
-    """(C member path, value) of a parameter struct's fields, nested structs flattened (a.b.c)."""
-    for k, v in fields.items():
-        if isinstance(v, dict):
-            yield from _flat(v, f"{at}{k}.")
-        else:
-            yield f"{at}{k}", v
 
 
 def _spread_rows(e, op, rows) -> str:
@@ -860,7 +851,7 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
     if icache:  # instanced layers keep their instance, compact by the part's define (icache_part)
         offers = {i: (k, () if inst else names, inst) for i, (k, names, inst) in offers.items()}
     chosen = code_budget.plan(g, offers, e.variants, code, e.shapes, e.fixed_cycles,
-                              compact=frozenset() if icache else e.compact_ops())
+                              compact=frozenset() if icache else e.compact_ops(), identities=e.identities)
     if chosen.choice != chosen.fastest:
         e = filled(chosen.choice)
         _share_dw_rows(e)
