@@ -144,31 +144,44 @@ static inline __attribute__((always_inline)) void bt_pm_rqm6(const int32_t *acc,
 #define BT_PM_W3_DBL                                         \
   "sadd16 %[a0], %[a0], %[a0]\n\tsadd16 %[a1], %[a1], %[a1]\n\tsadd16 %[a2], %[a2], %[a2]\n\t" \
   "sadd16 %[b0], %[b0], %[b0]\n\tsadd16 %[b1], %[b1], %[b1]\n\tsadd16 %[b2], %[b2], %[b2]\n\t"
-static inline __attribute__((always_inline)) void bt_pm_widen3(const int8_t *s, int16_t *c, const int32_t K,
-                                                               const int32_t IPS, int32_t off2, const int dbl) {
-  register uint32_t a0 __asm__("r0"), a1 __asm__("r1"), a2 __asm__("r2"), b0 __asm__("r3"), b1 __asm__("r4"),
-      b2 __asm__("r5");
-  int32_t n = K >> 2;
-#define BT_PM_W3_OPS                                                                                      \
+/* CI: the pixel stride's constraint, "i" (a layer's constant: immediate offsets) or "r" (bt_pm_widen3r). */
+#define BT_PM_W3_BODY(CI)                                                                                 \
+  register uint32_t a0 __asm__("r0"), a1 __asm__("r1"), a2 __asm__("r2"), b0 __asm__("r3"), b1 __asm__("r4"), \
+      b2 __asm__("r5");                                                                                   \
+  int32_t n = K >> 2;                                                                                     \
+  if (n & 1) {                                                                                            \
+    n >>= 1;                                                                                              \
+    if (dbl) __asm__ volatile("b 2f\n1:\n\t" BT_PM_W3_GROUP(BT_PM_W3_DBL) "2:\n\t" BT_PM_W3_GROUP(BT_PM_W3_DBL)  \
+                              "subs %[n], %[n], #1\n\tbpl 1b\n\t" BT_PM_W3_OPS(CI));                          \
+    else __asm__ volatile("b 2f\n1:\n\t" BT_PM_W3_GROUP("") "2:\n\t" BT_PM_W3_GROUP("")                      \
+                          "subs %[n], %[n], #1\n\tbpl 1b\n\t" BT_PM_W3_OPS(CI));                              \
+  } else {                                                                                                \
+    n >>= 1;                                                                                              \
+    if (dbl) __asm__ volatile("1:\n\t" BT_PM_W3_GROUP(BT_PM_W3_DBL) BT_PM_W3_GROUP(BT_PM_W3_DBL)            \
+                              "subs %[n], %[n], #1\n\tbne 1b\n\t" BT_PM_W3_OPS(CI));                          \
+    else __asm__ volatile("1:\n\t" BT_PM_W3_GROUP("") BT_PM_W3_GROUP("")                                    \
+                          "subs %[n], %[n], #1\n\tbne 1b\n\t" BT_PM_W3_OPS(CI));                              \
+  }
+#define BT_PM_W3_OPS(CI)                                                                                  \
   : [s] "+r"(s), [c] "+r"(c), [n] "+r"(n), [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [b0] "=&r"(b0), \
     [b1] "=&r"(b1), [b2] "=&r"(b2)                                                                        \
-  : [o2] "r"(off2), [I1] "i"(IPS), [I2] "i"(2 * IPS)                                                     \
+  : [o2] "r"(off2), [I1] CI(IPS), [I2] CI(2 * IPS)                                                       \
   : "cc", "memory"
-  if (n & 1) {
-    n >>= 1;
-    if (dbl) __asm__ volatile("b 2f\n1:\n\t" BT_PM_W3_GROUP(BT_PM_W3_DBL) "2:\n\t" BT_PM_W3_GROUP(BT_PM_W3_DBL)
-                              "subs %[n], %[n], #1\n\tbpl 1b\n\t" BT_PM_W3_OPS);
-    else __asm__ volatile("b 2f\n1:\n\t" BT_PM_W3_GROUP("") "2:\n\t" BT_PM_W3_GROUP("")
-                          "subs %[n], %[n], #1\n\tbpl 1b\n\t" BT_PM_W3_OPS);
-  } else {
-    n >>= 1;
-    if (dbl) __asm__ volatile("1:\n\t" BT_PM_W3_GROUP(BT_PM_W3_DBL) BT_PM_W3_GROUP(BT_PM_W3_DBL)
-                              "subs %[n], %[n], #1\n\tbne 1b\n\t" BT_PM_W3_OPS);
-    else __asm__ volatile("1:\n\t" BT_PM_W3_GROUP("") BT_PM_W3_GROUP("")
-                          "subs %[n], %[n], #1\n\tbne 1b\n\t" BT_PM_W3_OPS);
-  }
-#undef BT_PM_W3_OPS
+static inline __attribute__((always_inline)) void bt_pm_widen3(const int8_t *s, int16_t *c, const int32_t K,
+                                                               const int32_t IPS, int32_t off2, const int dbl) {
+  BT_PM_W3_BODY("i")
 }
+#ifdef BT_PM_SHARED
+/* The same with a run-time pixel stride (register offsets): the shared variants' 1x1 read in place, whose
+ * bt_pm_col_call per pixel (a call, the geometry's tests, a STR per word and a branch on dbl per group) took
+ * ~3.3 cycles a value against this loop's ~1.5. */
+static inline __attribute__((always_inline)) void bt_pm_widen3r(const int8_t *s, int16_t *c, const int32_t K,
+                                                                const int32_t IPS, int32_t off2, const int dbl) {
+  BT_PM_W3_BODY("r")
+}
+#endif
+#undef BT_PM_W3_OPS
+#undef BT_PM_W3_BODY
 #undef BT_PM_W3_DBL
 /* bt_pm_rq6 / bt_pm_rqm6 (fast 1 / 2) without the stores, for a run-time output pixel stride (the shared variants,
  * conv.c): the six sums of acc requantised in place (SSAT #8: act 2), the caller stores them. gcc's own code for
@@ -1340,12 +1353,24 @@ static inline __attribute__((always_inline)) void bt_conv_pm_form(const bt_conv_
        (ob[0] only), fewer passes over the channel pairs' constants (vww's 6x6 1x1 layers of 128 values: one pass
        of 12 triples instead of three of 4, ~6 K est. high cycles a layer; kws's 1x1 layers 5 passes of 41 triples
        instead of 6, ~1.6 K) */
+    /* raster: the outputs addressed from ob[0] in raster order (bt_pm_col returns out + tt ops), no address a pixel
+       in ob, so a pass takes as many triples as the columns hold: the asm requantisation's, and every shared
+       variant's (BT_PM_SHARED: vww's 48x48 1x1 of 8 values 96 passes over the channel pairs' constants -> 10) */
+#ifdef BT_PM_SHARED
+    const int raster = 1;
+#else
+    const int raster = asm_rq;
+#endif
 #if BT_PM_RQ6_ASM
+#ifdef BT_PM_SHARED   /* the shared variants: bt_pm_widen3r, the pixel stride a register */
+    const int w3 = g.direct && g.sh == 1 && g.sw == 1 && g.in_row == g.ow * g.ips && (K & 3) == 0 && K >= 4;
+#else
     const int w3 = asm_rq && g.direct && g.sh == 1 && g.sw == 1 && g.in_row == g.ow * g.ips && (K & 3) == 0 &&
                    (g.ips & 3) == 0 && __builtin_constant_p(K) && __builtin_constant_p(g.ips) && g.ips < 2048 && K >= 4;
 #endif
-    const int32_t S = BT_GROUPED(3, K), tcap = asm_rq ? BT_COL3 : BT_PM3_T;
-    const int32_t room = (asm_rq && g.direct ? 3 * BT_COL_MAX - BT_PM_L3_ROOM(p, K, g.ops) : 3 * BT_COL3);
+#endif
+    const int32_t S = BT_GROUPED(3, K), tcap = raster ? BT_COL3 : BT_PM3_T;
+    const int32_t room = (raster && g.direct ? 3 * BT_COL_MAX - BT_PM_L3_ROOM(p, K, g.ops) : 3 * BT_COL3);
     const int32_t tmax = K > BT_COL3 ? 1 : room / S < tcap ? room / S : tcap;
     int8_t *ob[3 * BT_PM3_T];
     ob[0] = out;   /* set in every pass (T >= 1); GCC -O2 cannot see it */
@@ -1356,14 +1381,20 @@ static inline __attribute__((always_inline)) void bt_conv_pm_form(const bt_conv_
       if (w3) {   /* a 1x1 read in place: each triple's three pixels widened together (bt_pm_widen3) */
         const int8_t *src = in + (y0 - in_y0) * g.in_row + t * g.ips;
         ob[0] = out + t * g.ops;
-        for (int32_t j = 0; j < T; j++, t += 3, src += 3 * g.ips) bt_pm_widen3(src, col + j * S, K, g.ips, g.off2, dbl);
+        for (int32_t j = 0; j < T; j++, t += 3, src += 3 * g.ips) {
+#ifdef BT_PM_SHARED
+          bt_pm_widen3r(src, col + j * S, K, g.ips, g.off2, dbl);
+#else
+          bt_pm_widen3(src, col + j * S, K, g.ips, g.off2, dbl);
+#endif
+        }
       } else
 #endif
       for (int32_t j = 0; j < T; j++, t += 3) {
         int8_t *const o0 = BT_PM_COLX(p, &g, in, in_y0, out, y0, t, patch, col + j * S, 0, 3, dbl);
         int8_t *const o1 = BT_PM_COLX(p, &g, in, in_y0, out, y0, t + 1, patch, col + j * S, 1, 3, dbl);
         int8_t *const o2 = BT_PM_COLX(p, &g, in, in_y0, out, y0, t + 2, patch, col + j * S, 2, 3, dbl);
-        if (!asm_rq) { ob[3 * j] = o0; ob[3 * j + 1] = o1; ob[3 * j + 2] = o2; }
+        if (!raster) { ob[3 * j] = o0; ob[3 * j + 1] = o1; ob[3 * j + 2] = o2; }
         else if (j == 0) ob[0] = o0;
       }
       int32_t oc = 0;
@@ -1438,11 +1469,13 @@ static inline __attribute__((always_inline)) void bt_conv_pm_form(const bt_conv_
         if (fast && act == 2 && !asm_rq) {   /* the shared variants' run-time output stride: bt_pm_rqr6 */
           int32_t k[6];
           const int folded = bt_pm_k6(k, m0, m1, s0, s1, zp, fast);
-          for (int32_t j = 0; j < T; j++) {
+          const int32_t ops = g.ops;
+          int8_t *o0 = ob[0] + oc;   /* raster */
+          for (int32_t j = 0; j < T; j++, o0 += 3 * ops) {
             int32_t acc[6];
             bt_mm3x2(col + j * S, f, K, b0, b1, acc);
             bt_pm_rqr6(acc, k, folded, zp, fast);
-            int8_t *const o0 = ob[3 * j] + oc, *const o1 = ob[3 * j + 1] + oc, *const o2 = ob[3 * j + 2] + oc;
+            int8_t *const o1 = o0 + ops, *const o2 = o1 + ops;
             o0[0] = (int8_t)acc[0]; o0[1] = (int8_t)acc[1]; o1[0] = (int8_t)acc[2];
             o1[1] = (int8_t)acc[3]; o2[0] = (int8_t)acc[4]; o2[1] = (int8_t)acc[5];
           }
@@ -1453,7 +1486,8 @@ static inline __attribute__((always_inline)) void bt_conv_pm_form(const bt_conv_
         for (int32_t j = 0; j < T; j++) {
           int32_t acc[6];
           bt_mm3x2(col + j * S, f, K, b0, b1, acc);
-          int8_t *const o0 = ob[3 * j] + oc, *const o1 = ob[3 * j + 1] + oc, *const o2 = ob[3 * j + 2] + oc;
+          int8_t *const o0 = (raster ? ob[0] + 3 * j * g.ops : ob[3 * j]) + oc;
+          int8_t *const o1 = raster ? o0 + g.ops : ob[3 * j + 1] + oc, *const o2 = raster ? o1 + g.ops : ob[3 * j + 2] + oc;
           o0[0] = (int8_t)bt_pm_out(acc[0], m0, s0, p0, e0, zp, lo, hi, fast, act);
           o0[1] = (int8_t)bt_pm_out(acc[1], m1, s1, p1, e1, zp, lo, hi, fast, act);
           o1[0] = (int8_t)bt_pm_out(acc[2], m0, s0, p0, e0, zp, lo, hi, fast, act);
@@ -1468,9 +1502,9 @@ static inline __attribute__((always_inline)) void bt_conv_pm_form(const bt_conv_
         for (int32_t j = 0; j < T; j++) {
           int32_t acc[3];
           bt_mmpx1(col + j * S, filter + oc * K, K, 3, acc);
-          /* asm_rq: only ob[0] is kept (more triples than ob holds), the outputs in raster order from it */
-          int8_t *const o0 = asm_rq ? ob[0] + 3 * j * g.ops : ob[3 * j];
-          int8_t *const o1 = asm_rq ? o0 + g.ops : ob[3 * j + 1], *const o2 = asm_rq ? o0 + 2 * g.ops : ob[3 * j + 2];
+          /* raster: only ob[0] is kept (more triples than ob holds), the outputs in raster order from it */
+          int8_t *const o0 = raster ? ob[0] + 3 * j * g.ops : ob[3 * j];
+          int8_t *const o1 = raster ? o0 + g.ops : ob[3 * j + 1], *const o2 = raster ? o0 + 2 * g.ops : ob[3 * j + 2];
           o0[oc] = (int8_t)bt_pm_out(acc[0] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);
           o1[oc] = (int8_t)bt_pm_out(acc[1] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);
           o2[oc] = (int8_t)bt_pm_out(acc[2] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);
