@@ -177,7 +177,15 @@ static inline __attribute__((always_inline)) void bt_pm_widen3(const int8_t *s, 
  * ~3.3 cycles a value against this loop's ~1.5. */
 static inline __attribute__((always_inline)) void bt_pm_widen3r(const int8_t *s, int16_t *c, const int32_t K,
                                                                 const int32_t IPS, int32_t off2, const int dbl) {
-  BT_PM_W3_BODY("r")
+  register uint32_t a0 __asm__("r0"), a1 __asm__("r1"), a2 __asm__("r2"), b0 __asm__("r3"), b1 __asm__("r4"),
+      b2 __asm__("r5");
+  int32_t n = K >> 2;   /* one loop for either parity: an odd count enters at the second group */
+#define BT_PM_W3R(D)                                                                                      \
+  "lsrs %[n], %[n], #1\n\tbcs 2f\n\tsub %[n], %[n], #1\n1:\n\t" BT_PM_W3_GROUP(D) "2:\n\t" BT_PM_W3_GROUP(D) \
+  "subs %[n], %[n], #1\n\tbpl 1b\n\t"
+  if (dbl) __asm__ volatile(BT_PM_W3R(BT_PM_W3_DBL) BT_PM_W3_OPS("r"));
+  else __asm__ volatile(BT_PM_W3R("") BT_PM_W3_OPS("r"));
+#undef BT_PM_W3R
 }
 #endif
 #undef BT_PM_W3_OPS
@@ -1469,16 +1477,25 @@ static inline __attribute__((always_inline)) void bt_conv_pm_form(const bt_conv_
         if (fast && act == 2 && !asm_rq) {   /* the shared variants' run-time output stride: bt_pm_rqr6 */
           int32_t k[6];
           const int folded = bt_pm_k6(k, m0, m1, s0, s1, zp, fast);
+          /* one column pointer and one output pointer stepped (raster), no count: gcc kept five induction
+             variables on the stack */
           const int32_t ops = g.ops;
-          int8_t *o0 = ob[0] + oc;   /* raster */
-          for (int32_t j = 0; j < T; j++, o0 += 3 * ops) {
+          int8_t *o = ob[0] + oc;
+          const int16_t *cj = col, *const cend = col + T * S;
+          do {
             int32_t acc[6];
-            bt_mm3x2(col + j * S, f, K, b0, b1, acc);
+            bt_mm3x2(cj, f, K, b0, b1, acc);
             bt_pm_rqr6(acc, k, folded, zp, fast);
-            int8_t *const o1 = o0 + ops, *const o2 = o1 + ops;
-            o0[0] = (int8_t)acc[0]; o0[1] = (int8_t)acc[1]; o1[0] = (int8_t)acc[2];
-            o1[1] = (int8_t)acc[3]; o2[0] = (int8_t)acc[4]; o2[1] = (int8_t)acc[5];
-          }
+            /* the three pixels' two outputs each, o stepped ops a pixel in one asm (gcc kept an address a pixel) */
+            __asm__ volatile("strb %[a00], [%[o]]\n\tstrb %[a01], [%[o], #1]\n\tadd %[o], %[o], %[ops]\n\t"
+                             "strb %[a10], [%[o]]\n\tstrb %[a11], [%[o], #1]\n\tadd %[o], %[o], %[ops]\n\t"
+                             "strb %[a20], [%[o]]\n\tstrb %[a21], [%[o], #1]\n\tadd %[o], %[o], %[ops]\n\t"
+                             : [o] "+r"(o)
+                             : [a00] "r"(acc[0]), [a01] "r"(acc[1]), [a10] "r"(acc[2]), [a11] "r"(acc[3]),
+                               [a20] "r"(acc[4]), [a21] "r"(acc[5]), [ops] "r"(ops)
+                             : "memory");
+            cj += S;
+          } while (cj != cend);
           continue;
         }
 #endif
