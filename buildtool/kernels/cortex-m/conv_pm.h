@@ -130,66 +130,73 @@ static inline __attribute__((always_inline)) void bt_pm_rqm6(const int32_t *acc,
  * with a STR per word (and gcc rematerialised the offset word in its loop). Measured (est. high): kws's 1x1 layers
  * 716.7 K -> 706.1 K each; vww's 1x1 layers 48x48 of 8 values 843.5 K -> 808.3 K, 24x24 of 32 981.7 K -> 937.4 K,
  * 12x12 of 64 837.7 K -> 826.6 K, 6x6 of 128 ~761 K -> ~756 K. Only optimised with DSP (BT_PM_RQ6_ASM). */
-#define BT_PM_W3_GROUP(D)                                    \
+#define BT_PM_W3_GROUP(D) BT_PM_W3_GROUPX(D, "%[I2]") "stmia %[c]!, {%[a0], %[a1], %[a2], %[b0], %[b1], %[b2]}\n\t"
+/* A2: the third pixel's offset, the operand I2 or (a register stride, bt_pm_widen3r) I1 shifted; the stores after */
+#define BT_PM_W3_GROUPX(D, A2)                               \
   "ldr %[a1], [%[s], %[I1]]\n\t"                              \
-  "ldr %[a2], [%[s], %[I2]]\n\t"                              \
+  "ldr %[a2], [%[s], " A2 "]\n\t"                              \
   "ldr %[a0], [%[s]], #4\n\t"                                 \
   "sxtab16 %[b0], %[o2], %[a0], ror #8\n\t"                   \
   "sxtab16 %[a0], %[o2], %[a0]\n\t"                           \
   "sxtab16 %[b1], %[o2], %[a1], ror #8\n\t"                   \
   "sxtab16 %[a1], %[o2], %[a1]\n\t"                           \
   "sxtab16 %[b2], %[o2], %[a2], ror #8\n\t"                   \
-  "sxtab16 %[a2], %[o2], %[a2]\n\t" D                         \
-  "stmia %[c]!, {%[a0], %[a1], %[a2], %[b0], %[b1], %[b2]}\n\t"
+  "sxtab16 %[a2], %[o2], %[a2]\n\t" D
 #define BT_PM_W3_DBL                                         \
   "sadd16 %[a0], %[a0], %[a0]\n\tsadd16 %[a1], %[a1], %[a1]\n\tsadd16 %[a2], %[a2], %[a2]\n\t" \
   "sadd16 %[b0], %[b0], %[b0]\n\tsadd16 %[b1], %[b1], %[b1]\n\tsadd16 %[b2], %[b2], %[b2]\n\t"
-/* CI: the pixel stride's constraint, "i" (a layer's constant: immediate offsets) or "r" (bt_pm_widen3r). */
-#define BT_PM_W3_BODY(CI)                                                                                 \
-  register uint32_t a0 __asm__("r0"), a1 __asm__("r1"), a2 __asm__("r2"), b0 __asm__("r3"), b1 __asm__("r4"), \
-      b2 __asm__("r5");                                                                                   \
-  int32_t n = K >> 2;                                                                                     \
-  if (n & 1) {                                                                                            \
-    n >>= 1;                                                                                              \
-    if (dbl) __asm__ volatile("b 2f\n1:\n\t" BT_PM_W3_GROUP(BT_PM_W3_DBL) "2:\n\t" BT_PM_W3_GROUP(BT_PM_W3_DBL)  \
-                              "subs %[n], %[n], #1\n\tbpl 1b\n\t" BT_PM_W3_OPS(CI));                          \
-    else __asm__ volatile("b 2f\n1:\n\t" BT_PM_W3_GROUP("") "2:\n\t" BT_PM_W3_GROUP("")                      \
-                          "subs %[n], %[n], #1\n\tbpl 1b\n\t" BT_PM_W3_OPS(CI));                              \
-  } else {                                                                                                \
-    n >>= 1;                                                                                              \
-    if (dbl) __asm__ volatile("1:\n\t" BT_PM_W3_GROUP(BT_PM_W3_DBL) BT_PM_W3_GROUP(BT_PM_W3_DBL)            \
-                              "subs %[n], %[n], #1\n\tbne 1b\n\t" BT_PM_W3_OPS(CI));                          \
-    else __asm__ volatile("1:\n\t" BT_PM_W3_GROUP("") BT_PM_W3_GROUP("")                                    \
-                          "subs %[n], %[n], #1\n\tbne 1b\n\t" BT_PM_W3_OPS(CI));                              \
-  }
-#define BT_PM_W3_OPS(CI)                                                                                  \
-  : [s] "+r"(s), [c] "+r"(c), [n] "+r"(n), [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [b0] "=&r"(b0), \
-    [b1] "=&r"(b1), [b2] "=&r"(b2)                                                                        \
-  : [o2] "r"(off2), [I1] CI(IPS), [I2] CI(2 * IPS)                                                       \
-  : "cc", "memory"
 static inline __attribute__((always_inline)) void bt_pm_widen3(const int8_t *s, int16_t *c, const int32_t K,
                                                                const int32_t IPS, int32_t off2, const int dbl) {
-  BT_PM_W3_BODY("i")
-}
-#ifdef BT_PM_SHARED
-/* The same with a run-time pixel stride (register offsets): the shared variants' 1x1 read in place, whose
- * bt_pm_col_call per pixel (a call, the geometry's tests, a STR per word and a branch on dbl per group) took
- * ~3.3 cycles a value against this loop's ~1.5. */
-static inline __attribute__((always_inline)) void bt_pm_widen3r(const int8_t *s, int16_t *c, const int32_t K,
-                                                                const int32_t IPS, int32_t off2, const int dbl) {
   register uint32_t a0 __asm__("r0"), a1 __asm__("r1"), a2 __asm__("r2"), b0 __asm__("r3"), b1 __asm__("r4"),
       b2 __asm__("r5");
-  int32_t n = K >> 2;   /* one loop for either parity: an odd count enters at the second group */
+  int32_t n = K >> 2;
+#define BT_PM_W3_OPS                                                                                      \
+  : [s] "+r"(s), [c] "+r"(c), [n] "+r"(n), [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [b0] "=&r"(b0), \
+    [b1] "=&r"(b1), [b2] "=&r"(b2)                                                                        \
+  : [o2] "r"(off2), [I1] "i"(IPS), [I2] "i"(2 * IPS)                                                     \
+  : "cc", "memory"
+  if (n & 1) {
+    n >>= 1;
+    if (dbl) __asm__ volatile("b 2f\n1:\n\t" BT_PM_W3_GROUP(BT_PM_W3_DBL) "2:\n\t" BT_PM_W3_GROUP(BT_PM_W3_DBL)
+                              "subs %[n], %[n], #1\n\tbpl 1b\n\t" BT_PM_W3_OPS);
+    else __asm__ volatile("b 2f\n1:\n\t" BT_PM_W3_GROUP("") "2:\n\t" BT_PM_W3_GROUP("")
+                          "subs %[n], %[n], #1\n\tbpl 1b\n\t" BT_PM_W3_OPS);
+  } else {
+    n >>= 1;
+    if (dbl) __asm__ volatile("1:\n\t" BT_PM_W3_GROUP(BT_PM_W3_DBL) BT_PM_W3_GROUP(BT_PM_W3_DBL)
+                              "subs %[n], %[n], #1\n\tbne 1b\n\t" BT_PM_W3_OPS);
+    else __asm__ volatile("1:\n\t" BT_PM_W3_GROUP("") BT_PM_W3_GROUP("")
+                          "subs %[n], %[n], #1\n\tbne 1b\n\t" BT_PM_W3_OPS);
+  }
+#undef BT_PM_W3_OPS
+}
+#ifdef BT_PM_SHARED
+/* The same with a run-time pixel stride IPS in a register (the third pixel at IPS << 1: one register fewer), the
+ * six words stored by three STRDs (no fixed registers: an STM's list in r0-r5 left gcc no registers in
+ * bt_conv_s8_pm_rq2_ssat_lo, "impossible constraints"), one loop for either parity (an odd count enters at the
+ * second group): the shared variants' 1x1 read in place and
+ * their KxK triples inside the image (filter row by filter row), whose bt_pm_col_call per pixel (a call, the
+ * geometry's tests, a STR per word and a branch on dbl per group) took ~3.3-3.8 instructions a value. */
+static inline __attribute__((always_inline)) void bt_pm_widen3r(const int8_t *s, int16_t *c, const int32_t K,
+                                                                const int32_t IPS, int32_t off2, const int dbl) {
+  uint32_t a0, a1, a2, b0, b1, b2;
+  int32_t n = K >> 2;
+#define BT_PM_W3R_G(D)                                                                                    \
+  BT_PM_W3_GROUPX(D, "%[I1], lsl #1")                                                                     \
+  "strd %[a0], %[a1], [%[c]]\n\tstrd %[a2], %[b0], [%[c], #8]\n\tstrd %[b1], %[b2], [%[c], #16]\n\tadds %[c], #24\n\t"
 #define BT_PM_W3R(D)                                                                                      \
-  "lsrs %[n], %[n], #1\n\tbcs 2f\n\tsub %[n], %[n], #1\n1:\n\t" BT_PM_W3_GROUP(D) "2:\n\t" BT_PM_W3_GROUP(D) \
-  "subs %[n], %[n], #1\n\tbpl 1b\n\t"
-  if (dbl) __asm__ volatile(BT_PM_W3R(BT_PM_W3_DBL) BT_PM_W3_OPS("r"));
-  else __asm__ volatile(BT_PM_W3R("") BT_PM_W3_OPS("r"));
+  "lsrs %[n], %[n], #1\n\tbcs 2f\n\tsub %[n], %[n], #1\n1:\n\t" BT_PM_W3R_G(D) "2:\n\t" BT_PM_W3R_G(D)      \
+  "subs %[n], %[n], #1\n\tbpl 1b\n\t"                                                                     \
+  : [s] "+r"(s), [c] "+r"(c), [n] "+r"(n), [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [b0] "=&r"(b0), \
+    [b1] "=&r"(b1), [b2] "=&r"(b2)                                                                        \
+  : [o2] "r"(off2), [I1] "r"(IPS)                                                                         \
+  : "cc", "memory"
+  if (dbl) __asm__ volatile(BT_PM_W3R(BT_PM_W3_DBL));
+  else __asm__ volatile(BT_PM_W3R(""));
 #undef BT_PM_W3R
+#undef BT_PM_W3R_G
 }
 #endif
-#undef BT_PM_W3_OPS
-#undef BT_PM_W3_BODY
 #undef BT_PM_W3_DBL
 /* bt_pm_rq6 / bt_pm_rqm6 (fast 1 / 2) without the stores, for a run-time output pixel stride (the shared variants,
  * conv.c): the six sums of acc requantised in place (SSAT #8: act 2), the caller stores them. gcc's own code for
@@ -1366,15 +1373,23 @@ static inline __attribute__((always_inline)) void bt_conv_pm_form(const bt_conv_
        variant's (BT_PM_SHARED: vww's 48x48 1x1 of 8 values 96 passes over the channel pairs' constants -> 10) */
 #ifdef BT_PM_SHARED
     const int raster = 1;
+    (void)asm_rq;   /* (a host build: no asm paths) */
 #else
     const int raster = asm_rq;
 #endif
 #if BT_PM_RQ6_ASM
-#ifdef BT_PM_SHARED   /* the shared variants: bt_pm_widen3r, the pixel stride a register */
-    const int w3 = g.direct && g.sh == 1 && g.sw == 1 && g.in_row == g.ow * g.ips && (K & 3) == 0 && K >= 4;
-#else
     const int w3 = asm_rq && g.direct && g.sh == 1 && g.sw == 1 && g.in_row == g.ow * g.ips && (K & 3) == 0 &&
                    (g.ips & 3) == 0 && __builtin_constant_p(K) && __builtin_constant_p(g.ips) && g.ips < 2048 && K >= 4;
+#ifdef BT_PM_SHARED
+    /* the shared variants: a triple widened by one bt_pm_widen3r a filter row (the pixel stride a register): a 1x1
+       read in place whose band's pixels are consecutive (w3r: one row of K values), or a KxK patch whose filter
+       rows are whole groups of 4 values (dense input, dil_w 1: bt_pm_col's rows path), the triple in one output
+       row inside the image (its pixels sw ips apart). bt_pm_col_call a pixel (a call, the geometry's tests, a STR
+       a word and a branch on dbl a group) took ~3.3-3.8 instructions a value: ResNet-8's 32x32 3x3 layers 4.03 M
+       -> 3.61 M est. cycles each */
+    const int w3r = g.direct && g.sh == 1 && g.sw == 1 && g.in_row == g.ow * g.ips && (K & 3) == 0 && K >= 4;
+    const int32_t run = p->kw * p->in.c, rstep = p->dil_h * g.in_row, pstep = g.sw * g.ips;
+    const int rows3 = w3r || (!g.direct && (run & 3) == 0 && run >= 4 && g.ips == p->in.c && p->dil_w == 1);
 #endif
 #endif
     const int32_t S = BT_GROUPED(3, K), tcap = raster ? BT_COL3 : BT_PM3_T;
@@ -1389,16 +1404,28 @@ static inline __attribute__((always_inline)) void bt_conv_pm_form(const bt_conv_
       if (w3) {   /* a 1x1 read in place: each triple's three pixels widened together (bt_pm_widen3) */
         const int8_t *src = in + (y0 - in_y0) * g.in_row + t * g.ips;
         ob[0] = out + t * g.ops;
-        for (int32_t j = 0; j < T; j++, t += 3, src += 3 * g.ips) {
-#ifdef BT_PM_SHARED
-          bt_pm_widen3r(src, col + j * S, K, g.ips, g.off2, dbl);
-#else
-          bt_pm_widen3(src, col + j * S, K, g.ips, g.off2, dbl);
-#endif
-        }
+        for (int32_t j = 0; j < T; j++, t += 3, src += 3 * g.ips) bt_pm_widen3(src, col + j * S, K, g.ips, g.off2, dbl);
       } else
 #endif
       for (int32_t j = 0; j < T; j++, t += 3) {
+#if BT_PM_RQ6_ASM && defined(BT_PM_SHARED)
+        if (rows3) {
+          const int8_t *sr = in + (y0 - in_y0) * g.in_row + t * g.ips;   /* w3r: the band's pixels consecutive */
+          int inside = w3r;
+          if (!w3r) {
+            const int32_t x = t % g.ow, iy0 = (y0 + t / g.ow) * g.sh - p->pad_top, ix0 = x * g.sw - p->pad_left;
+            inside = x + 2 < g.ow && iy0 >= 0 && iy0 + (p->kh - 1) * p->dil_h < p->in.h && ix0 >= 0 &&
+                     ix0 + 2 * g.sw + p->kw <= p->in.w;
+            sr = in + (iy0 - in_y0) * g.in_row + ix0 * g.ips;
+          }
+          if (inside) {
+            int16_t *c = col + j * S;
+            for (int32_t ky = 0; ky < p->kh; ky++, sr += rstep, c += 3 * run) bt_pm_widen3r(sr, c, run, pstep, g.off2, dbl);
+            if (j == 0) ob[0] = out + t * g.ops;
+            continue;
+          }
+        }
+#endif
         int8_t *const o0 = BT_PM_COLX(p, &g, in, in_y0, out, y0, t, patch, col + j * S, 0, 3, dbl);
         int8_t *const o1 = BT_PM_COLX(p, &g, in, in_y0, out, y0, t + 1, patch, col + j * S, 1, 3, dbl);
         int8_t *const o2 = BT_PM_COLX(p, &g, in, in_y0, out, y0, t + 2, patch, col + j * S, 2, 3, dbl);
