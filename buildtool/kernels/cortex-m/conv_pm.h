@@ -1222,13 +1222,15 @@ static inline __attribute__((always_inline)) int8_t *bt_pm_col(const bt_conv_par
 /* BT_PM_SHARED (defined by conv.c only, before its includes): the shared variants, whose layer's shape is in
  * memory (nothing for gcc to fold), call one out-of-line copy of the column builder (bt_pm_col_call: a column per
  * output pixel, not per MAC, so the call costs little; six inlined copies per variant were most of its ~17.5 KB;
- * at -O2, not -Os: 3,216 B instead of 1,998, once in a firmware, and vww's 6x6 1x1 layers of 19-57 live channels,
- * where a pixel's columns are shared by few outputs, ~7 K est. cycles faster each: the balanced set's measured
- * cycles 1.057 -> 1.050x speed's, tests/test_code_budget.py), of the pixels left after the triples (bt_pm_tail_call) and requantise the triples in asm (bt_pm_rqr6). model.c's
+ * at -Os: 1,960 B instead of 3,194 at -O2, once in a firmware; -O2 had made vww's 6x6 1x1 layers ~7 K est. cycles
+ * faster each, but the triples of a 1x1 read in place and of a KxK inside the image are widened by bt_pm_widen3r
+ * now, not here: what calls it is a KxK's pixels at the image's edges, strided 1x1 layers, stems and the pixels
+ * left after the triples, ResNet-8's 3x3 layers ~1.3 % slower, vww's stem 2.4 %, its 1x1 layers alike), of the
+ * pixels left after the triples (bt_pm_tail_call) and requantise the triples in asm (bt_pm_rqr6). model.c's
  * instances and tile functions keep everything inline, as before: in MobileNet v2's tile functions the mere
  * presence of the calls made gcc fail bt_pm_widen3's and bt_pm_rqm6's asm ("impossible constraint"). */
 #ifdef BT_PM_SHARED
-static __attribute__((noinline, unused, optimize("no-tree-loop-distribute-patterns"))) int8_t *bt_pm_col_call(const bt_conv_params *p,
+static __attribute__((noinline, unused, optimize("Os", "no-tree-loop-distribute-patterns"))) int8_t *bt_pm_col_call(const bt_conv_params *p,
                                                                                  const bt_pm_geom *g,
                                                                                  const int8_t *in, int32_t in_y0,
                                                                                  int8_t *out, int32_t y0, int32_t tt,
