@@ -23,6 +23,7 @@ import numpy as np
 from .. import targets
 from ..errors import ModelError, PlanError, UsageError
 from ..model import opdefs, weight_facts
+from ..model.control import ITERATION_LIMIT_STATUS
 from ..model.ir import Graph
 from ..model.ops import conv_groups, fold_pad, slice_bounds
 from ..plan import ArenaPlan, arena_symbol, first_bytes, flash, requant_tables, weight_order
@@ -878,7 +879,10 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
         num_outputs=len(g.outputs), weights=weights, ext_decl=_ext_decl(e),
         io=io_macros(g, p.upper(), "input", list(g.inputs), streamed) + "\n"
         + io_macros(g, p.upper(), "output", list(g.outputs)),
-        weights_bytes=flash.image_bytes(g, weights_align, groups))
+        weights_bytes=flash.image_bytes(g, weights_align, groups),
+        status=(f"/* {p}_invoke's status when a WHILE ran BT_MAX_ITERATIONS times and its condition still held */\n"
+                f"#define {p.upper()}_ITERATION_LIMIT_STATUS {ITERATION_LIMIT_STATUS}\n"
+                if "bt_cf_overrun" in e.tables else ""))
     c = _template(
         "model.c.in", **names, planner=plan.planner, plan_arena_bytes=plan.arena_bytes, variants=_variant_block(e),
         arena=_shared_arena(p, arena_base, max(16, plan.align, weights_align), plan, arena_section),
