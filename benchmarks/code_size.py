@@ -112,8 +112,11 @@ def harness_bytes(t: targets.Target, model_c: str, model_h: str, kernels: list, 
     profile markers) takes in the firmware's code: each harness source compiled alone with the build's flags
     names the symbols it defines (nm); their sizes in the trial link (nm -S: code, constants, .data's initial
     values; not .bss) plus the string literals those objects hold (unnamed: `size -A` of each object's
-    .rodata.str sections)."""
+    .rodata.str sections). A local symbol whose name model.c or a kernel also defines is not counted (its owner is
+    not told apart by name)."""
     elf = toolchain.trial_elf(t, model_c, model_h, work, kernels)
+    others = {f[-1] for lib in (toolchain.model_object(t, work), toolchain.kernel_library(t, toolchain.KERNELS, kernels))
+              for f in _nm(t, lib, "--defined-only") if len(f) >= 3}
     names, strings = set(), 0
     for i, src in enumerate(toolchain.FIRMWARE / s for s in t.firmware_sources()):
         obj = work / f"harness{i}.o"
@@ -124,7 +127,8 @@ def harness_bytes(t: targets.Target, model_c: str, model_h: str, kernels: list, 
         strings += sum(int(f[1]) for f in (line.split() for line in r.stdout.splitlines())
                        if f and f[0].startswith(".rodata") and ".str" in f[0])
     return strings + sum(int(f[1], 16) for f in _nm(t, elf, "-S", "--defined-only")
-                         if len(f) == 4 and f[3] in names and f[2] not in "bBnN")
+                         if len(f) == 4 and f[3] in names and f[2] not in "bBnN"
+                         and not (f[2].islower() and f[3] in others))
 
 
 def is_arm(t: targets.Target) -> bool:
