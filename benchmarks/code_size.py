@@ -81,19 +81,54 @@ def _size(t: targets.Target, elf: Path) -> int:
                if line.split()[:1] and line.split()[0].startswith(keep))
 
 
-def ours(t: targets.Target, spec, preset: str = "balanced", cycles: bool = False, fused: bool = False):
+def ours(t: targets.Target, spec, preset: str = "balanced", cycles: bool = False, fused: bool = False,
+         harness: bool = False):
     """(code bytes as the build counts them, the model's operator codes) at optimize_code=preset; cycles: also
     the code plan's modelled cycles of the layers it chooses (None: no choice on the board); fused: of the
-    --optimize ram plan."""
+    --optimize ram plan; harness: also the harness's bytes in that firmware (harness_bytes)."""
     m = pipeline.read_model(str(spec))
     plan = pipeline.plan_memory(m.graph, PlanOptions(optimize="ram" if fused else None))
     files = pipeline.code(m, plan, t.name, PlanOptions(optimize_code=preset))
     ops = model_opcodes(m.graph)
     code = toolchain.code_bytes(t, files["model.c"], files["model.h"], model_sources(t, ops, fused))
+    if harness:
+        with tempfile.TemporaryDirectory(prefix="bt-code-size-") as tmp:
+            return code, ops, harness_bytes(t, files["model.c"], files["model.h"], model_sources(t, ops, fused),
+                                            Path(tmp))
     if not cycles:
         return code, ops
     cp = json.loads(files["firmware.json"]).get("code_plan")
     return code, ops, (cp["cycles"] if cp else None)
+
+
+def _nm(t: targets.Target, path: Path, *flags) -> list:
+    """`nm flags path` as rows of fields."""
+    r = subprocess.run([t.binutil("nm"), *flags, str(path)], capture_output=True, text=True, check=True)
+    return [line.split() for line in r.stdout.splitlines()]
+
+
+def harness_bytes(t: targets.Target, model_c: str, model_h: str, kernels: list, work: Path) -> int:
+    """The bytes the board's harness (its firmware_src sources: start-up, vector table, bt_main, the I/O and the
+    profile markers) takes in the firmware's code: each harness source compiled alone with the build's flags
+    names the symbols it defines (nm); their sizes in the trial link (nm -S: code, constants, .data's initial
+    values; not .bss) plus the string literals those objects hold (unnamed: `size -A` of each object's
+    .rodata.str sections). A local symbol whose name model.c or a kernel also defines is not counted (its owner is
+    not told apart by name)."""
+    elf = toolchain.trial_elf(t, model_c, model_h, work, kernels)
+    others = {f[-1] for lib in (toolchain.model_object(t, work), toolchain.kernel_library(t, toolchain.KERNELS, kernels))
+              for f in _nm(t, lib, "--defined-only") if len(f) >= 3}
+    names, strings = set(), 0
+    for i, src in enumerate(toolchain.FIRMWARE / s for s in t.firmware_sources()):
+        obj = work / f"harness{i}.o"
+        subprocess.run([t.cc] + toolchain.compile_flags(t, work) + ["-c", str(src), "-o", str(obj)], check=True,
+                       capture_output=True)
+        names |= {f[-1] for f in _nm(t, obj, "--defined-only") if f[-2] not in "bBnN"}
+        r = subprocess.run([t.binutil("size"), "-A", str(obj)], capture_output=True, text=True, check=True)
+        strings += sum(int(f[1]) for f in (line.split() for line in r.stdout.splitlines())
+                       if f and f[0].startswith(".rodata") and ".str" in f[0])
+    return strings + sum(int(f[1], 16) for f in _nm(t, elf, "-S", "--defined-only")
+                         if len(f) == 4 and f[3] in names and f[2] not in "bBnN"
+                         and not (f[2].islower() and f[3] in others))
 
 
 def is_arm(t: targets.Target) -> bool:
@@ -131,22 +166,25 @@ def presets(boards: list, out=print) -> None:
 
 def against_cmsis(boards: list, out=print) -> None:
     """Per board and model: ours against the CMSIS-NN kernels the same layers call (n/a off Arm)."""
-    out("| board | model | ours | tables (with the weights) | CMSIS-NN kernels (-Os, --gc-sections) | ours / CMSIS-NN "
+    out("| board | model | ours | of which harness / model | tables (with the weights) "
+        "| CMSIS-NN kernels (-Os, --gc-sections) | ours / CMSIS-NN | model / CMSIS-NN "
         "| operators CMSIS-NN has no kernel for |")
-    out("|---|---|---:|---:|---:|---:|---|")
+    out("|---|---|---:|---:|---:|---:|---:|---:|---|")
     tables = {name: sum(n for _, n in requant_tables.sizes(pipeline.read_model(str(spec)).graph))
               for name, spec in MODELS.items()}  # the image's, whatever the board
     with tempfile.TemporaryDirectory(prefix="bt-code-size-") as tmp:
         for board in boards:
             t = targets.get(board)
             for name, spec in MODELS.items():
-                code, ops = ours(t, spec)
+                code, ops, harness = ours(t, spec, harness=True)
                 calls = sorted({c for op in ops for c in CMSIS_CALLS.get(op, ())})
                 cm = cmsis_code(t, calls, Path(tmp)) if is_arm(t) else None
                 shown = kib(cm) if cm is not None else "does not build" if is_arm(t) else "n/a (CMSIS-NN is for Arm)"
                 ratio = f"{code / cm:.2f}" if cm else "-"
+                model_ratio = f"{(code - harness) / cm:.2f}" if cm else "-"
                 alone = ", ".join(op for op in ops if op not in CMSIS_CALLS) or "-"
-                out(f"| {board} | {name} | {kib(code)} | {kib(tables[name])} | {shown} | {ratio} | {alone} |")
+                out(f"| {board} | {name} | {kib(code)} | {kib(harness)} / {kib(code - harness)} | {kib(tables[name])} "
+                    f"| {shown} | {ratio} | {model_ratio} | {alone} |")
 
 
 def main(argv=None) -> int:

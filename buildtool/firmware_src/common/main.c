@@ -23,9 +23,13 @@ int bt_main(void) {
       }
     }
     rc = model_invoke();
-    if (rc != 0) {  /* 5: a WHILE ran BT_MAX_ITERATIONS times (codegen/control_c.py) */
-      bt_puts(rc == 5 ? "bt: a WHILE operator ran BT_MAX_ITERATIONS iterations and its condition still holds\n"
-                      : "bt: model_invoke failed\n");
+    if (rc != 0) {
+#ifdef MODEL_ITERATION_LIMIT_STATUS  /* a model with a WHILE (codegen/control_c.py): its line, else none */
+      if (rc == MODEL_ITERATION_LIMIT_STATUS)
+        bt_puts("bt: a WHILE operator ran BT_MAX_ITERATIONS iterations and its condition still holds\n");
+      else
+#endif
+        bt_puts("bt: model_invoke failed\n");
       return BT_EXIT_INVOKE;
     }
     for (int i = 0; i < MODEL_NUM_OUTPUTS; i++)

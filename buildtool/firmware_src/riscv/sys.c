@@ -3,6 +3,7 @@
    (common/rtt_io.c: report the code over RTT and wait, as a real part without a debugger must). */
 #include <stdint.h>
 #include "bt_platform.h"
+BT_HARNESS_FOR_SIZE
 
 extern uint32_t __data_load, __data_start, __data_end, __bss_start, __bss_end, __stack_bottom, __stack_top;
 int sh_call(int op, void *arg); /* start.S */
