@@ -130,17 +130,18 @@ static inline __attribute__((always_inline)) void bt_pm_rqm6(const int32_t *acc,
  * with a STR per word (and gcc rematerialised the offset word in its loop). Measured (est. high): kws's 1x1 layers
  * 716.7 K -> 706.1 K each; vww's 1x1 layers 48x48 of 8 values 843.5 K -> 808.3 K, 24x24 of 32 981.7 K -> 937.4 K,
  * 12x12 of 64 837.7 K -> 826.6 K, 6x6 of 128 ~761 K -> ~756 K. Only optimised with DSP (BT_PM_RQ6_ASM). */
-#define BT_PM_W3_GROUP(D)                                    \
+#define BT_PM_W3_GROUP(D) BT_PM_W3_GROUPX(D, "%[I2]") "stmia %[c]!, {%[a0], %[a1], %[a2], %[b0], %[b1], %[b2]}\n\t"
+/* A2: the third pixel's offset, the operand I2 or (a register stride, bt_pm_widen3r) I1 shifted; the stores after */
+#define BT_PM_W3_GROUPX(D, A2)                               \
   "ldr %[a1], [%[s], %[I1]]\n\t"                              \
-  "ldr %[a2], [%[s], %[I2]]\n\t"                              \
+  "ldr %[a2], [%[s], " A2 "]\n\t"                              \
   "ldr %[a0], [%[s]], #4\n\t"                                 \
   "sxtab16 %[b0], %[o2], %[a0], ror #8\n\t"                   \
   "sxtab16 %[a0], %[o2], %[a0]\n\t"                           \
   "sxtab16 %[b1], %[o2], %[a1], ror #8\n\t"                   \
   "sxtab16 %[a1], %[o2], %[a1]\n\t"                           \
   "sxtab16 %[b2], %[o2], %[a2], ror #8\n\t"                   \
-  "sxtab16 %[a2], %[o2], %[a2]\n\t" D                         \
-  "stmia %[c]!, {%[a0], %[a1], %[a2], %[b0], %[b1], %[b2]}\n\t"
+  "sxtab16 %[a2], %[o2], %[a2]\n\t" D
 #define BT_PM_W3_DBL                                         \
   "sadd16 %[a0], %[a0], %[a0]\n\tsadd16 %[a1], %[a1], %[a1]\n\tsadd16 %[a2], %[a2], %[a2]\n\t" \
   "sadd16 %[b0], %[b0], %[b0]\n\tsadd16 %[b1], %[b1], %[b1]\n\tsadd16 %[b2], %[b2], %[b2]\n\t"
@@ -169,6 +170,33 @@ static inline __attribute__((always_inline)) void bt_pm_widen3(const int8_t *s, 
   }
 #undef BT_PM_W3_OPS
 }
+#ifdef BT_PM_SHARED
+/* The same with a run-time pixel stride IPS in a register (the third pixel at IPS << 1: one register fewer), the
+ * six words stored by three STRDs (no fixed registers: an STM's list in r0-r5 left gcc no registers in
+ * bt_conv_s8_pm_rq2_ssat_lo, "impossible constraints"), one loop for either parity (an odd count enters at the
+ * second group): the shared variants' 1x1 read in place and
+ * their KxK triples inside the image (filter row by filter row), whose bt_pm_col_call per pixel (a call, the
+ * geometry's tests, a STR per word and a branch on dbl per group) took ~3.3-3.8 instructions a value. */
+static inline __attribute__((always_inline)) void bt_pm_widen3r(const int8_t *s, int16_t *c, const int32_t K,
+                                                                const int32_t IPS, int32_t off2, const int dbl) {
+  uint32_t a0, a1, a2, b0, b1, b2;
+  int32_t n = K >> 2;
+#define BT_PM_W3R_G(D)                                                                                    \
+  BT_PM_W3_GROUPX(D, "%[I1], lsl #1")                                                                     \
+  "strd %[a0], %[a1], [%[c]]\n\tstrd %[a2], %[b0], [%[c], #8]\n\tstrd %[b1], %[b2], [%[c], #16]\n\tadds %[c], #24\n\t"
+#define BT_PM_W3R(D)                                                                                      \
+  "lsrs %[n], %[n], #1\n\tbcs 2f\n\tsub %[n], %[n], #1\n1:\n\t" BT_PM_W3R_G(D) "2:\n\t" BT_PM_W3R_G(D)      \
+  "subs %[n], %[n], #1\n\tbpl 1b\n\t"                                                                     \
+  : [s] "+r"(s), [c] "+r"(c), [n] "+r"(n), [a0] "=&r"(a0), [a1] "=&r"(a1), [a2] "=&r"(a2), [b0] "=&r"(b0), \
+    [b1] "=&r"(b1), [b2] "=&r"(b2)                                                                        \
+  : [o2] "r"(off2), [I1] "r"(IPS)                                                                         \
+  : "cc", "memory"
+  if (dbl) __asm__ volatile(BT_PM_W3R(BT_PM_W3_DBL));
+  else __asm__ volatile(BT_PM_W3R(""));
+#undef BT_PM_W3R
+#undef BT_PM_W3R_G
+}
+#endif
 #undef BT_PM_W3_DBL
 /* bt_pm_rq6 / bt_pm_rqm6 (fast 1 / 2) without the stores, for a run-time output pixel stride (the shared variants,
  * conv.c): the six sums of acc requantised in place (SSAT #8: act 2), the caller stores them. gcc's own code for
@@ -1194,13 +1222,15 @@ static inline __attribute__((always_inline)) int8_t *bt_pm_col(const bt_conv_par
 /* BT_PM_SHARED (defined by conv.c only, before its includes): the shared variants, whose layer's shape is in
  * memory (nothing for gcc to fold), call one out-of-line copy of the column builder (bt_pm_col_call: a column per
  * output pixel, not per MAC, so the call costs little; six inlined copies per variant were most of its ~17.5 KB;
- * at -O2, not -Os: 3,216 B instead of 1,998, once in a firmware, and vww's 6x6 1x1 layers of 19-57 live channels,
- * where a pixel's columns are shared by few outputs, ~7 K est. cycles faster each: the balanced set's measured
- * cycles 1.057 -> 1.050x speed's, tests/test_code_budget.py), of the pixels left after the triples (bt_pm_tail_call) and requantise the triples in asm (bt_pm_rqr6). model.c's
+ * at -Os: 1,960 B instead of 3,194 at -O2, once in a firmware; -O2 had made vww's 6x6 1x1 layers ~7 K est. cycles
+ * faster each, but the triples of a 1x1 read in place and of a KxK inside the image are widened by bt_pm_widen3r
+ * now, not here: what calls it is a KxK's pixels at the image's edges, strided 1x1 layers, stems and the pixels
+ * left after the triples, ResNet-8's 3x3 layers ~1.3 % slower, vww's stem 2.4 %, its 1x1 layers alike), of the
+ * pixels left after the triples (bt_pm_tail_call) and requantise the triples in asm (bt_pm_rqr6). model.c's
  * instances and tile functions keep everything inline, as before: in MobileNet v2's tile functions the mere
  * presence of the calls made gcc fail bt_pm_widen3's and bt_pm_rqm6's asm ("impossible constraint"). */
 #ifdef BT_PM_SHARED
-static __attribute__((noinline, unused, optimize("no-tree-loop-distribute-patterns"))) int8_t *bt_pm_col_call(const bt_conv_params *p,
+static __attribute__((noinline, unused, optimize("Os", "no-tree-loop-distribute-patterns"))) int8_t *bt_pm_col_call(const bt_conv_params *p,
                                                                                  const bt_pm_geom *g,
                                                                                  const int8_t *in, int32_t in_y0,
                                                                                  int8_t *out, int32_t y0, int32_t tt,
@@ -1340,12 +1370,32 @@ static inline __attribute__((always_inline)) void bt_conv_pm_form(const bt_conv_
        (ob[0] only), fewer passes over the channel pairs' constants (vww's 6x6 1x1 layers of 128 values: one pass
        of 12 triples instead of three of 4, ~6 K est. high cycles a layer; kws's 1x1 layers 5 passes of 41 triples
        instead of 6, ~1.6 K) */
+    /* raster: the outputs addressed from ob[0] in raster order (bt_pm_col returns out + tt ops), no address a pixel
+       in ob, so a pass takes as many triples as the columns hold: the asm requantisation's, and every shared
+       variant's (BT_PM_SHARED: vww's 48x48 1x1 of 8 values 96 passes over the channel pairs' constants -> 10) */
+#ifdef BT_PM_SHARED
+    const int raster = 1;
+    (void)asm_rq;   /* (a host build: no asm paths) */
+#else
+    const int raster = asm_rq;
+#endif
 #if BT_PM_RQ6_ASM
     const int w3 = asm_rq && g.direct && g.sh == 1 && g.sw == 1 && g.in_row == g.ow * g.ips && (K & 3) == 0 &&
                    (g.ips & 3) == 0 && __builtin_constant_p(K) && __builtin_constant_p(g.ips) && g.ips < 2048 && K >= 4;
+#ifdef BT_PM_SHARED
+    /* the shared variants: a triple widened by one bt_pm_widen3r a filter row (the pixel stride a register): a 1x1
+       read in place whose band's pixels are consecutive (w3r: one row of K values), or a KxK patch whose filter
+       rows are whole groups of 4 values (dense input, dil_w 1: bt_pm_col's rows path), the triple in one output
+       row inside the image (its pixels sw ips apart). bt_pm_col_call a pixel (a call, the geometry's tests, a STR
+       a word and a branch on dbl a group) took ~3.3-3.8 instructions a value: ResNet-8's 32x32 3x3 layers 4.03 M
+       -> 3.61 M est. cycles each */
+    const int w3r = g.direct && g.sh == 1 && g.sw == 1 && g.in_row == g.ow * g.ips && (K & 3) == 0 && K >= 4;
+    const int32_t run = p->kw * p->in.c, rstep = p->dil_h * g.in_row, pstep = g.sw * g.ips;
+    const int rows3 = w3r || (!g.direct && (run & 3) == 0 && run >= 4 && g.ips == p->in.c && p->dil_w == 1);
 #endif
-    const int32_t S = BT_GROUPED(3, K), tcap = asm_rq ? BT_COL3 : BT_PM3_T;
-    const int32_t room = (asm_rq && g.direct ? 3 * BT_COL_MAX - BT_PM_L3_ROOM(p, K, g.ops) : 3 * BT_COL3);
+#endif
+    const int32_t S = BT_GROUPED(3, K), tcap = raster ? BT_COL3 : BT_PM3_T;
+    const int32_t room = (raster && g.direct ? 3 * BT_COL_MAX - BT_PM_L3_ROOM(p, K, g.ops) : 3 * BT_COL3);
     const int32_t tmax = K > BT_COL3 ? 1 : room / S < tcap ? room / S : tcap;
     int8_t *ob[3 * BT_PM3_T];
     ob[0] = out;   /* set in every pass (T >= 1); GCC -O2 cannot see it */
@@ -1360,10 +1410,28 @@ static inline __attribute__((always_inline)) void bt_conv_pm_form(const bt_conv_
       } else
 #endif
       for (int32_t j = 0; j < T; j++, t += 3) {
+#if BT_PM_RQ6_ASM && defined(BT_PM_SHARED)
+        if (rows3) {
+          const int8_t *sr = in + (y0 - in_y0) * g.in_row + t * g.ips;   /* w3r: the band's pixels consecutive */
+          int inside = w3r;
+          if (!w3r) {
+            const int32_t x = t % g.ow, iy0 = (y0 + t / g.ow) * g.sh - p->pad_top, ix0 = x * g.sw - p->pad_left;
+            inside = x + 2 < g.ow && iy0 >= 0 && iy0 + (p->kh - 1) * p->dil_h < p->in.h && ix0 >= 0 &&
+                     ix0 + 2 * g.sw + p->kw <= p->in.w;
+            sr = in + (iy0 - in_y0) * g.in_row + ix0 * g.ips;
+          }
+          if (inside) {
+            int16_t *c = col + j * S;
+            for (int32_t ky = 0; ky < p->kh; ky++, sr += rstep, c += 3 * run) bt_pm_widen3r(sr, c, run, pstep, g.off2, dbl);
+            if (j == 0) ob[0] = out + t * g.ops;
+            continue;
+          }
+        }
+#endif
         int8_t *const o0 = BT_PM_COLX(p, &g, in, in_y0, out, y0, t, patch, col + j * S, 0, 3, dbl);
         int8_t *const o1 = BT_PM_COLX(p, &g, in, in_y0, out, y0, t + 1, patch, col + j * S, 1, 3, dbl);
         int8_t *const o2 = BT_PM_COLX(p, &g, in, in_y0, out, y0, t + 2, patch, col + j * S, 2, 3, dbl);
-        if (!asm_rq) { ob[3 * j] = o0; ob[3 * j + 1] = o1; ob[3 * j + 2] = o2; }
+        if (!raster) { ob[3 * j] = o0; ob[3 * j + 1] = o1; ob[3 * j + 2] = o2; }
         else if (j == 0) ob[0] = o0;
       }
       int32_t oc = 0;
@@ -1438,14 +1506,25 @@ static inline __attribute__((always_inline)) void bt_conv_pm_form(const bt_conv_
         if (fast && act == 2 && !asm_rq) {   /* the shared variants' run-time output stride: bt_pm_rqr6 */
           int32_t k[6];
           const int folded = bt_pm_k6(k, m0, m1, s0, s1, zp, fast);
-          for (int32_t j = 0; j < T; j++) {
+          /* one column pointer and one output pointer stepped (raster), no count: gcc kept five induction
+             variables on the stack */
+          const int32_t ops = g.ops;
+          int8_t *o = ob[0] + oc;
+          const int16_t *cj = col, *const cend = col + T * S;
+          do {
             int32_t acc[6];
-            bt_mm3x2(col + j * S, f, K, b0, b1, acc);
+            bt_mm3x2(cj, f, K, b0, b1, acc);
             bt_pm_rqr6(acc, k, folded, zp, fast);
-            int8_t *const o0 = ob[3 * j] + oc, *const o1 = ob[3 * j + 1] + oc, *const o2 = ob[3 * j + 2] + oc;
-            o0[0] = (int8_t)acc[0]; o0[1] = (int8_t)acc[1]; o1[0] = (int8_t)acc[2];
-            o1[1] = (int8_t)acc[3]; o2[0] = (int8_t)acc[4]; o2[1] = (int8_t)acc[5];
-          }
+            /* the three pixels' two outputs each, o stepped ops a pixel in one asm (gcc kept an address a pixel) */
+            __asm__ volatile("strb %[a00], [%[o]]\n\tstrb %[a01], [%[o], #1]\n\tadd %[o], %[o], %[ops]\n\t"
+                             "strb %[a10], [%[o]]\n\tstrb %[a11], [%[o], #1]\n\tadd %[o], %[o], %[ops]\n\t"
+                             "strb %[a20], [%[o]]\n\tstrb %[a21], [%[o], #1]\n\tadd %[o], %[o], %[ops]\n\t"
+                             : [o] "+r"(o)
+                             : [a00] "r"(acc[0]), [a01] "r"(acc[1]), [a10] "r"(acc[2]), [a11] "r"(acc[3]),
+                               [a20] "r"(acc[4]), [a21] "r"(acc[5]), [ops] "r"(ops)
+                             : "memory");
+            cj += S;
+          } while (cj != cend);
           continue;
         }
 #endif
@@ -1453,7 +1532,8 @@ static inline __attribute__((always_inline)) void bt_conv_pm_form(const bt_conv_
         for (int32_t j = 0; j < T; j++) {
           int32_t acc[6];
           bt_mm3x2(col + j * S, f, K, b0, b1, acc);
-          int8_t *const o0 = ob[3 * j] + oc, *const o1 = ob[3 * j + 1] + oc, *const o2 = ob[3 * j + 2] + oc;
+          int8_t *const o0 = (raster ? ob[0] + 3 * j * g.ops : ob[3 * j]) + oc;
+          int8_t *const o1 = raster ? o0 + g.ops : ob[3 * j + 1] + oc, *const o2 = raster ? o1 + g.ops : ob[3 * j + 2] + oc;
           o0[0] = (int8_t)bt_pm_out(acc[0], m0, s0, p0, e0, zp, lo, hi, fast, act);
           o0[1] = (int8_t)bt_pm_out(acc[1], m1, s1, p1, e1, zp, lo, hi, fast, act);
           o1[0] = (int8_t)bt_pm_out(acc[2], m0, s0, p0, e0, zp, lo, hi, fast, act);
@@ -1468,9 +1548,9 @@ static inline __attribute__((always_inline)) void bt_conv_pm_form(const bt_conv_
         for (int32_t j = 0; j < T; j++) {
           int32_t acc[3];
           bt_mmpx1(col + j * S, filter + oc * K, K, 3, acc);
-          /* asm_rq: only ob[0] is kept (more triples than ob holds), the outputs in raster order from it */
-          int8_t *const o0 = asm_rq ? ob[0] + 3 * j * g.ops : ob[3 * j];
-          int8_t *const o1 = asm_rq ? o0 + g.ops : ob[3 * j + 1], *const o2 = asm_rq ? o0 + 2 * g.ops : ob[3 * j + 2];
+          /* raster: only ob[0] is kept (more triples than ob holds), the outputs in raster order from it */
+          int8_t *const o0 = raster ? ob[0] + 3 * j * g.ops : ob[3 * j];
+          int8_t *const o1 = raster ? o0 + g.ops : ob[3 * j + 1], *const o2 = raster ? o0 + 2 * g.ops : ob[3 * j + 2];
           o0[oc] = (int8_t)bt_pm_out(acc[0] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);
           o1[oc] = (int8_t)bt_pm_out(acc[1] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);
           o2[oc] = (int8_t)bt_pm_out(acc[2] + b, mult[oc], s0, p0, e0, zp, lo, hi, fast, act);
