@@ -104,6 +104,7 @@ class _Emit:
         self.dw_fields = {}  # a DEPTHWISE_CONV_2D's bt_depthwise_params fields (params), for its variant
         self.grouped = {}  # a CONV_2D's fx_chw_k tile kernel (chw_conv_kernel), None when it has none
         self.tile_shares = {}  # the tile kernels declared so far (tile_kernels.define's shared)
+        self.axes = {}  # (rows, their text) -> the first axis table declared with them (axis)
         self.blk_of = {}  # a CONV_2D into a channelwise window -> its block (kg_conv_calls)
         self.piped = {k for grp in plan.schedule.pipelined for k in grp}
         for k, it in enumerate(plan.schedule.items):
@@ -248,6 +249,13 @@ class _Emit:
         return n
 
     # -- blocks -------------------------------------------------------------------------
+    def axis(self, e: _Emitter, name: str, n: int, table: list) -> None:
+        """Declare a tile axis table (axis_table's rows) as `name`: a #define of the first one of the same rows where
+        one is declared already (kws' blocks 1-7: one 25-row table, not seven, 1,200 bytes)."""
+        rows = _rows(table)
+        first = self.axes.setdefault((n, rows), name)
+        e.declare(f"static const int16_t {name}[{n}][4] = {rows};" if first == name else f"#define {name} {first}")
+
     def block(self, e: _Emitter, k: int, blk: BlockRun) -> None:
         g, plan = self.g, self.plan
         n_r, n_c = len(blk.rows.bounds) - 1, len(blk.cols.bounds) - 1
@@ -259,8 +267,8 @@ class _Emit:
             win = t in blk.windows
             rt = axis_table(blk.rows, t, n_r, win)
             ct = axis_table(blk.cols, t, n_c, win)
-            e.declare(f"static const int16_t fx{k}_t{t}_r[{n_r}][4] = {_rows(rt)};")
-            e.declare(f"static const int16_t fx{k}_t{t}_c[{n_c}][4] = {_rows(ct)};")
+            self.axis(e, f"fx{k}_t{t}_r", n_r, rt)
+            self.axis(e, f"fx{k}_t{t}_c", n_c, ct)
         row_fn = k in self.piped  # a pipelined block runs one tile row per call (pipeline_c)
         zero = "if (r == 0) " if row_fn else ""  # its accumulator starts at the first row
         lines = [pipeline_c.row_header(plan, k, n_r) if row_fn else f"static void fx_block{k}(void) {{"]
@@ -666,21 +674,25 @@ class _Emit:
                       tile_kernels.win_geom(fields, ib[r][c], {"ps": 0}, ca, cb, -1)[1]["pad_left"])
                      for r, c, ra, rb, ca, cb in self.out_boxes(blk, t)]
             calls = dict(shape=tile_kernels.call_shape(fields, boxes))
-        form = self.offer(e, op, name, shape in ("box", "col") and not tile_kernels.pointwise(fields))
+        src, dst = self.pixels(blk, i), self.pixels(blk, t)
+        form = self.offer(e, op, name, shape in ("box", "col") and not tile_kernels.pointwise(fields),
+                          tile_kernels.identity(name, fields, group, src, dst, shape, calls))
         if form is False:  # the variant itself, code it shares with the other layers calling it
             e.used_variants[name] = kernel_variants.DISPATCHERS["conv"]
             return name
-        return tile_kernels.define(e, op, fields, name, group, self.pixels(blk, i), self.pixels(blk, t), shape, calls,
-                                   form, self.tile_shares)
+        return tile_kernels.define(e, op, fields, name, group, src, dst, shape, calls, form, self.tile_shares)
 
-    def offer(self, e: _Emitter, op, name: str, shared: bool = False):
+    def offer(self, e: _Emitter, op, name: str, shared: bool = False, identity: str | None = None):
         """Offer conv op's tile kernel (its own instance of variant `name`) to the code budget as a plain layer's own
         instance is offered (Emitter.kernel, own_instance): its full, medium and compact forms and, shared, the
         variant itself (fx_win_k calls it on the tile's bt_conv_params as it calls the tile kernel: valid on every
         call, tile_kernels.variant), their bytes and the layer's modelled cycles run whole (code_budget.work; the
         tiles' recomputation not counted, as block_cycles); returns the form the budget chose (False: the variant,
-        True: the full instance, before the budget's choice)."""
+        True: the full instance, before the budget's choice). identity: tile_kernels.identity, the code name the budget
+        gives the tile kernel (Emitter.identities), one for the layers whose tile kernels define shares: counted once."""
         e.offer(op, "conv", (name,) if shared else (), name, e.conv_layer(op, self.conv_fields[op.index]))
+        if identity is not None:
+            e.identities[op.index] = identity
         form = e.chosen_form(op, name)
         return form if shared or form is not False else True
 
