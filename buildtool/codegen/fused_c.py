@@ -119,6 +119,7 @@ class _Emit:
                         raise PlanError(f"operator {it} ({op.opcode}) runs whole on row-banded tensor {i}; "
                                         f"firmware needs it in one piece: plan without banding it")
                 emit_op(e, it)
+        self.entries(e)
         e.fixed_cycles = self.block_cycles(e)
 
     def block_cycles(self, e: _Emitter) -> int:
@@ -400,10 +401,35 @@ class _Emit:
             return f"fx_conv_inplace(&{p}, {src}, {dst}, {box});"
         kernel = self.tile_kernel(e, blk, op, ch) if kind == "FX_CONV" else None
         if kernel:
-            return f"fx_win_k(&{p}, {kernel}, {src}, {dst}, {box}, {ch});"
+            entry = self.win_entry(blk, op) if (src, ch) == ("&i0", "-1") else "fx_win_k"
+            return f"{entry}(&{p}, {kernel}, {src}, {dst}, {box}, {ch});"
         if kind == "FX_DW":
             return self.depthwise(e, op, src, dst, box, ch, fch, (k, blk))
         return f"fx_win({kind}, &{p}, {src}, {dst}, {box}, {ch}, {fch});"
+
+    def win_entry(self, blk: BlockRun, op) -> str:
+        """The fx_win_k entry of conv op's tiles (fused_ref.h win_kind_o; its output boxes from its input's fx_buf):
+        fx_win_kb where no call reads row bands or makes column calls (a 1x1 stride-1 conv without padding over a box
+        of several rows into an unbanded buffer), fx_win_kr where every call reads row bands and none makes column
+        calls, else fx_win_k (every path; the others are its code less the paths no call takes: 0.4 and 0.7 KB of its
+        1.9 KB). entries() makes them one entry where a call needs fx_win_k."""
+        f = self.conv_fields[op.index]
+        t, i = op.outputs[0], op.inputs[0]
+        pw = tile_kernels.pointwise(f) and f["stride_h"] == 1 and f["stride_w"] == 1
+        if pw and not (t not in blk.windows and t in self.banded) and any(
+                rb - ra > 1 for _, _, ra, rb, _, _ in self.out_boxes(blk, t)):
+            return "fx_win_k"
+        return "fx_win_kr" if i not in blk.windows and i in self.banded else "fx_win_kb"
+
+    @staticmethod
+    def entries(e: _Emitter) -> None:
+        """The fx_win_k entries (win_entry) as the model's calls need them, its text rewritten: fx_win_k for every
+        call where one calls it (or fx_chw_k, fx_chw_kg, which call it): its code holds the others'."""
+        text = "\n".join(e.decls + e.body)
+        if any(f"{fn}(" in text for fn in ("fx_win_k", "fx_chw_k", "fx_chw_kg")):
+            for old in ("fx_win_kb(", "fx_win_kr("):
+                e.decls[:] = [d.replace(old, "fx_win_k(") for d in e.decls]
+                e.body[:] = [b.replace(old, "fx_win_k(") for b in e.body]
 
     def grouped_conv(self, e: _Emitter, k: int, blk: BlockRun, op, box: str) -> str:
         """The C loop computing box of grouped CONV_2D op (model.ops.conv_groups), one fx_win call per group as
@@ -689,7 +715,8 @@ class _Emit:
         call, tile_kernels.variant), their bytes and the layer's modelled cycles run whole (code_budget.work; the
         tiles' recomputation not counted, as block_cycles); returns the form the budget chose (False: the variant,
         True: the full instance, before the budget's choice). identity: tile_kernels.identity, the code name the budget
-        gives the tile kernel (Emitter.identities), one for the layers whose tile kernels define shares: counted once."""
+        gives the tile kernel (Emitter.identities), one for the layers whose tile kernels define shares (counted
+        once)."""
         e.offer(op, "conv", (name,) if shared else (), name, e.conv_layer(op, self.conv_fields[op.index]))
         if identity is not None:
             e.identities[op.index] = identity

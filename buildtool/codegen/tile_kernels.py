@@ -197,7 +197,8 @@ def identity(name: str, fields: dict, group: int, src: tuple, dst: tuple, shape:
     q, rows = tile_params(fields, group, src, dst, shape, calls)
     macro, extra = kernel_variants.INSTANCES[name]
     flat = ",".join(f"{k}={v}" for k, v in kernel_variants.flat_fields(lifted(q, shape)))
-    return f"tile {name} {macro}{tuple(extra)} {shape} {flat} rows={rows} move={pointwise(fields) and shape != 'inplace'}"
+    move = pointwise(fields) and shape != "inplace"
+    return f"tile {name} {macro}{tuple(extra)} {shape} {flat} rows={rows} move={move}"
 
 
 def define(e, op, fields: dict, name: str, group: int, src: tuple, dst: tuple, shape: str, calls=None,

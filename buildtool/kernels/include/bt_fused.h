@@ -75,6 +75,12 @@ typedef void (*fx_conv_kernel)(const bt_conv_params *p, const int8_t *in, int32_
    instead of bt_conv_s8. */
 void fx_win_k(const void *prm, fx_conv_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
               int32_t ca, int32_t cb, int32_t ch);
+/* fx_win_k where code generation proved every call takes its box path (fx_win_kb) or its row-band path (fx_win_kr):
+   without the others' code. */
+void fx_win_kb(const void *prm, fx_conv_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
+               int32_t ca, int32_t cb, int32_t ch);
+void fx_win_kr(const void *prm, fx_conv_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
+               int32_t ca, int32_t cb, int32_t ch);
 /* A depthwise kernel with bt_depthwise_s8's signature: generated model.c passes the variant code generation
    chose for the layer (buildtool/codegen/kernel_variants.py; it must give bt_depthwise_s8's bytes on every call
    the runtime makes with it: on any group of the layer's channels) to fx_win_dk. */

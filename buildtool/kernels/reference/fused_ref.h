@@ -201,20 +201,25 @@ static inline int rows_follow(int8_t *const *rows, int32_t a, int32_t b, int32_t
   return 1;
 }
 
+/* win_kind_o's only: every call of the entry takes one path, which code generation proved (codegen/fused_c.py
+   win_entry): FX_ONLY_BOX the input not row-banded and no column calls; FX_ONLY_ROWS the input row-banded and no
+   column calls. 0: any. */
+#define FX_ONLY_BOX 1
+#define FX_ONLY_ROWS 2
 /* Output rows [ra, rb) x cols [ca, cb) of a sliding-window operator, from buffer in into out
    (ch, fch: as win_geom); a conv's kernel calls go to conv (bt_conv_s8 or model.c's tile kernel), a depthwise's
    to dw (bt_depthwise_s8 or the variant code generation chose for the layer); box 0: not through the set's own
-   paths (fx_k_box). */
-FX_ALWAYS void win_kind_b(int kind, int box, const void *prm, fx_conv_kernel conv, fx_dw_kernel dw, const fx_buf *in,
-                          const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t ch,
-                          const int8_t *fch) {
+   paths (fx_k_box); only: FX_ONLY_BOX, FX_ONLY_ROWS or 0. */
+FX_ALWAYS void win_kind_o(int kind, int box, int only, const void *prm, fx_conv_kernel conv, fx_dw_kernel dw,
+                          const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
+                          int32_t ch, const int8_t *fch) {
   fx_prm q;
   const int32_t x0 = win_geom(kind, prm, in, out, ca, cb, ch, fch, &q);
   const bt_shape *is = kind == FX_CONV || kind == FX_DW ? &q.c.in : &q.p.in;
   const int32_t kh = kind == FX_CONV || kind == FX_DW ? q.c.kh : q.p.filter_h;
   const int32_t oc = ch >= 0 && kind == FX_DW ? ch : 0;
   if (box && fx_k_box(kind, &q, in, out, ra, rb, ca, oc, x0)) return;
-  if (FX_COL_CALLS && kind == FX_CONV && in->rows && rb - ra > 1 && !out->rows && q.c.kh == 1 && q.c.kw == 1 &&
+  if (!only && FX_COL_CALLS && kind == FX_CONV && in->rows && rb - ra > 1 && !out->rows && q.c.kh == 1 && q.c.kw == 1 &&
       q.c.stride_h == 1 && q.c.stride_w == 1 && q.c.pad_top == 0 && q.c.pad_left == x0 - ca &&
       (cb - ca == 1 || (cb - ca != out->wp && col_calls(rb - ra, cb - ca)))) {
     /* the column calls below on row bands: per run of rows one row pitch apart, where col_calls says so (other
@@ -233,9 +238,10 @@ FX_ALWAYS void win_kind_b(int kind, int box, const void *prm, fx_conv_kernel con
     }
     return;
   }
-  if (in->rows) {  /* row bands: one kernel call per output row whose input rows lie one after another
-                      (the rows of one band; a 1x1 with FX_ROW_RUNS: per run of such rows whose output rows
-                      lie one after another too, the kernel's row pitch out.w * out.pixel_stride), else fx_rows */
+  if (only != FX_ONLY_BOX && (only == FX_ONLY_ROWS || in->rows)) {
+    /* row bands: one kernel call per output row whose input rows lie one after another
+       (the rows of one band; a 1x1 with FX_ROW_RUNS: per run of such rows whose output rows
+       lie one after another too, the kernel's row pitch out.w * out.pixel_stride), else fx_rows */
     const int32_t pitch = in->wp * in->ps, opitch = (cb - ca) * out->ps;
     const int runs = FX_ROW_RUNS && kh == 1 && (out->rows || cb - ca == out->wp);   /* rows one after another */
     for (int32_t y = ra; y < rb; y++) {
@@ -263,8 +269,9 @@ FX_ALWAYS void win_kind_b(int kind, int box, const void *prm, fx_conv_kernel con
     }
     return;
   }
-  if (kind == FX_CONV && (cb - ca == 1 || (FX_COL_CALLS && cb - ca != out->wp && col_calls(rb - ra, cb - ca))) &&
-      rb - ra > 1 && !out->rows && q.c.kh == 1 && q.c.kw == 1 && q.c.stride_h == 1 && q.c.stride_w == 1 && q.c.pad_top == 0 &&
+  if (!only && kind == FX_CONV &&
+      (cb - ca == 1 || (FX_COL_CALLS && cb - ca != out->wp && col_calls(rb - ra, cb - ca))) && rb - ra > 1 &&
+      !out->rows && q.c.kh == 1 && q.c.kw == 1 && q.c.stride_h == 1 && q.c.stride_w == 1 && q.c.pad_top == 0 &&
       q.c.pad_left == x0 - ca) {
     /* a 1x1 over one column of a wider window (a cached-columns tile; with FX_COL_CALLS, over each column of a
        box col_calls picks): its pixels, a row pitch apart, as one row of rb - ra pixels, in one call instead of
@@ -288,6 +295,8 @@ FX_ALWAYS void win_kind_b(int kind, int box, const void *prm, fx_conv_kernel con
     }
   }
 }
+#define win_kind_b(kind, box, prm, conv, dw, in, out, ra, rb, ca, cb, ch, fch) \
+  win_kind_o(kind, box, 0, prm, conv, dw, in, out, ra, rb, ca, cb, ch, fch)
 #define win_kind_d(kind, prm, conv, dw, in, out, ra, rb, ca, cb, ch, fch) \
   win_kind_b(kind, 1, prm, conv, dw, in, out, ra, rb, ca, cb, ch, fch)
 #define win_kind(kind, prm, conv, in, out, ra, rb, ca, cb, ch, fch) \
@@ -328,6 +337,17 @@ void fx_win_pool(int kind, const void *prm, const fx_buf *in, const fx_buf *out,
 void fx_win_k(const void *prm, fx_conv_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
               int32_t ca, int32_t cb, int32_t ch) {
   win_kind_b(FX_CONV, 0, prm, kernel, bt_depthwise_s8, in, out, ra, rb, ca, cb, ch, 0);
+}
+/* fx_win_kb, fx_win_kr: fx_win_k where every call takes one path (win_kind_o's FX_ONLY_BOX, FX_ONLY_ROWS; code
+   generation proves it, codegen/fused_c.py win_entry), without the others' code (the row-band or box loop, the
+   column calls). */
+void fx_win_kb(const void *prm, fx_conv_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
+               int32_t ca, int32_t cb, int32_t ch) {
+  win_kind_o(FX_CONV, 0, FX_ONLY_BOX, prm, kernel, bt_depthwise_s8, in, out, ra, rb, ca, cb, ch, 0);
+}
+void fx_win_kr(const void *prm, fx_conv_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
+               int32_t ca, int32_t cb, int32_t ch) {
+  win_kind_o(FX_CONV, 0, FX_ONLY_ROWS, prm, kernel, bt_depthwise_s8, in, out, ra, rb, ca, cb, ch, 0);
 }
 /* The same through the set's one-channel paths, for the runtime's channel groups (any number of channels). */
 __attribute__((noinline)) static void win_k_groups(const void *prm, fx_conv_kernel kernel, const fx_buf *in,
