@@ -405,6 +405,9 @@ class _Emit:
             return f"{entry}(&{p}, {kernel}, {src}, {dst}, {box}, {ch});"
         if kind == "FX_DW":
             return self.depthwise(e, op, src, dst, box, ch, fch, (k, blk))
+        if kind == "FX_CONV" and ch == "-1" and self.g.tensors[op.outputs[0]].shape[3] > 1:
+            # every set's box paths take one output channel only (fused_ref.h fx_win_conv_all): not linked
+            return f"fx_win_conv_all(&{p}, {src}, {dst}, {box});"
         return f"fx_win({kind}, &{p}, {src}, {dst}, {box}, {ch}, {fch});"
 
     def win_entry(self, blk: BlockRun, op) -> str:

@@ -40,6 +40,10 @@ void fx_rows(int kind, const void *prm, int8_t *const *rows, int32_t x0, int8_t 
    regrouped per n channels in fch ([C/n][kh*kw][n]). */
 void fx_win_conv(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
                  int32_t ch);
+/* fx_win_conv(prm, in, out, ra, rb, ca, cb, -1) for a conv of more than one output channel, without the set's
+   one-channel box paths (which decline it). */
+void fx_win_conv_all(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca,
+                     int32_t cb);
 void fx_win_dw(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
                int32_t ch, const int8_t *fch);
 void fx_win_pool(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca,

@@ -307,6 +307,13 @@ void fx_win_conv(const void *prm, const fx_buf *in, const fx_buf *out, int32_t r
                  int32_t ch) {
   win_kind(FX_CONV, prm, bt_conv_s8, in, out, ra, rb, ca, cb, ch, 0);
 }
+/* fx_win_conv on all the channels of a conv of more than one output channel: the set's box paths (fx_k_box, every
+   set's conv path one output channel's, fx_hooks.h) never take it, so its code is not linked (riscv's conv1_row_k,
+   41 KB: codegen/fused_c.py windowed). */
+void fx_win_conv_all(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca,
+                     int32_t cb) {
+  win_kind_b(FX_CONV, 0, prm, bt_conv_s8, bt_depthwise_s8, in, out, ra, rb, ca, cb, -1, 0);
+}
 void fx_win_dw(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
                int32_t ch, const int8_t *fch) {
   win_kind(FX_DW, prm, 0, in, out, ra, rb, ca, cb, ch, fch);
