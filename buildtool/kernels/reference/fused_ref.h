@@ -62,8 +62,10 @@ void fx_shift_cols(int8_t *w, int32_t rows, int32_t ext, int32_t ch, int32_t n) 
   for (int32_t y = 0; y < rows; y++, w += row) bt_copy_bytes(w, w + off, len);
 }
 
-/* One output row y of a sliding-window operator whose input rows are at rows[iy] (row bands). */
-void fx_rows(int kind, const void *prm, int8_t *const *rows, int32_t x0, int8_t *out, int32_t y) {
+/* One output row y of a sliding-window operator whose input rows are at rows[iy] (row bands): rows_kind, inline over
+   a conv or depthwise (fx_rows_cd) and a pool (fx_rows_pool), so that a plan whose windows on row bands are convs and
+   depthwises (win_kind_o, kind a constant) links no pool code. */
+FX_ALWAYS void rows_kind(int kind, const void *prm, int8_t *const *rows, int32_t x0, int8_t *out, int32_t y) {
   if (kind == FX_CONV || kind == FX_DW) {
     const bt_conv_params *p = kind == FX_DW ? &((const bt_depthwise_params *)prm)->conv : prm;
     const int32_t iy0 = y * p->stride_h - p->pad_top, c = p->in.c, ps = p->in.pixel_stride;
@@ -125,6 +127,22 @@ void fx_rows(int kind, const void *prm, int8_t *const *rows, int32_t x0, int8_t 
       o[c] = (int8_t)bt_clamp(acc, p->act_min, p->act_max);
     }
   }
+}
+__attribute__((noinline)) static void fx_rows_cd(int kind, const void *prm, int8_t *const *rows, int32_t x0,
+                                                 int8_t *out, int32_t y) {
+  rows_kind(kind == FX_DW ? FX_DW : FX_CONV, prm, rows, x0, out, y);
+}
+__attribute__((noinline)) static void fx_rows_pool(int kind, const void *prm, int8_t *const *rows, int32_t x0,
+                                                   int8_t *out, int32_t y) {
+  rows_kind(kind == FX_MAXP ? FX_MAXP : FX_AVGP, prm, rows, x0, out, y);
+}
+/* win_kind_o's row of one kind (a constant there) */
+FX_ALWAYS void rows_of(int kind, const void *prm, int8_t *const *rows, int32_t x0, int8_t *out, int32_t y) {
+  if (kind == FX_CONV || kind == FX_DW) fx_rows_cd(kind, prm, rows, x0, out, y);
+  else fx_rows_pool(kind, prm, rows, x0, out, y);
+}
+void fx_rows(int kind, const void *prm, int8_t *const *rows, int32_t x0, int8_t *out, int32_t y) {
+  rows_of(kind, prm, rows, x0, out, y);
 }
 
 /* q = prm at a tile's geometry: input in, output columns [ca, cb) of out; ch >= 0: only the n channels
@@ -265,7 +283,7 @@ FX_ALWAYS void win_kind_o(int kind, int box, int only, const void *prm, fx_conv_
           continue;
         }
       }
-      fx_rows(kind, &q, in->rows, x0, o, y);
+      rows_of(kind, &q, in->rows, x0, o, y);
     }
     return;
   }
