@@ -324,6 +324,8 @@ class _Emit:
                     if fn == "fx_chw_kg":
                         dk = self.dw_path(e, op, dk, self.kg_dw_calls(k, blk, op, w))
                         ck += ", " + self.kg_few(e, k, blk, w, ck)
+                        entry = self.win_entry(blk, conv, w)  # its conv calls' fx_win_k entry
+                        fn = {"fx_win_kb": "fx_chw_kgb", "fx_win_kr": "fx_chw_kgr"}.get(entry, fn)
                     call = f"{fn}(&{self.params(e, conv)}, {ck + ', ' if ck else ''}"
                     body.append(f"      {call}&ci, &wv, {wbox}, &{dp}, {dk + ', ' if ck else ''}{fch}, &o, {box}, "
                                 f"{g.tensors[w].shape[3]});")
@@ -410,14 +412,15 @@ class _Emit:
             return f"fx_win_conv_all(&{p}, {src}, {dst}, {box});"
         return f"fx_win({kind}, &{p}, {src}, {dst}, {box}, {ch}, {fch});"
 
-    def win_entry(self, blk: BlockRun, op) -> str:
-        """The fx_win_k entry of conv op's tiles (fused_ref.h win_kind_o; its output boxes from its input's fx_buf):
+    def win_entry(self, blk: BlockRun, op, t: int | None = None) -> str:
+        """The fx_win_k entry of conv op's tiles (fused_ref.h win_kind_o; its output boxes, of tensor t (default its
+        output; fx_chw_kg's: the window), from its input's fx_buf):
         fx_win_kb where no call reads row bands or makes column calls (a 1x1 stride-1 conv without padding over a box
         of several rows into an unbanded buffer), fx_win_kr where every call reads row bands and none makes column
         calls, else fx_win_k (every path; the others are its code less the paths no call takes: 0.4 and 0.7 KB of its
         1.9 KB). entries() makes them one entry where a call needs fx_win_k."""
         f = self.conv_fields[op.index]
-        t, i = op.outputs[0], op.inputs[0]
+        t, i = op.outputs[0] if t is None else t, op.inputs[0]
         pw = tile_kernels.pointwise(f) and f["stride_h"] == 1 and f["stride_w"] == 1
         if pw and not (t not in blk.windows and t in self.banded) and any(
                 rb - ra > 1 for _, _, ra, rb, _, _ in self.out_boxes(blk, t)):
@@ -426,13 +429,15 @@ class _Emit:
 
     @staticmethod
     def entries(e: _Emitter) -> None:
-        """The fx_win_k entries (win_entry) as the model's calls need them, its text rewritten: fx_win_k for every
-        call where one calls it (or fx_chw_k, fx_chw_kg, which call it): its code holds the others'."""
+        """The fx_win_k entries (win_entry; fx_chw_kgb, fx_chw_kgr: fx_chw_kg on them) as the model's calls need them,
+        its text rewritten: fx_win_k (fx_chw_kg) for every call where one calls it (or fx_chw_kg, which calls it): its
+        code holds the others'."""
         text = "\n".join(e.decls + e.body)
-        if any(f"{fn}(" in text for fn in ("fx_win_k", "fx_chw_k", "fx_chw_kg")):
-            for old in ("fx_win_kb(", "fx_win_kr("):
-                e.decls[:] = [d.replace(old, "fx_win_k(") for d in e.decls]
-                e.body[:] = [b.replace(old, "fx_win_k(") for b in e.body]
+        if any(f"{fn}(" in text for fn in ("fx_win_k", "fx_chw_kg")):
+            for old in ("fx_win_kb(", "fx_win_kr(", "fx_chw_kgb(", "fx_chw_kgr("):
+                new = old[:-2] + "("
+                e.decls[:] = [d.replace(old, new) for d in e.decls]
+                e.body[:] = [b.replace(old, new) for b in e.body]
 
     def grouped_conv(self, e: _Emitter, k: int, blk: BlockRun, op, box: str) -> str:
         """The C loop computing box of grouped CONV_2D op (model.ops.conv_groups), one fx_win call per group as

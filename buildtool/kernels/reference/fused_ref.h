@@ -400,7 +400,7 @@ void fx_win_dk_all(const void *prm, fx_dw_kernel kernel, const fx_buf *in, const
 /* fx_chw_kg's group path when the set has one (FX_CHW_PM, fx_k_chw's arguments and few: its groups of fewer than
    FX_CHW_K_MIN channels' kernel) */
 #ifndef FX_CHW_PM
-#define FX_CHW_PM(cprm, ck, few, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels) 0
+#define FX_CHW_PM(wk, cprm, ck, few, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels) 0
 #endif
 __attribute__((noinline)) static void win_dk_ch0(const void *prm, fx_dw_kernel kernel, const fx_buf *in,
                                                  const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
@@ -410,13 +410,14 @@ __attribute__((noinline)) static void win_dk_ch0(const void *prm, fx_dw_kernel k
 /* fx_chw_k (paths 1): a set's own path, else group by group through the set's one-channel paths; fx_chw_kg (paths 0,
    code generation found that no tile takes them): the set's group path through the layers' kernels (FX_CHW_PM), else
    group by group with no box paths (the groups hold more than one channel: those paths decline them), so a plan
-   links none of them. few: the conv kernel of a group of fewer than FX_CHW_K_MIN channels. */
-FX_ALWAYS void chw_k_b(int paths, const void *cprm, fx_conv_kernel ck, fx_conv_kernel few, const fx_buf *cin,
-                       const fx_buf *win, int32_t wra, int32_t wrb, int32_t wca, int32_t wcb, const void *dprm,
-                       fx_dw_kernel dk, const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca,
-                       int32_t cb, int32_t channels) {
+   links none of them. few: the conv kernel of a group of fewer than FX_CHW_K_MIN channels; wk: the fx_win_k entry
+   fx_chw_kg's conv calls take (fx_chw_kgb, fx_chw_kgr: fx_win_kb, fx_win_kr). */
+FX_ALWAYS void chw_k_b(int paths, fx_win_fn wk, const void *cprm, fx_conv_kernel ck, fx_conv_kernel few,
+                       const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb, int32_t wca, int32_t wcb,
+                       const void *dprm, fx_dw_kernel dk, const int8_t *fch, const fx_buf *out, int32_t ra,
+                       int32_t rb, int32_t ca, int32_t cb, int32_t channels) {
   if (paths ? fx_k_chw(cprm, ck, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels)
-            : FX_CHW_PM(cprm, ck, few, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels))
+            : FX_CHW_PM(wk, cprm, ck, few, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels))
     return;
   for (int32_t ch = 0; ch < channels; ch += win->ps) {
     fx_conv_kernel k = win->ps >= FX_CHW_K_MIN ? ck : few;
@@ -424,7 +425,7 @@ FX_ALWAYS void chw_k_b(int paths, const void *cprm, fx_conv_kernel ck, fx_conv_k
       win_k_groups(cprm, k, cin, win, wra, wrb, wca, wcb, ch);
       fx_win_dk(dprm, dk, win, out, ra, rb, ca, cb, ch, fch);
     } else {
-      fx_win_k(cprm, k, cin, win, wra, wrb, wca, wcb, ch);
+      wk(cprm, k, cin, win, wra, wrb, wca, wcb, ch);
       win_dk_ch0(dprm, dk, win, out, ra, rb, ca, cb, ch, fch);
     }
   }
@@ -432,13 +433,26 @@ FX_ALWAYS void chw_k_b(int paths, const void *cprm, fx_conv_kernel ck, fx_conv_k
 void fx_chw_k(const void *cprm, fx_conv_kernel ck, const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb,
               int32_t wca, int32_t wcb, const void *dprm, fx_dw_kernel dk, const int8_t *fch, const fx_buf *out,
               int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t channels) {
-  chw_k_b(1, cprm, ck, FX_CONV_FEW, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels);
+  chw_k_b(1, 0, cprm, ck, FX_CONV_FEW, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels);
 }
 void fx_chw_kg(const void *cprm, fx_conv_kernel ck, fx_conv_kernel few, const fx_buf *cin, const fx_buf *win,
                int32_t wra, int32_t wrb, int32_t wca, int32_t wcb, const void *dprm, fx_dw_kernel dk,
                const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
                int32_t channels) {
-  chw_k_b(0, cprm, ck, few, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels);
+  chw_k_b(0, fx_win_k, cprm, ck, few, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels);
+}
+/* fx_chw_kg on fx_win_kb's or fx_win_kr's path (bt_fused.h) */
+void fx_chw_kgb(const void *cprm, fx_conv_kernel ck, fx_conv_kernel few, const fx_buf *cin, const fx_buf *win,
+                int32_t wra, int32_t wrb, int32_t wca, int32_t wcb, const void *dprm, fx_dw_kernel dk,
+                const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
+                int32_t channels) {
+  chw_k_b(0, fx_win_kb, cprm, ck, few, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels);
+}
+void fx_chw_kgr(const void *cprm, fx_conv_kernel ck, fx_conv_kernel few, const fx_buf *cin, const fx_buf *win,
+                int32_t wra, int32_t wrb, int32_t wca, int32_t wcb, const void *dprm, fx_dw_kernel dk,
+                const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
+                int32_t channels) {
+  chw_k_b(0, fx_win_kr, cprm, ck, few, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels);
 }
 void fx_chw(const void *cprm, const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb, int32_t wca,
             int32_t wcb, const void *dprm, const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca,
