@@ -283,13 +283,16 @@ def test_fused_instructions_near_prediction(model, setting, board, plain_profile
 @pytest.mark.slow
 def test_resnet8_shared_tile_kernel_and_one_add_loop_bit_exact(tmp_path):
     """MLPerf ResNet-8's least-RAM plan on cortex-m4: its two 3x3 16 -> 16 convs call one tile kernel (their code the
-    same but for tile_kernels.LIFTED, read from p), its ADDs the one dense loop their parameters take (FX_ADD_HS);
-    the firmware's output byte-identical to TensorFlow Lite Micro's."""
+    same but for tile_kernels.LIFTED, read from p), its ADDs the one dense loop their parameters take (FX_ADD_HS); its
+    convs' tiles through the fx_win_k entries of the one path their calls take (fused_c.win_entry: fx_win_kb on
+    unbanded inputs, fx_win_kr on row bands), none through fx_win_k's every path; the firmware's output
+    byte-identical to TensorFlow Lite Micro's."""
     name = "shared:mlperf-tiny/pretrainedResnet_quant"
     need("cortex-m4")
     g, _ = _model(name)
     c = generate(g, _plan(name, "ram"), "cortex-m4")[0]
-    assert "ops 1, 2's tile kernel" in c and "fx_win_k(&op2_p, op1_tk, " in c
+    assert "ops 1, 2's tile kernel" in c and "fx_win_kb(&op2_p, op1_tk, " in c
+    assert "fx_win_kr(&op0_p, op0_tk, " in c and "fx_win_k(" not in c
     assert c.count("fx_pw(FX_ADD_HS, ") == 3 and "FX_ADD_DENSE" not in c
     check(name, "ram", "cortex-m4", tmp_path)
 

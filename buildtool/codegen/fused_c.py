@@ -104,6 +104,7 @@ class _Emit:
         self.dw_fields = {}  # a DEPTHWISE_CONV_2D's bt_depthwise_params fields (params), for its variant
         self.grouped = {}  # a CONV_2D's fx_chw_k tile kernel (chw_conv_kernel), None when it has none
         self.tile_shares = {}  # the tile kernels declared so far (tile_kernels.define's shared)
+        self.axes = {}  # (rows, their text) -> the first axis table declared with them (axis)
         self.blk_of = {}  # a CONV_2D into a channelwise window -> its block (kg_conv_calls)
         self.piped = {k for grp in plan.schedule.pipelined for k in grp}
         for k, it in enumerate(plan.schedule.items):
@@ -118,6 +119,7 @@ class _Emit:
                         raise PlanError(f"operator {it} ({op.opcode}) runs whole on row-banded tensor {i}; "
                                         f"firmware needs it in one piece: plan without banding it")
                 emit_op(e, it)
+        self.entries(e)
         e.fixed_cycles = self.block_cycles(e)
 
     def block_cycles(self, e: _Emitter) -> int:
@@ -248,6 +250,13 @@ class _Emit:
         return n
 
     # -- blocks -------------------------------------------------------------------------
+    def axis(self, e: _Emitter, name: str, n: int, table: list) -> None:
+        """Declare a tile axis table (axis_table's rows) as `name`: a #define of the first one of the same rows where
+        one is declared already (kws' blocks 1-7: one 25-row table, not seven, 1,200 bytes)."""
+        rows = _rows(table)
+        first = self.axes.setdefault((n, rows), name)
+        e.declare(f"static const int16_t {name}[{n}][4] = {rows};" if first == name else f"#define {name} {first}")
+
     def block(self, e: _Emitter, k: int, blk: BlockRun) -> None:
         g, plan = self.g, self.plan
         n_r, n_c = len(blk.rows.bounds) - 1, len(blk.cols.bounds) - 1
@@ -259,8 +268,8 @@ class _Emit:
             win = t in blk.windows
             rt = axis_table(blk.rows, t, n_r, win)
             ct = axis_table(blk.cols, t, n_c, win)
-            e.declare(f"static const int16_t fx{k}_t{t}_r[{n_r}][4] = {_rows(rt)};")
-            e.declare(f"static const int16_t fx{k}_t{t}_c[{n_c}][4] = {_rows(ct)};")
+            self.axis(e, f"fx{k}_t{t}_r", n_r, rt)
+            self.axis(e, f"fx{k}_t{t}_c", n_c, ct)
         row_fn = k in self.piped  # a pipelined block runs one tile row per call (pipeline_c)
         zero = "if (r == 0) " if row_fn else ""  # its accumulator starts at the first row
         lines = [pipeline_c.row_header(plan, k, n_r) if row_fn else f"static void fx_block{k}(void) {{"]
@@ -315,6 +324,8 @@ class _Emit:
                     if fn == "fx_chw_kg":
                         dk = self.dw_path(e, op, dk, self.kg_dw_calls(k, blk, op, w))
                         ck += ", " + self.kg_few(e, k, blk, w, ck)
+                        entry = self.win_entry(blk, conv, w)  # its conv calls' fx_win_k entry
+                        fn = {"fx_win_kb": "fx_chw_kgb", "fx_win_kr": "fx_chw_kgr"}.get(entry, fn)
                     call = f"{fn}(&{self.params(e, conv)}, {ck + ', ' if ck else ''}"
                     body.append(f"      {call}&ci, &wv, {wbox}, &{dp}, {dk + ', ' if ck else ''}{fch}, &o, {box}, "
                                 f"{g.tensors[w].shape[3]});")
@@ -392,10 +403,41 @@ class _Emit:
             return f"fx_conv_inplace(&{p}, {src}, {dst}, {box});"
         kernel = self.tile_kernel(e, blk, op, ch) if kind == "FX_CONV" else None
         if kernel:
-            return f"fx_win_k(&{p}, {kernel}, {src}, {dst}, {box}, {ch});"
+            entry = self.win_entry(blk, op) if (src, ch) == ("&i0", "-1") else "fx_win_k"
+            return f"{entry}(&{p}, {kernel}, {src}, {dst}, {box}, {ch});"
         if kind == "FX_DW":
             return self.depthwise(e, op, src, dst, box, ch, fch, (k, blk))
+        if kind == "FX_CONV" and ch == "-1" and self.g.tensors[op.outputs[0]].shape[3] > 1:
+            # every set's box paths take one output channel only (fused_ref.h fx_win_conv_all): not linked
+            return f"fx_win_conv_all(&{p}, {src}, {dst}, {box});"
         return f"fx_win({kind}, &{p}, {src}, {dst}, {box}, {ch}, {fch});"
+
+    def win_entry(self, blk: BlockRun, op, t: int | None = None) -> str:
+        """The fx_win_k entry of conv op's tiles (fused_ref.h win_kind_o; its output boxes, of tensor t (default its
+        output; fx_chw_kg's: the window), from its input's fx_buf):
+        fx_win_kb where no call reads row bands or makes column calls (a 1x1 stride-1 conv without padding over a box
+        of several rows into an unbanded buffer), fx_win_kr where every call reads row bands and none makes column
+        calls, else fx_win_k (every path; the others are its code less the paths no call takes: 0.4 and 0.7 KB of its
+        1.9 KB). entries() makes them one entry where a call needs fx_win_k."""
+        f = self.conv_fields[op.index]
+        t, i = op.outputs[0] if t is None else t, op.inputs[0]
+        pw = tile_kernels.pointwise(f) and f["stride_h"] == 1 and f["stride_w"] == 1
+        if pw and not (t not in blk.windows and t in self.banded) and any(
+                rb - ra > 1 for _, _, ra, rb, _, _ in self.out_boxes(blk, t)):
+            return "fx_win_k"
+        return "fx_win_kr" if i not in blk.windows and i in self.banded else "fx_win_kb"
+
+    @staticmethod
+    def entries(e: _Emitter) -> None:
+        """The fx_win_k entries (win_entry; fx_chw_kgb, fx_chw_kgr: fx_chw_kg on them) as the model's calls need them,
+        its text rewritten: fx_win_k (fx_chw_kg) for every call where one calls it (or fx_chw_kg, which calls it): its
+        code holds the others'."""
+        text = "\n".join(e.decls + e.body)
+        if any(f"{fn}(" in text for fn in ("fx_win_k", "fx_chw_kg")):
+            for old in ("fx_win_kb(", "fx_win_kr(", "fx_chw_kgb(", "fx_chw_kgr("):
+                new = old[:-2] + "("
+                e.decls[:] = [d.replace(old, new) for d in e.decls]
+                e.body[:] = [b.replace(old, new) for b in e.body]
 
     def grouped_conv(self, e: _Emitter, k: int, blk: BlockRun, op, box: str) -> str:
         """The C loop computing box of grouped CONV_2D op (model.ops.conv_groups), one fx_win call per group as
@@ -666,21 +708,26 @@ class _Emit:
                       tile_kernels.win_geom(fields, ib[r][c], {"ps": 0}, ca, cb, -1)[1]["pad_left"])
                      for r, c, ra, rb, ca, cb in self.out_boxes(blk, t)]
             calls = dict(shape=tile_kernels.call_shape(fields, boxes))
-        form = self.offer(e, op, name, shape in ("box", "col") and not tile_kernels.pointwise(fields))
+        src, dst = self.pixels(blk, i), self.pixels(blk, t)
+        form = self.offer(e, op, name, shape in ("box", "col") and not tile_kernels.pointwise(fields),
+                          tile_kernels.identity(name, fields, group, src, dst, shape, calls))
         if form is False:  # the variant itself, code it shares with the other layers calling it
             e.used_variants[name] = kernel_variants.DISPATCHERS["conv"]
             return name
-        return tile_kernels.define(e, op, fields, name, group, self.pixels(blk, i), self.pixels(blk, t), shape, calls,
-                                   form, self.tile_shares)
+        return tile_kernels.define(e, op, fields, name, group, src, dst, shape, calls, form, self.tile_shares)
 
-    def offer(self, e: _Emitter, op, name: str, shared: bool = False):
+    def offer(self, e: _Emitter, op, name: str, shared: bool = False, identity: str | None = None):
         """Offer conv op's tile kernel (its own instance of variant `name`) to the code budget as a plain layer's own
         instance is offered (Emitter.kernel, own_instance): its full, medium and compact forms and, shared, the
         variant itself (fx_win_k calls it on the tile's bt_conv_params as it calls the tile kernel: valid on every
         call, tile_kernels.variant), their bytes and the layer's modelled cycles run whole (code_budget.work; the
         tiles' recomputation not counted, as block_cycles); returns the form the budget chose (False: the variant,
-        True: the full instance, before the budget's choice)."""
+        True: the full instance, before the budget's choice). identity: tile_kernels.identity, the code name the budget
+        gives the tile kernel (Emitter.identities), one for the layers whose tile kernels define shares (counted
+        once)."""
         e.offer(op, "conv", (name,) if shared else (), name, e.conv_layer(op, self.conv_fields[op.index]))
+        if identity is not None:
+            e.identities[op.index] = identity
         form = e.chosen_form(op, name)
         return form if shared or form is not False else True
 

@@ -171,6 +171,36 @@ def lifted(q: dict, shape: str) -> dict:
     return g
 
 
+def tile_params(fields: dict, group: int, src: tuple, dst: tuple, shape: str, calls=None) -> tuple:
+    """(the tile kernel's bt_conv_params, its macro's y1 argument): local_params' with what every call shares
+    (define's calls) folded."""
+    q = local_params(fields, group, src, dst, shape)
+    rows = "y1"
+    if calls and calls.get("shape"):
+        w, n, pad_left = calls["shape"]
+        q["out"] = dict(q["out"], w=w)
+        if not pointwise(fields) and pad_left is not None:
+            q["pad_left"] = pad_left
+        rows = f"y0 + {n}"
+        if shape == "grp":  # no column calls: the layer's heights, the input buffer's width
+            q["in"] = dict(q["in"], h=fields["in"]["h"], w=src[0], pixel_stride=src[1])
+            q["out"] = dict(q["out"], h=fields["out"]["h"])
+            if calls.get("channels"):
+                q["out"].update(c=calls["channels"], pixel_stride=calls["channels"])
+    return q, rows
+
+
+def identity(name: str, fields: dict, group: int, src: tuple, dst: tuple, shape: str, calls=None) -> str:
+    """What makes two layers' tile kernels of variant `name` one function (define's shared: the same code but for the
+    LIFTED fields), whatever form the code budget gives them: their code name in the budget (code_budget.plan's
+    identities), so that it counts a shared tile kernel once."""
+    q, rows = tile_params(fields, group, src, dst, shape, calls)
+    macro, extra = kernel_variants.INSTANCES[name]
+    flat = ",".join(f"{k}={v}" for k, v in kernel_variants.flat_fields(lifted(q, shape)))
+    move = pointwise(fields) and shape != "inplace"
+    return f"tile {name} {macro}{tuple(extra)} {shape} {flat} rows={rows} move={move}"
+
+
 def define(e, op, fields: dict, name: str, group: int, src: tuple, dst: tuple, shape: str, calls=None,
            form=True, shared: dict | None = None) -> str:
     """Declare op's tile kernel calling variant `name`'s macro (local_params' arguments); returns the
@@ -185,19 +215,7 @@ def define(e, op, fields: dict, name: str, group: int, src: tuple, dst: tuple, s
     macro, extra = kernel_variants.INSTANCES[name]
     macro = code_budget.instance_macro(macro, form)
     e.use_macro(macro)
-    q = local_params(fields, group, src, dst, shape)
-    rows = "y1"
-    if calls and calls.get("shape"):
-        w, n, pad_left = calls["shape"]
-        q["out"] = dict(q["out"], w=w)
-        if not pointwise(fields) and pad_left is not None:
-            q["pad_left"] = pad_left
-        rows = f"y0 + {n}"
-        if shape == "grp":  # no column calls: the layer's heights, the input buffer's width
-            q["in"] = dict(q["in"], h=fields["in"]["h"], w=src[0], pixel_stride=src[1])
-            q["out"] = dict(q["out"], h=fields["out"]["h"])
-            if calls.get("channels"):
-                q["out"].update(c=calls["channels"], pixel_stride=calls["channels"])
+    q, rows = tile_params(fields, group, src, dst, shape, calls)
     fn = f"op{op.index}_tk"
     move = ""
     if pointwise(fields) and shape != "inplace":

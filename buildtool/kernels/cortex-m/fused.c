@@ -1609,10 +1609,10 @@ typedef struct {
 void bt_conv_s8_direct(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1);
 #define FX_CONV_FEW bt_conv_s8_direct
 /* fx_chw_kg's group path (cm_chw_pm without the one-channel paths) */
-static int cm_chw_pm0(const void *cprm, fx_conv_kernel ck, fx_conv_kernel few, const fx_buf *cin, const fx_buf *win,
-                      int32_t wra, int32_t wrb, int32_t wca, int32_t wcb, const void *dprm, fx_dw_kernel dk,
-                      const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
-                      int32_t channels);
+static int cm_chw_pm0(fx_win_fn wk, const void *cprm, fx_conv_kernel ck, fx_conv_kernel few, const fx_buf *cin,
+                      const fx_buf *win, int32_t wra, int32_t wrb, int32_t wca, int32_t wcb, const void *dprm,
+                      fx_dw_kernel dk, const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca,
+                      int32_t cb, int32_t channels);
 #define FX_CHW_PM cm_chw_pm0
 #define FX_SET_PATHS
 #define FX_BOX_ONE_CHANNEL 1   /* fx_k_box: fx_hooks.h's, one-channel boxes only */
@@ -1688,7 +1688,8 @@ FX_ALWAYS void cm_grp_dw(int paths, const void *dprm, fx_dw_kernel dk, const int
    paths widen it once per channel or pair), then the group's depthwise as cm_chw_groups. The copy and the
    regrouped taps in CM_GRP_BUF bytes of this frame; 0 when fewer than CM_GRP_MIN channels fit. */
 #define CM_GRP_BUF 1280
-FX_ALWAYS int cm_chw_pm_b(int paths, const void *cprm, fx_conv_kernel ck, fx_conv_kernel few, const fx_buf *cin,
+FX_ALWAYS int cm_chw_pm_b(int paths, fx_win_fn wk, const void *cprm, fx_conv_kernel ck, fx_conv_kernel few,
+                          const fx_buf *cin,
                           int32_t wra, int32_t wrb,
                           int32_t wca, int32_t wcb, const void *dprm, fx_dw_kernel dk, const int8_t *fch,
                           const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t channels) {
@@ -1704,7 +1705,7 @@ FX_ALWAYS int cm_chw_pm_b(int paths, const void *cprm, fx_conv_kernel ck, fx_con
     const int32_t n = channels - ch < g ? channels - ch : g;
     gw.ps = n;
     if (paths) win_k_groups(cprm, n >= FX_CHW_K_MIN ? ck : few, cin, &gw, wra, wrb, wca, wcb, ch);
-    else fx_win_k(cprm, n >= FX_CHW_K_MIN ? ck : few, cin, &gw, wra, wrb, wca, wcb, ch);
+    else wk(cprm, n >= FX_CHW_K_MIN ? ck : few, cin, &gw, wra, wrb, wca, wcb, ch);
     cm_grp_dw(paths, dprm, dk, fch, taps, T, ch, n, &gw, out, ra, rb, ca, cb);
   }
   return 1;
@@ -1713,19 +1714,20 @@ __attribute__((noinline)) static int cm_chw_pm(const void *cprm, fx_conv_kernel 
                                                int32_t wrb, int32_t wca, int32_t wcb, const void *dprm,
                                                fx_dw_kernel dk, const int8_t *fch, const fx_buf *out, int32_t ra,
                                                int32_t rb, int32_t ca, int32_t cb, int32_t channels) {
-  return cm_chw_pm_b(1, cprm, ck, FX_CONV_FEW, cin, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels);
+  return cm_chw_pm_b(1, 0, cprm, ck, FX_CONV_FEW, cin, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb,
+                     channels);
 }
 /* cm_chw_groups' checks, then cm_chw_pm without the one-channel paths (fx_chw_kg: code generation found that every
    tile's groups hold more than one channel; an RGB stem goes to fx_chw_k). */
-static int cm_chw_pm0(const void *cprm, fx_conv_kernel ck, fx_conv_kernel few, const fx_buf *cin, const fx_buf *win,
-                      int32_t wra, int32_t wrb, int32_t wca, int32_t wcb, const void *dprm, fx_dw_kernel dk,
-                      const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
-                      int32_t channels) {
+static int cm_chw_pm0(fx_win_fn wk, const void *cprm, fx_conv_kernel ck, fx_conv_kernel few, const fx_buf *cin,
+                      const fx_buf *win, int32_t wra, int32_t wrb, int32_t wca, int32_t wcb, const void *dprm,
+                      fx_dw_kernel dk, const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca,
+                      int32_t cb, int32_t channels) {
   const bt_conv_params *const cp = cprm;
   if (win->ps != 1 || win->rows || wra != win->r0 || wca != win->c0 || wrb <= wra || wcb <= wca ||
       ((const bt_depthwise_params *)dprm)->depth_multiplier != 1 || (cp->kh == 3 && cp->kw * cp->in.c == 9))
     return 0;
-  return cm_chw_pm_b(0, cprm, ck, few, cin, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels);
+  return cm_chw_pm_b(0, wk, cprm, ck, few, cin, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels);
 }
 /* The one-channel paths' groups (cm_chw_groups checked the window, the depth multiplier and the RGB stem). */
 __attribute__((noinline)) static int cm_chw_groups1(const void *cprm, const fx_buf *cin, int32_t wra, int32_t wrb,

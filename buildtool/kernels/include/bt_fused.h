@@ -40,6 +40,10 @@ void fx_rows(int kind, const void *prm, int8_t *const *rows, int32_t x0, int8_t 
    regrouped per n channels in fch ([C/n][kh*kw][n]). */
 void fx_win_conv(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
                  int32_t ch);
+/* fx_win_conv(prm, in, out, ra, rb, ca, cb, -1) for a conv of more than one output channel, without the set's
+   one-channel box paths (which decline it). */
+void fx_win_conv_all(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca,
+                     int32_t cb);
 void fx_win_dw(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
                int32_t ch, const int8_t *fch);
 void fx_win_pool(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca,
@@ -75,6 +79,16 @@ typedef void (*fx_conv_kernel)(const bt_conv_params *p, const int8_t *in, int32_
    instead of bt_conv_s8. */
 void fx_win_k(const void *prm, fx_conv_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
               int32_t ca, int32_t cb, int32_t ch);
+/* fx_win_k where code generation proved every call takes its box path (fx_win_kb) or its row-band path (fx_win_kr):
+   without the others' code. */
+void fx_win_kb(const void *prm, fx_conv_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
+               int32_t ca, int32_t cb, int32_t ch);
+void fx_win_kr(const void *prm, fx_conv_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
+               int32_t ca, int32_t cb, int32_t ch);
+/* fx_win_k, fx_win_kb or fx_win_kr: the entry fx_chw_kg's conv calls (fx_chw_kgb, fx_chw_kgr: code generation proved
+   its calls take that one's path) */
+typedef void (*fx_win_fn)(const void *prm, fx_conv_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra,
+                          int32_t rb, int32_t ca, int32_t cb, int32_t ch);
 /* A depthwise kernel with bt_depthwise_s8's signature: generated model.c passes the variant code generation
    chose for the layer (buildtool/codegen/kernel_variants.py; it must give bt_depthwise_s8's bytes on every call
    the runtime makes with it: on any group of the layer's channels) to fx_win_dk. */
@@ -109,6 +123,15 @@ void fx_chw_kg(const void *cprm, fx_conv_kernel ck, fx_conv_kernel few, const fx
                int32_t wra, int32_t wrb, int32_t wca, int32_t wcb, const void *dprm, fx_dw_kernel dk,
                const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
                int32_t channels);
+/* fx_chw_kg whose conv calls take fx_win_kb's path (fx_chw_kgb) or fx_win_kr's (fx_chw_kgr): fused_c.chw_entry */
+void fx_chw_kgb(const void *cprm, fx_conv_kernel ck, fx_conv_kernel few, const fx_buf *cin, const fx_buf *win,
+                int32_t wra, int32_t wrb, int32_t wca, int32_t wcb, const void *dprm, fx_dw_kernel dk,
+                const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
+                int32_t channels);
+void fx_chw_kgr(const void *cprm, fx_conv_kernel ck, fx_conv_kernel few, const fx_buf *cin, const fx_buf *win,
+                int32_t wra, int32_t wrb, int32_t wca, int32_t wcb, const void *dprm, fx_dw_kernel dk,
+                const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
+                int32_t channels);
 /* Element-wise FX_ADD/FX_SUB/FX_MUL/FX_MAX/FX_MIN over the box, ch channels. Inline: a call with a constant kind
    links only that kind's runtime and kernel. FX_ADD_DENSE: an ADD of rows too short for the set's table path (every
    call's row under 256 values, fused_c), through its dense loops alone (FX_ADD_DENSE_S8; bt_add_s8 else). FX_ADD_HS:

@@ -62,8 +62,10 @@ void fx_shift_cols(int8_t *w, int32_t rows, int32_t ext, int32_t ch, int32_t n) 
   for (int32_t y = 0; y < rows; y++, w += row) bt_copy_bytes(w, w + off, len);
 }
 
-/* One output row y of a sliding-window operator whose input rows are at rows[iy] (row bands). */
-void fx_rows(int kind, const void *prm, int8_t *const *rows, int32_t x0, int8_t *out, int32_t y) {
+/* One output row y of a sliding-window operator whose input rows are at rows[iy] (row bands): rows_kind, inline over
+   a conv or depthwise (fx_rows_cd) and a pool (fx_rows_pool), so that a plan whose windows on row bands are convs and
+   depthwises (win_kind_o, kind a constant) links no pool code. */
+FX_ALWAYS void rows_kind(int kind, const void *prm, int8_t *const *rows, int32_t x0, int8_t *out, int32_t y) {
   if (kind == FX_CONV || kind == FX_DW) {
     const bt_conv_params *p = kind == FX_DW ? &((const bt_depthwise_params *)prm)->conv : prm;
     const int32_t iy0 = y * p->stride_h - p->pad_top, c = p->in.c, ps = p->in.pixel_stride;
@@ -125,6 +127,22 @@ void fx_rows(int kind, const void *prm, int8_t *const *rows, int32_t x0, int8_t 
       o[c] = (int8_t)bt_clamp(acc, p->act_min, p->act_max);
     }
   }
+}
+__attribute__((noinline)) static void fx_rows_cd(int kind, const void *prm, int8_t *const *rows, int32_t x0,
+                                                 int8_t *out, int32_t y) {
+  rows_kind(kind == FX_DW ? FX_DW : FX_CONV, prm, rows, x0, out, y);
+}
+__attribute__((noinline)) static void fx_rows_pool(int kind, const void *prm, int8_t *const *rows, int32_t x0,
+                                                   int8_t *out, int32_t y) {
+  rows_kind(kind == FX_MAXP ? FX_MAXP : FX_AVGP, prm, rows, x0, out, y);
+}
+/* win_kind_o's row of one kind (a constant there) */
+FX_ALWAYS void rows_of(int kind, const void *prm, int8_t *const *rows, int32_t x0, int8_t *out, int32_t y) {
+  if (kind == FX_CONV || kind == FX_DW) fx_rows_cd(kind, prm, rows, x0, out, y);
+  else fx_rows_pool(kind, prm, rows, x0, out, y);
+}
+void fx_rows(int kind, const void *prm, int8_t *const *rows, int32_t x0, int8_t *out, int32_t y) {
+  rows_of(kind, prm, rows, x0, out, y);
 }
 
 /* q = prm at a tile's geometry: input in, output columns [ca, cb) of out; ch >= 0: only the n channels
@@ -201,20 +219,25 @@ static inline int rows_follow(int8_t *const *rows, int32_t a, int32_t b, int32_t
   return 1;
 }
 
+/* win_kind_o's only: every call of the entry takes one path, which code generation proved (codegen/fused_c.py
+   win_entry): FX_ONLY_BOX the input not row-banded and no column calls; FX_ONLY_ROWS the input row-banded and no
+   column calls. 0: any. */
+#define FX_ONLY_BOX 1
+#define FX_ONLY_ROWS 2
 /* Output rows [ra, rb) x cols [ca, cb) of a sliding-window operator, from buffer in into out
    (ch, fch: as win_geom); a conv's kernel calls go to conv (bt_conv_s8 or model.c's tile kernel), a depthwise's
    to dw (bt_depthwise_s8 or the variant code generation chose for the layer); box 0: not through the set's own
-   paths (fx_k_box). */
-FX_ALWAYS void win_kind_b(int kind, int box, const void *prm, fx_conv_kernel conv, fx_dw_kernel dw, const fx_buf *in,
-                          const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t ch,
-                          const int8_t *fch) {
+   paths (fx_k_box); only: FX_ONLY_BOX, FX_ONLY_ROWS or 0. */
+FX_ALWAYS void win_kind_o(int kind, int box, int only, const void *prm, fx_conv_kernel conv, fx_dw_kernel dw,
+                          const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
+                          int32_t ch, const int8_t *fch) {
   fx_prm q;
   const int32_t x0 = win_geom(kind, prm, in, out, ca, cb, ch, fch, &q);
   const bt_shape *is = kind == FX_CONV || kind == FX_DW ? &q.c.in : &q.p.in;
   const int32_t kh = kind == FX_CONV || kind == FX_DW ? q.c.kh : q.p.filter_h;
   const int32_t oc = ch >= 0 && kind == FX_DW ? ch : 0;
   if (box && fx_k_box(kind, &q, in, out, ra, rb, ca, oc, x0)) return;
-  if (FX_COL_CALLS && kind == FX_CONV && in->rows && rb - ra > 1 && !out->rows && q.c.kh == 1 && q.c.kw == 1 &&
+  if (!only && FX_COL_CALLS && kind == FX_CONV && in->rows && rb - ra > 1 && !out->rows && q.c.kh == 1 && q.c.kw == 1 &&
       q.c.stride_h == 1 && q.c.stride_w == 1 && q.c.pad_top == 0 && q.c.pad_left == x0 - ca &&
       (cb - ca == 1 || (cb - ca != out->wp && col_calls(rb - ra, cb - ca)))) {
     /* the column calls below on row bands: per run of rows one row pitch apart, where col_calls says so (other
@@ -233,9 +256,10 @@ FX_ALWAYS void win_kind_b(int kind, int box, const void *prm, fx_conv_kernel con
     }
     return;
   }
-  if (in->rows) {  /* row bands: one kernel call per output row whose input rows lie one after another
-                      (the rows of one band; a 1x1 with FX_ROW_RUNS: per run of such rows whose output rows
-                      lie one after another too, the kernel's row pitch out.w * out.pixel_stride), else fx_rows */
+  if (only != FX_ONLY_BOX && (only == FX_ONLY_ROWS || in->rows)) {
+    /* row bands: one kernel call per output row whose input rows lie one after another
+       (the rows of one band; a 1x1 with FX_ROW_RUNS: per run of such rows whose output rows
+       lie one after another too, the kernel's row pitch out.w * out.pixel_stride), else fx_rows */
     const int32_t pitch = in->wp * in->ps, opitch = (cb - ca) * out->ps;
     const int runs = FX_ROW_RUNS && kh == 1 && (out->rows || cb - ca == out->wp);   /* rows one after another */
     for (int32_t y = ra; y < rb; y++) {
@@ -259,12 +283,13 @@ FX_ALWAYS void win_kind_b(int kind, int box, const void *prm, fx_conv_kernel con
           continue;
         }
       }
-      fx_rows(kind, &q, in->rows, x0, o, y);
+      rows_of(kind, &q, in->rows, x0, o, y);
     }
     return;
   }
-  if (kind == FX_CONV && (cb - ca == 1 || (FX_COL_CALLS && cb - ca != out->wp && col_calls(rb - ra, cb - ca))) &&
-      rb - ra > 1 && !out->rows && q.c.kh == 1 && q.c.kw == 1 && q.c.stride_h == 1 && q.c.stride_w == 1 && q.c.pad_top == 0 &&
+  if (!only && kind == FX_CONV &&
+      (cb - ca == 1 || (FX_COL_CALLS && cb - ca != out->wp && col_calls(rb - ra, cb - ca))) && rb - ra > 1 &&
+      !out->rows && q.c.kh == 1 && q.c.kw == 1 && q.c.stride_h == 1 && q.c.stride_w == 1 && q.c.pad_top == 0 &&
       q.c.pad_left == x0 - ca) {
     /* a 1x1 over one column of a wider window (a cached-columns tile; with FX_COL_CALLS, over each column of a
        box col_calls picks): its pixels, a row pitch apart, as one row of rb - ra pixels, in one call instead of
@@ -288,6 +313,8 @@ FX_ALWAYS void win_kind_b(int kind, int box, const void *prm, fx_conv_kernel con
     }
   }
 }
+#define win_kind_b(kind, box, prm, conv, dw, in, out, ra, rb, ca, cb, ch, fch) \
+  win_kind_o(kind, box, 0, prm, conv, dw, in, out, ra, rb, ca, cb, ch, fch)
 #define win_kind_d(kind, prm, conv, dw, in, out, ra, rb, ca, cb, ch, fch) \
   win_kind_b(kind, 1, prm, conv, dw, in, out, ra, rb, ca, cb, ch, fch)
 #define win_kind(kind, prm, conv, in, out, ra, rb, ca, cb, ch, fch) \
@@ -297,6 +324,13 @@ FX_ALWAYS void win_kind_b(int kind, int box, const void *prm, fx_conv_kernel con
 void fx_win_conv(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
                  int32_t ch) {
   win_kind(FX_CONV, prm, bt_conv_s8, in, out, ra, rb, ca, cb, ch, 0);
+}
+/* fx_win_conv on all the channels of a conv of more than one output channel: the set's box paths (fx_k_box, every
+   set's conv path one output channel's, fx_hooks.h) never take it, so its code is not linked (riscv's conv1_row_k,
+   41 KB: codegen/fused_c.py windowed). */
+void fx_win_conv_all(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca,
+                     int32_t cb) {
+  win_kind_b(FX_CONV, 0, prm, bt_conv_s8, bt_depthwise_s8, in, out, ra, rb, ca, cb, -1, 0);
 }
 void fx_win_dw(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
                int32_t ch, const int8_t *fch) {
@@ -329,6 +363,17 @@ void fx_win_k(const void *prm, fx_conv_kernel kernel, const fx_buf *in, const fx
               int32_t ca, int32_t cb, int32_t ch) {
   win_kind_b(FX_CONV, 0, prm, kernel, bt_depthwise_s8, in, out, ra, rb, ca, cb, ch, 0);
 }
+/* fx_win_kb, fx_win_kr: fx_win_k where every call takes one path (win_kind_o's FX_ONLY_BOX, FX_ONLY_ROWS; code
+   generation proves it, codegen/fused_c.py win_entry), without the others' code (the row-band or box loop, the
+   column calls). */
+void fx_win_kb(const void *prm, fx_conv_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
+               int32_t ca, int32_t cb, int32_t ch) {
+  win_kind_o(FX_CONV, 0, FX_ONLY_BOX, prm, kernel, bt_depthwise_s8, in, out, ra, rb, ca, cb, ch, 0);
+}
+void fx_win_kr(const void *prm, fx_conv_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
+               int32_t ca, int32_t cb, int32_t ch) {
+  win_kind_o(FX_CONV, 0, FX_ONLY_ROWS, prm, kernel, bt_depthwise_s8, in, out, ra, rb, ca, cb, ch, 0);
+}
 /* The same through the set's one-channel paths, for the runtime's channel groups (any number of channels). */
 __attribute__((noinline)) static void win_k_groups(const void *prm, fx_conv_kernel kernel, const fx_buf *in,
                                                    const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
@@ -355,7 +400,7 @@ void fx_win_dk_all(const void *prm, fx_dw_kernel kernel, const fx_buf *in, const
 /* fx_chw_kg's group path when the set has one (FX_CHW_PM, fx_k_chw's arguments and few: its groups of fewer than
    FX_CHW_K_MIN channels' kernel) */
 #ifndef FX_CHW_PM
-#define FX_CHW_PM(cprm, ck, few, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels) 0
+#define FX_CHW_PM(wk, cprm, ck, few, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels) 0
 #endif
 __attribute__((noinline)) static void win_dk_ch0(const void *prm, fx_dw_kernel kernel, const fx_buf *in,
                                                  const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
@@ -365,13 +410,14 @@ __attribute__((noinline)) static void win_dk_ch0(const void *prm, fx_dw_kernel k
 /* fx_chw_k (paths 1): a set's own path, else group by group through the set's one-channel paths; fx_chw_kg (paths 0,
    code generation found that no tile takes them): the set's group path through the layers' kernels (FX_CHW_PM), else
    group by group with no box paths (the groups hold more than one channel: those paths decline them), so a plan
-   links none of them. few: the conv kernel of a group of fewer than FX_CHW_K_MIN channels. */
-FX_ALWAYS void chw_k_b(int paths, const void *cprm, fx_conv_kernel ck, fx_conv_kernel few, const fx_buf *cin,
-                       const fx_buf *win, int32_t wra, int32_t wrb, int32_t wca, int32_t wcb, const void *dprm,
-                       fx_dw_kernel dk, const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca,
-                       int32_t cb, int32_t channels) {
+   links none of them. few: the conv kernel of a group of fewer than FX_CHW_K_MIN channels; wk: the fx_win_k entry
+   fx_chw_kg's conv calls take (fx_chw_kgb, fx_chw_kgr: fx_win_kb, fx_win_kr). */
+FX_ALWAYS void chw_k_b(int paths, fx_win_fn wk, const void *cprm, fx_conv_kernel ck, fx_conv_kernel few,
+                       const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb, int32_t wca, int32_t wcb,
+                       const void *dprm, fx_dw_kernel dk, const int8_t *fch, const fx_buf *out, int32_t ra,
+                       int32_t rb, int32_t ca, int32_t cb, int32_t channels) {
   if (paths ? fx_k_chw(cprm, ck, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels)
-            : FX_CHW_PM(cprm, ck, few, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels))
+            : FX_CHW_PM(wk, cprm, ck, few, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels))
     return;
   for (int32_t ch = 0; ch < channels; ch += win->ps) {
     fx_conv_kernel k = win->ps >= FX_CHW_K_MIN ? ck : few;
@@ -379,7 +425,7 @@ FX_ALWAYS void chw_k_b(int paths, const void *cprm, fx_conv_kernel ck, fx_conv_k
       win_k_groups(cprm, k, cin, win, wra, wrb, wca, wcb, ch);
       fx_win_dk(dprm, dk, win, out, ra, rb, ca, cb, ch, fch);
     } else {
-      fx_win_k(cprm, k, cin, win, wra, wrb, wca, wcb, ch);
+      wk(cprm, k, cin, win, wra, wrb, wca, wcb, ch);
       win_dk_ch0(dprm, dk, win, out, ra, rb, ca, cb, ch, fch);
     }
   }
@@ -387,13 +433,26 @@ FX_ALWAYS void chw_k_b(int paths, const void *cprm, fx_conv_kernel ck, fx_conv_k
 void fx_chw_k(const void *cprm, fx_conv_kernel ck, const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb,
               int32_t wca, int32_t wcb, const void *dprm, fx_dw_kernel dk, const int8_t *fch, const fx_buf *out,
               int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t channels) {
-  chw_k_b(1, cprm, ck, FX_CONV_FEW, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels);
+  chw_k_b(1, 0, cprm, ck, FX_CONV_FEW, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels);
 }
 void fx_chw_kg(const void *cprm, fx_conv_kernel ck, fx_conv_kernel few, const fx_buf *cin, const fx_buf *win,
                int32_t wra, int32_t wrb, int32_t wca, int32_t wcb, const void *dprm, fx_dw_kernel dk,
                const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
                int32_t channels) {
-  chw_k_b(0, cprm, ck, few, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels);
+  chw_k_b(0, fx_win_k, cprm, ck, few, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels);
+}
+/* fx_chw_kg on fx_win_kb's or fx_win_kr's path (bt_fused.h) */
+void fx_chw_kgb(const void *cprm, fx_conv_kernel ck, fx_conv_kernel few, const fx_buf *cin, const fx_buf *win,
+                int32_t wra, int32_t wrb, int32_t wca, int32_t wcb, const void *dprm, fx_dw_kernel dk,
+                const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
+                int32_t channels) {
+  chw_k_b(0, fx_win_kb, cprm, ck, few, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels);
+}
+void fx_chw_kgr(const void *cprm, fx_conv_kernel ck, fx_conv_kernel few, const fx_buf *cin, const fx_buf *win,
+                int32_t wra, int32_t wrb, int32_t wca, int32_t wcb, const void *dprm, fx_dw_kernel dk,
+                const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
+                int32_t channels) {
+  chw_k_b(0, fx_win_kr, cprm, ck, few, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels);
 }
 void fx_chw(const void *cprm, const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb, int32_t wca,
             int32_t wcb, const void *dprm, const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca,
