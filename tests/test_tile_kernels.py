@@ -141,7 +141,7 @@ def test_depthwise_calls_take_the_layers_variant(sources):
     (none left on the dispatcher through fx_win), with the fallback to bt_depthwise_s8 for another set; riscv32
     and xcore, whose sets have no depthwise variants, keep fx_win."""
     cm = sources["cortex-m4"]
-    calls = re.findall(r"fx_win_dk\(&op\d+_p, (\w+), ", cm)
+    calls = re.findall(r"fx_win_dk(?:_allg)?\(&op\d+_p, (\w+), ", cm)   # _allg: fused_c.py entries
     paths = {name for name, _ in kernel_variants.CORTEX_M["depthwise_m1"]}
     assert calls and set(calls) <= paths | {"bt_depthwise_s8_m1_rq2"} and "fx_win(FX_DW" not in cm
     assert set(calls) & paths  # the one path all of a layer's tile calls take (tile_kernels.dw_path_of_calls)

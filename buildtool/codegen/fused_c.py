@@ -17,6 +17,8 @@ fx_rows (the same arithmetic over a table of row pointers).
 
 from __future__ import annotations
 
+import re
+
 from ..errors import ModelError, PlanError
 from ..plan.fusion.costs import accumulator_bytes, accumulator_len
 from ..plan.fusion.geometry import MINMAX, POINTWISE, UNARY, WINDOWED, interval, is_dense, op_axes
@@ -410,6 +412,10 @@ class _Emit:
         if kind == "FX_CONV" and ch == "-1" and self.g.tensors[op.outputs[0]].shape[3] > 1:
             # every set's box paths take one output channel only (fused_ref.h fx_win_conv_all): not linked
             return f"fx_win_conv_all(&{p}, {src}, {dst}, {box});"
+        i = op.inputs[0]
+        if kind in ("FX_AVGP", "FX_MAXP") and (src, ch) == ("&i0", "-1") and i not in blk.windows and i in self.banded:
+            # every call reads row bands (fused_ref.h fx_win_avgpr): no box path, no pool dispatcher linked
+            return f"fx_win_{kind[3:].lower()}r(&{p}, {src}, {dst}, {box});"
         return f"fx_win({kind}, &{p}, {src}, {dst}, {box}, {ch}, {fch});"
 
     def win_entry(self, blk: BlockRun, op, t: int | None = None) -> str:
@@ -433,6 +439,9 @@ class _Emit:
         its text rewritten: fx_win_k (fx_chw_kg) for every call where one calls it (or fx_chw_kg, which calls it): its
         code holds the others'."""
         text = "\n".join(e.decls + e.body)
+        if "fx_chw_kg" in text:  # it links fused_ref.h win_dk_ch0: the all-channel depthwise calls share it
+            for lines in (e.decls, e.body):
+                lines[:] = [re.sub(r"fx_win_dk\(([^;]*), -1, ([^,;]+)\);", r"fx_win_dk_allg(\1, \2);", b) for b in lines]
         if any(f"{fn}(" in text for fn in ("fx_win_k", "fx_chw_kg")):
             for old in ("fx_win_kb(", "fx_win_kr(", "fx_chw_kgb(", "fx_chw_kgr("):
                 new = old[:-2] + "("

@@ -54,6 +54,11 @@ void fx_win_avgp(const void *prm, const fx_buf *in, const fx_buf *out, int32_t r
                  int32_t ch);
 /* Inline: a call with a constant kind links only that kind's runtime (the conv dispatcher only for convs, one
    pooling kind's kernel only for it). */
+/* fx_win_avgp / fx_win_maxp on all channels (ch -1) where every call reads row bands (code generation proves it) */
+void fx_win_avgpr(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca,
+                  int32_t cb);
+void fx_win_maxpr(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca,
+                  int32_t cb);
 static inline void fx_win(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
                           int32_t ca, int32_t cb, int32_t ch, const int8_t *fch) {
   if (kind == FX_CONV) fx_win_conv(prm, in, out, ra, rb, ca, cb, ch);
@@ -100,6 +105,9 @@ void fx_win_dk_ch(const void *prm, fx_dw_kernel kernel, const fx_buf *in, const 
                   int32_t ca, int32_t cb, int32_t ch, const int8_t *fch);
 void fx_win_dk_all(const void *prm, fx_dw_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
                    int32_t ca, int32_t cb, const int8_t *fch);
+/* fx_win_dk_all where the plan calls fx_chw_kg too (code generation rewrites the calls): one copy of the two's code */
+void fx_win_dk_allg(const void *prm, fx_dw_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
+                    int32_t ca, int32_t cb, const int8_t *fch);
 /* Inline: ch < 0 (all channels; a constant in model.c) links no one-channel paths the call cannot take. */
 static inline void fx_win_dk(const void *prm, fx_dw_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra,
                              int32_t rb, int32_t ca, int32_t cb, int32_t ch, const int8_t *fch) {

@@ -344,6 +344,17 @@ void fx_win_avgp(const void *prm, const fx_buf *in, const fx_buf *out, int32_t r
                  int32_t ch) {
   win_kind(FX_AVGP, prm, 0, in, out, ra, rb, ca, cb, ch, 0);
 }
+/* fx_win_avgp, fx_win_maxp on all channels where code generation proved every call reads row bands (codegen/fused_c.py
+   windowed): win_kind_o's row loop alone (FX_ONLY_ROWS: no set's box path takes a pool on row bands), so the plan
+   links neither the box loop nor the set's pool dispatcher with its variants (kws's least-RAM plan: 1.5 KB). */
+void fx_win_avgpr(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca,
+                  int32_t cb) {
+  win_kind_o(FX_AVGP, 0, FX_ONLY_ROWS, prm, 0, 0, in, out, ra, rb, ca, cb, -1, 0);
+}
+void fx_win_maxpr(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca,
+                  int32_t cb) {
+  win_kind_o(FX_MAXP, 0, FX_ONLY_ROWS, prm, 0, 0, in, out, ra, rb, ca, cb, -1, 0);
+}
 void fx_win_pool(int kind, const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca,
                  int32_t cb, int32_t ch) {
   if (kind == FX_MAXP) fx_win_maxp(prm, in, out, ra, rb, ca, cb, ch);
@@ -392,9 +403,25 @@ void fx_win_dk_ch(const void *prm, fx_dw_kernel kernel, const fx_buf *in, const 
                   int32_t ca, int32_t cb, int32_t ch, const int8_t *fch) {
   win_kind_d(FX_DW, prm, 0, kernel, in, out, ra, rb, ca, cb, ch, fch);
 }
+__attribute__((noinline)) static void win_dk_ch0(const void *prm, fx_dw_kernel kernel, const fx_buf *in,
+                                                 const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
+                                                 int32_t ch, const int8_t *fch) {
+  win_kind_b(FX_DW, 0, prm, 0, kernel, in, out, ra, rb, ca, cb, ch, fch);
+}
 void fx_win_dk_all(const void *prm, fx_dw_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
                    int32_t ca, int32_t cb, const int8_t *fch) {
   win_kind_b(FX_DW, !FX_BOX_ONE_CHANNEL, prm, 0, kernel, in, out, ra, rb, ca, cb, -1, fch);
+}
+/* fx_win_dk_all where the plan calls fx_chw_kg too, which links win_dk_ch0 (codegen/fused_c.py entries): with no box
+   paths either way (FX_BOX_ONE_CHANNEL), win_dk_ch0's code on ch -1, one copy of the two (kws's least-RAM plan: 0.8
+   KB; a plan without fx_chw_kg keeps fx_win_dk_all, whose constant ch makes it 0.1 KB smaller than win_dk_ch0) */
+void fx_win_dk_allg(const void *prm, fx_dw_kernel kernel, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb,
+                    int32_t ca, int32_t cb, const int8_t *fch) {
+#if FX_BOX_ONE_CHANNEL
+  win_dk_ch0(prm, kernel, in, out, ra, rb, ca, cb, -1, fch);
+#else
+  fx_win_dk_all(prm, kernel, in, out, ra, rb, ca, cb, fch);
+#endif
 }
 
 /* fx_chw_kg's group path when the set has one (FX_CHW_PM, fx_k_chw's arguments and few: its groups of fewer than
@@ -402,11 +429,6 @@ void fx_win_dk_all(const void *prm, fx_dw_kernel kernel, const fx_buf *in, const
 #ifndef FX_CHW_PM
 #define FX_CHW_PM(wk, cprm, ck, few, cin, win, wra, wrb, wca, wcb, dprm, dk, fch, out, ra, rb, ca, cb, channels) 0
 #endif
-__attribute__((noinline)) static void win_dk_ch0(const void *prm, fx_dw_kernel kernel, const fx_buf *in,
-                                                 const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb,
-                                                 int32_t ch, const int8_t *fch) {
-  win_kind_b(FX_DW, 0, prm, 0, kernel, in, out, ra, rb, ca, cb, ch, fch);
-}
 /* fx_chw_k (paths 1): a set's own path, else group by group through the set's one-channel paths; fx_chw_kg (paths 0,
    code generation found that no tile takes them): the set's group path through the layers' kernels (FX_CHW_PM), else
    group by group with no box paths (the groups hold more than one channel: those paths decline them), so a plan
