@@ -291,8 +291,8 @@ def test_cortex_m4_library_in_a_cpp_project_with_the_fpu_off_is_bit_exact(tmp_pa
     -mfpu=fpv4-sp-d16) with a start-up that never turns the FPU on: bit-exact in QEMU mps2-an386, and the
     library objects hold no FPU instruction (bt_model's sources build with -mgeneral-regs-only). The same
     project with that block of CMakeLists.txt off builds kernels that use the FPU's registers (vldr/vstr/vmov,
-    which fault with the FPU off wherever a model's path reaches them: the fused tiny's did until its tile kernels
-    took one-path entries), so the block is what keeps the library off the FPU."""
+    which fault with the FPU off wherever a model's path reaches them: fx_pw_add's, which the fused tiny's ADD ran
+    until FX_ADD_HS), so the block is what keeps the library off the FPU."""
     for tool in ("arm-none-eabi-gcc", "arm-none-eabi-g++", "qemu-system-arm", "cmake", "ninja"):
         _tool(tool)
     lib, x, ref = _export_and_reference(tmp_path, capsys, "cortex-m4", ["--optimize", "ram"])
