@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 import subprocess
 import sys
@@ -43,6 +44,19 @@ def private_daemon_dirs(tmp_path_factory):
         else:
             os.environ[k] = v
 
+
+def model_calls(src: str, fn: str) -> list:
+    """(function, layer index) of each call in model.c of a function matching regex fn (no capturing group): a layer's
+    own call (fn(&opN_p, ...)) or its row of a run's table, whose loop calls fn(r->p, ...) (model_c._call_runs: three
+    or more consecutive layers calling one function on their parameters and arena pointers alone)."""
+    out = []
+    pat = re.compile(rf"  ({fn})\(&op(\d+)_p|bt_run\d+\[\d+\] = \{{(.*?)\}};\n(?:.*\n){{3}}\s*({fn})\(r->p")
+    for m in pat.finditer(src):
+        if m.group(1):
+            out.append((m.group(1), int(m.group(2))))
+        else:
+            out += [(m.group(4), int(k)) for k in re.findall(r"&op(\d+)_p", m.group(3))]
+    return out
 
 def shared_model(name: str) -> Path:
     p = SHARED_MODELS / f"{name}.tflite"

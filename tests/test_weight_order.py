@@ -12,21 +12,16 @@ import shutil
 
 import numpy as np
 import pytest
+from conftest import model_calls
 
 from buildtool import pipeline, zoo
 from buildtool.plan import weight_order
 from buildtool.zoo.builder import GraphBuilder
 
 
-def _fc_calls(src: str) -> list:
-    """The interleaved FC kernel each dense layer of model.c calls, in order: a call of its own, or its row of a run's
-    table whose loop calls the kernel (model_c._call_runs: three or more consecutive layers calling one kernel)."""
-    out = []
-    pat = re.compile(r"  (bt_fully_connected_s8_il_\w+)\(&op\d+_p|bt_run\d+\[\d+\] = \{(.*?)\};\n(?:.*\n){3}\s*"
-                     r"(bt_fully_connected_s8_il_\w+)\(r->p")
-    for m in pat.finditer(src):
-        out += [m.group(1)] if m.group(1) else [m.group(3)] * len(re.findall(r"&op\d+_p", m.group(2)))
-    return out
+def _fc_calls_of(src: str) -> list:
+    """The interleaved FC kernel each dense layer of model.c calls, in order (conftest.model_calls)."""
+    return [f for f, _ in model_calls(src, r"bt_fully_connected_s8_il_\w+")]
 
 
 def _by_the_letter(w: np.ndarray) -> bytes:
@@ -93,7 +88,7 @@ def test_interleaved_firmware_matches_the_host(tmp_path):
     want = np.asarray(runner.run("host", tmp_path / "h", x)[0]).tobytes()
     pipeline.build(g, "cortex-m4", tmp_path / "m")
     src = (tmp_path / "m" / "model.c").read_text()
-    assert len(_fc_calls(src)) == 2
+    assert len(_fc_calls_of(src)) == 2
     assert "  bt_fully_connected_s8_widened" in src
     assert np.asarray(runner.run("cortex-m4", tmp_path / "m", x)[0]).tobytes() == want
     pipeline.build(g, "cortex-m4", tmp_path / "r", kernels=("reference",))
@@ -146,7 +141,7 @@ def _part_with_and_without_define(g, tmp_path, monkeypatch) -> dict:
         out = tmp_path / str(define)
         pipeline.build(g, part.name, out)
         n_fc = sum(op.opcode == "FULLY_CONNECTED" for op in g.operators)
-        assert len(_fc_calls((out / "model.c").read_text())) == n_fc
+        assert len(_fc_calls_of((out / "model.c").read_text())) == n_fc
         y, prof, _ = runner.run(part.name, out, x, timeout=600)
         assert np.array_equal(y, want), define
         cycles[define] = [o["modelled_cycles"] for o in prof["ops"]]
@@ -199,7 +194,7 @@ def test_small_dense_layers_take_the_compact_variant(tmp_path, board):
     g = b.finish([b.fully_connected(h, 6), b.fully_connected(h, 5), b.fully_connected(h, 7)])
     x = fixed_input(g.tensors[g.inputs[0]].shape)
     pipeline.build(g, board, tmp_path)
-    calls = _fc_calls((tmp_path / "model.c").read_text())
+    calls = _fc_calls_of((tmp_path / "model.c").read_text())
     assert calls[0] != "bt_fully_connected_s8_il_small" and calls[1:] == ["bt_fully_connected_s8_il_small"] * 5
     got, want = runner.run(board, tmp_path, x)[0], tflm_run(serialize(g), [x], 3)
     assert len(got) == len(want) == 3 and all(np.array_equal(a, b) for a, b in zip(got, want))
