@@ -90,11 +90,12 @@ def ours(t: targets.Target, spec, preset: str = "balanced", cycles: bool = False
     plan = pipeline.plan_memory(m.graph, PlanOptions(optimize="ram" if fused else None))
     files = pipeline.code(m, plan, t.name, PlanOptions(optimize_code=preset))
     ops = model_opcodes(m.graph)
-    code = toolchain.code_bytes(t, files["model.c"], files["model.h"], model_sources(t, ops, fused))
-    if harness:
+    kernels = model_sources(t, ops, fused)
+    if harness:  # one trial link for both
         with tempfile.TemporaryDirectory(prefix="bt-code-size-") as tmp:
-            return code, ops, harness_bytes(t, files["model.c"], files["model.h"], model_sources(t, ops, fused),
-                                            Path(tmp))
+            elf = toolchain.trial_elf(t, files["model.c"], files["model.h"], Path(tmp), kernels)
+            return toolchain.elf_code_bytes(t, elf), ops, harness_bytes(t, elf, kernels, Path(tmp))
+    code = toolchain.code_bytes(t, files["model.c"], files["model.h"], kernels)
     if not cycles:
         return code, ops
     cp = json.loads(files["firmware.json"]).get("code_plan")
@@ -107,14 +108,14 @@ def _nm(t: targets.Target, path: Path, *flags) -> list:
     return [line.split() for line in r.stdout.splitlines()]
 
 
-def harness_bytes(t: targets.Target, model_c: str, model_h: str, kernels: list, work: Path) -> int:
+def harness_bytes(t: targets.Target, elf: Path, kernels: list, work: Path) -> int:
     """The bytes the board's harness (its firmware_src sources: start-up, vector table, bt_main, the I/O and the
-    profile markers) takes in the firmware's code: each harness source compiled alone with the build's flags
+    profile markers) takes in trial link elf's code (toolchain.trial_elf into work, with kernel sources
+    kernels): each harness source compiled alone with the build's flags
     names the symbols it defines (nm); their sizes in the trial link (nm -S: code, constants, .data's initial
     values; not .bss) plus the string literals those objects hold (unnamed: `size -A` of each object's
     .rodata.str sections). A local symbol whose name model.c or a kernel also defines is not counted (its owner is
     not told apart by name)."""
-    elf = toolchain.trial_elf(t, model_c, model_h, work, kernels)
     others = {f[-1] for lib in (toolchain.model_object(t, work), toolchain.kernel_library(t, toolchain.KERNELS, kernels))
               for f in _nm(t, lib, "--defined-only") if len(f) >= 3}
     names, strings = set(), 0

@@ -27,9 +27,9 @@ def test_harness_bytes_are_the_firmware_src_symbols(board, tmp_path):
     m = pipeline.read_model("tiny")
     files = pipeline.code(m, pipeline.plan_memory(m.graph, PlanOptions()), board, PlanOptions())
     kernels = model_sources(t, model_opcodes(m.graph), False)
-    (tmp_path / "h").mkdir(), (tmp_path / "e").mkdir()
-    harness = code_size.harness_bytes(t, files["model.c"], files["model.h"], kernels, tmp_path / "h")
+    (tmp_path / "e").mkdir()
     elf = toolchain.trial_elf(t, files["model.c"], files["model.h"], tmp_path / "e", kernels)
+    harness = code_size.harness_bytes(t, elf, kernels, tmp_path / "e")
     rows = [line.split() for line in subprocess.run([t.binutil("nm"), "-S", "-l", "--defined-only", str(elf)],
                                                     capture_output=True, text=True, check=True).stdout.splitlines()]
     by_dwarf = {f[3]: int(f[1], 16) for f in rows

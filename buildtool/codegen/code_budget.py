@@ -118,8 +118,8 @@ def _smallest(layers: dict) -> dict:
     return choice
 
 
-def _moves(choice: dict, layers: dict):
-    """Each code a layer could call: (code, the layers it makes faster and their candidate index)."""
+def _moves(choice: dict, layers: dict) -> list:
+    """Each code a layer could call, by name: the layers it makes faster and their candidate index."""
     by_code: dict = {}
     for k, cs in layers.items():
         now = cs[choice[k]].cycles
@@ -128,7 +128,7 @@ def _moves(choice: dict, layers: dict):
                 cur = by_code.setdefault(c.code, {})
                 if k not in cur or c.cycles < cs[cur[k]].cycles:
                     cur[k] = i
-    return sorted(by_code.items())
+    return [moved for _, moved in sorted(by_code.items())]
 
 
 def _evictions(choice: dict, layers: dict):
@@ -170,10 +170,9 @@ def _improved(choice: dict, layers: dict) -> dict:
 
 
 def _leaving(choice: dict, layers: dict):
-    """_moves, then each code the choice calls left (_evictions), named ("-", n): its n-th."""
+    """_moves, then each code the choice calls left (_evictions)."""
     yield from _moves(choice, layers)
-    for n, moved in enumerate(_evictions(choice, layers)):
-        yield ("-", n), moved
+    yield from _evictions(choice, layers)
 
 
 def ladder(layers: dict, budget: int | None = None) -> list:
@@ -183,8 +182,7 @@ def ladder(layers: dict, budget: int | None = None) -> list:
     the first lacks after the first's; a rung past `budget` bytes is never taken. layers: {layer key: [Candidate,
     ...]} (every list non-empty). OverBudget when even the least code is over the budget."""
     first = _climb(layers, budget, _moves)
-    seen = {(r[1], r[2], tuple(sorted(r[0].items()))) for r in first}
-    return first + [r for r in _climb(layers, budget, _leaving) if (r[1], r[2], tuple(sorted(r[0].items()))) not in seen]
+    return first + [r for r in _climb(layers, budget, _leaving) if r not in first]
 
 
 def _climb(layers: dict, budget: int | None, moves) -> list:
@@ -197,7 +195,7 @@ def _climb(layers: dict, budget: int | None, moves) -> list:
     rungs = [(dict(choice), size, cycles)]
     while True:
         best = None
-        for _, moved in moves(choice, layers):
+        for moved in moves(choice, layers):
             trial = {**choice, **moved}
             b, cy = _total(trial, layers)
             saved, added = cycles - cy, b - size

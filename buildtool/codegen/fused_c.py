@@ -754,21 +754,12 @@ class _Emit:
         return "\n".join(out)
 
 
-def _ad_kind(m: int, s: int, ls: int, off: int) -> str:
-    """reference/add_dense.h ad_kind of one input of an int8 ADD: "half", "small" or "generic"."""
-    if ls != 20:  # AD_LS
-        return "generic"
-    if m == 1 << 30 and s == 0:
-        return "half"
-    return "small" if m >= 1 << 30 and -31 <= s <= -1 and -128 <= off <= 128 else "generic"
-
-
 def half_small(q: dict) -> bool:
     """Does add_dense.h's ad_s8 run ADD parameters q (qparams.add_params) through ad_half_small_sat on every row (one
     input's multiplier 0.5, the other's AD_SMALL, the output's bt_rq2_ok, the activation all of int8)? Then
     cortex-m/fused.c's FX_ADD_HS runs that loop alone."""
-    kinds = sorted(_ad_kind(q[f"input{i}_multiplier"], q[f"input{i}_shift"], q["left_shift"], q[f"input{i}_offset"])
-                   for i in (1, 2))
+    kinds = sorted(kernel_variants.ad_kind(q[f"input{i}_multiplier"], q[f"input{i}_shift"], q["left_shift"],
+                                           q[f"input{i}_offset"]) for i in (1, 2))
     return (kinds == ["half", "small"] and kernel_variants.rq2_ok([q["output_multiplier"]], [q["output_shift"]])
             and q["act_min"] == -128 and q["act_max"] == 127)
 

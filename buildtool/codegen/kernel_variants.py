@@ -321,6 +321,16 @@ def _mbqm_fast(x: int, m: int, s: int) -> int:
 ADD_TAB_VARIANTS = ("bt_add_s8_tab_gen", "bt_add_s8_tab_small", "bt_add_s8_tab_gen_act", "bt_add_s8_tab_small_act")
 
 
+def ad_kind(m: int, s: int, ls: int, off: int) -> str:
+    """reference/add_dense.h ad_kind of one input of an int8 ADD (its multiplier, shift, the ADD's left shift, its
+    offset): "half", "small" or "generic"."""
+    if ls != 20:  # AD_LS
+        return "generic"
+    if m == 1 << 30 and s == 0:
+        return "half"
+    return "small" if m >= 1 << 30 and -31 <= s <= -1 and -128 <= off <= 128 else "generic"
+
+
 def add_tab_variant(p) -> str:
     """The add_tab variant model.c calls for an int8 ADD's bt_add_params p (ADD_TAB_VARIANTS; "" when add_tab_ok
     fails): it links none of add_dense.h's loops and checks nothing at run time."""
@@ -328,7 +338,7 @@ def add_tab_variant(p) -> str:
         return ""
     first = (p["input1_multiplier"], p["input1_shift"]) != (1 << 30, 0)
     m, s, off = (p[f"input{1 if first else 2}_{k}"] for k in ("multiplier", "shift", "offset"))
-    small = m >= 1 << 30 and -31 <= s <= -1 and -128 <= off <= 128  # add_dense.h ad_kind: AD_SMALL
+    small = ad_kind(m, s, 20, off) == "small"  # add.c bt_add_s8_tab_taken's
     return ADD_TAB_VARIANTS[small + 2 * ((p["act_min"], p["act_max"]) != (-128, 127))]
 
 

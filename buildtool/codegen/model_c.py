@@ -815,23 +815,22 @@ def _call_runs(body: list) -> list:
     """model_invoke's steps with each run of at least CALL_RUN consecutive operators calling the same kernel on their
     parameters and arena pointers alone (ad01's dense layers) made one loop over a table of their parameters and
     offsets: a call and its two profile calls once, ~8 bytes a layer instead of ~28, a few cycles a layer more."""
-    out, run = [], []
+    out, run = [], []  # run: the current run's (step, its match, (its kernel, its pointers' C types))
 
     def flush():
         if len(run) < CALL_RUN:
-            out.extend(step for step, _ in run)
+            out.extend(step for step, _, _ in run)
         else:
-            out.append(_run_loop([step for step, _ in run], [m for _, m in run]))
+            out.append(_run_loop([step for step, _, _ in run], [m for _, m, _ in run]))
         run.clear()
 
     for step in body:
         m = _PLAIN_CALL.fullmatch(step)
-        if run and not (m and m[2] == run[-1][1][2] and int(m[1]) == int(run[-1][1][1]) + 1
-                        and [t for t, _ in _ARENA_ARG.findall(m[3])]
-                        == [t for t, _ in _ARENA_ARG.findall(run[-1][1][3])]):
+        sig = m and (m[2], [t for t, _ in _ARENA_ARG.findall(m[3])])
+        if run and not (m and sig == run[-1][2] and int(m[1]) == int(run[-1][1][1]) + 1):
             flush()
         if m:
-            run.append((step, m))
+            run.append((step, m, sig))
         else:
             out.append(step)
     flush()

@@ -310,10 +310,14 @@ def code_bytes(t: targets.Target, model_c: str, model_h: str, kernels: list | No
     """The flash bytes everything but the weights takes in the region holding the code (code, constants,
     .ARM.exidx, the initial values of .data, the alignment before the weights), measured by a trial link
     (trial_elf). steps/code.py places the weights with it (regions.place)."""
-    big_flash = t.flash_bytes + (64 << 20)
     with tempfile.TemporaryDirectory(prefix="bt-code-size-") as tmp:
-        elf = trial_elf(t, model_c, model_h, Path(tmp), kernels)
-        r = subprocess.run([t.binutil("readelf"), "-SW", str(elf)], capture_output=True, text=True)
+        return elf_code_bytes(t, trial_elf(t, model_c, model_h, Path(tmp), kernels))
+
+
+def elf_code_bytes(t: targets.Target, elf: Path) -> int:
+    """code_bytes of a trial link's ELF (trial_elf)."""
+    big_flash = t.flash_bytes + (64 << 20)
+    r = subprocess.run([t.binutil("readelf"), "-SW", str(elf)], capture_output=True, text=True)
     end, data = t.flash_origin, 0
     for line in r.stdout.splitlines():  # [Nr] Name Type Addr Off Size ES Flg ...: allocated sections only
         f = line.replace("[ ", "[").split()
