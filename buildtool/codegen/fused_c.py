@@ -410,6 +410,10 @@ class _Emit:
         if kind == "FX_DW":
             return self.depthwise(e, op, src, dst, box, ch, fch, (k, blk))
         if kind == "FX_CONV" and ch == "-1" and self.g.tensors[op.outputs[0]].shape[3] > 1:
+            one = self.box_variant(e, blk, op) if src == "&i0" else None
+            if one:  # fx_win_k on the variant every call takes: the plan links no other (box_variant)
+                e.used_variants[one] = kernel_variants.DISPATCHERS["conv"]
+                return f"{self.win_entry(blk, op)}(&{p}, {one}, {src}, {dst}, {box}, -1);"
             # every set's box paths take one output channel only (fused_ref.h fx_win_conv_all): not linked
             return f"fx_win_conv_all(&{p}, {src}, {dst}, {box});"
         i = op.inputs[0]
@@ -417,6 +421,34 @@ class _Emit:
             # every call reads row bands (fused_ref.h fx_win_avgpr): no box path, no pool dispatcher linked
             return f"fx_win_{kind[3:].lower()}r(&{p}, {src}, {dst}, {box});"
         return f"fx_win({kind}, &{p}, {src}, {dst}, {box}, {ch}, {fch});"
+
+    def box_variant(self, e: _Emitter, blk: BlockRun, op) -> str | None:
+        """The variant the board's table picks (kernel_variants.choose_codegen, tile) for every kernel call conv op's
+        all-channel tiles make, each box's fields as tile_kernels.win_geom gives them (its calls worked out:
+        tile_kernels.call_classes); where they differ or are not worked out, the table's last row when it holds on any
+        call, except on cortex-m; else None (no table, an output not int8). fx_win_k then calls it, not the set's
+        dispatcher, so the plan links no variant it never calls (ResNet-8's least-RAM plan on riscv32:
+        bt_conv_s8_pointwise, 1.8 KB, for its two 1x1 layers of stride 2 on the tiles whose pad_left is 0, which the
+        plain plan's code budget gives bt_conv_s8_general too; benchmarks/code_size.py --fused)."""
+        if e.variants is None or self.g.tensors[op.outputs[0]].dtype != "int8":
+            return None
+        f = self.conv_fields[op.index]
+        t, i = op.outputs[0], op.inputs[0]
+        layer, ib, out_wp = e.conv_layer(op, f), self.tile_bufs(0, blk, i), self.pixels(blk, t)[0]
+        ct = axis_table(blk.cols, t, len(blk.cols.bounds) - 1, t in blk.windows)
+        names, boxes = set(), []
+        for r, c, ra, rb, ca, cb in self.out_boxes(blk, t):
+            q = tile_kernels.win_geom(f, ib[r][c], {"ps": f["out"]["pixel_stride"]}, ca, cb, -1)[1]
+            names.add(kernel_variants.choose_codegen(e.variants[1], "conv", dict(layer, **q), tile=True))
+            boxes.append((ra, rb, ca, cb, i in self.banded, t not in self.banded and ca == ct[c][2] and cb - ca == out_wp,
+                          q["pad_left"]))
+        if len(names) == 1 and tile_kernels.call_classes(f, boxes) is not None:
+            return names.pop()
+        last, cond = e.variants[1]["conv"][-1]
+        # calls of several variants, or not all worked out: the table's last row where it holds on any call (its
+        # conditions the others' relaxed), on a set whose variants differ little on a tile (not cortex-m's: its
+        # instances' loops, fx_win_k's tile kernels, are the fast ones)
+        return last if cond is kernel_variants._always and not e.cortex_m_set() else None
 
     def win_entry(self, blk: BlockRun, op, t: int | None = None) -> str:
         """The fx_win_k entry of conv op's tiles (fused_ref.h win_kind_o; its output boxes, of tensor t (default its
@@ -716,7 +748,8 @@ class _Emit:
             boxes = [(ra, rb, ca, cb, i in self.banded, t not in self.banded and ca == ct[c][2] and cb - ca == out_wp,
                       tile_kernels.win_geom(fields, ib[r][c], {"ps": 0}, ca, cb, -1)[1]["pad_left"])
                      for r, c, ra, rb, ca, cb in self.out_boxes(blk, t)]
-            calls = dict(shape=tile_kernels.call_shape(fields, boxes))
+            calls = dict(shape=tile_kernels.call_shape(fields, boxes),
+                         classes=tile_kernels.dispatched(tile_kernels.call_classes(fields, boxes)))
         src, dst = self.pixels(blk, i), self.pixels(blk, t)
         form = self.offer(e, op, name, shape in ("box", "col") and not tile_kernels.pointwise(fields),
                           tile_kernels.identity(name, fields, group, src, dst, shape, calls))

@@ -141,20 +141,45 @@ def grouped(e, layer: dict):
     return name if name in kernel_variants.INSTANCES else None
 
 
-def call_shape(f: dict, boxes) -> tuple | None:
-    """(out.w, rows, pad_left) of every kernel call reference/fused_ref.h win_kind_b (a conv, no box paths) makes over
+def call_classes(f: dict, boxes) -> list | None:
+    """[(out.w, rows, pad_left)] of the kernel calls reference/fused_ref.h win_kind_b (a conv, no box paths) makes over
     boxes (ra, rb, ca, cb, input row-banded, whole: the box is all of its unbanded output buffer's width, pad_left:
-    win_geom's at the box; pad_left None when it differs), or None when
-    they differ or a call's shape is not worked out here (a 1x1's column calls, a 1-row filter's runs on row bands,
-    boxes of several rows: their calls from the rows the buffers hold)."""
+    win_geom's at the box), one per output width the calls take (sorted by it), rows and pad_left None where that
+    width's calls differ in them; None when a call's shape is not worked out here (a 1x1's column calls, a 1-row
+    filter's runs on row bands, boxes of several rows: their calls from the rows the buffers hold)."""
     pw = f["kh"] == 1 and f["kw"] == 1 and f["stride_h"] == 1 and f["stride_w"] == 1 and f["pad_top"] == 0
-    shapes, pads = set(), set()
+    seen = {}
     for ra, rb, ca, cb, in_rows, whole, pad_left in boxes:
         if rb - ra > 1 and (pw or (in_rows and f["kh"] == 1)):
             return None
-        shapes.add((cb - ca, rb - ra if whole and not in_rows else 1))
+        rows, pads = seen.setdefault(cb - ca, (set(), set()))
+        rows.add(rb - ra if whole and not in_rows else 1)
         pads.add(pad_left)
-    return (*shapes.pop(), pads.pop() if len(pads) == 1 else None) if len(shapes) == 1 else None
+    return [(w, rows.pop() if len(rows) == 1 else None, pads.pop() if len(pads) == 1 else None)
+            for w, (rows, pads) in sorted(seen.items())]
+
+
+def call_shape(f: dict, boxes) -> tuple | None:
+    """(out.w, rows, pad_left) of every kernel call over boxes (call_classes'; pad_left None when it differs), or None
+    when they differ in width or rows, or a call's shape is not worked out here."""
+    classes = call_classes(f, boxes)
+    return classes[0] if classes and len(classes) == 1 and classes[0][1] is not None else None
+
+
+# a tile kernel whose calls take several output widths (a column tile at an image edge wider than the others), each
+# call of at most TAIL_PIXELS pixels, runs one copy of its variant's loops per width, each on that width and its rows:
+# gcc folds them to the variant's pixels left after its triples, a few hundred bytes a copy, where the one copy on the
+# call's out.w keeps every path (ResNet-8's fused 3x3 stride-2 layers on cortex-m4, ops 4 and 8, widths 2 and 1: 5.1
+# and 4.9 KB -> 1.9 and 2.0 KB, benchmarks/code_size.py --fused). A wider call's copy is an instance's whole loops
+# (ResNet-8's op 0, widths 7, 2 and 1: 6.2 KB -> 6.0 KB; ops 1 and 2 would no longer share theirs): one copy.
+TAIL_PIXELS = 2
+
+
+def dispatched(classes: list | None) -> list | None:
+    """classes (call_classes') when the tile kernel runs a copy per width (TAIL_PIXELS), else None."""
+    if not classes or len(classes) < 2 or any(n is None or w * n > TAIL_PIXELS for w, n, _ in classes):
+        return None
+    return classes
 
 
 # the fields a tile kernel shared by several layers reads from the call's bt_conv_params (the layer's, as fx_win_k
@@ -181,7 +206,7 @@ def tile_params(fields: dict, group: int, src: tuple, dst: tuple, shape: str, ca
         q["out"] = dict(q["out"], w=w)
         if not pointwise(fields) and pad_left is not None:
             q["pad_left"] = pad_left
-        rows = f"y0 + {n}"
+        rows = f"y0 + {n}" if n is not None else "y1"
         if shape == "grp":  # no column calls: the layer's heights, the input buffer's width
             q["in"] = dict(q["in"], h=fields["in"]["h"], w=src[0], pixel_stride=src[1])
             q["out"] = dict(q["out"], h=fields["out"]["h"])
@@ -190,15 +215,27 @@ def tile_params(fields: dict, group: int, src: tuple, dst: tuple, shape: str, ca
     return q, rows
 
 
+def copies(fields: dict, group: int, src: tuple, dst: tuple, shape: str, calls=None) -> list:
+    """[(the out.w its calls have, its bt_conv_params, its macro's y1 argument)] of each copy of the tile kernel's loops
+    (tile_params'): one per width where calls' "classes" (dispatched) say so, the last one run on every other call
+    (width None); else one."""
+    classes = (calls or {}).get("classes")
+    if not classes:
+        return [(None, *tile_params(fields, group, src, dst, shape, calls))]
+    last = len(classes) - 1
+    return [(None if k == last else c[0], *tile_params(fields, group, src, dst, shape, dict(calls, shape=c)))
+            for k, c in enumerate(classes)]
+
+
 def identity(name: str, fields: dict, group: int, src: tuple, dst: tuple, shape: str, calls=None) -> str:
     """What makes two layers' tile kernels of variant `name` one function (define's shared: the same code but for the
     LIFTED fields), whatever form the code budget gives them: their code name in the budget (code_budget.plan's
     identities), so that it counts a shared tile kernel once."""
-    q, rows = tile_params(fields, group, src, dst, shape, calls)
     macro, extra = kernel_variants.INSTANCES[name]
-    flat = ",".join(f"{k}={v}" for k, v in kernel_variants.flat_fields(lifted(q, shape)))
+    flat = ";".join(f"w={w}:" + ",".join(f"{k}={v}" for k, v in kernel_variants.flat_fields(lifted(q, shape)))
+                    + f" rows={rows}" for w, q, rows in copies(fields, group, src, dst, shape, calls))
     move = pointwise(fields) and shape != "inplace"
-    return f"tile {name} {macro}{tuple(extra)} {shape} {flat} rows={rows} move={move}"
+    return f"tile {name} {macro}{tuple(extra)} {shape} {flat} move={move}"
 
 
 def define(e, op, fields: dict, name: str, group: int, src: tuple, dst: tuple, shape: str, calls=None,
@@ -215,31 +252,45 @@ def define(e, op, fields: dict, name: str, group: int, src: tuple, dst: tuple, s
     macro, extra = kernel_variants.INSTANCES[name]
     macro = code_budget.instance_macro(macro, form)
     e.use_macro(macro)
-    q, rows = tile_params(fields, group, src, dst, shape, calls)
+    cs = copies(fields, group, src, dst, shape, calls)
     fn = f"op{op.index}_tk"
     move = ""
     if pointwise(fields) and shape != "inplace":
-        ps = q["in"]["pixel_stride"]
+        ps = cs[0][1]["in"]["pixel_stride"]
         move = f"  in -= p->pad_left * {ps};  /* pad_left <= 0: the tile's first input column */\n"
     args = "".join(f", {a}" for a in extra)
     user = {"inplace": "fx_conv_inplace_k", "grp": "fx_chw_k"}.get(shape, "fx_win_k")
 
-    def text(who: str, fn: str, q: dict) -> str:
-        return (f"/* {who} tile kernel: {name}'s loops on its constants ({user}) */\n"
-                f"static void {fn}({SIGNATURE}) {{\n"
-                f"  const bt_conv_params q = {c_struct(q, '    ')};\n{move}"
-                f"  {macro}(&q, in, in_y0, out, y0, {rows}{args});\n}}")
+    def run(q: dict, rows: str, ind: str) -> str:
+        return (f"{ind}const bt_conv_params q = {c_struct(q, ind + '  ')};\n"
+                f"{ind}{macro}(&q, in, in_y0, out, y0, {rows}{args});\n")
+
+    def text(who: str, fn: str, lift: bool) -> str:
+        head = f"/* {who} tile kernel: {name}'s loops on its constants ({user}"
+        if len(cs) == 1:
+            return (f"{head}) */\nstatic void {fn}({SIGNATURE}) {{\n{move}"
+                    + run(lifted(cs[0][1], shape) if lift else cs[0][1], cs[0][2], "  ") + "}")
+        # a copy per output width (dispatched), each its own function (one function of them all: gcc found no
+        # registers for the row-buffer asm), the last one's the other calls'
+        own = [f"{fn}_w{w if w is not None else 'n'}" for w, _, _ in cs]
+        parts = [f"static void __attribute__((noinline)) {f}({SIGNATURE}) {{\n"
+                 + run(lifted(q, shape) if lift else q, rows, "  ") + "}" for f, (w, q, rows) in zip(own, cs)]
+        body = "".join(f"  {f}(p, in, in_y0, out, y0, y1);\n" if w is None else
+                       f"  if (p->out.w == {w}) {{ {f}(p, in, in_y0, out, y0, y1); return; }}\n"
+                       for f, (w, _, _) in zip(own, cs))
+        return (f"{head}, a copy per output width) */\n" + "\n".join(parts)
+                + f"\nstatic void {fn}({SIGNATURE}) {{\n{move}{body}}}")
     if shared is None:
-        e.declare(text(f"op {op.index}'s", fn, q))
+        e.declare(text(f"op {op.index}'s", fn, False))
         return fn
-    key = text("", "", lifted(q, shape))
+    key = text("", "", True)
     if key not in shared:
         shared[key] = [len(e.decls), fn, [op.index]]
-        e.declare(text(f"op {op.index}'s", fn, q))
+        e.declare(text(f"op {op.index}'s", fn, False))
         return fn
     at, first, ops = shared[key]
     ops.append(op.index)
-    e.decls[at] = text(f"ops {', '.join(map(str, ops))}'s", first, lifted(q, shape)).replace(
+    e.decls[at] = text(f"ops {', '.join(map(str, ops))}'s", first, True).replace(
         "on its constants", f"reading {', '.join(LIFTED)}{', in.w' if shape == 'box' else ''} from p")
     return first
 
