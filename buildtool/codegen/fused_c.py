@@ -426,11 +426,11 @@ class _Emit:
         """The variant the board's table picks (kernel_variants.choose_codegen, tile) for every kernel call conv op's
         all-channel tiles make, each box's fields as tile_kernels.win_geom gives them (its calls worked out:
         tile_kernels.call_classes); where they differ or are not worked out, the table's last row when it holds on any
-        call, except on cortex-m; else None (no table, an output not int8). fx_win_k then calls it, not the set's
-        dispatcher, so the plan links no variant it never calls (ResNet-8's least-RAM plan on riscv32:
-        bt_conv_s8_pointwise, 1.8 KB, for its two 1x1 layers of stride 2 on the tiles whose pad_left is 0, which the
+        call, except on cortex-m; else None (no table, the variants-only mode: kernel_variants.instances, an output not
+        int8). fx_win_k then calls it, not the set's dispatcher, so the plan links no variant it never calls
+        (ResNet-8's least-RAM plan on riscv32: bt_conv_s8_pointwise, 1.8 KB, for its two 1x1 layers of stride 2 on the tiles whose pad_left is 0, which the
         plain plan's code budget gives bt_conv_s8_general too; benchmarks/code_size.py --fused)."""
-        if e.variants is None or self.g.tensors[op.outputs[0]].dtype != "int8":
+        if e.variants is None or not kernel_variants.instances() or self.g.tensors[op.outputs[0]].dtype != "int8":
             return None
         f = self.conv_fields[op.index]
         t, i = op.outputs[0], op.inputs[0]
