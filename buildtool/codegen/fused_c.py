@@ -596,7 +596,11 @@ class _Emit:
             fn = e.kernel("depthwise", layer)
             if at is not None and ch == "-1" and fn in tile_kernels.DW_M1:
                 fn = self.dw_path(e, op, fn, self.box_dw_calls(*at, op))
-            if fn != kernel_variants.DISPATCHERS["depthwise"]:
+            # on all of several channels a set whose box paths take one channel (riscv: fx_hooks.h's) never takes them:
+            # fx_win_dk on its dispatcher does not link them (tiny's least-RAM plan on riscv32: dw1_ch, 2.7 KB)
+            one = (ch == "-1" and e.variants is not None and kernel_variants.instances() and not e.cortex_m_set()
+                   and self.g.tensors[op.outputs[0]].shape[3] > 1)
+            if fn != kernel_variants.DISPATCHERS["depthwise"] or one:
                 return f"fx_win_dk(&{p}, {fn}, {src}, {dst}, {box}, {ch}, {fch});"
         return f"fx_win(FX_DW, &{p}, {src}, {dst}, {box}, {ch}, {fch});"
 
