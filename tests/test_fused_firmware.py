@@ -15,7 +15,9 @@ import pytest
 from conftest import fixed_input, shared_model, tflm_run
 
 from buildtool import pipeline, targets, zoo
-from buildtool.firmware import runner
+from buildtool.firmware import runner, toolchain
+from buildtool.firmware.library import model_opcodes, model_sources
+from buildtool.options import PlanOptions
 from buildtool.model import reader as tflite_reader
 from buildtool.codegen.fused_c import generate
 from buildtool.plan.fusion.planner import plan_fused
@@ -294,7 +296,50 @@ def test_resnet8_shared_tile_kernel_and_one_add_loop_bit_exact(tmp_path):
     assert "ops 1, 2's tile kernel" in c and "fx_win_kb(&op2_p, op1_tk, " in c
     assert "fx_win_kr(&op0_p, op0_tk, " in c and "fx_win_k(" not in c
     assert c.count("fx_pw(FX_ADD_HS, ") == 3 and "FX_ADD_DENSE" not in c
+    # its 3x3 stride-2 convs' calls, one or two pixels wide: a copy of the loops per width (tile_kernels.dispatched)
+    for op in (4, 8):
+        assert re.search(rf"static void op{op}_tk\(.*\) {{\n  if \(p->out.w == 1\) {{ op{op}_tk_w1\(p, in, in_y0, out, "
+                         rf"y0, y1\); return; }}\n  op{op}_tk_wn\(p, in, in_y0, out, y0, y1\);\n}}", c), op
+        assert f"static void __attribute__((noinline)) op{op}_tk_wn(" in c
     check(name, "ram", "cortex-m4", tmp_path)
+
+
+@pytest.mark.slow
+def test_resnet8_riscv32_convs_call_one_variant_bit_exact(tmp_path):
+    """MLPerf ResNet-8's least-RAM plan on riscv32: every conv's tiles call bt_conv_s8_general through fx_win_kb /
+    fx_win_kr (fused_c.box_variant: its 1x1 layers of stride 2 too, whose tiles of pad_left 0 the dispatcher would give
+    bt_conv_s8_pointwise), none the dispatcher through fx_win_conv_all; the firmware's output byte-identical to
+    TensorFlow Lite Micro's."""
+    name = "shared:mlperf-tiny/pretrainedResnet_quant"
+    need("riscv32")
+    g, _ = _model(name)
+    c = generate(g, _plan(name, "ram"), "riscv32")[0]
+    calls = re.findall(r"(fx_win_k[br])\(&op\d+_p, (\w+), ", c)
+    assert len(calls) == sum(op.opcode == "CONV_2D" for op in g.operators)
+    assert {k for _, k in calls} == {"bt_conv_s8_general"} and "fx_win_conv_all(" not in c
+    check(name, "ram", "riscv32", tmp_path)
+
+
+FUSED_CODE_GOAL = 1.3  # issue 50 item 2: a fused plan's code at most 1.3x the plain plan's
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("board", ["cortex-m4", "riscv32"])
+def test_resnet8_fused_code_within_goal(board):
+    """MLPerf ResNet-8's least-RAM fused firmware's code, as the build's RAM/flash line and benchmarks/code_size.py
+    --fused count it (toolchain.code_bytes: a trial link of model.c with the kernels its operators call), at most
+    FUSED_CODE_GOAL times its plain firmware's at the default code preset."""
+    need(board)
+    t = targets.get(board)
+    m = pipeline.read_model(str(shared_model("mlperf-tiny/pretrainedResnet_quant")))
+    ops = model_opcodes(m.graph)
+    code = {}
+    for fused in (False, True):
+        plan = pipeline.plan_memory(m.graph, PlanOptions(optimize="ram" if fused else None))
+        assert bool(getattr(plan, "schedule", None) and plan.schedule.blocks()) == fused
+        files = pipeline.code(m, plan, t.name, PlanOptions())
+        code[fused] = toolchain.code_bytes(t, files["model.c"], files["model.h"], model_sources(t, ops, fused))
+    assert code[True] <= FUSED_CODE_GOAL * code[False], (board, code)
 
 
 def test_half_small_is_add_dense_h_choice():

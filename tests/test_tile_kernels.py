@@ -136,10 +136,36 @@ def test_pixels_per_call():
     assert tile_kernels.worth("bt_conv_s8_pointwise", [(0, 2), (2, 4)], [(0, 1)], "box", 8)
 
 
+def test_call_classes_and_a_copy_per_width():
+    """call_classes: one class per output width of a conv's calls (rows a call: 1 on row bands or a box narrower than its
+    buffer, else the box's; pad_left None where a width's calls differ); dispatched: a copy per width only when every
+    call makes at most TAIL_PIXELS pixels; copies: the last copy runs every other call (width None)."""
+    f = dict(kh=3, kw=3, stride_h=2, stride_w=2, pad_top=1, pad_left=1, dil_h=1, dil_w=1,
+             **{"in": dict(h=16, w=16, c=16, pixel_stride=16), "out": dict(h=8, w=8, c=32, pixel_stride=32)})
+    boxes = [(0, 5, 0, 2, False, False, 0), (0, 5, 2, 3, False, False, -3), (5, 9, 3, 4, False, False, -2)]
+    classes = tile_kernels.call_classes(f, boxes)
+    assert classes == [(1, 1, None), (2, 1, 0)]
+    assert tile_kernels.call_shape(f, boxes) is None and tile_kernels.dispatched(classes) == classes
+    assert tile_kernels.call_shape(f, boxes[1:]) == (1, 1, None) and tile_kernels.dispatched(classes[:1]) is None
+    wide = boxes + [(0, 5, 4, 7, False, False, 0)]  # a call of three pixels: one copy on the call's out.w
+    assert tile_kernels.call_classes(f, wide)[-1] == (3, 1, 0) and tile_kernels.dispatched(
+        tile_kernels.call_classes(f, wide)) is None
+    whole = [(0, 4, 0, 1, False, True, 1), (4, 6, 1, 2, False, True, 0)]  # whole boxes: their rows in one call
+    assert tile_kernels.call_classes(f, whole) == [(1, None, None)] and tile_kernels.call_shape(f, whole) is None
+    assert tile_kernels.call_classes(f, [(0, 2, 0, 1, True, False, 1)]) == [(1, 1, 1)]
+    assert tile_kernels.call_classes(dict(f, kh=1, kw=1, stride_h=1, stride_w=1, pad_top=0, pad_left=0),
+                                     [(0, 2, 0, 1, False, False, 0)]) is None  # a 1x1's column calls
+    cs = tile_kernels.copies(f, 0, (3, 16), (3, 32), "box", dict(shape=None, classes=classes))
+    assert [(w, q["out"]["w"], q["pad_left"], rows) for w, q, rows in cs] == [(1, 1, "p->pad_left", "y0 + 1"),
+                                                                             (None, 2, 0, "y0 + 1")]
+
+
 def test_depthwise_calls_take_the_layers_variant(sources):
     """cortex-m4: a block's depthwise calls go through fx_win_dk with the variant the table picks for the layer
     (none left on the dispatcher through fx_win), with the fallback to bt_depthwise_s8 for another set; riscv32
-    and xcore, whose sets have no depthwise variants, keep fx_win."""
+    and xcore, whose sets have no depthwise variants, keep fx_win on a channel group; riscv32's calls on all of a
+    layer's several channels go through fx_win_dk on the dispatcher (fused_c.depthwise: its one-channel box paths,
+    never taken there, not linked)."""
     cm = sources["cortex-m4"]
     calls = re.findall(r"fx_win_dk(?:_allg)?\(&op\d+_p, (\w+), ", cm)   # _allg: fused_c.py entries
     paths = {name for name, _ in kernel_variants.CORTEX_M["depthwise_m1"]}
@@ -147,8 +173,10 @@ def test_depthwise_calls_take_the_layers_variant(sources):
     assert set(calls) & paths  # the one path all of a layer's tile calls take (tile_kernels.dw_path_of_calls)
     for fn in set(calls):
         assert f"#define {fn} bt_depthwise_s8\n" in cm
-    for other in ("riscv32", "xcore"):
-        assert "fx_win_dk" not in sources[other] and "fx_win(FX_DW, &op" in sources[other]
+    rv = sources["riscv32"]
+    assert re.findall(r"fx_win_dk\(&op\d+_p, (\w+), [^;]*, (-?\w+), \w+\);", rv) == [("bt_depthwise_s8", "-1")]
+    assert "fx_win(FX_DW, &op" in rv and not re.search(r"fx_win\(FX_DW, [^;]*, -1, \w+\);", rv)
+    assert "fx_win_dk" not in sources["xcore"] and "fx_win(FX_DW, &op" in sources["xcore"]
 
 
 def test_dw_small_entry_names_the_band_every_group_takes():
