@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -109,9 +110,9 @@ def _order(k) -> tuple:
 class _Exact:
     """The CP-SAT model of one choice (the module doc): x[layer][i] (exactly one a layer), per code a boolean per
     distinct byte count its candidates give it (set when a chosen candidate naming the code has at least that many
-    bytes, clear otherwise: bytes the most any chosen candidate gives it), bytes and cycles their sums, tie the sum of
-    the chosen candidates' indices in their layers' lists. minimize() solves for one objective from a feasible hint and
-    bounds it by what it found, so that stages in a row are lexicographic."""
+    bytes, clear otherwise: bytes the most any chosen candidate gives it), bytes and cycles their sums. minimize()
+    solves for one objective from a feasible hint and bounds it by what it found, so that stages in a row are
+    lexicographic; canonical() the last stages: the least vector of candidate indices, layers in _order."""
 
     def __init__(self, layers: dict):
         self.layers, self.keys = layers, sorted(layers, key=_order)
@@ -134,19 +135,14 @@ class _Exact:
                 weights.append(level - below)
                 ys.append(y)
                 below = level
-        self.exprs = {"bytes": cp_model.LinearExpr.weighted_sum(ys, weights),
-                      "cycles": cp_model.LinearExpr.weighted_sum(
-                          [v for k in self.keys for v in self.x[k]], [c.cycles for k in self.keys for c in layers[k]]),
-                      "tie": cp_model.LinearExpr.weighted_sum(
-                          [v for k in self.keys for v in self.x[k]], [i for k in self.keys for i in range(len(layers[k]))])}
+        xs = [v for k in self.keys for v in self.x[k]]
+        self.exprs = {"bytes": (cp_model.LinearExpr.weighted_sum(ys, weights), lambda ch: _total(ch, layers)[0]),
+                      "cycles": (cp_model.LinearExpr.weighted_sum(xs, [c.cycles for k in self.keys for c in layers[k]]),
+                                 lambda ch: _total(ch, layers)[1])}
         self.solves = []  # (objective, status name, wall seconds) of each solve
 
-    def value(self, choice: dict, what: str) -> int:
-        b, cy = _total(choice, self.layers)
-        return {"bytes": b, "cycles": cy, "tie": sum(choice.values())}[what]
-
     def bound(self, what: str, most: int) -> None:
-        self.m.add(self.exprs[what] <= most)
+        self.m.add(self.exprs[what][0] <= most)
 
     def minimize(self, what: str, hint: dict, keep: bool = True) -> tuple:
         """(choice, its value) of the least `what` (found: the solver's, proven optimal within SOLVE_LIMIT, else its
@@ -156,7 +152,7 @@ class _Exact:
         for k in self.keys:
             for i, v in enumerate(self.x[k]):
                 m.add_hint(v, hint[k] == i)
-        m.minimize(self.exprs[what])
+        m.minimize(self.exprs[what][0])
         solver = cp_model.CpSolver()
         solver.parameters.num_workers = 1
         solver.parameters.random_seed = SOLVE_SEED
@@ -167,10 +163,26 @@ class _Exact:
             choice = {k: next(i for i, v in enumerate(self.x[k]) if solver.boolean_value(v)) for k in self.keys}
         else:  # UNKNOWN within the limit: the hint (INFEASIBLE cannot be: the hint satisfies every bound so far)
             choice = dict(hint)
-        got = self.value(choice, what)
+        got = self.exprs[what][1](choice)
         if keep:
             self.bound(what, got)
         return choice, got
+
+    def canonical(self, choice: dict) -> dict:
+        """Among the choices the bounds so far allow, the least vector of candidate indices (layers in _order): the
+        tie-break, whatever the solver's search. Solved a chunk of layers at a time, each chunk's vector one integer
+        (index digits in base the most candidates a layer has, below 2^48: int64 and exact in a double)."""
+        base = 1 + max(len(self.x[k]) for k in self.keys)
+        per = max(1, int(48 / math.log2(base)))
+        for n in range(0, len(self.keys), per):
+            chunk = self.keys[n:n + per]
+            place = {k: base ** (len(chunk) - 1 - j) for j, k in enumerate(chunk)}
+            expr = cp_model.LinearExpr.weighted_sum([v for k in chunk for v in self.x[k]],
+                                                    [place[k] * i for k in chunk for i in range(len(self.x[k]))])
+            name = f"tie {n // per}"
+            self.exprs[name] = (expr, lambda ch, chunk=chunk, place=place: sum(place[k] * ch[k] for k in chunk))
+            choice, _ = self.minimize(name, choice)
+        return choice
 
 
 def _least(layers: dict, key) -> dict:
@@ -212,7 +224,7 @@ def optimum(layers: dict, preset: str = DEFAULT_PRESET, budget: int | None = Non
         choice, _ = ex.minimize("bytes", choice)
     if preset != "speed":
         choice, _ = ex.minimize("cycles", choice)
-    choice, _ = ex.minimize("tie", choice)
+    choice = ex.canonical(choice)
     return (choice, *_total(choice, layers))
 
 
