@@ -143,6 +143,44 @@ def test_random_cases_against_brute_force():
         assert e.value.args == (least, least - 1)
 
 
+def test_unproven_stages_fall_back_to_a_feasible_deterministic_choice(monkeypatch):
+    """With the solver's deterministic limit near nothing (no stage proven), every preset still gives a choice
+    within the budget whose totals are what it says, the same choice twice, and size no more bytes than every layer on
+    its candidate of least bytes (the first stage's hint)."""
+    monkeypatch.setattr(code_budget, "SOLVE_LIMIT", 1e-9)
+    rng = random.Random(7)
+    layers = {k: [Candidate(f"s{j}", f"s{j}", 40 + 10 * j, rng.randint(300, 900)) for j in range(3)] +
+              [Candidate("own", f"i{k}", rng.randint(20, 80), rng.randint(100, 600))] for k in range(12)}
+    least = {c.code: c.bytes for cs in layers.values() for c in [min(cs, key=lambda c: (c.bytes, c.cycles))]}
+    for budget in (None, 400):
+        for p in code_budget.PRESETS:
+            a, b = (code_budget.optimum(layers, p, budget) for _ in range(2))
+            assert a == b and code_budget._total(a[0], layers) == a[1:], p
+            assert budget is None or a[1] <= budget
+            if p == "size":
+                assert a[1] <= sum(least.values())
+
+
+def test_real_plans_are_proven_optimal(monkeypatch):
+    """Every stage of the zoo's tiny plans on cortex-m4 and riscv32, at every preset, ends OPTIMAL (not cut off by
+    code_budget.SOLVE_LIMIT)."""
+    made = []
+
+    class Spy(code_budget._Exact):
+        def __init__(self, *a):
+            super().__init__(*a)
+            made.append(self)
+
+    monkeypatch.setattr(code_budget, "_Exact", Spy)
+    m = _tiny()
+    plan = pipeline.plan_memory(m.graph, PlanOptions())
+    for board in ("cortex-m4", "riscv32"):
+        for p in code_budget.PRESETS:
+            pipeline.code(m, plan, board, PlanOptions(optimize_code=p))
+    statuses = [st for ex in made for _, st, _ in ex.solves]
+    assert made and statuses and set(statuses) == {"OPTIMAL"}
+
+
 def test_budget_bounds_the_choice_and_refuses_below_the_least_code():
     """Budget 99: s (100 B) does not fit, nor both instances (120 B); one instance and d for the other does (70 B,
     400 + 1000 cycles): a on d and b on ib, the least vector of candidate indices of the two that tie."""

@@ -1,34 +1,42 @@
-"""The code budget (issue 50 item 1): which kernel variant each layer calls, chosen by modelled cycles
-saved per byte of code, within a budget of flash bytes.
+"""The code budget (issue 50 item 1): which kernel variant each layer calls, the exact optimum of bytes of code
+against modelled cycles within a budget of flash bytes.
 
 Pure: no toolchain, no file. Each layer offers candidates (a variant, the code it needs, that code's
 bytes, the layer's modelled cycles with it). Code several layers call (a shared variant) is counted
-once; a layer's own instance is code of its own, or of every layer of its identity (kernel_variants.instance_identity:
-model.c defines one function for them, so its candidates name one code, which a move gives them all at once). The choice climbs one ladder, the same for every
-preset: from the smallest code (every layer on the candidate of least bytes, layers then moved onto
-code already chosen when that is faster at no cost) it takes, one step at a time, the move that saves
-the most modelled cycles per byte it adds (a move: every layer a code makes faster switched to it,
-codes no longer called dropped; each rung then rid of a code it calls where its layers' other candidates take fewer
-bytes and no more cycles or fewer cycles and no more bytes: _improved), ties broken by the code's name, until no move within the budget saves
-cycles. Presets pick a rung of that ladder (the first of equals):
+once (at the most bytes a chosen candidate naming it gives it: a variant measured per layer class); a layer's own
+instance is code of its own, or of every layer of its identity (kernel_variants.instance_identity: model.c defines one
+function for them, so its candidates name one code). The choice is an integer program solved by OR-Tools CP-SAT
+(optimum, _Exact): booleans x[layer, candidate], exactly one a layer; per code y >= x of each candidate naming it
+(y set only when one is chosen); bytes = sum of the codes' bytes by y, cycles = sum of the candidates' cycles by x;
+bytes <= budget when there is one. Each preset is a lexicographic optimum, one solve a stage, each stage's optimum a
+constraint of the stages after:
 
-    size       the least code (ties: the fewest cycles)
-    speed      the fewest modelled cycles (ties: the least code); with no budget, every layer on its
+    size       the least code, then the fewest cycles
+    speed      the fewest modelled cycles within the budget, then the least code; with no budget, every layer on a
                fastest candidate
-    balanced   the least code among the rungs whose modelled cycles are within BALANCED_SLACK (5 %) of
-               speed's less MODEL_MARGIN (1 %: the model's error against the firmware, so that the firmware's
-               ratio stays within the 5 %; issue 50 item 2's goal: code near the shared kernels, cycles within
-               5 % of the fastest set's); so size <= balanced <= speed in bytes
+    balanced   the least code whose modelled cycles are within BALANCED_SLACK (5 %) of speed's less MODEL_MARGIN
+               (1 %: the model's error against the firmware, so that the firmware's ratio stays within the 5 %;
+               balanced_ok; issue 50 item 2's goal: code near the shared kernels, cycles within 5 % of the fastest
+               set's), then the fewest cycles; so size <= balanced <= speed in bytes
+
+then the tie-break: the least vector of candidate indices, layers in _order (_Exact.canonical). The greedy ladder this
+replaced (moves by cycles saved per byte) missed optima: vww's balanced 26,537 B where 26,069 B meet the same bound,
+and under a budget it stopped at the first rung no move within the budget followed (test_code_budget's
+test_exact_where_the_greedy_ladder_was_not, test_a_budget_the_greedy_ratio_got_wrong).
 
 This is the one place a layer's variant is chosen, its own instance included (kernel_variants.instanced only
-says which layers may have one), in either of its forms: the full instance (straight runs of its loops) or the
-compact one (kernel_variants.COMPACT: the same loops rolled, a third to a fifth of the bytes, some cycles more).
-The modelled cycles are the firmware's: each candidate's per output value a + b K measured on the board's cycle
-estimate (variant_costs.json), so the choice's ratio to the fastest set is the one the firmware runs
+says which layers may have one), in any of its forms: the full instance (straight runs of its loops), the medium one
+or the compact one (kernel_variants.MEDIUM, COMPACT: the same loops rolled, a third to a fifth of the bytes, some
+cycles more). The modelled cycles are the firmware's: each candidate's per output value a + b K measured on the
+board's cycle estimate (variant_costs.json), so the choice's ratio to the fastest set is the one the firmware runs
 (test_modelled_cycles_agree_with_the_firmware_on_vww).
 
-Same inputs, same choice: the ladder reads layers and candidates in their given order, and every tie
-is broken by name and layer index.
+Same inputs, same choice: the model is built in the layers' canonical order and the codes' names, the solver runs on
+one worker with a fixed seed (SOLVE_SEED) and a deterministic time limit a stage (SOLVE_LIMIT: its own work units, the
+same cut-off on every machine), and ties are broken by the last stage, not by the search. Each stage starts from a
+feasible hint (the stage before's choice); one that hits the limit unproven keeps the best choice it found (never
+worse than the hint), else the hint: the plan is always feasible and deterministic, optimal when proven (every stage
+of the MLPerf models' plans is, in milliseconds).
 """
 
 from __future__ import annotations
@@ -145,8 +153,9 @@ class _Exact:
         self.m.add(self.exprs[what][0] <= most)
 
     def minimize(self, what: str, hint: dict, keep: bool = True) -> tuple:
-        """(choice, its value) of the least `what` (found: the solver's, proven optimal within SOLVE_LIMIT, else its
-        best; none found: hint, feasible by construction), then (keep) bounded by it for the stages after."""
+        """(choice, its value) of the least `what`: the solver's, proven optimal within SOLVE_LIMIT, else the better of
+        its best and the hint (feasible by construction: every stage's hint is the stage before's choice); then (keep)
+        bounded by it for the stages after."""
         m = self.m
         m.clear_hints()
         for k in self.keys:
@@ -159,11 +168,13 @@ class _Exact:
         solver.parameters.max_deterministic_time = SOLVE_LIMIT
         status = solver.solve(m)
         self.solves.append((what, solver.status_name(status), solver.wall_time))
+        value = self.exprs[what][1]
+        choice = dict(hint)  # UNKNOWN within the limit: the hint (INFEASIBLE cannot be: it meets every bound so far)
         if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            choice = {k: next(i for i, v in enumerate(self.x[k]) if solver.boolean_value(v)) for k in self.keys}
-        else:  # UNKNOWN within the limit: the hint (INFEASIBLE cannot be: the hint satisfies every bound so far)
-            choice = dict(hint)
-        got = self.exprs[what][1](choice)
+            found = {k: next(i for i, v in enumerate(self.x[k]) if solver.boolean_value(v)) for k in self.keys}
+            if status == cp_model.OPTIMAL or value(found) < value(choice):
+                choice = found
+        got = value(choice)
         if keep:
             self.bound(what, got)
         return choice, got
