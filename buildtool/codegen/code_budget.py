@@ -251,9 +251,9 @@ def _measured(variants) -> dict | None:
 
 
 def balanced_ok(cycles: int, fastest: int, fixed: int = 0) -> bool:
-    """Is a rung of `cycles` within balanced's slack of the fastest rung's? Counted over the whole model: fixed is the
+    """Is a choice of `cycles` within balanced's slack of the fastest choice's? Counted over the whole model: fixed is the
     modelled cycles of the layers whose code the budget does not choose (a fused plan's blocks, fused_c
-    block_cycles), the same under every rung. Planned to BALANCED_SLACK less MODEL_MARGIN."""
+    block_cycles), the same under every choice. Planned to BALANCED_SLACK less MODEL_MARGIN."""
     return cycles + fixed <= (fastest + fixed) * (1 + BALANCED_SLACK - MODEL_MARGIN)
 
 
