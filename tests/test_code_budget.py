@@ -113,6 +113,19 @@ def test_a_budget_the_greedy_ratio_got_wrong():
     assert choose(layers, "speed", budget=100)[1:] == (100, 1100) == brute(layers, "speed", 100)
 
 
+def test_dominated_codes_are_dropped_before_the_solve():
+    """_undominated: slow (more bytes, more cycles than s on both its layers) is dropped; s is kept though ia is smaller
+    and faster on a (b offers no ia); c's own c1 (as many bytes as c0, more cycles) is dropped, c0 and c's s kept;
+    equal candidates are both kept (a tie the last stage breaks)."""
+    layers = {"a": [Candidate("pm", "slow", 120, 900), Candidate("pm", "s", 100, 800), Candidate("pm", "ia", 50, 700)],
+              "b": [Candidate("pm", "slow", 120, 900), Candidate("pm", "s", 100, 800)],
+              "c": [Candidate("pm", "s", 100, 800), Candidate("pm", "c0", 40, 850), Candidate("pm", "c1", 40, 860)],
+              "d": [Candidate("pm", "d0", 30, 500), Candidate("pm", "d1", 30, 500)]}
+    assert code_budget._undominated(layers) == {"a": [1, 2], "b": [1], "c": [0, 1], "d": [0, 1]}
+    for p in code_budget.PRESETS:
+        assert choose(layers, p)[1:] == brute(layers, p), p
+
+
 def test_random_cases_against_brute_force():
     """200 random cases (2-4 layers, 1-4 candidates each, codes shared among layers and a shared code measured at
     different bytes per layer), every preset, with and without a budget: the plan's (bytes, cycles) are brute force's,

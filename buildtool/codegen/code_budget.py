@@ -8,8 +8,9 @@ instance is code of its own, or of every layer of its identity (kernel_variants.
 function for them, so its candidates name one code). The choice is an integer program solved by OR-Tools CP-SAT
 (optimum, _Exact): booleans x[layer, candidate], exactly one a layer; per code y >= x of each candidate naming it
 (y set only when one is chosen); bytes = sum of the codes' bytes by y, cycles = sum of the candidates' cycles by x;
-bytes <= budget when there is one. Each preset is a lexicographic optimum, one solve a stage, each stage's optimum a
-constraint of the stages after:
+bytes <= budget when there is one; a code another code beats on every layer naming it (_undominated) is left out
+first. Each preset is a lexicographic optimum, one solve a stage, each stage's optimum a constraint of the stages
+after:
 
     size       the least code, then the fewest cycles
     speed      the fewest modelled cycles within the budget, then the least code; with no budget, every layer on a
@@ -36,7 +37,7 @@ one worker with a fixed seed (SOLVE_SEED) and a deterministic time limit a stage
 same cut-off on every machine), and ties are broken by the last stage, not by the search. Each stage starts from a
 feasible hint (the stage before's choice); one that hits the limit unproven keeps the best choice it found (never
 worse than the hint), else the hint: the plan is always feasible and deterministic, optimal when proven (every stage
-of the MLPerf models' plans is, in milliseconds).
+of the zoo's and the MLPerf models' plans is; test_real_plans_are_proven_optimal).
 """
 
 from __future__ import annotations
