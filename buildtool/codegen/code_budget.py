@@ -1,42 +1,54 @@
-"""The code budget (issue 50 item 1): which kernel variant each layer calls, chosen by modelled cycles
-saved per byte of code, within a budget of flash bytes.
+"""The code budget (issue 50 item 1): which kernel variant each layer calls, the exact optimum of bytes of code
+against modelled cycles within a budget of flash bytes.
 
 Pure: no toolchain, no file. Each layer offers candidates (a variant, the code it needs, that code's
 bytes, the layer's modelled cycles with it). Code several layers call (a shared variant) is counted
-once; a layer's own instance is code of its own, or of every layer of its identity (kernel_variants.instance_identity:
-model.c defines one function for them, so its candidates name one code, which a move gives them all at once). The choice climbs one ladder, the same for every
-preset: from the smallest code (every layer on the candidate of least bytes, layers then moved onto
-code already chosen when that is faster at no cost) it takes, one step at a time, the move that saves
-the most modelled cycles per byte it adds (a move: every layer a code makes faster switched to it,
-codes no longer called dropped; each rung then rid of a code it calls where its layers' other candidates take fewer
-bytes and no more cycles or fewer cycles and no more bytes: _improved), ties broken by the code's name, until no move within the budget saves
-cycles. Presets pick a rung of that ladder (the first of equals):
+once (at the most bytes a chosen candidate naming it gives it: a variant measured per layer class); a layer's own
+instance is code of its own, or of every layer of its identity (kernel_variants.instance_identity: model.c defines one
+function for them, so its candidates name one code). The choice is an integer program solved by OR-Tools CP-SAT
+(optimum, _Exact): booleans x[layer, candidate], exactly one a layer; per code y >= x of each candidate naming it
+(y set only when one is chosen); bytes = sum of the codes' bytes by y, cycles = sum of the candidates' cycles by x;
+bytes <= budget when there is one; a code another code beats on every layer naming it (_undominated) is left out
+first. Each preset is a lexicographic optimum, one solve a stage, each stage's optimum a constraint of the stages
+after:
 
-    size       the least code (ties: the fewest cycles)
-    speed      the fewest modelled cycles (ties: the least code); with no budget, every layer on its
+    size       the least code, then the fewest cycles
+    speed      the fewest modelled cycles within the budget, then the least code; with no budget, every layer on a
                fastest candidate
-    balanced   the least code among the rungs whose modelled cycles are within BALANCED_SLACK (5 %) of
-               speed's less MODEL_MARGIN (1 %: the model's error against the firmware, so that the firmware's
-               ratio stays within the 5 %; issue 50 item 2's goal: code near the shared kernels, cycles within
-               5 % of the fastest set's); so size <= balanced <= speed in bytes
+    balanced   the least code whose modelled cycles are within BALANCED_SLACK (5 %) of speed's less MODEL_MARGIN
+               (1 %: the model's error against the firmware, so that the firmware's ratio stays within the 5 %;
+               balanced_ok; issue 50 item 2's goal: code near the shared kernels, cycles within 5 % of the fastest
+               set's), then the fewest cycles; so size <= balanced <= speed in bytes
+
+then the tie-break: the least vector of candidate indices, layers in _order (_Exact.canonical). The greedy ladder this
+replaced (moves by cycles saved per byte) missed optima: vww's balanced 26,537 B where 26,069 B meet the same bound,
+and under a budget it stopped at the first rung no move within the budget followed (test_code_budget's
+test_exact_where_the_greedy_ladder_was_not, test_a_budget_the_greedy_ratio_got_wrong).
 
 This is the one place a layer's variant is chosen, its own instance included (kernel_variants.instanced only
-says which layers may have one), in either of its forms: the full instance (straight runs of its loops) or the
-compact one (kernel_variants.COMPACT: the same loops rolled, a third to a fifth of the bytes, some cycles more).
-The modelled cycles are the firmware's: each candidate's per output value a + b K measured on the board's cycle
-estimate (variant_costs.json), so the choice's ratio to the fastest set is the one the firmware runs
+says which layers may have one), in any of its forms: the full instance (straight runs of its loops), the medium one
+or the compact one (kernel_variants.MEDIUM, COMPACT: the same loops rolled, a third to a fifth of the bytes, some
+cycles more). The modelled cycles are the firmware's: each candidate's per output value a + b K measured on the
+board's cycle estimate (variant_costs.json), so the choice's ratio to the fastest set is the one the firmware runs
 (test_modelled_cycles_agree_with_the_firmware_on_vww).
 
-Same inputs, same choice: the ladder reads layers and candidates in their given order, and every tie
-is broken by name and layer index.
+Same inputs, same choice: the model is built in the layers' canonical order and the codes' names, the solver runs on
+one worker with a fixed seed (SOLVE_SEED) and a deterministic time limit a stage (SOLVE_LIMIT: its own work units, the
+same cut-off on every machine), and ties are broken by the last stage, not by the search. Each stage starts from a
+feasible hint (the stage before's choice); one that hits the limit unproven keeps the best choice it found (never
+worse than the hint), else the hint: the plan is always feasible and deterministic, optimal when proven (every stage
+of the zoo's and the MLPerf models' plans is; test_real_plans_are_proven_optimal).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from contextlib import contextmanager
 from pathlib import Path
+
+from ortools.sat.python import cp_model
 
 from ..errors import UsageError
 from ..options import CODE_PRESETS, PlanOptions
@@ -51,6 +63,8 @@ MODEL_MARGIN = 0.01
 COMPACT = "compact"  # a CodePlan choice's form of a layer's compact instance (kernel_variants.COMPACT)
 MEDIUM = "medium"  # a CodePlan choice's form of a layer's medium instance (kernel_variants.MEDIUM)
 ROLLED = (COMPACT, MEDIUM)  # the instance forms modelled against the full one (each its table of variant_costs.json)
+SOLVE_SEED = 0  # CP-SAT's random seed (one worker): the same search every time
+SOLVE_LIMIT = 10.0  # CP-SAT's deterministic time per solve (its own work units, not seconds: the same cut-off every run)
 
 
 def instance_macro(macro: str, form) -> str:
@@ -84,144 +98,188 @@ class OverBudget(ValueError):
 
 
 def _total(choice: dict, layers: dict) -> tuple:
-    """(bytes of the distinct codes chosen, cycles) of a choice {layer: candidate index}."""
-    codes = {}
+    """(bytes of the distinct codes chosen, cycles) of a choice {layer: candidate index}: a code counted once, at the
+    most bytes any chosen candidate naming it gives it (a shared variant measured per layer class: riscv's
+    bt_conv_s8_general, 4,704 B on a 1x1, 4,160 B on a KxK)."""
+    codes: dict = {}
     cycles = 0
     for k, i in choice.items():
         c = layers[k][i]
-        codes[c.code] = c.bytes
+        codes[c.code] = max(codes.get(c.code, 0), c.bytes)
         cycles += c.cycles
     return sum(codes.values()), cycles
 
 
-def _smallest(layers: dict) -> dict:
-    """The least code: each layer on its candidate of least bytes (ties: fewer cycles, then the first); then, until
-    nothing changes, layer by layer a layer moved onto code another layer calls when that frees more bytes than it
-    adds (ties: fewer cycles), and code by code (by name) every layer that may call it moved onto it when that takes
-    fewer bytes (ties: fewer cycles): one shared variant for all where each layer's own smallest instance is smaller
-    than it but all of them together are not (tiny: 2.6 KB against three instances' 6.6 KB)."""
-    choice = {k: min(range(len(cs)), key=lambda i, cs=cs: (cs[i].bytes, cs[i].cycles, i)) for k, cs in layers.items()}
-    codes = sorted({c.code for cs in layers.values() for c in cs})
-    changed = True
-    while changed:
-        changed = False
-        for k, cs in layers.items():
-            others = {layers[j][i].code for j, i in choice.items() if j != k}
-            options = [i for i, c in enumerate(cs) if c.code in others] + [choice[k]]
-            best = min(options, key=lambda i: (_total({**choice, k: i}, layers), i))
-            if best != choice[k]:
-                choice[k], changed = best, True
-        for code in codes:
-            trial = {k: next((i for i, c in enumerate(cs) if c.code == code), choice[k]) for k, cs in layers.items()}
-            if _total(trial, layers) < _total(choice, layers):
-                choice, changed = trial, True
-    return choice
+def _order(k) -> tuple:
+    """The canonical order of layer keys (op indices; any keys a test gives): the model is built in it, whatever the
+    dict's order."""
+    return (type(k).__name__, k)
 
 
-def _moves(choice: dict, layers: dict) -> list:
-    """Each code a layer could call, by name: the layers it makes faster and their candidate index."""
-    by_code: dict = {}
-    for k, cs in layers.items():
-        now = cs[choice[k]].cycles
-        for i, c in enumerate(cs):
-            if c.cycles < now:
-                cur = by_code.setdefault(c.code, {})
-                if k not in cur or c.cycles < cs[cur[k]].cycles:
-                    cur[k] = i
-    return [moved for _, moved in sorted(by_code.items())]
+class _Exact:
+    """The CP-SAT model of one choice (the module doc): x[layer][i] (exactly one a layer), per code a boolean per
+    distinct byte count its candidates give it (set when a chosen candidate naming the code has at least that many
+    bytes, clear otherwise: bytes the most any chosen candidate gives it), bytes and cycles their sums. minimize()
+    solves for one objective from a feasible hint and bounds it by what it found, so that stages in a row are
+    lexicographic; canonical() the last stages: the least vector of candidate indices, layers in _order."""
+
+    def __init__(self, layers: dict):
+        self.layers, self.keys = layers, sorted(layers, key=_order)
+        m = self.m = cp_model.CpModel()
+        self.x = {k: [m.new_bool_var(f"x{n}_{i}") for i in range(len(layers[k]))] for n, k in enumerate(self.keys)}
+        naming: dict = {}
+        for k in self.keys:
+            m.add_exactly_one(self.x[k])
+            for i, c in enumerate(layers[k]):
+                naming.setdefault(c.code, []).append((c.bytes, self.x[k][i]))
+        weights, ys = [], []
+        for code in sorted(naming):
+            below = 0
+            for level in sorted({b for b, _ in naming[code]}):
+                users = [v for b, v in naming[code] if b >= level]
+                y = m.new_bool_var(f"y{len(ys)}")
+                for v in users:
+                    m.add_implication(v, y)
+                m.add_bool_or(users).only_enforce_if(y)
+                weights.append(level - below)
+                ys.append(y)
+                below = level
+        xs = [v for k in self.keys for v in self.x[k]]
+        self.exprs = {"bytes": (cp_model.LinearExpr.weighted_sum(ys, weights), lambda ch: _total(ch, layers)[0]),
+                      "cycles": (cp_model.LinearExpr.weighted_sum(xs, [c.cycles for k in self.keys for c in layers[k]]),
+                                 lambda ch: _total(ch, layers)[1])}
+        self.solves = []  # (objective, status name, wall seconds) of each solve
+
+    def bound(self, what: str, most: int) -> None:
+        self.m.add(self.exprs[what][0] <= most)
+
+    def minimize(self, what: str, hint: dict, keep: bool = True) -> tuple:
+        """(choice, its value) of the least `what`: the solver's, proven optimal within SOLVE_LIMIT, else the better of
+        its best and the hint (feasible by construction: every stage's hint is the stage before's choice); then (keep)
+        bounded by it for the stages after."""
+        m = self.m
+        m.clear_hints()
+        for k in self.keys:
+            for i, v in enumerate(self.x[k]):
+                m.add_hint(v, hint[k] == i)
+        m.minimize(self.exprs[what][0])
+        solver = cp_model.CpSolver()
+        solver.parameters.num_workers = 1
+        solver.parameters.random_seed = SOLVE_SEED
+        solver.parameters.max_deterministic_time = SOLVE_LIMIT
+        solver.parameters.linearization_level = 2  # the LP of every constraint: mbv2-w0.35's balanced 21 s -> 0.2 s
+        status = solver.solve(m)
+        self.solves.append((what, solver.status_name(status), solver.wall_time))
+        value = self.exprs[what][1]
+        choice = dict(hint)  # UNKNOWN within the limit: the hint (INFEASIBLE cannot be: it meets every bound so far)
+        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            found = {k: next(i for i, v in enumerate(self.x[k]) if solver.boolean_value(v)) for k in self.keys}
+            if status == cp_model.OPTIMAL or value(found) < value(choice):
+                choice = found
+        got = value(choice)
+        if keep:
+            self.bound(what, got)
+        return choice, got
+
+    def canonical(self, choice: dict) -> dict:
+        """Among the choices the bounds so far allow, the least vector of candidate indices (layers in _order): the
+        tie-break, whatever the solver's search. Solved a chunk of layers at a time, each chunk's vector one integer
+        (index digits in base the most candidates a layer has, below 2^48: int64 and exact in a double)."""
+        base = 1 + max(len(self.x[k]) for k in self.keys)
+        per = max(1, int(48 / math.log2(base)))
+        for n in range(0, len(self.keys), per):
+            chunk = self.keys[n:n + per]
+            place = {k: base ** (len(chunk) - 1 - j) for j, k in enumerate(chunk)}
+            expr = cp_model.LinearExpr.weighted_sum([v for k in chunk for v in self.x[k]],
+                                                    [place[k] * i for k in chunk for i in range(len(self.x[k]))])
+            name = f"tie {n // per}"
+            self.exprs[name] = (expr, lambda ch, chunk=chunk, place=place: sum(place[k] * ch[k] for k in chunk))
+            choice, _ = self.minimize(name, choice)
+        return choice
 
 
-def _evictions(choice: dict, layers: dict):
-    """Each code the choice calls, left: every layer calling it moved to its fastest other candidate (ties the fewer
-    bytes, then the first), then to its candidate of least bytes among those no slower than it runs now (when each
-    has one): {layer: candidate index} each."""
-    users: dict = {}
-    for k, i in choice.items():
-        users.setdefault(layers[k][i].code, []).append(k)
-    for code, ks in sorted(users.items()):
-        for least in (False, True):
-            moved = {}
-            for k in ks:
-                cs, now = layers[k], layers[k][choice[k]].cycles
-                others = [i for i, c in enumerate(cs) if c.code != code and (not least or c.cycles <= now)]
-                if not others:
+def _undominated(layers: dict) -> dict:
+    """{layer: the indices of its candidates that may be in an optimum}: a code X is dropped where another code Y takes
+    no more bytes (Y's most against X's least) and every layer naming X offers Y at no more cycles, one of the two
+    strictly fewer: moving X's layers onto Y then takes fewer bytes or fewer cycles and no more of the other, so
+    under every preset, budget and bound no choice calling X is optimal (nor one of the ties the last stage breaks).
+    Until none is dropped (a strict order: what dominates a dropped code stays or is dropped for a third that stays)."""
+    keep = {k: list(range(len(cs))) for k, cs in layers.items()}
+    while True:
+        users: dict = {}  # code -> {layer: its candidates' fewest cycles naming the code}
+        lo: dict = {}
+        hi: dict = {}
+        for k, idx in keep.items():
+            for i in idx:
+                c = layers[k][i]
+                u = users.setdefault(c.code, {})
+                u[k] = min(u.get(k, c.cycles), c.cycles)
+                lo[c.code], hi[c.code] = min(lo.get(c.code, c.bytes), c.bytes), max(hi.get(c.code, c.bytes), c.bytes)
+        offered = {k: {layers[k][i].code for i in idx} for k, idx in keep.items()}
+        gone = set()
+        for x in sorted(users):
+            ys = set.intersection(*(offered[k] for k in users[x])) - {x}
+            for y in sorted(ys):
+                if hi[y] > lo[x] or any(users[y][k] > cy for k, cy in users[x].items()):
+                    continue
+                if hi[y] < lo[x] or any(users[y][k] < cy for k, cy in users[x].items()):
+                    gone.add(x)
                     break
-                moved[k] = min(others, key=lambda i, cs=cs: (cs[i].bytes, cs[i].cycles, i) if least
-                               else (cs[i].cycles, cs[i].bytes, i))
-            else:
-                yield moved
+        if not gone:
+            return keep
+        keep = {k: [i for i in idx if layers[k][i].code not in gone] for k, idx in keep.items()}
 
 
-def _improved(choice: dict, layers: dict) -> dict:
-    """choice with, until none does, a code it calls left (_evictions) where that takes no more bytes and no more
-    cycles, and fewer of one. A move onto code only ever adds code, so the climb alone keeps a shared variant its last
-    layers are left on when their own instances together are smaller and faster (ResNet-8's ops 8 and 10 on the
-    9,088 B bt_conv_s8_pm_rq2_ssat, their compact instances 5.7 KB)."""
-    now = _total(choice, layers)
-    while True:
-        for moved in _evictions(choice, layers):
-            trial = {**choice, **moved}
-            t = _total(trial, layers)
-            if t[0] <= now[0] and t[1] <= now[1] and t != now:
-                choice, now = trial, t
-                break
-        else:
-            return choice
+def _least(layers: dict, key) -> dict:
+    """Each layer on its candidate least by key(candidate) (ties: the first): a stage's first hint."""
+    return {k: min(range(len(cs)), key=lambda i, cs=cs: (key(cs[i]), i)) for k, cs in layers.items()}
 
 
-def _leaving(choice: dict, layers: dict):
-    """_moves, then each code the choice calls left (_evictions)."""
-    yield from _moves(choice, layers)
-    yield from _evictions(choice, layers)
+def balanced_bound(fastest: int, fixed: int = 0) -> int:
+    """The most cycles balanced_ok allows against the fastest set's `fastest` (fixed: balanced_ok's)."""
+    most = int((fastest + fixed) * (1 + BALANCED_SLACK - MODEL_MARGIN)) - fixed
+    while not balanced_ok(most, fastest, fixed):
+        most -= 1
+    while balanced_ok(most + 1, fastest, fixed):
+        most += 1
+    return most
 
 
-def ladder(layers: dict, budget: int | None = None) -> list:
-    """The rungs: [(choice {layer: candidate index}, bytes, cycles)] of two climbs from the least code up (see the
-    module doc): moves onto code (_moves), then those and a code's layers all moved off it (_leaving: a climb that
-    may drop a shared variant for instances before it has moved every layer off it one by one), the second's rungs
-    the first lacks after the first's; a rung past `budget` bytes is never taken. layers: {layer key: [Candidate,
-    ...]} (every list non-empty). OverBudget when even the least code is over the budget."""
-    first = _climb(layers, budget, _moves)
-    return first + [r for r in _climb(layers, budget, _leaving) if r not in first]
-
-
-def _climb(layers: dict, budget: int | None, moves) -> list:
-    """One climb of ladder: from the least code, the move of moves(choice, layers) that saves the most cycles per
-    byte it adds, each rung _improved."""
-    choice = _improved(_smallest(layers), layers)
-    size, cycles = _total(choice, layers)
-    if budget is not None and size > budget:
-        raise OverBudget(size, budget)
-    rungs = [(dict(choice), size, cycles)]
-    while True:
-        best = None
-        for moved in moves(choice, layers):
-            trial = {**choice, **moved}
-            b, cy = _total(trial, layers)
-            saved, added = cycles - cy, b - size
-            if saved <= 0 or (budget is not None and b > budget):
-                continue
-            # most cycles saved per byte added (a move adding no byte first, the most saved among them)
-            rank = (0, -saved) if added <= 0 else (1, -saved / added)
-            if best is None or rank < best[0]:
-                best = (rank, trial, b, cy)
-        if best is None:
-            return rungs
-        choice = _improved(best[1], layers)
-        size, cycles = _total(choice, layers)
-        rungs.append((dict(choice), size, cycles))
-
-
-def pick(rungs: list, preset: str, fixed: int = 0) -> tuple:
-    """The rung (choice, bytes, cycles) of the ladder `rungs` the preset takes (the module doc); fixed: balanced_ok's."""
+def optimum(layers: dict, preset: str = DEFAULT_PRESET, budget: int | None = None, fixed: int = 0) -> tuple:
+    """(choice {layer: candidate index}, bytes, cycles) of the preset (the module doc) within budget (None: none),
+    exact: lexicographic CP-SAT solves, each bounding the next (_Exact). layers: {layer key: [Candidate, ...]} (every
+    list non-empty); fixed: balanced_ok's. OverBudget when even the least code is over the budget."""
     if preset not in PRESETS:
         raise ValueError(f"unknown code preset {preset!r} (known: {', '.join(PRESETS)})")
-    fast = min(rungs, key=lambda r: (r[2], r[1]))
-    if preset == "speed":
-        return fast
-    if preset == "size":
-        return min(rungs, key=lambda r: (r[1], r[2]))
-    return min((r for r in rungs if balanced_ok(r[2], fast[2], fixed)), key=lambda r: (r[1], r[2]))
+    if not layers:
+        return {}, 0, 0
+    full = layers
+    kept = _undominated(full)
+    layers = {k: [full[k][i] for i in kept[k]] for k in full}
+    ex = _Exact(layers)
+    choice = _least(layers, lambda c: (c.bytes, c.cycles))
+    if preset == "size" or budget is not None:
+        choice, size = ex.minimize("bytes", choice, keep=preset == "size")
+        if budget is not None and size > budget:
+            raise OverBudget(size, budget)
+        if budget is not None:
+            ex.bound("bytes", budget)
+    if preset != "size":
+        hint = choice if budget is not None else _least(layers, lambda c: (c.cycles, c.bytes))
+        choice, fastest = ex.minimize("cycles", hint, keep=preset == "speed")
+        if preset == "balanced":
+            ex.bound("cycles", balanced_bound(fastest, fixed))
+        choice, _ = ex.minimize("bytes", choice)
+    if preset != "speed":
+        choice, _ = ex.minimize("cycles", choice)
+    choice = {k: kept[k][i] for k, i in ex.canonical(choice).items()}
+    return (choice, *_total(choice, full))
+
+
+def choose(layers: dict, preset: str = DEFAULT_PRESET, budget: int | None = None, fixed: int = 0) -> tuple:
+    """(choice {layer: Candidate}, bytes, cycles) of the preset (PRESETS) within budget (None: no budget): optimum's."""
+    choice, size, cycles = optimum(layers, preset, budget, fixed)
+    return {k: layers[k][i] for k, i in choice.items()}, size, cycles
 
 
 def _measured(variants) -> dict | None:
@@ -230,9 +288,9 @@ def _measured(variants) -> dict | None:
 
 
 def balanced_ok(cycles: int, fastest: int, fixed: int = 0) -> bool:
-    """Is a rung of `cycles` within balanced's slack of the fastest rung's? Counted over the whole model: fixed is the
+    """Is a choice of `cycles` within balanced's slack of the fastest choice's? Counted over the whole model: fixed is the
     modelled cycles of the layers whose code the budget does not choose (a fused plan's blocks, fused_c
-    block_cycles), the same under every rung. Planned to BALANCED_SLACK less MODEL_MARGIN."""
+    block_cycles), the same under every choice. Planned to BALANCED_SLACK less MODEL_MARGIN."""
     return cycles + fixed <= (fastest + fixed) * (1 + BALANCED_SLACK - MODEL_MARGIN)
 
 
@@ -247,23 +305,6 @@ def layer_cycles(g, op, kind: str, layer: dict, variant: str, instance: bool, va
     cls = budget_class(g, op, measured)
     cost = _cost(measured, table, variant, cls, k, ch, bytes_class(g, op, cls))
     return None if cost is None else round(outputs * cost[1])
-
-
-def ladders(layers: dict, budget: int | None = None) -> tuple:
-    """(the ladder within budget, the ladder with none): one climb when the budget never binds (every rung of the
-    free ladder within it: each move the free climb took was the best within the budget too)."""
-    free = ladder(layers)
-    if budget is None or max(r[1] for r in free) <= budget:
-        return free, free
-    return ladder(layers, budget), free
-
-
-def choose(layers: dict, preset: str = DEFAULT_PRESET, budget: int | None = None) -> tuple:
-    """(choice {layer: Candidate}, bytes, cycles) of the preset (PRESETS) within budget (None: no budget)."""
-    if preset not in PRESETS:
-        raise ValueError(f"unknown code preset {preset!r} (known: {', '.join(PRESETS)})")
-    choice, size, cycles = pick(ladder(layers, budget), preset)
-    return {k: layers[k][i] for k, i in choice.items()}, size, cycles
 
 
 # -- the layers of a model.c -------------------------------------------------------------------------
@@ -538,25 +579,27 @@ def plan(g, offers: dict, variants, goal: CodeGoal | None, shapes: dict | None =
                  MEDIUM: lambda c: c.medium}.get(want, lambda c: c.code == want)
         layers = {i: [next((c for c in cs if match(c)), cs[0])] for i, cs in layers.items()}
     try:
-        rungs, free = ladders(layers, goal.budget)
-        picked = pick(rungs, goal.preset, fixed)
+        picked = optimum(layers, goal.preset, goal.budget, fixed)
     except OverBudget as e:
         if not goal.from_part:
             raise UsageError(f"{g.name}: the code budget (code_budget) is {goal.budget:,} bytes, and the smallest code of "
                              f"its layers' kernels (optimize_code=size) takes {e.args[0]:,} bytes; give a larger "
                              f"code_budget or a part with more flash") from None
         # the part is too small, not the budget: the least code, and the link's fit check says so
-        free = ladder(layers)
-        picked = pick(free, "size")
+        picked = optimum(layers, "size")
     choice, size, cycles = picked
+    # the fastest set (no budget): speed's own choice when the budget left it every layer's fewest cycles (then its
+    # least bytes at those cycles are the free set's too)
+    free = sum(min(c.cycles for c in cs) for cs in layers.values())
+    speed = picked if goal.preset == "speed" and cycles == free else optimum(layers, "speed")
     return _code_plan(ops, layers, fastest, {k: layers[k][i] for k, i in choice.items()}, size, cycles,
-                      pick(free, "speed"), goal, offers, compact)
+                      speed, goal, offers, compact)
 
 
 def _code_plan(ops: dict, layers: dict, fastest: dict, picked: dict, size: int, cycles: int, speed: tuple,
                goal: CodeGoal, offers: dict, compact: frozenset) -> CodePlan:
     """The CodePlan of the choice `picked` (its bytes size and modelled cycles), with the fastest set's figures
-    (speed: the free ladder's speed rung)."""
+    (speed: optimum's speed without a budget)."""
     _, fast_bytes, fast_cycles = speed
     users: dict = {}
     for c in picked.values():

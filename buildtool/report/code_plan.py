@@ -22,7 +22,7 @@ def code_plan_html(cp: dict | None, board: str = "") -> str:
         rows.append(f"<tr class='code-layer' data-op='{r['op']}'><td>{r['op']}</td><td>{html.escape(r['opcode'])}</td>"
                     f"<td>{html.escape(r['variant'])}</td><td>{kind}</td><td class='n'>{r['bytes']:,}</td>"
                     f"<td class='n'>{r['cycles']:,}</td></tr>")
-    return (head + f"<p>Which kernel each layer calls, chosen by modelled cycles saved per byte of code "
+    return (head + f"<p>Which kernel each layer calls: the exact optimum of code bytes and modelled cycles the preset asks for "
             f"(<code>--optimize-code</code>, <code>--code-budget</code>; {html.escape(cp.get('costs', ''))}). "
             f"A shared variant's bytes are counted once however many layers call it.</p>\n"
             f"<table class='code-plan'><tr><th>preset</th><th>budget</th><th>layer kernels</th><th>modelled cycles</th>"
