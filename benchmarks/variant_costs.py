@@ -192,22 +192,28 @@ def measure(board: str, work: Path) -> dict:
     return found
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sets", default=",".join(BOARDS))
+def measure_sets(path: Path, doc: str, measure, boards: dict = BOARDS) -> None:
+    """The command line of a script measuring per kernel set (`boards`: set -> the board measured on) and writing
+    path: --sets, --print; measure(board, work folder) -> the set's figures; path keeps the sets not measured."""
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--sets", default=",".join(boards))
     ap.add_argument("--print", action="store_true", help="print the figures, write nothing")
     a = ap.parse_args()
-    cc = {s: subprocess.run([targets.get(BOARDS[s]).cc, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+    cc = {s: subprocess.run([targets.get(boards[s]).cc, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
           for s in a.sets.split(",")}
-    with tempfile.TemporaryDirectory(prefix="bt-variant-costs-") as tmp:
-        sets = {s: dict(board=BOARDS[s], **measure(BOARDS[s], Path(tmp))) for s in a.sets.split(",")}
+    with tempfile.TemporaryDirectory(prefix=f"bt-{path.stem.replace('_', '-')}-") as tmp:
+        sets = {s: measure(boards[s], Path(tmp)) for s in a.sets.split(",")}
     if not a.print:  # a --sets subset replaces those sets' figures, the others' stay
-        old = json.loads(code_budget.COSTS.read_text()) if code_budget.COSTS.exists() else {}
+        old = json.loads(path.read_text()) if path.exists() else {}
         sets = {**old.get("sets", {}), **sets}
         cc = {**old.get("toolchain", {}), **cc}
-        doc = {"command": "python3 benchmarks/variant_costs.py", "toolchain": cc, "sets": sets}
-        code_budget.COSTS.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
-        print(f"wrote {code_budget.COSTS.relative_to(ROOT)}")
+        out = {"command": f"python3 benchmarks/{Path(sys.argv[0]).name}", "toolchain": cc, "sets": sets}
+        path.write_text(json.dumps(out, indent=1, sort_keys=True) + "\n")
+        print(f"wrote {path.relative_to(ROOT)}")
+
+
+def main() -> None:
+    measure_sets(code_budget.COSTS, __doc__, lambda board, work: dict(board=board, **measure(board, work)))
 
 
 if __name__ == "__main__":

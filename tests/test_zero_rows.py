@@ -138,16 +138,10 @@ def test_pruned_model_is_bit_exact(board, tmp_path):
     assert got.tobytes() == np.asarray(want).tobytes()
 
 
-@pytest.mark.parametrize("board", ["host", "cortex-m4"])
-def test_spread_rows_table_where_it_pays(board, tmp_path):
-    """A 1x1 layer to 256 channels of 3x3 pixels, 236 of them zero rows (outputs of a few values: the commonest
-    filled, the others and those among the first 20 channels from the odd table) goes through bt_spread_rows
-    (model_c.spread_table_pays: 256 straight stores a pixel against 9 pixels of the loop), the 3x3 to 24 of 12x12
-    pixels with 9 zero rows through straight code; TFLite Micro's bytes."""
-    from buildtool.firmware import runner
-
-    if not all(shutil.which(t) for t in needs.get(board, ())):
-        pytest.skip(f"{board} toolchain not installed")
+def _spread_model():
+    """12x12x8 -> conv 3x3 to 24 (9 zero rows: 144 pixels) -> conv 3x3 stride 4 to 16 -> 1x1 to 256 of 3x3 pixels (236
+    zero rows, outputs of a few values: the commonest filled first, the others and those among the first 20 channels
+    stored) -> 1x1 to 8."""
     b = GraphBuilder("spread", seed=6)
     y = b.conv2d(b.input((1, 12, 12, 8)), 24, k=3)
     y = b.conv2d(b.conv2d(y, 16, k=3, stride=4), 256, k=1)
@@ -156,14 +150,89 @@ def test_spread_rows_table_where_it_pays(board, tmp_path):
     dead = [r for r in range(256) if r % 13 != 5]
     _prune(g, _conv(g, 2), dead, {**{r: 0 for r in dead}, dead[0]: BIG, dead[1]: -BIG, dead[7]: 9, dead[30]: -BIG})
     assert [weight_order.live_rows(g, _conv(g, k)).live for k in (0, 2)] == [15, 20]
-    x = np.random.default_rng(13).integers(-128, 128, size=(1, 12, 12, 8), dtype=np.int8)
-    want = tflm_run(serialize(g), [x])[0]
-    pipeline.build(g, board, tmp_path / "b")
-    src = (tmp_path / "b" / "model.c").read_text()
-    assert src.count("static void bt_spread_rows(") == 1 and "static void op0_spread(int8_t *o)" in src
-    assert re.search(r"^  bt_spread_rows\(.*, 9, 256, 256, 20, op2_to, -?\d+, op2_odd, \d+\);", src, re.M)
-    got = np.asarray(runner.run(board, tmp_path / "b", x)[0])
-    assert got.tobytes() == np.asarray(want).tobytes()
+    return g
+
+
+@pytest.mark.parametrize("board", ["host", "cortex-m4", "riscv32"])
+@pytest.mark.parametrize("form", ["table", "straight"])
+def test_spreads_from_tables_and_straight_are_bit_exact(board, form, tmp_path, monkeypatch):
+    """Every rows-live layer's spread from its table (templates/spread_rows.c.in's loop: runs of word and byte moves,
+    fill-first and plain forms, words and bytes of the fill value and of others, an all-zero layer's fill alone,
+    pixels in fours and the rest, the concat's views of pixel stride 37) or as straight code: TFLite Micro's bytes."""
+    from buildtool.codegen import model_c
+    from buildtool.firmware import runner
+
+    if not all(shutil.which(t) for t in needs.get(board, ())):
+        pytest.skip(f"{board} toolchain not installed")
+    monkeypatch.setattr(model_c, "SPREAD_FORCED", form)
+    for name, g, shape, spreads in (("pruned", _model(), (1, 12, 12, 8), 3), ("spread", _spread_model(), (1, 12, 12, 8), 2)):
+        x = np.random.default_rng(13).integers(-128, 128, size=shape, dtype=np.int8)
+        want = tflm_run(serialize(g), [x])[0]
+        pipeline.build(g, board, tmp_path / name)
+        src = (tmp_path / name / "model.c").read_text()
+        calls = len(re.findall(r"^  bt_spread_rows\(", src, re.M))
+        straight = len(re.findall(r"^static void op\d+_spread\(int8_t \*o\)", src, re.M))
+        assert (calls, straight) == ((spreads, 0) if form == "table" else (0, spreads))
+        got = np.asarray(runner.run(board, tmp_path / name, x)[0])
+        assert got.tobytes() == np.asarray(want).tobytes(), name
+
+
+def test_spread_table_holds_the_straight_codes_steps():
+    """_spread_table's bytes are _spread_form's steps, each the straight code's statement: a run's word and byte
+    moves (four bytes a move from its end), the fill value's word and byte stores by their channel alone, the others'
+    with their bytes."""
+    from buildtool.codegen import model_c
+
+    live = [0, 1, 2, 7, 8, 9, 10, 11, 12, 14]   # outputs 3..8 up 4 (a word and two bytes), 9 up 5 (a byte)
+    consts = [(r, -128) for r in (3, 4, 5, 6, 15, 16, 17, 18, 19)] + [(13, 5), (20, 1), (21, 2), (22, 3), (23, 4)]
+    form = model_c._spread_form(live, consts, 24, -128)   # fill first: 4 + 4 moves + 3 stores, not 4 + 5: plain
+    assert form == (24, [(9, 9, 5), (3, 8, 4)], [(3, (128,) * 4), (13, (5,)), (15, (128,) * 4), (19, (128, 1, 2, 3)),
+                                                  (23, (4,))])
+    table, counts = model_c._spread_table(form, -128)
+    assert counts == (2, 2, 1, 0, 2)
+    assert table == [9, 9, 5, 3, 8, 4, 3, 15, 19, 128, 1, 2, 3, 13, 5, 23, 4]
+    straight = model_c._straight_spread(form, 24, -128).splitlines()
+    assert [ln.strip() for ln in straight] == [
+        "o[14] = o[9];", "bt_mv4(o + 9, o + 5);", "o[8] = o[4];", "o[7] = o[3];", "bt_st4(o + 3, 0x80808080u);",
+        "o[13] = 5;", "bt_st4(o + 15, 0x80808080u);", "bt_st4(o + 19, 0x03020180u);", "o[23] = 4;"]
+    # every third channel live: no four constants run on; with the fill first (channels 8-23, four words) only those
+    # among the first 8 channels are stored: 4 + 7 moves + 5 stores, not 7 + 16
+    live = list(range(0, 24, 3))
+    form = model_c._spread_form(live, [(r, -128) for r in range(24) if r % 3], 24, -128)
+    assert form == (8, [(j, j, 2 * j) for j in range(7, 0, -1)], [(r, (128,)) for r in (1, 2, 4, 5, 7)])
+    assert model_c._spread_table(form, -128) == ([x for j in range(7, 0, -1) for x in (j, j, 2 * j)] + [1, 2, 4, 5, 7],
+                                                (7, 0, 0, 5, 0))
+
+
+def test_the_code_budget_chooses_the_spreads():
+    """Each rows-live layer's spread is an entry of the code budget (code_budget.spread_candidates, its costs measured:
+    spread_costs.json): on vww (ops 10-26) optimize_code=size runs every spread from its table (the shared loop and
+    the tables: fewer bytes than the straight code), speed as straight code (no cycles added); the plan's rows say so,
+    and model.c follows them; a part built for a small instruction cache keeps straight spreads (icache_part)."""
+    from buildtool.codegen import code_budget
+    from buildtool.codegen.emit import emit_c
+
+    from conftest import SHARED
+
+    spec = SHARED / "models" / "mlperf-tiny" / "vww_96_int8.tflite"
+    if not spec.exists():
+        pytest.skip("vww_96_int8 not in the shared models")
+    g = pipeline.read_model(str(spec)).graph
+    plan = plan_memory(g)
+    taken = {}
+    for preset, table in (("size", True), ("speed", False)):
+        src = emit_c(plan, g, "cortex-m4", 16, code=code_budget.CodeGoal(preset))
+        rows = [r for r in src.code_plan.rows if r["opcode"] == "spread"]
+        assert [r["op"] for r in rows] == list(range(10, 27, 2))
+        straight = sum(r["bytes"] for r in rows if r["variant"] != code_budget.SPREAD_LOOP)
+        assert all((r["variant"] == code_budget.SPREAD_LOOP) == table for r in rows)
+        assert all((r["cycles"] > 0) == table and r["shared"] == table for r in rows)
+        calls = re.findall(r"^  (bt_spread_rows|op\d+_spread)\(", src[0], re.M)
+        assert calls == [r["variant"] for r in rows]
+        taken[preset] = straight or rows[0]["bytes"]   # the straight functions', or the loop's with every table
+    assert taken["size"] < taken["speed"]
+    src = emit_c(plan, g, "nucleo-l4r5zi", 16, code=code_budget.CodeGoal("size"))
+    assert "bt_spread_rows(" not in src[0] and len(re.findall(r"^  op\d+_spread\(", src[0], re.M)) == 9
 
 
 @pytest.mark.skipif(not all(shutil.which(t) for t in needs["cortex-m4"]), reason="arm toolchain not installed")

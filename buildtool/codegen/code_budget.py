@@ -28,9 +28,10 @@ test_exact_where_the_greedy_ladder_was_not, test_a_budget_the_greedy_ratio_got_w
 This is the one place a layer's variant is chosen, its own instance included (kernel_variants.instanced only
 says which layers may have one), in any of its forms: the full instance (straight runs of its loops), the medium one
 or the compact one (kernel_variants.MEDIUM, COMPACT: the same loops rolled, a third to a fifth of the bytes, some
-cycles more). The modelled cycles are the firmware's: each candidate's per output value a + b K measured on the
-board's cycle estimate (variant_costs.json), so the choice's ratio to the fastest set is the one the firmware runs
-(test_modelled_cycles_agree_with_the_firmware_on_vww).
+cycles more). A rows-live layer's spread (model_c._spread_rows) is an entry of its own (spread_candidates,
+key spread_key(op)): straight code or its table in one shared loop. The modelled cycles are the firmware's: each
+candidate's per output value a + b K measured on the board's cycle estimate (variant_costs.json), so the choice's
+ratio to the fastest set is the one the firmware runs (test_modelled_cycles_agree_with_the_firmware_on_vww).
 
 Same inputs, same choice: the model is built in the layers' canonical order and the codes' names, the solver runs on
 one worker with a fixed seed (SOLVE_SEED) and a deterministic time limit a stage (SOLVE_LIMIT: its own work units, the
@@ -390,6 +391,42 @@ def costs() -> dict:
     return _costs_cache["sets"]
 
 
+# What a rows-live layer's spread costs (model_c._spread_rows), measured: spread_costs.json, written by
+# `python3 benchmarks/spread_costs.py`: per kernel set the shared loop's bytes, the straight code's bytes a step, and
+# the cycles the table adds over the straight code, a pixel-step and a step.
+SPREAD_COSTS = Path(__file__).with_name("spread_costs.json")
+SPREAD_LOOP = "bt_spread_rows"  # the shared loop's function (templates/spread_rows.c.in), a spread candidate's code
+
+
+def spread_key(op: int) -> tuple:
+    """The layers dict's key (and a CodePlan choice's) of layer op's spread."""
+    return ("spread", op)
+
+
+def spread_costs() -> dict:
+    """spread_costs.json's kernel sets ({} when absent)."""
+    if "spreads" not in _costs_cache:
+        _costs_cache["spreads"] = json.loads(SPREAD_COSTS.read_text())["sets"] if SPREAD_COSTS.exists() else {}
+    return _costs_cache["spreads"]
+
+
+def spread_candidates(spreads: dict, variants) -> dict:
+    """The layers dict's entries of the rows-live layers' spreads (Emitter.spreads: op -> (pixels, steps a pixel,
+    table bytes)) on kernel set `variants`, {spread_key(op): [straight, table]}, none without measured costs:
+    straight its function of its own (model_c._straight_spread: steps x the straight bytes a step, 0 cycles: the
+    candidates' cycles are what each adds over the straight code), table the shared loop (SPREAD_LOOP) with every
+    offered layer's table in its bytes (exact when all of them or none take it, no fewer bytes when some do: a code's
+    bytes are one figure however many layers call it) and the measured cycles a pixel-step and a step."""
+    m = spread_costs().get(KERNEL_SETS.get(variants[0]) if variants else None)
+    if not m or not spreads:
+        return {}
+    shared = m["loop_bytes"] + sum(t for _, _, t in spreads.values())
+    return {spread_key(i): [Candidate(f"op{i}_spread", f"op{i}_spread", round(steps * m["straight_bytes"]), 0),
+                            Candidate(SPREAD_LOOP, SPREAD_LOOP, shared,
+                                      round(steps * (pixels * m["pixel_step"] + m["step"])))]
+            for i, (pixels, steps, _) in sorted(spreads.items())}
+
+
 def layer_class(g, op) -> str:
     """conv 1x1, conv KxK, depthwise or FC (firmware/op_cost.py's classes)."""
     if op.opcode == "CONV_2D":
@@ -555,13 +592,14 @@ def forcing(code: str):
 
 
 def plan(g, offers: dict, variants, goal: CodeGoal | None, shapes: dict | None = None, fixed: int = 0,
-         compact: frozenset = frozenset(), identities: dict | None = None) -> CodePlan:
+         compact: frozenset = frozenset(), identities: dict | None = None, spreads: dict | None = None) -> CodePlan:
     """The code plan of a model.c whose layers offered `offers` (Emitter.offers: each layer on its fastest
     variant, its own instance when it may have one) on a kernel set `variants` (kernel_variants.for_board); shapes:
     Emitter.shapes, each offering layer's (outputs, K, C) (work()); fixed: the modelled cycles of the model's other layers
     (balanced_ok); compact: the layers offered their compact or medium instance too (Emitter.compact_ops; none on a part whose
     instances are compact by its define, kernel_variants.icache_part); identities: Emitter.identities, the layers whose
-    own instance model.c shares with the other layers of its identity (_candidates)."""
+    own instance model.c shares with the other layers of its identity (_candidates); spreads: Emitter.spreads, the
+    rows-live layers whose spread may run from a table (spread_candidates: their own entries, keys spread_key(op))."""
     goal = goal or CodeGoal()
     fastest = {i: (names[0] if inst is None else inst, inst is not None) for i, (_, names, inst) in offers.items()}
     measured = _measured(variants)
@@ -573,6 +611,8 @@ def plan(g, offers: dict, variants, goal: CodeGoal | None, shapes: dict | None =
     layers = {i: _candidates(g, ops[i], offers[i], shapes.get(i, (0, 0, 0)), measured, i in compact, identities.get(i))
               for i in sorted(offers)}
     layers = {i: cs for i, cs in layers.items() if cs}
+    layers.update(spread_candidates(spreads or {}, variants))
+    fastest.update({k: (cs[0].variant, False) for k, cs in layers.items() if not isinstance(k, int)})
     if _forced:
         want = _forced[-1]
         match = {"instance": lambda c: c.form is True, COMPACT: lambda c: c.compact,
@@ -596,6 +636,11 @@ def plan(g, offers: dict, variants, goal: CodeGoal | None, shapes: dict | None =
                       speed, goal, offers, compact)
 
 
+def _op_of(key) -> int:
+    """The layer of a layers dict key (an op index, or spread_key's)."""
+    return key if isinstance(key, int) else key[1]
+
+
 def _code_plan(ops: dict, layers: dict, fastest: dict, picked: dict, size: int, cycles: int, speed: tuple,
                goal: CodeGoal, offers: dict, compact: frozenset) -> CodePlan:
     """The CodePlan of the choice `picked` (its bytes size and modelled cycles), with the fastest set's figures
@@ -605,9 +650,11 @@ def _code_plan(ops: dict, layers: dict, fastest: dict, picked: dict, size: int, 
     for c in picked.values():
         users[c.code] = users.get(c.code, 0) + 1
     choice = {**fastest, **{i: (c.variant, c.form) for i, c in picked.items()}}
-    rows = tuple({"op": i, "opcode": ops[i].opcode, "variant": c.variant, "instance": c.code != c.variant,
-                  "compact": c.compact, "medium": c.medium, "bytes": c.bytes, "shared": users[c.code] > 1,
-                  "cycles": c.cycles}
-                 for i, c in sorted(picked.items()))
+    def row(k, c):
+        i, opcode = (k, ops[k].opcode) if isinstance(k, int) else (k[1], "spread")  # spread_key
+        return {"op": i, "opcode": opcode, "variant": c.variant, "instance": c.code != c.variant,
+                "compact": c.compact, "medium": c.medium, "bytes": c.bytes, "shared": users[c.code] > 1,
+                "cycles": c.cycles}
+    rows = tuple(row(k, c) for k, c in sorted(picked.items(), key=lambda kc: (_op_of(kc[0]), not isinstance(kc[0], int))))
     return CodePlan(choice, fastest, rows, goal.preset, goal.budget, size, cycles, fast_cycles, fast_bytes, offers,
                     compact)

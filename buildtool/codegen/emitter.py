@@ -59,7 +59,8 @@ class Emitter:
     ext_offset = 0  # where the flash image's external part starts (0: none)
     ext_signature = 0  # flash.ext_signature of its tensors
     variants = None  # (guard macro, table) of the board's kernel set (kernel_variants.for_board), or None
-    instance_rate = None  # cycles a byte of code buys (kernel_variants.instance_rate; model_c._spread_rows), or None
+    instance_rate = None  # cycles a byte of code buys (kernel_variants.instance_rate; model_c._share_dw_rows), or None
+    spread_tables = False  # may a rows-live layer's spread run from a table (model_c._spread_rows)
     orders: dict = {}  # constant tensor -> the order the flash image holds it in (plan/weight_order.py)
     # op index -> (offset, multipliers, shifts) of its requantisation table in the flash image
     # (plan/requant_tables.py); the model's emitter only (a subgraph's operators declare theirs)
@@ -92,6 +93,9 @@ class Emitter:
         self.identities: dict = {}
         self.shared: dict = {}  # identity and form -> (its function's name, its declaration's index in decls, its layers)
         self.dw_rows: dict = {}  # op index -> (variant, layer) of a depthwise layer on bt_dw_rows_q4_RL (model_c)
+        # op index -> (pixels, steps a pixel, table bytes) of a rows-live layer whose spread may run from a table
+        # (model_c._spread_rows; code_budget.spread_candidates)
+        self.spreads: dict = {}
         self.fixed_cycles = 0  # modelled cycles of the layers the code budget does not choose for (fused_c block_cycles)
 
     # -- addresses ----------------------------------------------------------------

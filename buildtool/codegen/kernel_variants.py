@@ -572,8 +572,8 @@ def instanced(g) -> frozenset:
 
 # Of those, which have one is the code budget's choice (codegen/code_budget.py: a layer's own instance and its shared
 # variant are two of its candidates, their bytes and modelled cycles measured, variant_costs.json).
-# The rate at which a byte of code buys cycles where a layer's code is chosen without the budget (model_c._spread_rows:
-# a rows-live layer's spread as straight code or a shared loop)
+# The rate at which a byte of code buys cycles where a layer's code is chosen without the budget (model_c._share_dw_rows:
+# depthwise layers moved onto a longer row length)
 CYCLES_PER_BYTE = 12
 
 
@@ -591,8 +591,8 @@ def icache_part(board: str) -> bool:
 
 
 def instance_rate(board: str):
-    """The cycles a byte of code buys on board (CYCLES_PER_BYTE; model_c._spread_rows), or None on a part built for
-    a small instruction cache (icache_part): straight code there."""
+    """The cycles a byte of code buys on board (CYCLES_PER_BYTE; model_c._share_dw_rows), or None on a part built for
+    a small instruction cache (icache_part): each layer's own code there."""
     try:
         targets.get(board)
     except (BuildtoolError, KeyError):

@@ -127,12 +127,12 @@ def _grouped_conv(e, op, groups: int) -> None:
 
 def _spread_rows(e, op, rows) -> str:
     """The call that spreads a rows-live conv's packed outputs (plan/weight_order.py) to their channels and
-    writes its zero rows' outputs, each the bias alone requantised (refops, as TFLite Micro computes it): a
-    function of straight code per pixel (_straight_spread: four bytes a move or store where they run on; a loop
-    over a table per zero row cost vww's rows-live layers ~280 K estimated cycles, byte stores ~50 K); gcc inlines
-    it into model_invoke. Or, where the code it saves buys the cycles it costs at the board's rate (e.instance_rate,
-    kernel_variants.instance_rate; at most 256 channels), the shared loop of templates/spread_rows.c.in on the
-    layer's tables (spread_table_pays)."""
+    writes its zero rows' outputs, each the bias alone requantised (refops, as TFLite Micro computes it): the steps of
+    _spread_form, either as a function of straight code per pixel (_straight_spread; gcc inlines it into
+    model_invoke) or as a table the shared loop of templates/spread_rows.c.in runs (_spread_table; at most 256
+    channels). The code budget chooses (code_budget.spread_candidates: the layer's ("spread", op) entry, its bytes and
+    cycles measured, spread_costs.json); straight code where it has not (its first pass, a board without measured
+    costs, a part built for a small instruction cache: e.spread_tables)."""
     p = prepare.conv(e.g, op)
     b = prepare.bias_input(e.g, op)
     live = list(rows.rows[:rows.live])
@@ -145,19 +145,22 @@ def _spread_rows(e, op, rows) -> str:
     pixels, stride = t.shape[1] * t.shape[2], e.pixel_stride(op.outputs[0])
     values = [v for _, v in consts]
     fill = max(sorted(set(values)), key=values.count) if values else 0   # the commonest, the lowest of a tie
-    odd = [x for r, v in consts if v != fill or r < len(live) for x in (r, v & 255)]   # see the template
-    straight = _straight_spread(live, consts, len(rows.rows), fill)
-    if len(rows.rows) <= 256 and spread_table_pays(pixels, len(rows.rows), len(live), len(odd) // 2,
-                                                    straight.count(";"), e.instance_rate):
+    channels = len(rows.rows)
+    form = _spread_form(live, consts, channels, fill)
+    straight = _straight_spread(form, channels, fill)
+    table, counts = _spread_table(form, fill)
+    if channels <= 256 and e.spread_tables:
+        e.spreads[op.index] = (pixels, straight.count(";"), len(table))
+    if op.index in e.spreads and _spread_table_chosen(e, op.index):
         if "spread_rows" not in e.tables:
             e.tables.add("spread_rows")
             e.declare(_template("spread_rows.c.in"))
-        e.declare(f"/* op {op.index}: its {len(live)} live rows' channels, its {len(odd) // 2} zero rows of "
-                  f"another output than {fill} or among its first {len(live)} channels (channel, value) */\n"
-                  + (f"static const uint8_t {n}_to[{len(live)}] = {c_ints(live)};\n" if live else "")
-                  + (f"static const uint8_t {n}_odd[{len(odd)}] = {c_ints(odd)};" if odd else ""))
-        return (f"bt_spread_rows({e.act(op.outputs[0])}, {pixels}, {stride}, {len(rows.rows)}, {len(live)}, "
-                f"{n + '_to' if live else '0'}, {fill}, {n + '_odd' if odd else '0'}, {len(odd) // 2});")
+        e.declare(f"/* op {op.index}: its spread's steps (templates/spread_rows.c.in): {counts[0]} runs of live "
+                  f"outputs, {counts[1]} + {counts[2]} word and {counts[3]} + {counts[4]} byte stores of zero rows' "
+                  f"constants ({fill} first) */\n"
+                  + (f"static const uint8_t {n}_spread[{len(table)}] = {c_ints(table)};" if table else ""))
+        return (f"bt_spread_rows({e.act(op.outputs[0])}, {pixels}, {stride}, {channels}, {form[0]}, {fill}, "
+                f"{n + '_spread' if table else '0'}, {', '.join(map(str, counts))});")
     if "spread_words" not in e.tables:
         e.tables.add("spread_words")
         e.declare(SPREAD_WORDS)
@@ -175,14 +178,15 @@ SPREAD_WORDS = ("static inline void bt_mv4(int8_t *d, const int8_t *s) { uint32_
                 "static inline void bt_st4(int8_t *d, uint32_t v) { __builtin_memcpy(d, &v, 4); }")
 
 
-def _straight_spread(live: list, consts: list, channels: int, fill: int) -> str:
-    """A pixel's spread as straight code: the live outputs moved to their channels from the last (runs of
-    consecutive outputs moved by the same distance, four bytes a move from the run's end: each to a channel at or
-    after its own, so no byte is overwritten before it is read), then the zero rows' constants (runs of four
-    consecutive channels a store). Or, when that takes fewer stores, first the channels after the live outputs
-    filled with `fill` (four a store; no live output is read there), then the moves, then the constants of
-    another value or among the first len(live) channels (templates/spread_rows.c.in's order)."""
-    moves = []
+def _spread_form(live: list, consts: list, channels: int, fill: int) -> tuple:
+    """A pixel's spread, the steps of its straight code and of its table (templates/spread_rows.c.in):
+    (fill_from, runs, stores). runs [(lo, hi, d)]: the live outputs lo..hi moved d channels up, from the last run
+    (the outputs consecutive and moved by the same distance, four bytes a move from the run's end, the bytes left one
+    by one: each to a channel at or after its own, so no byte is overwritten before it is read); stores [(channel,
+    bytes)]: the zero rows' constants after the moves (four consecutive channels a store, else one). fill_from ==
+    channels: nothing filled first; else, when that takes fewer steps, the channels from len(live) on are filled with
+    `fill` first (four a store, the last ending at the last channel; no live output is read there) and stores holds
+    the constants of another value or among the first len(live) channels."""
     runs: list = []  # [first j, last j, distance], from the last live output down
     for j, r in reversed(list(enumerate(live))):
         if r == j:
@@ -191,50 +195,73 @@ def _straight_spread(live: list, consts: list, channels: int, fill: int) -> str:
             runs[-1][0] = j
         else:
             runs.append([j, j, r - j])
+    runs = [tuple(r) for r in runs]
+    moves = sum((hi + 1 - lo) // 4 + (hi + 1 - lo) % 4 for lo, hi, _ in runs)
+    plain = _const_stores(consts)
+    n = len(live)
+    fills = -(-(channels - n) // 4) if channels - n >= 4 else channels - n
+    first = _const_stores([(r, v) for r, v in consts if v != fill or r < n])
+    if fills + moves + len(first) < moves + len(plain):
+        return n, runs, first
+    return channels, runs, plain
+
+
+def _straight_spread(form: tuple, channels: int, fill: int) -> str:
+    """A pixel's spread (_spread_form's steps) as straight code."""
+    start, runs, stores = form
+    out = ([f"    bt_st4(o + {min(r, channels - 4)}, {(fill & 255) * 0x01010101:#010x}u);"
+            for r in range(start, channels, 4)] if channels - start >= 4
+           else [f"    o[{r}] = {fill};" for r in range(start, channels)])
     for lo, hi, d in runs:
         top = hi + 1
         while top - lo >= 4:
             top -= 4
-            moves.append(f"    bt_mv4(o + {top + d}, o + {top});")
-        moves += [f"    o[{j + d}] = o[{j}];" for j in range(top - 1, lo - 1, -1)]
-    plain = moves + _const_stores(consts)
-    n = len(live)
-    filled = [f"    bt_st4(o + {min(r, channels - 4)}, {(fill & 255) * 0x01010101:#010x}u);"
-              for r in range(n, channels, 4)] if channels - n >= 4 else [f"    o[{r}] = {fill};" for r in range(n, channels)]
-    first = filled + moves + _const_stores([(r, v) for r, v in consts if v != fill or r < n])
-    return "\n".join(first if len(first) < len(plain) else plain)
+            out.append(f"    bt_mv4(o + {top + d}, o + {top});")
+        out += [f"    o[{j + d}] = o[{j}];" for j in range(top - 1, lo - 1, -1)]
+    for r, v in stores:
+        out.append(f"    bt_st4(o + {r}, {int.from_bytes(bytes(v), 'little'):#010x}u);" if len(v) == 4
+                   else f"    o[{r}] = {v[0] - 256 if v[0] > 127 else v[0]};")
+    return "\n".join(out)
+
+
+def _spread_table(form: tuple, fill: int) -> tuple:
+    """_spread_form's runs and stores as templates/spread_rows.c.in's table and its counts (runs, fwords, words,
+    fbytes, bytes): (lo, hi, d) a run, then the channel of a word store of `fill`, (channel, four bytes) of another
+    word, the channel of a byte store of `fill`, (channel, byte) of another byte."""
+    _, runs, stores = form
+    f = fill & 255
+    sections = [[(r,) for r, v in stores if len(v) == 4 and set(v) == {f}],
+                [(r, *v) for r, v in stores if len(v) == 4 and set(v) != {f}],
+                [(r,) for r, v in stores if v == (f,)], [(r, *v) for r, v in stores if len(v) == 1 and v != (f,)]]
+    return ([x for run in runs for x in run] + [x for sec in sections for s in sec for x in s],
+            (len(runs), *map(len, sections)))
 
 
 def _const_stores(consts: list) -> list:
-    """Stores of constants [(channel, value)]: four consecutive channels a word (little-endian), else a byte."""
+    """Stores of constants [(channel, value)]: [(channel, bytes)], four consecutive channels a store, else one."""
     at = dict(consts)
     out, done = [], set()
     for r, v in sorted(consts):
         if r in done:
             continue
         if all(r + k in at for k in range(4)):
-            out.append(f"    bt_st4(o + {r}, {sum((at[r + k] & 255) << (8 * k) for k in range(4)):#010x}u);")
+            out.append((r, tuple(at[r + k] & 255 for k in range(4))))
             done.update(range(r, r + 4))
         else:
-            out.append(f"    o[{r}] = {v};")
+            out.append((r, (v & 255,)))
             done.add(r)
     return out
 
 
-# bt_spread_rows against straight code, est. high cycles on cortex-m4 (vww's 7 rows-live layers of 128 and 256
-# channels built both ways, per operator as `python3 benchmarks/mlperf_tiny.py --boards cortex-m4 --models vww
-# --profile` prints them: 460-1,030 more cycles a pixel in the loop; their straight stores 4.2 KB more code):
-# per pixel SPREAD_ENTRY cycles per entry of its tables (live and odd) and SPREAD_FILL per channel filled, against
-# STRAIGHT_BYTES per store of the straight form (_straight_spread's: vww's rows-live spreads all straight, 664 stores
-# in 3.9 KB of model_invoke beside its calls, `nm -S`)
-SPREAD_ENTRY, SPREAD_FILL, STRAIGHT_BYTES = 8, 0.5, 6
+SPREAD_FORCED = None   # "table" or "straight": every rows-live layer's spread so (benchmarks/spread_costs.py)
 
 
-def spread_table_pays(pixels: int, channels: int, live: int, odd: int, stores: int, rate) -> bool:
-    """Does bt_spread_rows pay for a rows-live layer (its straight form: `stores` stores a pixel) at rate cycles a
-    byte (None: never, straight code as before)?"""
-    extra = pixels * (SPREAD_ENTRY * (live + odd) + SPREAD_FILL * channels)
-    return rate is not None and extra <= rate * STRAIGHT_BYTES * stores
+def _spread_table_chosen(e, i: int) -> bool:
+    """Does layer i's spread run from its table (the code budget's choice, e.code_choice; SPREAD_FORCED)?"""
+    if SPREAD_FORCED:
+        return SPREAD_FORCED == "table"
+    chosen = (e.code_choice or {}).get(code_budget.spread_key(i))
+    return chosen is not None and chosen[0] == code_budget.SPREAD_LOOP
 
 
 def depthwise_conv_2d(e, op) -> None:
@@ -879,10 +906,11 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
     def filled(choice):
         e = emitter(g, plan, offsets)
         e.variants = kernel_variants.for_board(target)
-        # a rows-live layer's spread: its shared loop where the code it saves buys its cycles (_spread_rows),
+        # a rows-live layer's shared depthwise loop where the code it saves buys its cycles (_share_dw_rows),
         # except at optimize_code=speed
         e.instance_rate = (None if code is not None and code.preset == "speed"
                            else kernel_variants.instance_rate(target))
+        e.spread_tables = not kernel_variants.icache_part(target)  # _spread_rows
         e.orders = weight_order.orders(g, target)
         e.rq_tables, e.weights_symbol = rq_tables, weights
         e.ext_offset = flash.ext_offset(g, weights_align, groups)
@@ -902,7 +930,8 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
     if icache:  # instanced layers keep their instance, compact by the part's define (icache_part)
         offers = {i: (k, () if inst else names, inst) for i, (k, names, inst) in offers.items()}
     chosen = code_budget.plan(g, offers, e.variants, code, e.shapes, e.fixed_cycles,
-                              compact=frozenset() if icache else e.compact_ops(), identities=e.identities)
+                              compact=frozenset() if icache else e.compact_ops(), identities=e.identities,
+                              spreads=e.spreads)
     if chosen.choice != chosen.fastest:
         e = filled(chosen.choice)
         _share_dw_rows(e)
