@@ -79,7 +79,8 @@ class Candidate:
     """One way to run a layer: `variant` (the function model.c calls, or its instance), `code` the name of
     the code it needs (layers naming the same code share it), `bytes` that code's size, `cycles` the
     layer's modelled cycles with it; compact: the layer's compact instance of variant (kernel_variants.COMPACT), medium
-    its medium one (kernel_variants.MEDIUM)."""
+    its medium one (kernel_variants.MEDIUM); own: bytes the candidate adds of its own beside its code, counted for each
+    layer that takes it (a rows-live spread's table beside the shared loop, spread_candidates)."""
 
     variant: str
     code: str
@@ -87,6 +88,7 @@ class Candidate:
     cycles: int
     compact: bool = False
     medium: bool = False
+    own: int = 0
 
     @property
     def form(self):
@@ -103,12 +105,13 @@ def _total(choice: dict, layers: dict) -> tuple:
     most bytes any chosen candidate naming it gives it (a shared variant measured per layer class: riscv's
     bt_conv_s8_general, 4,704 B on a 1x1, 4,160 B on a KxK)."""
     codes: dict = {}
-    cycles = 0
+    cycles = own = 0
     for k, i in choice.items():
         c = layers[k][i]
         codes[c.code] = max(codes.get(c.code, 0), c.bytes)
         cycles += c.cycles
-    return sum(codes.values()), cycles
+        own += c.own
+    return sum(codes.values()) + own, cycles
 
 
 def _order(k) -> tuple:
@@ -146,6 +149,8 @@ class _Exact:
                 ys.append(y)
                 below = level
         xs = [v for k in self.keys for v in self.x[k]]
+        ys += xs
+        weights += [c.own for k in self.keys for c in layers[k]]  # each chosen candidate's own bytes
         self.exprs = {"bytes": (cp_model.LinearExpr.weighted_sum(ys, weights), lambda ch: _total(ch, layers)[0]),
                       "cycles": (cp_model.LinearExpr.weighted_sum(xs, [c.cycles for k in self.keys for c in layers[k]]),
                                  lambda ch: _total(ch, layers)[1])}
@@ -204,7 +209,8 @@ def _undominated(layers: dict) -> dict:
     no more bytes (Y's most against X's least) and every layer naming X offers Y at no more cycles, one of the two
     strictly fewer: moving X's layers onto Y then takes fewer bytes or fewer cycles and no more of the other, so
     under every preset, budget and bound no choice calling X is optimal (nor one of the ties the last stage breaks).
-    Until none is dropped (a strict order: what dominates a dropped code stays or is dropped for a third that stays)."""
+    Until none is dropped (a strict order: what dominates a dropped code stays or is dropped for a third that stays).
+    A code with a candidate of own bytes (Candidate.own: they count per layer) neither drops nor is dropped."""
     keep = {k: list(range(len(cs))) for k, cs in layers.items()}
     while True:
         users: dict = {}  # code -> {layer: its candidates' fewest cycles naming the code}
@@ -217,9 +223,10 @@ def _undominated(layers: dict) -> dict:
                 u[k] = min(u.get(k, c.cycles), c.cycles)
                 lo[c.code], hi[c.code] = min(lo.get(c.code, c.bytes), c.bytes), max(hi.get(c.code, c.bytes), c.bytes)
         offered = {k: {layers[k][i].code for i in idx} for k, idx in keep.items()}
+        owning = {layers[k][i].code for k, idx in keep.items() for i in idx if layers[k][i].own}
         gone = set()
-        for x in sorted(users):
-            ys = set.intersection(*(offered[k] for k in users[x])) - {x}
+        for x in sorted(set(users) - owning):
+            ys = set.intersection(*(offered[k] for k in users[x])) - {x} - owning
             for y in sorted(ys):
                 if hi[y] > lo[x] or any(users[y][k] > cy for k, cy in users[x].items()):
                     continue
@@ -414,17 +421,15 @@ def spread_candidates(spreads: dict, variants) -> dict:
     """The layers dict's entries of the rows-live layers' spreads (Emitter.spreads: op -> (pixels, steps a pixel,
     table bytes)) on kernel set `variants`, {spread_key(op): [straight, table]}, none without measured costs:
     straight its function of its own (model_c._straight_spread: steps x the straight bytes a step, 0 cycles: the
-    candidates' cycles are what each adds over the straight code), table the shared loop (SPREAD_LOOP) with every
-    offered layer's table in its bytes (exact when all of them or none take it, no fewer bytes when some do: a code's
-    bytes are one figure however many layers call it) and the measured cycles a pixel-step and a step."""
+    candidates' cycles are what each adds over the straight code), table the shared loop (SPREAD_LOOP, counted once)
+    with the layer's table its own bytes (Candidate.own) and the measured cycles a pixel-step and a step."""
     m = spread_costs().get(KERNEL_SETS.get(variants[0]) if variants else None)
     if not m or not spreads:
         return {}
-    shared = m["loop_bytes"] + sum(t for _, _, t in spreads.values())
     return {spread_key(i): [Candidate(f"op{i}_spread", f"op{i}_spread", round(steps * m["straight_bytes"]), 0),
-                            Candidate(SPREAD_LOOP, SPREAD_LOOP, shared,
-                                      round(steps * (pixels * m["pixel_step"] + m["step"])))]
-            for i, (pixels, steps, _) in sorted(spreads.items())}
+                            Candidate(SPREAD_LOOP, SPREAD_LOOP, m["loop_bytes"],
+                                      round(steps * (pixels * m["pixel_step"] + m["step"])), own=table)]
+            for i, (pixels, steps, table) in sorted(spreads.items())}
 
 
 def layer_class(g, op) -> str:
@@ -653,7 +658,7 @@ def _code_plan(ops: dict, layers: dict, fastest: dict, picked: dict, size: int, 
     def row(k, c):
         i, opcode = (k, ops[k].opcode) if isinstance(k, int) else (k[1], "spread")  # spread_key
         return {"op": i, "opcode": opcode, "variant": c.variant, "instance": c.code != c.variant,
-                "compact": c.compact, "medium": c.medium, "bytes": c.bytes, "shared": users[c.code] > 1,
+                "compact": c.compact, "medium": c.medium, "bytes": c.bytes + c.own, "shared": users[c.code] > 1,
                 "cycles": c.cycles}
     rows = tuple(row(k, c) for k, c in sorted(picked.items(), key=lambda kc: (_op_of(kc[0]), not isinstance(kc[0], int))))
     return CodePlan(choice, fastest, rows, goal.preset, goal.budget, size, cycles, fast_cycles, fast_bytes, offers,
