@@ -318,7 +318,37 @@ def test_depthwise_candidates_run_byte_exact(libs):
             runs[name] = runs.get(name, 0) + 1
         assert all(v == outs["bt_ref_depthwise_generic_s8"] for v in outs.values()), (p, names)
         n += 1
-    assert {"bt_dw_box_rq2", "bt_dw_rows_q4_32", "bt_dw_s2g", "bt_ref_depthwise_generic_s8"} <= set(runs)
+    assert {"bt_dw_box_rq2", "bt_dw_rows_q4_32", "bt_dw_s2g", "bt_ref_depthwise_generic_s8", "bt_dw_small_rq2",
+            "bt_dw_rows_rq2", "bt_dw_small", "bt_dw_rows", "bt_dw_box"} <= set(runs)
+    assert all(kernel_variants.DW_KINDS[n] == "shared" for n in runs if n.startswith(("bt_dw_small", "bt_dw_rows",
+                                                                                        "bt_dw_box"))
+               and not n.startswith("bt_dw_rows_q4"))
+
+
+def test_depthwise_candidates_name_the_shared_paths_that_take_the_layer():
+    """Worked by hand: a 3x3 stride-2 layer on 24x24x32 (12x12 outputs, bt_rq2 multipliers, the whole int8 range) is
+    bt_dw_s2g's, and bt_dw_small (stride 2, (12 - 1) 2 + 3 = 25 <= 56 columns) and bt_dw_rows (144 >= 16 outputs) take
+    it too; a 5x5 neither (bt_dw_kxk's: the box path and the reference); a depth multiplier of 2 the reference alone.
+    The budget's class of each is its fastest path's family (kernel_variants.dw_family)."""
+    p = dict(_dw_layer(24, 24, 32, 3, 2), act_min=-128, act_max=127)
+    assert kernel_variants.depthwise_candidates(p) == ("bt_dw_s2g", "bt_dw_small_rq2", "bt_dw_rows_rq2",
+                                                      "bt_dw_box_rq2", "bt_ref_depthwise_generic_s8")
+    five = dict(_dw_layer(24, 24, 32, 5, 1), act_min=-128, act_max=127)
+    assert kernel_variants.depthwise_candidates(five) == ("bt_dw_kxk_rq2", "bt_dw_box_rq2",
+                                                         "bt_ref_depthwise_generic_s8")
+    assert kernel_variants.depthwise_candidates(dict(p, depth_multiplier=2)) == ("bt_ref_depthwise_generic_s8",)
+    assert [kernel_variants.dw_family(n) for n in ("bt_dw_rows_q4_32", "bt_dw_planes_8", "bt_dw_s2g", "bt_dw_box_rq2")] \
+        == ["rows_q4", "planes", "s2g", "box"]
+
+
+def _dw_layer(h: int, w: int, c: int, k: int, s: int) -> dict:
+    """A depthwise layer dict (kernel_variants') of SAME padding: h x w x c in, a k x k filter at stride s, bt_rq2
+    multipliers, biases below 2^29."""
+    oh, ow = -(-h // s), -(-w // s)
+    pad = lambda n, o: max((o - 1) * s + k - n, 0) // 2  # noqa: E731
+    return {"in": {"h": h, "w": w, "c": c}, "out": {"h": oh, "w": ow, "c": c}, "kh": k, "kw": k, "stride_h": s,
+            "stride_w": s, "dil_h": 1, "dil_w": 1, "pad_top": pad(h, oh), "pad_left": pad(w, ow), "depth_multiplier": 1,
+            "multipliers": [1 << 30] * c, "shifts": [-8] * c, "bias_bound": 1000}
 
 
 def test_board_tables():
