@@ -319,6 +319,12 @@ def depthwise_candidates(p) -> tuple:
     return tuple(dict.fromkeys([first, *shared, "bt_ref_depthwise_generic_s8"]))
 
 
+def dw_s2g_entry(p) -> str:
+    """The function model.c calls for a layer on bt_dw_s2g: bt_dw_s2g_N, N = out.w % 6 (depthwise.c: bt_dws2g's loop of
+    rows of N outputs alone, where bt_dw_s2g links the five, 1,214 bytes)."""
+    return f"bt_dw_s2g_{p['out']['w'] % 6}"
+
+
 def dw_family(name: str) -> str:
     """The "depthwise_m1" path a variant's name runs, its row length and bt_rq2 form aside (bt_dw_rows_q4_32:
     "rows_q4"): the code budget's depthwise classes are the table's paths (code_budget.budget_class)."""

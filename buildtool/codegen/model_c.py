@@ -260,6 +260,11 @@ def depthwise_conv_2d(e, op) -> None:
     fn = e.kernel("depthwise_m1", layer, op)
     if fn.startswith("bt_dw_rows_q4_"):
         e.dw_rows[op.index] = (fn, layer)
+    if fn == "bt_dw_s2g":  # its loop of rows of out.w % 6 outputs alone
+        if not any("bt_dw_s2g(" in t for t in e.body + e.decls):  # (a subgraph's function may call it)
+            e.used_variants.pop(fn, None)
+        fn = kernel_variants.dw_s2g_entry(layer)
+        e.used_variants[fn] = kernel_variants.DISPATCHERS["depthwise_m1"]
     e.call(op, f"{fn}(&{n}_p, {e.act(op.inputs[0])}, 0, {e.act(op.outputs[0])}, 0, {h});")
 
 
