@@ -2804,7 +2804,7 @@ void bt_dws2_t5(void);
 
 
 /* dw_s2's constants of channels c..c+3: f[0..3], then f[4..7] the same with tap rows 0 and 2 swapped. */
-static __attribute__((noinline)) void dw_s2_chan(const bt_conv_params *p, int32_t c, dw_c2 *f) {
+static __attribute__((noinline, optimize("Os"))) void dw_s2_chan(const bt_conv_params *p, int32_t c, dw_c2 *f) {
   const int32_t c_n = p->out.c, off = p->input_offset, zp = p->output_offset;
   int32_t se = 0, so = 0;
   for (int32_t r = 0; r < 3; r++) {
@@ -2839,7 +2839,7 @@ static __attribute__((noinline)) void dw_s2_chan(const bt_conv_params *p, int32_
  * image). Stack: 2304 bytes of cells and 320 of constants, less than dw_small's 2688 and its band's. */
 /* dw_s2's loop of rows of ow % 6 outputs (bt_dws2_tN; none: 0) */
 typedef void (*dw_s2_tail)(void);
-static __attribute__((noinline)) void dw_s2(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out,
+static __attribute__((noinline, optimize("Os"))) void dw_s2(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out,
                                             int32_t y0, int32_t y1, dw_s2_tail t) {
   uint32_t buf[DW_S2_WORDS] __attribute__((aligned(8)));
   dw_c2 f[8];
@@ -3034,7 +3034,7 @@ DW_S2G(5, bt_dws2_t5)
 #define DW_PLANES(rl, li) \
   BT_DW_PATH(bt_dw_planes_##rl) { dw_small_planes(&dp->conv, in, in_y0, out, y0, y1, li, bt_dwp_##rl); }
 /* bt_dw_rows_q4_RL: one dw_rows for the four row lengths (li an argument: its per-strip set-up is not the loop's) */
-static __attribute__((noinline)) void dw_rows_q4(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out,
+static __attribute__((noinline, optimize("Os"))) void dw_rows_q4(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out,
                                                  int32_t y0, int32_t y1, int li, dw_q4_fn q4f) {
   dw_rows_call(p, in, in_y0, out, y0, y1, 1, li, 1, q4f);
 }
