@@ -4,6 +4,7 @@ buildtool/codegen/variant_costs.json.
     python3 benchmarks/variant_costs.py            # cortex-m (on cortex-m4) and riscv (on riscv32)
     python3 benchmarks/variant_costs.py --print    # the table only, nothing written
     python3 benchmarks/variant_costs.py --sets riscv   # one set measured again, the others' figures kept
+    python3 benchmarks/variant_costs.py --sets cortex-m --classes depthwise   # those classes' rows alone again
 
 Per kernel set, two one-layer models per layer class (conv KxK, conv stem (code_budget.budget_class), conv 1x1,
 FC; a depthwise class per fastest path, one each; buildtool.zoo's
@@ -234,6 +235,10 @@ def main() -> None:
                     "the other classes' figures kept")
     a = ap.parse_args()
     classes = tuple(c for c in a.classes.split(",") if c)
+    known = sorted({cls for cls, _, _ in SHAPES + FORM_SHAPES + FIT_SHAPES})
+    unknown = [c for c in classes if not any(k.startswith(c) for k in known)]
+    if unknown:
+        ap.error(f"no layer class starts with {', '.join(unknown)}; give one of: {', '.join(known)}")
     cc = {s: subprocess.run([targets.get(BOARDS[s]).cc, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
           for s in a.sets.split(",")}
     with tempfile.TemporaryDirectory(prefix="bt-variant-costs-") as tmp:
