@@ -508,3 +508,31 @@ def test_avg_pool_calls_its_sxtab16_loop_by_window(tmp_path):
                                                                          ("bt_avg_pool_s8", "2")]
     got = np.asarray(runner.run("cortex-m4", tmp_path / "b", x)[0])
     assert got.tobytes() == np.asarray(tflm_run(serialize(g), [x])[0]).tobytes()
+
+
+@pytest.mark.parametrize("width", [10, 14, 18])
+def test_stride_2_layers_link_their_own_row_loop_alone(width, tmp_path):
+    """A 3x3 stride-2 layer on bt_dw_s2g calls bt_dw_s2g_N, N = out.w % 6 (kernel_variants.dw_s2g_entry: out.w 5, 7, 9
+    -> 5, 1, 3): its firmware links bt_dws2g's loop of rows of N outputs (bt_dws2_tN) and none of the other four, and
+    its outputs are TFLite Micro's bytes in QEMU."""
+    from conftest import tflm_run
+    from test_memory_model import _symbol_sizes
+
+    from buildtool import pipeline
+    from buildtool.firmware import runner
+    from buildtool.model.writer import serialize
+    from buildtool.options import PlanOptions
+    from buildtool.zoo.builder import GraphBuilder
+
+    b = GraphBuilder(f"dw-s2-{width}", seed=width)
+    b.depthwise(b.input((1, width, width, 16)), 3, 2, activation="NONE")
+    g = b.finish()
+    n = -(-width // 2) % 6
+    out = tmp_path / "fw"
+    pipeline.build(g, "cortex-m4", out, PlanOptions(inplace=False))
+    assert f"bt_dw_s2g_{n}(&op0_p," in (out / "model.c").read_text()
+    loops = {f"bt_dws2_t{k}" for k in range(1, 6)} & set(_symbol_sizes(out / "firmware.elf"))
+    assert loops == {f"bt_dws2_t{n}"}
+    x = np.random.default_rng(width).integers(-128, 128, size=(1, width, width, 16), dtype=np.int8)
+    y, _, _ = runner.run("cortex-m4", out, x)
+    assert np.asarray(y).tobytes() == tflm_run(serialize(g), [x])[0].tobytes()
