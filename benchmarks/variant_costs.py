@@ -4,9 +4,10 @@ buildtool/codegen/variant_costs.json.
     python3 benchmarks/variant_costs.py            # cortex-m (on cortex-m4) and riscv (on riscv32)
     python3 benchmarks/variant_costs.py --print    # the table only, nothing written
     python3 benchmarks/variant_costs.py --sets riscv   # one set measured again, the others' figures kept
+    python3 benchmarks/variant_costs.py --sets cortex-m --classes depthwise   # those classes' rows alone again
 
 Per kernel set, two one-layer models per layer class (conv KxK, conv stem (code_budget.budget_class), conv 1x1,
-depthwise, FC; buildtool.zoo's
+FC; a depthwise class per fastest path, one each; buildtool.zoo's
 builder, shapes whose layers every variant of the class may run: a short patch and a long one, each within
 kernel_variants.doubled_ok's bounds), built once per
 candidate variant (forced with code_budget.forcing) with the board's toolchain at its flags and run in QEMU:
@@ -66,7 +67,12 @@ SHAPES = (("conv KxK", (1, 16, 16, 8), lambda b, x: b.conv2d(x, 64, 3, activatio
           ("conv stem", (1, 24, 24, 3), lambda b, x: b.conv2d(x, 16, 5, activation="NONE")),      # K 75
           ("conv 1x1", (1, 16, 16, 32), lambda b, x: b.conv2d(x, 64, 1, activation="NONE")),      # K 32
           ("conv 1x1", (1, 8, 8, 256), lambda b, x: b.conv2d(x, 128, 1, activation="NONE")),      # K 256
-          ("depthwise", (1, 16, 16, 32), lambda b, x: b.depthwise(x, 3, activation="NONE")),
+          # depthwise: a class per fastest path (code_budget.budget_class), one shape each (K is a 3x3's 9 taps
+          # alone), every path that may run it measured on it (kernel_variants.depthwise_candidates): vww's rows of
+          # 24-48 and kws' 25x5 (bt_dw_rows_q4_32), its stride 2 layers (bt_dw_s2g), its 6x6 and 3x3 maps (planes)
+          ("depthwise rows_q4", (1, 24, 24, 32), lambda b, x: b.depthwise(x, 3, activation="NONE")),
+          ("depthwise s2g", (1, 24, 24, 32), lambda b, x: b.depthwise(x, 3, 2, activation="NONE")),
+          ("depthwise planes", (1, 6, 6, 64), lambda b, x: b.depthwise(x, 3, activation="NONE")),
           ("FC", (1, 64), lambda b, x: b.fully_connected(x, 64)),                                # K 64
           ("FC", (1, 512), lambda b, x: b.fully_connected(x, 64)))                               # K 512
 # A layer's compact and medium instances differ from its instance only where their loops have another form
@@ -104,8 +110,10 @@ def layers() -> list:
 
 
 def patch(g, op) -> int:
-    """K: the values one output of the layer reads (its filter's row)."""
+    """K: the values one output of the layer reads (its filter's row; a depthwise layer's its taps: code_budget.work)."""
     w = g.tensors[op.inputs[1]].shape
+    if op.opcode == "DEPTHWISE_CONV_2D":
+        return int(w[1] * w[2])
     return int(w[1] * w[2] * w[3]) if len(w) == 4 else int(w[-1])
 
 
@@ -133,13 +141,17 @@ def symbols(t, elf: Path) -> dict:
     return out
 
 
-def measure(board: str, work: Path) -> dict:
+def measure(board: str, work: Path, classes: tuple = ()) -> dict:
+    """The set's figures (the module doc); classes: only the layer classes starting with one of them (all: ())."""
     t = targets.get(board)
     found: dict = {"variants": {}, "instances": {}, "compact": {}, "medium": {}}
     points: dict = {}
     ratios: dict = {}
     for cls, g, role in layers():
-        plan = pipeline.plan_memory(g, pipeline.PlanOptions())
+        if classes and not cls.startswith(classes):
+            continue
+        # (a depthwise layer not in place: model.c calls its path then, as in a model's layers between others)
+        plan = pipeline.plan_memory(g, pipeline.PlanOptions(inplace=not cls.startswith("depthwise")))
         made = emit_c(plan, g, board, t.weights_align).code_plan
         offers = made.offers
         if not offers:  # model.c runs the layer on a path of its own (no variant table row)
@@ -192,19 +204,53 @@ def measure(board: str, work: Path) -> dict:
     return found
 
 
-def measure_sets(path: Path, doc: str, measure, boards: dict = BOARDS) -> None:
+def merge_classes(old: dict, new: dict, classes: tuple) -> dict:
+    """A set's figures `old` with those of the classes starting with `classes` replaced by `new`'s (each row's fit,
+    class_bytes, points and ratio per class; a row's bytes its largest class_bytes, a row left with no class dropped)."""
+    out = json.loads(json.dumps(old))
+    for table in ("variants", "instances", "compact", "medium"):
+        rows = out.setdefault(table, {})
+        for name in list(rows):
+            for key in ("fit", "class_bytes", "points", "ratio"):
+                for cls in [c for c in rows[name].get(key, {}) if c.startswith(classes)]:
+                    del rows[name][key][cls]
+        for name, row in new.get(table, {}).items():
+            mine = rows.setdefault(name, {"bytes": 0, "fit": {}, "class_bytes": {}})
+            for key in ("fit", "class_bytes", "points", "ratio"):
+                if key in row:
+                    mine.setdefault(key, {}).update(row[key])
+        for name in list(rows):
+            if not rows[name].get("fit") and not rows[name].get("class_bytes"):
+                del rows[name]
+            elif rows[name].get("class_bytes"):
+                rows[name]["bytes"] = max(rows[name]["class_bytes"].values())
+    return out
+
+
+def measure_sets(path: Path, doc: str, measure, boards: dict = BOARDS, classes: list | None = None) -> None:
     """The command line of a script measuring per kernel set (`boards`: set -> the board measured on) and writing
-    path: --sets, --print; measure(board, work folder) -> the set's figures; path keeps the sets not measured."""
+    path: --sets, --print; measure(board, work folder) -> the set's figures; path keeps the sets not measured.
+    classes: the layer classes a --classes option may name (measure then takes the classes given as a third
+    argument, and their figures replace those of the set's file, merge_classes); None: no such option."""
     ap = argparse.ArgumentParser(description=doc.splitlines()[0])
     ap.add_argument("--sets", default=",".join(boards))
     ap.add_argument("--print", action="store_true", help="print the figures, write nothing")
+    if classes is not None:
+        ap.add_argument("--classes", default="", help="comma-separated layer classes (prefixes: depthwise) measured "
+                        "again, the other classes' figures kept")
     a = ap.parse_args()
+    chosen = tuple(c for c in getattr(a, "classes", "").split(",") if c)
+    unknown = [c for c in chosen if not any(k.startswith(c) for k in classes)]
+    if unknown:
+        ap.error(f"no layer class starts with {', '.join(unknown)}; give one of: {', '.join(classes)}")
     cc = {s: subprocess.run([targets.get(boards[s]).cc, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
           for s in a.sets.split(",")}
     with tempfile.TemporaryDirectory(prefix=f"bt-{path.stem.replace('_', '-')}-") as tmp:
-        sets = {s: measure(boards[s], Path(tmp)) for s in a.sets.split(",")}
+        sets = {s: measure(boards[s], Path(tmp), *((chosen,) if classes is not None else ())) for s in a.sets.split(",")}
     if not a.print:  # a --sets subset replaces those sets' figures, the others' stay
         old = json.loads(path.read_text()) if path.exists() else {}
+        if chosen:  # and a --classes subset those classes' figures in them
+            sets = {s: merge_classes(old.get("sets", {}).get(s, {}), new, chosen) for s, new in sets.items()}
         sets = {**old.get("sets", {}), **sets}
         cc = {**old.get("toolchain", {}), **cc}
         out = {"command": f"python3 benchmarks/{Path(sys.argv[0]).name}", "toolchain": cc, "sets": sets}
@@ -213,7 +259,8 @@ def measure_sets(path: Path, doc: str, measure, boards: dict = BOARDS) -> None:
 
 
 def main() -> None:
-    measure_sets(code_budget.COSTS, __doc__, lambda board, work: dict(board=board, **measure(board, work)))
+    measure_sets(code_budget.COSTS, __doc__, lambda board, work, classes: dict(board=board, **measure(board, work, classes)),
+                 classes=sorted({cls for cls, _, _ in SHAPES + FORM_SHAPES + FIT_SHAPES}))
 
 
 if __name__ == "__main__":

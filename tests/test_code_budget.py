@@ -721,3 +721,54 @@ def test_no_compact_candidate_where_the_instances_are_compact_already():
     assert made["nucleo-l4r5zi"].code_plan.compact_ops == frozenset()
     assert made["cortex-m4"].code_plan.compact_ops == convs
     assert "BT_CONV_PMC(" not in made["nucleo-l4r5zi"][0] and "BT_CONV_PM(" in made["nucleo-l4r5zi"][0]
+
+
+def _dw_net():
+    """One 3x3 depthwise layer of stride 2 on 24x24x32 (the whole int8 range): its fastest path bt_dw_s2g
+    (kernel_variants "depthwise_m1"), the shared paths bt_dw_small_rq2, bt_dw_rows_rq2 and bt_dw_box_rq2 and the
+    reference take it too (kernel_variants.depthwise_candidates)."""
+    from buildtool.zoo.builder import GraphBuilder
+
+    b = GraphBuilder("dw-net", seed=9)
+    b.depthwise(b.input((1, 24, 24, 32)), 3, 2, activation="NONE")
+    return b.finish()
+
+
+def test_depthwise_layers_offer_their_paths_and_balanced_takes_a_shared_one(tmp_path, monkeypatch):
+    """A depthwise layer offers the budget its paths, classed by its fastest (code_budget.budget_class: "depthwise
+    s2g"), K its 9 taps. Measured (variant_costs.json): bt_dw_s2g the fastest and smaller than every shared path but the
+    reference, so balanced and speed keep it, size takes the reference. Worked by hand on figures of our own: s2g 3,000 B
+    at 4.0 cycles a tap (12 x 12 x 32 outputs x 9 taps x 4.0 = 165,888 cycles), the box path 500 B at 4.1 (170,035:
+    2.5 % more, within balanced's 4 %), the reference 100 B at 40: balanced takes the box path, speed s2g, size the
+    reference; each model.c calls its path, and the firmware's outputs are TFLite Micro's bytes."""
+    g = _dw_net()
+    plan = pipeline.plan_memory(g, PlanOptions(inplace=False))
+    path = _write(g, tmp_path)
+    model = pipeline.read_model(str(path))
+
+    def planned(preset):
+        made = pipeline.code(model, plan, "cortex-m4", PlanOptions(optimize_code=preset, inplace=False))
+        (row,) = json.loads(made["firmware.json"])["code_plan"]["layers"]
+        return row, made["model.c"]
+
+    assert code_budget.budget_class(g, g.operators[0], None, "bt_dw_s2g") == "depthwise s2g"
+    measured = {p: planned(p)[0]["variant"] for p in code_budget.PRESETS}
+    assert measured == {"size": "bt_ref_depthwise_generic_s8", "balanced": "bt_dw_s2g", "speed": "bt_dw_s2g"}
+    cls = "depthwise s2g"
+    rows = {"bt_dw_s2g": (3000, 4.0), "bt_dw_box_rq2": (500, 4.1), "bt_ref_depthwise_generic_s8": (100, 40.0)}
+    sets = {"cortex-m": {"variants": {n: {"bytes": b, "class_bytes": {cls: b}, "fit": {cls: [0.0, c]}}
+                                      for n, (b, c) in rows.items()}}}
+    monkeypatch.setitem(code_budget._costs_cache, "sets", sets)
+    xin = np.random.default_rng(0).integers(-128, 128, size=(1, 24, 24, 32), dtype=np.int8)
+    want = tflm_run(serialize(g), [xin])[0].tobytes()
+    for preset, variant, cycles in (("balanced", "bt_dw_box_rq2", 170035), ("speed", "bt_dw_s2g", 165888),
+                                    ("size", "bt_ref_depthwise_generic_s8", 1658880)):
+        row, model_c = planned(preset)
+        assert (row["variant"], row["bytes"], row["cycles"]) == (variant, rows[variant][0], cycles), preset
+        called = {"bt_dw_s2g": "bt_dw_s2g_0"}.get(variant, variant)  # out.w 12: kernel_variants.dw_s2g_entry
+        assert f"{called}(&op0_p," in model_c and model_c.count("(&op0_p,") == 1, preset
+        out = tmp_path / preset
+        pipeline.build(g, "cortex-m4", out, PlanOptions(optimize_code=preset, inplace=False), plan=plan)
+        assert f"{called}(&op0_p," in (out / "model.c").read_text()
+        y, _, _ = runner.run("cortex-m4", out, xin)
+        assert np.asarray(y).tobytes() == want, preset

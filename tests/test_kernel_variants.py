@@ -318,7 +318,37 @@ def test_depthwise_candidates_run_byte_exact(libs):
             runs[name] = runs.get(name, 0) + 1
         assert all(v == outs["bt_ref_depthwise_generic_s8"] for v in outs.values()), (p, names)
         n += 1
-    assert {"bt_dw_box_rq2", "bt_dw_rows_q4_32", "bt_dw_s2g", "bt_ref_depthwise_generic_s8"} <= set(runs)
+    assert {"bt_dw_box_rq2", "bt_dw_rows_q4_32", "bt_dw_s2g", "bt_ref_depthwise_generic_s8", "bt_dw_small_rq2",
+            "bt_dw_rows_rq2", "bt_dw_small", "bt_dw_rows", "bt_dw_box"} <= set(runs)
+    assert all(kernel_variants.DW_KINDS[n] == "shared" for n in runs if n.startswith(("bt_dw_small", "bt_dw_rows",
+                                                                                        "bt_dw_box"))
+               and not n.startswith("bt_dw_rows_q4"))
+
+
+def test_depthwise_candidates_name_the_shared_paths_that_take_the_layer():
+    """Worked by hand: a 3x3 stride-2 layer on 24x24x32 (12x12 outputs, bt_rq2 multipliers, the whole int8 range) is
+    bt_dw_s2g's, and bt_dw_small (stride 2, (12 - 1) 2 + 3 = 25 <= 56 columns) and bt_dw_rows (144 >= 16 outputs) take
+    it too; a 5x5 neither (bt_dw_kxk's: the box path and the reference); a depth multiplier of 2 the reference alone.
+    The budget's class of each is its fastest path's family (kernel_variants.dw_family)."""
+    p = dict(_dw_layer(24, 24, 32, 3, 2), act_min=-128, act_max=127)
+    assert kernel_variants.depthwise_candidates(p) == ("bt_dw_s2g", "bt_dw_small_rq2", "bt_dw_rows_rq2",
+                                                      "bt_dw_box_rq2", "bt_ref_depthwise_generic_s8")
+    five = dict(_dw_layer(24, 24, 32, 5, 1), act_min=-128, act_max=127)
+    assert kernel_variants.depthwise_candidates(five) == ("bt_dw_kxk_rq2", "bt_dw_box_rq2",
+                                                         "bt_ref_depthwise_generic_s8")
+    assert kernel_variants.depthwise_candidates(dict(p, depth_multiplier=2)) == ("bt_ref_depthwise_generic_s8",)
+    assert [kernel_variants.dw_family(n) for n in ("bt_dw_rows_q4_32", "bt_dw_planes_8", "bt_dw_s2g", "bt_dw_box_rq2")] \
+        == ["rows_q4", "planes", "s2g", "box"]
+
+
+def _dw_layer(h: int, w: int, c: int, k: int, s: int) -> dict:
+    """A depthwise layer dict (kernel_variants') of SAME padding: h x w x c in, a k x k filter at stride s, bt_rq2
+    multipliers, biases below 2^29."""
+    oh, ow = -(-h // s), -(-w // s)
+    pad = lambda n, o: max((o - 1) * s + k - n, 0) // 2  # noqa: E731
+    return {"in": {"h": h, "w": w, "c": c}, "out": {"h": oh, "w": ow, "c": c}, "kh": k, "kw": k, "stride_h": s,
+            "stride_w": s, "dil_h": 1, "dil_w": 1, "pad_top": pad(h, oh), "pad_left": pad(w, ow), "depth_multiplier": 1,
+            "multipliers": [1 << 30] * c, "shifts": [-8] * c, "bias_bound": 1000}
 
 
 def test_board_tables():
@@ -478,3 +508,31 @@ def test_avg_pool_calls_its_sxtab16_loop_by_window(tmp_path):
                                                                          ("bt_avg_pool_s8", "2")]
     got = np.asarray(runner.run("cortex-m4", tmp_path / "b", x)[0])
     assert got.tobytes() == np.asarray(tflm_run(serialize(g), [x])[0]).tobytes()
+
+
+@pytest.mark.parametrize("width", [10, 14, 18])
+def test_stride_2_layers_link_their_own_row_loop_alone(width, tmp_path):
+    """A 3x3 stride-2 layer on bt_dw_s2g calls bt_dw_s2g_N, N = out.w % 6 (kernel_variants.dw_s2g_entry: out.w 5, 7, 9
+    -> 5, 1, 3): its firmware links bt_dws2g's loop of rows of N outputs (bt_dws2_tN) and none of the other four, and
+    its outputs are TFLite Micro's bytes in QEMU."""
+    from conftest import tflm_run
+    from test_memory_model import _symbol_sizes
+
+    from buildtool import pipeline
+    from buildtool.firmware import runner
+    from buildtool.model.writer import serialize
+    from buildtool.options import PlanOptions
+    from buildtool.zoo.builder import GraphBuilder
+
+    b = GraphBuilder(f"dw-s2-{width}", seed=width)
+    b.depthwise(b.input((1, width, width, 16)), 3, 2, activation="NONE")
+    g = b.finish()
+    n = -(-width // 2) % 6
+    out = tmp_path / "fw"
+    pipeline.build(g, "cortex-m4", out, PlanOptions(inplace=False))
+    assert f"bt_dw_s2g_{n}(&op0_p," in (out / "model.c").read_text()
+    loops = {f"bt_dws2_t{k}" for k in range(1, 6)} & set(_symbol_sizes(out / "firmware.elf"))
+    assert loops == {f"bt_dws2_t{n}"}
+    x = np.random.default_rng(width).integers(-128, 128, size=(1, width, width, 16), dtype=np.int8)
+    y, _, _ = runner.run("cortex-m4", out, x)
+    assert np.asarray(y).tobytes() == tflm_run(serialize(g), [x])[0].tobytes()

@@ -56,8 +56,11 @@ def test_kws_identical_layers_call_one_instance(preset):
     assert sorted(DEFINED.findall(src)) == ["op0_conv", "op2_conv"]
     rows = {r["op"]: r for r in cp["layers"]}
     assert all(rows[i]["shared"] and rows[i]["instance"] for i in (2, 4, 6, 8)) and not rows[0]["shared"]
-    # the budget counts the shared instance once: the plan's bytes are the distinct functions'
-    assert cp["bytes"] == rows[0]["bytes"] + rows[2]["bytes"]
+    # the budget counts the shared instance once: the plan's bytes are the distinct functions' (the depthwise layers'
+    # path, bt_dw_rows_q4_32, once too)
+    paths = {r["variant"]: r["bytes"] for r in cp["layers"] if r["opcode"] == "DEPTHWISE_CONV_2D"}
+    assert len(paths) == 1 and all(rows[i]["shared"] for i in (1, 3, 5, 7))
+    assert cp["bytes"] == rows[0]["bytes"] + rows[2]["bytes"] + sum(paths.values())
     # its layers agree on their offsets and bounds: folded, only the pointers read from the calling layer's struct
     body = src.split("void op2_conv(const bt_conv_params *q", 1)[1].split("\n}", 1)[0]
     assert sorted(re.findall(r"p\.(\w+) = q->", body)) == sorted(kernel_variants.POINTER_FIELDS)

@@ -440,12 +440,17 @@ def layer_class(g, op) -> str:
     return {"DEPTHWISE_CONV_2D": "depthwise"}.get(op.opcode, "FC")
 
 
-def budget_class(g, op, measured: dict | None) -> str:
+def budget_class(g, op, measured: dict | None, path: str | None = None) -> str:
     """layer_class, except that a convolution conv_stem.h's path may run as the layer's own instance
     (kernel_variants.stem: 1-3 input channels, a KxK filter) is "conv stem": its instance widens the weights once a
     call, so its cycles are not a KxK layer's (ResNet-8's stem: 0.75 M est. cycles as its instance, 1.7 M on a
-    shared variant, which the KxK line modelled at 1.1 M); "conv KxK" where the set `measured` has no stem figures."""
+    shared variant, which the KxK line modelled at 1.1 M); "conv KxK" where the set `measured` has no stem figures.
+    A depthwise layer whose fastest path is `path` (kernel_variants "depthwise_m1") is of that path's class,
+    "depthwise " + kernel_variants.dw_family(path) ("depthwise rows_q4"): each path's cycles a value are their own (a
+    6x6 map's planes, a 48x48's rows), and so are the shared paths' on the maps each fastest path takes."""
     cls = layer_class(g, op)
+    if cls == "depthwise" and path:
+        return f"{cls} {kernel_variants.dw_family(path)}"
     if cls != "conv KxK" or not kernel_variants.stem_op(g, op):
         return cls
     has_stem = measured is not None and any("conv stem" in _fits(r) for t in ("variants", "instances")
@@ -469,7 +474,8 @@ def bytes_class(g, op, cls: str) -> str:
 def work(kind: str, layer: dict, g, op) -> tuple:
     """(outputs, K, C) of a layer model.c calls a variant for: the output values it computes (pixels by live
     channels: a rows-live layer's dead rows cost no MAC), the values each reads (its patch; an FC's inputs) and the
-    (live) channels of a pixel (an FC's outputs). The candidates' modelled cycles are outputs x (a + b K), + c K / C
+    (live) channels of a pixel (an FC's outputs); a depthwise layer's K is its filter's taps (an output reads its
+    channel's window alone). The candidates' modelled cycles are outputs x (a + b K), + c K / C
     where measured (a pixel's patch widened once for its C channels), a, b, c measured per variant
     (variant_costs.json)."""
     if kind.startswith("fully_connected"):
@@ -478,7 +484,8 @@ def work(kind: str, layer: dict, g, op) -> tuple:
             out *= int(d)
         return out, int(layer["n_in"]), out
     o, ch = layer["out"], len(layer["multipliers"])
-    return o["h"] * o["w"] * ch, layer["kh"] * layer["kw"] * layer["in"]["c"], ch
+    taps = layer["kh"] * layer["kw"]
+    return o["h"] * o["w"] * ch, taps if kind.startswith("depthwise") else taps * layer["in"]["c"], ch
 
 
 def _candidates(g, op, offer, shape: tuple, measured: dict, compact: bool = False,
@@ -489,8 +496,9 @@ def _candidates(g, op, offer, shape: tuple, measured: dict, compact: bool = Fals
     the layer's class (measured None: no figures, every cost 0). shape: work(): (outputs, K, C). identity: its own
     instance's kernel_variants.instance_identity where model.c shares one function among the layers of an identity
     (Emitter.instance), the instances' code name (one code for them all, counted once), else op<i>_conv."""
-    _, names, inst = offer
-    cls = budget_class(g, op, measured)
+    kind, names, inst = offer
+    depthwise = kind == "depthwise_m1"
+    cls = budget_class(g, op, measured, names[0] if depthwise else None)
     forms = [] if not (compact and inst) else [f for f, other in (
         (COMPACT, not kernel_variants.stem_op(g, op)), (MEDIUM, kernel_variants.medium_op(inst, g, op))) if other]
     out = []
@@ -498,16 +506,31 @@ def _candidates(g, op, offer, shape: tuple, measured: dict, compact: bool = Fals
     for name, table, code in ([(inst, "instances", own)] if inst else []) + \
             [(inst, f, f"{own} {f}") for f in forms] + \
             [(n, "variants", n) for n in names]:
-        cost = (0, 0) if measured is None else _cost(measured, table, name, cls, shape[1], shape[2],
+        row = _dw_row(measured, name) if depthwise and measured is not None else name
+        cost = (0, 0) if measured is None else _cost(measured, table, row, cls, shape[1], shape[2],
                                                       bytes_class(g, op, cls))
-        if cost is None and table in ROLLED:  # not measured: offered only to be measured (forcing)
+        if cost is None and (table in ROLLED or depthwise):  # not measured: offered only to be measured (forcing)
             if not _forced:
-                continue
+                if table in ROLLED or out:  # (a depthwise layer's shared path not measured on its class)
+                    continue
+                return None
             cost = (0, 0)
         if cost is None:
             return None
         out.append(Candidate(name, code, cost[0], round(shape[0] * cost[1]), table == "compact", table == "medium"))
     return out
+
+
+def _dw_row(measured: dict, name: str) -> str:
+    """The measured row of depthwise path `name`: its own, else (a row length not measured: bt_dw_rows_q4_16 where
+    variant_costs.py measured bt_dw_rows_q4_32) the first by name of its family (kernel_variants.dw_family) and bt_rq2
+    form; its own name where none is measured."""
+    rows = measured.get("variants", {})
+    if name in rows:
+        return name
+    same = [n for n in sorted(rows) if kernel_variants.dw_family(n) == kernel_variants.dw_family(name)
+            and n.endswith("_rq2") == name.endswith("_rq2") and n.startswith("bt_dw")]
+    return same[0] if same else name
 
 
 def _per_output(fit: list, k: int, ch: int) -> float:

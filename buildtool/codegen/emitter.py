@@ -238,7 +238,9 @@ class Emitter:
             return dispatcher
         name = kernel_variants.choose_codegen(self.variants[1], kind, layer)
         if op is not None and name != dispatcher:
-            self.offer(op, kind, kernel_variants.all_codegen(self.variants[1], kind, layer), None, layer)
+            names = (kernel_variants.depthwise_candidates(layer) if kind == "depthwise_m1"
+                     else kernel_variants.all_codegen(self.variants[1], kind, layer))
+            self.offer(op, kind, names, None, layer)
             if self.code_choice is not None and op.index in self.code_choice:
                 name = self.code_choice[op.index][0]
         if name != dispatcher:

@@ -168,13 +168,17 @@ def _dw_s2(p) -> bool:
             and 0 <= p["pad_left"] <= 1 and 0 <= p["pad_top"] <= 1 and pb <= 1 and pr <= 1)
 
 
-def _dw_small(p) -> bool:
-    """depthwise.c dw_small_ok on the whole map (and not dwk's or dw_s2's)."""
+def _dw_small_ok(p) -> bool:
+    """depthwise.c dw_small_ok on the whole map (bt_dw_small, bt_dw_small_rq2 run any layer it takes)."""
     o = p["out"]
-    return (not _dwk(p) and not (p["stride_w"] == 2 and _dw_s2(p))
-            and (p["stride_w"] == 2 or o["h"] * o["w"] <= DW_SMALL_PIXELS) and o["w"] >= 3 and _dw3(p)
+    return ((p["stride_w"] == 2 or o["h"] * o["w"] <= DW_SMALL_PIXELS) and o["w"] >= 3 and _dw3(p)
             and p["stride_h"] >= 1 and p["stride_w"] >= 1 and o["c"] % 4 == 0 and o["c"] > 0 and o["h"] > 0
             and (o["w"] - 1) * p["stride_w"] + 3 <= 56)
+
+
+def _dw_small(p) -> bool:
+    """depthwise.c dw_small_ok on the whole map (and not dwk's or dw_s2's)."""
+    return not _dwk(p) and not (p["stride_w"] == 2 and _dw_s2(p)) and _dw_small_ok(p)
 
 
 def _dw_li(cells: int) -> int:
@@ -194,12 +198,16 @@ def dw_planes_rl(p) -> int:
     return dw_planes_cells(p["out"]["w"])
 
 
+def _dw_rows_take(p) -> bool:
+    """depthwise.c dw_rows_take on the whole map (bt_dw_rows, bt_dw_rows_rq2 run any layer it takes)."""
+    o = p["out"]
+    return (_dw3(p) and p["stride_w"] in (1, 2) and p["stride_h"] >= 1 and o["h"] * o["w"] >= DW_MIN_PIXELS
+            and o["h"] >= 2 and o["w"] >= DW_MIN_WIDTH)
+
+
 def _dw_rows(p) -> bool:
     """depthwise.c dw_rows_take on the whole map (and no path before it)."""
-    o = p["out"]
-    return (not _dwk(p) and not (p["stride_w"] == 2 and _dw_s2(p)) and not _dw_small(p) and _dw3(p)
-            and p["stride_w"] in (1, 2) and p["stride_h"] >= 1 and o["h"] * o["w"] >= DW_MIN_PIXELS
-            and o["h"] >= 2 and o["w"] >= DW_MIN_WIDTH)
+    return not _dwk(p) and not (p["stride_w"] == 2 and _dw_s2(p)) and not _dw_small(p) and _dw_rows_take(p)
 
 
 def dw_rows_rl(p) -> int:
@@ -288,20 +296,41 @@ CORTEX_M = {
 
 # The "depthwise_m1" paths by kind, for the code budget's per-layer choice (issue 50 item 1): "specialised" paths build
 # a row length, filter size, stride or requantisation mode into their loops (some in asm; the fastest where they apply,
-# each its own code: a few KB), "shared" ones read everything from the layer's struct in one loop for every layer of
-# their class (bt_ref_depthwise_generic_s8: any depthwise layer, the smallest and the slowest).
-DW_KINDS = {name: "shared" if name == "bt_ref_depthwise_generic_s8" else "specialised"
-            for name, _ in CORTEX_M["depthwise_m1"]}
+# each its own code: a few KB), "shared" ones read the row length and the rest from the layer's struct, one function for
+# every layer they take: bt_dw_small (a 3x3's small maps or stride 2), bt_dw_rows (a 3x3's rows), the box path (any
+# layer) and bt_ref_depthwise_generic_s8 (any depthwise layer, the smallest and the slowest).
+DW_SHARED = ("bt_dw_small_rq2", "bt_dw_small", "bt_dw_rows_rq2", "bt_dw_rows", "bt_dw_box_rq2", "bt_dw_box",
+             "bt_ref_depthwise_generic_s8")
+DW_KINDS = {name: "shared" if name in DW_SHARED else "specialised" for name, _ in CORTEX_M["depthwise_m1"]}
 
 
 def depthwise_candidates(p) -> tuple:
     """The cortex-m functions that could run depthwise layer p's whole-map call as model.c makes it, each byte-exact:
-    the path the "depthwise_m1" table picks (the fastest), then, for depth multiplier 1, the box path (any filter,
-    stride and dilation: its general pixels and 3x3 interior loops) and the shared bt_ref_depthwise_generic_s8.
-    Their code bytes and modelled cycles are measured by the caller (a trial link, the cycle model)."""
+    the path the "depthwise_m1" table picks (the fastest), then, for depth multiplier 1, the shared paths that take it
+    (DW_SHARED, each in its bt_rq2 form where the layer's requantisation is: bt_dw_small where depthwise.c dw_small_ok
+    holds, bt_dw_rows where dw_rows_take does, the box path: any filter, stride and dilation) and the shared
+    bt_ref_depthwise_generic_s8. Their code bytes and modelled cycles are measured (code_budget._candidates)."""
     first = choose(CORTEX_M, "depthwise_m1", p)
-    box = ("bt_dw_box_rq2" if _cm_rq2(p) else "bt_dw_box") if _dw_m1(p) else None
-    return tuple(dict.fromkeys(n for n in (first, box, "bt_ref_depthwise_generic_s8") if n))
+    shared = []
+    if _dw_m1(p):
+        rq2 = "_rq2" if _cm_rq2(p) else ""
+        shared = [f"bt_dw_{path}{rq2}" for path, ok in (("small", _dw_small_ok), ("rows", _dw_rows_take),
+                                                         ("box", _always)) if ok(p)]
+    return tuple(dict.fromkeys([first, *shared, "bt_ref_depthwise_generic_s8"]))
+
+
+def dw_s2g_entry(p) -> str:
+    """The function model.c calls for a layer on bt_dw_s2g: bt_dw_s2g_N, N = out.w % 6 (depthwise.c: bt_dws2g's loop of
+    rows of N outputs alone, where bt_dw_s2g links the five, 1,214 bytes)."""
+    return f"bt_dw_s2g_{p['out']['w'] % 6}"
+
+
+def dw_family(name: str) -> str:
+    """The "depthwise_m1" path a variant's name runs, its row length and bt_rq2 form aside (bt_dw_rows_q4_32:
+    "rows_q4"): the code budget's depthwise classes are the table's paths (code_budget.budget_class)."""
+    for rl in DW_CELLS_ROWS:
+        name = name.removesuffix(f"_{rl}")
+    return name.removeprefix("bt_").removeprefix("dw_").removesuffix("_rq2")
 
 
 AVG_SXT_TAPS = 256  # cortex-m/pooling.c: bt_avg_pool_s8_sxt's largest window (its int16 halves' sums stay exact)

@@ -282,9 +282,16 @@ def depthwise_conv_2d(e, op) -> None:
         return
     h = e.g.tensors[op.outputs[0]].shape[1]
     layer = dict(e.conv_layer(op, fields["conv"]), depth_multiplier=fields["depth_multiplier"])
-    fn = e.kernel("depthwise_m1", layer)  # the path the variant would run for the whole map (kernel_variants.py)
+    # the path the variant would run for the whole map (kernel_variants.py), or the shared path the code budget chose
+    # (kernel_variants.depthwise_candidates)
+    fn = e.kernel("depthwise_m1", layer, op)
     if fn.startswith("bt_dw_rows_q4_"):
         e.dw_rows[op.index] = (fn, layer)
+    if fn == "bt_dw_s2g":  # its loop of rows of out.w % 6 outputs alone
+        if not any("bt_dw_s2g(" in t for t in e.body + e.decls):  # (a subgraph's function may call it)
+            e.used_variants.pop(fn, None)
+        fn = kernel_variants.dw_s2g_entry(layer)
+        e.used_variants[fn] = kernel_variants.DISPATCHERS["depthwise_m1"]
     e.call(op, f"{fn}(&{n}_p, {e.act(op.inputs[0])}, 0, {e.act(op.outputs[0])}, 0, {h});")
 
 
@@ -321,6 +328,9 @@ def _share_dw_rows(e) -> None:
             old, new = e.dw_rows[i][0], f"bt_dw_rows_q4_{rl}"
             if old != new:
                 e.used_variants[new] = kernel_variants.DISPATCHERS["depthwise_m1"]
+                if i in e.offers:  # the code budget's candidates: the row length it runs on
+                    kind, names, inst = e.offers[i]
+                    e.offers[i] = (kind, tuple(dict.fromkeys((new, *names[1:]))), inst)
                 e.body = [b.replace(f"{old}(&op{i}_p,", f"{new}(&op{i}_p,") for b in e.body]
                 if not any(f"{old}(" in t for t in e.body + e.decls):  # (a subgraph's function may call it still)
                     e.used_variants.pop(old, None)

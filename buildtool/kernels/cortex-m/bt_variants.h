@@ -43,6 +43,9 @@ BT_DW_VARIANT(bt_ref_depthwise_generic_s8);  /* other depth multipliers: the ref
 BT_DW_VARIANT(bt_dw_kxk_rq2);     /* 5x5, 7x7 */
 BT_DW_VARIANT(bt_dw_kxk);
 BT_DW_VARIANT(bt_dw_s2g);         /* 3x3 stride 2, the whole int8 range: column pairs, bt_dws2g */
+/* bt_dw_s2g where out.w % 6 == N: its loop of rows of N outputs alone (model.c's calls) */
+BT_DW_VARIANT(bt_dw_s2g_0); BT_DW_VARIANT(bt_dw_s2g_1); BT_DW_VARIANT(bt_dw_s2g_2);
+BT_DW_VARIANT(bt_dw_s2g_3); BT_DW_VARIANT(bt_dw_s2g_4); BT_DW_VARIANT(bt_dw_s2g_5);
 BT_DW_VARIANT(bt_dw_planes_8);    /* 3x3 small maps, the whole int8 range: per-channel planes, rows of 8 cells */
 BT_DW_VARIANT(bt_dw_planes_16);
 BT_DW_VARIANT(bt_dw_planes_32);

@@ -2567,18 +2567,21 @@ __asm__(
        output row), the pixel step of each (0: a row of the zero point, its word), bytes between output rows' input
        rows, pairs, lead, tail, the zero point in four bytes, the passes of six's cells' bytes, n % 6, ops, out_row,
        a last row with tap row 2 the zero point (1) or none, the first output row's tap row 0 and its pixel step, the
-       output bytes of the passes of six}: its tap row 0 into row 2 of cells, then per output row its two new rows
+       output bytes of the passes of six, the loop of rows of n % 6 outputs (bt_dws2_tN, N = n % 6; unread for
+       none)}: its tap row 0 into row 2 of cells, then per output row its two new rows
        of cells (bt_dws2 widen: down the cells' rows 1, 2 from its tap rows 1, 2, up their rows 0, 1 from its tap
        rows 2, 1), per channel its passes of six, then the channels' last n % 6 in the loop of rows of 1-5 outputs
-       (such rows: that loop alone; one copy of each n, 1,142 bytes less than a second after each channel's passes).
+       (such rows: that loop alone; one copy of each n, 1,142 bytes less than a second after each channel's passes;
+       each a function of its own, called: bt_dws2_tN below).
        Stack: 0 ops, 4 a loop's end, 8 rows left, 12 srcA, 16 srcB, 20 ipsA, 24 ipsB, 28 adv, 32 pairs, 36 lead, 40
        tail, 44 zw, 48 qb, 52 n % 6, 56 out_row, 60 up, 64 cells, 68 f, 72 the output row, 76 extra, 80 a channel's
-       cells and output, 88 the widening's return, 92 the channels' end, 96 the passes' output bytes. */
+       cells and output, 88 the widening's return (and bt_dws2_tN's), 92 the channels' end, 96 the passes' output bytes,
+       100 bt_dws2_tN. */
     ".section .text.bt_dws2g,\"ax\",%progbits\n\t.p2align 2\n\t.global bt_dws2g\n\t"
     ".hidden bt_dws2g\n\t.type bt_dws2g, %function\n\t.thumb_func\n\t"
     "bt_dws2g:\n\t"
     "push {r4-r11, lr}\n\t"
-    "sub sp, sp, #100\n\t"
+    "sub sp, sp, #108\n\t"
     "strd r0, r1, [sp, #64]\n\t"     /* cells, f */
     "str r2, [sp, #72]\n\t"          /* the output row */
     "ldm r3!, {r4-r11}\n\t"          /* rows, srcA, srcB, ipsA, ipsB, adv, pairs, lead */
@@ -2595,6 +2598,8 @@ __asm__(
     "str r10, [sp, #76]\n\t"
     "ldr r4, [r3, #8]\n\t"         /* the last n % 6 outputs' offset */
     "str r4, [sp, #96]\n\t"
+    "ldr r4, [r3, #12]\n\t"        /* the loop of rows of n % 6 outputs (bt_dws2_tN) */
+    "str r4, [sp, #100]\n\t"
     "movs r4, #1\n\t"
     "str r4, [sp, #60]\n\t"          /* the first output row up */
     "ldm r3, {r3, r12}\n\t"          /* its tap row 0 into row 2 of cells (row 1 the zero point) */
@@ -2666,27 +2671,8 @@ __asm__(
     "30:\n\t"                        /* rows of 1-5 outputs: a loop of their own over the channels */
     "add r4, r1, #160\n\t"
     "str r4, [sp, #4]\n\t"
-    "ldr r4, [sp, #52]\n\t"
-    "cmp r4, #3\n\t"
-    "beq 33f\n\t"
-    "bhi 34f\n\t"
-    "cmp r4, #2\n\t"
-    "beq 32f\n\t"
-    "BT_DWS2_TLOOP 1\n\t"
-    "b 50f\n\t"
-    "32:\n\t"
-    "BT_DWS2_TLOOP 2\n\t"
-    "b 50f\n\t"
-    "33:\n\t"
-    "BT_DWS2_TLOOP 3\n\t"
-    "b 50f\n\t"
-    "34:\n\t"
-    "cmp r4, #5\n\t"
-    "beq 35f\n\t"
-    "BT_DWS2_TLOOP 4\n\t"
-    "b 50f\n\t"
-    "35:\n\t"
-    "BT_DWS2_TLOOP 5\n\t"
+    "ldr r4, [sp, #100]\n\t"
+    "blx r4\n\t"
     "50:\n\t"                        /* the next output row */
     "ldrd r4, r5, [sp, #12]\n\t"
     "ldr r6, [sp, #28]\n\t"
@@ -2716,7 +2702,7 @@ __asm__(
     "str r4, [sp, #24]\n\t"
     "b 10b\n\t"
     "59:\n\t"
-    "add sp, sp, #100\n\t"
+    "add sp, sp, #108\n\t"
     "pop {r4-r11, pc}\n\t"
     /* the widening: two rows of cells from r2 (pairs 48 bytes apart), the first from the pixels at r0 (ips r1), the
        second from r3 (r12): a lead pair (the zero point, pixel 0), the pairs two a pass, a tail pair (pixel, the zero
@@ -2762,6 +2748,44 @@ __asm__(
     "65:\n\t"
     "ldr pc, [sp, #88]\n\t"
     ".size bt_dws2g, . - bt_dws2g\n\t"
+    /* bt_dws2_tN: bt_dws2g's loop over the channels of rows of N (1-5) outputs, called (blx) from its frame, which it
+       shares (its return address at [sp, #88], free then): one function each, so that a layer's entry
+       (bt_dw_s2g_N: out.w % 6 == N) links the one its rows take, not all five (1,214 bytes) */
+    ".section .text.bt_dws2_t1,\"ax\",%progbits\n\t.p2align 2\n\t.global bt_dws2_t1\n\t"
+    ".hidden bt_dws2_t1\n\t.type bt_dws2_t1, %function\n\t.thumb_func\n\t"
+    "bt_dws2_t1:\n\t"
+    "str lr, [sp, #88]\n\t"
+    "BT_DWS2_TLOOP 1\n\t"
+    "ldr pc, [sp, #88]\n\t"
+    ".size bt_dws2_t1, . - bt_dws2_t1\n\t"
+    ".section .text.bt_dws2_t2,\"ax\",%progbits\n\t.p2align 2\n\t.global bt_dws2_t2\n\t"
+    ".hidden bt_dws2_t2\n\t.type bt_dws2_t2, %function\n\t.thumb_func\n\t"
+    "bt_dws2_t2:\n\t"
+    "str lr, [sp, #88]\n\t"
+    "BT_DWS2_TLOOP 2\n\t"
+    "ldr pc, [sp, #88]\n\t"
+    ".size bt_dws2_t2, . - bt_dws2_t2\n\t"
+    ".section .text.bt_dws2_t3,\"ax\",%progbits\n\t.p2align 2\n\t.global bt_dws2_t3\n\t"
+    ".hidden bt_dws2_t3\n\t.type bt_dws2_t3, %function\n\t.thumb_func\n\t"
+    "bt_dws2_t3:\n\t"
+    "str lr, [sp, #88]\n\t"
+    "BT_DWS2_TLOOP 3\n\t"
+    "ldr pc, [sp, #88]\n\t"
+    ".size bt_dws2_t3, . - bt_dws2_t3\n\t"
+    ".section .text.bt_dws2_t4,\"ax\",%progbits\n\t.p2align 2\n\t.global bt_dws2_t4\n\t"
+    ".hidden bt_dws2_t4\n\t.type bt_dws2_t4, %function\n\t.thumb_func\n\t"
+    "bt_dws2_t4:\n\t"
+    "str lr, [sp, #88]\n\t"
+    "BT_DWS2_TLOOP 4\n\t"
+    "ldr pc, [sp, #88]\n\t"
+    ".size bt_dws2_t4, . - bt_dws2_t4\n\t"
+    ".section .text.bt_dws2_t5,\"ax\",%progbits\n\t.p2align 2\n\t.global bt_dws2_t5\n\t"
+    ".hidden bt_dws2_t5\n\t.type bt_dws2_t5, %function\n\t.thumb_func\n\t"
+    "bt_dws2_t5:\n\t"
+    "str lr, [sp, #88]\n\t"
+    "BT_DWS2_TLOOP 5\n\t"
+    "ldr pc, [sp, #88]\n\t"
+    ".size bt_dws2_t5, . - bt_dws2_t5\n\t"
     ".purgem BT_DWS2_TLOOP\n\t"
     ".purgem BT_DWS2_LOAD\n\t"
     ".purgem BT_DWS2_PAIR\n\t"
@@ -2772,10 +2796,15 @@ __asm__(
     ".purgem BT_DWS2_MAC\n\t"
     ".text");
 void bt_dws2g(uint32_t *cells, const dw_c2 *f, int8_t *out, const int32_t *g);
+void bt_dws2_t1(void);
+void bt_dws2_t2(void);
+void bt_dws2_t3(void);
+void bt_dws2_t4(void);
+void bt_dws2_t5(void);
 
 
 /* dw_s2's constants of channels c..c+3: f[0..3], then f[4..7] the same with tap rows 0 and 2 swapped. */
-static __attribute__((noinline)) void dw_s2_chan(const bt_conv_params *p, int32_t c, dw_c2 *f) {
+static __attribute__((noinline, optimize("Os"))) void dw_s2_chan(const bt_conv_params *p, int32_t c, dw_c2 *f) {
   const int32_t c_n = p->out.c, off = p->input_offset, zp = p->output_offset;
   int32_t se = 0, so = 0;
   for (int32_t r = 0; r < 3; r++) {
@@ -2808,8 +2837,10 @@ static __attribute__((noinline)) void dw_s2_chan(const bt_conv_params *p, int32_
  * channels dw_s2_chan, then one bt_dws2g: the rows whose tap rows are all inside the image, then (extra) a last row
  * whose tap row 2 is below it (the zero point's word as that row's pixels, step 0; so is a tap row 0 above the
  * image). Stack: 2304 bytes of cells and 320 of constants, less than dw_small's 2688 and its band's. */
-static __attribute__((noinline)) void dw_s2(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out,
-                                            int32_t y0, int32_t y1) {
+/* dw_s2's loop of rows of ow % 6 outputs (bt_dws2_tN; none: 0) */
+typedef void (*dw_s2_tail)(void);
+static __attribute__((noinline, optimize("Os"))) void dw_s2(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out,
+                                            int32_t y0, int32_t y1, dw_s2_tail t) {
   uint32_t buf[DW_S2_WORDS] __attribute__((aligned(8)));
   dw_c2 f[8];
   const int32_t c_n = p->out.c, ips = p->in.pixel_stride, in_row = p->in.w * ips, ops = p->out.pixel_stride;
@@ -2825,8 +2856,8 @@ static __attribute__((noinline)) void dw_s2(const bt_conv_params *p, const int8_
   int32_t n1 = 0;   /* rows whose tap row 2 is inside the image */
   while (y0 + n1 < y1 && 2 * (y0 + n1) + 2 - p->pad_top < ih) n1++;
   const int32_t iy0 = 2 * y0 - p->pad_top;
-  int32_t g[18] = {n1, 0, 0, ips, ips, 2 * in_row, pairs, pl, tail, (int32_t)zw, ow / 6 * 288, ow % 6, ops, out_row,
-                   n1 < y1 - y0, 0, iy0 < 0 ? 0 : ips, ow / 6 * 6 * ops};
+  int32_t g[19] = {n1, 0, 0, ips, ips, 2 * in_row, pairs, pl, tail, (int32_t)zw, ow / 6 * 288, ow % 6, ops, out_row,
+                   n1 < y1 - y0, 0, iy0 < 0 ? 0 : ips, ow / 6 * 6 * ops, (int32_t)(uintptr_t)t};
   if (n1 == 0) {   /* one row, its tap row 2 the zero point */
     g[0] = 1;
     g[2] = (int32_t)(uintptr_t)&g[9];
@@ -2988,11 +3019,22 @@ BT_DW_PATH(bt_dw_pix_rq2) {
                 dp->conv.out.w, 1);
 }
 #if DW_Q4
-BT_DW_PATH(bt_dw_s2g) { dw_s2(&dp->conv, in, in_y0, out, y0, y1); }
+/* bt_dw_s2g links the loops of rows of every out.w % 6 (bt_dws2_tN); model.c calls bt_dw_s2g_N, out.w % 6 == N, which
+ * links its own alone (kernel_variants.dw_s2g_entry) */
+static const dw_s2_tail dw_s2_tails[6] = {0, bt_dws2_t1, bt_dws2_t2, bt_dws2_t3, bt_dws2_t4, bt_dws2_t5};
+BT_DW_PATH(bt_dw_s2g) { dw_s2(&dp->conv, in, in_y0, out, y0, y1, dw_s2_tails[dp->conv.out.w % 6]); }
+#define DW_S2G(n, t) BT_DW_PATH(bt_dw_s2g_##n) { dw_s2(&dp->conv, in, in_y0, out, y0, y1, t); }
+DW_S2G(0, 0)
+DW_S2G(1, bt_dws2_t1)
+DW_S2G(2, bt_dws2_t2)
+DW_S2G(3, bt_dws2_t3)
+DW_S2G(4, bt_dws2_t4)
+DW_S2G(5, bt_dws2_t5)
+#undef DW_S2G
 #define DW_PLANES(rl, li) \
   BT_DW_PATH(bt_dw_planes_##rl) { dw_small_planes(&dp->conv, in, in_y0, out, y0, y1, li, bt_dwp_##rl); }
 /* bt_dw_rows_q4_RL: one dw_rows for the four row lengths (li an argument: its per-strip set-up is not the loop's) */
-static __attribute__((noinline)) void dw_rows_q4(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out,
+static __attribute__((noinline, optimize("Os"))) void dw_rows_q4(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out,
                                                  int32_t y0, int32_t y1, int li, dw_q4_fn q4f) {
   dw_rows_call(p, in, in_y0, out, y0, y1, 1, li, 1, q4f);
 }
@@ -3005,6 +3047,14 @@ BT_DW_PATH(bt_dw_s2g) {
   else if (dw_rows_take(p, y0, y1)) dw_rows_call(p, in, in_y0, out, y0, y1, 1, -1, -1, 0);
   else dw_box(p, in, in_y0, out, y0, y1, 1);
 }
+#define DW_S2G(n) BT_DW_PATH(bt_dw_s2g_##n) { bt_dw_s2g(dp, in, in_y0, out, y0, y1); }
+DW_S2G(0)
+DW_S2G(1)
+DW_S2G(2)
+DW_S2G(3)
+DW_S2G(4)
+DW_S2G(5)
+#undef DW_S2G
 #define DW_PLANES(rl, li) BT_DW_PATH(bt_dw_planes_##rl) { dw_small(&dp->conv, in, in_y0, out, y0, y1, 1); }
 #define DW_ROWS_Q4(rl, li) BT_DW_PATH(bt_dw_rows_q4_##rl) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 1, -1, -1, 0); }
 #endif
