@@ -421,6 +421,34 @@ def test_shared_conv_runs_every_run_time_k_byte_exact(variant, tmp_path):
     assert np.asarray(y).tobytes() == tflm_run(write(g), [xin])[0].tobytes()
 
 
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["bt_conv_s8_pm_rq2_ssat", "bt_conv_s8_pm_rq2m_ssat"])
+def test_shared_conv_pair_loop_byte_exact(variant, tmp_path):
+    """The shared variants' one-asm triple loop of a channel pair (conv_pm.h bt_pm_loop3r: run-time K, its TBH entry
+    into a pass of eight groups) forced on every layer: 1x1 layers of 8, 12, 36, 40 and 68 values (one group after
+    the first, two, a whole pass, a pass and one, two passes), odd output channels (the last channel alone, the
+    STRHs at odd addresses), 3x3 layers of c_in 8 and 12 (triples inside the image, the edges' pixels by the column
+    builder), one of stride 2, give TFLite Micro's bytes on cortex-m4."""
+    from buildtool.model.writer import serialize as write
+    from buildtool.zoo.builder import GraphBuilder
+
+    b = GraphBuilder("shared-pair", seed=7)
+    x = b.input((1, 9, 11, 8))
+    for cout in (12, 36, 40, 68, 8):
+        x = b.conv2d(x, cout, 1, activation="NONE")
+    x = b.conv2d(x, 12, 3, activation="NONE")
+    x = b.conv2d(x, 15, 3, activation="NONE")
+    x = b.conv2d(x, 16, 1, activation="NONE")
+    x = b.conv2d(x, 9, 3, 2, activation="NONE")
+    g = b.finish()
+    xin = np.random.default_rng(1).integers(-128, 128, size=(1, 9, 11, 8), dtype=np.int8)
+    with code_budget.forcing(variant):
+        pipeline.build(g, "cortex-m4", tmp_path, plan=pipeline.plan_memory(g, PlanOptions()))
+    assert f"{variant}(" in (tmp_path / "model.c").read_text()
+    y, _, _ = runner.run("cortex-m4", tmp_path, xin)
+    assert np.asarray(y).tobytes() == tflm_run(write(g), [xin])[0].tobytes()
+
 def _compact_net():
     """A 3x3 of c_in 8 (the row-buffer path, K 72) and two 1x1 layers of 16 and 24 values (bt_pm_loop3): each
     layer's compact instance is other code than its instance (kernel_variants.compact_form)."""
