@@ -282,18 +282,17 @@ typedef struct {
   "10:\n\t" BT_MM3X2_STEP_R "11:\n\t" BT_MM3X2_STEP_R "12:\n\t" BT_MM3X2_STEP_R               \
   "13:\n\t" BT_MM3X2_STEP_R "14:\n\t" BT_MM3X2_STEP_R "15:\n\t" BT_MM3X2_STEP_R               \
   "16:\n\t" BT_MM3X2_STEP_R "17:\n\t" BT_MM3X2_STEP_R                                         \
-  "ldr %[wa], [sp]\n\tcmp %[f], %[wa]\n\tbne 10b\n\t"                                         \
-  "ldr %[wb], [sp, #4]\n\t"                                                                   \
+  "ldr %[wa], [sp]\n\tldr %[wb], [sp, #4]\n\tcmp %[f], %[wa]\n\tbne 10b\n\t"                  \
   "ldr %[x0], [%[wb], #8]\n\tldr %[x1], [%[wb], #12]\n\tldr %[x2], [%[wb], #16]\n\t" \
   RQ("a00") RQ("a10") RQ("a20")                                                               \
   "ldr %[x0], [%[wb], #20]\n\tldr %[x1], [%[wb], #24]\n\tldr %[x2], [%[wb], #28]\n\t"         \
   RQ("a01") RQ("a11") RQ("a21")                                                               \
   "bfi %[a00], %[a01], #8, #8\n\tbfi %[a10], %[a11], #8, #8\n\tbfi %[a20], %[a21], #8, #8\n\t"  \
   "ldr %[f], [%[wb], #32]\n\tldr %[x0], [%[wb], #36]\n\t"                                     \
-  "strh %[a00], [%[f]]\n\tadd %[f], %[f], %[x0]\n\tstrh %[a10], [%[f]]\n\tadd %[f], %[f], %[x0]\n\t" \
+  "strh %[a00], [%[f]]\n\tstrh %[a10], [%[f], %[x0]]\n\tadd %[f], %[f], %[x0], lsl #1\n\t"      \
   "strh %[a20], [%[f]]\n\tadd %[f], %[f], %[x0]\n\tstr %[f], [%[wb], #32]\n\t"                \
   "ldr %[wa], [%[wb], #40]\n\tldr %[a00], [%[wb]]\n\tldr %[a01], [%[wb], #4]\n\t"              \
-  "ldr %[f], [%[wb], #44]\n\tldr %[K], [%[wb], #48]\n\t"                                      \
+  "ldr %[f], [%[wb], #44]\n\t"                                                                \
   "cmp %[c], %[wa]\n\tbne 1b\n\tadd sp, sp, #8\n\t"                                           \
   : [a00] "=&r"(a00), [a01] "=&r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11), [a20] "=&r"(a20), [a21] "=&r"(a21), \
     [c] "+r"(c), [f] "=&r"(f), [K] "=&r"(K), [wa] "+r"(wa), [wb] "+r"(wb), [x0] "=&r"(x0), [x1] "=&r"(x1),   \
@@ -1429,6 +1428,9 @@ static inline __attribute__((always_inline)) void bt_conv_pm_form(const bt_conv_
                                                                 const int fast, const int act, const int compact) {
   (void)compact;   /* read by the asm paths only (BT_PM_RQ6_ASM): not in a host build */
   int16_t col[3 * BT_COL_MAX] __attribute__((aligned(4)));   /* one frame under 4 KB: bt_mm3x2's end pointer */
+#if BT_PM_RQ6_ASM && defined(BT_PM_SHARED)
+  bt_pm_l3r l3s;   /* bt_pm_loop3r's words */
+#endif
   int8_t *const patch = (int8_t *)(col + 3 * BT_COL3);         /* BT_COL_MAX bytes, used only with P = 0 or 2 or
                                                                   K <= BT_COL3 (bt_pm_col gathers no other) */
   const int32_t cout = p->out.c, K = p->kh * p->kw * p->in.c;
@@ -1483,7 +1485,7 @@ static inline __attribute__((always_inline)) void bt_conv_pm_form(const bt_conv_
 #endif
     const int32_t S = BT_GROUPED(3, K), tcap = raster ? BT_COL3 : BT_PM3_T;
 #if BT_PM_RQ6_ASM && defined(BT_PM_SHARED)
-    const int32_t room = (raster && g.direct ? 3 * BT_COL_MAX - BT_PM_L3R_N : 3 * BT_COL3);   /* bt_pm_l3r at its end */
+    const int32_t room = (raster && g.direct ? 3 * BT_COL_MAX : 3 * BT_COL3);
 #else
     const int32_t room = (raster && g.direct ? 3 * BT_COL_MAX - BT_PM_L3_ROOM(p, K, g.ops) : 3 * BT_COL3);
 #endif
@@ -1602,20 +1604,21 @@ static inline __attribute__((always_inline)) void bt_conv_pm_form(const bt_conv_
         }
 #ifdef BT_PM_SHARED
         if (fast && act == 2 && !asm_rq) {   /* the shared variants' run-time output stride: bt_pm_rqr6 */
-          int32_t k[6];
-          const int folded = bt_pm_k6(k, m0, m1, s0, s1, zp, fast);
-          /* one column pointer and one output pointer stepped (raster), no count: gcc kept five induction
-             variables on the stack */
           const int32_t ops = g.ops;
           int8_t *o = ob[0] + oc;
           const int16_t *cj = col, *const cend = col + T * S;
-          bt_pm_l3r *const l3 = (bt_pm_l3r *)(col + 3 * BT_COL_MAX) - 1;
-          if ((K & 3) == 0 && K >= 8 && T * S <= 3 * BT_COL_MAX - BT_PM_L3R_N && folded) {   /* one asm */
-            for (int i = 0; i < 6; i++) l3->k[2 + i] = k[i];
+          bt_pm_l3r *const l3 = &l3s;
+          /* one asm (bt_pm_loop3r) when the pair's zero point folds (bt_pm_k6's constants straight into l3) */
+          if ((K & 3) == 0 && K >= 8 &&
+              bt_pm_k6(l3->k + 2, m0, m1, s0, s1, zp, fast)) {
             l3->k[0] = b0; l3->k[1] = b1; l3->o = o; l3->ops = ops; l3->end = cend; l3->f0 = f; l3->K = K;
             bt_pm_loop3r(col, l3, fast);
             continue;
           }
+          int32_t k[6];
+          const int folded = bt_pm_k6(k, m0, m1, s0, s1, zp, fast);
+          /* one column pointer and one output pointer stepped (raster), no count: gcc kept five induction
+             variables on the stack */
           do {
             int32_t acc[6];
             bt_mm3x2(cj, f, K, b0, b1, acc);
