@@ -273,16 +273,17 @@ typedef struct {
   "add %[f], %[x1], %[" A "], asr #31\n\tsmlal %[wa], %[f], %[" A "], %[x0]\n\t"                \
   "asr %[" A "], %[f], %[x2]\n\tssat %[" A "], #8, %[" A "]\n\t"
 #define BT_PM_L3R(RQ)                                                                         \
-  "str %[wa], [sp, #-4]!\n\tstr %[wb], [sp, #-4]!\n\t"                                        \
-  "ldr %[a00], [%[wa]]\n\tldr %[a01], [%[wa], #4]\n\tldr %[f], [%[wa], #44]\n\tldr %[K], [%[wa], #48]\n" \
-  "1:\n\t" BT_MM3X2_STEP0_R                                                                   \
-  "sub %[wa], %[K], #4\n\tubfx %[wa], %[wa], #2, #3\n\ttbh [pc, %[wa], lsl #1]\n"            \
-  "0:\n\t.hword (10f - 0b) / 2, (17f - 0b) / 2, (16f - 0b) / 2, (15f - 0b) / 2\n\t"          \
-  ".hword (14f - 0b) / 2, (13f - 0b) / 2, (12f - 0b) / 2, (11f - 0b) / 2\n"                  \
+  "str %[wa], [sp, #-4]!\n\tstr %[wb], [sp, #-4]!\n\tldr %[K], [%[wa], #48]\n\t"                 \
+  "sub %[x0], %[K], #4\n\tubfx %[x0], %[x0], #2, #3\n\tadr %[x1], 0f\n\t"                         \
+  "ldrh %[x0], [%[x1], %[x0], lsl #1]\n\tadd %[x0], %[x1], %[x0]\n\torr %[x0], %[x0], #1\n\t"       \
+  "str %[x0], [sp, #-4]!\n\t"                                                                  \
+  "ldr %[a00], [%[wa]]\n\tldr %[a01], [%[wa], #4]\n\tldr %[f], [%[wa], #44]\n\tb 1f\n\t"       \
+  ".p2align 2\n0:\n\t.hword 10f - 0b, 17f - 0b, 16f - 0b, 15f - 0b, 14f - 0b, 13f - 0b, 12f - 0b, 11f - 0b\n" \
+  "1:\n\t" BT_MM3X2_STEP0_R "ldr pc, [sp]\n"                                                   \
   "10:\n\t" BT_MM3X2_STEP_R "11:\n\t" BT_MM3X2_STEP_R "12:\n\t" BT_MM3X2_STEP_R               \
   "13:\n\t" BT_MM3X2_STEP_R "14:\n\t" BT_MM3X2_STEP_R "15:\n\t" BT_MM3X2_STEP_R               \
   "16:\n\t" BT_MM3X2_STEP_R "17:\n\t" BT_MM3X2_STEP_R                                         \
-  "ldr %[wa], [sp]\n\tldr %[wb], [sp, #4]\n\tcmp %[f], %[wa]\n\tbne 10b\n\t"                  \
+  "ldr %[wa], [sp, #4]\n\tldr %[wb], [sp, #8]\n\tcmp %[f], %[wa]\n\tbne 10b\n\t"                  \
   "ldr %[x0], [%[wb], #8]\n\tldr %[x1], [%[wb], #12]\n\tldr %[x2], [%[wb], #16]\n\t" \
   RQ("a00") RQ("a10") RQ("a20")                                                               \
   "ldr %[x0], [%[wb], #20]\n\tldr %[x1], [%[wb], #24]\n\tldr %[x2], [%[wb], #28]\n\t"         \
@@ -293,7 +294,7 @@ typedef struct {
   "strh %[a20], [%[f]]\n\tadd %[f], %[f], %[x0]\n\tstr %[f], [%[wb], #32]\n\t"                \
   "ldr %[wa], [%[wb], #40]\n\tldr %[a00], [%[wb]]\n\tldr %[a01], [%[wb], #4]\n\t"              \
   "ldr %[f], [%[wb], #44]\n\t"                                                                \
-  "cmp %[c], %[wa]\n\tbne 1b\n\tadd sp, sp, #8\n\t"                                           \
+  "cmp %[c], %[wa]\n\tbne 1b\n\tadd sp, sp, #12\n\t"                                           \
   : [a00] "=&r"(a00), [a01] "=&r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11), [a20] "=&r"(a20), [a21] "=&r"(a21), \
     [c] "+r"(c), [f] "=&r"(f), [K] "=&r"(K), [wa] "+r"(wa), [wb] "+r"(wb), [x0] "=&r"(x0), [x1] "=&r"(x1),   \
     [x2] "=&r"(x2)                                                                                         \
