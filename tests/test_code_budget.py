@@ -425,7 +425,7 @@ def test_shared_conv_runs_every_run_time_k_byte_exact(variant, tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", ["bt_conv_s8_pm_rq2_ssat", "bt_conv_s8_pm_rq2m_ssat"])
 def test_shared_conv_pair_loop_byte_exact(variant, tmp_path):
-    """The shared variants' one-asm triple loop of a channel pair (conv_pm.h bt_pm_loop3r: run-time K, its TBH entry
+    """The shared variants' one-asm triple loop of a channel pair (conv_pm.h bt_pm_loop3r: run-time K, its computed entry
     into a pass of eight groups) forced on every layer: 1x1 layers of 8, 12, 36, 40 and 68 values (one group after
     the first, two, a whole pass, a pass and one, two passes), odd output channels (the last channel alone, the
     STRHs at odd addresses), 3x3 layers of c_in 8 and 12 (triples inside the image, the edges' pixels by the column

@@ -227,12 +227,16 @@ static inline __attribute__((always_inline)) void bt_pm_rqr6(int32_t *acc, const
 #ifdef BT_PM_SHARED
 /* The shared variants' whole triple loop of one pair of output channels in one asm (bt_pm_loop3's for a run-time K
  * and output pixel stride): per triple bt_mm3x2's run-time-K groups (BT_MM3X2_STEP_R; the first, BT_MM3X2_STEP0_R,
- * starts the sums from the biases; the other K / 4 - 1 entered by TBH into a pass of eight), the requantisation
- * (bt_rq2 or bt_rq2m, the output zero point folded into the rounding words, SSAT #8), a pixel's two outputs one STRH (BFI), then the next
- * triple; a pair whose zero point does not fold (bt_pm_k6) takes the C loop. The C loop (bt_mm3x2, bt_pm_rqr6, the STRBs) reloaded the column, filter and output pointers, K and the
- * biases from the stack and tested K's tail and the fold for every triple (~95 of vww's 1x1 of 8 values' ~137
- * instructions a triple). Its 14 registers leave none for the words of s: the asm pushes s and the filter row's end
- * (its two words below SP while it runs, popped at its end) and reads them from SP. Needs K % 4 == 0, K >= 8. */
+ * starts the sums from the biases; the other K / 4 - 1 in passes of eight, the first entered at (K / 4 - 1) % 8 from
+ * the pass's end: the address found once a call by the table's LDRH and taken by LDR pc a triple, 4 est. cycles
+ * against SUB, UBFX, TBH's 6.5), the requantisation (bt_rq2 or bt_rq2m, the output zero point folded into the
+ * rounding words, SSAT #8), a pixel's two outputs one STRH (BFI), then the next triple. A pair whose zero point does
+ * not fold (bt_pm_k6) takes the C loop (bt_mm3x2, bt_pm_rqr6, the STRBs), which reloaded the column, filter and output
+ * pointers, K and the biases from the stack and tested K's tail and the fold for every triple (~95 of vww's 1x1 of 8
+ * values' ~137 instructions a triple). Its 14 registers leave none for the words of s: the asm pushes s, the filter
+ * row's end and the entry (three words below SP while it runs, popped at its end) and reads them from SP; s is a
+ * local of the variant (at col's end, past SP's 4095 bytes, gcc built each of its addresses with an ADD.W). Needs
+ * K % 4 == 0 and K >= 8. */
 typedef struct {
   int32_t k[8];        /* b0, b1, m0, p0, e0, m1, p1, e1 (bt_pm_k6's constants, the zero point folded) */
   int8_t *o;           /* 32: the next triple's outputs */
@@ -241,7 +245,6 @@ typedef struct {
   const int8_t *f0;    /* 44: the filter rows */
   int32_t K;           /* 48 */
 } bt_pm_l3r;
-#define BT_PM_L3R_N ((int32_t)(sizeof(bt_pm_l3r) / sizeof(int16_t)))   /* int16 of col it takes */
 #define BT_MM3X2_STEP0_R                                      \
   "ldr %[wb], [%[f], %[K]]\n\t"                               \
   "ldr %[wa], [%[f]]\n\t"                                     \
@@ -1485,11 +1488,7 @@ static inline __attribute__((always_inline)) void bt_conv_pm_form(const bt_conv_
 #endif
 #endif
     const int32_t S = BT_GROUPED(3, K), tcap = raster ? BT_COL3 : BT_PM3_T;
-#if BT_PM_RQ6_ASM && defined(BT_PM_SHARED)
-    const int32_t room = (raster && g.direct ? 3 * BT_COL_MAX : 3 * BT_COL3);
-#else
     const int32_t room = (raster && g.direct ? 3 * BT_COL_MAX - BT_PM_L3_ROOM(p, K, g.ops) : 3 * BT_COL3);
-#endif
     const int32_t tmax = K > BT_COL3 ? 1 : room / S < tcap ? room / S : tcap;
     int8_t *ob[3 * BT_PM3_T];
     ob[0] = out;   /* set in every pass (T >= 1); GCC -O2 cannot see it */
