@@ -257,16 +257,7 @@ typedef struct {
   "smlad %[a11], %[wa], %[x1], %[a01]\n\t"                    \
   "smlad %[a21], %[wa], %[x2], %[a01]\n\t"                    \
   "smlad %[a01], %[wa], %[x0], %[a01]\n\t"                    \
-  "ldr %[wa], [%[f]], #4\n\t"                                 \
-  BT_MM3X2_LD3                                                \
-  "sxtb16 %[wb], %[wb], ror #8\n\t"                           \
-  "smlad %[a01], %[wb], %[x0], %[a01]\n\t"                    \
-  "smlad %[a11], %[wb], %[x1], %[a11]\n\t"                    \
-  "smlad %[a21], %[wb], %[x2], %[a21]\n\t"                    \
-  "sxtb16 %[wa], %[wa], ror #8\n\t"                           \
-  "smlad %[a00], %[wa], %[x0], %[a00]\n\t"                    \
-  "smlad %[a10], %[wa], %[x1], %[a10]\n\t"                    \
-  "smlad %[a20], %[wa], %[x2], %[a20]\n\t"
+  BT_MM3X2_STEP_R2
 /* A sum requantised in place (m, rounding word with the zero point, e in x0-x2): bt_rq2m (T = wa) or bt_rq2 (wa, f) */
 #define BT_PM_L3R_RQ2(A)                                                                      \
   "add %[wa], %[x1], %[" A "], asr #31\n\tsmmlar %[" A "], %[" A "], %[x0], %[wa]\n\t"         \
