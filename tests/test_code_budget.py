@@ -468,7 +468,9 @@ def test_compact_instance_is_a_candidate_and_runs_byte_exact(tmp_path):
     """cortex-m4 offers each layer its compact instance beside its instance and the shared variants (the budget's
     candidates, code_budget.COMPACT); forced, model.c instantiates BT_CONV_PMC, every instance is smaller than the
     same layer's full instance (nm -S), and the outputs are TFLite Micro's bytes. Modelled (its instance's cycles
-    times the measured ratio): fewer bytes than its instance, more cycles, fewer than the shared variant's."""
+    times the measured ratio): fewer bytes than its instance, more cycles, on the 1x1 layers fewer than the shared
+    variant's (on the 3x3 of K 72 the shared variant's one-asm pair loop, conv_pm.h bt_pm_loop3r, measures as fast as
+    the compact instance's rolled row buffer: variant_costs.json)."""
     from buildtool.model.writer import serialize as write
     from test_memory_model import _symbol_sizes
 
@@ -495,7 +497,9 @@ def test_compact_instance_is_a_candidate_and_runs_byte_exact(tmp_path):
     for i in convs:
         assert sizes[code_budget.COMPACT][f"op{i}_conv"] < sizes["instance"][f"op{i}_conv"], i
         full, small = rows["instance"][i], rows[code_budget.COMPACT][i]
-        assert small["bytes"] < full["bytes"] and full["cycles"] < small["cycles"] < shared[i]["cycles"], i
+        assert small["bytes"] < full["bytes"] and full["cycles"] < small["cycles"], i
+        if tuple(g.tensors[g.operators[i].inputs[1]].shape[1:3]) == (1, 1):
+            assert small["cycles"] < shared[i]["cycles"], i
     assert "(compact instance)" in "\n".join(code_budget.lines(cp))
 
 
