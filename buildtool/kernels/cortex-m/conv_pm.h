@@ -1479,7 +1479,11 @@ static inline __attribute__((always_inline)) void bt_conv_pm_form(const bt_conv_
 #endif
 #endif
     const int32_t S = BT_GROUPED(3, K), tcap = raster ? BT_COL3 : BT_PM3_T;
+#ifdef BT_PM_SHARED   /* (BT_PM_L3_ROOM is 0 there, but its test left the shared variants 40-64 B more code) */
+    const int32_t room = (raster && g.direct ? 3 * BT_COL_MAX : 3 * BT_COL3);
+#else
     const int32_t room = (raster && g.direct ? 3 * BT_COL_MAX - BT_PM_L3_ROOM(p, K, g.ops) : 3 * BT_COL3);
+#endif
     const int32_t tmax = K > BT_COL3 ? 1 : room / S < tcap ? room / S : tcap;
     int8_t *ob[3 * BT_PM3_T];
     ob[0] = out;   /* set in every pass (T >= 1); GCC -O2 cannot see it */
