@@ -224,6 +224,87 @@ static inline __attribute__((always_inline)) void bt_pm_rqr6(int32_t *acc, const
   }
   (void)lo_;
 }
+#ifdef BT_PM_SHARED
+/* The shared variants' whole triple loop of one pair of output channels in one asm (bt_pm_loop3's for a run-time K
+ * and output pixel stride): per triple bt_mm3x2's run-time-K groups (BT_MM3X2_STEP_R; the first, BT_MM3X2_STEP0_R,
+ * starts the sums from the biases; the other K / 4 - 1 in passes of eight, the first entered at (K / 4 - 1) % 8 from
+ * the pass's end: the address found once a call by the table's LDRH and taken by LDR pc a triple, 4 est. cycles
+ * against SUB, UBFX, TBH's 6.5), the requantisation (bt_rq2 or bt_rq2m, the output zero point folded into the
+ * rounding words, SSAT #8), a pixel's two outputs one STRH (BFI), then the next triple. A pair whose zero point does
+ * not fold (bt_pm_k6) takes the C loop (bt_mm3x2, bt_pm_rqr6, the STRBs), which reloaded the column, filter and output
+ * pointers, K and the biases from the stack and tested K's tail and the fold for every triple (~95 of vww's 1x1 of 8
+ * values' ~137 instructions a triple). Its 14 registers leave none for the words of s: the asm pushes s, the filter
+ * row's end and the entry (three words below SP while it runs, popped at its end) and reads them from SP; s is a
+ * local of the variant (at col's end, past SP's 4095 bytes, gcc built each of its addresses with an ADD.W). Needs
+ * K % 4 == 0 and K >= 8. */
+typedef struct {
+  int32_t k[8];        /* b0, b1, m0, p0, e0, m1, p1, e1 (bt_pm_k6's constants, the zero point folded) */
+  int8_t *o;           /* 32: the next triple's outputs */
+  int32_t ops;         /* 36: the output pixel stride */
+  const int16_t *end;  /* 40: the columns' end */
+  const int8_t *f0;    /* 44: the filter rows */
+  int32_t K;           /* 48 */
+} bt_pm_l3r;
+#define BT_MM3X2_STEP0_R                                      \
+  "ldr %[wb], [%[f], %[K]]\n\t"                               \
+  "ldr %[wa], [%[f]]\n\t"                                     \
+  BT_MM3X2_LD3                                                \
+  "sxtb16 %[wa], %[wa]\n\t"                                   \
+  "smlad %[a10], %[wa], %[x1], %[a00]\n\t"                    \
+  "smlad %[a20], %[wa], %[x2], %[a00]\n\t"                    \
+  "smlad %[a00], %[wa], %[x0], %[a00]\n\t"                    \
+  "sxtb16 %[wa], %[wb]\n\t"                                   \
+  "smlad %[a11], %[wa], %[x1], %[a01]\n\t"                    \
+  "smlad %[a21], %[wa], %[x2], %[a01]\n\t"                    \
+  "smlad %[a01], %[wa], %[x0], %[a01]\n\t"                    \
+  BT_MM3X2_STEP_R2
+/* A sum requantised in place (m, rounding word with the zero point, e in x0-x2): bt_rq2m (T = wa) or bt_rq2 (wa, f) */
+#define BT_PM_L3R_RQ2(A)                                                                      \
+  "add %[wa], %[x1], %[" A "], asr #31\n\tsmmlar %[" A "], %[" A "], %[x0], %[wa]\n\t"         \
+  "asr %[" A "], %[" A "], %[x2]\n\tssat %[" A "], #8, %[" A "]\n\t"
+#define BT_PM_L3R_RQ1(A)                                                                      \
+  "and %[wa], %[" A "], #0x80000000\n\torr %[wa], %[wa], #0x40000000\n\t"                       \
+  "add %[f], %[x1], %[" A "], asr #31\n\tsmlal %[wa], %[f], %[" A "], %[x0]\n\t"                \
+  "asr %[" A "], %[f], %[x2]\n\tssat %[" A "], #8, %[" A "]\n\t"
+#define BT_PM_L3R(RQ)                                                                         \
+  "str %[wa], [sp, #-4]!\n\tstr %[wb], [sp, #-4]!\n\tldr %[K], [%[wa], #48]\n\t"                 \
+  "sub %[x0], %[K], #4\n\tubfx %[x0], %[x0], #2, #3\n\tadr %[x1], 0f\n\t"                         \
+  "ldrh %[x0], [%[x1], %[x0], lsl #1]\n\tadd %[x0], %[x1], %[x0]\n\torr %[x0], %[x0], #1\n\t"       \
+  "str %[x0], [sp, #-4]!\n\t"                                                                  \
+  "ldr %[a00], [%[wa]]\n\tldr %[a01], [%[wa], #4]\n\tldr %[f], [%[wa], #44]\n\tb 1f\n\t"       \
+  ".p2align 2\n0:\n\t.hword 10f - 0b, 17f - 0b, 16f - 0b, 15f - 0b, 14f - 0b, 13f - 0b, 12f - 0b, 11f - 0b\n" \
+  "1:\n\t" BT_MM3X2_STEP0_R "ldr pc, [sp]\n"                                                   \
+  "10:\n\t" BT_MM3X2_STEP_R "11:\n\t" BT_MM3X2_STEP_R "12:\n\t" BT_MM3X2_STEP_R               \
+  "13:\n\t" BT_MM3X2_STEP_R "14:\n\t" BT_MM3X2_STEP_R "15:\n\t" BT_MM3X2_STEP_R               \
+  "16:\n\t" BT_MM3X2_STEP_R "17:\n\t" BT_MM3X2_STEP_R                                         \
+  "ldr %[wa], [sp, #4]\n\tldr %[wb], [sp, #8]\n\tcmp %[f], %[wa]\n\tbne 10b\n\t"                  \
+  "ldr %[x0], [%[wb], #8]\n\tldr %[x1], [%[wb], #12]\n\tldr %[x2], [%[wb], #16]\n\t" \
+  RQ("a00") RQ("a10") RQ("a20")                                                               \
+  "ldr %[x0], [%[wb], #20]\n\tldr %[x1], [%[wb], #24]\n\tldr %[x2], [%[wb], #28]\n\t"         \
+  RQ("a01") RQ("a11") RQ("a21")                                                               \
+  "bfi %[a00], %[a01], #8, #8\n\tbfi %[a10], %[a11], #8, #8\n\tbfi %[a20], %[a21], #8, #8\n\t"  \
+  "ldr %[f], [%[wb], #32]\n\tldr %[x0], [%[wb], #36]\n\t"                                     \
+  "strh %[a00], [%[f]]\n\tstrh %[a10], [%[f], %[x0]]\n\tadd %[f], %[f], %[x0], lsl #1\n\t"      \
+  "strh %[a20], [%[f]]\n\tadd %[f], %[f], %[x0]\n\tstr %[f], [%[wb], #32]\n\t"                \
+  "ldr %[wa], [%[wb], #40]\n\tldr %[a00], [%[wb]]\n\tldr %[a01], [%[wb], #4]\n\t"              \
+  "ldr %[f], [%[wb], #44]\n\t"                                                                \
+  "cmp %[c], %[wa]\n\tbne 1b\n\tadd sp, sp, #12\n\t"                                           \
+  : [a00] "=&r"(a00), [a01] "=&r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11), [a20] "=&r"(a20), [a21] "=&r"(a21), \
+    [c] "+r"(c), [f] "=&r"(f), [K] "=&r"(K), [wa] "+r"(wa), [wb] "+r"(wb), [x0] "=&r"(x0), [x1] "=&r"(x1),   \
+    [x2] "=&r"(x2)                                                                                         \
+  :                                                                                                        \
+  : "cc", "memory"
+static inline __attribute__((always_inline)) void bt_pm_loop3r(const int16_t *c, bt_pm_l3r *s, const int fast) {
+  uint32_t a00, a01, a10, a11, a20, a21, f, K, x0, x1, x2;
+  uint32_t wa = (uint32_t)s, wb = (uint32_t)(s->f0 + s->K);   /* pushed: s, the filter row's end */
+  if (fast == 2) __asm__ volatile(BT_PM_L3R(BT_PM_L3R_RQ2));
+  else __asm__ volatile(BT_PM_L3R(BT_PM_L3R_RQ1));
+}
+#undef BT_PM_L3R
+#undef BT_PM_L3R_RQ1
+#undef BT_PM_L3R_RQ2
+#undef BT_MM3X2_STEP0_R
+#endif
 #undef BT_PM_RQR_OPS
 #undef BT_PM_RQR6
 #undef BT_PM_RQMR_ONE
@@ -1342,6 +1423,9 @@ static inline __attribute__((always_inline)) void bt_conv_pm_form(const bt_conv_
                                                                 const int fast, const int act, const int compact) {
   (void)compact;   /* read by the asm paths only (BT_PM_RQ6_ASM): not in a host build */
   int16_t col[3 * BT_COL_MAX] __attribute__((aligned(4)));   /* one frame under 4 KB: bt_mm3x2's end pointer */
+#if BT_PM_RQ6_ASM && defined(BT_PM_SHARED)
+  bt_pm_l3r l3s;   /* bt_pm_loop3r's words */
+#endif
   int8_t *const patch = (int8_t *)(col + 3 * BT_COL3);         /* BT_COL_MAX bytes, used only with P = 0 or 2 or
                                                                   K <= BT_COL3 (bt_pm_col gathers no other) */
   const int32_t cout = p->out.c, K = p->kh * p->kw * p->in.c;
@@ -1395,7 +1479,11 @@ static inline __attribute__((always_inline)) void bt_conv_pm_form(const bt_conv_
 #endif
 #endif
     const int32_t S = BT_GROUPED(3, K), tcap = raster ? BT_COL3 : BT_PM3_T;
+#ifdef BT_PM_SHARED   /* (BT_PM_L3_ROOM is 0 there, but its test left the shared variants 40-64 B more code) */
+    const int32_t room = (raster && g.direct ? 3 * BT_COL_MAX : 3 * BT_COL3);
+#else
     const int32_t room = (raster && g.direct ? 3 * BT_COL_MAX - BT_PM_L3_ROOM(p, K, g.ops) : 3 * BT_COL3);
+#endif
     const int32_t tmax = K > BT_COL3 ? 1 : room / S < tcap ? room / S : tcap;
     int8_t *ob[3 * BT_PM3_T];
     ob[0] = out;   /* set in every pass (T >= 1); GCC -O2 cannot see it */
@@ -1408,6 +1496,13 @@ static inline __attribute__((always_inline)) void bt_conv_pm_form(const bt_conv_
         ob[0] = out + t * g.ops;
         for (int32_t j = 0; j < T; j++, t += 3, src += 3 * g.ips) bt_pm_widen3(src, col + j * S, K, g.ips, g.off2, dbl);
       } else
+#ifdef BT_PM_SHARED
+      if (w3r) {   /* the same in the shared variants (bt_pm_widen3r): no per-triple tests of rows3's loop below */
+        const int8_t *src = in + (y0 - in_y0) * g.in_row + t * g.ips;
+        ob[0] = out + t * g.ops;
+        for (int32_t j = 0; j < T; j++, t += 3, src += 3 * g.ips) bt_pm_widen3r(src, col + j * S, K, g.ips, g.off2, dbl);
+      } else
+#endif
 #endif
       for (int32_t j = 0; j < T; j++, t += 3) {
 #if BT_PM_RQ6_ASM && defined(BT_PM_SHARED)
@@ -1504,13 +1599,21 @@ static inline __attribute__((always_inline)) void bt_conv_pm_form(const bt_conv_
         }
 #ifdef BT_PM_SHARED
         if (fast && act == 2 && !asm_rq) {   /* the shared variants' run-time output stride: bt_pm_rqr6 */
+          const int32_t ops = g.ops;
+          int8_t *o = ob[0] + oc;
+          const int16_t *cj = col, *const cend = col + T * S;
+          bt_pm_l3r *const l3 = &l3s;
+          /* one asm (bt_pm_loop3r) when the pair's zero point folds (bt_pm_k6's constants straight into l3) */
+          if ((K & 3) == 0 && K >= 8 &&
+              bt_pm_k6(l3->k + 2, m0, m1, s0, s1, zp, fast)) {
+            l3->k[0] = b0; l3->k[1] = b1; l3->o = o; l3->ops = ops; l3->end = cend; l3->f0 = f; l3->K = K;
+            bt_pm_loop3r(col, l3, fast);
+            continue;
+          }
           int32_t k[6];
           const int folded = bt_pm_k6(k, m0, m1, s0, s1, zp, fast);
           /* one column pointer and one output pointer stepped (raster), no count: gcc kept five induction
              variables on the stack */
-          const int32_t ops = g.ops;
-          int8_t *o = ob[0] + oc;
-          const int16_t *cj = col, *const cend = col + T * S;
           do {
             int32_t acc[6];
             bt_mm3x2(cj, f, K, b0, b1, acc);

@@ -363,6 +363,9 @@ static inline void bt_mm2x2(const int16_t *c0, const int8_t *f0, int32_t K, int3
   "smlad %[a01], %[wa], %[x0], %[a01]\n\t"                    \
   "smlad %[a11], %[wa], %[x1], %[a11]\n\t"                    \
   "smlad %[a21], %[wa], %[x2], %[a21]\n\t"                    \
+  BT_MM3X2_STEP_R2
+/* BT_MM3X2_STEP_R's second half (the high halves; conv_pm.h's BT_MM3X2_STEP0_R ends with it too) */
+#define BT_MM3X2_STEP_R2                                      \
   "ldr %[wa], [%[f]], #4\n\t"                                 \
   BT_MM3X2_LD3                                                \
   "sxtb16 %[wb], %[wb], ror #8\n\t"                           \
