@@ -629,6 +629,33 @@ def test_shared_conv_pair_loop_byte_exact(variant, tmp_path):
     _forced_byte_exact(g, variant, xin, tmp_path)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", ["bt_conv_s8_pm_rq2_ssat", "bt_conv_s8_pm_rq2m_ssat", "bt_conv_s8_pm"])
+def test_shared_conv_kxk_rows_byte_exact(variant, tmp_path):
+    """The shared variants' KxK triples at the image's sides and padding rows (conv_pm.h bt_pm_row3: a filter row
+    zeros, from the input's zero point and the inside in a window, or the input row) forced on every layer (the
+    doubled sums' variant on those it may take: the first 3x3, a 1x1): 3x3
+    layers of stride 1 and 2 with SAME padding over a map 13 wide (triples across two output rows: the column
+    builder), c_in 16, 32 and 64 (K 576: one triple a pass, the window at the columns' end), a VALID 3x3 of c_in
+    20, a 5x5 of c_in 12, odd output channels (17, 9) and an odd c_in (17: the column builder) give TFLite Micro's
+    bytes on cortex-m4."""
+    from buildtool.zoo.builder import GraphBuilder
+
+    b = GraphBuilder("shared-rows", seed=11)
+    x = b.input((1, 10, 13, 16))
+    x = b.conv2d(x, 80, 3, activation="NONE")               # c_in 16, K 144 (<= 2 C: bt_conv_s8_pm_rq2m_ssat too)
+    x = b.conv2d(x, 32, 1, activation="NONE")
+    x = b.conv2d(x, 64, 3, 2, activation="NONE")            # c_in 32 stride 2: 5x7
+    x = b.conv2d(x, 17, 3, activation="NONE")               # c_in 64, K 576
+    x = b.conv2d(x, 20, 1, activation="NONE")
+    x = b.conv2d(x, 12, 3, padding="VALID", activation="NONE")   # c_in 20 inside the image: 3x5
+    x = b.conv2d(x, 17, 5, activation="NONE")               # c_in 12, 5x5
+    x = b.conv2d(x, 9, 3, 2, activation="NONE")             # c_in 17 (odd): 2x3
+    g = b.finish()
+    xin = np.random.default_rng(2).integers(-128, 128, size=(1, 10, 13, 16), dtype=np.int8)
+    _forced_byte_exact(g, variant, xin, tmp_path)
+
+
 def _compact_net():
     """A 3x3 of c_in 8 (the row-buffer path, K 72) and two 1x1 layers of 16 and 24 values (bt_pm_loop3): each
     layer's compact instance is other code than its instance (kernel_variants.compact_form)."""
