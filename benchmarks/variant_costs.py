@@ -91,9 +91,12 @@ FORM_SHAPES = (("conv 1x1", (1, 12, 12, 96), lambda b, x: b.conv2d(x, 64, 1, act
 
 
 # A third shape for the fit's per-pixel term (fit [a, b, c]): the first 1x1's with a quarter of its output channels
-# (still within doubled_ok's K <= 2 C: the same candidates), every candidate but the rolled forms measured on it (their
-# ratio and every bytes point stay the shapes' above)
-FIT_SHAPES = (("conv 1x1", (1, 16, 16, 32), lambda b, x: b.conv2d(x, 16, 1, activation="NONE")),)  # K 32, C 16
+# (still within doubled_ok's K <= 2 C: the same candidates), and a 3x3 as ResNet-8's 32x32 layers (K 144 into 16
+# channels: the shared variants widen each pixel's patch for all its channels, the instances each input value once;
+# past doubled_ok, so the doubled sums' variant keeps its two-term line), every candidate but the rolled forms
+# measured on them (their ratio and every bytes point stay the shapes' above)
+FIT_SHAPES = (("conv 1x1", (1, 16, 16, 32), lambda b, x: b.conv2d(x, 16, 1, activation="NONE")),  # K 32, C 16
+              ("conv KxK", (1, 32, 32, 16), lambda b, x: b.conv2d(x, 16, 3, activation="NONE")))  # K 144, C 16
 
 
 def layers() -> list:
@@ -190,8 +193,9 @@ def measure(board: str, work: Path, classes: tuple = ()) -> dict:
             if table != "variants" and role != "fit":  # a layer's own code: its bytes at each K (code_budget._bytes)
                 pk = code_budget.bytes_class(g, g.operators[op], cls)
                 row.setdefault("points", {})[pk] = sorted(row.get("points", {}).get(pk, []) + [[k, size]])
-            if role == "all" or (role == "fit" and table in ("instances", "variants")):  # fits: SHAPES', FIT_SHAPES'
-                # (the rolled forms' unused by the budget: their ratio)
+            if role == "all" or (role == "fit" and table in ("instances", "variants") and (table, name, cls) in points):
+                # fits: SHAPES', FIT_SHAPES' (a candidate the shapes' layers had not, as the KxK's own instance without
+                # doubled sums, none: a one-point line; the rolled forms' unused by the budget: their ratio)
                 points.setdefault((table, name, cls), []).append((k, c_out, per))
                 row["fit"][cls] = fit(points[(table, name, cls)])
             if table in code_budget.ROLLED:  # against its instance on the same layer (code_budget._cost)
