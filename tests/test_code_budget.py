@@ -632,13 +632,12 @@ def test_shared_conv_pair_loop_byte_exact(variant, tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", ["bt_conv_s8_pm_rq2_ssat", "bt_conv_s8_pm_rq2m_ssat", "bt_conv_s8_pm"])
 def test_shared_conv_kxk_rows_byte_exact(variant, tmp_path):
-    """The shared variants' KxK triples at the image's sides and padding rows (conv_pm.h bt_pm_row3: a filter row
-    zeros, from the input's zero point and the inside in a window, or the input row) forced on every layer (the
-    doubled sums' variant on those it may take: the first 3x3, a 1x1): 3x3
-    layers of stride 1 and 2 with SAME padding over a map 13 wide (triples across two output rows: the column
-    builder), c_in 16, 32 and 64 (K 576: one triple a pass, the window at the columns' end), a VALID 3x3 of c_in
-    20, a 5x5 of c_in 12, odd output channels (17, 9) and an odd c_in (17: the column builder) give TFLite Micro's
-    bytes on cortex-m4."""
+    """The shared variants' KxK paths (conv_pm.h: the triples inside the image widened by bt_pm_widen3r filter row
+    by filter row, those at a side, on a padding row or across two output rows by the column builder, the pixels
+    left by bt_pm_tail_call) forced on every layer (the doubled sums' variant on those it may take: the first 3x3, a
+    1x1): 3x3 layers of stride 1 and 2 with SAME padding over a map 13 wide, c_in 16, 32 and 64 (K 576: one triple a
+    pass), a VALID 3x3 of c_in 20, a 5x5 of c_in 12, odd output channels (17, 9) and an odd c_in (17) give TFLite
+    Micro's bytes on cortex-m4."""
     from buildtool.zoo.builder import GraphBuilder
 
     b = GraphBuilder("shared-rows", seed=11)

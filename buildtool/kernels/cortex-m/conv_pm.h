@@ -1409,38 +1409,6 @@ static __attribute__((noinline, unused, optimize("Os", "no-tree-loop-distribute-
   const int dbl = fast == 2;
   BT_PM_TAIL(g, bt_pm_col_call, BT_PM_OUT_CALL);
 }
-#if BT_PM_RQ6_ASM
-/* A filter row of the shared variants' KxK triple in one output row at a side of the image or a padding row
- * (bt_conv_pm_form's prow): the three pixels' windows start at input (iy, ix0), (iy, ix0 + sw), (iy, ix0 + 2 sw).
- * A row above or below the image: the triple's columns of the row at c zeros, 0 returned; a row whose windows cross
- * a side: win ((2 sw + kw) c_in bytes) filled with the input's zero point outside (widened, 0: TFLite's padding)
- * and the input inside, returned for bt_pm_widen3r, as the input row is inside. One out-of-line copy for the five
- * variants; the column builder (bt_pm_col_call a pixel: ~3.5 instructions a value) took these triples before and
- * still takes those across two output rows. */
-static __attribute__((noinline, unused, optimize("Os", "no-tree-loop-distribute-patterns"))) const int8_t *bt_pm_row3(
-    const bt_conv_params *p, const int8_t *in, int32_t in_y0, int32_t iy, int32_t ix0, int8_t *__restrict win,
-    int16_t *c) {
-  const int32_t cin = p->in.c, wpx = 2 * p->stride_w + p->kw;   /* the three windows' pixels */
-  if ((uint32_t)iy >= (uint32_t)p->in.h) {
-    const int32_t zero = 0;
-    for (int32_t k = 0; k < 3 * p->kw * cin; k += 2) __builtin_memcpy(c + k, &zero, 4);
-    return 0;
-  }
-  const int8_t *const src = in + (iy - in_y0) * p->in.w * cin + ix0 * cin;
-  if (ix0 >= 0 && ix0 + wpx <= p->in.w) return src;
-  const int8_t zp = (int8_t)(-p->input_offset);
-  int8_t *w = win;
-  for (int32_t ix = ix0; ix < ix0 + wpx; ix++, w += cin) {
-    if ((uint32_t)ix >= (uint32_t)p->in.w) {
-      for (int32_t k = 0; k < cin; k++) w[k] = zp;
-    } else {
-      const int8_t *const s = src + (ix - ix0) * cin;
-      for (int32_t k = 0; k < cin; k += 4) __builtin_memcpy(w + k, s + k, 4);   /* c_in % 4 == 0 (prow) */
-    }
-  }
-  return win;
-}
-#endif
 #endif
 
 /* The patch-matrix path (im2col.h); a constant layer bt_pmr_ok takes runs bt_conv_pmr (its ring and scratch in col)
@@ -1508,11 +1476,6 @@ static inline __attribute__((always_inline)) void bt_conv_pm_form(const bt_conv_
     const int w3r = g.direct && g.sh == 1 && g.sw == 1 && g.in_row == g.ow * g.ips && (K & 3) == 0 && K >= 4;
     const int32_t run = p->kw * p->in.c, rstep = p->dil_h * g.in_row, pstep = g.sw * g.ips;
     const int rows3 = w3r || (!g.direct && (run & 3) == 0 && run >= 4 && g.ips == p->in.c && p->dil_w == 1);
-    /* prow: such a KxK's triples in one output row at a side or a padding row widened by bt_pm_widen3r too, their
-       filter rows by bt_pm_row3 (c_in % 4 == 0; the column builder takes the triples across two output rows), its
-       windows' row (win) at col's end, past the columns */
-    const int32_t wn = ((2 * g.sw + p->kw) * p->in.c + 3) & ~3;
-    int8_t *const win = (int8_t *)col + sizeof col - wn;
 #endif
 #endif
     const int32_t S = BT_GROUPED(3, K), tcap = raster ? BT_COL3 : BT_PM3_T;
@@ -1522,9 +1485,6 @@ static inline __attribute__((always_inline)) void bt_conv_pm_form(const bt_conv_
     const int32_t room = (raster && g.direct ? 3 * BT_COL_MAX - BT_PM_L3_ROOM(p, K, g.ops) : 3 * BT_COL3);
 #endif
     const int32_t tmax = K > BT_COL3 ? 1 : room / S < tcap ? room / S : tcap;
-#if BT_PM_RQ6_ASM && defined(BT_PM_SHARED)
-    const int prow = rows3 && !w3r && (p->in.c & 3) == 0 && 2 * tmax * S + wn <= (int32_t)sizeof col;
-#endif
     int8_t *ob[3 * BT_PM3_T];
     ob[0] = out;   /* set in every pass (T >= 1); GCC -O2 cannot see it */
     while (t + 3 <= n) {
@@ -1548,22 +1508,16 @@ static inline __attribute__((always_inline)) void bt_conv_pm_form(const bt_conv_
 #if BT_PM_RQ6_ASM && defined(BT_PM_SHARED)
         if (rows3) {
           const int8_t *sr = in + (y0 - in_y0) * g.in_row + t * g.ips;   /* w3r: the band's pixels consecutive */
-          int inside = w3r;   /* 1: every filter row straight from the input, 2: each by bt_pm_row3 */
-          int32_t iy0 = 0, ix0 = 0;
+          int inside = w3r;
           if (!w3r) {
-            const int32_t x = t % g.ow;
-            iy0 = (y0 + t / g.ow) * g.sh - p->pad_top; ix0 = x * g.sw - p->pad_left;
+            const int32_t x = t % g.ow, iy0 = (y0 + t / g.ow) * g.sh - p->pad_top, ix0 = x * g.sw - p->pad_left;
             inside = x + 2 < g.ow && iy0 >= 0 && iy0 + (p->kh - 1) * p->dil_h < p->in.h && ix0 >= 0 &&
                      ix0 + 2 * g.sw + p->kw <= p->in.w;
             sr = in + (iy0 - in_y0) * g.in_row + ix0 * g.ips;
-            if (!inside && prow && x + 2 < g.ow) inside = 2;   /* at a side or a padding row */
           }
           if (inside) {
             int16_t *c = col + j * S;
-            for (int32_t ky = 0; ky < p->kh; ky++, sr += rstep, c += 3 * run) {
-              const int8_t *const r = inside == 1 ? sr : bt_pm_row3(p, in, in_y0, iy0 + ky * p->dil_h, ix0, win, c);
-              if (r) bt_pm_widen3r(r, c, run, pstep, g.off2, dbl);
-            }
+            for (int32_t ky = 0; ky < p->kh; ky++, sr += rstep, c += 3 * run) bt_pm_widen3r(sr, c, run, pstep, g.off2, dbl);
             if (j == 0) ob[0] = out + t * g.ops;
             continue;
           }
