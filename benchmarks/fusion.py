@@ -2,7 +2,8 @@
 
     python benchmarks/fusion.py [--models mbv2-w0.35,mcunet-vww1,...] [--accounting streamed|arena|both]
                                 [--repeats N] [--write-docs]
-    python benchmarks/fusion.py --instructions [--blocks] [--board B] [--models ...]   # firmware cost
+    python benchmarks/fusion.py --instructions [--blocks] [--board B] [--models ...]   # firmware cost (a model: a zoo
+                                                                                      # name or a .tflite path)
     python benchmarks/fusion.py --instructions --write-docs --models mbv2-w0.35,mcunet-vww1
 
 First, per model and mode, what `buildtool plan` gives with the CLI's defaults: arena bytes,
@@ -147,6 +148,15 @@ def firmware_instructions(g, plan, board: str = "cortex-m4") -> tuple:
     return prof["total"], [(o["op"], o["count"]) for o in prof["ops"]]
 
 
+def _graph(name: str):
+    """A zoo model's graph, or a .tflite file's (--instructions --models /path/model.tflite)."""
+    if name.endswith(".tflite"):
+        from buildtool import pipeline
+
+        return pipeline.read_model(name).graph
+    return zoo.build(name)
+
+
 def instructions(out, names, accs, blocks: bool, board: str = "cortex-m4", per_op: bool = False) -> None:
     """Planned MACs against firmware instructions on board (least-RAM plans): the fused firmware
     over the prediction (plain per-op instructions x each block's MAC overhead); goal at most
@@ -158,7 +168,7 @@ def instructions(out, names, accs, blocks: bool, board: str = "cortex-m4", per_o
     out("|---|---|---|---|---|---|---|---|")
     rows = []
     for name in names:
-        g = zoo.build(name)
+        g = _graph(name)
         plain_total, plain = firmware_instructions(g, None, board)  # the plain firmware
         plain = dict(plain)
         for streamed in accs:

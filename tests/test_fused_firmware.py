@@ -356,3 +356,44 @@ def test_half_small_is_add_dense_h_choice():
                   dict(input1_multiplier=1 << 30, input1_shift=0), dict(output_shift=-1),
                   dict(output_multiplier=(1 << 30) - 1), dict(input1_multiplier=(1 << 30) - 1)):
         assert not half_small(dict(q, **other)), other
+
+
+def _rv_run_symbols(t, elf) -> set:
+    """The unrolled one-channel conv entries (kernels/riscv/fused.c bt_fx_rv_runK) elf defines."""
+    return {n for n in runner.symbols(t, elf) if re.fullmatch(r"bt_fx_rv_run\d+", n)}
+
+
+@pytest.mark.slow
+def test_kws_riscv32_links_only_the_run_lengths_it_calls(tmp_path):
+    """MLPerf kws' least-RAM plan on riscv32: model.c's table bt_fx_rv_runs (fused_c.rv_runs) names the dense tap-row
+    lengths of up to 16 values its convs take (kw * input channels of each CONV_2D, worked out here from the graph),
+    the firmware links those unrolled entries of kernels/riscv/fused.c and no other, and its output is byte-identical
+    to TensorFlow Lite Micro's; with the table emptied (every run rolled) the output is the same."""
+    name = "shared:mlperf-tiny/kws_ref_model"
+    need("riscv32")
+    t = targets.get("riscv32")
+    g, _ = _model(name)
+    runs = set()
+    for op in g.operators:
+        if op.opcode == "CONV_2D" and op.options.get("dilation_w", 1) == 1:
+            _, _, kw, cin = g.tensors[op.inputs[1]].shape
+            runs |= {kw * cin} if kw * cin <= 16 else set()
+    assert runs, "kws' first conv (10x4 taps over one channel) has a dense run of 4"
+    want = {f"bt_fx_rv_run{k}" for k in runs}
+    c = generate(g, _plan(name, "ram"), "riscv32")[0]
+    table = re.search(r"bt_fx_rv_runs\[17\] = \{(.*)\};", c).group(1)
+    assert set(re.findall(r"\[(\d+)\] = bt_fx_rv_run\1", table)) == {str(k) for k in runs}
+    check(name, "ram", "riscv32", tmp_path / "runs")
+    assert _rv_run_symbols(t, tmp_path / "runs" / "firmware.elf") == want
+    # the same plan with no unrolled entry: every run rolled (rv_run_long, conv1_row_k's loop), same bytes
+    model = pipeline.read_model(str(shared_model("mlperf-tiny/kws_ref_model")))
+    out = tmp_path / "rolled"
+    paths = pipeline.generate(model, _plan(name, "ram"), "riscv32", out)
+    text = paths["model_c"].read_text()
+    assert table in text
+    paths["model_c"].write_text(text.replace("{" + table + "}", "{0}"))
+    paths = pipeline.link(model, _plan(name, "ram"), t, out, paths)
+    assert _rv_run_symbols(t, paths["elf"]) == set()
+    x, ref = _reference(name)
+    y, _, _ = runner.run("riscv32", out, x)
+    assert np.array_equal(y, ref)

@@ -122,7 +122,23 @@ class _Emit:
                                         f"firmware needs it in one piece: plan without banding it")
                 emit_op(e, it)
         self.entries(e)
+        self.rv_runs(e)
         e.fixed_cycles = self.block_cycles(e)
+
+    def rv_runs(self, e: _Emitter) -> None:
+        """On the riscv set, declare the table of the unrolled one-channel conv entries (kernels/riscv/fused.c
+        bt_fx_rv_runs) with the dense tap-row lengths of up to 16 values (kw * in.c, dil_w 1) the plan's convs may
+        take, so the firmware links no other (kws' least-RAM plan on riscv32: conv1_row_k 41.6 KB -> its run of 4;
+        benchmarks/code_size.py --fused); a length not in it runs rolled, with the same results."""
+        if e.variants is None or e.variants[0] != kernel_variants.TABLES["riscv"][0]:
+            return
+        runs = sorted({f["kw"] * f["in"]["c"] for f in self.conv_fields.values()
+                       if f["dil_w"] == 1 and f["kw"] * f["in"]["c"] <= 16})
+        fn = ("typedef void bt_fx_rv_run_fn(const int8_t *const *, int32_t, int32_t, int8_t *, int32_t, "
+              "const bt_conv_params *, const void *);")
+        e.declare("\n".join([fn] + [f"bt_fx_rv_run_fn bt_fx_rv_run{k};" for k in runs] + [
+            "bt_fx_rv_run_fn *const bt_fx_rv_runs[17] = {" + ", ".join(f"[{k}] = bt_fx_rv_run{k}" for k in runs)
+            + ("" if runs else "0") + "};"]))
 
     def block_cycles(self, e: _Emitter) -> int:
         """An estimate of the blocks' modelled cycles, for the code budget's balanced slack over the whole model

@@ -7,7 +7,8 @@
  *    (bias + offset * sum(filter), exact in int32); interior pixels sum their tap runs without
  *    bounds checks: a 1x1 (one dense tap row of up to 16 values) with its filter in registers,
  *    other dense tap rows of up to 16 values four (three, two) outputs per filter load, longer
- *    runs two pixels at a time; border pixels walk their valid taps;
+ *    runs two pixels at a time; each run length an entry of its own, linked only where model.c's
+ *    table bt_fx_rv_runs names it (the lengths its convs take); border pixels walk their valid taps;
  *  - depthwise on a one-channel input: the offset folded likewise, a 3x3 filter's taps in
  *    registers (two outputs per pass at stride 1);
  *  - requantisation by bt_rq2 when the channel allows it (else rv_requant.h), its per-channel
@@ -202,8 +203,8 @@ static inline __attribute__((always_inline)) void rv_rows_pair(const int8_t *con
   }
 }
 
-/* n outputs of a one-run conv whose run is longer than 16 values, requantised by bt_rq2: two pixels
-   at a time sharing each filter load. */
+/* n outputs of a one-run conv (a run longer than 16 values, or one whose unrolled entry the model does
+   not link: bt_fx_rv_runs), requantised by bt_rq2: two pixels at a time sharing each filter load. */
 static void rv_run_long(const int8_t *ip, int32_t step, int32_t n, const int8_t *f, int32_t len, int8_t *o,
                         int32_t ops, const bt_conv_params *p, const rv_conv1 *st) {
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
@@ -224,13 +225,35 @@ static void rv_run_long(const int8_t *ip, int32_t step, int32_t n, const int8_t 
   if (i < n) *o = rv_out2(rv_dot(ip, f, len, acc0), m, p2, e1, zp, lo, hi);
 }
 
-/* One case per unrolled run length 1..16 (RV_RUN defined at each switch). */
+/* The unrolled tap runs of 1..16 values, one entry per run length (RV_RUN defined at each use). */
 #define RV_RUNS \
   RV_RUN(1) RV_RUN(2) RV_RUN(3) RV_RUN(4) RV_RUN(5) RV_RUN(6) RV_RUN(7) RV_RUN(8) \
   RV_RUN(9) RV_RUN(10) RV_RUN(11) RV_RUN(12) RV_RUN(13) RV_RUN(14) RV_RUN(15) RV_RUN(16)
 
+/* n interior outputs of a conv whose kh tap rows are dense runs of one length (its entry's), st its
+   rv_conv1. One entry per run length, linked only where the table bt_fx_rv_runs names it: model.c
+   defines the table with the run lengths its one-channel convs take (codegen/fused_c.py rv_runs), the
+   others rolled below; the weak table here (every length) serves a model.c without one. */
+typedef void bt_fx_rv_run_fn(const int8_t *const *ipr, int32_t step, int32_t n, int8_t *o, int32_t ops,
+                             const bt_conv_params *p, const void *st);
+#define RV_RUN(k)                                                                                         \
+  bt_fx_rv_run_fn bt_fx_rv_run##k;                                                                        \
+  void bt_fx_rv_run##k(const int8_t *const *ipr, int32_t step, int32_t n, int8_t *o, int32_t ops,        \
+                       const bt_conv_params *p, const void *sv) {                                         \
+    const rv_conv1 *st = (const rv_conv1 *)sv;                                                            \
+    if (!st->fast) rv_rows_out(ipr, p->kh, step, n, st->f, o, ops, p, st, k);                             \
+    else if (p->kh == 1) rv_run1_out(ipr[0], step, n, st->f, o, ops, p, st, k);                           \
+    else rv_rows_pair(ipr, p->kh, step, n, st->f, o, ops, p, st, k);                                      \
+  }
+RV_RUNS
+#undef RV_RUN
+#define RV_RUN(k) [k] = bt_fx_rv_run##k,
+__attribute__((weak)) bt_fx_rv_run_fn *const bt_fx_rv_runs[17] = {RV_RUNS};
+#undef RV_RUN
+
 /* Output row y of a one-output-channel conv, pixels [xa, xb): border pixels (inside: 0) or interior
-   pixels (inside: 1, every tap in the input; dense runs of up to 16 values unrolled). */
+   pixels (inside: 1, every tap in the input; dense runs of up to 16 values unrolled where
+   bt_fx_rv_runs has their length, a 1x1's other runs two pixels at a time, the rest rolled). */
 static void conv1_row_k(const bt_conv_params *p, const rv_conv1 *st, const box_src *s, int8_t *orow, int32_t y,
                         int32_t xa, int32_t xb, int inside) {
   const int32_t iy0 = y * p->stride_h - p->pad_top, ps = p->in.pixel_stride, ops = p->out.pixel_stride;
@@ -246,27 +269,17 @@ static void conv1_row_k(const bt_conv_params *p, const rv_conv1 *st, const box_s
   for (int32_t ky = 0; ky < p->kh; ky++) ipr[ky] = box_row(s, iy0 + ky * p->dil_h) + ix;
   const int32_t run = st->run, kw = st->dense ? 1 : p->kw, dx = p->dil_w * ps, n = xb - xa;
   int8_t *o = orow + xa * ops;
-  if (st->dense && st->fast) {
-    if (p->kh == 1)
-      switch (run) {
-#define RV_RUN(k) case k: rv_run1_out(ipr[0], step, n, st->f, o, ops, p, st, k); return;
-        RV_RUNS
-#undef RV_RUN
-        default: rv_run_long(ipr[0], step, n, st->f, run, o, ops, p, st); return;
-      }
-    switch (run) {
-#define RV_RUN(k) case k: rv_rows_pair(ipr, p->kh, step, n, st->f, o, ops, p, st, k); return;
-      RV_RUNS
-#undef RV_RUN
-      default: break;
+  if (st->dense) {
+    bt_fx_rv_run_fn *const fn = run <= 16 ? bt_fx_rv_runs[run] : 0;
+    if (fn) {
+      fn(ipr, step, n, o, ops, p, st);
+      return;
     }
-  } else if (st->dense)
-    switch (run) {
-#define RV_RUN(k) case k: rv_rows_out(ipr, p->kh, step, n, st->f, o, ops, p, st, k); return;
-      RV_RUNS
-#undef RV_RUN
-      default: break;
+    if (st->fast && p->kh == 1) {
+      rv_run_long(ipr[0], step, n, st->f, run, o, ops, p, st);
+      return;
     }
+  }
   for (int32_t i = 0; i < n; i++, o += ops) {
     const int32_t off = i * step;
     int32_t a = st->acc0;
