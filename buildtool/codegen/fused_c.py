@@ -98,8 +98,11 @@ class _Emit:
                 for r in range(r0, r1):
                     rows[r] = off + (r - r0) * row_bytes
             self.row_at[t] = rows
-            addrs = ", ".join(f"bt_arena + {rows[r]}" for r in range(len(rows)))
-            e.declare(f"static int8_t *const fx_t{t}_rows[{len(rows)}] = {{{addrs}}};")
+        if banded:
+            packed, at = pack_rows({t: [self.row_at[t][r] for r in range(len(self.row_at[t]))] for t in banded})
+            addrs = ", ".join(f"bt_arena + {a}" for a in packed)
+            e.declare(f"static int8_t *const fx_row_ptrs[{len(packed)}] = {{{addrs}}};")
+            e.declare("\n".join(f"#define fx_t{t}_rows (fx_row_ptrs + {at[t]})" for t in banded))
         self.banded = set(banded)
         self.declared = set()
         self.conv_fields = {}  # a CONV_2D's bt_conv_params fields (params), for its tile kernel
@@ -771,9 +774,10 @@ class _Emit:
             calls = dict(shape=tile_kernels.call_shape(fields, boxes),
                          classes=tile_kernels.dispatched(tile_kernels.call_classes(fields, boxes)))
         src, dst = self.pixels(blk, i), self.pixels(blk, t)
-        form = self.offer(e, op, name, shape in ("box", "col") and not tile_kernels.pointwise(fields),
+        form = self.offer(e, op, name, shape in ("box", "col") and (not tile_kernels.pointwise(fields) or SHARED_PW),
                           tile_kernels.identity(name, fields, group, src, dst, shape, calls))
         if form is False:  # the variant itself, code it shares with the other layers calling it
+            name = e.code_choice.get(op.index, (name,))[0] if e.code_choice is not None else name
             e.used_variants[name] = kernel_variants.DISPATCHERS["conv"]
             return name
         return tile_kernels.define(e, op, fields, name, group, src, dst, shape, calls, form, self.tile_shares)
@@ -787,7 +791,14 @@ class _Emit:
         True: the full instance, before the budget's choice). identity: tile_kernels.identity, the code name the budget
         gives the tile kernel (Emitter.identities), one for the layers whose tile kernels define shares (counted
         once)."""
-        e.offer(op, "conv", (name,) if shared else (), name, e.conv_layer(op, self.conv_fields[op.index]))
+        layer = e.conv_layer(op, self.conv_fields[op.index])
+        names = ()
+        if shared:  # name and the table's rows after it that hold on the layer: each relaxes name's conditions
+            rows = [n for n, _ in e.variants[1]["conv"]]
+            later = set(rows[rows.index(name):]) if name in rows else {name}
+            names = (name,) + tuple(n for n in kernel_variants.all_codegen(e.variants[1], "conv", layer)
+                                    if n in later and n != name)
+        e.offer(op, "conv", names, name, layer)
         if identity is not None:
             e.identities[op.index] = identity
         form = e.chosen_form(op, name)
@@ -805,6 +816,50 @@ class _Emit:
             out.append(f"{ind}if (fx{k}_t{t}_c[c][3]) "
                        f"fx_shift_cols({at}, {er}, {ec}, {cw}, fx{k}_t{t}_c[c][3]);")
         return "\n".join(out)
+
+
+SHARED_PW = True
+
+
+def pack_rows(tables: dict) -> tuple:
+    """(one array, {key: its first index}) holding every table of tables ({key: [row offset, ...]}) as a run of it:
+    greedy shortest common superstring (a table inside another is that run; else the two whose end and start overlap
+    most joined, ties by key), so the banded tensors' row pointers overlap where their rows follow the same arena
+    order (kws' least-RAM plan on cortex-m4: 8 tables of 25 -> 0.8 KB less their overlaps)."""
+    runs = {k: list(v) for k, v in tables.items()}
+    place = {k: (k, 0) for k in runs}  # key -> (the run holding it, its index there)
+
+    def inside(a: list, b: list) -> int:
+        return next((i for i in range(len(b) - len(a) + 1) if b[i:i + len(a)] == a), -1)
+
+    def overlap(a: list, b: list) -> int:
+        return next((n for n in range(min(len(a), len(b)) - 1, 0, -1) if a[-n:] == b[:n]), 0)
+
+    def move(src, dst, shift: int) -> None:
+        for k, (r, i) in place.items():
+            if r == src:
+                place[k] = (dst, i + shift)
+
+    while len(runs) > 1:
+        keys = sorted(runs)
+        pair = next(((a, b) for a in keys for b in keys if a != b and inside(runs[a], runs[b]) >= 0), None)
+        if pair:
+            a, b = pair
+            move(a, b, inside(runs[a], runs[b]))
+            del runs[a]
+            continue
+        n, a, b = max(((overlap(runs[a], runs[b]), a, b) for a in keys for b in keys if a != b),
+                      key=lambda x: (x[0], [-k for k in x[1:]]))
+        if n == 0:
+            break
+        move(b, a, len(runs[a]) - n)
+        runs[a] = runs[a] + runs[b][n:]
+        del runs[b]
+    out, base = [], {}
+    for r in sorted(runs):
+        base[r] = len(out)
+        out += runs[r]
+    return out, {k: base[r] + i for k, (r, i) in place.items()}
 
 
 def half_small(q: dict) -> bool:
