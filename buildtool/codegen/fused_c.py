@@ -107,6 +107,7 @@ class _Emit:
         self.declared = set()
         self.conv_fields = {}  # a CONV_2D's bt_conv_params fields (params), for its tile kernel
         self.dw_fields = {}  # a DEPTHWISE_CONV_2D's bt_depthwise_params fields (params), for its variant
+        self.dw_tile_path = {}  # a DEPTHWISE_CONV_2D's path (tile_kernels.dw_call_path) when every tile call takes one
         self.grouped = {}  # a CONV_2D's fx_chw_k tile kernel (chw_conv_kernel), None when it has none
         self.tile_shares = {}  # the tile kernels declared so far (tile_kernels.define's shared)
         self.axes = {}  # (rows, their text) -> the first axis table declared with them (axis)
@@ -183,9 +184,11 @@ class _Emit:
         if measured is None:
             return 0
         path = kernel_variants.depthwise_candidates(layer)[0]
+        tile = self.dw_tile_path.get(op.index, path)
         shape = code_budget.work("depthwise_m1", layer, self.g, op)
-        cs = code_budget._candidates(self.g, op, ("depthwise_m1", (path,), None), shape, measured)
-        return cs[0].cycles if cs else 0
+        cs = code_budget._candidates(self.g, op, ("depthwise_m1", tuple(dict.fromkeys((path, tile))), None), shape,
+                                     measured) or []
+        return next((c.cycles for c in cs if c.variant == tile), cs[0].cycles if cs else 0)
 
     # -- tensors ------------------------------------------------------------------------
     def buf(self, k: int, blk: BlockRun, t: int) -> str:
@@ -649,7 +652,12 @@ class _Emit:
         b = prepare.bias_input(g, op)
         bias = [int(v) for v in g.tensors[b].data] if b >= 0 else [0] * len(conv["multipliers"])
         values = dict(bias=bias, multipliers=conv["multipliers"], shifts=conv["shifts"])
-        name = tile_kernels.dw_path_of_calls(calls, values, tile_kernels.DW_M1[fn])
+        fast = tile_kernels.DW_M1[fn]
+        raw = {tile_kernels.dw_call_path(dict(q, **{k: v[c0:c0 + n] for k, v in values.items()}), iy, y0, y1, fast)
+               for q, c0, n, iy, y0, y1 in calls}
+        if len(raw) == 1:  # the shared path every tile call takes, for block_cycles
+            self.dw_tile_path[op.index] = raw.pop()
+        name = tile_kernels.dw_path_of_calls(calls, values, fast)
         if name is None:
             return fn
         e.used_variants[name] = kernel_variants.DISPATCHERS["depthwise"]
