@@ -159,7 +159,7 @@ def test_features_are_exercised():
                 "channel by channel": "for (int ch = 0;" in code or "fx_chw(&" in code or "fx_pulled_chw(&" in code,
                 "column tiles": re.search(r"for \(int c = 0; c < ([2-9]|\d\d+);", code) is not None,
                 "cached columns": "fx_shift_cols(" in code,
-                "row bands": "_rows[" in code,
+                "row bands": "fx_row_ptrs[" in code,
                 "streamed input": "fx_source(" in code or "fx_pulled(" in code or "fx_pulled_chw(" in code,
                 "tile-wise MEAN": "fx_accumulate" in code,
                 "iterative dense": "fx_dense_acc(acc" in code and "fx_dense_done(acc" in code,
