@@ -798,7 +798,7 @@ class _Emit:
             calls = dict(shape=tile_kernels.call_shape(fields, boxes),
                          classes=tile_kernels.dispatched(tile_kernels.call_classes(fields, boxes)))
         src, dst = self.pixels(blk, i), self.pixels(blk, t)
-        form = self.offer(e, op, name, shape in ("box", "col") and (not tile_kernels.pointwise(fields) or SHARED_PW),
+        form = self.offer(e, op, name, shape in ("box", "col"),
                           tile_kernels.identity(name, fields, group, src, dst, shape, calls))
         if form is False:  # the variant itself, code it shares with the other layers calling it
             name = e.code_choice.get(op.index, (name,))[0] if e.code_choice is not None else name
@@ -809,7 +809,8 @@ class _Emit:
     def offer(self, e: _Emitter, op, name: str, shared: bool = False, identity: str | None = None):
         """Offer conv op's tile kernel (its own instance of variant `name`) to the code budget as a plain layer's own
         instance is offered (Emitter.kernel, own_instance): its full, medium and compact forms and, shared, the
-        variant itself (fx_win_k calls it on the tile's bt_conv_params as it calls the tile kernel: valid on every
+        variant itself and the table's later rows that hold on the layer (each relaxes its conditions; vww's 1x1 op 6:
+        the shared bt_conv_s8_pm_rq2_ssat its plain plan calls) (fx_win_k calls it on the tile's bt_conv_params as it calls the tile kernel: valid on every
         call, tile_kernels.variant), their bytes and the layer's modelled cycles run whole (code_budget.work; the
         tiles' recomputation not counted, as block_cycles); returns the form the budget chose (False: the variant,
         True: the full instance, before the budget's choice). identity: tile_kernels.identity, the code name the budget
@@ -840,9 +841,6 @@ class _Emit:
             out.append(f"{ind}if (fx{k}_t{t}_c[c][3]) "
                        f"fx_shift_cols({at}, {er}, {ec}, {cw}, fx{k}_t{t}_c[c][3]);")
         return "\n".join(out)
-
-
-SHARED_PW = True
 
 
 def pack_rows(tables: dict) -> tuple:
