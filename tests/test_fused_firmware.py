@@ -159,7 +159,7 @@ def test_features_are_exercised():
                 "channel by channel": "for (int ch = 0;" in code or "fx_chw(&" in code or "fx_pulled_chw(&" in code,
                 "column tiles": re.search(r"for \(int c = 0; c < ([2-9]|\d\d+);", code) is not None,
                 "cached columns": "fx_shift_cols(" in code,
-                "row bands": "_rows[" in code,
+                "row bands": "fx_row_ptrs[" in code,
                 "streamed input": "fx_source(" in code or "fx_pulled(" in code or "fx_pulled_chw(" in code,
                 "tile-wise MEAN": "fx_accumulate" in code,
                 "iterative dense": "fx_dense_acc(acc" in code and "fx_dense_done(acc" in code,
@@ -397,3 +397,75 @@ def test_kws_riscv32_links_only_the_run_lengths_it_calls(tmp_path):
     x, ref = _reference(name)
     y, _, _ = runner.run("riscv32", out, x)
     assert np.array_equal(y, ref)
+
+
+def test_pack_rows_holds_every_table_as_a_run_of_one_array():
+    """fused_c.pack_rows: each banded tensor's row-pointer table is the run of the packed array from its index (checked
+    slice by slice here), overlaps shared: hand-worked, kws-like rotations of one ring (b's last three rows are a's first
+    three: 3 + 5 entries, not 8; c inside a), then random tables."""
+    import random
+
+    from buildtool.codegen.fused_c import pack_rows
+
+    a, b, c = [0, 10, 20, 30, 40], [70, 80, 0, 10, 20], [10, 20, 30]
+    out, at = pack_rows({1: a, 2: b, 3: c})
+    assert out == [70, 80, 0, 10, 20, 30, 40] and at == {1: 2, 2: 0, 3: 3}
+    rng = random.Random(5)
+    for _ in range(200):
+        tables = {k: [rng.randrange(6) for _ in range(rng.randrange(1, 7))] for k in range(rng.randrange(1, 6))}
+        out, at = pack_rows(tables)
+        assert len(out) <= sum(map(len, tables.values()))
+        for k, t in tables.items():
+            assert out[at[k]:at[k] + len(t)] == t
+        assert pack_rows(tables) == (out, at)  # deterministic
+
+
+def test_block_cycles_count_the_blocks_depthwise_layers(monkeypatch):
+    """fused_c.block_cycles (the balanced slack's fixed cycles) counts every block depthwise of vww's least-RAM plan on
+    cortex-m4 at no less than its fastest whole-map path's modelled cycles (its tiles' shared path where measured):
+    the table's pick bt_depthwise_s8_m1_rq2 has no figures, which counted them 0 before."""
+    from buildtool import pipeline
+    from buildtool.codegen import code_budget, fused_c, kernel_variants
+    from buildtool.options import PlanOptions
+
+    seen = []
+    orig = fused_c._Emit.block_cycles
+
+    def spy(self, e):
+        n = orig(self, e)
+        least = 0
+        for i, f in self.dw_fields.items():
+            layer = dict(e.conv_layer(self.g.operators[i], f["conv"]), depth_multiplier=f["depth_multiplier"])
+            path = kernel_variants.depthwise_candidates(layer)[0]
+            cs = code_budget._candidates(self.g, self.g.operators[i], ("depthwise_m1", (path,), None),
+                                         code_budget.work("depthwise_m1", layer, self.g, self.g.operators[i]),
+                                         code_budget._measured(e.variants))
+            least += cs[0].cycles
+        seen.append((n, least, len(self.dw_fields)))
+        return n
+
+    monkeypatch.setattr(fused_c._Emit, "block_cycles", spy)
+    m = pipeline.read_model(str(shared_model("mlperf-tiny/vww_96_int8")))
+    plan = pipeline.plan_memory(m.graph, PlanOptions(optimize="ram"))
+    pipeline.code(m, plan, "cortex-m4", PlanOptions(optimize_code="balanced"))
+    n, least, dws = seen[-1]
+    assert dws == 4 and least > 0 and n >= least
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["vww_96_int8", "kws_ref_model"])
+def test_mlperf_least_ram_cortex_m4_bit_exact(model, tmp_path):
+    """MLPerf vww's and kws' least-RAM plans on cortex-m4 byte-identical to TensorFlow Lite Micro's: vww's op 6 tiles
+    call the shared bt_conv_s8_pm_rq2_ssat (the balanced choice once block_cycles counts the blocks' depthwise layers;
+    fx_win_k calls the variant on the tile's parameters), kws' row-pointer tables are runs of one array (pack_rows)."""
+    name = f"shared:mlperf-tiny/{model}"
+    need("cortex-m4")
+    g, _ = _model(name)
+    c = generate(g, _plan(name, "ram"), "cortex-m4")[0]
+    if model.startswith("vww"):
+        assert "fx_win_k(&op6_p, bt_conv_s8_pm_rq2_ssat, " in c and "op6_tk" not in c
+    else:
+        tables = re.findall(r"#define fx_t\d+_rows \(fx_row_ptrs \+ \d+\)", c)
+        n = int(re.search(r"fx_row_ptrs\[(\d+)\]", c).group(1))
+        assert len(tables) == 8 and n < 8 * 25
+    check(name, "ram", "cortex-m4", tmp_path)

@@ -98,12 +98,16 @@ class _Emit:
                 for r in range(r0, r1):
                     rows[r] = off + (r - r0) * row_bytes
             self.row_at[t] = rows
-            addrs = ", ".join(f"bt_arena + {rows[r]}" for r in range(len(rows)))
-            e.declare(f"static int8_t *const fx_t{t}_rows[{len(rows)}] = {{{addrs}}};")
+        if banded:
+            packed, at = pack_rows({t: [self.row_at[t][r] for r in range(len(self.row_at[t]))] for t in banded})
+            addrs = ", ".join(f"bt_arena + {a}" for a in packed)
+            e.declare(f"static int8_t *const fx_row_ptrs[{len(packed)}] = {{{addrs}}};")
+            e.declare("\n".join(f"#define fx_t{t}_rows (fx_row_ptrs + {at[t]})" for t in banded))
         self.banded = set(banded)
         self.declared = set()
         self.conv_fields = {}  # a CONV_2D's bt_conv_params fields (params), for its tile kernel
         self.dw_fields = {}  # a DEPTHWISE_CONV_2D's bt_depthwise_params fields (params), for its variant
+        self.dw_tile_path = {}  # a DEPTHWISE_CONV_2D's path (tile_kernels.dw_call_path) when every tile call takes one
         self.grouped = {}  # a CONV_2D's fx_chw_k tile kernel (chw_conv_kernel), None when it has none
         self.tile_shares = {}  # the tile kernels declared so far (tile_kernels.define's shared)
         self.axes = {}  # (rows, their text) -> the first axis table declared with them (axis)
@@ -163,10 +167,28 @@ class _Emit:
             if self.g.tensors[op.outputs[0]].dtype != "int8":
                 continue
             name = kernel_variants.choose_codegen(e.variants[1], kind, layer)
+            if name in tile_kernels.DW_M1:  # a dispatcher by path: the fastest path's cycles, as the plain plan's
+                total += self.dw_path_cycles(e, op, layer)
+                continue
             cycles = code_budget.layer_cycles(self.g, op, kind, layer, name, name in kernel_variants.INSTANCES,
                                               e.variants)
             total += cycles or 0
         return total
+
+    def dw_path_cycles(self, e: _Emitter, op, layer: dict) -> int:
+        """Modelled cycles of depthwise op run whole by its fastest path (kernel_variants.depthwise_candidates' first,
+        the plain plan's fastest candidate: code_budget's "depthwise_m1" offer), 0 where not measured. Before this
+        block_cycles counted the cortex-m set's depthwise layers 0 (bt_depthwise_s8_m1_rq2 has no figures): vww's
+        least-RAM plan on cortex-m4 gave the balanced slack 1.3 M cycles of blocks less."""
+        measured = code_budget._measured(e.variants)
+        if measured is None:
+            return 0
+        path = kernel_variants.depthwise_candidates(layer)[0]
+        tile = self.dw_tile_path.get(op.index, path)
+        shape = code_budget.work("depthwise_m1", layer, self.g, op)
+        cs = code_budget._candidates(self.g, op, ("depthwise_m1", tuple(dict.fromkeys((path, tile))), None), shape,
+                                     measured) or []
+        return next((c.cycles for c in cs if c.variant == tile), cs[0].cycles if cs else 0)
 
     # -- tensors ------------------------------------------------------------------------
     def buf(self, k: int, blk: BlockRun, t: int) -> str:
@@ -630,7 +652,12 @@ class _Emit:
         b = prepare.bias_input(g, op)
         bias = [int(v) for v in g.tensors[b].data] if b >= 0 else [0] * len(conv["multipliers"])
         values = dict(bias=bias, multipliers=conv["multipliers"], shifts=conv["shifts"])
-        name = tile_kernels.dw_path_of_calls(calls, values, tile_kernels.DW_M1[fn])
+        fast = tile_kernels.DW_M1[fn]
+        raw = {tile_kernels.dw_call_path(dict(q, **{k: v[c0:c0 + n] for k, v in values.items()}), iy, y0, y1, fast)
+               for q, c0, n, iy, y0, y1 in calls}
+        if len(raw) == 1:  # the shared path every tile call takes, for block_cycles
+            self.dw_tile_path[op.index] = raw.pop()
+        name = tile_kernels.dw_path_of_calls(calls, values, fast)
         if name is None:
             return fn
         e.used_variants[name] = kernel_variants.DISPATCHERS["depthwise"]
@@ -771,9 +798,10 @@ class _Emit:
             calls = dict(shape=tile_kernels.call_shape(fields, boxes),
                          classes=tile_kernels.dispatched(tile_kernels.call_classes(fields, boxes)))
         src, dst = self.pixels(blk, i), self.pixels(blk, t)
-        form = self.offer(e, op, name, shape in ("box", "col") and not tile_kernels.pointwise(fields),
+        form = self.offer(e, op, name, shape in ("box", "col"),
                           tile_kernels.identity(name, fields, group, src, dst, shape, calls))
         if form is False:  # the variant itself, code it shares with the other layers calling it
+            name = e.code_choice.get(op.index, (name,))[0] if e.code_choice is not None else name
             e.used_variants[name] = kernel_variants.DISPATCHERS["conv"]
             return name
         return tile_kernels.define(e, op, fields, name, group, src, dst, shape, calls, form, self.tile_shares)
@@ -781,13 +809,21 @@ class _Emit:
     def offer(self, e: _Emitter, op, name: str, shared: bool = False, identity: str | None = None):
         """Offer conv op's tile kernel (its own instance of variant `name`) to the code budget as a plain layer's own
         instance is offered (Emitter.kernel, own_instance): its full, medium and compact forms and, shared, the
-        variant itself (fx_win_k calls it on the tile's bt_conv_params as it calls the tile kernel: valid on every
+        variant itself and the table's later rows that hold on the layer (each relaxes its conditions; vww's 1x1 op 6:
+        the shared bt_conv_s8_pm_rq2_ssat its plain plan calls) (fx_win_k calls it on the tile's bt_conv_params as it calls the tile kernel: valid on every
         call, tile_kernels.variant), their bytes and the layer's modelled cycles run whole (code_budget.work; the
         tiles' recomputation not counted, as block_cycles); returns the form the budget chose (False: the variant,
         True: the full instance, before the budget's choice). identity: tile_kernels.identity, the code name the budget
         gives the tile kernel (Emitter.identities), one for the layers whose tile kernels define shares (counted
         once)."""
-        e.offer(op, "conv", (name,) if shared else (), name, e.conv_layer(op, self.conv_fields[op.index]))
+        layer = e.conv_layer(op, self.conv_fields[op.index])
+        names = ()
+        if shared:  # name and the table's rows after it that hold on the layer: each relaxes name's conditions
+            rows = [n for n, _ in e.variants[1]["conv"]]
+            later = set(rows[rows.index(name):]) if name in rows else {name}
+            names = (name,) + tuple(n for n in kernel_variants.all_codegen(e.variants[1], "conv", layer)
+                                    if n in later and n != name)
+        e.offer(op, "conv", names, name, layer)
         if identity is not None:
             e.identities[op.index] = identity
         form = e.chosen_form(op, name)
@@ -805,6 +841,47 @@ class _Emit:
             out.append(f"{ind}if (fx{k}_t{t}_c[c][3]) "
                        f"fx_shift_cols({at}, {er}, {ec}, {cw}, fx{k}_t{t}_c[c][3]);")
         return "\n".join(out)
+
+
+def pack_rows(tables: dict) -> tuple:
+    """(one array, {key: its first index}) holding every table of tables ({key: [row offset, ...]}) as a run of it:
+    greedy shortest common superstring (a table inside another is that run; else the two whose end and start overlap
+    most joined, ties by key), so the banded tensors' row pointers overlap where their rows follow the same arena
+    order (kws' least-RAM plan on cortex-m4: 8 tables of 25 -> 0.8 KB less their overlaps)."""
+    runs = {k: list(v) for k, v in tables.items()}
+    place = {k: (k, 0) for k in runs}  # key -> (the run holding it, its index there)
+
+    def inside(a: list, b: list) -> int:
+        return next((i for i in range(len(b) - len(a) + 1) if b[i:i + len(a)] == a), -1)
+
+    def overlap(a: list, b: list) -> int:
+        return next((n for n in range(min(len(a), len(b)) - 1, 0, -1) if a[-n:] == b[:n]), 0)
+
+    def move(src, dst, shift: int) -> None:
+        for k, (r, i) in place.items():
+            if r == src:
+                place[k] = (dst, i + shift)
+
+    while len(runs) > 1:
+        keys = sorted(runs)
+        pair = next(((a, b) for a in keys for b in keys if a != b and inside(runs[a], runs[b]) >= 0), None)
+        if pair:
+            a, b = pair
+            move(a, b, inside(runs[a], runs[b]))
+            del runs[a]
+            continue
+        n, a, b = max(((overlap(runs[a], runs[b]), a, b) for a in keys for b in keys if a != b),
+                      key=lambda x: (x[0], [-k for k in x[1:]]))
+        if n == 0:
+            break
+        move(b, a, len(runs[a]) - n)
+        runs[a] = runs[a] + runs[b][n:]
+        del runs[b]
+    out, base = [], {}
+    for r in sorted(runs):
+        base[r] = len(out)
+        out += runs[r]
+    return out, {k: base[r] + i for k, (r, i) in place.items()}
 
 
 def half_small(q: dict) -> bool:
