@@ -5,6 +5,7 @@ buildtool/codegen/variant_costs.json.
     python3 benchmarks/variant_costs.py --print    # the table only, nothing written
     python3 benchmarks/variant_costs.py --sets riscv   # one set measured again, the others' figures kept
     python3 benchmarks/variant_costs.py --sets cortex-m --classes depthwise   # those classes' rows alone again
+    python3 benchmarks/variant_costs.py --table [--write-docs]   # docs/code-size.md's table of the file, nothing measured
 
 Per kernel set, two one-layer models per layer class (conv KxK, conv stem (code_budget.budget_class), conv 1x1,
 FC; a depthwise class per fastest path, one each; buildtool.zoo's
@@ -57,6 +58,7 @@ from buildtool.codegen import code_budget, kernel_variants  # noqa: E402
 from buildtool.codegen.emit import emit_c  # noqa: E402
 from buildtool.firmware import runner  # noqa: E402
 from buildtool.zoo.builder import GraphBuilder  # noqa: E402
+from docs_tables import Out, write_docs  # noqa: E402
 
 BOARDS = {"cortex-m": "cortex-m4", "riscv": "riscv32"}
 
@@ -262,7 +264,55 @@ def measure_sets(path: Path, doc: str, measure, boards: dict = BOARDS, classes: 
         print(f"wrote {path.relative_to(ROOT)}")
 
 
+def _line(fit: list) -> str:
+    """a + b K [+ c K / C] of a fit."""
+    return f"{fit[0]:g} + {fit[1]:g} K" + (f" + {fit[2]:g} K / C" if len(fit) > 2 else "")
+
+
+def _at(points: list, fmt) -> str:
+    return ", ".join(f"{fmt(v)} at K {k}" for k, v in points)
+
+
+def table(costs: dict) -> list:
+    """docs/code-size.md's table of variant_costs.json: per set (on its board) the variants (bytes, cycles per output
+    value by class), then each instance form (bytes at each measured K; its own line, or how the budget models it)."""
+    rows = ["| board | candidate | bytes | cycles per output value (K: values read) |", "|---|---|---:|---|"]
+    label = {"instances": "own instance", "medium": "medium instance", "compact": "compact instance"}
+    for s, figures in sorted(costs["sets"].items()):
+        board = figures.get("board", BOARDS.get(s, s))
+        for name, r in sorted(figures.get("variants", {}).items()):
+            sizes = sorted(set(r.get("class_bytes", {}).values()) or {r["bytes"]})
+            size = f"{r['bytes']:,}" if len(sizes) == 1 else ", ".join(
+                f"{c} {b:,}" for c, b in sorted(r["class_bytes"].items()))
+            rows.append(f"| {board} | {name} | {size} | "
+                        f"{', '.join(f'{c} {_line(f)}' for c, f in sorted(r.get('fit', {}).items()))} |")
+        for table_ in ("instances", "medium", "compact"):
+            for name, r in sorted(figures.get(table_, {}).items()):
+                size = "; ".join(f"{c} {_at(pts, lambda b: f'{b:,}')}" for c, pts in sorted(r.get("points", {}).items()))
+                if table_ in code_budget.ROLLED:
+                    cyc = "its instance's times the measured ratio: " + "; ".join(
+                        f"{c} {_at(pts, lambda v: f'{v:g}')}" for c, pts in sorted(r.get("ratio", {}).items()))
+                elif r.get("fit"):
+                    cyc = ", ".join(f"{c} {_line(f)}" for c, f in sorted(r["fit"].items()))
+                else:
+                    cyc = "its variant's, times the measured instance's gain over its own variant"
+                size = size or f"{r['bytes']:,}"
+                rows.append(f"| {board} | {name} ({label[table_]}) | {size} | {cyc} |")
+    return rows
+
+
 def main() -> None:
+    if "--table" in sys.argv[1:]:
+        ap = argparse.ArgumentParser(description="docs/code-size.md's table of variant_costs.json (nothing measured)")
+        ap.add_argument("--table", action="store_true")
+        ap.add_argument("--write-docs", action="store_true", help="also put it in docs/code-size.md")
+        a = ap.parse_args()
+        out = Out()
+        for line in table(json.loads(code_budget.COSTS.read_text())):
+            out(line)
+        if a.write_docs:
+            write_docs("docs/code-size.md", "variant_costs.py --table", out.text)
+        return
     measure_sets(code_budget.COSTS, __doc__, lambda board, work, classes: dict(board=board, **measure(board, work, classes)),
                  classes=sorted({cls for cls, _, _ in SHAPES + FORM_SHAPES + FIT_SHAPES}))
 
