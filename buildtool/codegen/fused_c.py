@@ -798,7 +798,11 @@ class _Emit:
             calls = dict(shape=tile_kernels.call_shape(fields, boxes),
                          classes=tile_kernels.dispatched(tile_kernels.call_classes(fields, boxes)))
         src, dst = self.pixels(blk, i), self.pixels(blk, t)
-        form = self.offer(e, op, name, shape in ("box", "col"),
+        # the shared variants' per-call work (the channel pairs' set-up, bt_pm_loop3r's entry) is paid a tile call, which
+        # their cost lines (measured on whole layers) do not hold: offered to tiles, balanced put mbv2-w0.35's least-RAM
+        # ops 5, 6 and 12-15 on them, modelled +4 % and run +13 % (streamed, 79.9 -> 90.2 M instructions against
+        # `--optimize-code speed`); a tile kernel is offered its instance's forms alone until tile calls are measured
+        form = self.offer(e, op, name, SHARED_TILES and shape in ("box", "col"),
                           tile_kernels.identity(name, fields, group, src, dst, shape, calls))
         if form is False:  # the variant itself, code it shares with the other layers calling it
             name = e.code_choice.get(op.index, (name,))[0] if e.code_choice is not None else name
@@ -841,6 +845,9 @@ class _Emit:
             out.append(f"{ind}if (fx{k}_t{t}_c[c][3]) "
                        f"fx_shift_cols({at}, {er}, {ec}, {cw}, fx{k}_t{t}_c[c][3]);")
         return "\n".join(out)
+
+
+SHARED_TILES = False  # tile kernels offered the shared variants too (see _Emit's conv tile kernels)
 
 
 def pack_rows(tables: dict) -> tuple:
