@@ -267,8 +267,8 @@ def test_balanced_slack_counts_the_layers_it_does_not_choose():
 def test_fused_plan_offers_its_blocks_tile_kernels():
     """A fused block's convs reach the code plan as layers of their own (fused_c offer: their tile kernels' forms, the
     layer's modelled cycles): the zoo's tiny under --optimize ram on cortex-m4 runs every conv in a block, its code plan
-    chooses for all of them, and the blocks' cycles balanced counts besides (block_cycles: the convs not offered) are
-    not counted twice: 0 here."""
+    chooses for all of them, and the blocks' cycles balanced counts besides (block_cycles: the layers not offered, here
+    its depthwise layers, each at dw_path_cycles, stubbed to 1000) count no conv twice: 1000 a depthwise layer."""
     from buildtool.codegen import fused_c
     from buildtool.plan.fusion.schedule import BlockRun
     g = zoo.build("tiny")
@@ -284,12 +284,16 @@ def test_fused_plan_offers_its_blocks_tile_kernels():
         return orig(*a, **k)
 
     code_budget.plan = spy
+    dw_orig = fused_c._Emit.dw_path_cycles
+    fused_c._Emit.dw_path_cycles = lambda self, e, op, layer: 1000
     try:
         src = fused_c.generate(g, plan, "cortex-m4")
     finally:
         code_budget.plan = orig
+        fused_c._Emit.dw_path_cycles = dw_orig
+    dws = {op.index for op in g.operators if op.opcode == "DEPTHWISE_CONV_2D"}
     assert {r["op"] for r in src.code_plan.rows} == convs
-    assert seen and seen[0] == 0
+    assert dws and dws <= in_blocks and seen and seen[0] == 1000 * len(dws)
 
 
 def test_choice_is_deterministic():
