@@ -49,10 +49,9 @@ import math
 from contextlib import contextmanager
 from pathlib import Path
 
-from ortools.sat.python import cp_model
-
 from ..errors import UsageError
 from ..options import CODE_PRESETS, PlanOptions
+from ..plan import cpsat
 from . import kernel_variants
 
 PRESETS = CODE_PRESETS
@@ -129,6 +128,7 @@ class _Exact:
 
     def __init__(self, layers: dict):
         self.layers, self.keys = layers, sorted(layers, key=_order)
+        cp_model = self.cp = cpsat.load()  # OR-Tools, loaded on first use (plan/cpsat.py: without pandas)
         m = self.m = cp_model.CpModel()
         self.x = {k: [m.new_bool_var(f"x{n}_{i}") for i in range(len(layers[k]))] for n, k in enumerate(self.keys)}
         naming: dict = {}
@@ -169,6 +169,7 @@ class _Exact:
             for i, v in enumerate(self.x[k]):
                 m.add_hint(v, hint[k] == i)
         m.minimize(self.exprs[what][0])
+        cp_model = self.cp
         solver = cp_model.CpSolver()
         solver.parameters.num_workers = 1
         solver.parameters.random_seed = SOLVE_SEED
@@ -196,7 +197,7 @@ class _Exact:
         for n in range(0, len(self.keys), per):
             chunk = self.keys[n:n + per]
             place = {k: base ** (len(chunk) - 1 - j) for j, k in enumerate(chunk)}
-            expr = cp_model.LinearExpr.weighted_sum([v for k in chunk for v in self.x[k]],
+            expr = self.cp.LinearExpr.weighted_sum([v for k in chunk for v in self.x[k]],
                                                     [place[k] * i for k in chunk for i in range(len(self.x[k]))])
             name = f"tie {n // per}"
             self.exprs[name] = (expr, lambda ch, chunk=chunk, place=place: sum(place[k] * ch[k] for k in chunk))
