@@ -133,8 +133,10 @@ class _Emit:
         """On the riscv set, declare the table of the unrolled one-channel conv entries (kernels/riscv/fused.c
         bt_fx_rv_runs) with the dense tap-row lengths of up to 16 values (kw * in.c, dil_w 1) the plan's convs may
         take, so the firmware links no other (kws' least-RAM plan on riscv32: conv1_row_k 41.6 KB -> its run of 4;
-        benchmarks/code_size.py --fused); a length not in it runs rolled, with the same results."""
-        if e.variants is None or e.variants[0] != kernel_variants.TABLES["riscv"][0]:
+        benchmarks/code_size.py --fused); a length not in it runs rolled, with the same results. Not in a multi-model
+        firmware (its model.c files each prefixed, weights_symbol not bt_weights): one global table would be defined
+        twice; fused.c's weak table of every length links there."""
+        if e.variants is None or e.variants[0] != kernel_variants.TABLES["riscv"][0] or e.weights_symbol != "bt_weights":
             return
         runs = sorted({f["kw"] * f["in"]["c"] for f in self.conv_fields.values()
                        if f["dil_w"] == 1 and f["kw"] * f["in"]["c"] <= 16})
