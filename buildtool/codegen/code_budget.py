@@ -127,7 +127,7 @@ class _Exact:
     lexicographic; canonical() the last stages: the least vector of candidate indices, layers in _order."""
 
     def __init__(self, layers: dict):
-        self.layers, self.keys = layers, sorted(layers, key=_order)
+        self.keys = sorted(layers, key=_order)
         cp_model = self.cp = cpsat.load()  # OR-Tools, loaded on first use (plan/cpsat.py: without pandas)
         m = self.m = cp_model.CpModel()
         self.x = {k: [m.new_bool_var(f"x{n}_{i}") for i in range(len(layers[k]))] for n, k in enumerate(self.keys)}
@@ -311,8 +311,10 @@ def layer_cycles(g, op, kind: str, layer: dict, variant: str, instance: bool, va
         return None
     outputs, k, ch = work(kind, layer, g, op)
     table = instance if instance in ROLLED else "instances" if instance else "variants"
-    cls = budget_class(g, op, measured)
-    cost = _cost(measured, table, variant, cls, k, ch, bytes_class(g, op, cls))
+    depthwise = kind == "depthwise_m1"  # of its fastest path's class, on its family's measured row (_candidates)
+    cls = budget_class(g, op, measured, kernel_variants.depthwise_candidates(layer)[0] if depthwise else None)
+    row = _dw_row(measured, variant) if depthwise else variant
+    cost = _cost(measured, table, row, cls, k, ch, bytes_class(g, op, cls))
     return None if cost is None else round(outputs * cost[1])
 
 
@@ -680,8 +682,8 @@ def _code_plan(ops: dict, layers: dict, fastest: dict, picked: dict, size: int, 
         users[c.code] = users.get(c.code, 0) + 1
     choice = {**fastest, **{i: (c.variant, c.form) for i, c in picked.items()}}
     def row(k, c):
-        i, opcode = (k, ops[k].opcode) if isinstance(k, int) else (k[1], "spread")  # spread_key
-        return {"op": i, "opcode": opcode, "variant": c.variant, "instance": c.code != c.variant,
+        i = _op_of(k)
+        return {"op": i, "opcode": ops[i].opcode if isinstance(k, int) else "spread", "variant": c.variant, "instance": c.code != c.variant,
                 "compact": c.compact, "medium": c.medium, "bytes": c.bytes + c.own, "shared": users[c.code] > 1,
                 "cycles": c.cycles}
     rows = tuple(row(k, c) for k, c in sorted(picked.items(), key=lambda kc: (_op_of(kc[0]), not isinstance(kc[0], int))))

@@ -338,6 +338,12 @@ class Emitter:
             self.decls[at] = text
         return name
 
+    def drop_variant(self, name: str) -> None:
+        """model.c no longer calls variant `name` where it did: out of used_variants unless a declaration or step
+        still calls it (a subgraph's function may)."""
+        if not any(f"{name}(" in t for t in self.body + self.decls):
+            self.used_variants.pop(name, None)
+
     def use_macro(self, macro: str) -> None:
         """model.c calls a kernel set's INSTANCES macro: its fallback (another set linked) is bt_conv_s8."""
         params = ", ".join(("p", "in", "in_y0", "out", "y0", "y1") + kernel_variants.INSTANCE_PARAMS[macro])

@@ -140,11 +140,9 @@ class _Emit:
             return
         runs = sorted({f["kw"] * f["in"]["c"] for f in self.conv_fields.values()
                        if f["dil_w"] == 1 and f["kw"] * f["in"]["c"] <= 16})
-        fn = ("typedef void bt_fx_rv_run_fn(const int8_t *const *, int32_t, int32_t, int8_t *, int32_t, "
-              "const bt_conv_params *, const void *);")
-        e.declare("\n".join([fn] + [f"bt_fx_rv_run_fn bt_fx_rv_run{k};" for k in runs] + [
-            "bt_fx_rv_run_fn *const bt_fx_rv_runs[17] = {" + ", ".join(f"[{k}] = bt_fx_rv_run{k}" for k in runs)
-            + ("" if runs else "0") + "};"]))
+        # (the entries and the table declared by kernels/riscv/bt_variants.h)
+        e.declare("bt_fx_rv_run_fn *const bt_fx_rv_runs[17] = {" + ", ".join(f"[{k}] = bt_fx_rv_run{k}" for k in runs)
+                  + ("" if runs else "0") + "};")
 
     def block_cycles(self, e: _Emitter) -> int:
         """An estimate of the blocks' modelled cycles, for the code budget's balanced slack over the whole model
@@ -182,15 +180,16 @@ class _Emit:
         the plain plan's fastest candidate: code_budget's "depthwise_m1" offer), 0 where not measured. Before this
         block_cycles counted the cortex-m set's depthwise layers 0 (bt_depthwise_s8_m1_rq2 has no figures): vww's
         least-RAM plan on cortex-m4 gave the balanced slack 1.3 M cycles of blocks less."""
-        measured = code_budget._measured(e.variants)
-        if measured is None:
-            return 0
+        def cycles(path: str):
+            return code_budget.layer_cycles(self.g, op, "depthwise_m1", layer, path, False, e.variants)
+
         path = kernel_variants.depthwise_candidates(layer)[0]
+        fastest = cycles(path)
+        if fastest is None:
+            return 0
         tile = self.dw_tile_path.get(op.index, path)
-        shape = code_budget.work("depthwise_m1", layer, self.g, op)
-        cs = code_budget._candidates(self.g, op, ("depthwise_m1", tuple(dict.fromkeys((path, tile))), None), shape,
-                                     measured) or []
-        return next((c.cycles for c in cs if c.variant == tile), cs[0].cycles if cs else 0)
+        on_tile = cycles(tile) if tile != path else None  # the shared path every tile call takes, where measured
+        return fastest if on_tile is None else on_tile
 
     # -- tensors ------------------------------------------------------------------------
     def buf(self, k: int, blk: BlockRun, t: int) -> str:
@@ -655,11 +654,11 @@ class _Emit:
         bias = [int(v) for v in g.tensors[b].data] if b >= 0 else [0] * len(conv["multipliers"])
         values = dict(bias=bias, multipliers=conv["multipliers"], shifts=conv["shifts"])
         fast = tile_kernels.DW_M1[fn]
-        raw = {tile_kernels.dw_call_path(dict(q, **{k: v[c0:c0 + n] for k, v in values.items()}), iy, y0, y1, fast)
-               for q, c0, n, iy, y0, y1 in calls}
+        paths = tile_kernels.dw_call_paths(calls, values, fast)
+        raw = {path for path, _ in paths}
         if len(raw) == 1:  # the shared path every tile call takes, for block_cycles
             self.dw_tile_path[op.index] = raw.pop()
-        name = tile_kernels.dw_path_of_calls(calls, values, fast)
+        name = tile_kernels.dw_path_of_calls(calls, values, fast, paths)
         if name is None:
             return fn
         e.used_variants[name] = kernel_variants.DISPATCHERS["depthwise"]

@@ -288,8 +288,7 @@ def depthwise_conv_2d(e, op) -> None:
     if fn.startswith("bt_dw_rows_q4_"):
         e.dw_rows[op.index] = (fn, layer)
     if fn == "bt_dw_s2g":  # its loop of rows of out.w % 6 outputs alone
-        if not any("bt_dw_s2g(" in t for t in e.body + e.decls):  # (a subgraph's function may call it)
-            e.used_variants.pop(fn, None)
+        e.drop_variant(fn)
         fn = kernel_variants.dw_s2g_entry(layer)
         e.used_variants[fn] = kernel_variants.DISPATCHERS["depthwise_m1"]
     e.call(op, f"{fn}(&{n}_p, {e.act(op.inputs[0])}, 0, {e.act(op.outputs[0])}, 0, {h});")
@@ -332,8 +331,7 @@ def _share_dw_rows(e) -> None:
                     kind, names, inst = e.offers[i]
                     e.offers[i] = (kind, tuple(dict.fromkeys((new, *names[1:]))), inst)
                 e.body = [b.replace(f"{old}(&op{i}_p,", f"{new}(&op{i}_p,") for b in e.body]
-                if not any(f"{old}(" in t for t in e.body + e.decls):  # (a subgraph's function may call it still)
-                    e.used_variants.pop(old, None)
+                e.drop_variant(old)
 
 
 # _share_dw_rows' figures, cortex-m4: a bt_dw_q4_RL's code (`nm -S`) and the estimated cycles of an input row widened

@@ -449,16 +449,24 @@ PIX_MAX = 2
 PIX_SHARE = 4
 
 
-def dw_path_of_calls(calls, values: dict, fast: int):
+def dw_call_paths(calls, values: dict, fast: int) -> list:
+    """[(dw_call_path's path, the call's parameters)] of each call (dw_box_calls'). values: the layer's per-channel
+    "bias", "multipliers", "shifts"."""
+    out = []
+    for q, c0, n, in_y0, y0, y1 in calls:
+        p = dict(q, **{k: v[c0:c0 + n] for k, v in values.items()})
+        out.append((dw_call_path(p, in_y0, y0, y1, fast), p))
+    return out
+
+
+def dw_path_of_calls(calls, values: dict, fast: int, paths: list | None = None):
     """The one path every call (dw_box_calls') takes (dw_small's, its entry of the calls' row length and requantisation:
     dw_small_entry), or None (several, or a call not worked out). values: the layer's per-channel "bias",
-    "multipliers", "shifts"."""
+    "multipliers", "shifts"; paths: dw_call_paths' of them, where the caller has it."""
     if calls is None:
         return None
     names = set()
-    for q, c0, n, in_y0, y0, y1 in calls:
-        p = dict(q, **{k: v[c0:c0 + n] for k, v in values.items()})
-        name = dw_call_path(p, in_y0, y0, y1, fast)
+    for name, p in paths if paths is not None else dw_call_paths(calls, values, fast):
         names.add(name if name not in ("bt_dw_small_rq2", "bt_dw_small") else dw_small_entry(p, fast) or name)
         if len(names) > 1:
             return None

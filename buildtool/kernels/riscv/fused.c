@@ -16,6 +16,7 @@
  *    (FX_CONV1_CHAN, FX_DW1_CHAN), a pulled conv's rows without conv1_rows (FX_CONV1_ROW1).
  * Same results as the reference runtime, byte for byte. */
 #include "bt_fused.h"
+#include "bt_variants.h"  /* bt_fx_rv_run_fn, bt_fx_rv_runs */
 #include "requant.h"
 #include "rv_requant.h"
 #include "fx_box.h"
@@ -233,11 +234,9 @@ static void rv_run_long(const int8_t *ip, int32_t step, int32_t n, const int8_t 
 /* n interior outputs of a conv whose kh tap rows are dense runs of one length (its entry's), st its
    rv_conv1. One entry per run length, linked only where the table bt_fx_rv_runs names it: model.c
    defines the table with the run lengths its one-channel convs take (codegen/fused_c.py rv_runs), the
-   others rolled below; the weak table here (every length) serves a model.c without one. */
-typedef void bt_fx_rv_run_fn(const int8_t *const *ipr, int32_t step, int32_t n, int8_t *o, int32_t ops,
-                             const bt_conv_params *p, const void *st);
+   others rolled below; the weak table here (every length) serves a model.c without one. The entries'
+   type and the table: bt_variants.h. */
 #define RV_RUN(k)                                                                                         \
-  bt_fx_rv_run_fn bt_fx_rv_run##k;                                                                        \
   void bt_fx_rv_run##k(const int8_t *const *ipr, int32_t step, int32_t n, int8_t *o, int32_t ops,        \
                        const bt_conv_params *p, const void *sv) {                                         \
     const rv_conv1 *st = (const rv_conv1 *)sv;                                                            \
