@@ -512,7 +512,7 @@ def _candidates(g, op, offer, shape: tuple, measured: dict, compact: bool = Fals
         row = _dw_row(measured, name) if depthwise and measured is not None else name
         cost = (0, 0) if measured is None else _cost(measured, table, row, cls, shape[1], shape[2],
                                                       bytes_class(g, op, cls))
-        if cost is None and (table in ROLLED or depthwise):  # not measured: offered only to be measured (forcing)
+        if cost is None and (table in ROLLED or depthwise or want_forced(name)):  # not measured: offered only to be measured (forcing)
             if not _forced:
                 if table in ROLLED or out:  # (a depthwise layer's shared path not measured on its class)
                     continue
@@ -609,6 +609,11 @@ def _between(points: list, k: int) -> float:
 
 
 _forced: list = []
+
+
+def want_forced(name: str) -> bool:
+    """Is variant `name` the code forcing() forces (a variant not measured yet is offered to be measured)?"""
+    return bool(_forced) and _forced[-1] == name
 
 
 @contextmanager

@@ -119,8 +119,18 @@ def stem_op(g, op) -> bool:
     return stem(op_fields(g, op))
 
 
-# the table rows doubled_ok guards: model.c's own calls only, no dispatcher takes them
-CODEGEN_ONLY = frozenset({"bt_conv_s8_pm_rq2m_ssat"})
+def kxk_ok(p) -> bool:
+    """cortex-m/conv_kxk.h's conditions (bt_conv_s8_kxk_rq2_ssat, the shared KxK: model.c's calls only): a KxK filter
+    without dilation over c_in % 4 == 0 channels read in place (in.pixel_stride c_in), a patch of at most BT_COL_MAX
+    values, an even count of output channels, bt_pm_rq2_ok with the output zero point folded into every channel's rounding
+    word (requant.h bt_rq2_zp_ok: bt_pm_shift(shift) >= -22), the whole int8 range."""
+    return (p["kh"] * p["kw"] > 1 and p["in"]["c"] % 4 == 0 and p["in"].get("pixel_stride", p["in"]["c"]) == p["in"]["c"]
+            and p["dil_h"] == 1 and p["dil_w"] == 1 and _patch(p) <= BT_COL_MAX and p["out"]["c"] % 2 == 0
+            and _pm_rq2(p) and min(p["shifts"][:p["out"]["c"]]) >= -22 and p["act_min"] == -128 and p["act_max"] == 127)
+
+
+# the table rows doubled_ok (or code generation alone) guards: model.c's own calls only, no dispatcher takes them
+CODEGEN_ONLY = frozenset({"bt_conv_s8_pm_rq2m_ssat", "bt_conv_s8_kxk_rq2_ssat"})
 
 
 def _always(p) -> bool:
@@ -243,6 +253,7 @@ CORTEX_M = {
          and p["act_min"] == -128 and doubled_ok(p)),
         ("bt_conv_s8_pm_rq2_ssat", lambda p: _cm_patch_matrix(p) and _pm_rq2(p) and p["act_max"] == 127
          and p["act_min"] == -128),
+        ("bt_conv_s8_kxk_rq2_ssat", lambda p: kxk_ok(p) and p.get("codegen", False)),
         ("bt_conv_s8_pm_rq2_ssat_lo", lambda p: _cm_patch_matrix(p) and _pm_rq2(p) and p["act_max"] == 127),
         ("bt_conv_s8_pm_rq2", lambda p: _cm_patch_matrix(p) and _pm_rq2(p)),
         ("bt_conv_s8_pm", _cm_patch_matrix),

@@ -21,6 +21,7 @@
 #include "dsp.h"
 #include "im2col.h"
 #include "bt_variants.h"   /* and conv_pm.h: the patch-matrix loops */
+#include "conv_kxk.h"       /* the shared KxK loops */
 
 const char *bt_kernel_set_name(void) { return "cortex-m"; }
 
@@ -57,6 +58,13 @@ void bt_conv_s8_pm_rq2_ssat(const bt_conv_params *p, const int8_t *in, int32_t i
 void bt_conv_s8_pm_rq2m_ssat(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
                              int32_t y1) {
   bt_conv_pm(p, in, in_y0, out, y0, y1, 2, 2);
+}
+
+/* The shared KxK convolution (conv_kxk.h): model.c's own calls only (kernel_variants.py's row states its conditions,
+ * the code budget chooses it), never taken by bt_conv_s8. */
+void bt_conv_s8_kxk_rq2_ssat(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
+                             int32_t y1) {
+  bt_conv_kxk(p, in, in_y0, out, y0, y1);
 }
 
 void bt_conv_s8_pm_rq2_ssat_lo(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,

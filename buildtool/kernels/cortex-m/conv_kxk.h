@@ -1,0 +1,221 @@
+/* The cortex-m set's shared KxK convolution (issue 50): bt_conv_s8_kxk_rq2_ssat (conv.c), one function for every
+ * KxK layer it takes, its shape read from the layer's struct at run time, where a layer's own instance (conv_pm.h's
+ * row buffer with the shape as immediates) is 2-16 KB of code per layer. Taken by model.c alone (the code budget's
+ * choice, kernel_variants.py's row and its conditions): kh kw > 1, c_in % 4 == 0, in.pixel_stride == c_in, no
+ * dilation, K = kh kw c_in at most BT_COL_MAX, an even count of output channels, bt_rq2 requantisation with the
+ * output zero point folded into every channel's rounding word (bt_rq2_zp_ok), the whole int8 range.
+ *
+ * Where the instance's advantage came from (ResNet-8's 3x3 layers, `buildtool run --board cortex-m4`, the QEMU
+ * plugin's per-address counts): the shared bt_conv_s8_pm_rq2_ssat ran 1.12-1.25x its instances' estimated cycles,
+ * (1) its MAC group (bt_pm_loop3r, BT_MM3X2_STEP_R) moved the three pixels' words by two LDMs, which the TRM does
+ * not pipeline after the weights' LDRs: 29 estimated cycles a group of 24 MACs against the row buffer's 26;
+ * (2) it widened each pixel's patch (bt_pm_widen3r, bt_pm_col_call tap by tap at the map's edges, ~12 % of a 32x32
+ * map's pixels on that C path); (3) the code between (gathers, tails, the 1x1 paths' tests).
+ * Here: (1) the group's loads are single LDRs in two pipelined runs (ldr wb, wa, x1, x2, x0; ldr wa, x1, x2, x0:
+ * 11 load cycles, 27 a group; the row buffer's immediate pixel and channel offsets need 16 registers at run time,
+ * the columns' one run-time offset, K, fits the 14), 16 groups a pass entered at (K / 4 - 1) % 16 from its end;
+ * (2) a patch widened kernel row by kernel row: three pixels of one output row whose runs of kw c_in values lie
+ * inside the map by bt_pm_widen3r, others pixel by pixel, tap by tap (zeros at padding); (3) one path.
+ * The columns of up to BT_KXK_COL / (3 K) triples are widened at once (the same 3840 bytes of stack as conv_pm.h's
+ * col), then each pair of output channels runs over them in one asm loop (sums from the biases, bt_rq2 with the
+ * zero point folded, SSAT, a pixel's two outputs one STRH); a call's last triple, short of pixels, stores into a
+ * scratch word first. Included by conv.c (BT_PM_SHARED: bt_pm_widen3r, bt_pm_k6). */
+#ifndef BT_CONV_KXK_H
+#define BT_CONV_KXK_H
+#include "bt_kernels.h"
+#include "requant.h"
+#include "dsp.h"
+#include "conv_pm.h"
+
+#define BT_KXK_COL 1920   /* int16 of the columns (3840 bytes): 3 K a triple */
+
+#if BT_PM_RQ6_ASM && defined(BT_PM_SHARED)
+/* the asm's words in memory (its 14 registers leave none for them): read at the offsets the asm names */
+typedef struct {
+  int32_t k[8];        /* 0: b0, b1, then bt_pm_k6's m0, p0, e0, m1, p1, e1 (the zero point folded) */
+  int8_t *o;           /* 32: the next triple's outputs */
+  int32_t ops;         /* 36: the output pixel stride */
+  const int16_t *end;  /* 40: the columns' end */
+  const int8_t *f0;    /* 44: the pair's first filter row */
+  int32_t K;           /* 48 */
+} bt_kxk_s;
+
+/* One group of 4 values of three pixels (the columns: x0, x1, x2 lo words, then their hi words, 24 bytes) by two
+ * filter rows (f, f + K): two pipelined runs of single loads (after an SMLAD the first costs 2 estimated cycles, the
+ * others 1), 4 SXTB16, 12 SMLAD; wa is extracted in place and loaded again for its high half (no register left). */
+#define BT_KXK_LD3 "ldr %[x1], [%[c], #4]\n\tldr %[x2], [%[c], #8]\n\tldr %[x0], [%[c]], #12\n\t"
+#define BT_KXK_HI                                             \
+  "ldr %[wa], [%[f]], #4\n\t" BT_KXK_LD3                      \
+  "sxtb16 %[wb], %[wb], ror #8\n\t"                           \
+  "smlad %[a01], %[wb], %[x0], %[a01]\n\t"                    \
+  "smlad %[a11], %[wb], %[x1], %[a11]\n\t"                    \
+  "smlad %[a21], %[wb], %[x2], %[a21]\n\t"                    \
+  "sxtb16 %[wa], %[wa], ror #8\n\t"                           \
+  "smlad %[a00], %[wa], %[x0], %[a00]\n\t"                    \
+  "smlad %[a10], %[wa], %[x1], %[a10]\n\t"                    \
+  "smlad %[a20], %[wa], %[x2], %[a20]\n\t"
+#define BT_KXK_STEP                                           \
+  "ldr %[wb], [%[f], %[K]]\n\tldr %[wa], [%[f]]\n\t" BT_KXK_LD3 \
+  "sxtb16 %[wa], %[wa]\n\t"                                   \
+  "smlad %[a00], %[wa], %[x0], %[a00]\n\t"                    \
+  "smlad %[a10], %[wa], %[x1], %[a10]\n\t"                    \
+  "smlad %[a20], %[wa], %[x2], %[a20]\n\t"                    \
+  "sxtb16 %[wa], %[wb]\n\t"                                   \
+  "smlad %[a01], %[wa], %[x0], %[a01]\n\t"                    \
+  "smlad %[a11], %[wa], %[x1], %[a11]\n\t"                    \
+  "smlad %[a21], %[wa], %[x2], %[a21]\n\t" BT_KXK_HI
+/* the first group: the sums start from the biases in a00 (b0) and a01 (b1) */
+#define BT_KXK_STEP0                                          \
+  "ldr %[wb], [%[f], %[K]]\n\tldr %[wa], [%[f]]\n\t" BT_KXK_LD3 \
+  "sxtb16 %[wa], %[wa]\n\t"                                   \
+  "smlad %[a10], %[wa], %[x1], %[a00]\n\t"                    \
+  "smlad %[a20], %[wa], %[x2], %[a00]\n\t"                    \
+  "smlad %[a00], %[wa], %[x0], %[a00]\n\t"                    \
+  "sxtb16 %[wa], %[wb]\n\t"                                   \
+  "smlad %[a11], %[wa], %[x1], %[a01]\n\t"                    \
+  "smlad %[a21], %[wa], %[x2], %[a01]\n\t"                    \
+  "smlad %[a01], %[wa], %[x0], %[a01]\n\t" BT_KXK_HI
+/* a sum requantised in place: bt_rq2 (m, rounding word with the zero point, e1 in x0-x2; wa, f scratch), SSAT #8 */
+#define BT_KXK_RQ(A)                                                                          \
+  "and %[wa], %[" A "], #0x80000000\n\torr %[wa], %[wa], #0x40000000\n\t"                       \
+  "add %[f], %[x1], %[" A "], asr #31\n\tsmlal %[wa], %[f], %[" A "], %[x0]\n\t"                \
+  "asr %[" A "], %[f], %[x2]\n\tssat %[" A "], #8, %[" A "]\n\t"
+#define BT_KXK_S4(a, b, c, d) a "\n\t" b "\n\t" c "\n\t" d "\n\t"
+/* One pair of output channels over the triples from c to s->end. Three words pushed below SP while it runs (s, the
+ * filter row's end, the pass's entry: (K / 4 - 1) % 16 groups from its end, by the table at 0). */
+static inline __attribute__((always_inline)) void bt_kxk_pair(const int16_t *c, bt_kxk_s *s) {
+  uint32_t a00, a01, a10, a11, a20, a21, f, K, x0, x1, x2;
+  uint32_t wa = (uint32_t)s, wb = (uint32_t)(s->f0 + s->K);
+  __asm__ volatile(
+      "str %[wa], [sp, #-4]!\n\tstr %[wb], [sp, #-4]!\n\tldr %[K], [%[wa], #48]\n\t"
+      "sub %[x0], %[K], #4\n\tubfx %[x0], %[x0], #2, #4\n\tadr %[x1], 0f\n\t"
+      "ldrh %[x0], [%[x1], %[x0], lsl #1]\n\tadd %[x0], %[x1], %[x0]\n\torr %[x0], %[x0], #1\n\t"
+      "str %[x0], [sp, #-4]!\n\t"
+      "ldr %[a00], [%[wa]]\n\tldr %[a01], [%[wa], #4]\n\tldr %[f], [%[wa], #44]\n\tb 1f\n\t"
+      ".p2align 2\n0:\n\t.hword 20f - 0b, 35f - 0b, 34f - 0b, 33f - 0b, 32f - 0b, 31f - 0b, 30f - 0b, 29f - 0b\n\t"
+      ".hword 28f - 0b, 27f - 0b, 26f - 0b, 25f - 0b, 24f - 0b, 23f - 0b, 22f - 0b, 21f - 0b\n"
+      "1:\n\t" BT_KXK_STEP0 "ldr pc, [sp]\n"
+      "20:\n\t" BT_KXK_STEP "21:\n\t" BT_KXK_STEP "22:\n\t" BT_KXK_STEP "23:\n\t" BT_KXK_STEP
+      "24:\n\t" BT_KXK_STEP "25:\n\t" BT_KXK_STEP "26:\n\t" BT_KXK_STEP "27:\n\t" BT_KXK_STEP
+      "28:\n\t" BT_KXK_STEP "29:\n\t" BT_KXK_STEP "30:\n\t" BT_KXK_STEP "31:\n\t" BT_KXK_STEP
+      "32:\n\t" BT_KXK_STEP "33:\n\t" BT_KXK_STEP "34:\n\t" BT_KXK_STEP "35:\n\t" BT_KXK_STEP
+      "ldr %[x0], [sp, #4]\n\tcmp %[f], %[x0]\n\tbne 20b\n\t"
+      "ldr %[wb], [sp, #8]\n\t"
+      "ldr %[x0], [%[wb], #8]\n\tldr %[x1], [%[wb], #12]\n\tldr %[x2], [%[wb], #16]\n\t"
+      BT_KXK_RQ("a00") BT_KXK_RQ("a10") BT_KXK_RQ("a20")
+      "ldr %[x0], [%[wb], #20]\n\tldr %[x1], [%[wb], #24]\n\tldr %[x2], [%[wb], #28]\n\t"
+      BT_KXK_RQ("a01") BT_KXK_RQ("a11") BT_KXK_RQ("a21")
+      "bfi %[a00], %[a01], #8, #8\n\tbfi %[a10], %[a11], #8, #8\n\tbfi %[a20], %[a21], #8, #8\n\t"
+      "ldr %[f], [%[wb], #32]\n\tldr %[x0], [%[wb], #36]\n\t"
+      "strh %[a00], [%[f]]\n\tstrh %[a10], [%[f], %[x0]]\n\tadd %[f], %[f], %[x0], lsl #1\n\t"
+      "strh %[a20], [%[f]]\n\tadd %[f], %[f], %[x0]\n\tstr %[f], [%[wb], #32]\n\t"
+      "ldr %[wa], [%[wb], #40]\n\tldr %[a00], [%[wb]]\n\tldr %[a01], [%[wb], #4]\n\t"
+      "ldr %[f], [%[wb], #44]\n\t"
+      "cmp %[c], %[wa]\n\tbne 1b\n\tadd sp, sp, #12\n\t"
+      : [a00] "=&r"(a00), [a01] "=&r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11), [a20] "=&r"(a20),
+        [a21] "=&r"(a21), [c] "+r"(c), [f] "=&r"(f), [K] "=&r"(K), [wa] "+r"(wa), [wb] "+r"(wb), [x0] "=&r"(x0),
+        [x1] "=&r"(x1), [x2] "=&r"(x2)
+      :
+      : "cc", "memory");
+}
+#undef BT_KXK_S4
+#undef BT_KXK_RQ
+#undef BT_KXK_STEP0
+#undef BT_KXK_STEP
+#undef BT_KXK_HI
+#undef BT_KXK_LD3
+
+/* n4 groups of one pixel's values (s on) widened into its lane of the columns (d: its lo word of the first group;
+ * the hi word 3 words on, the next group 6), or zeros (s NULL: padding) */
+static inline __attribute__((always_inline)) void bt_kxk_lane(const int8_t *s, uint32_t *d, int32_t n4,
+                                                              uint32_t off2) {
+  if (!s) {
+    for (int32_t j = 0; j < n4; j++, d += 6) { d[0] = 0; d[3] = 0; }
+    return;
+  }
+#pragma GCC unroll 2
+  for (int32_t j = 0; j < n4; j++, s += 4, d += 6) {
+    const uint32_t v = bt_ld4(s);
+    d[0] = bt_sxtab16(off2, v);
+    d[3] = bt_sxtab16_ror8(off2, v);
+  }
+}
+
+static inline __attribute__((always_inline)) void bt_conv_kxk(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out,
+                                                                   int32_t y0, int32_t y1) {
+  int16_t col[BT_KXK_COL] __attribute__((aligned(8)));
+  const int32_t cin = p->in.c, cout = p->out.c, ow = p->out.w, kh = p->kh, kw = p->kw, ih = p->in.h, iw = p->in.w;
+  const int32_t K = kh * kw * cin, run = kw * cin, ops = p->out.pixel_stride, in_row = iw * cin;
+  const int32_t sh = p->stride_h, sw = p->stride_w, pt = p->pad_top, pl = p->pad_left, zp = p->output_offset;
+  const int32_t off2 = bt_dup16(p->input_offset), tw = 3 * K, T = BT_KXK_COL / tw, np = (y1 - y0) * ow;
+  const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
+  bt_kxk_s s;
+  s.K = K;
+  int32_t oy = y0, ox = 0;   /* the band's first pixel */
+  for (int32_t pix = 0; pix < np; pix += 3 * T) {
+    const int32_t nt = np - pix >= 3 * T ? T : (np - pix + 2) / 3, full = pix + 3 * nt <= np ? nt : nt - 1;
+    for (int32_t t = 0; t < nt; t++) {   /* the columns of the band's triples */
+      uint32_t *const c0 = (uint32_t *)(col + t * tw);
+      int32_t qy[3], qx[3];
+      for (int32_t q = 0; q < 3; q++) {
+        qy[q] = oy; qx[q] = ox;
+        if (++ox == ow) { ox = 0; oy++; }
+      }
+      const int32_t left = np - pix - 3 * t;   /* the triple's pixels that exist */
+      for (int32_t ky = 0; ky < kh; ky++) {
+        uint32_t *const d = c0 + ky * (run / 4) * 6;
+        const int32_t iy0 = qy[0] * sh - pt + ky;
+        if (left >= 3 && qy[2] == qy[0] && (uint32_t)iy0 < (uint32_t)ih && qx[0] * sw - pl >= 0 &&
+            qx[2] * sw - pl + kw <= iw) {   /* three runs inside the map */
+          bt_pm_widen3r(in + (iy0 - in_y0) * in_row + (qx[0] * sw - pl) * cin, (int16_t *)d, run, sw * cin, off2, 0);
+          continue;
+        }
+        for (int32_t q = 0; q < 3; q++) {   /* pixel by pixel: a run inside the map at once, else tap by tap */
+          const int32_t iy = qy[q] * sh - pt + ky, ix0 = qx[q] * sw - pl;
+          const int8_t *const r = in + (iy - in_y0) * in_row;
+          const int inside = q < left && (uint32_t)iy < (uint32_t)ih;
+          if (!inside || (ix0 >= 0 && ix0 + kw <= iw)) {
+            bt_kxk_lane(inside ? r + ix0 * cin : 0, d + q, run / 4, (uint32_t)off2);
+            continue;
+          }
+          for (int32_t kx = 0; kx < kw; kx++) {
+            const int32_t ix = ix0 + kx;
+            bt_kxk_lane((uint32_t)ix < (uint32_t)iw ? r + ix * cin : 0, d + kx * (cin / 4) * 6 + q, cin / 4,
+                        (uint32_t)off2);
+          }
+        }
+      }
+    }
+    for (int32_t oc = 0; oc < cout; oc += 2) {
+      s.k[0] = bias ? bias[oc] : 0;
+      s.k[1] = bias ? bias[oc + 1] : 0;
+      bt_pm_k6(s.k + 2, mult[oc], mult[oc + 1], shift[oc], shift[oc + 1], zp, 1);
+      s.f0 = p->filter + oc * K;
+      if (full) {
+        s.o = out + pix * ops + oc;
+        s.ops = ops;
+        s.end = col + full * tw;
+        bt_kxk_pair(col, &s);
+      }
+      if (full < nt) {   /* the last triple, short of pixels: its outputs in a scratch word first */
+        uint8_t tmp[8];
+        s.o = (int8_t *)tmp;
+        s.ops = 2;
+        s.end = col + nt * tw;
+        bt_kxk_pair(col + full * tw, &s);
+        int8_t *const o = out + (pix + 3 * full) * ops + oc;
+        for (int32_t q = 0; q < np - pix - 3 * full; q++) {
+          o[q * ops] = (int8_t)tmp[2 * q];
+          o[q * ops + 1] = (int8_t)tmp[2 * q + 1];
+        }
+      }
+    }
+  }
+}
+#else
+static inline void bt_conv_kxk(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
+                               int32_t y1) {
+  bt_conv_pm(p, in, in_y0, out, y0, y1, 1, 2);   /* the same outputs: the shared patch-matrix loops */
+}
+#endif
+#endif
