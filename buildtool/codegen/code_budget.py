@@ -512,7 +512,11 @@ def _candidates(g, op, offer, shape: tuple, measured: dict, compact: bool = Fals
         row = _dw_row(measured, name) if depthwise and measured is not None else name
         cost = (0, 0) if measured is None else _cost(measured, table, row, cls, shape[1], shape[2],
                                                       bytes_class(g, op, cls))
-        if cost is None and (table in ROLLED or depthwise or want_forced(name)):  # not measured: offered only to be measured (forcing)
+        if cost is None and table == "variants" and out and name in kernel_variants.CODEGEN_ONLY:
+            if not want_forced(name):  # a code-generation-only variant not measured on the class: not offered
+                continue
+            cost = (0, 0)  # (forced: offered to be measured)
+        if cost is None and (table in ROLLED or depthwise):  # not measured: offered only to be measured (forcing)
             if not _forced:
                 if table in ROLLED or out:  # (a depthwise layer's shared path not measured on its class)
                     continue

@@ -191,18 +191,16 @@ static inline __attribute__((always_inline)) void bt_conv_kxk(const bt_conv_para
       s.k[1] = bias ? bias[oc + 1] : 0;
       bt_pm_k6(s.k + 2, mult[oc], mult[oc + 1], shift[oc], shift[oc + 1], zp, 1);
       s.f0 = p->filter + oc * K;
-      if (full) {
-        s.o = out + pix * ops + oc;
-        s.ops = ops;
-        s.end = col + full * tw;
-        bt_kxk_pair(col, &s);
+      uint8_t tmp[8];
+      /* the band's whole triples into their outputs, then the last, short of pixels, into a scratch word (one call
+         site: one copy of the asm) */
+      for (int32_t part = full ? 0 : 1; part < 1 + (full < nt); part++) {
+        s.o = part ? (int8_t *)tmp : out + pix * ops + oc;
+        s.ops = part ? 2 : ops;
+        s.end = col + (part ? nt : full) * tw;
+        bt_kxk_pair(col + (part ? full : 0) * tw, &s);
       }
-      if (full < nt) {   /* the last triple, short of pixels: its outputs in a scratch word first */
-        uint8_t tmp[8];
-        s.o = (int8_t *)tmp;
-        s.ops = 2;
-        s.end = col + nt * tw;
-        bt_kxk_pair(col + full * tw, &s);
+      if (full < nt) {
         int8_t *const o = out + (pix + 3 * full) * ops + oc;
         for (int32_t q = 0; q < np - pix - 3 * full; q++) {
           o[q * ops] = (int8_t)tmp[2 * q];

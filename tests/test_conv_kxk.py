@@ -1,0 +1,70 @@
+"""The shared KxK convolution (kernels/cortex-m/conv_kxk.h, bt_conv_s8_kxk_rq2_ssat): which layers it takes
+(kernel_variants.kxk_ok) and, forced on layers of several shapes, TFLite Micro's bytes on cortex-m4."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from buildtool.codegen import kernel_variants
+
+VARIANT = "bt_conv_s8_kxk_rq2_ssat"
+
+
+def _layer(**kw) -> dict:
+    p = {"in": {"h": 8, "w": 8, "c": 16, "pixel_stride": 16}, "out": {"h": 8, "w": 8, "c": 16, "pixel_stride": 16},
+         "kh": 3, "kw": 3, "stride_h": 1, "stride_w": 1, "dil_h": 1, "dil_w": 1, "pad_top": 1, "pad_left": 1,
+         "act_min": -128, "act_max": 127, "multipliers": [1 << 30] * 16, "shifts": [-8] * 16, "codegen": True}
+    p.update(kw)
+    return p
+
+
+def test_kxk_conditions():
+    """kxk_ok takes a 3x3 of c_in % 4 == 0 into an even count of channels at the whole int8 range, and refuses what the
+    kernel does not run: a 1x1, c_in % 4 != 0, an odd channel count, dilation, a lower bound, a shift whose zero point does
+    not fold (below -22), a patch over BT_COL_MAX, an input read with another pixel stride; the table offers it to model.c
+    alone (after the variant the dispatcher takes)."""
+    assert kernel_variants.kxk_ok(_layer())
+    bad = [_layer(kh=1, kw=1), _layer(**{"in": {"h": 8, "w": 8, "c": 6, "pixel_stride": 6}}),
+           _layer(**{"out": {"h": 8, "w": 8, "c": 15, "pixel_stride": 15}}, multipliers=[1 << 30] * 15,
+                  shifts=[-8] * 15),
+           _layer(dil_h=2), _layer(act_min=-100), _layer(shifts=[-8] * 15 + [-23]),
+           _layer(**{"in": {"h": 8, "w": 8, "c": 80, "pixel_stride": 80}}),
+           _layer(**{"in": {"h": 8, "w": 8, "c": 16, "pixel_stride": 32}})]
+    assert not any(kernel_variants.kxk_ok(p) for p in bad)
+    table = kernel_variants.CORTEX_M
+    assert VARIANT in kernel_variants.all_codegen(table, "conv", _layer())
+    assert kernel_variants.choose_codegen(table, "conv", _layer()) != VARIANT
+    assert not [n for n, pred in table["conv"] if n == VARIANT and pred(dict(_layer(), codegen=False))]
+
+
+def _kxk_net():
+    """KxK layers of several shapes: 3x3 stride 1 (K 72: one group and a pass's part) on 9x11 (rows of 11 pixels: triples
+    across rows, a call's last triple short of one or two pixels), 5x5 (K 300), 3x3 stride 2 (K 108), 1x3 (K 48), a 3x3
+    VALID of 64 channels (K 576: one triple a band, passes of 16 groups and the entry at 15) and a 2x2 stride 2 (K 32)."""
+    from buildtool.zoo.builder import GraphBuilder
+
+    b = GraphBuilder("kxk-net", seed=11)
+    x = b.input((1, 9, 11, 8))
+    x = b.conv2d(x, 12, 3, activation="NONE")
+    x = b.conv2d(x, 12, 5, activation="NONE")
+    x = b.conv2d(x, 16, 3, stride=2, activation="NONE")
+    x = b.conv2d(x, 64, (1, 3), activation="NONE")
+    x = b.conv2d(x, 8, 3, padding="VALID", activation="NONE")
+    b.conv2d(x, 4, 2, stride=2, activation="NONE")
+    return b.finish()
+
+
+@pytest.mark.slow
+def test_kxk_forced_byte_exact(tmp_path):
+    """Forced on every layer of _kxk_net (code_budget.forcing), model.c calls bt_conv_s8_kxk_rq2_ssat for each of its six
+    convolutions and the firmware's outputs are TFLite Micro's bytes."""
+    from test_code_budget import _forced_byte_exact
+
+    g = _kxk_net()
+    xin = np.random.default_rng(5).integers(-128, 128, size=(1, 9, 11, 8), dtype=np.int8)
+    _forced_byte_exact(g, VARIANT, xin, tmp_path)
+    rows = json.loads((tmp_path / "firmware.json").read_text())["code_plan"]["layers"]
+    assert [r["variant"] for r in rows] == [VARIANT] * 6
