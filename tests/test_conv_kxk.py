@@ -68,3 +68,30 @@ def test_kxk_forced_byte_exact(tmp_path):
     _forced_byte_exact(g, VARIANT, xin, tmp_path)
     rows = json.loads((tmp_path / "firmware.json").read_text())["code_plan"]["layers"]
     assert [r["variant"] for r in rows] == [VARIANT] * 6
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("opts", [{}, {"splits": [[0, 0, 2]]}, {"optimize": "ram", "input_streamed": True},
+                                  {"optimize": "ram", "band_input": False}])
+def test_kxk_in_plans_of_row_bands_byte_exact(opts, tmp_path):
+    """resnet_concat_64 (the golden set's model whose 3x3 layers take the variant at balanced: its model.c calls it) under
+    plans that call layers on bands of output rows (a split, a streamed input, bands: y0 > 0, in_y0 > 0) gives TFLite
+    Micro's bytes with the variant forced on every layer that may call it."""
+    from buildtool import pipeline
+    from buildtool.codegen import code_budget
+    from buildtool.firmware import runner
+    from buildtool.model.writer import serialize
+    from buildtool.options import PlanOptions
+    from conftest import SHARED_MODELS, tflm_run
+
+    path = SHARED_MODELS / "resnet_concat_64.tflite"
+    if not path.exists():
+        pytest.skip("../shared not present")
+    g = pipeline.read_model(str(path)).graph
+    plan = pipeline.plan_memory(g, PlanOptions.from_map(opts))
+    with code_budget.forcing(VARIANT):
+        pipeline.build(g, "cortex-m4", tmp_path, plan=plan)
+    assert f"{VARIANT}(" in (tmp_path / "model.c").read_text()
+    xin = np.random.default_rng(7).integers(-128, 128, size=tuple(g.tensors[g.inputs[0]].shape), dtype=np.int8)
+    y, _, _ = runner.run("cortex-m4", tmp_path, xin)
+    assert np.asarray(y).tobytes() == tflm_run(serialize(g), [xin])[0].tobytes()
