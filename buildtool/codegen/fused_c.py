@@ -800,10 +800,10 @@ class _Emit:
                          classes=tile_kernels.dispatched(tile_kernels.call_classes(fields, boxes)))
         src, dst = self.pixels(blk, i), self.pixels(blk, t)
         # the shared variants' per-call work (the channel pairs' set-up, bt_pm_loop3r's entry) is paid a tile call, which
-        # their cost lines (measured on whole layers) do not hold: offered to tiles, balanced put mbv2-w0.35's least-RAM
-        # ops 5, 6 and 12-15 on them, modelled +4 % and run +13 % (streamed, 79.9 -> 90.2 M instructions against
-        # `--optimize-code speed`); a tile kernel is offered its instance's forms alone until tile calls are measured
-        form = self.offer(e, op, name, SHARED_TILES and shape in ("box", "col"),
+        # their cost lines (measured on whole layers) do not hold: offered to every box and column tile, balanced put
+        # mbv2-w0.35's least-RAM ops 5, 6 and 12-15 on them, modelled +4 % and run +13 % (streamed, 79.9 -> 90.2 M
+        # instructions against `--optimize-code speed`). Offered only where measured no slower (shared_tile)
+        form = self.offer(e, op, name, shared_tile(shape, group, i in self.banded),
                           tile_kernels.identity(name, fields, group, src, dst, shape, calls))
         if form is False:  # the variant itself, code it shares with the other layers calling it
             name = e.code_choice.get(op.index, (name,))[0] if e.code_choice is not None else name
@@ -848,7 +848,19 @@ class _Emit:
         return "\n".join(out)
 
 
-SHARED_TILES = False  # tile kernels offered the shared variants too (see _Emit's conv tile kernels)
+SHARED_TILES = True  # tile kernels offered the shared variants too, where shared_tile holds
+
+
+def shared_tile(shape: str, group: int, in_rows: bool) -> bool:
+    """Is a conv's tile kernel offered the shared variants (the code budget prices them by the layer run whole)? On
+    column tiles (tile_kernels.one_column: a call an output row of a 1-3 column box) of all channels whose input is not
+    row-banded: there the shared variant's calls measured faster than the instance forms' (cortex-m4 least-RAM,
+    `buildtool run ... --optimize ram`, est. cycles low: vww op 6 on bt_conv_s8_pm_rq2_ssat, its block 4,281,671 ->
+    4,175,023 and 3.4 KB of code less; mbv2-w0.35 ops 8 and 10, block 6-11 13,043,439 -> 12,561,565). Not on a box tile
+    (mbv2-w0.35 op 5, 324 calls of 1x4 pixels: its block 0-5 +395 k), a column tile reading row bands (vww op 4: its
+    block +235 k) nor a channel group's (mbv2-w0.35 ops 13 and 17: +34 k each), where the per-call work the whole-layer
+    cost lines do not hold costs more than the model says."""
+    return SHARED_TILES and shape == "col" and not group and not in_rows
 
 
 def pack_rows(tables: dict) -> tuple:
