@@ -458,7 +458,7 @@ def test_shared_variants_offered_to_column_tiles_alone(monkeypatch):
     read row bands and ops 0 and 2 are box tiles: offered their instance's forms alone. SHARED_TILES off: none is."""
     from buildtool.codegen import fused_c
 
-    assert fused_c.shared_tile("col", 0, False)
+    assert fused_c.shared_tile("col", 0, False) and 0 < fused_c.SHARED_TILE_SLACK < 0.2
     assert not any(fused_c.shared_tile(*a) for a in (("box", 0, False), ("col", 16, False), ("col", 0, True),
                                                      ("inplace", 0, False), ("grp", 0, False)))
     m = pipeline.read_model(str(shared_model("mlperf-tiny/vww_96_int8")))
