@@ -363,6 +363,22 @@ def _rv_run_symbols(t, elf) -> set:
     return {n for n in runner.symbols(t, elf) if re.fullmatch(r"bt_fx_rv_run\d+", n)}
 
 
+def test_riscv32_plan_calling_no_variant_declares_its_run_table_after_bt_variants():
+    """MLPerf ad01's least-RAM plan on riscv32 calls no kernel variant, so model.c had no include of bt_variants.h and
+    its bt_fx_rv_runs table (fused_c.rv_runs) did not compile (bt_fx_rv_run_fn unknown): it includes it itself, before
+    the table, and the trial link builds."""
+    name = "shared:mlperf-tiny/ad01_int8"
+    need("riscv32")
+    t = targets.get("riscv32")
+    g, _ = _model(name)
+    c = generate(g, _plan(name, "ram"), "riscv32")[0]
+    assert c.index('#include "bt_variants.h"') < c.index("bt_fx_rv_runs[17]")
+    m = pipeline.read_model(str(shared_model("mlperf-tiny/ad01_int8")))
+    files = pipeline.code(m, pipeline.plan_memory(m.graph, PlanOptions(optimize="ram")), "riscv32")
+    kernels = model_sources(t, model_opcodes(m.graph), True)
+    assert toolchain.code_bytes(t, files["model.c"], files["model.h"], kernels) > 0
+
+
 @pytest.mark.slow
 def test_kws_riscv32_links_only_the_run_lengths_it_calls(tmp_path):
     """MLPerf kws' least-RAM plan on riscv32: model.c's table bt_fx_rv_runs (fused_c.rv_runs) names the dense tap-row

@@ -140,7 +140,12 @@ class _Emit:
             return
         runs = sorted({f["kw"] * f["in"]["c"] for f in self.conv_fields.values()
                        if f["dil_w"] == 1 and f["kw"] * f["in"]["c"] <= 16})
-        # (the entries and the table declared by kernels/riscv/bt_variants.h)
+        # (the entries and the table declared by kernels/riscv/bt_variants.h, which model.c includes where it calls a
+        # variant (model_c._variant_block); a plan calling none includes it here: ad01's least-RAM plan on riscv32 did
+        # not compile, bt_fx_rv_run_fn unknown)
+        if not e.used_variants:
+            e.declare('#if defined __has_include\n#if __has_include("bt_variants.h")\n#include "bt_variants.h"\n'
+                      '#endif\n#endif')
         e.declare("bt_fx_rv_run_fn *const bt_fx_rv_runs[17] = {" + ", ".join(f"[{k}] = bt_fx_rv_run{k}" for k in runs)
                   + ("" if runs else "0") + "};")
 
