@@ -870,7 +870,7 @@ def shared_tile(shape: str, group: int, in_rows: bool) -> bool:
     column tiles (tile_kernels.one_column: a call an output row of a 1-3 column box) of all channels whose input is not
     row-banded: there the shared variant's calls measured faster than the instance forms' (cortex-m4 least-RAM,
     `buildtool run ... --optimize ram`, est. cycles low: vww op 6 on bt_conv_s8_pm_rq2_ssat, its block 4,281,671 ->
-    4,175,023 and 3.4 KB of code less; mbv2-w0.35 ops 8 and 10, block 6-11 13,043,439 -> 12,561,565). Not on a box tile
+    4,175,023 and 3.4 KB of code less; mbv2-w0.35 op 8, block 6-11 13,043,439 -> 12,903,929, with op 10 12,561,565). Not on a box tile
     (mbv2-w0.35 op 5, 324 calls of 1x4 pixels: its block 0-5 +395 k), a column tile reading row bands (vww op 4: its
     block +235 k) nor a channel group's (mbv2-w0.35 ops 13 and 17: +34 k each), where the per-call work the whole-layer
     cost lines do not hold costs more than the model says."""
