@@ -363,6 +363,22 @@ def _rv_run_symbols(t, elf) -> set:
     return {n for n in runner.symbols(t, elf) if re.fullmatch(r"bt_fx_rv_run\d+", n)}
 
 
+def test_riscv32_plan_calling_no_variant_declares_its_run_table_after_bt_variants():
+    """MLPerf ad01's least-RAM plan on riscv32 calls no kernel variant, so model.c had no include of bt_variants.h and
+    its bt_fx_rv_runs table (fused_c.rv_runs) did not compile (bt_fx_rv_run_fn unknown): it includes it itself, before
+    the table, and the trial link builds."""
+    name = "shared:mlperf-tiny/ad01_int8"
+    need("riscv32")
+    t = targets.get("riscv32")
+    g, _ = _model(name)
+    c = generate(g, _plan(name, "ram"), "riscv32")[0]
+    assert c.index('#include "bt_variants.h"') < c.index("bt_fx_rv_runs[17]")
+    m = pipeline.read_model(str(shared_model("mlperf-tiny/ad01_int8")))
+    files = pipeline.code(m, pipeline.plan_memory(m.graph, PlanOptions(optimize="ram")), "riscv32")
+    kernels = model_sources(t, model_opcodes(m.graph), True)
+    assert toolchain.code_bytes(t, files["model.c"], files["model.h"], kernels) > 0
+
+
 @pytest.mark.slow
 def test_kws_riscv32_links_only_the_run_lengths_it_calls(tmp_path):
     """MLPerf kws' least-RAM plan on riscv32: model.c's table bt_fx_rv_runs (fused_c.rv_runs) names the dense tap-row
@@ -452,19 +468,47 @@ def test_block_cycles_count_the_blocks_depthwise_layers(monkeypatch):
     assert dws == 4 and least > 0 and n >= least
 
 
+def test_shared_variants_offered_to_column_tiles_alone(monkeypatch):
+    """fused_c.shared_tile: vww's least-RAM plan on cortex-m4 offers the shared conv variants to op 6's column tiles
+    (all channels, input not row-banded), and balanced puts it there (3.4 KB of tile kernel less); op 4's column tiles
+    read row bands and ops 0 and 2 are box tiles: offered their instance's forms alone. SHARED_TILES off: none is."""
+    from buildtool.codegen import fused_c
+
+    assert fused_c.shared_tile("col", 0, False) and 0 < fused_c.SHARED_TILE_SLACK < 0.2
+    assert not any(fused_c.shared_tile(*a) for a in (("box", 0, False), ("col", 16, False), ("col", 0, True),
+                                                     ("inplace", 0, False), ("grp", 0, False)))
+    m = pipeline.read_model(str(shared_model("mlperf-tiny/vww_96_int8")))
+    plan = pipeline.plan_memory(m.graph, PlanOptions(optimize="ram"))
+    offered = {}
+    orig = fused_c._Emit.offer
+
+    def spy(self, e, op, name, shared=False, identity=None):
+        offered[op.index] = shared
+        return orig(self, e, op, name, shared, identity)
+
+    monkeypatch.setattr(fused_c._Emit, "offer", spy)
+    c = pipeline.code(m, plan, "cortex-m4", PlanOptions(optimize_code="balanced"))["model.c"]
+    assert offered == {0: False, 2: False, 4: False, 6: True}
+    assert "fx_win_k(&op6_p, bt_conv_s8_pm_rq2_ssat," in c and "op6_tk" not in c
+    monkeypatch.setattr(fused_c, "SHARED_TILES", False)
+    offered.clear()
+    c = pipeline.code(m, plan, "cortex-m4", PlanOptions(optimize_code="balanced"))["model.c"]
+    assert not any(offered.values()) and "op6_tk" in c
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("model", ["vww_96_int8", "kws_ref_model"])
 def test_mlperf_least_ram_cortex_m4_bit_exact(model, tmp_path):
-    """MLPerf vww's and kws' least-RAM plans on cortex-m4 byte-identical to TensorFlow Lite Micro's: vww's op 6 tiles
-    call their own tile kernel, not the shared bt_conv_s8_pm_rq2_ssat (fused_c.SHARED_TILES: a tile call pays the shared
-    variants' per-call work, which their cost lines do not hold), kws' row-pointer tables are runs of one array
-    (pack_rows)."""
+    """MLPerf vww's and kws' least-RAM plans on cortex-m4 byte-identical to TensorFlow Lite Micro's: vww's op 6 column
+    tiles call the shared bt_conv_s8_pm_rq2_ssat its plain layers call (fused_c.shared_tile), its op 4 (column tiles on
+    row bands) its own tile kernel, kws' row-pointer tables are runs of one array (pack_rows)."""
     name = f"shared:mlperf-tiny/{model}"
     need("cortex-m4")
     g, _ = _model(name)
     c = generate(g, _plan(name, "ram"), "cortex-m4")[0]
     if model.startswith("vww"):
-        assert "op6_tk" in c and not re.search(r"fx_win_k\(&op\d+_p, bt_conv_s8_pm", c)
+        assert "op4_tk" in c and "op6_tk" not in c
+        assert re.findall(r"fx_win_k\(&op(\d+)_p, bt_conv_s8_pm_rq2_ssat,", c) == ["6"]
     else:
         tables = re.findall(r"#define fx_t\d+_rows \(fx_row_ptrs \+ \d+\)", c)
         n = int(re.search(r"fx_row_ptrs\[(\d+)\]", c).group(1))

@@ -140,7 +140,12 @@ class _Emit:
             return
         runs = sorted({f["kw"] * f["in"]["c"] for f in self.conv_fields.values()
                        if f["dil_w"] == 1 and f["kw"] * f["in"]["c"] <= 16})
-        # (the entries and the table declared by kernels/riscv/bt_variants.h)
+        # (the entries and the table declared by kernels/riscv/bt_variants.h, which model.c includes where it calls a
+        # variant (model_c._variant_block); a plan calling none includes it here: ad01's least-RAM plan on riscv32 did
+        # not compile, bt_fx_rv_run_fn unknown)
+        if not e.used_variants:
+            e.declare('#if defined __has_include\n#if __has_include("bt_variants.h")\n#include "bt_variants.h"\n'
+                      '#endif\n#endif')
         e.declare("bt_fx_rv_run_fn *const bt_fx_rv_runs[17] = {" + ", ".join(f"[{k}] = bt_fx_rv_run{k}" for k in runs)
                   + ("" if runs else "0") + "};")
 
@@ -800,10 +805,10 @@ class _Emit:
                          classes=tile_kernels.dispatched(tile_kernels.call_classes(fields, boxes)))
         src, dst = self.pixels(blk, i), self.pixels(blk, t)
         # the shared variants' per-call work (the channel pairs' set-up, bt_pm_loop3r's entry) is paid a tile call, which
-        # their cost lines (measured on whole layers) do not hold: offered to tiles, balanced put mbv2-w0.35's least-RAM
-        # ops 5, 6 and 12-15 on them, modelled +4 % and run +13 % (streamed, 79.9 -> 90.2 M instructions against
-        # `--optimize-code speed`); a tile kernel is offered its instance's forms alone until tile calls are measured
-        form = self.offer(e, op, name, SHARED_TILES and shape in ("box", "col"),
+        # their cost lines (measured on whole layers) do not hold: offered to every box and column tile, balanced put
+        # mbv2-w0.35's least-RAM ops 5, 6 and 12-15 on them, modelled +4 % and run +13 % (streamed, 79.9 -> 90.2 M
+        # instructions against `--optimize-code speed`). Offered only where measured no slower (shared_tile)
+        form = self.offer(e, op, name, shared_tile(shape, group, i in self.banded),
                           tile_kernels.identity(name, fields, group, src, dst, shape, calls))
         if form is False:  # the variant itself, code it shares with the other layers calling it
             name = e.code_choice.get(op.index, (name,))[0] if e.code_choice is not None else name
@@ -817,7 +822,8 @@ class _Emit:
         variant itself and the table's later rows that hold on the layer (each relaxes its conditions; vww's 1x1 op 6:
         the shared bt_conv_s8_pm_rq2_ssat its plain plan calls) (fx_win_k calls it on the tile's bt_conv_params as it calls the tile kernel: valid on every
         call, tile_kernels.variant), their bytes and the layer's modelled cycles run whole (code_budget.work; the
-        tiles' recomputation not counted, as block_cycles); returns the form the budget chose (False: the variant,
+        tiles' recomputation not counted, as block_cycles), the shared ones only within SHARED_TILE_SLACK of the instance's
+        modelled cycles; returns the form the budget chose (False: the variant,
         True: the full instance, before the budget's choice). identity: tile_kernels.identity, the code name the budget
         gives the tile kernel (Emitter.identities), one for the layers whose tile kernels define shares (counted
         once)."""
@@ -828,6 +834,9 @@ class _Emit:
             later = set(rows[rows.index(name):]) if name in rows else {name}
             names = (name,) + tuple(n for n in kernel_variants.all_codegen(e.variants[1], "conv", layer)
                                     if n in later and n != name)
+            own = code_budget.layer_cycles(self.g, op, "conv", layer, name, True, e.variants)
+            names = tuple(n for n in names if own is not None and (code_budget.layer_cycles(
+                self.g, op, "conv", layer, n, False, e.variants) or own * 2) <= own * (1 + SHARED_TILE_SLACK))
         e.offer(op, "conv", names, name, layer)
         if identity is not None:
             e.identities[op.index] = identity
@@ -848,7 +857,24 @@ class _Emit:
         return "\n".join(out)
 
 
-SHARED_TILES = False  # tile kernels offered the shared variants too (see _Emit's conv tile kernels)
+SHARED_TILES = True  # tile kernels offered the shared variants too, where shared_tile holds
+# ... each shared variant whose modelled cycles on the layer run whole are within this of its own instance's (offer;
+# vww's op 6: bt_conv_s8_pm_rq2_ssat 969,667 against 879,140, +10.3 %, its block run faster): the budget's balanced
+# slack otherwise spends itself on tiles whose measured cost follows the model's (mbv2-w0.35's streamed least-RAM ops
+# 24, 28, 32: 441 k -> 680 k cycles each on bt_conv_s8_pm_rq2_ssat_lo, +54 % of their own instance's, run +153 k each)
+SHARED_TILE_SLACK = 0.11
+
+
+def shared_tile(shape: str, group: int, in_rows: bool) -> bool:
+    """Is a conv's tile kernel offered the shared variants (the code budget prices them by the layer run whole)? On
+    column tiles (tile_kernels.one_column: a call an output row of a 1-3 column box) of all channels whose input is not
+    row-banded: there the shared variant's calls measured faster than the instance forms' (cortex-m4 least-RAM,
+    `buildtool run ... --optimize ram`, est. cycles low: vww op 6 on bt_conv_s8_pm_rq2_ssat, its block 4,281,671 ->
+    4,175,023 and 3.4 KB of code less; mbv2-w0.35 op 8, block 6-11 13,043,439 -> 12,903,929, with op 10 12,561,565). Not on a box tile
+    (mbv2-w0.35 op 5, 324 calls of 1x4 pixels: its block 0-5 +395 k), a column tile reading row bands (vww op 4: its
+    block +235 k) nor a channel group's (mbv2-w0.35 ops 13 and 17: +34 k each), where the per-call work the whole-layer
+    cost lines do not hold costs more than the model says."""
+    return SHARED_TILES and shape == "col" and not group and not in_rows
 
 
 def pack_rows(tables: dict) -> tuple:
