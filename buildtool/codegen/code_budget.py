@@ -519,7 +519,9 @@ def _candidates(g, op, offer, shape: tuple, measured: dict, compact: bool = Fals
                 return None
             cost = (0, 0)
         if cost is None:
-            return None
+            if not _forced:
+                return None
+            cost = (0, 0)  # a variant not measured yet (a new row): offered only to be measured (forcing)
         out.append(Candidate(name, code, cost[0], round(shape[0] * cost[1]), table == "compact", table == "medium"))
     return out
 
