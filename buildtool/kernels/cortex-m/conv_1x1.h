@@ -5,18 +5,19 @@
  * output channels over them by one bt_pm_loop3r (bt_mm3x2's groups, bt_rq2 with the output zero point folded into
  * the rounding words, SSAT #8, STRH a pixel). What the general variant does besides, this one leaves out:
  *  - the pixels left after the triples: two, the band's last triple starts at pixel n - 3 (one of its pixels computed
- *    again, the same values stored again: a convolution's output never overlaps its input); one, a channel at a time
- *    (bt_mv1x1, not bt_mv1x4's four); a call of fewer than
+ *    again, the same values stored again: a convolution's output never overlaps its input); one, four channels at a
+ *    time (bt_mv1x4, the last four again where c_out % 4 != 0); a call of fewer than
  *    three pixels, or whose input rows are wider than its output's (a fused tile's), one pixel a pass, widened
  *    three times and stored three times in place;
  *  - an odd last output channel: the last pair is (c_out - 2, c_out - 1) (channel c_out - 2 computed again);
  *  - a pair whose zero point does not fold (bt_pm_k6): not taken.
  * So it needs (kernel_variants.py's row, checked at code generation; no run-time check, so only model.c calls it):
- * kh = kw = 1, stride 1, no padding, c_in % 4 == 0 with 8 <= c_in <= BT_COL_MAX, c_out >= 2, every channel bt_pm_rq2_ok with its shift at least -22 (bt_rq2_zp_ok: the zero point folds), the
- * whole int8 range. Any output pixel stride (a rows-live layer's packed rows: out.c live channels of a pixel
- * out.pixel_stride apart) and input pixel stride. The same cycles as bt_conv_s8_pm_rq2_ssat's on such layers
+ * kh = kw = 1, stride 1, no padding, c_in % 4 == 0 with 8 <= c_in <= BT_COL_MAX, c_out >= 4, every channel
+ * bt_pm_rq2_ok with its shift at least -22 (bt_rq2_zp_ok: the zero point folds), the whole int8 range. Any output
+ * pixel stride (a rows-live layer's packed rows: out.c live channels of a pixel out.pixel_stride apart) and input
+ * pixel stride. The same cycles as bt_conv_s8_pm_rq2_ssat's on such layers
  * (but the odd channel's pair: vww's rows-live layers), a fraction of its code (it links no bt_pm_col_call,
- * bt_pm_tail_call, bt_gather_call, bt_mm2x2, bt_mmpx1, bt_mv1x4, bt_pm_out_call). Without the asm (a host
+ * bt_pm_tail_call, bt_gather_call, bt_mm2x2, bt_mmpx1, bt_mv1x1, bt_pm_out_call). Without the asm (a host
  * build, -O0) it runs bt_conv_pm's loops, the same results. */
 #ifndef BT_CONV_1X1_H
 #define BT_CONV_1X1_H
@@ -40,13 +41,20 @@ void bt_conv_s8_1x1_rq2_ssat(const bt_conv_params *p, const int8_t *in, int32_t 
     int32_t T = 1, step = ips, ops = 0;
     const int8_t *src;
     if (dense) {
-      if (n - t == 1) {   /* one pixel left (n % 3 == 1: a map of 7x7, 8x8, 14x14...): widened once, a channel at a
-                             time (bt_mv1x1), not a triple's work for it (vww-like 8x8 of 256 values: 1.6 % more) */
+      if (n - t == 1) {   /* one pixel left (n % 3 == 1: a map of 7x7, 8x8, 14x14...): widened once, four channels at
+                             a time (bt_mv1x4; c_out >= 4: the last four again where c_out % 4 != 0), not a triple's
+                             work for it (an 8x8 of 256 values into 128 channels: 1.6 % more) */
         int8_t *const o1 = out + t * p->out.pixel_stride;
         bt_widen(in + (y0 - in_y0) * in_row + t * ips, col, K, p->input_offset, off2);
-        for (int32_t c = 0; c < cout; c++) {
-          const int32_t s = shift[c], a = bt_mv1x1(col, p->filter + c * K, K, bias ? bias[c] : 0);
-          o1[c] = (int8_t)bt_pm_out(a, mult[c], s, BT_PM_P2(s), BT_PM_E1(s), zp, -128, 127, 1, 2);
+        for (int32_t oc = 0; oc < cout; oc += 4) {
+          const int32_t c = oc + 4 <= cout ? oc : cout - 4;
+          int32_t a[4];
+          for (int k = 0; k < 4; k++) a[k] = bias ? bias[c + k] : 0;
+          bt_mv1x4(col, p->filter + c * K, K, a);
+          for (int k = 0; k < 4; k++) {
+            const int32_t s = shift[c + k];
+            o1[c + k] = (int8_t)bt_pm_out(a[k], mult[c + k], s, BT_PM_P2(s), BT_PM_E1(s), zp, -128, 127, 1, 2);
+          }
         }
         break;
       }
