@@ -121,6 +121,7 @@ CI_LAYER(ci_pw100, 5, 4, 100, 5, 4, 7, 7, 1, 1, 0, 128, -128, -128)
    90 apart, by bt_rq2 with shifts of 23..27 (the zero point added after the shift) and doubled sums */
 CI_LAYER(ci_pw12, 6, 5, 12, 6, 5, 6, 90, 1, 1, 0, -7, 3, -128)
 CI_LAYER(ci_pw4, 8, 6, 4, 8, 6, 10, 10, 1, 1, 0, 128, -128, -128)
+CI_LAYER(ci_pw2, 3, 2, 8, 3, 2, 5, 5, 1, 1, 0, 11, -7, -128)   /* test_conv_1x1's map 2 wide */
 CI_LAYER(ci_st1, 8, 11, 1, 8, 11, 6, 6, 3, 1, 1, -9, 2, -128)
 CI_LAYER(ci_sgrp, 7, 9, 3, 3, 4, 70, 70, 3, 2, 0, 128, -128, -128)
 #undef CI_LAYER
@@ -194,7 +195,6 @@ static __attribute__((noinline)) void ci_sgrp_bands(int8_t *out) { ci_sgrp_band0
  * whole maps of 35, 20 and 30 pixels (two, two and none left after the triples), odd output channel counts (13, 7,
  * 5: the last pair again) written 15 and 90 apart, bands of 10 and 4 pixels (one left: bt_mv1x1) and of 2 and 6
  * pixels of a map 2 wide (two: one pixel a pass), a channel of multiplier 0 and shift 0 (vww's), shifts -22. */
-CI_LAYER(ci_pw2, 3, 2, 8, 3, 2, 5, 5, 1, 1, 0, 11, -7, -128)
 static void test_conv_1x1(void) {
   static const struct { const bt_conv_params *p; int32_t y0, y1; } cases[] = {
       {&ci_pw, 0, 7}, {&ci_pw13, 0, 5}, {&ci_pw64, 0, 5}, {&ci_pw100, 0, 5}, {&ci_pw12, 0, 6},
