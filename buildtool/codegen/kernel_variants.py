@@ -129,8 +129,20 @@ def kxk_ok(p) -> bool:
             and _pm_rq2(p) and min(p["shifts"][:p["out"]["c"]]) >= -22 and p["act_min"] == -128 and p["act_max"] == 127)
 
 
-# the table rows doubled_ok (or code generation alone) guards: model.c's own calls only, no dispatcher takes them
-CODEGEN_ONLY = frozenset({"bt_conv_s8_pm_rq2m_ssat", "bt_conv_s8_kxk_rq2_ssat"})
+def lean_1x1(p) -> bool:
+    """cortex-m/conv_1x1.h bt_conv_s8_1x1_rq2_ssat's conditions (the lean shared 1x1, issue 50): a 1x1 of stride 1
+    without padding, c_in % 4 == 0 in [8, BT_COL_MAX], c_out >= 4 (_cm_patch_matrix's too), every channel's shift at
+    least -22 (with _pm_rq2: bt_pm_k6 folds the output zero point into every pair's rounding words; it has no other
+    path). Its row follows
+    bt_conv_s8_pm_rq2_ssat's and holds only where that one does: choose() never picks it, the code budget offers it
+    (all_codegen)."""
+    return (p["kh"] == 1 and p["kw"] == 1 and p["stride_h"] == 1 and p["stride_w"] == 1 and p["pad_top"] == 0
+            and p["pad_left"] == 0 and p["in"]["c"] % 4 == 0 and 8 <= p["in"]["c"] <= BT_COL_MAX
+            and p["out"]["c"] >= 4 and all(s >= -22 for s in p["shifts"]))
+
+
+# the table rows no dispatcher takes (model.c's own calls only): doubled_ok's, kxk_ok's, lean_1x1's
+CODEGEN_ONLY = frozenset({"bt_conv_s8_pm_rq2m_ssat", "bt_conv_s8_kxk_rq2_ssat", "bt_conv_s8_1x1_rq2_ssat"})
 
 
 def _always(p) -> bool:
@@ -254,6 +266,8 @@ CORTEX_M = {
         ("bt_conv_s8_pm_rq2_ssat", lambda p: _cm_patch_matrix(p) and _pm_rq2(p) and p["act_max"] == 127
          and p["act_min"] == -128),
         ("bt_conv_s8_kxk_rq2_ssat", lambda p: kxk_ok(p) and p.get("codegen", False)),
+        ("bt_conv_s8_1x1_rq2_ssat", lambda p: _cm_patch_matrix(p) and _pm_rq2(p) and p["act_max"] == 127
+         and p["act_min"] == -128 and lean_1x1(p)),
         ("bt_conv_s8_pm_rq2_ssat_lo", lambda p: _cm_patch_matrix(p) and _pm_rq2(p) and p["act_max"] == 127),
         ("bt_conv_s8_pm_rq2", lambda p: _cm_patch_matrix(p) and _pm_rq2(p)),
         ("bt_conv_s8_pm", _cm_patch_matrix),

@@ -22,6 +22,7 @@
 #include "im2col.h"
 #include "bt_variants.h"   /* and conv_pm.h: the patch-matrix loops */
 #include "conv_kxk.h"       /* the shared KxK loops */
+#include "conv_1x1.h"      /* bt_conv_s8_1x1_rq2_ssat: the lean shared 1x1 (code generation only) */
 
 const char *bt_kernel_set_name(void) { return "cortex-m"; }
 

@@ -1,0 +1,90 @@
+/* The cortex-m set's lean shared 1x1 convolution (issue 50: the code budget's small candidate for a 1x1 layer),
+ * included by conv.c after conv_pm.h (BT_PM_SHARED): bt_conv_s8_1x1_rq2_ssat runs the patch-matrix variant
+ * bt_conv_s8_pm_rq2_ssat's fast path for a 1x1 read in place and nothing else: triples of consecutive pixels widened
+ * by bt_pm_widen3r (the patch is the pixel: no gather, no column builder, no tail of one or two pixels), each pair of
+ * output channels over them by one bt_pm_loop3r (bt_mm3x2's groups, bt_rq2 with the output zero point folded into
+ * the rounding words, SSAT #8, STRH a pixel). What the general variant does besides, this one leaves out:
+ *  - the pixels left after the triples: two, the band's last triple starts at pixel n - 3 (one of its pixels computed
+ *    again, the same values stored again: a convolution's output never overlaps its input); one, four channels at a
+ *    time (bt_mv1x4, the last four again where c_out % 4 != 0); a call of fewer than
+ *    three pixels, or whose input rows are wider than its output's (a fused tile's), one pixel a pass, widened
+ *    three times and stored three times in place;
+ *  - an odd last output channel: the last pair is (c_out - 2, c_out - 1) (channel c_out - 2 computed again);
+ *  - a pair whose zero point does not fold (bt_pm_k6): not taken.
+ * So it needs (kernel_variants.py's row, checked at code generation; no run-time check, so only model.c calls it):
+ * kh = kw = 1, stride 1, no padding, c_in % 4 == 0 with 8 <= c_in <= BT_COL_MAX, c_out >= 4, every channel
+ * bt_pm_rq2_ok with its shift at least -22 (bt_rq2_zp_ok: the zero point folds), the whole int8 range. Any output
+ * pixel stride (a rows-live layer's packed rows: out.c live channels of a pixel out.pixel_stride apart) and input
+ * pixel stride. The same cycles as bt_conv_s8_pm_rq2_ssat's on such layers
+ * (but the odd channel's pair: vww's rows-live layers), a fraction of its code (it links no bt_pm_col_call,
+ * bt_pm_tail_call, bt_gather_call, bt_mm2x2, bt_mmpx1, bt_mv1x1, bt_pm_out_call). Without the asm (a host
+ * build, -O0) it runs bt_conv_pm's loops, the same results. */
+#ifndef BT_CONV_1X1_H
+#define BT_CONV_1X1_H
+
+void bt_conv_s8_1x1_rq2_ssat(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
+                             int32_t y1) {
+#if BT_PM_RQ6_ASM && defined(BT_PM_SHARED)
+  int16_t col[3 * BT_COL_MAX] __attribute__((aligned(4)));   /* as bt_conv_pm's: one frame under 4 KB */
+  bt_pm_l3r l3;   /* bt_pm_loop3r's words */
+  const int32_t K = p->in.c, ips = p->in.pixel_stride, cout = p->out.c, zp = p->output_offset;
+  const int32_t off2 = bt_dup16(p->input_offset), n = (y1 - y0) * p->out.w;
+  const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
+  const int32_t S = BT_GROUPED(3, K), room = 3 * BT_COL_MAX / S, tmax = room < BT_COL3 ? room : BT_COL3;
+  const int32_t ow = p->out.w, in_row = p->in.w * ips;
+  /* the band's pixels consecutive in the input (a whole map's, or a tile's as wide as its input) and at least a
+     triple of them: triples; else (a fused tile's narrower rows, a call of one or two pixels) one pixel a pass,
+     widened three times (the pixel stride 0) and stored three times at the same place (the output stride 0) */
+  const int dense = p->in.w == ow && n >= 3;
+  l3.K = K;
+  for (int32_t t = 0; t < n;) {
+    int32_t T = 1, step = ips, ops = 0;
+    const int8_t *src;
+    if (dense) {
+      if (n - t == 1) {   /* one pixel left (n % 3 == 1: a map of 7x7, 8x8, 14x14...): widened once, four channels at
+                             a time (bt_mv1x4; c_out >= 4: the last four again where c_out % 4 != 0), not a triple's
+                             work for it (an 8x8 of 256 values into 128 channels: 1.6 % more) */
+        int8_t *const o1 = out + t * p->out.pixel_stride;
+        bt_widen(in + (y0 - in_y0) * in_row + t * ips, col, K, p->input_offset, off2);
+        for (int32_t oc = 0; oc < cout; oc += 4) {
+          const int32_t c = oc + 4 <= cout ? oc : cout - 4;
+          int32_t a[4];
+          for (int k = 0; k < 4; k++) a[k] = bias ? bias[c + k] : 0;
+          bt_mv1x4(col, p->filter + c * K, K, a);
+          for (int k = 0; k < 4; k++) {
+            const int32_t s = shift[c + k];
+            o1[c + k] = (int8_t)bt_pm_out(a[k], mult[c + k], s, BT_PM_P2(s), BT_PM_E1(s), zp, -128, 127, 1, 2);
+          }
+        }
+        break;
+      }
+      if (t + 3 > n) t = n - 3;   /* two pixels left: the band's last triple, one of its pixels again */
+      T = (n - t) / 3;
+      if (T > tmax) T = tmax;
+      src = in + (y0 - in_y0) * in_row + t * ips;
+      ops = p->out.pixel_stride;
+    } else {
+      src = in + (y0 + t / ow - in_y0) * in_row + (t % ow) * ips;
+      step = 0;
+    }
+    for (int32_t j = 0; j < T; j++) bt_pm_widen3r(src + 3 * j * step, col + j * S, K, step, off2, 0);
+    int8_t *const o = out + t * p->out.pixel_stride;
+    l3.ops = ops;
+    l3.end = col + T * S;
+    for (int32_t oc = 0; oc < cout; oc += 2) {
+      const int32_t c = oc + 2 <= cout ? oc : cout - 2;   /* an odd count: the last pair is the last two channels */
+      (void)bt_pm_k6(l3.k + 2, mult[c], mult[c + 1], shift[c], shift[c + 1], zp, 1);   /* folds (the row's test) */
+      l3.k[0] = bias ? bias[c] : 0;
+      l3.k[1] = bias ? bias[c + 1] : 0;
+      l3.o = o + c;
+      l3.f0 = p->filter + c * K;
+      bt_pm_loop3r(col, &l3, 1);
+    }
+    t += dense ? 3 * T : 1;
+  }
+#else
+  bt_conv_pm(p, in, in_y0, out, y0, y1, 1, 2);
+#endif
+}
+
+#endif
