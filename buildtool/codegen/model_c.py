@@ -763,13 +763,17 @@ def io_macros(g, P: str, kind: str, idx: list, streamed: tuple = ()) -> str:
 
 
 def _io_table(e: Emitter, name: str, idx: list, streamed: tuple = (), prefix: str = "model") -> str:
-    """Pointer and size of each model input/output; a streamed input has 0 bytes (it is
-    pulled a region at a time by the generated code, never held whole)."""
+    """Pointer and size of each model input/output (tables of them when there are several); a streamed input has 0
+    bytes (it is pulled a region at a time by the generated code, never held whole)."""
     ptrs = ", ".join("bt_arena" if i in streamed else e.at(e.place(i).offset) for i in idx) or "0"
     sizes = ", ".join("0" if i in streamed else str(e.g.tensors[i].nbytes) for i in idx) or "0"
     for i in idx:
         if i not in streamed:
             e.dense(None, i)
+    if len(idx) == 1:  # one: its pointer and size in the functions, no tables
+        return "\n".join([
+            f"void *{prefix}_{name}(int i) {{ return i == 0 ? (void *)({ptrs}) : 0; }}",
+            f"uint32_t {prefix}_{name}_bytes(int i) {{ return i == 0 ? {sizes}u : 0; }}"])
     return "\n".join([
         f"static void *const bt_{name}s[] = {{{ptrs}}};",
         f"static const uint32_t bt_{name}_bytes[] = {{{sizes}}};",
