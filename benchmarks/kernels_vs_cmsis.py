@@ -220,16 +220,16 @@ def fc_layer(g, op, k: int, blob: Blob) -> tuple:
     bias = _bias(g, op, blob)
     decl = (_quant_decl(k, p) +
             f"static const bt_fc_params p{k} = {{{p.n_in}, {p.n_out}, {p.batches}, {p.input_offset}, "
-            f"{p.filter_offset}, {p.output_offset}, {p.act_min}, {p.act_max}, {filt}, {bias}, m{k}, s{k}, "
-            f"{p.per_channel}}};\n")
+            f"{p.filter_offset}, {p.output_offset}, {p.act_min}, {p.act_max}, {p.per_channel}, {filt}, {bias}, "
+            f"m{k}, s{k}}};\n")
     ours = f"bt_fully_connected_s8(&p{k}, g_in, g_opt)"
     if (KSET == weight_order.FC_IL_SET and weight_order.fc_il_ok(g, op)
             and len(blob.data) + w.data.size <= FC_IL_BENCH_MAX):
         # what model.c calls on this set: the weights the image holds interleaved (plan/weight_order.py "fc-il")
         wil = f"(const int8_t *)(bench_blob + {blob.add(weight_order.fc_interleave(w.data.astype(np.int8)))})"
         decl += (f"static const bt_fc_params q{k} = {{{p.n_in}, {p.n_out}, {p.batches}, {p.input_offset}, "
-                 f"{p.filter_offset}, {p.output_offset}, {p.act_min}, {p.act_max}, {wil}, {bias}, m{k}, s{k}, "
-                 f"{p.per_channel}}};\n")
+                 f"{p.filter_offset}, {p.output_offset}, {p.act_min}, {p.act_max}, {p.per_channel}, {wil}, {bias}, "
+                 f"m{k}, s{k}}};\n")
         ours = f"bt_fully_connected_s8_il(&q{k}, g_in, g_opt)"
     n_in, n_out = p.n_in * p.batches, p.n_out * p.batches
     call = (f"arm_fully_connected_per_channel_s8(&ctx, &fp, &qc, &id, g_in, &fd, {filt}, &bd, {bias}, &od, g_cmsis)"

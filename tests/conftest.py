@@ -47,16 +47,18 @@ def private_daemon_dirs(tmp_path_factory):
 
 def model_calls(src: str, fn: str) -> list:
     """(function, layer index) of each call in model.c of a function matching regex fn (no capturing group): a layer's
-    own call (fn(&opN_p, ...)) or its row of a run's table, whose loop calls fn(r->p, ...) (model_c._call_runs: three
-    or more consecutive layers calling one function on their parameters and arena pointers alone)."""
-    out = []
-    pat = re.compile(rf"  ({fn})\(&op(\d+)_p|bt_run\d+\[\d+\] = \{{(.*?)\}};\n(?:.*\n){{3}}\s*({fn})\(r->p")
-    for m in pat.finditer(src):
-        if m.group(1):
-            out.append((m.group(1), int(m.group(2))))
-        else:
-            out += [(m.group(4), int(k)) for k in re.findall(r"&op(\d+)_p", m.group(3))]
-    return out
+    own call (fn(&opN_p, ...)) or its row of a run's table bt_runN (model_c._call_runs: consecutive layers calling
+    kernels of one signature on their parameters, arena pointers and integer constants alone), whose loop calls one
+    kernel (fn(r->p, ...), fn(&r->p, ...)) or each row's (r->fn, the row's kernel after its parameters: &opN_p, or
+    the struct itself after its /* op N */)."""
+    out = [(m.group(1), int(m.group(2))) for m in re.finditer(rf"  ({fn})\(&op(\d+)_p", src)]
+    for t in re.finditer(r"static const struct (bt_run\d+) \{.*?\} \1\[\d+\] = \{\n(.*?)\n *\};", src, re.S):
+        call = re.search(rf"const struct {t[1]} \*r = &{t[1]}\[i\];\n.*\n\s*(r->fn|\w+)\(", src)
+        ops = [int(k) for k in re.findall(r"(?:&op|/\* op )(\d+)", t[2])]
+        fns = (re.findall(r"(?:&op\d+_p|\}), (?:\(bt_run\d+_fn \*\))?([A-Za-z_]\w*)", t[2]) if call[1] == "r->fn"
+               else [call[1]] * len(ops))
+        out += [(f, o) for f, o in zip(fns, ops) if re.fullmatch(fn, f)]
+    return sorted(out, key=lambda c: c[1])
 
 def shared_model(name: str) -> Path:
     p = SHARED_MODELS / f"{name}.tflite"

@@ -257,8 +257,8 @@ class DwP(Structure):
 
 class FcP(Structure):
     _fields_ = (_ints("n_in", "n_out", "batches")
-                + _shorts("input_offset", "filter_offset", "output_offset", "act_min", "act_max")
-                + [(n, c_void_p) for n in ("weights", "bias", "multiplier", "shift")] + _ints("per_channel"))
+                + _shorts("input_offset", "filter_offset", "output_offset", "act_min", "act_max", "per_channel")
+                + [(n, c_void_p) for n in ("weights", "bias", "multiplier", "shift")])
 
 
 class Bcast4(Structure):
@@ -371,7 +371,7 @@ def _fc(lib, g, x):
     lo, hi = qparams.act_range(g, op)
     keep = [np.ascontiguousarray(tw.data.astype(np.int8)), _i32(g.tensors[op.inputs[2]].data), _i32(m), _i32(s)]
     n_out, n_in = tw.shape
-    p = FcP(n_in, n_out, x.size // n_in, -ti.zero_point, 0, to.zero_point, lo, hi, *map(_ptr, keep), pc)
+    p = FcP(n_in, n_out, x.size // n_in, -ti.zero_point, 0, to.zero_point, lo, hi, pc, *map(_ptr, keep))
     y = np.zeros(to.shape, np.int8)
     lib.bt_fully_connected_s8(ctypes.byref(p), _ptr(np.ascontiguousarray(x)), _ptr(y))
     return y

@@ -447,8 +447,8 @@ class Emitter:
             weights = self.plain_copy(w, f"op{op.index}_wplain", "int8_t")
         else:
             weights = self.weight(w, "int8_t")
-        return param16(op, dict(f, weights=weights, bias=self.bias(op), multiplier=mult, shift=shift,
-                                per_channel=per_ch))
+        return param16(op, dict(f, per_channel=per_ch, weights=weights, bias=self.bias(op), multiplier=mult,
+                                shift=shift))
 
     def bcast(self, op) -> dict:
         """bt_bcast4 of a binary operator: the output's 4-D dims and each operand's strides in it."""

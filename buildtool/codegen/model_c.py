@@ -763,13 +763,17 @@ def io_macros(g, P: str, kind: str, idx: list, streamed: tuple = ()) -> str:
 
 
 def _io_table(e: Emitter, name: str, idx: list, streamed: tuple = (), prefix: str = "model") -> str:
-    """Pointer and size of each model input/output; a streamed input has 0 bytes (it is
-    pulled a region at a time by the generated code, never held whole)."""
+    """Pointer and size of each model input/output (tables of them when there are several); a streamed input has 0
+    bytes (it is pulled a region at a time by the generated code, never held whole)."""
     ptrs = ", ".join("bt_arena" if i in streamed else e.at(e.place(i).offset) for i in idx) or "0"
     sizes = ", ".join("0" if i in streamed else str(e.g.tensors[i].nbytes) for i in idx) or "0"
     for i in idx:
         if i not in streamed:
             e.dense(None, i)
+    if len(idx) == 1:  # one: its pointer and size in the functions, no tables
+        return "\n".join([
+            f"void *{prefix}_{name}(int i) {{ return i == 0 ? (void *)({ptrs}) : 0; }}",
+            f"uint32_t {prefix}_{name}_bytes(int i) {{ return i == 0 ? {sizes}u : 0; }}"])
     return "\n".join([
         f"static void *const bt_{name}s[] = {{{ptrs}}};",
         f"static const uint32_t bt_{name}_bytes[] = {{{sizes}}};",
@@ -838,30 +842,45 @@ def _variant_block(e) -> str:
     return _template("variants.c.in", guard=e.variants[0], fallback=fallback)
 
 
-# one layer's step of model_invoke as Emitter.call writes it when the kernel takes its parameters and arena
-# pointers only: op, the kernel, the pointers' C types and arena offsets
+# one layer's step of model_invoke as Emitter.call writes it when the kernel takes its parameters, arena pointers and
+# integer constants only: op, the kernel, its arguments after &opN_p
 _PLAIN_CALL = re.compile(r"  /\* op (\d+): [^\n]*\*/\n  BT_PROFILE_BEGIN\(\1\);\n"
-                         r"  (\w+)\(&op\1_p((?:, \(\(\w+ \*\)\(bt_arena \+ \d+\)\))+)\);\n  BT_PROFILE_END\(\1\);")
-_ARENA_ARG = re.compile(r"\(\((\w+) \*\)\(bt_arena \+ (\d+)\)\)")
+                         r"  (\w+)\(&op\1_p((?:, (?:\(\(\w+ \*\)\(bt_arena \+ \d+\)\)|-?\d+))+)\);\n"
+                         r"  BT_PROFILE_END\(\1\);")
+_CALL_ARG = re.compile(r", (?:\(\((\w+) \*\)\(bt_arena \+ (\d+)\)\)|(-?\d+))")
+_PARAMS_DECL = re.compile(r"static const (\w+) op(\d+)_p = (\{.*\});", re.S)
 CALL_RUN = 3  # consecutive layers calling one kernel that a loop over a table calls (ad01's ten, `nm -S` model_invoke)
+# consecutive layers calling kernels of one C signature (vww's convolutions and depthwise layers) that a loop over a
+# table of function pointers calls: each row's pointer costs 4 bytes more than a run of one kernel's
+FN_RUN = 4
 
 
-def _call_runs(body: list) -> list:
-    """model_invoke's steps with each run of at least CALL_RUN consecutive operators calling the same kernel on their
-    parameters and arena pointers alone (ad01's dense layers) made one loop over a table of their parameters and
-    offsets: a call and its two profile calls once, ~8 bytes a layer instead of ~28, a few cycles a layer more."""
-    out, run = [], []  # run: the current run's (step, its match, (its kernel, its pointers' C types))
+def _call_sig(m) -> tuple:
+    """A plain call's signature: per argument after the parameters, its arena pointer's C type, or None (an int)."""
+    return tuple(a[0] or None for a in _CALL_ARG.findall(m[3]))
+
+
+def _call_runs(body: list, decls: list | None = None) -> list:
+    """model_invoke's steps with each run of consecutive operators calling kernels of one signature on their
+    parameters, arena pointers and integer constants alone (ad01's dense layers; vww's convolutions and depthwise
+    layers between their spreads) made one loop over a table (_run_loop): at least CALL_RUN layers calling one kernel,
+    FN_RUN calling several. A call and its two profile calls once, ~8-16 bytes a layer instead of ~28-40, a few
+    cycles a layer more (the loop and, with several kernels, an indirect call). decls (model.c's declarations): a run
+    whose layers' parameter structs are of one type and read nowhere else holds them (_own_params), each row's
+    pointer gone."""
+    out, run = [], []  # run: the current run's (step, its match, its signature)
 
     def flush():
-        if len(run) < CALL_RUN:
+        fns = {m[2] for _, m, _ in run}
+        if len(run) < (CALL_RUN if len(fns) == 1 else FN_RUN):
             out.extend(step for step, _, _ in run)
         else:
-            out.append(_run_loop([step for step, _, _ in run], [m for _, m, _ in run]))
+            out.append(_run_loop([step for step, _, _ in run], [m for _, m, _ in run], decls, body))
         run.clear()
 
     for step in body:
         m = _PLAIN_CALL.fullmatch(step)
-        sig = m and (m[2], [t for t, _ in _ARENA_ARG.findall(m[3])])
+        sig = m and _call_sig(m)
         if run and not (m and sig == run[-1][2] and int(m[1]) == int(run[-1][1][1]) + 1):
             flush()
         if m:
@@ -872,20 +891,87 @@ def _call_runs(body: list) -> list:
     return out
 
 
-def _run_loop(steps: list, calls: list) -> str:
-    """One loop over the table of a run of calls (_call_runs); each layer keeps its comment and profile region."""
-    first, n, fn = int(calls[0][1]), len(calls), calls[0][2]
-    args = [_ARENA_ARG.findall(m[3]) for m in calls]
-    types = [t for t, _ in args[0]]
-    width = 16 if max(int(o) for a in args for _, o in a) < 1 << 16 else 32
-    rows = ", ".join(f"{{&op{m[1]}_p, {{{', '.join(o for _, o in a)}}}}}" for m, a in zip(calls, args))
-    ptrs = ", ".join(f"({t} *)(bt_arena + r->at[{k}])" for k, t in enumerate(types))
-    return ("\n".join(step.split("\n", 1)[0] for step in steps) + "\n"
-            f"  static const struct bt_run{first} {{ const void *p; uint{width}_t at[{len(types)}]; }} bt_run{first}[{n}] = "
-            f"{{{rows}}};\n"
-            f"  for (int i = 0; i < {n}; i++) {{\n"
-            f"    const struct bt_run{first} *r = &bt_run{first}[i];\n"
-            f"    BT_PROFILE_BEGIN({first} + i);\n    {fn}(r->p, {ptrs});\n    BT_PROFILE_END({first} + i);\n  }}")
+def _own_params(ops: list, decls: list, body: list):
+    """(C type, {op: initializer}, their indices in decls) of the parameter structs opN_p of ops when they are of one
+    type and nothing but their calls reads them (a run's table may hold them, each row's pointer gone), else None."""
+    at = {}
+    for k, d in enumerate(decls):
+        m = _PARAMS_DECL.fullmatch(d)
+        if m and int(m[2]) in ops:
+            at[int(m[2])] = (k, m)
+    if len(at) != len(ops) or len({m[1] for _, m in at.values()}) != 1:
+        return None
+    text = "\n".join(decls) + "\n".join(body)
+    if any(len(re.findall(rf"\bop{o}_p\b", text)) != 2 for o in ops):  # its declaration and its call
+        return None
+    return at[ops[0]][1][1], {o: m[3] for o, (_, m) in at.items()}, sorted(k for k, _ in at.values())
+
+
+def _run_loop(steps: list, calls: list, decls: list | None = None, body: list | None = None) -> str:
+    """One loop over the table of a run of calls (_call_runs); each layer keeps its comment and profile region. A
+    column per argument that differs between the layers (arena offsets 16 bits when they fit, integers 16 bits when
+    they fit), the others written in the call; the kernel's pointer a column when the layers call several (its type
+    the first kernel's: they differ in their parameter struct's pointer type only). The layers' parameter structs are
+    the table's first column when they are of one type and read nowhere else (_own_params; decls given): the table
+    is declared where the last of them was, instead of them."""
+    first, n = int(calls[0][1]), len(calls)
+    ops = [int(m[1]) for m in calls]
+    name = f"bt_run{first}"
+    fns = [m[2] for m in calls]
+    args = [_CALL_ARG.findall(m[3]) for m in calls]
+    own = _own_params(ops, decls, body or []) if decls is not None else None
+    fields, rows, call = [], [[] for _ in calls], []  # call: the kernel's arguments
+    if own:
+        fields.append(f"{own[0]} p;")
+        for r, o in zip(rows, ops):
+            r.append(f"/* op {o} */ {own[1][o]}")
+        call.append("&r->p")
+    else:
+        fields.append("const void *p;")
+        for r, o in zip(rows, ops):
+            r.append(f"&op{o}_p")
+        call.append("r->p")
+    if len(set(fns)) > 1:
+        fields.append(f"{name}_fn *fn;")
+        for r, f in zip(rows, fns):
+            r.append(f if f == fns[0] else f"({name}_fn *){f}")
+        fn = "r->fn"
+    else:
+        fn = fns[0]
+    cols = {}  # "at" / "a": [(argument's position, its values)]
+    for k, (ctype, _, _) in enumerate(args[0]):
+        vals = [int(a[k][1] if ctype else a[k][2]) for a in args]
+        if len(set(vals)) == 1:
+            call.append(f"({ctype} *)(bt_arena + {vals[0]})" if ctype else str(vals[0]))
+            continue
+        kind = "at" if ctype else "a"
+        cols.setdefault(kind, []).append((k, vals))
+        call.append(f"({ctype} *)(bt_arena + r->at[{len(cols[kind]) - 1}])" if ctype
+                    else f"r->a[{len(cols[kind]) - 1}]")
+    for kind in ("at", "a"):
+        if kind in cols:
+            vals = [v for _, vs in cols[kind] for v in vs]
+            if kind == "at":
+                ctype = "uint16_t" if max(vals) < 1 << 16 else "uint32_t"
+            else:
+                ctype = "int16_t" if -(1 << 15) <= min(vals) and max(vals) < 1 << 15 else "int32_t"
+            fields.append(f"{ctype} {kind}[{len(cols[kind])}];")
+            for i, r in enumerate(rows):
+                r.append("{" + ", ".join(str(vs[i]) for _, vs in cols[kind]) + "}")
+    fn_type = (f"typedef __typeof__({fns[0]}) {name}_fn;  /* the kernels' one signature (their structs' pointers "
+               f"aside) */\n" if len(set(fns)) > 1 else "")
+    table = (f"static const struct {name} {{ {' '.join(fields)} }} {name}[{n}] = {{\n"
+             + ",\n".join("  {" + ", ".join(r) + "}" for r in rows) + "\n};")
+    head = "\n".join(step.split("\n", 1)[0] for step in steps) + "\n"
+    if own:  # the table where the last of the structs was, at file scope
+        *gone, last = own[2]
+        decls[last] = fn_type + table
+        for k in reversed(gone):
+            del decls[k]
+    else:
+        head += "".join(f"  {line}\n" for line in (fn_type + table).split("\n"))
+    return (head + f"  for (int i = 0; i < {n}; i++) {{\n    const struct {name} *r = &{name}[i];\n"
+            f"    BT_PROFILE_BEGIN({first} + i);\n    {fn}({', '.join(call)});\n    BT_PROFILE_END({first} + i);\n  }}")
 
 
 def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, emit=None,
@@ -961,6 +1047,7 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
         status=(f"/* {p}_invoke's status when a WHILE ran BT_MAX_ITERATIONS times and its condition still held */\n"
                 f"#define {p.upper()}_ITERATION_LIMIT_STATUS {ITERATION_LIMIT_STATUS}\n"
                 if "bt_cf_overrun" in e.tables else ""))
+    steps = e.body if emit is not None else _call_runs(e.body, e.decls)  # may make runs' parameters arrays in decls
     c = _template(
         "model.c.in", **names, planner=plan.planner, plan_arena_bytes=plan.arena_bytes, variants=_variant_block(e),
         arena=_shared_arena(p, arena_base, max(16, plan.align, weights_align), plan, arena_section),
@@ -970,5 +1057,5 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
         staging=e.staging, stage_once=e.stage_once(),
         inputs=_io_table(e, "input", list(g.inputs), streamed, p),
         outputs=_io_table(e, "output", list(g.outputs), (), p),
-        decls="\n".join(e.decls), steps="\n".join(e.body if emit is not None else _call_runs(e.body)))
+        decls="\n".join(e.decls), steps="\n".join(steps))
     return code_budget.Sources(c, h, e.code_plan)

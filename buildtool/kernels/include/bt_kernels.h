@@ -238,10 +238,10 @@ typedef struct {
   int16_t filter_offset;            /* -weights zero point (0 for TFLite int8) */
   int16_t output_offset;            /* +output zero point */
   int16_t act_min, act_max;
+  int16_t per_channel;              /* in what was padding: 40 bytes a layer's struct, not 44 */
   const int8_t *weights;            /* [n_out][n_in] */
   const int32_t *bias;              /* [n_out] or NULL */
   const int32_t *multiplier, *shift;/* [n_out] if per_channel, else [1] */
-  int32_t per_channel;
 } bt_fc_params;
 
 void bt_fully_connected_s8(const bt_fc_params *p, const int8_t *in, int8_t *out);
