@@ -62,12 +62,14 @@ def test_a_run_of_several_kernels_of_one_signature_is_a_table_of_them():
             "  BT_PROFILE_END({i});")
     fns = ["bt_dw", "bt_conv", "bt_dw", "bt_conv"]
     body = [step.format(i=i, fn=f, a=64 * (i % 2), b=64 * (1 - i % 2), rows=6 >> (i // 2)) for i, f in enumerate(fns)]
-    decls = [f"static const bt_{'xy'[i % 2]} op{i}_p = {{.a = {i}}};" for i in range(4)]  # two struct types
-    (loop,) = model_c._call_runs(body, list(decls))
-    assert "typedef __typeof__(bt_dw) bt_run0_fn;" in loop and "{&op1_p, (bt_run0_fn *)bt_conv, {64, 0}, {6}}" in loop
+    decls = [f"static const bt_x op{i}_p = {{.a = {i}}};" for i in range(4)] + ["int op1_p_reader = op1_p.a;"]
+    (loop,) = model_c._call_runs(body, list(decls))  # one struct type, so one C type: called through one pointer type
+    assert "typedef __typeof__(bt_dw) bt_run0_fn;" in loop and "{&op1_p, bt_conv, {64, 0}, {6}}" in loop
     assert "r->fn(r->p, (int8_t *)(bt_arena + r->at[0]), 0, (int8_t *)(bt_arena + r->at[1]), 0, r->a[0]);" in loop
     sig = [body[0], body[1].replace(", 0, 6);", ", 0, 6, 1);")] + body[2:]  # op 1 has another argument
     assert model_c._call_runs(sig, list(decls)) == sig
+    two = [f"static const bt_{'xy'[i % 2]} op{i}_p = {{.a = {i}}};" for i in range(4)]  # two struct types: two C types
+    assert model_c._call_runs(body, list(two)) == body
     one = [step.format(i=i, fn="bt_dw", a=64 * (i % 2), b=64 * (1 - i % 2), rows=6) for i in range(3)]
     kept = [f"static const bt_x op{i}_p = {{.a = {i}}};" for i in range(3)]  # one type, read by their calls only
     (loop,) = model_c._call_runs(one, kept)

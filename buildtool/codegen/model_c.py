@@ -850,7 +850,7 @@ _PLAIN_CALL = re.compile(r"  /\* op (\d+): [^\n]*\*/\n  BT_PROFILE_BEGIN\(\1\);\
 _CALL_ARG = re.compile(r", (?:\(\((\w+) \*\)\(bt_arena \+ (\d+)\)\)|(-?\d+))")
 _PARAMS_DECL = re.compile(r"static const (\w+) op(\d+)_p = (\{.*\});", re.S)
 CALL_RUN = 3  # consecutive layers calling one kernel that a loop over a table calls (ad01's ten, `nm -S` model_invoke)
-# consecutive layers calling kernels of one C signature (vww's convolutions and depthwise layers) that a loop over a
+# consecutive layers calling kernels of one C type (their parameter structs of one type) that a loop over a
 # table of function pointers calls: each row's pointer costs 4 bytes more than a run of one kernel's
 FN_RUN = 4
 
@@ -862,17 +862,18 @@ def _call_sig(m) -> tuple:
 
 def _call_runs(body: list, decls: list | None = None) -> list:
     """model_invoke's steps with each run of consecutive operators calling kernels of one signature on their
-    parameters, arena pointers and integer constants alone (ad01's dense layers; vww's convolutions and depthwise
-    layers between their spreads) made one loop over a table (_run_loop): at least CALL_RUN layers calling one kernel,
-    FN_RUN calling several. A call and its two profile calls once, ~8-16 bytes a layer instead of ~28-40, a few
-    cycles a layer more (the loop and, with several kernels, an indirect call). decls (model.c's declarations): a run
+    parameters, arena pointers and integer constants alone (ad01's dense layers) made one loop over a table
+    (_run_loop): at least CALL_RUN layers calling one kernel, FN_RUN calling several of one C type (their parameter
+    structs of one type: _params_types; vww's convolutions and depthwise layers alternate two). A call and its two
+    profile calls once, ~8-16 bytes a layer instead of ~28-40, a few cycles a layer more (the loop and, with several kernels, an indirect call). decls (model.c's declarations): a run
     whose layers' parameter structs are of one type and read nowhere else holds them (_own_params), each row's
     pointer gone."""
     out, run = [], []  # run: the current run's (step, its match, its signature)
 
     def flush():
         fns = {m[2] for _, m, _ in run}
-        if len(run) < (CALL_RUN if len(fns) == 1 else FN_RUN):
+        if len(run) < (CALL_RUN if len(fns) == 1 else FN_RUN) or (
+                len(fns) > 1 and len(_params_types([int(m[1]) for _, m, _ in run], decls)) != 1):
             out.extend(step for step, _, _ in run)
         else:
             out.append(_run_loop([step for step, _, _ in run], [m for _, m, _ in run], decls, body))
@@ -889,6 +890,14 @@ def _call_runs(body: list, decls: list | None = None) -> list:
             out.append(step)
     flush()
     return out
+
+
+def _params_types(ops: list, decls: list | None) -> set:
+    """The C types of ops' parameter structs opN_p as decls declare them (None for one it does not): kernels of one
+    call signature whose structs are of one type have one C type, which a run's function-pointer column calls them
+    through (a call through a pointer of another function type is undefined behaviour)."""
+    found = {int(m[2]): m[1] for m in (_PARAMS_DECL.fullmatch(d) for d in decls or ()) if m}
+    return {found.get(o) for o in ops}
 
 
 def _own_params(ops: list, decls: list, body: list):
@@ -910,8 +919,8 @@ def _own_params(ops: list, decls: list, body: list):
 def _run_loop(steps: list, calls: list, decls: list | None = None, body: list | None = None) -> str:
     """One loop over the table of a run of calls (_call_runs); each layer keeps its comment and profile region. A
     column per argument that differs between the layers (arena offsets 16 bits when they fit, integers 16 bits when
-    they fit), the others written in the call; the kernel's pointer a column when the layers call several (its type
-    the first kernel's: they differ in their parameter struct's pointer type only). The layers' parameter structs are
+    they fit), the others written in the call; the kernel's pointer a column when the layers call several (_call_runs:
+    only kernels of one C type, their parameter structs of one type). The layers' parameter structs are
     the table's first column when they are of one type and read nowhere else (_own_params; decls given): the table
     is declared where the last of them was, instead of them."""
     first, n = int(calls[0][1]), len(calls)
@@ -934,7 +943,7 @@ def _run_loop(steps: list, calls: list, decls: list | None = None, body: list | 
     if len(set(fns)) > 1:
         fields.append(f"{name}_fn *fn;")
         for r, f in zip(rows, fns):
-            r.append(f if f == fns[0] else f"({name}_fn *){f}")
+            r.append(f)
         fn = "r->fn"
     else:
         fn = fns[0]
@@ -958,8 +967,8 @@ def _run_loop(steps: list, calls: list, decls: list | None = None, body: list | 
             fields.append(f"{ctype} {kind}[{len(cols[kind])}];")
             for i, r in enumerate(rows):
                 r.append("{" + ", ".join(str(vs[i]) for _, vs in cols[kind]) + "}")
-    fn_type = (f"typedef __typeof__({fns[0]}) {name}_fn;  /* the kernels' one signature (their structs' pointers "
-               f"aside) */\n" if len(set(fns)) > 1 else "")
+    fn_type = (f"typedef __typeof__({fns[0]}) {name}_fn;  /* the kernels' one C type */\n"
+               if len(set(fns)) > 1 else "")
     table = (f"static const struct {name} {{ {' '.join(fields)} }} {name}[{n}] = {{\n"
              + ",\n".join("  {" + ", ".join(r) + "}" for r in rows) + "\n};")
     head = "\n".join(step.split("\n", 1)[0] for step in steps) + "\n"
