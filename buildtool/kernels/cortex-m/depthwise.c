@@ -2373,26 +2373,22 @@ static __attribute__((noinline)) void dw_small_planes(const bt_conv_params *p, c
  * per group of four channels, three rows of int16 cells, pair j of a row holding channel k's input columns
  * 2j - pad_left and 2j + 1 - pad_left (the zero point outside the image); a pair's four channels in its three rows
  * side by side (48 bytes a pair: (pair j, row p, channel k) at 48 j + 16 p + 4 k), ow + 1 pairs. Output x of a row
- * reads pair x of each row: SMLAD with (w0,w1) and SMLABB with w2 on pair x + 1's low half (6 instructions for 9
+ * reads pair x of each row: SMLAD with (w0,w1) and SMLABT with w2 (the top of dw_chan's (w1,w2)) on pair x + 1's low
+ * half (6 instructions for 9
  * MACs, all offsets immediate: dw_small's four-channel words took 13.5, LDR, 2 SXTB16 and 4 SMLAxy a tap of four
  * channels, each input word widened again by each of its taps). The next output row keeps the row of cells its
  * first tap row shares with the last one and widens its other two over the rest, so the rows of cells run down,
- * then up (the constants of every second output row with tap rows 0 and 2 swapped, dw_c2's second four), and each
+ * then up (the constants of every second output row with tap rows 0 and 2 swapped, the second four dw_chan), and each
  * input value is widened once a group: two pixels' words PKHBT/PKHTB into (c0,c1) and (c2,c3) halves, four SXTB16,
  * two rows' eight words one STM (31.5 cycles a pass of two pairs of two rows: ~8 cycles an output). Per channel and
  * output row, six outputs a pass (7 cells a tap row, three registers of them reloaded twice, the weights two LDRs: 12
- * chained LDRs and 12 SMLAD/SMLABB, ~24 cycles a tap row; then dw_rqm, SSAT and STRB each), the row's last n % 6 in
+ * chained LDRs and 12 SMLAD/SMLABT, ~24 cycles a tap row; then dw_rqm, SSAT and STRB each), the row's last n % 6 in
  * one pass, rows of 1-5 outputs a loop of their own over the channels (vww's 3x3 maps: ~15 cycles a row less than
  * the general loop's per-channel checks). Groups outermost, dw_s2_chan once a group (its constants ~380 cycles:
  * 12 K of vww's 3x3x128 layer). vww dense, cortex-m4 est. high: 24x24x16 368.9 K -> 294.6 K, 12x12x32 190.2 K ->
  * 163.5 K, 6x6x64 102.6 K -> 102.4 K, 3x3x128 74.5 K -> 73.2 K (dw_small's bt_dws2 before); a first version with
  * rows of cells apart (a register step, quads, a band's rows of cells refilled) 330.9 K, 180.9 K, 113.3 K, 89.7 K;
  * with quads instead of passes of six 298.0 K, 164.3 K, 105.8 K, 72.8 K. */
-typedef struct {
-  int32_t bias;                     /* 2 (bias + input offset * sum of the nine weights) */
-  int32_t w[6];                     /* per tap row r: (w0,w1), then w2 in the low half, doubled */
-  int32_t m, p2, e1;                /* dw_rqm's: p2 with the output zero point folded */
-} dw_c2;
 
 __asm__(
     /* one tap row of n (1-6) outputs from the row of cells at off (pairs 48 bytes apart, r0), weights at w (r1);
@@ -2426,10 +2422,10 @@ __asm__(
     ".if \\n > 2\n\tBT_DWS2_MAC \\first, r5, lr, r3\n\t.endif\n\t"
     ".if \\n > 1\n\tBT_DWS2_MAC \\first, r4, r10, r3\n\t.endif\n\t"
     "BT_DWS2_MAC \\first, r3, r9, r3\n\t"
-    "smlabb r3, r10, r12, r3\n\t"
-    ".if \\n > 1\n\tsmlabb r4, lr, r12, r4\n\t.endif\n\t"
-    ".if \\n > 2\n\tsmlabb r5, r8, r12, r5\n\t.endif\n\t"
-    ".if \\n > 3\n\tsmlabb r6, r7, r12, r6\n\t.endif\n\t"
+    "smlabt r3, r10, r12, r3\n\t"
+    ".if \\n > 1\n\tsmlabt r4, lr, r12, r4\n\t.endif\n\t"
+    ".if \\n > 2\n\tsmlabt r5, r8, r12, r5\n\t.endif\n\t"
+    ".if \\n > 3\n\tsmlabt r6, r7, r12, r6\n\t.endif\n\t"
     ".endif\n\t"
     ".if \\n == 5\n\t"
     "BT_DWS2_HEAD \\first, \\w, \\off, r7\n\t"
@@ -2439,14 +2435,14 @@ __asm__(
     "BT_DWS2_MAC \\first, r5, lr, r3\n\t"
     "BT_DWS2_MAC \\first, r4, r10, r3\n\t"
     "BT_DWS2_MAC \\first, r3, r9, r3\n\t"
-    "smlabb r3, r10, r12, r3\n\t"
-    "smlabb r4, lr, r12, r4\n\t"
-    "smlabb r5, r8, r12, r5\n\t"
+    "smlabt r3, r10, r12, r3\n\t"
+    "smlabt r4, lr, r12, r4\n\t"
+    "smlabt r5, r8, r12, r5\n\t"
     "ldr.w r9, [r0, #(\\off + 192)]\n\t"
     "ldr.w r10, [r0, #(\\off + 240)]\n\t"
-    "smlabb r6, r9, r12, r6\n\t"
+    "smlabt r6, r9, r12, r6\n\t"
     "BT_DWS2_MAC \\first, r7, r9, r7\n\t"
-    "smlabb r7, r10, r12, r7\n\t"
+    "smlabt r7, r10, r12, r7\n\t"
     ".endif\n\t"
     ".if \\n == 6\n\t"
     "BT_DWS2_HEAD \\first, \\w, \\off, r8\n\t"
@@ -2454,19 +2450,19 @@ __asm__(
     "BT_DWS2_MAC \\first, r5, lr, r3\n\t"
     "BT_DWS2_MAC \\first, r4, r10, r3\n\t"
     "BT_DWS2_MAC \\first, r3, r9, r3\n\t"
-    "smlabb r3, r10, r12, r3\n\t"
-    "smlabb r4, lr, r12, r4\n\t"
+    "smlabt r3, r10, r12, r3\n\t"
+    "smlabt r4, lr, r12, r4\n\t"
     "ldr.w r9, [r0, #(\\off + 144)]\n\t"
     "ldr.w r10, [r0, #(\\off + 192)]\n\t"
-    "smlabb r5, r9, r12, r5\n\t"
+    "smlabt r5, r9, r12, r5\n\t"
     "BT_DWS2_MAC \\first, r6, r9, r8\n\t"
     "BT_DWS2_MAC \\first, r7, r10, r8\n\t"
-    "smlabb r6, r10, r12, r6\n\t"
+    "smlabt r6, r10, r12, r6\n\t"
     "ldr.w lr, [r0, #(\\off + 240)]\n\t"
     "ldr.w r9, [r0, #(\\off + 288)]\n\t"
     "BT_DWS2_MAC \\first, r8, lr, r8\n\t"
-    "smlabb r7, lr, r12, r7\n\t"
-    "smlabb r8, r9, r12, r8\n\t"
+    "smlabt r7, lr, r12, r7\n\t"
+    "smlabt r8, r9, r12, r8\n\t"
     ".endif\n\t"
     ".endm\n\t"
 
@@ -2559,7 +2555,7 @@ __asm__(
     "BT_DWS2_OUT \\n, 1\n\t"
     "adds r0, r0, #4\n\t"
     "adds r2, r2, #1\n\t"
-    "adds r1, r1, #40\n\t"           /* sizeof (dw_c2) */
+    "adds r1, r1, #44\n\t"           /* sizeof (dw_chan) */
     "cmp r1, r8\n\t"
     "bne 1b\n\t"
     ".endm\n\t"
@@ -2631,9 +2627,9 @@ __asm__(
     "ldr r4, [sp, #60]\n\t"
     "cmp r4, #0\n\t"
     "beq 13f\n\t"
-    "adds r1, r1, #160\n\t"          /* up: the constants with tap rows 0 and 2 swapped */
+    "adds r1, r1, #176\n\t"          /* up: the constants with tap rows 0 and 2 swapped */
     "13:\n\t"
-    "add r5, r1, #160\n\t"
+    "add r5, r1, #176\n\t"
     "str r5, [sp, #92]\n\t"          /* the channels' end */
     "ldr r4, [sp, #48]\n\t"
     "cmp r4, #0\n\t"
@@ -2653,7 +2649,7 @@ __asm__(
     "ldr r4, [sp, #48]\n\t"
     "adds r0, r0, #4\n\t"
     "adds r2, r2, #1\n\t"
-    "adds r1, r1, #40\n\t"           /* sizeof (dw_c2) */
+    "adds r1, r1, #44\n\t"           /* sizeof (dw_chan) */
     "cmp r1, r5\n\t"
     "bne 20b\n\t"
     /* then, n % 6 > 0, the channels' last n % 6 outputs: the loops of rows of 1-5 outputs from the cells and
@@ -2665,11 +2661,11 @@ __asm__(
     "ldr r4, [sp, #48]\n\t"
     "ldr r2, [sp, #72]\n\t"
     "ldr r5, [sp, #96]\n\t"
-    "sub r1, r1, #160\n\t"
+    "sub r1, r1, #176\n\t"
     "add r0, r0, r4\n\t"
     "add r2, r2, r5\n\t"
     "30:\n\t"                        /* rows of 1-5 outputs: a loop of their own over the channels */
-    "add r4, r1, #160\n\t"
+    "add r4, r1, #176\n\t"
     "str r4, [sp, #4]\n\t"
     "ldr r4, [sp, #100]\n\t"
     "blx r4\n\t"
@@ -2795,7 +2791,7 @@ __asm__(
     ".purgem BT_DWS2_HEAD\n\t"
     ".purgem BT_DWS2_MAC\n\t"
     ".text");
-void bt_dws2g(uint32_t *cells, const dw_c2 *f, int8_t *out, const int32_t *g);
+void bt_dws2g(uint32_t *cells, const dw_chan *f, int8_t *out, const int32_t *g);
 void bt_dws2_t1(void);
 void bt_dws2_t2(void);
 void bt_dws2_t3(void);
@@ -2803,46 +2799,29 @@ void bt_dws2_t4(void);
 void bt_dws2_t5(void);
 
 
-/* dw_s2's constants of channels c..c+3: f[0..3], then f[4..7] the same with tap rows 0 and 2 swapped. */
-static __attribute__((noinline, optimize("Os"))) void dw_s2_chan(const bt_conv_params *p, int32_t c, dw_c2 *f) {
-  const int32_t c_n = p->out.c, off = p->input_offset, zp = p->output_offset;
-  int32_t se = 0, so = 0;
-  for (int32_t r = 0; r < 3; r++) {
-    const int8_t *w = p->filter + 3 * r * c_n + c;
-    uint32_t t[6];
-    dw_tap_row4(w, c_n, &se, &so, t);
-    const uint32_t ae2 = t[0], be2 = t[1], ce2 = t[2], ao2 = t[3], bo2 = t[4], co2 = t[5];
-    const int32_t q = 4 - 2 * r;   /* the row's place in the second four */
-    f[0].w[2 * r] = f[4].w[q] = (int32_t)bt_pkhbt16(ae2, be2);
-    f[0].w[2 * r + 1] = f[4].w[q + 1] = (int32_t)ce2;
-    f[2].w[2 * r] = f[6].w[q] = (int32_t)bt_pkhtb16(be2, ae2);
-    f[2].w[2 * r + 1] = f[6].w[q + 1] = (int32_t)ce2 >> 16;
-    f[1].w[2 * r] = f[5].w[q] = (int32_t)bt_pkhbt16(ao2, bo2);
-    f[1].w[2 * r + 1] = f[5].w[q + 1] = (int32_t)co2;
-    f[3].w[2 * r] = f[7].w[q] = (int32_t)bt_pkhtb16(bo2, ao2);
-    f[3].w[2 * r + 1] = f[7].w[q + 1] = (int32_t)co2 >> 16;
-  }
-  const int32_t sum[4] = {(int16_t)se, (int16_t)so, se >> 16, so >> 16};
-  for (int32_t k = 0; k < 4; k++) {
-    const int32_t sft = p->shift[c + k], e1 = dw_mm_e(sft);
-    dw_c2 *const a = &f[k], *const b = &f[4 + k];
-    a->bias = b->bias = 2 * (off * sum[k] + (p->bias ? p->bias[c + k] : 0));
-    a->m = b->m = p->multiplier[c + k];
-    a->p2 = b->p2 = bt_rq2_p2_zp(dw_mm_p(sft), e1, zp);
-    a->e1 = b->e1 = e1;
+/* dw_s2's constants of channels c..c+3: f[0..3] dw_chan4_q4's (bt_dws2g reads w2 from the top half of each tap row's
+ * (w1,w2) by SMLABT: the stride-1 paths' set-up, where a copy of its own took 392 bytes), then f[4..7] the same with
+ * tap rows 0 and 2 swapped, a word at a time. */
+static __attribute__((noinline)) void dw_s2_chan(const bt_conv_params *p, int32_t c, dw_chan *f) {
+  dw_chan4_q4(p, c, 3 * p->out.c, p->out.c, f);
+  const int32_t *a = (const int32_t *)f;
+  int32_t *b = (int32_t *)(f + 4);
+  for (int32_t k = 0; k < 4; k++, a += 11, b += 11) {   /* bias, w[6], m, p2, e1, zp */
+    b[0] = a[0]; b[1] = a[5]; b[2] = a[6]; b[3] = a[3]; b[4] = a[4]; b[5] = a[1]; b[6] = a[2];
+    b[7] = a[7]; b[8] = a[8]; b[9] = a[9];
   }
 }
 
 /* Output rows [y0, y1) of a dw_s2_ok layer: the pairs past the image the zero point once a call; per group of four
  * channels dw_s2_chan, then one bt_dws2g: the rows whose tap rows are all inside the image, then (extra) a last row
  * whose tap row 2 is below it (the zero point's word as that row's pixels, step 0; so is a tap row 0 above the
- * image). Stack: 2304 bytes of cells and 320 of constants, less than dw_small's 2688 and its band's. */
+ * image). Stack: 2304 bytes of cells and 352 of constants, less than dw_small's 2688 and its band's. */
 /* dw_s2's loop of rows of ow % 6 outputs (bt_dws2_tN; none: 0) */
 typedef void (*dw_s2_tail)(void);
 static __attribute__((noinline, optimize("Os"))) void dw_s2(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out,
                                             int32_t y0, int32_t y1, dw_s2_tail t) {
   uint32_t buf[DW_S2_WORDS] __attribute__((aligned(8)));
-  dw_c2 f[8];
+  dw_chan f[8];
   const int32_t c_n = p->out.c, ips = p->in.pixel_stride, in_row = p->in.w * ips, ops = p->out.pixel_stride;
   const int32_t ow = p->out.w, iw = p->in.w, ih = p->in.h, pl = p->pad_left, out_row = ow * ops;
   const uint32_t z2 = (uint32_t)bt_dup16(-p->input_offset);
