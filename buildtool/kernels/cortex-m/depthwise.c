@@ -303,6 +303,8 @@ typedef struct {
 
 /* bt_dw_q4_RL (below) */
 typedef void (*dw_q4_fn)(const int16_t *, const void *, int8_t *, const int32_t *);
+/* dw_sums_q_1_rl's (a row's last pair, n % 4 of 2 or 3; bt_dw_rows_q4e_RL: none) */
+typedef void (*dw_pair_fn)(const int16_t *, const void *, int8_t *, int32_t, int32_t, int32_t, int32_t, int32_t);
 
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
 /* The start of an asm function made by a .macro whose parameter `name` names it: its own section (the linker
@@ -438,7 +440,7 @@ __asm__(
     "str r4, [sp, #12]\n\t"
     "beq.w \\done\n\t"
     ".endm\n\t"
-    ".macro BT_DWQ4 name, rl\n\t"
+    ".macro BT_DWQ4 name, rl, col=1\n\t"
     BT_ASM_ENTRY
     "sub sp, sp, #8\n\t"           /* 40 bytes of locals: g[10], g[11] at 32 */
     "str r3, [sp, #8]\n\t"
@@ -503,7 +505,8 @@ __asm__(
     "b.w 20b\n\t"
     "40:\n\t"
     /* n odd: the channel's last column, two rows a pass where they share two tap rows (stride 1 down: g[14]
-       pairs), then one at a time (g[15]); r3 out_row meanwhile */
+       pairs), then one at a time (g[15]); r3 out_row meanwhile (col 0: none, bt_dw_q4e_RL) */
+    ".if \\col\n\t"
     "ldr r5, [sp, #28]\n\t"
     "cmp r5, #0\n\t"
     "beq 9f\n\t"
@@ -606,6 +609,7 @@ __asm__(
     "subs r6, r6, #1\n\t"
     "str r6, [sp, #12]\n\t"
     "bne 8b\n\t"
+    ".endif\n\t"
     "9:\n\t"
     "ldr r4, [sp, #8]\n\t"
     "ldr r3, [r4, #16]\n\t"         /* ops again */
@@ -626,6 +630,11 @@ __asm__(
     "BT_DWQ4 bt_dw_q4_16, 16\n\t"
     "BT_DWQ4 bt_dw_q4_32, 32\n\t"
     "BT_DWQ4 bt_dw_q4_56, 56\n\t"
+    /* rows of whole quads alone (n % 4 == 0: no last column), ~330 bytes less */
+    "BT_DWQ4 bt_dw_q4e_8, 8, 0\n\t"
+    "BT_DWQ4 bt_dw_q4e_16, 16, 0\n\t"
+    "BT_DWQ4 bt_dw_q4e_32, 32, 0\n\t"
+    "BT_DWQ4 bt_dw_q4e_56, 56, 0\n\t"
     ".purgem BT_DWQ4\n\t"
     ".purgem BT_DWQ4_NEXT\n\t"
     ".purgem BT_DWQ4_PAIR\n\t"
@@ -639,6 +648,10 @@ void bt_dw_q4_8(const int16_t *r, const void *f, int8_t *o, const int32_t *g);
 void bt_dw_q4_16(const int16_t *r, const void *f, int8_t *o, const int32_t *g);
 void bt_dw_q4_32(const int16_t *r, const void *f, int8_t *o, const int32_t *g);
 void bt_dw_q4_56(const int16_t *r, const void *f, int8_t *o, const int32_t *g);
+void bt_dw_q4e_8(const int16_t *r, const void *f, int8_t *o, const int32_t *g);
+void bt_dw_q4e_16(const int16_t *r, const void *f, int8_t *o, const int32_t *g);
+void bt_dw_q4e_32(const int16_t *r, const void *f, int8_t *o, const int32_t *g);
+void bt_dw_q4e_56(const int16_t *r, const void *f, int8_t *o, const int32_t *g);
 static const dw_q4_fn dw_q4_fns[4] = {
     bt_dw_q4_8, bt_dw_q4_16, bt_dw_q4_32, bt_dw_q4_56};
 _Static_assert(sizeof(dw_chan) == 44, "dw_q4 reads dw_chan's fields at fixed offsets");
@@ -1040,9 +1053,9 @@ DW_SUMS_Q(dw_sums_q_2_56, 2, 56)
 #undef DW_SUMS_Q
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
 /* bt_dw_q4's rows' last pair (n & 2), any row length: one copy for every rl (its few outputs, not the loop's) */
-static __attribute__((noinline)) void dw_sums_q_1_rl(const int16_t *r, const dw_chan *f, int8_t *o, int32_t rows,
+static __attribute__((noinline)) void dw_sums_q_1_rl(const int16_t *r, const void *f, int8_t *o, int32_t rows,
                                                      int32_t rstep, int32_t ops, int32_t out_row, int32_t rl) {
-  dw_sums_q(r, f, o, 2, rows, rstep, ops, out_row, 1, rl);
+  dw_sums_q(r, (const dw_chan *)f, o, 2, rows, rstep, ops, out_row, 1, rl);
 }
 #endif
 static const dw_sums_q_fn dw_sums_q_fns[2][4] = {
@@ -1200,7 +1213,7 @@ static int dw_rows_ok(const bt_conv_params *p) {
  * (dw_rows_q4_li's conditions; only that loop is compiled: q4f the row length's bt_dw_q4), -1: as the layer allows. */
 static inline __attribute__((always_inline)) void dw_rows(const bt_conv_params *p, const dw_geo *g, const int8_t *in,
                                                          int32_t in_y0, int8_t *out, int32_t y0, int32_t y1, int fast,
-                                                         const int LI, const int Q4, dw_q4_fn q4f) {
+                                                         const int LI, const int Q4, dw_q4_fn q4f, dw_pair_fn pf) {
   /* bt_dw_q4's strips (big) take the sums' stack row for cells too: longer chunks, fewer input rows widened twice */
   union {
     int16_t cells[DW_CELLS + 2 * DW_ACC];
@@ -1213,6 +1226,7 @@ static inline __attribute__((always_inline)) void dw_rows(const bt_conv_params *
   int32_t *const acc = u.s.acc;
   dw_chan ch[4];
   (void)q4f;   /* (without DSP no bt_dw_q4) */
+  (void)pf;
   if (y1 <= y0) return;
   const int32_t s = g->s, sh = g->sh, c_n = p->out.c, ops = g->ops, ow = g->ow, fr = g->fr, fc = g->fc;
   const int32_t out_row = g->orow, off = p->input_offset, zp = p->output_offset, lo = p->act_min,
@@ -1277,10 +1291,10 @@ static inline __attribute__((always_inline)) void dw_rows(const bt_conv_params *
                                   2 * sh * rl - DW_Q4_CELLS(n), out_row - DW_Q4_OUTS(n, ops), 2 * (n - 1),
                                   (n - 1) * ops, sh == 1 ? rows >> 1 : 0, sh == 1 ? rows & 1 : rows};
           (Q4 == 1 ? q4f : dw_q4_fns[li])(plane, ch, o, qg);
-          if (n & 2)
+          if (n & 2)   /* (Q4 1: the entry's pf, none where no strip has such a pair) */
             for (int32_t k = 0; k < 4; k++)
-              dw_sums_q_1_rl(plane + k * K + (n & ~3), &ch[k], o + k + (n & ~3) * ops, rows, sh * rl, ops, out_row,
-                             rl);
+              (Q4 == 1 ? pf : dw_sums_q_1_rl)(plane + k * K + (n & ~3), &ch[k], o + k + (n & ~3) * ops, rows,
+                                              sh * rl, ops, out_row, rl);
         }
         continue;
       }
@@ -2914,10 +2928,11 @@ static int dw_rows_q4_li(const bt_conv_params *p, const dw_geo *g, int fast) {
 /* dw_rows on the call's geometry (LI, Q4: dw_rows'). */
 static inline __attribute__((always_inline)) void dw_rows_call(const bt_conv_params *p, const int8_t *in,
                                                               int32_t in_y0, int8_t *out, int32_t y0, int32_t y1,
-                                                              int fast, const int LI, const int Q4, dw_q4_fn q4f) {
+                                                              int fast, const int LI, const int Q4, dw_q4_fn q4f,
+                                                              dw_pair_fn pf) {
   int t;
   const dw_geo g = dw_rows_geo(p, in_y0, y0, y1, &t);
-  dw_rows(p, &g, in, t ? 0 : in_y0, out, t ? 0 : y0, t ? p->out.w : y1, fast, LI, Q4, q4f);
+  dw_rows(p, &g, in, t ? 0 : in_y0, out, t ? 0 : y0, t ? p->out.w : y1, fast, LI, Q4, q4f, pf);
 }
 
 /* Any filter, stride, padding and dilation: the 3x3 interior path where a row has one, the general pixels else. */
@@ -2986,8 +3001,8 @@ DW_SMALL_ENTRIES(16)
 DW_SMALL_ENTRIES(32)
 DW_SMALL_ENTRIES(56)
 #undef DW_SMALL_ENTRIES
-BT_DW_PATH(bt_dw_rows_rq2) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 1, -1, -1, 0); }
-BT_DW_PATH(bt_dw_rows) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 0, -1, -1, 0); }
+BT_DW_PATH(bt_dw_rows_rq2) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 1, -1, -1, 0, 0); }
+BT_DW_PATH(bt_dw_rows) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 0, -1, -1, 0, 0); }
 BT_DW_PATH(bt_dw_box_rq2) { dw_box(&dp->conv, in, in_y0, out, y0, y1, 1); }
 BT_DW_PATH(bt_dw_box) { dw_box(&dp->conv, in, in_y0, out, y0, y1, 0); }
 /* a fused tile's calls of a pixel or two (tile_kernels.dw_path_of_calls): the general pixels alone, without the 3x3
@@ -3014,16 +3029,19 @@ DW_S2G(5, bt_dws2_t5)
   BT_DW_PATH(bt_dw_planes_##rl) { dw_small_planes(&dp->conv, in, in_y0, out, y0, y1, li, bt_dwp_##rl); }
 /* bt_dw_rows_q4_RL: one dw_rows for the four row lengths (li an argument: its per-strip set-up is not the loop's) */
 static __attribute__((noinline, optimize("Os"))) void dw_rows_q4(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out,
-                                                 int32_t y0, int32_t y1, int li, dw_q4_fn q4f) {
-  dw_rows_call(p, in, in_y0, out, y0, y1, 1, li, 1, q4f);
+                                                 int32_t y0, int32_t y1, int li, dw_q4_fn q4f, dw_pair_fn pf) {
+  dw_rows_call(p, in, in_y0, out, y0, y1, 1, li, 1, q4f, pf);
 }
-#define DW_ROWS_Q4(rl, li) \
-  BT_DW_PATH(bt_dw_rows_q4_##rl) { dw_rows_q4(&dp->conv, in, in_y0, out, y0, y1, li, bt_dw_q4_##rl); }
+/* bt_dw_rows_q4e_RL: bt_dw_rows_q4_RL where every strip's outputs are whole quads (model.c's calls where
+ * kernel_variants.dw_rows_entry finds them so): bt_dw_q4e_RL without the last column, no dw_sums_q_1_rl */
+#define DW_ROWS_Q4(rl, li)                                                                                        \
+  BT_DW_PATH(bt_dw_rows_q4_##rl) { dw_rows_q4(&dp->conv, in, in_y0, out, y0, y1, li, bt_dw_q4_##rl, dw_sums_q_1_rl); } \
+  BT_DW_PATH(bt_dw_rows_q4e_##rl) { dw_rows_q4(&dp->conv, in, in_y0, out, y0, y1, li, bt_dw_q4e_##rl, 0); }
 #else
 BT_DW_PATH(bt_dw_s2g) {
   const bt_conv_params *p = &dp->conv;
   if (dw_small_ok(p, y0, y1)) dw_small(p, in, in_y0, out, y0, y1, 1);
-  else if (dw_rows_take(p, y0, y1)) dw_rows_call(p, in, in_y0, out, y0, y1, 1, -1, -1, 0);
+  else if (dw_rows_take(p, y0, y1)) dw_rows_call(p, in, in_y0, out, y0, y1, 1, -1, -1, 0, 0);
   else dw_box(p, in, in_y0, out, y0, y1, 1);
 }
 #define DW_S2G(n) BT_DW_PATH(bt_dw_s2g_##n) { bt_dw_s2g(dp, in, in_y0, out, y0, y1); }
@@ -3035,7 +3053,9 @@ DW_S2G(4)
 DW_S2G(5)
 #undef DW_S2G
 #define DW_PLANES(rl, li) BT_DW_PATH(bt_dw_planes_##rl) { dw_small(&dp->conv, in, in_y0, out, y0, y1, 1); }
-#define DW_ROWS_Q4(rl, li) BT_DW_PATH(bt_dw_rows_q4_##rl) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 1, -1, -1, 0); }
+#define DW_ROWS_Q4(rl, li)                                                                                        \
+  BT_DW_PATH(bt_dw_rows_q4_##rl) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 1, -1, -1, 0, 0); }            \
+  BT_DW_PATH(bt_dw_rows_q4e_##rl) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 1, -1, -1, 0, 0); }
 #endif
 DW_PLANES(8, 0)
 DW_PLANES(16, 1)
