@@ -337,10 +337,12 @@ def dw_rows_strip_outputs(p, rl: int) -> list:
 
 
 def dw_rows_entry(p, rl: int) -> str:
-    """The function model.c calls for a layer on bt_dw_rows_q4_RL: bt_dw_rows_q4e_RL where every strip's outputs are
-    whole quads (depthwise.c: bt_dw_q4e_RL without the last column's loops, no dw_sums_q_1_rl; ~570 bytes less),
-    else bt_dw_rows_q4_RL."""
-    whole = all(n % 4 == 0 for n in dw_rows_strip_outputs(p, rl))
+    """The function model.c calls for a layer on bt_dw_rows_q4_RL: bt_dw_rows_q4e_RL where the map runs as it is (not
+    dw_rows_geo's transposed) and every strip's outputs are whole quads (depthwise.c: dw_q4s, the planes' driver, with
+    bt_dw_q4e_RL: no last column, no dw_sums_q_1_rl, not dw_rows' copy), else bt_dw_rows_q4_RL."""
+    o = p["out"]
+    t = p["stride_h"] == p["stride_w"] and o["w"] < DW_T_MAX and o["h"] >= 2 * o["w"]
+    whole = not t and all(n % 4 == 0 for n in dw_rows_strip_outputs(p, rl))
     return f"bt_dw_rows_q4{'e' if whole else ''}_{rl}"
 
 

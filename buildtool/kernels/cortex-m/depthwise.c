@@ -2,9 +2,9 @@
  * groups of four, stride_w 2 or at most DW_SMALL_PIXELS output pixels, take dw_small (below "small maps
  * and stride 2": the input copied a word of four channels at a time into a zero-point padded buffer, nine
  * straight-line taps a pixel); on Arm those with stride_w 1, rows of at least 3 outputs and every channel
- * on bt_dw_q4's terms take dw_small_planes instead (per-channel int16 planes, SMLAD on column pairs, bt_dwp).
+ * on bt_dw_q4's terms take dw_q4s's planes instead (per-channel int16 planes, SMLAD on column pairs, bt_dwp).
  * On Arm, stride 2 both ways with every channel on bt_dw_q4's terms, 3 to 47 outputs a row and at least two rows
- * a call, takes dw_s2 first (below dw_small_planes: four channels' int16 column pairs in three rows of cells that
+ * a call, takes dw_s2 first (below dw_q4s: four channels' int16 column pairs in three rows of cells that
  * each output row refills two of, bt_dws2g).
  * Other 3x3 undilated calls with stride_w 1 or 2, of at least DW_MIN_PIXELS
  * output pixels, 2 rows and DW_MIN_WIDTH columns, take dw_rows (below "3x3, dilation 1"): per group
@@ -675,22 +675,34 @@ __asm__(
     ".hidden bt_dw_widen4\n\t.type bt_dw_widen4, %function\n\t.thumb_func\n\t"
     "bt_dw_widen4:\n\t"
     "push {r4-r11, lr}\n\t"
-    "sub sp, sp, #16\n\t"
-    "str r3, [sp, #0]\n\t"         /* g */
+    "sub sp, sp, #32\n\t"
+    /* the row's steps once a call: every pointer moves on with its stores, then by a constant to the next row */
     "ldr r4, [r3, #8]\n\t"
     "str r4, [sp, #4]\n\t"         /* rows left */
-    "add r12, r1, r1, lsl #1\n\t"  /* 3 ips */
-    "1:\n\t"
-    "ldr r10, [sp, #0]\n\t"
-    "str r0, [sp, #8]\n\t"         /* the row's source and cells */
-    "str r2, [sp, #12]\n\t"
-    "ldr r11, [r10, #4]\n\t"
-    "ldr lr, [r10, #20]\n\t"       /* lead */
+    "ldr r5, [r3, #20]\n\t"
+    "ldr r6, [r3, #12]\n\t"
+    "ldr r7, [r3, #24]\n\t"
+    "str r5, [sp, #16]\n\t"        /* lead */
+    "str r6, [sp, #20]\n\t"        /* bytes of a row's groups of four pixels */
+    "str r7, [sp, #24]\n\t"        /* tail */
+    "add r8, r5, r7\n\t"
+    "add r9, r6, r8, lsl #1\n\t"   /* bytes of a row's cells a plane */
+    "ldr r10, [r3, #16]\n\t"
+    "sub r10, r10, r9\n\t"
+    "str r10, [sp, #8]\n\t"        /* from a row's last cell to the next row's first */
+    "add r8, r8, r6, lsr #1\n\t"   /* a row's pixels */
+    "mul r8, r8, r1\n\t"
+    "ldr r10, [r3, #0]\n\t"
+    "sub r10, r10, r8\n\t"
+    "str r10, [sp, #12]\n\t"       /* from a row's last pixel to the next row's first */
+    "ldr r11, [r3, #4]\n\t"
     "add r3, r2, r11\n\t"
     "add r4, r3, r11\n\t"
     "add r5, r4, r11\n\t"
-    "cmp lr, #0\n\t"
-    "beq 3f\n\t"
+    "add r12, r1, r1, lsl #1\n\t"  /* 3 ips */
+    "1:\n\t"
+    "ldr r6, [sp, #16]\n\t"
+    "cbz r6, 3f\n\t"
     "ldr r6, [r0]\n\t"
     "add r0, r0, r1\n\t"
     "sxtb16 r7, r6\n\t"
@@ -702,7 +714,7 @@ __asm__(
     "strh r7, [r4], #2\n\t"
     "strh r8, [r5], #2\n\t"
     "3:\n\t"
-    "ldr lr, [r10, #12]\n\t"
+    "ldr lr, [sp, #20]\n\t"
     "add lr, lr, r2\n\t"           /* the end of the row's groups */
     "cmp lr, r2\n\t"
     "beq.w 6f\n\t"                 /* none (a row of at most 3 + lead pixels): its tail alone */
@@ -732,8 +744,7 @@ __asm__(
     "cmp.w r2, lr\n\t"
     "bne.w 2b\n\t"
     "6:\n\t"
-    "ldr r10, [sp, #0]\n\t"
-    "ldr lr, [r10, #24]\n\t"      /* the row's last pixels: a pair (tail & 2), then a single (tail & 1) */
+    "ldr lr, [sp, #24]\n\t"      /* the row's last pixels: a pair (tail & 2), then a single (tail & 1) */
     "tst lr, #2\n\t"
     "beq 4f\n\t"
     "ldr r6, [r0]\n\t"
@@ -753,26 +764,28 @@ __asm__(
     "tst lr, #1\n\t"
     "beq 5f\n\t"
     "ldr r6, [r0]\n\t"
+    "add r0, r0, r1\n\t"
     "sxtb16 r7, r6\n\t"
     "sxtb16 r8, r6, ror #8\n\t"
-    "strh r7, [r2]\n\t"
-    "strh r8, [r3]\n\t"
+    "strh r7, [r2], #2\n\t"
+    "strh r8, [r3], #2\n\t"
     "lsrs r7, r7, #16\n\t"
     "lsrs r8, r8, #16\n\t"
-    "strh r7, [r4]\n\t"
-    "strh r8, [r5]\n\t"
+    "strh r7, [r4], #2\n\t"
+    "strh r8, [r5], #2\n\t"
     "5:\n\t"
-    "ldr r0, [sp, #8]\n\t"
-    "ldr r2, [sp, #12]\n\t"
-    "ldr r11, [r10, #0]\n\t"
-    "ldr lr, [r10, #16]\n\t"
-    "add r0, r0, r11\n\t"
-    "add r2, r2, lr\n\t"
-    "ldr r11, [sp, #4]\n\t"
-    "subs r11, r11, #1\n\t"
-    "str r11, [sp, #4]\n\t"
+    "ldr r6, [sp, #8]\n\t"
+    "ldr r7, [sp, #12]\n\t"
+    "add r0, r0, r7\n\t"
+    "add r2, r2, r6\n\t"
+    "add r3, r3, r6\n\t"
+    "add r4, r4, r6\n\t"
+    "add r5, r5, r6\n\t"
+    "ldr r6, [sp, #4]\n\t"
+    "subs r6, r6, #1\n\t"
+    "str r6, [sp, #4]\n\t"
     "bne 1b\n\t"
-    "add sp, sp, #16\n\t"
+    "add sp, sp, #32\n\t"
     "pop {r4-r11, pc}\n\t"
     ".size bt_dw_widen4, . - bt_dw_widen4\n\t"
     ".text");
@@ -1394,14 +1407,14 @@ static inline __attribute__((always_inline)) void dw_rows(const bt_conv_params *
  * weights from one LDRD) and is requantised like dw3x3_rows' (sat: dw_rqm with the zero point folded,
  * SSAT, one word stored). No widening: it takes maps too small for dw_rows' set-up to repay (a whole map
  * at most DW_SMALL_PIXELS outputs) and every stride-2 call, whose widened cells are each read ~2 times.
- * On Arm the stride-1 ones on bt_dw_q4's terms go to dw_small_planes (below bt_dwp): widened after all, but
+ * On Arm the stride-1 ones on bt_dw_q4's terms go to dw_q4s with bt_dwp (below): widened after all, but
  * into one small buffer with its zero-point cells written once a band and SMLAD's 1.5 MACs an instruction
  * (vww's 6x6x128 layers 177.9 K -> 132.9 K cycles, cortex-m4 est. high; dw_rows' set-up took 234.6 K).
  * Stride 2 stayed here when widened planes (the same kernel with (w0,w1), w2 and five cell words a quad)
  * measured 414 K against 369 K for vww's 24x24x16 layer and 204 K against 190 K for its 12x12x32, ~2 cycles a
  * widened input value that each stride-2 value repays only ~2.25 times (its 6x6x64 layer 100.1 K against
  * 102.6 K): its bands widened their shared input row twice and set up every group once a band. dw_s2 (below
- * dw_small_planes) widens each value once a group, sets a group up once a call and keeps every tap an immediate
+ * dw_q4s) widens each value once a group, sets a group up once a call and keeps every tap an immediate
  * offset: 369 K -> 295 K and 190 K -> 164 K; the one-row calls and the other stride-2 calls stay here. */
 #define DW_PAD_WORDS 672            /* buffer words (2688 bytes: dw_rows' planes) */
 #define DW_SMALL_PIXELS 64
@@ -1579,7 +1592,7 @@ static const dw_small2_fn dw_small2_fns[2][4] = {{bt_dws2_1_8, bt_dws2_1_16, bt_
  * outputs after the rows, its steps in registers. Per tap row and pair of outputs x, x+1 the cells' words (x, x+1),
  * (x+2, x+3) and SMLAD + SMLABT, SMLATB + SMLAD with (w0,w1), (w1,w2) (bt_dw_q4's: 4 instructions for 6 MACs), where
  * dw_small's four-channel words took 6 for 4 (LDR, SXTB16 twice and four SMLABB/SMLATT a tap, each input word widened
- * again by each of its up to nine taps); then dw_rqm, SSAT and STRB each output. The planes are bt_dwp_widen's, each
+ * again by each of its up to nine taps); then dw_rqm, SSAT and STRB each output. The planes are bt_dw_widen4's (dw_q4s), each
  * pixel widened once a group. Rows of exactly six or three outputs (a 6x6 or 3x3 map) run their own loops, every
  * channel in them, the row steps in registers or loaded after the stores (the general row loop's checks and steps: 15
  * cycles a row more); bt_dwp_8 holds those two loops only (rows of 8 cells: six or three outputs, dw_planes_li), the
@@ -2196,7 +2209,7 @@ static __attribute__((noinline)) void dw_small_one(const bt_conv_params *p, cons
   dw_small_b(p, in, in_y0, out, y0, y1, 1, 1, band);
 }
 
-/* 1 when dw_small_planes takes a dw_small_ok call of out rows [y0, y1): stride_w 1, rows of at least 3 outputs
+/* 1 when dw_q4s's planes (bt_dw_planes_RL) take a dw_small_ok call of out rows [y0, y1): stride_w 1, rows of at least 3 outputs
  * (narrower ones: a pair or a single output a row in bt_dwp's column loop, its set-up not repaid), at least 2 rows
  * (the in-place ring's one-row calls would widen three input rows and set up every group for one output row),
  * fast with the zero point folded and the whole int8 range (dw_rqm + SSAT) for every channel (bt_dw_q4's
@@ -2232,152 +2245,80 @@ static int dw_s2_ok(const bt_conv_params *p, int32_t y0, int32_t y1, int fast) {
 
 #if DW_Q4
 
-/* dw_small_planes' widening in asm: bt_dwp_widen(src, ips, d, g), g = {in_row, bytes between the planes (2 K),
- * rows, pairs a row, lead, tail, the input zero point in four bytes, bytes between rows of cells}: per row of the
- * four channels' pixels (src, in_row bytes apart) the planes' words from d (rl cells a row, the even cell at or
- * before the image's first column): a word (x, x+1) from two pixels' words A and B by PKHBT and PKHTB (bytes
- * c, c+1 and c+2, c+3 of both) and four SXTB16, one STR a plane; with lead the first word takes the zero point
- * for A (the image's first column in an odd cell), with tail the last one for B. gcc's C loop spilled its
- * pointers: 653 instructions a group of vww's 6x6 maps (6 rows of a lead, two pairs and a tail), here 443, and
- * dw_widen4_s1 (dw_rows') 544 with its lead and remainder by halves; lead and tail pick one of four row loops
- * once a call. Registers: r0 the row's pixels, r1 ips, r2 the row's cells, r3 in_row, r4 the zero-point word, r5
- * rows left, r6 pixels, r7 cells, r8 pairs left, r9-r11 and lr words, r12 2 K; on the stack pairs a row and the
- * bytes between rows of cells. */
-__asm__(
-    ".macro BT_DWPW_WORD a, b\n\t"
-    "pkhbt r11, \\a, \\b, lsl #16\n\t"
-    "pkhtb lr, \\b, \\a, asr #16\n\t"
-    "sxtb16 r9, r11\n\t"
-    "sxtb16 r10, r11, ror #8\n\t"
-    "str r9, [r7]\n\t"
-    "str r10, [r7, r12]\n\t"
-    "sxtb16 r9, lr\n\t"
-    "sxtb16 r10, lr, ror #8\n\t"
-    "add r11, r12, r12, lsl #1\n\t"
-    "str r9, [r7, r12, lsl #1]\n\t"
-    "str r10, [r7, r11]\n\t"
-    "adds r7, r7, #4\n\t"
-    ".endm\n\t"
-    /* rows with (lead) or without a first word taking the zero point, and (tail) a last one */
-    ".macro BT_DWPW_ROWS lead, tail\n\t"
-    "1:\n\t"
-    "mov r6, r0\n\t"
-    "mov r7, r2\n\t"
-    ".if \\lead\n\t"
-    "ldr r9, [r6]\n\t"
-    "add r6, r6, r1\n\t"
-    "BT_DWPW_WORD r4, r9\n\t"
-    ".endif\n\t"
-    "ldr r8, [sp]\n\t"
-    "cmp r8, #0\n\t"
-    "beq 3f\n\t"
-    "2:\n\t"
-    "ldr r9, [r6]\n\t"
-    "ldr r10, [r6, r1]\n\t"
-    "add r6, r6, r1, lsl #1\n\t"
-    "BT_DWPW_WORD r9, r10\n\t"
-    "subs r8, r8, #1\n\t"
-    "bne 2b\n\t"
-    "3:\n\t"
-    ".if \\tail\n\t"
-    "ldr r9, [r6]\n\t"
-    "BT_DWPW_WORD r9, r4\n\t"
-    ".endif\n\t"
-    "ldr r9, [sp, #4]\n\t"
-    "add r0, r0, r3\n\t"
-    "add r2, r2, r9\n\t"
-    "subs r5, r5, #1\n\t"
-    "bne 1b\n\t"
-    ".endm\n\t"
-    ".section .text.bt_dwp_widen,\"ax\",%progbits\n\t.p2align 2\n\t.global bt_dwp_widen\n\t"
-    ".hidden bt_dwp_widen\n\t.type bt_dwp_widen, %function\n\t.thumb_func\n\t"
-    "bt_dwp_widen:\n\t"
-    "push {r4-r11, lr}\n\t"
-    "sub sp, sp, #8\n\t"
-    "ldr r4, [r3, #24]\n\t"
-    "ldr r12, [r3, #4]\n\t"
-    "ldr r5, [r3, #8]\n\t"
-    "ldr r6, [r3, #12]\n\t"
-    "ldr r7, [r3, #28]\n\t"
-    "ldr r8, [r3, #16]\n\t"
-    "ldr r9, [r3, #20]\n\t"
-    "ldr r3, [r3, #0]\n\t"
-    "strd r6, r7, [sp]\n\t"         /* pairs a row, bytes between rows of cells */
-    "cmp r8, #0\n\t"
-    "bne 20f\n\t"
-    "cmp r9, #0\n\t"
-    "bne 30f\n\t"
-    "BT_DWPW_ROWS 0, 0\n\t"
-    "b 90f\n\t"
-    "20:\n\t"
-    "cmp r9, #0\n\t"
-    "bne 40f\n\t"
-    "BT_DWPW_ROWS 1, 0\n\t"
-    "b 90f\n\t"
-    "30:\n\t"
-    "BT_DWPW_ROWS 0, 1\n\t"
-    "b 90f\n\t"
-    "40:\n\t"
-    "BT_DWPW_ROWS 1, 1\n\t"
-    "90:\n\t"
-    "add sp, sp, #8\n\t"
-    "pop {r4-r11, pc}\n\t"
-    ".size bt_dwp_widen, . - bt_dwp_widen\n\t"
-    ".purgem BT_DWPW_ROWS\n\t"
-    ".purgem BT_DWPW_WORD\n\t"
-    ".text");
-void bt_dwp_widen(const int8_t *src, int32_t ips, int16_t *d, const int32_t *g);
-
-/* Output rows [y0, y1) of a dw_small_planes_ok layer, a band of rows at a time: the cells outside the image the
- * input zero point once a band (four int16 planes, rows rl cells apart, the input's columns in their natural
- * order), then per group of four channels dw_chan4_q4's values, the input pixels inside the image widened
- * (bt_dwp_widen) and bt_dwp. Stack: the same 2688 bytes as dw_small's buffer (a sibling call, not nested; vww's
- * measured stack 4,684 bytes either way). One body for the four row lengths (li an argument, dwp the row length's
- * bt_dwp: a model whose small maps take two row lengths links it once, 876 bytes). */
-static __attribute__((noinline)) void dw_small_planes(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
-                                                      int8_t *out, int32_t y0, int32_t y1, int li, dwp_fn dwp) {
-  int16_t plane[2 * DW_PAD_WORDS] __attribute__((aligned(8)));
+/* Output rows [y0, y1) (out holds row y0) of a stride-1 3x3 layer on bt_dw_q4's terms, the map as it is: bt_dw_planes_RL
+ * (kernel bt_dwp_RL, planes 1: whole rows of at most rl - 2 outputs, dw_small_planes_ok) and bt_dw_rows_q4e_RL (bt_dw_q4e_RL,
+ * planes 0: strips of at most rl - 2 and DW_NS1 outputs, every one's a multiple of four) in one driver (issue 50: it
+ * and dw_widen4_s1's asm, bt_dw_widen4, serve both where dw_small_planes, its own widening bt_dwp_widen, dw_rows' copy
+ * for bt_dw_q4 and its widening wrapper took 3,112 bytes: vww cortex-m4; its 6x6x128 layers 120.5 K -> 120.2 K est. cycles,
+ * the 3x3x256 one 94.4 K -> 99.8 K, the rows' 48x48x8, 24x24x32, 12x12x64 407.9 K -> 403.8 K, 406.3 K -> 402.6 K, 221.8 K
+ * -> 216.0 K, with bt_dw_widen4's row steps once a call). Per strip the cells outside the image the input zero point (its columns outside for every
+ * row; its rows outside once where the strip is one chunk, else each chunk), then per group of four channels
+ * dw_chan4_q4's values and per chunk of output rows (dw_rows' chunks: its planes and the sums' stack row, balanced)
+ * the rows inside the image widened (bt_dw_widen4) and the kernel. */
+static __attribute__((noinline)) void dw_q4s(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
+                                                            int8_t *out, int32_t y0, int32_t y1, int li, dw_q4_fn kern,
+                                                            int planes) {
+  int16_t plane[DW_CELLS + 2 * DW_ACC + 2] __attribute__((aligned(8)));   /* (bt_dwp reads the cell past the last) */
   dw_chan ch[4];
+  if (y1 <= y0) return;
   const int32_t c_n = p->out.c, ips = p->in.pixel_stride, in_row = p->in.w * ips, ops = p->out.pixel_stride;
-  const int32_t sh = p->stride_h, ow = p->out.w, ih = p->in.h, iw = p->in.w;
-  const int32_t cols = ow + 2, ix0 = -p->pad_left, out_row = ow * ops;   /* (li: dw_planes_li(ow)) */
-  const int32_t rl = dw_rls[li];
-  /* rows a band: four planes of nr rows and the cell past the last one (read, never used) */
-  const int32_t rb = ((2 * DW_PAD_WORDS - 2) / (4 * rl) - 3) / sh + 1;
+  const int32_t sh = p->stride_h, ow = p->out.w, ih = p->in.h, out_row = ow * ops, rl = dw_rls[li];
+  const int32_t most = planes ? ow : (rl - 2 < DW_NS1 ? rl - 2 : DW_NS1), strips = (ow + most - 1) / most;
   const int16_t z = (int16_t)-p->input_offset;
-  const uint32_t zw = (uint32_t)(uint8_t)(int8_t)-p->input_offset * 0x01010101u;
-  /* a row's quads (n % 4 of 2: the last one with the pair, six outputs; of 3: three after them), their cells' bytes */
+  const uint32_t z2 = (uint32_t)bt_dup16(-p->input_offset);
+  int32_t rc = ((DW_CELLS + 2 * DW_ACC) / (4 * rl) - 3) / sh + 1;
+  if (rc >= y1 - y0) {
+    rc = y1 - y0;
+  } else {
+    const int32_t nch = (y1 - y0 + rc - 1) / rc;
+    rc = (y1 - y0 + nch - 1) / nch;
+  }
+  const int32_t K = ((rc - 1) * sh + 3) * rl, rstep = 2 * sh * rl, one = rc == y1 - y0;
+  /* bt_dwp's row: its quads (n % 4 of 2: the last one with the pair, six outputs; of 3: three after them) */
   const int32_t tail = (ow & 3) == 3 ? 3 : ((ow & 3) == 2 ? 2 : 0), nq = (ow >> 2) - (tail == 2), qb = nq * 8;
-  int32_t jv0 = -ix0, jv1 = iw - ix0;   /* cells inside the image: [jv0, jv1) */
-  jv0 = jv0 < 0 ? 0 : (jv0 > cols ? cols : jv0);
-  jv1 = jv1 < jv0 ? jv0 : (jv1 > cols ? cols : jv1);
-  for (int32_t ya = y0; ya < y1; ya += rb) {
-    const int32_t rows = y1 - ya < rb ? y1 - ya : rb, nr = (rows - 1) * sh + 3, iy0 = ya * sh - p->pad_top;
-    const int32_t K = nr * rl, rstep = 2 * sh * rl;
-    int32_t ra = -iy0, rz = ih - iy0;   /* rows inside the image: [ra, rz) of the band's nr */
-    ra = ra < 0 ? 0 : (ra > nr ? nr : ra);
-    rz = rz < ra ? ra : (rz > nr ? nr : rz);
-    for (int32_t k = 0; k < 4; k++)
-      for (int32_t r = 0; r < nr; r++) {
-        int16_t *d = plane + k * K + r * rl;
-        const int inside = r >= ra && r < rz;
-        for (int32_t j = 0; j < cols; j++) {
-          if (inside && j == jv0) j = jv1;
-          if (j < cols) d[j] = z;
-        }
-      }
-    const int32_t g[14] = {qb, tail, rstep, out_row, ops, (ow & 3) == 1, ow == 6 || ow == 3 ? ow : 0, 4, 2 * K,
-                           rows * rstep, rstep - qb, out_row - (ow == 6 ? 4 : nq * 4 + (tail == 2 ? 6 : 0)) * ops,
-                           qb, nq * 4 * ops};
-    int8_t *o = out + (ya - y0) * out_row;
-    const int8_t *src0 = in + (iy0 + ra - in_y0) * in_row + (ix0 + jv0) * ips;
-    const int32_t lead = jv0 & 1, wg[8] = {in_row, 2 * K, rz - ra, (jv1 - jv0 - lead) >> 1, lead,
-                                           (jv1 - jv0 - lead) & 1, (int32_t)zw, 2 * rl};
+  for (int32_t st = 0; st < strips; st++) {
+    const int32_t xa = ow * st / strips, xb = ow * (st + 1) / strips, n = xb - xa, cells = n + 2;
+    const int32_t ix0 = xa - p->pad_left;
+    int32_t bv0 = -ix0, bv1 = p->in.w - ix0;   /* cells inside the image: [bv0, bv1) */
+    bv0 = bv0 < 0 ? 0 : (bv0 > cells ? cells : bv0);
+    bv1 = bv1 < bv0 ? bv0 : (bv1 > cells ? cells : bv1);
+    for (int32_t b = 0; b < cells; b++) {   /* the columns outside the image, every row */
+      if (b == bv0) b = bv1;
+      if (b >= cells) break;
+      for (int32_t i = b; i < 4 * K; i += rl) plane[i] = z;
+    }
+    const int32_t cnt = bv1 - bv0, lead = bv0 & 1;
+    int32_t g[16], wg[7], ra = 0, rz = 0;   /* a chunk's (one chunk: worked out for the strip's first group alone) */
     for (int32_t c = 0; c < c_n; c += 4) {
       dw_chan4_q4(p, c, 3 * c_n, c_n, ch);
-      if (rz > ra && jv1 > jv0)
-        bt_dwp_widen(src0 + c, ips, plane + ra * rl + (jv0 & ~1), wg);
-      dwp(plane, ch, o + c, g);
+      for (int32_t ya = y0; ya < y1; ya += rc) {
+        const int32_t rows = y1 - ya < rc ? y1 - ya : rc, nr = (rows - 1) * sh + 3, iy0 = ya * sh - p->pad_top;
+        if (c == 0 || !one) {
+          ra = -iy0, rz = ih - iy0;   /* rows inside the image: [ra, rz) of the chunk's nr */
+          ra = ra < 0 ? 0 : (ra > nr ? nr : ra);
+          rz = rz < ra ? ra : (rz > nr ? nr : rz);
+          for (int32_t r = 0; r < nr; r++) {   /* the rows outside the image */
+            if (r == ra) r = rz;
+            if (r >= nr) break;
+            for (int32_t k = 0; k < 4; k++) dw_fill_z(plane + k * K + r * rl, rl, z2);
+          }
+          wg[0] = in_row; wg[1] = 2 * K; wg[2] = rz - ra; wg[3] = 8 * ((cnt - lead) >> 2); wg[4] = 2 * rl;
+          wg[5] = lead; wg[6] = (cnt - lead) & 3;
+          if (planes) {   /* bt_dwp's */
+            const int32_t q[14] = {qb, tail, rstep, out_row, ops, (ow & 3) == 1, ow == 6 || ow == 3 ? ow : 0, 4, 2 * K,
+                                   rows * rstep, rstep - qb,
+                                   out_row - (ow == 6 ? 4 : nq * 4 + (tail == 2 ? 6 : 0)) * ops, qb, nq * 4 * ops};
+            __builtin_memcpy(g, q, sizeof q);
+          } else {        /* bt_dw_q4e's */
+            const int32_t q[12] = {(n >> 2) * 8, rows, rstep, out_row, ops, 0, 0, 0, 4, 2 * K, rstep - DW_Q4_CELLS(n),
+                                   out_row - DW_Q4_OUTS(n, ops)};
+            __builtin_memcpy(g, q, sizeof q);
+          }
+        }
+        if (rz > ra && cnt > 0)
+          bt_dw_widen4(in + (iy0 + ra - in_y0) * in_row + (ix0 + bv0) * ips + c, ips, plane + ra * rl + bv0, wg);
+        kern(plane, ch, out + (ya - y0) * out_row + xa * ops + c, g);
+      }
     }
   }
 }
@@ -2880,7 +2821,7 @@ static __attribute__((noinline, optimize("Os"))) void dw_s2(const bt_conv_params
 /* the row length index (dw_rls) of rows of cols cells */
 static inline int dw_small_li(int32_t cols) { return cols <= 8 ? 0 : cols <= 16 ? 1 : cols <= 32 ? 2 : 3; }
 
-/* dw_small_planes' for rows of ow outputs: rows of 8 cells for six or three outputs (bt_dwp_8: their loops alone), of
+/* dw_q4s's planes' row length for rows of ow outputs: rows of 8 cells for six or three outputs (bt_dwp_8: their loops alone), of
  * 16 for four or five (bt_dwp_16's general loop: bt_dwp_8 holds no copy of it, 1,174 bytes less where a model's small
  * maps are 6x6 and 3x3, vww's), else dw_small_li's */
 static inline int dw_planes_li(int32_t ow) { return ow == 6 || ow == 3 ? 0 : dw_small_li(ow + 2 < 9 ? 9 : ow + 2); }
@@ -3026,7 +2967,7 @@ DW_S2G(4, bt_dws2_t4)
 DW_S2G(5, bt_dws2_t5)
 #undef DW_S2G
 #define DW_PLANES(rl, li) \
-  BT_DW_PATH(bt_dw_planes_##rl) { dw_small_planes(&dp->conv, in, in_y0, out, y0, y1, li, bt_dwp_##rl); }
+  BT_DW_PATH(bt_dw_planes_##rl) { dw_q4s(&dp->conv, in, in_y0, out, y0, y1, li, bt_dwp_##rl, 1); }
 /* bt_dw_rows_q4_RL: one dw_rows for the four row lengths (li an argument: its per-strip set-up is not the loop's) */
 static __attribute__((noinline, optimize("Os"))) void dw_rows_q4(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out,
                                                  int32_t y0, int32_t y1, int li, dw_q4_fn q4f, dw_pair_fn pf) {
@@ -3036,7 +2977,7 @@ static __attribute__((noinline, optimize("Os"))) void dw_rows_q4(const bt_conv_p
  * kernel_variants.dw_rows_entry finds them so): bt_dw_q4e_RL without the last column, no dw_sums_q_1_rl */
 #define DW_ROWS_Q4(rl, li)                                                                                        \
   BT_DW_PATH(bt_dw_rows_q4_##rl) { dw_rows_q4(&dp->conv, in, in_y0, out, y0, y1, li, bt_dw_q4_##rl, dw_sums_q_1_rl); } \
-  BT_DW_PATH(bt_dw_rows_q4e_##rl) { dw_rows_q4(&dp->conv, in, in_y0, out, y0, y1, li, bt_dw_q4e_##rl, 0); }
+  BT_DW_PATH(bt_dw_rows_q4e_##rl) { dw_q4s(&dp->conv, in, in_y0, out, y0, y1, li, bt_dw_q4e_##rl, 0); }
 #else
 BT_DW_PATH(bt_dw_s2g) {
   const bt_conv_params *p = &dp->conv;
