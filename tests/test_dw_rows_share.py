@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from buildtool import pipeline
-from buildtool.codegen import model_c
+from buildtool.codegen import kernel_variants, model_c
 from buildtool.model.writer import serialize
 from buildtool.pipeline import plan_memory
 from buildtool.steps.models import Model
@@ -32,10 +32,11 @@ def _model(h=24, c=8, c2=16):
 # (the model's shapes, its calls at optimize_code=speed, at the default): a shorter row length onto the longer one;
 # a 48x48x8 layer (56 cells) onto the 24x24x64 one's 32 in two strips of 24 (on 56 the 24x24x64 layer would widen 4
 # more rows a group of its 16, more than the bt_dw_q4_32 dropped buys)
-SHARES = {"longer": (dict(), [("bt_dw_rows_q4_16", "2"), ("bt_dw_rows_q4_32", "0")],
-                     [("bt_dw_rows_q4_32", "0"), ("bt_dw_rows_q4_32", "2")]),
-          "strips": (dict(h=48, c=8, c2=64), [("bt_dw_rows_q4_32", "2"), ("bt_dw_rows_q4_56", "0")],
-                     [("bt_dw_rows_q4_32", "0"), ("bt_dw_rows_q4_32", "2")])}
+SHARES = {"longer": (dict(), [("bt_dw_rows_q4e_16", "2"), ("bt_dw_rows_q4e_32", "0")],
+                     [("bt_dw_rows_q4e_32", "0"), ("bt_dw_rows_q4e_32", "2")]),
+          "strips": (dict(h=48, c=8, c2=64), [("bt_dw_rows_q4e_32", "2"), ("bt_dw_rows_q4e_56", "0")],
+                     [("bt_dw_rows_q4e_32", "0"), ("bt_dw_rows_q4e_32", "2")])}
+# (every strip of these layers is whole quads: model.c calls bt_dw_rows_q4e_RL, kernel_variants.dw_rows_entry)
 
 
 def _plan(g):
@@ -43,7 +44,7 @@ def _plan(g):
 
 
 def _calls(src: str) -> list:
-    return sorted(re.findall(r"^  (bt_dw_rows_q4_\d+)\(&op(\d+)_p", src, re.M))
+    return sorted(re.findall(r"^  (bt_dw_rows_q4e?_\d+)\(&op(\d+)_p", src, re.M))
 
 
 def test_widened_rows_model():
@@ -62,6 +63,18 @@ def test_strips_model():
         return model_c._dw_rows_strips(dict(out=dict(h=h, w=w, c=c), stride_h=1, stride_w=1), rl)
     assert [strips(48, 48, 8, rl) for rl in (56, 32, 16)] == [(1, 384, 48), (2, 384, 24), (4, 384, 12)]
     assert strips(25, 5, 64, 32) == (1, 5 * 64, 25)
+
+
+def test_rows_entry_takes_whole_quads_alone():
+    """kernel_variants.dw_rows_entry: bt_dw_rows_q4e_RL (no last column, dw_q4s) where the map runs as it is and every
+    strip's outputs are a multiple of four; a strip of 26 (a pair left), a 25x5 map (transposed, kws: rows of 25) or
+    a 48-wide map on 56 cells split where 32 would not (two strips of 24 on 32) as the rows ask."""
+    def entry(h, w, rl):
+        return kernel_variants.dw_rows_entry(dict(out=dict(h=h, w=w, c=8), stride_h=1, stride_w=1), rl)
+    assert [entry(24, 24, 32), entry(12, 12, 16), entry(48, 48, 32), entry(48, 48, 56)] == [
+        "bt_dw_rows_q4e_32", "bt_dw_rows_q4e_16", "bt_dw_rows_q4e_32", "bt_dw_rows_q4e_56"]
+    assert [entry(26, 26, 32), entry(25, 5, 32), entry(50, 50, 56)] == [
+        "bt_dw_rows_q4_32", "bt_dw_rows_q4_32", "bt_dw_rows_q4_56"]
 
 
 @pytest.mark.parametrize("share", sorted(SHARES))

@@ -398,6 +398,8 @@ def test_model_c_calls_variants(model_sources):
     for name in kernel_variants.ADD_TAB_VARIANTS:  # add.c's table loops, called by name (add_tab_variant)
         plain = plain.replace(f"  {name}(&", "  bt_add_s8(&")
     plain = plain.replace("  bt_avg_pool_s8_sxt(&", "  bt_avg_pool_s8(&")  # pooling.c's loop, called by name (AVG_SXT_TAPS)
+    for rl in kernel_variants.DW_CELLS_ROWS:  # a rows path's entry where its strips are whole quads (dw_rows_entry)
+        plain = plain.replace(f"  bt_dw_rows_q4e_{rl}(&", "  bt_depthwise_s8(&")
     assert plain == model_sources["dispatchers"]
 
 

@@ -350,6 +350,27 @@ def dw_s2g_entry(p) -> str:
     return f"bt_dw_s2g_{p['out']['w'] % 6}"
 
 
+def dw_rows_strip_outputs(p, rl: int) -> list:
+    """The outputs of each strip of the layer's whole-map dw_rows call in planes of rl cells (depthwise.c dw_rows with
+    a row length built in: at stride 1 strips of at most DW_NS1 and rl - 2 outputs, balanced; dw_rows_geo's narrow,
+    tall map transposed)."""
+    o = p["out"]
+    t = p["stride_h"] == p["stride_w"] and o["w"] < DW_T_MAX and o["h"] >= 2 * o["w"]
+    ow = o["h"] if t else o["w"]
+    strips = -(-ow // min(DW_NS1, rl - 2))
+    return [ow * (st + 1) // strips - ow * st // strips for st in range(strips)]
+
+
+def dw_rows_entry(p, rl: int) -> str:
+    """The function model.c calls for a layer on bt_dw_rows_q4_RL: bt_dw_rows_q4e_RL where the map runs as it is (not
+    dw_rows_geo's transposed) and every strip's outputs are whole quads (depthwise.c: dw_q4s, the planes' driver, with
+    bt_dw_q4e_RL: no last column, no dw_sums_q_1_rl, not dw_rows' copy), else bt_dw_rows_q4_RL."""
+    o = p["out"]
+    t = p["stride_h"] == p["stride_w"] and o["w"] < DW_T_MAX and o["h"] >= 2 * o["w"]
+    whole = not t and all(n % 4 == 0 for n in dw_rows_strip_outputs(p, rl))
+    return f"bt_dw_rows_q4{'e' if whole else ''}_{rl}"
+
+
 def dw_family(name: str) -> str:
     """The "depthwise_m1" path a variant's name runs, its row length and bt_rq2 form aside (bt_dw_rows_q4_32:
     "rows_q4"): the code budget's depthwise classes are the table's paths (code_budget.budget_class)."""

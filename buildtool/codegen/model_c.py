@@ -294,6 +294,30 @@ def depthwise_conv_2d(e, op) -> None:
     e.call(op, f"{fn}(&{n}_p, {e.act(op.inputs[0])}, 0, {e.act(op.outputs[0])}, 0, {h});")
 
 
+def _dw_rows_entries(e) -> None:
+    """Each row length's bt_dw_rows_q4_RL calls on bt_dw_rows_q4e_RL where every such layer's strips are whole quads
+    (kernel_variants.dw_rows_entry) and nothing else names the function: no firmware links both."""
+    by_rl: dict = {}
+    for i, (_, layer) in sorted(e.dw_rows.items()):
+        old = next((f"bt_dw_rows_q4_{rl}" for rl in kernel_variants.DW_CELLS_ROWS
+                    if any(f"bt_dw_rows_q4_{rl}(&op{i}_p," in b for b in e.body)), None)
+        if old:
+            by_rl.setdefault(old, []).append((i, layer))
+    for old, group in by_rl.items():
+        rl = int(old.rsplit("_", 1)[1])
+        if any(kernel_variants.dw_rows_entry(layer, rl) == old for _, layer in group):
+            continue
+        new = f"bt_dw_rows_q4e_{rl}"
+        body = [b for b in e.body]
+        for i, _ in group:
+            body = [b.replace(f"{old}(&op{i}_p,", f"{new}(&op{i}_p,") for b in body]
+        if any(old in t for t in body + e.decls):  # another call (a subgraph's, a tile's) still names it
+            continue
+        e.body = body
+        e.used_variants[new] = kernel_variants.DISPATCHERS["depthwise_m1"]
+        e.drop_variant(old)
+
+
 def _share_dw_rows(e) -> None:
     """Depthwise layers on bt_dw_rows_q4_RL moved onto a longer row length another of them calls, shortest first, where
     the bt_dw_q4_RL the firmware no longer links (DW_Q4_BYTES) buys the cycles the move costs (its layers' input rows
@@ -1028,6 +1052,7 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
 
     e = filled(None)  # every layer on its fastest variant, their candidates recorded
     _share_dw_rows(e)
+    _dw_rows_entries(e)
     offers = e.offers
     icache = kernel_variants.icache_part(target)
     if icache:  # instanced layers keep their instance, compact by the part's define (icache_part)
@@ -1038,6 +1063,7 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
     if chosen.choice != chosen.fastest:
         e = filled(chosen.choice)
         _share_dw_rows(e)
+        _dw_rows_entries(e)
     e.code_plan = chosen
     for i in list(g.inputs) + list(g.outputs):
         if i in streamed:

@@ -68,6 +68,11 @@ BT_DW_VARIANT(bt_dw_rows_q4_8);   /* 3x3 rows, the whole int8 range: bt_dw_q4 on
 BT_DW_VARIANT(bt_dw_rows_q4_16);
 BT_DW_VARIANT(bt_dw_rows_q4_32);
 BT_DW_VARIANT(bt_dw_rows_q4_56);
+/* bt_dw_rows_q4_RL where every strip's outputs are whole quads (kernel_variants.dw_rows_entry): no last column */
+BT_DW_VARIANT(bt_dw_rows_q4e_8);
+BT_DW_VARIANT(bt_dw_rows_q4e_16);
+BT_DW_VARIANT(bt_dw_rows_q4e_32);
+BT_DW_VARIANT(bt_dw_rows_q4e_56);
 BT_DW_VARIANT(bt_dw_rows_rq2);    /* 3x3 rows, any row length and requantisation */
 BT_DW_VARIANT(bt_dw_rows);
 BT_DW_VARIANT(bt_dw_box_rq2);     /* any layer: the 3x3 interior loop where a row has one, the general pixels */

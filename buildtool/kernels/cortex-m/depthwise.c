@@ -2,9 +2,9 @@
  * groups of four, stride_w 2 or at most DW_SMALL_PIXELS output pixels, take dw_small (below "small maps
  * and stride 2": the input copied a word of four channels at a time into a zero-point padded buffer, nine
  * straight-line taps a pixel); on Arm those with stride_w 1, rows of at least 3 outputs and every channel
- * on bt_dw_q4's terms take dw_small_planes instead (per-channel int16 planes, SMLAD on column pairs, bt_dwp).
+ * on bt_dw_q4's terms take dw_q4s's planes instead (per-channel int16 planes, SMLAD on column pairs, bt_dwp).
  * On Arm, stride 2 both ways with every channel on bt_dw_q4's terms, 3 to 47 outputs a row and at least two rows
- * a call, takes dw_s2 first (below dw_small_planes: four channels' int16 column pairs in three rows of cells that
+ * a call, takes dw_s2 first (below dw_q4s: four channels' int16 column pairs in three rows of cells that
  * each output row refills two of, bt_dws2g).
  * Other 3x3 undilated calls with stride_w 1 or 2, of at least DW_MIN_PIXELS
  * output pixels, 2 rows and DW_MIN_WIDTH columns, take dw_rows (below "3x3, dilation 1"): per group
@@ -303,6 +303,8 @@ typedef struct {
 
 /* bt_dw_q4_RL (below) */
 typedef void (*dw_q4_fn)(const int16_t *, const void *, int8_t *, const int32_t *);
+/* dw_sums_q_1_rl's (a row's last pair, n % 4 of 2 or 3; bt_dw_rows_q4e_RL: none) */
+typedef void (*dw_pair_fn)(const int16_t *, const void *, int8_t *, int32_t, int32_t, int32_t, int32_t, int32_t);
 
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
 /* The start of an asm function made by a .macro whose parameter `name` names it: its own section (the linker
@@ -438,7 +440,7 @@ __asm__(
     "str r4, [sp, #12]\n\t"
     "beq.w \\done\n\t"
     ".endm\n\t"
-    ".macro BT_DWQ4 name, rl\n\t"
+    ".macro BT_DWQ4 name, rl, col=1\n\t"
     BT_ASM_ENTRY
     "sub sp, sp, #8\n\t"           /* 40 bytes of locals: g[10], g[11] at 32 */
     "str r3, [sp, #8]\n\t"
@@ -503,7 +505,8 @@ __asm__(
     "b.w 20b\n\t"
     "40:\n\t"
     /* n odd: the channel's last column, two rows a pass where they share two tap rows (stride 1 down: g[14]
-       pairs), then one at a time (g[15]); r3 out_row meanwhile */
+       pairs), then one at a time (g[15]); r3 out_row meanwhile (col 0: none, bt_dw_q4e_RL) */
+    ".if \\col\n\t"
     "ldr r5, [sp, #28]\n\t"
     "cmp r5, #0\n\t"
     "beq 9f\n\t"
@@ -606,6 +609,7 @@ __asm__(
     "subs r6, r6, #1\n\t"
     "str r6, [sp, #12]\n\t"
     "bne 8b\n\t"
+    ".endif\n\t"
     "9:\n\t"
     "ldr r4, [sp, #8]\n\t"
     "ldr r3, [r4, #16]\n\t"         /* ops again */
@@ -626,6 +630,11 @@ __asm__(
     "BT_DWQ4 bt_dw_q4_16, 16\n\t"
     "BT_DWQ4 bt_dw_q4_32, 32\n\t"
     "BT_DWQ4 bt_dw_q4_56, 56\n\t"
+    /* rows of whole quads alone (n % 4 == 0: no last column), ~330 bytes less */
+    "BT_DWQ4 bt_dw_q4e_8, 8, 0\n\t"
+    "BT_DWQ4 bt_dw_q4e_16, 16, 0\n\t"
+    "BT_DWQ4 bt_dw_q4e_32, 32, 0\n\t"
+    "BT_DWQ4 bt_dw_q4e_56, 56, 0\n\t"
     ".purgem BT_DWQ4\n\t"
     ".purgem BT_DWQ4_NEXT\n\t"
     ".purgem BT_DWQ4_PAIR\n\t"
@@ -639,6 +648,10 @@ void bt_dw_q4_8(const int16_t *r, const void *f, int8_t *o, const int32_t *g);
 void bt_dw_q4_16(const int16_t *r, const void *f, int8_t *o, const int32_t *g);
 void bt_dw_q4_32(const int16_t *r, const void *f, int8_t *o, const int32_t *g);
 void bt_dw_q4_56(const int16_t *r, const void *f, int8_t *o, const int32_t *g);
+void bt_dw_q4e_8(const int16_t *r, const void *f, int8_t *o, const int32_t *g);
+void bt_dw_q4e_16(const int16_t *r, const void *f, int8_t *o, const int32_t *g);
+void bt_dw_q4e_32(const int16_t *r, const void *f, int8_t *o, const int32_t *g);
+void bt_dw_q4e_56(const int16_t *r, const void *f, int8_t *o, const int32_t *g);
 static const dw_q4_fn dw_q4_fns[4] = {
     bt_dw_q4_8, bt_dw_q4_16, bt_dw_q4_32, bt_dw_q4_56};
 _Static_assert(sizeof(dw_chan) == 44, "dw_q4 reads dw_chan's fields at fixed offsets");
@@ -662,22 +675,34 @@ __asm__(
     ".hidden bt_dw_widen4\n\t.type bt_dw_widen4, %function\n\t.thumb_func\n\t"
     "bt_dw_widen4:\n\t"
     "push {r4-r11, lr}\n\t"
-    "sub sp, sp, #16\n\t"
-    "str r3, [sp, #0]\n\t"         /* g */
+    "sub sp, sp, #32\n\t"
+    /* the row's steps once a call: every pointer moves on with its stores, then by a constant to the next row */
     "ldr r4, [r3, #8]\n\t"
     "str r4, [sp, #4]\n\t"         /* rows left */
-    "add r12, r1, r1, lsl #1\n\t"  /* 3 ips */
-    "1:\n\t"
-    "ldr r10, [sp, #0]\n\t"
-    "str r0, [sp, #8]\n\t"         /* the row's source and cells */
-    "str r2, [sp, #12]\n\t"
-    "ldr r11, [r10, #4]\n\t"
-    "ldr lr, [r10, #20]\n\t"       /* lead */
+    "ldr r5, [r3, #20]\n\t"
+    "ldr r6, [r3, #12]\n\t"
+    "ldr r7, [r3, #24]\n\t"
+    "str r5, [sp, #16]\n\t"        /* lead */
+    "str r6, [sp, #20]\n\t"        /* bytes of a row's groups of four pixels */
+    "str r7, [sp, #24]\n\t"        /* tail */
+    "add r8, r5, r7\n\t"
+    "add r9, r6, r8, lsl #1\n\t"   /* bytes of a row's cells a plane */
+    "ldr r10, [r3, #16]\n\t"
+    "sub r10, r10, r9\n\t"
+    "str r10, [sp, #8]\n\t"        /* from a row's last cell to the next row's first */
+    "add r8, r8, r6, lsr #1\n\t"   /* a row's pixels */
+    "mul r8, r8, r1\n\t"
+    "ldr r10, [r3, #0]\n\t"
+    "sub r10, r10, r8\n\t"
+    "str r10, [sp, #12]\n\t"       /* from a row's last pixel to the next row's first */
+    "ldr r11, [r3, #4]\n\t"
     "add r3, r2, r11\n\t"
     "add r4, r3, r11\n\t"
     "add r5, r4, r11\n\t"
-    "cmp lr, #0\n\t"
-    "beq 3f\n\t"
+    "add r12, r1, r1, lsl #1\n\t"  /* 3 ips */
+    "1:\n\t"
+    "ldr r6, [sp, #16]\n\t"
+    "cbz r6, 3f\n\t"
     "ldr r6, [r0]\n\t"
     "add r0, r0, r1\n\t"
     "sxtb16 r7, r6\n\t"
@@ -689,7 +714,7 @@ __asm__(
     "strh r7, [r4], #2\n\t"
     "strh r8, [r5], #2\n\t"
     "3:\n\t"
-    "ldr lr, [r10, #12]\n\t"
+    "ldr lr, [sp, #20]\n\t"
     "add lr, lr, r2\n\t"           /* the end of the row's groups */
     "cmp lr, r2\n\t"
     "beq.w 6f\n\t"                 /* none (a row of at most 3 + lead pixels): its tail alone */
@@ -719,8 +744,7 @@ __asm__(
     "cmp.w r2, lr\n\t"
     "bne.w 2b\n\t"
     "6:\n\t"
-    "ldr r10, [sp, #0]\n\t"
-    "ldr lr, [r10, #24]\n\t"      /* the row's last pixels: a pair (tail & 2), then a single (tail & 1) */
+    "ldr lr, [sp, #24]\n\t"      /* the row's last pixels: a pair (tail & 2), then a single (tail & 1) */
     "tst lr, #2\n\t"
     "beq 4f\n\t"
     "ldr r6, [r0]\n\t"
@@ -740,26 +764,28 @@ __asm__(
     "tst lr, #1\n\t"
     "beq 5f\n\t"
     "ldr r6, [r0]\n\t"
+    "add r0, r0, r1\n\t"
     "sxtb16 r7, r6\n\t"
     "sxtb16 r8, r6, ror #8\n\t"
-    "strh r7, [r2]\n\t"
-    "strh r8, [r3]\n\t"
+    "strh r7, [r2], #2\n\t"
+    "strh r8, [r3], #2\n\t"
     "lsrs r7, r7, #16\n\t"
     "lsrs r8, r8, #16\n\t"
-    "strh r7, [r4]\n\t"
-    "strh r8, [r5]\n\t"
+    "strh r7, [r4], #2\n\t"
+    "strh r8, [r5], #2\n\t"
     "5:\n\t"
-    "ldr r0, [sp, #8]\n\t"
-    "ldr r2, [sp, #12]\n\t"
-    "ldr r11, [r10, #0]\n\t"
-    "ldr lr, [r10, #16]\n\t"
-    "add r0, r0, r11\n\t"
-    "add r2, r2, lr\n\t"
-    "ldr r11, [sp, #4]\n\t"
-    "subs r11, r11, #1\n\t"
-    "str r11, [sp, #4]\n\t"
+    "ldr r6, [sp, #8]\n\t"
+    "ldr r7, [sp, #12]\n\t"
+    "add r0, r0, r7\n\t"
+    "add r2, r2, r6\n\t"
+    "add r3, r3, r6\n\t"
+    "add r4, r4, r6\n\t"
+    "add r5, r5, r6\n\t"
+    "ldr r6, [sp, #4]\n\t"
+    "subs r6, r6, #1\n\t"
+    "str r6, [sp, #4]\n\t"
     "bne 1b\n\t"
-    "add sp, sp, #16\n\t"
+    "add sp, sp, #32\n\t"
     "pop {r4-r11, pc}\n\t"
     ".size bt_dw_widen4, . - bt_dw_widen4\n\t"
     ".text");
@@ -1040,9 +1066,9 @@ DW_SUMS_Q(dw_sums_q_2_56, 2, 56)
 #undef DW_SUMS_Q
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
 /* bt_dw_q4's rows' last pair (n & 2), any row length: one copy for every rl (its few outputs, not the loop's) */
-static __attribute__((noinline)) void dw_sums_q_1_rl(const int16_t *r, const dw_chan *f, int8_t *o, int32_t rows,
+static __attribute__((noinline)) void dw_sums_q_1_rl(const int16_t *r, const void *f, int8_t *o, int32_t rows,
                                                      int32_t rstep, int32_t ops, int32_t out_row, int32_t rl) {
-  dw_sums_q(r, f, o, 2, rows, rstep, ops, out_row, 1, rl);
+  dw_sums_q(r, (const dw_chan *)f, o, 2, rows, rstep, ops, out_row, 1, rl);
 }
 #endif
 static const dw_sums_q_fn dw_sums_q_fns[2][4] = {
@@ -1200,7 +1226,7 @@ static int dw_rows_ok(const bt_conv_params *p) {
  * (dw_rows_q4_li's conditions; only that loop is compiled: q4f the row length's bt_dw_q4), -1: as the layer allows. */
 static inline __attribute__((always_inline)) void dw_rows(const bt_conv_params *p, const dw_geo *g, const int8_t *in,
                                                          int32_t in_y0, int8_t *out, int32_t y0, int32_t y1, int fast,
-                                                         const int LI, const int Q4, dw_q4_fn q4f) {
+                                                         const int LI, const int Q4, dw_q4_fn q4f, dw_pair_fn pf) {
   /* bt_dw_q4's strips (big) take the sums' stack row for cells too: longer chunks, fewer input rows widened twice */
   union {
     int16_t cells[DW_CELLS + 2 * DW_ACC];
@@ -1213,6 +1239,7 @@ static inline __attribute__((always_inline)) void dw_rows(const bt_conv_params *
   int32_t *const acc = u.s.acc;
   dw_chan ch[4];
   (void)q4f;   /* (without DSP no bt_dw_q4) */
+  (void)pf;
   if (y1 <= y0) return;
   const int32_t s = g->s, sh = g->sh, c_n = p->out.c, ops = g->ops, ow = g->ow, fr = g->fr, fc = g->fc;
   const int32_t out_row = g->orow, off = p->input_offset, zp = p->output_offset, lo = p->act_min,
@@ -1277,10 +1304,10 @@ static inline __attribute__((always_inline)) void dw_rows(const bt_conv_params *
                                   2 * sh * rl - DW_Q4_CELLS(n), out_row - DW_Q4_OUTS(n, ops), 2 * (n - 1),
                                   (n - 1) * ops, sh == 1 ? rows >> 1 : 0, sh == 1 ? rows & 1 : rows};
           (Q4 == 1 ? q4f : dw_q4_fns[li])(plane, ch, o, qg);
-          if (n & 2)
+          if (n & 2)   /* (Q4 1: the entry's pf, none where no strip has such a pair) */
             for (int32_t k = 0; k < 4; k++)
-              dw_sums_q_1_rl(plane + k * K + (n & ~3), &ch[k], o + k + (n & ~3) * ops, rows, sh * rl, ops, out_row,
-                             rl);
+              (Q4 == 1 ? pf : dw_sums_q_1_rl)(plane + k * K + (n & ~3), &ch[k], o + k + (n & ~3) * ops, rows,
+                                              sh * rl, ops, out_row, rl);
         }
         continue;
       }
@@ -1380,14 +1407,14 @@ static inline __attribute__((always_inline)) void dw_rows(const bt_conv_params *
  * weights from one LDRD) and is requantised like dw3x3_rows' (sat: dw_rqm with the zero point folded,
  * SSAT, one word stored). No widening: it takes maps too small for dw_rows' set-up to repay (a whole map
  * at most DW_SMALL_PIXELS outputs) and every stride-2 call, whose widened cells are each read ~2 times.
- * On Arm the stride-1 ones on bt_dw_q4's terms go to dw_small_planes (below bt_dwp): widened after all, but
+ * On Arm the stride-1 ones on bt_dw_q4's terms go to dw_q4s with bt_dwp (below): widened after all, but
  * into one small buffer with its zero-point cells written once a band and SMLAD's 1.5 MACs an instruction
  * (vww's 6x6x128 layers 177.9 K -> 132.9 K cycles, cortex-m4 est. high; dw_rows' set-up took 234.6 K).
  * Stride 2 stayed here when widened planes (the same kernel with (w0,w1), w2 and five cell words a quad)
  * measured 414 K against 369 K for vww's 24x24x16 layer and 204 K against 190 K for its 12x12x32, ~2 cycles a
  * widened input value that each stride-2 value repays only ~2.25 times (its 6x6x64 layer 100.1 K against
  * 102.6 K): its bands widened their shared input row twice and set up every group once a band. dw_s2 (below
- * dw_small_planes) widens each value once a group, sets a group up once a call and keeps every tap an immediate
+ * dw_q4s) widens each value once a group, sets a group up once a call and keeps every tap an immediate
  * offset: 369 K -> 295 K and 190 K -> 164 K; the one-row calls and the other stride-2 calls stay here. */
 #define DW_PAD_WORDS 672            /* buffer words (2688 bytes: dw_rows' planes) */
 #define DW_SMALL_PIXELS 64
@@ -1565,7 +1592,7 @@ static const dw_small2_fn dw_small2_fns[2][4] = {{bt_dws2_1_8, bt_dws2_1_16, bt_
  * outputs after the rows, its steps in registers. Per tap row and pair of outputs x, x+1 the cells' words (x, x+1),
  * (x+2, x+3) and SMLAD + SMLABT, SMLATB + SMLAD with (w0,w1), (w1,w2) (bt_dw_q4's: 4 instructions for 6 MACs), where
  * dw_small's four-channel words took 6 for 4 (LDR, SXTB16 twice and four SMLABB/SMLATT a tap, each input word widened
- * again by each of its up to nine taps); then dw_rqm, SSAT and STRB each output. The planes are bt_dwp_widen's, each
+ * again by each of its up to nine taps); then dw_rqm, SSAT and STRB each output. The planes are bt_dw_widen4's (dw_q4s), each
  * pixel widened once a group. Rows of exactly six or three outputs (a 6x6 or 3x3 map) run their own loops, every
  * channel in them, the row steps in registers or loaded after the stores (the general row loop's checks and steps: 15
  * cycles a row more); bt_dwp_8 holds those two loops only (rows of 8 cells: six or three outputs, dw_planes_li), the
@@ -2182,7 +2209,7 @@ static __attribute__((noinline)) void dw_small_one(const bt_conv_params *p, cons
   dw_small_b(p, in, in_y0, out, y0, y1, 1, 1, band);
 }
 
-/* 1 when dw_small_planes takes a dw_small_ok call of out rows [y0, y1): stride_w 1, rows of at least 3 outputs
+/* 1 when dw_q4s's planes (bt_dw_planes_RL) take a dw_small_ok call of out rows [y0, y1): stride_w 1, rows of at least 3 outputs
  * (narrower ones: a pair or a single output a row in bt_dwp's column loop, its set-up not repaid), at least 2 rows
  * (the in-place ring's one-row calls would widen three input rows and set up every group for one output row),
  * fast with the zero point folded and the whole int8 range (dw_rqm + SSAT) for every channel (bt_dw_q4's
@@ -2218,152 +2245,80 @@ static int dw_s2_ok(const bt_conv_params *p, int32_t y0, int32_t y1, int fast) {
 
 #if DW_Q4
 
-/* dw_small_planes' widening in asm: bt_dwp_widen(src, ips, d, g), g = {in_row, bytes between the planes (2 K),
- * rows, pairs a row, lead, tail, the input zero point in four bytes, bytes between rows of cells}: per row of the
- * four channels' pixels (src, in_row bytes apart) the planes' words from d (rl cells a row, the even cell at or
- * before the image's first column): a word (x, x+1) from two pixels' words A and B by PKHBT and PKHTB (bytes
- * c, c+1 and c+2, c+3 of both) and four SXTB16, one STR a plane; with lead the first word takes the zero point
- * for A (the image's first column in an odd cell), with tail the last one for B. gcc's C loop spilled its
- * pointers: 653 instructions a group of vww's 6x6 maps (6 rows of a lead, two pairs and a tail), here 443, and
- * dw_widen4_s1 (dw_rows') 544 with its lead and remainder by halves; lead and tail pick one of four row loops
- * once a call. Registers: r0 the row's pixels, r1 ips, r2 the row's cells, r3 in_row, r4 the zero-point word, r5
- * rows left, r6 pixels, r7 cells, r8 pairs left, r9-r11 and lr words, r12 2 K; on the stack pairs a row and the
- * bytes between rows of cells. */
-__asm__(
-    ".macro BT_DWPW_WORD a, b\n\t"
-    "pkhbt r11, \\a, \\b, lsl #16\n\t"
-    "pkhtb lr, \\b, \\a, asr #16\n\t"
-    "sxtb16 r9, r11\n\t"
-    "sxtb16 r10, r11, ror #8\n\t"
-    "str r9, [r7]\n\t"
-    "str r10, [r7, r12]\n\t"
-    "sxtb16 r9, lr\n\t"
-    "sxtb16 r10, lr, ror #8\n\t"
-    "add r11, r12, r12, lsl #1\n\t"
-    "str r9, [r7, r12, lsl #1]\n\t"
-    "str r10, [r7, r11]\n\t"
-    "adds r7, r7, #4\n\t"
-    ".endm\n\t"
-    /* rows with (lead) or without a first word taking the zero point, and (tail) a last one */
-    ".macro BT_DWPW_ROWS lead, tail\n\t"
-    "1:\n\t"
-    "mov r6, r0\n\t"
-    "mov r7, r2\n\t"
-    ".if \\lead\n\t"
-    "ldr r9, [r6]\n\t"
-    "add r6, r6, r1\n\t"
-    "BT_DWPW_WORD r4, r9\n\t"
-    ".endif\n\t"
-    "ldr r8, [sp]\n\t"
-    "cmp r8, #0\n\t"
-    "beq 3f\n\t"
-    "2:\n\t"
-    "ldr r9, [r6]\n\t"
-    "ldr r10, [r6, r1]\n\t"
-    "add r6, r6, r1, lsl #1\n\t"
-    "BT_DWPW_WORD r9, r10\n\t"
-    "subs r8, r8, #1\n\t"
-    "bne 2b\n\t"
-    "3:\n\t"
-    ".if \\tail\n\t"
-    "ldr r9, [r6]\n\t"
-    "BT_DWPW_WORD r9, r4\n\t"
-    ".endif\n\t"
-    "ldr r9, [sp, #4]\n\t"
-    "add r0, r0, r3\n\t"
-    "add r2, r2, r9\n\t"
-    "subs r5, r5, #1\n\t"
-    "bne 1b\n\t"
-    ".endm\n\t"
-    ".section .text.bt_dwp_widen,\"ax\",%progbits\n\t.p2align 2\n\t.global bt_dwp_widen\n\t"
-    ".hidden bt_dwp_widen\n\t.type bt_dwp_widen, %function\n\t.thumb_func\n\t"
-    "bt_dwp_widen:\n\t"
-    "push {r4-r11, lr}\n\t"
-    "sub sp, sp, #8\n\t"
-    "ldr r4, [r3, #24]\n\t"
-    "ldr r12, [r3, #4]\n\t"
-    "ldr r5, [r3, #8]\n\t"
-    "ldr r6, [r3, #12]\n\t"
-    "ldr r7, [r3, #28]\n\t"
-    "ldr r8, [r3, #16]\n\t"
-    "ldr r9, [r3, #20]\n\t"
-    "ldr r3, [r3, #0]\n\t"
-    "strd r6, r7, [sp]\n\t"         /* pairs a row, bytes between rows of cells */
-    "cmp r8, #0\n\t"
-    "bne 20f\n\t"
-    "cmp r9, #0\n\t"
-    "bne 30f\n\t"
-    "BT_DWPW_ROWS 0, 0\n\t"
-    "b 90f\n\t"
-    "20:\n\t"
-    "cmp r9, #0\n\t"
-    "bne 40f\n\t"
-    "BT_DWPW_ROWS 1, 0\n\t"
-    "b 90f\n\t"
-    "30:\n\t"
-    "BT_DWPW_ROWS 0, 1\n\t"
-    "b 90f\n\t"
-    "40:\n\t"
-    "BT_DWPW_ROWS 1, 1\n\t"
-    "90:\n\t"
-    "add sp, sp, #8\n\t"
-    "pop {r4-r11, pc}\n\t"
-    ".size bt_dwp_widen, . - bt_dwp_widen\n\t"
-    ".purgem BT_DWPW_ROWS\n\t"
-    ".purgem BT_DWPW_WORD\n\t"
-    ".text");
-void bt_dwp_widen(const int8_t *src, int32_t ips, int16_t *d, const int32_t *g);
-
-/* Output rows [y0, y1) of a dw_small_planes_ok layer, a band of rows at a time: the cells outside the image the
- * input zero point once a band (four int16 planes, rows rl cells apart, the input's columns in their natural
- * order), then per group of four channels dw_chan4_q4's values, the input pixels inside the image widened
- * (bt_dwp_widen) and bt_dwp. Stack: the same 2688 bytes as dw_small's buffer (a sibling call, not nested; vww's
- * measured stack 4,684 bytes either way). One body for the four row lengths (li an argument, dwp the row length's
- * bt_dwp: a model whose small maps take two row lengths links it once, 876 bytes). */
-static __attribute__((noinline)) void dw_small_planes(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
-                                                      int8_t *out, int32_t y0, int32_t y1, int li, dwp_fn dwp) {
-  int16_t plane[2 * DW_PAD_WORDS] __attribute__((aligned(8)));
+/* Output rows [y0, y1) (out holds row y0) of a stride-1 3x3 layer on bt_dw_q4's terms, the map as it is: bt_dw_planes_RL
+ * (kernel bt_dwp_RL, planes 1: whole rows of at most rl - 2 outputs, dw_small_planes_ok) and bt_dw_rows_q4e_RL (bt_dw_q4e_RL,
+ * planes 0: strips of at most rl - 2 and DW_NS1 outputs, every one's a multiple of four) in one driver (issue 50: it
+ * and dw_widen4_s1's asm, bt_dw_widen4, serve both where dw_small_planes, its own widening bt_dwp_widen, dw_rows' copy
+ * for bt_dw_q4 and its widening wrapper took 3,112 bytes: vww cortex-m4; its 6x6x128 layers 120.5 K -> 120.2 K est. cycles,
+ * the 3x3x256 one 94.4 K -> 99.8 K, the rows' 48x48x8, 24x24x32, 12x12x64 407.9 K -> 403.8 K, 406.3 K -> 402.6 K, 221.8 K
+ * -> 216.0 K, with bt_dw_widen4's row steps once a call). Per strip the cells outside the image the input zero point (its columns outside for every
+ * row; its rows outside once where the strip is one chunk, else each chunk), then per group of four channels
+ * dw_chan4_q4's values and per chunk of output rows (dw_rows' chunks: its planes and the sums' stack row, balanced)
+ * the rows inside the image widened (bt_dw_widen4) and the kernel. */
+static __attribute__((noinline)) void dw_q4s(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
+                                                            int8_t *out, int32_t y0, int32_t y1, int li, dw_q4_fn kern,
+                                                            int planes) {
+  int16_t plane[DW_CELLS + 2 * DW_ACC + 2] __attribute__((aligned(8)));   /* (bt_dwp reads the cell past the last) */
   dw_chan ch[4];
+  if (y1 <= y0) return;
   const int32_t c_n = p->out.c, ips = p->in.pixel_stride, in_row = p->in.w * ips, ops = p->out.pixel_stride;
-  const int32_t sh = p->stride_h, ow = p->out.w, ih = p->in.h, iw = p->in.w;
-  const int32_t cols = ow + 2, ix0 = -p->pad_left, out_row = ow * ops;   /* (li: dw_planes_li(ow)) */
-  const int32_t rl = dw_rls[li];
-  /* rows a band: four planes of nr rows and the cell past the last one (read, never used) */
-  const int32_t rb = ((2 * DW_PAD_WORDS - 2) / (4 * rl) - 3) / sh + 1;
+  const int32_t sh = p->stride_h, ow = p->out.w, ih = p->in.h, out_row = ow * ops, rl = dw_rls[li];
+  const int32_t most = planes ? ow : (rl - 2 < DW_NS1 ? rl - 2 : DW_NS1), strips = (ow + most - 1) / most;
   const int16_t z = (int16_t)-p->input_offset;
-  const uint32_t zw = (uint32_t)(uint8_t)(int8_t)-p->input_offset * 0x01010101u;
-  /* a row's quads (n % 4 of 2: the last one with the pair, six outputs; of 3: three after them), their cells' bytes */
+  const uint32_t z2 = (uint32_t)bt_dup16(-p->input_offset);
+  int32_t rc = ((DW_CELLS + 2 * DW_ACC) / (4 * rl) - 3) / sh + 1;
+  if (rc >= y1 - y0) {
+    rc = y1 - y0;
+  } else {
+    const int32_t nch = (y1 - y0 + rc - 1) / rc;
+    rc = (y1 - y0 + nch - 1) / nch;
+  }
+  const int32_t K = ((rc - 1) * sh + 3) * rl, rstep = 2 * sh * rl, one = rc == y1 - y0;
+  /* bt_dwp's row: its quads (n % 4 of 2: the last one with the pair, six outputs; of 3: three after them) */
   const int32_t tail = (ow & 3) == 3 ? 3 : ((ow & 3) == 2 ? 2 : 0), nq = (ow >> 2) - (tail == 2), qb = nq * 8;
-  int32_t jv0 = -ix0, jv1 = iw - ix0;   /* cells inside the image: [jv0, jv1) */
-  jv0 = jv0 < 0 ? 0 : (jv0 > cols ? cols : jv0);
-  jv1 = jv1 < jv0 ? jv0 : (jv1 > cols ? cols : jv1);
-  for (int32_t ya = y0; ya < y1; ya += rb) {
-    const int32_t rows = y1 - ya < rb ? y1 - ya : rb, nr = (rows - 1) * sh + 3, iy0 = ya * sh - p->pad_top;
-    const int32_t K = nr * rl, rstep = 2 * sh * rl;
-    int32_t ra = -iy0, rz = ih - iy0;   /* rows inside the image: [ra, rz) of the band's nr */
-    ra = ra < 0 ? 0 : (ra > nr ? nr : ra);
-    rz = rz < ra ? ra : (rz > nr ? nr : rz);
-    for (int32_t k = 0; k < 4; k++)
-      for (int32_t r = 0; r < nr; r++) {
-        int16_t *d = plane + k * K + r * rl;
-        const int inside = r >= ra && r < rz;
-        for (int32_t j = 0; j < cols; j++) {
-          if (inside && j == jv0) j = jv1;
-          if (j < cols) d[j] = z;
-        }
-      }
-    const int32_t g[14] = {qb, tail, rstep, out_row, ops, (ow & 3) == 1, ow == 6 || ow == 3 ? ow : 0, 4, 2 * K,
-                           rows * rstep, rstep - qb, out_row - (ow == 6 ? 4 : nq * 4 + (tail == 2 ? 6 : 0)) * ops,
-                           qb, nq * 4 * ops};
-    int8_t *o = out + (ya - y0) * out_row;
-    const int8_t *src0 = in + (iy0 + ra - in_y0) * in_row + (ix0 + jv0) * ips;
-    const int32_t lead = jv0 & 1, wg[8] = {in_row, 2 * K, rz - ra, (jv1 - jv0 - lead) >> 1, lead,
-                                           (jv1 - jv0 - lead) & 1, (int32_t)zw, 2 * rl};
+  for (int32_t st = 0; st < strips; st++) {
+    const int32_t xa = ow * st / strips, xb = ow * (st + 1) / strips, n = xb - xa, cells = n + 2;
+    const int32_t ix0 = xa - p->pad_left;
+    int32_t bv0 = -ix0, bv1 = p->in.w - ix0;   /* cells inside the image: [bv0, bv1) */
+    bv0 = bv0 < 0 ? 0 : (bv0 > cells ? cells : bv0);
+    bv1 = bv1 < bv0 ? bv0 : (bv1 > cells ? cells : bv1);
+    for (int32_t b = 0; b < cells; b++) {   /* the columns outside the image, every row */
+      if (b == bv0) b = bv1;
+      if (b >= cells) break;
+      for (int32_t i = b; i < 4 * K; i += rl) plane[i] = z;
+    }
+    const int32_t cnt = bv1 - bv0, lead = bv0 & 1;
+    int32_t g[16], wg[7], ra = 0, rz = 0;   /* a chunk's (one chunk: worked out for the strip's first group alone) */
     for (int32_t c = 0; c < c_n; c += 4) {
       dw_chan4_q4(p, c, 3 * c_n, c_n, ch);
-      if (rz > ra && jv1 > jv0)
-        bt_dwp_widen(src0 + c, ips, plane + ra * rl + (jv0 & ~1), wg);
-      dwp(plane, ch, o + c, g);
+      for (int32_t ya = y0; ya < y1; ya += rc) {
+        const int32_t rows = y1 - ya < rc ? y1 - ya : rc, nr = (rows - 1) * sh + 3, iy0 = ya * sh - p->pad_top;
+        if (c == 0 || !one) {
+          ra = -iy0, rz = ih - iy0;   /* rows inside the image: [ra, rz) of the chunk's nr */
+          ra = ra < 0 ? 0 : (ra > nr ? nr : ra);
+          rz = rz < ra ? ra : (rz > nr ? nr : rz);
+          for (int32_t r = 0; r < nr; r++) {   /* the rows outside the image */
+            if (r == ra) r = rz;
+            if (r >= nr) break;
+            for (int32_t k = 0; k < 4; k++) dw_fill_z(plane + k * K + r * rl, rl, z2);
+          }
+          wg[0] = in_row; wg[1] = 2 * K; wg[2] = rz - ra; wg[3] = 8 * ((cnt - lead) >> 2); wg[4] = 2 * rl;
+          wg[5] = lead; wg[6] = (cnt - lead) & 3;
+          if (planes) {   /* bt_dwp's */
+            const int32_t q[14] = {qb, tail, rstep, out_row, ops, (ow & 3) == 1, ow == 6 || ow == 3 ? ow : 0, 4, 2 * K,
+                                   rows * rstep, rstep - qb,
+                                   out_row - (ow == 6 ? 4 : nq * 4 + (tail == 2 ? 6 : 0)) * ops, qb, nq * 4 * ops};
+            __builtin_memcpy(g, q, sizeof q);
+          } else {        /* bt_dw_q4e's */
+            const int32_t q[12] = {(n >> 2) * 8, rows, rstep, out_row, ops, 0, 0, 0, 4, 2 * K, rstep - DW_Q4_CELLS(n),
+                                   out_row - DW_Q4_OUTS(n, ops)};
+            __builtin_memcpy(g, q, sizeof q);
+          }
+        }
+        if (rz > ra && cnt > 0)
+          bt_dw_widen4(in + (iy0 + ra - in_y0) * in_row + (ix0 + bv0) * ips + c, ips, plane + ra * rl + bv0, wg);
+        kern(plane, ch, out + (ya - y0) * out_row + xa * ops + c, g);
+      }
     }
   }
 }
@@ -2373,26 +2328,22 @@ static __attribute__((noinline)) void dw_small_planes(const bt_conv_params *p, c
  * per group of four channels, three rows of int16 cells, pair j of a row holding channel k's input columns
  * 2j - pad_left and 2j + 1 - pad_left (the zero point outside the image); a pair's four channels in its three rows
  * side by side (48 bytes a pair: (pair j, row p, channel k) at 48 j + 16 p + 4 k), ow + 1 pairs. Output x of a row
- * reads pair x of each row: SMLAD with (w0,w1) and SMLABB with w2 on pair x + 1's low half (6 instructions for 9
+ * reads pair x of each row: SMLAD with (w0,w1) and SMLABT with w2 (the top of dw_chan's (w1,w2)) on pair x + 1's low
+ * half (6 instructions for 9
  * MACs, all offsets immediate: dw_small's four-channel words took 13.5, LDR, 2 SXTB16 and 4 SMLAxy a tap of four
  * channels, each input word widened again by each of its taps). The next output row keeps the row of cells its
  * first tap row shares with the last one and widens its other two over the rest, so the rows of cells run down,
- * then up (the constants of every second output row with tap rows 0 and 2 swapped, dw_c2's second four), and each
+ * then up (the constants of every second output row with tap rows 0 and 2 swapped, the second four dw_chan), and each
  * input value is widened once a group: two pixels' words PKHBT/PKHTB into (c0,c1) and (c2,c3) halves, four SXTB16,
  * two rows' eight words one STM (31.5 cycles a pass of two pairs of two rows: ~8 cycles an output). Per channel and
  * output row, six outputs a pass (7 cells a tap row, three registers of them reloaded twice, the weights two LDRs: 12
- * chained LDRs and 12 SMLAD/SMLABB, ~24 cycles a tap row; then dw_rqm, SSAT and STRB each), the row's last n % 6 in
+ * chained LDRs and 12 SMLAD/SMLABT, ~24 cycles a tap row; then dw_rqm, SSAT and STRB each), the row's last n % 6 in
  * one pass, rows of 1-5 outputs a loop of their own over the channels (vww's 3x3 maps: ~15 cycles a row less than
  * the general loop's per-channel checks). Groups outermost, dw_s2_chan once a group (its constants ~380 cycles:
  * 12 K of vww's 3x3x128 layer). vww dense, cortex-m4 est. high: 24x24x16 368.9 K -> 294.6 K, 12x12x32 190.2 K ->
  * 163.5 K, 6x6x64 102.6 K -> 102.4 K, 3x3x128 74.5 K -> 73.2 K (dw_small's bt_dws2 before); a first version with
  * rows of cells apart (a register step, quads, a band's rows of cells refilled) 330.9 K, 180.9 K, 113.3 K, 89.7 K;
  * with quads instead of passes of six 298.0 K, 164.3 K, 105.8 K, 72.8 K. */
-typedef struct {
-  int32_t bias;                     /* 2 (bias + input offset * sum of the nine weights) */
-  int32_t w[6];                     /* per tap row r: (w0,w1), then w2 in the low half, doubled */
-  int32_t m, p2, e1;                /* dw_rqm's: p2 with the output zero point folded */
-} dw_c2;
 
 __asm__(
     /* one tap row of n (1-6) outputs from the row of cells at off (pairs 48 bytes apart, r0), weights at w (r1);
@@ -2426,10 +2377,10 @@ __asm__(
     ".if \\n > 2\n\tBT_DWS2_MAC \\first, r5, lr, r3\n\t.endif\n\t"
     ".if \\n > 1\n\tBT_DWS2_MAC \\first, r4, r10, r3\n\t.endif\n\t"
     "BT_DWS2_MAC \\first, r3, r9, r3\n\t"
-    "smlabb r3, r10, r12, r3\n\t"
-    ".if \\n > 1\n\tsmlabb r4, lr, r12, r4\n\t.endif\n\t"
-    ".if \\n > 2\n\tsmlabb r5, r8, r12, r5\n\t.endif\n\t"
-    ".if \\n > 3\n\tsmlabb r6, r7, r12, r6\n\t.endif\n\t"
+    "smlabt r3, r10, r12, r3\n\t"
+    ".if \\n > 1\n\tsmlabt r4, lr, r12, r4\n\t.endif\n\t"
+    ".if \\n > 2\n\tsmlabt r5, r8, r12, r5\n\t.endif\n\t"
+    ".if \\n > 3\n\tsmlabt r6, r7, r12, r6\n\t.endif\n\t"
     ".endif\n\t"
     ".if \\n == 5\n\t"
     "BT_DWS2_HEAD \\first, \\w, \\off, r7\n\t"
@@ -2439,14 +2390,14 @@ __asm__(
     "BT_DWS2_MAC \\first, r5, lr, r3\n\t"
     "BT_DWS2_MAC \\first, r4, r10, r3\n\t"
     "BT_DWS2_MAC \\first, r3, r9, r3\n\t"
-    "smlabb r3, r10, r12, r3\n\t"
-    "smlabb r4, lr, r12, r4\n\t"
-    "smlabb r5, r8, r12, r5\n\t"
+    "smlabt r3, r10, r12, r3\n\t"
+    "smlabt r4, lr, r12, r4\n\t"
+    "smlabt r5, r8, r12, r5\n\t"
     "ldr.w r9, [r0, #(\\off + 192)]\n\t"
     "ldr.w r10, [r0, #(\\off + 240)]\n\t"
-    "smlabb r6, r9, r12, r6\n\t"
+    "smlabt r6, r9, r12, r6\n\t"
     "BT_DWS2_MAC \\first, r7, r9, r7\n\t"
-    "smlabb r7, r10, r12, r7\n\t"
+    "smlabt r7, r10, r12, r7\n\t"
     ".endif\n\t"
     ".if \\n == 6\n\t"
     "BT_DWS2_HEAD \\first, \\w, \\off, r8\n\t"
@@ -2454,19 +2405,19 @@ __asm__(
     "BT_DWS2_MAC \\first, r5, lr, r3\n\t"
     "BT_DWS2_MAC \\first, r4, r10, r3\n\t"
     "BT_DWS2_MAC \\first, r3, r9, r3\n\t"
-    "smlabb r3, r10, r12, r3\n\t"
-    "smlabb r4, lr, r12, r4\n\t"
+    "smlabt r3, r10, r12, r3\n\t"
+    "smlabt r4, lr, r12, r4\n\t"
     "ldr.w r9, [r0, #(\\off + 144)]\n\t"
     "ldr.w r10, [r0, #(\\off + 192)]\n\t"
-    "smlabb r5, r9, r12, r5\n\t"
+    "smlabt r5, r9, r12, r5\n\t"
     "BT_DWS2_MAC \\first, r6, r9, r8\n\t"
     "BT_DWS2_MAC \\first, r7, r10, r8\n\t"
-    "smlabb r6, r10, r12, r6\n\t"
+    "smlabt r6, r10, r12, r6\n\t"
     "ldr.w lr, [r0, #(\\off + 240)]\n\t"
     "ldr.w r9, [r0, #(\\off + 288)]\n\t"
     "BT_DWS2_MAC \\first, r8, lr, r8\n\t"
-    "smlabb r7, lr, r12, r7\n\t"
-    "smlabb r8, r9, r12, r8\n\t"
+    "smlabt r7, lr, r12, r7\n\t"
+    "smlabt r8, r9, r12, r8\n\t"
     ".endif\n\t"
     ".endm\n\t"
 
@@ -2559,7 +2510,7 @@ __asm__(
     "BT_DWS2_OUT \\n, 1\n\t"
     "adds r0, r0, #4\n\t"
     "adds r2, r2, #1\n\t"
-    "adds r1, r1, #40\n\t"           /* sizeof (dw_c2) */
+    "adds r1, r1, #44\n\t"           /* sizeof (dw_chan) */
     "cmp r1, r8\n\t"
     "bne 1b\n\t"
     ".endm\n\t"
@@ -2631,9 +2582,9 @@ __asm__(
     "ldr r4, [sp, #60]\n\t"
     "cmp r4, #0\n\t"
     "beq 13f\n\t"
-    "adds r1, r1, #160\n\t"          /* up: the constants with tap rows 0 and 2 swapped */
+    "adds r1, r1, #176\n\t"          /* up: the constants with tap rows 0 and 2 swapped */
     "13:\n\t"
-    "add r5, r1, #160\n\t"
+    "add r5, r1, #176\n\t"
     "str r5, [sp, #92]\n\t"          /* the channels' end */
     "ldr r4, [sp, #48]\n\t"
     "cmp r4, #0\n\t"
@@ -2653,7 +2604,7 @@ __asm__(
     "ldr r4, [sp, #48]\n\t"
     "adds r0, r0, #4\n\t"
     "adds r2, r2, #1\n\t"
-    "adds r1, r1, #40\n\t"           /* sizeof (dw_c2) */
+    "adds r1, r1, #44\n\t"           /* sizeof (dw_chan) */
     "cmp r1, r5\n\t"
     "bne 20b\n\t"
     /* then, n % 6 > 0, the channels' last n % 6 outputs: the loops of rows of 1-5 outputs from the cells and
@@ -2665,11 +2616,11 @@ __asm__(
     "ldr r4, [sp, #48]\n\t"
     "ldr r2, [sp, #72]\n\t"
     "ldr r5, [sp, #96]\n\t"
-    "sub r1, r1, #160\n\t"
+    "sub r1, r1, #176\n\t"
     "add r0, r0, r4\n\t"
     "add r2, r2, r5\n\t"
     "30:\n\t"                        /* rows of 1-5 outputs: a loop of their own over the channels */
-    "add r4, r1, #160\n\t"
+    "add r4, r1, #176\n\t"
     "str r4, [sp, #4]\n\t"
     "ldr r4, [sp, #100]\n\t"
     "blx r4\n\t"
@@ -2795,7 +2746,7 @@ __asm__(
     ".purgem BT_DWS2_HEAD\n\t"
     ".purgem BT_DWS2_MAC\n\t"
     ".text");
-void bt_dws2g(uint32_t *cells, const dw_c2 *f, int8_t *out, const int32_t *g);
+void bt_dws2g(uint32_t *cells, const dw_chan *f, int8_t *out, const int32_t *g);
 void bt_dws2_t1(void);
 void bt_dws2_t2(void);
 void bt_dws2_t3(void);
@@ -2803,46 +2754,29 @@ void bt_dws2_t4(void);
 void bt_dws2_t5(void);
 
 
-/* dw_s2's constants of channels c..c+3: f[0..3], then f[4..7] the same with tap rows 0 and 2 swapped. */
-static __attribute__((noinline, optimize("Os"))) void dw_s2_chan(const bt_conv_params *p, int32_t c, dw_c2 *f) {
-  const int32_t c_n = p->out.c, off = p->input_offset, zp = p->output_offset;
-  int32_t se = 0, so = 0;
-  for (int32_t r = 0; r < 3; r++) {
-    const int8_t *w = p->filter + 3 * r * c_n + c;
-    uint32_t t[6];
-    dw_tap_row4(w, c_n, &se, &so, t);
-    const uint32_t ae2 = t[0], be2 = t[1], ce2 = t[2], ao2 = t[3], bo2 = t[4], co2 = t[5];
-    const int32_t q = 4 - 2 * r;   /* the row's place in the second four */
-    f[0].w[2 * r] = f[4].w[q] = (int32_t)bt_pkhbt16(ae2, be2);
-    f[0].w[2 * r + 1] = f[4].w[q + 1] = (int32_t)ce2;
-    f[2].w[2 * r] = f[6].w[q] = (int32_t)bt_pkhtb16(be2, ae2);
-    f[2].w[2 * r + 1] = f[6].w[q + 1] = (int32_t)ce2 >> 16;
-    f[1].w[2 * r] = f[5].w[q] = (int32_t)bt_pkhbt16(ao2, bo2);
-    f[1].w[2 * r + 1] = f[5].w[q + 1] = (int32_t)co2;
-    f[3].w[2 * r] = f[7].w[q] = (int32_t)bt_pkhtb16(bo2, ao2);
-    f[3].w[2 * r + 1] = f[7].w[q + 1] = (int32_t)co2 >> 16;
-  }
-  const int32_t sum[4] = {(int16_t)se, (int16_t)so, se >> 16, so >> 16};
-  for (int32_t k = 0; k < 4; k++) {
-    const int32_t sft = p->shift[c + k], e1 = dw_mm_e(sft);
-    dw_c2 *const a = &f[k], *const b = &f[4 + k];
-    a->bias = b->bias = 2 * (off * sum[k] + (p->bias ? p->bias[c + k] : 0));
-    a->m = b->m = p->multiplier[c + k];
-    a->p2 = b->p2 = bt_rq2_p2_zp(dw_mm_p(sft), e1, zp);
-    a->e1 = b->e1 = e1;
+/* dw_s2's constants of channels c..c+3: f[0..3] dw_chan4_q4's (bt_dws2g reads w2 from the top half of each tap row's
+ * (w1,w2) by SMLABT: the stride-1 paths' set-up, where a copy of its own took 392 bytes), then f[4..7] the same with
+ * tap rows 0 and 2 swapped, a word at a time. */
+static __attribute__((noinline)) void dw_s2_chan(const bt_conv_params *p, int32_t c, dw_chan *f) {
+  dw_chan4_q4(p, c, 3 * p->out.c, p->out.c, f);
+  const int32_t *a = (const int32_t *)f;
+  int32_t *b = (int32_t *)(f + 4);
+  for (int32_t k = 0; k < 4; k++, a += 11, b += 11) {   /* bias, w[6], m, p2, e1, zp */
+    b[0] = a[0]; b[1] = a[5]; b[2] = a[6]; b[3] = a[3]; b[4] = a[4]; b[5] = a[1]; b[6] = a[2];
+    b[7] = a[7]; b[8] = a[8]; b[9] = a[9];
   }
 }
 
 /* Output rows [y0, y1) of a dw_s2_ok layer: the pairs past the image the zero point once a call; per group of four
  * channels dw_s2_chan, then one bt_dws2g: the rows whose tap rows are all inside the image, then (extra) a last row
  * whose tap row 2 is below it (the zero point's word as that row's pixels, step 0; so is a tap row 0 above the
- * image). Stack: 2304 bytes of cells and 320 of constants, less than dw_small's 2688 and its band's. */
+ * image). Stack: 2304 bytes of cells and 352 of constants, less than dw_small's 2688 and its band's. */
 /* dw_s2's loop of rows of ow % 6 outputs (bt_dws2_tN; none: 0) */
 typedef void (*dw_s2_tail)(void);
 static __attribute__((noinline, optimize("Os"))) void dw_s2(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out,
                                             int32_t y0, int32_t y1, dw_s2_tail t) {
   uint32_t buf[DW_S2_WORDS] __attribute__((aligned(8)));
-  dw_c2 f[8];
+  dw_chan f[8];
   const int32_t c_n = p->out.c, ips = p->in.pixel_stride, in_row = p->in.w * ips, ops = p->out.pixel_stride;
   const int32_t ow = p->out.w, iw = p->in.w, ih = p->in.h, pl = p->pad_left, out_row = ow * ops;
   const uint32_t z2 = (uint32_t)bt_dup16(-p->input_offset);
@@ -2887,7 +2821,7 @@ static __attribute__((noinline, optimize("Os"))) void dw_s2(const bt_conv_params
 /* the row length index (dw_rls) of rows of cols cells */
 static inline int dw_small_li(int32_t cols) { return cols <= 8 ? 0 : cols <= 16 ? 1 : cols <= 32 ? 2 : 3; }
 
-/* dw_small_planes' for rows of ow outputs: rows of 8 cells for six or three outputs (bt_dwp_8: their loops alone), of
+/* dw_q4s's planes' row length for rows of ow outputs: rows of 8 cells for six or three outputs (bt_dwp_8: their loops alone), of
  * 16 for four or five (bt_dwp_16's general loop: bt_dwp_8 holds no copy of it, 1,174 bytes less where a model's small
  * maps are 6x6 and 3x3, vww's), else dw_small_li's */
 static inline int dw_planes_li(int32_t ow) { return ow == 6 || ow == 3 ? 0 : dw_small_li(ow + 2 < 9 ? 9 : ow + 2); }
@@ -2935,10 +2869,11 @@ static int dw_rows_q4_li(const bt_conv_params *p, const dw_geo *g, int fast) {
 /* dw_rows on the call's geometry (LI, Q4: dw_rows'). */
 static inline __attribute__((always_inline)) void dw_rows_call(const bt_conv_params *p, const int8_t *in,
                                                               int32_t in_y0, int8_t *out, int32_t y0, int32_t y1,
-                                                              int fast, const int LI, const int Q4, dw_q4_fn q4f) {
+                                                              int fast, const int LI, const int Q4, dw_q4_fn q4f,
+                                                              dw_pair_fn pf) {
   int t;
   const dw_geo g = dw_rows_geo(p, in_y0, y0, y1, &t);
-  dw_rows(p, &g, in, t ? 0 : in_y0, out, t ? 0 : y0, t ? p->out.w : y1, fast, LI, Q4, q4f);
+  dw_rows(p, &g, in, t ? 0 : in_y0, out, t ? 0 : y0, t ? p->out.w : y1, fast, LI, Q4, q4f, pf);
 }
 
 /* Any filter, stride, padding and dilation: the 3x3 interior path where a row has one, the general pixels else. */
@@ -3007,8 +2942,8 @@ DW_SMALL_ENTRIES(16)
 DW_SMALL_ENTRIES(32)
 DW_SMALL_ENTRIES(56)
 #undef DW_SMALL_ENTRIES
-BT_DW_PATH(bt_dw_rows_rq2) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 1, -1, -1, 0); }
-BT_DW_PATH(bt_dw_rows) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 0, -1, -1, 0); }
+BT_DW_PATH(bt_dw_rows_rq2) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 1, -1, -1, 0, 0); }
+BT_DW_PATH(bt_dw_rows) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 0, -1, -1, 0, 0); }
 BT_DW_PATH(bt_dw_box_rq2) { dw_box(&dp->conv, in, in_y0, out, y0, y1, 1); }
 BT_DW_PATH(bt_dw_box) { dw_box(&dp->conv, in, in_y0, out, y0, y1, 0); }
 /* a fused tile's calls of a pixel or two (tile_kernels.dw_path_of_calls): the general pixels alone, without the 3x3
@@ -3032,19 +2967,22 @@ DW_S2G(4, bt_dws2_t4)
 DW_S2G(5, bt_dws2_t5)
 #undef DW_S2G
 #define DW_PLANES(rl, li) \
-  BT_DW_PATH(bt_dw_planes_##rl) { dw_small_planes(&dp->conv, in, in_y0, out, y0, y1, li, bt_dwp_##rl); }
+  BT_DW_PATH(bt_dw_planes_##rl) { dw_q4s(&dp->conv, in, in_y0, out, y0, y1, li, bt_dwp_##rl, 1); }
 /* bt_dw_rows_q4_RL: one dw_rows for the four row lengths (li an argument: its per-strip set-up is not the loop's) */
 static __attribute__((noinline, optimize("Os"))) void dw_rows_q4(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out,
-                                                 int32_t y0, int32_t y1, int li, dw_q4_fn q4f) {
-  dw_rows_call(p, in, in_y0, out, y0, y1, 1, li, 1, q4f);
+                                                 int32_t y0, int32_t y1, int li, dw_q4_fn q4f, dw_pair_fn pf) {
+  dw_rows_call(p, in, in_y0, out, y0, y1, 1, li, 1, q4f, pf);
 }
-#define DW_ROWS_Q4(rl, li) \
-  BT_DW_PATH(bt_dw_rows_q4_##rl) { dw_rows_q4(&dp->conv, in, in_y0, out, y0, y1, li, bt_dw_q4_##rl); }
+/* bt_dw_rows_q4e_RL: bt_dw_rows_q4_RL where every strip's outputs are whole quads (model.c's calls where
+ * kernel_variants.dw_rows_entry finds them so): bt_dw_q4e_RL without the last column, no dw_sums_q_1_rl */
+#define DW_ROWS_Q4(rl, li)                                                                                        \
+  BT_DW_PATH(bt_dw_rows_q4_##rl) { dw_rows_q4(&dp->conv, in, in_y0, out, y0, y1, li, bt_dw_q4_##rl, dw_sums_q_1_rl); } \
+  BT_DW_PATH(bt_dw_rows_q4e_##rl) { dw_q4s(&dp->conv, in, in_y0, out, y0, y1, li, bt_dw_q4e_##rl, 0); }
 #else
 BT_DW_PATH(bt_dw_s2g) {
   const bt_conv_params *p = &dp->conv;
   if (dw_small_ok(p, y0, y1)) dw_small(p, in, in_y0, out, y0, y1, 1);
-  else if (dw_rows_take(p, y0, y1)) dw_rows_call(p, in, in_y0, out, y0, y1, 1, -1, -1, 0);
+  else if (dw_rows_take(p, y0, y1)) dw_rows_call(p, in, in_y0, out, y0, y1, 1, -1, -1, 0, 0);
   else dw_box(p, in, in_y0, out, y0, y1, 1);
 }
 #define DW_S2G(n) BT_DW_PATH(bt_dw_s2g_##n) { bt_dw_s2g(dp, in, in_y0, out, y0, y1); }
@@ -3056,7 +2994,9 @@ DW_S2G(4)
 DW_S2G(5)
 #undef DW_S2G
 #define DW_PLANES(rl, li) BT_DW_PATH(bt_dw_planes_##rl) { dw_small(&dp->conv, in, in_y0, out, y0, y1, 1); }
-#define DW_ROWS_Q4(rl, li) BT_DW_PATH(bt_dw_rows_q4_##rl) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 1, -1, -1, 0); }
+#define DW_ROWS_Q4(rl, li)                                                                                        \
+  BT_DW_PATH(bt_dw_rows_q4_##rl) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 1, -1, -1, 0, 0); }            \
+  BT_DW_PATH(bt_dw_rows_q4e_##rl) { dw_rows_call(&dp->conv, in, in_y0, out, y0, y1, 1, -1, -1, 0, 0); }
 #endif
 DW_PLANES(8, 0)
 DW_PLANES(16, 1)

@@ -45,6 +45,9 @@ static const struct { const char *name; dw_path_fn fn; int32_t h, w, cin, k, s, 
     {"bt_dw_rows_q4_32", bt_dw_rows_q4_32, 16, 16, 8, 3, 1, 2, 1},
     {"bt_dw_rows_q4_56", bt_dw_rows_q4_56, 9, 50, 4, 3, 1, 2, 1},
     {"bt_dw_rows_q4_32", bt_dw_rows_q4_32, 25, 5, 8, 3, 1, 2, 1},   /* kws's maps: transposed, rows of 25 */
+    /* bt_dw_rows_q4e_RL (rows of whole quads alone: model.c calls it where every strip's are): its path's name */
+    {"bt_dw_rows_q4_32", bt_dw_rows_q4e_32, 16, 16, 8, 3, 1, 2, 1},
+    {"bt_dw_rows_q4_16", bt_dw_rows_q4e_16, 12, 12, 8, 3, 1, 2, 1},
     {"bt_dw_rows_rq2", bt_dw_rows_rq2, 16, 16, 8, 3, 1, 1, 1}, {"bt_dw_rows", bt_dw_rows, 16, 16, 5, 3, 2, 2, 0},
     {"bt_dw_box_rq2", bt_dw_box_rq2, 3, 3, 5, 3, 1, 2, 1},     {"bt_dw_box", bt_dw_box, 6, 6, 4, 1, 1, 1, 0},
 };
