@@ -177,7 +177,7 @@ def _kxk_fast(g, op) -> bool:
 
 
 # the depthwise paths on bt_dw_q4's terms (kernel_variants.py's "depthwise_m1" table): bt_rq2 requantisation
-Q4_PATHS = ("bt_dw_s2g", "bt_dw_planes_", "bt_dw_rows_q4_")
+Q4_PATHS = ("bt_dw_s2g", "bt_dw_planes_", "bt_dw_rows_q4_", "bt_dw_rows_q4e_")
 
 
 def general_layers(g, model_c: str) -> list:
