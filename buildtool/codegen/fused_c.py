@@ -875,7 +875,7 @@ SHARED_TILE_SLACK = 0.11
 # `buildtool run ... --optimize ram`, est. cycles low): ResNet-8's ops 4, 5, 8 (box calls of 1-2 pixels a row, where
 # conv_kxk.h sets up every channel pair a call) on bt_conv_s8_kxk_rq2_ssat 3.2 KB of code less, 33,631,653 -> 35,426,826
 # cycles (+5.3 %); ops 5, 8, 9: 5.3 KB less, +2.8 %; vww's op 4 (column tiles on row bands, input rows wider than the
-# output's: conv_1x1.h's pixel-a-pass path) on bt_conv_s8_1x1_rq2_ssat: +476 k. The kernels' box calls (an output row
+# output's: conv_1x1.h's pixel-a-pass path; modelled +17 %, past the slack) put on bt_conv_s8_1x1_rq2_ssat: +476 k. The kernels' box calls (an output row
 # pitch, several rows a call) would make them pay.
 LEAN_TILES = False
 LEAN_TILE = frozenset({"bt_conv_s8_kxk_rq2_ssat", "bt_conv_s8_1x1_rq2_ssat"})
