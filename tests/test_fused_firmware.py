@@ -320,6 +320,23 @@ def test_resnet8_riscv32_convs_call_one_variant_bit_exact(tmp_path):
     check(name, "ram", "riscv32", tmp_path)
 
 
+@pytest.mark.slow
+def test_resnet8_lean_tiles_bit_exact(monkeypatch, tmp_path):
+    """fused_c.LEAN_TILES on: MLPerf ResNet-8's least-RAM plan on cortex-m4 puts box tiles of its 3x3 layers on the
+    shared bt_conv_s8_kxk_rq2_ssat (conv_kxk.h on tile calls: pad_left per call, 1-2 pixel rows), no tile kernel of
+    theirs defined; the firmware's output byte-identical to TensorFlow Lite Micro's."""
+    from buildtool.codegen import fused_c
+
+    name = "shared:mlperf-tiny/pretrainedResnet_quant"
+    need("cortex-m4")
+    monkeypatch.setattr(fused_c, "LEAN_TILES", True)
+    g, _ = _model(name)
+    c = generate(g, _plan(name, "ram"), "cortex-m4")[0]
+    ops = {int(k) for k in re.findall(r"fx_win_k[br]?\(&op(\d+)_p, bt_conv_s8_kxk_rq2_ssat, ", c)}
+    assert ops and ops <= {4, 5, 8, 9} and not any(f"op{k}_tk(" in c for k in ops), ops
+    check(name, "ram", "cortex-m4", tmp_path)
+
+
 FUSED_CODE_GOAL = 1.3  # issue 50 item 2: a fused plan's code at most 1.3x the plain plan's
 
 
@@ -470,7 +487,7 @@ def test_block_cycles_count_the_blocks_depthwise_layers(monkeypatch):
 
 def test_shared_variants_offered_to_column_tiles_alone(monkeypatch):
     """fused_c.shared_tile: vww's least-RAM plan on cortex-m4 offers the shared conv variants to op 6's column tiles
-    (all channels, input not row-banded), and balanced puts it there (3.4 KB of tile kernel less); op 4's column tiles
+    (all channels, input not row-banded), and balanced puts it there (bt_conv_s8_1x1_rq2_ssat); op 4's column tiles
     read row bands and ops 0 and 2 are box tiles: offered their instance's forms alone. SHARED_TILES off: none is."""
     from buildtool.codegen import fused_c
 
@@ -479,17 +496,25 @@ def test_shared_variants_offered_to_column_tiles_alone(monkeypatch):
                                                      ("inplace", 0, False), ("grp", 0, False)))
     m = pipeline.read_model(str(shared_model("mlperf-tiny/vww_96_int8")))
     plan = pipeline.plan_memory(m.graph, PlanOptions(optimize="ram"))
-    offered = {}
+    offered, leaned = {}, {}
     orig = fused_c._Emit.offer
 
-    def spy(self, e, op, name, shared=False, identity=None):
+    def spy(self, e, op, name, shared=False, identity=None, lean=False):
         offered[op.index] = shared
-        return orig(self, e, op, name, shared, identity)
+        leaned[op.index] = lean
+        return orig(self, e, op, name, shared, identity, lean)
 
     monkeypatch.setattr(fused_c._Emit, "offer", spy)
     c = pipeline.code(m, plan, "cortex-m4", PlanOptions(optimize_code="balanced"))["model.c"]
-    assert offered == {0: False, 2: False, 4: False, 6: True}
-    assert "fx_win_k(&op6_p, bt_conv_s8_pm_rq2_ssat," in c and "op6_tk" not in c
+    assert offered == {0: False, 2: False, 4: False, 6: True} and not any(leaned.values())
+    assert "fx_win_k(&op6_p, bt_conv_s8_1x1_rq2_ssat," in c and "op6_tk" not in c
+    # LEAN_TILES on: every tile offered the lean variants, ops 2 and 4 keep their instances (bt_conv_s8_1x1_rq2_ssat
+    # modelled +26 % and +17 % on them, past SHARED_TILE_SLACK)
+    monkeypatch.setattr(fused_c, "LEAN_TILES", True)
+    offered.clear()
+    assert pipeline.code(m, plan, "cortex-m4", PlanOptions(optimize_code="balanced"))["model.c"] == c
+    assert all(leaned.values()) and len(leaned) == 4
+    monkeypatch.setattr(fused_c, "LEAN_TILES", False)
     monkeypatch.setattr(fused_c, "SHARED_TILES", False)
     offered.clear()
     c = pipeline.code(m, plan, "cortex-m4", PlanOptions(optimize_code="balanced"))["model.c"]
@@ -500,7 +525,7 @@ def test_shared_variants_offered_to_column_tiles_alone(monkeypatch):
 @pytest.mark.parametrize("model", ["vww_96_int8", "kws_ref_model"])
 def test_mlperf_least_ram_cortex_m4_bit_exact(model, tmp_path):
     """MLPerf vww's and kws' least-RAM plans on cortex-m4 byte-identical to TensorFlow Lite Micro's: vww's op 6 column
-    tiles call the shared bt_conv_s8_pm_rq2_ssat its plain layers call (fused_c.shared_tile), its op 4 (column tiles on
+    tiles call the shared bt_conv_s8_1x1_rq2_ssat its plain layers call (fused_c.shared_tile), its op 4 (column tiles on
     row bands) its own tile kernel, kws' row-pointer tables are runs of one array (pack_rows)."""
     name = f"shared:mlperf-tiny/{model}"
     need("cortex-m4")
@@ -508,7 +533,7 @@ def test_mlperf_least_ram_cortex_m4_bit_exact(model, tmp_path):
     c = generate(g, _plan(name, "ram"), "cortex-m4")[0]
     if model.startswith("vww"):
         assert "op4_tk" in c and "op6_tk" not in c
-        assert re.findall(r"fx_win_k\(&op(\d+)_p, bt_conv_s8_pm_rq2_ssat,", c) == ["6"]
+        assert re.findall(r"fx_win_k\(&op(\d+)_p, bt_conv_s8_1x1_rq2_ssat,", c) == ["6"]
     else:
         tables = re.findall(r"#define fx_t\d+_rows \(fx_row_ptrs \+ \d+\)", c)
         n = int(re.search(r"fx_row_ptrs\[(\d+)\]", c).group(1))

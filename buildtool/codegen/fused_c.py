@@ -809,14 +809,15 @@ class _Emit:
         # mbv2-w0.35's least-RAM ops 5, 6 and 12-15 on them, modelled +4 % and run +13 % (streamed, 79.9 -> 90.2 M
         # instructions against `--optimize-code speed`). Offered only where measured no slower (shared_tile)
         form = self.offer(e, op, name, shared_tile(shape, group, i in self.banded),
-                          tile_kernels.identity(name, fields, group, src, dst, shape, calls))
+                          tile_kernels.identity(name, fields, group, src, dst, shape, calls), lean_tile(group))
         if form is False:  # the variant itself, code it shares with the other layers calling it
             name = e.code_choice.get(op.index, (name,))[0] if e.code_choice is not None else name
             e.used_variants[name] = kernel_variants.DISPATCHERS["conv"]
             return name
         return tile_kernels.define(e, op, fields, name, group, src, dst, shape, calls, form, self.tile_shares)
 
-    def offer(self, e: _Emitter, op, name: str, shared: bool = False, identity: str | None = None):
+    def offer(self, e: _Emitter, op, name: str, shared: bool = False, identity: str | None = None,
+              lean: bool = False):
         """Offer conv op's tile kernel (its own instance of variant `name`) to the code budget as a plain layer's own
         instance is offered (Emitter.kernel, own_instance): its full, medium and compact forms and, shared, the
         variant itself and the table's later rows that hold on the layer (each relaxes its conditions; vww's 1x1 op 6:
@@ -834,6 +835,9 @@ class _Emit:
             later = set(rows[rows.index(name):]) if name in rows else {name}
             names = (name,) + tuple(n for n in kernel_variants.all_codegen(e.variants[1], "conv", layer)
                                     if n in later and n != name)
+        elif lean:  # the lean shared variants alone (LEAN_TILE: off, see there), those that hold on the layer
+            names = tuple(n for n in kernel_variants.all_codegen(e.variants[1], "conv", layer) if n in LEAN_TILE)
+        if names:
             own = code_budget.layer_cycles(self.g, op, "conv", layer, name, True, e.variants)
             names = tuple(n for n in names if own is not None and (code_budget.layer_cycles(
                 self.g, op, "conv", layer, n, False, e.variants) or own * 2) <= own * (1 + SHARED_TILE_SLACK))
@@ -841,7 +845,7 @@ class _Emit:
         if identity is not None:
             e.identities[op.index] = identity
         form = e.chosen_form(op, name)
-        return form if shared or form is not False else True
+        return form if shared or names or form is not False else True
 
     def shifts(self, k: int, blk: BlockRun, t: int, ind: str) -> str:
         """Ring moves of a cached window before the tile (fusion_exec._shift)."""
@@ -863,6 +867,23 @@ SHARED_TILES = True  # tile kernels offered the shared variants too, where share
 # slack otherwise spends itself on tiles whose measured cost follows the model's (mbv2-w0.35's streamed least-RAM ops
 # 24, 28, 32: 441 k -> 680 k cycles each on bt_conv_s8_pm_rq2_ssat_lo, +54 % of their own instance's, run +153 k each)
 SHARED_TILE_SLACK = 0.11
+
+
+# the lean shared conv variants (kernel_variants.kxk_ok's, lean_1x1's: the plain plans' code budget picks them) offered
+# to the tile kernels shared_tile does not offer the shared variants (box tiles, column tiles on row bands), within
+# SHARED_TILE_SLACK as there. Off: measured slower on tile calls than the whole-layer cost lines say (cortex-m4,
+# `buildtool run ... --optimize ram`, est. cycles low): ResNet-8's ops 4, 5, 8 (box calls of 1-2 pixels a row, where
+# conv_kxk.h sets up every channel pair a call) on bt_conv_s8_kxk_rq2_ssat 3.2 KB of code less, 33,631,653 -> 35,426,826
+# cycles (+5.3 %); ops 5, 8, 9: 5.3 KB less, +2.8 %; vww's op 4 (column tiles on row bands, input rows wider than the
+# output's: conv_1x1.h's pixel-a-pass path; modelled +17 %, past the slack) put on bt_conv_s8_1x1_rq2_ssat: +476 k. The kernels' box calls (an output row
+# pitch, several rows a call) would make them pay.
+LEAN_TILES = False
+LEAN_TILE = frozenset({"bt_conv_s8_kxk_rq2_ssat", "bt_conv_s8_1x1_rq2_ssat"})
+
+
+def lean_tile(group: int) -> bool:
+    """Is a conv's tile kernel that shared_tile does not offer the shared variants offered the lean ones (LEAN_TILE)?"""
+    return LEAN_TILES and not group
 
 
 def shared_tile(shape: str, group: int, in_rows: bool) -> bool:
