@@ -68,8 +68,8 @@ void bt_conv_s8_1x1_rq2_ssat(const bt_conv_params *p, const int8_t *in, int32_t 
       int16_t *const c = col + j * S;
       const int32_t u = t + 3 * j, x = u % rw;
       const int8_t *const src = in + ((y0 + u / rw) * sh - in_y0) * in_row + x * step;
-      if (n < 3) bt_pm_widen3r(src, c, K, 0, off2, 0);   /* a call of one or two pixels: one a pass, thrice */
-      else if (x + 2 < rw) bt_pm_widen3r(src, c, K, step, off2, 0);
+      if (n < 3 || x + 2 < rw)   /* a call of one or two pixels: one a pass, widened thrice (the pixel step 0) */
+        bt_pm_widen3r(src, c, K, n < 3 ? 0 : step, off2, 0);
       else
         for (int32_t q = 0; q < 3; q++) {   /* across two rows: each pixel into its place of the triple's groups */
           const int32_t v = u + q;

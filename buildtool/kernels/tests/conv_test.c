@@ -230,6 +230,31 @@ static void test_conv_1x1(void) {
   note_variant("bt_conv_s8_1x1_rq2_ssat");   /* model.c-only: no dispatcher names it */
 }
 
+/* conv_kxk.h's shared KxK (kernel_variants.kxk_ok: c_in % 4 == 0, an even c_out, the patch within BT_COL_MAX, shifts
+ * at least -22) on the row-buffer layers of its kind: 3x3/2 without padding (and a band from output row 2, input row
+ * 4), 3x3/2 with padding, a 5x5 of padding 2, rows of 24 of 32 channels, 576 values into 6 channels. */
+static void test_conv_kxk(void) {
+  static const struct { const bt_conv_params *p; int32_t y0, y1; } cases[] = {
+      {&ci_r16s2, 0, 4}, {&ci_r4s2, 0, 4}, {&ci_r4k5, 0, 6}, {&ci_rbig, 0, 4}, {&ci_k576, 0, 5}, {&ci_r16s2, 2, 4}};
+  for (int32_t t = 0; t < (int32_t)(sizeof cases / sizeof cases[0]); t++) {
+    const bt_conv_params *p = cases[t].p;
+    const int32_t y0 = cases[t].y0, y1 = cases[t].y1, taps = p->kh * p->kw * p->in.c;
+    const int32_t out_bytes = (y1 - y0) * p->out.w * p->out.pixel_stride + 8;
+    const int32_t iy = y0 * p->stride_h - p->pad_top, in_y0 = iy > 0 ? iy : 0;   /* the band's first input row */
+    const int8_t *in = g_in + in_y0 * p->in.w * p->in.pixel_stride;
+    fill(g_w, p->out.c * taps);
+    fill(g_in, p->in.h * p->in.w * p->in.c + 16);
+    for (int32_t i = 0; i < p->out.c; i++) g_bias[i] = ri(-20000, 20000);
+    rand_quant(p->out.c, 14 + ilog2((uint32_t)taps) / 2);
+    fill(g_ref, out_bytes);
+    copy(g_opt, g_ref, out_bytes);
+    ref_bt_conv_s8(p, in, in_y0, g_ref, y0, y1);
+    bt_conv_s8_kxk_rq2_ssat(p, in, in_y0, g_opt, y0, y1);
+    check("conv_kxk", t, g_ref, g_opt, out_bytes);
+  }
+  note_variant("bt_conv_s8_kxk_rq2_ssat");   /* model.c-only: no dispatcher names it */
+}
+
 static void test_conv_instances(void) {
   static const bt_conv_params *const layers[] = {&ci_pw, &ci_stem, &ci_pw13, &ci_pw, &ci_pw,
                                                  &ci_pw, &ci_stem, &ci_pw13, &ci_pw13, &ci_pw, &ci_stem, &ci_k576,
@@ -275,6 +300,7 @@ static void test_conv_instances(void) {
     check("conv_instances", t, g_ref, g_opt, out_bytes);
   }
   test_conv_1x1();
+  test_conv_kxk();
 }
 #else
 static void test_conv_instances(void) {}
