@@ -66,8 +66,8 @@ void bt_conv_s8_1x1_rq2_ssat(const bt_conv_params *p, const int8_t *in, int32_t 
     }
     for (int32_t j = 0; j < T; j++) {
       int16_t *const c = col + j * S;
-      const int32_t u = t + 3 * j, x = u % rw;
-      const int8_t *const src = in + ((y0 + u / rw) * sh - in_y0) * in_row + x * step;
+      const int32_t u = t + 3 * j, x = rw == n ? u : u % rw;   /* no division on a stride-1 band */
+      const int8_t *const src = in + ((y0 + (rw == n ? 0 : u / rw)) * sh - in_y0) * in_row + x * step;
       if (n < 3 || x + 2 < rw)   /* a call of one or two pixels: one a pass, widened thrice (the pixel step 0) */
         bt_pm_widen3r(src, c, K, n < 3 ? 0 : step, off2, 0);
       else
