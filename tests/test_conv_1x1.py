@@ -4,6 +4,7 @@ against TFLite Micro's bytes on cortex-m4."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -37,7 +38,7 @@ def test_row_offered_never_dispatched():
     names = kernel_variants.all_codegen(TABLE, "conv", p)
     assert names.index(LEAN) == names.index("bt_conv_s8_pm_rq2_ssat") + 1
     assert LEAN in kernel_variants.CODEGEN_ONLY
-    off = [dict(kh=3, kw=3), dict(stride_h=2, stride_w=2), dict(pad_top=1),
+    off = [dict(kh=3, kw=3), dict(pad_top=1), dict(pad_left=1),
            dict(**{"in": {"h": 6, "w": 6, "c": 66, "pixel_stride": 66}}),
            dict(**{"in": {"h": 6, "w": 6, "c": 4, "pixel_stride": 4}}),
            dict(act_min=0), dict(act_max=100), dict(shifts=[-8] * 106 + [-23])]
@@ -45,6 +46,7 @@ def test_row_offered_never_dispatched():
         assert LEAN not in kernel_variants.all_codegen(TABLE, "conv", _layer(**kw)), kw
     assert LEAN in kernel_variants.all_codegen(TABLE, "conv", _layer(shifts=[-22] * 106 + [0],
                                                                       multipliers=[1 << 30] * 106 + [0]))
+    assert LEAN in kernel_variants.all_codegen(TABLE, "conv", _layer(stride_h=2, stride_w=2))   # ResNet's shortcuts
 
 
 def test_measured_within_a_percent_of_the_patch_matrix_variant():
@@ -58,13 +60,22 @@ def test_measured_within_a_percent_of_the_patch_matrix_variant():
         assert abs(a / b - 1) <= 0.01, (k, a / b)
 
 
-def _graph(name: str, shape: tuple, couts: tuple, seed: int):
+def _calls(model_c: str) -> int:
+    """The layers model.c runs on LEAN: its straight calls, and a run's loop (model_c._call_runs: one call in a loop of
+    n layers) counted n times."""
+    n = 0
+    for m in re.finditer(r"for \(int i = 0; i < (\d+); i\+\+\) \{(.*?)\n  \}", model_c, re.S):
+        n += int(m.group(1)) * m.group(2).count(f"{LEAN}(")
+    return n + re.sub(r"for \(int i = 0; i < \d+; i\+\+\) \{.*?\n  \}", "", model_c, flags=re.S).count(f"{LEAN}(")
+
+
+def _graph(name: str, shape: tuple, couts: tuple, seed: int, stride: int = 1):
     from buildtool.zoo.builder import GraphBuilder
 
     b = GraphBuilder(name, seed=seed)
     x = b.input(shape)
     for cout in couts:
-        x = b.conv2d(x, cout, 1, activation="NONE")
+        x = b.conv2d(x, cout, 1, stride, activation="NONE")
     return b.finish()
 
 
@@ -73,14 +84,18 @@ def _graph(name: str, shape: tuple, couts: tuple, seed: int):
     ((1, 7, 5, 8), (12, 13, 36, 40, 68, 9)),   # 35 pixels (two left: the last triple again), K 8-68, odd channels
     ((1, 4, 4, 16), (24, 7, 8)),               # 16 pixels (one left: bt_mv1x1)
     ((1, 1, 2, 12), (20, 5)),                  # 2 pixels (one a pass)
-])
+    ((1, 32, 32, 16, 2), (32, 64, 12)),        # stride 2 (ResNet-8's shortcuts): rows of 16, 8, 4 (triples across
+    ((1, 13, 11, 8, 2), (20, 9, 8)),           # rows pixel by pixel), odd maps (7x6, 4x3, 2x2: the last row and
+])                                             # column unread), one pixel left (bt_mv1x4), the last triple again
 def test_forced_byte_exact(shape, couts, tmp_path: Path):
     """Every 1x1 layer forced onto the lean variant: model.c calls it, and the cortex-m4 firmware's outputs are TFLite
     Micro's bytes."""
-    g = _graph("lean-1x1", shape, couts, seed=sum(couts))
+    stride = shape[4] if len(shape) == 5 else 1
+    shape = shape[:4]
+    g = _graph("lean-1x1", shape, couts, seed=sum(couts), stride=stride)
     xin = np.random.default_rng(2).integers(-128, 128, size=shape, dtype=np.int8)
     with code_budget.forcing(LEAN):
         pipeline.build(g, "cortex-m4", tmp_path, plan=pipeline.plan_memory(g, PlanOptions()))
-    assert (tmp_path / "model.c").read_text().count(f"{LEAN}(") >= len(couts) - 1
+    assert _calls((tmp_path / "model.c").read_text()) >= len(couts) - 1
     y, _, _ = runner.run("cortex-m4", tmp_path, xin)
     assert np.asarray(y).tobytes() == tflm_run(serialize(g), [xin])[0].tobytes()

@@ -130,13 +130,13 @@ def kxk_ok(p) -> bool:
 
 
 def lean_1x1(p) -> bool:
-    """cortex-m/conv_1x1.h bt_conv_s8_1x1_rq2_ssat's conditions (the lean shared 1x1, issue 50): a 1x1 of stride 1
-    without padding, c_in % 4 == 0 in [8, BT_COL_MAX], c_out >= 4 (_cm_patch_matrix's too), every channel's shift at
+    """cortex-m/conv_1x1.h bt_conv_s8_1x1_rq2_ssat's conditions (the lean shared 1x1, issue 50): a 1x1 of any stride
+    without padding (a stride over 1, ResNet's shortcuts: one output row a segment of triples), c_in % 4 == 0 in [8, BT_COL_MAX], c_out >= 4 (_cm_patch_matrix's too), every channel's shift at
     least -22 (with _pm_rq2: bt_pm_k6 folds the output zero point into every pair's rounding words; it has no other
     path). Its row follows
     bt_conv_s8_pm_rq2_ssat's and holds only where that one does: choose() never picks it, the code budget offers it
     (all_codegen)."""
-    return (p["kh"] == 1 and p["kw"] == 1 and p["stride_h"] == 1 and p["stride_w"] == 1 and p["pad_top"] == 0
+    return (p["kh"] == 1 and p["kw"] == 1 and p["pad_top"] == 0
             and p["pad_left"] == 0 and p["in"]["c"] % 4 == 0 and 8 <= p["in"]["c"] <= BT_COL_MAX
             and p["out"]["c"] >= 4 and all(s >= -22 for s in p["shifts"]))
 

@@ -31,21 +31,23 @@ void bt_conv_s8_1x1_rq2_ssat(const bt_conv_params *p, const int8_t *in, int32_t 
   const int32_t off2 = bt_dup16(p->input_offset), n = (y1 - y0) * p->out.w;
   const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
   const int32_t S = BT_GROUPED(3, K), room = 3 * BT_COL_MAX / S, tmax = room < BT_COL3 ? room : BT_COL3;
-  const int32_t ow = p->out.w, in_row = p->in.w * ips;
-  /* the band's pixels consecutive in the input (a whole map's, or a tile's as wide as its input) and at least a
-     triple of them: triples; else (a fused tile's narrower rows, a call of one or two pixels) one pixel a pass,
-     widened three times (the pixel stride 0) and stored three times at the same place (the output stride 0) */
-  const int dense = p->in.w == ow && n >= 3;
+  const int32_t ow = p->out.w, in_row = p->in.w * ips, ops = p->out.pixel_stride, sh = p->stride_h;
+  /* the band's output pixels in rows of rw, the input pixels of a row step bytes apart: one row of n where they are
+     consecutive in the input (stride 1, a whole map's or a tile's as wide as its input), else the output's rows (a
+     stride over 1: every stride_w-th pixel of every stride_h-th row; a fused tile's narrower rows). The triples run
+     over the band as over a stride-1 map's (up to tmax a pass, each pair's loop over all of them): one inside a row
+     widened by bt_pm_widen3r, one across two rows pixel by pixel (its pixels are not evenly spaced) */
+  const int32_t rw = p->in.w == ow && sh == 1 ? n : ow, step = p->stride_w * ips;
   l3.K = K;
+  l3.ops = n >= 3 ? ops : 0;
   for (int32_t t = 0; t < n;) {
-    int32_t T = 1, step = ips, ops = 0;
-    const int8_t *src;
-    if (dense) {
+    int32_t T = 1;
+    if (n >= 3) {
       if (n - t == 1) {   /* one pixel left (n % 3 == 1: a map of 7x7, 8x8, 14x14...): widened once, four channels at
                              a time (bt_mv1x4; c_out >= 4: the last four again where c_out % 4 != 0), not a triple's
                              work for it (an 8x8 of 256 values into 128 channels: 1.6 % more) */
-        int8_t *const o1 = out + t * p->out.pixel_stride;
-        bt_widen(in + (y0 - in_y0) * in_row + t * ips, col, K, p->input_offset, off2);
+        int8_t *const o1 = out + t * ops;
+        bt_widen(in + ((y0 + t / rw) * sh - in_y0) * in_row + (t % rw) * step, col, K, p->input_offset, off2);
         for (int32_t oc = 0; oc < cout; oc += 4) {
           const int32_t c = oc + 4 <= cout ? oc : cout - 4;
           int32_t a[4];
@@ -61,15 +63,27 @@ void bt_conv_s8_1x1_rq2_ssat(const bt_conv_params *p, const int8_t *in, int32_t 
       if (t + 3 > n) t = n - 3;   /* two pixels left: the band's last triple, one of its pixels again */
       T = (n - t) / 3;
       if (T > tmax) T = tmax;
-      src = in + (y0 - in_y0) * in_row + t * ips;
-      ops = p->out.pixel_stride;
-    } else {
-      src = in + (y0 + t / ow - in_y0) * in_row + (t % ow) * ips;
-      step = 0;
     }
-    for (int32_t j = 0; j < T; j++) bt_pm_widen3r(src + 3 * j * step, col + j * S, K, step, off2, 0);
-    int8_t *const o = out + t * p->out.pixel_stride;
-    l3.ops = ops;
+    for (int32_t j = 0; j < T; j++) {
+      int16_t *const c = col + j * S;
+      const int32_t u = t + 3 * j, x = rw == n ? u : u % rw;   /* no division on a stride-1 band */
+      const int8_t *const src = in + ((y0 + (rw == n ? 0 : u / rw)) * sh - in_y0) * in_row + x * step;
+      if (n < 3 || x + 2 < rw)   /* a call of one or two pixels: one a pass, widened thrice (the pixel step 0) */
+        bt_pm_widen3r(src, c, K, n < 3 ? 0 : step, off2, 0);
+      else
+        for (int32_t q = 0; q < 3; q++) {   /* across two rows: each pixel into its place of the triple's groups */
+          const int32_t v = u + q;
+          const int8_t *const s = in + ((y0 + v / rw) * sh - in_y0) * in_row + (v % rw) * step;
+          int16_t *d = c + 2 * q;
+          for (int32_t k = 0; k < K; k += 4, d += 12) {
+            const uint32_t w = bt_ld4(s + k);
+            const int32_t a = (int32_t)bt_sxtab16((uint32_t)off2, w), b = (int32_t)bt_sxtab16_ror8((uint32_t)off2, w);
+            __builtin_memcpy(d, &a, 4);
+            __builtin_memcpy(d + 6, &b, 4);
+          }
+        }
+    }
+    int8_t *const o = out + t * ops;
     l3.end = col + T * S;
     for (int32_t oc = 0; oc < cout; oc += 2) {
       const int32_t c = oc + 2 <= cout ? oc : cout - 2;   /* an odd count: the last pair is the last two channels */
@@ -80,7 +94,7 @@ void bt_conv_s8_1x1_rq2_ssat(const bt_conv_params *p, const int8_t *in, int32_t 
       l3.f0 = p->filter + c * K;
       bt_pm_loop3r(col, &l3, 1);
     }
-    t += dense ? 3 * T : 1;
+    t += n >= 3 ? 3 * T : 1;
   }
 #else
   bt_conv_pm(p, in, in_y0, out, y0, y1, 1, 2);

@@ -122,6 +122,14 @@ CI_LAYER(ci_pw100, 5, 4, 100, 5, 4, 7, 7, 1, 1, 0, 128, -128, -128)
 CI_LAYER(ci_pw12, 6, 5, 12, 6, 5, 6, 90, 1, 1, 0, -7, 3, -128)
 CI_LAYER(ci_pw4, 8, 6, 4, 8, 6, 10, 10, 1, 1, 0, 128, -128, -128)
 CI_LAYER(ci_pw2, 3, 2, 8, 3, 2, 5, 5, 1, 1, 0, 11, -7, -128)   /* test_conv_1x1's map 2 wide */
+/* test_conv_1x1's strided 1x1 layers (ResNet's shortcuts): stride 2 into rows of 16 (5 triples, one left: bt_mv1x4),
+   8 (two left: the last triple again, outputs 10 apart, 9 channels), 6 (two triples, the input's last column and
+   row unread), 2 (one pixel a pass); stride 3 into rows of 4 */
+CI_LAYER(ci_pws2a, 6, 32, 16, 3, 16, 32, 32, 1, 2, 0, 128, -128, -128)
+CI_LAYER(ci_pws2b, 8, 16, 12, 4, 8, 9, 10, 1, 2, 0, -5, 3, -128)
+CI_LAYER(ci_pws2c, 9, 13, 8, 5, 6, 7, 7, 1, 2, 0, 9, -1, -128)
+CI_LAYER(ci_pws2d, 4, 4, 8, 2, 2, 6, 6, 1, 2, 0, 128, -128, -128)
+CI_LAYER(ci_pws3, 7, 10, 20, 3, 4, 4, 4, 1, 3, 0, -17, 5, -128)
 CI_LAYER(ci_st1, 8, 11, 1, 8, 11, 6, 6, 3, 1, 1, -9, 2, -128)
 CI_LAYER(ci_sgrp, 7, 9, 3, 3, 4, 70, 70, 3, 2, 0, 128, -128, -128)
 #undef CI_LAYER
@@ -194,16 +202,20 @@ static __attribute__((noinline)) void ci_sgrp_bands(int8_t *out) { ci_sgrp_band0
 /* conv_1x1.h's lean shared 1x1 (kernel_variants.lean_1x1: c_in % 4 == 0 in [8, 640], every shift at least -22):
  * whole maps of 35, 20 and 30 pixels (two, two and none left after the triples), odd output channel counts (13, 7,
  * 5: the last pair again) written 15 and 90 apart, bands of 10 and 4 pixels (one left: bt_mv1x1) and of 2 and 6
- * pixels of a map 2 wide (two: one pixel a pass), a channel of multiplier 0 and shift 0 (vww's), shifts -22. */
+ * pixels of a map 2 wide (two: one pixel a pass), a channel of multiplier 0 and shift 0 (vww's), shifts -22; then
+ * strides 2 and 3 (one output row a segment, ci_pws2a..ci_pws3 above), whole maps and bands from y0 > 0. */
 static void test_conv_1x1(void) {
   static const struct { const bt_conv_params *p; int32_t y0, y1; } cases[] = {
       {&ci_pw, 0, 7}, {&ci_pw13, 0, 5}, {&ci_pw64, 0, 5}, {&ci_pw100, 0, 5}, {&ci_pw12, 0, 6},
-      {&ci_pw, 2, 4}, {&ci_pw100, 3, 4}, {&ci_pw2, 1, 2}, {&ci_pw2, 0, 3}};
+      {&ci_pw, 2, 4}, {&ci_pw100, 3, 4}, {&ci_pw2, 1, 2}, {&ci_pw2, 0, 3},
+      {&ci_pws2a, 0, 3}, {&ci_pws2b, 0, 4}, {&ci_pws2c, 0, 5}, {&ci_pws2d, 0, 2}, {&ci_pws3, 0, 3},
+      {&ci_pws2a, 1, 3}, {&ci_pws2b, 2, 3}, {&ci_pws2d, 1, 2}};
   for (int32_t t = 0; t < (int32_t)(sizeof cases / sizeof cases[0]); t++) {
     const bt_conv_params *p = cases[t].p;
     const int32_t y0 = cases[t].y0, y1 = cases[t].y1, taps = p->in.c;
     const int32_t out_bytes = (y1 - y0) * p->out.w * p->out.pixel_stride + 8;
-    const int8_t *in = g_in + y0 * p->in.w * p->in.pixel_stride;
+    const int32_t in_y0 = y0 * p->stride_h;   /* the band's first input row (no padding) */
+    const int8_t *in = g_in + in_y0 * p->in.w * p->in.pixel_stride;
     fill(g_w, p->out.c * taps);
     fill(g_in, p->in.h * p->in.w * p->in.c + 16);
     for (int32_t i = 0; i < p->out.c; i++) g_bias[i] = ri(-20000, 20000);
@@ -211,11 +223,36 @@ static void test_conv_1x1(void) {
     if (t == 1) { g_mult[4] = 0; g_shift[4] = 0; g_shift[5] = -22; g_shift[12] = -22; }
     fill(g_ref, out_bytes);
     copy(g_opt, g_ref, out_bytes);
-    ref_bt_conv_s8(p, in, y0, g_ref, y0, y1);
-    bt_conv_s8_1x1_rq2_ssat(p, in, y0, g_opt, y0, y1);
+    ref_bt_conv_s8(p, in, in_y0, g_ref, y0, y1);
+    bt_conv_s8_1x1_rq2_ssat(p, in, in_y0, g_opt, y0, y1);
     check("conv_1x1", t, g_ref, g_opt, out_bytes);
   }
   note_variant("bt_conv_s8_1x1_rq2_ssat");   /* model.c-only: no dispatcher names it */
+}
+
+/* conv_kxk.h's shared KxK (kernel_variants.kxk_ok: c_in % 4 == 0, an even c_out, the patch within BT_COL_MAX, shifts
+ * at least -22) on the row-buffer layers of its kind: 3x3/2 without padding (and a band from output row 2, input row
+ * 4), 3x3/2 with padding, a 5x5 of padding 2, rows of 24 of 32 channels, 576 values into 6 channels. */
+static void test_conv_kxk(void) {
+  static const struct { const bt_conv_params *p; int32_t y0, y1; } cases[] = {
+      {&ci_r16s2, 0, 4}, {&ci_r4s2, 0, 4}, {&ci_r4k5, 0, 6}, {&ci_rbig, 0, 4}, {&ci_k576, 0, 5}, {&ci_r16s2, 2, 4}};
+  for (int32_t t = 0; t < (int32_t)(sizeof cases / sizeof cases[0]); t++) {
+    const bt_conv_params *p = cases[t].p;
+    const int32_t y0 = cases[t].y0, y1 = cases[t].y1, taps = p->kh * p->kw * p->in.c;
+    const int32_t out_bytes = (y1 - y0) * p->out.w * p->out.pixel_stride + 8;
+    const int32_t iy = y0 * p->stride_h - p->pad_top, in_y0 = iy > 0 ? iy : 0;   /* the band's first input row */
+    const int8_t *in = g_in + in_y0 * p->in.w * p->in.pixel_stride;
+    fill(g_w, p->out.c * taps);
+    fill(g_in, p->in.h * p->in.w * p->in.c + 16);
+    for (int32_t i = 0; i < p->out.c; i++) g_bias[i] = ri(-20000, 20000);
+    rand_quant(p->out.c, 14 + ilog2((uint32_t)taps) / 2);
+    fill(g_ref, out_bytes);
+    copy(g_opt, g_ref, out_bytes);
+    ref_bt_conv_s8(p, in, in_y0, g_ref, y0, y1);
+    bt_conv_s8_kxk_rq2_ssat(p, in, in_y0, g_opt, y0, y1);
+    check("conv_kxk", t, g_ref, g_opt, out_bytes);
+  }
+  note_variant("bt_conv_s8_kxk_rq2_ssat");   /* model.c-only: no dispatcher names it */
 }
 
 static void test_conv_instances(void) {
@@ -263,6 +300,7 @@ static void test_conv_instances(void) {
     check("conv_instances", t, g_ref, g_opt, out_bytes);
   }
   test_conv_1x1();
+  test_conv_kxk();
 }
 #else
 static void test_conv_instances(void) {}
