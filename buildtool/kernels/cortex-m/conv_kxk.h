@@ -43,38 +43,10 @@ typedef struct {
 /* One group of 4 values of three pixels (the columns: x0, x1, x2 lo words, then their hi words, 24 bytes) by two
  * filter rows (f, f + K): two pipelined runs of single loads (after an SMLAD the first costs 2 estimated cycles, the
  * others 1), 4 SXTB16, 12 SMLAD; wa is extracted in place and loaded again for its high half (no register left). */
-#define BT_KXK_LD3 "ldr %[x1], [%[c], #4]\n\tldr %[x2], [%[c], #8]\n\tldr %[x0], [%[c]], #12\n\t"
-#define BT_KXK_HI                                             \
-  "ldr %[wa], [%[f]], #4\n\t" BT_KXK_LD3                      \
-  "sxtb16 %[wb], %[wb], ror #8\n\t"                           \
-  "smlad %[a01], %[wb], %[x0], %[a01]\n\t"                    \
-  "smlad %[a11], %[wb], %[x1], %[a11]\n\t"                    \
-  "smlad %[a21], %[wb], %[x2], %[a21]\n\t"                    \
-  "sxtb16 %[wa], %[wa], ror #8\n\t"                           \
-  "smlad %[a00], %[wa], %[x0], %[a00]\n\t"                    \
-  "smlad %[a10], %[wa], %[x1], %[a10]\n\t"                    \
-  "smlad %[a20], %[wa], %[x2], %[a20]\n\t"
-#define BT_KXK_STEP                                           \
-  "ldr %[wb], [%[f], %[K]]\n\tldr %[wa], [%[f]]\n\t" BT_KXK_LD3 \
-  "sxtb16 %[wa], %[wa]\n\t"                                   \
-  "smlad %[a00], %[wa], %[x0], %[a00]\n\t"                    \
-  "smlad %[a10], %[wa], %[x1], %[a10]\n\t"                    \
-  "smlad %[a20], %[wa], %[x2], %[a20]\n\t"                    \
-  "sxtb16 %[wa], %[wb]\n\t"                                   \
-  "smlad %[a01], %[wa], %[x0], %[a01]\n\t"                    \
-  "smlad %[a11], %[wa], %[x1], %[a11]\n\t"                    \
-  "smlad %[a21], %[wa], %[x2], %[a21]\n\t" BT_KXK_HI
-/* the first group: the sums start from the biases in a00 (b0) and a01 (b1) */
-#define BT_KXK_STEP0                                          \
-  "ldr %[wb], [%[f], %[K]]\n\tldr %[wa], [%[f]]\n\t" BT_KXK_LD3 \
-  "sxtb16 %[wa], %[wa]\n\t"                                   \
-  "smlad %[a10], %[wa], %[x1], %[a00]\n\t"                    \
-  "smlad %[a20], %[wa], %[x2], %[a00]\n\t"                    \
-  "smlad %[a00], %[wa], %[x0], %[a00]\n\t"                    \
-  "sxtb16 %[wa], %[wb]\n\t"                                   \
-  "smlad %[a11], %[wa], %[x1], %[a01]\n\t"                    \
-  "smlad %[a21], %[wa], %[x2], %[a01]\n\t"                    \
-  "smlad %[a01], %[wa], %[x0], %[a01]\n\t" BT_KXK_HI
+/* BT_KXK_STEP: im2col.h's BT_MM3X2_STEP_R (its high halves BT_MM3X2_STEP_R2), BT_KXK_STEP0: conv_pm.h's
+ * BT_MM3X2_STEP0_R (the sums start from the biases in a00 (b0) and a01 (b1)) */
+#define BT_KXK_STEP BT_MM3X2_STEP_R
+#define BT_KXK_STEP0 BT_MM3X2_STEP0_R
 /* a sum requantised in place: bt_rq2 (m, rounding word with the zero point, e1 in x0-x2; wa, f scratch), SSAT #8 */
 #define BT_KXK_RQ(A)                                                                          \
   "and %[wa], %[" A "], #0x80000000\n\torr %[wa], %[wa], #0x40000000\n\t"                       \
@@ -122,8 +94,6 @@ static inline __attribute__((always_inline)) void bt_kxk_pair(const int16_t *c, 
 #undef BT_KXK_RQ
 #undef BT_KXK_STEP0
 #undef BT_KXK_STEP
-#undef BT_KXK_HI
-#undef BT_KXK_LD3
 
 /* n4 groups of one pixel's values (s on) widened into its lane of the columns (d: its lo word of the first group;
  * the hi word 3 words on, the next group 6), or zeros (s NULL: padding) */

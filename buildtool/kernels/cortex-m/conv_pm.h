@@ -303,8 +303,7 @@ static inline __attribute__((always_inline)) void bt_pm_loop3r(const int16_t *c,
 #undef BT_PM_L3R
 #undef BT_PM_L3R_RQ1
 #undef BT_PM_L3R_RQ2
-#undef BT_MM3X2_STEP0_R
-#endif
+#endif  /* BT_MM3X2_STEP0_R stays: conv_kxk.h runs it too */
 #undef BT_PM_RQR_OPS
 #undef BT_PM_RQR6
 #undef BT_PM_RQMR_ONE
