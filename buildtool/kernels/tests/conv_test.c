@@ -199,6 +199,26 @@ static __attribute__((noinline)) void ci_pw4_run2(int8_t *out) { CI_STEM(&ci_pw4
 #undef CI_STEM
 static __attribute__((noinline)) void ci_sgrp_bands(int8_t *out) { ci_sgrp_band0(out); ci_sgrp_band1(out); }
 
+/* One band [y0, y1) of layer p by a model.c-only conv variant fn against the reference, on random weights, input,
+ * biases and requantisation (case 1 of conv_1x1: a channel of multiplier 0 and shifts of -22 too). */
+static void band_case(const char *name, int32_t t, const bt_conv_params *p, int32_t y0, int32_t y1,
+                      void (*fn)(const bt_conv_params *, const int8_t *, int32_t, int8_t *, int32_t, int32_t)) {
+  const int32_t taps = p->kh * p->kw * p->in.c;
+  const int32_t out_bytes = (y1 - y0) * p->out.w * p->out.pixel_stride + 8;
+  const int32_t iy = y0 * p->stride_h - p->pad_top, in_y0 = iy > 0 ? iy : 0;   /* the band's first input row */
+  const int8_t *in = g_in + in_y0 * p->in.w * p->in.pixel_stride;
+  fill(g_w, p->out.c * taps);
+  fill(g_in, p->in.h * p->in.w * p->in.c + 16);
+  for (int32_t i = 0; i < p->out.c; i++) g_bias[i] = ri(-20000, 20000);
+  rand_quant(p->out.c, 14 + ilog2((uint32_t)taps) / 2);
+  if (t == 1 && fn == bt_conv_s8_1x1_rq2_ssat) { g_mult[4] = 0; g_shift[4] = 0; g_shift[5] = -22; g_shift[12] = -22; }
+  fill(g_ref, out_bytes);
+  copy(g_opt, g_ref, out_bytes);
+  ref_bt_conv_s8(p, in, in_y0, g_ref, y0, y1);
+  fn(p, in, in_y0, g_opt, y0, y1);
+  check(name, t, g_ref, g_opt, out_bytes);
+}
+
 /* conv_1x1.h's lean shared 1x1 (kernel_variants.lean_1x1: c_in % 4 == 0 in [8, 640], every shift at least -22):
  * whole maps of 35, 20 and 30 pixels (two, two and none left after the triples), odd output channel counts (13, 7,
  * 5: the last pair again) written 15 and 90 apart, bands of 10 and 4 pixels (one left: bt_mv1x1) and of 2 and 6
@@ -212,20 +232,7 @@ static void test_conv_1x1(void) {
       {&ci_pws2a, 1, 3}, {&ci_pws2b, 2, 3}, {&ci_pws2d, 1, 2}};
   for (int32_t t = 0; t < (int32_t)(sizeof cases / sizeof cases[0]); t++) {
     const bt_conv_params *p = cases[t].p;
-    const int32_t y0 = cases[t].y0, y1 = cases[t].y1, taps = p->in.c;
-    const int32_t out_bytes = (y1 - y0) * p->out.w * p->out.pixel_stride + 8;
-    const int32_t in_y0 = y0 * p->stride_h;   /* the band's first input row (no padding) */
-    const int8_t *in = g_in + in_y0 * p->in.w * p->in.pixel_stride;
-    fill(g_w, p->out.c * taps);
-    fill(g_in, p->in.h * p->in.w * p->in.c + 16);
-    for (int32_t i = 0; i < p->out.c; i++) g_bias[i] = ri(-20000, 20000);
-    rand_quant(p->out.c, 14 + ilog2((uint32_t)taps) / 2);
-    if (t == 1) { g_mult[4] = 0; g_shift[4] = 0; g_shift[5] = -22; g_shift[12] = -22; }
-    fill(g_ref, out_bytes);
-    copy(g_opt, g_ref, out_bytes);
-    ref_bt_conv_s8(p, in, in_y0, g_ref, y0, y1);
-    bt_conv_s8_1x1_rq2_ssat(p, in, in_y0, g_opt, y0, y1);
-    check("conv_1x1", t, g_ref, g_opt, out_bytes);
+    band_case("conv_1x1", t, p, cases[t].y0, cases[t].y1, bt_conv_s8_1x1_rq2_ssat);
   }
   note_variant("bt_conv_s8_1x1_rq2_ssat");   /* model.c-only: no dispatcher names it */
 }
@@ -238,19 +245,7 @@ static void test_conv_kxk(void) {
       {&ci_r16s2, 0, 4}, {&ci_r4s2, 0, 4}, {&ci_r4k5, 0, 6}, {&ci_rbig, 0, 4}, {&ci_k576, 0, 5}, {&ci_r16s2, 2, 4}};
   for (int32_t t = 0; t < (int32_t)(sizeof cases / sizeof cases[0]); t++) {
     const bt_conv_params *p = cases[t].p;
-    const int32_t y0 = cases[t].y0, y1 = cases[t].y1, taps = p->kh * p->kw * p->in.c;
-    const int32_t out_bytes = (y1 - y0) * p->out.w * p->out.pixel_stride + 8;
-    const int32_t iy = y0 * p->stride_h - p->pad_top, in_y0 = iy > 0 ? iy : 0;   /* the band's first input row */
-    const int8_t *in = g_in + in_y0 * p->in.w * p->in.pixel_stride;
-    fill(g_w, p->out.c * taps);
-    fill(g_in, p->in.h * p->in.w * p->in.c + 16);
-    for (int32_t i = 0; i < p->out.c; i++) g_bias[i] = ri(-20000, 20000);
-    rand_quant(p->out.c, 14 + ilog2((uint32_t)taps) / 2);
-    fill(g_ref, out_bytes);
-    copy(g_opt, g_ref, out_bytes);
-    ref_bt_conv_s8(p, in, in_y0, g_ref, y0, y1);
-    bt_conv_s8_kxk_rq2_ssat(p, in, in_y0, g_opt, y0, y1);
-    check("conv_kxk", t, g_ref, g_opt, out_bytes);
+    band_case("conv_kxk", t, p, cases[t].y0, cases[t].y1, bt_conv_s8_kxk_rq2_ssat);
   }
   note_variant("bt_conv_s8_kxk_rq2_ssat");   /* model.c-only: no dispatcher names it */
 }
