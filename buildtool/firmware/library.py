@@ -25,7 +25,7 @@ from .toolchain import C_COMMENT as _COMMENT, C_INCLUDE as _INCLUDE, KERNELS, in
 from .toolchain import c_text as _text
 # a function definition at the start of a line: return type, name (a macro may paste a suffix), the
 # parameters (a macro's may continue over backslash-newlines), then its body
-_DEFINITION = re.compile(r"^(?!static\b|typedef\b|extern\b|return\b|else\b)[A-Za-z_][\w \t*]*?\b"
+_DEFINITION = re.compile(r"^(?!static\b|BT_INLINE\b|typedef\b|extern\b|return\b|else\b)[A-Za-z_][\w \t*]*?\b"
                          r"([A-Za-z_]\w*?)(##\w+)?\s*\(([^;{}]*)\)[\s\\]*\{", re.M)
 # a variable defined at file level with external linkage (`uint32_t bt_vpu_ops, bt_vpu_align_faults;`: the xcore
 # VPU model's counters, defined in xcore/conv.c and counted by every xcore kernel file)
@@ -38,7 +38,8 @@ _ALIAS = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+(\w+)[ \t]*$", re.M)
 
 
 def definitions(text: str) -> tuple:
-    """(names, pasted prefixes) of the functions text defines with external linkage."""
+    """(names, pasted prefixes) of the functions text defines with external linkage (not BT_INLINE's, static inline:
+    mul_ref.h's `mul` is no definition another file's `mul` instruction in an asm string refers to)."""
     names, prefixes = set(), set()
     for m in _DEFINITION.finditer(text):
         (prefixes if m.group(2) else names).add(m.group(1))
