@@ -55,7 +55,7 @@ def model_calls(src: str, fn: str) -> list:
     for t in re.finditer(r"static const struct (bt_run\d+) \{.*?\} \1\[\d+\] = \{\n(.*?)\n *\};", src, re.S):
         call = re.search(rf"const struct {t[1]} \*r = &{t[1]}\[i\];\n.*\n\s*(r->fn|\w+)\(", src)
         ops = [int(k) for k in re.findall(r"(?:&op|/\* op )(\d+)", t[2])]
-        fns = (re.findall(r"(?:&op\d+_p|\}), (?:\(bt_run\d+_fn \*\))?([A-Za-z_]\w*)", t[2]) if call[1] == "r->fn"
+        fns = (re.findall(r"(?:&op\d+_p|\}), ([A-Za-z_]\w*)", t[2]) if call[1] == "r->fn"
                else [call[1]] * len(ops))
         out += [(f, o) for f, o in zip(fns, ops) if re.fullmatch(fn, f)]
     return sorted(out, key=lambda c: c[1])

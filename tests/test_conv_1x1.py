@@ -4,12 +4,11 @@ against TFLite Micro's bytes on cortex-m4."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import tflm_run
+from conftest import model_calls, tflm_run
 
 from buildtool import pipeline
 from buildtool.codegen import code_budget, kernel_variants
@@ -60,15 +59,6 @@ def test_measured_within_a_percent_of_the_patch_matrix_variant():
         assert abs(a / b - 1) <= 0.01, (k, a / b)
 
 
-def _calls(model_c: str) -> int:
-    """The layers model.c runs on LEAN: its straight calls, and a run's loop (model_c._call_runs: one call in a loop of
-    n layers) counted n times."""
-    n = 0
-    for m in re.finditer(r"for \(int i = 0; i < (\d+); i\+\+\) \{(.*?)\n  \}", model_c, re.S):
-        n += int(m.group(1)) * m.group(2).count(f"{LEAN}(")
-    return n + re.sub(r"for \(int i = 0; i < \d+; i\+\+\) \{.*?\n  \}", "", model_c, flags=re.S).count(f"{LEAN}(")
-
-
 def _graph(name: str, shape: tuple, couts: tuple, seed: int, stride: int = 1):
     from buildtool.zoo.builder import GraphBuilder
 
@@ -96,6 +86,6 @@ def test_forced_byte_exact(shape, couts, tmp_path: Path):
     xin = np.random.default_rng(2).integers(-128, 128, size=shape, dtype=np.int8)
     with code_budget.forcing(LEAN):
         pipeline.build(g, "cortex-m4", tmp_path, plan=pipeline.plan_memory(g, PlanOptions()))
-    assert _calls((tmp_path / "model.c").read_text()) >= len(couts) - 1
+    assert len(model_calls((tmp_path / "model.c").read_text(), LEAN)) >= len(couts) - 1
     y, _, _ = runner.run("cortex-m4", tmp_path, xin)
     assert np.asarray(y).tobytes() == tflm_run(serialize(g), [xin])[0].tobytes()

@@ -145,6 +145,12 @@ def lean_1x1(p) -> bool:
 CODEGEN_ONLY = frozenset({"bt_conv_s8_pm_rq2m_ssat", "bt_conv_s8_kxk_rq2_ssat", "bt_conv_s8_1x1_rq2_ssat"})
 
 
+def _pm_ssat(p) -> bool:
+    """The patch-matrix path with bt_rq2 and the whole int8 range (bt_conv_s8_pm_rq2_ssat's row; the rows before and
+    after it that narrow it)."""
+    return _cm_patch_matrix(p) and _pm_rq2(p) and p["act_max"] == 127 and p["act_min"] == -128
+
+
 def _always(p) -> bool:
     return True
 
@@ -232,12 +238,17 @@ def _dw_rows(p) -> bool:
     return not _dwk(p) and not (p["stride_w"] == 2 and _dw_s2(p)) and not _dw_small(p) and _dw_rows_take(p)
 
 
+def dw_rows_transposed(p) -> bool:
+    """Does depthwise.c dw_rows_geo run the layer's map transposed (a narrow, tall map at equal strides)?"""
+    o = p["out"]
+    return p["stride_h"] == p["stride_w"] and o["w"] < DW_T_MAX and o["h"] >= 2 * o["w"]
+
+
 def dw_rows_rl(p) -> int:
     """The row length every strip of the layer's dw_rows call shares when bt_dw_q4 runs all of it (depthwise.c
     dw_rows_q4_li on dw_rows_geo: a narrow, tall map transposed), 0 for none."""
     o = p["out"]
-    t = p["stride_h"] == p["stride_w"] and o["w"] < DW_T_MAX and o["h"] >= 2 * o["w"]
-    ow, s = (o["h"], p["stride_h"]) if t else (o["w"], p["stride_w"])
+    ow, s = (o["h"], p["stride_h"]) if dw_rows_transposed(p) else (o["w"], p["stride_w"])
     if not (_dw_rows(p) and _dw_q4_terms(p) and s == 1 and o["c"] % 4 == 0):
         return 0
     strips = (ow + DW_NS1 - 1) // DW_NS1
@@ -261,13 +272,10 @@ def _dw_path(path, rq2=None, rl=None):
 
 CORTEX_M = {
     "conv": (
-        ("bt_conv_s8_pm_rq2m_ssat", lambda p: _cm_patch_matrix(p) and _pm_rq2(p) and p["act_max"] == 127
-         and p["act_min"] == -128 and doubled_ok(p)),
-        ("bt_conv_s8_pm_rq2_ssat", lambda p: _cm_patch_matrix(p) and _pm_rq2(p) and p["act_max"] == 127
-         and p["act_min"] == -128),
+        ("bt_conv_s8_pm_rq2m_ssat", lambda p: _pm_ssat(p) and doubled_ok(p)),
+        ("bt_conv_s8_pm_rq2_ssat", _pm_ssat),
         ("bt_conv_s8_kxk_rq2_ssat", lambda p: kxk_ok(p) and p.get("codegen", False)),
-        ("bt_conv_s8_1x1_rq2_ssat", lambda p: _cm_patch_matrix(p) and _pm_rq2(p) and p["act_max"] == 127
-         and p["act_min"] == -128 and lean_1x1(p)),
+        ("bt_conv_s8_1x1_rq2_ssat", lambda p: _pm_ssat(p) and lean_1x1(p)),
         ("bt_conv_s8_pm_rq2_ssat_lo", lambda p: _cm_patch_matrix(p) and _pm_rq2(p) and p["act_max"] == 127),
         ("bt_conv_s8_pm_rq2", lambda p: _cm_patch_matrix(p) and _pm_rq2(p)),
         ("bt_conv_s8_pm", _cm_patch_matrix),
@@ -355,8 +363,7 @@ def dw_rows_strip_outputs(p, rl: int) -> list:
     a row length built in: at stride 1 strips of at most DW_NS1 and rl - 2 outputs, balanced; dw_rows_geo's narrow,
     tall map transposed)."""
     o = p["out"]
-    t = p["stride_h"] == p["stride_w"] and o["w"] < DW_T_MAX and o["h"] >= 2 * o["w"]
-    ow = o["h"] if t else o["w"]
+    ow = o["h"] if dw_rows_transposed(p) else o["w"]
     strips = -(-ow // min(DW_NS1, rl - 2))
     return [ow * (st + 1) // strips - ow * st // strips for st in range(strips)]
 
@@ -365,9 +372,7 @@ def dw_rows_entry(p, rl: int) -> str:
     """The function model.c calls for a layer on bt_dw_rows_q4_RL: bt_dw_rows_q4e_RL where the map runs as it is (not
     dw_rows_geo's transposed) and every strip's outputs are whole quads (depthwise.c: dw_q4s, the planes' driver, with
     bt_dw_q4e_RL: no last column, no dw_sums_q_1_rl, not dw_rows' copy), else bt_dw_rows_q4_RL."""
-    o = p["out"]
-    t = p["stride_h"] == p["stride_w"] and o["w"] < DW_T_MAX and o["h"] >= 2 * o["w"]
-    whole = not t and all(n % 4 == 0 for n in dw_rows_strip_outputs(p, rl))
+    whole = not dw_rows_transposed(p) and all(n % 4 == 0 for n in dw_rows_strip_outputs(p, rl))
     return f"bt_dw_rows_q4{'e' if whole else ''}_{rl}"
 
 

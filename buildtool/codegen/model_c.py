@@ -294,23 +294,32 @@ def depthwise_conv_2d(e, op) -> None:
     e.call(op, f"{fn}(&{n}_p, {e.act(op.inputs[0])}, 0, {e.act(op.outputs[0])}, 0, {h});")
 
 
+def _recall(body: list, i: int, old: str, new: str) -> list:
+    """model_invoke's steps with layer i's call of `old` a call of `new`."""
+    return [b.replace(f"{old}(&op{i}_p,", f"{new}(&op{i}_p,") for b in body]
+
+
+def _dw_rows_calls(e) -> None:
+    """The depthwise layers' bt_dw_rows_q4 functions: row lengths shared (_share_dw_rows), then whole-quad entries
+    (_dw_rows_entries)."""
+    _share_dw_rows(e)
+    _dw_rows_entries(e)
+
+
 def _dw_rows_entries(e) -> None:
     """Each row length's bt_dw_rows_q4_RL calls on bt_dw_rows_q4e_RL where every such layer's strips are whole quads
     (kernel_variants.dw_rows_entry) and nothing else names the function: no firmware links both."""
     by_rl: dict = {}
-    for i, (_, layer) in sorted(e.dw_rows.items()):
-        old = next((f"bt_dw_rows_q4_{rl}" for rl in kernel_variants.DW_CELLS_ROWS
-                    if any(f"bt_dw_rows_q4_{rl}(&op{i}_p," in b for b in e.body)), None)
-        if old:
-            by_rl.setdefault(old, []).append((i, layer))
+    for i, (old, layer) in sorted(e.dw_rows.items()):  # (its function as _share_dw_rows left it)
+        by_rl.setdefault(old, []).append((i, layer))
     for old, group in by_rl.items():
         rl = int(old.rsplit("_", 1)[1])
         if any(kernel_variants.dw_rows_entry(layer, rl) == old for _, layer in group):
             continue
         new = f"bt_dw_rows_q4e_{rl}"
-        body = [b for b in e.body]
+        body = e.body
         for i, _ in group:
-            body = [b.replace(f"{old}(&op{i}_p,", f"{new}(&op{i}_p,") for b in body]
+            body = _recall(body, i, old, new)
         if any(old in t for t in body + e.decls):  # another call (a subgraph's, a tile's) still names it
             continue
         e.body = body
@@ -354,7 +363,8 @@ def _share_dw_rows(e) -> None:
                 if i in e.offers:  # the code budget's candidates: the row length it runs on
                     kind, names, inst = e.offers[i]
                     e.offers[i] = (kind, tuple(dict.fromkeys((new, *names[1:]))), inst)
-                e.body = [b.replace(f"{old}(&op{i}_p,", f"{new}(&op{i}_p,") for b in e.body]
+                e.body = _recall(e.body, i, old, new)
+                e.dw_rows[i] = (new, e.dw_rows[i][1])
                 e.drop_variant(old)
 
 
@@ -374,11 +384,8 @@ def _dw_rows_strips(layer: dict, rl: int) -> tuple:
     in planes of rl cells (depthwise.c dw_rows with a row length built in: strips of at most DW_NS1 and rl - 2
     outputs, balanced; dw_rows_geo's transposed map)."""
     o = layer["out"]
-    t = layer["stride_h"] == layer["stride_w"] and o["w"] < kernel_variants.DW_T_MAX and o["h"] >= 2 * o["w"]
-    oh, ow = (o["w"], o["h"]) if t else (o["h"], o["w"])
-    most = min(kernel_variants.DW_NS1, rl - 2)
-    strips = -(-ow // most)
-    return strips, oh * o["c"], ow // strips
+    ns = kernel_variants.dw_rows_strip_outputs(layer, rl)
+    return len(ns), (o["w"] if kernel_variants.dw_rows_transposed(layer) else o["h"]) * o["c"], min(ns)
 
 
 def _dw_rows_widened(layer: dict, rl: int) -> int:
@@ -386,8 +393,8 @@ def _dw_rows_widened(layer: dict, rl: int) -> int:
     cells (depthwise.c dw_rows with bt_dw_q4 running every group: its chunks of rows, balanced; dw_rows_geo's
     transposed map)."""
     o = layer["out"]
-    t = layer["stride_h"] == layer["stride_w"] and o["w"] < kernel_variants.DW_T_MAX and o["h"] >= 2 * o["w"]
-    oh, ow, sh = (o["w"], o["h"], layer["stride_w"]) if t else (o["h"], o["w"], layer["stride_h"])
+    oh, ow, sh = ((o["w"], o["h"], layer["stride_w"]) if kernel_variants.dw_rows_transposed(layer)
+                  else (o["h"], o["w"], layer["stride_h"]))
     rc = ((DW_PLANE_CELLS // (4 * rl)) - 3) // sh + 1
     if rc < oh:
         chunks = -(-oh // rc)
@@ -964,7 +971,8 @@ def _run_loop(steps: list, calls: list, decls: list | None = None, body: list | 
         for r, o in zip(rows, ops):
             r.append(f"&op{o}_p")
         call.append("r->p")
-    if len(set(fns)) > 1:
+    several = len(set(fns)) > 1
+    if several:
         fields.append(f"{name}_fn *fn;")
         for r, f in zip(rows, fns):
             r.append(f)
@@ -991,8 +999,7 @@ def _run_loop(steps: list, calls: list, decls: list | None = None, body: list | 
             fields.append(f"{ctype} {kind}[{len(cols[kind])}];")
             for i, r in enumerate(rows):
                 r.append("{" + ", ".join(str(vs[i]) for _, vs in cols[kind]) + "}")
-    fn_type = (f"typedef __typeof__({fns[0]}) {name}_fn;  /* the kernels' one C type */\n"
-               if len(set(fns)) > 1 else "")
+    fn_type = f"typedef __typeof__({fns[0]}) {name}_fn;  /* the kernels' one C type */\n" if several else ""
     table = (f"static const struct {name} {{ {' '.join(fields)} }} {name}[{n}] = {{\n"
              + ",\n".join("  {" + ", ".join(r) + "}" for r in rows) + "\n};")
     head = "\n".join(step.split("\n", 1)[0] for step in steps) + "\n"
@@ -1051,8 +1058,7 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
         return e
 
     e = filled(None)  # every layer on its fastest variant, their candidates recorded
-    _share_dw_rows(e)
-    _dw_rows_entries(e)
+    _dw_rows_calls(e)
     offers = e.offers
     icache = kernel_variants.icache_part(target)
     if icache:  # instanced layers keep their instance, compact by the part's define (icache_part)
@@ -1062,8 +1068,7 @@ def generate(g: Graph, plan: ArenaPlan, target: str, weights_align: int = 16, em
                               spreads=e.spreads)
     if chosen.choice != chosen.fastest:
         e = filled(chosen.choice)
-        _share_dw_rows(e)
-        _dw_rows_entries(e)
+        _dw_rows_calls(e)
     e.code_plan = chosen
     for i in list(g.inputs) + list(g.outputs):
         if i in streamed:
