@@ -25,6 +25,12 @@ candidate variant (forced with code_budget.forcing) with the board's toolchain a
              layer's (live) output channels, through the three: the work per pixel (widening its patch once for
              all its channels), which decides a rows-live layer's (vww's ops 16-26: a shared variant there ran
              1.08-1.21x the two-term line, its own instance 1.03-1.12x; the dead rows' spread is in both).
+  entries    (the depthwise classes) per function model.c calls for a path (code_budget.dw_entry: bt_dw_s2g_N,
+             bt_dw_rows_q4e_RL or bt_dw_rows_q4_RL, the others their path's name), "symbols": {symbol: bytes} of its
+             firmware's symbols no other path's firmware of the layer holds (a symbol's .constprop/.isra suffix
+             dropped); the budget counts each symbol once as a code of its own (code_budget._dw_codes: dw_q4s,
+             bt_dw_widen4, dw_chan4_q4 are several paths' helpers), so a path's bytes above hold its helpers and are
+             the table's alone; ENTRY_SHAPES add the entries SHAPES do not call (built, not run, against the reference)
 A variant measured on several classes keeps its largest bytes, and per class its largest there (class_bytes); a
 layer's own instance folds the layer's constants, so its bytes grow with its patch's straight runs (a 1x1 layer's
 4-5 KB, a 3x3 of 432 values' 16.6 KB, of 72 values' 7 KB), and each of its forms keeps
@@ -333,6 +339,11 @@ def table(costs: dict) -> list:
                     cyc = "its variant's, times the measured instance's gain over its own variant"
                 size = size or f"{r['bytes']:,}"
                 rows.append(f"| {board} | {name} ({label[table_]}) | {size} | {cyc} |")
+        for name, r in sorted(figures.get("entries", {}).items()):
+            syms = r["symbols"]
+            rows.append(f"| {board} | {name} (entry: its symbols, each counted once) | {sum(syms.values()):,} | "
+                        + (", ".join(f"{k} {v:,}" for k, v in sorted(syms.items())) if len(syms) <= 8
+                           else f"{len(syms)} symbols") + " |")
     return rows
 
 

@@ -924,16 +924,29 @@ def _plan_bytes(cp: dict, ops: set) -> int:
     return sum(codes.values())
 
 
-@pytest.mark.parametrize("which", ["paths", "full rows", "tiny"])
+def _dw_mixed_rows_net():
+    """kws's depthwise layer, then one whose strips are whole quads (10x20x40: 20 outputs a row) on rows of the same 32
+    cells: model.c calls the full row entry for both (model_c._dw_rows_entries: no firmware links both entries)."""
+    from buildtool.zoo.builder import GraphBuilder
+
+    b = GraphBuilder("dw-mixed-rows", seed=7)
+    x = b.depthwise(b.input((1, 25, 5, 64)), 3, activation="NONE")
+    b.depthwise(b.reshape(x, (1, 10, 20, 40)), 3, activation="NONE")
+    return b.finish()
+
+
+@pytest.mark.parametrize("which", ["paths", "full rows", "mixed rows", "tiny"])
 def test_report_bytes_are_the_linked_symbols(which, tmp_path):
     """The code plan's bytes (the report's "layer kernels N B") are what the firmware links for its layers (nm -S of
     the symbols reachable from their calls alone), within 1 %: a helper several depthwise paths call counted once (the
     budget charged vww's depthwise layers 7,734 B for 5,674 linked: each path's measured bytes held the helpers), the
     entry model.c calls charged its own symbols (kws's layers link the full row entry, 3,886 B, charged 2,962 B, the
-    whole-quad entry's). tiny: its depthwise layer within 1 %, the whole plan within 5 % (its op 4's medium instance
+    whole-quad entry's; a layer whose strips are whole quads beside one that needs the full entry is charged the full
+    one, which model.c calls for both). tiny: its depthwise layer within 1 %, the whole plan within 5 % (its op 4's medium instance
     charged 3,256 B, the points of another variant's medium rows at its K, for 3,704 linked). Each depthwise path on
     its entry in model.c."""
-    g = {"paths": _dw_paths_net, "full rows": _dw_full_rows_net, "tiny": lambda: _tiny().graph}[which]()
+    g = {"paths": _dw_paths_net, "full rows": _dw_full_rows_net, "mixed rows": _dw_mixed_rows_net,
+         "tiny": lambda: _tiny().graph}[which]()
     pipeline.build(g, "cortex-m4", tmp_path, PlanOptions(inplace=which == "tiny"))
     cp = json.loads((tmp_path / "firmware.json").read_text())["code_plan"]
     ops = {r["op"] for r in cp["layers"]}
@@ -944,5 +957,6 @@ def test_report_bytes_are_the_linked_symbols(which, tmp_path):
     src = (tmp_path / "model.c").read_text()
     calls = set(re.findall(r"\b(bt_dw_\w+)\(&op\d+_p,", src)) | set(re.findall(r"\},\s*(bt_dw_\w+),\s*\{", src))
     want = {"paths": {"bt_dw_rows_q4e_32", "bt_dw_s2g_0", "bt_dw_planes_8"}, "full rows": {"bt_dw_rows_q4_32"},
+            "mixed rows": {"bt_dw_rows_q4_32"},
             "tiny": {"bt_dw_rows_q4e_32"}}[which]
     assert calls == want

@@ -5,7 +5,9 @@ Pure: no toolchain, no file. Each layer offers candidates (a variant, the code i
 bytes, the layer's modelled cycles with it). Code several layers call (a shared variant) is counted
 once (at the most bytes a chosen candidate naming it gives it: a variant measured per layer class); a layer's own
 instance is code of its own, or of every layer of its identity (kernel_variants.instance_identity: model.c defines one
-function for them, so its candidates name one code). The choice is an integer program solved by OR-Tools CP-SAT
+function for them, so its candidates name one code); a depthwise path names each symbol its entry links
+(_dw_codes: a helper several paths call, dw_q4s, bt_dw_widen4, dw_chan4_q4, is one code, counted once, so the plan's
+bytes are the link's: test_report_bytes_are_the_linked_symbols). The choice is an integer program solved by OR-Tools CP-SAT
 (optimum, _Exact): booleans x[layer, candidate], exactly one a layer; per code y >= x of each candidate naming it
 (y set only when one is chosen); bytes = sum of the codes' bytes by y, cycles = sum of the candidates' cycles by x;
 bytes <= budget when there is one; a code another code beats on every layer naming it (_undominated) is left out
@@ -509,13 +511,14 @@ def work(kind: str, layer: dict, g, op) -> tuple:
 
 
 def _candidates(g, op, offer, shape: tuple, measured: dict, compact: bool = False,
-                identity: str | None = None) -> list | None:
+                identity: str | None = None, full: frozenset = frozenset()) -> list | None:
     """The layer's candidates (the INSTANCES variant's own instance first when it may have one, then, where compact
     (Emitter.compact_ops) and measured, its compact instance (not a stem's: kernel_variants.compact_form) and its
     medium one where it is other code (kernel_variants.medium_form)), None when a variant has no measured figures for
     the layer's class (measured None: no figures, every cost 0). shape: work(): (outputs, K, C). identity: its own
     instance's kernel_variants.instance_identity where model.c shares one function among the layers of an identity
-    (Emitter.instance), the instances' code name (one code for them all, counted once), else op<i>_conv."""
+    (Emitter.instance), the instances' code name (one code for them all, counted once), else op<i>_conv. full: the
+    bt_dw_rows_q4_RL paths whose layers all call the full row entry (_full_rows)."""
     kind, names, inst = offer
     depthwise = kind == "depthwise_m1"
     cls = budget_class(g, op, measured, names[0] if depthwise else None)
@@ -541,7 +544,7 @@ def _candidates(g, op, offer, shape: tuple, measured: dict, compact: bool = Fals
             cost = (0, 0)
         if cost is None:
             return None
-        links = _dw_codes(measured, g, op, name) if depthwise and measured is not None else None
+        links = _dw_codes(measured, g, op, name, name in full) if depthwise and measured is not None else None
         size, shares = (0, links) if links else (cost[0], ())
         out.append(Candidate(name, code, size, round(shape[0] * cost[1]), table == "compact", table == "medium",
                              shares=shares))
@@ -555,7 +558,7 @@ def dw_entry(g, op, name: str) -> str:
     """The function model.c calls for depthwise layer op on path `name` (model_c.depthwise): bt_dw_s2g's
     bt_dw_s2g_N (kernel_variants.dw_s2g_entry), bt_dw_rows_q4_RL's bt_dw_rows_q4e_RL where its strips are whole quads
     (kernel_variants.dw_rows_entry; model_c._dw_rows_entries keeps the full entry for every layer of a row length when
-    one needs it: the budget then counts both entries' symbols), else name."""
+    one needs it: _full_rows), else name."""
     n, h, w, c = (int(d) for d in g.tensors[op.outputs[0]].shape)
     p = {"out": {"h": h, "w": w, "c": c}, "stride_h": op.options.get("stride_h", 1),
          "stride_w": op.options.get("stride_w", 1)}
@@ -566,15 +569,23 @@ def dw_entry(g, op, name: str) -> str:
     return name
 
 
-def _dw_codes(measured: dict, g, op, name: str) -> tuple:
+def _full_rows(g, ops: dict, offers: dict) -> frozenset:
+    """The bt_dw_rows_q4_RL paths some layer offering it first calls the full row entry of (dw_entry: its strips not
+    whole quads): model_c._dw_rows_entries then keeps the full entry for every layer of that row length, no firmware
+    links both."""
+    return frozenset(names[0] for i, (kind, names, _) in offers.items() if kind == "depthwise_m1" and names
+                     and names[0].startswith("bt_dw_rows_q4_") and dw_entry(g, ops[i], names[0]) == names[0])
+
+
+def _dw_codes(measured: dict, g, op, name: str, full: bool = False) -> tuple:
     """((code, bytes), ...) of the symbols the firmware links for depthwise layer op on path `name`: the measured
     symbols of the function model.c calls (dw_entry; variant_costs.json "entries", variant_costs.py: the symbols of its
     firmware no other path's holds), each a code of its own (SYMBOL + its name), so that a helper several paths call
     (dw_q4s, bt_dw_widen4, dw_chan4_q4) counts once; () where none is measured. An entry not measured takes the
     measured one of its family and form (bt_dw_rows_q4e_16: bt_dw_rows_q4e_32's), its symbols' row length or N renamed
-    to its own."""
+    to its own. full: the layer calls the full row entry whatever its own strips (_full_rows)."""
     entries = measured.get("entries", {})
-    entry = dw_entry(g, op, name)
+    entry = name if full else dw_entry(g, op, name)
     syms = entries.get(entry, {}).get("symbols")
     if syms is None:
         stem, _, tail = entry.rpartition("_")
@@ -707,7 +718,9 @@ def plan(g, offers: dict, variants, goal: CodeGoal | None, shapes: dict | None =
     ops = {op.index: op for op in g.operators}
     shapes = shapes or {}
     identities = identities or {}
-    layers = {i: _candidates(g, ops[i], offers[i], shapes.get(i, (0, 0, 0)), measured, i in compact, identities.get(i))
+    full = _full_rows(g, ops, offers)
+    layers = {i: _candidates(g, ops[i], offers[i], shapes.get(i, (0, 0, 0)), measured, i in compact, identities.get(i),
+                             full)
               for i in sorted(offers)}
     layers = {i: cs for i, cs in layers.items() if cs}
     layers.update(spread_candidates(spreads or {}, variants))
