@@ -40,14 +40,15 @@ def two_layers() -> dict:
 
 def brute(layers: dict, preset: str, budget: int | None = None, fixed: int = 0) -> tuple | None:
     """(bytes, cycles) of the preset's optimum over every combination of the layers' candidates (independent of
-    the solver: a code counted once, at the most bytes a chosen candidate naming it gives it, each chosen candidate's
-    own bytes beside it); None: even the least
+    the solver: a code counted once, at the most bytes a chosen candidate naming it gives it, the codes a candidate
+    shares too, each chosen candidate's own bytes beside it); None: even the least
     code is over the budget."""
     totals = set()
     for pick in itertools.product(*layers.values()):
         codes: dict = {}
         for c in pick:
-            codes[c.code] = max(codes.get(c.code, 0), c.bytes)
+            for code, b in ((c.code, c.bytes), *c.shares):
+                codes[code] = max(codes.get(code, 0), b)
         totals.add((sum(codes.values()) + sum(c.own for c in pick), sum(c.cycles for c in pick)))
     within = [t for t in totals if budget is None or t[0] <= budget]
     if not within:
@@ -176,6 +177,36 @@ def test_random_cases_against_brute_force():
         with pytest.raises(OverBudget) as e:
             choose(layers, "balanced", budget=least - 1)
         assert e.value.args == (least, least - 1)
+
+
+def test_random_shared_symbols_against_brute_force():
+    """200 random cases of depthwise-like candidates naming several codes (Candidate.shares: paths whose symbols overlap,
+    a helper counted once whichever chosen candidates name it; code_budget._dw_codes), beside plain ones: every preset,
+    with and without a budget, the plan's (bytes, cycles) are brute force's (_undominated's bounds on such codes
+    sound) and its choice's totals what it says."""
+    rng = random.Random(51)
+    for n in range(200):
+        helpers = {f"sym h{j}": rng.randint(10, 400) for j in range(4)}
+        paths = {f"p{j}": tuple(sorted(rng.sample(sorted(helpers), rng.randint(0, 3)))) for j in range(4)}
+        layers = {}
+        for k in range(rng.randint(2, 4)):
+            cs = []
+            for j in range(rng.randint(1, 4)):
+                if rng.random() < 0.7:
+                    p = rng.choice(sorted(paths))
+                    mine = ((f"sym {p}.{k % 2}", rng.randint(0, 60)),)  # an entry's symbols of its own
+                    cs.append(Candidate(p, p, 0, rng.randint(300, 1200),
+                                        shares=tuple(sorted(mine + tuple((h, helpers[h]) for h in paths[p])))))
+                else:
+                    cs.append(Candidate("own", f"op{k}.{j}", rng.randint(10, 500), rng.randint(200, 1000)))
+            layers[k] = cs
+        least = brute(layers, "size")[0]
+        for budget in (None, least + rng.randint(0, 300)):
+            for p in code_budget.PRESETS:
+                choice, size, cycles = choose(layers, p, budget)
+                assert (size, cycles) == brute(layers, p, budget), (n, p, budget, layers)
+                idx = {k: layers[k].index(c) for k, c in choice.items()}
+                assert code_budget._total(idx, layers) == (size, cycles)
 
 
 def test_unproven_stages_fall_back_to_a_feasible_deterministic_choice(monkeypatch):

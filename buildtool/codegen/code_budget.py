@@ -228,22 +228,30 @@ def _undominated(layers: dict) -> dict:
     strictly fewer: moving X's layers onto Y then takes fewer bytes or fewer cycles and no more of the other, so
     under every preset, budget and bound no choice calling X is optimal (nor one of the ties the last stage breaks).
     Until none is dropped (a strict order: what dominates a dropped code stays or is dropped for a third that stays).
-    A code with a candidate of own bytes (Candidate.own: they count per layer) or codes it shares (Candidate.shares:
-    counted once among the layers calling any of them) neither drops nor is dropped."""
+    A code with a candidate of own bytes (Candidate.own: they count per layer) neither drops nor is dropped. A candidate
+    that shares codes (Candidate.shares: a depthwise path's symbols) gives its code as most bytes all it names (what
+    moving onto it may add) and as least its code's and those of the shared codes no other code's candidate names
+    (what moving off it frees for sure)."""
     keep = {k: list(range(len(cs))) for k, cs in layers.items()}
     while True:
         users: dict = {}  # code -> {layer: its candidates' fewest cycles naming the code}
         lo: dict = {}
         hi: dict = {}
+        namers: dict = {}  # shared code -> the codes whose candidates name it
+        for k, idx in keep.items():
+            for i in idx:
+                for n, _ in layers[k][i].shares:
+                    namers.setdefault(n, set()).add(layers[k][i].code)
         for k, idx in keep.items():
             for i in idx:
                 c = layers[k][i]
                 u = users.setdefault(c.code, {})
                 u[k] = min(u.get(k, c.cycles), c.cycles)
-                lo[c.code], hi[c.code] = min(lo.get(c.code, c.bytes), c.bytes), max(hi.get(c.code, c.bytes), c.bytes)
+                most = c.bytes + sum(b for _, b in c.shares)
+                least = c.bytes + sum(b for n, b in c.shares if namers[n] == {c.code})
+                lo[c.code], hi[c.code] = min(lo.get(c.code, least), least), max(hi.get(c.code, most), most)
         offered = {k: {layers[k][i].code for i in idx} for k, idx in keep.items()}
-        owning = {layers[k][i].code for k, idx in keep.items() for i in idx if layers[k][i].own or layers[k][i].shares}
-        owning |= {n for k, idx in keep.items() for i in idx for n, _ in layers[k][i].shares}
+        owning = {layers[k][i].code for k, idx in keep.items() for i in idx if layers[k][i].own}
         gone = set()
         for x in sorted(set(users) - owning):
             ys = set.intersection(*(offered[k] for k in users[x])) - {x} - owning
