@@ -25,6 +25,12 @@ candidate variant (forced with code_budget.forcing) with the board's toolchain a
              layer's (live) output channels, through the three: the work per pixel (widening its patch once for
              all its channels), which decides a rows-live layer's (vww's ops 16-26: a shared variant there ran
              1.08-1.21x the two-term line, its own instance 1.03-1.12x; the dead rows' spread is in both).
+  entries    (the depthwise classes) per function model.c calls for a path (code_budget.dw_entry: bt_dw_s2g_N,
+             bt_dw_rows_q4e_RL or bt_dw_rows_q4_RL, the others their path's name), "symbols": {symbol: bytes} of its
+             firmware's symbols no other path's firmware of the layer holds (a symbol's .constprop/.isra suffix
+             dropped); the budget counts each symbol once as a code of its own (code_budget._dw_codes: dw_q4s,
+             bt_dw_widen4, dw_chan4_q4 are several paths' helpers), so a path's bytes above hold its helpers and are
+             the table's alone; ENTRY_SHAPES add the entries SHAPES do not call (built, not run, against the reference)
 A variant measured on several classes keeps its largest bytes, and per class its largest there (class_bytes); a
 layer's own instance folds the layer's constants, so its bytes grow with its patch's straight runs (a 1x1 layer's
 4-5 KB, a 3x3 of 432 values' 16.6 KB, of 72 values' 7 KB), and each of its forms keeps
@@ -43,6 +49,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 import tempfile
@@ -101,13 +108,25 @@ FIT_SHAPES = (("conv 1x1", (1, 16, 16, 32), lambda b, x: b.conv2d(x, 16, 1, acti
               ("conv KxK", (1, 32, 32, 16), lambda b, x: b.conv2d(x, 16, 3, activation="NONE")))  # K 144, C 16
 
 
+# Depthwise entries (code_budget.dw_entry: the function model.c calls for a path) the SHAPES above do not call, built (not
+# run) for their symbols alone, the layer's fastest path against the reference: kws's 25x5 map (transposed, strips of 25
+# outputs: bt_dw_rows_q4_32, the full row entry, where the 24x24 map above calls bt_dw_rows_q4e_32), bt_dw_s2g_N for
+# every N = out.w % 6 (the 24x24 map above N 0), the planes of 16 and 32 cells (out.w 5, 15)
+ENTRY_SHAPES = (("depthwise rows_q4", (1, 25, 5, 64), lambda b, x: b.depthwise(x, 3, activation="NONE")),
+                *(("depthwise s2g", (1, 6, 2 * w, 32), lambda b, x: b.depthwise(x, 3, 2, activation="NONE"))
+                  for w in (7, 8, 3, 4, 5)),
+                ("depthwise planes", (1, 5, 5, 32), lambda b, x: b.depthwise(x, 3, activation="NONE")),
+                ("depthwise planes", (1, 3, 15, 32), lambda b, x: b.depthwise(x, 3, activation="NONE")))
+
+
 def layers() -> list:
     """(class, one-layer graph every variant of the class may run, its role) of each of SHAPES ("all"), FORM_SHAPES
-    ("forms": the instance's forms alone) and FIT_SHAPES ("fit": the fits alone) (activation NONE: the full int8
-    range)."""
+    ("forms": the instance's forms alone), FIT_SHAPES ("fit": the fits alone) and ENTRY_SHAPES ("entry": the symbols
+    alone) (activation NONE: the full int8 range)."""
     out = []
-    roles = ["all"] * len(SHAPES) + ["forms"] * len(FORM_SHAPES) + ["fit"] * len(FIT_SHAPES)
-    for n, ((cls, shape, make), role) in enumerate(zip(SHAPES + FORM_SHAPES + FIT_SHAPES, roles)):
+    roles = (["all"] * len(SHAPES) + ["forms"] * len(FORM_SHAPES) + ["fit"] * len(FIT_SHAPES)
+             + ["entry"] * len(ENTRY_SHAPES))
+    for n, ((cls, shape, make), role) in enumerate(zip(SHAPES + FORM_SHAPES + FIT_SHAPES + ENTRY_SHAPES, roles)):
         b = GraphBuilder(f"cost-{cls.replace(' ', '-')}-{n}", seed=1)
         make(b, b.input(shape))
         out.append((cls, b.finish(), role))
@@ -149,7 +168,7 @@ def symbols(t, elf: Path) -> dict:
 def measure(board: str, work: Path, classes: tuple = ()) -> dict:
     """The set's figures (the module doc); classes: only the layer classes starting with one of them (all: ())."""
     t = targets.get(board)
-    found: dict = {"variants": {}, "instances": {}, "compact": {}, "medium": {}}
+    found: dict = {"variants": {}, "instances": {}, "compact": {}, "medium": {}, "entries": {}}
     points: dict = {}
     ratios: dict = {}
     for cls, g, role in layers():
@@ -170,10 +189,17 @@ def measure(board: str, work: Path, classes: tuple = ()) -> dict:
         forms = [f for f in code_budget.ROLLED if small and role != "fit" and (
             kernel_variants.medium_op(inst, g, o_) if f == code_budget.MEDIUM else not kernel_variants.stem_op(g, o_))]
         inst_codes = (["instance"] if inst else []) + forms
-        for code in inst_codes if role == "forms" else inst_codes + list(names):  # forms alone: the bytes' common theirs
+        codes = (inst_codes if role == "forms" else [names[0], names[-1]] if role == "entry"
+                 else inst_codes + list(names))  # forms alone: the bytes' common theirs; an entry against the reference
+        entries = {}
+        for code in codes:
             with code_budget.forcing(code):
                 out = work / board / cls.replace(" ", "-") / code
                 pipeline.build(g, board, out, plan=plan)
+                entries[code] = re.search(rf"\b(\w+)\(&op{op}_p,", (out / "model.c").read_text())
+                if role == "entry":
+                    runs[code] = (symbols(t, out / "firmware.elf"), None)
+                    continue
                 _, prof, _ = runner.run(board, out, x)
             o = next(o for o in prof["ops"] if o["op"] == op)
             k = patch(g, g.operators[op])
@@ -182,6 +208,18 @@ def measure(board: str, work: Path, classes: tuple = ()) -> dict:
         if not runs:  # a forms shape where the layer has no instance (riscv's KxK)
             continue
         common = set.intersection(*(set(s) for s, _ in runs.values()))
+        if cls.startswith("depthwise"):  # each path's entry: its symbols no other path's firmware holds
+            for code, (syms, _) in runs.items():
+                entry = entries[code].group(1) if entries[code] else code
+                mine = found["entries"].setdefault(entry, {"symbols": {}})["symbols"]
+                for sym, v in syms.items():
+                    if sym not in common:
+                        base = sym.split(".")[0]  # dw_rows_q4.constprop.0
+                        mine[base] = max(mine.get(base, 0), v)
+                print(f"{board} {cls:9s} {entry:44s} {sum(mine.values()):>6,} B  "
+                      f"({', '.join(f'{k} {v}' for k, v in sorted(mine.items()))})", flush=True)
+        if role == "entry":
+            continue
         c_out = int(g.tensors[g.operators[op].outputs[0]].shape[-1])
         for code, (syms, (k, per)) in runs.items():
             table, name = {"instance": ("instances", inst), **{f: (f, inst) for f in code_budget.ROLLED}}.get(
@@ -214,6 +252,9 @@ def merge_classes(old: dict, new: dict, classes: tuple) -> dict:
     """A set's figures `old` with those of the classes starting with `classes` replaced by `new`'s (each row's fit,
     class_bytes, points and ratio per class; a row's bytes its largest class_bytes, a row left with no class dropped)."""
     out = json.loads(json.dumps(old))
+    if new.get("entries") or any("depthwise".startswith(c) or c.startswith("depthwise") for c in classes):
+        out["entries"] = {**(out.get("entries", {}) if not any("depthwise".startswith(c) for c in classes) else {}),
+                          **new.get("entries", {})}
     for table in ("variants", "instances", "compact", "medium"):
         rows = out.setdefault(table, {})
         for name in list(rows):
@@ -226,7 +267,7 @@ def merge_classes(old: dict, new: dict, classes: tuple) -> dict:
                 if key in row:
                     mine.setdefault(key, {}).update(row[key])
         for name in list(rows):
-            if not rows[name].get("fit") and not rows[name].get("class_bytes"):
+            if not rows[name].get("fit") and not rows[name].get("class_bytes") and table != "entries":
                 del rows[name]
             elif rows[name].get("class_bytes"):
                 rows[name]["bytes"] = max(rows[name]["class_bytes"].values())
@@ -298,6 +339,11 @@ def table(costs: dict) -> list:
                     cyc = "its variant's, times the measured instance's gain over its own variant"
                 size = size or f"{r['bytes']:,}"
                 rows.append(f"| {board} | {name} ({label[table_]}) | {size} | {cyc} |")
+        for name, r in sorted(figures.get("entries", {}).items()):
+            syms = r["symbols"]
+            rows.append(f"| {board} | {name} (entry: its symbols, each counted once) | {sum(syms.values()):,} | "
+                        + (", ".join(f"{k} {v:,}" for k, v in sorted(syms.items())) if len(syms) <= 8
+                           else f"{len(syms)} symbols") + " |")
     return rows
 
 
@@ -314,7 +360,7 @@ def main() -> None:
             write_docs("docs/code-size.md", "variant_costs.py --table", out.text)
         return
     measure_sets(code_budget.COSTS, __doc__, lambda board, work, classes: dict(board=board, **measure(board, work, classes)),
-                 classes=sorted({cls for cls, _, _ in SHAPES + FORM_SHAPES + FIT_SHAPES}))
+                 classes=sorted({cls for cls, _, _ in SHAPES + FORM_SHAPES + FIT_SHAPES + ENTRY_SHAPES}))
 
 
 if __name__ == "__main__":

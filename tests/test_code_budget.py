@@ -10,6 +10,7 @@ import itertools
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -39,14 +40,15 @@ def two_layers() -> dict:
 
 def brute(layers: dict, preset: str, budget: int | None = None, fixed: int = 0) -> tuple | None:
     """(bytes, cycles) of the preset's optimum over every combination of the layers' candidates (independent of
-    the solver: a code counted once, at the most bytes a chosen candidate naming it gives it, each chosen candidate's
-    own bytes beside it); None: even the least
+    the solver: a code counted once, at the most bytes a chosen candidate naming it gives it, the codes a candidate
+    shares too, each chosen candidate's own bytes beside it); None: even the least
     code is over the budget."""
     totals = set()
     for pick in itertools.product(*layers.values()):
         codes: dict = {}
         for c in pick:
-            codes[c.code] = max(codes.get(c.code, 0), c.bytes)
+            for code, b in ((c.code, c.bytes), *c.shares):
+                codes[code] = max(codes.get(code, 0), b)
         totals.add((sum(codes.values()) + sum(c.own for c in pick), sum(c.cycles for c in pick)))
     within = [t for t in totals if budget is None or t[0] <= budget]
     if not within:
@@ -175,6 +177,36 @@ def test_random_cases_against_brute_force():
         with pytest.raises(OverBudget) as e:
             choose(layers, "balanced", budget=least - 1)
         assert e.value.args == (least, least - 1)
+
+
+def test_random_shared_symbols_against_brute_force():
+    """200 random cases of depthwise-like candidates naming several codes (Candidate.shares: paths whose symbols overlap,
+    a helper counted once whichever chosen candidates name it; code_budget._dw_codes), beside plain ones: every preset,
+    with and without a budget, the plan's (bytes, cycles) are brute force's (_undominated's bounds on such codes
+    sound) and its choice's totals what it says."""
+    rng = random.Random(51)
+    for n in range(200):
+        helpers = {f"sym h{j}": rng.randint(10, 400) for j in range(4)}
+        paths = {f"p{j}": tuple(sorted(rng.sample(sorted(helpers), rng.randint(0, 3)))) for j in range(4)}
+        layers = {}
+        for k in range(rng.randint(2, 4)):
+            cs = []
+            for j in range(rng.randint(1, 4)):
+                if rng.random() < 0.7:
+                    p = rng.choice(sorted(paths))
+                    mine = ((f"sym {p}.{k % 2}", rng.randint(0, 60)),)  # an entry's symbols of its own
+                    cs.append(Candidate(p, p, 0, rng.randint(300, 1200),
+                                        shares=tuple(sorted(mine + tuple((h, helpers[h]) for h in paths[p])))))
+                else:
+                    cs.append(Candidate("own", f"op{k}.{j}", rng.randint(10, 500), rng.randint(200, 1000)))
+            layers[k] = cs
+        least = brute(layers, "size")[0]
+        for budget in (None, least + rng.randint(0, 300)):
+            for p in code_budget.PRESETS:
+                choice, size, cycles = choose(layers, p, budget)
+                assert (size, cycles) == brute(layers, p, budget), (n, p, budget, layers)
+                idx = {k: layers[k].index(c) for k, c in choice.items()}
+                assert code_budget._total(idx, layers) == (size, cycles)
 
 
 def test_unproven_stages_fall_back_to_a_feasible_deterministic_choice(monkeypatch):
@@ -836,3 +868,126 @@ def test_depthwise_layers_offer_their_paths_and_balanced_takes_a_shared_one(tmp_
         assert f"{called}(&op0_p," in (out / "model.c").read_text()
         y, _, _ = runner.run("cortex-m4", out, xin)
         assert np.asarray(y).tobytes() == want, preset
+
+
+def _linked_kernel_bytes(board: str, out: Path, ops: set) -> int:
+    """The bytes of the text symbols out/firmware.elf links for layers `ops` alone (nm -S): those reachable (branches,
+    calls, literal words naming a symbol) from the functions model.c calls for them (a `fn(&opN_p, ...)` call, opN_conv)
+    and from no other function (model_invoke, the harness, the other layers' kernels), the harness's entry points
+    never entered from a layer's. The functions of a table of calls (model_c._call_runs) count as the layers'."""
+    t = targets.get(board)
+    elf = out / "firmware.elf"
+    syms = {}
+    for line in subprocess.run([t.binutil("nm"), "-S", "--defined-only", str(elf)], capture_output=True, text=True,
+                               check=True).stdout.splitlines():
+        f = line.split()
+        if len(f) == 4:
+            syms[f[3]] = (int(f[0], 16), int(f[1], 16), f[2])
+    start = {a & ~1: n for n, (a, s, _) in sorted(syms.items()) if s}
+    edges = {n: set() for n in syms}
+    cur = None
+    dis = subprocess.run([t.binutil("objdump"), "-d", "--no-show-raw-insn", str(elf)], capture_output=True, text=True,
+                         check=True).stdout
+    for line in dis.splitlines():
+        m = re.match(r"^[0-9a-f]+ <([^>]+)>:", line)
+        if m:
+            cur = m.group(1) if m.group(1) in syms else None
+            continue
+        w = re.search(r"\s\.word\s+0x([0-9a-f]+)", line)
+        to = start.get(int(w.group(1), 16) & ~1) if w else None
+        m = None if w else re.search(r"\s(?:bl?x?|b\.w|b[a-z]{2}(?:\.[wn])?|cbn?z)\s+(?:r\d+,\s*)?[0-9a-f]+ <([^>+]+)>",
+                                     line)
+        to = to or (m.group(1) if m and m.group(1) in syms else None)
+        if cur and to and to != cur:
+            edges[cur].add(to)
+    base = {n.split(".")[0]: n for n in syms}
+    src = (out / "model.c").read_text()
+    roots = {base[m.group(1)] for m in re.finditer(r"\b(\w+)\(&op(\d+)_p,", src)
+             if int(m.group(2)) in ops and m.group(1) in base}
+    roots |= {base[f"op{i}_conv"] for i in ops if f"op{i}_conv" in base}
+    roots |= {base[m.group(1)] for m in re.finditer(r"\},\s*(\w+),\s*\{", src) if m.group(1) in base}  # call runs' tables
+
+    def reach(frm, stop):
+        seen, todo = set(), list(frm)
+        while todo:
+            n = todo.pop()
+            if n not in seen and n not in stop:
+                seen.add(n)
+                todo += edges[n]
+        return seen
+
+    harness = {"model_invoke", "model_init", "bt_main", "main", "Reset_Handler", "bt_vectors", "reset_c"}
+    mine = reach(roots, harness)
+    other = reach([n for n in syms if n not in mine], roots)
+    assert roots and not mine & harness
+    return sum(syms[n][1] for n in mine - other if syms[n][2] in "tTwW")
+
+
+def _dw_paths_net():
+    """Depthwise layers on three paths that share helpers (depthwise.c: dw_chan4_q4 all three, dw_q4s and bt_dw_widen4
+    the rows' and the planes'): 24x24x32 rows (bt_dw_rows_q4e_32), stride 2 twice (bt_dw_s2g_0), a 6x6 map's planes
+    (bt_dw_planes_8); the whole int8 range."""
+    from buildtool.zoo.builder import GraphBuilder
+
+    b = GraphBuilder("dw-paths", seed=5)
+    x = b.depthwise(b.input((1, 24, 24, 32)), 3, activation="NONE")
+    x = b.depthwise(b.depthwise(x, 3, 2, activation="NONE"), 3, 2, activation="NONE")
+    b.depthwise(x, 3, activation="NONE")
+    return b.finish()
+
+
+def _dw_full_rows_net():
+    """kws's depthwise layer (25x5x64, transposed, strips of 25 outputs): the full row entry bt_dw_rows_q4_32."""
+    from buildtool.zoo.builder import GraphBuilder
+
+    b = GraphBuilder("dw-full-rows", seed=6)
+    b.depthwise(b.input((1, 25, 5, 64)), 3, activation="NONE")
+    return b.finish()
+
+
+def _plan_bytes(cp: dict, ops: set) -> int:
+    """The code plan's bytes of layers `ops` (firmware.json's code_plan): their rows' codes, each once at its most."""
+    codes: dict = {}
+    for r in cp["layers"]:
+        if r["op"] in ops:
+            for c, b in r["codes"].items():
+                codes[c] = max(codes.get(c, 0), b)
+    return sum(codes.values())
+
+
+def _dw_mixed_rows_net():
+    """kws's depthwise layer, then one whose strips are whole quads (10x20x40: 20 outputs a row) on rows of the same 32
+    cells: model.c calls the full row entry for both (model_c._dw_rows_entries: no firmware links both entries)."""
+    from buildtool.zoo.builder import GraphBuilder
+
+    b = GraphBuilder("dw-mixed-rows", seed=7)
+    x = b.depthwise(b.input((1, 25, 5, 64)), 3, activation="NONE")
+    b.depthwise(b.reshape(x, (1, 10, 20, 40)), 3, activation="NONE")
+    return b.finish()
+
+
+@pytest.mark.parametrize("which", ["paths", "full rows", "mixed rows", "tiny"])
+def test_report_bytes_are_the_linked_symbols(which, tmp_path):
+    """The code plan's bytes (the report's "layer kernels N B") are what the firmware links for its layers (nm -S of
+    the symbols reachable from their calls alone), within 1 %: a helper several depthwise paths call counted once (the
+    budget charged vww's depthwise layers 7,734 B for 5,674 linked: each path's measured bytes held the helpers), the
+    entry model.c calls charged its own symbols (kws's layers link the full row entry, 3,886 B, charged 2,962 B, the
+    whole-quad entry's; a layer whose strips are whole quads beside one that needs the full entry is charged the full
+    one, which model.c calls for both). tiny: its depthwise layer within 1 %, the whole plan within 5 % (its op 4's medium instance
+    charged 3,256 B, the points of another variant's medium rows at its K, for 3,704 linked). Each depthwise path on
+    its entry in model.c."""
+    g = {"paths": _dw_paths_net, "full rows": _dw_full_rows_net, "mixed rows": _dw_mixed_rows_net,
+         "tiny": lambda: _tiny().graph}[which]()
+    pipeline.build(g, "cortex-m4", tmp_path, PlanOptions(inplace=which == "tiny"))
+    cp = json.loads((tmp_path / "firmware.json").read_text())["code_plan"]
+    ops = {r["op"] for r in cp["layers"]}
+    dw = {r["op"] for r in cp["layers"] if r["opcode"] == "DEPTHWISE_CONV_2D"}
+    linked, linked_dw = (_linked_kernel_bytes("cortex-m4", tmp_path, o) for o in (ops, dw))
+    assert abs(_plan_bytes(cp, dw) - linked_dw) <= 0.01 * linked_dw, (_plan_bytes(cp, dw), linked_dw)
+    assert abs(cp["bytes"] - linked) <= (0.05 if which == "tiny" else 0.01) * linked, (cp["bytes"], linked)
+    src = (tmp_path / "model.c").read_text()
+    calls = set(re.findall(r"\b(bt_dw_\w+)\(&op\d+_p,", src)) | set(re.findall(r"\},\s*(bt_dw_\w+),\s*\{", src))
+    want = {"paths": {"bt_dw_rows_q4e_32", "bt_dw_s2g_0", "bt_dw_planes_8"}, "full rows": {"bt_dw_rows_q4_32"},
+            "mixed rows": {"bt_dw_rows_q4_32"},
+            "tiny": {"bt_dw_rows_q4e_32"}}[which]
+    assert calls == want

@@ -5,7 +5,9 @@ Pure: no toolchain, no file. Each layer offers candidates (a variant, the code i
 bytes, the layer's modelled cycles with it). Code several layers call (a shared variant) is counted
 once (at the most bytes a chosen candidate naming it gives it: a variant measured per layer class); a layer's own
 instance is code of its own, or of every layer of its identity (kernel_variants.instance_identity: model.c defines one
-function for them, so its candidates name one code). The choice is an integer program solved by OR-Tools CP-SAT
+function for them, so its candidates name one code); a depthwise path names each symbol its entry links
+(_dw_codes: a helper several paths call, dw_q4s, bt_dw_widen4, dw_chan4_q4, is one code, counted once, so the plan's
+bytes are the link's: test_report_bytes_are_the_linked_symbols). The choice is an integer program solved by OR-Tools CP-SAT
 (optimum, _Exact): booleans x[layer, candidate], exactly one a layer; per code y >= x of each candidate naming it
 (y set only when one is chosen); bytes = sum of the codes' bytes by y, cycles = sum of the candidates' cycles by x;
 bytes <= budget when there is one; a code another code beats on every layer naming it (_undominated) is left out
@@ -79,7 +81,9 @@ class Candidate:
     the code it needs (layers naming the same code share it), `bytes` that code's size, `cycles` the
     layer's modelled cycles with it; compact: the layer's compact instance of variant (kernel_variants.COMPACT), medium
     its medium one (kernel_variants.MEDIUM); own: bytes the candidate adds of its own beside its code, counted for each
-    layer that takes it (a rows-live spread's table beside the shared loop, spread_candidates)."""
+    layer that takes it (a rows-live spread's table beside the shared loop, spread_candidates); shares: ((code, bytes),
+    ...) the other codes it links, each counted once however many chosen candidates name it (a depthwise path's helpers
+    another path calls too: dw_q4s, bt_dw_widen4, dw_chan4_q4; _dw_codes)."""
 
     variant: str
     code: str
@@ -88,6 +92,17 @@ class Candidate:
     compact: bool = False
     medium: bool = False
     own: int = 0
+    shares: tuple = ()
+
+    @property
+    def codes(self) -> tuple:
+        """((code, bytes), ...): its code and every code it shares."""
+        return ((self.code, self.bytes),) + tuple(self.shares)
+
+    @property
+    def links(self) -> int:
+        """The bytes it links: its code's, its own and those of the codes it shares."""
+        return self.bytes + self.own + sum(b for _, b in self.shares)
 
     @property
     def form(self):
@@ -107,7 +122,8 @@ def _total(choice: dict, layers: dict) -> tuple:
     cycles = own = 0
     for k, i in choice.items():
         c = layers[k][i]
-        codes[c.code] = max(codes.get(c.code, 0), c.bytes)
+        for code, b in c.codes:
+            codes[code] = max(codes.get(code, 0), b)
         cycles += c.cycles
         own += c.own
     return sum(codes.values()) + own, cycles
@@ -135,7 +151,8 @@ class _Exact:
         for k in self.keys:
             m.add_exactly_one(self.x[k])
             for i, c in enumerate(layers[k]):
-                naming.setdefault(c.code, []).append((c.bytes, self.x[k][i]))
+                for code, b in c.codes:
+                    naming.setdefault(code, []).append((b, self.x[k][i]))
         weights, ys = [], []
         for code in sorted(naming):
             below = 0
@@ -211,18 +228,28 @@ def _undominated(layers: dict) -> dict:
     strictly fewer: moving X's layers onto Y then takes fewer bytes or fewer cycles and no more of the other, so
     under every preset, budget and bound no choice calling X is optimal (nor one of the ties the last stage breaks).
     Until none is dropped (a strict order: what dominates a dropped code stays or is dropped for a third that stays).
-    A code with a candidate of own bytes (Candidate.own: they count per layer) neither drops nor is dropped."""
+    A code with a candidate of own bytes (Candidate.own: they count per layer) neither drops nor is dropped. A candidate
+    that shares codes (Candidate.shares: a depthwise path's symbols) gives its code as most bytes all it names (what
+    moving onto it may add) and as least its code's and those of the shared codes no other code's candidate names
+    (what moving off it frees for sure)."""
     keep = {k: list(range(len(cs))) for k, cs in layers.items()}
     while True:
         users: dict = {}  # code -> {layer: its candidates' fewest cycles naming the code}
         lo: dict = {}
         hi: dict = {}
+        namers: dict = {}  # shared code -> the codes whose candidates name it
+        for k, idx in keep.items():
+            for i in idx:
+                for n, _ in layers[k][i].shares:
+                    namers.setdefault(n, set()).add(layers[k][i].code)
         for k, idx in keep.items():
             for i in idx:
                 c = layers[k][i]
                 u = users.setdefault(c.code, {})
                 u[k] = min(u.get(k, c.cycles), c.cycles)
-                lo[c.code], hi[c.code] = min(lo.get(c.code, c.bytes), c.bytes), max(hi.get(c.code, c.bytes), c.bytes)
+                most = c.bytes + sum(b for _, b in c.shares)
+                least = c.bytes + sum(b for n, b in c.shares if namers[n] == {c.code})
+                lo[c.code], hi[c.code] = min(lo.get(c.code, least), least), max(hi.get(c.code, most), most)
         offered = {k: {layers[k][i].code for i in idx} for k, idx in keep.items()}
         owning = {layers[k][i].code for k, idx in keep.items() for i in idx if layers[k][i].own}
         gone = set()
@@ -492,13 +519,14 @@ def work(kind: str, layer: dict, g, op) -> tuple:
 
 
 def _candidates(g, op, offer, shape: tuple, measured: dict, compact: bool = False,
-                identity: str | None = None) -> list | None:
+                identity: str | None = None, full: frozenset = frozenset()) -> list | None:
     """The layer's candidates (the INSTANCES variant's own instance first when it may have one, then, where compact
     (Emitter.compact_ops) and measured, its compact instance (not a stem's: kernel_variants.compact_form) and its
     medium one where it is other code (kernel_variants.medium_form)), None when a variant has no measured figures for
     the layer's class (measured None: no figures, every cost 0). shape: work(): (outputs, K, C). identity: its own
     instance's kernel_variants.instance_identity where model.c shares one function among the layers of an identity
-    (Emitter.instance), the instances' code name (one code for them all, counted once), else op<i>_conv."""
+    (Emitter.instance), the instances' code name (one code for them all, counted once), else op<i>_conv. full: the
+    bt_dw_rows_q4_RL paths whose layers all call the full row entry (_full_rows)."""
     kind, names, inst = offer
     depthwise = kind == "depthwise_m1"
     cls = budget_class(g, op, measured, names[0] if depthwise else None)
@@ -524,8 +552,58 @@ def _candidates(g, op, offer, shape: tuple, measured: dict, compact: bool = Fals
             cost = (0, 0)
         if cost is None:
             return None
-        out.append(Candidate(name, code, cost[0], round(shape[0] * cost[1]), table == "compact", table == "medium"))
+        links = _dw_codes(measured, g, op, name, name in full) if depthwise and measured is not None else None
+        size, shares = (0, links) if links else (cost[0], ())
+        out.append(Candidate(name, code, size, round(shape[0] * cost[1]), table == "compact", table == "medium",
+                             shares=shares))
     return out
+
+
+SYMBOL = "sym "  # the prefix of a code that is one linked symbol (_dw_codes)
+
+
+def dw_entry(g, op, name: str) -> str:
+    """The function model.c calls for depthwise layer op on path `name` (model_c.depthwise): bt_dw_s2g's
+    bt_dw_s2g_N (kernel_variants.dw_s2g_entry), bt_dw_rows_q4_RL's bt_dw_rows_q4e_RL where its strips are whole quads
+    (kernel_variants.dw_rows_entry; model_c._dw_rows_entries keeps the full entry for every layer of a row length when
+    one needs it: _full_rows), else name."""
+    n, h, w, c = (int(d) for d in g.tensors[op.outputs[0]].shape)
+    p = {"out": {"h": h, "w": w, "c": c}, "stride_h": op.options.get("stride_h", 1),
+         "stride_w": op.options.get("stride_w", 1)}
+    if name == "bt_dw_s2g":
+        return kernel_variants.dw_s2g_entry(p)
+    if name.startswith("bt_dw_rows_q4_"):
+        return kernel_variants.dw_rows_entry(p, int(name.rsplit("_", 1)[1]))
+    return name
+
+
+def _full_rows(g, ops: dict, offers: dict) -> frozenset:
+    """The bt_dw_rows_q4_RL paths some layer offering it first calls the full row entry of (dw_entry: its strips not
+    whole quads): model_c._dw_rows_entries then keeps the full entry for every layer of that row length, no firmware
+    links both."""
+    return frozenset(names[0] for i, (kind, names, _) in offers.items() if kind == "depthwise_m1" and names
+                     and names[0].startswith("bt_dw_rows_q4_") and dw_entry(g, ops[i], names[0]) == names[0])
+
+
+def _dw_codes(measured: dict, g, op, name: str, full: bool = False) -> tuple:
+    """((code, bytes), ...) of the symbols the firmware links for depthwise layer op on path `name`: the measured
+    symbols of the function model.c calls (dw_entry; variant_costs.json "entries", variant_costs.py: the symbols of its
+    firmware no other path's holds), each a code of its own (SYMBOL + its name), so that a helper several paths call
+    (dw_q4s, bt_dw_widen4, dw_chan4_q4) counts once; () where none is measured. An entry not measured takes the
+    measured one of its family and form (bt_dw_rows_q4e_16: bt_dw_rows_q4e_32's), its symbols' row length or N renamed
+    to its own. full: the layer calls the full row entry whatever its own strips (_full_rows)."""
+    entries = measured.get("entries", {})
+    entry = name if full else dw_entry(g, op, name)
+    syms = entries.get(entry, {}).get("symbols")
+    if syms is None:
+        stem, _, tail = entry.rpartition("_")
+        like = [e for e in sorted(entries) if tail.isdigit() and e.rpartition("_")[0] == stem]
+        if not like:
+            return ()
+        old = like[0].rpartition("_")[2]
+        syms = {(k[:-len(old)] + tail if k.endswith("_" + old) else k): v
+                for k, v in entries[like[0]]["symbols"].items()}
+    return tuple((SYMBOL + k, v) for k, v in sorted(syms.items()))
 
 
 def _dw_row(measured: dict, name: str) -> str:
@@ -648,7 +726,9 @@ def plan(g, offers: dict, variants, goal: CodeGoal | None, shapes: dict | None =
     ops = {op.index: op for op in g.operators}
     shapes = shapes or {}
     identities = identities or {}
-    layers = {i: _candidates(g, ops[i], offers[i], shapes.get(i, (0, 0, 0)), measured, i in compact, identities.get(i))
+    full = _full_rows(g, ops, offers)
+    layers = {i: _candidates(g, ops[i], offers[i], shapes.get(i, (0, 0, 0)), measured, i in compact, identities.get(i),
+                             full)
               for i in sorted(offers)}
     layers = {i: cs for i, cs in layers.items() if cs}
     layers.update(spread_candidates(spreads or {}, variants))
@@ -688,12 +768,14 @@ def _code_plan(ops: dict, layers: dict, fastest: dict, picked: dict, size: int, 
     _, fast_bytes, fast_cycles = speed
     users: dict = {}
     for c in picked.values():
-        users[c.code] = users.get(c.code, 0) + 1
+        for code in {code for code, _ in c.codes}:
+            users[code] = users.get(code, 0) + 1
     choice = {**fastest, **{i: (c.variant, c.form) for i, c in picked.items()}}
     def row(k, c):
         i = _op_of(k)
         return {"op": i, "opcode": ops[i].opcode if isinstance(k, int) else "spread", "variant": c.variant, "instance": c.code != c.variant,
-                "compact": c.compact, "medium": c.medium, "bytes": c.bytes + c.own, "shared": users[c.code] > 1,
+                "compact": c.compact, "medium": c.medium, "bytes": c.links,
+                "shared": any(users[code] > 1 for code, _ in c.codes), "codes": dict(c.codes),
                 "cycles": c.cycles}
     rows = tuple(row(k, c) for k, c in sorted(picked.items(), key=lambda kc: (_op_of(kc[0]), not isinstance(kc[0], int))))
     return CodePlan(choice, fastest, rows, goal.preset, goal.budget, size, cycles, fast_cycles, fast_bytes, offers,
