@@ -96,19 +96,24 @@ static inline __attribute__((always_inline)) void bt_kxk_pair(const int16_t *c, 
 #undef BT_KXK_STEP
 
 /* n4 groups of one pixel's values (s on) widened into its lane of the columns (d: its lo word of the first group;
- * the hi word 3 words on, the next group 6), or zeros (s NULL: padding) */
-static inline __attribute__((always_inline)) void bt_kxk_lane(const int8_t *s, uint32_t *d, int32_t n4,
-                                                              uint32_t off2) {
+ * the hi word 3 words on, the next group 6), or zeros (s NULL: padding). One copy, called (the pixels whose runs the
+ * triple's widening cannot take at once: a row outside the map, a run across its left or right edge, a triple across
+ * rows or short of pixels): a run's part inside the map one call, its padding on either side one call each, where
+ * the kernel row's taps one by one took ~11x the instructions of bt_pm_widen3r's kernel rows (ResNet-8's op 1). */
+static __attribute__((noinline)) void bt_kxk_lane(const int8_t *s, uint32_t *d, int32_t n4, uint32_t off2) {
+  if (n4 <= 0) return;
+  uint32_t *const e = d + n4 * 6;
   if (!s) {
-    for (int32_t j = 0; j < n4; j++, d += 6) { d[0] = 0; d[3] = 0; }
+    do { d[0] = 0; d[3] = 0; d += 6; } while (d != e);
     return;
   }
-#pragma GCC unroll 2
-  for (int32_t j = 0; j < n4; j++, s += 4, d += 6) {
+  do {
     const uint32_t v = bt_ld4(s);
+    s += 4;
     d[0] = bt_sxtab16(off2, v);
     d[3] = bt_sxtab16_ror8(off2, v);
-  }
+    d += 6;
+  } while (d != e);
 }
 
 /* acc[r] += pixel (lane 0 of the columns at c) . filter row fa + r K, r = 0, 1: a call's last pixel when it is alone in
@@ -156,19 +161,17 @@ static inline __attribute__((always_inline)) void bt_conv_kxk(const bt_conv_para
           bt_pm_widen3r(in + (iy0 - in_y0) * in_row + (qx[0] * sw - pl) * cin, (int16_t *)d, run, sw * cin, off2, 0);
           continue;
         }
-        for (int32_t q = 0; q < 3; q++) {   /* pixel by pixel: a run inside the map at once, else tap by tap */
+        for (int32_t q = 0; q < 3; q++) {   /* pixel by pixel: padding, the run's part inside the map, padding */
           const int32_t iy = qy[q] * sh - pt + ky, ix0 = qx[q] * sw - pl;
-          const int8_t *const r = in + (iy - in_y0) * in_row;
-          const int inside = q < left && (uint32_t)iy < (uint32_t)ih;
-          if (!inside || (ix0 >= 0 && ix0 + kw <= iw)) {
-            bt_kxk_lane(inside ? r + ix0 * cin : 0, d + q, run / 4, (uint32_t)off2);
+          if (q >= left || (uint32_t)iy >= (uint32_t)ih) {
+            bt_kxk_lane(0, d + q, run / 4, 0);
             continue;
           }
-          for (int32_t kx = 0; kx < kw; kx++) {
-            const int32_t ix = ix0 + kx;
-            bt_kxk_lane((uint32_t)ix < (uint32_t)iw ? r + ix * cin : 0, d + kx * (cin / 4) * 6 + q, cin / 4,
-                        (uint32_t)off2);
-          }
+          const int32_t kx0 = ix0 < 0 ? -ix0 : 0, kx1 = ix0 + kw > iw ? iw - ix0 : kw;
+          const int32_t g0 = kx0 * cin / 4, g1 = kx1 > kx0 ? kx1 * cin / 4 : g0;
+          bt_kxk_lane(0, d + q, g0, 0);
+          bt_kxk_lane(in + (iy - in_y0) * in_row + (ix0 + kx0) * cin, d + q + g0 * 6, g1 - g0, (uint32_t)off2);
+          bt_kxk_lane(0, d + q + g1 * 6, run / 4 - g1, 0);
         }
       }
     }
