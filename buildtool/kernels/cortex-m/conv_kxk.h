@@ -38,6 +38,8 @@ typedef struct {
   const int16_t *end;  /* 40: the columns' end */
   const int8_t *f0;    /* 44: the pair's first filter row */
   int32_t K;           /* 48 */
+  int32_t step;        /* 52: bytes from a triple's first output to the next triple's */
+  int32_t back;        /* 56: bytes the column pointer steps back after a triple (a strip's shared blocks) */
 } bt_kxk_s;
 
 /* One group of 4 values of three pixels (the columns: x0, x1, x2 lo words, then their hi words, 24 bytes) by two
@@ -78,9 +80,9 @@ static inline __attribute__((always_inline)) void bt_kxk_pair(const int16_t *c, 
       "ldr %[x0], [%[wb], #20]\n\tldr %[x1], [%[wb], #24]\n\tldr %[x2], [%[wb], #28]\n\t"
       BT_KXK_RQ("a01") BT_KXK_RQ("a11") BT_KXK_RQ("a21")
       "bfi %[a00], %[a01], #8, #8\n\tbfi %[a10], %[a11], #8, #8\n\tbfi %[a20], %[a21], #8, #8\n\t"
-      "ldr %[f], [%[wb], #32]\n\tldr %[x0], [%[wb], #36]\n\t"
-      "strh %[a00], [%[f]]\n\tstrh %[a10], [%[f], %[x0]]\n\tadd %[f], %[f], %[x0], lsl #1\n\t"
-      "strh %[a20], [%[f]]\n\tadd %[f], %[f], %[x0]\n\tstr %[f], [%[wb], #32]\n\t"
+      "ldr %[f], [%[wb], #32]\n\tldr %[x0], [%[wb], #36]\n\tldr %[x1], [%[wb], #52]\n\tldr %[x2], [%[wb], #56]\n\t"
+      "strh %[a00], [%[f]]\n\tstrh %[a10], [%[f], %[x0]]\n\tstrh %[a20], [%[f], %[x0], lsl #1]\n\t"
+      "add %[f], %[f], %[x1]\n\tsub %[c], %[c], %[x2]\n\tstr %[f], [%[wb], #32]\n\t"
       "ldr %[wa], [%[wb], #40]\n\tldr %[a00], [%[wb]]\n\tldr %[a01], [%[wb], #4]\n\t"
       "ldr %[f], [%[wb], #44]\n\t"
       "cmp %[c], %[wa]\n\tbne 1b\n\tadd sp, sp, #12\n\t"
@@ -132,78 +134,142 @@ static inline __attribute__((always_inline)) void bt_kxk_one(const uint32_t *c, 
   acc[0] = a; acc[1] = b;
 }
 
-static inline __attribute__((always_inline)) void bt_conv_kxk(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out,
-                                                                   int32_t y0, int32_t y1) {
-  int16_t col[BT_KXK_COL] __attribute__((aligned(8)));
-  const int32_t cin = p->in.c, cout = p->out.c, ow = p->out.w, kh = p->kh, kw = p->kw, ih = p->in.h, iw = p->in.w;
-  const int32_t K = kh * kw * cin, run = kw * cin, ops = p->out.pixel_stride, in_row = iw * cin;
-  const int32_t sh = p->stride_h, sw = p->stride_w, pt = p->pad_top, pl = p->pad_left, zp = p->output_offset;
-  const int32_t off2 = bt_dup16(p->input_offset), tw = 3 * K, T = BT_KXK_COL / tw, np = (y1 - y0) * ow;
-  const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
-  bt_kxk_s s;
-  s.K = K;
-  int32_t oy = y0, ox = 0;   /* the band's first pixel */
-  for (int32_t pix = 0; pix < np; pix += 3 * T) {
-    const int32_t nt = np - pix >= 3 * T ? T : (np - pix + 2) / 3, full = pix + 3 * nt <= np ? nt : nt - 1;
-    for (int32_t t = 0; t < nt; t++) {   /* the columns of the band's triples */
-      uint32_t *const c0 = (uint32_t *)(col + t * tw);
-      int32_t qy[3], qx[3];
-      for (int32_t q = 0; q < 3; q++) {
-        qy[q] = oy; qx[q] = ox;
-        if (++ox == ow) { ox = 0; oy++; }
-      }
-      const int32_t left = np - pix - 3 * t;   /* the triple's pixels that exist */
-      for (int32_t ky = 0; ky < kh; ky++) {
-        uint32_t *const d = c0 + ky * (run / 4) * 6;
-        const int32_t iy0 = qy[0] * sh - pt + ky;
-        if (left >= 3 && qy[2] == qy[0] && (uint32_t)iy0 < (uint32_t)ih && qx[0] * sw - pl >= 0 &&
-            qx[2] * sw - pl + kw <= iw) {   /* three runs inside the map */
-          bt_pm_widen3r(in + (iy0 - in_y0) * in_row + (qx[0] * sw - pl) * cin, (int16_t *)d, run, sw * cin, off2, 0);
-          continue;
-        }
-        for (int32_t q = 0; q < 3; q++) {   /* pixel by pixel: padding, the run's part inside the map, padding */
-          const int32_t iy = qy[q] * sh - pt + ky, ix0 = qx[q] * sw - pl;
-          if (q >= left || (uint32_t)iy >= (uint32_t)ih) {
-            bt_kxk_lane(0, d + q, run / 4, 0);
-            continue;
-          }
-          const int32_t kx0 = ix0 < 0 ? -ix0 : 0, kx1 = ix0 + kw > iw ? iw - ix0 : kw;
-          const int32_t g0 = kx0 * cin / 4, g1 = kx1 > kx0 ? kx1 * cin / 4 : g0;
-          bt_kxk_lane(0, d + q, g0, 0);
-          bt_kxk_lane(in + (iy - in_y0) * in_row + (ix0 + kx0) * cin, d + q + g0 * 6, g1 - g0, (uint32_t)off2);
-          bt_kxk_lane(0, d + q + g1 * 6, run / 4 - g1, 0);
-        }
-      }
+/* What the widening of a kernel row reads (bt_kxk_krow) */
+typedef struct {
+  const int8_t *in;   /* the input band's first row (input row in_y0) */
+  int32_t in_y0, ih, iw, cin, kw, run, in_row;
+  uint32_t off2;
+} bt_kxk_g;
+
+/* One kernel row of a triple's columns (d: lane 0's lo word of its first group): lane q the run of kw taps from input
+ * row iy[q], pixel ix[q]; lanes from n on zeros. Three runs inside the map at one stride (a row's three neighbours, a
+ * column's, a strip's block): bt_pm_widen3r; else lane by lane (bt_kxk_lane: padding, the part inside, padding). */
+static __attribute__((noinline)) void bt_kxk_krow(const bt_kxk_g *g, uint32_t *d, const int32_t *iy, const int32_t *ix,
+                                                  const int32_t n) {
+  const int32_t cin = g->cin, kw = g->kw, iw = g->iw, n4 = g->run / 4;
+  int fast = n == 3 && iy[1] - iy[0] == iy[2] - iy[1] && ix[1] - ix[0] == ix[2] - ix[1];
+  for (int32_t q = 0; q < 3 && fast; q++) fast = (uint32_t)iy[q] < (uint32_t)g->ih && ix[q] >= 0 && ix[q] + kw <= iw;
+  if (fast) {
+    bt_pm_widen3r(g->in + (iy[0] - g->in_y0) * g->in_row + ix[0] * cin, (int16_t *)d, g->run,
+                  (iy[1] - iy[0]) * g->in_row + (ix[1] - ix[0]) * cin, (int32_t)g->off2, 0);
+    return;
+  }
+  for (int32_t q = 0; q < 3; q++, d++) {
+    if (q >= n || (uint32_t)iy[q] >= (uint32_t)g->ih) {
+      bt_kxk_lane(0, d, n4, 0);
+      continue;
     }
-    for (int32_t oc = 0; oc < cout; oc += 2) {
-      s.k[0] = bias ? bias[oc] : 0;
-      s.k[1] = bias ? bias[oc + 1] : 0;
-      bt_pm_k6(s.k + 2, mult[oc], mult[oc + 1], shift[oc], shift[oc + 1], zp, 1);
-      s.f0 = p->filter + oc * K;
-      uint8_t tmp[8];
-      /* the band's whole triples into their outputs, then the last, short of pixels, into a scratch word (one call
-         site: one copy of the asm) */
-      const int one = full < nt && np - pix - 3 * full == 1;   /* one pixel left: bt_kxk_one */
-      for (int32_t part = full ? 0 : 1; part < 1 + (full < nt && !one); part++) {
-        s.o = part ? (int8_t *)tmp : out + pix * ops + oc;
-        s.ops = part ? 2 : ops;
-        s.end = col + (part ? nt : full) * tw;
-        bt_kxk_pair(col + (part ? full : 0) * tw, &s);
+    const int32_t x = ix[q], kx0 = x < 0 ? -x : 0, kx1 = x + kw > iw ? iw - x : kw;
+    const int32_t g0 = kx0 * cin / 4, g1 = kx1 > kx0 ? kx1 * cin / 4 : g0;
+    bt_kxk_lane(0, d, g0, 0);
+    bt_kxk_lane(g->in + (iy[q] - g->in_y0) * g->in_row + (x + kx0) * cin, d + g0 * 6, g1 - g0, g->off2);
+    bt_kxk_lane(0, d + g1 * 6, n4 - g1, 0);
+  }
+}
+
+/* Every pair of output channels over a pass's columns: triples from col until the column pointer reaches end (s: ops,
+ * step and back set), outputs from o0; the last triple, short of pixels (last: its pixels, 1-2; 3: none short), into a
+ * scratch word first (two pixels) or by bt_kxk_one (one), then to its outputs (o0 + nfull step, s's ops apart). One
+ * copy of the asm (one call site). */
+static __attribute__((noinline)) void bt_kxk_pass(const bt_conv_params *p, bt_kxk_s *s, const int16_t *col,
+                                                  const int16_t *end, const int32_t nfull, const int32_t last,
+                                                  int8_t *o0) {
+  const int32_t cout = p->out.c, zp = p->output_offset, ops = s->ops, step = s->step, K = s->K;
+  const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
+  const int16_t *const tail = last < 3 ? end - 3 * K : end;   /* the short triple's columns */
+  int8_t *const ot = o0 + nfull * step;                          /* its outputs */
+  for (int32_t oc = 0; oc < cout; oc += 2) {
+    s->k[0] = bias ? bias[oc] : 0;
+    s->k[1] = bias ? bias[oc + 1] : 0;
+    bt_pm_k6(s->k + 2, mult[oc], mult[oc + 1], shift[oc], shift[oc + 1], zp, 1);
+    s->f0 = p->filter + oc * K;
+    uint8_t tmp[8];
+    s->o = o0 + oc;
+    s->end = tail;
+    for (int32_t part = col == tail; part < 1 + (last == 2); part++) {
+      if (part) {   /* the short triple's two pixels into tmp */
+        s->o = (int8_t *)tmp;
+        s->ops = 2;
+        s->step = 6;
+        s->end = end;
       }
-      if (one) {
-        int32_t acc[2];
-        acc[0] = s.k[0]; acc[1] = s.k[1];
-        bt_kxk_one((const uint32_t *)(col + full * tw), s.f0, K, acc);
-        int8_t *const o = out + (pix + 3 * full) * ops + oc;
-        o[0] = (int8_t)bt_ssat8(bt_rq2(acc[0], s.k[2], s.k[3], s.k[4]));
-        o[1] = (int8_t)bt_ssat8(bt_rq2(acc[1], s.k[5], s.k[6], s.k[7]));
-      } else if (full < nt) {
-        int8_t *const o = out + (pix + 3 * full) * ops + oc;
-        for (int32_t q = 0; q < np - pix - 3 * full; q++) {
-          o[q * ops] = (int8_t)tmp[2 * q];
-          o[q * ops + 1] = (int8_t)tmp[2 * q + 1];
+      bt_kxk_pair(part ? tail : col, s);
+    }
+    int8_t *const o = ot + oc;
+    if (last == 2) {
+      s->ops = ops;
+      s->step = step;
+    }
+    if (last == 1) {
+      int32_t acc[2];
+      acc[0] = s->k[0]; acc[1] = s->k[1];
+      bt_kxk_one((const uint32_t *)tail, s->f0, K, acc);
+      o[0] = (int8_t)bt_ssat8(bt_rq2(acc[0], s->k[2], s->k[3], s->k[4]));
+      o[1] = (int8_t)bt_ssat8(bt_rq2(acc[1], s->k[5], s->k[6], s->k[7]));
+    } else if (last == 2) {
+      o[0] = (int8_t)tmp[0]; o[1] = (int8_t)tmp[1];
+      o[ops] = (int8_t)tmp[2]; o[ops + 1] = (int8_t)tmp[3];
+    }
+  }
+}
+
+/* The band's output rows y0..y1 (outputs from out, the band's first row; its input rows from in_y0 at in). Strips
+ * first: three neighbouring outputs of a row (a triple), down the band's rows, R triples a pass, whose columns are one
+ * block (3 kw c_in values: a kernel row's runs of the three) per input row the pass reads, laid in the rows' order so
+ * that triple t's patch is blocks t sh .. t sh + kh - 1 (the asm steps the column pointer back by kh - sh blocks
+ * after each): an input row widened once a pass where each triple widened kh blocks (3x3 stride 1: 13 blocks for 11
+ * triples against 33). Then the pixels left (a row's last ow % 3 down each column, or every pixel in rows when no two
+ * of a strip's triples fit the columns) in triples of consecutive pixels, each widened kernel row by kernel row. */
+static inline __attribute__((always_inline)) void bt_conv_kxk(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
+                                                              int8_t *out, int32_t y0, int32_t y1) {
+  int16_t col[BT_KXK_COL] __attribute__((aligned(8)));
+  const int32_t cin = p->in.c, ow = p->out.w, kh = p->kh, kw = p->kw, rows = y1 - y0;
+  const int32_t K = kh * kw * cin, run = kw * cin, ops = p->out.pixel_stride;
+  const int32_t sh = p->stride_h, sw = p->stride_w, pt = p->pad_top, pl = p->pad_left;
+  const int32_t tw = 3 * K, bs = 3 * run, nb = BT_KXK_COL / bs, T = BT_KXK_COL / tw;
+  const int32_t R = nb >= kh + sh ? (nb - kh) / sh + 1 : 0;   /* a strip's triples a pass */
+  const int32_t strips = R >= 2 && rows >= 2 ? ow / 3 : 0;
+  const bt_kxk_g g = {in, in_y0, p->in.h, p->in.w, cin, kw, run, p->in.w * cin, (uint32_t)bt_dup16(p->input_offset)};
+  bt_kxk_s s;
+  int32_t iy[3], ix[3];
+  s.K = K;
+  s.ops = ops;
+  s.step = ow * ops;
+  s.back = (kh - sh) * bs * 2;
+  for (int32_t j = 0; j < strips; j++) {
+    for (int32_t q = 0; q < 3; q++) ix[q] = (3 * j + q) * sw - pl;
+    for (int32_t oy = y0; oy < y1; oy += R) {
+      const int32_t nr = y1 - oy < R ? y1 - oy : R, blocks = (nr - 1) * sh + kh;
+      for (int32_t b = 0; b < blocks; b++) {
+        iy[0] = iy[1] = iy[2] = oy * sh - pt + b;
+        bt_kxk_krow(&g, (uint32_t *)(col + b * bs), iy, ix, 3);
+      }
+      bt_kxk_pass(p, &s, col, col + nr * sh * bs, nr, 3, out + ((oy - y0) * ow + 3 * j) * ops);
+    }
+  }
+  s.back = 0;
+  for (int32_t ox0 = 3 * strips; ox0 < (strips ? ow : 1); ox0++) {   /* the lines of the pixels left */
+    const int32_t np = strips ? rows : rows * ow, ostr = strips ? ow * ops : ops;
+    int32_t oy = y0, ox = ox0;
+    s.ops = ostr;
+    s.step = 3 * ostr;
+    for (int32_t pix = 0; pix < np; pix += 3 * T) {
+      const int32_t nt = np - pix >= 3 * T ? T : (np - pix + 2) / 3, rest = np - pix - 3 * (nt - 1);
+      const int32_t last = rest >= 3 ? 3 : rest;
+      for (int32_t t = 0; t < nt; t++) {
+        int32_t qy[3], qx[3];
+        for (int32_t q = 0; q < 3; q++) {
+          qy[q] = oy; qx[q] = ox;
+          if (strips) oy++;
+          else if (++ox == ow) { ox = 0; oy++; }
+        }
+        const int32_t left = np - pix - 3 * t;
+        for (int32_t ky = 0; ky < kh; ky++) {
+          for (int32_t q = 0; q < 3; q++) { iy[q] = qy[q] * sh - pt + ky; ix[q] = qx[q] * sw - pl; }
+          bt_kxk_krow(&g, (uint32_t *)(col + t * tw + ky * bs), iy, ix, left < 3 ? left : 3);
         }
       }
+      bt_kxk_pass(p, &s, col, col + nt * tw, last < 3 ? nt - 1 : nt, last, out + ox0 * ops + pix * ostr);
     }
   }
 }
