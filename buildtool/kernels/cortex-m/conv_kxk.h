@@ -14,12 +14,17 @@
  * Here: (1) the group's loads are single LDRs in two pipelined runs (ldr wb, wa, x1, x2, x0; ldr wa, x1, x2, x0:
  * 11 load cycles, 27 a group; the row buffer's immediate pixel and channel offsets need 16 registers at run time,
  * the columns' one run-time offset, K, fits the 14), 16 groups a pass entered at (K / 4 - 1) % 16 from its end;
- * (2) a patch widened kernel row by kernel row: three pixels of one output row whose runs of kw c_in values lie
- * inside the map by bt_pm_widen3r, others pixel by pixel, tap by tap (zeros at padding); (3) one path.
- * The columns of up to BT_KXK_COL / (3 K) triples are widened at once (the same 3840 bytes of stack as conv_pm.h's
- * col), then each pair of output channels runs over them in one asm loop (sums from the biases, bt_rq2 with the
- * zero point folded, SSAT, a pixel's two outputs one STRH); a call's last triple, short of pixels, stores into a
- * scratch word first. Included by conv.c (BT_PM_SHARED: bt_pm_widen3r, bt_pm_k6). */
+ * (2) widening: strips where a pass fits 3 triples or more (below: an input row's block widened once for the triples
+ * of up to R output rows, not kh times: ResNet-8's op 1 (3x3, stride 1, 32x32x16) 210 -> 194 est. cycles an output,
+ * widening ~10 % -> ~3 % of it), else triples of consecutive pixels widened kernel row by kernel row; a kernel row
+ * of three runs inside the map at one stride by bt_pm_widen3r, others lane by lane, a run's part inside the map and
+ * its padding a call each (bt_kxk_lane); (3) one path.
+ * The columns (the same 3840 bytes of stack as conv_pm.h's col) of a pass are widened at once, then each pair of
+ * output channels runs over them in one asm loop (sums from the biases, bt_rq2 with the zero point folded, SSAT, a
+ * pixel's two outputs one STRH, the output pointer a step on, the column pointer back by s.back); a line's last
+ * triple, short of pixels, stores into a scratch word first (or bt_kxk_one for one pixel). The stack: one frame
+ * (bt_kxk_pass and bt_kxk_krow inlined at one call site each), 8 bytes under the variant's before the strips.
+ * Included by conv.c (BT_PM_SHARED: bt_pm_widen3r, bt_pm_k6). */
 #ifndef BT_CONV_KXK_H
 #define BT_CONV_KXK_H
 #include "bt_kernels.h"
