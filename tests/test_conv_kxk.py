@@ -41,15 +41,18 @@ def test_kxk_conditions():
 
 
 def _kxk_net():
-    """KxK layers of several shapes: 3x3 stride 1 (K 72: one group and a pass's part) on 9x11 (rows of 11 pixels: triples
-    across rows, a call's last triple short of one or two pixels), 5x5 (K 300), 3x3 stride 2 (K 108), 1x3 (K 48), a 3x3
-    VALID of 64 channels (K 576: one triple a band, passes of 16 groups and the entry at 15) and a 2x2 stride 2 (K 32)."""
+    """KxK layers of several shapes: 3x3 stride 1 (K 72: one group and a pass's part) on 9x11 (conv_kxk.h's strips, rows
+    of 11 pixels leaving two columns to run down in triples, a column's last triple short of one or two pixels), 5x5
+    (K 300), 3x2 VALID into 7x10 (strips leaving one column), 3x3 stride 2 (K 108), 1x3 (K 48: kh 1, strips whose
+    triples share no block), a 3x3 VALID of 64 channels (K 576: no strips, one triple a band, passes of 16 groups and
+    the entry at 15) and a 2x2 stride 2 (K 32, one output row: no strips)."""
     from buildtool.zoo.builder import GraphBuilder
 
     b = GraphBuilder("kxk-net", seed=11)
     x = b.input((1, 9, 11, 8))
     x = b.conv2d(x, 12, 3, activation="NONE")
     x = b.conv2d(x, 12, 5, activation="NONE")
+    x = b.conv2d(x, 12, (3, 2), padding="VALID", activation="NONE")
     x = b.conv2d(x, 16, 3, stride=2, activation="NONE")
     x = b.conv2d(x, 64, (1, 3), activation="NONE")
     x = b.conv2d(x, 8, 3, padding="VALID", activation="NONE")
@@ -59,7 +62,7 @@ def _kxk_net():
 
 @pytest.mark.slow
 def test_kxk_forced_byte_exact(tmp_path):
-    """Forced on every layer of _kxk_net (code_budget.forcing), model.c calls bt_conv_s8_kxk_rq2_ssat for each of its six
+    """Forced on every layer of _kxk_net (code_budget.forcing), model.c calls bt_conv_s8_kxk_rq2_ssat for each of its seven
     convolutions and the firmware's outputs are TFLite Micro's bytes."""
     from test_code_budget import _forced_byte_exact
 
@@ -67,7 +70,7 @@ def test_kxk_forced_byte_exact(tmp_path):
     xin = np.random.default_rng(5).integers(-128, 128, size=(1, 9, 11, 8), dtype=np.int8)
     _forced_byte_exact(g, VARIANT, xin, tmp_path)
     rows = json.loads((tmp_path / "firmware.json").read_text())["code_plan"]["layers"]
-    assert [r["variant"] for r in rows] == [VARIANT] * 6
+    assert [r["variant"] for r in rows] == [VARIANT] * 7
 
 
 @pytest.mark.slow
