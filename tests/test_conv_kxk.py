@@ -24,7 +24,8 @@ def _layer(**kw) -> dict:
 def test_kxk_conditions():
     """kxk_ok takes a 3x3 of c_in % 4 == 0 into an even count of channels at the whole int8 range, and refuses what the
     kernel does not run: a 1x1, c_in % 4 != 0, an odd channel count, dilation, a lower bound, a shift whose zero point does
-    not fold (below -22), a patch over BT_COL_MAX, an input read with another pixel stride; the table offers it to model.c
+    not fold (below -22), a patch over BT_COL_MAX or under KXK_MIN_PATCH (3x3 of 12 channels: K 108), an input read with
+    another pixel stride; the table offers it to model.c
     alone (after the variant the dispatcher takes)."""
     assert kernel_variants.kxk_ok(_layer())
     bad = [_layer(kh=1, kw=1), _layer(**{"in": {"h": 8, "w": 8, "c": 6, "pixel_stride": 6}}),
@@ -32,7 +33,8 @@ def test_kxk_conditions():
                   shifts=[-8] * 15),
            _layer(dil_h=2), _layer(act_min=-100), _layer(shifts=[-8] * 15 + [-23]),
            _layer(**{"in": {"h": 8, "w": 8, "c": 80, "pixel_stride": 80}}),
-           _layer(**{"in": {"h": 8, "w": 8, "c": 16, "pixel_stride": 32}})]
+           _layer(**{"in": {"h": 8, "w": 8, "c": 16, "pixel_stride": 32}}),
+           _layer(**{"in": {"h": 8, "w": 8, "c": 12, "pixel_stride": 12}})]
     assert not any(kernel_variants.kxk_ok(p) for p in bad)
     table = kernel_variants.CORTEX_M
     assert VARIANT in kernel_variants.all_codegen(table, "conv", _layer())
@@ -41,33 +43,36 @@ def test_kxk_conditions():
 
 
 def _kxk_net():
-    """KxK layers of several shapes: 3x3 stride 1 (K 72: one group and a pass's part) on 9x11 (rows of 11 pixels: triples
-    across rows, a call's last triple short of one or two pixels), 5x5 (K 300), 3x3 stride 2 (K 108), 1x3 (K 48), a 3x3
-    VALID of 64 channels (K 576: one triple a band, passes of 16 groups and the entry at 15) and a 2x2 stride 2 (K 32)."""
+    """KxK layers of several shapes, each patch at least KXK_MIN_PATCH: 3x3 stride 1 (K 144) on 9x11 (conv_kxk.h's
+    strips, rows of 11 pixels leaving two columns to run down in triples, a column's last triple short of one or two
+    pixels), 5x5 (K 400), 3x2 VALID into 7x10 (K 144, strips leaving one column), 3x3 stride 2 (K 216), 1x3 (K 144:
+    kh 1, strips whose triples share no block), a 3x3 VALID of 64 channels (K 576: no strips, one triple a band,
+    passes of 16 groups and the entry at 15) and a 2x2 stride 2 (K 160, one output row: no strips)."""
     from buildtool.zoo.builder import GraphBuilder
 
     b = GraphBuilder("kxk-net", seed=11)
-    x = b.input((1, 9, 11, 8))
-    x = b.conv2d(x, 12, 3, activation="NONE")
-    x = b.conv2d(x, 12, 5, activation="NONE")
-    x = b.conv2d(x, 16, 3, stride=2, activation="NONE")
+    x = b.input((1, 9, 11, 16))
+    x = b.conv2d(x, 16, 3, activation="NONE")
+    x = b.conv2d(x, 24, 5, activation="NONE")
+    x = b.conv2d(x, 24, (3, 2), padding="VALID", activation="NONE")
+    x = b.conv2d(x, 48, 3, stride=2, activation="NONE")
     x = b.conv2d(x, 64, (1, 3), activation="NONE")
-    x = b.conv2d(x, 8, 3, padding="VALID", activation="NONE")
+    x = b.conv2d(x, 40, 3, padding="VALID", activation="NONE")
     b.conv2d(x, 4, 2, stride=2, activation="NONE")
     return b.finish()
 
 
 @pytest.mark.slow
 def test_kxk_forced_byte_exact(tmp_path):
-    """Forced on every layer of _kxk_net (code_budget.forcing), model.c calls bt_conv_s8_kxk_rq2_ssat for each of its six
+    """Forced on every layer of _kxk_net (code_budget.forcing), model.c calls bt_conv_s8_kxk_rq2_ssat for each of its seven
     convolutions and the firmware's outputs are TFLite Micro's bytes."""
     from test_code_budget import _forced_byte_exact
 
     g = _kxk_net()
-    xin = np.random.default_rng(5).integers(-128, 128, size=(1, 9, 11, 8), dtype=np.int8)
+    xin = np.random.default_rng(5).integers(-128, 128, size=(1, 9, 11, 16), dtype=np.int8)
     _forced_byte_exact(g, VARIANT, xin, tmp_path)
     rows = json.loads((tmp_path / "firmware.json").read_text())["code_plan"]["layers"]
-    assert [r["variant"] for r in rows] == [VARIANT] * 6
+    assert [r["variant"] for r in rows] == [VARIANT] * 7
 
 
 @pytest.mark.slow

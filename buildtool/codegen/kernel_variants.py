@@ -119,13 +119,21 @@ def stem_op(g, op) -> bool:
     return stem(op_fields(g, op))
 
 
+# the shortest patch the shared KxK is offered for: below it the per-output work (requantising, a pass's set-up, the
+# widening) outweighs its cost line's (variant_costs.json), fitted on longer patches and wider maps: tiny's op 4
+# (16x16x8 -> 8x8x16, stride 2, K 72) ran 125.8 k est. cycles on it, modelled 104.7 k, its own instance 111.9 k
+# (`buildtool run tiny --board cortex-m4 --optimize-code speed`), and the fastest set took it
+KXK_MIN_PATCH = 144
+
+
 def kxk_ok(p) -> bool:
     """cortex-m/conv_kxk.h's conditions (bt_conv_s8_kxk_rq2_ssat, the shared KxK: model.c's calls only): a KxK filter
-    without dilation over c_in % 4 == 0 channels read in place (in.pixel_stride c_in), a patch of at most BT_COL_MAX
-    values, an even count of output channels, bt_pm_rq2_ok with the output zero point folded into every channel's rounding
-    word (requant.h bt_rq2_zp_ok: bt_pm_shift(shift) >= -22), the whole int8 range."""
+    without dilation over c_in % 4 == 0 channels read in place (in.pixel_stride c_in), a patch of KXK_MIN_PATCH to
+    BT_COL_MAX values, an even count of output channels, bt_pm_rq2_ok with the output zero point folded into every
+    channel's rounding word (requant.h bt_rq2_zp_ok: bt_pm_shift(shift) >= -22), the whole int8 range."""
     return (p["kh"] * p["kw"] > 1 and p["in"]["c"] % 4 == 0 and p["in"].get("pixel_stride", p["in"]["c"]) == p["in"]["c"]
-            and p["dil_h"] == 1 and p["dil_w"] == 1 and _patch(p) <= BT_COL_MAX and p["out"]["c"] % 2 == 0
+            and p["dil_h"] == 1 and p["dil_w"] == 1 and KXK_MIN_PATCH <= _patch(p) <= BT_COL_MAX
+            and p["out"]["c"] % 2 == 0
             and _pm_rq2(p) and min(p["shifts"][:p["out"]["c"]]) >= -22 and p["act_min"] == -128 and p["act_max"] == 127)
 
 

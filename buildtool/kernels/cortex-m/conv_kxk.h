@@ -14,12 +14,17 @@
  * Here: (1) the group's loads are single LDRs in two pipelined runs (ldr wb, wa, x1, x2, x0; ldr wa, x1, x2, x0:
  * 11 load cycles, 27 a group; the row buffer's immediate pixel and channel offsets need 16 registers at run time,
  * the columns' one run-time offset, K, fits the 14), 16 groups a pass entered at (K / 4 - 1) % 16 from its end;
- * (2) a patch widened kernel row by kernel row: three pixels of one output row whose runs of kw c_in values lie
- * inside the map by bt_pm_widen3r, others pixel by pixel, tap by tap (zeros at padding); (3) one path.
- * The columns of up to BT_KXK_COL / (3 K) triples are widened at once (the same 3840 bytes of stack as conv_pm.h's
- * col), then each pair of output channels runs over them in one asm loop (sums from the biases, bt_rq2 with the
- * zero point folded, SSAT, a pixel's two outputs one STRH); a call's last triple, short of pixels, stores into a
- * scratch word first. Included by conv.c (BT_PM_SHARED: bt_pm_widen3r, bt_pm_k6). */
+ * (2) widening: strips where a pass fits 3 triples or more (below: an input row's block widened once for the triples
+ * of up to R output rows, not kh times: ResNet-8's op 1 (3x3, stride 1, 32x32x16) 210 -> 194 est. cycles an output,
+ * widening ~10 % -> ~3 % of it), else triples of consecutive pixels widened kernel row by kernel row; a kernel row
+ * of three runs inside the map at one stride by bt_pm_widen3r, others lane by lane, a run's part inside the map and
+ * its padding a call each (bt_kxk_lane); (3) one path.
+ * The columns (the same 3840 bytes of stack as conv_pm.h's col) of a pass are widened at once, then each pair of
+ * output channels runs over them in one asm loop (sums from the biases, bt_rq2 with the zero point folded, SSAT, a
+ * pixel's two outputs one STRH, the output pointer a step on, the column pointer back by s.back); a line's last
+ * triple, short of pixels, stores into a scratch word first (or bt_kxk_one for one pixel). The stack: one frame
+ * (bt_kxk_pass and bt_kxk_krow inlined at one call site each), 8 bytes under the variant's before the strips.
+ * Included by conv.c (BT_PM_SHARED: bt_pm_widen3r, bt_pm_k6). */
 #ifndef BT_CONV_KXK_H
 #define BT_CONV_KXK_H
 #include "bt_kernels.h"
@@ -38,6 +43,8 @@ typedef struct {
   const int16_t *end;  /* 40: the columns' end */
   const int8_t *f0;    /* 44: the pair's first filter row */
   int32_t K;           /* 48 */
+  int32_t step;        /* 52: bytes from a triple's first output to the next triple's */
+  int32_t back;        /* 56: bytes the column pointer steps back after a triple (a strip's shared blocks) */
 } bt_kxk_s;
 
 /* One group of 4 values of three pixels (the columns: x0, x1, x2 lo words, then their hi words, 24 bytes) by two
@@ -78,9 +85,9 @@ static inline __attribute__((always_inline)) void bt_kxk_pair(const int16_t *c, 
       "ldr %[x0], [%[wb], #20]\n\tldr %[x1], [%[wb], #24]\n\tldr %[x2], [%[wb], #28]\n\t"
       BT_KXK_RQ("a01") BT_KXK_RQ("a11") BT_KXK_RQ("a21")
       "bfi %[a00], %[a01], #8, #8\n\tbfi %[a10], %[a11], #8, #8\n\tbfi %[a20], %[a21], #8, #8\n\t"
-      "ldr %[f], [%[wb], #32]\n\tldr %[x0], [%[wb], #36]\n\t"
-      "strh %[a00], [%[f]]\n\tstrh %[a10], [%[f], %[x0]]\n\tadd %[f], %[f], %[x0], lsl #1\n\t"
-      "strh %[a20], [%[f]]\n\tadd %[f], %[f], %[x0]\n\tstr %[f], [%[wb], #32]\n\t"
+      "ldr %[f], [%[wb], #32]\n\tldr %[x0], [%[wb], #36]\n\tldr %[x1], [%[wb], #52]\n\tldr %[x2], [%[wb], #56]\n\t"
+      "strh %[a00], [%[f]]\n\tstrh %[a10], [%[f], %[x0]]\n\tstrh %[a20], [%[f], %[x0], lsl #1]\n\t"
+      "add %[f], %[f], %[x1]\n\tsub %[c], %[c], %[x2]\n\tstr %[f], [%[wb], #32]\n\t"
       "ldr %[wa], [%[wb], #40]\n\tldr %[a00], [%[wb]]\n\tldr %[a01], [%[wb], #4]\n\t"
       "ldr %[f], [%[wb], #44]\n\t"
       "cmp %[c], %[wa]\n\tbne 1b\n\tadd sp, sp, #12\n\t"
@@ -96,19 +103,24 @@ static inline __attribute__((always_inline)) void bt_kxk_pair(const int16_t *c, 
 #undef BT_KXK_STEP
 
 /* n4 groups of one pixel's values (s on) widened into its lane of the columns (d: its lo word of the first group;
- * the hi word 3 words on, the next group 6), or zeros (s NULL: padding) */
-static inline __attribute__((always_inline)) void bt_kxk_lane(const int8_t *s, uint32_t *d, int32_t n4,
-                                                              uint32_t off2) {
+ * the hi word 3 words on, the next group 6), or zeros (s NULL: padding). One copy, called (the pixels whose runs the
+ * triple's widening cannot take at once: a row outside the map, a run across its left or right edge, a triple across
+ * rows or short of pixels): a run's part inside the map one call, its padding on either side one call each, where
+ * the kernel row's taps one by one took ~11x the instructions of bt_pm_widen3r's kernel rows (ResNet-8's op 1). */
+static __attribute__((noinline)) void bt_kxk_lane(const int8_t *s, uint32_t *d, int32_t n4, uint32_t off2) {
+  if (n4 <= 0) return;
+  uint32_t *const e = d + n4 * 6;
   if (!s) {
-    for (int32_t j = 0; j < n4; j++, d += 6) { d[0] = 0; d[3] = 0; }
+    do { d[0] = 0; d[3] = 0; d += 6; } while (d != e);
     return;
   }
-#pragma GCC unroll 2
-  for (int32_t j = 0; j < n4; j++, s += 4, d += 6) {
+  do {
     const uint32_t v = bt_ld4(s);
+    s += 4;
     d[0] = bt_sxtab16(off2, v);
     d[3] = bt_sxtab16_ror8(off2, v);
-  }
+    d += 6;
+  } while (d != e);
 }
 
 /* acc[r] += pixel (lane 0 of the columns at c) . filter row fa + r K, r = 0, 1: a call's last pixel when it is alone in
@@ -127,81 +139,157 @@ static inline __attribute__((always_inline)) void bt_kxk_one(const uint32_t *c, 
   acc[0] = a; acc[1] = b;
 }
 
-static inline __attribute__((always_inline)) void bt_conv_kxk(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out,
-                                                                   int32_t y0, int32_t y1) {
-  int16_t col[BT_KXK_COL] __attribute__((aligned(8)));
-  const int32_t cin = p->in.c, cout = p->out.c, ow = p->out.w, kh = p->kh, kw = p->kw, ih = p->in.h, iw = p->in.w;
-  const int32_t K = kh * kw * cin, run = kw * cin, ops = p->out.pixel_stride, in_row = iw * cin;
-  const int32_t sh = p->stride_h, sw = p->stride_w, pt = p->pad_top, pl = p->pad_left, zp = p->output_offset;
-  const int32_t off2 = bt_dup16(p->input_offset), tw = 3 * K, T = BT_KXK_COL / tw, np = (y1 - y0) * ow;
+/* One kernel row of a triple's columns (d: lane 0's lo word of its first group): lane q the run of kw taps from input
+ * row iy[q], pixel ix[q]; lanes from n on zeros. Three runs inside the map at one stride (a row's three neighbours, a
+ * column's, a strip's block): bt_pm_widen3r; else lane by lane (bt_kxk_lane: padding, the part inside, padding). */
+static inline __attribute__((always_inline)) void bt_kxk_krow(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
+                                                              uint32_t off2, uint32_t *d, const int32_t *iy,
+                                                              const int32_t *ix, const int32_t n) {
+  const int32_t cin = p->in.c, kw = p->kw, iw = p->in.w, ih = p->in.h, run = kw * cin, in_row = iw * cin, n4 = run / 4;
+  int fast = n == 3 && iy[1] - iy[0] == iy[2] - iy[1] && ix[1] - ix[0] == ix[2] - ix[1];
+  for (int32_t q = 0; q < 3 && fast; q++) fast = (uint32_t)iy[q] < (uint32_t)ih && ix[q] >= 0 && ix[q] + kw <= iw;
+  if (fast) {
+    bt_pm_widen3r(in + (iy[0] - in_y0) * in_row + ix[0] * cin, (int16_t *)d, run,
+                  (iy[1] - iy[0]) * in_row + (ix[1] - ix[0]) * cin, (int32_t)off2, 0);
+    return;
+  }
+  for (int32_t q = 0; q < 3; q++, d++) {
+    if (q >= n || (uint32_t)iy[q] >= (uint32_t)ih) {
+      bt_kxk_lane(0, d, n4, 0);
+      continue;
+    }
+    const int32_t x = ix[q], kx0 = x < 0 ? -x : 0, kx1 = x + kw > iw ? iw - x : kw;
+    const int32_t g0 = kx0 * cin / 4, g1 = kx1 > kx0 ? kx1 * cin / 4 : g0;
+    bt_kxk_lane(0, d, g0, 0);
+    bt_kxk_lane(in + (iy[q] - in_y0) * in_row + (x + kx0) * cin, d + g0 * 6, g1 - g0, off2);
+    bt_kxk_lane(0, d + g1 * 6, n4 - g1, 0);
+  }
+}
+
+/* Every pair of output channels over a pass's columns: triples from col until the column pointer reaches end (s: ops,
+ * step and back set), outputs from o0; the last triple, short of pixels (last: its pixels, 1-2; 3: none short), into a
+ * scratch word first (two pixels) or by bt_kxk_one (one), then to its outputs (o0 + nfull step, s's ops apart). One
+ * call site (bt_conv_kxk's): one copy of the asm, no frame of its own on the stack. */
+static inline __attribute__((always_inline)) void bt_kxk_pass(const bt_conv_params *p, bt_kxk_s *s,
+                                                              const int16_t *col,
+                                                  const int16_t *end, const int32_t nfull, const int32_t last,
+                                                  int8_t *o0) {
+  const int32_t cout = p->out.c, zp = p->output_offset, ops = s->ops, step = s->step, K = s->K;
   const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
+  const int16_t *const tail = last < 3 ? end - 3 * K : end;   /* the short triple's columns */
+  int8_t *const ot = o0 + nfull * step;                          /* its outputs */
+  for (int32_t oc = 0; oc < cout; oc += 2) {
+    s->k[0] = bias ? bias[oc] : 0;
+    s->k[1] = bias ? bias[oc + 1] : 0;
+    bt_pm_k6(s->k + 2, mult[oc], mult[oc + 1], shift[oc], shift[oc + 1], zp, 1);
+    s->f0 = p->filter + oc * K;
+    uint8_t tmp[8];
+    s->o = o0 + oc;
+    s->end = tail;
+    for (int32_t part = col == tail; part < 1 + (last == 2); part++) {
+      if (part) {   /* the short triple's two pixels into tmp */
+        s->o = (int8_t *)tmp;
+        s->ops = 2;
+        s->step = 6;
+        s->end = end;
+      }
+      bt_kxk_pair(part ? tail : col, s);
+    }
+    int8_t *const o = ot + oc;
+    if (last == 2) {
+      s->ops = ops;
+      s->step = step;
+    }
+    if (last == 1) {
+      int32_t acc[2];
+      acc[0] = s->k[0]; acc[1] = s->k[1];
+      bt_kxk_one((const uint32_t *)tail, s->f0, K, acc);
+      o[0] = (int8_t)bt_ssat8(bt_rq2(acc[0], s->k[2], s->k[3], s->k[4]));
+      o[1] = (int8_t)bt_ssat8(bt_rq2(acc[1], s->k[5], s->k[6], s->k[7]));
+    } else if (last == 2) {
+      o[0] = (int8_t)tmp[0]; o[1] = (int8_t)tmp[1];
+      o[ops] = (int8_t)tmp[2]; o[ops + 1] = (int8_t)tmp[3];
+    }
+  }
+}
+
+/* The band's output rows y0..y1 (outputs from out, the band's first row; its input rows from in_y0 at in). Strips
+ * first: three neighbouring outputs of a row (a triple), down the band's rows, R triples a pass, whose columns are one
+ * block (3 kw c_in values: a kernel row's runs of the three) per input row the pass reads, laid in the rows' order so
+ * that triple t's patch is blocks t sh .. t sh + kh - 1 (the asm steps the column pointer back by kh - sh blocks
+ * after each): an input row widened once a pass where each triple widened kh blocks (3x3 stride 1: 13 blocks for 11
+ * triples against 33). Then the pixels left (a row's last ow % 3 down each column, or every pixel in rows when no two
+ * of a strip's triples fit the columns) in triples of consecutive pixels, each widened kernel row by kernel row. */
+static inline __attribute__((always_inline)) void bt_conv_kxk(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
+                                                              int8_t *out, int32_t y0, int32_t y1) {
+  int16_t col[BT_KXK_COL] __attribute__((aligned(8)));
+  const int32_t cin = p->in.c, ow = p->out.w, kh = p->kh, kw = p->kw, rows = y1 - y0;
+  const int32_t K = kh * kw * cin, run = kw * cin, ops = p->out.pixel_stride;
+  const int32_t sh = p->stride_h, sw = p->stride_w, pt = p->pad_top, pl = p->pad_left;
+  const int32_t tw = 3 * K, bs = 3 * run, nb = BT_KXK_COL / bs, T = BT_KXK_COL / tw;
+  const int32_t R = nb >= kh + sh ? (nb - kh) / sh + 1 : 0;   /* a strip's triples a pass */
+  const int32_t strips = R >= 3 && rows >= 3 ? ow / 3 : 0;   /* (R 2: ResNet-8's op 8 ran 1.8 % slower) */
+  const uint32_t off2 = (uint32_t)bt_dup16(p->input_offset);
   bt_kxk_s s;
+  int32_t iy[3], ix[3];
   s.K = K;
-  int32_t oy = y0, ox = 0;   /* the band's first pixel */
-  for (int32_t pix = 0; pix < np; pix += 3 * T) {
-    const int32_t nt = np - pix >= 3 * T ? T : (np - pix + 2) / 3, full = pix + 3 * nt <= np ? nt : nt - 1;
-    for (int32_t t = 0; t < nt; t++) {   /* the columns of the band's triples */
-      uint32_t *const c0 = (uint32_t *)(col + t * tw);
-      int32_t qy[3], qx[3];
-      for (int32_t q = 0; q < 3; q++) {
-        qy[q] = oy; qx[q] = ox;
-        if (++ox == ow) { ox = 0; oy++; }
-      }
-      const int32_t left = np - pix - 3 * t;   /* the triple's pixels that exist */
-      for (int32_t ky = 0; ky < kh; ky++) {
-        uint32_t *const d = c0 + ky * (run / 4) * 6;
-        const int32_t iy0 = qy[0] * sh - pt + ky;
-        if (left >= 3 && qy[2] == qy[0] && (uint32_t)iy0 < (uint32_t)ih && qx[0] * sw - pl >= 0 &&
-            qx[2] * sw - pl + kw <= iw) {   /* three runs inside the map */
-          bt_pm_widen3r(in + (iy0 - in_y0) * in_row + (qx[0] * sw - pl) * cin, (int16_t *)d, run, sw * cin, off2, 0);
-          continue;
-        }
-        for (int32_t q = 0; q < 3; q++) {   /* pixel by pixel: a run inside the map at once, else tap by tap */
-          const int32_t iy = qy[q] * sh - pt + ky, ix0 = qx[q] * sw - pl;
-          const int8_t *const r = in + (iy - in_y0) * in_row;
-          const int inside = q < left && (uint32_t)iy < (uint32_t)ih;
-          if (!inside || (ix0 >= 0 && ix0 + kw <= iw)) {
-            bt_kxk_lane(inside ? r + ix0 * cin : 0, d + q, run / 4, (uint32_t)off2);
-            continue;
-          }
-          for (int32_t kx = 0; kx < kw; kx++) {
-            const int32_t ix = ix0 + kx;
-            bt_kxk_lane((uint32_t)ix < (uint32_t)iw ? r + ix * cin : 0, d + kx * (cin / 4) * 6 + q, cin / 4,
-                        (uint32_t)off2);
-          }
-        }
-      }
+  /* the strips' passes (strip j, from output row oy), then the lines' (ox0: the line's column, pix: its next pixel,
+     (ly, lx): that pixel): one call site of bt_kxk_pass */
+  int32_t j = 0, oy = y0, ox0 = 3 * strips, pix = 0, ly = y0, lx = ox0;
+  const int32_t lines = strips ? ow : 1, np = strips ? rows : rows * ow, ostr = strips ? ow * ops : ops;
+  while (j < strips || ox0 < lines) {
+    const int16_t *end;
+    int32_t nfull, last, blocks, nt = 0, y = 0;
+    int8_t *o0;
+    if (j < strips) {   /* a strip's pass: blocks of input rows y.. */
+      const int32_t nr = y1 - oy < R ? y1 - oy : R;
+      blocks = (nr - 1) * sh + kh;
+      y = oy * sh - pt;
+      for (int32_t q = 0; q < 3; q++) ix[q] = (3 * j + q) * sw - pl;
+      s.ops = ops;
+      s.step = ow * ops;
+      s.back = (kh - sh) * bs * 2;
+      end = col + nr * sh * bs;
+      nfull = nr;
+      last = 3;
+      o0 = out + ((oy - y0) * ow + 3 * j) * ops;
+      oy += nr;
+      if (oy == y1) { oy = y0; j++; }
+    } else {            /* a line's pass: nt triples, kh blocks each */
+      nt = np - pix >= 3 * T ? T : (np - pix + 2) / 3;
+      const int32_t rest = np - pix - 3 * (nt - 1);
+      blocks = nt * kh;
+      s.ops = ostr;
+      s.step = 3 * ostr;
+      s.back = 0;
+      end = col + nt * tw;
+      last = rest >= 3 ? 3 : rest;
+      nfull = last < 3 ? nt - 1 : nt;
+      o0 = out + ox0 * ops + pix * ostr;
     }
-    for (int32_t oc = 0; oc < cout; oc += 2) {
-      s.k[0] = bias ? bias[oc] : 0;
-      s.k[1] = bias ? bias[oc + 1] : 0;
-      bt_pm_k6(s.k + 2, mult[oc], mult[oc + 1], shift[oc], shift[oc + 1], zp, 1);
-      s.f0 = p->filter + oc * K;
-      uint8_t tmp[8];
-      /* the band's whole triples into their outputs, then the last, short of pixels, into a scratch word (one call
-         site: one copy of the asm) */
-      const int one = full < nt && np - pix - 3 * full == 1;   /* one pixel left: bt_kxk_one */
-      for (int32_t part = full ? 0 : 1; part < 1 + (full < nt && !one); part++) {
-        s.o = part ? (int8_t *)tmp : out + pix * ops + oc;
-        s.ops = part ? 2 : ops;
-        s.end = col + (part ? nt : full) * tw;
-        bt_kxk_pair(col + (part ? full : 0) * tw, &s);
-      }
-      if (one) {
-        int32_t acc[2];
-        acc[0] = s.k[0]; acc[1] = s.k[1];
-        bt_kxk_one((const uint32_t *)(col + full * tw), s.f0, K, acc);
-        int8_t *const o = out + (pix + 3 * full) * ops + oc;
-        o[0] = (int8_t)bt_ssat8(bt_rq2(acc[0], s.k[2], s.k[3], s.k[4]));
-        o[1] = (int8_t)bt_ssat8(bt_rq2(acc[1], s.k[5], s.k[6], s.k[7]));
-      } else if (full < nt) {
-        int8_t *const o = out + (pix + 3 * full) * ops + oc;
-        for (int32_t q = 0; q < np - pix - 3 * full; q++) {
-          o[q * ops] = (int8_t)tmp[2 * q];
-          o[q * ops + 1] = (int8_t)tmp[2 * q + 1];
+    /* the columns, block by block (one call site of bt_kxk_krow) */
+    int32_t ky = 0, n = 3;
+    for (int32_t m = 0; m < blocks; m++) {
+      if (!nt) {
+        iy[0] = iy[1] = iy[2] = y + m;
+      } else {
+        if (ky == 0) {   /* the next triple's pixels: their first kernel row */
+          for (int32_t q = 0; q < 3; q++) {
+            iy[q] = ly * sh - pt; ix[q] = lx * sw - pl;
+            if (strips) ly++;
+            else if (++lx == ow) { lx = 0; ly++; }
+          }
+          n = np - pix < 3 ? np - pix : 3;
+          pix += 3;
+        } else {
+          iy[0]++; iy[1]++; iy[2]++;
         }
+        if (++ky == kh) ky = 0;
       }
+      bt_kxk_krow(p, in, in_y0, off2, (uint32_t *)(col + m * bs), iy, ix, n);
     }
+    if (nt && pix >= np) { pix = 0; ox0++; ly = y0; lx = ox0; }
+    bt_kxk_pass(p, &s, col, end, nfull, last, o0);
   }
 }
 #else
