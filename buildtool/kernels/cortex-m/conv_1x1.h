@@ -15,10 +15,11 @@
  * the sums start from 2 bias; ADD, SMMLAR, ASR an output instead of bt_rq2's AND, ORR, ADD, SMLAL, ASR, one SADD16 a
  * pixel's 2 values more), for layers whose 2a stays in int32 (kernel_variants.lean_1x1_doubled, doubled_ok's bound):
  * ResNet-8's stride-2 shortcuts (16 -> 32 and 32 -> 64 channels) ran 1.15x and 1.03x their compact instances with
- * bt_rq2. The two share every loop but a pass's (bt_1x1_pass: its triples widened, then each pair of channels over
- * them, the only code with the requantisation in it): bt_1x1_run takes the pass as a pointer, so a model calling one
- * of the two links one pass, a model calling both one bt_1x1_run; the pixel left alone (bt_mv1x4) is requantised by
- * bt_rq2 in both (undoubled: the same bytes either way).
+ * bt_rq2, 1.09x and 1.00x with bt_rq2m. One body (bt_conv_1x1, fast 1 or 2) compiled into each entry point: a model
+ * links the one it calls (the code budget prices each variant whole, so it plans one of the two; a split that
+ * shared everything but the widening and the channel pairs between them, the pass called through a pointer, made
+ * each 50-60 B larger: vww's 3,086 -> 3,146 B, variant_costs.py); the pixel left alone (bt_mv1x4) is requantised by
+ * bt_rq2 in both (its sums not doubled).
  * So it needs (kernel_variants.py's row, checked at code generation; no run-time check, so only model.c calls it):
  * kh = kw = 1, stride 1, no padding, c_in % 4 == 0 with 8 <= c_in <= BT_COL_MAX, c_out >= 4, every channel
  * bt_pm_rq2_ok with its shift at least -22 (bt_rq2_zp_ok: the zero point folds), the whole int8 range. Any output
@@ -30,98 +31,35 @@
 #ifndef BT_CONV_1X1_H
 #define BT_CONV_1X1_H
 
+/* fast 1: bt_rq2, 2: bt_rq2m (doubled sums: the triples' columns and the pairs' biases doubled) */
+static inline __attribute__((always_inline)) void bt_conv_1x1(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
+                                                              int8_t *out, int32_t y0, int32_t y1, const int fast) {
 #if BT_PM_RQ6_ASM && defined(BT_PM_SHARED)
-/* bt_1x1_run's state, which the pass (bt_1x1_pass) reads: the loop's words first (bt_pm_loop3r's s) */
-typedef struct {
-  bt_pm_l3r l3;
-  const bt_conv_params *p;
-  const int8_t *in;   /* the call's input rows, from in_y0 */
-  int8_t *out;
-  int16_t *col;
-  int32_t in_y0, y0, n, rw, step, in_row, S, off2;
-} bt_1x1_x;
-
-/* T triples of the band's output pixels from t (T = 1, one pixel thrice, in a call of fewer than three): widened into
- * x->col, then each pair of output channels over them by one bt_pm_loop3r; fast 1: bt_rq2, 2: bt_rq2m (doubled sums:
- * the columns and the biases doubled) */
-static inline __attribute__((always_inline)) void bt_1x1_pass(bt_1x1_x *x, int32_t t, int32_t T, const int fast) {
-  const bt_conv_params *const p = x->p;
-  const int32_t K = p->in.c, S = x->S, rw = x->rw, n = x->n, step = x->step, in_row = x->in_row, sh = p->stride_h;
-  const int32_t base = x->y0 * sh - x->in_y0, cout = p->out.c, zp = p->output_offset, dbl = fast == 2;
-  const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
-  int16_t *const col = x->col;
-  for (int32_t j = 0; j < T; j++) {
-    int16_t *const c = col + j * S;
-    const int32_t u = t + 3 * j, x0 = rw == n ? u : u % rw;   /* no division on a stride-1 band */
-    const int8_t *const src = x->in + (base + (rw == n ? 0 : u / rw) * sh) * in_row + x0 * step;
-    if (n < 3 || x0 + 2 < rw)   /* a call of one or two pixels: one a pass, widened thrice (the pixel step 0) */
-      bt_pm_widen3r(src, c, K, n < 3 ? 0 : step, x->off2, dbl);
-    else
-      for (int32_t q = 0; q < 3; q++) {   /* across two rows: each pixel into its place of the triple's groups */
-        const int32_t v = u + q;
-        const int8_t *const s = x->in + (base + v / rw * sh) * in_row + (v % rw) * step;
-        int16_t *d = c + 2 * q;
-        for (int32_t k = 0; k < K; k += 4, d += 12) {
-          const uint32_t w = bt_ld4(s + k);
-          int32_t a = (int32_t)bt_sxtab16((uint32_t)x->off2, w), b = (int32_t)bt_sxtab16_ror8((uint32_t)x->off2, w);
-          if (dbl) { a = bt_sadd16(a, a); b = bt_sadd16(b, b); }
-          __builtin_memcpy(d, &a, 4);
-          __builtin_memcpy(d + 6, &b, 4);
-        }
-      }
-  }
-  int8_t *const o = x->out + t * p->out.pixel_stride;
-  x->l3.end = col + T * S;
-  for (int32_t oc = 0; oc < cout; oc += 2) {
-    const int32_t c = oc + 2 <= cout ? oc : cout - 2;   /* an odd count: the last pair is the last two channels */
-    (void)bt_pm_k6(x->l3.k + 2, mult[c], mult[c + 1], shift[c], shift[c + 1], zp, fast);   /* folds (the row's test) */
-    x->l3.k[0] = bias ? bias[c] * (1 + dbl) : 0;
-    x->l3.k[1] = bias ? bias[c + 1] * (1 + dbl) : 0;
-    x->l3.o = o + c;
-    x->l3.f0 = p->filter + c * K;
-    bt_pm_loop3r(col, &x->l3, fast);
-  }
-}
-static void __attribute__((noinline)) bt_1x1_pass_rq2(bt_1x1_x *x, int32_t t, int32_t T) { bt_1x1_pass(x, t, T, 1); }
-static void __attribute__((noinline)) bt_1x1_pass_rq2m(bt_1x1_x *x, int32_t t, int32_t T) { bt_1x1_pass(x, t, T, 2); }
-
-static void __attribute__((noinline)) bt_1x1_run(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out,
-                                                 int32_t y0, int32_t y1, void (*pass)(bt_1x1_x *, int32_t, int32_t)) {
+  const int dbl = fast == 2;
   int16_t col[3 * BT_COL_MAX] __attribute__((aligned(4)));   /* as bt_conv_pm's: one frame under 4 KB */
-  bt_1x1_x x;
+  bt_pm_l3r l3;   /* bt_pm_loop3r's words */
   const int32_t K = p->in.c, ips = p->in.pixel_stride, cout = p->out.c, zp = p->output_offset;
-  const int32_t n = (y1 - y0) * p->out.w;
+  const int32_t off2 = bt_dup16(p->input_offset), n = (y1 - y0) * p->out.w;
   const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
   const int32_t S = BT_GROUPED(3, K), room = 3 * BT_COL_MAX / S, tmax = room < BT_COL3 ? room : BT_COL3;
-  const int32_t ow = p->out.w, ops = p->out.pixel_stride, sh = p->stride_h;
+  const int32_t ow = p->out.w, in_row = p->in.w * ips, ops = p->out.pixel_stride, sh = p->stride_h;
   /* the band's output pixels in rows of rw, the input pixels of a row step bytes apart: one row of n where they are
      consecutive in the input (stride 1, a whole map's or a tile's as wide as its input), else the output's rows (a
      stride over 1: every stride_w-th pixel of every stride_h-th row; a fused tile's narrower rows). The triples run
      over the band as over a stride-1 map's (up to tmax a pass, each pair's loop over all of them): one inside a row
      widened by bt_pm_widen3r, one across two rows pixel by pixel (its pixels are not evenly spaced) */
-  x.p = p;
-  x.in = in;
-  x.out = out;
-  x.col = col;
-  x.in_y0 = in_y0;
-  x.y0 = y0;
-  x.n = n;
-  x.rw = p->in.w == ow && sh == 1 ? n : ow;
-  x.step = p->stride_w * ips;
-  x.in_row = p->in.w * ips;
-  x.S = S;
-  x.off2 = bt_dup16(p->input_offset);
-  x.l3.K = K;
-  x.l3.ops = n >= 3 ? ops : 0;
+  const int32_t rw = p->in.w == ow && sh == 1 ? n : ow, step = p->stride_w * ips;
+  l3.K = K;
+  l3.ops = n >= 3 ? ops : 0;
   for (int32_t t = 0; t < n;) {
     int32_t T = 1;
     if (n >= 3) {
       if (n - t == 1) {   /* one pixel left (n % 3 == 1: a map of 7x7, 8x8, 14x14...): widened once, four channels at
                              a time (bt_mv1x4; c_out >= 4: the last four again where c_out % 4 != 0), not a triple's
                              work for it (an 8x8 of 256 values into 128 channels: 1.6 % more); bt_rq2 on its sums
-                             (not doubled) whichever the pass */
+                             (not doubled) whichever the entry */
         int8_t *const o1 = out + t * ops;
-        bt_widen(in + ((y0 + t / x.rw) * sh - in_y0) * x.in_row + (t % x.rw) * x.step, col, K, p->input_offset, x.off2);
+        bt_widen(in + ((y0 + t / rw) * sh - in_y0) * in_row + (t % rw) * step, col, K, p->input_offset, off2);
         for (int32_t oc = 0; oc < cout; oc += 4) {
           const int32_t c = oc + 4 <= cout ? oc : cout - 4;
           int32_t a[4];
@@ -138,28 +76,52 @@ static void __attribute__((noinline)) bt_1x1_run(const bt_conv_params *p, const 
       T = (n - t) / 3;
       if (T > tmax) T = tmax;
     }
-    pass(&x, t, T);
+    for (int32_t j = 0; j < T; j++) {
+      int16_t *const c = col + j * S;
+      const int32_t u = t + 3 * j, x = rw == n ? u : u % rw;   /* no division on a stride-1 band */
+      const int8_t *const src = in + ((y0 + (rw == n ? 0 : u / rw)) * sh - in_y0) * in_row + x * step;
+      if (n < 3 || x + 2 < rw)   /* a call of one or two pixels: one a pass, widened thrice (the pixel step 0) */
+        bt_pm_widen3r(src, c, K, n < 3 ? 0 : step, off2, dbl);
+      else
+        for (int32_t q = 0; q < 3; q++) {   /* across two rows: each pixel into its place of the triple's groups */
+          const int32_t v = u + q;
+          const int8_t *const s = in + ((y0 + v / rw) * sh - in_y0) * in_row + (v % rw) * step;
+          int16_t *d = c + 2 * q;
+          for (int32_t k = 0; k < K; k += 4, d += 12) {
+            const uint32_t w = bt_ld4(s + k);
+            int32_t a = (int32_t)bt_sxtab16((uint32_t)off2, w), b = (int32_t)bt_sxtab16_ror8((uint32_t)off2, w);
+            if (dbl) { a = bt_sadd16(a, a); b = bt_sadd16(b, b); }
+            __builtin_memcpy(d, &a, 4);
+            __builtin_memcpy(d + 6, &b, 4);
+          }
+        }
+    }
+    int8_t *const o = out + t * ops;
+    l3.end = col + T * S;
+    for (int32_t oc = 0; oc < cout; oc += 2) {
+      const int32_t c = oc + 2 <= cout ? oc : cout - 2;   /* an odd count: the last pair is the last two channels */
+      (void)bt_pm_k6(l3.k + 2, mult[c], mult[c + 1], shift[c], shift[c + 1], zp, fast);   /* folds (the row's test) */
+      l3.k[0] = bias ? bias[c] * (1 + dbl) : 0;
+      l3.k[1] = bias ? bias[c + 1] * (1 + dbl) : 0;
+      l3.o = o + c;
+      l3.f0 = p->filter + c * K;
+      bt_pm_loop3r(col, &l3, fast);
+    }
     t += n >= 3 ? 3 * T : 1;
   }
-}
+#else
+  bt_conv_pm(p, in, in_y0, out, y0, y1, fast, 2);
 #endif
+}
 
 void bt_conv_s8_1x1_rq2_ssat(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
                              int32_t y1) {
-#if BT_PM_RQ6_ASM && defined(BT_PM_SHARED)
-  bt_1x1_run(p, in, in_y0, out, y0, y1, bt_1x1_pass_rq2);
-#else
-  bt_conv_pm(p, in, in_y0, out, y0, y1, 1, 2);
-#endif
+  bt_conv_1x1(p, in, in_y0, out, y0, y1, 1);
 }
 
 void bt_conv_s8_1x1_rq2m_ssat(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
                               int32_t y1) {
-#if BT_PM_RQ6_ASM && defined(BT_PM_SHARED)
-  bt_1x1_run(p, in, in_y0, out, y0, y1, bt_1x1_pass_rq2m);
-#else
-  bt_conv_pm(p, in, in_y0, out, y0, y1, 2, 2);
-#endif
+  bt_conv_1x1(p, in, in_y0, out, y0, y1, 2);
 }
 
 #endif
