@@ -76,16 +76,21 @@ static inline __attribute__((always_inline)) void bt_conv_1x1(const bt_conv_para
       T = (n - t) / 3;
       if (T > tmax) T = tmax;
     }
+    /* the pass's first pixel's column x and input row (one division a pass), then stepped (a triple of a stride over 1
+       may cross into the next output row, rw < 3 more than one) */
+    const int32_t rstep = sh * in_row;
+    int32_t x = rw == n ? t : t % rw;
+    const int8_t *row = in + ((y0 + (rw == n ? 0 : t / rw)) * sh - in_y0) * in_row;
     for (int32_t j = 0; j < T; j++) {
       int16_t *const c = col + j * S;
-      const int32_t u = t + 3 * j, x = rw == n ? u : u % rw;   /* no division on a stride-1 band */
-      const int8_t *const src = in + ((y0 + (rw == n ? 0 : u / rw)) * sh - in_y0) * in_row + x * step;
       if (n < 3 || x + 2 < rw)   /* a call of one or two pixels: one a pass, widened thrice (the pixel step 0) */
-        bt_pm_widen3r(src, c, K, n < 3 ? 0 : step, off2, dbl);
-      else
-        for (int32_t q = 0; q < 3; q++) {   /* across two rows: each pixel into its place of the triple's groups */
-          const int32_t v = u + q;
-          const int8_t *const s = in + ((y0 + v / rw) * sh - in_y0) * in_row + (v % rw) * step;
+        bt_pm_widen3r(row + x * step, c, K, n < 3 ? 0 : step, off2, dbl);
+      else {
+        int32_t xq = x;
+        const int8_t *rq = row;
+        for (int32_t q = 0; q < 3; q++, xq++) {   /* across two rows: each pixel into its place of the triple's groups */
+          while (xq >= rw) { xq -= rw; rq += rstep; }
+          const int8_t *const s = rq + xq * step;
           int16_t *d = c + 2 * q;
           for (int32_t k = 0; k < K; k += 4, d += 12) {
             const uint32_t w = bt_ld4(s + k);
@@ -95,6 +100,8 @@ static inline __attribute__((always_inline)) void bt_conv_1x1(const bt_conv_para
             __builtin_memcpy(d + 6, &b, 4);
           }
         }
+      }
+      for (x += 3; x >= rw && rw != n;) { x -= rw; row += rstep; }
     }
     int8_t *const o = out + t * ops;
     l3.end = col + T * S;
