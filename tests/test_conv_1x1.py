@@ -1,14 +1,16 @@
-"""The cortex-m set's lean shared 1x1 convolution (kernels/cortex-m/conv_1x1.h, bt_conv_s8_1x1_rq2_ssat; issue 50):
-its kernel_variants row's conditions, the code budget's offer, and its outputs forced on 1x1 layers (code_budget.forcing)
-against TFLite Micro's bytes on cortex-m4."""
+"""The cortex-m set's lean shared 1x1 convolution (kernels/cortex-m/conv_1x1.h, bt_conv_s8_1x1_rq2_ssat, and with doubled
+sums bt_conv_s8_1x1_rq2m_ssat; issue 50): their kernel_variants rows' conditions, the code budget's offer, their outputs
+forced on 1x1 layers (code_budget.forcing) against TFLite Micro's bytes on cortex-m4, and ResNet-8's shortcuts on the
+doubled one at balanced."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import model_calls, tflm_run
+from conftest import model_calls, shared_model, tflm_run
 
 from buildtool import pipeline
 from buildtool.codegen import code_budget, kernel_variants
@@ -17,6 +19,7 @@ from buildtool.model.writer import serialize
 from buildtool.options import PlanOptions
 
 LEAN = "bt_conv_s8_1x1_rq2_ssat"
+LEANM = "bt_conv_s8_1x1_rq2m_ssat"  # doubled sums (bt_rq2m)
 TABLE = kernel_variants.CORTEX_M
 
 
@@ -48,6 +51,24 @@ def test_row_offered_never_dispatched():
     assert LEAN in kernel_variants.all_codegen(TABLE, "conv", _layer(stride_h=2, stride_w=2))   # ResNet's shortcuts
 
 
+def test_doubled_row_offered_where_doubled_sums_fit():
+    """The doubled-sums entry is offered after the bt_rq2 one where lean_1x1 holds, the biases' bound is known and 2a stays
+    in int32 (|bias| + K 255 128 < 2^30), and the patch is at most 4 C values; never the table's (dispatcher's) choice."""
+    p = _layer(bias_bound=(1 << 20) - 1)
+    names = kernel_variants.all_codegen(TABLE, "conv", p)
+    assert names.index(LEANM) == names.index(LEAN) + 1 and LEANM in kernel_variants.CODEGEN_ONLY
+    assert kernel_variants.choose(TABLE, "conv", p) == "bt_conv_s8_pm_rq2_ssat"
+    assert LEANM in kernel_variants.all_codegen(TABLE, "conv", dict(p, stride_h=2, stride_w=2))
+    k = 64 * 255 * 128
+    assert LEANM in kernel_variants.all_codegen(TABLE, "conv", _layer(bias_bound=(1 << 30) - k - 1))
+    off = [dict(bias_bound=None), dict(bias_bound=(1 << 30) - k), dict(shifts=[-8] * 106 + [-23]),
+           dict(bias_bound=0, out={"h": 6, "w": 6, "c": 15, "pixel_stride": 16},
+                multipliers=[1 << 30] * 15, shifts=[-8] * 15)]   # K 64 > 4 C
+    for kw in off:
+        q = _layer(**{"bias_bound": (1 << 20) - 1, **kw})
+        assert LEANM not in kernel_variants.all_codegen(TABLE, "conv", q), kw
+
+
 def test_measured_within_a_percent_of_the_patch_matrix_variant():
     """variant_costs.json prices it on conv 1x1 (code_budget's candidates need a figure for every variant offered) at a
     fraction of bt_conv_s8_pm_rq2_ssat's bytes and within 1 % of its modelled cycles on vww's 1x1 shapes."""
@@ -57,6 +78,28 @@ def test_measured_within_a_percent_of_the_patch_matrix_variant():
     for k, ch in ((8, 16), (32, 64), (64, 128), (128, 128), (256, 256)):
         a, b = (code_budget._cost(m, "variants", n, "conv 1x1", k, ch)[1] for n in (LEAN, "bt_conv_s8_pm_rq2_ssat"))
         assert abs(a / b - 1) <= 0.01, (k, a / b)
+
+
+def test_doubled_measured_faster_at_the_same_bytes():
+    """variant_costs.json prices the doubled-sums entry on conv 1x1 within 3 % of the bt_rq2 one's bytes (one body, two
+    entries: the doubling's SADD16s and bias shifts alone; measured 3,112 and 3,058 B) and at fewer modelled cycles on ResNet-8's shortcuts (K 16 into 32 channels, 32 into 64) and vww's shapes."""
+    m = code_budget.costs()["cortex-m"]
+    lean, dbl = (code_budget._cost(m, "variants", n, "conv 1x1", 0) for n in (LEAN, LEANM))
+    assert dbl is not None and abs(dbl[0] / lean[0] - 1) <= 0.03
+    for k, ch in ((16, 32), (32, 64), (8, 16), (64, 128), (128, 128)):
+        a, b = (code_budget._cost(m, "variants", n, "conv 1x1", k, ch)[1] for n in (LEANM, LEAN))
+        assert a < b, (k, ch, a, b)
+
+
+def test_resnet8_shortcuts_call_the_doubled_lean_1x1():
+    """ResNet-8 at balanced: its two 1x1 stride-2 shortcuts (ops 6 and 10) call the shared doubled-sums entry (no
+    instance of their own), and no other layer does."""
+    m = pipeline.read_model(str(shared_model("mlperf-tiny/pretrainedResnet_quant")))
+    files = pipeline.code(m, pipeline.plan_memory(m.graph, PlanOptions()), "cortex-m4",
+                          PlanOptions(optimize_code="balanced"))
+    src = files["model.c"]
+    assert sorted(o for _, o in model_calls(src, LEANM)) == [6, 10]
+    assert not re.search(r"void op(6|10)_conv\(", src)
 
 
 def _graph(name: str, shape: tuple, couts: tuple, seed: int, stride: int = 1):
@@ -80,12 +123,29 @@ def _graph(name: str, shape: tuple, couts: tuple, seed: int, stride: int = 1):
 def test_forced_byte_exact(shape, couts, tmp_path: Path):
     """Every 1x1 layer forced onto the lean variant: model.c calls it, and the cortex-m4 firmware's outputs are TFLite
     Micro's bytes."""
+    _forced_byte_exact(LEAN, shape, couts, tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("shape,couts,calls", [
+    ((1, 32, 32, 16, 2), (32, 64, 12), (0, 1)),   # ResNet-8's shortcuts' shapes (16 -> 32 at stride 2), rows of 16, 8
+    ((1, 13, 11, 8, 2), (20, 9, 8), (0, 1)),      # odd maps, one pixel left (bt_mv1x4: bt_rq2 on undoubled sums)
+    ((1, 7, 5, 8), (12, 13, 36, 40, 68, 9), (0, 1, 3, 4)),   # stride 1: two pixels left, odd channel counts
+])
+def test_forced_doubled_byte_exact(shape, couts, calls, tmp_path: Path):
+    """The same forced onto the doubled-sums entry: the layers it takes call it (not a c_in % 4 != 0 one, nor one of a
+    patch over 4 C: 64 into 12 channels, 68 into 9), and the outputs are TFLite Micro's bytes."""
+    _forced_byte_exact(LEANM, shape, couts, tmp_path, calls)
+
+
+def _forced_byte_exact(name: str, shape: tuple, couts: tuple, tmp_path: Path, calls: tuple | None = None) -> None:
     stride = shape[4] if len(shape) == 5 else 1
     shape = shape[:4]
     g = _graph("lean-1x1", shape, couts, seed=sum(couts), stride=stride)
     xin = np.random.default_rng(2).integers(-128, 128, size=shape, dtype=np.int8)
-    with code_budget.forcing(LEAN):
+    with code_budget.forcing(name):
         pipeline.build(g, "cortex-m4", tmp_path, plan=pipeline.plan_memory(g, PlanOptions()))
-    assert len(model_calls((tmp_path / "model.c").read_text(), LEAN)) >= len(couts) - 1
+    called = sorted(o for _, o in model_calls((tmp_path / "model.c").read_text(), name))
+    assert called == list(calls) if calls is not None else len(called) >= len(couts) - 1
     y, _, _ = runner.run("cortex-m4", tmp_path, xin)
     assert np.asarray(y).tobytes() == tflm_run(serialize(g), [xin])[0].tobytes()

@@ -149,8 +149,20 @@ def lean_1x1(p) -> bool:
             and p["out"]["c"] >= 4 and all(s >= -22 for s in p["shifts"]))
 
 
-# the table rows no dispatcher takes (model.c's own calls only): doubled_ok's, kxk_ok's, lean_1x1's
-CODEGEN_ONLY = frozenset({"bt_conv_s8_pm_rq2m_ssat", "bt_conv_s8_kxk_rq2_ssat", "bt_conv_s8_1x1_rq2_ssat"})
+def lean_1x1_doubled(p) -> bool:
+    """cortex-m/conv_1x1.h bt_conv_s8_1x1_rq2m_ssat's conditions: lean_1x1's, and doubled sums (bt_rq2m) in int32 on
+    every channel (doubled_ok's bound: |bias| + K 255 128 below 2^30, the layer's "bias_bound" known) where they pay:
+    one SADD16 a pixel's 2 values against 2 instructions an output saved, so K at most 4 C (its pixels' patch widened
+    once for all their channels; doubled_ok's K <= 2 C is a patch per channel's). ResNet-8's shortcuts (K 16 into 32
+    channels, 32 into 64: bt_rq2 ran them at 1.15x and 1.03x their compact instances with bt_rq2m)."""
+    top = p.get("bias_bound")
+    return (p.get("codegen", False) and lean_1x1(p) and top is not None and _patch(p) <= 4 * p["out"]["c"]
+            and top + _patch(p) * 255 * 128 < 1 << 30)
+
+
+# the table rows no dispatcher takes (model.c's own calls only): doubled_ok's, kxk_ok's, lean_1x1's, lean_1x1_doubled's
+CODEGEN_ONLY = frozenset({"bt_conv_s8_pm_rq2m_ssat", "bt_conv_s8_kxk_rq2_ssat", "bt_conv_s8_1x1_rq2_ssat",
+                          "bt_conv_s8_1x1_rq2m_ssat"})
 
 
 def _pm_ssat(p) -> bool:
@@ -284,6 +296,7 @@ CORTEX_M = {
         ("bt_conv_s8_pm_rq2_ssat", _pm_ssat),
         ("bt_conv_s8_kxk_rq2_ssat", lambda p: kxk_ok(p) and p.get("codegen", False)),
         ("bt_conv_s8_1x1_rq2_ssat", lambda p: _pm_ssat(p) and lean_1x1(p)),
+        ("bt_conv_s8_1x1_rq2m_ssat", lambda p: _pm_ssat(p) and lean_1x1_doubled(p)),
         ("bt_conv_s8_pm_rq2_ssat_lo", lambda p: _cm_patch_matrix(p) and _pm_rq2(p) and p["act_max"] == 127),
         ("bt_conv_s8_pm_rq2", lambda p: _cm_patch_matrix(p) and _pm_rq2(p)),
         ("bt_conv_s8_pm", _cm_patch_matrix),

@@ -15,6 +15,7 @@ BT_CONV_VARIANT(bt_conv_s8_pm_rq2m_ssat);    /* the same with doubled sums (bt_r
 BT_CONV_VARIANT(bt_conv_s8_kxk_rq2_ssat);    /* the shared KxK (conv_kxk.h): code generation only */
 BT_CONV_VARIANT(bt_conv_s8_1x1_rq2_ssat);     /* a 1x1 read in place, bt_rq2 folding the zero point: code generation only
                                               (conv_1x1.h) */
+BT_CONV_VARIANT(bt_conv_s8_1x1_rq2m_ssat);    /* the same with doubled sums (bt_rq2m): code generation only */
 BT_CONV_VARIANT(bt_conv_s8_pm_rq2_ssat_lo);  /* patch matrix, bt_rq2, upper bound 127, a lower bound */
 BT_CONV_VARIANT(bt_conv_s8_pm_rq2);          /* patch matrix, bt_rq2, any activation range */
 BT_CONV_VARIANT(bt_conv_s8_pm);              /* patch matrix, bt_mbqm_fast */

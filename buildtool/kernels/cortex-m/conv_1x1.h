@@ -11,6 +11,15 @@
  *    three times and stored three times in place;
  *  - an odd last output channel: the last pair is (c_out - 2, c_out - 1) (channel c_out - 2 computed again);
  *  - a pair whose zero point does not fold (bt_pm_k6): not taken.
+ * bt_conv_s8_1x1_rq2m_ssat is the same with doubled sums (conv_pm.h's fast 2, bt_rq2m: the columns hold 2 (x + off),
+ * the sums start from 2 bias; ADD, SMMLAR, ASR an output instead of bt_rq2's AND, ORR, ADD, SMLAL, ASR, one SADD16 a
+ * pixel's 2 values more), for layers whose 2a stays in int32 (kernel_variants.lean_1x1_doubled, doubled_ok's bound):
+ * ResNet-8's stride-2 shortcuts (16 -> 32 and 32 -> 64 channels) ran 1.15x and 1.03x their compact instances with
+ * bt_rq2, 1.09x and 1.00x with bt_rq2m. One body (bt_conv_1x1, fast 1 or 2) compiled into each entry point: a model
+ * links the one it calls (the code budget prices each variant whole, so it plans one of the two; a split that
+ * shared everything but the widening and the channel pairs between them, the pass called through a pointer, made
+ * each 50-60 B larger: vww's 3,086 -> 3,146 B, variant_costs.py); the pixel left alone (bt_mv1x4) is requantised by
+ * bt_rq2 in both (its sums not doubled).
  * So it needs (kernel_variants.py's row, checked at code generation; no run-time check, so only model.c calls it):
  * kh = kw = 1, stride 1, no padding, c_in % 4 == 0 with 8 <= c_in <= BT_COL_MAX, c_out >= 4, every channel
  * bt_pm_rq2_ok with its shift at least -22 (bt_rq2_zp_ok: the zero point folds), the whole int8 range. Any output
@@ -22,9 +31,11 @@
 #ifndef BT_CONV_1X1_H
 #define BT_CONV_1X1_H
 
-void bt_conv_s8_1x1_rq2_ssat(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
-                             int32_t y1) {
+/* fast 1: bt_rq2, 2: bt_rq2m (doubled sums: the triples' columns and the pairs' biases doubled) */
+static inline __attribute__((always_inline)) void bt_conv_1x1(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
+                                                              int8_t *out, int32_t y0, int32_t y1, const int fast) {
 #if BT_PM_RQ6_ASM && defined(BT_PM_SHARED)
+  const int dbl = fast == 2;
   int16_t col[3 * BT_COL_MAX] __attribute__((aligned(4)));   /* as bt_conv_pm's: one frame under 4 KB */
   bt_pm_l3r l3;   /* bt_pm_loop3r's words */
   const int32_t K = p->in.c, ips = p->in.pixel_stride, cout = p->out.c, zp = p->output_offset;
@@ -45,7 +56,8 @@ void bt_conv_s8_1x1_rq2_ssat(const bt_conv_params *p, const int8_t *in, int32_t 
     if (n >= 3) {
       if (n - t == 1) {   /* one pixel left (n % 3 == 1: a map of 7x7, 8x8, 14x14...): widened once, four channels at
                              a time (bt_mv1x4; c_out >= 4: the last four again where c_out % 4 != 0), not a triple's
-                             work for it (an 8x8 of 256 values into 128 channels: 1.6 % more) */
+                             work for it (an 8x8 of 256 values into 128 channels: 1.6 % more); bt_rq2 on its sums
+                             (not doubled) whichever the entry */
         int8_t *const o1 = out + t * ops;
         bt_widen(in + ((y0 + t / rw) * sh - in_y0) * in_row + (t % rw) * step, col, K, p->input_offset, off2);
         for (int32_t oc = 0; oc < cout; oc += 4) {
@@ -64,41 +76,59 @@ void bt_conv_s8_1x1_rq2_ssat(const bt_conv_params *p, const int8_t *in, int32_t 
       T = (n - t) / 3;
       if (T > tmax) T = tmax;
     }
+    /* the pass's first pixel's column x and input row (one division a pass), then stepped (a triple of a stride over 1
+       may cross into the next output row, rw < 3 more than one) */
+    const int32_t rstep = sh * in_row;
+    int32_t x = rw == n ? t : t % rw;
+    const int8_t *row = in + ((y0 + (rw == n ? 0 : t / rw)) * sh - in_y0) * in_row;
     for (int32_t j = 0; j < T; j++) {
       int16_t *const c = col + j * S;
-      const int32_t u = t + 3 * j, x = rw == n ? u : u % rw;   /* no division on a stride-1 band */
-      const int8_t *const src = in + ((y0 + (rw == n ? 0 : u / rw)) * sh - in_y0) * in_row + x * step;
       if (n < 3 || x + 2 < rw)   /* a call of one or two pixels: one a pass, widened thrice (the pixel step 0) */
-        bt_pm_widen3r(src, c, K, n < 3 ? 0 : step, off2, 0);
-      else
-        for (int32_t q = 0; q < 3; q++) {   /* across two rows: each pixel into its place of the triple's groups */
-          const int32_t v = u + q;
-          const int8_t *const s = in + ((y0 + v / rw) * sh - in_y0) * in_row + (v % rw) * step;
+        bt_pm_widen3r(row + x * step, c, K, n < 3 ? 0 : step, off2, dbl);
+      else {
+        int32_t xq = x;
+        const int8_t *rq = row;
+        for (int32_t q = 0; q < 3; q++, xq++) {   /* across two rows: each pixel into its place of the triple's groups */
+          while (xq >= rw) { xq -= rw; rq += rstep; }
+          const int8_t *const s = rq + xq * step;
           int16_t *d = c + 2 * q;
           for (int32_t k = 0; k < K; k += 4, d += 12) {
             const uint32_t w = bt_ld4(s + k);
-            const int32_t a = (int32_t)bt_sxtab16((uint32_t)off2, w), b = (int32_t)bt_sxtab16_ror8((uint32_t)off2, w);
+            int32_t a = (int32_t)bt_sxtab16((uint32_t)off2, w), b = (int32_t)bt_sxtab16_ror8((uint32_t)off2, w);
+            if (dbl) { a = bt_sadd16(a, a); b = bt_sadd16(b, b); }
             __builtin_memcpy(d, &a, 4);
             __builtin_memcpy(d + 6, &b, 4);
           }
         }
+      }
+      for (x += 3; x >= rw && rw != n;) { x -= rw; row += rstep; }
     }
     int8_t *const o = out + t * ops;
     l3.end = col + T * S;
     for (int32_t oc = 0; oc < cout; oc += 2) {
       const int32_t c = oc + 2 <= cout ? oc : cout - 2;   /* an odd count: the last pair is the last two channels */
-      (void)bt_pm_k6(l3.k + 2, mult[c], mult[c + 1], shift[c], shift[c + 1], zp, 1);   /* folds (the row's test) */
-      l3.k[0] = bias ? bias[c] : 0;
-      l3.k[1] = bias ? bias[c + 1] : 0;
+      (void)bt_pm_k6(l3.k + 2, mult[c], mult[c + 1], shift[c], shift[c + 1], zp, fast);   /* folds (the row's test) */
+      l3.k[0] = bias ? bias[c] * (1 + dbl) : 0;
+      l3.k[1] = bias ? bias[c + 1] * (1 + dbl) : 0;
       l3.o = o + c;
       l3.f0 = p->filter + c * K;
-      bt_pm_loop3r(col, &l3, 1);
+      bt_pm_loop3r(col, &l3, fast);
     }
     t += n >= 3 ? 3 * T : 1;
   }
 #else
-  bt_conv_pm(p, in, in_y0, out, y0, y1, 1, 2);
+  bt_conv_pm(p, in, in_y0, out, y0, y1, fast, 2);
 #endif
+}
+
+void bt_conv_s8_1x1_rq2_ssat(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
+                             int32_t y1) {
+  bt_conv_1x1(p, in, in_y0, out, y0, y1, 1);
+}
+
+void bt_conv_s8_1x1_rq2m_ssat(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
+                              int32_t y1) {
+  bt_conv_1x1(p, in, in_y0, out, y0, y1, 2);
 }
 
 #endif

@@ -211,7 +211,7 @@ static void band_case(const char *name, int32_t t, const bt_conv_params *p, int3
   fill(g_in, p->in.h * p->in.w * p->in.c + 16);
   for (int32_t i = 0; i < p->out.c; i++) g_bias[i] = ri(-20000, 20000);
   rand_quant(p->out.c, 14 + ilog2((uint32_t)taps) / 2);
-  if (t == 1 && fn == bt_conv_s8_1x1_rq2_ssat) { g_mult[4] = 0; g_shift[4] = 0; g_shift[5] = -22; g_shift[12] = -22; }
+  if (t == 1 && (fn == bt_conv_s8_1x1_rq2_ssat || fn == bt_conv_s8_1x1_rq2m_ssat)) { g_mult[4] = 0; g_shift[4] = 0; g_shift[5] = -22; g_shift[12] = -22; }
   fill(g_ref, out_bytes);
   copy(g_opt, g_ref, out_bytes);
   ref_bt_conv_s8(p, in, in_y0, g_ref, y0, y1);
@@ -219,7 +219,7 @@ static void band_case(const char *name, int32_t t, const bt_conv_params *p, int3
   check(name, t, g_ref, g_opt, out_bytes);
 }
 
-/* conv_1x1.h's lean shared 1x1 (kernel_variants.lean_1x1: c_in % 4 == 0 in [8, 640], every shift at least -22):
+/* conv_1x1.h's lean shared 1x1s, bt_rq2 and doubled sums (kernel_variants.lean_1x1: c_in % 4 == 0 in [8, 640], every shift at least -22):
  * whole maps of 35, 20 and 30 pixels (two, two and none left after the triples), odd output channel counts (13, 7,
  * 5: the last pair again) written 15 and 90 apart, bands of 10 and 4 pixels (one left: bt_mv1x1) and of 2 and 6
  * pixels of a map 2 wide (two: one pixel a pass), a channel of multiplier 0 and shift 0 (vww's), shifts -22; then
@@ -233,8 +233,10 @@ static void test_conv_1x1(void) {
   for (int32_t t = 0; t < (int32_t)(sizeof cases / sizeof cases[0]); t++) {
     const bt_conv_params *p = cases[t].p;
     band_case("conv_1x1", t, p, cases[t].y0, cases[t].y1, bt_conv_s8_1x1_rq2_ssat);
+    band_case("conv_1x1 rq2m", t, p, cases[t].y0, cases[t].y1, bt_conv_s8_1x1_rq2m_ssat);   /* doubled sums */
   }
   note_variant("bt_conv_s8_1x1_rq2_ssat");   /* model.c-only: no dispatcher names it */
+  note_variant("bt_conv_s8_1x1_rq2m_ssat");
 }
 
 /* conv_kxk.h's shared KxK (kernel_variants.kxk_ok: c_in % 4 == 0, an even c_out, the patch within BT_COL_MAX, shifts
