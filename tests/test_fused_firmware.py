@@ -603,3 +603,20 @@ def test_dw_shared_entries_take_whole_row_calls_on_the_plain_entries():
     assert tile_kernels.dw_shared_entries([(dict(q, act_min=-100), 0, 8, 0, 0, 1)], values, 1) is None
     assert tile_kernels.dw_shared_entries([(dict(q, out=dict(q["out"], c=6)), 0, 6, 0, 0, 1)], values, 1) is None
     assert tile_kernels.dw_shared_entries(rows, values, 0) is None and tile_kernels.dw_shared_entries([], values, 1) is None
+
+
+def test_dw_pix4_needs_two_or_three_taps_a_row_and_channels_in_fours():
+    """tile_kernels.dw_pix4: bt_dw_pix4_rq2 (depthwise.c: the two- and three-tap straight rows alone) takes a call only
+    where every output pixel has two or three of a 3-wide undilated filter's taps inside the input and channels come
+    in fours: a pixel of one valid tap (an input one column wide, or two columns of padding), another filter width, a
+    dilation or channels not in fours go to bt_dw_pix_rq2."""
+    from buildtool.codegen import tile_kernels
+
+    q = dict(kh=3, kw=3, stride_h=1, stride_w=1, dil_h=1, dil_w=1, pad_top=1, pad_left=1,
+             **{"in": dict(h=24, w=4, c=32, pixel_stride=32), "out": dict(h=24, w=2, c=32, pixel_stride=32)})
+    assert tile_kernels.dw_pix4(q, 32) and tile_kernels.dw_pix4(dict(q, pad_left=0), 32)
+    assert tile_kernels.dw_pix4(dict(q, stride_w=2, out=dict(q["out"], w=2)), 32)  # x 1: columns 1..3 of 4
+    assert not tile_kernels.dw_pix4(q, 30) and not tile_kernels.dw_pix4(dict(q, kw=5), 32)
+    assert not tile_kernels.dw_pix4(dict(q, dil_w=2), 32)
+    assert not tile_kernels.dw_pix4(dict(q, **{"in": dict(q["in"], w=1)}, out=dict(q["out"], w=1)), 32)
+    assert not tile_kernels.dw_pix4(dict(q, pad_left=2), 32)  # pixel 0: one tap inside
