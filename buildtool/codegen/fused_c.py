@@ -149,6 +149,25 @@ class _Emit:
         e.declare("bt_fx_rv_run_fn *const bt_fx_rv_runs[17] = {" + ", ".join(f"[{k}] = bt_fx_rv_run{k}" for k in runs)
                   + ("" if runs else "0") + "};")
 
+    def rv_chw_only(self, e: _Emitter, blk: BlockRun, conv, op, w: int) -> bool:
+        """On the riscv set, do its one-channel paths (kernels/riscv/fused.c: conv1_prep_ch, dw1_ch under fx_k_chw1)
+        take every channel of every tile of fx_chw's channelwise window w (conv into it, depthwise op from it)? Then
+        model.c calls fx_chw_rv, fx_k_chw1 without the fallbacks those paths never take (fx_chw_k's channel groups,
+        fx_win's box and row loops, the dispatcher bt_conv_s8 and its variants: kws's least-RAM plan on riscv32,
+        5.6 KB). Their conditions: a one-channel window (not row-banded), int8 throughout, the conv's kh <= 16 (RV_KH),
+        the depthwise's multiplier 1, no requantisation multiplier INT32_MIN (rv_rq_ok)."""
+        if e.variants is None or e.variants[0] != kernel_variants.TABLES["riscv"][0]:
+            return False
+        g = self.g
+        if (conv.opcode != "CONV_2D" or op.opcode != "DEPTHWISE_CONV_2D" or w not in blk.windows or w in self.banded
+                or self.pixels(blk, w)[1] != 1):
+            return False
+        if any(g.tensors[t].dtype != "int8" for t in (conv.inputs[0], w, op.outputs[0])):
+            return False
+        if self.conv_fields[conv.index]["kh"] > 16 or self.dw_fields[op.index]["depth_multiplier"] != 1:
+            return False
+        return all(m != -2 ** 31 for o in (conv, op) for m in prepare.conv(g, o).multipliers)
+
     def block_cycles(self, e: _Emitter) -> int:
         """An estimate of the blocks' modelled cycles, for the code budget's balanced slack over the whole model
         (code_budget.balanced_ok): each conv and depthwise of a block run whole by the variant the board's table
@@ -367,6 +386,8 @@ class _Emit:
                     kg = tile_kernels.chw_groups(e) and self.chw_groups_only(blk, conv, op, w)
                     ck, dk = self.chw_kernels(e, conv, op, self.kg_conv_calls(k, blk, conv, w) if kg else None)
                     fn = "fx_chw" if not ck else "fx_chw_kg" if kg else "fx_chw_k"
+                    if fn == "fx_chw" and self.rv_chw_only(e, blk, conv, op, w):
+                        fn = "fx_chw_rv"
                     if fn == "fx_chw_kg":
                         dk = self.dw_path(e, op, dk, self.kg_dw_calls(k, blk, op, w))
                         ck += ", " + self.kg_few(e, k, blk, w, ck)
@@ -455,6 +476,7 @@ class _Emit:
             return self.depthwise(e, op, src, dst, box, ch, fch, (k, blk))
         if kind == "FX_CONV" and ch == "-1" and self.g.tensors[op.outputs[0]].shape[3] > 1:
             one = self.box_variant(e, blk, op) if src == "&i0" else None
+            one = self.rv_pw1(e, blk, op, one)
             if one:  # fx_win_k on the variant every call takes: the plan links no other (box_variant)
                 e.used_variants[one] = kernel_variants.DISPATCHERS["conv"]
                 return f"{self.win_entry(blk, op)}(&{p}, {one}, {src}, {dst}, {box}, -1);"
@@ -493,6 +515,21 @@ class _Emit:
         # conditions the others' relaxed), on a set whose variants differ little on a tile (not cortex-m's: its
         # instances' loops, fx_win_k's tile kernels, are the fast ones)
         return last if cond is kernel_variants._always and not e.cortex_m_set() else None
+
+    def rv_pw1(self, e: _Emitter, blk: BlockRun, op, one: str | None) -> str | None:
+        """On the riscv set, box_variant's choice `one` for conv op's all-channel tiles, or kernels/riscv/fused.c's
+        bt_fx_rv_pw1 where that is bt_conv_s8_general on an unpadded 1x1 layer whose every tile is one column wide
+        and whose calls take fx_win_kr's or fx_win_kb's path (no column calls): bt_conv_s8_general runs such a call
+        pixel by pixel in its border loop (an interior needs two columns), bt_fx_rv_pw1 the same loop in 0.4 KB of
+        its 4.2 KB (kws's least-RAM plan on riscv32: its four 1x1 layers, 125 one-pixel tiles each)."""
+        if one != "bt_conv_s8_general" or e.variants is None or e.variants[0] != kernel_variants.TABLES["riscv"][0]:
+            return one
+        f = self.conv_fields[op.index]
+        if (f["kh"], f["kw"], f["pad_top"], f["pad_left"]) != (1, 1, 0, 0):
+            return one
+        if any(cb - ca != 1 for _, _, _, _, ca, cb in self.out_boxes(blk, op.outputs[0])):
+            return one
+        return "bt_fx_rv_pw1" if self.win_entry(blk, op) in ("fx_win_kr", "fx_win_kb") else one
 
     def win_entry(self, blk: BlockRun, op, t: int | None = None) -> str:
         """The fx_win_k entry of conv op's tiles (fused_ref.h win_kind_o; its output boxes, of tensor t (default its

@@ -11,8 +11,9 @@
  *    table bt_fx_rv_runs names it (the lengths its convs take); border pixels walk their valid taps;
  *  - depthwise on a one-channel input: the offset folded likewise, a 3x3 filter's taps in
  *    registers (two outputs per pass at stride 1);
- *  - requantisation by bt_rq2 when the channel allows it (else rv_requant.h), its per-channel
- *    values computed once per call; a channelwise window's geometry once per tile
+ *  - requantisation by bt_rq2 when the channel allows it (else rv_requant.h, on the rolled loops:
+ *    the unrolled and 3x3 paths take bt_rq2's channels only), its per-channel values computed once
+ *    per call; a channelwise window's geometry once per tile
  *    (FX_CONV1_CHAN, FX_DW1_CHAN), a pulled conv's rows without conv1_rows (FX_CONV1_ROW1).
  * Same results as the reference runtime, byte for byte. */
 #include "bt_fused.h"
@@ -91,24 +92,8 @@ static int conv1_prep_ch(const bt_conv_params *p, rv_conv1 *st, int first) {
 #define conv1_prep(p, st) conv1_prep_ch(p, st, 1)
 #define FX_CONV1_CHAN conv1_prep_ch
 
-/* n interior outputs of a conv whose kh tap rows are dense runs of R values (row r of output i at
-   ipr[r] + i*step): each run unrolled, one output after another (rv_mbqm). */
-static inline __attribute__((always_inline)) void rv_rows_out(const int8_t *const *ipr, int32_t kh, int32_t step,
-                                                             int32_t n, const int8_t *fw, int8_t *o, int32_t ops,
-                                                             const bt_conv_params *p, const rv_conv1 *st, const int R) {
-  const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max;
-  for (int32_t i = 0; i < n; i++, o += ops) {
-    int32_t a = st->acc0;
-    const int8_t *f = fw;
-    for (int32_t r = 0; r < kh; r++, f += R) {
-      const int8_t *ip = ipr[r] + i * step;
-      for (int t = 0; t < R; t++) a += f[t] * ip[t];
-    }
-    *o = rv_rq_out(a, &st->q, zp, lo, hi);
-  }
-}
-
-/* The same for one tap row (a 1x1, kh 1) requantised by bt_rq2: the R filter values in registers. */
+/* n interior outputs of a conv whose one tap row (a 1x1, kh 1) is a dense run of R values, requantised by
+   bt_rq2: the R filter values in registers. */
 static inline __attribute__((always_inline)) void rv_run1_out(const int8_t *ip, int32_t step, int32_t n,
                                                              const int8_t *fw, int8_t *o, int32_t ops,
                                                              const bt_conv_params *p, const rv_conv1 *st,
@@ -232,7 +217,8 @@ static void rv_run_long(const int8_t *ip, int32_t step, int32_t n, const int8_t 
   RV_RUN(9) RV_RUN(10) RV_RUN(11) RV_RUN(12) RV_RUN(13) RV_RUN(14) RV_RUN(15) RV_RUN(16)
 
 /* n interior outputs of a conv whose kh tap rows are dense runs of one length (its entry's), st its
-   rv_conv1. One entry per run length, linked only where the table bt_fx_rv_runs names it: model.c
+   rv_conv1 requantising by bt_rq2 (conv1_row_k runs the other channels rolled: rare, kws's, vww's and
+   ResNet-8's layers have none, and an unrolled entry for them 0.4 KB more). One entry per run length, linked only where the table bt_fx_rv_runs names it: model.c
    defines the table with the run lengths its one-channel convs take (codegen/fused_c.py rv_runs), the
    others rolled below; the weak table here (every length) serves a model.c without one. The entries'
    type and the table: bt_variants.h. */
@@ -240,8 +226,7 @@ static void rv_run_long(const int8_t *ip, int32_t step, int32_t n, const int8_t 
   void bt_fx_rv_run##k(const int8_t *const *ipr, int32_t step, int32_t n, int8_t *o, int32_t ops,        \
                        const bt_conv_params *p, const void *sv) {                                         \
     const rv_conv1 *st = (const rv_conv1 *)sv;                                                            \
-    if (!st->fast) rv_rows_out(ipr, p->kh, step, n, st->f, o, ops, p, st, k);                             \
-    else if (p->kh == 1) rv_run1_out(ipr[0], step, n, st->f, o, ops, p, st, k);                           \
+    if (p->kh == 1) rv_run1_out(ipr[0], step, n, st->f, o, ops, p, st, k);                                \
     else rv_rows_pair(ipr, p->kh, step, n, st->f, o, ops, p, st, k);                                      \
   }
 RV_RUNS
@@ -269,7 +254,7 @@ static void conv1_row_k(const bt_conv_params *p, const rv_conv1 *st, const box_s
   const int32_t run = st->run, kw = st->dense ? 1 : p->kw, dx = p->dil_w * ps, n = xb - xa;
   int8_t *o = orow + xa * ops;
   if (st->dense) {
-    bt_fx_rv_run_fn *const fn = run <= 16 ? bt_fx_rv_runs[run] : 0;
+    bt_fx_rv_run_fn *const fn = st->fast && run <= 16 ? bt_fx_rv_runs[run] : 0;
     if (fn) {
       fn(ipr, step, n, o, ops, p, st);
       return;
@@ -341,7 +326,7 @@ static inline __attribute__((always_inline)) void dw1_interior_t(const bt_conv_p
   const int8_t *ip = ir + (xa * p->stride_w - p->pad_left) * ps;
   const int32_t step = p->stride_w * ps;
 #define RV_DW_OUT(a) (FAST ? rv_out2((a), m, p2, e1, zp, lo, hi) : rv_rq_out((a), &w->q, zp, lo, hi))
-  if (p->kh == 3 && p->kw == 3) {
+  if (FAST && p->kh == 3 && p->kw == 3) {
     const int32_t f0 = fk[0], f1 = fk[1], f2 = fk[2], f3 = fk[3], f4 = fk[4], f5 = fk[5];
     const int32_t f6 = fk[6], f7 = fk[7], f8 = fk[8];
     int8_t *o = orow + xa * ops;
@@ -427,3 +412,61 @@ static int dw1(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0, c
 #include "../reference/fused_ref.h"
 
 #include "../reference/fx_hooks.h"
+
+/* fx_chw where code generation proved that the one-channel paths take every channel of every tile (codegen/fused_c.py
+   rv_chw_only: a one-channel window, the conv's kh <= RV_KH, depth multiplier 1, no multiplier INT32_MIN): fx_k_chw1
+   without its fallbacks, so the plan links neither fx_chw_k's channel groups nor fx_win's box and row loops nor the
+   dispatcher bt_conv_s8 and its variants (kws's least-RAM plan on riscv32: 5.6 KB). */
+void fx_chw_rv(const void *cprm, const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb, int32_t wca,
+               int32_t wcb, const void *dprm, const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca,
+               int32_t cb, int32_t channels) {
+  chw1_b(0, cprm, cin, win, wra, wrb, wca, wcb, dprm, fch, out, ra, rb, ca, cb, channels);
+}
+
+/* A 1x1 convolution whose every tap lies in the input (an unpadded layer) and no multiplier is INT32_MIN (rv_rq_ok),
+   pixel by pixel: four output channels a pass sharing each input load (the input offset added once per input), then
+   the rest one by one; bt_conv_s8's bytes. model.c's tile kernel for a pointwise layer whose tiles are one column wide
+   (codegen/fused_c.py rv_pw1), where bt_conv_s8_general takes this path (its border loop: no interior of two
+   columns) in 4.2 KB of code and bt_conv_s8_pointwise sets up every channel group a call (kws's least-RAM plan on
+   riscv32: 125 one-pixel calls a layer). */
+void bt_fx_rv_pw1(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1) {
+  const int32_t cin = p->in.c, cout = p->out.c, ips = p->in.pixel_stride, in_row = p->in.w * ips;
+  const int32_t ops = p->out.pixel_stride, out_row = p->out.w * ops, step = p->stride_w * ips;
+  const int32_t off = p->input_offset, zp = p->output_offset, lo = p->act_min, hi = p->act_max;
+  for (int32_t y = y0; y < y1; y++) {
+    const int8_t *ip = in + (y * p->stride_h - p->pad_top - in_y0) * in_row - p->pad_left * ips;
+    int8_t *o = out + (y - y0) * out_row;
+    for (int32_t x = 0; x < p->out.w; x++, ip += step, o += ops) {
+      const int8_t *f0 = p->filter;
+      int32_t oc = 0, acc[4];
+      for (; oc < cout; oc += 4, f0 += 4 * cin) {
+        const int32_t n = cout - oc < 4 ? 1 : 4;   /* the last channels one by one */
+        if (n == 4) {
+          const int8_t *f1 = f0 + cin, *f2 = f1 + cin, *f3 = f2 + cin, *q = ip, *const end = ip + (cin & ~1);
+          int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, i = 0;
+          for (; q != end; q += 2, i += 2) {
+            const int32_t x0 = q[0] + off, x1 = q[1] + off;
+            a0 += f0[i] * x0 + f0[i + 1] * x1; a1 += f1[i] * x0 + f1[i + 1] * x1;
+            a2 += f2[i] * x0 + f2[i + 1] * x1; a3 += f3[i] * x0 + f3[i + 1] * x1;
+          }
+          if (cin & 1) {
+            const int32_t x0 = q[0] + off;
+            a0 += f0[i] * x0; a1 += f1[i] * x0; a2 += f2[i] * x0; a3 += f3[i] * x0;
+          }
+          acc[0] = a0; acc[1] = a1; acc[2] = a2; acc[3] = a3;
+        } else {
+          for (int32_t k = 0; k < cout - oc; k++) {
+            int32_t a = 0;
+            for (int32_t i = 0; i < cin; i++) a += f0[k * cin + i] * (ip[i] + off);
+            acc[k] = a;
+          }
+        }
+        _Pragma("GCC unroll 1") for (int32_t k = 0; k < 4 && oc + k < cout; k++) {
+          rv_rq rq;
+          rv_rq_init(&rq, p->multiplier[oc + k], p->shift[oc + k]);
+          o[oc + k] = rv_rq_out(acc[k] + (p->bias ? p->bias[oc + k] : 0), &rq, zp, lo, hi);
+        }
+      }
+    }
+  }
+}
