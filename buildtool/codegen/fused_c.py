@@ -140,14 +140,23 @@ class _Emit:
             return
         runs = sorted({f["kw"] * f["in"]["c"] for f in self.conv_fields.values()
                        if f["dil_w"] == 1 and f["kw"] * f["in"]["c"] <= 16})
+        # [0], a 1x1's longer runs (bt_fx_rv_run_long, 0.7 KB): where a conv of kh 1 with one may take the one-channel
+        # paths, its parameters passed to a call other than the entries that take none of them (model.c's tile
+        # kernels' and variants' entries, fx_chw_kg); without it such a run goes rolled, with the same results
+        text = "\n".join(e.decls + e.body)
+        direct = {"fx_win_kr", "fx_win_kb", "fx_win_k", "fx_win_conv_all", "fx_chw_kg", "fx_chw_kgb", "fx_chw_kgr"}
+        reach = {int(n) for fn, n in re.findall(r"(\w+)\(&op(\d+)_pg?\b", text) if fn not in direct}
+        if any(f["kh"] == 1 and f["dil_w"] == 1 and f["kw"] * f["in"]["c"] > 16
+               for i, f in self.conv_fields.items() if i in reach):
+            runs = [0] + runs
         # (the entries and the table declared by kernels/riscv/bt_variants.h, which model.c includes where it calls a
         # variant (model_c._variant_block); a plan calling none includes it here: ad01's least-RAM plan on riscv32 did
         # not compile, bt_fx_rv_run_fn unknown)
         if not e.used_variants:
             e.declare('#if defined __has_include\n#if __has_include("bt_variants.h")\n#include "bt_variants.h"\n'
                       '#endif\n#endif')
-        e.declare("bt_fx_rv_run_fn *const bt_fx_rv_runs[17] = {" + ", ".join(f"[{k}] = bt_fx_rv_run{k}" for k in runs)
-                  + ("" if runs else "0") + "};")
+        e.declare("bt_fx_rv_run_fn *const bt_fx_rv_runs[17] = {" + ", ".join(
+            f"[{k}] = bt_fx_rv_run{k or '_long'}" for k in runs) + ("" if runs else "0") + "};")
 
     def rv_chw_only(self, e: _Emitter, blk: BlockRun, conv, op, w: int) -> bool:
         """On the riscv set, do its one-channel paths (kernels/riscv/fused.c: conv1_prep_ch, dw1_ch under fx_k_chw1)

@@ -231,20 +231,28 @@ static void rv_run_long(const int8_t *ip, int32_t step, int32_t n, const int8_t 
   }
 RV_RUNS
 #undef RV_RUN
+/* A 1x1's dense run without an entry of its own (longer than 16 values), the table's [0]: rv_run_long, 0.7 KB, linked
+   only where model.c's table names it (a conv of kh 1 whose run is longer may take the one-channel paths). */
+void bt_fx_rv_run_long(const int8_t *const *ipr, int32_t step, int32_t n, int8_t *o, int32_t ops,
+                       const bt_conv_params *p, const void *sv) {
+  const rv_conv1 *st = (const rv_conv1 *)sv;
+  rv_run_long(ipr[0], step, n, st->f, st->run, o, ops, p, st);
+}
 #define RV_RUN(k) [k] = bt_fx_rv_run##k,
-__attribute__((weak)) bt_fx_rv_run_fn *const bt_fx_rv_runs[17] = {RV_RUNS};
+__attribute__((weak)) bt_fx_rv_run_fn *const bt_fx_rv_runs[17] = {[0] = bt_fx_rv_run_long, RV_RUNS};
 #undef RV_RUN
 
 /* Output row y of a one-output-channel conv, pixels [xa, xb): border pixels (inside: 0) or interior
    pixels (inside: 1, every tap in the input; dense runs of up to 16 values unrolled where
-   bt_fx_rv_runs has their length, a 1x1's other runs two pixels at a time, the rest rolled). */
+   bt_fx_rv_runs has their length, a 1x1's other runs two pixels at a time where it has [0], the rest
+   rolled; channels requantised by bt_rq2 only, the others rolled). */
 static void conv1_row_k(const bt_conv_params *p, const rv_conv1 *st, const box_src *s, int8_t *orow, int32_t y,
                         int32_t xa, int32_t xb, int inside) {
   const int32_t iy0 = y * p->stride_h - p->pad_top, ps = p->in.pixel_stride, ops = p->out.pixel_stride;
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max, step = p->stride_w * ps;
   if (!inside) {
     for (int32_t x = xa; x < xb; x++)
-      orow[x * ops] = RV_ST_OUT(conv1_border(p, s, iy0, x * p->stride_w - p->pad_left), st, zp, lo, hi);
+      orow[x * ops] = rv_rq_out(conv1_border(p, s, iy0, x * p->stride_w - p->pad_left), &st->q, zp, lo, hi);
     return;
   }
   if (xa >= xb) return;
@@ -253,14 +261,11 @@ static void conv1_row_k(const bt_conv_params *p, const rv_conv1 *st, const box_s
   for (int32_t ky = 0; ky < p->kh; ky++) ipr[ky] = box_row(s, iy0 + ky * p->dil_h) + ix;
   const int32_t run = st->run, kw = st->dense ? 1 : p->kw, dx = p->dil_w * ps, n = xb - xa;
   int8_t *o = orow + xa * ops;
-  if (st->dense) {
-    bt_fx_rv_run_fn *const fn = st->fast && run <= 16 ? bt_fx_rv_runs[run] : 0;
+  if (st->dense && st->fast) {
+    bt_fx_rv_run_fn *fn = run <= 16 ? bt_fx_rv_runs[run] : 0;
+    if (!fn && p->kh == 1) fn = bt_fx_rv_runs[0];   /* a 1x1's other runs: bt_fx_rv_run_long */
     if (fn) {
       fn(ipr, step, n, o, ops, p, st);
-      return;
-    }
-    if (st->fast && p->kh == 1) {
-      rv_run_long(ipr[0], step, n, st->f, run, o, ops, p, st);
       return;
     }
   }
@@ -314,24 +319,23 @@ static int32_t dw1_border(const bt_conv_params *p, const int8_t *in, int32_t in_
   return acc;
 }
 
-/* Interior outputs [xa, xb) of row y of a one-channel depthwise (ir: input row iy0's first byte),
-   requantised by bt_rq2 (FAST) or q. */
-static inline __attribute__((always_inline)) void dw1_interior_t(const bt_conv_params *p, const rv_conv1 *w,
-                                                                const int8_t *ir, int8_t *orow, int32_t xa,
-                                                                int32_t xb, const int FAST) {
+/* Interior outputs [xa, xb) of row y of a one-channel depthwise (ir: input row iy0's first byte): a 3x3 filter
+   requantised by bt_rq2 with its taps in registers, else one rolled loop requantising by bt_rq2 or q (RV_ST_OUT:
+   one copy of it for both, 0.3 KB). */
+static void dw1_interior(const bt_conv_params *p, const rv_conv1 *w, const int8_t *ir, int8_t *orow, int32_t xa,
+                         int32_t xb) {
   const int8_t *fk = p->filter;
   const int32_t ps = p->in.pixel_stride, row = p->in.w * ps, dy = p->dil_h * row, dx = p->dil_w * ps;
   const int32_t zp = p->output_offset, lo = p->act_min, hi = p->act_max, ops = p->out.pixel_stride;
   const int32_t acc0 = w->acc0, m = w->m, p2 = w->p2, e1 = w->e1;
   const int8_t *ip = ir + (xa * p->stride_w - p->pad_left) * ps;
   const int32_t step = p->stride_w * ps;
-#define RV_DW_OUT(a) (FAST ? rv_out2((a), m, p2, e1, zp, lo, hi) : rv_rq_out((a), &w->q, zp, lo, hi))
-  if (FAST && p->kh == 3 && p->kw == 3) {
+  if (w->fast && p->kh == 3 && p->kw == 3) {
     const int32_t f0 = fk[0], f1 = fk[1], f2 = fk[2], f3 = fk[3], f4 = fk[4], f5 = fk[5];
     const int32_t f6 = fk[6], f7 = fk[7], f8 = fk[8];
     int8_t *o = orow + xa * ops;
     int32_t x = xa;
-    if (FAST && step == 1 && dx == 1)   /* two outputs per pass: each row's four bytes loaded once */
+    if (step == 1 && dx == 1)   /* two outputs per pass: each row's four bytes loaded once */
       for (; x + 2 <= xb; x += 2, ip += 2, o += 2 * ops) {
         const int8_t *r0 = ip, *r1 = ip + dy, *r2 = ip + 2 * dy;
         int32_t a = acc0, b = acc0, u0, u1, u2, u3;
@@ -350,8 +354,7 @@ static inline __attribute__((always_inline)) void dw1_interior_t(const bt_conv_p
       const int8_t *r0 = ip, *r1 = ip + dy, *r2 = ip + 2 * dy;
       const int32_t a = acc0 + f0 * r0[0] + f1 * r0[dx] + f2 * r0[2 * dx] + f3 * r1[0] + f4 * r1[dx] + f5 * r1[2 * dx]
                         + f6 * r2[0] + f7 * r2[dx] + f8 * r2[2 * dx];
-      if (FAST) RV_PUT2(*o, a, m, p2, e1, zp, lo, hi);
-      else *o = rv_rq_out(a, &w->q, zp, lo, hi);
+      RV_PUT2(*o, a, m, p2, e1, zp, lo, hi);
     }
     return;
   }
@@ -360,15 +363,8 @@ static inline __attribute__((always_inline)) void dw1_interior_t(const bt_conv_p
     const int8_t *f = fk;
     for (int32_t ky = 0; ky < p->kh; ky++)
       for (int32_t kx = 0; kx < p->kw; kx++) a += *f++ * ip[ky * dy + kx * dx];
-    orow[x * ops] = RV_DW_OUT(a);
+    orow[x * ops] = RV_ST_OUT(a, w, zp, lo, hi);
   }
-#undef RV_DW_OUT
-}
-
-static void dw1_interior(const bt_conv_params *p, const rv_conv1 *w, const int8_t *ir, int8_t *orow, int32_t xa,
-                         int32_t xb) {
-  if (w->fast) dw1_interior_t(p, w, ir, orow, xa, xb, 1);
-  else dw1_interior_t(p, w, ir, orow, xa, xb, 0);
 }
 
 /* A depthwise on a one-channel input (in.c == out.c == 1, multiplier 1) over rows [y0, y1) into d
@@ -394,7 +390,7 @@ static int dw1_ch(const bt_depthwise_params *dp, const int8_t *in, int32_t in_y0
     const int32_t a = inside ? xi0 : p->out.w, b = inside ? xi1 : p->out.w;
     for (int32_t x = 0; x < p->out.w; x++) {
       if (x == a && a < b) { dw1_interior(p, w, in + (iy0 - in_y0) * in_row, orow, a, b); x = b - 1; continue; }
-      orow[x * ops] = RV_ST_OUT(dw1_border(p, in, in_y0, iy0, x * p->stride_w - p->pad_left), w, zp, lo, hi);
+      orow[x * ops] = rv_rq_out(dw1_border(p, in, in_y0, iy0, x * p->stride_w - p->pad_left), &w->q, zp, lo, hi);
     }
   }
   return 1;
@@ -429,44 +425,41 @@ void fx_chw_rv(const void *cprm, const fx_buf *cin, const fx_buf *win, int32_t w
    (codegen/fused_c.py rv_pw1), where bt_conv_s8_general takes this path (its border loop: no interior of two
    columns) in 4.2 KB of code and bt_conv_s8_pointwise sets up every channel group a call (kws's least-RAM plan on
    riscv32: 125 one-pixel calls a layer). */
-void bt_fx_rv_pw1(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1) {
-  const int32_t cin = p->in.c, cout = p->out.c, ips = p->in.pixel_stride, in_row = p->in.w * ips;
-  const int32_t ops = p->out.pixel_stride, out_row = p->out.w * ops, step = p->stride_w * ips;
-  const int32_t off = p->input_offset, zp = p->output_offset, lo = p->act_min, hi = p->act_max;
-  for (int32_t y = y0; y < y1; y++) {
-    const int8_t *ip = in + (y * p->stride_h - p->pad_top - in_y0) * in_row - p->pad_left * ips;
-    int8_t *o = out + (y - y0) * out_row;
-    for (int32_t x = 0; x < p->out.w; x++, ip += step, o += ops) {
-      const int8_t *f0 = p->filter;
-      int32_t oc = 0, acc[4];
-      for (; oc < cout; oc += 4, f0 += 4 * cin) {
-        const int32_t n = cout - oc < 4 ? 1 : 4;   /* the last channels one by one */
-        if (n == 4) {
-          const int8_t *f1 = f0 + cin, *f2 = f1 + cin, *f3 = f2 + cin, *q = ip, *const end = ip + (cin & ~1);
-          int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, i = 0;
-          for (; q != end; q += 2, i += 2) {
-            const int32_t x0 = q[0] + off, x1 = q[1] + off;
-            a0 += f0[i] * x0 + f0[i + 1] * x1; a1 += f1[i] * x0 + f1[i + 1] * x1;
-            a2 += f2[i] * x0 + f2[i + 1] * x1; a3 += f3[i] * x0 + f3[i + 1] * x1;
-          }
-          if (cin & 1) {
-            const int32_t x0 = q[0] + off;
-            a0 += f0[i] * x0; a1 += f1[i] * x0; a2 += f2[i] * x0; a3 += f3[i] * x0;
-          }
-          acc[0] = a0; acc[1] = a1; acc[2] = a2; acc[3] = a3;
-        } else {
-          for (int32_t k = 0; k < cout - oc; k++) {
-            int32_t a = 0;
-            for (int32_t i = 0; i < cin; i++) a += f0[k * cin + i] * (ip[i] + off);
-            acc[k] = a;
-          }
-        }
-        _Pragma("GCC unroll 1") for (int32_t k = 0; k < 4 && oc + k < cout; k++) {
-          rv_rq rq;
-          rv_rq_init(&rq, p->multiplier[oc + k], p->shift[oc + k]);
-          o[oc + k] = rv_rq_out(acc[k] + (p->bias ? p->bias[oc + k] : 0), &rq, zp, lo, hi);
-        }
+/* bt_fx_rv_pw1's pixel: input pixel ip into output pixel o. */
+__attribute__((noinline)) static void pw1_px(const bt_conv_params *p, const int8_t *ip, int8_t *o) {
+  const int32_t cin = p->in.c, cout = p->out.c, off = p->input_offset;
+  const int8_t *f0 = p->filter;
+  for (int32_t oc = 0; oc < cout; oc += 4, f0 += 4 * cin) {
+    int32_t acc[4] = {0, 0, 0, 0}, n = cout - oc;
+    if (n >= 4) {
+      const int8_t *f1 = f0 + cin, *f2 = f1 + cin, *f3 = f2 + cin, *q = ip, *const end = ip + (cin & ~1);
+      int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, i = 0;
+      for (; q != end; q += 2, i += 2) {
+        const int32_t x0 = q[0] + off, x1 = q[1] + off;
+        a0 += f0[i] * x0 + f0[i + 1] * x1; a1 += f1[i] * x0 + f1[i + 1] * x1;
+        a2 += f2[i] * x0 + f2[i + 1] * x1; a3 += f3[i] * x0 + f3[i + 1] * x1;
       }
+      if (cin & 1) {
+        const int32_t x0 = q[0] + off;
+        a0 += f0[i] * x0; a1 += f1[i] * x0; a2 += f2[i] * x0; a3 += f3[i] * x0;
+      }
+      acc[0] = a0; acc[1] = a1; acc[2] = a2; acc[3] = a3;
+      n = 4;
+    } else {
+      for (int32_t k = 0; k < n; k++)
+        for (int32_t i = 0; i < cin; i++) acc[k] += f0[k * cin + i] * (ip[i] + off);
+    }
+    for (int32_t k = 0; k < n; k++) {
+      rv_rq rq;
+      rv_rq_init(&rq, p->multiplier[oc + k], p->shift[oc + k]);
+      o[oc + k] = rv_rq_out(acc[k] + (p->bias ? p->bias[oc + k] : 0), &rq, p->output_offset, p->act_min, p->act_max);
     }
   }
+}
+void bt_fx_rv_pw1(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1) {
+  const int32_t ips = p->in.pixel_stride, in_row = p->in.w * ips, ops = p->out.pixel_stride;
+  for (int32_t y = y0; y < y1; y++)
+    for (int32_t x = 0; x < p->out.w; x++)
+      pw1_px(p, in + (y * p->stride_h - p->pad_top - in_y0) * in_row + (x * p->stride_w - p->pad_left) * ips,
+             out + ((y - y0) * p->out.w + x) * ops);
 }
