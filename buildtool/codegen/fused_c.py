@@ -144,7 +144,8 @@ class _Emit:
         # paths, its parameters passed to a call other than the entries that take none of them (model.c's tile
         # kernels' and variants' entries, fx_chw_kg); without it such a run goes rolled, with the same results
         text = "\n".join(e.decls + e.body)
-        direct = {"fx_win_kr", "fx_win_kb", "fx_win_k", "fx_win_conv_all", "fx_chw_kg", "fx_chw_kgb", "fx_chw_kgr"}
+        direct = {"fx_win_kr", "fx_win_kb", "fx_win_k", "fx_win_conv_all", "fx_chw_kg", "fx_chw_kgb", "fx_chw_kgr",
+                  "fx_rv_pw1"}
         reach = {int(n) for fn, n in re.findall(r"(\w+)\(&op(\d+)_pg?\b", text) if fn not in direct}
         if any(f["kh"] == 1 and f["dil_w"] == 1 and f["kw"] * f["in"]["c"] > 16
                for i, f in self.conv_fields.items() if i in reach):
@@ -397,6 +398,7 @@ class _Emit:
                     fn = "fx_chw" if not ck else "fx_chw_kg" if kg else "fx_chw_k"
                     if fn == "fx_chw" and self.rv_chw_only(e, blk, conv, op, w):
                         fn = "fx_chw_rv"
+                        e.used_variants[fn] = "fx_chw"  # another kernel set: its entry
                     if fn == "fx_chw_kg":
                         dk = self.dw_path(e, op, dk, self.kg_dw_calls(k, blk, op, w))
                         ck += ", " + self.kg_few(e, k, blk, w, ck)
@@ -485,7 +487,9 @@ class _Emit:
             return self.depthwise(e, op, src, dst, box, ch, fch, (k, blk))
         if kind == "FX_CONV" and ch == "-1" and self.g.tensors[op.outputs[0]].shape[3] > 1:
             one = self.box_variant(e, blk, op) if src == "&i0" else None
-            one = self.rv_pw1(e, blk, op, one)
+            if self.rv_pw1(e, blk, op, one):
+                e.used_variants["fx_rv_pw1"] = "fx_win_conv_all"  # another kernel set: its entry
+                return f"fx_rv_pw1(&{p}, {src}, {dst}, {box});"
             if one:  # fx_win_k on the variant every call takes: the plan links no other (box_variant)
                 e.used_variants[one] = kernel_variants.DISPATCHERS["conv"]
                 return f"{self.win_entry(blk, op)}(&{p}, {one}, {src}, {dst}, {box}, -1);"
@@ -525,20 +529,21 @@ class _Emit:
         # instances' loops, fx_win_k's tile kernels, are the fast ones)
         return last if cond is kernel_variants._always and not e.cortex_m_set() else None
 
-    def rv_pw1(self, e: _Emitter, blk: BlockRun, op, one: str | None) -> str | None:
-        """On the riscv set, box_variant's choice `one` for conv op's all-channel tiles, or kernels/riscv/fused.c's
-        bt_fx_rv_pw1 where that is bt_conv_s8_general on an unpadded 1x1 layer whose every tile is one column wide
-        and whose calls take fx_win_kr's or fx_win_kb's path (no column calls): bt_conv_s8_general runs such a call
-        pixel by pixel in its border loop (an interior needs two columns), bt_fx_rv_pw1 the same loop in 0.4 KB of
-        its 4.2 KB (kws's least-RAM plan on riscv32: its four 1x1 layers, 125 one-pixel tiles each)."""
+    def rv_pw1(self, e: _Emitter, blk: BlockRun, op, one: str | None) -> bool:
+        """On the riscv set, does model.c call kernels/riscv/fused.c's fx_rv_pw1 for conv op's all-channel tiles, in
+        place of fx_win_k's entry on box_variant's choice `one`? Where that is bt_conv_s8_general on an unpadded 1x1
+        layer without multiplier INT32_MIN whose every tile is one column wide: bt_conv_s8_general runs such a call
+        pixel by pixel in its border loop (an interior needs two columns), fx_rv_pw1 the same loop on the layer's
+        parameters in 0.9 KB of the 4.7 KB of the entry and bt_conv_s8_general (kws's least-RAM plan on riscv32: its
+        four 1x1 layers, 125 one-pixel tiles each)."""
         if one != "bt_conv_s8_general" or e.variants is None or e.variants[0] != kernel_variants.TABLES["riscv"][0]:
-            return one
+            return False
         f = self.conv_fields[op.index]
         if (f["kh"], f["kw"], f["pad_top"], f["pad_left"]) != (1, 1, 0, 0):
-            return one
+            return False
         if any(cb - ca != 1 for _, _, _, _, ca, cb in self.out_boxes(blk, op.outputs[0])):
-            return one
-        return "bt_fx_rv_pw1" if self.win_entry(blk, op) in ("fx_win_kr", "fx_win_kb") else one
+            return False
+        return all(m != -2 ** 31 for m in prepare.conv(self.g, op).multipliers)
 
     def win_entry(self, blk: BlockRun, op, t: int | None = None) -> str:
         """The fx_win_k entry of conv op's tiles (fused_ref.h win_kind_o; its output boxes, of tensor t (default its

@@ -32,7 +32,4 @@ bt_fx_rv_run_fn bt_fx_rv_run1, bt_fx_rv_run2, bt_fx_rv_run3, bt_fx_rv_run4, bt_f
     bt_fx_rv_run7, bt_fx_rv_run8, bt_fx_rv_run9, bt_fx_rv_run10, bt_fx_rv_run11, bt_fx_rv_run12, bt_fx_rv_run13,
     bt_fx_rv_run14, bt_fx_rv_run15, bt_fx_rv_run16, bt_fx_rv_run_long;
 extern bt_fx_rv_run_fn *const bt_fx_rv_runs[17];
-/* fused.c's 1x1 conv of an unpadded layer pixel by pixel, bt_conv_s8's bytes: a pointwise layer's tile kernel where
- * every tile is one column wide (codegen/fused_c.py rv_pw1) */
-void bt_fx_rv_pw1(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1);
 #endif

@@ -6,7 +6,7 @@
  *    the input offset folded into the start value
  *    (bias + offset * sum(filter), exact in int32); interior pixels sum their tap runs without
  *    bounds checks: a 1x1 (one dense tap row of up to 16 values) with its filter in registers,
- *    other dense tap rows of up to 16 values four (three, two) outputs per filter load, longer
+ *    other dense tap rows of up to 16 values four (two) outputs per filter load, longer
  *    runs two pixels at a time; each run length an entry of its own, linked only where model.c's
  *    table bt_fx_rv_runs names it (the lengths its convs take); border pixels walk their valid taps;
  *  - depthwise on a one-channel input: the offset folded likewise, a 3x3 filter's taps in
@@ -141,26 +141,8 @@ static inline __attribute__((always_inline)) void rv_rows_pair(const int8_t *con
     RV_PUT2(o[2 * ops], c, m, p2, e1, zp, lo, hi);
     RV_PUT2(o[3 * ops], e, m, p2, e1, zp, lo, hi);
   }
-  if (n - i == 3) {   /* three outputs per filter load */
-    int32_t a = acc0, b = acc0, c = acc0;
-    const int8_t *f = fw;
-    for (int32_t r = 0; r < kh; r++, f += R) {
-      const int8_t *u = ipr[r] + off, *v = u + step, *x = v + step;
-      __asm__("" : "+r"(v), "+r"(x));
-      _Pragma("GCC unroll 16") for (int t = 0; t < R; t++) {
-        const int32_t w = f[t];
-        a += w * u[t];
-        b += w * v[t];
-        c += w * x[t];
-        if ((t & 1) == 1 || t == R - 1) __asm__ volatile("" : "+r"(a), "+r"(b), "+r"(c) : : "memory");
-      }
-    }
-    RV_PUT2(o[0], a, m, p2, e1, zp, lo, hi);
-    RV_PUT2(o[ops], b, m, p2, e1, zp, lo, hi);
-    RV_PUT2(o[2 * ops], c, m, p2, e1, zp, lo, hi);
-    return;
-  }
-  if (n - i == 2) {
+  if (n - i >= 2) {   /* two outputs per filter load (of three left: then one; a three-output pass, 0.4 KB,
+                         saved kws's least-RAM plan 0.8 % of its instructions) */
     int32_t a = acc0, b = acc0;
     const int8_t *f = fw;
     for (int32_t r = 0; r < kh; r++, f += R) {
@@ -176,7 +158,7 @@ static inline __attribute__((always_inline)) void rv_rows_pair(const int8_t *con
     }
     RV_PUT2(o[0], a, m, p2, e1, zp, lo, hi);
     RV_PUT2(o[ops], b, m, p2, e1, zp, lo, hi);
-    return;
+    i += 2, o += 2 * ops, off += 2 * step;
   }
   if (i < n) {
     int32_t a = acc0;
@@ -419,13 +401,9 @@ void fx_chw_rv(const void *cprm, const fx_buf *cin, const fx_buf *win, int32_t w
   chw1_b(0, cprm, cin, win, wra, wrb, wca, wcb, dprm, fch, out, ra, rb, ca, cb, channels);
 }
 
-/* A 1x1 convolution whose every tap lies in the input (an unpadded layer) and no multiplier is INT32_MIN (rv_rq_ok),
-   pixel by pixel: four output channels a pass sharing each input load (the input offset added once per input), then
-   the rest one by one; bt_conv_s8's bytes. model.c's tile kernel for a pointwise layer whose tiles are one column wide
-   (codegen/fused_c.py rv_pw1), where bt_conv_s8_general takes this path (its border loop: no interior of two
-   columns) in 4.2 KB of code and bt_conv_s8_pointwise sets up every channel group a call (kws's least-RAM plan on
-   riscv32: 125 one-pixel calls a layer). */
-/* bt_fx_rv_pw1's pixel: input pixel ip into output pixel o. */
+/* fx_rv_pw1's pixel: a 1x1 conv (no multiplier INT32_MIN: rv_rq_ok) of input pixel ip into output pixel o, four
+   output channels a pass sharing each input load (the input offset added once per input), then the rest one by one;
+   bt_conv_s8's bytes. */
 __attribute__((noinline)) static void pw1_px(const bt_conv_params *p, const int8_t *ip, int8_t *o) {
   const int32_t cin = p->in.c, cout = p->out.c, off = p->input_offset;
   const int8_t *f0 = p->filter;
@@ -456,10 +434,15 @@ __attribute__((noinline)) static void pw1_px(const bt_conv_params *p, const int8
     }
   }
 }
-void bt_fx_rv_pw1(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0, int32_t y1) {
-  const int32_t ips = p->in.pixel_stride, in_row = p->in.w * ips, ops = p->out.pixel_stride;
-  for (int32_t y = y0; y < y1; y++)
-    for (int32_t x = 0; x < p->out.w; x++)
-      pw1_px(p, in + (y * p->stride_h - p->pad_top - in_y0) * in_row + (x * p->stride_w - p->pad_left) * ips,
-             out + ((y - y0) * p->out.w + x) * ops);
+
+/* fx_win_conv_all (output rows [ra, rb) x cols [ca, cb) of conv prm from buffer in into out) for a 1x1 conv of an
+   unpadded layer without multiplier INT32_MIN, pixel by pixel (pw1_px) on the layer's own parameters: no tile
+   geometry, no row-band or box loops. model.c's call where every tile of such a layer is one column wide
+   (codegen/fused_c.py rv_pw1), where bt_conv_s8_general takes the same path (its border loop: no interior of two
+   columns) in 4.2 KB of code and bt_conv_s8_pointwise sets up every channel group a call (kws's least-RAM plan on
+   riscv32: 125 one-pixel tiles a layer). */
+void fx_rv_pw1(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb) {
+  const bt_conv_params *p = prm;
+  for (int32_t y = ra; y < rb; y++)
+    for (int32_t x = ca; x < cb; x++) pw1_px(p, fx_at(in, y * p->stride_h, x * p->stride_w), fx_at(out, y, x));
 }
