@@ -363,6 +363,38 @@ def test_resnet8_fused_code_within_goal(board):
     assert code[True] <= FUSED_CODE_GOAL * code[False], (board, code)
 
 
+# what kws' least-RAM riscv32 firmware linked for its tiles before fused_c.rv_chw_only and rv_pw1 (37.6 KB of code,
+# 1.87x its plain firmware's): the conv dispatcher and both its variants, the tile runtime's channel-group and box loops
+RV_KWS_UNLINKED = {"bt_conv_s8", "bt_conv_s8_general", "bt_conv_s8_pointwise", "fx_win_k", "fx_win_kr", "fx_win_dw",
+                   "fx_chw_k", "win_k_groups", "fx_win_dk_ch", "bt_fx_rv_run_long"}
+
+
+@pytest.mark.slow
+def test_kws_riscv32_fused_code_within_goal(tmp_path):
+    """MLPerf kws' least-RAM fused firmware on riscv32: its first conv and depthwise run channel by channel through
+    fx_chw_rv (fused_c.rv_chw_only: the one-channel paths without the fallbacks they never take) and its four 1x1
+    layers' one-pixel tiles through fx_rv_pw1 (fused_c.rv_pw1), so the link holds none of RV_KWS_UNLINKED, and its
+    code, as the build's RAM/flash line and benchmarks/code_size.py --fused count it, is at most FUSED_CODE_GOAL times
+    its plain firmware's at the default code preset."""
+    need("riscv32")
+    t = targets.get("riscv32")
+    m = pipeline.read_model(str(shared_model("mlperf-tiny/kws_ref_model")))
+    ops = model_opcodes(m.graph)
+    code, text, linked = {}, "", set()
+    for fused in (False, True):
+        plan = pipeline.plan_memory(m.graph, PlanOptions(optimize="ram" if fused else None))
+        files = pipeline.code(m, plan, t.name, PlanOptions())
+        out = tmp_path / ("fused" if fused else "plain")
+        out.mkdir()
+        elf = toolchain.trial_elf(t, files["model.c"], files["model.h"], out, model_sources(t, ops, fused))
+        code[fused] = toolchain.elf_code_bytes(t, elf)
+        text, linked = files["model.c"], set(runner.symbols(t, elf))
+    assert "fx_chw_rv(&op0_p, " in text and len(re.findall(r"fx_rv_pw1\(&op\d+_p, ", text)) == 4
+    assert "#define fx_chw_rv fx_chw\n" in text and "#define fx_rv_pw1 fx_win_conv_all\n" in text  # another set
+    assert not RV_KWS_UNLINKED & linked, RV_KWS_UNLINKED & linked
+    assert code[True] <= FUSED_CODE_GOAL * code[False], code
+
+
 def test_half_small_is_add_dense_h_choice():
     """fused_c.half_small: add_dense.h's ad_s8 takes ad_half_small_sat (a 0.5 input either side, the other's multiplier
     at least 2^30 with shift -1..-31 and offset within +-128, left shift 20, bt_rq2 output, no activation inside int8);

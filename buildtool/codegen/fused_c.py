@@ -113,6 +113,7 @@ class _Emit:
         self.axes = {}  # (rows, their text) -> the first axis table declared with them (axis)
         self.blk_of = {}  # a CONV_2D into a channelwise window -> its block (kg_conv_calls)
         self.piped = {k for grp in plan.schedule.pipelined for k in grp}
+        self.pw1_calls = {}  # a conv's fx_rv_pw1 call -> the fx_win_k entry's call it replaces (rv_pw1_keep)
         for k, it in enumerate(plan.schedule.items):
             if isinstance(it, BlockRun):
                 self.block(e, k, it)
@@ -125,6 +126,7 @@ class _Emit:
                         raise PlanError(f"operator {it} ({op.opcode}) runs whole on row-banded tensor {i}; "
                                         f"firmware needs it in one piece: plan without banding it")
                 emit_op(e, it)
+        self.rv_pw1_keep(e)
         self.entries(e)
         self.rv_runs(e)
         e.fixed_cycles = self.block_cycles(e)
@@ -488,8 +490,9 @@ class _Emit:
         if kind == "FX_CONV" and ch == "-1" and self.g.tensors[op.outputs[0]].shape[3] > 1:
             one = self.box_variant(e, blk, op) if src == "&i0" else None
             if self.rv_pw1(e, blk, op, one):
-                e.used_variants["fx_rv_pw1"] = "fx_win_conv_all"  # another kernel set: its entry
-                return f"fx_rv_pw1(&{p}, {src}, {dst}, {box});"
+                call = f"fx_rv_pw1(&{p}, {src}, {dst}, {box});"
+                self.pw1_calls[call] = f"{self.win_entry(blk, op)}(&{p}, {one}, {src}, {dst}, {box}, -1);"
+                return call
             if one:  # fx_win_k on the variant every call takes: the plan links no other (box_variant)
                 e.used_variants[one] = kernel_variants.DISPATCHERS["conv"]
                 return f"{self.win_entry(blk, op)}(&{p}, {one}, {src}, {dst}, {box}, -1);"
@@ -544,6 +547,26 @@ class _Emit:
         if any(cb - ca != 1 for _, _, _, _, ca, cb in self.out_boxes(blk, op.outputs[0])):
             return False
         return all(m != -2 ** 31 for m in prepare.conv(self.g, op).multipliers)
+
+    # calls that link bt_conv_s8_general (through the dispatcher bt_conv_s8 or by name) whatever fx_rv_pw1 takes
+    RV_GENERAL = re.compile(r"\bbt_conv_s8(_general)?\b|\b(fx_win|fx_pulled)\(FX_CONV,|"
+                            r"\b(fx_win_conv|fx_win_conv_all|fx_chw|fx_chw_k|fx_pulled_chw|fx_conv_inplace)\(")
+
+    def rv_pw1_keep(self, e: _Emitter) -> None:
+        """Keep the fx_rv_pw1 calls (rv_pw1) where the plan then links no bt_conv_s8_general, else give them back their
+        fx_win_k entry's calls on it: with the general kernel linked for other convs fx_rv_pw1 is 0.9 KB more (ResNet-8's
+        least-RAM plan on riscv32, whose 1x1 layers of stride 2 have one-column tiles beside its 3x3 layers: 25.6 ->
+        26.6 KiB, 1.29x -> 1.34x its plain plan's)."""
+        if not self.pw1_calls:
+            return
+        text = "\n".join(e.decls + e.body)
+        if "bt_conv_s8_general" in e.used_variants or self.RV_GENERAL.search(text):
+            for lines in (e.decls, e.body):
+                for new, old in self.pw1_calls.items():
+                    lines[:] = [t.replace(new, old) for t in lines]
+            e.used_variants["bt_conv_s8_general"] = kernel_variants.DISPATCHERS["conv"]
+        else:
+            e.used_variants["fx_rv_pw1"] = "fx_win_conv_all"  # another kernel set: its entry
 
     def win_entry(self, blk: BlockRun, op, t: int | None = None) -> str:
         """The fx_win_k entry of conv op's tiles (fused_ref.h win_kind_o; its output boxes, of tensor t (default its
