@@ -413,7 +413,7 @@ def test_half_small_is_add_dense_h_choice():
 
 def _rv_run_symbols(t, elf) -> set:
     """The unrolled one-channel conv entries (kernels/riscv/fused.c bt_fx_rv_runK) elf defines."""
-    return {n for n in runner.symbols(t, elf) if re.fullmatch(r"bt_fx_rv_run\d+", n)}
+    return {n for n in runner.symbols(t, elf) if re.fullmatch(r"bt_fx_rv_(run|rows)\d+", n)}
 
 
 def test_riscv32_plan_calling_no_variant_declares_its_run_table_after_bt_variants():
@@ -448,10 +448,10 @@ def test_kws_riscv32_links_only_the_run_lengths_it_calls(tmp_path):
             _, _, kw, cin = g.tensors[op.inputs[1]].shape
             runs |= {kw * cin} if kw * cin <= 16 else set()
     assert runs, "kws' first conv (10x4 taps over one channel) has a dense run of 4"
-    want = {f"bt_fx_rv_run{k}" for k in runs}
+    want = {f"bt_fx_rv_rows{k}" for k in runs}  # no conv of kh 1 takes them: the entries without the 1x1 pass
     c = generate(g, _plan(name, "ram"), "riscv32")[0]
     table = re.search(r"bt_fx_rv_runs\[17\] = \{(.*)\};", c).group(1)
-    assert set(re.findall(r"\[(\d+)\] = bt_fx_rv_run\1", table)) == {str(k) for k in runs}
+    assert set(re.findall(r"\[(\d+)\] = bt_fx_rv_rows\1", table)) == {str(k) for k in runs}
     check(name, "ram", "riscv32", tmp_path / "runs")
     assert _rv_run_symbols(t, tmp_path / "runs" / "firmware.elf") == want
     # the same plan with no unrolled entry: every run rolled (rv_run_long, conv1_row_k's loop), same bytes

@@ -158,8 +158,11 @@ class _Emit:
         if not e.used_variants:
             e.declare('#if defined __has_include\n#if __has_include("bt_variants.h")\n#include "bt_variants.h"\n'
                       '#endif\n#endif')
+        # a length no conv of kh 1 takes: its entry without the 1x1 pass (bt_fx_rv_rowsK; kws's stem, 0.1 KB)
+        one = {f["kw"] * f["in"]["c"] for f in self.conv_fields.values() if f["kh"] == 1}
+        names = {k: "_long" if k == 0 else f"{k}" if k in one else f"s{k}" for k in runs}
         e.declare("bt_fx_rv_run_fn *const bt_fx_rv_runs[17] = {" + ", ".join(
-            f"[{k}] = bt_fx_rv_run{k or '_long'}" for k in runs) + ("" if runs else "0") + "};")
+            f"[{k}] = bt_fx_rv_run{names[k]}".replace("runs", "rows") for k in runs) + ("" if runs else "0") + "};")
 
     def rv_chw_only(self, e: _Emitter, blk: BlockRun, conv, op, w: int) -> bool:
         """On the riscv set, do its one-channel paths (kernels/riscv/fused.c: conv1_prep_ch, dw1_ch under fx_k_chw1)

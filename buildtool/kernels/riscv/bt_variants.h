@@ -31,5 +31,9 @@ typedef void bt_fx_rv_run_fn(const int8_t *const *ipr, int32_t step, int32_t n, 
 bt_fx_rv_run_fn bt_fx_rv_run1, bt_fx_rv_run2, bt_fx_rv_run3, bt_fx_rv_run4, bt_fx_rv_run5, bt_fx_rv_run6,
     bt_fx_rv_run7, bt_fx_rv_run8, bt_fx_rv_run9, bt_fx_rv_run10, bt_fx_rv_run11, bt_fx_rv_run12, bt_fx_rv_run13,
     bt_fx_rv_run14, bt_fx_rv_run15, bt_fx_rv_run16, bt_fx_rv_run_long;
+/* the same entries for convs of kh > 1 alone (no 1x1 pass), where no conv of kh 1 takes the length */
+bt_fx_rv_run_fn bt_fx_rv_rows1, bt_fx_rv_rows2, bt_fx_rv_rows3, bt_fx_rv_rows4, bt_fx_rv_rows5, bt_fx_rv_rows6,
+    bt_fx_rv_rows7, bt_fx_rv_rows8, bt_fx_rv_rows9, bt_fx_rv_rows10, bt_fx_rv_rows11, bt_fx_rv_rows12, bt_fx_rv_rows13,
+    bt_fx_rv_rows14, bt_fx_rv_rows15, bt_fx_rv_rows16;
 extern bt_fx_rv_run_fn *const bt_fx_rv_runs[17];
 #endif

@@ -6,7 +6,7 @@
  *    the input offset folded into the start value
  *    (bias + offset * sum(filter), exact in int32); interior pixels sum their tap runs without
  *    bounds checks: a 1x1 (one dense tap row of up to 16 values) with its filter in registers,
- *    other dense tap rows of up to 16 values four (two) outputs per filter load, longer
+ *    other dense tap rows of up to 16 values four (three, two) outputs per filter load (one as two), longer
  *    runs two pixels at a time; each run length an entry of its own, linked only where model.c's
  *    table bt_fx_rv_runs names it (the lengths its convs take); border pixels walk their valid taps;
  *  - depthwise on a one-channel input: the offset folded likewise, a 3x3 filter's taps in
@@ -141,12 +141,32 @@ static inline __attribute__((always_inline)) void rv_rows_pair(const int8_t *con
     RV_PUT2(o[2 * ops], c, m, p2, e1, zp, lo, hi);
     RV_PUT2(o[3 * ops], e, m, p2, e1, zp, lo, hi);
   }
-  if (n - i >= 2) {   /* two outputs per filter load (of three left: then one; a three-output pass, 0.4 KB,
-                         saved kws's least-RAM plan 0.8 % of its instructions) */
+  if (n - i == 3) {   /* three outputs per filter load */
+    int32_t a = acc0, b = acc0, c = acc0;
+    const int8_t *f = fw;
+    for (int32_t r = 0; r < kh; r++, f += R) {
+      const int8_t *u = ipr[r] + off, *v = u + step, *x = v + step;
+      __asm__("" : "+r"(v), "+r"(x));
+      _Pragma("GCC unroll 16") for (int t = 0; t < R; t++) {
+        const int32_t w = f[t];
+        a += w * u[t];
+        b += w * v[t];
+        c += w * x[t];
+        if ((t & 1) == 1 || t == R - 1) __asm__ volatile("" : "+r"(a), "+r"(b), "+r"(c) : : "memory");
+      }
+    }
+    RV_PUT2(o[0], a, m, p2, e1, zp, lo, hi);
+    RV_PUT2(o[ops], b, m, p2, e1, zp, lo, hi);
+    RV_PUT2(o[2 * ops], c, m, p2, e1, zp, lo, hi);
+    return;
+  }
+  if (i < n) {   /* two outputs, or one (computed twice, stored twice after every read: 0.2 KB less than a pass of
+                    its own) */
+    const int32_t s2 = n - i == 2 ? step : 0, o2 = n - i == 2 ? ops : 0;
     int32_t a = acc0, b = acc0;
     const int8_t *f = fw;
     for (int32_t r = 0; r < kh; r++, f += R) {
-      const int8_t *u = ipr[r] + off, *v = u + step;
+      const int8_t *u = ipr[r] + off, *v = u + s2;
       __asm__("" : "+r"(v));   /* v its own pointer: gcc would keep step + t for every tap */
       _Pragma("GCC unroll 16") for (int t = 0; t < R; t++) {
         const int32_t c = f[t];
@@ -157,17 +177,7 @@ static inline __attribute__((always_inline)) void rv_rows_pair(const int8_t *con
       }
     }
     RV_PUT2(o[0], a, m, p2, e1, zp, lo, hi);
-    RV_PUT2(o[ops], b, m, p2, e1, zp, lo, hi);
-    i += 2, o += 2 * ops, off += 2 * step;
-  }
-  if (i < n) {
-    int32_t a = acc0;
-    const int8_t *f = fw;
-    for (int32_t r = 0; r < kh; r++, f += R) {
-      const int8_t *u = ipr[r] + off;
-      _Pragma("GCC unroll 16") for (int t = 0; t < R; t++) a += f[t] * u[t];
-    }
-    RV_PUT2(*o, a, m, p2, e1, zp, lo, hi);
+    RV_PUT2(o[o2], b, m, p2, e1, zp, lo, hi);
   }
 }
 
@@ -210,6 +220,16 @@ static void rv_run_long(const int8_t *ip, int32_t step, int32_t n, const int8_t 
     const rv_conv1 *st = (const rv_conv1 *)sv;                                                            \
     if (p->kh == 1) rv_run1_out(ipr[0], step, n, st->f, o, ops, p, st, k);                                \
     else rv_rows_pair(ipr, p->kh, step, n, st->f, o, ops, p, st, k);                                      \
+  }
+RV_RUNS
+#undef RV_RUN
+/* The same for convs of kh > 1 alone (rv_rows_pair: any kh, so a 1x1 through one gives the same bytes), without the
+   1x1's pass: model.c's table names it for a run length no conv of kh 1 takes (kws's stem, 0.1 KB less). */
+#define RV_RUN(k)                                                                                         \
+  void bt_fx_rv_rows##k(const int8_t *const *ipr, int32_t step, int32_t n, int8_t *o, int32_t ops,       \
+                        const bt_conv_params *p, const void *sv) {                                        \
+    const rv_conv1 *st = (const rv_conv1 *)sv;                                                            \
+    rv_rows_pair(ipr, p->kh, step, n, st->f, o, ops, p, st, k);                                           \
   }
 RV_RUNS
 #undef RV_RUN
@@ -404,29 +424,25 @@ void fx_chw_rv(const void *cprm, const fx_buf *cin, const fx_buf *win, int32_t w
 /* fx_rv_pw1's pixel: a 1x1 conv (no multiplier INT32_MIN: rv_rq_ok) of input pixel ip into output pixel o, four
    output channels a pass sharing each input load (the input offset added once per input), then the rest one by one;
    bt_conv_s8's bytes. */
-__attribute__((noinline)) static void pw1_px(const bt_conv_params *p, const int8_t *ip, int8_t *o) {
+static void pw1_px(const bt_conv_params *p, const int8_t *ip, int8_t *o) {
   const int32_t cin = p->in.c, cout = p->out.c, off = p->input_offset;
   const int8_t *f0 = p->filter;
   for (int32_t oc = 0; oc < cout; oc += 4, f0 += 4 * cin) {
-    int32_t acc[4] = {0, 0, 0, 0}, n = cout - oc;
-    if (n >= 4) {
-      const int8_t *f1 = f0 + cin, *f2 = f1 + cin, *f3 = f2 + cin, *q = ip, *const end = ip + (cin & ~1);
-      int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, i = 0;
-      for (; q != end; q += 2, i += 2) {
-        const int32_t x0 = q[0] + off, x1 = q[1] + off;
-        a0 += f0[i] * x0 + f0[i + 1] * x1; a1 += f1[i] * x0 + f1[i + 1] * x1;
-        a2 += f2[i] * x0 + f2[i + 1] * x1; a3 += f3[i] * x0 + f3[i + 1] * x1;
-      }
-      if (cin & 1) {
-        const int32_t x0 = q[0] + off;
-        a0 += f0[i] * x0; a1 += f1[i] * x0; a2 += f2[i] * x0; a3 += f3[i] * x0;
-      }
-      acc[0] = a0; acc[1] = a1; acc[2] = a2; acc[3] = a3;
-      n = 4;
-    } else {
-      for (int32_t k = 0; k < n; k++)
-        for (int32_t i = 0; i < cin; i++) acc[k] += f0[k * cin + i] * (ip[i] + off);
+    /* the last group's missing filters read its last one again (their sums not stored) */
+    const int32_t n = cout - oc < 4 ? cout - oc : 4;
+    const int8_t *f1 = f0 + (n > 1) * cin, *f2 = f0 + (n > 2) * 2 * cin, *f3 = f0 + (n > 3) * 3 * cin;
+    const int8_t *q = ip, *const end = ip + (cin & ~1);
+    int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0, i = 0;
+    for (; q != end; q += 2, i += 2) {
+      const int32_t x0 = q[0] + off, x1 = q[1] + off;
+      a0 += f0[i] * x0 + f0[i + 1] * x1; a1 += f1[i] * x0 + f1[i + 1] * x1;
+      a2 += f2[i] * x0 + f2[i + 1] * x1; a3 += f3[i] * x0 + f3[i + 1] * x1;
     }
+    if (cin & 1) {
+      const int32_t x0 = q[0] + off;
+      a0 += f0[i] * x0; a1 += f1[i] * x0; a2 += f2[i] * x0; a3 += f3[i] * x0;
+    }
+    const int32_t acc[4] = {a0, a1, a2, a3};
     for (int32_t k = 0; k < n; k++) {
       rv_rq rq;
       rv_rq_init(&rq, p->multiplier[oc + k], p->shift[oc + k]);
