@@ -393,6 +393,38 @@ def test_vww_fused_code_within_goal(tmp_path):
     assert not names & {"dw_small_one", "bt_dws2_1_56", "bt_dws2_2_56", "bt_dw_pix_rq2", "dw_small_56_s1"}, names
 
 
+# what kws' least-RAM riscv32 firmware linked for its tiles before fused_c.rv_chw_only and rv_pw1 (37.6 KB of code,
+# 1.87x its plain firmware's): the conv dispatcher and both its variants, the tile runtime's channel-group and box loops
+RV_KWS_UNLINKED = {"bt_conv_s8", "bt_conv_s8_general", "bt_conv_s8_pointwise", "fx_win_k", "fx_win_kr", "fx_win_dw",
+                   "fx_chw_k", "win_k_groups", "fx_win_dk_ch", "bt_fx_rv_run_long"}
+
+
+@pytest.mark.slow
+def test_kws_riscv32_fused_code_within_goal(tmp_path):
+    """MLPerf kws' least-RAM fused firmware on riscv32: its first conv and depthwise run channel by channel through
+    fx_chw_rv (fused_c.rv_chw_only: the one-channel paths without the fallbacks they never take) and its four 1x1
+    layers' one-pixel tiles through fx_rv_pw1 (fused_c.rv_pw1), so the link holds none of RV_KWS_UNLINKED, and its
+    code, as the build's RAM/flash line and benchmarks/code_size.py --fused count it, is at most FUSED_CODE_GOAL times
+    its plain firmware's at the default code preset."""
+    need("riscv32")
+    t = targets.get("riscv32")
+    m = pipeline.read_model(str(shared_model("mlperf-tiny/kws_ref_model")))
+    ops = model_opcodes(m.graph)
+    code, text, linked = {}, "", set()
+    for fused in (False, True):
+        plan = pipeline.plan_memory(m.graph, PlanOptions(optimize="ram" if fused else None))
+        files = pipeline.code(m, plan, t.name, PlanOptions())
+        out = tmp_path / ("fused" if fused else "plain")
+        out.mkdir()
+        elf = toolchain.trial_elf(t, files["model.c"], files["model.h"], out, model_sources(t, ops, fused))
+        code[fused] = toolchain.elf_code_bytes(t, elf)
+        text, linked = files["model.c"], set(runner.symbols(t, elf))
+    assert "fx_chw_rv(&op0_p, " in text and len(re.findall(r"fx_rv_pw1\(&op\d+_p, ", text)) == 4
+    assert "#define fx_chw_rv fx_chw\n" in text and "#define fx_rv_pw1 fx_win_conv_all\n" in text  # another set
+    assert not RV_KWS_UNLINKED & linked, RV_KWS_UNLINKED & linked
+    assert code[True] <= FUSED_CODE_GOAL * code[False], code
+
+
 def test_half_small_is_add_dense_h_choice():
     """fused_c.half_small: add_dense.h's ad_s8 takes ad_half_small_sat (a 0.5 input either side, the other's multiplier
     at least 2^30 with shift -1..-31 and offset within +-128, left shift 20, bt_rq2 output, no activation inside int8);
@@ -411,7 +443,7 @@ def test_half_small_is_add_dense_h_choice():
 
 def _rv_run_symbols(t, elf) -> set:
     """The unrolled one-channel conv entries (kernels/riscv/fused.c bt_fx_rv_runK) elf defines."""
-    return {n for n in runner.symbols(t, elf) if re.fullmatch(r"bt_fx_rv_run\d+", n)}
+    return {n for n in runner.symbols(t, elf) if re.fullmatch(r"bt_fx_rv_(run|rows)\d+", n)}
 
 
 def test_riscv32_plan_calling_no_variant_declares_its_run_table_after_bt_variants():
@@ -446,10 +478,10 @@ def test_kws_riscv32_links_only_the_run_lengths_it_calls(tmp_path):
             _, _, kw, cin = g.tensors[op.inputs[1]].shape
             runs |= {kw * cin} if kw * cin <= 16 else set()
     assert runs, "kws' first conv (10x4 taps over one channel) has a dense run of 4"
-    want = {f"bt_fx_rv_run{k}" for k in runs}
+    want = {f"bt_fx_rv_rows{k}" for k in runs}  # no conv of kh 1 takes them: the entries without the 1x1 pass
     c = generate(g, _plan(name, "ram"), "riscv32")[0]
     table = re.search(r"bt_fx_rv_runs\[17\] = \{(.*)\};", c).group(1)
-    assert set(re.findall(r"\[(\d+)\] = bt_fx_rv_run\1", table)) == {str(k) for k in runs}
+    assert set(re.findall(r"\[(\d+)\] = bt_fx_rv_rows\1", table)) == {str(k) for k in runs}
     check(name, "ram", "riscv32", tmp_path / "runs")
     assert _rv_run_symbols(t, tmp_path / "runs" / "firmware.elf") == want
     # the same plan with no unrolled entry: every run rolled (rv_run_long, conv1_row_k's loop), same bytes

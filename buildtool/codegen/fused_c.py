@@ -115,6 +115,7 @@ class _Emit:
         self.axes = {}  # (rows, their text) -> the first axis table declared with them (axis)
         self.blk_of = {}  # a CONV_2D into a channelwise window -> its block (kg_conv_calls)
         self.piped = {k for grp in plan.schedule.pipelined for k in grp}
+        self.pw1_calls = {}  # a conv's fx_rv_pw1 call -> the fx_win_k entry's call it replaces (rv_pw1_keep)
         for k, it in enumerate(plan.schedule.items):
             if isinstance(it, BlockRun):
                 self.block(e, k, it)
@@ -128,6 +129,7 @@ class _Emit:
                                         f"firmware needs it in one piece: plan without banding it")
                 emit_op(e, it)
         self.shared_entries(e)
+        self.rv_pw1_keep(e)
         self.entries(e)
         self.rv_runs(e)
         e.fixed_cycles = self.block_cycles(e)
@@ -143,14 +145,46 @@ class _Emit:
             return
         runs = sorted({f["kw"] * f["in"]["c"] for f in self.conv_fields.values()
                        if f["dil_w"] == 1 and f["kw"] * f["in"]["c"] <= 16})
+        # [0], a 1x1's longer runs (bt_fx_rv_run_long, 0.7 KB): where a conv of kh 1 with one may take the one-channel
+        # paths, its parameters passed to a call other than the entries that take none of them (model.c's tile
+        # kernels' and variants' entries, fx_chw_kg); without it such a run goes rolled, with the same results
+        text = "\n".join(e.decls + e.body)
+        direct = {"fx_win_kr", "fx_win_kb", "fx_win_k", "fx_win_conv_all", "fx_chw_kg", "fx_chw_kgb", "fx_chw_kgr",
+                  "fx_rv_pw1"}
+        reach = {int(n) for fn, n in re.findall(r"(\w+)\(&op(\d+)_pg?\b", text) if fn not in direct}
+        if any(f["kh"] == 1 and f["dil_w"] == 1 and f["kw"] * f["in"]["c"] > 16
+               for i, f in self.conv_fields.items() if i in reach):
+            runs = [0] + runs
         # (the entries and the table declared by kernels/riscv/bt_variants.h, which model.c includes where it calls a
         # variant (model_c._variant_block); a plan calling none includes it here: ad01's least-RAM plan on riscv32 did
         # not compile, bt_fx_rv_run_fn unknown)
         if not e.used_variants:
             e.declare('#if defined __has_include\n#if __has_include("bt_variants.h")\n#include "bt_variants.h"\n'
                       '#endif\n#endif')
-        e.declare("bt_fx_rv_run_fn *const bt_fx_rv_runs[17] = {" + ", ".join(f"[{k}] = bt_fx_rv_run{k}" for k in runs)
-                  + ("" if runs else "0") + "};")
+        # a length no conv of kh 1 takes: its entry without the 1x1 pass (bt_fx_rv_rowsK; kws's stem, 0.1 KB)
+        one = {f["kw"] * f["in"]["c"] for f in self.conv_fields.values() if f["kh"] == 1}
+        names = {k: "_long" if k == 0 else f"{k}" if k in one else f"s{k}" for k in runs}
+        e.declare("bt_fx_rv_run_fn *const bt_fx_rv_runs[17] = {" + ", ".join(
+            f"[{k}] = bt_fx_rv_run{names[k]}".replace("runs", "rows") for k in runs) + ("" if runs else "0") + "};")
+
+    def rv_chw_only(self, e: _Emitter, blk: BlockRun, conv, op, w: int) -> bool:
+        """On the riscv set, do its one-channel paths (kernels/riscv/fused.c: conv1_prep_ch, dw1_ch under fx_k_chw1)
+        take every channel of every tile of fx_chw's channelwise window w (conv into it, depthwise op from it)? Then
+        model.c calls fx_chw_rv, fx_k_chw1 without the fallbacks those paths never take (fx_chw_k's channel groups,
+        fx_win's box and row loops, the dispatcher bt_conv_s8 and its variants: kws's least-RAM plan on riscv32,
+        5.6 KB). Their conditions: a one-channel window (not row-banded), int8 throughout, the conv's kh <= 16 (RV_KH),
+        the depthwise's multiplier 1, no requantisation multiplier INT32_MIN (rv_rq_ok)."""
+        if e.variants is None or e.variants[0] != kernel_variants.TABLES["riscv"][0]:
+            return False
+        g = self.g
+        if (conv.opcode != "CONV_2D" or op.opcode != "DEPTHWISE_CONV_2D" or w not in blk.windows or w in self.banded
+                or self.pixels(blk, w)[1] != 1):
+            return False
+        if any(g.tensors[t].dtype != "int8" for t in (conv.inputs[0], w, op.outputs[0])):
+            return False
+        if self.conv_fields[conv.index]["kh"] > 16 or self.dw_fields[op.index]["depth_multiplier"] != 1:
+            return False
+        return all(m != -2 ** 31 for o in (conv, op) for m in prepare.conv(g, o).multipliers)
 
     def block_cycles(self, e: _Emitter) -> int:
         """An estimate of the blocks' modelled cycles, for the code budget's balanced slack over the whole model
@@ -384,6 +418,9 @@ class _Emit:
                     kg = tile_kernels.chw_groups(e) and self.chw_groups_only(blk, conv, op, w)
                     ck, dk = self.chw_kernels(e, conv, op, self.kg_conv_calls(k, blk, conv, w) if kg else None)
                     fn = "fx_chw" if not ck else "fx_chw_kg" if kg else "fx_chw_k"
+                    if fn == "fx_chw" and self.rv_chw_only(e, blk, conv, op, w):
+                        fn = "fx_chw_rv"
+                        e.used_variants[fn] = "fx_chw"  # another kernel set: its entry
                     if fn == "fx_chw_kg":
                         dk = self.dw_path(e, op, dk, self.kg_dw_calls(k, blk, op, w))
                         ck += ", " + self.kg_few(e, k, blk, w, ck)
@@ -472,6 +509,10 @@ class _Emit:
             return self.depthwise(e, op, src, dst, box, ch, fch, (k, blk))
         if kind == "FX_CONV" and ch == "-1" and self.g.tensors[op.outputs[0]].shape[3] > 1:
             one = self.box_variant(e, blk, op) if src == "&i0" else None
+            if self.rv_pw1(e, blk, op, one):
+                call = f"fx_rv_pw1(&{p}, {src}, {dst}, {box});"
+                self.pw1_calls[call] = f"{self.win_entry(blk, op)}(&{p}, {one}, {src}, {dst}, {box}, -1);"
+                return call
             if one:  # fx_win_k on the variant every call takes: the plan links no other (box_variant)
                 e.used_variants[one] = kernel_variants.DISPATCHERS["conv"]
                 return f"{self.win_entry(blk, op)}(&{p}, {one}, {src}, {dst}, {box}, -1);"
@@ -510,6 +551,42 @@ class _Emit:
         # conditions the others' relaxed), on a set whose variants differ little on a tile (not cortex-m's: its
         # instances' loops, fx_win_k's tile kernels, are the fast ones)
         return last if cond is kernel_variants._always and not e.cortex_m_set() else None
+
+    def rv_pw1(self, e: _Emitter, blk: BlockRun, op, one: str | None) -> bool:
+        """On the riscv set, does model.c call kernels/riscv/fused.c's fx_rv_pw1 for conv op's all-channel tiles, in
+        place of fx_win_k's entry on box_variant's choice `one`? Where that is bt_conv_s8_general on an unpadded 1x1
+        layer without multiplier INT32_MIN whose every tile is one column wide: bt_conv_s8_general runs such a call
+        pixel by pixel in its border loop (an interior needs two columns), fx_rv_pw1 the same loop on the layer's
+        parameters in 0.9 KB of the 4.7 KB of the entry and bt_conv_s8_general (kws's least-RAM plan on riscv32: its
+        four 1x1 layers, 125 one-pixel tiles each)."""
+        if one != "bt_conv_s8_general" or e.variants is None or e.variants[0] != kernel_variants.TABLES["riscv"][0]:
+            return False
+        f = self.conv_fields[op.index]
+        if (f["kh"], f["kw"], f["pad_top"], f["pad_left"]) != (1, 1, 0, 0):
+            return False
+        if any(cb - ca != 1 for _, _, _, _, ca, cb in self.out_boxes(blk, op.outputs[0])):
+            return False
+        return all(m != -2 ** 31 for m in prepare.conv(self.g, op).multipliers)
+
+    # calls that link bt_conv_s8_general (through the dispatcher bt_conv_s8 or by name) whatever fx_rv_pw1 takes
+    RV_GENERAL = re.compile(r"\bbt_conv_s8(_general)?\b|\b(fx_win|fx_pulled)\(FX_CONV,|"
+                            r"\b(fx_win_conv|fx_win_conv_all|fx_chw|fx_chw_k|fx_pulled_chw|fx_conv_inplace)\(")
+
+    def rv_pw1_keep(self, e: _Emitter) -> None:
+        """Keep the fx_rv_pw1 calls (rv_pw1) where the plan then links no bt_conv_s8_general, else give them back their
+        fx_win_k entry's calls on it: with the general kernel linked for other convs fx_rv_pw1 is 0.9 KB more (ResNet-8's
+        least-RAM plan on riscv32, whose 1x1 layers of stride 2 have one-column tiles beside its 3x3 layers: 25.6 ->
+        26.6 KiB, 1.29x -> 1.34x its plain plan's)."""
+        if not self.pw1_calls:
+            return
+        text = "\n".join(e.decls + e.body)
+        if "bt_conv_s8_general" in e.used_variants or self.RV_GENERAL.search(text):
+            for lines in (e.decls, e.body):
+                for new, old in self.pw1_calls.items():
+                    lines[:] = [t.replace(new, old) for t in lines]
+            e.used_variants["bt_conv_s8_general"] = kernel_variants.DISPATCHERS["conv"]
+        else:
+            e.used_variants["fx_rv_pw1"] = "fx_win_conv_all"  # another kernel set: its entry
 
     def win_entry(self, blk: BlockRun, op, t: int | None = None) -> str:
         """The fx_win_k entry of conv op's tiles (fused_ref.h win_kind_o; its output boxes, of tensor t (default its

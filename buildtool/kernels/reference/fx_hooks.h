@@ -47,12 +47,16 @@ typedef int fx_dw1_none;
 
 /* A one-channel window's tile (fx_chw): both operators' geometry once, then per channel the set's
    one-channel conv and depthwise paths on the channel's filter, bias and requantisation (fx_win
-   for a channel they decline). */
-__attribute__((noinline)) static int fx_k_chw1(const void *cprm, const fx_buf *cin, const fx_buf *win, int32_t wra,
-                                              int32_t wrb, int32_t wca, int32_t wcb, const void *dprm,
-                                              const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb,
-                                              int32_t ca, int32_t cb, int32_t channels) {
-  if (win->ps != 1 || win->rows) return 0;
+   for a channel they decline). fallback 0 (a set's entry where code generation proved the paths take every
+   channel of every tile, riscv/fused.c fx_chw_rv): no fx_win calls, so the link holds none of their code; a
+   tile or channel the paths decline traps. */
+FX_ALWAYS int chw1_b(const int fallback, const void *cprm, const fx_buf *cin, const fx_buf *win, int32_t wra,
+                     int32_t wrb, int32_t wca, int32_t wcb, const void *dprm, const int8_t *fch, const fx_buf *out,
+                     int32_t ra, int32_t rb, int32_t ca, int32_t cb, int32_t channels) {
+  if (win->ps != 1 || win->rows) {
+    if (!fallback) __builtin_trap();
+    return 0;
+  }
   fx_prm cq, dq;
   const int32_t cx0 = win_geom(FX_CONV, cprm, cin, win, wca, wcb, 0, 0, &cq);
   const int32_t dx0 = win_geom(FX_DW, dprm, win, out, ca, cb, 0, fch, &dq);
@@ -90,16 +94,25 @@ __attribute__((noinline)) static int fx_k_chw1(const void *cprm, const fx_buf *c
     }
 #endif
     if (conv_ok) conv1_rows(c, &st, &s, &cd, wra, wrb);
-    else fx_win_k(cprm, FX_CONV_FEW, cin, win, wra, wrb, wca, wcb, ch);   /* one output channel */
+    else if (fallback) fx_win_k(cprm, FX_CONV_FEW, cin, win, wra, wrb, wca, wcb, ch);   /* one output channel */
+    else __builtin_trap();
     dd.oc = ch;
     dw_ok = dw1_ch(&dq.d, din, win->r0, &dd, ra, rb, &dw, !dw_ok);
-    if (!dw_ok) fx_win(FX_DW, dprm, win, out, ra, rb, ca, cb, ch, fch);
+    if (dw_ok) {
+    } else if (fallback) fx_win(FX_DW, dprm, win, out, ra, rb, ca, cb, ch, fch);
+    else __builtin_trap();
     c->filter += K; c->multiplier++; c->shift++;
     if (c->bias) c->bias++;
     d->filter += T; d->multiplier++; d->shift++;
     if (d->bias) d->bias++;
   }
   return 1;
+}
+__attribute__((noinline)) static int fx_k_chw1(const void *cprm, const fx_buf *cin, const fx_buf *win, int32_t wra,
+                                              int32_t wrb, int32_t wca, int32_t wcb, const void *dprm,
+                                              const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb,
+                                              int32_t ca, int32_t cb, int32_t channels) {
+  return chw1_b(1, cprm, cin, win, wra, wrb, wca, wcb, dprm, fch, out, ra, rb, ca, cb, channels);
 }
 
 /* fx_chw_k's hook (its arguments; 1 when it did the work): a set with FX_CHW_GROUPS (several channels at a time,
