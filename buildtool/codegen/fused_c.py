@@ -450,6 +450,8 @@ class _Emit:
         kernel = self.tile_kernel(e, blk, op, ch) if kind == "FX_CONV" else None
         if kernel:
             entry = self.win_entry(blk, op) if (src, ch) == ("&i0", "-1") else "fx_win_k"
+            if kernel in LEAN_TILE and entry == "fx_win_kb" and (dst, box) == ("&o", "R[0], R[1], C[0], C[1]"):
+                return lean_calls(p, kernel)
             return f"{entry}(&{p}, {kernel}, {src}, {dst}, {box}, {ch});"
         if kind == "FX_DW":
             return self.depthwise(e, op, src, dst, box, ch, fch, (k, blk))
@@ -809,7 +811,8 @@ class _Emit:
         # mbv2-w0.35's least-RAM ops 5, 6 and 12-15 on them, modelled +4 % and run +13 % (streamed, 79.9 -> 90.2 M
         # instructions against `--optimize-code speed`). Offered only where measured no slower (shared_tile)
         form = self.offer(e, op, name, shared_tile(shape, group, i in self.banded),
-                          tile_kernels.identity(name, fields, group, src, dst, shape, calls), lean_tile(group))
+                          tile_kernels.identity(name, fields, group, src, dst, shape, calls),
+                          lean_tile(group) and not inplace and self.win_entry(blk, op) == "fx_win_kb")
         if form is False:  # the variant itself, code it shares with the other layers calling it
             name = e.code_choice.get(op.index, (name,))[0] if e.code_choice is not None else name
             e.used_variants[name] = kernel_variants.DISPATCHERS["conv"]
@@ -877,13 +880,27 @@ SHARED_TILE_SLACK = 0.11
 # cycles (+5.3 %); ops 5, 8, 9: 5.3 KB less, +2.8 %; vww's op 4 (column tiles on row bands, input rows wider than the
 # output's: conv_1x1.h's pixel-a-pass path; modelled +17 %, past the slack) put on bt_conv_s8_1x1_rq2_ssat: +476 k. The kernels' box calls (an output row
 # pitch, several rows a call) would make them pay.
-LEAN_TILES = False
-LEAN_TILE = frozenset({"bt_conv_s8_kxk_rq2_ssat", "bt_conv_s8_1x1_rq2_ssat"})
+LEAN_TILES = True
+LEAN_TILE = frozenset({"bt_conv_s8_kxk_rq2_ssat", "bt_conv_s8_1x1_rq2_ssat", "bt_conv_s8_1x1_rq2m_ssat"})
 
 
 def lean_tile(group: int) -> bool:
-    """Is a conv's tile kernel that shared_tile does not offer the shared variants offered the lean ones (LEAN_TILE)?"""
+    """Is a conv's tile kernel that shared_tile does not offer the shared variants offered the lean ones (LEAN_TILE)?
+    (tile_kernel: only on fx_win_kb's calls, which lean_calls makes a column a call)"""
     return LEAN_TILES and not group
+
+
+def lean_calls(p: str, kernel: str) -> str:
+    """The C calls of a lean shared variant (LEAN_TILE) on a box tile R x C of output window o from i0: one call
+    where the box is as wide as the window (fused_ref.h win_kind_o's whole box) or no taller than wide, else one a
+    column, its pixels one output row pitch apart (o as a window one pixel wide of that pixel stride: the kernel's
+    out.w 1, out.pixel_stride the pitch), where fx_win_kb would call it an output row of a few pixels at a time (each
+    call's channel pairs set up again)."""
+    return (f"if (C[1] - C[0] == o.wp || R[1] - R[0] <= C[1] - C[0]) "
+            f"fx_win_kb(&{p}, {kernel}, &i0, &o, R[0], R[1], C[0], C[1], -1);\n"
+            f"      else for (int32_t x = C[0]; x < C[1]; x++) {{\n"
+            f"        const fx_buf oc = {{fx_at(&o, o.r0, x), o.r0, x, 1, o.wp * o.ps, 0}};\n"
+            f"        fx_win_kb(&{p}, {kernel}, &i0, &oc, R[0], R[1], x, x + 1, -1);\n      }}")
 
 
 def shared_tile(shape: str, group: int, in_rows: bool) -> bool:

@@ -46,9 +46,11 @@ static inline __attribute__((always_inline)) void bt_conv_1x1(const bt_conv_para
   /* the band's output pixels in rows of rw, the input pixels of a row step bytes apart: one row of n where they are
      consecutive in the input (stride 1, a whole map's or a tile's as wide as its input), else the output's rows (a
      stride over 1: every stride_w-th pixel of every stride_h-th row; a fused tile's narrower rows). The triples run
-     over the band as over a stride-1 map's (up to tmax a pass, each pair's loop over all of them): one inside a row
+     (a column, ow 1: a fused tile's column call, its pixels sh input rows apart, one row of n too)
+     over as a stride-1 map's (up to tmax a pass, each pair's loop over all of them): one inside a row
      widened by bt_pm_widen3r, one across two rows pixel by pixel (its pixels are not evenly spaced) */
-  const int32_t rw = p->in.w == ow && sh == 1 ? n : ow, step = p->stride_w * ips;
+  const int32_t rw = (p->in.w == ow && sh == 1) || ow == 1 ? n : ow, step = ow == 1 ? sh * in_row : p->stride_w * ips;
+  in -= p->pad_left * ips;   /* a tile's column call: pad_left <= 0, the column's offset in the input window */
   l3.K = K;
   l3.ops = n >= 3 ? ops : 0;
   for (int32_t t = 0; t < n;) {
