@@ -813,7 +813,7 @@ class _Emit:
         form = self.offer(e, op, name, shared_tile(shape, group, i in self.banded),
                           tile_kernels.identity(name, fields, group, src, dst, shape, calls),
                           lean_tile(group) and not inplace and (
-                              self.win_entry(blk, op) == "fx_win_kb" or tile_kernels.pointwise(fields)))
+                              self.win_entry(blk, op) in ("fx_win_kb", "fx_win_kr")))
         if form is False:  # the variant itself, code it shares with the other layers calling it
             name = e.code_choice.get(op.index, (name,))[0] if e.code_choice is not None else name
             e.used_variants[name] = kernel_variants.DISPATCHERS["conv"]
