@@ -451,7 +451,9 @@ class _Emit:
         if kernel:
             entry = self.win_entry(blk, op) if (src, ch) == ("&i0", "-1") else "fx_win_k"
             if kernel in LEAN_TILE and entry == "fx_win_kb" and (dst, box) == ("&o", "R[0], R[1], C[0], C[1]"):
-                return lean_calls(p, kernel)
+                if LEAN_HELPER not in e.decls:
+                    e.decls.append(LEAN_HELPER)
+                return f"fx_lean_k(&{p}, {kernel}, &i0, &o, R, C);"
             return f"{entry}(&{p}, {kernel}, {src}, {dst}, {box}, {ch});"
         if kind == "FX_DW":
             return self.depthwise(e, op, src, dst, box, ch, fch, (k, blk))
@@ -891,17 +893,23 @@ def lean_tile(group: int) -> bool:
     return LEAN_TILES and not group
 
 
-def lean_calls(p: str, kernel: str) -> str:
-    """The C calls of a lean shared variant (LEAN_TILE) on a box tile R x C of output window o from i0: one call
-    where the box is as wide as the window (fused_ref.h win_kind_o's whole box) or no taller than wide, else one a
-    column, its pixels one output row pitch apart (o as a window one pixel wide of that pixel stride: the kernel's
-    out.w 1, out.pixel_stride the pitch), where fx_win_kb would call it an output row of a few pixels at a time (each
-    call's channel pairs set up again)."""
-    return (f"if (C[1] - C[0] == o.wp || R[1] - R[0] <= C[1] - C[0]) "
-            f"fx_win_kb(&{p}, {kernel}, &i0, &o, R[0], R[1], C[0], C[1], -1);\n"
-            f"      else for (int32_t x = C[0]; x < C[1]; x++) {{\n"
-            f"        const fx_buf oc = {{fx_at(&o, o.r0, x), o.r0, x, 1, o.wp * o.ps, 0}};\n"
-            f"        fx_win_kb(&{p}, {kernel}, &i0, &oc, R[0], R[1], x, x + 1, -1);\n      }}")
+# The calls of a lean shared variant (LEAN_TILE) on a box tile R x C of output window o from i0 (fused_c's fx_win_kb
+# calls of them): one call where the box is as wide as the window (fused_ref.h win_kind_o's whole box) or no taller than
+# wide, else one a column, its pixels one output row pitch apart (o as a window one pixel wide of that pixel stride: the
+# kernel's out.w 1, out.pixel_stride the pitch), where fx_win_kb would call it an output row of a few pixels at a time
+# (each call's channel pairs set up again: ResNet-8's box tiles, 1-2 columns of 4-10 rows). One function a model.c.
+LEAN_HELPER = """\
+static void __attribute__((noinline)) fx_lean_k(const void *p, fx_conv_kernel k, const fx_buf *in, const fx_buf *o,
+                                                const int16_t *R, const int16_t *C) {
+  if (C[1] - C[0] == o->wp || R[1] - R[0] <= C[1] - C[0]) {
+    fx_win_kb(p, k, in, o, R[0], R[1], C[0], C[1], -1);
+    return;
+  }
+  for (int32_t x = C[0]; x < C[1]; x++) {
+    const fx_buf oc = {fx_at(o, o->r0, x), o->r0, x, 1, o->wp * o->ps, 0};
+    fx_win_kb(p, k, in, &oc, R[0], R[1], x, x + 1, -1);
+  }
+}"""
 
 
 def shared_tile(shape: str, group: int, in_rows: bool) -> bool:
