@@ -108,8 +108,10 @@ class _Emit:
         self.conv_fields = {}  # a CONV_2D's bt_conv_params fields (params), for its tile kernel
         self.dw_fields = {}  # a DEPTHWISE_CONV_2D's bt_depthwise_params fields (params), for its variant
         self.dw_tile_path = {}  # a DEPTHWISE_CONV_2D's path (tile_kernels.dw_call_path) when every tile call takes one
+        self.dw_shared = {}  # a DEPTHWISE_CONV_2D whose tiles the plain plan's entries may run: (their options, else)
         self.grouped = {}  # a CONV_2D's fx_chw_k tile kernel (chw_conv_kernel), None when it has none
         self.tile_shares = {}  # the tile kernels declared so far (tile_kernels.define's shared)
+        self.units = set()  # the axis tables of one tile a row or column (axis): FX_UNIT(i)
         self.axes = {}  # (rows, their text) -> the first axis table declared with them (axis)
         self.blk_of = {}  # a CONV_2D into a channelwise window -> its block (kg_conv_calls)
         self.piped = {k for grp in plan.schedule.pipelined for k in grp}
@@ -125,6 +127,7 @@ class _Emit:
                         raise PlanError(f"operator {it} ({op.opcode}) runs whole on row-banded tensor {i}; "
                                         f"firmware needs it in one piece: plan without banding it")
                 emit_op(e, it)
+        self.shared_entries(e)
         self.entries(e)
         self.rv_runs(e)
         e.fixed_cycles = self.block_cycles(e)
@@ -296,9 +299,23 @@ class _Emit:
         return n
 
     # -- blocks -------------------------------------------------------------------------
+    def unit(self, lines: list) -> str:
+        """A block function's text with its unit axis tables' rows FX_UNIT(r), FX_UNIT(c) (axis)."""
+        text = "\n".join(lines)
+        for name in sorted(self.units):
+            text = re.sub(rf"\b{name}\[([rc])\]", r"FX_UNIT(\1)", text)
+        return text
+
     def axis(self, e: _Emitter, name: str, n: int, table: list) -> None:
         """Declare a tile axis table (axis_table's rows) as `name`: a #define of the first one of the same rows where
         one is declared already (kws' blocks 1-7: one 25-row table, not seven, 1,200 bytes)."""
+        if [tuple(x) for x in table] == [(i, i + 1, 0, 0) for i in range(n)]:
+            # one tile a row or column, no window moves: FX_UNIT(i), a compound literal gcc folds (unit; vww's least-RAM
+            # plan: op 0's 48 one-pixel tiles, 384 bytes of table, and the loads of their bounds)
+            if not self.units:
+                e.declare("#define FX_UNIT(i) ((const int16_t[4]){(int16_t)(i), (int16_t)((i) + 1), 0, 0})")
+            self.units.add(name)
+            return
         rows = _rows(table)
         first = self.axes.setdefault((n, rows), name)
         e.declare(f"static const int16_t {name}[{n}][4] = {rows};" if first == name else f"#define {name} {first}")
@@ -420,7 +437,7 @@ class _Emit:
             lines.append(f"  fx_mean_done{acc_bits}(acc, bt_arena + {out}, {ti.shape[3]}, {mp['input_zp'] * num}, "
                          f"{mp['multiplier']}, {mp['shift']}, {mp['output_zp']});")
         lines.append("}")
-        e.declare("\n".join(lines))
+        e.declare(self.unit(lines))
         if row_fn:
             return
         ops = f"{blk.p}..{blk.q - 1}"
@@ -512,6 +529,27 @@ class _Emit:
                 rb - ra > 1 for _, _, ra, rb, _, _ in self.out_boxes(blk, t)):
             return "fx_win_k"
         return "fx_win_kr" if i not in blk.windows and i in self.banded else "fx_win_kb"
+
+    def shared_entries(self, e: _Emitter) -> None:
+        """The depthwise tiles dw_path found the plain plan's shared entries take (tile_kernels.dw_shared_entries) on
+        the entry of those the model's plain layers link anyway: bt_dw_rows_q4e_RL of the least row length RL a plain
+        layer's bt_dw_rows_q4_RL widens its rows in (model_c: e.dw_rows; its bt_dw_q4e_RL, the driver dw_q4s), bt_dw_s2g_N
+        where a plain layer calls a bt_dw_s2g entry (dw_s2, bt_dws2g; bt_dws2_tN, N = out.w % 6, a few hundred bytes
+        at most); else the path dw_path_of_calls found (vww's least-RAM plan on cortex-m4: its ops 1 and 3 on
+        bt_dw_rows_q4e_16 and bt_dw_s2g_0, op 9's and op 11's, not dw_small's one-row bands, 4.6 KB)."""
+        rls = {int(v.rsplit("_", 1)[1]) for v, _ in e.dw_rows.values()}
+        s2g = any(v.startswith("bt_dw_s2g") for v in e.used_variants)
+        for i, ((kind, options), other) in sorted(self.dw_shared.items()):
+            name = other
+            if kind == "rows" and rls & set(options):
+                rl = min(rls & set(options))
+                name, self.dw_tile_path[i] = f"bt_dw_rows_q4e_{rl}", f"bt_dw_rows_q4_{rl}"
+            elif kind == "s2g" and s2g:
+                name, self.dw_tile_path[i] = f"bt_dw_s2g_{options[0]}", "bt_dw_s2g"
+            if name != kernel_variants.DISPATCHERS["depthwise"]:
+                e.used_variants[name] = kernel_variants.DISPATCHERS["depthwise"]
+            e.decls[:] = [d.replace(f"@dw{i}@", name) for d in e.decls]
+            e.body[:] = [b.replace(f"@dw{i}@", name) for b in e.body]
 
     @staticmethod
     def entries(e: _Emitter) -> None:
@@ -643,7 +681,7 @@ class _Emit:
         if self.g.tensors[op.outputs[0]].dtype == "int8":
             fn = e.kernel("depthwise", layer)
             if at is not None and ch == "-1" and fn in tile_kernels.DW_M1:
-                fn = self.dw_path(e, op, fn, self.box_dw_calls(*at, op))
+                fn = self.dw_path(e, op, fn, self.box_dw_calls(*at, op), shared=True)
             # on all of several channels a set whose box paths take one channel (riscv: fx_hooks.h's) never takes them:
             # fx_win_dk on its dispatcher does not link them (tiny's least-RAM plan on riscv32: dw1_ch, 2.7 KB)
             one = (ch == "-1" and e.variants is not None and kernel_variants.instances() and not e.cortex_m_set()
@@ -652,9 +690,11 @@ class _Emit:
                 return f"fx_win_dk(&{p}, {fn}, {src}, {dst}, {box}, {ch}, {fch});"
         return f"fx_win(FX_DW, &{p}, {src}, {dst}, {box}, {ch}, {fch});"
 
-    def dw_path(self, e: _Emitter, op, fn: str, calls) -> str:
+    def dw_path(self, e: _Emitter, op, fn: str, calls, shared: bool = False) -> str:
         """fn, or when it is a variant dispatching by path (tile_kernels.DW_M1) and every one of calls (the depthwise
-        calls op's tiles make: tile_kernels.dw_box_calls) takes the same path, that path (declared as a variant)."""
+        calls op's tiles make: tile_kernels.dw_box_calls) takes the same path, that path (declared as a variant);
+        shared (an all-channel fx_win_dk call) on the cortex-m set: a placeholder for the plain plan's shared entry
+        shared_entries puts there where every call may take it (tile_kernels.dw_shared_entries)."""
         if fn not in tile_kernels.DW_M1 or calls is None:
             return fn
         g = self.g
@@ -668,6 +708,10 @@ class _Emit:
         if len(raw) == 1:  # the shared path every tile call takes, for block_cycles
             self.dw_tile_path[op.index] = raw.pop()
         name = tile_kernels.dw_path_of_calls(calls, values, fast, paths)
+        shared = tile_kernels.dw_shared_entries(calls, values, fast) if shared and e.cortex_m_set() else None
+        if shared is not None:  # the plain plan's entry where its layers link it (shared_entries), else name
+            self.dw_shared[op.index] = (shared, name or fn)
+            return f"@dw{op.index}@"
         if name is None:
             return fn
         e.used_variants[name] = kernel_variants.DISPATCHERS["depthwise"]

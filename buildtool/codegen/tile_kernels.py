@@ -459,6 +459,51 @@ def dw_call_paths(calls, values: dict, fast: int) -> list:
     return out
 
 
+def dw_shared_entries(calls, values: dict, fast: int):
+    """The plain plan's shared depthwise entries that give every call (dw_box_calls') the bytes of its path, whatever
+    its rows, as (kind, options), or None: ("rows", row lengths RL) where depthwise.c bt_dw_rows_q4e_RL (dw_q4s on
+    bt_dw_q4e_RL: 3x3 stride 1 along the row, bt_dw_q4's terms, every strip of at most RL - 2 and DW_NS1 outputs a
+    whole number of quads, at least 4) runs every call; ("s2g", (out.w % 6,)) where bt_dw_s2g_N (dw_s2: dw_s2_ok on
+    every call but its two rows, which are for speed: dw_s2 runs one row, its tap row 2 inside the image or not)
+    does. A fused tile's calls of whole rows (a row-band or line-buffer tile) then run the loops the plain plan's
+    layers link anyway (fused_c.dw_path), not dw_small's one-row band (vww's ops 1, 3: 4.6 KB)."""
+    if not calls or not fast:
+        return None
+    values = dict(values, bias=values["bias"] or [0] * len(values["multipliers"]))
+    kinds, rls, tails = set(), set(DW_RLS), set()
+    for q, c0, n, in_y0, y0, y1 in calls:
+        p = dict(q, **{k: v[c0:c0 + n] for k, v in values.items()})
+        o, i = p["out"], p["in"]
+        mm = all(-(1 << 29) <= b < 1 << 29 for b in p["bias"])
+        q4 = p["act_min"] == -128 and p["act_max"] == 127 and mm and all(-s - 1 <= 21 for s in p["shifts"])
+        if not (q4 and p["kh"] == 3 and p["kw"] == 3 and p["dil_h"] == 1 and p["dil_w"] == 1 and o["c"] % 4 == 0
+                and o["c"] > 0 and y1 > y0):
+            return None
+        if p["stride_w"] == 1:
+            kinds.add("rows")
+            ow = o["w"]
+            for rl in DW_RLS:
+                strips = -(-ow // min(54, rl - 2))
+                ns = [ow * (st + 1) // strips - ow * st // strips for st in range(strips)]
+                if min(ns) < 4 or any(m % 4 for m in ns):
+                    rls.discard(rl)
+        elif p["stride_w"] == 2 and p["stride_h"] == 2:
+            kinds.add("s2g")
+            pb = (o["h"] - 1) * 2 + 3 - p["pad_top"] - i["h"]
+            pr = (o["w"] - 1) * 2 + 3 - p["pad_left"] - i["w"]
+            if not (o["w"] >= 3 and 12 * (o["w"] + 1) <= 576 and 0 <= p["pad_left"] <= 1 and 0 <= p["pad_top"] <= 1
+                    and pb <= 1 and pr <= 1):
+                return None
+            tails.add(o["w"] % 6)
+        else:
+            return None
+    if kinds == {"rows"} and rls:
+        return "rows", tuple(sorted(rls))
+    if kinds == {"s2g"} and len(tails) == 1:
+        return "s2g", tuple(tails)
+    return None
+
+
 def dw_path_of_calls(calls, values: dict, fast: int, paths: list | None = None):
     """The one path every call (dw_box_calls') takes (dw_small's, its entry of the calls' row length and requantisation:
     dw_small_entry), or None (several, or a call not worked out). values: the layer's per-channel "bias",
@@ -473,5 +518,15 @@ def dw_path_of_calls(calls, values: dict, fast: int, paths: list | None = None):
     name = names.pop() if names else None
     sizes = [(y1 - y0) * q["out"]["w"] for q, _, _, _, y0, y1 in calls]
     if name == "bt_dw_box_rq2" and sum(n for n in sizes if n > PIX_MAX) * PIX_SHARE <= sum(sizes):
-        return "bt_dw_pix_rq2"
+        return "bt_dw_pix4_rq2" if all(dw_pix4(q, n) for q, _, n, _, _, _ in calls) else "bt_dw_pix_rq2"
     return name
+
+
+def dw_pix4(q: dict, n: int) -> bool:
+    """depthwise.c bt_dw_pix4_rq2 gives bt_dw_pix_rq2's bytes on a call of n channels with fields q: channels in fours,
+    a 3-wide filter undilated, every output pixel's taps inside the input two or three a tap row (its straight-line
+    rows; not its general tap loop nor its remainder channels, 0.6 KB of bt_dw_pix_rq2's 1.9)."""
+    if n % 4 or q["kw"] != 3 or q["dil_w"] != 1:
+        return False
+    w, s, pad = q["in"]["w"], q["stride_w"], q["pad_left"]
+    return all(min(x * s - pad + 3, w) - max(x * s - pad, 0) >= 2 for x in range(q["out"]["w"]))

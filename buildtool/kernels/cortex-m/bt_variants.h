@@ -79,6 +79,7 @@ BT_DW_VARIANT(bt_dw_rows);
 BT_DW_VARIANT(bt_dw_box_rq2);     /* any layer: the 3x3 interior loop where a row has one, the general pixels */
 BT_DW_VARIANT(bt_dw_box);
 BT_DW_VARIANT(bt_dw_pix_rq2);     /* a fused tile's calls of a pixel or two: the general pixels, bt_rq2 */
+BT_DW_VARIANT(bt_dw_pix4_rq2);    /* the same on channels in fours, one requantisation loop */
 #undef BT_DW_VARIANT
 const char *bt_depthwise_s8_variant(const bt_depthwise_params *p);
 /* the path name dw_path picks for a call of out rows [y0, y1) (the variant's name for depth multipliers above 1) */

@@ -15,7 +15,7 @@
  * the sums start from 2 bias; ADD, SMMLAR, ASR an output instead of bt_rq2's AND, ORR, ADD, SMLAL, ASR, one SADD16 a
  * pixel's 2 values more), for layers whose 2a stays in int32 (kernel_variants.lean_1x1_doubled, doubled_ok's bound):
  * ResNet-8's stride-2 shortcuts (16 -> 32 and 32 -> 64 channels) ran 1.15x and 1.03x their compact instances with
- * bt_rq2, 1.09x and 1.00x with bt_rq2m. One body (bt_conv_1x1, fast 1 or 2) compiled into each entry point: a model
+ * bt_rq2, 1.08x and 1.00x with bt_rq2m. One body (bt_conv_1x1, fast 1 or 2) compiled into each entry point: a model
  * links the one it calls (the code budget prices each variant whole, so it plans one of the two; a split that
  * shared everything but the widening and the channel pairs between them, the pass called through a pointer, made
  * each 50-60 B larger: vww's 3,086 -> 3,146 B, variant_costs.py); the pixel left alone (bt_mv1x4) is requantised by
