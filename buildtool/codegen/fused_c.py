@@ -858,8 +858,8 @@ class _Emit:
         # instructions against `--optimize-code speed`). Offered only where measured no slower (shared_tile)
         form = self.offer(e, op, name, shared_tile(shape, group, i in self.banded),
                           tile_kernels.identity(name, fields, group, src, dst, shape, calls),
-                          lean_tile(group) and not inplace and (
-                              self.win_entry(blk, op) in ("fx_win_kb", "fx_win_kr")))
+                          lean_tile(group) and not inplace and lean_entry(
+                              self.win_entry(blk, op), fields))
         if form is False:  # the variant itself, code it shares with the other layers calling it
             name = e.code_choice.get(op.index, (name,))[0] if e.code_choice is not None else name
             e.used_variants[name] = kernel_variants.DISPATCHERS["conv"]
@@ -929,6 +929,16 @@ SHARED_TILE_SLACK = 0.11
 # pitch, several rows a call) would make them pay.
 LEAN_TILES = True
 LEAN_TILE = frozenset({"bt_conv_s8_kxk_rq2_ssat", "bt_conv_s8_1x1_rq2_ssat", "bt_conv_s8_1x1_rq2m_ssat"})
+
+
+def lean_entry(entry: str, fields: dict) -> bool:
+    """Are a conv's tiles, calling fx_win_k entry `entry`, offered the lean shared variants (lean_tile)? fx_win_kb's (box
+    tiles: fx_lean_k calls them a column a call), and fx_win_kr's (row bands: an output row a call) of a KxK or a 1x1 of
+    stride over 1: ResNet-8's least-RAM ops 8 and 10 on cortex-m4, est. cycles 32,676,471 -> 33,152,903 for 2.1 KB
+    less with op 8 (`buildtool run ... --optimize ram`). Not a 1x1 of stride 1 on row bands: kws' least-RAM plan's
+    pointwise layers there, calls of a pixel each (conv_1x1.h widens it thrice): 9,636,812 -> 14,535,812."""
+    return entry == "fx_win_kb" or (entry == "fx_win_kr" and not (
+        tile_kernels.pointwise(fields) and fields["stride_h"] == 1 and fields["stride_w"] == 1))
 
 
 def lean_tile(group: int) -> bool:
