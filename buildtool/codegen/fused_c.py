@@ -919,14 +919,13 @@ SHARED_TILES = True  # tile kernels offered the shared variants too, where share
 SHARED_TILE_SLACK = 0.11
 
 
-# the lean shared conv variants (kernel_variants.kxk_ok's, lean_1x1's: the plain plans' code budget picks them) offered
-# to the tile kernels shared_tile does not offer the shared variants (box tiles, column tiles on row bands), within
-# SHARED_TILE_SLACK as there. Off: measured slower on tile calls than the whole-layer cost lines say (cortex-m4,
-# `buildtool run ... --optimize ram`, est. cycles low): ResNet-8's ops 4, 5, 8 (box calls of 1-2 pixels a row, where
-# conv_kxk.h sets up every channel pair a call) on bt_conv_s8_kxk_rq2_ssat 3.2 KB of code less, 33,631,653 -> 35,426,826
-# cycles (+5.3 %); ops 5, 8, 9: 5.3 KB less, +2.8 %; vww's op 4 (column tiles on row bands, input rows wider than the
-# output's: conv_1x1.h's pixel-a-pass path; modelled +17 %, past the slack) put on bt_conv_s8_1x1_rq2_ssat: +476 k. The kernels' box calls (an output row
-# pitch, several rows a call) would make them pay.
+# the lean shared conv variants (kernel_variants.kxk_ok's, lean_1x1's, lean_1x1_doubled's: the plain plans' code budget
+# picks them) offered to the tile kernels shared_tile does not offer the shared variants (box tiles; row-band tiles of
+# lean_entry's), within SHARED_TILE_SLACK as there. A box tile calls them through fx_lean_k (LEAN_HELPER): a column a
+# call where fx_win_kb called them an output row of 1-2 pixels (each call setting up every channel pair: ResNet-8's ops 4,
+# 5, 8 on bt_conv_s8_kxk_rq2_ssat so, 33,631,653 -> 35,426,826 est. cycles). ResNet-8's least-RAM plan on cortex-m4
+# (`buildtool run ... --optimize ram`; benchmarks/code_size.py --fused): ops 1, 2, 4, 5, 8, 9 on the KxK, 6 and 10 on
+# bt_conv_s8_1x1_rq2m_ssat, code 40,596 -> 26,260 B (plain 17,940), est. cycles 33,631,653 -> 33,165,438.
 LEAN_TILES = True
 LEAN_TILE = frozenset({"bt_conv_s8_kxk_rq2_ssat", "bt_conv_s8_1x1_rq2_ssat", "bt_conv_s8_1x1_rq2m_ssat"})
 

@@ -24,7 +24,8 @@
  * kh = kw = 1, stride 1, no padding, c_in % 4 == 0 with 8 <= c_in <= BT_COL_MAX, c_out >= 4, every channel
  * bt_pm_rq2_ok with its shift at least -22 (bt_rq2_zp_ok: the zero point folds), the whole int8 range. Any output
  * pixel stride (a rows-live layer's packed rows: out.c live channels of a pixel out.pixel_stride apart) and input
- * pixel stride. The same cycles as bt_conv_s8_pm_rq2_ssat's on such layers
+ * pixel stride; a fused tile's column call (codegen/fused_c.py fx_lean_k: out.w 1, pad_left <= 0 the column's offset
+ * in the input window) runs its pixels as one row, stride_h input rows apart. The same cycles as bt_conv_s8_pm_rq2_ssat's on such layers
  * (but the odd channel's pair: vww's rows-live layers), a fraction of its code (it links no bt_pm_col_call,
  * bt_pm_tail_call, bt_gather_call, bt_mm2x2, bt_mmpx1, bt_mv1x1, bt_pm_out_call). Without the asm (a host
  * build, -O0) it runs bt_conv_pm's loops, the same results. */
