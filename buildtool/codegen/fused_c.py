@@ -504,6 +504,10 @@ class _Emit:
         kernel = self.tile_kernel(e, blk, op, ch) if kind == "FX_CONV" else None
         if kernel:
             entry = self.win_entry(blk, op) if (src, ch) == ("&i0", "-1") else "fx_win_k"
+            if kernel in LEAN_TILE and entry == "fx_win_kb" and (dst, box) == ("&o", "R[0], R[1], C[0], C[1]"):
+                if LEAN_HELPER not in e.decls:
+                    e.decls.append(LEAN_HELPER)
+                return f"fx_lean_k(&{p}, {kernel}, &i0, &o, R, C);"
             return f"{entry}(&{p}, {kernel}, {src}, {dst}, {box}, {ch});"
         if kind == "FX_DW":
             return self.depthwise(e, op, src, dst, box, ch, fch, (k, blk))
@@ -930,7 +934,9 @@ class _Emit:
         # mbv2-w0.35's least-RAM ops 5, 6 and 12-15 on them, modelled +4 % and run +13 % (streamed, 79.9 -> 90.2 M
         # instructions against `--optimize-code speed`). Offered only where measured no slower (shared_tile)
         form = self.offer(e, op, name, shared_tile(shape, group, i in self.banded),
-                          tile_kernels.identity(name, fields, group, src, dst, shape, calls), lean_tile(group))
+                          tile_kernels.identity(name, fields, group, src, dst, shape, calls),
+                          lean_tile(group) and not inplace and lean_entry(
+                              self.win_entry(blk, op), fields))
         if form is False:  # the variant itself, code it shares with the other layers calling it
             name = e.code_choice.get(op.index, (name,))[0] if e.code_choice is not None else name
             e.used_variants[name] = kernel_variants.DISPATCHERS["conv"]
@@ -990,21 +996,50 @@ SHARED_TILES = True  # tile kernels offered the shared variants too, where share
 SHARED_TILE_SLACK = 0.11
 
 
-# the lean shared conv variants (kernel_variants.kxk_ok's, lean_1x1's: the plain plans' code budget picks them) offered
-# to the tile kernels shared_tile does not offer the shared variants (box tiles, column tiles on row bands), within
-# SHARED_TILE_SLACK as there. Off: measured slower on tile calls than the whole-layer cost lines say (cortex-m4,
-# `buildtool run ... --optimize ram`, est. cycles low): ResNet-8's ops 4, 5, 8 (box calls of 1-2 pixels a row, where
-# conv_kxk.h sets up every channel pair a call) on bt_conv_s8_kxk_rq2_ssat 3.2 KB of code less, 33,631,653 -> 35,426,826
-# cycles (+5.3 %); ops 5, 8, 9: 5.3 KB less, +2.8 %; vww's op 4 (column tiles on row bands, input rows wider than the
-# output's: conv_1x1.h's pixel-a-pass path; modelled +17 %, past the slack) put on bt_conv_s8_1x1_rq2_ssat: +476 k. The kernels' box calls (an output row
-# pitch, several rows a call) would make them pay.
-LEAN_TILES = False
-LEAN_TILE = frozenset({"bt_conv_s8_kxk_rq2_ssat", "bt_conv_s8_1x1_rq2_ssat"})
+# the lean shared conv variants (kernel_variants.kxk_ok's, lean_1x1's, lean_1x1_doubled's: the plain plans' code budget
+# picks them) offered to the tile kernels shared_tile does not offer the shared variants (box tiles; row-band tiles of
+# lean_entry's), within SHARED_TILE_SLACK as there. A box tile calls them through fx_lean_k (LEAN_HELPER): a column a
+# call where fx_win_kb called them an output row of 1-2 pixels (each call setting up every channel pair: ResNet-8's ops 4,
+# 5, 8 on bt_conv_s8_kxk_rq2_ssat so, 33,631,653 -> 35,426,826 est. cycles). ResNet-8's least-RAM plan on cortex-m4
+# (`buildtool run ... --optimize ram`; benchmarks/code_size.py --fused): ops 1, 2, 4, 5, 8, 9 on the KxK, 6 and 10 on
+# bt_conv_s8_1x1_rq2m_ssat, code 40,596 -> 26,260 B (plain 17,940), est. cycles 33,631,653 -> 33,165,438.
+LEAN_TILES = True
+LEAN_TILE = frozenset({"bt_conv_s8_kxk_rq2_ssat", "bt_conv_s8_1x1_rq2_ssat", "bt_conv_s8_1x1_rq2m_ssat"})
+
+
+def lean_entry(entry: str, fields: dict) -> bool:
+    """Are a conv's tiles, calling fx_win_k entry `entry`, offered the lean shared variants (lean_tile)? fx_win_kb's (box
+    tiles: fx_lean_k calls them a column a call), and fx_win_kr's (row bands: an output row a call) of a KxK or a 1x1 of
+    stride over 1: ResNet-8's least-RAM ops 8 and 10 on cortex-m4, est. cycles 32,676,471 -> 33,152,903 for 2.1 KB
+    less with op 8 (`buildtool run ... --optimize ram`). Not a 1x1 of stride 1 on row bands: kws' least-RAM plan's
+    pointwise layers there, calls of a pixel each (conv_1x1.h widens it thrice): 9,636,812 -> 14,535,812."""
+    return entry == "fx_win_kb" or (entry == "fx_win_kr" and not (
+        tile_kernels.pointwise(fields) and fields["stride_h"] == 1 and fields["stride_w"] == 1))
 
 
 def lean_tile(group: int) -> bool:
-    """Is a conv's tile kernel that shared_tile does not offer the shared variants offered the lean ones (LEAN_TILE)?"""
+    """Is a conv's tile kernel that shared_tile does not offer the shared variants offered the lean ones (LEAN_TILE)?
+    (tile_kernel: only on fx_win_kb's calls, which lean_calls makes a column a call)"""
     return LEAN_TILES and not group
+
+
+# The calls of a lean shared variant (LEAN_TILE) on a box tile R x C of output window o from i0 (fused_c's fx_win_kb
+# calls of them): one call where the box is as wide as the window (fused_ref.h win_kind_o's whole box) or no taller than
+# wide, else one a column, its pixels one output row pitch apart (o as a window one pixel wide of that pixel stride: the
+# kernel's out.w 1, out.pixel_stride the pitch), where fx_win_kb would call it an output row of a few pixels at a time
+# (each call's channel pairs set up again: ResNet-8's box tiles, 1-2 columns of 4-10 rows). One function a model.c.
+LEAN_HELPER = """\
+static void __attribute__((noinline)) fx_lean_k(const void *p, fx_conv_kernel k, const fx_buf *in, const fx_buf *o,
+                                                const int16_t *R, const int16_t *C) {
+  if (C[1] - C[0] == o->wp || R[1] - R[0] <= C[1] - C[0]) {
+    fx_win_kb(p, k, in, o, R[0], R[1], C[0], C[1], -1);
+    return;
+  }
+  for (int32_t x = C[0]; x < C[1]; x++) {
+    const fx_buf oc = {fx_at(o, o->r0, x), o->r0, x, 1, o->wp * o->ps, 0};
+    fx_win_kb(p, k, in, &oc, R[0], R[1], x, x + 1, -1);
+  }
+}"""
 
 
 def shared_tile(shape: str, group: int, in_rows: bool) -> bool:

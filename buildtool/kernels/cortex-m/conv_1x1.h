@@ -24,7 +24,8 @@
  * kh = kw = 1, stride 1, no padding, c_in % 4 == 0 with 8 <= c_in <= BT_COL_MAX, c_out >= 4, every channel
  * bt_pm_rq2_ok with its shift at least -22 (bt_rq2_zp_ok: the zero point folds), the whole int8 range. Any output
  * pixel stride (a rows-live layer's packed rows: out.c live channels of a pixel out.pixel_stride apart) and input
- * pixel stride. The same cycles as bt_conv_s8_pm_rq2_ssat's on such layers
+ * pixel stride; a fused tile's column call (codegen/fused_c.py fx_lean_k: out.w 1, pad_left <= 0 the column's offset
+ * in the input window) runs its pixels as one row, stride_h input rows apart. The same cycles as bt_conv_s8_pm_rq2_ssat's on such layers
  * (but the odd channel's pair: vww's rows-live layers), a fraction of its code (it links no bt_pm_col_call,
  * bt_pm_tail_call, bt_gather_call, bt_mm2x2, bt_mmpx1, bt_mv1x1, bt_pm_out_call). Without the asm (a host
  * build, -O0) it runs bt_conv_pm's loops, the same results. */
@@ -46,9 +47,11 @@ static inline __attribute__((always_inline)) void bt_conv_1x1(const bt_conv_para
   /* the band's output pixels in rows of rw, the input pixels of a row step bytes apart: one row of n where they are
      consecutive in the input (stride 1, a whole map's or a tile's as wide as its input), else the output's rows (a
      stride over 1: every stride_w-th pixel of every stride_h-th row; a fused tile's narrower rows). The triples run
-     over the band as over a stride-1 map's (up to tmax a pass, each pair's loop over all of them): one inside a row
+     (a column, ow 1: a fused tile's column call, its pixels sh input rows apart, one row of n too)
+     over as a stride-1 map's (up to tmax a pass, each pair's loop over all of them): one inside a row
      widened by bt_pm_widen3r, one across two rows pixel by pixel (its pixels are not evenly spaced) */
-  const int32_t rw = p->in.w == ow && sh == 1 ? n : ow, step = p->stride_w * ips;
+  const int32_t rw = (p->in.w == ow && sh == 1) || ow == 1 ? n : ow, step = ow == 1 ? sh * in_row : p->stride_w * ips;
+  in -= p->pad_left * ips;   /* a tile's column call: pad_left <= 0, the column's offset in the input window */
   l3.K = K;
   l3.ops = n >= 3 ? ops : 0;
   for (int32_t t = 0; t < n;) {

@@ -24,6 +24,9 @@
  * pixel's two outputs one STRH, the output pointer a step on, the column pointer back by s.back); a line's last
  * triple, short of pixels, stores into a scratch word first (or bt_kxk_one for one pixel). The stack: one frame
  * (bt_kxk_pass and bt_kxk_krow inlined at one call site each), 8 bytes under the variant's before the strips.
+ * A fused box tile calls it a column at a time (codegen/fused_c.py fx_lean_k: out.w 1, out.pixel_stride the output
+ * window's row pitch, in.w the input window's width, pad_left its column's offset): the lines' triples run down the
+ * column, where an output row of 1-2 pixels a call set up every channel pair per row (ResNet-8's least-RAM plan).
  * Included by conv.c (BT_PM_SHARED: bt_pm_widen3r, bt_pm_k6). */
 #ifndef BT_CONV_KXK_H
 #define BT_CONV_KXK_H
