@@ -1027,11 +1027,13 @@ def lean_tile(group: int) -> bool:
 # calls of them): one call where the box is as wide as the window (fused_ref.h win_kind_o's whole box) or no taller than
 # wide, else one a column, its pixels one output row pitch apart (o as a window one pixel wide of that pixel stride: the
 # kernel's out.w 1, out.pixel_stride the pitch), where fx_win_kb would call it an output row of a few pixels at a time
-# (each call's channel pairs set up again: ResNet-8's box tiles, 1-2 columns of 4-10 rows). One function a model.c.
+# (each call's channel pairs set up again: ResNet-8's box tiles, 1-2 columns of 4-10 rows). Not into a row-banded
+# output (o->rows: its rows are not one pitch apart; mcunet-vww1's streamed least-RAM ops 5 and 16 gave wrong bytes).
+# One function a model.c.
 LEAN_HELPER = """\
 static void __attribute__((noinline)) fx_lean_k(const void *p, fx_conv_kernel k, const fx_buf *in, const fx_buf *o,
                                                 const int16_t *R, const int16_t *C) {
-  if (C[1] - C[0] == o->wp || R[1] - R[0] <= C[1] - C[0]) {
+  if (o->rows || C[1] - C[0] == o->wp || R[1] - R[0] <= C[1] - C[0]) {
     fx_win_kb(p, k, in, o, R[0], R[1], C[0], C[1], -1);
     return;
   }
