@@ -149,6 +149,17 @@ def test_dominated_codes_are_dropped_before_the_solve():
         assert choose(layers, p)[1:] == brute(layers, p), p
 
 
+def _against_brute(layers: dict, budgets: tuple, n: int) -> None:
+    """Every preset under each budget: the plan's (bytes, cycles) are brute force's and its choice's totals what it
+    says (case n of a random test)."""
+    for budget in budgets:
+        for p in code_budget.PRESETS:
+            choice, size, cycles = choose(layers, p, budget)
+            assert (size, cycles) == brute(layers, p, budget), (n, p, budget, layers)
+            idx = {k: layers[k].index(c) for k, c in choice.items()}
+            assert code_budget._total(idx, layers) == (size, cycles)
+
+
 def test_random_cases_against_brute_force():
     """200 random cases (2-4 layers, 1-4 candidates each, codes shared among layers and a shared code measured at
     different bytes per layer), every preset, with and without a budget: the plan's (bytes, cycles) are brute force's,
@@ -168,12 +179,7 @@ def test_random_cases_against_brute_force():
                     cs.append(Candidate("own", f"op{k}.{j}", rng.randint(10, 90), rng.randint(200, 1000)))
             layers[k] = cs
         least = brute(layers, "size")[0]
-        for budget in (None, least + rng.randint(0, 100)):
-            for p in code_budget.PRESETS:
-                choice, size, cycles = choose(layers, p, budget)
-                assert (size, cycles) == brute(layers, p, budget), (n, p, budget, layers)
-                idx = {k: layers[k].index(c) for k, c in choice.items()}
-                assert code_budget._total(idx, layers) == (size, cycles)
+        _against_brute(layers, (None, least + rng.randint(0, 100)), n)
         with pytest.raises(OverBudget) as e:
             choose(layers, "balanced", budget=least - 1)
         assert e.value.args == (least, least - 1)
@@ -201,12 +207,7 @@ def test_random_shared_symbols_against_brute_force():
                     cs.append(Candidate("own", f"op{k}.{j}", rng.randint(10, 500), rng.randint(200, 1000)))
             layers[k] = cs
         least = brute(layers, "size")[0]
-        for budget in (None, least + rng.randint(0, 300)):
-            for p in code_budget.PRESETS:
-                choice, size, cycles = choose(layers, p, budget)
-                assert (size, cycles) == brute(layers, p, budget), (n, p, budget, layers)
-                idx = {k: layers[k].index(c) for k, c in choice.items()}
-                assert code_budget._total(idx, layers) == (size, cycles)
+        _against_brute(layers, (None, least + rng.randint(0, 300)), n)
 
 
 def test_unproven_stages_fall_back_to_a_feasible_deterministic_choice(monkeypatch):

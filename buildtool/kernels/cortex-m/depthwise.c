@@ -91,6 +91,17 @@ static inline __attribute__((always_inline)) uint32_t dw_out(int32_t acc, int32_
     }                                                                                                           \
   } while (0)
 
+/* One tap of four channels: the input's and the filter's four bytes widened (the input plus its offset, off2 at the call
+ * site), two dual 16-bit MACs into accumulators a0..a3 (channels 0, 2 from the even bytes, 1, 3 from the odd). */
+#define BT_DW_TAP4(ip, fp, a0, a1, a2, a3)                                                      \
+  do {                                                                                          \
+    const uint32_t xv = bt_ld4(ip), wv = bt_ld4(fp);                                            \
+    const int32_t xa = bt_sadd16(bt_sxtb16(xv), off2), xb = bt_sadd16(bt_sxtb16_ror8(xv), off2); \
+    const int32_t wa = bt_sxtb16(wv), wb = bt_sxtb16_ror8(wv);                                  \
+    (a0) = bt_smlabb(wa, xa, (a0)); (a2) = bt_smlatt(wa, xa, (a2));                             \
+    (a1) = bt_smlabb(wb, xb, (a1)); (a3) = bt_smlatt(wb, xb, (a3));                             \
+  } while (0)
+
 /* Output row y (written at orow), pixels [xa, xb): any filter size, padding and dilation. */
 static inline __attribute__((always_inline)) void dw_pixels_q(const bt_conv_params *p, const int8_t *in,
                                                              int32_t in_y0, int8_t *orow, int32_t y,
@@ -119,14 +130,7 @@ static inline __attribute__((always_inline)) void dw_pixels_q(const bt_conv_para
         int32_t a0 = 0, a1 = 0, a2 = 0, a3 = 0;
         const int8_t *irow = ibase + ky0 * dy + kx0 * dx + c;
         const int8_t *frow = p->filter + (ky0 * kw + kx0) * c_n + c;
-#define BT_DW_TAP(ip, fp)                                                                       \
-  do {                                                                                          \
-    const uint32_t xv = bt_ld4(ip), wv = bt_ld4(fp);                                            \
-    const int32_t xa = bt_sadd16(bt_sxtb16(xv), off2), xb = bt_sadd16(bt_sxtb16_ror8(xv), off2); \
-    const int32_t wa = bt_sxtb16(wv), wb = bt_sxtb16_ror8(wv);                                  \
-    a0 = bt_smlabb(wa, xa, a0); a2 = bt_smlatt(wa, xa, a2);                                     \
-    a1 = bt_smlabb(wb, xb, a1); a3 = bt_smlatt(wb, xb, a3);                                     \
-  } while (0)
+#define BT_DW_TAP(ip, fp) BT_DW_TAP4(ip, fp, a0, a1, a2, a3)
         if (kx1 - kx0 == 3) {   /* full 3-wide rows (3x3 interior): straight-line taps */
           for (int32_t ky = ky0; ky < ky1; ky++, irow += dy, frow += fy) {
             BT_DW_TAP(irow, frow);
@@ -2980,14 +2984,7 @@ BT_DW_PATH(bt_dw_pix4_rq2) {
         int32_t a[4] = {0, 0, 0, 0};
         const int8_t *irow = ibase + ky0 * dy + kx0 * dx + c;
         const int8_t *frow = p->filter + (ky0 * kw + kx0) * c_n + c;
-#define BT_DW_TAP(ip, fp)                                                                       \
-  do {                                                                                          \
-    const uint32_t xv = bt_ld4(ip), wv = bt_ld4(fp);                                            \
-    const int32_t xa = bt_sadd16(bt_sxtb16(xv), off2), xb = bt_sadd16(bt_sxtb16_ror8(xv), off2); \
-    const int32_t wa = bt_sxtb16(wv), wb = bt_sxtb16_ror8(wv);                                  \
-    a[0] = bt_smlabb(wa, xa, a[0]); a[2] = bt_smlatt(wa, xa, a[2]);                             \
-    a[1] = bt_smlabb(wb, xb, a[1]); a[3] = bt_smlatt(wb, xb, a[3]);                             \
-  } while (0)
+#define BT_DW_TAP(ip, fp) BT_DW_TAP4(ip, fp, a[0], a[1], a[2], a[3])
         if (kx1 - kx0 == 3) {   /* full 3-wide rows: straight-line taps */
           for (int32_t ky = ky0; ky < ky1; ky++, irow += dy, frow += fy) {
             BT_DW_TAP(irow, frow);
