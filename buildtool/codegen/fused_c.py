@@ -815,6 +815,14 @@ class _Emit:
                 if rt[r][1] > rt[r][0] and ct[c][1] > ct[c][0]:
                     yield r, c, rt[r][0], rt[r][1], ct[c][0], ct[c][1]
 
+    def lean_pixels(self, blk: BlockRun, t: int) -> int:
+        """The fewest output pixels of one call of a lean shared variant on a conv's tiles into tensor t (fx_lean_k's:
+        a whole box where it is as wide as the window or no taller than wide, else a column of it; fx_win_kr's a row of a
+        box at most), or 0 without a tile."""
+        wp = self.pixels(blk, t)[0]
+        return min(((rb - ra) * (cb - ca) if cb - ca == wp or rb - ra <= cb - ca else rb - ra
+                    for _, _, ra, rb, ca, cb in self.out_boxes(blk, t)), default=0)
+
     def box_dw_calls(self, k: int, blk: BlockRun, op):
         """The kernel calls of depthwise op's all-channel tiles (fx_win_dk with ch -1), or None."""
         f = self.dw_fields[op.index]["conv"]
@@ -935,8 +943,8 @@ class _Emit:
         # instructions against `--optimize-code speed`). Offered only where measured no slower (shared_tile)
         form = self.offer(e, op, name, shared_tile(shape, group, i in self.banded),
                           tile_kernels.identity(name, fields, group, src, dst, shape, calls),
-                          lean_tile(group) and not inplace and lean_entry(
-                              self.win_entry(blk, op), fields))
+                          lean_tile(group) and not inplace and t not in self.banded and lean_entry(
+                              self.win_entry(blk, op), fields) and self.lean_pixels(blk, t) >= LEAN_MIN_PIXELS)
         if form is False:  # the variant itself, code it shares with the other layers calling it
             name = e.code_choice.get(op.index, (name,))[0] if e.code_choice is not None else name
             e.used_variants[name] = kernel_variants.DISPATCHERS["conv"]
@@ -1005,6 +1013,15 @@ SHARED_TILE_SLACK = 0.11
 # bt_conv_s8_1x1_rq2m_ssat, code 40,596 -> 26,260 B (plain 17,940), est. cycles 33,631,653 -> 33,165,438.
 LEAN_TILES = True
 LEAN_TILE = frozenset({"bt_conv_s8_kxk_rq2_ssat", "bt_conv_s8_1x1_rq2_ssat", "bt_conv_s8_1x1_rq2m_ssat"})
+
+
+# The fewest output pixels a call of a lean variant on a tile must have for the tile to be offered it: their triples
+# (bt_pm_widen3r) need three, and a call of fewer runs their pixel-by-pixel path with every channel pair set up again,
+# which their cost lines (whole layers) do not hold: mbv2-w0.35's streamed least-RAM op 61 (1x1 into 1,280 channels)
+# ran 6.33 -> 13.98 M instructions on bt_conv_s8_1x1_rq2m_ssat (`buildtool run mbv2-w0.35.tflite --optimize ram
+# --input-streamed`); and never into a row-banded output (fx_lean_k calls those a row at a time: that model's ops 41
+# and 45 +6 %, the whole 81.2 -> 89.1 M with both).
+LEAN_MIN_PIXELS = 3
 
 
 def lean_entry(entry: str, fields: dict) -> bool:
