@@ -560,8 +560,8 @@ def test_block_cycles_count_the_blocks_depthwise_layers(monkeypatch):
 def test_shared_variants_offered_to_column_tiles_alone(monkeypatch):
     """fused_c.shared_tile: vww's least-RAM plan on cortex-m4 offers the shared conv variants to op 6's column tiles
     (all channels, input not row-banded), and balanced puts it there (bt_conv_s8_1x1_rq2_ssat); op 4's column tiles
-    read row bands and ops 0 and 2 are box tiles: offered their instance's forms alone (and op 0 the lean variants,
-    LEAN_TILES, which it does not take). SHARED_TILES off: none is."""
+    read row bands and ops 0 and 2 are box tiles: offered their instance's forms alone (the lean variants, LEAN_TILES,
+    to none). SHARED_TILES off: none is."""
     from buildtool.codegen import fused_c
 
     assert fused_c.shared_tile("col", 0, False) and 0 < fused_c.SHARED_TILE_SLACK < 0.2
@@ -579,10 +579,10 @@ def test_shared_variants_offered_to_column_tiles_alone(monkeypatch):
 
     monkeypatch.setattr(fused_c._Emit, "offer", spy)
     c = pipeline.code(m, plan, "cortex-m4", PlanOptions(optimize_code="balanced"))["model.c"]
-    # LEAN_TILES (on): the lean variants offered to op 0's tiles alone (fused_c.lean_entry: the others' fx_win_k entries
-    # are not offered them), and balanced keeps op 0's instance (vww's model.c as with them off)
+    # LEAN_TILES (on): no tile of vww's is offered the lean variants (fused_c.lean_entry: ops 2-6's fx_win_k entries;
+    # op 0's output is row-banded), so its model.c is the one with them off
     assert fused_c.LEAN_TILES
-    assert offered == {0: False, 2: False, 4: False, 6: True} and leaned == {0: True, 2: False, 4: False, 6: False}
+    assert offered == {0: False, 2: False, 4: False, 6: True} and leaned == {0: False, 2: False, 4: False, 6: False}
     assert "fx_win_k(&op6_p, bt_conv_s8_1x1_rq2_ssat," in c and "op6_tk" not in c and "fx_lean_k(" not in c
     monkeypatch.setattr(fused_c, "LEAN_TILES", False)
     offered.clear()
