@@ -91,6 +91,14 @@ static inline __attribute__((always_inline)) uint32_t dw_out(int32_t acc, int32_
     }                                                                                                           \
   } while (0)
 
+/* The taps [t0, t1) of n, dil apart from i0, that fall inside [0, size): a pixel's valid filter rows or columns. */
+#define BT_DW_VALID(i0, n, dil, size, t0, t1)                     \
+  do {                                                            \
+    (t0) = 0, (t1) = (n);                                         \
+    while ((t0) < (n) && (i0) + (t0) * (dil) < 0) (t0)++;         \
+    while ((t1) > (t0) && (i0) + ((t1) - 1) * (dil) >= (size)) (t1)--; \
+  } while (0)
+
 /* One tap of four channels: the input's and the filter's four bytes widened (the input plus its offset, off2 at the call
  * site), two dual 16-bit MACs into accumulators a0..a3 (channels 0, 2 from the even bytes, 1, 3 from the odd). */
 #define BT_DW_TAP4(ip, fp, a0, a1, a2, a3)                                                      \
@@ -115,14 +123,12 @@ static inline __attribute__((always_inline)) void dw_pixels_q(const bt_conv_para
   const int32_t fy = kw * c_n;                                 /* filter step between tap rows */
   {
     const int32_t iy0 = y * p->stride_h - p->pad_top;
-    int32_t ky0 = 0, ky1 = kh;   /* valid tap rows */
-    while (ky0 < kh && iy0 + ky0 * p->dil_h < 0) ky0++;
-    while (ky1 > ky0 && iy0 + (ky1 - 1) * p->dil_h >= p->in.h) ky1--;
+    int32_t ky0, ky1;   /* valid tap rows */
+    BT_DW_VALID(iy0, kh, p->dil_h, p->in.h, ky0, ky1);
     for (int32_t x = xa; x < xb; x++) {
       const int32_t ix0 = x * p->stride_w - p->pad_left;
-      int32_t kx0 = 0, kx1 = kw;
-      while (kx0 < kw && ix0 + kx0 * p->dil_w < 0) kx0++;
-      while (kx1 > kx0 && ix0 + (kx1 - 1) * p->dil_w >= p->in.w) kx1--;
+      int32_t kx0, kx1;
+      BT_DW_VALID(ix0, kw, p->dil_w, p->in.w, kx0, kx1);
       int8_t *o = orow + x * p->out.pixel_stride;
       const int8_t *ibase = in + (iy0 - in_y0) * in_row + ix0 * ips;
       int32_t c = 0;
@@ -2970,14 +2976,12 @@ BT_DW_PATH(bt_dw_pix4_rq2) {
   for (int32_t y = y0; y < y1; y++) {
     int8_t *const orow = out + (y - y0) * p->out.w * p->out.pixel_stride;
     const int32_t iy0 = y * p->stride_h - p->pad_top;
-    int32_t ky0 = 0, ky1 = kh;   /* valid tap rows */
-    while (ky0 < kh && iy0 + ky0 * p->dil_h < 0) ky0++;
-    while (ky1 > ky0 && iy0 + (ky1 - 1) * p->dil_h >= p->in.h) ky1--;
+    int32_t ky0, ky1;   /* valid tap rows */
+    BT_DW_VALID(iy0, kh, p->dil_h, p->in.h, ky0, ky1);
     for (int32_t x = 0; x < p->out.w; x++) {
       const int32_t ix0 = x * p->stride_w - p->pad_left;
-      int32_t kx0 = 0, kx1 = kw;
-      while (kx0 < kw && ix0 + kx0 * p->dil_w < 0) kx0++;
-      while (kx1 > kx0 && ix0 + (kx1 - 1) * p->dil_w >= p->in.w) kx1--;
+      int32_t kx0, kx1;
+      BT_DW_VALID(ix0, kw, p->dil_w, p->in.w, kx0, kx1);
       int8_t *o = orow + x * p->out.pixel_stride;
       const int8_t *ibase = in + (iy0 - in_y0) * in_row + ix0 * ips;
       for (int32_t c = 0; c < c_n; c += 4) {
