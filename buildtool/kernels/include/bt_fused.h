@@ -193,6 +193,13 @@ void fx_source(int32_t r0, int32_t r1, int32_t c0, int32_t c1, int8_t *dst, int3
 void fx_pulled(int kind, const void *prm, const fx_buf *win, const fx_buf *out, int32_t ra, int32_t rb,
                int32_t ca, int32_t cb, int32_t ch, int32_t ta, int32_t tb, int32_t s, int32_t pad, int32_t k,
                int32_t n_in, int32_t img_w, int32_t img_c);
+/* The riscv set's entries where code generation proved their conditions (riscv/fused.c; codegen/fused_c.py
+   rv_chw_only, rv_pw1; model.c maps them to fx_chw and fx_win_conv_all for another kernel set): fx_chw whose
+   one-channel paths take every channel of every tile; fx_win_conv_all on a 1x1 unpadded conv pixel by pixel */
+void fx_chw_rv(const void *cprm, const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb, int32_t wca,
+               int32_t wcb, const void *dprm, const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca,
+               int32_t cb, int32_t channels);
+void fx_rv_pw1(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb);
 /* fx_chw for a conv that pulls its streamed input (image columns [ta, tb); s, pad, k, n_in as fx_pulled's): for
    each group of n channels (n: win's pixel stride), fx_pulled(FX_CONV, cprm, cin, win, wra, wrb, wca, wcb, ch, ..)
    then fx_win(FX_DW, dprm, win, out, ra, rb, ca, cb, ch, fch); a set may make several groups per pull. */

@@ -5,15 +5,6 @@
 #ifndef BT_VARIANTS_H
 #define BT_VARIANTS_H
 #include "bt_kernels.h"
-#include "bt_fused.h"  /* fx_buf: fx_chw_rv, fx_rv_pw1 */
-
-/* This set's fused entries where code generation proved their conditions (riscv/fused.c; codegen/fused_c.py
-   rv_chw_only, rv_pw1; model.c maps them to fx_chw and fx_win_conv_all for another kernel set): fx_chw whose
-   one-channel paths take every channel of every tile; fx_win_conv_all on a 1x1 unpadded conv pixel by pixel */
-void fx_chw_rv(const void *cprm, const fx_buf *cin, const fx_buf *win, int32_t wra, int32_t wrb, int32_t wca,
-               int32_t wcb, const void *dprm, const int8_t *fch, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca,
-               int32_t cb, int32_t channels);
-void fx_rv_pw1(const void *prm, const fx_buf *in, const fx_buf *out, int32_t ra, int32_t rb, int32_t ca, int32_t cb);
 
 #ifndef BT_RVV
 #define BT_VARIANTS_RISCV 1
