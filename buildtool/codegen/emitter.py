@@ -228,6 +228,10 @@ class Emitter:
         """Does the board run the cortex-m kernel set (its bt_variants.h: kernel_variants.TABLES["cortex-m"])?"""
         return self.variants is not None and self.variants[0] == kernel_variants.TABLES["cortex-m"][0]
 
+    def riscv_set(self) -> bool:
+        """Does the board run the riscv kernel set (kernel_variants.TABLES["riscv"]: rv32imac scalar)?"""
+        return self.variants is not None and self.variants[0] == kernel_variants.TABLES["riscv"][0]
+
     def kernel(self, kind: str, layer: dict, op=None) -> str:
         """The function model.c calls for a layer of kind "conv", "depthwise", "fully_connected" or
         "fully_connected_il" (interleaved weights): the variant the board's table picks

@@ -141,7 +141,7 @@ class _Emit:
         benchmarks/code_size.py --fused); a length not in it runs rolled, with the same results. Not in a multi-model
         firmware (its model.c files each prefixed, weights_symbol not bt_weights): one global table would be defined
         twice; fused.c's weak table of every length links there."""
-        if e.variants is None or e.variants[0] != kernel_variants.TABLES["riscv"][0] or e.weights_symbol != "bt_weights":
+        if not e.riscv_set() or e.weights_symbol != "bt_weights":
             return
         runs = sorted({f["kw"] * f["in"]["c"] for f in self.conv_fields.values()
                        if f["dil_w"] == 1 and f["kw"] * f["in"]["c"] <= 16})
@@ -174,7 +174,7 @@ class _Emit:
         fx_win's box and row loops, the dispatcher bt_conv_s8 and its variants: kws's least-RAM plan on riscv32,
         5.6 KB). Their conditions: a one-channel window (not row-banded), int8 throughout, the conv's kh <= 16 (RV_KH),
         the depthwise's multiplier 1, no requantisation multiplier INT32_MIN (rv_rq_ok)."""
-        if e.variants is None or e.variants[0] != kernel_variants.TABLES["riscv"][0]:
+        if not e.riscv_set():
             return False
         g = self.g
         if (conv.opcode != "CONV_2D" or op.opcode != "DEPTHWISE_CONV_2D" or w not in blk.windows or w in self.banded
@@ -184,7 +184,7 @@ class _Emit:
             return False
         if self.conv_fields[conv.index]["kh"] > 16 or self.dw_fields[op.index]["depth_multiplier"] != 1:
             return False
-        return all(m != -2 ** 31 for o in (conv, op) for m in prepare.conv(g, o).multipliers)
+        return _rv_rq_ok(g, conv, op)
 
     def block_cycles(self, e: _Emitter) -> int:
         """An estimate of the blocks' modelled cycles, for the code budget's balanced slack over the whole model
@@ -563,14 +563,14 @@ class _Emit:
         pixel by pixel in its border loop (an interior needs two columns), fx_rv_pw1 the same loop on the layer's
         parameters in 0.9 KB of the 4.7 KB of the entry and bt_conv_s8_general (kws's least-RAM plan on riscv32: its
         four 1x1 layers, 125 one-pixel tiles each)."""
-        if one != "bt_conv_s8_general" or e.variants is None or e.variants[0] != kernel_variants.TABLES["riscv"][0]:
+        if one != "bt_conv_s8_general" or not e.riscv_set():
             return False
         f = self.conv_fields[op.index]
         if (f["kh"], f["kw"], f["pad_top"], f["pad_left"]) != (1, 1, 0, 0):
             return False
         if any(cb - ca != 1 for _, _, _, _, ca, cb in self.out_boxes(blk, op.outputs[0])):
             return False
-        return all(m != -2 ** 31 for m in prepare.conv(self.g, op).multipliers)
+        return _rv_rq_ok(self.g, op)
 
     # calls that link bt_conv_s8_general (through the dispatcher bt_conv_s8 or by name) whatever fx_rv_pw1 takes
     RV_GENERAL = re.compile(r"\bbt_conv_s8(_general)?\b|\b(fx_win|fx_pulled)\(FX_CONV,|"
@@ -1022,6 +1022,12 @@ LEAN_TILE = frozenset({"bt_conv_s8_kxk_rq2_ssat", "bt_conv_s8_1x1_rq2_ssat", "bt
 # --input-streamed`); and never into a row-banded output (fx_lean_k calls those a row at a time: that model's ops 41
 # and 45 +6 %, the whole 81.2 -> 89.1 M with both).
 LEAN_MIN_PIXELS = 3
+
+
+def _rv_rq_ok(g, *ops) -> bool:
+    """No requantisation multiplier of ops is INT32_MIN (riscv/fused.c's one-channel paths and fx_rv_pw1 take the
+    others: rv_rq_ok)."""
+    return all(m != -2 ** 31 for o in ops for m in prepare.conv(g, o).multipliers)
 
 
 def lean_entry(entry: str, fields: dict) -> bool:
