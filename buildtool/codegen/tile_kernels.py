@@ -481,12 +481,7 @@ def dw_shared_entries(calls, values: dict, fast: int):
             return None
         if p["stride_w"] == 1:
             kinds.add("rows")
-            ow = o["w"]
-            for rl in DW_RLS:
-                strips = -(-ow // min(54, rl - 2))
-                ns = [ow * (st + 1) // strips - ow * st // strips for st in range(strips)]
-                if min(ns) < 4 or any(m % 4 for m in ns):
-                    rls.discard(rl)
+            rls = {rl for rl in rls if kernel_variants.dw_rows_entry(p, rl) == f"bt_dw_rows_q4e_{rl}"}
         elif p["stride_w"] == 2 and p["stride_h"] == 2:
             kinds.add("s2g")
             pb = (o["h"] - 1) * 2 + 3 - p["pad_top"] - i["h"]
