@@ -302,6 +302,8 @@ def test_resnet8_lean_tiles_and_one_add_loop_bit_exact(tmp_path):
                      10: ("fx_win_kr", pw)}, calls
     assert c.count("static void __attribute__((noinline)) fx_lean_k(") == 1 and "fx_win_k(" not in c
     assert not re.search(r"op([1-9]|10)_tk", c)
+    # the stem's calls (7, 2 or 1 pixels) two pixels at a time through one copy on out.w 2 (tile_kernels.paired)
+    assert "static void __attribute__((noinline)) op0_tk_w2(" in c and "op0_tk_w2(&c, in, in_y0, sc, y0, y1);" in c
     assert c.count("fx_pw(FX_ADD_HS, ") == 3 and "FX_ADD_DENSE" not in c
     check(name, "ram", "cortex-m4", tmp_path)
 
@@ -341,6 +343,27 @@ def test_resnet8_tile_kernels_bit_exact(monkeypatch, tmp_path):
         assert re.search(rf"static void op{op}_tk\(.*\) {{\n  if \(p->out.w == 1\) {{ op{op}_tk_w1\(p, in, in_y0, out, "
                          rf"y0, y1\); return; }}\n  op{op}_tk_wn\(p, in, in_y0, out, y0, y1\);\n}}", c), op
     check(name, "ram", "cortex-m4", tmp_path)
+
+
+def test_paired_takes_one_row_calls_whose_wide_ones_are_few():
+    """tile_kernels.paired: a tile kernel runs its calls two pixels at a time where every call is one output row (row
+    bands, or boxes narrower than their window) of several widths not all within dispatched's copies, the calls wider
+    than TAIL_PIXELS at most 1 / PAIR_SHARE of the pixels (ResNet-8's stem: a 7-wide column tile at the left edge, 2-wide
+    ones, a 1-wide one at the right edge)."""
+    from buildtool.codegen import tile_kernels as tk
+
+    f = {"kh": 3, "kw": 3, "stride_h": 1, "stride_w": 1, "pad_top": 1, "pad_left": 1}
+    edge = [(0, 13, 0, 7, True, False, 1)]
+    inner = [(0, 13, ca, ca + 2, True, False, 1 - ca) for ca in range(7, 31, 2)]
+    right = [(0, 13, 31, 32, True, False, -30)]
+    assert tk.paired(f, edge + inner + right)
+    assert not tk.paired(f, inner + right)  # every call within TAIL_PIXELS: dispatched's copies
+    assert not tk.paired(f, edge * 4 + inner[:8])  # the wide calls over a quarter of the pixels
+    assert not tk.paired(f, edge)  # one width
+    # a whole box of an unbanded output: a call of several rows
+    assert not tk.paired(f, [(0, 13, 0, 7, False, True, 1)] + inner + right)
+    assert tk.copies(f | {"in": {"c": 3, "w": 32, "h": 32}, "out": {"c": 16, "w": 32, "h": 32}}, 0, (32, 3), (7, 16),
+                     "box", {"paired": True})[0][0] == "pairs"
 
 
 FUSED_CODE_GOAL = 1.3  # issue 50 item 2: a fused plan's code at most 1.3x the plain plan's
