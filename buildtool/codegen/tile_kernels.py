@@ -188,7 +188,7 @@ def dispatched(classes: list | None) -> list | None:
 # op0_tk 6.2 KB with the helpers it alone calls), runs every call TAIL_PIXELS pixels at a time through one copy on that
 # width ("paired"; a call of an odd width: its last pixel with the next one, a phantom, into a buffer on the stack, that
 # one's bytes dropped; each pixel's bytes do not depend on the call's others): op0_tk 2.1 KB, the firmware's code 26,260
-# -> 22,228 B, 1.24x its plain plan's (benchmarks/code_size.py --fused). The wider calls' pixels lose their triples
+# -> 22,292 B, 1.24x its plain plan's (benchmarks/code_size.py --fused). The wider calls' pixels lose their triples
 # (their share bounds the cost); the others run the loops they ran.
 PAIR_SHARE = 4
 PAIRED = True
@@ -323,6 +323,7 @@ def define(e, op, fields: dict, name: str, group: int, src: tuple, dst: tuple, s
                 f"  int8_t sc[{n * ops}] __attribute__((aligned(4)));   /* a last pixel's pair */\n"
                 + (sets if lift else "")
                 + f"  int32_t x = 0;\n"
+                f"  if (p->out.w == {n}) {{ {own}(p, in, in_y0, out, y0, y1); return; }}   /* most calls */\n"
                 f"  for (; x + {n} <= p->out.w; x += {n}) {{\n"
                 f"    c.pad_left = p->pad_left - x * {sw};\n"
                 f"    {own}(&c, in, in_y0, out + x * {ops}, y0, y1);\n  }}\n"
