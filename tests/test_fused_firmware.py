@@ -366,6 +366,18 @@ def test_paired_takes_one_row_calls_whose_wide_ones_are_few():
                      "box", {"paired": True})[0][0] == "pairs"
 
 
+def test_paired_not_at_speed_nor_on_a_small_icache_part():
+    """The stem's paired tile kernel (tile_kernels.paired: code saved for a few wide calls' cycles) at the default and
+    size presets on cortex-m4, not at optimize_code=speed nor on nucleo-l4r5zi (Emitter.instance_rate None): there its
+    one copy on the call's width."""
+    m = pipeline.read_model(str(shared_model("mlperf-tiny/pretrainedResnet_quant")))
+    plan = pipeline.plan_memory(m.graph, PlanOptions(optimize="ram"))
+    for board, preset, pairs in (("cortex-m4", "balanced", True), ("cortex-m4", "size", True),
+                                 ("cortex-m4", "speed", False), ("nucleo-l4r5zi", "balanced", False)):
+        c = pipeline.code(m, plan, board, PlanOptions(optimize_code=preset))["model.c"]
+        assert "static void op0_tk(" in c and ("op0_tk_w2(" in c) == pairs, (board, preset)
+
+
 FUSED_CODE_GOAL = 1.3  # issue 50 item 2: a fused plan's code at most 1.3x the plain plan's
 
 

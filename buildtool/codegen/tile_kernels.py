@@ -189,7 +189,11 @@ def dispatched(classes: list | None) -> list | None:
 # width ("paired"; a call of an odd width: its last pixel with the next one, a phantom, into a buffer on the stack, that
 # one's bytes dropped; each pixel's bytes do not depend on the call's others): op0_tk 2.1 KB, the firmware's code 26,260
 # -> 22,292 B, 1.24x its plain plan's (benchmarks/code_size.py --fused). The wider calls' pixels lose their triples
-# (their share bounds the cost); the others run the loops they ran.
+# (their share bounds the cost): in the arena 28,139,739 -> 28,232,491 QEMU instructions; the zoo's mobilenetv2 (its
+# stem's calls 4 and 2 pixels wide, 5 % of the pixels in the 4-wide ones) 307,903,681 -> 308,351,001 for 4.0 KB less
+# code (`python3 benchmarks/fusion.py --instructions`). Code saved for cycles as the emitter's other such choices
+# (model_c._share_dw_rows): not at optimize_code=speed, nor on a part built for a small instruction cache
+# (Emitter.instance_rate None; fused_c.tile_kernel).
 PAIR_SHARE = 4
 PAIRED = True
 
