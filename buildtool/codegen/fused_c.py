@@ -935,7 +935,8 @@ class _Emit:
                       tile_kernels.win_geom(fields, ib[r][c], {"ps": 0}, ca, cb, -1)[1]["pad_left"])
                      for r, c, ra, rb, ca, cb in self.out_boxes(blk, t)]
             calls = dict(shape=tile_kernels.call_shape(fields, boxes),
-                         classes=tile_kernels.dispatched(tile_kernels.call_classes(fields, boxes)))
+                         classes=tile_kernels.dispatched(tile_kernels.call_classes(fields, boxes)),
+                         paired=e.instance_rate is not None and tile_kernels.paired(fields, boxes))
         src, dst = self.pixels(blk, i), self.pixels(blk, t)
         # the shared variants' per-call work (the channel pairs' set-up, bt_pm_loop3r's entry) is paid a tile call, which
         # their cost lines (measured on whole layers) do not hold: offered to every box and column tile, balanced put

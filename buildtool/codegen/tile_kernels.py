@@ -182,6 +182,34 @@ def dispatched(classes: list | None) -> list | None:
     return classes
 
 
+# ... and one whose calls are an output row each, those wider than TAIL_PIXELS at most 1 / PAIR_SHARE of its pixels (an
+# image edge's wider column tile; a call's width and pad_left the tile's, run-time values, keep every path of its
+# variant's loops in a tile kernel of one copy: ResNet-8's least-RAM stem on cortex-m4, calls 7, 2 and 1 pixels wide,
+# op0_tk 6.2 KB with the helpers it alone calls), runs every call TAIL_PIXELS pixels at a time through one copy on that
+# width ("paired"; a call of an odd width: its last pixel with the next one, a phantom, into a buffer on the stack, that
+# one's bytes dropped; each pixel's bytes do not depend on the call's others): op0_tk 2.1 KB, the firmware's code 26,260
+# -> 22,292 B, 1.24x its plain plan's (benchmarks/code_size.py --fused). The wider calls' pixels lose their triples
+# (their share bounds the cost): in the arena 28,139,739 -> 28,232,491 QEMU instructions; the zoo's mobilenetv2 (its
+# stem's calls 4 and 2 pixels wide, 5 % of the pixels in the 4-wide ones) 307,903,681 -> 308,351,001 for 4.0 KB less
+# code (`python3 benchmarks/fusion.py --instructions`). Code saved for cycles as the emitter's other such choices
+# (model_c._share_dw_rows): not at optimize_code=speed, nor on a part built for a small instruction cache
+# (Emitter.instance_rate None; fused_c.tile_kernel).
+PAIR_SHARE = 4
+PAIRED = True
+
+
+def paired(f: dict, boxes) -> bool:
+    """Does the tile kernel of a conv of fields f run its calls over boxes (call_classes') TAIL_PIXELS pixels at a time
+    (PAIR_SHARE)?"""
+    classes = call_classes(f, boxes)
+    if not PAIRED or not classes or dispatched(classes) or any(n != 1 for _, n, _ in classes):
+        return False
+    if classes[-1][0] <= TAIL_PIXELS:
+        return False
+    px = [((rb - ra) * (cb - ca), cb - ca) for ra, rb, ca, cb, *_ in boxes]
+    return sum(n for n, w in px if w > TAIL_PIXELS) * PAIR_SHARE <= sum(n for n, _ in px)
+
+
 # the fields a tile kernel shared by several layers reads from the call's bt_conv_params (the layer's, as fx_win_k
 # passes it: win_geom keeps them, in.w the input buffer's physical width on a box call) where each layer's own has
 # constants: the rest of two layers' tile kernels the same, so is their code (ResNet-8's 3x3 16 -> 16 convs)
@@ -219,6 +247,8 @@ def copies(fields: dict, group: int, src: tuple, dst: tuple, shape: str, calls=N
     """[(the out.w its calls have, its bt_conv_params, its macro's y1 argument)] of each copy of the tile kernel's loops
     (tile_params'): one per width where calls' "classes" (dispatched) say so, the last one run on every other call
     (width None); else one."""
+    if (calls or {}).get("paired"):
+        return [("pairs", *tile_params(fields, group, src, dst, shape, dict(calls, shape=(TAIL_PIXELS, 1, None))))]
     classes = (calls or {}).get("classes")
     if not classes:
         return [(None, *tile_params(fields, group, src, dst, shape, calls))]
@@ -267,6 +297,8 @@ def define(e, op, fields: dict, name: str, group: int, src: tuple, dst: tuple, s
 
     def text(who: str, fn: str, lift: bool) -> str:
         head = f"/* {who} tile kernel: {name}'s loops on its constants ({user}"
+        if cs[0][0] == "pairs":
+            return pairs(head, fn, lift)
         if len(cs) == 1:
             return (f"{head}) */\nstatic void {fn}({SIGNATURE}) {{\n{move}"
                     + run(lifted(cs[0][1], shape) if lift else cs[0][1], cs[0][2], "  ") + "}")
@@ -280,6 +312,32 @@ def define(e, op, fields: dict, name: str, group: int, src: tuple, dst: tuple, s
                        for f, (w, _, _) in zip(own, cs))
         return (f"{head}, a copy per output width) */\n" + "\n".join(parts)
                 + f"\nstatic void {fn}({SIGNATURE}) {{\n{move}{body}}}")
+    def pairs(head: str, fn: str, lift: bool) -> str:
+        # paired: fn runs a call TAIL_PIXELS pixels at a time through its copy fn_wN (the pair's pad_left, and the
+        # LIFTED fields where shared, in a bt_conv_params of its own: fn_wN reads no other field of it)
+        _, q, rows = cs[0]
+        n, ops, sw = TAIL_PIXELS, q["out"]["pixel_stride"], fields["stride_w"]
+        own = f"{fn}_w{n}"
+        sets = "".join(f"  c.{k} = p->{k};\n" for k in LIFTED) + ("  c.in.w = p->in.w;\n" if shape == "box" else "")
+        return (f"{head}, {n} output pixels a call: tile_kernels.paired) */\n"
+                f"static void __attribute__((noinline)) {own}({SIGNATURE}) {{\n{move}"
+                + run(lifted(q, shape) if lift else q, rows, "  ") + "}\n"
+                f"static void {fn}({SIGNATURE}) {{\n"
+                f"  bt_conv_params c;\n"
+                f"  int8_t sc[{n * ops}] __attribute__((aligned(4)));   /* a last pixel's pair */\n"
+                + (sets if lift else "")
+                + f"  int32_t x = 0;\n"
+                f"  if (p->out.w == {n}) {{ {own}(p, in, in_y0, out, y0, y1); return; }}   /* most calls */\n"
+                f"  for (; x + {n} <= p->out.w; x += {n}) {{\n"
+                f"    c.pad_left = p->pad_left - x * {sw};\n"
+                f"    {own}(&c, in, in_y0, out + x * {ops}, y0, y1);\n  }}\n"
+                f"  if (x < p->out.w) {{\n"
+                f"    c.pad_left = p->pad_left - x * {sw};\n"
+                f"    {own}(&c, in, in_y0, sc, y0, y1);\n"
+                f"    for (int32_t j = 0; x + j < p->out.w; j++)\n"
+                f"      for (int32_t k = 0; k < {q['out']['c']}; k++) out[(x + j) * {ops} + k] = sc[j * {ops} + k];\n"
+                f"  }}\n}}")
+
     if shared is None:
         e.declare(text(f"op {op.index}'s", fn, False))
         return fn
