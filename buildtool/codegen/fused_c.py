@@ -996,10 +996,11 @@ class _Emit:
             names = tuple(n for n in kernel_variants.all_codegen(e.variants[1], "conv", layer) if n in LEAN_TILE)
         if names:
             own = code_budget.layer_cycles(self.g, op, "conv", layer, name, True, e.variants)
-            own = own * calls_factor(name, layer, pixels[0]) if own is not None and pixels else own
-            names = tuple(n for n in names if own is not None and (code_budget.layer_cycles(
-                self.g, op, "conv", layer, n, False, e.variants) or own * 2) * (calls_factor(
-                    n, layer, pixels[n in LEAN_TILE]) if pixels else 1) <= own * (1 + SHARED_TILE_SLACK))
+            lines = {n: code_budget.layer_cycles(self.g, op, "conv", layer, n, False, e.variants) for n in names}
+            slack = SHARED_TILE_SLACK if shared else LEAN_TILE_SLACK
+            names = tuple(n for n in names if own is not None and lines[n] is not None and lines[n] <= own * (
+                1 + SHARED_TILE_SLACK) and (not pixels or lines[n] * calls_factor(n, layer, pixels[n in LEAN_TILE])
+                                            <= own * calls_factor(name, layer, pixels[0]) * (1 + slack)))
         e.offer(op, "conv", names, name, layer)
         if identity is not None:
             e.identities[op.index] = identity
@@ -1040,29 +1041,37 @@ LEAN_TILE = frozenset({"bt_conv_s8_kxk_rq2_ssat", "bt_conv_s8_1x1_rq2_ssat", "bt
 
 
 # What a tile's kernel calls cost over the kernel's cost line, measured on whole layers where every pixel is in a
-# triple and a pass runs many (calls_factor): tile_kernel offers a lean variant (LEAN_TILE) where its line times its
-# factor on its calls is within SHARED_TILE_SLACK of the instance's line times the instance's factor on its own calls
-# (fx_lean_k calls the lean ones on a box tile a column a call, fx_win_kb the instance a row a call). A call costs its
-# pixels' work (calls_slots: the lean variants have no tail of one or two pixels) and, for each pass over its triples,
-# every channel pair's set-up: LEAN_PASS instructions a pair (bt_pm_k6, the pair loop's entry) against a triple's
-# LEAN_TRIPLE + LEAN_GROUP K / 4 a pair (its requantisation and stores; a group of 24 MACs a 4 of K), counted in the
-# cortex-m4 build's bt_conv_s8_1x1_rq2_ssat (arm-none-eabi-objdump -d; the instance's loops taken alike). Calls of few
-# pixels cost the lean variants several times their line: mbv2-w0.35's streamed least-RAM op 61 (1x1 into 1,280
-# channels, a pixel a call) ran 6.33 -> 13.98 M instructions on bt_conv_s8_1x1_rq2m_ssat (`buildtool run
-# mbv2-w0.35.tflite --optimize ram --input-streamed`); mcunet-in3's streamed op 16 (a 1x1's column tiles, calls of 2
-# pixels, offered it as shared_tile's) its block 14-17 47.44 M on bt_conv_s8_1x1_rq2_ssat, 42.49 M on
+# triple and a pass runs many (calls_factor): tile_kernel offers a lean variant (LEAN_TILE) where its line is within
+# SHARED_TILE_SLACK of the instance's and its line times its factor on its calls within SHARED_TILE_SLACK (column
+# tiles, shared_tile's) or LEAN_TILE_SLACK (the others) of the instance's line times the instance's factor on the
+# instance's calls (fx_lean_k calls the lean ones on a box tile a column a call, fx_win_kb the instance a row a call).
+# A call costs its pixels' work (call_slots: the lean variants have no tail of one or two pixels) and, for each pass
+# over its triples, every channel pair's set-up: LEAN_PASS instructions a pair (bt_pm_k6, the pair loop's entry)
+# against a triple's LEAN_TRIPLE + LEAN_GROUP K / 4 a pair (its requantisation and stores; a group of 24 MACs a 4 of
+# K), counted in the cortex-m4 build's bt_conv_s8_1x1_rq2_ssat (arm-none-eabi-objdump -d; an instance's loops taken
+# alike). Calls of few pixels cost the lean variants several times their line: mbv2-w0.35's streamed least-RAM op 61
+# (1x1 into 1,280 channels, a pixel a call) ran 6.33 -> 13.98 M instructions on bt_conv_s8_1x1_rq2m_ssat (`buildtool
+# run mbv2-w0.35.tflite --optimize ram --input-streamed`); mcunet-in3's streamed op 16 (a 1x1's column tiles, calls of
+# 2 pixels, offered it as shared_tile's) its block 14-17 47.44 M on bt_conv_s8_1x1_rq2_ssat, 42.49 M on
 # bt_conv_s8_pm_rq2_ssat (benchmarks/fusion.py --instructions --blocks). fx_lean_k never writes a row-banded output a
 # column a call (it calls those a row at a time: mbv2-w0.35's ops 41 and 45 +6 %): not offered there (tile_kernel).
 LEAN_PASS, LEAN_TRIPLE, LEAN_GROUP = 80, 55, 19
+# ... within this on the tiles a lean variant alone is offered to (box tiles, row bands: lean_entry), where it is the
+# code budget's small candidate (ResNet-8's least-RAM plan on cortex-m4: code 40.7 -> 25.6 KiB): ResNet-8's op 8
+# (row-band calls of 1-2 pixels on the KxK, est. cycles +0.48 M for 2.1 KB less: lean_entry) modelled 1.48x, its op
+# 10 (the doubled 1x1, calls of 8 pixels on row bands) 1.31x; with SHARED_TILE_SLACK there only ops 1, 2 and 4 take
+# them: 36.9 KiB (benchmarks/code_size.py --fused), 7-8 % fewer instructions. Not the lean 1x1 on calls of one pixel
+# (2.7x: mbv2-w0.35's op 61 above).
+LEAN_TILE_SLACK = 0.5
 LEAN_KXK = "bt_conv_s8_kxk_rq2_ssat"
 
 
 def call_slots(variant: str, n: int) -> tuple:
     """(the pixels' work, passes) of variant's call of n output pixels: conv_1x1.h's (a call of 1-2 pixels widened
     thrice a pixel, a triple's work and a pass each; two left after the triples the last triple again in a pass of its
-    own, one left bt_mv1x4's four channels at a time, no pair's set-up), conv_kxk.h's (one pass; a short triple of two a triple's work, of one
-    bt_kxk_one: 12 instructions a group of the pair against the triple's 25), an instance's (its tail of 1-2 pixels
-    their share)."""
+    own, one left bt_mv1x4's four channels at a time, no pair's set-up), conv_kxk.h's (one pass; a short triple of two
+    a triple's work, of one bt_kxk_one: 12 instructions a group of the pair against the triple's 25), an instance's
+    (its tail of 1-2 pixels their share)."""
     if variant == LEAN_KXK:
         return n + (n % 3 == 2) + (11 / 25 if n % 3 == 1 else 0), 1
     if variant not in LEAN_TILE:
