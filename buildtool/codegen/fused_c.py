@@ -982,7 +982,8 @@ class _Emit:
         call, tile_kernels.variant), their bytes and the layer's modelled cycles run whole (code_budget.work; the
         tiles' recomputation not counted, as block_cycles), the shared ones only within SHARED_TILE_SLACK of the instance's
         modelled cycles (on the tiles' calls: calls_factor); returns the form the budget chose (False: the variant,
-        True: the full instance, before the budget's choice). pixels: call_pixels' of the tiles, (the instance's, the lean variants'). identity: tile_kernels.identity, the code name the budget
+        True: the full instance, before the budget's choice). pixels: call_pixels' of the tiles (the instance's, the
+        lean variants'). identity: tile_kernels.identity, the code name the budget
         gives the tile kernel (Emitter.identities), one for the layers whose tile kernels define shares (counted
         once)."""
         layer = e.conv_layer(op, self.conv_fields[op.index])
