@@ -612,10 +612,10 @@ def test_shared_variants_offered_to_column_tiles_alone(monkeypatch):
     offered, leaned = {}, {}
     orig = fused_c._Emit.offer
 
-    def spy(self, e, op, name, shared=False, identity=None, lean=False):
+    def spy(self, e, op, name, shared=False, identity=None, lean=False, pixels=None):
         offered[op.index] = shared
         leaned[op.index] = lean
-        return orig(self, e, op, name, shared, identity, lean)
+        return orig(self, e, op, name, shared, identity, lean, pixels)
 
     monkeypatch.setattr(fused_c._Emit, "offer", spy)
     c = pipeline.code(m, plan, "cortex-m4", PlanOptions(optimize_code="balanced"))["model.c"]
@@ -634,6 +634,41 @@ def test_shared_variants_offered_to_column_tiles_alone(monkeypatch):
     offered.clear()
     c = pipeline.code(m, plan, "cortex-m4", PlanOptions(optimize_code="balanced"))["model.c"]
     assert not any(offered.values()) and "op6_tk" in c
+
+
+def test_lean_calls_priced_by_their_pixels():
+    """fused_c.calls_factor: a lean variant's calls cost its line times their pixels' work (call_slots) and passes
+    over their pixels, an instance's its line: the lean 1x1 on calls of 1-2 pixels (each widened thrice, a pass each)
+    several times an instance's cost on them, on whole triples the same; the shared KxK a triple's work for a short
+    triple of two, one pass a call; a call's set-up weighs less the longer its patch (K)."""
+    from buildtool.codegen import fused_c
+
+    pw, kxk = dict(kh=1, kw=1, **{"in": dict(c=64)}), dict(kh=3, kw=3, **{"in": dict(c=16)})
+    lean, inst = "bt_conv_s8_1x1_rq2_ssat", "bt_conv_s8_pm_rq2_ssat"
+    for n in (1, 2):
+        assert fused_c.calls_factor(lean, pw, [n] * 50) > 2 * fused_c.calls_factor(inst, pw, [n] * 50)
+    assert fused_c.calls_factor(lean, pw, [24] * 5) == fused_c.calls_factor(inst, pw, [24] * 5) > 1
+    assert fused_c.calls_factor(lean, pw, [4] * 5) == fused_c.calls_factor(inst, pw, [4] * 5)
+    assert fused_c.calls_factor(lean, pw, [5] * 5) > fused_c.calls_factor(inst, pw, [5] * 5)
+    k = fused_c.LEAN_KXK
+    assert fused_c.calls_factor(k, kxk, [6] * 5) == fused_c.calls_factor(inst, kxk, [6] * 5)
+    assert fused_c.calls_factor(k, kxk, [5]) == pytest.approx(fused_c.calls_factor(inst, kxk, [6]) * 6 / 5)
+    wide = dict(pw, **{"in": dict(c=256)})
+    assert 1 < fused_c.calls_factor(inst, wide, [4]) < fused_c.calls_factor(inst, pw, [4])
+    assert fused_c.calls_factor(lean, pw, []) == fused_c.calls_factor(lean, pw, None) == 1
+
+
+@pytest.mark.slow
+def test_lean_1x1_not_on_two_pixel_column_calls():
+    """mcunet-in3's streamed least-RAM plan on cortex-m4: op 16's column tiles (a 1x1, 968 calls of 2 pixels) are
+    offered the shared variants (fused_c.shared_tile) but not the lean 1x1 (calls_factor: each pixel widened thrice,
+    its block 14-17 ran 47.44 M instructions on bt_conv_s8_1x1_rq2_ssat, 42.49 M on bt_conv_s8_pm_rq2_ssat); ops 23
+    and 27's whole rows of 22 pixels may take it."""
+    need("cortex-m4")
+    g = zoo.build("mcunet-in3")
+    c = generate(g, plan_fused(g, optimize="ram", input_streamed=True, time_budget=0.0), "cortex-m4")[0]
+    calls = dict(re.findall(r"(?:fx_win_k|fx_lean_k)\(&op(\d+)_p, (\w+),", c))
+    assert calls["16"] != "bt_conv_s8_1x1_rq2_ssat" and "bt_conv_s8_1x1_rq2" not in calls["16"], calls
 
 
 @pytest.mark.slow

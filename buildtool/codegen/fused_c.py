@@ -815,13 +815,31 @@ class _Emit:
                 if rt[r][1] > rt[r][0] and ct[c][1] > ct[c][0]:
                     yield r, c, rt[r][0], rt[r][1], ct[c][0], ct[c][1]
 
-    def lean_pixels(self, blk: BlockRun, t: int) -> int:
-        """The fewest output pixels of one call of a lean shared variant on a conv's tiles into tensor t (fx_lean_k's:
-        a whole box where it is as wide as the window or no taller than wide, else a column of it; fx_win_kr's a row of a
-        box at most), or 0 without a tile."""
+    def call_pixels(self, blk: BlockRun, op, lean: bool, cols: int) -> list:
+        """The output pixels of each kernel call conv op's all-channel tiles make: fx_lean_k's (lean: a column a call
+        where the box is narrower than the window and taller than wide, else fx_win_kb's), else reference/fused_ref.h
+        win_kind_o's: a 1x1's column calls (a column of rb - ra pixels; cols: the set's FX_COL_CALLS,
+        tile_kernels.col_pixels), row bands a row a call (a 1x1's runs of rows one after another: the box, taken as one
+        run), a box as wide as its output buffer one call, else a row a call (calls_factor prices them)."""
+        f = self.conv_fields[op.index]
+        t, i = op.outputs[0], op.inputs[0]
         wp = self.pixels(blk, t)[0]
-        return min(((rb - ra) * (cb - ca) if cb - ca == wp or rb - ra <= cb - ca else rb - ra
-                    for _, _, ra, rb, ca, cb in self.out_boxes(blk, t)), default=0)
+        ct = axis_table(blk.cols, t, len(blk.cols.bounds) - 1, t in blk.windows)
+        pw = tile_kernels.pointwise(f) and f["stride_h"] == 1 and f["stride_w"] == 1
+        in_rows, out_rows = i in self.banded, t in self.banded
+        calls = []
+        for _, c, ra, rb, ca, cb in self.out_boxes(blk, t):
+            h, w = rb - ra, cb - ca
+            whole = not out_rows and ca == ct[c][2] and w == wp
+            if lean:
+                calls += [h] * w if not (out_rows or w == wp or h <= w) else [h * w] if whole else [w] * h
+            elif pw and h > 1 and not out_rows and (w == 1 or (w != wp and w <= cols and h > w)):
+                calls += [h] * w
+            elif in_rows:
+                calls += [h * w] if f["kh"] == 1 and (out_rows or w == wp) else [w] * h
+            else:
+                calls += [h * w] if whole else [w] * h
+        return calls
 
     def box_dw_calls(self, k: int, blk: BlockRun, op):
         """The kernel calls of depthwise op's all-channel tiles (fx_win_dk with ch -1), or None."""
@@ -942,10 +960,14 @@ class _Emit:
         # their cost lines (measured on whole layers) do not hold: offered to every box and column tile, balanced put
         # mbv2-w0.35's least-RAM ops 5, 6 and 12-15 on them, modelled +4 % and run +13 % (streamed, 79.9 -> 90.2 M
         # instructions against `--optimize-code speed`). Offered only where measured no slower (shared_tile)
-        form = self.offer(e, op, name, shared_tile(shape, group, i in self.banded),
-                          tile_kernels.identity(name, fields, group, src, dst, shape, calls),
-                          lean_tile(group) and not inplace and t not in self.banded and lean_entry(
-                              self.win_entry(blk, op), fields) and self.lean_pixels(blk, t) >= LEAN_MIN_PIXELS)
+        # the calls priced by their pixels (calls_factor): the instance's, the lean ones' (fx_lean_k's on fx_win_kb's
+        # tiles: windowed)
+        shared, entry = shared_tile(shape, group, i in self.banded), self.win_entry(blk, op)
+        lean = lean_tile(group) and not inplace and t not in self.banded and lean_entry(entry, fields)
+        pixels = tuple(self.call_pixels(blk, op, k, tile_kernels.col_pixels(e))
+                       for k in (False, not shared and entry == "fx_win_kb")) if shared or lean else None
+        form = self.offer(e, op, name, shared, tile_kernels.identity(name, fields, group, src, dst, shape, calls), lean,
+                          pixels)
         if form is False:  # the variant itself, code it shares with the other layers calling it
             name = e.code_choice.get(op.index, (name,))[0] if e.code_choice is not None else name
             e.used_variants[name] = kernel_variants.DISPATCHERS["conv"]
@@ -953,15 +975,16 @@ class _Emit:
         return tile_kernels.define(e, op, fields, name, group, src, dst, shape, calls, form, self.tile_shares)
 
     def offer(self, e: _Emitter, op, name: str, shared: bool = False, identity: str | None = None,
-              lean: bool = False):
+              lean: bool = False, pixels: list | None = None):
         """Offer conv op's tile kernel (its own instance of variant `name`) to the code budget as a plain layer's own
         instance is offered (Emitter.kernel, own_instance): its full, medium and compact forms and, shared, the
         variant itself and the table's later rows that hold on the layer (each relaxes its conditions; vww's 1x1 op 6:
         the shared bt_conv_s8_pm_rq2_ssat its plain plan calls) (fx_win_k calls it on the tile's bt_conv_params as it calls the tile kernel: valid on every
         call, tile_kernels.variant), their bytes and the layer's modelled cycles run whole (code_budget.work; the
         tiles' recomputation not counted, as block_cycles), the shared ones only within SHARED_TILE_SLACK of the instance's
-        modelled cycles; returns the form the budget chose (False: the variant,
-        True: the full instance, before the budget's choice). identity: tile_kernels.identity, the code name the budget
+        modelled cycles (on the tiles' calls: calls_factor); returns the form the budget chose (False: the variant,
+        True: the full instance, before the budget's choice). pixels: call_pixels' of the tiles (the instance's, the
+        lean variants'). identity: tile_kernels.identity, the code name the budget
         gives the tile kernel (Emitter.identities), one for the layers whose tile kernels define shares (counted
         once)."""
         layer = e.conv_layer(op, self.conv_fields[op.index])
@@ -975,8 +998,11 @@ class _Emit:
             names = tuple(n for n in kernel_variants.all_codegen(e.variants[1], "conv", layer) if n in LEAN_TILE)
         if names:
             own = code_budget.layer_cycles(self.g, op, "conv", layer, name, True, e.variants)
-            names = tuple(n for n in names if own is not None and (code_budget.layer_cycles(
-                self.g, op, "conv", layer, n, False, e.variants) or own * 2) <= own * (1 + SHARED_TILE_SLACK))
+            lines = {n: code_budget.layer_cycles(self.g, op, "conv", layer, n, False, e.variants) for n in names}
+            slack = SHARED_TILE_SLACK if shared else LEAN_TILE_SLACK
+            names = tuple(n for n in names if own is not None and lines[n] is not None and lines[n] <= own * (
+                1 + SHARED_TILE_SLACK) and (not pixels or lines[n] * calls_factor(n, layer, pixels[n in LEAN_TILE])
+                                            <= own * calls_factor(name, layer, pixels[0]) * (1 + slack)))
         e.offer(op, "conv", names, name, layer)
         if identity is not None:
             e.identities[op.index] = identity
@@ -1016,13 +1042,54 @@ LEAN_TILES = True
 LEAN_TILE = frozenset({"bt_conv_s8_kxk_rq2_ssat", "bt_conv_s8_1x1_rq2_ssat", "bt_conv_s8_1x1_rq2m_ssat"})
 
 
-# The fewest output pixels a call of a lean variant on a tile must have for the tile to be offered it: their triples
-# (bt_pm_widen3r) need three, and a call of fewer runs their pixel-by-pixel path with every channel pair set up again,
-# which their cost lines (whole layers) do not hold: mbv2-w0.35's streamed least-RAM op 61 (1x1 into 1,280 channels)
-# ran 6.33 -> 13.98 M instructions on bt_conv_s8_1x1_rq2m_ssat (`buildtool run mbv2-w0.35.tflite --optimize ram
-# --input-streamed`); and never into a row-banded output (fx_lean_k calls those a row at a time: that model's ops 41
-# and 45 +6 %, the whole 81.2 -> 89.1 M with both).
-LEAN_MIN_PIXELS = 3
+# What a tile's kernel calls cost over the kernel's cost line, measured on whole layers where every pixel is in a
+# triple and a pass runs many (calls_factor): tile_kernel offers a lean variant (LEAN_TILE) where its line is within
+# SHARED_TILE_SLACK of the instance's and its line times its factor on its calls within SHARED_TILE_SLACK (column
+# tiles, shared_tile's) or LEAN_TILE_SLACK (the others) of the instance's line times the instance's factor on the
+# instance's calls (fx_lean_k calls the lean ones on a box tile a column a call, fx_win_kb the instance a row a call).
+# A call costs its pixels' work (call_slots: the lean variants have no tail of one or two pixels) and, for each pass
+# over its triples, every channel pair's set-up: LEAN_PASS instructions a pair (bt_pm_k6, the pair loop's entry)
+# against a triple's LEAN_TRIPLE + LEAN_GROUP K / 4 a pair (its requantisation and stores; a group of 24 MACs a 4 of
+# K), counted in the cortex-m4 build's bt_conv_s8_1x1_rq2_ssat (arm-none-eabi-objdump -d; an instance's loops taken
+# alike). Calls of few pixels cost the lean variants several times their line: mbv2-w0.35's streamed least-RAM op 61
+# (1x1 into 1,280 channels, a pixel a call) ran 6.33 -> 13.98 M instructions on bt_conv_s8_1x1_rq2m_ssat (`buildtool
+# run mbv2-w0.35.tflite --optimize ram --input-streamed`); mcunet-in3's streamed op 16 (a 1x1's column tiles, calls of
+# 2 pixels, offered it as shared_tile's) its block 14-17 47.44 M on bt_conv_s8_1x1_rq2_ssat, 42.49 M on
+# bt_conv_s8_pm_rq2_ssat (benchmarks/fusion.py --instructions --blocks). fx_lean_k never writes a row-banded output a
+# column a call (it calls those a row at a time: mbv2-w0.35's ops 41 and 45 +6 %): not offered there (tile_kernel).
+LEAN_PASS, LEAN_TRIPLE, LEAN_GROUP = 80, 55, 19
+# ... within this on the tiles a lean variant alone is offered to (box tiles, row bands: lean_entry), where it is the
+# code budget's small candidate (ResNet-8's least-RAM plan on cortex-m4: code 40.7 -> 25.6 KiB): ResNet-8's op 8
+# (row-band calls of 1-2 pixels on the KxK, est. cycles +0.48 M for 2.1 KB less: lean_entry) modelled 1.48x, its op
+# 10 (the doubled 1x1, calls of 8 pixels on row bands) 1.31x; with SHARED_TILE_SLACK there only ops 1, 2 and 4 take
+# them: 36.9 KiB (benchmarks/code_size.py --fused), 7-8 % fewer instructions. Not the lean 1x1 on calls of one pixel
+# (2.7x: mbv2-w0.35's op 61 above).
+LEAN_TILE_SLACK = 0.5
+LEAN_KXK = "bt_conv_s8_kxk_rq2_ssat"
+
+
+def call_slots(variant: str, n: int) -> tuple:
+    """(the pixels' work, passes) of variant's call of n output pixels: conv_1x1.h's (a call of 1-2 pixels widened
+    thrice a pixel, a triple's work and a pass each; two left after the triples the last triple again in a pass of its
+    own, one left bt_mv1x4's four channels at a time, no pair's set-up), conv_kxk.h's (one pass; a short triple of two
+    a triple's work, of one bt_kxk_one: 12 instructions a group of the pair against the triple's 25), an instance's
+    (its tail of 1-2 pixels their share)."""
+    if variant == LEAN_KXK:
+        return n + (n % 3 == 2) + (11 / 25 if n % 3 == 1 else 0), 1
+    if variant not in LEAN_TILE:
+        return n, 1
+    if n < 3:
+        return 3 * n, n
+    return n + (n % 3 == 2), 1 + (n % 3 == 2)
+
+
+def calls_factor(variant: str, layer: dict, pixels: list | None) -> float:
+    """Modelled cost of variant's calls of `pixels` output pixels each (fused_c call_pixels) over its cost line's, which
+    holds on pixels in whole triples, passes of many: 1 without calls."""
+    if not pixels:
+        return 1.0
+    pass_px = 3 * LEAN_PASS / (LEAN_TRIPLE + LEAN_GROUP * layer["kh"] * layer["kw"] * layer["in"]["c"] / 4)
+    return sum(w + p * pass_px for w, p in (call_slots(variant, n) for n in pixels)) / sum(pixels)
 
 
 def _rv_rq_ok(g, *ops) -> bool:
