@@ -56,6 +56,35 @@ def test_tiny_compiles_only_its_operators_kernels_on_every_set():
         assert len(kernel_sources(t)) > 3 * len(got)
 
 
+def _needs(board: str, model_c: str) -> set:
+    """The stems of the kernel sources model.c text needs on board (library.needed_files)."""
+    return {p.stem for p in library.needed_files(targets.get(board), model_c)[0]}
+
+
+def test_a_declaration_is_no_reference_a_call_or_an_address_is():
+    """A prototype, an `extern` or a typedef's declaration (in model.c or a header it includes) pulls no source in; a
+    call, an address in an initialiser or a used macro's call does. riscv/bt_variants.h declares fused.c's
+    bt_fx_rv_run_long (a plain riscv model included it and compiled fused.c, with activation, mul, pooling and
+    leaky_relu, until the scanner told declarations apart)."""
+    head = '#include <stdint.h>\n#include "bt_kernels.h"\n'
+    assert "bt_fx_rv_run_long;" in (KERNELS / "riscv" / "bt_variants.h").read_text()
+    assert _needs("riscv32", head + '#include "bt_variants.h"\nint model_invoke(void) { return 0; }\n') == set()
+    table = "bt_fx_rv_run_fn *const bt_fx_rv_runs[17] = {[0] = bt_fx_rv_run_long};\n"
+    assert "fused" in _needs("riscv32", head + '#include "bt_variants.h"\n' + table)
+    softmax = "void bt_softmax_s8(const bt_softmax_params *p, const int8_t *in, int8_t *out)"
+    declared = [f"{softmax};\n", f"extern {softmax};\n", "typedef void sm_fn(const void *);\nsm_fn bt_softmax_s8;\n",
+                "#define SM(p, i, o) bt_softmax_s8(p, i, o)\n", '#ifdef __cplusplus\nextern "C" {\n#endif\n'
+                f"{softmax};\n#ifdef __cplusplus\n}}\n#endif\n"]
+    for d in declared:
+        assert _needs("cortex-m4", head + d + "int model_invoke(void) { return 0; }\n") == set(), d
+    used = ["int model_invoke(void) {\n  bt_softmax_s8(0, 0, 0);\n  return 0;\n}\n",
+            "static void (*const sm)(const bt_softmax_params *, const int8_t *, int8_t *) = bt_softmax_s8;\n",
+            "#define SM(p, i, o) bt_softmax_s8(p, i, o)\nvoid model_run(void) { SM(0, 0, 0); }\n",
+            "#define SM_DEF(n) void n(void) { bt_softmax_s8(0, 0, 0); }\nSM_DEF(model_run)\nvoid model_other(int);\n"]
+    for u in used:
+        assert _needs("cortex-m4", head + u) == {"softmax"}, u
+
+
 def _covers(m, plan, board: str) -> None:
     """What model.c calls (library.needed_files, read from its text) is within the operators' set."""
     t = targets.get(board)

@@ -504,7 +504,8 @@ class _Emit:
         kernel = self.tile_kernel(e, blk, op, ch) if kind == "FX_CONV" else None
         if kernel:
             entry = self.win_entry(blk, op) if (src, ch) == ("&i0", "-1") else "fx_win_k"
-            if kernel in LEAN_TILE and entry == "fx_win_kb" and (dst, box) == ("&o", "R[0], R[1], C[0], C[1]"):
+            if (kernel in LEAN_TILE and entry == "fx_win_kb" and (dst, box) == ("&o", "R[0], R[1], C[0], C[1]")
+                    and op.outputs[0] not in self.banded):
                 if LEAN_HELPER not in e.decls:
                     e.decls.append(LEAN_HELPER)
                 return f"fx_lean_k(&{p}, {kernel}, &i0, &o, R, C);"
@@ -1118,18 +1119,18 @@ def lean_tile(group: int) -> bool:
 # calls of them): one call where the box is as wide as the window (fused_ref.h win_kind_o's whole box) or no taller than
 # wide, else one a column, its pixels one output row pitch apart (o as a window one pixel wide of that pixel stride: the
 # kernel's out.w 1, out.pixel_stride the pitch), where fx_win_kb would call it an output row of a few pixels at a time
-# (each call's channel pairs set up again: ResNet-8's box tiles, 1-2 columns of 4-10 rows). Not into a row-banded
-# output (o->rows: its rows are not one pitch apart; mcunet-vww1's streamed least-RAM ops 5 and 16 gave wrong bytes).
-# One function a model.c.
+# (each call's channel pairs set up again: ResNet-8's box tiles, 1-2 columns of 4-10 rows). Never into a row-banded
+# output (its rows are not one pitch apart; mcunet-vww1's streamed least-RAM ops 5 and 16 gave wrong bytes): windowed
+# calls fx_win_kb there, so o->rows is 0 and a column's first pixel is o->base's. One function a model.c.
 LEAN_HELPER = """\
 static void __attribute__((noinline)) fx_lean_k(const void *p, fx_conv_kernel k, const fx_buf *in, const fx_buf *o,
                                                 const int16_t *R, const int16_t *C) {
-  if (o->rows || C[1] - C[0] == o->wp || R[1] - R[0] <= C[1] - C[0]) {
+  if (C[1] - C[0] == o->wp || R[1] - R[0] <= C[1] - C[0]) {
     fx_win_kb(p, k, in, o, R[0], R[1], C[0], C[1], -1);
     return;
   }
   for (int32_t x = C[0]; x < C[1]; x++) {
-    const fx_buf oc = {fx_at(o, o->r0, x), o->r0, x, 1, o->wp * o->ps, 0};
+    const fx_buf oc = {o->base + (x - o->c0) * o->ps, o->r0, x, 1, o->wp * o->ps, 0};
     fx_win_kb(p, k, in, &oc, R[0], R[1], x, x + 1, -1);
   }
 }"""

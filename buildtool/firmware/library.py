@@ -8,14 +8,16 @@ row per operator of model/opdefs.py, tests/test_kernel_sources.py checks each ag
 its emitter writes), fused.c when the plan may be fused, and what those files call in turn.
 
 Read from the C text, not from a compiler: a source is needed when it defines (not `static`) a name
-model.c, a header it includes or an already needed source refers to; a prototype is not a reference.
-A name pasted by a macro (`fx_accumulate##bits`) counts as its prefix followed by digits. Choosing
-too much costs only size; tests/test_export.py checks that every function the kernel headers
+model.c, a header it includes or an already needed source refers to (scan): a call or an address taken in
+code, a function body or an initialiser, not a declaration (a prototype, `extern`, `fn_t name;`), and a
+macro's body only where the macro is used. A name pasted by a macro (`fx_accumulate##bits`) counts as its
+prefix followed by digits. Choosing too much costs only size; tests/test_export.py checks that every function the kernel headers
 declare is defined by one source of every kernel set, so no call is missed.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -30,11 +32,13 @@ _DEFINITION = re.compile(r"^(?!static\b|BT_INLINE\b|typedef\b|extern\b|return\b|
 # a variable defined at file level with external linkage (`uint32_t bt_vpu_ops, bt_vpu_align_faults;`: the xcore
 # VPU model's counters, defined in xcore/conv.c and counted by every xcore kernel file)
 _VARIABLE = re.compile(r"^(?!static\b|typedef\b|extern\b|return\b)[A-Za-z_]\w*[ \t]+(\w+(?:[ \t]*,[ \t]*\w+)*)[ \t]*;", re.M)
-# a prototype at file level (a declaration is no reference to what it declares)
-_PROTOTYPE = re.compile(r"^[A-Za-z_][^;{}#\n]*(?:\n[^;{}#\n]*)*?\)\s*;", re.M)
+# what scan() tells apart: a preprocessor line (with its backslash continuations), a string or character literal,
+# C++'s `extern "C" {` (no scope of its own), a newline at column 0, and the brackets and semicolons of statements
+_TOKEN = re.compile(r'(?P<pp>^[ \t]*#(?:[^\n]*\\\n)*[^\n]*)|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'|'
+                    r'(?P<ec>\bextern\s*"C"\s*\{)|(?P<nl>\n(?=[A-Za-z_]))|[{}();]', re.M)
 _IDENT = re.compile(r"[A-Za-z_]\w*")
-# `#define A B`: a reference to A is one to B (and the line alone refers to nothing)
-_ALIAS = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+(\w+)[ \t]*$", re.M)
+# `#define NAME body` or `#define NAME(params) body`
+_MACRO = re.compile(r"[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\([^)]*\))?(.*)", re.S)
 
 
 def definitions(text: str) -> tuple:
@@ -48,9 +52,65 @@ def definitions(text: str) -> tuple:
     return names, prefixes
 
 
-def references(text: str) -> set:
-    """Every identifier of text outside file-level prototypes and `#define A B` lines."""
-    return set(_IDENT.findall(_PROTOTYPE.sub(" ", _ALIAS.sub(" ", text))))
+def scan(text: str) -> tuple:
+    """(references, macros) of a C text without comments. references: the identifiers of its code, that is
+    function bodies, initialisers and whatever else is not a declaration; a file-level statement with no
+    initialiser and no body (a prototype, `extern` or a typedef's `fn_t a, b;`: a declaration, no call) refers
+    to nothing, but a file-level macro call not ended by `;` (`FX_MEAN(16, uint16_t)` on its own line) does.
+    macros: {NAME: the identifiers of its bodies} of every `#define NAME ...` (its parameters not): a
+    reference to NAME is one to them (_with_aliases), an unused macro refers to nothing. Other directives'
+    identifiers are references."""
+    refs, macros, piece = set(), {}, []
+    depth, parens, pos = 0, 0, 0
+
+    def end(declaration: bool) -> None:
+        s = "".join(piece)
+        piece.clear()
+        if not (declaration and "=" not in s):
+            refs.update(_IDENT.findall(s))
+
+    for m in _TOKEN.finditer(text):
+        piece.append(text[pos:m.start()])
+        pos, tok = m.end(), m.group(0)
+        if m.group("pp") is not None:
+            d = _MACRO.fullmatch(tok)
+            if d:
+                params = set(_IDENT.findall(d.group(2) or ""))
+                macros.setdefault(d.group(1), set()).update(set(_IDENT.findall(d.group(3))) - params)
+            else:
+                refs.update(_IDENT.findall(tok))
+            if depth == 0 and parens == 0:
+                end(False)  # a file-level piece cut by a directive counts
+            continue
+        if m.group("ec") is not None:
+            continue
+        if m.group("nl") is not None:
+            if depth == 0 and parens == 0 and "".join(piece).rstrip().endswith(")"):
+                end(False)  # `MACRO(args)` alone on a line: a file-level macro call
+            piece.append(tok)
+            continue
+        if tok == "}" and depth == 0:
+            continue  # extern "C"'s closing brace
+        piece.append(tok)
+        if tok == "(":
+            parens += 1
+        elif tok == ")":
+            parens = max(parens - 1, 0)
+        elif tok == "{":
+            depth += 1
+        elif tok == "}":
+            depth -= 1
+            if depth == 0:
+                end(False)  # a body or an initialiser's braces: code
+        elif tok == ";" and depth == 0 and parens == 0:
+            end(True)
+    piece.append(text[pos:])
+    end(False)
+    return frozenset(refs), {k: frozenset(v) for k, v in macros.items()}
+
+
+# scan of a kernel file's text (needed_files reads a header once for each source that includes it)
+_kernel_scan = functools.lru_cache(maxsize=512)(scan)
 
 
 def _with_aliases(refs: set, aliases: dict) -> set:
@@ -71,7 +131,7 @@ def _defines(names: set, prefixes: set, refs: set) -> bool:
 
 
 # The reference kernel files (kernels/reference/NAME.c, or the set's own NAME.c) an operator's code calls,
-# whatever its types: its int16 and int32 paths included. Files these call are added by references.
+# whatever its types: its int16 and int32 paths included. Files these call are added by scan's references.
 _S16 = ("conv_s16",)  # the 16x8 convolutions, depthwise and fully connected
 OP_KERNELS = {
     "CONV_2D": ("conv",) + _S16, "DEPTHWISE_CONV_2D": ("depthwise",) + _S16,
@@ -150,21 +210,24 @@ def needed_files(t: targets.Target, model_c: str, gen_files: tuple = (), kernel_
     closure = {s: include_closure(s, dirs) for s in srcs}
     defs = {s: definitions("\n".join(_text(f) for f in closure[s] if _code_file(f))) for s in srcs}
     model_c = _COMMENT.sub(" ", model_c)
-    refs, aliases = references(model_c), {}
+    refs, aliases = set(), {}
     files = set()
     for name in sorted(set(_INCLUDE.findall(model_c))):
         found = resolve(name, kernel_root / "include", dirs)
         if found is not None:
             files.update(include_closure(found, dirs))
-    def read(text: str) -> None:
-        refs.update(references(text))
-        for a, b in _ALIAS.findall(text):
-            aliases.setdefault(a, set()).add(b)
+    def read(text: str, kernel: bool = True) -> None:
+        r, macros = (_kernel_scan if kernel else scan)(text)
+        refs.update(r)
+        for a, b in macros.items():
+            aliases.setdefault(a, set()).update(b)
         _with_aliases(refs, aliases)
 
-    read(model_c)
-    for f in sorted(files) + [Path(g) for g in gen_files]:
+    read(model_c, False)
+    for f in sorted(files):
         read(_text(f))
+    for g in gen_files:
+        read(_text(Path(g)), False)
     chosen, grew = set(), True
     for s in srcs:
         if s.stem in seed:
@@ -184,4 +247,4 @@ def needed_files(t: targets.Target, model_c: str, gen_files: tuple = (), kernel_
     return [s for s in srcs if s in chosen], sorted(f for f in files if kernel_root in f.parents)
 
 
-__all__ = ["OP_KERNELS", "model_opcodes", "kernel_names", "model_sources", "needed_files", "include_closure", "definitions", "references", "resolve"]
+__all__ = ["OP_KERNELS", "model_opcodes", "kernel_names", "model_sources", "needed_files", "include_closure", "definitions", "scan", "resolve"]

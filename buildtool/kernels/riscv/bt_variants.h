@@ -30,12 +30,7 @@ typedef void bt_fx_rv_run_fn(const int8_t *const *ipr, int32_t step, int32_t n, 
                              const bt_conv_params *p, const void *st);
 bt_fx_rv_run_fn bt_fx_rv_run1, bt_fx_rv_run2, bt_fx_rv_run3, bt_fx_rv_run4, bt_fx_rv_run5, bt_fx_rv_run6,
     bt_fx_rv_run7, bt_fx_rv_run8, bt_fx_rv_run9, bt_fx_rv_run10, bt_fx_rv_run11, bt_fx_rv_run12, bt_fx_rv_run13,
-    bt_fx_rv_run14, bt_fx_rv_run15, bt_fx_rv_run16;
-/* [0] (fused.c defines it by name): declared through a pasted name because library.model_sources reads every
- * identifier of a header model.c includes as a reference, and this one would make every riscv model compile fused.c
- * (test_tiny_compiles_only_its_operators_kernels_on_every_set); a declaration is no call: the scanner should know */
-#define BT_FX_RV_RUN_NAME(s) bt_fx_rv_run##s
-bt_fx_rv_run_fn BT_FX_RV_RUN_NAME(_long);
+    bt_fx_rv_run14, bt_fx_rv_run15, bt_fx_rv_run16, bt_fx_rv_run_long;
 /* the same entries for convs of kh > 1 alone (no 1x1 pass), where no conv of kh 1 takes the length */
 bt_fx_rv_run_fn bt_fx_rv_rows1, bt_fx_rv_rows2, bt_fx_rv_rows3, bt_fx_rv_rows4, bt_fx_rv_rows5, bt_fx_rv_rows6,
     bt_fx_rv_rows7, bt_fx_rv_rows8, bt_fx_rv_rows9, bt_fx_rv_rows10, bt_fx_rv_rows11, bt_fx_rv_rows12, bt_fx_rv_rows13,
