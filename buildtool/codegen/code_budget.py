@@ -522,7 +522,8 @@ def bytes_class(g, op, cls: str) -> str:
       conv 1x1   ", strided" where strided(op) (its pixels an output row at a time); else ", one block" where its map
                  is one block of triples (at most PM3_T: gcc folds the blocks' loop; vww's 3x3x128 -> 256 layer links
                  6,002 B, its 6x6x128 -> 128 ones 7.5-8.2 KB, on the same K)
-    _bytes falls back to the points of the class without its tail, then of cls."""
+    _bytes falls back to the points of the nearest tail measured on the same path (_near_tail), then of every class
+    of cls."""
     if cls == "conv 1x1":
         if strided(op):
             return cls + ", strided"
@@ -682,12 +683,23 @@ def _bytes(measured: dict, table: str, row: dict, cls: str, k: int, pk: str | No
     code (its bytes measured at several K, "points": its straight runs grow with K), linear in k between the points,
     the nearest's beyond, not the class's largest; else the row's class's (its largest of any class where not measured
     per class); pk: the layer's bytes_class, whose points where measured, else cls's."""
-    points = [] if table == "variants" else next(
-        (pts for c in (pk, (pk or "").split(TAIL)[0]) if c for pts in [_points(measured, table, c, "points")] if pts),
-        None) or _points(measured, table, cls, "points", True)
+    points = [] if table == "variants" else (_points(measured, table, pk, "points") if pk else []) or \
+        _points(measured, table, _near_tail(measured, table, pk), "points") or _points(measured, table, cls, "points", True)
     if points:
         return round(_between(points, k))
     return row.get("class_bytes", {}).get(cls, row["bytes"])
+
+
+def _near_tail(measured: dict, table: str, pk: str | None) -> str:
+    """The measured bytes class of `table` nearest to pk (bytes_class) where pk has none: the same path (and parity), the
+    nearest tail, the longer on a tie (a tail of 2 pixels after a row's triples is more code than one of 1: a stem of even
+    S with 2 pixels left is charged one with 1 left, 3,974 B at K 27, linked 3,966); "" where none."""
+    if not pk or TAIL not in pk:
+        return ""
+    head, tail = pk.split(TAIL)
+    have = {c for r in measured.get(table, {}).values() for c in r.get("points", {}) if c.split(TAIL)[0] == head
+            and TAIL in c}
+    return min(have, key=lambda c: (abs(int(c.split(TAIL)[1]) - int(tail)), -int(c.split(TAIL)[1])), default="")
 
 
 def _cost(measured: dict, table: str, name: str, cls: str, k: int, ch: int = 0, pk: str | None = None,
