@@ -123,10 +123,10 @@ STRIDE_SHAPES = (("conv 1x1", (1, 32, 32, 16), lambda b, x: b.conv2d(x, 32, 1, 2
 
 
 # A layer's own code folds its geometry: its bytes follow the path conv_pm.h takes (the row buffer of a KxK, rows;
-# bt_pm_loop3, loop3; the stem) and, on the rows and the stem, the pixels a row leaves after its triples (out.w % 3: each
-# count its own tail code), not K alone (code_budget.bytes_class). Built (not run) for the bytes of the instance and its
-# forms alone, beside SHAPES' and FORM_SHAPES': the rows with tails of 1 (ResNet-8's ops 4, 5), 2 (tiny's op 4, ResNet-8's
-# op 9) and 0 at K 72-576; bt_pm_loop3 on a KxK (c_in % 4 != 0 past the stem: kws's stem of 10x4 over one channel, K 40;
+# bt_pm_loop3, loop3; the stem) and, on the rows and the stem, the pixels a row leaves after its triples (out.w % 3:
+# each count its own tail code), not K alone (code_budget.bytes_class). Built (not run) for the bytes of the instance
+# and its forms alone, beside SHAPES' and FORM_SHAPES': the rows with tails of 1 (ResNet-8's ops 4, 5), 2 (tiny's op 4,
+# ResNet-8's op 9) and 0 at K 72-576; bt_pm_loop3 on a KxK (c_in % 4 != 0 past the stem: kws's stem of 10x4 over one channel, K 40;
 # K 90); stems of tails 0 (vww's: 96x96x3 -> 48x48x8) and 1 (a stride-1 one, odd S)
 BYTES_SHAPES = (("conv KxK", (1, 32, 32, 16), lambda b, x: b.conv2d(x, 32, 3, 2, activation="NONE")),  # K 144, tail 1
                 ("conv KxK", (1, 16, 16, 32), lambda b, x: b.conv2d(x, 32, 3, activation="NONE")),  # K 288, tail 1

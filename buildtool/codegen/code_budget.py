@@ -533,7 +533,8 @@ def bytes_class(g, op, cls: str) -> str:
         return cls
     tail = f"{TAIL}{int(g.tensors[op.outputs[0]].shape[2]) % 3}"
     if cls == "conv stem":
-        return (cls + ODD_S if op.options.get("stride_w", 1) * int(g.tensors[op.inputs[0]].shape[3]) % 2 else cls) + tail
+        odd = op.options.get("stride_w", 1) * int(g.tensors[op.inputs[0]].shape[3]) % 2
+        return (cls + ODD_S if odd else cls) + tail
     f = kernel_variants.op_fields(g, op)
     if kernel_variants._pmr(f):
         return cls + ", rows" + tail
@@ -684,16 +685,17 @@ def _bytes(measured: dict, table: str, row: dict, cls: str, k: int, pk: str | No
     the nearest's beyond, not the class's largest; else the row's class's (its largest of any class where not measured
     per class); pk: the layer's bytes_class, whose points where measured, else cls's."""
     points = [] if table == "variants" else (_points(measured, table, pk, "points") if pk else []) or \
-        _points(measured, table, _near_tail(measured, table, pk), "points") or _points(measured, table, cls, "points", True)
+        _points(measured, table, _near_tail(measured, table, pk), "points") or \
+        _points(measured, table, cls, "points", True)
     if points:
         return round(_between(points, k))
     return row.get("class_bytes", {}).get(cls, row["bytes"])
 
 
 def _near_tail(measured: dict, table: str, pk: str | None) -> str:
-    """The measured bytes class of `table` nearest to pk (bytes_class) where pk has none: the same path (and parity), the
-    nearest tail, the longer on a tie (a tail of 2 pixels after a row's triples is more code than one of 1: a stem of even
-    S with 2 pixels left is charged one with 1 left, 3,974 B at K 27, linked 3,966); "" where none."""
+    """The measured bytes class of `table` nearest to pk (bytes_class) where pk has none: the same path (and parity),
+    the nearest tail, the longer on a tie (a tail of 2 pixels after a row's triples is more code than one of 1: a stem
+    of even S with 2 pixels left is charged one with 1 left, 3,974 B at K 27, linked 3,966); "" where none."""
     if not pk or TAIL not in pk:
         return ""
     head, tail = pk.split(TAIL)
