@@ -302,7 +302,7 @@ def measure(board: str, work: Path, classes: tuple = ()) -> dict:
                 # doubled sums, none: a one-point line; the rolled forms' unused by the budget: their ratio)
                 points.setdefault((table, name, cls), []).append((k, c_out, per))
                 row["fit"][cls] = fit(points[(table, name, cls)])
-            if table in code_budget.ROLLED and role == "forms":  # against its instance on the same layer (_cost)
+            if table in code_budget.ROLLED and role in ("all", "forms"):  # against its instance on the same layer
                 ratios.setdefault((table, name, cls), []).append([k, round(per / runs["instance"][1][1], 5)])
                 row.setdefault("ratio", {})[cls] = sorted(ratios[(table, name, cls)])
             print(f"{board} {cls:9s} {name + _LABEL.get(table, ''):44s} {size:>6,} B "
