@@ -40,6 +40,12 @@ A layer's compact instance (code_budget.COMPACT, kernel_variants.COMPACT: the sa
 (code_budget.MEDIUM, kernel_variants.MEDIUM: the row buffer's triples straight, one copy, the pixels left after them
 rolled) are measured as its instance is, under "compact" and "medium", on the shapes where they are other code
 (kernel_variants.compact_form, medium_form; FORM_SHAPES more shapes for them and their instance's bytes alone), and
+  strided    (every candidate of the 1x1 class, STRIDE_SHAPES) [[K, f], ...]: its run on a 1x1 of stride 2 over its
+             line there, the factor of a strided layer's cycles (code_budget._cost, _stride)
+  own_line   (an instance SHAPES' layers do not run: bt_rq2's on a KxK) its line through the FORM_SHAPES and FIT_SHAPES
+             that run it, read where code_budget.INSTANCE_OWN_LINES
+and each own code's bytes are keyed by code_budget.bytes_class (the path conv_pm.h takes, the pixels a row leaves after
+its triples; BYTES_SHAPES built for those bytes alone). The rolled forms keep
   ratio      [[K, r], ...]: its cycles over its instance's on the same layer, per shape (the budget models it as its
              instance times r, linear in K between the shapes, the nearest's beyond: the two forms share their
              per-layer error; vww's compact 1x1 layers measured 1.054-1.061x their instance, a + b K said 1.038)
@@ -108,6 +114,42 @@ FIT_SHAPES = (("conv 1x1", (1, 16, 16, 32), lambda b, x: b.conv2d(x, 16, 1, acti
               ("conv KxK", (1, 32, 32, 16), lambda b, x: b.conv2d(x, 16, 3, activation="NONE")))  # K 144, C 16
 
 
+# A 1x1 of stride 2 (ResNet-8's op 6: 32x32x16 -> 16x16x32): a strided 1x1 runs its pixels an output row at a time (the
+# unstrided one the whole map as one row), more work a pixel than the 1x1 line through SHAPES' says (ResNet-8's ops 6
+# and 10 ran 1.04x and 1.036x it on the lean 1x1, 1.05x and 1.045x on their instances). Every candidate is run on it;
+# each row keeps "strided": {class: [[K, run / its line at the shape]]}, which the budget multiplies a strided layer's
+# line by (code_budget._cost); the instance's forms keep their bytes point (code_budget.bytes_class "conv 1x1, strided")
+STRIDE_SHAPES = (("conv 1x1", (1, 32, 32, 16), lambda b, x: b.conv2d(x, 32, 1, 2, activation="NONE")),)  # K 16, C 32
+
+
+# A layer's own code folds its geometry: its bytes follow the path conv_pm.h takes (the row buffer of a KxK, rows;
+# bt_pm_loop3, loop3; the stem) and, on the rows and the stem, the pixels a row leaves after its triples (out.w % 3:
+# each count its own tail code), not K alone (code_budget.bytes_class). Built (not run) for the bytes of the instance
+# and its forms alone, beside SHAPES' and FORM_SHAPES': the rows with tails of 1 (ResNet-8's ops 4, 5), 2 (tiny's op 4,
+# ResNet-8's op 9) and 0 at K 72-576; bt_pm_loop3 on a KxK (c_in % 4 != 0 past the stem: kws's stem of 10x4 over one channel, K 40;
+# K 90); stems of tails 0 (vww's: 96x96x3 -> 48x48x8) and 1 (a stride-1 one, odd S)
+BYTES_SHAPES = (("conv KxK", (1, 32, 32, 16), lambda b, x: b.conv2d(x, 32, 3, 2, activation="NONE")),  # K 144, tail 1
+                ("conv KxK", (1, 16, 16, 32), lambda b, x: b.conv2d(x, 32, 3, activation="NONE")),  # K 288, tail 1
+                ("conv KxK", (1, 16, 16, 8), lambda b, x: b.conv2d(x, 16, 3, 2, activation="NONE")),  # K 72, tail 2
+                ("conv KxK", (1, 8, 8, 64), lambda b, x: b.conv2d(x, 64, 3, activation="NONE")),  # K 576, tail 2
+                ("conv KxK", (1, 15, 15, 8), lambda b, x: b.conv2d(x, 16, 3, activation="NONE")),  # K 72, tail 0
+                ("conv KxK", (1, 9, 9, 32), lambda b, x: b.conv2d(x, 32, 3, activation="NONE")),  # K 288, tail 0
+                ("conv KxK", (1, 9, 9, 64), lambda b, x: b.conv2d(x, 64, 3, activation="NONE")),  # K 576, tail 0
+                ("conv KxK", (1, 49, 10, 1), lambda b, x: b.conv2d(x, 64, (10, 4), 2, activation="NONE")),  # loop3 K 40
+                ("conv KxK", (1, 12, 12, 10), lambda b, x: b.conv2d(x, 32, 3, activation="NONE")),  # loop3 K 90
+                ("conv stem", (1, 96, 96, 3), lambda b, x: b.conv2d(x, 8, 3, 2, activation="NONE")),  # K 27, tail 0
+                ("conv stem", (1, 16, 16, 3), lambda b, x: b.conv2d(x, 16, 3, activation="NONE")),  # K 27 odd S, tail 1
+                # 1x1: the patch's straight runs of up to 24 groups of 4 values (K 64: 16, K 128: a run of 24 and one of
+                # 8), so not monotone in K (vww's 6x6x128 -> 128 layers link 7.5-8.2 KB, its K 256 one 3.6 KB); maps of
+                # one block of triples (code_budget.bytes_class: vww's 3x3 ones, 1.5-6.0 KB at K 128); a strided
+                # one at K 32 (ResNet-8's op 10, 5,368 B, charged 4,036, the K 16 one's)
+                ("conv 1x1", (1, 12, 12, 64), lambda b, x: b.conv2d(x, 64, 1, activation="NONE")),  # K 64
+                ("conv 1x1", (1, 6, 6, 128), lambda b, x: b.conv2d(x, 128, 1, activation="NONE")),  # K 128
+                ("conv 1x1", (1, 3, 3, 128), lambda b, x: b.conv2d(x, 256, 1, activation="NONE")),  # K 128, one block
+                ("conv 1x1", (1, 3, 3, 256), lambda b, x: b.conv2d(x, 256, 1, activation="NONE")),  # K 256, one block
+                ("conv 1x1", (1, 16, 16, 32), lambda b, x: b.conv2d(x, 64, 1, 2, activation="NONE")))  # K 32, strided
+
+
 # Depthwise entries (code_budget.dw_entry: the function model.c calls for a path) the SHAPES above do not call, built (not
 # run) for their symbols alone, the layer's fastest path against the reference: kws's 25x5 map (transposed, strips of 25
 # outputs: bt_dw_rows_q4_32, the full row entry, where the 24x24 map above calls bt_dw_rows_q4e_32), bt_dw_s2g_N for
@@ -119,14 +161,18 @@ ENTRY_SHAPES = (("depthwise rows_q4", (1, 25, 5, 64), lambda b, x: b.depthwise(x
                 ("depthwise planes", (1, 3, 15, 32), lambda b, x: b.depthwise(x, 3, activation="NONE")))
 
 
+ALL_SHAPES = SHAPES + FORM_SHAPES + FIT_SHAPES + STRIDE_SHAPES + BYTES_SHAPES + ENTRY_SHAPES
+
+
 def layers() -> list:
     """(class, one-layer graph every variant of the class may run, its role) of each of SHAPES ("all"), FORM_SHAPES
-    ("forms": the instance's forms alone), FIT_SHAPES ("fit": the fits alone) and ENTRY_SHAPES ("entry": the symbols
+    ("forms": the instance's forms alone), FIT_SHAPES ("fit": the fits alone), STRIDE_SHAPES ("stride": the strided
+    ratios), BYTES_SHAPES ("bytes": the instance's bytes alone, built, not run) and ENTRY_SHAPES ("entry": the symbols
     alone) (activation NONE: the full int8 range)."""
     out = []
     roles = (["all"] * len(SHAPES) + ["forms"] * len(FORM_SHAPES) + ["fit"] * len(FIT_SHAPES)
-             + ["entry"] * len(ENTRY_SHAPES))
-    for n, ((cls, shape, make), role) in enumerate(zip(SHAPES + FORM_SHAPES + FIT_SHAPES + ENTRY_SHAPES, roles)):
+             + ["stride"] * len(STRIDE_SHAPES) + ["bytes"] * len(BYTES_SHAPES) + ["entry"] * len(ENTRY_SHAPES))
+    for n, ((cls, shape, make), role) in enumerate(zip(ALL_SHAPES, roles)):
         b = GraphBuilder(f"cost-{cls.replace(' ', '-')}-{n}", seed=1)
         make(b, b.input(shape))
         out.append((cls, b.finish(), role))
@@ -171,6 +217,7 @@ def measure(board: str, work: Path, classes: tuple = ()) -> dict:
     found: dict = {"variants": {}, "instances": {}, "compact": {}, "medium": {}, "entries": {}}
     points: dict = {}
     ratios: dict = {}
+    own_fit: dict = {}  # (name, cls) -> (K, C, cycles) of an instance SHAPES' layers do not run (fit_instance_alone)
     for cls, g, role in layers():
         if classes and not cls.startswith(classes):
             continue
@@ -186,10 +233,10 @@ def measure(board: str, work: Path, classes: tuple = ()) -> dict:
         runs = {}
         small = inst and op in made.compact_ops  # its compact instance other code (kernel_variants.compact_form)
         o_ = g.operators[op]
-        forms = [f for f in code_budget.ROLLED if small and role != "fit" and (
+        forms = [f for f in code_budget.ROLLED if small and (
             kernel_variants.medium_op(inst, g, o_) if f == code_budget.MEDIUM else not kernel_variants.stem_op(g, o_))]
         inst_codes = (["instance"] if inst else []) + forms
-        codes = (inst_codes if role == "forms" else [names[0], names[-1]] if role == "entry"
+        codes = (inst_codes if role in ("forms", "bytes") else [names[0], names[-1]] if role == "entry"
                  else inst_codes + list(names))  # forms alone: the bytes' common theirs; an entry against the reference
         entries = {}
         for code in codes:
@@ -197,7 +244,7 @@ def measure(board: str, work: Path, classes: tuple = ()) -> dict:
                 out = work / board / cls.replace(" ", "-") / code
                 pipeline.build(g, board, out, plan=plan)
                 entries[code] = re.search(rf"\b(\w+)\(&op{op}_p,", (out / "model.c").read_text())
-                if role == "entry":
+                if role in ("entry", "bytes"):
                     runs[code] = (symbols(t, out / "firmware.elf"), None)
                     continue
                 _, prof, _ = runner.run(board, out, x)
@@ -221,31 +268,49 @@ def measure(board: str, work: Path, classes: tuple = ()) -> dict:
         if role == "entry":
             continue
         c_out = int(g.tensors[g.operators[op].outputs[0]].shape[-1])
-        for code, (syms, (k, per)) in runs.items():
+        for code, (syms, run) in runs.items():
+            k, per = run or (patch(g, g.operators[op]), None)
             table, name = {"instance": ("instances", inst), **{f: (f, inst) for f in code_budget.ROLLED}}.get(
                 code, ("variants", code))
             own = f"op{op}_conv" if table != "variants" else code  # its own symbol, even when it is the only candidate
             size = sum(v for s, v in syms.items() if s not in common or s.split(".")[0] == own)  # op1_conv.constprop.0
             row = found[table].setdefault(name, {"bytes": 0, "fit": {}, "class_bytes": {}})
-            if role != "fit":
+            if role not in ("fit", "stride", "bytes"):
                 row["bytes"] = max(row["bytes"], size)
                 row["class_bytes"][cls] = max(row["class_bytes"].get(cls, 0), size)
-            if table != "variants" and role != "fit":  # a layer's own code: its bytes at each K (code_budget._bytes)
+            if table != "variants":  # a layer's own code: its bytes at each K and its bytes class (code_budget._bytes)
                 pk = code_budget.bytes_class(g, g.operators[op], cls)
                 row.setdefault("points", {})[pk] = sorted(row.get("points", {}).get(pk, []) + [[k, size]])
+            if per is None:  # built for its bytes alone
+                print(f"{board} {cls:9s} {name + _LABEL.get(table, ''):44s} {size:>6,} B K {k:4d} "
+                      f"({code_budget.bytes_class(g, g.operators[op], cls)})", flush=True)
+                continue
+            if role == "stride" and table in ("instances", "variants") and cls in row["fit"]:
+                # its run over its line at the shape: the strided layers' factor (code_budget._cost)
+                line = code_budget._per_output(row["fit"][cls], k, c_out)
+                row.setdefault("strided", {})[cls] = sorted(row.get("strided", {}).get(cls, []) +
+                                                            [[k, round(per / line, 5)]])
+            if role in ("forms", "fit") and table == "instances" and (table, name, cls) not in points:
+                # an instance SHAPES' layers do not run (bt_rq2's: their K <= 2 C takes the doubled sums'): its own line
+                # through the shapes that run it (FORM_SHAPES', FIT_SHAPES'), where the budget took the doubled one's
+                # gain over its variant (ResNet-8's 3x3 16 -> 16 layers modelled 3.30 M on their medium instance,
+                # run 2.91 M)
+                own_fit.setdefault((name, cls), []).append((k, c_out, per))
+                row.setdefault("own_line", {})[cls] = fit(own_fit[(name, cls)])
             if role == "all" or (role == "fit" and table in ("instances", "variants") and (table, name, cls) in points):
                 # fits: SHAPES', FIT_SHAPES' (a candidate the shapes' layers had not, as the KxK's own instance without
                 # doubled sums, none: a one-point line; the rolled forms' unused by the budget: their ratio)
                 points.setdefault((table, name, cls), []).append((k, c_out, per))
                 row["fit"][cls] = fit(points[(table, name, cls)])
-            if table in code_budget.ROLLED:  # against its instance on the same layer (code_budget._cost)
+            if table in code_budget.ROLLED and role in ("all", "forms"):  # against its instance on the same layer
                 ratios.setdefault((table, name, cls), []).append([k, round(per / runs["instance"][1][1], 5)])
                 row.setdefault("ratio", {})[cls] = sorted(ratios[(table, name, cls)])
-            label = {"instances": " (own instance)", "compact": " (compact instance)",
-                     "medium": " (medium instance)"}.get(table, "")
-            print(f"{board} {cls:9s} {name + label:44s} {size:>6,} B "
+            print(f"{board} {cls:9s} {name + _LABEL.get(table, ''):44s} {size:>6,} B "
                   f"K {k:4d} {per:8.2f} cycles/output", flush=True)
     return found
+
+
+_LABEL = {"instances": " (own instance)", "compact": " (compact instance)", "medium": " (medium instance)"}
 
 
 def merge_classes(old: dict, new: dict, classes: tuple) -> dict:
@@ -258,12 +323,12 @@ def merge_classes(old: dict, new: dict, classes: tuple) -> dict:
     for table in ("variants", "instances", "compact", "medium"):
         rows = out.setdefault(table, {})
         for name in list(rows):
-            for key in ("fit", "class_bytes", "points", "ratio"):
+            for key in ("fit", "class_bytes", "points", "ratio", "strided", "own_line"):
                 for cls in [c for c in rows[name].get(key, {}) if c.startswith(classes)]:
                     del rows[name][key][cls]
         for name, row in new.get(table, {}).items():
             mine = rows.setdefault(name, {"bytes": 0, "fit": {}, "class_bytes": {}})
-            for key in ("fit", "class_bytes", "points", "ratio"):
+            for key in ("fit", "class_bytes", "points", "ratio", "strided", "own_line"):
                 if key in row:
                     mine.setdefault(key, {}).update(row[key])
         for name in list(rows):
@@ -310,6 +375,11 @@ def _line(fit: list) -> str:
     return f"{fit[0]:g} + {fit[1]:g} K" + (f" + {fit[2]:g} K / C" if len(fit) > 2 else "")
 
 
+def _strided(r: dict) -> str:
+    """A row's strided factors (STRIDE_SHAPES), as the table prints them."""
+    return "".join(f"; strided {c} x{_at(pts, lambda v: f'{v:g}')}" for c, pts in sorted(r.get("strided", {}).items()))
+
+
 def _at(points: list, fmt) -> str:
     return ", ".join(f"{fmt(v)} at K {k}" for k, v in points)
 
@@ -326,7 +396,7 @@ def table(costs: dict) -> list:
             size = f"{r['bytes']:,}" if len(sizes) == 1 else ", ".join(
                 f"{c} {b:,}" for c, b in sorted(r["class_bytes"].items()))
             rows.append(f"| {board} | {name} | {size} | "
-                        f"{', '.join(f'{c} {_line(f)}' for c, f in sorted(r.get('fit', {}).items()))} |")
+                        f"{', '.join(f'{c} {_line(f)}' for c, f in sorted(r.get('fit', {}).items()))}{_strided(r)} |")
         for table_ in ("instances", "medium", "compact"):
             for name, r in sorted(figures.get(table_, {}).items()):
                 size = "; ".join(f"{c} {_at(pts, lambda b: f'{b:,}')}" for c, pts in sorted(r.get("points", {}).items()))
@@ -336,7 +406,10 @@ def table(costs: dict) -> list:
                 elif r.get("fit"):
                     cyc = ", ".join(f"{c} {_line(f)}" for c, f in sorted(r["fit"].items()))
                 else:
-                    cyc = "its variant's, times the measured instance's gain over its own variant"
+                    cyc = "its variant's, times the measured instance's gain over its own variant" + "".join(
+                        f" (its own line measured, unused: code_budget.INSTANCE_OWN_LINES; {c} {_line(f)})"
+                        for c, f in sorted(r.get("own_line", {}).items()))
+                cyc += _strided(r)
                 size = size or f"{r['bytes']:,}"
                 rows.append(f"| {board} | {name} ({label[table_]}) | {size} | {cyc} |")
         for name, r in sorted(figures.get("entries", {}).items()):
@@ -360,7 +433,7 @@ def main() -> None:
             write_docs("docs/code-size.md", "variant_costs.py --table", out.text)
         return
     measure_sets(code_budget.COSTS, __doc__, lambda board, work, classes: dict(board=board, **measure(board, work, classes)),
-                 classes=sorted({cls for cls, _, _ in SHAPES + FORM_SHAPES + FIT_SHAPES + ENTRY_SHAPES}))
+                 classes=sorted({cls for cls, _, _ in ALL_SHAPES}))
 
 
 if __name__ == "__main__":

@@ -65,6 +65,14 @@ MODEL_MARGIN = 0.01
 COMPACT = "compact"  # a CodePlan choice's form of a layer's compact instance (kernel_variants.COMPACT)
 MEDIUM = "medium"  # a CodePlan choice's form of a layer's medium instance (kernel_variants.MEDIUM)
 ROLLED = (COMPACT, MEDIUM)  # the instance forms modelled against the full one (each its table of variant_costs.json)
+# The line of an instance variant_costs.py's SHAPES do not run (bt_rq2's: their K <= 2 C takes the doubled sums'),
+# measured on the shapes that do ("own_line": ResNet-8's 3x3 16 -> 16 layers, ops 1-2, 2.88 M est. cycles as their
+# instance, 2.90 M as its medium form, modelled so within 0.3 %): off, the doubled instance's gain over its variant
+# (3.30 M for ops 1-2's medium). On, the fastest set takes ops 1-2's instance (ResNet-8's modelled fastest 16.22 M ->
+# 15.48 M) and balanced, 4 % from it, buys their medium instance and op 0's full one: layer kernels 10,584 -> 18,816 B,
+# past issue 50's 1.5x CMSIS-NN on ResNet-8 (17.5 -> ~25.5 KiB, 1.95x): the shared KxK runs ops 1-2 at 1.09x their
+# instance, which no cheaper code recovers. Off until the KxK closes that gap (docs/code-size.md).
+INSTANCE_OWN_LINES = False
 SOLVE_SEED = 0  # CP-SAT's random seed (one worker): the same search every time
 SOLVE_LIMIT = 10.0  # CP-SAT's deterministic time per solve (its own work units, not seconds: the same cut-off every run)
 
@@ -341,7 +349,7 @@ def layer_cycles(g, op, kind: str, layer: dict, variant: str, instance: bool, va
     depthwise = kind == "depthwise_m1"  # of its fastest path's class, on its family's measured row (_candidates)
     cls = budget_class(g, op, measured, kernel_variants.depthwise_candidates(layer)[0] if depthwise else None)
     row = _dw_row(measured, variant) if depthwise else variant
-    cost = _cost(measured, table, row, cls, k, ch, bytes_class(g, op, cls))
+    cost = _cost(measured, table, row, cls, k, ch, bytes_class(g, op, cls), not depthwise and strided(op))
     return None if cost is None else round(outputs * cost[1])
 
 
@@ -489,16 +497,48 @@ def budget_class(g, op, measured: dict | None, path: str | None = None) -> str:
 
 
 ODD_S = ", odd S"  # bytes_class's mark of a stem whose window rows start an odd count of values apart
+PM3_T = 8  # cortex-m/conv_pm.h BT_PM3_T: triples of pixels widened at once on the 3-pixel path (a block)
+TAIL = ", tail "  # bytes_class's mark of the pixels a row leaves after its triples (out.w % 3)
+
+
+def strided(op) -> bool:
+    """Does conv op step over input pixels (a stride over 1)? A strided 1x1 runs its pixels an output row at a time,
+    not the whole map as one row: its cycles are its line's times the measured "strided" factor (_cost)."""
+    return op.options.get("stride_h", 1) > 1 or op.options.get("stride_w", 1) > 1
 
 
 def bytes_class(g, op, cls: str) -> str:
-    """The class a layer's own code's bytes are measured under (variant_costs.json "points"): cls, except a stem whose
-    pixels' window rows start stride_w c_in values apart, an odd count (ResNet-8's 3x3 of stride 1), cls + ODD_S: its
-    instance keeps a second set of buffer rows and two triples' asm a row (conv_stem.h), 1.4x the bytes of an even
-    one's (vww's and tiny's stride 2)."""
-    if cls != "conv stem":
+    """The class a layer's own code's bytes are measured under (variant_costs.json "points"; benchmarks/variant_costs.py
+    BYTES_SHAPES): the code folds the layer's geometry, so its bytes follow the path conv_pm.h takes and the pixels a
+    row leaves after its triples, not K alone. cls, and:
+      conv stem  ODD_S where its pixels' window rows start stride_w c_in values apart, an odd count (ResNet-8's 3x3 of
+                 stride 1: a second set of buffer rows and two triples' asm a row, conv_stem.h, 1.4x the bytes of an
+                 even one's, vww's and tiny's stride 2); then TAIL + out.w % 3
+      conv KxK   ", rows" on the row buffer (kernel_variants._pmr) then TAIL + out.w % 3 (each count of pixels left
+                 after a row's triples its own code: ResNet-8's op 4, 32x32x16 -> 16x16x32, K 144, linked 11,424 B,
+                 charged 7,896, the K 144 point of a 15-wide map's); ", loop3" on bt_pm_loop3 (K below BT_PM_L3_KMAX:
+                 kws's stem of 10x4 over one channel, 3,472 B linked in its compact form, charged 2,332, a row
+                 buffer's at K 72)
+      conv 1x1   ", strided" where strided(op) (its pixels an output row at a time); else ", one block" where its map
+                 is one block of triples (at most PM3_T: gcc folds the blocks' loop; vww's 3x3x128 -> 256 layer links
+                 6,002 B, its 6x6x128 -> 128 ones 7.5-8.2 KB, on the same K)
+    _bytes falls back to the points of the nearest tail measured on the same path (_near_tail), then of every class
+    of cls."""
+    if cls == "conv 1x1":
+        if strided(op):
+            return cls + ", strided"
+        n, h, w, c = (int(d) for d in g.tensors[op.outputs[0]].shape)
+        return cls + ", one block" if h * w <= 3 * PM3_T else cls
+    if cls not in ("conv stem", "conv KxK"):
         return cls
-    return cls + ODD_S if op.options.get("stride_w", 1) * int(g.tensors[op.inputs[0]].shape[3]) % 2 else cls
+    tail = f"{TAIL}{int(g.tensors[op.outputs[0]].shape[2]) % 3}"
+    if cls == "conv stem":
+        odd = op.options.get("stride_w", 1) * int(g.tensors[op.inputs[0]].shape[3]) % 2
+        return (cls + ODD_S if odd else cls) + tail
+    f = kernel_variants.op_fields(g, op)
+    if kernel_variants._pmr(f):
+        return cls + ", rows" + tail
+    return cls + ", loop3" if kernel_variants._patch(f) < kernel_variants.BT_PM_L3_KMAX else cls
 
 
 def work(kind: str, layer: dict, g, op) -> tuple:
@@ -539,7 +579,7 @@ def _candidates(g, op, offer, shape: tuple, measured: dict, compact: bool = Fals
             [(n, "variants", n) for n in names]:
         row = _dw_row(measured, name) if depthwise and measured is not None else name
         cost = (0, 0) if measured is None else _cost(measured, table, row, cls, shape[1], shape[2],
-                                                      bytes_class(g, op, cls))
+                                                      bytes_class(g, op, cls), not depthwise and strided(op))
         if cost is None and table == "variants" and out and name in kernel_variants.CODEGEN_ONLY:
             if not want_forced(name):  # a code-generation-only variant not measured on the class: not offered
                 continue
@@ -630,12 +670,13 @@ def _fits(row: dict | None) -> dict:
     return row.get("fit") or {c: [0.0, v] for c, v in row.get("per_mac", {}).items()}
 
 
-def _points(measured: dict, table: str, cls: str, key: str) -> list:
-    """The [K, value] points under `key` ("points": bytes, "ratio") of every row of `table` measured on class cls,
-    sorted: a layer's own instances of the variants are the same loops (kernel_variants.INSTANCES' one macro), measured
-    on the shapes each variant runs (ResNet-8's and tiny's 3x3 layers take bt_conv_s8_pm_rq2_ssat's, vww's stem
-    bt_conv_s8_pm_rq2m_ssat's)."""
-    return sorted(pt for _, r in sorted(measured.get(table, {}).items()) for pt in r.get(key, {}).get(cls, ()))
+def _points(measured: dict, table: str, cls: str, key: str, like: bool = False) -> list:
+    """The [K, value] points under `key` ("points": bytes, "ratio") of every row of `table` measured on class cls (like:
+    on cls or any of its bytes classes, bytes_class), sorted: a layer's own instances of the variants are the same loops
+    (kernel_variants.INSTANCES' one macro), measured on the shapes each variant runs (ResNet-8's and tiny's 3x3 layers
+    take bt_conv_s8_pm_rq2_ssat's, vww's stem bt_conv_s8_pm_rq2m_ssat's)."""
+    return sorted(pt for _, r in sorted(measured.get(table, {}).items()) for c, pts in sorted(r.get(key, {}).items())
+                  if c == cls or (like and c.startswith(cls + ",")) for pt in pts)
 
 
 def _bytes(measured: dict, table: str, row: dict, cls: str, k: int, pk: str | None = None) -> int:
@@ -643,14 +684,28 @@ def _bytes(measured: dict, table: str, row: dict, cls: str, k: int, pk: str | No
     code (its bytes measured at several K, "points": its straight runs grow with K), linear in k between the points,
     the nearest's beyond, not the class's largest; else the row's class's (its largest of any class where not measured
     per class); pk: the layer's bytes_class, whose points where measured, else cls's."""
-    points = [] if table == "variants" else _points(measured, table, pk or cls, "points") or _points(
-        measured, table, cls, "points")
+    points = [] if table == "variants" else (_points(measured, table, pk, "points") if pk else []) or \
+        _points(measured, table, _near_tail(measured, table, pk), "points") or \
+        _points(measured, table, cls, "points", True)
     if points:
         return round(_between(points, k))
     return row.get("class_bytes", {}).get(cls, row["bytes"])
 
 
-def _cost(measured: dict, table: str, name: str, cls: str, k: int, ch: int = 0, pk: str | None = None) -> tuple | None:
+def _near_tail(measured: dict, table: str, pk: str | None) -> str:
+    """The measured bytes class of `table` nearest to pk (bytes_class) where pk has none: the same path (and parity),
+    the nearest tail, the longer on a tie (a tail of 2 pixels after a row's triples is more code than one of 1: a stem
+    of even S with 2 pixels left is charged one with 1 left, 3,974 B at K 27, linked 3,966); "" where none."""
+    if not pk or TAIL not in pk:
+        return ""
+    head, tail = pk.split(TAIL)
+    have = {c for r in measured.get(table, {}).values() for c in r.get("points", {}) if c.split(TAIL)[0] == head
+            and TAIL in c}
+    return min(have, key=lambda c: (abs(int(c.split(TAIL)[1]) - int(tail)), -int(c.split(TAIL)[1])), default="")
+
+
+def _cost(measured: dict, table: str, name: str, cls: str, k: int, ch: int = 0, pk: str | None = None,
+          stride: bool = False) -> tuple | None:
     """(bytes, cycles per output value) of a variant ("variants"), a layer's own instance of it ("instances") or its
     compact or medium instance ("compact", "medium") on a layer of class cls whose outputs (of ch output channels)
     read k values each (bytes:
@@ -658,17 +713,21 @@ def _cost(measured: dict, table: str, name: str, cls: str, k: int, ch: int = 0, 
     scaled by what the measured instance saves over its own variant on the class at k (the same loops, the same
     constants folded), None when nothing was measured for the class. A compact or medium instance: its instance's
     cycles times the ratio measured between the two forms on the same layers (the "ratio" points of its table's rows,
-    _points: [K, form / instance], linear between them, the nearest's beyond; at least 1)."""
+    _points: [K, form / instance], linear between them, the nearest's beyond; at least 1). stride: the layer is strided
+    (strided()): the cycles times the row's measured "strided" factor on the class, where measured (_stride)."""
     m = measured.get(table, {}).get(name)
     if table in ROLLED:
         ratio = _points(measured, table, cls, "ratio")
-        full = _cost(measured, "instances", name, cls, k, ch, pk)
+        full = _cost(measured, "instances", name, cls, k, ch, pk, stride)
         if not ratio or full is None:
             return None
         row = m or next(r for _, r in sorted(measured[table].items()) if cls in r.get("ratio", {}))
         return _bytes(measured, table, row, cls, k, pk), full[1] * max(1.0, _between(ratio, k))
     if cls in _fits(m):
-        return _bytes(measured, table, m, cls, k, pk), _per_output(_fits(m)[cls], k, ch)
+        return _bytes(measured, table, m, cls, k, pk), _per_output(_fits(m)[cls], k, ch) * _stride(m, cls, k, stride)
+    line = (m or {}).get("own_line", {}).get(cls) if INSTANCE_OWN_LINES and table == "instances" else None
+    if line:  # its own line, measured on the shapes that run it (variant_costs.py "own_line")
+        return _bytes(measured, table, m, cls, k, pk), _per_output(line, k, ch) * _stride(m, cls, k, stride)
     own = _fits(measured["variants"].get(name)).get(cls)
     if table != "instances" or own is None:
         return None
@@ -676,8 +735,17 @@ def _cost(measured: dict, table: str, name: str, cls: str, k: int, ch: int = 0, 
         base = _fits(measured["variants"].get(ref)).get(cls)
         if cls in _fits(r) and base and _per_output(base, k, ch) > 0:
             gain = _per_output(_fits(r)[cls], k, ch) / _per_output(base, k, ch)
-            return _bytes(measured, table, r, cls, k, pk), _per_output(own, k, ch) * gain
+            return (_bytes(measured, table, r, cls, k, pk),
+                    _per_output(own, k, ch) * gain * _stride(measured["variants"].get(name), cls, k, stride))
     return None
+
+
+def _stride(row: dict | None, cls: str, k: int, stride: bool) -> float:
+    """A measured row's factor on a strided layer of class cls at K k (variant_costs.py STRIDE_SHAPES: its run over its
+    line, [[K, factor], ...], linear between, the nearest's beyond): ResNet-8's strided 1x1 layers ran 1.04x the lean
+    1x1's line, 1.05x their instances'; 1 where not strided or not measured."""
+    pts = (row or {}).get("strided", {}).get(cls) if stride else None
+    return _between(pts, k) if pts else 1.0
 
 
 def _between(points: list, k: int) -> float:
