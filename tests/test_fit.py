@@ -148,9 +148,21 @@ def test_a_model_that_fits_no_board_prints_the_table_and_exits_1(monkeypatch, ca
 
 
 def test_fused_options_given_are_the_only_plan_tried(capsys):
-    rows = fit_json("tiny", capsys, "--optimize", "ram")["boards"]
+    """--optimize ram: every row's plan is that one (a 16 KiB board included), on the boards --boards names alone."""
+    boards = ["cortex-m0plus", "cortex-m4", "riscv32"]
+    rows = fit_json("tiny", capsys, "--optimize", "ram", "--boards", "riscv32,cortex-m0plus, cortex-m4")["boards"]
     arena = plan_memory(read_model("tiny").graph, PlanOptions(optimize="ram")).arena_bytes
+    assert [r["board"] for r in rows] == boards
     assert {r["plan"] for r in rows} == {"optimize=ram"} and {r["arena_bytes"] for r in rows} == {arena}
+
+
+def test_boards_gives_the_full_tables_rows_and_refuses_an_unknown_name(capsys):
+    """--boards A,B: the rows of those boards, the same as the whole table's; an unknown name is one line, exit 2."""
+    whole = {r["board"]: r for r in fit_json("tiny", capsys)["boards"]}
+    some = fit_json("tiny", capsys, "--boards", "xcore,hifive1")["boards"]
+    assert some == [whole["hifive1"], whole["xcore"]]
+    rc, out, err = run_cli(["fit", "tiny", "--boards", "cortex-m4,cortex-m5"], capsys)
+    assert rc == 2 and out == "" and len(err.strip().splitlines()) == 1 and "unknown board 'cortex-m5'" in err
 
 
 def test_operators_without_a_cycle_figure_give_no_latency():

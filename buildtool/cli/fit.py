@@ -1,4 +1,4 @@
-"""`buildtool fit MODEL`: one row per installed board: does the model fit, with which plan, what it
+"""`buildtool fit MODEL [--boards A,B]`: one row per installed board (or per board named): does the model fit, with which plan, what it
 uses of each memory, the estimated latency (pipeline/fit.py makes the rows; this module only prints
 them). Exit status 0 when it fits at least one board that declares its memory sizes, else 1."""
 
@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+from .. import targets
 from ..pipeline.fit import fit_table
 from ..progress import Progress
 from ..steps.models import model_name, read_model
@@ -63,8 +64,9 @@ def cmd_fit(a) -> int:
     model = read_model(a.model)
     options = plan_options(a)
     name = model_name(a.model)
-    with Progress(f"fitting {name} to every board"):
-        rows = fit_table(model.graph, options, planner=lambda graph, o: make_plan(graph, a, o),
+    boards = sorted({targets.get(b.strip()).name for b in a.boards.split(",") if b.strip()}) if a.boards else None
+    with Progress(f"fitting {name} to {'every board' if boards is None else ', '.join(boards)}"):
+        rows = fit_table(model.graph, options, planner=lambda graph, o: make_plan(graph, a, o), boards=boards,
                          flash_wait_states=a.flash_wait_states, model=model)
     fits_any = any(r.fits and r.limited for r in rows)
     if a.json:
@@ -84,6 +86,8 @@ def add_fit(sub) -> None:
     s = sub.add_parser("fit")
     s.add_argument("model", help=MODEL_HELP)
     s.add_argument("--json", action="store_true", help="the table as JSON")
+    s.add_argument("--boards", metavar="A,B", default=None,
+                   help="only these boards (comma-separated; `buildtool boards` lists them), not every installed one")
     s.add_argument("--flash-wait-states", type=int, default=0, metavar="N",
                    help="the latency with N wait states on every read of code and weights from the board's flash "
                         "(the cortex-m4 boards; docs/fit.md)")
