@@ -1,6 +1,6 @@
-"""`buildtool fit MODEL [--boards A,B]`: one row per installed board (or per board named): does the model fit, with which plan, what it
-uses of each memory, the estimated latency (pipeline/fit.py makes the rows; this module only prints
-them). Exit status 0 when it fits at least one board that declares its memory sizes, else 1."""
+"""`buildtool fit MODEL [--boards A,B]`: one row per installed board (or per board named): does the model fit,
+with which plan, what it uses of each memory, the estimated latency (pipeline/fit.py makes the rows; this module only
+prints them). Exit status 0 when it fits at least one board that declares its memory sizes, else 1."""
 
 from __future__ import annotations
 
