@@ -278,12 +278,11 @@ def measure(board: str, work: Path, classes: tuple = ()) -> dict:
             if role not in ("fit", "stride", "bytes"):
                 row["bytes"] = max(row["bytes"], size)
                 row["class_bytes"][cls] = max(row["class_bytes"].get(cls, 0), size)
+            pk = code_budget.bytes_class(g, g.operators[op], cls)
             if table != "variants":  # a layer's own code: its bytes at each K and its bytes class (code_budget._bytes)
-                pk = code_budget.bytes_class(g, g.operators[op], cls)
                 row.setdefault("points", {})[pk] = sorted(row.get("points", {}).get(pk, []) + [[k, size]])
             if per is None:  # built for its bytes alone
-                print(f"{board} {cls:9s} {name + _LABEL.get(table, ''):44s} {size:>6,} B K {k:4d} "
-                      f"({code_budget.bytes_class(g, g.operators[op], cls)})", flush=True)
+                print(f"{board} {cls:9s} {name + _LABEL.get(table, ''):44s} {size:>6,} B K {k:4d} ({pk})", flush=True)
                 continue
             if role == "stride" and table in ("instances", "variants") and cls in row["fit"]:
                 # its run over its line at the shape: the strided layers' factor (code_budget._cost)

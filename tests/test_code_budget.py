@@ -1003,14 +1003,11 @@ def _mlperf(name: str) -> Path:
 
 def _conv_symbols(out: Path) -> dict:
     """{op index: bytes} of the firmware's own conv instances (op<N>_conv, its .constprop/.isra parts summed; nm -S)."""
-    t = targets.get("cortex-m4")
     got: dict = {}
-    for line in subprocess.run([t.binutil("nm"), "-S", "--defined-only", str(out / "firmware.elf")], capture_output=True,
-                               text=True, check=True).stdout.splitlines():
-        f = line.split()
-        m = re.fullmatch(r"op(\d+)_conv(\..*)?", f[-1]) if len(f) == 4 else None
+    for name, (_, size) in runner.symbols(targets.get("cortex-m4"), out / "firmware.elf").items():
+        m = re.fullmatch(r"op(\d+)_conv(\..*)?", name)
         if m:
-            got[int(m.group(1))] = got.get(int(m.group(1)), 0) + int(f[1], 16)
+            got[int(m.group(1))] = got.get(int(m.group(1)), 0) + size
     return got
 
 

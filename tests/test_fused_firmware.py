@@ -394,10 +394,7 @@ def test_resnet8_fused_code_within_goal(board, tmp_path):
     code = _plain_and_fused_code("mlperf-tiny/pretrainedResnet_quant", t, tmp_path)
     assert code[True] <= FUSED_CODE_GOAL * code[False], (board, code)
     if board == "cortex-m4":
-        r = subprocess.run([t.binutil("nm"), "-S", "--defined-only", str(code["elf"])], capture_output=True, text=True,
-                           check=True)
-        size = {f[3]: int(f[1], 16) for f in (line.split() for line in r.stdout.splitlines()) if len(f) == 4}
-        stem = {n: b for n, b in size.items() if n.startswith("op0_tk")}
+        stem = {n: b for n, (_, b) in runner.symbols(t, code["elf"]).items() if n.startswith("op0_tk")}
         assert "op0_tk" in stem and any(n.startswith("op0_tk_w2") for n in stem), stem
         assert sum(stem.values()) < 3000, stem
 

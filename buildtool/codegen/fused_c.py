@@ -832,13 +832,13 @@ class _Emit:
         for _, c, ra, rb, ca, cb in self.out_boxes(blk, t):
             h, w = rb - ra, cb - ca
             whole = not out_rows and ca == ct[c][2] and w == wp
-            if lean:
-                calls += [h] * w if not (out_rows or w == wp or h <= w) else [h * w] if whole else [w] * h
-            elif pw and h > 1 and not out_rows and (w == 1 or (w != wp and w <= cols and h > w)):
+            if lean and not (out_rows or w == wp or h <= w):  # fx_lean_k: a column a call
                 calls += [h] * w
-            elif in_rows:
+            elif not lean and pw and h > 1 and not out_rows and (w == 1 or (w != wp and w <= cols and h > w)):
+                calls += [h] * w  # a 1x1's column calls
+            elif not lean and in_rows:
                 calls += [h * w] if f["kh"] == 1 and (out_rows or w == wp) else [w] * h
-            else:
+            else:  # fx_win_kb's: a whole box one call, else a row a call
                 calls += [h * w] if whole else [w] * h
         return calls
 
@@ -999,11 +999,15 @@ class _Emit:
             names = tuple(n for n in kernel_variants.all_codegen(e.variants[1], "conv", layer) if n in LEAN_TILE)
         if names:
             own = code_budget.layer_cycles(self.g, op, "conv", layer, name, True, e.variants)
-            lines = {n: code_budget.layer_cycles(self.g, op, "conv", layer, n, False, e.variants) for n in names}
-            slack = SHARED_TILE_SLACK if shared else LEAN_TILE_SLACK
-            names = tuple(n for n in names if own is not None and lines[n] is not None and lines[n] <= own * (
-                1 + SHARED_TILE_SLACK) and (not pixels or lines[n] * calls_factor(n, layer, pixels[n in LEAN_TILE])
-                                            <= own * calls_factor(name, layer, pixels[0]) * (1 + slack)))
+            if own is None:
+                names = ()
+            else:
+                lines = {n: code_budget.layer_cycles(self.g, op, "conv", layer, n, False, e.variants) for n in names}
+                # the instance on its own calls, within the slack of the tiles' kind
+                bound = own * calls_factor(name, layer, pixels[0]) * (
+                    1 + (SHARED_TILE_SLACK if shared else LEAN_TILE_SLACK)) if pixels else None
+                names = tuple(n for n in names if lines[n] is not None and lines[n] <= own * (1 + SHARED_TILE_SLACK)
+                              and (not pixels or lines[n] * calls_factor(n, layer, pixels[n in LEAN_TILE]) <= bound))
         e.offer(op, "conv", names, name, layer)
         if identity is not None:
             e.identities[op.index] = identity
@@ -1040,7 +1044,8 @@ SHARED_TILE_SLACK = 0.11
 # (`buildtool run ... --optimize ram`; benchmarks/code_size.py --fused): ops 1, 2, 4, 5, 8, 9 on the KxK, 6 and 10 on
 # bt_conv_s8_1x1_rq2m_ssat, code 40,596 -> 26,260 B (plain 17,940), est. cycles 33,631,653 -> 33,165,438.
 LEAN_TILES = True
-LEAN_TILE = frozenset({"bt_conv_s8_kxk_rq2_ssat", "bt_conv_s8_1x1_rq2_ssat", "bt_conv_s8_1x1_rq2m_ssat"})
+LEAN_KXK = "bt_conv_s8_kxk_rq2_ssat"
+LEAN_TILE = frozenset({LEAN_KXK, "bt_conv_s8_1x1_rq2_ssat", "bt_conv_s8_1x1_rq2m_ssat"})
 
 
 # What a tile's kernel calls cost over the kernel's cost line, measured on whole layers where every pixel is in a
@@ -1066,7 +1071,6 @@ LEAN_PASS, LEAN_TRIPLE, LEAN_GROUP = 80, 55, 19
 # them: 36.9 KiB (benchmarks/code_size.py --fused), 7-8 % fewer instructions. Not the lean 1x1 on calls of one pixel
 # (2.7x: mbv2-w0.35's op 61 above).
 LEAN_TILE_SLACK = 0.5
-LEAN_KXK = "bt_conv_s8_kxk_rq2_ssat"
 
 
 def call_slots(variant: str, n: int) -> tuple:

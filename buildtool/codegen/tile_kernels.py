@@ -312,20 +312,22 @@ def define(e, op, fields: dict, name: str, group: int, src: tuple, dst: tuple, s
                        for f, (w, _, _) in zip(own, cs))
         return (f"{head}, a copy per output width) */\n" + "\n".join(parts)
                 + f"\nstatic void {fn}({SIGNATURE}) {{\n{move}{body}}}")
+
     def pairs(head: str, fn: str, lift: bool) -> str:
         # paired: fn runs a call TAIL_PIXELS pixels at a time through its copy fn_wN (the pair's pad_left, and the
         # LIFTED fields where shared, in a bt_conv_params of its own: fn_wN reads no other field of it)
         _, q, rows = cs[0]
         n, ops, sw = TAIL_PIXELS, q["out"]["pixel_stride"], fields["stride_w"]
         own = f"{fn}_w{n}"
-        sets = "".join(f"  c.{k} = p->{k};\n" for k in LIFTED) + ("  c.in.w = p->in.w;\n" if shape == "box" else "")
+        sets = "".join(f"  c.{k} = p->{k};\n" for k in LIFTED) + ("  c.in.w = p->in.w;\n" if shape == "box" else "") \
+            if lift else ""
         return (f"{head}, {n} output pixels a call: tile_kernels.paired) */\n"
                 f"static void __attribute__((noinline)) {own}({SIGNATURE}) {{\n{move}"
                 + run(lifted(q, shape) if lift else q, rows, "  ") + "}\n"
                 f"static void {fn}({SIGNATURE}) {{\n"
                 f"  bt_conv_params c;\n"
                 f"  int8_t sc[{n * ops}] __attribute__((aligned(4)));   /* a last pixel's pair */\n"
-                + (sets if lift else "")
+                + sets
                 + f"  int32_t x = 0;\n"
                 f"  if (p->out.w == {n}) {{ {own}(p, in, in_y0, out, y0, y1); return; }}   /* most calls */\n"
                 f"  for (; x + {n} <= p->out.w; x += {n}) {{\n"

@@ -11,8 +11,8 @@ Read from the C text, not from a compiler: a source is needed when it defines (n
 model.c, a header it includes or an already needed source refers to (scan): a call or an address taken in
 code, a function body or an initialiser, not a declaration (a prototype, `extern`, `fn_t name;`), and a
 macro's body only where the macro is used. A name pasted by a macro (`fx_accumulate##bits`) counts as its
-prefix followed by digits. Choosing too much costs only size; tests/test_export.py checks that every function the kernel headers
-declare is defined by one source of every kernel set, so no call is missed.
+prefix followed by digits. Choosing too much costs only size; tests/test_export.py checks that every function
+the kernel headers declare is defined by one source of every kernel set, so no call is missed.
 """
 
 from __future__ import annotations
