@@ -15,6 +15,7 @@ daemon path imports this module.
 | time_budget | seconds the exact solver may spend (2; deterministic work, not wall time) |
 | order_search | search the operator order (layer-by-layer plans) |
 | inplace | let element-wise outputs overwrite their input (layer-by-layer plans) |
+| inplace_pointwise | let a 1x1 convolution write its output over its own dying input (layer-by-layer plans; off) |
 | optimize | ram: least peak RAM under max_mac_overhead; macs: least MACs under ram_limit |
 | max_mac_overhead | MACs <= F x the unfused network (default 1.3), or none |
 | ram_limit | peak RAM limit in bytes: optimize=macs plans the least MACs under it; every other fused plan meets it or is refused |
@@ -115,6 +116,7 @@ class PlanOptions:
     time_budget: float = 2.0
     order_search: bool = True
     inplace: bool = True
+    inplace_pointwise: bool = False  # plan/arena/liveness.pointwise_shift; canonical() names it only when on
     optimize: str | None = None
     max_mac_overhead: float | str | None = None  # None: the default cap (relaxed when nothing is within it)
     ram_limit: int | None = None
@@ -137,6 +139,7 @@ class PlanOptions:
         ram = None if self.ram_limit is None else _int("ram_limit", self.ram_limit, 1, MAX_RAM_LIMIT, _RAM_RULE)
         fix = {"align": align, "time_budget": _real("time_budget", self.time_budget, 0, MAX_TIME_BUDGET_S),
                "order_search": _bool("order_search", self.order_search), "inplace": _bool("inplace", self.inplace),
+               "inplace_pointwise": _bool("inplace_pointwise", self.inplace_pointwise),
                "max_mac_overhead": mmo, "ram_limit": ram, "splits": _splits(self.splits),
                "input_streamed": _bool("input_streamed", self.input_streamed),
                "band_input": _bool("band_input", self.band_input),
@@ -212,7 +215,8 @@ class PlanOptions:
     @classmethod
     def _from_flags(cls, a, splits) -> "PlanOptions":
         return cls(align=a.align, time_budget=a.time_budget, order_search=not a.no_order_search,
-                   inplace=not a.no_inplace, optimize=a.optimize, max_mac_overhead=a.max_mac_overhead,
+                   inplace=not a.no_inplace, inplace_pointwise=bool(getattr(a, "inplace_pointwise", False)),
+                   optimize=a.optimize, max_mac_overhead=a.max_mac_overhead,
                    ram_limit=parse_bytes(a.ram_limit) if a.ram_limit else None, splits=splits,
                    input_streamed=a.input_streamed, band_input=not getattr(a, "no_band_input", False),
                    optimize_code=getattr(a, "optimize_code", None) or "balanced",
@@ -222,8 +226,11 @@ class PlanOptions:
     # -- forms ---------------------------------------------------------------------------
     def canonical(self) -> dict:
         """The one form for cache keys and seals: every option, plain JSON types; options a plan
-        kind ignores at their defaults (a fused plan has its own order, an arena plan no bands)."""
+        kind ignores at their defaults (a fused plan has its own order, an arena plan no bands). inplace_pointwise only
+        when on: the keys and seals of every plan made before it existed stay the same."""
         d = {k: v for k, v in dataclasses.asdict(self).items() if k not in CODE_ONLY}
+        if not self.inplace_pointwise:
+            del d["inplace_pointwise"]
         d["splits"] = self.splits if self.splits in (None, "auto") else [list(s) for s in self.splits]
         if self.fused:
             d["order_search"], d["inplace"] = True, True
@@ -236,7 +243,7 @@ class PlanOptions:
     def to_map(self) -> dict:
         """The entries that differ from the defaults (what a daemon request carries), the code step's too."""
         base, d = PlanOptions(), {**self.canonical(), **self.code()}
-        base = {**base.canonical(), **base.code()}
+        base = {**base.canonical(), **base.code(), "inplace_pointwise": False}
         return {k: v for k, v in d.items() if v != base[k]}
 
     def plan_map(self) -> dict:
@@ -246,7 +253,7 @@ class PlanOptions:
     def arena_kwargs(self) -> dict:
         """buildtool.plan.arena.planner.plan_arena's keyword arguments."""
         return {"align": self.align, "time_budget": self.time_budget, "order_search": self.order_search,
-                "inplace": self.inplace}
+                "inplace": self.inplace, "inplace_pointwise": self.inplace_pointwise}
 
     def fused_kwargs(self) -> dict:
         """buildtool.plan.fusion.planner.plan_fused's keyword arguments."""
@@ -261,7 +268,7 @@ class PlanOptions:
 
 
 FLAGS = {"align": "--align", "time_budget": "--time-budget", "order_search": "--no-order-search",
-         "inplace": "--no-inplace", "optimize": "--optimize", "max_mac_overhead": "--max-mac-overhead",
+         "inplace": "--no-inplace", "inplace_pointwise": "--inplace-pointwise", "optimize": "--optimize", "max_mac_overhead": "--max-mac-overhead",
          "ram_limit": "--ram-limit", "splits": "--split", "input_streamed": "--input-streamed",
          "band_input": "--no-band-input", "optimize_code": "--optimize-code", "code_budget": "--code-budget",
          "staging_ram": "--staging-ram"}
@@ -280,6 +287,7 @@ HELP = {
     "time_budget": "seconds the exact solver may spend",
     "order_search": "search the operator order (1/0)",
     "inplace": "let element-wise outputs overwrite their input (1/0)",
+    "inplace_pointwise": "let a 1x1 convolution write its output over its own dying input (1/0; default 0)",
     "optimize": "ram (least peak RAM) or macs (least MACs under ram_limit): a fused plan",
     "max_mac_overhead": "optimize=ram: MACs at most F x the unfused network, or none",
     "ram_limit": "optimize=macs: peak RAM limit, e.g. 65536, 64KiB, 64kB",
@@ -317,7 +325,7 @@ def _from_string(k: str, v: str):
             return float(v)
         except ValueError:
             return v
-    if k in ("order_search", "inplace", "input_streamed", "band_input"):
+    if k in ("order_search", "inplace", "inplace_pointwise", "input_streamed", "band_input"):
         return v.lower() in _TRUE if v.lower() in _TRUE + _FALSE else v
     if k == "optimize":
         return None if v.lower() in ("", "none") else v

@@ -76,6 +76,8 @@ def conv_2d(e, op) -> None:
     e.declare(f"static const bt_conv_params {n}_p = {c_struct(fields)};")
     h = e.g.tensors[op.outputs[0]].shape[1]
     fn = e.kernel("conv", e.conv_layer(op, fields, rows), op)
+    if op.index in e.plan.inplace_ops:
+        _pointwise_in_place_ok(e, op, fn, rows)
     spread = f"\n  {_spread_rows(e, op, rows)}" if rows else ""
     if rows and rows.live == 0:
         e.call(op, spread.strip())
@@ -84,6 +86,25 @@ def conv_2d(e, op) -> None:
                    f"{e.act(op.outputs[0])});{spread}")
     else:
         e.call(op, f"{fn}(&{n}_p, {e.act(op.inputs[0])}, 0, {e.act(op.outputs[0])}, 0, {h});{spread}")
+
+
+# The 1x1 kernels that go forward over the pixels in groups no larger than plan/arena/liveness.pointwise_group, each
+# group's inputs read (widened into columns) before its outputs are written, in/out not restrict: the cortex-m set's
+# patch-matrix variants (conv_pm.h), its lean 1x1 (conv_1x1.h), bt_conv_s8_direct and the dispatcher bt_conv_s8 that
+# runs them. The other sets' 1x1 loops go channel group by channel group over every pixel (cortex-m55 conv.c,
+# riscv conv_pw.h, xcore conv.c): a layer planned over its own input cannot run there.
+POINTWISE_IN_PLACE = ("bt_conv_s8", "bt_conv_s8_direct")
+POINTWISE_IN_PLACE_PREFIXES = ("bt_conv_s8_pm", "bt_conv_s8_1x1_")
+
+
+def _pointwise_in_place_ok(e, op, fn: str, rows) -> None:
+    """Refuse (one line) a 1x1 convolution the plan runs over its own input (PlanOptions.inplace_pointwise) that this
+    board's kernel would not run forward in groups."""
+    if e.cortex_m_set() and rows is None and (fn in POINTWISE_IN_PLACE or fn.startswith(POINTWISE_IN_PLACE_PREFIXES)):
+        return
+    raise PlanError(f"operator {op.index} (CONV_2D) is planned over its own input (inplace_pointwise), which only the "
+                    f"cortex-m kernel set's 1x1 kernels run (this board's would call {fn}); plan without "
+                    f"--inplace-pointwise")
 
 
 def _grouped_conv(e, op, groups: int) -> None:

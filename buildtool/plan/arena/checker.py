@@ -305,6 +305,8 @@ def _inplace_rule(g: Graph, plan: ArenaPlan, oi: int, step: dict, last: dict, co
             return set(), (f"operator {oi}: pad input {x} at {shift} B into the output: the forward copy would "
                            f"overwrite input it has yet to read")
         return {frozenset((x, o))}, None
+    if op.opcode == "CONV_2D":
+        return _pointwise_rule(g, plan, oi, last[op.inputs[0]] != s)
     if op.opcode in _ELEMENTWISE or op.opcode == "DEPTHWISE_CONV_2D":
         dw = op.opcode == "DEPTHWISE_CONV_2D"
         cands = [op.inputs[0]] if dw else [i for i in op.inputs if i >= 0 and not g.tensors[i].is_const]
@@ -326,6 +328,43 @@ def _inplace_rule(g: Graph, plan: ArenaPlan, oi: int, step: dict, last: dict, co
             return {frozenset((x, o))}, None
         return set(), f"operator {oi}: listed in place but its output does not sit on an input"
     return set(), f"operator {oi} ({op.opcode}) cannot run in place"
+
+
+# The most input bytes a 1x1 kernel of any kernel set that runs a convolution over its own input reads before it
+# writes their outputs (kernels/cortex-m: a pass's int16 columns, 3 * BT_COL_MAX values, rounded up), plus the
+# three pixels the lean kernel's last triple starts back by (kept here, not taken from the planner).
+_POINTWISE_BYTES, _POINTWISE_BACK = 2048, 3
+
+
+def _pointwise_rule(g: Graph, plan: ArenaPlan, oi: int, still_needed: bool) -> tuple:
+    """A 1x1 CONV_2D over its own dying input: output pixel p at po + p*c_out, input pixel p at px + p*c_in.
+    A kernel writing each group of at most G consecutive pixels [a, b) after reading it (the groups in forward
+    order) clobbers no unread input byte iff every group's outputs end at or before its first input byte:
+    po + b*c_out <= px + a*c_in, checked here for every group of G pixels ending at every b (not by a formula)."""
+    op = g.operators[oi]
+    x, o = op.inputs[0], op.outputs[0]
+    P = plan.tensors
+    tx, to, tf = g.tensors[x], g.tensors[o], g.tensors[op.inputs[1]]
+    px, po = P[x], P[o]
+    if (tx.dtype != "int8" or to.dtype != "int8" or len(tx.shape) != 4 or len(to.shape) != 4 or len(tf.shape) != 4
+            or tuple(tf.shape[1:3]) != (1, 1) or tf.shape[3] != tx.shape[3]
+            or (op.options.get("stride_h", 1), op.options.get("stride_w", 1)) != (1, 1)
+            or tuple(tx.shape[:3]) != tuple(to.shape[:3]) or to.shape[3] < tx.shape[3]):
+        return set(), f"operator {oi}: only a 1x1 stride-1 int8 convolution with c_out >= c_in runs over its input"
+    if px.pixel_stride or po.pixel_stride:
+        return set(), f"operator {oi}: a 1x1 convolution over its input needs dense input and output"
+    if still_needed or x in set(g.outputs) or tx.variable:
+        return set(), f"operator {oi}: overwritten input {x} is still needed after this step"
+    hw = int(np.prod(tx.shape[:3], dtype=np.int64))
+    ci, co = int(tx.shape[3]), int(to.shape[3])
+    grp = -(-_POINTWISE_BYTES // ci) + _POINTWISE_BACK
+    b = np.arange(1, hw + 1, dtype=np.int64)
+    a = np.maximum(b - grp, 0)
+    worst = int((po.offset + b * co - (px.offset + a * ci)).max())
+    if worst > 0:
+        return set(), (f"operator {oi}: 1x1 convolution input {x} at {px.offset - po.offset} B from its output: a "
+                       f"group of {grp} pixels would overwrite input it has yet to read ({worst} B too early)")
+    return {frozenset((x, o))}, None
 
 
 def _pad_least_shift(g: Graph, op) -> int:

@@ -18,7 +18,7 @@ from ...model.ops import ALIASING, ELEMENTWISE_INPLACE
 from .. import ArenaPlan
 from ...refops import KERNELS, kernel_inputs, run_arrays
 from ...refops.control import truth
-from .liveness import pad_shifts
+from .liveness import pad_shifts, pointwise_geometry, pointwise_group
 
 
 # Operators that may overwrite an input: element-wise ones (exact alias, same size) and the
@@ -82,6 +82,9 @@ def _check_overlap(g: Graph, plan: ArenaPlan, op) -> None:
                 same_size = g.tensors[o].nbytes == g.tensors[i].nbytes
                 if inplace and exact and (same_size or op.opcode == "DEPTHWISE_CONV_2D"):
                     continue
+                if (op.index in plan.inplace_ops and op.opcode == "CONV_2D" and i == op.inputs[0]
+                        and not (po.pixel_stride or pi.pixel_stride)):
+                    continue  # _pointwise_in_place: the kernel's groups, run as the MCU's, show a wrong shift
                 if op.index in plan.inplace_ops and op.opcode in PAD_OPS and not (po.pixel_stride or pi.pixel_stride):
                     lo, hi = pad_shifts(g, op)
                     if lo <= pi.offset - po.offset <= hi:
@@ -107,6 +110,35 @@ def _depthwise_in_place(g: Graph, op, buf: np.ndarray, plan: ArenaPlan, x: np.nd
     for ch in range(c):
         plane[...] = x[..., ch:ch + 1]
         KERNELS[op.opcode](g, op, [plane], [y[..., ch:ch + 1]], channels=slice(ch, ch + 1))
+
+
+# the byte a group's outputs are filled with before its inputs are read (_pointwise_in_place)
+POISON = 0x5A
+
+
+def _pointwise_in_place(g: Graph, op, x: np.ndarray, y: np.ndarray) -> None:
+    """A 1x1 convolution over its own input as the MCU runs it, made as hard on the plan as the rule allows
+    (liveness.pointwise_shift): the pixels in forward groups of G (liveness.pointwise_group), each group's output
+    bytes written first (POISON: a kernel may write any of them before it has read its last input), then the
+    group's inputs read from the arena, then its outputs written. A shift that lets a group's outputs reach an
+    input byte not yet read changes the results."""
+    geo = pointwise_geometry(g, op)
+    if geo is None:
+        raise PlanError(f"operator {op.index}: only a 1x1 stride-1 int8 convolution runs over its own input")
+    hw, ci, co = geo
+    n, h, w, _ = x.shape
+    xf, yf = x.reshape(hw, ci), y.reshape(hw, co)
+    grp = pointwise_group(ci)
+    first = hw % grp   # the groups end at hw - k*G: the last one is whole, where the rule is tightest
+    for a in ([0] if first else []) + list(range(first, hw, grp)):
+        b = first if a == 0 and first else a + grp
+        yf[a:b] = np.int8(POISON)
+        ra, rb = a // w, -(-b // w)   # the rows holding the group, the other pixels zero
+        band = np.zeros((1, rb - ra, w, ci), np.int8)
+        band.reshape(-1, ci)[a - ra * w:b - ra * w] = xf[a:b]
+        out = np.zeros((1, rb - ra, w, co), np.int8)
+        KERNELS[op.opcode](g, op, [band], [out], y0=ra, y1=rb, in_row0=ra)
+        yf[a:b] = out.reshape(-1, co)[a - ra * w:b - ra * w]
 
 
 def _check_inputs(g: Graph, inputs: list) -> None:
@@ -170,6 +202,8 @@ class Session:
             outs = [view(o) for o in op.outputs]
             if op.opcode == "DEPTHWISE_CONV_2D" and oi in plan.inplace_ops:
                 _depthwise_in_place(g, op, self.buf, plan, ins[0], outs[0])
+            elif op.opcode == "CONV_2D" and oi in plan.inplace_ops:
+                _pointwise_in_place(g, op, ins[0], outs[0])
             elif op.opcode in CONTROL_SUBGRAPHS:
                 self._control(op, ins, outs)
             else:

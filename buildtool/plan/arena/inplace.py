@@ -10,6 +10,9 @@
   plane at a time through an H_in x W_in scratch buffer live only at that step.
 - PAD, PADV2: the dying input lies inside the output, shifted so that the kernel's forward copy
   never writes over an input byte it has yet to read (liveness.pad_shifts).
+- CONV_2D 1x1, stride 1, c_out >= c_in, int8 (only when asked: PlanOptions.inplace_pointwise): the dying input
+  lies at the tail of the output (or past its end), shifted so that a kernel going forward over the pixels in
+  groups never writes over an input byte it has yet to read (liveness.pointwise_shift).
 
 A candidate is kept only when it lowers the peak: start from all of them and drop, last first,
 every one whose removal does not raise the lower bound.
@@ -23,7 +26,8 @@ from ...model.ir import Graph
 from ...model.opdefs import BY_NAME
 from ...model.ops import ALIASING
 from .. import align_up
-from .liveness import Decision, build_buffers, build_context, concat_geometry, decision_tensors, tensor_intervals
+from .liveness import (Decision, build_buffers, build_context, concat_geometry, decision_tensors, pointwise_geometry,
+                       tensor_intervals)
 
 
 def reshape_decisions(g: Graph, order: list) -> list:
@@ -31,8 +35,9 @@ def reshape_decisions(g: Graph, order: list) -> list:
             and not g.tensors[g.operators[oi].inputs[0]].is_const]
 
 
-def candidates(g: Graph, order: list) -> list:
-    """Every in-place decision that may be legal in this order (concat views first)."""
+def candidates(g: Graph, order: list, pointwise: bool = False) -> list:
+    """Every in-place decision that may be legal in this order (concat views first); pointwise: 1x1
+    convolutions over their dying input too."""
     iv = tensor_intervals(g, order)
     cons = g.consumers()
     outs, ins = set(g.outputs), set(g.inputs)
@@ -66,6 +71,10 @@ def candidates(g: Graph, order: list) -> list:
             if (len(t.shape) == 4 and t.shape[3] == o.shape[3] and t.dtype == o.dtype == "int8"
                     and iv[x][1] == s and x not in outs):
                 other.append(Decision("depthwise", oi, x))
+        elif pointwise and op.opcode == "CONV_2D" and pointwise_geometry(g, op) is not None:
+            x = op.inputs[0]
+            if iv[x][1] == s and x not in outs and not g.tensors[x].variable:
+                other.append(Decision("pointwise", oi, x))
     return concat + other
 
 
@@ -91,7 +100,7 @@ def allowed(g: Graph, decisions: list, allow=None) -> list:
 
 
 def choose(g: Graph, order: list, align: int, work: int | None = None, stats: dict | None = None,
-           allow=None) -> list:
+           allow=None, pointwise: bool = False) -> list:
     """The in-place decisions (after the RESHAPE aliases) that the lower bound says are worth it.
 
     Candidates interact (dropping one can make another necessary), so this is a small local
@@ -99,7 +108,7 @@ def choose(g: Graph, order: list, align: int, work: int | None = None, stats: di
     and drop any whose removal does not raise it, until nothing changes; the better end wins.
     work bounds the units spent (default: choose_work of a 2 s budget): the search from all gets
     half, the one from none the rest, and each stops where its share runs out. stats, when given,
-    receives "work" (units spent).
+    receives "work" (units spent). pointwise: 1x1 convolutions over their dying input are candidates too.
 
     The bound of a set of decisions is evaluated incrementally (_Bounds): decisions that share no
     tensor, directly or through other decisions, are applied independently, so each such part's
@@ -108,7 +117,7 @@ def choose(g: Graph, order: list, align: int, work: int | None = None, stats: di
     buffers for every set (the search and its cut-off are as before; it just runs faster).
     """
     base = allowed(g, reshape_decisions(g, order), allow)
-    cands = allowed(g, candidates(g, order), allow)
+    cands = allowed(g, candidates(g, order, pointwise), allow)
     n = len(order)
     work = choose_work(2.0) if work is None else work
     spent = [0]

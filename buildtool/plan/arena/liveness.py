@@ -39,11 +39,13 @@ class BufferSpec:
 
 @dataclass(frozen=True)
 class Decision:
-    """One aliasing choice. kind: reshape | elementwise | depthwise | concat | pad.
+    """One aliasing choice. kind: reshape | elementwise | depthwise | concat | pad | pointwise.
 
     elementwise/depthwise: the output takes the place of input `tensor` (the overwritten one).
     concat: the inputs become views into the output. reshape: the output aliases the input.
     pad: the input lies inside the (larger) output, pad_shift bytes from its start (pad_shifts).
+    pointwise: a 1x1 CONV_2D's dying input lies pointwise_shift bytes from its output's start (at its tail, or
+    past its end), so that a kernel going over the pixels forward in groups never overwrites an unread byte.
     """
 
     kind: str
@@ -142,6 +144,53 @@ def pad_shift(g: Graph, op) -> int:
     return max(lo, hi - hi % 4)
 
 
+# A 1x1 convolution run over its own dying input (Decision "pointwise"). Output pixel p lies at p*c_out, input
+# pixel p at D + p*c_in. A kernel that goes over the pixels forward in groups of consecutive pixels [a, b), reading
+# only the group's inputs and writing only its outputs (in any order between them), never overwrites an input byte
+# it has yet to read iff no group's outputs reach the first input byte of that group: b*c_out <= D + a*c_in for
+# every group. With b - a <= G and b <= HW (and c_out >= c_in) the largest left side is at b = HW, a = HW - G:
+# D >= HW*(c_out - c_in) + G*c_in, the pair taking HW*c_out + G*c_in bytes instead of HW*(c_out + c_in).
+# G is the most pixels any 1x1 kernel that may run such a layer handles in one group, in pixels for c_in input
+# channels (pointwise_group): the cortex-m set's patch-matrix and lean 1x1 kernels (kernels/cortex-m/conv_pm.h,
+# conv_1x1.h) widen the triples of a pass into their int16 columns, at most 3 * BT_COL_MAX = 1920 input values
+# (im2col.h), before writing any of the pass's outputs, and the lean kernel's last triple starts again at pixel
+# n - 3 (one pixel recomputed): at most 1920 / c_in + 3 pixels; the tails (pairs, single pixels) and
+# bt_conv_s8_direct (a pixel's output channels after its input) are groups of one to three. POINTWISE_GROUP_BYTES
+# rounds 1920 up to 2048. Kernel sets whose 1x1 kernels go channel by channel over every pixel (cortex-m55,
+# riscv, xcore) cannot run such a layer: the code step refuses it there (codegen/model_c.conv_2d).
+POINTWISE_GROUP_BYTES = 2048
+
+
+def pointwise_group(c_in: int) -> int:
+    """G: the most consecutive pixels of c_in channels a 1x1 kernel reads before writing their outputs."""
+    return -(-POINTWISE_GROUP_BYTES // max(int(c_in), 1)) + 3
+
+
+def pointwise_geometry(g: Graph, op) -> tuple | None:
+    """(pixels, c_in, c_out) of a CONV_2D that may run over its own dying input: 1x1 filter, stride 1 (so no
+    padding acts), one group, int8 4-D input and output of the same pixels, c_out >= c_in; else None."""
+    if op.opcode != "CONV_2D" or len(op.inputs) < 2:
+        return None
+    x, o, f = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]], g.tensors[op.inputs[1]]
+    if len(x.shape) != 4 or len(o.shape) != 4 or len(f.shape) != 4 or x.dtype != "int8" or o.dtype != "int8":
+        return None
+    if tuple(f.shape[1:3]) != (1, 1) or f.shape[3] != x.shape[3] or f.shape[0] != o.shape[3]:
+        return None
+    if op.options.get("stride_h", 1) != 1 or op.options.get("stride_w", 1) != 1:
+        return None
+    if tuple(x.shape[:3]) != tuple(o.shape[:3]) or o.shape[3] < x.shape[3]:
+        return None
+    return int(x.shape[0] * x.shape[1] * x.shape[2]), int(x.shape[3]), int(o.shape[3])
+
+
+def pointwise_shift(g: Graph, op) -> int:
+    """Where build_buffers puts a 1x1 convolution's dying input in its output: the least shift the rule above
+    allows (D >= HW*(c_out - c_in) + G*c_in), rounded up to a word."""
+    hw, ci, co = pointwise_geometry(g, op)
+    d = hw * (co - ci) + pointwise_group(ci) * ci
+    return d + (-d) % 4
+
+
 def decision_tensors(g: Graph, d: Decision) -> set:
     """The tensors whose buffers build_buffers reads or changes when it applies d: decisions with no
     tensor in common (through chains of common tensors) are applied independently of each other."""
@@ -233,6 +282,12 @@ def build_buffers(g: Graph, order: list, decisions: list, iv: dict | None = None
             if hi < lo or not overwrite_ok(op, x, o) or len(groups[where[o]]) != 1:
                 continue
             merge(o, x, groups[where[x]][x][0] - pad_shift(g, op), 0)
+        elif d.kind == "pointwise":
+            x = d.tensor
+            if (x != op.inputs[0] or pointwise_geometry(g, op) is None or not overwrite_ok(op, x, o)
+                    or len(groups[where[o]]) != 1):
+                continue
+            merge(o, x, groups[where[x]][x][0] - pointwise_shift(g, op), 0)
         elif d.kind == "concat":
             geo = concat_geometry(g, op)
             if geo is None or not dense(o) or len({i for i, _, _ in geo}) != len(geo):

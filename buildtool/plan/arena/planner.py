@@ -45,7 +45,8 @@ def _candidate(g: Graph, order: list, decisions: list, align: int, control: dict
 
 
 def plan_arena(g: Graph, align: int = 16, time_budget: float = 2.0, order_search: bool = True,
-               inplace: bool = True, allow=None, scratch: dict | None = None) -> ArenaPlan:
+               inplace: bool = True, allow=None, scratch: dict | None = None,
+               inplace_pointwise: bool = False) -> ArenaPlan:
     """Plan the tensor arena of g (see plan.py for what the plan promises). allow(g, decision), when given,
     keeps only the aliasing decisions it returns true for (inplace.allowed), RESHAPE aliases included.
     scratch: {operator index: bytes} a scratch buffer live at that operator's step (another runtime's kernel
@@ -56,7 +57,8 @@ def plan_arena(g: Graph, align: int = 16, time_budget: float = 2.0, order_search
         raise PlanError("time budget must not be negative; pass e.g. time_budget=2")
     # control flow: each subgraph an IF / WHILE runs planned first, as an arena of its own that the operator's
     # scratch buffer holds (the largest of its subgraphs': they run one at a time)
-    subplans = {k: plan_arena(g.subgraph(k), align, time_budget, order_search, inplace, allow)
+    subplans = {k: plan_arena(g.subgraph(k), align, time_budget, order_search, inplace, allow,
+                              inplace_pointwise=inplace_pointwise)
                 for op in g.operators for k in subgraph_indices(op)}
     control = {op.index: max(subplans[k].arena_bytes for k in subgraph_indices(op))
                for op in g.operators if subgraph_indices(op)}
@@ -67,7 +69,7 @@ def plan_arena(g: Graph, align: int = 16, time_budget: float = 2.0, order_search
     for order in orders:
         choices = [allowed(g, reshape_decisions(g, order), allow)]
         if inplace:
-            chosen = choose(g, order, align, choose_work(time_budget), allow=allow)
+            chosen = choose(g, order, align, choose_work(time_budget), allow=allow, pointwise=inplace_pointwise)
             if chosen != choices[0]:
                 choices.append(chosen)
         for ds in choices:

@@ -1,0 +1,130 @@
+"""A 1x1 convolution over its own dying input (PlanOptions.inplace_pointwise, issue 49 item 3): the input lies at
+the output's tail, D = HW*(c_out - c_in) + G*c_in bytes from its start (plan/arena/liveness.pointwise_shift), so
+that a kernel going forward over the pixels in groups of at most G never overwrites an input byte it has yet to
+read. Checked: the option is off by default (no plan changes), the planner takes it where it lowers the peak and the
+arena is the independent count HW*c_out + G*c_in, the checker refuses a shift one byte short, the numpy executor
+(which runs the groups as an MCU kernel may, outputs first) gives TFLite Micro's bytes at the planner's shift and
+other bytes at a shift a pixel short, the Cortex-M4 firmware gives TFLite Micro's bytes, and the kernel sets whose
+1x1 loops go channel-outer over every pixel refuse the plan in one line."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from conftest import tflm_run
+from test_firmware import need
+
+from buildtool import pipeline
+from buildtool.errors import PlanError
+from buildtool.firmware import runner
+from buildtool.model.writer import serialize
+from buildtool.options import PlanOptions
+from buildtool.plan import align_up
+from buildtool.plan.arena import checker
+from buildtool.plan.arena.execute import run
+from buildtool.plan.arena.planner import plan_arena
+from buildtool.zoo.builder import GraphBuilder
+
+
+def expansion(h: int, w: int, cin: int, cout: int, tail: int = 0, seed: int = 0):
+    """x (h x w x cin, the graph input) -> 1x1 conv to cout [-> 1x1 conv to tail]: the expansion's input dies there."""
+    b = GraphBuilder(f"pw_{h}x{w}_{cin}_{cout}_{tail}", seed=seed)
+    x = b.input((1, h, w, cin), scale=0.05, zp=3)
+    y = b.conv2d(x, cout, 1, 1, activation="RELU6")
+    if tail:
+        y = b.conv2d(y, tail, 1, 1, activation="NONE")
+    return b.finish([y])
+
+
+def independent_pair_bytes(h: int, w: int, cin: int, cout: int) -> int:
+    """HW*c_out + G*c_in, G = ceil(2048 / c_in) + 3 (a cortex-m pass's widened columns, 3 * BT_COL_MAX = 1920 values
+    rounded up, plus the lean kernel's last triple started three pixels back), D rounded up to a word."""
+    hw, g = h * w, -(-2048 // cin) + 3
+    d = hw * (cout - cin) + g * cin
+    return d + (-d) % 4 + hw * cin
+
+
+def _inputs(g, seed=1):
+    rng = np.random.default_rng(seed)
+    return [rng.integers(-128, 128, g.tensors[i].shape).astype(np.int8) for i in g.inputs]
+
+
+def test_off_by_default_and_plans_unchanged():
+    g = expansion(24, 20, 16, 96)
+    assert PlanOptions().inplace_pointwise is False
+    assert "inplace_pointwise" not in PlanOptions().canonical()  # old cache keys and seals stay
+    assert PlanOptions.from_strings({"inplace_pointwise": "1"}).to_map() == {"inplace_pointwise": True}
+    plain = plan_arena(g)
+    assert not plain.inplace_ops
+    assert plain.arena_bytes == align_up(24 * 20 * 16, 16) + align_up(24 * 20 * 96, 16)
+
+
+@pytest.mark.parametrize("h,w,cin,cout", [(24, 20, 16, 96), (80, 80, 16, 96), (7, 9, 8, 24), (5, 3, 24, 24)])
+def test_planner_arena_is_the_independent_count(h, w, cin, cout):
+    g = expansion(h, w, cin, cout)
+    plan = plan_arena(g, inplace_pointwise=True)
+    want = align_up(independent_pair_bytes(h, w, cin, cout), 16)
+    plain = align_up(h * w * cin, 16) + align_up(h * w * cout, 16)
+    if want < plain:
+        assert plan.inplace_ops == [0] and plan.arena_bytes == want
+    else:  # kept only where it lowers the peak
+        assert plan.inplace_ops == [] and plan.arena_bytes == plain
+    assert checker.problems(g, plan) == []
+
+
+def test_mobilenetv2_largest_1x1_fits_the_part_alone():
+    """mobilenetv2_160_a1's 16 -> 96 expansion at 80x80 (716,800 B as two tensors) in 616,496 B: under the
+    NUCLEO-L4R5ZI's 640 KiB of SRAM."""
+    g = expansion(80, 80, 16, 96)
+    plan = plan_arena(g, inplace_pointwise=True)
+    assert plan.arena_bytes == 616_496 < 640 * 1024 < 716_800
+
+
+def test_checker_and_executor_refuse_a_short_shift():
+    h, w, cin, cout = 24, 22, 16, 96   # 528 pixels, G = 131: four groups and one of 4 (the executor's first)
+    g = expansion(h, w, cin, cout, tail=8)
+    plan = plan_arena(g, inplace_pointwise=True)
+    conv = g.operators[0]
+    x, o = conv.inputs[0], conv.outputs[0]
+    assert 0 in plan.inplace_ops
+    at, shift = plan.tensors[o].offset, plan.tensors[x].offset - plan.tensors[o].offset
+    assert shift == independent_pair_bytes(h, w, cin, cout) - h * w * cin
+    xs = _inputs(g)
+    want = tflm_run(serialize(g), xs, 1)[0]
+    assert np.array_equal(np.asarray(run(g, plan, xs)[0]).reshape(-1), want.reshape(-1))
+
+    def moved(d):
+        return dataclasses.replace(plan, tensors={**plan.tensors, x: dataclasses.replace(plan.tensors[x], offset=at + d)})
+
+    least = h * w * (cout - cin) + (-(-2048 // cin) + 3) * cin   # the rule, before the word rounding
+    assert checker.problems(g, moved(least)) == []
+    bad = [p for p in checker.problems(g, moved(least - 1)) if "yet to read" in p]
+    assert len(bad) == 1
+    # a pixel short: the executor's outputs-first groups overwrite input it then reads
+    y = run(g, moved(least - cin), xs)[0]
+    assert not np.array_equal(np.asarray(y).reshape(-1), want.reshape(-1))
+
+
+@pytest.mark.slow
+def test_cortex_m4_firmware_matches_tflm_with_the_smaller_arena(tmp_path):
+    need("cortex-m4")
+    g = expansion(20, 18, 16, 96, tail=4, seed=3)   # 360 pixels: several groups, then a projection
+    opts = PlanOptions(inplace_pointwise=True)
+    plan = pipeline.plan_memory(g, opts)
+    base = pipeline.plan_memory(g, PlanOptions())
+    assert 0 in plan.inplace_ops and plan.arena_bytes < base.arena_bytes
+    pipeline.build(g, "cortex-m4", tmp_path, options=opts, plan=plan)
+    xs = _inputs(g, 5)
+    y = runner.run("cortex-m4", tmp_path, xs)[0]
+    assert np.asarray(y).tobytes() == tflm_run(serialize(g), xs)[0].tobytes()
+
+
+@pytest.mark.parametrize("board", ["cortex-m55", "riscv32"])
+def test_channel_outer_kernel_sets_refuse_the_plan(board, tmp_path):
+    need(board)
+    g = expansion(20, 18, 16, 96, tail=4, seed=3)
+    opts = PlanOptions(inplace_pointwise=True)
+    with pytest.raises(PlanError, match="inplace-pointwise"):
+        pipeline.build(g, board, tmp_path, options=opts, plan=pipeline.plan_memory(g, opts))
