@@ -76,8 +76,9 @@ def conv_2d(e, op) -> None:
     e.declare(f"static const bt_conv_params {n}_p = {c_struct(fields)};")
     h = e.g.tensors[op.outputs[0]].shape[1]
     fn = e.kernel("conv", e.conv_layer(op, fields, rows), op)
-    if op.index in e.plan.inplace_ops:
-        _pointwise_in_place_ok(e, op, fn, rows)
+    if op.index in e.plan.inplace_ops and not _pointwise_whole(e, op, fn, rows):
+        e.call(op, _pointwise_bands(e, op, fn, h))
+        return
     spread = f"\n  {_spread_rows(e, op, rows)}" if rows else ""
     if rows and rows.live == 0:
         e.call(op, spread.strip())
@@ -88,23 +89,39 @@ def conv_2d(e, op) -> None:
         e.call(op, f"{fn}(&{n}_p, {e.act(op.inputs[0])}, 0, {e.act(op.outputs[0])}, 0, {h});{spread}")
 
 
-# The 1x1 kernels that go forward over the pixels in groups no larger than plan/arena/liveness.pointwise_group, each
-# group's inputs read (widened into columns) before its outputs are written, in/out not restrict: the cortex-m set's
-# patch-matrix variants (conv_pm.h), its lean 1x1 (conv_1x1.h), bt_conv_s8_direct and the dispatcher bt_conv_s8 that
-# runs them. The other sets' 1x1 loops go channel group by channel group over every pixel (cortex-m55 conv.c,
-# riscv conv_pw.h, xcore conv.c): a layer planned over its own input cannot run there.
-POINTWISE_IN_PLACE = ("bt_conv_s8", "bt_conv_s8_direct")
-POINTWISE_IN_PLACE_PREFIXES = ("bt_conv_s8_pm", "bt_conv_s8_1x1_")
+# A 1x1 convolution the plan runs over its own dying input (PlanOptions.inplace_pointwise, plan/arena/liveness.py):
+# its kernel must go forward over the pixels in groups of at most G (liveness.pointwise_group), reading each group's
+# inputs before writing its outputs, in and out not restrict. The cortex-m set's patch-matrix variants (conv_pm.h:
+# a pass's triples widened into its int16 columns first), its lean 1x1 (conv_1x1.h, the same) and
+# bt_conv_s8_direct (a pixel's channels after its input), and the dispatcher bt_conv_s8 that runs them, do so over a
+# whole map: called once. Every other kernel (cortex-m55 conv.c and riscv conv_pw.h go channel group by channel
+# group over every pixel of a call; xcore and host likewise) is called on bands of G // W rows, in order: each call
+# reads only its band's input rows (1x1, stride 1, no padding) and writes only its output rows, a group of at most
+# G pixels.
+POINTWISE_WHOLE = ("bt_conv_s8", "bt_conv_s8_direct")
+POINTWISE_WHOLE_PREFIXES = ("bt_conv_s8_pm", "bt_conv_s8_1x1_")
 
 
-def _pointwise_in_place_ok(e, op, fn: str, rows) -> None:
-    """Refuse (one line) a 1x1 convolution the plan runs over its own input (PlanOptions.inplace_pointwise) that this
-    board's kernel would not run forward in groups."""
-    if e.cortex_m_set() and rows is None and (fn in POINTWISE_IN_PLACE or fn.startswith(POINTWISE_IN_PLACE_PREFIXES)):
-        return
-    raise PlanError(f"operator {op.index} (CONV_2D) is planned over its own input (inplace_pointwise), which only the "
-                    f"cortex-m kernel set's 1x1 kernels run (this board's would call {fn}); plan without "
-                    f"--inplace-pointwise")
+def _pointwise_whole(e, op, fn: str, rows) -> bool:
+    """May the in-place 1x1 layer op run in one call of fn (else model.c calls fn on bands of rows)?"""
+    if rows is not None:
+        raise PlanError(f"operator {op.index} (CONV_2D) is planned over its own input (inplace_pointwise) but its "
+                        f"weights are in row order; plan without --inplace-pointwise")
+    return e.cortex_m_set() and (fn in POINTWISE_WHOLE or fn.startswith(POINTWISE_WHOLE_PREFIXES))
+
+
+def _pointwise_bands(e, op, fn: str, h: int) -> str:
+    """The calls of fn on bands of G // W output rows, first to last (liveness.pointwise_group)."""
+    from ..plan.arena.liveness import pointwise_group  # (the planner's G; codegen imports no planner otherwise)
+
+    x, y = e.g.tensors[op.inputs[0]], e.g.tensors[op.outputs[0]]
+    w, row = int(y.shape[2]), int(y.shape[2] * y.shape[3])
+    k = max(pointwise_group(int(x.shape[3]), w) // w, 1)
+    if k >= h:
+        return f"{fn}(&op{op.index}_p, {e.act(op.inputs[0])}, 0, {e.act(op.outputs[0])}, 0, {h});"
+    return (f"for (int32_t y = 0; y < {h}; y += {k})  /* over its own input: bands of {k} row(s) in order */\n"
+            f"    {fn}(&op{op.index}_p, {e.act(op.inputs[0])}, 0, {e.act(op.outputs[0])} + y * {row}, y, "
+            f"y + {k} < {h} ? y + {k} : {h});")
 
 
 def _grouped_conv(e, op, groups: int) -> None:

@@ -332,7 +332,8 @@ def _inplace_rule(g: Graph, plan: ArenaPlan, oi: int, step: dict, last: dict, co
 
 # The most input bytes a 1x1 kernel of any kernel set that runs a convolution over its own input reads before it
 # writes their outputs (kernels/cortex-m: a pass's int16 columns, 3 * BT_COL_MAX values, rounded up), plus the
-# three pixels the lean kernel's last triple starts back by (kept here, not taken from the planner).
+# three pixels the lean kernel's last triple starts back by, and at least an output row (model.c's bands of rows
+# on the other kernel sets): kept here, not taken from the planner.
 _POINTWISE_BYTES, _POINTWISE_BACK = 2048, 3
 
 
@@ -357,7 +358,7 @@ def _pointwise_rule(g: Graph, plan: ArenaPlan, oi: int, still_needed: bool) -> t
         return set(), f"operator {oi}: overwritten input {x} is still needed after this step"
     hw = int(np.prod(tx.shape[:3], dtype=np.int64))
     ci, co = int(tx.shape[3]), int(to.shape[3])
-    grp = -(-_POINTWISE_BYTES // ci) + _POINTWISE_BACK
+    grp = max(-(-_POINTWISE_BYTES // ci) + _POINTWISE_BACK, int(to.shape[2]))
     b = np.arange(1, hw + 1, dtype=np.int64)
     a = np.maximum(b - grp, 0)
     worst = int((po.offset + b * co - (px.offset + a * ci)).max())

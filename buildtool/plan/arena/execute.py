@@ -128,7 +128,7 @@ def _pointwise_in_place(g: Graph, op, x: np.ndarray, y: np.ndarray) -> None:
     hw, ci, co = geo
     n, h, w, _ = x.shape
     xf, yf = x.reshape(hw, ci), y.reshape(hw, co)
-    grp = pointwise_group(ci)
+    grp = pointwise_group(ci, w)
     first = hw % grp   # the groups end at hw - k*G: the last one is whole, where the rule is tightest
     for a in ([0] if first else []) + list(range(first, hw, grp)):
         b = first if a == 0 and first else a + grp

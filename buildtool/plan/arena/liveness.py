@@ -150,20 +150,22 @@ def pad_shift(g: Graph, op) -> int:
 # it has yet to read iff no group's outputs reach the first input byte of that group: b*c_out <= D + a*c_in for
 # every group. With b - a <= G and b <= HW (and c_out >= c_in) the largest left side is at b = HW, a = HW - G:
 # D >= HW*(c_out - c_in) + G*c_in, the pair taking HW*c_out + G*c_in bytes instead of HW*(c_out + c_in).
-# G is the most pixels any 1x1 kernel that may run such a layer handles in one group, in pixels for c_in input
-# channels (pointwise_group): the cortex-m set's patch-matrix and lean 1x1 kernels (kernels/cortex-m/conv_pm.h,
+# G is the most pixels any 1x1 kernel that may run such a layer handles in one group (pointwise_group): the
+# cortex-m set's patch-matrix and lean 1x1 kernels (kernels/cortex-m/conv_pm.h,
 # conv_1x1.h) widen the triples of a pass into their int16 columns, at most 3 * BT_COL_MAX = 1920 input values
 # (im2col.h), before writing any of the pass's outputs, and the lean kernel's last triple starts again at pixel
 # n - 3 (one pixel recomputed): at most 1920 / c_in + 3 pixels; the tails (pairs, single pixels) and
 # bt_conv_s8_direct (a pixel's output channels after its input) are groups of one to three. POINTWISE_GROUP_BYTES
-# rounds 1920 up to 2048. Kernel sets whose 1x1 kernels go channel by channel over every pixel (cortex-m55,
-# riscv, xcore) cannot run such a layer: the code step refuses it there (codegen/model_c.conv_2d).
+# rounds 1920 up to 2048. G is at least one output row: the kernel sets whose 1x1 loops go channel group by
+# channel group over every pixel of a call (cortex-m55 conv.c, riscv conv_pw.h, xcore, host) are called by model.c
+# on bands of G // W rows, one group each (codegen/model_c.conv_2d), as is any cortex-m variant not named above.
 POINTWISE_GROUP_BYTES = 2048
 
 
-def pointwise_group(c_in: int) -> int:
-    """G: the most consecutive pixels of c_in channels a 1x1 kernel reads before writing their outputs."""
-    return -(-POINTWISE_GROUP_BYTES // max(int(c_in), 1)) + 3
+def pointwise_group(c_in: int, width: int) -> int:
+    """G: the most consecutive pixels of c_in channels (rows of `width` pixels) a 1x1 kernel or band of calls reads
+    before writing their outputs."""
+    return max(-(-POINTWISE_GROUP_BYTES // max(int(c_in), 1)) + 3, int(width))
 
 
 def pointwise_geometry(g: Graph, op) -> tuple | None:
@@ -187,7 +189,7 @@ def pointwise_shift(g: Graph, op) -> int:
     """Where build_buffers puts a 1x1 convolution's dying input in its output: the least shift the rule above
     allows (D >= HW*(c_out - c_in) + G*c_in), rounded up to a word."""
     hw, ci, co = pointwise_geometry(g, op)
-    d = hw * (co - ci) + pointwise_group(ci) * ci
+    d = hw * (co - ci) + pointwise_group(ci, g.tensors[op.outputs[0]].shape[2]) * ci
     return d + (-d) % 4
 
 
