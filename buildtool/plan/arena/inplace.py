@@ -182,7 +182,8 @@ class _Bounds:
                 t = root[t]
             return t
 
-        touched = [sorted(decision_tensors(g, d)) for d in decisions]
+        steps = {oi: s for s, oi in enumerate(order)}
+        touched = [sorted(decision_tensors(g, d, self.iv, steps)) for d in decisions]
         for ts in touched:
             a = find(ts[0])
             for t in ts[1:]:

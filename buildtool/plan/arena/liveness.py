@@ -46,6 +46,8 @@ class Decision:
     pad: the input lies inside the (larger) output, pad_shift bytes from its start (pad_shifts).
     pointwise: a 1x1 CONV_2D's dying input lies pointwise_shift bytes from its output's start (at its tail, or
     past its end), so that a kernel going over the pixels forward in groups never overwrites an unread byte.
+    The pair's buffer then takes in the buffers of tensors near it that fit its bytes unused while they live
+    (pointwise_fill: before the op the output's head is free), its size being fixed over its whole life.
     """
 
     kind: str
@@ -185,6 +187,49 @@ def pointwise_geometry(g: Graph, op) -> tuple | None:
     return int(x.shape[0] * x.shape[1] * x.shape[2]), int(x.shape[3]), int(o.shape[3])
 
 
+HOLE_ALIGN = 16  # a tensor moved into a pair's hole starts at a multiple of this from the buffer's start
+
+
+def hole_offset(g: Graph, dst: dict, src: dict) -> int | None:
+    """The lowest offset (a multiple of HOLE_ALIGN) at which the group src ({tensor: (offset, stride)}, with
+    iv-style (first, last) in dst/src values' third item) fits inside group dst's bytes without sharing a byte
+    with a member of dst live at a common step, or None."""
+    def span(t, off, st):
+        return off, off + extent(g, t, st)
+
+    size = max(span(t, o, st)[1] for t, (o, st, _) in dst.items())
+    base = min(o for o, _, _ in src.values())
+    mem = [(t, o - base, st, iv) for t, (o, st, iv) in src.items()]
+    need = max(span(t, o, st)[1] for t, o, st, _ in mem)
+    busy = []
+    for t, (o, st, (f, l)) in dst.items():
+        a, b = span(t, o, st)
+        for u, mo, mst, (mf, ml) in mem:
+            if f <= ml and mf <= l:
+                busy.append((a - (span(u, mo, mst)[1]), b - mo))  # q in (a - m_end, b - m_off) overlaps
+    for q in sorted({0} | {-(-hi // HOLE_ALIGN) * HOLE_ALIGN for _, hi in busy}):
+        if q < 0 or q + need > size:
+            continue
+        if all(not (lo < q < hi) for lo, hi in busy):
+            return q - base
+    return None
+
+
+# pointwise_fill: the tensors a pair may take into its hole, those dying at most FILL_STEPS steps before its step
+# or born at most FILL_STEPS after it (a static set: decision_tensors names them, so the in-place search builds
+# them with the pair). Each, largest first, moves in when its whole buffer fits the pair's unused bytes and it
+# dies before the pair's step and lives on at the pair's first step or the one before (the pair then lives from
+# its first: the chain before an expansion moves in whole), or is born after the step and dies before the pair.
+FILL_STEPS = 3
+
+
+def fill_candidates(g: Graph, iv: dict, s: int, op) -> list:
+    """The tensors the pair of the pointwise op at step s may take into its hole, largest first."""
+    skip = {op.inputs[0], *op.outputs}
+    near = [t for t, (f, l) in iv.items() if t not in skip and (s - FILL_STEPS <= l < s or s < f <= s + FILL_STEPS)]
+    return sorted(near, key=lambda t: (-g.tensors[t].nbytes, t))
+
+
 def pointwise_shift(g: Graph, op) -> int:
     """Where build_buffers puts a 1x1 convolution's dying input in its output: the least shift the rule above
     allows (D >= HW*(c_out - c_in) + G*c_in), rounded up to a word."""
@@ -193,15 +238,19 @@ def pointwise_shift(g: Graph, op) -> int:
     return d + (-d) % 4
 
 
-def decision_tensors(g: Graph, d: Decision) -> set:
+def decision_tensors(g: Graph, d: Decision, iv: dict | None = None, step: dict | None = None) -> set:
     """The tensors whose buffers build_buffers reads or changes when it applies d: decisions with no
-    tensor in common (through chains of common tensors) are applied independently of each other."""
+    tensor in common (through chains of common tensors) are applied independently of each other.
+    iv, step: tensor_intervals and {operator: step} of the order (a pointwise decision's fill_candidates)."""
     op = g.operators[d.op]
     ts = set(op.outputs)
     if d.kind == "reshape":
         ts.add(op.inputs[0])
     elif d.kind == "concat":
         ts.update(op.inputs)
+    elif d.kind == "pointwise":
+        ts.update(g.act_inputs(op))
+        ts.update(fill_candidates(g, iv, step[d.op], op))
     else:
         ts.update(g.act_inputs(op))
         ts.add(d.tensor)
@@ -290,6 +339,21 @@ def build_buffers(g: Graph, order: list, decisions: list, iv: dict | None = None
                     or len(groups[where[o]]) != 1):
                 continue
             merge(o, x, groups[where[x]][x][0] - pointwise_shift(g, op), 0)
+            gd = where[o]
+            for y in fill_candidates(g, iv, step[op.index], op):  # the pair's hole (pointwise_fill)
+                gs = where.get(y)
+                if gs is None or gs == gd or any(t in variable or t in outputs for t in groups[gs]):
+                    continue
+                f_s, l_s = min(iv[t][0] for t in groups[gs]), max(iv[t][1] for t in groups[gs])
+                f_d, l_d = min(iv[t][0] for t in groups[gd]), max(iv[t][1] for t in groups[gd])
+                if not (f_d - 1 <= l_s < step[op.index] or (f_s > step[op.index] and l_s <= l_d)):
+                    continue
+                at = hole_offset(g, {t: (off, st, iv[t]) for t, (off, st) in groups[gd].items()},
+                                 {t: (off, st, iv[t]) for t, (off, st) in groups[gs].items()})
+                if at is not None:
+                    for t, (off, st) in groups.pop(gs).items():
+                        groups[gd][t] = (off + at, st)
+                        where[t] = gd
         elif d.kind == "concat":
             geo = concat_geometry(g, op)
             if geo is None or not dense(o) or len({i for i, _, _ in geo}) != len(geo):
