@@ -14,8 +14,10 @@ code, weights and biases in flash, the multipliers and shifts (TFLite Micro's Pr
 arena) and the buffers in SRAM. Ours is the product: the model's firmware built by buildtool for PART (model.c's
 own kernel instances, the part's kernel defines, the weights the part's plan stages in SRAM) run on the part's
 QEMU machine, each layer's region; where that firmware does not fit the part or the machine, each layer built
-alone; a layer that does not fit alone either keeps the bench image's run-time variants (built with the part's
-defines, weights in flash), marked '*'. Beside: ours / CMSIS-NN at zero wait states, the run-time variants'
+alone; a 1x1 convolution that does not fit alone is built with its output over its own dying input
+(PlanOptions.inplace_pointwise: mobilenetv2_160_a1's 16 -> 96 at 80x80 in 616,496 B instead of 716,800); a layer
+that does not fit alone even so keeps the bench image's run-time variants (built with the part's defines, weights
+in flash), marked '*'. Beside: ours / CMSIS-NN at zero wait states, the run-time variants'
 ratio, our flash floor (the weights and biases our firmware reads from flash, read once at the flash's pace) and
 our floor (our zero-wait cycles plus the stalls of that single pass: where ours / CMSIS-NN sits on it, only fewer
 instructions move it).
@@ -417,10 +419,17 @@ def product(g, op, k: int, work: Path, inplace: bool) -> dict | None:
     """Layer op as the part's own firmware runs it when the whole model's does not fit (--mem): the layer alone
     as a one-operator model, built by buildtool for MEM.part (model.c's own instance of its kernel, the part's
     kernel defines, the weights the part's plan stages in SRAM, firmware/staging.py) and run in QEMU under the
-    same plugin and memory model; _firmware's figures of the layer, or None."""
+    same plugin and memory model; _firmware's figures of the layer, or None. A 1x1 convolution that does not fit
+    the part is built again with its output over its own dying input (inplace_pointwise: the pair takes HW*c_out +
+    G*c_in bytes, not HW*(c_out + c_in)); its figures then say so ("pointwise": True)."""
     from buildtool.model.ir import sub_graph
+    from buildtool.plan.arena.liveness import pointwise_geometry
     one, _, _ = sub_graph(g, [op], f"layer{k}")
     res = _firmware(one, work / f"product{k}", k, {"inplace": inplace})
+    if res is None and pointwise_geometry(one, one.operators[0]) is not None:
+        res = _firmware(one, work / f"product{k}", k, {"inplace": True, "inplace_pointwise": True})
+        if res is not None:
+            res[0]["pointwise"] = True
     return res and res[0]
 
 
@@ -446,7 +455,7 @@ def measure(name: str, work: Path) -> list:
                        ours_zw=ours[1], fallback=True, floor=0, stalls=0)
             pr = whole[op.index] if whole else product(g, op, k, work, op.index in in_place)
             if pr is not None:
-                row.update(ours=pr["cycles"], ours_zw=pr["zw"], fallback=False,
+                row.update(ours=pr["cycles"], ours_zw=pr["zw"], fallback=False, pointwise=pr.get("pointwise", False),
                            identical=row["identical"] and pr["identical"])
             if pr is None or not pr["staged"]:  # our weights read from flash: at least once each
                 nbytes = sum(g.tensors[i].nbytes for i in op.inputs[1:] if i >= 0)
@@ -509,6 +518,10 @@ def table(name: str, rows: list, per_layer: bool) -> None:
             print(_row(cls, sel))
     print(_row("**total**", rows))
     n = sum(r.get("fallback", False) for r in rows)
+    pw = [r["label"] for r in rows if r.get("pointwise")]
+    if MEM and pw:
+        print(f"\n{len(pw)} 1x1 layer{'s' * (len(pw) != 1)} built alone with its output over its own dying input "
+              f"(inplace_pointwise), not fitting {MEM.part} otherwise: {', '.join(pw)}")
     if MEM and n:
         print(f"\n\\* {n} layer{'s' * (n != 1)} whose firmware for {MEM.part} needs more RAM or flash than the "
               "part has or QEMU's machine maps: the bench image's run-time variants' figure instead")
@@ -555,7 +568,8 @@ def main(argv=None) -> int:
               f"built by buildtool for {MEM.part} (model.c's own kernel instances, the part's kernel defines, the "
               f"weights its plan stages in SRAM; QEMU {_machine(MEM.part)}), each layer's region of one run, or where "
               "that firmware does not fit the part or QEMU's machine each layer built alone (in place where the "
-              "whole model's plan has it), the output compared byte for byte with the reference executor's; beside, our run-time variants in CMSIS-NN's image "
+              "whole model's plan has it; a 1x1 convolution that does not fit alone over its own dying input, "
+              "inplace_pointwise), the output compared byte for byte with the reference executor's; beside, our run-time variants in CMSIS-NN's image "
               f"(built with {', '.join(MEM_DEFINES) or 'no define'}, weights in flash). Our flash floor: the "
               "weights and biases our firmware reads from flash, each read once at the flash's pace "
               "(MemoryModel.stream_floor): no kernel reading them from flash runs in fewer cycles. Our floor: our "

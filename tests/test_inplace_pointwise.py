@@ -131,3 +131,36 @@ def test_firmware_matches_tflm_with_the_smaller_arena(board, banded, tmp_path):
         xs = _inputs(g, 5)
         y = runner.run(board, out, xs)[0]
         assert np.asarray(y).tobytes() == tflm_run(serialize(g), xs)[0].tobytes()
+
+
+def test_mbv2_peaks_with_and_without_equal_an_independent_count():
+    """mbv2-w0.35 (zoo): without the option the peak is its first expansion's input and output (8 -> 48 channels at
+    72x72); with it the expansion's pair (HW*c_out + G*c_in: the chain before it, the network input included, moves
+    into the pair's free head) lives on under the stride-2 depthwise's output (in place) while the projection after it
+    writes its own output: align(pair) + align(projection's output). Counted here from the shapes alone."""
+    from buildtool import zoo
+
+    g = zoo.build("mbv2-w0.35")
+    off, on = plan_arena(g), plan_arena(g, inplace_pointwise=True)
+    exp = next(op for op in g.operators if op.opcode == "CONV_2D" and g.tensors[op.inputs[1]].shape[1:3] == (1, 1)
+               and g.tensors[op.outputs[0]].shape[3] > g.tensors[op.inputs[0]].shape[3])
+    x, o = g.tensors[exp.inputs[0]], g.tensors[exp.outputs[0]]
+    dw = next(op for op in g.operators if op.inputs[0] == exp.outputs[0])
+    proj = next(op for op in g.operators if op.inputs[0] == dw.outputs[0])
+    _, h, w, cin = x.shape
+    assert off.arena_bytes == align_up(x.nbytes, 16) + align_up(o.nbytes, 16) == 290_304
+    pair = independent_pair_bytes(h, w, cin, o.shape[3])
+    assert on.arena_bytes == align_up(pair, 16) + align_up(g.tensors[proj.outputs[0]].nbytes, 16) == 261_280
+    assert exp.index in on.inplace_ops and dw.index in on.inplace_ops
+    assert checker.problems(g, on) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("board", ["cortex-m4", "cortex-m55", "riscv32"])
+def test_mbv2_firmware_with_the_option_matches_tflm(board, tmp_path):
+    """A MobileNetV2 whose peak is at a 1x1 expansion, built with the option, gives TFLite Micro's bytes."""
+    from test_firmware import check_bit_exact, model_bytes
+
+    need(board)
+    check_bit_exact(model_bytes("mbv2-w0.35"), board, tmp_path, inplace_pointwise=True)
+    assert "over its own input" in (tmp_path / "model.c").read_text() or board == "cortex-m4"
