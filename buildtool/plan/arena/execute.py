@@ -21,6 +21,16 @@ from ...refops.control import truth
 from .liveness import pad_shifts, pointwise_geometry, pointwise_group
 
 
+def pointwise_least_shift(g: Graph, op) -> int | None:
+    """HW*(c_out - c_in) + G*c_in: the least bytes from a 1x1 convolution's output start to its input's for its
+    groups to run over it (liveness.pointwise_shift before the word rounding), None when it cannot."""
+    geo = pointwise_geometry(g, op)
+    if geo is None:
+        return None
+    hw, ci, co = geo
+    return hw * (co - ci) + pointwise_group(ci, g.tensors[op.outputs[0]].shape[2]) * ci
+
+
 # Operators that may overwrite an input: element-wise ones (exact alias, same size) and the
 # depthwise convolution, which works channel by channel through its scratch buffer.
 IN_PLACE_OPS = tuple(ELEMENTWISE_INPLACE) + opdefs.names(memory="depthwise")
@@ -84,7 +94,12 @@ def _check_overlap(g: Graph, plan: ArenaPlan, op) -> None:
                     continue
                 if (op.index in plan.inplace_ops and op.opcode == "CONV_2D" and i == op.inputs[0]
                         and not (po.pixel_stride or pi.pixel_stride)):
-                    continue  # _pointwise_in_place: the kernel's groups, run as the MCU's, show a wrong shift
+                    least = pointwise_least_shift(g, op)
+                    if least is not None and pi.offset - po.offset >= least:
+                        continue  # _pointwise_in_place runs the kernel's groups as the MCU's
+                    raise PlanError(f"operator {op.index} (CONV_2D) reads its input {pi.offset - po.offset} B from "
+                                    f"its output's start, where a 1x1 kernel's forward groups need "
+                                    f"{'no in-place run' if least is None else f'at least {least} B'}; fix the plan")
                 if op.index in plan.inplace_ops and op.opcode in PAD_OPS and not (po.pixel_stride or pi.pixel_stride):
                     lo, hi = pad_shifts(g, op)
                     if lo <= pi.offset - po.offset <= hi:
