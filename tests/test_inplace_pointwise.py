@@ -130,7 +130,9 @@ def test_checker_and_executor_refuse_a_short_shift():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("board,banded", [("cortex-m4", False), ("cortex-m55", True), ("riscv32", True)])
+@pytest.mark.parametrize("board,banded", [("cortex-m4", False), ("cortex-m55", True), ("riscv32", True),
+                                          ("riscv32-rvv", True), ("xcore", True),
+                                          ("host", True)])
 def test_firmware_matches_tflm_with_the_smaller_arena(board, banded, tmp_path):
     need(board)
     # 40 x 9 = 360 pixels: several groups of 131 (bands of 14 rows of 9), then a projection; W = 140 > 131: G = W
