@@ -131,16 +131,21 @@ static inline __attribute__((always_inline)) void bt_kxk_pair(const int16_t *c, 
 #define BT_KXK_FW_K 144   /* the largest patch it widens (the buffer: K words on the stack) */
 
 static inline __attribute__((always_inline)) void bt_kxk_fw(uint32_t *w, const int8_t *fa, const int32_t K) {
-  /* a group: two loads, 4 SXTB16, one STM of its 4 words (the registers in the words' order) */
+  /* a group: two loads, 4 SXTB16, one STM of its 4 words (the registers in the words' order); two a loop pass, an
+     odd count's first alone */
   register uint32_t t0 __asm__("r0"), t1 __asm__("r1"), t2 __asm__("r2"), t3 __asm__("r3");
   const uint32_t *const e = w + K;
+#define BT_KXK_FW1                                                                                              \
+  "ldr %[t3], [%[fa], %[K]]\n\tldr %[t2], [%[fa]], #4\n\t"                                                     \
+  "sxtb16 %[t1], %[t3]\n\tsxtb16 %[t0], %[t2]\n\tsxtb16 %[t3], %[t3], ror #8\n\tsxtb16 %[t2], %[t2], ror #8\n\t"  \
+  "stmia %[w]!, {%[t0], %[t1], %[t2], %[t3]}\n\t"
   __asm__ volatile(
-      "1:\n\tldr %[t3], [%[fa], %[K]]\n\tldr %[t2], [%[fa]], #4\n\t"
-      "sxtb16 %[t1], %[t3]\n\tsxtb16 %[t0], %[t2]\n\tsxtb16 %[t3], %[t3], ror #8\n\tsxtb16 %[t2], %[t2], ror #8\n\t"
-      "stmia %[w]!, {%[t0], %[t1], %[t2], %[t3]}\n\tcmp %[w], %[e]\n\tbne 1b\n\t"
+      "tst %[K], #4\n\tbeq 1f\n\t" BT_KXK_FW1 "cmp %[w], %[e]\n\tbeq 2f\n"
+      "1:\n\t" BT_KXK_FW1 BT_KXK_FW1 "cmp %[w], %[e]\n\tbne 1b\n2:\n\t"
       : [w] "+r"(w), [fa] "+r"(fa), [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3)
       : [K] "r"(K), [e] "r"(e)
       : "cc", "memory");
+#undef BT_KXK_FW1
 }
 
 /* bt_kxk_pair over the widened rows s->fw (two words below SP while it runs: s, the pass's entry) */
