@@ -13,7 +13,9 @@
  * map's pixels on that C path); (3) the code between (gathers, tails, the 1x1 paths' tests).
  * Here: (1) the group's loads are single LDRs in two pipelined runs (ldr wb, wa, x1, x2, x0; ldr wa, x1, x2, x0:
  * 11 load cycles, 27 a group; the row buffer's immediate pixel and channel offsets need 16 registers at run time,
- * the columns' one run-time offset, K, fits the 14), 16 groups a pass entered at (K / 4 - 1) % 16 from its end;
+ * the columns' one run-time offset, K, fits the 14), 16 groups a pass entered at (K / 4 - 1) % 16 from its end; where a
+ * pass has BT_KXK_FW_MIN triples or more and K <= BT_KXK_FW_K, the pair's filter rows widened once a pass (bt_kxk_fw)
+ * and its group 24 cycles (bt_kxk_pairw: ResNet-8's ops 1-2 3.18 -> 3.03 M est. cycles, op 4 1.59 -> 1.57 M);
  * (2) widening: strips where a pass fits 3 triples or more (below: an input row's block widened once for the triples
  * of up to R output rows, not kh times: ResNet-8's op 1 (3x3, stride 1, 32x32x16) 210 -> 194 est. cycles an output,
  * widening ~10 % -> ~3 % of it), else triples of consecutive pixels widened kernel row by kernel row; a kernel row
@@ -23,7 +25,8 @@
  * output channels runs over them in one asm loop (sums from the biases, bt_rq2 with the zero point folded, SSAT, a
  * pixel's two outputs one STRH, the output pointer a step on, the column pointer back by s.back); a line's last
  * triple, short of pixels, stores into a scratch word first (or bt_kxk_one for one pixel). The stack: one frame
- * (bt_kxk_pass and bt_kxk_krow inlined at one call site each), 8 bytes under the variant's before the strips.
+ * (bt_kxk_pass and bt_kxk_krow inlined at one call site each), 8 bytes under the variant's before the strips, 576 more
+ * for the widened filter rows.
  * A fused box tile calls it a column at a time (codegen/fused_c.py fx_lean_k: out.w 1, out.pixel_stride the output
  * window's row pitch, in.w the input window's width, pad_left its column's offset): the lines' triples run down the
  * column, where an output row of 1-2 pixels a call set up every channel pair per row (ResNet-8's least-RAM plan).
