@@ -13,7 +13,9 @@
  * map's pixels on that C path); (3) the code between (gathers, tails, the 1x1 paths' tests).
  * Here: (1) the group's loads are single LDRs in two pipelined runs (ldr wb, wa, x1, x2, x0; ldr wa, x1, x2, x0:
  * 11 load cycles, 27 a group; the row buffer's immediate pixel and channel offsets need 16 registers at run time,
- * the columns' one run-time offset, K, fits the 14), 16 groups a pass entered at (K / 4 - 1) % 16 from its end;
+ * the columns' one run-time offset, K, fits the 14), 16 groups a pass entered at (K / 4 - 1) % 16 from its end; where a
+ * pass has BT_KXK_FW_MIN triples or more and K <= BT_KXK_FW_K, the pair's filter rows widened once a pass (bt_kxk_fw)
+ * and its group 24 cycles (bt_kxk_pairw: ResNet-8's ops 1-2 3.18 -> 3.03 M est. cycles, op 4 1.59 -> 1.57 M);
  * (2) widening: strips where a pass fits 3 triples or more (below: an input row's block widened once for the triples
  * of up to R output rows, not kh times: ResNet-8's op 1 (3x3, stride 1, 32x32x16) 210 -> 194 est. cycles an output,
  * widening ~10 % -> ~3 % of it), else triples of consecutive pixels widened kernel row by kernel row; a kernel row
@@ -23,7 +25,8 @@
  * output channels runs over them in one asm loop (sums from the biases, bt_rq2 with the zero point folded, SSAT, a
  * pixel's two outputs one STRH, the output pointer a step on, the column pointer back by s.back); a line's last
  * triple, short of pixels, stores into a scratch word first (or bt_kxk_one for one pixel). The stack: one frame
- * (bt_kxk_pass and bt_kxk_krow inlined at one call site each), 8 bytes under the variant's before the strips.
+ * (bt_kxk_pass and bt_kxk_krow inlined at one call site each), 8 bytes under the variant's before the strips, 576 more
+ * for the widened filter rows.
  * A fused box tile calls it a column at a time (codegen/fused_c.py fx_lean_k: out.w 1, out.pixel_stride the output
  * window's row pitch, in.w the input window's width, pad_left its column's offset): the lines' triples run down the
  * column, where an output row of 1-2 pixels a call set up every channel pair per row (ResNet-8's least-RAM plan).
@@ -48,6 +51,7 @@ typedef struct {
   int32_t K;           /* 48 */
   int32_t step;        /* 52: bytes from a triple's first output to the next triple's */
   int32_t back;        /* 56: bytes the column pointer steps back after a triple (a strip's shared blocks) */
+  const uint32_t *fw;  /* 60: the pair's filter rows widened (bt_kxk_fw), where a pass runs bt_kxk_pairw */
 } bt_kxk_s;
 
 /* One group of 4 values of three pixels (the columns: x0, x1, x2 lo words, then their hi words, 24 bytes) by two
@@ -100,6 +104,93 @@ static inline __attribute__((always_inline)) void bt_kxk_pair(const int16_t *c, 
       :
       : "cc", "memory");
 }
+/* The pair's two filter rows widened once a pass (bt_kxk_fw: a group's 4 words a_lo, b_lo, a_hi, b_hi), where the
+ * pass's triples are enough to repay it (BT_KXK_FW_MIN): a group of 24 MACs two runs of 5 single loads and 12 SMLAD, 24
+ * estimated cycles where bt_kxk_pair's takes 27 (its 4 SXTB16 and the reload of wa gone, two loads more); widening
+ * costs ~12 cycles a group once a pass and pair, so it pays from 4 triples a pass (ResNet-8's 3x3 16 -> 16 strips run
+ * 10-11). The register K frees holds the widened rows' end; 8 groups a pass entered at (K / 4 - 1) % 8 from its end
+ * (1 KB of loop, inside nucleo-l4r5zi's 1 KiB cache with its tail where bt_kxk_pair's 16 are 1.6 KB). */
+#define BT_KXK_WLD                                                                              \
+  "ldr %[wb], [%[f], #4]\n\tldr %[wa], [%[f]], #8\n\t"                                          \
+  "ldr %[x1], [%[c], #4]\n\tldr %[x2], [%[c], #8]\n\tldr %[x0], [%[c]], #12\n\t"
+/* (x0, the run's last load, used last: cortex-m7's load-use stall) */
+#define BT_KXK_WSM(A0, A1, A2, B0, B1, B2)                                                      \
+  "smlad %[" A1 "], %[wa], %[x1], %[" B1 "]\n\tsmlad %[" A2 "], %[wa], %[x2], %[" B2 "]\n\t"       \
+  "smlad %[" A0 "], %[wa], %[x0], %[" B0 "]\n\t"
+#define BT_KXK_WSMB(A0, A1, A2, B0, B1, B2)                                                     \
+  "smlad %[" A1 "], %[wb], %[x1], %[" B1 "]\n\tsmlad %[" A2 "], %[wb], %[x2], %[" B2 "]\n\t"       \
+  "smlad %[" A0 "], %[wb], %[x0], %[" B0 "]\n\t"
+#define BT_KXK_WHALF BT_KXK_WLD BT_KXK_WSM("a00", "a10", "a20", "a00", "a10", "a20")                  \
+  BT_KXK_WSMB("a01", "a11", "a21", "a01", "a11", "a21")
+#define BT_KXK_WSTEP BT_KXK_WHALF BT_KXK_WHALF
+/* the first group: the sums from the biases in a00 (b0) and a01 (b1) */
+#define BT_KXK_WSTEP0                                                                           \
+  BT_KXK_WLD "smlad %[a10], %[wa], %[x1], %[a00]\n\tsmlad %[a20], %[wa], %[x2], %[a00]\n\t"       \
+  "smlad %[a00], %[wa], %[x0], %[a00]\n\t"                                                      \
+  "smlad %[a11], %[wb], %[x1], %[a01]\n\tsmlad %[a21], %[wb], %[x2], %[a01]\n\t"                 \
+  "smlad %[a01], %[wb], %[x0], %[a01]\n\t" BT_KXK_WHALF
+#ifndef BT_KXK_FW_MIN
+#define BT_KXK_FW_MIN 5   /* triples a pass from which it widens the filter rows */
+#endif
+#define BT_KXK_FW_K 144   /* the largest patch it widens (the buffer: K words on the stack) */
+
+static inline __attribute__((always_inline)) void bt_kxk_fw(uint32_t *w, const int8_t *fa, const int32_t K) {
+  /* a group: two loads, 4 SXTB16, one STM of its 4 words (the registers in the words' order); two a loop pass, an
+     odd count's first alone */
+  register uint32_t t0 __asm__("r0"), t1 __asm__("r1"), t2 __asm__("r2"), t3 __asm__("r3");
+  const uint32_t *const e = w + K;
+#define BT_KXK_FW1                                                                                              \
+  "ldr %[t3], [%[fa], %[K]]\n\tldr %[t2], [%[fa]], #4\n\t"                                                     \
+  "sxtb16 %[t1], %[t3]\n\tsxtb16 %[t0], %[t2]\n\tsxtb16 %[t3], %[t3], ror #8\n\tsxtb16 %[t2], %[t2], ror #8\n\t"  \
+  "stmia %[w]!, {%[t0], %[t1], %[t2], %[t3]}\n\t"
+  __asm__ volatile(
+      "tst %[K], #4\n\tbeq 1f\n\t" BT_KXK_FW1 "cmp %[w], %[e]\n\tbeq 2f\n"
+      "1:\n\t" BT_KXK_FW1 BT_KXK_FW1 "cmp %[w], %[e]\n\tbne 1b\n2:\n\t"
+      : [w] "+r"(w), [fa] "+r"(fa), [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3)
+      : [K] "r"(K), [e] "r"(e)
+      : "cc", "memory");
+#undef BT_KXK_FW1
+}
+
+/* bt_kxk_pair over the widened rows s->fw (two words below SP while it runs: s, the pass's entry) */
+static inline __attribute__((always_inline)) void bt_kxk_pairw(const int16_t *c, bt_kxk_s *s) {
+  uint32_t a00, a01, a10, a11, a20, a21, f, E, x0, x1, x2, wb;
+  uint32_t wa = (uint32_t)s;
+  __asm__ volatile(
+      "str %[wa], [sp, #-4]!\n\tldr %[E], [%[wa], #48]\n\t"
+      "sub %[x0], %[E], #4\n\tubfx %[x0], %[x0], #2, #3\n\tadr %[x1], 0f\n\t"
+      "ldrh %[x0], [%[x1], %[x0], lsl #1]\n\tadd %[x0], %[x1], %[x0]\n\torr %[x0], %[x0], #1\n\t"
+      "str %[x0], [sp, #-4]!\n\tldr %[f], [%[wa], #60]\n\tadd %[E], %[f], %[E], lsl #2\n\t"
+      "ldr %[a00], [%[wa]]\n\tldr %[a01], [%[wa], #4]\n\tb 1f\n\t"
+      ".p2align 2\n0:\n\t.hword 20f - 0b, 27f - 0b, 26f - 0b, 25f - 0b, 24f - 0b, 23f - 0b, 22f - 0b, 21f - 0b\n"
+      "1:\n\t" BT_KXK_WSTEP0 "ldr pc, [sp]\n"
+      "20:\n\t" BT_KXK_WSTEP "21:\n\t" BT_KXK_WSTEP "22:\n\t" BT_KXK_WSTEP "23:\n\t" BT_KXK_WSTEP
+      "24:\n\t" BT_KXK_WSTEP "25:\n\t" BT_KXK_WSTEP "26:\n\t" BT_KXK_WSTEP "27:\n\t" BT_KXK_WSTEP
+      "cmp %[f], %[E]\n\tbne 20b\n\t"
+      "ldr %[wb], [sp, #4]\n\t"
+      "ldr %[x0], [%[wb], #8]\n\tldr %[x1], [%[wb], #12]\n\tldr %[x2], [%[wb], #16]\n\t"
+      BT_KXK_RQ("a00") BT_KXK_RQ("a10") BT_KXK_RQ("a20")
+      "ldr %[x0], [%[wb], #20]\n\tldr %[x1], [%[wb], #24]\n\tldr %[x2], [%[wb], #28]\n\t"
+      BT_KXK_RQ("a01") BT_KXK_RQ("a11") BT_KXK_RQ("a21")
+      "bfi %[a00], %[a01], #8, #8\n\tbfi %[a10], %[a11], #8, #8\n\tbfi %[a20], %[a21], #8, #8\n\t"
+      "ldr %[f], [%[wb], #32]\n\tldr %[x0], [%[wb], #36]\n\tldr %[x1], [%[wb], #52]\n\tldr %[x2], [%[wb], #56]\n\t"
+      "strh %[a00], [%[f]]\n\tstrh %[a10], [%[f], %[x0]]\n\tstrh %[a20], [%[f], %[x0], lsl #1]\n\t"
+      "add %[f], %[f], %[x1]\n\tsub %[c], %[c], %[x2]\n\tstr %[f], [%[wb], #32]\n\t"
+      "ldr %[wa], [%[wb], #40]\n\tldr %[a00], [%[wb]]\n\tldr %[a01], [%[wb], #4]\n\t"
+      "ldr %[f], [%[wb], #60]\n\t"
+      "cmp %[c], %[wa]\n\tbne 1b\n\tadd sp, sp, #8\n\t"
+      : [a00] "=&r"(a00), [a01] "=&r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11), [a20] "=&r"(a20),
+        [a21] "=&r"(a21), [c] "+r"(c), [f] "=&r"(f), [E] "=&r"(E), [wa] "+r"(wa), [wb] "=&r"(wb), [x0] "=&r"(x0),
+        [x1] "=&r"(x1), [x2] "=&r"(x2)
+      :
+      : "cc", "memory");
+}
+#undef BT_KXK_WSTEP0
+#undef BT_KXK_WSTEP
+#undef BT_KXK_WHALF
+#undef BT_KXK_WSMB
+#undef BT_KXK_WSM
+#undef BT_KXK_WLD
 #undef BT_KXK_S4
 #undef BT_KXK_RQ
 #undef BT_KXK_STEP0
@@ -181,11 +272,15 @@ static inline __attribute__((always_inline)) void bt_kxk_pass(const bt_conv_para
   const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
   const int16_t *const tail = last < 3 ? end - 3 * K : end;   /* the short triple's columns */
   int8_t *const ot = o0 + nfull * step;                          /* its outputs */
+  uint32_t fw[BT_KXK_FW_K];
+  const int wide = K <= BT_KXK_FW_K && nfull + (last == 2) >= BT_KXK_FW_MIN;
+  s->fw = fw;
   for (int32_t oc = 0; oc < cout; oc += 2) {
     s->k[0] = bias ? bias[oc] : 0;
     s->k[1] = bias ? bias[oc + 1] : 0;
     bt_pm_k6(s->k + 2, mult[oc], mult[oc + 1], shift[oc], shift[oc + 1], zp, 1);
     s->f0 = p->filter + oc * K;
+    if (wide) bt_kxk_fw(fw, s->f0, K);
     uint8_t tmp[8];
     s->o = o0 + oc;
     s->end = tail;
@@ -196,7 +291,8 @@ static inline __attribute__((always_inline)) void bt_kxk_pass(const bt_conv_para
         s->step = 6;
         s->end = end;
       }
-      bt_kxk_pair(part ? tail : col, s);
+      if (wide) bt_kxk_pairw(part ? tail : col, s);
+      else bt_kxk_pair(part ? tail : col, s);
     }
     int8_t *const o = ot + oc;
     if (last == 2) {
