@@ -653,6 +653,26 @@ def test_lean_calls_priced_by_their_pixels():
     wide = dict(pw, **{"in": dict(c=256)})
     assert 1 < call_cost.calls_factor(inst, wide, [4]) < call_cost.calls_factor(inst, pw, [4])
     assert call_cost.calls_factor(lean, pw, []) == call_cost.calls_factor(lean, pw, None) == 1
+    # the shared pm variant's pass (its pair set-up, SHARED_SETUP more than an instance's) on calls of a triple; the
+    # lean ones' passes theirs either way; long calls hardly
+    shared = call_cost.calls_factor(inst, pw, [3] * 50, True)
+    assert shared > 1.2 * call_cost.calls_factor(inst, pw, [3] * 50)
+    assert call_cost.calls_factor(lean, pw, [3] * 50, True) == call_cost.calls_factor(lean, pw, [3] * 50)
+    assert call_cost.calls_factor(inst, pw, [400], True) < 1.02 * call_cost.calls_factor(inst, pw, [400])
+
+
+@pytest.mark.slow
+def test_shared_pm_not_on_one_triple_column_calls():
+    """mobilenetv2's least-RAM plan in the arena on cortex-m4: ops 2 and 3 (1x1s, 3,120 column calls of ~3 pixels) get
+    tile kernels of their own, not the shared bt_conv_s8_pm_rq2m_ssat (call_cost.SHARED_SETUP: its pair set-up a pass
+    109 instructions against op3_tk's 55; on it the whole run 316.1 M instructions, 305.0 M on the instances); op 12's
+    calls of 20 pixels stay on a shared variant."""
+    need("cortex-m4")
+    g = zoo.build("mobilenetv2")
+    c = generate(g, plan_fused(g, optimize="ram", input_streamed=False, time_budget=0.0), "cortex-m4")[0]
+    calls = dict(re.findall(r"fx_win_k\(&op(\d+)_p, (\w+),", c))
+    assert calls["2"] == "op2_tk" and calls["3"] == "op3_tk", calls
+    assert calls["12"].startswith("bt_conv_s8_"), calls
 
 
 @pytest.mark.slow

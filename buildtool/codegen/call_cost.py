@@ -49,6 +49,14 @@ LEAN_TILE = frozenset({LEAN_KXK, "bt_conv_s8_1x1_rq2_ssat", "bt_conv_s8_1x1_rq2m
 # bt_conv_s8_pm_rq2_ssat (benchmarks/fusion.py --instructions --blocks). fx_lean_k never writes a row-banded output a
 # column a call (it calls those a row at a time: mbv2-w0.35's ops 41 and 45 +6 %): not offered there (tile_kernel).
 LEAN_PASS, LEAN_TRIPLE, LEAN_GROUP = 80, 55, 19
+# A shared patch-matrix variant's pass (bt_conv_s8_pm*, run-time K and zero point: bt_pm_k6, bt_pm_loop3r's entry)
+# sets every pair up in more instructions than an instance's (K, the fold constant: bt_pm_loop3): counted by QEMU
+# (runner.run(functions=True, region=0): each instruction address's executions) on mobilenetv2's least-RAM plan in the
+# arena, cortex-m4, op 3 (a 1x1 16 -> 96 channels, 3,120 column calls of ~3 pixels): on bt_conv_s8_pm_rq2m_ssat a pair
+# costs 152 instructions a triple and 109 a pass (146,064 passes), on its instance op3_tk 156 and 55; the block 0-5
+# 125.36 M -> 117.31 M instructions on the instance. An instance's pass is priced LEAN_PASS (as the lean ones'
+# are measured against it); a shared pm variant's that and SHARED_SETUP (109 - 55) more.
+SHARED_SETUP = 54
 # ... within this on the tiles a lean variant alone is offered to (box tiles, row bands: lean_entry), where it is the
 # code budget's small candidate (ResNet-8's least-RAM plan on cortex-m4: code 40.7 -> 25.6 KiB): ResNet-8's op 8
 # (row-band calls of 1-2 pixels on the KxK, est. cycles +0.48 M for 2.1 KB less: lean_entry) modelled 1.48x, its op
@@ -73,12 +81,14 @@ def call_slots(variant: str, n: int) -> tuple:
     return n + (n % 3 == 2), 1 + (n % 3 == 2)
 
 
-def calls_factor(variant: str, layer: dict, pixels: list | None) -> float:
+def calls_factor(variant: str, layer: dict, pixels: list | None, shared: bool = False) -> float:
     """Modelled cost of variant's calls of `pixels` output pixels each (call_pixels) over its cost line's, which
-    holds on pixels in whole triples, passes of many: 1 without calls."""
+    holds on pixels in whole triples, passes of many: 1 without calls. shared: the shared variant itself, not an
+    instance of it (a pass's pair set-up SHARED_SETUP more, but on the lean ones: their LEAN_PASS is theirs)."""
     if not pixels:
         return 1.0
-    pass_px = 3 * LEAN_PASS / (LEAN_TRIPLE + LEAN_GROUP * layer["kh"] * layer["kw"] * layer["in"]["c"] / 4)
+    setup = LEAN_PASS + (SHARED_SETUP if shared and variant not in LEAN_TILE else 0)
+    pass_px = 3 * setup / (LEAN_TRIPLE + LEAN_GROUP * layer["kh"] * layer["kw"] * layer["in"]["c"] / 4)
     return sum(w + p * pass_px for w, p in (call_slots(variant, n) for n in pixels)) / sum(pixels)
 
 

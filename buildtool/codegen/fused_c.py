@@ -941,9 +941,9 @@ class _Emit:
         # the shared variants' per-call work (the channel pairs' set-up, bt_pm_loop3r's entry) is paid a tile call, which
         # their cost lines (measured on whole layers) do not hold: offered to every box and column tile, balanced put
         # mbv2-w0.35's least-RAM ops 5, 6 and 12-15 on them, modelled +4 % and run +13 % (streamed, 79.9 -> 90.2 M
-        # instructions against `--optimize-code speed`). Offered only where measured no slower (shared_tile)
-        # the calls priced by their pixels (calls_factor): the instance's, the lean ones' (fx_lean_k's on fx_win_kb's
-        # tiles: windowed)
+        # instructions against `--optimize-code speed`). Offered only where measured no slower (shared_tile), the
+        # calls priced by their pixels (call_cost.calls_factor: a pass's pair set-up, a shared pm variant's
+        # SHARED_SETUP more than the instance's): the instance's, the lean ones' (fx_lean_k's on fx_win_kb's tiles)
         shared, entry = shared_tile(shape, group, i in self.banded), self.win_entry(blk, op)
         lean = lean_tile(group) and not inplace and t not in self.banded and lean_entry(entry, fields)
         pixels = tuple(self.call_pixels(blk, op, k, tile_kernels.col_pixels(e))
@@ -990,7 +990,8 @@ class _Emit:
                 bound = own * cc.calls_factor(name, layer, pixels[0]) * (
                     1 + (cc.SHARED_TILE_SLACK if shared else cc.LEAN_TILE_SLACK)) if pixels else None
                 names = tuple(n for n in names if lines[n] is not None and lines[n] <= own * (1 + cc.SHARED_TILE_SLACK)
-                              and (not pixels or lines[n] * cc.calls_factor(n, layer, pixels[n in cc.LEAN_TILE]) <= bound))
+                              and (not pixels or lines[n] * cc.calls_factor(n, layer, pixels[n in cc.LEAN_TILE], True)
+                                   <= bound))
         e.offer(op, "conv", names, name, layer)
         if identity is not None:
             e.identities[op.index] = identity
