@@ -599,9 +599,9 @@ def test_shared_variants_offered_to_column_tiles_alone(monkeypatch):
     (all channels, input not row-banded), and balanced puts it there (bt_conv_s8_1x1_rq2_ssat); op 4's column tiles
     read row bands and ops 0 and 2 are box tiles: offered their instance's forms alone (the lean variants, LEAN_TILES,
     to none). SHARED_TILES off: none is."""
-    from buildtool.codegen import fused_c
+    from buildtool.codegen import call_cost, fused_c
 
-    assert fused_c.shared_tile("col", 0, False) and 0 < fused_c.SHARED_TILE_SLACK < 0.2
+    assert fused_c.shared_tile("col", 0, False) and 0 < call_cost.SHARED_TILE_SLACK < 0.2
     assert not any(fused_c.shared_tile(*a) for a in (("box", 0, False), ("col", 16, False), ("col", 0, True),
                                                      ("inplace", 0, False), ("grp", 0, False)))
     m = pipeline.read_model(str(shared_model("mlperf-tiny/vww_96_int8")))
@@ -634,25 +634,45 @@ def test_shared_variants_offered_to_column_tiles_alone(monkeypatch):
 
 
 def test_lean_calls_priced_by_their_pixels():
-    """fused_c.calls_factor: a lean variant's calls cost its line times their pixels' work (call_slots) and passes
+    """call_cost.calls_factor: a lean variant's calls cost its line times their pixels' work (call_slots) and passes
     over their pixels, an instance's its line: the lean 1x1 on calls of 1-2 pixels (each widened thrice, a pass each)
     several times an instance's cost on them, on whole triples the same; the shared KxK a triple's work for a short
     triple of two, one pass a call; a call's set-up weighs less the longer its patch (K)."""
-    from buildtool.codegen import fused_c
+    from buildtool.codegen import call_cost
 
     pw, kxk = dict(kh=1, kw=1, **{"in": dict(c=64)}), dict(kh=3, kw=3, **{"in": dict(c=16)})
     lean, inst = "bt_conv_s8_1x1_rq2_ssat", "bt_conv_s8_pm_rq2_ssat"
     for n in (1, 2):
-        assert fused_c.calls_factor(lean, pw, [n] * 50) > 2 * fused_c.calls_factor(inst, pw, [n] * 50)
-    assert fused_c.calls_factor(lean, pw, [24] * 5) == fused_c.calls_factor(inst, pw, [24] * 5) > 1
-    assert fused_c.calls_factor(lean, pw, [4] * 5) == fused_c.calls_factor(inst, pw, [4] * 5)
-    assert fused_c.calls_factor(lean, pw, [5] * 5) > fused_c.calls_factor(inst, pw, [5] * 5)
-    k = fused_c.LEAN_KXK
-    assert fused_c.calls_factor(k, kxk, [6] * 5) == fused_c.calls_factor(inst, kxk, [6] * 5)
-    assert fused_c.calls_factor(k, kxk, [5]) == pytest.approx(fused_c.calls_factor(inst, kxk, [6]) * 6 / 5)
+        assert call_cost.calls_factor(lean, pw, [n] * 50) > 2 * call_cost.calls_factor(inst, pw, [n] * 50)
+    assert call_cost.calls_factor(lean, pw, [24] * 5) == call_cost.calls_factor(inst, pw, [24] * 5) > 1
+    assert call_cost.calls_factor(lean, pw, [4] * 5) == call_cost.calls_factor(inst, pw, [4] * 5)
+    assert call_cost.calls_factor(lean, pw, [5] * 5) > call_cost.calls_factor(inst, pw, [5] * 5)
+    k = call_cost.LEAN_KXK
+    assert call_cost.calls_factor(k, kxk, [6] * 5) == call_cost.calls_factor(inst, kxk, [6] * 5)
+    assert call_cost.calls_factor(k, kxk, [5]) == pytest.approx(call_cost.calls_factor(inst, kxk, [6]) * 6 / 5)
     wide = dict(pw, **{"in": dict(c=256)})
-    assert 1 < fused_c.calls_factor(inst, wide, [4]) < fused_c.calls_factor(inst, pw, [4])
-    assert fused_c.calls_factor(lean, pw, []) == fused_c.calls_factor(lean, pw, None) == 1
+    assert 1 < call_cost.calls_factor(inst, wide, [4]) < call_cost.calls_factor(inst, pw, [4])
+    assert call_cost.calls_factor(lean, pw, []) == call_cost.calls_factor(lean, pw, None) == 1
+    # the shared pm variant's pass (its pair set-up, SHARED_SETUP more than an instance's) on calls of a triple; the
+    # lean ones' passes theirs either way; long calls hardly
+    shared = call_cost.calls_factor(inst, pw, [3] * 50, True)
+    assert shared > 1.1 * call_cost.calls_factor(inst, pw, [3] * 50)
+    assert call_cost.calls_factor(lean, pw, [3] * 50, True) == call_cost.calls_factor(lean, pw, [3] * 50)
+    assert call_cost.calls_factor(inst, pw, [400], True) < 1.02 * call_cost.calls_factor(inst, pw, [400])
+
+
+@pytest.mark.slow
+def test_shared_pm_not_on_one_triple_column_calls():
+    """mobilenetv2's least-RAM plan in the arena on cortex-m4: ops 2 and 3 (1x1s, 3,120 column calls of ~3 pixels) get
+    tile kernels of their own, not the shared bt_conv_s8_pm_rq2m_ssat (call_cost.SHARED_SETUP: its pair set-up a pass
+    109 instructions against op3_tk's 55; on it the whole run 316.1 M instructions, 305.0 M on the instances); op 12's
+    calls of 20 pixels stay on a shared variant."""
+    need("cortex-m4")
+    g = zoo.build("mobilenetv2")
+    c = generate(g, plan_fused(g, optimize="ram", input_streamed=False, time_budget=0.0), "cortex-m4")[0]
+    calls = dict(re.findall(r"fx_win_k\(&op(\d+)_p, (\w+),", c))
+    assert calls["2"] == "op2_tk" and calls["3"] == "op3_tk", calls
+    assert calls["12"].startswith("bt_conv_s8_"), calls
 
 
 @pytest.mark.slow

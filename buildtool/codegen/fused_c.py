@@ -28,7 +28,7 @@ from ..model.ops import conv_groups
 from ..plan import ArenaPlan, TensorPlace
 from ..refops import prepare
 from ..refops.activation import prelu_params, relu6_bounds, relu_params, tanh_params
-from . import code_budget, kernel_variants, pipeline_c, qparams, tile_kernels
+from . import call_cost, code_budget, kernel_variants, pipeline_c, qparams, tile_kernels
 from .c_text import c_ints as _ints, c_struct as _struct
 from .emitter import Emitter as _Emitter
 from .model_c import emit_op, generate as generate_model
@@ -504,8 +504,8 @@ class _Emit:
         kernel = self.tile_kernel(e, blk, op, ch) if kind == "FX_CONV" else None
         if kernel:
             entry = self.win_entry(blk, op) if (src, ch) == ("&i0", "-1") else "fx_win_k"
-            if (kernel in LEAN_TILE and entry == "fx_win_kb" and (dst, box) == ("&o", "R[0], R[1], C[0], C[1]")
-                    and op.outputs[0] not in self.banded):
+            if (kernel in call_cost.LEAN_TILE and entry == "fx_win_kb"
+                    and (dst, box) == ("&o", "R[0], R[1], C[0], C[1]") and op.outputs[0] not in self.banded):
                 if LEAN_HELPER not in e.decls:
                     e.decls.append(LEAN_HELPER)
                 return f"fx_lean_k(&{p}, {kernel}, &i0, &o, R, C);"
@@ -817,30 +817,11 @@ class _Emit:
                     yield r, c, rt[r][0], rt[r][1], ct[c][0], ct[c][1]
 
     def call_pixels(self, blk: BlockRun, op, lean: bool, cols: int) -> list:
-        """The output pixels of each kernel call conv op's all-channel tiles make: fx_lean_k's (lean: a column a call
-        where the box is narrower than the window and taller than wide, else fx_win_kb's), else reference/fused_ref.h
-        win_kind_o's: a 1x1's column calls (a column of rb - ra pixels; cols: the set's FX_COL_CALLS,
-        tile_kernels.col_pixels), row bands a row a call (a 1x1's runs of rows one after another: the box, taken as one
-        run), a box as wide as its output buffer one call, else a row a call (calls_factor prices them)."""
-        f = self.conv_fields[op.index]
+        """The output pixels of each kernel call conv op's all-channel tiles make (call_cost.call_pixels)."""
         t, i = op.outputs[0], op.inputs[0]
-        wp = self.pixels(blk, t)[0]
         ct = axis_table(blk.cols, t, len(blk.cols.bounds) - 1, t in blk.windows)
-        pw = tile_kernels.pointwise(f) and f["stride_h"] == 1 and f["stride_w"] == 1
-        in_rows, out_rows = i in self.banded, t in self.banded
-        calls = []
-        for _, c, ra, rb, ca, cb in self.out_boxes(blk, t):
-            h, w = rb - ra, cb - ca
-            whole = not out_rows and ca == ct[c][2] and w == wp
-            if lean and not (out_rows or w == wp or h <= w):  # fx_lean_k: a column a call
-                calls += [h] * w
-            elif not lean and pw and h > 1 and not out_rows and (w == 1 or (w != wp and w <= cols and h > w)):
-                calls += [h] * w  # a 1x1's column calls
-            elif not lean and in_rows:
-                calls += [h * w] if f["kh"] == 1 and (out_rows or w == wp) else [w] * h
-            else:  # fx_win_kb's: a whole box one call, else a row a call
-                calls += [h * w] if whole else [w] * h
-        return calls
+        return call_cost.call_pixels(self.conv_fields[op.index], self.out_boxes(blk, t), ct, self.pixels(blk, t)[0],
+                                     i in self.banded, t in self.banded, lean, cols)
 
     def box_dw_calls(self, k: int, blk: BlockRun, op):
         """The kernel calls of depthwise op's all-channel tiles (fx_win_dk with ch -1), or None."""
@@ -960,9 +941,9 @@ class _Emit:
         # the shared variants' per-call work (the channel pairs' set-up, bt_pm_loop3r's entry) is paid a tile call, which
         # their cost lines (measured on whole layers) do not hold: offered to every box and column tile, balanced put
         # mbv2-w0.35's least-RAM ops 5, 6 and 12-15 on them, modelled +4 % and run +13 % (streamed, 79.9 -> 90.2 M
-        # instructions against `--optimize-code speed`). Offered only where measured no slower (shared_tile)
-        # the calls priced by their pixels (calls_factor): the instance's, the lean ones' (fx_lean_k's on fx_win_kb's
-        # tiles: windowed)
+        # instructions against `--optimize-code speed`). Offered only where measured no slower (shared_tile), the
+        # calls priced by their pixels (call_cost.calls_factor: a pass's pair set-up, a shared pm variant's
+        # SHARED_SETUP more than the instance's): the instance's, the lean ones' (fx_lean_k's on fx_win_kb's tiles)
         shared, entry = shared_tile(shape, group, i in self.banded), self.win_entry(blk, op)
         lean = lean_tile(group) and not inplace and t not in self.banded and lean_entry(entry, fields)
         pixels = tuple(self.call_pixels(blk, op, k, tile_kernels.col_pixels(e))
@@ -983,7 +964,7 @@ class _Emit:
         the shared bt_conv_s8_pm_rq2_ssat its plain plan calls) (fx_win_k calls it on the tile's bt_conv_params as it calls the tile kernel: valid on every
         call, tile_kernels.variant), their bytes and the layer's modelled cycles run whole (code_budget.work; the
         tiles' recomputation not counted, as block_cycles), the shared ones only within SHARED_TILE_SLACK of the instance's
-        modelled cycles (on the tiles' calls: calls_factor); returns the form the budget chose (False: the variant,
+        modelled cycles (on the tiles' calls: call_cost.calls_factor); returns the form the budget chose (False: the variant,
         True: the full instance, before the budget's choice). pixels: call_pixels' of the tiles (the instance's, the
         lean variants'). identity: tile_kernels.identity, the code name the budget
         gives the tile kernel (Emitter.identities), one for the layers whose tile kernels define shares (counted
@@ -995,8 +976,9 @@ class _Emit:
             later = set(rows[rows.index(name):]) if name in rows else {name}
             names = (name,) + tuple(n for n in kernel_variants.all_codegen(e.variants[1], "conv", layer)
                                     if n in later and n != name)
-        elif lean:  # the lean shared variants alone (LEAN_TILE: off, see there), those that hold on the layer
-            names = tuple(n for n in kernel_variants.all_codegen(e.variants[1], "conv", layer) if n in LEAN_TILE)
+        elif lean:  # the lean shared variants alone (call_cost.LEAN_TILE), those that hold on the layer
+            names = tuple(n for n in kernel_variants.all_codegen(e.variants[1], "conv", layer)
+                          if n in call_cost.LEAN_TILE)
         if names:
             own = code_budget.layer_cycles(self.g, op, "conv", layer, name, True, e.variants)
             if own is None:
@@ -1004,10 +986,12 @@ class _Emit:
             else:
                 lines = {n: code_budget.layer_cycles(self.g, op, "conv", layer, n, False, e.variants) for n in names}
                 # the instance on its own calls, within the slack of the tiles' kind
-                bound = own * calls_factor(name, layer, pixels[0]) * (
-                    1 + (SHARED_TILE_SLACK if shared else LEAN_TILE_SLACK)) if pixels else None
-                names = tuple(n for n in names if lines[n] is not None and lines[n] <= own * (1 + SHARED_TILE_SLACK)
-                              and (not pixels or lines[n] * calls_factor(n, layer, pixels[n in LEAN_TILE]) <= bound))
+                cc = call_cost
+                bound = own * cc.calls_factor(name, layer, pixels[0]) * (
+                    1 + (cc.SHARED_TILE_SLACK if shared else cc.LEAN_TILE_SLACK)) if pixels else None
+                names = tuple(n for n in names if lines[n] is not None and lines[n] <= own * (1 + cc.SHARED_TILE_SLACK)
+                              and (not pixels or lines[n] * cc.calls_factor(n, layer, pixels[n in cc.LEAN_TILE], True)
+                                   <= bound))
         e.offer(op, "conv", names, name, layer)
         if identity is not None:
             e.identities[op.index] = identity
@@ -1028,73 +1012,8 @@ class _Emit:
         return "\n".join(out)
 
 
-SHARED_TILES = True  # tile kernels offered the shared variants too, where shared_tile holds
-# ... each shared variant whose modelled cycles on the layer run whole are within this of its own instance's (offer;
-# vww's op 6: bt_conv_s8_pm_rq2_ssat 969,667 against 879,140, +10.3 %, its block run faster): the budget's balanced
-# slack otherwise spends itself on tiles whose measured cost follows the model's (mbv2-w0.35's streamed least-RAM ops
-# 24, 28, 32: 441 k -> 680 k cycles each on bt_conv_s8_pm_rq2_ssat_lo, +54 % of their own instance's, run +153 k each)
-SHARED_TILE_SLACK = 0.11
-
-
-# the lean shared conv variants (kernel_variants.kxk_ok's, lean_1x1's, lean_1x1_doubled's: the plain plans' code budget
-# picks them) offered to the tile kernels shared_tile does not offer the shared variants (box tiles; row-band tiles of
-# lean_entry's), within SHARED_TILE_SLACK as there. A box tile calls them through fx_lean_k (LEAN_HELPER): a column a
-# call where fx_win_kb called them an output row of 1-2 pixels (each call setting up every channel pair: ResNet-8's ops 4,
-# 5, 8 on bt_conv_s8_kxk_rq2_ssat so, 33,631,653 -> 35,426,826 est. cycles). ResNet-8's least-RAM plan on cortex-m4
-# (`buildtool run ... --optimize ram`; benchmarks/code_size.py --fused): ops 1, 2, 4, 5, 8, 9 on the KxK, 6 and 10 on
-# bt_conv_s8_1x1_rq2m_ssat, code 40,596 -> 26,260 B (plain 17,940), est. cycles 33,631,653 -> 33,165,438.
-LEAN_TILES = True
-LEAN_KXK = "bt_conv_s8_kxk_rq2_ssat"
-LEAN_TILE = frozenset({LEAN_KXK, "bt_conv_s8_1x1_rq2_ssat", "bt_conv_s8_1x1_rq2m_ssat"})
-
-
-# What a tile's kernel calls cost over the kernel's cost line, measured on whole layers where every pixel is in a
-# triple and a pass runs many (calls_factor): tile_kernel offers a lean variant (LEAN_TILE) where its line is within
-# SHARED_TILE_SLACK of the instance's and its line times its factor on its calls within SHARED_TILE_SLACK (column
-# tiles, shared_tile's) or LEAN_TILE_SLACK (the others) of the instance's line times the instance's factor on the
-# instance's calls (fx_lean_k calls the lean ones on a box tile a column a call, fx_win_kb the instance a row a call).
-# A call costs its pixels' work (call_slots: the lean variants have no tail of one or two pixels) and, for each pass
-# over its triples, every channel pair's set-up: LEAN_PASS instructions a pair (bt_pm_k6, the pair loop's entry)
-# against a triple's LEAN_TRIPLE + LEAN_GROUP K / 4 a pair (its requantisation and stores; a group of 24 MACs a 4 of
-# K), counted in the cortex-m4 build's bt_conv_s8_1x1_rq2_ssat (arm-none-eabi-objdump -d; an instance's loops taken
-# alike). Calls of few pixels cost the lean variants several times their line: mbv2-w0.35's streamed least-RAM op 61
-# (1x1 into 1,280 channels, a pixel a call) ran 6.33 -> 13.98 M instructions on bt_conv_s8_1x1_rq2m_ssat (`buildtool
-# run mbv2-w0.35.tflite --optimize ram --input-streamed`); mcunet-in3's streamed op 16 (a 1x1's column tiles, calls of
-# 2 pixels, offered it as shared_tile's) its block 14-17 47.44 M on bt_conv_s8_1x1_rq2_ssat, 42.49 M on
-# bt_conv_s8_pm_rq2_ssat (benchmarks/fusion.py --instructions --blocks). fx_lean_k never writes a row-banded output a
-# column a call (it calls those a row at a time: mbv2-w0.35's ops 41 and 45 +6 %): not offered there (tile_kernel).
-LEAN_PASS, LEAN_TRIPLE, LEAN_GROUP = 80, 55, 19
-# ... within this on the tiles a lean variant alone is offered to (box tiles, row bands: lean_entry), where it is the
-# code budget's small candidate (ResNet-8's least-RAM plan on cortex-m4: code 40.7 -> 25.6 KiB): ResNet-8's op 8
-# (row-band calls of 1-2 pixels on the KxK, est. cycles +0.48 M for 2.1 KB less: lean_entry) modelled 1.48x, its op
-# 10 (the doubled 1x1, calls of 8 pixels on row bands) 1.31x; with SHARED_TILE_SLACK there only ops 1, 2 and 4 take
-# them: 36.9 KiB (benchmarks/code_size.py --fused), 7-8 % fewer instructions. Not the lean 1x1 on calls of one pixel
-# (2.7x: mbv2-w0.35's op 61 above).
-LEAN_TILE_SLACK = 0.5
-
-
-def call_slots(variant: str, n: int) -> tuple:
-    """(the pixels' work, passes) of variant's call of n output pixels: conv_1x1.h's (a call of 1-2 pixels widened
-    thrice a pixel, a triple's work and a pass each; two left after the triples the last triple again in a pass of its
-    own, one left bt_mv1x4's four channels at a time, no pair's set-up), conv_kxk.h's (one pass; a short triple of two
-    a triple's work, of one bt_kxk_one: 12 instructions a group of the pair against the triple's 25), an instance's
-    (its tail of 1-2 pixels their share)."""
-    if variant == LEAN_KXK:
-        return n + (n % 3 == 2) + (11 / 25 if n % 3 == 1 else 0), 1
-    if variant not in LEAN_TILE:
-        return n, 1
-    if n < 3:
-        return 3 * n, n
-    return n + (n % 3 == 2), 1 + (n % 3 == 2)
-
-
-def calls_factor(variant: str, layer: dict, pixels: list | None) -> float:
-    """Modelled cost of variant's calls of `pixels` output pixels each (fused_c call_pixels) over its cost line's, which
-    holds on pixels in whole triples, passes of many: 1 without calls."""
-    if not pixels:
-        return 1.0
-    pass_px = 3 * LEAN_PASS / (LEAN_TRIPLE + LEAN_GROUP * layer["kh"] * layer["kw"] * layer["in"]["c"] / 4)
-    return sum(w + p * pass_px for w, p in (call_slots(variant, n) for n in pixels)) / sum(pixels)
+SHARED_TILES = True  # tile kernels offered the shared variants too, where shared_tile holds (priced: call_cost)
+LEAN_TILES = True  # ... and the lean shared variants (call_cost.LEAN_TILE), where lean_tile holds
 
 
 def _rv_rq_ok(g, *ops) -> bool:
