@@ -40,8 +40,9 @@ A layer's compact instance (code_budget.COMPACT, kernel_variants.COMPACT: the sa
 (code_budget.MEDIUM, kernel_variants.MEDIUM: the row buffer's triples straight, one copy, the pixels left after them
 rolled) are measured as its instance is, under "compact" and "medium", on the shapes where they are other code
 (kernel_variants.compact_form, medium_form; FORM_SHAPES more shapes for them and their instance's bytes alone), and
-  strided    (every candidate of the 1x1 class, STRIDE_SHAPES) [[K, f], ...]: its run on a 1x1 of stride 2 over its
-             line there, the factor of a strided layer's cycles (code_budget._cost, _stride)
+  strided    (every candidate of the 1x1 class and of the KxK's row buffer, STRIDE_SHAPES) {stride class: [[K, f],
+             ...]}: its run on a layer of stride 2 over its line there (an instance's own line where it has one), the
+             factor of a strided layer's cycles (code_budget._cost, _stride, stride_class)
   own_line   (an instance SHAPES' layers do not run: bt_rq2's on a KxK) its line through the FORM_SHAPES and FIT_SHAPES
              that run it, read where code_budget.INSTANCE_OWN_LINES
 and each own code's bytes are keyed by code_budget.bytes_class (the path conv_pm.h takes, the pixels a row leaves after
