@@ -40,8 +40,9 @@ A layer's compact instance (code_budget.COMPACT, kernel_variants.COMPACT: the sa
 (code_budget.MEDIUM, kernel_variants.MEDIUM: the row buffer's triples straight, one copy, the pixels left after them
 rolled) are measured as its instance is, under "compact" and "medium", on the shapes where they are other code
 (kernel_variants.compact_form, medium_form; FORM_SHAPES more shapes for them and their instance's bytes alone), and
-  strided    (every candidate of the 1x1 class, STRIDE_SHAPES) [[K, f], ...]: its run on a 1x1 of stride 2 over its
-             line there, the factor of a strided layer's cycles (code_budget._cost, _stride)
+  strided    (every candidate of the 1x1 class and of the KxK's row buffer, STRIDE_SHAPES) {stride class: [[K, f],
+             ...]}: its run on a layer of stride 2 over its line there (an instance's own line where it has one), the
+             factor of a strided layer's cycles (code_budget._cost, _stride, stride_class)
   own_line   (an instance SHAPES' layers do not run: bt_rq2's on a KxK) its line through the FORM_SHAPES and FIT_SHAPES
              that run it, read where code_budget.INSTANCE_OWN_LINES
 and each own code's bytes are keyed by code_budget.bytes_class (the path conv_pm.h takes, the pixels a row leaves after
@@ -88,6 +89,10 @@ SHAPES = (("conv KxK", (1, 16, 16, 8), lambda b, x: b.conv2d(x, 64, 3, activatio
           ("depthwise rows_q4", (1, 24, 24, 32), lambda b, x: b.depthwise(x, 3, activation="NONE")),
           ("depthwise s2g", (1, 24, 24, 32), lambda b, x: b.depthwise(x, 3, 2, activation="NONE")),
           ("depthwise planes", (1, 6, 6, 64), lambda b, x: b.depthwise(x, 3, activation="NONE")),
+          # kws' 25x5 map (transposed, strips of 25 outputs): bt_dw_rows_q4_32's full row entry, not the 24x24 map's
+          # bt_dw_rows_q4e_32 (code_budget.budget_class: a class of its own, DW_FULL; on the 24x24 map's line kws'
+          # layers were modelled 0.93x their run)
+          ("depthwise rows_q4" + code_budget.DW_FULL, (1, 25, 5, 64), lambda b, x: b.depthwise(x, 3, activation="NONE")),
           ("FC", (1, 64), lambda b, x: b.fully_connected(x, 64)),                                # K 64
           ("FC", (1, 512), lambda b, x: b.fully_connected(x, 64)))                               # K 512
 # A layer's compact and medium instances differ from its instance only where their loops have another form
@@ -119,7 +124,12 @@ FIT_SHAPES = (("conv 1x1", (1, 16, 16, 32), lambda b, x: b.conv2d(x, 16, 1, acti
 # and 10 ran 1.04x and 1.036x it on the lean 1x1, 1.05x and 1.045x on their instances). Every candidate is run on it;
 # each row keeps "strided": {class: [[K, run / its line at the shape]]}, which the budget multiplies a strided layer's
 # line by (code_budget._cost); the instance's forms keep their bytes point (code_budget.bytes_class "conv 1x1, strided")
-STRIDE_SHAPES = (("conv 1x1", (1, 32, 32, 16), lambda b, x: b.conv2d(x, 32, 1, 2, activation="NONE")),)  # K 16, C 32
+# A 3x3 of stride 2 as ResNet-8's ops 4 and 8 (32x32x16 -> 16x16x32, K 144; 16x16x32 -> 8x8x64, K 288): a strided KxK's
+# patch rows step over input pixels, which the KxK lines through SHAPES' unstrided layers do not see (op 4 on its
+# bt_rq2 instance ran 1.05x its own line, op 8 1.00x); its factor linear in K between the two
+STRIDE_SHAPES = (("conv 1x1", (1, 32, 32, 16), lambda b, x: b.conv2d(x, 32, 1, 2, activation="NONE")),  # K 16, C 32
+                 ("conv KxK", (1, 32, 32, 16), lambda b, x: b.conv2d(x, 32, 3, 2, activation="NONE")),  # K 144, C 32
+                 ("conv KxK", (1, 16, 16, 32), lambda b, x: b.conv2d(x, 64, 3, 2, activation="NONE")))  # K 288, C 64
 
 
 # A layer's own code folds its geometry: its bytes follow the path conv_pm.h takes (the row buffer of a KxK, rows;
@@ -147,15 +157,17 @@ BYTES_SHAPES = (("conv KxK", (1, 32, 32, 16), lambda b, x: b.conv2d(x, 32, 3, 2,
                 ("conv 1x1", (1, 6, 6, 128), lambda b, x: b.conv2d(x, 128, 1, activation="NONE")),  # K 128
                 ("conv 1x1", (1, 3, 3, 128), lambda b, x: b.conv2d(x, 256, 1, activation="NONE")),  # K 128, one block
                 ("conv 1x1", (1, 3, 3, 256), lambda b, x: b.conv2d(x, 256, 1, activation="NONE")),  # K 256, one block
-                ("conv 1x1", (1, 16, 16, 32), lambda b, x: b.conv2d(x, 64, 1, 2, activation="NONE")))  # K 32, strided
+                ("conv 1x1", (1, 16, 16, 32), lambda b, x: b.conv2d(x, 64, 1, 2, activation="NONE")),  # K 32, strided
+                # an odd count of output channels (code_budget.ODD_C: conv_pm.h's odd last channel): vww's rows-live 6x6
+                # layers, ops 12 (K 64, 107 live channels) and 18 (K 128, 19 live)
+                ("conv 1x1", (1, 6, 6, 64), lambda b, x: b.conv2d(x, 107, 1, activation="NONE")),  # K 64, odd C
+                ("conv 1x1", (1, 6, 6, 128), lambda b, x: b.conv2d(x, 19, 1, activation="NONE")))  # K 128, odd C
 
 
 # Depthwise entries (code_budget.dw_entry: the function model.c calls for a path) the SHAPES above do not call, built (not
-# run) for their symbols alone, the layer's fastest path against the reference: kws's 25x5 map (transposed, strips of 25
-# outputs: bt_dw_rows_q4_32, the full row entry, where the 24x24 map above calls bt_dw_rows_q4e_32), bt_dw_s2g_N for
+# run) for their symbols alone, the layer's fastest path against the reference: bt_dw_s2g_N for
 # every N = out.w % 6 (the 24x24 map above N 0), the planes of 16 and 32 cells (out.w 5, 15)
-ENTRY_SHAPES = (("depthwise rows_q4", (1, 25, 5, 64), lambda b, x: b.depthwise(x, 3, activation="NONE")),
-                *(("depthwise s2g", (1, 6, 2 * w, 32), lambda b, x: b.depthwise(x, 3, 2, activation="NONE"))
+ENTRY_SHAPES = (*(("depthwise s2g", (1, 6, 2 * w, 32), lambda b, x: b.depthwise(x, 3, 2, activation="NONE"))
                   for w in (7, 8, 3, 4, 5)),
                 ("depthwise planes", (1, 5, 5, 32), lambda b, x: b.depthwise(x, 3, activation="NONE")),
                 ("depthwise planes", (1, 3, 15, 32), lambda b, x: b.depthwise(x, 3, activation="NONE")))
@@ -279,16 +291,21 @@ def measure(board: str, work: Path, classes: tuple = ()) -> dict:
                 row["bytes"] = max(row["bytes"], size)
                 row["class_bytes"][cls] = max(row["class_bytes"].get(cls, 0), size)
             pk = code_budget.bytes_class(g, g.operators[op], cls)
-            if table != "variants":  # a layer's own code: its bytes at each K and its bytes class (code_budget._bytes)
+            if table != "variants" and (role != "stride" or "strided" in pk):
+                # a layer's own code: its bytes at each K and its bytes class (code_budget._bytes; a strided KxK's
+                # are an unstrided one's class, BYTES_SHAPES')
                 row.setdefault("points", {})[pk] = sorted(row.get("points", {}).get(pk, []) + [[k, size]])
             if per is None:  # built for its bytes alone
                 print(f"{board} {cls:9s} {name + _LABEL.get(table, ''):44s} {size:>6,} B K {k:4d} ({pk})", flush=True)
                 continue
-            if role == "stride" and table in ("instances", "variants") and cls in row["fit"]:
-                # its run over its line at the shape: the strided layers' factor (code_budget._cost)
-                line = code_budget._per_output(row["fit"][cls], k, c_out)
-                row.setdefault("strided", {})[cls] = sorted(row.get("strided", {}).get(cls, []) +
-                                                            [[k, round(per / line, 5)]])
+            own_line = row.get("own_line", {}).get(cls) if table == "instances" else None
+            if role == "stride" and table in ("instances", "variants") and (cls in row["fit"] or own_line):
+                # its run over its line at the shape (an instance SHAPES' layers do not run: its own line): the
+                # strided layers' factor (code_budget._cost)
+                line = code_budget._per_output(row["fit"].get(cls) or own_line, k, c_out)
+                sk = code_budget.stride_class(cls, pk)  # a KxK's path: the row buffer
+                row.setdefault("strided", {})[sk] = sorted(row.get("strided", {}).get(sk, []) +
+                                                           [[k, round(per / line, 5)]])
             if role in ("forms", "fit") and table == "instances" and (table, name, cls) not in points:
                 # an instance SHAPES' layers do not run (bt_rq2's: their K <= 2 C takes the doubled sums'): its own line
                 # through the shapes that run it (FORM_SHAPES', FIT_SHAPES'), where the budget took the doubled one's

@@ -349,7 +349,7 @@ def layer_cycles(g, op, kind: str, layer: dict, variant: str, instance: bool, va
     depthwise = kind == "depthwise_m1"  # of its fastest path's class, on its family's measured row (_candidates)
     cls = budget_class(g, op, measured, kernel_variants.depthwise_candidates(layer)[0] if depthwise else None)
     row = _dw_row(measured, variant) if depthwise else variant
-    cost = _cost(measured, table, row, cls, k, ch, bytes_class(g, op, cls), not depthwise and strided(op))
+    cost = _cost(measured, table, row, cls, k, ch, bytes_class(g, op, cls, ch), not depthwise and strided(op))
     return None if cost is None else round(outputs * cost[1])
 
 
@@ -485,10 +485,18 @@ def budget_class(g, op, measured: dict | None, path: str | None = None) -> str:
     shared variant, which the KxK line modelled at 1.1 M); "conv KxK" where the set `measured` has no stem figures.
     A depthwise layer whose fastest path is `path` (kernel_variants "depthwise_m1") is of that path's class,
     "depthwise " + kernel_variants.dw_family(path) ("depthwise rows_q4"): each path's cycles a value are their own (a
-    6x6 map's planes, a 48x48's rows), and so are the shared paths' on the maps each fastest path takes."""
+    6x6 map's planes, a 48x48's rows), and so are the shared paths' on the maps each fastest path takes; a layer whose
+    bt_dw_rows_q4_RL path calls its full row entry (dw_entry: strips not whole quads, or the map transposed) is of that
+    class + DW_FULL where the set measured it (variant_costs.py SHAPES: kws's 25x5 map, transposed, strips of 25 outputs,
+    ran 1.08x the line of bt_dw_rows_q4e_32's 24x24 map, and the shared paths on it their own figures)."""
     cls = layer_class(g, op)
     if cls == "depthwise" and path:
-        return f"{cls} {kernel_variants.dw_family(path)}"
+        cls = f"{cls} {kernel_variants.dw_family(path)}"
+        full = cls + DW_FULL  # on the full row entry: a class of its own where measured
+        if path.startswith("bt_dw_rows_q4_") and dw_entry(g, op, path) == path and measured is not None and any(
+                full in _fits(r) for r in measured.get("variants", {}).values()):
+            return full
+        return cls
     if cls != "conv KxK" or not kernel_variants.stem_op(g, op):
         return cls
     has_stem = measured is not None and any("conv stem" in _fits(r) for t in ("variants", "instances")
@@ -496,7 +504,9 @@ def budget_class(g, op, measured: dict | None, path: str | None = None) -> str:
     return "conv stem" if has_stem else cls
 
 
-ODD_S = ", odd S"  # bytes_class's mark of a stem whose window rows start an odd count of values apart
+DW_FULL = " full"  # budget_class's mark of a depthwise layer on its rows_q4 path's full row entry (dw_entry)
+ODD_S = ", odd S"
+ODD_C = ", odd C"  # bytes_class's mark of a 1x1 of an odd count of (live) output channels  # bytes_class's mark of a stem whose window rows start an odd count of values apart
 PM3_T = 8  # cortex-m/conv_pm.h BT_PM3_T: triples of pixels widened at once on the 3-pixel path (a block)
 TAIL = ", tail "  # bytes_class's mark of the pixels a row leaves after its triples (out.w % 3)
 
@@ -507,7 +517,7 @@ def strided(op) -> bool:
     return op.options.get("stride_h", 1) > 1 or op.options.get("stride_w", 1) > 1
 
 
-def bytes_class(g, op, cls: str) -> str:
+def bytes_class(g, op, cls: str, ch: int | None = None) -> str:
     """The class a layer's own code's bytes are measured under (variant_costs.json "points"; benchmarks/variant_costs.py
     BYTES_SHAPES): the code folds the layer's geometry, so its bytes follow the path conv_pm.h takes and the pixels a
     row leaves after its triples, not K alone. cls, and:
@@ -521,14 +531,19 @@ def bytes_class(g, op, cls: str) -> str:
                  buffer's at K 72)
       conv 1x1   ", strided" where strided(op) (its pixels an output row at a time); else ", one block" where its map
                  is one block of triples (at most PM3_T: gcc folds the blocks' loop; vww's 3x3x128 -> 256 layer links
-                 6,002 B, its 6x6x128 -> 128 ones 7.5-8.2 KB, on the same K)
+                 6,002 B, its 6x6x128 -> 128 ones 7.5-8.2 KB, on the same K); else ODD_C where its (live) output
+                 channels ch (the tensor's where not given: work()'s C) are odd (conv_pm.h's odd last channel, its
+                 triples in C: vww's rows-live 6x6 layers of 107, 57, 19 and 27 live channels link their compact form
+                 in 3,476-3,712 B, charged 2,880-2,888 as 128 channels, 0.78-0.83x)
     _bytes falls back to the points of the nearest tail measured on the same path (_near_tail), then of every class
     of cls."""
     if cls == "conv 1x1":
         if strided(op):
             return cls + ", strided"
         n, h, w, c = (int(d) for d in g.tensors[op.outputs[0]].shape)
-        return cls + ", one block" if h * w <= 3 * PM3_T else cls
+        if h * w <= 3 * PM3_T:
+            return cls + ", one block"
+        return cls + ODD_C if (c if ch is None else ch) % 2 else cls
     if cls not in ("conv stem", "conv KxK"):
         return cls
     tail = f"{TAIL}{int(g.tensors[op.outputs[0]].shape[2]) % 3}"
@@ -579,7 +594,7 @@ def _candidates(g, op, offer, shape: tuple, measured: dict, compact: bool = Fals
             [(n, "variants", n) for n in names]:
         row = _dw_row(measured, name) if depthwise and measured is not None else name
         cost = (0, 0) if measured is None else _cost(measured, table, row, cls, shape[1], shape[2],
-                                                      bytes_class(g, op, cls), not depthwise and strided(op))
+                                                      bytes_class(g, op, cls, shape[2]), not depthwise and strided(op))
         if cost is None and table == "variants" and out and name in kernel_variants.CODEGEN_ONLY:
             if not want_forced(name):  # a code-generation-only variant not measured on the class: not offered
                 continue
@@ -723,11 +738,12 @@ def _cost(measured: dict, table: str, name: str, cls: str, k: int, ch: int = 0, 
             return None
         row = m or next(r for _, r in sorted(measured[table].items()) if cls in r.get("ratio", {}))
         return _bytes(measured, table, row, cls, k, pk), full[1] * max(1.0, _between(ratio, k))
+    sk = stride_class(cls, pk)
     if cls in _fits(m):
-        return _bytes(measured, table, m, cls, k, pk), _per_output(_fits(m)[cls], k, ch) * _stride(m, cls, k, stride)
+        return _bytes(measured, table, m, cls, k, pk), _per_output(_fits(m)[cls], k, ch) * _stride(m, sk, k, stride)
     line = (m or {}).get("own_line", {}).get(cls) if INSTANCE_OWN_LINES and table == "instances" else None
     if line:  # its own line, measured on the shapes that run it (variant_costs.py "own_line")
-        return _bytes(measured, table, m, cls, k, pk), _per_output(line, k, ch) * _stride(m, cls, k, stride)
+        return _bytes(measured, table, m, cls, k, pk), _per_output(line, k, ch) * _stride(m, sk, k, stride)
     own = _fits(measured["variants"].get(name)).get(cls)
     if table != "instances" or own is None:
         return None
@@ -736,14 +752,22 @@ def _cost(measured: dict, table: str, name: str, cls: str, k: int, ch: int = 0, 
         if cls in _fits(r) and base and _per_output(base, k, ch) > 0:
             gain = _per_output(_fits(r)[cls], k, ch) / _per_output(base, k, ch)
             return (_bytes(measured, table, r, cls, k, pk),
-                    _per_output(own, k, ch) * gain * _stride(measured["variants"].get(name), cls, k, stride))
+                    _per_output(own, k, ch) * gain * _stride(measured["variants"].get(name), sk, k, stride))
     return None
 
 
+def stride_class(cls: str, pk: str | None) -> str:
+    """The key of a layer's strided factor (variant_costs.json "strided"): its class, a KxK's path (bytes_class pk less
+    its tail: ", rows", ", loop3"), the path STRIDE_SHAPES measured it on: ResNet-8's strided 3x3 layers on the row
+    buffer, where kws's stem of 10x4 over one channel, strided too, runs bt_pm_loop3 (no factor measured there)."""
+    return pk.split(TAIL)[0] if cls == "conv KxK" and pk else cls
+
+
 def _stride(row: dict | None, cls: str, k: int, stride: bool) -> float:
-    """A measured row's factor on a strided layer of class cls at K k (variant_costs.py STRIDE_SHAPES: its run over its
-    line, [[K, factor], ...], linear between, the nearest's beyond): ResNet-8's strided 1x1 layers ran 1.04x the lean
-    1x1's line, 1.05x their instances'; 1 where not strided or not measured."""
+    """A measured row's factor on a strided layer of stride class cls (stride_class) at K k (variant_costs.py
+    STRIDE_SHAPES: its run over its line, [[K, factor], ...], linear between, the nearest's beyond): ResNet-8's strided
+    1x1 layers ran 1.04x the lean 1x1's line, 1.05x their instances'; its strided 3x3 ones on the row buffer (ops 4, 8)
+    1.05x and 1.00x their bt_rq2 instance's own line; 1 where not strided or not measured."""
     pts = (row or {}).get("strided", {}).get(cls) if stride else None
     return _between(pts, k) if pts else 1.0
 
