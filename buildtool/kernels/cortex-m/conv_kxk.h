@@ -66,6 +66,18 @@ typedef struct {
   "and %[wa], %[" A "], #0x80000000\n\torr %[wa], %[wa], #0x40000000\n\t"                       \
   "add %[f], %[x1], %[" A "], asr #31\n\tsmlal %[wa], %[f], %[" A "], %[x0]\n\t"                \
   "asr %[" A "], %[f], %[x2]\n\tssat %[" A "], #8, %[" A "]\n\t"
+/* The triple's six sums requantised (the pair's constants from s in wb), stored (one STRH a pixel), the output and
+ * column pointers moved on and the next pair's biases loaded: the tail of bt_kxk_pair's and bt_kxk_pairw's asm */
+#define BT_KXK_OUT3                                                                                       \
+  "ldr %[x0], [%[wb], #8]\n\tldr %[x1], [%[wb], #12]\n\tldr %[x2], [%[wb], #16]\n\t" \
+  BT_KXK_RQ("a00") BT_KXK_RQ("a10") BT_KXK_RQ("a20") \
+  "ldr %[x0], [%[wb], #20]\n\tldr %[x1], [%[wb], #24]\n\tldr %[x2], [%[wb], #28]\n\t" \
+  BT_KXK_RQ("a01") BT_KXK_RQ("a11") BT_KXK_RQ("a21") \
+  "bfi %[a00], %[a01], #8, #8\n\tbfi %[a10], %[a11], #8, #8\n\tbfi %[a20], %[a21], #8, #8\n\t" \
+  "ldr %[f], [%[wb], #32]\n\tldr %[x0], [%[wb], #36]\n\tldr %[x1], [%[wb], #52]\n\tldr %[x2], [%[wb], #56]\n\t" \
+  "strh %[a00], [%[f]]\n\tstrh %[a10], [%[f], %[x0]]\n\tstrh %[a20], [%[f], %[x0], lsl #1]\n\t" \
+  "add %[f], %[f], %[x1]\n\tsub %[c], %[c], %[x2]\n\tstr %[f], [%[wb], #32]\n\t" \
+  "ldr %[wa], [%[wb], #40]\n\tldr %[a00], [%[wb]]\n\tldr %[a01], [%[wb], #4]\n\t"
 #define BT_KXK_S4(a, b, c, d) a "\n\t" b "\n\t" c "\n\t" d "\n\t"
 /* One pair of output channels over the triples from c to s->end. Three words pushed below SP while it runs (s, the
  * filter row's end, the pass's entry: (K / 4 - 1) % 16 groups from its end, by the table at 0). */
@@ -87,15 +99,7 @@ static inline __attribute__((always_inline)) void bt_kxk_pair(const int16_t *c, 
       "32:\n\t" BT_KXK_STEP "33:\n\t" BT_KXK_STEP "34:\n\t" BT_KXK_STEP "35:\n\t" BT_KXK_STEP
       "ldr %[x0], [sp, #4]\n\tcmp %[f], %[x0]\n\tbne 20b\n\t"
       "ldr %[wb], [sp, #8]\n\t"
-      "ldr %[x0], [%[wb], #8]\n\tldr %[x1], [%[wb], #12]\n\tldr %[x2], [%[wb], #16]\n\t"
-      BT_KXK_RQ("a00") BT_KXK_RQ("a10") BT_KXK_RQ("a20")
-      "ldr %[x0], [%[wb], #20]\n\tldr %[x1], [%[wb], #24]\n\tldr %[x2], [%[wb], #28]\n\t"
-      BT_KXK_RQ("a01") BT_KXK_RQ("a11") BT_KXK_RQ("a21")
-      "bfi %[a00], %[a01], #8, #8\n\tbfi %[a10], %[a11], #8, #8\n\tbfi %[a20], %[a21], #8, #8\n\t"
-      "ldr %[f], [%[wb], #32]\n\tldr %[x0], [%[wb], #36]\n\tldr %[x1], [%[wb], #52]\n\tldr %[x2], [%[wb], #56]\n\t"
-      "strh %[a00], [%[f]]\n\tstrh %[a10], [%[f], %[x0]]\n\tstrh %[a20], [%[f], %[x0], lsl #1]\n\t"
-      "add %[f], %[f], %[x1]\n\tsub %[c], %[c], %[x2]\n\tstr %[f], [%[wb], #32]\n\t"
-      "ldr %[wa], [%[wb], #40]\n\tldr %[a00], [%[wb]]\n\tldr %[a01], [%[wb], #4]\n\t"
+      BT_KXK_OUT3
       "ldr %[f], [%[wb], #44]\n\t"
       "cmp %[c], %[wa]\n\tbne 1b\n\tadd sp, sp, #12\n\t"
       : [a00] "=&r"(a00), [a01] "=&r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11), [a20] "=&r"(a20),
@@ -168,15 +172,7 @@ static inline __attribute__((always_inline)) void bt_kxk_pairw(const int16_t *c,
       "24:\n\t" BT_KXK_WSTEP "25:\n\t" BT_KXK_WSTEP "26:\n\t" BT_KXK_WSTEP "27:\n\t" BT_KXK_WSTEP
       "cmp %[f], %[E]\n\tbne 20b\n\t"
       "ldr %[wb], [sp, #4]\n\t"
-      "ldr %[x0], [%[wb], #8]\n\tldr %[x1], [%[wb], #12]\n\tldr %[x2], [%[wb], #16]\n\t"
-      BT_KXK_RQ("a00") BT_KXK_RQ("a10") BT_KXK_RQ("a20")
-      "ldr %[x0], [%[wb], #20]\n\tldr %[x1], [%[wb], #24]\n\tldr %[x2], [%[wb], #28]\n\t"
-      BT_KXK_RQ("a01") BT_KXK_RQ("a11") BT_KXK_RQ("a21")
-      "bfi %[a00], %[a01], #8, #8\n\tbfi %[a10], %[a11], #8, #8\n\tbfi %[a20], %[a21], #8, #8\n\t"
-      "ldr %[f], [%[wb], #32]\n\tldr %[x0], [%[wb], #36]\n\tldr %[x1], [%[wb], #52]\n\tldr %[x2], [%[wb], #56]\n\t"
-      "strh %[a00], [%[f]]\n\tstrh %[a10], [%[f], %[x0]]\n\tstrh %[a20], [%[f], %[x0], lsl #1]\n\t"
-      "add %[f], %[f], %[x1]\n\tsub %[c], %[c], %[x2]\n\tstr %[f], [%[wb], #32]\n\t"
-      "ldr %[wa], [%[wb], #40]\n\tldr %[a00], [%[wb]]\n\tldr %[a01], [%[wb], #4]\n\t"
+      BT_KXK_OUT3
       "ldr %[f], [%[wb], #60]\n\t"
       "cmp %[c], %[wa]\n\tbne 1b\n\tadd sp, sp, #8\n\t"
       : [a00] "=&r"(a00), [a01] "=&r"(a01), [a10] "=&r"(a10), [a11] "=&r"(a11), [a20] "=&r"(a20),
@@ -193,6 +189,7 @@ static inline __attribute__((always_inline)) void bt_kxk_pairw(const int16_t *c,
 #undef BT_KXK_WLD
 #undef BT_KXK_S4
 #undef BT_KXK_RQ
+#undef BT_KXK_OUT3
 #undef BT_KXK_STEP0
 #undef BT_KXK_STEP
 
