@@ -27,6 +27,7 @@ from ..model.control import ITERATION_LIMIT_STATUS
 from ..model.ir import Graph
 from ..model.ops import conv_groups, fold_pad, slice_bounds
 from ..plan import ArenaPlan, arena_symbol, first_bytes, flash, requant_tables, weight_order
+from ..plan.arena.liveness import pointwise_group
 from ..plan.regions import image_groups
 from ..refops import prepare
 from ..refops.quant_math import mbqm
@@ -112,8 +113,6 @@ def _pointwise_whole(e, op, fn: str, rows) -> bool:
 
 def _pointwise_bands(e, op, fn: str, h: int) -> str:
     """The calls of fn on bands of G // W output rows, first to last (liveness.pointwise_group)."""
-    from ..plan.arena.liveness import pointwise_group  # (the planner's G; codegen imports no planner otherwise)
-
     x, y = e.g.tensors[op.inputs[0]], e.g.tensors[op.outputs[0]]
     w, row = int(y.shape[2]), int(y.shape[2] * y.shape[3])
     k = max(pointwise_group(int(x.shape[3]), w) // w, 1)
