@@ -264,14 +264,12 @@ static inline __attribute__((always_inline)) void bt_kxk_krow(const bt_conv_para
 static inline __attribute__((always_inline)) void bt_kxk_pass(const bt_conv_params *p, bt_kxk_s *s,
                                                               const int16_t *col,
                                                   const int16_t *end, const int32_t nfull, const int32_t last,
-                                                  int8_t *o0) {
+                                                  int8_t *o0, uint32_t *fw) {
   const int32_t cout = p->out.c, zp = p->output_offset, ops = s->ops, step = s->step, K = s->K;
   const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
   const int16_t *const tail = last < 3 ? end - 3 * K : end;   /* the short triple's columns */
   int8_t *const ot = o0 + nfull * step;                          /* its outputs */
-  uint32_t fw[BT_KXK_FW_K];
   const int wide = K <= BT_KXK_FW_K && nfull + (last == 2) >= BT_KXK_FW_MIN;
-  s->fw = fw;
   for (int32_t oc = 0; oc < cout; oc += 2) {
     s->k[0] = bias ? bias[oc] : 0;
     s->k[1] = bias ? bias[oc + 1] : 0;
@@ -327,6 +325,8 @@ static inline __attribute__((always_inline)) void bt_conv_kxk(const bt_conv_para
   const int32_t strips = R >= 3 && rows >= 3 ? ow / 3 : 0;   /* (R 2: ResNet-8's op 8 ran 1.8 % slower) */
   const uint32_t off2 = (uint32_t)bt_dup16(p->input_offset);
   bt_kxk_s s;
+  uint32_t fw[BT_KXK_FW_K];   /* the pair's filter rows widened (s.fw; in this frame, as s: no pointer outlives it) */
+  s.fw = fw;
   int32_t iy[3], ix[3];
   s.K = K;
   /* the strips' passes (strip j, from output row oy), then the lines' (ox0: the line's column, pix: its next pixel,
@@ -385,7 +385,7 @@ static inline __attribute__((always_inline)) void bt_conv_kxk(const bt_conv_para
       bt_kxk_krow(p, in, in_y0, off2, (uint32_t *)(col + m * bs), iy, ix, n);
     }
     if (nt && pix >= np) { pix = 0; ox0++; ly = y0; lx = ox0; }
-    bt_kxk_pass(p, &s, col, end, nfull, last, o0);
+    bt_kxk_pass(p, &s, col, end, nfull, last, o0, fw);
   }
 }
 #else
