@@ -81,7 +81,7 @@ def add_plan_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-inplace", action="store_true", help="never run operators in place")
     p.add_argument("--inplace-pointwise", action="store_true",
                    help="let a 1x1 convolution (stride 1, c_out >= c_in) write its output over its own dying input "
-                        "(layer-by-layer plans; cortex-m kernel set only)")
+                        "(layer-by-layer plans)")
     p.add_argument("--no-daemon", action="store_true", help="plan in this process, without the planner daemon")
     c = p.add_argument_group("code (the kernel variant of each layer, docs/code-size.md)")
     c.add_argument("--optimize-code", metavar="size|balanced|speed",

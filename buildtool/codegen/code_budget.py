@@ -505,8 +505,8 @@ def budget_class(g, op, measured: dict | None, path: str | None = None) -> str:
 
 
 DW_FULL = " full"  # budget_class's mark of a depthwise layer on its rows_q4 path's full row entry (dw_entry)
-ODD_S = ", odd S"
-ODD_C = ", odd C"  # bytes_class's mark of a 1x1 of an odd count of (live) output channels  # bytes_class's mark of a stem whose window rows start an odd count of values apart
+ODD_S = ", odd S"  # bytes_class's mark of a stem whose window rows start an odd count of values apart
+ODD_C = ", odd C"  # bytes_class's mark of a 1x1 of an odd count of (live) output channels
 PM3_T = 8  # cortex-m/conv_pm.h BT_PM3_T: triples of pixels widened at once on the 3-pixel path (a block)
 TAIL = ", tail "  # bytes_class's mark of the pixels a row leaves after its triples (out.w % 3)
 

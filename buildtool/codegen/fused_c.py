@@ -986,12 +986,12 @@ class _Emit:
             else:
                 lines = {n: code_budget.layer_cycles(self.g, op, "conv", layer, n, False, e.variants) for n in names}
                 # the instance on its own calls, within the slack of the tiles' kind
-                cc = call_cost
-                bound = own * cc.calls_factor(name, layer, pixels[0]) * (
-                    1 + (cc.SHARED_TILE_SLACK if shared else cc.LEAN_TILE_SLACK)) if pixels else None
-                names = tuple(n for n in names if lines[n] is not None and lines[n] <= own * (1 + cc.SHARED_TILE_SLACK)
-                              and (not pixels or lines[n] * cc.calls_factor(n, layer, pixels[n in cc.LEAN_TILE], True)
-                                   <= bound))
+                slack = call_cost.SHARED_TILE_SLACK if shared else call_cost.LEAN_TILE_SLACK
+                bound = own * call_cost.calls_factor(name, layer, pixels[0]) * (1 + slack) if pixels else None
+                names = tuple(n for n in names if lines[n] is not None
+                              and lines[n] <= own * (1 + call_cost.SHARED_TILE_SLACK)
+                              and (not pixels or lines[n] * call_cost.calls_factor(
+                                  n, layer, pixels[n in call_cost.LEAN_TILE], True) <= bound))
         e.offer(op, "conv", names, name, layer)
         if identity is not None:
             e.identities[op.index] = identity

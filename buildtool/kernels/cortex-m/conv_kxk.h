@@ -117,15 +117,12 @@ static inline __attribute__((always_inline)) void bt_kxk_pair(const int16_t *c, 
 #define BT_KXK_WLD                                                                              \
   "ldr %[wb], [%[f], #4]\n\tldr %[wa], [%[f]], #8\n\t"                                          \
   "ldr %[x1], [%[c], #4]\n\tldr %[x2], [%[c], #8]\n\tldr %[x0], [%[c]], #12\n\t"
-/* (x0, the run's last load, used last: cortex-m7's load-use stall) */
-#define BT_KXK_WSM(A0, A1, A2, B0, B1, B2)                                                      \
-  "smlad %[" A1 "], %[wa], %[x1], %[" B1 "]\n\tsmlad %[" A2 "], %[wa], %[x2], %[" B2 "]\n\t"       \
-  "smlad %[" A0 "], %[wa], %[x0], %[" B0 "]\n\t"
-#define BT_KXK_WSMB(A0, A1, A2, B0, B1, B2)                                                     \
-  "smlad %[" A1 "], %[wb], %[x1], %[" B1 "]\n\tsmlad %[" A2 "], %[wb], %[x2], %[" B2 "]\n\t"       \
-  "smlad %[" A0 "], %[wb], %[x0], %[" B0 "]\n\t"
-#define BT_KXK_WHALF BT_KXK_WLD BT_KXK_WSM("a00", "a10", "a20", "a00", "a10", "a20")                  \
-  BT_KXK_WSMB("a01", "a11", "a21", "a01", "a11", "a21")
+/* the three pixels' sums A0-A2 of one channel += its weights W . the words (x0, the run's last load, used last:
+ * cortex-m7's load-use stall) */
+#define BT_KXK_WSM(W, A0, A1, A2)                                                               \
+  "smlad %[" A1 "], %[" W "], %[x1], %[" A1 "]\n\tsmlad %[" A2 "], %[" W "], %[x2], %[" A2 "]\n\t"    \
+  "smlad %[" A0 "], %[" W "], %[x0], %[" A0 "]\n\t"
+#define BT_KXK_WHALF BT_KXK_WLD BT_KXK_WSM("wa", "a00", "a10", "a20") BT_KXK_WSM("wb", "a01", "a11", "a21")
 #define BT_KXK_WSTEP BT_KXK_WHALF BT_KXK_WHALF
 /* the first group: the sums from the biases in a00 (b0) and a01 (b1) */
 #define BT_KXK_WSTEP0                                                                           \
@@ -184,7 +181,6 @@ static inline __attribute__((always_inline)) void bt_kxk_pairw(const int16_t *c,
 #undef BT_KXK_WSTEP0
 #undef BT_KXK_WSTEP
 #undef BT_KXK_WHALF
-#undef BT_KXK_WSMB
 #undef BT_KXK_WSM
 #undef BT_KXK_WLD
 #undef BT_KXK_S4

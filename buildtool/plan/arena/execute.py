@@ -18,17 +18,7 @@ from ...model.ops import ALIASING, ELEMENTWISE_INPLACE
 from .. import ArenaPlan
 from ...refops import KERNELS, kernel_inputs, run_arrays
 from ...refops.control import truth
-from .liveness import pad_shifts, pointwise_geometry, pointwise_group
-
-
-def pointwise_least_shift(g: Graph, op) -> int | None:
-    """HW*(c_out - c_in) + G*c_in: the least bytes from a 1x1 convolution's output start to its input's for its
-    groups to run over it (liveness.pointwise_shift before the word rounding), None when it cannot."""
-    geo = pointwise_geometry(g, op)
-    if geo is None:
-        return None
-    hw, ci, co = geo
-    return hw * (co - ci) + pointwise_group(ci, g.tensors[op.outputs[0]].shape[2]) * ci
+from .liveness import pad_shifts, pointwise_geometry, pointwise_group, pointwise_least_shift
 
 
 # Operators that may overwrite an input: element-wise ones (exact alias, same size) and the
@@ -144,9 +134,8 @@ def _pointwise_in_place(g: Graph, op, x: np.ndarray, y: np.ndarray) -> None:
     n, h, w, _ = x.shape
     xf, yf = x.reshape(hw, ci), y.reshape(hw, co)
     grp = pointwise_group(ci, w)
-    first = hw % grp   # the groups end at hw - k*G: the last one is whole, where the rule is tightest
-    for a in ([0] if first else []) + list(range(first, hw, grp)):
-        b = first if a == 0 and first else a + grp
+    ends = sorted({0, *range(hw % grp, hw + 1, grp)})   # the groups end at hw - k*G: the last one whole, where
+    for a, b in zip(ends, ends[1:]):                      # the rule is tightest; the first the short one
         yf[a:b] = np.int8(POISON)
         ra, rb = a // w, -(-b // w)   # the rows holding the group, the other pixels zero
         band = np.zeros((1, rb - ra, w, ci), np.int8)

@@ -230,11 +230,20 @@ def fill_candidates(g: Graph, iv: dict, s: int, op) -> list:
     return sorted(near, key=lambda t: (-g.tensors[t].nbytes, t))
 
 
+def pointwise_least_shift(g: Graph, op) -> int | None:
+    """HW*(c_out - c_in) + G*c_in: the least bytes from a 1x1 convolution's output start to its input's for its
+    groups to run over it (the rule above), None when it cannot run over its input (pointwise_geometry)."""
+    geo = pointwise_geometry(g, op)
+    if geo is None:
+        return None
+    hw, ci, co = geo
+    return hw * (co - ci) + pointwise_group(ci, g.tensors[op.outputs[0]].shape[2]) * ci
+
+
 def pointwise_shift(g: Graph, op) -> int:
-    """Where build_buffers puts a 1x1 convolution's dying input in its output: the least shift the rule above
-    allows (D >= HW*(c_out - c_in) + G*c_in), rounded up to a word."""
-    hw, ci, co = pointwise_geometry(g, op)
-    d = hw * (co - ci) + pointwise_group(ci, g.tensors[op.outputs[0]].shape[2]) * ci
+    """Where build_buffers puts a 1x1 convolution's dying input in its output: pointwise_least_shift rounded up to
+    a word."""
+    d = pointwise_least_shift(g, op)
     return d + (-d) % 4
 
 
