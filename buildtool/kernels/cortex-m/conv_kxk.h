@@ -26,7 +26,9 @@
  * pixel's two outputs one STRH, the output pointer a step on, the column pointer back by s.back); a line's last
  * triple, short of pixels, stores into a scratch word first (or bt_kxk_one for one pixel). The stack: one frame
  * (bt_kxk_pass and bt_kxk_krow inlined at one call site each), 8 bytes under the variant's before the strips, 576 more
- * for the widened filter rows.
+ * for the widened filter rows. A widened pass after a widened pass runs the pairs the other way, from the pair whose
+ * rows are still in fw (one widening of 8 saved a pass on ResNet-8's 16 channels), and bt_kxk_fw widens 4 groups a loop
+ * pass: ResNet-8's ops 1-2 3.029 -> 3.009 M est. cycles (midpoints), op 4 1.569 -> 1.563 M, the others unchanged.
  * A fused box tile calls it a column at a time (codegen/fused_c.py fx_lean_k: out.w 1, out.pixel_stride the output
  * window's row pitch, in.w the input window's width, pad_left its column's offset): the lines' triples run down the
  * column, where an output row of 1-2 pixels a call set up every channel pair per row (ResNet-8's least-RAM plan).
@@ -136,8 +138,8 @@ static inline __attribute__((always_inline)) void bt_kxk_pair(const int16_t *c, 
 #define BT_KXK_FW_K 144   /* the largest patch it widens (the buffer: K words on the stack) */
 
 static inline __attribute__((always_inline)) void bt_kxk_fw(uint32_t *w, const int8_t *fa, const int32_t K) {
-  /* a group: two loads, 4 SXTB16, one STM of its 4 words (the registers in the words' order); two a loop pass, an
-     odd count's first alone */
+  /* a group: two loads, 4 SXTB16, one STM of its 4 words (the registers in the words' order); four a loop pass (the
+     loop's compare and branch a quarter of the groups' cycles at two), the odd group and pair of K / 4 first */
   register uint32_t t0 __asm__("r0"), t1 __asm__("r1"), t2 __asm__("r2"), t3 __asm__("r3");
   const uint32_t *const e = w + K;
 #define BT_KXK_FW1                                                                                              \
@@ -145,8 +147,9 @@ static inline __attribute__((always_inline)) void bt_kxk_fw(uint32_t *w, const i
   "sxtb16 %[t1], %[t3]\n\tsxtb16 %[t0], %[t2]\n\tsxtb16 %[t3], %[t3], ror #8\n\tsxtb16 %[t2], %[t2], ror #8\n\t"  \
   "stmia %[w]!, {%[t0], %[t1], %[t2], %[t3]}\n\t"
   __asm__ volatile(
-      "tst %[K], #4\n\tbeq 1f\n\t" BT_KXK_FW1 "cmp %[w], %[e]\n\tbeq 2f\n"
-      "1:\n\t" BT_KXK_FW1 BT_KXK_FW1 "cmp %[w], %[e]\n\tbne 1b\n2:\n\t"
+      "tst %[K], #4\n\tbeq 3f\n\t" BT_KXK_FW1 "3:\n\ttst %[K], #8\n\tbeq 4f\n\t" BT_KXK_FW1 BT_KXK_FW1
+      "4:\n\tcmp %[w], %[e]\n\tbeq 2f\n"
+      "1:\n\t" BT_KXK_FW1 BT_KXK_FW1 BT_KXK_FW1 BT_KXK_FW1 "cmp %[w], %[e]\n\tbne 1b\n2:\n\t"
       : [w] "+r"(w), [fa] "+r"(fa), [t0] "=&r"(t0), [t1] "=&r"(t1), [t2] "=&r"(t2), [t3] "=&r"(t3)
       : [K] "r"(K), [e] "r"(e)
       : "cc", "memory");
@@ -260,18 +263,22 @@ static inline __attribute__((always_inline)) void bt_kxk_krow(const bt_conv_para
 static inline __attribute__((always_inline)) void bt_kxk_pass(const bt_conv_params *p, bt_kxk_s *s,
                                                               const int16_t *col,
                                                   const int16_t *end, const int32_t nfull, const int32_t last,
-                                                  int8_t *o0, uint32_t *fw) {
+                                                  int8_t *o0, uint32_t *fw, int32_t *held) {
   const int32_t cout = p->out.c, zp = p->output_offset, ops = s->ops, step = s->step, K = s->K;
   const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
   const int16_t *const tail = last < 3 ? end - 3 * K : end;   /* the short triple's columns */
   int8_t *const ot = o0 + nfull * step;                          /* its outputs */
   const int wide = K <= BT_KXK_FW_K && nfull + (last == 2) >= BT_KXK_FW_MIN;
-  for (int32_t oc = 0; oc < cout; oc += 2) {
+  /* a wide pass after a wide pass runs the pairs the other way, from the one whose rows are in fw (*held: that pair's
+     first channel, -1 none), widened once for both */
+  const int32_t h = wide ? *held : -1, flip = h == cout - 2 ? cout - 2 : 0;
+  for (int32_t i = 0; i < cout; i += 2) {
+    const int32_t oc = flip ? flip - i : i;
     s->k[0] = bias ? bias[oc] : 0;
     s->k[1] = bias ? bias[oc + 1] : 0;
     bt_pm_k6(s->k + 2, mult[oc], mult[oc + 1], shift[oc], shift[oc + 1], zp, 1);
     s->f0 = p->filter + oc * K;
-    if (wide) bt_kxk_fw(fw, s->f0, K);
+    if (wide && oc != h) bt_kxk_fw(fw, s->f0, K);
     uint8_t tmp[8];
     s->o = o0 + oc;
     s->end = tail;
@@ -301,6 +308,7 @@ static inline __attribute__((always_inline)) void bt_kxk_pass(const bt_conv_para
       o[ops] = (int8_t)tmp[2]; o[ops + 1] = (int8_t)tmp[3];
     }
   }
+  *held = wide ? (flip ? 0 : cout - 2) : -1;
 }
 
 /* The band's output rows y0..y1 (outputs from out, the band's first row; its input rows from in_y0 at in). Strips
@@ -321,6 +329,7 @@ static inline __attribute__((always_inline)) void bt_conv_kxk(const bt_conv_para
   const int32_t strips = R >= 3 && rows >= 3 ? ow / 3 : 0;   /* (R 2: ResNet-8's op 8 ran 1.8 % slower) */
   const uint32_t off2 = (uint32_t)bt_dup16(p->input_offset);
   bt_kxk_s s;
+  int32_t held = -1;   /* the pair whose rows are in fw (bt_kxk_pass) */
   uint32_t fw[BT_KXK_FW_K];   /* the pair's filter rows widened (s.fw; in this frame, as s: no pointer outlives it) */
   s.fw = fw;
   int32_t iy[3], ix[3];
@@ -381,7 +390,7 @@ static inline __attribute__((always_inline)) void bt_conv_kxk(const bt_conv_para
       bt_kxk_krow(p, in, in_y0, off2, (uint32_t *)(col + m * bs), iy, ix, n);
     }
     if (nt && pix >= np) { pix = 0; ox0++; ly = y0; lx = ox0; }
-    bt_kxk_pass(p, &s, col, end, nfull, last, o0, fw);
+    bt_kxk_pass(p, &s, col, end, nfull, last, o0, fw, &held);
   }
 }
 #else
