@@ -4,6 +4,8 @@
     python benchmarks/kernels_vs_cmsis.py --models dscnn_kws --layers
     python benchmarks/kernels_vs_cmsis.py --board cortex-m55 # Helium: our cortex-m55 set vs CMSIS-NN (MVEI)
     python benchmarks/kernels_vs_cmsis.py --mem nucleo-l4r5zi  # modelled cycles under a part's memory model
+    python benchmarks/kernels_vs_cmsis.py --mem nucleo-l4r5zi --models mobilenetv2_160_a1 --ops 9,16 --layers
+                                                             # only those operators (their indices)
 
 With --mem PART (a part of buildtool/firmware/memory_model.py whose core is --board's: nucleo-l4r5zi,
 netduinoplus2) each side is measured as it runs on that part, under the part's memory model (the plugin
@@ -71,6 +73,7 @@ BOARDS = {"cortex-m4": ("cortex-m", ()), "cortex-m55": ("cortex-m55", ("ARM_MATH
 KSET, CMSIS_DEFINES = BOARDS[CPU]
 MEM = None  # --mem: the part's MemoryModel (memory_model.MODELS), None: instructions at zero wait states
 MEM_DEFINES: tuple = ()  # the part's kernel defines (its board's: BT_ICACHE_BYTES), for our set only
+OPS: frozenset | None = None  # --ops: the operator indices measured (None: every conv, depthwise and FC layer)
 
 
 def use_board(board: str) -> None:
@@ -299,7 +302,7 @@ def generate(g, work: Path) -> tuple:
     for op in g.operators:
         if op.opcode not in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"):
             continue
-        if g.tensors[op.outputs[0]].dtype != "int8":
+        if g.tensors[op.outputs[0]].dtype != "int8" or (OPS is not None and op.index not in OPS):
             continue
         k = len(layers)
         fn = fc_layer if op.opcode == "FULLY_CONNECTED" else conv_layer
@@ -440,6 +443,8 @@ def measure(name: str, work: Path) -> list:
     g = tflite_reader.parse((SHARED / "models" / f"{name}.tflite").read_bytes())
     work.mkdir(parents=True, exist_ok=True)
     layers, c, s = generate(g, work)
+    if not layers:  # (--ops named none of its conv, depthwise or FC layers)
+        return []
     counts, diffs = run(build(work, c, s), work)
     if len(counts) != 3 * len(layers) or len(diffs) != len(layers):
         raise RuntimeError(f"{name}: {len(counts)} regions and {len(diffs)} checks for {len(layers)} layers")
@@ -545,7 +550,15 @@ def main(argv=None) -> int:
     ap.add_argument("--mem", metavar="PART", choices=parts,
                     help=f"modelled cycles under PART's memory model ({', '.join(parts)}: flash wait states, caches, "
                          "prefetch; docs/memory-model.md) for both CMSIS-NN and ours, instead of instructions")
+    ap.add_argument("--ops", metavar="I,J,...",
+                    help="measure only these operators (their indices in the model; with one model): a layer's row in "
+                         "minutes instead of the whole model's")
     a = ap.parse_args(argv)
+    global OPS
+    try:
+        OPS = frozenset(int(v) for v in a.ops.split(",")) if a.ops else None
+    except ValueError:
+        ap.error(f"--ops takes operator indices separated by commas, not {a.ops!r}")
     use_board(a.board)
     if a.mem and _core(a.mem) != CPU:
         ap.error(f"--mem {a.mem} is a {_core(a.mem)} part; measure it with --board {_core(a.mem)}")
@@ -586,6 +599,10 @@ def main(argv=None) -> int:
                 print(f"\n{name}: no {SHARED / 'models' / name}.tflite, skipped")
                 continue
             rows = measure(name, Path(tmp) / name)
+            if not rows:
+                print(f"\n{name}: --ops {a.ops} names none of its conv, depthwise or fully connected layers")
+                bad += 1
+                continue
             table(name, rows, a.layers)
             bad += sum(not r["identical"] for r in rows)
     return 1 if bad else 0

@@ -167,3 +167,25 @@ def test_our_floor_is_our_zero_wait_cycles_plus_the_single_passs_wait_states(cap
     assert len(cells) == len(head) and cells[0] == "**total**"
     assert cells[head.index("our floor / CMSIS-NN")] == "0.600"   # (1.6 M + 0.8 M) / 4 M
     assert cells[head.index("floor / CMSIS-NN")] == "0.240" and cells[head.index("ours / CMSIS-NN")] == "0.625"
+
+
+def test_ops_takes_operator_indices_and_refuses_other_words_with_exit_2():
+    r = subprocess.run([sys.executable, str(BENCH), "--ops", "3,x"], env={**os.environ, "PYTHONPATH": str(ROOT)},
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip().splitlines()[-1].endswith("--ops takes operator indices separated by commas, not '3,x'")
+
+
+@pytest.mark.skipif(not (kvc.SHARED / "models" / "tiny_cnn_32.tflite").is_file(), reason="needs ../shared (tiny_cnn_32)")
+def test_ops_measures_only_the_named_layers(tmp_path, monkeypatch):
+    """--ops I,J: the bench image holds only those operators' layers (each once, in the model's order); an index of
+    no conv, depthwise or FC layer adds none."""
+    from buildtool.model import reader as tflite_reader
+    g = tflite_reader.parse((kvc.SHARED / "models" / "tiny_cnn_32.tflite").read_bytes())
+    every = [op.index for op in g.operators if op.opcode in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")]
+    other = next(op.index for op in g.operators if op.index not in every)
+    pick = [every[-1], every[0]]
+    monkeypatch.setattr(kvc, "OPS", frozenset(pick + [other]))
+    layers, c, _ = kvc.generate(g, tmp_path)
+    assert [op.index for _, op in layers] == sorted(pick) and [k for k, _ in layers] == [0, 1]
+    assert c.read_text().count("static void layer") == 2
