@@ -741,8 +741,10 @@ def _cost(measured: dict, table: str, name: str, cls: str, k: int, ch: int = 0, 
     sk = stride_class(cls, pk)
     if cls in _fits(m):
         return _bytes(measured, table, m, cls, k, pk), _per_output(_fits(m)[cls], k, ch) * _stride(m, sk, k, stride)
-    line = (m or {}).get("own_line", {}).get(cls) if INSTANCE_OWN_LINES and table == "instances" else None
-    if line:  # its own line, measured on the shapes that run it (variant_costs.py "own_line")
+    lines = (m or {}).get("own_line", {}) if INSTANCE_OWN_LINES and table == "instances" else {}
+    line = lines.get(pk) or lines.get(cls)
+    if line:  # its own line, measured on the shapes that run it (variant_costs.py "own_line"), its bytes class's
+        # where measured (OWN_SHAPES: the pixels a row leaves after its triples, each count its own code)
         return _bytes(measured, table, m, cls, k, pk), _per_output(line, k, ch) * _stride(m, sk, k, stride)
     own = _fits(measured["variants"].get(name)).get(cls)
     if table != "instances" or own is None:
