@@ -5,6 +5,7 @@ buildtool/codegen/variant_costs.json.
     python3 benchmarks/variant_costs.py --print    # the table only, nothing written
     python3 benchmarks/variant_costs.py --sets riscv   # one set measured again, the others' figures kept
     python3 benchmarks/variant_costs.py --sets cortex-m --classes depthwise   # those classes' rows alone again
+    python3 benchmarks/variant_costs.py --sets cortex-m --classes 'conv KxK own'   # the bt_rq2 own lines alone (OWN_SHAPES)
     python3 benchmarks/variant_costs.py --table [--write-docs]   # docs/code-size.md's table of the file, nothing measured
 
 Per kernel set, two one-layer models per layer class (conv KxK, conv stem (code_budget.budget_class), conv 1x1,
@@ -44,7 +45,8 @@ rolled) are measured as its instance is, under "compact" and "medium", on the sh
              ...]}: its run on a layer of stride 2 over its line there (an instance's own line where it has one), the
              factor of a strided layer's cycles (code_budget._cost, _stride, stride_class)
   own_line   (an instance SHAPES' layers do not run: bt_rq2's on a KxK) its line through the FORM_SHAPES and FIT_SHAPES
-             that run it, read where code_budget.INSTANCE_OWN_LINES
+             that run it, and one per bytes class of the row buffer ("conv KxK, rows, tail N") through OWN_SHAPES' (with
+             the instance's strided factor there against it), read where code_budget.INSTANCE_OWN_LINES
 and each own code's bytes are keyed by code_budget.bytes_class (the path conv_pm.h takes, the pixels a row leaves after
 its triples; BYTES_SHAPES built for those bytes alone). The rolled forms keep
   ratio      [[K, r], ...]: its cycles over its instance's on the same layer, per shape (the budget models it as its
@@ -128,8 +130,9 @@ FIT_SHAPES = (("conv 1x1", (1, 16, 16, 32), lambda b, x: b.conv2d(x, 16, 1, acti
 # patch rows step over input pixels, which the KxK lines through SHAPES' unstrided layers do not see (op 4 on its
 # bt_rq2 instance ran 1.05x its own line, op 8 1.00x); its factor linear in K between the two
 STRIDE_SHAPES = (("conv 1x1", (1, 32, 32, 16), lambda b, x: b.conv2d(x, 32, 1, 2, activation="NONE")),  # K 16, C 32
-                 # ResNet-8's op 10 (16x16x32 -> 8x8x64), and one of K 64: on the shared pm op 10 ran 1.09x less than
-                 # the K 16 factor said (the strided rows' overhead a pixel is not the same share of every K)
+                 # ResNet-8's op 10 (16x16x32 -> 8x8x64), and one of K 64: on the shared bt_conv_s8_pm_rq2_ssat op 10
+                 # was modelled 1.091x its run from the K 16 factor (1.213 there, 1.112 at K 32: the strided rows'
+                 # overhead a pixel is not the same share of every K)
                  ("conv 1x1", (1, 16, 16, 32), lambda b, x: b.conv2d(x, 64, 1, 2, activation="NONE")),  # K 32, C 64
                  ("conv 1x1", (1, 8, 8, 64), lambda b, x: b.conv2d(x, 128, 1, 2, activation="NONE")),  # K 64, C 128
                  ("conv KxK", (1, 32, 32, 16), lambda b, x: b.conv2d(x, 32, 3, 2, activation="NONE")),  # K 144, C 32
@@ -468,9 +471,9 @@ def table(costs: dict) -> list:
                 elif r.get("fit"):
                     cyc = ", ".join(f"{c} {_line(f)}" for c, f in sorted(r["fit"].items()))
                 else:
-                    cyc = "its variant's, times the measured instance's gain over its own variant" + "".join(
-                        f" (its own line measured, unused: code_budget.INSTANCE_OWN_LINES; {c} {_line(f)})"
-                        for c, f in sorted(r.get("own_line", {}).items()))
+                    own = "; ".join(f"{c} {_line(f)}" for c, f in sorted(r.get("own_line", {}).items()))
+                    cyc = "its variant's, times the measured instance's gain over its own variant" + (
+                        f" (its own lines measured, unused: code_budget.INSTANCE_OWN_LINES; {own})" if own else "")
                 cyc += _strided(r)
                 size = size or f"{r['bytes']:,}"
                 rows.append(f"| {board} | {name} ({label[table_]}) | {size} | {cyc} |")
