@@ -5,6 +5,7 @@ buildtool/codegen/variant_costs.json.
     python3 benchmarks/variant_costs.py --print    # the table only, nothing written
     python3 benchmarks/variant_costs.py --sets riscv   # one set measured again, the others' figures kept
     python3 benchmarks/variant_costs.py --sets cortex-m --classes depthwise   # those classes' rows alone again
+    python3 benchmarks/variant_costs.py --sets cortex-m --classes 'conv KxK own'   # the bt_rq2 own lines alone (OWN_SHAPES)
     python3 benchmarks/variant_costs.py --table [--write-docs]   # docs/code-size.md's table of the file, nothing measured
 
 Per kernel set, two one-layer models per layer class (conv KxK, conv stem (code_budget.budget_class), conv 1x1,
@@ -44,7 +45,8 @@ rolled) are measured as its instance is, under "compact" and "medium", on the sh
              ...]}: its run on a layer of stride 2 over its line there (an instance's own line where it has one), the
              factor of a strided layer's cycles (code_budget._cost, _stride, stride_class)
   own_line   (an instance SHAPES' layers do not run: bt_rq2's on a KxK) its line through the FORM_SHAPES and FIT_SHAPES
-             that run it, read where code_budget.INSTANCE_OWN_LINES
+             that run it, and one per bytes class of the row buffer ("conv KxK, rows, tail N") through OWN_SHAPES' (with
+             the instance's strided factor there against it), read where code_budget.INSTANCE_OWN_LINES
 and each own code's bytes are keyed by code_budget.bytes_class (the path conv_pm.h takes, the pixels a row leaves after
 its triples; BYTES_SHAPES built for those bytes alone). The rolled forms keep
   ratio      [[K, r], ...]: its cycles over its instance's on the same layer, per shape (the budget models it as its
@@ -128,6 +130,11 @@ FIT_SHAPES = (("conv 1x1", (1, 16, 16, 32), lambda b, x: b.conv2d(x, 16, 1, acti
 # patch rows step over input pixels, which the KxK lines through SHAPES' unstrided layers do not see (op 4 on its
 # bt_rq2 instance ran 1.05x its own line, op 8 1.00x); its factor linear in K between the two
 STRIDE_SHAPES = (("conv 1x1", (1, 32, 32, 16), lambda b, x: b.conv2d(x, 32, 1, 2, activation="NONE")),  # K 16, C 32
+                 # ResNet-8's op 10 (16x16x32 -> 8x8x64), and one of K 64: on the shared bt_conv_s8_pm_rq2_ssat op 10
+                 # was modelled 1.091x its run from the K 16 factor (1.213 there, 1.112 at K 32: the strided rows'
+                 # overhead a pixel is not the same share of every K)
+                 ("conv 1x1", (1, 16, 16, 32), lambda b, x: b.conv2d(x, 64, 1, 2, activation="NONE")),  # K 32, C 64
+                 ("conv 1x1", (1, 8, 8, 64), lambda b, x: b.conv2d(x, 128, 1, 2, activation="NONE")),  # K 64, C 128
                  ("conv KxK", (1, 32, 32, 16), lambda b, x: b.conv2d(x, 32, 3, 2, activation="NONE")),  # K 144, C 32
                  ("conv KxK", (1, 16, 16, 32), lambda b, x: b.conv2d(x, 64, 3, 2, activation="NONE")))  # K 288, C 64
 
@@ -151,13 +158,12 @@ BYTES_SHAPES = (("conv KxK", (1, 32, 32, 16), lambda b, x: b.conv2d(x, 32, 3, 2,
                 ("conv stem", (1, 16, 16, 3), lambda b, x: b.conv2d(x, 16, 3, activation="NONE")),  # K 27 odd S, tail 1
                 # 1x1: the patch's straight runs of up to 24 groups of 4 values (K 64: 16, K 128: a run of 24 and one of
                 # 8), so not monotone in K (vww's 6x6x128 -> 128 layers link 7.5-8.2 KB, its K 256 one 3.6 KB); maps of
-                # one block of triples (code_budget.bytes_class: vww's 3x3 ones, 1.5-6.0 KB at K 128); a strided
-                # one at K 32 (ResNet-8's op 10, 5,368 B, charged 4,036, the K 16 one's)
+                # one block of triples (code_budget.bytes_class: vww's 3x3 ones, 1.5-6.0 KB at K 128); the strided
+                # ones' bytes are STRIDE_SHAPES' (K 32: ResNet-8's op 10, 5,368 B, once charged 4,036, the K 16 one's)
                 ("conv 1x1", (1, 12, 12, 64), lambda b, x: b.conv2d(x, 64, 1, activation="NONE")),  # K 64
                 ("conv 1x1", (1, 6, 6, 128), lambda b, x: b.conv2d(x, 128, 1, activation="NONE")),  # K 128
                 ("conv 1x1", (1, 3, 3, 128), lambda b, x: b.conv2d(x, 256, 1, activation="NONE")),  # K 128, one block
                 ("conv 1x1", (1, 3, 3, 256), lambda b, x: b.conv2d(x, 256, 1, activation="NONE")),  # K 256, one block
-                ("conv 1x1", (1, 16, 16, 32), lambda b, x: b.conv2d(x, 64, 1, 2, activation="NONE")),  # K 32, strided
                 # an odd count of output channels (code_budget.ODD_C: conv_pm.h's odd last channel): vww's rows-live 6x6
                 # layers, ops 12 (K 64, 107 live channels) and 18 (K 128, 19 live)
                 ("conv 1x1", (1, 6, 6, 64), lambda b, x: b.conv2d(x, 107, 1, activation="NONE")),  # K 64, odd C
@@ -173,17 +179,35 @@ ENTRY_SHAPES = (*(("depthwise s2g", (1, 6, 2 * w, 32), lambda b, x: b.depthwise(
                 ("depthwise planes", (1, 3, 15, 32), lambda b, x: b.depthwise(x, 3, activation="NONE")))
 
 
-ALL_SHAPES = SHAPES + FORM_SHAPES + FIT_SHAPES + STRIDE_SHAPES + BYTES_SHAPES + ENTRY_SHAPES
+# The bt_rq2 instance's own line on the KxK's row buffer (the instance SHAPES' layers do not run: code_budget
+# INSTANCE_OWN_LINES) per bytes class (code_budget.bytes_class: the pixels a row leaves after its triples, out.w % 3,
+# each count its own code): the one line through FORM_SHAPES' and FIT_SHAPES' layers (tails 0, 2 and 2) modelled
+# ResNet-8's op 5 (16x16, tail 1) 1.020x its run and op 9 (8x8x64, K 576) 1.034x. Three layers a tail, their K / C
+# not all equal (the line a + b K + c K / C through them), ResNet-8's among them (ops 1-2, 5, 9 and ops 4, 8 unstrided),
+# then its two strided 3x3 layers: their run over their tail's line, the "strided" factor of the instance on the row
+# buffer (replacing STRIDE_SHAPES' against the one line). Their class label is "conv KxK" + OWN (`--classes 'conv KxK
+# own'` measures them alone; `--classes 'conv KxK'` with the rest of the class); run on the instance alone.
+OWN = " own"
+OWN_SHAPES = tuple(("conv KxK" + OWN, shape, lambda b, x, c=c, s=s: b.conv2d(x, c, 3, s, activation="NONE"))
+                   for shape, c, s in (((1, 15, 15, 16), 32, 1), ((1, 9, 9, 32), 32, 1), ((1, 9, 9, 64), 64, 1),  # tail 0
+                                       ((1, 16, 16, 16), 32, 1), ((1, 16, 16, 32), 32, 1), ((1, 16, 16, 32), 64, 1),  # 1
+                                       ((1, 32, 32, 16), 16, 1), ((1, 8, 8, 32), 64, 1), ((1, 8, 8, 64), 64, 1),  # 2
+                                       ((1, 32, 32, 16), 32, 2), ((1, 16, 16, 32), 64, 2)))  # strided: tails 1, 2
+
+
+ALL_SHAPES = SHAPES + FORM_SHAPES + FIT_SHAPES + STRIDE_SHAPES + BYTES_SHAPES + ENTRY_SHAPES + OWN_SHAPES
 
 
 def layers() -> list:
     """(class, one-layer graph every variant of the class may run, its role) of each of SHAPES ("all"), FORM_SHAPES
     ("forms": the instance's forms alone), FIT_SHAPES ("fit": the fits alone), STRIDE_SHAPES ("stride": the strided
-    ratios), BYTES_SHAPES ("bytes": the instance's bytes alone, built, not run) and ENTRY_SHAPES ("entry": the symbols
-    alone) (activation NONE: the full int8 range)."""
+    ratios), BYTES_SHAPES ("bytes": the instance's bytes alone, built, not run), ENTRY_SHAPES ("entry": the symbols
+    alone) and OWN_SHAPES ("own": the instance's own lines per bytes class alone) (activation NONE: the full int8
+    range)."""
     out = []
     roles = (["all"] * len(SHAPES) + ["forms"] * len(FORM_SHAPES) + ["fit"] * len(FIT_SHAPES)
-             + ["stride"] * len(STRIDE_SHAPES) + ["bytes"] * len(BYTES_SHAPES) + ["entry"] * len(ENTRY_SHAPES))
+             + ["stride"] * len(STRIDE_SHAPES) + ["bytes"] * len(BYTES_SHAPES) + ["entry"] * len(ENTRY_SHAPES)
+             + ["own"] * len(OWN_SHAPES))
     for n, ((cls, shape, make), role) in enumerate(zip(ALL_SHAPES, roles)):
         b = GraphBuilder(f"cost-{cls.replace(' ', '-')}-{n}", seed=1)
         make(b, b.input(shape))
@@ -249,6 +273,7 @@ def measure(board: str, work: Path, classes: tuple = ()) -> dict:
             kernel_variants.medium_op(inst, g, o_) if f == code_budget.MEDIUM else not kernel_variants.stem_op(g, o_))]
         inst_codes = (["instance"] if inst else []) + forms
         codes = (inst_codes if role in ("forms", "bytes") else [names[0], names[-1]] if role == "entry"
+                 else ["instance"] if role == "own" and inst else [] if role == "own"
                  else inst_codes + list(names))  # forms alone: the bytes' common theirs; an entry against the reference
         entries = {}
         for code in codes:
@@ -280,6 +305,10 @@ def measure(board: str, work: Path, classes: tuple = ()) -> dict:
         if role == "entry":
             continue
         c_out = int(g.tensors[g.operators[op].outputs[0]].shape[-1])
+        if role == "own":
+            own_lines(found["instances"].setdefault(inst, {"bytes": 0, "fit": {}, "class_bytes": {}}), g.operators[op],
+                      g, cls.removesuffix(OWN), runs["instance"][1], c_out, own_fit)
+            continue
         for code, (syms, run) in runs.items():
             k, per = run or (patch(g, g.operators[op]), None)
             table, name = {"instance": ("instances", inst), **{f: (f, inst) for f in code_budget.ROLLED}}.get(
@@ -324,6 +353,26 @@ def measure(board: str, work: Path, classes: tuple = ()) -> dict:
             print(f"{board} {cls:9s} {name + _LABEL.get(table, ''):44s} {size:>6,} B "
                   f"K {k:4d} {per:8.2f} cycles/output", flush=True)
     return found
+
+
+def own_lines(row: dict, op, g, cls: str, run: tuple, c_out: int, own_fit: dict) -> None:
+    """An OWN_SHAPES layer's run (K, cycles per output) on its instance (row, on class cls): an unstrided one's a point
+    of the own line of its bytes class (code_budget.bytes_class: "conv KxK, rows, tail 1"), the line through its
+    points (fit); a strided one's its run over that line at its K, the row's "strided" factor on its stride class at
+    that K (replacing one STRIDE_SHAPES measured against the one own line: code_budget._cost reads the tail's line
+    where it has one)."""
+    k, per = run
+    pk = code_budget.bytes_class(g, op, cls)
+    if code_budget.strided(op):
+        sk = code_budget.stride_class(cls, pk)
+        f = round(per / code_budget._per_output(row["own_line"][pk], k, c_out), 5)
+        row.setdefault("strided", {})[sk] = sorted([p for p in row.get("strided", {}).get(sk, []) if p[0] != k] +
+                                                   [[k, f]])
+        print(f"{cls:9s} {pk:28s} own instance K {k:4d} {per:8.2f} cycles/output: strided x{f:g}", flush=True)
+        return
+    own_fit.setdefault((id(row), pk), []).append((k, c_out, per))
+    row.setdefault("own_line", {})[pk] = fit(own_fit[(id(row), pk)])
+    print(f"{cls:9s} {pk:28s} own instance K {k:4d} {per:8.2f} cycles/output", flush=True)
 
 
 _LABEL = {"instances": " (own instance)", "compact": " (compact instance)", "medium": " (medium instance)"}
@@ -422,9 +471,9 @@ def table(costs: dict) -> list:
                 elif r.get("fit"):
                     cyc = ", ".join(f"{c} {_line(f)}" for c, f in sorted(r["fit"].items()))
                 else:
-                    cyc = "its variant's, times the measured instance's gain over its own variant" + "".join(
-                        f" (its own line measured, unused: code_budget.INSTANCE_OWN_LINES; {c} {_line(f)})"
-                        for c, f in sorted(r.get("own_line", {}).items()))
+                    own = "; ".join(f"{c} {_line(f)}" for c, f in sorted(r.get("own_line", {}).items()))
+                    cyc = "its variant's, times the measured instance's gain over its own variant" + (
+                        f" (its own lines measured, unused: code_budget.INSTANCE_OWN_LINES; {own})" if own else "")
                 cyc += _strided(r)
                 size = size or f"{r['bytes']:,}"
                 rows.append(f"| {board} | {name} ({label[table_]}) | {size} | {cyc} |")

@@ -581,21 +581,24 @@ def test_report_shows_the_code_plan(tmp_path):
 
 # ResNet-8's speed set runs bt_rq2 instances (ops 4, 5, 8, 9) the budget models from the rq2m instance's gain, 1.02-1.06x
 # their run while code_budget.INSTANCE_OWN_LINES is off (issue 50, docs/code-size.md): the predicted ratio reads
-# 1.0246 where the run's is 1.0453 (0.0207) since the shared KxK widened its filter rows and op 4's instance was
-# modelled at its run. Back to 0.02 when the own lines are read.
-RATIO_ERROR = {"pretrainedResnet_quant": 0.025}
+# 1.0246 where the run's is 1.0453 (0.0207). With the own lines read (their bytes class's, variant_costs.py OWN_SHAPES)
+# ResNet-8's is 1.0394 predicted, 1.0393 run: held to the common 0.02 (the case own=True).
+RATIO_ERROR = {("pretrainedResnet_quant", False): 0.025}
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("model", ["vww_96_int8", "pretrainedResnet_quant"])
-def test_modelled_cycles_agree_with_the_firmware_on_vww(tmp_path, model):
+@pytest.mark.parametrize("model,own", [("vww_96_int8", False), ("pretrainedResnet_quant", False),
+                                       ("pretrainedResnet_quant", True)])
+def test_modelled_cycles_agree_with_the_firmware_on_vww(tmp_path, model, own, monkeypatch):
     """The MLPerf vww (and ResNet-8, whose stem the KxK line modelled at 0.65x its cycles on a shared variant before
     stems were a class of their own: code_budget.budget_class) on cortex-m4 at balanced and at speed, run in QEMU:
     over the layers the budget chose for, the
     firmware's estimated cycles (the run report's, firmware/cycles.py: the midpoint of low-high) are the budget's
     modelled cycles within 10 % per preset, and the budget's predicted ratio balanced / speed is the measured ratio
-    within 0.02 (ResNet-8: RATIO_ERROR); balanced moves layers (the choice is not speed's) and stays within 5 % of
-    speed, modelled and measured; the outputs of both are the same bytes."""
+    within 0.02 (ResNet-8 with the own lines off: RATIO_ERROR); balanced moves layers (the choice is not speed's) and stays within 5 % of
+    speed, modelled and measured; the outputs of both are the same bytes. own: code_budget.INSTANCE_OWN_LINES (its
+    value in the commit: off)."""
+    monkeypatch.setattr(code_budget, "INSTANCE_OWN_LINES", own)
     path = Path(os.environ.get("BUILDTOOL_SHARED", ROOT.parent / "shared")) / "models" / "mlperf-tiny" / f"{model}.tflite"
     if not path.exists():
         pytest.skip("../shared not present")
@@ -616,7 +619,7 @@ def test_modelled_cycles_agree_with_the_firmware_on_vww(tmp_path, model):
     assert yb == ys
     assert any(not r["instance"] or r["compact"] for r in cb["layers"]) and cb["bytes"] < cs["bytes"]
     predicted = cb["cycles"] / cs["cycles"]
-    assert abs(predicted - mb / ms) <= RATIO_ERROR.get(model, 0.02), (predicted, mb / ms)
+    assert abs(predicted - mb / ms) <= RATIO_ERROR.get((model, own), 0.02), (predicted, mb / ms)
     assert predicted <= 1 + code_budget.BALANCED_SLACK and mb / ms <= 1 + code_budget.BALANCED_SLACK
 
 
@@ -1060,13 +1063,14 @@ def test_conv_instance_bytes_are_the_linked_symbols(model, form, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("form,ops", [("instance", (1, 2, 6, 10)), (code_budget.MEDIUM, (1, 2)),
-                                      ("bt_conv_s8_1x1_rq2_ssat", (6, 10))])
+                                      ("bt_conv_s8_1x1_rq2_ssat", (6, 10)), ("bt_conv_s8_pm_rq2_ssat", (6, 10))])
 def test_rq2_instances_and_strided_1x1_cycles_agree_with_the_run(form, ops, tmp_path, monkeypatch):
     """ResNet-8 on cortex-m4, run in QEMU: its 3x3 16 -> 16 layers (ops 1, 2) on their own bt_rq2 instance (K 144 > 2 C:
     not the doubled sums') and its medium form, and its strided 1x1 layers (ops 6, 10) on their instance and on the lean
-    shared 1x1, modelled (the code plan's cycles) within 2 % of the run's estimate (midpoint of low-high). Before, the
-    bt_rq2 instance was modelled from the doubled one's gain over its variant (ops 1-2's medium: 3.30 M modelled, 2.91 M
-    run) and the 1x1 line ignored the stride (op 6 on the lean 1x1: 260.9 K modelled, 271.6 K run). The bt_rq2
+    shared 1x1 and on the shared pm (bt_conv_s8_pm_rq2_ssat), modelled (the code plan's cycles) within 2 % of the run's estimate (midpoint of
+    low-high). Before, the bt_rq2 instance was modelled from the doubled one's gain over its variant (ops 1-2's medium:
+    3.30 M modelled, 2.91 M run), the 1x1 line ignored the stride (op 6 on the lean 1x1: 260.9 K modelled, 271.6 K run),
+    and then its factor was measured at K 16 alone (op 10, K 32, on the shared pm: 1.091x its run). The bt_rq2
     instance's own line (variant_costs.json "own_line") read: code_budget.INSTANCE_OWN_LINES, off by default (see
     there)."""
     monkeypatch.setattr(code_budget, "INSTANCE_OWN_LINES", True)
@@ -1102,17 +1106,19 @@ def _modelled_and_run(model: str, form: str | None, tmp_path) -> tuple:
 
 
 @pytest.mark.slow
-def test_strided_kxk_instances_cycles_agree_with_the_run(tmp_path, monkeypatch):
-    """ResNet-8 on cortex-m4, run in QEMU: its strided 3x3 layers (ops 4, 8: K 144 and 288, stride 2, on the row buffer)
-    on their own bt_rq2 instances, modelled within 2 % of the run's estimate: their cycles are the own line's times the
-    factor measured on a strided KxK (variant_costs.py STRIDE_SHAPES, "strided" under code_budget.stride_class's
-    "conv KxK, rows"). Before, the KxK had no strided factor: op 4 modelled 0.952x its run (1,426 K for 1,499 K)."""
+def test_row_buffer_kxk_instances_cycles_agree_with_the_run(tmp_path, monkeypatch):
+    """ResNet-8 on cortex-m4, run in QEMU: its 3x3 layers on the row buffer past the stem (ops 1, 2, 5, 9 and the strided
+    ops 4, 8) on their own bt_rq2 instances, modelled within 1 % of the run's estimate: their cycles are the own line of
+    their bytes class (code_budget.bytes_class: the pixels a row leaves after its triples, out.w % 3; variant_costs.py
+    OWN_SHAPES), a strided one's times the factor measured against it ("strided" under code_budget.stride_class's
+    "conv KxK, rows"). Before, one own line for every tail: op 5 (16x16, a pixel left) 1.020x its run, op 9 (8x8x64, K
+    576) 1.034x; and before that no strided factor: op 4 0.952x (1,426 K for 1,499 K)."""
     monkeypatch.setattr(code_budget, "INSTANCE_OWN_LINES", True)
     rows, est = _modelled_and_run("pretrainedResnet_quant", "instance", tmp_path)
-    for i in (4, 8):
+    for i in (1, 2, 4, 5, 8, 9):
         r = rows[i]
         assert r["instance"] and not r["medium"] and not r["compact"] and r["variant"] == "bt_conv_s8_pm_rq2_ssat", r
-        assert abs(r["cycles"] / est[i] - 1) <= 0.02, (i, r["cycles"], est[i])
+        assert abs(r["cycles"] / est[i] - 1) <= 0.01, (i, r["cycles"], est[i])
 
 
 @pytest.mark.slow
@@ -1151,3 +1157,45 @@ def test_rows_live_odd_channel_instances_bytes_are_the_linked_symbols(form, tmp_
     assert len(got) >= 5, got
     for i, b, n in got:
         assert abs(b / n - 1) <= 0.08, (form, i, b, n)
+
+
+def _variant_costs_module():
+    import importlib.util
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    spec = importlib.util.spec_from_file_location("variant_costs_bench", ROOT / "benchmarks" / "variant_costs.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_instance_reads_its_bytes_class_own_line(monkeypatch):
+    """With code_budget.INSTANCE_OWN_LINES a bt_rq2 instance on the KxK's row buffer is modelled by the own line of its
+    bytes class (variant_costs.json "own_line" "conv KxK, rows, tail N", variant_costs.py OWN_SHAPES: one for each count
+    of pixels a row leaves after its triples), a path without one (bt_pm_loop3) by the one line; off, by neither (the
+    doubled instance's gain). And `--classes 'conv KxK own'` (merge_classes) replaces the own lines and the instance's
+    strided factor alone: every other row's "conv KxK" figures stay."""
+    m = code_budget.costs()["cortex-m"]
+    name = "bt_conv_s8_pm_rq2_ssat"
+    lines = m["instances"][name]["own_line"]
+    tails = [f"conv KxK, rows{code_budget.TAIL}{t}" for t in range(3)]
+    assert all(t in lines for t in tails) and "conv KxK" in lines
+    monkeypatch.setattr(code_budget, "INSTANCE_OWN_LINES", True)
+    got = {pk: code_budget._cost(m, "instances", name, "conv KxK", 288, 32, pk)[1]
+           for pk in tails + ["conv KxK, loop3"]}
+    for pk in tails:
+        assert got[pk] == pytest.approx(code_budget._per_output(lines[pk], 288, 32))
+    assert got["conv KxK, loop3"] == pytest.approx(code_budget._per_output(lines["conv KxK"], 288, 32))
+    assert len({round(v, 3) for v in got.values()}) == 4  # each its own figure
+    monkeypatch.setattr(code_budget, "INSTANCE_OWN_LINES", False)
+    off = code_budget._cost(m, "instances", name, "conv KxK", 288, 32, tails[1])[1]
+    assert all(abs(off - v) > 1 for v in got.values())
+    vc = _variant_costs_module()
+    assert any(c.endswith(vc.OWN) for c, _, _ in vc.ALL_SHAPES)
+    new = {"instances": {name: {"bytes": 0, "fit": {}, "class_bytes": {},
+                                "own_line": {tails[1]: [1.0, 1.0, 0.0]}, "strided": {"conv KxK, rows": [[144, 1.5]]}}}}
+    merged = vc.merge_classes(m, new, ("conv KxK" + vc.OWN,))
+    row = merged["instances"][name]
+    assert row["own_line"][tails[1]] == [1.0, 1.0, 0.0] and row["own_line"][tails[0]] == lines[tails[0]]
+    assert row["strided"]["conv KxK, rows"] == [[144, 1.5]] and row["points"] == m["instances"][name]["points"]
+    assert merged["variants"] == m["variants"] and merged["medium"] == m["medium"]

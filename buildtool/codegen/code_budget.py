@@ -66,12 +66,16 @@ COMPACT = "compact"  # a CodePlan choice's form of a layer's compact instance (k
 MEDIUM = "medium"  # a CodePlan choice's form of a layer's medium instance (kernel_variants.MEDIUM)
 ROLLED = (COMPACT, MEDIUM)  # the instance forms modelled against the full one (each its table of variant_costs.json)
 # The line of an instance variant_costs.py's SHAPES do not run (bt_rq2's: their K <= 2 C takes the doubled sums'),
-# measured on the shapes that do ("own_line": ResNet-8's 3x3 16 -> 16 layers, ops 1-2, 2.88 M est. cycles as their
-# instance, 2.90 M as its medium form, modelled so within 0.3 %): off, the doubled instance's gain over its variant
-# (3.30 M for ops 1-2's medium). On, the fastest set takes ops 1-2's instance (ResNet-8's modelled fastest 16.22 M ->
-# 15.48 M) and balanced, 4 % from it, buys their medium instance and op 0's full one: layer kernels 10,584 -> 18,816 B,
-# past issue 50's 1.5x CMSIS-NN on ResNet-8 (17.5 -> ~25.5 KiB, 1.95x): the shared KxK runs ops 1-2 at 1.09x their
-# instance, which no cheaper code recovers. Off until the KxK closes that gap (docs/code-size.md).
+# measured on the shapes that do ("own_line"), one per bytes class where measured (bytes_class: the pixels a row of the
+# row buffer leaves after its triples, each count its own code; variant_costs.py OWN_SHAPES): ResNet-8's bt_rq2
+# instances (ops 1-2, 4, 5, 8, 9) modelled within 0.1 % of their run (with one line for every tail op 5 was 1.020x, op 9
+# 1.034x). Off, the doubled instance's gain over its variant (ops 4, 5, 8, 9 1.02-1.06x their run, ops 1-2's medium
+# 3.30 M for 2.91 M): ResNet-8's balanced / speed 1.0246 modelled, 1.0453 run. On, 1.0394 modelled, 1.0393 run, but
+# the fastest set takes ops 1-2's instance (modelled fastest 15.98 M -> 15.40 M) and balanced, 3.9 % from it, buys ops
+# 1-2's medium instance, op 9's compact one and op 0's medium: layer kernels 12,056 -> 20,428 B, ResNet-8's code on
+# cortex-m4 19.0 -> 27.0 KiB, 1.45x -> 2.07x CMSIS-NN (benchmarks/code_size.py), past issue 50's 1.5x: the shared KxK
+# runs ops 1-2 at 1.05x their instance, which no cheaper code recovers. Off until the KxK closes that gap
+# (docs/code-size.md).
 INSTANCE_OWN_LINES = False
 SOLVE_SEED = 0  # CP-SAT's random seed (one worker): the same search every time
 SOLVE_LIMIT = 10.0  # CP-SAT's deterministic time per solve (its own work units, not seconds: the same cut-off every run)
@@ -726,7 +730,8 @@ def _cost(measured: dict, table: str, name: str, cls: str, k: int, ch: int = 0, 
     read k values each (bytes:
     _bytes at k). An instance of a variant not measured as one: the measured instance's bytes, and its variant's cycles
     scaled by what the measured instance saves over its own variant on the class at k (the same loops, the same
-    constants folded), None when nothing was measured for the class. A compact or medium instance: its instance's
+    constants folded), None when nothing was measured for the class; where INSTANCE_OWN_LINES, an instance's own line
+    instead where measured (variant_costs.json "own_line": its bytes class pk's, else cls's). A compact or medium instance: its instance's
     cycles times the ratio measured between the two forms on the same layers (the "ratio" points of its table's rows,
     _points: [K, form / instance], linear between them, the nearest's beyond; at least 1). stride: the layer is strided
     (strided()): the cycles times the row's measured "strided" factor on the class, where measured (_stride)."""
@@ -741,8 +746,10 @@ def _cost(measured: dict, table: str, name: str, cls: str, k: int, ch: int = 0, 
     sk = stride_class(cls, pk)
     if cls in _fits(m):
         return _bytes(measured, table, m, cls, k, pk), _per_output(_fits(m)[cls], k, ch) * _stride(m, sk, k, stride)
-    line = (m or {}).get("own_line", {}).get(cls) if INSTANCE_OWN_LINES and table == "instances" else None
-    if line:  # its own line, measured on the shapes that run it (variant_costs.py "own_line")
+    lines = (m or {}).get("own_line", {}) if INSTANCE_OWN_LINES and table == "instances" else {}
+    line = lines.get(pk) or lines.get(cls)
+    if line:  # its own line, measured on the shapes that run it (variant_costs.py "own_line"), its bytes class's
+        # where measured (OWN_SHAPES: the pixels a row leaves after its triples, each count its own code)
         return _bytes(measured, table, m, cls, k, pk), _per_output(line, k, ch) * _stride(m, sk, k, stride)
     own = _fits(measured["variants"].get(name)).get(cls)
     if table != "instances" or own is None:
@@ -765,9 +772,12 @@ def stride_class(cls: str, pk: str | None) -> str:
 
 def _stride(row: dict | None, cls: str, k: int, stride: bool) -> float:
     """A measured row's factor on a strided layer of stride class cls (stride_class) at K k (variant_costs.py
-    STRIDE_SHAPES: its run over its line, [[K, factor], ...], linear between, the nearest's beyond): ResNet-8's strided
-    1x1 layers ran 1.04x the lean 1x1's line, 1.05x their instances'; its strided 3x3 ones on the row buffer (ops 4, 8)
-    1.05x and 1.00x their bt_rq2 instance's own line; 1 where not strided or not measured."""
+    STRIDE_SHAPES, OWN_SHAPES: its run over its line, [[K, factor], ...], linear between, the nearest's beyond): a strided
+    1x1 measured at K 16, 32 and 64 (ResNet-8's ops 6 and 10: the shared bt_conv_s8_pm_rq2_ssat 1.213x and 1.112x its
+    line, the lean 1x1 1.041x and 1.036x; op 10 on that shared pm was modelled 1.091x its run from the K 16 factor
+    alone); ResNet-8's strided
+    3x3 ones on the row buffer (ops 4, 8) 1.022x and 1.013x their bt_rq2 instance's own line of their bytes class; 1
+    where not strided or not measured."""
     pts = (row or {}).get("strided", {}).get(cls) if stride else None
     return _between(pts, k) if pts else 1.0
 
