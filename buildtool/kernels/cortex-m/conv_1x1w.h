@@ -26,25 +26,44 @@ static inline int bt_1x1w_ok(const bt_conv_params *p) {
          p->in.c > BT_COL_MAX && p->in.c <= 3 * BT_COL_MAX && p->out.c >= 4;
 }
 
+/* Groups a pass of bt_1x1w_mm3x2's loop: 8 (its end test 7 est. cycles a pass against 27 a group; mobilenetv2_160_a1's
+ * 960 -> 160 at 5x5, 5.234 M -> 5.111 M zero-wait cycles against 4), but 4 on a part built for a small instruction
+ * cache (BT_ICACHE_BYTES): the 8 groups' 720 B and the calls' code missed nucleo-l4r5zi's 1 KiB (LRU) every pass
+ * (5.26 M -> 5.68 M modelled cycles, 0.57 M of them fetch stalls). */
+#ifdef BT_ICACHE_BYTES
+#define BT_1X1W_U 6
+#define BT_1X1W_RUN BT_1X1W_S4 BT_1X1W_S2
+#else
+#define BT_1X1W_U 8
+#define BT_1X1W_RUN BT_1X1W_S4 BT_1X1W_S4
+#endif
+
 /* acc[0..6) (bt_mm3x2's order: pixel 0 row 0, pixel 0 row 1, pixel 1..., pixel 2...) += triple c . rows f, f + K
  * over ng groups of 4 values (the triple's columns BT_GROUPED(3, 4 ng)). */
 static __attribute__((noinline)) void bt_1x1w_mm3x2(const int16_t *c, const int8_t *f, int32_t K, int32_t ng,
                                                      int32_t *acc) {   /* a call: inlined, gcc left its asm no registers */
 #if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP && defined(__OPTIMIZE__)
   uint32_t a00 = (uint32_t)acc[0], a01 = (uint32_t)acc[1], a10 = (uint32_t)acc[2], a11 = (uint32_t)acc[3];
-  uint32_t a20 = (uint32_t)acc[4], a21 = (uint32_t)acc[5], wa = (uint32_t)(f + 4 * (ng & ~3)), wb, x0, x1, x2;
+  uint32_t a20 = (uint32_t)acc[4], a21 = (uint32_t)acc[5], wa, wb, x0, x1, x2;
+  const int32_t r = ng % BT_1X1W_U;
+  wa = (uint32_t)(f + 4 * (ng - r));
 #define BT_1X1W_OPS                                                                                            \
   : [a00] "+r"(a00), [a01] "+r"(a01), [a10] "+r"(a10), [a11] "+r"(a11), [a20] "+r"(a20), [a21] "+r"(a21),      \
     [c] "+r"(c), [f] "+r"(f), [wa] "+r"(wa), [wb] "=&r"(wb), [x0] "=&r"(x0), [x1] "=&r"(x1), [x2] "=&r"(x2)
-  /* the operands made opaque: with what gcc's GCSE knew of them (the sums started from the same biases, ...) it left
-     the asm's 14 registers none at -O2 and -O3 ("impossible constraints") */
+#define BT_1X1W_S2 BT_MM3X2_STEP_R BT_MM3X2_STEP_R
+#define BT_1X1W_S4 BT_1X1W_S2 BT_1X1W_S2
+  /* the operands made opaque: with what gcc's GCSE knew of them it left the asm's 14 registers none at -O2 and -O3
+     ("impossible constraints") */
   __asm__("" : "+r"(a00), "+r"(a01), "+r"(a10), "+r"(a11), "+r"(a20), "+r"(a21), "+r"(c), "+r"(f), "+r"(wa), "+r"(K));
-  if (ng >= 4)   /* the end (in wa) pushed below SP, read from it (gcc's own address of it took a register) */
-    __asm__ volatile("str %[wa], [sp, #-8]!\n1:\n\t" BT_MM3X2_STEP_R BT_MM3X2_STEP_R BT_MM3X2_STEP_R
-                     BT_MM3X2_STEP_R "ldr %[wa], [sp]\n\tcmp %[f], %[wa]\n\tbne 1b\n\tadd sp, sp, #8\n\t" BT_1X1W_OPS
+  if (ng >= BT_1X1W_U)   /* the end (in wa) pushed below SP, read from it (no register left for it) */
+    __asm__ volatile("str %[wa], [sp, #-8]!\n1:\n\t" BT_1X1W_RUN
+                     "ldr %[wa], [sp]\n\tcmp %[f], %[wa]\n\tbne 1b\n\tadd sp, sp, #8\n\t" BT_1X1W_OPS
                      : [K] "r"(K) : "cc", "memory");
-  if (ng & 2) __asm__ volatile(BT_MM3X2_STEP_R BT_MM3X2_STEP_R BT_1X1W_OPS : [K] "r"(K) : "cc", "memory");
-  if (ng & 1) __asm__ volatile(BT_MM3X2_STEP_R BT_1X1W_OPS : [K] "r"(K) : "cc", "memory");
+  if (r & 4) __asm__ volatile(BT_1X1W_S4 BT_1X1W_OPS : [K] "r"(K) : "cc", "memory");
+  if (r & 2) __asm__ volatile(BT_1X1W_S2 BT_1X1W_OPS : [K] "r"(K) : "cc", "memory");
+  if (r & 1) __asm__ volatile(BT_MM3X2_STEP_R BT_1X1W_OPS : [K] "r"(K) : "cc", "memory");
+#undef BT_1X1W_S4
+#undef BT_1X1W_S2
 #undef BT_1X1W_OPS
   acc[0] = (int32_t)a00; acc[1] = (int32_t)a01; acc[2] = (int32_t)a10; acc[3] = (int32_t)a11;
   acc[4] = (int32_t)a20; acc[5] = (int32_t)a21;
@@ -67,35 +86,35 @@ static inline int8_t bt_1x1w_out(const bt_conv_params *p, int32_t a, int32_t c) 
   return (int8_t)bt_clamp(bt_mbqm_fast(a, p->multiplier[c], p->shift[c]) + p->output_offset, p->act_min, p->act_max);
 }
 
-/* One triple: input pixels x[0..3), outputs o[0..3); col: the frame's 3 BT_COL_MAX int16. */
+/* One triple: input pixels x[0..3), outputs o[0..3); col: the frame's 3 BT_COL_MAX int16. Per block of pairs: their
+ * six sums each started from the biases, each chunk's pairs (one call each, its sums read and written back), then
+ * the block's outputs: three short loops, so the pairs' one (with bt_1x1w_mm3x2) stays in the instruction cache. */
 static __attribute__((noinline)) void bt_1x1w_triple(const bt_conv_params *p, const int8_t *const *x, int8_t *const *o,
                                                      int16_t *col) {
   const int32_t K = p->in.c, cout = p->out.c, np = (cout + 1) >> 1, off = p->input_offset, off2 = bt_dup16(off);
   const int32_t *const bias = p->bias;
   int32_t *const part = (int32_t *)(void *)(col + 3 * BT_1X1W_KC);   /* the block's pairs' sums between chunks */
   for (int32_t j0 = 0; j0 < np; j0 += BT_1X1W_PAIRS) {
-    const int32_t j1 = j0 + BT_1X1W_PAIRS < np ? j0 + BT_1X1W_PAIRS : np;
+    const int32_t nj = np - j0 < BT_1X1W_PAIRS ? np - j0 : BT_1X1W_PAIRS;
+    for (int32_t j = 0; j < nj; j++) {
+      const int32_t c = 2 * (j0 + j) + 2 <= cout ? 2 * (j0 + j) : cout - 2;
+      const int32_t b0 = bias ? bias[c] : 0, b1 = bias ? bias[c + 1] : 0;
+      int32_t *const s = part + 6 * j;
+      s[0] = b0; s[1] = b1; s[2] = b0; s[3] = b1; s[4] = b0; s[5] = b1;
+    }
     for (int32_t k0 = 0; k0 < K; k0 += BT_1X1W_KC) {
-      const int32_t kc = K - k0 < BT_1X1W_KC ? K - k0 : BT_1X1W_KC, last = k0 + kc == K;
+      const int32_t kc = K - k0 < BT_1X1W_KC ? K - k0 : BT_1X1W_KC;
       for (int q = 0; q < 3; q++) bt_widenp_x(x[q] + k0, col, q, kc, 3, off, off2, 0);
-      for (int32_t j = j0; j < j1; j++) {
-        const int32_t c = 2 * j + 2 <= cout ? 2 * j : cout - 2;
-        int32_t a[6], *const s = part + 6 * (j - j0);
-        if (k0 == 0) {
-          const int32_t b0 = bias ? bias[c] : 0, b1 = bias ? bias[c + 1] : 0;
-          a[0] = b0; a[1] = b1; a[2] = b0; a[3] = b1; a[4] = b0; a[5] = b1;
-        } else {
-          for (int i = 0; i < 6; i++) a[i] = s[i];
-        }
-        bt_1x1w_mm3x2(col, p->filter + c * K + k0, K, kc >> 2, a);
-        if (!last) {
-          for (int i = 0; i < 6; i++) s[i] = a[i];
-        } else {
-          for (int q = 0; q < 3; q++) {
-            o[q][c] = bt_1x1w_out(p, a[2 * q], c);
-            o[q][c + 1] = bt_1x1w_out(p, a[2 * q + 1], c + 1);
-          }
-        }
+      const int8_t *f = p->filter + 2 * j0 * K + k0;
+      for (int32_t j = 0; j < nj; j++, f += 2 * K)
+        bt_1x1w_mm3x2(col, 2 * (j0 + j) + 2 <= cout ? f : p->filter + (cout - 2) * K + k0, K, kc >> 2, part + 6 * j);
+    }
+    for (int32_t j = 0; j < nj; j++) {
+      const int32_t c = 2 * (j0 + j) + 2 <= cout ? 2 * (j0 + j) : cout - 2;
+      const int32_t *const s = part + 6 * j;
+      for (int q = 0; q < 3; q++) {
+        o[q][c] = bt_1x1w_out(p, s[2 * q], c);
+        o[q][c + 1] = bt_1x1w_out(p, s[2 * q + 1], c + 1);
       }
     }
   }
