@@ -10,9 +10,9 @@
  * pairs' sums started from the biases (the first chunk) or from the block's sums, the last chunk's requantised
  * (bt_mbqm_fast, any activation range: a few cycles against K MACs an output) and stored. The asm (bt_1x1w_mm3x2):
  * BT_MM3X2_STEP_R with the filter row stride K apart from the chunk's length, four groups a pass, the end pointer
- * pushed below SP (its 14 registers all taken). The pixels a band leaves after its triples: two, one pair of columns of the
- * whole K (bt_mm2x2, 2 K <= 3 BT_COL_MAX) or else two single pixels; one, a column of K four channels at a time
- * (bt_mv1x4). An odd last channel: the last pair is (c_out - 2, c_out - 1) (c_out - 2 computed again, the same
+ * pushed below SP (its 14 registers all taken). The pixels a band leaves after its triples (one or two: a square map leaves
+ * one, n^2 % 3 < 2), each a column of the whole K four channels at a time (bt_mv1x4; a pair of columns, bt_mm2x2, was
+ * 1.4 KB of code more for a tenth of two pixels' cycles). An odd last channel: the last pair is (c_out - 2, c_out - 1) (c_out - 2 computed again, the same
  * value stored again). Conditions (conv.c bt_1x1w_ok, kernel_variants.py wide_1x1): kh = kw = 1, no padding, any
  * stride and pixel strides, c_in % 4 == 0 with BT_COL_MAX < c_in <= 3 BT_COL_MAX, c_out >= 4. */
 #ifndef BT_CONV_1X1W_H
@@ -59,9 +59,8 @@ static __attribute__((noinline)) void bt_1x1w_mm3x2(const int16_t *c, const int8
     __asm__ volatile("str %[wa], [sp, #-8]!\n1:\n\t" BT_1X1W_RUN
                      "ldr %[wa], [sp]\n\tcmp %[f], %[wa]\n\tbne 1b\n\tadd sp, sp, #8\n\t" BT_1X1W_OPS
                      : [K] "r"(K) : "cc", "memory");
-  if (r & 4) __asm__ volatile(BT_1X1W_S4 BT_1X1W_OPS : [K] "r"(K) : "cc", "memory");
-  if (r & 2) __asm__ volatile(BT_1X1W_S2 BT_1X1W_OPS : [K] "r"(K) : "cc", "memory");
-  if (r & 1) __asm__ volatile(BT_MM3X2_STEP_R BT_1X1W_OPS : [K] "r"(K) : "cc", "memory");
+  for (int32_t i = 0; i < r; i++)   /* the groups left (none for K 960: 120 a chunk), one a step: its code once */
+    __asm__ volatile(BT_MM3X2_STEP_R BT_1X1W_OPS : [K] "r"(K) : "cc", "memory");
 #undef BT_1X1W_S4
 #undef BT_1X1W_S2
 #undef BT_1X1W_OPS
@@ -133,21 +132,6 @@ static __attribute__((noinline)) void bt_1x1w_one(const bt_conv_params *p, const
   }
 }
 
-/* Two pixels (a pair of columns of K at col, 2 K <= 3 BT_COL_MAX). */
-static __attribute__((noinline)) void bt_1x1w_two(const bt_conv_params *p, const int8_t *x0, const int8_t *x1,
-                                                  int8_t *o0, int8_t *o1, int16_t *col) {
-  const int32_t K = p->in.c, cout = p->out.c, off = p->input_offset, off2 = bt_dup16(off);
-  bt_widenp_x(x0, col, 0, K, 2, off, off2, 0);
-  bt_widenp_x(x1, col, 1, K, 2, off, off2, 0);
-  for (int32_t oc = 0; oc < cout; oc += 2) {
-    const int32_t c = oc + 2 <= cout ? oc : cout - 2;
-    int32_t a[4];
-    bt_mm2x2(col, p->filter + c * K, K, p->bias ? p->bias[c] : 0, p->bias ? p->bias[c + 1] : 0, a);
-    o0[c] = bt_1x1w_out(p, a[0], c); o0[c + 1] = bt_1x1w_out(p, a[1], c + 1);
-    o1[c] = bt_1x1w_out(p, a[2], c); o1[c + 1] = bt_1x1w_out(p, a[3], c + 1);
-  }
-}
-
 void bt_conv_s8_1x1_wide(const bt_conv_params *p, const int8_t *in, int32_t in_y0, int8_t *out, int32_t y0,
                          int32_t y1) {
   int16_t col[3 * BT_COL_MAX] __attribute__((aligned(4)));   /* as bt_conv_pm's: the columns, the sums after them */
@@ -164,10 +148,7 @@ void bt_conv_s8_1x1_wide(const bt_conv_params *p, const int8_t *in, int32_t in_y
     if (++xi == ow) { xi = 0; row += rstep; }
     if (q == 2) bt_1x1w_triple(p, x, o, col);
   }
-  const int32_t r = n % 3;
-  if (r == 2 && 2 * p->in.c <= 3 * BT_COL_MAX) bt_1x1w_two(p, x[0], x[1], o[0], o[1], col);
-  else
-    for (int q = 0; q < r; q++) bt_1x1w_one(p, x[q], o[q], col);
+  for (int q = 0; q < n % 3; q++) bt_1x1w_one(p, x[q], o[q], col);
 }
 
 #endif
