@@ -85,6 +85,10 @@ SHAPES = (("conv KxK", (1, 16, 16, 8), lambda b, x: b.conv2d(x, 64, 3, activatio
           ("conv stem", (1, 24, 24, 3), lambda b, x: b.conv2d(x, 16, 5, activation="NONE")),      # K 75
           ("conv 1x1", (1, 16, 16, 32), lambda b, x: b.conv2d(x, 64, 1, activation="NONE")),      # K 32
           ("conv 1x1", (1, 8, 8, 256), lambda b, x: b.conv2d(x, 128, 1, activation="NONE")),      # K 256
+          # a 1x1 over more than BT_COL_MAX input channels (code_budget.WIDE: bt_conv_s8_1x1_wide or the direct
+          # convolution): MobileNetV2's 960 -> 160 at 5x5, and K 704
+          (code_budget.WIDE, (1, 5, 5, 960), lambda b, x: b.conv2d(x, 160, 1, activation="NONE")),  # K 960
+          (code_budget.WIDE, (1, 6, 6, 704), lambda b, x: b.conv2d(x, 64, 1, activation="NONE")),   # K 704
           # depthwise: a class per fastest path (code_budget.budget_class), one shape each (K is a 3x3's 9 taps
           # alone), every path that may run it measured on it (kernel_variants.depthwise_candidates): vww's rows of
           # 24-48 and kws' 25x5 (bt_dw_rows_q4_32), its stride 2 layers (bt_dw_s2g), its 6x6 and 3x3 maps (planes)

@@ -156,3 +156,42 @@ def _forced_byte_exact(name: str, shape: tuple, couts: tuple, tmp_path: Path, ca
     assert called == list(calls) if calls is not None else len(called) >= len(couts) - 1
     y, _, _ = runner.run("cortex-m4", tmp_path, xin)
     assert np.asarray(y).tobytes() == tflm_run(serialize(g), [xin])[0].tobytes()
+
+
+WIDE = "bt_conv_s8_1x1_wide"  # a 1x1 over more than BT_COL_MAX input channels (kernels/cortex-m/conv_1x1w.h)
+
+
+def test_wide_row_the_dispatchers_choice_over_a_column():
+    """The wide 1x1 is the table's (and so bt_conv_s8's) choice for a 1x1 of c_in % 4 == 0 over BT_COL_MAX channels up to
+    3 BT_COL_MAX (MobileNetV2's 960 -> 160), with any requantisation and activation; bt_conv_s8_direct outside it."""
+    q = {"in": {"h": 5, "w": 5, "c": 960, "pixel_stride": 960}, "out": {"h": 5, "w": 5, "c": 160, "pixel_stride": 160},
+         "multipliers": [1 << 29] * 160, "shifts": [3] * 160, "act_min": 0, "act_max": 6}
+    assert kernel_variants.choose(TABLE, "conv", _layer(**q)) == WIDE
+    assert kernel_variants.choose(TABLE, "conv", _layer(**dict(q, stride_h=2, stride_w=2))) == WIDE
+    assert kernel_variants.choose(TABLE, "conv", _layer()) != WIDE   # K 64: the patch matrix
+    off = [dict(kh=3, kw=3), dict(pad_top=1), dict(pad_left=1),
+           {"in": {"h": 5, "w": 5, "c": 962, "pixel_stride": 962}},
+           {"in": {"h": 5, "w": 5, "c": 1924, "pixel_stride": 1924}},
+           {"out": {"h": 5, "w": 5, "c": 3, "pixel_stride": 3}}]
+    for kw in off:
+        assert kernel_variants.choose(TABLE, "conv", _layer(**dict(q, **kw))) == "bt_conv_s8_direct", kw
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("shape,couts,stride,board", [
+    ((1, 5, 5, 960), (160,), 1, "cortex-m4"),       # MobileNetV2's projection: 8 triples, one pixel left, 2 blocks
+    ((1, 5, 5, 960), (160,), 1, "nucleo-l4r5zi"),   # the same with BT_ICACHE_BYTES (6 groups a pass)
+    ((1, 5, 5, 960), (320,), 1, "cortex-m4"),       # 960 -> 320: 4 blocks of pairs
+    ((1, 3, 7, 676), (37,), 2, "cortex-m4"),        # stride 2 (rows of 4 from 7: triples across rows), two pixels
+    ((1, 3, 7, 676), (37,), 2, "nucleo-l4r5zi"),    # left, odd channels, K = 480 + 196 (groups left after the passes)
+    ((1, 2, 7, 1600), (9, 5), 1, "cortex-m4"),      # K over two columns (4 chunks), 9 and 5 channels
+])
+def test_wide_byte_exact(shape, couts, stride, board, tmp_path: Path):
+    """model.c calls the wide 1x1 for each such layer (not the 9 -> 5 one) and the firmware's outputs are TFLite
+    Micro's bytes."""
+    g = _graph("wide-1x1", shape, couts, seed=sum(couts) + shape[3], stride=stride)
+    xin = np.random.default_rng(3).integers(-128, 128, size=shape, dtype=np.int8)
+    pipeline.build(g, board, tmp_path, plan=pipeline.plan_memory(g, PlanOptions()))
+    assert [o for _, o in model_calls((tmp_path / "model.c").read_text(), WIDE)] == [0]
+    y, _, _ = runner.run(board, tmp_path, xin)
+    assert np.asarray(y).tobytes() == tflm_run(serialize(g), [xin])[0].tobytes()

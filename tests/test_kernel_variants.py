@@ -69,7 +69,7 @@ def _quant(rng, n: int) -> tuple:
 
 def _conv(rng) -> dict:
     kh, kw = int(rng.choice([1, 1, 3, 5, 10])), int(rng.choice([1, 1, 3, 4, 7]))
-    cin, cout = int(rng.choice([1, 3, 5, 17, 32, 64, 71, 130])), int(rng.integers(1, 20))
+    cin, cout = int(rng.choice([1, 3, 5, 17, 32, 64, 71, 130, 644, 960, 962, 1924])), int(rng.integers(1, 20))
     lo = int(rng.choice([-128, -128, -100, 0]))
     hi = int(rng.choice([127, 127, 100]))
     mult, shift = _quant(rng, cout)

@@ -492,8 +492,14 @@ def budget_class(g, op, measured: dict | None, path: str | None = None) -> str:
     6x6 map's planes, a 48x48's rows), and so are the shared paths' on the maps each fastest path takes; a layer whose
     bt_dw_rows_q4_RL path calls its full row entry (dw_entry: strips not whole quads, or the map transposed) is of that
     class + DW_FULL where the set measured it (variant_costs.py SHAPES: kws's 25x5 map, transposed, strips of 25 outputs,
-    ran 1.08x the line of bt_dw_rows_q4e_32's 24x24 map, and the shared paths on it their own figures)."""
+    ran 1.08x the line of bt_dw_rows_q4e_32's 24x24 map, and the shared paths on it their own figures). A 1x1 over more
+    than BT_COL_MAX input channels is WIDE where the set measured that class."""
     cls = layer_class(g, op)
+    if cls == "conv 1x1" and kernel_variants._patch(kernel_variants.op_fields(g, op)) > kernel_variants.BT_COL_MAX:
+        # over a column's values (kernel_variants.wide_1x1's K): bt_conv_s8_1x1_wide or bt_conv_s8_direct, measured
+        # on such layers where the set has them (variant_costs.py SHAPES), not on the 1x1 line of K 32 and 256
+        has = measured is not None and any(WIDE in _fits(r) for r in measured.get("variants", {}).values())
+        return WIDE if has else cls
     if cls == "depthwise" and path:
         cls = f"{cls} {kernel_variants.dw_family(path)}"
         full = cls + DW_FULL  # on the full row entry: a class of its own where measured
@@ -508,6 +514,7 @@ def budget_class(g, op, measured: dict | None, path: str | None = None) -> str:
     return "conv stem" if has_stem else cls
 
 
+WIDE = "conv 1x1 wide"  # budget_class's class of a 1x1 over more than BT_COL_MAX input channels
 DW_FULL = " full"  # budget_class's mark of a depthwise layer on its rows_q4 path's full row entry (dw_entry)
 ODD_S = ", odd S"  # bytes_class's mark of a stem whose window rows start an odd count of values apart
 ODD_C = ", odd C"  # bytes_class's mark of a 1x1 of an odd count of (live) output channels

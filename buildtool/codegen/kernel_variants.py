@@ -160,6 +160,13 @@ def lean_1x1_doubled(p) -> bool:
             and top + _patch(p) * 255 * 128 < 1 << 30)
 
 
+def wide_1x1(p) -> bool:
+    """cortex-m/conv_1x1w.h bt_conv_s8_1x1_wide's conditions (conv.c bt_1x1w_ok, which bt_conv_s8 takes where the patch
+    matrix does not): a 1x1 without padding over c_in % 4 == 0 channels, BT_COL_MAX < c_in <= 3 BT_COL_MAX, c_out >= 4."""
+    return (p["kh"] == 1 and p["kw"] == 1 and p["pad_top"] == 0 and p["pad_left"] == 0 and p["in"]["c"] % 4 == 0
+            and BT_COL_MAX < p["in"]["c"] <= 3 * BT_COL_MAX and p["out"]["c"] >= 4)
+
+
 # the table rows no dispatcher takes (model.c's own calls only): doubled_ok's, kxk_ok's, lean_1x1's, lean_1x1_doubled's
 CODEGEN_ONLY = frozenset({"bt_conv_s8_pm_rq2m_ssat", "bt_conv_s8_kxk_rq2_ssat", "bt_conv_s8_1x1_rq2_ssat",
                           "bt_conv_s8_1x1_rq2m_ssat"})
@@ -300,6 +307,7 @@ CORTEX_M = {
         ("bt_conv_s8_pm_rq2_ssat_lo", lambda p: _cm_patch_matrix(p) and _pm_rq2(p) and p["act_max"] == 127),
         ("bt_conv_s8_pm_rq2", lambda p: _cm_patch_matrix(p) and _pm_rq2(p)),
         ("bt_conv_s8_pm", _cm_patch_matrix),
+        ("bt_conv_s8_1x1_wide", wide_1x1),
         ("bt_conv_s8_direct", _always),
     ),
     "depthwise": (

@@ -20,6 +20,7 @@ BT_CONV_VARIANT(bt_conv_s8_pm_rq2_ssat_lo);  /* patch matrix, bt_rq2, upper boun
 BT_CONV_VARIANT(bt_conv_s8_pm_rq2);          /* patch matrix, bt_rq2, any activation range */
 BT_CONV_VARIANT(bt_conv_s8_pm);              /* patch matrix, bt_mbqm_fast */
 BT_CONV_VARIANT(bt_conv_s8_direct);          /* direct convolution */
+BT_CONV_VARIANT(bt_conv_s8_1x1_wide);        /* a 1x1 over more than BT_COL_MAX input channels (conv_1x1w.h) */
 #undef BT_CONV_VARIANT
 const char *bt_conv_s8_variant(const bt_conv_params *p);
 

@@ -9,7 +9,9 @@
  *    copies inside the image);
  *    requantisation by bt_rq2 when every channel allows it (bt_pm_rq2_ok), SSAT clamps when the upper
  *    bound is 127;
- *  - larger patches: direct convolution without scratch. For each output pixel and valid filter tap,
+ *  - a 1x1 without padding over c_in % 4 == 0 channels, BT_COL_MAX < c_in <= 3 BT_COL_MAX, c_out >= 4: conv_1x1w.h's
+ *    triples x pairs of channels over K in chunks (bt_conv_s8_1x1_wide);
+ *  - other larger patches: direct convolution without scratch. For each output pixel and valid filter tap,
  *    four output channels at a time share each input word: one LDR + two SXTB16 (bytes 0,2 and,
  *    through ROR #8, bytes 1,3) + two SADD16 (input offset) per 4 input bytes, then per channel one
  *    LDR + two SXTB16 + two SMLAD (bt_dot4x4 in dsp.h); remainders in scalar code.
@@ -23,6 +25,7 @@
 #include "bt_variants.h"   /* and conv_pm.h: the patch-matrix loops */
 #include "conv_kxk.h"       /* the shared KxK loops */
 #include "conv_1x1.h"      /* bt_conv_s8_1x1_rq2_ssat: the lean shared 1x1 (code generation only) */
+#include "conv_1x1w.h"     /* bt_conv_s8_1x1_wide: a 1x1 over more than BT_COL_MAX input channels */
 
 const char *bt_kernel_set_name(void) { return "cortex-m"; }
 
@@ -160,13 +163,13 @@ void bt_conv_s8_direct(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
 
 typedef void (*conv_fn)(const bt_conv_params *, const int8_t *, int32_t, int8_t *, int32_t, int32_t);
 static const conv_fn conv_variants[] = {bt_conv_s8_pm_rq2_ssat, bt_conv_s8_pm_rq2_ssat_lo, bt_conv_s8_pm_rq2,
-                                        bt_conv_s8_pm, bt_conv_s8_direct};
+                                        bt_conv_s8_pm, bt_conv_s8_direct, bt_conv_s8_1x1_wide};
 static const char *const conv_names[] = {"bt_conv_s8_pm_rq2_ssat", "bt_conv_s8_pm_rq2_ssat_lo", "bt_conv_s8_pm_rq2",
-                                         "bt_conv_s8_pm", "bt_conv_s8_direct"};
+                                         "bt_conv_s8_pm", "bt_conv_s8_direct", "bt_conv_s8_1x1_wide"};
 
 /* Index in conv_variants of the variant for p (buildtool/codegen/kernel_variants.py states the same rules). */
 static int conv_variant(const bt_conv_params *p) {
-  if (p->kh * p->kw * p->in.c > BT_COL_MAX || p->out.c < 4) return 4;
+  if (p->kh * p->kw * p->in.c > BT_COL_MAX || p->out.c < 4) return bt_1x1w_ok(p) ? 5 : 4;
   if (!bt_pm_rq2_ok(p->multiplier, p->shift, p->out.c)) return 3;
   if (p->act_max != 127) return 2;
   return p->act_min == -128 ? 0 : 1;

@@ -27,8 +27,8 @@ static void test_conv(void) {
  * (1 included), rectangular filters (10x4 as a keyword-spotting stem), strides, dilations, both
  * paddings, random offsets, pixel-strided views, a left shift on one channel (the generic
  * requantisation), a channel of multiplier 0 (shift 0 or -31), patches of 513..639 values (cortex-m: three
- * pixels a pass, one triple at a time, when c_in % 4 == 0 (tap by tap at the edges), else two) and patches just
- * over the 640-value column limit (the direct path). */
+ * pixels a pass, one triple at a time, when c_in % 4 == 0 (tap by tap at the edges), else two), patches just
+ * over the 640-value column limit (the direct path) and 1x1 layers of 644..1600 values (cortex-m: the wide 1x1). */
 static void test_conv_variants(void) {
   static const int32_t depths[] = {1, 3, 5, 17};
   for (int32_t t = 0; t < 64; t++) {
@@ -42,6 +42,9 @@ static void test_conv_variants(void) {
     }
     const int32_t d = (t % 10 == 7) ? 2 : 1;
     int32_t h = ri(kh + (kh - 1) * (d - 1), 13), w = ri(kw + (kw - 1) * (d - 1), 13);
+    if (t % 16 == 9) {   /* a 1x1 over 640 values (cortex-m: bt_conv_s8_1x1_wide, K in chunks of 480), maps to 6x6 */
+      cin = 4 * ri(161, 400); kh = kw = 1; cout = ri(4, 65536 / cin); h = ri(1, 6); w = ri(1, 6);
+    }
     int32_t ips = cin + ((t % 3 == 0) ? ri(1, 5) : 0), ops = cout + ((t % 3 == 1) ? ri(1, 5) : 0);
     gen_conv(&c.dw.conv, h, w, cin, cout, kh, kw, ri(1, 3), ri(1, 3), d, d, (int)(rnd() & 1), ips, ops, 0);
     c.dw.depth_multiplier = 1;
