@@ -276,9 +276,14 @@ def measure(board: str, work: Path, classes: tuple = ()) -> dict:
         forms = [f for f in code_budget.ROLLED if small and (
             kernel_variants.medium_op(inst, g, o_) if f == code_budget.MEDIUM else not kernel_variants.stem_op(g, o_))]
         inst_codes = (["instance"] if inst else []) + forms
-        codes = (inst_codes if role in ("forms", "bytes") else [names[0], names[-1]] if role == "entry"
-                 else ["instance"] if role == "own" and inst else [] if role == "own"
-                 else inst_codes + list(names))  # forms alone: the bytes' common theirs; an entry against the reference
+        if role in ("forms", "bytes"):  # forms alone: the bytes' common theirs
+            codes = inst_codes
+        elif role == "entry":  # an entry against the reference
+            codes = [names[0], names[-1]]
+        elif role == "own":  # an own line: the instance alone
+            codes = ["instance"] if inst else []
+        else:
+            codes = inst_codes + list(names)
         entries = {}
         for code in codes:
             with code_budget.forcing(code):

@@ -536,7 +536,8 @@ def flat_fields(fields: dict, at: str = ""):
 COMPACT = {"BT_CONV_PM": "BT_CONV_PMC"}
 
 
-BT_PM_L3_KMAX = 132  # cortex-m/conv_pm.h BT_PM_L3_OK: bt_pm_loop3's patches (K below it)
+BT_PM_L3_KMAX = 132  # cortex-m/conv_pm.h BT_PM_L3_KSTRAIGHT: bt_pm_loop3's patches (K below it; on a BT_ICACHE_BYTES part
+# its compact form takes K up to 624, BT_PM_L3_KLIM, which the budget's bytes classes do not model)
 
 
 def compact_form(variant: str, p: dict) -> bool:

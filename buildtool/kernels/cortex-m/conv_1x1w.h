@@ -9,8 +9,8 @@
  * for each block: a triple's outputs never reach its own inputs, so a 1x1 over its dying input stays right), its
  * pairs' sums started from the biases (the first chunk) or from the block's sums, the last chunk's requantised
  * (bt_mbqm_fast, any activation range: a few cycles against K MACs an output) and stored. The asm (bt_1x1w_mm3x2):
- * BT_MM3X2_STEP_R with the filter row stride K apart from the chunk's length, four groups a pass, the end pointer
- * pushed below SP (its 14 registers all taken). The pixels a band leaves after its triples (one or two: a square map leaves
+ * BT_MM3X2_STEP_R with the filter row stride K apart from the chunk's length, BT_1X1W_U groups a pass, the end pointer
+ * pushed onto the stack (its 14 registers all taken). The pixels a band leaves after its triples (one or two: a square map leaves
  * one, n^2 % 3 < 2), each a column of the whole K four channels at a time (bt_mv1x4; a pair of columns, bt_mm2x2, was
  * 1.4 KB of code more for a tenth of two pixels' cycles). An odd last channel: the last pair is (c_out - 2, c_out - 1) (c_out - 2 computed again, the same
  * value stored again). Conditions (conv.c bt_1x1w_ok, kernel_variants.py wide_1x1): kh = kw = 1, no padding, any
@@ -27,7 +27,7 @@ static inline int bt_1x1w_ok(const bt_conv_params *p) {
 }
 
 /* Groups a pass of bt_1x1w_mm3x2's loop: 8 (its end test 7 est. cycles a pass against 27 a group; mobilenetv2_160_a1's
- * 960 -> 160 at 5x5, 5.234 M -> 5.111 M zero-wait cycles against 4), but 4 on a part built for a small instruction
+ * 960 -> 160 at 5x5, 5.234 M -> 5.111 M zero-wait cycles against 4), but 6 on a part built for a small instruction
  * cache (BT_ICACHE_BYTES): the 8 groups' 720 B and the calls' code missed nucleo-l4r5zi's 1 KiB (LRU) every pass
  * (5.26 M -> 5.68 M modelled cycles, 0.57 M of them fetch stalls). */
 #ifdef BT_ICACHE_BYTES
@@ -55,7 +55,7 @@ static __attribute__((noinline)) void bt_1x1w_mm3x2(const int16_t *c, const int8
   /* the operands made opaque: with what gcc's GCSE knew of them it left the asm's 14 registers none at -O2 and -O3
      ("impossible constraints") */
   __asm__("" : "+r"(a00), "+r"(a01), "+r"(a10), "+r"(a11), "+r"(a20), "+r"(a21), "+r"(c), "+r"(f), "+r"(wa), "+r"(K));
-  if (ng >= BT_1X1W_U)   /* the end (in wa) pushed below SP, read from it (no register left for it) */
+  if (ng >= BT_1X1W_U)   /* the end (in wa) pushed onto the stack, read from it (no register left for it) */
     __asm__ volatile("str %[wa], [sp, #-8]!\n1:\n\t" BT_1X1W_RUN
                      "ldr %[wa], [sp]\n\tcmp %[f], %[wa]\n\tbne 1b\n\tadd sp, sp, #8\n\t" BT_1X1W_OPS
                      : [K] "r"(K) : "cc", "memory");

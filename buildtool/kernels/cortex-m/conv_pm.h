@@ -834,15 +834,16 @@ typedef struct {
   BT_PM_L3_REST(RQ, ZA, BT_PM_L3_END) ".endif\n\t"
 #define BT_PM_L3_COMPACT(RQ, ZA)                                                                              \
   "ldr %[a00], %[b0]\n\tldr %[a01], %[b1]\n1:\n\t" BT_PM_L3_LOOPED(RQ, ZA) "cmp %[c], %[wa]\n\tbne 1b\n\t"
-/* Its patches: K below 132 (straight code); on a part with a small instruction cache (BT_ICACHE_BYTES) the compact form's
+/* Its patches: K below BT_PM_L3_KSTRAIGHT (straight code; kernel_variants.BT_PM_L3_KMAX); on a part with a small instruction cache (BT_ICACHE_BYTES) the compact form's
  * loop of groups (the caller's compact 1, the build's full instances there) takes K up to 624 too, a triple's columns
  * (3 K int16) still in col beside s: the full instance's bt_mm3x2 and bt_pm_rq6 loop of a 1x1 of K 144 was 1.2 KB a
  * triple, streamed through the 1 KiB cache (mobilenetv2_160_a1's 144 -> 24 at 40x40 11.42 M modelled cycles, 3.95 M
  * of them stalls; its compact loop3 ~0.5 KB) */
+#define BT_PM_L3_KSTRAIGHT 132
 #ifdef BT_ICACHE_BYTES
 #define BT_PM_L3_KLIM 625
 #else
-#define BT_PM_L3_KLIM 132
+#define BT_PM_L3_KLIM BT_PM_L3_KSTRAIGHT
 #endif
 #define BT_PM_L3_OK(K, OPS)                                                                                   \
   (__builtin_constant_p(K) && (K) >= 4 && (K) < BT_PM_L3_KLIM && __builtin_constant_p(OPS) && (OPS) > 0 &&      \
@@ -1547,8 +1548,9 @@ static inline __attribute__((always_inline)) void bt_conv_pm_form(const bt_conv_
         const int32_t p1 = fast ? BT_PM_P2(s1) : 0, e1 = fast ? BT_PM_E1(s1) : 0;
         const int8_t *const f = filter + oc * K;
 #if BT_PM_RQ6_ASM
-        /* the whole triple loop in one asm (bt_pm_loop3); K from 132 only in its compact form (BT_PM_L3_KLIM) */
-        if (asm_rq && BT_PM_L3_ROOM(p, K, g.ops) && (K < 132 || compact == 1)) {
+        /* the whole triple loop in one asm (bt_pm_loop3); K past its straight form's only in the compact one
+           (BT_PM_L3_KLIM) */
+        if (asm_rq && BT_PM_L3_ROOM(p, K, g.ops) && (K < BT_PM_L3_KSTRAIGHT || compact == 1)) {
           bt_pm_l3s *const l3s = (bt_pm_l3s *)(col + 3 * BT_COL_MAX) - 1;
           /* the middle form (compact 2): the zero point never folded, one asm (BT_PM_L3_ZO's ADD an output), not
              one per case of the fold */
