@@ -158,18 +158,27 @@ def _cache_root() -> Path:
 
 def kernel_library(t: targets.Target, kernel_root=KERNELS, srcs: list | None = None) -> Path:
     """The board's kernels (srcs: those of them a model compiles, library.model_sources; None: all)
-    compiled once into a static library, cached by content.
+    archived into a static library, cached by content.
 
-    The key covers the compiler, the flags, the sources and every kernel header (the .c files of
-    the set folders too), so any change gives a new library; the link then only adds what the model
-    calls, so a library of more sources links the same image.
+    Each source is compiled once per compiler and flags (cached_object: keyed by the compiler, the flags
+    and the text of the source and of every file it includes), so a model calling another set of kernel
+    files, or a board with the same flags, compiles only the objects no build made before; the archive
+    is keyed by its objects. The link then only adds what the model calls, so a library of more sources
+    links the same image.
     """
     kernel_root = Path(kernel_root)
     srcs = kernel_sources(t, kernel_root) if srcs is None else list(srcs)
     flags = compile_flags(t, None, kernel_root)
-    h = hashlib.sha256(repr((t.cc, flags, [str(f) for f in srcs])).encode())
-    for f in srcs + sorted(p for d in include_dirs(t, None, kernel_root) for p in d.glob("*.[ch]")):
-        h.update(str(f).encode() + b"\0" + f.read_bytes())
+    dirs = include_dirs(t, None, kernel_root)
+    key = repr((t.cc, flags))
+
+    def compiled(src: Path) -> Path:
+        return cached_object(key, [(str(f), f) for f in include_closure(src, dirs)], [t.cc] + flags + ["-c", str(src)],
+                             Path(src).stem, f"compiling kernel {src} for {t.name}")
+
+    with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        objs = list(pool.map(compiled, srcs))
+    h = hashlib.sha256(repr((t.binutil("ar"), [o.name for o in objs])).encode())
     lib = _cache_root() / f"{t.name}-{h.hexdigest()[:16]}" / "libbt_kernels.a"
     if lib.exists():
         build_cache.used(lib.parent)
@@ -179,20 +188,35 @@ def kernel_library(t: targets.Target, kernel_root=KERNELS, srcs: list | None = N
     except OSError as e:
         raise write_error(lib.parent, e, "create the kernel cache directory") from None
     with tempfile.TemporaryDirectory(prefix="bt-kernels-") as tmp:  # the system's: a killed build leaves none here
-        objs = [str(Path(tmp) / f"{f.stem}.o") for f in srcs]
-        cmds = [[t.cc] + flags + ["-c", str(f), "-o", o] for f, o in zip(srcs, objs)]
-        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-            results = list(pool.map(lambda c: subprocess.run(c, capture_output=True, text=True), cmds))
-        for f, r in zip(srcs, results):
-            if r.returncode != 0:
-                err = r.stderr.strip().splitlines()
-                raise FirmwareError(f"compiling kernel {f} for {t.name} failed: {err[-1] if err else r.returncode}")
-        r = subprocess.run([t.binutil("ar"), "rcs", str(Path(tmp) / "lib.a")] + objs, capture_output=True, text=True)
+        r = subprocess.run([t.binutil("ar"), "rcs", str(Path(tmp) / "lib.a")] + [str(o) for o in objs],
+                           capture_output=True, text=True)
         if r.returncode != 0:
             raise FirmwareError(f"archiving the kernels for {t.name} failed: {r.stderr.strip()[:200]}")
         write_atomic(lib, (Path(tmp) / "lib.a").read_bytes())
     build_cache.added()
     return lib
+
+
+def cached_object(key: str, files: list, cmd: list, prefix: str, what: str) -> Path:
+    """The object the compile command cmd (without its -o) makes, cached by content in the object cache
+    (objects/prefix-HASH.o): key (the compiler and flags as a string) and files ([(name, path)]: the source
+    and every file it includes, under the names that identify them) make the hash, so a cached object is
+    reused only for the same compile. A failed compile is one line naming what was compiled (what)."""
+    h = hashlib.sha256(key.encode())
+    for name, f in files:
+        h.update(name.encode() + b"\0" + Path(f).read_bytes())
+    cache = _cache_root().parent / "objects"
+    obj = cache / f"{prefix}-{h.hexdigest()[:24]}.o"
+    if obj.exists():
+        build_cache.used(obj)
+        return obj
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise write_error(cache, e, "create the object cache") from None
+    compiled_into(obj, cmd, what)
+    build_cache.added()
+    return obj
 
 
 def _link_command(t: targets.Target, out: Path, weights, defines: list, ld, elf: Path, kernels: list) -> list:
@@ -374,23 +398,14 @@ def library_code_bytes(t: targets.Target, folder, sources: list, includes: list)
     folder = Path(folder).resolve()
     dirs = [folder / d for d in includes]
     flags = list(t.cflags) + [f"-D{d}" for d in t.defines] + [f"-I{d}" for d in dirs]
-    cache = _cache_root().parent / "objects"
+
+    key = repr((t.cc, list(t.cflags), list(t.defines), includes))
 
     def compiled(src: str) -> Path:
-        h = hashlib.sha256(repr((t.cc, list(t.cflags), list(t.defines), includes)).encode())
-        for f in include_closure(folder / src, dirs):
-            h.update(str(f.relative_to(folder) if f.is_relative_to(folder) else f).encode() + b"\0" + f.read_bytes())
-        obj = cache / f"{t.name}-{h.hexdigest()[:24]}.o"
-        if obj.exists():
-            build_cache.used(obj)
-            return obj
-        try:
-            cache.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise write_error(cache, e, "create the object cache") from None
-        compiled_into(obj, [t.cc] + flags + ["-c", str(folder / src)], f"compiling {src} of the export for {t.name}")
-        build_cache.added()
-        return obj
+        files = [(str(f.relative_to(folder) if f.is_relative_to(folder) else f), f)
+                 for f in include_closure(folder / src, dirs)]
+        return cached_object(key, files, [t.cc] + flags + ["-c", str(folder / src)], t.name,
+                             f"compiling {src} of the export for {t.name}")
 
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
         objs = [str(o) for o in pool.map(compiled, sources)]
