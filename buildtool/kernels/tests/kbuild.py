@@ -129,7 +129,7 @@ def build_arm(name: str, out_dir: Path, cpu: str = "cortex-m4", bench: bool = Fa
     ld = _ld(FIRMWARE / "arm" / "cortexm.ld.in", out_dir / f"{cpu}.ld", flash, FLASH_LEN.get(cpu, "4M"), ram, ram_len,
              "0x4000")
     elf = out_dir / f"kt_{cpu}_{name}{'_bench' if bench else ''}{opt}.elf"
-    cc = ["arm-none-eabi-gcc", "-mthumb", *flags.split(), "-std=c99", opt, "-g", "-ffreestanding", "-Wall",
+    cc = ["arm-none-eabi-gcc", "-mthumb", *flags.split(), "-std=c99", opt, "-ffreestanding", "-Wall",
           "-Wextra", "-Werror"]
     link = ["-nostdlib", "-nostartfiles", "-T", str(ld), "-Wl,--gc-sections"]
     return _build(cc, link, name, elf, test_defines=("BT_BENCH",) if bench else (),
@@ -145,7 +145,7 @@ def build_riscv(name: str, out_dir: Path, rvv: bool = False, bench: bool = False
     out_dir = Path(out_dir)
     ld = _ld(FIRMWARE / "riscv" / "rv32.ld.in", out_dir / "virt.ld", "0x80000000", "1M", "0x80100000", "8M", "0x4000")
     elf = out_dir / f"kt_rv32_{name}{'_rvv' if rvv else ''}{'_bench' if bench else ''}{opt}.elf"
-    cc = ["riscv64-unknown-elf-gcc", "-march=rv32imac", "-mabi=ilp32", "-std=c99", opt, "-g", "-ffreestanding",
+    cc = ["riscv64-unknown-elf-gcc", "-march=rv32imac", "-mabi=ilp32", "-std=c99", opt, "-ffreestanding",
           "-Wall", "-Wextra", "-Werror"]
     link = ["-nostdlib", "-nostartfiles", "-T", str(ld)]
     rv = ("BT_RVV",) if rvv else ()
