@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -59,6 +60,26 @@ def model_calls(src: str, fn: str) -> list:
                else [call[1]] * len(ops))
         out += [(f, o) for f, o in zip(fns, ops) if re.fullmatch(fn, f)]
     return sorted(out, key=lambda c: c[1])
+
+def load_file(name: str, path, search_beside: bool = False):
+    """The Python file at path (a benchmark, a script, the SCons tool) imported as module `name`, once a
+    session (sys.modules keeps it: a dataclass in it needs its module there); search_beside: its folder goes on
+    sys.path first, for a benchmark that imports its neighbours."""
+    if name in sys.modules:
+        return sys.modules[name]
+    path = Path(path)
+    if search_beside and str(path.parent) not in sys.path:
+        sys.path.insert(0, str(path.parent))
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    try:
+        spec.loader.exec_module(mod)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return mod
+
 
 def shared_model(name: str) -> Path:
     p = SHARED_MODELS / f"{name}.tflite"

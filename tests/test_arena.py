@@ -18,7 +18,7 @@ from buildtool.plan.arena.packers import PACKERS, top
 from buildtool.zoo.builder import GraphBuilder
 from buildtool.errors import PlanError
 from buildtool.model.reader import load
-from conftest import SHARED_MODEL_NAMES, reference_outputs, shared_model
+from conftest import ROOT, SHARED_MODEL_NAMES, load_file, reference_outputs, shared_model
 
 Q = (0.0625, 0)  # one quantisation (exact in float32) for tensors a concat joins
 
@@ -579,14 +579,7 @@ def test_executor_on_shared_models(name):
 
 
 def _tflm_arena(model: bytes) -> int:
-    import importlib.util
-    from pathlib import Path
-
-    spec = importlib.util.spec_from_file_location(
-        "bench_arena", Path(__file__).resolve().parents[1] / "benchmarks" / "arena.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod.tflm_arena(model)
+    return load_file("bench_arena", ROOT / "benchmarks" / "arena.py").tflm_arena(model)
 
 
 @pytest.mark.parametrize("name", ["tiny", "mcunet-in3", pytest.param("mcunet-vww1", marks=pytest.mark.slow),

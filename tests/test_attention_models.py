@@ -21,13 +21,11 @@ TFLite Micro does not register GELU, so no one interpreter runs either model. Wh
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import tflite_ref_run, tflm_run
+from conftest import load_file, tflite_ref_run, tflm_run
 from test_firmware import need
 
 from buildtool import pipeline
@@ -132,12 +130,7 @@ def test_firmware_on_every_kernel_set(name, tmp_path):
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location(
-        "bench_attention", Path(__file__).resolve().parents[1] / "benchmarks" / "attention.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("bench_attention", mod)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_file("bench_attention", Path(__file__).resolve().parents[1] / "benchmarks" / "attention.py")
 
 
 @pytest.mark.parametrize("name", MODELS)

@@ -6,7 +6,6 @@ one line at configure time. One build per board is shared by every test (module 
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -18,7 +17,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from conftest import fixed_input, run_app, tflm_run
+from conftest import fixed_input, load_file, run_app, tflm_run
 from edits import perturb_weights
 
 from buildtool import targets, zoo
@@ -26,9 +25,7 @@ from buildtool.errors import PlanError, UsageError
 from buildtool.model.writer import serialize
 
 ROOT = Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location("cmake_bench", ROOT / "benchmarks" / "cmake_bench.py")
-bench = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bench)
+bench = load_file("cmake_bench", ROOT / "benchmarks" / "cmake_bench.py")
 
 
 def _run(args: list, env: dict, cwd=None, timeout: int = 300) -> subprocess.CompletedProcess:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import tflm_run
+from conftest import load_file, tflm_run
 
 from buildtool import pipeline, targets, zoo
 from buildtool.codegen import code_budget
@@ -1160,13 +1160,7 @@ def test_rows_live_odd_channel_instances_bytes_are_the_linked_symbols(form, tmp_
 
 
 def _variant_costs_module():
-    import importlib.util
-
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    spec = importlib.util.spec_from_file_location("variant_costs_bench", ROOT / "benchmarks" / "variant_costs.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_file("variant_costs_bench", ROOT / "benchmarks" / "variant_costs.py", search_beside=True)
 
 
 def test_instance_reads_its_bytes_class_own_line(monkeypatch):

@@ -29,7 +29,7 @@ from buildtool.plan.fusion.execute import run_fused
 from buildtool.plan.fusion.instructions import recompute_factors
 from buildtool.model.ops import graph_macs
 
-from conftest import SHARED_MODEL_NAMES, fixed_input, shared_model
+from conftest import ROOT, SHARED_MODEL_NAMES, fixed_input, load_file, shared_model
 
 INF = float("inf")
 
@@ -721,13 +721,7 @@ def test_default_mac_cap_applies_and_names_what_no_cap_would_give():
 
 def test_scons_mac_cap_variable_means_what_the_cli_option_means():
     """scons max_mac_overhead=none / =1.3: the strings the command line gives become the CLI's values."""
-    import importlib.util
-    import pathlib
-
-    path = pathlib.Path(__file__).parents[1] / "buildtool" / "scons" / "btfirmware" / "__init__.py"
-    spec = importlib.util.spec_from_file_location("btfirmware_i16", path)
-    tool = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tool)
+    tool = load_file("btfirmware_tool", ROOT / "buildtool" / "scons" / "btfirmware" / "__init__.py")
     assert tool.plan_options({"optimize": "ram", "max_mac_overhead": "None "})["max_mac_overhead"] == "none"
     assert tool.plan_options({"optimize": "ram", "max_mac_overhead": "1.3"})["max_mac_overhead"] == 1.3
     with pytest.raises(UsageError, match="max_mac_overhead='x' is invalid: it must be a number from 1 to 1000"):

@@ -3,15 +3,12 @@ before issue 11's refactor (scripts/golden_outputs.py), for every zoo and shared
 under eleven option sets; refusals stay the same refusals. Small models run by default, the rest in
 the slow suite."""
 
-import importlib.util
 import json
 
 import pytest
-from conftest import ROOT, SHARED_MODELS
+from conftest import ROOT, SHARED_MODELS, load_file
 
-_spec = importlib.util.spec_from_file_location("golden_outputs", ROOT / "scripts" / "golden_outputs.py")
-golden = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(golden)
+golden = load_file("golden_outputs", ROOT / "scripts" / "golden_outputs.py")
 
 WANT = json.loads(golden.GOLDEN.read_text())
 MODELS = golden.models()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import fixed_input, tflm_run
+from conftest import fixed_input, load_file, tflm_run
 
 from buildtool.plan import flash
 from buildtool.firmware import runner
@@ -434,12 +434,7 @@ def test_fused_build_runs_bit_exact_and_weight_edits_remake_its_code(board, tmp_
 
 def test_a_zoo_name_with_dots_stays_whole(tmp_path):
     """mbv2-w0.35 names its default build folder and model.h's MODEL_NAME whole (not mbv2-w0, not mbv2_w0_35)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("btfirmware_names", ROOT / "buildtool" / "scons" / "btfirmware"
-                                                  / "__init__.py")
-    tool = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(tool)
+    tool = load_file("btfirmware_tool", ROOT / "buildtool" / "scons" / "btfirmware" / "__init__.py")
     assert tool.default_name("mbv2-w0.35") == "mbv2-w0.35" and tool.default_name("a/b/m.v2.tflite") == "m.v2"
     scons("board=host", "model=mbv2-w0.35", f"out={tmp_path / 'b'}")
     assert '#define MODEL_NAME "mbv2-w0.35"' in (tmp_path / "b" / "model.h").read_text()
