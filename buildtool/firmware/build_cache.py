@@ -1,6 +1,6 @@
 """The compile cache (`$BUILDTOOL_CACHE`, else `$XDG_CACHE_HOME/buildtool` or `~/.cache/buildtool`): the
-kernel libraries (`kernels/`), model objects (`models/`) and export objects (`objects/`) toolchain.py keeps
-by content, and the cap that keeps them from filling the disk.
+kernel libraries (`kernels/`), model objects (`models/`) and the objects of kernel files and exports (`objects/`)
+toolchain.py keeps by content, and the cap that keeps them from filling the disk.
 
 Every entry is whole or absent (written under a temporary name and renamed). A hit touches its entry; after
 an entry is added, a process that has not pruned in the last PRUNE_EVERY_S (a stamp file shared by every
@@ -17,7 +17,7 @@ import shutil
 import time
 from pathlib import Path
 
-DEFAULT_CAP_MB = 2048  # kernel libraries are ~1 MB each, model objects ~0.3 MB: thousands of builds' worth
+DEFAULT_CAP_MB = 2048  # kernel objects and libraries ~1 MB a board, model objects ~0.3 MB: thousands of builds' worth
 MIN_AGE_S = 600        # entries used this recently stay (longer than any one build takes to link)
 PRUNE_EVERY_S = 300    # processes prune at most this often between them
 KINDS = ("kernels", "models", "objects")
