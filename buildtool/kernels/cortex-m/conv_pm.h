@@ -825,12 +825,44 @@ typedef struct {
 #define BT_PM_L3_ZO(X)                                                                                        \
   ".if (%c[O1] >> 12) < 128\n\tsub %[" X "], %[" X "], #(128 - (%c[O1] >> 12))\n\t"                              \
   ".else\n\tadd %[" X "], %[" X "], #((%c[O1] >> 12) - 128)\n\t.endif\n\t"
+/* The loop's groups (BT_PM_L3_STEPC): bt_mm3x2's (BT_MM3X2_STEP) with the first half's five words (the two filter
+ * rows', the three pixels') one chain of single loads (each after the first pipelined: 6 estimated cycles against the
+ * LDM's 4 and the two LDRs' 3; 8 bytes more a group); the pass's last (BT_PM_L3_STEPE) loads the second half's words
+ * singly too and the filter row's end after them. mobilenetv2_160_a1's 1x1 layers on nucleo-l4r5zi (modelled cycles,
+ * kernels_vs_cmsis.py --mem nucleo-l4r5zi --ops 5,8,12): 96 -> 24 at 40x40 5.285 M -> 5.093 M, 144 -> 24 7.700 M ->
+ * 7.419 M, 144 -> 32 at 20x20 2.533 M -> 2.438 M. Six groups a pass (four passes of 96 values instead of six) ran op 5
+ * at 5.049 M without BT_PM_L3_STEPE and 5.476 M with it, op 8 at 8.023 M and 7.314 M (zero-wait 4.99 M and 4.97 M,
+ * 7.27 M and 7.23 M): with the pair's C around it the loop is the 1 KiB instruction cache's 32 lines, in or out by
+ * where the code lands; not kept. */
+#define BT_PM_L3_STEPC                                        \
+  "ldr %[wb], [%[f], %[K]]\n\t"                               \
+  "ldr %[wa], [%[f]], #4\n\t"                                 \
+  BT_MM3X2_LD3                                                \
+  BT_MM3X2_LO                                                 \
+  BT_MM3X2_HI
+/* the pass's last group: its second half's words by single loads too, the filter row's end loaded after them (one
+ * chain: 5 estimated cycles against the LDM's 4 and the end's LDR 2 after the MACs: op 5 5.133 M -> 5.093 M) */
+#define BT_PM_L3_STEPE                                        \
+  "ldr %[wb], [%[f], %[K]]\n\t"                               \
+  "ldr %[wa], [%[f]], #4\n\t"                                 \
+  BT_MM3X2_LD3                                                \
+  BT_MM3X2_LO                                                 \
+  BT_MM3X2_LD3                                                \
+  "ldr %[t], %[fend]\n\t"                                     \
+  "sxtb16 %[wa], %[wa], ror #8\n\t"                           \
+  "smlad %[a00], %[wa], %[x0], %[a00]\n\t"                    \
+  "smlad %[a10], %[wa], %[x1], %[a10]\n\t"                    \
+  "smlad %[a20], %[wa], %[x2], %[a20]\n\t"                    \
+  "sxtb16 %[wb], %[wb], ror #8\n\t"                           \
+  "smlad %[a01], %[wb], %[x0], %[a01]\n\t"                    \
+  "smlad %[a11], %[wb], %[x1], %[a11]\n\t"                    \
+  "smlad %[a21], %[wb], %[x2], %[a21]\n\t"
 #define BT_PM_L3_LOOPED(RQ, ZA)                                                                               \
   ".if (%c[K] >> 2) <= 4\n\t" BT_PM_L3_TRIPLE(RQ, ZA, BT_PM_L3_END) ".else\n\t"                                \
   "mov %[a10], %[a00]\n\tmov %[a20], %[a00]\n\tmov %[a11], %[a01]\n\tmov %[a21], %[a01]\n"                    \
   ".if ((%c[K] >> 2) %% 4) == 0\n\t.set bt_l3u, 4\n\t.elseif ((%c[K] >> 2) %% 3) == 0\n\t.set bt_l3u, 3\n\t"          \
   ".elseif ((%c[K] >> 2) %% 2) == 0\n\t.set bt_l3u, 2\n\t.else\n\t.set bt_l3u, 1\n\t.endif\n"                   \
-  "3:\n\t" BT_PMR_REP("bt_l3u", BT_MM3X2_STEP) "ldr %[t], %[fend]\n\tcmp %[f], %[t]\n\tbne 3b\n\t"            \
+  "3:\n\t" BT_PMR_REP("bt_l3u - 1", BT_PM_L3_STEPC) BT_PM_L3_STEPE "cmp %[f], %[t]\n\tbne 3b\n\t"                \
   BT_PM_L3_REST(RQ, ZA, BT_PM_L3_END) ".endif\n\t"
 #define BT_PM_L3_COMPACT(RQ, ZA)                                                                              \
   "ldr %[a00], %[b0]\n\tldr %[a01], %[b1]\n1:\n\t" BT_PM_L3_LOOPED(RQ, ZA) "cmp %[c], %[wa]\n\tbne 1b\n\t"
@@ -885,6 +917,8 @@ static inline __attribute__((always_inline)) void bt_pm_loop3(const int16_t *c, 
 #undef BT_PM_L3_COMPACT
 #undef BT_PM_L3_ZO
 #undef BT_PM_L3_LOOPED
+#undef BT_PM_L3_STEPC
+#undef BT_PM_L3_STEPE
 #undef BT_PM_L3_REST
 #undef BT_PM_L3_BODY
 #undef BT_PM_L3_END
