@@ -204,6 +204,23 @@ def model_sources(t: targets.Target, opcodes, fused: bool, kernel_root=KERNELS, 
     return needed_files(t, model_c or "", gen_files, kernel_root, seeds(t, names, kernel_root, model_c is not None))[0]
 
 
+def split_kernels(t: targets.Target, sources, kernel_root=KERNELS) -> dict:
+    """{kernel name: its files among sources, in their order} for each kernel the board's set splits into NAME.c and
+    NAME_PART.c files (toolchain.kernel_sources): a build that knows the list before model.c exists (SCons) compiles
+    them as one unit of the files model.c's calls need (model_sources with model_c)."""
+    ref = {f.stem for f in (Path(kernel_root) / "reference").glob("*.c")}
+    parts = [s for s in kernel_sources(t, kernel_root) if s.stem not in ref]
+    out = {}
+    for n in sorted(ref):
+        group = {p for p in parts if p.stem.startswith(n + "_")}
+        if group:
+            group |= {s for s in kernel_sources(t, kernel_root) if s.stem == n}
+            files = [s for s in sources if s in group]
+            if files:
+                out[n] = files
+    return out
+
+
 def seeds(t: targets.Target, names, kernel_root=KERNELS, known: bool = False) -> list:
     """The kernel stems of names needed_files starts from: all of them, or where model.c is known (known) those
     the board's set does not split into NAME_PART.c files (toolchain.kernel_sources' rule): model.c's calls, and
@@ -284,4 +301,4 @@ def needed_files(t: targets.Target, model_c: str, gen_files: tuple = (), kernel_
     return [s for s in srcs if s in chosen], sorted(f for f in files if kernel_root in f.parents)
 
 
-__all__ = ["OP_KERNELS", "model_opcodes", "kernel_names", "model_sources", "seeds", "needed_files", "include_closure", "definitions", "scan", "resolve"]
+__all__ = ["OP_KERNELS", "model_opcodes", "kernel_names", "model_sources", "seeds", "split_kernels", "needed_files", "include_closure", "definitions", "scan", "resolve"]
