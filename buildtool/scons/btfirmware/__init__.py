@@ -78,9 +78,9 @@ except ImportError:
 
 from buildtool import pipeline, steps, targets
 from buildtool.errors import BuildtoolError, ModelError, PlanError, UsageError, internal
-from buildtool.firmware import library, runner, toolchain
+from buildtool.firmware import runner, toolchain
 from buildtool.firmware.fits import check_fits, may_fuse
-from buildtool.firmware.library import model_opcodes, model_sources
+from buildtool.firmware.library import model_opcodes, model_sources, split_kernels
 from buildtool.fsutil import make_dirs, write_if_changed
 from buildtool.imports import closure_files
 from buildtool.model.inputs import load_inputs, output_file_bytes
@@ -493,7 +493,7 @@ def bt_model(env, board: str, model: str, out: str = "", kernels: str = "", plan
     used = model_sources(t, opcodes, fused, kroot)  # the kernels the model calls
     # a kernel split into files by path (cortex-m's depthwise*.c): one unit, written once model.c is, that includes
     # the files its calls need (tiny: depthwise_q4s.c alone); same bytes, no recompile
-    split = library.split_kernels(t, used, kroot)
+    split = split_kernels(t, used, kroot)
     unit_of = {f: n for n, fs in split.items() for f in fs}
     for src in toolchain.sources(t, o, kroot, used):
         src = Path(_command_path(src, "source file"))
