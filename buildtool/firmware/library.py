@@ -45,6 +45,8 @@ _MACRO = re.compile(r"[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\([^)]*\))?(.*)", 
 # definition by it at the start of a line (`BT_DW_PATH(bt_dw_box) {`, `BT_DW_PATH(bt_dw_planes_##rl) {` in a macro)
 _DEFINER = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\((\w+)\)[ \t\\\n]*[A-Za-z_][\w \t*]*?\b\2\s*\(", re.M)
 
+_RENAME = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([A-Za-z_]\w*)[ \t]*$", re.M)
+
 
 def definitions(text: str) -> tuple:
     """(names, pasted prefixes) of the functions text defines with external linkage (not BT_INLINE's, static inline:
@@ -54,6 +56,11 @@ def definitions(text: str) -> tuple:
         (prefixes if m.group(2) else names).add(m.group(1))
     for m in _VARIABLE.finditer(text):
         names.update(v.strip() for v in m.group(1).split(","))
+    # a definition under another name (`#define bt_depthwise_s8 bt_ref_depthwise_generic_s8` before the include of
+    # depthwise_ref.h, which defines bt_depthwise_s8): the other name is defined too
+    for m in _RENAME.finditer(text):
+        if m.group(1) in names:
+            names.add(m.group(2))
     for d in sorted({m.group(1) for m in _DEFINER.finditer(text)}):
         for m in re.finditer(rf"^[ \t]*(?:#[ \t]*define[ \t]+\w+\([^)]*\)[ \t]*)?{d}\(([A-Za-z_]\w*?)(##\w+)?\)[\s\\]*\{{", text, re.M):
             (prefixes if m.group(2) else names).add(m.group(1))
@@ -221,6 +228,13 @@ def split_kernels(t: targets.Target, sources, kernel_root=KERNELS) -> dict:
     return out
 
 
+def split_unit(files, need) -> str:
+    """The text of a split kernel's unit (split_kernels): one #include of each of its files in need (model_sources'
+    with model.c), in their order; none needed, a comment (the unit still compiles)."""
+    text = "".join(f'#include "{Path(f).as_posix()}"\n' for f in files if f in set(need))
+    return text or "/* model.c calls none of this kernel's files */\n"
+
+
 def seeds(t: targets.Target, names, kernel_root=KERNELS, known: bool = False) -> list:
     """The kernel stems of names needed_files starts from: all of them, or where model.c is known (known) those
     the board's set does not split into NAME_PART.c files (toolchain.kernel_sources' rule): model.c's calls, and
@@ -301,4 +315,4 @@ def needed_files(t: targets.Target, model_c: str, gen_files: tuple = (), kernel_
     return [s for s in srcs if s in chosen], sorted(f for f in files if kernel_root in f.parents)
 
 
-__all__ = ["OP_KERNELS", "model_opcodes", "kernel_names", "model_sources", "seeds", "split_kernels", "needed_files", "include_closure", "definitions", "scan", "resolve"]
+__all__ = ["OP_KERNELS", "model_opcodes", "kernel_names", "model_sources", "seeds", "split_kernels", "split_unit", "needed_files", "include_closure", "definitions", "scan", "resolve"]

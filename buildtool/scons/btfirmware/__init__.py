@@ -80,7 +80,7 @@ from buildtool import pipeline, steps, targets
 from buildtool.errors import BuildtoolError, ModelError, PlanError, UsageError, internal
 from buildtool.firmware import runner, toolchain
 from buildtool.firmware.fits import check_fits, may_fuse
-from buildtool.firmware.library import model_opcodes, model_sources, split_kernels
+from buildtool.firmware.library import model_opcodes, model_sources, split_kernels, split_unit
 from buildtool.fsutil import make_dirs, write_if_changed
 from buildtool.imports import closure_files
 from buildtool.model.inputs import load_inputs, output_file_bytes
@@ -314,8 +314,7 @@ def _split_unit(target, source, env):
     t, opcodes, fused, kroot, files = env["BT_UNIT"]
     need = set(model_sources(t, opcodes, fused, kroot, model_c=Path(source[0].abspath).read_text(),
                              gen_files=(source[1].abspath,)))
-    text = "".join(f'#include "{f.as_posix()}"\n' for f in files if f in need)
-    write_if_changed(Path(str(target[0])), text or "/* model.c calls none of this kernel's files */\n")
+    write_if_changed(Path(str(target[0])), split_unit(files, need))
     return 0
 
 
