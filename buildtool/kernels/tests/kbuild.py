@@ -38,12 +38,15 @@ RVV_CPU = "rv32,v=true,vext_spec=v1.0,vlen=128,elen=64"
 
 
 def set_sources(name: str, set_root: Path = KERNELS) -> list:
-    """The C files of kernel set `name` (target file where one exists, else the reference one);
-    set_root is where the set folder lives (kernels/ itself, or elsewhere for a test's own set)."""
-    out = []
+    """The C files of kernel set `name` (target file where one exists, else the reference one, a set's own
+    followed by its NAME_PART.c files: toolchain.kernel_sources' rule); set_root is where the set folder lives
+    (kernels/ itself, or elsewhere for a test's own set)."""
+    out, names = [], {f.stem for f in (KERNELS / "reference").glob("*.c")}
     for ref in sorted((KERNELS / "reference").glob("*.c")):
         own = Path(set_root) / name / ref.name
         out.append(own if own.exists() else ref)
+        if own.exists() and name != "reference":
+            out += sorted(c for c in own.parent.glob(f"{ref.stem}_*.c") if c.stem not in names)
     return out
 
 
