@@ -1187,7 +1187,9 @@ static inline __attribute__((always_inline)) void dw_tap_row4(const int8_t *w, i
  * dw_mm_ok and every bt_rq2_zp_ok): the same dw_chan fields as dw_rows' general set-up (doubled weights and
  * bias, p2 with the zero point), in one straight pass: the general one, its branches on s, fast, fold and nc
  * and gcc's spills around them, cost ~1000 cycles a group of four channels (kws: 16 K of a layer's 240 K). */
-static __attribute__((noinline)) void dw_chan4_q4(const bt_conv_params *p, int32_t c, int32_t fr, int32_t fc,
+/* (weak: depthwise_q4s.c, depthwise_rows.c and depthwise_s2g.c each compile it, a link keeps one; its code and its
+ * callers' as when it was static, objdump -d) */
+__attribute__((noinline, weak, visibility("hidden"))) void dw_chan4_q4(const bt_conv_params *p, int32_t c, int32_t fr, int32_t fc,
                                                   dw_chan *ch) {
   const int32_t off = p->input_offset, zp = p->output_offset;
   int32_t se = 0, so = 0;
