@@ -676,8 +676,12 @@ void bt_dw_q4e_8(const int16_t *r, const void *f, int8_t *o, const int32_t *g);
 void bt_dw_q4e_16(const int16_t *r, const void *f, int8_t *o, const int32_t *g);
 void bt_dw_q4e_32(const int16_t *r, const void *f, int8_t *o, const int32_t *g);
 void bt_dw_q4e_56(const int16_t *r, const void *f, int8_t *o, const int32_t *g);
+#if defined(DW_PART_ROWS)
 static const dw_q4_fn dw_q4_fns[4] = {
     bt_dw_q4_8, bt_dw_q4_16, bt_dw_q4_32, bt_dw_q4_56};
+#else   /* not this file's: its functions not kept by -O0 (whose -fno-toplevel-reorder keeps a table) */
+static const dw_q4_fn dw_q4_fns[4];
+#endif
 _Static_assert(sizeof(dw_chan) == 44, "dw_q4 reads dw_chan's fields at fixed offsets");
 /* bt_dw_q4's cell bytes and output bytes from a row's start to where it ends (its quads, and with n odd the
  * pair the C code takes after it, skipped to reach the last output): g[10], g[11] take it to the next row */
@@ -1097,9 +1101,13 @@ static __attribute__((noinline)) void dw_sums_q_1_rl(const int16_t *r, const voi
   dw_sums_q(r, (const dw_chan *)f, o, 2, rows, rstep, ops, out_row, 1, rl);
 }
 #endif
+#if defined(DW_PART_ROWS) || !DW_Q4   /* (tables of functions: in the files that call them, -O0 keeps them) */
 static const dw_sums_q_fn dw_sums_q_fns[2][4] = {
     {dw_sums_q_1_8, dw_sums_q_1_16, dw_sums_q_1_32, dw_sums_q_1_56},
     {dw_sums_q_2_8, dw_sums_q_2_16, dw_sums_q_2_32, dw_sums_q_2_56}};
+#else   /* not this file's: its functions not kept by -O0 (whose -fno-toplevel-reorder keeps a table) */
+static const dw_sums_q_fn dw_sums_q_fns[2][4];
+#endif
 
 typedef void (*dw_sums_fn)(const int16_t *, const dw_chan *, int32_t *, int32_t, int32_t, int32_t);
 #define DW_SUMS(name, s, rl)                                                                                    \
@@ -1116,8 +1124,12 @@ DW_SUMS(dw_sums_2_32, 2, 32)
 DW_SUMS(dw_sums_2_56, 2, 56)
 #undef DW_SUMS
 static const int32_t dw_rls[4] = {8, 16, 32, 56};   /* widened row lengths (cells) */
+#if defined(DW_PART_ROWS) || !DW_Q4   /* (tables of functions: in the files that call them, -O0 keeps them) */
 static const dw_sums_fn dw_sums_fns[2][4] = {{dw_sums_1_8, dw_sums_1_16, dw_sums_1_32, dw_sums_1_56},
                                              {dw_sums_2_8, dw_sums_2_16, dw_sums_2_32, dw_sums_2_56}};
+#else   /* not this file's: its functions not kept by -O0 (whose -fno-toplevel-reorder keeps a table) */
+static const dw_sums_fn dw_sums_fns[2][4];
+#endif
 
 /* One output from its sum: fast bt_rq2 (fold: the zero point is in p2), else bt_mbqm_fast; act 2: the
  * whole int8 range (SSAT), 1: upper bound 127 (SSAT, then the lower bound), 0: [lo, hi]. */
@@ -1165,8 +1177,12 @@ DW_REQUANT(dw_requant_r, 1, 0, 0)
 DW_REQUANT(dw_requant_m, 0, 0, 0)
 #undef DW_REQUANT
 /* mode 0..2: bt_rq2 with the zero point folded, act 2..0; 3: bt_rq2; 4: bt_mbqm_fast */
+#if defined(DW_PART_ROWS) || !DW_Q4   /* (tables of functions: in the files that call them, -O0 keeps them) */
 static const dw_requant_fn dw_requant_fns[5] = {dw_requant_f2, dw_requant_f1, dw_requant_f0, dw_requant_r,
                                                 dw_requant_m};
+#else   /* not this file's: its functions not kept by -O0 (whose -fno-toplevel-reorder keeps a table) */
+static const dw_requant_fn dw_requant_fns[5];
+#endif
 
 #if DW_Q4
 /* One tap row of four channels' 3x3 filter (the row's three taps at w, w + step, w + 2 step, four channels each):
@@ -1607,8 +1623,12 @@ typedef void (*dw_small2_fn)(const uint32_t *, const int32_t *, int8_t *, const 
 DWS2_DECL(bt_dws2_1_8) DWS2_DECL(bt_dws2_1_16) DWS2_DECL(bt_dws2_1_32) DWS2_DECL(bt_dws2_1_56)
 DWS2_DECL(bt_dws2_2_8) DWS2_DECL(bt_dws2_2_16) DWS2_DECL(bt_dws2_2_32) DWS2_DECL(bt_dws2_2_56)
 #undef DWS2_DECL
+#if defined(DW_PART_SMALL)
 static const dw_small2_fn dw_small2_fns[2][4] = {{bt_dws2_1_8, bt_dws2_1_16, bt_dws2_1_32, bt_dws2_1_56},
                                                  {bt_dws2_2_8, bt_dws2_2_16, bt_dws2_2_32, bt_dws2_2_56}};
+#else   /* not this file's: its functions not kept by -O0 (whose -fno-toplevel-reorder keeps a table) */
+static const dw_small2_fn dw_small2_fns[2][4];
+#endif
 
 /* dw_small's stride-1 layers on Arm with every channel on bt_dw_q4's terms (the whole int8 range, bt_rq2_zp_ok,
  * dw_mm_ok), from per-channel int16 planes: bt_dwp_RL(planes, ch, o, g), the four channels' planes 2 K bytes apart
@@ -2160,9 +2180,13 @@ DW_SMALL(dw_small_32_s2, 32, 1, 1, 2)
 DW_SMALL(dw_small_56_s2, 56, 1, 1, 2)
 #undef DW_SMALL
 /* [mode: sat, fast, bt_mbqm_fast][row length 8, 16, 32, 56] */
+#if defined(DW_PART_SMALL) || !DW_Q4
 static const dw_small_fn dw_small_fns[3][4] = {{dw_small_8_s, dw_small_16_s, dw_small_32_s, dw_small_56_s},
                                                {dw_small_8_f, dw_small_16_f, dw_small_32_f, dw_small_56_f},
                                                {dw_small_8_m, dw_small_16_m, dw_small_32_m, dw_small_56_m}};
+#else   /* not this file's: its functions not kept by -O0 (whose -fno-toplevel-reorder keeps a table) */
+static const dw_small_fn dw_small_fns[3][4];
+#endif
 
 /* 1 when dw_small takes the call of out rows [y0, y1): stride_w 2 or at most DW_SMALL_PIXELS outputs, at
  * least 3 outputs wide, 3x3 undilated, whole groups of four channels, buffer rows of at most 56 words. */

@@ -3,6 +3,7 @@
  * dw_widen for dwk alone: other code) (depthwise_core.h: the helpers, the layout of the files) */
 #define DW_EMIT_Q4
 #define DW_EMIT_W4
+#define DW_PART_ROWS
 #include "depthwise_core.h"
 
 #define BT_DW_PATH(name) \

@@ -1,5 +1,6 @@
 /* Depthwise 3x3 small maps and stride 2, four channels a word in a padded buffer (dw_small): bt_dw_small_rq2, bt_dw_small, bt_dw_small_{s1,s2,f,m}_RL (depthwise_core.h: the helpers, the layout of the files) */
 #define DW_EMIT_DWS2
+#define DW_PART_SMALL
 #include "depthwise_core.h"
 
 #define BT_DW_PATH(name) \

@@ -132,8 +132,10 @@ def build_arm(name: str, out_dir: Path, cpu: str = "cortex-m4", bench: bool = Fa
     ld = _ld(FIRMWARE / "arm" / "cortexm.ld.in", out_dir / f"{cpu}.ld", flash, FLASH_LEN.get(cpu, "4M"), ram, ram_len,
              "0x4000")
     elf = out_dir / f"kt_{cpu}_{name}{'_bench' if bench else ''}{opt}.elf"
-    cc = ["arm-none-eabi-gcc", "-mthumb", *flags.split(), "-std=c99", opt, "-g", "-ffreestanding", "-Wall",
-          "-Wextra", "-Werror"]
+    # a function a section (as firmware builds): --gc-sections drops what no test calls, such as the static helpers -O0
+    # emits in each file of a kernel split by path (cortex-m's depthwise_*.c) that the file does not call
+    cc = ["arm-none-eabi-gcc", "-mthumb", *flags.split(), "-std=c99", opt, "-g", "-ffreestanding", "-ffunction-sections",
+          "-fdata-sections", "-Wall", "-Wextra", "-Werror"]
     link = ["-nostdlib", "-nostartfiles", "-T", str(ld), "-Wl,--gc-sections"]
     return _build(cc, link, name, elf, test_defines=("BT_BENCH",) if bench else (),
                   platform=(FIRMWARE / "arm" / "startup.c", FIRMWARE / "common" / "semihost_io.c"))
