@@ -48,12 +48,41 @@ def test_tiny_compiles_only_its_operators_kernels_on_every_set():
     g = pipeline.read_model("tiny").graph
     assert library.model_opcodes(g) == ["ADD", "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "MEAN"]
     want = {"add", "conv", "conv_s16", "depthwise", "fully_connected", "int32_ops", "mean"}
+    parts = {"depthwise_box", "depthwise_q4s", "depthwise_rows", "depthwise_s2g", "depthwise_small"}
     for b in BOARDS:
         t = targets.get(b)
         got = library.model_sources(t, library.model_opcodes(g), False)
-        assert {p.stem for p in got} == want, b
+        # before model.c exists: cortex-m's depthwise.c (the run-time dispatcher) and every path file it calls
+        assert {p.stem for p in got} == want | (parts if b == "cortex-m4" else set()), b
         assert got == [s for s in kernel_sources(t) if s in got]  # in kernel_sources' order
         assert len(kernel_sources(t)) > 3 * len(got)
+
+
+def test_a_split_kernels_files_are_those_model_c_calls():
+    """cortex-m's depthwise is split by path (issue 50 item 3): a model calling one path compiles its file alone (tiny:
+    bt_dw_rows_q4e_32, depthwise_q4s.c), one calling the dispatcher every path's; model.c's block for other sets
+    (`#define bt_dw_rows_q4e_32 bt_depthwise_s8` under #ifndef BT_VARIANTS_CORTEX_M) is no call on cortex-m."""
+    t = targets.get("cortex-m4")
+    assert [p.name for p in kernel_sources(t) if p.stem.startswith("depthwise")] == [
+        "depthwise.c", "depthwise_box.c", "depthwise_q4s.c", "depthwise_rows.c", "depthwise_s2g.c", "depthwise_small.c"]
+    assert all(p.stem == "depthwise" for p in kernel_sources(targets.get("riscv32")) if "depthwise" in p.stem)
+    m = pipeline.read_model("tiny")
+    ops = library.model_opcodes(m.graph)
+    model_c = pipeline.code(m, pipeline.plan_memory(m.graph, PlanOptions()), "cortex-m4")["model.c"]
+    assert "bt_dw_rows_q4e_32(" in model_c and "#ifndef BT_VARIANTS_CORTEX_M" in model_c
+    got = {p.stem for p in library.model_sources(t, ops, False, model_c=model_c)}
+    assert got == {"add", "conv", "conv_s16", "depthwise_q4s", "fully_connected", "int32_ops", "mean"}
+    head = '#include <stdint.h>\n#include "bt_kernels.h"\n#include "bt_variants.h"\nvoid model_run(void) {\n'
+    for call, stems in [("bt_dw_s2g_3", {"depthwise_s2g"}), ("bt_dw_kxk_rq2", {"depthwise_rows"}),
+                        ("bt_dw_small_f_16", {"depthwise_small"}), ("bt_dw_pix4_rq2", {"depthwise_box"}),
+                        ("bt_depthwise_s8", {"depthwise"} | {p.stem for p in kernel_sources(t)
+                                                            if p.stem.startswith("depthwise_")})]:
+        assert _needs("cortex-m4", head + f"  {call}(0, 0, 0, 0, 0, 1);\n}}\n") == stems, call
+    # where model.c is not known yet (SCons, CMake) the split kernel is one unit of model.c's files
+    split = library.split_kernels(t, library.model_sources(t, ops, False))
+    assert list(split) == ["depthwise"] and len(split["depthwise"]) == 6
+    assert library.split_unit(split["depthwise"], library.model_sources(t, ops, False, model_c=model_c)) == \
+        f'#include "{(KERNELS / "cortex-m" / "depthwise_q4s.c").as_posix()}"\n'
 
 
 def _needs(board: str, model_c: str) -> set:
@@ -124,7 +153,9 @@ def test_scons_compiles_exactly_the_models_kernels(tmp_path):
                 if line.startswith("CC ") and "/kernels/" in line)
     t = targets.get("cortex-m4")
     want = _rel(library.model_sources(t, ["ADD", "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "MEAN"], False))
-    assert cc == sorted(want) and "cortex-m/depthwise.c" in cc and len(cc) == 7
+    # cortex-m's depthwise files one unit, OUT/kernels/depthwise.c (written from model.c: its calls' files)
+    want = [w for w in want if not w.startswith("cortex-m/depthwise")] + ["depthwise.c"]
+    assert cc == sorted(want) and len(cc) == 7
 
 
 @pytest.mark.parametrize("board", ["host", "cortex-m4", "cortex-m55", "riscv32"])

@@ -93,6 +93,26 @@ def test_kernel_edit_recompiles_only_that_object(project):
     assert scons("-q", *args, check=False).returncode == 0
 
 
+def test_split_kernel_compiles_only_the_files_model_c_calls(project):
+    """cortex-m's depthwise is split by path (issue 50 item 3): tiny's model.c calls bt_dw_rows_q4e_32 alone, so its
+    unit OUT/kernels/depthwise.c includes depthwise_q4s.c alone; an edit of another path's file compiles nothing,
+    one of depthwise_q4s.c the unit's object alone."""
+    tmp, model, kroot = project
+    args = ["board=cortex-m4", f"model={model}", f"out={tmp / 'build-m4'}", f"kernel_root={kroot}"]
+    r = scons(*args)
+    unit = tmp / "build-m4" / "kernels" / "depthwise.c"
+    if compiled(r):
+        assert "depthwise.o" in compiled(r) and len(compiled(r)) == 13  # 12 CC lines and weights.o
+    assert unit.read_text() == f'#include "{(kroot / "cortex-m" / "depthwise_q4s.c").as_posix()}"\n'
+    other = kroot / "cortex-m" / "depthwise_rows.c"
+    other.write_text(other.read_text() + f"\n/* edited by test_scons {other.stat().st_mtime_ns} */\n")
+    assert compiled(scons(*args)) == []
+    used = kroot / "cortex-m" / "depthwise_q4s.c"
+    used.write_text(used.read_text() + f"\n/* edited by test_scons {used.stat().st_mtime_ns} */\n")
+    assert compiled(scons(*args)) == ["depthwise.o"]
+    assert compiled(scons(*args)) == []
+
+
 def test_weight_edit_rebuilds_only_the_flash_image(project):
     tmp, model, kroot = project
     args = args_for(tmp, model, kroot)

@@ -122,7 +122,7 @@ function(_buildtool_configure name out)
   endif()
   include("${out}/buildtool.cmake")
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${BT_CONFIGURE_DEPENDS})
-  foreach(v BT_CC BT_NATIVE BT_CFLAGS BT_CPU_FLAGS BT_INCLUDES BT_KERNEL_SOURCES BT_STARTUP_SOURCES BT_HARNESS_MAIN
+  foreach(v BT_CC BT_NATIVE BT_CFLAGS BT_CPU_FLAGS BT_INCLUDES BT_KERNEL_SOURCES BT_KERNEL_UNITS BT_STARTUP_SOURCES BT_HARNESS_MAIN
             BT_LDFLAGS BT_LDLIBS BT_LINKER_SCRIPT BT_FUSED BT_RUN BT_MEASURES_CODE)
     set(${v} "${${v}}" PARENT_SCOPE)
   endforeach()
@@ -201,9 +201,16 @@ function(_buildtool_steps name out model)
             --depfile "${out}/flash.d" --split-header "${out}/weights_split.h" ${flash_code}
     DEPENDS "${model}" ${flash_plan} ${flash_code_in} ${tool} DEPFILE "${out}/flash.d" VERBATIM
     COMMENT "buildtool flash ${name}")
+  # a kernel split into files by path: its unit includes those model.c calls (rewritten only when they change)
+  if(BT_KERNEL_UNITS)
+    add_custom_command(OUTPUT ${BT_KERNEL_UNITS}
+      COMMAND ${BUILDTOOL_PYTHON_COMMAND} -m buildtool.cmake units "${out}/units.json" "${out}/model.c" "${out}/model.h"
+      DEPENDS "${out}/model.c" "${out}/model.h" "${out}/units.json" WORKING_DIRECTORY "${BUILDTOOL_CMAKE_DIR}" VERBATIM
+      COMMENT "buildtool kernel units ${name}")
+  endif()
   # the one target that runs the steps (Makefile generators must not run them from two targets)
   add_custom_target(${name}_sources DEPENDS "${out}/model.c" "${out}/model.h" "${out}/firmware.json"
-                                            "${out}/weights.bin" "${out}/weights_split.h")
+                                            "${out}/weights.bin" "${out}/weights_split.h" ${BT_KERNEL_UNITS})
 endfunction()
 
 # The libraries: <name> (model.c + kernels, STATIC) and <name>_rt (start-up code + weights object,

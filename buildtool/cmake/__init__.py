@@ -23,7 +23,7 @@ from ..codegen.c_text import c_string
 from ..errors import BuildtoolError, ModelError, PlanError, UsageError
 from ..firmware import runner
 from ..firmware.fits import may_fuse
-from ..firmware.library import model_opcodes, model_sources
+from ..firmware.library import model_opcodes, model_sources, split_kernels, split_unit
 from ..firmware.toolchain import FIRMWARE, check_segments, cpu_flags, source_parts
 from ..fsutil import write_if_changed
 from ..steps.code import measures_code
@@ -71,12 +71,22 @@ def configure(board: str, model: str, zoo: str, opts: list, ram_limit: str, out:
     # the kernel sources its operators call, fixed at configure time: a weight edit reruns no configure (a model
     # edit that adds a kind of operator needs `cmake` again: docs/code-size.md)
     g = read_model(model or zoo).graph
-    parts = source_parts(t, kernels=model_sources(t, model_opcodes(g), may_fuse(options, t)))
+    opcodes, fused = model_opcodes(g), may_fuse(options, t)
+    kernels = model_sources(t, opcodes, fused)
+    # a kernel split into files by path (library.split_kernels): one unit OUT/kernels/NAME.c, written from model.c at
+    # build time (`python -m buildtool.cmake units`), that includes the files model.c's calls need
+    split = split_kernels(t, kernels)
+    units = [o / "kernels" / f"{n}.c" for n in split]
+    write_if_changed(o / "units.json", json.dumps({"board": board, "opcodes": opcodes, "fused": fused,
+                                                   "units": {str(o / "kernels" / f"{n}.c"): [str(f) for f in fs]
+                                                             for n, fs in split.items()}}, indent=1) + "\n")
+    grouped = {f for fs in split.values() for f in fs}
+    parts = source_parts(t, kernels=[k for k in kernels if k not in grouped] + units)
     ldflags = [f for f in info["ldflags"] if not f.startswith("-l")]
     lines = [("BT_BOARD", board), ("BT_CC", info["cc"]), ("BT_NATIVE", "ON" if t.port.native else "OFF"),
              ("BT_CFLAGS", info["cflags"]), ("BT_INCLUDES", info["include_dirs"][1:]),
              ("BT_CPU_FLAGS", cpu_flags(t)),
-             ("BT_KERNEL_SOURCES", parts["kernels"]), ("BT_STARTUP_SOURCES", parts["startup"]),
+             ("BT_KERNEL_SOURCES", parts["kernels"]), ("BT_KERNEL_UNITS", units), ("BT_STARTUP_SOURCES", parts["startup"]),
              ("BT_HARNESS_MAIN", parts["main"]), ("BT_LDFLAGS", ldflags),
              ("BT_LDLIBS", [f[2:] for f in info["ldflags"] if f.startswith("-l")]),
              ("BT_LINKER_SCRIPT", str(o / "board.ld") if t.linker_template else ""),
@@ -130,3 +140,14 @@ def check_elf(elf: str, board: str, manifest: str) -> str:
 
 
 __all__ = ["CMAKE_DIR", "configure", "ram_check", "check_elf"]
+
+
+def write_units(units_json: str, model_c: str, model_h: str) -> None:
+    """Each unit configure named in units.json (a split kernel's: library.split_kernels) with the files model.c's
+    calls need (library.model_sources with its text), rewritten only when its bytes change."""
+    u = json.loads(Path(units_json).read_text())
+    t = targets.get(u["board"])
+    need = model_sources(t, u["opcodes"], u["fused"], model_c=Path(model_c).read_text(), gen_files=(model_h,))
+    for unit, files in u["units"].items():
+        Path(unit).parent.mkdir(parents=True, exist_ok=True)
+        write_if_changed(Path(unit), split_unit([Path(f) for f in files], need))

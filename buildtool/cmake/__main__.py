@@ -1,4 +1,4 @@
-"""`python -m buildtool.cmake configure|ram-check|check ...`: what BuildtoolConfig.cmake runs (see __init__)."""
+"""`python -m buildtool.cmake configure|ram-check|units|check ...`: what BuildtoolConfig.cmake runs (see __init__)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from ..errors import one_line_status
-from . import check_elf, configure, ram_check
+from . import check_elf, configure, ram_check, write_units
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -23,6 +23,10 @@ def _parser() -> argparse.ArgumentParser:
     r = sub.add_parser("ram-check", help="the plan's arena against RAM_LIMIT")
     r.add_argument("manifest")
     r.add_argument("limit", type=int)
+    u = sub.add_parser("units", help="a split kernel's units from model.c (the files its calls need)")
+    u.add_argument("units_json")
+    u.add_argument("model_c")
+    u.add_argument("model_h")
     k = sub.add_parser("check", help="after a link: load segments and the RAM/flash summary")
     k.add_argument("elf")
     k.add_argument("--board", required=True)
@@ -40,6 +44,8 @@ def main(argv=None) -> int:
 def _run(a) -> None:
     if a.cmd == "configure":
         configure(a.board, a.model, a.zoo, a.opt, a.ram_limit, a.output, a.library)
+    elif a.cmd == "units":
+        write_units(a.units_json, a.model_c, a.model_h)
     elif a.cmd == "check":
         print(check_elf(a.elf, a.board, a.manifest))
     else:

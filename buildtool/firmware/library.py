@@ -41,6 +41,13 @@ _IDENT = re.compile(r"[A-Za-z_]\w*")
 _MACRO = re.compile(r"[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\([^)]*\))?(.*)", re.S)
 
 
+# a macro that defines the function its one parameter names (`#define BT_DW_PATH(name) void name(...)`), and a
+# definition by it at the start of a line (`BT_DW_PATH(bt_dw_box) {`, `BT_DW_PATH(bt_dw_planes_##rl) {` in a macro)
+_DEFINER = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(\w+)\((\w+)\)[ \t\\\n]*[A-Za-z_][\w \t*]*?\b\2\s*\(", re.M)
+
+_RENAME = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)[ \t]+([A-Za-z_]\w*)[ \t]*$", re.M)
+
+
 def definitions(text: str) -> tuple:
     """(names, pasted prefixes) of the functions text defines with external linkage (not BT_INLINE's, static inline:
     mul_ref.h's `mul` is no definition another file's `mul` instruction in an asm string refers to)."""
@@ -49,6 +56,14 @@ def definitions(text: str) -> tuple:
         (prefixes if m.group(2) else names).add(m.group(1))
     for m in _VARIABLE.finditer(text):
         names.update(v.strip() for v in m.group(1).split(","))
+    # a definition under another name (`#define bt_depthwise_s8 bt_ref_depthwise_generic_s8` before the include of
+    # depthwise_ref.h, which defines bt_depthwise_s8): the other name is defined too
+    for m in _RENAME.finditer(text):
+        if m.group(1) in names:
+            names.add(m.group(2))
+    for d in sorted({m.group(1) for m in _DEFINER.finditer(text)}):
+        for m in re.finditer(rf"^[ \t]*(?:#[ \t]*define[ \t]+\w+\([^)]*\)[ \t]*)?{d}\(([A-Za-z_]\w*?)(##\w+)?\)[\s\\]*\{{", text, re.M):
+            (prefixes if m.group(2) else names).add(m.group(1))
     return names, prefixes
 
 
@@ -185,16 +200,69 @@ def kernel_names(opcodes, fused: bool) -> list:
     return sorted(names)
 
 
-def model_sources(t: targets.Target, opcodes, fused: bool, kernel_root=KERNELS) -> list:
+def model_sources(t: targets.Target, opcodes, fused: bool, kernel_root=KERNELS, model_c: str | None = None,
+                  gen_files: tuple = ()) -> list:
     """The board's kernel sources a model of operators `opcodes` compiles (fused: its plan may be a
-    fused one), in kernel_sources' order: those kernel_names names and every source they call."""
-    return needed_files(t, "", kernel_root=kernel_root, seed=kernel_names(opcodes, fused))[0]
+    fused one), in kernel_sources' order: those kernel_names names and every source they call. With
+    model_c (its text; gen_files as needed_files'), a kernel the set splits into files by path (issue 50
+    item 3: cortex-m's depthwise.c, its run-time dispatcher, and depthwise_PART.c) is no seed: model.c's
+    calls choose its files (seeds)."""
+    names = kernel_names(opcodes, fused)
+    return needed_files(t, model_c or "", gen_files, kernel_root, seeds(t, names, kernel_root, model_c is not None))[0]
+
+
+def split_kernels(t: targets.Target, sources, kernel_root=KERNELS) -> dict:
+    """{kernel name: its files among sources, in their order} for each kernel the board's set splits into NAME.c and
+    NAME_PART.c files (toolchain.kernel_sources): a build that knows the list before model.c exists (SCons) compiles
+    them as one unit of the files model.c's calls need (model_sources with model_c)."""
+    ref = {f.stem for f in (Path(kernel_root) / "reference").glob("*.c")}
+    parts = [s for s in kernel_sources(t, kernel_root) if s.stem not in ref]
+    out = {}
+    for n in sorted(ref):
+        group = {p for p in parts if p.stem.startswith(n + "_")}
+        if group:
+            group |= {s for s in kernel_sources(t, kernel_root) if s.stem == n}
+            files = [s for s in sources if s in group]
+            if files:
+                out[n] = files
+    return out
+
+
+def split_unit(files, need) -> str:
+    """The text of a split kernel's unit (split_kernels): one #include of each of its files in need (model_sources'
+    with model.c), in their order; none needed, a comment (the unit still compiles)."""
+    text = "".join(f'#include "{Path(f).as_posix()}"\n' for f in files if f in set(need))
+    return text or "/* model.c calls none of this kernel's files */\n"
+
+
+def seeds(t: targets.Target, names, kernel_root=KERNELS, known: bool = False) -> list:
+    """The kernel stems of names needed_files starts from: all of them, or where model.c is known (known) those
+    the board's set does not split into NAME_PART.c files (toolchain.kernel_sources' rule): model.c's calls, and
+    the calls of the files they choose, decide which of a split kernel's files it needs."""
+    if not known:
+        return list(names)
+    ref = {f.stem for f in (Path(kernel_root) / "reference").glob("*.c")}
+    parts = [s.stem for s in kernel_sources(t, kernel_root) if s.stem not in ref]
+    return [n for n in names if not any(p.startswith(n + "_") for p in parts)]
 
 
 def _code_file(f: Path) -> bool:
     """A file whose functions a source that includes it defines: a .c file, or a reference kernel's code
     that other sets include (NAME_ref.h: reference/NAME.c compiles it on its own)."""
     return f.suffix == ".c" or f.name.endswith("_ref.h")
+
+
+# model.c's names for another kernel set (`#ifndef BT_VARIANTS_CORTEX_M ... #define bt_dw_rows_q4e_32 bt_depthwise_s8`)
+_FALLBACK = re.compile(r"^[ \t]*#[ \t]*ifndef[ \t]+(BT_VARIANTS_\w+)\b.*?^[ \t]*#[ \t]*endif\b", re.M | re.S)
+
+
+def _fallbacks(model_c: str, dirs, kernel_root) -> str:
+    """model_c without its block for other kernel sets where the board's bt_variants.h defines the block's guard
+    (a split kernel's dispatcher is no call of its model.c)."""
+    found = resolve("bt_variants.h", Path(kernel_root) / "include", dirs)
+    text = _text(found) if found is not None else ""
+    return _FALLBACK.sub(lambda m: " " if re.search(rf"^[ \t]*#[ \t]*define[ \t]+{m.group(1)}\b", text, re.M)
+                         else m.group(0), model_c)
 
 
 def needed_files(t: targets.Target, model_c: str, gen_files: tuple = (), kernel_root=KERNELS,
@@ -209,7 +277,7 @@ def needed_files(t: targets.Target, model_c: str, gen_files: tuple = (), kernel_
     srcs = kernel_sources(t, kernel_root)
     closure = {s: include_closure(s, dirs) for s in srcs}
     defs = {s: definitions("\n".join(_text(f) for f in closure[s] if _code_file(f))) for s in srcs}
-    model_c = _COMMENT.sub(" ", model_c)
+    model_c = _fallbacks(_COMMENT.sub(" ", model_c), dirs, kernel_root)
     refs, aliases = set(), {}
     files = set()
     for name in sorted(set(_INCLUDE.findall(model_c))):
@@ -247,4 +315,4 @@ def needed_files(t: targets.Target, model_c: str, gen_files: tuple = (), kernel_
     return [s for s in srcs if s in chosen], sorted(f for f in files if kernel_root in f.parents)
 
 
-__all__ = ["OP_KERNELS", "model_opcodes", "kernel_names", "model_sources", "needed_files", "include_closure", "definitions", "scan", "resolve"]
+__all__ = ["OP_KERNELS", "model_opcodes", "kernel_names", "model_sources", "seeds", "split_kernels", "split_unit", "needed_files", "include_closure", "definitions", "scan", "resolve"]

@@ -39,17 +39,21 @@ class FirmwareError(BuildtoolError):
 
 
 def kernel_sources(t: targets.Target, kernel_root=KERNELS) -> list:
-    """One file per reference kernel name: the board's optimised file when it exists."""
+    """One file per reference kernel name: the board's optimised file when it exists; a set's NAME.c split by
+    path (issue 50 item 3) is followed by the set's NAME_PART.c files that name no reference kernel, sorted (each
+    compiles on its own; library.model_sources picks those a model calls)."""
     kernel_root = Path(kernel_root)
     ref = kernel_root / "reference"
     if not ref.is_dir():
         raise FirmwareError(f"kernel library not found at {ref}")
-    out = []
+    out, names = [], {f.stem for f in ref.glob("*.c")}
     for f in sorted(ref.glob("*.c")):
         for kset in t.kernel_search():
             cand = kernel_root / kset / f.name
             if cand.exists():
                 out.append(cand)
+                if kset != "reference":
+                    out += sorted(c for c in cand.parent.glob(f"{f.stem}_*.c") if c.stem not in names)
                 break
     return out
 

@@ -21,7 +21,7 @@ from pathlib import Path
 from .. import cli, steps, targets
 from ..errors import UsageError, one_line_status
 from ..firmware import toolchain
-from ..firmware.library import model_opcodes, model_sources
+from ..firmware.library import model_opcodes, model_sources, split_kernels
 from ..imports import closure_files
 from ..plan import ArenaPlan
 from ..steps.code import measures_code
@@ -142,16 +142,24 @@ def gen(argv: list) -> int:
 KERNELS_ROOTS = ("firmware.library", "steps.readback", "steps.skeleton", "boards")
 
 
-def kernel_units(skeleton, plan_path, board: str, out: Path) -> list:
+def kernel_units(skeleton, plan_path, board: str, out: Path, model_c=None, model_h=None) -> list:
     """out/NAME.c for each of the board's kernel sources the model calls (library.model_sources, as SCons,
     CMake and `buildtool run` compile; fused.c when the plan is fused), each one line that includes the
-    source as the @buildtool_src repository names it; out holds nothing else. Bazel compiles the folder
-    (a tree artifact) file by file. Returns the sources."""
+    source as the @buildtool_src repository names it; a kernel split into files by path (library.split_kernels)
+    one unit out/NAME.c of the files model.c (model_c, a path; model_h its header) calls, all of them without it;
+    out holds nothing else. Bazel compiles the folder (a tree artifact) file by file. Returns the sources."""
     model = read_skeleton(str(skeleton))
     plan = read_plan(str(plan_path), model.graph)
     t = targets.get(board)
-    srcs = model_sources(t, model_opcodes(model.graph), not isinstance(plan, ArenaPlan))
-    units = {f"{s.stem}.c": f'#include "{_rel(s)}"\n' for s in srcs}  # stems are unique: one file per kernel name
+    opcodes, fused = model_opcodes(model.graph), not isinstance(plan, ArenaPlan)
+    srcs = model_sources(t, opcodes, fused)
+    split = split_kernels(t, srcs)
+    need = srcs if model_c is None else model_sources(t, opcodes, fused, model_c=Path(model_c).read_text(),
+                                                      gen_files=(model_h,) if model_h else ())
+    grouped = {f for fs in split.values() for f in fs}
+    units = {f"{s.stem}.c": f'#include "{_rel(s)}"\n' for s in srcs if s not in grouped}  # stems are unique
+    for n, fs in split.items():
+        units[f"{n}.c"] = "".join(f'#include "{_rel(f)}"\n' for f in fs if f in set(need)) or "/* none called */\n"
     out.mkdir(parents=True, exist_ok=True)
     for old in out.iterdir():
         if old.name not in units:
@@ -159,20 +167,20 @@ def kernel_units(skeleton, plan_path, board: str, out: Path) -> list:
     for name, text in units.items():
         if not (out / name).is_file() or (out / name).read_text() != text:
             (out / name).write_text(text)
-    return srcs
+    return [s for s in srcs if s not in grouped or s in set(need)]
 
 
 def kernels_command(argv: list) -> None:
-    """gen kernels SKELETON PLAN --board B -o DIR (kernel_units)."""
-    named, pos, it = {"--board": None, "-o": None}, [], iter(argv)
+    """gen kernels SKELETON PLAN --board B -o DIR [--model-c MODEL.c --model-h MODEL.h] (kernel_units)."""
+    named, pos, it = {"--board": None, "-o": None, "--model-c": None, "--model-h": None}, [], iter(argv)
     for a in it:
         if a in named:
             named[a] = next(it, None)
         else:
             pos.append(a)
-    if len(pos) != 2 or None in named.values():
-        raise UsageError("usage: gen kernels SKELETON.json PLAN.json --board B -o DIR")
-    kernel_units(pos[0], pos[1], named["--board"], Path(named["-o"]))
+    if len(pos) != 2 or named["--board"] is None or named["-o"] is None:
+        raise UsageError("usage: gen kernels SKELETON.json PLAN.json --board B -o DIR [--model-c F --model-h F]")
+    kernel_units(pos[0], pos[1], named["--board"], Path(named["-o"]), named["--model-c"], named["--model-h"])
 
 
 def unused_sources(step: str) -> list:

@@ -75,7 +75,10 @@ def board(name: str, kernels: tuple | None = None, stack_bytes: int | None = Non
 def link(model: Model, plan, target, out_dir, paths: dict) -> dict:
     """Compile the generated sources with the board's toolchain and link firmware.elf (atomically);
     paths plus "elf" (and "ld")."""
-    kernels = model_sources(target, model_opcodes(model.graph), not isinstance(plan, ArenaPlan))
+    model_c = paths.get("model_c")  # its calls choose a split kernel's files (library.model_sources)
+    kernels = model_sources(target, model_opcodes(model.graph), not isinstance(plan, ArenaPlan),
+                            model_c=Path(model_c).read_text() if model_c else None,
+                            gen_files=(str(paths["model_h"]),) if model_c and paths.get("model_h") else ())
     return link_firmware(target, Path(out_dir), paths, model.graph, plan, kernels)
 
 

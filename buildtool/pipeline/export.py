@@ -23,7 +23,7 @@ from .. import targets
 from ..codegen import library as text
 from ..errors import BuildtoolError, InternalError, UsageError, did_you_mean
 from ..firmware import toolchain
-from ..firmware.library import kernel_names, model_opcodes, needed_files
+from ..firmware.library import kernel_names, model_opcodes, needed_files, seeds
 from ..firmware.toolchain import KERNELS, include_dirs
 from ..fsutil import make_dirs, write_error
 from ..model.ir import NUMPY_DTYPE
@@ -83,7 +83,8 @@ def library(model: Model, plan, board: str, options: PlanOptions | None = None) 
     files = {"model.c": model_c, "model.h": text.model_h(code["model.h"], int(m.group(1)), len(weights), cpu_flags),
              "model_weights.c": text.weights_c(g.name, weights)}
 
-    srcs, kernel_files = needed_files(t, model_c, seed=kernel_names(model_opcodes(g), not isinstance(plan, ArenaPlan)))
+    srcs, kernel_files = needed_files(t, model_c, seed=seeds(t, kernel_names(model_opcodes(g), not isinstance(plan, ArenaPlan)),
+                                                                     known=True))
     if any(f.name == "bt_fused.h" for f in kernel_files):
         files["model_platform.c"] = text.platform_c()
     for f in kernel_files:

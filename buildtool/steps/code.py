@@ -92,7 +92,7 @@ def _placed_code(plan, g, board: str, t: targets.Target, names: dict) -> tuple:
     model_c, model_h = src
     if not _needs_measuring(t, g, model_c):
         return model_c, model_h, None, src.code_plan
-    kernels = model_sources(t, model_opcodes(g), not isinstance(plan, ArenaPlan))  # what the link compiles
+    kernels = model_sources(t, model_opcodes(g), not isinstance(plan, ArenaPlan), model_c=model_c)  # what the link compiles
     code, groups = toolchain.code_bytes(t, model_c, model_h, kernels), image_groups(g, plan, t)
     for _ in range(4):
         placed = image_groups(g, plan, t, code_bytes=code)
@@ -158,7 +158,8 @@ def measured_code(model: Model, plan, t: targets.Target, options: PlanOptions | 
         return None
     made = made or run(model, plan, t.name, options=options)
     man = json.loads(made.files["firmware.json"])
-    kernels = model_sources(t, model_opcodes(model.graph), not isinstance(plan, ArenaPlan))  # what the link takes
+    kernels = model_sources(t, model_opcodes(model.graph), not isinstance(plan, ArenaPlan),
+                            model_c=made.files["model.c"])  # what the link takes
 
     def link() -> tuple:
         with tempfile.TemporaryDirectory(prefix="bt-code-") as tmp:

@@ -160,8 +160,10 @@ def _bt_model_impl(ctx):
     # reads the skeleton and the plan and writes one file per kernel source into a folder (a tree artifact)
     # that Bazel compiles file by file. After the plan: a model the board cannot hold compiles nothing.
     kernel_dir = ctx.actions.declare_directory(ctx.label.name + "/kernels")
-    _gen(ctx, "BtKernels", ["kernels", skel.path, plan.path, "--board", ctx.attr.board, "-o", kernel_dir.path],
-         [skel, plan], [kernel_dir], shown)
+    # (a kernel split into files by path: one unit of those model.c calls)
+    _gen(ctx, "BtKernels", ["kernels", skel.path, plan.path, "--board", ctx.attr.board, "-o", kernel_dir.path,
+                            "--model-c", model_c.path, "--model-h", model_h.path],
+         [skel, plan, model_c, model_h], [kernel_dir], shown)
     kernels = _compile(ctx, cc, "kernels", [kernel_dir], [], board["copts"], [], contexts)
 
     # The weights: buildtool's weights.S (.incbin), weights.bin and its split the extra inputs of this compile.

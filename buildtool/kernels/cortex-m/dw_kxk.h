@@ -164,9 +164,13 @@ DWK_ROWS(5, 2, 1)
 DWK_ROWS(7, 1, 1)
 DWK_ROWS(7, 2, 1)
 #undef DWK_ROWS
+#if defined(DW_PART_ROWS) || !defined(BT_CM_DEPTHWISE_CORE_H)
 static const dwk_rows_fn dwk_rows_fns[2][2][2] = {
     {{dwk_rows_5_1_0, dwk_rows_5_2_0}, {dwk_rows_7_1_0, dwk_rows_7_2_0}},
     {{dwk_rows_5_1_1, dwk_rows_5_2_1}, {dwk_rows_7_1_1, dwk_rows_7_2_1}}};
+#else   /* not this file's: its functions not kept by -O0 (whose -fno-toplevel-reorder keeps a table) */
+static const dwk_rows_fn dwk_rows_fns[2][2][2];
+#endif
 
 /* 1 when dwk takes the layer (depth multiplier 1 is the caller's). */
 static int dwk_ok(const bt_conv_params *p) {

@@ -38,12 +38,15 @@ RVV_CPU = "rv32,v=true,vext_spec=v1.0,vlen=128,elen=64"
 
 
 def set_sources(name: str, set_root: Path = KERNELS) -> list:
-    """The C files of kernel set `name` (target file where one exists, else the reference one);
-    set_root is where the set folder lives (kernels/ itself, or elsewhere for a test's own set)."""
-    out = []
+    """The C files of kernel set `name` (target file where one exists, else the reference one, a set's own
+    followed by its NAME_PART.c files: toolchain.kernel_sources' rule); set_root is where the set folder lives
+    (kernels/ itself, or elsewhere for a test's own set)."""
+    out, names = [], {f.stem for f in (KERNELS / "reference").glob("*.c")}
     for ref in sorted((KERNELS / "reference").glob("*.c")):
         own = Path(set_root) / name / ref.name
         out.append(own if own.exists() else ref)
+        if own.exists() and name != "reference":
+            out += sorted(c for c in own.parent.glob(f"{ref.stem}_*.c") if c.stem not in names)
     return out
 
 
@@ -129,8 +132,10 @@ def build_arm(name: str, out_dir: Path, cpu: str = "cortex-m4", bench: bool = Fa
     ld = _ld(FIRMWARE / "arm" / "cortexm.ld.in", out_dir / f"{cpu}.ld", flash, FLASH_LEN.get(cpu, "4M"), ram, ram_len,
              "0x4000")
     elf = out_dir / f"kt_{cpu}_{name}{'_bench' if bench else ''}{opt}.elf"
-    cc = ["arm-none-eabi-gcc", "-mthumb", *flags.split(), "-std=c99", opt, "-ffreestanding", "-Wall",
-          "-Wextra", "-Werror"]
+    # a function a section (as firmware builds): --gc-sections drops what no test calls, such as the static helpers -O0
+    # emits in each file of a kernel split by path (cortex-m's depthwise_*.c) that the file does not call
+    cc = ["arm-none-eabi-gcc", "-mthumb", *flags.split(), "-std=c99", opt, "-ffreestanding", "-ffunction-sections",
+          "-fdata-sections", "-Wall", "-Wextra", "-Werror"]
     link = ["-nostdlib", "-nostartfiles", "-T", str(ld), "-Wl,--gc-sections"]
     return _build(cc, link, name, elf, test_defines=("BT_BENCH",) if bench else (),
                   platform=(FIRMWARE / "arm" / "startup.c", FIRMWARE / "common" / "semihost_io.c"))

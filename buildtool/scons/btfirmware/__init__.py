@@ -80,7 +80,7 @@ from buildtool import pipeline, steps, targets
 from buildtool.errors import BuildtoolError, ModelError, PlanError, UsageError, internal
 from buildtool.firmware import runner, toolchain
 from buildtool.firmware.fits import check_fits, may_fuse
-from buildtool.firmware.library import model_opcodes, model_sources
+from buildtool.firmware.library import model_opcodes, model_sources, split_kernels, split_unit
 from buildtool.fsutil import make_dirs, write_if_changed
 from buildtool.imports import closure_files
 from buildtool.model.inputs import load_inputs, output_file_bytes
@@ -308,6 +308,16 @@ def _text(target, source, env):
     return 0
 
 
+def _split_unit(target, source, env):
+    """A split kernel's unit (library.split_kernels): one #include of each of its files model.c (source[0]; model.h
+    source[1]) calls, as library.model_sources chooses them from its text; written only when its bytes change."""
+    t, opcodes, fused, kroot, files = env["BT_UNIT"]
+    need = set(model_sources(t, opcodes, fused, kroot, model_c=Path(source[0].abspath).read_text(),
+                             gen_files=(source[1].abspath,)))
+    write_if_changed(Path(str(target[0])), split_unit(files, need))
+    return 0
+
+
 def _run_inputs(r: dict, man: dict) -> list:
     """The arrays input= names (one .npy per model input, comma-separated, or one .npz; checked
     like `buildtool run --input`), else a fixed random array for every model input."""
@@ -478,9 +488,28 @@ def bt_model(env, board: str, model: str, out: str = "", kernels: str = "", plan
     if not verbose:  # one short line a step; VERBOSE=1 prints the full commands
         cenv.Replace(CCCOMSTR="CC $SOURCE", ASPPCOMSTR="AS $SOURCE", LINKCOMSTR="LD $TARGET")
     objs, db = [], []
-    used = model_sources(t, model_opcodes(_configure_graph(model, o)), fused, kroot)  # the kernels the model calls
+    opcodes = model_opcodes(_configure_graph(model, o))
+    used = model_sources(t, opcodes, fused, kroot)  # the kernels the model calls
+    # a kernel split into files by path (cortex-m's depthwise*.c): one unit, written once model.c is, that includes
+    # the files its calls need (tiny: depthwise_q4s.c alone); same bytes, no recompile
+    split = split_kernels(t, used, kroot)
+    unit_of = {f: n for n, fs in split.items() for f in fs}
     for src in toolchain.sources(t, o, kroot, used):
         src = Path(_command_path(src, "source file"))
+        if src in unit_of:
+            name = unit_of.pop(src)
+            if name not in split:
+                continue
+            files = split.pop(name)
+            uenv = fenv.Clone(BT_UNIT=(t, tuple(opcodes), fused, kroot, tuple(files)))
+            unit = uenv.Command(os.path.join(o, "kernels", f"{name}.c"), [code[0], code[1]],
+                                SCons.Action.Action(_split_unit, None))
+            uenv.Depends(unit, [fenv.Value(repr([str(f) for f in files])), fenv.Value(f"{board}:{fused}")]
+                         + [str(f) for f in files])
+            obj = cenv.Object(os.path.join(o, "obj", "kernels", f"{name}.o"), unit[0])
+            db.append(_cdb_entry(cenv, "$CCCOM", obj[0], unit[0]))
+            objs += obj
+            continue
         if src == toolchain.HARNESS_MAIN and not harness:
             continue  # the user's application brings its own bt_main
         if library and not (src.is_relative_to(kroot) or src.name in ("model.c", "weights.S")):
