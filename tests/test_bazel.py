@@ -549,8 +549,16 @@ def test_kernel_list_action_alone(tmp_path):
         assert r.returncode == 0 and r.stdout + r.stderr == "", r.stderr
         want = model_sources(t, model_opcodes(zoo.build("tiny")), fused)
         assert ("fused" in {s.stem for s in want}) is fused
-        assert {f.name: f.read_text() for f in (tmp_path / "k").iterdir()} == {
-            f"{s.stem}.c": f'#include "buildtool/{s.relative_to(KERNELS.parent).as_posix()}"\n' for s in want}
+        def inc(s) -> str:
+            return f'#include "buildtool/{s.relative_to(KERNELS.parent).as_posix()}"\n'
+
+        parts = [s for s in want if s.stem.startswith("depthwise")]  # cortex-m's depthwise split by path: one unit
+        units = {f.name: f.read_text() for f in (tmp_path / "k").iterdir()}
+        assert len(parts) > 1 and units.keys() == {f"{s.stem}.c" for s in want if s not in parts} | {"depthwise.c"}
+        assert all(units[f"{s.stem}.c"] == inc(s) for s in want if s not in parts)
+        dw = units["depthwise.c"]  # every part (no model.c given), the asm each emits flagged before the first
+        assert [line + "\n" for line in dw.splitlines() if line.startswith("#include")] == [inc(s) for s in parts]
+        assert dw.index("#define DW_EMIT_Q4E\n") < dw.index("#define DW_EMIT_S2G\n") < dw.index("#include")
     for args in (["skeleton.json", "--board", "cortex-m4", "-o", "k"], ["skeleton.json", "nosuch.json", "--board",
                                                                          "cortex-m4", "-o", "k"]):
         r = gen("kernels", *args)

@@ -228,10 +228,23 @@ def split_kernels(t: targets.Target, sources, kernel_root=KERNELS) -> dict:
     return out
 
 
-def split_unit(files, need) -> str:
+# an object-like macro defined with no value (`#define DW_EMIT_Q4`): a split kernel's file says so, before its first
+# #include, which code the header its files share emits
+_FLAG_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+[A-Za-z_]\w*[ \t]*$", re.M)
+
+
+def split_unit(files, need, name=lambda f: Path(f).as_posix()) -> str:
     """The text of a split kernel's unit (split_kernels): one #include of each of its files in need (model_sources'
-    with model.c), in their order; none needed, a comment (the unit still compiles)."""
-    text = "".join(f'#include "{Path(f).as_posix()}"\n' for f in files if f in set(need))
+    with model.c), in their order, named by name(file); none needed, a comment (the unit still compiles). The flags
+    those files define before their first #include (cortex-m's depthwise_*.c: which asm of depthwise_core.h each
+    emits) come first, all files' together: the header they share is read once a unit, by the first file."""
+    chosen = [f for f in files if f in set(need)]
+    flags = []
+    for f in chosen:
+        for m in _FLAG_DEFINE.finditer(_text(Path(f)).split("#include", 1)[0]):
+            if m.group(0).strip() not in flags:
+                flags.append(m.group(0).strip())
+    text = "".join(f"{d}\n" for d in flags) + "".join(f'#include "{name(f)}"\n' for f in chosen)
     return text or "/* model.c calls none of this kernel's files */\n"
 
 

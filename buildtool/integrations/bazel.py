@@ -21,7 +21,7 @@ from pathlib import Path
 from .. import cli, steps, targets
 from ..errors import UsageError, one_line_status
 from ..firmware import toolchain
-from ..firmware.library import model_opcodes, model_sources, split_kernels
+from ..firmware.library import model_opcodes, model_sources, split_kernels, split_unit
 from ..imports import closure_files
 from ..plan import ArenaPlan
 from ..steps.code import measures_code
@@ -159,7 +159,7 @@ def kernel_units(skeleton, plan_path, board: str, out: Path, model_c=None, model
     grouped = {f for fs in split.values() for f in fs}
     units = {f"{s.stem}.c": f'#include "{_rel(s)}"\n' for s in srcs if s not in grouped}  # stems are unique
     for n, fs in split.items():
-        units[f"{n}.c"] = "".join(f'#include "{_rel(f)}"\n' for f in fs if f in set(need)) or "/* none called */\n"
+        units[f"{n}.c"] = split_unit(fs, need, _rel)
     out.mkdir(parents=True, exist_ok=True)
     for old in out.iterdir():
         if old.name not in units:
