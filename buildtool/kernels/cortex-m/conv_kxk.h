@@ -29,6 +29,9 @@
  * for the widened filter rows. A widened pass after a widened pass runs the pairs the other way, from the pair whose
  * rows are still in fw (one widening of 8 saved a pass on ResNet-8's 16 channels), and bt_kxk_fw widens 4 groups a loop
  * pass: ResNet-8's ops 1-2 3.029 -> 3.009 M est. cycles (midpoints), op 4 1.569 -> 1.563 M, the others unchanged.
+ * The columns a row leaves after its strips (ow % 3) run as strips too, a triple's pixels a third of the band apart
+ * (bt_conv_kxk): ResNet-8's ops 1-2 3.009 -> 2.978 M, op 5 2.983 -> 2.971 M, op 4 1.563 -> 1.560 M; ops 8-9 (no
+ * strips: the lines' loop, its strip cases gone) 1.536 -> 1.529 M and 3.003 -> 2.990 M; the function +168 B.
  * A fused box tile calls it a column at a time (codegen/fused_c.py fx_lean_k: out.w 1, out.pixel_stride the output
  * window's row pitch, in.w the input window's width, pad_left its column's offset): the lines' triples run down the
  * column, where an output row of 1-2 pixels a call set up every channel pair per row (ResNet-8's least-RAM plan).
