@@ -43,16 +43,19 @@ def test_kxk_conditions():
 
 
 def _kxk_net():
-    """KxK layers of several shapes, each patch at least KXK_MIN_PATCH: 3x3 stride 1 (K 144) on 9x11 (conv_kxk.h's
-    strips, rows of 11 pixels leaving two columns to run down in triples, a column's last triple short of one or two
-    pixels), 5x5 (K 400), 3x2 VALID into 7x10 (K 144, strips leaving one column), 3x3 stride 2 (K 216), 1x3 (K 144:
-    kh 1, strips whose triples share no block), a 3x3 VALID of 64 channels (K 576: no strips, one triple a band,
-    passes of 16 groups and the entry at 15) and a 2x2 stride 2 (K 160, one output row: no strips)."""
+    """KxK layers of several shapes, each patch at least KXK_MIN_PATCH: 3x3 stride 1 (K 144) on 11x11 (conv_kxk.h's
+    strips, rows of 11 pixels leaving two columns, each a strip of triples 4 rows apart, the last short of its third
+    pixel: 11 rows), a 3x3 VALID into 9x9 (strips and no column left), 5x5 (K 400), 3x2 VALID into 7x8 (K 144, two
+    columns whose triples' pixels are 2 rows apart, the last triple's third alone: 7 rows), 3x3 stride 2 into 4x4 (K
+    216, one column), 1x3 (K 144: kh 1, strips whose triples share no block), a 3x3 VALID of 64 channels (K 576: no
+    strips, one triple a band, passes of 16 groups and the entry at 15) and a 2x2 stride 2 (K 160, one output row:
+    no strips)."""
     from buildtool.zoo.builder import GraphBuilder
 
     b = GraphBuilder("kxk-net", seed=11)
-    x = b.input((1, 9, 11, 16))
+    x = b.input((1, 11, 11, 16))
     x = b.conv2d(x, 16, 3, activation="NONE")
+    x = b.conv2d(x, 16, 3, padding="VALID", activation="NONE")
     x = b.conv2d(x, 24, 5, activation="NONE")
     x = b.conv2d(x, 24, (3, 2), padding="VALID", activation="NONE")
     x = b.conv2d(x, 48, 3, stride=2, activation="NONE")
@@ -64,15 +67,15 @@ def _kxk_net():
 
 @pytest.mark.slow
 def test_kxk_forced_byte_exact(tmp_path):
-    """Forced on every layer of _kxk_net (code_budget.forcing), model.c calls bt_conv_s8_kxk_rq2_ssat for each of its seven
+    """Forced on every layer of _kxk_net (code_budget.forcing), model.c calls bt_conv_s8_kxk_rq2_ssat for each of its eight
     convolutions and the firmware's outputs are TFLite Micro's bytes."""
     from test_code_budget import _forced_byte_exact
 
     g = _kxk_net()
-    xin = np.random.default_rng(5).integers(-128, 128, size=(1, 9, 11, 16), dtype=np.int8)
+    xin = np.random.default_rng(5).integers(-128, 128, size=(1, 11, 11, 16), dtype=np.int8)
     _forced_byte_exact(g, VARIANT, xin, tmp_path)
     rows = json.loads((tmp_path / "firmware.json").read_text())["code_plan"]["layers"]
-    assert [r["variant"] for r in rows] == [VARIANT] * 7
+    assert [r["variant"] for r in rows] == [VARIANT] * 8
 
 
 @pytest.mark.slow

@@ -29,6 +29,9 @@
  * for the widened filter rows. A widened pass after a widened pass runs the pairs the other way, from the pair whose
  * rows are still in fw (one widening of 8 saved a pass on ResNet-8's 16 channels), and bt_kxk_fw widens 4 groups a loop
  * pass: ResNet-8's ops 1-2 3.029 -> 3.009 M est. cycles (midpoints), op 4 1.569 -> 1.563 M, the others unchanged.
+ * The columns a row leaves after its strips (ow % 3) run as strips too, a triple's pixels a third of the band apart
+ * (bt_conv_kxk): ResNet-8's ops 1-2 3.009 -> 2.978 M, op 5 2.983 -> 2.971 M, op 4 1.563 -> 1.560 M; ops 8-9 (no
+ * strips: the lines' loop, its strip cases gone) 1.536 -> 1.529 M and 3.003 -> 2.990 M; the function +168 B.
  * A fused box tile calls it a column at a time (codegen/fused_c.py fx_lean_k: out.w 1, out.pixel_stride the output
  * window's row pitch, in.w the input window's width, pad_left its column's offset): the lines' triples run down the
  * column, where an output row of 1-2 pixels a call set up every channel pair per row (ResNet-8's least-RAM plan).
@@ -263,10 +266,11 @@ static inline __attribute__((always_inline)) void bt_kxk_krow(const bt_conv_para
 static inline __attribute__((always_inline)) void bt_kxk_pass(const bt_conv_params *p, bt_kxk_s *s,
                                                               const int16_t *col,
                                                   const int16_t *end, const int32_t nfull, const int32_t last,
-                                                  int8_t *o0, uint32_t *fw, int32_t *held) {
+                                                  int8_t *o0, uint32_t *fw, int32_t *held, const int32_t lane) {
   const int32_t cout = p->out.c, zp = p->output_offset, ops = s->ops, step = s->step, K = s->K;
   const int32_t *const bias = p->bias, *const mult = p->multiplier, *const shift = p->shift;
-  const int16_t *const tail = last < 3 ? end - 3 * K : end;   /* the short triple's columns */
+  /* the short triple's columns: its blocks from the pass's last sh (a strip's: back kh - sh blocks) or kh */
+  const int16_t *const tail = last < 3 ? end - 3 * K + s->back / 2 : end;
   int8_t *const ot = o0 + nfull * step;                          /* its outputs */
   const int wide = K <= BT_KXK_FW_K && nfull + (last == 2) >= BT_KXK_FW_MIN;
   /* a wide pass after a wide pass runs the pairs the other way, from the one whose rows are in fw (*held: that pair's
@@ -300,9 +304,9 @@ static inline __attribute__((always_inline)) void bt_kxk_pass(const bt_conv_para
     if (last == 1) {
       int32_t acc[2];
       acc[0] = s->k[0]; acc[1] = s->k[1];
-      bt_kxk_one((const uint32_t *)tail, s->f0, K, acc);
-      o[0] = (int8_t)bt_ssat8(bt_rq2(acc[0], s->k[2], s->k[3], s->k[4]));
-      o[1] = (int8_t)bt_ssat8(bt_rq2(acc[1], s->k[5], s->k[6], s->k[7]));
+      bt_kxk_one((const uint32_t *)tail + lane, s->f0, K, acc);
+      o[lane * ops] = (int8_t)bt_ssat8(bt_rq2(acc[0], s->k[2], s->k[3], s->k[4]));
+      o[lane * ops + 1] = (int8_t)bt_ssat8(bt_rq2(acc[1], s->k[5], s->k[6], s->k[7]));
     } else if (last == 2) {
       o[0] = (int8_t)tmp[0]; o[1] = (int8_t)tmp[1];
       o[ops] = (int8_t)tmp[2]; o[ops + 1] = (int8_t)tmp[3];
@@ -316,8 +320,12 @@ static inline __attribute__((always_inline)) void bt_kxk_pass(const bt_conv_para
  * block (3 kw c_in values: a kernel row's runs of the three) per input row the pass reads, laid in the rows' order so
  * that triple t's patch is blocks t sh .. t sh + kh - 1 (the asm steps the column pointer back by kh - sh blocks
  * after each): an input row widened once a pass where each triple widened kh blocks (3x3 stride 1: 13 blocks for 11
- * triples against 33). Then the pixels left (a row's last ow % 3 down each column, or every pixel in rows when no two
- * of a strip's triples fit the columns) in triples of consecutive pixels, each widened kernel row by kernel row. */
+ * triples against 33). Then each column a row's last ow % 3 leaves, as a strip whose triple's pixels are the column's
+ * rows t, t + S, t + 2 S (D = ceil(rows / 3) triples, S = D, or D - 1 where 3 D - rows is 2: two pixels computed
+ * twice; where it is 1 the last triple is short of its third): block m's lanes are input rows S sh apart, shared by
+ * the triples as a strip's (ResNet-8's op 1: its two columns 22 triples of 3 blocks each and 6 passes unwidened ->
+ * 26 blocks and 2 widened passes). Where no two of a strip's triples fit the columns (or rows < 3), every pixel in
+ * rows, in triples of consecutive pixels, each widened kernel row by kernel row. */
 static inline __attribute__((always_inline)) void bt_conv_kxk(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
                                                               int8_t *out, int32_t y0, int32_t y1) {
   int16_t col[BT_KXK_COL] __attribute__((aligned(8)));
@@ -327,6 +335,9 @@ static inline __attribute__((always_inline)) void bt_conv_kxk(const bt_conv_para
   const int32_t tw = 3 * K, bs = 3 * run, nb = BT_KXK_COL / bs, T = BT_KXK_COL / tw;
   const int32_t R = nb >= kh + sh ? (nb - kh) / sh + 1 : 0;   /* a strip's triples a pass */
   const int32_t strips = R >= 3 && rows >= 3 ? ow / 3 : 0;   /* (R 2: ResNet-8's op 8 ran 1.8 % slower) */
+  /* a column strip's triples and its lanes' distance in rows; the input rows past the band's last (a short triple's
+     third lane: zeros) */
+  const int32_t D = (rows + 2) / 3, S = 3 * D - rows == 2 ? D - 1 : D, ylim = (y1 - 1) * sh - pt + kh;
   const uint32_t off2 = (uint32_t)bt_dup16(p->input_offset);
   bt_kxk_s s;
   int32_t held = -1;   /* the pair whose rows are in fw (bt_kxk_pass) */
@@ -334,51 +345,56 @@ static inline __attribute__((always_inline)) void bt_conv_kxk(const bt_conv_para
   s.fw = fw;
   int32_t iy[3], ix[3];
   s.K = K;
-  /* the strips' passes (strip j, from output row oy), then the lines' (ox0: the line's column, pix: its next pixel,
-     (ly, lx): that pixel): one call site of bt_kxk_pass */
-  int32_t j = 0, oy = y0, ox0 = 3 * strips, pix = 0, ly = y0, lx = ox0;
-  const int32_t lines = strips ? ow : 1, np = strips ? rows : rows * ow, ostr = strips ? ow * ops : ops;
-  while (j < strips || ox0 < lines) {
+  /* the strips' passes (strip j, its triples from t: output row y0 + t; from j == strips the columns ox0 on), then
+     the lines' (pix: the next pixel, (ly, lx): that pixel): one call site of bt_kxk_pass */
+  int32_t j = 0, t = 0, ox0 = 3 * strips, pix = 0, ly = y0, lx = 0;
+  const int32_t np = strips ? 0 : rows * ow;
+  while (strips ? j < strips || ox0 < ow : pix < np) {
     const int16_t *end;
-    int32_t nfull, last, blocks, nt = 0, y = 0;
+    int32_t nfull, last, blocks, nt = 0, y = 0, dq = 0, lane = 0;
     int8_t *o0;
-    if (j < strips) {   /* a strip's pass: blocks of input rows y.. */
-      const int32_t nr = y1 - oy < R ? y1 - oy : R;
+    if (strips) {   /* a strip's pass (a column's: lanes dq input rows apart): blocks of input rows y.. */
+      const int32_t col1 = j == strips, len = col1 ? D : rows, nr = len - t < R ? len - t : R;
       blocks = (nr - 1) * sh + kh;
-      y = oy * sh - pt;
-      for (int32_t q = 0; q < 3; q++) ix[q] = (3 * j + q) * sw - pl;
-      s.ops = ops;
+      y = (y0 + t) * sh - pt;
+      for (int32_t q = 0; q < 3; q++) ix[q] = (col1 ? ox0 : 3 * j + q) * sw - pl;
+      dq = col1 ? S * sh : 0;
+      s.ops = col1 ? S * ow * ops : ops;
       s.step = ow * ops;
       s.back = (kh - sh) * bs * 2;
       end = col + nr * sh * bs;
-      nfull = nr;
-      last = 3;
-      o0 = out + ((oy - y0) * ow + 3 * j) * ops;
-      oy += nr;
-      if (oy == y1) { oy = y0; j++; }
+      last = col1 && t + nr == D ? 3 - (3 * D - rows) : 3;
+      lane = last == 1 ? 2 : 0;
+      nfull = last < 3 ? nr - 1 : nr;
+      o0 = out + (t * ow + (col1 ? ox0 : 3 * j)) * ops;
+      t += nr;
+      if (t == len) {
+        t = 0;
+        if (col1) ox0++;
+        else j++;
+      }
     } else {            /* a line's pass: nt triples, kh blocks each */
       nt = np - pix >= 3 * T ? T : (np - pix + 2) / 3;
       const int32_t rest = np - pix - 3 * (nt - 1);
       blocks = nt * kh;
-      s.ops = ostr;
-      s.step = 3 * ostr;
+      s.ops = ops;
+      s.step = 3 * ops;
       s.back = 0;
       end = col + nt * tw;
       last = rest >= 3 ? 3 : rest;
       nfull = last < 3 ? nt - 1 : nt;
-      o0 = out + ox0 * ops + pix * ostr;
+      o0 = out + pix * ops;
     }
     /* the columns, block by block (one call site of bt_kxk_krow) */
     int32_t ky = 0, n = 3;
     for (int32_t m = 0; m < blocks; m++) {
       if (!nt) {
-        iy[0] = iy[1] = iy[2] = y + m;
+        for (int32_t q = 0; q < 3; q++) iy[q] = y + q * dq + m < ylim ? y + q * dq + m : -1;
       } else {
         if (ky == 0) {   /* the next triple's pixels: their first kernel row */
           for (int32_t q = 0; q < 3; q++) {
             iy[q] = ly * sh - pt; ix[q] = lx * sw - pl;
-            if (strips) ly++;
-            else if (++lx == ow) { lx = 0; ly++; }
+            if (++lx == ow) { lx = 0; ly++; }
           }
           n = np - pix < 3 ? np - pix : 3;
           pix += 3;
@@ -389,8 +405,7 @@ static inline __attribute__((always_inline)) void bt_conv_kxk(const bt_conv_para
       }
       bt_kxk_krow(p, in, in_y0, off2, (uint32_t *)(col + m * bs), iy, ix, n);
     }
-    if (nt && pix >= np) { pix = 0; ox0++; ly = y0; lx = ox0; }
-    bt_kxk_pass(p, &s, col, end, nfull, last, o0, fw, &held);
+    bt_kxk_pass(p, &s, col, end, nfull, last, o0, fw, &held, lane);
   }
 }
 #else
