@@ -849,14 +849,7 @@ typedef struct {
   BT_MM3X2_LO                                                 \
   BT_MM3X2_LD3                                                \
   "ldr %[t], %[fend]\n\t"                                     \
-  "sxtb16 %[wa], %[wa], ror #8\n\t"                           \
-  "smlad %[a00], %[wa], %[x0], %[a00]\n\t"                    \
-  "smlad %[a10], %[wa], %[x1], %[a10]\n\t"                    \
-  "smlad %[a20], %[wa], %[x2], %[a20]\n\t"                    \
-  "sxtb16 %[wb], %[wb], ror #8\n\t"                           \
-  "smlad %[a01], %[wb], %[x0], %[a01]\n\t"                    \
-  "smlad %[a11], %[wb], %[x1], %[a11]\n\t"                    \
-  "smlad %[a21], %[wb], %[x2], %[a21]\n\t"
+  BT_MM3X2_MACS_HI
 #define BT_PM_L3_LOOPED(RQ, ZA)                                                                               \
   ".if (%c[K] >> 2) <= 4\n\t" BT_PM_L3_TRIPLE(RQ, ZA, BT_PM_L3_END) ".else\n\t"                                \
   "mov %[a10], %[a00]\n\tmov %[a20], %[a00]\n\tmov %[a11], %[a01]\n\tmov %[a21], %[a01]\n"                    \

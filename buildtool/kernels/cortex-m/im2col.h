@@ -303,6 +303,9 @@ static inline void bt_mm2x2(const int16_t *c0, const int8_t *f0, int32_t K, int3
  * weights' high halves (wa, wb as the first half left them). */
 #define BT_MM3X2_HI                                           \
   "ldm %[c]!, {%[x0], %[x1], %[x2]}\n\t"                      \
+  BT_MM3X2_MACS_HI
+/* The multiply-accumulates of that second half, its words loaded (conv_pm.h's compact loop loads them its own way). */
+#define BT_MM3X2_MACS_HI                                      \
   "sxtb16 %[wa], %[wa], ror #8\n\t"                           \
   "smlad %[a00], %[wa], %[x0], %[a00]\n\t"                    \
   "smlad %[a10], %[wa], %[x1], %[a10]\n\t"                    \
