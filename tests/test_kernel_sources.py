@@ -82,7 +82,28 @@ def test_a_split_kernels_files_are_those_model_c_calls():
     split = library.split_kernels(t, library.model_sources(t, ops, False))
     assert list(split) == ["depthwise"] and len(split["depthwise"]) == 6
     assert library.split_unit(split["depthwise"], library.model_sources(t, ops, False, model_c=model_c)) == \
-        f'#include "{(KERNELS / "cortex-m" / "depthwise_q4s.c").as_posix()}"\n'
+        ("#define DW_EMIT_Q4E\n#define DW_EMIT_W4\n#define DW_EMIT_DWP\n"  # depthwise_q4s.c's own flags, first
+         f'#include "{(KERNELS / "cortex-m" / "depthwise_q4s.c").as_posix()}"\n')
+
+
+def test_a_unit_of_every_depthwise_part_defines_the_asm_each_part_emits(tmp_path):
+    """A unit of several parts (a model calling several paths, or the dispatcher) reads depthwise_core.h once: every
+    part's DW_EMIT_* must be set before it, or the asm of all but the first part's is missing (undefined references
+    to bt_dw_widen4, bt_dwp_*, bt_dws2g linking efficientnet-lite0 through CMake and Bazel)."""
+    from buildtool.firmware import toolchain
+
+    t = targets.get("cortex-m4")
+    parts = library.split_kernels(t, kernel_sources(t))["depthwise"]
+    unit = tmp_path / "depthwise.c"
+    unit.write_text(library.split_unit(parts, parts))
+    r = subprocess.run([t.cc] + toolchain.compile_flags(t, None) + ["-c", str(unit), "-o", str(tmp_path / "u.o")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-2000:]
+    syms = subprocess.run([t.binutil("nm"), str(tmp_path / "u.o")], capture_output=True, text=True, check=True).stdout
+    defined = {f[-1] for f in map(str.split, syms.splitlines()) if len(f) == 3 and f[1] in "TW"}
+    undefined = {f[-1] for f in map(str.split, syms.splitlines()) if f[0] == "U"}
+    assert {"bt_dw_widen4", "bt_dws2g", "bt_dwp_8", "bt_dw_q4_8", "bt_dw_q4e_8", "bt_depthwise_s8"} <= defined
+    assert not {u for u in undefined if u.startswith("bt_dw")}, undefined
 
 
 def _needs(board: str, model_c: str) -> set:
