@@ -103,7 +103,8 @@ def test_split_kernel_compiles_only_the_files_model_c_calls(project):
     unit = tmp / "build-m4" / "kernels" / "depthwise.c"
     if compiled(r):
         assert "depthwise.o" in compiled(r) and len(compiled(r)) == 13  # 12 CC lines and weights.o
-    assert unit.read_text() == f'#include "{(kroot / "cortex-m" / "depthwise_q4s.c").as_posix()}"\n'
+    assert unit.read_text() == ("#define DW_EMIT_Q4E\n#define DW_EMIT_W4\n#define DW_EMIT_DWP\n"  # its flags, first
+                                f'#include "{(kroot / "cortex-m" / "depthwise_q4s.c").as_posix()}"\n')
     other = kroot / "cortex-m" / "depthwise_rows.c"
     other.write_text(other.read_text() + f"\n/* edited by test_scons {other.stat().st_mtime_ns} */\n")
     assert compiled(scons(*args)) == []
