@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .. import targets
 from ..errors import InternalError
-from .toolchain import C_COMMENT as _COMMENT, C_INCLUDE as _INCLUDE, KERNELS, include_closure, include_dirs, kernel_sources, resolve
+from .toolchain import C_COMMENT as _COMMENT, C_INCLUDE as _INCLUDE, KERNELS, include_closure, include_dirs, kernel_parts, kernel_sources, resolve
 from .toolchain import c_text as _text
 # a function definition at the start of a line: return type, name (a macro may paste a suffix), the
 # parameters (a macro's may continue over backslash-newlines), then its body
@@ -216,15 +216,12 @@ def split_kernels(t: targets.Target, sources, kernel_root=KERNELS) -> dict:
     NAME_PART.c files (toolchain.kernel_sources): a build that knows the list before model.c exists (SCons) compiles
     them as one unit of the files model.c's calls need (model_sources with model_c)."""
     ref = {f.stem for f in (Path(kernel_root) / "reference").glob("*.c")}
-    parts = [s for s in kernel_sources(t, kernel_root) if s.stem not in ref]
     out = {}
-    for n in sorted(ref):
-        group = {p for p in parts if p.stem.startswith(n + "_")}
-        if group:
-            group |= {s for s in kernel_sources(t, kernel_root) if s.stem == n}
-            files = [s for s in sources if s in group]
-            if files:
-                out[n] = files
+    for own in kernel_sources(t, kernel_root):
+        parts = kernel_parts(own, ref) if own.stem in ref else []
+        files = [s for s in sources if s in {own, *parts}]
+        if parts and files:
+            out[own.stem] = files
     return out
 
 
@@ -254,9 +251,8 @@ def seeds(t: targets.Target, names, kernel_root=KERNELS, known: bool = False) ->
     the calls of the files they choose, decide which of a split kernel's files it needs."""
     if not known:
         return list(names)
-    ref = {f.stem for f in (Path(kernel_root) / "reference").glob("*.c")}
-    parts = [s.stem for s in kernel_sources(t, kernel_root) if s.stem not in ref]
-    return [n for n in names if not any(p.startswith(n + "_") for p in parts)]
+    split = split_kernels(t, kernel_sources(t, kernel_root), kernel_root)
+    return [n for n in names if n not in split]
 
 
 def _code_file(f: Path) -> bool:

@@ -53,9 +53,15 @@ def kernel_sources(t: targets.Target, kernel_root=KERNELS) -> list:
             if cand.exists():
                 out.append(cand)
                 if kset != "reference":
-                    out += sorted(c for c in cand.parent.glob(f"{f.stem}_*.c") if c.stem not in names)
+                    out += kernel_parts(cand, names)
                 break
     return out
+
+
+def kernel_parts(own: Path, ref_names) -> list:
+    """The NAME_PART.c files beside a set's own NAME.c (own) that name no reference kernel (ref_names: the reference
+    set's stems; reference/conv_s16.c is no part of conv), sorted: a kernel the set splits into files by path."""
+    return sorted(c for c in Path(own).parent.glob(f"{Path(own).stem}_*.c") if c.stem not in ref_names)
 
 
 def include_dirs(t: targets.Target, gen_dir, kernel_root=KERNELS) -> list:

@@ -16,6 +16,7 @@ import subprocess
 import threading
 from pathlib import Path
 
+from buildtool.firmware.toolchain import kernel_parts
 from buildtool.targets import _with_regions
 
 KERNELS = Path(__file__).resolve().parents[1]
@@ -46,7 +47,7 @@ def set_sources(name: str, set_root: Path = KERNELS) -> list:
         own = Path(set_root) / name / ref.name
         out.append(own if own.exists() else ref)
         if own.exists() and name != "reference":
-            out += sorted(c for c in own.parent.glob(f"{ref.stem}_*.c") if c.stem not in names)
+            out += kernel_parts(own, names)
     return out
 
 
