@@ -20,6 +20,7 @@ import pytest
 
 from buildtool.codegen import kernel_variants
 from buildtool import pipeline
+from buildtool.firmware.toolchain import kernel_parts
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
@@ -43,7 +44,8 @@ def libs(tmp_path_factory) -> dict:
     libs = {}
     for kset, files in QUERIES.items():
         so = out / f"lib_{kset}.so"
-        srcs = [str(KERNELS / kset / f) for f in sorted(set(files.values()))]
+        ref = {f.stem for f in (KERNELS / "reference").glob("*.c")}  # a kernel split by path: its parts too
+        srcs = [str(s) for f in sorted(set(files.values())) for s in [KERNELS / kset / f, *kernel_parts(KERNELS / kset / f, ref)]]
         subprocess.run(["gcc", "-std=c99", "-O1", "-shared", "-fPIC", "-Wall", "-Werror", "-Wl,--no-undefined",
                         f"-I{KERNELS / 'include'}", f"-I{KERNELS / 'reference'}", f"-I{KERNELS / kset}", *srcs,
                         "-o", str(so)], check=True)
