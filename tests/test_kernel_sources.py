@@ -270,3 +270,35 @@ def test_only_layers_with_a_share_of_the_macs_get_their_own_instance():
     convs = [o.index for o in tiny.operators if o.opcode == "CONV_2D"]
     assert kernel_variants.instanced(tiny) == frozenset(convs)
     assert code(tiny).count("_conv(const bt_conv_params *q, const int8_t *in, int8_t *out)") == len(convs)
+
+
+def test_scans_kept_per_process_follow_every_edit(tmp_path):
+    """toolchain.c_text and include_closure keep what they read while a file's stat is unchanged: an edit that adds an
+    include is seen (a new mtime), a file deleted is no longer in the closure, and a file written within RACY_NS of
+    its read is read again even when its size and mtime stay the same (two writes within the clock's tick)."""
+    import os
+    import time
+
+    from buildtool.firmware import toolchain
+
+    a, b, c = tmp_path / "a.c", tmp_path / "b.h", tmp_path / "c.h"
+    old = time.time_ns() - 10 * toolchain.RACY_NS
+    b.write_text("int b;\n")
+    c.write_text("int c;\n")
+    a.write_text('#include "b.h"\n')
+    for f in (a, b, c):
+        os.utime(f, ns=(old, old))
+    assert toolchain.include_closure(a, []) == [a.resolve(), b.resolve()]
+    assert toolchain.include_closure(a, []) == [a.resolve(), b.resolve()]  # kept
+    a.write_text('#include "b.h"\n#include "c.h"\n')
+    os.utime(a, ns=(old + 1000, old + 1000))
+    assert toolchain.include_closure(a, []) == [a.resolve(), b.resolve(), c.resolve()]
+    c.unlink()
+    assert toolchain.include_closure(a, []) == [a.resolve(), b.resolve()]
+    now = time.time_ns()
+    a.write_text("int x = 1;\n")
+    os.utime(a, ns=(now, now))
+    assert toolchain.c_text(a) == "int x = 1;\n"
+    a.write_text("int x = 2;\n")  # the same size, the same mtime: racy, read again
+    os.utime(a, ns=(now, now))
+    assert toolchain.c_text(a) == "int x = 2;\n"

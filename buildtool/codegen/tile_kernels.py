@@ -141,16 +141,19 @@ def grouped(e, layer: dict):
     return name if name in kernel_variants.INSTANCES else None
 
 
-def call_classes(f: dict, boxes) -> list | None:
+def call_classes(f: dict, boxes, whole_1x1: bool = False) -> list | None:
     """[(out.w, rows, pad_left)] of the kernel calls reference/fused_ref.h win_kind_b (a conv, no box paths) makes over
     boxes (ra, rb, ca, cb, input row-banded, whole: the box is all of its unbanded output buffer's width, pad_left:
     win_geom's at the box), one per output width the calls take (sorted by it), rows and pad_left None where that
     width's calls differ in them; None when a call's shape is not worked out here (a 1x1's column calls, a 1-row
-    filter's runs on row bands, boxes of several rows: their calls from the rows the buffers hold)."""
+    filter's runs on row bands, boxes of several rows: their calls from the rows the buffers hold). whole_1x1: a 1x1's
+    whole boxes of two or more columns on an input not row-banded worked out too (win_kind_o makes no column calls
+    there: one call of the box's rows and width; call_shape's)."""
     pw = f["kh"] == 1 and f["kw"] == 1 and f["stride_h"] == 1 and f["stride_w"] == 1 and f["pad_top"] == 0
     seen = {}
     for ra, rb, ca, cb, in_rows, whole, pad_left in boxes:
-        if rb - ra > 1 and (pw or (in_rows and f["kh"] == 1)):
+        known = whole_1x1 and whole and not in_rows and cb - ca > 1
+        if rb - ra > 1 and ((pw and not known) or (in_rows and f["kh"] == 1)):
             return None
         rows, pads = seen.setdefault(cb - ca, (set(), set()))
         rows.add(rb - ra if whole and not in_rows else 1)
@@ -159,11 +162,18 @@ def call_classes(f: dict, boxes) -> list | None:
             for w, (rows, pads) in sorted(seen.items())]
 
 
-def call_shape(f: dict, boxes) -> tuple | None:
+def call_shape(f: dict, boxes, row_loop: bool = False) -> tuple | None:
     """(out.w, rows, pad_left) of every kernel call over boxes (call_classes'; pad_left None when it differs), or None
-    when they differ in width or rows, or a call's shape is not worked out here."""
-    classes = call_classes(f, boxes)
-    return classes[0] if classes and len(classes) == 1 and classes[0][1] is not None else None
+    when they differ in width or rows, or a call's shape is not worked out here. row_loop: a box tile kernel's, which
+    runs a call of rows that differ a row at a time (ROW_LOOP): rows None where they differ, a 1x1's whole boxes worked
+    out too (call_classes' whole_1x1). The width folds the loops' bounds as in the plain layer's instance: vww's
+    least-RAM 1x1 op 2, whole boxes of 48 columns and 1 to 3 rows, 2,512 -> 1,212 B at its medium form (its plain instance 2,236 B at the compact one; with
+    the width and the rows a call's, gcc found no registers for bt_pm_loop3's asm)."""
+    classes = call_classes(f, boxes, whole_1x1=row_loop)
+    return classes[0] if classes and len(classes) == 1 and (row_loop or classes[0][1] is not None) else None
+
+
+ROW_LOOP = "y + 1"  # tile_params' rows argument of a call run a row at a time (call_shape's row_loop, rows None)
 
 
 # a tile kernel whose calls take several output widths (a column tile at an image edge wider than the others), each
@@ -234,7 +244,7 @@ def tile_params(fields: dict, group: int, src: tuple, dst: tuple, shape: str, ca
         q["out"] = dict(q["out"], w=w)
         if not pointwise(fields) and pad_left is not None:
             q["pad_left"] = pad_left
-        rows = f"y0 + {n}" if n is not None else "y1"
+        rows = f"y0 + {n}" if n is not None else ROW_LOOP if calls.get("row_loop") else "y1"
         if shape == "grp":  # no column calls: the layer's heights, the input buffer's width
             q["in"] = dict(q["in"], h=fields["in"]["h"], w=src[0], pixel_stride=src[1])
             q["out"] = dict(q["out"], h=fields["out"]["h"])
@@ -292,8 +302,12 @@ def define(e, op, fields: dict, name: str, group: int, src: tuple, dst: tuple, s
     user = {"inplace": "fx_conv_inplace_k", "grp": "fx_chw_k"}.get(shape, "fx_win_k")
 
     def run(q: dict, rows: str, ind: str) -> str:
-        return (f"{ind}const bt_conv_params q = {c_struct(q, ind + '  ')};\n"
-                f"{ind}{macro}(&q, in, in_y0, out, y0, {rows}{args});\n")
+        head = f"{ind}const bt_conv_params q = {c_struct(q, ind + '  ')};\n"
+        if rows == ROW_LOOP:  # a row a call (call_shape's row_loop): out's rows the box's width apart
+            pitch = f"{q['out']['w']} * {q['out']['pixel_stride']}"
+            return (head + f"{ind}for (int32_t y = y0; y < y1; y++)\n"
+                    f"{ind}  {macro}(&q, in, in_y0, out + (y - y0) * {pitch}, y, {rows}{args});\n")
+        return head + f"{ind}{macro}(&q, in, in_y0, out, y0, {rows}{args});\n"
 
     def text(who: str, fn: str, lift: bool) -> str:
         head = f"/* {who} tile kernel: {name}'s loops on its constants ({user}"

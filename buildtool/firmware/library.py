@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .. import targets
 from ..errors import InternalError
-from .toolchain import C_COMMENT as _COMMENT, C_INCLUDE as _INCLUDE, KERNELS, include_closure, include_dirs, kernel_parts, kernel_sources, resolve
+from .toolchain import C_COMMENT as _COMMENT, C_INCLUDE as _INCLUDE, KERNELS, closure_stats, include_closure, include_dirs, kernel_parts, kernel_sources, resolve, unchanged
 from .toolchain import c_text as _text
 # a function definition at the start of a line: return type, name (a macro may paste a suffix), the
 # parameters (a macro's may continue over backslash-newlines), then its body
@@ -274,6 +274,19 @@ def _fallbacks(model_c: str, dirs, kernel_root) -> str:
                          else m.group(0), model_c)
 
 
+_DEFS: dict = {}  # a kernel source -> (its closure's stats, _definitions_of's), while they are unchanged
+
+
+def _definitions_of(src: Path, closure: list) -> tuple:
+    """definitions() of kernel source src and the code files it includes (closure: its include_closure)."""
+    hit = _DEFS.get(src)
+    if hit is not None and hit[0].keys() == set(closure) and unchanged(hit[0]):
+        return hit[1]
+    defs = definitions("\n".join(_text(f) for f in closure if _code_file(f)))
+    _DEFS[src] = (closure_stats(closure), defs)
+    return defs
+
+
 def needed_files(t: targets.Target, model_c: str, gen_files: tuple = (), kernel_root=KERNELS,
                  seed=()) -> tuple:
     """(sources, files): the board's kernel sources model.c (its text) needs, in kernel_sources' order,
@@ -285,7 +298,7 @@ def needed_files(t: targets.Target, model_c: str, gen_files: tuple = (), kernel_
     dirs = include_dirs(t, None, kernel_root)
     srcs = kernel_sources(t, kernel_root)
     closure = {s: include_closure(s, dirs) for s in srcs}
-    defs = {s: definitions("\n".join(_text(f) for f in closure[s] if _code_file(f))) for s in srcs}
+    defs = {s: _definitions_of(s, closure[s]) for s in srcs}
     model_c = _fallbacks(_COMMENT.sub(" ", model_c), dirs, kernel_root)
     refs, aliases = set(), {}
     files = set()
