@@ -232,20 +232,13 @@ static inline __attribute__((always_inline)) void bt_kxk_one(const uint32_t *c, 
   acc[0] = a; acc[1] = b;
 }
 
-/* One kernel row of a triple's columns (d: lane 0's lo word of its first group): lane q the run of kw taps from input
- * row iy[q], pixel ix[q]; lanes from n on zeros. Three runs inside the map at one stride (a row's three neighbours, a
- * column's, a strip's block): bt_pm_widen3r; else lane by lane (bt_kxk_lane: padding, the part inside, padding). */
+/* One kernel row of a triple's columns (d: lane 0's lo word of its first group) where its three runs are not one
+ * bt_pm_widen3r (bt_conv_kxk decides): lane q the run of kw taps from input row iy[q], pixel ix[q]; lanes from n on
+ * zeros; each lane padding, the part inside the map, padding (bt_kxk_lane). */
 static inline __attribute__((always_inline)) void bt_kxk_krow(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
                                                               uint32_t off2, uint32_t *d, const int32_t *iy,
                                                               const int32_t *ix, const int32_t n) {
-  const int32_t cin = p->in.c, kw = p->kw, iw = p->in.w, ih = p->in.h, run = kw * cin, in_row = iw * cin, n4 = run / 4;
-  int fast = n == 3 && iy[1] - iy[0] == iy[2] - iy[1] && ix[1] - ix[0] == ix[2] - ix[1];
-  for (int32_t q = 0; q < 3 && fast; q++) fast = (uint32_t)iy[q] < (uint32_t)ih && ix[q] >= 0 && ix[q] + kw <= iw;
-  if (fast) {
-    bt_pm_widen3r(in + (iy[0] - in_y0) * in_row + ix[0] * cin, (int16_t *)d, run,
-                  (iy[1] - iy[0]) * in_row + (ix[1] - ix[0]) * cin, (int32_t)off2, 0);
-    return;
-  }
+  const int32_t cin = p->in.c, kw = p->kw, iw = p->in.w, ih = p->in.h, in_row = iw * cin, n4 = kw * cin / 4;
   for (int32_t q = 0; q < 3; q++, d++) {
     if (q >= n || (uint32_t)iy[q] >= (uint32_t)ih) {
       bt_kxk_lane(0, d, n4, 0);
@@ -332,6 +325,7 @@ static inline __attribute__((always_inline)) void bt_conv_kxk(const bt_conv_para
   const int32_t cin = p->in.c, ow = p->out.w, kh = p->kh, kw = p->kw, rows = y1 - y0;
   const int32_t K = kh * kw * cin, run = kw * cin, ops = p->out.pixel_stride;
   const int32_t sh = p->stride_h, sw = p->stride_w, pt = p->pad_top, pl = p->pad_left;
+  const int32_t iw = p->in.w, ih = p->in.h, in_row = iw * cin;
   const int32_t tw = 3 * K, bs = 3 * run, nb = BT_KXK_COL / bs, T = BT_KXK_COL / tw;
   const int32_t R = nb >= kh + sh ? (nb - kh) / sh + 1 : 0;   /* a strip's triples a pass */
   const int32_t strips = R >= 3 && rows >= 3 ? ow / 3 : 0;   /* (R 2: ResNet-8's op 8 ran 1.8 % slower) */
@@ -385,11 +379,18 @@ static inline __attribute__((always_inline)) void bt_conv_kxk(const bt_conv_para
       nfull = last < 3 ? nt - 1 : nt;
       o0 = out + pix * ops;
     }
-    /* the columns, block by block (one call site of bt_kxk_krow) */
-    int32_t ky = 0, n = 3;
-    for (int32_t m = 0; m < blocks; m++) {
+    /* the columns, block by block (one call site each of bt_pm_widen3r and bt_kxk_krow). A strip's lanes: input rows
+       y + m, + dq, + 2 dq at columns ix[0..2], one offset apart (dl) for every block: whether its columns lie inside
+       the map (xin) decided once a pass, each block's rows by its first and last lane, the source stepped a row a
+       block (where each block recomputed the three lanes' rows and tested them one by one) */
+    const int32_t xin = ix[0] >= 0 && ix[2] + kw <= iw, ytop = ylim < ih ? ylim : ih;
+    int32_t ky = 0, n = 3, tfast = 0, dl = dq * in_row + (ix[1] - ix[0]) * cin, off = (y - in_y0) * in_row + ix[0] * cin;
+    for (int32_t m = 0; m < blocks; m++, off += in_row) {
+      int fast;
       if (!nt) {
-        for (int32_t q = 0; q < 3; q++) iy[q] = y + q * dq + m < ylim ? y + q * dq + m : -1;
+        fast = xin && y + m >= 0 && y + 2 * dq + m < ytop;
+        if (!fast)
+          for (int32_t q = 0; q < 3; q++) iy[q] = y + q * dq + m < ylim ? y + q * dq + m : -1;
       } else {
         if (ky == 0) {   /* the next triple's pixels: their first kernel row */
           for (int32_t q = 0; q < 3; q++) {
@@ -398,12 +399,19 @@ static inline __attribute__((always_inline)) void bt_conv_kxk(const bt_conv_para
           }
           n = np - pix < 3 ? np - pix : 3;
           pix += 3;
+          /* three runs at one stride (a row's three neighbours, a column's) inside the map's columns */
+          tfast = n == 3 && iy[1] - iy[0] == iy[2] - iy[1] && ix[1] - ix[0] == ix[2] - ix[1];
+          for (int32_t q = 0; q < 3 && tfast; q++) tfast = ix[q] >= 0 && ix[q] + kw <= iw;
+          dl = (iy[1] - iy[0]) * in_row + (ix[1] - ix[0]) * cin;
+          off = (iy[0] - in_y0) * in_row + ix[0] * cin;
         } else {
           iy[0]++; iy[1]++; iy[2]++;
         }
         if (++ky == kh) ky = 0;
+        fast = tfast && (uint32_t)iy[0] < (uint32_t)ih && (uint32_t)iy[2] < (uint32_t)ih;
       }
-      bt_kxk_krow(p, in, in_y0, off2, (uint32_t *)(col + m * bs), iy, ix, n);
+      if (fast) bt_pm_widen3r(in + off, col + m * bs, run, dl, (int32_t)off2, 0);
+      else bt_kxk_krow(p, in, in_y0, off2, (uint32_t *)(col + m * bs), iy, ix, n);
     }
     bt_kxk_pass(p, &s, col, end, nfull, last, o0, fw, &held, lane);
   }
