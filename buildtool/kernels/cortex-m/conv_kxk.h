@@ -32,6 +32,10 @@
  * The columns a row leaves after its strips (ow % 3) run as strips too, a triple's pixels a third of the band apart
  * (bt_conv_kxk): ResNet-8's ops 1-2 3.009 -> 2.978 M, op 5 2.983 -> 2.971 M, op 4 1.563 -> 1.560 M; ops 8-9 (no
  * strips: the lines' loop, its strip cases gone) 1.536 -> 1.529 M and 3.003 -> 2.990 M; the function +168 B.
+ * A strip's blocks are widened from one source stepped a row a block, whether its columns lie in the map decided once
+ * a pass (a line's triple: once a triple) and its rows by its first and last lane, where bt_kxk_krow recomputed and
+ * tested the three lanes' rows every block; bt_kxk_one in asm: ResNet-8's ops 1-2 2.978 -> 2.932 M, op 4 1.560 ->
+ * 1.535 M, op 5 2.971 -> 2.956 M, op 8 1.529 -> 1.521 M, op 9 2.990 -> 2.977 M; the function +204 B, its frame +32 B.
  * A fused box tile calls it a column at a time (codegen/fused_c.py fx_lean_k: out.w 1, out.pixel_stride the output
  * window's row pitch, in.w the input window's width, pad_left its column's offset): the lines' triples run down the
  * column, where an output row of 1-2 pixels a call set up every channel pair per row (ResNet-8's least-RAM plan).
