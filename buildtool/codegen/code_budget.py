@@ -75,7 +75,10 @@ ROLLED = (COMPACT, MEDIUM)  # the instance forms modelled against the full one (
 # 1-2's medium instance, op 9's compact one and op 0's medium: layer kernels 12,056 -> 20,428 B, ResNet-8's code on
 # cortex-m4 19.0 -> 27.0 KiB, 1.45x -> 2.07x CMSIS-NN (benchmarks/code_size.py), past issue 50's 1.5x: the shared KxK
 # runs ops 1-2 at 1.05x their instance, which no cheaper code recovers. Off until the KxK closes that gap
-# (docs/code-size.md).
+# (docs/code-size.md). With the KxK's strips widened from a stepped source and its lone pixel in asm (ops 1-2 run
+# 2.978 -> 2.932 M, 1.02x their instance): off, the default (every 3x3 on the KxK) models 16,069,334 cycles, 1.043x
+# the instances' fastest set (1.053x before), but on, balanced plans to 4 % of it (16,019,479: MODEL_MARGIN), ~50 K
+# short, so it still buys op 9's compact instance (2,640 B; 15,993,654, 1.038x): ResNet-8 22.0 KiB, 1.68x CMSIS-NN.
 INSTANCE_OWN_LINES = False
 SOLVE_SEED = 0  # CP-SAT's random seed (one worker): the same search every time
 SOLVE_LIMIT = 10.0  # CP-SAT's deterministic time per solve (its own work units, not seconds: the same cut-off every run)

@@ -32,6 +32,10 @@
  * The columns a row leaves after its strips (ow % 3) run as strips too, a triple's pixels a third of the band apart
  * (bt_conv_kxk): ResNet-8's ops 1-2 3.009 -> 2.978 M, op 5 2.983 -> 2.971 M, op 4 1.563 -> 1.560 M; ops 8-9 (no
  * strips: the lines' loop, its strip cases gone) 1.536 -> 1.529 M and 3.003 -> 2.990 M; the function +168 B.
+ * A strip's blocks are widened from one source stepped a row a block, whether its columns lie in the map decided once
+ * a pass (a line's triple: once a triple) and its rows by its first and last lane, where bt_kxk_krow recomputed and
+ * tested the three lanes' rows every block; bt_kxk_one in asm: ResNet-8's ops 1-2 2.978 -> 2.932 M, op 4 1.560 ->
+ * 1.535 M, op 5 2.971 -> 2.956 M, op 8 1.529 -> 1.521 M, op 9 2.990 -> 2.977 M; the function +204 B, its frame +32 B.
  * A fused box tile calls it a column at a time (codegen/fused_c.py fx_lean_k: out.w 1, out.pixel_stride the output
  * window's row pitch, in.w the input window's width, pad_left its column's offset): the lines' triples run down the
  * column, where an output row of 1-2 pixels a call set up every channel pair per row (ResNet-8's least-RAM plan).
@@ -217,35 +221,36 @@ static __attribute__((noinline)) void bt_kxk_lane(const int8_t *s, uint32_t *d, 
 }
 
 /* acc[r] += pixel (lane 0 of the columns at c) . filter row fa + r K, r = 0, 1: a call's last pixel when it is alone in
- * its triple (12 instructions a group of the pair against a triple's 25 for a third of its work) */
+ * its triple. In asm, two groups a loop pass (the odd group first, entered at the second): four pipelined loads, 4
+ * SXTB16, 4 SMLAD a group, ~14 estimated cycles where gcc's loop took ~18 (its loads apart, a compare and branch a
+ * group: ResNet-8's ops 8-9, 8x8 maps of 64 pixels, one alone) */
 static inline __attribute__((always_inline)) void bt_kxk_one(const uint32_t *c, const int8_t *fa, const int32_t K,
                                                              int32_t *acc) {
-  int32_t a = acc[0], b = acc[1];
+  int32_t a = acc[0], b = acc[1], n = K >> 2;
   const int8_t *fb = fa + K;
-  for (const uint32_t *const e = c + K / 4 * 6; c != e; c += 6, fa += 4, fb += 4) {
-    const uint32_t wa = bt_ld4(fa), wb = bt_ld4(fb), x = c[0], y = c[3];
-    a = bt_smlad(bt_sxtb16(wa), x, a);
-    b = bt_smlad(bt_sxtb16(wb), x, b);
-    a = bt_smlad(bt_sxtb16_ror8(wa), y, a);
-    b = bt_smlad(bt_sxtb16_ror8(wb), y, b);
-  }
+  uint32_t wa, wb, x, y, t;
+#define BT_KXK_ONE_G                                                                                       \
+  "ldr %[wb], [%[fb]], #4\n\tldr %[wa], [%[fa]], #4\n\tldr %[y], [%[c], #12]\n\tldr %[x], [%[c]], #24\n\t" \
+  "sxtb16 %[t], %[wa]\n\tsmlad %[a], %[t], %[x], %[a]\n\tsxtb16 %[wa], %[wa], ror #8\n\t"                  \
+  "smlad %[a], %[wa], %[y], %[a]\n\tsxtb16 %[t], %[wb]\n\tsmlad %[b], %[t], %[x], %[b]\n\t"                 \
+  "sxtb16 %[wb], %[wb], ror #8\n\tsmlad %[b], %[wb], %[y], %[b]\n\t"
+  __asm__ volatile("lsrs %[n], %[n], #1\n\tbcs 2f\n\tsub %[n], %[n], #1\n1:\n\t" BT_KXK_ONE_G "2:\n\t" BT_KXK_ONE_G
+                   "subs %[n], %[n], #1\n\tbpl 1b\n\t"
+                   : [a] "+r"(a), [b] "+r"(b), [n] "+r"(n), [c] "+r"(c), [fa] "+r"(fa), [fb] "+r"(fb), [wa] "=&r"(wa),
+                     [wb] "=&r"(wb), [x] "=&r"(x), [y] "=&r"(y), [t] "=&r"(t)
+                   :
+                   : "cc", "memory");
+#undef BT_KXK_ONE_G
   acc[0] = a; acc[1] = b;
 }
 
-/* One kernel row of a triple's columns (d: lane 0's lo word of its first group): lane q the run of kw taps from input
- * row iy[q], pixel ix[q]; lanes from n on zeros. Three runs inside the map at one stride (a row's three neighbours, a
- * column's, a strip's block): bt_pm_widen3r; else lane by lane (bt_kxk_lane: padding, the part inside, padding). */
+/* One kernel row of a triple's columns (d: lane 0's lo word of its first group) where its three runs are not one
+ * bt_pm_widen3r (bt_conv_kxk decides): lane q the run of kw taps from input row iy[q], pixel ix[q]; lanes from n on
+ * zeros; each lane padding, the part inside the map, padding (bt_kxk_lane). */
 static inline __attribute__((always_inline)) void bt_kxk_krow(const bt_conv_params *p, const int8_t *in, int32_t in_y0,
                                                               uint32_t off2, uint32_t *d, const int32_t *iy,
                                                               const int32_t *ix, const int32_t n) {
-  const int32_t cin = p->in.c, kw = p->kw, iw = p->in.w, ih = p->in.h, run = kw * cin, in_row = iw * cin, n4 = run / 4;
-  int fast = n == 3 && iy[1] - iy[0] == iy[2] - iy[1] && ix[1] - ix[0] == ix[2] - ix[1];
-  for (int32_t q = 0; q < 3 && fast; q++) fast = (uint32_t)iy[q] < (uint32_t)ih && ix[q] >= 0 && ix[q] + kw <= iw;
-  if (fast) {
-    bt_pm_widen3r(in + (iy[0] - in_y0) * in_row + ix[0] * cin, (int16_t *)d, run,
-                  (iy[1] - iy[0]) * in_row + (ix[1] - ix[0]) * cin, (int32_t)off2, 0);
-    return;
-  }
+  const int32_t cin = p->in.c, kw = p->kw, iw = p->in.w, ih = p->in.h, in_row = iw * cin, n4 = kw * cin / 4;
   for (int32_t q = 0; q < 3; q++, d++) {
     if (q >= n || (uint32_t)iy[q] >= (uint32_t)ih) {
       bt_kxk_lane(0, d, n4, 0);
@@ -332,6 +337,7 @@ static inline __attribute__((always_inline)) void bt_conv_kxk(const bt_conv_para
   const int32_t cin = p->in.c, ow = p->out.w, kh = p->kh, kw = p->kw, rows = y1 - y0;
   const int32_t K = kh * kw * cin, run = kw * cin, ops = p->out.pixel_stride;
   const int32_t sh = p->stride_h, sw = p->stride_w, pt = p->pad_top, pl = p->pad_left;
+  const int32_t iw = p->in.w, ih = p->in.h, in_row = iw * cin;
   const int32_t tw = 3 * K, bs = 3 * run, nb = BT_KXK_COL / bs, T = BT_KXK_COL / tw;
   const int32_t R = nb >= kh + sh ? (nb - kh) / sh + 1 : 0;   /* a strip's triples a pass */
   const int32_t strips = R >= 3 && rows >= 3 ? ow / 3 : 0;   /* (R 2: ResNet-8's op 8 ran 1.8 % slower) */
@@ -385,11 +391,18 @@ static inline __attribute__((always_inline)) void bt_conv_kxk(const bt_conv_para
       nfull = last < 3 ? nt - 1 : nt;
       o0 = out + pix * ops;
     }
-    /* the columns, block by block (one call site of bt_kxk_krow) */
-    int32_t ky = 0, n = 3;
-    for (int32_t m = 0; m < blocks; m++) {
+    /* the columns, block by block (one call site each of bt_pm_widen3r and bt_kxk_krow). A strip's lanes: input rows
+       y + m, + dq, + 2 dq at columns ix[0..2], one offset apart (dl) for every block: whether its columns lie inside
+       the map (xin) decided once a pass, each block's rows by its first and last lane, the source stepped a row a
+       block (where each block recomputed the three lanes' rows and tested them one by one) */
+    const int32_t xin = ix[0] >= 0 && ix[2] + kw <= iw, ytop = ylim < ih ? ylim : ih;
+    int32_t ky = 0, n = 3, tfast = 0, dl = dq * in_row + (ix[1] - ix[0]) * cin, off = (y - in_y0) * in_row + ix[0] * cin;
+    for (int32_t m = 0; m < blocks; m++, off += in_row) {
+      int fast;
       if (!nt) {
-        for (int32_t q = 0; q < 3; q++) iy[q] = y + q * dq + m < ylim ? y + q * dq + m : -1;
+        fast = xin && y + m >= 0 && y + 2 * dq + m < ytop;
+        if (!fast)
+          for (int32_t q = 0; q < 3; q++) iy[q] = y + q * dq + m < ylim ? y + q * dq + m : -1;
       } else {
         if (ky == 0) {   /* the next triple's pixels: their first kernel row */
           for (int32_t q = 0; q < 3; q++) {
@@ -398,12 +411,19 @@ static inline __attribute__((always_inline)) void bt_conv_kxk(const bt_conv_para
           }
           n = np - pix < 3 ? np - pix : 3;
           pix += 3;
+          /* three runs at one stride (a row's three neighbours, a column's) inside the map's columns */
+          tfast = n == 3 && iy[1] - iy[0] == iy[2] - iy[1] && ix[1] - ix[0] == ix[2] - ix[1];
+          for (int32_t q = 0; q < 3 && tfast; q++) tfast = ix[q] >= 0 && ix[q] + kw <= iw;
+          dl = (iy[1] - iy[0]) * in_row + (ix[1] - ix[0]) * cin;
+          off = (iy[0] - in_y0) * in_row + ix[0] * cin;
         } else {
           iy[0]++; iy[1]++; iy[2]++;
         }
         if (++ky == kh) ky = 0;
+        fast = tfast && (uint32_t)iy[0] < (uint32_t)ih && (uint32_t)iy[2] < (uint32_t)ih;
       }
-      bt_kxk_krow(p, in, in_y0, off2, (uint32_t *)(col + m * bs), iy, ix, n);
+      if (fast) bt_pm_widen3r(in + off, col + m * bs, run, dl, (int32_t)off2, 0);
+      else bt_kxk_krow(p, in, in_y0, off2, (uint32_t *)(col + m * bs), iy, ix, n);
     }
     bt_kxk_pass(p, &s, col, end, nfull, last, o0, fw, &held, lane);
   }
