@@ -165,6 +165,54 @@ def test_overlapping_plan_is_replanned(scratch, built, tiny):
                   "made (edited or damaged): re-planning")
 
 
+def cc_lines(r) -> list:
+    return [line for line in r.stdout.splitlines() if line.startswith("CC ")]
+
+
+@pytest.mark.parametrize("board", ["host", "cortex-m4"])
+def test_replanned_parallel_build_records_the_same_includes(scratch, tiny, board):
+    """The -j2 version of test_overlapping_plan_is_replanned, in a folder of its own. The re-plan gives plan.json's
+    bytes back, so model.c is not remade and nothing is compiled; the build after is up to date. It was not:
+    SCons' include scanner skipped model.c (and cortex-m4's split depthwise unit) while the plan was being
+    re-made, model.o recorded no bt_kernels.h, was recompiled, and the next build recompiled it again."""
+    out = scratch / f"j2-{board}"
+    args = ("-j2", f"board={board}", "model=tiny", f"out={out}")
+    r = scons(scratch, *args)
+    assert r.returncode == 0 and cc_lines(r), r.stdout + r.stderr
+    before = {n: (out / n).read_bytes() for n in ("plan.json", "model.c", "weights.bin", "firmware.elf")}
+    (out / "plan.json").write_text(json.dumps(overlap(json.loads(before["plan.json"])), indent=1) + "\n")
+    r = scons(scratch, "run", *args)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "plan.json: it does not match the digest recorded when it was made (edited or damaged): re-planning" \
+        in r.stdout and output_line(tiny[2]) in r.stdout
+    assert cc_lines(r) == [], r.stdout
+    for n, data in before.items():
+        assert (out / n).read_bytes() == data, n
+    q = scons(scratch, "-q", *args)
+    assert q.returncode == 0, q.stdout + q.stderr
+    r = scons(scratch, *args)
+    assert r.returncode == 0 and cc_lines(r) == [], r.stdout + r.stderr
+
+
+@pytest.mark.parametrize("board", ["host", "cortex-m4"])
+def test_replanned_library_build_is_then_up_to_date(tmp_path, board):
+    """BtModel(library=True) reaches model.o (and cortex-m4's depthwise unit) before anything else that waits on
+    the plan: even at -j1 their include scan ran while plan.json was being re-made, and `scons -q` then found
+    them out of date."""
+    (tmp_path / "buildtool").symlink_to(ROOT / "buildtool")
+    (tmp_path / "SConstruct").write_text(
+        "import os, sys\nsys.path.insert(0, Dir('#').abspath)\nfrom buildtool.firmware.toolchain import SCONS_DIR\n"
+        "env = Environment(tools=['default', 'btfirmware'], toolpath=[str(SCONS_DIR)], ENV=os.environ)\n"
+        f"m = env.BtModel(board='{board}', model='tiny', out='lib', library=True)\nDefault(m.objects)\n")
+    assert scons(tmp_path, "-j1").returncode == 0
+    plan = tmp_path / "lib" / "plan.json"
+    plan.write_text(json.dumps(overlap(json.loads(plan.read_text())), indent=1) + "\n")
+    r = scons(tmp_path, "-j1")
+    assert r.returncode == 0 and "re-planning" in r.stdout and cc_lines(r) == [], r.stdout + r.stderr
+    q = scons(tmp_path, "-q", "-j1")
+    assert q.returncode == 0, q.stdout + q.stderr
+
+
 def test_overlapping_plan_with_a_matching_seal_fails_the_checker_and_is_replanned(scratch, built, tiny):
     """Even when the seal is rewritten to match, codegen checks the plan with the independent checker."""
     out, before = built

@@ -64,7 +64,9 @@ import SCons.Action
 import SCons.Builder
 import SCons.Errors
 import SCons.Node
+import SCons.Defaults
 import SCons.Node.FS
+import SCons.Scanner.C
 import SCons.SConsign
 import SCons.Script
 import SCons.Util
@@ -362,6 +364,29 @@ def _cdb_entry(env, com: str, obj, src) -> dict:
             "command": env.subst(com, target=[obj], source=[src_node])}
 
 
+def _include_scanner():
+    """SCons' C include scanner, but one that reads a generated file (model.c, model.h, a split kernel's unit)
+    whether or not it is up to date yet. SCons' own skips a derived file that is not known to be current when
+    the object is first considered: that object then records no include of it at all, and when the generated
+    file comes out unchanged (plan.json re-made to the same bytes) nothing rescans it. So the same build
+    recorded bt_kernels.h as a dependency of model.o or not depending on which node the build happened to
+    reach first (-j2, a library build), and the next build recompiled model.o ("... is a new dependency").
+    Reading the file as it is is right either way: a generated file that is rebuilt has its includes
+    rescanned after (SCons clears the scan of every object waiting on it), and one that is not rebuilt
+    holds the bytes read."""
+    s = SCons.Scanner.C.CScanner()
+    s.scan_check = None
+    return s
+
+
+# Object for C (and preprocessed assembler) sources, with that scanner: every object the tool compiles (and a split
+# kernel's unit, made from model.c) records the same includes whatever the order (or -j) of the build.
+_C_OBJECT = SCons.Builder.Builder(action={".c": SCons.Defaults.CAction, ".S": SCons.Defaults.ASPPAction},
+                                  emitter={".c": SCons.Defaults.StaticObjectEmitter, ".S": SCons.Defaults.StaticObjectEmitter},
+                                  prefix="$OBJPREFIX", suffix="$OBJSUFFIX", source_scanner=_include_scanner(),
+                                  single_source=True)
+
+
 def _split_ldflags(flags) -> tuple:
     libs = [f[2:] for f in flags if f.startswith("-l")]
     return [f for f in flags if not f.startswith("-l")], libs
@@ -503,10 +528,10 @@ def bt_model(env, board: str, model: str, out: str = "", kernels: str = "", plan
             files = split.pop(name)
             uenv = fenv.Clone(BT_UNIT=(t, tuple(opcodes), fused, kroot, tuple(files)))
             unit = uenv.Command(os.path.join(o, "kernels", f"{name}.c"), [code[0], code[1]],
-                                SCons.Action.Action(_split_unit, None))
+                                SCons.Action.Action(_split_unit, None), source_scanner=_C_OBJECT.source_scanner)
             uenv.Depends(unit, [fenv.Value(repr([str(f) for f in files])), fenv.Value(f"{board}:{fused}")]
                          + [str(f) for f in files])
-            obj = cenv.Object(os.path.join(o, "obj", "kernels", f"{name}.o"), unit[0])
+            obj = cenv.BtCObject(os.path.join(o, "obj", "kernels", f"{name}.o"), unit[0])
             db.append(_cdb_entry(cenv, "$CCCOM", obj[0], unit[0]))
             objs += obj
             continue
@@ -534,7 +559,7 @@ def bt_model(env, board: str, model: str, out: str = "", kernels: str = "", plan
                 name = "model.o"
             else:
                 name = f"fw/{src.parent.name}_{src.stem}.o"
-            obj = cenv.Object(os.path.join(o, "obj", name), code[0] if src.name == "model.c" else str(src))
+            obj = cenv.BtCObject(os.path.join(o, "obj", name), code[0] if src.name == "model.c" else str(src))
             if src.name == "model.c":
                 cenv.Depends(obj, code[1])
             db.append(_cdb_entry(cenv, "$CCCOM", obj[0], src if src.name != "model.c" else code[0]))
@@ -668,10 +693,36 @@ def _save_build_state_or_say_so(write=SCons.SConsign.write):
     return save
 
 
+def _first_failure_only(failed):
+    """SCons.Script.Main.BuildTask.failed, which writes a 'scons: ***' line for every failed job. Under -j the jobs
+    already running when one fails (the build then stops) may fail as well: a full disk fails every compile in
+    flight, each with its line. Now a build that stops at its first failure says so in that one line; a later
+    failure of a job that was already running is counted (exit status, the failed targets) but its line left out,
+    the compiler's own message apart. With -k or -i every failure has its line, as does any failure SCons would
+    report with a traceback (a bug, not a failed step)."""
+    def report(task) -> None:
+        t, e = task.exc_info()[:2]
+        err = SCons.Errors.convert_to_BuildError(e if e is not None else t)
+        traceback = err.exc_info[1] and err.exc_info[2] and not isinstance(
+            err.exc_info[1], (EnvironmentError, SCons.Errors.StopError, SCons.Errors.UserError))  # as failed() decides
+        if (not SCons.Script.Main.this_build_status or task.options.keep_going or task.options.ignore_errors
+                or traceback):
+            return failed(task)
+        err.node = err.node or task.node
+        task.exception = (e, err, None)
+        task.do_failed(err.exitstatus)
+        task.exc_clear()
+    report.bt_guard = True
+    return report
+
+
 def generate(env):
     if not getattr(SCons.SConsign.write, "bt_guard", False):
         SCons.SConsign.write = _save_build_state_or_say_so()
         atexit.register(_summaries_of_up_to_date_images)
+    task = SCons.Script.Main.BuildTask
+    if not getattr(task.failed, "bt_guard", False):
+        task.failed = _first_failure_only(task.failed)
     mk = SCons.Builder.Builder
     env["BUILDERS"]["BtZooModel"] = mk(action=SCons.Action.Action(_one_line(_zoo_model),
                                                                   "zoo model $BT_ZOO_NAME -> $TARGET"))
@@ -679,6 +730,7 @@ def generate(env):
     env["BUILDERS"]["BtPlan"] = mk(action=SCons.Action.Action(_one_line(_plan), "plan $TARGET"))
     env["BUILDERS"]["BtCode"] = mk(action=SCons.Action.Action(_one_line(_code), "codegen ${TARGETS[:3]}"))
     env["BUILDERS"]["BtFlash"] = mk(action=SCons.Action.Action(_one_line(_flash), "flash image $TARGET"))
+    env["BUILDERS"]["BtCObject"] = _C_OBJECT
     env["BUILDERS"]["BtText"] = mk(action=SCons.Action.Action(_text, "write $TARGET"))
     env.AddMethod(bt_firmware, "BtFirmware")
     env.AddMethod(bt_model, "BtModel")
