@@ -419,7 +419,7 @@ def test_order_search_matches_brute_force(data):
 
 
 @pytest.mark.slow
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(st.data())
 def test_order_search_matches_brute_force_more(data):
     _order_brute_force(data, 9, 1000)

@@ -9,6 +9,8 @@ in-place depthwise) and compares every byte with the reference set linked next t
 from __future__ import annotations
 
 import ctypes
+import faulthandler
+import os
 import pickle
 import re
 import signal
@@ -524,24 +526,33 @@ def test_reference_binary_matches_tflm(opname, b_shape, ref_lib):
     np.testing.assert_array_equal(_binary(ref_lib, g, xa, xb).reshape(-1), want.reshape(-1))
 
 
-_TFLM_CHILD = """
-import pickle, sys
-import numpy as np
-sys.path.insert(0, sys.argv[1])
-from conftest import tflm_run
-model, x = pickle.load(sys.stdin.buffer)
-sys.stdout.buffer.write(pickle.dumps(np.asarray(tflm_run(model, [x])[0])))
-"""
-
-
 def tflm_or_abort(model: bytes, x: np.ndarray):
-    """TFLM's output in a child process, or None when TFLM aborts (gemmlowp's asserts are compiled in)."""
-    r = subprocess.run([sys.executable, "-c", _TFLM_CHILD, str(ROOT / "tests")], input=pickle.dumps((model, x)),
-                       capture_output=True, timeout=120)
-    if r.returncode == -signal.SIGABRT:
+    """TFLM's output in a forked child, or None when TFLM aborts (gemmlowp's asserts are compiled in): the child is
+    this process with TFLM imported once (a child process a case imported it 12 times a width: ~70 s of the suite)."""
+    from conftest import tflm_run
+    from tflite_micro import runtime  # noqa: F401  (imported here, before the fork, once)
+
+    rd, wr = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: run, write the output, leave without any of the parent's exit handlers
+        code = 1
+        try:
+            os.close(rd)
+            faulthandler.disable()  # an abort is an answer here, not a crash to dump
+            os.dup2(os.open(os.devnull, os.O_WRONLY), 2)  # (gemmlowp's assert message)
+            with os.fdopen(wr, "wb") as f:
+                f.write(pickle.dumps(np.asarray(tflm_run(model, [x])[0])))
+            code = 0
+        finally:
+            os._exit(code)
+    os.close(wr)
+    with os.fdopen(rd, "rb") as f:
+        data = f.read()
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGABRT:
         return None
-    assert r.returncode == 0, r.stderr.decode()[-2000:]
-    return pickle.loads(r.stdout)
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+    return pickle.loads(data)
 
 
 def _softmax_row_model(width: int, beta: float, scale: float, out_bits: int = 8):
