@@ -528,8 +528,7 @@ def test_reference_binary_matches_tflm(opname, b_shape, ref_lib):
 
 def tflm_or_abort(model: bytes, x: np.ndarray):
     """TFLM's output in a forked child, or None when TFLM aborts (gemmlowp's asserts are compiled in): the child is
-    this process with TFLM imported once (a child process a case imported it 12 times a width: ~70 s of the suite)."""
-    from conftest import tflm_run
+    this process with TFLM imported once (a child process a case imported it 12 times a width: ~85 s of the suite)."""
     from tflite_micro import runtime  # noqa: F401  (imported here, before the fork, once)
 
     rd, wr = os.pipe()

@@ -934,7 +934,7 @@ class _Emit:
             boxes = [(ra, rb, ca, cb, i in self.banded, t not in self.banded and ca == ct[c][2] and cb - ca == out_wp,
                       tile_kernels.win_geom(fields, ib[r][c], {"ps": 0}, ca, cb, -1)[1]["pad_left"])
                      for r, c, ra, rb, ca, cb in self.out_boxes(blk, t)]
-            calls = dict(shape=tile_kernels.call_shape(fields, boxes, row_loop=True), row_loop=True,
+            calls = dict(shape=tile_kernels.call_shape(fields, boxes, row_loop=True),
                          classes=tile_kernels.dispatched(tile_kernels.call_classes(fields, boxes)),
                          paired=e.instance_rate is not None and tile_kernels.paired(fields, boxes))
         src, dst = self.pixels(blk, i), self.pixels(blk, t)

@@ -244,7 +244,7 @@ def tile_params(fields: dict, group: int, src: tuple, dst: tuple, shape: str, ca
         q["out"] = dict(q["out"], w=w)
         if not pointwise(fields) and pad_left is not None:
             q["pad_left"] = pad_left
-        rows = f"y0 + {n}" if n is not None else ROW_LOOP if calls.get("row_loop") else "y1"
+        rows = f"y0 + {n}" if n is not None else ROW_LOOP  # (rows that differ: call_shape's row_loop)
         if shape == "grp":  # no column calls: the layer's heights, the input buffer's width
             q["in"] = dict(q["in"], h=fields["in"]["h"], w=src[0], pixel_stride=src[1])
             q["out"] = dict(q["out"], h=fields["out"]["h"])

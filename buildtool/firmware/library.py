@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .. import targets
 from ..errors import InternalError
-from .toolchain import C_COMMENT as _COMMENT, C_INCLUDE as _INCLUDE, KERNELS, closure_stats, include_closure, include_dirs, kernel_parts, kernel_sources, resolve, unchanged
+from .toolchain import C_COMMENT as _COMMENT, C_INCLUDE as _INCLUDE, KERNELS, include_closure, include_dirs, kept, kernel_parts, kernel_sources, resolve
 from .toolchain import c_text as _text
 # a function definition at the start of a line: return type, name (a macro may paste a suffix), the
 # parameters (a macro's may continue over backslash-newlines), then its body
@@ -274,17 +274,12 @@ def _fallbacks(model_c: str, dirs, kernel_root) -> str:
                          else m.group(0), model_c)
 
 
-_DEFS: dict = {}  # a kernel source -> (its closure's stats, _definitions_of's), while they are unchanged
+_DEFS: dict = {}  # a kernel source -> _definitions_of's, kept while its closure's files are unchanged (toolchain.kept)
 
 
 def _definitions_of(src: Path, closure: list) -> tuple:
     """definitions() of kernel source src and the code files it includes (closure: its include_closure)."""
-    hit = _DEFS.get(src)
-    if hit is not None and hit[0].keys() == set(closure) and unchanged(hit[0]):
-        return hit[1]
-    defs = definitions("\n".join(_text(f) for f in closure if _code_file(f)))
-    _DEFS[src] = (closure_stats(closure), defs)
-    return defs
+    return kept(_DEFS, src, lambda: (definitions("\n".join(_text(f) for f in closure if _code_file(f))), closure))
 
 
 def needed_files(t: targets.Target, model_c: str, gen_files: tuple = (), kernel_root=KERNELS,

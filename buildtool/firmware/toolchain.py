@@ -152,17 +152,23 @@ def _stat(path: Path) -> tuple | None:
     return None if time.time_ns() - st.st_mtime_ns < RACY_NS else (st.st_mtime_ns, st.st_size, st.st_ino)
 
 
-def unchanged(stats: dict) -> bool:
-    """Are the files of {path: stat} (include_closure's) all as they were?"""
+def _unchanged(stats: dict) -> bool:
+    """Are the files of {path: stat} (kept's) all as they were?"""
     try:
         return all(sig is not None and _stat(f) == sig for f, sig in stats.items())
     except OSError:
         return False
 
 
-def closure_stats(closure: list) -> dict:
-    """{path: stat} of include_closure's files as c_text read them (unchanged's argument)."""
-    return {f: _TEXTS[f][0] for f in closure}
+def kept(cache: dict, key, compute):
+    """compute()'s value, kept in cache[key] while the files it read are unchanged: compute returns (value, the files
+    it read through c_text), each kept at the stat c_text read it at (include_closure, library.needed_files')."""
+    hit = cache.get(key)
+    if hit is not None and _unchanged(hit[1]):
+        return hit[0]
+    value, files = compute()
+    cache[key] = (value, {f: _TEXTS[f][0] for f in files})
+    return value
 
 
 def c_text(path: Path) -> str:
@@ -191,19 +197,17 @@ def include_closure(path: Path, dirs: list) -> list:
     """path and every file it includes (quoted, found in its folder or dirs), transitively; sorted. Kept while every
     file of it is unchanged (a header added to an earlier include folder later is not seen: none is, in a kernel
     tree)."""
-    hit = _CLOSURES.get(key := (str(path), tuple(str(d) for d in dirs)))
-    if hit is not None and unchanged(hit[1]):
-        return list(hit[0])
-    seen, todo = set(), [Path(path).resolve()]
-    while todo:
-        f = todo.pop()
-        if f in seen:
-            continue
-        seen.add(f)
-        todo += [r for r in (resolve(n, f, dirs) for n in C_INCLUDE.findall(c_text(f))) if r is not None]
-    closure = sorted(seen)
-    _CLOSURES[key] = (closure, closure_stats(closure))
-    return list(closure)
+    def walk() -> tuple:
+        seen, todo = set(), [Path(path).resolve()]
+        while todo:
+            f = todo.pop()
+            if f in seen:
+                continue
+            seen.add(f)
+            todo += [r for r in (resolve(n, f, dirs) for n in C_INCLUDE.findall(c_text(f))) if r is not None]
+        return tuple(sorted(seen)), seen
+
+    return list(kept(_CLOSURES, (str(path), tuple(str(d) for d in dirs)), walk))
 
 
 def _cache_root() -> Path:
