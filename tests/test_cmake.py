@@ -205,9 +205,9 @@ def test_an_unchanged_build_runs_nothing_after_any_edit(project, builds, generat
     """cortex-m4 (its depthwise kernel split into files: the units step writes kernels/depthwise.c from model.c).
     After each edit a second build runs no command at all, with Ninja and with Make: the steps' outputs are
     rewritten only when their bytes change, so one older than its inputs must not rerun its step (it did on
-    every Make build: skeleton, flash and the units step, ~2.4 s). A same-bytes model reruns no compile; a plan
-    option that changes model.c's calls reruns the units step and recompiles its unit; a weight-only edit
-    recompiles no kernel."""
+    every Make build: skeleton and flash after a same-bytes model, flash and the units step after a model.c that
+    kept its unit: 1.8-3 s). A same-bytes model reruns no compile; a model.c whose calls need the same files reruns the units
+    step but compiles no kernel; one whose calls change recompiles the unit; a weight-only edit compiles no kernel."""
     model = project.top / "tiny.tflite"
     if generator == "Ninja":
         build = builds["cortex-m4"]
@@ -222,13 +222,23 @@ def test_an_unchanged_build_runs_nothing_after_any_edit(project, builds, generat
         steps = _steps(build, generator, project)
         assert _commands(build, generator, project) == []
         assert set(steps) <= {"skeleton", "flash"}, steps  # they stop there: no compile, no link
+        unit, model_c = build / "model" / "kernels" / "depthwise.c", build / "model" / "model.c"
+        before = unit.read_text(), model_c.read_text()
+        # optimize_code=speed: other variants in model.c, the same depthwise path (the units step reran on every
+        # Make build after it: its unit, rewritten only when it changes, stayed older than model.c)
+        r = _configure(project, build, "cortex-m4", generator, "-DPLAN_OPTIONS=optimize_code=speed")
+        assert r.returncode == 0, r.stdout + r.stderr
+        steps = _steps(build, generator, project)
+        assert model_c.read_text() != before[1] and unit.read_text() == before[0]
+        assert {"code", "kernel", "model.o", "link"} <= set(steps), steps
+        assert not [s for s in steps if s.startswith("kernel:")] and "plan" not in steps, steps  # the unit kept
+        assert _commands(build, generator, project) == []
+        # optimize_code=size: model.c's calls choose every depthwise file
         r = _configure(project, build, "cortex-m4", generator, "-DPLAN_OPTIONS=optimize_code=size")
         assert r.returncode == 0, r.stdout + r.stderr
-        unit = build / "model" / "kernels" / "depthwise.c"
-        before = unit.read_text()
         steps = _steps(build, generator, project)
         assert {"code", "kernel", "model.o", "kernel:depthwise.o", "link"} <= set(steps), steps
-        assert unit.read_text() != before and "plan" not in steps, steps  # model.c's calls chose other files
+        assert unit.read_text() != before[0] and "plan" not in steps, steps  # model.c's calls chose other files
         assert not [s for s in steps if s.startswith("kernel:") and s != "kernel:depthwise.o"], steps
         assert _commands(build, generator, project) == []
         model.write_bytes(perturb_weights(project.model))
