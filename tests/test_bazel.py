@@ -175,6 +175,7 @@ def test_host_build_run_and_weight_only_edit(project, tmp_path):
     compiled = sorted(Path(o).name.split(".")[0] for m, o, _ in ran if m == "CppCompile")
     assert kinds == ["BtFlash", "BtSkeleton", "CppCompile", "CppLink"], ran  # not BtPlan, BtCode, BtKernels
     assert compiled == ["weights"], compiled  # buildtool's weights.S, not model.c
+    assert p.bazel("build", "//:app", log=True)[1] == []  # a second build runs nothing
     check_output("host", project, edited, tmp_path)
     (p.top / "tiny.tflite").write_bytes(data)
 

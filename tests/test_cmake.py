@@ -149,6 +149,37 @@ def _ninja_steps(project, build: Path) -> list:
     return bench.steps_ran(r.stdout)
 
 
+# what Make's own bookkeeping prints under VERBOSE=1: its directories, the recursive makes of CMake's
+# Makefile2, CMake's checks of the build system, dependency scans (and what they say of the depfiles the last
+# build's compiles and steps wrote) and progress, the targets it found built
+_MAKE_OWN = re.compile(r"^(g?make(\[\d+\])?: |\S*\bg?make\s+-f CMakeFiles/|\[\s*\d+%\] Built target |"
+                       r"Dependencies file .* is newer than depends file |Consolidate compiler generated dependencies |"
+                       r".*( --check-build-system | -E cmake_depends | -E cmake_progress_start ))")
+
+
+def _commands(build: Path, generator: str, project) -> list:
+    """The commands a `cmake --build` of build runs, verbose (Ninja -v, Make VERBOSE=1), less the build tool's
+    own bookkeeping: a build with nothing to do runs none (no buildtool step, no compile, no link)."""
+    verbose = ["-v"] if generator == "Ninja" else ["VERBOSE=1"]
+    r = _run(["cmake", "--build", build, "--", *verbose], project.env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = [line for line in (r.stdout + r.stderr).splitlines() if line.strip()]
+    if generator == "Ninja":
+        return [line for line in lines if not line.startswith("ninja: ")]
+    return [line for line in lines if not _MAKE_OWN.match(line)]
+
+
+def _steps(build: Path, generator: str, project) -> list:
+    """The steps a `cmake --build` of build ran (bench.step_name's names: skeleton, kernel (the units step), link,
+    model.o, kernel:depthwise.o, ...), from Ninja's or Make's status lines."""
+    r = _run(["cmake", "--build", build], project.env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    if generator == "Ninja":
+        return bench.steps_ran(r.stdout)
+    return [bench.step_name(s) for s in re.findall(r"^\[\s*\d+%\] (.*)$", r.stdout, re.M)
+            if not s.startswith("Built target")]
+
+
 def test_what_reruns_after_each_edit(project, builds, tmp_path):
     """Same bytes: skeleton and flash at most, and they stop there (restat). A weight-only edit: skeleton,
     flash, the weights object and the link; never the plan, the code or model.c; the new weights reach
@@ -169,6 +200,59 @@ def test_what_reruns_after_each_edit(project, builds, tmp_path):
     assert _ninja_steps(project, build) == []
 
 
+@pytest.mark.parametrize("generator", ["Ninja", "Unix Makefiles"])
+def test_an_unchanged_build_runs_nothing_after_any_edit(project, builds, generator):
+    """cortex-m4 (its depthwise kernel split into files: the units step writes kernels/depthwise.c from model.c).
+    After each edit a second build runs no command at all, with Ninja and with Make: the steps' outputs are
+    rewritten only when their bytes change, so one older than its inputs must not rerun its step (it did on
+    every Make build: skeleton and flash after a same-bytes model, flash and the units step after a model.c that
+    kept its unit: 1.8-3 s). A same-bytes model reruns no compile; a model.c whose calls need the same files reruns the units
+    step but compiles no kernel; one whose calls change recompiles the unit; a weight-only edit compiles no kernel."""
+    model = project.top / "tiny.tflite"
+    if generator == "Ninja":
+        build = builds["cortex-m4"]
+    else:
+        build = project.top / "build" / "make-cortex-m4"
+        r = _configure(project, build, "cortex-m4", generator)
+        assert r.returncode == 0, r.stdout + r.stderr
+    _steps(build, generator, project)
+    assert _commands(build, generator, project) == []
+    try:
+        model.write_bytes(project.model)  # a newer file, the same bytes
+        steps = _steps(build, generator, project)
+        assert _commands(build, generator, project) == []
+        assert set(steps) <= {"skeleton", "flash"}, steps  # they stop there: no compile, no link
+        unit, model_c = build / "model" / "kernels" / "depthwise.c", build / "model" / "model.c"
+        before = unit.read_text(), model_c.read_text()
+        # optimize_code=speed: other variants in model.c, the same depthwise path (the units step reran on every
+        # Make build after it: its unit, rewritten only when it changes, stayed older than model.c)
+        r = _configure(project, build, "cortex-m4", generator, "-DPLAN_OPTIONS=optimize_code=speed")
+        assert r.returncode == 0, r.stdout + r.stderr
+        steps = _steps(build, generator, project)
+        assert model_c.read_text() != before[1] and unit.read_text() == before[0]
+        assert {"code", "kernel", "model.o", "link"} <= set(steps), steps
+        assert not [s for s in steps if s.startswith("kernel:")] and "plan" not in steps, steps  # the unit kept
+        assert _commands(build, generator, project) == []
+        # optimize_code=size: model.c's calls choose every depthwise file
+        r = _configure(project, build, "cortex-m4", generator, "-DPLAN_OPTIONS=optimize_code=size")
+        assert r.returncode == 0, r.stdout + r.stderr
+        steps = _steps(build, generator, project)
+        assert {"code", "kernel", "model.o", "kernel:depthwise.o", "link"} <= set(steps), steps
+        assert unit.read_text() != before[0] and "plan" not in steps, steps  # model.c's calls chose other files
+        assert not [s for s in steps if s.startswith("kernel:") and s != "kernel:depthwise.o"], steps
+        assert _commands(build, generator, project) == []
+        model.write_bytes(perturb_weights(project.model))
+        steps = _steps(build, generator, project)
+        assert sorted(steps) == ["flash", "link", "skeleton", "weights.o"], steps
+        assert _commands(build, generator, project) == []
+    finally:
+        model.write_bytes(project.model)
+        assert _configure(project, build, "cortex-m4", generator, "-DPLAN_OPTIONS=").returncode == 0
+    steps = _steps(build, generator, project)
+    assert "kernel" in steps and "kernel:depthwise.o" in steps and "plan" not in steps, steps
+    assert _commands(build, generator, project) == []
+
+
 def test_makefile_generator(project, tmp_path):
     """A host build with Make, also linking buildtool's harness (buildtool_add_firmware) from the same model."""
     build = project.top / "build" / "make"
@@ -182,8 +266,7 @@ def test_makefile_generator(project, tmp_path):
     out, log = run_app("host", build / "harness", project.x, tmp_path)
     assert out == np.ascontiguousarray(project.ref).tobytes() and "arena_bytes=" in log
     assert (build / "compile_commands.json").is_file()
-    r = _run(["make", "-C", build], project.env)  # up to date: no step and no compile reruns
-    assert r.returncode == 0 and "buildtool " not in r.stdout and "Building" not in r.stdout, r.stdout
+    assert _commands(build, "Unix Makefiles", project) == []  # up to date: no step, no compile, no link
 
 
 def _one_line(r: subprocess.CompletedProcess, *expected: str) -> str:

@@ -83,6 +83,7 @@ def test_unchanged_output_is_not_rewritten_and_weights_leave_the_skeleton(tmp_pa
     (["flash", "tiny.tflite", "-o", "{d}/w.bin"], "needs --board"),
     (["board", "--board", "pdp11", "-o", "{d}/g"], "pdp11"),
     (["model", "nosuch", "-o", "{d}/m.tflite"], "neither a model file nor a zoo name"),
+    (["skeleton", "{d}/m.tflite", "-o", "{d}/s2.json", "--depfile-target", "{d}/s.stamp"], "give both"),
     (["code", "{d}/m.tflite", "{d}/s.json", "--board", "cortex-m4", "-o", "{d}/g"],  # the skeleton as the plan
      "s.json is not a buildtool plan for this model (TypeError); make it again with buildtool gen plan"),
     (["flash", "{d}/m.tflite", "{d}/s.json", "--board", "cortex-m4", "-o", "{d}/w.bin"], "s.json is not a buildtool plan"),
@@ -166,8 +167,10 @@ def test_steps_run_in_the_daemon_with_the_same_bytes(tmp_path):
     reader; outputs and depfiles are byte-identical with the steps run here; errors name paths as
     typed, word for word as here; a daemon that cannot be used is one warning and the step run here."""
     (tmp_path / "m.tflite").write_bytes(pipeline.zoo_model("tiny"))
-    steps = [("model", "tiny", "-o", "{o}/z.tflite", "--depfile", "{o}/z.d"),
-             ("skeleton", "m.tflite", "-o", "{o}/s.json", "--depfile", "{o}/s.d"),
+    # (--depfile-target: a stamp the build system touches, CMake's, through the gen client (the first step, which
+    # starts the daemon) and the thin client's fast path)
+    steps = [("model", "tiny", "-o", "{o}/z.tflite", "--depfile", "{o}/z.d", "--depfile-target", "{o}/z.stamp"),
+             ("skeleton", "m.tflite", "-o", "{o}/s.json", "--depfile", "{o}/s.d", "--depfile-target", "s.stamp"),
              ("plan", "{o}/s.json", "-o", "{o}/p.json", "--depfile", "{o}/p.d", "--opt", "optimize=ram"),
              ("code", "m.tflite", "{o}/p.json", "--board", "cortex-m4", "-o", "{o}/g", "--depfile", "{o}/g.d"),
              ("flash", "m.tflite", "--board", "cortex-m4", "-o", "{o}/w.bin", "--depfile", "{o}/w.d")]
@@ -191,6 +194,10 @@ def test_steps_run_in_the_daemon_with_the_same_bytes(tmp_path):
     for rel in here:
         a, b = (tmp_path / "here" / rel).read_bytes(), (tmp_path / "daemon" / rel).read_bytes()
         assert a.replace(b"/here/", b"/daemon/") == b, rel
+    for o in ("here", "daemon"):  # the stamp is the target, as typed relative to the working directory
+        assert (tmp_path / o / "z.d").read_text().startswith(f"{tmp_path / o / 'z.stamp'}: "), o
+        assert (tmp_path / o / "s.d").read_text().startswith(f"{tmp_path / 's.stamp'}: "), o
+        assert (tmp_path / o / "p.d").read_text().startswith(f"{tmp_path / o / 'p.json'}: "), o  # (default: outputs)
     for args in (("flash", "nope.tflite", "--board", "host", "-o", "x.bin"),
                  ("code", "m.tflite", "missing/p.json", "--board", "host", "-o", "g2")):
         errs = [run(args, ".", **env) for env in ({"BUILDTOOL_NO_DAEMON": "1"}, {})]

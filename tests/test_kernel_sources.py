@@ -81,6 +81,12 @@ def test_a_split_kernels_files_are_those_model_c_calls():
     # where model.c is not known yet (SCons, CMake) the split kernel is one unit of model.c's files
     split = library.split_kernels(t, library.model_sources(t, ops, False))
     assert list(split) == ["depthwise"] and len(split["depthwise"]) == 6
+    # what SCons, CMake and Bazel compile (library.with_units): the unit in the place of the kernel's first file
+    srcs = library.model_sources(t, ops, False)
+    compiled = library.with_units(srcs, split)
+    first, *rest = split["depthwise"]
+    assert compiled == ["depthwise" if s == first else s for s in srcs if s not in rest]
+    assert library.with_units(srcs, {}) == srcs
     assert library.split_unit(split["depthwise"], library.model_sources(t, ops, False, model_c=model_c)) == \
         ("#define DW_EMIT_Q4E\n#define DW_EMIT_W4\n#define DW_EMIT_DWP\n"  # depthwise_q4s.c's own flags, first
          f'#include "{(KERNELS / "cortex-m" / "depthwise_q4s.c").as_posix()}"\n')

@@ -10,7 +10,7 @@
                            (plan.json: a fused plan's, for the weights' placement in memory regions;
                            FILE: weights.bin's split as defines for weights.S)
     buildtool gen board    --board B           -o DIR   (DIR/board.json [+ DIR/board.ld])
-    (every step: [--depfile FILE] [--no-daemon])
+    (every step: [--depfile FILE [--depfile-target STAMP]] [--no-daemon])
 
 Each step rewrites an output only when its bytes change (a build system that compares
 timestamps, e.g. Ninja with restat, stops there) and with --depfile FILE writes a Makefile-style
@@ -96,6 +96,10 @@ def add_parser(sub) -> None:
                         "takes the code step's: optimize_code=size|balanced|speed, code_budget=SIZE, staging_ram=SIZE")
     s.add_argument("--no-daemon", action="store_true", help="run the step (and plan) in this process")
     s.add_argument("--depfile", help="write a Makefile-style depfile of the inputs and the code that ran")
+    s.add_argument("--depfile-target", metavar="FILE",
+                   help="the depfile's target instead of the outputs: a stamp file the build system touches after "
+                        "the step (an output is rewritten only when its bytes change, so it may stay older than "
+                        "its inputs; CMake's steps do this)")
     s.add_argument("--split-header", metavar="FILE",
                    help="gen flash: also write the C header that splits weights.bin for weights.S (the "
                         "defines of its part in external memory; none when it has none)")

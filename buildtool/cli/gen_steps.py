@@ -42,6 +42,8 @@ def run_step(a, planner=None, say=print) -> int:
     (the daemon passes its memo's; default: in this process); say(line): the step's notes to the user
     (the plan a board picked for itself), printed by default, the daemon's client prints them."""
     step, out = a.step, Path(a.output)
+    if getattr(a, "depfile_target", None) and not a.depfile:
+        raise UsageError("gen --depfile-target names the target of the depfile --depfile FILE writes: give both")
     if step == "model":
         _need(a, "input", "a zoo name")
         written = steps.store(model_step.run(a.input), {"model.tflite": out})
@@ -78,13 +80,14 @@ def run_step(a, planner=None, say=print) -> int:
         make_dirs(out)
         written = steps.store(made, {n: out / n for n in made.files})
         inputs = []
-    if a.depfile:
-        write_if_changed(Path(a.depfile), depfile(written, inputs, step))
+    if a.depfile:  # (its target: the outputs, or --depfile-target's stamp, which the build system touches)
+        target = getattr(a, "depfile_target", None)
+        write_if_changed(Path(a.depfile), depfile([target] if target else written, inputs, step))
     return 0
 
 
 def depfile(outputs: list, inputs: list, step: str) -> str:
-    """A Makefile-style depfile: the outputs depend on the inputs and the step's code."""
+    """A Makefile-style depfile: the outputs (or a stamp standing for them) depend on the inputs and the step's code."""
     deps = [str(Path(p).resolve()) for p in inputs] + steps.sources(step)
 
     def esc(p: str) -> str:

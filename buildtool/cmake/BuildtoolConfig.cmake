@@ -13,8 +13,9 @@
 # A cross board needs its toolchain file: -DCMAKE_TOOLCHAIN_FILE=$(buildtool cmake-dir)/toolchains/<board>.cmake
 # (it also makes <board> the default BOARD). Every step is `python -m buildtool.cli gen STEP` with its
 # inputs in DEPENDS and a DEPFILE naming the Python that ran; outputs are rewritten only when their bytes
-# change, so Ninja (restat) and Make stop early: a weight-only edit reruns skeleton, flash, the weights
-# object and the link, never the plan or model.c.
+# change, and the step's stamp says it ran (_buildtool_step), so Ninja and Make stop early: a weight-only edit
+# reruns skeleton, flash, the weights object and the link, never the plan or model.c; an unchanged build runs
+# nothing.
 
 if(CMAKE_VERSION VERSION_LESS 3.20)
   message(FATAL_ERROR "buildtool: CMake >= 3.20 is needed (DEPFILE with Ninja and Makefiles); this is ${CMAKE_VERSION}")
@@ -138,9 +139,40 @@ function(_buildtool_check_compiler name board)
   endif()
 endfunction()
 
+# One step of <name> (buildtool_add_model's arg_*, out): COMMAND ... writes BYPRODUCTS (each rewritten only when its
+# bytes change, so it may stay older than its inputs), then touches the step's stamp OUT/STEP.stamp, the command's
+# one OUTPUT (and its depfile's target: gen --depfile-target). An unchanged output thus never makes the step rerun
+# (Make has no restat: an output older than its inputs reran it on every build), and what reads an output depends on
+# the file itself, so it reruns only when its bytes changed: Ninja restats the byproducts; under Make each step is
+# a target of its own (<name>_bt_STEP, AFTER the steps whose outputs it reads: Make compares the files' times once
+# those ran, a byproduct having no rule of its own), all of them under <name>_sources.
+function(_buildtool_step name step)
+  cmake_parse_arguments(PARSE_ARGV 2 s "" "DEPFILE;COMMENT;WORKING_DIRECTORY" "BYPRODUCTS;COMMAND;CHECK;DEPENDS;AFTER")
+  set(stamp "${out}/${step}.stamp")
+  set(extra "")
+  if(s_DEPFILE)
+    list(APPEND extra DEPFILE "${s_DEPFILE}")
+  endif()
+  if(s_WORKING_DIRECTORY)
+    list(APPEND extra WORKING_DIRECTORY "${s_WORKING_DIRECTORY}")
+  endif()
+  if(s_CHECK)  # a check of the outputs: before the stamp, so a failed one fails every build until fixed
+    list(PREPEND s_CHECK COMMAND)
+  endif()
+  add_custom_command(OUTPUT "${stamp}" BYPRODUCTS ${s_BYPRODUCTS}
+    COMMAND ${s_COMMAND} ${s_CHECK} COMMAND "${CMAKE_COMMAND}" -E touch "${stamp}"
+    DEPENDS ${s_DEPENDS} ${extra} VERBATIM COMMENT "${s_COMMENT}")
+  add_custom_target(${name}_bt_${step} DEPENDS "${stamp}")
+  foreach(a IN LISTS s_AFTER)
+    add_dependencies(${name}_bt_${step} ${name}_bt_${a})
+  endforeach()
+  add_dependencies(${name}_sources ${name}_bt_${step})
+endfunction()
+
 # The pipeline's steps, each `buildtool gen STEP` with its inputs, outputs and depfile declared.
 # Reads buildtool_add_model's arg_*, model_name and BT_*.
 function(_buildtool_steps name out model)
+  add_custom_target(${name}_sources)  # every step (each a target of its own: _buildtool_step)
   set(gen ${BUILDTOOL_COMMAND} gen)
   if(arg_NO_DAEMON)  # every step in its own process (default: in the warm planner daemon, started on demand)
     list(APPEND gen --no-daemon)
@@ -148,14 +180,17 @@ function(_buildtool_steps name out model)
   # the command line that runs a step (its code's own sources come through the depfiles)
   set(tool "${BUILDTOOL_PACKAGE_DIR}/cli/gen.py" "${BUILDTOOL_PACKAGE_DIR}/cli/gen_steps.py"
            "${BUILDTOOL_PACKAGE_DIR}/cli/__init__.py")
+  set(model_step "")
   if(arg_ZOO)
-    add_custom_command(OUTPUT "${model}"
-      COMMAND ${gen} model "${arg_ZOO}" -o "${model}" --depfile "${out}/model.d"
-      DEPENDS ${tool} DEPFILE "${out}/model.d" VERBATIM COMMENT "buildtool model ${name}")
+    _buildtool_step(${name} model BYPRODUCTS "${model}"
+      COMMAND ${gen} model "${arg_ZOO}" -o "${model}" --depfile "${out}/model.d" --depfile-target "${out}/model.stamp"
+      DEPENDS ${tool} DEPFILE "${out}/model.d" COMMENT "buildtool model ${name}")
+    set(model_step model)
   endif()
-  add_custom_command(OUTPUT "${out}/skeleton.json"
+  _buildtool_step(${name} skeleton BYPRODUCTS "${out}/skeleton.json"
     COMMAND ${gen} skeleton "${model}" -o "${out}/skeleton.json" --depfile "${out}/skeleton.d"
-    DEPENDS "${model}" ${tool} DEPFILE "${out}/skeleton.d" VERBATIM COMMENT "buildtool skeleton ${name}")
+            --depfile-target "${out}/skeleton.stamp"
+    DEPENDS "${model}" ${tool} DEPFILE "${out}/skeleton.d" AFTER ${model_step} COMMENT "buildtool skeleton ${name}")
   set(opts "")
   set(code_opts "")  # the code step's options (optimize_code, code_budget, staging_ram): a change reruns the code step only
   foreach(o IN LISTS arg_PLAN_OPTIONS)
@@ -165,52 +200,55 @@ function(_buildtool_steps name out model)
       list(APPEND opts --opt "${o}")
     endif()
   endforeach()
-  add_custom_command(OUTPUT "${out}/plan.json"
+  _buildtool_step(${name} plan BYPRODUCTS "${out}/plan.json"
     COMMAND ${gen} plan "${out}/skeleton.json" -o "${out}/plan.json" ${opts} --board ${arg_BOARD} --name "${model_name}"
-            --depfile "${out}/plan.d"
-    DEPENDS "${out}/skeleton.json" ${tool} DEPFILE "${out}/plan.d" VERBATIM COMMENT "buildtool plan ${name}")
+            --depfile "${out}/plan.d" --depfile-target "${out}/plan.stamp"
+    DEPENDS "${out}/skeleton.json" ${tool} DEPFILE "${out}/plan.d" AFTER skeleton COMMENT "buildtool plan ${name}")
   # a fused plan's code holds weight copies: made from the model; a layer-by-layer plan's from the skeleton
   set(code_in "${out}/skeleton.json")
+  set(code_after skeleton plan)
   if(BT_FUSED)
     set(code_in "${model}")
+    list(APPEND code_after ${model_step})
   endif()
   set(check "")
   if(DEFINED arg_RAM_LIMIT)
-    set(check COMMAND ${BUILDTOOL_PYTHON_COMMAND} -m buildtool.cmake ram-check "${out}/firmware.json" ${arg_RAM_LIMIT})
+    set(check CHECK ${BUILDTOOL_PYTHON_COMMAND} -m buildtool.cmake ram-check "${out}/firmware.json" ${arg_RAM_LIMIT})
   endif()
-  add_custom_command(OUTPUT "${out}/model.c" "${out}/model.h" "${out}/firmware.json"
+  _buildtool_step(${name} code BYPRODUCTS "${out}/model.c" "${out}/model.h" "${out}/firmware.json"
     COMMAND ${gen} code "${code_in}" "${out}/plan.json" --board ${arg_BOARD} --name "${model_name}"
-            -o "${out}" --depfile "${out}/code.d" ${code_opts}
+            -o "${out}" --depfile "${out}/code.d" --depfile-target "${out}/code.stamp" ${code_opts}
     ${check}
-    DEPENDS "${code_in}" "${out}/plan.json" ${tool} DEPFILE "${out}/code.d" VERBATIM
+    DEPENDS "${code_in}" "${out}/plan.json" ${tool} DEPFILE "${out}/code.d" AFTER ${code_after}
     COMMENT "buildtool code ${name}")
   # a fused plan re-reads weights per tile: the flash step places them (memory regions) by its counts,
   # around the code's flash bytes the code step measured (boards whose weights may go external)
   set(flash_plan "")
+  set(flash_after ${model_step})
   if(BT_FUSED)
     set(flash_plan "${out}/plan.json")
+    list(APPEND flash_after plan)
   endif()
   set(flash_code "")
   set(flash_code_in "")
   if(BT_MEASURES_CODE)
     set(flash_code --code-size "${out}/firmware.json")
     set(flash_code_in "${out}/firmware.json")
+    list(APPEND flash_after code)
   endif()
-  add_custom_command(OUTPUT "${out}/weights.bin" "${out}/weights_split.h"
+  _buildtool_step(${name} flash BYPRODUCTS "${out}/weights.bin" "${out}/weights_split.h"
     COMMAND ${gen} flash "${model}" ${flash_plan} --board ${arg_BOARD} -o "${out}/weights.bin"
-            --depfile "${out}/flash.d" --split-header "${out}/weights_split.h" ${flash_code}
-    DEPENDS "${model}" ${flash_plan} ${flash_code_in} ${tool} DEPFILE "${out}/flash.d" VERBATIM
+            --depfile "${out}/flash.d" --depfile-target "${out}/flash.stamp" --split-header "${out}/weights_split.h"
+            ${flash_code}
+    DEPENDS "${model}" ${flash_plan} ${flash_code_in} ${tool} DEPFILE "${out}/flash.d" AFTER ${flash_after}
     COMMENT "buildtool flash ${name}")
   # a kernel split into files by path: its unit includes those model.c calls (rewritten only when they change)
   if(BT_KERNEL_UNITS)
-    add_custom_command(OUTPUT ${BT_KERNEL_UNITS}
+    _buildtool_step(${name} units BYPRODUCTS ${BT_KERNEL_UNITS}
       COMMAND ${BUILDTOOL_PYTHON_COMMAND} -m buildtool.cmake units "${out}/units.json" "${out}/model.c" "${out}/model.h"
-      DEPENDS "${out}/model.c" "${out}/model.h" "${out}/units.json" WORKING_DIRECTORY "${BUILDTOOL_CMAKE_DIR}" VERBATIM
+      DEPENDS "${out}/model.c" "${out}/model.h" "${out}/units.json" AFTER code WORKING_DIRECTORY "${BUILDTOOL_CMAKE_DIR}"
       COMMENT "buildtool kernel units ${name}")
   endif()
-  # the one target that runs the steps (Makefile generators must not run them from two targets)
-  add_custom_target(${name}_sources DEPENDS "${out}/model.c" "${out}/model.h" "${out}/firmware.json"
-                                            "${out}/weights.bin" "${out}/weights_split.h" ${BT_KERNEL_UNITS})
 endfunction()
 
 # The libraries: <name> (model.c + kernels, STATIC) and <name>_rt (start-up code + weights object,

@@ -23,7 +23,7 @@ from ..codegen.c_text import c_string
 from ..errors import BuildtoolError, ModelError, PlanError, UsageError
 from ..firmware import runner
 from ..firmware.fits import may_fuse
-from ..firmware.library import model_opcodes, model_sources, split_kernels, split_unit
+from ..firmware.library import model_opcodes, model_sources, split_kernels, split_unit, with_units
 from ..firmware.toolchain import FIRMWARE, check_segments, cpu_flags, source_parts
 from ..fsutil import write_if_changed
 from ..steps.code import measures_code
@@ -80,8 +80,7 @@ def configure(board: str, model: str, zoo: str, opts: list, ram_limit: str, out:
     write_if_changed(o / "units.json", json.dumps({"board": board, "opcodes": opcodes, "fused": fused,
                                                    "units": {str(o / "kernels" / f"{n}.c"): [str(f) for f in fs]
                                                              for n, fs in split.items()}}, indent=1) + "\n")
-    grouped = {f for fs in split.values() for f in fs}
-    parts = source_parts(t, kernels=[k for k in kernels if k not in grouped] + units)
+    parts = source_parts(t, kernels=[k for k in with_units(kernels, split) if k not in split] + units)
     ldflags = [f for f in info["ldflags"] if not f.startswith("-l")]
     lines = [("BT_BOARD", board), ("BT_CC", info["cc"]), ("BT_NATIVE", "ON" if t.port.native else "OFF"),
              ("BT_CFLAGS", info["cflags"]), ("BT_INCLUDES", info["include_dirs"][1:]),

@@ -225,6 +225,21 @@ def split_kernels(t: targets.Target, sources, kernel_root=KERNELS) -> dict:
     return out
 
 
+def with_units(sources, split: dict) -> list:
+    """sources as a build compiles them, in their order (split: split_kernels' of them): a source no split kernel holds
+    as it is; in the place of a split kernel's first file, the kernel's name (a str, a key of split), which stands for
+    its one unit NAME.c (split_unit: the files model.c's calls need); its other files left out."""
+    unit_of = {f: n for n, fs in split.items() for f in fs}
+    out = []
+    for s in sources:
+        n = unit_of.get(s)
+        if n is None:
+            out.append(s)
+        elif n not in out:
+            out.append(n)
+    return out
+
+
 # an object-like macro defined with no value (`#define DW_EMIT_Q4`): a split kernel's file says so, before its first
 # #include, which code the header its files share emits
 _FLAG_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+[A-Za-z_]\w*[ \t]*$", re.M)
@@ -332,4 +347,4 @@ def needed_files(t: targets.Target, model_c: str, gen_files: tuple = (), kernel_
     return [s for s in srcs if s in chosen], sorted(f for f in files if kernel_root in f.parents)
 
 
-__all__ = ["OP_KERNELS", "model_opcodes", "kernel_names", "model_sources", "seeds", "split_kernels", "split_unit", "needed_files", "include_closure", "definitions", "scan", "resolve"]
+__all__ = ["OP_KERNELS", "model_opcodes", "kernel_names", "model_sources", "seeds", "split_kernels", "with_units", "split_unit", "needed_files", "include_closure", "definitions", "scan", "resolve"]

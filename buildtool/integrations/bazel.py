@@ -21,7 +21,7 @@ from pathlib import Path
 from .. import cli, steps, targets
 from ..errors import UsageError, one_line_status
 from ..firmware import toolchain
-from ..firmware.library import model_opcodes, model_sources, split_kernels, split_unit
+from ..firmware.library import model_opcodes, model_sources, split_kernels, split_unit, with_units
 from ..imports import closure_files
 from ..plan import ArenaPlan
 from ..steps.code import measures_code
@@ -156,8 +156,8 @@ def kernel_units(skeleton, plan_path, board: str, out: Path, model_c=None, model
     split = split_kernels(t, srcs)
     need = srcs if model_c is None else model_sources(t, opcodes, fused, model_c=Path(model_c).read_text(),
                                                       gen_files=(model_h,) if model_h else ())
-    grouped = {f for fs in split.values() for f in fs}
-    units = {f"{s.stem}.c": f'#include "{_rel(s)}"\n' for s in srcs if s not in grouped}  # stems are unique
+    compiled = with_units(srcs, split)
+    units = {f"{s.stem}.c": f'#include "{_rel(s)}"\n' for s in compiled if s not in split}  # stems are unique
     for n, fs in split.items():
         units[f"{n}.c"] = split_unit(fs, need, _rel)
     out.mkdir(parents=True, exist_ok=True)
@@ -167,7 +167,7 @@ def kernel_units(skeleton, plan_path, board: str, out: Path, model_c=None, model
     for name, text in units.items():
         if not (out / name).is_file() or (out / name).read_text() != text:
             (out / name).write_text(text)
-    return [s for s in srcs if s not in grouped or s in set(need)]
+    return [s for s in srcs if s in compiled or s in set(need)]
 
 
 def kernels_command(argv: list) -> None:

@@ -82,7 +82,7 @@ from buildtool import pipeline, steps, targets
 from buildtool.errors import BuildtoolError, ModelError, PlanError, UsageError, internal
 from buildtool.firmware import runner, toolchain
 from buildtool.firmware.fits import check_fits, may_fuse
-from buildtool.firmware.library import model_opcodes, model_sources, split_kernels, split_unit
+from buildtool.firmware.library import model_opcodes, model_sources, split_kernels, split_unit, with_units
 from buildtool.fsutil import make_dirs, write_if_changed
 from buildtool.imports import closure_files
 from buildtool.model.inputs import load_inputs, output_file_bytes
@@ -518,14 +518,9 @@ def bt_model(env, board: str, model: str, out: str = "", kernels: str = "", plan
     # a kernel split into files by path (cortex-m's depthwise*.c): one unit, written once model.c is, that includes
     # the files its calls need (tiny: depthwise_q4s.c alone); same bytes, no recompile
     split = split_kernels(t, used, kroot)
-    unit_of = {f: n for n, fs in split.items() for f in fs}
-    for src in toolchain.sources(t, o, kroot, used):
-        src = Path(_command_path(src, "source file"))
-        if src in unit_of:
-            name = unit_of.pop(src)
-            if name not in split:
-                continue
-            files = split.pop(name)
+    for src in with_units(toolchain.sources(t, o, kroot, used), split):
+        if src in split:  # a split kernel's name: its one unit
+            name, files = src, [Path(_command_path(f, "source file")) for f in split[src]]
             uenv = fenv.Clone(BT_UNIT=(t, tuple(opcodes), fused, kroot, tuple(files)))
             unit = uenv.Command(os.path.join(o, "kernels", f"{name}.c"), [code[0], code[1]],
                                 SCons.Action.Action(_split_unit, None), source_scanner=_C_OBJECT.source_scanner)
@@ -535,6 +530,7 @@ def bt_model(env, board: str, model: str, out: str = "", kernels: str = "", plan
             db.append(_cdb_entry(cenv, "$CCCOM", obj[0], unit[0]))
             objs += obj
             continue
+        src = Path(_command_path(src, "source file"))
         if src == toolchain.HARNESS_MAIN and not harness:
             continue  # the user's application brings its own bt_main
         if library and not (src.is_relative_to(kroot) or src.name in ("model.c", "weights.S")):

@@ -125,13 +125,14 @@ def plan_message(model, options: dict, source: str | None = None, zoo: bool | No
 
 # A `buildtool gen` step sent to the daemon: {"type": "gen", "args": {GEN_ARGS key: value}, "umask": ...},
 # its paths absolute (the daemon runs in another directory) and named back as the user typed them.
-GEN_ARGS = ("step", "input", "plan", "output", "board", "name", "opt", "depfile", "split_header", "code_size")
+GEN_ARGS = ("step", "input", "plan", "output", "board", "name", "opt", "depfile", "depfile_target", "split_header",
+            "code_size")
 GEN_STEPS = ("model", "skeleton", "plan", "code", "flash")  # not board: it needs the caller's toolchain set-up
 
 
 def gen_path_args(step: str) -> tuple:
     """The arguments of a gen step that name files (gen model's input is a zoo name)."""
-    return tuple(k for k in ("input", "plan", "output", "depfile", "split_header", "code_size")
+    return tuple(k for k in ("input", "plan", "output", "depfile", "depfile_target", "split_header", "code_size")
                  if not (k == "input" and step == "model"))
 
 
