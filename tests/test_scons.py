@@ -513,3 +513,44 @@ def test_xcore_headline_builds_the_plan_that_fits_a_tile(tmp_path):
     assert np.array_equal(np.load(tmp_path / "y.npy"), want)
     again = scons(*base)
     assert "planned with" not in again.stdout and " -o " not in again.stdout, again.stdout
+
+
+# -- parallel builds: SCons runs the tool's Python steps in its worker threads (SConstruct sets num_jobs) ----------
+
+def test_lines_of_steps_running_at_once_stay_whole(tmp_path, monkeypatch):
+    """A step's line (the RAM/flash summary after each link, a plan's note, 're-planning') is one write: print()
+    wrote the text and its newline apart, and SCons' stdout flushes every write, so under -j two links ending
+    together printed 'host: RAM ...host: RAM ...' and then two newlines (SCons' own 'CC x' echo is one write)."""
+    import threading
+    import time
+
+    from buildtool import steps
+
+    tool = load_file("btfirmware_tool", ROOT / "buildtool" / "scons" / "btfirmware" / "__init__.py")
+    steps.store(steps.Outputs({"firmware.json": '{"arena_bytes": 1}\n'}, {"firmware.json": {}}),
+                {"firmware.json": str(tmp_path / "firmware.json")})
+    (tmp_path / "firmware.elf").write_bytes(b"")
+    monkeypatch.setattr(runner, "memory_summary",
+                        lambda t, elf, arena, staged=None: f"summary of {threading.current_thread().name}")
+
+    class Unbuffered:  # SCons' stdout: each write flushed (here: a thread switch at every write)
+        parts = []
+
+        def write(self, s):
+            time.sleep(0.002)
+            self.parts.append(s)
+
+        def flush(self):
+            pass
+
+    monkeypatch.setattr(sys, "stdout", Unbuffered())
+    env = {"BT_OUT": str(tmp_path), "BT_BOARD": "host"}
+    threads = [threading.Thread(target=tool._summary, args=([tmp_path / "firmware.elf"], [], env), name=f"link{k}")
+               for k in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    text = "".join(Unbuffered.parts)
+    monkeypatch.undo()
+    assert sorted(text.splitlines()) == [f"summary of link{k}" for k in range(6)], text
