@@ -40,9 +40,9 @@ class _LatePandas(types.ModuleType):
 
 
 def load():
-    """The cp_model module. Threads may call it at once (SCons runs the plan and code steps of several models in
-    its worker threads, the daemon a request a thread): cp_model is in sys.modules from the moment its import
-    starts, so a second thread that took it from there got a module without CpModel yet; now the others wait
+    """The cp_model module. Threads may call it at once (SCons -j runs several models' plan and code steps in its
+    worker threads; the daemon plans in a thread per request): cp_model is in sys.modules from the moment its
+    import starts, so a thread that took it from there got a module without CpModel yet; the others now wait
     for the import to finish."""
     global _LOADED
     if _LOADED is not None:
